@@ -1,0 +1,354 @@
+// physid.h - public C API of physid: models, data, dynamics and simulation.
+//
+// Conventions (see DESIGN.md):
+//  - physModel is constant during simulation and owns every parameter; physData owns state and workspace.
+//    Each is one allocation; nothing allocates inside a step.
+//  - State layout follows MuJoCo: per joint free (q: pos 3 + quat 4 w-first; v: world linear velocity of
+//    the body origin 3 + body-frame angular velocity 3), ball (quat 4 / body-frame angular velocity 3),
+//    hinge (1/1), slide (1/1).
+//  - Arrays are row-major; every field's comment gives its shape.
+#ifndef PHYSID_H
+#define PHYSID_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PHYS_VERSION "0.1.0"
+
+//---------------------------------------------------------------------------------------------------------
+// status codes and messages
+
+typedef enum physStatus_ {
+  PHYS_OK = 0,
+  PHYS_ERR_ARG,        // invalid argument to an API call
+  PHYS_ERR_IO,         // a file could not be opened, read or written
+  PHYS_ERR_PARSE,      // malformed file (XML, CSV, mesh)
+  PHYS_ERR_MODEL,      // the file is well formed but describes an invalid model
+  PHYS_ERR_VALUE,      // a number is out of range or not finite
+  PHYS_ERR_SIZE,       // wrong number of values or columns
+  PHYS_ERR_NOMEM,      // allocation failed or a size limit was exceeded
+  PHYS_ERR_NUMERIC,    // numerical failure (singular matrix, NaN in the state)
+  PHYS_NSTATUS
+} physStatus;
+
+const char* phys_status_str(physStatus s);
+
+#define PHYS_MSGLEN 1024
+#define PHYS_MAXWARN 16
+
+// error and warning sink for loaders and other API calls; zero-initialise before use
+typedef struct physLog_ {
+  physStatus status;                      // status of the last failing call
+  char error[PHYS_MSGLEN];                // "file:line: <element>: what went wrong"
+  int nwarning;                           // number of warnings raised (may exceed PHYS_MAXWARN)
+  char warning[PHYS_MAXWARN][256];        // the first PHYS_MAXWARN warnings
+} physLog;
+
+// record an error (printf-style); returns s so callers can `return phys_error(log, ...)`
+physStatus phys_error(physLog* log, physStatus s, const char* fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void phys_warning(physLog* log, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+
+//---------------------------------------------------------------------------------------------------------
+// enums
+
+typedef enum physJoint_ { PHYS_JNT_FREE = 0, PHYS_JNT_BALL, PHYS_JNT_SLIDE, PHYS_JNT_HINGE } physJointType;
+
+typedef enum physGeom_ {
+  PHYS_GEOM_PLANE = 0, PHYS_GEOM_SPHERE, PHYS_GEOM_CAPSULE, PHYS_GEOM_ELLIPSOID, PHYS_GEOM_CYLINDER,
+  PHYS_GEOM_BOX, PHYS_GEOM_MESH, PHYS_NGEOMTYPE
+} physGeomType;
+
+typedef enum physTrn_ {
+  PHYS_TRN_JOINT = 0,      // force gear*ctrl on a hinge/slide joint (or gear[0..5] on free/ball dofs)
+  PHYS_TRN_SPRING,         // tension gear*ctrl along a spring (MJCF motor on a spatial tendon)
+  PHYS_TRN_RESTLENGTH      // ctrl sets the spring's rest length: L0 = spring_restlength + gear*ctrl
+} physTrnType;
+
+typedef enum physIntegrator_ { PHYS_INT_EULER = 0 } physIntegrator;
+
+// disable flags (option disableflags); contact and limit constraints come with the contact layer
+enum {
+  PHYS_DSBL_CONTACT = 1 << 0,
+  PHYS_DSBL_LIMIT = 1 << 1,
+  PHYS_DSBL_GRAVITY = 1 << 2,
+  PHYS_DSBL_PASSIVE = 1 << 3,     // joint springs/dampers and spring forces
+  PHYS_DSBL_EULERDAMP = 1 << 4,   // integrate joint damping explicitly instead of implicitly
+  PHYS_DSBL_ACTUATION = 1 << 5
+};
+
+//---------------------------------------------------------------------------------------------------------
+// physModel: sizes, options, then arrays that all point into one buffer
+//
+// Field table (X-macro): X(type, name, count, multiplier): array `name` holds count*multiplier values.
+
+#define PHYS_MODEL_ARRAYS(X)                                                                               \
+  /* joint state */                                                                                        \
+  X(double, qpos0, nq, 1)                /* default configuration (ref for hinge/slide)        (nq x 1) */ \
+  X(double, qpos_spring, nq, 1)          /* joint spring reference configuration               (nq x 1) */ \
+  /* bodies (body 0 is the world) */                                                                       \
+  X(int, body_parentid, nbody, 1)        /* parent body id (-1 for the world)               (nbody x 1) */ \
+  X(int, body_rootid, nbody, 1)          /* top-most ancestor below the world               (nbody x 1) */ \
+  X(int, body_jntnum, nbody, 1)          /* number of joints of this body                   (nbody x 1) */ \
+  X(int, body_jntadr, nbody, 1)          /* first joint id (-1 if none)                     (nbody x 1) */ \
+  X(int, body_dofnum, nbody, 1)          /* number of dofs of this body                     (nbody x 1) */ \
+  X(int, body_dofadr, nbody, 1)          /* first dof id (-1 if none)                       (nbody x 1) */ \
+  X(int, body_geomnum, nbody, 1)         /* number of geoms                                 (nbody x 1) */ \
+  X(int, body_geomadr, nbody, 1)         /* first geom id (-1 if none)                      (nbody x 1) */ \
+  X(int, body_name, nbody, 1)            /* name address in names (-1 if unnamed)          (nbody x 1) */ \
+  X(double, body_pos, nbody, 3)          /* position in the parent frame (joint placement)  (nbody x 3) */ \
+  X(double, body_quat, nbody, 4)         /* orientation in the parent frame, w first        (nbody x 4) */ \
+  X(double, body_ipos, nbody, 3)         /* centre of mass in the body frame                (nbody x 3) */ \
+  X(double, body_iquat, nbody, 4)        /* principal inertia frame in the body frame       (nbody x 4) */ \
+  X(double, body_mass, nbody, 1)         /* mass                                            (nbody x 1) */ \
+  X(double, body_inertia, nbody, 3)      /* principal moments about the centre of mass      (nbody x 3) */ \
+  X(double, body_subtreemass, nbody, 1)  /* mass of the subtree rooted here                 (nbody x 1) */ \
+  /* joints */                                                                                             \
+  X(int, jnt_type, njnt, 1)              /* physJointType                                    (njnt x 1) */ \
+  X(int, jnt_bodyid, njnt, 1)            /* body the joint moves                             (njnt x 1) */ \
+  X(int, jnt_qposadr, njnt, 1)           /* start address in qpos                            (njnt x 1) */ \
+  X(int, jnt_dofadr, njnt, 1)            /* start address in qvel                            (njnt x 1) */ \
+  X(int, jnt_limited, njnt, 1)           /* 1 if the joint has a range                       (njnt x 1) */ \
+  X(int, jnt_name, njnt, 1)              /* name address in names                            (njnt x 1) */ \
+  X(double, jnt_pos, njnt, 3)            /* anchor in the body frame                         (njnt x 3) */ \
+  X(double, jnt_axis, njnt, 3)           /* unit axis in the body frame (hinge/slide)        (njnt x 3) */ \
+  X(double, jnt_stiffness, njnt, 1)      /* spring stiffness towards qpos_spring             (njnt x 1) */ \
+  X(double, jnt_range, njnt, 2)          /* lower, upper limit (rad or m)                    (njnt x 2) */ \
+  /* degrees of freedom */                                                                                 \
+  X(int, dof_bodyid, nv, 1)              /* body of this dof                                   (nv x 1) */ \
+  X(int, dof_jntid, nv, 1)               /* joint of this dof                                  (nv x 1) */ \
+  X(int, dof_parentid, nv, 1)            /* previous dof on the path to the root (-1 at root)  (nv x 1) */ \
+  X(double, dof_damping, nv, 1)          /* viscous damping                                    (nv x 1) */ \
+  X(double, dof_armature, nv, 1)         /* rotor inertia added to the mass matrix diagonal    (nv x 1) */ \
+  /* geoms */                                                                                              \
+  X(int, geom_type, ngeom, 1)            /* physGeomType                                    (ngeom x 1) */ \
+  X(int, geom_bodyid, ngeom, 1)          /* body id                                         (ngeom x 1) */ \
+  X(int, geom_contype, ngeom, 1)         /* contact type bitmask                            (ngeom x 1) */ \
+  X(int, geom_conaffinity, ngeom, 1)     /* contact affinity bitmask                        (ngeom x 1) */ \
+  X(int, geom_condim, ngeom, 1)          /* contact dimensionality (1, 3, 4, 6)             (ngeom x 1) */ \
+  X(int, geom_dataid, ngeom, 1)          /* mesh id (-1 if not a mesh)                      (ngeom x 1) */ \
+  X(int, geom_name, ngeom, 1)            /* name address in names                           (ngeom x 1) */ \
+  X(double, geom_pos, ngeom, 3)          /* position in the body frame                      (ngeom x 3) */ \
+  X(double, geom_quat, ngeom, 4)         /* orientation in the body frame                   (ngeom x 4) */ \
+  X(double, geom_size, ngeom, 3)         /* type-specific sizes as in MJCF                  (ngeom x 3) */ \
+  X(double, geom_friction, ngeom, 3)     /* sliding, torsional, rolling friction            (ngeom x 3) */ \
+  X(double, geom_restitution, ngeom, 1)  /* coefficient of restitution in [0,1]             (ngeom x 1) */ \
+  X(double, geom_margin, ngeom, 1)       /* contact detection margin                        (ngeom x 1) */ \
+  X(double, geom_rbound, ngeom, 1)       /* radius of the bounding sphere (0: infinite)     (ngeom x 1) */ \
+  X(double, geom_rgba, ngeom, 4)         /* colour                                          (ngeom x 4) */ \
+  /* sites */                                                                                              \
+  X(int, site_bodyid, nsite, 1)          /* body id                                         (nsite x 1) */ \
+  X(int, site_name, nsite, 1)            /* name address in names                           (nsite x 1) */ \
+  X(double, site_pos, nsite, 3)          /* position in the body frame                      (nsite x 3) */ \
+  X(double, site_quat, nsite, 4)         /* orientation in the body frame                   (nsite x 4) */ \
+  /* point-to-point springs (MJCF spatial tendons through sites): path of sites */                          \
+  X(int, spring_adr, nspring, 1)         /* first entry in spring_site                    (nspring x 1) */ \
+  X(int, spring_num, nspring, 1)         /* number of sites in the path (>= 2)            (nspring x 1) */ \
+  X(int, spring_name, nspring, 1)        /* name address in names                         (nspring x 1) */ \
+  X(double, spring_stiffness, nspring, 1) /* tension = stiffness*(L - L0) if L > L0 ...   (nspring x 1) */ \
+  X(double, spring_damping, nspring, 1)  /* ... - damping*dL/dt                           (nspring x 1) */ \
+  X(double, spring_restlength, nspring, 1) /* rest length L0                              (nspring x 1) */ \
+  X(int, spring_site, nspringsite, 1)    /* site ids of all spring paths              (nspringsite x 1) */ \
+  /* actuators */                                                                                          \
+  X(int, actuator_trntype, nu, 1)        /* physTrnType                                        (nu x 1) */ \
+  X(int, actuator_trnid, nu, 1)          /* joint or spring id                                 (nu x 1) */ \
+  X(int, actuator_ctrllimited, nu, 1)    /* 1 if ctrl is clamped to ctrlrange                  (nu x 1) */ \
+  X(int, actuator_name, nu, 1)           /* name address in names                              (nu x 1) */ \
+  X(double, actuator_gear, nu, 6)        /* transmission gain (gear[0] for 1-dof targets)      (nu x 6) */ \
+  X(double, actuator_ctrlrange, nu, 2)   /* control range                                      (nu x 2) */ \
+  /* meshes */                                                                                             \
+  X(int, mesh_vertadr, nmesh, 1)         /* first vertex                                    (nmesh x 1) */ \
+  X(int, mesh_vertnum, nmesh, 1)         /* number of vertices                              (nmesh x 1) */ \
+  X(int, mesh_faceadr, nmesh, 1)         /* first face                                      (nmesh x 1) */ \
+  X(int, mesh_facenum, nmesh, 1)         /* number of faces                                 (nmesh x 1) */ \
+  X(int, mesh_name, nmesh, 1)            /* name address in names                           (nmesh x 1) */ \
+  X(double, mesh_vert, nmeshvert, 3)     /* vertices in the geom frame (scaled)         (nmeshvert x 3) */ \
+  X(int, mesh_face, nmeshface, 3)        /* triangles (vertex indices within the mesh)  (nmeshface x 3) */ \
+  /* keyframes */                                                                                          \
+  X(double, key_time, nkey, 1)           /* time                                             (nkey x 1) */ \
+  X(double, key_qpos, nkey, nq)          /* configuration                                   (nkey x nq) */ \
+  X(double, key_qvel, nkey, nv)          /* velocity                                        (nkey x nv) */ \
+  X(double, key_ctrl, nkey, nu)          /* control                                         (nkey x nu) */ \
+  X(int, key_name, nkey, 1)              /* name address in names                            (nkey x 1) */ \
+  /* names: concatenated zero-terminated strings */                                                        \
+  X(char, names, nnames, 1)              /* all names                                      (nnames x 1) */
+
+// simulation options (MJCF <option>)
+typedef struct physOption_ {
+  double timestep;          // simulation step (s)
+  double gravity[3];        // gravitational acceleration (m/s^2)
+  int integrator;           // physIntegrator
+  int disableflags;         // PHYS_DSBL_* bits
+} physOption;
+
+typedef struct physModel_ {
+  // sizes
+  int nq;                   // number of generalized coordinates
+  int nv;                   // number of degrees of freedom
+  int nbody;                // number of bodies, including the world body 0
+  int njnt;                 // number of joints
+  int ngeom;                // number of geoms
+  int nsite;                // number of sites
+  int nspring;              // number of point-to-point springs
+  int nspringsite;          // total number of sites in spring paths
+  int nu;                   // number of actuators (controls)
+  int nmesh;                // number of meshes
+  int nmeshvert;            // total mesh vertices
+  int nmeshface;            // total mesh triangles
+  int nkey;                 // number of keyframes
+  int nnames;               // bytes in names
+
+  physOption opt;           // options
+  char modelname[128];      // model name
+  char filename[512];       // file it was loaded from
+
+  // arrays, all in one buffer
+#define PHYS_X_DECL(type, name, n, m) type* name;
+  PHYS_MODEL_ARRAYS(PHYS_X_DECL)
+#undef PHYS_X_DECL
+
+  void* buffer;             // the single allocation the arrays point into
+  size_t nbuffer;           // its size in bytes
+} physModel;
+
+//---------------------------------------------------------------------------------------------------------
+// physData: state, computed quantities and a scratch arena, one allocation
+
+#define PHYS_DATA_ARRAYS(X)                                                                                \
+  /* state and inputs */                                                                                   \
+  X(double, qpos, nq, 1)                 /* position                                           (nq x 1) */ \
+  X(double, qvel, nv, 1)                 /* velocity                                           (nv x 1) */ \
+  X(double, ctrl, nu, 1)                 /* control                                            (nu x 1) */ \
+  X(double, qfrc_applied, nv, 1)         /* applied generalized force                          (nv x 1) */ \
+  X(double, xfrc_applied, nbody, 6)      /* applied world force 3, torque 3 at the body com  (nbody x 6) */ \
+  /* outputs of the step */                                                                                \
+  X(double, qacc, nv, 1)                 /* acceleration                                       (nv x 1) */ \
+  /* kinematics (phys_kinematics) */                                                                       \
+  X(double, xpos, nbody, 3)              /* body frame position, world                       (nbody x 3) */ \
+  X(double, xquat, nbody, 4)             /* body frame orientation, world                    (nbody x 4) */ \
+  X(double, xmat, nbody, 9)              /* body frame rotation matrix, world                (nbody x 9) */ \
+  X(double, xipos, nbody, 3)             /* centre of mass, world                            (nbody x 3) */ \
+  X(double, ximat, nbody, 9)             /* principal inertia frame, world                   (nbody x 9) */ \
+  X(double, xanchor, njnt, 3)            /* joint anchor, world                               (njnt x 3) */ \
+  X(double, xaxis, njnt, 3)              /* joint axis, world                                 (njnt x 3) */ \
+  X(double, geom_xpos, ngeom, 3)         /* geom position, world                             (ngeom x 3) */ \
+  X(double, geom_xmat, ngeom, 9)         /* geom rotation, world                             (ngeom x 9) */ \
+  X(double, site_xpos, nsite, 3)         /* site position, world                             (nsite x 3) */ \
+  X(double, site_xmat, nsite, 9)         /* site rotation, world                             (nsite x 9) */ \
+  /* spatial quantities, world-aligned, about the world origin: motion (ang, lin), force (torque, force) */ \
+  X(double, cdof, nv, 6)                 /* motion subspace of each dof                        (nv x 6) */ \
+  X(double, cinert, nbody, 10)           /* spatial inertia: mass, m*com (3), rot. inertia about origin (6: xx yy zz xy xz yz) (nbody x 10) */ \
+  X(double, cvel, nbody, 6)              /* body spatial velocity                            (nbody x 6) */ \
+  X(double, cdof_dot, nv, 6)             /* time derivative of cdof                            (nv x 6) */ \
+  /* springs */                                                                                            \
+  X(double, spring_length, nspring, 1)   /* current length                                (nspring x 1) */ \
+  X(double, spring_velocity, nspring, 1) /* rate of change of the length                  (nspring x 1) */ \
+  X(double, spring_force, nspring, 1)    /* tension (>= 0 pulls the sites together)       (nspring x 1) */ \
+  /* generalized forces */                                                                                 \
+  X(double, qfrc_bias, nv, 1)            /* Coriolis, centrifugal and gravity: c(q,v)          (nv x 1) */ \
+  X(double, qfrc_passive, nv, 1)         /* joint springs, damping, spring forces              (nv x 1) */ \
+  X(double, qfrc_actuator, nv, 1)        /* actuator forces                                    (nv x 1) */ \
+  X(double, qM, nv, nv)                  /* joint-space inertia (dense; with armature)        (nv x nv) */ \
+  X(double, qLD, nv, nv)                 /* Cholesky factor of M (+ dt*damping in a step)     (nv x nv) */
+
+typedef struct physData_ {
+  double time;              // simulation time
+  int nwarning;             // numerical warnings raised during steps (NaN, singular matrix)
+  char lastwarning[256];    // text of the last warning
+
+  // sizes copied from the model for self-contained views
+  int nq, nv, nbody, njnt, ngeom, nsite, nspring, nu;
+
+#define PHYS_X_DECL(type, name, n, m) type* name;
+  PHYS_DATA_ARRAYS(PHYS_X_DECL)
+#undef PHYS_X_DECL
+
+  // scratch arena: phys_stack_mark / phys_stack_alloc / phys_stack_free
+  double* stack;            // arena
+  size_t nstack;            // capacity (doubles)
+  size_t pstack;            // first free slot
+
+  void* buffer;             // the single allocation
+  size_t nbuffer;
+} physData;
+
+//---------------------------------------------------------------------------------------------------------
+// model life cycle
+
+// loader options
+typedef struct physLoadOptions_ {
+  int urdf_floating;        // URDF: give the root link a free joint (as Pinocchio's free-flyer root)
+  int strict_mesh;          // a missing mesh file is an error (default: warning, geom dropped)
+} physLoadOptions;
+
+// load an MJCF (.xml, .xml.gz) or URDF (.urdf) file; NULL on error (log->error says why)
+physModel* phys_load(const char* filename, const physLoadOptions* opt, physLog* log);
+physModel* phys_load_mjcf(const char* filename, physLog* log);
+physModel* phys_load_urdf(const char* filename, const physLoadOptions* opt, physLog* log);
+void phys_free_model(physModel* m);
+physModel* phys_copy_model(const physModel* m);
+
+// id of a named object of the given kind ("body", "joint", "geom", "site", "spring", "actuator", "mesh",
+// "key"); -1 if not found
+int phys_name2id(const physModel* m, const char* kind, const char* name);
+// name of object id of the given kind ("" if unnamed)
+const char* phys_id2name(const physModel* m, const char* kind, int id);
+
+//---------------------------------------------------------------------------------------------------------
+// data life cycle and scratch arena
+
+physData* phys_make_data(const physModel* m);
+void phys_free_data(physData* d);
+// reset to qpos0, zero velocity and controls, time 0
+void phys_reset_data(const physModel* m, physData* d);
+// reset to keyframe k
+physStatus phys_reset_keyframe(const physModel* m, physData* d, int k);
+
+size_t phys_stack_mark(const physData* d);
+double* phys_stack_alloc(physData* d, size_t n);   // aborts the process if the arena is exhausted (a bug)
+void phys_stack_free(physData* d, size_t mark);
+void phys_data_warning(physData* d, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+
+//---------------------------------------------------------------------------------------------------------
+// dynamics (src/dyn)
+
+void phys_kinematics(const physModel* m, physData* d);      // xpos, xquat, ..., geom/site frames
+void phys_com_pos(const physModel* m, physData* d);         // cinert, cdof
+void phys_com_vel(const physModel* m, physData* d);         // cvel, cdof_dot
+void phys_crb(const physModel* m, physData* d);             // qM (with armature)
+void phys_rne(const physModel* m, physData* d);             // qfrc_bias = c(q, v) (with gravity)
+void phys_passive(const physModel* m, physData* d);         // qfrc_passive, spring_length/force
+void phys_actuation(const physModel* m, physData* d);       // qfrc_actuator from ctrl
+// generalized force of an inverse dynamics problem: tau = M(q) qacc + c(q, v) (no armature/passive)
+void phys_rnea(const physModel* m, physData* d, const double* qacc, double* tau);
+// forward dynamics by the articulated-body algorithm: qacc = (M + diag(add))^-1 (tau - c);
+// add (nv, may be NULL) is added to the armature (the step passes dt*damping for implicit damping)
+void phys_aba(const physModel* m, physData* d, const double* tau, const double* add, double* qacc);
+// joint-torque regressor: tau = Y(q, v, qacc) pi, pi = 10 inertial parameters per body (nbody-1 bodies,
+// order: m, m*c (3), I about the body origin in body frame (xx yy zz xy xz yz)); Y is nv x 10*(nbody-1)
+void phys_regressor(const physModel* m, physData* d, const double* qacc, double* Y);
+// jacobians of a point attached to body (world point) and of the body's rotation: jacp, jacr 3 x nv
+void phys_jac(const physModel* m, const physData* d, const double point[3], int body, double* jacp,
+              double* jacr);
+
+//---------------------------------------------------------------------------------------------------------
+// simulation (src/step)
+
+void phys_forward(const physModel* m, physData* d);   // all of the above at the current state, and qacc
+void phys_step(const physModel* m, physData* d);      // one semi-implicit Euler step
+// qpos <- qpos (+) dt*qvel  (exponential map on quaternions)
+void phys_integrate_pos(const physModel* m, double* qpos, const double* qvel, double dt);
+// qvel = (qpos2 (-) qpos1)/dt in tangent coordinates (as mj_differentiatePos)
+void phys_difference_pos(const physModel* m, double* qvel, double dt, const double* qpos1,
+                         const double* qpos2);
+// total mechanical energy (kinetic + gravitational + springs), for tests
+void phys_energy(const physModel* m, physData* d, double energy[2]);
+
+#ifdef __cplusplus
+}
+#endif
+#endif  // PHYSID_H

@@ -1,0 +1,149 @@
+// spec.h - the editable model description that parsers fill and phys_compile turns into a physModel.
+//
+// Parsers resolve defaults, units (degrees), orientation specs (euler, axisangle, xyaxes, zaxis, fromto)
+// and local/global coordinates; the spec holds every frame relative to its parent body, quaternions w first.
+// Bodies must be added parent before child, in depth-first order of the file (MuJoCo's body numbering).
+#ifndef PHYS_SPEC_H
+#define PHYS_SPEC_H
+
+#include "physid.h"
+
+#define PHYS_NAMELEN 128
+
+typedef struct physSpecBody_ {
+  char name[PHYS_NAMELEN];
+  int parent;                 // parent body index (-1 only for the world body 0)
+  double pos[3], quat[4];     // frame in the parent body frame
+  int has_inertial;           // 1: mass/ipos/iquat/inertia given explicitly
+  double mass;
+  double ipos[3], iquat[4];   // inertial frame in the body frame
+  double inertia[3];          // principal moments (when has_fullinertia == 0)
+  int has_fullinertia;
+  double fullinertia[6];      // xx yy zz xy xz yz in the inertial frame (iquat), when has_fullinertia
+  int line;                   // source line (0 if unknown)
+} physSpecBody;
+
+typedef struct physSpecJoint_ {
+  char name[PHYS_NAMELEN];
+  int body;
+  int type;                   // physJointType
+  double pos[3], axis[3];     // anchor and axis in the body frame (axis need not be unit)
+  double ref;                 // hinge/slide value in qpos0
+  double springref;           // hinge/slide spring reference
+  double stiffness, damping, armature;
+  int limited;
+  double range[2];            // in rad / m
+  int line;
+} physSpecJoint;
+
+typedef struct physSpecGeom_ {
+  char name[PHYS_NAMELEN];
+  int body;
+  int type;                   // physGeomType
+  double pos[3], quat[4];     // in the body frame
+  double size[3];
+  double friction[3];
+  double restitution;
+  double margin;
+  int contype, conaffinity, condim;
+  double density;             // used when mass < 0
+  double mass;                // < 0: from density*volume
+  int mesh;                   // index into meshes, -1 if none
+  double rgba[4];
+  int group;
+  int line;
+} physSpecGeom;
+
+typedef struct physSpecSite_ {
+  char name[PHYS_NAMELEN];
+  int body;
+  double pos[3], quat[4];
+  int line;
+} physSpecSite;
+
+typedef struct physSpecSpring_ {
+  char name[PHYS_NAMELEN];
+  int site[64];               // path of site indices
+  int nsite;
+  double stiffness, damping;
+  double restlength;          // < 0: length at qpos0 (MuJoCo's springlength = -1)
+  int line;
+} physSpecSpring;
+
+typedef struct physSpecActuator_ {
+  char name[PHYS_NAMELEN];
+  int trntype;                // physTrnType
+  char target[PHYS_NAMELEN];  // joint or spring name, resolved by phys_compile
+  double gear[6];
+  int ctrllimited;
+  double ctrlrange[2];
+  int line;
+} physSpecActuator;
+
+typedef struct physSpecMesh_ {
+  char name[PHYS_NAMELEN];
+  char file[1024];            // resolved path (for messages)
+  double* vert;               // nvert x 3, already scaled (owned, freed by phys_spec_free)
+  int nvert;
+  int* face;                  // nface x 3 (owned)
+  int nface;
+  int line;
+} physSpecMesh;
+
+typedef struct physSpecKey_ {
+  char name[PHYS_NAMELEN];
+  double time;
+  double* qpos;               // nq values or NULL (owned); sizes checked by phys_compile
+  int nqpos;
+  double* qvel;               // owned or NULL
+  int nqvel;
+  double* ctrl;               // owned or NULL
+  int nctrl;
+  int line;
+} physSpecKey;
+
+// growable arrays: T* items; int n, cap
+#define PHYS_SPEC_LIST(T, name) T* name; int n##name; int cap_##name
+
+typedef struct physSpec_ {
+  char modelname[128];
+  char filename[512];
+  physOption opt;
+  int inertiafromgeom;        // 0 false, 1 true, 2 auto (MJCF default: from geoms when no <inertial>)
+  double settotalmass;        // > 0: scale all masses and inertias so the total is this
+  double boundmass, boundinertia;  // MJCF compiler options (0: off)
+  PHYS_SPEC_LIST(physSpecBody, body);
+  PHYS_SPEC_LIST(physSpecJoint, joint);
+  PHYS_SPEC_LIST(physSpecGeom, geom);
+  PHYS_SPEC_LIST(physSpecSite, site);
+  PHYS_SPEC_LIST(physSpecSpring, spring);
+  PHYS_SPEC_LIST(physSpecActuator, actuator);
+  PHYS_SPEC_LIST(physSpecMesh, mesh);
+  PHYS_SPEC_LIST(physSpecKey, key);
+} physSpec;
+
+// a new spec with the world body and MuJoCo's default options (dt 0.002, gravity -9.81 z)
+physSpec* phys_spec_new(void);
+void phys_spec_free(physSpec* s);
+
+// append an element initialised to MJCF defaults; returns its index, -1 on allocation failure
+int phys_spec_add_body(physSpec* s, int parent);
+int phys_spec_add_joint(physSpec* s, int body, int type);
+int phys_spec_add_geom(physSpec* s, int body, int type);
+int phys_spec_add_site(physSpec* s, int body);
+int phys_spec_add_spring(physSpec* s);
+int phys_spec_add_actuator(physSpec* s);
+int phys_spec_add_mesh(physSpec* s);
+int phys_spec_add_key(physSpec* s);
+
+// compile into a model: resolve names, compute addresses, qpos0, inertia from geoms, validate.
+// Errors name s->filename, the element's line and name.
+physModel* phys_compile(const physSpec* s, physLog* log);
+
+// mass, centre (in the geom frame: 0) and principal inertia (geom frame axes) of a geom of density
+// rho or given mass, with MuJoCo's formulas; mesh needs the mesh (may be NULL otherwise).
+// Returns PHYS_OK or an error for degenerate sizes.
+physStatus phys_geom_inertia(const physSpecGeom* g, const physSpecMesh* mesh, double* mass,
+                             double com[3], double inertia[6]);
+
+#endif  // PHYS_SPEC_H
