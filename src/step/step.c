@@ -1,0 +1,292 @@
+// step.c - the simulation step: integration on the configuration manifold, forward dynamics, one
+// semi-implicit Euler step with implicit joint damping (MuJoCo 2.2.2's mj_Euler), and mechanical energy.
+//
+// Contact and joint-limit constraints are not part of this step yet (they come with src/contact); the
+// step is therefore MuJoCo's step with mjDSBL_CONSTRAINT.
+#include <math.h>
+#include <string.h>
+
+#include "physid.h"
+#include "rot.h"
+
+//---------------------------------------------------------------------------------------------------------
+// configuration manifold
+
+// qpos <- qpos (+) dt*qvel: hinge/slide q += dt*v; free position += dt*v_world; ball and free quaternion
+// quat <- quat * exp(dt*omega_body/2), normalized (the body-frame exponential map, as mju_quatIntegrate)
+void phys_integrate_pos(const physModel* m, double* qpos, const double* qvel, double dt) {
+  for (int j = 0; j < m->njnt; j++) {
+    double* q = qpos + m->jnt_qposadr[j];
+    const double* v = qvel + m->jnt_dofadr[j];
+    switch (m->jnt_type[j]) {
+      case PHYS_JNT_FREE:
+        // p <- p + dt*v_world, then the orientation like a ball joint
+        q[0] += dt * v[0];
+        q[1] += dt * v[1];
+        q[2] += dt * v[2];
+        phys_quat_integrate(q + 3, v + 3, dt);
+        break;
+      case PHYS_JNT_BALL:
+        phys_quat_integrate(q, v, dt);
+        break;
+      default:
+        // hinge, slide: q <- q + dt*v
+        q[0] += dt * v[0];
+        break;
+    }
+  }
+}
+
+// res = log(normalize(q1)^-1 * normalize(q2)) / dt: body-frame angular velocity taking q1 to q2 in dt
+static void quat_difference(double res[3], const double q1[4], const double q2[4], double dt) {
+  double a[4] = {q1[0], q1[1], q1[2], q1[3]}, b[4] = {q2[0], q2[1], q2[2], q2[3]}, ac[4], dq[4];
+  phys_quat_normalize(a);
+  phys_quat_normalize(b);
+  phys_quat_conj(ac, a);
+  phys_quat_mul(dq, ac, b);
+  phys_quat_log(res, dq);
+  res[0] /= dt;
+  res[1] /= dt;
+  res[2] /= dt;
+}
+
+// qvel = (qpos2 (-) qpos1)/dt, the inverse of phys_integrate_pos (as mj_differentiatePos)
+void phys_difference_pos(const physModel* m, double* qvel, double dt, const double* qpos1,
+                         const double* qpos2) {
+  for (int j = 0; j < m->njnt; j++) {
+    int pa = m->jnt_qposadr[j], va = m->jnt_dofadr[j];
+    switch (m->jnt_type[j]) {
+      case PHYS_JNT_FREE:
+        // v_world = (p2 - p1)/dt, then the orientation like a ball joint
+        for (int i = 0; i < 3; i++) {
+          qvel[va + i] = (qpos2[pa + i] - qpos1[pa + i]) / dt;
+        }
+        quat_difference(qvel + va + 3, qpos1 + pa + 3, qpos2 + pa + 3, dt);
+        break;
+      case PHYS_JNT_BALL:
+        quat_difference(qvel + va, qpos1 + pa, qpos2 + pa, dt);
+        break;
+      default:
+        qvel[va] = (qpos2[pa] - qpos1[pa]) / dt;
+        break;
+    }
+  }
+}
+
+//---------------------------------------------------------------------------------------------------------
+// forward dynamics
+
+// qfrc += J' f for every body with a nonzero xfrc_applied (world force 3, torque 3 at the body com)
+static void add_xfrc(const physModel* m, physData* d, double* qfrc) {
+  int nv = m->nv;
+  size_t mark = phys_stack_mark(d);
+  double* jacp = phys_stack_alloc(d, 3 * (size_t)nv);
+  double* jacr = phys_stack_alloc(d, 3 * (size_t)nv);
+  for (int b = 1; b < m->nbody; b++) {
+    const double* f = d->xfrc_applied + 6 * b;
+    if (f[0] == 0 && f[1] == 0 && f[2] == 0 && f[3] == 0 && f[4] == 0 && f[5] == 0) {
+      continue;
+    }
+    // qfrc += jacp' force + jacr' torque, both Jacobians at the centre of mass xipos
+    phys_jac(m, d, d->xipos + 3 * b, b, jacp, jacr);
+    for (int k = 0; k < 3; k++) {
+      for (int i = 0; i < nv; i++) {
+        qfrc[i] += jacp[k * nv + i] * f[k] + jacr[k * nv + i] * f[3 + k];
+      }
+    }
+  }
+  phys_stack_free(d, mark);
+}
+
+// run the smooth pipeline and return the generalized force without bias:
+// tau = qfrc_passive + qfrc_actuator + qfrc_applied + J' xfrc_applied
+static void smooth_pipeline(const physModel* m, physData* d, double* tau) {
+  phys_kinematics(m, d);
+  phys_com_pos(m, d);
+  phys_com_vel(m, d);
+  phys_crb(m, d);
+  phys_rne(m, d);
+  phys_passive(m, d);
+  phys_actuation(m, d);
+  for (int i = 0; i < m->nv; i++) {
+    tau[i] = d->qfrc_passive[i] + d->qfrc_actuator[i] + d->qfrc_applied[i];
+  }
+  add_xfrc(m, d, tau);
+}
+
+// all smooth quantities at the current state, and qacc = M^-1 (tau - qfrc_bias) with tau as above
+// (MuJoCo's mj_forward with constraints disabled reports this qacc)
+void phys_forward(const physModel* m, physData* d) {
+  size_t mark = phys_stack_mark(d);
+  double* tau = phys_stack_alloc(d, (size_t)m->nv);
+  smooth_pipeline(m, d, tau);
+  phys_aba(m, d, tau, NULL, d->qacc);
+  phys_stack_free(d, mark);
+}
+
+//---------------------------------------------------------------------------------------------------------
+// time stepping
+
+// 1 if every value of x (n) is finite
+static int all_finite(const double* x, int n) {
+  for (int i = 0; i < n; i++) {
+    if (!isfinite(x[i])) {
+      return 0;
+    }
+  }
+  return 1;
+}
+
+// 1 if joint damping is integrated implicitly: not disabled and some dof_damping > 0
+static int implicit_damping(const physModel* m) {
+  if (m->opt.disableflags & PHYS_DSBL_EULERDAMP) {
+    return 0;
+  }
+  for (int i = 0; i < m->nv; i++) {
+    if (m->dof_damping[i] > 0) {
+      return 1;
+    }
+  }
+  return 0;
+}
+
+// One semi-implicit Euler step, exactly as MuJoCo 2.2.2's mj_Euler (with constraints disabled):
+//   f  = qfrc_passive + qfrc_actuator + qfrc_applied + J' xfrc_applied - qfrc_bias   (at q, v)
+//   a  = (M + dt*B)^-1 f,   B = diag(dof_damping)        (implicit joint damping)
+//   v+ = v + dt*a,   q+ = q (+) dt*v+,   time += dt
+// Implicit damping: f already holds the explicit damping force -B v (phys_passive), as in MuJoCo. With
+// f = f_o - B v, (M + dt B) a = f gives M a = f_o - B (v + dt a) = f_o - B v+: the damper is evaluated at
+// the new velocity (backward Euler for the damping term, forward for the rest), so a stiff damper with
+// dt*b >> M decays monotonically instead of diverging as explicit Euler does for dt > 2M/b. It is skipped
+// (a = M^-1 f) when PHYS_DSBL_EULERDAMP is set or all dof_damping are zero; like MuJoCo 2.2.2 it does not
+// look at PHYS_DSBL_PASSIVE. d->qacc keeps the undamped M^-1 f (what mj_step leaves in d->qacc).
+// A non-finite new state is not accepted: qpos, qvel and time are restored and a warning is counted in d.
+// Scratch comes from d's stack arena; nothing is allocated.
+void phys_step(const physModel* m, physData* d) {
+  int nq = m->nq, nv = m->nv;
+  double dt = m->opt.timestep;
+  size_t mark = phys_stack_mark(d);
+  double* tau = phys_stack_alloc(d, (size_t)nv);
+  double* acc = phys_stack_alloc(d, (size_t)nv);
+  double* qpos0 = phys_stack_alloc(d, (size_t)nq);
+  double* qvel0 = phys_stack_alloc(d, (size_t)nv);
+  memcpy(qpos0, d->qpos, sizeof(double) * (size_t)nq);
+  memcpy(qvel0, d->qvel, sizeof(double) * (size_t)nv);
+
+  // a = M^-1 (tau - c) for d->qacc; a = (M + dt B)^-1 (tau - c) for the velocity update
+  smooth_pipeline(m, d, tau);
+  phys_aba(m, d, tau, NULL, d->qacc);
+  if (implicit_damping(m)) {
+    double* add = phys_stack_alloc(d, (size_t)nv);
+    for (int i = 0; i < nv; i++) {
+      add[i] = dt * m->dof_damping[i];
+    }
+    phys_aba(m, d, tau, add, acc);
+  } else {
+    memcpy(acc, d->qacc, sizeof(double) * (size_t)nv);
+  }
+
+  // v+ = v + dt*a; q+ = q (+) dt*v+
+  for (int i = 0; i < nv; i++) {
+    d->qvel[i] += dt * acc[i];
+  }
+  phys_integrate_pos(m, d->qpos, d->qvel, dt);
+
+  // reject a non-finite state: restore and count a warning
+  if (all_finite(d->qpos, nq) && all_finite(d->qvel, nv)) {
+    d->time += dt;
+  } else {
+    memcpy(d->qpos, qpos0, sizeof(double) * (size_t)nq);
+    memcpy(d->qvel, qvel0, sizeof(double) * (size_t)nv);
+    phys_data_warning(d, "phys_step: non-finite state at time %g; step rejected, state restored", d->time);
+  }
+  phys_stack_free(d, mark);
+}
+
+//---------------------------------------------------------------------------------------------------------
+// energy
+
+// length of spring s: sum of the distances between consecutive path sites (needs site_xpos)
+static double spring_length(const physModel* m, const physData* d, int s) {
+  double len = 0;
+  const int* site = m->spring_site + m->spring_adr[s];
+  for (int k = 0; k + 1 < m->spring_num[s]; k++) {
+    const double* a = d->site_xpos + 3 * site[k];
+    const double* b = d->site_xpos + 3 * site[k + 1];
+    double dx[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
+    len += phys_norm3(dx);
+  }
+  return len;
+}
+
+// potential energy of joint springs: 0.5 k (q - q_spring)^2 for hinge/slide, 0.5 k |p - p_spring|^2 for
+// a free joint's position, 0.5 k |log(q_spring^-1 q)|^2 for ball and free orientations (as mj_energyPos)
+static double joint_spring_energy(const physModel* m, const physData* d) {
+  double e = 0;
+  for (int j = 0; j < m->njnt; j++) {
+    double k = m->jnt_stiffness[j], dif[3];
+    int pa = m->jnt_qposadr[j];
+    if (k == 0) {
+      continue;
+    }
+    int type = m->jnt_type[j];
+    if (type == PHYS_JNT_FREE) {
+      // position part, then the orientation part at pa + 3
+      for (int i = 0; i < 3; i++) {
+        dif[i] = d->qpos[pa + i] - m->qpos_spring[pa + i];
+      }
+      e += 0.5 * k * phys_dot3(dif, dif);
+      pa += 3;
+    }
+    if (type == PHYS_JNT_FREE || type == PHYS_JNT_BALL) {
+      quat_difference(dif, m->qpos_spring + pa, d->qpos + pa, 1.0);
+      e += 0.5 * k * phys_dot3(dif, dif);
+    } else {
+      dif[0] = d->qpos[pa] - m->qpos_spring[pa];
+      e += 0.5 * k * dif[0] * dif[0];
+    }
+  }
+  return e;
+}
+
+// potential energy of the point-to-point springs: 0.5 k (L - L0)^2, L0 the rest length
+static double point_spring_energy(const physModel* m, const physData* d) {
+  double e = 0;
+  for (int s = 0; s < m->nspring; s++) {
+    double dl = spring_length(m, d, s) - m->spring_restlength[s];
+    e += 0.5 * m->spring_stiffness[s] * dl * dl;
+  }
+  return e;
+}
+
+// energy[0] = potential (gravity - sum m_b g.xipos_b, joint and point springs), energy[1] = kinetic
+// 0.5 v' M v (M with armature). Recomputes kinematics and M at the current state (overwrites xpos...qM).
+void phys_energy(const physModel* m, physData* d, double energy[2]) {
+  int nv = m->nv;
+  phys_kinematics(m, d);
+  phys_com_pos(m, d);
+  phys_crb(m, d);
+
+  // gravity: U = -sum_b m_b g . xipos_b
+  double pot = 0;
+  if (!(m->opt.disableflags & PHYS_DSBL_GRAVITY)) {
+    for (int b = 1; b < m->nbody; b++) {
+      pot -= m->body_mass[b] * phys_dot3(m->opt.gravity, d->xipos + 3 * b);
+    }
+  }
+  if (!(m->opt.disableflags & PHYS_DSBL_PASSIVE)) {
+    pot += joint_spring_energy(m, d) + point_spring_energy(m, d);
+  }
+
+  // T = 0.5 v' M v
+  double kin = 0;
+  for (int i = 0; i < nv; i++) {
+    double mv = 0;
+    for (int k = 0; k < nv; k++) {
+      mv += d->qM[i * nv + k] * d->qvel[k];
+    }
+    kin += 0.5 * d->qvel[i] * mv;
+  }
+  energy[0] = pot;
+  energy[1] = kin;
+}
