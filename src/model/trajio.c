@@ -1,0 +1,319 @@
+// trajio.c - trajectory CSV reading (strict validation) and writing (exact "%.17g" round trip).
+#include "trajio.h"
+
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TRAJ_MAXROWS 100000000    // refuse files with more rows than this (size check before growth)
+
+// line reader over a file: the current line (without its line terminator) and its number
+typedef struct trajReader_ {
+  FILE* f;
+  const char* filename;
+  char* buf;                // current line, nul-terminated, CR/LF stripped
+  size_t cap;
+  int lineno;               // 1-based number of the current line
+} trajReader;
+
+// column layout of a file: optional t, then nq positions, then nv velocities
+typedef struct trajLayout_ {
+  int has_time;
+  int nq, nv;
+} trajLayout;
+
+//---------------------------------------------------------------------------------------------------------
+// small helpers
+
+// number of columns of a layout
+static int layout_ncol(const trajLayout* L) {
+  return L->has_time + L->nq + L->nv;
+}
+
+// name of column c of a layout: "t", "q<i>" or "v<i>"
+static void column_name(char name[32], const trajLayout* L, int c) {
+  int i = c - L->has_time;
+  if (i < 0) {
+    snprintf(name, 32, "t");
+  } else if (i < L->nq) {
+    snprintf(name, 32, "q%d", i);
+  } else {
+    snprintf(name, 32, "v%d", i - L->nq);
+  }
+}
+
+// the expected header as text for messages, e.g. "t,q0..q6,v0..v6"
+static void layout_describe(char* text, size_t n, const trajLayout* L) {
+  char q[32] = "", v[32] = "";
+  if (L->nq) snprintf(q, sizeof q, "q0..q%d", L->nq - 1);
+  if (L->nv) snprintf(v, sizeof v, "v0..v%d", L->nv - 1);
+  snprintf(text, n, "%s%s%s%s%s", L->has_time ? "t" : "", L->has_time && L->nq ? "," : "", q,
+           (L->has_time || L->nq) && L->nv ? "," : "", v);
+}
+
+// read the next line into r->buf; returns 0 at end of file; strips "\n", "\r\n" and a UTF-8 BOM on line 1
+static int reader_next(trajReader* r) {
+  ssize_t len = getline(&r->buf, &r->cap, r->f);
+  if (len < 0) return 0;
+  r->lineno++;
+  while (len > 0 && (r->buf[len - 1] == '\n' || r->buf[len - 1] == '\r')) r->buf[--len] = 0;
+  if (r->lineno == 1 && len >= 3 && memcmp(r->buf, "\xEF\xBB\xBF", 3) == 0) {
+    memmove(r->buf, r->buf + 3, (size_t)len - 2);
+  }
+  return 1;
+}
+
+// 1 if the line holds only spaces and tabs
+static int line_blank(const char* s) {
+  return s[strspn(s, " \t")] == 0;
+}
+
+// number of comma-separated fields in a line
+static int count_fields(const char* s) {
+  int n = 1;
+  for (; *s; s++) n += (*s == ',');
+  return n;
+}
+
+// cut the next field at *cursor (nul-terminates it, trims spaces) and advance the cursor past the comma
+static char* next_field(char** cursor) {
+  char* start = *cursor;
+  char* comma = strchr(start, ',');
+  *cursor = comma ? comma + 1 : start + strlen(start);
+  if (comma) *comma = 0;
+  start += strspn(start, " \t");
+  char* end = start + strlen(start);
+  while (end > start && (end[-1] == ' ' || end[-1] == '\t')) *--end = 0;
+  return start;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// header and rows
+
+// check a column count against the layout: "file:line: expected N columns (...), found M"
+static physStatus check_ncol(const trajReader* r, const trajLayout* L, int found, physLog* log) {
+  if (found == layout_ncol(L)) return PHYS_OK;
+  char text[128];
+  layout_describe(text, sizeof text, L);
+  return phys_error(log, PHYS_ERR_SIZE, "%s:%d: expected %d columns (%s for nq=%d, nv=%d), found %d",
+                    r->filename, r->lineno, layout_ncol(L), text, L->nq, L->nv, found);
+}
+
+// parse the header line: decide whether `t` is present, then check the count and every name
+static physStatus parse_header(trajLayout* L, trajReader* r, int flags, physLog* log) {
+  if (!reader_next(r)) {
+    return phys_error(log, PHYS_ERR_PARSE, "%s: empty file (expected a header line 't,q0,...,v0,...')",
+                      r->filename);
+  }
+  char* cursor = r->buf;
+  int nfield = count_fields(r->buf);
+  char* first = next_field(&cursor);
+  L->has_time = strcmp(first, "t") == 0 || !(flags & PHYS_TRAJ_TIME_OPTIONAL);
+  physStatus s = check_ncol(r, L, nfield, log);
+  if (s != PHYS_OK) return s;
+  for (int c = 0; c < nfield; c++) {
+    const char* found = c == 0 ? first : next_field(&cursor);
+    char want[32];
+    column_name(want, L, c);
+    if (strcmp(found, want) != 0) {
+      return phys_error(log, PHYS_ERR_PARSE, "%s:%d: header column %d is '%.40s', expected '%s'",
+                        r->filename, r->lineno, c + 1, found, want);
+    }
+  }
+  return PHYS_OK;
+}
+
+// parse one finite number from a field; the message names file:line and the column
+static physStatus parse_value(double* value, const char* field, const trajReader* r,
+                              const trajLayout* L, int c, physLog* log) {
+  char name[32];
+  column_name(name, L, c);
+  if (!*field) {
+    return phys_error(log, PHYS_ERR_PARSE, "%s:%d: column '%s': empty value", r->filename, r->lineno,
+                      name);
+  }
+  char* end;
+  errno = 0;
+  *value = strtod(field, &end);
+  if (*end) {
+    return phys_error(log, PHYS_ERR_PARSE, "%s:%d: column '%s': '%.40s' is not a number", r->filename,
+                      r->lineno, name, field);
+  }
+  if (!isfinite(*value)) {
+    return phys_error(log, PHYS_ERR_VALUE, "%s:%d: column '%s': value '%.40s' is not finite",
+                      r->filename, r->lineno, name, field);
+  }
+  return PHYS_OK;
+}
+
+// parse the current line as a data row into time (0 without a t column), qpos and qvel
+static physStatus parse_row(double* time, double* qpos, double* qvel, trajReader* r,
+                            const trajLayout* L, physLog* log) {
+  physStatus s = check_ncol(r, L, count_fields(r->buf), log);
+  char* cursor = r->buf;
+  *time = 0;
+  for (int c = 0; s == PHYS_OK && c < layout_ncol(L); c++) {
+    int i = c - L->has_time;
+    double* dst = i < 0 ? time : i < L->nq ? qpos + i : qvel + (i - L->nq);
+    s = parse_value(dst, next_field(&cursor), r, L, c, log);
+  }
+  return s;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// trajectory storage
+
+// make room for one more row (capacity doubling); PHYS_ERR_NOMEM past TRAJ_MAXROWS or on failure
+static physStatus traj_reserve(physTraj* t, int* cap, const char* filename, physLog* log) {
+  if (t->nrow < *cap) return PHYS_OK;
+  if (*cap >= TRAJ_MAXROWS) {
+    return phys_error(log, PHYS_ERR_NOMEM, "%s: more than %d rows", filename, TRAJ_MAXROWS);
+  }
+  size_t n = *cap ? 2 * (size_t)*cap : 64;
+  size_t qsize = (size_t)(t->nq ? t->nq : 1) * sizeof(double);
+  size_t vsize = (size_t)(t->nv ? t->nv : 1) * sizeof(double);
+  void* p;
+  if ((p = realloc(t->line, n * sizeof(int)))) t->line = p;
+  if (p && (p = realloc(t->time, n * sizeof(double)))) t->time = p;
+  if (p && (p = realloc(t->qpos, n * qsize))) t->qpos = p;
+  if (p && (p = realloc(t->qvel, n * vsize))) t->qvel = p;
+  if (!p) return phys_error(log, PHYS_ERR_NOMEM, "%s: out of memory at %d rows", filename, t->nrow);
+  *cap = (int)n;
+  return PHYS_OK;
+}
+
+// release the arrays of a trajectory and zero it
+void phys_traj_free(physTraj* traj) {
+  free(traj->line);
+  free(traj->time);
+  free(traj->qpos);
+  free(traj->qvel);
+  memset(traj, 0, sizeof *traj);
+}
+
+// read all data rows after the header; blank lines are allowed only at the end of the file
+static physStatus read_rows(physTraj* t, trajReader* r, const trajLayout* L, const physModel* m,
+                            physLog* log) {
+  int cap = 0, blank = 0;
+  while (reader_next(r)) {
+    if (line_blank(r->buf)) {
+      if (!blank) blank = r->lineno;
+      continue;
+    }
+    if (blank) {
+      return phys_error(log, PHYS_ERR_PARSE, "%s:%d: blank line inside the data", r->filename, blank);
+    }
+    physStatus s = traj_reserve(t, &cap, r->filename, log);
+    if (s == PHYS_OK) {
+      s = parse_row(t->time + t->nrow, t->qpos + (size_t)t->nrow * t->nq,
+                    t->qvel + (size_t)t->nrow * t->nv, r, L, log);
+    }
+    if (s == PHYS_OK) s = phys_traj_check_quat(t->qpos + (size_t)t->nrow * t->nq, m, r->filename,
+                                                r->lineno, log);
+    if (s != PHYS_OK) return s;
+    t->line[t->nrow++] = r->lineno;
+  }
+  if (ferror(r->f)) return phys_error(log, PHYS_ERR_IO, "%s: read error", r->filename);
+  if (!t->nrow) return phys_error(log, PHYS_ERR_PARSE, "%s: no data rows after the header", r->filename);
+  return PHYS_OK;
+}
+
+// read a trajectory CSV: open, header, rows; the file is closed and traj emptied on any error
+physStatus phys_traj_read(physTraj* traj, const physModel* m, const char* filename, int flags,
+                          physLog* log) {
+  memset(traj, 0, sizeof *traj);
+  traj->nq = m->nq;
+  traj->nv = m->nv;
+  trajReader r = {fopen(filename, "r"), filename, NULL, 0, 0};
+  if (!r.f) {
+    return phys_error(log, PHYS_ERR_IO, "%s: cannot open: %s", filename, strerror(errno));
+  }
+  trajLayout L = {1, m->nq, m->nv};
+  physStatus s = parse_header(&L, &r, flags, log);
+  if (s == PHYS_OK) s = read_rows(traj, &r, &L, m, log);
+  traj->has_time = L.has_time;
+  free(r.buf);
+  fclose(r.f);
+  if (s != PHYS_OK) phys_traj_free(traj);
+  return s;
+}
+
+// read exactly one state row (t optional)
+physStatus phys_traj_read_state(double* time, double* qpos, double* qvel, const physModel* m,
+                                const char* filename, physLog* log) {
+  physTraj t;
+  physStatus s = phys_traj_read(&t, m, filename, PHYS_TRAJ_TIME_OPTIONAL, log);
+  if (s != PHYS_OK) return s;
+  if (t.nrow != 1) {
+    s = phys_error(log, PHYS_ERR_SIZE, "%s:%d: expected exactly one state row, found %d rows", filename,
+                   t.line[1], t.nrow);
+  } else {
+    *time = t.time[0];
+    if (m->nq) memcpy(qpos, t.qpos, (size_t)m->nq * sizeof(double));
+    if (m->nv) memcpy(qvel, t.qvel, (size_t)m->nv * sizeof(double));
+  }
+  phys_traj_free(&t);
+  return s;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// quaternions
+
+// name of joint j for messages ("joint 3" if unnamed)
+static void joint_label(char label[160], const physModel* m, int j) {
+  int adr = m->jnt_name ? m->jnt_name[j] : -1;
+  if (adr >= 0 && adr < m->nnames && m->names[adr]) {
+    snprintf(label, 160, "joint '%.128s'", m->names + adr);
+  } else {
+    snprintf(label, 160, "joint %d", j);
+  }
+}
+
+// check |q| - 1 within tolerance, then q <- q/|q|; a norm already 1 to rounding (4 eps) is left
+// untouched so that states written by a simulation read back bit for bit
+physStatus phys_traj_check_quat(double* qpos, const physModel* m, const char* filename, int line,
+                                physLog* log) {
+  for (int j = 0; j < m->njnt; j++) {
+    int type = m->jnt_type[j];
+    if (type != PHYS_JNT_FREE && type != PHYS_JNT_BALL) continue;
+    int adr = m->jnt_qposadr[j] + (type == PHYS_JNT_FREE ? 3 : 0);
+    double* q = qpos + adr;
+    double norm = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+    if (!(fabs(norm - 1) <= PHYS_TRAJ_QUAT_TOL)) {
+      char label[160];
+      joint_label(label, m, j);
+      return phys_error(log, PHYS_ERR_VALUE,
+                        "%s:%d: %s (%s): quaternion q%d..q%d has norm %.17g, must be 1 within %g",
+                        filename, line, label, type == PHYS_JNT_FREE ? "free" : "ball", adr, adr + 3,
+                        norm, PHYS_TRAJ_QUAT_TOL);
+    }
+    if (fabs(norm - 1) > 4 * DBL_EPSILON) {
+      for (int k = 0; k < 4; k++) q[k] /= norm;
+    }
+  }
+  return PHYS_OK;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// writing
+
+// header: t,q0,...,q{nq-1},v0,...,v{nv-1}
+physStatus phys_traj_write_header(FILE* f, const physModel* m) {
+  fputc('t', f);
+  for (int i = 0; i < m->nq; i++) fprintf(f, ",q%d", i);
+  for (int i = 0; i < m->nv; i++) fprintf(f, ",v%d", i);
+  fputc('\n', f);
+  return ferror(f) ? PHYS_ERR_IO : PHYS_OK;
+}
+
+// one row: time, qpos, qvel as "%.17g" (17 significant digits identify a double uniquely)
+physStatus phys_traj_write_row(FILE* f, const physModel* m, double time, const double* qpos,
+                               const double* qvel) {
+  fprintf(f, "%.17g", time);
+  for (int i = 0; i < m->nq; i++) fprintf(f, ",%.17g", qpos[i]);
+  for (int i = 0; i < m->nv; i++) fprintf(f, ",%.17g", qvel[i]);
+  fputc('\n', f);
+  return ferror(f) ? PHYS_ERR_IO : PHYS_OK;
+}
