@@ -1,0 +1,702 @@
+// compile.c - spec -> physModel: sizes, addresses, qpos0, inertia from geoms, validation.
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+#include "rot.h"
+#include "spec.h"
+
+#define PHYS_PI 3.14159265358979323846
+
+// closed-mesh volume, centre and inertia (src/model/mesh.c); weak until the mesh module is linked
+physStatus phys_mesh_inertia(const physSpecMesh* mesh, double* volume, double com[3], double inertia[6])
+    __attribute__((weak));
+
+static const int jnt_nq[4] = {7, 4, 1, 1};   // free, ball, slide, hinge
+static const int jnt_nv[4] = {6, 3, 1, 1};
+
+// "file:line: " prefix for messages about an element
+static const char* where(const physSpec* s, int line, char* buf, size_t n) {
+  if (line > 0)
+    snprintf(buf, n, "%s:%d: ", s->filename, line);
+  else
+    snprintf(buf, n, "%s: ", s->filename[0] ? s->filename : "<spec>");
+  return buf;
+}
+
+static int finite_n(const double* x, int n) {
+  for (int i = 0; i < n; i++)
+    if (!isfinite(x[i])) return 0;
+  return 1;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// geom mass properties (MuJoCo's formulas, so that models match MuJoCo's compiled inertia)
+
+// volume of a primitive geom (mesh: from the mesh); < 0 on degenerate sizes
+static double geom_volume(const physSpecGeom* g) {
+  const double* sz = g->size;
+  switch (g->type) {
+    case PHYS_GEOM_SPHERE: return 4.0 / 3.0 * PHYS_PI * sz[0] * sz[0] * sz[0];
+    case PHYS_GEOM_CAPSULE: return PHYS_PI * sz[0] * sz[0] * (4.0 / 3.0 * sz[0] + 2 * sz[1]);
+    case PHYS_GEOM_CYLINDER: return PHYS_PI * sz[0] * sz[0] * 2 * sz[1];
+    case PHYS_GEOM_ELLIPSOID: return 4.0 / 3.0 * PHYS_PI * sz[0] * sz[1] * sz[2];
+    case PHYS_GEOM_BOX: return 8 * sz[0] * sz[1] * sz[2];
+    default: return 0;
+  }
+}
+
+// principal inertia of a primitive geom of mass m about its centre, in the geom frame
+static void geom_primitive_inertia(const physSpecGeom* g, double m, double I[3]) {
+  const double* sz = g->size;
+  double r = sz[0], r2 = r * r;
+  switch (g->type) {
+    case PHYS_GEOM_SPHERE:  // I = 2/5 m r^2
+      I[0] = I[1] = I[2] = 0.4 * m * r2;
+      break;
+    case PHYS_GEOM_CAPSULE: {
+      // cylinder of height H plus two hemispheres, each shifted to the cylinder's ends (MuJoCo's model)
+      double H = 2 * sz[1];
+      double ms = m * 4 * r / (4 * r + 3 * H), mc = m - ms;
+      double shift = ms * H * (3 * r + 2 * H) / 8;
+      I[0] = I[1] = mc * (3 * r2 + H * H) / 12 + 0.4 * ms * r2 + shift;
+      I[2] = mc * r2 / 2 + 0.4 * ms * r2;
+      break;
+    }
+    case PHYS_GEOM_CYLINDER: {  // Ixx = m (3r^2 + H^2)/12, Izz = m r^2/2
+      double H = 2 * sz[1];
+      I[0] = I[1] = m * (3 * r2 + H * H) / 12;
+      I[2] = m * r2 / 2;
+      break;
+    }
+    case PHYS_GEOM_ELLIPSOID:  // Ixx = m (b^2 + c^2)/5
+      I[0] = m * (sz[1] * sz[1] + sz[2] * sz[2]) / 5;
+      I[1] = m * (sz[0] * sz[0] + sz[2] * sz[2]) / 5;
+      I[2] = m * (sz[0] * sz[0] + sz[1] * sz[1]) / 5;
+      break;
+    case PHYS_GEOM_BOX:  // Ixx = m (b^2 + c^2)/3 with half sizes
+      I[0] = m * (sz[1] * sz[1] + sz[2] * sz[2]) / 3;
+      I[1] = m * (sz[0] * sz[0] + sz[2] * sz[2]) / 3;
+      I[2] = m * (sz[0] * sz[0] + sz[1] * sz[1]) / 3;
+      break;
+    default:
+      I[0] = I[1] = I[2] = 0;
+  }
+}
+
+physStatus phys_geom_inertia(const physSpecGeom* g, const physSpecMesh* mesh, double* mass, double com[3],
+                             double inertia[6]) {
+  memset(com, 0, 3 * sizeof(double));
+  memset(inertia, 0, 6 * sizeof(double));
+  *mass = 0;
+  if (g->type == PHYS_GEOM_PLANE) return PHYS_OK;  // planes are static: no mass
+  if (g->type == PHYS_GEOM_MESH) {
+    double vol, I1[6];
+    if (!mesh || !phys_mesh_inertia) return PHYS_ERR_MODEL;
+    physStatus st = phys_mesh_inertia(mesh, &vol, com, I1);
+    if (st != PHYS_OK) return st;
+    if (vol <= 0) return PHYS_ERR_MODEL;
+    *mass = g->mass >= 0 ? g->mass : g->density * vol;
+    for (int i = 0; i < 6; i++) inertia[i] = I1[i] * (*mass / vol);  // unit-density inertia scaled
+    return PHYS_OK;
+  }
+  double vol = geom_volume(g);
+  if (!(vol > 0)) return PHYS_ERR_VALUE;
+  *mass = g->mass >= 0 ? g->mass : g->density * vol;
+  double I[3];
+  geom_primitive_inertia(g, *mass, I);
+  inertia[0] = I[0];
+  inertia[1] = I[1];
+  inertia[2] = I[2];
+  return PHYS_OK;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// body inertia
+
+// full 3x3 tensor R diag(I) R' (or R I6 R') from a 6-vector (xx yy zz xy xz yz) and a frame quat
+static void rotate_inertia(double out[9], const double I6[6], const double quat[4]) {
+  double R[9], A[9] = {I6[0], I6[3], I6[4], I6[3], I6[1], I6[5], I6[4], I6[5], I6[2]}, T[9];
+  phys_quat2mat(R, quat);
+  phys_mat_mul3(T, R, A);
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) out[3 * i + j] = T[3 * i] * R[3 * j] + T[3 * i + 1] * R[3 * j + 1] + T[3 * i + 2] * R[3 * j + 2];
+}
+
+// add a point-mass-shifted inertia: J += Ic + m (|d|^2 E - d d')
+static void add_shifted(double J[9], const double Ic[9], double m, const double d[3]) {
+  double dd = phys_dot3(d, d);
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) J[3 * i + j] += Ic[3 * i + j] + m * ((i == j ? dd : 0) - d[i] * d[j]);
+}
+
+// body mass, com and inertia tensor (about the com, body frame) summed from its geoms
+static physStatus body_from_geoms(const physSpec* s, int b, double* mass, double com[3], double J[9],
+                                  physLog* log) {
+  double gm[64], gc[64][3], gI[64][9];
+  int ng = 0;
+  char buf[600];
+  *mass = 0;
+  memset(com, 0, 3 * sizeof(double));
+  memset(J, 0, 9 * sizeof(double));
+  // pass 1: each geom's mass, com (body frame) and tensor (body axes, about its com)
+  for (int i = 0; i < s->ngeom; i++) {
+    const physSpecGeom* g = s->geom + i;
+    if (g->body != b || g->type == PHYS_GEOM_PLANE) continue;
+    if (ng == 64) return phys_error(log, PHYS_ERR_MODEL, "%sbody '%s': more than 64 geoms", where(s, s->body[b].line, buf, sizeof(buf)), s->body[b].name);
+    double m, c[3], I6[6];
+    const physSpecMesh* mesh = g->mesh >= 0 && g->mesh < s->nmesh ? s->mesh + g->mesh : NULL;
+    physStatus st = phys_geom_inertia(g, mesh, &m, c, I6);
+    if (st != PHYS_OK)
+      return phys_error(log, st, "%s<geom name='%s'>: cannot compute its mass from its size (degenerate geometry)",
+                        where(s, g->line, buf, sizeof(buf)), g->name);
+    phys_quat_rotate(gc[ng], g->quat, c);
+    for (int k = 0; k < 3; k++) gc[ng][k] += g->pos[k];
+    rotate_inertia(gI[ng], I6, g->quat);
+    gm[ng] = m;
+    *mass += m;
+    ng++;
+  }
+  if (*mass <= 0) return PHYS_OK;
+  // pass 2: com = sum m_i c_i / m;  J = sum I_i + m_i (|d_i|^2 E - d_i d_i'),  d_i = c_i - com
+  for (int i = 0; i < ng; i++)
+    for (int k = 0; k < 3; k++) com[k] += gm[i] * gc[i][k] / *mass;
+  for (int i = 0; i < ng; i++) {
+    double d[3] = {gc[i][0] - com[0], gc[i][1] - com[1], gc[i][2] - com[2]};
+    add_shifted(J, gI[i], gm[i], d);
+  }
+  return PHYS_OK;
+}
+
+// set the model's body mass, ipos, iquat, principal inertia from the spec
+static physStatus compile_body_inertia(const physSpec* s, physModel* m, physLog* log) {
+  char buf[600];
+  for (int b = 1; b < s->nbody; b++) {
+    const physSpecBody* sb = s->body + b;
+    int from_geoms = s->inertiafromgeom == 1 || (s->inertiafromgeom == 2 && !sb->has_inertial);
+    double mass = 0, com[3] = {0, 0, 0}, J[9] = {0};
+    if (from_geoms) {
+      physStatus st = body_from_geoms(s, b, &mass, com, J, log);
+      if (st != PHYS_OK) return st;
+    } else if (sb->has_inertial) {
+      mass = sb->mass;
+      phys_copy3(com, sb->ipos);
+      double I6[6] = {sb->inertia[0], sb->inertia[1], sb->inertia[2], 0, 0, 0};
+      if (sb->has_fullinertia) memcpy(I6, sb->fullinertia, sizeof(I6));
+      rotate_inertia(J, I6, sb->iquat);
+    }
+    if (!(mass >= 0) || !finite_n(com, 3) || !finite_n(J, 9))
+      return phys_error(log, PHYS_ERR_VALUE, "%sbody '%s': mass %g is negative or not finite",
+                        where(s, sb->line, buf, sizeof(buf)), sb->name, mass);
+    double I[3], q[4];
+    phys_eig3(I, q, J);
+    // triangle inequality of principal moments: each <= sum of the other two (physical rigid body)
+    double tol = 1e-10 * (I[0] + I[1] + I[2]);
+    if (I[2] < -tol || I[0] > I[1] + I[2] + tol)
+      return phys_error(log, PHYS_ERR_VALUE,
+                        "%sbody '%s': inertia (%g %g %g) is not physical: a principal moment exceeds the sum of "
+                        "the other two or is negative",
+                        where(s, sb->line, buf, sizeof(buf)), sb->name, I[0], I[1], I[2]);
+    m->body_mass[b] = mass;
+    phys_copy3(m->body_ipos + 3 * b, com);
+    phys_copy3(m->body_inertia + 3 * b, I);
+    memcpy(m->body_iquat + 4 * b, q, sizeof(q));
+  }
+  phys_quat_identity(m->body_iquat);
+  return PHYS_OK;
+}
+
+// MJCF compiler settotalmass / boundmass / boundinertia
+static void scale_masses(const physSpec* s, physModel* m) {
+  for (int b = 1; b < m->nbody; b++) {
+    if (s->boundmass > 0 && m->body_mass[b] < s->boundmass) m->body_mass[b] = s->boundmass;
+    for (int k = 0; k < 3; k++)
+      if (s->boundinertia > 0 && m->body_inertia[3 * b + k] < s->boundinertia) m->body_inertia[3 * b + k] = s->boundinertia;
+  }
+  if (s->settotalmass > 0) {
+    double total = 0;
+    for (int b = 1; b < m->nbody; b++) total += m->body_mass[b];
+    if (total > 0) {
+      double f = s->settotalmass / total;
+      for (int b = 1; b < m->nbody; b++) {
+        m->body_mass[b] *= f;
+        for (int k = 0; k < 3; k++) m->body_inertia[3 * b + k] *= f;
+      }
+    }
+  }
+}
+
+//---------------------------------------------------------------------------------------------------------
+// names
+
+static int add_name(physModel* m, int* pos, const char* name) {
+  if (!name[0]) return -1;
+  int adr = *pos;
+  size_t len = strlen(name) + 1;
+  if (m->names) memcpy(m->names + adr, name, len);
+  *pos += (int)len;
+  return adr;
+}
+
+static int names_size(const physSpec* s) {
+  int n = 0;
+#define NAMESUM(list) \
+  for (int i = 0; i < s->n##list; i++) n += s->list[i].name[0] ? (int)strlen(s->list[i].name) + 1 : 0;
+  NAMESUM(body) NAMESUM(joint) NAMESUM(geom) NAMESUM(site) NAMESUM(spring) NAMESUM(actuator) NAMESUM(mesh) NAMESUM(key)
+#undef NAMESUM
+  return n + 1;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// sizes and validation of the tree
+
+static physStatus compile_sizes(const physSpec* s, physModel* sz, physLog* log) {
+  char buf[600];
+  memset(sz, 0, sizeof(*sz));
+  sz->nbody = s->nbody;
+  sz->njnt = s->njoint;
+  sz->ngeom = s->ngeom;
+  sz->nsite = s->nsite;
+  sz->nspring = s->nspring;
+  sz->nu = s->nactuator;
+  sz->nmesh = s->nmesh;
+  sz->nkey = s->nkey;
+  for (int b = 1; b < s->nbody; b++)
+    if (s->body[b].parent < 0 || s->body[b].parent >= b)
+      return phys_error(log, PHYS_ERR_MODEL, "%sbody '%s': parent must come before the body",
+                        where(s, s->body[b].line, buf, sizeof(buf)), s->body[b].name);
+  for (int j = 0; j < s->njoint; j++) {
+    const physSpecJoint* sj = s->joint + j;
+    if (sj->body < 1 || sj->body >= s->nbody || sj->type < 0 || sj->type > PHYS_JNT_HINGE)
+      return phys_error(log, PHYS_ERR_MODEL, "%sjoint '%s': invalid body or type",
+                        where(s, sj->line, buf, sizeof(buf)), sj->name);
+    if (sj->type == PHYS_JNT_FREE && s->body[sj->body].parent != 0)
+      return phys_error(log, PHYS_ERR_MODEL, "%sjoint '%s': a free joint can only be used on a child of the world",
+                        where(s, sj->line, buf, sizeof(buf)), sj->name);
+    sz->nq += jnt_nq[sj->type];
+    sz->nv += jnt_nv[sj->type];
+  }
+  for (int i = 0; i < s->nspring; i++) sz->nspringsite += s->spring[i].nsite;
+  for (int i = 0; i < s->nmesh; i++) {
+    sz->nmeshvert += s->mesh[i].nvert;
+    sz->nmeshface += s->mesh[i].nface;
+  }
+  sz->nnames = names_size(s);
+  sz->opt = s->opt;
+  snprintf(sz->modelname, sizeof(sz->modelname), "%s", s->modelname);
+  snprintf(sz->filename, sizeof(sz->filename), "%s", s->filename);
+  return PHYS_OK;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// bodies and joints
+
+static void compile_bodies(const physSpec* s, physModel* m, int* namepos) {
+  for (int b = 0; b < s->nbody; b++) {
+    const physSpecBody* sb = s->body + b;
+    m->body_parentid[b] = sb->parent;
+    m->body_rootid[b] = b == 0 ? 0 : (sb->parent == 0 ? b : m->body_rootid[sb->parent]);
+    phys_copy3(m->body_pos + 3 * b, sb->pos);
+    memcpy(m->body_quat + 4 * b, sb->quat, 4 * sizeof(double));
+    phys_quat_normalize(m->body_quat + 4 * b);
+    m->body_jntadr[b] = m->body_dofadr[b] = m->body_geomadr[b] = -1;
+    m->body_name[b] = add_name(m, namepos, sb->name);
+  }
+  phys_quat_identity(m->body_quat);
+}
+
+// joint, dof and qpos0 arrays; dof_parentid chains through ancestors
+static physStatus compile_joints(const physSpec* s, physModel* m, int* namepos, physLog* log) {
+  char buf[600];
+  int qadr = 0, vadr = 0;
+  int* lastdof = calloc((size_t)m->nbody, sizeof(int));  // last dof of the path root..body
+  if (!lastdof) return phys_error(log, PHYS_ERR_NOMEM, "out of memory");
+  for (int b = 0; b < m->nbody; b++) lastdof[b] = b ? lastdof[m->body_parentid[b]] : -1;
+  for (int j = 0; j < s->njoint; j++) {
+    const physSpecJoint* sj = s->joint + j;
+    int b = sj->body, t = sj->type;
+    if (!finite_n(sj->pos, 3) || !finite_n(sj->axis, 3) || !finite_n(sj->range, 2) || !isfinite(sj->stiffness) ||
+        !isfinite(sj->damping) || !isfinite(sj->armature) || !isfinite(sj->ref) || !isfinite(sj->springref) ||
+        sj->stiffness < 0 || sj->damping < 0 || sj->armature < 0) {
+      free(lastdof);
+      return phys_error(log, PHYS_ERR_VALUE, "%sjoint '%s': values must be finite; stiffness, damping, armature >= 0",
+                        where(s, sj->line, buf, sizeof(buf)), sj->name);
+    }
+    if (sj->limited && sj->range[0] > sj->range[1]) {
+      free(lastdof);
+      return phys_error(log, PHYS_ERR_VALUE, "%sjoint '%s': range lower %g > upper %g",
+                        where(s, sj->line, buf, sizeof(buf)), sj->name, sj->range[0], sj->range[1]);
+    }
+    m->jnt_type[j] = t;
+    m->jnt_bodyid[j] = b;
+    m->jnt_qposadr[j] = qadr;
+    m->jnt_dofadr[j] = vadr;
+    m->jnt_limited[j] = sj->limited;
+    m->jnt_name[j] = add_name(m, namepos, sj->name);
+    phys_copy3(m->jnt_pos + 3 * j, t == PHYS_JNT_FREE ? (double[3]){0, 0, 0} : sj->pos);
+    phys_copy3(m->jnt_axis + 3 * j, sj->axis);
+    if ((t == PHYS_JNT_HINGE || t == PHYS_JNT_SLIDE) && phys_normalize3(m->jnt_axis + 3 * j) < 1e-14) {
+      free(lastdof);
+      return phys_error(log, PHYS_ERR_VALUE, "%sjoint '%s': axis has zero length", where(s, sj->line, buf, sizeof(buf)), sj->name);
+    }
+    m->jnt_stiffness[j] = sj->stiffness;
+    m->jnt_range[2 * j] = sj->range[0];
+    m->jnt_range[2 * j + 1] = sj->range[1];
+    if (m->body_jntadr[b] < 0) m->body_jntadr[b] = j;
+    m->body_jntnum[b]++;
+    // qpos0 and spring reference
+    double* q0 = m->qpos0 + qadr;
+    double* qs = m->qpos_spring + qadr;
+    if (t == PHYS_JNT_FREE) {
+      phys_copy3(q0, m->body_pos + 3 * b);
+      memcpy(q0 + 3, m->body_quat + 4 * b, 4 * sizeof(double));
+      memcpy(qs, q0, 7 * sizeof(double));
+    } else if (t == PHYS_JNT_BALL) {
+      phys_quat_identity(q0);
+      phys_quat_identity(qs);
+    } else {
+      q0[0] = sj->ref;
+      qs[0] = sj->springref;
+    }
+    // dofs
+    for (int k = 0; k < jnt_nv[t]; k++) {
+      int d = vadr + k;
+      m->dof_bodyid[d] = b;
+      m->dof_jntid[d] = j;
+      m->dof_parentid[d] = lastdof[b];
+      m->dof_damping[d] = sj->damping;
+      m->dof_armature[d] = sj->armature;
+      lastdof[b] = d;
+      if (m->body_dofadr[b] < 0) m->body_dofadr[b] = d;
+      m->body_dofnum[b]++;
+    }
+    // children created later inherit this body's last dof
+    for (int c = b + 1; c < m->nbody; c++) lastdof[c] = lastdof[m->body_parentid[c]];
+    qadr += jnt_nq[t];
+    vadr += jnt_nv[t];
+  }
+  free(lastdof);
+  return PHYS_OK;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// geoms, sites, meshes
+
+static double geom_rbound(const physModel* m, int g) {
+  const double* sz = m->geom_size + 3 * g;
+  switch (m->geom_type[g]) {
+    case PHYS_GEOM_SPHERE: return sz[0];
+    case PHYS_GEOM_CAPSULE: return sz[0] + sz[1];
+    case PHYS_GEOM_CYLINDER: return sqrt(sz[0] * sz[0] + sz[1] * sz[1]);
+    case PHYS_GEOM_ELLIPSOID: return fmax(sz[0], fmax(sz[1], sz[2]));
+    case PHYS_GEOM_BOX: return phys_norm3(sz);
+    case PHYS_GEOM_MESH: {
+      int id = m->geom_dataid[g];
+      double r = 0;
+      for (int v = 0; v < m->mesh_vertnum[id]; v++) r = fmax(r, phys_norm3(m->mesh_vert + 3 * (m->mesh_vertadr[id] + v)));
+      return r;
+    }
+    default: return 0;
+  }
+}
+
+static const int geom_nsize[PHYS_NGEOMTYPE] = {0, 1, 2, 3, 2, 3, 0};
+
+static physStatus compile_geoms(const physSpec* s, physModel* m, int* namepos, physLog* log) {
+  char buf[600];
+  for (int g = 0; g < s->ngeom; g++) {
+    const physSpecGeom* sg = s->geom + g;
+    const char* at = where(s, sg->line, buf, sizeof(buf));
+    if (sg->body < 0 || sg->body >= s->nbody || sg->type < 0 || sg->type >= PHYS_NGEOMTYPE)
+      return phys_error(log, PHYS_ERR_MODEL, "%s<geom name='%s'>: invalid body or type", at, sg->name);
+    for (int k = 0; k < geom_nsize[sg->type]; k++)
+      if (!(sg->size[k] > 0) || !isfinite(sg->size[k]))
+        return phys_error(log, PHYS_ERR_VALUE, "%s<geom name='%s'>: size[%d] = %g must be positive and finite", at,
+                          sg->name, k, sg->size[k]);
+    if (!finite_n(sg->pos, 3) || !finite_n(sg->quat, 4) || !finite_n(sg->friction, 3) || !isfinite(sg->margin))
+      return phys_error(log, PHYS_ERR_VALUE, "%s<geom name='%s'>: values must be finite", at, sg->name);
+    if (sg->friction[0] < 0 || sg->friction[1] < 0 || sg->friction[2] < 0)
+      return phys_error(log, PHYS_ERR_VALUE, "%s<geom name='%s'>: friction must be >= 0", at, sg->name);
+    if (!(sg->restitution >= 0 && sg->restitution <= 1))
+      return phys_error(log, PHYS_ERR_VALUE, "%s<geom name='%s'>: restitution %g outside [0, 1]", at, sg->name, sg->restitution);
+    if (sg->type == PHYS_GEOM_MESH && (sg->mesh < 0 || sg->mesh >= s->nmesh))
+      return phys_error(log, PHYS_ERR_MODEL, "%s<geom name='%s'>: mesh geom without a mesh", at, sg->name);
+    if (sg->type == PHYS_GEOM_PLANE && sg->body != 0 && s->body[sg->body].parent >= 0) {
+      // planes are allowed on static bodies only: a body with no joints on its path to the world
+      int b = sg->body, moving = 0;
+      while (b > 0) {
+        for (int j = 0; j < s->njoint; j++) moving |= s->joint[j].body == b;
+        b = s->body[b].parent;
+      }
+      if (moving) return phys_error(log, PHYS_ERR_MODEL, "%s<geom name='%s'>: a plane must be static (not on a moving body)", at, sg->name);
+    }
+    int b = sg->body;
+    m->geom_type[g] = sg->type;
+    m->geom_bodyid[g] = b;
+    m->geom_contype[g] = sg->contype;
+    m->geom_conaffinity[g] = sg->conaffinity;
+    m->geom_condim[g] = sg->condim;
+    m->geom_dataid[g] = sg->type == PHYS_GEOM_MESH ? sg->mesh : -1;
+    m->geom_name[g] = add_name(m, namepos, sg->name);
+    phys_copy3(m->geom_pos + 3 * g, sg->pos);
+    memcpy(m->geom_quat + 4 * g, sg->quat, 4 * sizeof(double));
+    phys_quat_normalize(m->geom_quat + 4 * g);
+    phys_copy3(m->geom_size + 3 * g, sg->size);
+    phys_copy3(m->geom_friction + 3 * g, sg->friction);
+    m->geom_restitution[g] = sg->restitution;
+    m->geom_margin[g] = sg->margin;
+    memcpy(m->geom_rgba + 4 * g, sg->rgba, 4 * sizeof(double));
+    if (m->body_geomadr[b] < 0) m->body_geomadr[b] = g;
+    m->body_geomnum[b]++;
+  }
+  return PHYS_OK;
+}
+
+static void compile_meshes(const physSpec* s, physModel* m, int* namepos) {
+  int va = 0, fa = 0;
+  for (int i = 0; i < s->nmesh; i++) {
+    const physSpecMesh* sm = s->mesh + i;
+    m->mesh_vertadr[i] = va;
+    m->mesh_vertnum[i] = sm->nvert;
+    m->mesh_faceadr[i] = fa;
+    m->mesh_facenum[i] = sm->nface;
+    m->mesh_name[i] = add_name(m, namepos, sm->name);
+    if (sm->nvert) memcpy(m->mesh_vert + 3 * va, sm->vert, sizeof(double) * 3 * (size_t)sm->nvert);
+    if (sm->nface) memcpy(m->mesh_face + 3 * fa, sm->face, sizeof(int) * 3 * (size_t)sm->nface);
+    va += sm->nvert;
+    fa += sm->nface;
+  }
+}
+
+static physStatus compile_sites(const physSpec* s, physModel* m, int* namepos, physLog* log) {
+  char buf[600];
+  for (int i = 0; i < s->nsite; i++) {
+    const physSpecSite* ss = s->site + i;
+    if (ss->body < 0 || ss->body >= s->nbody || !finite_n(ss->pos, 3) || !finite_n(ss->quat, 4))
+      return phys_error(log, PHYS_ERR_MODEL, "%s<site name='%s'>: invalid body or non-finite frame",
+                        where(s, ss->line, buf, sizeof(buf)), ss->name);
+    m->site_bodyid[i] = ss->body;
+    m->site_name[i] = add_name(m, namepos, ss->name);
+    phys_copy3(m->site_pos + 3 * i, ss->pos);
+    memcpy(m->site_quat + 4 * i, ss->quat, 4 * sizeof(double));
+    phys_quat_normalize(m->site_quat + 4 * i);
+  }
+  return PHYS_OK;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// springs and actuators
+
+// world position of a site at qpos0: at qpos0 every joint is at its reference, so the body frames are
+// the composition of body_pos/body_quat (free joints start at the body's own frame)
+static void site_pos0(const physModel* m, int site, double out[3]) {
+  double p[3];
+  phys_copy3(p, m->site_pos + 3 * site);
+  for (int b = m->site_bodyid[site]; b > 0; b = m->body_parentid[b]) {
+    phys_quat_rotate(p, m->body_quat + 4 * b, p);
+    for (int k = 0; k < 3; k++) p[k] += m->body_pos[3 * b + k];
+  }
+  phys_copy3(out, p);
+}
+
+static physStatus compile_springs(const physSpec* s, physModel* m, int* namepos, physLog* log) {
+  char buf[600];
+  int adr = 0;
+  for (int i = 0; i < s->nspring; i++) {
+    const physSpecSpring* sp = s->spring + i;
+    const char* at = where(s, sp->line, buf, sizeof(buf));
+    if (sp->nsite < 2) return phys_error(log, PHYS_ERR_MODEL, "%sspring '%s': needs at least 2 sites", at, sp->name);
+    if (!(sp->stiffness >= 0) || !(sp->damping >= 0) || !isfinite(sp->stiffness) || !isfinite(sp->damping) || !isfinite(sp->restlength))
+      return phys_error(log, PHYS_ERR_VALUE, "%sspring '%s': stiffness and damping must be finite and >= 0", at, sp->name);
+    m->spring_adr[i] = adr;
+    m->spring_num[i] = sp->nsite;
+    m->spring_name[i] = add_name(m, namepos, sp->name);
+    m->spring_stiffness[i] = sp->stiffness;
+    m->spring_damping[i] = sp->damping;
+    double len = 0;
+    for (int k = 0; k < sp->nsite; k++) {
+      if (sp->site[k] < 0 || sp->site[k] >= s->nsite)
+        return phys_error(log, PHYS_ERR_MODEL, "%sspring '%s': invalid site", at, sp->name);
+      m->spring_site[adr + k] = sp->site[k];
+      if (k) {
+        double a[3], b[3];
+        site_pos0(m, sp->site[k - 1], a);
+        site_pos0(m, sp->site[k], b);
+        double d[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
+        len += phys_norm3(d);
+      }
+    }
+    m->spring_restlength[i] = sp->restlength >= 0 ? sp->restlength : len;
+    adr += sp->nsite;
+  }
+  return PHYS_OK;
+}
+
+static physStatus compile_actuators(const physSpec* s, physModel* m, int* namepos, physLog* log) {
+  char buf[600];
+  for (int i = 0; i < s->nactuator; i++) {
+    const physSpecActuator* a = s->actuator + i;
+    const char* at = where(s, a->line, buf, sizeof(buf));
+    int id = -1;
+    if (a->trntype == PHYS_TRN_JOINT) {
+      for (int j = 0; j < s->njoint && id < 0; j++)
+        if (strcmp(s->joint[j].name, a->target) == 0) id = j;
+    } else {
+      for (int j = 0; j < s->nspring && id < 0; j++)
+        if (strcmp(s->spring[j].name, a->target) == 0) id = j;
+    }
+    if (id < 0)
+      return phys_error(log, PHYS_ERR_MODEL, "%sactuator '%s': %s '%s' not found", at, a->name,
+                        a->trntype == PHYS_TRN_JOINT ? "joint" : "tendon", a->target);
+    if (!finite_n(a->gear, 6) || !finite_n(a->ctrlrange, 2) || (a->ctrllimited && a->ctrlrange[0] > a->ctrlrange[1]))
+      return phys_error(log, PHYS_ERR_VALUE, "%sactuator '%s': gear and ctrlrange must be finite, lower <= upper", at, a->name);
+    m->actuator_trntype[i] = a->trntype;
+    m->actuator_trnid[i] = id;
+    m->actuator_ctrllimited[i] = a->ctrllimited;
+    m->actuator_name[i] = add_name(m, namepos, a->name);
+    memcpy(m->actuator_gear + 6 * i, a->gear, 6 * sizeof(double));
+    memcpy(m->actuator_ctrlrange + 2 * i, a->ctrlrange, 2 * sizeof(double));
+  }
+  return PHYS_OK;
+}
+
+static physStatus compile_keys(const physSpec* s, physModel* m, int* namepos, physLog* log) {
+  char buf[600];
+  for (int k = 0; k < s->nkey; k++) {
+    const physSpecKey* sk = s->key + k;
+    const char* at = where(s, sk->line, buf, sizeof(buf));
+    if ((sk->qpos && sk->nqpos != m->nq) || (sk->qvel && sk->nqvel != m->nv) || (sk->ctrl && sk->nctrl != m->nu))
+      return phys_error(log, PHYS_ERR_SIZE, "%s<key name='%s'>: qpos/qvel/ctrl need %d/%d/%d values (got %d/%d/%d)", at,
+                        sk->name, m->nq, m->nv, m->nu, sk->nqpos, sk->nqvel, sk->nctrl);
+    m->key_time[k] = sk->time;
+    m->key_name[k] = add_name(m, namepos, sk->name);
+    double* q = m->key_qpos + (size_t)k * m->nq;
+    memcpy(q, sk->qpos ? sk->qpos : m->qpos0, sizeof(double) * (size_t)m->nq);
+    if (sk->qvel) memcpy(m->key_qvel + (size_t)k * m->nv, sk->qvel, sizeof(double) * (size_t)m->nv);
+    if (sk->ctrl) memcpy(m->key_ctrl + (size_t)k * m->nu, sk->ctrl, sizeof(double) * (size_t)m->nu);
+    if (!finite_n(q, m->nq) || !finite_n(m->key_qvel + (size_t)k * m->nv, m->nv))
+      return phys_error(log, PHYS_ERR_VALUE, "%s<key name='%s'>: values must be finite", at, sk->name);
+  }
+  return PHYS_OK;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// whole-model checks
+
+// every moving body's subtree must carry mass, or the mass matrix is singular
+static physStatus check_masses(const physSpec* s, physModel* m, physLog* log) {
+  char buf[600];
+  for (int b = m->nbody - 1; b >= 0; b--) {
+    m->body_subtreemass[b] += m->body_mass[b];
+    if (b > 0) m->body_subtreemass[m->body_parentid[b]] += m->body_subtreemass[b];
+  }
+  for (int b = 1; b < m->nbody; b++)
+    if (m->body_dofnum[b] > 0 && !(m->body_subtreemass[b] > 0))
+      return phys_error(log, PHYS_ERR_MODEL, "%sbody '%s': it moves (has joints) but it and its children have no mass",
+                        where(s, s->body[b].line, buf, sizeof(buf)), s->body[b].name);
+  return PHYS_OK;
+}
+
+static physStatus check_options(const physSpec* s, physLog* log) {
+  if (!(s->opt.timestep > 0) || !isfinite(s->opt.timestep))
+    return phys_error(log, PHYS_ERR_VALUE, "%s: option timestep %g must be positive", s->filename, s->opt.timestep);
+  if (!finite_n(s->opt.gravity, 3))
+    return phys_error(log, PHYS_ERR_VALUE, "%s: option gravity must be finite", s->filename);
+  return PHYS_OK;
+}
+
+// a shallow copy of the spec whose joints, geoms and sites are stably sorted by body (MuJoCo numbers them
+// body by body, in body order, keeping file order within a body); spring site indices are remapped
+static int sort_by_body(physSpec* t, const physSpec* s, int** tmp) {
+  int* map = malloc(sizeof(int) * (size_t)(s->nsite + 1));
+  t->joint = malloc(sizeof(physSpecJoint) * (size_t)(s->njoint + 1));
+  t->geom = malloc(sizeof(physSpecGeom) * (size_t)(s->ngeom + 1));
+  t->site = malloc(sizeof(physSpecSite) * (size_t)(s->nsite + 1));
+  t->spring = malloc(sizeof(physSpecSpring) * (size_t)(s->nspring + 1));
+  tmp[0] = map;
+  if (!map || !t->joint || !t->geom || !t->site || !t->spring) return 0;
+  int nj = 0, ng = 0, ns = 0;
+  for (int b = 0; b < s->nbody; b++) {
+    for (int j = 0; j < s->njoint; j++)
+      if (s->joint[j].body == b) t->joint[nj++] = s->joint[j];
+    for (int g = 0; g < s->ngeom; g++)
+      if (s->geom[g].body == b) t->geom[ng++] = s->geom[g];
+    for (int i = 0; i < s->nsite; i++)
+      if (s->site[i].body == b) {
+        map[i] = ns;
+        t->site[ns++] = s->site[i];
+      }
+  }
+  // elements whose body is invalid go last, so validation reports them
+  for (int j = 0; j < s->njoint; j++)
+    if (s->joint[j].body < 0 || s->joint[j].body >= s->nbody) t->joint[nj++] = s->joint[j];
+  for (int g = 0; g < s->ngeom; g++)
+    if (s->geom[g].body < 0 || s->geom[g].body >= s->nbody) t->geom[ng++] = s->geom[g];
+  for (int i = 0; i < s->nsite; i++)
+    if (s->site[i].body < 0 || s->site[i].body >= s->nbody) {
+      map[i] = ns;
+      t->site[ns++] = s->site[i];
+    }
+  for (int i = 0; i < s->nspring; i++) {
+    t->spring[i] = s->spring[i];
+    for (int k = 0; k < s->spring[i].nsite; k++) {
+      int id = s->spring[i].site[k];
+      t->spring[i].site[k] = id >= 0 && id < s->nsite ? map[id] : -1;
+    }
+  }
+  return 1;
+}
+
+static void free_sorted(physSpec* t, int** tmp) {
+  free(t->joint);
+  free(t->geom);
+  free(t->site);
+  free(t->spring);
+  free(tmp[0]);
+}
+
+static physModel* compile_sorted(const physSpec* s, physLog* log);
+
+physModel* phys_compile(const physSpec* s, physLog* log) {
+  physSpec t = *s;
+  int* tmp[1] = {NULL};
+  physModel* m = NULL;
+  if (sort_by_body(&t, s, tmp))
+    m = compile_sorted(&t, log);
+  else
+    phys_error(log, PHYS_ERR_NOMEM, "%s: out of memory", s->filename);
+  free_sorted(&t, tmp);
+  return m;
+}
+
+static physModel* compile_sorted(const physSpec* s, physLog* log) {
+  physModel sizes;
+  if (check_options(s, log) != PHYS_OK || compile_sizes(s, &sizes, log) != PHYS_OK) return NULL;
+  physModel* m = phys_model_alloc(&sizes);
+  if (!m) {
+    phys_error(log, PHYS_ERR_NOMEM, "%s: out of memory allocating the model", s->filename);
+    return NULL;
+  }
+  int namepos = 1;  // names[0] = "" for unnamed objects
+  compile_bodies(s, m, &namepos);
+  compile_meshes(s, m, &namepos);
+  physStatus st = compile_joints(s, m, &namepos, log);
+  if (st == PHYS_OK) st = compile_geoms(s, m, &namepos, log);
+  if (st == PHYS_OK) st = compile_sites(s, m, &namepos, log);
+  if (st == PHYS_OK) st = compile_springs(s, m, &namepos, log);
+  if (st == PHYS_OK) st = compile_actuators(s, m, &namepos, log);
+  if (st == PHYS_OK) st = compile_keys(s, m, &namepos, log);
+  if (st == PHYS_OK) st = compile_body_inertia(s, m, log);
+  if (st == PHYS_OK) {
+    scale_masses(s, m);
+    st = check_masses(s, m, log);
+  }
+  if (st != PHYS_OK) {
+    phys_free_model(m);
+    return NULL;
+  }
+  for (int g = 0; g < m->ngeom; g++) m->geom_rbound[g] = geom_rbound(m, g);
+  return m;
+}

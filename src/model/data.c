@@ -1,0 +1,107 @@
+// data.c - physData: one allocation holding state, computed quantities and the scratch arena.
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "physid.h"
+
+// arena size in doubles: room for dense nv x nv work in tests and later layers (contact, gradients)
+static size_t stack_size(const physModel* m) {
+  size_t nv = (size_t)m->nv, nb = (size_t)m->nbody;
+  return 16 * nv * nv + 400 * (nv + nb) + 65536;
+}
+
+static size_t data_arrays_size(const physData* d) {
+  size_t size = 0;
+#define PHYS_X_SIZE(type, name, n, mult) size += ((sizeof(type) * (size_t)(d->n) * (size_t)(mult) + 7) / 8) * 8;
+  const int nv = d->nv;  // second size of qM
+  (void)nv;
+  PHYS_DATA_ARRAYS(PHYS_X_SIZE)
+#undef PHYS_X_SIZE
+  return size;
+}
+
+physData* phys_make_data(const physModel* m) {
+  physData* d = calloc(1, sizeof(physData));
+  if (!d) return NULL;
+  d->nq = m->nq;
+  d->nv = m->nv;
+  d->nbody = m->nbody;
+  d->njnt = m->njnt;
+  d->ngeom = m->ngeom;
+  d->nsite = m->nsite;
+  d->nspring = m->nspring;
+  d->nu = m->nu;
+  d->nstack = stack_size(m);
+  d->nbuffer = data_arrays_size(d) + d->nstack * sizeof(double);
+  d->buffer = calloc(1, d->nbuffer);
+  if (!d->buffer) {
+    free(d);
+    return NULL;
+  }
+  char* p = (char*)d->buffer;
+#define PHYS_X_PTR(type, name, n, mult)                                          \
+  d->name = (type*)p;                                                            \
+  p += ((sizeof(type) * (size_t)(d->n) * (size_t)(mult) + 7) / 8) * 8;
+  const int nv = d->nv;
+  (void)nv;
+  PHYS_DATA_ARRAYS(PHYS_X_PTR)
+#undef PHYS_X_PTR
+  d->stack = (double*)p;
+  phys_reset_data(m, d);
+  return d;
+}
+
+void phys_free_data(physData* d) {
+  if (!d) return;
+  free(d->buffer);
+  free(d);
+}
+
+// qpos0, zero velocity, controls and applied forces, time 0, no warnings
+void phys_reset_data(const physModel* m, physData* d) {
+  memset(d->buffer, 0, d->nbuffer - d->nstack * sizeof(double));
+  memcpy(d->qpos, m->qpos0, sizeof(double) * (size_t)m->nq);
+  d->time = 0;
+  d->nwarning = 0;
+  d->lastwarning[0] = 0;
+  d->pstack = 0;
+}
+
+physStatus phys_reset_keyframe(const physModel* m, physData* d, int k) {
+  if (k < 0 || k >= m->nkey) return PHYS_ERR_ARG;
+  phys_reset_data(m, d);
+  d->time = m->key_time[k];
+  memcpy(d->qpos, m->key_qpos + (size_t)k * m->nq, sizeof(double) * (size_t)m->nq);
+  memcpy(d->qvel, m->key_qvel + (size_t)k * m->nv, sizeof(double) * (size_t)m->nv);
+  memcpy(d->ctrl, m->key_ctrl + (size_t)k * m->nu, sizeof(double) * (size_t)m->nu);
+  return PHYS_OK;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// scratch arena
+
+size_t phys_stack_mark(const physData* d) { return d->pstack; }
+
+// n doubles from the arena, 8-double aligned; exhausting the arena is a sizing bug: abort loudly
+double* phys_stack_alloc(physData* d, size_t n) {
+  size_t start = (d->pstack + 7) & ~(size_t)7;
+  if (start + n > d->nstack) {
+    fprintf(stderr, "physid: scratch arena exhausted (%zu + %zu > %zu doubles)\n", start, n, d->nstack);
+    abort();
+  }
+  d->pstack = start + n;
+  return d->stack + start;
+}
+
+void phys_stack_free(physData* d, size_t mark) { d->pstack = mark; }
+
+// count a numerical warning and keep its text
+void phys_data_warning(physData* d, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(d->lastwarning, sizeof(d->lastwarning), fmt, ap);
+  va_end(ap);
+  d->nwarning++;
+}

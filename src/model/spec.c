@@ -1,0 +1,128 @@
+// spec.c - the editable model description: creation, growable lists, MJCF defaults.
+#include "spec.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "rot.h"
+
+// grow a list to hold one more item; returns the new item's index or -1
+static int grow(void** items, int* n, int* cap, size_t size) {
+  if (*n == *cap) {
+    int newcap = *cap ? 2 * *cap : 16;
+    void* p = realloc(*items, (size_t)newcap * size);
+    if (!p) return -1;
+    *items = p;
+    *cap = newcap;
+  }
+  memset((char*)*items + (size_t)(*n) * size, 0, size);
+  return (*n)++;
+}
+
+#define GROW(s, list) grow((void**)&(s)->list, &(s)->n##list, &(s)->cap_##list, sizeof(*(s)->list))
+
+// a new spec with the world body and MuJoCo's default options
+physSpec* phys_spec_new(void) {
+  physSpec* s = calloc(1, sizeof(physSpec));
+  if (!s) return NULL;
+  s->opt.timestep = 0.002;
+  s->opt.gravity[2] = -9.81;
+  s->opt.integrator = PHYS_INT_EULER;
+  s->inertiafromgeom = 2;
+  if (phys_spec_add_body(s, -1) != 0) {
+    phys_spec_free(s);
+    return NULL;
+  }
+  strcpy(s->body[0].name, "world");
+  return s;
+}
+
+void phys_spec_free(physSpec* s) {
+  if (!s) return;
+  for (int i = 0; i < s->nmesh; i++) {
+    free(s->mesh[i].vert);
+    free(s->mesh[i].face);
+  }
+  for (int i = 0; i < s->nkey; i++) {
+    free(s->key[i].qpos);
+    free(s->key[i].qvel);
+    free(s->key[i].ctrl);
+  }
+  free(s->body);
+  free(s->joint);
+  free(s->geom);
+  free(s->site);
+  free(s->spring);
+  free(s->actuator);
+  free(s->mesh);
+  free(s->key);
+  free(s);
+}
+
+int phys_spec_add_body(physSpec* s, int parent) {
+  int i = GROW(s, body);
+  if (i < 0) return -1;
+  physSpecBody* b = s->body + i;
+  b->parent = parent;
+  phys_quat_identity(b->quat);
+  phys_quat_identity(b->iquat);
+  return i;
+}
+
+int phys_spec_add_joint(physSpec* s, int body, int type) {
+  int i = GROW(s, joint);
+  if (i < 0) return -1;
+  physSpecJoint* j = s->joint + i;
+  j->body = body;
+  j->type = type;
+  j->axis[2] = 1;
+  return i;
+}
+
+int phys_spec_add_geom(physSpec* s, int body, int type) {
+  int i = GROW(s, geom);
+  if (i < 0) return -1;
+  physSpecGeom* g = s->geom + i;
+  g->body = body;
+  g->type = type;
+  phys_quat_identity(g->quat);
+  g->friction[0] = 1;
+  g->friction[1] = 0.005;
+  g->friction[2] = 0.0001;
+  g->contype = 1;
+  g->conaffinity = 1;
+  g->condim = 3;
+  g->density = 1000;
+  g->mass = -1;
+  g->mesh = -1;
+  g->rgba[0] = g->rgba[1] = g->rgba[2] = 0.5;
+  g->rgba[3] = 1;
+  return i;
+}
+
+int phys_spec_add_site(physSpec* s, int body) {
+  int i = GROW(s, site);
+  if (i < 0) return -1;
+  s->site[i].body = body;
+  phys_quat_identity(s->site[i].quat);
+  return i;
+}
+
+int phys_spec_add_spring(physSpec* s) {
+  int i = GROW(s, spring);
+  if (i < 0) return -1;
+  s->spring[i].restlength = -1;
+  return i;
+}
+
+int phys_spec_add_actuator(physSpec* s) {
+  int i = GROW(s, actuator);
+  if (i < 0) return -1;
+  s->actuator[i].gear[0] = 1;
+  s->actuator[i].trntype = PHYS_TRN_JOINT;
+  return i;
+}
+
+int phys_spec_add_mesh(physSpec* s) { return GROW(s, mesh); }
+
+int phys_spec_add_key(physSpec* s) { return GROW(s, key); }
