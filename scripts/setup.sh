@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Install what physid needs to build, test and benchmark on Debian 12 (idempotent; skips what is present).
+set -euo pipefail
+pkgs=(build-essential cmake pkg-config libxml2-dev libcjson-dev zlib1g-dev
+      libmujoco-dev libmujoco-samples dart-doc valgrind)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "setup: installing ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
