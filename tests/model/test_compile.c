@@ -1,0 +1,220 @@
+// test_compile.c - spec -> model: addresses, qpos0, inertia from geoms, mass scaling, validation errors.
+#include <math.h>
+#include <string.h>
+
+#include "rot.h"
+#include "spec.h"
+#include "test.h"
+
+// a free body with two spheres: combined com and inertia by the parallel-axis theorem, by hand
+static void test_two_spheres(void) {
+  physSpec* s = phys_spec_new();
+  strcpy(s->filename, "two_spheres");
+  int b = phys_spec_add_body(s, 0);
+  strcpy(s->body[b].name, "dumbbell");
+  s->body[b].pos[2] = 1;
+  phys_spec_add_joint(s, b, PHYS_JNT_FREE);
+  int g1 = phys_spec_add_geom(s, b, PHYS_GEOM_SPHERE), g2 = phys_spec_add_geom(s, b, PHYS_GEOM_SPHERE);
+  s->geom[g1].size[0] = 0.1;
+  s->geom[g1].pos[0] = -0.5;
+  s->geom[g2].size[0] = 0.1;
+  s->geom[g2].pos[0] = 0.5;
+  s->geom[g2].mass = 3;
+  physLog log = {0};
+  physModel* m = phys_compile(s, &log);
+  CHECK_MSG(m != NULL, "%s", log.error);
+  if (m) {
+    double m1 = 1000 * 4.0 / 3.0 * M_PI * 1e-3, m2 = 3, M = m1 + m2;
+    double cx = (-0.5 * m1 + 0.5 * m2) / M;
+    CHECK_REL(m->body_mass[1], M, 1e-14, 0);
+    double com[3], z[3] = {0, 0, 0};
+    phys_quat_rotate(com, m->body_iquat + 4, z);
+    CHECK_NEAR(m->body_ipos[3], cx, 1e-14);
+    // about the com: axial moment from the spheres only, transverse with the offsets
+    double Iax = 0.4 * (m1 + m2) * 0.01;
+    double Itr = Iax + m1 * (0.5 + cx) * (0.5 + cx) + m2 * (0.5 - cx) * (0.5 - cx);
+    CHECK_REL(m->body_inertia[3], Itr, 1e-12, 0);
+    CHECK_REL(m->body_inertia[4], Itr, 1e-12, 0);
+    CHECK_REL(m->body_inertia[5], Iax, 1e-12, 0);
+    // the smallest principal axis is the body x axis
+    double ex[3] = {0, 0, 1}, ax[3];
+    phys_quat_rotate(ax, m->body_iquat + 4, ex);
+    CHECK_NEAR(fabs(ax[0]), 1, 1e-12);
+    // free joint: qpos0 = body pose, nq 7 nv 6
+    CHECK(m->nq == 7 && m->nv == 6 && m->njnt == 1);
+    CHECK(m->qpos0[2] == 1 && m->qpos0[3] == 1);
+    CHECK(m->dof_parentid[0] == -1 && m->dof_parentid[5] == 4);
+    CHECK(phys_name2id(m, "body", "dumbbell") == 1);
+    CHECK(strcmp(phys_id2name(m, "body", 0), "world") == 0);
+    phys_free_model(m);
+  }
+  // settotalmass scales mass and inertia by the same factor
+  s->settotalmass = 2 * (1000 * 4.0 / 3.0 * M_PI * 1e-3 + 3);
+  m = phys_compile(s, &log);
+  CHECK(m && fabs(m->body_mass[1] - s->settotalmass) < 1e-12);
+  phys_free_model(m);
+  phys_spec_free(s);
+}
+
+// MuJoCo's capsule: cylinder + two hemispheres shifted to the ends; volume pi r^2 (4/3 r + 2h)
+static void test_primitive_inertia(void) {
+  physSpecGeom g;
+  memset(&g, 0, sizeof(g));
+  double mass, com[3], I[6];
+  g.type = PHYS_GEOM_BOX;
+  g.size[0] = 0.1, g.size[1] = 0.2, g.size[2] = 0.3;
+  g.density = 1000;
+  g.mass = -1;
+  CHECK(phys_geom_inertia(&g, NULL, &mass, com, I) == PHYS_OK);
+  CHECK_REL(mass, 1000 * 0.2 * 0.4 * 0.6, 1e-14, 0);
+  CHECK_REL(I[0], mass * (0.4 * 0.4 + 0.6 * 0.6) / 12, 1e-14, 0);
+  g.type = PHYS_GEOM_CYLINDER;
+  g.size[0] = 0.1, g.size[1] = 0.5;
+  CHECK(phys_geom_inertia(&g, NULL, &mass, com, I) == PHYS_OK);
+  CHECK_REL(mass, 1000 * M_PI * 0.01 * 1.0, 1e-14, 0);
+  CHECK_REL(I[2], mass * 0.01 / 2, 1e-14, 0);
+  CHECK_REL(I[0], mass * (3 * 0.01 + 1.0) / 12, 1e-14, 0);
+  g.type = PHYS_GEOM_CAPSULE;
+  CHECK(phys_geom_inertia(&g, NULL, &mass, com, I) == PHYS_OK);
+  CHECK_REL(mass, 1000 * M_PI * 0.01 * (4.0 / 3.0 * 0.1 + 1.0), 1e-14, 0);
+  // in the limit of a very short capsule it is a sphere
+  g.size[1] = 1e-9;
+  CHECK(phys_geom_inertia(&g, NULL, &mass, com, I) == PHYS_OK);
+  CHECK_REL(I[0], 0.4 * mass * 0.01, 1e-7, 0);
+  CHECK_REL(I[2], 0.4 * mass * 0.01, 1e-7, 0);
+  g.type = PHYS_GEOM_SPHERE;
+  g.size[0] = 0;
+  CHECK(phys_geom_inertia(&g, NULL, &mass, com, I) != PHYS_OK);
+}
+
+// a one-body hinge model whose spec the error tests then break one field at a time
+static physSpec* hinge_spec(void) {
+  physSpec* s = phys_spec_new();
+  strcpy(s->filename, "hinge.xml");
+  int b = phys_spec_add_body(s, 0);
+  strcpy(s->body[b].name, "link");
+  s->body[b].line = 5;
+  int j = phys_spec_add_joint(s, b, PHYS_JNT_HINGE);
+  strcpy(s->joint[j].name, "j");
+  s->joint[j].line = 6;
+  int g = phys_spec_add_geom(s, b, PHYS_GEOM_SPHERE);
+  s->geom[g].size[0] = 0.1;
+  s->geom[g].pos[0] = 1;
+  s->geom[g].line = 7;
+  int a = phys_spec_add_actuator(s);
+  strcpy(s->actuator[a].target, "j");
+  s->actuator[a].line = 9;
+  return s;
+}
+
+static void expect_error(physSpec* s, const char* needle) {
+  physLog log = {0};
+  physModel* m = phys_compile(s, &log);
+  CHECK_MSG(m == NULL && log.status != PHYS_OK && strstr(log.error, needle), "expected '%s', got '%s'", needle,
+            log.error);
+  phys_free_model(m);
+  phys_spec_free(s);
+}
+
+static void test_errors(void) {
+  physSpec* s = hinge_spec();
+  physLog log = {0};
+  physModel* m = phys_compile(s, &log);
+  CHECK_MSG(m != NULL, "%s", log.error);
+  phys_free_model(m);
+  phys_spec_free(s);
+
+  s = hinge_spec();
+  s->inertiafromgeom = 0;
+  s->body[1].has_inertial = 1;
+  s->body[1].mass = -1;
+  expect_error(s, "hinge.xml:5: body 'link': mass -1 is negative");
+
+  s = hinge_spec();
+  s->inertiafromgeom = 0;
+  s->body[1].has_inertial = 1;
+  s->body[1].mass = 0;
+  expect_error(s, "hinge.xml:5: body 'link': it moves (has joints) but it and its children have no mass");
+
+  s = hinge_spec();
+  s->inertiafromgeom = 0;
+  s->body[1].has_inertial = 1;
+  s->body[1].mass = 1;
+  s->body[1].inertia[0] = 1, s->body[1].inertia[1] = 0.1, s->body[1].inertia[2] = 0.1;
+  expect_error(s, "hinge.xml:5: body 'link': inertia (1 0.1 0.1) is not physical");
+
+  s = hinge_spec();
+  s->geom[0].size[0] = -0.1;
+  expect_error(s, "hinge.xml:7: <geom name=''>: size[0] = -0.1 must be positive");
+
+  s = hinge_spec();
+  s->geom[0].restitution = 1.5;
+  expect_error(s, "restitution 1.5 outside [0, 1]");
+
+  s = hinge_spec();
+  s->joint[0].axis[2] = 0;
+  expect_error(s, "hinge.xml:6: joint 'j': axis has zero length");
+
+  s = hinge_spec();
+  s->joint[0].damping = NAN;
+  expect_error(s, "joint 'j': values must be finite");
+
+  s = hinge_spec();
+  strcpy(s->actuator[0].target, "nope");
+  expect_error(s, "hinge.xml:9: actuator '': joint 'nope' not found");
+
+  s = hinge_spec();
+  int c = phys_spec_add_body(s, 1);
+  phys_spec_add_joint(s, c, PHYS_JNT_FREE);
+  phys_spec_add_geom(s, c, PHYS_GEOM_SPHERE);
+  s->geom[1].size[0] = 0.1;
+  expect_error(s, "a free joint can only be used on a child of the world");
+
+  s = hinge_spec();
+  int k = phys_spec_add_key(s);
+  s->key[k].qpos = calloc(2, sizeof(double));
+  s->key[k].nqpos = 2;
+  expect_error(s, "qpos/qvel/ctrl need 1/1/1 values (got 2/0/0)");
+
+  s = hinge_spec();
+  s->opt.timestep = 0;
+  expect_error(s, "option timestep 0 must be positive");
+}
+
+// geoms, joints and sites are numbered body by body even when a parent's come after a child in the file
+static void test_ordering(void) {
+  physSpec* s = phys_spec_new();
+  int a = phys_spec_add_body(s, 0), b = phys_spec_add_body(s, a);
+  phys_spec_add_joint(s, b, PHYS_JNT_SLIDE);
+  phys_spec_add_geom(s, b, PHYS_GEOM_SPHERE);
+  phys_spec_add_joint(s, a, PHYS_JNT_HINGE);
+  phys_spec_add_geom(s, a, PHYS_GEOM_BOX);
+  int s0 = phys_spec_add_site(s, b), s1 = phys_spec_add_site(s, a);
+  s->site[s1].pos[0] = 1;
+  int sp = phys_spec_add_spring(s);
+  s->spring[sp].site[0] = s0;
+  s->spring[sp].site[1] = s1;
+  s->spring[sp].nsite = 2;
+  s->geom[0].size[0] = 0.1;
+  for (int k = 0; k < 3; k++) s->geom[1].size[k] = 0.1;
+  physLog log = {0};
+  physModel* m = phys_compile(s, &log);
+  CHECK_MSG(m != NULL, "%s", log.error);
+  if (m) {
+    CHECK(m->geom_bodyid[0] == a && m->geom_type[0] == PHYS_GEOM_BOX);
+    CHECK(m->jnt_type[0] == PHYS_JNT_HINGE && m->jnt_bodyid[0] == a);
+    CHECK(m->dof_parentid[1] == 0);
+    CHECK(m->site_bodyid[0] == a && m->spring_site[0] == 1 && m->spring_site[1] == 0);
+    CHECK_NEAR(m->spring_restlength[0], 1, 1e-15);  // length at qpos0
+    phys_free_model(m);
+  }
+  phys_spec_free(s);
+}
+
+int main(void) {
+  test_two_spheres();
+  test_primitive_inertia();
+  test_errors();
+  test_ordering();
+  return test_done();
+}
