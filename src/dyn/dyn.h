@@ -1,0 +1,34 @@
+// dyn.h - internal helpers of the dynamics layer shared by src/dyn, later layers and tests.
+//
+// Spatial quantities (cdof, cinert, cvel, cdof_dot) are world-aligned and taken about the WORLD ORIGIN
+// (see src/math/spatial.h for the packing). Call order: phys_kinematics, phys_com_pos, phys_com_vel,
+// then any of phys_crb, phys_rne, phys_rnea, phys_aba, phys_regressor, phys_passive, phys_actuation.
+#ifndef PHYS_DYN_H
+#define PHYS_DYN_H
+
+#include "physid.h"
+
+// last dof of body or of its nearest ancestor that has dofs (-1 if none): start of a dof_parentid walk
+int phys_body_lastdof(const physModel* m, int body);
+
+// the 10 inertial parameters of body about its body origin in the body frame:
+// (m, m*c (3), I (xx yy zz xy xz yz)), c = body_ipos, I = R diag(body_inertia) R' + m(|c|^2 E - c c')
+void phys_inertial_params(const physModel* m, int body, double pi[10]);
+
+// jacobians of site s's position (jacp) and of its rotation (jacr), 3 x nv each (either may be NULL)
+void phys_jac_site(const physModel* m, const physData* d, int s, double* jacp, double* jacr);
+// jacobian of body's centre of mass (3 x nv)
+void phys_jac_com(const physModel* m, const physData* d, int body, double* jacp);
+// qfrc += J(point)' force + Jr' torque for a world force/torque applied at a world point of body
+// (torque may be NULL)
+void phys_apply_force(const physModel* m, const physData* d, double* qfrc, int body, const double point[3],
+                      const double force[3], const double torque[3]);
+// velocity of a world point attached to body: v = v_O + w x point (from cvel)
+void phys_point_velocity(double res[3], const physData* d, int body, const double point[3]);
+
+// length of spring s along its site path (sum of segment lengths), its rate of change (NULL to skip;
+// needs cvel) and, if qfrc is not NULL, qfrc += -tension * dL/dq' (tension > 0 pulls the sites together)
+double phys_spring_eval(const physModel* m, const physData* d, int s, double* velocity, double tension,
+                        double* qfrc);
+
+#endif  // PHYS_DYN_H

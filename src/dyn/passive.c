@@ -1,0 +1,140 @@
+// passive.c - passive generalized forces (joint springs, dof damping, point-to-point springs along site
+// paths) and actuator generalized forces, with MuJoCo 2.2.2 semantics.
+#include <string.h>
+
+#include "dyn.h"
+#include "rot.h"
+
+//---------------------------------------------------------------------------------------------------------
+// springs along site paths
+
+// L = sum_k |x_{k+1} - x_k|;  dL/dx_k = u_{k-1} - u_k with u_k the unit vector from site k to site k+1;
+// Ldot = sum_k dL/dx_k . v_k;  qfrc += sum_k J_k' (-tension dL/dx_k)
+double phys_spring_eval(const physModel* m, const physData* d, int s, double* velocity, double tension,
+                        double* qfrc) {
+  const int* site = m->spring_site + m->spring_adr[s];
+  int n = m->spring_num[s];
+  double length = 0, ldot = 0, uprev[3] = {0, 0, 0};
+  for (int k = 0; k < n; k++) {
+    const double* x = d->site_xpos + 3 * site[k];
+    double u[3] = {0, 0, 0};
+    if (k + 1 < n) {
+      const double* xn = d->site_xpos + 3 * site[k + 1];
+      for (int i = 0; i < 3; i++) u[i] = xn[i] - x[i];
+      double len = phys_normalize3(u);  // a zero-length segment contributes no direction
+      length += len;
+    }
+    double g[3] = {uprev[0] - u[0], uprev[1] - u[1], uprev[2] - u[2]};  // dL/dx_k
+    int body = m->site_bodyid[site[k]];
+    if (velocity) {
+      double v[3];
+      phys_point_velocity(v, d, body, x);
+      ldot += phys_dot3(g, v);
+    }
+    if (qfrc && tension != 0) {
+      double f[3] = {-tension * g[0], -tension * g[1], -tension * g[2]};
+      phys_apply_force(m, d, qfrc, body, x, f, NULL);
+    }
+    phys_copy3(uprev, u);
+  }
+  if (velocity) *velocity = ldot;
+  return length;
+}
+
+// clamped control of actuator a
+static double actuator_ctrl(const physModel* m, const physData* d, int a) {
+  double c = d->ctrl[a];
+  if (m->actuator_ctrllimited[a]) {
+    const double* r = m->actuator_ctrlrange + 2 * a;
+    c = c < r[0] ? r[0] : (c > r[1] ? r[1] : c);
+  }
+  return c;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// passive forces
+
+// joint springs: hinge/slide -k (q - q_spring); ball -k log(q_spring^-1 q) (body-frame rotation vector,
+// as MuJoCo's mju_subQuat); free: -k (p - p_spring) on the translation, the ball rule on the rotation
+static void joint_springs(const physModel* m, physData* d) {
+  for (int j = 0; j < m->njnt; j++) {
+    double k = m->jnt_stiffness[j];
+    if (k == 0) continue;
+    int qa = m->jnt_qposadr[j], da = m->jnt_dofadr[j];
+    const double* q = d->qpos + qa;
+    const double* q0 = m->qpos_spring + qa;
+    double* f = d->qfrc_passive + da;
+    switch (m->jnt_type[j]) {
+      case PHYS_JNT_FREE:
+        for (int i = 0; i < 3; i++) f[i] -= k * (q[i] - q0[i]);
+        q += 3;
+        q0 += 3;
+        f += 3;
+        // fall through
+      case PHYS_JNT_BALL: {
+        double qn[4] = {q[0], q[1], q[2], q[3]}, q0c[4], dq[4], dif[3];
+        phys_quat_normalize(qn);
+        phys_quat_conj(q0c, q0);
+        phys_quat_mul(dq, q0c, qn);
+        phys_quat_log(dif, dq);
+        for (int i = 0; i < 3; i++) f[i] -= k * dif[i];
+        break;
+      }
+      default:
+        f[0] -= k * (q[0] - q0[0]);
+        break;
+    }
+  }
+}
+
+// qfrc_passive = joint springs - damping*qvel + springs along paths; spring_length/velocity always,
+// spring_force = k (L - L0) + b Ldot (a tension; MuJoCo tendon springs act in both directions) with
+// L0 = spring_restlength + sum of gear[0]*ctrl over PHYS_TRN_RESTLENGTH actuators of the spring
+void phys_passive(const physModel* m, physData* d) {
+  int disabled = m->opt.disableflags & PHYS_DSBL_PASSIVE;
+  memset(d->qfrc_passive, 0, sizeof(double) * (size_t)m->nv);
+  for (int s = 0; s < m->nspring; s++) {
+    d->spring_length[s] = phys_spring_eval(m, d, s, d->spring_velocity + s, 0, NULL);
+    d->spring_force[s] = 0;
+  }
+  if (disabled) return;
+
+  joint_springs(m, d);
+  for (int j = 0; j < m->nv; j++) d->qfrc_passive[j] -= m->dof_damping[j] * d->qvel[j];
+
+  // rest lengths moved by actuators, accumulated in spring_force temporarily as -delta L0
+  if (!(m->opt.disableflags & PHYS_DSBL_ACTUATION))
+    for (int a = 0; a < m->nu; a++)
+      if (m->actuator_trntype[a] == PHYS_TRN_RESTLENGTH)
+        d->spring_force[m->actuator_trnid[a]] -= m->actuator_gear[6 * a] * actuator_ctrl(m, d, a);
+
+  for (int s = 0; s < m->nspring; s++) {
+    double L0 = m->spring_restlength[s] - d->spring_force[s];
+    double t = m->spring_stiffness[s] * (d->spring_length[s] - L0) + m->spring_damping[s] * d->spring_velocity[s];
+    d->spring_force[s] = t;
+    if (t != 0) phys_spring_eval(m, d, s, NULL, t, d->qfrc_passive);
+  }
+}
+
+//---------------------------------------------------------------------------------------------------------
+// actuation
+
+// qfrc_actuator = sum_a moment_a' (ctrl_a clamped): joint hinge/slide gear[0]; ball gear[0..2] and free
+// gear[0..5] on the joint's dofs; spring: force gear[0]*ctrl on the path length (MuJoCo's tendon motor:
+// qfrc = J_L' f, positive f lengthens the spring, i.e. tension -f); restlength actuators act in phys_passive
+void phys_actuation(const physModel* m, physData* d) {
+  memset(d->qfrc_actuator, 0, sizeof(double) * (size_t)m->nv);
+  if (m->opt.disableflags & PHYS_DSBL_ACTUATION) return;
+  for (int a = 0; a < m->nu; a++) {
+    double c = actuator_ctrl(m, d, a);
+    const double* gear = m->actuator_gear + 6 * a;
+    int id = m->actuator_trnid[a];
+    if (m->actuator_trntype[a] == PHYS_TRN_JOINT) {
+      int type = m->jnt_type[id], da = m->jnt_dofadr[id];
+      int n = type == PHYS_JNT_FREE ? 6 : (type == PHYS_JNT_BALL ? 3 : 1);
+      for (int k = 0; k < n; k++) d->qfrc_actuator[da + k] += gear[k] * c;
+    } else if (m->actuator_trntype[a] == PHYS_TRN_SPRING) {
+      phys_spring_eval(m, d, id, NULL, -gear[0] * c, d->qfrc_actuator);
+    }
+  }
+}
