@@ -249,11 +249,30 @@ static double joint_spring_energy(const physModel* m, const physData* d) {
   return e;
 }
 
-// potential energy of the point-to-point springs: 0.5 k (L - L0)^2, L0 the rest length
+// rest length of spring s: spring_restlength + gear[0]*ctrl (clamped) of its PHYS_TRN_RESTLENGTH actuators
+static double spring_rest(const physModel* m, const physData* d, int s) {
+  double L0 = m->spring_restlength[s];
+  if (m->opt.disableflags & PHYS_DSBL_ACTUATION) {
+    return L0;
+  }
+  for (int a = 0; a < m->nu; a++) {
+    if (m->actuator_trntype[a] == PHYS_TRN_RESTLENGTH && m->actuator_trnid[a] == s) {
+      double c = d->ctrl[a];
+      const double* r = m->actuator_ctrlrange + 2 * a;
+      if (m->actuator_ctrllimited[a]) {
+        c = c < r[0] ? r[0] : (c > r[1] ? r[1] : c);
+      }
+      L0 += m->actuator_gear[6 * a] * c;
+    }
+  }
+  return L0;
+}
+
+// potential energy of the point-to-point springs: 0.5 k (L - L0)^2 (two-sided, as MuJoCo's tendon springs)
 static double point_spring_energy(const physModel* m, const physData* d) {
   double e = 0;
   for (int s = 0; s < m->nspring; s++) {
-    double dl = spring_length(m, d, s) - m->spring_restlength[s];
+    double dl = spring_length(m, d, s) - spring_rest(m, d, s);
     e += 0.5 * m->spring_stiffness[s] * dl * dl;
   }
   return e;
