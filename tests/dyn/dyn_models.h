@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dyn/dyn.h"
+#include "spatial.h"
 #include "physid.h"
 #include "rng.h"
 #include "rot.h"
@@ -159,6 +161,50 @@ static inline physModel* tm_tree(uint64_t seed, int with_free) {
   s->spring[sp].stiffness = 15;
   s->spring[sp].damping = 0.4;
   s->spring[sp].restlength = 0.8;
+  // actuators: motors on the first joint of each type (free gear 6-D, ball gear 3-D), a motor on spring
+  // s0 and a rest-length actuator on spring s1; controls limited to [-1, 1]
+  for (int t = PHYS_JNT_FREE; t <= PHYS_JNT_HINGE; t++) {
+    int j = 0;
+    while (j < s->njoint && s->joint[j].type != t) j++;
+    if (j == s->njoint) continue;
+    int a = phys_spec_add_actuator(s);
+    snprintf(s->actuator[a].target, PHYS_NAMELEN, "%s", s->joint[j].name);
+    snprintf(s->actuator[a].name, PHYS_NAMELEN, "a%d", a);
+    for (int k = 0; k < 6; k++) s->actuator[a].gear[k] = phys_rng_range(&r, 0.5, 2);
+    s->actuator[a].ctrllimited = 1;
+    s->actuator[a].ctrlrange[0] = -1;
+    s->actuator[a].ctrlrange[1] = 1;
+  }
+  for (int k = 0; k < 2; k++) {
+    int a = phys_spec_add_actuator(s);
+    snprintf(s->actuator[a].name, PHYS_NAMELEN, "a%d", a);
+    snprintf(s->actuator[a].target, PHYS_NAMELEN, "s%d", k);
+    s->actuator[a].trntype = k ? PHYS_TRN_RESTLENGTH : PHYS_TRN_SPRING;
+    s->actuator[a].gear[0] = k ? 0.3 : 2.5;
+    s->actuator[a].ctrllimited = 1;
+    s->actuator[a].ctrlrange[0] = -1;
+    s->actuator[a].ctrlrange[1] = 1;
+  }
+  return tm_compile(s);
+}
+
+// hinge/slide tree (no quaternions: Lagrange's equations in plain coordinates); multi-hinge bodies
+static inline physModel* tm_hinge_tree(uint64_t seed) {
+  physRng r;
+  phys_rng_seed(&r, seed);
+  physSpec* s = phys_spec_new();
+  int root = tm_body(s, &r, 0, 0, 0, 1);
+  tm_joint(s, &r, root, PHYS_JNT_SLIDE);
+  tm_joint(s, &r, root, PHYS_JNT_HINGE);
+  int a = tm_body(s, &r, root, 0.1, 0, -0.3);
+  for (int k = 0; k < 3; k++) tm_joint(s, &r, a, PHYS_JNT_HINGE);
+  int b = tm_body(s, &r, a, 0, 0.2, -0.3);
+  tm_joint(s, &r, b, PHYS_JNT_HINGE);
+  tm_joint(s, &r, b, PHYS_JNT_SLIDE);
+  int c = tm_body(s, &r, root, 0.2, -0.1, 0);
+  tm_joint(s, &r, c, PHYS_JNT_HINGE);
+  tm_body(s, &r, c, 0.2, 0, 0);  // welded
+  for (int j = 0; j < s->njoint; j++) s->joint[j].armature = phys_rng_range(&r, 0.01, 0.1);
   return tm_compile(s);
 }
 
