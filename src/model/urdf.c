@@ -1,0 +1,801 @@
+// urdf.c - URDF reader (libxml2, network and entity expansion off) into a physSpec.
+#define _XOPEN_SOURCE 700   // realpath
+#include "urdf.h"
+
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "mesh.h"
+
+#ifndef PATH_MAX
+#define PATH_MAX 4096
+#endif
+
+#define URDF_SEARCH_UP 3   // package:// and relative mesh paths may reach this many folders above the file
+
+typedef enum { U_FIXED = 0, U_REVOLUTE, U_CONTINUOUS, U_PRISMATIC, U_FLOATING } uJointType;
+
+typedef struct uLink_ {
+  char name[PHYS_NAMELEN];
+  xmlNode* node;
+  int pjoint;          // joint whose child this link is (-1: a root)
+  int body;            // spec body (0 for a root link named "world")
+  int childadr;        // first entry of this link's child joints in ctx.childjoint
+  int nchild;
+} uLink;
+
+typedef struct uJoint_ {
+  char name[PHYS_NAMELEN];
+  xmlNode* node;
+  int type;            // uJointType
+  int parent, child;   // link indices
+} uJoint;
+
+typedef struct urdfCtx_ {
+  const char* file;              // file name for messages
+  char dir[PATH_MAX];            // canonical folder of the file
+  char top[PATH_MAX];            // mesh boundary: URDF_SEARCH_UP folders above dir
+  physLoadOptions opt;
+  physLog* log;
+  physSpec* s;
+  uLink* link;
+  int nlink;
+  uJoint* joint;
+  int njoint;
+  int* childjoint;               // child joints of every link, grouped by parent (file order)
+  double* meshscale;             // scale of each spec mesh, nmesh x 3 (to share identical meshes)
+} urdfCtx;
+
+//---------------------------------------------------------------------------------------------------------
+// messages: "file:line: <kind> 'name': what is wrong"
+
+// record an error located at node, attributed to the object (kind, name)
+static physStatus uerr(urdfCtx* c, const xmlNode* node, const char* kind, const char* name, physStatus st,
+                       const char* fmt, ...) __attribute__((format(printf, 6, 7)));
+static physStatus uerr(urdfCtx* c, const xmlNode* node, const char* kind, const char* name, physStatus st,
+                       const char* fmt, ...) {
+  char msg[PHYS_MSGLEN];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof(msg), fmt, ap);
+  va_end(ap);
+  long line = node ? xmlGetLineNo(node) : 0;
+  return phys_error(c->log, st, "%s:%ld: %s '%s': %s", c->file, line, kind, name, msg);
+}
+
+// record a warning located at node, attributed to the object (kind, name)
+static void uwarn(urdfCtx* c, const xmlNode* node, const char* kind, const char* name, const char* fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static void uwarn(urdfCtx* c, const xmlNode* node, const char* kind, const char* name, const char* fmt, ...) {
+  char msg[PHYS_MSGLEN];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof(msg), fmt, ap);
+  va_end(ap);
+  long line = node ? xmlGetLineNo(node) : 0;
+  phys_warning(c->log, "%s:%ld: %s '%s': %s", c->file, line, kind, name, msg);
+}
+
+//---------------------------------------------------------------------------------------------------------
+// XML access: elements without a namespace only (drake:..., xacro:... and the like are foreign)
+
+// 1 if node is a URDF element (no namespace) called name
+static int is_elem(const xmlNode* node, const char* name) {
+  return node->type == XML_ELEMENT_NODE && !node->ns && xmlStrEqual(node->name, BAD_CAST name);
+}
+
+// first URDF child element of node called name, or NULL
+static xmlNode* child_elem(const xmlNode* node, const char* name) {
+  for (xmlNode* ch = node->children; ch; ch = ch->next) {
+    if (is_elem(ch, name)) return ch;
+  }
+  return NULL;
+}
+
+// copy attribute attr of node into buf (n bytes): 1 found, 0 missing, -1 longer than n-1 bytes
+static int get_attr(const xmlNode* node, const char* attr, char* buf, size_t n) {
+  xmlChar* v = xmlGetNoNsProp(node, BAD_CAST attr);
+  if (!v) return 0;
+  size_t len = strlen((const char*)v);
+  int ok = len < n;
+  if (ok) memcpy(buf, v, len + 1);
+  xmlFree(v);
+  return ok ? 1 : -1;
+}
+
+// read attribute attr of elem (an element inside object kind/name) as exactly n finite numbers;
+// when missing use def, or fail if def is NULL
+static physStatus get_vec(urdfCtx* c, const xmlNode* elem, const char* attr, int n, const double* def,
+                          double* out, const char* kind, const char* name) {
+  char buf[512];
+  int got = get_attr(elem, attr, buf, sizeof(buf));
+  if (got < 0) {
+    return uerr(c, elem, kind, name, PHYS_ERR_PARSE, "<%s> attribute '%s' is too long", elem->name, attr);
+  }
+  if (got == 0) {
+    if (!def) {
+      return uerr(c, elem, kind, name, PHYS_ERR_PARSE, "<%s> needs attribute '%s'", elem->name, attr);
+    }
+    memcpy(out, def, (size_t)n * sizeof(double));
+    return PHYS_OK;
+  }
+  const char* p = buf;
+  for (int k = 0; k < n; k++) {
+    char* end;
+    out[k] = strtod(p, &end);
+    if (end == p) {
+      return uerr(c, elem, kind, name, PHYS_ERR_SIZE, "<%s> %s=\"%s\": expected %d number%s", elem->name,
+                  attr, buf, n, n > 1 ? "s" : "");
+    }
+    if (!isfinite(out[k])) {
+      return uerr(c, elem, kind, name, PHYS_ERR_VALUE, "<%s> %s=\"%s\": value %d is not finite", elem->name,
+                  attr, buf, k + 1);
+    }
+    p = end;
+  }
+  while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
+  if (*p) {
+    return uerr(c, elem, kind, name, PHYS_ERR_SIZE, "<%s> %s=\"%s\": expected %d number%s", elem->name, attr,
+                buf, n, n > 1 ? "s" : "");
+  }
+  return PHYS_OK;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// frames
+
+// quaternion of URDF's fixed-axis roll-pitch-yaw: R = Rz(y) Ry(p) Rx(r), i.e. q = qz(y) qy(p) qx(r)
+static void rpy2quat(double q[4], const double rpy[3]) {
+  double cr = cos(rpy[0] / 2), sr = sin(rpy[0] / 2);
+  double cp = cos(rpy[1] / 2), sp = sin(rpy[1] / 2);
+  double cy = cos(rpy[2] / 2), sy = sin(rpy[2] / 2);
+  q[0] = cy * cp * cr + sy * sp * sr;
+  q[1] = cy * cp * sr - sy * sp * cr;
+  q[2] = cy * sp * cr + sy * cp * sr;
+  q[3] = sy * cp * cr - cy * sp * sr;
+}
+
+// read an optional <origin xyz rpy> child of node (object kind/name) into pos and quat (identity default)
+static physStatus get_origin(urdfCtx* c, const xmlNode* node, double pos[3], double quat[4], const char* kind,
+                             const char* name) {
+  static const double zero[3] = {0, 0, 0};
+  double rpy[3] = {0, 0, 0};
+  pos[0] = pos[1] = pos[2] = 0;
+  xmlNode* o = child_elem(node, "origin");
+  if (o) {
+    physStatus st = get_vec(c, o, "xyz", 3, zero, pos, kind, name);
+    if (st == PHYS_OK) st = get_vec(c, o, "rpy", 3, zero, rpy, kind, name);
+    if (st != PHYS_OK) return st;
+  }
+  rpy2quat(quat, rpy);
+  return PHYS_OK;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// tree: links, joints, the root and a depth-first order
+
+// compare two links (through pointers) by name
+static int cmp_link(const void* a, const void* b) {
+  return strcmp((*(const uLink* const*)a)->name, (*(const uLink* const*)b)->name);
+}
+
+// compare two joints (through pointers) by name
+static int cmp_joint(const void* a, const void* b) {
+  return strcmp((*(const uJoint* const*)a)->name, (*(const uJoint* const*)b)->name);
+}
+
+// index of the link called name in the sorted pointer table, -1 if none
+static int find_link(const urdfCtx* c, uLink* const* sorted, const char* name) {
+  uLink key;
+  snprintf(key.name, sizeof(key.name), "%s", name);
+  const uLink* pk = &key;
+  uLink* const* hit = bsearch(&pk, sorted, (size_t)c->nlink, sizeof(uLink*), cmp_link);
+  return hit ? (int)(*hit - c->link) : -1;
+}
+
+// read a required name attribute of an element of the given kind into name
+static physStatus get_name(urdfCtx* c, const xmlNode* node, const char* kind, char name[PHYS_NAMELEN]) {
+  int got = get_attr(node, "name", name, PHYS_NAMELEN);
+  if (got == 0 || (got > 0 && !name[0])) {
+    return uerr(c, node, kind, "", PHYS_ERR_PARSE, "<%s> needs a non-empty 'name'", kind);
+  }
+  if (got < 0) {
+    return uerr(c, node, kind, "", PHYS_ERR_PARSE, "name longer than %d characters", PHYS_NAMELEN - 1);
+  }
+  return PHYS_OK;
+}
+
+// collect the <link> and <joint> elements of the robot, with unique names
+static physStatus collect(urdfCtx* c, xmlNode* robot) {
+  int nl = 0, nj = 0;
+  for (xmlNode* n = robot->children; n; n = n->next) {
+    nl += is_elem(n, "link");
+    nj += is_elem(n, "joint");
+    if (nl > PHYS_URDF_MAXLINK || nj > PHYS_URDF_MAXLINK) {
+      return phys_error(c->log, PHYS_ERR_NOMEM, "%s: more than %d links or joints", c->file,
+                        PHYS_URDF_MAXLINK);
+    }
+  }
+  if (nl == 0) return phys_error(c->log, PHYS_ERR_MODEL, "%s: <robot> has no <link>", c->file);
+  c->link = calloc((size_t)nl, sizeof(uLink));
+  c->joint = calloc((size_t)(nj ? nj : 1), sizeof(uJoint));
+  if (!c->link || !c->joint) return phys_error(c->log, PHYS_ERR_NOMEM, "%s: out of memory", c->file);
+  for (xmlNode* n = robot->children; n; n = n->next) {
+    physStatus st = PHYS_OK;
+    if (is_elem(n, "link")) {
+      uLink* l = c->link + c->nlink++;
+      l->node = n;
+      l->pjoint = -1;
+      st = get_name(c, n, "link", l->name);
+    } else if (is_elem(n, "joint")) {
+      uJoint* j = c->joint + c->njoint++;
+      j->node = n;
+      st = get_name(c, n, "joint", j->name);
+    }
+    if (st != PHYS_OK) return st;
+  }
+  return PHYS_OK;
+}
+
+// joint type from its attribute; planar and unknown types are errors
+static physStatus joint_type(urdfCtx* c, uJoint* j) {
+  static const char* const names[] = {"fixed", "revolute", "continuous", "prismatic", "floating"};
+  char type[32];
+  int got = get_attr(j->node, "type", type, sizeof(type));
+  if (got == 0) return uerr(c, j->node, "joint", j->name, PHYS_ERR_PARSE, "needs a 'type'");
+  if (got > 0) {
+    for (int k = 0; k < 5; k++) {
+      if (!strcmp(type, names[k])) {
+        j->type = k;
+        return PHYS_OK;
+      }
+    }
+    if (!strcmp(type, "planar")) {
+      return uerr(c, j->node, "joint", j->name, PHYS_ERR_MODEL, "joint type 'planar' is not supported");
+    }
+  }
+  return uerr(c, j->node, "joint", j->name, PHYS_ERR_MODEL, "unknown joint type '%s'", got > 0 ? type : "?");
+}
+
+// resolve one end (<parent> or <child>) of a joint to a link index
+static physStatus joint_end(urdfCtx* c, uLink* const* sorted, const uJoint* j, const char* which, int* link) {
+  xmlNode* e = child_elem(j->node, which);
+  char name[PHYS_NAMELEN];
+  int got = e ? get_attr(e, "link", name, sizeof(name)) : 0;
+  if (got <= 0) return uerr(c, e ? e : j->node, "joint", j->name, PHYS_ERR_PARSE, "needs <%s link=\"...\">",
+                            which);
+  *link = find_link(c, sorted, name);
+  if (*link < 0) {
+    return uerr(c, e, "joint", j->name, PHYS_ERR_MODEL, "%s link '%s' does not exist", which, name);
+  }
+  return PHYS_OK;
+}
+
+// check names, resolve joints, and link every child to its parent joint
+static physStatus build_tree(urdfCtx* c) {
+  uLink** sl = malloc((size_t)c->nlink * sizeof(uLink*));
+  uJoint** sj = malloc((size_t)(c->njoint ? c->njoint : 1) * sizeof(uJoint*));
+  physStatus st = PHYS_OK;
+  if (!sl || !sj) st = phys_error(c->log, PHYS_ERR_NOMEM, "%s: out of memory", c->file);
+
+  // unique names: sort and compare neighbours
+  for (int i = 0; st == PHYS_OK && i < c->nlink; i++) sl[i] = c->link + i;
+  for (int i = 0; st == PHYS_OK && i < c->njoint; i++) sj[i] = c->joint + i;
+  if (st == PHYS_OK) {
+    qsort(sl, (size_t)c->nlink, sizeof(uLink*), cmp_link);
+    qsort(sj, (size_t)c->njoint, sizeof(uJoint*), cmp_joint);
+  }
+  for (int i = 1; st == PHYS_OK && i < c->nlink; i++) {
+    if (!strcmp(sl[i - 1]->name, sl[i]->name)) {
+      const uLink* later = sl[i] > sl[i - 1] ? sl[i] : sl[i - 1];
+      st = uerr(c, later->node, "link", later->name, PHYS_ERR_MODEL, "duplicate link name");
+    }
+  }
+  for (int i = 1; st == PHYS_OK && i < c->njoint; i++) {
+    if (!strcmp(sj[i - 1]->name, sj[i]->name)) {
+      const uJoint* later = sj[i] > sj[i - 1] ? sj[i] : sj[i - 1];
+      st = uerr(c, later->node, "joint", later->name, PHYS_ERR_MODEL, "duplicate joint name");
+    }
+  }
+
+  // joints: type, parent, child; a link has at most one parent joint
+  for (int i = 0; st == PHYS_OK && i < c->njoint; i++) {
+    uJoint* j = c->joint + i;
+    st = joint_type(c, j);
+    if (st == PHYS_OK) st = joint_end(c, sl, j, "parent", &j->parent);
+    if (st == PHYS_OK) st = joint_end(c, sl, j, "child", &j->child);
+    if (st != PHYS_OK) break;
+    uLink* ch = c->link + j->child;
+    if (j->parent == j->child) {
+      st = uerr(c, j->node, "joint", j->name, PHYS_ERR_MODEL, "link '%s' is its own parent", ch->name);
+    } else if (ch->pjoint >= 0) {
+      st = uerr(c, j->node, "joint", j->name, PHYS_ERR_MODEL,
+                "link '%s' has two parents (joints '%s' and '%s')", ch->name, c->joint[ch->pjoint].name,
+                j->name);
+    } else {
+      ch->pjoint = i;
+      c->link[j->parent].nchild++;
+    }
+  }
+  free(sl);
+  free(sj);
+  if (st != PHYS_OK) return st;
+
+  // child joints of each link in file order: prefix sums, then fill
+  c->childjoint = malloc((size_t)(c->njoint ? c->njoint : 1) * sizeof(int));
+  if (!c->childjoint) return phys_error(c->log, PHYS_ERR_NOMEM, "%s: out of memory", c->file);
+  for (int i = 0, adr = 0; i < c->nlink; i++) {
+    c->link[i].childadr = adr;
+    adr += c->link[i].nchild;
+    c->link[i].nchild = 0;
+  }
+  for (int i = 0; i < c->njoint; i++) {
+    uLink* p = c->link + c->joint[i].parent;
+    c->childjoint[p->childadr + p->nchild++] = i;
+  }
+  return PHYS_OK;
+}
+
+// the single root link (no parent joint); errors for none (a cycle) or several
+static physStatus find_root(urdfCtx* c, int* root) {
+  *root = -1;
+  for (int i = 0; i < c->nlink; i++) {
+    if (c->link[i].pjoint >= 0) continue;
+    if (*root >= 0) {
+      const uLink* a = c->link + *root;
+      return uerr(c, c->link[i].node, "link", c->link[i].name, PHYS_ERR_MODEL,
+                  "second root link (link '%s' at line %ld has no parent either): a URDF needs exactly one "
+                  "root", a->name, xmlGetLineNo(a->node));
+    }
+    *root = i;
+  }
+  if (*root < 0) {
+    return uerr(c, c->link[0].node, "link", c->link[0].name, PHYS_ERR_MODEL,
+                "every link has a parent: the joints form a cycle");
+  }
+  return PHYS_OK;
+}
+
+// depth-first preorder of the links from root (parent before child, children in file order);
+// links not reached lie on a cycle
+static physStatus dfs_order(urdfCtx* c, int root, int* order) {
+  int* stack = malloc((size_t)c->nlink * sizeof(int));
+  if (!stack) return phys_error(c->log, PHYS_ERR_NOMEM, "%s: out of memory", c->file);
+  int nstack = 0, norder = 0;
+  stack[nstack++] = root;
+  while (nstack) {
+    int l = stack[--nstack];
+    order[norder++] = l;
+    const uLink* lk = c->link + l;
+    for (int k = lk->nchild - 1; k >= 0; k--) stack[nstack++] = c->joint[c->childjoint[lk->childadr + k]].child;
+  }
+  free(stack);
+  if (norder == c->nlink) return PHYS_OK;
+  char* seen = calloc((size_t)c->nlink, 1);
+  if (!seen) return phys_error(c->log, PHYS_ERR_NOMEM, "%s: out of memory", c->file);
+  for (int i = 0; i < norder; i++) seen[order[i]] = 1;
+  int l = 0;
+  while (seen[l]) l++;
+  free(seen);
+  const uJoint* j = c->joint + c->link[l].pjoint;
+  return uerr(c, c->link[l].node, "link", c->link[l].name, PHYS_ERR_MODEL,
+              "not connected to the root: joint '%s' (line %ld) closes a kinematic loop", j->name,
+              xmlGetLineNo(j->node));
+}
+
+//---------------------------------------------------------------------------------------------------------
+// bodies and joints
+
+// the moving joint of link l's body from its parent joint j: origin, type, axis, limits, dynamics
+static physStatus make_joint(urdfCtx* c, const uJoint* j, int body) {
+  physSpec* s = c->s;
+  physSpecBody* b = s->body + body;
+  physStatus st = get_origin(c, j->node, b->pos, b->quat, "joint", j->name);
+  if (st != PHYS_OK || j->type == U_FIXED) return st;
+
+  static const int jtype[] = {-1, PHYS_JNT_HINGE, PHYS_JNT_HINGE, PHYS_JNT_SLIDE, PHYS_JNT_FREE};
+  int id = phys_spec_add_joint(s, body, jtype[j->type]);
+  if (id < 0) return phys_error(c->log, PHYS_ERR_NOMEM, "%s: out of memory", c->file);
+  physSpecJoint* jt = s->joint + id;
+  snprintf(jt->name, sizeof(jt->name), "%s", j->name);
+  jt->line = (int)xmlGetLineNo(j->node);
+  if (j->type == U_FLOATING) return PHYS_OK;
+
+  // axis in the joint (= child link) frame, default x, normalized
+  static const double xaxis[3] = {1, 0, 0};
+  xmlNode* ax = child_elem(j->node, "axis");
+  double a[3] = {1, 0, 0};
+  if (ax && (st = get_vec(c, ax, "xyz", 3, xaxis, a, "joint", j->name)) != PHYS_OK) return st;
+  double na = sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
+  if (!(na > 1e-12)) return uerr(c, ax, "joint", j->name, PHYS_ERR_VALUE, "<axis> has zero length");
+  for (int k = 0; k < 3; k++) jt->axis[k] = a[k] / na;
+
+  // limits: required for revolute and prismatic (as urdfdom); ignored for continuous
+  static const double zero = 0;
+  xmlNode* lim = child_elem(j->node, "limit");
+  if (j->type != U_CONTINUOUS) {
+    if (!lim) return uerr(c, j->node, "joint", j->name, PHYS_ERR_MODEL, "a %s joint needs <limit>",
+                          j->type == U_REVOLUTE ? "revolute" : "prismatic");
+    if ((st = get_vec(c, lim, "lower", 1, &zero, jt->range, "joint", j->name)) != PHYS_OK) return st;
+    if ((st = get_vec(c, lim, "upper", 1, &zero, jt->range + 1, "joint", j->name)) != PHYS_OK) return st;
+    if (jt->range[0] > jt->range[1]) {
+      return uerr(c, lim, "joint", j->name, PHYS_ERR_VALUE, "<limit> lower %g > upper %g", jt->range[0],
+                  jt->range[1]);
+    }
+    jt->limited = 1;
+  }
+
+  // dynamics: viscous damping; Coulomb friction is not modelled yet
+  xmlNode* dyn = child_elem(j->node, "dynamics");
+  if (dyn) {
+    double fr = 0;
+    if ((st = get_vec(c, dyn, "damping", 1, &zero, &jt->damping, "joint", j->name)) != PHYS_OK) return st;
+    if ((st = get_vec(c, dyn, "friction", 1, &zero, &fr, "joint", j->name)) != PHYS_OK) return st;
+    if (jt->damping < 0) return uerr(c, dyn, "joint", j->name, PHYS_ERR_VALUE, "negative damping");
+    if (fr != 0) uwarn(c, dyn, "joint", j->name, "<dynamics> friction %g ignored (not supported yet)", fr);
+  }
+  if (child_elem(j->node, "mimic")) {
+    uwarn(c, child_elem(j->node, "mimic"), "joint", j->name, "<mimic> ignored: the joint moves freely");
+  }
+  return PHYS_OK;
+}
+
+// inertial of a link: origin, mass (>= 0), full inertia; no <inertial> means mass 0 (URDF semantics)
+static physStatus make_inertial(urdfCtx* c, const uLink* l, physSpecBody* b) {
+  b->has_inertial = 1;
+  b->has_fullinertia = 1;
+  xmlNode* in = child_elem(l->node, "inertial");
+  if (!in) return PHYS_OK;
+  physStatus st = get_origin(c, in, b->ipos, b->iquat, "link", l->name);
+  if (st != PHYS_OK) return st;
+  xmlNode* m = child_elem(in, "mass");
+  if (!m) return uerr(c, in, "link", l->name, PHYS_ERR_PARSE, "<inertial> needs <mass>");
+  if ((st = get_vec(c, m, "value", 1, NULL, &b->mass, "link", l->name)) != PHYS_OK) return st;
+  if (b->mass < 0) return uerr(c, m, "link", l->name, PHYS_ERR_VALUE, "negative mass %g", b->mass);
+  xmlNode* I = child_elem(in, "inertia");
+  if (!I) return uerr(c, in, "link", l->name, PHYS_ERR_PARSE, "<inertial> needs <inertia>");
+  static const char* const names[6] = {"ixx", "iyy", "izz", "ixy", "ixz", "iyz"};
+  for (int k = 0; k < 6; k++) {
+    if ((st = get_vec(c, I, names[k], 1, NULL, b->fullinertia + k, "link", l->name)) != PHYS_OK) return st;
+  }
+  for (int k = 0; k < 3; k++) b->inertia[k] = b->fullinertia[k];
+  return PHYS_OK;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// mesh files
+
+// copy the deepest `up`-th ancestor folder of dir into out ("/" at the top)
+static void ancestor(char* out, size_t n, const char* dir, int up) {
+  snprintf(out, n, "%s", dir);
+  for (int k = 0; k < up; k++) {
+    char* slash = strrchr(out, '/');
+    if (!slash || slash == out) {
+      snprintf(out, n, "/");
+      return;
+    }
+    *slash = 0;
+  }
+}
+
+// 1 if the canonical path lies inside the canonical folder top
+static int inside(const char* path, const char* top) {
+  size_t n = strlen(top);
+  if (n == 1 && top[0] == '/') return 1;
+  return !strncmp(path, top, n) && (path[n] == '/' || path[n] == 0);
+}
+
+// canonical path of base/rest (or of rest alone when base is NULL) if it exists inside c->top
+static int try_path(const urdfCtx* c, const char* base, const char* rest, char out[PATH_MAX]) {
+  char cand[2 * PATH_MAX];
+  if (base) {
+    snprintf(cand, sizeof(cand), "%s/%s", base, rest);
+  } else {
+    snprintf(cand, sizeof(cand), "%s", rest);
+  }
+  if (strlen(cand) >= PATH_MAX || !realpath(cand, out)) return 0;
+  return inside(out, c->top) ? 1 : -1;
+}
+
+// resolve a mesh filename: package://PKG/rest searched in dir and up to URDF_SEARCH_UP parents,
+// file:///abs or /abs as is, anything else relative to dir; 1 found, 0 missing, -1 outside c->top
+static int resolve_mesh(const urdfCtx* c, const char* uri, char out[PATH_MAX]) {
+  if (!strncmp(uri, "package://", 10)) {
+    const char* rest = strchr(uri + 10, '/');
+    if (!rest) return 0;
+    int outside = 0;
+    for (int up = 0; up <= URDF_SEARCH_UP; up++) {
+      char base[PATH_MAX];
+      ancestor(base, sizeof(base), c->dir, up);
+      int r = try_path(c, base, rest + 1, out);
+      if (r > 0) return 1;
+      outside |= r < 0;
+    }
+    return outside ? -1 : 0;
+  }
+  if (!strncmp(uri, "file://", 7)) return try_path(c, NULL, uri + 7, out);
+  if (uri[0] == '/') return try_path(c, NULL, uri, out);
+  return try_path(c, c->dir, uri, out);
+}
+
+// missing or unusable mesh: a warning (geom dropped), or an error with opt.strict_mesh
+static physStatus mesh_problem(urdfCtx* c, const xmlNode* node, const char* link, const char* uri,
+                               const char* what) {
+  if (c->opt.strict_mesh) {
+    return uerr(c, node, "link", link, PHYS_ERR_IO, "mesh '%s' %s", uri, what);
+  }
+  uwarn(c, node, "link", link, "mesh '%s' %s: collision geom dropped", uri, what);
+  return PHYS_OK;
+}
+
+// spec mesh for a resolved file and scale, shared between geoms; loads it the first time; -1 on error
+// (reported at node of link)
+static int get_mesh(urdfCtx* c, const xmlNode* node, const char* link, const char* path,
+                    const double scale[3]) {
+  physSpec* s = c->s;
+  for (int i = 0; i < s->nmesh; i++) {
+    const double* sc = c->meshscale + 3 * i;
+    if (!strcmp(s->mesh[i].file, path) && sc[0] == scale[0] && sc[1] == scale[1] && sc[2] == scale[2]) return i;
+  }
+  double* ms = realloc(c->meshscale, 3 * (size_t)(s->nmesh + 1) * sizeof(double));
+  if (!ms) return phys_error(c->log, PHYS_ERR_NOMEM, "%s: out of memory", c->file), -1;
+  c->meshscale = ms;
+  int id = phys_spec_add_mesh(s);
+  if (id < 0) return phys_error(c->log, PHYS_ERR_NOMEM, "%s: out of memory", c->file), -1;
+  memcpy(ms + 3 * id, scale, 3 * sizeof(double));
+  physSpecMesh* m = s->mesh + id;
+  physLog mlog = {0};
+  if (phys_mesh_load(path, scale, m, &mlog) != PHYS_OK) {
+    uerr(c, node, "link", link, mlog.status, "mesh: %s", mlog.error);
+    return -1;
+  }
+
+  // name: the file's stem, made unique with the mesh index
+  const char* base = strrchr(path, '/');
+  base = base ? base + 1 : path;
+  size_t len = strcspn(base, ".");
+  if (len >= PHYS_NAMELEN - 12) len = PHYS_NAMELEN - 12;
+  snprintf(m->name, sizeof(m->name), "%.*s", (int)len, base);
+  for (int i = 0; i < id; i++) {
+    if (!strcmp(s->mesh[i].name, m->name)) {
+      snprintf(m->name, sizeof(m->name), "%.*s_%d", (int)len, base, id);
+      break;
+    }
+  }
+  return id;
+}
+
+// <mesh filename scale>: resolve, check the format, load; *mesh = -1 when the geom is dropped
+static physStatus make_mesh(urdfCtx* c, const xmlNode* node, const char* link, int* mesh) {
+  static const double one[3] = {1, 1, 1};
+  char uri[1024], path[PATH_MAX];
+  double scale[3];
+  *mesh = -1;
+  int got = get_attr(node, "filename", uri, sizeof(uri));
+  if (got <= 0) return uerr(c, node, "link", link, PHYS_ERR_PARSE, "<mesh> needs a 'filename'");
+  physStatus st = get_vec(c, node, "scale", 3, one, scale, "link", link);
+  if (st != PHYS_OK) return st;
+  size_t n = strlen(uri);
+  int supported = n > 4 && (!strcasecmp(uri + n - 4, ".stl") || !strcasecmp(uri + n - 4, ".obj"));
+  if (!supported) return mesh_problem(c, node, link, uri, "is not STL or OBJ (unsupported format)");
+  int r = resolve_mesh(c, uri, path);
+  if (r == 0) return mesh_problem(c, node, link, uri, "not found");
+  if (r < 0) return mesh_problem(c, node, link, uri, "resolves outside the model's folders (refused)");
+  *mesh = get_mesh(c, node, link, path, scale);
+  return *mesh < 0 ? c->log->status : PHYS_OK;
+}
+
+// one <collision> element of link l on body: a geom, or nothing when its mesh is dropped
+static physStatus make_collision(urdfCtx* c, const uLink* l, const xmlNode* col, int body) {
+  double pos[3], quat[4], size[3] = {0, 0, 0};
+  physStatus st = get_origin(c, col, pos, quat, "link", l->name);
+  if (st != PHYS_OK) return st;
+  xmlNode* geo = child_elem(col, "geometry");
+  xmlNode* shape = NULL;
+  for (xmlNode* ch = geo ? geo->children : NULL; ch && !shape; ch = ch->next) {
+    if (ch->type == XML_ELEMENT_NODE && !ch->ns) shape = ch;
+  }
+  if (!shape) return uerr(c, col, "link", l->name, PHYS_ERR_PARSE, "<collision> needs <geometry> with a shape");
+
+  int type = -1, mesh = -1;
+  double v[3] = {0, 0, 0};
+  if (is_elem(shape, "box")) {
+    type = PHYS_GEOM_BOX;
+    st = get_vec(c, shape, "size", 3, NULL, v, "link", l->name);
+    for (int k = 0; k < 3; k++) size[k] = v[k] / 2;
+  } else if (is_elem(shape, "sphere")) {
+    type = PHYS_GEOM_SPHERE;
+    st = get_vec(c, shape, "radius", 1, NULL, size, "link", l->name);
+  } else if (is_elem(shape, "cylinder") || is_elem(shape, "capsule")) {
+    type = is_elem(shape, "cylinder") ? PHYS_GEOM_CYLINDER : PHYS_GEOM_CAPSULE;
+    st = get_vec(c, shape, "radius", 1, NULL, size, "link", l->name);
+    if (st == PHYS_OK) st = get_vec(c, shape, "length", 1, NULL, v, "link", l->name);
+    size[1] = v[0] / 2;
+  } else if (is_elem(shape, "mesh")) {
+    type = PHYS_GEOM_MESH;
+    st = make_mesh(c, shape, l->name, &mesh);
+    if (st != PHYS_OK || mesh < 0) return st;
+  } else {
+    uwarn(c, shape, "link", l->name, "unknown collision shape <%s>: geom dropped", shape->name);
+    return PHYS_OK;
+  }
+  if (st != PHYS_OK) return st;
+  int nsize = type == PHYS_GEOM_BOX ? 3 : type == PHYS_GEOM_SPHERE ? 1 : type == PHYS_GEOM_MESH ? 0 : 2;
+  for (int k = 0; k < nsize; k++) {
+    if (!(size[k] > 0)) return uerr(c, shape, "link", l->name, PHYS_ERR_VALUE, "<%s> size must be positive",
+                                    shape->name);
+  }
+
+  int id = phys_spec_add_geom(c->s, body, type);
+  if (id < 0) return phys_error(c->log, PHYS_ERR_NOMEM, "%s: out of memory", c->file);
+  physSpecGeom* g = c->s->geom + id;
+  memcpy(g->pos, pos, sizeof(pos));
+  memcpy(g->quat, quat, sizeof(quat));
+  memcpy(g->size, size, sizeof(size));
+  g->mesh = mesh;
+  g->contype = g->conaffinity = 1;
+  g->condim = 3;
+  g->friction[0] = 1;
+  g->friction[1] = 0.005;
+  g->friction[2] = 0.0001;
+  g->line = (int)xmlGetLineNo(col);
+  if (get_attr(col, "name", g->name, sizeof(g->name)) < 0) g->name[0] = 0;
+  for (int i = 0; i < id && g->name[0]; i++) {
+    if (!strcmp(c->s->geom[i].name, g->name)) g->name[0] = 0;   // keep geom names unique: first one wins
+  }
+  return PHYS_OK;
+}
+
+// body of link l (parent body already made), its joint, inertial and collision geoms
+static physStatus make_link(urdfCtx* c, uLink* l, int isroot) {
+  physSpec* s = c->s;
+  physStatus st = PHYS_OK;
+  if (isroot && !strcmp(l->name, "world")) {
+    // a root link called "world" is the world body itself
+    l->body = 0;
+    if (child_elem(l->node, "inertial")) uwarn(c, l->node, "link", l->name, "<inertial> of the world ignored");
+  } else {
+    int parent = isroot ? 0 : c->link[c->joint[l->pjoint].parent].body;
+    l->body = phys_spec_add_body(s, parent);
+    if (l->body < 0) return phys_error(c->log, PHYS_ERR_NOMEM, "%s: out of memory", c->file);
+    physSpecBody* b = s->body + l->body;
+    snprintf(b->name, sizeof(b->name), "%s", l->name);
+    b->line = (int)xmlGetLineNo(l->node);
+    if (isroot && c->opt.urdf_floating) {
+      int j = phys_spec_add_joint(s, l->body, PHYS_JNT_FREE);
+      if (j < 0) return phys_error(c->log, PHYS_ERR_NOMEM, "%s: out of memory", c->file);
+      snprintf(s->joint[j].name, sizeof(s->joint[j].name), "%.120s_root", l->name);
+      s->joint[j].line = b->line;
+    } else if (!isroot) {
+      st = make_joint(c, c->joint + l->pjoint, l->body);
+    }
+    if (st == PHYS_OK) st = make_inertial(c, l, s->body + l->body);
+  }
+  for (xmlNode* ch = l->node->children; ch && st == PHYS_OK; ch = ch->next) {
+    if (is_elem(ch, "collision")) st = make_collision(c, l, ch, l->body);
+  }
+  return st;
+}
+
+// a moving body whose whole subtree has no mass cannot be accelerated: refuse it with the link's name
+static physStatus check_masses(urdfCtx* c) {
+  const physSpec* s = c->s;
+  double* sub = calloc((size_t)s->nbody, sizeof(double));
+  int* moving = calloc((size_t)s->nbody, sizeof(int));
+  physStatus st = PHYS_OK;
+  if (!sub || !moving) st = phys_error(c->log, PHYS_ERR_NOMEM, "%s: out of memory", c->file);
+  for (int j = 0; st == PHYS_OK && j < s->njoint; j++) moving[s->joint[j].body] = 1;
+  for (int b = s->nbody - 1; st == PHYS_OK && b > 0; b--) {   // children come after parents
+    sub[b] += s->body[b].mass;
+    sub[s->body[b].parent] += sub[b];
+  }
+  for (int b = 1; st == PHYS_OK && b < s->nbody; b++) {
+    if (moving[b] && !(sub[b] > 0)) {
+      phys_error(c->log, PHYS_ERR_MODEL,
+                 "%s:%d: link '%s': moves but it and its children have no mass (add an <inertial>)", c->file,
+                 s->body[b].line, s->body[b].name);
+      st = PHYS_ERR_MODEL;
+    }
+  }
+  free(sub);
+  free(moving);
+  return st;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// entry points
+
+// folder of the file (canonical) and the mesh boundary above it
+static physStatus set_folders(urdfCtx* c, const char* filename) {
+  char full[PATH_MAX];
+  if (!realpath(filename, full)) return phys_error(c->log, PHYS_ERR_IO, "%s: cannot open file", filename);
+  ancestor(c->dir, sizeof(c->dir), full, 1);
+  ancestor(c->top, sizeof(c->top), c->dir, URDF_SEARCH_UP);
+  return PHYS_OK;
+}
+
+// parse the XML document with network access and entity expansion off; errors give file and line
+static xmlDoc* read_xml(urdfCtx* c, const char* filename) {
+  xmlParserCtxt* px = xmlNewParserCtxt();
+  if (!px) return phys_error(c->log, PHYS_ERR_NOMEM, "%s: out of memory", filename), NULL;
+  xmlDoc* doc = xmlCtxtReadFile(px, filename, NULL, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING |
+                                               XML_PARSE_BIG_LINES);
+  if (!doc) {
+    const xmlError* e = xmlCtxtGetLastError(px);
+    char msg[512] = "malformed XML";
+    if (e && e->message) {
+      snprintf(msg, sizeof(msg), "%s", e->message);
+      msg[strcspn(msg, "\n")] = 0;
+    }
+    phys_error(c->log, PHYS_ERR_PARSE, "%s:%d: XML error: %s", filename, e ? e->line : 0, msg);
+  }
+  xmlFreeParserCtxt(px);
+  return doc;
+}
+
+// fill c->s from the document's <robot>
+static physStatus read_robot(urdfCtx* c, xmlDoc* doc) {
+  xmlNode* robot = xmlDocGetRootElement(doc);
+  if (!robot || !is_elem(robot, "robot")) {
+    return phys_error(c->log, PHYS_ERR_PARSE, "%s:%ld: root element is <%s>, expected <robot>", c->file,
+                      robot ? xmlGetLineNo(robot) : 0L, robot ? (const char*)robot->name : "none");
+  }
+  if (get_attr(robot, "name", c->s->modelname, sizeof(c->s->modelname)) < 0) c->s->modelname[0] = 0;
+  physStatus st = collect(c, robot);
+  if (st == PHYS_OK) st = build_tree(c);
+  int root = -1;
+  if (st == PHYS_OK) st = find_root(c, &root);
+  int* order = st == PHYS_OK ? malloc((size_t)c->nlink * sizeof(int)) : NULL;
+  if (st == PHYS_OK && !order) st = phys_error(c->log, PHYS_ERR_NOMEM, "%s: out of memory", c->file);
+  if (st == PHYS_OK) st = dfs_order(c, root, order);
+  for (int i = 0; st == PHYS_OK && i < c->nlink; i++) st = make_link(c, c->link + order[i], i == 0);
+  free(order);
+  if (st == PHYS_OK) st = check_masses(c);
+  return st;
+}
+
+// parse a URDF file into a new spec
+physSpec* phys_parse_urdf(const char* filename, const physLoadOptions* opt, physLog* log) {
+  physLog dummy = {0};
+  if (!log) log = &dummy;
+  if (!filename) return phys_error(log, PHYS_ERR_ARG, "phys_parse_urdf: NULL filename"), NULL;
+  urdfCtx c = {.file = filename, .log = log};
+  if (opt) c.opt = *opt;
+  if (set_folders(&c, filename) != PHYS_OK) return NULL;
+  xmlInitParser();
+  xmlDoc* doc = read_xml(&c, filename);
+  if (!doc) return NULL;
+  c.s = phys_spec_new();
+  physStatus st = c.s ? PHYS_OK : phys_error(log, PHYS_ERR_NOMEM, "%s: out of memory", filename);
+  if (st == PHYS_OK) {
+    snprintf(c.s->filename, sizeof(c.s->filename), "%s", filename);
+    c.s->inertiafromgeom = 0;   // URDF gives every link's inertia (or none: mass 0)
+    st = read_robot(&c, doc);
+  }
+  xmlFreeDoc(doc);
+  free(c.link);
+  free(c.joint);
+  free(c.childjoint);
+  free(c.meshscale);
+  if (st != PHYS_OK) {
+    phys_spec_free(c.s);
+    return NULL;
+  }
+  return c.s;
+}
+
+// parse and compile a URDF file
+physModel* phys_load_urdf(const char* filename, const physLoadOptions* opt, physLog* log) {
+  physSpec* s = phys_parse_urdf(filename, opt, log);
+  if (!s) return NULL;
+  physModel* m = phys_compile(s, log);
+  phys_spec_free(s);
+  return m;
+}
