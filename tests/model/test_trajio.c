@@ -238,6 +238,7 @@ static void test_quaternions(void) {
   CHECK(msg_has(&log, "f.csv:7:", "joint 'root' (free)", "q3..q6"));
   q[3] = 1;
   q[8] = 0.5;
+  memset(&log, 0, sizeof log);    // the log keeps the first error: a fresh one per failing call
   CHECK(phys_traj_check_quat(q, &m, "f.csv", 8, &log) == PHYS_ERR_VALUE);
   CHECK(msg_has(&log, "f.csv:8:", "joint 'wrist' (ball)", "q8..q11"));
   q[8] = 1 + 9e-7;       // within tolerance: normalized

@@ -1,0 +1,479 @@
+// test_cli.c - the physid binary (env PHYS_BIN) run as a user would: help and usage errors, `info` values
+// against a model built here, `--json` read back with cJSON, bad inputs (each: nonzero exit, a message
+// naming file and line, no output file left behind), exact trajectory round trip through --init, SIGINT.
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "test.h"
+
+static const char* g_bin;         // the physid binary
+static char g_dir[64];            // scratch folder of this test
+#define HUMANOID "/usr/share/mujoco/model/humanoid/humanoid.xml"
+
+// a model with a hinge, a slide and a free body; masses 2 + 0.5 + 1.5; one keyframe moving everything
+static const char* g_model =
+    "<mujoco model=\"clitest\">\n"
+    "  <option timestep=\"0.005\" gravity=\"0 0 -9.81\"/>\n"
+    "  <worldbody>\n"
+    "    <body name=\"base\" pos=\"0 0 1\">\n"
+    "      <joint name=\"hinge1\" type=\"hinge\" axis=\"0 1 0\" damping=\"0.1\"/>\n"
+    "      <inertial pos=\"0 0 -0.25\" mass=\"2\" diaginertia=\"0.05 0.05 0.01\"/>\n"
+    "      <body name=\"link2\" pos=\"0 0 -0.5\">\n"
+    "        <joint name=\"slide2\" type=\"slide\" axis=\"0 0 1\" stiffness=\"50\"/>\n"
+    "        <inertial pos=\"0 0 0\" mass=\"0.5\" diaginertia=\"0.01 0.01 0.01\"/>\n"
+    "        <site name=\"tip\"/>\n"
+    "      </body>\n"
+    "    </body>\n"
+    "    <body name=\"ball\" pos=\"1 0 2\">\n"
+    "      <freejoint name=\"free\"/>\n"
+    "      <inertial pos=\"0 0 0\" mass=\"1.5\" diaginertia=\"0.1 0.2 0.3\"/>\n"
+    "      <geom type=\"sphere\" size=\"0.1\" contype=\"0\" conaffinity=\"0\"/>\n"
+    "    </body>\n"
+    "  </worldbody>\n"
+    "  <actuator><motor joint=\"hinge1\" ctrllimited=\"true\" ctrlrange=\"-2 2\"/></actuator>\n"
+    "  <keyframe><key qpos=\"0.3 0.05 1 0 2 1 0 0 0\" qvel=\"0.5 0 0.1 0.2 0.3 0.4 1 2\"/></keyframe>\n"
+    "</mujoco>\n";
+
+//---------------------------------------------------------------------------------------------------------
+// running the binary
+
+typedef struct cliRun_ {
+  int code;                 // exit code (-1 if killed by a signal)
+  int sig;                  // signal that ended it (0 if none)
+  char* out;                // stdout (malloc'd, nul-terminated)
+  char* err;                // stderr (malloc'd)
+} cliRun;
+
+// path of a file in the scratch folder (one of 64 rotating buffers: copy it to keep it longer)
+static const char* path(const char* name) {
+  static char buf[64][512];
+  static int k = 0;
+  k = (k + 1) % 64;
+  snprintf(buf[k], sizeof buf[k], "%s/%s", g_dir, name);
+  return buf[k];
+}
+
+// write text to a file in the scratch folder (none if text is NULL); returns its path
+static const char* write_file(const char* name, const char* text) {
+  const char* p = path(name);
+  FILE* f = text ? fopen(p, "w") : NULL;
+  if (f) {
+    fputs(text, f);
+    fclose(f);
+  }
+  return p;
+}
+
+// the whole content of a file (malloc'd, nul-terminated; "" if unreadable)
+static char* read_file(const char* p) {
+  FILE* f = fopen(p, "rb");
+  size_t n = 0, cap = 4096;
+  char* s = malloc(cap);
+  while (f && !feof(f)) {
+    if (n + 4096 > cap) s = realloc(s, cap *= 2);
+    n += fread(s + n, 1, 4096, f);
+  }
+  if (f) fclose(f);
+  s[n] = 0;
+  return s;
+}
+
+// start the binary with the NULL-terminated argument list; stdout/stderr to files in the scratch folder
+static pid_t spawn(const char* const* args) {
+  const char* argv[32] = {g_bin};
+  int n = 1;
+  while (args[n - 1] && n < 31) argv[n] = args[n - 1], n++;
+  argv[n] = NULL;
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    char po[512], pe[512];
+    snprintf(po, sizeof po, "%s/.stdout", g_dir);
+    snprintf(pe, sizeof pe, "%s/.stderr", g_dir);
+    int fo = open(po, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int fe = open(pe, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fo, 1);
+    dup2(fe, 2);
+    execv(g_bin, (char* const*)argv);
+    _exit(127);
+  }
+  return pid;
+}
+
+// wait for a spawned run and collect its exit status and output
+static cliRun collect(pid_t pid) {
+  cliRun r = {-1, 0, NULL, NULL};
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (WIFEXITED(status)) r.code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) r.sig = WTERMSIG(status);
+  r.out = read_file(path(".stdout"));
+  r.err = read_file(path(".stderr"));
+  return r;
+}
+
+// run physid with the given arguments (NULL-terminated) and wait for it
+static cliRun run(const char* arg, ...) {
+  const char* args[32];
+  int n = 0;
+  va_list ap;
+  va_start(ap, arg);
+  for (const char* a = arg; a && n < 31; a = va_arg(ap, const char*)) args[n++] = a;
+  va_end(ap);
+  args[n] = NULL;
+  return collect(spawn(args));
+}
+
+// free a run's output
+static void run_free(cliRun* r) {
+  free(r->out);
+  free(r->err);
+}
+
+// number of entries in the scratch folder other than ".", "..", ".stdout", ".stderr" and the inputs
+// whose names start with "in_" (so outputs and temporaries are counted)
+static int count_outputs(void) {
+  DIR* dir = opendir(g_dir);
+  int n = 0;
+  for (struct dirent* e; dir && (e = readdir(dir));) {
+    n += e->d_name[0] != '.' && strncmp(e->d_name, "in_", 3) != 0;
+  }
+  if (dir) closedir(dir);
+  return n;
+}
+
+// 1 if s contains frag; prints both otherwise
+static int has(const char* s, const char* frag) {
+  if (s && strstr(s, frag)) return 1;
+  fprintf(stderr, "  text lacks '%s':\n---\n%s---\n", frag, s ? s : "(null)");
+  return 0;
+}
+
+// number of lines in s
+static int count_lines(const char* s) {
+  int n = 0;
+  for (; *s; s++) n += *s == '\n';
+  return n;
+}
+
+// pointer to the start of line k (0-based) of s, NULL if s has fewer lines
+static const char* line_at(const char* s, int k) {
+  for (; k > 0 && s; k--) {
+    s = strchr(s, '\n');
+    if (s) s++;
+  }
+  return s && *s ? s : NULL;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// tests
+
+// --help, --version, usage errors: exit codes 0 and 2, messages that say what is wrong
+static void test_usage(void) {
+  const char* model = write_file("in_model.xml", g_model);
+  cliRun r = run("--version", NULL);
+  CHECK(r.code == 0 && has(r.out, "physid 0."));
+  run_free(&r);
+  r = run("--help", NULL);
+  CHECK(r.code == 0 && has(r.out, "info") && has(r.out, "simulate"));
+  run_free(&r);
+  r = run("simulate", "--help", NULL);
+  CHECK(r.code == 0 && has(r.out, "--steps N") && has(r.out, "--ctrl zero|random") && has(r.out, "--init"));
+  run_free(&r);
+  r = run("info", "-h", NULL);
+  CHECK(r.code == 0 && has(r.out, "--json"));
+  run_free(&r);
+
+  struct { const char* args[8]; const char* msg; } bad[] = {
+      {{NULL}, "usage"},
+      {{"frobnicate", NULL}, "unknown command 'frobnicate'"},
+      {{"simulate", NULL}, "missing argument MODEL"},
+      {{"simulate", model, NULL}, "missing required option --steps"},
+      {{"simulate", model, "--steps", "-1", NULL}, "--steps expects an integer"},
+      {{"simulate", model, "--steps", "10x", NULL}, "--steps expects an integer"},
+      {{"simulate", model, "--steps", "3", "--ctrl", "bang", NULL}, "--ctrl must be one of zero|random"},
+      {{"simulate", model, "--steps", "3", "--dt", "0", NULL}, "--dt expects a number"},
+      {{"simulate", model, "--steps", "3", "--dt", "nan", NULL}, "--dt expects a number"},
+      {{"simulate", model, "--steps", "3", "--out", NULL}, "--out needs a value"},
+      {{"info", model, "--bogus", NULL}, "unknown option '--bogus'"},
+      {{"info", model, "extra", NULL}, "unexpected argument 'extra'"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    r = collect(spawn(bad[i].args));
+    CHECK_MSG(r.code == 2, "case %zu exit %d", i, r.code);
+    CHECK(has(r.err, bad[i].msg));
+    CHECK(r.out[0] == 0);
+    run_free(&r);
+  }
+}
+
+// value of "key: " in key: value text (pointer into text), NULL if absent
+static const char* value_of(const char* text, const char* key) {
+  char k[64];
+  snprintf(k, sizeof k, "\n%s: ", key);
+  const char* p = strncmp(text, k + 1, strlen(k + 1)) == 0 ? text - 1 : strstr(text, k);
+  return p ? p + strlen(k) : NULL;
+}
+
+// info text and JSON against the model written above
+static void test_info(void) {
+  const char* model = write_file("in_model.xml", g_model);
+  cliRun r = run("info", model, NULL);
+  CHECK(r.code == 0);
+  const char* keys[] = {"nq", "nv", "nbody", "njnt", "ngeom", "nsite", "nspring", "nu", "nkey"};
+  const int want[] = {9, 8, 4, 3, 1, 1, 0, 1, 1};
+  for (int i = 0; i < 9; i++) {
+    const char* v = value_of(r.out, keys[i]);
+    CHECK_MSG(v && atoi(v) == want[i], "%s: %s", keys[i], v ? v : "missing");
+  }
+  CHECK(has(r.out, "model: clitest\n"));
+  CHECK(has(r.out, "in_model.xml\n"));
+  CHECK(value_of(r.out, "mass") && strtod(value_of(r.out, "mass"), NULL) == 4.0);
+  CHECK(has(r.out, "timestep: 0.0050000000000000001\n"));
+  CHECK(has(r.out, "gravity: 0 0 -9.8100000000000005\n"));
+  CHECK(has(r.out, "joints: hinge1 slide2 free\n"));
+  CHECK(r.err[0] == 0);
+  run_free(&r);
+
+  r = run("info", model, "--json", NULL);
+  CHECK(r.code == 0);
+  cJSON* root = cJSON_Parse(r.out);
+  CHECK(root != NULL);
+  for (int i = 0; root && i < 9; i++) {
+    cJSON* item = cJSON_GetObjectItemCaseSensitive(root, keys[i]);
+    CHECK_MSG(cJSON_IsNumber(item) && item->valuedouble == want[i], "json %s", keys[i]);
+  }
+  cJSON* mass = cJSON_GetObjectItemCaseSensitive(root, "mass");
+  cJSON* dt = cJSON_GetObjectItemCaseSensitive(root, "timestep");
+  cJSON* g = cJSON_GetObjectItemCaseSensitive(root, "gravity");
+  cJSON* joints = cJSON_GetObjectItemCaseSensitive(root, "joints");
+  cJSON* name = cJSON_GetObjectItemCaseSensitive(root, "model");
+  CHECK(cJSON_IsNumber(mass) && mass->valuedouble == 4.0);
+  CHECK(cJSON_IsNumber(dt) && dt->valuedouble == 0.005);
+  CHECK(cJSON_GetArraySize(g) == 3 && cJSON_GetArrayItem(g, 2)->valuedouble == -9.81);
+  CHECK(cJSON_GetArraySize(joints) == 3 && cJSON_IsString(cJSON_GetArrayItem(joints, 1)) &&
+        strcmp(cJSON_GetArrayItem(joints, 1)->valuestring, "slide2") == 0);
+  CHECK(cJSON_IsString(name) && strcmp(name->valuestring, "clitest") == 0);
+  cJSON_Delete(root);
+  run_free(&r);
+}
+
+// a model-loading failure: exit 1, message names the file (and line if want_line), nothing on stdout
+static void check_bad_model(const char* name, const char* xml, const char* frag) {
+  const char* model = write_file(name, xml);
+  cliRun r = run("simulate", model, "--steps", "5", "--out", path("out.csv"), NULL);
+  char where[128];
+  snprintf(where, sizeof where, "%s:", name);
+  CHECK_MSG(r.code == 1, "%s: exit %d", name, r.code);
+  CHECK(has(r.err, "physid: ") && has(r.err, where) && has(r.err, frag));
+  CHECK_MSG(count_outputs() == 0, "%s left an output file", name);
+  run_free(&r);
+}
+
+// bad models: malformed XML, non-positive mass, inertia violating the triangle inequality; and an unknown
+// element, which is only a warning
+static void test_bad_models(void) {
+  check_bad_model("in_malformed.xml", "<mujoco>\n<worldbody>\n<body>\n</worldbody>\n</mujoco>\n", ":");
+  check_bad_model("in_zeromass.xml",
+                  "<mujoco>\n<worldbody>\n<body name=\"b\"><joint type=\"hinge\"/>"
+                  "<inertial pos=\"0 0 0\" mass=\"0\" diaginertia=\"1 1 1\"/></body>\n</worldbody>\n</mujoco>\n",
+                  "in_zeromass.xml:3");
+  check_bad_model("in_negmass.xml",
+                  "<mujoco>\n<worldbody>\n<body name=\"b\"><joint type=\"hinge\"/>"
+                  "<inertial pos=\"0 0 0\" mass=\"-1\" diaginertia=\"1 1 1\"/></body>\n</worldbody>\n</mujoco>\n",
+                  "in_negmass.xml:3");
+  check_bad_model("in_triangle.xml",
+                  "<mujoco>\n<worldbody>\n<body name=\"b\"><joint type=\"hinge\"/>"
+                  "<inertial pos=\"0 0 0\" mass=\"1\" diaginertia=\"0.1 0.1 0.5\"/></body>\n</worldbody>\n"
+                  "</mujoco>\n",
+                  "in_triangle.xml:3");
+  check_bad_model("in_missing.xml", NULL, "in_missing.xml");
+
+  const char* model = write_file("in_unknown.xml", "<mujoco>\n<worldbody>\n<frobnicator/>\n<body>"
+                                 "<joint type=\"slide\"/><geom size=\"0.1\"/></body>\n</worldbody>\n</mujoco>\n");
+  cliRun r = run("info", model, NULL);
+  CHECK(r.code == 0 && has(r.err, "warning: ") && has(r.err, "frobnicator") && has(r.out, "nq: 1\n"));
+  run_free(&r);
+}
+
+// a bad --init file: exit 1, message with file:line and the column, no output file
+static void check_bad_init(const char* name, const char* text, const char* frag1, const char* frag2) {
+  const char* model = write_file("in_model.xml", g_model);
+  const char* init = write_file(name, text);
+  cliRun r = run("simulate", model, "--steps", "5", "--init", init, "--out", path("out.csv"), NULL);
+  CHECK_MSG(r.code == 1, "%s: exit %d", name, r.code);
+  CHECK(has(r.err, frag1) && has(r.err, frag2));
+  CHECK_MSG(count_outputs() == 0, "%s left an output file", name);
+  run_free(&r);
+}
+
+// init files: NaN, wrong column count, bad header, empty, quaternion off unit norm
+static void test_bad_init(void) {
+  const char* header = "t,q0,q1,q2,q3,q4,q5,q6,q7,q8,v0,v1,v2,v3,v4,v5,v6,v7\n";
+  char text[512];
+  snprintf(text, sizeof text, "%s0,nan,0,0,0,0,1,0,0,0,0,0,0,0,0,0,0,0\n", header);
+  check_bad_init("in_nan.csv", text, "in_nan.csv:2: column 'q0'", "not finite");
+  snprintf(text, sizeof text, "%s0,0,0,0,0,1,0,0,0,0,0,0,0,0,0,0,0\n", header);
+  check_bad_init("in_short.csv", text, "in_short.csv:2:", "expected 18 columns");
+  check_bad_init("in_short.csv", text, "found 17", "nq=9, nv=8");
+  check_bad_init("in_header.csv", "t,q0,q1\n0,1,2\n", "in_header.csv:1:", "found 3");
+  check_bad_init("in_empty.csv", "", "in_empty.csv", "empty file");
+  snprintf(text, sizeof text, "%s0,0,0,0,0,0,1.1,0,0,0,0,0,0,0,0,0,0,0\n", header);
+  check_bad_init("in_quat.csv", text, "in_quat.csv:2: joint 'free'", "norm 1.1");
+  snprintf(text, sizeof text, "%s0,0,0,0,0,0,1,0,0,0,0,0,0,0,0,0,0,0\n1,0,0,0,0,0,1,0,0,0,0,0,0,0,0,0,0,0\n",
+           header);
+  check_bad_init("in_tworows.csv", text, "in_tworows.csv:3:", "exactly one state row");
+  check_bad_init("in_missing_dir/none.csv", NULL, "none.csv", "cannot open");
+}
+
+// simulate N steps of model (extra arguments appended) to an output file; returns the text (malloc'd)
+static char* simulate_to(const char* out, const char* model, const char* steps, const char* init,
+                         const char* extra) {
+  const char* args[16] = {"simulate", model, "--steps", steps, "--out", out, "--quiet"};
+  int n = 7;
+  if (init) args[n++] = "--init", args[n++] = init;
+  if (extra) args[n++] = extra;
+  args[n] = NULL;
+  cliRun r = collect(spawn(args));
+  CHECK_MSG(r.code == 0, "simulate %s: exit %d: %s", model, r.code, r.err);
+  run_free(&r);
+  return read_file(out);
+}
+
+// trajectory shape, then round trip: row k of a run as --init reproduces rows k.. bit for bit
+static void check_round_trip(const char* model_path, const char* extra, int nq, int nv) {
+  char model[512];
+  snprintf(model, sizeof model, "%s", model_path);
+  char* a = simulate_to(path("a.csv"), model, "10", NULL, extra);
+  CHECK(count_lines(a) == 12);
+  int ncomma = 0;
+  for (const char* s = line_at(a, 1); s && *s != '\n'; s++) ncomma += *s == ',';
+  CHECK(ncomma == nq + nv);
+  for (int k = 0; k <= 10; k += 3) {
+    const char* row = line_at(a, 1 + k);
+    const char* next = row ? strchr(row, '\n') : NULL;
+    if (!next) continue;
+    char* init = malloc(strlen(a) + 1);
+    size_t hlen = (size_t)(strchr(a, '\n') + 1 - a);
+    memcpy(init, a, hlen);
+    memcpy(init + hlen, row, (size_t)(next + 1 - row));
+    init[hlen + (size_t)(next + 1 - row)] = 0;
+    write_file("in_init.csv", init);
+    char steps[8];
+    snprintf(steps, sizeof steps, "%d", 10 - k);
+    char* b = simulate_to(path("b.csv"), model, steps, path("in_init.csv"), extra);
+    CHECK_MSG(strcmp(b, init) != 0 || k == 10, "run from row %d did not move", k);
+    CHECK_MSG(strncmp(b + hlen, row, strlen(row)) == 0 && strlen(b + hlen) == strlen(row),
+              "%s: rows from %d differ", model, k);
+    CHECK(strncmp(b, a, hlen) == 0);
+    free(b);
+    free(init);
+  }
+  free(a);
+  remove(path("a.csv"));
+  remove(path("b.csv"));
+}
+
+// round trips on the test model (free body tumbling) and the MuJoCo humanoid in the air
+static void test_round_trip(void) {
+  check_round_trip(write_file("in_model.xml", g_model), NULL, 9, 8);
+  if (access(HUMANOID, R_OK) == 0) check_round_trip(HUMANOID, "--no-contact", 28, 27);
+  else fprintf(stderr, "note: %s not installed, humanoid round trip skipped\n", HUMANOID);
+}
+
+// stdout output, the summary line, random controls (deterministic per seed), a step that blows up
+static void test_simulate_misc(void) {
+  const char* model = write_file("in_model.xml", g_model);
+  cliRun r = run("simulate", model, "--steps", "4", NULL);
+  CHECK(r.code == 0 && count_lines(r.out) == 6);
+  const char* header = "t,q0,q1,q2,q3,q4,q5,q6,q7,q8,v0,v1,v2,v3,v4,v5,v6,v7\n";
+  CHECK(strncmp(r.out, header, strlen(header)) == 0);
+  CHECK(has(r.out, "\n0,0.29999999999999999,0.050000000000000003,1,0,2,1,0,0,0,0.5,0,"));
+  CHECK(has(r.err, "4 steps") && has(r.err, "energy"));
+  char t4[64];
+  double t = 0;
+  for (int k = 0; k < 4; k++) t += 0.005;           // time is a running sum of the timestep
+  snprintf(t4, sizeof t4, "%.17g,", t);
+  const char* row4 = line_at(r.out, 5);
+  CHECK(row4 && strncmp(row4, t4, strlen(t4)) == 0);
+  run_free(&r);
+
+  char* s1 = simulate_to(path("r1.csv"), model, "20", NULL, "--ctrl=random");
+  char* s2 = simulate_to(path("r2.csv"), model, "20", NULL, "--ctrl=random");
+  char* s3 = simulate_to(path("r3.csv"), model, "20", NULL, "--seed=5");
+  char* s4 = simulate_to(path("r4.csv"), model, "20", NULL, NULL);
+  CHECK(strcmp(s1, s2) == 0);                 // same seed: same run
+  CHECK(strcmp(s1, s4) != 0);                 // random controls move the hinge differently from zero
+  CHECK(strcmp(s3, s4) == 0);                 // a seed alone does not change zero controls
+  free(s1), free(s2), free(s3), free(s4);
+  for (int i = 1; i <= 4; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "r%d.csv", i);
+    remove(path(name));
+  }
+
+  // a spring so stiff that the state overflows: the step warns, the run fails, no output file
+  const char* stiff = write_file("in_stiff.xml", "<mujoco>\n<worldbody>\n<body><joint type=\"slide\" "
+                                 "stiffness=\"1e300\" ref=\"0\"/><geom size=\"0.1\"/></body>\n</worldbody>\n"
+                                 "<keyframe><key qpos=\"1e10\"/></keyframe>\n</mujoco>\n");
+  r = run("simulate", stiff, "--steps", "100", "--dt", "1", "--out", path("out.csv"), NULL);
+  CHECK(r.code == 1 && has(r.err, "in_stiff.xml: step ") && count_outputs() == 0);
+  run_free(&r);
+
+  r = run("simulate", model, "--steps", "3", "--out", "/nonexistent-dir/x.csv", NULL);
+  CHECK(r.code == 1 && has(r.err, "/nonexistent-dir/x.csv"));
+  run_free(&r);
+}
+
+// SIGINT in the middle of a long run: the process dies of SIGINT and removes its temporary file
+static void test_sigint(void) {
+  const char* model = write_file("in_model.xml", g_model);
+  const char* args[] = {"simulate", model, "--steps", "10000000", "--out", path("out.csv"), NULL};
+  pid_t pid = spawn(args);
+  struct timespec wait = {0, 300 * 1000 * 1000};
+  nanosleep(&wait, NULL);
+  int started = count_outputs() == 1;       // the temporary file exists while running
+  kill(pid, SIGINT);
+  int status = 0, done = 0;
+  for (int i = 0; i < 100 && !done; i++) {   // 10 s at most, then SIGKILL: the handler is broken
+    done = waitpid(pid, &status, WNOHANG) == pid;
+    if (!done) nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
+  }
+  if (!done) kill(pid, SIGKILL), waitpid(pid, &status, 0);
+  cliRun r = {-1, WIFSIGNALED(status) ? WTERMSIG(status) : 0, read_file(path(".stdout")),
+              read_file(path(".stderr"))};
+  CHECK(started);
+  CHECK(r.sig == SIGINT);
+  CHECK(has(r.err, "interrupted"));
+  CHECK(count_outputs() == 0);
+  run_free(&r);
+}
+
+int main(void) {
+  g_bin = getenv("PHYS_BIN");
+  CHECK_MSG(g_bin != NULL && access(g_bin, X_OK) == 0, "PHYS_BIN not set or not executable");
+  if (!g_bin) return test_done();
+  snprintf(g_dir, sizeof g_dir, "/tmp/test_cli_XXXXXX");
+  if (!mkdtemp(g_dir)) return 1;
+  test_usage();
+  test_info();
+  test_bad_models();
+  test_bad_init();
+  test_round_trip();
+  test_simulate_misc();
+  test_sigint();
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
+  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", g_dir);
+  return test_done();
+}

@@ -1,0 +1,25 @@
+// cli.h - shared pieces of the physid command-line tool: exit codes, model loading, the command table.
+#ifndef PHYS_CLI_H
+#define PHYS_CLI_H
+
+#include "args.h"
+#include "physid.h"
+
+enum {
+  CLI_EXIT_OK = 0,
+  CLI_EXIT_INPUT = 1,       // bad input file, numerical failure, I/O error
+  CLI_EXIT_USAGE = 2        // bad command line
+};
+
+// parse a subcommand's arguments; returns -1 to go on, else the exit code (help printed: 0, usage: 2)
+int cli_parse(const char** pos, const argCommand* cmd, int argc, char** argv);
+// load a model (URDF root floating if asked); prints loader warnings and, on failure, the error
+physModel* cli_load_model(const char* filename, int floating);
+// print "physid: <message>" to stderr (printf-style)
+void cli_error(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+
+// subcommands: argv[0] is the subcommand name; return the exit code
+int cli_info(int argc, char** argv);
+int cli_simulate(int argc, char** argv);
+
+#endif  // PHYS_CLI_H

@@ -1,0 +1,92 @@
+// physid.c - the physid command-line tool: subcommand dispatch and the helpers the subcommands share.
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+typedef struct cliCommand_ {
+  const char* name;
+  const char* summary;
+  int (*run)(int argc, char** argv);
+} cliCommand;
+
+static const cliCommand g_commands[] = {
+    {"info", "print the sizes, mass, options and joint names of a model", cli_info},
+    {"simulate", "simulate a model and write its trajectory as CSV", cli_simulate},
+};
+static const int g_ncommand = sizeof g_commands / sizeof g_commands[0];
+
+// print "physid: <message>" to stderr
+void cli_error(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("physid: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+}
+
+// parse a subcommand's arguments, printing help or the usage error
+int cli_parse(const char** pos, const argCommand* cmd, int argc, char** argv) {
+  char err[512] = "";
+  argResult r = args_parse(pos, err, sizeof err, cmd, argc, argv);
+  if (r == ARGS_HELP) {
+    args_help(stdout, cmd);
+    return CLI_EXIT_OK;
+  }
+  if (r == ARGS_USAGE) {
+    cli_error("%s (see 'physid %s --help')", err, cmd->name);
+    return CLI_EXIT_USAGE;
+  }
+  return -1;
+}
+
+// print the loader's warnings to stderr, "warning: " first, and how many were not kept
+static void print_warnings(const physLog* log) {
+  int n = log->nwarning < PHYS_MAXWARN ? log->nwarning : PHYS_MAXWARN;
+  for (int i = 0; i < n; i++) fprintf(stderr, "warning: %s\n", log->warning[i]);
+  if (log->nwarning > n) fprintf(stderr, "warning: ... and %d more warnings\n", log->nwarning - n);
+}
+
+// phys_load with the tool's options; warnings and errors go to stderr
+physModel* cli_load_model(const char* filename, int floating) {
+  physLog log;
+  memset(&log, 0, sizeof log);
+  physLoadOptions opt = {0};
+  opt.urdf_floating = floating;
+  physModel* m = phys_load(filename, &opt, &log);
+  print_warnings(&log);
+  if (!m) cli_error("%s", log.error[0] ? log.error : "cannot load model");
+  return m;
+}
+
+// `physid --help`: the list of subcommands
+static void print_usage(FILE* f) {
+  fprintf(f, "usage: physid COMMAND [options]    (physid COMMAND --help for each command)\n\n"
+             "physid %s: differentiable rigid-body simulation and system identification\n\ncommands:\n",
+          PHYS_VERSION);
+  for (int i = 0; i < g_ncommand; i++) fprintf(f, "  %-10s %s\n", g_commands[i].name, g_commands[i].summary);
+  fprintf(f, "\noptions:\n  -h, --help  show this help and exit\n  --version   print the version and exit\n");
+}
+
+// dispatch on argv[1]
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    print_usage(stderr);
+    return CLI_EXIT_USAGE;
+  }
+  if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+    print_usage(stdout);
+    return CLI_EXIT_OK;
+  }
+  if (strcmp(argv[1], "--version") == 0) {
+    printf("physid %s\n", PHYS_VERSION);
+    return CLI_EXIT_OK;
+  }
+  for (int i = 0; i < g_ncommand; i++) {
+    if (strcmp(argv[1], g_commands[i].name) == 0) return g_commands[i].run(argc - 1, argv + 1);
+  }
+  cli_error("unknown command '%s' (see 'physid --help')", argv[1]);
+  return CLI_EXIT_USAGE;
+}
