@@ -266,6 +266,23 @@ static void test_info(void) {
   CHECK(cJSON_IsString(name) && strcmp(name->valuestring, "clitest") == 0);
   cJSON_Delete(root);
   run_free(&r);
+
+  // URDF: a fixed-base two-link arm has one hinge; --floating adds a free joint (7 q, 6 v)
+  const char* urdf = write_file("in_arm.urdf",
+      "<robot name=\"arm\">\n"
+      "  <link name=\"base\"><inertial><mass value=\"1\"/><inertia ixx=\"1\" iyy=\"1\" izz=\"1\" "
+      "ixy=\"0\" ixz=\"0\" iyz=\"0\"/></inertial></link>\n"
+      "  <link name=\"arm\"><inertial><mass value=\"0.25\"/><inertia ixx=\"0.1\" iyy=\"0.1\" izz=\"0.1\" "
+      "ixy=\"0\" ixz=\"0\" iyz=\"0\"/></inertial></link>\n"
+      "  <joint name=\"shoulder\" type=\"revolute\"><parent link=\"base\"/><child link=\"arm\"/>"
+      "<axis xyz=\"0 0 1\"/><limit lower=\"-1\" upper=\"1\" effort=\"1\" velocity=\"1\"/></joint>\n"
+      "</robot>\n");
+  r = run("info", urdf, NULL);
+  CHECK(r.code == 0 && has(r.out, "\nnq: 1\n") && has(r.out, "\nnv: 1\n") && has(r.out, "shoulder"));
+  run_free(&r);
+  r = run("info", urdf, "--floating", NULL);
+  CHECK(r.code == 0 && has(r.out, "\nnq: 8\n") && has(r.out, "\nnv: 7\n") && has(r.out, "shoulder"));
+  run_free(&r);
 }
 
 // a model-loading failure: exit 1, message names the file (and line if want_line), nothing on stdout
