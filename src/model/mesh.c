@@ -119,39 +119,58 @@ static uint64_t vert_hash(const double v[3]) {
   return h;
 }
 
-// merge the triangle soup tri (ntri x 3 vertices x 3 coords) into unique vertices and faces in out
-static physStatus merge_soup(meshBuf* out, const double* tri, int ntri, const char* path, physLog* log) {
-  size_t nslot = 1;
-  while (nslot < 2 * (size_t)ntri * 3) nslot <<= 1;
+typedef struct vertMerge_ {
+  meshBuf* out;      // unique vertices and faces
+  int* slot;         // hash slots: vertex index or -1
+  size_t nslot;      // power of 2, kept >= 2 * nvert
+} vertMerge;
+
+// (re)build the hash table with nslot slots from the vertices already in out; 0 if out of memory
+static int merge_rehash(vertMerge* mg, size_t nslot) {
   int* slot = malloc(nslot * sizeof(int));
-  if (!slot) return phys_error(log, PHYS_ERR_NOMEM, "%s: out of memory merging %d triangles", path, ntri);
+  if (!slot) return 0;
   for (size_t i = 0; i < nslot; i++) slot[i] = -1;
-  for (int t = 0; t < ntri; t++) {
-    int id[3];
-    for (int k = 0; k < 3; k++) {
-      const double* v = tri + 9 * t + 3 * k;
-      size_t s = (size_t)vert_hash(v) & (nslot - 1);
-      while (slot[s] >= 0) {
-        const double* u = out->vert + 3 * slot[s];
-        if (u[0] == v[0] && u[1] == v[1] && u[2] == v[2]) break;
-        s = (s + 1) & (nslot - 1);
-      }
-      if (slot[s] < 0) {
-        if (!buf_add_vert(out, v)) {
-          free(slot);
-          return phys_error(log, PHYS_ERR_NOMEM, "%s: too many vertices (limit %d)", path,
-                            PHYS_MESH_MAXVERT);
-        }
-        slot[s] = out->nvert - 1;
-      }
-      id[k] = slot[s];
-    }
-    if (!buf_add_face(out, id[0], id[1], id[2])) {
-      free(slot);
-      return phys_error(log, PHYS_ERR_NOMEM, "%s: too many triangles (limit %d)", path, PHYS_MESH_MAXFACE);
+  for (int v = 0; v < mg->out->nvert; v++) {
+    size_t s = (size_t)vert_hash(mg->out->vert + 3 * v) & (nslot - 1);
+    while (slot[s] >= 0) s = (s + 1) & (nslot - 1);
+    slot[s] = v;
+  }
+  free(mg->slot);
+  mg->slot = slot;
+  mg->nslot = nslot;
+  return 1;
+}
+
+// index of vertex v in out, appending it if new; -1 if a cap is reached or allocation fails
+static int merge_vert(vertMerge* mg, const double v[3]) {
+  if (2 * ((size_t)mg->out->nvert + 1) > mg->nslot && !merge_rehash(mg, mg->nslot ? 2 * mg->nslot : 1024)) {
+    return -1;
+  }
+  size_t s = (size_t)vert_hash(v) & (mg->nslot - 1);
+  while (mg->slot[s] >= 0) {
+    const double* u = mg->out->vert + 3 * mg->slot[s];
+    if (u[0] == v[0] && u[1] == v[1] && u[2] == v[2]) return mg->slot[s];
+    s = (s + 1) & (mg->nslot - 1);
+  }
+  if (!buf_add_vert(mg->out, v)) return -1;
+  mg->slot[s] = mg->out->nvert - 1;
+  return mg->slot[s];
+}
+
+// add the triangle (p0, p1, p2), merging its corners with the vertices seen so far
+static physStatus merge_tri(vertMerge* mg, const double p[9], const char* path, physLog* log) {
+  int id[3];
+  for (int k = 0; k < 3; k++) {
+    id[k] = merge_vert(mg, p + 3 * k);
+    if (id[k] < 0) {
+      return phys_error(log, PHYS_ERR_NOMEM, "%s: too many vertices (limit %d) or out of memory", path,
+                        PHYS_MESH_MAXVERT);
     }
   }
-  free(slot);
+  if (!buf_add_face(mg->out, id[0], id[1], id[2])) {
+    return phys_error(log, PHYS_ERR_NOMEM, "%s: too many triangles (limit %d) or out of memory", path,
+                      PHYS_MESH_MAXFACE);
+  }
   return PHYS_OK;
 }
 
@@ -169,32 +188,33 @@ static double read_f32le(const unsigned char* p) {
 // binary STL body: ntri records of 50 bytes (normal 12, vertices 36, attribute 2) after the 84-byte header
 static physStatus stl_binary(meshBuf* out, FILE* fp, uint32_t ntri, const double scale[3], const char* path,
                              physLog* log) {
-  double* tri = malloc((size_t)ntri * 9 * sizeof(double));
-  if (!tri) return phys_error(log, PHYS_ERR_NOMEM, "%s: out of memory for %u triangles", path, ntri);
+  vertMerge mg = {.out = out};
   unsigned char rec[50];
-  for (uint32_t t = 0; t < ntri; t++) {
+  physStatus st = PHYS_OK;
+  for (uint32_t t = 0; t < ntri && st == PHYS_OK; t++) {
     if (fread(rec, 1, 50, fp) != 50) {
-      free(tri);
-      return phys_error(log, PHYS_ERR_PARSE, "%s: truncated binary STL at triangle %u of %u", path, t, ntri);
+      st = phys_error(log, PHYS_ERR_PARSE, "%s: truncated binary STL at triangle %u of %u", path, t, ntri);
+      break;
     }
-    for (int k = 0; k < 9; k++) {
-      double x = read_f32le(rec + 12 + 4 * k);
-      if (!isfinite(x)) {
-        free(tri);
-        return phys_error(log, PHYS_ERR_VALUE, "%s: triangle %u: vertex coordinate is not finite", path, t);
+    double p[9];
+    for (int k = 0; k < 9 && st == PHYS_OK; k++) {
+      p[k] = read_f32le(rec + 12 + 4 * k);
+      if (!isfinite(p[k])) {
+        st = phys_error(log, PHYS_ERR_VALUE, "%s: triangle %u: vertex coordinate is not finite", path, t);
       }
-      tri[9 * (size_t)t + k] = x;
     }
-    for (int k = 0; k < 3; k++) scale_vert(tri + 9 * (size_t)t + 3 * k, scale);
+    if (st != PHYS_OK) break;
+    for (int k = 0; k < 3; k++) scale_vert(p + 3 * k, scale);
+    st = merge_tri(&mg, p, path, log);
   }
-  physStatus st = merge_soup(out, tri, (int)ntri, path, log);
-  free(tri);
+  free(mg.slot);
   return st;
 }
 
 // ASCII STL: solid / facet normal / outer loop / vertex x3 / endloop / endfacet / endsolid, line by line
 static physStatus stl_ascii(meshBuf* out, FILE* fp, const double scale[3], const char* path, physLog* log) {
-  meshBuf soup = {0};   // the triangle soup, 3 vertices per facet, before merging
+  vertMerge mg = {.out = out};
+  double tri[9];        // corners of the current facet
   char* line = NULL;
   size_t cap = 0;
   int lineno = 0, inloop = 0, nloopvert = 0, loopline = 0, sawsolid = 0, sawend = 0;
@@ -230,16 +250,14 @@ static physStatus stl_ascii(meshBuf* out, FILE* fp, const double scale[3], const
       }
       if (st == PHYS_OK) {
         scale_vert(v, scale);
-        if (!buf_add_vert(&soup, v)) {
-          st = phys_error(log, PHYS_ERR_NOMEM, "%s:%d: too many vertices (limit %d)", path, lineno,
-                          PHYS_MESH_MAXVERT);
-        }
-        nloopvert++;
+        memcpy(tri + 3 * nloopvert++, v, sizeof(v));
       }
     } else if (!strcmp(word, "endloop")) {
       if (!inloop || nloopvert != 3) {
         st = phys_error(log, PHYS_ERR_PARSE, "%s:%d: facet has %d vertices, expected 3", path, lineno,
                         nloopvert);
+      } else {
+        st = merge_tri(&mg, tri, path, log);
       }
       inloop = 0;
     } else if (!strcmp(word, "endsolid")) {
@@ -258,8 +276,7 @@ static physStatus stl_ascii(meshBuf* out, FILE* fp, const double scale[3], const
   if (st == PHYS_OK && !sawend) {
     st = phys_error(log, PHYS_ERR_PARSE, "%s:%d: truncated ASCII STL: no 'endsolid'", path, lineno);
   }
-  if (st == PHYS_OK) st = merge_soup(out, soup.vert, soup.nvert / 3, path, log);
-  buf_free(&soup);
+  free(mg.slot);
   return st;
 }
 

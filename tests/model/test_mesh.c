@@ -191,6 +191,52 @@ static void test_cube_files(void) {
   free(m.face);
 }
 
+// a finely tessellated unit cube (n x n quads per side) as binary STL: 6 n^2 + 2 unique vertices after
+// merging (exercises the growing vertex hash), 12 n^2 triangles, still volume 1 and inertia 1/6
+static void test_fine_cube(void) {
+  const int n = 40;
+  const char* p = tmp("fine.stl");
+  FILE* f = fopen(p, "wb");
+  char head[80] = {0};
+  fwrite(head, 1, 80, f);
+  put_u32(f, 12 * n * n);
+  for (int a = 0; a < 3; a++) {
+    int b = (a + 1) % 3, c = (a + 2) % 3;
+    for (int side = 0; side < 2; side++) {
+      for (int i = 0; i < n; i++) {
+        for (int j = 0; j < n; j++) {
+          // corners (i,j) (i+1,j) (i+1,j+1) (i,j+1): normal e_b x e_c = e_a; flip on the side at 0
+          int ci[4] = {i, i + 1, i + 1, i}, cj[4] = {j, j, j + 1, j + 1};
+          int tris[2][3] = {{0, 1, 2}, {0, 2, 3}};
+          for (int t = 0; t < 2; t++) {
+            for (int k = 0; k < 3; k++) put_f32(f, 0);
+            for (int k = 0; k < 3; k++) {
+              int corner = tris[t][side ? k : 2 - k];
+              float v[3];
+              v[a] = (float)side;
+              v[b] = (float)((double)ci[corner] / n);
+              v[c] = (float)((double)cj[corner] / n);
+              for (int d = 0; d < 3; d++) put_f32(f, v[d]);
+            }
+            fputc(0, f);
+            fputc(0, f);
+          }
+        }
+      }
+    }
+  }
+  fclose(f);
+  physLog log = {0};
+  physSpecMesh m = {0};
+  CHECK_MSG(phys_mesh_load(p, NULL, &m, &log) == PHYS_OK, "%s", log.error);
+  CHECK(m.nvert == 6 * n * n + 2);
+  CHECK(m.nface == 12 * n * n);
+  const double one[3] = {1, 1, 1}, half[3] = {0.5, 0.5, 0.5};
+  check_box(&m, one, half, 1e-12);
+  free(m.vert);
+  free(m.face);
+}
+
 // unit right tetrahedron (0, e1, e2, e3): V = 1/6, com = 1/4 (1,1,1); about the origin
 // int x^2 = 1/60, int xy = 1/120, so about the com C_xx = 1/60 - V/16 = 1/160, C_xy = 1/120 - V/16 = -1/480:
 // I_xx = 2/160 = 1/80, I_xy = -C_xy = 1/480
@@ -306,6 +352,7 @@ int main(void) {
   snprintf(dir, sizeof(dir), "/tmp/physid_test_mesh_XXXXXX");
   if (!mkdtemp(dir)) return 1;
   test_cube_files();
+  test_fine_cube();
   test_tetrahedron();
   test_malformed();
   char cmd[300];
