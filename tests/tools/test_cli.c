@@ -457,9 +457,13 @@ static void test_sigint(void) {
   const char* model = write_file("in_model.xml", g_model);
   const char* args[] = {"simulate", model, "--steps", "10000000", "--out", path("out.csv"), NULL};
   pid_t pid = spawn(args);
-  struct timespec wait = {0, 300 * 1000 * 1000};
+  struct timespec wait = {0, 20 * 1000 * 1000};
+  int started = 0;
+  for (int i = 0; i < 500 && !started; i++) {   // wait (10 s at most) for the temporary file to appear
+    nanosleep(&wait, NULL);
+    started = count_outputs() == 1;
+  }
   nanosleep(&wait, NULL);
-  int started = count_outputs() == 1;       // the temporary file exists while running
   kill(pid, SIGINT);
   int status = 0, done = 0;
   for (int i = 0; i < 100 && !done; i++) {   // 10 s at most, then SIGKILL: the handler is broken
