@@ -184,6 +184,19 @@ static void test_atlas(void) {
     CHECK_NEAR(m->body_mass[b], 52.007, 1e-12);
   }
 
+  // utorso's full inertia (ixx 1.466 ixy 0.00362 ixz 0.336 iyy 1.51 iyz 0.001 izz 1.3, no rotation) is
+  // reproduced from the compiled principal moments and frame to rounding
+  int ut = find(m, m->body_name, m->nbody, "utorso");
+  CHECK(ut > 0);
+  if (ut > 0) {
+    double R[9], J[9];
+    const double file[9] = {1.466, 0.00362, 0.336, 0.00362, 1.51, 0.001, 0.336, 0.001, 1.3};
+    quat_matrix(R, m->body_iquat + 4 * ut);
+    rotate_diag(J, R, m->body_inertia + 3 * ut);
+    for (int k = 0; k < 9; k++) CHECK_NEAR(J[k], file[k], 1e-13);
+    CHECK_NEAR(m->body_ipos[3 * ut], -0.0923, 1e-15);
+  }
+
   // the camera frame: joint rpy="1.57079633 0 -1.30899694" against Rz Ry Rx built here
   int b = find(m, m->body_name, m->nbody, "r_situational_awareness_camera_link");
   CHECK(b > 0);
