@@ -1,0 +1,288 @@
+// test_oracle_dyn.c - MuJoCo 2.2.2 as the oracle of the smooth dynamics and of the step.
+//
+// For each model, with MuJoCo's constraint solver (contacts, limits) disabled:
+//  1. at >= 20 random states (qpos within joint ranges, random unit quaternions, random qvel, ctrl,
+//     qfrc_applied and xfrc_applied): qM (mj_fullM), qfrc_bias, qfrc_passive, qfrc_actuator, qacc and the
+//     energies (mj_energyPos/Vel) equal MuJoCo's to 1e-9 relative to the norm of the vector/matrix;
+//  2. a 1 s trajectory from a random state with random constant ctrl: phys_step vs mj_step agree to 1e-6
+//     at every step, in qpos as the tangent-space difference (phys_difference_pos; absolute: m and rad)
+//     and in qvel relative to max(1, |qvel|).
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <mujoco/mujoco.h>
+
+#include "physid.h"
+#include "test.h"
+
+#define PI 3.14159265358979323846
+
+#define NSTATE 24         // random states per model
+#define TOL_DYN 1e-9      // relative to the norm of the reference vector/matrix
+#define TOL_TRAJ 1e-6     // per component: qpos absolute (tangent), qvel relative to max(1, |qvel|)
+
+//---------------------------------------------------------------------------------------------------------
+// random numbers (splitmix64: fixed seed, same sequence on every machine)
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+
+// uniform in [0, 1)
+static double rng_uniform(void) {
+  uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return (double)(z >> 11) * 0x1.0p-53;
+}
+
+// uniform in [lo, hi)
+static double rng_range(double lo, double hi) { return lo + (hi - lo) * rng_uniform(); }
+
+// standard normal (Box-Muller)
+static double rng_normal(void) {
+  double u = rng_uniform(), v = rng_uniform();
+  return sqrt(-2 * log(1 - u)) * cos(2 * PI * v);
+}
+
+// uniformly distributed unit quaternion (normalized 4-D Gaussian)
+static void rng_quat(double q[4]) {
+  double n = 0;
+  for (int i = 0; i < 4; i++) {
+    q[i] = rng_normal();
+    n += q[i] * q[i];
+  }
+  n = sqrt(n);
+  for (int i = 0; i < 4; i++) {
+    q[i] /= n;
+  }
+}
+
+//---------------------------------------------------------------------------------------------------------
+// helpers
+
+// ||a - b|| / max(||b||, 1e-12): the relative error of a against the reference b (n values)
+static double rel_err(const double* a, const double* b, int n) {
+  double e = 0, r = 0;
+  for (int i = 0; i < n; i++) {
+    e += (a[i] - b[i]) * (a[i] - b[i]);
+    r += b[i] * b[i];
+  }
+  return sqrt(e) / fmax(sqrt(r), 1e-12);
+}
+
+// gunzip src into a new temporary file; returns its path in out (caller unlinks), 0 on failure
+static int gunzip_temp(char out[64], const char* src) {
+  snprintf(out, 64, "/tmp/physid_oracle_XXXXXX");
+  int fd = mkstemp(out);
+  gzFile in = gzopen(src, "rb");
+  if (fd < 0 || !in) {
+    return 0;
+  }
+  FILE* f = fdopen(fd, "wb");
+  char buf[8192];
+  int n;
+  while ((n = gzread(in, buf, sizeof(buf))) > 0) {
+    fwrite(buf, 1, (size_t)n, f);
+  }
+  gzclose(in);
+  fclose(f);
+  return 1;
+}
+
+// 1 if the two models have the same sizes and joint layout (the rest of the test relies on it)
+static int same_layout(const physModel* pm, const mjModel* mm) {
+  if (pm->nq != mm->nq || pm->nv != mm->nv || pm->nbody != mm->nbody || pm->njnt != mm->njnt ||
+      pm->nu != mm->nu || pm->nspring != mm->ntendon) {
+    return 0;
+  }
+  for (int j = 0; j < pm->njnt; j++) {
+    if (pm->jnt_type[j] != mm->jnt_type[j] || pm->jnt_qposadr[j] != mm->jnt_qposadr[j] ||
+        pm->jnt_dofadr[j] != mm->jnt_dofadr[j]) {
+      return 0;
+    }
+  }
+  return 1;
+}
+
+// random qpos within joint ranges (qpos0 +- 0.5 for unlimited slides and free positions, [-pi, pi] for
+// unlimited hinges, uniform unit quaternions); random qvel in [-vmax, vmax]; random ctrl within 1.2x the
+// control range (so clamping is exercised) or [-1, 1] when unlimited
+static void random_state(const physModel* m, double* qpos, double* qvel, double* ctrl, double vmax) {
+  for (int j = 0; j < m->njnt; j++) {
+    double* q = qpos + m->jnt_qposadr[j];
+    const double* q0 = m->qpos0 + m->jnt_qposadr[j];
+    const double* r = m->jnt_range + 2 * j;
+    switch (m->jnt_type[j]) {
+      case PHYS_JNT_FREE:
+        for (int i = 0; i < 3; i++) {
+          q[i] = q0[i] + rng_range(-0.5, 0.5);
+        }
+        rng_quat(q + 3);
+        break;
+      case PHYS_JNT_BALL:
+        rng_quat(q);
+        break;
+      case PHYS_JNT_SLIDE:
+        q[0] = m->jnt_limited[j] ? rng_range(r[0], r[1]) : q0[0] + rng_range(-0.5, 0.5);
+        break;
+      default:
+        q[0] = m->jnt_limited[j] ? rng_range(r[0], r[1]) : rng_range(-PI, PI);
+        break;
+    }
+  }
+  for (int i = 0; i < m->nv; i++) {
+    qvel[i] = rng_range(-vmax, vmax);
+  }
+  for (int i = 0; i < m->nu; i++) {
+    const double* cr = m->actuator_ctrlrange + 2 * i;
+    double half = m->actuator_ctrllimited[i] ? 0.6 * (cr[1] - cr[0]) : 1;
+    double mid = m->actuator_ctrllimited[i] ? 0.5 * (cr[0] + cr[1]) : 0;
+    ctrl[i] = mid + rng_range(-half, half);
+  }
+}
+
+// copy physid's state and inputs into MuJoCo's data
+static void copy_state(const physModel* pm, const physData* pd, mjData* md) {
+  memcpy(md->qpos, pd->qpos, sizeof(double) * (size_t)pm->nq);
+  memcpy(md->qvel, pd->qvel, sizeof(double) * (size_t)pm->nv);
+  memcpy(md->ctrl, pd->ctrl, sizeof(double) * (size_t)pm->nu);
+  memcpy(md->qfrc_applied, pd->qfrc_applied, sizeof(double) * (size_t)pm->nv);
+  memcpy(md->xfrc_applied, pd->xfrc_applied, sizeof(double) * 6 * (size_t)pm->nbody);
+  md->time = pd->time;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// the two checks
+
+// random states: M, bias, passive, actuator forces, qacc and energies against mj_forward
+static void check_states(const char* name, const physModel* pm, physData* pd, mjModel* mm, mjData* md) {
+  int nv = pm->nv;
+  double* M = calloc((size_t)nv * nv + 1, sizeof(double));
+  double worst[6] = {0};
+  for (int k = 0; k < NSTATE; k++) {
+    random_state(pm, pd->qpos, pd->qvel, pd->ctrl, 2.0);
+    for (int i = 0; i < nv; i++) {
+      pd->qfrc_applied[i] = rng_range(-1, 1);
+    }
+    for (int i = 6; i < 6 * pm->nbody; i++) {
+      pd->xfrc_applied[i] = rng_range(-1, 1);
+    }
+    copy_state(pm, pd, md);
+    phys_forward(pm, pd);
+    mj_forward(mm, md);
+    mj_fullM(mm, M, md->qM);
+    double e[6];
+    double energy[2];
+    phys_energy(pm, pd, energy);
+    e[0] = rel_err(pd->qM, M, nv * nv);
+    e[1] = rel_err(pd->qfrc_bias, md->qfrc_bias, nv);
+    e[2] = rel_err(pd->qfrc_passive, md->qfrc_passive, nv);
+    e[3] = rel_err(pd->qfrc_actuator, md->qfrc_actuator, nv);
+    e[4] = rel_err(pd->qacc, md->qacc, nv);
+    e[5] = rel_err(energy, md->energy, 2);
+    for (int i = 0; i < 6; i++) {
+      worst[i] = fmax(worst[i], e[i]);
+    }
+  }
+  static const char* what[6] = {"qM", "qfrc_bias", "qfrc_passive", "qfrc_actuator", "qacc", "energy"};
+  printf("%-14s %d states, worst relative error:", name, NSTATE);
+  for (int i = 0; i < 6; i++) {
+    printf(" %s %.1e", what[i], worst[i]);
+    CHECK_MSG(worst[i] <= TOL_DYN, "%s: %s rel err %.3g > %.1g", name, what[i], worst[i], TOL_DYN);
+  }
+  printf("\n");
+  free(M);
+}
+
+// 1 s trajectory from a random state with random constant ctrl: phys_step vs mj_step
+static void check_trajectory(const char* name, const physModel* pm, physData* pd, mjModel* mm,
+                             mjData* md) {
+  int nq = pm->nq, nv = pm->nv;
+  double* dq = calloc((size_t)nv + 1, sizeof(double));
+  phys_reset_data(pm, pd);
+  mj_resetData(mm, md);
+  random_state(pm, pd->qpos, pd->qvel, pd->ctrl, 1.0);
+  copy_state(pm, pd, md);
+  int nstep = (int)lround(1.0 / pm->opt.timestep);
+  double worst_q = 0, worst_v = 0;
+  int nwarn0 = pd->nwarning;
+  for (int s = 0; s < nstep; s++) {
+    phys_step(pm, pd);
+    mj_step(mm, md);
+    // tangent-space position difference and velocity difference, relative to max(1, |value|)
+    phys_difference_pos(pm, dq, 1.0, md->qpos, pd->qpos);
+    for (int i = 0; i < nv; i++) {
+      worst_q = fmax(worst_q, fabs(dq[i]));
+      worst_v = fmax(worst_v, fabs(pd->qvel[i] - md->qvel[i]) / fmax(1, fabs(md->qvel[i])));
+    }
+    if (getenv("PHYS_ORACLE_VERBOSE") && s % 10 == 9) {
+      printf("  step %4d: max |qpos diff| %.2e, max qvel diff %.2e\n", s + 1, worst_q, worst_v);
+    }
+    for (int i = 0; i < nq; i++) {
+      if (!isfinite(pd->qpos[i])) {
+        worst_q = INFINITY;
+      }
+    }
+  }
+  printf("%-14s %d steps of %g s: max |qpos diff| %.1e, max qvel diff %.1e, time %g vs %g\n", name, nstep,
+         pm->opt.timestep, worst_q, worst_v, pd->time, md->time);
+  CHECK_MSG(worst_q <= TOL_TRAJ, "%s: trajectory qpos diff %.3g", name, worst_q);
+  CHECK_MSG(worst_v <= TOL_TRAJ, "%s: trajectory qvel diff %.3g", name, worst_v);
+  CHECK_NEAR(pd->time, md->time, 1e-12);
+  CHECK(pd->nwarning == nwarn0);
+  free(dq);
+}
+
+// load one model in both engines and run both checks
+static void check_model(const char* name, const char* path) {
+  char err[1024] = "";
+  physLog log;
+  memset(&log, 0, sizeof(log));
+  mjModel* mm = mj_loadXML(path, NULL, err, sizeof(err));
+  physModel* pm = phys_load_mjcf(path, &log);
+  CHECK_MSG(mm != NULL, "%s: MuJoCo: %s", path, err);
+  CHECK_MSG(pm != NULL, "%s: physid: %s", path, log.error);
+  if (!mm || !pm) {
+    mj_deleteModel(mm);
+    phys_free_model(pm);
+    return;
+  }
+  mm->opt.disableflags |= mjDSBL_CONSTRAINT | mjDSBL_CONTACT | mjDSBL_LIMIT;
+  mm->opt.enableflags |= mjENBL_ENERGY;
+  int layout = same_layout(pm, mm);
+  CHECK_MSG(layout, "%s: physid and MuJoCo models differ in sizes or joint layout", name);
+  CHECK_NEAR(pm->opt.timestep, mm->opt.timestep, 0);
+  if (layout) {
+    physData* pd = phys_make_data(pm);
+    mjData* md = mj_makeData(mm);
+    check_states(name, pm, pd, mm, md);
+    check_trajectory(name, pm, pd, mm, md);
+    phys_free_data(pd);
+    mj_deleteData(md);
+  }
+  phys_free_model(pm);
+  mj_deleteModel(mm);
+}
+
+int main(void) {
+  char cheetah[64];
+  int have_cheetah = gunzip_temp(cheetah, "/usr/share/doc/dart/data/mjcf/openai/half_cheetah.xml.gz");
+  CHECK(have_cheetah);
+  check_model("humanoid", "/usr/share/mujoco/model/humanoid/humanoid.xml");
+  if (have_cheetah) {
+    check_model("half_cheetah", cheetah);
+    unlink(cheetah);
+  }
+  check_model("arm7", "/work/shared/peers/models/arm7.xml");
+  check_model("pendulum", "tests/data/pendulum.xml");
+  check_model("freebody", "tests/data/freebody.xml");
+  check_model("chain3", "tests/data/chain3.xml");
+  check_model("springmass", "tests/data/springmass.xml");
+  check_model("mixed", "tests/data/mixed.xml");
+  return test_done();
+}
