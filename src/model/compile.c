@@ -4,15 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mesh.h"
 #include "model.h"
 #include "rot.h"
 #include "spec.h"
 
 #define PHYS_PI 3.14159265358979323846
 
-// closed-mesh volume, centre and inertia (src/model/mesh.c); weak until the mesh module is linked
-physStatus phys_mesh_inertia(const physSpecMesh* mesh, double* volume, double com[3], double inertia[6])
-    __attribute__((weak));
 
 static const int jnt_nq[4] = {7, 4, 1, 1};   // free, ball, slide, hinge
 static const int jnt_nv[4] = {6, 3, 1, 1};
@@ -94,7 +92,7 @@ physStatus phys_geom_inertia(const physSpecGeom* g, const physSpecMesh* mesh, do
   if (g->type == PHYS_GEOM_PLANE) return PHYS_OK;  // planes are static: no mass
   if (g->type == PHYS_GEOM_MESH) {
     double vol, I1[6];
-    if (!mesh || !phys_mesh_inertia) return PHYS_ERR_MODEL;
+    if (!mesh) return PHYS_ERR_MODEL;
     physStatus st = phys_mesh_inertia(mesh, &vol, com, I1);
     if (st != PHYS_OK) return st;
     if (vol <= 0) return PHYS_ERR_MODEL;
@@ -150,8 +148,11 @@ static physStatus body_from_geoms(const physSpec* s, int b, double* mass, double
     const physSpecMesh* mesh = g->mesh >= 0 && g->mesh < s->nmesh ? s->mesh + g->mesh : NULL;
     physStatus st = phys_geom_inertia(g, mesh, &m, c, I6);
     if (st != PHYS_OK)
-      return phys_error(log, st, "%s<geom name='%s'>: cannot compute its mass from its size (degenerate geometry)",
-                        where(s, g->line, buf, sizeof(buf)), g->name);
+      return phys_error(log, st, "%s<geom name='%s'>: cannot compute its mass: %s", where(s, g->line, buf, sizeof(buf)),
+                        g->name,
+                        g->type != PHYS_GEOM_MESH ? "degenerate size"
+                        : st == PHYS_ERR_MODEL    ? "the mesh is open or inside-out (give the body an <inertial>)"
+                                                  : "the mesh has no volume or no valid faces");
     phys_quat_rotate(gc[ng], g->quat, c);
     for (int k = 0; k < 3; k++) gc[ng][k] += g->pos[k];
     rotate_inertia(gI[ng], I6, g->quat);
