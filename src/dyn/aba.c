@@ -1,40 +1,33 @@
-// aba.c - forward dynamics by the articulated-body algorithm, world-aligned about the origin.
-// O(nbody) with one dense nd x nd block per body (nd <= 6 dofs per body). Needs phys_com_vel.
+// aba.c - forward dynamics by the articulated-body algorithm, world-aligned about the origin, O(nv).
+//
+// A body with several dofs is handled as a chain of 1-dof stages joined by massless virtual links
+// (exact: a massless link transmits the body's force unchanged, so every dof still sees tau_k = s_k . f_b,
+// and the body's acceleration is a_parent + c_b + sum_k s_k qacc_k however c_b is split among the stages;
+// the product of the stage pivots D_k equals det of the body's nd x nd block, so the stages are positive
+// exactly when the block is). The velocity-product acceleration c_b is given to the body's first dof.
+// Needs phys_kinematics, phys_com_pos, phys_com_vel.
 #include <string.h>
 
-#include "chol.h"
 #include "physid.h"
 #include "spatial.h"
 
-// Ia += -U W with W = D^-1 U' (nd x 6 rows), symmetric: lower triangle computed, then mirrored
-static void sub_rank_update(double Ia[36], const double* U, const double* W, int nd) {
-  for (int r = 0; r < 6; r++)
-    for (int c = 0; c <= r; c++) {
-      double s = 0;
-      for (int k = 0; k < nd; k++) s += U[6 * k + r] * W[6 * k + c];
-      Ia[6 * r + c] -= s;
-      Ia[6 * c + r] = Ia[6 * r + c];
-    }
-}
+// per-body and per-dof workspace of the recursion
+typedef struct abaWork_ {
+  double* IA;    // articulated inertia (nbody x 36), symmetric, full storage
+  double* pA;    // articulated bias force (nbody x 6)
+  double* c;     // velocity-product acceleration sum_j cdof_dot_j qvel_j (nbody x 6)
+  double* a;     // body acceleration (nbody x 6)
+  double* U;     // IA_k s_k at the dof's stage (nv x 6)
+  double* Dinv;  // 1 / (s_k' IA_k s_k + armature + add) (nv), 0 if not positive
+  double* u;     // tau_k - s_k' pA_k (nv)
+} abaWork;
 
-// res = A x for a 6x6 row-major A
-static void mat6_vec(double res[6], const double A[36], const double x[6]) {
+// res = A x for a symmetric 6x6 A (full storage)
+static inline void mat6_vec(double* restrict res, const double* restrict A, const double* restrict x) {
   for (int r = 0; r < 6; r++) res[r] = phys_dot6(A + 6 * r, x);
 }
 
-// per-body workspace of the articulated-body recursion
-typedef struct abaWork_ {
-  double* IA;   // articulated inertia (nbody x 36)
-  double* pA;   // articulated bias force (nbody x 6)
-  double* c;    // velocity-product acceleration sum_j cdof_dot_j qvel_j (nbody x 6)
-  double* a;    // body acceleration (nbody x 6)
-  double* U;    // IA cdof_j (nv x 6)
-  double* W;    // D^-1 U' rows (nv x 6)
-  double* D;    // Cholesky factor of D = S' IA S + diag(armature + add) (nbody x 36, nd x nd used)
-  double* u;    // tau - S' pA (nv)
-} abaWork;
-
-// IA_b = cinert_b, pA_b = cvel_b x* (cinert_b cvel_b), c_b = sum cdof_dot qvel
+// IA_b = cinert_b, pA_b = cvel_b x* (cinert_b cvel_b), c_b = sum_j cdof_dot_j qvel_j
 static void aba_init(const physModel* m, const physData* d, abaWork* w) {
   for (int b = 1; b < m->nbody; b++) {
     double h[6];
@@ -45,85 +38,76 @@ static void aba_init(const physModel* m, const physData* d, abaWork* w) {
     double* c = w->c + 6 * b;
     memset(c, 0, 6 * sizeof(double));
     int da = m->body_dofadr[b], nd = m->body_dofnum[b];
-    for (int j = da; j < da + nd; j++)
-      for (int i = 0; i < 6; i++) c[i] += d->cdof_dot[6 * j + i] * d->qvel[j];
+    for (int j = da; j < da + nd; j++) {
+      const double* cdd = d->cdof_dot + 6 * j;
+      double qv = d->qvel[j];
+      for (int i = 0; i < 6; i++) c[i] += cdd[i] * qv;
+    }
   }
 }
 
-// body b's dof block: U = IA S, D = S'U + diag(armature + add) (factored), u = tau - S'pA, W = D^-1 U'.
-// Returns 0 if D is not positive definite (W and the body's accelerations are then zeroed).
-static int aba_body_block(const physModel* m, physData* d, abaWork* w, int b, const double* tau,
-                          const double* add) {
-  int da = m->body_dofadr[b], nd = m->body_dofnum[b];
-  const double* S = d->cdof + 6 * da;
-  double* U = w->U + 6 * da;
-  double* D = w->D + 36 * b;
-  for (int k = 0; k < nd; k++) {
-    mat6_vec(U + 6 * k, w->IA + 36 * b, S + 6 * k);
-    w->u[da + k] = tau[da + k] - phys_dot6(S + 6 * k, w->pA + 6 * b);
-  }
-  for (int r = 0; r < nd; r++)
-    for (int c = 0; c <= r; c++) D[nd * r + c] = D[nd * c + r] = phys_dot6(S + 6 * r, U + 6 * c);
-  for (int k = 0; k < nd; k++) D[nd * k + k] += m->dof_armature[da + k] + (add ? add[da + k] : 0);
-  if (phys_chol_factor(D, nd, 0) < nd) {
-    memset(w->W + 6 * da, 0, 6 * (size_t)nd * sizeof(double));
-    D[0] = 0;  // marks the failed block for the forward pass
+// one stage, dof k on (IA, pA): U = IA s, D = s'U + armature + add, u = tau - s'pA,
+// IA -= U U'/D (full storage: a straight 6x6 loop is cheaper than triangle + mirror), pA += U u/D
+static int aba_stage(const physModel* m, const physData* d, abaWork* w, double* restrict IA,
+                     double* restrict pA, int k, const double* tau, const double* add) {
+  const double* s = d->cdof + 6 * k;
+  double* restrict U = w->U + 6 * k;
+  mat6_vec(U, IA, s);
+  double D = phys_dot6(s, U) + m->dof_armature[k] + (add ? add[k] : 0);
+  double u = tau[k] - phys_dot6(s, pA);
+  w->u[k] = u;
+  if (!(D > 0)) {
+    w->Dinv[k] = 0;
     return 0;
   }
-  // W' = D^-1 U': solve for each of the 6 columns of U'
-  for (int i = 0; i < 6; i++) {
-    double col[6];
-    for (int k = 0; k < nd; k++) col[k] = U[6 * k + i];
-    phys_chol_solve(col, D, col, nd);
-    for (int k = 0; k < nd; k++) w->W[6 * (da + k) + i] = col[k];
-  }
+  double Dinv = 1 / D, UD[6];
+  w->Dinv[k] = Dinv;
+  for (int r = 0; r < 6; r++) UD[r] = U[r] * Dinv;
+  for (int r = 0; r < 6; r++)
+    for (int c = 0; c < 6; c++) IA[6 * r + c] -= UD[r] * U[c];
+  for (int r = 0; r < 6; r++) pA[r] += UD[r] * u;
   return 1;
 }
 
-// backward pass: Ia = IA - U D^-1 U', pa = pA + Ia c + U D^-1 u, added to the parent
+// res += a (n doubles, no aliasing)
+static inline void add_to(double* restrict res, const double* restrict a, int n) {
+  for (int i = 0; i < n; i++) res[i] += a[i];
+}
+
+// backward pass: project the body's dofs out last to first, then IA_parent += Ia, pA_parent += pa + Ia c
 static void aba_backward(const physModel* m, physData* d, abaWork* w, const double* tau, const double* add) {
   for (int b = m->nbody - 1; b > 0; b--) {
     int p = m->body_parentid[b], da = m->body_dofadr[b], nd = m->body_dofnum[b];
-    if (nd > 0 && !aba_body_block(m, d, w, b, tau, add))
-      phys_data_warning(d, "aba: body %d: articulated inertia not positive definite", b);
+    double *IA = w->IA + 36 * b, *pA = w->pA + 6 * b;
+    for (int k = da + nd - 1; k >= da; k--)
+      if (!aba_stage(m, d, w, IA, pA, k, tau, add))
+        phys_data_warning(d, "aba: dof %d: articulated inertia not positive", k);
     if (p == 0) continue;
-    double* Ia = w->IA + 36 * b;
-    double pa[6], t[6];
-    memcpy(pa, w->pA + 6 * b, sizeof(pa));
+    double t[6];
     if (nd > 0) {
-      // U D^-1 u = W' u
-      for (int k = 0; k < nd; k++)
-        for (int i = 0; i < 6; i++) pa[i] += w->W[6 * (da + k) + i] * w->u[da + k];
-      sub_rank_update(Ia, w->U + 6 * da, w->W + 6 * da, nd);
+      mat6_vec(t, IA, w->c + 6 * b);
+      for (int i = 0; i < 6; i++) pA[i] += t[i];
     }
-    mat6_vec(t, Ia, w->c + 6 * b);
-    for (int i = 0; i < 6; i++) pa[i] += t[i];
-    for (int i = 0; i < 36; i++) w->IA[36 * p + i] += Ia[i];
-    for (int i = 0; i < 6; i++) w->pA[6 * p + i] += pa[i];
+    add_to(w->IA + 36 * p, IA, 36);
+    add_to(w->pA + 6 * p, pA, 6);
   }
 }
 
-// forward pass: a' = a_parent + c, qacc = D^-1 (u - U' a'), a = a' + S qacc; a_0 = (0, -g)
+// forward pass: a = a_parent + c; per dof qacc_k = (u_k - U_k . a)/D_k, a += s_k qacc_k; a_0 = (0, -g)
 static void aba_forward(const physModel* m, physData* d, abaWork* w, double* qacc) {
   memset(w->a, 0, 6 * sizeof(double));
   if (!(m->opt.disableflags & PHYS_DSBL_GRAVITY))
     for (int i = 0; i < 3; i++) w->a[3 + i] = -m->opt.gravity[i];
   for (int b = 1; b < m->nbody; b++) {
     double* a = w->a + 6 * b;
-    const double* ap = w->a + 6 * m->body_parentid[b];
-    for (int i = 0; i < 6; i++) a[i] = ap[i] + w->c[6 * b + i];
+    const double *ap = w->a + 6 * m->body_parentid[b], *c = w->c + 6 * b;
+    for (int i = 0; i < 6; i++) a[i] = ap[i] + c[i];
     int da = m->body_dofadr[b], nd = m->body_dofnum[b];
-    if (nd == 0) continue;
-    double r[6];
-    for (int k = 0; k < nd; k++) r[k] = w->u[da + k] - phys_dot6(w->U + 6 * (da + k), a);
-    if (w->D[36 * b] > 0) {
-      phys_chol_solve(r, w->D + 36 * b, r, nd);
-    } else {
-      for (int k = 0; k < nd; k++) r[k] = 0;  // singular block (warned in the backward pass)
-    }
-    for (int k = 0; k < nd; k++) {
-      qacc[da + k] = r[k];
-      for (int i = 0; i < 6; i++) a[i] += d->cdof[6 * (da + k) + i] * r[k];
+    for (int k = da; k < da + nd; k++) {
+      double qa = (w->u[k] - phys_dot6(w->U + 6 * k, a)) * w->Dinv[k];
+      const double* s = d->cdof + 6 * k;
+      qacc[k] = qa;
+      for (int i = 0; i < 6; i++) a[i] += s[i] * qa;
     }
   }
 }
@@ -137,9 +121,8 @@ void phys_aba(const physModel* m, physData* d, const double* tau, const double* 
   w.pA = phys_stack_alloc(d, 6 * nb);
   w.c = phys_stack_alloc(d, 6 * nb);
   w.a = phys_stack_alloc(d, 6 * nb);
-  w.D = phys_stack_alloc(d, 36 * nb);
   w.U = phys_stack_alloc(d, 6 * nv);
-  w.W = phys_stack_alloc(d, 6 * nv);
+  w.Dinv = phys_stack_alloc(d, nv);
   w.u = phys_stack_alloc(d, nv);
   aba_init(m, d, &w);
   aba_backward(m, d, &w, tau, add);
