@@ -339,7 +339,9 @@ void phys_jac(const physModel* m, const physData* d, const double point[3], int 
 // simulation (src/step)
 
 void phys_forward(const physModel* m, physData* d);   // all of the above at the current state, and qacc
-void phys_step(const physModel* m, physData* d);      // one semi-implicit Euler step
+// one semi-implicit Euler step as MuJoCo 2.2.2's mj_Euler: joint damping implicit ((M + dt*diag(damping))^-1),
+// no constraints yet; a non-finite new state is rejected (state restored, warning counted in d)
+void phys_step(const physModel* m, physData* d);
 // qpos <- qpos (+) dt*qvel  (exponential map on quaternions)
 void phys_integrate_pos(const physModel* m, double* qpos, const double* qvel, double dt);
 // qvel = (qpos2 (-) qpos1)/dt in tangent coordinates (as mj_differentiatePos)

@@ -284,5 +284,6 @@ int main(void) {
   check_model("chain3", "tests/data/chain3.xml");
   check_model("springmass", "tests/data/springmass.xml");
   check_model("mixed", "tests/data/mixed.xml");
+  check_model("double_pendulum", "tests/data/double_pendulum.xml");
   return test_done();
 }
