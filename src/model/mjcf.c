@@ -288,7 +288,40 @@ static xmlDoc* read_xml(mjcfCtx* c, const char* path, const char* shown) {
 //---------------------------------------------------------------------------------------------------------
 // paths: everything the model refers to must resolve inside the model's folder
 
-// real path of file (relative to dir/sub, or absolute) into out; refuses paths leaving c->dir.
+// collapse "//", "." and ".." of an absolute path in place, without touching the file system
+static void normalize_path(char* p) {
+  char* out = p;   // p[0] == '/'
+  const char* in = p;
+  while (*in) {
+    while (*in == '/') in++;
+    if (!*in) break;
+    const char* end = strchr(in, '/');
+    size_t len = end ? (size_t)(end - in) : strlen(in);
+    if (len == 1 && in[0] == '.') {
+      // stay
+    } else if (len == 2 && in[0] == '.' && in[1] == '.') {   // drop the last written "/component"
+      while (out > p && *(out - 1) != '/') out--;
+      if (out > p) out--;
+    } else {   // out never passes in, so copying forward is safe
+      *out++ = '/';
+      memmove(out, in, len);
+      out += len;
+    }
+    in += len;
+  }
+  if (out == p) *out++ = '/';
+  *out = 0;
+}
+
+// 1 if path is c->dir or below it
+static int inside_dir(const mjcfCtx* c, const char* path) {
+  size_t n = strlen(c->dir);
+  if (n == 1 && c->dir[0] == '/') return 1;
+  return !strncmp(path, c->dir, n) && (path[n] == '/' || path[n] == 0);
+}
+
+// real path of file (relative to dir/sub, or absolute) into out; refuses paths leaving c->dir, both as
+// written (".." and absolute paths) and after following symbolic links.
 // Returns PHYS_ERR_IO (file missing: errno kept) or PHYS_ERR_ARG (outside the folder) with a message.
 static physStatus resolve_path(mjcfCtx* c, const xmlNode* el, const char* sub, const char* file,
                                char out[PATH_MAX]) {
@@ -305,16 +338,15 @@ static physStatus resolve_path(mjcfCtx* c, const xmlNode* el, const char* sub, c
   if (strlen(joined) >= PATH_MAX) {
     return elem_error(c, el, PHYS_ERR_ARG, "path '%.200s' is too long", file);
   }
-  if (!realpath(joined, out)) {
+  normalize_path(joined);
+  int inside = inside_dir(c, joined);
+  if (inside && !realpath(joined, out)) {
     int err = errno;
     physStatus st = elem_error(c, el, PHYS_ERR_IO, "cannot open '%.300s': %s", joined, strerror(err));
     errno = err;
     return st;
   }
-  size_t n = strlen(c->dir);
-  int inside = (n == 1 && c->dir[0] == '/') ||
-               (!strncmp(out, c->dir, n) && (out[n] == '/' || out[n] == 0));
-  if (!inside) {
+  if (!inside || !inside_dir(c, out)) {
     return elem_error(c, el, PHYS_ERR_ARG, "'%.200s' resolves outside the model folder '%.200s'", file,
                       c->dir);
   }
