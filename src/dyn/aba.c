@@ -13,7 +13,7 @@
 
 // per-body and per-dof workspace of the recursion
 typedef struct abaWork_ {
-  double* IA;    // articulated inertia (nbody x 36), symmetric, full storage
+  double* IA;    // articulated inertia (nbody x 21), symmetric, lower triangle packed row by row
   double* pA;    // articulated bias force (nbody x 6)
   double* c;     // velocity-product acceleration sum_j cdof_dot_j qvel_j (nbody x 6)
   double* a;     // body acceleration (nbody x 6)
@@ -22,9 +22,21 @@ typedef struct abaWork_ {
   double* u;     // tau_k - s_k' pA_k (nv)
 } abaWork;
 
-// res = A x for a symmetric 6x6 A (full storage)
-static inline void mat6_vec(double* restrict res, const double* restrict A, const double* restrict x) {
-  for (int r = 0; r < 6; r++) res[r] = phys_dot6(A + 6 * r, x);
+// res = A x for a symmetric 6x6 A packed as its lower triangle row by row (A_rc at r(r+1)/2 + c)
+static inline void sym6_vec(double* restrict res, const double* restrict A, const double* restrict x) {
+  res[0] = A[0] * x[0] + A[1] * x[1] + A[3] * x[2] + A[6] * x[3] + A[10] * x[4] + A[15] * x[5];
+  res[1] = A[1] * x[0] + A[2] * x[1] + A[4] * x[2] + A[7] * x[3] + A[11] * x[4] + A[16] * x[5];
+  res[2] = A[3] * x[0] + A[4] * x[1] + A[5] * x[2] + A[8] * x[3] + A[12] * x[4] + A[17] * x[5];
+  res[3] = A[6] * x[0] + A[7] * x[1] + A[8] * x[2] + A[9] * x[3] + A[13] * x[4] + A[18] * x[5];
+  res[4] = A[10] * x[0] + A[11] * x[1] + A[12] * x[2] + A[13] * x[3] + A[14] * x[4] + A[19] * x[5];
+  res[5] = A[15] * x[0] + A[16] * x[1] + A[17] * x[2] + A[18] * x[3] + A[19] * x[4] + A[20] * x[5];
+}
+
+// packed 6x6 of a spatial inertia (m, h, I): [[I, [h]x], [[h]x', m E]]
+static inline void inert2sym6(double* restrict A, const double* restrict in) {
+  const double m = in[0], hx = in[1], hy = in[2], hz = in[3], *I = in + 4;
+  const double P[21] = {I[0], I[3], I[1], I[4], I[5], I[2], 0, hz, -hy, m, -hz, 0, hx, 0, m, hy, -hx, 0, 0, 0, m};
+  memcpy(A, P, sizeof(P));
 }
 
 // IA_b = cinert_b, pA_b = cvel_b x* (cinert_b cvel_b), c_b = sum_j cdof_dot_j qvel_j
@@ -32,7 +44,7 @@ static void aba_init(const physModel* m, const physData* d, abaWork* w) {
   for (int b = 1; b < m->nbody; b++) {
     double h[6];
     const double* v = d->cvel + 6 * b;
-    phys_inert2mat(w->IA + 36 * b, d->cinert + 10 * b);
+    inert2sym6(w->IA + 21 * b, d->cinert + 10 * b);
     phys_inert_mul(h, d->cinert + 10 * b, v);
     phys_cross_force(w->pA + 6 * b, v, h);
     double* c = w->c + 6 * b;
@@ -47,12 +59,12 @@ static void aba_init(const physModel* m, const physData* d, abaWork* w) {
 }
 
 // one stage, dof k on (IA, pA): U = IA s, D = s'U + armature + add, u = tau - s'pA,
-// IA -= U U'/D (full storage: a straight 6x6 loop is cheaper than triangle + mirror), pA += U u/D
+// IA -= U U'/D (packed lower triangle), pA += U u/D
 static int aba_stage(const physModel* m, const physData* d, abaWork* w, double* restrict IA,
                      double* restrict pA, int k, const double* tau, const double* add) {
   const double* s = d->cdof + 6 * k;
   double* restrict U = w->U + 6 * k;
-  mat6_vec(U, IA, s);
+  sym6_vec(U, IA, s);
   double D = phys_dot6(s, U) + m->dof_armature[k] + (add ? add[k] : 0);
   double u = tau[k] - phys_dot6(s, pA);
   w->u[k] = u;
@@ -63,8 +75,8 @@ static int aba_stage(const physModel* m, const physData* d, abaWork* w, double* 
   double Dinv = 1 / D, UD[6];
   w->Dinv[k] = Dinv;
   for (int r = 0; r < 6; r++) UD[r] = U[r] * Dinv;
-  for (int r = 0; r < 6; r++)
-    for (int c = 0; c < 6; c++) IA[6 * r + c] -= UD[r] * U[c];
+  for (int r = 0, e = 0; r < 6; r++)
+    for (int c = 0; c <= r; c++, e++) IA[e] -= UD[r] * U[c];
   for (int r = 0; r < 6; r++) pA[r] += UD[r] * u;
   return 1;
 }
@@ -78,17 +90,17 @@ static inline void add_to(double* restrict res, const double* restrict a, int n)
 static void aba_backward(const physModel* m, physData* d, abaWork* w, const double* tau, const double* add) {
   for (int b = m->nbody - 1; b > 0; b--) {
     int p = m->body_parentid[b], da = m->body_dofadr[b], nd = m->body_dofnum[b];
-    double *IA = w->IA + 36 * b, *pA = w->pA + 6 * b;
+    double *IA = w->IA + 21 * b, *pA = w->pA + 6 * b;
     for (int k = da + nd - 1; k >= da; k--)
       if (!aba_stage(m, d, w, IA, pA, k, tau, add))
         phys_data_warning(d, "aba: dof %d: articulated inertia not positive", k);
     if (p == 0) continue;
     double t[6];
     if (nd > 0) {
-      mat6_vec(t, IA, w->c + 6 * b);
+      sym6_vec(t, IA, w->c + 6 * b);
       for (int i = 0; i < 6; i++) pA[i] += t[i];
     }
-    add_to(w->IA + 36 * p, IA, 36);
+    add_to(w->IA + 21 * p, IA, 21);
     add_to(w->pA + 6 * p, pA, 6);
   }
 }
@@ -117,7 +129,7 @@ void phys_aba(const physModel* m, physData* d, const double* tau, const double* 
   size_t mark = phys_stack_mark(d);
   size_t nb = (size_t)m->nbody, nv = (size_t)m->nv;
   abaWork w;
-  w.IA = phys_stack_alloc(d, 36 * nb);
+  w.IA = phys_stack_alloc(d, 21 * nb);
   w.pA = phys_stack_alloc(d, 6 * nb);
   w.c = phys_stack_alloc(d, 6 * nb);
   w.a = phys_stack_alloc(d, 6 * nb);
