@@ -149,7 +149,7 @@ enum {
   X(int, spring_adr, nspring, 1)         /* first entry in spring_site                    (nspring x 1) */ \
   X(int, spring_num, nspring, 1)         /* number of sites in the path (>= 2)            (nspring x 1) */ \
   X(int, spring_name, nspring, 1)        /* name address in names                         (nspring x 1) */ \
-  X(double, spring_stiffness, nspring, 1) /* tension = stiffness*(L - L0) if L > L0 ...   (nspring x 1) */ \
+  X(double, spring_stiffness, nspring, 1) /* tension = stiffness*(L - L0) (both signs) ... (nspring x 1) */ \
   X(double, spring_damping, nspring, 1)  /* ... - damping*dL/dt                           (nspring x 1) */ \
   X(double, spring_restlength, nspring, 1) /* rest length L0                              (nspring x 1) */ \
   X(int, spring_site, nspringsite, 1)    /* site ids of all spring paths              (nspringsite x 1) */ \
