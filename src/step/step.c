@@ -99,13 +99,16 @@ static void add_xfrc(const physModel* m, physData* d, double* qfrc) {
 }
 
 // run the smooth pipeline and return the generalized force without bias:
-// tau = qfrc_passive + qfrc_actuator + qfrc_applied + J' xfrc_applied
-static void smooth_pipeline(const physModel* m, physData* d, double* tau) {
+// tau = qfrc_passive + qfrc_actuator + qfrc_applied + J' xfrc_applied.
+// The step needs no mass matrix or explicit bias (ABA forms both implicitly): with_matrices = 0 skips them.
+static void smooth_pipeline(const physModel* m, physData* d, double* tau, int with_matrices) {
   phys_kinematics(m, d);
   phys_com_pos(m, d);
   phys_com_vel(m, d);
-  phys_crb(m, d);
-  phys_rne(m, d);
+  if (with_matrices) {
+    phys_crb(m, d);
+    phys_rne(m, d);
+  }
   phys_passive(m, d);
   phys_actuation(m, d);
   for (int i = 0; i < m->nv; i++) {
@@ -119,7 +122,7 @@ static void smooth_pipeline(const physModel* m, physData* d, double* tau) {
 void phys_forward(const physModel* m, physData* d) {
   size_t mark = phys_stack_mark(d);
   double* tau = phys_stack_alloc(d, (size_t)m->nv);
-  smooth_pipeline(m, d, tau);
+  smooth_pipeline(m, d, tau, 1);
   phys_aba(m, d, tau, NULL, d->qacc);
   phys_stack_free(d, mark);
 }
@@ -159,7 +162,9 @@ static int implicit_damping(const physModel* m) {
 // the new velocity (backward Euler for the damping term, forward for the rest), so a stiff damper with
 // dt*b >> M decays monotonically instead of diverging as explicit Euler does for dt > 2M/b. It is skipped
 // (a = M^-1 f) when PHYS_DSBL_EULERDAMP is set or all dof_damping are zero; like MuJoCo 2.2.2 it does not
-// look at PHYS_DSBL_PASSIVE. d->qacc keeps the undamped M^-1 f (what mj_step leaves in d->qacc).
+// look at PHYS_DSBL_PASSIVE. d->qacc holds the acceleration used, (M + dt B)^-1 f; MuJoCo's mj_step leaves
+// the undamped M^-1 f there, which phys_forward computes. The step computes neither qM nor qfrc_bias
+// (the articulated-body algorithm needs neither): call phys_forward for them.
 // A non-finite new state is not accepted: qpos, qvel and time are restored and a warning is counted in d.
 // Scratch comes from d's stack arena; nothing is allocated.
 void phys_step(const physModel* m, physData* d) {
@@ -173,9 +178,8 @@ void phys_step(const physModel* m, physData* d) {
   memcpy(qpos0, d->qpos, sizeof(double) * (size_t)nq);
   memcpy(qvel0, d->qvel, sizeof(double) * (size_t)nv);
 
-  // a = M^-1 (tau - c) for d->qacc; a = (M + dt B)^-1 (tau - c) for the velocity update
-  smooth_pipeline(m, d, tau);
-  phys_aba(m, d, tau, NULL, d->qacc);
+  // a = (M + dt B)^-1 (tau - c): one articulated-body pass, no mass matrix
+  smooth_pipeline(m, d, tau, 0);
   if (implicit_damping(m)) {
     double* add = phys_stack_alloc(d, (size_t)nv);
     for (int i = 0; i < nv; i++) {
@@ -183,8 +187,9 @@ void phys_step(const physModel* m, physData* d) {
     }
     phys_aba(m, d, tau, add, acc);
   } else {
-    memcpy(acc, d->qacc, sizeof(double) * (size_t)nv);
+    phys_aba(m, d, tau, NULL, acc);
   }
+  memcpy(d->qacc, acc, sizeof(double) * (size_t)nv);
 
   // v+ = v + dt*a; q+ = q (+) dt*v+
   for (int i = 0; i < nv; i++) {
