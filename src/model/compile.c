@@ -490,12 +490,30 @@ static physStatus compile_sites(const physSpec* s, physModel* m, int* namepos, p
 //---------------------------------------------------------------------------------------------------------
 // springs and actuators
 
-// world position of a site at qpos0: at qpos0 every joint is at its reference, so the body frames are
-// the composition of body_pos/body_quat (free joints start at the body's own frame)
+// world position of a site at qpos_spring, where MuJoCo 2.2.2 measures a spring's default rest length
+// (tendon_lengthspring when springlength < 0; checked in tests/model/test_oracle_mjcf.c). Body frames are
+// body_pos/body_quat at qpos0; a body's joints then move a point p of its frame, last joint first:
+// hinge p <- a + R(axis, qs - q0) (p - a) about the anchor a, slide p <- p + axis (qs - q0); ball and free
+// joints have qpos_spring = qpos0 and do not move.
 static void site_pos0(const physModel* m, int site, double out[3]) {
   double p[3];
   phys_copy3(p, m->site_pos + 3 * site);
   for (int b = m->site_bodyid[site]; b > 0; b = m->body_parentid[b]) {
+    for (int j = m->body_jntadr[b] + m->body_jntnum[b] - 1; m->body_jntnum[b] > 0 && j >= m->body_jntadr[b]; j--) {
+      int a = m->jnt_qposadr[j];
+      double dq = m->qpos_spring[a] - m->qpos0[a], q[4], d[3];
+      const double* anchor = m->jnt_pos + 3 * j;
+      const double* axis = m->jnt_axis + 3 * j;
+      if (dq == 0) continue;
+      if (m->jnt_type[j] == PHYS_JNT_HINGE) {
+        for (int k = 0; k < 3; k++) d[k] = p[k] - anchor[k];
+        phys_axisangle2quat(q, axis, dq);
+        phys_quat_rotate(d, q, d);
+        for (int k = 0; k < 3; k++) p[k] = anchor[k] + d[k];
+      } else if (m->jnt_type[j] == PHYS_JNT_SLIDE) {
+        for (int k = 0; k < 3; k++) p[k] += axis[k] * dq;
+      }
+    }
     phys_quat_rotate(p, m->body_quat + 4 * b, p);
     for (int k = 0; k < 3; k++) p[k] += m->body_pos[3 * b + k];
   }
