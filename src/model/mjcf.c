@@ -763,6 +763,9 @@ static physStatus parse_compiler(mjcfCtx* c, xmlNode* el) {
   }
   if ((st = get_keyword(c, &e, "balanceinertia", BOOL_WORDS, &v, &found))) return st;
   if (found && v) elem_warning(c, el, "balanceinertia is not supported; ignored");
+  double igr[2] = {0, 5};
+  if ((st = get_vec(c, &e, "inertiagrouprange", 2, igr, NULL))) return st;
+  if (igr[0] != 0 || igr[1] != 5) elem_warning(c, el, "inertiagrouprange is not supported; ignored");
   if ((st = get_keyword(c, &e, "discardvisual", BOOL_WORDS, &v, &found))) return st;
   if (found && v) elem_warning(c, el, "discardvisual is not supported; visual geoms are kept");
   return PHYS_OK;

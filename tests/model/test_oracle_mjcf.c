@@ -216,6 +216,23 @@ static void cmp_actuators(const char* name, const physModel* p, const mjModel* m
   free(rm);
 }
 
+// springs (spatial tendons through sites) and keyframes
+static void cmp_springs_keys(const char* name, const physModel* p, const mjModel* m) {
+  CHECK_MSG(p->nspring == m->ntendon, "%s: nspring %d ntendon %d", name, p->nspring, m->ntendon);
+  if (p->nspring == m->ntendon) {
+    cmp_field(name, "spring_stiffness", p->spring_stiffness, m->tendon_stiffness, m->ntendon, 1, 1e-300);
+    cmp_field(name, "spring_damping", p->spring_damping, m->tendon_damping, m->ntendon, 1, 1e-300);
+    cmp_field(name, "spring_restlength", p->spring_restlength, m->tendon_lengthspring, m->ntendon, 1, 1e-300);
+  }
+  CHECK_MSG(p->nkey == m->nkey, "%s: nkey %d %d", name, p->nkey, m->nkey);
+  if (p->nkey == m->nkey) {
+    cmp_field(name, "key_time", p->key_time, m->key_time, m->nkey, 1, 1);
+    cmp_field(name, "key_qpos", p->key_qpos, m->key_qpos, m->nkey, m->nq, 1);
+    cmp_field(name, "key_qvel", p->key_qvel, m->key_qvel, m->nkey, m->nv, 1);
+    cmp_field(name, "key_ctrl", p->key_ctrl, m->key_ctrl, m->nkey, m->nu, 1);
+  }
+}
+
 //---------------------------------------------------------------------------------------------------------
 // models
 
@@ -242,8 +259,9 @@ static const char* gunzip(const char* src) {
   return out;
 }
 
-// load path in both engines and compare everything; sizes only if full == 0
-static void compare_model(const char* path, int full) {
+// load path in both engines and compare everything; sizes only if full == 0; ignore_tendons: the model
+// has tendons physid ignores (fixed tendons)
+static void compare_model(const char* path, int full, int ignore_tendons) {
   const char* mjpath = path;
   size_t len = strlen(path);
   if (len > 3 && !strcmp(path + len - 3, ".gz")) mjpath = gunzip(path);
@@ -275,6 +293,7 @@ static void compare_model(const char* path, int full) {
     cmp_joints(name, p, m);
     cmp_geoms(name, p, m);
     cmp_actuators(name, p, m);
+    if (!ignore_tendons) cmp_springs_keys(name, p, m);
   }
   printf("%-28s nq %3d nv %3d nbody %3d ngeom %3d nu %3d  warnings %d%s\n", name, p->nq, p->nv, p->nbody,
          p->ngeom, p->nu, log.nwarning, log.nwarning ? ":" : "");
@@ -348,6 +367,7 @@ int main(void) {
       "/usr/share/mujoco/model/hammock/humanoid_body.xml",
       "/usr/share/doc/dart/data/mjcf/openai/half_cheetah.xml.gz",
       "/usr/share/doc/dart/data/mjcf/openai/ant.xml.gz",
+      "/usr/share/doc/dart/data/mjcf/openai/humanoid.xml.gz",   // fixed tendons ignored (limits only)
       "/usr/share/doc/dart/data/mjcf/openai/pusher.xml.gz",
       "/usr/share/doc/dart/data/mjcf/openai/striker.xml.gz",
       "/usr/share/doc/dart/data/mjcf/openai/thrower.xml.gz",
@@ -364,7 +384,24 @@ int main(void) {
       "tests/data/mixed.xml",
       "tests/data/springmass.xml",
   };
-  for (size_t i = 0; i < sizeof(FULL) / sizeof(FULL[0]); i++) compare_model(FULL[i], 1);
+  for (size_t i = 0; i < sizeof(FULL) / sizeof(FULL[0]); i++) compare_model(FULL[i], 1, strstr(FULL[i], "humanoid.xml.gz") != NULL);
+
+  // a spring path through three sites on rotated bodies without springlength: MuJoCo's rest length is the
+  // path length at qpos0; keyframes with missing vectors (MuJoCo fills qpos0 and zeros)
+  char model[600];
+  snprintf(model, sizeof(model), "%s/springs.xml", tmpdir);
+  FILE* f = fopen(model, "w");
+  fputs("<mujoco>\n<worldbody>\n<site name='a' pos='0.1 0.2 2'/>\n"
+        "<body pos='0 0 1' euler='10 20 30'><joint axis='1 1 0' ref='15' springref='40' pos='0.1 0 0'/><geom size='.1'/>\n"
+        "  <site name='b' pos='0.3 0 0'/>\n"
+        "  <body pos='0.5 0 0' axisangle='0 1 0 40'><joint type='slide' axis='0 1 1' ref='0.2' springref='-0.1'/><geom size='.1'/>\n"
+        "    <site name='c' pos='0 0.2 0.1'/></body></body>\n</worldbody>\n"
+        "<tendon><spatial name='t1' stiffness='3' damping='.5'><site site='a'/><site site='b'/><site site='c'/></spatial>\n"
+        "<spatial stiffness='4' springlength='.7'><site site='a'/><site site='c'/></spatial></tendon>\n"
+        "<actuator><motor tendon='t1' gear='2'/></actuator>\n"
+        "<keyframe><key time='0.5' qvel='1 2'/><key qpos='0.3 0.4' ctrl='1'/></keyframe>\n</mujoco>\n", f);
+  fclose(f);
+  compare_model(model, 1, 0);
   exact_thrower_body1();
   char cmd[300];
   snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
