@@ -7,7 +7,7 @@
 #include "physid.h"
 #include "test.h"
 
-#define ELBOW "/work/shared/data/elbow_toss/elbow.urdf"
+#define ELBOW "tests/data/elbow/elbow.urdf"
 #define CHEETAH "/usr/share/doc/dart/data/mjcf/openai/half_cheetah.xml.gz"
 
 static char dir[256];

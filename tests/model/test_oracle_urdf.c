@@ -128,6 +128,6 @@ int main(void) {
   remove(path);
   rmdir(dir);
   compare("/usr/share/doc/dart/data/sdf/atlas/atlas_v3_no_head.urdf", 17.882, 27, 2);   // root: pelvis
-  compare("/work/shared/data/elbow_toss/elbow.urdf", 0.37, 1, 0);                       // root: elbow_1
+  compare("tests/data/elbow/elbow.urdf", 0.37, 1, 0);                       // root: elbow_1
   return test_done();
 }

@@ -12,8 +12,8 @@
 
 #define ATLAS "/usr/share/doc/dart/data/sdf/atlas/atlas_v3_no_head.urdf"
 #define GROUND "/usr/share/doc/dart/data/sdf/atlas/ground.urdf"
-#define BAXTER "/work/shared/models/baxter/baxter.urdf"
-#define ELBOW "/work/shared/data/elbow_toss/elbow.urdf"
+#define BAXTER "tests/data/baxter/baxter.urdf"
+#define ELBOW "tests/data/elbow/elbow.urdf"
 
 static char dir[256];
 

@@ -282,7 +282,7 @@ int main(void) {
     check_model("half_cheetah", cheetah);
     unlink(cheetah);
   }
-  check_model("arm7", "/work/shared/peers/models/arm7.xml");
+  check_model("arm7", "models/arm7.xml");
   check_model("pendulum", "tests/data/pendulum.xml");
   check_model("freebody", "tests/data/freebody.xml");
   check_model("chain3", "tests/data/chain3.xml");
