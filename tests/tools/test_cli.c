@@ -434,7 +434,7 @@ static void test_simulate_misc(void) {
   CHECK(strcmp(s3, s4) == 0);                 // a seed alone does not change zero controls
   free(s1), free(s2), free(s3), free(s4);
   for (int i = 1; i <= 4; i++) {
-    char name[16];
+    char name[32];
     snprintf(name, sizeof name, "r%d.csv", i);
     remove(path(name));
   }
