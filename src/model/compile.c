@@ -142,7 +142,8 @@ static physStatus body_from_geoms(const physSpec* s, int b, double* mass, double
   // pass 1: each geom's mass, com (body frame) and tensor (body axes, about its com)
   for (int i = 0; i < s->ngeom; i++) {
     const physSpecGeom* g = s->geom + i;
-    if (g->body != b || g->type == PHYS_GEOM_PLANE) continue;
+    // MJCF inertiagrouprange "0 5": geoms in groups above 5 (visual-only by convention) carry no mass
+    if (g->body != b || g->type == PHYS_GEOM_PLANE || g->group < 0 || g->group > 5) continue;
     if (ng == 64) return phys_error(log, PHYS_ERR_MODEL, "%sbody '%s': more than 64 geoms", where(s, s->body[b].line, buf, sizeof(buf)), s->body[b].name);
     double m, c[3], I6[6];
     const physSpecMesh* mesh = g->mesh >= 0 && g->mesh < s->nmesh ? s->mesh + g->mesh : NULL;

@@ -211,7 +211,29 @@ static void test_ordering(void) {
   phys_spec_free(s);
 }
 
+// geoms in groups above 5 carry no mass (MJCF inertiagrouprange "0 5")
+static void test_group_mass(void) {
+  physSpec* s = phys_spec_new();
+  int b = phys_spec_add_body(s, 0);
+  phys_spec_add_joint(s, b, PHYS_JNT_SLIDE);
+  int g1 = phys_spec_add_geom(s, b, PHYS_GEOM_SPHERE), g2 = phys_spec_add_geom(s, b, PHYS_GEOM_SPHERE);
+  s->geom[g1].size[0] = s->geom[g2].size[0] = 0.1;
+  s->geom[g1].mass = 2;
+  s->geom[g2].mass = 5;
+  s->geom[g2].group = 6;
+  physLog log = {0};
+  physModel* m = phys_compile(s, &log);
+  CHECK(m && m->body_mass[1] == 2);
+  phys_free_model(m);
+  s->geom[g2].group = 5;
+  m = phys_compile(s, &log);
+  CHECK(m && m->body_mass[1] == 7);
+  phys_free_model(m);
+  phys_spec_free(s);
+}
+
 int main(void) {
+  test_group_mass();
   test_two_spheres();
   test_primitive_inertia();
   test_errors();
