@@ -1504,6 +1504,69 @@ static physStatus parse_ignored_section(mjcfCtx* c, xmlNode* el) {
 
 typedef physStatus (*sectionFn)(mjcfCtx* c, xmlNode* el);
 
+//---------------------------------------------------------------------------------------------------------
+// physid extensions, carried in <custom> so that MuJoCo 2.2.2 still loads the file:
+//   <custom><text name="physid:restlength" data="act1 act2"/></custom>
+// Unknown physid: keys are warnings; other custom data is the user's and is ignored.
+
+// physid:restlength: the named tendon motors set their spring's rest length, L0 = springlength + gear*ctrl,
+// instead of pulling along it (actuated cables of tensegrity robots)
+static physStatus ext_restlength(mjcfCtx* c, xmlNode* el, const char* data) {
+  char name[PHYS_NAMELEN];
+  const char* p = data;
+  while (*p) {
+    while (*p == ' ' || *p == '\t' || *p == '\n') p++;
+    size_t n = strcspn(p, " \t\n");
+    if (n == 0) break;
+    if (n >= sizeof(name)) return elem_error(c, el, PHYS_ERR_VALUE, "actuator name too long");
+    memcpy(name, p, n);
+    name[n] = 0;
+    p += n;
+    int found = 0;
+    for (int a = 0; a < c->s->nactuator; a++) {
+      physSpecActuator* act = c->s->actuator + a;
+      if (strcmp(act->name, name) != 0) continue;
+      if (act->trntype == PHYS_TRN_JOINT)
+        return elem_error(c, el, PHYS_ERR_MODEL, "actuator '%s' acts on a joint; a rest-length actuator needs a tendon", name);
+      act->trntype = PHYS_TRN_RESTLENGTH;
+      found = 1;
+    }
+    if (!found) return elem_error(c, el, PHYS_ERR_MODEL, "actuator '%s' not found", name);
+  }
+  return PHYS_OK;
+}
+
+typedef physStatus (*extensionFn)(mjcfCtx* c, xmlNode* el, const char* data);
+
+static const struct {
+  const char* key;
+  const char* element;   // "text" or "numeric"
+  extensionFn fn;
+} EXTENSIONS[] = {
+    {"physid:restlength", "text", ext_restlength},
+};
+
+// <custom>: physid's extension keys
+static physStatus parse_custom(mjcfCtx* c, xmlNode* el) {
+  for (xmlNode* ch = el->children; ch; ch = ch->next) {
+    if (ch->type != XML_ELEMENT_NODE) continue;
+    const char* name = attr_text(ch, "name");
+    if (!name || strncmp(name, "physid:", 7) != 0) continue;
+    const char* data = attr_text(ch, "data");
+    int known = 0;
+    for (size_t i = 0; i < sizeof(EXTENSIONS) / sizeof(EXTENSIONS[0]); i++) {
+      if (strcmp(name, EXTENSIONS[i].key) != 0) continue;
+      known = 1;
+      if (!is_elem(ch, EXTENSIONS[i].element))
+        return elem_error(c, ch, PHYS_ERR_MODEL, "'%s' must be a <%s> element", name, EXTENSIONS[i].element);
+      physStatus st = EXTENSIONS[i].fn(c, ch, data ? data : "");
+      if (st) return st;
+    }
+    if (!known) elem_warning(c, ch, "unknown physid extension '%.64s', ignored", name);
+  }
+  return PHYS_OK;
+}
+
 // <default> at the top level is the class "main"
 static physStatus parse_top_default(mjcfCtx* c, xmlNode* el) { return parse_default(c, el, -1, 0); }
 
@@ -1520,10 +1583,11 @@ static const struct {
   sectionFn fn;
 } SECTIONS[] = {
     {"compiler", parse_compiler}, {"option", parse_option},     {"size", parse_nothing},
-    {"default", parse_top_default}, {"custom", parse_nothing}, {"visual", parse_nothing},
+    {"default", parse_top_default}, {"visual", parse_nothing},
     {"statistic", parse_nothing}, {"asset", parse_asset},       {"worldbody", parse_worldbody},
     {"contact", parse_ignored_section}, {"equality", parse_ignored_section}, {"tendon", parse_tendon},
     {"actuator", parse_actuator}, {"sensor", parse_nothing},    {"keyframe", parse_keyframe},
+    {"custom", parse_custom},   // last: physid extensions refer to actuators and geoms
 };
 #define NSECTION ((int)(sizeof(SECTIONS) / sizeof(SECTIONS[0])))
 

@@ -594,6 +594,54 @@ static void test_load(void) {
   phys_free_model(m);
 }
 
+// physid extensions in <custom>: rest-length actuators on tendon motors; errors name the element
+static void test_extensions(void) {
+  static const char* const MODEL =
+      "<mujoco>\n"
+      "  <worldbody>\n"
+      "    <site name='anchor' pos='0 0 1'/>\n"
+      "    <body name='mass' pos='0 0 0.5'><joint name='z' type='slide' axis='0 0 1'/>\n"
+      "      <geom type='sphere' size='0.05' mass='1'/><site name='tip'/></body>\n"
+      "  </worldbody>\n"
+      "  <tendon><spatial name='cable' stiffness='100' springlength='0.4'>\n"
+      "    <site site='anchor'/><site site='tip'/></spatial></tendon>\n"
+      "  <actuator><motor name='winch' tendon='cable' gear='0.1'/><motor name='push' joint='z'/></actuator>\n"
+      "  <custom>%s</custom>\n"
+      "</mujoco>\n";
+  char text[2048];
+  physLog log;
+  snprintf(text, sizeof(text), MODEL, "<text name='physid:restlength' data=' winch '/><numeric name='user' data='1'/>");
+  physSpec* s = parse_text(text, &log);
+  CHECK_MSG(s != NULL, "%s", log.error);
+  if (s) {
+    CHECK(s->actuator[0].trntype == PHYS_TRN_RESTLENGTH && s->actuator[1].trntype == PHYS_TRN_JOINT);
+    CHECK(log.nwarning == 0);
+    // L0 = 0.4 + 0.1*ctrl; at rest L = 0.5: tension k (L - L0) lifts the mass: qfrc = k (L - L0)
+    physModel* m = phys_compile(s, &log);
+    CHECK_MSG(m != NULL, "%s", log.error);
+    if (m) {
+      physData* d = phys_make_data(m);
+      d->ctrl[0] = 0.5;
+      phys_forward(m, d);
+      CHECK_NEAR(d->qfrc_passive[0], 100 * (0.5 - 0.45), 1e-12);
+      CHECK_NEAR(d->qfrc_actuator[0], 0, 0);
+      phys_free_data(d);
+      phys_free_model(m);
+    }
+    phys_spec_free(s);
+  }
+  snprintf(text, sizeof(text), MODEL, "<text name='physid:restlength' data='push'/>");
+  EXPECT_ERROR(text, PHYS_ERR_MODEL, "model.xml:10: <text name='physid:restlength'>", "'push' acts on a joint");
+  snprintf(text, sizeof(text), MODEL, "<text name='physid:restlength' data='nope'/>");
+  EXPECT_ERROR(text, PHYS_ERR_MODEL, "actuator 'nope' not found");
+  snprintf(text, sizeof(text), MODEL, "<numeric name='physid:restlength' data='1'/>");
+  EXPECT_ERROR(text, PHYS_ERR_MODEL, "must be a <text> element");
+  snprintf(text, sizeof(text), MODEL, "<text name='physid:nosuch' data='x'/>");
+  s = parse_text(text, &log);
+  CHECK(s != NULL && has_warning(&log, "unknown physid extension 'physid:nosuch'"));
+  phys_spec_free(s);
+}
+
 int main(void) {
   snprintf(dir, sizeof(dir), "/tmp/physid_test_mjcf_XXXXXX");
   if (!mkdtemp(dir)) {
@@ -611,6 +659,7 @@ int main(void) {
   test_hostile_xml();
   test_errors();
   test_load();
+  test_extensions();
   char cmd[300];
   if (getenv("KEEP")) return test_done();
   snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
