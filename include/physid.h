@@ -71,6 +71,19 @@ typedef enum physTrn_ {
 
 typedef enum physIntegrator_ { PHYS_INT_EULER = 0 } physIntegrator;
 
+// frictional contact models (DESIGN.md section 4); a model option, overridable from the API and CLI
+typedef enum physContactModel_ {
+  PHYS_CONTACT_LCP = 0,    // boxed LCP with a 4-sided friction pyramid, exact pivoting (paper 001, Nimble)
+  PHYS_CONTACT_CONE,       // staggered projections with the exact Coulomb cone: QP + QCQP by ADMM (paper 000)
+  PHYS_CONTACT_CCP,        // Anitescu's convex relaxation: one second-order-cone program
+  PHYS_CONTACT_PENALTY,    // spring-damper normal force, regularized Coulomb friction (paper 002)
+  PHYS_NCONTACTMODEL
+} physContactModel;
+
+// name of a contact model ("lcp", "cone", "ccp", "penalty") and back (-1 if unknown)
+const char* phys_contact_name(int model);
+int phys_contact_from_name(const char* name);
+
 // disable flags (option disableflags); contact and limit constraints come with the contact layer
 enum {
   PHYS_DSBL_CONTACT = 1 << 0,
@@ -107,6 +120,7 @@ enum {
   X(double, body_mass, nbody, 1)         /* mass                                            (nbody x 1) */ \
   X(double, body_inertia, nbody, 3)      /* principal moments about the centre of mass      (nbody x 3) */ \
   X(double, body_subtreemass, nbody, 1)  /* mass of the subtree rooted here                 (nbody x 1) */ \
+  X(int, body_weldid, nbody, 1)          /* nearest ancestor-or-self with dofs (0: world)   (nbody x 1) */ \
   /* joints */                                                                                             \
   X(int, jnt_type, njnt, 1)              /* physJointType                                    (njnt x 1) */ \
   X(int, jnt_bodyid, njnt, 1)            /* body the joint moves                             (njnt x 1) */ \
@@ -168,6 +182,14 @@ enum {
   X(int, mesh_name, nmesh, 1)            /* name address in names                           (nmesh x 1) */ \
   X(double, mesh_vert, nmeshvert, 3)     /* vertices in the geom frame (scaled)         (nmeshvert x 3) */ \
   X(int, mesh_face, nmeshface, 3)        /* triangles (vertex indices within the mesh)  (nmeshface x 3) */ \
+  /* explicit contact pairs (MJCF <contact><pair>) and excluded body pairs (<exclude>) */                  \
+  X(int, pair_geom1, npair, 1)           /* first geom                                      (npair x 1) */ \
+  X(int, pair_geom2, npair, 1)           /* second geom                                     (npair x 1) */ \
+  X(double, pair_friction, npair, 1)     /* sliding friction of the pair                    (npair x 1) */ \
+  X(double, pair_restitution, npair, 1)  /* restitution of the pair                         (npair x 1) */ \
+  X(double, pair_margin, npair, 1)       /* detection margin of the pair                    (npair x 1) */ \
+  X(int, exclude_body1, nexclude, 1)     /* first body                                   (nexclude x 1) */ \
+  X(int, exclude_body2, nexclude, 1)     /* second body                                  (nexclude x 1) */ \
   /* keyframes */                                                                                          \
   X(double, key_time, nkey, 1)           /* time                                             (nkey x 1) */ \
   X(double, key_qpos, nkey, nq)          /* configuration                                   (nkey x nq) */ \
@@ -183,6 +205,14 @@ typedef struct physOption_ {
   double gravity[3];        // gravitational acceleration (m/s^2)
   int integrator;           // physIntegrator
   int disableflags;         // PHYS_DSBL_* bits
+  // contact
+  int contact;              // physContactModel (default lcp)
+  double baumgarte;         // beta of the drift stabilization beta*min(phi,0)/dt in [0,1] (default 0.2)
+  double penalty_stiffness; // penalty normal stiffness k_c (N/m, default 1e4)
+  double penalty_damping;   // penalty normal damping d_c (N s/m, default 1e2)
+  double penalty_vslip;     // penalty friction regularization velocity (m/s, default 1e-3)
+  int solver_iterations;    // iteration cap of iterative solvers (ADMM; default 100)
+  double solver_tolerance;  // residual tolerance of iterative solvers (default 1e-10)
 } physOption;
 
 typedef struct physModel_ {
@@ -200,6 +230,9 @@ typedef struct physModel_ {
   int nmeshvert;            // total mesh vertices
   int nmeshface;            // total mesh triangles
   int nkey;                 // number of keyframes
+  int npair;                // number of explicit contact pairs
+  int nexclude;             // number of excluded body pairs
+  int nconmax;              // capacity of the contact list (MJCF <size nconmax>; default from the geoms)
   int nnames;               // bytes in names
 
   physOption opt;           // options
@@ -214,6 +247,33 @@ typedef struct physModel_ {
   void* buffer;             // the single allocation the arrays point into
   size_t nbuffer;           // its size in bytes
 } physModel;
+
+//---------------------------------------------------------------------------------------------------------
+// contacts
+
+#define PHYS_MAXPAIRCON 8    // most contact points one geom pair produces (a box face on a box: 8, reduced to 4)
+
+// row classification of a constraint row after a solve (what the VJP of the solver needs)
+typedef enum physRowState_ {
+  PHYS_ROW_SEPARATING = 0,  // lambda = 0 and the row's velocity is positive (or no force needed)
+  PHYS_ROW_CLAMPING,        // lambda strictly inside its bounds: the row's velocity is 0
+  PHYS_ROW_UPPER,           // friction at +mu*lambda_n (pyramid) or on the cone's surface (cone, ccp)
+  PHYS_ROW_LOWER            // friction at -mu*lambda_n (pyramid)
+} physRowState;
+
+// one contact point between two geoms
+typedef struct physContact_ {
+  double pos[3];            // point midway between the two surfaces, world
+  double frame[9];          // rows: normal (pointing from geom[0] to geom[1]), tangent 1, tangent 2
+  double dist;              // signed distance between the surfaces along the normal (< 0: penetration)
+  double mu;                // sliding friction of the pair (max of the geoms', or the <pair>'s)
+  double restitution;       // restitution of the pair (max of the geoms', or the <pair>'s)
+  int geom[2];              // geom ids, geom[0] < geom[1] unless from a <pair>
+  int pair;                 // index of the explicit <pair> (-1: from the broad phase)
+  int efc_adr;              // first of its 3 rows (normal, t1, t2) in the constraint problem (-1: none)
+  double lambda[3];         // impulse (normal, t1, t2) from the last solve (N s), in frame coordinates
+  int state[3];             // physRowState of each row after the last solve
+} physContact;
 
 //---------------------------------------------------------------------------------------------------------
 // physData: state, computed quantities and a scratch arena, one allocation
@@ -253,15 +313,25 @@ typedef struct physModel_ {
   X(double, qfrc_passive, nv, 1)         /* joint springs, damping, spring forces              (nv x 1) */ \
   X(double, qfrc_actuator, nv, 1)        /* actuator forces                                    (nv x 1) */ \
   X(double, qM, nv, nv)                  /* joint-space inertia (dense; with armature)        (nv x nv) */ \
-  X(double, qLD, nv, nv)                 /* Cholesky factor of M (+ dt*damping in a step)     (nv x nv) */
+  X(double, qLD, nv, nv)                 /* Cholesky factor of M (+ dt*damping in a step)     (nv x nv) */ \
+  /* contacts (phys_collision) and their impulses (the contact solver) */                                 \
+  X(physContact, contact, nconmax, 1)    /* contact list, d->ncon used                   (nconmax x 1) */ \
+  X(physContact, contact_prev, nconmax, 1) /* last step's list, for warm starts          (nconmax x 1) */ \
+  X(double, qfrc_constraint, nv, 1)      /* J' lambda / dt of the last step                    (nv x 1) */
 
 typedef struct physData_ {
   double time;              // simulation time
   int nwarning;             // numerical warnings raised during steps (NaN, singular matrix)
+  int ncon;                 // contacts in d->contact
+  int ncon_prev;            // contacts in d->contact_prev
+  int ncon_dropped;         // contacts lost because nconmax was exceeded (counted, also a warning)
+  int nlimit;               // active joint-limit rows in the last step
+  int solver_iter;          // iterations of the last contact solve (pivots for lcp, sweeps for ADMM)
+  double solver_residual;   // final residual of the last iterative solve
   char lastwarning[256];    // text of the last warning
 
   // sizes copied from the model for self-contained views
-  int nq, nv, nbody, njnt, ngeom, nsite, nspring, nu;
+  int nq, nv, nbody, njnt, ngeom, nsite, nspring, nu, nconmax;
 
 #define PHYS_X_DECL(type, name, n, m) type* name;
   PHYS_DATA_ARRAYS(PHYS_X_DECL)

@@ -265,6 +265,10 @@ static physStatus compile_sizes(const physSpec* s, physModel* sz, physLog* log) 
   sz->nu = s->nactuator;
   sz->nmesh = s->nmesh;
   sz->nkey = s->nkey;
+  sz->npair = s->npair;
+  sz->nexclude = s->nexclude;
+  // contact capacity: MJCF <size nconmax>, else 8 per geom (a box face gives 4), at least 64, at most 1000
+  sz->nconmax = s->nconmax > 0 ? s->nconmax : (8 * s->ngeom < 64 ? 64 : 8 * s->ngeom > 1000 ? 1000 : 8 * s->ngeom);
   for (int b = 1; b < s->nbody; b++)
     if (s->body[b].parent < 0 || s->body[b].parent >= b)
       return phys_error(log, PHYS_ERR_MODEL, "%sbody '%s': parent must come before the body",
@@ -304,6 +308,7 @@ static void compile_bodies(const physSpec* s, physModel* m, int* namepos) {
     memcpy(m->body_quat + 4 * b, sb->quat, 4 * sizeof(double));
     phys_quat_normalize(m->body_quat + 4 * b);
     m->body_jntadr[b] = m->body_dofadr[b] = m->body_geomadr[b] = -1;
+    m->body_weldid[b] = b;  // made final by compile_welds once joints are known
     m->body_name[b] = add_name(m, namepos, sb->name);
   }
   phys_quat_identity(m->body_quat);
@@ -602,6 +607,50 @@ static physStatus compile_keys(const physSpec* s, physModel* m, int* namepos, ph
   return PHYS_OK;
 }
 
+// weld id: a body without dofs moves with its parent (world: 0)
+static void compile_welds(physModel* m) {
+  m->body_weldid[0] = 0;
+  for (int b = 1; b < m->nbody; b++)
+    m->body_weldid[b] = m->body_dofnum[b] > 0 ? b : m->body_weldid[m->body_parentid[b]];
+}
+
+static int find_named(const char* name, const void* list, int n, size_t stride) {
+  for (int i = 0; i < n; i++)
+    if (strcmp((const char*)list + (size_t)i * stride, name) == 0) return i;
+  return -1;
+}
+
+// explicit contact pairs and excluded body pairs: resolve names, fill unset values from the geoms
+static physStatus compile_pairs(const physSpec* s, physModel* m, physLog* log) {
+  char buf[600];
+  for (int i = 0; i < s->npair; i++) {
+    const physSpecPair* p = s->pair + i;
+    const char* at = where(s, p->line, buf, sizeof(buf));
+    int g1 = s->ngeom ? find_named(p->geom1, s->geom[0].name, s->ngeom, sizeof(physSpecGeom)) : -1;
+    int g2 = s->ngeom ? find_named(p->geom2, s->geom[0].name, s->ngeom, sizeof(physSpecGeom)) : -1;
+    if (g1 < 0 || g2 < 0 || g1 == g2)
+      return phys_error(log, PHYS_ERR_MODEL, "%s<pair>: geoms '%s' and '%s' must exist and differ", at, p->geom1, p->geom2);
+    if (!isfinite(p->friction) || !isfinite(p->restitution) || !isfinite(p->margin) || p->restitution > 1)
+      return phys_error(log, PHYS_ERR_VALUE, "%s<pair>: friction, restitution (<= 1) and margin must be finite", at);
+    m->pair_geom1[i] = g1;
+    m->pair_geom2[i] = g2;
+    m->pair_friction[i] = p->friction >= 0 ? p->friction : fmax(m->geom_friction[3 * g1], m->geom_friction[3 * g2]);
+    m->pair_restitution[i] = p->restitution >= 0 ? p->restitution : fmax(m->geom_restitution[g1], m->geom_restitution[g2]);
+    m->pair_margin[i] = p->margin >= 0 ? p->margin : fmax(m->geom_margin[g1], m->geom_margin[g2]);
+  }
+  for (int i = 0; i < s->nexclude; i++) {
+    const physSpecExclude* e = s->exclude + i;
+    int b1 = find_named(e->body1, s->body[0].name, s->nbody, sizeof(physSpecBody));
+    int b2 = find_named(e->body2, s->body[0].name, s->nbody, sizeof(physSpecBody));
+    if (b1 < 0 || b2 < 0)
+      return phys_error(log, PHYS_ERR_MODEL, "%s<exclude>: bodies '%s' and '%s' must exist", where(s, e->line, buf, sizeof(buf)),
+                        e->body1, e->body2);
+    m->exclude_body1[i] = b1;
+    m->exclude_body2[i] = b2;
+  }
+  return PHYS_OK;
+}
+
 //---------------------------------------------------------------------------------------------------------
 // whole-model checks
 
@@ -624,6 +673,16 @@ static physStatus check_options(const physSpec* s, physLog* log) {
     return phys_error(log, PHYS_ERR_VALUE, "%s: option timestep %g must be positive", s->filename, s->opt.timestep);
   if (!finite_n(s->opt.gravity, 3))
     return phys_error(log, PHYS_ERR_VALUE, "%s: option gravity must be finite", s->filename);
+  const physOption* o = &s->opt;
+  if (o->contact < 0 || o->contact >= PHYS_NCONTACTMODEL)
+    return phys_error(log, PHYS_ERR_VALUE, "%s: unknown contact model %d", s->filename, o->contact);
+  if (!(o->baumgarte >= 0 && o->baumgarte <= 1))
+    return phys_error(log, PHYS_ERR_VALUE, "%s: baumgarte %g outside [0, 1]", s->filename, o->baumgarte);
+  if (!(o->penalty_stiffness >= 0) || !(o->penalty_damping >= 0) || !(o->penalty_vslip > 0) ||
+      !isfinite(o->penalty_stiffness) || !isfinite(o->penalty_damping) || !isfinite(o->penalty_vslip))
+    return phys_error(log, PHYS_ERR_VALUE, "%s: penalty stiffness, damping >= 0 and vslip > 0 must be finite", s->filename);
+  if (o->solver_iterations < 1 || !(o->solver_tolerance >= 0))
+    return phys_error(log, PHYS_ERR_VALUE, "%s: solver iterations >= 1 and tolerance >= 0 required", s->filename);
   return PHYS_OK;
 }
 
@@ -708,6 +767,7 @@ static physModel* compile_sorted(const physSpec* s, physLog* log) {
   if (st == PHYS_OK) st = compile_springs(s, m, &namepos, log);
   if (st == PHYS_OK) st = compile_actuators(s, m, &namepos, log);
   if (st == PHYS_OK) st = compile_keys(s, m, &namepos, log);
+  if (st == PHYS_OK) st = compile_pairs(s, m, log);
   if (st == PHYS_OK) st = compile_body_inertia(s, m, log);
   if (st == PHYS_OK) {
     scale_masses(s, m);
@@ -718,5 +778,6 @@ static physModel* compile_sorted(const physSpec* s, physLog* log) {
     return NULL;
   }
   for (int g = 0; g < m->ngeom; g++) m->geom_rbound[g] = geom_rbound(m, g);
+  compile_welds(m);
   return m;
 }

@@ -6,10 +6,11 @@
 
 #include "physid.h"
 
-// arena size in doubles: room for dense nv x nv work in tests and later layers (contact, gradients)
+// arena size in doubles: dense nv x nv work, and the contact problem of n = 3*nconmax + njnt rows
+// (J n x nv, M^-1 J' nv x n, G and a factor n x n, solver vectors)
 static size_t stack_size(const physModel* m) {
-  size_t nv = (size_t)m->nv, nb = (size_t)m->nbody;
-  return 16 * nv * nv + 400 * (nv + nb) + 65536;
+  size_t nv = (size_t)m->nv, nb = (size_t)m->nbody, n = 3 * (size_t)m->nconmax + (size_t)m->njnt;
+  return 16 * nv * nv + 400 * (nv + nb) + 6 * n * n + 8 * n * nv + 64 * n + 65536;
 }
 
 static size_t data_arrays_size(const physData* d) {
@@ -33,6 +34,7 @@ physData* phys_make_data(const physModel* m) {
   d->nsite = m->nsite;
   d->nspring = m->nspring;
   d->nu = m->nu;
+  d->nconmax = m->nconmax;
   d->nstack = stack_size(m);
   d->nbuffer = data_arrays_size(d) + d->nstack * sizeof(double);
   d->buffer = calloc(1, d->nbuffer);
@@ -64,6 +66,8 @@ void phys_reset_data(const physModel* m, physData* d) {
   memset(d->buffer, 0, d->nbuffer - d->nstack * sizeof(double));
   memcpy(d->qpos, m->qpos0, sizeof(double) * (size_t)m->nq);
   d->time = 0;
+  d->ncon = d->ncon_prev = d->ncon_dropped = d->nlimit = d->solver_iter = 0;
+  d->solver_residual = 0;
   d->nwarning = 0;
   d->lastwarning[0] = 0;
   d->pstack = 0;

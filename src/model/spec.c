@@ -25,9 +25,7 @@ static int grow(void** items, int* n, int* cap, size_t size) {
 physSpec* phys_spec_new(void) {
   physSpec* s = calloc(1, sizeof(physSpec));
   if (!s) return NULL;
-  s->opt.timestep = 0.002;
-  s->opt.gravity[2] = -9.81;
-  s->opt.integrator = PHYS_INT_EULER;
+  phys_default_option(&s->opt);
   s->inertiafromgeom = 2;
   if (phys_spec_add_body(s, -1) != 0) {
     phys_spec_free(s);
@@ -56,6 +54,8 @@ void phys_spec_free(physSpec* s) {
   free(s->actuator);
   free(s->mesh);
   free(s->key);
+  free(s->pair);
+  free(s->exclude);
   free(s);
 }
 
@@ -126,3 +126,38 @@ int phys_spec_add_actuator(physSpec* s) {
 int phys_spec_add_mesh(physSpec* s) { return GROW(s, mesh); }
 
 int phys_spec_add_key(physSpec* s) { return GROW(s, key); }
+
+int phys_spec_add_pair(physSpec* s) {
+  int i = GROW(s, pair);
+  if (i < 0) return -1;
+  s->pair[i].friction = s->pair[i].restitution = s->pair[i].margin = -1;
+  return i;
+}
+
+int phys_spec_add_exclude(physSpec* s) { return GROW(s, exclude); }
+
+void phys_default_option(physOption* opt) {
+  memset(opt, 0, sizeof(*opt));
+  opt->timestep = 0.002;
+  opt->gravity[2] = -9.81;
+  opt->integrator = PHYS_INT_EULER;
+  opt->contact = PHYS_CONTACT_LCP;
+  opt->baumgarte = 0.2;
+  opt->penalty_stiffness = 1e4;
+  opt->penalty_damping = 1e2;
+  opt->penalty_vslip = 1e-3;
+  opt->solver_iterations = 100;
+  opt->solver_tolerance = 1e-10;
+}
+
+static const char* const CONTACT_NAMES[PHYS_NCONTACTMODEL] = {"lcp", "cone", "ccp", "penalty"};
+
+const char* phys_contact_name(int model) {
+  return model >= 0 && model < PHYS_NCONTACTMODEL ? CONTACT_NAMES[model] : "unknown";
+}
+
+int phys_contact_from_name(const char* name) {
+  for (int i = 0; name && i < PHYS_NCONTACTMODEL; i++)
+    if (strcmp(name, CONTACT_NAMES[i]) == 0) return i;
+  return -1;
+}

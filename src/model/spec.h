@@ -102,6 +102,20 @@ typedef struct physSpecKey_ {
   int line;
 } physSpecKey;
 
+typedef struct physSpecPair_ {
+  char name[PHYS_NAMELEN];
+  char geom1[PHYS_NAMELEN], geom2[PHYS_NAMELEN];  // resolved by phys_compile
+  double friction;            // < 0: max of the geoms' (as without the pair)
+  double restitution;         // < 0: max of the geoms'
+  double margin;              // < 0: max of the geoms'
+  int line;
+} physSpecPair;
+
+typedef struct physSpecExclude_ {
+  char body1[PHYS_NAMELEN], body2[PHYS_NAMELEN];  // resolved by phys_compile
+  int line;
+} physSpecExclude;
+
 // growable arrays: T* items; int n, cap
 #define PHYS_SPEC_LIST(T, name) T* name; int n##name; int cap_##name
 
@@ -120,6 +134,9 @@ typedef struct physSpec_ {
   PHYS_SPEC_LIST(physSpecActuator, actuator);
   PHYS_SPEC_LIST(physSpecMesh, mesh);
   PHYS_SPEC_LIST(physSpecKey, key);
+  PHYS_SPEC_LIST(physSpecPair, pair);
+  PHYS_SPEC_LIST(physSpecExclude, exclude);
+  int nconmax;                // contact capacity (0: default from the geoms)
 } physSpec;
 
 // a new spec with the world body and MuJoCo's default options (dt 0.002, gravity -9.81 z)
@@ -135,6 +152,11 @@ int phys_spec_add_spring(physSpec* s);
 int phys_spec_add_actuator(physSpec* s);
 int phys_spec_add_mesh(physSpec* s);
 int phys_spec_add_key(physSpec* s);
+int phys_spec_add_pair(physSpec* s);        // friction, restitution, margin < 0: from the geoms
+int phys_spec_add_exclude(physSpec* s);
+
+// default options (MuJoCo's where MuJoCo has them; physid's contact settings otherwise)
+void phys_default_option(physOption* opt);
 
 // compile into a model: resolve names, compute addresses, qpos0, inertia from geoms, validate.
 // Errors name s->filename, the element's line and name.

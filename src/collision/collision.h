@@ -1,0 +1,42 @@
+// collision.h - collision detection: broad phase, filtering, narrow phase per geom-type pair.
+//
+// Conventions (shared by every pair function and by the gradient layer later):
+//  - a contact's normal (frame row 0) points from geom[0] into geom[1]; frame rows 1, 2 are unit tangents,
+//    the three rows a right-handed orthonormal basis; dist is the signed distance between the surfaces
+//    along the normal (< 0: penetration); pos is the point midway between the two surfaces.
+//  - a pair function is called with geom types t1 <= t2 (the dispatcher swaps), writes at most
+//    PHYS_MAXPAIRCON contacts with dist <= margin, and fills pos, frame, dist only.
+//  - manifolds: a box face on a plane gives its 4 corners; box-box face contact gives the clipped polygon,
+//    reduced to at most 4 points (the deepest, then the widest spread); capsule-plane 2 points when flat.
+//  - functions are pure: they read geom_xpos/geom_xmat/size from m and d and write only `out`.
+#ifndef PHYS_COLLISION_H
+#define PHYS_COLLISION_H
+
+#include "physid.h"
+
+// narrow phase of one pair: contacts written to out (capacity PHYS_MAXPAIRCON), returns their count
+typedef int (*physCollideFn)(const physModel* m, const physData* d, int g1, int g2, double margin,
+                             physContact* out);
+
+// the pair function for two geom types (NULL if the pair is not supported); sets *swap when the
+// geoms must be passed in the other order (t1 > t2)
+physCollideFn phys_collide_fn(int type1, int type2, int* swap);
+
+// contacts between geoms g1 and g2 (any order; normal from g1 to g2), count returned
+int phys_collide_geoms(const physModel* m, const physData* d, int g1, int g2, double margin, physContact* out);
+
+// 1 if geoms g1, g2 may collide by MJCF's filter: different weld bodies, contype/conaffinity
+// ((ct1 & ca2) || (ct2 & ca1)), not parent-child (unless one is the world), not excluded
+int phys_collision_filter(const physModel* m, int g1, int g2);
+
+// full collision detection at the current kinematics (geom_xpos, geom_xmat): broad phase (sort and sweep
+// on bounding spheres; planes tested against everything), filter, narrow phase, explicit <pair>s;
+// fills d->contact[0..ncon) with mu and restitution of each pair; contacts beyond nconmax are dropped and
+// counted (d->ncon_dropped, a data warning). Allocates nothing.
+void phys_collision(const physModel* m, physData* d);
+
+// an orthonormal right-handed frame whose first row is the unit normal n (tangents chosen
+// deterministically and continuously where possible)
+void phys_contact_frame(double frame[9], const double n[3]);
+
+#endif  // PHYS_COLLISION_H

@@ -1,0 +1,51 @@
+// contact.h - the constraint problem of one step and its solvers (DESIGN.md section 4).
+//
+// Rows: contact i owns rows 3i (normal), 3i+1, 3i+2 (tangents, its frame's rows 1, 2); then one row per
+// active joint limit (lambda >= 0, no friction). With M~ = M + dt*diag(damping) (the step's effective mass)
+// and v_f the unconstrained next velocity, the impulses lambda give v+ = v_f + M~^-1 J' lambda, and
+//   G = J M~^-1 J'  (Delassus),   g = J v_f + b,   row velocity after the step: w = G lambda + g,
+//   b_normal = restitution*(J_n v) + baumgarte*min(dist, 0)/dt,   b_limit likewise,  b_tangent = 0
+// (paper 000 eq. 3: 0 <= J_n (v+ + eps v) + beta*min(phi,0)/dt  _|_  lambda_n >= 0).
+#ifndef PHYS_CONTACT_H
+#define PHYS_CONTACT_H
+
+#include "physid.h"
+
+typedef struct physConstraintProblem_ {
+  int nc;                   // contacts (3 rows each)
+  int nl;                   // limit rows (after the contact rows)
+  int n;                    // rows: 3*nc + nl
+  int nv;
+  const double* J;          // n x nv constraint Jacobian (rows as above)
+  const double* G;          // n x n Delassus matrix J M~^-1 J', symmetric positive semidefinite
+  const double* g;          // n: free row velocity plus restitution and stabilization terms
+  const double* mu;         // nc friction coefficients
+  const int* warm;          // n physRowState guesses (last step's, matched by geom pair), or NULL
+} physConstraintProblem;
+
+// solver results: impulses and the active structure the VJP needs, without recomputation
+typedef struct physConstraintSolution_ {
+  double* lambda;           // n impulses (N s)
+  int* state;               // n physRowState
+  int iterations;           // pivots (lcp) or ADMM sweeps (cone, ccp)
+  double residual;          // complementarity / KKT residual at the solution
+  int warm_used;            // 1 if the warm-start guess was verified and kept (lcp)
+} physConstraintSolution;
+
+// assemble J, G, g for the current contacts and limits: needs kinematics, d->contact, the factor of
+// M~ (qLD) and v_f; arrays come from d's arena (caller marks/frees); returns the number of rows
+void phys_constraint_assemble(const physModel* m, physData* d, const double* vf, physConstraintProblem* p,
+                              double** J, double** G, double** g, double** mu);
+
+// the solvers: each writes sol->lambda and sol->state (n each, caller-owned) and uses d's arena for
+// scratch; PHYS_OK or PHYS_ERR_NUMERIC (then lambda is the best iterate and a data warning is counted)
+physStatus phys_solve_lcp(const physModel* m, physData* d, const physConstraintProblem* p,
+                          physConstraintSolution* sol);
+physStatus phys_solve_cone(const physModel* m, physData* d, const physConstraintProblem* p,
+                           physConstraintSolution* sol);
+physStatus phys_solve_ccp(const physModel* m, physData* d, const physConstraintProblem* p,
+                          physConstraintSolution* sol);
+// penalty: forces, not impulses; qfrc += J' f(dist, J v) (explicit spring-damper, regularized Coulomb)
+void phys_penalty_force(const physModel* m, physData* d, double* qfrc);
+
+#endif  // PHYS_CONTACT_H
