@@ -182,6 +182,16 @@ enum {
   X(int, mesh_name, nmesh, 1)            /* name address in names                           (nmesh x 1) */ \
   X(double, mesh_vert, nmeshvert, 3)     /* vertices in the geom frame (scaled)         (nmeshvert x 3) */ \
   X(int, mesh_face, nmeshface, 3)        /* triangles (vertex indices within the mesh)  (nmeshface x 3) */ \
+  /* convex hulls of the meshes (src/model/hull.c, qhull at compile time); faces are merged coplanar polygons */ \
+  X(int, mesh_hulladr, nmesh, 1)         /* first entry in hull_vert                        (nmesh x 1) */ \
+  X(int, mesh_hullnum, nmesh, 1)         /* number of hull vertices (0: no hull)            (nmesh x 1) */ \
+  X(int, mesh_hullfaceadr, nmesh, 1)     /* first hull face                                 (nmesh x 1) */ \
+  X(int, mesh_hullfacenum, nmesh, 1)     /* number of hull faces                            (nmesh x 1) */ \
+  X(int, hull_vert, nhullvert, 1)        /* hull vertices (vertex indices within the mesh) (nhullvert x 1) */ \
+  X(double, hull_facenormal, nhullface, 4) /* outward unit normal n, offset b: n.x <= b inside (nhullface x 4) */ \
+  X(int, hull_faceadr, nhullface, 1)     /* first entry of the face in hull_facevert      (nhullface x 1) */ \
+  X(int, hull_facenum, nhullface, 1)     /* vertices of the face (>= 3)                   (nhullface x 1) */ \
+  X(int, hull_facevert, nhullfacevert, 1) /* face polygons, counterclockwise seen from outside, vertex indices within the mesh (nhullfacevert x 1) */ \
   /* explicit contact pairs (MJCF <contact><pair>) and excluded body pairs (<exclude>) */                  \
   X(int, pair_geom1, npair, 1)           /* first geom                                      (npair x 1) */ \
   X(int, pair_geom2, npair, 1)           /* second geom                                     (npair x 1) */ \
@@ -229,6 +239,9 @@ typedef struct physModel_ {
   int nmesh;                // number of meshes
   int nmeshvert;            // total mesh vertices
   int nmeshface;            // total mesh triangles
+  int nhullvert;            // total convex-hull vertices of all meshes
+  int nhullface;            // total convex-hull faces (polygons)
+  int nhullfacevert;        // total vertex entries of the hull faces
   int nkey;                 // number of keyframes
   int npair;                // number of explicit contact pairs
   int nexclude;             // number of excluded body pairs

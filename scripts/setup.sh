@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install what physid needs to build, test and benchmark on Debian 12 (idempotent; skips what is present).
 set -euo pipefail
-pkgs=(build-essential cmake pkg-config libxml2-dev libcjson-dev zlib1g-dev
+pkgs=(build-essential cmake pkg-config libxml2-dev libcjson-dev zlib1g-dev libqhull-dev
       libmujoco-dev libmujoco-samples dart-doc valgrind)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hull.h"
 #include "mesh.h"
 #include "model.h"
 #include "rot.h"
@@ -289,6 +290,8 @@ static physStatus compile_sizes(const physSpec* s, physModel* sz, physLog* log) 
     sz->nmeshvert += s->mesh[i].nvert;
     sz->nmeshface += s->mesh[i].nface;
   }
+  physStatus hst = phys_hull_sizes(s, sz, log);  // convex hulls of collidable meshes (qhull)
+  if (hst != PHYS_OK) return hst;
   sz->nnames = names_size(s);
   sz->opt = s->opt;
   snprintf(sz->modelname, sizeof(sz->modelname), "%s", s->modelname);
@@ -763,6 +766,7 @@ static physModel* compile_sorted(const physSpec* s, physLog* log) {
   compile_meshes(s, m, &namepos);
   physStatus st = compile_joints(s, m, &namepos, log);
   if (st == PHYS_OK) st = compile_geoms(s, m, &namepos, log);
+  if (st == PHYS_OK) st = phys_hull_compile(s, m, log);
   if (st == PHYS_OK) st = compile_sites(s, m, &namepos, log);
   if (st == PHYS_OK) st = compile_springs(s, m, &namepos, log);
   if (st == PHYS_OK) st = compile_actuators(s, m, &namepos, log);

@@ -1,0 +1,272 @@
+// hull.c - convex hulls of meshes at model compile time (Qhull, reentrant libqhull_r).
+#include "hull.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libqhull_r/qhull_ra.h>
+
+//---------------------------------------------------------------------------------------------------------
+// one mesh's hull in malloc'ed arrays (compile time only)
+
+typedef struct hullTmp_ {
+  int nvert;              // hull vertices
+  int* vert;              // their indices within the mesh
+  int nface;              // hull faces (merged coplanar polygons)
+  double* normal;         // nface x 4: outward unit normal, offset
+  int* faceadr;           // nface: first entry in facevert
+  int* facenum;           // nface: number of vertices of the face
+  int nfacevert;          // entries in facevert
+  int* facevert;          // face polygons, counterclockwise seen from outside
+} hullTmp;
+
+// release the arrays of a hullTmp
+static void hull_tmp_free(hullTmp* h) {
+  free(h->vert);
+  free(h->normal);
+  free(h->faceadr);
+  free(h->facenum);
+  free(h->facevert);
+  memset(h, 0, sizeof(*h));
+}
+
+// "file:line: " of a mesh (its <mesh> element) for messages
+static const char* mesh_where(const physSpec* s, const physSpecMesh* sm, char* buf, size_t n) {
+  if (sm->line > 0)
+    snprintf(buf, n, "%s:%d: ", s->filename, sm->line);
+  else
+    snprintf(buf, n, "%s: ", s->filename[0] ? s->filename : "<spec>");
+  return buf;
+}
+
+// 1 if a geom that may collide uses mesh i: contype or conaffinity nonzero, or named in a <pair>
+static int mesh_needs_hull(const physSpec* s, int i) {
+  for (int g = 0; g < s->ngeom; g++) {
+    const physSpecGeom* sg = s->geom + g;
+    if (sg->type != PHYS_GEOM_MESH || sg->mesh != i) continue;
+    if (sg->contype || sg->conaffinity) return 1;
+    for (int p = 0; p < s->npair; p++)
+      if (sg->name[0] && (strcmp(s->pair[p].geom1, sg->name) == 0 || strcmp(s->pair[p].geom2, sg->name) == 0))
+        return 1;
+  }
+  return 0;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// polygon geometry
+
+// plane of a polygon (vertex ids idx[0..n) into vert): Newell's normal
+//   n = sum_i (v_i - v_{i+1}) x (v_i + v_{i+1}) / 2 (components as below), normalized,
+// offset b = mean_i n.v_i; returns 0 (plane untouched) if the polygon has no area
+static int polygon_plane(double plane[4], const double* vert, const int* idx, int n) {
+  double nn[3] = {0, 0, 0}, c[3] = {0, 0, 0};
+  for (int i = 0; i < n; i++) {
+    const double* a = vert + 3 * idx[i];
+    const double* b = vert + 3 * idx[(i + 1) % n];
+    nn[0] += (a[1] - b[1]) * (a[2] + b[2]);
+    nn[1] += (a[2] - b[2]) * (a[0] + b[0]);
+    nn[2] += (a[0] - b[0]) * (a[1] + b[1]);
+    for (int k = 0; k < 3; k++) c[k] += a[k] / n;
+  }
+  double len = sqrt(nn[0] * nn[0] + nn[1] * nn[1] + nn[2] * nn[2]);
+  if (!(len > 0)) return 0;
+  for (int k = 0; k < 3; k++) plane[k] = nn[k] / len;
+  plane[3] = plane[0] * c[0] + plane[1] * c[1] + plane[2] * c[2];
+  return 1;
+}
+
+// an angle and a vertex id, for sorting a face's vertices around its normal
+typedef struct angleId_ {
+  double angle;
+  int id;
+} angleId;
+
+// qsort order: increasing angle, then id (deterministic)
+static int angle_cmp(const void* a, const void* b) {
+  const angleId* x = a;
+  const angleId* y = b;
+  if (x->angle != y->angle) return x->angle < y->angle ? -1 : 1;
+  return (x->id > y->id) - (x->id < y->id);
+}
+
+// sort ids[0..n) counterclockwise about the outward normal nrm: angle = atan2((p-c).v, (p-c).u) in the
+// right-handed basis (u, v = n x u, n), c the centroid; tmp holds n entries
+static void order_ccw(int* ids, int n, const double* vert, const double nrm[3], angleId* tmp) {
+  double c[3] = {0, 0, 0}, u[3], v[3];
+  for (int i = 0; i < n; i++)
+    for (int k = 0; k < 3; k++) c[k] += vert[3 * ids[i] + k] / n;
+  // u: the axis least aligned with n, made orthogonal to it
+  int a = fabs(nrm[0]) < fabs(nrm[1]) ? (fabs(nrm[0]) < fabs(nrm[2]) ? 0 : 2) : (fabs(nrm[1]) < fabs(nrm[2]) ? 1 : 2);
+  double e[3] = {0, 0, 0};
+  e[a] = 1;
+  double d = e[0] * nrm[0] + e[1] * nrm[1] + e[2] * nrm[2];
+  for (int k = 0; k < 3; k++) u[k] = e[k] - d * nrm[k];
+  double lu = sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
+  for (int k = 0; k < 3; k++) u[k] /= lu;
+  v[0] = nrm[1] * u[2] - nrm[2] * u[1];
+  v[1] = nrm[2] * u[0] - nrm[0] * u[2];
+  v[2] = nrm[0] * u[1] - nrm[1] * u[0];
+  for (int i = 0; i < n; i++) {
+    const double* p = vert + 3 * ids[i];
+    double r[3] = {p[0] - c[0], p[1] - c[1], p[2] - c[2]};
+    tmp[i].angle = atan2(r[0] * v[0] + r[1] * v[1] + r[2] * v[2], r[0] * u[0] + r[1] * u[1] + r[2] * u[2]);
+    tmp[i].id = ids[i];
+  }
+  qsort(tmp, (size_t)n, sizeof(angleId), angle_cmp);
+  for (int i = 0; i < n; i++) ids[i] = tmp[i].id;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// Qhull
+
+// copy Qhull's facets and vertices into h (ids = point ids = vertex indices within the mesh);
+// returns 0 on allocation failure
+static int hull_extract(hullTmp* h, qhT* qh, const double* vert) {
+  facetT* facet;
+  vertexT *vertex, **vertexp;
+  h->nvert = qh->num_vertices;
+  h->nface = 0;
+  h->nfacevert = 0;
+  int maxfv = 0;
+  FORALLfacets {
+    int n = qh_setsize(qh, facet->vertices);
+    h->nface++;
+    h->nfacevert += n;
+    if (n > maxfv) maxfv = n;
+  }
+  h->vert = malloc(sizeof(int) * (size_t)(h->nvert ? h->nvert : 1));
+  h->normal = malloc(sizeof(double) * 4 * (size_t)(h->nface ? h->nface : 1));
+  h->faceadr = malloc(sizeof(int) * (size_t)(h->nface ? h->nface : 1));
+  h->facenum = malloc(sizeof(int) * (size_t)(h->nface ? h->nface : 1));
+  h->facevert = malloc(sizeof(int) * (size_t)(h->nfacevert ? h->nfacevert : 1));
+  angleId* tmp = malloc(sizeof(angleId) * (size_t)(maxfv ? maxfv : 1));
+  if (!h->vert || !h->normal || !h->faceadr || !h->facenum || !h->facevert || !tmp) {
+    free(tmp);
+    return 0;
+  }
+  int nv = 0;
+  FORALLvertices h->vert[nv++] = qh_pointid(qh, vertex->point);
+  h->nvert = nv;
+  int f = 0, adr = 0;
+  FORALLfacets {
+    h->faceadr[f] = adr;
+    int n = 0;
+    FOREACHvertex_(facet->vertices) h->facevert[adr + n++] = qh_pointid(qh, vertex->point);
+    h->facenum[f] = n;
+    order_ccw(h->facevert + adr, n, vert, facet->normal, tmp);
+    // Newell's plane of the ordered polygon; Qhull's hyperplane (n.x + offset = 0) if it has no area
+    double* pl = h->normal + 4 * f;
+    if (!polygon_plane(pl, vert, h->facevert + adr, n)) {
+      for (int k = 0; k < 3; k++) pl[k] = facet->normal[k];
+      pl[3] = -facet->offset;
+    }
+    adr += n;
+    f++;
+  }
+  free(tmp);
+  return 1;
+}
+
+// the hull of mesh i of s into h; an error names the mesh when it spans no volume
+static physStatus hull_build(hullTmp* h, const physSpec* s, int i, physLog* log) {
+  const physSpecMesh* sm = s->mesh + i;
+  char at[700];
+  memset(h, 0, sizeof(*h));
+  mesh_where(s, sm, at, sizeof(at));
+  if (sm->nvert < 4)
+    return phys_error(log, PHYS_ERR_MODEL, "%smesh '%s': %d vertices cannot span a convex hull (need 4 not coplanar)",
+                      at, sm->name, sm->nvert);
+  coordT* pts = malloc(sizeof(coordT) * 3 * (size_t)sm->nvert);
+  qhT* qh = malloc(sizeof(qhT));
+  if (!pts || !qh) {
+    free(pts);
+    free(qh);
+    return phys_error(log, PHYS_ERR_NOMEM, "%smesh '%s': out of memory computing its convex hull", at, sm->name);
+  }
+  memcpy(pts, sm->vert, sizeof(coordT) * 3 * (size_t)sm->nvert);
+  // Qhull's messages go to a memory stream: the first line is quoted in our error
+  char msg[2048] = "";
+  FILE* err = fmemopen(msg, sizeof(msg) - 1, "w");
+  char cmd[] = "qhull";  // default options: coplanar facets merged (C-0), no output
+  QHULL_LIB_CHECK
+  qh_zero(qh, err ? err : stderr);
+  int code = qh_new_qhull(qh, 3, sm->nvert, pts, False, cmd, NULL, err ? err : stderr);
+  int ok = code == 0 ? hull_extract(h, qh, sm->vert) : 1;
+  int curlong, totlong;
+  qh_freeqhull(qh, !qh_ALL);
+  qh_memfreeshort(qh, &curlong, &totlong);
+  if (err) fclose(err);
+  free(qh);
+  free(pts);
+  if (code != 0) {
+    char* nl = strchr(msg, '\n');
+    if (nl) *nl = 0;
+    hull_tmp_free(h);
+    return phys_error(log, PHYS_ERR_MODEL,
+                      "%smesh '%s': its vertices span no volume (all coplanar or collinear): no convex hull (Qhull: %s)",
+                      at, sm->name, msg[0] ? msg : "error");
+  }
+  if (!ok) {
+    hull_tmp_free(h);
+    return phys_error(log, PHYS_ERR_NOMEM, "%smesh '%s': out of memory computing its convex hull", at, sm->name);
+  }
+  return PHYS_OK;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// API
+
+physStatus phys_hull_sizes(const physSpec* s, physModel* sz, physLog* log) {
+  sz->nhullvert = sz->nhullface = sz->nhullfacevert = 0;
+  for (int i = 0; i < s->nmesh; i++) {
+    if (!mesh_needs_hull(s, i)) continue;
+    hullTmp h;
+    physStatus st = hull_build(&h, s, i, log);
+    if (st != PHYS_OK) return st;
+    sz->nhullvert += h.nvert;
+    sz->nhullface += h.nface;
+    sz->nhullfacevert += h.nfacevert;
+    hull_tmp_free(&h);
+  }
+  return PHYS_OK;
+}
+
+physStatus phys_hull_compile(const physSpec* s, physModel* m, physLog* log) {
+  int va = 0, fa = 0, fva = 0;
+  for (int i = 0; i < s->nmesh; i++) {
+    m->mesh_hulladr[i] = va;
+    m->mesh_hullfaceadr[i] = fa;
+    m->mesh_hullnum[i] = m->mesh_hullfacenum[i] = 0;
+    if (!mesh_needs_hull(s, i)) continue;
+    hullTmp h;
+    physStatus st = hull_build(&h, s, i, log);
+    if (st != PHYS_OK) return st;
+    if (va + h.nvert > m->nhullvert || fa + h.nface > m->nhullface || fva + h.nfacevert > m->nhullfacevert) {
+      hull_tmp_free(&h);
+      return phys_error(log, PHYS_ERR_MODEL, "%s: mesh '%s': hull sizes differ from phys_hull_sizes (a bug)",
+                        s->filename, s->mesh[i].name);
+    }
+    m->mesh_hullnum[i] = h.nvert;
+    m->mesh_hullfacenum[i] = h.nface;
+    memcpy(m->hull_vert + va, h.vert, sizeof(int) * (size_t)h.nvert);
+    memcpy(m->hull_facenormal + 4 * fa, h.normal, sizeof(double) * 4 * (size_t)h.nface);
+    memcpy(m->hull_facevert + fva, h.facevert, sizeof(int) * (size_t)h.nfacevert);
+    for (int f = 0; f < h.nface; f++) {
+      m->hull_faceadr[fa + f] = fva + h.faceadr[f];
+      m->hull_facenum[fa + f] = h.facenum[f];
+    }
+    va += h.nvert;
+    fa += h.nface;
+    fva += h.nfacevert;
+    hull_tmp_free(&h);
+  }
+  return PHYS_OK;
+}
+
+void phys_hull_normals(physModel* m, int mesh) {
+  const double* vert = m->mesh_vert + 3 * m->mesh_vertadr[mesh];
+  for (int f = m->mesh_hullfaceadr[mesh]; f < m->mesh_hullfaceadr[mesh] + m->mesh_hullfacenum[mesh]; f++)
+    polygon_plane(m->hull_facenormal + 4 * f, vert, m->hull_facevert + m->hull_faceadr[f], m->hull_facenum[f]);
+}

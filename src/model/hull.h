@@ -1,0 +1,27 @@
+// hull.h - convex hulls of meshes at model compile time (Qhull, reentrant libqhull_r).
+//
+// A mesh's hull is stored in the model as vertex indices within the mesh (mesh_hulladr/mesh_hullnum,
+// hull_vert) and faces: coplanar triangles merged into convex polygons (Qhull's default C-0 merging),
+// each with its outward unit normal and offset (hull_facenormal: n, b with n.x <= b inside) and its
+// vertices counterclockwise seen from outside (hull_faceadr/hull_facenum, hull_facevert). Only meshes
+// that a collidable geom uses (contype or conaffinity nonzero, or named in a <pair>) get a hull; the
+// others have mesh_hullnum = 0. Such a mesh must span a volume: fewer than 4 vertices or all vertices
+// coplanar is a compile error naming the mesh. Open meshes are fine (the hull closes them).
+#ifndef PHYS_HULL_H
+#define PHYS_HULL_H
+
+#include "physid.h"
+#include "spec.h"
+
+// sizes of the hulls of every mesh of s that needs one: sets sz->nhullvert, nhullface, nhullfacevert
+physStatus phys_hull_sizes(const physSpec* s, physModel* sz, physLog* log);
+
+// fill the hull arrays of m (allocated with the sizes of phys_hull_sizes; mesh_vert already filled)
+physStatus phys_hull_compile(const physSpec* s, physModel* m, physLog* log);
+
+// recompute the face normals and offsets of mesh `mesh`'s hull from the current mesh_vert (Newell's
+// normal of each polygon, offset = mean of n.v over its vertices): call after changing vertices that
+// keep the hull's combinatorics
+void phys_hull_normals(physModel* m, int mesh);
+
+#endif  // PHYS_HULL_H
