@@ -36,6 +36,8 @@ typedef struct physConstraintSolution_ {
 // M~ (qLD) and v_f; arrays come from d's arena (caller marks/frees); returns the number of rows
 void phys_constraint_assemble(const physModel* m, physData* d, const double* vf, physConstraintProblem* p,
                               double** J, double** G, double** g, double** mu);
+// number of joint-limit rows phys_constraint_assemble would add at the current qpos (dist <= 0)
+int phys_constraint_nlimit(const physModel* m, const physData* d);
 
 // the solvers: each writes sol->lambda and sol->state (n each, caller-owned) and uses d's arena for
 // scratch; PHYS_OK or PHYS_ERR_NUMERIC (then lambda is the best iterate and a data warning is counted)

@@ -1,0 +1,203 @@
+// assemble.c - the constraint problem of one step: Jacobian J of the contact and joint-limit rows, the
+// Delassus matrix G = J M~^-1 J' and the free row velocity g = J v_f + b (contact.h, DESIGN.md section 4).
+//
+// Rows. Contact i (normal n pointing from geom[0] to geom[1], tangents t1, t2: its frame's rows) owns rows
+// 3i..3i+2: frame * (J_point(body of geom[1], pos) - J_point(body of geom[0], pos)), so a row's velocity is
+// the velocity of geom[1]'s material point at pos relative to geom[0]'s, in the contact frame; a positive
+// normal velocity separates. Joint limits (hinge and slide joints with a range, PHYS_DSBL_LIMIT unset)
+// follow: a row +e_dof for a lower limit (dist = q - lo), -e_dof for an upper limit (dist = hi - q), when
+// dist <= 0 (no joint margin is modelled, as MuJoCo's default jnt margin 0); lambda >= 0, no friction.
+//
+// Terms. b_normal = eps*min(J_n v, 0) + beta*min(dist, 0)/dt with v the velocity before the step (the
+// restitution term acts only on approaching contacts, paper 000 eq. 3), b_limit = beta*min(dist, 0)/dt,
+// b_tangent = 0. G is formed as Y'Y with Y = L^-1 J' (M~ = L L'), so it is symmetric positive semidefinite
+// to the last bit.
+//
+// Warm start: contact i of geom pair (a, b) that is the k-th contact of that pair in d->contact takes the
+// lambda and row states of the k-th contact of the same pair in d->contact_prev (collision writes a pair's
+// contacts in a deterministic order); unmatched contacts are guessed separating, limit rows clamping.
+#include <string.h>
+
+#include "contact.h"
+#include "dyn.h"
+#include "rot.h"
+
+//---------------------------------------------------------------------------------------------------------
+// rows
+
+// J_rows (3 x nv) += sign * frame * J_point(body, p): for each dof j on body's chain,
+// J_point[:, j] = cdof_lin_j + cdof_ang_j x p
+static void add_point_rows(const physModel* m, const physData* d, double* rows, const double frame[9],
+                           int body, const double p[3], double sign) {
+  int nv = m->nv;
+  for (int j = phys_body_lastdof(m, body); j >= 0; j = m->dof_parentid[j]) {
+    const double* cd = d->cdof + 6 * j;
+    double jp[3];
+    phys_cross3(jp, cd, p);
+    for (int k = 0; k < 3; k++) jp[k] += cd[3 + k];
+    for (int r = 0; r < 3; r++) rows[r * nv + j] += sign * phys_dot3(frame + 3 * r, jp);
+  }
+}
+
+// the 3 rows of contact c: frame * (J_point(body of geom[1]) - J_point(body of geom[0])) at c->pos.
+// Dofs shared by both chains (a common ancestor) cancel up to rounding.
+static void contact_rows(const physModel* m, const physData* d, const physContact* c, double* rows) {
+  memset(rows, 0, 3 * sizeof(double) * (size_t)m->nv);
+  add_point_rows(m, d, rows, c->frame, m->geom_bodyid[c->geom[1]], c->pos, 1.0);
+  add_point_rows(m, d, rows, c->frame, m->geom_bodyid[c->geom[0]], c->pos, -1.0);
+}
+
+// distance of joint j to its lower (side 0: q - lo) or upper (side 1: hi - q) limit
+static double limit_dist(const physModel* m, const physData* d, int j, int side) {
+  double q = d->qpos[m->jnt_qposadr[j]];
+  return side == 0 ? q - m->jnt_range[2 * j] : m->jnt_range[2 * j + 1] - q;
+}
+
+// 1 if joint j can have limit rows: a limited hinge or slide joint, limits enabled
+static int limit_joint(const physModel* m, int j) {
+  return !(m->opt.disableflags & PHYS_DSBL_LIMIT) && m->jnt_limited[j] &&
+         (m->jnt_type[j] == PHYS_JNT_HINGE || m->jnt_type[j] == PHYS_JNT_SLIDE);
+}
+
+// number of active limit rows (dist <= 0); if jnt/side are not NULL, list them (capacity: 2*njnt)
+static int active_limits(const physModel* m, const physData* d, int* jnt, int* side) {
+  int n = 0;
+  for (int j = 0; j < m->njnt; j++) {
+    if (!limit_joint(m, j)) continue;
+    for (int s = 0; s < 2; s++) {
+      if (limit_dist(m, d, j, s) > 0) continue;
+      if (jnt) {
+        jnt[n] = j;
+        side[n] = s;
+      }
+      n++;
+    }
+  }
+  return n;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// warm start
+
+// k such that contact i is the k-th contact (from 0) of its geom pair in list c
+static int pair_rank(const physContact* c, int i) {
+  int k = 0;
+  for (int a = 0; a < i; a++) k += c[a].geom[0] == c[i].geom[0] && c[a].geom[1] == c[i].geom[1];
+  return k;
+}
+
+// index in prev (np contacts) of the k-th contact of pair (g0, g1), -1 if none
+static int pair_find(const physContact* prev, int np, int g0, int g1, int k) {
+  for (int a = 0; a < np; a++) {
+    if (prev[a].geom[0] != g0 || prev[a].geom[1] != g1) continue;
+    if (k-- == 0) return a;
+  }
+  return -1;
+}
+
+// warm[3i..3i+2] and d->contact[i].lambda/state from the matching contact of the last step
+static void warm_start(physData* d, int* warm) {
+  for (int i = 0; i < d->ncon; i++) {
+    physContact* c = d->contact + i;
+    int a = pair_find(d->contact_prev, d->ncon_prev, c->geom[0], c->geom[1], pair_rank(d->contact, i));
+    for (int r = 0; r < 3; r++) {
+      c->lambda[r] = a >= 0 ? d->contact_prev[a].lambda[r] : 0;
+      c->state[r] = a >= 0 ? d->contact_prev[a].state[r] : PHYS_ROW_SEPARATING;
+      warm[3 * i + r] = c->state[r];
+    }
+  }
+}
+
+//---------------------------------------------------------------------------------------------------------
+// the problem
+
+// y = L^-1 b (forward substitution with the lower Cholesky factor, row-major n x n)
+static void lower_solve(double* y, const double* L, const double* b, int n) {
+  for (int i = 0; i < n; i++) {
+    const double* Li = L + (size_t)i * n;
+    double s = b[i];
+    for (int k = 0; k < i; k++) s -= Li[k] * y[k];
+    y[i] = s / Li[i];
+  }
+}
+
+// a . b for n-vectors
+static double dotn(const double* a, const double* b, int n) {
+  double s = 0;
+  for (int i = 0; i < n; i++) s += a[i] * b[i];
+  return s;
+}
+
+// G = Y Y' with the rows of Y = the rows of J times L^-T (Y_r = L^-1 J_r), i.e. G = J M~^-1 J'
+static void delassus(physData* d, double* G, const double* J, int n, int nv) {
+  size_t mark = phys_stack_mark(d);
+  double* Y = phys_stack_alloc(d, (size_t)n * (size_t)nv + 1);
+  for (int r = 0; r < n; r++) lower_solve(Y + (size_t)r * nv, d->qLD, J + (size_t)r * nv, nv);
+  for (int r = 0; r < n; r++) {
+    for (int c = 0; c <= r; c++) {
+      double s = dotn(Y + (size_t)r * nv, Y + (size_t)c * nv, nv);
+      G[(size_t)r * n + c] = s;
+      G[(size_t)c * n + r] = s;
+    }
+  }
+  phys_stack_free(d, mark);
+}
+
+// Assemble the rows of the current contacts (d->contact, d->ncon, at the current kinematics and cdof) and
+// of the active joint limits into p, with J, G, g, mu from d's arena (the caller marks and frees):
+//   J (n x nv), G = J M~^-1 J' (n x n, through the factor d->qLD of M~), g = J vf + b (n), mu (nc);
+// also sets d->nlimit, each contact's efc_adr, and the warm-start guesses (p->warm, n ints in the arena).
+void phys_constraint_assemble(const physModel* m, physData* d, const double* vf, physConstraintProblem* p,
+                              double** J, double** G, double** g, double** mu) {
+  int nv = m->nv, nc = d->ncon;
+  double dt = m->opt.timestep, beta = m->opt.baumgarte;
+  size_t nl_cap = 2 * (size_t)m->njnt + 1;
+  int* ljnt = (int*)phys_stack_alloc(d, nl_cap);    // 2*njnt ints fit in as many doubles
+  int* lside = (int*)phys_stack_alloc(d, nl_cap);
+  int nl = active_limits(m, d, ljnt, lside);
+  int n = 3 * nc + nl;
+  *J = phys_stack_alloc(d, (size_t)n * (size_t)nv + 1);
+  *G = phys_stack_alloc(d, (size_t)n * (size_t)n + 1);
+  *g = phys_stack_alloc(d, (size_t)n + 1);
+  *mu = phys_stack_alloc(d, (size_t)nc + 1);
+  int* warm = (int*)phys_stack_alloc(d, (size_t)n + 1);
+
+  // contact rows; g = J vf + eps*min(J_n v, 0) + beta*min(dist, 0)/dt on the normal row
+  for (int i = 0; i < nc; i++) {
+    physContact* c = d->contact + i;
+    double* rows = *J + (size_t)(3 * i) * nv;
+    contact_rows(m, d, c, rows);
+    c->efc_adr = 3 * i;
+    (*mu)[i] = c->mu;
+    for (int r = 0; r < 3; r++) (*g)[3 * i + r] = dotn(rows + (size_t)r * nv, vf, nv);
+    double vn = dotn(rows, d->qvel, nv);
+    (*g)[3 * i] += c->restitution * (vn < 0 ? vn : 0) + beta * (c->dist < 0 ? c->dist : 0) / dt;
+  }
+  warm_start(d, warm);
+
+  // limit rows: +-e_dof, g = +-vf_dof + beta*min(dist, 0)/dt
+  for (int l = 0; l < nl; l++) {
+    int row = 3 * nc + l, dof = m->jnt_dofadr[ljnt[l]];
+    double sign = lside[l] == 0 ? 1.0 : -1.0, dist = limit_dist(m, d, ljnt[l], lside[l]);
+    double* Jr = *J + (size_t)row * nv;
+    memset(Jr, 0, sizeof(double) * (size_t)nv);
+    Jr[dof] = sign;
+    (*g)[row] = sign * vf[dof] + beta * (dist < 0 ? dist : 0) / dt;
+    warm[row] = PHYS_ROW_CLAMPING;
+  }
+  delassus(d, *G, *J, n, nv);
+
+  d->nlimit = nl;
+  p->nc = nc;
+  p->nl = nl;
+  p->n = n;
+  p->nv = nv;
+  p->J = *J;
+  p->G = *G;
+  p->g = *g;
+  p->mu = *mu;
+  p->warm = warm;
+}
+
+// number of active joint-limit rows at the current qpos (the step's test for the constrained path)
+int phys_constraint_nlimit(const physModel* m, const physData* d) { return active_limits(m, d, NULL, NULL); }
