@@ -161,3 +161,88 @@ int phys_contact_from_name(const char* name) {
     if (strcmp(name, CONTACT_NAMES[i]) == 0) return i;
   return -1;
 }
+
+//---------------------------------------------------------------------------------------------------------
+// merging specs
+
+// copy mesh m of src into dst (owned arrays duplicated); returns its index in dst or -1
+static int attach_mesh(physSpec* dst, const physSpecMesh* sm) {
+  int i = phys_spec_add_mesh(dst);
+  if (i < 0) return -1;
+  physSpecMesh* dm = dst->mesh + i;
+  *dm = *sm;
+  dm->vert = NULL;
+  dm->face = NULL;
+  size_t nv = (size_t)sm->nvert * 3, nf = (size_t)sm->nface * 3;
+  if (nv) dm->vert = malloc(nv * sizeof(double));
+  if (nf) dm->face = malloc(nf * sizeof(int));
+  if ((nv && !dm->vert) || (nf && !dm->face)) return -1;   // freed with dst by phys_spec_free
+  if (nv) memcpy(dm->vert, sm->vert, nv * sizeof(double));
+  if (nf) memcpy(dm->face, sm->face, nf * sizeof(int));
+  return i;
+}
+
+// append src's bodies (all but its world body, in src's order, after dst's bodies) with their joints,
+// geoms, sites, springs, actuators, meshes, pairs and excludes to dst; src's world body becomes dst's body
+// `parent` (its geoms and sites move there, its children hang from it; phys_compile refuses a free joint
+// whose body does not hang from the world). dst keeps its options and name; src's keyframes are not copied (they describe src's state
+// alone). Names are copied as they are: phys_compile reports duplicates. PHYS_OK, PHYS_ERR_ARG or
+// PHYS_ERR_NOMEM (dst may then hold part of src; free it).
+physStatus phys_spec_attach(physSpec* dst, const physSpec* src, int parent) {
+  if (!dst || !src || dst == src || parent < 0 || parent >= dst->nbody) return PHYS_ERR_ARG;
+  int body0 = dst->nbody, site0 = dst->nsite, mesh0 = dst->nmesh;
+  for (int b = 1; b < src->nbody; b++) {
+    int i = phys_spec_add_body(dst, 0);
+    if (i < 0) return PHYS_ERR_NOMEM;
+    dst->body[i] = src->body[b];
+    int p = src->body[b].parent;
+    dst->body[i].parent = p == 0 ? parent : body0 + p - 1;
+  }
+  // body index of src's body b in dst
+#define ATTACH_BODY(b) ((b) == 0 ? parent : body0 + (b) - 1)
+  for (int k = 0; k < src->nmesh; k++)
+    if (attach_mesh(dst, src->mesh + k) < 0) return PHYS_ERR_NOMEM;
+  for (int k = 0; k < src->njoint; k++) {
+    int i = phys_spec_add_joint(dst, 0, 0);
+    if (i < 0) return PHYS_ERR_NOMEM;
+    dst->joint[i] = src->joint[k];
+    dst->joint[i].body = ATTACH_BODY(src->joint[k].body);
+  }
+  for (int k = 0; k < src->ngeom; k++) {
+    int i = phys_spec_add_geom(dst, 0, 0);
+    if (i < 0) return PHYS_ERR_NOMEM;
+    dst->geom[i] = src->geom[k];
+    dst->geom[i].body = ATTACH_BODY(src->geom[k].body);
+    if (src->geom[k].mesh >= 0) dst->geom[i].mesh = mesh0 + src->geom[k].mesh;
+  }
+  for (int k = 0; k < src->nsite; k++) {
+    int i = phys_spec_add_site(dst, 0);
+    if (i < 0) return PHYS_ERR_NOMEM;
+    dst->site[i] = src->site[k];
+    dst->site[i].body = ATTACH_BODY(src->site[k].body);
+  }
+#undef ATTACH_BODY
+  for (int k = 0; k < src->nspring; k++) {
+    int i = phys_spec_add_spring(dst);
+    if (i < 0) return PHYS_ERR_NOMEM;
+    dst->spring[i] = src->spring[k];
+    for (int j = 0; j < src->spring[k].nsite; j++) dst->spring[i].site[j] = site0 + src->spring[k].site[j];
+  }
+  for (int k = 0; k < src->nactuator; k++) {
+    int i = phys_spec_add_actuator(dst);
+    if (i < 0) return PHYS_ERR_NOMEM;
+    dst->actuator[i] = src->actuator[k];
+  }
+  for (int k = 0; k < src->npair; k++) {
+    int i = phys_spec_add_pair(dst);
+    if (i < 0) return PHYS_ERR_NOMEM;
+    dst->pair[i] = src->pair[k];
+  }
+  for (int k = 0; k < src->nexclude; k++) {
+    int i = phys_spec_add_exclude(dst);
+    if (i < 0) return PHYS_ERR_NOMEM;
+    dst->exclude[i] = src->exclude[k];
+  }
+  if (dst->nconmax > 0 && src->nconmax > 0) dst->nconmax += src->nconmax;
+  return PHYS_OK;
+}

@@ -155,6 +155,10 @@ int phys_spec_add_key(physSpec* s);
 int phys_spec_add_pair(physSpec* s);        // friction, restitution, margin < 0: from the geoms
 int phys_spec_add_exclude(physSpec* s);
 
+// append src's bodies and elements to dst, src's world body becoming dst's body `parent` (details in
+// spec.c); keyframes are not copied. PHYS_OK, PHYS_ERR_ARG, PHYS_ERR_NOMEM
+physStatus phys_spec_attach(physSpec* dst, const physSpec* src, int parent);
+
 // default options (MuJoCo's where MuJoCo has them; physid's contact settings otherwise)
 void phys_default_option(physOption* opt);
 
