@@ -308,15 +308,16 @@ static void test_sections(void) {
   CHECK(s->nkey == 1 && s->key[0].time == 1.5 && s->key[0].nqpos == 7 && s->key[0].nctrl == 2);
   CHECK(s->key[0].qpos && s->key[0].qpos[3] == 1 && s->key[0].nqvel == 0);
   CHECK(!strcmp(s->key[0].name, "k"));
-  // warnings: integrator, unknown element (with file:line), fixed tendon, unsupported actuators, contact
+  // warnings: integrator, unknown element (with file:line), fixed tendon, unsupported actuators
   CHECK(has_warning(&log, "integrator 'RK4'"));
   CHECK(has_warning(&log, "model.xml:15: <frobnicate>: unknown element"));
   CHECK(has_warning(&log, "fixed tendons"));
   CHECK(has_warning(&log, "biastype") || has_warning(&log, "fixed-gain"));
   CHECK(has_warning(&log, "<position> actuators"));
   CHECK(has_warning(&log, "ignored fixed tendon 'fx'"));
-  CHECK(has_warning(&log, "<exclude>"));
-  CHECK(log.nwarning == 7);
+  CHECK(!has_warning(&log, "<exclude>"));   // read into the spec (contact filtering)
+  CHECK(s->nexclude == 1 && !strcmp(s->exclude[0].body1, "world") && !strcmp(s->exclude[0].body2, "b"));
+  CHECK(log.nwarning == 6);
   phys_spec_free(s);
 }
 
