@@ -1,0 +1,79 @@
+// admm.h - regularized ADMM for the convex sub-problems of the contact solvers (paper 000, appendix A):
+//
+//   min_x 1/2 x'P x + q'x   s.t.  x in C,    C = disks x Coulomb cones x half-lines,  P symmetric PSD.
+//
+// Split x = z (Boyd et al. 2011) with the proximal term alpha/2 ||x - x_k||^2 (P~ = P + alpha I, so the
+// smallest eigenvalue of P~ is >= alpha even for a singular Delassus matrix). One iteration:
+//   x+ = (P + (alpha + rho) I)^-1 (alpha x + rho z - y - q)     (one pair of triangular solves)
+//   z+ = Proj_C(x+ + y / rho)                                   (closed-form, per block)
+//   y+ = y + rho (x+ - z+)                                      (so y+ is in the normal cone N_C(z+))
+// At a solution P z + q + y = 0: the row velocity w = P z + q equals -y, in the dual cone and orthogonal
+// to z. rho starts at sqrt(L alpha) (L/alpha)^0.4 (Nishihara et al. 2015; L = largest eigenvalue bound of
+// P) and is multiplied or divided by (L/alpha)^0.1 when the normalized primal and dual residuals differ by
+// more than 10x (paper 000; the factor is square-rooted at each reversal of direction); each change refactors P + (alpha + rho) I (dense Cholesky, src/math/chol.h).
+#ifndef PHYS_ADMM_H
+#define PHYS_ADMM_H
+
+#include "physid.h"
+
+// the convex set: blocks of rows in this order
+typedef struct physAdmmSet_ {
+  int ndisk;                // 2-row blocks ||(z_2k, z_2k+1)|| <= radius[k] (friction QCQP), first
+  const double* radius;     // ndisk radii (>= 0)
+  int ncone;                // 3-row blocks ||(z_1, z_2)|| <= mu z_0 (normal row first; ccp), next
+  const double* mu;         // ncone friction coefficients (>= 0)
+  int nnonneg;              // rows z >= 0 (normal QP, joint limits), last
+} physAdmmSet;
+
+// solver state; x, z, y persist between solves so a sequence of related problems warm-starts
+typedef struct physAdmm_ {
+  int n;                    // rows: 2*ndisk + 3*ncone + nnonneg
+  const double* P;          // n x n symmetric PSD (caller-owned, row-major)
+  double* F;                // n x n Cholesky factor of P + (alpha + rho) I
+  double* x;                // n primal iterate (x-update)
+  double* z;                // n projected iterate, always in C: the answer
+  double* y;                // n multiplier, in N_C(z); -y is the row velocity at convergence
+  double* work;             // n scratch
+  double L;                 // Gershgorin bound of the largest eigenvalue of P (1 if P = 0)
+  double alpha;             // proximal weight: PHYS_ADMM_ALPHA * L
+  double rho;               // augmented-Lagrangian penalty
+  double tau;               // rho adaptation factor (L/alpha)^0.1
+  double step;              // current adaptation factor: tau, square-rooted at each reversal (per solve)
+  int lastdir;              // direction of the last rho change (+1 up, -1 down, 0 none; per solve)
+  int nfactor;              // factorizations so far (1 + number of rho changes)
+  int iterations;           // iterations of the last solve
+  int failed;               // 1 if P + (alpha + rho) I could not be factored (P not finite)
+  double residual;          // KKT residual of the last solve, ||P z + q + y||_inf (m/s)
+} physAdmm;
+
+#define PHYS_ADMM_ALPHA 1e-9      // proximal weight relative to L (measured: 1e-6..1e-12 perform alike)
+#define PHYS_ADMM_RATIO 10.0      // residual ratio that triggers a rho change (paper 000)
+
+// allocate the vectors and factor from d's arena, bound L, set alpha, rho and factor; x = z = y = 0.
+// Returns 0 if P + (alpha + rho) I could not be factored (P has non-finite entries).
+int phys_admm_init(physAdmm* a, physData* d, const double* P, int n);
+
+// iterate from the current (x, z, y) until max(L ||x - z||_inf, ||alpha (x_k - x) + rho (z_k - z)||_inf)
+// <= tol * max(1, ||q||_inf) or maxiter iterations; sets iterations and residual; returns 1 if converged
+int phys_admm_solve(physAdmm* a, const double* q, const physAdmmSet* set, int maxiter, double tol);
+
+// Euclidean projection onto C, in place (the z-update)
+void phys_admm_project(double* z, const physAdmmSet* set);
+
+// project (a, b) (normal a, tangent b[2]) onto the cone ||b|| <= mu a, in place; returns 1 if it moved
+int phys_admm_project_cone(double* a, double b[2], double mu);
+
+//---------------------------------------------------------------------------------------------------------
+// helpers shared by the cone and ccp solvers (rows as in contact.h: contact i owns 3i (normal), 3i+1, 3i+2
+// (tangents); then nl limit rows)
+
+// 1 if all n numbers are finite
+int phys_admm_finite(const double* v, size_t n);
+
+// physRowState of each row from the impulses: a contact with lambda_n = 0 separates (3 rows SEPARATING);
+// otherwise its normal row is CLAMPING and its tangent rows are CLAMPING when strictly inside the cone
+// (sticking) or UPPER when on its surface ||lambda_t|| >= mu lambda_n (1 - 1e-9) (sliding; also mu = 0);
+// a limit row is CLAMPING when lambda > 0, else SEPARATING
+void phys_admm_states(int* state, const double* lambda, const double* mu, int nc, int nl);
+
+#endif  // PHYS_ADMM_H
