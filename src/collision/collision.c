@@ -1,0 +1,345 @@
+// collision.c - collision detection driver: dispatch table, MJCF filtering, broad phase, contact list.
+//
+// Pipeline of phys_collision (allocates nothing; scratch from d's arena):
+//  1. explicit <pair>s, in model order, with the pair's own friction, restitution and margin;
+//  2. broad phase: sort and sweep of the geoms' bounding spheres (centre geom_xpos, radius geom_rbound +
+//     geom_margin) along the axis of largest spread of the centres; planes (rbound 0, infinite) are tested
+//     against every other geom by signed height. Candidates pass the MJCF filter, then are sorted by geom
+//     id pair, so the contact list does not depend on the sweep: the same pairs in the same order as an
+//     O(n^2) loop over (g1 < g2);
+//  3. narrow phase per pair (phys_collide_geoms), friction = max of the geoms' sliding friction,
+//     restitution = max of the geoms' restitution, margin = max of the geoms' margins.
+// Contacts beyond nconmax are dropped, counted in d->ncon_dropped and reported as one data warning.
+#include "collision.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "primitive.h"
+
+// Registration point of the convex routines (src/collision/convex.h, GJK/EPA for cylinders, ellipsoids and
+// meshes): when convex.h defines PHYS_HAVE_CONVEX it declares
+//   physCollideFn phys_convex_collide_fn(int t1, int t2);   // t1 <= t2; NULL if not handled
+// and pairs without a closed-form function below are dispatched there.
+#if defined(__has_include)
+#if __has_include("convex.h")
+#include "convex.h"
+#endif
+#endif
+
+//---------------------------------------------------------------------------------------------------------
+// dispatch
+
+// closed-form pair functions, [t1][t2] with t1 <= t2 (PLANE SPHERE CAPSULE ELLIPSOID CYLINDER BOX MESH)
+static const physCollideFn PRIMITIVE[PHYS_NGEOMTYPE][PHYS_NGEOMTYPE] = {
+    [PHYS_GEOM_PLANE] = {[PHYS_GEOM_SPHERE] = phys_collide_plane_sphere,
+                         [PHYS_GEOM_CAPSULE] = phys_collide_plane_capsule,
+                         [PHYS_GEOM_ELLIPSOID] = phys_collide_plane_ellipsoid,
+                         [PHYS_GEOM_CYLINDER] = phys_collide_plane_cylinder,
+                         [PHYS_GEOM_BOX] = phys_collide_plane_box},
+    [PHYS_GEOM_SPHERE] = {[PHYS_GEOM_SPHERE] = phys_collide_sphere_sphere,
+                          [PHYS_GEOM_CAPSULE] = phys_collide_sphere_capsule,
+                          [PHYS_GEOM_CYLINDER] = phys_collide_sphere_cylinder,
+                          [PHYS_GEOM_BOX] = phys_collide_sphere_box},
+    [PHYS_GEOM_CAPSULE] = {[PHYS_GEOM_CAPSULE] = phys_collide_capsule_capsule,
+                           [PHYS_GEOM_BOX] = phys_collide_capsule_box},
+    [PHYS_GEOM_BOX] = {[PHYS_GEOM_BOX] = phys_collide_box_box},
+};
+
+physCollideFn phys_collide_fn(int type1, int type2, int* swap) {
+  if (swap) *swap = type1 > type2;
+  if (type1 < 0 || type2 < 0 || type1 >= PHYS_NGEOMTYPE || type2 >= PHYS_NGEOMTYPE) return NULL;
+  int t1 = type1 <= type2 ? type1 : type2, t2 = type1 <= type2 ? type2 : type1;
+  physCollideFn fn = PRIMITIVE[t1][t2];
+#ifdef PHYS_HAVE_CONVEX
+  if (!fn) fn = phys_convex_collide_fn(t1, t2);
+#endif
+  return fn;
+}
+
+// pair functions take the lower type first; for equal types the lower geom id goes first, so the result
+// does not depend on the argument order (only the normal flips)
+int phys_collide_geoms(const physModel* m, const physData* d, int g1, int g2, double margin, physContact* out) {
+  int t1 = m->geom_type[g1], t2 = m->geom_type[g2], swap;
+  physCollideFn fn = phys_collide_fn(t1, t2, &swap);
+  if (!fn) return 0;
+  int flip = swap || (t1 == t2 && g1 > g2);
+  int n = flip ? fn(m, d, g2, g1, margin, out) : fn(m, d, g1, g2, margin, out);
+  for (int i = 0; i < n; i++) {
+    if (flip) {
+      double nrm[3] = {-out[i].frame[0], -out[i].frame[1], -out[i].frame[2]};
+      phys_contact_frame(out[i].frame, nrm);
+    }
+    out[i].geom[0] = g1;
+    out[i].geom[1] = g2;
+  }
+  return n;
+}
+
+// t1 = the world axis e (x, or y when n is within ~37 degrees of x) made orthogonal to n, t2 = n x t1:
+// ground contacts (n = +-z) get t1 = x
+void phys_contact_frame(double frame[9], const double n[3]) {
+  double e[3] = {0, 0, 0};
+  e[fabs(n[0]) < 0.8 ? 0 : 1] = 1;
+  double en = e[0] * n[0] + e[1] * n[1] + e[2] * n[2];
+  double t1[3] = {e[0] - en * n[0], e[1] - en * n[1], e[2] - en * n[2]};
+  double len = sqrt(t1[0] * t1[0] + t1[1] * t1[1] + t1[2] * t1[2]);
+  for (int k = 0; k < 3; k++) t1[k] /= len;
+  frame[0] = n[0], frame[1] = n[1], frame[2] = n[2];
+  frame[3] = t1[0], frame[4] = t1[1], frame[5] = t1[2];
+  frame[6] = n[1] * t1[2] - n[2] * t1[1];
+  frame[7] = n[2] * t1[0] - n[0] * t1[2];
+  frame[8] = n[0] * t1[1] - n[1] * t1[0];
+}
+
+//---------------------------------------------------------------------------------------------------------
+// filter (MJCF semantics, as MuJoCo 2.2.2)
+
+// weld body's parent weld body: weldid(parent(weldid(b))) (-1 for the world)
+static int weld_parent(const physModel* m, int w) {
+  int p = m->body_parentid[w];
+  return p < 0 ? -1 : m->body_weldid[p];
+}
+
+int phys_collision_filter(const physModel* m, int g1, int g2) {
+  int b1 = m->geom_bodyid[g1], b2 = m->geom_bodyid[g2];
+  int w1 = m->body_weldid[b1], w2 = m->body_weldid[b2];
+  if (w1 == w2) return 0;  // same rigid body (or both static)
+  if (!((m->geom_contype[g1] & m->geom_conaffinity[g2]) || (m->geom_contype[g2] & m->geom_conaffinity[g1])))
+    return 0;
+  if (w1 != 0 && w2 != 0 && (w1 == weld_parent(m, w2) || w2 == weld_parent(m, w1))) return 0;  // parent-child
+  for (int i = 0; i < m->nexclude; i++) {
+    int e1 = m->exclude_body1[i], e2 = m->exclude_body2[i];
+    if ((e1 == b1 && e2 == b2) || (e1 == b2 && e2 == b1)) return 0;
+  }
+  return 1;
+}
+
+// 1 if an explicit <pair> joins the bodies of g1 and g2: MuJoCo then skips the broad-phase contacts of that
+// body pair (the predefined pairs replace them)
+static int body_pair_predefined(const physModel* m, int g1, int g2) {
+  int b1 = m->geom_bodyid[g1], b2 = m->geom_bodyid[g2];
+  for (int i = 0; i < m->npair; i++) {
+    int p1 = m->geom_bodyid[m->pair_geom1[i]], p2 = m->geom_bodyid[m->pair_geom2[i]];
+    if ((p1 == b1 && p2 == b2) || (p1 == b2 && p2 == b1)) return 1;
+  }
+  return 0;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// sorting helpers (no allocation): insertion sort for short lists, heap sort otherwise; keys are unique
+
+// sift down for a max-heap of uint64 keys
+static void sift_u64(uint64_t* a, int n, int i) {
+  for (;;) {
+    int c = 2 * i + 1;
+    if (c >= n) return;
+    if (c + 1 < n && a[c + 1] > a[c]) c++;
+    if (a[i] >= a[c]) return;
+    uint64_t t = a[i];
+    a[i] = a[c];
+    a[c] = t;
+    i = c;
+  }
+}
+
+// ascending sort of unique uint64 keys
+static void sort_u64(uint64_t* a, int n) {
+  if (n <= 24) {
+    for (int i = 1; i < n; i++) {
+      uint64_t x = a[i];
+      int j = i - 1;
+      while (j >= 0 && a[j] > x) a[j + 1] = a[j], j--;
+      a[j + 1] = x;
+    }
+    return;
+  }
+  for (int i = n / 2 - 1; i >= 0; i--) sift_u64(a, n, i);
+  for (int e = n - 1; e > 0; e--) {
+    uint64_t t = a[0];
+    a[0] = a[e];
+    a[e] = t;
+    sift_u64(a, e, 0);
+  }
+}
+
+// key order of the sweep: (lo, geom id)
+static int sweep_less(const double* lo, int a, int b) { return lo[a] < lo[b] || (lo[a] == lo[b] && a < b); }
+
+// sift down for a max-heap of geom ids ordered by sweep_less
+static void sift_sweep(int* a, int n, int i, const double* lo) {
+  for (;;) {
+    int c = 2 * i + 1;
+    if (c >= n) return;
+    if (c + 1 < n && sweep_less(lo, a[c], a[c + 1])) c++;
+    if (!sweep_less(lo, a[i], a[c])) return;
+    int t = a[i];
+    a[i] = a[c];
+    a[c] = t;
+    i = c;
+  }
+}
+
+// sort geom ids by their interval start lo (ties by id)
+static void sort_sweep(int* a, int n, const double* lo) {
+  if (n <= 24) {
+    for (int i = 1; i < n; i++) {
+      int x = a[i], j = i - 1;
+      while (j >= 0 && sweep_less(lo, x, a[j])) a[j + 1] = a[j], j--;
+      a[j + 1] = x;
+    }
+    return;
+  }
+  for (int i = n / 2 - 1; i >= 0; i--) sift_sweep(a, n, i, lo);
+  for (int e = n - 1; e > 0; e--) {
+    int t = a[0];
+    a[0] = a[e];
+    a[e] = t;
+    sift_sweep(a, e, 0, lo);
+  }
+}
+
+//---------------------------------------------------------------------------------------------------------
+// contact list
+
+// narrow phase of one pair, appended to d->contact with its material; overflow counted in d->ncon_dropped
+static void add_pair(const physModel* m, physData* d, int g1, int g2, int pair) {
+  double margin, mu, eps;
+  if (pair >= 0) {
+    margin = m->pair_margin[pair], mu = m->pair_friction[pair], eps = m->pair_restitution[pair];
+  } else {
+    margin = fmax(m->geom_margin[g1], m->geom_margin[g2]);
+    mu = fmax(m->geom_friction[3 * g1], m->geom_friction[3 * g2]);
+    eps = fmax(m->geom_restitution[g1], m->geom_restitution[g2]);
+  }
+  physContact tmp[PHYS_MAXPAIRCON];
+  int room = d->nconmax - d->ncon;
+  physContact* out = room >= PHYS_MAXPAIRCON ? d->contact + d->ncon : tmp;
+  int n = phys_collide_geoms(m, d, g1, g2, margin, out);
+  if (n > room) d->ncon_dropped += n - room, n = room;
+  if (out == tmp && n > 0) memcpy(d->contact + d->ncon, tmp, sizeof(physContact) * (size_t)n);
+  for (int i = 0; i < n; i++) {
+    physContact* c = d->contact + d->ncon + i;
+    c->mu = mu;
+    c->restitution = eps;
+    c->pair = pair;
+    c->efc_adr = -1;
+    c->lambda[0] = c->lambda[1] = c->lambda[2] = 0;
+    c->state[0] = c->state[1] = c->state[2] = PHYS_ROW_SEPARATING;
+  }
+  d->ncon += n;
+}
+
+// narrow phase of the candidate pairs (keys g1 << 32 | g2), in key order
+static void flush_pairs(const physModel* m, physData* d, uint64_t* keys, int n) {
+  sort_u64(keys, n);
+  for (int i = 0; i < n; i++) add_pair(m, d, (int)(keys[i] >> 32), (int)(keys[i] & 0xffffffffu), -1);
+}
+
+// 1 if a geom takes part in broad-phase collisions: some contact bit and a pair function exists for it
+static int collidable(const physModel* m, int g) {
+  return (m->geom_contype[g] | m->geom_conaffinity[g]) != 0;
+}
+
+// candidate test of two geoms beyond the sweep: bounding spheres within the larger margin, filter,
+// no predefined pair, a pair function exists
+static int candidate(const physModel* m, const physData* d, int g1, int g2) {
+  const double *c1 = d->geom_xpos + 3 * g1, *c2 = d->geom_xpos + 3 * g2;
+  double dx = c1[0] - c2[0], dy = c1[1] - c2[1], dz = c1[2] - c2[2];
+  double reach = m->geom_rbound[g1] + m->geom_rbound[g2] + fmax(m->geom_margin[g1], m->geom_margin[g2]);
+  if (dx * dx + dy * dy + dz * dz > reach * reach) return 0;
+  int swap;
+  return phys_collision_filter(m, g1, g2) && phys_collide_fn(m->geom_type[g1], m->geom_type[g2], &swap) &&
+         !(m->npair && body_pair_predefined(m, g1, g2));
+}
+
+// plane candidate: the geom's bounding sphere reaches below the plane's margin: (c - p0).n <= rbound + margin
+static int plane_candidate(const physModel* m, const physData* d, int p, int g) {
+  const double *R = d->geom_xmat + 9 * p, *p0 = d->geom_xpos + 3 * p, *c = d->geom_xpos + 3 * g;
+  double h = (c[0] - p0[0]) * R[2] + (c[1] - p0[1]) * R[5] + (c[2] - p0[2]) * R[8];
+  if (h > m->geom_rbound[g] + fmax(m->geom_margin[p], m->geom_margin[g])) return 0;
+  int swap;
+  return phys_collision_filter(m, p, g) && phys_collide_fn(m->geom_type[p], m->geom_type[g], &swap) &&
+         !(m->npair && body_pair_predefined(m, p, g));
+}
+
+// push a candidate key; flush when the buffer is full (the order then is per flush, still deterministic)
+static void push_pair(const physModel* m, physData* d, uint64_t* keys, int* n, int cap, int g1, int g2) {
+  if (*n == cap) {
+    flush_pairs(m, d, keys, *n);
+    *n = 0;
+  }
+  int a = g1 < g2 ? g1 : g2, b = g1 < g2 ? g2 : g1;
+  keys[(*n)++] = ((uint64_t)(uint32_t)a << 32) | (uint32_t)b;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// driver
+
+void phys_collision(const physModel* m, physData* d) {
+  d->ncon = 0;
+  d->ncon_dropped = 0;
+  if (m->opt.disableflags & PHYS_DSBL_CONTACT) return;
+  // 1. explicit pairs
+  for (int i = 0; i < m->npair; i++) add_pair(m, d, m->pair_geom1[i], m->pair_geom2[i], i);
+
+  // 2. broad phase scratch: geom ids to sweep, planes, interval bounds, candidate keys
+  const int ng = m->ngeom;
+  size_t mark = phys_stack_mark(d);
+  int* idx = (int*)phys_stack_alloc(d, (size_t)ng / 2 + 1);
+  int* planes = (int*)phys_stack_alloc(d, (size_t)ng / 2 + 1);
+  double* lo = phys_stack_alloc(d, (size_t)ng);
+  double* hi = phys_stack_alloc(d, (size_t)ng);
+  int nsweep = 0, nplane = 0;
+  for (int g = 0; g < ng; g++) {
+    if (!collidable(m, g)) continue;
+    if (m->geom_type[g] == PHYS_GEOM_PLANE) planes[nplane++] = g;
+    else idx[nsweep++] = g;
+  }
+  size_t avail = d->nstack - ((d->pstack + 7) & ~(size_t)7);
+  size_t want = (size_t)nsweep * (size_t)(nsweep + nplane) / 2 + 8;
+  int cap = (int)(want < avail ? want : avail > 64 ? avail - 8 : avail);
+  if (cap > (1 << 24)) cap = 1 << 24;
+  if (cap < 1) cap = 1;
+  uint64_t* keys = (uint64_t*)phys_stack_alloc(d, (size_t)cap);
+  int nkey = 0;
+
+  // sweep axis: largest variance of the centres, var_k = E[x_k^2] - E[x_k]^2
+  int axis = 0;
+  if (nsweep > 1) {
+    double s1[3] = {0, 0, 0}, s2[3] = {0, 0, 0}, best = -1;
+    for (int a = 0; a < nsweep; a++)
+      for (int k = 0; k < 3; k++) {
+        double x = d->geom_xpos[3 * idx[a] + k];
+        s1[k] += x, s2[k] += x * x;
+      }
+    for (int k = 0; k < 3; k++) {
+      double var = s2[k] / nsweep - (s1[k] / nsweep) * (s1[k] / nsweep);
+      if (var > best) best = var, axis = k;
+    }
+  }
+  // intervals [x - r - margin, x + r + margin], sorted by start, swept
+  for (int a = 0; a < nsweep; a++) {
+    int g = idx[a];
+    double x = d->geom_xpos[3 * g + axis], r = m->geom_rbound[g] + m->geom_margin[g];
+    lo[g] = x - r, hi[g] = x + r;
+  }
+  sort_sweep(idx, nsweep, lo);
+  for (int a = 0; a < nsweep; a++) {
+    int i = idx[a];
+    for (int b = a + 1; b < nsweep && lo[idx[b]] <= hi[i]; b++)
+      if (candidate(m, d, i, idx[b])) push_pair(m, d, keys, &nkey, cap, i, idx[b]);
+  }
+  // planes against every other collidable geom
+  for (int p = 0; p < nplane; p++)
+    for (int a = 0; a < nsweep; a++)
+      if (plane_candidate(m, d, planes[p], idx[a])) push_pair(m, d, keys, &nkey, cap, planes[p], idx[a]);
+
+  // 3. narrow phase in geom-pair order
+  flush_pairs(m, d, keys, nkey);
+  phys_stack_free(d, mark);
+  if (d->ncon_dropped)
+    phys_data_warning(d, "collision: %d contacts dropped beyond nconmax = %d (raise <size nconmax>)", d->ncon_dropped,
+                      m->nconmax);
+}
