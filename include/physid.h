@@ -423,8 +423,10 @@ void phys_jac(const physModel* m, const physData* d, const double point[3], int 
 
 void phys_forward(const physModel* m, physData* d);   // all of the above at the current state, and qacc
 // one semi-implicit Euler step as MuJoCo 2.2.2's mj_Euler: joint damping implicit ((M + dt*diag(damping))^-1),
-// no constraints yet; a non-finite new state is rejected (state restored, warning counted in d).
-// d->qacc is the acceleration used, (M + dt*diag(damping))^-1 f; qM and qfrc_bias are not computed
+// with contact and joint-limit constraints by m->opt.contact (lcp, cone, ccp: impulses from the solver;
+// penalty: forces); without active constraints exactly the unconstrained step (one ABA pass, qM and
+// qfrc_bias not computed). A non-finite new state is rejected (state restored, warning counted in d).
+// d->qacc is the acceleration used, (v+ - v)/dt; d->contact and d->qfrc_constraint the constraint result
 void phys_step(const physModel* m, physData* d);
 // qpos <- qpos (+) dt*qvel  (exponential map on quaternions)
 void phys_integrate_pos(const physModel* m, double* qpos, const double* qvel, double dt);

@@ -8,14 +8,18 @@
 // follow: a row +e_dof for a lower limit (dist = q - lo), -e_dof for an upper limit (dist = hi - q), when
 // dist <= 0 (no joint margin is modelled, as MuJoCo's default jnt margin 0); lambda >= 0, no friction.
 //
-// Terms. b_normal = eps*min(J_n v, 0) + beta*min(dist, 0)/dt with v the velocity before the step (the
+// Terms. b_normal = min(eps*min(J_n v, 0), beta*min(dist, 0)/dt) with v the velocity before the step (the
 // restitution term acts only on approaching contacts, paper 000 eq. 3), b_limit = beta*min(dist, 0)/dt,
-// b_tangent = 0. G is formed as Y'Y with Y = L^-1 J' (M~ = L L'), so it is symmetric positive semidefinite
-// to the last bit.
+// b_tangent = 0. The normal row asks for the larger of the two separation velocities, not their sum as
+// paper 000 eq. 3 writes it: a contact is detected one step after the surfaces met, at a depth up to
+// |J_n v| dt, and the sum then adds beta*depth/dt to the rebound (a ball dropped 0.5 m with eps = 0.8 at
+// dt = 1 ms rose 11% above eps^2 h; with the larger of the two, within 1%; tests/step/test_step_contact.c).
+// G is formed as Y'Y with Y = L^-1 J' (M~ = L L'), so it is symmetric positive semidefinite to the last bit.
 //
 // Warm start: contact i of geom pair (a, b) that is the k-th contact of that pair in d->contact takes the
 // lambda and row states of the k-th contact of the same pair in d->contact_prev (collision writes a pair's
 // contacts in a deterministic order); unmatched contacts are guessed separating, limit rows clamping.
+#include <math.h>
 #include <string.h>
 
 #include "contact.h"
@@ -171,7 +175,7 @@ void phys_constraint_assemble(const physModel* m, physData* d, const double* vf,
     (*mu)[i] = c->mu;
     for (int r = 0; r < 3; r++) (*g)[3 * i + r] = dotn(rows + (size_t)r * nv, vf, nv);
     double vn = dotn(rows, d->qvel, nv);
-    (*g)[3 * i] += c->restitution * (vn < 0 ? vn : 0) + beta * (c->dist < 0 ? c->dist : 0) / dt;
+    (*g)[3 * i] += fmin(c->restitution * (vn < 0 ? vn : 0), beta * (c->dist < 0 ? c->dist : 0) / dt);
   }
   warm_start(d, warm);
 

@@ -4,7 +4,8 @@
 // active joint limit (lambda >= 0, no friction). With M~ = M + dt*diag(damping) (the step's effective mass)
 // and v_f the unconstrained next velocity, the impulses lambda give v+ = v_f + M~^-1 J' lambda, and
 //   G = J M~^-1 J'  (Delassus),   g = J v_f + b,   row velocity after the step: w = G lambda + g,
-//   b_normal = restitution*(J_n v) + baumgarte*min(dist, 0)/dt,   b_limit likewise,  b_tangent = 0
+//   b_normal = min(restitution*min(J_n v, 0), baumgarte*min(dist, 0)/dt),  b_limit = baumgarte*min(dist, 0)/dt,
+//   b_tangent = 0  (the larger of the two separation velocities, not their sum: see assemble.c)
 // (paper 000 eq. 3: 0 <= J_n (v+ + eps v) + beta*min(phi,0)/dt  _|_  lambda_n >= 0).
 #ifndef PHYS_CONTACT_H
 #define PHYS_CONTACT_H

@@ -1,13 +1,19 @@
 // step.c - the simulation step: integration on the configuration manifold, forward dynamics, one
-// semi-implicit Euler step with implicit joint damping (MuJoCo 2.2.2's mj_Euler), and mechanical energy.
+// semi-implicit Euler step with implicit joint damping (MuJoCo 2.2.2's mj_Euler) and frictional contact
+// and joint-limit constraints (DESIGN.md section 4), and mechanical energy.
 //
-// Contact and joint-limit constraints are not part of this step yet (they come with src/contact); the
-// step is therefore MuJoCo's step with mjDSBL_CONSTRAINT.
+// Without active constraints (contacts disabled or none found, no joint at a limit) the step is MuJoCo's
+// step with mjDSBL_CONSTRAINT: one articulated-body pass, no mass matrix. With constraints, the velocity
+// update goes through the contact problem (lcp, cone, ccp) or penalty forces (src/contact/contact.h).
 #include <math.h>
 #include <string.h>
 
+#include "chol.h"
+#include "collision.h"
+#include "contact.h"
 #include "physid.h"
 #include "rot.h"
+#include "step.h"
 
 //---------------------------------------------------------------------------------------------------------
 // configuration manifold
@@ -153,7 +159,159 @@ static int implicit_damping(const physModel* m) {
   return 0;
 }
 
-// One semi-implicit Euler step, exactly as MuJoCo 2.2.2's mj_Euler (with constraints disabled):
+// acc = (M + dt B)^-1 tau' with tau' = tau - c by one articulated-body pass (no mass matrix), B the
+// implicit joint damping (zero when implicit_damping is off)
+static void unconstrained_acc(const physModel* m, physData* d, const double* tau, double* acc) {
+  double dt = m->opt.timestep;
+  if (implicit_damping(m)) {
+    size_t mark = phys_stack_mark(d);
+    double* add = phys_stack_alloc(d, (size_t)m->nv);
+    for (int i = 0; i < m->nv; i++) {
+      add[i] = dt * m->dof_damping[i];
+    }
+    phys_aba(m, d, tau, add, acc);
+    phys_stack_free(d, mark);
+  } else {
+    phys_aba(m, d, tau, NULL, acc);
+  }
+}
+
+//---------------------------------------------------------------------------------------------------------
+// constraints
+
+// depth (m) beyond which a contact at time 0 counts as an interpenetrating initial state
+#define PHYS_PENETRATION_WARN 1e-3
+
+// keep last step's contacts (with their impulses) for the warm start, then detect this step's (needs
+// kinematics); d->ncon = 0 when contacts are disabled. Deep contacts at time 0 raise one counted warning.
+static void detect_contacts(const physModel* m, physData* d) {
+  memcpy(d->contact_prev, d->contact, sizeof(physContact) * (size_t)d->ncon);
+  d->ncon_prev = d->ncon;
+  d->ncon = 0;
+  if (m->opt.disableflags & PHYS_DSBL_CONTACT) {
+    return;
+  }
+  phys_collision(m, d);
+  if (d->time != 0) {
+    return;
+  }
+  for (int i = 0; i < d->ncon; i++) {
+    const physContact* c = d->contact + i;
+    if (c->dist < -PHYS_PENETRATION_WARN) {
+      phys_data_warning(d, "phys_step: initial state interpenetrates: geoms %d and %d overlap by %g m "
+                        "(separated by drift stabilization, baumgarte %g)", c->geom[0], c->geom[1], -c->dist,
+                        m->opt.baumgarte);
+      return;
+    }
+  }
+}
+
+// the solver of the model's contact option
+static physSolverFn option_solver(const physModel* m) {
+  switch (m->opt.contact) {
+    case PHYS_CONTACT_CONE:
+      return phys_solve_cone;
+    case PHYS_CONTACT_CCP:
+      return phys_solve_ccp;
+    default:
+      return phys_solve_lcp;
+  }
+}
+
+// v+ through the constraint problem (lcp, cone, ccp):
+//   M~ = M + dt B = L L' (qLD),   v_f = v + dt M~^-1 (tau - c),   lambda = solver(G, g, mu),
+//   v+ = v_f + M~^-1 J' lambda,   qfrc_constraint = J' lambda / dt;
+// impulses and row states are stored in d->contact. Returns 0 (nothing changed but a counted warning) if
+// M~ is not positive definite.
+static int constrained_velocity(const physModel* m, physData* d, physSolverFn solver, const double* tau,
+                                double* vnew) {
+  int nv = m->nv;
+  double dt = m->opt.timestep;
+  size_t mark = phys_stack_mark(d);
+  double* f = phys_stack_alloc(d, (size_t)nv);
+
+  // M~ = M + dt B, factored in place
+  phys_crb(m, d);
+  phys_rne(m, d);
+  memcpy(d->qLD, d->qM, sizeof(double) * (size_t)nv * (size_t)nv);
+  if (implicit_damping(m)) {
+    for (int i = 0; i < nv; i++) {
+      d->qLD[i * nv + i] += dt * m->dof_damping[i];
+    }
+  }
+  if (phys_chol_factor(d->qLD, nv, 0) != nv) {
+    phys_data_warning(d, "phys_step: mass matrix not positive definite at time %g; step rejected", d->time);
+    phys_stack_free(d, mark);
+    return 0;
+  }
+
+  // v_f = v + dt M~^-1 (tau - c)
+  for (int i = 0; i < nv; i++) {
+    f[i] = tau[i] - d->qfrc_bias[i];
+  }
+  phys_chol_solve(f, d->qLD, f, nv);
+  for (int i = 0; i < nv; i++) {
+    vnew[i] = d->qvel[i] + dt * f[i];
+  }
+
+  // the contact problem and its impulses
+  physConstraintProblem p;
+  double *J, *G, *g, *mu;
+  phys_constraint_assemble(m, d, vnew, &p, &J, &G, &g, &mu);
+  physConstraintSolution sol = {0};
+  sol.lambda = phys_stack_alloc(d, (size_t)p.n + 1);
+  sol.state = (int*)phys_stack_alloc(d, (size_t)p.n + 1);
+  memset(sol.lambda, 0, sizeof(double) * (size_t)p.n);
+  memset(sol.state, 0, sizeof(int) * (size_t)p.n);
+  solver(m, d, &p, &sol);
+  d->solver_iter = sol.iterations;
+  d->solver_residual = sol.residual;
+  for (int i = 0; i < p.nc; i++) {
+    for (int r = 0; r < 3; r++) {
+      d->contact[i].lambda[r] = sol.lambda[3 * i + r];
+      d->contact[i].state[r] = sol.state[3 * i + r];
+    }
+  }
+
+  // v+ = v_f + M~^-1 J' lambda, qfrc_constraint = J' lambda / dt
+  memset(f, 0, sizeof(double) * (size_t)nv);
+  for (int r = 0; r < p.n; r++) {
+    double l = sol.lambda[r];
+    const double* Jr = J + (size_t)r * nv;
+    for (int i = 0; l != 0 && i < nv; i++) {
+      f[i] += Jr[i] * l;
+    }
+  }
+  for (int i = 0; i < nv; i++) {
+    d->qfrc_constraint[i] = f[i] / dt;
+  }
+  phys_chol_solve(f, d->qLD, f, nv);
+  for (int i = 0; i < nv; i++) {
+    vnew[i] += f[i];
+  }
+  phys_stack_free(d, mark);
+  return 1;
+}
+
+// v+ = v + dt (M + dt B)^-1 (tau + f_penalty - c): penalty forces (qfrc_constraint), then one ABA pass
+static void penalty_velocity(const physModel* m, physData* d, double* tau, double* vnew) {
+  int nv = m->nv;
+  memset(d->qfrc_constraint, 0, sizeof(double) * (size_t)nv);
+  phys_penalty_force(m, d, d->qfrc_constraint);
+  d->nlimit = phys_constraint_nlimit(m, d);
+  for (int i = 0; i < nv; i++) {
+    tau[i] += d->qfrc_constraint[i];
+  }
+  unconstrained_acc(m, d, tau, vnew);
+  for (int i = 0; i < nv; i++) {
+    vnew[i] = d->qvel[i] + m->opt.timestep * vnew[i];
+  }
+}
+
+//---------------------------------------------------------------------------------------------------------
+// the step
+
+// One semi-implicit Euler step. Smooth part exactly as MuJoCo 2.2.2's mj_Euler:
 //   f  = qfrc_passive + qfrc_actuator + qfrc_applied + J' xfrc_applied - qfrc_bias   (at q, v)
 //   a  = (M + dt*B)^-1 f,   B = diag(dof_damping)        (implicit joint damping)
 //   v+ = v + dt*a,   q+ = q (+) dt*v+,   time += dt
@@ -162,48 +320,69 @@ static int implicit_damping(const physModel* m) {
 // the new velocity (backward Euler for the damping term, forward for the rest), so a stiff damper with
 // dt*b >> M decays monotonically instead of diverging as explicit Euler does for dt > 2M/b. It is skipped
 // (a = M^-1 f) when PHYS_DSBL_EULERDAMP is set or all dof_damping are zero; like MuJoCo 2.2.2 it does not
-// look at PHYS_DSBL_PASSIVE. d->qacc holds the acceleration used, (M + dt B)^-1 f; MuJoCo's mj_step leaves
-// the undamped M^-1 f there, which phys_forward computes. The step computes neither qM nor qfrc_bias
-// (the articulated-body algorithm needs neither): call phys_forward for them.
+// look at PHYS_DSBL_PASSIVE.
+// Constraints: after kinematics, collision (unless PHYS_DSBL_CONTACT) and the joint limits at q. With
+// none active the step is the unconstrained one above (one articulated-body pass; qM and qfrc_bias are not
+// computed: call phys_forward for them). Otherwise, by m->opt.contact: lcp, cone, ccp solve for impulses,
+// v+ = v_f + M~^-1 J' lambda (M~ = M + dt B, factor in qLD; qM and qfrc_bias are computed); penalty adds
+// its forces to f before the articulated-body pass. d->qacc = (v+ - v)/dt is the acceleration used,
+// d->qfrc_constraint the constraint force (J' lambda / dt, or the penalty force), d->contact the contacts
+// with their impulses; the previous list moves to d->contact_prev for the next warm start.
 // A non-finite new state is not accepted: qpos, qvel and time are restored and a warning is counted in d.
 // Scratch comes from d's stack arena; nothing is allocated.
-void phys_step(const physModel* m, physData* d) {
+void phys_step(const physModel* m, physData* d) { phys_step_solver(m, d, NULL); }
+
+// phys_step with a given contact solver (step.h); NULL: the solver of m->opt.contact
+void phys_step_solver(const physModel* m, physData* d, physSolverFn solver) {
   int nq = m->nq, nv = m->nv;
   double dt = m->opt.timestep;
   size_t mark = phys_stack_mark(d);
   double* tau = phys_stack_alloc(d, (size_t)nv);
-  double* acc = phys_stack_alloc(d, (size_t)nv);
+  double* vnew = phys_stack_alloc(d, (size_t)nv);
   double* qpos0 = phys_stack_alloc(d, (size_t)nq);
   double* qvel0 = phys_stack_alloc(d, (size_t)nv);
   memcpy(qpos0, d->qpos, sizeof(double) * (size_t)nq);
   memcpy(qvel0, d->qvel, sizeof(double) * (size_t)nv);
 
-  // a = (M + dt B)^-1 (tau - c): one articulated-body pass, no mass matrix
   smooth_pipeline(m, d, tau, 0);
-  if (implicit_damping(m)) {
-    double* add = phys_stack_alloc(d, (size_t)nv);
+  detect_contacts(m, d);
+  int ok = 1, nlimit = phys_constraint_nlimit(m, d);
+  d->nlimit = 0;
+  d->solver_iter = 0;
+  d->solver_residual = 0;
+  if (d->ncon == 0 && nlimit == 0) {
+    // a = (M + dt B)^-1 (tau - c): one articulated-body pass, no mass matrix; v+ = v + dt a
+    memset(d->qfrc_constraint, 0, sizeof(double) * (size_t)nv);
+    unconstrained_acc(m, d, tau, d->qacc);
     for (int i = 0; i < nv; i++) {
-      add[i] = dt * m->dof_damping[i];
+      vnew[i] = d->qvel[i] + dt * d->qacc[i];
     }
-    phys_aba(m, d, tau, add, acc);
   } else {
-    phys_aba(m, d, tau, NULL, acc);
+    if (m->opt.contact == PHYS_CONTACT_PENALTY) {
+      penalty_velocity(m, d, tau, vnew);
+    } else {
+      ok = constrained_velocity(m, d, solver ? solver : option_solver(m), tau, vnew);
+    }
+    for (int i = 0; i < nv; i++) {
+      d->qacc[i] = (vnew[i] - d->qvel[i]) / dt;
+    }
   }
-  memcpy(d->qacc, acc, sizeof(double) * (size_t)nv);
 
-  // v+ = v + dt*a; q+ = q (+) dt*v+
-  for (int i = 0; i < nv; i++) {
-    d->qvel[i] += dt * acc[i];
+  // v+ as computed; q+ = q (+) dt*v+
+  if (ok) {
+    memcpy(d->qvel, vnew, sizeof(double) * (size_t)nv);
+    phys_integrate_pos(m, d->qpos, d->qvel, dt);
   }
-  phys_integrate_pos(m, d->qpos, d->qvel, dt);
 
   // reject a non-finite state: restore and count a warning
-  if (all_finite(d->qpos, nq) && all_finite(d->qvel, nv)) {
+  if (ok && all_finite(d->qpos, nq) && all_finite(d->qvel, nv)) {
     d->time += dt;
   } else {
     memcpy(d->qpos, qpos0, sizeof(double) * (size_t)nq);
     memcpy(d->qvel, qvel0, sizeof(double) * (size_t)nv);
-    phys_data_warning(d, "phys_step: non-finite state at time %g; step rejected, state restored", d->time);
+    if (ok) {
+      phys_data_warning(d, "phys_step: non-finite state at time %g; step rejected, state restored", d->time);
+    }
   }
   phys_stack_free(d, mark);
 }

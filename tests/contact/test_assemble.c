@@ -278,9 +278,10 @@ static void test_delassus(const physModel* m, physData* d) {
   }
   phys_stack_free(d, mark);
 
-  // restitution (approaching only) and Baumgarte: g_n = J_n vf + eps*min(J_n v, 0) + beta*min(dist,0)/dt,
+  // restitution (approaching only) and Baumgarte: g_n = J_n vf + min(eps*min(J_n v, 0), beta*min(dist,0)/dt),
   // with v = -+J_n,i' so that contact i approaches (J_n,i v < 0) or separates
   double dt = m->opt.timestep, beta = m->opt.baumgarte, eps = 0.6, Jn[3][16];
+  int nlarger[2] = {0, 0};
   CHECK(beta == 0.2);
   for (int i = 0; i < 3; i++) memcpy(Jn[i], J + 3 * i * nv, sizeof(double) * (size_t)nv);
   for (int i = 0; i < 3; i++) {
@@ -291,7 +292,7 @@ static void test_delassus(const physModel* m, physData* d) {
         d->contact[c].restitution = eps;
         d->contact[c].dist = -0.01 * (c + 1);
       }
-      for (int k = 0; k < nv; k++) d->qvel[k] = sgn * Jn[i][k];
+      for (int k = 0; k < nv; k++) d->qvel[k] = sgn * (1 + i) * Jn[i][k];
       mark = phys_stack_mark(d);
       phys_constraint_assemble(m, d, vf, &p, &J, &G, &g, &mu);
       double vn = 0, jvf = 0;
@@ -300,8 +301,13 @@ static void test_delassus(const physModel* m, physData* d) {
         jvf += J[3 * i * nv + k] * vf[k];
       }
       CHECK(sgn < 0 ? vn < -1e-3 : vn > 1e-3);
-      double want = jvf + (sgn < 0 ? eps * vn : 0) + beta * d->contact[i].dist / dt;
+      double want = jvf + fmin(sgn < 0 ? eps * vn : 0, beta * d->contact[i].dist / dt);
       CHECK_NEAR(g[3 * i], want, 1e-13);
+      // the larger of the two separation velocities (count the cases: both must occur)
+      double rest = eps * fabs(vn), stab = beta * fabs(d->contact[i].dist) / dt;
+      if (sgn < 0) CHECK_NEAR(g[3 * i], jvf - fmax(rest, stab), 1e-13);
+      if (sgn > 0) CHECK_NEAR(g[3 * i], jvf - stab, 1e-13);
+      if (sgn < 0) nlarger[rest > stab]++;
       // tangent rows carry no restitution or stabilization
       for (int r = 1; r < 3; r++) {
         double t = 0;
@@ -311,6 +317,8 @@ static void test_delassus(const physModel* m, physData* d) {
       phys_stack_free(d, mark);
     }
   }
+  CHECK_MSG(nlarger[0] > 0 && nlarger[1] > 0, "stabilization larger %d times, restitution %d", nlarger[0],
+            nlarger[1]);
   (void)Minv;
 }
 

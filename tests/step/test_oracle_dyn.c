@@ -257,6 +257,7 @@ static void check_model(const char* name, const char* path) {
     return;
   }
   mm->opt.disableflags |= mjDSBL_CONSTRAINT | mjDSBL_CONTACT | mjDSBL_LIMIT;
+  pm->opt.disableflags |= PHYS_DSBL_CONTACT | PHYS_DSBL_LIMIT;   // the same unconstrained step
   mm->opt.enableflags |= mjENBL_ENERGY;
   int layout = same_layout(pm, mm);
   CHECK_MSG(layout, "%s: physid and MuJoCo models differ in sizes or joint layout", name);
