@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collision.h"
 #include "physid.h"
 #include "test.h"
 
@@ -37,11 +38,22 @@ static inline int scene_finite(const physModel* m, const physData* d) {
   return 1;
 }
 
-// total mechanical energy: potential (gravity, springs) + kinetic
+// total mechanical energy: potential (gravity, springs) + kinetic, and for the penalty model the energy
+// stored in its contact springs, sum 0.5 k_c min(dist, 0)^2 over the contacts at the current positions
+// (it turns back into motion: without it a box rising off its compressed springs would seem to gain energy).
+// For penalty this re-runs collision detection, which only changes d->contact (penalty has no warm start).
 static inline double scene_energy(const physModel* m, physData* d) {
-  double e[2];
+  double e[2], spring = 0;
   phys_energy(m, d, e);
-  return e[0] + e[1];
+  if (m->opt.contact == PHYS_CONTACT_PENALTY && !(m->opt.disableflags & PHYS_DSBL_CONTACT)) {
+    phys_kinematics(m, d);
+    phys_collision(m, d);
+    for (int i = 0; i < d->ncon; i++) {
+      double x = fmin(d->contact[i].dist, 0.0);
+      spring += 0.5 * m->opt.penalty_stiffness * x * x;
+    }
+  }
+  return e[0] + e[1] + spring;
 }
 
 // qpos / qvel address of the free joint of body b
