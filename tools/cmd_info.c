@@ -42,6 +42,7 @@ static void print_text(const physModel* m) {
   for (int i = 0; i < n; i++) printf("%s: %d\n", size[i].key, size[i].value);
   printf("mass: %.17g\ntimestep: %.17g\n", total_mass(m), m->opt.timestep);
   printf("gravity: %.17g %.17g %.17g\n", m->opt.gravity[0], m->opt.gravity[1], m->opt.gravity[2]);
+  printf("contact: %s\n", phys_contact_name(m->opt.contact));
   printf("joints:");
   for (int j = 0; j < m->njnt; j++) printf(" %s", joint_name(m, j));
   printf("\n");
@@ -58,6 +59,7 @@ static cJSON* info_json(const physModel* m) {
   cJSON_AddNumberToObject(root, "mass", total_mass(m));
   cJSON_AddNumberToObject(root, "timestep", m->opt.timestep);
   cJSON_AddItemToObject(root, "gravity", cJSON_CreateDoubleArray(m->opt.gravity, 3));
+  cJSON_AddStringToObject(root, "contact", phys_contact_name(m->opt.contact));
   cJSON* joints = cJSON_AddArrayToObject(root, "joints");
   for (int j = 0; j < m->njnt; j++) {
     const char* name = phys_id2name(m, "joint", j);
@@ -83,7 +85,7 @@ int cli_info(int argc, char** argv) {
       {"--json", ARG_FLAG, &json, "", "print a JSON object instead of key: value lines", 0, 0, 0},
       {"--floating", ARG_FLAG, &floating, "", "URDF: give the root link a free joint", 0, 0, 0},
   };
-  const argCommand cmd = {"info", "Print the sizes, total mass, timestep, gravity and joint names of a model.",
+  const argCommand cmd = {"info", "Print the sizes, total mass, timestep, gravity, contact model and joint names of a model.",
                           "MODEL", 1, opt, sizeof opt / sizeof opt[0],
                           "physid info /usr/share/mujoco/model/humanoid/humanoid.xml --json"};
   const char* pos[ARGS_MAXPOS];

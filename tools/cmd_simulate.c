@@ -26,6 +26,7 @@ typedef struct simArgs_ {
   int ctrl;                 // CTRL_ZERO or CTRL_RANDOM
   int seed;
   int nocontact;
+  int contact;              // physContactModel, -1: the model's
   const char* init;         // NULL: keyframe 0 if any, else qpos0 and zero velocity
   const char* out;          // NULL: stdout
   int floating;
@@ -223,6 +224,7 @@ static int simulate(const physModel* m, physData* d, const simArgs* a) {
 // physid simulate
 int cli_simulate(int argc, char** argv) {
   simArgs a = {0};
+  a.contact = -1;
   const argOption opt[] = {
       {"--steps", ARG_INT, &a.steps, "N", "number of steps (N+1 rows with the initial state)", 0, 1e9, 1},
       {"--dt", ARG_DOUBLE, &a.dt, "DT", "timestep in seconds (default: the model's)", 1e-9, 1, 0},
@@ -230,6 +232,8 @@ int cli_simulate(int argc, char** argv) {
        0, 0, 0},
       {"--seed", ARG_INT, &a.seed, "S", "seed of --ctrl random (default 0)", 0, 2147483647, 0},
       {"--no-contact", ARG_FLAG, &a.nocontact, "", "disable contacts (PHYS_DSBL_CONTACT)", 0, 0, 0},
+      {"--contact", ARG_CHOICE, &a.contact, "lcp|cone|ccp|penalty",
+       "contact model (default: the model's physid:contact, else lcp)", 0, 0, 0},
       {"--init", ARG_STRING, &a.init, "FILE", "initial state: CSV with one row (t column optional)", 0, 0, 0},
       {"--out", ARG_STRING, &a.out, "FILE", "write the trajectory here (default: stdout)", 0, 0, 0},
       {"--floating", ARG_FLAG, &a.floating, "", "URDF: give the root link a free joint", 0, 0, 0},
@@ -248,6 +252,7 @@ int cli_simulate(int argc, char** argv) {
   if (!m) return CLI_EXIT_INPUT;
   if (a.dt > 0) m->opt.timestep = a.dt;
   if (a.nocontact) m->opt.disableflags |= PHYS_DSBL_CONTACT;
+  if (a.contact >= 0) m->opt.contact = a.contact;   // choices in physContactModel order
   physData* d = phys_make_data(m);
   code = CLI_EXIT_INPUT;
   if (!d) cli_error("%s: out of memory allocating the simulation data", a.model);

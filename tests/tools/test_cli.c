@@ -480,6 +480,40 @@ static void test_sigint(void) {
   run_free(&r);
 }
 
+// contact model: info reports it (text and JSON), the model file's physid:contact sets it, simulate
+// --contact overrides it (different trajectories for lcp and penalty once the ball touches), bad names exit 2
+static void test_contact_option(void) {
+  const char* ball =
+      "<mujoco model='ball'>\n<option timestep='0.002'/>\n<worldbody>\n"
+      "<geom name='floor' type='plane' size='1 1 .1'/>\n"
+      "<body pos='0 0 0.12'><freejoint/><geom type='sphere' size='0.1'/></body>\n"
+      "</worldbody>\n<custom><text name='physid:contact' data='cone'/></custom>\n</mujoco>\n";
+  const char* model = write_file("in_ball.xml", ball);
+  cliRun r = run("info", model, NULL);
+  CHECK(r.code == 0 && has(r.out, "\ncontact: cone\n"));
+  run_free(&r);
+  r = run("info", model, "--json", NULL);
+  CHECK(r.code == 0 && has(r.out, "\"contact\":\t\"cone\""));
+  run_free(&r);
+  r = run("info", write_file("in_model.xml", g_model), NULL);
+  CHECK(r.code == 0 && has(r.out, "\ncontact: lcp\n"));
+  run_free(&r);
+  cliRun a = run("simulate", model, "--steps", "50", "--contact", "lcp", NULL);
+  cliRun b = run("simulate", model, "--steps", "50", "--contact=penalty", NULL);
+  cliRun c = run("simulate", model, "--steps", "50", "--contact", "penalty", "--no-contact", NULL);
+  CHECK(a.code == 0 && b.code == 0 && c.code == 0);
+  CHECK(a.out && b.out && c.out && strcmp(a.out, b.out) != 0 && strcmp(b.out, c.out) != 0);
+  // without contact the ball falls through the floor: z after 50 steps below the radius
+  const char* last = c.out ? line_at(c.out, 51) : NULL;
+  CHECK(last && strtod(strchr(strchr(strchr(last, ',') + 1, ',') + 1, ',') + 1, NULL) < 0.1);
+  run_free(&a);
+  run_free(&b);
+  run_free(&c);
+  r = run("simulate", model, "--steps", "5", "--contact", "soft", NULL);
+  CHECK(r.code == 2 && has(r.err, "--contact must be one of lcp|cone|ccp|penalty, not 'soft'"));
+  run_free(&r);
+}
+
 int main(void) {
   g_bin = getenv("PHYS_BIN");
   CHECK_MSG(g_bin != NULL && access(g_bin, X_OK) == 0, "PHYS_BIN not set or not executable");
@@ -492,6 +526,7 @@ int main(void) {
   test_bad_init();
   test_round_trip();
   test_simulate_misc();
+  test_contact_option();
   test_sigint();
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
