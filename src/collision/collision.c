@@ -18,15 +18,17 @@
 
 #include "primitive.h"
 
-// Registration point of the convex routines (src/collision/convex.h, GJK/EPA for cylinders, ellipsoids and
-// meshes): when convex.h defines PHYS_HAVE_CONVEX it declares
-//   physCollideFn phys_convex_collide_fn(int t1, int t2);   // t1 <= t2; NULL if not handled
-// and pairs without a closed-form function below are dispatched there.
+// Registration point of the convex routines (src/collision/convex.h: GJK/EPA for ellipsoids, cylinders and
+// meshes): every pair without a closed-form function below goes to phys_collide_convex_plane (plane with
+// anything) or phys_collide_convex_convex (the rest). Guarded so the table builds without convex.h.
 #if defined(__has_include)
 #if __has_include("convex.h")
 #include "convex.h"
 #endif
 #endif
+
+// larger of a and b (inline; libm's fmax is a call)
+static inline double maxd(double a, double b) { return a > b ? a : b; }
 
 //---------------------------------------------------------------------------------------------------------
 // dispatch
@@ -47,22 +49,26 @@ static const physCollideFn PRIMITIVE[PHYS_NGEOMTYPE][PHYS_NGEOMTYPE] = {
     [PHYS_GEOM_BOX] = {[PHYS_GEOM_BOX] = phys_collide_box_box},
 };
 
+// the pair function of valid types t1 <= t2: closed form, else the convex routines (never plane-plane)
+static inline physCollideFn pair_fn(int t1, int t2) {
+  physCollideFn fn = PRIMITIVE[t1][t2];
+#ifdef PHYS_CONVEX_H
+  if (!fn && t2 != PHYS_GEOM_PLANE) fn = t1 == PHYS_GEOM_PLANE ? phys_collide_convex_plane : phys_collide_convex_convex;
+#endif
+  return fn;
+}
+
 physCollideFn phys_collide_fn(int type1, int type2, int* swap) {
   if (swap) *swap = type1 > type2;
   if (type1 < 0 || type2 < 0 || type1 >= PHYS_NGEOMTYPE || type2 >= PHYS_NGEOMTYPE) return NULL;
-  int t1 = type1 <= type2 ? type1 : type2, t2 = type1 <= type2 ? type2 : type1;
-  physCollideFn fn = PRIMITIVE[t1][t2];
-#ifdef PHYS_HAVE_CONVEX
-  if (!fn) fn = phys_convex_collide_fn(t1, t2);
-#endif
-  return fn;
+  return type1 <= type2 ? pair_fn(type1, type2) : pair_fn(type2, type1);
 }
 
 // pair functions take the lower type first; for equal types the lower geom id goes first, so the result
 // does not depend on the argument order (only the normal flips)
 int phys_collide_geoms(const physModel* m, const physData* d, int g1, int g2, double margin, physContact* out) {
-  int t1 = m->geom_type[g1], t2 = m->geom_type[g2], swap;
-  physCollideFn fn = phys_collide_fn(t1, t2, &swap);
+  int t1 = m->geom_type[g1], t2 = m->geom_type[g2], swap = t1 > t2;
+  physCollideFn fn = swap ? pair_fn(t2, t1) : pair_fn(t1, t2);
   if (!fn) return 0;
   int flip = swap || (t1 == t2 && g1 > g2);
   int n = flip ? fn(m, d, g2, g1, margin, out) : fn(m, d, g1, g2, margin, out);
@@ -164,40 +170,51 @@ static void sort_u64(uint64_t* a, int n) {
   }
 }
 
-// key order of the sweep: (lo, geom id)
-static int sweep_less(const double* lo, int a, int b) { return lo[a] < lo[b] || (lo[a] == lo[b] && a < b); }
+// one geom of the sweep: its interval [lo, hi] on the sweep axis, centre, bounding radius, margin, weld body
+typedef struct {
+  double lo, hi, x[3], r, margin;
+  int g, weld;
+} sweep_t;
 
-// sift down for a max-heap of geom ids ordered by sweep_less
-static void sift_sweep(int* a, int n, int i, const double* lo) {
-  for (;;) {
-    int c = 2 * i + 1;
-    if (c >= n) return;
-    if (c + 1 < n && sweep_less(lo, a[c], a[c + 1])) c++;
-    if (!sweep_less(lo, a[i], a[c])) return;
-    int t = a[i];
-    a[i] = a[c];
-    a[c] = t;
-    i = c;
-  }
-}
-
-// sort geom ids by their interval start lo (ties by id)
-static void sort_sweep(int* a, int n, const double* lo) {
-  if (n <= 24) {
+// ascending sort of the sweep entries by (lo, position): ord gets the permutation, key the sorted lo values
+// (entries stay in place); insertion sort for short lists (stable: ties keep id order), heap sort otherwise
+static void sort_sweep(int* ord, double* key, const sweep_t* S, int n) {
+  for (int i = 0; i < n; i++) ord[i] = i, key[i] = S[i].lo;
+  if (n <= 32) {
     for (int i = 1; i < n; i++) {
-      int x = a[i], j = i - 1;
-      while (j >= 0 && sweep_less(lo, x, a[j])) a[j + 1] = a[j], j--;
-      a[j + 1] = x;
+      int x = ord[i], j = i - 1;
+      double lx = key[i];
+      while (j >= 0 && key[j] > lx) ord[j + 1] = ord[j], key[j + 1] = key[j], j--;
+      ord[j + 1] = x, key[j + 1] = lx;
     }
     return;
   }
-  for (int i = n / 2 - 1; i >= 0; i--) sift_sweep(a, n, i, lo);
-  for (int e = n - 1; e > 0; e--) {
-    int t = a[0];
-    a[0] = a[e];
-    a[e] = t;
-    sift_sweep(a, e, 0, lo);
+#define SWEEP_LESS(a, b) (key[a] < key[b] || (key[a] == key[b] && ord[a] < ord[b]))
+#define SWEEP_SWAP(a, b) \
+  do { \
+    int t_ = ord[a]; double k_ = key[a]; \
+    ord[a] = ord[b], key[a] = key[b], ord[b] = t_, key[b] = k_; \
+  } while (0)
+  for (int start = n / 2 - 1, end = n; end > 1;) {
+    int i;
+    if (start >= 0) {
+      i = start--;
+    } else {
+      end--;
+      SWEEP_SWAP(0, end);
+      i = 0;
+    }
+    for (;;) {  // sift down position i within [0, end)
+      int c = 2 * i + 1;
+      if (c >= end) break;
+      if (c + 1 < end && SWEEP_LESS(c, c + 1)) c++;
+      if (!SWEEP_LESS(i, c)) break;
+      SWEEP_SWAP(i, c);
+      i = c;
+    }
   }
+#undef SWEEP_LESS
+#undef SWEEP_SWAP
 }
 
 //---------------------------------------------------------------------------------------------------------
@@ -205,20 +222,21 @@ static void sort_sweep(int* a, int n, const double* lo) {
 
 // narrow phase of one pair, appended to d->contact with its material; overflow counted in d->ncon_dropped
 static void add_pair(const physModel* m, physData* d, int g1, int g2, int pair) {
-  double margin, mu, eps;
-  if (pair >= 0) {
-    margin = m->pair_margin[pair], mu = m->pair_friction[pair], eps = m->pair_restitution[pair];
-  } else {
-    margin = fmax(m->geom_margin[g1], m->geom_margin[g2]);
-    mu = fmax(m->geom_friction[3 * g1], m->geom_friction[3 * g2]);
-    eps = fmax(m->geom_restitution[g1], m->geom_restitution[g2]);
-  }
+  double margin = pair >= 0 ? m->pair_margin[pair] : maxd(m->geom_margin[g1], m->geom_margin[g2]);
   physContact tmp[PHYS_MAXPAIRCON];
   int room = d->nconmax - d->ncon;
   physContact* out = room >= PHYS_MAXPAIRCON ? d->contact + d->ncon : tmp;
   int n = phys_collide_geoms(m, d, g1, g2, margin, out);
+  if (n == 0) return;
   if (n > room) d->ncon_dropped += n - room, n = room;
   if (out == tmp && n > 0) memcpy(d->contact + d->ncon, tmp, sizeof(physContact) * (size_t)n);
+  double mu, eps;
+  if (pair >= 0) {
+    mu = m->pair_friction[pair], eps = m->pair_restitution[pair];
+  } else {
+    mu = maxd(m->geom_friction[3 * g1], m->geom_friction[3 * g2]);
+    eps = maxd(m->geom_restitution[g1], m->geom_restitution[g2]);
+  }
   for (int i = 0; i < n; i++) {
     physContact* c = d->contact + d->ncon + i;
     c->mu = mu;
@@ -242,25 +260,24 @@ static int collidable(const physModel* m, int g) {
   return (m->geom_contype[g] | m->geom_conaffinity[g]) != 0;
 }
 
-// candidate test of two geoms beyond the sweep: bounding spheres within the larger margin, filter,
-// no predefined pair, a pair function exists
-static int candidate(const physModel* m, const physData* d, int g1, int g2) {
-  const double *c1 = d->geom_xpos + 3 * g1, *c2 = d->geom_xpos + 3 * g2;
-  double dx = c1[0] - c2[0], dy = c1[1] - c2[1], dz = c1[2] - c2[2];
-  double reach = m->geom_rbound[g1] + m->geom_rbound[g2] + fmax(m->geom_margin[g1], m->geom_margin[g2]);
+// candidate test of two sweep entries whose intervals overlap: different weld bodies, bounding spheres
+// within the larger margin, the MJCF filter, no predefined pair of the bodies, a pair function exists
+static int candidate(const physModel* m, const sweep_t* A, const sweep_t* B) {
+  if (A->weld == B->weld) return 0;
+  double dx = A->x[0] - B->x[0], dy = A->x[1] - B->x[1], dz = A->x[2] - B->x[2];
+  double reach = A->r + B->r + maxd(A->margin, B->margin);
   if (dx * dx + dy * dy + dz * dz > reach * reach) return 0;
-  int swap;
-  return phys_collision_filter(m, g1, g2) && phys_collide_fn(m->geom_type[g1], m->geom_type[g2], &swap) &&
-         !(m->npair && body_pair_predefined(m, g1, g2));
+  int t1 = m->geom_type[A->g], t2 = m->geom_type[B->g];
+  return phys_collision_filter(m, A->g, B->g) && (t1 <= t2 ? pair_fn(t1, t2) : pair_fn(t2, t1)) &&
+         !(m->npair && body_pair_predefined(m, A->g, B->g));
 }
 
 // plane candidate: the geom's bounding sphere reaches below the plane's margin: (c - p0).n <= rbound + margin
 static int plane_candidate(const physModel* m, const physData* d, int p, int g) {
   const double *R = d->geom_xmat + 9 * p, *p0 = d->geom_xpos + 3 * p, *c = d->geom_xpos + 3 * g;
   double h = (c[0] - p0[0]) * R[2] + (c[1] - p0[1]) * R[5] + (c[2] - p0[2]) * R[8];
-  if (h > m->geom_rbound[g] + fmax(m->geom_margin[p], m->geom_margin[g])) return 0;
-  int swap;
-  return phys_collision_filter(m, p, g) && phys_collide_fn(m->geom_type[p], m->geom_type[g], &swap) &&
+  if (h > m->geom_rbound[g] + maxd(m->geom_margin[p], m->geom_margin[g])) return 0;
+  return phys_collision_filter(m, p, g) && pair_fn(PHYS_GEOM_PLANE, m->geom_type[g]) &&
          !(m->npair && body_pair_predefined(m, p, g));
 }
 
@@ -284,18 +301,24 @@ void phys_collision(const physModel* m, physData* d) {
   // 1. explicit pairs
   for (int i = 0; i < m->npair; i++) add_pair(m, d, m->pair_geom1[i], m->pair_geom2[i], i);
 
-  // 2. broad phase scratch: geom ids to sweep, planes, interval bounds, candidate keys
+  // 2. broad phase scratch: sweep entries, planes, candidate keys
   const int ng = m->ngeom;
   size_t mark = phys_stack_mark(d);
-  int* idx = (int*)phys_stack_alloc(d, (size_t)ng / 2 + 1);
+  sweep_t* S = (sweep_t*)phys_stack_alloc(d, (sizeof(sweep_t) * (size_t)ng + 7) / 8);
   int* planes = (int*)phys_stack_alloc(d, (size_t)ng / 2 + 1);
-  double* lo = phys_stack_alloc(d, (size_t)ng);
-  double* hi = phys_stack_alloc(d, (size_t)ng);
+  int* ord = (int*)phys_stack_alloc(d, (size_t)ng / 2 + 1);
+  double* key = phys_stack_alloc(d, (size_t)ng + 1);
   int nsweep = 0, nplane = 0;
   for (int g = 0; g < ng; g++) {
     if (!collidable(m, g)) continue;
-    if (m->geom_type[g] == PHYS_GEOM_PLANE) planes[nplane++] = g;
-    else idx[nsweep++] = g;
+    if (m->geom_type[g] == PHYS_GEOM_PLANE) {
+      planes[nplane++] = g;
+      continue;
+    }
+    sweep_t* e = S + nsweep++;
+    memcpy(e->x, d->geom_xpos + 3 * g, sizeof(e->x));
+    e->r = m->geom_rbound[g], e->margin = m->geom_margin[g];
+    e->g = g, e->weld = m->body_weldid[m->geom_bodyid[g]];
   }
   size_t avail = d->nstack - ((d->pstack + 7) & ~(size_t)7);
   size_t want = (size_t)nsweep * (size_t)(nsweep + nplane) / 2 + 8;
@@ -305,15 +328,20 @@ void phys_collision(const physModel* m, physData* d) {
   uint64_t* keys = (uint64_t*)phys_stack_alloc(d, (size_t)cap);
   int nkey = 0;
 
+  // planes against every other collidable geom, in id order (the keys arrive sorted)
+  for (int p = 0; p < nplane; p++)
+    for (int a = 0; a < nsweep; a++)
+      if (plane_candidate(m, d, planes[p], S[a].g)) push_pair(m, d, keys, &nkey, cap, planes[p], S[a].g);
+
   // sweep axis: largest variance of the centres, var_k = E[x_k^2] - E[x_k]^2
   int axis = 0;
   if (nsweep > 1) {
     double s1[3] = {0, 0, 0}, s2[3] = {0, 0, 0}, best = -1;
-    for (int a = 0; a < nsweep; a++)
-      for (int k = 0; k < 3; k++) {
-        double x = d->geom_xpos[3 * idx[a] + k];
-        s1[k] += x, s2[k] += x * x;
-      }
+    for (int a = 0; a < nsweep; a++) {
+      const double* x = S[a].x;
+      s1[0] += x[0], s1[1] += x[1], s1[2] += x[2];
+      s2[0] += x[0] * x[0], s2[1] += x[1] * x[1], s2[2] += x[2] * x[2];
+    }
     for (int k = 0; k < 3; k++) {
       double var = s2[k] / nsweep - (s1[k] / nsweep) * (s1[k] / nsweep);
       if (var > best) best = var, axis = k;
@@ -321,20 +349,15 @@ void phys_collision(const physModel* m, physData* d) {
   }
   // intervals [x - r - margin, x + r + margin], sorted by start, swept
   for (int a = 0; a < nsweep; a++) {
-    int g = idx[a];
-    double x = d->geom_xpos[3 * g + axis], r = m->geom_rbound[g] + m->geom_margin[g];
-    lo[g] = x - r, hi[g] = x + r;
+    double r = S[a].r + S[a].margin;
+    S[a].lo = S[a].x[axis] - r, S[a].hi = S[a].x[axis] + r;
   }
-  sort_sweep(idx, nsweep, lo);
+  sort_sweep(ord, key, S, nsweep);
   for (int a = 0; a < nsweep; a++) {
-    int i = idx[a];
-    for (int b = a + 1; b < nsweep && lo[idx[b]] <= hi[i]; b++)
-      if (candidate(m, d, i, idx[b])) push_pair(m, d, keys, &nkey, cap, i, idx[b]);
+    const sweep_t* A = S + ord[a];
+    for (int b = a + 1; b < nsweep && key[b] <= A->hi; b++)
+      if (candidate(m, A, S + ord[b])) push_pair(m, d, keys, &nkey, cap, A->g, S[ord[b]].g);
   }
-  // planes against every other collidable geom
-  for (int p = 0; p < nplane; p++)
-    for (int a = 0; a < nsweep; a++)
-      if (plane_candidate(m, d, planes[p], idx[a])) push_pair(m, d, keys, &nkey, cap, planes[p], idx[a]);
 
   // 3. narrow phase in geom-pair order
   flush_pairs(m, d, keys, nkey);

@@ -36,6 +36,17 @@ static inline void col3(double r[3], const double R[9], int k) {
   r[2] = R[6 + k];
 }
 
+static inline double dot3(const double a[3], const double b[3]) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+
+static inline double norm3(const double a[3]) { return sqrt(dot3(a, a)); }
+
+// r = a x b (r must not alias a or b)
+static inline void cross3(double r[3], const double a[3], const double b[3]) {
+  r[0] = a[1] * b[2] - a[2] * b[1];
+  r[1] = a[2] * b[0] - a[0] * b[2];
+  r[2] = a[0] * b[1] - a[1] * b[0];
+}
+
 static inline double clampd(double x, double lo, double hi) { return x < lo ? lo : x > hi ? hi : x; }
 
 static inline double sgn1(double x) { return x >= 0 ? 1.0 : -1.0; }
@@ -61,7 +72,7 @@ static void perp3(double r[3], const double a[3]) {
   double e[3] = {0, 0, 0};
   int k = fabs(a[0]) <= fabs(a[1]) ? (fabs(a[0]) <= fabs(a[2]) ? 0 : 2) : (fabs(a[1]) <= fabs(a[2]) ? 1 : 2);
   e[k] = 1;
-  phys_cross3(r, a, e);
+  cross3(r, a, e);
   phys_normalize3(r);
 }
 
@@ -112,7 +123,7 @@ void phys_segment_closest(double* s, double* t, const double p0[3], const double
                           const double w[3]) {
   double r[3];
   sub3(r, p0, q0);
-  double a = phys_dot3(u, u), e = phys_dot3(w, w), f = phys_dot3(w, r);
+  double a = dot3(u, u), e = dot3(w, w), f = dot3(w, r);
   const double eps = 1e-300;
   if (a <= eps && e <= eps) {
     *s = *t = 0;
@@ -123,13 +134,13 @@ void phys_segment_closest(double* s, double* t, const double p0[3], const double
     *t = clampd(f / e, 0, 1);
     return;
   }
-  double c = phys_dot3(u, r);
+  double c = dot3(u, r);
   if (e <= eps) {
     *t = 0;
     *s = clampd(-c / a, 0, 1);
     return;
   }
-  double b = phys_dot3(u, w), den = a * e - b * b;
+  double b = dot3(u, w), den = a * e - b * b;
   double ss = den > 1e-14 * a * e ? clampd((b * f - c * e) / den, 0, 1) : 0;
   double tt = (b * ss + f) / e;
   if (tt < 0) {
@@ -149,7 +160,7 @@ static int sphere_pair(physContact* out, const double c1[3], double r1, const do
                        const double fallback[3]) {
   double n[3];
   sub3(n, c2, c1);
-  double len = phys_norm3(n);
+  double len = norm3(n);
   double dist = len - r1 - r2;
   if (dist > margin) return 0;
   if (len > 1e-12 * (1 + r1 + r2)) {
@@ -193,7 +204,7 @@ int phys_collide_plane_sphere(const physModel* m, const physData* d, int g1, int
   plane_frame(n, &p0, d, g1);
   double r = m->geom_size[3 * g2];
   sub3(t, c, p0);
-  double dist = phys_dot3(t, n) - r;
+  double dist = dot3(t, n) - r;
   if (dist > margin) return 0;
   madd3(pos, c, n, -(r + 0.5 * dist));
   set_contact(out, pos, n, dist);
@@ -208,12 +219,14 @@ int phys_collide_plane_capsule(const physModel* m, const physData* d, int g1, in
   plane_frame(n, &p0, d, g1);
   col3(a, d->geom_xmat + 9 * g2, 2);
   double r = m->geom_size[3 * g2], h = m->geom_size[3 * g2 + 1];
+  sub3(t, c, p0);
+  double hc = dot3(t, n) - r, ha = h * dot3(a, n);
+  if (hc - fabs(ha) > margin) return 0;
   cand_t cd[2];
   for (int i = 0; i < 2; i++) {
     double e[3];
     madd3(e, c, a, i == 0 ? h : -h);
-    sub3(t, e, p0);
-    cd[i].dist = phys_dot3(t, n) - r;
+    cd[i].dist = i == 0 ? hc + ha : hc - ha;
     madd3(cd[i].pos, e, n, -(r + 0.5 * cd[i].dist));
   }
   return emit_cands(out, cd, h > 0 ? 2 : 1, n, margin, 2);
@@ -230,7 +243,7 @@ int phys_collide_plane_ellipsoid(const physModel* m, const physData* d, int g1, 
   phys_matT_vec3(nl, R, n);
   double sn = sqrt(s[0] * s[0] * nl[0] * nl[0] + s[1] * s[1] * nl[1] * nl[1] + s[2] * s[2] * nl[2] * nl[2]);
   sub3(t, c, p0);
-  double dist = phys_dot3(t, n) - sn;
+  double dist = dot3(t, n) - sn;
   if (dist > margin) return 0;
   for (int k = 0; k < 3; k++) xl[k] = sn > 0 ? -s[k] * s[k] * nl[k] / sn : 0;
   to_world(q, c, R, xl);
@@ -252,14 +265,14 @@ int phys_collide_plane_cylinder(const physModel* m, const physData* d, int g1, i
   plane_frame(n, &p0, d, g1);
   col3(a, R, 2);
   double r = m->geom_size[3 * g2], h = m->geom_size[3 * g2 + 1];
-  double an = phys_dot3(a, n), sa = sgn1(an);
+  double an = dot3(a, n), sa = sgn1(an);
   madd3(u, n, a, -an);  // n - (n.a) a
   if (phys_normalize3(u) > 1e-12) {
     u[0] = -u[0], u[1] = -u[1], u[2] = -u[2];
   } else {
     col3(u, R, 0);
   }
-  phys_cross3(v, a, u);
+  cross3(v, a, u);
   double clo[3], chi[3];
   madd3(clo, c, a, -h * sa);
   madd3(chi, c, a, h * sa);
@@ -272,7 +285,7 @@ int phys_collide_plane_cylinder(const physModel* m, const physData* d, int g1, i
     double x[3];
     madd3(x, centre[i], dir[i], sign[i] * r);
     sub3(t, x, p0);
-    cd[i].dist = phys_dot3(t, n);
+    cd[i].dist = dot3(t, n);
     madd3(cd[i].pos, x, n, -0.5 * cd[i].dist);
   }
   return emit_cands(out, cd, 5, n, margin, 4);
@@ -290,7 +303,7 @@ int phys_collide_plane_box(const physModel* m, const physData* d, int g1, int g2
     double xl[3] = {(i & 1) ? s[0] : -s[0], (i & 2) ? s[1] : -s[1], (i & 4) ? s[2] : -s[2]}, x[3];
     to_world(x, c, R, xl);
     sub3(t, x, p0);
-    double dist = phys_dot3(t, n);
+    double dist = dot3(t, n);
     if (dist > margin) continue;
     cd[nc].dist = dist;
     madd3(cd[nc].pos, x, n, -0.5 * dist);
@@ -318,7 +331,7 @@ int phys_collide_sphere_capsule(const physModel* m, const physData* d, int g1, i
   col3(a, d->geom_xmat + 9 * g2, 2);
   double h = m->geom_size[3 * g2 + 1];
   sub3(t, c1, c2);
-  madd3(q, c2, a, clampd(phys_dot3(a, t), -h, h));
+  madd3(q, c2, a, clampd(dot3(a, t), -h, h));
   perp3(fb, a);
   return sphere_pair(out, c1, m->geom_size[3 * g1], q, m->geom_size[3 * g2], margin, fb);
 }
@@ -423,6 +436,13 @@ int phys_collide_capsule_capsule(const physModel* m, const physData* d, int g1, 
   double r2 = m->geom_size[3 * g2], h2 = m->geom_size[3 * g2 + 1];
   col3(a1, d->geom_xmat + 9 * g1, 2);
   col3(a2, d->geom_xmat + 9 * g2, 2);
+  // cheap rejection: the distance of the infinite axis lines, |(c2 - c1).(a1 x a2)|/|a1 x a2|, bounds the
+  // segments' distance from below
+  double c12[3], reach = r1 + r2 + margin;
+  sub3(c12, c2, c1);
+  cross3(cr, a1, a2);
+  double lc = dot3(c12, cr), sn2 = dot3(cr, cr);
+  if (reach >= 0 && sn2 > 1e-12 && lc * lc > reach * reach * sn2) return 0;
   madd3(p0, c1, a1, -h1);
   madd3(q0, c2, a2, -h2);
   for (int k = 0; k < 3; k++) u[k] = 2 * h1 * a1[k], w[k] = 2 * h2 * a2[k];
@@ -430,8 +450,10 @@ int phys_collide_capsule_capsule(const physModel* m, const physData* d, int g1, 
   phys_segment_closest(&s, &t, p0, u, q0, w);
   madd3(P, p0, u, s);
   madd3(Q, q0, w, t);
-  phys_cross3(cr, a1, a2);
-  double sn = phys_norm3(cr);
+  double dPQ[3];
+  sub3(dPQ, Q, P);
+  if (dot3(dPQ, dPQ) > reach * reach && reach >= 0) return 0;  // the closest pair is beyond the margin
+  double sn = sqrt(sn2);
   if (sn > 1e-9) {
     for (int k = 0; k < 3; k++) fb[k] = cr[k] / sn;
   } else {
@@ -440,10 +462,10 @@ int phys_collide_capsule_capsule(const physModel* m, const physData* d, int g1, 
   int nc = sphere_pair(out, P, r1, Q, r2, margin, fb);
   if (sn >= 0.1 || h1 <= 0 || h2 <= 0) return nc;
   // overlap interval [lo, hi] of seg 2's projection on seg 1, in seg 1's parameter
-  double uu = phys_dot3(u, u), t0[3], t1[3];
+  double uu = dot3(u, u), t0[3], t1[3];
   sub3(t0, q0, p0);
   madd3(t1, t0, w, 1);
-  double sa = phys_dot3(t0, u) / uu, sb = phys_dot3(t1, u) / uu;
+  double sa = dot3(t0, u) / uu, sb = dot3(t1, u) / uu;
   double lo = fmax(0, fmin(sa, sb)), hi = fmin(1, fmax(sa, sb));
   if (hi - lo < 1e-9) return nc;
   double s2 = fabs(lo - s) > fabs(hi - s) ? lo : hi;
@@ -451,7 +473,7 @@ int phys_collide_capsule_capsule(const physModel* m, const physData* d, int g1, 
   double P2[3], Q2[3], tq[3];
   madd3(P2, p0, u, s2);
   sub3(tq, P2, q0);
-  madd3(Q2, q0, w, clampd(phys_dot3(tq, w) / phys_dot3(w, w), 0, 1));
+  madd3(Q2, q0, w, clampd(dot3(tq, w) / dot3(w, w), 0, 1));
   return nc + sphere_pair(out + nc, P2, r1, Q2, r2, margin, fb);
 }
 
@@ -502,7 +524,7 @@ static double segment_box_closest(double p[3], double q[3], const double e0[3], 
     madd3(x, e0, u, i);
     for (int k = 0; k < 3; k++) y[k] = clampd(x[k], -s[k], s[k]);
     sub3(dv, x, y);
-    double d2 = phys_dot3(dv, dv);
+    double d2 = dot3(dv, dv);
     if (d2 < best) best = d2, memcpy(p, x, sizeof(x)), memcpy(q, y, sizeof(y));
   }
   for (int k = 0; k < 3; k++) {  // edges along axis k
@@ -517,7 +539,7 @@ static double segment_box_closest(double p[3], double q[3], const double e0[3], 
       madd3(x, e0, u, ts);
       madd3(y, q0, w, tt);
       sub3(dv, x, y);
-      double d2 = phys_dot3(dv, dv);
+      double d2 = dot3(dv, dv);
       if (d2 < best) best = d2, memcpy(p, x, sizeof(x)), memcpy(q, y, sizeof(y));
     }
   }
@@ -571,13 +593,13 @@ int phys_collide_capsule_box(const physModel* m, const physData* d, int g1, int 
     } else {
       double ek[3] = {0, 0, 0};
       ek[k] = 1;
-      phys_cross3(L, u, ek);
-      double len = phys_norm3(L);
-      if (len == 0 || len < 1e-9 * phys_norm3(u)) continue;
+      cross3(L, u, ek);
+      double len = norm3(L);
+      if (len == 0 || len < 1e-9 * norm3(u)) continue;
       for (int j = 0; j < 3; j++) L[j] /= len;
     }
     double ext = s[0] * fabs(L[0]) + s[1] * fabs(L[1]) + s[2] * fabs(L[2]);
-    double pa = phys_dot3(e0, L), pb = phys_dot3(e1, L);
+    double pa = dot3(e0, L), pb = dot3(e1, L);
     double oplus = ext - fmin(pa, pb), ominus = fmax(pa, pb) + ext;  // move the segment along +L or -L
     double o = fmin(oplus, ominus), sg = oplus <= ominus ? 1 : -1;
     if (i < 3) {
@@ -617,8 +639,8 @@ static void box_init(box_t* b, const physModel* m, const physData* d, int g) {
 
 // half-extent of a box projected on unit L: sum_k s_k |ax_k . L|
 static double box_extent(const box_t* b, const double L[3]) {
-  return b->s[0] * fabs(phys_dot3(b->ax[0], L)) + b->s[1] * fabs(phys_dot3(b->ax[1], L)) +
-         b->s[2] * fabs(phys_dot3(b->ax[2], L));
+  return b->s[0] * fabs(dot3(b->ax[0], L)) + b->s[1] * fabs(dot3(b->ax[1], L)) +
+         b->s[2] * fabs(dot3(b->ax[2], L));
 }
 
 // clip a convex polygon (2-D points, n of them) to x[dim] * side <= lim (Sutherland-Hodgman); returns the
@@ -650,7 +672,7 @@ static int reduce4(cand_t* c, int n, const double nrm[3]) {
   for (int i = 1; i < n; i++) {
     double dv[3];
     sub3(dv, c[i].pos, c[0].pos);
-    double d2 = phys_dot3(dv, dv);
+    double d2 = dot3(dv, dv);
     if (d2 > best) best = d2, pick[1] = i;
   }
   double e[3], area[PHYS_MAXPAIRCON];
@@ -658,8 +680,8 @@ static int reduce4(cand_t* c, int n, const double nrm[3]) {
   for (int i = 0; i < n; i++) {  // signed area: ((p - p1) x e) . n
     double dv[3], cr[3];
     sub3(dv, c[i].pos, c[0].pos);
-    phys_cross3(cr, dv, e);
-    area[i] = phys_dot3(cr, nrm);
+    cross3(cr, dv, e);
+    area[i] = dot3(cr, nrm);
   }
   best = 0;
   for (int i = 1; i < n; i++)
@@ -691,10 +713,10 @@ static int box_face_contacts(physContact* out, const box_t* ref, const box_t* in
   int mi = 0;
   double dm = -1;
   for (int j = 0; j < 3; j++) {
-    double dj = fabs(phys_dot3(inc->ax[j], nref));
+    double dj = fabs(dot3(inc->ax[j], nref));
     if (dj > dm) dm = dj, mi = j;
   }
-  double tau = phys_dot3(inc->ax[mi], nref) > 0 ? -1 : 1;
+  double tau = dot3(inc->ax[mi], nref) > 0 ? -1 : 1;
   int i1 = (mi + 1) % 3, i2 = (mi + 2) % 3;
   int k1 = (k + 1) % 3, k2 = (k + 2) % 3;
   // incident corners in the reference frame: xl = R_ref'(c_inc + tau s_m ax_m +- s_i1 ax_i1 +- s_i2 ax_i2 - c_ref)
@@ -763,18 +785,18 @@ int phys_collide_box_box(const physModel* m, const physData* d, int g1, int g2, 
   int face = -1, ei = -1, ej = -1;
   for (int f = 0; f < 6; f++) {  // face axes: A's 0..2, B's 3..5
     const double* L = f < 3 ? A.ax[f] : B.ax[f - 3];
-    double sep = fabs(phys_dot3(T, L)) - box_extent(&A, L) - box_extent(&B, L);
+    double sep = fabs(dot3(T, L)) - box_extent(&A, L) - box_extent(&B, L);
     if (sep > margin) return 0;
     if (sep > sface) sface = sep, face = f;
   }
   for (int i = 0; i < 3; i++)
     for (int j = 0; j < 3; j++) {
       double L[3];
-      phys_cross3(L, A.ax[i], B.ax[j]);
-      double len = phys_norm3(L);
+      cross3(L, A.ax[i], B.ax[j]);
+      double len = norm3(L);
       if (len < 1e-6) continue;  // parallel edges: covered by the face axes
       for (int k = 0; k < 3; k++) L[k] /= len;
-      double tl = phys_dot3(T, L);
+      double tl = dot3(T, L);
       double sep = fabs(tl) - box_extent(&A, L) - box_extent(&B, L);
       if (sep > margin) return 0;
       if (sep > sedge) {
@@ -787,7 +809,7 @@ int phys_collide_box_box(const physModel* m, const physData* d, int g1, int g2, 
     const box_t* ref = face < 3 ? &A : &B;
     const box_t* inc = face < 3 ? &B : &A;
     int k = face % 3;
-    double tl = phys_dot3(T, ref->ax[k]), n[3];
+    double tl = dot3(T, ref->ax[k]), n[3];
     // n from A to B; the reference face's outward normal points towards the incident box
     for (int j = 0; j < 3; j++) n[j] = sgn1(tl) * ref->ax[k][j];
     double sigma = face < 3 ? sgn1(tl) : -sgn1(tl);
@@ -802,15 +824,15 @@ int phys_collide_box_box(const physModel* m, const physData* d, int g1, int g2, 
     w[c] = 2 * B.s[ej] * B.ax[ej][c];
   }
   for (int k = 0; k < 3; k++) {
-    if (k != ei) madd3(p0, p0, A.ax[k], A.s[k] * sgn1(phys_dot3(A.ax[k], nedge)));
-    if (k != ej) madd3(q0, q0, B.ax[k], -B.s[k] * sgn1(phys_dot3(B.ax[k], nedge)));
+    if (k != ei) madd3(p0, p0, A.ax[k], A.s[k] * sgn1(dot3(A.ax[k], nedge)));
+    if (k != ej) madd3(q0, q0, B.ax[k], -B.s[k] * sgn1(dot3(B.ax[k], nedge)));
   }
   double s, t, P[3], Q[3], dv[3], pos[3];
   phys_segment_closest(&s, &t, p0, u, q0, w);
   madd3(P, p0, u, s);
   madd3(Q, q0, w, t);
   sub3(dv, Q, P);
-  double dist = phys_dot3(dv, nedge);
+  double dist = dot3(dv, nedge);
   if (dist > margin) return 0;
   for (int k = 0; k < 3; k++) pos[k] = 0.5 * (P[k] + Q[k]);
   set_contact(out, pos, nedge, dist);
