@@ -2,7 +2,8 @@
 # Install what physid needs to build, test and benchmark on Debian 12 (idempotent; skips what is present).
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libxml2-dev libcjson-dev zlib1g-dev libqhull-dev
-      libmujoco-dev libmujoco-samples dart-doc valgrind)
+      libmujoco-dev libmujoco-samples dart-doc valgrind
+      libdart-dev libdart-collision-bullet-dev libdart-utils-urdf-dev)   # DART: bench/bench_dart.cpp only
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
