@@ -50,5 +50,9 @@ physStatus phys_solve_ccp(const physModel* m, physData* d, const physConstraintP
                           physConstraintSolution* sol);
 // penalty: forces, not impulses; qfrc += J' f(dist, J v) (explicit spring-damper, regularized Coulomb)
 void phys_penalty_force(const physModel* m, physData* d, double* qfrc);
+// its two parts: contact forces; joint-limit springs, explicit (add NULL) or implicit (qfrc += f - dt k v,
+// add += dt d + dt^2 k per dof, for the articulated-body diagonal); returns the number of active limits
+void phys_penalty_contacts(const physModel* m, physData* d, double* qfrc);
+int phys_penalty_limits(const physModel* m, const physData* d, double* qfrc, double* add);
 
 #endif  // PHYS_CONTACT_H

@@ -18,7 +18,9 @@
 //
 // Joint limits (limited hinge and slide joints, PHYS_DSBL_LIMIT unset): with dist = q - lo (lower) or
 // hi - q (upper), the one-sided spring f = max(0, k_c*(-dist) - d_c*dist_dot) for dist < 0 pushes the joint
-// back into its range (same k_c, d_c, in N m/rad or N/m).
+// back into its range (same k_c, d_c, in N m/rad or N/m). The step integrates it implicitly
+// (phys_penalty_limits with add): k_c = 1e4 N m/rad on a joint of inertia 0.01 kg m^2 has omega dt = 5 at
+// dt = 5 ms, which explicit Euler cannot follow (MuJoCo's humanoid blew up).
 //
 // Stability: the spring is explicit; dt < 2/omega = 2 sqrt(m_e/k_c) is needed (dt = 2 ms, k_c = 1e4: m_e >
 // 0.01 kg), and the friction damper mu f_n / v_slip must satisfy dt mu f_n/(v_slip m_e) < 2 to settle
@@ -51,9 +53,15 @@ static void contact_force(const physModel* m, const physData* d, const physConta
   for (int k = 0; k < 3; k++) force[k] = fn * n[k] - scale * vt[k];
 }
 
-// generalized force of the one-sided limit springs: qfrc[dof] += f (lower), -f (upper)
-static void limit_forces(const physModel* m, const physData* d, double* qfrc) {
-  if (m->opt.disableflags & PHYS_DSBL_LIMIT) return;
+// one-sided limit springs: for each limited hinge/slide dof with dist < 0 and a pushing force
+// f = -k_c (q - q_lim) - d_c v > 0 (q_lim the violated bound): qfrc[dof] += f, and if add is not NULL the
+// implicit (backward Euler) form of the spring-damper, exact for this diagonal joint-space force:
+//   f(q+, v+) = f - dt k_c v - (dt d_c + dt^2 k_c) a   =>   qfrc += f - dt k_c v,  add += dt d_c + dt^2 k_c
+// (add joins the articulated-body diagonal, as implicit joint damping). Returns the number of active limits.
+int phys_penalty_limits(const physModel* m, const physData* d, double* qfrc, double* add) {
+  if (m->opt.disableflags & PHYS_DSBL_LIMIT) return 0;
+  double k = m->opt.penalty_stiffness, c = m->opt.penalty_damping, dt = m->opt.timestep;
+  int n = 0;
   for (int j = 0; j < m->njnt; j++) {
     if (!m->jnt_limited[j] || (m->jnt_type[j] != PHYS_JNT_HINGE && m->jnt_type[j] != PHYS_JNT_SLIDE)) continue;
     int dof = m->jnt_dofadr[j];
@@ -63,19 +71,26 @@ static void limit_forces(const physModel* m, const physData* d, double* qfrc) {
       double sign = side == 0 ? 1.0 : -1.0;
       double dist = side == 0 ? q - m->jnt_range[2 * j] : m->jnt_range[2 * j + 1] - q;
       if (!(dist < 0)) continue;
-      double f = -m->opt.penalty_stiffness * dist - m->opt.penalty_damping * sign * v;
-      if (f > 0) qfrc[dof] += sign * f;
+      double f = -k * dist - c * sign * v;
+      if (!(f > 0)) continue;
+      n++;
+      qfrc[dof] += sign * f;
+      if (add) {
+        qfrc[dof] -= dt * k * v;
+        add[dof] += dt * c + dt * dt * k;
+      }
     }
   }
+  return n;
 }
 
-// qfrc += sum_contacts J_rel' F + limit forces (needs kinematics, cvel and d->contact)
-void phys_penalty_force(const physModel* m, physData* d, double* qfrc) {
+// qfrc += sum_contacts J_rel' F (needs kinematics, cvel and d->contact); stores each contact's impulse
+// of the step (frame coordinates, F dt) in its lambda
+void phys_penalty_contacts(const physModel* m, physData* d, double* qfrc) {
   for (int i = 0; i < d->ncon; i++) {
     physContact* c = d->contact + i;
     double F[3], mF[3];
     contact_force(m, d, c, F);
-    // impulse of the step in frame coordinates, for the record (lambda = frame F dt)
     phys_mat_vec3(c->lambda, c->frame, F);
     for (int k = 0; k < 3; k++) {
       c->lambda[k] *= m->opt.timestep;
@@ -86,5 +101,10 @@ void phys_penalty_force(const physModel* m, physData* d, double* qfrc) {
     phys_apply_force(m, d, qfrc, m->geom_bodyid[c->geom[1]], c->pos, F, NULL);
     phys_apply_force(m, d, qfrc, m->geom_bodyid[c->geom[0]], c->pos, mF, NULL);
   }
-  limit_forces(m, d, qfrc);
+}
+
+// qfrc += contact forces + explicit limit forces
+void phys_penalty_force(const physModel* m, physData* d, double* qfrc) {
+  phys_penalty_contacts(m, d, qfrc);
+  phys_penalty_limits(m, d, qfrc, NULL);
 }

@@ -293,19 +293,30 @@ static int constrained_velocity(const physModel* m, physData* d, physSolverFn so
   return 1;
 }
 
-// v+ = v + dt (M + dt B)^-1 (tau + f_penalty - c): penalty forces (qfrc_constraint), then one ABA pass
+// v+ = v + dt (M + dt B + A)^-1 (tau + f_penalty - c): penalty contact forces, joint-limit springs in
+// implicit form (A = diag(dt d_c + dt^2 k_c) on limited dofs, phys_penalty_limits), one ABA pass.
+// qfrc_constraint = the penalty force applied, limits at the new velocity (f - A a).
 static void penalty_velocity(const physModel* m, physData* d, double* tau, double* vnew) {
   int nv = m->nv;
+  double dt = m->opt.timestep;
+  size_t mark = phys_stack_mark(d);
+  double* add = phys_stack_alloc(d, (size_t)nv);
+  double* alim = phys_stack_alloc(d, (size_t)nv);
   memset(d->qfrc_constraint, 0, sizeof(double) * (size_t)nv);
-  phys_penalty_force(m, d, d->qfrc_constraint);
-  d->nlimit = phys_constraint_nlimit(m, d);
+  memset(alim, 0, sizeof(double) * (size_t)nv);
+  phys_penalty_contacts(m, d, d->qfrc_constraint);
+  d->nlimit = phys_penalty_limits(m, d, d->qfrc_constraint, alim);
+  int damp = implicit_damping(m);
   for (int i = 0; i < nv; i++) {
     tau[i] += d->qfrc_constraint[i];
+    add[i] = alim[i] + (damp ? dt * m->dof_damping[i] : 0);
   }
-  unconstrained_acc(m, d, tau, vnew);
+  phys_aba(m, d, tau, add, vnew);
   for (int i = 0; i < nv; i++) {
-    vnew[i] = d->qvel[i] + m->opt.timestep * vnew[i];
+    d->qfrc_constraint[i] -= alim[i] * vnew[i];
+    vnew[i] = d->qvel[i] + dt * vnew[i];
   }
+  phys_stack_free(d, mark);
 }
 
 //---------------------------------------------------------------------------------------------------------

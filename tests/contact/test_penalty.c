@@ -152,7 +152,15 @@ static void test_law(physModel* m, physData* d) {
   phys_penalty_force(m, d, qfrc);
   CHECK(qfrc[dh] == 0);
   m->opt.disableflags &= ~PHYS_DSBL_LIMIT;
+  // implicit form: qfrc += f - dt k v, add += dt d + dt^2 k; the count of active limits
+  double add[16] = {0}, dt = m->opt.timestep;
+  memset(qfrc, 0, sizeof qfrc);
+  CHECK(phys_penalty_limits(m, d, qfrc, add) == 1);
+  CHECK_NEAR(qfrc[dh], k * 0.01 + c * 0.1 - dt * k * (-0.1), 1e-9);
+  CHECK_NEAR(add[dh], dt * c + dt * dt * k, 1e-15);
+  CHECK(add[0] == 0 && qfrc[0] == 0);
   d->qpos[m->jnt_qposadr[jh]] = 0.3;
+  memset(qfrc, 0, sizeof qfrc);
   phys_penalty_force(m, d, qfrc);
   CHECK(qfrc[dh] == 0);
 }

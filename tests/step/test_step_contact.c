@@ -171,6 +171,19 @@ static void test_limit(void) {
     CHECK(fabs(d->qvel[0]) < 1e-3);
     CHECK(d->ncon == 0 && d->nwarning == 0);
   }
+  // penalty limit, stiff enough that explicit Euler would diverge (omega dt = sqrt(k/I) dt = 6): the step
+  // integrates it implicitly and the pendulum rests at 0.3 + m g l cos(0.3) / k
+  m->opt.disableflags &= ~PHYS_DSBL_CONTACT;
+  m->opt.contact = PHYS_CONTACT_PENALTY;
+  m->opt.penalty_stiffness = 1e7;
+  m->opt.penalty_damping = 1e3;
+  phys_reset_data(m, d);
+  for (int s = 0; s < 3000; s++) phys_step(m, d);
+  double qrest = 0.3 + 9.81 * 0.5 * cos(0.3) / 1e7;
+  printf("penalty limit: final q %.12f, want %.12f, v %.2g\n", d->qpos[0], qrest, d->qvel[0]);
+  CHECK(d->nwarning == 0 && d->nlimit == 1);
+  CHECK_NEAR(d->qpos[0], qrest, 1e-11);
+  m->opt.contact = PHYS_CONTACT_LCP;
   // limits disabled: it swings through
   m->opt.disableflags |= PHYS_DSBL_LIMIT;
   phys_reset_data(m, d);
