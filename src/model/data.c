@@ -7,10 +7,10 @@
 #include "physid.h"
 
 // arena size in doubles: dense nv x nv work, and the contact problem of n = 3*nconmax + njnt rows
-// (J n x nv, M^-1 J' nv x n, G and a factor n x n, solver vectors)
+// (J n x nv, M^-1 J' nv x n, G n x n, the LCP tableau of 7/3 n rows ~ 5.4 n^2, solver vectors)
 static size_t stack_size(const physModel* m) {
   size_t nv = (size_t)m->nv, nb = (size_t)m->nbody, n = 3 * (size_t)m->nconmax + (size_t)m->njnt;
-  return 16 * nv * nv + 400 * (nv + nb) + 6 * n * n + 8 * n * nv + 64 * n + 65536;
+  return 16 * nv * nv + 400 * (nv + nb) + 10 * n * n + 8 * n * nv + 64 * n + 65536;
 }
 
 static size_t data_arrays_size(const physData* d) {
