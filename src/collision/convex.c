@@ -478,6 +478,7 @@ static int epa(physGjkResult* r, const gjkVert* s, int ns, const physConvex* a, 
   gjkVert vert[PHYS_EPA_MAXVERT];
   epaFace face[PHYS_EPA_MAXFACE];
   int edge[3 * PHYS_EPA_MAXFACE][2];
+  char vis[PHYS_EPA_MAXFACE];
   double tol = EPA_TOL * scale;
   if (epa_tetra(vert, s, ns, a, b, tol) != 4) return 0;
   int nv = 4, nf = 0;
@@ -496,14 +497,13 @@ static int epa(physGjkResult* r, const gjkVert* s, int ns, const physConvex* a, 
     mink_support(&w, a, b, face[best].n);
     if (dot3(face[best].n, w.w) - face[best].dist <= tol) break;  // the face is on C's boundary
     // faces seen from w are removed; their unshared edges (the horizon) are joined to w
-    int ne = 0, keep = 0;
+    int ne = 0, nvis = 0;
     for (int f = 0; f < nf; f++) {
       double e[3];
       sub3(e, w.w, vert[face[f].v[0]].w);
-      if (f != best && !(dot3(face[f].n, e) > 1e-14 * scale)) {
-        face[keep++] = face[f];
-        continue;
-      }
+      vis[f] = f == best || dot3(face[f].n, e) > 1e-14 * scale;
+      if (!vis[f]) continue;
+      nvis++;
       for (int k = 0; k < 3; k++) {
         int i = face[f].v[k], j = face[f].v[(k + 1) % 3], found = -1;
         for (int q = 0; q < ne; q++)
@@ -515,7 +515,10 @@ static int epa(physGjkResult* r, const gjkVert* s, int ns, const physConvex* a, 
         }
       }
     }
-    if (keep + ne > PHYS_EPA_MAXFACE) break;  // out of faces (cannot happen within the caps; guarded)
+    if (nf - nvis + ne > PHYS_EPA_MAXFACE) break;  // out of faces (F <= 2V - 4 within the caps; guarded)
+    int keep = 0;
+    for (int f = 0; f < nf; f++)
+      if (!vis[f]) face[keep++] = face[f];
     nf = keep;
     vert[nv] = w;
     for (int q = 0; q < ne; q++) epa_face(face + nf++, vert, edge[q][0], edge[q][1], nv, ctr);

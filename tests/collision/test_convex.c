@@ -9,6 +9,7 @@
 
 #include "collision.h"
 #include "convex.h"
+#include "mesh.h"
 #include "rng.h"
 #include "rot.h"
 #include "spec.h"
@@ -200,6 +201,11 @@ static int contacts_finite(const physContact* c, int n) {
 
 //---------------------------------------------------------------------------------------------------------
 // independent oracles
+
+// r = a - b
+static void sub3_test(double r[3], const double a[3], const double b[3]) {
+  for (int k = 0; k < 3; k++) r[k] = a[k] - b[k];
+}
 
 // distance from point p (world) to the solid box (centre c, rotation R, half sizes h): |p_l - clamp(p_l)|
 static double point_box_dist(const double p[3], const double c[3], const double R[9], const double h[3]) {
@@ -866,6 +872,132 @@ static void test_dispatch(void) {
   }
 }
 
+// support value max_v u.v over all vertices of mesh geom g (world)
+static double mesh_support_value(const physModel* m, const physData* d, int g, const double u[3]) {
+  int id = m->geom_dataid[g];
+  double ul[3], best = -DBL_MAX;
+  phys_matT_vec3(ul, d->geom_xmat + 9 * g, u);
+  for (int v = 0; v < m->mesh_vertnum[id]; v++) best = fmax(best, phys_dot3(ul, m->mesh_vert + 3 * (m->mesh_vertadr[id] + v)));
+  return best + phys_dot3(u, d->geom_xpos + 3 * g);
+}
+
+// world direction of hull edge k of face f of mesh geom g (from consecutive polygon vertices)
+static void hull_edge(double e[3], const physModel* m, const physData* d, int g, int f, int k) {
+  int id = m->geom_dataid[g];
+  const double* v = m->mesh_vert + 3 * m->mesh_vertadr[id];
+  const int* fv = m->hull_facevert + m->hull_faceadr[f];
+  int n = m->hull_facenum[f];
+  double el[3];
+  sub3_test(el, v + 3 * fv[(k + 1) % n], v + 3 * fv[k]);
+  phys_mat_vec3(e, d->geom_xmat + 9 * g, el);
+}
+
+// the Atlas feet (open STL meshes, their hulls): resting on a plane (at most 4 points, the lowest vertex's
+// depth exact), the same on a large box, and foot-foot penetration against the SAT over the hulls' face
+// normals and edge-pair axes (supports over every vertex)
+static void test_atlas_feet(void) {
+  const char* lpath = "/usr/share/doc/dart/data/sdf/atlas/l_foot.stl";
+  const char* rpath = "/usr/share/doc/dart/data/sdf/atlas/r_foot.stl";
+  FILE* f = fopen(lpath, "rb");
+  if (!f) {
+    printf("skipped: %s not installed\n", lpath);
+    return;
+  }
+  fclose(f);
+  physSpec* s = phys_spec_new();
+  physLog log = {0};
+  for (int i = 0; i < 2; i++) {
+    int mi = phys_spec_add_mesh(s);
+    snprintf(s->mesh[mi].name, PHYS_NAMELEN, "%s", i ? "r_foot" : "l_foot");
+    CHECK(phys_mesh_load(i ? rpath : lpath, NULL, s->mesh + mi, &log) == PHYS_OK);
+    add_geom(s, PHYS_GEOM_MESH, 0, 0, 0, mi);
+  }
+  add_geom(s, PHYS_GEOM_PLANE, 5, 5, 0.1, -1);
+  add_geom(s, PHYS_GEOM_BOX, 1, 1, 0.1, -1);
+  physModel* m = phys_compile(s, &log);
+  phys_spec_free(s);
+  CHECK_MSG(m != NULL, "%s", log.error);
+  if (!m) return;
+  physData* d = phys_make_data(m);
+  physRng rng;
+  phys_rng_seed(&rng, 9);
+  double qi[4] = {1, 0, 0, 0}, worst = 0;
+  phys_copy3(d->geom_xpos + 3 * 2, (double[3]){0, 0, 0});
+  phys_quat2mat(d->geom_xmat + 9 * 2, qi);
+  phys_copy3(d->geom_xpos + 3 * 3, (double[3]){0, 0, -0.1});
+  phys_quat2mat(d->geom_xmat + 9 * 3, qi);
+  for (int t = 0; t < 50; t++) {
+    // random yaw, tilt below 0.05 rad; lowest vertex 2 mm below z = 0
+    double q[4], qt[4], qz[4], pos[3] = {phys_rng_range(&rng, -0.3, 0.3), phys_rng_range(&rng, -0.3, 0.3), 0};
+    double ax[3] = {phys_rng_range(&rng, -1, 1), phys_rng_range(&rng, -1, 1), 0};
+    phys_axisangle2quat(qt, ax, phys_rng_range(&rng, 0, 0.05));
+    phys_axisangle2quat(qz, (double[3]){0, 0, 1}, phys_rng_range(&rng, -M_PI, M_PI));
+    phys_quat_mul(q, qt, qz);
+    phys_copy3(d->geom_xpos, pos);
+    phys_quat2mat(d->geom_xmat, q);
+    double down[3] = {0, 0, -1};
+    d->geom_xpos[2] -= mesh_support_value(m, d, 0, down) * -1 + 0.002;
+    physContact cp[PHYS_MAXPAIRCON], cb[PHYS_MAXPAIRCON];
+    int np = phys_collide_convex_plane(m, d, 2, 0, 0.001, cp);
+    int nb = phys_collide_convex_convex(m, d, 0, 3, 0.001, cb);
+    CHECK(np >= 1 && np <= 4 && nb >= 1 && nb <= 4 && contacts_finite(cp, np) && contacts_finite(cb, nb));
+    CHECK_NEAR(min_dist(cp, np), -0.002, 1e-12);
+    CHECK_NEAR(min_dist(cb, nb), -0.002, 1e-9);
+    for (int i = 0; i < nb; i++) CHECK(cb[i].dist <= 0.001 && fabs(cb[i].frame[2] + 1) < 1e-9);
+  }
+  // foot against foot: EPA depth = SAT depth
+  int nsat = 0;
+  for (int t = 0; t < 40; t++) {
+    double q1[4], q2[4], p2[3];
+    random_quat(q1, &rng);
+    random_quat(q2, &rng);
+    for (int k = 0; k < 3; k++) p2[k] = phys_rng_range(&rng, -0.08, 0.08);
+    phys_copy3(d->geom_xpos, (double[3]){0, 0, 0});
+    phys_quat2mat(d->geom_xmat, q1);
+    phys_copy3(d->geom_xpos + 3, p2);
+    phys_quat2mat(d->geom_xmat + 9, q2);
+    // SAT: min over axes u of h_1(u) + h_2(-u), axes = face normals of both hulls and edge-pair crosses
+    double depth = DBL_MAX;
+    for (int g = 0; g < 2; g++) {
+      int id = m->geom_dataid[g];
+      for (int fi = m->mesh_hullfaceadr[id]; fi < m->mesh_hullfaceadr[id] + m->mesh_hullfacenum[id]; fi++) {
+        double u[3], nu[3];
+        phys_mat_vec3(u, d->geom_xmat + 9 * g, m->hull_facenormal + 4 * fi);
+        for (int k = 0; k < 3; k++) nu[k] = -u[k];
+        depth = fmin(depth, mesh_support_value(m, d, 0, u) + mesh_support_value(m, d, 1, nu));
+        depth = fmin(depth, mesh_support_value(m, d, 0, nu) + mesh_support_value(m, d, 1, u));
+      }
+    }
+    int i0 = m->geom_dataid[0], i1 = m->geom_dataid[1];
+    for (int fa = m->mesh_hullfaceadr[i0]; fa < m->mesh_hullfaceadr[i0] + m->mesh_hullfacenum[i0]; fa++)
+      for (int ka = 0; ka < m->hull_facenum[fa]; ka++)
+        for (int fb = m->mesh_hullfaceadr[i1]; fb < m->mesh_hullfaceadr[i1] + m->mesh_hullfacenum[i1]; fb++)
+          for (int kb = 0; kb < m->hull_facenum[fb]; kb++) {
+            double ea[3], eb[3], u[3], nu[3];
+            hull_edge(ea, m, d, 0, fa, ka);
+            hull_edge(eb, m, d, 1, fb, kb);
+            phys_cross3(u, ea, eb);
+            if (phys_normalize3(u) < 1e-9) continue;
+            for (int k = 0; k < 3; k++) nu[k] = -u[k];
+            depth = fmin(depth, mesh_support_value(m, d, 0, u) + mesh_support_value(m, d, 1, nu));
+            depth = fmin(depth, mesh_support_value(m, d, 0, nu) + mesh_support_value(m, d, 1, u));
+          }
+    if (depth <= 1e-4) continue;
+    physConvex a, b;
+    phys_convex_init(&a, m, d, 0);
+    phys_convex_init(&b, m, d, 1);
+    physGjkResult r;
+    CHECK(phys_convex_distance(&r, &a, &b, 0) == 1);
+    worst = fmax(worst, fabs(r.dist + depth));
+    CHECK_NEAR(r.dist, -depth, 1e-9);
+    nsat++;
+  }
+  CHECK(nsat > 10);
+  printf("Atlas feet: plane and box rest exact; foot-foot EPA vs SAT: %d poses, worst %.2g\n", nsat, worst);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
 // time per call of a few pairs (information, no check)
 static void time_pairs(void) {
   int pairs[][2] = {{G_PLANE, G_CUBE}, {G_CUBE, G_GROUND}, {G_CUBEA, G_CUBEB}, {G_ICOA, G_ICOB}, {G_CYLA, G_CYLB}};
@@ -963,6 +1095,7 @@ int main(void) {
   test_degenerate();
   test_vs_box_box();
   test_dispatch();
+  test_atlas_feet();
   time_pairs();
   phys_free_data(D);
   phys_free_model(M);
