@@ -268,8 +268,10 @@ static physStatus compile_sizes(const physSpec* s, physModel* sz, physLog* log) 
   sz->nkey = s->nkey;
   sz->npair = s->npair;
   sz->nexclude = s->nexclude;
-  // contact capacity: MJCF <size nconmax>, else 8 per geom (a box face gives 4), at least 64, at most 1000
-  sz->nconmax = s->nconmax > 0 ? s->nconmax : (8 * s->ngeom < 64 ? 64 : 8 * s->ngeom > 1000 ? 1000 : 8 * s->ngeom);
+  // contact capacity: MJCF <size nconmax>, else 8 per geom (a box face gives 4), in [64, 256]; the arena
+  // holds dense problems of 3*nconmax rows (about 10 (3 nconmax)^2 doubles: 47 MB at 256)
+  int ncon_default = 8 * s->ngeom < 64 ? 64 : 8 * s->ngeom > 256 ? 256 : 8 * s->ngeom;
+  sz->nconmax = s->nconmax > 0 ? s->nconmax : ncon_default;
   for (int b = 1; b < s->nbody; b++)
     if (s->body[b].parent < 0 || s->body[b].parent >= b)
       return phys_error(log, PHYS_ERR_MODEL, "%sbody '%s': parent must come before the body",
