@@ -100,7 +100,7 @@ int main(int argc, char** argv) {
       int nbox = nboxes[k], nc = 4 * nbox;
       if (argc > 2 && nbox != atoi(argv[2])) continue;
       make_problem(G, g, mu, nbox);
-      physConstraintProblem p = {nc, 0, 3 * nc, 0, NULL, G, g, mu, NULL};
+      physConstraintProblem p = {.nc = nc, .n = 3 * nc, .G = G, .g = g, .mu = mu};
       physConstraintSolution sol = {lambda, state, 0, 0, 0};
       long long count = -1;
       for (int s = 0; s < NSAMPLE; s++) {

@@ -125,7 +125,7 @@ static void measure(const benchStack* s, int warm, int samples, int fd, const ch
   double lambda[MAXROW];
   int state[MAXROW], guess[MAXROW];
   physConstraintSolution sol = {lambda, state, 0, 0, 0};
-  physConstraintProblem p = {4 * s->nbox, 0, n, 6 * s->nbox, s->J, s->G, s->g, s->mu, NULL};
+  physConstraintProblem p = {.nc = 4 * s->nbox, .n = n, .nv = 6 * s->nbox, .J = s->J, .G = s->G, .g = s->g, .mu = s->mu};
   physStatus st = phys_solve_lcp(NULL, &d, &p, &sol);   // the labels a warm start reuses (not measured)
   int pivots = sol.iterations;
   memcpy(guess, state, sizeof(guess));

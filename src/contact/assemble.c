@@ -8,12 +8,9 @@
 // follow: a row +e_dof for a lower limit (dist = q - lo), -e_dof for an upper limit (dist = hi - q), when
 // dist <= 0 (no joint margin is modelled, as MuJoCo's default jnt margin 0); lambda >= 0, no friction.
 //
-// Terms. b_normal = min(eps*min(J_n v, 0), beta*min(dist, 0)/dt) with v the velocity before the step (the
-// restitution term acts only on approaching contacts, paper 000 eq. 3), b_limit = beta*min(dist, 0)/dt,
-// b_tangent = 0. The normal row asks for the larger of the two separation velocities, not their sum as
-// paper 000 eq. 3 writes it: a contact is detected one step after the surfaces met, at a depth up to
-// |J_n v| dt, and the sum then adds beta*depth/dt to the rebound (a ball dropped 0.5 m with eps = 0.8 at
-// dt = 1 ms rose 11% above eps^2 h; with the larger of the two, within 1%; tests/step/test_step_contact.c).
+// Terms. b_normal = eps*min(J_n v, 0) with v the velocity before the step (the restitution term acts only on
+// approaching contacts, paper 000 eq. 3), b_limit = b_tangent = 0. Drift is not corrected here but at the
+// position level (contact.h): gpos = beta*min(dist + slop, 0)/dt on normal and limit rows.
 // G is formed as Y'Y with Y = L^-1 J' (M~ = L L'), so it is symmetric positive semidefinite to the last bit.
 //
 // Warm start: contact i of geom pair (a, b) that is the k-th contact of that pair in d->contact takes the
@@ -165,8 +162,11 @@ void phys_constraint_assemble(const physModel* m, physData* d, const double* vf,
   *g = phys_stack_alloc(d, (size_t)n + 1);
   *mu = phys_stack_alloc(d, (size_t)nc + 1);
   int* warm = (int*)phys_stack_alloc(d, (size_t)n + 1);
+  double* gpos = phys_stack_alloc(d, (size_t)n + 1);
+  int npos = 0;
+  memset(gpos, 0, sizeof(double) * ((size_t)n + 1));
 
-  // contact rows; g = J vf + eps*min(J_n v, 0) + beta*min(dist, 0)/dt on the normal row
+  // contact rows; g = J vf + eps*min(J_n v, 0) on the normal row; gpos = beta*min(dist + slop, 0)/dt
   for (int i = 0; i < nc; i++) {
     physContact* c = d->contact + i;
     double* rows = *J + (size_t)(3 * i) * nv;
@@ -175,18 +175,26 @@ void phys_constraint_assemble(const physModel* m, physData* d, const double* vf,
     (*mu)[i] = c->mu;
     for (int r = 0; r < 3; r++) (*g)[3 * i + r] = dotn(rows + (size_t)r * nv, vf, nv);
     double vn = dotn(rows, d->qvel, nv);
-    (*g)[3 * i] += fmin(c->restitution * (vn < 0 ? vn : 0), beta * (c->dist < 0 ? c->dist : 0) / dt);
+    (*g)[3 * i] += c->restitution * (vn < 0 ? vn : 0);
+    if (c->dist + PHYS_CONTACT_SLOP < 0) {
+      gpos[3 * i] = beta * (c->dist + PHYS_CONTACT_SLOP) / dt;
+      npos++;
+    }
   }
   warm_start(d, warm);
 
-  // limit rows: +-e_dof, g = +-vf_dof + beta*min(dist, 0)/dt
+  // limit rows: +-e_dof, g = +-vf_dof; gpos = beta*min(dist + slop, 0)/dt
   for (int l = 0; l < nl; l++) {
     int row = 3 * nc + l, dof = m->jnt_dofadr[ljnt[l]];
     double sign = lside[l] == 0 ? 1.0 : -1.0, dist = limit_dist(m, d, ljnt[l], lside[l]);
     double* Jr = *J + (size_t)row * nv;
     memset(Jr, 0, sizeof(double) * (size_t)nv);
     Jr[dof] = sign;
-    (*g)[row] = sign * vf[dof] + beta * (dist < 0 ? dist : 0) / dt;
+    (*g)[row] = sign * vf[dof];
+    if (dist + PHYS_CONTACT_SLOP < 0) {
+      gpos[row] = beta * (dist + PHYS_CONTACT_SLOP) / dt;
+      npos++;
+    }
     warm[row] = PHYS_ROW_CLAMPING;
   }
   delassus(d, *G, *J, n, nv);
@@ -199,6 +207,8 @@ void phys_constraint_assemble(const physModel* m, physData* d, const double* vf,
   p->J = *J;
   p->G = *G;
   p->g = *g;
+  p->gpos = gpos;
+  p->npos = npos;
   p->mu = *mu;
   p->warm = warm;
 }

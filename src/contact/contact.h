@@ -4,13 +4,21 @@
 // active joint limit (lambda >= 0, no friction). With M~ = M + dt*diag(damping) (the step's effective mass)
 // and v_f the unconstrained next velocity, the impulses lambda give v+ = v_f + M~^-1 J' lambda, and
 //   G = J M~^-1 J'  (Delassus),   g = J v_f + b,   row velocity after the step: w = G lambda + g,
-//   b_normal = min(restitution*min(J_n v, 0), baumgarte*min(dist, 0)/dt),  b_limit = baumgarte*min(dist, 0)/dt,
-//   b_tangent = 0  (the larger of the two separation velocities, not their sum: see assemble.c)
-// (paper 000 eq. 3: 0 <= J_n (v+ + eps v) + beta*min(phi,0)/dt  _|_  lambda_n >= 0).
+//   b_normal = restitution*min(J_n v, 0),  b_limit = 0,  b_tangent = 0   (paper 000 eq. 3: the velocity
+//   condition 0 <= J_n (v+ + eps v) _|_ lambda_n >= 0).
+// Drift (paper 000 eq. 3's beta*min(phi,0)/dt) is corrected at the position level, not in the velocity
+// (split impulse): a second problem on the same G with friction 0 and gpos = beta*min(dist + slop, 0)/dt on
+// normal and limit rows gives pseudo-impulses lambda_p; q+ = q (+) dt (v+ + M~^-1 J' lambda_p) while v+
+// keeps its value. Penetration is removed at rate beta per step and never turns into kinetic energy (a
+// velocity-level Baumgarte term makes a contact detected at depth |v| dt bounce up by beta^2 of its drop).
 #ifndef PHYS_CONTACT_H
 #define PHYS_CONTACT_H
 
 #include "physid.h"
+
+// penetration depth (m) left uncorrected by the position stabilization, so resting contacts stay detected
+// (margin 0) without a correction every step
+#define PHYS_CONTACT_SLOP 1e-5
 
 typedef struct physConstraintProblem_ {
   int nc;                   // contacts (3 rows each)
@@ -19,9 +27,11 @@ typedef struct physConstraintProblem_ {
   int nv;
   const double* J;          // n x nv constraint Jacobian (rows as above)
   const double* G;          // n x n Delassus matrix J M~^-1 J', symmetric positive semidefinite
-  const double* g;          // n: free row velocity plus restitution and stabilization terms
+  const double* g;          // n: free row velocity plus the restitution terms
   const double* mu;         // nc friction coefficients
   const int* warm;          // n physRowState guesses (last step's, matched by geom pair), or NULL
+  const double* gpos;       // n: position-correction bias beta*min(dist + slop, 0)/dt (normal and limit rows)
+  int npos;                 // rows with gpos < 0 (0: no position correction needed)
 } physConstraintProblem;
 
 // solver results: impulses and the active structure the VJP needs, without recomputation

@@ -223,8 +223,49 @@ static physSolverFn option_solver(const physModel* m) {
 //   v+ = v_f + M~^-1 J' lambda,   qfrc_constraint = J' lambda / dt;
 // impulses and row states are stored in d->contact. Returns 0 (nothing changed but a counted warning) if
 // M~ is not positive definite.
+// res += M~^-1 J' lambda (n rows of J); scratch f (nv)
+static void add_impulse_velocity(const physData* d, double* res, const double* J, const double* lambda, int n,
+                                 int nv, double* f) {
+  memset(f, 0, sizeof(double) * (size_t)nv);
+  for (int r = 0; r < n; r++) {
+    double l = lambda[r];
+    const double* Jr = J + (size_t)r * nv;
+    for (int i = 0; l != 0 && i < nv; i++) {
+      f[i] += Jr[i] * l;
+    }
+  }
+  phys_chol_solve(f, d->qLD, f, nv);
+  for (int i = 0; i < nv; i++) {
+    res[i] += f[i];
+  }
+}
+
+// position correction by split impulse (contact.h): pseudo-impulses lambda_p of the frictionless problem
+// on the same G with g = gpos (solved exactly by the lcp solver), vpos = M~^-1 J' lambda_p
+static void position_correction(const physModel* m, physData* d, const physConstraintProblem* p, double* vpos) {
+  int nv = m->nv;
+  memset(vpos, 0, sizeof(double) * (size_t)nv);
+  if (p->npos == 0) {
+    return;
+  }
+  size_t mark = phys_stack_mark(d);
+  double* mu0 = phys_stack_alloc(d, (size_t)p->nc + 1);
+  double* f = phys_stack_alloc(d, (size_t)nv);
+  physConstraintSolution sol = {0};
+  sol.lambda = phys_stack_alloc(d, (size_t)p->n + 1);
+  sol.state = (int*)phys_stack_alloc(d, (size_t)p->n + 1);
+  memset(mu0, 0, sizeof(double) * ((size_t)p->nc + 1));
+  physConstraintProblem pp = *p;
+  pp.g = p->gpos;
+  pp.mu = mu0;
+  pp.warm = NULL;
+  phys_solve_lcp(m, d, &pp, &sol);
+  add_impulse_velocity(d, vpos, p->J, sol.lambda, p->n, nv, f);
+  phys_stack_free(d, mark);
+}
+
 static int constrained_velocity(const physModel* m, physData* d, physSolverFn solver, const double* tau,
-                                double* vnew) {
+                                double* vnew, double* vpos) {
   int nv = m->nv;
   double dt = m->opt.timestep;
   size_t mark = phys_stack_mark(d);
@@ -273,22 +314,16 @@ static int constrained_velocity(const physModel* m, physData* d, physSolverFn so
     }
   }
 
-  // v+ = v_f + M~^-1 J' lambda, qfrc_constraint = J' lambda / dt
-  memset(f, 0, sizeof(double) * (size_t)nv);
+  // qfrc_constraint = J' lambda / dt, v+ = v_f + M~^-1 J' lambda
+  memset(d->qfrc_constraint, 0, sizeof(double) * (size_t)nv);
   for (int r = 0; r < p.n; r++) {
-    double l = sol.lambda[r];
     const double* Jr = J + (size_t)r * nv;
-    for (int i = 0; l != 0 && i < nv; i++) {
-      f[i] += Jr[i] * l;
+    for (int i = 0; sol.lambda[r] != 0 && i < nv; i++) {
+      d->qfrc_constraint[i] += Jr[i] * sol.lambda[r] / dt;
     }
   }
-  for (int i = 0; i < nv; i++) {
-    d->qfrc_constraint[i] = f[i] / dt;
-  }
-  phys_chol_solve(f, d->qLD, f, nv);
-  for (int i = 0; i < nv; i++) {
-    vnew[i] += f[i];
-  }
+  add_impulse_velocity(d, vnew, J, sol.lambda, p.n, nv, f);
+  position_correction(m, d, &p, vpos);
   phys_stack_free(d, mark);
   return 1;
 }
@@ -335,7 +370,8 @@ static void penalty_velocity(const physModel* m, physData* d, double* tau, doubl
 // Constraints: after kinematics, collision (unless PHYS_DSBL_CONTACT) and the joint limits at q. With
 // none active the step is the unconstrained one above (one articulated-body pass; qM and qfrc_bias are not
 // computed: call phys_forward for them). Otherwise, by m->opt.contact: lcp, cone, ccp solve for impulses,
-// v+ = v_f + M~^-1 J' lambda (M~ = M + dt B, factor in qLD; qM and qfrc_bias are computed); penalty adds
+// v+ = v_f + M~^-1 J' lambda (M~ = M + dt B, factor in qLD; qM and qfrc_bias are computed), and penetration
+// deeper than PHYS_CONTACT_SLOP is removed at the position level (split impulse, contact.h); penalty adds
 // its forces to f before the articulated-body pass. d->qacc = (v+ - v)/dt is the acceleration used,
 // d->qfrc_constraint the constraint force (J' lambda / dt, or the penalty force), d->contact the contacts
 // with their impulses; the previous list moves to d->contact_prev for the next warm start.
@@ -350,6 +386,7 @@ void phys_step_solver(const physModel* m, physData* d, physSolverFn solver) {
   size_t mark = phys_stack_mark(d);
   double* tau = phys_stack_alloc(d, (size_t)nv);
   double* vnew = phys_stack_alloc(d, (size_t)nv);
+  double* vpos = phys_stack_alloc(d, (size_t)nv);   // position-only correction velocity (split impulse)
   double* qpos0 = phys_stack_alloc(d, (size_t)nq);
   double* qvel0 = phys_stack_alloc(d, (size_t)nv);
   memcpy(qpos0, d->qpos, sizeof(double) * (size_t)nq);
@@ -361,6 +398,7 @@ void phys_step_solver(const physModel* m, physData* d, physSolverFn solver) {
   d->nlimit = 0;
   d->solver_iter = 0;
   d->solver_residual = 0;
+  memset(vpos, 0, sizeof(double) * (size_t)nv);
   if (d->ncon == 0 && nlimit == 0) {
     // a = (M + dt B)^-1 (tau - c): one articulated-body pass, no mass matrix; v+ = v + dt a
     memset(d->qfrc_constraint, 0, sizeof(double) * (size_t)nv);
@@ -372,17 +410,20 @@ void phys_step_solver(const physModel* m, physData* d, physSolverFn solver) {
     if (m->opt.contact == PHYS_CONTACT_PENALTY) {
       penalty_velocity(m, d, tau, vnew);
     } else {
-      ok = constrained_velocity(m, d, solver ? solver : option_solver(m), tau, vnew);
+      ok = constrained_velocity(m, d, solver ? solver : option_solver(m), tau, vnew, vpos);
     }
     for (int i = 0; i < nv; i++) {
       d->qacc[i] = (vnew[i] - d->qvel[i]) / dt;
     }
   }
 
-  // v+ as computed; q+ = q (+) dt*v+
+  // v+ as computed; q+ = q (+) dt*(v+ + vpos), vpos the split-impulse position correction
   if (ok) {
     memcpy(d->qvel, vnew, sizeof(double) * (size_t)nv);
-    phys_integrate_pos(m, d->qpos, d->qvel, dt);
+    for (int i = 0; i < nv; i++) {
+      vpos[i] += vnew[i];
+    }
+    phys_integrate_pos(m, d->qpos, vpos, dt);
   }
 
   // reject a non-finite state: restore and count a warning

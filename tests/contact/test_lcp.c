@@ -34,7 +34,8 @@ static testProblem g_tp, g_tp2;
 
 // view of tp as the solver's problem
 static physConstraintProblem view(const testProblem* tp, const int* warm) {
-  physConstraintProblem p = {tp->nc, tp->nl, tp->n, tp->nv, tp->J, tp->G, tp->g, tp->mu, warm};
+  physConstraintProblem p = {.nc = tp->nc, .nl = tp->nl, .n = tp->n, .nv = tp->nv, .J = tp->J, .G = tp->G,
+                             .g = tp->g, .mu = tp->mu, .warm = warm};
   return p;
 }
 
