@@ -1,7 +1,8 @@
 // bench_contact.c - microseconds per step with contact: physid with each contact model (lcp, cone, ccp,
 // penalty) side by side with MuJoCo 2.2.2's mj_step, on the scenes of issue 3:
 //   box_rest     tests/data/box.xml (1 kg cube on a plane, mu 0.8, dt 2 ms), settled 500 steps
-//   box_slide    the same, settled, then vx = 1 m/s
+//   box_slide    the same, settled, then vx = 1 m/s and 10 steps of sliding (both engines), so that the
+//                warm starts (physid's contact states, MuJoCo's qacc_warmstart) are those of steady sliding
 //   half_cheetah /usr/share/doc/dart/data/mjcf/openai/half_cheetah.xml.gz (dt 10 ms), settled 200 steps
 //   humanoid     /usr/share/mujoco/model/humanoid/humanoid.xml lying on the floor (settled 1000 steps)
 //   atlas        Atlas v3 (dart-doc atlas_v3_no_head.urdf, floating) on ground.urdf, Nimble's set-up:
@@ -38,6 +39,7 @@
 
 enum { SC_BOX_REST = 0, SC_BOX_SLIDE, SC_CHEETAH, SC_HUMANOID, SC_ATLAS, NSCENE };
 static const char* g_scene[NSCENE] = {"box_rest", "box_slide", "half_cheetah", "humanoid", "atlas"};
+#define SLIDE_STEPS 10   // steps of sliding before the box_slide state is saved
 static const int g_settle[NSCENE] = {500, 500, 200, 1000, 10};
 
 enum { ENG_LCP = 0, ENG_CONE, ENG_CCP, ENG_PENALTY, ENG_MUJOCO, NENGINE };
@@ -208,7 +210,10 @@ static int setup_phys(benchRun* r, const char* root, int scene, int model) {
   physData* d = r->pd;
   phys_initial(scene, r->pm, d);
   for (int i = 0; i < g_settle[scene]; i++) phys_step(r->pm, d);
-  if (scene == SC_BOX_SLIDE) d->qvel[0] = 1;
+  if (scene == SC_BOX_SLIDE) {
+    d->qvel[0] = 1;
+    for (int i = 0; i < SLIDE_STEPS; i++) phys_step(r->pm, d);
+  }
   r->nv = r->pm->nv;
   r->time = d->time;
   r->qpos = copy_doubles(d->qpos, r->pm->nq);
@@ -242,7 +247,10 @@ static int setup_mj(benchRun* r, const char* root, int scene) {
   r->md = mj_makeData(r->mm);
   if (r->mm->nkey) mj_resetDataKeyframe(r->mm, r->md, 0);
   for (int i = 0; i < g_settle[scene]; i++) mj_step(r->mm, r->md);
-  if (scene == SC_BOX_SLIDE) r->md->qvel[0] = 1;
+  if (scene == SC_BOX_SLIDE) {
+    r->md->qvel[0] = 1;
+    for (int i = 0; i < SLIDE_STEPS; i++) mj_step(r->mm, r->md);
+  }
   r->nv = r->mm->nv;
   r->time = r->md->time;
   r->qpos = copy_doubles(r->md->qpos, r->mm->nq);
