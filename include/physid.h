@@ -91,7 +91,8 @@ enum {
   PHYS_DSBL_GRAVITY = 1 << 2,
   PHYS_DSBL_PASSIVE = 1 << 3,     // joint springs/dampers and spring forces
   PHYS_DSBL_EULERDAMP = 1 << 4,   // integrate joint damping explicitly instead of implicitly
-  PHYS_DSBL_ACTUATION = 1 << 5
+  PHYS_DSBL_ACTUATION = 1 << 5,
+  PHYS_DSBL_SELFCOLLISION = 1 << 6  // geoms of one kinematic tree (same body_rootid) do not collide
 };
 
 //---------------------------------------------------------------------------------------------------------
@@ -366,6 +367,8 @@ typedef struct physData_ {
 typedef struct physLoadOptions_ {
   int urdf_floating;        // URDF: give the root link a free joint (as Pinocchio's free-flyer root)
   int strict_mesh;          // a missing mesh file is an error (default: warning, geom dropped)
+  int urdf_self_collision;  // URDF: links of the robot collide with each other (default: they do not, as
+                            // DART's skeletons; loading sets PHYS_DSBL_SELFCOLLISION unless this is 1)
 } physLoadOptions;
 
 // load an MJCF (.xml, .xml.gz) or URDF (.urdf) file; NULL on error (log->error says why)

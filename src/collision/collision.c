@@ -112,6 +112,8 @@ int phys_collision_filter(const physModel* m, int g1, int g2) {
   int b1 = m->geom_bodyid[g1], b2 = m->geom_bodyid[g2];
   int w1 = m->body_weldid[b1], w2 = m->body_weldid[b2];
   if (w1 == w2) return 0;  // same rigid body (or both static)
+  // one kinematic tree when self-collision is off (URDF default); the world's own geoms are their own tree
+  if ((m->opt.disableflags & PHYS_DSBL_SELFCOLLISION) && b1 && b2 && m->body_rootid[b1] == m->body_rootid[b2]) return 0;
   if (!((m->geom_contype[g1] & m->geom_conaffinity[g2]) || (m->geom_contype[g2] & m->geom_conaffinity[g1])))
     return 0;
   if (w1 != 0 && w2 != 0 && (w1 == weld_parent(m, w2) || w2 == weld_parent(m, w1))) return 0;  // parent-child

@@ -777,6 +777,9 @@ physSpec* phys_parse_urdf(const char* filename, const physLoadOptions* opt, phys
   if (st == PHYS_OK) {
     snprintf(c.s->filename, sizeof(c.s->filename), "%s", filename);
     c.s->inertiafromgeom = 0;   // URDF gives every link's inertia (or none: mass 0)
+    // a robot's links do not collide with each other unless asked (DART's default; Pinocchio needs
+    // explicit pairs): URDF collision meshes of neighbouring links routinely overlap
+    if (!c.opt.urdf_self_collision) c.s->opt.disableflags |= PHYS_DSBL_SELFCOLLISION;
     st = read_robot(&c, doc);
   }
   xmlFreeDoc(doc);

@@ -319,7 +319,29 @@ static void test_humanoid_cost(void) {
   phys_free_model(m);
 }
 
+// URDF robots do not collide with themselves by default (PHYS_DSBL_SELFCOLLISION): Atlas standing, whose
+// neighbouring collision meshes overlap, has no self contacts; with urdf_self_collision they appear
+static void test_urdf_self_collision(void) {
+  const char* atlas = "/usr/share/doc/dart/data/sdf/atlas/atlas_v3_no_head.urdf";
+  for (int self = 0; self < 2; self++) {
+    physLoadOptions opt = {.urdf_floating = 1, .urdf_self_collision = self};
+    physLog log = {0};
+    physModel* m = phys_load(atlas, &opt, &log);
+    CHECK_MSG(m != NULL, "%s", log.error);
+    if (!m) return;
+    CHECK(((m->opt.disableflags & PHYS_DSBL_SELFCOLLISION) != 0) == !self);
+    physData* d = phys_make_data(m);
+    phys_kinematics(m, d);
+    phys_collision(m, d);
+    // the robot floats in the air: every contact is a self contact
+    CHECK_MSG(self ? d->ncon > 0 : d->ncon == 0, "self-collision %d: %d contacts", self, d->ncon);
+    phys_free_data(d);
+    phys_free_model(m);
+  }
+}
+
 int main(void) {
+  test_urdf_self_collision();
   test_frame();
   test_dispatch();
   test_filter();

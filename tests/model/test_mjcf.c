@@ -434,7 +434,7 @@ static void test_meshes(void) {
     CHECK(has_warning(&log, "missing.stl") && has_warning(&log, "model.xml:4: <geom>: geom dropped"));
   }
   phys_spec_free(s);
-  physLoadOptions opt = {0, 1};
+  physLoadOptions opt = {.strict_mesh = 1};
   memset(&log, 0, sizeof(log));
   s = phys_parse_mjcf_opt(put("model.xml", model), &opt, &log);
   CHECK(s == NULL && log.status == PHYS_ERR_IO && strstr(log.error, "model.xml:2: <mesh name='gone'>"));
