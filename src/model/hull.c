@@ -233,6 +233,31 @@ physStatus phys_hull_sizes(const physSpec* s, physModel* sz, physLog* log) {
   return PHYS_OK;
 }
 
+// a counted warning when mesh i is not convex: some vertex lies inside its hull, farther than 1e-6 of the
+// hull's size from every face plane (n.x - b < -tol for all faces); such a mesh collides as its hull
+static void warn_nonconvex(const physSpec* s, int i, const double* plane, int nface, physLog* log) {
+  const physSpecMesh* sm = s->mesh + i;
+  double size = 0;
+  for (int v = 0; v < sm->nvert; v++)
+    for (int k = 0; k < 3; k++) size = fmax(size, fabs(sm->vert[3 * v + k]));
+  double tol = 1e-6 * size;
+  int inside = 0;
+  for (int v = 0; v < sm->nvert; v++) {
+    const double* x = sm->vert + 3 * v;
+    double dmax = -INFINITY;
+    for (int f = 0; f < nface; f++) {
+      const double* p = plane + 4 * f;
+      dmax = fmax(dmax, p[0] * x[0] + p[1] * x[1] + p[2] * x[2] - p[3]);
+    }
+    inside += dmax < -tol;
+  }
+  if (inside) {
+    char at[700];
+    phys_warning(log, "%smesh '%s' is not convex (%d of %d vertices inside its convex hull): it collides as its hull",
+                 mesh_where(s, sm, at, sizeof(at)), sm->name, inside, sm->nvert);
+  }
+}
+
 physStatus phys_hull_compile(const physSpec* s, physModel* m, physLog* log) {
   int va = 0, fa = 0, fva = 0;
   for (int i = 0; i < s->nmesh; i++) {
@@ -257,6 +282,7 @@ physStatus phys_hull_compile(const physSpec* s, physModel* m, physLog* log) {
       m->hull_faceadr[fa + f] = fva + h.faceadr[f];
       m->hull_facenum[fa + f] = h.facenum[f];
     }
+    warn_nonconvex(s, i, h.normal, h.nface, log);
     va += h.nvert;
     fa += h.nface;
     fva += h.nfacevert;

@@ -82,6 +82,9 @@ static void test_cube(void) {
   physLog log = {0};
   physModel* m = phys_compile(s, &log);
   CHECK_MSG(m != NULL, "%s", log.error);
+  // the centre point lies inside the hull (the face centres lie on it): a non-convex mesh, counted
+  CHECK_MSG(log.nwarning == 1 && strstr(log.warning[0], "mesh 'blob' is not convex (1 of 15 vertices inside"),
+            "%d warnings: %s", log.nwarning, log.nwarning ? log.warning[0] : "");
   if (m) {
     CHECK(m->nhullvert == 8 && m->mesh_hullnum[0] == 8 && m->mesh_hulladr[0] == 0);
     CHECK(m->nhullface == 6 && m->mesh_hullfacenum[0] == 6);
@@ -123,6 +126,7 @@ static void test_icosahedron(void) {
   CHECK_MSG(m != NULL, "%s", log.error);
   if (m) {
     CHECK(m->mesh_hullnum[0] == 12 && m->mesh_hullfacenum[0] == 20 && m->nhullfacevert == 60);
+    CHECK(log.nwarning == 0);  // convex: no warning
     // inradius of an icosahedron of edge 2: t^2 / sqrt(3)
     for (int f = 0; f < 20; f++) CHECK_NEAR(m->hull_facenormal[4 * f + 3], t * t / sqrt(3.0), 1e-14);
     CHECK(check_hull(m, 0, 1e-12) == 0);
