@@ -16,6 +16,7 @@ if [ ${#models[@]} -eq 0 ]; then
   models=(/usr/share/mujoco/model/humanoid/humanoid.xml "$root/models/arm7.xml")
 fi
 
+bash "$root/scripts/setup.sh" 
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$build" -j2 --target bench_step >/dev/null
 bin="$build/bench_step"

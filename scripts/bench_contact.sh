@@ -16,6 +16,7 @@ cg_samples="${CG_SAMPLES:-50}"
 scenes=("$@")
 [ ${#scenes[@]} -gt 0 ] || scenes=(box_rest box_slide half_cheetah humanoid atlas)
 
+bash "$root/scripts/setup.sh" --bench
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$build" -j2 --target bench_contact >/dev/null
 dart=""

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Install what physid needs to build, test and benchmark on Debian 12 (idempotent; skips what is present).
+# Install what physid needs to build and test on Debian 12 (idempotent; skips what is present).
+# usage: setup.sh [--bench]   --bench adds DART 6.12, the second peer of the contact benchmark
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libxml2-dev libcjson-dev zlib1g-dev libqhull-dev
-      libmujoco-dev libmujoco-samples dart-doc valgrind
-      libdart-dev libdart-collision-bullet-dev libdart-utils-urdf-dev)   # DART: bench/bench_dart.cpp only
+      libmujoco-dev libmujoco-samples dart-doc valgrind)
+if [ "${1:-}" = "--bench" ]; then
+  pkgs+=(g++ libdart-dev libdart-collision-bullet-dev libdart-utils-urdf-dev)   # bench/bench_dart.cpp only
+fi
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
