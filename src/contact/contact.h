@@ -58,11 +58,42 @@ physStatus phys_solve_cone(const physModel* m, physData* d, const physConstraint
                            physConstraintSolution* sol);
 physStatus phys_solve_ccp(const physModel* m, physData* d, const physConstraintProblem* p,
                           physConstraintSolution* sol);
-// penalty: forces, not impulses; qfrc += J' f(dist, J v) (explicit spring-damper, regularized Coulomb)
-void phys_penalty_force(const physModel* m, physData* d, double* qfrc);
-// its two parts: contact forces; joint-limit springs, explicit (add NULL) or implicit (qfrc += f - dt k v,
-// add += dt d + dt^2 k per dof, for the articulated-body diagonal); returns the number of active limits
-void phys_penalty_contacts(const physModel* m, physData* d, double* qfrc);
+// penalty (src/contact/penalty.c): forces, not impulses, integrated linearly implicitly by the step.
+// Damping ratio of the restitution-derived normal damper for eps = 0 and the smallest restitutions
+#define PHYS_PENALTY_ZETA_MAX 5.0
+// one contact's linearization at the current state: normal force k_c (-phi) - d v_n, friction -C v_t
+typedef struct physPenaltyContact_ {
+  double spring;            // k_c (-dist) (N)
+  double damping;           // normal damping d = 2 zeta(eps) sqrt(k_c m_e) (N s/m)
+  double C;                 // friction's viscous coefficient mu f_n / slip (N s/m)
+  double slip;              // max(|v_t|, v_slip) of C (m/s)
+  int active;               // 1 if the contact pushes (f_n > 0)
+} physPenaltyContact;
+// contacts at the current state: J (3 ncon x nv) their rows (normal, tangents) and pc their linearization;
+// L the factor of M~ = M + dt B for the Delassus diagonals m_e: phys_penalty_tree_factor's (tree 1) or
+// phys_chol_factor's (tree 0)
+void phys_penalty_contacts(const physModel* m, physData* d, const double* L, int tree, physPenaltyContact* pc,
+                           double* J);
+// the step's matrix on the kinematic tree's pattern: 1 if every penetrating contact keeps it (its two
+// bodies on one chain); H = L' D L in place without fill-in (returns nv, or the failing dof); x = H^-1 b
+int phys_penalty_tree(const physModel* m, const physData* d);
+int phys_penalty_tree_factor(const physModel* m, double* H);
+void phys_penalty_tree_solve(const physModel* m, const double* L, double* x, const double* b);
+// rhs += the active contacts' forces at qvel, H (lower triangle) += dt (d J_n' J_n + C J_t' J_t)
+void phys_penalty_assemble(const physModel* m, physData* d, const physPenaltyContact* pc, const double* J,
+                           double* rhs, double* H);
+// re-evaluate at a new velocity: releases contacts whose f_n would pull (result bit 2); C = mu f_n / slip
+// from the new f_n and v_t where slip = max(|v_t|, v_slip) changed (bit 1): not below v_slip
+int phys_penalty_update(const physModel* m, const physData* d, physPenaltyContact* pc, const double* J,
+                        const double* vnew);
+// qfrc += the contact forces at the new velocity; each contact's lambda = its impulse F dt (frame)
+void phys_penalty_finish(const physModel* m, physData* d, const physPenaltyContact* pc, const double* J,
+                         const double* vnew, double* qfrc);
+// joint-limit springs, explicit (add NULL) or implicit (qfrc += f - dt k v, add += dt d + dt^2 k per dof,
+// for the articulated-body diagonal); returns the number of active limits
 int phys_penalty_limits(const physModel* m, const physData* d, double* qfrc, double* add);
+// restitution of the clamped spring-damper impact at damping ratio zeta, and its inverse (eps in (0, 1])
+double phys_penalty_restitution(double zeta);
+double phys_penalty_zeta(double eps);
 
 #endif  // PHYS_CONTACT_H

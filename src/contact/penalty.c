@@ -1,20 +1,52 @@
-// penalty.c - penalty contact (paper 002): explicit spring-damper normal forces with regularized Coulomb
-// friction, and joint limits as one-sided penalty springs. No solver: the forces join the applied forces
-// and the step integrates them like any other (semi-implicit Euler).
+// penalty.c - penalty contact (paper 002): spring-damper normal forces with regularized Coulomb friction,
+// and joint limits as one-sided penalty springs. No solver: the forces join the applied forces and the step
+// integrates them (semi-implicit Euler), with the stiff viscous parts (normal damper, friction) implicit.
 //
 // Contact (normal n from geom[0] to geom[1], tangents t1, t2; phi = dist, phi_dot = n . v_rel, v_rel the
-// velocity of geom[1]'s material point at pos relative to geom[0]'s; force on geom[1], minus on geom[0]):
-//   f_n = max(0, k_c*(-phi) - d_c*phi_dot)                      when phi < 0, else 0
-//   f_t = -mu f_n v_t / max(|v_t|, v_slip)                       v_t = v_rel - (n . v_rel) n
+// velocity of geom[1]'s material point at pos relative to geom[0]'s, v_rel = J_rel v with
+// J_rel = J_1(pos) - J_0(pos); force on geom[1], minus on geom[0]):
+//   f_n = max(0, k_c*(-phi) - d*phi_dot)                        when phi < 0, else 0
+//   f_t = -C v_t,   C = mu f_n / max(|v_t|, v_slip)              v_t = v_rel - (n . v_rel) n
 // (regularized Coulomb: viscous below v_slip, |f_t| = mu f_n above). The max(0, .) keeps the damper from
 // pulling the bodies together while they separate (no adhesion).
 //
-// Restitution comes only from d_c (m->opt.penalty_damping); per-geom restitution is not used by this model.
-// For a contact of effective mass m_e with the clamp inactive, the spring-damper is a damped oscillator of
-// damping ratio zeta = d_c/(2 sqrt(k_c m_e)) and the impact's coefficient of restitution is
-//   eps = exp(-pi zeta / sqrt(1 - zeta^2))   (zeta < 1; eps = 0 for zeta >= 1),
-// so d_c = -2 ln(eps) sqrt(k_c m_e / (pi^2 + ln(eps)^2)) gives a chosen eps for a chosen m_e (the clamp
-// f_n >= 0 ends the contact slightly early, which makes the rebound a little livelier than eps).
+// The step integrates the stiff viscous parts linearly implicitly (as the implicit joint damping), with
+// the contacts' coefficients frozen at the current state (phys_penalty_contacts, phys_penalty_assemble):
+//   f_n(v+) = k_c (-phi) - d J_n v+,   f_t(v+) = -C J_t v+,   J_n, J_t = frame rows times J_rel
+//   (M + dt B + dt sum_c (d J_n' J_n + C J_t' J_t)) a = tau - c + sum_c J_n' (k_c (-phi) - d v_n) - C J_t' v_t
+// Why: below v_slip the friction is a viscous force of coefficient mu f_n / v_slip; explicit Euler needs
+// dt C / m_e < 2, i.e. mu g dt / 2 < v_slip for a body resting on its weight (2.45 mm/s at mu = 0.5,
+// dt = 1 ms against v_slip = 1 mm/s), else the tangential velocity chatters in a band of width about
+// mu g dt (a sliding box never came to rest). Implicitly v_t+ = v_t / (1 + dt C w) for one contact of
+// inverse mass w: it shrinks monotonically and never changes sign, whatever dt C w. Above v_slip,
+// C = mu f_n / |v_t| gives a friction at v+ of mu f_n |v_t+| / |v_t|, off Coulomb's by the step's relative
+// speed change c / |v_t| (c = dt mu f_n / m_e, 0.5% at 1 m/s for the box): phys_penalty_update
+// re-evaluates C = mu f_n+ / max(|v_t+|, v_slip) at the solve's v+ and the step solves again (a fixed
+// point iteration towards backward Euler friction; its error shrinks by c / (|v_t| + c) per solve).
+// The normal damper is implicit so that it may be strong (below).
+//
+// Normal damping from restitution. Each contact's damping is d = 2 zeta sqrt(k_c m_e), m_e =
+// 1 / (J_n M~^-1 J_n') (the Delassus diagonal, M~ = M + dt B), zeta = zeta(eps) from the pair's
+// restitution eps (phys_penalty_zeta): the spring-damper's impact (isolated, no other force during the
+// contact) then rebounds with eps. The clamp f_n >= 0 ends the contact when k x + d x' = 0 (x = -phi, x' its
+// rate, x(0) = 0, x'(0) = v0), before x returns to 0; solving x'' + 2 zeta w x' + w^2 x = 0 up to that time
+// t_c gives (w = 1, wd = sqrt(1 - zeta^2))
+//   zeta < 1: theta = wd t_c = atan2(2 zeta wd, 2 zeta^2 - 1),  eps = e^(-zeta theta/wd) (zeta sin theta -
+//             wd cos theta) / wd
+//   zeta = 1: eps = e^-2;   zeta > 1: the same with s = sqrt(zeta^2 - 1), atanh, sinh, cosh
+// (eps = 1 at zeta = 0, e^-2 at critical damping, about 1/(4 zeta^2) for large zeta; the unclamped law
+// exp(-pi zeta / sqrt(1 - zeta^2)) would make the rebound livelier than asked). eps = 0 needs zeta = inf:
+// restitutions below eps(PHYS_PENALTY_ZETA_MAX = 5) = 0.0093 (eps = 0, every geom's default, included)
+// take zeta = 5 (rebound 9e-5 of the drop height; the contact settles to its static depth with time
+// constant d / k_c = 10 / w). m_e is one contact's: several contacts on one body (a box landing flat) share
+// the load and the Delassus diagonal approximates their modes. Gravity or other forces acting during the
+// contact (about pi / w long) change the rebound by O(g / (w v0)). The option penalty_damping (d_c) is no
+// longer used by contacts, only by joint limits.
+// The strong normal damping also damps the rocking mode of a body on several compliant contacts: a box put
+// on an incline steeper than mu first rocks forward on its springs while its contacts stick (friction
+// below mu f_n), and with d_c = 100 N s/m (zeta of that mode 0.8) it gained 7.3 mm/s in the first 5 ms and
+// slid 7.3% farther in 1 s than the rigid answer, for any dt (the converged model, not the integrator);
+// with zeta = 5 the converged model slides 1.4% farther.
 //
 // Joint limits (limited hinge and slide joints, PHYS_DSBL_LIMIT unset): with dist = q - lo (lower) or
 // hi - q (upper), the one-sided spring f = max(0, k_c*(-dist) - d_c*dist_dot) for dist < 0 pushes the joint
@@ -22,35 +54,302 @@
 // (phys_penalty_limits with add): k_c = 1e4 N m/rad on a joint of inertia 0.01 kg m^2 has omega dt = 5 at
 // dt = 5 ms, which explicit Euler cannot follow (MuJoCo's humanoid blew up).
 //
-// Stability: the spring is explicit; dt < 2/omega = 2 sqrt(m_e/k_c) is needed (dt = 2 ms, k_c = 1e4: m_e >
-// 0.01 kg), and the friction damper mu f_n / v_slip must satisfy dt mu f_n/(v_slip m_e) < 2 to settle
-// (mu g dt / 2 < v_slip for a body resting on its weight), else the tangential velocity chatters in a band
-// of width about mu g dt without growing.
+// Stability of the normal spring: it is explicit; dt < 2/omega = 2 sqrt(m_e/k_c) is needed (dt = 2 ms,
+// k_c = 1e4: m_e > 0.01 kg). The step's matrix keeps the kinematic tree's pattern when each contact lies on
+// one chain: phys_penalty_tree_factor factors it as L' D L without fill-in (MuJoCo's humanoid: 27 dofs).
 #include <math.h>
+#include <string.h>
 
+#include "chol.h"
 #include "contact.h"
 #include "dyn.h"
 #include "rot.h"
 
-// world force on geom[1] of contact c (minus on geom[0]) from the velocities in cvel
-static void contact_force(const physModel* m, const physData* d, const physContact* c, double force[3]) {
-  force[0] = force[1] = force[2] = 0;
-  if (!(c->dist < 0)) return;
-  const double* n = c->frame;
-  double v1[3], v0[3], vr[3], vt[3];
-  phys_point_velocity(v1, d, m->geom_bodyid[c->geom[1]], c->pos);
-  phys_point_velocity(v0, d, m->geom_bodyid[c->geom[0]], c->pos);
-  for (int k = 0; k < 3; k++) vr[k] = v1[k] - v0[k];
+//---------------------------------------------------------------------------------------------------------
+// restitution of the clamped spring-damper
 
-  // f_n = max(0, -k_c phi - d_c phi_dot)
-  double vn = phys_dot3(n, vr);
-  double fn = -m->opt.penalty_stiffness * c->dist - m->opt.penalty_damping * vn;
-  if (fn <= 0) return;
+// coefficient of restitution of the impact x'' + 2 zeta x' + x = 0 ended when x + 2 zeta x' = 0 (the
+// clamped force vanishes), x(0) = 0, x'(0) = 1: eps = -x'(t_c) (formulas in the file comment)
+double phys_penalty_restitution(double zeta) {
+  double z2 = zeta * zeta;
+  if (fabs(z2 - 1) < 1e-10) return exp(-2.0);
+  if (zeta < 1) {
+    // theta = wd t_c, eps = e^(-zeta t_c) (zeta sin theta - wd cos theta) / wd
+    double wd = sqrt(1 - z2), th = atan2(2 * zeta * wd, 2 * z2 - 1);
+    return exp(-zeta * th / wd) * (zeta * sin(th) - wd * cos(th)) / wd;
+  }
+  // overdamped: phi = s t_c = atanh(2 zeta s / (2 zeta^2 - 1)), eps = e^(-zeta t_c) (zeta sinh - s cosh) / s
+  double s = sqrt(z2 - 1), ph = atanh(2 * zeta * s / (2 * z2 - 1));
+  return exp(-zeta * ph / s) * (zeta * sinh(ph) - s * cosh(ph)) / s;
+}
 
-  // f_t = -mu f_n v_t / max(|v_t|, v_slip)
-  for (int k = 0; k < 3; k++) vt[k] = vr[k] - vn * n[k];
-  double speed = phys_norm3(vt), scale = c->mu * fn / fmax(speed, m->opt.penalty_vslip);
-  for (int k = 0; k < 3; k++) force[k] = fn * n[k] - scale * vt[k];
+// damping ratio zeta >= 0 with phys_penalty_restitution(zeta) = eps, eps in (0, 1]: regula falsi (Illinois)
+// on ln eps(zeta) - ln eps, which decreases monotonically from -ln eps at zeta = 0 through 0
+double phys_penalty_zeta(double eps) {
+  if (!(eps < 1)) return 0;
+  if (!(eps > 0)) return INFINITY;
+  double target = log(eps), lo = 0, flo = -target, hi = 1, fhi = log(phys_penalty_restitution(hi)) - target;
+  while (fhi > 0) {
+    // bracket the root: eps(zeta) ~ 1 / (4 zeta^2) for large zeta
+    lo = hi;
+    flo = fhi;
+    hi *= 2;
+    fhi = log(phys_penalty_restitution(hi)) - target;
+  }
+  int side = 0;
+  for (int it = 0; it < 200 && hi - lo > 1e-14 * (1 + hi); it++) {
+    double z = (lo * fhi - hi * flo) / (fhi - flo), f = log(phys_penalty_restitution(z)) - target;
+    if (f == 0) return z;
+    if (f > 0) {
+      lo = z;
+      flo = f;
+      if (side == 1) fhi *= 0.5;   // Illinois: halve the stale end's value
+      side = 1;
+    } else {
+      hi = z;
+      fhi = f;
+      if (side == -1) flo *= 0.5;
+      side = -1;
+    }
+  }
+  return 0.5 * (lo + hi);
+}
+
+//---------------------------------------------------------------------------------------------------------
+// contacts
+
+//---------------------------------------------------------------------------------------------------------
+// the step's matrix in tree-sparse form
+
+// 1 if every penetrating contact's rows stay on one kinematic chain (one body is static or an ancestor-or-
+// self of the other's dofs): then H = M~ + sum J' W J keeps M's tree pattern (H_ij != 0 only if dof i is an
+// ancestor of j or j of i) and phys_penalty_tree_factor factors it without fill-in
+int phys_penalty_tree(const physModel* m, const physData* d) {
+  for (int i = 0; i < d->ncon; i++) {
+    const physContact* c = d->contact + i;
+    if (!(c->dist < 0)) continue;
+    int a = phys_body_lastdof(m, m->geom_bodyid[c->geom[0]]), b = phys_body_lastdof(m, m->geom_bodyid[c->geom[1]]);
+    if (a < 0 || b < 0) continue;
+    if (a > b) {
+      int t = a;
+      a = b;
+      b = t;
+    }
+    while (b > a) b = m->dof_parentid[b];   // parents precede children: walk the deeper chain up
+    if (b != a) return 0;
+  }
+  return 1;
+}
+
+// H = L' D L in place on the tree pattern (backward, leaves first; no fill-in): strict lower triangle <- L
+// (unit diagonal implied), diagonal <- D. For k = nv-1..0 and each ancestor i of k:
+//   t = H_ki / H_kk,  H_ij -= t H_kj for j = i and its ancestors,  L_ki = t.
+// Returns nv, or the dof whose pivot is not positive.
+int phys_penalty_tree_factor(const physModel* m, double* H) {
+  int nv = m->nv;
+  for (int k = nv - 1; k >= 0; k--) {
+    double* Hk = H + (size_t)k * nv;
+    if (!(Hk[k] > 0)) return k;
+    for (int i = m->dof_parentid[k]; i >= 0; i = m->dof_parentid[i]) {
+      double t = Hk[i] / Hk[k];
+      double* Hi = H + (size_t)i * nv;
+      for (int j = i; j >= 0; j = m->dof_parentid[j]) Hi[j] -= t * Hk[j];
+      Hk[i] = t;
+    }
+  }
+  return nv;
+}
+
+// y <- L'^-1 b (in place): leaves first, y_i -= L_ki y_k for the ancestors i of k
+static void tree_solve_upper(const physModel* m, const double* L, double* y) {
+  int nv = m->nv;
+  for (int k = nv - 1; k >= 0; k--) {
+    if (y[k] == 0) continue;
+    for (int i = m->dof_parentid[k]; i >= 0; i = m->dof_parentid[i]) y[i] -= L[(size_t)k * nv + i] * y[k];
+  }
+}
+
+// x = H^-1 b = L^-1 D^-1 L'^-1 b with the tree factor (x may alias b)
+void phys_penalty_tree_solve(const physModel* m, const double* L, double* x, const double* b) {
+  int nv = m->nv;
+  if (x != b) memcpy(x, b, sizeof(double) * (size_t)nv);
+  tree_solve_upper(m, L, x);
+  for (int k = 0; k < nv; k++) {
+    // x_k = y_k / D_k - sum_i L_ki x_i over the ancestors i (already final)
+    double s = x[k] / L[(size_t)k * nv + k];
+    for (int i = m->dof_parentid[k]; i >= 0; i = m->dof_parentid[i]) s -= L[(size_t)k * nv + i] * x[i];
+    x[k] = s;
+  }
+}
+
+// j' H^-1 j = sum_k y_k^2 / D_k, y = L'^-1 j: from the tree factor (tree 1) or the dense Cholesky factor
+// L L' (tree 0: |L^-1 j|^2). Scratch y (nv).
+static double factor_quadratic(const physModel* m, const double* L, int tree, const double* j, double* y) {
+  int nv = m->nv;
+  double w = 0;
+  memcpy(y, j, sizeof(double) * (size_t)nv);
+  if (tree) {
+    tree_solve_upper(m, L, y);
+    for (int k = 0; k < nv; k++)
+      if (y[k] != 0) w += y[k] * y[k] / L[(size_t)k * nv + k];
+    return w;
+  }
+  for (int i = 0; i < nv; i++) {
+    // forward substitution L y = j
+    const double* Li = L + (size_t)i * nv;
+    double s = y[i];
+    for (int k = 0; k < i; k++) s -= Li[k] * y[k];
+    y[i] = s / Li[i];
+    w += y[i] * y[i];
+  }
+  return w;
+}
+
+// normal damping of contact c (file comment): d = 2 zeta(eps) sqrt(k_c m_e), m_e = 1 / (J_n M~^-1 J_n')
+// from the factor L of M~ (tree or dense, factor_quadratic); eps below
+// phys_penalty_restitution(PHYS_PENALTY_ZETA_MAX) (eps = 0 included) takes zeta = PHYS_PENALTY_ZETA_MAX.
+// Scratch x (nv).
+static double contact_damping(const physModel* m, const physContact* c, const double* L, int tree,
+                              const double* jn, double* x) {
+  if (c->restitution >= 1) return 0;
+  double w = factor_quadratic(m, L, tree, jn, x);   // J_n M~^-1 J_n'
+  double zeta = c->restitution > 0 ? fmin(phys_penalty_zeta(c->restitution), PHYS_PENALTY_ZETA_MAX)
+                                   : PHYS_PENALTY_ZETA_MAX;
+  return w > 0 ? 2 * zeta * sqrt(m->opt.penalty_stiffness / w) : 0;
+}
+
+// frame-coordinate velocity of a contact's rows Ji (3 x nv) at velocity v
+static void row_velocity(double res[3], const double* Ji, const double* v, int nv) {
+  res[0] = res[1] = res[2] = 0;
+  for (int r = 0; r < 3; r++)
+    for (int j = 0; j < nv; j++) res[r] += Ji[r * nv + j] * v[j];
+}
+
+// the penalty contacts at the current state (needs kinematics, cvel, d->contact): for each contact, J
+// (3 ncon x nv) gets its rows J_n, J_t1, J_t2 = frame rows times J_rel and pc its linearization
+// (contact.h); L: factor of M~ = M + dt B, tree-sparse (tree 1, phys_penalty_tree_factor) or dense Cholesky
+// (tree 0, phys_chol_factor). Contacts without a pushing force are inactive.
+void phys_penalty_contacts(const physModel* m, physData* d, const double* L, int tree, physPenaltyContact* pc,
+                           double* J) {
+  int nv = m->nv;
+  size_t mark = phys_stack_mark(d);
+  double* Jrel = phys_stack_alloc(d, 3 * (size_t)nv + 1);
+  double* jac = phys_stack_alloc(d, 3 * (size_t)nv + 1);
+  for (int i = 0; i < d->ncon; i++) {
+    physContact* c = d->contact + i;
+    physPenaltyContact* p = pc + i;
+    double* Ji = J + (size_t)(3 * i) * nv;
+    memset(p, 0, sizeof *p);
+    memset(c->lambda, 0, sizeof c->lambda);
+    c->efc_adr = -1;
+    if (!(c->dist < 0)) continue;
+
+    // rows: frame * J_rel, J_rel = J_1(pos) - J_0(pos); v_rel in frame coordinates
+    phys_jac(m, d, c->pos, m->geom_bodyid[c->geom[1]], Jrel, NULL);
+    phys_jac(m, d, c->pos, m->geom_bodyid[c->geom[0]], jac, NULL);
+    for (int k = 0; k < 3 * nv; k++) Jrel[k] -= jac[k];
+    for (int r = 0; r < 3; r++) {
+      const double* f = c->frame + 3 * r;
+      for (int j = 0; j < nv; j++) Ji[r * nv + j] = f[0] * Jrel[j] + f[1] * Jrel[nv + j] + f[2] * Jrel[2 * nv + j];
+    }
+    double vr[3];
+    row_velocity(vr, Ji, d->qvel, nv);
+
+    // f_n = k_c (-phi) - d phi_dot > 0 (active), C = mu f_n / max(|v_t|, v_slip)
+    p->spring = -m->opt.penalty_stiffness * c->dist;
+    p->damping = contact_damping(m, c, L, tree, Ji, jac);
+    double fn = p->spring - p->damping * vr[0];
+    if (!(fn > 0)) continue;
+    p->active = 1;
+    p->slip = fmax(hypot(vr[1], vr[2]), m->opt.penalty_vslip);
+    p->C = c->mu * fn / p->slip;
+  }
+  phys_stack_free(d, mark);
+}
+
+// idx <- the columns where one of the 3 rows of Ji (3 x nv) is nonzero; returns their number
+static int row_support(int* idx, const double* Ji, int nv) {
+  int n = 0;
+  for (int j = 0; j < nv; j++)
+    if (Ji[j] != 0 || Ji[nv + j] != 0 || Ji[2 * nv + j] != 0) idx[n++] = j;
+  return n;
+}
+
+// the linearly implicit step's terms of the active contacts at the current velocity v = qvel:
+//   rhs += J_n' (k_c (-phi) - d v_n) - C J_t' v_t,   H (lower triangle) += dt (d J_n' J_n + C J_t' J_t)
+void phys_penalty_assemble(const physModel* m, physData* d, const physPenaltyContact* pc, const double* J,
+                           double* rhs, double* H) {
+  int nv = m->nv;
+  double dt = m->opt.timestep;
+  size_t mark = phys_stack_mark(d);
+  int* idx = (int*)phys_stack_alloc(d, (size_t)nv + 1);
+  for (int i = 0; i < d->ncon; i++) {
+    const physPenaltyContact* p = pc + i;
+    if (!p->active) continue;
+    const double* Ji = J + (size_t)(3 * i) * nv;
+    int n = row_support(idx, Ji, nv);
+    double v[3] = {0, 0, 0}, w[3] = {dt * p->damping, dt * p->C, dt * p->C};
+    for (int r = 0; r < 3; r++)
+      for (int q = 0; q < n; q++) v[r] += Ji[r * nv + idx[q]] * d->qvel[idx[q]];
+    double f[3] = {p->spring - p->damping * v[0], -p->C * v[1], -p->C * v[2]};
+    for (int a = 0; a < n; a++) {
+      int j = idx[a];
+      double* Hj = H + (size_t)j * nv;
+      double wj[3] = {w[0] * Ji[j], w[1] * Ji[nv + j], w[2] * Ji[2 * nv + j]};
+      rhs[j] += Ji[j] * f[0] + Ji[nv + j] * f[1] + Ji[2 * nv + j] * f[2];
+      for (int b = 0; b <= a; b++) {
+        int k = idx[b];
+        Hj[k] += wj[0] * Ji[k] + wj[1] * Ji[nv + k] + wj[2] * Ji[2 * nv + k];
+      }
+    }
+  }
+  phys_stack_free(d, mark);
+}
+
+// re-evaluate the active contacts at the new velocity vnew: f_n+ = k_c (-phi) - d v_n+ <= 0 releases the
+// contact (bit 2 of the result: no adhesion); else if slip = max(|v_t+|, v_slip) differs from C's (the
+// contact slides before or after), C = mu f_n+ / slip (bit 1). A contact below v_slip before and after
+// keeps its C: its friction is viscous either way, and the step needs no further solve.
+int phys_penalty_update(const physModel* m, const physData* d, physPenaltyContact* pc, const double* J,
+                        const double* vnew) {
+  int nv = m->nv, changed = 0;
+  for (int i = 0; i < d->ncon; i++) {
+    physPenaltyContact* p = pc + i;
+    if (!p->active) continue;
+    double v[3];
+    row_velocity(v, J + (size_t)(3 * i) * nv, vnew, nv);
+    double fn = p->spring - p->damping * v[0];
+    if (!(fn > 0)) {
+      p->active = 0;
+      p->C = 0;
+      changed |= 2;
+      continue;
+    }
+    double slip = fmax(hypot(v[1], v[2]), m->opt.penalty_vslip);
+    if (slip == p->slip) continue;   // below v_slip before and after: C keeps its value
+    p->slip = slip;
+    p->C = d->contact[i].mu * fn / slip;
+    changed |= 1;
+  }
+  return changed;
+}
+
+// the forces at the new velocity vnew: qfrc += J_i' F_i, F_i = (k_c (-phi) - d v_n+, -C v_t+) in frame
+// coordinates, and each contact's impulse lambda = F dt
+void phys_penalty_finish(const physModel* m, physData* d, const physPenaltyContact* pc, const double* J,
+                         const double* vnew, double* qfrc) {
+  int nv = m->nv;
+  double dt = m->opt.timestep;
+  for (int i = 0; i < d->ncon; i++) {
+    const physPenaltyContact* p = pc + i;
+    if (!p->active) continue;
+    const double* Ji = J + (size_t)(3 * i) * nv;
+    double v[3];
+    row_velocity(v, Ji, vnew, nv);
+    double F[3] = {p->spring - p->damping * v[0], -p->C * v[1], -p->C * v[2]};
+    for (int j = 0; j < nv; j++) qfrc[j] += Ji[j] * F[0] + Ji[nv + j] * F[1] + Ji[2 * nv + j] * F[2];
+    for (int k = 0; k < 3; k++) d->contact[i].lambda[k] = F[k] * dt;
+  }
 }
 
 // one-sided limit springs: for each limited hinge/slide dof with dist < 0 and a pushing force
@@ -84,27 +383,3 @@ int phys_penalty_limits(const physModel* m, const physData* d, double* qfrc, dou
   return n;
 }
 
-// qfrc += sum_contacts J_rel' F (needs kinematics, cvel and d->contact); stores each contact's impulse
-// of the step (frame coordinates, F dt) in its lambda
-void phys_penalty_contacts(const physModel* m, physData* d, double* qfrc) {
-  for (int i = 0; i < d->ncon; i++) {
-    physContact* c = d->contact + i;
-    double F[3], mF[3];
-    contact_force(m, d, c, F);
-    phys_mat_vec3(c->lambda, c->frame, F);
-    for (int k = 0; k < 3; k++) {
-      c->lambda[k] *= m->opt.timestep;
-      mF[k] = -F[k];
-    }
-    c->efc_adr = -1;
-    if (F[0] == 0 && F[1] == 0 && F[2] == 0) continue;
-    phys_apply_force(m, d, qfrc, m->geom_bodyid[c->geom[1]], c->pos, F, NULL);
-    phys_apply_force(m, d, qfrc, m->geom_bodyid[c->geom[0]], c->pos, mF, NULL);
-  }
-}
-
-// qfrc += contact forces + explicit limit forces
-void phys_penalty_force(const physModel* m, physData* d, double* qfrc) {
-  phys_penalty_contacts(m, d, qfrc);
-  phys_penalty_limits(m, d, qfrc, NULL);
-}

@@ -328,10 +328,77 @@ static int constrained_velocity(const physModel* m, physData* d, physSolverFn so
   return 1;
 }
 
-// v+ = v + dt (M + dt B + A)^-1 (tau + f_penalty - c): penalty contact forces, joint-limit springs in
-// implicit form (A = diag(dt d_c + dt^2 k_c) on limited dofs, phys_penalty_limits), one ABA pass.
-// qfrc_constraint = the penalty force applied, limits at the new velocity (f - A a).
-static void penalty_velocity(const physModel* m, physData* d, double* tau, double* vnew) {
+// 1 if some contact penetrates (penalty forces possible)
+static int penalty_penetrating(const physData* d) {
+  for (int i = 0; i < d->ncon; i++)
+    if (d->contact[i].dist < 0) return 1;
+  return 0;
+}
+
+// at most this many solves of one penalty step (penalty_dense)
+#define PHYS_PENALTY_SOLVES 3
+
+// penalty with penetrating contacts: the dense linearly implicit step (src/contact/penalty.c)
+//   H = M + dt B + A + dt sum_c (d_c J_n' J_n + C_c J_t' J_t) = L L',   v+ = v + dt H^-1 rhs,
+//   rhs = tau - c + f_limit + sum_c J_n' (k (-phi) - d v_n) - C J_t' v_t
+// so the contacts' normal dampers and friction act at v+ (A, f_limit: implicit limit springs). m_e of the
+// restitution dampers comes from M~ = M + dt B, factored first. A second solve re-evaluates C at v+ (the
+// friction of a sliding contact is then mu f_n to second order in a step's speed change), a third one
+// follows only if a contact was released (its f_n at v+ would pull). qfrc_constraint = the penalty force at
+// v+. Returns 0 (counted warning, nothing changed) if a matrix is not positive definite.
+static int penalty_dense(const physModel* m, physData* d, const double* tau, const double* add,
+                         const double* alim, double* vnew) {
+  int nv = m->nv, damp = implicit_damping(m);
+  double dt = m->opt.timestep;
+  size_t mark = phys_stack_mark(d), nn = (size_t)nv * (size_t)nv;
+  double* J = phys_stack_alloc(d, 3 * (size_t)d->ncon * (size_t)nv + 1);
+  physPenaltyContact* pc = (physPenaltyContact*)phys_stack_alloc(
+      d, ((size_t)d->ncon * sizeof(physPenaltyContact) + sizeof(double) - 1) / sizeof(double) + 1);
+  phys_crb(m, d);
+  phys_rne(m, d);
+
+  // M~ = M + dt B factored (in qLD) for the contacts' Delassus diagonals; their linearization. Tree-sparse
+  // L' D L factors when the contacts keep M's pattern (each on one chain), dense Cholesky otherwise.
+  int tree = phys_penalty_tree(m, d);
+  memcpy(d->qLD, d->qM, sizeof(double) * nn);
+  for (int i = 0; damp && i < nv; i++) d->qLD[i * nv + i] += dt * m->dof_damping[i];
+  int ok = (tree ? phys_penalty_tree_factor(m, d->qLD) : phys_chol_factor(d->qLD, nv, 0)) == nv;
+  if (ok) phys_penalty_contacts(m, d, d->qLD, tree, pc, J);
+
+  // H a = rhs, again after phys_penalty_update changed a coefficient (once) or released a contact
+  for (int it = 0; ok && it < PHYS_PENALTY_SOLVES; it++) {
+    memcpy(d->qLD, d->qM, sizeof(double) * nn);
+    for (int i = 0; i < nv; i++) {
+      d->qLD[i * nv + i] += add[i];
+      vnew[i] = tau[i] + d->qfrc_constraint[i] - d->qfrc_bias[i];
+    }
+    phys_penalty_assemble(m, d, pc, J, vnew, d->qLD);
+    ok = (tree ? phys_penalty_tree_factor(m, d->qLD) : phys_chol_factor(d->qLD, nv, 0)) == nv;
+    if (!ok) break;
+    if (tree) phys_penalty_tree_solve(m, d->qLD, vnew, vnew);
+    else phys_chol_solve(vnew, d->qLD, vnew, nv);
+    for (int i = 0; i < nv; i++) vnew[i] = d->qvel[i] + dt * vnew[i];
+    int changed = it + 1 < PHYS_PENALTY_SOLVES ? phys_penalty_update(m, d, pc, J, vnew) : 0;
+    if (!changed) break;
+  }
+  if (!ok) {
+    phys_data_warning(d, "phys_step: penalty matrix not positive definite at time %g; step rejected", d->time);
+    phys_stack_free(d, mark);
+    return 0;
+  }
+
+  // forces at v+: contacts (and their impulses), limits (f - A a)
+  phys_penalty_finish(m, d, pc, J, vnew, d->qfrc_constraint);
+  for (int i = 0; i < nv; i++) d->qfrc_constraint[i] -= alim[i] * (vnew[i] - d->qvel[i]) / dt;
+  phys_stack_free(d, mark);
+  return 1;
+}
+
+// v+ with penalty forces. Joint-limit springs in implicit form (A = diag(dt d_c + dt^2 k_c) on limited
+// dofs, phys_penalty_limits). Without penetrating contacts, one ABA pass:
+//   v+ = v + dt (M + dt B + A)^-1 (tau + f_limit - c),  qfrc_constraint = f_limit - A a;
+// with them the dense implicit step penalty_dense. Returns 0 if the step is rejected.
+static int penalty_velocity(const physModel* m, physData* d, double* tau, double* vnew) {
   int nv = m->nv;
   double dt = m->opt.timestep;
   size_t mark = phys_stack_mark(d);
@@ -339,19 +406,26 @@ static void penalty_velocity(const physModel* m, physData* d, double* tau, doubl
   double* alim = phys_stack_alloc(d, (size_t)nv);
   memset(d->qfrc_constraint, 0, sizeof(double) * (size_t)nv);
   memset(alim, 0, sizeof(double) * (size_t)nv);
-  phys_penalty_contacts(m, d, d->qfrc_constraint);
   d->nlimit = phys_penalty_limits(m, d, d->qfrc_constraint, alim);
   int damp = implicit_damping(m);
-  for (int i = 0; i < nv; i++) {
-    tau[i] += d->qfrc_constraint[i];
-    add[i] = alim[i] + (damp ? dt * m->dof_damping[i] : 0);
+  for (int i = 0; i < nv; i++) add[i] = alim[i] + (damp ? dt * m->dof_damping[i] : 0);
+  if (penalty_penetrating(d)) {
+    int ok = penalty_dense(m, d, tau, add, alim, vnew);
+    phys_stack_free(d, mark);
+    return ok;
   }
+  for (int i = 0; i < d->ncon; i++) {
+    memset(d->contact[i].lambda, 0, sizeof d->contact[i].lambda);   // contacts without force
+    d->contact[i].efc_adr = -1;
+  }
+  for (int i = 0; i < nv; i++) tau[i] += d->qfrc_constraint[i];
   phys_aba(m, d, tau, add, vnew);
   for (int i = 0; i < nv; i++) {
     d->qfrc_constraint[i] -= alim[i] * vnew[i];
     vnew[i] = d->qvel[i] + dt * vnew[i];
   }
   phys_stack_free(d, mark);
+  return 1;
 }
 
 //---------------------------------------------------------------------------------------------------------
@@ -372,7 +446,9 @@ static void penalty_velocity(const physModel* m, physData* d, double* tau, doubl
 // computed: call phys_forward for them). Otherwise, by m->opt.contact: lcp, cone, ccp solve for impulses,
 // v+ = v_f + M~^-1 J' lambda (M~ = M + dt B, factor in qLD; qM and qfrc_bias are computed), and penetration
 // deeper than PHYS_CONTACT_SLOP is removed at the position level (split impulse, contact.h); penalty adds
-// its forces to f before the articulated-body pass. d->qacc = (v+ - v)/dt is the acceleration used,
+// its forces to f, with normal dampers and friction implicit in a dense (tree-sparse) solve when a contact
+// penetrates (penalty_dense; qM, qfrc_bias computed, qLD holds that solve's factor), one articulated-body
+// pass otherwise. d->qacc = (v+ - v)/dt is the acceleration used,
 // d->qfrc_constraint the constraint force (J' lambda / dt, or the penalty force), d->contact the contacts
 // with their impulses; the previous list moves to d->contact_prev for the next warm start.
 // A non-finite new state is not accepted: qpos, qvel and time are restored and a warning is counted in d.
@@ -408,7 +484,7 @@ void phys_step_solver(const physModel* m, physData* d, physSolverFn solver) {
     }
   } else {
     if (m->opt.contact == PHYS_CONTACT_PENALTY) {
-      penalty_velocity(m, d, tau, vnew);
+      ok = penalty_velocity(m, d, tau, vnew);
     } else {
       ok = constrained_velocity(m, d, solver ? solver : option_solver(m), tau, vnew, vpos);
     }

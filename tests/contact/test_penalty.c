@@ -1,12 +1,16 @@
-// test_penalty.c - src/contact/penalty.c: the penalty force law (normal spring-damper clamped at zero,
-// regularized Coulomb friction below and above v_slip, no force out of contact), its mapping to
-// generalized forces, one-sided joint-limit springs, and a ball resting on a plane settling at the depth
-// m g / k_c (a hand-made sphere-plane contact each step, integrated with phys_aba, independent of collision).
+// test_penalty.c - src/contact/penalty.c: the restitution law of the clamped spring-damper and its inverse
+// (against RK4 integration of the impact), the contact linearization (normal spring-damper with the damping
+// from restitution and the Delassus diagonal, regularized Coulomb friction below and above v_slip, release
+// of pulling contacts, no force out of contact), the implicit terms and their solve (a viscous contact's
+// tangential velocity shrinks by 1 / (1 + dt C w) whatever dt C w), one-sided joint-limit springs, and a ball
+// resting on a plane at depth m g / k_c (a hand-made sphere-plane contact each step, independent of collision
+// and of the step).
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "chol.h"
 #include "contact.h"
 #include "dyn.h"
 #include "test.h"
@@ -73,87 +77,206 @@ static void ball_contact(const physModel* m, physData* d, double mu) {
   d->ncon = 1;
 }
 
-// penalty qfrc for the ball at height z with velocity (vx, 0, vz), no rotation
-static void ball_qfrc(const physModel* m, physData* d, double z, double vx, double vz, double* qfrc) {
+// the ball's state: height z, velocity (vx, 0, vz), no rotation; kinematics, M~ = M factored into d->qLD
+// (no joint damping here), the floor contact with friction mu and restitution eps
+static void ball_state(const physModel* m, physData* d, double z, double vx, double vz, double mu, double eps) {
   memset(d->qvel, 0, sizeof(double) * (size_t)m->nv);
   memcpy(d->qpos, m->qpos0, sizeof(double) * (size_t)m->nq);
   d->qpos[2] = z;
   d->qvel[0] = vx;
   d->qvel[2] = vz;
   kin(m, d);
-  ball_contact(m, d, 0.4);
-  memset(qfrc, 0, sizeof(double) * (size_t)m->nv);
-  phys_penalty_force(m, d, qfrc);
+  phys_crb(m, d);
+  phys_rne(m, d);
+  memcpy(d->qLD, d->qM, sizeof(double) * (size_t)m->nv * (size_t)m->nv);
+  CHECK(phys_chol_factor(d->qLD, m->nv, 0) == m->nv);
+  ball_contact(m, d, mu);
+  d->contact[0].restitution = eps;
 }
 
 //---------------------------------------------------------------------------------------------------------
-// the force law
+// restitution of the clamped spring-damper
+
+// exit speed of the impact x'' = -max(0, x + 2 zeta x') (w = 1) entered at x = 0, x' = 1, by RK4 (h = 1e-4)
+static double impact_rk4(double zeta) {
+  double x = 0, v = 1, h = 1e-4;
+#define FORCE(X, V) fmax(0.0, (X) + 2 * zeta * (V))
+  for (int i = 0; i < 1000000 && x >= 0; i++) {
+    double k1x = v, k1v = -FORCE(x, v);
+    double k2x = v + 0.5 * h * k1v, k2v = -FORCE(x + 0.5 * h * k1x, k2x);
+    double k3x = v + 0.5 * h * k2v, k3v = -FORCE(x + 0.5 * h * k2x, k3x);
+    double k4x = v + h * k3v, k4v = -FORCE(x + h * k3x, k4x);
+#undef FORCE
+    x += h / 6 * (k1x + 2 * k2x + 2 * k3x + k4x);
+    v += h / 6 * (k1v + 2 * k2v + 2 * k3v + k4v);
+  }
+  return -v;   // after the force vanished the speed is constant: the exit speed
+}
+
+static void test_restitution(void) {
+  // the closed form against the integrated impact, under-, critically and overdamped; the force's kink
+  // where the clamp starts limits RK4 to O(h^2) there: 1e-6
+  const double zetas[] = {0, 0.05, 0.3, 0.7, 0.99, 1, 1.01, 1.5, 4};
+  for (size_t i = 0; i < sizeof zetas / sizeof zetas[0]; i++) {
+    double e = phys_penalty_restitution(zetas[i]), ref = impact_rk4(zetas[i]);
+    printf("penalty: zeta %.2f eps %.6f (RK4 %.6f)\n", zetas[i], e, ref);
+    CHECK_NEAR(e, ref, 1e-6);
+  }
+  CHECK_NEAR(phys_penalty_restitution(1), exp(-2.0), 1e-15);
+  // livelier than the unclamped law exp(-pi zeta / sqrt(1 - zeta^2)) (the clamp ends the contact early)
+  CHECK(phys_penalty_restitution(0.3) > exp(-M_PI * 0.3 / sqrt(1 - 0.09)) + 0.05);
+  // the inverse, and its ends
+  const double eps[] = {1e-4, 0.01, 0.1, exp(-2.0), 0.2, 0.5, 0.8, 0.99};
+  for (size_t i = 0; i < sizeof eps / sizeof eps[0]; i++)
+    CHECK_REL(phys_penalty_restitution(phys_penalty_zeta(eps[i])), eps[i], 1e-10, 0);
+  CHECK(phys_penalty_zeta(1) == 0 && isinf(phys_penalty_zeta(0)));
+  CHECK_NEAR(phys_penalty_zeta(exp(-2.0)), 1, 1e-9);
+}
+
+//---------------------------------------------------------------------------------------------------------
+// the contact linearization
 
 static void test_law(physModel* m, physData* d) {
-  double k = m->opt.penalty_stiffness, c = m->opt.penalty_damping, vs = m->opt.penalty_vslip, mu = 0.4;
-  double qfrc[16], jacp[3 * 16];
+  double k = m->opt.penalty_stiffness, vs = m->opt.penalty_vslip, mu = 0.4, mass = 1.5, dt = m->opt.timestep;
   int nv = m->nv;
-  CHECK(k == 1e4 && c == 1e2 && vs == 1e-3);
+  double J[3 * 16], rhs[16], H[16 * 16], jacp[3 * 16];
+  physPenaltyContact pc;
+  CHECK(k == 1e4 && vs == 1e-3 && nv <= 16);
+  // the ball's contact point lies below its centre along the normal: m_e = m exactly, and
+  // d = 2 zeta sqrt(k m) with zeta = PHYS_PENALTY_ZETA_MAX for restitution 0, zeta(eps) otherwise
+  double d0 = 2 * PHYS_PENALTY_ZETA_MAX * sqrt(k * mass), d5 = 2 * phys_penalty_zeta(0.5) * sqrt(k * mass);
 
-  // penetration 1 cm, approaching at 0.5 m/s, sliding at 2 m/s: f_n = k 0.01 + c 0.5, f_t = -mu f_n
-  ball_qfrc(m, d, 0.09, 2, -0.5, qfrc);
-  double fn = k * 0.01 + c * 0.5;
-  CHECK_NEAR(qfrc[0], -mu * fn, 1e-9);
-  CHECK_NEAR(qfrc[1], 0, 1e-12);
-  CHECK_NEAR(qfrc[2], fn, 1e-9);
-  // the angular part is J_rot' (r x F): r = point - centre = (0, 0, -(0.1 + 0.01/2))
+  // penetration 1 cm, approaching at 0.5 m/s, sliding at 2 m/s: f_n = k 0.01 + d 0.5, C = mu f_n / 2
+  ball_state(m, d, 0.09, 2, -0.5, mu, 0);
+  phys_penalty_contacts(m, d, d->qLD, 0, &pc, J);
+  double fn = k * 0.01 + d0 * 0.5;
+  CHECK(pc.active == 1);
+  CHECK_NEAR(pc.spring, k * 0.01, 1e-9);
+  CHECK_REL(pc.damping, d0, 1e-12, 0);
+  CHECK_REL(pc.C, mu * fn / 2, 1e-12, 0);
+  // rows: frame rows times J_rel = J(pos) (the floor is the world)
   phys_jac(m, d, d->contact[0].pos, 1, jacp, NULL);
-  double F[3] = {-mu * fn, 0, fn};
   for (int i = 0; i < nv; i++) {
-    double want = jacp[i] * F[0] + jacp[nv + i] * F[1] + jacp[2 * nv + i] * F[2];
-    CHECK_NEAR(qfrc[i], want, 1e-9);
+    CHECK_NEAR(J[i], jacp[2 * nv + i], 1e-15);        // normal +z
+    CHECK_NEAR(J[nv + i], jacp[i], 1e-15);            // tangent 1 +x
+    CHECK_NEAR(J[2 * nv + i], jacp[nv + i], 1e-15);   // tangent 2 +y
   }
-  CHECK(fabs(qfrc[4]) > 1);   // friction below the centre tilts the ball about y
-  // impulse of the step, frame coordinates
-  CHECK_NEAR(d->contact[0].lambda[0], fn * m->opt.timestep, 1e-12);
-  CHECK_NEAR(d->contact[0].lambda[1], -mu * fn * m->opt.timestep, 1e-12);
+  // assembled: rhs = J' (f_n, -C v_t); H += dt (d J_n' J_n + C J_t' J_t) in the lower triangle
+  memset(rhs, 0, sizeof rhs);
+  memset(H, 0, sizeof H);
+  phys_penalty_assemble(m, d, &pc, J, rhs, H);
+  double F[3] = {-mu * fn, 0, fn};   // world: friction -mu f_n along x, normal along z
+  for (int i = 0; i < nv; i++) {
+    CHECK_NEAR(rhs[i], jacp[i] * F[0] + jacp[nv + i] * F[1] + jacp[2 * nv + i] * F[2], 1e-9);
+    for (int j = 0; j <= i; j++) {
+      double want = dt * (d0 * J[i] * J[j] + pc.C * (J[nv + i] * J[nv + j] + J[2 * nv + i] * J[2 * nv + j]));
+      CHECK_NEAR(H[i * nv + j], want, 1e-12);
+    }
+  }
+  CHECK(fabs(rhs[4]) > 1);   // friction below the centre tilts the ball about y
+  // the forces at a velocity: finish gives qfrc = J' F and lambda = F dt (frame)
+  memset(rhs, 0, sizeof rhs);
+  phys_penalty_finish(m, d, &pc, J, d->qvel, rhs);
+  CHECK_NEAR(d->contact[0].lambda[0], fn * dt, 1e-12);
+  CHECK_NEAR(d->contact[0].lambda[1], -mu * fn * dt, 1e-12);
+  CHECK_NEAR(d->contact[0].lambda[2], 0, 1e-15);
+  CHECK_NEAR(rhs[2], fn, 1e-9);
 
-  // slow slip (|v_t| = vs/4): viscous, f_t = -mu f_n v_t / v_slip
-  ball_qfrc(m, d, 0.09, 0.25 * vs, 0, qfrc);
-  CHECK_NEAR(qfrc[2], k * 0.01, 1e-9);
-  CHECK_NEAR(qfrc[0], -mu * k * 0.01 * 0.25, 1e-9);
+  // restitution 0.5: the damping of zeta(0.5); restitution 1: none
+  ball_state(m, d, 0.09, 0, -0.5, mu, 0.5);
+  phys_penalty_contacts(m, d, d->qLD, 0, &pc, J);
+  CHECK_REL(pc.damping, d5, 1e-12, 0);
+  ball_state(m, d, 0.09, 0, -0.5, mu, 1);
+  phys_penalty_contacts(m, d, d->qLD, 0, &pc, J);
+  CHECK(pc.damping == 0 && pc.active);
 
-  // separating fast: k 0.01 - c 2 < 0 is clamped to no force at all (no adhesion, no friction)
-  ball_qfrc(m, d, 0.09, 1, 2, qfrc);
-  for (int i = 0; i < nv; i++) CHECK(qfrc[i] == 0);
-  // separating slowly: the damper reduces the force
-  ball_qfrc(m, d, 0.09, 0, 0.3, qfrc);
-  CHECK_NEAR(qfrc[2], k * 0.01 - c * 0.3, 1e-9);
-  // out of contact (dist > 0, even approaching): nothing
-  ball_qfrc(m, d, 0.1001, 0, -1, qfrc);
-  for (int i = 0; i < nv; i++) CHECK(qfrc[i] == 0);
+  // slow slip (|v_t| = vs/4): viscous, C = mu f_n / v_slip
+  ball_state(m, d, 0.09, 0.25 * vs, 0, mu, 0);
+  phys_penalty_contacts(m, d, d->qLD, 0, &pc, J);
+  CHECK_REL(pc.C, mu * k * 0.01 / vs, 1e-12, 0);
 
-  // joint limit: hinge 0.1 beyond its upper limit moving on at 0.2 rad/s: f = -(k 0.1 + c 0.2) on the dof
-  int jh = phys_name2id(m, "joint", "hinge"), dh = m->jnt_dofadr[jh];
-  d->ncon = 0;
+  // separating fast: k 0.01 - d 2 < 0 is no force at all (no adhesion, no friction); update releases a
+  // contact whose force would pull at the new velocity, and keeps C at the new f_n and v_t otherwise
+  ball_state(m, d, 0.09, 1, 2, mu, 0);
+  phys_penalty_contacts(m, d, d->qLD, 0, &pc, J);
+  CHECK(!pc.active && pc.C == 0);
+  ball_state(m, d, 0.09, 0, 0, mu, 0);
+  phys_penalty_contacts(m, d, d->qLD, 0, &pc, J);
+  CHECK(pc.active);
+  double vnew[16] = {0};
+  vnew[2] = 2 * k * 0.01 / d0;   // f_n(v+) = k 0.01 - d v+ < 0
+  CHECK(phys_penalty_update(m, d, &pc, J, vnew) == 2 && !pc.active);
+  ball_state(m, d, 0.09, 0, 0, mu, 0);
+  phys_penalty_contacts(m, d, d->qLD, 0, &pc, J);
+  vnew[2] = 0.25 * k * 0.01 / d0;
+  vnew[0] = 0.1;
+  CHECK(phys_penalty_update(m, d, &pc, J, vnew) == 1 && pc.active);
+  CHECK_REL(pc.C, mu * 0.75 * k * 0.01 / 0.1, 1e-12, 0);
+  // out of contact (dist > 0, even approaching): inactive
+  ball_state(m, d, 0.1001, 0, -1, mu, 0);
+  phys_penalty_contacts(m, d, d->qLD, 0, &pc, J);
+  CHECK(!pc.active);
+}
+
+// the implicit solve of one viscous contact: (M + dt C J_t' J_t) a = -C J_t' v_t gives the contact's new
+// tangential velocity v_t / (1 + dt C w), w = J_t M^-1 J_t' (Sherman-Morrison), even for dt C w = 1e3
+// where explicit friction would reverse and grow the slip
+static void test_implicit_friction(physModel* m, physData* d) {
+  int nv = m->nv;
+  double J[3 * 16], rhs[16], x[16], vt0 = 0.5 * m->opt.penalty_vslip, dt = m->opt.timestep;
+  physPenaltyContact pc;
+  ball_state(m, d, 0.1 - 1e-3, vt0, 0, 0.5, 0);
+  phys_penalty_contacts(m, d, d->qLD, 0, &pc, J);
+  pc.spring = 0;    // tangential part only (the normal rows would not change v_t: J_n M^-1 J_t' = 0 here)
+  pc.damping = 0;
+  pc.C *= 1e3 / (dt * pc.C * 1.0);   // dt C = 1e3 (with w ~ 1 / kg)
+  phys_chol_solve(x, d->qLD, J + nv, nv);
+  double w = 0;
+  for (int i = 0; i < nv; i++) w += J[nv + i] * x[i];
+  memcpy(d->qLD, d->qM, sizeof(double) * (size_t)nv * (size_t)nv);
+  memset(rhs, 0, sizeof rhs);
+  phys_penalty_assemble(m, d, &pc, J, rhs, d->qLD);
+  CHECK(phys_chol_factor(d->qLD, nv, 0) == nv);
+  phys_chol_solve(rhs, d->qLD, rhs, nv);
+  double vt = 0;
+  for (int i = 0; i < nv; i++) vt += J[nv + i] * (d->qvel[i] + dt * rhs[i]);
+  printf("penalty: implicit friction dt C w = %.0f: v_t %.3g -> %.6g (want %.6g)\n", dt * pc.C * w, vt0, vt,
+         vt0 / (1 + dt * pc.C * w));
+  CHECK(dt * pc.C * w > 100);
+  CHECK_REL(vt, vt0 / (1 + dt * pc.C * w), 1e-9, 0);
+  CHECK(vt > 0);
+}
+
+//---------------------------------------------------------------------------------------------------------
+// joint limits
+
+static void test_limits(physModel* m, physData* d) {
+  double k = m->opt.penalty_stiffness, c = m->opt.penalty_damping, dt = m->opt.timestep, qfrc[16];
+  int nv = m->nv, jh = phys_name2id(m, "joint", "hinge"), dh = m->jnt_dofadr[jh];
+  // hinge 0.1 beyond its upper limit moving on at 0.2 rad/s: f = -(k 0.1 + c 0.2) on the dof
   memcpy(d->qpos, m->qpos0, sizeof(double) * (size_t)m->nq);
   memset(d->qvel, 0, sizeof(double) * (size_t)nv);
   d->qpos[m->jnt_qposadr[jh]] = 0.6;
   d->qvel[dh] = 0.2;
   memset(qfrc, 0, sizeof qfrc);
-  phys_penalty_force(m, d, qfrc);
+  CHECK(phys_penalty_limits(m, d, qfrc, NULL) == 1);
   CHECK_NEAR(qfrc[dh], -(k * 0.1 + c * 0.2), 1e-9);
   // lower limit, returning fast: clamped to 0; inside the range: 0; limits disabled: 0
   d->qpos[m->jnt_qposadr[jh]] = -0.51;
   d->qvel[dh] = 5;
   memset(qfrc, 0, sizeof qfrc);
-  phys_penalty_force(m, d, qfrc);
+  CHECK(phys_penalty_limits(m, d, qfrc, NULL) == 0);
   CHECK(qfrc[dh] == 0);
   d->qvel[dh] = -0.1;
-  phys_penalty_force(m, d, qfrc);
+  phys_penalty_limits(m, d, qfrc, NULL);
   CHECK_NEAR(qfrc[dh], k * 0.01 + c * 0.1, 1e-9);
   memset(qfrc, 0, sizeof qfrc);
   m->opt.disableflags |= PHYS_DSBL_LIMIT;
-  phys_penalty_force(m, d, qfrc);
+  phys_penalty_limits(m, d, qfrc, NULL);
   CHECK(qfrc[dh] == 0);
   m->opt.disableflags &= ~PHYS_DSBL_LIMIT;
   // implicit form: qfrc += f - dt k v, add += dt d + dt^2 k; the count of active limits
-  double add[16] = {0}, dt = m->opt.timestep;
+  double add[16] = {0};
   memset(qfrc, 0, sizeof qfrc);
   CHECK(phys_penalty_limits(m, d, qfrc, add) == 1);
   CHECK_NEAR(qfrc[dh], k * 0.01 + c * 0.1 - dt * k * (-0.1), 1e-9);
@@ -161,47 +284,61 @@ static void test_law(physModel* m, physData* d) {
   CHECK(add[0] == 0 && qfrc[0] == 0);
   d->qpos[m->jnt_qposadr[jh]] = 0.3;
   memset(qfrc, 0, sizeof qfrc);
-  phys_penalty_force(m, d, qfrc);
-  CHECK(qfrc[dh] == 0);
+  CHECK(phys_penalty_limits(m, d, qfrc, NULL) == 0 && qfrc[dh] == 0);
 }
 
 //---------------------------------------------------------------------------------------------------------
 // a ball dropped on the plane settles at depth m g / k_c
 
-static void test_settle(const physModel* m, physData* d) {
+// one linearly implicit step with a hand-made contact: v+ = v + dt (M + dt(d J_n'J_n + C J_t'J_t))^-1 rhs
+static void settle_step(const physModel* m, physData* d, double eps) {
   int nv = m->nv;
-  double dt = m->opt.timestep, mass = 1.5, g = 9.81, k = m->opt.penalty_stiffness;
-  double tau[16], acc[16], minz = 1;
-  memcpy(d->qpos, m->qpos0, sizeof(double) * (size_t)m->nq);
-  memset(d->qvel, 0, sizeof(double) * (size_t)nv);
-  d->qpos[2] = 0.15;   // 5 cm drop
-  for (int s = 0; s < 3000; s++) {
-    kin(m, d);
-    ball_contact(m, d, 0.5);
-    memset(tau, 0, sizeof tau);
-    phys_penalty_force(m, d, tau);
-    phys_aba(m, d, tau, NULL, acc);
-    // semi-implicit Euler of the ball's translation (it does not spin: no tangential motion)
-    for (int i = 0; i < 3; i++) {
-      d->qvel[i] += dt * acc[i];
-      d->qpos[i] += dt * d->qvel[i];
-    }
-    minz = fmin(minz, d->qpos[2]);
+  double J[3 * 16], rhs[16];
+  physPenaltyContact pc;
+  ball_state(m, d, d->qpos[2], d->qvel[0], d->qvel[2], 0.5, eps);
+  phys_penalty_contacts(m, d, d->qLD, 0, &pc, J);
+  memcpy(d->qLD, d->qM, sizeof(double) * (size_t)nv * (size_t)nv);
+  for (int i = 0; i < nv; i++) rhs[i] = -d->qfrc_bias[i];
+  phys_penalty_assemble(m, d, &pc, J, rhs, d->qLD);
+  CHECK(phys_chol_factor(d->qLD, nv, 0) == nv);
+  phys_chol_solve(rhs, d->qLD, rhs, nv);
+  // semi-implicit Euler of the ball's translation (it does not spin: no tangential motion)
+  for (int i = 0; i < 3; i++) {
+    d->qvel[i] += m->opt.timestep * rhs[i];
+    d->qpos[i] += m->opt.timestep * d->qvel[i];
   }
-  double depth = 0.1 - d->qpos[2];
-  printf("penalty: settled depth %.9g, m g / k_c = %.9g, deepest %.4g, |v| %.2g\n", depth, mass * g / k,
-         0.1 - minz, fabs(d->qvel[2]));
-  CHECK_REL(depth, mass * g / k, 1e-6, 0);
-  CHECK(fabs(d->qvel[2]) < 1e-8 && fabs(d->qvel[0]) == 0 && fabs(d->qvel[4]) == 0);
-  // the impact went deeper than the rest depth and less than the energy bound sqrt(2 m g h / k)
-  CHECK(0.1 - minz > mass * g / k && 0.1 - minz < sqrt(2 * mass * g * 0.05 / k) + 2 * mass * g / k);
+}
+
+static void test_settle(const physModel* m, physData* d) {
+  double mass = 1.5, g = 9.81, k = m->opt.penalty_stiffness;
+  const double eps[] = {0, 0.5};
+  for (int e = 0; e < 2; e++) {
+    double minz = 1;
+    memcpy(d->qpos, m->qpos0, sizeof(double) * (size_t)m->nq);
+    memset(d->qvel, 0, sizeof(double) * (size_t)m->nv);
+    d->qpos[2] = 0.15;   // 5 cm drop
+    for (int s = 0; s < 3000; s++) {
+      settle_step(m, d, eps[e]);
+      minz = fmin(minz, d->qpos[2]);
+    }
+    double depth = 0.1 - d->qpos[2];
+    printf("penalty eps %.1f: settled depth %.9g, m g / k_c = %.9g, deepest %.4g, |v| %.2g\n", eps[e], depth,
+           mass * g / k, 0.1 - minz, fabs(d->qvel[2]));
+    CHECK_REL(depth, mass * g / k, 1e-6, 0);
+    CHECK(fabs(d->qvel[2]) < 1e-8 && fabs(d->qvel[0]) == 0 && fabs(d->qvel[4]) == 0);
+    // the impact went deeper than the rest depth and less than the undamped spring's energy bound
+    CHECK(0.1 - minz > mass * g / k && 0.1 - minz < sqrt(2 * mass * g * 0.05 / k) + 2 * mass * g / k);
+  }
 }
 
 int main(void) {
+  test_restitution();
   physModel* m = load_model();
   if (!m) return test_done();
   physData* d = phys_make_data(m);
   test_law(m, d);
+  test_implicit_friction(m, d);
+  test_limits(m, d);
   test_settle(m, d);
   CHECK(d->pstack == 0);
   phys_free_data(d);
