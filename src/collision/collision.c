@@ -8,7 +8,8 @@
 //     id pair, so the contact list does not depend on the sweep: the same pairs in the same order as an
 //     O(n^2) loop over (g1 < g2);
 //  3. narrow phase per pair (phys_collide_geoms), friction = max of the geoms' sliding friction,
-//     restitution = max of the geoms' restitution, margin = max of the geoms' margins.
+//     restitution = max of the geoms' restitution, margin = max of the geoms' margins (for the ccp contact
+//     model at least its collision envelope, below).
 // Contacts beyond nconmax are dropped, counted in d->ncon_dropped and reported as one data warning.
 #include "collision.h"
 
@@ -220,11 +221,61 @@ static void sort_sweep(int* ord, double* key, const sweep_t* S, int n) {
 }
 
 //---------------------------------------------------------------------------------------------------------
+// ccp's collision envelope
+
+// Anitescu's relaxation (the ccp contact model, src/contact/ccp.c) makes a sliding contact separate at the
+// normal velocity mu |v_t|: over a step the gap opens by dt mu |v_t|, and with a detection margin of 0 the
+// contact is lost and the body hops. For ccp, pairs are detected within an envelope larger than that gap:
+// margin >= 2 dt mu (s1 + s2), s = |v_c| + |omega| rbound, the largest speed of a point of the geom (v_c the
+// velocity of its centre), which bounds the slip speed |v_t| of any contact of the pair; the factor 2 keeps
+// a contact gliding at exactly dt mu |v_t| inside. The constraint problem closes such a gap within the
+// step (contact.h: g_n += dist/dt for dist > 0), so the body glides at height dt mu |v_t| (Tasora and
+// Anitescu's collision envelope). 0 for the other models and for resting bodies.
+
+// largest point speed of geom g: |lin + ang x x_g| + |ang| rbound (cvel of its body, about the world origin)
+static double geom_speed(const physModel* m, const physData* d, int g) {
+  const double* v = d->cvel + 6 * m->geom_bodyid[g];
+  const double* x = d->geom_xpos + 3 * g;
+  double p[3] = {v[3] + v[1] * x[2] - v[2] * x[1], v[4] + v[2] * x[0] - v[0] * x[2], v[5] + v[0] * x[1] - v[1] * x[0]};
+  double w = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+  return sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2]) + w * m->geom_rbound[g];
+}
+
+// Both iterative models (cone, ccp) also detect within PHYS_ENVELOPE_MIN: a body resting at distance 0 (an
+// exact velocity solve leaves it there) would otherwise lose and regain contacts as rounding moves its
+// corners by 1e-17 m, each loss a different, badly conditioned problem; within the envelope a contact at
+// dist > 0 only closes its gap. 1e-5 m: contact.h's PHYS_CONTACT_SLOP, the depth tolerated on the other side.
+#define PHYS_ENVELOPE_MIN 1e-5
+
+// 1 if the model's contact solver uses the envelope (cone, ccp)
+static int envelope_model(const physModel* m) {
+  return m->opt.contact == PHYS_CONTACT_CCP || m->opt.contact == PHYS_CONTACT_CONE;
+}
+
+// envelope of a pair with friction mu: ccp max(2 dt mu (s1 + s2), PHYS_ENVELOPE_MIN); cone PHYS_ENVELOPE_MIN;
+// 0 for the other models
+static double pair_envelope(const physModel* m, const physData* d, int g1, int g2, double mu) {
+  if (!envelope_model(m)) return 0;
+  if (m->opt.contact != PHYS_CONTACT_CCP || !(mu > 0)) return PHYS_ENVELOPE_MIN;
+  return maxd(2 * m->opt.timestep * mu * (geom_speed(m, d, g1) + geom_speed(m, d, g2)), PHYS_ENVELOPE_MIN);
+}
+
+// broad-phase share of geom g (mu_max: the largest friction of the model): 4 dt mu_max s (ccp), so that the
+// larger of two geoms' shares covers their pair's envelope, 2 dt mu (s1 + s2) <= 4 dt mu_max max(s1, s2)
+static double geom_envelope(const physModel* m, const physData* d, int g, double mu_max) {
+  if (!envelope_model(m)) return 0;
+  if (m->opt.contact != PHYS_CONTACT_CCP) return PHYS_ENVELOPE_MIN;
+  return maxd(4 * m->opt.timestep * mu_max * geom_speed(m, d, g), PHYS_ENVELOPE_MIN);
+}
+
+//---------------------------------------------------------------------------------------------------------
 // contact list
 
 // narrow phase of one pair, appended to d->contact with its material; overflow counted in d->ncon_dropped
 static void add_pair(const physModel* m, physData* d, int g1, int g2, int pair) {
   double margin = pair >= 0 ? m->pair_margin[pair] : maxd(m->geom_margin[g1], m->geom_margin[g2]);
+  double mu_pair = pair >= 0 ? m->pair_friction[pair] : maxd(m->geom_friction[3 * g1], m->geom_friction[3 * g2]);
+  margin = maxd(margin, pair_envelope(m, d, g1, g2, mu_pair));
   physContact tmp[PHYS_MAXPAIRCON];
   int room = d->nconmax - d->ncon;
   physContact* out = room >= PHYS_MAXPAIRCON ? d->contact + d->ncon : tmp;
@@ -275,10 +326,11 @@ static int candidate(const physModel* m, const sweep_t* A, const sweep_t* B) {
 }
 
 // plane candidate: the geom's bounding sphere reaches below the plane's margin: (c - p0).n <= rbound + margin
-static int plane_candidate(const physModel* m, const physData* d, int p, int g) {
+// (margin_g: the geom's margin, at least its ccp envelope share)
+static int plane_candidate(const physModel* m, const physData* d, int p, int g, double margin_g) {
   const double *R = d->geom_xmat + 9 * p, *p0 = d->geom_xpos + 3 * p, *c = d->geom_xpos + 3 * g;
   double h = (c[0] - p0[0]) * R[2] + (c[1] - p0[1]) * R[5] + (c[2] - p0[2]) * R[8];
-  if (h > m->geom_rbound[g] + maxd(m->geom_margin[p], m->geom_margin[g])) return 0;
+  if (h > m->geom_rbound[g] + maxd(m->geom_margin[p], margin_g)) return 0;
   return phys_collision_filter(m, p, g) && pair_fn(PHYS_GEOM_PLANE, m->geom_type[g]) &&
          !(m->npair && body_pair_predefined(m, p, g));
 }
@@ -311,6 +363,9 @@ void phys_collision(const physModel* m, physData* d) {
   int* ord = (int*)phys_stack_alloc(d, (size_t)ng / 2 + 1);
   double* key = phys_stack_alloc(d, (size_t)ng + 1);
   int nsweep = 0, nplane = 0;
+  double mu_max = 0;   // largest friction, for ccp's envelope
+  if (m->opt.contact == PHYS_CONTACT_CCP)
+    for (int g = 0; g < ng; g++) mu_max = maxd(mu_max, m->geom_friction[3 * g]);
   for (int g = 0; g < ng; g++) {
     if (!collidable(m, g)) continue;
     if (m->geom_type[g] == PHYS_GEOM_PLANE) {
@@ -319,7 +374,7 @@ void phys_collision(const physModel* m, physData* d) {
     }
     sweep_t* e = S + nsweep++;
     memcpy(e->x, d->geom_xpos + 3 * g, sizeof(e->x));
-    e->r = m->geom_rbound[g], e->margin = m->geom_margin[g];
+    e->r = m->geom_rbound[g], e->margin = maxd(m->geom_margin[g], geom_envelope(m, d, g, mu_max));
     e->g = g, e->weld = m->body_weldid[m->geom_bodyid[g]];
   }
   size_t avail = d->nstack - ((d->pstack + 7) & ~(size_t)7);
@@ -333,7 +388,7 @@ void phys_collision(const physModel* m, physData* d) {
   // planes against every other collidable geom, in id order (the keys arrive sorted)
   for (int p = 0; p < nplane; p++)
     for (int a = 0; a < nsweep; a++)
-      if (plane_candidate(m, d, planes[p], S[a].g)) push_pair(m, d, keys, &nkey, cap, planes[p], S[a].g);
+      if (plane_candidate(m, d, planes[p], S[a].g, S[a].margin)) push_pair(m, d, keys, &nkey, cap, planes[p], S[a].g);
 
   // sweep axis: largest variance of the centres, var_k = E[x_k^2] - E[x_k]^2
   int axis = 0;

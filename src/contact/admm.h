@@ -9,8 +9,9 @@
 //   y+ = y + rho (x+ - z+)                                      (so y+ is in the normal cone N_C(z+))
 // At a solution P z + q + y = 0: the row velocity w = P z + q equals -y, in the dual cone and orthogonal
 // to z. rho starts at sqrt(L alpha) (L/alpha)^0.4 (Nishihara et al. 2015; L = largest eigenvalue bound of
-// P) and is multiplied or divided by (L/alpha)^0.1 when the normalized primal and dual residuals differ by
-// more than 10x (paper 000; the factor is square-rooted at each reversal of direction); each change refactors P + (alpha + rho) I (dense Cholesky, src/math/chol.h).
+// P) and is multiplied by sqrt(primal / dual), within [1/tau, tau], tau = (L/alpha)^0.1, when the normalized
+// primal and dual residuals differ by more than 10x (paper 000's trigger, OSQP's update); each change
+// refactors P + (alpha + rho) I (dense Cholesky, src/math/chol.h).
 #ifndef PHYS_ADMM_H
 #define PHYS_ADMM_H
 
@@ -38,7 +39,6 @@ typedef struct physAdmm_ {
   double alpha;             // proximal weight: PHYS_ADMM_ALPHA * L
   double rho;               // augmented-Lagrangian penalty
   double tau;               // rho adaptation factor (L/alpha)^0.1
-  double step;              // current adaptation factor: tau, square-rooted at each reversal (per solve)
   int lastdir;              // direction of the last rho change (+1 up, -1 down, 0 none; per solve)
   int nfactor;              // factorizations so far (1 + number of rho changes)
   int iterations;           // iterations of the last solve
@@ -56,6 +56,11 @@ int phys_admm_init(physAdmm* a, physData* d, const double* P, int n);
 // iterate from the current (x, z, y) until max(L ||x - z||_inf, ||alpha (x_k - x) + rho (z_k - z)||_inf)
 // <= tol * max(1, ||q||_inf) or maxiter iterations; sets iterations and residual; returns 1 if converged
 int phys_admm_solve(physAdmm* a, const double* q, const physAdmmSet* set, int maxiter, double tol);
+
+// warm start from a guess z0 (n, e.g. last step's impulses): z = x = Proj_C(z0), y = -(P z + q). At a
+// solution y = -(P z + q) is in N_C(z) (admm.h's header), so an exact guess is a fixed point of the
+// iteration and the next solve stops after one iteration; an inexact one starts where it is.
+void phys_admm_warm(physAdmm* a, const double* z0, const double* q, const physAdmmSet* set);
 
 // Euclidean projection onto C, in place (the z-update)
 void phys_admm_project(double* z, const physAdmmSet* set);
@@ -75,5 +80,37 @@ int phys_admm_finite(const double* v, size_t n);
 // (sticking) or UPPER when on its surface ||lambda_t|| >= mu lambda_n (1 - 1e-9) (sliding; also mu = 0);
 // a limit row is CLAMPING when lambda > 0, else SEPARATING
 void phys_admm_states(int* state, const double* lambda, const double* mu, int nc, int nl);
+
+// Residual (m/s) of impulses lambda (n = 3 nc + nl) for the cone model (ccp = 0) or Anitescu's relaxation
+// (ccp = 1), with w = G lambda + g (written to w, n, if not NULL). Per contact: separating (lambda_n = 0):
+// max(0, -w_n) (cone) or max(0, mu ||w_t|| - w_n) (ccp: w in the dual cone); sticking (strictly inside the
+// cone, tested as phys_admm_states): max |w|; sliding (u = lambda_t / ||lambda_t||): the part of w_t off
+// the line of u, max(0, w_t.u) (w_t opposes lambda_t) and |w_n| (cone) or |w_n + mu w_t.u| (ccp: w_n = mu
+// ||w_t||); mu = 0: |w_n|. Limit rows: |w| if lambda > 0, else max(0, -w). Max over all.
+double phys_contact_residual(double* w, const double* G, const double* g, const double* lambda, const double* mu,
+                             int nc, int nl, int ccp);
+
+// Solution polishing (as OSQP's, Stellato et al. 2020): take the active structure of an approximate
+// solution lambda as exact and solve its equations. Unknowns: a sticking contact's 3 impulses, a sliding
+// contact's lambda_n along the fixed direction (1, mu u) (mu = 0: (1, 0, 0)), an active limit's impulse;
+// separating rows stay 0. Equations: w = 0 on sticking contacts and active limits; a sliding contact's
+// w_n = 0 (cone) or (1, mu u).w = 0 (ccp: w_n = mu ||w_t|| when w_t = -||w_t|| u). The correction delta
+// of smallest norm (the system is singular whenever contacts outnumber the dofs they constrain, e.g. a
+// box's 4 coplanar corners) comes from the regularized normal equations with iterative refinement. The
+// sliding directions u are first aligned with -w_t (maximal dissipation) and the solve repeated (at most
+// 3 solves) while the residual keeps halving. lambda is replaced only if the result stays in the
+// cones and its residual (phys_contact_residual) is below *residual; then *residual is updated and 1
+// returned. Removes the last digits an iterative solver leaves, which a rigid contact turns into creep.
+int phys_admm_polish(double* lambda, double* residual, physData* d, const double* G, const double* g,
+                     const double* mu, int nc, int nl, int ccp);
+
+// The warm start of the cone and ccp solvers: lambda = lambda0 projected onto the cones (limit rows onto
+// lambda >= 0), with its residual in *residual; polished when that residual exceeds 1e-3 eps. Returns 1 if
+// the result meets eps (the solve is done), else 0 (lambda is still the best guess to start from).
+// Why 1e-3 eps and not eps: last step's impulses include the correction of last step's velocity error; a
+// guess accepted with an error e makes the next guess wrong by about e again (the correction is reused),
+// a two-step cycle that would make every other step polish; an exact guess ends it.
+int phys_admm_warm_check(double* lambda, double* residual, physData* d, const double* G, const double* g,
+                         const double* lambda0, const double* mu, int nc, int nl, int ccp, double eps);
 
 #endif  // PHYS_ADMM_H

@@ -9,13 +9,14 @@
 // dist <= 0 (no joint margin is modelled, as MuJoCo's default jnt margin 0); lambda >= 0, no friction.
 //
 // Terms. b_normal = eps*min(J_n v, 0) with v the velocity before the step (the restitution term acts only on
-// approaching contacts, paper 000 eq. 3), b_limit = b_tangent = 0. Drift is not corrected here but at the
-// position level (contact.h): gpos = beta*min(dist + slop, 0)/dt on normal and limit rows.
+// approaching contacts, paper 000 eq. 3); for a contact within the margin (dist > 0) b_normal = dist/dt, so
+// the gap may close within the step (normal_bias); b_limit = b_tangent = 0. Drift is not corrected here
+// but at the position level (contact.h): gpos = beta*min(dist + slop, 0)/dt on normal and limit rows.
 // G is formed as Y'Y with Y = L^-1 J' (M~ = L L'), so it is symmetric positive semidefinite to the last bit.
 //
-// Warm start: contact i of geom pair (a, b) that is the k-th contact of that pair in d->contact takes the
-// lambda and row states of the k-th contact of the same pair in d->contact_prev (collision writes a pair's
-// contacts in a deterministic order); unmatched contacts are guessed separating, limit rows clamping.
+// Warm start: contact i of geom pair (a, b) takes the lambda and row states of the contact of the same pair
+// in d->contact_prev nearest to it; unmatched contacts are guessed separating, limit rows clamping.
+// p->lambda0 holds those impulses (0 for unmatched contacts and limit rows) for the iterative solvers.
 #include <math.h>
 #include <string.h>
 
@@ -80,37 +81,56 @@ static int active_limits(const physModel* m, const physData* d, int* jnt, int* s
 //---------------------------------------------------------------------------------------------------------
 // warm start
 
-// k such that contact i is the k-th contact (from 0) of its geom pair in list c
-static int pair_rank(const physContact* c, int i) {
-  int k = 0;
-  for (int a = 0; a < i; a++) k += c[a].geom[0] == c[i].geom[0] && c[a].geom[1] == c[i].geom[1];
-  return k;
-}
-
-// index in prev (np contacts) of the k-th contact of pair (g0, g1), -1 if none
-static int pair_find(const physContact* prev, int np, int g0, int g1, int k) {
+// index in prev (np contacts) of the contact of geom pair (g0, g1) nearest to pos, -1 if none. A pair's
+// contacts are matched by position, not by rank in the list: a manifold's points come deepest first, and
+// the order of equally deep points (a box resting flat) changes from step to step with rounding.
+static int pair_find(const physContact* prev, int np, int g0, int g1, const double pos[3]) {
+  int best = -1;
+  double dbest = INFINITY;
   for (int a = 0; a < np; a++) {
     if (prev[a].geom[0] != g0 || prev[a].geom[1] != g1) continue;
-    if (k-- == 0) return a;
+    double dx = prev[a].pos[0] - pos[0], dy = prev[a].pos[1] - pos[1], dz = prev[a].pos[2] - pos[2];
+    double dd = dx * dx + dy * dy + dz * dz;
+    if (dd < dbest) dbest = dd, best = a;
   }
-  return -1;
+  return best;
 }
 
-// warm[3i..3i+2] and d->contact[i].lambda/state from the matching contact of the last step
-static void warm_start(physData* d, int* warm) {
+// warm[3i..3i+2], lambda0[3i..3i+2] and d->contact[i].lambda/state from the matching contact of the last
+// step; the impulse moves to the current frame: lambda = F lambda_world, lambda_world = F_prev' lambda_prev
+static void warm_start(physData* d, int* warm, double* lambda0) {
   for (int i = 0; i < d->ncon; i++) {
     physContact* c = d->contact + i;
-    int a = pair_find(d->contact_prev, d->ncon_prev, c->geom[0], c->geom[1], pair_rank(d->contact, i));
+    int a = pair_find(d->contact_prev, d->ncon_prev, c->geom[0], c->geom[1], c->pos);
+    double lw[3] = {0, 0, 0};
+    if (a >= 0) {
+      const physContact* p = d->contact_prev + a;
+      for (int k = 0; k < 3; k++) lw[k] = p->frame[k] * p->lambda[0] + p->frame[3 + k] * p->lambda[1] + p->frame[6 + k] * p->lambda[2];
+    }
     for (int r = 0; r < 3; r++) {
-      c->lambda[r] = a >= 0 ? d->contact_prev[a].lambda[r] : 0;
+      c->lambda[r] = phys_dot3(c->frame + 3 * r, lw);
       c->state[r] = a >= 0 ? d->contact_prev[a].state[r] : PHYS_ROW_SEPARATING;
       warm[3 * i + r] = c->state[r];
+      lambda0[3 * i + r] = c->lambda[r];
     }
   }
 }
 
 //---------------------------------------------------------------------------------------------------------
 // the problem
+
+// b_normal of a contact with pre-step normal velocity vn and free normal velocity vfn (rows 3i of J v, J vf):
+//  - touching (dist <= 0): eps*min(vn, 0), restitution (paper 000 eq. 3);
+//  - within the detection margin (dist > 0; ccp's collision envelope, or a geom margin): the gap may close
+//    within the step, w_n = J_n v+ + dist/dt >= 0 (Anitescu and Tasora's envelope), b = dist/dt; except an
+//    impact in this step (the free motion closes the gap, dist + dt vfn < 0, and eps*vn < 0), which takes the
+//    restitution term at once, b = eps*vn, as if touching: the rebound starts up to dist early (a position
+//    error <= dist, against a velocity error of up to dist/dt if restitution waited for the next step).
+static double normal_bias(const physContact* c, double vn, double vfn, double dt) {
+  double rest = c->restitution * (vn < 0 ? vn : 0);
+  if (c->dist <= 0) return rest;
+  return (c->dist + dt * vfn < 0 && rest < 0) ? rest : c->dist / dt;
+}
 
 // y = L^-1 b (forward substitution with the lower Cholesky factor, row-major n x n)
 static void lower_solve(double* y, const double* L, const double* b, int n) {
@@ -144,6 +164,94 @@ static void delassus(physData* d, double* G, const double* J, int n, int nv) {
   phys_stack_free(d, mark);
 }
 
+//---------------------------------------------------------------------------------------------------------
+// the Delassus matrix through the tree-sparse factor of M~ (models whose dofs branch)
+
+// 1 if every dof's parent is the dof before it (one chain: a free body, a serial arm): nothing to skip
+static int single_chain(const physModel* m) {
+  for (int k = 1; k < m->nv; k++)
+    if (m->dof_parentid[k] != k - 1) return 0;
+  return 1;
+}
+
+// M~ = L' D L on the kinematic tree's pattern (phys_penalty_tree_factor: dofs come parent first and
+// M~_ij != 0 only when i is j or an ancestor of j, so there is no fill-in) into F (nv x nv row-major: L_ki at
+// F[k*nv + i] for the ancestors i of k, D_k at F[k*nv + k], every other entry 0), M~ = qM + dt diag(dof_damping)
+// as the step's effective mass (no damping term with PHYS_DSBL_EULERDAMP). Returns 0 if M~ is not positive
+// definite.
+static int tree_factor(const physModel* m, const physData* d, double* F) {
+  int nv = m->nv;
+  double h = (m->opt.disableflags & PHYS_DSBL_EULERDAMP) ? 0 : m->opt.timestep;
+  memset(F, 0, sizeof(double) * (size_t)nv * (size_t)nv);
+  for (int k = 0; k < nv; k++) {
+    for (int i = k; i >= 0; i = m->dof_parentid[i]) F[(size_t)k * nv + i] = d->qM[(size_t)k * nv + i];
+    F[(size_t)k * nv + k] += h * m->dof_damping[k];
+  }
+  return phys_penalty_tree_factor(m, F) == nv;
+}
+
+// the dofs row Jr (nv) reaches: its nonzeros and all their ancestors, in descending order into list
+// (scratch flag, nv ints); returns their count
+static int row_support(const physModel* m, const double* Jr, int* flag, int* list) {
+  int ns = 0;
+  for (int k = 0; k < m->nv; k++) flag[k] = Jr[k] != 0;
+  for (int k = m->nv - 1; k >= 0; k--) {
+    if (!flag[k]) continue;
+    list[ns++] = k;
+    if (m->dof_parentid[k] >= 0) flag[m->dof_parentid[k]] = 1;
+  }
+  return ns;
+}
+
+// y = D^-1/2 L'^-1 b on the support list (descending; y stays 0 elsewhere): leaves first,
+// y_i = b_i - sum_{k > i} L_ki y_k over the listed k (L_ki is 0 unless i is an ancestor of k), then each
+// y_i / sqrt(D_i), so that b' M~^-1 c = (D^-1/2 L'^-1 b) . (D^-1/2 L'^-1 c)
+static void tree_solve(double* y, const double* F, const double* b, const int* list, int ns, int nv) {
+  for (int a = 0; a < ns; a++) {
+    int i = list[a];
+    double s = b[i];
+    for (int c = 0; c < a; c++) s -= F[(size_t)list[c] * nv + i] * y[list[c]];
+    y[i] = s;
+  }
+  for (int a = 0; a < ns; a++) y[list[a]] /= sqrt(F[(size_t)list[a] * nv + list[a]]);
+}
+
+// G = Y Y' with Y_r = D^-1/2 L'^-1 J_r (G = J L^-1 D^-1 L'^-1 J' = J M~^-1 J'), each row solved and each product summed
+// over a support only (a contact reaches the chains of its two bodies, a limit its joint's chain). Returns 0
+// (nothing written) for a single chain or if M~ is not positive definite: the dense path then applies.
+static int delassus_tree(const physModel* m, physData* d, double* G, const double* J, int n, int nv) {
+  if (single_chain(m)) return 0;
+  size_t mark = phys_stack_mark(d);
+  double* F = phys_stack_alloc(d, (size_t)nv * (size_t)nv);
+  double* Y = phys_stack_alloc(d, (size_t)n * (size_t)nv + 1);
+  int* sup = (int*)phys_stack_alloc(d, (size_t)n * (size_t)nv / 2 + 1);   // n lists of up to nv ints
+  int* ns = (int*)phys_stack_alloc(d, (size_t)n / 2 + 1);
+  int* flag = (int*)phys_stack_alloc(d, (size_t)nv / 2 + 1);
+  if (!tree_factor(m, d, F)) {
+    phys_stack_free(d, mark);
+    return 0;
+  }
+  memset(Y, 0, sizeof(double) * (size_t)n * (size_t)nv);
+  for (int r = 0; r < n; r++) {
+    ns[r] = row_support(m, J + (size_t)r * nv, flag, sup + (size_t)r * nv);
+    tree_solve(Y + (size_t)r * nv, F, J + (size_t)r * nv, sup + (size_t)r * nv, ns[r], nv);
+  }
+  for (int r = 0; r < n; r++) {
+    const double* Yr = Y + (size_t)r * nv;
+    for (int c = 0; c <= r; c++) {
+      const double* Yc = Y + (size_t)c * nv;
+      int a = ns[r] <= ns[c] ? r : c;   // the shorter support: the other row is 0 off its own
+      const int* la = sup + (size_t)a * nv;
+      double s = 0;
+      for (int t = 0; t < ns[a]; t++) s += Yr[la[t]] * Yc[la[t]];
+      G[(size_t)r * n + c] = s;
+      G[(size_t)c * n + r] = s;
+    }
+  }
+  phys_stack_free(d, mark);
+  return 1;
+}
+
 // Assemble the rows of the current contacts (d->contact, d->ncon, at the current kinematics and cdof) and
 // of the active joint limits into p, with J, G, g, mu from d's arena (the caller marks and frees):
 //   J (n x nv), G = J M~^-1 J' (n x n, through the factor d->qLD of M~), g = J vf + b (n), mu (nc);
@@ -163,10 +271,12 @@ void phys_constraint_assemble(const physModel* m, physData* d, const double* vf,
   *mu = phys_stack_alloc(d, (size_t)nc + 1);
   int* warm = (int*)phys_stack_alloc(d, (size_t)n + 1);
   double* gpos = phys_stack_alloc(d, (size_t)n + 1);
+  double* lambda0 = phys_stack_alloc(d, (size_t)n + 1);
   int npos = 0;
   memset(gpos, 0, sizeof(double) * ((size_t)n + 1));
+  memset(lambda0, 0, sizeof(double) * ((size_t)n + 1));
 
-  // contact rows; g = J vf + eps*min(J_n v, 0) on the normal row; gpos = beta*min(dist + slop, 0)/dt
+  // contact rows; g = J vf + normal_bias on the normal row; gpos = beta*min(dist + slop, 0)/dt
   for (int i = 0; i < nc; i++) {
     physContact* c = d->contact + i;
     double* rows = *J + (size_t)(3 * i) * nv;
@@ -175,13 +285,13 @@ void phys_constraint_assemble(const physModel* m, physData* d, const double* vf,
     (*mu)[i] = c->mu;
     for (int r = 0; r < 3; r++) (*g)[3 * i + r] = dotn(rows + (size_t)r * nv, vf, nv);
     double vn = dotn(rows, d->qvel, nv);
-    (*g)[3 * i] += c->restitution * (vn < 0 ? vn : 0);
-    if (c->dist + PHYS_CONTACT_SLOP < 0) {
+    (*g)[3 * i] += normal_bias(c, vn, (*g)[3 * i], dt);
+    if (c->dist + PHYS_CONTACT_SLOP < -PHYS_CONTACT_SLOP_TOL) {
       gpos[3 * i] = beta * (c->dist + PHYS_CONTACT_SLOP) / dt;
       npos++;
     }
   }
-  warm_start(d, warm);
+  warm_start(d, warm, lambda0);
 
   // limit rows: +-e_dof, g = +-vf_dof; gpos = beta*min(dist + slop, 0)/dt
   for (int l = 0; l < nl; l++) {
@@ -191,13 +301,13 @@ void phys_constraint_assemble(const physModel* m, physData* d, const double* vf,
     memset(Jr, 0, sizeof(double) * (size_t)nv);
     Jr[dof] = sign;
     (*g)[row] = sign * vf[dof];
-    if (dist + PHYS_CONTACT_SLOP < 0) {
+    if (dist + PHYS_CONTACT_SLOP < -PHYS_CONTACT_SLOP_TOL) {
       gpos[row] = beta * (dist + PHYS_CONTACT_SLOP) / dt;
       npos++;
     }
     warm[row] = PHYS_ROW_CLAMPING;
   }
-  delassus(d, *G, *J, n, nv);
+  if (!delassus_tree(m, d, *G, *J, n, nv)) delassus(d, *G, *J, n, nv);
 
   d->nlimit = nl;
   p->nc = nc;
@@ -211,6 +321,7 @@ void phys_constraint_assemble(const physModel* m, physData* d, const double* vf,
   p->npos = npos;
   p->mu = *mu;
   p->warm = warm;
+  p->lambda0 = lambda0;
 }
 
 // number of active joint-limit rows at the current qpos (the step's test for the constrained path)

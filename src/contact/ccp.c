@@ -17,9 +17,41 @@
 // on average: again O(dt). Sticking contacts, frictionless contacts (mu = 0) and the normal-only limit rows
 // are not affected.
 #include <math.h>
+#include <string.h>
 
 #include "admm.h"
 #include "contact.h"
+
+// Warm start (p->lambda0, last step's impulses): the guess, projected onto the cones, is checked first and
+// polished (admm.h) if it misses the tolerance: in steady contact (resting, sliding at a steady direction)
+// the contacts keep their structure and the polished guess is exact, so no ADMM iteration runs. Otherwise
+// ADMM starts from the (polished) guess and runs in stages of tightening tolerance, from PHYS_CCP_TOL0
+// (relative, as admm.h's tol) down to the option solver_tolerance, each ending with a polishing attempt:
+// once ADMM has identified which contacts separate, stick and slide, polishing solves their equations to
+// rounding and the solve stops. The tolerance test is the residual of phys_contact_residual (m/s: the
+// velocity error of the step) <= solver_tolerance * max(1, ||g||_inf).
+#define PHYS_CCP_TOL0 1e-6
+
+// Jacobi scaling of the problem for ADMM: lambda = D lambda~, G~ = D G D, g~ = D g, with D = 1/sqrt of the
+// mean diagonal of G over each contact's 3 rows (one factor per contact keeps its cone: ||lambda_t|| <=
+// mu lambda_n is invariant under a common scale) and 1/sqrt(G_ii) on limit rows. G~ has a unit diagonal (about),
+// so one rho suits light and heavy bodies alike: without it ADMM stalls on a humanoid's spread of masses.
+static void scale_problem(double* D, double* Gs, double* gs, const physConstraintProblem* p) {
+  int n = p->n, nc = p->nc;
+  for (int c = 0; c < nc; c++) {
+    const double* G = p->G + (size_t)(3 * c) * n + 3 * c;
+    double mean = (G[0] + G[n + 1] + G[2 * (size_t)n + 2]) / 3;
+    D[3 * c] = D[3 * c + 1] = D[3 * c + 2] = mean > 0 ? 1 / sqrt(mean) : 1;
+  }
+  for (int i = 3 * nc; i < n; i++) {
+    double gii = p->G[(size_t)i * n + i];
+    D[i] = gii > 0 ? 1 / sqrt(gii) : 1;
+  }
+  for (int i = 0; i < n; i++) {
+    for (int j = 0; j < n; j++) Gs[(size_t)i * n + j] = D[i] * p->G[(size_t)i * n + j] * D[j];
+    gs[i] = D[i] * p->g[i];
+  }
+}
 
 // the whole solve (see contact.h for the contract)
 physStatus phys_solve_ccp(const physModel* m, physData* d, const physConstraintProblem* p,
@@ -34,7 +66,7 @@ physStatus phys_solve_ccp(const physModel* m, physData* d, const physConstraintP
   }
   if (n == 0) return PHYS_OK;
   if (!phys_admm_finite(p->G, (size_t)n * n) || !phys_admm_finite(p->g, (size_t)n) ||
-      !phys_admm_finite(p->mu, (size_t)nc)) {
+      !phys_admm_finite(p->mu, (size_t)nc) || (p->lambda0 && !phys_admm_finite(p->lambda0, (size_t)n))) {
     sol->residual = INFINITY;
     phys_data_warning(d, "ccp: constraint problem has non-finite entries; impulses set to zero");
     return PHYS_ERR_NUMERIC;
@@ -44,23 +76,55 @@ physStatus phys_solve_ccp(const physModel* m, physData* d, const physConstraintP
   double* mu = phys_stack_alloc(d, (size_t)nc + 1);
   for (int i = 0; i < nc; i++) mu[i] = fmax(p->mu[i], 0);
   physAdmm a;
+  memset(&a, 0, sizeof(a));
   physAdmmSet set = {0, NULL, nc, mu, nl};
-  int ok = phys_admm_init(&a, d, p->G, n);
-  int converged = ok && phys_admm_solve(&a, p->g, &set, m->opt.solver_iterations, m->opt.solver_tolerance);
-  sol->iterations = a.iterations;
-  sol->residual = a.residual;
+  int ok = 1, converged = 0, cap = m->opt.solver_iterations;
+  double tol = m->opt.solver_tolerance, gmax = 1, res = INFINITY;
+  for (int i = 0; i < n; i++) gmax = fmax(gmax, fabs(p->g[i]));
+  double eps = tol * gmax;
+  if (p->lambda0)
+    converged = sol->warm_used = phys_admm_warm_check(sol->lambda, &res, d, p->G, p->g, p->lambda0, mu, nc, nl, 1, eps);
+  double *D = NULL, *Gs = NULL, *gs = NULL, *zs = NULL;
+  if (!converged) {
+    // ADMM (one factorization of G + (alpha + rho) I, more when rho adapts) on the scaled problem, from
+    // the (polished) guess
+    D = phys_stack_alloc(d, 3 * (size_t)n);
+    gs = D + n;
+    zs = gs + n;
+    Gs = phys_stack_alloc(d, (size_t)n * n);
+    scale_problem(D, Gs, gs, p);
+    ok = phys_admm_init(&a, d, Gs, n);
+    for (int i = 0; i < n; i++) zs[i] = sol->lambda[i] / D[i];
+    if (ok && p->lambda0) phys_admm_warm(&a, zs, gs, &set);
+  }
+  // stages: ADMM to tol_s, polish; stop when the residual meets tol (relative to max(1, ||g||_inf)) or
+  // ADMM converged at tol itself; tol_s shrinks 100x a stage
+  for (double tols = fmax(tol, PHYS_CCP_TOL0); ok && !converged && sol->iterations < cap;
+       tols = fmax(tol, 1e-2 * tols)) {
+    int conv = phys_admm_solve(&a, gs, &set, cap - sol->iterations, tols);
+    sol->iterations += a.iterations;
+    if (a.failed) break;
+    for (int i = 0; i < n; i++) sol->lambda[i] = D[i] * a.z[i];
+    res = phys_contact_residual(NULL, p->G, p->g, sol->lambda, mu, nc, nl, 1);
+    if (res > eps) phys_admm_polish(sol->lambda, &res, d, p->G, p->g, mu, nc, nl, 1);
+    if (res <= eps || (conv && tols == tol)) {
+      converged = 1;
+      break;
+    }
+  }
+  sol->residual = res;
 
   physStatus status = PHYS_OK;
-  if (!ok || a.failed) {
+  if (!ok || (!converged && a.failed)) {
     sol->residual = INFINITY;
+    for (int i = 0; i < n; i++) sol->lambda[i] = 0;
     phys_data_warning(d, "ccp: ADMM failed (matrix not factorizable or iterates not finite); impulses set to zero");
     status = PHYS_ERR_NUMERIC;
   } else {
-    for (int i = 0; i < n; i++) sol->lambda[i] = a.z[i];
     phys_admm_states(sol->state, sol->lambda, mu, nc, nl);
     if (!converged) {
-      phys_data_warning(d, "ccp: ADMM not converged after %d iterations (residual %.3g m/s)", a.iterations,
-                        a.residual);
+      phys_data_warning(d, "ccp: ADMM not converged after %d iterations (residual %.3g m/s)", sol->iterations,
+                        sol->residual);
       status = PHYS_ERR_NUMERIC;
     }
   }

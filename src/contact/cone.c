@@ -47,39 +47,6 @@ static void split_blocks(double* Gnn, double* Gtt, double* Gnt, double* gn, doub
   }
 }
 
-// Coulomb residual (m/s) of impulses lambda with w = G lambda + g: per contact, Signorini |w_n| if
-// lambda_n > 0 else max(0, -w_n); sticking |w_t|; sliding: w_t antiparallel to lambda_t (the component of
-// w_t off -u = -lambda_t/|lambda_t| and max(0, w_t.u)); limit rows like normals
-static double coulomb_residual(const physConstraintProblem* p, const double* lambda, const double* mu) {
-  int n = p->n, nc = p->nc;
-  double r = 0;
-  for (int i = 0; i < n; i++) {
-    int c = i < 3 * nc ? i / 3 : -1;
-    if (c >= 0 && i % 3) continue;  // tangent rows with their normal
-    const double* Gi = p->G + (size_t)i * n;
-    double w[3] = {p->g[i], 0, 0};
-    for (int j = 0; j < n; j++) w[0] += Gi[j] * lambda[j];
-    r = fmax(r, lambda[i] > 0 ? fabs(w[0]) : fmax(0, -w[0]));
-    if (c < 0) continue;
-    for (int k = 1; k < 3; k++) {
-      const double* Gk = p->G + (size_t)(i + k) * n;
-      w[k] = p->g[i + k];
-      for (int j = 0; j < n; j++) w[k] += Gk[j] * lambda[j];
-    }
-    const double* l = lambda + i;
-    double rad = mu[c] * l[0], s = sqrt(l[1] * l[1] + l[2] * l[2]);
-    if (!(rad > 0)) continue;  // no friction available: any tangent velocity is admissible
-    if (s < rad * (1 - 1e-9)) {
-      r = fmax(r, fmax(fabs(w[1]), fabs(w[2])));
-    } else {
-      double u[2] = {l[1] / s, l[2] / s}, wu = w[1] * u[0] + w[2] * u[1];
-      r = fmax(r, fmax(fabs(w[1] - wu * u[0]), fabs(w[2] - wu * u[1])));
-      r = fmax(r, fmax(0, wu));
-    }
-  }
-  return r;
-}
-
 // zero impulses, all rows separating
 static void clear_solution(physConstraintSolution* sol, int n) {
   for (int i = 0; i < n; i++) {
@@ -104,44 +71,60 @@ static void mul_t_add(double* y, const double* A, const double* x, const double*
     for (int j = 0; j < c; j++) y[j] += A[(size_t)i * c + j] * x[i];
 }
 
+// lambda (n) from the blocks' impulses lambda_N (nn) and lambda_T (nt)
+static void gather(double* lambda, const double* ln, const double* lt, int nc, int nl) {
+  for (int k = 0; k < nc + nl; k++) lambda[row_n(k, nc)] = ln[k];
+  for (int j = 0; j < 2 * nc; j++) lambda[row_t(j)] = lt[j];
+}
+
 // staggered sweeps QP -> QCQP (see the file comment) within a budget of PHYS_CONE_BUDGET solver_iterations
-// ADMM iterations, each sub-solve capped at solver_iterations. Inexact sweeps: while the fixed point is
-// far, the sub-problems are solved only to max(tol, min(1e-3, fp / 10)) relative to max(1, ||g||_inf)
-// (fp: the last fixed-point residual), the last sweeps to tol. Returns 1 if the fixed point and both last
-// sub-solves converged to tol, 0 if the budget ran out, -1 on a numerical failure
-static int sweeps(physAdmm* an, physAdmm* at, const double* Gnt, const double* gn, const double* gt,
-                  const double* mu, int nc, int nl, const physModel* m, double gmax, double* work, int* iters) {
-  int nn = nc + nl, nt = 2 * nc;
-  double *qn = work, *qt = qn + nn, *lt = qt + nt, *radius = lt + nt;
+// ADMM iterations, each sub-solve capped at solver_iterations, from lambda (the warm guess, or 0). Inexact
+// sweeps: while the fixed point is far, the sub-problems are solved only to max(tol, min(1e-3, fp / 10))
+// relative to max(1, ||g||_inf) (fp: the last fixed-point residual), the last sweeps to tol. After each
+// sweep the impulses (in lambda) are checked against the Coulomb residual and polished (admm.h): the sweeps
+// stop as soon as the residual is <= tol max(1, ||g||_inf) (*res). Returns 1 if that residual is met or the
+// fixed point and both last sub-solves converged to tol, 0 if the budget ran out, -1 on a numerical failure
+static int sweeps(double* lambda, double* res, physAdmm* an, physAdmm* at, const double* Gnt, const double* gn,
+                  const double* gt, const double* mu, const physConstraintProblem* p, physData* d,
+                  const physModel* m, double gmax, double* work, int* iters) {
+  int nc = p->nc, nl = p->nl, nn = nc + nl, nt = 2 * nc;
+  double *qn = work, *qt = qn + nn, *lt = qt + nt, *radius = lt + nt, *ln = radius + nc;
   physAdmmSet setn = {0, NULL, 0, NULL, nn}, sett = {nc, radius, 0, NULL, 0};
   int cap = m->opt.solver_iterations, budget = PHYS_CONE_BUDGET * cap;
   double tol = m->opt.solver_tolerance, eps = tol * gmax, fp = INFINITY;
-  memset(lt, 0, sizeof(double) * (size_t)nt);
+  for (int k = 0; k < nn; k++) ln[k] = lambda[row_n(k, nc)];
+  for (int j = 0; j < nt; j++) lt[j] = lambda[row_t(j)];
   *iters = 0;
-  while (*iters < budget - 1) {
+  for (int sweep = 0; *iters < budget - 1; sweep++) {
     double tols = fmax(tol, fmin(1e-3, 0.1 * fp / gmax));
     // QP: q_N = g_N + G_NT lambda_T
     mul_add(qn, Gnt, lt, gn, nn, nt);
+    if (sweep == 0) phys_admm_warm(an, ln, qn, &setn);
     int okn = phys_admm_solve(an, qn, &setn, imin(cap, budget - 1 - *iters), tols);
     *iters += an->iterations;
     if (an->failed) return -1;
-    if (nc == 0) return okn && tols == tol;
     // QCQP: q_T = g_T + G_NT' lambda_N, radius_i = mu_i lambda_n,i
-    mul_t_add(qt, Gnt, an->z, gt, nn, nt);
-    for (int i = 0; i < nc; i++) radius[i] = mu[i] * an->z[i];
-    int okt = phys_admm_solve(at, qt, &sett, imin(cap, imax(budget - *iters, 1)), tols);  // >= 1: lambda_T must follow lambda_N
-    *iters += at->iterations;
-    if (at->failed) return -1;
+    if (nc > 0) {
+      mul_t_add(qt, Gnt, an->z, gt, nn, nt);
+      for (int i = 0; i < nc; i++) radius[i] = mu[i] * an->z[i];
+      if (sweep == 0) phys_admm_warm(at, lt, qt, &sett);
+      int okt = phys_admm_solve(at, qt, &sett, imin(cap, imax(budget - *iters, 1)), tols);  // >= 1: lambda_T must follow lambda_N
+      *iters += at->iterations;
+      if (at->failed) return -1;
+      okn = okn && okt;
+    }
     // fixed point: change of the QP's linear term, fp = ||G_NT (lambda_T+ - lambda_T)||_inf
-    for (int j = 0; j < nt; j++) lt[j] = at->z[j] - lt[j];
     fp = 0;
     for (int a = 0; a < nn; a++) {
       double v = 0;
-      for (int j = 0; j < nt; j++) v += Gnt[(size_t)a * nt + j] * lt[j];
+      for (int j = 0; j < nt; j++) v += Gnt[(size_t)a * nt + j] * (at->z[j] - lt[j]);
       fp = fmax(fp, fabs(v));
     }
     memcpy(lt, at->z, sizeof(double) * (size_t)nt);
-    if (fp <= eps && okn && okt && tols == tol) return 1;
+    gather(lambda, an->z, lt, nc, nl);
+    *res = phys_contact_residual(NULL, p->G, p->g, lambda, mu, nc, nl, 0);
+    if (*res > eps) phys_admm_polish(lambda, res, d, p->G, p->g, mu, nc, nl, 0);
+    if (*res <= eps || (fp <= eps && okn && tols == tol)) return 1;
   }
   return 0;
 }
@@ -166,27 +149,33 @@ physStatus phys_solve_cone(const physModel* m, physData* d, const physConstraint
   double* Gnn = phys_stack_alloc(d, (size_t)nn * nn);
   double* Gtt = phys_stack_alloc(d, (size_t)nt * nt + 1);
   double* Gnt = phys_stack_alloc(d, (size_t)nn * nt + 1);
-  double* vec = phys_stack_alloc(d, 2 * (size_t)nn + 4 * (size_t)nt + 2 * (size_t)nc + 1);
+  double* vec = phys_stack_alloc(d, 3 * (size_t)nn + 4 * (size_t)nt + 2 * (size_t)nc + 1);
   double *gn = vec, *gt = gn + nn, *mu = gt + nt, *work = mu + nc;
-  split_blocks(Gnn, Gtt, Gnt, gn, gt, p);
   for (int i = 0; i < nc; i++) mu[i] = fmax(p->mu[i], 0);
-
-  physAdmm an, at;
-  int ok = phys_admm_init(&an, d, Gnn, nn) && phys_admm_init(&at, d, Gtt, nt);
   double gmax = 1;  // eps = tol max(1, ||g||_inf)
   for (int i = 0; i < n; i++) gmax = fmax(gmax, fabs(p->g[i]));
-  int result = ok ? sweeps(&an, &at, Gnt, gn, gt, mu, nc, nl, m, gmax, work, &sol->iterations) : -1;
+  double eps = m->opt.solver_tolerance * gmax, res = INFINITY;
+  int result = 0;
+
+  // warm start: last step's impulses, projected onto the cones, polished; kept if within the tolerance
+  if (p->lambda0) result = sol->warm_used = phys_admm_warm_check(sol->lambda, &res, d, p->G, p->g, p->lambda0,
+                                                                 mu, nc, nl, 0, eps);
+  if (!result) {
+    split_blocks(Gnn, Gtt, Gnt, gn, gt, p);
+    physAdmm an, at;
+    int ok = phys_admm_init(&an, d, Gnn, nn) && phys_admm_init(&at, d, Gtt, nt);
+    result = ok ? sweeps(sol->lambda, &res, &an, &at, Gnt, gn, gt, mu, p, d, m, gmax, work, &sol->iterations) : -1;
+  }
 
   physStatus status = PHYS_OK;
   if (result < 0) {
     sol->residual = INFINITY;
+    clear_solution(sol, n);
     phys_data_warning(d, "cone: ADMM failed (matrix not factorizable or iterates not finite); impulses set to zero");
     status = PHYS_ERR_NUMERIC;
   } else {
-    for (int k = 0; k < nn; k++) sol->lambda[row_n(k, nc)] = an.z[k];
-    for (int j = 0; j < nt; j++) sol->lambda[row_t(j)] = at.z[j];
     phys_admm_states(sol->state, sol->lambda, mu, nc, nl);
-    sol->residual = coulomb_residual(p, sol->lambda, mu);
+    sol->residual = res;
     if (!result) {
       phys_data_warning(d, "cone: staggered projections not converged after %d ADMM iterations "
                         "(Coulomb residual %.3g m/s)", sol->iterations, sol->residual);

@@ -11,6 +11,15 @@
 // normal and limit rows gives pseudo-impulses lambda_p; q+ = q (+) dt (v+ + M~^-1 J' lambda_p) while v+
 // keeps its value. Penetration is removed at rate beta per step and never turns into kinetic energy (a
 // velocity-level Baumgarte term makes a contact detected at depth |v| dt bounce up by beta^2 of its drop).
+// Contacts within the detection margin (dist > 0) may close their gap within the step: b_normal = dist/dt,
+// w_n = J_n v+ + dist/dt >= 0 (restitution instead when the free motion closes the gap, assemble.c).
+// Collision envelope (src/collision/collision.c): ccp's relaxation makes a sliding contact separate at normal
+// velocity mu |v_t|, so for ccp pairs are detected within max(geom margin, 2 dt mu (s1 + s2), 1e-5 m), s the
+// largest point speed of each geom: a sliding body then glides at height dt mu |v_t| with its contacts kept
+// (Anitescu and Tasora's envelope) instead of losing them and hopping. cone and ccp detect within at least
+// 1e-5 m (the slop), so a body resting at distance 0 does not lose contacts to rounding.
+// Warm start (cone, ccp): lambda0 = last step's impulses, verified and polished (admm.h) before any ADMM
+// iteration; in steady contact the solve costs one residual and at most one small linear solve.
 #ifndef PHYS_CONTACT_H
 #define PHYS_CONTACT_H
 
@@ -19,6 +28,9 @@
 // penetration depth (m) left uncorrected by the position stabilization, so resting contacts stay detected
 // (margin 0) without a correction every step
 #define PHYS_CONTACT_SLOP 1e-5
+// penetration beyond the slop (m) too small to correct: each correction leaves (1 - beta) of the excess, so
+// a resting contact approaches the slop geometrically and would otherwise run the position solve forever
+#define PHYS_CONTACT_SLOP_TOL 1e-8
 
 typedef struct physConstraintProblem_ {
   int nc;                   // contacts (3 rows each)
@@ -30,6 +42,7 @@ typedef struct physConstraintProblem_ {
   const double* g;          // n: free row velocity plus the restitution terms
   const double* mu;         // nc friction coefficients
   const int* warm;          // n physRowState guesses (last step's, matched by geom pair), or NULL
+  const double* lambda0;    // n impulse guesses (last step's, matched as warm; limit rows 0), or NULL
   const double* gpos;       // n: position-correction bias beta*min(dist + slop, 0)/dt (normal and limit rows)
   int npos;                 // rows with gpos < 0 (0: no position correction needed)
 } physConstraintProblem;
@@ -40,7 +53,7 @@ typedef struct physConstraintSolution_ {
   int* state;               // n physRowState
   int iterations;           // pivots (lcp) or ADMM sweeps (cone, ccp)
   double residual;          // complementarity / KKT residual at the solution
-  int warm_used;            // 1 if the warm-start guess was verified and kept (lcp)
+  int warm_used;            // 1 if the warm-start guess was verified and kept (lcp; ccp, cone: polished guess)
 } physConstraintSolution;
 
 // assemble J, G, g for the current contacts and limits: needs kinematics, d->contact, the factor of
