@@ -1,7 +1,10 @@
 // cone.c - staggered projections with the exact (ice-cream) Coulomb cone (paper 000, eq. 5, Algorithm 1).
 //
+// Warm start: last step's impulses (p->lambda0), projected and polished (admm.h), are kept when they meet
+// the tolerance; otherwise the sweeps below start from them (from 0 without a guess), each sweep ending
+// with a polishing attempt that stops them once the contacts' structure is identified.
 // Split the rows into normal ones N (contact normals, then joint-limit rows) and tangent ones T (two per
-// contact). Alternate, from lambda_T = 0,
+// contact). Alternate, from lambda_T = 0 (or the guess),
 //   lambda_N = argmin_{lambda >= 0}               1/2 lambda'G_NN lambda + lambda'(g_N + G_NT lambda_T)   (QP)
 //   lambda_T = argmin_{||lambda_t,i|| <= mu_i lambda_n,i}  1/2 lambda'G_TT lambda + lambda'(g_T + G_TN lambda_N)   (QCQP)
 // each by the regularized ADMM of admm.h (warm-started from the previous sweep, one factorization of each
