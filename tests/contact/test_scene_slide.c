@@ -5,6 +5,12 @@
 //    impulses saturate at mu*lambda_n, the friction is sqrt(2) mu lambda_n and the box stops at
 //    v0^2/(2 sqrt(2) mu g), as if mu were larger by sqrt(2);
 //  - the energy never grows.
+// ccp (Anitescu's relaxation) is the exception the first item does not allow for: its cone program
+// makes a sliding contact separate at normal velocity mu*|v_t|. Pushed impulsively from rest, the box is
+// launched in the first step (about mu*v0 upward) and flies for a while, so its mean deceleration is not mu*g
+// (the stopping distance still is). The test checks the distance for the impulsive start, and the
+// deceleration from the relaxation's own consistent state: the box gliding at the height dt*mu*v0 its
+// collision envelope keeps (src/collision/collision.c), where the gap term cancels the separation.
 // Scene: tests/data/contact/box_plane.xml (1 kg cube, mu 0.5, dt 1 ms). The pyramid's axes are the tangents
 // of the plane contact's frame (phys_contact_frame); the test reads them from d->contact[0].frame.
 #include "scene.h"
@@ -38,12 +44,13 @@ static void settle(slideStart* s, const physModel* m, physData* d) {
   s->tangent = scene_tangent_angle(d);
 }
 
-// push the settled box at speed V0 in direction angle phi (world xy) and run for the time `T`
-static slideRun push(const physModel* m, physData* d, const slideStart* s, double phi, double T) {
+// push the settled box, raised by `lift`, at speed V0 in direction angle phi (world xy) and run for the time `T`
+static slideRun push_lifted(const physModel* m, physData* d, const slideStart* s, double phi, double T, double lift) {
   slideRun r = {0, 0, 0, 0, 1};
   phys_reset_data(m, d);
   memcpy(d->qpos, s->qpos, sizeof s->qpos);
   memcpy(d->qvel, s->qvel, sizeof s->qvel);
+  d->qpos[2] += lift;
   d->qvel[0] = V0 * cos(phi);
   d->qvel[1] = V0 * sin(phi);
   phys_forward(m, d);
@@ -66,6 +73,10 @@ static slideRun push(const physModel* m, physData* d, const slideStart* s, doubl
   return r;
 }
 
+static slideRun push(const physModel* m, physData* d, const slideStart* s, double phi, double T) {
+  return push_lifted(m, d, s, phi, T, 0);
+}
+
 // one contact model: slide along the tangent axis, then in other directions
 static void test_model(int contact) {
   physModel* m = scene_load(SCENE, contact);
@@ -84,7 +95,18 @@ static void test_model(int contact) {
          scene_name(contact), s.tangent * 180 / M_PI, r.dist, dstop, r.dist / dstop - 1, r.decel, MU * SCENE_G);
   CHECK(r.finite);
   CHECK_REL(r.dist, dstop, 0.01, 0);
-  CHECK_REL(r.decel, MU * SCENE_G, 0.01, 0);
+  if (contact != PHYS_CONTACT_CCP) {
+    CHECK_REL(r.decel, MU * SCENE_G, 0.01, 0);
+  } else {
+    // ccp: the impulsive push launches the box (see the file comment); from the gliding state the
+    // deceleration is mu*g within the same 1%
+    slideRun rg = push_lifted(m, d, &s, s.tangent, T, m->opt.timestep * MU * V0);
+    printf("%-7s gliding start: distance %.6f m, decel %.5f (impulsive start: decel %.5f)\n", scene_name(contact),
+           rg.dist, rg.decel, r.decel);
+    CHECK_REL(rg.decel, MU * SCENE_G, 0.01, 0);
+    CHECK_REL(rg.dist, dstop, 0.01, 0);
+    CHECK(rg.gain <= 1e-6);
+  }
   // it stays stopped: after 1.5 stopping times the speed is below 1 mm/s (well under one step's
   // velocity change mu*g*dt = 4.9 mm/s, so a box still sliding would fail)
   CHECK_MSG(r.finalspeed < 1e-3, "%s: still moving at %g m/s", scene_name(contact), r.finalspeed);
