@@ -12,7 +12,9 @@
 // approaching contacts, paper 000 eq. 3); for a contact within the margin (dist > 0) b_normal = dist/dt, so
 // the gap may close within the step (normal_bias); b_limit = b_tangent = 0. Drift is not corrected here
 // but at the position level (contact.h): gpos = beta*min(dist + slop, 0)/dt on normal and limit rows.
-// G is formed as Y'Y with Y = L^-1 J' (M~ = L L'), so it is symmetric positive semidefinite to the last bit.
+// G is formed as Y'Y with Y = L^-1 J' (M~ = L L'), so it is symmetric positive semidefinite to the last bit;
+// when the dofs branch (a humanoid), through M~ = L' D L on the tree's pattern instead (no fill-in): each
+// row of Y then lives on the chains its row reaches and each product only sums over them.
 //
 // Warm start: contact i of geom pair (a, b) takes the lambda and row states of the contact of the same pair
 // in d->contact_prev nearest to it; unmatched contacts are guessed separating, limit rows clamping.
@@ -175,10 +177,10 @@ static int single_chain(const physModel* m) {
 }
 
 // M~ = L' D L on the kinematic tree's pattern (phys_penalty_tree_factor: dofs come parent first and
-// M~_ij != 0 only when i is j or an ancestor of j, so there is no fill-in) into F (nv x nv row-major: L_ki at
-// F[k*nv + i] for the ancestors i of k, D_k at F[k*nv + k], every other entry 0), M~ = qM + dt diag(dof_damping)
-// as the step's effective mass (no damping term with PHYS_DSBL_EULERDAMP). Returns 0 if M~ is not positive
-// definite.
+// M~_ij != 0 only when i is j or an ancestor of j, so there is no fill-in) into F (nv x nv row-major: L_ki
+// at F[k*nv + i] for the ancestors i of k, D_k at F[k*nv + k], every other entry 0), with the step's
+// effective mass M~ = qM + dt diag(dof_damping) (no damping term with PHYS_DSBL_EULERDAMP). Returns 0 if M~
+// is not positive definite.
 static int tree_factor(const physModel* m, const physData* d, double* F) {
   int nv = m->nv;
   double h = (m->opt.disableflags & PHYS_DSBL_EULERDAMP) ? 0 : m->opt.timestep;
@@ -216,9 +218,10 @@ static void tree_solve(double* y, const double* F, const double* b, const int* l
   for (int a = 0; a < ns; a++) y[list[a]] /= sqrt(F[(size_t)list[a] * nv + list[a]]);
 }
 
-// G = Y Y' with Y_r = D^-1/2 L'^-1 J_r (G = J L^-1 D^-1 L'^-1 J' = J M~^-1 J'), each row solved and each product summed
-// over a support only (a contact reaches the chains of its two bodies, a limit its joint's chain). Returns 0
-// (nothing written) for a single chain or if M~ is not positive definite: the dense path then applies.
+// G = Y Y' with Y_r = D^-1/2 L'^-1 J_r (G = J L^-1 D^-1 L'^-1 J' = J M~^-1 J'), each row solved and each
+// product summed over a support only (a contact reaches the chains of its two bodies, a limit its joint's
+// chain). Returns 0 (nothing written) for a single chain or if M~ is not positive definite: the dense path
+// (delassus, through d->qLD) then applies.
 static int delassus_tree(const physModel* m, physData* d, double* G, const double* J, int n, int nv) {
   if (single_chain(m)) return 0;
   size_t mark = phys_stack_mark(d);
@@ -254,7 +257,8 @@ static int delassus_tree(const physModel* m, physData* d, double* G, const doubl
 
 // Assemble the rows of the current contacts (d->contact, d->ncon, at the current kinematics and cdof) and
 // of the active joint limits into p, with J, G, g, mu from d's arena (the caller marks and frees):
-//   J (n x nv), G = J M~^-1 J' (n x n, through the factor d->qLD of M~), g = J vf + b (n), mu (nc);
+//   J (n x nv), G = J M~^-1 J' (n x n: through the tree factor of M~ = qM + dt diag(dof_damping) when the
+//   dofs branch, else through the factor d->qLD of M~), g = J vf + b (n), mu (nc);
 // also sets d->nlimit, each contact's efc_adr, and the warm-start guesses (p->warm, n ints in the arena).
 void phys_constraint_assemble(const physModel* m, physData* d, const double* vf, physConstraintProblem* p,
                               double** J, double** G, double** g, double** mu) {

@@ -56,8 +56,8 @@ typedef struct physConstraintSolution_ {
   int warm_used;            // 1 if the warm-start guess was verified and kept (lcp; ccp, cone: polished guess)
 } physConstraintSolution;
 
-// assemble J, G, g for the current contacts and limits: needs kinematics, d->contact, the factor of
-// M~ (qLD) and v_f; arrays come from d's arena (caller marks/frees); returns the number of rows
+// assemble J, G, g for the current contacts and limits: needs kinematics, d->contact, qM and the factor of
+// M~ = qM + dt diag(dof_damping) (qLD), and v_f; arrays come from d's arena (caller marks/frees)
 void phys_constraint_assemble(const physModel* m, physData* d, const double* vf, physConstraintProblem* p,
                               double** J, double** G, double** g, double** mu);
 // number of joint-limit rows phys_constraint_assemble would add at the current qpos (dist <= 0)

@@ -27,9 +27,11 @@
 // Every result goes through the same final stage (paper 001 appendix B): classify each row (clamping C,
 // separating S, upper U, lower L), solve the clamping subsystem
 //   (G_CC + G_CB E) lambda_C = -g_C,   lambda_B = E lambda_C (= +-mu lambda_n),   lambda_S = 0
-// for its minimal-norm solution by a complete orthogonal decomposition (a box's four coplanar corners make
-// it singular: the four get equal shares), and keep it if every condition above holds. The warm start does
-// exactly this with last step's labels and skips Lemke when the check passes.
+// for its minimal-norm solution by a rank-revealing factorization (pivoted QR or Cholesky) and the shortest
+// solution over its null space (a box's four coplanar corners make it singular: the four get equal
+// shares), and keep it if every condition above holds. The warm start does exactly this with last step's
+// labels and skips Lemke when the check passes; when it fails, a few active-set corrections of the labels
+// (each one checked the same way) usually reach the new contact state before Lemke is needed.
 //
 // Everything runs on a scaled problem: per contact s = 1/sqrt(mean diag of its 3 rows of G), and a velocity
 // scale gamma = max |s g|: G^ = S G S, g^ = S g / gamma, lambda = gamma S lambda^, w^ = S w / gamma, so that
@@ -37,6 +39,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "chol.h"
 #include "contact.h"
 
 #define LCP_TOL_ACCEPT 1e-11    // accepted natural-map residual, relative to max_i sum_j |G^_ij lambda^_j|
@@ -48,14 +51,19 @@
 #define LCP_TOL_STATUS 1e-8     // a best effort above this relative residual is reported as PHYS_ERR_NUMERIC
 #define LCP_REGULARIZE 1e-8     // diagonal added to G^ when Lemke fails on the exact problem (then re-checked)
 #define LCP_PGS_SWEEPS 300      // Gauss-Seidel sweeps of the last fallback
+#define LCP_TOL_DOWNDATE 1.5e-8 // QR column norms: a downdated |a|^2 below tol * its exact value is recomputed
+#define LCP_TOL_LU 1e-9         // nonsymmetric subsystem: elimination pivots below tol * max|A| send it to QR
+#define LCP_CORRECTIONS 3       // active-set corrections of a failed warm-start guess before Lemke
 
 // the scaled problem (see the file comment)
 typedef struct lcpScaled_ {
   int n, nc, nl;
+  int nv;                   // dofs (rank G <= nv), 0 if unknown
   const double* G;          // original Delassus matrix (n x n)
   double* s;                // n row scales 1/sqrt(d), equal on a contact's three rows
   double* gh;               // n: g^ = s g / gamma
   double* mu;               // nc friction coefficients, negative ones read as 0
+  double* u;                // n scratch of lcp_velocity: s lambda^
   double gamma;             // velocity scale max |s g| (1 if g = 0)
   double eps;               // regularization added to diag G^ (0 but in Lemke's retry)
 } lcpScaled;
@@ -70,6 +78,13 @@ typedef struct lcpVars_ {
   int* row;                 // row of G: its own, or for b+-/sigma the tangent row
   int* base;                // index of the contact's lambda_n variable (its own index for limits)
 } lcpVars;
+
+// larger and smaller of a and b without libm's calls; b when a is NaN (b: the running value)
+static inline double lcp_max(double a, double b) { return a > b ? a : b; }
+static inline double lcp_min(double a, double b) { return a < b ? a : b; }
+
+// max(x, 0); 0 when x is NaN (as fmax(x, 0))
+static inline double lcp_pos(double x) { return x > 0 ? x : 0; }
 
 // n ints from d's arena
 static int* lcp_ints(physData* d, int n) {
@@ -94,7 +109,7 @@ static inline int lcp_contact(const lcpScaled* P, int r) {
 static void lcp_scale(lcpScaled* P, const physConstraintProblem* p) {
   int n = p->n;
   double dmax = 0;
-  for (int i = 0; i < n; i++) dmax = fmax(dmax, p->G[(size_t)i * n + i]);
+  for (int i = 0; i < n; i++) dmax = lcp_max(p->G[(size_t)i * n + i], dmax);
   if (!(dmax > 0)) dmax = 1;
   for (int i = 0; i < n; i++) {
     double dd;
@@ -108,49 +123,72 @@ static void lcp_scale(lcpScaled* P, const physConstraintProblem* p) {
     P->s[i] = 1 / sqrt(dd);
   }
   double gamma = 0;
-  for (int i = 0; i < n; i++) gamma = fmax(gamma, fabs(P->s[i] * p->g[i]));
+  for (int i = 0; i < n; i++) gamma = lcp_max(fabs(P->s[i] * p->g[i]), gamma);
   P->gamma = gamma > 0 ? gamma : 1;
   for (int i = 0; i < n; i++) P->gh[i] = P->s[i] * p->g[i] / P->gamma;
   for (int i = 0; i < p->nc; i++) P->mu[i] = p->mu[i] > 0 ? p->mu[i] : 0;
 }
 
-// w^ = G^ lambda^ + g^; returns max_i sum_j |G^_ij lambda^_j| (the rounding scale of w^)
+// w^ = G^ lambda^ + g^ = s * (G (s lambda^)) + g^ (+ eps lambda^); returns max_i sum_j |G^_ij lambda^_j|
+// (the rounding scale of w^)
 static double lcp_velocity(double* wh, const lcpScaled* P, const double* lh) {
+  int n = P->n;
   double big = 0;
-  for (int i = 0; i < P->n; i++) {
-    double s = P->gh[i], a = 0;
-    for (int j = 0; j < P->n; j++) {
-      double t = lcp_gh(P, i, j) * lh[j];
+  for (int j = 0; j < n; j++) P->u[j] = P->s[j] * lh[j];
+  for (int i = 0; i < n; i++) {
+    const double* Gi = P->G + (size_t)i * n;
+    double s = 0, a = 0;
+    for (int j = 0; j < n; j++) {
+      double t = Gi[j] * P->u[j];
       s += t;
       a += fabs(t);
     }
-    wh[i] = s;
-    big = fmax(big, a);
+    wh[i] = P->gh[i] + P->s[i] * s + P->eps * lh[i];
+    big = lcp_max(P->s[i] * a + fabs(P->eps * lh[i]), big);
   }
   return big;
 }
 
 // natural-map residual of row i: normal/limit min(lambda, w); tangent lambda - clamp(lambda - w, lo, hi)
-static double lcp_row_residual(const lcpScaled* P, const double* lh, const double* wh, int i) {
+static inline double lcp_row_residual(const lcpScaled* P, const double* lh, const double* wh, int i) {
   int c = lcp_contact(P, i);
   if (c < 0 || i == 3 * c) return fmin(lh[i], wh[i]);
-  double hi = P->mu[c] * fmax(lh[3 * c], 0), v = lh[i] - wh[i];
+  double hi = P->mu[c] * lcp_pos(lh[3 * c]), v = lh[i] - wh[i];
   v = v > hi ? hi : (v < -hi ? -hi : v);
   return lh[i] - v;
 }
 
-// max |natural-map residual| over the rows (scaled units): zero exactly at a solution
-static double lcp_residual(const lcpScaled* P, const double* lh, const double* wh) {
-  double r = 0;
-  for (int i = 0; i < P->n; i++) r = fmax(r, fabs(lcp_row_residual(P, lh, wh, i)));
-  return r;
+// max |natural-map residual| over the rows: zero exactly at a solution. res[0] in scaled units, res[1] in
+// row-velocity units (m/s, rad/s: row i's scaled residual times gamma / s_i)
+static void lcp_residual(double res[2], const lcpScaled* P, const double* lh, const double* wh) {
+  res[0] = res[1] = 0;
+  for (int i = 0; i < P->n; i++) {
+    double r = fabs(lcp_row_residual(P, lh, wh, i));
+    res[0] = lcp_max(r, res[0]);
+    res[1] = lcp_max(r * P->gamma / P->s[i], res[1]);
+  }
 }
 
-// the same residual in row-velocity units (m/s, rad/s): row i's scaled residual times gamma / s_i
-static double lcp_residual_velocity(const lcpScaled* P, const double* lh, const double* wh) {
-  double r = 0;
-  for (int i = 0; i < P->n; i++) r = fmax(r, fabs(lcp_row_residual(P, lh, wh, i)) * P->gamma / P->s[i]);
-  return r;
+// 1 if the k values of x are all finite: x - x is 0 for a finite x and NaN for inf or NaN, and a NaN term
+// keeps the sum NaN
+static int lcp_all_finite(const double* x, size_t k) {
+  double z = 0;
+  for (size_t i = 0; i < k; i++) z += x[i] - x[i];
+  return z == 0;
+}
+
+// no NaN friction coefficient
+static int lcp_finite_mu(const physConstraintProblem* p) {
+  for (int i = 0; i < p->nc; i++)
+    if (isnan(p->mu[i])) return 0;
+  return 1;
+}
+
+// all inputs finite. A non-finite G_ij or g_i makes w^ = G^ lambda^ + g^ non-finite for every finite
+// lambda^ (inf * 0 is NaN), so a finite w^ of any candidate also proves G and g finite.
+static int lcp_finite(const physConstraintProblem* p) {
+  return lcp_finite_mu(p) && lcp_all_finite(p->G, (size_t)p->n * (size_t)p->n) &&
+         lcp_all_finite(p->g, (size_t)p->n);
 }
 
 //---------------------------------------------------------------------------------------------------------
@@ -189,7 +227,7 @@ static void lcp_classify(int* lab, const lcpScaled* P, const double* lh, const d
   }
   for (int c = 0; c < P->nc; c++) {
     for (int i = 3 * c + 1; i < 3 * c + 3; i++) {
-      double hi = P->mu[c] * fmax(lh[3 * c], 0);
+      double hi = P->mu[c] * lcp_pos(lh[3 * c]);
       int at_hi = lh[i] >= hi - tol, at_lo = lh[i] <= -hi + tol;
       if (lab[3 * c] == PHYS_ROW_SEPARATING) lab[i] = PHYS_ROW_SEPARATING;
       else if (P->mu[c] == 0) lab[i] = wh[i] <= 0 ? PHYS_ROW_UPPER : PHYS_ROW_LOWER;
@@ -210,7 +248,7 @@ static void lcp_label_frictionless(int* lab, const lcpScaled* P, const double* w
 }
 
 //---------------------------------------------------------------------------------------------------------
-// minimal-norm solution of a square, possibly singular system (complete orthogonal decomposition)
+// minimal-norm solution of a square, possibly singular system (rank-revealing factorization, null space)
 
 // Householder reflector of x (k values) in place: H = I - tau v v' (v_0 = 1, v_1.. stored in x[1..]) maps
 // x to beta e_1; x[0] <- beta; returns beta
@@ -238,47 +276,81 @@ static void lcp_house_apply(double* y, const double* vt, int k, double tau) {
   for (int i = 1; i < k; i++) y[i] -= s * vt[i];
 }
 
-// u (m) = the minimal-norm solution of Bt' u = y for Bt (m x r, column-major, full column rank, overwritten):
-// Bt = Z [T; 0] by Householder QR, so Bt' = [T' 0] Z' and u = Z [T'^-1 y; 0]
-static void lcp_minnorm_wide(double* u, physData* d, double* Bt, int m, int r, const double* y) {
+// x (r) = U^-1 b for the upper triangular r x r leading block of T (T_ij = T[i*rs + j*cs]): back substitution
+static void lcp_upper_solve(double* x, const double* T, int rs, int cs, int r, const double* b) {
+  for (int i = r - 1; i >= 0; i--) {
+    const double* Ti = T + (size_t)i * rs;
+    double s = b[i];
+    for (int j = i + 1; j < r; j++) s -= Ti[(size_t)j * cs] * x[j];
+    x[i] = s / Ti[(size_t)i * cs];
+  }
+}
+
+// u (m) = the minimal-norm solution of T u = c for the r x m upper trapezoid T = [U V] (U upper triangular,
+// nonsingular; T_ij = T[i*rs + j*cs], r <= m). Every solution is u = [ub; 0] + N z with the basic solution
+// ub = U^-1 c and the null space N = [-X; I], X = U^-1 V (r x k, k = m - r); the shortest has
+//   (I + X'X) z = X' ub,   u = [ub - X z; z]
+// (normal equations of a k x k matrix >= I: well conditioned, and k is small when few rows are redundant)
+static void lcp_trapezoid_minnorm(double* u, physData* d, const double* T, int rs, int cs, int r, int m,
+                                  const double* c) {
+  int k = m - r;
+  lcp_upper_solve(u, T, rs, cs, r, c);
+  if (k == 0) return;
   size_t mark = phys_stack_mark(d);
-  double* tau = phys_stack_alloc(d, (size_t)r);
-  for (int k = 0; k < r; k++) {
-    lcp_house(Bt + (size_t)k * m + k, m - k, tau + k);
-    for (int j = k + 1; j < r; j++) lcp_house_apply(Bt + (size_t)j * m + k, Bt + (size_t)k * m + k, m - k, tau[k]);
+  double* X = phys_stack_alloc(d, (size_t)r * k + 1);
+  double* H = phys_stack_alloc(d, (size_t)k * k);
+  double* v = phys_stack_alloc(d, (size_t)r + 1);
+  for (int j = 0; j < k; j++) {
+    // column j of X: U x = column r + j of T
+    for (int i = 0; i < r; i++) v[i] = T[(size_t)i * rs + (size_t)(r + j) * cs];
+    lcp_upper_solve(X + (size_t)j * r, T, rs, cs, r, v);
   }
-  // T' v = y (T' lower triangular: T'_ij = T_ji = Bt[i*m + j], j <= i), u = Z [v; 0]
-  for (int i = 0; i < m; i++) u[i] = 0;
-  for (int i = 0; i < r; i++) {
-    double s = y[i];
-    for (int j = 0; j < i; j++) s -= Bt[(size_t)i * m + j] * u[j];
-    u[i] = s / Bt[(size_t)i * m + i];
+  // H = I + X'X (row-major, both triangles), z = H^-1 X' ub in u[r..m-1]
+  for (int a = 0; a < k; a++) {
+    for (int b = 0; b <= a; b++) {
+      double h = a == b;
+      for (int i = 0; i < r; i++) h += X[(size_t)a * r + i] * X[(size_t)b * r + i];
+      H[(size_t)a * k + b] = H[(size_t)b * k + a] = h;
+    }
+    double t = 0;
+    for (int i = 0; i < r; i++) t += X[(size_t)a * r + i] * u[i];
+    u[r + a] = t;
   }
-  for (int k = r - 1; k >= 0; k--) lcp_house_apply(u + k, Bt + (size_t)k * m + k, m - k, tau[k]);
+  phys_chol_factor(H, k, 0);
+  phys_chol_solve(u + r, H, u + r, k);
+  // ub - X z
+  for (int a = 0; a < k; a++)
+    for (int i = 0; i < r; i++) u[i] -= X[(size_t)a * r + i] * u[r + a];
   phys_stack_free(d, mark);
+}
+
+// |a(k:m)|^2 of a column a
+static double lcp_colnorm2(const double* a, int k, int m) {
+  double s = 0;
+  for (int i = k; i < m; i++) s += a[i] * a[i];
+  return s;
 }
 
 // x = the minimal-norm least-squares solution of A x = b (A m x m column-major, overwritten; b kept):
 // A P = Q [R11 R12; 0 0] by Householder QR with column pivoting (rank r: |R_kk| > tol |R_00|), then
-// [R11 R12]' = Z [T; 0] by a second QR, so that x = P Z [T'^-1 (Q'b)_1:r; 0]. Returns r.
+// x = P u with u the minimal-norm solution of [R11 R12] u = (Q'b)_1:r (lcp_trapezoid_minnorm). Returns r.
 static int lcp_minnorm(double* x, physData* d, double* A, const double* b, int m) {
   size_t mark = phys_stack_mark(d);
   double* tau = phys_stack_alloc(d, (size_t)m + 1);
   double* c = phys_stack_alloc(d, (size_t)m + 1);
+  double* nrm = phys_stack_alloc(d, (size_t)m + 1);
+  double* nrm0 = phys_stack_alloc(d, (size_t)m + 1);
   int* perm = lcp_ints(d, m);
   int r = m;
   double r0 = 0;
   for (int k = 0; k < m; k++) perm[k] = k;
 
-  // A P = Q R, pivoting the remaining column of largest norm to the front
+  // A P = Q R, pivoting the remaining column of largest norm to the front; nrm[j] = |A(k:m, j)|^2
+  for (int j = 0; j < m; j++) nrm[j] = nrm0[j] = lcp_colnorm2(A + (size_t)j * m, 0, m);
   for (int k = 0; k < m; k++) {
     int best = k;
-    double bn = -1;
-    for (int j = k; j < m; j++) {
-      double s = 0;
-      for (int i = k; i < m; i++) s += A[(size_t)j * m + i] * A[(size_t)j * m + i];
-      if (s > bn) bn = s, best = j;
-    }
+    for (int j = k + 1; j < m; j++)
+      if (nrm[j] > nrm[best]) best = j;
     if (best != k) {
       for (int i = 0; i < m; i++) {
         double t = A[(size_t)k * m + i];
@@ -288,6 +360,7 @@ static int lcp_minnorm(double* x, physData* d, double* A, const double* b, int m
       int t = perm[k];
       perm[k] = perm[best];
       perm[best] = t;
+      nrm[best] = nrm[k], nrm0[best] = nrm0[k];
     }
     double beta = lcp_house(A + (size_t)k * m + k, m - k, tau + k);
     if (k == 0) r0 = fabs(beta);
@@ -295,37 +368,46 @@ static int lcp_minnorm(double* x, physData* d, double* A, const double* b, int m
       r = k;
       break;
     }
-    for (int j = k + 1; j < m; j++) lcp_house_apply(A + (size_t)j * m + k, A + (size_t)k * m + k, m - k, tau[k]);
+    for (int j = k + 1; j < m; j++) {
+      double* Aj = A + (size_t)j * m;
+      lcp_house_apply(Aj + k, A + (size_t)k * m + k, m - k, tau[k]);
+      // downdate |A(k+1:m, j)|^2 = |A(k:m, j)|^2 - A_kj^2; recompute when cancellation leaves < ~8 digits
+      nrm[j] -= Aj[k] * Aj[k];
+      if (!(nrm[j] > LCP_TOL_DOWNDATE * nrm0[j])) nrm[j] = nrm0[j] = lcp_colnorm2(Aj, k + 1, m);
+    }
   }
 
   // c = Q'b
   memcpy(c, b, sizeof(double) * (size_t)m);
   for (int k = 0; k < r; k++) lcp_house_apply(c + k, A + (size_t)k * m + k, m - k, tau[k]);
 
+  // [R11 R12] u = c_1:r with minimal norm (R_ij = A[j*m + i]); u = 0 when A = 0
   double* u = phys_stack_alloc(d, (size_t)m + 1);
   memset(u, 0, sizeof(double) * (size_t)m);
-  if (r == m) {
-    // full rank: R u = c by back substitution
-    for (int i = m - 1; i >= 0; i--) {
-      double s = c[i];
-      for (int j = i + 1; j < m; j++) s -= A[(size_t)j * m + i] * u[j];
-      u[i] = s / A[(size_t)i * m + i];
-    }
-  } else if (r > 0) {
-    // [R11 R12] u = c_1:r with minimal norm: Bt = [R11 R12]' (m x r)
-    double* Bt = phys_stack_alloc(d, (size_t)m * r);
-    for (int j = 0; j < r; j++)
-      for (int i = 0; i < m; i++) Bt[(size_t)j * m + i] = i >= j ? A[(size_t)i * m + j] : 0;
-    lcp_minnorm_wide(u, d, Bt, m, r, c);
-  }
+  if (r > 0) lcp_trapezoid_minnorm(u, d, A, 1, m, r, m, c);
   for (int k = 0; k < m; k++) x[perm[k]] = u[k];
   phys_stack_free(d, mark);
   return r;
 }
 
+// symmetric exchange of rows and columns k < p of the lower triangle of A (column-major m x m; the factored
+// columns j < k exchange their rows k and p), and of perm[k], perm[p]
+static void lcp_sym_swap(double* A, int m, int k, int p, int* perm) {
+  double t;
+#define SWAP(a, b) (t = (a), (a) = (b), (b) = t)
+  for (int j = 0; j < k; j++) SWAP(A[(size_t)j * m + k], A[(size_t)j * m + p]);          // (k, j) <-> (p, j)
+  for (int j = k + 1; j < p; j++) SWAP(A[(size_t)k * m + j], A[(size_t)j * m + p]);      // (j, k) <-> (p, j)
+  for (int j = p + 1; j < m; j++) SWAP(A[(size_t)k * m + j], A[(size_t)p * m + j]);      // (j, k) <-> (j, p)
+  SWAP(A[(size_t)k * m + k], A[(size_t)p * m + p]);
+#undef SWAP
+  int ti = perm[k];
+  perm[k] = perm[p];
+  perm[p] = ti;
+}
+
 // the same for a symmetric positive semidefinite A (no bounded rows: A = G^_CC), about 4x cheaper:
 // P'AP = L L' by Cholesky with diagonal pivoting (rank r: pivots > tol * the first), L y = (P'b)_1:r on
-// the leading triangle, then the minimal-norm x' with L' x' = y (lcp_minnorm_wide), x = P x'.
+// the leading triangle, then the minimal-norm x' with L' x' = y (lcp_trapezoid_minnorm), x = P x'.
 // A is column-major with both triangles; its lower triangle is overwritten. Returns r.
 static int lcp_minnorm_sym(double* x, physData* d, double* A, const double* b, int m) {
   size_t mark = phys_stack_mark(d);
@@ -334,7 +416,7 @@ static int lcp_minnorm_sym(double* x, physData* d, double* A, const double* b, i
   double* u = phys_stack_alloc(d, (size_t)m + 1);
   int r = m;
   double d0 = 0;
-#define LO(i, j) A[(i) >= (j) ? (size_t)(j) * m + (i) : (size_t)(i) * m + (j)]
+#define LO(i, j) A[(size_t)(j) * m + (i)]   // lower triangle, i >= j
   for (int k = 0; k < m; k++) perm[k] = k;
   for (int k = 0; k < m; k++) {
     int p = k;
@@ -345,21 +427,7 @@ static int lcp_minnorm_sym(double* x, physData* d, double* A, const double* b, i
       r = k;
       break;
     }
-    if (p != k) {
-      // symmetric exchange of k and p in the lower triangle
-      for (int j = 0; j < m; j++) {
-        if (j == k || j == p) continue;
-        double t = LO(k, j);
-        LO(k, j) = LO(p, j);
-        LO(p, j) = t;
-      }
-      double t = LO(k, k);
-      LO(k, k) = LO(p, p);
-      LO(p, p) = t;
-      int ti = perm[k];
-      perm[k] = perm[p];
-      perm[p] = ti;
-    }
+    if (p != k) lcp_sym_swap(A, m, k, p, perm);
     // L_kk = sqrt(a_kk), L_ik = a_ik / L_kk, Schur complement a_ij -= L_ik L_jk (lower, i >= j > k)
     double* Lk = A + (size_t)k * m;
     Lk[k] = sqrt(Lk[k]);
@@ -376,24 +444,60 @@ static int lcp_minnorm_sym(double* x, physData* d, double* A, const double* b, i
     for (int j = 0; j < i; j++) s -= A[(size_t)j * m + i] * y[j];
     y[i] = s / A[(size_t)i * m + i];
   }
-  if (r == m) {
-    // unique: L' x' = y
-    for (int i = m - 1; i >= 0; i--) {
-      double s = y[i];
-      for (int j = i + 1; j < m; j++) s -= A[(size_t)i * m + j] * u[j];
-      u[i] = s / A[(size_t)i * m + i];
-    }
-  } else if (r > 0) {
-    double* Bt = phys_stack_alloc(d, (size_t)m * r);
-    for (int j = 0; j < r; j++)
-      for (int i = 0; i < m; i++) Bt[(size_t)j * m + i] = i >= j ? A[(size_t)j * m + i] : 0;
-    lcp_minnorm_wide(u, d, Bt, m, r, y);
-  } else {
-    for (int i = 0; i < m; i++) u[i] = 0;
-  }
+  // L' x' = y with minimal norm (L'_ij = L_ji = A[i*m + j]); x' = 0 when A = 0
+  for (int i = 0; i < m; i++) u[i] = 0;
+  if (r > 0) lcp_trapezoid_minnorm(u, d, A, m, 1, r, m, y);
   for (int k = 0; k < m; k++) x[perm[k]] = u[k];
   phys_stack_free(d, mark);
   return r;
+}
+
+// x = A^-1 b by Gaussian elimination with partial pivoting (A m x m column-major, overwritten; b kept) when A
+// is clearly nonsingular; returns 0 (x unset) if a pivot falls below LCP_TOL_LU times the largest |A_ij|
+static int lcp_lu_solve(double* x, double* A, const double* b, int m) {
+  double amax = 0;
+  for (size_t i = 0; i < (size_t)m * m; i++) amax = lcp_max(fabs(A[i]), amax);
+  memcpy(x, b, sizeof(double) * (size_t)m);
+  for (int k = 0; k < m; k++) {
+    double* Ak = A + (size_t)k * m;
+    int p = k;
+    for (int i = k + 1; i < m; i++)
+      if (fabs(Ak[i]) > fabs(Ak[p])) p = i;
+    if (!(fabs(Ak[p]) > LCP_TOL_LU * amax)) return 0;
+    if (p != k) {
+      // exchange rows k and p
+      for (int j = 0; j < m; j++) {
+        double t = A[(size_t)j * m + k];
+        A[(size_t)j * m + k] = A[(size_t)j * m + p];
+        A[(size_t)j * m + p] = t;
+      }
+      double t = x[k];
+      x[k] = x[p];
+      x[p] = t;
+    }
+    // l_i = A_ik / A_kk; row i -= l_i row k (columns j > k), x_i -= l_i x_k
+    for (int i = k + 1; i < m; i++) Ak[i] /= Ak[k];
+    for (int j = k + 1; j < m; j++) {
+      double* Aj = A + (size_t)j * m;
+      for (int i = k + 1; i < m; i++) Aj[i] -= Ak[i] * Aj[k];
+    }
+    for (int i = k + 1; i < m; i++) x[i] -= Ak[i] * x[k];
+  }
+  lcp_upper_solve(x, A, 1, m, m, x);
+  return 1;
+}
+
+// the nonsymmetric subsystem's shortcut: when A has at most as many rows as there are dofs (else rank G <= nv
+// < m makes it singular), x = A^-1 b by elimination if A is clearly nonsingular (then that is its
+// minimal-norm solution); A is kept for lcp_minnorm otherwise. Returns 1 if x was solved.
+static int lcp_try_lu(double* x, physData* d, const double* A, const double* b, int m, int may_be_regular) {
+  if (!may_be_regular) return 0;
+  size_t mark = phys_stack_mark(d);
+  double* LU = phys_stack_alloc(d, (size_t)m * m);
+  memcpy(LU, A, sizeof(double) * (size_t)m * m);
+  int ok = lcp_lu_solve(x, LU, b, m);
+  phys_stack_free(d, mark);
+  return ok;
 }
 
 //---------------------------------------------------------------------------------------------------------
@@ -417,8 +521,12 @@ static void lcp_subsystem(double* lh, physData* d, const lcpScaled* P, const int
   double* y = phys_stack_alloc(d, (size_t)m + 1);
 
   // A = G^_CC + G^_CB E: a bounded row b adds sign*mu*G^_Cb to the column of its contact's normal
-  for (int k = 0; k < m; k++)
-    for (int i = 0; i < m; i++) A[(size_t)k * m + i] = lcp_gh(P, cr[i], cr[k]);
+  for (int k = 0; k < m; k++) {
+    const double* Gk = P->G + cr[k];   // column cr[k] of G, stride n
+    double* Ak = A + (size_t)k * m;
+    for (int i = 0; i < m; i++) Ak[i] = P->s[cr[i]] * P->s[cr[k]] * Gk[(size_t)cr[i] * n];
+    Ak[k] += P->eps;
+  }
   int symmetric = 1;
   for (int j = 0; j < n; j++) {
     if (lab[j] != PHYS_ROW_UPPER && lab[j] != PHYS_ROW_LOWER) continue;
@@ -435,7 +543,7 @@ static void lcp_subsystem(double* lh, physData* d, const lcpScaled* P, const int
       for (int k = 0; k < m; k++) b[i] -= A[(size_t)k * m + i] * x0[cr[k]];
   }
   if (m > 0 && symmetric) lcp_minnorm_sym(y, d, A, b, m);
-  else if (m > 0) lcp_minnorm(y, d, A, b, m);
+  else if (m > 0 && !lcp_try_lu(y, d, A, b, m, m <= P->nv)) lcp_minnorm(y, d, A, b, m);
 
   // assemble: C rows, then S rows 0 and bounded rows +-mu lambda_n
   for (int i = 0; i < n; i++) lh[i] = pos[i] >= 0 ? y[pos[i]] + (x0 ? x0[i] : 0) : 0;
@@ -554,18 +662,19 @@ static void lcp_pivot(lcpTableau* T, const double* alpha, int r, int enter) {
 static int lcp_ratio(const lcpTableau* T, const double* alpha, int* cand) {
   int N = T->N, nc = 0;
   double amax = 0;
-  for (int i = 0; i < N; i++) amax = fmax(amax, fabs(alpha[i]));
+  for (int i = 0; i < N; i++) amax = lcp_max(fabs(alpha[i]), amax);
   double tolp = LCP_TOL_PIVOT * amax, tmin = INFINITY;
   for (int i = 0; i < N; i++)
-    if (alpha[i] > tolp) tmin = fmin(tmin, fmax(T->xb[i], 0) / alpha[i]);
+    if (alpha[i] > tolp) tmin = lcp_min(lcp_pos(T->xb[i]) / alpha[i], tmin);
   if (tmin == INFINITY) return -1;
   for (int i = 0; i < N; i++)
-    if (alpha[i] > tolp && fmax(T->xb[i], 0) / alpha[i] <= tmin + LCP_TOL_TIE * fmax(1, tmin)) cand[nc++] = i;
+    if (alpha[i] > tolp && lcp_pos(T->xb[i]) / alpha[i] <= tmin + LCP_TOL_TIE * lcp_max(tmin, 1))
+      cand[nc++] = i;
   for (int a = 0; a < nc; a++)
     if (T->basis[cand[a]] == 2 * N) return cand[a];
   for (int j = 0; j < N && nc > 1; j++) {
     double vmin = INFINITY;
-    for (int a = 0; a < nc; a++) vmin = fmin(vmin, T->Binv[(size_t)cand[a] * N + j] / alpha[cand[a]]);
+    for (int a = 0; a < nc; a++) vmin = lcp_min(T->Binv[(size_t)cand[a] * N + j] / alpha[cand[a]], vmin);
     int keep = 0;
     for (int a = 0; a < nc; a++)
       if (T->Binv[(size_t)cand[a] * N + j] / alpha[cand[a]] <= vmin + LCP_TOL_TIE) cand[keep++] = cand[a];
@@ -631,7 +740,7 @@ static int lcp_lemke(double* z, int* npivot, physData* d, const lcpVars* V, cons
   }
   if (ok)
     for (int i = 0; i < N; i++)
-      if (T.basis[i] >= N && T.basis[i] < 2 * N) z[T.basis[i] - N] = fmax(T.xb[i], 0);
+      if (T.basis[i] >= N && T.basis[i] < 2 * N) z[T.basis[i] - N] = lcp_pos(T.xb[i]);
   phys_stack_free(d, mark);
   return ok;
 }
@@ -646,22 +755,29 @@ static void lcp_lambda_from_z(double* lh, const lcpVars* V, const double* z, int
 //---------------------------------------------------------------------------------------------------------
 // the solver
 
-// the best candidate so far: lambda^, labels, relative residual
+// the best candidate so far: lambda^, its w^ and labels, relative residual, residual in velocity units
 typedef struct lcpBest_ {
   double* lh;
+  double* wh;
   int* lab;
   double rel;               // scaled natural-map residual / max(1, max_i sum_j |G^_ij lambda^_j|)
+  double resvel;            // the residual in row-velocity units (lcp_residual's res[1])
 } lcpBest;
 
-// check candidate lambda^ with labels lab: keep it as the best if its relative residual is lower; returns 1
-// if it solves the problem (relative residual <= LCP_TOL_ACCEPT)
-static int lcp_try(lcpBest* best, double* wh, const lcpScaled* P, const double* lh, const int* lab) {
-  double big = lcp_velocity(wh, P, lh);
-  double rel = lcp_residual(P, lh, wh) / fmax(1, big);
+// check candidate lambda^ with labels lab (wh <- its w^, *big <- its rounding scale): keep it as the best if
+// its relative residual is lower; returns 1 if it solves the problem (relative residual <= LCP_TOL_ACCEPT)
+static int lcp_try(lcpBest* best, double* wh, double* big, const lcpScaled* P, const double* lh,
+                   const int* lab) {
+  double res[2];
+  *big = lcp_velocity(wh, P, lh);
+  lcp_residual(res, P, lh, wh);
+  double rel = res[0] / fmax(1, *big);
   if (rel < best->rel) {
     memcpy(best->lh, lh, sizeof(double) * (size_t)P->n);
+    memcpy(best->wh, wh, sizeof(double) * (size_t)P->n);
     memcpy(best->lab, lab, sizeof(int) * (size_t)P->n);
     best->rel = rel;
+    best->resvel = res[1];
   }
   return rel <= LCP_TOL_ACCEPT;
 }
@@ -709,46 +825,109 @@ static void lcp_pgs(double* lh, const lcpScaled* P, int sweeps) {
   }
 }
 
+// label of a tangent row t of a clamping contact from the candidate: a clamping tangent beyond +-mu lambda_n
+// goes to that bound, a tangent at its upper bound with w > 0 (lower, w < 0) clamps; a tangent of a contact
+// that starts to clamp (was_separating) takes the side its sliding velocity w_t asks for (U if w_t < 0)
+static int lcp_tangent_label(int old, double lt, double hi, double wt, double tol, int was_separating) {
+  if (was_separating) return wt < -tol ? PHYS_ROW_UPPER : (wt > tol ? PHYS_ROW_LOWER : PHYS_ROW_CLAMPING);
+  if (old == PHYS_ROW_CLAMPING && lt > hi + tol) return PHYS_ROW_UPPER;
+  if (old == PHYS_ROW_CLAMPING && lt < -hi - tol) return PHYS_ROW_LOWER;
+  if ((old == PHYS_ROW_UPPER && wt > tol) || (old == PHYS_ROW_LOWER && wt < -tol)) return PHYS_ROW_CLAMPING;
+  return old;
+}
+
+// one active-set correction of the labels lab from the candidate (lh, wh) they gave, row by row as the
+// candidate violates its conditions: a clamping normal or limit with lambda < 0 separates (a contact's
+// tangents with it), a separating one with w < 0 clamps; tangents by lcp_tangent_label. Returns the number
+// of labels changed.
+static int lcp_correct(int* lab, const lcpScaled* P, const double* lh, const double* wh, double tol) {
+  int changed = 0;
+  for (int i = 0; i < P->n; i++) {
+    int c = lcp_contact(P, i), old = lab[i];
+    if (c < 0 || i == 3 * c) {
+      if (old == PHYS_ROW_CLAMPING && lh[i] < -tol) lab[i] = PHYS_ROW_SEPARATING;
+      if (old == PHYS_ROW_SEPARATING && wh[i] < -tol) lab[i] = PHYS_ROW_CLAMPING;
+    } else if (lab[3 * c] == PHYS_ROW_SEPARATING) {
+      lab[i] = PHYS_ROW_SEPARATING;
+    } else if (P->mu[c] > 0) {
+      int was_separating = old == PHYS_ROW_SEPARATING;
+      lab[i] = lcp_tangent_label(old, lh[i], P->mu[c] * lcp_pos(lh[3 * c]), wh[i], tol, was_separating);
+    }
+    changed += lab[i] != old;
+  }
+  if (changed) lcp_sanitize(lab, P, lab);
+  return changed;
+}
+
+// the warm start: the subsystem on the guessed labels lab and the check; while it fails, up to
+// LCP_CORRECTIONS active-set corrections of the labels from the candidate (lcp_correct), each checked the
+// same way. Returns 1 when a candidate is accepted (best holds it), *as_is = 1 if the guess itself was;
+// 0 if none was; -1 if the first candidate's w^ is not finite (then G or g is not: see phys_solve_lcp).
+// Scratch lh, wh (n).
+static int lcp_warm(lcpBest* best, int* as_is, physData* d, const lcpScaled* P, int* lab, double* lh,
+                    double* wh) {
+  for (int round = 0;; round++) {
+    double big;
+    lcp_subsystem(lh, d, P, lab, NULL);
+    int ok = lcp_try(best, wh, &big, P, lh, lab);
+    if (round == 0 && !lcp_all_finite(wh, (size_t)P->n)) return -1;
+    if (ok) {
+      *as_is = round == 0;
+      return 1;
+    }
+    if (round == LCP_CORRECTIONS || !lcp_correct(lab, P, lh, wh, LCP_TOL_CLASS * fmax(1, big))) return 0;
+  }
+}
+
 // doubles phys_solve_lcp needs from the arena at most: its vectors, then either Lemke (the N x N basis
 // inverse, N = 7 nc + nl at most) or the clamping subsystem (two m x m matrices, m <= n)
 static size_t lcp_arena_need(const physConstraintProblem* p) {
   size_t N = (size_t)7 * p->nc + p->nl, n = (size_t)p->n;
   size_t lemke = N * N + 8 * N, sub = 2 * n * n + 8 * n;
-  return 8 * n + (lemke > sub ? lemke : sub) + 512;
+  return 10 * n + (lemke > sub ? lemke : sub) + 512;
 }
 
-// write the result: lambda = gamma s lambda^, labels (mu = 0 tangents by the sign of w), residual (m/s);
-// wh holds G^ lh + g^ already if wh_current
-static void lcp_finish(physConstraintSolution* sol, double* wh, int wh_current, const lcpScaled* P,
-                       const double* lh, const int* lab) {
-  if (!wh_current) lcp_velocity(wh, P, lh);
+// write the best candidate as the result: lambda = gamma s lambda^, labels (mu = 0 tangents by the sign of
+// w), residual (m/s)
+static void lcp_finish(physConstraintSolution* sol, const lcpScaled* P, const lcpBest* best) {
   for (int i = 0; i < P->n; i++) {
-    sol->lambda[i] = P->gamma * P->s[i] * lh[i];
-    sol->state[i] = lab[i];
+    sol->lambda[i] = P->gamma * P->s[i] * best->lh[i];
+    sol->state[i] = best->lab[i];
   }
-  lcp_label_frictionless(sol->state, P, wh);
-  sol->residual = lcp_residual_velocity(P, lh, wh);
+  lcp_label_frictionless(sol->state, P, best->wh);
+  sol->residual = best->resvel;
 }
 
-// all inputs finite
-static int lcp_finite(const physConstraintProblem* p) {
-  for (size_t i = 0; i < (size_t)p->n * p->n; i++)
-    if (!isfinite(p->G[i])) return 0;
-  for (int i = 0; i < p->n; i++)
-    if (!isfinite(p->g[i])) return 0;
-  for (int i = 0; i < p->nc; i++)
-    if (isnan(p->mu[i])) return 0;
-  return 1;
+// the starting best candidate: lambda^ = 0 (all separating), w^ = g^, rel = inf (any candidate replaces it)
+static void lcp_best_init(lcpBest* best, const lcpScaled* P) {
+  for (int i = 0; i < P->n; i++) best->lh[i] = 0, best->wh[i] = P->gh[i], best->lab[i] = PHYS_ROW_SEPARATING;
+  best->rel = INFINITY;
+  double res[2];
+  lcp_residual(res, P, best->lh, best->wh);
+  best->resvel = res[1];
+}
+
+// no solve: non-finite inputs (G, g, mu) or an arena too small; impulses 0, all separating, a data warning
+static physStatus lcp_refuse(physConstraintSolution* sol, physData* d, const physConstraintProblem* p) {
+  for (int i = 0; i < p->n; i++) sol->lambda[i] = 0, sol->state[i] = PHYS_ROW_SEPARATING;
+  sol->warm_used = 0;
+  phys_data_warning(d, "lcp: %s (%d contacts, %d limits); impulses set to 0",
+                    lcp_finite(p) ? "scratch arena too small" : "non-finite Delassus matrix or velocity",
+                    p->nc, p->nl);
+  return PHYS_ERR_NUMERIC;
 }
 
 // Solve the pyramid LCP of p (see the file comment). Order: the warm start (p->warm's labels, the
-// subsystem, the check); else Lemke (on G^, and if that fails on G^ + 1e-8 I, and if that fails too
-// Gauss-Seidel), then its classification stabilized to the minimal-norm solution (ties as clamping), else
-// its own point refined on its labels (ties as separating), else the best of these with PHYS_ERR_NUMERIC
-// and a data warning (nearly singular, nearly inconsistent problems: relative residuals ~1e-7). sol->residual is the largest natural-map residual in
-// row-velocity units (m/s or rad/s): min(d lambda, w) on normals and limits, d lambda - clamp(d lambda - w,
-// -d mu lambda_n, d mu lambda_n) on tangents, d = the mean diagonal of G over the contact's rows (0 at an
-// exact solution). sol->iterations counts Lemke's pivots (0 when the warm start holds). m may be NULL.
+// subsystem, the check, then up to LCP_CORRECTIONS active-set corrections of the labels, each checked);
+// else Lemke (on G^, and if that fails on G^ + 1e-8 I, and if that fails too Gauss-Seidel), then its
+// classification stabilized to the minimal-norm solution (ties as clamping), else its own point refined on
+// its labels (ties as separating), else the best of these with PHYS_ERR_NUMERIC and a data warning (nearly
+// singular, nearly inconsistent problems: relative residuals ~1e-7). sol->residual is the largest
+// natural-map residual in row-velocity units (m/s or rad/s): min(d lambda, w) on normals and limits,
+// d lambda - clamp(d lambda - w, -d mu lambda_n, d mu lambda_n) on tangents, d = the mean diagonal of G over
+// the contact's rows (0 at an exact solution). sol->iterations counts Lemke's pivots (0 when the warm start
+// or its corrections hold); sol->warm_used is 1 only if the guess itself held. p->nv (dofs, rank G <= nv)
+// may be 0 (unknown). m may be NULL.
 physStatus phys_solve_lcp(const physModel* m, physData* d, const physConstraintProblem* p,
                           physConstraintSolution* sol) {
   (void)m;
@@ -757,50 +936,48 @@ physStatus phys_solve_lcp(const physModel* m, physData* d, const physConstraintP
   sol->warm_used = 0;
   sol->residual = 0;
   if (n <= 0) return PHYS_OK;
-  if (!lcp_finite(p) || lcp_arena_need(p) > d->nstack - d->pstack) {
-    for (int i = 0; i < n; i++) sol->lambda[i] = 0, sol->state[i] = PHYS_ROW_SEPARATING;
-    phys_data_warning(d, "lcp: %s (%d contacts, %d limits); impulses set to 0",
-                      lcp_finite(p) ? "scratch arena too small" : "non-finite Delassus matrix or velocity",
-                      p->nc, p->nl);
-    return PHYS_ERR_NUMERIC;
-  }
+  // inputs: checked here without a warm start; with one, through the first candidate's w^ (lcp_warm)
+  int finite = p->warm ? lcp_finite_mu(p) : lcp_finite(p);
+  if (!finite || lcp_arena_need(p) > d->nstack - d->pstack) return lcp_refuse(sol, d, p);
   size_t mark = phys_stack_mark(d);
-  lcpScaled P = {n, p->nc, p->nl, p->G, phys_stack_alloc(d, (size_t)n), phys_stack_alloc(d, (size_t)n),
-                 phys_stack_alloc(d, (size_t)p->nc + 1), 1, 0};
+  lcpScaled P = {.n = n, .nc = p->nc, .nl = p->nl, .nv = p->nv > 0 ? p->nv : 0, .G = p->G,
+                 .s = phys_stack_alloc(d, (size_t)n), .gh = phys_stack_alloc(d, (size_t)n),
+                 .mu = phys_stack_alloc(d, (size_t)p->nc + 1), .u = phys_stack_alloc(d, (size_t)n),
+                 .gamma = 1, .eps = 0};
   lcp_scale(&P, p);
   double* lh = phys_stack_alloc(d, (size_t)n);
   double* lemke = phys_stack_alloc(d, (size_t)n);
   double* wh = phys_stack_alloc(d, (size_t)n);
   int* lab = lcp_ints(d, n);
-  lcpBest best = {phys_stack_alloc(d, (size_t)n), lcp_ints(d, n), INFINITY};
+  lcpBest best = {.lh = phys_stack_alloc(d, (size_t)n), .wh = phys_stack_alloc(d, (size_t)n),
+                  .lab = lcp_ints(d, n)};
   physStatus status = PHYS_OK;
-  for (int i = 0; i < n; i++) best.lh[i] = 0, best.lab[i] = PHYS_ROW_SEPARATING;
+  lcp_best_init(&best, &P);
 
-  // warm start: last step's labels, the clamping subsystem, the check
+  // warm start: last step's labels (corrected a few times if need be), the clamping subsystem, the check
   if (p->warm) {
     lcp_sanitize(lab, &P, p->warm);
-    lcp_subsystem(lh, d, &P, lab, NULL);
-    if (lcp_try(&best, wh, &P, lh, lab)) {
-      sol->warm_used = 1;
-      lcp_finish(sol, wh, 1, &P, lh, lab);
+    int warm = lcp_warm(&best, &sol->warm_used, d, &P, lab, lh, wh);
+    if (warm != 0) {
+      if (warm > 0) lcp_finish(sol, &P, &best);
       phys_stack_free(d, mark);
-      return PHYS_OK;
+      return warm > 0 ? PHYS_OK : lcp_refuse(sol, d, p);
     }
   }
 
   // Lemke, then the stabilized (minimal-norm) solution on its labels, then its own point refined
   int ok = lcp_full(lemke, &sol->iterations, d, &P);
   if (!ok) lcp_pgs(lemke, &P, LCP_PGS_SWEEPS);
-  double big = lcp_velocity(wh, &P, lemke), tolc = LCP_TOL_CLASS * fmax(1, big);
+  double big = lcp_velocity(wh, &P, lemke), tolc = LCP_TOL_CLASS * fmax(1, big), scale;
   lcp_classify(lab, &P, lemke, wh, tolc, 1);
   lcp_subsystem(lh, d, &P, lab, NULL);
-  int accepted = lcp_try(&best, wh, &P, lh, lab);
+  int accepted = lcp_try(&best, wh, &scale, &P, lh, lab);
   if (!accepted) {
     lcp_velocity(wh, &P, lemke);
     lcp_classify(lab, &P, lemke, wh, tolc, 0);
-    lcp_try(&best, wh, &P, lemke, lab);
+    lcp_try(&best, wh, &scale, &P, lemke, lab);
     lcp_subsystem(lh, d, &P, lab, lemke);
-    accepted = lcp_try(&best, wh, &P, lh, lab);
+    accepted = lcp_try(&best, wh, &scale, &P, lh, lab);
   }
   if (!accepted && !(best.rel <= LCP_TOL_STATUS)) {
     status = PHYS_ERR_NUMERIC;
@@ -808,7 +985,7 @@ physStatus phys_solve_lcp(const physModel* m, physData* d, const physConstraintP
                       ok ? "no exact solution on the pivoted labels" : "Lemke's method failed (Gauss-Seidel used)",
                       best.rel, p->nc, p->nl);
   }
-  lcp_finish(sol, wh, 0, &P, best.lh, best.lab);
+  lcp_finish(sol, &P, &best);
   phys_stack_free(d, mark);
   return status;
 }

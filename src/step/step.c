@@ -223,17 +223,25 @@ static physSolverFn option_solver(const physModel* m) {
 //   v+ = v_f + M~^-1 J' lambda,   qfrc_constraint = J' lambda / dt;
 // impulses and row states are stored in d->contact. Returns 0 (nothing changed but a counted warning) if
 // M~ is not positive definite.
-// res += M~^-1 J' lambda (n rows of J); scratch f (nv)
-static void add_impulse_velocity(const physData* d, double* res, const double* J, const double* lambda, int n,
-                                 int nv, double* f) {
+// f (nv) = J' lambda (n rows of J; rows with lambda = 0 skipped)
+static void joint_impulse(double* f, const double* J, const double* lambda, int n, int nv) {
   memset(f, 0, sizeof(double) * (size_t)nv);
   for (int r = 0; r < n; r++) {
     double l = lambda[r];
     const double* Jr = J + (size_t)r * nv;
-    for (int i = 0; l != 0 && i < nv; i++) {
+    if (l == 0) {
+      continue;
+    }
+    for (int i = 0; i < nv; i++) {
       f[i] += Jr[i] * l;
     }
   }
+}
+
+// res += M~^-1 J' lambda (n rows of J); scratch f (nv)
+static void add_impulse_velocity(const physData* d, double* res, const double* J, const double* lambda, int n,
+                                 int nv, double* f) {
+  joint_impulse(f, J, lambda, n, nv);
   phys_chol_solve(f, d->qLD, f, nv);
   for (int i = 0; i < nv; i++) {
     res[i] += f[i];
@@ -241,7 +249,9 @@ static void add_impulse_velocity(const physData* d, double* res, const double* J
 }
 
 // position correction by split impulse (contact.h): pseudo-impulses lambda_p of the frictionless problem
-// on the same G with g = gpos (solved exactly by the lcp solver), vpos = M~^-1 J' lambda_p
+// on the same G with g = gpos (solved exactly by the lcp solver), vpos = M~^-1 J' lambda_p. The solver's
+// warm guess: rows with gpos < 0 clamp, the others separate (vpos is the same for every exact lambda_p:
+// a symmetric positive semidefinite LCP has a unique G lambda_p)
 static void position_correction(const physModel* m, physData* d, const physConstraintProblem* p, double* vpos) {
   int nv = m->nv;
   memset(vpos, 0, sizeof(double) * (size_t)nv);
@@ -254,11 +264,15 @@ static void position_correction(const physModel* m, physData* d, const physConst
   physConstraintSolution sol = {0};
   sol.lambda = phys_stack_alloc(d, (size_t)p->n + 1);
   sol.state = (int*)phys_stack_alloc(d, (size_t)p->n + 1);
+  int* warm = (int*)phys_stack_alloc(d, (size_t)p->n + 1);
   memset(mu0, 0, sizeof(double) * ((size_t)p->nc + 1));
+  for (int i = 0; i < p->n; i++) {
+    warm[i] = p->gpos[i] < 0 ? PHYS_ROW_CLAMPING : PHYS_ROW_SEPARATING;
+  }
   physConstraintProblem pp = *p;
   pp.g = p->gpos;
   pp.mu = mu0;
-  pp.warm = NULL;
+  pp.warm = warm;
   phys_solve_lcp(m, d, &pp, &sol);
   add_impulse_velocity(d, vpos, p->J, sol.lambda, p->n, nv, f);
   phys_stack_free(d, mark);
@@ -315,14 +329,14 @@ static int constrained_velocity(const physModel* m, physData* d, physSolverFn so
   }
 
   // qfrc_constraint = J' lambda / dt, v+ = v_f + M~^-1 J' lambda
-  memset(d->qfrc_constraint, 0, sizeof(double) * (size_t)nv);
-  for (int r = 0; r < p.n; r++) {
-    const double* Jr = J + (size_t)r * nv;
-    for (int i = 0; sol.lambda[r] != 0 && i < nv; i++) {
-      d->qfrc_constraint[i] += Jr[i] * sol.lambda[r] / dt;
-    }
+  joint_impulse(f, J, sol.lambda, p.n, nv);
+  for (int i = 0; i < nv; i++) {
+    d->qfrc_constraint[i] = f[i] / dt;
   }
-  add_impulse_velocity(d, vnew, J, sol.lambda, p.n, nv, f);
+  phys_chol_solve(f, d->qLD, f, nv);
+  for (int i = 0; i < nv; i++) {
+    vnew[i] += f[i];
+  }
   position_correction(m, d, &p, vpos);
   phys_stack_free(d, mark);
   return 1;

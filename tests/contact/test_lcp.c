@@ -404,6 +404,17 @@ static void test_box(void) {
   for (int c = 0; c < 4; c++) total += lambda[3 * c];
   CHECK_REL(total, mass * grav * dt, 1e-12, 0);
 
+  // the resting labels as the guess for the sliding box: wrong (the x tangents slide), corrected to the
+  // sliding labels without Lemke (no pivot), the same analytic velocity
+  int rest_labels[MAXN], slide_state[MAXN];
+  for (int i = 0; i < 12; i++) rest_labels[i] = PHYS_ROW_CLAMPING;
+  CHECK(solve(&g_tp, rest_labels, lw, slide_state, &sol) == PHYS_OK);
+  CHECK(sol.warm_used == 0 && sol.iterations == 0);
+  box_velocity(vp, &g_tp, lw, slide, dt, grav);
+  CHECK_NEAR(vp[0], 1 - mu * grav * dt, 1e-12);
+  for (int k = 1; k < 6; k++) CHECK_NEAR(vp[k], 0, 1e-12);
+  for (int c = 0; c < 4; c++) CHECK(slide_state[3 * c + 1] == PHYS_ROW_LOWER);
+
   // the same with the sliding labels as the warm guess, after a small change of speed: used
   double slide2[6] = {0.9, 0, 0, 0, 0, 0};
   memcpy(sw, state, sizeof(sw));
@@ -651,6 +662,17 @@ static void test_degenerate(void) {
   CHECK(phys_solve_lcp(NULL, &d, &p, &sol) == PHYS_ERR_NUMERIC);
   CHECK(d.nwarning == 1 && strstr(d.lastwarning, "lcp") != NULL);
   for (int i = 0; i < tp->n; i++) CHECK(lambda[i] == 0 && state[i] == PHYS_ROW_SEPARATING);
+  // the same with a warm guess (inputs then checked through the first candidate), and with g = inf
+  int guess[MAXN];
+  for (int i = 0; i < tp->n; i++) guess[i] = PHYS_ROW_CLAMPING;
+  for (int bad = 0; bad < 2; bad++) {
+    if (bad == 1) tp->G[5] = tp->G[5 * tp->n], tp->g[2] = INFINITY;   // G symmetric again, g not finite
+    d = make_data();
+    p = view(tp, guess);
+    CHECK(phys_solve_lcp(NULL, &d, &p, &sol) == PHYS_ERR_NUMERIC && sol.warm_used == 0);
+    CHECK(d.nwarning == 1 && strstr(d.lastwarning, "non-finite") != NULL);
+    for (int i = 0; i < tp->n; i++) CHECK(lambda[i] == 0 && state[i] == PHYS_ROW_SEPARATING);
+  }
 
   // a zero Jacobian row (a contact whose rows do not move anything) with a pushing g: no solution
   // exists; a status and a warning, finite impulses
