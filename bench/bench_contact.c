@@ -2,7 +2,9 @@
 // penalty) side by side with MuJoCo 2.2.2's mj_step, on the scenes of issue 3:
 //   box_rest     tests/data/box.xml (1 kg cube on a plane, mu 0.8, dt 2 ms), settled 500 steps
 //   box_slide    the same, settled, then vx = 1 m/s and 10 steps of sliding (both engines), so that the
-//                warm starts (physid's contact states, MuJoCo's qacc_warmstart) are those of steady sliding
+//                warm starts (physid's contact states, MuJoCo's qacc_warmstart) are those of steady sliding;
+//                for ccp the box starts at the height dt*mu*vx of its gliding state (an impulsive push
+//                launches a box under Anitescu's relaxation: tests/contact/test_scene_slide.c)
 //   half_cheetah /usr/share/doc/dart/data/mjcf/openai/half_cheetah.xml.gz (dt 10 ms), settled 200 steps
 //   humanoid     /usr/share/mujoco/model/humanoid/humanoid.xml lying on the floor (settled 1000 steps)
 //   atlas        Atlas v3 (dart-doc atlas_v3_no_head.urdf, floating) on ground.urdf, Nimble's set-up:
@@ -212,6 +214,7 @@ static int setup_phys(benchRun* r, const char* root, int scene, int model) {
   for (int i = 0; i < g_settle[scene]; i++) phys_step(r->pm, d);
   if (scene == SC_BOX_SLIDE) {
     d->qvel[0] = 1;
+    if (model == PHYS_CONTACT_CCP) d->qpos[2] += r->pm->opt.timestep * 0.8 * d->qvel[0];  // box.xml: mu 0.8
     for (int i = 0; i < SLIDE_STEPS; i++) phys_step(r->pm, d);
   }
   r->nv = r->pm->nv;
