@@ -220,7 +220,8 @@ typedef struct physOption_ {
   int contact;              // physContactModel (default lcp)
   double baumgarte;         // beta of the drift stabilization beta*min(phi,0)/dt in [0,1] (default 0.2)
   double penalty_stiffness; // penalty normal stiffness k_c (N/m, default 1e4)
-  double penalty_damping;   // penalty normal damping d_c (N s/m, default 1e2)
+  double penalty_damping;   // penalty joint-limit damping (N s/m or N m s/rad, default 1e2); contact damping
+                            // comes from each contact's restitution (src/contact/penalty.c)
   double penalty_vslip;     // penalty friction regularization velocity (m/s, default 1e-3)
   int solver_iterations;    // iteration cap of iterative solvers (ADMM; default 100)
   double solver_tolerance;  // residual tolerance of iterative solvers (default 1e-10)

@@ -1587,7 +1587,7 @@ typedef physStatus (*sectionFn)(mjcfCtx* c, xmlNode* el);
 //   <custom><text name="physid:restlength" data="act1 act2"/></custom>
 //   <text name="physid:contact" data="lcp|cone|ccp|penalty"/>      contact model (default lcp)
 //   <numeric name="physid:baumgarte" data="0.2"/>                   drift stabilization in [0, 1]
-//   <numeric name="physid:penalty" data="k_c d_c v_slip"/>          penalty model (1 to 3 values)
+//   <numeric name="physid:penalty" data="k_c d_lim v_slip"/>        penalty model (1 to 3 values; d_lim: joint limits)
 //   <numeric name="physid:solver" data="iterations tolerance"/>     iterative solvers (1 or 2 values)
 //   <numeric name="physid:restitution:GEOM" data="0.5"/>            restitution of a geom, in [0, 1]
 //   <numeric name="physid:pair_restitution:PAIR" data="0.5"/>       restitution of a <contact><pair>
