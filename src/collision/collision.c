@@ -272,9 +272,18 @@ static double geom_envelope(const physModel* m, const physData* d, int g, double
 // contact list
 
 // narrow phase of one pair, appended to d->contact with its material; overflow counted in d->ncon_dropped
+// sliding friction of a contact: the <pair>'s, else the larger of the geoms' (MuJoCo); 0 when the pair's
+// contact dimension, the larger of the geoms' condim (MuJoCo's rule), is 1: a frictionless contact.
+// condim 4 and 6 (torsional, rolling friction) act as 3.
+static double contact_friction(const physModel* m, int g1, int g2, int pair) {
+  if (pair >= 0) return m->pair_friction[pair];
+  int condim = m->geom_condim[g1] > m->geom_condim[g2] ? m->geom_condim[g1] : m->geom_condim[g2];
+  return condim == 1 ? 0 : maxd(m->geom_friction[3 * g1], m->geom_friction[3 * g2]);
+}
+
 static void add_pair(const physModel* m, physData* d, int g1, int g2, int pair) {
   double margin = pair >= 0 ? m->pair_margin[pair] : maxd(m->geom_margin[g1], m->geom_margin[g2]);
-  double mu_pair = pair >= 0 ? m->pair_friction[pair] : maxd(m->geom_friction[3 * g1], m->geom_friction[3 * g2]);
+  double mu_pair = contact_friction(m, g1, g2, pair);
   margin = maxd(margin, pair_envelope(m, d, g1, g2, mu_pair));
   physContact tmp[PHYS_MAXPAIRCON];
   int room = d->nconmax - d->ncon;
@@ -283,13 +292,7 @@ static void add_pair(const physModel* m, physData* d, int g1, int g2, int pair) 
   if (n == 0) return;
   if (n > room) d->ncon_dropped += n - room, n = room;
   if (out == tmp && n > 0) memcpy(d->contact + d->ncon, tmp, sizeof(physContact) * (size_t)n);
-  double mu, eps;
-  if (pair >= 0) {
-    mu = m->pair_friction[pair], eps = m->pair_restitution[pair];
-  } else {
-    mu = maxd(m->geom_friction[3 * g1], m->geom_friction[3 * g2]);
-    eps = maxd(m->geom_restitution[g1], m->geom_restitution[g2]);
-  }
+  double mu = mu_pair, eps = pair >= 0 ? m->pair_restitution[pair] : maxd(m->geom_restitution[g1], m->geom_restitution[g2]);
   for (int i = 0; i < n; i++) {
     physContact* c = d->contact + d->ncon + i;
     c->mu = mu;

@@ -340,7 +340,32 @@ static void test_urdf_self_collision(void) {
   }
 }
 
+// a contact's friction: the larger of the geoms' sliding friction, 0 when the larger condim is 1
+static void test_condim(void) {
+  for (int k = 0; k < 3; k++) {
+    physSpec* s = phys_spec_new();
+    int g = phys_spec_add_geom(s, 0, PHYS_GEOM_PLANE);
+    s->geom[g].friction[0] = 0.3;
+    s->geom[g].condim = k == 0 ? 1 : 3;
+    int b = add_body(s, 0, PHYS_JNT_FREE, (double[3]){0, 0, 0.5}, 1, "ball");
+    s->geom[s->ngeom - 1].friction[0] = 0.7;
+    s->geom[s->ngeom - 1].condim = k == 2 ? 3 : 1;
+    (void)b;
+    physModel* m = compile_or_die(s);
+    physData* d = phys_make_data(m);
+    phys_kinematics(m, d);
+    phys_collision(m, d);
+    CHECK(d->ncon == 1);
+    // condim (1,1): frictionless; (3,1) and (3,3): max friction 0.7
+    if (d->ncon == 1) CHECK(d->contact[0].mu == (k == 0 ? 0 : 0.7));
+    phys_free_data(d);
+    phys_free_model(m);
+    phys_spec_free(s);
+  }
+}
+
 int main(void) {
+  test_condim();
   test_urdf_self_collision();
   test_frame();
   test_dispatch();
