@@ -505,3 +505,199 @@ int phys_admm_warm_check(double* lambda, double* residual, physData* d, const do
   if (*residual > 1e-3 * eps) phys_admm_polish(lambda, residual, d, G, g, mu, nc, nl, ccp);
   return *residual <= eps;
 }
+
+//---------------------------------------------------------------------------------------------------------
+// semismooth Newton on the natural map
+
+// projection p of v = (a, b) onto the cone ||b|| <= mu a and its Jacobian P (3 x 3, row-major): identity
+// inside, 0 in the polar cone, else with s = ||b||, u = b / s, c = 1 / (1 + mu^2), k = (a + mu s) c:
+//   p = k (1, mu u),  dp/da = c (1, mu u),  dp_n/db = mu c u',  dp_t/db = mu^2 c u u' + mu k (I - u u') / s
+static void cone_proj_jac(double p[3], double P[9], const double v[3], double mu) {
+  double a = v[0], s = sqrt(v[1] * v[1] + v[2] * v[2]);
+  memset(P, 0, 9 * sizeof(double));
+  if (s <= mu * a) {
+    memcpy(p, v, 3 * sizeof(double));
+    P[0] = P[4] = P[8] = 1;
+    return;
+  }
+  if (mu * s <= -a) {
+    p[0] = p[1] = p[2] = 0;
+    return;
+  }
+  double u[2] = {v[1] / s, v[2] / s}, c = 1 / (1 + mu * mu), k = (a + mu * s) * c;
+  p[0] = k;
+  p[1] = mu * k * u[0];
+  p[2] = mu * k * u[1];
+  P[0] = c;
+  for (int r = 0; r < 2; r++) {
+    P[1 + r] = P[3 * (1 + r)] = mu * c * u[r];
+    for (int q = 0; q < 2; q++) P[3 * (1 + r) + 1 + q] = mu * mu * c * u[r] * u[q] + mu * k * ((r == q) - u[r] * u[q]) / s;
+  }
+}
+
+// Alart and Curnier's map of one Coulomb contact at v = lambda - rho w: p_n = max(0, v_n), p_t = the
+// projection of v_t onto the disk of radius mu p_n; p lies in the cone. Jacobian P = dp/dv (3 x 3): with
+// s = ||v_t||, u = v_t / s, sliding (s > mu p_n): dp_t = mu u dp_n + (mu p_n / s) (I - u u') dv_t
+static void alart_curnier(double p[3], double P[9], const double v[3], double mu) {
+  double s = sqrt(v[1] * v[1] + v[2] * v[2]), pn = fmax(v[0], 0), R = mu * pn, dn = v[0] > 0;
+  memset(P, 0, 9 * sizeof(double));
+  p[0] = pn;
+  P[0] = dn;
+  if (s <= R) {
+    p[1] = v[1];
+    p[2] = v[2];
+    P[4] = P[8] = 1;
+    return;
+  }
+  double u[2] = {v[1] / s, v[2] / s};
+  for (int r = 0; r < 2; r++) {
+    p[1 + r] = R * u[r];
+    P[3 * (1 + r)] = mu * dn * u[r];
+    for (int q = 0; q < 2; q++) P[3 * (1 + r) + 1 + q] = R * ((r == q) - u[r] * u[q]) / s;
+  }
+}
+
+// workspace of the Newton solve (n rows)
+typedef struct newtonWork_ {
+  double *rho, *w, *p, *F, *P;   // n, n, n, n, 9 nc (+ nl: a limit's projection slope)
+} newtonWork;
+
+// F(lambda) = lambda - p(lambda - rho w), w = G lambda + g, with p the projection onto the cone K (ccp = 1:
+// the natural map of Anitescu's cone complementarity K ∋ lambda ⊥ w ∈ K*) or Alart and Curnier's map
+// (ccp = 0: Coulomb's law with maximal dissipation), max(0, .) on limit rows; fills w, p, F and the
+// Jacobians P = dp/dv. Returns ||F||^2
+static double natural_map(newtonWork* nw, const double* G, const double* g, const double* lambda,
+                          const double* mu, int nc, int nl, int ccp) {
+  int n = 3 * nc + nl;
+  double theta = 0;
+  row_velocity(nw->w, G, g, lambda, n);
+  for (int c = 0; c < nc; c++) {
+    const double *l = lambda + 3 * c, *w = nw->w + 3 * c;
+    double m = fmax(mu[c], 0), r = nw->rho[3 * c];
+    double v[3] = {l[0] - r * w[0], l[1] - r * w[1], l[2] - r * w[2]};
+    if (ccp) cone_proj_jac(nw->p + 3 * c, nw->P + 9 * c, v, m);
+    else alart_curnier(nw->p + 3 * c, nw->P + 9 * c, v, m);
+  }
+  for (int i = 3 * nc; i < n; i++) {
+    double v = lambda[i] - nw->rho[i] * nw->w[i];
+    nw->p[i] = fmax(v, 0);
+    nw->P[9 * nc + (i - 3 * nc)] = v > 0;
+  }
+  for (int i = 0; i < n; i++) {
+    nw->F[i] = lambda[i] - nw->p[i];
+    theta += nw->F[i] * nw->F[i];
+  }
+  return theta;
+}
+
+// A = dF/dlambda = I - P + P rho G (n x n)
+static void natural_jacobian(double* A, const newtonWork* nw, const double* G, int nc, int nl) {
+  int n = 3 * nc + nl;
+  for (int c = 0; c < nc; c++) {
+    const double* P = nw->P + 9 * c;
+    double r = nw->rho[3 * c];
+    const double *G0 = G + (size_t)(3 * c) * n, *G1 = G0 + n, *G2 = G1 + n;
+    for (int a = 0; a < 3; a++) {
+      double* Ar = A + (size_t)(3 * c + a) * n;
+      double p0 = r * P[3 * a], p1 = r * P[3 * a + 1], p2 = r * P[3 * a + 2];
+      for (int j = 0; j < n; j++) Ar[j] = p0 * G0[j] + p1 * G1[j] + p2 * G2[j];
+      for (int b = 0; b < 3; b++) Ar[3 * c + b] += (a == b) - P[3 * a + b];
+    }
+  }
+  for (int i = 3 * nc; i < n; i++) {
+    double s = nw->P[9 * nc + (i - 3 * nc)], r = nw->rho[i];
+    double* Ar = A + (size_t)i * n;
+    const double* Gi = G + (size_t)i * n;
+    for (int j = 0; j < n; j++) Ar[j] = s * r * Gi[j];
+    Ar[i] += 1 - s;
+  }
+}
+
+// Armijo backtracking on theta = ||F||^2 from x along dx: xt = x + step dx for step = 1, 1/2, ... (at most
+// maxhalve halvings) until theta(xt) <= (1 - 1e-4 step) theta; returns theta(xt), nw evaluated at xt
+static double backtrack(double* step, newtonWork* nw, double* xt, const double* x, const double* dx, double theta,
+                        const double* G, const double* g, const double* mu, int nc, int nl, int ccp, int maxhalve) {
+  int n = 3 * nc + nl;
+  double th = INFINITY;
+  *step = 1;
+  for (int ls = 0; ls <= maxhalve; ls++, *step *= 0.5) {
+    for (int i = 0; i < n; i++) xt[i] = x[i] + *step * dx[i];
+    th = natural_map(nw, G, g, xt, mu, nc, nl, ccp);
+    if (th <= (1 - 1e-4 * *step) * theta) break;
+  }
+  return th;
+}
+
+// Newton solve (see admm.h)
+int phys_contact_newton(double* lambda, double* residual, physData* d, const double* G, const double* g,
+                        const double* mu, int nc, int nl, int ccp, int maxiter, double eps, int* iterations) {
+  int n = 3 * nc + nl, improved = 0;
+  *iterations = 0;
+  if (n == 0) return 0;
+  size_t mark = phys_stack_mark(d);
+  newtonWork nw;
+  nw.rho = phys_stack_alloc(d, 9 * (size_t)n + 9 * (size_t)nc + (size_t)nl);
+  nw.w = nw.rho + n;
+  nw.p = nw.w + n;
+  nw.F = nw.p + n;
+  nw.P = nw.F + n;
+  double *x = nw.P + 9 * (size_t)nc + nl, *dx = x + n, *xt = dx + n, *b = xt + n, *t = b + n;
+  double* res = phys_stack_alloc(d, (size_t)n);
+  double* A = phys_stack_alloc(d, (size_t)n * n);
+  double* N = phys_stack_alloc(d, (size_t)n * n);
+  // rho: 1 / (mean diagonal of the contact's block) (1 / G_ii on limit rows): the natural map in the units
+  // of the impulse, with unit steps along a block's own Delassus response
+  for (int c = 0; c < nc; c++) {
+    const double* Gc = G + (size_t)(3 * c) * n + 3 * c;
+    double mean = (Gc[0] + Gc[n + 1] + Gc[2 * (size_t)n + 2]) / 3;
+    nw.rho[3 * c] = nw.rho[3 * c + 1] = nw.rho[3 * c + 2] = mean > 0 ? 1 / mean : 1;
+  }
+  for (int i = 3 * nc; i < n; i++) nw.rho[i] = G[(size_t)i * n + i] > 0 ? 1 / G[(size_t)i * n + i] : 1;
+  memcpy(x, lambda, sizeof(double) * (size_t)n);
+  double theta = natural_map(&nw, G, g, x, mu, nc, nl, ccp);
+  for (int it = 0; it < maxiter && *residual > eps; it++) {
+    // Newton direction: A dx = -F, of minimal norm (A is singular on redundant contacts)
+    natural_jacobian(A, &nw, G, nc, nl);
+    for (int i = 0; i < n; i++) b[i] = -nw.F[i];
+    if (!minnorm_solve(dx, A, b, n, 0, N, t, res)) break;
+    double step, th = backtrack(&step, &nw, xt, x, dx, theta, G, g, mu, nc, nl, ccp, 30);
+    ++*iterations;
+    if (!(th < theta)) break;
+    memcpy(x, xt, sizeof(double) * (size_t)n);
+    theta = th;
+    // the candidate Proj_K(.) lies in the cones: keep it if its residual improves
+    double r = phys_contact_residual(NULL, G, g, nw.p, mu, nc, nl, ccp);
+    if (r < *residual) {
+      *residual = r;
+      memcpy(lambda, nw.p, sizeof(double) * (size_t)n);
+      improved = 1;
+    }
+  }
+  phys_stack_free(d, mark);
+  return improved;
+}
+
+// fallback of the cone and ccp solvers (see admm.h): Newton from lambda, then from the projected guess
+int phys_admm_fallback(double* lambda, double* residual, physData* d, const double* G, const double* g,
+                       const double* lambda0, const double* mu, int nc, int nl, int ccp, double eps,
+                       int* iterations) {
+  int n = 3 * nc + nl, it = 0;
+  phys_contact_newton(lambda, residual, d, G, g, mu, nc, nl, ccp, PHYS_NEWTON_ITER, eps, &it);
+  *iterations = it;
+  if (*residual > eps && lambda0) {
+    size_t mark = phys_stack_mark(d);
+    double* guess = phys_stack_alloc(d, (size_t)n);
+    physAdmmSet cones = {0, NULL, nc, mu, nl};
+    memcpy(guess, lambda0, sizeof(double) * (size_t)n);
+    phys_admm_project(guess, &cones);
+    double r = phys_contact_residual(NULL, G, g, guess, mu, nc, nl, ccp);
+    phys_contact_newton(guess, &r, d, G, g, mu, nc, nl, ccp, PHYS_NEWTON_ITER, eps, &it);
+    *iterations += it;
+    if (r < *residual) {
+      *residual = r;
+      memcpy(lambda, guess, sizeof(double) * (size_t)n);
+    }
+    phys_stack_free(d, mark);
+  }
+  return *residual <= eps;
+}

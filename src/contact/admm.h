@@ -113,4 +113,30 @@ int phys_admm_polish(double* lambda, double* residual, physData* d, const double
 int phys_admm_warm_check(double* lambda, double* residual, physData* d, const double* G, const double* g,
                          const double* lambda0, const double* mu, int nc, int nl, int ccp, double eps);
 
+// Semismooth Newton method on a natural map of the contact problem, from lambda: with w = G lambda + g,
+//   F(lambda) = lambda - p(lambda - rho w),   rho = 1 / mean diagonal of each contact's block of G,
+// p = the projection onto the cones (ccp = 1: Anitescu's cone complementarity K ∋ lambda ⊥ w ∈ K*) or
+// Alart and Curnier's map (ccp = 0: p_n = max(0, v_n), p_t = v_t projected onto the disk of radius mu p_n:
+// Coulomb's law with maximal dissipation), max(0, .) on limit rows. F = 0 exactly at a solution. Each
+// iteration solves dF dlambda = -F with a generalized Jacobian (minimal norm: dF is singular on redundant
+// contacts) and backtracks on ||F||^2 (Armijo). Unlike polishing, which and how the contacts stick or slide,
+// and the sliding directions, are unknowns too: a contact between sticking and sliding, or one whose slip
+// turns within the step, converges quadratically where ADMM crawls. After each iteration p(.) (always in
+// the cones) replaces lambda when its residual (phys_contact_residual) is below *residual. Stops at
+// *residual <= eps, after maxiter iterations (count in *iterations) or when ||F|| stops decreasing.
+// Returns 1 if lambda was improved.
+int phys_contact_newton(double* lambda, double* residual, physData* d, const double* G, const double* g,
+                        const double* mu, int nc, int nl, int ccp, int maxiter, double eps, int* iterations);
+
+#define PHYS_NEWTON_ITER 20   // Newton iterations of each start of phys_admm_fallback
+
+// The fallback of the cone and ccp solvers when ADMM (with polishing) missed eps: phys_contact_newton from
+// lambda (the best iterate, residual *residual), then, if still above eps and lambda0 is not NULL, from
+// lambda0 projected onto the cones (last step's impulses: near a solution of a problem that changed
+// little, where the stalled iterate may sit near a wrong structure); the better result is kept in lambda.
+// Newton iterations in *iterations; returns 1 if *residual <= eps.
+int phys_admm_fallback(double* lambda, double* residual, physData* d, const double* G, const double* g,
+                       const double* lambda0, const double* mu, int nc, int nl, int ccp, double eps,
+                       int* iterations);
+
 #endif  // PHYS_ADMM_H

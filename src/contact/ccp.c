@@ -113,6 +113,13 @@ physStatus phys_solve_ccp(const physModel* m, physData* d, const physConstraintP
       break;
     }
   }
+  // the few problems ADMM cannot finish (a contact between sticking and sliding, nearly redundant
+  // contacts): semismooth Newton on the natural map (admm.h)
+  if (ok && !converged && !a.failed) {
+    int it;
+    converged = phys_admm_fallback(sol->lambda, &res, d, p->G, p->g, p->lambda0, mu, nc, nl, 1, eps, &it);
+    sol->iterations += it;
+  }
   sol->residual = res;
 
   physStatus status = PHYS_OK;

@@ -169,6 +169,13 @@ physStatus phys_solve_cone(const physModel* m, physData* d, const physConstraint
     int ok = phys_admm_init(&an, d, Gnn, nn) && phys_admm_init(&at, d, Gtt, nt);
     result = ok ? sweeps(sol->lambda, &res, &an, &at, Gnt, gn, gt, mu, p, d, m, gmax, work, &sol->iterations) : -1;
   }
+  // the few problems the sweeps cannot finish (a contact between sticking and sliding, nearly redundant
+  // contacts): semismooth Newton on Alart and Curnier's map (admm.h)
+  if (result == 0) {
+    int it;
+    result = phys_admm_fallback(sol->lambda, &res, d, p->G, p->g, p->lambda0, mu, nc, nl, 0, eps, &it);
+    sol->iterations += it;
+  }
 
   physStatus status = PHYS_OK;
   if (result < 0) {

@@ -26,6 +26,7 @@ typedef struct pbProblem_ {
   double g[PB_MAXN];
   double mu[PB_MAXN];
   double lambda[PB_MAXN];
+  double lambda0[PB_MAXN];    // warm-start guess (p.lambda0 when set)
   int state[PB_MAXN];
   physConstraintSolution sol;
 } pbProblem;
@@ -193,6 +194,34 @@ static inline double pb_violation(const pbProblem* b, int relaxed) {
     v = fmax(v, fmin(L * b->lambda[k], fabs(w[k])));
   }
   return v;
+}
+
+// a problem dumped from a simulation (tests/data/contact/solver/*.txt): a '#' comment line, then nc nl t,
+// mu (nc), g (n), lambda0 (n, last step's impulses: p.lambda0) and G (n rows of n), whitespace-separated.
+// No J: checks use pb_violation and the residual. Returns 0 (and prints why) if it cannot be read.
+static inline int pb_load(pbProblem* b, const char* path) {
+  FILE* f = fopen(path, "r");
+  if (!f) {
+    fprintf(stderr, "cannot open %s\n", path);
+    return 0;
+  }
+  int nc = 0, nl = 0, ok = 1, c;
+  double t;
+  while ((c = fgetc(f)) != '\n' && c != EOF) {
+  }
+  ok = fscanf(f, "%d %d %lf", &nc, &nl, &t) == 3 && nc >= 0 && nl >= 0 && 3 * nc + nl <= PB_MAXN;
+  if (ok) {
+    pb_init(b, nc, nl, 0);
+    int n = b->p.n;
+    for (int i = 0; i < nc && ok; i++) ok = fscanf(f, "%lf", b->mu + i) == 1;
+    for (int i = 0; i < n && ok; i++) ok = fscanf(f, "%lf", b->g + i) == 1;
+    for (int i = 0; i < n && ok; i++) ok = fscanf(f, "%lf", b->lambda0 + i) == 1;
+    for (int i = 0; i < n * n && ok; i++) ok = fscanf(f, "%lf", b->G + i) == 1;
+    b->p.lambda0 = b->lambda0;
+  }
+  fclose(f);
+  if (!ok) fprintf(stderr, "cannot read %s\n", path);
+  return ok;
 }
 
 #endif  // PHYS_ADMM_PROBLEMS_H

@@ -261,6 +261,45 @@ static void test_warm(physData* d) {
   phys_stack_free(d, mark);
 }
 
+// semismooth Newton (phys_contact_newton) from zero impulses: one contact G = diag(2, 3, 3), mu 0.5, sliding
+// (|g_t| = 5): Coulomb (Alart-Curnier) lambda_n = -g_n / 2 = 1.5, lambda_t = -mu lambda_n g_t/|g_t|; the
+// relaxation lambda_n = (mu |g_t| - g_n) / (2 + 3 mu^2); sticking (|g_t| = 0.4): lambda_t = -g_t / 3. Then a
+// box on 4 corners (singular G) sticking and sliding, checked independently (pb_violation). Each converges
+// to rounding within a few iterations (quadratic convergence once the structure is found)
+static void test_newton(physData* d) {
+  static pbProblem b;
+  for (int k = 0; k < 12; k++) {
+    int ccp = k % 2;
+    double th = 0.9 * k, gt = k < 8 ? 5 : 0.4, mu = 0.5, res = INFINITY;
+    pb_init(&b, 1, 0, 3);
+    memset(b.G, 0, sizeof(b.G));
+    memset(b.lambda, 0, sizeof(b.lambda));
+    b.G[0] = 2, b.G[4] = 3, b.G[8] = 3;
+    b.g[0] = -3, b.g[1] = gt * cos(th), b.g[2] = gt * sin(th);
+    b.mu[0] = mu;
+    int it;
+    CHECK(phys_contact_newton(b.lambda, &res, d, b.G, b.g, b.mu, 1, 0, ccp, 20, 1e-13, &it) == 1);
+    CHECK_MSG(res <= 1e-13 && it <= 6, "single contact %d: residual %g after %d iterations", k, res, it);
+    double ln = k < 8 ? (ccp ? (mu * gt + 3) / (2 + 3 * mu * mu) : 1.5) : 1.5;
+    double lt[2] = {k < 8 ? -mu * ln * cos(th) : -gt * cos(th) / 3, k < 8 ? -mu * ln * sin(th) : -gt * sin(th) / 3};
+    CHECK_NEAR(b.lambda[0], ln, 1e-12);
+    CHECK_NEAR(b.lambda[1], lt[0], 1e-12);
+    CHECK_NEAR(b.lambda[2], lt[1], 1e-12);
+  }
+  for (int k = 0; k < 4; k++) {
+    int ccp = k % 2;
+    double s = k < 2 ? 1.0 : 0.02, v0[3] = {0.6 * s, 0.8 * s, 0}, res = INFINITY;
+    pb_box(&b, 1, 0.1, 0.5, v0, 0.01, 0.3);
+    memset(b.lambda, 0, sizeof(b.lambda));
+    int it;
+    phys_contact_newton(b.lambda, &res, d, b.G, b.g, b.mu, 4, 0, ccp, 30, 1e-12, &it);
+    printf("newton, box %s (%s): %d iterations, residual %.2e\n", k < 2 ? "sliding" : "sticking", ccp ? "ccp" : "cone",
+           it, res);
+    CHECK_MSG(res <= 1e-12, "box %d: residual %g after %d iterations", k, res, it);
+    CHECK(pb_violation(&b, ccp) <= 1e-10);
+  }
+}
+
 int main(void) {
   physModel* m;
   physData* d;
@@ -275,6 +314,7 @@ int main(void) {
   test_determinism(d, &r);
   test_polish(d);
   test_warm(d);
+  test_newton(d);
   CHECK(d->pstack == 0);  // every mark freed
   phys_free_data(d);
   phys_free_model(m);

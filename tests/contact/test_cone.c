@@ -185,6 +185,28 @@ static void test_warm_start(const physModel* m, physData* d) {
   b.p.lambda0 = NULL;
 }
 
+// problems dumped from MuJoCo's humanoid falling onto the floor (tests/data/contact/solver), on which ADMM
+// stalled (1e-5..1e-3 m/s left after the whole budget) with a contact between sticking and sliding: the
+// solver must now converge (Newton fallback, admm.h) to the tolerance, checked independently
+static void test_humanoid_problems(const physModel* m, physData* d) {
+  static pbProblem b;
+  const char* files[2] = {"tests/data/contact/solver/humanoid_cone_031.txt",
+                          "tests/data/contact/solver/humanoid_cone_005.txt"};
+  for (int k = 0; k < 2; k++) {
+    if (!pb_load(&b, files[k])) {
+      CHECK_MSG(0, "cannot load %s", files[k]);
+      continue;
+    }
+    double gmax = 1;
+    for (int i = 0; i < b.p.n; i++) gmax = fmax(gmax, fabs(b.g[i]));
+    physStatus st = phys_solve_cone(m, d, &b.p, &b.sol);
+    CHECK_MSG(st == PHYS_OK, "%s: status %d, residual %g", files[k], st, b.sol.residual);
+    CHECK(b.sol.residual <= TOL * gmax);
+    CHECK_MSG(pb_violation(&b, 0) <= 10 * TOL * gmax, "%s: violation %g", files[k], pb_violation(&b, 0));
+    printf("%s: n = %d, %d iterations, residual %.2e\n", files[k], b.p.n, b.sol.iterations, b.sol.residual);
+  }
+}
+
 int main(void) {
   physModel* m;
   physData* d;
@@ -198,6 +220,7 @@ int main(void) {
   test_bad(m, d);
   test_determinism(m, d);
   test_warm_start(m, d);
+  test_humanoid_problems(m, d);
   CHECK(d->pstack == 0);
   phys_free_data(d);
   phys_free_model(m);

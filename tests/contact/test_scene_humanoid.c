@@ -41,11 +41,13 @@ static void test_model(int contact) {
   for (int b = 1; b < m->nbody; b++) mass += m->body_mass[b];
   double h0 = com_height(m, d), dt = m->opt.timestep;
   int n = (int)lround(T / dt), nlie = (int)lround(TLIE / dt), finite = 1, maxcon = 0;
+  double worst = 0;   // largest residual the solver reported (m/s)
   for (int i = 1; i <= n && finite; i++) {
     phys_step(m, d);
     finite = scene_finite(m, d);
     gain = fmax(gain, scene_energy(m, d) - e0);
     maxcon = d->ncon > maxcon ? d->ncon : maxcon;
+    if (d->ncon > 0) worst = fmax(worst, d->solver_residual);
     phys_kinematics(m, d);
     for (int g = 0; g < m->ngeom; g++) {
       double z = geom_bottom(m, d, g);
@@ -57,8 +59,8 @@ static void test_model(int contact) {
   double h = com_height(m, d), v = sqrt(2 * SCENE_G * h0);
   printf("%-7s humanoid %g s: finite %d, com %.3f -> %.3f m, energy %.1f -> %.1f J (largest gain %.2f J), "
          "kinetic at the end %.3f J, deepest below the floor %.1f mm (fall) %.1f mm (lying), up to %d contacts, "
-         "%d warnings\n", name, T, finite, h0, h, e0, e[0] + e[1], gain, e[1], 1e3 * below_fall,
-         1e3 * below_lie, maxcon, d->nwarning);
+         "%d warnings, worst solver residual %.2g m/s\n", name, T, finite, h0, h, e0, e[0] + e[1], gain, e[1],
+         1e3 * below_fall, 1e3 * below_lie, maxcon, d->nwarning, worst);
   CHECK_MSG(finite, "%s: the humanoid blew up (non-finite state)", name);
   // energy bounded: no gain beyond what one step's travel of the whole body at the largest fall speed
   // sqrt(2 g h0) can show (discrete detection and partial-step forces), M g v dt = 2% of M g h0 here
@@ -77,6 +79,19 @@ static void test_model(int contact) {
   // starts at 1.3 m) and lies still: kinetic energy below 1% of the potential energy the fall released
   CHECK_MSG(h < 0.35, "%s: centre of mass at %g m after %g s", name, h, T);
   CHECK_MSG(e[1] < 0.01 * mass * SCENE_G * (h0 - h), "%s: kinetic energy %g J at the end", name, e[1]);
+  // solver convergence over the 1000 steps. lcp and penalty are exact: no warning. cone and ccp (ADMM,
+  // polishing, Newton fallback, admm.h) converge to 1e-10 m/s except on problems with two contacts of a
+  // limb lying almost flat, whose tangent rows differ by ~1e-8 (G eigenvalues of 1e-16, at rounding, with
+  // g components of 1e-7 m/s along them): the exact solution makes one slip at that speed, beyond what the
+  // G-level iterations resolve. Measured: cone 33, ccp 21 such warnings (57 and 53 before the Newton
+  // fallback), worst residuals 1.0e-6 and 5.5e-7 m/s (7e-3 and 1.6e-3 before). Bounds with a margin for
+  // changes of the trajectory elsewhere in the pipeline
+  if (contact == PHYS_CONTACT_LCP || contact == PHYS_CONTACT_PENALTY) {
+    CHECK_MSG(d->nwarning == 0, "%s: %d warnings", name, d->nwarning);
+  } else {
+    CHECK_MSG(d->nwarning <= 40, "%s: %d solver warnings (bound 40)", name, d->nwarning);
+    CHECK_MSG(worst <= 1e-5, "%s: worst solver residual %g m/s (bound 1e-5)", name, worst);
+  }
   phys_free_data(d);
   phys_free_model(m);
 }
