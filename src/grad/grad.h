@@ -1,0 +1,71 @@
+// grad.h - derivatives of the smooth dynamics and of the contact-free step (DESIGN.md sections 3-4).
+//
+// Tangent coordinates of the configuration (nv numbers, as mj_differentiatePos / phys_difference_pos):
+// hinge and slide the joint value; ball and free rotation the body-frame rotation vector
+// (q' = q * exp(dq/2), the exponential map phys_integrate_pos uses); free translation the world position.
+// So q (+) eps*e_j = phys_integrate_pos(q, e_j, eps), and moving along tangent coordinate j moves every body
+// after dof j rigidly by the world spatial motion cdof_j (to first order).
+//
+// Dof groups: a ball joint's 3 dofs, a free joint's 3 translations and its 3 rotations are groups, a hinge or
+// a slide is a group of one. Dof k is "after" dof j when j is k or an ancestor of k along dof_parentid, or
+// both are in one group: then moving j moves k's axis (cdof_k -> cdof_k + eps cdof_j x cdof_k; the axes of
+// a ball are the columns of its body's frame, which every rotation of the ball turns). A ball (or free) joint
+// must be the last joint of its body (MuJoCo's own assumption for cdof).
+//
+// Matrices are row-major, D[i*ncol + j] = d out_i / d in_j. Scratch comes from d's arena: nothing allocates.
+// Every function needs phys_kinematics, phys_com_pos and phys_com_vel at the current state (the step
+// functions run them themselves).
+#ifndef PHYS_GRAD_H
+#define PHYS_GRAD_H
+
+#include "physid.h"
+
+//---------------------------------------------------------------------------------------------------------
+// dof groups (rnea_deriv.c)
+
+// first dof of k's group (k itself for hinge and slide)
+int phys_dof_group(const physModel* m, int k);
+
+//---------------------------------------------------------------------------------------------------------
+// inverse dynamics (rnea_deriv.c): tau = RNEA(q, v, a) = M(q) a + c(q, v), gravity included, no armature
+
+// dtau_dq, dtau_dv (nv x nv) of phys_rnea at qacc (NULL: zero); dtau_da = M without armature (nv x nv).
+// Any output may be NULL. Carpentier & Mansard (2018) in world-aligned spatial algebra.
+void phys_rnea_deriv(const physModel* m, physData* d, const double* qacc, double* dtau_dq, double* dtau_dv,
+                     double* dtau_da);
+// reverse mode of phys_rnea at qacc (NULL: zero): q_bar = dtau_dq' tau_bar, v_bar = dtau_dv' tau_bar,
+// a_bar = M' tau_bar (nv each, any may be NULL); O(nv), no matrix formed
+void phys_rnea_vjp(const physModel* m, physData* d, const double* qacc, const double* tau_bar, double* q_bar,
+                   double* v_bar, double* a_bar);
+
+//---------------------------------------------------------------------------------------------------------
+// generalized forces (passive_deriv.c): each ADDS its derivative to the given matrices (any may be NULL)
+
+// d qfrc_passive / d(q, v, ctrl): joint springs and dampers, springs along site paths (with the rest
+// lengths that PHYS_TRN_RESTLENGTH actuators move); dfdq, dfdv nv x nv, dfdu nv x nu. Works from the site
+// positions and cvel alone (phys_passive need not have run).
+void phys_passive_deriv(const physModel* m, physData* d, double* dfdq, double* dfdv, double* dfdu);
+// d qfrc_actuator / d(q, ctrl): joint motors (constant moment arms) and motors on springs (moment arm
+// dL/dq depends on q); dfdq nv x nv, dfdu nv x nu. A clamped control (outside ctrlrange) has derivative 0.
+void phys_actuation_deriv(const physModel* m, physData* d, double* dfdq, double* dfdu);
+// d (sum_b J_b' xfrc_applied_b) / dq, the applied world forces at the centres of mass and torques (nv x nv)
+void phys_xfrc_deriv(const physModel* m, physData* d, double* dfdq);
+
+//---------------------------------------------------------------------------------------------------------
+// the contact-free step (step_deriv.c): x = (q tangent, v) (2nv), x+ = step(x, u)
+
+// A = dx+/dx (2nv x 2nv) and B = dx+/du (2nv x nu) of one phys_step at d's state (either may be NULL).
+// Without contacts and active joint limits only: returns PHYS_ERR_ARG (A, B untouched) if the step would
+// have any; PHYS_ERR_NUMERIC if M + dt B is not positive definite. The state is not advanced; kinematics,
+// qM, qfrc_bias, qfrc_passive, qfrc_actuator and qacc (the step's acceleration) are left at the state.
+physStatus phys_step_jacobian(const physModel* m, physData* d, double* A, double* B);
+// reverse mode of the same step: given xbar_next = dL/dx+ (2nv), xbar = A' xbar_next (2nv) and
+// ubar = B' xbar_next (nu); either output may be NULL. Same conditions and status as phys_step_jacobian.
+physStatus phys_step_vjp(const physModel* m, physData* d, const double* xbar_next, double* xbar, double* ubar);
+// the finite-difference twin: A and B by central differences of phys_step with step eps in every tangent,
+// velocity and control coordinate (either may be NULL). State, time, contacts and warm starts are restored;
+// works with contacts too (then it differentiates whatever phys_step does). PHYS_ERR_NUMERIC if a
+// perturbed step raised a warning.
+physStatus phys_step_jacobian_fd(const physModel* m, physData* d, double eps, double* A, double* B);
+
+#endif  // PHYS_GRAD_H

@@ -1,0 +1,277 @@
+// passive_deriv.c - derivatives of the generalized forces that are not inertial: joint springs and dampers,
+// springs along site paths (passive tension and the actuators on them), joint motors and the applied world
+// forces xfrc_applied, with respect to q (tangent coordinates, grad.h), qvel and ctrl.
+//
+// Second derivatives of a point: for a point p on body b and dofs i, j on b's chain, the Jacobian column is
+// c_i(p) = v_i + w_i x p (cdof_i = (w_i, v_i)). Moving tangent coordinate j moves p by c_j(p) and, when i is
+// after j (grad.h), turns cdof_i by cdof_j x cdof_i; both give
+//   d c_i / d q_j = w_j x c_i(p)   (i after j),      d c_i / d q_j = w_i x c_j(p)   (j after i, i not after j),
+// and the rotation Jacobian columns w_i: d w_i / d q_j = w_j x w_i (i after j), 0 otherwise.
+#include <math.h>
+#include <string.h>
+
+#include "dyn.h"
+#include "grad.h"
+#include "rot.h"
+#include "spatial.h"
+
+//---------------------------------------------------------------------------------------------------------
+// second derivatives of points and rotations
+
+// H[i*nv + j] += s F . d c_i(p) / d q_j over the chain dofs i, j of body (p a world point of body)
+static void point_hessian(const physModel* m, const physData* d, int body, const double p[3],
+                          const double F[3], double s, double* H) {
+  int nv = m->nv;
+  for (int i = phys_body_lastdof(m, body); i >= 0; i = m->dof_parentid[i]) {
+    const double *Si = d->cdof + 6 * i, *wi = Si;
+    double ci[3], t[3];
+    phys_cross3(t, wi, p);
+    for (int r = 0; r < 3; r++) ci[r] = Si[3 + r] + t[r];
+    int gi = phys_dof_group(m, i);
+    for (int j = i; j >= 0; j = m->dof_parentid[j]) {
+      const double *Sj = d->cdof + 6 * j, *wj = Sj;
+      // i after j: F . (w_j x c_i) = c_i . (F x w_j)
+      phys_cross3(t, wj, ci);
+      double h = s * phys_dot3(F, t);
+      H[(size_t)i * nv + j] += h;
+      if (j == i) continue;
+      if (phys_dof_group(m, j) == gi) {
+        // j after i as well: F . (w_i x c_j)
+        double cj[3];
+        phys_cross3(t, wj, p);
+        for (int r = 0; r < 3; r++) cj[r] = Sj[3 + r] + t[r];
+        phys_cross3(t, wi, cj);
+        H[(size_t)j * nv + i] += s * phys_dot3(F, t);
+      } else {
+        // j not after i: d c_j / d q_i = w_j x c_i(p), the same number
+        H[(size_t)j * nv + i] += h;
+      }
+    }
+  }
+}
+
+// H[i*nv + j] += s T . d w_i / d q_j over the chain dofs of body (w_i the rotation Jacobian columns)
+static void rotation_hessian(const physModel* m, const physData* d, int body, const double T[3], double s,
+                             double* H) {
+  int nv = m->nv;
+  for (int i = phys_body_lastdof(m, body); i >= 0; i = m->dof_parentid[i]) {
+    const double* wi = d->cdof + 6 * i;
+    int gi = phys_dof_group(m, i);
+    for (int j = m->dof_parentid[i]; j >= 0; j = m->dof_parentid[j]) {
+      const double* wj = d->cdof + 6 * j;
+      double t[3];
+      phys_cross3(t, wj, wi);
+      double h = s * phys_dot3(T, t);
+      H[(size_t)i * nv + j] += h;
+      if (phys_dof_group(m, j) == gi) H[(size_t)j * nv + i] -= h;   // T . (w_i x w_j) = -h
+    }
+  }
+}
+
+//---------------------------------------------------------------------------------------------------------
+// springs along site paths
+
+// the clamped control of actuator a and its slope dclamp/dctrl (0 outside ctrlrange)
+static double ctrl_clamped(const physModel* m, const physData* d, int a, double* slope) {
+  double c = d->ctrl[a];
+  *slope = 1;
+  if (m->actuator_ctrllimited[a]) {
+    const double* r = m->actuator_ctrlrange + 2 * a;
+    if (c < r[0] || c > r[1]) *slope = 0;
+    c = c < r[0] ? r[0] : (c > r[1] ? r[1] : c);
+  }
+  return c;
+}
+
+// geometry of spring s to second order, segments d = x_b - x_a (x on bodies), l = |d|, u = d/l,
+// P = (E - u u')/l, J_d = J(x_b) - J(x_a) (3 x nv):
+//   L = sum l,  JL = dL/dq = sum u' J_d,  K = d(JL')/dq = sum J_d' P J_d + u . dJ_d/dq   (nv x nv),
+//   dLdot = d(JL v)/dq = sum (J_d v)' P J_d + v' (u . dJ_d/dq)   (nv; NULL to skip)
+// Returns L. Scratch: 6 nv + nv^2 from d's arena.
+static double spring_geometry(const physModel* m, physData* d, int s, double* JL, double* K, double* dLdot) {
+  int nv = m->nv, n = m->spring_num[s];
+  const int* site = m->spring_site + m->spring_adr[s];
+  size_t mark = phys_stack_mark(d), nn = (size_t)nv * nv;
+  double* Ja = phys_stack_alloc(d, 3 * (size_t)nv);
+  double* Jd = phys_stack_alloc(d, 3 * (size_t)nv);
+  double* Hs = phys_stack_alloc(d, nn);
+  double L = 0;
+  memset(JL, 0, sizeof(double) * (size_t)nv);
+  memset(K, 0, sizeof(double) * nn);
+  memset(Hs, 0, sizeof(double) * nn);
+  if (dLdot) memset(dLdot, 0, sizeof(double) * (size_t)nv);
+  for (int k = 0; k + 1 < n; k++) {
+    int sa = site[k], sb = site[k + 1], ba = m->site_bodyid[sa], bb = m->site_bodyid[sb];
+    const double *xa = d->site_xpos + 3 * sa, *xb = d->site_xpos + 3 * sb;
+    double u[3] = {xb[0] - xa[0], xb[1] - xa[1], xb[2] - xa[2]};
+    double l = phys_normalize3(u);
+    L += l;
+    if (l == 0) continue;   // a zero-length segment has no direction (phys_spring_eval skips it too)
+    phys_jac(m, d, xa, ba, Ja, NULL);
+    phys_jac(m, d, xb, bb, Jd, NULL);
+    for (int i = 0; i < 3 * nv; i++) Jd[i] -= Ja[i];
+    // P J_d (3 x nv) into Ja, ddot = J_d v
+    double dd[3] = {0, 0, 0};
+    for (int r = 0; r < 3; r++)
+      for (int j = 0; j < nv; j++) dd[r] += Jd[r * nv + j] * d->qvel[j];
+    for (int j = 0; j < nv; j++) {
+      double c[3] = {Jd[j], Jd[nv + j], Jd[2 * nv + j]}, uc = phys_dot3(u, c);
+      for (int r = 0; r < 3; r++) Ja[r * nv + j] = (c[r] - u[r] * uc) / l;
+    }
+    for (int i = 0; i < nv; i++) {
+      double ci[3] = {Jd[i], Jd[nv + i], Jd[2 * nv + i]};
+      JL[i] += phys_dot3(u, ci);
+      if (ci[0] == 0 && ci[1] == 0 && ci[2] == 0) continue;
+      for (int j = 0; j < nv; j++)
+        K[(size_t)i * nv + j] += ci[0] * Ja[j] + ci[1] * Ja[nv + j] + ci[2] * Ja[2 * nv + j];
+    }
+    if (dLdot)
+      for (int j = 0; j < nv; j++) dLdot[j] += dd[0] * Ja[j] + dd[1] * Ja[nv + j] + dd[2] * Ja[2 * nv + j];
+    // u . dJ_d/dq = H_u(x_b) - H_u(x_a)
+    point_hessian(m, d, bb, xb, u, 1, Hs);
+    point_hessian(m, d, ba, xa, u, -1, Hs);
+  }
+  for (size_t i = 0; i < nn; i++) K[i] += Hs[i];
+  if (dLdot)
+    for (int i = 0; i < nv; i++) {
+      if (d->qvel[i] == 0) continue;
+      for (int j = 0; j < nv; j++) dLdot[j] += d->qvel[i] * Hs[(size_t)i * nv + j];
+    }
+  phys_stack_free(d, mark);
+  return L;
+}
+
+// the generalized force f = -t JL' of a tension t (t may depend on q, v, u):
+// df/dq += -JL' dt/dq - t K, expressed by the caller's parts
+static void add_outer(double* D, const double* a, const double* b, double s, int rows, int cols) {
+  for (int i = 0; i < rows; i++) {
+    if (a[i] == 0) continue;
+    for (int j = 0; j < cols; j++) D[(size_t)i * cols + j] += s * a[i] * b[j];
+  }
+}
+
+//---------------------------------------------------------------------------------------------------------
+// passive forces
+
+// joint springs: hinge/slide and free translation -k (q - q_spring): d/dq = -k; ball and free rotation
+// -k phi, phi = log(q_spring^-1 q): with q' = q exp(dq/2), phi' = phi + Jr^-1(phi) dq, so d/dq = -k Jr^-1(phi),
+// Jr^-1(phi) = E + [phi]/2 + (1/th^2 - (1 + cos th) / (2 th sin th)) [phi]^2, th = |phi|
+static void joint_spring_deriv(const physModel* m, const physData* d, double* dfdq) {
+  int nv = m->nv;
+  for (int j = 0; j < m->njnt; j++) {
+    double k = m->jnt_stiffness[j];
+    if (k == 0) continue;
+    int qa = m->jnt_qposadr[j], da = m->jnt_dofadr[j], type = m->jnt_type[j];
+    if (type == PHYS_JNT_HINGE || type == PHYS_JNT_SLIDE) {
+      dfdq[(size_t)da * nv + da] -= k;
+      continue;
+    }
+    if (type == PHYS_JNT_FREE) {
+      for (int i = 0; i < 3; i++) dfdq[(size_t)(da + i) * nv + da + i] -= k;
+      qa += 3;
+      da += 3;
+    }
+    double qn[4], q0c[4], dq[4], phi[3];
+    memcpy(qn, d->qpos + qa, sizeof(qn));
+    phys_quat_normalize(qn);
+    phys_quat_conj(q0c, m->qpos_spring + qa);
+    phys_quat_mul(dq, q0c, qn);
+    phys_quat_log(phi, dq);
+    double th2 = phys_dot3(phi, phi), th = sqrt(th2);
+    double c2 = th < 1e-4 ? 1.0 / 12 + th2 / 720 : 1 / th2 - (1 + cos(th)) / (2 * th * sin(th));
+    // Jr^-1 = E + [phi]/2 + c2 (phi phi' - th^2 E)
+    for (int r = 0; r < 3; r++)
+      for (int c = 0; c < 3; c++) {
+        double v = (r == c) + c2 * (phi[r] * phi[c] - (r == c) * th2);
+        dfdq[(size_t)(da + r) * nv + da + c] -= k * v;
+      }
+    double hx[9] = {0, -phi[2], phi[1], phi[2], 0, -phi[0], -phi[1], phi[0], 0};
+    for (int r = 0; r < 3; r++)
+      for (int c = 0; c < 3; c++) dfdq[(size_t)(da + r) * nv + da + c] -= k * 0.5 * hx[3 * r + c];
+  }
+}
+
+// d qfrc_passive: joint springs (q), dampers -b v (v), spring tensions t = k (L - L0) + b Ldot along the
+// paths, f = -t JL' (q, v, and ctrl through the rest lengths L0 = restlength + gear ctrl)
+void phys_passive_deriv(const physModel* m, physData* d, double* dfdq, double* dfdv, double* dfdu) {
+  int nv = m->nv, nu = m->nu;
+  if (m->opt.disableflags & PHYS_DSBL_PASSIVE) return;
+  if (dfdq) joint_spring_deriv(m, d, dfdq);
+  if (dfdv)
+    for (int i = 0; i < nv; i++) dfdv[(size_t)i * nv + i] -= m->dof_damping[i];
+  if (m->nspring == 0) return;
+
+  size_t mark = phys_stack_mark(d);
+  double* JL = phys_stack_alloc(d, (size_t)nv);
+  double* dLdot = phys_stack_alloc(d, (size_t)nv);
+  double* K = phys_stack_alloc(d, (size_t)nv * nv);
+  double* g = phys_stack_alloc(d, (size_t)nv);
+  int act = !(m->opt.disableflags & PHYS_DSBL_ACTUATION);
+  for (int s = 0; s < m->nspring; s++) {
+    double k = m->spring_stiffness[s], b = m->spring_damping[s];
+    double L = spring_geometry(m, d, s, JL, K, dLdot), L0 = m->spring_restlength[s];
+    for (int a = 0; act && a < nu; a++) {
+      if (m->actuator_trntype[a] != PHYS_TRN_RESTLENGTH || m->actuator_trnid[a] != s) continue;
+      double slope, c = ctrl_clamped(m, d, a, &slope);
+      L0 += m->actuator_gear[6 * a] * c;
+      // df/du = -JL' dt/du = JL' k gear slope
+      if (dfdu)
+        for (int i = 0; i < nv; i++) dfdu[(size_t)i * nu + a] += JL[i] * k * m->actuator_gear[6 * a] * slope;
+    }
+    double ldot = 0;
+    for (int i = 0; i < nv; i++) ldot += JL[i] * d->qvel[i];
+    double t = k * (L - L0) + b * ldot;
+    // df/dq = -JL' (k JL + b dLdot) - t K;  df/dv = -b JL' JL
+    if (dfdq) {
+      for (int j = 0; j < nv; j++) g[j] = k * JL[j] + b * dLdot[j];
+      add_outer(dfdq, JL, g, -1, nv, nv);
+      for (size_t i = 0; i < (size_t)nv * nv; i++) dfdq[i] -= t * K[i];
+    }
+    if (dfdv) add_outer(dfdv, JL, JL, -b, nv, nv);
+  }
+  phys_stack_free(d, mark);
+}
+
+//---------------------------------------------------------------------------------------------------------
+// actuation
+
+// d qfrc_actuator: joint motors gear * ctrl on the joint's dofs (constant); motors on springs f = JL' gear c
+// (tension -gear c): df/du = JL' gear, df/dq = gear c K
+void phys_actuation_deriv(const physModel* m, physData* d, double* dfdq, double* dfdu) {
+  int nv = m->nv, nu = m->nu;
+  if (m->opt.disableflags & PHYS_DSBL_ACTUATION) return;
+  size_t mark = phys_stack_mark(d);
+  double* JL = phys_stack_alloc(d, (size_t)nv);
+  double* K = phys_stack_alloc(d, (size_t)nv * nv);
+  for (int a = 0; a < nu; a++) {
+    double slope, c = ctrl_clamped(m, d, a, &slope);
+    const double* gear = m->actuator_gear + 6 * a;
+    int id = m->actuator_trnid[a];
+    if (m->actuator_trntype[a] == PHYS_TRN_JOINT) {
+      int type = m->jnt_type[id], da = m->jnt_dofadr[id];
+      int n = type == PHYS_JNT_FREE ? 6 : (type == PHYS_JNT_BALL ? 3 : 1);
+      if (dfdu)
+        for (int k = 0; k < n; k++) dfdu[(size_t)(da + k) * nu + a] += gear[k] * slope;
+    } else if (m->actuator_trntype[a] == PHYS_TRN_SPRING) {
+      spring_geometry(m, d, id, JL, K, NULL);
+      if (dfdu)
+        for (int i = 0; i < nv; i++) dfdu[(size_t)i * nu + a] += JL[i] * gear[0] * slope;
+      if (dfdq)
+        for (size_t i = 0; i < (size_t)nv * nv; i++) dfdq[i] += gear[0] * c * K[i];
+    }
+  }
+  phys_stack_free(d, mark);
+}
+
+//---------------------------------------------------------------------------------------------------------
+// applied forces
+
+// d/dq of sum_b Jp(xipos_b)' F_b + Jr_b' T_b: the point's and the rotation's second derivatives
+void phys_xfrc_deriv(const physModel* m, physData* d, double* dfdq) {
+  for (int b = 1; b < m->nbody; b++) {
+    const double* f = d->xfrc_applied + 6 * b;
+    if (f[0] == 0 && f[1] == 0 && f[2] == 0 && f[3] == 0 && f[4] == 0 && f[5] == 0) continue;
+    point_hessian(m, d, b, d->xipos + 3 * b, f, 1, dfdq);
+    rotation_hessian(m, d, b, f + 3, 1, dfdq);
+  }
+}

@@ -1,0 +1,326 @@
+// rnea_deriv.c - analytical derivatives of inverse dynamics tau = RNEA(q, v, a) with respect to the
+// configuration (tangent coordinates, grad.h) and the velocity, and its reverse mode (phys_rnea_vjp).
+//
+// Carpentier & Mansard, "Analytical derivatives of rigid body dynamics algorithms" (RSS 2018), written here
+// in the world-aligned spatial algebra of src/math/spatial.h (all quantities about the world origin), where
+// moving tangent coordinate j by eps moves everything after dof j rigidly by eps S_j (S = cdof): a motion m
+// carried along changes by S_j x m, a force by S_j x* f, an inertia by [S_j x*] I - I [S_j x].
+//
+// The primal (phys_rnea): v_b = sum_k S_k qd_k over the dofs k on b's path, Sdot_k = w_k x S_k (w_k the
+// velocity of the frame that carries S_k: the body velocity up to the end of k's group, cdof_dot),
+//   a_b = a_0 + sum_k (Sdot_k qd_k + S_k qdd_k),  f_b = I_b a_b + v_b x* I_b v_b,  F_b = sum_subtree f,
+//   tau_k = S_k . F_body(k).
+// For each dof j let vpre_j, apre_j be the velocity and acceleration accumulated before j's group (the part
+// of the path not moved by j). Then for every body b after j:
+//   dv_b/dq_j = S_j x (v_b - vpre_j),    da_b/dq_j = S_j x (a_b - apre_j) - (S_j x vpre_j) x (v_b - vpre_j),
+//   dv_b/dqd_j = S_j,                    da_b/dqd_j = Sdot_j + S_j x (v_b - vpre_j).
+// With u_j = S_j x vpre_j, Psi_j = S_j x apre_j - u_j x vpre_j, the deviation of df_b from rigid transport is
+//   -I_b Psi_j - B_b u_j  (q),   I_b (Sdot_j - u_j) + B_b S_j  (qd),
+// B_b u = I_b (u x v_b) + u x* (I_b v_b) + v_b x* (I_b u) (Pinocchio's B(v, I)), all linear in I_b and B_b, so
+// subtree sums Ic (composite inertia) and Bc do the work. With alpha_k = Ic S_k, beta_k = Bc' S_k (at
+// body(k)), and for j: y_j = S_j x* F - Ic Psi_j - Bc u_j, z_j = Ic (Sdot_j - u_j) + Bc S_j (at body(j)):
+//   k after j:         dtau_k/dq_j = -alpha_k . Psi_j - beta_k . u_j,   dtau_k/dqd_j = alpha_k . (Sdot_j - u_j)
+//                                    + beta_k . S_j,                     M_kj = alpha_k . S_j
+//   k strictly before: dtau_k/dq_j = S_k . y_j,   dtau_k/dqd_j = S_k . z_j,   M_kj = S_k . alpha_j
+// (for k after j the change of S_k itself, (S_j x S_k) . F, cancels the transport term S_k . S_j x* F).
+// Everything else is zero. Cost O(nv * depth) for the matrices, O(nv) for the reverse mode.
+#include <string.h>
+
+#include "grad.h"
+#include "spatial.h"
+
+//---------------------------------------------------------------------------------------------------------
+// dof groups
+
+// first dof of k's group: ball (3), free translation (3), free rotation (3), hinge/slide itself
+int phys_dof_group(const physModel* m, int k) {
+  int j = m->dof_jntid[k], da = m->jnt_dofadr[j];
+  switch (m->jnt_type[j]) {
+    case PHYS_JNT_FREE:
+      return k < da + 3 ? da : da + 3;
+    case PHYS_JNT_BALL:
+      return da;
+    default:
+      return k;
+  }
+}
+
+//---------------------------------------------------------------------------------------------------------
+// workspace
+
+// per-dof and per-body quantities of the derivative
+typedef struct rneaDerivWork_ {
+  double* vpre;   // velocity before the dof's group (nv x 6)
+  double* apre;   // acceleration before the dof's group (nv x 6)
+  double* u;      // S x vpre (nv x 6)
+  double* psi;    // S x apre - u x vpre (nv x 6)
+  double* alpha;  // Ic S at the dof's body (nv x 6)
+  double* beta;   // Bc' S at the dof's body (nv x 6)
+  double* y;      // S x* F - Ic psi - Bc u (nv x 6)
+  double* z;      // Ic (Sdot - u) + Bc S (nv x 6)
+  double* a;      // body accelerations (nbody x 6)
+  double* F;      // subtree forces (nbody x 6)
+  double* Ic;     // composite inertias, packed (nbody x 10)
+  double* Bc;     // composite B matrices, row-major 6 x 6 (nbody x 36)
+} rneaDerivWork;
+
+// take the workspace from d's arena (caller marks and frees)
+static void work_alloc(const physModel* m, physData* d, rneaDerivWork* w) {
+  size_t nv = (size_t)m->nv, nb = (size_t)m->nbody;
+  w->vpre = phys_stack_alloc(d, 6 * nv);
+  w->apre = phys_stack_alloc(d, 6 * nv);
+  w->u = phys_stack_alloc(d, 6 * nv);
+  w->psi = phys_stack_alloc(d, 6 * nv);
+  w->alpha = phys_stack_alloc(d, 6 * nv);
+  w->beta = phys_stack_alloc(d, 6 * nv);
+  w->y = phys_stack_alloc(d, 6 * nv);
+  w->z = phys_stack_alloc(d, 6 * nv);
+  w->a = phys_stack_alloc(d, 6 * nb);
+  w->F = phys_stack_alloc(d, 6 * nb);
+  w->Ic = phys_stack_alloc(d, 10 * nb);
+  w->Bc = phys_stack_alloc(d, 36 * nb);
+}
+
+//---------------------------------------------------------------------------------------------------------
+// small spatial helpers
+
+// res = Bm x (6x6 row-major)
+static inline void mat6_vec(double* restrict res, const double* restrict Bm, const double* restrict x) {
+  for (int r = 0; r < 6; r++) res[r] = phys_dot6(Bm + 6 * r, x);
+}
+
+// res = Bm' x (6x6 row-major)
+static inline void mat6t_vec(double* restrict res, const double* restrict Bm, const double* restrict x) {
+  for (int c = 0; c < 6; c++) res[c] = 0;
+  for (int r = 0; r < 6; r++)
+    for (int c = 0; c < 6; c++) res[c] += Bm[6 * r + c] * x[r];
+}
+
+// Bm (6x6 row-major) of one body: B u = I (u x v) + u x* (I v) + v x* (I u), column by column
+static void body_bmat(double Bm[36], const double I[10], const double v[6]) {
+  double h[6];
+  phys_inert_mul(h, I, v);
+  for (int i = 0; i < 6; i++) {
+    double e[6] = {0, 0, 0, 0, 0, 0}, t[6], r[6], Ie[6], s[6];
+    e[i] = 1;
+    phys_cross_motion(t, e, v);
+    phys_inert_mul(r, I, t);
+    phys_cross_force(s, e, h);
+    phys_inert_mul(Ie, I, e);
+    phys_cross_force(t, v, Ie);
+    for (int k = 0; k < 6; k++) Bm[6 * k + i] = r[k] + s[k] + t[k];
+  }
+}
+
+//---------------------------------------------------------------------------------------------------------
+// passes
+
+// forward pass: vpre, apre per dof; a_b, f_b (into F) and B_b (into Bc), I_b (into Ic) per body
+static void forward_pass(const physModel* m, const physData* d, const double* qacc, rneaDerivWork* w) {
+  memset(w->a, 0, 6 * sizeof(double));
+  if (!(m->opt.disableflags & PHYS_DSBL_GRAVITY))
+    for (int i = 0; i < 3; i++) w->a[3 + i] = -m->opt.gravity[i];
+  for (int b = 1; b < m->nbody; b++) {
+    int p = m->body_parentid[b], da = m->body_dofadr[b], nd = m->body_dofnum[b];
+    double v[6], *a = w->a + 6 * b, gv[6], ga[6];
+    memcpy(v, d->cvel + 6 * p, sizeof(v));
+    memcpy(a, w->a + 6 * p, 6 * sizeof(double));
+    for (int k = da; k < da + nd; k++) {
+      // a group starts: its dofs all see the velocity and acceleration accumulated so far
+      if (phys_dof_group(m, k) == k) {
+        memcpy(gv, v, sizeof(gv));
+        memcpy(ga, a, sizeof(ga));
+      }
+      memcpy(w->vpre + 6 * k, gv, sizeof(gv));
+      memcpy(w->apre + 6 * k, ga, sizeof(ga));
+      const double *S = d->cdof + 6 * k, *Sd = d->cdof_dot + 6 * k;
+      double qd = d->qvel[k], qdd = qacc ? qacc[k] : 0;
+      for (int i = 0; i < 6; i++) {
+        v[i] += S[i] * qd;
+        a[i] += Sd[i] * qd + S[i] * qdd;
+      }
+    }
+    // f_b = I a + v x* (I v), with v = cvel_b
+    const double *I = d->cinert + 10 * b, *vb = d->cvel + 6 * b;
+    double h[6], t[6], *f = w->F + 6 * b;
+    phys_inert_mul(f, I, a);
+    phys_inert_mul(h, I, vb);
+    phys_cross_force(t, vb, h);
+    for (int i = 0; i < 6; i++) f[i] += t[i];
+    memcpy(w->Ic + 10 * b, I, 10 * sizeof(double));
+    body_bmat(w->Bc + 36 * b, I, vb);
+  }
+}
+
+// backward pass: subtree sums F, Ic, Bc
+static void backward_pass(const physModel* m, rneaDerivWork* w) {
+  for (int b = m->nbody - 1; b > 0; b--) {
+    int p = m->body_parentid[b];
+    if (p == 0) continue;
+    for (int i = 0; i < 6; i++) w->F[6 * p + i] += w->F[6 * b + i];
+    for (int i = 0; i < 10; i++) w->Ic[10 * p + i] += w->Ic[10 * b + i];
+    for (int i = 0; i < 36; i++) w->Bc[36 * p + i] += w->Bc[36 * b + i];
+  }
+}
+
+// per dof: u = S x vpre, psi = S x apre - u x vpre, alpha = Ic S, beta = Bc' S,
+// y = S x* F - Ic psi - Bc u, z = Ic (Sdot - u) + Bc S (composites of the dof's body)
+static void dof_terms(const physModel* m, const physData* d, rneaDerivWork* w) {
+  for (int k = 0; k < m->nv; k++) {
+    int b = m->dof_bodyid[k];
+    const double *S = d->cdof + 6 * k, *Sd = d->cdof_dot + 6 * k;
+    const double *Ic = w->Ic + 10 * b, *Bc = w->Bc + 36 * b, *vp = w->vpre + 6 * k;
+    double *u = w->u + 6 * k, *psi = w->psi + 6 * k, t[6], s[6];
+    phys_cross_motion(u, S, vp);
+    phys_cross_motion(psi, S, w->apre + 6 * k);
+    phys_cross_motion(t, u, vp);
+    for (int i = 0; i < 6; i++) psi[i] -= t[i];
+    phys_inert_mul(w->alpha + 6 * k, Ic, S);
+    mat6t_vec(w->beta + 6 * k, Bc, S);
+    // y = S x* F - Ic psi - Bc u
+    double* y = w->y + 6 * k;
+    phys_cross_force(y, S, w->F + 6 * b);
+    phys_inert_mul(t, Ic, psi);
+    mat6_vec(s, Bc, u);
+    for (int i = 0; i < 6; i++) y[i] -= t[i] + s[i];
+    // z = Ic (Sdot - u) + Bc S
+    double* z = w->z + 6 * k;
+    for (int i = 0; i < 6; i++) s[i] = Sd[i] - u[i];
+    phys_inert_mul(z, Ic, s);
+    mat6_vec(t, Bc, S);
+    for (int i = 0; i < 6; i++) z[i] += t[i];
+  }
+}
+
+// all of the above at qacc
+static void prepare(const physModel* m, const physData* d, const double* qacc, rneaDerivWork* w) {
+  forward_pass(m, d, qacc, w);
+  backward_pass(m, w);
+  dof_terms(m, d, w);
+}
+
+//---------------------------------------------------------------------------------------------------------
+// entries
+
+// dtau_k/dq_j and dtau_k/dqd_j for k after j
+static inline double dq_after(const rneaDerivWork* w, int k, int j) {
+  return -phys_dot6(w->alpha + 6 * k, w->psi + 6 * j) - phys_dot6(w->beta + 6 * k, w->u + 6 * j);
+}
+static inline double dv_after(const rneaDerivWork* w, const physData* d, int k, int j) {
+  double s[6];
+  const double *Sd = d->cdof_dot + 6 * j, *u = w->u + 6 * j;
+  for (int i = 0; i < 6; i++) s[i] = Sd[i] - u[i];
+  return phys_dot6(w->alpha + 6 * k, s) + phys_dot6(w->beta + 6 * k, d->cdof + 6 * j);
+}
+
+// fill the matrices: for each k, its ancestors j (k after j) and the same-group dofs (mutually after)
+void phys_rnea_deriv(const physModel* m, physData* d, const double* qacc, double* dtau_dq, double* dtau_dv,
+                     double* dtau_da) {
+  int nv = m->nv;
+  size_t mark = phys_stack_mark(d), nn = (size_t)nv * (size_t)nv;
+  rneaDerivWork w;
+  work_alloc(m, d, &w);
+  prepare(m, d, qacc, &w);
+  if (dtau_dq) memset(dtau_dq, 0, sizeof(double) * nn);
+  if (dtau_dv) memset(dtau_dv, 0, sizeof(double) * nn);
+  if (dtau_da) memset(dtau_da, 0, sizeof(double) * nn);
+
+  for (int k = 0; k < nv; k++) {
+    int gk = phys_dof_group(m, k);
+    for (int j = k; j >= 0; j = m->dof_parentid[j]) {
+      size_t kj = (size_t)k * nv + j, jk = (size_t)j * nv + k;
+      int mutual = j != k && phys_dof_group(m, j) == gk;   // j after k too
+      if (dtau_dq) {
+        dtau_dq[kj] = dq_after(&w, k, j);
+        if (j != k) dtau_dq[jk] = mutual ? dq_after(&w, j, k) : phys_dot6(d->cdof + 6 * j, w.y + 6 * k);
+      }
+      if (dtau_dv) {
+        dtau_dv[kj] = dv_after(&w, d, k, j);
+        if (j != k) dtau_dv[jk] = mutual ? dv_after(&w, d, j, k) : phys_dot6(d->cdof + 6 * j, w.z + 6 * k);
+      }
+      if (dtau_da) {
+        double mkj = phys_dot6(w.alpha + 6 * k, d->cdof + 6 * j);
+        dtau_da[kj] = mkj;
+        dtau_da[jk] = mkj;
+      }
+    }
+  }
+  phys_stack_free(d, mark);
+}
+
+//---------------------------------------------------------------------------------------------------------
+// reverse mode
+
+// q_bar_j = sum_k tau_bar_k dtau_k/dq_j = -A_j . psi_j - Bt_j . u_j + P_j . y_j with
+// A_j = sum_{k after j} tau_bar_k alpha_k, Bt_j = sum_{k after j} tau_bar_k beta_k (subtree sums, by group
+// from the leaves) and P_j = sum_{k strictly before j} tau_bar_k S_k (path sums from the root); likewise
+// v_bar_j = A_j . (Sdot_j - u_j) + Bt_j . S_j + P_j . z_j and a_bar_j = A_j . S_j + P_j . alpha_j.
+void phys_rnea_vjp(const physModel* m, physData* d, const double* qacc, const double* tau_bar, double* q_bar,
+                   double* v_bar, double* a_bar) {
+  int nv = m->nv, nb = m->nbody;
+  size_t mark = phys_stack_mark(d);
+  rneaDerivWork w;
+  work_alloc(m, d, &w);
+  prepare(m, d, qacc, &w);
+  double* Aj = phys_stack_alloc(d, 6 * (size_t)nv);
+  double* Bj = phys_stack_alloc(d, 6 * (size_t)nv);
+  double* Pj = phys_stack_alloc(d, 6 * (size_t)nv);
+  double* accA = phys_stack_alloc(d, 6 * (size_t)nb);   // per body: sums over its subtree
+  double* accB = phys_stack_alloc(d, 6 * (size_t)nb);
+  double* path = phys_stack_alloc(d, 6 * (size_t)nb);   // per body: sum of tau_bar S over its path
+  memset(accA, 0, 6 * sizeof(double) * (size_t)nb);
+  memset(accB, 0, 6 * sizeof(double) * (size_t)nb);
+
+  // leaves to root: within a body, groups last to first; every dof of a group sees the whole group
+  for (int b = nb - 1; b > 0; b--) {
+    int da = m->body_dofadr[b], nd = m->body_dofnum[b], p = m->body_parentid[b];
+    double *sa = accA + 6 * b, *sb = accB + 6 * b;
+    for (int k = da + nd - 1; k >= da;) {
+      int g = phys_dof_group(m, k);
+      for (int i = g; i <= k; i++)
+        for (int r = 0; r < 6; r++) {
+          sa[r] += tau_bar[i] * w.alpha[6 * i + r];
+          sb[r] += tau_bar[i] * w.beta[6 * i + r];
+        }
+      for (int i = g; i <= k; i++) {
+        memcpy(Aj + 6 * i, sa, 6 * sizeof(double));
+        memcpy(Bj + 6 * i, sb, 6 * sizeof(double));
+      }
+      k = g - 1;
+    }
+    if (p > 0)
+      for (int r = 0; r < 6; r++) {
+        accA[6 * p + r] += sa[r];
+        accB[6 * p + r] += sb[r];
+      }
+  }
+
+  // root to leaves: path sums before each group
+  memset(path, 0, 6 * sizeof(double));
+  for (int b = 1; b < nb; b++) {
+    int da = m->body_dofadr[b], nd = m->body_dofnum[b];
+    double* s = path + 6 * b;
+    memcpy(s, path + 6 * m->body_parentid[b], 6 * sizeof(double));
+    for (int k = da; k < da + nd;) {
+      int g = k, e = k;
+      while (e + 1 < da + nd && phys_dof_group(m, e + 1) == g) e++;
+      for (int i = g; i <= e; i++) memcpy(Pj + 6 * i, s, 6 * sizeof(double));
+      for (int i = g; i <= e; i++)
+        for (int r = 0; r < 6; r++) s[r] += tau_bar[i] * d->cdof[6 * i + r];
+      k = e + 1;
+    }
+  }
+
+  for (int j = 0; j < nv; j++) {
+    const double *A = Aj + 6 * j, *Bt = Bj + 6 * j, *P = Pj + 6 * j, *S = d->cdof + 6 * j;
+    if (q_bar)
+      q_bar[j] = -phys_dot6(A, w.psi + 6 * j) - phys_dot6(Bt, w.u + 6 * j) + phys_dot6(P, w.y + 6 * j);
+    if (v_bar) {
+      double s[6];
+      for (int i = 0; i < 6; i++) s[i] = d->cdof_dot[6 * j + i] - w.u[6 * j + i];
+      v_bar[j] = phys_dot6(A, s) + phys_dot6(Bt, S) + phys_dot6(P, w.z + 6 * j);
+    }
+    if (a_bar) a_bar[j] = phys_dot6(A, S) + phys_dot6(P, w.alpha + 6 * j);
+  }
+  phys_stack_free(d, mark);
+}

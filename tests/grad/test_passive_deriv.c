@@ -1,0 +1,171 @@
+// test_passive_deriv.c - derivatives of the non-inertial generalized forces (src/grad/passive_deriv.c):
+// phys_passive_deriv, phys_actuation_deriv and phys_xfrc_deriv against four-point central differences
+// (grad_models.h: h = 1e-3, relative 1e-6) of qfrc_passive, qfrc_actuator and sum_b J_b' xfrc_applied_b in
+// tangent coordinates, velocities and controls, at random states with random applied forces, on
+// tests/data/mixed.xml (every joint type, joint springs and dampers, a spring with a motor), two random trees
+// (2- and 3-site springs, a motor on a spring, a rest-length actuator, ball joints) and the humanoid; plus
+// analytic values: a hinge spring -k, a damper -b, a ball spring at the rest orientation -k E, and a
+// control outside its range has no effect.
+#include "grad_models.h"
+
+#define NSTATE 3
+
+// the three forces at d's state: passive, actuator, applied (J' xfrc at the centres of mass)
+static void forces_at(const physModel* m, physData* d, double* fp, double* fa, double* fx) {
+  phys_kinematics(m, d);
+  phys_com_pos(m, d);
+  phys_com_vel(m, d);
+  phys_passive(m, d);
+  phys_actuation(m, d);
+  memcpy(fp, d->qfrc_passive, sizeof(double) * m->nv);
+  memcpy(fa, d->qfrc_actuator, sizeof(double) * m->nv);
+  memset(fx, 0, sizeof(double) * m->nv);
+  for (int b = 1; b < m->nbody; b++)
+    phys_apply_force(m, d, fx, b, d->xipos + 3 * b, d->xfrc_applied + 6 * b, d->xfrc_applied + 6 * b + 3);
+}
+
+// which input a perturbation moves
+enum { IN_Q = 0, IN_V, IN_U };
+
+// x <- x0 + h along input coordinate j of kind `in`
+static void set_input(const physModel* m, physData* d, int in, int j, double h, const double* q0,
+                      const double* v0, const double* u0) {
+  memcpy(d->qpos, q0, sizeof(double) * m->nq);
+  memcpy(d->qvel, v0, sizeof(double) * m->nv);
+  memcpy(d->ctrl, u0, sizeof(double) * m->nu);
+  if (in == IN_Q) gm_perturb(m, d->qpos, q0, j, h);
+  if (in == IN_V) d->qvel[j] += h;
+  if (in == IN_U) d->ctrl[j] += h;
+}
+
+// four-point central differences of the three forces along every coordinate of one input kind: F[k] is
+// nv x n (column j = d force / d input_j); returns the largest |force| met
+static double forces_fd(const physModel* m, physData* d, int in, double* F[3]) {
+  int nv = m->nv, n = in == IN_U ? m->nu : nv;
+  const double step[4] = {2 * GM_H4, GM_H4, -GM_H4, -2 * GM_H4};
+  double *q0 = malloc(sizeof(double) * m->nq), *v0 = malloc(sizeof(double) * nv);
+  double *u0 = malloc(sizeof(double) * (m->nu + 1)), *f = malloc(sizeof(double) * 12 * nv), fscale = 0;
+  memcpy(q0, d->qpos, sizeof(double) * m->nq);
+  memcpy(v0, d->qvel, sizeof(double) * nv);
+  memcpy(u0, d->ctrl, sizeof(double) * m->nu);
+  for (int j = 0; j < n; j++) {
+    for (int p = 0; p < 4; p++) {
+      set_input(m, d, in, j, step[p], q0, v0, u0);
+      forces_at(m, d, f + 3 * p * nv, f + (3 * p + 1) * nv, f + (3 * p + 2) * nv);
+    }
+    fscale = fmax(fscale, gm_maxabs(f, 12 * nv));
+    for (int k = 0; k < 3; k++)
+      for (int i = 0; i < nv; i++)
+        F[k][i * n + j] = gm_fd4(f[k * nv + i], f[(3 + k) * nv + i], f[(6 + k) * nv + i], f[(9 + k) * nv + i], GM_H4);
+  }
+  set_input(m, d, IN_Q, 0, 0, q0, v0, u0);
+  forces_at(m, d, f, f + nv, f + 2 * nv);
+  free(q0), free(v0), free(u0), free(f);
+  return fscale;
+}
+
+// every check at NSTATE random states with random applied forces
+static void check_model(const char* name, const physModel* m, uint64_t seed) {
+  int nv = m->nv, nu = m->nu;
+  size_t nn = (size_t)nv * nv, nuv = (size_t)nv * (nu + 1);
+  physData* d = phys_make_data(m);
+  physRng r;
+  phys_rng_seed(&r, seed);
+  double *Fq[3], *Fv[3], *Fu[3], *Aq[3], *Av, *Au[2];
+  for (int k = 0; k < 3; k++) {
+    Fq[k] = malloc(sizeof(double) * nn);
+    Fv[k] = malloc(sizeof(double) * nn);
+    Fu[k] = malloc(sizeof(double) * nuv);
+    Aq[k] = calloc(nn, sizeof(double));
+  }
+  Av = calloc(nn, sizeof(double));
+  Au[0] = calloc(nuv, sizeof(double));
+  Au[1] = calloc(nuv, sizeof(double));
+  double worst[3] = {0, 0, 0};
+  for (int s = 0; s < NSTATE; s++) {
+    gm_random_state(m, d, &r, 2.0);
+    for (int b = 1; b < m->nbody; b++) gm_rand_vec(&r, d->xfrc_applied + 6 * b, 6);
+    double sq = forces_fd(m, d, IN_Q, Fq), sv = forces_fd(m, d, IN_V, Fv), su = nu ? forces_fd(m, d, IN_U, Fu) : 0;
+    for (int k = 0; k < 3; k++) memset(Aq[k], 0, sizeof(double) * nn);
+    memset(Av, 0, sizeof(double) * nn);
+    memset(Au[0], 0, sizeof(double) * nuv);
+    memset(Au[1], 0, sizeof(double) * nuv);
+    phys_passive_deriv(m, d, Aq[0], Av, Au[0]);
+    phys_actuation_deriv(m, d, Aq[1], Au[1]);
+    phys_xfrc_deriv(m, d, Aq[2]);
+    const char* part[3] = {"passive", "actuation", "xfrc"};
+    char what[128];
+    for (int k = 0; k < 3; k++) {
+      snprintf(what, sizeof what, "%s state %d d%s/dq", name, s, part[k]);
+      worst[0] = fmax(worst[0], gm_compare(what, Aq[k], Fq[k], nv, nv, sq, GM_RTOL));
+    }
+    snprintf(what, sizeof what, "%s state %d dpassive/dv", name, s);
+    worst[1] = fmax(worst[1], gm_compare(what, Av, Fv[0], nv, nv, sv, GM_RTOL));
+    double* zero = calloc(nn, sizeof(double));
+    snprintf(what, sizeof what, "%s state %d dactuation/dv = 0", name, s);
+    gm_compare(what, zero, Fv[1], nv, nv, sv, GM_RTOL);
+    free(zero);
+    for (int k = 0; k < 2 && nu; k++) {
+      snprintf(what, sizeof what, "%s state %d d%s/du", name, s, part[k]);
+      worst[2] = fmax(worst[2], gm_compare(what, Au[k], Fu[k], nv, nu, su, GM_RTOL));
+    }
+  }
+  printf("%-14s nv %2d nu %2d nspring %d: max rel err d/dq %.2e, d/dv %.2e, d/du %.2e\n", name, nv, nu,
+         m->nspring, worst[0], worst[1], worst[2]);
+  for (int k = 0; k < 3; k++) free(Fq[k]), free(Fv[k]), free(Fu[k]), free(Aq[k]);
+  free(Av), free(Au[0]), free(Au[1]);
+  phys_free_data(d);
+}
+
+// analytic values on mixed.xml with its path spring removed: the ball spring at its rest orientation is
+// -k E, the hinge spring -k, dampers -b; a motor's derivative is its gear, 0 when the control is saturated
+static void check_analytic(void) {
+  physModel* m = gm_load("tests/data/mixed.xml", 0);
+  physData* d = phys_make_data(m);
+  int nv = m->nv, nu = m->nu;
+  double* Dq = calloc((size_t)nv * nv, sizeof(double));
+  double* Dv = calloc((size_t)nv * nv, sizeof(double));
+  double* Du = calloc((size_t)nv * nu, sizeof(double));
+  m->nspring = 0;   // joint springs and dampers alone
+  int ball = phys_name2id(m, "joint", "ball"), hinge = phys_name2id(m, "joint", "hinge");
+  int da = m->jnt_dofadr[ball], qa = m->jnt_qposadr[ball], dh = m->jnt_dofadr[hinge];
+  memcpy(d->qpos + qa, m->qpos_spring + qa, 4 * sizeof(double));
+  phys_kinematics(m, d);
+  phys_com_pos(m, d);
+  phys_com_vel(m, d);
+  phys_passive_deriv(m, d, Dq, Dv, Du);
+  for (int r = 0; r < 3; r++)
+    for (int c = 0; c < 3; c++) CHECK_NEAR(Dq[(da + r) * nv + da + c], r == c ? -2.0 : 0.0, 1e-14);
+  CHECK_NEAR(Dq[dh * nv + dh], -3.0, 1e-14);
+  CHECK_NEAR(Dv[dh * nv + dh], -0.1, 1e-14);
+  CHECK_NEAR(Dv[da * nv + da], -0.3, 1e-14);
+  m->nspring = 1;
+  // motor on the slide saturated: ctrl 5 > 1
+  int a = phys_name2id(m, "actuator", "m_slide"), ds = m->jnt_dofadr[phys_name2id(m, "joint", "slide")];
+  memset(Du, 0, sizeof(double) * nv * nu);
+  d->ctrl[a] = 5;
+  phys_actuation_deriv(m, d, NULL, Du);
+  CHECK_NEAR(Du[ds * nu + a], 0, 0);
+  d->ctrl[a] = 0.5;
+  phys_actuation_deriv(m, d, NULL, Du);
+  CHECK_NEAR(Du[ds * nu + a], 2.0, 0);
+  free(Dq), free(Dv), free(Du);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+int main(void) {
+  check_analytic();
+  physModel* m = gm_load("tests/data/mixed.xml", 0);
+  check_model("mixed", m, 1);
+  phys_free_model(m);
+  for (int k = 0; k < 2; k++) {
+    m = tm_tree(41 + k, 1 - k);
+    check_model(k ? "tree (fixed)" : "tree (free)", m, 2 + k);
+    phys_free_model(m);
+  }
+  m = gm_load(GM_HUMANOID, 0);
+  check_model("humanoid", m, 4);
+  phys_free_model(m);
+  return test_done();
+}
