@@ -214,11 +214,19 @@ int phys_admm_solve(physAdmm* a, const double* q, const physAdmmSet* set, int ma
 //---------------------------------------------------------------------------------------------------------
 // helpers of the cone and ccp solvers
 
-// 1 if all n numbers are finite
+// 1 if all n numbers are finite: v * 0 is 0 for a finite v and NaN for an infinite or NaN one, so the sum
+// of the products is 0 or NaN (one multiply-add per number, no branch; four sums for the pipeline)
 int phys_admm_finite(const double* v, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    if (!isfinite(v[i])) return 0;
-  return 1;
+  double s[4] = {0, 0, 0, 0};
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    s[0] += v[i] * 0;
+    s[1] += v[i + 1] * 0;
+    s[2] += v[i + 2] * 0;
+    s[3] += v[i + 3] * 0;
+  }
+  for (; i < n; i++) s[0] += v[i] * 0;
+  return s[0] + s[1] + s[2] + s[3] == 0;
 }
 
 // classify rows by where the impulse lies in its set (see admm.h)
@@ -448,7 +456,7 @@ static int polish_once(double* out, physData* d, const double* G, const double* 
 }
 
 // lambda_t = mu lambda_n u with u = -w_t / ||w_t|| on the sliding contacts of lambda (maximal dissipation:
-// friction opposes the slip); returns 1 if any moved
+// friction opposes the slip); returns 1 if any moved by more than rounding (1e-14 of its impulse)
 static int align_sliding(double* lambda, const double* w, const double* mu, int nc) {
   int moved = 0;
   for (int c = 0; c < nc; c++) {
@@ -456,28 +464,28 @@ static int align_sliding(double* lambda, const double* w, const double* mu, int 
     const double* wc = w + 3 * c;
     double m = fmax(mu[c], 0), wt = sqrt(wc[1] * wc[1] + wc[2] * wc[2]);
     if (!(l[0] > 0) || !(m > 0) || sticking(l, m) || !(wt > 0)) continue;
-    l[1] = -m * l[0] * wc[1] / wt;
-    l[2] = -m * l[0] * wc[2] / wt;
-    moved = 1;
+    double t1 = -m * l[0] * wc[1] / wt, t2 = -m * l[0] * wc[2] / wt;
+    if (fabs(t1 - l[1]) + fabs(t2 - l[2]) > 1e-14 * m * l[0]) moved = 1;
+    l[1] = t1;
+    l[2] = t2;
   }
   return moved;
 }
 
-// polish (see admm.h): up to 3 solves, each after aligning the sliding directions with -w_t (the slip
-// direction is a nonlinear part of the structure: a loose solve leaves it off by its tolerance); the best
-// result is kept
-int phys_admm_polish(double* lambda, double* residual, physData* d, const double* G, const double* g,
-                     const double* mu, int nc, int nl, int ccp) {
+// polish (see admm.h) with w = G lambda + g given (n, overwritten): up to 3 solves, each after aligning
+// the sliding directions with -w_t (the slip direction is a nonlinear part of the structure: a loose solve
+// leaves it off by its tolerance); the best result is kept; stops once the residual is <= target
+static int polish_w(double* lambda, double* residual, double* w, physData* d, const double* G, const double* g,
+                    const double* mu, int nc, int nl, int ccp, double target) {
   int n = 3 * nc + nl, improved = 0;
   if (n == 0) return 0;
   size_t mark = phys_stack_mark(d);
-  double* cur = phys_stack_alloc(d, 3 * (size_t)n);
-  double *w = cur + n, *out = w + n, last = INFINITY;
+  double* cur = phys_stack_alloc(d, 2 * (size_t)n);
+  double *out = cur + n, last = INFINITY;
   memcpy(cur, lambda, sizeof(double) * (size_t)n);
-  row_velocity(w, G, g, cur, n);
   for (int round = 0; round < 3; round++) {
     int moved = align_sliding(cur, w, mu, nc);
-    if (round > 0 && !moved) break;   // no sliding contact: the same system again
+    if (round > 0 && !moved) break;   // no sliding contact turned: the same system again
     if (moved) row_velocity(w, G, g, cur, n);
     if (!polish_once(out, d, G, w, cur, mu, nc, nl, ccp)) break;
     double r = phys_contact_residual(w, G, g, out, mu, nc, nl, ccp);   // w of out, for the next round
@@ -486,10 +494,23 @@ int phys_admm_polish(double* lambda, double* residual, physData* d, const double
       memcpy(lambda, out, sizeof(double) * (size_t)n);
       improved = 1;
     }
-    if (r == 0 || !(r < 0.5 * last)) break;   // exact, or no longer converging
+    if (*residual <= target || !(r < 0.5 * last)) break;   // done, or no longer converging
     last = r;
     memcpy(cur, out, sizeof(double) * (size_t)n);
   }
+  phys_stack_free(d, mark);
+  return improved;
+}
+
+// polish (see admm.h)
+int phys_admm_polish(double* lambda, double* residual, physData* d, const double* G, const double* g,
+                     const double* mu, int nc, int nl, int ccp, double target) {
+  int n = 3 * nc + nl;
+  if (n == 0) return 0;
+  size_t mark = phys_stack_mark(d);
+  double* w = phys_stack_alloc(d, (size_t)n);
+  row_velocity(w, G, g, lambda, n);
+  int improved = polish_w(lambda, residual, w, d, G, g, mu, nc, nl, ccp, target);
   phys_stack_free(d, mark);
   return improved;
 }
@@ -499,10 +520,13 @@ int phys_admm_warm_check(double* lambda, double* residual, physData* d, const do
                          const double* lambda0, const double* mu, int nc, int nl, int ccp, double eps) {
   int n = 3 * nc + nl;
   physAdmmSet cones = {0, NULL, nc, mu, nl};
+  size_t mark = phys_stack_mark(d);
+  double* w = phys_stack_alloc(d, (size_t)n + 1);
   memcpy(lambda, lambda0, sizeof(double) * (size_t)n);
   phys_admm_project(lambda, &cones);
-  *residual = phys_contact_residual(NULL, G, g, lambda, mu, nc, nl, ccp);
-  if (*residual > 1e-3 * eps) phys_admm_polish(lambda, residual, d, G, g, mu, nc, nl, ccp);
+  *residual = phys_contact_residual(w, G, g, lambda, mu, nc, nl, ccp);
+  if (*residual > 1e-3 * eps) polish_w(lambda, residual, w, d, G, g, mu, nc, nl, ccp, 1e-3 * eps);
+  phys_stack_free(d, mark);
   return *residual <= eps;
 }
 

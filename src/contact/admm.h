@@ -98,11 +98,11 @@ double phys_contact_residual(double* w, const double* G, const double* g, const 
 // of smallest norm (the system is singular whenever contacts outnumber the dofs they constrain, e.g. a
 // box's 4 coplanar corners) comes from the regularized normal equations with iterative refinement. The
 // sliding directions u are first aligned with -w_t (maximal dissipation) and the solve repeated (at most
-// 3 solves) while the residual keeps halving. lambda is replaced only if the result stays in the
-// cones and its residual (phys_contact_residual) is below *residual; then *residual is updated and 1
-// returned. Removes the last digits an iterative solver leaves, which a rigid contact turns into creep.
+// 3 solves) while the residual keeps halving and is above target. lambda is replaced only if the result
+// stays in the cones and its residual (phys_contact_residual) is below *residual; then *residual is updated
+// and 1 returned. Removes the last digits an iterative solver leaves, which a rigid contact turns into creep.
 int phys_admm_polish(double* lambda, double* residual, physData* d, const double* G, const double* g,
-                     const double* mu, int nc, int nl, int ccp);
+                     const double* mu, int nc, int nl, int ccp, double target);
 
 // The warm start of the cone and ccp solvers: lambda = lambda0 projected onto the cones (limit rows onto
 // lambda >= 0), with its residual in *residual; polished when that residual exceeds 1e-3 eps. Returns 1 if

@@ -30,7 +30,9 @@
 // (relative, as admm.h's tol) down to the option solver_tolerance, each ending with a polishing attempt:
 // once ADMM has identified which contacts separate, stick and slide, polishing solves their equations to
 // rounding and the solve stops. The tolerance test is the residual of phys_contact_residual (m/s: the
-// velocity error of the step) <= solver_tolerance * max(1, ||g||_inf).
+// velocity error of the step) <= solver_tolerance * max(1, ||g||_inf). Problems ADMM cannot finish within
+// the cap (a contact between sticking and sliding, where ADMM crawls at 1e-5..1e-7 m/s) go to the semismooth
+// Newton fallback of admm.h (phys_admm_fallback), which converges quadratically once near the answer.
 #define PHYS_CCP_TOL0 1e-6
 
 // Jacobi scaling of the problem for ADMM: lambda = D lambda~, G~ = D G D, g~ = D g, with D = 1/sqrt of the
@@ -107,7 +109,7 @@ physStatus phys_solve_ccp(const physModel* m, physData* d, const physConstraintP
     if (a.failed) break;
     for (int i = 0; i < n; i++) sol->lambda[i] = D[i] * a.z[i];
     res = phys_contact_residual(NULL, p->G, p->g, sol->lambda, mu, nc, nl, 1);
-    if (res > eps) phys_admm_polish(sol->lambda, &res, d, p->G, p->g, mu, nc, nl, 1);
+    if (res > eps) phys_admm_polish(sol->lambda, &res, d, p->G, p->g, mu, nc, nl, 1, eps);
     if (res <= eps || (conv && tols == tol)) {
       converged = 1;
       break;

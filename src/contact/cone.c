@@ -17,7 +17,9 @@
 // 1e-10), so instead of a fixed count the sweeps run to the tolerance, cheaply: sub-problems are solved
 // inexactly while the fixed point is far, and late sweeps take 1-2 warm-started ADMM iterations each.
 // Work: at most PHYS_CONE_BUDGET * option solver_iterations ADMM iterations in all (each sub-solve at most
-// solver_iterations); sol->iterations is the total used.
+// solver_iterations); sol->iterations is the total used. When the budget runs out (the sweeps crawl on a
+// contact between sticking and sliding), semismooth Newton on Alart and Curnier's map (phys_admm_fallback,
+// admm.h) finishes from the last iterate or from the warm guess; its iterations are added to the count.
 #include <math.h>
 #include <string.h>
 
@@ -126,7 +128,7 @@ static int sweeps(double* lambda, double* res, physAdmm* an, physAdmm* at, const
     memcpy(lt, at->z, sizeof(double) * (size_t)nt);
     gather(lambda, an->z, lt, nc, nl);
     *res = phys_contact_residual(NULL, p->G, p->g, lambda, mu, nc, nl, 0);
-    if (*res > eps) phys_admm_polish(lambda, res, d, p->G, p->g, mu, nc, nl, 0);
+    if (*res > eps) phys_admm_polish(lambda, res, d, p->G, p->g, mu, nc, nl, 0, eps);
     if (*res <= eps || (fp <= eps && okn && tols == tol)) return 1;
   }
   return 0;

@@ -201,7 +201,7 @@ static void test_polish(physData* d) {
     memcpy(b.lambda, a.z, sizeof(double) * 12);
     double res = phys_contact_residual(NULL, b.G, b.g, b.lambda, b.mu, 4, 0, 1), res0 = res;
     CHECK(res > 1e-12);   // the loose solve leaves digits to polish
-    CHECK(phys_admm_polish(b.lambda, &res, d, b.G, b.g, b.mu, 4, 0, 1) == 1);
+    CHECK(phys_admm_polish(b.lambda, &res, d, b.G, b.g, b.mu, 4, 0, 1, 0) == 1);
     printf("polish (%s box): ccp residual %.2e -> %.2e\n", k ? "sliding" : "sticking", res0, res);
     if (k == 0) {
       // sticking: a linear system, solved to rounding
@@ -217,7 +217,7 @@ static void test_polish(physData* d) {
     // the same box for the cone model's conditions (w_n = 0 when sliding): exact as well
     memcpy(b.lambda, a.z, sizeof(double) * 12);
     res = phys_contact_residual(NULL, b.G, b.g, b.lambda, b.mu, 4, 0, 0);
-    phys_admm_polish(b.lambda, &res, d, b.G, b.g, b.mu, 4, 0, 0);
+    phys_admm_polish(b.lambda, &res, d, b.G, b.g, b.mu, 4, 0, 0, 0);
     if (k == 0) CHECK(res <= 1e-14 && pb_violation(&b, 0) <= 1e-13);
     phys_stack_free(d, mark);
   }
@@ -227,7 +227,7 @@ static void test_polish(physData* d) {
   memset(b.lambda, 0, sizeof(b.lambda));
   double res = phys_contact_residual(NULL, b.G, b.g, b.lambda, b.mu, 4, 0, 1);
   CHECK(res == 0);
-  CHECK(phys_admm_polish(b.lambda, &res, d, b.G, b.g, b.mu, 4, 0, 1) == 0);
+  CHECK(phys_admm_polish(b.lambda, &res, d, b.G, b.g, b.mu, 4, 0, 1, 0) == 0);
   for (int i = 0; i < 12; i++) CHECK(b.lambda[i] == 0);
 }
 
