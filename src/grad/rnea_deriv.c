@@ -17,7 +17,10 @@
 // With u_j = S_j x vpre_j, Psi_j = S_j x apre_j - u_j x vpre_j, the deviation of df_b from rigid transport is
 //   -I_b Psi_j - B_b u_j  (q),   I_b (Sdot_j - u_j) + B_b S_j  (qd),
 // B_b u = I_b (u x v_b) + u x* (I_b v_b) + v_b x* (I_b u) (Pinocchio's B(v, I)), all linear in I_b and B_b, so
-// subtree sums Ic (composite inertia) and Bc do the work. With alpha_k = Ic S_k, beta_k = Bc' S_k (at
+// subtree sums Ic (composite inertia) and Bc do the work. In blocks (u = (uw, ul), I = (m, h, Ib about the
+// origin), v = (w, vo), momentum (n, f) = I v) B = [[T, 0], [-2 [f], 0]] with
+// T = [w] Ib - Ib [w] - [n] - (h vo' + vo h' - 2 (h . vo) E): the linear parts cancel, so a body's B is 12
+// numbers (T, f) and Bc u = (T uw, -2 f x uw), Bc' s = (T' sw + 2 f x sl, 0). With alpha_k = Ic S_k, beta_k = Bc' S_k (at
 // body(k)), and for j: y_j = S_j x* F - Ic Psi_j - Bc u_j, z_j = Ic (Sdot_j - u_j) + Bc S_j (at body(j)):
 //   k after j:         dtau_k/dq_j = -alpha_k . Psi_j - beta_k . u_j,   dtau_k/dqd_j = alpha_k . (Sdot_j - u_j)
 //                                    + beta_k . S_j,                     M_kj = alpha_k . S_j
@@ -61,7 +64,8 @@ typedef struct rneaDerivWork_ {
   double* a;      // body accelerations (nbody x 6)
   double* F;      // subtree forces (nbody x 6)
   double* Ic;     // composite inertias, packed (nbody x 10)
-  double* Bc;     // composite B matrices, row-major 6 x 6 (nbody x 36)
+  double* Bc;     // composite B: T (3x3 row-major) and momentum f (3) (nbody x 12)
+  int* grp;       // first dof of each dof's group (nv)
 } rneaDerivWork;
 
 // take the workspace from d's arena (caller marks and frees)
@@ -78,38 +82,55 @@ static void work_alloc(const physModel* m, physData* d, rneaDerivWork* w) {
   w->a = phys_stack_alloc(d, 6 * nb);
   w->F = phys_stack_alloc(d, 6 * nb);
   w->Ic = phys_stack_alloc(d, 10 * nb);
-  w->Bc = phys_stack_alloc(d, 36 * nb);
+  w->Bc = phys_stack_alloc(d, 12 * nb);
+  w->grp = (int*)phys_stack_alloc(d, nv);
+  for (int k = 0; k < m->nv; k++) w->grp[k] = phys_dof_group(m, k);
 }
 
 //---------------------------------------------------------------------------------------------------------
 // small spatial helpers
 
-// res = Bm x (6x6 row-major)
-static inline void mat6_vec(double* restrict res, const double* restrict Bm, const double* restrict x) {
-  for (int r = 0; r < 6; r++) res[r] = phys_dot6(Bm + 6 * r, x);
+// res = Bc x = (T xw, -2 f x xw)
+static inline void bmat_vec(double* restrict res, const double* restrict Bc, const double* restrict x) {
+  const double *T = Bc, *f = Bc + 9;
+  for (int r = 0; r < 3; r++) res[r] = T[3 * r] * x[0] + T[3 * r + 1] * x[1] + T[3 * r + 2] * x[2];
+  res[3] = -2 * (f[1] * x[2] - f[2] * x[1]);
+  res[4] = -2 * (f[2] * x[0] - f[0] * x[2]);
+  res[5] = -2 * (f[0] * x[1] - f[1] * x[0]);
 }
 
-// res = Bm' x (6x6 row-major)
-static inline void mat6t_vec(double* restrict res, const double* restrict Bm, const double* restrict x) {
-  for (int c = 0; c < 6; c++) res[c] = 0;
-  for (int r = 0; r < 6; r++)
-    for (int c = 0; c < 6; c++) res[c] += Bm[6 * r + c] * x[r];
+// res = Bc' x = (T' xw + 2 f x xl, 0)
+static inline void bmatt_vec(double* restrict res, const double* restrict Bc, const double* restrict x) {
+  const double *T = Bc, *f = Bc + 9, *xl = x + 3;
+  for (int c = 0; c < 3; c++) res[c] = T[c] * x[0] + T[3 + c] * x[1] + T[6 + c] * x[2];
+  res[0] += 2 * (f[1] * xl[2] - f[2] * xl[1]);
+  res[1] += 2 * (f[2] * xl[0] - f[0] * xl[2]);
+  res[2] += 2 * (f[0] * xl[1] - f[1] * xl[0]);
+  res[3] = res[4] = res[5] = 0;
 }
 
-// Bm (6x6 row-major) of one body: B u = I (u x v) + u x* (I v) + v x* (I u), column by column
-static void body_bmat(double Bm[36], const double I[10], const double v[6]) {
-  double h[6];
-  phys_inert_mul(h, I, v);
-  for (int i = 0; i < 6; i++) {
-    double e[6] = {0, 0, 0, 0, 0, 0}, t[6], r[6], Ie[6], s[6];
-    e[i] = 1;
-    phys_cross_motion(t, e, v);
-    phys_inert_mul(r, I, t);
-    phys_cross_force(s, e, h);
-    phys_inert_mul(Ie, I, e);
-    phys_cross_force(t, v, Ie);
-    for (int k = 0; k < 6; k++) Bm[6 * k + i] = r[k] + s[k] + t[k];
-  }
+// a body's B (12 numbers: T row-major, f) from its inertia I = (m, h, Ib) and velocity v = (w, vo):
+// T = [w] Ib - Ib [w] - [n] - (h vo' + vo h' - 2 (h . vo) E), (n, f) = I v
+static void body_bmat(double Bc[12], const double I[10], const double v[6]) {
+  const double *h = I + 1, *Ip = I + 4, *w = v, *vo = v + 3;
+  const double Ib[9] = {Ip[0], Ip[3], Ip[4], Ip[3], Ip[1], Ip[5], Ip[4], Ip[5], Ip[2]};
+  const double W[9] = {0, -w[2], w[1], w[2], 0, -w[0], -w[1], w[0], 0};
+  double mom[6];
+  phys_inert_mul(mom, I, v);
+  const double *n = mom, hv = h[0] * vo[0] + h[1] * vo[1] + h[2] * vo[2];
+  const double N[9] = {0, -n[2], n[1], n[2], 0, -n[0], -n[1], n[0], 0};
+  for (int r = 0; r < 3; r++)
+    for (int c = 0; c < 3; c++) {
+      double wi = 0, iw = 0;
+      for (int k = 0; k < 3; k++) {
+        wi += W[3 * r + k] * Ib[3 * k + c];
+        iw += Ib[3 * r + k] * W[3 * k + c];
+      }
+      Bc[3 * r + c] = wi - iw - N[3 * r + c] - (h[r] * vo[c] + vo[r] * h[c]) + 2 * hv * (r == c);
+    }
+  Bc[9] = mom[3];
+  Bc[10] = mom[4];
+  Bc[11] = mom[5];
 }
 
 //---------------------------------------------------------------------------------------------------------
@@ -127,7 +148,7 @@ static void forward_pass(const physModel* m, const physData* d, const double* qa
     memcpy(a, w->a + 6 * p, 6 * sizeof(double));
     for (int k = da; k < da + nd; k++) {
       // a group starts: its dofs all see the velocity and acceleration accumulated so far
-      if (phys_dof_group(m, k) == k) {
+      if (w->grp[k] == k) {
         memcpy(gv, v, sizeof(gv));
         memcpy(ga, a, sizeof(ga));
       }
@@ -148,7 +169,7 @@ static void forward_pass(const physModel* m, const physData* d, const double* qa
     phys_cross_force(t, vb, h);
     for (int i = 0; i < 6; i++) f[i] += t[i];
     memcpy(w->Ic + 10 * b, I, 10 * sizeof(double));
-    body_bmat(w->Bc + 36 * b, I, vb);
+    body_bmat(w->Bc + 12 * b, I, vb);
   }
 }
 
@@ -159,7 +180,7 @@ static void backward_pass(const physModel* m, rneaDerivWork* w) {
     if (p == 0) continue;
     for (int i = 0; i < 6; i++) w->F[6 * p + i] += w->F[6 * b + i];
     for (int i = 0; i < 10; i++) w->Ic[10 * p + i] += w->Ic[10 * b + i];
-    for (int i = 0; i < 36; i++) w->Bc[36 * p + i] += w->Bc[36 * b + i];
+    for (int i = 0; i < 12; i++) w->Bc[12 * p + i] += w->Bc[12 * b + i];
   }
 }
 
@@ -169,25 +190,25 @@ static void dof_terms(const physModel* m, const physData* d, rneaDerivWork* w) {
   for (int k = 0; k < m->nv; k++) {
     int b = m->dof_bodyid[k];
     const double *S = d->cdof + 6 * k, *Sd = d->cdof_dot + 6 * k;
-    const double *Ic = w->Ic + 10 * b, *Bc = w->Bc + 36 * b, *vp = w->vpre + 6 * k;
+    const double *Ic = w->Ic + 10 * b, *Bc = w->Bc + 12 * b, *vp = w->vpre + 6 * k;
     double *u = w->u + 6 * k, *psi = w->psi + 6 * k, t[6], s[6];
     phys_cross_motion(u, S, vp);
     phys_cross_motion(psi, S, w->apre + 6 * k);
     phys_cross_motion(t, u, vp);
     for (int i = 0; i < 6; i++) psi[i] -= t[i];
     phys_inert_mul(w->alpha + 6 * k, Ic, S);
-    mat6t_vec(w->beta + 6 * k, Bc, S);
+    bmatt_vec(w->beta + 6 * k, Bc, S);
     // y = S x* F - Ic psi - Bc u
     double* y = w->y + 6 * k;
     phys_cross_force(y, S, w->F + 6 * b);
     phys_inert_mul(t, Ic, psi);
-    mat6_vec(s, Bc, u);
+    bmat_vec(s, Bc, u);
     for (int i = 0; i < 6; i++) y[i] -= t[i] + s[i];
     // z = Ic (Sdot - u) + Bc S
     double* z = w->z + 6 * k;
     for (int i = 0; i < 6; i++) s[i] = Sd[i] - u[i];
     phys_inert_mul(z, Ic, s);
-    mat6_vec(t, Bc, S);
+    bmat_vec(t, Bc, S);
     for (int i = 0; i < 6; i++) z[i] += t[i];
   }
 }
@@ -226,10 +247,10 @@ void phys_rnea_deriv(const physModel* m, physData* d, const double* qacc, double
   if (dtau_da) memset(dtau_da, 0, sizeof(double) * nn);
 
   for (int k = 0; k < nv; k++) {
-    int gk = phys_dof_group(m, k);
+    int gk = w.grp[k];
     for (int j = k; j >= 0; j = m->dof_parentid[j]) {
       size_t kj = (size_t)k * nv + j, jk = (size_t)j * nv + k;
-      int mutual = j != k && phys_dof_group(m, j) == gk;   // j after k too
+      int mutual = j != k && w.grp[j] == gk;   // j after k too
       if (dtau_dq) {
         dtau_dq[kj] = dq_after(&w, k, j);
         if (j != k) dtau_dq[jk] = mutual ? dq_after(&w, j, k) : phys_dot6(d->cdof + 6 * j, w.y + 6 * k);
@@ -276,7 +297,7 @@ void phys_rnea_vjp(const physModel* m, physData* d, const double* qacc, const do
     int da = m->body_dofadr[b], nd = m->body_dofnum[b], p = m->body_parentid[b];
     double *sa = accA + 6 * b, *sb = accB + 6 * b;
     for (int k = da + nd - 1; k >= da;) {
-      int g = phys_dof_group(m, k);
+      int g = w.grp[k];
       for (int i = g; i <= k; i++)
         for (int r = 0; r < 6; r++) {
           sa[r] += tau_bar[i] * w.alpha[6 * i + r];
@@ -303,7 +324,7 @@ void phys_rnea_vjp(const physModel* m, physData* d, const double* qacc, const do
     memcpy(s, path + 6 * m->body_parentid[b], 6 * sizeof(double));
     for (int k = da; k < da + nd;) {
       int g = k, e = k;
-      while (e + 1 < da + nd && phys_dof_group(m, e + 1) == g) e++;
+      while (e + 1 < da + nd && w.grp[e + 1] == g) e++;
       for (int i = g; i <= e; i++) memcpy(Pj + 6 * i, s, 6 * sizeof(double));
       for (int i = g; i <= e; i++)
         for (int r = 0; r < 6; r++) s[r] += tau_bar[i] * d->cdof[6 * i + r];
