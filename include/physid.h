@@ -328,7 +328,7 @@ typedef struct physContact_ {
   X(double, qfrc_passive, nv, 1)         /* joint springs, damping, spring forces              (nv x 1) */ \
   X(double, qfrc_actuator, nv, 1)        /* actuator forces                                    (nv x 1) */ \
   X(double, qM, nv, nv)                  /* joint-space inertia (dense; with armature)        (nv x nv) */ \
-  X(double, qLD, nv, nv)                 /* Cholesky factor of M (+ dt*damping in a step)     (nv x nv) */ \
+  X(double, qLD, nv, nv)                 /* M + dt*damping = L'DL on the dof tree (factor.h)  (nv x nv) */ \
   /* contacts (phys_collision) and their impulses (the contact solver) */                                 \
   X(physContact, contact, nconmax, 1)    /* contact list, d->ncon used                   (nconmax x 1) */ \
   X(physContact, contact_prev, nconmax, 1) /* last step's list, for warm starts          (nconmax x 1) */ \

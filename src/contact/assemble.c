@@ -12,9 +12,9 @@
 // approaching contacts, paper 000 eq. 3); for a contact within the margin (dist > 0) b_normal = dist/dt, so
 // the gap may close within the step (normal_bias); b_limit = b_tangent = 0. Drift is not corrected here
 // but at the position level (contact.h): gpos = beta*min(dist + slop, 0)/dt on normal and limit rows.
-// G is formed as Y'Y with Y = L^-1 J' (M~ = L L'), so it is symmetric positive semidefinite to the last bit;
-// when the dofs branch (a humanoid), through M~ = L' D L on the tree's pattern instead (no fill-in): each
-// row of Y then lives on the chains its row reaches and each product only sums over them.
+// G is formed as Y Y' with the rows of Y the half-solves D^-1/2 L'^-1 J_r through the tree-sparse factor
+// M~ = L' D L (src/dyn/factor.h, no fill-in), so it is symmetric positive semidefinite to the last bit; each
+// row of Y lives on the chains its row reaches and each product only sums over them.
 //
 // Warm start: contact i of geom pair (a, b) takes the lambda and row states of the contact of the same pair
 // in d->contact_prev nearest to it; unmatched contacts are guessed separating, limit rows clamping.
@@ -24,6 +24,7 @@
 
 #include "contact.h"
 #include "dyn.h"
+#include "factor.h"
 #include "rot.h"
 
 //---------------------------------------------------------------------------------------------------------
@@ -134,16 +135,6 @@ static double normal_bias(const physContact* c, double vn, double vfn, double dt
   return (c->dist + dt * vfn < 0 && rest < 0) ? rest : c->dist / dt;
 }
 
-// y = L^-1 b (forward substitution with the lower Cholesky factor, row-major n x n)
-static void lower_solve(double* y, const double* L, const double* b, int n) {
-  for (int i = 0; i < n; i++) {
-    const double* Li = L + (size_t)i * n;
-    double s = b[i];
-    for (int k = 0; k < i; k++) s -= Li[k] * y[k];
-    y[i] = s / Li[i];
-  }
-}
-
 // a . b for n-vectors
 static double dotn(const double* a, const double* b, int n) {
   double s = 0;
@@ -151,114 +142,41 @@ static double dotn(const double* a, const double* b, int n) {
   return s;
 }
 
-// G = Y Y' with the rows of Y = the rows of J times L^-T (Y_r = L^-1 J_r), i.e. G = J M~^-1 J'
-static void delassus(physData* d, double* G, const double* J, int n, int nv) {
+// G = Y Y' with Y_r = D^-1/2 L'^-1 J_r (the half-solve with the factor M~ = L' D L in d->qLD), so
+// G = J L^-1 D^-1 L'^-1 J' = J M~^-1 J'. Y_r is nonzero only on the chains row r reaches (a contact: its two
+// bodies', a limit: its joint's), listed by the half-solve; each product sums over the shorter list only.
+static void delassus(const physModel* m, physData* d, double* G, const double* J, int n, int nv) {
   size_t mark = phys_stack_mark(d);
-  double* Y = phys_stack_alloc(d, (size_t)n * (size_t)nv + 1);
-  for (int r = 0; r < n; r++) lower_solve(Y + (size_t)r * nv, d->qLD, J + (size_t)r * nv, nv);
-  for (int r = 0; r < n; r++) {
-    for (int c = 0; c <= r; c++) {
-      double s = dotn(Y + (size_t)r * nv, Y + (size_t)c * nv, nv);
-      G[(size_t)r * n + c] = s;
-      G[(size_t)c * n + r] = s;
-    }
-  }
-  phys_stack_free(d, mark);
-}
-
-//---------------------------------------------------------------------------------------------------------
-// the Delassus matrix through the tree-sparse factor of M~ (models whose dofs branch)
-
-// 1 if every dof's parent is the dof before it (one chain: a free body, a serial arm): nothing to skip
-static int single_chain(const physModel* m) {
-  for (int k = 1; k < m->nv; k++)
-    if (m->dof_parentid[k] != k - 1) return 0;
-  return 1;
-}
-
-// M~ = L' D L on the kinematic tree's pattern (phys_penalty_tree_factor: dofs come parent first and
-// M~_ij != 0 only when i is j or an ancestor of j, so there is no fill-in) into F (nv x nv row-major: L_ki
-// at F[k*nv + i] for the ancestors i of k, D_k at F[k*nv + k], every other entry 0), with the step's
-// effective mass M~ = qM + dt diag(dof_damping) (no damping term with PHYS_DSBL_EULERDAMP). Returns 0 if M~
-// is not positive definite.
-static int tree_factor(const physModel* m, const physData* d, double* F) {
-  int nv = m->nv;
-  double h = (m->opt.disableflags & PHYS_DSBL_EULERDAMP) ? 0 : m->opt.timestep;
-  memset(F, 0, sizeof(double) * (size_t)nv * (size_t)nv);
-  for (int k = 0; k < nv; k++) {
-    for (int i = k; i >= 0; i = m->dof_parentid[i]) F[(size_t)k * nv + i] = d->qM[(size_t)k * nv + i];
-    F[(size_t)k * nv + k] += h * m->dof_damping[k];
-  }
-  return phys_penalty_tree_factor(m, F) == nv;
-}
-
-// the dofs row Jr (nv) reaches: its nonzeros and all their ancestors, in descending order into list
-// (scratch flag, nv ints); returns their count
-static int row_support(const physModel* m, const double* Jr, int* flag, int* list) {
-  int ns = 0;
-  for (int k = 0; k < m->nv; k++) flag[k] = Jr[k] != 0;
-  for (int k = m->nv - 1; k >= 0; k--) {
-    if (!flag[k]) continue;
-    list[ns++] = k;
-    if (m->dof_parentid[k] >= 0) flag[m->dof_parentid[k]] = 1;
-  }
-  return ns;
-}
-
-// y = D^-1/2 L'^-1 b on the support list (descending; y stays 0 elsewhere): leaves first,
-// y_i = b_i - sum_{k > i} L_ki y_k over the listed k (L_ki is 0 unless i is an ancestor of k), then each
-// y_i / sqrt(D_i), so that b' M~^-1 c = (D^-1/2 L'^-1 b) . (D^-1/2 L'^-1 c)
-static void tree_solve(double* y, const double* F, const double* b, const int* list, int ns, int nv) {
-  for (int a = 0; a < ns; a++) {
-    int i = list[a];
-    double s = b[i];
-    for (int c = 0; c < a; c++) s -= F[(size_t)list[c] * nv + i] * y[list[c]];
-    y[i] = s;
-  }
-  for (int a = 0; a < ns; a++) y[list[a]] /= sqrt(F[(size_t)list[a] * nv + list[a]]);
-}
-
-// G = Y Y' with Y_r = D^-1/2 L'^-1 J_r (G = J L^-1 D^-1 L'^-1 J' = J M~^-1 J'), each row solved and each
-// product summed over a support only (a contact reaches the chains of its two bodies, a limit its joint's
-// chain). Returns 0 (nothing written) for a single chain or if M~ is not positive definite: the dense path
-// (delassus, through d->qLD) then applies.
-static int delassus_tree(const physModel* m, physData* d, double* G, const double* J, int n, int nv) {
-  if (single_chain(m)) return 0;
-  size_t mark = phys_stack_mark(d);
-  double* F = phys_stack_alloc(d, (size_t)nv * (size_t)nv);
   double* Y = phys_stack_alloc(d, (size_t)n * (size_t)nv + 1);
   int* sup = (int*)phys_stack_alloc(d, (size_t)n * (size_t)nv / 2 + 1);   // n lists of up to nv ints
   int* ns = (int*)phys_stack_alloc(d, (size_t)n / 2 + 1);
-  int* flag = (int*)phys_stack_alloc(d, (size_t)nv / 2 + 1);
-  if (!tree_factor(m, d, F)) {
-    phys_stack_free(d, mark);
-    return 0;
-  }
-  memset(Y, 0, sizeof(double) * (size_t)n * (size_t)nv);
   for (int r = 0; r < n; r++) {
-    ns[r] = row_support(m, J + (size_t)r * nv, flag, sup + (size_t)r * nv);
-    tree_solve(Y + (size_t)r * nv, F, J + (size_t)r * nv, sup + (size_t)r * nv, ns[r], nv);
+    size_t off = (size_t)r * nv;
+    ns[r] = phys_solve_m_half(m, d->qLD, Y + off, J + off, sup + off);
   }
   for (int r = 0; r < n; r++) {
     const double* Yr = Y + (size_t)r * nv;
     for (int c = 0; c <= r; c++) {
       const double* Yc = Y + (size_t)c * nv;
-      int a = ns[r] <= ns[c] ? r : c;   // the shorter support: the other row is 0 off its own
+      int a = ns[r] <= ns[c] ? r : c;   // the shorter list: the other row is 0 where this one is
       const int* la = sup + (size_t)a * nv;
       double s = 0;
-      for (int t = 0; t < ns[a]; t++) s += Yr[la[t]] * Yc[la[t]];
+      if (ns[a] == nv) {
+        for (int k = nv - 1; k >= 0; k--) s += Yr[k] * Yc[k];   // the full list, without indirection
+      } else {
+        for (int t = 0; t < ns[a]; t++) s += Yr[la[t]] * Yc[la[t]];
+      }
       G[(size_t)r * n + c] = s;
       G[(size_t)c * n + r] = s;
     }
   }
   phys_stack_free(d, mark);
-  return 1;
 }
 
 // Assemble the rows of the current contacts (d->contact, d->ncon, at the current kinematics and cdof) and
 // of the active joint limits into p, with J, G, g, mu from d's arena (the caller marks and frees):
-//   J (n x nv), G = J M~^-1 J' (n x n: through the tree factor of M~ = qM + dt diag(dof_damping) when the
-//   dofs branch, else through the factor d->qLD of M~), g = J vf + b (n), mu (nc);
+//   J (n x nv), G = J M~^-1 J' (n x n, through the tree-sparse factor d->qLD of M~ = qM + dt
+//   diag(dof_damping), phys_factor_m), g = J vf + b (n), mu (nc);
 // also sets d->nlimit, each contact's efc_adr, and the warm-start guesses (p->warm, n ints in the arena).
 void phys_constraint_assemble(const physModel* m, physData* d, const double* vf, physConstraintProblem* p,
                               double** J, double** G, double** g, double** mu) {
@@ -311,7 +229,7 @@ void phys_constraint_assemble(const physModel* m, physData* d, const double* vf,
     }
     warm[row] = PHYS_ROW_CLAMPING;
   }
-  if (!delassus_tree(m, d, *G, *J, n, nv)) delassus(d, *G, *J, n, nv);
+  delassus(m, d, *G, *J, n, nv);
 
   d->nlimit = nl;
   p->nc = nc;

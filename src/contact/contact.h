@@ -56,8 +56,9 @@ typedef struct physConstraintSolution_ {
   int warm_used;            // 1 if the warm-start guess was verified and kept (lcp; ccp, cone: polished guess)
 } physConstraintSolution;
 
-// assemble J, G, g for the current contacts and limits: needs kinematics, d->contact, qM and the factor of
-// M~ = qM + dt diag(dof_damping) (qLD), and v_f; arrays come from d's arena (caller marks/frees)
+// assemble J, G, g for the current contacts and limits: needs kinematics, d->contact, the tree-sparse
+// factor qLD of M~ = qM + dt diag(dof_damping) (phys_factor_m, src/dyn/factor.h), and v_f; arrays come
+// from d's arena (caller marks/frees)
 void phys_constraint_assemble(const physModel* m, physData* d, const double* vf, physConstraintProblem* p,
                               double** J, double** G, double** g, double** mu);
 // number of joint-limit rows phys_constraint_assemble would add at the current qpos (dist <= 0)
@@ -83,15 +84,13 @@ typedef struct physPenaltyContact_ {
   int active;               // 1 if the contact pushes (f_n > 0)
 } physPenaltyContact;
 // contacts at the current state: J (3 ncon x nv) their rows (normal, tangents) and pc their linearization;
-// L the factor of M~ = M + dt B for the Delassus diagonals m_e: phys_penalty_tree_factor's (tree 1) or
-// phys_chol_factor's (tree 0)
-void phys_penalty_contacts(const physModel* m, physData* d, const double* L, int tree, physPenaltyContact* pc,
+// qLD the tree-sparse factor of M~ = M + dt B (phys_factor_m, src/dyn/factor.h), for the Delassus
+// diagonals m_e
+void phys_penalty_contacts(const physModel* m, physData* d, const double* qLD, physPenaltyContact* pc,
                            double* J);
-// the step's matrix on the kinematic tree's pattern: 1 if every penetrating contact keeps it (its two
-// bodies on one chain); H = L' D L in place without fill-in (returns nv, or the failing dof); x = H^-1 b
+// 1 if every penetrating contact keeps the step's matrix on the kinematic tree's pattern (its two bodies on
+// one chain): phys_ldl_factor along dof_parentid then factors it without fill-in, else along a chain (dense)
 int phys_penalty_tree(const physModel* m, const physData* d);
-int phys_penalty_tree_factor(const physModel* m, double* H);
-void phys_penalty_tree_solve(const physModel* m, const double* L, double* x, const double* b);
 // rhs += the active contacts' forces at qvel, H (lower triangle) += dt (d J_n' J_n + C J_t' J_t)
 void phys_penalty_assemble(const physModel* m, physData* d, const physPenaltyContact* pc, const double* J,
                            double* rhs, double* H);

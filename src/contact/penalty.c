@@ -56,13 +56,14 @@
 //
 // Stability of the normal spring: it is explicit; dt < 2/omega = 2 sqrt(m_e/k_c) is needed (dt = 2 ms,
 // k_c = 1e4: m_e > 0.01 kg). The step's matrix keeps the kinematic tree's pattern when each contact lies on
-// one chain: phys_penalty_tree_factor factors it as L' D L without fill-in (MuJoCo's humanoid: 27 dofs).
+// one chain: phys_ldl_factor (src/dyn/factor.h) factors it as L' D L without fill-in (MuJoCo's humanoid:
+// 27 dofs); otherwise the same routine on the dense pattern is an LDL' with fill-in.
 #include <math.h>
 #include <string.h>
 
-#include "chol.h"
 #include "contact.h"
 #include "dyn.h"
+#include "factor.h"
 #include "rot.h"
 
 //---------------------------------------------------------------------------------------------------------
@@ -116,14 +117,11 @@ double phys_penalty_zeta(double eps) {
 }
 
 //---------------------------------------------------------------------------------------------------------
-// contacts
-
-//---------------------------------------------------------------------------------------------------------
 // the step's matrix in tree-sparse form
 
 // 1 if every penetrating contact's rows stay on one kinematic chain (one body is static or an ancestor-or-
 // self of the other's dofs): then H = M~ + sum J' W J keeps M's tree pattern (H_ij != 0 only if dof i is an
-// ancestor of j or j of i) and phys_penalty_tree_factor factors it without fill-in
+// ancestor of j or j of i) and phys_ldl_factor factors it along dof_parentid without fill-in
 int phys_penalty_tree(const physModel* m, const physData* d) {
   for (int i = 0; i < d->ncon; i++) {
     const physContact* c = d->contact + i;
@@ -141,78 +139,25 @@ int phys_penalty_tree(const physModel* m, const physData* d) {
   return 1;
 }
 
-// H = L' D L in place on the tree pattern (backward, leaves first; no fill-in): strict lower triangle <- L
-// (unit diagonal implied), diagonal <- D. For k = nv-1..0 and each ancestor i of k:
-//   t = H_ki / H_kk,  H_ij -= t H_kj for j = i and its ancestors,  L_ki = t.
-// Returns nv, or the dof whose pivot is not positive.
-int phys_penalty_tree_factor(const physModel* m, double* H) {
-  int nv = m->nv;
-  for (int k = nv - 1; k >= 0; k--) {
-    double* Hk = H + (size_t)k * nv;
-    if (!(Hk[k] > 0)) return k;
-    for (int i = m->dof_parentid[k]; i >= 0; i = m->dof_parentid[i]) {
-      double t = Hk[i] / Hk[k];
-      double* Hi = H + (size_t)i * nv;
-      for (int j = i; j >= 0; j = m->dof_parentid[j]) Hi[j] -= t * Hk[j];
-      Hk[i] = t;
-    }
-  }
-  return nv;
-}
+//---------------------------------------------------------------------------------------------------------
+// contacts
 
-// y <- L'^-1 b (in place): leaves first, y_i -= L_ki y_k for the ancestors i of k
-static void tree_solve_upper(const physModel* m, const double* L, double* y) {
-  int nv = m->nv;
-  for (int k = nv - 1; k >= 0; k--) {
-    if (y[k] == 0) continue;
-    for (int i = m->dof_parentid[k]; i >= 0; i = m->dof_parentid[i]) y[i] -= L[(size_t)k * nv + i] * y[k];
-  }
-}
-
-// x = H^-1 b = L^-1 D^-1 L'^-1 b with the tree factor (x may alias b)
-void phys_penalty_tree_solve(const physModel* m, const double* L, double* x, const double* b) {
-  int nv = m->nv;
-  if (x != b) memcpy(x, b, sizeof(double) * (size_t)nv);
-  tree_solve_upper(m, L, x);
-  for (int k = 0; k < nv; k++) {
-    // x_k = y_k / D_k - sum_i L_ki x_i over the ancestors i (already final)
-    double s = x[k] / L[(size_t)k * nv + k];
-    for (int i = m->dof_parentid[k]; i >= 0; i = m->dof_parentid[i]) s -= L[(size_t)k * nv + i] * x[i];
-    x[k] = s;
-  }
-}
-
-// j' H^-1 j = sum_k y_k^2 / D_k, y = L'^-1 j: from the tree factor (tree 1) or the dense Cholesky factor
-// L L' (tree 0: |L^-1 j|^2). Scratch y (nv).
-static double factor_quadratic(const physModel* m, const double* L, int tree, const double* j, double* y) {
-  int nv = m->nv;
+// j' M~^-1 j = |y|^2, y = D^-1/2 L'^-1 j the half-solve with the tree factor qLD of M~ (phys_solve_m_half).
+// Scratch y (nv).
+static double inverse_mass_quadratic(const physModel* m, const double* qLD, const double* j, double* y) {
+  phys_solve_m_half(m, qLD, y, j, NULL);
   double w = 0;
-  memcpy(y, j, sizeof(double) * (size_t)nv);
-  if (tree) {
-    tree_solve_upper(m, L, y);
-    for (int k = 0; k < nv; k++)
-      if (y[k] != 0) w += y[k] * y[k] / L[(size_t)k * nv + k];
-    return w;
-  }
-  for (int i = 0; i < nv; i++) {
-    // forward substitution L y = j
-    const double* Li = L + (size_t)i * nv;
-    double s = y[i];
-    for (int k = 0; k < i; k++) s -= Li[k] * y[k];
-    y[i] = s / Li[i];
-    w += y[i] * y[i];
-  }
+  for (int k = 0; k < m->nv; k++) w += y[k] * y[k];
   return w;
 }
 
 // normal damping of contact c (file comment): d = 2 zeta(eps) sqrt(k_c m_e), m_e = 1 / (J_n M~^-1 J_n')
-// from the factor L of M~ (tree or dense, factor_quadratic); eps below
-// phys_penalty_restitution(PHYS_PENALTY_ZETA_MAX) (eps = 0 included) takes zeta = PHYS_PENALTY_ZETA_MAX.
-// Scratch x (nv).
-static double contact_damping(const physModel* m, const physContact* c, const double* L, int tree,
-                              const double* jn, double* x) {
+// from the tree factor qLD of M~; eps below phys_penalty_restitution(PHYS_PENALTY_ZETA_MAX) (eps = 0
+// included) takes zeta = PHYS_PENALTY_ZETA_MAX. Scratch x (nv).
+static double contact_damping(const physModel* m, const physContact* c, const double* qLD, const double* jn,
+                              double* x) {
   if (c->restitution >= 1) return 0;
-  double w = factor_quadratic(m, L, tree, jn, x);   // J_n M~^-1 J_n'
+  double w = inverse_mass_quadratic(m, qLD, jn, x);   // J_n M~^-1 J_n'
   double zeta = c->restitution > 0 ? fmin(phys_penalty_zeta(c->restitution), PHYS_PENALTY_ZETA_MAX)
                                    : PHYS_PENALTY_ZETA_MAX;
   return w > 0 ? 2 * zeta * sqrt(m->opt.penalty_stiffness / w) : 0;
@@ -227,9 +172,9 @@ static void row_velocity(double res[3], const double* Ji, const double* v, int n
 
 // the penalty contacts at the current state (needs kinematics, cvel, d->contact): for each contact, J
 // (3 ncon x nv) gets its rows J_n, J_t1, J_t2 = frame rows times J_rel and pc its linearization
-// (contact.h); L: factor of M~ = M + dt B, tree-sparse (tree 1, phys_penalty_tree_factor) or dense Cholesky
-// (tree 0, phys_chol_factor). Contacts without a pushing force are inactive.
-void phys_penalty_contacts(const physModel* m, physData* d, const double* L, int tree, physPenaltyContact* pc,
+// (contact.h); qLD: the tree-sparse factor of M~ = M + dt B (phys_factor_m). Contacts without a pushing
+// force are inactive.
+void phys_penalty_contacts(const physModel* m, physData* d, const double* qLD, physPenaltyContact* pc,
                            double* J) {
   int nv = m->nv;
   size_t mark = phys_stack_mark(d);
@@ -257,7 +202,7 @@ void phys_penalty_contacts(const physModel* m, physData* d, const double* L, int
 
     // f_n = k_c (-phi) - d phi_dot > 0 (active), C = mu f_n / max(|v_t|, v_slip)
     p->spring = -m->opt.penalty_stiffness * c->dist;
-    p->damping = contact_damping(m, c, L, tree, Ji, jac);
+    p->damping = contact_damping(m, c, qLD, Ji, jac);
     double fn = p->spring - p->damping * vr[0];
     if (!(fn > 0)) continue;
     p->active = 1;

@@ -8,9 +8,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "chol.h"
 #include "collision.h"
 #include "contact.h"
+#include "factor.h"
 #include "physid.h"
 #include "rot.h"
 #include "step.h"
@@ -159,6 +159,12 @@ static int implicit_damping(const physModel* m) {
   return 0;
 }
 
+// add = dt B (dt dof_damping) if implicit_damping, else 0 (nv)
+static void damping_add(const physModel* m, double* add) {
+  int damp = implicit_damping(m);
+  for (int i = 0; i < m->nv; i++) add[i] = damp ? m->opt.timestep * m->dof_damping[i] : 0;
+}
+
 // acc = (M + dt B)^-1 tau' with tau' = tau - c by one articulated-body pass (no mass matrix), B the
 // implicit joint damping (zero when implicit_damping is off)
 static void unconstrained_acc(const physModel* m, physData* d, const double* tau, double* acc) {
@@ -218,11 +224,6 @@ static physSolverFn option_solver(const physModel* m) {
   }
 }
 
-// v+ through the constraint problem (lcp, cone, ccp):
-//   M~ = M + dt B = L L' (qLD),   v_f = v + dt M~^-1 (tau - c),   lambda = solver(G, g, mu),
-//   v+ = v_f + M~^-1 J' lambda,   qfrc_constraint = J' lambda / dt;
-// impulses and row states are stored in d->contact. Returns 0 (nothing changed but a counted warning) if
-// M~ is not positive definite.
 // f (nv) = J' lambda (n rows of J; rows with lambda = 0 skipped)
 static void joint_impulse(double* f, const double* J, const double* lambda, int n, int nv) {
   memset(f, 0, sizeof(double) * (size_t)nv);
@@ -239,10 +240,10 @@ static void joint_impulse(double* f, const double* J, const double* lambda, int 
 }
 
 // res += M~^-1 J' lambda (n rows of J); scratch f (nv)
-static void add_impulse_velocity(const physData* d, double* res, const double* J, const double* lambda, int n,
-                                 int nv, double* f) {
+static void add_impulse_velocity(const physModel* m, const physData* d, double* res, const double* J,
+                                 const double* lambda, int n, int nv, double* f) {
   joint_impulse(f, J, lambda, n, nv);
-  phys_chol_solve(f, d->qLD, f, nv);
+  phys_solve_m(m, d->qLD, f, f);
   for (int i = 0; i < nv; i++) {
     res[i] += f[i];
   }
@@ -274,10 +275,15 @@ static void position_correction(const physModel* m, physData* d, const physConst
   pp.mu = mu0;
   pp.warm = warm;
   phys_solve_lcp(m, d, &pp, &sol);
-  add_impulse_velocity(d, vpos, p->J, sol.lambda, p->n, nv, f);
+  add_impulse_velocity(m, d, vpos, p->J, sol.lambda, p->n, nv, f);
   phys_stack_free(d, mark);
 }
 
+// v+ through the constraint problem (lcp, cone, ccp):
+//   M~ = M + dt B = L' D L (qLD, tree-sparse, phys_factor_m),   v_f = v + dt M~^-1 (tau - c),
+//   lambda = solver(G, g, mu),   v+ = v_f + M~^-1 J' lambda,   qfrc_constraint = J' lambda / dt;
+// impulses and row states are stored in d->contact. Returns 0 (nothing changed but a counted warning) if
+// M~ is not positive definite.
 static int constrained_velocity(const physModel* m, physData* d, physSolverFn solver, const double* tau,
                                 double* vnew, double* vpos) {
   int nv = m->nv;
@@ -285,16 +291,11 @@ static int constrained_velocity(const physModel* m, physData* d, physSolverFn so
   size_t mark = phys_stack_mark(d);
   double* f = phys_stack_alloc(d, (size_t)nv);
 
-  // M~ = M + dt B, factored in place
+  // M~ = M + dt B = L' D L along the tree (qLD)
   phys_crb(m, d);
   phys_rne(m, d);
-  memcpy(d->qLD, d->qM, sizeof(double) * (size_t)nv * (size_t)nv);
-  if (implicit_damping(m)) {
-    for (int i = 0; i < nv; i++) {
-      d->qLD[i * nv + i] += dt * m->dof_damping[i];
-    }
-  }
-  if (phys_chol_factor(d->qLD, nv, 0) != nv) {
+  damping_add(m, f);
+  if (phys_factor_m(m, d->qLD, d->qM, f) != nv) {
     phys_data_warning(d, "phys_step: mass matrix not positive definite at time %g; step rejected", d->time);
     phys_stack_free(d, mark);
     return 0;
@@ -304,7 +305,7 @@ static int constrained_velocity(const physModel* m, physData* d, physSolverFn so
   for (int i = 0; i < nv; i++) {
     f[i] = tau[i] - d->qfrc_bias[i];
   }
-  phys_chol_solve(f, d->qLD, f, nv);
+  phys_solve_m(m, d->qLD, f, f);
   for (int i = 0; i < nv; i++) {
     vnew[i] = d->qvel[i] + dt * f[i];
   }
@@ -333,7 +334,7 @@ static int constrained_velocity(const physModel* m, physData* d, physSolverFn so
   for (int i = 0; i < nv; i++) {
     d->qfrc_constraint[i] = f[i] / dt;
   }
-  phys_chol_solve(f, d->qLD, f, nv);
+  phys_solve_m(m, d->qLD, f, f);
   for (int i = 0; i < nv; i++) {
     vnew[i] += f[i];
   }
@@ -352,45 +353,45 @@ static int penalty_penetrating(const physData* d) {
 // at most this many solves of one penalty step (penalty_dense)
 #define PHYS_PENALTY_SOLVES 3
 
-// penalty with penetrating contacts: the dense linearly implicit step (src/contact/penalty.c)
-//   H = M + dt B + A + dt sum_c (d_c J_n' J_n + C_c J_t' J_t) = L L',   v+ = v + dt H^-1 rhs,
+// penalty with penetrating contacts: the linearly implicit step (src/contact/penalty.c)
+//   H = M + dt B + A + dt sum_c (d_c J_n' J_n + C_c J_t' J_t) = L' D L,   v+ = v + dt H^-1 rhs,
 //   rhs = tau - c + f_limit + sum_c J_n' (k (-phi) - d v_n) - C J_t' v_t
 // so the contacts' normal dampers and friction act at v+ (A, f_limit: implicit limit springs). m_e of the
-// restitution dampers comes from M~ = M + dt B, factored first. A second solve re-evaluates C at v+ (the
-// friction of a sliding contact is then mu f_n to second order in a step's speed change), a third one
-// follows only if a contact was released (its f_n at v+ would pull). qfrc_constraint = the penalty force at
-// v+. Returns 0 (counted warning, nothing changed) if a matrix is not positive definite.
+// restitution dampers comes from M~ = M + dt B, factored first (qLD, phys_factor_m). H keeps the tree's
+// pattern when every contact lies on one chain (phys_penalty_tree) and is factored along dof_parentid
+// without fill-in; otherwise the same L' D L runs on the dense pattern. A second solve re-evaluates
+// C at v+ (the friction of a sliding contact is then mu f_n to second order in a step's speed change), a
+// third one follows only if a contact was released (its f_n at v+ would pull). qfrc_constraint = the
+// penalty force at v+. Returns 0 (counted warning, nothing changed) if a matrix is not positive definite.
 static int penalty_dense(const physModel* m, physData* d, const double* tau, const double* add,
                          const double* alim, double* vnew) {
-  int nv = m->nv, damp = implicit_damping(m);
+  int nv = m->nv;
   double dt = m->opt.timestep;
   size_t mark = phys_stack_mark(d), nn = (size_t)nv * (size_t)nv;
   double* J = phys_stack_alloc(d, 3 * (size_t)d->ncon * (size_t)nv + 1);
+  double* H = phys_stack_alloc(d, nn);
   physPenaltyContact* pc = (physPenaltyContact*)phys_stack_alloc(
       d, ((size_t)d->ncon * sizeof(physPenaltyContact) + sizeof(double) - 1) / sizeof(double) + 1);
+  const int* parent = phys_penalty_tree(m, d) ? m->dof_parentid : NULL;   // NULL: dense
   phys_crb(m, d);
   phys_rne(m, d);
 
-  // M~ = M + dt B factored (in qLD) for the contacts' Delassus diagonals; their linearization. Tree-sparse
-  // L' D L factors when the contacts keep M's pattern (each on one chain), dense Cholesky otherwise.
-  int tree = phys_penalty_tree(m, d);
-  memcpy(d->qLD, d->qM, sizeof(double) * nn);
-  for (int i = 0; damp && i < nv; i++) d->qLD[i * nv + i] += dt * m->dof_damping[i];
-  int ok = (tree ? phys_penalty_tree_factor(m, d->qLD) : phys_chol_factor(d->qLD, nv, 0)) == nv;
-  if (ok) phys_penalty_contacts(m, d, d->qLD, tree, pc, J);
+  // M~ = M + dt B factored (qLD) for the contacts' Delassus diagonals; their linearization
+  damping_add(m, vnew);
+  int ok = phys_factor_m(m, d->qLD, d->qM, vnew) == nv;
+  if (ok) phys_penalty_contacts(m, d, d->qLD, pc, J);
 
   // H a = rhs, again after phys_penalty_update changed a coefficient (once) or released a contact
   for (int it = 0; ok && it < PHYS_PENALTY_SOLVES; it++) {
-    memcpy(d->qLD, d->qM, sizeof(double) * nn);
+    memcpy(H, d->qM, sizeof(double) * nn);
     for (int i = 0; i < nv; i++) {
-      d->qLD[i * nv + i] += add[i];
+      H[i * nv + i] += add[i];
       vnew[i] = tau[i] + d->qfrc_constraint[i] - d->qfrc_bias[i];
     }
-    phys_penalty_assemble(m, d, pc, J, vnew, d->qLD);
-    ok = (tree ? phys_penalty_tree_factor(m, d->qLD) : phys_chol_factor(d->qLD, nv, 0)) == nv;
+    phys_penalty_assemble(m, d, pc, J, vnew, H);
+    ok = phys_ldl_factor(H, parent, nv) == nv;
     if (!ok) break;
-    if (tree) phys_penalty_tree_solve(m, d->qLD, vnew, vnew);
-    else phys_chol_solve(vnew, d->qLD, vnew, nv);
+    phys_ldl_solve(vnew, H, parent, vnew, nv);
     for (int i = 0; i < nv; i++) vnew[i] = d->qvel[i] + dt * vnew[i];
     int changed = it + 1 < PHYS_PENALTY_SOLVES ? phys_penalty_update(m, d, pc, J, vnew) : 0;
     if (!changed) break;
@@ -458,13 +459,14 @@ static int penalty_velocity(const physModel* m, physData* d, double* tau, double
 // Constraints: after kinematics, collision (unless PHYS_DSBL_CONTACT) and the joint limits at q. With
 // none active the step is the unconstrained one above (one articulated-body pass; qM and qfrc_bias are not
 // computed: call phys_forward for them). Otherwise, by m->opt.contact: lcp, cone, ccp solve for impulses,
-// v+ = v_f + M~^-1 J' lambda (M~ = M + dt B, factor in qLD; qM and qfrc_bias are computed), and penetration
-// deeper than PHYS_CONTACT_SLOP is removed at the position level (split impulse, contact.h); penalty adds
-// its forces to f, with normal dampers and friction implicit in a dense (tree-sparse) solve when a contact
-// penetrates (penalty_dense; qM, qfrc_bias computed, qLD holds that solve's factor), one articulated-body
-// pass otherwise. d->qacc = (v+ - v)/dt is the acceleration used,
-// d->qfrc_constraint the constraint force (J' lambda / dt, or the penalty force), d->contact the contacts
-// with their impulses; the previous list moves to d->contact_prev for the next warm start.
+// v+ = v_f + M~^-1 J' lambda (M~ = M + dt B; qM, qfrc_bias and the tree-sparse factor qLD of M~ are
+// computed), and penetration deeper than PHYS_CONTACT_SLOP is removed at the position level (split
+// impulse, contact.h); penalty adds its forces to f, with normal dampers and friction implicit in one
+// L' D L solve (tree-sparse when the contacts allow) when a contact penetrates (penalty_dense; qM,
+// qfrc_bias and qLD computed), one articulated-body pass otherwise. d->qacc = (v+ - v)/dt is the
+// acceleration used, d->qfrc_constraint the constraint force (J' lambda / dt, or the penalty force),
+// d->contact the contacts with their impulses; the previous list moves to d->contact_prev for the next
+// warm start.
 // A non-finite new state is not accepted: qpos, qvel and time are restored and a warning is counted in d.
 // Scratch comes from d's stack arena; nothing is allocated.
 void phys_step(const physModel* m, physData* d) { phys_step_solver(m, d, NULL); }

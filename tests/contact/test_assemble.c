@@ -11,6 +11,7 @@
 #include "chol.h"
 #include "contact.h"
 #include "dyn.h"
+#include "factor.h"
 #include "rot.h"
 #include "test.h"
 
@@ -82,14 +83,18 @@ static void kin(const physModel* m, physData* d) {
   phys_com_vel(m, d);
 }
 
-// M~ = M + dt diag(damping) into d->qLD and factor it; a copy of M~ into Mt (nv x nv)
+// M~ = M + dt diag(damping) factored into d->qLD (phys_factor_m, as the step); a copy of M~ into Mt (nv x nv)
 static void factor(const physModel* m, physData* d, double* Mt) {
   int nv = m->nv;
+  double add[16];
+  CHECK(nv <= 16);
   phys_crb(m, d);
   for (int i = 0; i < nv * nv; i++) Mt[i] = d->qM[i];
-  for (int i = 0; i < nv; i++) Mt[i * nv + i] += m->opt.timestep * m->dof_damping[i];
-  memcpy(d->qLD, Mt, sizeof(double) * (size_t)(nv * nv));
-  CHECK(phys_chol_factor(d->qLD, nv, 1e-15) == nv);
+  for (int i = 0; i < nv; i++) {
+    add[i] = m->opt.timestep * m->dof_damping[i];
+    Mt[i * nv + i] += add[i];
+  }
+  CHECK(phys_factor_m(m, d->qLD, d->qM, add) == nv);
 }
 
 // inverse of a (n x n) by Gauss-Jordan with partial pivoting, independent of src/math

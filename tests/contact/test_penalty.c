@@ -13,6 +13,7 @@
 #include "chol.h"
 #include "contact.h"
 #include "dyn.h"
+#include "factor.h"
 #include "test.h"
 
 static const char* MODEL =
@@ -88,8 +89,7 @@ static void ball_state(const physModel* m, physData* d, double z, double vx, dou
   kin(m, d);
   phys_crb(m, d);
   phys_rne(m, d);
-  memcpy(d->qLD, d->qM, sizeof(double) * (size_t)m->nv * (size_t)m->nv);
-  CHECK(phys_chol_factor(d->qLD, m->nv, 0) == m->nv);
+  CHECK(phys_factor_m(m, d->qLD, d->qM, NULL) == m->nv);
   ball_contact(m, d, mu);
   d->contact[0].restitution = eps;
 }
@@ -148,7 +148,7 @@ static void test_law(physModel* m, physData* d) {
 
   // penetration 1 cm, approaching at 0.5 m/s, sliding at 2 m/s: f_n = k 0.01 + d 0.5, C = mu f_n / 2
   ball_state(m, d, 0.09, 2, -0.5, mu, 0);
-  phys_penalty_contacts(m, d, d->qLD, 0, &pc, J);
+  phys_penalty_contacts(m, d, d->qLD, &pc, J);
   double fn = k * 0.01 + d0 * 0.5;
   CHECK(pc.active == 1);
   CHECK_NEAR(pc.spring, k * 0.01, 1e-9);
@@ -184,37 +184,37 @@ static void test_law(physModel* m, physData* d) {
 
   // restitution 0.5: the damping of zeta(0.5); restitution 1: none
   ball_state(m, d, 0.09, 0, -0.5, mu, 0.5);
-  phys_penalty_contacts(m, d, d->qLD, 0, &pc, J);
+  phys_penalty_contacts(m, d, d->qLD, &pc, J);
   CHECK_REL(pc.damping, d5, 1e-12, 0);
   ball_state(m, d, 0.09, 0, -0.5, mu, 1);
-  phys_penalty_contacts(m, d, d->qLD, 0, &pc, J);
+  phys_penalty_contacts(m, d, d->qLD, &pc, J);
   CHECK(pc.damping == 0 && pc.active);
 
   // slow slip (|v_t| = vs/4): viscous, C = mu f_n / v_slip
   ball_state(m, d, 0.09, 0.25 * vs, 0, mu, 0);
-  phys_penalty_contacts(m, d, d->qLD, 0, &pc, J);
+  phys_penalty_contacts(m, d, d->qLD, &pc, J);
   CHECK_REL(pc.C, mu * k * 0.01 / vs, 1e-12, 0);
 
   // separating fast: k 0.01 - d 2 < 0 is no force at all (no adhesion, no friction); update releases a
   // contact whose force would pull at the new velocity, and keeps C at the new f_n and v_t otherwise
   ball_state(m, d, 0.09, 1, 2, mu, 0);
-  phys_penalty_contacts(m, d, d->qLD, 0, &pc, J);
+  phys_penalty_contacts(m, d, d->qLD, &pc, J);
   CHECK(!pc.active && pc.C == 0);
   ball_state(m, d, 0.09, 0, 0, mu, 0);
-  phys_penalty_contacts(m, d, d->qLD, 0, &pc, J);
+  phys_penalty_contacts(m, d, d->qLD, &pc, J);
   CHECK(pc.active);
   double vnew[16] = {0};
   vnew[2] = 2 * k * 0.01 / d0;   // f_n(v+) = k 0.01 - d v+ < 0
   CHECK(phys_penalty_update(m, d, &pc, J, vnew) == 2 && !pc.active);
   ball_state(m, d, 0.09, 0, 0, mu, 0);
-  phys_penalty_contacts(m, d, d->qLD, 0, &pc, J);
+  phys_penalty_contacts(m, d, d->qLD, &pc, J);
   vnew[2] = 0.25 * k * 0.01 / d0;
   vnew[0] = 0.1;
   CHECK(phys_penalty_update(m, d, &pc, J, vnew) == 1 && pc.active);
   CHECK_REL(pc.C, mu * 0.75 * k * 0.01 / 0.1, 1e-12, 0);
   // out of contact (dist > 0, even approaching): inactive
   ball_state(m, d, 0.1001, 0, -1, mu, 0);
-  phys_penalty_contacts(m, d, d->qLD, 0, &pc, J);
+  phys_penalty_contacts(m, d, d->qLD, &pc, J);
   CHECK(!pc.active);
 }
 
@@ -226,11 +226,11 @@ static void test_implicit_friction(physModel* m, physData* d) {
   double J[3 * 16], rhs[16], x[16], vt0 = 0.5 * m->opt.penalty_vslip, dt = m->opt.timestep;
   physPenaltyContact pc;
   ball_state(m, d, 0.1 - 1e-3, vt0, 0, 0.5, 0);
-  phys_penalty_contacts(m, d, d->qLD, 0, &pc, J);
+  phys_penalty_contacts(m, d, d->qLD, &pc, J);
   pc.spring = 0;    // tangential part only (the normal rows would not change v_t: J_n M^-1 J_t' = 0 here)
   pc.damping = 0;
   pc.C *= 1e3 / (dt * pc.C * 1.0);   // dt C = 1e3 (with w ~ 1 / kg)
-  phys_chol_solve(x, d->qLD, J + nv, nv);
+  phys_solve_m(m, d->qLD, x, J + nv);
   double w = 0;
   for (int i = 0; i < nv; i++) w += J[nv + i] * x[i];
   memcpy(d->qLD, d->qM, sizeof(double) * (size_t)nv * (size_t)nv);
@@ -296,7 +296,7 @@ static void settle_step(const physModel* m, physData* d, double eps) {
   double J[3 * 16], rhs[16];
   physPenaltyContact pc;
   ball_state(m, d, d->qpos[2], d->qvel[0], d->qvel[2], 0.5, eps);
-  phys_penalty_contacts(m, d, d->qLD, 0, &pc, J);
+  phys_penalty_contacts(m, d, d->qLD, &pc, J);
   memcpy(d->qLD, d->qM, sizeof(double) * (size_t)nv * (size_t)nv);
   for (int i = 0; i < nv; i++) rhs[i] = -d->qfrc_bias[i];
   phys_penalty_assemble(m, d, &pc, J, rhs, d->qLD);
