@@ -56,7 +56,8 @@ void phys_xfrc_deriv(const physModel* m, physData* d, double* dfdq);
 
 // A = dx+/dx (2nv x 2nv) and B = dx+/du (2nv x nu) of one phys_step at d's state (either may be NULL).
 // Without contacts and active joint limits only: returns PHYS_ERR_ARG (A, B untouched) if the step would
-// have any; PHYS_ERR_NUMERIC if M + dt B is not positive definite. The state is not advanced; kinematics,
+// have any; PHYS_ERR_MODEL if a ball joint is not the last joint of its body; PHYS_ERR_NUMERIC (a counted
+// warning) if M + dt B is not positive definite. The state is not advanced; kinematics,
 // qM, qfrc_bias, qfrc_passive, qfrc_actuator and qacc (the step's acceleration) are left at the state.
 physStatus phys_step_jacobian(const physModel* m, physData* d, double* A, double* B);
 // reverse mode of the same step: given xbar_next = dL/dx+ (2nv), xbar = A' xbar_next (2nv) and

@@ -1,0 +1,452 @@
+// step_deriv.c - Jacobians and reverse mode of one contact-free phys_step, and their finite-difference twin.
+//
+// The step without active constraints (src/step/step.c, MuJoCo 2.2.2's mj_Euler):
+//   f  = qfrc_passive + qfrc_actuator + qfrc_applied + J' xfrc_applied,   c = qfrc_bias      (at q, v, u)
+//   a  = M~^-1 (f - c),   M~ = M + dt B   (B = diag(dof_damping); implicit damping unless PHYS_DSBL_EULERDAMP)
+//   v+ = v + dt a,        q+ = q (+) dt v+
+// Since M~ a + c = RNEA(q, v, a) + (armature + dt B) a, with constant armature and B,
+//   da = M~^-1 (df - dRNEA|_a),   i.e. da/dq = M~^-1 (df/dq - dtau/dq),  da/dv = M~^-1 (df/dv - dtau/dv),
+//   da/du = M~^-1 df/du   (Carpentier & Mansard: the derivative of ABA is -M^-1 times that of RNEA).
+// Integration on the configuration manifold: a ball (or free rotation) moves as R+ = R Exp(phi), phi = dt w+.
+// With R' = R Exp(dq) and w+' = w+ + dw+: R' Exp(phi') = R+ Exp(Exp(phi)' dq + Jr(phi) dt dw+), so in tangent
+// coordinates  dq+ = E dq + dt D dv+  with E = blockdiag(1, Exp(phi)'), D = blockdiag(1, Jr(phi)) per group,
+//   Jr(phi) = E3 - (1 - cos t)/t^2 [phi] + (t - sin t)/t^3 [phi]^2,   Exp(phi)' = E3 - sin t/t [phi] + (1 - cos t)/t^2 [phi]^2
+// (t = |phi|; hinge, slide and free translation: 1 and 1). Hence, with x = (q tangent, v):
+//   A = [[E + dt D V_q, dt D V_v], [V_q, V_v]],  B = [[dt D V_u], [V_u]],
+//   V_q = dt da/dq,  V_v = E_nv + dt da/dv,  V_u = dt da/du.
+// M~ is factored on the kinematic tree (src/dyn/factor.h) and solved for all columns of A (then of B) in one
+// pass over the factor (solve_rows).
+#include <math.h>
+#include <string.h>
+
+#include "collision.h"
+#include "contact.h"
+#include "dyn.h"
+#include "factor.h"
+#include "grad.h"
+#include "rot.h"
+
+//---------------------------------------------------------------------------------------------------------
+// the linearization point
+
+// 1 if every ball and free joint is the last joint of its body (grad.h: cdof of a ball is its body's frame)
+static int balls_last(const physModel* m) {
+  for (int j = 0; j < m->njnt; j++) {
+    int b = m->jnt_bodyid[j];
+    if ((m->jnt_type[j] == PHYS_JNT_BALL || m->jnt_type[j] == PHYS_JNT_FREE) &&
+        j != m->body_jntadr[b] + m->body_jntnum[b] - 1)
+      return 0;
+  }
+  return 1;
+}
+
+// the step's smooth quantities at d's state: kinematics, qM, qfrc_bias, passive and actuator forces;
+// the factor L of M~ (nv x nv) and a = M~^-1 (f - c) into d->qacc. PHYS_ERR_ARG if contacts or joint limits
+// are active, PHYS_ERR_MODEL if a ball joint is followed by another joint of its body, PHYS_ERR_NUMERIC (and a
+// counted warning) if M~ is not positive definite.
+static physStatus step_point(const physModel* m, physData* d, double* L) {
+  int nv = m->nv;
+  double dt = m->opt.timestep;
+  if (!balls_last(m)) return PHYS_ERR_MODEL;
+  phys_kinematics(m, d);
+  phys_com_pos(m, d);
+  phys_com_vel(m, d);
+
+  // constraints: contacts (detected, then the contact list is restored: warm starts are untouched) and limits
+  if (phys_constraint_nlimit(m, d) > 0) return PHYS_ERR_ARG;
+  if (!(m->opt.disableflags & PHYS_DSBL_CONTACT)) {
+    size_t mark = phys_stack_mark(d);
+    int ncon = d->ncon, ndrop = d->ncon_dropped;
+    size_t bytes = sizeof(physContact) * (size_t)ncon;
+    double* save = phys_stack_alloc(d, bytes / sizeof(double) + 1);
+    memcpy(save, d->contact, bytes);
+    phys_collision(m, d);
+    int found = d->ncon;
+    memcpy(d->contact, save, bytes);
+    d->ncon = ncon;
+    d->ncon_dropped = ndrop;
+    phys_stack_free(d, mark);
+    if (found > 0) return PHYS_ERR_ARG;
+  }
+
+  phys_crb(m, d);
+  phys_rne(m, d);
+  phys_passive(m, d);
+  phys_actuation(m, d);
+
+  // M~ = qM + dt B (implicit damping) on the tree, a = M~^-1 (f - c)
+  size_t mark = phys_stack_mark(d);
+  double* add = phys_stack_alloc(d, (size_t)nv);
+  int implicit = !(m->opt.disableflags & PHYS_DSBL_EULERDAMP);
+  for (int i = 0; i < nv; i++) add[i] = implicit ? dt * m->dof_damping[i] : 0;
+  int ok = phys_factor_m(m, L, d->qM, add) == nv;
+  phys_stack_free(d, mark);
+  if (!ok) {
+    phys_data_warning(d, "phys_step_jacobian: M + dt B not positive definite at time %g", d->time);
+    return PHYS_ERR_NUMERIC;
+  }
+  double* f = d->qacc;
+  for (int i = 0; i < nv; i++) f[i] = d->qfrc_passive[i] + d->qfrc_actuator[i] + d->qfrc_applied[i];
+  for (int b = 1; b < m->nbody; b++) {
+    const double* x = d->xfrc_applied + 6 * b;
+    if (x[0] != 0 || x[1] != 0 || x[2] != 0 || x[3] != 0 || x[4] != 0 || x[5] != 0)
+      phys_apply_force(m, d, f, b, d->xipos + 3 * b, x, x + 3);
+  }
+  for (int i = 0; i < nv; i++) f[i] -= d->qfrc_bias[i];
+  phys_solve_m(m, L, d->qacc, f);
+  return PHYS_OK;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// integration on SO(3)
+
+// Jr(phi) and Exp(phi)' (3x3 row-major) for a rotation vector phi
+static void so3_jacobians(double Jr[9], double Et[9], const double phi[3]) {
+  double t2 = phys_dot3(phi, phi), t = sqrt(t2), a, b, s;   // a = (1-cos)/t^2, b = (t-sin)/t^3, s = sin/t
+  if (t < 1e-4) {
+    a = 0.5 - t2 / 24;
+    b = 1.0 / 6 - t2 / 120;
+    s = 1 - t2 / 6;
+  } else {
+    a = (1 - cos(t)) / t2;
+    b = (t - sin(t)) / (t2 * t);
+    s = sin(t) / t;
+  }
+  // [phi] and [phi]^2 = phi phi' - t^2 E
+  const double P[9] = {0, -phi[2], phi[1], phi[2], 0, -phi[0], -phi[1], phi[0], 0};
+  for (int r = 0; r < 3; r++)
+    for (int c = 0; c < 3; c++) {
+      double P2 = phi[r] * phi[c] - (r == c) * t2;
+      Jr[3 * r + c] = (r == c) - a * P[3 * r + c] + b * P2;
+      Et[3 * r + c] = (r == c) - s * P[3 * r + c] + a * P2;
+    }
+}
+
+// per dof: rot[k] = index of its rotation group's 3x3 blocks in Jr/Et (-1: scalar dof with E = D = 1)
+static void integration_blocks(const physModel* m, const double* vnew, int* rot, double* Jr, double* Et) {
+  double dt = m->opt.timestep;
+  int nb = 0;
+  for (int j = 0; j < m->njnt; j++) {
+    int da = m->jnt_dofadr[j], type = m->jnt_type[j];
+    if (type == PHYS_JNT_HINGE || type == PHYS_JNT_SLIDE) {
+      rot[da] = -1;
+      continue;
+    }
+    if (type == PHYS_JNT_FREE) {
+      rot[da] = rot[da + 1] = rot[da + 2] = -1;
+      da += 3;
+    }
+    double phi[3] = {dt * vnew[da], dt * vnew[da + 1], dt * vnew[da + 2]};
+    so3_jacobians(Jr + 9 * nb, Et + 9 * nb, phi);
+    rot[da] = rot[da + 1] = rot[da + 2] = nb++;
+  }
+}
+
+// y = D x (transpose 0) or D' x (transpose 1) with the per-group blocks in J (Jr or Et); y may not alias x
+static void apply_blocks(const physModel* m, const int* rot, const double* J, const double* x, double* y,
+                         int transpose) {
+  for (int k = 0; k < m->nv; k++) {
+    if (rot[k] < 0) {
+      y[k] = x[k];
+      continue;
+    }
+    const double* B = J + 9 * rot[k];
+    int g = phys_dof_group(m, k), r = k - g;
+    y[k] = 0;
+    for (int c = 0; c < 3; c++) y[k] += (transpose ? B[3 * c + r] : B[3 * r + c]) * x[g + c];
+  }
+}
+
+//---------------------------------------------------------------------------------------------------------
+// Jacobians
+
+// y -= a x over n contiguous values (rows of different right-hand sides never alias); unrolled by four so
+// that the compiler pairs the independent updates into vector instructions at -O2
+static inline void row_axpy(double* restrict y, const double* restrict x, double a, int n) {
+  int c = 0;
+  for (; c + 4 <= n; c += 4) {
+    y[c] -= a * x[c];
+    y[c + 1] -= a * x[c + 1];
+    y[c + 2] -= a * x[c + 2];
+    y[c + 3] -= a * x[c + 3];
+  }
+  for (; c < n; c++) y[c] -= a * x[c];
+}
+
+// X <- M~^-1 X for the nv x ncol block X (row stride ld) with the tree factor L of M~ = L' D L
+// (factor.h's storage: L_ki at [k*nv + i] for the ancestors i of k, D_k on the diagonal), all columns at once:
+//   L' Y = X: leaves first, Y_i -= L_ki Y_k for the ancestors i of k;   Y_k /= D_k;
+//   L Z = Y: root first, Z_k -= L_ki Z_i for the ancestors i of k.
+// Row operations over contiguous columns: one pass over the factor for every right-hand side.
+static void solve_rows(const physModel* m, const double* L, double* X, int ncol, int ld) {
+  int nv = m->nv;
+  const int* parent = m->dof_parentid;
+  for (int k = nv - 1; k >= 0; k--)
+    for (int i = parent[k]; i >= 0; i = parent[i])
+      row_axpy(X + (size_t)i * ld, X + (size_t)k * ld, L[(size_t)k * nv + i], ncol);
+  for (int k = 0; k < nv; k++) {
+    double* Xk = X + (size_t)k * ld;
+    double dinv = 1 / L[(size_t)k * nv + k];
+    for (int c = 0; c < ncol; c++) Xk[c] *= dinv;
+    for (int i = parent[k]; i >= 0; i = parent[i]) row_axpy(Xk, X + (size_t)i * ld, L[(size_t)k * nv + i], ncol);
+  }
+}
+
+// the q+ rows (nv x ncol, stride ld) from the v+ rows V: Q = dt D V, D = Jr(phi) on rotation groups, 1 else
+static void position_rows(const physModel* m, const int* rot, const double* Jr, const double* V, double* Q,
+                          int ncol, int ld) {
+  double dt = m->opt.timestep;
+  for (int k = 0; k < m->nv; k++) {
+    double* Qk = Q + (size_t)k * ld;
+    if (rot[k] < 0) {
+      const double* Vk = V + (size_t)k * ld;
+      for (int c = 0; c < ncol; c++) Qk[c] = dt * Vk[c];
+      continue;
+    }
+    int g = phys_dof_group(m, k), r = k - g;
+    const double *J = Jr + 9 * rot[k], *V0 = V + (size_t)g * ld, *V1 = V0 + ld, *V2 = V1 + ld;
+    double j0 = dt * J[3 * r], j1 = dt * J[3 * r + 1], j2 = dt * J[3 * r + 2];
+    for (int c = 0; c < ncol; c++) Qk[c] = j0 * V0[c] + j1 * V1[c] + j2 * V2[c];
+  }
+}
+
+// A: the v+ rows hold [G_q | G_v] (nv x 2nv), solved in place to da/dq, da/dv, then V_q = dt da/dq,
+// V_v = E + dt da/dv; the q+ rows = dt D V plus E on the q columns (Exp(phi)' blocks, 1 on scalar dofs)
+static void jacobian_a(const physModel* m, physData* d, const double* L, const int* rot, const double* Jr,
+                       const double* Et, double* A) {
+  int nv = m->nv, n2 = 2 * nv;
+  double dt = m->opt.timestep;
+  size_t mark = phys_stack_mark(d), nn = (size_t)nv * nv;
+  double* Gq = phys_stack_alloc(d, nn);
+  double* Gv = phys_stack_alloc(d, nn);
+  // G_q = df/dq - dtau/dq, G_v = df/dv - dtau/dv
+  phys_rnea_deriv(m, d, d->qacc, Gq, Gv, NULL);
+  for (size_t i = 0; i < nn; i++) Gq[i] = -Gq[i], Gv[i] = -Gv[i];
+  phys_passive_deriv(m, d, Gq, Gv, NULL);
+  phys_actuation_deriv(m, d, Gq, NULL);
+  phys_xfrc_deriv(m, d, Gq);
+  double* V = A + (size_t)nv * n2;
+  for (int i = 0; i < nv; i++) {
+    memcpy(V + (size_t)i * n2, Gq + (size_t)i * nv, sizeof(double) * (size_t)nv);
+    memcpy(V + (size_t)i * n2 + nv, Gv + (size_t)i * nv, sizeof(double) * (size_t)nv);
+  }
+  phys_stack_free(d, mark);
+  solve_rows(m, L, V, n2, n2);
+  for (int i = 0; i < nv; i++) {
+    double* Vi = V + (size_t)i * n2;
+    for (int c = 0; c < n2; c++) Vi[c] *= dt;
+    Vi[nv + i] += 1;
+  }
+  position_rows(m, rot, Jr, V, A, n2, n2);
+  for (int k = 0; k < nv; k++) {
+    if (rot[k] < 0) {
+      A[(size_t)k * n2 + k] += 1;
+      continue;
+    }
+    int g = phys_dof_group(m, k), r = k - g;
+    for (int c = 0; c < 3; c++) A[(size_t)k * n2 + g + c] += Et[9 * rot[k] + 3 * r + c];
+  }
+}
+
+// B: the v+ rows hold df/du (nv x nu), solved in place, V_u = dt da/du; the q+ rows = dt D V_u
+static void jacobian_b(const physModel* m, physData* d, const double* L, const int* rot, const double* Jr,
+                       double* B) {
+  int nv = m->nv, nu = m->nu;
+  double dt = m->opt.timestep;
+  double* V = B + (size_t)nv * nu;
+  memset(V, 0, sizeof(double) * (size_t)nv * nu);
+  phys_passive_deriv(m, d, NULL, NULL, V);
+  phys_actuation_deriv(m, d, NULL, V);
+  solve_rows(m, L, V, nu, nu);
+  for (size_t i = 0; i < (size_t)nv * nu; i++) V[i] *= dt;
+  position_rows(m, rot, Jr, V, B, nu, nu);
+}
+
+physStatus phys_step_jacobian(const physModel* m, physData* d, double* A, double* B) {
+  int nv = m->nv;
+  double dt = m->opt.timestep;
+  size_t mark = phys_stack_mark(d);
+  double* L = phys_stack_alloc(d, (size_t)nv * nv);
+  physStatus st = step_point(m, d, L);
+  if (st != PHYS_OK) {
+    phys_stack_free(d, mark);
+    return st;
+  }
+  double* vnew = phys_stack_alloc(d, (size_t)nv);
+  double* Jr = phys_stack_alloc(d, 9 * (size_t)nv);
+  double* Et = phys_stack_alloc(d, 9 * (size_t)nv);
+  int* rot = (int*)phys_stack_alloc(d, (size_t)nv);
+  for (int i = 0; i < nv; i++) vnew[i] = d->qvel[i] + dt * d->qacc[i];
+  integration_blocks(m, vnew, rot, Jr, Et);
+  if (A) jacobian_a(m, d, L, rot, Jr, Et, A);
+  if (B && m->nu > 0) jacobian_b(m, d, L, rot, Jr, B);
+  phys_stack_free(d, mark);
+  return PHYS_OK;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// reverse mode
+
+// qbar+ = xbar_next[0:nv], vbar+ = xbar_next[nv:2nv]:
+//   qbar = E' qbar+,  w = vbar+ + dt D' qbar+,  vbar = w,  lambda = M~^-1 (dt w),
+//   qbar += (df/dq)' lambda - dtau/dq' lambda,  vbar += (df/dv)' lambda - dtau/dv' lambda,  ubar = (df/du)' lambda
+physStatus phys_step_vjp(const physModel* m, physData* d, const double* xbar_next, double* xbar, double* ubar) {
+  int nv = m->nv, nu = m->nu;
+  double dt = m->opt.timestep;
+  size_t mark = phys_stack_mark(d), nn = (size_t)nv * nv;
+  double* L = phys_stack_alloc(d, nn);
+  physStatus st = step_point(m, d, L);
+  if (st != PHYS_OK) {
+    phys_stack_free(d, mark);
+    return st;
+  }
+  double* vnew = phys_stack_alloc(d, (size_t)nv);
+  double* w = phys_stack_alloc(d, (size_t)nv);
+  double* lam = phys_stack_alloc(d, (size_t)nv);
+  double* qb = phys_stack_alloc(d, (size_t)nv);
+  double* vb = phys_stack_alloc(d, (size_t)nv);
+  double* Jr = phys_stack_alloc(d, 9 * (size_t)nv);
+  double* Et = phys_stack_alloc(d, 9 * (size_t)nv);
+  int* rot = (int*)phys_stack_alloc(d, (size_t)nv);
+  for (int i = 0; i < nv; i++) vnew[i] = d->qvel[i] + dt * d->qacc[i];
+  integration_blocks(m, vnew, rot, Jr, Et);
+
+  const double *qbn = xbar_next, *vbn = xbar_next + nv;
+  apply_blocks(m, rot, Jr, qbn, w, 1);
+  for (int i = 0; i < nv; i++) {
+    w[i] = vbn[i] + dt * w[i];
+    lam[i] = dt * w[i];
+  }
+  phys_solve_m(m, L, lam, lam);
+
+  if (xbar) {
+    double* G = phys_stack_alloc(d, nn);
+    double* xq = xbar;
+    double* xv = xbar + nv;
+    apply_blocks(m, rot, Et, qbn, xq, 1);
+    memcpy(xv, w, sizeof(double) * (size_t)nv);
+    phys_rnea_vjp(m, d, d->qacc, lam, qb, vb, NULL);
+    for (int i = 0; i < nv; i++) xq[i] -= qb[i], xv[i] -= vb[i];
+    // the other forces: (df/dq)' lambda, (df/dv)' lambda from their matrices
+    memset(G, 0, sizeof(double) * nn);
+    phys_passive_deriv(m, d, G, NULL, NULL);
+    phys_actuation_deriv(m, d, G, NULL);
+    phys_xfrc_deriv(m, d, G);
+    for (int i = 0; i < nv; i++)
+      if (lam[i] != 0)
+        for (int j = 0; j < nv; j++) xq[j] += G[(size_t)i * nv + j] * lam[i];
+    memset(G, 0, sizeof(double) * nn);
+    phys_passive_deriv(m, d, NULL, G, NULL);
+    for (int i = 0; i < nv; i++)
+      if (lam[i] != 0)
+        for (int j = 0; j < nv; j++) xv[j] += G[(size_t)i * nv + j] * lam[i];
+  }
+  if (ubar && nu > 0) {
+    double* Fu = phys_stack_alloc(d, (size_t)nv * nu);
+    memset(Fu, 0, sizeof(double) * (size_t)nv * nu);
+    phys_passive_deriv(m, d, NULL, NULL, Fu);
+    phys_actuation_deriv(m, d, NULL, Fu);
+    memset(ubar, 0, sizeof(double) * (size_t)nu);
+    for (int i = 0; i < nv; i++)
+      for (int a = 0; a < nu; a++) ubar[a] += Fu[(size_t)i * nu + a] * lam[i];
+  }
+  phys_stack_free(d, mark);
+  return PHYS_OK;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// finite-difference twin
+
+// everything phys_step changes that the differences must restore
+typedef struct stepSave_ {
+  double time;
+  int nwarning, ncon, ncon_prev, ncon_dropped;
+  double *qpos, *qvel, *ctrl;
+  physContact *contact, *contact_prev;
+} stepSave;
+
+// save d's state into arena memory (caller marks/frees)
+static void save_state(const physModel* m, physData* d, stepSave* s) {
+  s->time = d->time;
+  s->nwarning = d->nwarning;
+  s->ncon = d->ncon;
+  s->ncon_prev = d->ncon_prev;
+  s->ncon_dropped = d->ncon_dropped;
+  s->qpos = phys_stack_alloc(d, (size_t)m->nq);
+  s->qvel = phys_stack_alloc(d, (size_t)m->nv);
+  s->ctrl = phys_stack_alloc(d, (size_t)m->nu + 1);
+  size_t c1 = sizeof(physContact) * (size_t)d->ncon, c2 = sizeof(physContact) * (size_t)d->ncon_prev;
+  s->contact = (physContact*)phys_stack_alloc(d, c1 / sizeof(double) + 1);
+  s->contact_prev = (physContact*)phys_stack_alloc(d, c2 / sizeof(double) + 1);
+  memcpy(s->qpos, d->qpos, sizeof(double) * (size_t)m->nq);
+  memcpy(s->qvel, d->qvel, sizeof(double) * (size_t)m->nv);
+  memcpy(s->ctrl, d->ctrl, sizeof(double) * (size_t)m->nu);
+  memcpy(s->contact, d->contact, c1);
+  memcpy(s->contact_prev, d->contact_prev, c2);
+}
+
+// restore d's state from s (warnings are not restored: the caller compares the count)
+static void load_state(const physModel* m, physData* d, const stepSave* s) {
+  d->time = s->time;
+  d->ncon = s->ncon;
+  d->ncon_prev = s->ncon_prev;
+  d->ncon_dropped = s->ncon_dropped;
+  memcpy(d->qpos, s->qpos, sizeof(double) * (size_t)m->nq);
+  memcpy(d->qvel, s->qvel, sizeof(double) * (size_t)m->nv);
+  memcpy(d->ctrl, s->ctrl, sizeof(double) * (size_t)m->nu);
+  memcpy(d->contact, s->contact, sizeof(physContact) * (size_t)s->ncon);
+  memcpy(d->contact_prev, s->contact_prev, sizeof(physContact) * (size_t)s->ncon_prev);
+}
+
+// one perturbed step from s: input coordinate j of kind k (0 q tangent, 1 v, 2 ctrl) moved by h; res (2nv)
+// = (q+ (-) q+_0, v+ - v+_0) against the nominal result (q0n, v0n)
+static void perturbed_step(const physModel* m, physData* d, const stepSave* s, int k, int j, double h,
+                           const double* q0n, const double* v0n, double* e, double* res) {
+  int nv = m->nv;
+  load_state(m, d, s);
+  if (k == 0) {
+    memset(e, 0, sizeof(double) * (size_t)nv);
+    e[j] = 1;
+    phys_integrate_pos(m, d->qpos, e, h);
+  } else if (k == 1) {
+    d->qvel[j] += h;
+  } else {
+    d->ctrl[j] += h;
+  }
+  phys_step(m, d);
+  phys_difference_pos(m, res, 1, q0n, d->qpos);
+  for (int i = 0; i < nv; i++) res[nv + i] = d->qvel[i] - v0n[i];
+}
+
+physStatus phys_step_jacobian_fd(const physModel* m, physData* d, double eps, double* A, double* B) {
+  int nv = m->nv, nu = m->nu, n2 = 2 * nv;
+  size_t mark = phys_stack_mark(d);
+  stepSave s;
+  save_state(m, d, &s);
+  double* q0n = phys_stack_alloc(d, (size_t)m->nq);
+  double* v0n = phys_stack_alloc(d, (size_t)nv);
+  double* e = phys_stack_alloc(d, (size_t)nv);
+  double* rp = phys_stack_alloc(d, (size_t)n2);
+  double* rm = phys_stack_alloc(d, (size_t)n2);
+
+  // nominal step
+  phys_step(m, d);
+  memcpy(q0n, d->qpos, sizeof(double) * (size_t)m->nq);
+  memcpy(v0n, d->qvel, sizeof(double) * (size_t)nv);
+
+  // central differences: column = (x+(x + eps e) - x+(x - eps e)) / 2 eps, in the tangent space at x+_0
+  for (int k = 0; k < 3; k++) {
+    double* M = k < 2 ? A : B;
+    int ncol = k < 2 ? nv : nu, ld = k < 2 ? n2 : nu, off = k == 1 ? nv : 0;
+    if (!M) continue;
+    for (int j = 0; j < ncol; j++) {
+      perturbed_step(m, d, &s, k, j, eps, q0n, v0n, e, rp);
+      perturbed_step(m, d, &s, k, j, -eps, q0n, v0n, e, rm);
+      for (int i = 0; i < n2; i++) M[(size_t)i * ld + off + j] = (rp[i] - rm[i]) / (2 * eps);
+    }
+  }
+  int warned = d->nwarning != s.nwarning;
+  load_state(m, d, &s);
+  phys_stack_free(d, mark);
+  return warned ? PHYS_ERR_NUMERIC : PHYS_OK;
+}
