@@ -7,6 +7,8 @@
 //                launches a box under Anitescu's relaxation: tests/contact/test_scene_slide.c)
 //   half_cheetah /usr/share/doc/dart/data/mjcf/openai/half_cheetah.xml.gz (dt 10 ms), settled 200 steps
 //   humanoid     /usr/share/mujoco/model/humanoid/humanoid.xml lying on the floor (settled 1000 steps)
+//   (humanoid and half cheetah: both engines are measured in MuJoCo's settled pose: physid takes MuJoCo's
+//   state 5 steps before the end of its settling and steps from there, building its warm start)
 //   atlas        Atlas v3 (dart-doc atlas_v3_no_head.urdf, floating) on ground.urdf, Nimble's set-up:
 //                gravity -y, root rotated -pi/2 about x, dt 1 ms; physid builds it with the spec API
 //                (both URDFs parsed, phys_spec_attach), MuJoCo from its URDF import plus a free root and
@@ -42,6 +44,7 @@
 enum { SC_BOX_REST = 0, SC_BOX_SLIDE, SC_CHEETAH, SC_HUMANOID, SC_ATLAS, NSCENE };
 static const char* g_scene[NSCENE] = {"box_rest", "box_slide", "half_cheetah", "humanoid", "atlas"};
 #define SLIDE_STEPS 10   // steps of sliding before the box_slide state is saved
+#define SHARED_STEPS 5   // humanoid, half cheetah: physid takes MuJoCo's settled state this many steps early
 static const int g_settle[NSCENE] = {500, 500, 200, 1000, 10};
 
 enum { ENG_LCP = 0, ENG_CONE, ENG_CCP, ENG_PENALTY, ENG_MUJOCO, NENGINE };
@@ -195,6 +198,29 @@ static void phys_initial(int scene, const physModel* m, physData* d) {
   }
 }
 
+// MuJoCo's state after `steps` steps of settling scene (MJCF scenes: the same qpos/qvel layout as physid's)
+// copied into d; 0 if MuJoCo cannot load it
+static int mj_settled(int scene, const char* root, int steps, physData* d) {
+  char err[1000] = "", tmp[64] = "";
+  (void)root;
+  if (scene == SC_CHEETAH && !gunzip_tmp(tmp, sizeof tmp, CHEETAH)) return 0;
+  mjModel* mm = mj_loadXML(scene == SC_CHEETAH ? tmp : HUMANOID, NULL, err, sizeof err);
+  if (tmp[0]) remove(tmp);
+  if (!mm) return 0;
+  mjData* md = mj_makeData(mm);
+  if (mm->nkey) mj_resetDataKeyframe(mm, md, 0);
+  for (int i = 0; i < steps; i++) mj_step(mm, md);
+  int ok = mm->nq == d->nq && mm->nv == d->nv;
+  if (ok) {
+    d->time = md->time;
+    memcpy(d->qpos, md->qpos, sizeof(double) * (size_t)mm->nq);
+    memcpy(d->qvel, md->qvel, sizeof(double) * (size_t)mm->nv);
+  }
+  mj_deleteData(md);
+  mj_deleteModel(mm);
+  return ok;
+}
+
 // load the scene into physid (contact model `model`) and settle; 0 on failure
 static int setup_phys(benchRun* r, const char* root, int scene, int model) {
   physLog log;
@@ -211,7 +237,12 @@ static int setup_phys(benchRun* r, const char* root, int scene, int model) {
   r->pd = phys_make_data(r->pm);
   physData* d = r->pd;
   phys_initial(scene, r->pm, d);
-  for (int i = 0; i < g_settle[scene]; i++) phys_step(r->pm, d);
+  if ((scene == SC_HUMANOID || scene == SC_CHEETAH) && mj_settled(scene, root, g_settle[scene] - SHARED_STEPS, d)) {
+    // the same pose as MuJoCo's: start from MuJoCo's state SHARED_STEPS before the end of its settling
+    for (int i = 0; i < SHARED_STEPS; i++) phys_step(r->pm, d);
+  } else {
+    for (int i = 0; i < g_settle[scene]; i++) phys_step(r->pm, d);
+  }
   if (scene == SC_BOX_SLIDE) {
     d->qvel[0] = 1;
     if (model == PHYS_CONTACT_CCP) d->qpos[2] += r->pm->opt.timestep * 0.8 * d->qvel[0];  // box.xml: mu 0.8
