@@ -7,16 +7,6 @@
 //---------------------------------------------------------------------------------------------------------
 // vectors
 
-void phys_copy3(double res[3], const double a[3]) {
-  res[0] = a[0];
-  res[1] = a[1];
-  res[2] = a[2];
-}
-
-double phys_dot3(const double a[3], const double b[3]) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
-
-double phys_norm3(const double a[3]) { return sqrt(phys_dot3(a, a)); }
-
 // a <- a/|a|; returns |a|
 double phys_normalize3(double a[3]) {
   double n = phys_norm3(a);
@@ -26,13 +16,6 @@ double phys_normalize3(double a[3]) {
     a[2] /= n;
   }
   return n;
-}
-
-// res = a x b
-void phys_cross3(double res[3], const double a[3], const double b[3]) {
-  res[0] = a[1] * b[2] - a[2] * b[1];
-  res[1] = a[2] * b[0] - a[0] * b[2];
-  res[2] = a[0] * b[1] - a[1] * b[0];
 }
 
 //---------------------------------------------------------------------------------------------------------
@@ -248,18 +231,6 @@ int phys_xyaxes2quat(double res[4], const double xy[6]) {
 
 //---------------------------------------------------------------------------------------------------------
 // 3x3 matrices
-
-void phys_mat_vec3(double res[3], const double m[9], const double v[3]) {
-  double r[3] = {m[0] * v[0] + m[1] * v[1] + m[2] * v[2], m[3] * v[0] + m[4] * v[1] + m[5] * v[2],
-                 m[6] * v[0] + m[7] * v[1] + m[8] * v[2]};
-  phys_copy3(res, r);
-}
-
-void phys_matT_vec3(double res[3], const double m[9], const double v[3]) {
-  double r[3] = {m[0] * v[0] + m[3] * v[1] + m[6] * v[2], m[1] * v[0] + m[4] * v[1] + m[7] * v[2],
-                 m[2] * v[0] + m[5] * v[1] + m[8] * v[2]};
-  phys_copy3(res, r);
-}
 
 void phys_mat_mul3(double res[9], const double a[9], const double b[9]) {
   double r[9];

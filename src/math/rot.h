@@ -3,12 +3,30 @@
 #ifndef PHYS_ROT_H
 #define PHYS_ROT_H
 
-// res = a (3 doubles); small vector helpers
-void phys_copy3(double res[3], const double a[3]);
-double phys_dot3(const double a[3], const double b[3]);
-double phys_norm3(const double a[3]);
+#include <math.h>
+
+// small vector helpers, inline: they sit in the innermost loops of collision and constraint assembly
+// res = a (3 doubles)
+static inline void phys_copy3(double res[3], const double a[3]) {
+  res[0] = a[0];
+  res[1] = a[1];
+  res[2] = a[2];
+}
+
+static inline double phys_dot3(const double a[3], const double b[3]) {
+  return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+
+static inline double phys_norm3(const double a[3]) { return sqrt(phys_dot3(a, a)); }
+
 double phys_normalize3(double a[3]);                       // returns the old norm; leaves 0 vector alone
-void phys_cross3(double res[3], const double a[3], const double b[3]);    // res may alias neither
+
+// res = a x b (res may alias neither)
+static inline void phys_cross3(double res[3], const double a[3], const double b[3]) {
+  res[0] = a[1] * b[2] - a[2] * b[1];
+  res[1] = a[2] * b[0] - a[0] * b[2];
+  res[2] = a[0] * b[1] - a[1] * b[0];
+}
 
 // quaternions, w first
 void phys_quat_identity(double q[4]);
@@ -34,8 +52,23 @@ int phys_euler2quat(double res[4], const double euler[3], const char* seq);
 int phys_xyaxes2quat(double res[4], const double xy[6]);
 
 // 3x3 matrices (row-major)
-void phys_mat_vec3(double res[3], const double mat[9], const double v[3]);       // res = M v
-void phys_matT_vec3(double res[3], const double mat[9], const double v[3]);      // res = M' v
+// res = M v (res may alias v)
+static inline void phys_mat_vec3(double res[3], const double m[9], const double v[3]) {
+  double r0 = m[0] * v[0] + m[1] * v[1] + m[2] * v[2], r1 = m[3] * v[0] + m[4] * v[1] + m[5] * v[2];
+  double r2 = m[6] * v[0] + m[7] * v[1] + m[8] * v[2];
+  res[0] = r0;
+  res[1] = r1;
+  res[2] = r2;
+}
+
+// res = M' v (res may alias v)
+static inline void phys_matT_vec3(double res[3], const double m[9], const double v[3]) {
+  double r0 = m[0] * v[0] + m[3] * v[1] + m[6] * v[2], r1 = m[1] * v[0] + m[4] * v[1] + m[7] * v[2];
+  double r2 = m[2] * v[0] + m[5] * v[1] + m[8] * v[2];
+  res[0] = r0;
+  res[1] = r1;
+  res[2] = r2;
+}
 void phys_mat_mul3(double res[9], const double a[9], const double b[9]);          // res = A B
 // eigen decomposition of a symmetric matrix given as full 9: eigval descending, eigvec columns as
 // a rotation quaternion (frame whose axes are the eigenvectors, right-handed)
