@@ -17,20 +17,6 @@
 //---------------------------------------------------------------------------------------------------------
 // small vector helpers
 
-// r = a - b
-static inline void sub3(double r[3], const double a[3], const double b[3]) {
-  r[0] = a[0] - b[0];
-  r[1] = a[1] - b[1];
-  r[2] = a[2] - b[2];
-}
-
-// r = a + s * b (r may alias a)
-static inline void addscl3(double r[3], const double a[3], const double b[3], double s) {
-  r[0] = a[0] + s * b[0];
-  r[1] = a[1] + s * b[1];
-  r[2] = a[2] + s * b[2];
-}
-
 // a . b
 static inline double dot3(const double a[3], const double b[3]) {
   return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
@@ -94,7 +80,7 @@ static void support_local(double r[3], const physConvex* c, const double d[3]) {
     case PHYS_GEOM_SPHERE:  // r * d / |d|
       r[0] = r[1] = r[2] = 0;
       if (!c->core) {
-        if (len > 0) addscl3(r, r, d, s[0] / len);
+        if (len > 0) phys_addscl3(r, r, d, s[0] / len);
         else r[0] = s[0];
       }
       return;
@@ -102,7 +88,7 @@ static void support_local(double r[3], const physConvex* c, const double d[3]) {
       r[0] = r[1] = 0;
       r[2] = d[2] >= 0 ? s[1] : -s[1];
       if (!c->core) {
-        if (len > 0) addscl3(r, r, d, s[0] / len);
+        if (len > 0) phys_addscl3(r, r, d, s[0] / len);
         else r[0] = s[0];
       }
       return;
@@ -166,14 +152,14 @@ static void mink_support(gjkVert* v, const physConvex* a, const physConvex* b, c
   double nd[3] = {-d[0], -d[1], -d[2]};
   phys_convex_support(v->a, a, d);
   phys_convex_support(v->b, b, nd);
-  sub3(v->w, v->a, v->b);
+  phys_sub3(v->w, v->a, v->b);
 }
 
 // closest point of segment (p, q) to the origin: t = clamp(-p.(q-p) / |q-p|^2, 0, 1);
 // writes the kept vertices (of ids ip, iq) and weights, returns their count
 static int closest_segment(int idx[2], double lam[2], const double p[3], const double q[3], int ip, int iq) {
   double e[3];
-  sub3(e, q, p);
+  phys_sub3(e, q, p);
   double ee = dot3(e, e), t = ee > 0 ? -dot3(p, e) / ee : 0;
   if (t <= 0) {
     idx[0] = ip, lam[0] = 1;
@@ -190,7 +176,7 @@ static int closest_segment(int idx[2], double lam[2], const double p[3], const d
 // squared norm of sum lam_i w_i over the listed vertices
 static double combo_norm2(const gjkVert* s, const int* idx, const double* lam, int n) {
   double v[3] = {0, 0, 0};
-  for (int i = 0; i < n; i++) addscl3(v, v, s[idx[i]].w, lam[i]);
+  for (int i = 0; i < n; i++) phys_addscl3(v, v, s[idx[i]].w, lam[i]);
   return dot3(v, v);
 }
 
@@ -200,8 +186,8 @@ static double combo_norm2(const gjkVert* s, const int* idx, const double* lam, i
 static int closest_triangle(int idx[3], double lam[3], const gjkVert* s, const int ids[3]) {
   const double *a = s[ids[0]].w, *b = s[ids[1]].w, *c = s[ids[2]].w;
   double ab[3], ac[3];
-  sub3(ab, b, a);
-  sub3(ac, c, a);
+  phys_sub3(ab, b, a);
+  phys_sub3(ac, c, a);
   double d1 = -dot3(ab, a), d2 = -dot3(ac, a);  // ab.(0 - a), ac.(0 - a)
   if (d1 <= 0 && d2 <= 0) return idx[0] = ids[0], lam[0] = 1, 1;
   double d3 = -dot3(ab, b), d4 = -dot3(ac, b);
@@ -265,10 +251,10 @@ static int simplex_closest(gjkVert s[4], int* n, double lam[4], double v[3]) {
     int outside = 0;
     for (int f = 0; f < 4; f++) {
       double e1[3], e2[3], nf[3], dl[3];
-      sub3(e1, s[face[f][1]].w, s[face[f][0]].w);
-      sub3(e2, s[face[f][2]].w, s[face[f][0]].w);
+      phys_sub3(e1, s[face[f][1]].w, s[face[f][0]].w);
+      phys_sub3(e2, s[face[f][2]].w, s[face[f][0]].w);
       cross3(nf, e1, e2);
-      sub3(dl, s[face[f][3]].w, s[face[f][0]].w);
+      phys_sub3(dl, s[face[f][3]].w, s[face[f][0]].w);
       double sl = dot3(nf, dl), so = -dot3(nf, s[face[f][0]].w);
       if (sl != 0 && sl * so >= 0) continue;  // origin on l's side of this face (or on the face plane)
       outside = 1;
@@ -293,7 +279,7 @@ static int simplex_closest(gjkVert s[4], int* n, double lam[4], double v[3]) {
   v[0] = v[1] = v[2] = 0;
   for (int i = 0; i < cnt; i++) {
     s[i] = tmp[i];
-    addscl3(v, v, s[i].w, lam[i]);
+    phys_addscl3(v, v, s[i].w, lam[i]);
   }
   *n = cnt;
   return 0;
@@ -307,7 +293,7 @@ enum { GJK_FAR = 0, GJK_SEPARATED, GJK_OVERLAP };
 static int gjk(gjkVert s[4], int* n, double lam[4], int* iter, const physConvex* a, const physConvex* b, double cut,
                double scale) {
   double d[3], v[3];
-  sub3(d, b->pos, a->pos);
+  phys_sub3(d, b->pos, a->pos);
   if (dot3(d, d) == 0) d[0] = 1;
   mink_support(s, a, b, d);
   *n = 1;
@@ -325,7 +311,7 @@ static int gjk(gjkVert s[4], int* n, double lam[4], int* iter, const physConvex*
     if (vv - vw <= GJK_REL_TOL * vv) return GJK_SEPARATED;
     for (int i = 0; i < *n; i++) {
       double e[3];
-      sub3(e, w.w, s[i].w);
+      phys_sub3(e, w.w, s[i].w);
       if (dot3(e, e) <= 1e-28 * scale * scale) return GJK_SEPARATED;  // no new vertex: converged
     }
     gjkVert save[4];
@@ -357,10 +343,10 @@ typedef struct epaFace_ {
 // set a face's vertices, normal and distance; orientation made outward with the interior point ctr
 static void epa_face(epaFace* f, const gjkVert* v, int i, int j, int k, const double ctr[3]) {
   double e1[3], e2[3], n[3], dc[3];
-  sub3(e1, v[j].w, v[i].w);
-  sub3(e2, v[k].w, v[i].w);
+  phys_sub3(e1, v[j].w, v[i].w);
+  phys_sub3(e2, v[k].w, v[i].w);
   cross3(n, e1, e2);
-  sub3(dc, ctr, v[i].w);
+  phys_sub3(dc, ctr, v[i].w);
   if (dot3(n, dc) > 0) {  // points inward: flip the winding
     int t = j;
     j = k, k = t;
@@ -380,8 +366,8 @@ static void epa_face(epaFace* f, const gjkVert* v, int i, int j, int k, const do
 // distance of point w from the line through p along unit u (|u| = 1)
 static double line_dist(const double w[3], const double p[3], const double u[3]) {
   double e[3];
-  sub3(e, w, p);
-  addscl3(e, e, u, -dot3(e, u));
+  phys_sub3(e, w, p);
+  phys_addscl3(e, e, u, -dot3(e, u));
   return phys_norm3(e);
 }
 
@@ -393,9 +379,9 @@ static int epa_tetra(gjkVert v[4], const gjkVert* s, int n, const physConvex* a,
   for (int i = 0; i < 4; i++) v[i] = s[i < n ? i : 0];
   if (n == 4) {  // a flat tetrahedron is treated as its first triangle
     double e1[3], e2[3], e3[3], c[3];
-    sub3(e1, v[1].w, v[0].w);
-    sub3(e2, v[2].w, v[0].w);
-    sub3(e3, v[3].w, v[0].w);
+    phys_sub3(e1, v[1].w, v[0].w);
+    phys_sub3(e2, v[2].w, v[0].w);
+    phys_sub3(e3, v[3].w, v[0].w);
     cross3(c, e1, e2);
     if (fabs(dot3(c, e3)) > tol * tol * tol) return 4;
     n = 3;
@@ -408,7 +394,7 @@ static int epa_tetra(gjkVert v[4], const gjkVert* s, int n, const physConvex* a,
       gjkVert w;
       mink_support(&w, a, b, d);
       double e[3];
-      sub3(e, w.w, v[0].w);
+      phys_sub3(e, w.w, v[0].w);
       double l = phys_norm3(e);
       if (l > best) best = l, v[1] = w;
     }
@@ -417,18 +403,18 @@ static int epa_tetra(gjkVert v[4], const gjkVert* s, int n, const physConvex* a,
   }
   if (n == 2) {  // a third vertex off the line: supports along 4 directions perpendicular to it
     double u[3], e[3] = {0, 0, 0}, p1[3], p2[3];
-    sub3(u, v[1].w, v[0].w);
+    phys_sub3(u, v[1].w, v[0].w);
     phys_normalize3(u);
     int k = fabs(u[0]) < fabs(u[1]) ? (fabs(u[0]) < fabs(u[2]) ? 0 : 2) : (fabs(u[1]) < fabs(u[2]) ? 1 : 2);
     e[k] = 1;
-    addscl3(p1, e, u, -dot3(e, u));
+    phys_addscl3(p1, e, u, -dot3(e, u));
     phys_normalize3(p1);
     cross3(p2, u, p1);
     const double* dirs[2] = {p1, p2};
     double best = 0;
     for (int q = 0; q < 4; q++) {
       double d[3];
-      addscl3(d, (double[3]){0, 0, 0}, dirs[q / 2], q % 2 ? -1 : 1);
+      phys_addscl3(d, (double[3]){0, 0, 0}, dirs[q / 2], q % 2 ? -1 : 1);
       gjkVert w;
       mink_support(&w, a, b, d);
       double l = line_dist(w.w, v[0].w, u);
@@ -438,8 +424,8 @@ static int epa_tetra(gjkVert v[4], const gjkVert* s, int n, const physConvex* a,
   }
   // a fourth vertex off the plane: the farther of the supports along +-normal
   double e1[3], e2[3], nn[3], nneg[3];
-  sub3(e1, v[1].w, v[0].w);
-  sub3(e2, v[2].w, v[0].w);
+  phys_sub3(e1, v[1].w, v[0].w);
+  phys_sub3(e2, v[2].w, v[0].w);
   cross3(nn, e1, e2);
   if (phys_normalize3(nn) <= 0) return 0;
   nneg[0] = -nn[0], nneg[1] = -nn[1], nneg[2] = -nn[2];
@@ -455,9 +441,9 @@ static int epa_tetra(gjkVert v[4], const gjkVert* s, int n, const physConvex* a,
 // barycentric weights of the projection of p onto triangle (a, b, c), clamped to >= 0 and normalized
 static void tri_bary(double lam[3], const double p[3], const double a[3], const double b[3], const double c[3]) {
   double v0[3], v1[3], v2[3];
-  sub3(v0, b, a);
-  sub3(v1, c, a);
-  sub3(v2, p, a);
+  phys_sub3(v0, b, a);
+  phys_sub3(v1, c, a);
+  phys_sub3(v2, p, a);
   double d00 = dot3(v0, v0), d01 = dot3(v0, v1), d11 = dot3(v1, v1), d20 = dot3(v2, v0), d21 = dot3(v2, v1);
   double den = d00 * d11 - d01 * d01;
   if (den > 0) {
@@ -483,7 +469,7 @@ static int epa(physGjkResult* r, const gjkVert* s, int ns, const physConvex* a, 
   if (epa_tetra(vert, s, ns, a, b, tol) != 4) return 0;
   int nv = 4, nf = 0;
   double ctr[3] = {0, 0, 0};
-  for (int i = 0; i < 4; i++) addscl3(ctr, ctr, vert[i].w, 0.25);
+  for (int i = 0; i < 4; i++) phys_addscl3(ctr, ctr, vert[i].w, 0.25);
   static const int tet[4][3] = {{0, 1, 2}, {0, 1, 3}, {0, 2, 3}, {1, 2, 3}};
   for (int f = 0; f < 4; f++) epa_face(face + nf++, vert, tet[f][0], tet[f][1], tet[f][2], ctr);
   int best = 0;
@@ -500,7 +486,7 @@ static int epa(physGjkResult* r, const gjkVert* s, int ns, const physConvex* a, 
     int ne = 0, nvis = 0;
     for (int f = 0; f < nf; f++) {
       double e[3];
-      sub3(e, w.w, vert[face[f].v[0]].w);
+      phys_sub3(e, w.w, vert[face[f].v[0]].w);
       vis[f] = f == best || dot3(face[f].n, e) > 1e-14 * scale;
       if (!vis[f]) continue;
       nvis++;
@@ -527,7 +513,7 @@ static int epa(physGjkResult* r, const gjkVert* s, int ns, const physConvex* a, 
   // result: the nearest face; the origin's projection dist * n in barycentric coordinates
   const epaFace* f = face + best;
   double p[3], lam[3];
-  addscl3(p, (double[3]){0, 0, 0}, f->n, f->dist);
+  phys_addscl3(p, (double[3]){0, 0, 0}, f->n, f->dist);
   tri_bary(lam, p, vert[f->v[0]].w, vert[f->v[1]].w, vert[f->v[2]].w);
   r->nsimplex = 3;
   r->p1[0] = r->p1[1] = r->p1[2] = r->p2[0] = r->p2[1] = r->p2[2] = 0;
@@ -535,8 +521,8 @@ static int epa(physGjkResult* r, const gjkVert* s, int ns, const physConvex* a, 
     phys_copy3(r->s1[k], vert[f->v[k]].a);
     phys_copy3(r->s2[k], vert[f->v[k]].b);
     r->bary[k] = lam[k];
-    addscl3(r->p1, r->p1, vert[f->v[k]].a, lam[k]);
-    addscl3(r->p2, r->p2, vert[f->v[k]].b, lam[k]);
+    phys_addscl3(r->p1, r->p1, vert[f->v[k]].a, lam[k]);
+    phys_addscl3(r->p2, r->p2, vert[f->v[k]].b, lam[k]);
   }
   r->bary[3] = 0;
   phys_copy3(r->normal, f->n);
@@ -563,14 +549,14 @@ int phys_convex_distance(physGjkResult* r, const physConvex* a, const physConvex
     // v = pA - pB (cores), normal = -v / |v|
     double pa[3] = {0, 0, 0}, pb[3] = {0, 0, 0}, v[3];
     for (int i = 0; i < n; i++) {
-      addscl3(pa, pa, s[i].a, lam[i]);
-      addscl3(pb, pb, s[i].b, lam[i]);
+      phys_addscl3(pa, pa, s[i].a, lam[i]);
+      phys_addscl3(pb, pb, s[i].b, lam[i]);
       phys_copy3(r->s1[i], s[i].a);
       phys_copy3(r->s2[i], s[i].b);
       r->bary[i] = lam[i];
     }
     r->nsimplex = n;
-    sub3(v, pb, pa);
+    phys_sub3(v, pb, pa);
     double len = phys_norm3(v);
     if (len > 0) {
       for (int k = 0; k < 3; k++) r->normal[k] = v[k] / len;
@@ -584,19 +570,19 @@ int phys_convex_distance(physGjkResult* r, const physConvex* a, const physConvex
   if (st == GJK_OVERLAP && !epa(r, s, n, &ca, &cb, scale)) {
     // C has no volume around the origin (touching flat shapes): zero distance along the centre line
     double v[3];
-    sub3(v, b->pos, a->pos);
+    phys_sub3(v, b->pos, a->pos);
     if (phys_normalize3(v) <= 0) v[0] = 1, v[1] = v[2] = 0;
     phys_copy3(r->normal, v);
     r->dist = 0;
     double pa[3] = {0, 0, 0}, pb[3] = {0, 0, 0};
-    for (int i = 0; i < n; i++) addscl3(pa, pa, s[i].a, lam[i]), addscl3(pb, pb, s[i].b, lam[i]);
+    for (int i = 0; i < n; i++) phys_addscl3(pa, pa, s[i].a, lam[i]), phys_addscl3(pb, pb, s[i].b, lam[i]);
     phys_copy3(r->p1, pa);
     phys_copy3(r->p2, pb);
     r->penetrating = 1;
   }
   // add the radii: surfaces at core points +- r n
-  addscl3(r->p1, r->p1, r->normal, ra);
-  addscl3(r->p2, r->p2, r->normal, -rb);
+  phys_addscl3(r->p1, r->p1, r->normal, ra);
+  phys_addscl3(r->p2, r->p2, r->normal, -rb);
   r->dist -= ra + rb;
   return r->dist <= cutoff;
 }
@@ -701,7 +687,7 @@ static void convex_feature(convexFeature* f, const physConvex* c, const double d
       double nd = phys_norm3(d);
       for (int q = 0; q < 2; q++) {
         double xl[3] = {0, 0, q ? -c->size[1] : c->size[1]};
-        if (nd > 0) addscl3(xl, xl, d, c->size[0] / nd);
+        if (nd > 0) phys_addscl3(xl, xl, d, c->size[0] / nd);
         local2world(f->p[q], c, xl);
       }
       f->n = 2;
@@ -755,16 +741,16 @@ static int reduce4(int sel[4], pointFn get, const void* ctx, int n, double len) 
   for (int stage = 1; stage < 4; stage++) {
     double bv = 0, e01[3], e02[3], nrm[3] = {0, 0, 0};
     int bi = -1;
-    if (stage >= 2) sub3(e01, q[1], q[0]);
+    if (stage >= 2) phys_sub3(e01, q[1], q[0]);
     if (stage == 3) {
-      sub3(e02, q[2], q[0]);
+      phys_sub3(e02, q[2], q[0]);
       cross3(nrm, e01, e02);
     }
     for (int i = 0; i < n; i++) {
       get(p, &dist, ctx, i);
       if (dist == DBL_MAX) continue;
       double e[3], v = 0;
-      sub3(e, p, q[0]);
+      phys_sub3(e, p, q[0]);
       if (stage == 1) {
         v = phys_norm3(e);  // distance from p0
       } else if (stage == 2) {
@@ -775,8 +761,8 @@ static int reduce4(int sel[4], pointFn get, const void* ctx, int n, double len) 
         // outside edge (a, b) of the triangle if ((b - a) x (p - a)) . nrm < 0; added area ~ -that
         for (int k = 0; k < 3; k++) {
           double ab[3], ap[3], cr[3];
-          sub3(ab, q[(k + 1) % 3], q[k]);
-          sub3(ap, p, q[k]);
+          phys_sub3(ab, q[(k + 1) % 3], q[k]);
+          phys_sub3(ap, p, q[k]);
           cross3(cr, ab, ap);
           double s = -dot3(cr, nrm) / fmax(phys_norm3(nrm) * phys_norm3(ab), 1e-300);  // distance outside
           if (s > v) v = s;
@@ -805,8 +791,8 @@ static int clip_plane(double out[][3], const double (*p)[3], int n, const double
     if (da <= 0) phys_copy3(out[m++], a);
     if ((da < 0 && db > 0) || (da > 0 && db < 0)) {  // the edge crosses the plane at t = da / (da - db)
       double e[3];
-      sub3(e, b, a);
-      addscl3(out[m++], a, e, da / (da - db));
+      phys_sub3(e, b, a);
+      phys_addscl3(out[m++], a, e, da / (da - db));
     }
     if (m >= PHYS_CLIP_MAX - 1) break;  // cannot happen for convex inputs within the caps; guarded
   }
@@ -818,9 +804,9 @@ static int clip_segment(double p[2][3], const double s[3], double off) {
   double d0 = dot3(s, p[0]) - off, d1 = dot3(s, p[1]) - off;
   if (d0 > 0 && d1 > 0) return 0;
   double e[3];
-  sub3(e, p[1], p[0]);
-  if (d0 > 0) addscl3(p[0], p[0], e, d0 / (d0 - d1));
-  else if (d1 > 0) addscl3(p[1], p[0], e, d0 / (d0 - d1));
+  phys_sub3(e, p[1], p[0]);
+  if (d0 > 0) phys_addscl3(p[0], p[0], e, d0 / (d0 - d1));
+  else if (d1 > 0) phys_addscl3(p[1], p[0], e, d0 / (d0 - d1));
   return 2;
 }
 
@@ -836,7 +822,7 @@ static int clip_contacts(physContact* out, const convexFeature* ref, const conve
   for (int i = 0; i < ref->n && np > 0; i++) {
     // side plane of edge r_i -> r_i+1: outward normal s = (r_i+1 - r_i) x f (counterclockwise polygon)
     double e[3], s[3];
-    sub3(e, ref->p[(i + 1) % ref->n], ref->p[i]);
+    phys_sub3(e, ref->p[(i + 1) % ref->n], ref->p[i]);
     cross3(s, e, f);
     double off = dot3(s, ref->p[i]);
     if (np >= 3) {
@@ -850,7 +836,7 @@ static int clip_contacts(physContact* out, const convexFeature* ref, const conve
   }
   for (int i = 0; i < np; i++) {
     double e[3];
-    sub3(e, poly[i], ref->p[0]);
+    phys_sub3(e, poly[i], ref->p[0]);
     sep[i] = dot3(f, e);
     if (sep[i] > margin) sep[i] = DBL_MAX;
   }
@@ -860,7 +846,7 @@ static int clip_contacts(physContact* out, const convexFeature* ref, const conve
   double n[3] = {sign * f[0], sign * f[1], sign * f[2]};
   for (int k = 0; k < cnt; k++) {
     double pos[3];
-    addscl3(pos, poly[sel[k]], f, -0.5 * sep[sel[k]]);
+    phys_addscl3(pos, poly[sel[k]], f, -0.5 * sep[sel[k]]);
     write_contact(out + k, pos, n, sep[sel[k]]);
   }
   return cnt;
@@ -871,14 +857,14 @@ static int clip_contacts(physContact* out, const convexFeature* ref, const conve
 static int segment_contacts(physContact* out, const convexFeature* a, const convexFeature* b, const double n[3],
                             double margin) {
   double ua[3], ub[3];
-  sub3(ua, a->p[1], a->p[0]);
-  sub3(ub, b->p[1], b->p[0]);
+  phys_sub3(ua, a->p[1], a->p[0]);
+  phys_sub3(ub, b->p[1], b->p[0]);
   double la = phys_normalize3(ua), lb = phys_norm3(ub);
   if (!(la > 0) || !(lb > 0)) return 0;
   if (fabs(dot3(ua, ub)) < PARALLEL_COS * lb || fabs(dot3(ua, n)) > 0.1) return 0;
   double e0[3], e1[3];
-  sub3(e0, b->p[0], a->p[0]);
-  sub3(e1, b->p[1], a->p[0]);
+  phys_sub3(e0, b->p[0], a->p[0]);
+  phys_sub3(e1, b->p[1], a->p[0]);
   double t0 = dot3(e0, ua), t1 = dot3(e1, ua);
   double lo = fmax(0, fmin(t0, t1)), hi = fmin(la, fmax(t0, t1));
   if (!(hi - lo > 1e-9 * la)) return 0;
@@ -886,9 +872,9 @@ static int segment_contacts(physContact* out, const convexFeature* a, const conv
   double ts[2] = {lo, hi};
   for (int k = 0; k < 2; k++) {
     double pa[3], qb[3], e[3], pos[3];
-    addscl3(pa, a->p[0], ua, ts[k]);
-    addscl3(qb, b->p[0], ub, (ts[k] - t0) / (t1 - t0));
-    sub3(e, qb, pa);
+    phys_addscl3(pa, a->p[0], ua, ts[k]);
+    phys_addscl3(qb, b->p[0], ub, (ts[k] - t0) / (t1 - t0));
+    phys_sub3(e, qb, pa);
     double dist = dot3(e, n);
     if (dist > margin) continue;
     for (int q = 0; q < 3; q++) pos[q] = 0.5 * (pa[q] + qb[q]);
@@ -942,7 +928,7 @@ static void plane_point(double p[3], double* dist, const void* ctx, int i) {
   if (c->type == PHYS_GEOM_MESH) local2world(p, c, c->vert + 3 * (c->hull ? c->hull[i] : i));
   else local2world(p, c, pc->rim[i]);
   double e[3];
-  sub3(e, p, pc->p0);
+  phys_sub3(e, p, pc->p0);
   *dist = dot3(pc->n, e);
   if (*dist > pc->margin) *dist = DBL_MAX;
 }
@@ -984,10 +970,10 @@ int phys_collide_convex_plane(const physModel* m, const physData* d, int g1, int
     // any other convex shape: its support point along -n
     double nn[3] = {-n[0], -n[1], -n[2]}, p[3], e[3], pos[3];
     phys_convex_support(p, &c, nn);
-    sub3(e, p, pc.p0);
+    phys_sub3(e, p, pc.p0);
     double dist = dot3(n, e);
     if (dist > margin) return 0;
-    addscl3(pos, p, n, -0.5 * dist);
+    phys_addscl3(pos, p, n, -0.5 * dist);
     write_contact(out, pos, n, dist);
     return 1;
   }
@@ -996,7 +982,7 @@ int phys_collide_convex_plane(const physModel* m, const physData* d, int g1, int
   for (int k = 0; k < cnt; k++) {
     double p[3], dist, pos[3];
     plane_point(p, &dist, &pc, sel[k]);
-    addscl3(pos, p, n, -0.5 * dist);
+    phys_addscl3(pos, p, n, -0.5 * dist);
     write_contact(out + k, pos, n, dist);
   }
   return cnt;

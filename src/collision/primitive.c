@@ -15,20 +15,6 @@
 //---------------------------------------------------------------------------------------------------------
 // small vector helpers
 
-// r = a - b
-static inline void sub3(double r[3], const double a[3], const double b[3]) {
-  r[0] = a[0] - b[0];
-  r[1] = a[1] - b[1];
-  r[2] = a[2] - b[2];
-}
-
-// r = a + s*b
-static inline void madd3(double r[3], const double a[3], const double b[3], double s) {
-  r[0] = a[0] + s * b[0];
-  r[1] = a[1] + s * b[1];
-  r[2] = a[2] + s * b[2];
-}
-
 // r = column k of the row-major rotation R (local axis k in world)
 static inline void col3(double r[3], const double R[9], int k) {
   r[0] = R[k];
@@ -63,7 +49,7 @@ static inline void to_world(double w[3], const double c[3], const double R[9], c
 // local point from world: x = R' (w - c)
 static inline void to_local(double x[3], const double c[3], const double R[9], const double w[3]) {
   double t[3];
-  sub3(t, w, c);
+  phys_sub3(t, w, c);
   phys_matT_vec3(x, R, t);
 }
 
@@ -122,7 +108,7 @@ static int emit_cands(physContact* out, cand_t* c, int n, const double nrm[3], d
 void phys_segment_closest(double* s, double* t, const double p0[3], const double u[3], const double q0[3],
                           const double w[3]) {
   double r[3];
-  sub3(r, p0, q0);
+  phys_sub3(r, p0, q0);
   double a = dot3(u, u), e = dot3(w, w), f = dot3(w, r);
   const double eps = 1e-300;
   if (a <= eps && e <= eps) {
@@ -159,7 +145,7 @@ void phys_segment_closest(double* s, double* t, const double p0[3], const double
 static int sphere_pair(physContact* out, const double c1[3], double r1, const double c2[3], double r2, double margin,
                        const double fallback[3]) {
   double n[3];
-  sub3(n, c2, c1);
+  phys_sub3(n, c2, c1);
   double len = norm3(n);
   double dist = len - r1 - r2;
   if (dist > margin) return 0;
@@ -169,7 +155,7 @@ static int sphere_pair(physContact* out, const double c1[3], double r1, const do
     memcpy(n, fallback, sizeof(n));
   }
   double pos[3];
-  madd3(pos, c1, n, r1 + 0.5 * dist);
+  phys_addscl3(pos, c1, n, r1 + 0.5 * dist);
   set_contact(out, pos, n, dist);
   return 1;
 }
@@ -203,10 +189,10 @@ int phys_collide_plane_sphere(const physModel* m, const physData* d, int g1, int
   const double *p0, *c = d->geom_xpos + 3 * g2;
   plane_frame(n, &p0, d, g1);
   double r = m->geom_size[3 * g2];
-  sub3(t, c, p0);
+  phys_sub3(t, c, p0);
   double dist = dot3(t, n) - r;
   if (dist > margin) return 0;
-  madd3(pos, c, n, -(r + 0.5 * dist));
+  phys_addscl3(pos, c, n, -(r + 0.5 * dist));
   set_contact(out, pos, n, dist);
   return 1;
 }
@@ -219,15 +205,15 @@ int phys_collide_plane_capsule(const physModel* m, const physData* d, int g1, in
   plane_frame(n, &p0, d, g1);
   col3(a, d->geom_xmat + 9 * g2, 2);
   double r = m->geom_size[3 * g2], h = m->geom_size[3 * g2 + 1];
-  sub3(t, c, p0);
+  phys_sub3(t, c, p0);
   double hc = dot3(t, n) - r, ha = h * dot3(a, n);
   if (hc - fabs(ha) > margin) return 0;
   cand_t cd[2];
   for (int i = 0; i < 2; i++) {
     double e[3];
-    madd3(e, c, a, i == 0 ? h : -h);
+    phys_addscl3(e, c, a, i == 0 ? h : -h);
     cd[i].dist = i == 0 ? hc + ha : hc - ha;
-    madd3(cd[i].pos, e, n, -(r + 0.5 * cd[i].dist));
+    phys_addscl3(cd[i].pos, e, n, -(r + 0.5 * cd[i].dist));
   }
   return emit_cands(out, cd, h > 0 ? 2 : 1, n, margin, 2);
 }
@@ -242,12 +228,12 @@ int phys_collide_plane_ellipsoid(const physModel* m, const physData* d, int g1, 
   plane_frame(n, &p0, d, g1);
   phys_matT_vec3(nl, R, n);
   double sn = sqrt(s[0] * s[0] * nl[0] * nl[0] + s[1] * s[1] * nl[1] * nl[1] + s[2] * s[2] * nl[2] * nl[2]);
-  sub3(t, c, p0);
+  phys_sub3(t, c, p0);
   double dist = dot3(t, n) - sn;
   if (dist > margin) return 0;
   for (int k = 0; k < 3; k++) xl[k] = sn > 0 ? -s[k] * s[k] * nl[k] / sn : 0;
   to_world(q, c, R, xl);
-  madd3(pos, q, n, -0.5 * dist);
+  phys_addscl3(pos, q, n, -0.5 * dist);
   set_contact(out, pos, n, dist);
   return 1;
 }
@@ -266,7 +252,7 @@ int phys_collide_plane_cylinder(const physModel* m, const physData* d, int g1, i
   col3(a, R, 2);
   double r = m->geom_size[3 * g2], h = m->geom_size[3 * g2 + 1];
   double an = dot3(a, n), sa = sgn1(an);
-  madd3(u, n, a, -an);  // n - (n.a) a
+  phys_addscl3(u, n, a, -an);  // n - (n.a) a
   if (phys_normalize3(u) > 1e-12) {
     u[0] = -u[0], u[1] = -u[1], u[2] = -u[2];
   } else {
@@ -274,8 +260,8 @@ int phys_collide_plane_cylinder(const physModel* m, const physData* d, int g1, i
   }
   cross3(v, a, u);
   double clo[3], chi[3];
-  madd3(clo, c, a, -h * sa);
-  madd3(chi, c, a, h * sa);
+  phys_addscl3(clo, c, a, -h * sa);
+  phys_addscl3(chi, c, a, h * sa);
   // rim offsets: lower disk u, upper disk u, lower v, -u, -v
   const double* centre[5] = {clo, chi, clo, clo, clo};
   const double* dir[5] = {u, u, v, u, v};
@@ -283,10 +269,10 @@ int phys_collide_plane_cylinder(const physModel* m, const physData* d, int g1, i
   cand_t cd[5];
   for (int i = 0; i < 5; i++) {
     double x[3];
-    madd3(x, centre[i], dir[i], sign[i] * r);
-    sub3(t, x, p0);
+    phys_addscl3(x, centre[i], dir[i], sign[i] * r);
+    phys_sub3(t, x, p0);
     cd[i].dist = dot3(t, n);
-    madd3(cd[i].pos, x, n, -0.5 * cd[i].dist);
+    phys_addscl3(cd[i].pos, x, n, -0.5 * cd[i].dist);
   }
   return emit_cands(out, cd, 5, n, margin, 4);
 }
@@ -302,11 +288,11 @@ int phys_collide_plane_box(const physModel* m, const physData* d, int g1, int g2
   for (int i = 0; i < 8; i++) {
     double xl[3] = {(i & 1) ? s[0] : -s[0], (i & 2) ? s[1] : -s[1], (i & 4) ? s[2] : -s[2]}, x[3];
     to_world(x, c, R, xl);
-    sub3(t, x, p0);
+    phys_sub3(t, x, p0);
     double dist = dot3(t, n);
     if (dist > margin) continue;
     cd[nc].dist = dist;
-    madd3(cd[nc].pos, x, n, -0.5 * dist);
+    phys_addscl3(cd[nc].pos, x, n, -0.5 * dist);
     nc++;
   }
   return emit_cands(out, cd, nc, n, margin, 4);
@@ -330,8 +316,8 @@ int phys_collide_sphere_capsule(const physModel* m, const physData* d, int g1, i
   const double *c1 = d->geom_xpos + 3 * g1, *c2 = d->geom_xpos + 3 * g2;
   col3(a, d->geom_xmat + 9 * g2, 2);
   double h = m->geom_size[3 * g2 + 1];
-  sub3(t, c1, c2);
-  madd3(q, c2, a, clampd(dot3(a, t), -h, h));
+  phys_sub3(t, c1, c2);
+  phys_addscl3(q, c2, a, clampd(dot3(a, t), -h, h));
   perp3(fb, a);
   return sphere_pair(out, c1, m->geom_size[3 * g1], q, m->geom_size[3 * g2], margin, fb);
 }
@@ -352,7 +338,7 @@ int phys_collide_sphere_cylinder(const physModel* m, const physData* d, int g1, 
   if (rho > r || fabs(x[2]) > h) {
     double k = rho > r ? r / rho : 1;
     q[0] = k * x[0], q[1] = k * x[1], q[2] = clampd(x[2], -h, h);
-    sub3(ml, x, q);
+    phys_sub3(ml, x, q);
     gap = phys_normalize3(ml);
   } else {
     double dside = r - rho, dcap = h - fabs(x[2]);
@@ -376,7 +362,7 @@ int phys_collide_sphere_cylinder(const physModel* m, const physData* d, int g1, 
   double mw[3], qw[3], s1[3], pos[3], n[3];
   phys_mat_vec3(mw, R, ml);
   to_world(qw, c2, R, q);
-  madd3(s1, c1, mw, -r1);
+  phys_addscl3(s1, c1, mw, -r1);
   for (int k = 0; k < 3; k++) pos[k] = 0.5 * (s1[k] + qw[k]), n[k] = -mw[k];
   set_contact(out, pos, n, dist);
   return 1;
@@ -399,7 +385,7 @@ int phys_collide_sphere_box(const physModel* m, const physData* d, int g1, int g
     if (q[k] != x[k]) inside = 0;
   }
   if (!inside) {
-    sub3(ml, x, q);
+    phys_sub3(ml, x, q);
     gap = phys_normalize3(ml);
   } else {
     int k = 0;
@@ -415,7 +401,7 @@ int phys_collide_sphere_box(const physModel* m, const physData* d, int g1, int g
   double mw[3], qw[3], s1[3], pos[3], n[3];
   phys_mat_vec3(mw, R, ml);
   to_world(qw, c2, R, q);
-  madd3(s1, c1, mw, -r1);
+  phys_addscl3(s1, c1, mw, -r1);
   for (int k = 0; k < 3; k++) pos[k] = 0.5 * (s1[k] + qw[k]), n[k] = -mw[k];
   set_contact(out, pos, n, dist);
   return 1;
@@ -439,19 +425,19 @@ int phys_collide_capsule_capsule(const physModel* m, const physData* d, int g1, 
   // cheap rejection: the distance of the infinite axis lines, |(c2 - c1).(a1 x a2)|/|a1 x a2|, bounds the
   // segments' distance from below
   double c12[3], reach = r1 + r2 + margin;
-  sub3(c12, c2, c1);
+  phys_sub3(c12, c2, c1);
   cross3(cr, a1, a2);
   double lc = dot3(c12, cr), sn2 = dot3(cr, cr);
   if (reach >= 0 && sn2 > 1e-12 && lc * lc > reach * reach * sn2) return 0;
-  madd3(p0, c1, a1, -h1);
-  madd3(q0, c2, a2, -h2);
+  phys_addscl3(p0, c1, a1, -h1);
+  phys_addscl3(q0, c2, a2, -h2);
   for (int k = 0; k < 3; k++) u[k] = 2 * h1 * a1[k], w[k] = 2 * h2 * a2[k];
   double s, t;
   phys_segment_closest(&s, &t, p0, u, q0, w);
-  madd3(P, p0, u, s);
-  madd3(Q, q0, w, t);
+  phys_addscl3(P, p0, u, s);
+  phys_addscl3(Q, q0, w, t);
   double dPQ[3];
-  sub3(dPQ, Q, P);
+  phys_sub3(dPQ, Q, P);
   if (dot3(dPQ, dPQ) > reach * reach && reach >= 0) return 0;  // the closest pair is beyond the margin
   double sn = sqrt(sn2);
   if (sn > 1e-9) {
@@ -463,17 +449,17 @@ int phys_collide_capsule_capsule(const physModel* m, const physData* d, int g1, 
   if (sn >= 0.1 || h1 <= 0 || h2 <= 0) return nc;
   // overlap interval [lo, hi] of seg 2's projection on seg 1, in seg 1's parameter
   double uu = dot3(u, u), t0[3], t1[3];
-  sub3(t0, q0, p0);
-  madd3(t1, t0, w, 1);
+  phys_sub3(t0, q0, p0);
+  phys_addscl3(t1, t0, w, 1);
   double sa = dot3(t0, u) / uu, sb = dot3(t1, u) / uu;
   double lo = fmax(0, fmin(sa, sb)), hi = fmin(1, fmax(sa, sb));
   if (hi - lo < 1e-9) return nc;
   double s2 = fabs(lo - s) > fabs(hi - s) ? lo : hi;
   if (fabs(s2 - s) < 1e-9) return nc;
   double P2[3], Q2[3], tq[3];
-  madd3(P2, p0, u, s2);
-  sub3(tq, P2, q0);
-  madd3(Q2, q0, w, clampd(dot3(tq, w) / dot3(w, w), 0, 1));
+  phys_addscl3(P2, p0, u, s2);
+  phys_sub3(tq, P2, q0);
+  phys_addscl3(Q2, q0, w, clampd(dot3(tq, w) / dot3(w, w), 0, 1));
   return nc + sphere_pair(out + nc, P2, r1, Q2, r2, margin, fb);
 }
 
@@ -493,9 +479,9 @@ static int capsule_box_face(physContact* out, const double e0[3], const double u
   int nc = t1 - t0 > 1e-12 ? 2 : 1;
   for (int i = 0; i < nc; i++) {
     double x[3], pl[3];
-    madd3(x, e0, u, i == 0 ? t0 : t1);
+    phys_addscl3(x, e0, u, i == 0 ? t0 : t1);
     cd[i].dist = sigma * x[k] - s[k] - r;
-    madd3(pl, x, ml, -(r + 0.5 * cd[i].dist));
+    phys_addscl3(pl, x, ml, -(r + 0.5 * cd[i].dist));
     to_world(cd[i].pos, c2, R, pl);
   }
   return emit_cands(out, cd, nc, n, margin, 2);
@@ -521,9 +507,9 @@ static double segment_box_closest(double p[3], double q[3], const double e0[3], 
   double best = INFINITY;
   for (int i = 0; i < 2; i++) {  // ends
     double x[3], y[3], dv[3];
-    madd3(x, e0, u, i);
+    phys_addscl3(x, e0, u, i);
     for (int k = 0; k < 3; k++) y[k] = clampd(x[k], -s[k], s[k]);
-    sub3(dv, x, y);
+    phys_sub3(dv, x, y);
     double d2 = dot3(dv, dv);
     if (d2 < best) best = d2, memcpy(p, x, sizeof(x)), memcpy(q, y, sizeof(y));
   }
@@ -536,9 +522,9 @@ static double segment_box_closest(double p[3], double q[3], const double e0[3], 
       q0[j2] = (c & 2) ? s[j2] : -s[j2];
       w[k] = 2 * s[k];
       phys_segment_closest(&ts, &tt, e0, u, q0, w);
-      madd3(x, e0, u, ts);
-      madd3(y, q0, w, tt);
-      sub3(dv, x, y);
+      phys_addscl3(x, e0, u, ts);
+      phys_addscl3(y, q0, w, tt);
+      phys_sub3(dv, x, y);
       double d2 = dot3(dv, dv);
       if (d2 < best) best = d2, memcpy(p, x, sizeof(x)), memcpy(q, y, sizeof(y));
     }
@@ -561,11 +547,11 @@ int phys_collide_capsule_box(const physModel* m, const physData* d, int g1, int 
   double r = m->geom_size[3 * g1], h = m->geom_size[3 * g1 + 1];
   double a[3], w0[3], w1[3], e0[3], e1[3], u[3];
   col3(a, d->geom_xmat + 9 * g1, 2);
-  madd3(w0, c1, a, -h);
-  madd3(w1, c1, a, h);
+  phys_addscl3(w0, c1, a, -h);
+  phys_addscl3(w1, c1, a, h);
   to_local(e0, c2, R, w0);
   to_local(e1, c2, R, w1);
-  sub3(u, e1, e0);
+  phys_sub3(u, e1, e0);
   double t0 = 0, t1 = 1;
   int meets = 1;
   for (int k = 0; k < 3 && meets; k++) meets = clip_slab(&t0, &t1, e0[k], u[k], -s[k], s[k]);
@@ -574,7 +560,7 @@ int phys_collide_capsule_box(const physModel* m, const physData* d, int g1, int 
     double gap = segment_box_closest(p, q, e0, u, s);
     if (gap - r > margin) return 0;
     if (gap > 1e-12 * (1 + s[0] + s[1] + s[2])) {
-      sub3(ml, p, q);
+      phys_sub3(ml, p, q);
       for (int k = 0; k < 3; k++) ml[k] /= gap;
       for (int k = 0; k < 3; k++)
         if (fabs(ml[k]) > 1 - 1e-9) return capsule_box_face(out, e0, u, r, s, k, sgn1(ml[k]), c2, R, margin);
@@ -615,8 +601,8 @@ int phys_collide_capsule_box(const physModel* m, const physData* d, int g1, int 
   for (int j = 0; j < 3; j++) q0[j] = j == kbest ? -s[j] : s[j] * sgn1(mbest[j]);
   w[kbest] = 2 * s[kbest];
   phys_segment_closest(&ts, &tt, e0, u, q0, w);
-  madd3(p, e0, u, ts);
-  madd3(q, q0, w, tt);
+  phys_addscl3(p, e0, u, ts);
+  phys_addscl3(q, q0, w, tt);
   return capsule_box_point(out, p, q, mbest, -best - r, r, c2, R);
 }
 
@@ -671,15 +657,15 @@ static int reduce4(cand_t* c, int n, const double nrm[3]) {
   double best = -1;
   for (int i = 1; i < n; i++) {
     double dv[3];
-    sub3(dv, c[i].pos, c[0].pos);
+    phys_sub3(dv, c[i].pos, c[0].pos);
     double d2 = dot3(dv, dv);
     if (d2 > best) best = d2, pick[1] = i;
   }
   double e[3], area[PHYS_MAXPAIRCON];
-  sub3(e, c[pick[1]].pos, c[0].pos);
+  phys_sub3(e, c[pick[1]].pos, c[0].pos);
   for (int i = 0; i < n; i++) {  // signed area: ((p - p1) x e) . n
     double dv[3], cr[3];
-    sub3(dv, c[i].pos, c[0].pos);
+    phys_sub3(dv, c[i].pos, c[0].pos);
     cross3(cr, dv, e);
     area[i] = dot3(cr, nrm);
   }
@@ -758,7 +744,7 @@ static int box_face_contacts(physContact* out, const box_t* ref, const box_t* in
     double dist = sigma * xl[k] - ref->s[k];
     if (dist > margin) continue;
     to_world(w, ref->c, ref->R, xl);
-    madd3(cd[nc].pos, w, nref, -0.5 * dist);
+    phys_addscl3(cd[nc].pos, w, nref, -0.5 * dist);
     cd[nc].dist = dist;
     nc++;
   }
@@ -780,7 +766,7 @@ int phys_collide_box_box(const physModel* m, const physData* d, int g1, int g2, 
   box_init(&A, m, d, g1);
   box_init(&B, m, d, g2);
   double T[3];
-  sub3(T, B.c, A.c);
+  phys_sub3(T, B.c, A.c);
   double sface = -INFINITY, sedge = -INFINITY, nedge[3] = {0, 0, 0};
   int face = -1, ei = -1, ej = -1;
   for (int f = 0; f < 6; f++) {  // face axes: A's 0..2, B's 3..5
@@ -824,14 +810,14 @@ int phys_collide_box_box(const physModel* m, const physData* d, int g1, int g2, 
     w[c] = 2 * B.s[ej] * B.ax[ej][c];
   }
   for (int k = 0; k < 3; k++) {
-    if (k != ei) madd3(p0, p0, A.ax[k], A.s[k] * sgn1(dot3(A.ax[k], nedge)));
-    if (k != ej) madd3(q0, q0, B.ax[k], -B.s[k] * sgn1(dot3(B.ax[k], nedge)));
+    if (k != ei) phys_addscl3(p0, p0, A.ax[k], A.s[k] * sgn1(dot3(A.ax[k], nedge)));
+    if (k != ej) phys_addscl3(q0, q0, B.ax[k], -B.s[k] * sgn1(dot3(B.ax[k], nedge)));
   }
   double s, t, P[3], Q[3], dv[3], pos[3];
   phys_segment_closest(&s, &t, p0, u, q0, w);
-  madd3(P, p0, u, s);
-  madd3(Q, q0, w, t);
-  sub3(dv, Q, P);
+  phys_addscl3(P, p0, u, s);
+  phys_addscl3(Q, q0, w, t);
+  phys_sub3(dv, Q, P);
   double dist = dot3(dv, nedge);
   if (dist > margin) return 0;
   for (int k = 0; k < 3; k++) pos[k] = 0.5 * (P[k] + Q[k]);

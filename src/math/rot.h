@@ -19,6 +19,20 @@ static inline double phys_dot3(const double a[3], const double b[3]) {
 
 static inline double phys_norm3(const double a[3]) { return sqrt(phys_dot3(a, a)); }
 
+// r = a - b
+static inline void phys_sub3(double r[3], const double a[3], const double b[3]) {
+  r[0] = a[0] - b[0];
+  r[1] = a[1] - b[1];
+  r[2] = a[2] - b[2];
+}
+
+// r = a + s*b (r may alias a)
+static inline void phys_addscl3(double r[3], const double a[3], const double b[3], double s) {
+  r[0] = a[0] + s * b[0];
+  r[1] = a[1] + s * b[1];
+  r[2] = a[2] + s * b[2];
+}
+
 double phys_normalize3(double a[3]);                       // returns the old norm; leaves 0 vector alone
 
 // res = a x b (res may alias neither)
