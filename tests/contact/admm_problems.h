@@ -4,6 +4,7 @@
 #ifndef PHYS_ADMM_PROBLEMS_H
 #define PHYS_ADMM_PROBLEMS_H
 
+#include "test.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -222,6 +223,69 @@ static inline int pb_load(pbProblem* b, const char* path) {
   fclose(f);
   if (!ok) fprintf(stderr, "cannot read %s\n", path);
   return ok;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// tests shared by the cone and ccp solvers (ccp = 1 selects the relaxed cone in pb_violation)
+
+typedef physStatus (*pbSolver)(const physModel* m, physData* d, const physConstraintProblem* p,
+                               physConstraintSolution* sol);
+
+// the same problem twice: identical impulses and iteration counts
+static inline void pb_test_determinism(const physModel* m, physData* d, pbSolver solve) {
+  static pbProblem b;
+  double v0[3] = {0.3, 0.8, 0}, l1[12];
+  pb_box(&b, 1, 0.1, 0.7, v0, 0.01, 0.4);
+  CHECK(solve(m, d, &b.p, &b.sol) == PHYS_OK);
+  memcpy(l1, b.lambda, sizeof(l1));
+  int it = b.sol.iterations;
+  CHECK(solve(m, d, &b.p, &b.sol) == PHYS_OK);
+  CHECK(memcmp(l1, b.lambda, sizeof(l1)) == 0);
+  CHECK(it == b.sol.iterations);
+}
+
+// warm start: with last step's impulses as p.lambda0 (here the answer of the same problem, as for a body
+// at rest) the guess is verified and kept: no ADMM iteration, the same impulses; a guess 2% off on a
+// sticking box is polished back to the answer, also without ADMM
+static inline void pb_test_warm_start(const physModel* m, physData* d, pbSolver solve, int ccp) {
+  static pbProblem b;
+  double v0[3] = {0.01, 0.02, 0}, l1[12], guess[12];
+  pb_box(&b, 1, 0.1, 0.7, v0, 0.01, 0.2);
+  CHECK(solve(m, d, &b.p, &b.sol) == PHYS_OK);
+  memcpy(l1, b.lambda, sizeof(l1));
+  CHECK(b.sol.iterations > 0 && b.sol.warm_used == 0);
+  memcpy(guess, l1, sizeof(guess));
+  b.p.lambda0 = guess;
+  CHECK(solve(m, d, &b.p, &b.sol) == PHYS_OK);
+  CHECK(b.sol.warm_used == 1 && b.sol.iterations == 0);
+  for (int i = 0; i < 12; i++) CHECK_NEAR(b.lambda[i], l1[i], 1e-12);
+  for (int i = 0; i < 12; i++) guess[i] = 1.02 * l1[i];
+  CHECK(solve(m, d, &b.p, &b.sol) == PHYS_OK);
+  CHECK(b.sol.warm_used == 1 && b.sol.iterations == 0);
+  CHECK(b.sol.residual <= 1e-14);
+  CHECK(pb_violation(&b, ccp) <= 1e-12);
+  b.p.lambda0 = NULL;
+}
+
+// problems dumped from MuJoCo's humanoid falling onto the floor (tests/data/contact/solver, `files`), on which ADMM
+// stalled (1e-5..1e-3 m/s left after the whole budget) with a contact between sticking and sliding: the
+// solver must now converge (Newton fallback, admm.h) to the tolerance, checked independently
+static inline void pb_test_dumped(const physModel* m, physData* d, pbSolver solve, int ccp, const char* const files[2],
+                           double tol) {
+  static pbProblem b;
+  for (int k = 0; k < 2; k++) {
+    if (!pb_load(&b, files[k])) {
+      CHECK_MSG(0, "cannot load %s", files[k]);
+      continue;
+    }
+    double gmax = 1;
+    for (int i = 0; i < b.p.n; i++) gmax = fmax(gmax, fabs(b.g[i]));
+    physStatus st = solve(m, d, &b.p, &b.sol);
+    CHECK_MSG(st == PHYS_OK, "%s: status %d, residual %g", files[k], st, b.sol.residual);
+    CHECK(b.sol.residual <= tol * gmax);
+    CHECK_MSG(pb_violation(&b, ccp) <= 10 * tol * gmax, "%s: violation %g", files[k], pb_violation(&b, ccp));
+    printf("%s: n = %d, %d iterations, residual %.2e\n", files[k], b.p.n, b.sol.iterations, b.sol.residual);
+  }
 }
 
 #endif  // PHYS_ADMM_PROBLEMS_H

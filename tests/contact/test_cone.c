@@ -149,63 +149,7 @@ static void test_bad(const physModel* m, physData* d) {
   CHECK(phys_solve_cone(m, d, &b.p, &b.sol) == PHYS_OK && b.sol.iterations == 0);
 }
 
-// the same problem twice: identical impulses and iteration counts
-static void test_determinism(const physModel* m, physData* d) {
-  static pbProblem b;
-  double v0[3] = {0.3, 0.8, 0}, l1[12];
-  pb_box(&b, 1, 0.1, 0.7, v0, 0.01, 0.4);
-  CHECK(phys_solve_cone(m, d, &b.p, &b.sol) == PHYS_OK);
-  memcpy(l1, b.lambda, sizeof(l1));
-  int it = b.sol.iterations;
-  CHECK(phys_solve_cone(m, d, &b.p, &b.sol) == PHYS_OK);
-  CHECK(memcmp(l1, b.lambda, sizeof(l1)) == 0);
-  CHECK(it == b.sol.iterations);
-}
-
-// warm start: with last step's impulses as p.lambda0 (here the answer of the same problem, as for a body
-// at rest) the guess is verified and kept: no ADMM iteration, the same impulses; a guess 2% off on a
-// sticking box is polished back to the answer, also without ADMM
-static void test_warm_start(const physModel* m, physData* d) {
-  static pbProblem b;
-  double v0[3] = {0.01, 0.02, 0}, l1[12], guess[12];
-  pb_box(&b, 1, 0.1, 0.7, v0, 0.01, 0.2);
-  CHECK(phys_solve_cone(m, d, &b.p, &b.sol) == PHYS_OK);
-  memcpy(l1, b.lambda, sizeof(l1));
-  CHECK(b.sol.iterations > 0 && b.sol.warm_used == 0);
-  memcpy(guess, l1, sizeof(guess));
-  b.p.lambda0 = guess;
-  CHECK(phys_solve_cone(m, d, &b.p, &b.sol) == PHYS_OK);
-  CHECK(b.sol.warm_used == 1 && b.sol.iterations == 0);
-  for (int i = 0; i < 12; i++) CHECK_NEAR(b.lambda[i], l1[i], 1e-12);
-  for (int i = 0; i < 12; i++) guess[i] = 1.02 * l1[i];
-  CHECK(phys_solve_cone(m, d, &b.p, &b.sol) == PHYS_OK);
-  CHECK(b.sol.warm_used == 1 && b.sol.iterations == 0);
-  CHECK(b.sol.residual <= 1e-14);
-  CHECK(pb_violation(&b, 0) <= 1e-12);
-  b.p.lambda0 = NULL;
-}
-
-// problems dumped from MuJoCo's humanoid falling onto the floor (tests/data/contact/solver), on which ADMM
-// stalled (1e-5..1e-3 m/s left after the whole budget) with a contact between sticking and sliding: the
-// solver must now converge (Newton fallback, admm.h) to the tolerance, checked independently
-static void test_humanoid_problems(const physModel* m, physData* d) {
-  static pbProblem b;
-  const char* files[2] = {"tests/data/contact/solver/humanoid_cone_031.txt",
-                          "tests/data/contact/solver/humanoid_cone_005.txt"};
-  for (int k = 0; k < 2; k++) {
-    if (!pb_load(&b, files[k])) {
-      CHECK_MSG(0, "cannot load %s", files[k]);
-      continue;
-    }
-    double gmax = 1;
-    for (int i = 0; i < b.p.n; i++) gmax = fmax(gmax, fabs(b.g[i]));
-    physStatus st = phys_solve_cone(m, d, &b.p, &b.sol);
-    CHECK_MSG(st == PHYS_OK, "%s: status %d, residual %g", files[k], st, b.sol.residual);
-    CHECK(b.sol.residual <= TOL * gmax);
-    CHECK_MSG(pb_violation(&b, 0) <= 10 * TOL * gmax, "%s: violation %g", files[k], pb_violation(&b, 0));
-    printf("%s: n = %d, %d iterations, residual %.2e\n", files[k], b.p.n, b.sol.iterations, b.sol.residual);
-  }
-}
+static const char* const DUMPED[2] = {"tests/data/contact/solver/humanoid_cone_031.txt", "tests/data/contact/solver/humanoid_cone_005.txt"};
 
 int main(void) {
   physModel* m;
@@ -218,9 +162,9 @@ int main(void) {
   test_limits(m, d);
   test_random(m, d);
   test_bad(m, d);
-  test_determinism(m, d);
-  test_warm_start(m, d);
-  test_humanoid_problems(m, d);
+  pb_test_determinism(m, d, phys_solve_cone);
+  pb_test_warm_start(m, d, phys_solve_cone, 0);
+  pb_test_dumped(m, d, phys_solve_cone, 0, DUMPED, TOL);
   CHECK(d->pstack == 0);
   phys_free_data(d);
   phys_free_model(m);
