@@ -2,6 +2,8 @@
 #ifndef PHYS_CLI_H
 #define PHYS_CLI_H
 
+#include <stdio.h>
+
 #include "args.h"
 #include "physid.h"
 
@@ -18,8 +20,24 @@ physModel* cli_load_model(const char* filename, int floating);
 // print "physid: <message>" to stderr (printf-style)
 void cli_error(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 
+// an output destination (output.c): stdout, or a temporary file beside path renamed to path on success
+typedef struct cliOutput_ {
+  FILE* f;
+  const char* path;         // final path (NULL for stdout)
+  char tmp[4096];           // temporary file in the same folder
+} cliOutput;
+
+// open stdout (path NULL) or a new temporary "<path>.tmpXXXXXX"; 0 and a message on failure
+int cli_output_open(cliOutput* o, const char* path);
+// drop the temporary file (nothing to do for stdout)
+void cli_output_abort(cliOutput* o);
+// flush and close, then rename the temporary file into place; 0 and a message on failure
+int cli_output_commit(cliOutput* o);
+
 // subcommands: argv[0] is the subcommand name; return the exit code
 int cli_info(int argc, char** argv);
 int cli_simulate(int argc, char** argv);
+int cli_jacobian(int argc, char** argv);
+int cli_gradcheck(int argc, char** argv);
 
 #endif  // PHYS_CLI_H

@@ -33,70 +33,11 @@ typedef struct simArgs_ {
   int quiet;
 } simArgs;
 
-// the CSV destination: stdout, or a temporary file renamed to path on success
-typedef struct simOutput_ {
-  FILE* f;
-  const char* path;         // final path (NULL for stdout)
-  char tmp[4096];           // temporary file in the same folder
-} simOutput;
-
 static volatile sig_atomic_t g_signal = 0;
 
 // record the signal; the step loop checks it and cleans up
 static void on_signal(int sig) {
   g_signal = sig;
-}
-
-//---------------------------------------------------------------------------------------------------------
-// output file
-
-// stdout, or a new temporary "<path>.tmpXXXXXX" with the permissions a plain fopen would give
-static int output_open(simOutput* o, const char* path) {
-  o->path = path;
-  o->f = stdout;
-  if (!path) return 1;
-  if (snprintf(o->tmp, sizeof o->tmp, "%s.tmpXXXXXX", path) >= (int)sizeof o->tmp) {
-    cli_error("%s: path too long", path);
-    return 0;
-  }
-  int fd = mkstemp(o->tmp);
-  if (fd < 0) {
-    cli_error("%s: cannot create a temporary file beside it: %s", path, strerror(errno));
-    return 0;
-  }
-  mode_t mask = umask(0);
-  umask(mask);
-  o->f = fdopen(fd, "w");
-  if (fchmod(fd, 0666 & ~mask) != 0 || !o->f) {
-    cli_error("%s: %s", o->tmp, strerror(errno));
-    if (o->f) fclose(o->f);
-    else close(fd);
-    unlink(o->tmp);
-    return 0;
-  }
-  return 1;
-}
-
-// drop the temporary file (nothing to do for stdout)
-static void output_abort(simOutput* o) {
-  if (!o->path) return;
-  fclose(o->f);
-  unlink(o->tmp);
-}
-
-// flush and close, then rename the temporary file into place
-static int output_commit(simOutput* o) {
-  if (!o->path) {
-    if (fflush(stdout) == 0) return 1;
-    cli_error("error writing to stdout: %s", strerror(errno));
-    return 0;
-  }
-  int ok = fflush(o->f) == 0 && !ferror(o->f);
-  ok = (fclose(o->f) == 0) && ok;
-  if (ok && rename(o->tmp, o->path) == 0) return 1;
-  cli_error("%s: cannot write: %s", o->path, strerror(errno));
-  unlink(o->tmp);
-  return 0;
 }
 
 //---------------------------------------------------------------------------------------------------------
@@ -157,7 +98,7 @@ static int step_checked(const physModel* m, physData* d, const simArgs* a, int k
 }
 
 // the step loop: row 0 is the initial state, row k the state after step k; stops on a signal
-static int run_steps(simOutput* o, const physModel* m, physData* d, const simArgs* a) {
+static int run_steps(cliOutput* o, const physModel* m, physData* d, const simArgs* a) {
   physRng rng;
   phys_rng_seed(&rng, (uint64_t)a->seed);
   int ok = phys_traj_write_header(o->f, m) == PHYS_OK &&
@@ -202,15 +143,15 @@ static void catch_signals(int on) {
 
 // open the output, run, commit or clean up; an interrupted run re-raises its signal after cleaning up
 static int simulate(const physModel* m, physData* d, const simArgs* a) {
-  simOutput o;
+  cliOutput o;
   memset(&o, 0, sizeof o);
   catch_signals(1);
-  if (!output_open(&o, a->out)) return CLI_EXIT_INPUT;
+  if (!cli_output_open(&o, a->out)) return CLI_EXIT_INPUT;
   double t0 = d->time, start = wall_seconds();
   int ok = run_steps(&o, m, d, a);
   double wall = wall_seconds() - start;
-  if (!ok) output_abort(&o);
-  else ok = output_commit(&o);
+  if (!ok) cli_output_abort(&o);
+  else ok = cli_output_commit(&o);
   if (g_signal) {
     cli_error("interrupted%s%s", a->out ? "; nothing written to " : "", a->out ? a->out : "");
     catch_signals(0);

@@ -1,9 +1,12 @@
 // test_cli.c - the physid binary (env PHYS_BIN) run as a user would: help and usage errors, `info` values
 // against a model built here, `--json` read back with cJSON, bad inputs (each: nonzero exit, a message
-// naming file and line, no output file left behind), exact trajectory round trip through --init, SIGINT.
+// naming file and line, no output file left behind), exact trajectory round trip through --init, SIGINT;
+// `jacobian` against the pendulum's analytic A and bit for bit against phys_step_jacobian, its refusals
+// (contacts, active limit, bad init: exit 1, no file), `gradcheck` passing and deterministic per seed.
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,7 +17,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "grad.h"
+#include "physid.h"
 #include "test.h"
+#include "trajio.h"
 
 static const char* g_bin;         // the physid binary
 static char g_dir[64];            // scratch folder of this test
@@ -514,6 +520,160 @@ static void test_contact_option(void) {
   run_free(&r);
 }
 
+//---------------------------------------------------------------------------------------------------------
+// jacobian and gradcheck
+
+// the numbers of a CSV body (after the header line) into x (at most n); returns how many, -1 if a row has
+// a count other than cols
+static int read_matrix(double* x, int n, const char* text, int cols) {
+  int k = 0;
+  const char* s = strchr(text, '\n');
+  while (s && *++s) {
+    int c = 0;
+    char* end = (char*)s;
+    while (*end && *end != '\n' && k < n) {
+      x[k++] = strtod(s, &end);
+      c++;
+      s = end + (*end == ',');
+      end = (char*)s;
+    }
+    if (c != cols) return -1;
+    s = strchr(s, '\n');
+  }
+  return k;
+}
+
+// the state of an init CSV, as the CLI reads it, and the Jacobians phys_step_jacobian gives there
+static void library_jacobian(double* A, double* B, const char* model, const char* init) {
+  physLog log;
+  memset(&log, 0, sizeof log);
+  physModel* m = phys_load(model, NULL, &log);
+  physData* d = m ? phys_make_data(m) : NULL;
+  CHECK(d && phys_traj_read_state(&d->time, d->qpos, d->qvel, m, init, &log) == PHYS_OK);
+  if (d) CHECK(phys_step_jacobian(m, d, A, B) == PHYS_OK);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+// pendulum at q = 0.4, v = -1.3: A = [[1 + dt^2 k, dt], [dt k, 1]], k = -g cos(q) / 1.01 (dt = 1e-3), and
+// bit for bit phys_step_jacobian; the model of this file at its keyframe with --wrt state,ctrl: header
+// dq0..dq7,dv0..dv7,u0, 16 rows of 17 numbers equal to [A B] from the library
+static void test_jacobian(void) {
+  const char* init = write_file("in_pend.csv", "t,q0,v0\n0,0.4,-1.3\n");
+  cliRun r = run("jacobian", "tests/data/pendulum.xml", "--init", init, "--out", path("A.csv"), NULL);
+  CHECK(r.code == 0 && strcmp(r.out, "") == 0);
+  char* text = read_file(path("A.csv"));
+  CHECK(strncmp(text, "dq0,dv0\n", 8) == 0 && count_lines(text) == 3);
+  double A[4] = {0}, L[4] = {0}, dt = 1e-3, k = -9.81 * cos(0.4) / 1.01;
+  CHECK(read_matrix(A, 4, text, 2) == 4);
+  CHECK_NEAR(A[0], 1 + dt * dt * k, 1e-12);
+  CHECK_NEAR(A[1], dt, 1e-12);
+  CHECK_NEAR(A[2], dt * k, 1e-9);
+  CHECK_NEAR(A[3], 1, 1e-12);
+  library_jacobian(L, NULL, "tests/data/pendulum.xml", init);
+  for (int i = 0; i < 4; i++) CHECK_MSG(A[i] == L[i], "A[%d]: CLI %.17g, library %.17g", i, A[i], L[i]);
+  free(text);
+  run_free(&r);
+  remove(path("A.csv"));
+
+  const char* model = write_file("in_model.xml", g_model);
+  const char* state = write_file("in_key.csv", "t,q0,q1,q2,q3,q4,q5,q6,q7,q8,v0,v1,v2,v3,v4,v5,v6,v7\n"
+                                               "0,0.3,0.05,1,0,2,1,0,0,0,0.5,0,0.1,0.2,0.3,0.4,1,2\n");
+  r = run("jacobian", model, "--init", state, "--wrt", "state,ctrl", NULL);
+  CHECK(r.code == 0);
+  CHECK(has(r.out, "dq0,dq1,dq2,dq3,dq4,dq5,dq6,dq7,dv0,dv1,dv2,dv3,dv4,dv5,dv6,dv7,u0\n"));
+  CHECK(count_lines(r.out) == 17);
+  double AB[16 * 17], LA[16 * 16], LB[16];
+  CHECK(read_matrix(AB, 16 * 17, r.out, 17) == 16 * 17);
+  library_jacobian(LA, LB, model, state);
+  int same = 1;
+  for (int i = 0; i < 16; i++) {
+    for (int j = 0; j < 16; j++) same &= AB[i * 17 + j] == LA[i * 16 + j];
+    same &= AB[i * 17 + 16] == LB[i];
+  }
+  CHECK_MSG(same, "jacobian --wrt state,ctrl differs from phys_step_jacobian");
+  CHECK(LB[8] != 0);   // the motor moves the hinge's velocity
+  run_free(&r);
+  r = run("jacobian", model, "--init", state, "--wrt", "ctrl", NULL);
+  CHECK(r.code == 0 && strncmp(r.out, "u0\n", 3) == 0 && count_lines(r.out) == 17);
+  run_free(&r);
+  CHECK(count_outputs() == 0);
+}
+
+// jacobian on a bad state: exit code, a message with both fragments, no output file
+static void check_bad_jacobian(const char* model, const char* init, const char* extra, int code,
+                               const char* frag1, const char* frag2) {
+  const char* out = path("J.csv");
+  cliRun r = extra ? run("jacobian", model, "--init", init, "--out", out, extra, NULL)
+                   : run("jacobian", model, "--init", init, "--out", out, NULL);
+  CHECK_MSG(r.code == code, "%s: exit %d, expected %d", init, r.code, code);
+  CHECK(has(r.err, frag1) && has(r.err, frag2));
+  CHECK_MSG(count_outputs() == 0, "%s left an output file", init);
+  run_free(&r);
+}
+
+// missing --init, NaN, wrong columns, a state in contact (and with --no-contact: fine), an active limit
+static void test_jacobian_bad(void) {
+  const char* model = write_file("in_model.xml", g_model);
+  cliRun r = run("jacobian", model, "--out", path("J.csv"), NULL);
+  CHECK(r.code == 2 && has(r.err, "missing required option --init FILE") && count_outputs() == 0);
+  run_free(&r);
+  const char* header = "t,q0,q1,q2,q3,q4,q5,q6,q7,q8,v0,v1,v2,v3,v4,v5,v6,v7\n";
+  char text[512];
+  snprintf(text, sizeof text, "%s0,0,0,0,0,0,1,0,0,0,0,0,nan,0,0,0,0,0\n", header);
+  check_bad_jacobian(model, write_file("in_jnan.csv", text), NULL, 1, "in_jnan.csv:2: column 'v2'", "not finite");
+  check_bad_jacobian(model, write_file("in_jcols.csv", "t,q0,v0\n0,1,2\n"), NULL, 1, "in_jcols.csv:1:",
+                     "expected 18 columns");
+  const char* ball =
+      "<mujoco model='ball'>\n<option timestep='0.002'/>\n<worldbody>\n"
+      "<geom name='floor' type='plane' size='1 1 .1'/>\n"
+      "<body pos='0 0 0.12'><freejoint/><geom type='sphere' size='0.1'/></body>\n"
+      "<body pos='1 0 1'><joint type='hinge' limited='true' range='-0.5 0.5'/>"
+      "<geom type='capsule' fromto='0 0 0 0 0 -0.3' size='0.02' contype='0' conaffinity='0'/></body>\n"
+      "</worldbody>\n</mujoco>\n";
+  const char* bm = write_file("in_ballj.xml", ball);
+  const char* bh = "t,q0,q1,q2,q3,q4,q5,q6,q7,v0,v1,v2,v3,v4,v5,v6\n";
+  snprintf(text, sizeof text, "%s0,0,0,0.05,1,0,0,0,0,0,0,0,0,0,0,0\n", bh);
+  const char* touching = write_file("in_touch.csv", text);
+  check_bad_jacobian(bm, touching, NULL, 1, "contacts", "not implemented yet (issue 4)");
+  r = run("jacobian", bm, "--init", touching, "--no-contact", NULL);
+  CHECK(r.code == 0 && count_lines(r.out) == 15);
+  run_free(&r);
+  snprintf(text, sizeof text, "%s0,0,0,0.5,1,0,0,0,0.7,0,0,0,0,0,0,0\n", bh);
+  check_bad_jacobian(bm, write_file("in_limit.csv", text), "--no-contact", 1, "an active joint limit",
+                     "not implemented yet (issue 4)");
+}
+
+// gradcheck passes on mixed.xml and on the humanoid without contacts; the same seed prints the same table,
+// another seed another; usage errors exit 2
+static void test_gradcheck(void) {
+  cliRun r = run("gradcheck", "tests/data/mixed.xml", "--states", "3", "--seed", "7", NULL);
+  CHECK(r.code == 0 && has(r.out, "dq+/dq") && has(r.out, "dv+/du") && has(r.out, "6 of 6 blocks pass"));
+  CHECK(!strstr(r.out, "FAIL"));
+  cliRun again = run("gradcheck", "tests/data/mixed.xml", "--states", "3", "--seed", "7", NULL);
+  cliRun other = run("gradcheck", "tests/data/mixed.xml", "--states", "3", "--seed", "8", NULL);
+  CHECK(again.code == 0 && strcmp(r.out, again.out) == 0);
+  CHECK(other.code == 0 && strcmp(r.out, other.out) != 0);
+  run_free(&r);
+  run_free(&again);
+  run_free(&other);
+  r = run("gradcheck", HUMANOID, "--no-contact", "--states", "2", NULL);
+  CHECK(r.code == 0 && has(r.out, "nv 27, nu 21") && has(r.out, "6 of 6 blocks pass"));
+  run_free(&r);
+  r = run("gradcheck", "tests/data/mixed.xml", "--wrt", "state", "--states", "1", NULL);
+  CHECK(r.code == 0 && has(r.out, "4 of 4 blocks pass") && !strstr(r.out, "du"));
+  run_free(&r);
+  r = run("gradcheck", "tests/data/mixed.xml", "--states", "0", NULL);
+  CHECK(r.code == 2 && has(r.err, "--states expects an integer"));
+  run_free(&r);
+  r = run("gradcheck", "--help", NULL);
+  CHECK(r.code == 0 && has(r.out, "--states N") && has(r.out, "--no-contact"));
+  run_free(&r);
+  r = run("jacobian", "--help", NULL);
+  CHECK(r.code == 0 && has(r.out, "--init FILE") && has(r.out, "--wrt state|ctrl|state,ctrl"));
+  run_free(&r);
+}
+
 int main(void) {
   g_bin = getenv("PHYS_BIN");
   CHECK_MSG(g_bin != NULL && access(g_bin, X_OK) == 0, "PHYS_BIN not set or not executable");
@@ -527,6 +687,9 @@ int main(void) {
   test_round_trip();
   test_simulate_misc();
   test_contact_option();
+  test_jacobian();
+  test_jacobian_bad();
+  test_gradcheck();
   test_sigint();
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
