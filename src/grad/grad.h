@@ -50,6 +50,12 @@ void phys_passive_deriv(const physModel* m, physData* d, double* dfdq, double* d
 void phys_actuation_deriv(const physModel* m, physData* d, double* dfdq, double* dfdu);
 // d (sum_b J_b' xfrc_applied_b) / dq, the applied world forces at the centres of mass and torques (nv x nv)
 void phys_xfrc_deriv(const physModel* m, physData* d, double* dfdq);
+// reverse modes of the three (no nv x nv matrix formed, O(nv) scratch): each ADDS the transposed derivative
+// applied to f_bar (nv) to its outputs (any may be NULL): q_bar, v_bar (nv), u_bar (nu)
+void phys_passive_vjp(const physModel* m, physData* d, const double* f_bar, double* q_bar, double* v_bar,
+                      double* u_bar);
+void phys_actuation_vjp(const physModel* m, physData* d, const double* f_bar, double* q_bar, double* u_bar);
+void phys_xfrc_vjp(const physModel* m, physData* d, const double* f_bar, double* q_bar);
 
 //---------------------------------------------------------------------------------------------------------
 // the contact-free step (step_deriv.c): x = (q tangent, v) (2nv), x+ = step(x, u)

@@ -69,6 +69,54 @@ static void rotation_hessian(const physModel* m, const physData* d, int body, co
 }
 
 //---------------------------------------------------------------------------------------------------------
+// out[j] += s sum_i x_i F . d c_i(p) / d q_j: x' H for point_hessian's H, without forming it
+static void point_hessian_vjp(const physModel* m, const physData* d, int body, const double p[3],
+                              const double F[3], double s, const double* x, double* out) {
+  for (int i = phys_body_lastdof(m, body); i >= 0; i = m->dof_parentid[i]) {
+    const double *Si = d->cdof + 6 * i, *wi = Si;
+    double ci[3], t[3];
+    phys_cross3(t, wi, p);
+    for (int r = 0; r < 3; r++) ci[r] = Si[3 + r] + t[r];
+    int gi = phys_dof_group(m, i);
+    for (int j = i; j >= 0; j = m->dof_parentid[j]) {
+      const double *Sj = d->cdof + 6 * j, *wj = Sj;
+      // H_ij = s F . (w_j x c_i) (i after j)
+      phys_cross3(t, wj, ci);
+      double h = s * phys_dot3(F, t);
+      out[j] += x[i] * h;
+      if (j == i) continue;
+      if (phys_dof_group(m, j) == gi) {
+        // H_ji = s F . (w_i x c_j) (j after i as well)
+        double cj[3];
+        phys_cross3(t, wj, p);
+        for (int r = 0; r < 3; r++) cj[r] = Sj[3 + r] + t[r];
+        phys_cross3(t, wi, cj);
+        out[i] += x[j] * s * phys_dot3(F, t);
+      } else {
+        out[i] += x[j] * h;   // H_ji = H_ij (j not after i)
+      }
+    }
+  }
+}
+
+// out[j] += s sum_i x_i T . d w_i / d q_j: x' H for rotation_hessian's H, without forming it
+static void rotation_hessian_vjp(const physModel* m, const physData* d, int body, const double T[3], double s,
+                                 const double* x, double* out) {
+  for (int i = phys_body_lastdof(m, body); i >= 0; i = m->dof_parentid[i]) {
+    const double* wi = d->cdof + 6 * i;
+    int gi = phys_dof_group(m, i);
+    for (int j = m->dof_parentid[i]; j >= 0; j = m->dof_parentid[j]) {
+      const double* wj = d->cdof + 6 * j;
+      double t[3];
+      phys_cross3(t, wj, wi);
+      double h = s * phys_dot3(T, t);
+      out[j] += x[i] * h;
+      if (phys_dof_group(m, j) == gi) out[i] -= x[j] * h;   // H_ji = T . (w_i x w_j) = -h
+    }
+  }
+}
+
+//---------------------------------------------------------------------------------------------------------
 // springs along site paths
 
 // the clamped control of actuator a and its slope dclamp/dctrl (0 outside ctrlrange)
@@ -141,6 +189,56 @@ static double spring_geometry(const physModel* m, physData* d, int s, double* JL
   return L;
 }
 
+// spring_geometry's quantities as products, no nv x nv matrix: L, JL, Kx = K' x (nv) and dLdot (nv; NULL to
+// skip), per segment  K' x = sum (J_d x)' P J_d + x' (u . dJ_d/dq)  (J_d' P J_d is symmetric).
+// Returns L. Scratch: 6 nv from d's arena.
+static double spring_geometry_vjp(const physModel* m, physData* d, int s, const double* x, double* JL,
+                                  double* Kx, double* dLdot) {
+  int nv = m->nv, n = m->spring_num[s];
+  const int* site = m->spring_site + m->spring_adr[s];
+  size_t mark = phys_stack_mark(d);
+  double* Ja = phys_stack_alloc(d, 3 * (size_t)nv);
+  double* Jd = phys_stack_alloc(d, 3 * (size_t)nv);
+  double L = 0;
+  memset(JL, 0, sizeof(double) * (size_t)nv);
+  memset(Kx, 0, sizeof(double) * (size_t)nv);
+  if (dLdot) memset(dLdot, 0, sizeof(double) * (size_t)nv);
+  for (int k = 0; k + 1 < n; k++) {
+    int sa = site[k], sb = site[k + 1], ba = m->site_bodyid[sa], bb = m->site_bodyid[sb];
+    const double *xa = d->site_xpos + 3 * sa, *xb = d->site_xpos + 3 * sb;
+    double u[3] = {xb[0] - xa[0], xb[1] - xa[1], xb[2] - xa[2]};
+    double l = phys_normalize3(u);
+    L += l;
+    if (l == 0) continue;   // no direction (as spring_geometry)
+    phys_jac(m, d, xa, ba, Ja, NULL);
+    phys_jac(m, d, xb, bb, Jd, NULL);
+    for (int i = 0; i < 3 * nv; i++) Jd[i] -= Ja[i];
+    // dd = J_d v, dx = J_d x; P J_d (3 x nv) into Ja
+    double dd[3] = {0, 0, 0}, dx[3] = {0, 0, 0};
+    for (int r = 0; r < 3; r++)
+      for (int j = 0; j < nv; j++) {
+        dd[r] += Jd[r * nv + j] * d->qvel[j];
+        dx[r] += Jd[r * nv + j] * x[j];
+      }
+    for (int j = 0; j < nv; j++) {
+      double c[3] = {Jd[j], Jd[nv + j], Jd[2 * nv + j]}, uc = phys_dot3(u, c);
+      JL[j] += uc;
+      for (int r = 0; r < 3; r++) Ja[r * nv + j] = (c[r] - u[r] * uc) / l;
+      Kx[j] += dx[0] * Ja[j] + dx[1] * Ja[nv + j] + dx[2] * Ja[2 * nv + j];
+      if (dLdot) dLdot[j] += dd[0] * Ja[j] + dd[1] * Ja[nv + j] + dd[2] * Ja[2 * nv + j];
+    }
+    // x' (u . dJ_d/dq) and v' (u . dJ_d/dq) with u . dJ_d/dq = H_u(x_b) - H_u(x_a)
+    point_hessian_vjp(m, d, bb, xb, u, 1, x, Kx);
+    point_hessian_vjp(m, d, ba, xa, u, -1, x, Kx);
+    if (dLdot) {
+      point_hessian_vjp(m, d, bb, xb, u, 1, d->qvel, dLdot);
+      point_hessian_vjp(m, d, ba, xa, u, -1, d->qvel, dLdot);
+    }
+  }
+  phys_stack_free(d, mark);
+  return L;
+}
+
 // the generalized force f = -t JL' of a tension t (t may depend on q, v, u):
 // df/dq += -JL' dt/dq - t K, expressed by the caller's parts
 static void add_outer(double* D, const double* a, const double* b, double s, int rows, int cols) {
@@ -155,7 +253,24 @@ static void add_outer(double* D, const double* a, const double* b, double s, int
 
 // joint springs: hinge/slide and free translation -k (q - q_spring): d/dq = -k; ball and free rotation
 // -k phi, phi = log(q_spring^-1 q): with q' = q exp(dq/2), phi' = phi + Jr^-1(phi) dq, so d/dq = -k Jr^-1(phi),
-// Jr^-1(phi) = E + [phi]/2 + (1/th^2 - (1 + cos th) / (2 th sin th)) [phi]^2, th = |phi|
+// Jr^-1(phi) = E + [phi]/2 + (1/th^2 - (1 + cos th) / (2 th sin th)) [phi]^2, th = |phi|.
+// Ji = Jr^-1(phi) (3x3 row-major) of the ball (or free rotation) whose quaternion is at qpos[qa]
+static void ball_spring_block(const physModel* m, const physData* d, int qa, double Ji[9]) {
+  double qn[4], q0c[4], dq[4], phi[3];
+  memcpy(qn, d->qpos + qa, sizeof(qn));
+  phys_quat_normalize(qn);
+  phys_quat_conj(q0c, m->qpos_spring + qa);
+  phys_quat_mul(dq, q0c, qn);
+  phys_quat_log(phi, dq);
+  double th2 = phys_dot3(phi, phi), th = sqrt(th2);
+  double c2 = th < 1e-4 ? 1.0 / 12 + th2 / 720 : 1 / th2 - (1 + cos(th)) / (2 * th * sin(th));
+  const double hx[9] = {0, -phi[2], phi[1], phi[2], 0, -phi[0], -phi[1], phi[0], 0};
+  for (int r = 0; r < 3; r++)
+    for (int c = 0; c < 3; c++)
+      Ji[3 * r + c] = (r == c) + c2 * (phi[r] * phi[c] - (r == c) * th2) + 0.5 * hx[3 * r + c];
+}
+
+// joint springs: d/dq of every joint's spring force (above), added to dfdq (nv x nv)
 static void joint_spring_deriv(const physModel* m, const physData* d, double* dfdq) {
   int nv = m->nv;
   for (int j = 0; j < m->njnt; j++) {
@@ -171,23 +286,32 @@ static void joint_spring_deriv(const physModel* m, const physData* d, double* df
       qa += 3;
       da += 3;
     }
-    double qn[4], q0c[4], dq[4], phi[3];
-    memcpy(qn, d->qpos + qa, sizeof(qn));
-    phys_quat_normalize(qn);
-    phys_quat_conj(q0c, m->qpos_spring + qa);
-    phys_quat_mul(dq, q0c, qn);
-    phys_quat_log(phi, dq);
-    double th2 = phys_dot3(phi, phi), th = sqrt(th2);
-    double c2 = th < 1e-4 ? 1.0 / 12 + th2 / 720 : 1 / th2 - (1 + cos(th)) / (2 * th * sin(th));
-    // Jr^-1 = E + [phi]/2 + c2 (phi phi' - th^2 E)
+    double Ji[9];
+    ball_spring_block(m, d, qa, Ji);
     for (int r = 0; r < 3; r++)
-      for (int c = 0; c < 3; c++) {
-        double v = (r == c) + c2 * (phi[r] * phi[c] - (r == c) * th2);
-        dfdq[(size_t)(da + r) * nv + da + c] -= k * v;
-      }
-    double hx[9] = {0, -phi[2], phi[1], phi[2], 0, -phi[0], -phi[1], phi[0], 0};
-    for (int r = 0; r < 3; r++)
-      for (int c = 0; c < 3; c++) dfdq[(size_t)(da + r) * nv + da + c] -= k * 0.5 * hx[3 * r + c];
+      for (int c = 0; c < 3; c++) dfdq[(size_t)(da + r) * nv + da + c] -= k * Ji[3 * r + c];
+  }
+}
+
+// reverse mode of the joint springs: q_bar += (df/dq)' f_bar, per joint (a scalar or a 3x3 block)
+static void joint_spring_vjp(const physModel* m, const physData* d, const double* f_bar, double* q_bar) {
+  for (int j = 0; j < m->njnt; j++) {
+    double k = m->jnt_stiffness[j];
+    if (k == 0) continue;
+    int qa = m->jnt_qposadr[j], da = m->jnt_dofadr[j], type = m->jnt_type[j];
+    if (type == PHYS_JNT_HINGE || type == PHYS_JNT_SLIDE) {
+      q_bar[da] -= k * f_bar[da];
+      continue;
+    }
+    if (type == PHYS_JNT_FREE) {
+      for (int i = 0; i < 3; i++) q_bar[da + i] -= k * f_bar[da + i];
+      qa += 3;
+      da += 3;
+    }
+    double Ji[9];
+    ball_spring_block(m, d, qa, Ji);
+    for (int c = 0; c < 3; c++)
+      for (int r = 0; r < 3; r++) q_bar[da + c] -= k * Ji[3 * r + c] * f_bar[da + r];
   }
 }
 
@@ -232,6 +356,47 @@ void phys_passive_deriv(const physModel* m, physData* d, double* dfdq, double* d
   phys_stack_free(d, mark);
 }
 
+// reverse mode of phys_passive, the transpose of phys_passive_deriv applied to f_bar without forming it:
+// q_bar += (df/dq)' f_bar, v_bar += (df/dv)' f_bar, u_bar += (df/du)' f_bar; per spring, with s = JL f_bar,
+//   q_bar += -(k JL + b dLdot)' s - t K' f_bar,   v_bar += -b JL' s,   u_bar_a += k gear_a slope_a s
+void phys_passive_vjp(const physModel* m, physData* d, const double* f_bar, double* q_bar, double* v_bar,
+                      double* u_bar) {
+  int nv = m->nv, nu = m->nu;
+  if (m->opt.disableflags & PHYS_DSBL_PASSIVE) return;
+  if (q_bar) joint_spring_vjp(m, d, f_bar, q_bar);
+  if (v_bar)
+    for (int i = 0; i < nv; i++) v_bar[i] -= m->dof_damping[i] * f_bar[i];
+  if (m->nspring == 0) return;
+
+  size_t mark = phys_stack_mark(d);
+  double* JL = phys_stack_alloc(d, (size_t)nv);
+  double* dLdot = phys_stack_alloc(d, (size_t)nv);
+  double* Kf = phys_stack_alloc(d, (size_t)nv);
+  int act = !(m->opt.disableflags & PHYS_DSBL_ACTUATION);
+  for (int s = 0; s < m->nspring; s++) {
+    double k = m->spring_stiffness[s], b = m->spring_damping[s];
+    double L = spring_geometry_vjp(m, d, s, f_bar, JL, Kf, q_bar ? dLdot : NULL);
+    double L0 = m->spring_restlength[s];
+    double sf = 0, ldot = 0;
+    for (int i = 0; i < nv; i++) {
+      sf += JL[i] * f_bar[i];
+      ldot += JL[i] * d->qvel[i];
+    }
+    for (int a = 0; act && a < nu; a++) {
+      if (m->actuator_trntype[a] != PHYS_TRN_RESTLENGTH || m->actuator_trnid[a] != s) continue;
+      double slope, c = ctrl_clamped(m, d, a, &slope);
+      L0 += m->actuator_gear[6 * a] * c;
+      if (u_bar) u_bar[a] += k * m->actuator_gear[6 * a] * slope * sf;
+    }
+    double t = k * (L - L0) + b * ldot;
+    if (q_bar)
+      for (int j = 0; j < nv; j++) q_bar[j] -= (k * JL[j] + b * dLdot[j]) * sf + t * Kf[j];
+    if (v_bar)
+      for (int j = 0; j < nv; j++) v_bar[j] -= b * JL[j] * sf;
+  }
+  phys_stack_free(d, mark);
+}
+
 //---------------------------------------------------------------------------------------------------------
 // actuation
 
@@ -263,6 +428,34 @@ void phys_actuation_deriv(const physModel* m, physData* d, double* dfdq, double*
   phys_stack_free(d, mark);
 }
 
+// reverse mode of phys_actuation: q_bar += (df/dq)' f_bar = gear c K' f_bar (motors on springs),
+// u_bar_a += (df/du_a)' f_bar = slope gear . f_bar (joints), slope gear JL f_bar (springs)
+void phys_actuation_vjp(const physModel* m, physData* d, const double* f_bar, double* q_bar, double* u_bar) {
+  int nv = m->nv, nu = m->nu;
+  if (m->opt.disableflags & PHYS_DSBL_ACTUATION) return;
+  size_t mark = phys_stack_mark(d);
+  double* JL = phys_stack_alloc(d, (size_t)nv);
+  double* Kf = phys_stack_alloc(d, (size_t)nv);
+  for (int a = 0; a < nu; a++) {
+    double slope, c = ctrl_clamped(m, d, a, &slope);
+    const double* gear = m->actuator_gear + 6 * a;
+    int id = m->actuator_trnid[a];
+    if (m->actuator_trntype[a] == PHYS_TRN_JOINT) {
+      int type = m->jnt_type[id], da = m->jnt_dofadr[id];
+      int n = type == PHYS_JNT_FREE ? 6 : (type == PHYS_JNT_BALL ? 3 : 1);
+      if (u_bar)
+        for (int k = 0; k < n; k++) u_bar[a] += gear[k] * slope * f_bar[da + k];
+    } else if (m->actuator_trntype[a] == PHYS_TRN_SPRING) {
+      spring_geometry_vjp(m, d, id, f_bar, JL, Kf, NULL);
+      if (u_bar)
+        for (int i = 0; i < nv; i++) u_bar[a] += JL[i] * gear[0] * slope * f_bar[i];
+      if (q_bar)
+        for (int i = 0; i < nv; i++) q_bar[i] += gear[0] * c * Kf[i];
+    }
+  }
+  phys_stack_free(d, mark);
+}
+
 //---------------------------------------------------------------------------------------------------------
 // applied forces
 
@@ -273,5 +466,15 @@ void phys_xfrc_deriv(const physModel* m, physData* d, double* dfdq) {
     if (f[0] == 0 && f[1] == 0 && f[2] == 0 && f[3] == 0 && f[4] == 0 && f[5] == 0) continue;
     point_hessian(m, d, b, d->xipos + 3 * b, f, 1, dfdq);
     rotation_hessian(m, d, b, f + 3, 1, dfdq);
+  }
+}
+
+// reverse mode of the applied forces: q_bar += (d (sum_b J_b' xfrc_applied_b) / dq)' f_bar
+void phys_xfrc_vjp(const physModel* m, physData* d, const double* f_bar, double* q_bar) {
+  for (int b = 1; b < m->nbody; b++) {
+    const double* f = d->xfrc_applied + 6 * b;
+    if (f[0] == 0 && f[1] == 0 && f[2] == 0 && f[3] == 0 && f[4] == 0 && f[5] == 0) continue;
+    point_hessian_vjp(m, d, b, d->xipos + 3 * b, f, 1, f_bar, q_bar);
+    rotation_hessian_vjp(m, d, b, f + 3, 1, f_bar, q_bar);
   }
 }

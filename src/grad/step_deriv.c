@@ -293,8 +293,8 @@ physStatus phys_step_jacobian(const physModel* m, physData* d, double* A, double
 physStatus phys_step_vjp(const physModel* m, physData* d, const double* xbar_next, double* xbar, double* ubar) {
   int nv = m->nv, nu = m->nu;
   double dt = m->opt.timestep;
-  size_t mark = phys_stack_mark(d), nn = (size_t)nv * nv;
-  double* L = phys_stack_alloc(d, nn);
+  size_t mark = phys_stack_mark(d);
+  double* L = phys_stack_alloc(d, (size_t)nv * nv);
   physStatus st = step_point(m, d, L);
   if (st != PHYS_OK) {
     phys_stack_free(d, mark);
@@ -319,37 +319,20 @@ physStatus phys_step_vjp(const physModel* m, physData* d, const double* xbar_nex
   }
   phys_solve_m(m, L, lam, lam);
 
+  double *xq = NULL, *xv = NULL, *ub = ubar && nu > 0 ? ubar : NULL;
   if (xbar) {
-    double* G = phys_stack_alloc(d, nn);
-    double* xq = xbar;
-    double* xv = xbar + nv;
+    xq = xbar;
+    xv = xbar + nv;
     apply_blocks(m, rot, Et, qbn, xq, 1);
     memcpy(xv, w, sizeof(double) * (size_t)nv);
     phys_rnea_vjp(m, d, d->qacc, lam, qb, vb, NULL);
     for (int i = 0; i < nv; i++) xq[i] -= qb[i], xv[i] -= vb[i];
-    // the other forces: (df/dq)' lambda, (df/dv)' lambda from their matrices
-    memset(G, 0, sizeof(double) * nn);
-    phys_passive_deriv(m, d, G, NULL, NULL);
-    phys_actuation_deriv(m, d, G, NULL);
-    phys_xfrc_deriv(m, d, G);
-    for (int i = 0; i < nv; i++)
-      if (lam[i] != 0)
-        for (int j = 0; j < nv; j++) xq[j] += G[(size_t)i * nv + j] * lam[i];
-    memset(G, 0, sizeof(double) * nn);
-    phys_passive_deriv(m, d, NULL, G, NULL);
-    for (int i = 0; i < nv; i++)
-      if (lam[i] != 0)
-        for (int j = 0; j < nv; j++) xv[j] += G[(size_t)i * nv + j] * lam[i];
   }
-  if (ubar && nu > 0) {
-    double* Fu = phys_stack_alloc(d, (size_t)nv * nu);
-    memset(Fu, 0, sizeof(double) * (size_t)nv * nu);
-    phys_passive_deriv(m, d, NULL, NULL, Fu);
-    phys_actuation_deriv(m, d, NULL, Fu);
-    memset(ubar, 0, sizeof(double) * (size_t)nu);
-    for (int i = 0; i < nv; i++)
-      for (int a = 0; a < nu; a++) ubar[a] += Fu[(size_t)i * nu + a] * lam[i];
-  }
+  // the other forces in reverse mode: (df/dq)' lambda, (df/dv)' lambda, (df/du)' lambda
+  if (ub) memset(ub, 0, sizeof(double) * (size_t)nu);
+  phys_passive_vjp(m, d, lam, xq, xv, ub);
+  phys_actuation_vjp(m, d, lam, xq, ub);
+  if (xq) phys_xfrc_vjp(m, d, lam, xq);
   phys_stack_free(d, mark);
   return PHYS_OK;
 }

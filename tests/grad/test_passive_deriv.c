@@ -3,7 +3,9 @@
 // (grad_models.h: h = 1e-3, relative 1e-6) of qfrc_passive, qfrc_actuator and sum_b J_b' xfrc_applied_b in
 // tangent coordinates, velocities and controls, at random states with random applied forces, on
 // tests/data/mixed.xml (every joint type, joint springs and dampers, a spring with a motor), two random trees
-// (2- and 3-site springs, a motor on a spring, a rest-length actuator, ball joints) and the humanoid; plus
+// (2- and 3-site springs, a motor on a spring, a rest-length actuator, ball joints) and the humanoid; their
+// reverse modes phys_passive_vjp, phys_actuation_vjp and phys_xfrc_vjp by dot-product tests
+// (<y, J x> = <J' y, x> to GM_DOT_TOL) against those matrices at the same states; plus
 // analytic values: a hinge spring -k, a damper -b, a ball spring at the rest orientation -k E, and a
 // control outside its range has no effect.
 #include "grad_models.h"
@@ -64,13 +66,66 @@ static double forces_fd(const physModel* m, physData* d, int in, double* F[3]) {
   return fscale;
 }
 
+// <y, J x> against <J' y, x> to GM_DOT_TOL for one block J (rows x cols) and its VJP result jty
+static void check_dot(const char* what, const double* J, const double* y, const double* x, const double* jty,
+                      int rows, int cols) {
+  double scale, lhs = gm_bilinear(J, y, x, rows, cols, &scale), rhs = 0;
+  for (int j = 0; j < cols; j++) rhs += jty[j] * x[j];
+  CHECK_MSG(fabs(lhs - rhs) <= GM_DOT_TOL * scale, "%s: %.17g vs %.17g (scale %.3g)", what, lhs, rhs, scale);
+}
+
+// dot-product tests of phys_passive_vjp, phys_actuation_vjp and phys_xfrc_vjp against the matrices of their
+// _deriv twins (Aq[3] nv x nv, Av nv x nv, Au[2] nv x nu, checked against differences by the caller) with a
+// random f_bar; the outputs start at a random offset, which is subtracted after (the VJPs add)
+static void check_vjp(const char* name, const physModel* m, physData* d, physRng* r, double* const Aq[3],
+                      const double* Av, double* const Au[2]) {
+  int nv = m->nv, nu = m->nu;
+  double *y = malloc(sizeof(double) * nv), *x = malloc(sizeof(double) * nv);
+  double* xu = malloc(sizeof(double) * (nu + 1));
+  double *off = malloc(sizeof(double) * (2 * nv + nu)), *qb = malloc(sizeof(double) * nv);
+  double *vb = malloc(sizeof(double) * nv), *ub = malloc(sizeof(double) * (nu + 1));
+  gm_rand_vec(r, y, nv);
+  gm_rand_vec(r, x, nv);
+  gm_rand_vec(r, xu, nu);
+  gm_rand_vec(r, off, 2 * nv + nu);
+  char what[128];
+  for (int k = 0; k < 3; k++) {
+    memcpy(qb, off, sizeof(double) * nv);
+    memcpy(vb, off + nv, sizeof(double) * nv);
+    memcpy(ub, off + 2 * nv, sizeof(double) * nu);
+    if (k == 0) phys_passive_vjp(m, d, y, qb, vb, ub);
+    if (k == 1) phys_actuation_vjp(m, d, y, qb, ub);
+    if (k == 2) phys_xfrc_vjp(m, d, y, qb);
+    for (int i = 0; i < nv; i++) qb[i] -= off[i], vb[i] -= off[nv + i];
+    for (int a = 0; a < nu; a++) ub[a] -= off[2 * nv + a];
+    const char* fn[3] = {"phys_passive_vjp", "phys_actuation_vjp", "phys_xfrc_vjp"};
+    snprintf(what, sizeof what, "%s %s q", name, fn[k]);
+    check_dot(what, Aq[k], y, x, qb, nv, nv);
+    if (k == 0) {
+      snprintf(what, sizeof what, "%s %s v", name, fn[k]);
+      check_dot(what, Av, y, x, vb, nv, nv);
+    }
+    if (k < 2 && nu) {
+      snprintf(what, sizeof what, "%s %s u", name, fn[k]);
+      check_dot(what, Au[k], y, xu, ub, nv, nu);
+    }
+  }
+  // NULL outputs are skipped: the q output alone gives the same numbers
+  memset(qb, 0, sizeof(double) * nv);
+  phys_passive_vjp(m, d, y, qb, NULL, NULL);
+  snprintf(what, sizeof what, "%s phys_passive_vjp q alone", name);
+  check_dot(what, Aq[0], y, x, qb, nv, nv);
+  free(y), free(x), free(xu), free(off), free(qb), free(vb), free(ub);
+}
+
 // every check at NSTATE random states with random applied forces
 static void check_model(const char* name, const physModel* m, uint64_t seed) {
   int nv = m->nv, nu = m->nu;
   size_t nn = (size_t)nv * nv, nuv = (size_t)nv * (nu + 1);
   physData* d = phys_make_data(m);
-  physRng r;
+  physRng r, rv;   // rv: the VJP tests' vectors (the states stay those of r alone)
   phys_rng_seed(&r, seed);
+  phys_rng_seed(&rv, seed + 1000);
   double *Fq[3], *Fv[3], *Fu[3], *Aq[3], *Av, *Au[2];
   for (int k = 0; k < 3; k++) {
     Fq[k] = malloc(sizeof(double) * nn);
@@ -101,6 +156,7 @@ static void check_model(const char* name, const physModel* m, uint64_t seed) {
     }
     snprintf(what, sizeof what, "%s state %d dpassive/dv", name, s);
     worst[1] = fmax(worst[1], gm_compare(what, Av, Fv[0], nv, nv, sv, GM_RTOL));
+    check_vjp(name, m, d, &rv, Aq, Av, Au);
     double* zero = calloc(nn, sizeof(double));
     snprintf(what, sizeof what, "%s state %d dactuation/dv = 0", name, s);
     gm_compare(what, zero, Fv[1], nv, nv, sv, GM_RTOL);
