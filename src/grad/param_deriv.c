@@ -1,0 +1,299 @@
+// param_deriv.c - the parameter Jacobian P = dx+/dtheta of one contact-free phys_step and its reverse mode.
+//
+// The step (step_deriv.c): M~ a + c = f with M~ = M + diag(armature) + dt diag(b) (implicit damping b), i.e.
+//   RNEA(q, v, a; pi, g) + (armature + dt b) a - f(q, v, u; theta) = 0.
+// Differentiating at fixed (q, v, u):  M~ da/dtheta = -R,  R = d RNEA/dtheta + (darmature + dt db) a - df/dtheta:
+//   inertial parameters: dRNEA/dpi_b = Y_b (the regressor at the step's a) times dpi_b/dtheta (params.c), and
+//     an applied xfrc at the com moves with it: df_j/dc = cdof_ang_j . ((R_b dc) x F_b);
+//   joint damping b (all dofs of the joint): f = -b v, so R = v + dt a (dt a only with implicit damping);
+//   armature: R = a;  joint stiffness: f = -k (q (-) q_spring), R = q (-) q_spring;
+//   gravity: RNEA's gravity term -sum_b m_b Jcom_b' g, R_i = -sum_b m_b Jcom_b(i, :)';
+//   gear: joint motor f = gear c, R = -c (c the clamped control); spring motor f = -gear c u, R = c u, with
+//     u = -dL/dq' the generalized force of a unit tension; rest-length actuator t = k (L - L0 - gear c) + ...;
+//   springs: f = t u, t = k (L - L0) + b Ldot, so R = -(dt/dtheta) u: k -> L - L0, b -> Ldot, L0 -> -k;
+//   friction, restitution: 0 (contact only).
+// Then v+ = v + dt a, q+ = q (+) dt v+:  P = [[dt D V], [V]],  V = dt da/dtheta = -dt M~^-1 R, with
+// D = Jr(dt v+) on ball and free-rotation groups (1 elsewhere), as phys_step_jacobian's A.
+// Reverse mode: theta_bar = P' xbar = -R' lambda, lambda = M~^-1 (dt w), w = vbar+ + dt D' qbar+.
+#include <math.h>
+#include <string.h>
+
+#include "dyn.h"
+#include "factor.h"
+#include "grad.h"
+#include "params.h"
+#include "rot.h"
+
+//---------------------------------------------------------------------------------------------------------
+// integration
+
+// Jr(phi) = E - (1 - cos t)/t^2 [phi] + (t - sin t)/t^3 [phi]^2 (3x3 row-major), t = |phi|: the right Jacobian
+// of SO(3) that maps a change of the rotation vector to the body-frame change of Exp(phi).
+// (step_deriv.c has the same static helper; it is not exposed through grad.h while that file is being edited.)
+static void so3_jr(double Jr[9], const double phi[3]) {
+  double t2 = phys_dot3(phi, phi), t = sqrt(t2), a, b;
+  if (t < 1e-4) {
+    a = 0.5 - t2 / 24;
+    b = 1.0 / 6 - t2 / 120;
+  } else {
+    a = (1 - cos(t)) / t2;
+    b = (t - sin(t)) / (t2 * t);
+  }
+  const double P[9] = {0, -phi[2], phi[1], phi[2], 0, -phi[0], -phi[1], phi[0], 0};
+  for (int r = 0; r < 3; r++)
+    for (int c = 0; c < 3; c++) Jr[3 * r + c] = (r == c) - a * P[3 * r + c] + b * (phi[r] * phi[c] - (r == c) * t2);
+}
+
+// y = D x (transpose 0) or D' x (1) for one vector (nv), D = Jr(dt vnew) on rotation groups; y != x
+static void apply_d(const physModel* m, const double* vnew, const double* x, double* y, int transpose) {
+  double dt = m->opt.timestep;
+  memcpy(y, x, sizeof(double) * (size_t)m->nv);
+  for (int j = 0; j < m->njnt; j++) {
+    int type = m->jnt_type[j], g = m->jnt_dofadr[j] + (type == PHYS_JNT_FREE ? 3 : 0);
+    if (type != PHYS_JNT_FREE && type != PHYS_JNT_BALL) continue;
+    double phi[3] = {dt * vnew[g], dt * vnew[g + 1], dt * vnew[g + 2]}, Jr[9];
+    so3_jr(Jr, phi);
+    for (int r = 0; r < 3; r++) {
+      y[g + r] = 0;
+      for (int c = 0; c < 3; c++) y[g + r] += (transpose ? Jr[3 * c + r] : Jr[3 * r + c]) * x[g + c];
+    }
+  }
+}
+
+//---------------------------------------------------------------------------------------------------------
+// R = d(RNEA + (armature + dt b) a - f)/dtheta, nv x ntheta row-major
+
+// clamped control of actuator a (phys_actuation's rule)
+static double clamped_ctrl(const physModel* m, const physData* d, int a) {
+  double c = d->ctrl[a];
+  if (m->actuator_ctrllimited[a]) {
+    const double* r = m->actuator_ctrlrange + 2 * a;
+    c = c < r[0] ? r[0] : (c > r[1] ? r[1] : c);
+  }
+  return c;
+}
+
+// R[:, col] -= s u for spring sp, u = generalized force of a unit tension (-dL/dq'); tmp nv scratch
+static void spring_column(const physModel* m, physData* d, int sp, double s, double* R, int ld, int col,
+                          double* tmp) {
+  memset(tmp, 0, sizeof(double) * (size_t)m->nv);
+  phys_spring_eval(m, d, sp, NULL, 1, tmp);
+  for (int k = 0; k < m->nv; k++) R[(size_t)k * ld + col] -= s * tmp[k];
+}
+
+// rest length L0 of spring sp as phys_passive: restlength + sum of gear*ctrl of its restlength actuators
+static double spring_rest(const physModel* m, const physData* d, int sp) {
+  double L0 = m->spring_restlength[sp];
+  if (!(m->opt.disableflags & PHYS_DSBL_ACTUATION))
+    for (int a = 0; a < m->nu; a++)
+      if (m->actuator_trntype[a] == PHYS_TRN_RESTLENGTH && m->actuator_trnid[a] == sp)
+        L0 += m->actuator_gear[6 * a] * clamped_ctrl(m, d, a);
+  return L0;
+}
+
+// q (-) q_spring of joint j per dof (hinge/slide difference; ball log(q_spring^-1 q); free both)
+static void spring_offset(const physModel* m, const physData* d, int j, double* off) {
+  const double *q = d->qpos + m->jnt_qposadr[j], *q0 = m->qpos_spring + m->jnt_qposadr[j];
+  int type = m->jnt_type[j];
+  if (type == PHYS_JNT_HINGE || type == PHYS_JNT_SLIDE) {
+    off[0] = q[0] - q0[0];
+    return;
+  }
+  if (type == PHYS_JNT_FREE) {
+    for (int i = 0; i < 3; i++) off[i] = q[i] - q0[i];
+    q += 3, q0 += 3, off += 3;
+  }
+  double qn[4] = {q[0], q[1], q[2], q[3]}, q0c[4], dq[4];
+  phys_quat_normalize(qn);
+  phys_quat_conj(q0c, q0);
+  phys_quat_mul(dq, q0c, qn);
+  phys_quat_log(off, dq);
+}
+
+// inertial entry (mass, com, inertia of body b): R[:, cols] = Y_b dpi/dtheta, minus the change of the
+// generalized force of an xfrc applied at the moving com
+static void inertial_columns(const physModel* m, physData* d, const physParam* p, const double* Y, double* R,
+                             int ld) {
+  int b = p->id, n = p->size, ny = 10 * (m->nbody - 1);
+  double dpi[100];
+  phys_param_dpi(m, p, dpi);
+  for (int k = 0; k < m->nv; k++) {
+    const double* y = Y + (size_t)k * ny + 10 * (b - 1);
+    for (int i = 0; i < n; i++) {
+      double s = 0;
+      for (int e = 0; e < 10; e++) s += y[e] * dpi[e * n + i];
+      R[(size_t)k * ld + p->adr + i] = s;
+    }
+  }
+  const double* F = d->xfrc_applied + 6 * b;
+  if (F[0] == 0 && F[1] == 0 && F[2] == 0) return;
+  // dc/dtheta = (d(m c)/dtheta - c dm/dtheta) / m in the body frame, rotated to the world
+  const double *c = m->body_ipos + 3 * b, *Rb = d->xmat + 9 * b;
+  for (int i = 0; i < n; i++) {
+    double dcl[3], dcw[3], t[3];
+    for (int r = 0; r < 3; r++) dcl[r] = (dpi[(1 + r) * n + i] - c[r] * dpi[i]) / m->body_mass[b];
+    phys_mat_vec3(dcw, Rb, dcl);
+    phys_cross3(t, dcw, F);
+    for (int k = phys_body_lastdof(m, b); k >= 0; k = m->dof_parentid[k])
+      R[(size_t)k * ld + p->adr + i] -= phys_dot3(d->cdof + 6 * k, t);
+  }
+}
+
+// gravity: R[:, col+i] = -sum_b m_b Jcom_b(i, :)'
+static void gravity_columns(const physModel* m, physData* d, const physParam* p, double* R, int ld) {
+  if (m->opt.disableflags & PHYS_DSBL_GRAVITY) return;
+  int nv = m->nv;
+  size_t mark = phys_stack_mark(d);
+  double* jac = phys_stack_alloc(d, 3 * (size_t)nv);
+  for (int b = 1; b < m->nbody; b++) {
+    phys_jac_com(m, d, b, jac);
+    for (int i = 0; i < 3; i++)
+      for (int k = 0; k < nv; k++) R[(size_t)k * ld + p->adr + i] -= m->body_mass[b] * jac[(size_t)i * nv + k];
+  }
+  phys_stack_free(d, mark);
+}
+
+// gear of actuator a: joint motor R[da+k, col+k] = -c; spring motor R = c u; rest length R = -k c u
+static void gear_columns(const physModel* m, physData* d, const physParam* p, double* R, int ld, double* tmp) {
+  int a = p->id, id = m->actuator_trnid[a];
+  if (m->opt.disableflags & PHYS_DSBL_ACTUATION) return;
+  double c = clamped_ctrl(m, d, a);
+  if (m->actuator_trntype[a] == PHYS_TRN_JOINT) {
+    for (int k = 0; k < p->size; k++) R[(size_t)(m->jnt_dofadr[id] + k) * ld + p->adr + k] = -c;
+  } else if (m->actuator_trntype[a] == PHYS_TRN_SPRING) {
+    spring_column(m, d, id, -c, R, ld, p->adr, tmp);
+  } else if (!(m->opt.disableflags & PHYS_DSBL_PASSIVE)) {
+    spring_column(m, d, id, -m->spring_stiffness[id] * c, R, ld, p->adr, tmp);
+  }
+}
+
+// one entry's columns of R (zeroed by the caller)
+static void entry_columns(const physModel* m, physData* d, const physParam* p, const double* Y, double* R,
+                          int ld, double* tmp) {
+  int passive = !(m->opt.disableflags & PHYS_DSBL_PASSIVE);
+  int implicit = !(m->opt.disableflags & PHYS_DSBL_EULERDAMP);
+  double dt = m->opt.timestep;
+  int col = p->adr, da = 0, nd = 0;
+  if (p->kind == PHYS_PAR_DAMPING || p->kind == PHYS_PAR_ARMATURE || p->kind == PHYS_PAR_STIFFNESS) {
+    int type = m->jnt_type[p->id];
+    da = m->jnt_dofadr[p->id];
+    nd = type == PHYS_JNT_FREE ? 6 : (type == PHYS_JNT_BALL ? 3 : 1);
+  }
+  switch (p->kind) {
+    case PHYS_PAR_MASS:
+    case PHYS_PAR_COM:
+    case PHYS_PAR_INERTIA: inertial_columns(m, d, p, Y, R, ld); break;
+    case PHYS_PAR_DAMPING:
+      for (int k = da; k < da + nd; k++)
+        R[(size_t)k * ld + col] = (passive ? d->qvel[k] : 0) + (implicit ? dt * d->qacc[k] : 0);
+      break;
+    case PHYS_PAR_ARMATURE:
+      for (int k = da; k < da + nd; k++) R[(size_t)k * ld + col] = d->qacc[k];
+      break;
+    case PHYS_PAR_STIFFNESS:
+      if (passive) {
+        double off[6];
+        spring_offset(m, d, p->id, off);
+        for (int k = 0; k < nd; k++) R[(size_t)(da + k) * ld + col] = off[k];
+      }
+      break;
+    case PHYS_PAR_GRAVITY: gravity_columns(m, d, p, R, ld); break;
+    case PHYS_PAR_GEAR: gear_columns(m, d, p, R, ld, tmp); break;
+    case PHYS_PAR_SPRING_STIFFNESS:
+      if (passive) spring_column(m, d, p->id, d->spring_length[p->id] - spring_rest(m, d, p->id), R, ld, col, tmp);
+      break;
+    case PHYS_PAR_SPRING_DAMPING:
+      if (passive) spring_column(m, d, p->id, d->spring_velocity[p->id], R, ld, col, tmp);
+      break;
+    case PHYS_PAR_SPRING_RESTLENGTH:
+      if (passive) spring_column(m, d, p->id, -m->spring_stiffness[p->id], R, ld, col, tmp);
+      break;
+    default: break;   // friction, restitution: contact only
+  }
+}
+
+// the linearization point and R: runs phys_step_jacobian's point (d->qacc = a), factors M~ into L (nv x nv)
+// and fills R (nv x ntheta); arena memory of the caller's mark
+static physStatus build_r(const physModel* m, physData* d, const physParamTable* t, double* L, double* R) {
+  int nv = m->nv, nt = t->ntheta;
+  physStatus st = phys_step_jacobian(m, d, NULL, NULL);
+  if (st != PHYS_OK) return st;
+  double dt = m->opt.timestep;
+  int implicit = !(m->opt.disableflags & PHYS_DSBL_EULERDAMP);
+  double* add = phys_stack_alloc(d, (size_t)nv);
+  for (int i = 0; i < nv; i++) add[i] = implicit ? dt * m->dof_damping[i] : 0;
+  if (phys_factor_m(m, L, d->qM, add) != nv) return PHYS_ERR_NUMERIC;   // phys_step_jacobian already warned
+  double* tmp = phys_stack_alloc(d, (size_t)nv);
+  double* Y = NULL;
+  for (int e = 0; e < t->n; e++)
+    if (t->param[e].kind <= PHYS_PAR_INERTIA && !Y) {
+      Y = phys_stack_alloc(d, (size_t)nv * 10 * (size_t)(m->nbody - 1));
+      phys_regressor(m, d, d->qacc, Y);
+    }
+  memset(R, 0, sizeof(double) * (size_t)nv * (size_t)nt);
+  for (int e = 0; e < t->n; e++) entry_columns(m, d, t->param + e, Y, R, nt, tmp);
+  return PHYS_OK;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// Jacobian and reverse mode
+
+physStatus phys_step_param_jacobian(const physModel* m, physData* d, const physParamTable* t, double* P) {
+  int nv = m->nv, nt = t->ntheta;
+  double dt = m->opt.timestep;
+  if (nt == 0) return PHYS_OK;
+  size_t mark = phys_stack_mark(d);
+  double* L = phys_stack_alloc(d, (size_t)nv * nv);
+  double* V = P + (size_t)nv * nt;   // the v+ rows hold R, then V
+  physStatus st = build_r(m, d, t, L, V);
+  if (st != PHYS_OK) {
+    phys_stack_free(d, mark);
+    return st;
+  }
+  double* col = phys_stack_alloc(d, (size_t)nv);
+  double* dcol = phys_stack_alloc(d, (size_t)nv);
+  double* vnew = phys_stack_alloc(d, (size_t)nv);
+  for (int i = 0; i < nv; i++) vnew[i] = d->qvel[i] + dt * d->qacc[i];
+  // column c: V = -dt M~^-1 R_c, Q = dt D V
+  for (int c = 0; c < nt; c++) {
+    for (int k = 0; k < nv; k++) col[k] = V[(size_t)k * nt + c];
+    phys_solve_m(m, L, col, col);
+    for (int k = 0; k < nv; k++) col[k] *= -dt;
+    apply_d(m, vnew, col, dcol, 0);
+    for (int k = 0; k < nv; k++) {
+      V[(size_t)k * nt + c] = col[k];
+      P[(size_t)k * nt + c] = dt * dcol[k];
+    }
+  }
+  phys_stack_free(d, mark);
+  return PHYS_OK;
+}
+
+physStatus phys_step_param_vjp(const physModel* m, physData* d, const physParamTable* t,
+                               const double* xbar_next, double* theta_bar) {
+  int nv = m->nv, nt = t->ntheta;
+  double dt = m->opt.timestep;
+  if (nt == 0) return PHYS_OK;
+  size_t mark = phys_stack_mark(d);
+  double* L = phys_stack_alloc(d, (size_t)nv * nv);
+  double* R = phys_stack_alloc(d, (size_t)nv * nt);
+  physStatus st = build_r(m, d, t, L, R);
+  if (st != PHYS_OK) {
+    phys_stack_free(d, mark);
+    return st;
+  }
+  double* vnew = phys_stack_alloc(d, (size_t)nv);
+  double* lam = phys_stack_alloc(d, (size_t)nv);
+  for (int i = 0; i < nv; i++) vnew[i] = d->qvel[i] + dt * d->qacc[i];
+  // lambda = M~^-1 dt (vbar+ + dt D' qbar+), theta_bar = -R' lambda
+  apply_d(m, vnew, xbar_next, lam, 1);
+  for (int i = 0; i < nv; i++) lam[i] = dt * (xbar_next[nv + i] + dt * lam[i]);
+  phys_solve_m(m, L, lam, lam);
+  for (int c = 0; c < nt; c++) {
+    double s = 0;
+    for (int k = 0; k < nv; k++) s += R[(size_t)k * nt + c] * lam[k];
+    theta_bar[c] = -s;
+  }
+  phys_stack_free(d, mark);
+  return PHYS_OK;
+}

@@ -1,0 +1,422 @@
+// params.c - the parameter table (params.h): names, get/set into a physModel, bounds, and the log-Cholesky
+// map of the ten inertial parameters (Rucker & Wensing 2022).
+#include "params.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dyn.h"
+#include "rot.h"
+#include "spatial.h"
+
+//---------------------------------------------------------------------------------------------------------
+// kinds
+
+// spec prefix of each kind (spring kinds share "damping", "stiffness" with joints; restlength is spring-only)
+static const char* kind_prefix[PHYS_NPARKIND] = {"mass",    "com",     "inertia",   "damping",  "armature",
+                                                 "stiffness", "gravity", "gear",      "stiffness", "damping",
+                                                 "restlength", "friction", "restitution"};
+
+// object kind (phys_name2id) that a parameter kind names
+static const char* kind_object(int kind) {
+  switch (kind) {
+    case PHYS_PAR_MASS:
+    case PHYS_PAR_COM:
+    case PHYS_PAR_INERTIA: return "body";
+    case PHYS_PAR_DAMPING:
+    case PHYS_PAR_ARMATURE:
+    case PHYS_PAR_STIFFNESS: return "joint";
+    case PHYS_PAR_GEAR: return "actuator";
+    case PHYS_PAR_SPRING_STIFFNESS:
+    case PHYS_PAR_SPRING_DAMPING:
+    case PHYS_PAR_SPRING_RESTLENGTH: return "spring";
+    case PHYS_PAR_FRICTION:
+    case PHYS_PAR_RESTITUTION: return "geom";
+    default: return NULL;
+  }
+}
+
+// number of objects of a phys_name2id kind
+static int object_count(const physModel* m, const char* obj) {
+  if (!strcmp(obj, "body")) return m->nbody;
+  if (!strcmp(obj, "joint")) return m->njnt;
+  if (!strcmp(obj, "actuator")) return m->nu;
+  if (!strcmp(obj, "spring")) return m->nspring;
+  return m->ngeom;
+}
+
+// size of an entry: gear has as many entries as its joint has dofs (1 for springs)
+static int param_size(const physModel* m, int kind, int id) {
+  static const int size[PHYS_NPARKIND] = {1, 3, 10, 1, 1, 1, 3, 1, 1, 1, 1, 3, 1};
+  if (kind == PHYS_PAR_GEAR && m->actuator_trntype[id] == PHYS_TRN_JOINT) {
+    int type = m->jnt_type[m->actuator_trnid[id]];
+    return type == PHYS_JNT_FREE ? 6 : (type == PHYS_JNT_BALL ? 3 : 1);
+  }
+  return size[kind];
+}
+
+//---------------------------------------------------------------------------------------------------------
+// building the table
+
+// append "a, b, c" (the named objects of kind obj) to buf (cap bytes, truncated with "...")
+static void list_names(char* buf, size_t cap, const physModel* m, const char* obj) {
+  size_t len = strlen(buf);
+  int n = object_count(m, obj), first = 1;
+  for (int i = 0; i < n; i++) {
+    const char* nm = phys_id2name(m, obj, i);
+    if (!nm || !nm[0]) continue;
+    size_t need = strlen(nm) + 2;
+    if (len + need + 4 >= cap) {
+      snprintf(buf + len, cap - len, "...");
+      return;
+    }
+    len += (size_t)snprintf(buf + len, cap - len, "%s%s", first ? "" : ", ", nm);
+    first = 0;
+  }
+  if (first) snprintf(buf + len, cap - len, "(none named)");
+}
+
+// resolve one spec into p (kind, id, size, name); PHYS_ERR_ARG with a message listing valid choices
+static physStatus parse_spec(physParam* p, const physModel* m, const char* spec, physLog* log) {
+  char kind[32] = "";
+  const char* colon = strchr(spec, ':');
+  size_t kl = colon ? (size_t)(colon - spec) : strlen(spec);
+  const char* name = colon ? colon + 1 : "";
+  if (kl >= sizeof(kind) || strlen(spec) >= sizeof(p->name))
+    return phys_error(log, PHYS_ERR_ARG, "param '%.100s': name too long", spec);
+  memcpy(kind, spec, kl);
+  kind[kl] = 0;
+  snprintf(p->name, sizeof(p->name), "%s", spec);
+  p->id = -1;
+  if (!strcmp(kind, "gravity")) {
+    if (name[0] && strcmp(name, "world"))
+      return phys_error(log, PHYS_ERR_ARG, "param '%s': gravity takes no name (use 'gravity')", spec);
+    p->kind = PHYS_PAR_GRAVITY;
+    p->size = 3;
+    return PHYS_OK;
+  }
+  int k = -1;
+  for (int i = 0; i < PHYS_NPARKIND; i++)
+    if (i != PHYS_PAR_GRAVITY && !strcmp(kind, kind_prefix[i])) {
+      k = i;
+      break;
+    }
+  if (k < 0)
+    return phys_error(log, PHYS_ERR_ARG,
+                      "param '%s': unknown kind '%s' (valid: mass, com, inertia, damping, armature, stiffness, "
+                      "restlength, gravity, gear, friction, restitution)", spec, kind);
+  // damping and stiffness name a joint, else a spring
+  if ((k == PHYS_PAR_DAMPING || k == PHYS_PAR_STIFFNESS) && phys_name2id(m, "joint", name) < 0 &&
+      phys_name2id(m, "spring", name) >= 0)
+    k = k == PHYS_PAR_DAMPING ? PHYS_PAR_SPRING_DAMPING : PHYS_PAR_SPRING_STIFFNESS;
+  const char* obj = kind_object(k);
+  int id = name[0] ? phys_name2id(m, obj, name) : -1;
+  if (id < 0 || (k <= PHYS_PAR_INERTIA && id == 0)) {
+    char valid[PHYS_MSGLEN / 2] = "";
+    list_names(valid, sizeof(valid), m, obj);
+    int both = k == PHYS_PAR_DAMPING || k == PHYS_PAR_STIFFNESS;
+    if (both) {
+      size_t len = strlen(valid);
+      snprintf(valid + len, sizeof(valid) - len, "; springs: ");
+      list_names(valid, sizeof(valid), m, "spring");
+    }
+    return phys_error(log, PHYS_ERR_ARG, "param '%s': no %s%s named '%s' (valid: %s)", spec, obj,
+                      both ? " or spring" : "", name, valid);
+  }
+  p->kind = k;
+  p->id = id;
+  p->size = param_size(m, k, id);
+  return PHYS_OK;
+}
+
+// two entries conflict if equal, or if one is inertia and the other mass/com of the same body
+static int conflict(const physParam* a, const physParam* b) {
+  if (a->kind == b->kind && a->id == b->id) return 1;
+  int ia = a->kind <= PHYS_PAR_INERTIA, ib = b->kind <= PHYS_PAR_INERTIA;
+  return ia && ib && a->id == b->id && (a->kind == PHYS_PAR_INERTIA || b->kind == PHYS_PAR_INERTIA);
+}
+
+physStatus phys_param_table_build(physParamTable* t, const physModel* m, const char* const* spec, int nspec,
+                                  physLog* log) {
+  memset(t, 0, sizeof(*t));
+  if (nspec <= 0) return PHYS_OK;
+  t->param = calloc((size_t)nspec, sizeof(physParam));
+  if (!t->param) return phys_error(log, PHYS_ERR_NOMEM, "param table: out of memory");
+  for (int i = 0; i < nspec; i++) {
+    physParam* p = t->param + i;
+    physStatus st = parse_spec(p, m, spec[i], log);
+    if (st != PHYS_OK) return st;
+    for (int j = 0; j < i; j++)
+      if (conflict(p, t->param + j))
+        return phys_error(log, PHYS_ERR_ARG, "param '%s': overlaps '%s' (a body takes inertia or mass/com)",
+                          p->name, t->param[j].name);
+    p->adr = t->ntheta;
+    t->ntheta += p->size;
+    t->n++;
+  }
+  return PHYS_OK;
+}
+
+void phys_param_table_free(physParamTable* t) {
+  free(t->param);
+  memset(t, 0, sizeof(*t));
+}
+
+//---------------------------------------------------------------------------------------------------------
+// log-Cholesky map
+
+// packed symmetric (xx yy zz xy xz yz) index of (r, c)
+static int sym_index(int r, int c) {
+  static const int idx[9] = {0, 3, 4, 3, 1, 5, 4, 5, 2};
+  return idx[3 * r + c];
+}
+
+// U (4x4 row-major, upper triangular) from theta
+static void logchol_u(double U[16], const double th[10]) {
+  double e = exp(th[0]);
+  memset(U, 0, 16 * sizeof(double));
+  for (int i = 0; i < 3; i++) U[5 * i] = e * exp(th[1 + i]);
+  U[1] = e * th[4];   // s12
+  U[6] = e * th[5];   // s23
+  U[2] = e * th[6];   // s13
+  for (int i = 0; i < 3; i++) U[4 * i + 3] = e * th[7 + i];
+  U[15] = e;
+}
+
+// pi from the pseudo-inertia J (4x4): m = J44, m c = J[0:3, 3], Ibar = tr(S) E - S (linear in J)
+static void pseudo_to_pi(double pi[10], const double J[16]) {
+  double tr = J[0] + J[5] + J[10];
+  pi[0] = J[15];
+  for (int i = 0; i < 3; i++) pi[1 + i] = J[4 * i + 3];
+  for (int r = 0; r < 3; r++)
+    for (int c = r; c < 3; c++) pi[4 + sym_index(r, c)] = (r == c ? tr : 0) - J[4 * r + c];
+}
+
+// J = U A' + A U' (4x4); with A = U it is 2 U U', so callers scale
+static void sym_product(double J[16], const double U[16], const double A[16]) {
+  for (int r = 0; r < 4; r++)
+    for (int c = 0; c < 4; c++) {
+      double s = 0;
+      for (int k = 0; k < 4; k++) s += U[4 * r + k] * A[4 * c + k] + A[4 * r + k] * U[4 * c + k];
+      J[4 * r + c] = s;
+    }
+}
+
+// pi(theta) = pseudo_to_pi(U U'); dpi/dtheta_k = pseudo_to_pi(dU_k U' + U dU_k')
+void phys_logchol_to_pi(double pi[10], double dpi[100], const double theta[10]) {
+  double U[16], J[16];
+  logchol_u(U, theta);
+  sym_product(J, U, U);
+  for (int i = 0; i < 16; i++) J[i] *= 0.5;
+  pseudo_to_pi(pi, J);
+  if (!dpi) return;
+  double e = exp(theta[0]);
+  for (int k = 0; k < 10; k++) {
+    double dU[16] = {0}, col[10];
+    if (k == 0) {
+      memcpy(dU, U, sizeof(dU));                       // dU/dalpha = U
+    } else if (k <= 3) {
+      dU[5 * (k - 1)] = U[5 * (k - 1)];                // dU_ii/dd_i = U_ii
+    } else if (k <= 6) {
+      static const int at[3] = {1, 6, 2};              // s12, s23, s13
+      dU[at[k - 4]] = e;
+    } else {
+      dU[4 * (k - 7) + 3] = e;                         // t_i
+    }
+    sym_product(J, U, dU);
+    pseudo_to_pi(col, J);
+    for (int i = 0; i < 10; i++) dpi[10 * i + k] = col[i];
+  }
+}
+
+// upper factor U of J = U U' from the bottom-right corner; 0 if J is not positive definite
+static int upper_cholesky(double U[16], const double J[16]) {
+  memset(U, 0, 16 * sizeof(double));
+  for (int k = 3; k >= 0; k--) {
+    double s = J[5 * k];
+    for (int j = k + 1; j < 4; j++) s -= U[4 * k + j] * U[4 * k + j];
+    if (!(s > 0)) return 0;
+    U[5 * k] = sqrt(s);
+    for (int i = 0; i < k; i++) {
+      double a = J[4 * i + k];
+      for (int j = k + 1; j < 4; j++) a -= U[4 * i + j] * U[4 * k + j];
+      U[4 * i + k] = a / U[5 * k];
+    }
+  }
+  return 1;
+}
+
+// J from pi: S = tr(Ibar)/2 E - Ibar, h = m c, J44 = m; then theta from its upper factor
+int phys_pi_to_logchol(double theta[10], const double pi[10]) {
+  double J[16], U[16];
+  double tr = pi[4] + pi[5] + pi[6];
+  for (int r = 0; r < 3; r++)
+    for (int c = 0; c < 3; c++) J[4 * r + c] = (r == c ? 0.5 * tr : 0) - pi[4 + sym_index(r, c)];
+  for (int i = 0; i < 3; i++) J[4 * i + 3] = J[12 + i] = pi[1 + i];
+  J[15] = pi[0];
+  if (!upper_cholesky(U, J)) return 0;
+  double e = U[15];
+  theta[0] = log(e);
+  for (int i = 0; i < 3; i++) theta[1 + i] = log(U[5 * i] / e);
+  theta[4] = U[1] / e;
+  theta[5] = U[6] / e;
+  theta[6] = U[2] / e;
+  for (int i = 0; i < 3; i++) theta[7 + i] = U[4 * i + 3] / e;
+  return 1;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// inertial entries
+
+// dpi/dtheta of mass (pi linear in m at fixed c, Ic: dpi/dm = pi(1, c, 0)), com (dpi/dc_i = (0, m e_i,
+// m dS/dc_i), S(c) = |c|^2 E - c c', dS_rs/dc_i = 2 c_i d_rs - d_ri c_s - c_r d_si) and inertia (log-Cholesky)
+void phys_param_dpi(const physModel* m, const physParam* p, double* dpi) {
+  int b = p->id;
+  const double* c = m->body_ipos + 3 * b;
+  double mass = m->body_mass[b];
+  if (p->kind == PHYS_PAR_MASS) {
+    const double zero[6] = {0};
+    phys_inert_from_com(dpi, 1, c, zero);
+  } else if (p->kind == PHYS_PAR_COM) {
+    memset(dpi, 0, 30 * sizeof(double));
+    for (int i = 0; i < 3; i++) {
+      dpi[3 * (1 + i) + i] = mass;
+      for (int r = 0; r < 3; r++)
+        for (int s = r; s < 3; s++) {
+          double v = 2 * c[i] * (r == s) - (r == i) * c[s] - c[r] * (s == i);
+          dpi[3 * (4 + sym_index(r, s)) + i] = mass * v;
+        }
+    }
+  } else {
+    double pi[10], th[10];
+    phys_inertial_params(m, b, pi);
+    if (!phys_pi_to_logchol(th, pi)) {
+      memset(dpi, 0, 100 * sizeof(double));
+      return;
+    }
+    phys_logchol_to_pi(pi, dpi, th);
+  }
+}
+
+// write pi into body b: m, c = h / m, Ic = Ibar - m S(c) diagonalized (eigenvalues descending, as compile)
+static physStatus set_pi(physModel* m, int b, const double pi[10]) {
+  double mass = pi[0];
+  if (!(mass > 0)) return PHYS_ERR_VALUE;
+  double c[3] = {pi[1] / mass, pi[2] / mass, pi[3] / mass}, Ic[9], zero[6] = {0}, S[10];
+  phys_inert_from_com(S, mass, c, zero);
+  for (int r = 0; r < 3; r++)
+    for (int s = 0; s < 3; s++) Ic[3 * r + s] = pi[4 + sym_index(r, s)] - S[4 + sym_index(r, s)];
+  double ev[3], q[4];
+  phys_eig3(ev, q, Ic);
+  m->body_mass[b] = mass;
+  phys_copy3(m->body_ipos + 3 * b, c);
+  phys_copy3(m->body_inertia + 3 * b, ev);
+  memcpy(m->body_iquat + 4 * b, q, sizeof(q));
+  return PHYS_OK;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// get / set
+
+// dofs [*da, *da + *nd) of joint j
+static void joint_dofs(const physModel* m, int j, int* da, int* nd) {
+  int type = m->jnt_type[j];
+  *da = m->jnt_dofadr[j];
+  *nd = type == PHYS_JNT_FREE ? 6 : (type == PHYS_JNT_BALL ? 3 : 1);
+}
+
+void phys_param_get(const physParamTable* t, const physModel* m, double* theta) {
+  for (int e = 0; e < t->n; e++) {
+    const physParam* p = t->param + e;
+    double* th = theta + p->adr;
+    int id = p->id, da, nd;
+    switch (p->kind) {
+      case PHYS_PAR_MASS: th[0] = m->body_mass[id]; break;
+      case PHYS_PAR_COM: phys_copy3(th, m->body_ipos + 3 * id); break;
+      case PHYS_PAR_INERTIA: {
+        double pi[10];
+        phys_inertial_params(m, id, pi);
+        if (!phys_pi_to_logchol(th, pi))
+          for (int i = 0; i < 10; i++) th[i] = NAN;   // an inconsistent body has no log-Cholesky point
+        break;
+      }
+      case PHYS_PAR_DAMPING: joint_dofs(m, id, &da, &nd); th[0] = m->dof_damping[da]; break;
+      case PHYS_PAR_ARMATURE: joint_dofs(m, id, &da, &nd); th[0] = m->dof_armature[da]; break;
+      case PHYS_PAR_STIFFNESS: th[0] = m->jnt_stiffness[id]; break;
+      case PHYS_PAR_GRAVITY: phys_copy3(th, m->opt.gravity); break;
+      case PHYS_PAR_GEAR: memcpy(th, m->actuator_gear + 6 * id, sizeof(double) * (size_t)p->size); break;
+      case PHYS_PAR_SPRING_STIFFNESS: th[0] = m->spring_stiffness[id]; break;
+      case PHYS_PAR_SPRING_DAMPING: th[0] = m->spring_damping[id]; break;
+      case PHYS_PAR_SPRING_RESTLENGTH: th[0] = m->spring_restlength[id]; break;
+      case PHYS_PAR_FRICTION: phys_copy3(th, m->geom_friction + 3 * id); break;
+      default: th[0] = m->geom_restitution[id]; break;
+    }
+  }
+}
+
+// write one entry's values th into m
+static physStatus set_entry(physModel* m, const physParam* p, const double* th) {
+  int id = p->id, da, nd;
+  switch (p->kind) {
+    case PHYS_PAR_MASS:
+      if (!(th[0] > 0)) return PHYS_ERR_VALUE;
+      m->body_mass[id] = th[0];
+      break;
+    case PHYS_PAR_COM: phys_copy3(m->body_ipos + 3 * id, th); break;
+    case PHYS_PAR_INERTIA: {
+      double pi[10];
+      phys_logchol_to_pi(pi, NULL, th);
+      return set_pi(m, id, pi);
+    }
+    case PHYS_PAR_DAMPING:
+      joint_dofs(m, id, &da, &nd);
+      for (int i = 0; i < nd; i++) m->dof_damping[da + i] = th[0];
+      break;
+    case PHYS_PAR_ARMATURE:
+      joint_dofs(m, id, &da, &nd);
+      for (int i = 0; i < nd; i++) m->dof_armature[da + i] = th[0];
+      break;
+    case PHYS_PAR_STIFFNESS: m->jnt_stiffness[id] = th[0]; break;
+    case PHYS_PAR_GRAVITY: phys_copy3(m->opt.gravity, th); break;
+    case PHYS_PAR_GEAR: memcpy(m->actuator_gear + 6 * id, th, sizeof(double) * (size_t)p->size); break;
+    case PHYS_PAR_SPRING_STIFFNESS: m->spring_stiffness[id] = th[0]; break;
+    case PHYS_PAR_SPRING_DAMPING: m->spring_damping[id] = th[0]; break;
+    case PHYS_PAR_SPRING_RESTLENGTH: m->spring_restlength[id] = th[0]; break;
+    case PHYS_PAR_FRICTION: phys_copy3(m->geom_friction + 3 * id, th); break;
+    default: m->geom_restitution[id] = th[0]; break;
+  }
+  return PHYS_OK;
+}
+
+// subtree masses after a mass change (compile.c's accumulation, leaves first since parents precede children)
+static void update_subtreemass(physModel* m) {
+  for (int b = 0; b < m->nbody; b++) m->body_subtreemass[b] = m->body_mass[b];
+  for (int b = m->nbody - 1; b > 0; b--) m->body_subtreemass[m->body_parentid[b]] += m->body_subtreemass[b];
+}
+
+physStatus phys_param_set(const physParamTable* t, physModel* m, const double* theta) {
+  for (int i = 0; i < t->ntheta; i++)
+    if (!isfinite(theta[i])) return PHYS_ERR_VALUE;
+  for (int e = 0; e < t->n; e++) {
+    physStatus st = set_entry(m, t->param + e, theta + t->param[e].adr);
+    if (st != PHYS_OK) return st;
+  }
+  update_subtreemass(m);
+  return PHYS_OK;
+}
+
+void phys_param_bounds(const physParamTable* t, double* lower, double* upper) {
+  for (int e = 0; e < t->n; e++) {
+    const physParam* p = t->param + e;
+    int k = p->kind;
+    int nonneg = k == PHYS_PAR_MASS || k == PHYS_PAR_DAMPING || k == PHYS_PAR_ARMATURE || k == PHYS_PAR_STIFFNESS ||
+                 k == PHYS_PAR_SPRING_STIFFNESS || k == PHYS_PAR_SPRING_DAMPING || k == PHYS_PAR_SPRING_RESTLENGTH ||
+                 k == PHYS_PAR_FRICTION || k == PHYS_PAR_RESTITUTION;
+    for (int i = 0; i < p->size; i++) {
+      if (lower) lower[p->adr + i] = nonneg ? 0 : -HUGE_VAL;
+      if (upper) upper[p->adr + i] = k == PHYS_PAR_RESTITUTION ? 1 : HUGE_VAL;
+    }
+  }
+}

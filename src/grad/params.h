@@ -1,0 +1,91 @@
+// params.h - the parameter table: named physical parameters theta of a model that the step can be
+// differentiated with respect to (param_deriv.c) and that identification fits (DESIGN.md section 4).
+//
+// A table is built from specs "KIND:NAME" (issue 5's --param names). Kinds, target and size:
+//   mass:BODY        1   body_mass; the centre of mass and the rotational inertia about it stay fixed
+//   com:BODY         3   body_ipos (body frame); mass and the rotational inertia about the com stay fixed
+//   inertia:BODY     10  all ten inertial parameters through the log-Cholesky map below (mass, com, inertia)
+//   damping:NAME     1   joint damping (every dof of the joint), or a spring's damping if NAME is a spring
+//   armature:JOINT   1   armature of every dof of the joint
+//   stiffness:NAME   1   joint stiffness, or a spring's stiffness if NAME is a spring
+//   restlength:SPRING 1  spring rest length
+//   gravity          3   opt.gravity (NAME empty or "world")
+//   gear:ACTUATOR    1, 3 or 6  actuator_gear: 1 for hinge/slide/spring targets, 3 ball, 6 free
+//   friction:GEOM    3   geom_friction   (contact only: zero derivative for the contact-free step)
+//   restitution:GEOM 1   geom_restitution (contact only: likewise)
+// A body may appear with inertia or with mass/com, not both; a spec may appear once.
+//
+// Log-Cholesky parametrization (Rucker & Wensing 2022, "Smooth parameterization of rigid-body inertia"):
+// the pseudo-inertia J = [[S, h], [h', m]] (4x4), S = tr(Ibar)/2 E - Ibar, h = m c, Ibar = rotational inertia
+// about the body origin, is positive definite iff the body is physically consistent (m > 0, inertia about
+// the com positive definite and satisfying the triangle inequalities strictly). J = U U' with
+//   U = exp(alpha) [[exp(d1), s12, s13, t1], [0, exp(d2), s23, t2], [0, 0, exp(d3), t3], [0, 0, 0, 1]],
+//   theta = (alpha, d1, d2, d3, s12, s23, s13, t1, t2, t3),
+// so every theta in R^10 is a consistent body. The inverse: the upper-triangular factor U of J = U U'
+// (Cholesky from the bottom-right corner), alpha = log U44, d_i = log(U_ii / U44), s_ij = U_ij / U44,
+// t_i = U_i4 / U44. From J back: m = J44, m c = J[0:3, 3], Ibar = tr(S) E - S.
+#ifndef PHYS_PARAMS_H
+#define PHYS_PARAMS_H
+
+#include "physid.h"
+
+typedef enum physParamKind_ {
+  PHYS_PAR_MASS = 0,
+  PHYS_PAR_COM,
+  PHYS_PAR_INERTIA,
+  PHYS_PAR_DAMPING,           // joint damping
+  PHYS_PAR_ARMATURE,
+  PHYS_PAR_STIFFNESS,         // joint stiffness
+  PHYS_PAR_GRAVITY,
+  PHYS_PAR_GEAR,
+  PHYS_PAR_SPRING_STIFFNESS,
+  PHYS_PAR_SPRING_DAMPING,
+  PHYS_PAR_SPRING_RESTLENGTH,
+  PHYS_PAR_FRICTION,
+  PHYS_PAR_RESTITUTION,
+  PHYS_NPARKIND
+} physParamKind;
+
+// one entry: theta[adr .. adr+size) acts on object id (body, joint, actuator, spring, geom; -1 gravity)
+typedef struct physParam_ {
+  int kind, id, adr, size;
+  char name[160];   // the spec "KIND:NAME"
+} physParam;
+
+typedef struct physParamTable_ {
+  int n;            // entries
+  int ntheta;       // total length of theta
+  physParam* param;
+} physParamTable;
+
+// build t from nspec specs "KIND:NAME"; on error PHYS_ERR_ARG with a message in log listing the valid
+// kinds or names. t is zeroed first; free with phys_param_table_free (also after a failed build).
+physStatus phys_param_table_build(physParamTable* t, const physModel* m, const char* const* spec, int nspec,
+                                  physLog* log);
+void phys_param_table_free(physParamTable* t);
+
+// theta (ntheta) from the model
+void phys_param_get(const physParamTable* t, const physModel* m, double* theta);
+// write theta into the model (inertia: body_mass, body_ipos, body_iquat, body_inertia by eigen-decomposition;
+// body_subtreemass is updated); PHYS_ERR_VALUE if a value is not finite or a mass is not positive
+physStatus phys_param_set(const physParamTable* t, physModel* m, const double* theta);
+// lower and upper bounds of each theta (either may be NULL; -HUGE_VAL/HUGE_VAL when unbounded)
+void phys_param_bounds(const physParamTable* t, double* lower, double* upper);
+
+// log-Cholesky map: pi (10 inertial parameters about the body origin, phys_inertial_params's layout)
+// from theta (10), and dpi/dtheta (10 x 10 row-major, may be NULL)
+void phys_logchol_to_pi(double pi[10], double dpi[100], const double theta[10]);
+// its inverse; returns 0 (theta untouched) if the pseudo-inertia of pi is not positive definite
+int phys_pi_to_logchol(double theta[10], const double pi[10]);
+// dpi/dtheta (10 x size, row-major) of an inertial entry (mass, com, inertia) at the model's values
+void phys_param_dpi(const physModel* m, const physParam* p, double* dpi);
+
+// the contact-free step's parameter Jacobian (param_deriv.c), x = (q tangent, v) as grad.h:
+// P = dx+/dtheta (2nv x ntheta, row-major). Same conditions and status as phys_step_jacobian; the state is
+// not advanced. Contact-only parameters (friction, restitution) have zero columns.
+physStatus phys_step_param_jacobian(const physModel* m, physData* d, const physParamTable* t, double* P);
+// reverse mode: theta_bar = P' xbar_next (ntheta)
+physStatus phys_step_param_vjp(const physModel* m, physData* d, const physParamTable* t,
+                               const double* xbar_next, double* theta_bar);
+
+#endif  // PHYS_PARAMS_H

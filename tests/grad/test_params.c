@@ -1,0 +1,246 @@
+// test_params.c - the parameter table: names and sizes, get/set round trips, the log-Cholesky map (inverse,
+// derivative against central differences, physical consistency of every image), bounds, and the errors
+// for invalid names (which list the valid ones).
+#include "grad_models.h"
+#include "params.h"
+
+// the table over every kind on tests/data/mixed.xml (the humanoid adds geom kinds below)
+static const char* mixed_specs[] = {"inertia:base",  "mass:arm",          "com:arm",        "inertia:slider",
+                                    "com:tip",       "damping:ball",      "armature:ball",  "stiffness:ball",
+                                    "damping:slide", "armature:slide",    "stiffness:hinge", "gravity",
+                                    "gear:m_slide",  "gear:m_spring",     "stiffness:spring", "damping:spring",
+                                    "restlength:spring"};
+#define NMIXED ((int)(sizeof(mixed_specs) / sizeof(mixed_specs[0])))
+
+// the check that a body is physically consistent: mass > 0, principal moments > 0 and
+// the triangle inequalities I1 + I2 >= I3 (all permutations)
+static int consistent(const physModel* m, int b) {
+  const double* I = m->body_inertia + 3 * b;
+  return m->body_mass[b] > 0 && I[0] > 0 && I[1] > 0 && I[2] > 0 && I[0] + I[1] >= I[2] * (1 - 1e-12) &&
+         I[0] + I[2] >= I[1] * (1 - 1e-12) && I[1] + I[2] >= I[0] * (1 - 1e-12);
+}
+
+// names, sizes, addresses and the kinds that damping/stiffness resolve to
+static void check_build(void) {
+  physModel* m = gm_load("tests/data/mixed.xml", 0);
+  physLog log;
+  memset(&log, 0, sizeof(log));
+  physParamTable t;
+  CHECK(phys_param_table_build(&t, m, mixed_specs, NMIXED, &log) == PHYS_OK);
+  CHECK(t.n == NMIXED);
+  CHECK(t.ntheta == 10 + 1 + 3 + 10 + 3 + 1 + 1 + 1 + 1 + 1 + 1 + 3 + 1 + 1 + 1 + 1 + 1);
+  CHECK(t.param[0].kind == PHYS_PAR_INERTIA && t.param[0].size == 10 && t.param[0].adr == 0);
+  CHECK(t.param[1].kind == PHYS_PAR_MASS && t.param[1].adr == 10);
+  CHECK(t.param[11].kind == PHYS_PAR_GRAVITY && t.param[11].size == 3 && t.param[11].id == -1);
+  CHECK(t.param[14].kind == PHYS_PAR_SPRING_STIFFNESS && t.param[14].id == phys_name2id(m, "spring", "spring"));
+  CHECK(t.param[15].kind == PHYS_PAR_SPRING_DAMPING);
+  CHECK(t.param[16].kind == PHYS_PAR_SPRING_RESTLENGTH);
+  CHECK(t.param[5].kind == PHYS_PAR_DAMPING && t.param[5].id == phys_name2id(m, "joint", "ball"));
+  CHECK(!strcmp(t.param[3].name, "inertia:slider"));
+
+  // get reads the model's values
+  double* th = malloc(sizeof(double) * (size_t)t.ntheta);
+  phys_param_get(&t, m, th);
+  CHECK(th[10] == m->body_mass[phys_name2id(m, "body", "arm")]);
+  CHECK(th[t.param[5].adr] == 0.3);      // damping:ball
+  CHECK(th[t.param[6].adr] == 0.02);     // armature:ball
+  CHECK(th[t.param[10].adr] == 3);       // stiffness:hinge
+  CHECK(th[t.param[11].adr] == 0.3 && th[t.param[11].adr + 1] == -0.2 && th[t.param[11].adr + 2] == -9.81);
+  CHECK(th[t.param[12].adr] == 2);       // gear:m_slide
+  CHECK(th[t.param[14].adr] == 40 && th[t.param[15].adr] == 1.5 && th[t.param[16].adr] == 0.1);
+
+  // bounds
+  double* lo = malloc(sizeof(double) * (size_t)t.ntheta);
+  double* hi = malloc(sizeof(double) * (size_t)t.ntheta);
+  phys_param_bounds(&t, lo, hi);
+  CHECK(lo[10] == 0 && hi[10] == HUGE_VAL);            // mass
+  CHECK(lo[0] == -HUGE_VAL && hi[0] == HUGE_VAL);      // log-Cholesky: unbounded
+  CHECK(lo[t.param[11].adr] == -HUGE_VAL);            // gravity
+  CHECK(lo[t.param[5].adr] == 0);                      // damping
+  free(lo);
+  free(hi);
+  free(th);
+  phys_param_table_free(&t);
+  phys_free_model(m);
+}
+
+// get -> set -> get is the identity, set writes every kind (a changed theta reads back), inertial bodies
+// written from 10 parameters reproduce them through phys_inertial_params, and stay consistent
+static void check_roundtrip(void) {
+  physModel* m = gm_load("tests/data/mixed.xml", 0);
+  physLog log;
+  memset(&log, 0, sizeof(log));
+  physParamTable t;
+  CHECK(phys_param_table_build(&t, m, mixed_specs, NMIXED, &log) == PHYS_OK);
+  int n = t.ntheta;
+  double *th0 = malloc(sizeof(double) * n), *th1 = malloc(sizeof(double) * n), *th2 = malloc(sizeof(double) * n);
+  phys_param_get(&t, m, th0);
+  double pi_base[10], pi_after[10];
+  phys_inertial_params(m, 1, pi_base);
+  CHECK(phys_param_set(&t, m, th0) == PHYS_OK);
+  phys_param_get(&t, m, th1);
+  double err = 0;
+  for (int i = 0; i < n; i++) err = fmax(err, fabs(th1[i] - th0[i]) / fmax(1, fabs(th0[i])));
+  CHECK_MSG(err < 1e-12, "get-set-get error %.3g", err);
+  phys_inertial_params(m, 1, pi_after);
+  for (int i = 0; i < 10; i++) CHECK_REL(pi_after[i], pi_base[i], 1e-12, 1e-12);
+
+  // a random theta: set then get returns it (log-Cholesky coordinates included)
+  physRng r;
+  phys_rng_seed(&r, 5);
+  for (int trial = 0; trial < 20; trial++) {
+    for (int i = 0; i < n; i++) th1[i] = th0[i] * (1 + 0.3 * phys_rng_range(&r, -1, 1)) + 0.1 * phys_rng_range(&r, -1, 1);
+    for (int e = 0; e < t.n; e++)   // keep masses and nonnegative kinds in their bounds
+      if (t.param[e].kind != PHYS_PAR_INERTIA && t.param[e].kind != PHYS_PAR_COM && t.param[e].kind != PHYS_PAR_GRAVITY &&
+          t.param[e].kind != PHYS_PAR_GEAR)
+        th1[t.param[e].adr] = fabs(th1[t.param[e].adr]) + 1e-3;
+    CHECK(phys_param_set(&t, m, th1) == PHYS_OK);
+    phys_param_get(&t, m, th2);
+    err = 0;
+    for (int i = 0; i < n; i++) err = fmax(err, fabs(th2[i] - th1[i]) / fmax(1, fabs(th1[i])));
+    CHECK_MSG(err < 1e-10, "trial %d: set-get error %.3g", trial, err);
+    for (int b = 1; b < m->nbody; b++) CHECK(consistent(m, b));
+    // the inertial parameters of an inertia body equal the log-Cholesky image of its theta
+    double pi[10];
+    phys_logchol_to_pi(pi, NULL, th1);
+    phys_inertial_params(m, 1, pi_after);
+    for (int i = 0; i < 10; i++) CHECK_REL(pi_after[i], pi[i], 1e-10, 1e-12);
+    // subtree mass follows
+    double tot = 0;
+    for (int b = 1; b < m->nbody; b++) tot += m->body_mass[b];
+    CHECK_REL(m->body_subtreemass[0], tot, 1e-14, 0);
+  }
+  // invalid values are refused
+  th1[10] = -1;
+  CHECK(phys_param_set(&t, m, th1) == PHYS_ERR_VALUE);
+  th1[10] = NAN;
+  CHECK(phys_param_set(&t, m, th1) == PHYS_ERR_VALUE);
+  free(th0);
+  free(th1);
+  free(th2);
+  phys_param_table_free(&t);
+  phys_free_model(m);
+}
+
+// the log-Cholesky map: pi(theta) against the closed form for theta = (alpha, 0...): U = e^alpha E,
+// J = e^(2 alpha) E: m = e^2a, c = 0, S = e^2a E, Ibar = tr(S) E - S = 2 e^2a E; the inverse; dpi/dtheta
+// against central differences (h = 1e-6: truncation h^2 |pi'''| ~ 1e-12, rounding 1e-16/1e-6 = 1e-10 relative)
+static void check_logchol(void) {
+  double th[10] = {0.3, 0, 0, 0, 0, 0, 0, 0, 0, 0}, pi[10], dpi[100], back[10];
+  phys_logchol_to_pi(pi, NULL, th);
+  double e2 = exp(0.6);
+  CHECK_REL(pi[0], e2, 1e-15, 0);
+  for (int i = 1; i < 4; i++) CHECK_NEAR(pi[i], 0, 1e-15);
+  for (int i = 4; i < 7; i++) CHECK_REL(pi[i], 2 * e2, 1e-15, 0);
+  for (int i = 7; i < 10; i++) CHECK_NEAR(pi[i], 0, 1e-15);
+
+  physRng r;
+  phys_rng_seed(&r, 3);
+  for (int trial = 0; trial < 50; trial++) {
+    gm_rand_vec(&r, th, 10);
+    phys_logchol_to_pi(pi, dpi, th);
+    CHECK(phys_pi_to_logchol(back, pi));
+    for (int i = 0; i < 10; i++) CHECK_NEAR(back[i], th[i], 1e-10);
+    // physical consistency of the image: m > 0 and the inertia about the com positive definite with the
+    // triangle inequalities, via the eigenvalues of Ic = Ibar - m S(c)
+    double c[3] = {pi[1] / pi[0], pi[2] / pi[0], pi[3] / pi[0]}, S[10], zero[6] = {0}, Ic[9], ev[3], q[4];
+    phys_inert_from_com(S, pi[0], c, zero);
+    static const int idx[9] = {0, 3, 4, 3, 1, 5, 4, 5, 2};
+    for (int k = 0; k < 9; k++) Ic[k] = pi[4 + idx[k]] - S[4 + idx[k]];
+    phys_eig3(ev, q, Ic);
+    CHECK(pi[0] > 0 && ev[2] > 0 && ev[1] + ev[2] >= ev[0] * (1 - 1e-12));
+    // derivative
+    double err = 0;
+    for (int k = 0; k < 10; k++) {
+      double tp[10], tm[10], pp[10], pm[10];
+      memcpy(tp, th, sizeof(tp));
+      memcpy(tm, th, sizeof(tm));
+      tp[k] += 1e-6;
+      tm[k] -= 1e-6;
+      phys_logchol_to_pi(pp, NULL, tp);
+      phys_logchol_to_pi(pm, NULL, tm);
+      double scale = gm_maxabs(pi, 10);
+      for (int i = 0; i < 10; i++) err = fmax(err, fabs((pp[i] - pm[i]) / 2e-6 - dpi[10 * i + k]) / scale);
+    }
+    CHECK_MSG(err < 1e-8, "trial %d: dpi/dtheta error %.3g", trial, err);
+  }
+  // an inconsistent body has no log-Cholesky point: m c with |c| large and tiny inertia
+  double bad[10] = {1, 0, 0, 0, 1e-3, 1e-3, 1e-3, 0, 0, 0};
+  bad[4] = 5;   // Ixx > Iyy + Izz about the origin with c = 0: triangle inequality violated
+  CHECK(!phys_pi_to_logchol(back, bad));
+}
+
+// invalid specs give PHYS_ERR_ARG and a message that lists the valid names
+static void check_errors(void) {
+  physModel* m = gm_load("tests/data/mixed.xml", 0);
+  physLog log;
+  physParamTable t;
+  struct {
+    const char* spec;
+    const char* expect[3];
+  } cases[] = {
+      {"mass:nosuch", {"mass:nosuch", "no body named 'nosuch'", "base, arm, slider, tip"}},
+      {"bogus:arm", {"unknown kind 'bogus'", "mass, com, inertia", "restitution"}},
+      {"damping:nosuch", {"no joint or spring", "ball, slide, hinge", "springs: spring"}},
+      {"gear:nosuch", {"no actuator", "m_slide, m_hinge, m_spring", NULL}},
+      {"restlength:ball", {"no spring named 'ball'", "valid: spring", NULL}},
+      {"mass:world", {"no body", NULL, NULL}},
+      {"gravity:arm", {"gravity takes no name", NULL, NULL}},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    memset(&log, 0, sizeof(log));
+    const char* spec[1] = {cases[i].spec};
+    CHECK(phys_param_table_build(&t, m, spec, 1, &log) == PHYS_ERR_ARG);
+    for (int k = 0; k < 3; k++)
+      if (cases[i].expect[k]) CHECK_MSG(strstr(log.error, cases[i].expect[k]), "'%s' lacks '%s'", log.error, cases[i].expect[k]);
+    phys_param_table_free(&t);
+  }
+  // overlaps: inertia and mass of one body, a repeated spec
+  const char* ov[2] = {"inertia:arm", "mass:arm"};
+  memset(&log, 0, sizeof(log));
+  CHECK(phys_param_table_build(&t, m, ov, 2, &log) == PHYS_ERR_ARG);
+  CHECK(strstr(log.error, "overlaps") != NULL);
+  phys_param_table_free(&t);
+  const char* rep[2] = {"damping:slide", "damping:slide"};
+  CHECK(phys_param_table_build(&t, m, rep, 2, &log) == PHYS_ERR_ARG);
+  phys_param_table_free(&t);
+  const char* ok[2] = {"mass:arm", "com:arm"};
+  CHECK(phys_param_table_build(&t, m, ok, 2, &log) == PHYS_OK);
+  phys_param_table_free(&t);
+  phys_free_model(m);
+}
+
+// geom kinds and gear sizes on the humanoid: friction (3) and restitution (1) round-trip, free-joint gear
+static void check_humanoid(void) {
+  physModel* m = gm_load(GM_HUMANOID, 0);
+  physLog log;
+  memset(&log, 0, sizeof(log));
+  physParamTable t;
+  const char* spec[3] = {"friction:floor", "restitution:floor", "inertia:torso"};
+  CHECK(phys_param_table_build(&t, m, spec, 3, &log) == PHYS_OK);
+  CHECK(t.ntheta == 14);
+  double th[14], th2[14];
+  phys_param_get(&t, m, th);
+  int g = phys_name2id(m, "geom", "floor");
+  CHECK(th[0] == m->geom_friction[3 * g] && th[3] == m->geom_restitution[g]);
+  th[0] = 0.7;
+  th[3] = 0.4;
+  CHECK(phys_param_set(&t, m, th) == PHYS_OK);
+  CHECK(m->geom_friction[3 * g] == 0.7 && m->geom_restitution[g] == 0.4);
+  phys_param_get(&t, m, th2);
+  for (int i = 0; i < 14; i++) CHECK_NEAR(th2[i], th[i], 1e-12 * fmax(1, fabs(th[i])));
+  double lo[14], hi[14];
+  phys_param_bounds(&t, lo, hi);
+  CHECK(lo[3] == 0 && hi[3] == 1 && lo[0] == 0);
+  phys_param_table_free(&t);
+  phys_free_model(m);
+}
+
+int main(void) {
+  check_build();
+  check_roundtrip();
+  check_logchol();
+  check_errors();
+  check_humanoid();
+  return test_done();
+}
