@@ -27,23 +27,6 @@
 //---------------------------------------------------------------------------------------------------------
 // integration
 
-// Jr(phi) = E - (1 - cos t)/t^2 [phi] + (t - sin t)/t^3 [phi]^2 (3x3 row-major), t = |phi|: the right Jacobian
-// of SO(3) that maps a change of the rotation vector to the body-frame change of Exp(phi).
-// (step_deriv.c has the same static helper; it is not exposed through grad.h while that file is being edited.)
-static void so3_jr(double Jr[9], const double phi[3]) {
-  double t2 = phys_dot3(phi, phi), t = sqrt(t2), a, b;
-  if (t < 1e-4) {
-    a = 0.5 - t2 / 24;
-    b = 1.0 / 6 - t2 / 120;
-  } else {
-    a = (1 - cos(t)) / t2;
-    b = (t - sin(t)) / (t2 * t);
-  }
-  const double P[9] = {0, -phi[2], phi[1], phi[2], 0, -phi[0], -phi[1], phi[0], 0};
-  for (int r = 0; r < 3; r++)
-    for (int c = 0; c < 3; c++) Jr[3 * r + c] = (r == c) - a * P[3 * r + c] + b * (phi[r] * phi[c] - (r == c) * t2);
-}
-
 // y = D x (transpose 0) or D' x (1) for one vector (nv), D = Jr(dt vnew) on rotation groups; y != x
 static void apply_d(const physModel* m, const double* vnew, const double* x, double* y, int transpose) {
   double dt = m->opt.timestep;
@@ -52,7 +35,7 @@ static void apply_d(const physModel* m, const double* vnew, const double* x, dou
     int type = m->jnt_type[j], g = m->jnt_dofadr[j] + (type == PHYS_JNT_FREE ? 3 : 0);
     if (type != PHYS_JNT_FREE && type != PHYS_JNT_BALL) continue;
     double phi[3] = {dt * vnew[g], dt * vnew[g + 1], dt * vnew[g + 2]}, Jr[9];
-    so3_jr(Jr, phi);
+    phys_so3_jacobians(Jr, NULL, phi);
     for (int r = 0; r < 3; r++) {
       y[g + r] = 0;
       for (int c = 0; c < 3; c++) y[g + r] += (transpose ? Jr[3 * c + r] : Jr[3 * r + c]) * x[g + c];

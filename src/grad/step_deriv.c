@@ -100,28 +100,6 @@ static physStatus step_point(const physModel* m, physData* d, double* L) {
 //---------------------------------------------------------------------------------------------------------
 // integration on SO(3)
 
-// Jr(phi) and Exp(phi)' (3x3 row-major) for a rotation vector phi
-static void so3_jacobians(double Jr[9], double Et[9], const double phi[3]) {
-  double t2 = phys_dot3(phi, phi), t = sqrt(t2), a, b, s;   // a = (1-cos)/t^2, b = (t-sin)/t^3, s = sin/t
-  if (t < 1e-4) {
-    a = 0.5 - t2 / 24;
-    b = 1.0 / 6 - t2 / 120;
-    s = 1 - t2 / 6;
-  } else {
-    a = (1 - cos(t)) / t2;
-    b = (t - sin(t)) / (t2 * t);
-    s = sin(t) / t;
-  }
-  // [phi] and [phi]^2 = phi phi' - t^2 E
-  const double P[9] = {0, -phi[2], phi[1], phi[2], 0, -phi[0], -phi[1], phi[0], 0};
-  for (int r = 0; r < 3; r++)
-    for (int c = 0; c < 3; c++) {
-      double P2 = phi[r] * phi[c] - (r == c) * t2;
-      Jr[3 * r + c] = (r == c) - a * P[3 * r + c] + b * P2;
-      Et[3 * r + c] = (r == c) - s * P[3 * r + c] + a * P2;
-    }
-}
-
 // per dof: rot[k] = index of its rotation group's 3x3 blocks in Jr/Et (-1: scalar dof with E = D = 1)
 static void integration_blocks(const physModel* m, const double* vnew, int* rot, double* Jr, double* Et) {
   double dt = m->opt.timestep;
@@ -137,7 +115,7 @@ static void integration_blocks(const physModel* m, const double* vnew, int* rot,
       da += 3;
     }
     double phi[3] = {dt * vnew[da], dt * vnew[da + 1], dt * vnew[da + 2]};
-    so3_jacobians(Jr + 9 * nb, Et + 9 * nb, phi);
+    phys_so3_jacobians(Jr + 9 * nb, Et + 9 * nb, phi);
     rot[da] = rot[da + 1] = rot[da + 2] = nb++;
   }
 }

@@ -298,3 +298,31 @@ void phys_eig3(double eigval[3], double quat[4], const double mat[9]) {
   r[8] = c2[2];
   phys_mat2quat(quat, r);
 }
+
+//---------------------------------------------------------------------------------------------------------
+// derivatives of the exponential map
+
+// right Jacobian of SO(3) and the transposed rotation, t = |phi|:
+//   Jr(phi) = E - (1 - cos t)/t^2 [phi] + (t - sin t)/t^3 [phi]^2   (maps d phi to the body-frame change of Exp)
+//   Exp(phi)' = E - sin t/t [phi] + (1 - cos t)/t^2 [phi]^2
+// with Taylor series below t = 1e-4; Et may be NULL
+void phys_so3_jacobians(double Jr[9], double Et[9], const double phi[3]) {
+  double t2 = phys_dot3(phi, phi), t = sqrt(t2), a, b, s;   // a = (1-cos)/t^2, b = (t-sin)/t^3, s = sin/t
+  if (t < 1e-4) {
+    a = 0.5 - t2 / 24;
+    b = 1.0 / 6 - t2 / 120;
+    s = 1 - t2 / 6;
+  } else {
+    a = (1 - cos(t)) / t2;
+    b = (t - sin(t)) / (t2 * t);
+    s = sin(t) / t;
+  }
+  // [phi] and [phi]^2 = phi phi' - t^2 E
+  const double P[9] = {0, -phi[2], phi[1], phi[2], 0, -phi[0], -phi[1], phi[0], 0};
+  for (int r = 0; r < 3; r++)
+    for (int c = 0; c < 3; c++) {
+      double P2 = phi[r] * phi[c] - (r == c) * t2;
+      Jr[3 * r + c] = (r == c) - a * P[3 * r + c] + b * P2;
+      if (Et) Et[3 * r + c] = (r == c) - s * P[3 * r + c] + a * P2;
+    }
+}

@@ -88,4 +88,8 @@ void phys_mat_mul3(double res[9], const double a[9], const double b[9]);        
 // a rotation quaternion (frame whose axes are the eigenvectors, right-handed)
 void phys_eig3(double eigval[3], double quat[4], const double mat[9]);
 
+// right Jacobian Jr(phi) of SO(3) and Exp(phi)' (3x3 row-major; Et may be NULL):
+// Exp(phi + dphi) = Exp(phi) Exp(Jr(phi) dphi) to first order
+void phys_so3_jacobians(double Jr[9], double Et[9], const double phi[3]);
+
 #endif  // PHYS_ROT_H
