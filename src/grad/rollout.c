@@ -1,0 +1,184 @@
+// rollout.c - rollout gradient with checkpointing (rollout.h)
+#include "rollout.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "contact.h"
+#include "grad.h"
+
+//---------------------------------------------------------------------------------------------------------
+// sizes
+
+// states held with interval k: ceil(T/k) checkpoints + k segment states
+int phys_rollout_nstate(int T, int k) {
+  if (T < 1 || k < 1) return 0;
+  if (k > T) k = T;
+  return (T + k - 1) / k + k;
+}
+
+// k = ceil(sqrt(T)) without a budget, else the smallest k with ceil(T/k) + k <= budget (-1 if none)
+int phys_rollout_interval(int T, int budget) {
+  if (T < 1) return -1;
+  if (budget <= 0) {
+    int k = (int)ceil(sqrt((double)T));
+    while (k > 1 && (k - 1) * (k - 1) >= T) k--;   // guard against sqrt rounding up
+    while (k * k < T) k++;
+    return k;
+  }
+  for (int k = 1; k <= T; k++)
+    if (phys_rollout_nstate(T, k) <= budget) return k;
+  return -1;
+}
+
+// doubles: nstate states of (qpos, qvel, time), then xbar, xnext, g (2nv each), theta scratch (ntheta)
+size_t phys_rollout_worksize(const physModel* m, int T, int k, int ntheta) {
+  size_t ns = (size_t)phys_rollout_nstate(T, k);
+  return ns * (size_t)(m->nq + m->nv + 1) + 6 * (size_t)m->nv + (size_t)(ntheta > 0 ? ntheta : 0);
+}
+
+//---------------------------------------------------------------------------------------------------------
+// state records: qpos (nq), qvel (nv), time (1)
+
+// record <- d's state
+static void save_state(const physModel* m, const physData* d, double* rec) {
+  memcpy(rec, d->qpos, sizeof(double) * (size_t)m->nq);
+  memcpy(rec + m->nq, d->qvel, sizeof(double) * (size_t)m->nv);
+  rec[m->nq + m->nv] = d->time;
+}
+
+// d's state <- record; the contact lists are emptied (a contact-free rollout has none)
+static void load_state(const physModel* m, physData* d, const double* rec) {
+  memcpy(d->qpos, rec, sizeof(double) * (size_t)m->nq);
+  memcpy(d->qvel, rec + m->nq, sizeof(double) * (size_t)m->nv);
+  d->time = rec[m->nq + m->nv];
+  d->ncon = 0;
+  d->ncon_prev = 0;
+}
+
+// ctrl <- u_t
+static void set_ctrl(const physModel* m, physData* d, const double* u, int t) {
+  if (m->nu > 0) memcpy(d->ctrl, u + (size_t)t * m->nu, sizeof(double) * (size_t)m->nu);
+}
+
+// l_t at d's state with its gradient g = (g_q, g_v) (2nv, zeroed first)
+static double eval_loss(const physModel* m, const physData* d, physLossFn loss, void* ctx, int t, double* g) {
+  memset(g, 0, sizeof(double) * 2 * (size_t)m->nv);
+  return loss(ctx, t, d->qpos, d->qvel, g, g + m->nv);
+}
+
+//---------------------------------------------------------------------------------------------------------
+// forward
+
+// L = sum_t l_t(x_t) along the plain rollout; d ends at x_T
+double phys_rollout(const physModel* m, physData* d, int T, const double* u, physLossFn loss, void* ctx) {
+  size_t mark = phys_stack_mark(d);
+  double* g = phys_stack_alloc(d, 2 * (size_t)m->nv + 1);
+  double L = 0;
+  for (int t = 0; t < T; t++) {
+    L += eval_loss(m, d, loss, ctx, t, g);
+    set_ctrl(m, d, u, t);
+    phys_step(m, d);
+  }
+  L += eval_loss(m, d, loss, ctx, T, g);
+  phys_stack_free(d, mark);
+  return L;
+}
+
+// one step of the gradient's forward pass: PHYS_ERR_ARG (with the step in log) if it has contacts or limits
+static physStatus checked_step(const physModel* m, physData* d, const double* u, int t, physLog* log) {
+  set_ctrl(m, d, u, t);
+  int nlimit = phys_constraint_nlimit(m, d);
+  double time = d->time;
+  phys_step(m, d);
+  if (d->ncon > 0 || nlimit > 0)
+    return phys_error(log, PHYS_ERR_ARG,
+                      "phys_rollout_grad: step %d at time %g has %d contacts and %d active joint limits: the "
+                      "rollout gradient is contact-free only", t, time, d->ncon, nlimit);
+  return PHYS_OK;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// reverse
+
+// one reverse step at x_t (seg record) with control u_t: ubar_t = B' xnext, thetabar += P' xnext,
+// xbar = A' xnext + dl_t/dx_t (g scratch, tb ntheta scratch)
+static physStatus reverse_step(const physModel* m, physData* d, const physParamTable* tab, const double* rec,
+                               const double* u, int t, physLossFn loss, void* ctx, const double* xnext,
+                               double* xbar, double* g, double* tb, double* ubar, double* thetabar) {
+  int nv = m->nv;
+  load_state(m, d, rec);
+  set_ctrl(m, d, u, t);
+  physStatus st = phys_step_vjp(m, d, xnext, xbar, ubar ? ubar + (size_t)t * m->nu : NULL);
+  if (st != PHYS_OK) return st;
+  if (tab && tab->ntheta > 0 && thetabar) {
+    st = phys_step_param_vjp(m, d, tab, xnext, tb);
+    if (st != PHYS_OK) return st;
+    for (int i = 0; i < tab->ntheta; i++) thetabar[i] += tb[i];
+  }
+  eval_loss(m, d, loss, ctx, t, g);
+  for (int i = 0; i < 2 * nv; i++) xbar[i] += g[i];
+  return PHYS_OK;
+}
+
+// the whole gradient: forward with checkpoints, then segments last to first (recompute, reverse)
+physStatus phys_rollout_grad(const physModel* m, physData* d, const physParamTable* tab, int T, int k,
+                             const double* u, physLossFn loss, void* ctx, double* work, double* total,
+                             double* xbar0, double* ubar, double* thetabar, physLog* log) {
+  if (T < 1 || k < 0 || k > T || !loss || !work || (m->nu > 0 && !u))
+    return phys_error(log, PHYS_ERR_ARG, "phys_rollout_grad: bad arguments (T %d, k %d)", T, k);
+  if (k == 0) k = phys_rollout_interval(T, 0);
+  int nv = m->nv, nu = m->nu, nrec = m->nq + m->nv + 1, nchk = (T + k - 1) / k;
+  int ntheta = tab ? tab->ntheta : 0;
+
+  // workspace layout: checkpoints, segment buffer, xbar, xnext, g (2nv each), theta scratch
+  double* chk = work;
+  double* seg = chk + (size_t)nchk * nrec;
+  double* xbar = seg + (size_t)k * nrec;
+  double* xnext = xbar + 2 * nv;
+  double* g = xnext + 2 * nv;
+  double* tb = g + 2 * nv;
+
+  // forward: loss and checkpoints x_0, x_k, ...
+  double L = 0;
+  physStatus st = PHYS_OK;
+  for (int t = 0; t < T && st == PHYS_OK; t++) {
+    if (t % k == 0) save_state(m, d, chk + (size_t)(t / k) * nrec);
+    L += eval_loss(m, d, loss, ctx, t, g);
+    st = checked_step(m, d, u, t, log);
+  }
+  if (st != PHYS_OK) {
+    load_state(m, d, chk);
+    return st;
+  }
+  L += eval_loss(m, d, loss, ctx, T, xnext);   // xnext = dl_T/dx_T
+  if (total) *total = L;
+  if (ubar && nu > 0) memset(ubar, 0, sizeof(double) * (size_t)T * nu);
+  if (thetabar && ntheta > 0) memset(thetabar, 0, sizeof(double) * (size_t)ntheta);
+
+  // backward: segment s covers steps s*k .. min(T, (s+1)k) - 1
+  for (int s = nchk - 1; s >= 0; s--) {
+    int t0 = s * k, t1 = t0 + k < T ? t0 + k : T;
+    load_state(m, d, chk + (size_t)s * nrec);
+    for (int t = t0; t < t1; t++) {
+      save_state(m, d, seg + (size_t)(t - t0) * nrec);
+      if (t + 1 < t1) {
+        set_ctrl(m, d, u, t);
+        phys_step(m, d);
+      }
+    }
+    for (int t = t1 - 1; t >= t0; t--) {
+      st = reverse_step(m, d, tab, seg + (size_t)(t - t0) * nrec, u, t, loss, ctx, xnext, xbar, g, tb, ubar,
+                        thetabar);
+      if (st != PHYS_OK) {
+        load_state(m, d, chk);
+        return phys_error(log, st, "phys_rollout_grad: the VJP of step %d failed (status %d)", t, (int)st);
+      }
+      memcpy(xnext, xbar, sizeof(double) * 2 * (size_t)nv);
+    }
+  }
+  if (xbar0) memcpy(xbar0, xnext, sizeof(double) * 2 * (size_t)nv);
+  load_state(m, d, chk);
+  set_ctrl(m, d, u, 0);
+  return PHYS_OK;
+}

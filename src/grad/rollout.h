@@ -1,0 +1,60 @@
+// rollout.h - gradient of a rollout's summed loss by reverse mode with checkpointing (issue 4 item 3).
+//
+// Rollout: x_0 = d's state (qpos, qvel, time), x_{t+1} = phys_step(x_t, u_t) for t = 0..T-1, with
+// ctrl = u[t*nu .. t*nu+nu) during step t (qfrc_applied, xfrc_applied and the model held fixed). Loss:
+// L = sum_{t=0..T} l_t(x_t). Reverse mode: xbar_T = dl_T/dx_T, and for t = T-1..0
+//   ubar_t = B_t' xbar_{t+1},  thetabar += P_t' xbar_{t+1},  xbar_t = A_t' xbar_{t+1} + dl_t/dx_t,
+// in grad.h's tangent coordinates x = (q tangent, v), 2nv numbers.
+//
+// Checkpointing: the forward pass keeps the state every k steps (x_0, x_k, x_2k, ...: ceil(T/k) states);
+// the backward pass takes the segments last to first, recomputes each segment forward from its checkpoint
+// into a buffer of k states and runs the VJPs back through it. Memory: (ceil(T/k) + k) states, smallest near
+// k = sqrt(T) (2 sqrt(T) states); k = 1 is the full tape (T states and no recomputation), k = T keeps one
+// checkpoint and recomputes the whole rollout once. Cost: one forward pass, one recomputation, T VJPs.
+// The recomputation calls phys_step itself from bit-identical states, so it reproduces the forward states
+// bit for bit (a contact-free step reads qpos, qvel, ctrl and the fixed inputs only; warm starts
+// d->contact_prev are only used with contacts, which the gradient refuses): the gradient is the same, bit
+// for bit, for every k.
+//
+// Memory: the caller allocates phys_rollout_worksize doubles once; nothing allocates inside (the VJPs take
+// their scratch from d's arena).
+#ifndef PHYS_ROLLOUT_H
+#define PHYS_ROLLOUT_H
+
+#include <stddef.h>
+
+#include "params.h"
+#include "physid.h"
+
+// per-step loss l_t at (qpos, qvel): returns its value and writes dl_t/dq in tangent coordinates (g_q, nv)
+// and dl_t/dv (g_v, nv); both arrays are zeroed before the call. t runs from 0 to T.
+typedef double (*physLossFn)(void* ctx, int t, const double* qpos, const double* qvel, double* g_q,
+                             double* g_v);
+
+// checkpoint interval for a rollout of T steps: budget <= 0 gives k = ceil(sqrt(T)); otherwise the k that
+// keeps ceil(T/k) + k <= budget states with the fewest recomputed steps (the smallest such k),
+// or -1 if no k fits (budget < 2 ceil(sqrt(T)) roughly)
+int phys_rollout_interval(int T, int budget);
+// states held by a rollout gradient with interval k: ceil(T/k) checkpoints + k segment states
+int phys_rollout_nstate(int T, int k);
+// size in doubles of the workspace phys_rollout_grad needs: nstate (nq + nv + 1) + 6 nv + ntheta. Layout
+// (tests read it): ceil(T/k) checkpoint records, then the k-record segment buffer (each record qpos, qvel,
+// time); on return the buffer holds segment 0's recomputed states x_0 .. x_{min(k,T)-1}.
+size_t phys_rollout_worksize(const physModel* m, int T, int k, int ntheta);
+
+// forward only: runs the T steps from d's state (d is left at x_T) and returns L (g_q, g_v scratch from the
+// arena). No checks: this is exactly the loop of phys_step calls the gradient differentiates.
+double phys_rollout(const physModel* m, physData* d, int T, const double* u, physLossFn loss, void* ctx);
+
+// the rollout's loss and gradient. Inputs: d's state is x_0; u (T x nu); t the parameter table (NULL: no
+// theta); k the checkpoint interval (1..T; 0 means phys_rollout_interval(T, 0)); work of
+// phys_rollout_worksize(m, T, k, t ? t->ntheta : 0) doubles. Outputs (any may be NULL): *loss = L,
+// xbar0 = dL/dx_0 (2nv), ubar = dL/du (T x nu), thetabar = dL/dtheta (ntheta).
+// d is left at x_0 with ctrl = u_0. Errors (message in log, which may be NULL): PHYS_ERR_ARG for bad
+// arguments or if a step of the rollout has contacts or active joint limits ("step t at time s has ..."),
+// or the status of phys_step_vjp / phys_step_param_vjp.
+physStatus phys_rollout_grad(const physModel* m, physData* d, const physParamTable* t, int T, int k,
+                             const double* u, physLossFn loss, void* ctx, double* work, double* total,
+                             double* xbar0, double* ubar, double* thetabar, physLog* log);
+
+#endif  // PHYS_ROLLOUT_H

@@ -1,0 +1,443 @@
+// test_rollout.c - the rollout gradient with checkpointing (src/grad/rollout.c).
+//
+// Models: the pendulum, tests/data/mixed.xml (free, ball, limited slide, hinge, springs, motors on joints
+// and on a spring) and the double pendulum; T in {1, 7, 100}; a parameter table on each.
+// 1. dL/dx_0, dL/du and dL/dtheta against six-point central differences of the whole rollout
+//    (phys_rollout): f' ~ (f(3h) - 9 f(2h) + 45 f(h) - 45 f(-h) + 9 f(-2h) - f(-3h)) / 60h, truncation
+//    h^6 |f^(7)| / 140, rounding ~1.8 eps |f| / h. h = 1e-3 (rad, m, rad/s, m/s, control and theta units).
+//    Measured worst relative error over all blocks and T (ROLLOUT_H=h overrides h):
+//      four-point: h = 1e-2 7.9e-3, 3e-3 6.6e-5, 1e-3 8.1e-7, 3e-4 2.9e-7, 1e-4 1.3e-6
+//      six-point:  h = 1e-2 3.2e-4, 3e-3 2.4e-7, 1e-3 6.0e-8, 3e-4 3.4e-7
+//    (worst always mixed.xml's dL/dtheta, its stiff spring): the U shape (truncation above, rounding below)
+//    shows the difference quotient's own error, and six-point at 1e-3 sits at its bottom, 17x below the
+//    tolerance GM_RTOL = 1e-6 (relative to max(|entry|, 1e-4 * block scale)). A missing term (a dropped
+//    loss gradient, a skipped step in the recursion, a wrong control index, zero damping's kink: 3e-3
+//    measured) changes entries by far more.
+// 2. Every checkpoint interval (k = 1 the full tape, the default ceil(sqrt T), a budget, k = T) gives the
+//    same loss and gradient bit for bit, and the checkpoints and recomputed segment states are bit for bit
+//    the states of the plain phys_step loop.
+// 3. Memory: the workspace is exactly phys_rollout_worksize doubles (all of it written, nothing past it),
+//    2 ceil(sqrt T) states for T = 100 instead of T + 1.
+// 4. A rollout that hits contact (a box thrown at the floor) or a joint limit returns PHYS_ERR_ARG naming
+//    the step.
+#include "grad_models.h"
+#include "params.h"
+#include "rollout.h"
+
+static double H_FD = 1e-3;   // ROLLOUT_H overrides (to measure the error against h)
+#define MAXREC 20000   // recorded states (qpos, qvel) of the plain rollout
+
+// the test loss and, optionally, a recording of the states it is evaluated at
+typedef struct lossCtx_ {
+  const physModel* m;
+  double* rec;   // NULL or (T+1) x (nq + nv)
+  int nrec;
+} lossCtx;
+
+// l_t = w_t [ sum_hinge/slide 0.5 (q - r_j)^2 + sum_free 0.5 |p - r|^2 + sum_ball/free a . R(q) e ]
+//       + 0.5 wv_t |v|^2 + c . v,   w_t = 1 + 0.01 t, wv_t = 0.5 + 0.02 t, c_i = 0.1 (i + 1).
+// Rotation term: R(q exp(dq)) e = R (e + dq x e) to first order, so d/d(dq) (a . R e) = e x (R' a).
+static double test_loss(void* vctx, int t, const double* qpos, const double* qvel, double* gq, double* gv) {
+  lossCtx* c = vctx;
+  const physModel* m = c->m;
+  static const double a[3] = {0.3, -0.5, 0.8}, e[3] = {1, 0.2, -0.4}, rp[3] = {0.1, 0.2, 0.3};
+  double w = 1 + 0.01 * t, wv = 0.5 + 0.02 * t, l = 0;
+  if (c->rec && t < c->nrec) {
+    memcpy(c->rec + (size_t)t * (m->nq + m->nv), qpos, sizeof(double) * m->nq);
+    memcpy(c->rec + (size_t)t * (m->nq + m->nv) + m->nq, qvel, sizeof(double) * m->nv);
+  }
+  for (int j = 0; j < m->njnt; j++) {
+    const double* q = qpos + m->jnt_qposadr[j];
+    double* g = gq + m->jnt_dofadr[j];
+    int type = m->jnt_type[j];
+    if (type == PHYS_JNT_HINGE || type == PHYS_JNT_SLIDE) {
+      double dq = q[0] - 0.1 * (j + 1);
+      l += 0.5 * w * dq * dq;
+      g[0] += w * dq;
+      continue;
+    }
+    if (type == PHYS_JNT_FREE) {
+      for (int i = 0; i < 3; i++) {
+        l += 0.5 * w * (q[i] - rp[i]) * (q[i] - rp[i]);
+        g[i] += w * (q[i] - rp[i]);
+      }
+      q += 3;
+      g += 3;
+    }
+    double R[9], Re[3], Rta[3], cr[3];
+    phys_quat2mat(R, q);
+    phys_mat_vec3(Re, R, e);
+    phys_matT_vec3(Rta, R, a);
+    phys_cross3(cr, e, Rta);
+    l += w * phys_dot3(a, Re);
+    for (int i = 0; i < 3; i++) g[i] += w * cr[i];
+  }
+  for (int i = 0; i < m->nv; i++) {
+    l += 0.5 * wv * qvel[i] * qvel[i] + 0.1 * (i + 1) * qvel[i];
+    gv[i] += wv * qvel[i] + 0.1 * (i + 1);
+  }
+  return l;
+}
+
+// one test case: model, initial state, controls, parameter table
+typedef struct rollCase_ {
+  const char* name;
+  physModel* m;
+  physData* d;
+  physParamTable tab;
+  double *qpos0, *qvel0, time0, *u;
+  int T;
+} rollCase;
+
+// d <- the case's initial state
+static void reset_case(rollCase* c) {
+  memcpy(c->d->qpos, c->qpos0, sizeof(double) * c->m->nq);
+  memcpy(c->d->qvel, c->qvel0, sizeof(double) * c->m->nv);
+  c->d->time = c->time0;
+  c->d->ncon = c->d->ncon_prev = 0;
+}
+
+// total loss of the plain rollout from the case's initial state
+static double rollout_loss(rollCase* c) {
+  lossCtx lc = {c->m, NULL, 0};
+  reset_case(c);
+  return phys_rollout(c->m, c->d, c->T, c->u, test_loss, &lc);
+}
+
+// six-point central difference of the rollout loss along a perturbation applied by set(c, i, h) and undone
+// by set(c, i, -h): (f(3h) - 9 f(2h) + 45 f(h) - 45 f(-h) + 9 f(-2h) - f(-3h)) / 60h
+typedef void (*perturbFn)(rollCase* c, int i, double h);
+static double fd6(rollCase* c, perturbFn set, int i) {
+  static const double w[6] = {1, -9, 45, -45, 9, -1}, o[6] = {3, 2, 1, -1, -2, -3};
+  double s = 0;
+  for (int k = 0; k < 6; k++) {
+    set(c, i, o[k] * H_FD);
+    s += w[k] * rollout_loss(c);
+    set(c, i, -o[k] * H_FD);   // undo
+  }
+  return s / (60 * H_FD);
+}
+
+// x_0 tangent coordinate i (q tangent for i < nv, else qvel) moved by h; -h undoes it (integration of a
+// single tangent coordinate is exactly invertible only to rounding: restore from a copy instead)
+static double* g_xsave;
+static void perturb_x(rollCase* c, int i, double h) {
+  int nv = c->m->nv;
+  if (g_xsave == NULL) {   // apply
+    g_xsave = malloc(sizeof(double) * (c->m->nq + nv));
+    memcpy(g_xsave, c->qpos0, sizeof(double) * c->m->nq);
+    memcpy(g_xsave + c->m->nq, c->qvel0, sizeof(double) * nv);
+    if (i < nv) gm_perturb(c->m, c->qpos0, g_xsave, i, h);
+    else c->qvel0[i - nv] += h;
+  } else {                 // undo
+    memcpy(c->qpos0, g_xsave, sizeof(double) * c->m->nq);
+    memcpy(c->qvel0, g_xsave + c->m->nq, sizeof(double) * nv);
+    free(g_xsave);
+    g_xsave = NULL;
+  }
+}
+
+// control i of the flattened u (T x nu) moved by h
+static double g_usave;
+static int g_uset;
+static void perturb_u(rollCase* c, int i, double h) {
+  if (!g_uset) {
+    g_usave = c->u[i];
+    c->u[i] += h;
+  } else {
+    c->u[i] = g_usave;
+  }
+  g_uset = !g_uset;
+  (void)h;
+}
+
+// theta_i moved by h through phys_param_set; undone by setting the saved theta
+static double* g_theta0;
+static int g_tset;
+static void perturb_theta(rollCase* c, int i, double h) {
+  int n = c->tab.ntheta;
+  if (!g_tset) {
+    double* th = malloc(sizeof(double) * n);
+    memcpy(th, g_theta0, sizeof(double) * n);
+    th[i] += h;
+    CHECK(phys_param_set(&c->tab, c->m, th) == PHYS_OK);
+    free(th);
+  } else {
+    CHECK(phys_param_set(&c->tab, c->m, g_theta0) == PHYS_OK);
+  }
+  g_tset = !g_tset;
+}
+
+// the gradient with interval k into fresh arrays; returns the status
+typedef struct gradOut_ {
+  double L, *xb, *ub, *tb, *work;
+  size_t nwork;
+  physStatus st;
+} gradOut;
+
+static gradOut run_grad(rollCase* c, int k, physLog* log) {
+  const physModel* m = c->m;
+  gradOut o;
+  int kk = k ? k : phys_rollout_interval(c->T, 0);
+  o.nwork = phys_rollout_worksize(m, c->T, kk, c->tab.ntheta);
+  o.work = malloc(sizeof(double) * (o.nwork + 16));
+  memset(o.work, 0xA5, sizeof(double) * (o.nwork + 16));   // sentinel bytes: written words change
+  o.xb = calloc(2 * m->nv, sizeof(double));
+  o.ub = calloc((size_t)c->T * m->nu + 1, sizeof(double));
+  o.tb = calloc(c->tab.ntheta + 1, sizeof(double));
+  lossCtx lc = {m, NULL, 0};
+  reset_case(c);
+  o.st = phys_rollout_grad(m, c->d, &c->tab, c->T, k, c->u, test_loss, &lc, o.work, &o.L, o.xb, o.ub, o.tb,
+                           log);
+  return o;
+}
+
+static void free_grad(gradOut* o) {
+  free(o->work);
+  free(o->xb);
+  free(o->ub);
+  free(o->tb);
+}
+
+// 1: the gradient against central differences of the rollout
+static void check_fd(rollCase* c) {
+  const physModel* m = c->m;
+  int nv = m->nv, nu = m->nu, T = c->T, nt = c->tab.ntheta;
+  physLog log;
+  memset(&log, 0, sizeof(log));
+  gradOut o = run_grad(c, 0, &log);
+  CHECK_MSG(o.st == PHYS_OK, "%s T=%d: status %d: %s", c->name, T, o.st, log.error);
+  double L = rollout_loss(c);
+  CHECK_MSG(memcmp(&L, &o.L, sizeof(L)) == 0, "%s T=%d: loss %.17g != rollout %.17g", c->name, T, o.L, L);
+
+  double* ref = malloc(sizeof(double) * (2 * nv + (size_t)T * nu + nt + 1));
+  for (int i = 0; i < 2 * nv; i++) ref[i] = fd6(c, perturb_x, i);
+  char what[128];
+  snprintf(what, sizeof(what), "%s T=%d dL/dx0", c->name, T);
+  double ex = gm_compare(what, o.xb, ref, 1, 2 * nv, fabs(L), GM_RTOL);
+  double eu = 0, et = 0;
+  if (nu > 0) {
+    for (int i = 0; i < T * nu; i++) ref[i] = fd6(c, perturb_u, i);
+    snprintf(what, sizeof(what), "%s T=%d dL/du", c->name, T);
+    eu = gm_compare(what, o.ub, ref, T, nu, fabs(L), GM_RTOL);
+  }
+  if (nt > 0) {
+    g_theta0 = malloc(sizeof(double) * nt);
+    phys_param_get(&c->tab, m, g_theta0);
+    for (int i = 0; i < nt; i++) ref[i] = fd6(c, perturb_theta, i);
+    free(g_theta0);
+    snprintf(what, sizeof(what), "%s T=%d dL/dtheta", c->name, T);
+    et = gm_compare(what, o.tb, ref, 1, nt, fabs(L), GM_RTOL);
+  }
+  printf("%-16s T=%3d L=%-12.6g rel err x0 %.2e  u %.2e  theta %.2e  (nv %d, nu %d, ntheta %d)\n", c->name,
+         T, L, ex, eu, et, nv, nu, nt);
+  free(ref);
+  free_grad(&o);
+}
+
+// 2, 3: bit-identical gradients for every interval, bit-identical recomputed states, exact memory
+static void check_checkpoints(rollCase* c) {
+  const physModel* m = c->m;
+  int T = c->T, nq = m->nq, nv = m->nv, nrec = nq + nv + 1;
+  physLog log;
+  memset(&log, 0, sizeof(log));
+
+  // the plain loop's states
+  double* states = malloc(sizeof(double) * (size_t)(T + 1) * (nq + nv));
+  double* times = malloc(sizeof(double) * (size_t)(T + 1));
+  lossCtx lc = {m, states, T + 1};
+  reset_case(c);
+  for (int t = 0; t < T; t++) {
+    times[t] = c->d->time;
+    memcpy(c->d->ctrl, c->u + (size_t)t * m->nu, sizeof(double) * m->nu);
+    phys_step(m, c->d);
+  }
+  times[T] = c->d->time;
+  reset_case(c);
+  phys_rollout(m, c->d, T, c->u, test_loss, &lc);
+
+  gradOut full = run_grad(c, 1, &log);
+  CHECK(full.st == PHYS_OK);
+  int kdef = phys_rollout_interval(T, 0), kbud = phys_rollout_interval(T, phys_rollout_nstate(T, kdef) + 1);
+  int ks[4] = {kdef, kbud > 0 ? kbud : kdef, T, T > 2 ? 2 : 1};
+  for (int n = 0; n < 4; n++) {
+    int k = ks[n];
+    gradOut o = run_grad(c, k, &log);
+    CHECK(o.st == PHYS_OK);
+    CHECK_MSG(memcmp(&o.L, &full.L, sizeof(double)) == 0, "%s T=%d k=%d: loss differs", c->name, T, k);
+    CHECK_MSG(memcmp(o.xb, full.xb, sizeof(double) * 2 * nv) == 0, "%s T=%d k=%d: dL/dx0 differs from the "
+              "full tape", c->name, T, k);
+    CHECK_MSG(memcmp(o.ub, full.ub, sizeof(double) * (size_t)T * m->nu) == 0, "%s T=%d k=%d: dL/du differs",
+              c->name, T, k);
+    CHECK_MSG(memcmp(o.tb, full.tb, sizeof(double) * c->tab.ntheta) == 0, "%s T=%d k=%d: dL/dtheta differs",
+              c->name, T, k);
+
+    // checkpoints x_0, x_k, ... and segment 0's recomputed x_0 .. x_{k-1}: bit for bit the plain states
+    int nchk = (T + k - 1) / k;
+    for (int s = 0; s < nchk + k && s < nchk + T; s++) {
+      int t = s < nchk ? s * k : s - nchk;
+      const double* r = o.work + (size_t)s * nrec;
+      int same = memcmp(r, states + (size_t)t * (nq + nv), sizeof(double) * (nq + nv)) == 0 &&
+                 memcmp(r + nq + nv, times + t, sizeof(double)) == 0;
+      CHECK_MSG(same, "%s T=%d k=%d: record %d (state %d) differs from phys_step's", c->name, T, k, s, t);
+    }
+
+    // memory: the predicted size, all of it used, nothing past it
+    size_t pred = (size_t)phys_rollout_nstate(T, k) * nrec + 6 * (size_t)nv + c->tab.ntheta;
+    CHECK(o.nwork == pred);
+    unsigned char pat[sizeof(double)];
+    memset(pat, 0xA5, sizeof(pat));
+    int untouched = 0, overrun = 0;
+    for (size_t i = 0; i < o.nwork + 16; i++) {
+      int same = memcmp(o.work + i, pat, sizeof(pat)) == 0;
+      if (i < o.nwork) untouched += same;
+      else overrun += !same;
+    }
+    CHECK_MSG(untouched == 0 && overrun == 0, "%s T=%d k=%d: %d workspace words unused, %d written past it",
+              c->name, T, k, untouched, overrun);
+    free_grad(&o);
+  }
+  CHECK(phys_rollout_nstate(T, 1) == T + 1);
+  free_grad(&full);
+  free(states);
+  free(times);
+}
+
+// build a case: model file, parameter specs, initial state from a seeded random state (slide overrides)
+static void make_case(rollCase* c, const char* name, const char* file, const char* const* spec, int nspec,
+                      int T, uint64_t seed, double vs) {
+  memset(c, 0, sizeof(*c));
+  c->name = name;
+  c->m = gm_load(file, 0);
+  // zero damping made positive: phys_step integrates implicitly only if some damping is positive, so the
+  // rollout has a kink in a damping parameter at zero (as test_param_deriv.c)
+  for (int k = 0; k < c->m->nv; k++)
+    if (c->m->dof_damping[k] == 0) c->m->dof_damping[k] = 0.05;
+  c->d = phys_make_data(c->m);
+  physLog log;
+  memset(&log, 0, sizeof(log));
+  CHECK_MSG(phys_param_table_build(&c->tab, c->m, spec, nspec, &log) == PHYS_OK, "%s: %s", name, log.error);
+  physRng r;
+  phys_rng_seed(&r, seed);
+  gm_random_state(c->m, c->d, &r, vs);
+  for (int j = 0; j < c->m->njnt; j++)
+    if (c->m->jnt_limited[j]) {   // the limited slide of mixed.xml: at its spring's rest, at rest
+      c->d->qpos[c->m->jnt_qposadr[j]] = 0.05;
+      c->d->qvel[c->m->jnt_dofadr[j]] = 0;
+    }
+  // mixed.xml: the free base moved so that the spring from "anchor" to "tipsite" starts 0.1 m long (its rest
+  // length) instead of ~1.5 m, whose 56 N would drive the slide into its limit within 0.2 s
+  int sa = phys_name2id(c->m, "site", "anchor"), st = phys_name2id(c->m, "site", "tipsite");
+  if (sa >= 0 && st >= 0 && c->m->jnt_type[0] == PHYS_JNT_FREE) {
+    phys_kinematics(c->m, c->d);
+    for (int i = 0; i < 3; i++)
+      c->d->qpos[i] += c->d->site_xpos[3 * sa + i] - c->d->site_xpos[3 * st + i] + (i == 2 ? -0.1 : 0);
+  }
+  c->qpos0 = malloc(sizeof(double) * c->m->nq);
+  c->qvel0 = malloc(sizeof(double) * c->m->nv);
+  memcpy(c->qpos0, c->d->qpos, sizeof(double) * c->m->nq);
+  memcpy(c->qvel0, c->d->qvel, sizeof(double) * c->m->nv);
+  c->time0 = 0;
+  c->T = T;
+  c->u = malloc(sizeof(double) * ((size_t)T * c->m->nu + 1));
+  for (int t = 0; t < T; t++)
+    for (int i = 0; i < c->m->nu; i++) c->u[t * c->m->nu + i] = 0.4 * sin(0.05 * t + 1.3 * i + 0.2);
+}
+
+static void free_case(rollCase* c) {
+  phys_param_table_free(&c->tab);
+  phys_free_data(c->d);
+  phys_free_model(c->m);
+  free(c->qpos0);
+  free(c->qvel0);
+  free(c->u);
+}
+
+// 4: contacts and limits are refused with the step named
+static void check_refusal(void) {
+  // a box thrown at the floor from 0.2 m at 2 m/s: contact after ~0.05 s (25 steps of 2 ms)
+  physModel* m = gm_load("tests/data/box.xml", 0);
+  physData* d = phys_make_data(m);
+  d->qpos[2] = 0.2;
+  d->qvel[2] = -2;
+  int T = 100, k = phys_rollout_interval(T, 0);
+  double* work = malloc(sizeof(double) * phys_rollout_worksize(m, T, k, 0));
+  double xb[12], L;
+  lossCtx lc = {m, NULL, 0};
+  physLog log;
+  memset(&log, 0, sizeof(log));
+  physStatus st = phys_rollout_grad(m, d, NULL, T, k, NULL, test_loss, &lc, work, &L, xb, NULL, NULL, &log);
+  int step = -1;
+  const char* p = strstr(log.error, "step ");
+  if (p) step = atoi(p + 5);
+  CHECK_MSG(st == PHYS_ERR_ARG && strstr(log.error, "contacts"), "box: status %d, message '%s'", st, log.error);
+  CHECK_MSG(step >= 15 && step <= 40, "box: contact reported at step %d ('%s')", step, log.error);
+  CHECK(d->qpos[2] == 0.2 && d->qvel[2] == -2);   // d back at x_0
+  printf("contact refusal: %s\n", log.error);
+  free(work);
+  phys_free_data(d);
+  phys_free_model(m);
+
+  // mixed.xml's slide driven into its upper limit 0.3 from 0.25 at 2 m/s
+  m = gm_load("tests/data/mixed.xml", 0);
+  d = phys_make_data(m);
+  int js = -1;
+  for (int j = 0; j < m->njnt; j++)
+    if (m->jnt_limited[j]) js = j;
+  d->qpos[m->jnt_qposadr[js]] = 0.25;
+  d->qvel[m->jnt_dofadr[js]] = 2;
+  double* u = calloc((size_t)T * m->nu, sizeof(double));
+  work = malloc(sizeof(double) * phys_rollout_worksize(m, T, k, 0));
+  double xb2[22];
+  lc.m = m;
+  memset(&log, 0, sizeof(log));
+  st = phys_rollout_grad(m, d, NULL, T, k, u, test_loss, &lc, work, &L, xb2, NULL, NULL, &log);
+  CHECK_MSG(st == PHYS_ERR_ARG && strstr(log.error, "1 active joint limits"), "slide: status %d, '%s'", st,
+            log.error);
+  printf("limit refusal: %s\n", log.error);
+  free(u);
+  free(work);
+  phys_free_data(d);
+  phys_free_model(m);
+
+  // bad arguments
+  memset(&log, 0, sizeof(log));
+  CHECK(phys_rollout_grad(m, NULL, NULL, 0, 0, NULL, test_loss, &lc, NULL, &L, NULL, NULL, NULL, &log) ==
+        PHYS_ERR_ARG);
+}
+
+// the interval for budgets
+static void check_interval(void) {
+  CHECK(phys_rollout_interval(100, 0) == 10);
+  CHECK(phys_rollout_interval(101, 0) == 11);
+  CHECK(phys_rollout_interval(1, 0) == 1);
+  CHECK(phys_rollout_interval(7, 0) == 3);
+  CHECK(phys_rollout_nstate(100, 10) == 20);
+  CHECK(phys_rollout_interval(100, 25) == 5);    // ceil(100/5) + 5 = 25; k = 4 needs 29
+  CHECK(phys_rollout_interval(100, 19) == -1);   // min over k of ceil(100/k) + k is 20
+  CHECK(phys_rollout_interval(100, 200) == 1);   // the full tape fits
+}
+
+int main(void) {
+  const char* hs = getenv("ROLLOUT_H");
+  if (hs) H_FD = atof(hs);
+  check_interval();
+  check_refusal();
+  const char* pen[] = {"mass:bob", "com:bob", "damping:swing", "gravity"};
+  const char* mix[] = {"inertia:arm", "stiffness:ball", "damping:slide", "stiffness:spring", "damping:spring",
+                       "restlength:spring", "gear:m_hinge", "mass:base", "gravity"};
+  const char* dbl[] = {"inertia:link2", "mass:link1", "com:link1", "gravity"};
+  int Ts[3] = {1, 7, 100};
+  for (int n = 0; n < 3; n++) {
+    rollCase c[3];
+    make_case(&c[0], "pendulum", "tests/data/pendulum.xml", pen, 4, Ts[n], 11, 1);
+    make_case(&c[1], "mixed", "tests/data/mixed.xml", mix, 9, Ts[n], 12, 0.3);
+    make_case(&c[2], "double_pendulum", "tests/data/double_pendulum.xml", dbl, 4, Ts[n], 13, 1);
+    for (int i = 0; i < 3; i++) {
+      check_fd(&c[i]);
+      check_checkpoints(&c[i]);
+      free_case(&c[i]);
+    }
+  }
+  return test_done();
+}
