@@ -1,0 +1,237 @@
+// ccp_vjp.c - derivatives of Anitescu's cone program (ccp.c) at its solution, by implicit differentiation
+// (DESIGN.md section 4, "QP / QCQP / CCP"):
+//
+//   lambda* = argmin 1/2 lambda'G lambda + lambda'g   s.t.  ||lambda_t,i|| <= mu_i lambda_n,i,  lambda_limit >= 0.
+//
+// Optimality in natural-map form: with w = G lambda + g and R = diag(rho) (rho = 1 / mean diagonal of each
+// contact's block of G, 1 / G_ii on a limit row: any rho > 0 gives the same solution and, at a solution
+// away from a structure switch, the same derivative),
+//   F(lambda; g, G, mu) = lambda - P_K(v) = 0,   v = lambda - R w,
+// P_K the projection onto the product of cones. Differentiating, with J_P = dP/dv (block diagonal: per
+// contact identity inside the cone (sticking), 0 in the polar cone (separating), on the surface the
+// projection's Jacobian there (sliding, below); a limit row 1 if v > 0, else 0) and P_mu = dP/dmu:
+//   A dlambda = -J_P R (dg + dG lambda) + P_mu dmu,     A = I - J_P (I - R G).
+// Forward mode solves that system; reverse mode solves A'x = lambda_bar and returns
+//   g_bar = -R J_P' x,   G_bar = g_bar lambda' (each entry of G independent),   mu_bar_i = x_i' P_mu,i.
+// A is singular when G is (a box's four coplanar corners: lambda is not unique there, while w and the
+// velocities are): both solves use iterative refinement of the regularized least-squares problem
+//   x_k+1 = argmin 1/2 ||A x - b||^2 + eps/2 ||x - x_k||^2    (Cholesky of A'A + eps I, once),
+// from x_0 = 0, which converges to the minimal-norm least-squares solution, pinv(A) b; the same for A'.
+// Limitation of singular problems: A's null space holds the load redistributions J'dl = 0, so the velocity
+// derivative is unique while every contact keeps its structure and the sliding contacts one common slip
+// direction (measured: the sliding box against central differences in its linear velocity, 7e-11). A
+// perturbation that turns the slip directions apart (a spin of the sliding box) makes the loads unique
+// again at a limit distribution the solver's lambda need not be: the friction torque's derivative depends on
+// it, and the result here is off (measured 2e-5 relative on the sliding box's angular velocity).
+// Assumes strict complementarity (no contact exactly at a switch: sticking with lambda on the surface,
+// separating with w on the dual cone's surface); there the derivative is one of the one-sided ones.
+#include <math.h>
+#include <string.h>
+
+#include "../math/chol.h"
+#include "contact.h"
+
+#define PHYS_CCP_VJP_EPS 1e-12   // regularization eps relative to the largest diagonal of A'A
+#define PHYS_CCP_VJP_ITER 200    // refinement iterations at most
+
+// the linearization of the natural map at the solution: A (n x n), B = J_P R (block diagonal: 9 per
+// contact, then one per limit row), Pmu = dP/dmu (3 per contact)
+typedef struct ccpLin_ {
+  int n, nc, nl;
+  double *A, *B, *Pmu;
+} ccpLin;
+
+// projection Jacobian P = dp/dv (3 x 3) of v = (a, b) onto the cone ||b|| <= mu a, and dp/dmu (3):
+// inside: identity, 0; polar cone: 0, 0; surface, with s = ||b||, u = b/s, c = 1/(1 + mu^2),
+// k = (a + mu s) c, p = k (1, mu u):  dp/da = c (1, mu u), dp_n/db = mu c u', dp_t/db = mu^2 c u u' +
+// mu k (I - u u')/s;  dk/dmu = c (s - 2 mu k), dp_n/dmu = dk/dmu, dp_t/dmu = u (k + mu dk/dmu)
+static void cone_jac(double P[9], double pmu[3], const double v[3], double mu) {
+  double a = v[0], s = sqrt(v[1] * v[1] + v[2] * v[2]);
+  memset(P, 0, 9 * sizeof(double));
+  memset(pmu, 0, 3 * sizeof(double));
+  if (s <= mu * a) {
+    P[0] = P[4] = P[8] = 1;
+    return;
+  }
+  if (mu * s <= -a) return;
+  double u[2] = {v[1] / s, v[2] / s}, c = 1 / (1 + mu * mu), k = (a + mu * s) * c;
+  double dk = c * (s - 2 * mu * k);
+  P[0] = c;
+  pmu[0] = dk;
+  for (int r = 0; r < 2; r++) {
+    P[1 + r] = P[3 * (1 + r)] = mu * c * u[r];
+    pmu[1 + r] = u[r] * (k + mu * dk);
+    for (int q = 0; q < 2; q++) P[3 * (1 + r) + 1 + q] = mu * mu * c * u[r] * u[q] + mu * k * ((r == q) - u[r] * u[q]) / s;
+  }
+}
+
+// fill L (arrays from d's arena) at the solution lambda: rho, v = lambda - R (G lambda + g), the
+// Jacobians, B = J_P R and A = I - J_P + B G
+static void linearize(ccpLin* L, physData* d, const physConstraintProblem* p, const double* lambda) {
+  int n = p->n, nc = p->nc, nl = p->nl;
+  L->n = n, L->nc = nc, L->nl = nl;
+  L->A = phys_stack_alloc(d, (size_t)n * n);
+  L->B = phys_stack_alloc(d, 9 * (size_t)nc + nl + 1);
+  L->Pmu = phys_stack_alloc(d, 3 * (size_t)nc + 1);
+  double* Jp = phys_stack_alloc(d, 9 * (size_t)nc + nl + 1);
+  for (int c = 0; c < nc; c++) {
+    const double* G = p->G + (size_t)(3 * c) * n + 3 * c;
+    double mean = (G[0] + G[n + 1] + G[2 * (size_t)n + 2]) / 3, rho = mean > 0 ? 1 / mean : 1, v[3];
+    for (int a = 0; a < 3; a++) {
+      const double* Gr = p->G + (size_t)(3 * c + a) * n;
+      double w = p->g[3 * c + a];
+      for (int j = 0; j < n; j++) w += Gr[j] * lambda[j];
+      v[a] = lambda[3 * c + a] - rho * w;
+    }
+    cone_jac(Jp + 9 * c, L->Pmu + 3 * c, v, fmax(p->mu[c], 0));
+    for (int e = 0; e < 9; e++) L->B[9 * c + e] = rho * Jp[9 * c + e];
+  }
+  for (int i = 3 * nc; i < n; i++) {
+    const double* Gr = p->G + (size_t)i * n;
+    double gii = Gr[i], rho = gii > 0 ? 1 / gii : 1, w = p->g[i];
+    for (int j = 0; j < n; j++) w += Gr[j] * lambda[j];
+    Jp[9 * nc + i - 3 * nc] = lambda[i] - rho * w > 0;
+    L->B[9 * nc + i - 3 * nc] = rho * Jp[9 * nc + i - 3 * nc];
+  }
+  // A = I - J_P + B G, row by row (B block diagonal)
+  for (int c = 0; c < nc; c++) {
+    const double *B = L->B + 9 * c, *G0 = p->G + (size_t)(3 * c) * n, *G1 = G0 + n, *G2 = G1 + n;
+    for (int a = 0; a < 3; a++) {
+      double* Ar = L->A + (size_t)(3 * c + a) * n;
+      for (int j = 0; j < n; j++) Ar[j] = B[3 * a] * G0[j] + B[3 * a + 1] * G1[j] + B[3 * a + 2] * G2[j];
+      for (int b = 0; b < 3; b++) Ar[3 * c + b] += (a == b) - Jp[9 * c + 3 * a + b];
+    }
+  }
+  for (int i = 3 * nc; i < n; i++) {
+    double b = L->B[9 * nc + i - 3 * nc];
+    double* Ar = L->A + (size_t)i * n;
+    const double* Gr = p->G + (size_t)i * n;
+    for (int j = 0; j < n; j++) Ar[j] = b * Gr[j];
+    Ar[i] += 1 - Jp[9 * nc + i - 3 * nc];
+  }
+}
+
+// y = M x (trans = 0) or M' x (trans = 1), M n x n row-major
+static void matvec(double* y, const double* M, const double* x, int n, int trans) {
+  for (int i = 0; i < n; i++) y[i] = 0;
+  for (int i = 0; i < n; i++) {
+    const double* Mr = M + (size_t)i * n;
+    if (trans) {
+      for (int j = 0; j < n; j++) y[j] += Mr[j] * x[i];
+    } else {
+      double s = 0;
+      for (int j = 0; j < n; j++) s += Mr[j] * x[j];
+      y[i] = s;
+    }
+  }
+}
+
+// solve A x = b (trans = 0) or A'x = b (trans = 1) as the limit of x_k+1 = argmin 1/2 ||Op x - b||^2 +
+// eps/2 ||x - x_k||^2 from x_0 = 0, Op = A or A': with N = Op'Op + eps I (factored once),
+// x_k+1 = x_k + N^-1 Op'(b - Op x_k). Stops when the step is below 1e-15 ||x||, stops shrinking (rounding) or
+// after PHYS_CCP_VJP_ITER steps. Returns the number of steps.
+static int refine_solve(double* x, physData* d, const double* A, const double* b, int n, int trans) {
+  size_t mark = phys_stack_mark(d);
+  double* N = phys_stack_alloc(d, (size_t)n * n);
+  double* r = phys_stack_alloc(d, 2 * (size_t)n);
+  double* s = r + n;
+  // N = Op'Op: trans = 0: (A'A)_ij = sum_k A_ki A_kj; trans = 1: (A A')_ij = sum_k A_ik A_jk
+  double dmax = 0;
+  for (int i = 0; i < n; i++) {
+    for (int j = 0; j <= i; j++) {
+      double acc = 0;
+      if (trans) {
+        for (int k = 0; k < n; k++) acc += A[(size_t)i * n + k] * A[(size_t)j * n + k];
+      } else {
+        for (int k = 0; k < n; k++) acc += A[(size_t)k * n + i] * A[(size_t)k * n + j];
+      }
+      N[(size_t)i * n + j] = N[(size_t)j * n + i] = acc;
+    }
+    dmax = fmax(dmax, N[(size_t)i * n + i]);
+  }
+  double eps = PHYS_CCP_VJP_EPS * (dmax > 0 ? dmax : 1);
+  for (int i = 0; i < n; i++) N[(size_t)i * n + i] += eps;
+  phys_chol_factor(N, n, 0);
+  for (int i = 0; i < n; i++) x[i] = 0;
+  int it = 0;
+  double last = INFINITY;
+  while (it < PHYS_CCP_VJP_ITER) {
+    it++;
+    // r = b - Op x, s = Op' r
+    matvec(r, A, x, n, trans);
+    for (int i = 0; i < n; i++) r[i] = b[i] - r[i];
+    matvec(s, A, r, n, !trans);
+    phys_chol_solve(s, N, s, n);
+    double step = 0, norm = 0;
+    for (int i = 0; i < n; i++) {
+      x[i] += s[i];
+      step = fmax(step, fabs(s[i]));
+      norm = fmax(norm, fabs(x[i]));
+    }
+    if (step <= 1e-15 * norm || norm == 0 || (it > 2 && step >= last)) break;  // converged or at rounding
+    last = step;
+  }
+  phys_stack_free(d, mark);
+  return it;
+}
+
+// reverse mode (see contact.h)
+physStatus phys_solve_ccp_vjp(const physModel* m, physData* d, const physConstraintProblem* p,
+                              const physConstraintSolution* sol, const double* lambda_bar, double* g_bar,
+                              double* G_bar, double* mu_bar) {
+  (void)m;
+  int n = p->n, nc = p->nc;
+  for (int i = 0; i < n; i++) g_bar[i] = 0;
+  if (G_bar) memset(G_bar, 0, (size_t)n * n * sizeof(double));
+  if (mu_bar) memset(mu_bar, 0, (size_t)nc * sizeof(double));
+  if (n == 0) return PHYS_OK;
+  size_t mark = phys_stack_mark(d);
+  ccpLin L;
+  linearize(&L, d, p, sol->lambda);
+  double* x = phys_stack_alloc(d, (size_t)n);
+  refine_solve(x, d, L.A, lambda_bar, n, 1);
+  // g_bar = -B'x (B = J_P R block diagonal); mu_bar_i = x_i'P_mu,i
+  for (int c = 0; c < nc; c++) {
+    const double *B = L.B + 9 * c, *xc = x + 3 * c;
+    for (int b = 0; b < 3; b++) g_bar[3 * c + b] = -(B[b] * xc[0] + B[3 + b] * xc[1] + B[6 + b] * xc[2]);
+    if (mu_bar) mu_bar[c] = xc[0] * L.Pmu[3 * c] + xc[1] * L.Pmu[3 * c + 1] + xc[2] * L.Pmu[3 * c + 2];
+  }
+  for (int i = 3 * nc; i < n; i++) g_bar[i] = -L.B[9 * nc + i - 3 * nc] * x[i];
+  if (G_bar)
+    for (int i = 0; i < n; i++)
+      for (int j = 0; j < n; j++) G_bar[(size_t)i * n + j] = g_bar[i] * sol->lambda[j];
+  phys_stack_free(d, mark);
+  return isfinite(sol->residual) ? PHYS_OK : PHYS_ERR_NUMERIC;
+}
+
+// forward mode (see contact.h)
+physStatus phys_solve_ccp_jvp(const physModel* m, physData* d, const physConstraintProblem* p,
+                              const physConstraintSolution* sol, const double* dg, const double* dG,
+                              const double* dmu, double* dlambda) {
+  (void)m;
+  int n = p->n, nc = p->nc;
+  if (n == 0) return PHYS_OK;
+  size_t mark = phys_stack_mark(d);
+  ccpLin L;
+  linearize(&L, d, p, sol->lambda);
+  double* e = phys_stack_alloc(d, 2 * (size_t)n);
+  double* rhs = e + n;
+  // e = dg + dG lambda; rhs = -B e + P_mu dmu
+  for (int i = 0; i < n; i++) {
+    double s = dg ? dg[i] : 0;
+    if (dG)
+      for (int j = 0; j < n; j++) s += dG[(size_t)i * n + j] * sol->lambda[j];
+    e[i] = s;
+  }
+  for (int c = 0; c < nc; c++) {
+    const double *B = L.B + 9 * c, *ec = e + 3 * c;
+    for (int a = 0; a < 3; a++) {
+      rhs[3 * c + a] = -(B[3 * a] * ec[0] + B[3 * a + 1] * ec[1] + B[3 * a + 2] * ec[2]);
+      if (dmu) rhs[3 * c + a] += L.Pmu[3 * c + a] * dmu[c];
+    }
+  }
+  for (int i = 3 * nc; i < n; i++) rhs[i] = -L.B[9 * nc + i - 3 * nc] * e[i];
+  refine_solve(dlambda, d, L.A, rhs, n, 0);
+  phys_stack_free(d, mark);
+  return isfinite(sol->residual) ? PHYS_OK : PHYS_ERR_NUMERIC;
+}
