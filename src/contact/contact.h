@@ -72,6 +72,14 @@ physStatus phys_solve_cone(const physModel* m, physData* d, const physConstraint
                            physConstraintSolution* sol);
 physStatus phys_solve_ccp(const physModel* m, physData* d, const physConstraintProblem* p,
                           physConstraintSolution* sol);
+// derivatives of phys_solve_lcp's lambda at its solution sol (src/contact/lcp_vjp.c): forward (dG, dmu may be
+// NULL) and reverse (dL/dlambda -> dL/dg, dL/dG (entrywise, may be NULL), dL/dmu (may be NULL))
+physStatus phys_solve_lcp_jvp(const physModel* m, physData* d, const physConstraintProblem* p,
+                              const physConstraintSolution* sol, const double* dg, const double* dG,
+                              const double* dmu, double* lambda_dot);
+physStatus phys_solve_lcp_vjp(const physModel* m, physData* d, const physConstraintProblem* p,
+                              const physConstraintSolution* sol, const double* lambda_bar, double* g_bar,
+                              double* G_bar, double* mu_bar);
 // ccp's derivatives at its solution sol by implicit differentiation (ccp_vjp.c): reverse mode g_bar (n),
 // G_bar (n x n, entries independent; may be NULL), mu_bar (nc; may be NULL) from lambda_bar; forward mode
 // dlambda from dg, dG, dmu (each may be NULL)
@@ -81,6 +89,13 @@ physStatus phys_solve_ccp_vjp(const physModel* m, physData* d, const physConstra
 physStatus phys_solve_ccp_jvp(const physModel* m, physData* d, const physConstraintProblem* p,
                               const physConstraintSolution* sol, const double* dg, const double* dG,
                               const double* dmu, double* dlambda);
+// the same for the cone solver's solution (Signorini + Coulomb with maximal dissipation; ccp_vjp.c)
+physStatus phys_solve_cone_vjp(const physModel* m, physData* d, const physConstraintProblem* p,
+                               const physConstraintSolution* sol, const double* lambda_bar, double* g_bar,
+                               double* G_bar, double* mu_bar);
+physStatus phys_solve_cone_jvp(const physModel* m, physData* d, const physConstraintProblem* p,
+                               const physConstraintSolution* sol, const double* dg, const double* dG,
+                               const double* dmu, double* dlambda);
 // penalty (src/contact/penalty.c): forces, not impulses, integrated linearly implicitly by the step.
 // Damping ratio of the restitution-derived normal damper for eps = 0 and the smallest restitutions
 #define PHYS_PENALTY_ZETA_MAX 5.0

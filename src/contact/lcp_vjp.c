@@ -1,0 +1,359 @@
+// lcp_vjp.c - derivatives of the `lcp` solver's result lambda(g, G, mu) at a solution (paper 001, section
+// IV; DESIGN.md section 4): forward (phys_solve_lcp_jvp) and reverse (phys_solve_lcp_vjp) mode.
+//
+// Locally, away from label switches, the labels sol->state of phys_solve_lcp fix the solution's structure:
+//   lambda_S = 0,  lambda_B = E lambda_C  (bounded tangent b of contact c: lambda_b = e_b lambda_n,
+//   e_b = +mu_c (upper) or -mu_c (lower); e_b = 0 when mu_c <= 0),  and lambda_C solves
+//   (G_CC + G_CB E) lambda_C = -g_C.
+// What is differentiated is exactly what the solver computes: it works on the scaled problem (lcp.c's file
+// comment; s_i = 1/sqrt(mean diagonal of G over contact i's three rows, or the limit row's own), gamma
+// cancels) and returns the minimal-norm solution in the scaled unknowns:
+//   A = S_C H S_C,  H = G_CC + G_CB E,  b = -S_C g_C,  x = A^+ b,  lambda_C = S_C x.
+// When A is regular, S cancels and this is lambda_C = -H^-1 g_C. When A is singular (a box's four coplanar
+// corners) x is the pseudo-inverse solution, and S (which depends on G's diagonal) matters. For a
+// perturbation that keeps rank A (e.g. dG = dJ W J' + J W dJ' of a G = J W J'), the derivative of
+// x = A^+ b is (Golub & Pereyra 1973)
+//   dx = A^+ (db - dA x) + A^+ A^+' dA' r + (I - A^+ A) dA' A^+' x,   r = b - A x (0 when consistent),
+// and its adjoint, for x_bar:
+//   b_bar = A^+' x_bar,   A_bar = -(A^+' x_bar) x' + r (A^+ A^+' x_bar)' + (A^+' x) ((I - A^+ A) x_bar)'.
+// A perturbation that raises the rank (a generic dG of a singular G) makes lambda jump: no derivative.
+// A^+ comes from a one-sided Jacobi SVD of A with the solver's rank cut (sigma <= 1e-12 sigma_max is 0).
+// Limitations: G_bar is the gradient with respect to G's n^2 entries taken independently (symmetrize it for
+// a symmetric parameterization); a contact whose diagonal mean is degenerate (s from the largest diagonal,
+// lcp_scale) gets no derivative through s; when the solver had to keep Lemke's own refined point (not the
+// minimal-norm one, nearly inconsistent problems) the derivative is that of the minimal-norm solution.
+// Complementarity-aware gradients (paper 001 IV-D) are not implemented.
+#include <math.h>
+#include <string.h>
+
+#include "contact.h"
+
+#define VJP_TOL_RANK 1e-12    // singular values <= tol * the largest count as 0 (lcp.c's LCP_TOL_RANK)
+#define VJP_JACOBI_SWEEPS 60  // cap on one-sided Jacobi sweeps (converges quadratically, ~6-10 used)
+
+// the local linear structure at the solution
+typedef struct lcpLocal_ {
+  int n, m;                 // rows, clamping rows
+  int* cr;                  // m: clamping row of each unknown
+  int* pos;                 // n: position of row i among the clamping ones, -1 if not clamping
+  int* nb;                  // n: for a bounded tangent row, the position of its contact's normal, else -1
+  double* e;                // n: e_b = +-mu (bounded rows), 0 otherwise
+  double* sgn;              // n: +1 upper, -1 lower, 0 otherwise; e_b = sgn_b max(mu, 0)
+  double* s;                // n row scales
+  double* H;                // m x m row-major: G_CC + G_CB E
+  double* A;                // m x m: S H S
+  double* P;                // m x m: A^+
+  double* x;                // m: scaled solution lambda_C / s_C
+  double* r;                // m: b - A x
+  int* live;                // n: 1 if s_i depends on G's diagonal (0: degenerate, from the largest one)
+} lcpLocal;
+
+// n ints from d's arena
+static int* vjp_ints(physData* d, int n) {
+  return (int*)phys_stack_alloc(d, (size_t)n / 2 + 1);
+}
+
+// row scales s as lcp.c's lcp_scale: per contact 1/sqrt(mean of its three diagonal entries), per limit row
+// 1/sqrt(its diagonal); a tiny or non-positive one takes the largest diagonal (flagged in deg)
+static void vjp_scale(double* s, int* deg, const physConstraintProblem* p) {
+  int n = p->n;
+  double dmax = 0;
+  for (int i = 0; i < n; i++) dmax = fmax(p->G[(size_t)i * n + i], dmax);
+  if (!(dmax > 0)) dmax = 1;
+  for (int i = 0; i < n; i++) {
+    double dd;
+    if (i < 3 * p->nc) {
+      const double* Gc = p->G + (size_t)(3 * (i / 3)) * n + 3 * (i / 3);
+      dd = (Gc[0] + Gc[n + 1] + Gc[2 * n + 2]) / 3;
+    } else {
+      dd = p->G[(size_t)i * n + i];
+    }
+    deg[i] = !(dd > 1e-12 * dmax);
+    s[i] = 1 / sqrt(deg[i] ? dmax : dd);
+  }
+}
+
+// P = A^+ (m x m row-major) by one-sided Jacobi: rotations V make the columns of W = A V orthogonal, then
+// A = U Sigma V' with u_j = w_j / sigma_j, and A^+ = sum_{sigma_j > tol} v_j w_j' / sigma_j^2
+static void vjp_pinv(double* P, physData* d, const double* A, int m) {
+  size_t mark = phys_stack_mark(d);
+  double* W = phys_stack_alloc(d, (size_t)m * m + 1);   // column-major: column j at W + j m
+  double* V = phys_stack_alloc(d, (size_t)m * m + 1);
+  double* sig2 = phys_stack_alloc(d, (size_t)m + 1);
+  for (int i = 0; i < m; i++)
+    for (int j = 0; j < m; j++) W[(size_t)j * m + i] = A[(size_t)i * m + j], V[(size_t)j * m + i] = i == j;
+  for (int sweep = 0; sweep < VJP_JACOBI_SWEEPS; sweep++) {
+    int rotated = 0;
+    for (int p = 0; p < m - 1; p++) {
+      for (int q = p + 1; q < m; q++) {
+        double* wp = W + (size_t)p * m;
+        double* wq = W + (size_t)q * m;
+        double al = 0, be = 0, ga = 0;
+        for (int i = 0; i < m; i++) al += wp[i] * wp[i], be += wq[i] * wq[i], ga += wp[i] * wq[i];
+        if (al == 0 || be == 0 || !(fabs(ga) > 1e-15 * sqrt(al * be))) continue;
+        rotated = 1;
+        // the rotation zeroing w_p . w_q: zeta = (beta - alpha) / (2 gamma), t = tan of the angle
+        double zeta = (be - al) / (2 * ga);
+        double t = (zeta >= 0 ? 1.0 : -1.0) / (fabs(zeta) + sqrt(1 + zeta * zeta));
+        double c = 1 / sqrt(1 + t * t), sn = c * t;
+        for (int i = 0; i < m; i++) {
+          double a = wp[i], b = wq[i];
+          wp[i] = c * a - sn * b, wq[i] = sn * a + c * b;
+        }
+        double* vp = V + (size_t)p * m;
+        double* vq = V + (size_t)q * m;
+        for (int i = 0; i < m; i++) {
+          double a = vp[i], b = vq[i];
+          vp[i] = c * a - sn * b, vq[i] = sn * a + c * b;
+        }
+      }
+    }
+    if (!rotated) break;
+  }
+  double smax = 0;
+  for (int j = 0; j < m; j++) {
+    double s2 = 0;
+    for (int i = 0; i < m; i++) s2 += W[(size_t)j * m + i] * W[(size_t)j * m + i];
+    sig2[j] = s2;
+    smax = fmax(s2, smax);
+  }
+  memset(P, 0, sizeof(double) * (size_t)m * m);
+  for (int j = 0; j < m; j++) {
+    if (!(sig2[j] > VJP_TOL_RANK * VJP_TOL_RANK * smax)) continue;
+    for (int i = 0; i < m; i++)
+      for (int k = 0; k < m; k++) P[(size_t)i * m + k] += V[(size_t)j * m + i] * W[(size_t)j * m + k] / sig2[j];
+  }
+  phys_stack_free(d, mark);
+}
+
+// the local structure of sol: labels, H, A, A^+, x, r (arrays from d's arena; the caller marks and frees)
+static void vjp_local(lcpLocal* L, physData* d, const physConstraintProblem* p, const physConstraintSolution* sol) {
+  int n = p->n, m = 0;
+  L->n = n;
+  L->cr = vjp_ints(d, n);
+  L->pos = vjp_ints(d, n);
+  L->nb = vjp_ints(d, n);
+  L->e = phys_stack_alloc(d, (size_t)n);
+  L->sgn = phys_stack_alloc(d, (size_t)n);
+  L->s = phys_stack_alloc(d, (size_t)n);
+  int* deg = vjp_ints(d, n);
+  L->live = vjp_ints(d, n);
+  vjp_scale(L->s, deg, p);
+  for (int i = 0; i < n; i++) {
+    L->pos[i] = sol->state[i] == PHYS_ROW_CLAMPING ? m : -1;
+    if (L->pos[i] >= 0) L->cr[m++] = i;
+  }
+  L->m = m;
+  for (int i = 0; i < n; i++) {
+    int c = i < 3 * p->nc && i % 3 ? i / 3 : -1, st = sol->state[i];
+    L->nb[i] = -1, L->e[i] = L->sgn[i] = 0;
+    if (c < 0 || (st != PHYS_ROW_UPPER && st != PHYS_ROW_LOWER) || L->pos[3 * c] < 0) continue;
+    L->nb[i] = L->pos[3 * c];
+    L->sgn[i] = st == PHYS_ROW_UPPER ? 1 : -1;
+    L->e[i] = L->sgn[i] * (p->mu[c] > 0 ? p->mu[c] : 0);
+  }
+  // H = G_CC + G_CB E, A = S H S, x = lambda_C / s_C, r = b - A x with b = -S g_C
+  size_t mm = (size_t)m * m + 1;
+  L->H = phys_stack_alloc(d, mm), L->A = phys_stack_alloc(d, mm), L->P = phys_stack_alloc(d, mm);
+  L->x = phys_stack_alloc(d, (size_t)m + 1), L->r = phys_stack_alloc(d, (size_t)m + 1);
+  for (int i = 0; i < m; i++)
+    for (int k = 0; k < m; k++) L->H[(size_t)i * m + k] = p->G[(size_t)L->cr[i] * n + L->cr[k]];
+  for (int b = 0; b < n; b++) {
+    if (L->nb[b] < 0) continue;
+    for (int i = 0; i < m; i++) L->H[(size_t)i * m + L->nb[b]] += L->e[b] * p->G[(size_t)L->cr[i] * n + b];
+  }
+  for (int i = 0; i < m; i++)
+    for (int k = 0; k < m; k++) L->A[(size_t)i * m + k] = L->s[L->cr[i]] * L->s[L->cr[k]] * L->H[(size_t)i * m + k];
+  for (int i = 0; i < m; i++) L->x[i] = sol->lambda[L->cr[i]] / L->s[L->cr[i]];
+  for (int i = 0; i < m; i++) {
+    double t = -L->s[L->cr[i]] * p->g[L->cr[i]];
+    for (int k = 0; k < m; k++) t -= L->A[(size_t)i * m + k] * L->x[k];
+    L->r[i] = t;
+  }
+  if (m > 0) vjp_pinv(L->P, d, L->A, m);
+  for (int i = 0; i < n; i++) L->live[i] = !deg[i];
+}
+
+// y = P x (trans = 0) or P' x (trans = 1), m x m row-major; y and x distinct
+static void vjp_mulv(double* y, const double* P, const double* x, int m, int trans) {
+  for (int i = 0; i < m; i++) {
+    double t = 0;
+    for (int k = 0; k < m; k++) t += (trans ? P[(size_t)k * m + i] : P[(size_t)i * m + k]) * x[k];
+    y[i] = t;
+  }
+}
+
+// forward mode: lambda_dot (n) = dlambda/dg dg + dlambda/dG dG + dlambda/dmu dmu at the solution sol of p
+// (dG n x n and dmu nc may be NULL: zero). Scratch from d's arena. Returns PHYS_OK.
+physStatus phys_solve_lcp_jvp(const physModel* m, physData* d, const physConstraintProblem* p,
+                              const physConstraintSolution* sol, const double* dg, const double* dG,
+                              const double* dmu, double* lambda_dot) {
+  (void)m;
+  int n = p->n;
+  if (n <= 0) return PHYS_OK;
+  size_t mark = phys_stack_mark(d);
+  lcpLocal L;
+  vjp_local(&L, d, p, sol);
+  int mc = L.m;
+  double* ds = phys_stack_alloc(d, (size_t)n);
+  double* de = phys_stack_alloc(d, (size_t)n);
+  double* dA = phys_stack_alloc(d, (size_t)mc * mc + 1);
+  double* v = phys_stack_alloc(d, (size_t)mc + 1);
+  double* w = phys_stack_alloc(d, (size_t)mc + 1);
+  double* dx = phys_stack_alloc(d, (size_t)mc + 1);
+  // ds = -s^3/2 d(mean diagonal), de_b = sgn_b dmu_c
+  for (int i = 0; i < n; i++) {
+    double dd = 0;
+    if (dG && L.live[i]) {
+      if (i < 3 * p->nc) {
+        int r0 = 3 * (i / 3);
+        for (int k = r0; k < r0 + 3; k++) dd += dG[(size_t)k * n + k] / 3;
+      } else {
+        dd = dG[(size_t)i * n + i];
+      }
+    }
+    ds[i] = -0.5 * L.s[i] * L.s[i] * L.s[i] * dd;
+    de[i] = L.nb[i] >= 0 && dmu && p->mu[i / 3] >= 0 ? L.sgn[i] * dmu[i / 3] : 0;
+  }
+  // dH = dG_CC + dG_CB E + G_CB dE (in dA), then dA = S dH S + (dS H S + S H dS)
+  for (int i = 0; i < mc; i++) {
+    int ci = L.cr[i];
+    for (int k = 0; k < mc; k++) dA[(size_t)i * mc + k] = dG ? dG[(size_t)ci * n + L.cr[k]] : 0;
+    for (int b = 0; b < n; b++)
+      if (L.nb[b] >= 0)
+        dA[(size_t)i * mc + L.nb[b]] += L.e[b] * (dG ? dG[(size_t)ci * n + b] : 0) + de[b] * p->G[(size_t)ci * n + b];
+  }
+  for (int i = 0; i < mc; i++)
+    for (int k = 0; k < mc; k++) {
+      int ci = L.cr[i], ck = L.cr[k];
+      dA[(size_t)i * mc + k] = L.s[ci] * L.s[ck] * dA[(size_t)i * mc + k] +
+                               (ds[ci] * L.s[ck] + L.s[ci] * ds[ck]) * L.H[(size_t)i * mc + k];
+    }
+  // dx = A^+ (db - dA x) + A^+ A^+' dA' r + (I - A^+ A) dA' A^+' x,  db = -dS g_C - S dg_C
+  for (int i = 0; i < mc; i++) {
+    int ci = L.cr[i];
+    double t = -ds[ci] * p->g[ci] - L.s[ci] * (dg ? dg[ci] : 0);
+    for (int k = 0; k < mc; k++) t -= dA[(size_t)i * mc + k] * L.x[k];
+    v[i] = t;
+  }
+  vjp_mulv(dx, L.P, v, mc, 0);
+  vjp_mulv(v, dA, L.r, mc, 1);           // dA' r
+  vjp_mulv(w, L.P, v, mc, 1);            // A^+' dA' r
+  vjp_mulv(v, L.P, w, mc, 0);            // A^+ A^+' dA' r
+  for (int i = 0; i < mc; i++) dx[i] += v[i];
+  vjp_mulv(w, L.P, L.x, mc, 1);          // A^+' x
+  vjp_mulv(v, dA, w, mc, 1);             // y = dA' A^+' x
+  for (int i = 0; i < mc; i++) dx[i] += v[i];
+  vjp_mulv(w, L.A, v, mc, 0);            // A y
+  vjp_mulv(v, L.P, w, mc, 0);            // A^+ A y
+  for (int i = 0; i < mc; i++) dx[i] -= v[i];
+  // lambda_C = S x, lambda_b = e_b lambda_n, lambda_S = 0
+  for (int i = 0; i < n; i++) lambda_dot[i] = 0;
+  for (int i = 0; i < mc; i++) lambda_dot[L.cr[i]] = ds[L.cr[i]] * L.x[i] + L.s[L.cr[i]] * dx[i];
+  for (int b = 0; b < n; b++)
+    if (L.nb[b] >= 0) {
+      int cn = L.cr[L.nb[b]];
+      lambda_dot[b] = L.e[b] * lambda_dot[cn] + de[b] * sol->lambda[cn];
+    }
+  phys_stack_free(d, mark);
+  return PHYS_OK;
+}
+
+// reverse mode: given lambda_bar = dL/dlambda (n) at the solution sol of p, g_bar = dL/dg (n), G_bar = dL/dG
+// (n x n, entries as independent; may be NULL) and mu_bar = dL/dmu (nc; may be NULL). Scratch from d's arena.
+// Returns PHYS_OK.
+physStatus phys_solve_lcp_vjp(const physModel* m, physData* d, const physConstraintProblem* p,
+                              const physConstraintSolution* sol, const double* lambda_bar, double* g_bar,
+                              double* G_bar, double* mu_bar) {
+  (void)m;
+  int n = p->n;
+  for (int i = 0; i < n; i++) g_bar[i] = 0;
+  if (G_bar) memset(G_bar, 0, sizeof(double) * (size_t)n * (size_t)(n > 0 ? n : 0));
+  if (mu_bar)
+    for (int c = 0; c < p->nc; c++) mu_bar[c] = 0;
+  if (n <= 0) return PHYS_OK;
+  size_t mark = phys_stack_mark(d);
+  lcpLocal L;
+  vjp_local(&L, d, p, sol);
+  int mc = L.m;
+  double* sb = phys_stack_alloc(d, (size_t)n);      // s_bar
+  double* eb = phys_stack_alloc(d, (size_t)n);      // e_bar
+  double* lb = phys_stack_alloc(d, (size_t)mc + 1); // lambda_C bar
+  double* xb = phys_stack_alloc(d, (size_t)mc + 1);
+  double* Ab = phys_stack_alloc(d, (size_t)mc * mc + 1);
+  double* u1 = phys_stack_alloc(d, (size_t)mc + 1);
+  double* u2 = phys_stack_alloc(d, (size_t)mc + 1);
+  double* u3 = phys_stack_alloc(d, (size_t)mc + 1);
+  double* u4 = phys_stack_alloc(d, (size_t)mc + 1);
+  double* t = phys_stack_alloc(d, (size_t)mc + 1);
+  memset(sb, 0, sizeof(double) * (size_t)n);
+  memset(eb, 0, sizeof(double) * (size_t)n);
+  // lambda_b = e_b lambda_n: lambda_n bar += e_b lambda_b bar, e_b bar = lambda_n lambda_b bar
+  for (int i = 0; i < mc; i++) lb[i] = lambda_bar[L.cr[i]];
+  for (int b = 0; b < n; b++)
+    if (L.nb[b] >= 0) {
+      lb[L.nb[b]] += L.e[b] * lambda_bar[b];
+      eb[b] = sol->lambda[L.cr[L.nb[b]]] * lambda_bar[b];
+    }
+  // lambda_C = S x: x bar = S lambda_C bar, s bar += x lambda_C bar
+  for (int i = 0; i < mc; i++) {
+    xb[i] = L.s[L.cr[i]] * lb[i];
+    sb[L.cr[i]] += L.x[i] * lb[i];
+  }
+  // u1 = A^+' x_bar (= b_bar), u2 = A^+ u1, u3 = A^+' x, u4 = (I - A^+ A) x_bar
+  vjp_mulv(u1, L.P, xb, mc, 1);
+  vjp_mulv(u2, L.P, u1, mc, 0);
+  vjp_mulv(u3, L.P, L.x, mc, 1);
+  vjp_mulv(t, L.A, xb, mc, 0);
+  vjp_mulv(u4, L.P, t, mc, 0);
+  for (int i = 0; i < mc; i++) u4[i] = xb[i] - u4[i];
+  // A_bar = -u1 x' + r u2' + u3 u4'
+  for (int i = 0; i < mc; i++)
+    for (int k = 0; k < mc; k++) Ab[(size_t)i * mc + k] = -u1[i] * L.x[k] + L.r[i] * u2[k] + u3[i] * u4[k];
+  // b = -S g_C: g bar = -S b bar, s bar -= g b bar
+  for (int i = 0; i < mc; i++) {
+    int ci = L.cr[i];
+    g_bar[ci] = -L.s[ci] * u1[i];
+    sb[ci] -= p->g[ci] * u1[i];
+  }
+  // A = S H S: H bar = S A_bar S (in Ab), s bar from both sides
+  for (int i = 0; i < mc; i++)
+    for (int k = 0; k < mc; k++) {
+      int ci = L.cr[i], ck = L.cr[k];
+      double a = Ab[(size_t)i * mc + k], h = L.H[(size_t)i * mc + k];
+      sb[ci] += a * L.s[ck] * h;
+      sb[ck] += a * L.s[ci] * h;
+      Ab[(size_t)i * mc + k] = L.s[ci] * L.s[ck] * a;
+    }
+  // H = G_CC + G_CB E: G bar (C, C) += H bar, G bar (C, b) += e_b H bar(:, nb), e_b bar += G(C, b) . H bar(:, nb)
+  for (int i = 0; i < mc; i++) {
+    int ci = L.cr[i];
+    if (G_bar)
+      for (int k = 0; k < mc; k++) G_bar[(size_t)ci * n + L.cr[k]] += Ab[(size_t)i * mc + k];
+    for (int b = 0; b < n; b++) {
+      if (L.nb[b] < 0) continue;
+      double hb = Ab[(size_t)i * mc + L.nb[b]];
+      if (G_bar) G_bar[(size_t)ci * n + b] += L.e[b] * hb;
+      eb[b] += p->G[(size_t)ci * n + b] * hb;
+    }
+  }
+  // e_b = sgn_b mu_c (mu_c >= 0)
+  if (mu_bar)
+    for (int b = 0; b < n; b++)
+      if (L.nb[b] >= 0 && p->mu[b / 3] >= 0) mu_bar[b / 3] += L.sgn[b] * eb[b];
+  // s = (mean diagonal)^(-1/2): diagonal bar = -s^3/2 s bar (a contact's three rows share s: summed)
+  if (G_bar)
+    for (int i = 0; i < n; i++) {
+      if (!L.live[i]) continue;
+      double db = -0.5 * L.s[i] * L.s[i] * L.s[i];
+      if (i < 3 * p->nc) {
+        if (i % 3) continue;
+        db *= (sb[i] + sb[i + 1] + sb[i + 2]) / 3;
+        for (int k = i; k < i + 3; k++) G_bar[(size_t)k * n + k] += db;
+      } else {
+        G_bar[(size_t)i * n + i] += db * sb[i];
+      }
+    }
+  phys_stack_free(d, mark);
+  return PHYS_OK;
+}

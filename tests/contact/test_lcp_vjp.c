@@ -1,0 +1,314 @@
+// test_lcp_vjp.c - derivatives of the `lcp` solver (src/contact/lcp_vjp.c): the forward mode against
+// central finite differences of phys_solve_lcp in g, G and mu (one-sided second-order differences in mu at
+// mu = 0), only where the row states are the same at both perturbed points (checked); the reverse mode
+// against the forward mode by the dot-product identity <lambda_bar, J v> = <J' lambda_bar, v> to 1e-12.
+// Problems: random G = J W J' with limit rows, full rank and rank deficient; mu = 0 contacts; a box's four
+// coplanar corners (singular clamping system, minimal-norm solution) resting and sliding, with G perturbed
+// through the inverse mass W (rank kept) and g through the free velocity (consistency kept).
+#include <string.h>
+
+#include "contact.h"
+#include "rng.h"
+#include "test.h"
+
+#define MAXN 40
+#define MAXV 24
+#define FD_TOL 1e-6     // central differences vs forward mode, relative to max |dlambda|, |lambda|*1e-3
+#define DOT_TOL 1e-12   // dot-product identity, relative
+
+static double g_stack[1 << 20];
+
+// a physData with only the scratch arena (all the solver uses)
+static physData make_data(void) {
+  physData d;
+  memset(&d, 0, sizeof(d));
+  d.stack = g_stack;
+  d.nstack = sizeof(g_stack) / sizeof(double);
+  return d;
+}
+
+// a problem: G = J W J', g = J vf + b
+typedef struct tp_ {
+  int nc, nl, n, nv;
+  double J[MAXN * MAXV], W[MAXV * MAXV], G[MAXN * MAXN], g[MAXN], mu[MAXN], vf[MAXV], b[MAXN];
+} tProb;
+
+static tProb g_p, g_q;
+
+// G = J W J', g = J vf + b
+static void assemble(tProb* tp) {
+  int n = tp->n, nv = tp->nv;
+  for (int i = 0; i < n; i++) {
+    for (int j = 0; j < n; j++) {
+      double s = 0;
+      for (int a = 0; a < nv; a++)
+        for (int c = 0; c < nv; c++) s += tp->J[i * nv + a] * tp->W[a * nv + c] * tp->J[j * nv + c];
+      tp->G[i * n + j] = s;
+    }
+    double s = tp->b[i];
+    for (int a = 0; a < nv; a++) s += tp->J[i * nv + a] * tp->vf[a];
+    tp->g[i] = s;
+  }
+}
+
+// random SPD W = B B' + I/2 (scaled by sc) into W
+static void random_spd(double* W, physRng* rng, int nv, double sc) {
+  double B[MAXV * MAXV];
+  for (int i = 0; i < nv * nv; i++) B[i] = phys_rng_range(rng, -1, 1);
+  for (int i = 0; i < nv; i++)
+    for (int j = 0; j < nv; j++) {
+      double s = i == j ? 0.5 : 0;
+      for (int k = 0; k < nv; k++) s += B[i * nv + k] * B[j * nv + k];
+      W[i * nv + j] = sc * s / nv;
+    }
+}
+
+// random problem: normal and limit rows with a large entry on dof 0 (a solution exists), b < 0 mostly
+static void random_problem(tProb* tp, physRng* rng, int nc, int nl, int nv, double pzero_mu) {
+  tp->nc = nc, tp->nl = nl, tp->n = 3 * nc + nl, tp->nv = nv;
+  random_spd(tp->W, rng, nv, 1);
+  for (int r = 0; r < tp->n; r++) {
+    for (int k = 0; k < nv; k++) tp->J[r * nv + k] = phys_rng_range(rng, -1, 1);
+    int normal = r >= 3 * nc || r % 3 == 0;
+    if (normal) tp->J[r * nv] = 2 + phys_rng_uniform(rng);
+    tp->b[r] = normal ? phys_rng_range(rng, -1.5, 0.5) : 0;
+  }
+  for (int k = 0; k < nv; k++) tp->vf[k] = phys_rng_range(rng, -1, 1);
+  for (int i = 0; i < nc; i++) tp->mu[i] = phys_rng_uniform(rng) < pzero_mu ? 0 : phys_rng_range(rng, 0.05, 1.5);
+  assemble(tp);
+}
+
+// a box (mass 2, half sizes 0.1 0.2 0.05) on its 4 bottom corners, velocity v at the COM, dt 0.01
+static void box_problem(tProb* tp, double mu, const double v[6]) {
+  double mass = 2, hx = 0.1, hy = 0.2, hz = 0.05, dt = 0.01;
+  tp->nc = 4, tp->nl = 0, tp->n = 12, tp->nv = 6;
+  double I[3] = {mass * (hy * hy + hz * hz) / 3, mass * (hx * hx + hz * hz) / 3, mass * (hx * hx + hy * hy) / 3};
+  memset(tp->W, 0, sizeof(tp->W));
+  for (int k = 0; k < 3; k++) tp->W[k * 6 + k] = 1 / mass, tp->W[(3 + k) * 6 + 3 + k] = 1 / I[k];
+  const double sx[4] = {1, -1, -1, 1}, sy[4] = {1, 1, -1, -1};
+  const double dirs[3][3] = {{0, 0, 1}, {1, 0, 0}, {0, 1, 0}};
+  for (int c = 0; c < 4; c++) {
+    double r[3] = {sx[c] * hx, sy[c] * hy, -hz};
+    for (int k = 0; k < 3; k++) {
+      const double* e = dirs[k];
+      double* Jr = tp->J + (3 * c + k) * 6;
+      Jr[0] = e[0], Jr[1] = e[1], Jr[2] = e[2];
+      Jr[3] = r[1] * e[2] - r[2] * e[1], Jr[4] = r[2] * e[0] - r[0] * e[2], Jr[5] = r[0] * e[1] - r[1] * e[0];
+      tp->b[3 * c + k] = 0;
+    }
+    tp->mu[c] = mu;
+  }
+  for (int k = 0; k < 6; k++) tp->vf[k] = v[k];
+  tp->vf[2] -= 9.81 * dt;
+  assemble(tp);
+}
+
+// solve tp (no warm start): lambda, state; returns the status
+static physStatus solve(const tProb* tp, double* lambda, int* state) {
+  physData d = make_data();
+  physConstraintProblem p = {.nc = tp->nc, .nl = tp->nl, .n = tp->n, .nv = tp->nv, .J = tp->J, .G = tp->G,
+                             .g = tp->g, .mu = tp->mu};
+  physConstraintSolution sol = {.lambda = lambda, .state = state};
+  return phys_solve_lcp(NULL, &d, &p, &sol);
+}
+
+// a perturbation of the problem: dg, dW (through G = J W J'), a generic symmetric dG, dmu
+typedef struct tDir_ {
+  double dvf[MAXV], db[MAXN], dW[MAXV * MAXV], dGx[MAXN * MAXN], dmu[MAXN];
+} tDir;
+
+// q = p + h dir; G and g reassembled, then the generic dGx added
+static void perturbed(tProb* q, const tProb* p, const tDir* dir, double h) {
+  *q = *p;
+  for (int k = 0; k < p->nv; k++) q->vf[k] += h * dir->dvf[k];
+  for (int i = 0; i < p->n; i++) q->b[i] += h * dir->db[i];
+  for (int i = 0; i < p->nv * p->nv; i++) q->W[i] += h * dir->dW[i];
+  for (int c = 0; c < p->nc; c++) q->mu[c] += h * dir->dmu[c];
+  assemble(q);
+  for (int i = 0; i < p->n * p->n; i++) q->G[i] += h * dir->dGx[i];
+}
+
+// dg, dG of the direction (exact: G and g are linear in W, vf, b)
+static void direction_dgdG(double* dg, double* dG, const tProb* p, const tDir* dir) {
+  static tProb z;
+  z = *p;
+  memcpy(z.W, dir->dW, sizeof(z.W));
+  memcpy(z.vf, dir->dvf, sizeof(z.vf));
+  memcpy(z.b, dir->db, sizeof(z.b));
+  assemble(&z);
+  for (int i = 0; i < p->n; i++) dg[i] = z.g[i];
+  for (int i = 0; i < p->n * p->n; i++) dG[i] = z.G[i] + dir->dGx[i];
+}
+
+static int g_fd_tested, g_fd_skipped;
+static double g_fd_worst, g_dot_worst;
+static double g_box_worst;   // worst finite-difference error on the box problems
+
+// check one direction at problem p (solution lam0, st0): forward mode vs finite differences (central, or
+// one-sided second order when onesided), states equal at the perturbed points; then the dot-product identity
+static void check_direction(const tProb* p, const double* lam0, const int* st0, const tDir* dir, double h,
+                            int onesided, const char* name, physRng* rng) {
+  int n = p->n;
+  double lp[MAXN], lm[MAXN], dl[MAXN], fd[MAXN], dg[MAXN], lb[MAXN], gb[MAXN], mub[MAXN];
+  static double dG[MAXN * MAXN], Gb[MAXN * MAXN];
+  int sp[MAXN], sm[MAXN];
+  direction_dgdG(dg, dG, p, dir);
+  physData d = make_data();
+  physConstraintProblem pp = {.nc = p->nc, .nl = p->nl, .n = n, .nv = p->nv, .J = p->J, .G = p->G,
+                              .g = p->g, .mu = p->mu};
+  physConstraintSolution sol = {.lambda = (double*)lam0, .state = (int*)st0};
+  CHECK(phys_solve_lcp_jvp(NULL, &d, &pp, &sol, dg, dG, dir->dmu, dl) == PHYS_OK);
+  CHECK(d.pstack == 0);
+
+  // dot product: <lambda_bar, dl> = <g_bar, dg> + <G_bar, dG> + <mu_bar, dmu>
+  for (int i = 0; i < n; i++) lb[i] = phys_rng_range(rng, -1, 1);
+  CHECK(phys_solve_lcp_vjp(NULL, &d, &pp, &sol, lb, gb, Gb, mub) == PHYS_OK);
+  CHECK(d.pstack == 0);
+  double lhs = 0, rhs = 0, mag = 0;
+  for (int i = 0; i < n; i++) lhs += lb[i] * dl[i], mag += fabs(lb[i] * dl[i]);
+  for (int i = 0; i < n; i++) rhs += gb[i] * dg[i], mag += fabs(gb[i] * dg[i]);
+  for (int i = 0; i < n * n; i++) rhs += Gb[i] * dG[i], mag += fabs(Gb[i] * dG[i]);
+  for (int c = 0; c < p->nc; c++) rhs += mub[c] * dir->dmu[c], mag += fabs(mub[c] * dir->dmu[c]);
+  double dot = fabs(lhs - rhs) / fmax(mag, 1e-300);
+  g_dot_worst = fmax(dot, g_dot_worst);
+  CHECK_MSG(dot <= DOT_TOL, "%s: dot product %.17g vs %.17g (rel %.3g)", name, lhs, rhs, dot);
+
+  // finite differences, where the states do not change
+  if (onesided) {
+    static double l2[MAXN];
+    int s2[MAXN];
+    perturbed(&g_q, p, dir, h);
+    solve(&g_q, lp, sp);
+    perturbed(&g_q, p, dir, 2 * h);
+    solve(&g_q, l2, s2);
+    if (memcmp(sp, st0, sizeof(int) * n) || memcmp(s2, st0, sizeof(int) * n)) {
+      g_fd_skipped++;
+      return;
+    }
+    for (int i = 0; i < n; i++) fd[i] = (-3 * lam0[i] + 4 * lp[i] - l2[i]) / (2 * h);
+  } else {
+    perturbed(&g_q, p, dir, h);
+    solve(&g_q, lp, sp);
+    perturbed(&g_q, p, dir, -h);
+    solve(&g_q, lm, sm);
+    if (memcmp(sp, st0, sizeof(int) * n) || memcmp(sm, st0, sizeof(int) * n)) {
+      g_fd_skipped++;
+      return;
+    }
+    for (int i = 0; i < n; i++) fd[i] = (lp[i] - lm[i]) / (2 * h);
+  }
+  double scale = 0, lmax = 0, err = 0;
+  for (int i = 0; i < n; i++) scale = fmax(fabs(dl[i]), scale), lmax = fmax(fabs(lam0[i]), lmax);
+  scale = fmax(scale, 1e-3 * lmax);
+  for (int i = 0; i < n; i++) err = fmax(fabs(fd[i] - dl[i]), err);
+  g_fd_tested++;
+  g_fd_worst = fmax(err / scale, g_fd_worst);
+  if (!strcmp(name, "box")) g_box_worst = fmax(err / scale, g_box_worst);
+  CHECK_MSG(err <= FD_TOL * scale, "%s: |fd - jvp| %.3g, scale %.3g", name, err, scale);
+}
+
+// kinds of direction: 0 g, 1 W (G through J W J'), 2 generic symmetric dG, 3 mu, 4 all of g, W, mu
+static void make_dir(tDir* dir, const tProb* p, physRng* rng, int kind, int mu_positive) {
+  memset(dir, 0, sizeof(*dir));
+  int nv = p->nv, n = p->n;
+  if (kind == 0 || kind == 4) {
+    for (int k = 0; k < nv; k++) dir->dvf[k] = phys_rng_range(rng, -1, 1);
+    for (int i = 0; i < n; i++) dir->db[i] = (i >= 3 * p->nc || i % 3 == 0) && p->nl + p->nc > 0 && nv > 6 ?
+                                             phys_rng_range(rng, -1, 1) : 0;
+  }
+  if (kind == 1 || kind == 4) {
+    double wmax = 0;
+    for (int i = 0; i < nv * nv; i++) wmax = fmax(fabs(p->W[i]), wmax);
+    for (int i = 0; i < nv; i++)
+      for (int j = 0; j <= i; j++) dir->dW[i * nv + j] = dir->dW[j * nv + i] = wmax * phys_rng_range(rng, -1, 1);
+  }
+  if (kind == 2) {
+    double gmax = 0;
+    for (int i = 0; i < n * n; i++) gmax = fmax(fabs(p->G[i]), gmax);
+    for (int i = 0; i < n; i++)
+      for (int j = 0; j <= i; j++) dir->dGx[i * n + j] = dir->dGx[j * n + i] = gmax * phys_rng_range(rng, -1, 1);
+  }
+  if (kind == 3 || kind == 4)
+    for (int c = 0; c < p->nc; c++)   // central differences: mu = 0 (mu < 0 reads as 0) kept
+      dir->dmu[c] = mu_positive ? phys_rng_range(rng, 0.2, 1) : p->mu[c] > 0 ? phys_rng_range(rng, -1, 1) : 0;
+}
+
+// all direction kinds at one problem (generic dG only when G is regular: nv >= n); h relative 1e-6
+static void check_problem(const tProb* p, physRng* rng, int mu_onesided, const char* name) {
+  double lam0[MAXN];
+  int st0[MAXN];
+  static tDir dir;
+  CHECK(solve(p, lam0, st0) == PHYS_OK);
+  for (int kind = 0; kind <= 4; kind++) {
+    if (kind == 2 && p->nv < p->n) continue;
+    make_dir(&dir, p, rng, kind, mu_onesided);
+    check_direction(p, lam0, st0, &dir, 1e-6, mu_onesided && (kind == 3 || kind == 4), name, rng);
+  }
+}
+
+// random problems of several sizes, with limits, full rank and rank deficient
+static void test_random(void) {
+  physRng rng;
+  phys_rng_seed(&rng, 4242);
+  const int sizes[][3] = {{1, 0, 3}, {2, 0, 8}, {2, 1, 8}, {3, 2, 12}, {4, 0, 20}, {3, 1, 6}, {5, 2, 9}, {6, 3, 24}};
+  int nsizes = (int)(sizeof(sizes) / sizeof(sizes[0]));
+  for (int s = 0; s < nsizes; s++)
+    for (int trial = 0; trial < 25; trial++) {
+      random_problem(&g_p, &rng, sizes[s][0], sizes[s][1], sizes[s][2], 0.2);
+      check_problem(&g_p, &rng, 0, "random");
+    }
+}
+
+// mu = 0 on every contact: derivatives in g and G, and the one-sided derivative in mu >= 0
+static void test_mu_zero(void) {
+  physRng rng;
+  phys_rng_seed(&rng, 77);
+  for (int trial = 0; trial < 40; trial++) {
+    random_problem(&g_p, &rng, 1 + trial % 4, trial % 3, 14, 1.0);
+    check_problem(&g_p, &rng, 1, "mu0");
+  }
+}
+
+// the box: resting (all clamping, symmetric singular system) and sliding (x tangents bounded: a
+// nonsymmetric singular system), slow diagonal sliding; the minimal-norm solution's derivative
+static void test_box(void) {
+  physRng rng;
+  phys_rng_seed(&rng, 5);
+  const double vs[][6] = {{0, 0, -0.3, 0, 0, 0}, {1, 0, -0.1, 0, 0, 0}, {0.6, 0.4, -0.2, 0, 0, 0},
+                          {0, -0.8, -0.05, 0, 0, 0}};
+  double lam[12];
+  int st[12];
+  for (int k = 0; k < 4; k++) {
+    box_problem(&g_p, 0.5, vs[k]);
+    solve(&g_p, lam, st);
+    int nclamp = 0;
+    for (int i = 0; i < 12; i++) nclamp += st[i] == PHYS_ROW_CLAMPING;
+    CHECK(nclamp >= 4);   // a singular clamping set (4 normals on a plane, rank 3)
+    for (int trial = 0; trial < 5; trial++) check_problem(&g_p, &rng, 0, "box");
+  }
+  // resting: the derivative in g along vf_z is the minimal-norm one, equal shares: dlambda_n = -m/4 per m/s
+  box_problem(&g_p, 0.5, vs[0]);
+  solve(&g_p, lam, st);
+  double dg[12], dl[12];
+  for (int r = 0; r < 12; r++) dg[r] = g_p.J[r * 6 + 2];
+  physData d = make_data();
+  physConstraintProblem pp = {.nc = 4, .n = 12, .nv = 6, .J = g_p.J, .G = g_p.G, .g = g_p.g, .mu = g_p.mu};
+  physConstraintSolution sol = {.lambda = lam, .state = st};
+  phys_solve_lcp_jvp(NULL, &d, &pp, &sol, dg, NULL, NULL, dl);
+  for (int c = 0; c < 4; c++) {
+    CHECK_NEAR(dl[3 * c], -0.5, 1e-12);
+    CHECK_NEAR(dl[3 * c + 1], 0, 1e-12);
+  }
+}
+
+int main(void) {
+  test_random();
+  test_mu_zero();
+  test_box();
+  printf("finite differences: %d directions tested, %d skipped (states changed); worst %.3g (tol %.0e)\n",
+         g_fd_tested, g_fd_skipped, g_fd_worst, FD_TOL);
+  printf("box (singular clamping system): worst %.3g\n", g_box_worst);
+  printf("dot-product identity: worst %.3g (tol %.0e)\n", g_dot_worst, DOT_TOL);
+  CHECK(g_fd_tested > 5 * g_fd_skipped);
+  return test_done();
+}
