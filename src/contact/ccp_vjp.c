@@ -1,4 +1,5 @@
-// ccp_vjp.c - derivatives of Anitescu's cone program (ccp.c) at its solution, by implicit differentiation
+// ccp_vjp.c - derivatives of Anitescu's cone program (ccp.c) and of the exact-cone solution (cone.c) at
+// their solutions, by implicit differentiation
 // (DESIGN.md section 4, "QP / QCQP / CCP"):
 //
 //   lambda* = argmin 1/2 lambda'G lambda + lambda'g   s.t.  ||lambda_t,i|| <= mu_i lambda_n,i,  lambda_limit >= 0.
@@ -23,6 +24,11 @@
 // perturbation that turns the slip directions apart (a spin of the sliding box) makes the loads unique
 // again at a limit distribution the solver's lambda need not be: the friction torque's derivative depends on
 // it, and the result here is off (measured 2e-5 relative on the sliding box's angular velocity).
+// The cone solver (cone.c, staggered projections) converges to a fixed point that satisfies Signorini's
+// condition and Coulomb's law with maximal dissipation on the exact cone; rather than differentiating the
+// sweeps, the same construction differentiates those conditions, written as Alart and Curnier's map
+// (p_n = max(0, v_n), p_t = v_t projected onto the disk of radius mu p_n) in place of the cone projection:
+// a fixed point of the sweeps is a zero of that map, so its derivative is the fixed point's.
 // Assumes strict complementarity (no contact exactly at a switch: sticking with lambda on the surface,
 // separating with w on the dual cone's surface); there the derivative is one of the one-sided ones.
 #include <math.h>
@@ -65,9 +71,29 @@ static void cone_jac(double P[9], double pmu[3], const double v[3], double mu) {
   }
 }
 
+// the same for Alart and Curnier's map of the exact cone (the cone solver's conditions, below): p_n =
+// max(0, v_n), p_t = v_t projected onto the disk of radius mu p_n; sticking (s = ||v_t|| <= mu p_n): dp_t/dv_t
+// = I; sliding, u = v_t/s: dp_t/dv_n = mu u [v_n > 0], dp_t/dv_t = mu p_n (I - u u')/s, dp_t/dmu = p_n u
+static void alart_curnier_jac(double P[9], double pmu[3], const double v[3], double mu) {
+  double s = sqrt(v[1] * v[1] + v[2] * v[2]), pn = fmax(v[0], 0), R = mu * pn, dn = v[0] > 0;
+  memset(P, 0, 9 * sizeof(double));
+  memset(pmu, 0, 3 * sizeof(double));
+  P[0] = dn;
+  if (s <= R) {
+    P[4] = P[8] = 1;
+    return;
+  }
+  double u[2] = {v[1] / s, v[2] / s};
+  for (int r = 0; r < 2; r++) {
+    P[3 * (1 + r)] = mu * dn * u[r];
+    pmu[1 + r] = pn * u[r];
+    for (int q = 0; q < 2; q++) P[3 * (1 + r) + 1 + q] = R * ((r == q) - u[r] * u[q]) / s;
+  }
+}
+
 // fill L (arrays from d's arena) at the solution lambda: rho, v = lambda - R (G lambda + g), the
-// Jacobians, B = J_P R and A = I - J_P + B G
-static void linearize(ccpLin* L, physData* d, const physConstraintProblem* p, const double* lambda) {
+// Jacobians (ccp = 1: the cone projection, 0: Alart and Curnier's map), B = J_P R and A = I - J_P + B G
+static void linearize(ccpLin* L, physData* d, const physConstraintProblem* p, const double* lambda, int ccp) {
   int n = p->n, nc = p->nc, nl = p->nl;
   L->n = n, L->nc = nc, L->nl = nl;
   L->A = phys_stack_alloc(d, (size_t)n * n);
@@ -83,7 +109,8 @@ static void linearize(ccpLin* L, physData* d, const physConstraintProblem* p, co
       for (int j = 0; j < n; j++) w += Gr[j] * lambda[j];
       v[a] = lambda[3 * c + a] - rho * w;
     }
-    cone_jac(Jp + 9 * c, L->Pmu + 3 * c, v, fmax(p->mu[c], 0));
+    if (ccp) cone_jac(Jp + 9 * c, L->Pmu + 3 * c, v, fmax(p->mu[c], 0));
+    else alart_curnier_jac(Jp + 9 * c, L->Pmu + 3 * c, v, fmax(p->mu[c], 0));
     for (int e = 0; e < 9; e++) L->B[9 * c + e] = rho * Jp[9 * c + e];
   }
   for (int i = 3 * nc; i < n; i++) {
@@ -175,11 +202,9 @@ static int refine_solve(double* x, physData* d, const double* A, const double* b
   return it;
 }
 
-// reverse mode (see contact.h)
-physStatus phys_solve_ccp_vjp(const physModel* m, physData* d, const physConstraintProblem* p,
-                              const physConstraintSolution* sol, const double* lambda_bar, double* g_bar,
-                              double* G_bar, double* mu_bar) {
-  (void)m;
+// reverse mode of the ccp (ccp = 1) or cone (0) solution
+static physStatus solution_vjp(physData* d, const physConstraintProblem* p, const physConstraintSolution* sol,
+                               const double* lambda_bar, double* g_bar, double* G_bar, double* mu_bar, int ccp) {
   int n = p->n, nc = p->nc;
   for (int i = 0; i < n; i++) g_bar[i] = 0;
   if (G_bar) memset(G_bar, 0, (size_t)n * n * sizeof(double));
@@ -187,7 +212,7 @@ physStatus phys_solve_ccp_vjp(const physModel* m, physData* d, const physConstra
   if (n == 0) return PHYS_OK;
   size_t mark = phys_stack_mark(d);
   ccpLin L;
-  linearize(&L, d, p, sol->lambda);
+  linearize(&L, d, p, sol->lambda, ccp);
   double* x = phys_stack_alloc(d, (size_t)n);
   refine_solve(x, d, L.A, lambda_bar, n, 1);
   // g_bar = -B'x (B = J_P R block diagonal); mu_bar_i = x_i'P_mu,i
@@ -204,16 +229,14 @@ physStatus phys_solve_ccp_vjp(const physModel* m, physData* d, const physConstra
   return isfinite(sol->residual) ? PHYS_OK : PHYS_ERR_NUMERIC;
 }
 
-// forward mode (see contact.h)
-physStatus phys_solve_ccp_jvp(const physModel* m, physData* d, const physConstraintProblem* p,
-                              const physConstraintSolution* sol, const double* dg, const double* dG,
-                              const double* dmu, double* dlambda) {
-  (void)m;
+// forward mode of the ccp (ccp = 1) or cone (0) solution
+static physStatus solution_jvp(physData* d, const physConstraintProblem* p, const physConstraintSolution* sol,
+                               const double* dg, const double* dG, const double* dmu, double* dlambda, int ccp) {
   int n = p->n, nc = p->nc;
   if (n == 0) return PHYS_OK;
   size_t mark = phys_stack_mark(d);
   ccpLin L;
-  linearize(&L, d, p, sol->lambda);
+  linearize(&L, d, p, sol->lambda, ccp);
   double* e = phys_stack_alloc(d, 2 * (size_t)n);
   double* rhs = e + n;
   // e = dg + dG lambda; rhs = -B e + P_mu dmu
@@ -234,4 +257,36 @@ physStatus phys_solve_ccp_jvp(const physModel* m, physData* d, const physConstra
   refine_solve(dlambda, d, L.A, rhs, n, 0);
   phys_stack_free(d, mark);
   return isfinite(sol->residual) ? PHYS_OK : PHYS_ERR_NUMERIC;
+}
+
+// reverse mode of ccp (see contact.h)
+physStatus phys_solve_ccp_vjp(const physModel* m, physData* d, const physConstraintProblem* p,
+                              const physConstraintSolution* sol, const double* lambda_bar, double* g_bar,
+                              double* G_bar, double* mu_bar) {
+  (void)m;
+  return solution_vjp(d, p, sol, lambda_bar, g_bar, G_bar, mu_bar, 1);
+}
+
+// forward mode of ccp (see contact.h)
+physStatus phys_solve_ccp_jvp(const physModel* m, physData* d, const physConstraintProblem* p,
+                              const physConstraintSolution* sol, const double* dg, const double* dG,
+                              const double* dmu, double* dlambda) {
+  (void)m;
+  return solution_jvp(d, p, sol, dg, dG, dmu, dlambda, 1);
+}
+
+// reverse mode of cone (see contact.h)
+physStatus phys_solve_cone_vjp(const physModel* m, physData* d, const physConstraintProblem* p,
+                               const physConstraintSolution* sol, const double* lambda_bar, double* g_bar,
+                               double* G_bar, double* mu_bar) {
+  (void)m;
+  return solution_vjp(d, p, sol, lambda_bar, g_bar, G_bar, mu_bar, 0);
+}
+
+// forward mode of cone (see contact.h)
+physStatus phys_solve_cone_jvp(const physModel* m, physData* d, const physConstraintProblem* p,
+                               const physConstraintSolution* sol, const double* dg, const double* dG,
+                               const double* dmu, double* dlambda) {
+  (void)m;
+  return solution_jvp(d, p, sol, dg, dG, dmu, dlambda, 0);
 }
