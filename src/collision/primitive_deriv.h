@@ -1,0 +1,31 @@
+// primitive_deriv.h - derivatives of the contact geometry of closed-form primitive pairs (paper 001,
+// appendix C): for one contact written by a pair function of primitive.h, the Jacobian of
+// (pos (3), normal (3), dist (1)) with respect to both geoms' world poses and their sizes.
+//
+// Columns (ncol = 12 + nsize(type1) + nsize(type2)): [dt1 (3), dw1 (3), dt2 (3), dw2 (3), size1, size2],
+// where geom g moves by the twist (dt, dw): geom_xpos += dt, geom_xmat = exp([dw]x) geom_xmat (world
+// rotation vector applied to the geom frame). nsize: plane 0, sphere 1, capsule 2, box 3.
+// Rows: pos x, y, z, normal x, y, z (frame row 0), dist; the matrix is row-major 7 x ncol.
+//
+// Assumption: the contact keeps its classification under small perturbations (which end of a capsule,
+// which box corner, which clamped / interior closest-point case); at a feature switch the pair function is
+// only directionally differentiable and these are the derivatives of the current feature. Degenerate
+// configurations (concentric spheres, parallel capsule axes) are not differentiated.
+#ifndef PHYS_PRIMITIVE_DERIV_H
+#define PHYS_PRIMITIVE_DERIV_H
+
+#include "physid.h"
+
+// number of size parameters of a geom type that enter its collision geometry (0 for unsupported types)
+int phys_geom_nsize(int type);
+
+// columns of the Jacobian for the pair (g1, g2): 12 + nsize(type1) + nsize(type2)
+int phys_primitive_deriv_ncol(const physModel* m, int g1, int g2);
+
+// Jacobian (7 x ncol, row-major) of contact number `con` written by the pair function for (g1, g2), called
+// in the pair function's order (type1 <= type2). Supported: plane-sphere, sphere-sphere, plane-capsule,
+// sphere-capsule, capsule-capsule (first contact only), plane-box. Returns 0, or -1 (unsupported pair,
+// contact index out of range, degenerate geometry) leaving jac untouched.
+int phys_primitive_deriv(double* jac, const physModel* m, const physData* d, int g1, int g2, int con);
+
+#endif  // PHYS_PRIMITIVE_DERIV_H
