@@ -69,6 +69,15 @@ physStatus phys_step_jacobian(const physModel* m, physData* d, double* A, double
 // reverse mode of the same step: given xbar_next = dL/dx+ (2nv), xbar = A' xbar_next (2nv) and
 // ubar = B' xbar_next (nu); either output may be NULL. Same conditions and status as phys_step_jacobian.
 physStatus phys_step_vjp(const physModel* m, physData* d, const double* xbar_next, double* xbar, double* ubar);
+// phys_step_vjp that also returns lambda = M~^-1 dt (vbar+ + dt D' qbar+) (nv, may be NULL): the adjoint of
+// the step's force, from which the parameter VJP follows without a second linearization
+// (phys_step_param_vjp_at in params.h); d is left at the step's linearization point
+physStatus phys_step_vjp_lambda(const physModel* m, physData* d, const double* xbar_next, double* xbar,
+                                double* ubar, double* lambda);
+// the linearization point of the step at d's state: kinematics, qM, qfrc_bias, passive and actuator forces,
+// d->qacc = M~^-1 (f - c) and L = the tree factor of M~ = M + dt B (nv x nv); the conditions and status of
+// phys_step_jacobian
+physStatus phys_step_point(const physModel* m, physData* d, double* L);
 // the finite-difference twin: A and B by central differences of phys_step with step eps in every tangent,
 // velocity and control coordinate (either may be NULL). State, time, contacts and warm starts are restored;
 // works with contacts too (then it differentiates whatever phys_step does). PHYS_ERR_NUMERIC if a

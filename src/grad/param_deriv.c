@@ -195,17 +195,10 @@ static void entry_columns(const physModel* m, physData* d, const physParam* p, c
   }
 }
 
-// the linearization point and R: runs phys_step_jacobian's point (d->qacc = a), factors M~ into L (nv x nv)
-// and fills R (nv x ntheta); arena memory of the caller's mark
-static physStatus build_r(const physModel* m, physData* d, const physParamTable* t, double* L, double* R) {
+// R = d(f - RNEA)/dtheta... the force derivative columns (nv x ntheta) at the linearization point already
+// in d (phys_step_point: kinematics, qM, d->qacc = a); arena memory of the caller's mark
+static void param_forces(const physModel* m, physData* d, const physParamTable* t, double* R) {
   int nv = m->nv, nt = t->ntheta;
-  physStatus st = phys_step_jacobian(m, d, NULL, NULL);
-  if (st != PHYS_OK) return st;
-  double dt = m->opt.timestep;
-  int implicit = !(m->opt.disableflags & PHYS_DSBL_EULERDAMP);
-  double* add = phys_stack_alloc(d, (size_t)nv);
-  for (int i = 0; i < nv; i++) add[i] = implicit ? dt * m->dof_damping[i] : 0;
-  if (phys_factor_m(m, L, d->qM, add) != nv) return PHYS_ERR_NUMERIC;   // phys_step_jacobian already warned
   double* tmp = phys_stack_alloc(d, (size_t)nv);
   double* Y = NULL;
   for (int e = 0; e < t->n; e++)
@@ -215,6 +208,13 @@ static physStatus build_r(const physModel* m, physData* d, const physParamTable*
     }
   memset(R, 0, sizeof(double) * (size_t)nv * (size_t)nt);
   for (int e = 0; e < t->n; e++) entry_columns(m, d, t->param + e, Y, R, nt, tmp);
+}
+
+// the linearization point (the factor of M~ into L, nv x nv, and d->qacc = a) and R
+static physStatus build_r(const physModel* m, physData* d, const physParamTable* t, double* L, double* R) {
+  physStatus st = phys_step_point(m, d, L);
+  if (st != PHYS_OK) return st;
+  param_forces(m, d, t, R);
   return PHYS_OK;
 }
 
@@ -252,6 +252,15 @@ physStatus phys_step_param_jacobian(const physModel* m, physData* d, const physP
   return PHYS_OK;
 }
 
+// theta_bar = -R' lambda (R nv x nt row-major)
+static void minus_rt_lambda(const double* R, const double* lambda, int nv, int nt, double* theta_bar) {
+  for (int c = 0; c < nt; c++) {
+    double s = 0;
+    for (int k = 0; k < nv; k++) s += R[(size_t)k * nt + c] * lambda[k];
+    theta_bar[c] = -s;
+  }
+}
+
 physStatus phys_step_param_vjp(const physModel* m, physData* d, const physParamTable* t,
                                const double* xbar_next, double* theta_bar) {
   int nv = m->nv, nt = t->ntheta;
@@ -272,11 +281,19 @@ physStatus phys_step_param_vjp(const physModel* m, physData* d, const physParamT
   apply_d(m, vnew, xbar_next, lam, 1);
   for (int i = 0; i < nv; i++) lam[i] = dt * (xbar_next[nv + i] + dt * lam[i]);
   phys_solve_m(m, L, lam, lam);
-  for (int c = 0; c < nt; c++) {
-    double s = 0;
-    for (int k = 0; k < nv; k++) s += R[(size_t)k * nt + c] * lam[k];
-    theta_bar[c] = -s;
-  }
+  minus_rt_lambda(R, lam, nv, nt, theta_bar);
   phys_stack_free(d, mark);
   return PHYS_OK;
+}
+
+// theta_bar = -R' lambda at the point phys_step_vjp_lambda left in d, lambda its force adjoint
+void phys_step_param_vjp_at(const physModel* m, physData* d, const physParamTable* t, const double* lambda,
+                            double* theta_bar) {
+  int nv = m->nv, nt = t->ntheta;
+  if (nt == 0) return;
+  size_t mark = phys_stack_mark(d);
+  double* R = phys_stack_alloc(d, (size_t)nv * nt);
+  param_forces(m, d, t, R);
+  minus_rt_lambda(R, lambda, nv, nt, theta_bar);
+  phys_stack_free(d, mark);
 }

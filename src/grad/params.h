@@ -87,5 +87,9 @@ physStatus phys_step_param_jacobian(const physModel* m, physData* d, const physP
 // reverse mode: theta_bar = P' xbar_next (ntheta)
 physStatus phys_step_param_vjp(const physModel* m, physData* d, const physParamTable* t,
                                const double* xbar_next, double* theta_bar);
+// the same from the force adjoint lambda of phys_step_vjp_lambda (grad.h), at the linearization point it
+// left in d: no second linearization (the rollout's reverse pass uses this)
+void phys_step_param_vjp_at(const physModel* m, physData* d, const physParamTable* t, const double* lambda,
+                            double* theta_bar);
 
 #endif  // PHYS_PARAMS_H

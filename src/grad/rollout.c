@@ -109,11 +109,13 @@ static physStatus reverse_step(const physModel* m, physData* d, const physParamT
   int nv = m->nv;
   load_state(m, d, rec);
   set_ctrl(m, d, u, t);
-  physStatus st = phys_step_vjp(m, d, xnext, xbar, ubar ? ubar + (size_t)t * m->nu : NULL);
+  int params = tab && tab->ntheta > 0 && thetabar;
+  // one linearization serves both: the step VJP returns the force adjoint lambda for the parameters
+  physStatus st = phys_step_vjp_lambda(m, d, xnext, xbar, ubar ? ubar + (size_t)t * m->nu : NULL,
+                                       params ? g : NULL);
   if (st != PHYS_OK) return st;
-  if (tab && tab->ntheta > 0 && thetabar) {
-    st = phys_step_param_vjp(m, d, tab, xnext, tb);
-    if (st != PHYS_OK) return st;
+  if (params) {
+    phys_step_param_vjp_at(m, d, tab, g, tb);
     for (int i = 0; i < tab->ntheta; i++) thetabar[i] += tb[i];
   }
   eval_loss(m, d, loss, ctx, t, g);

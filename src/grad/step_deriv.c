@@ -44,7 +44,7 @@ static int balls_last(const physModel* m) {
 // the factor L of M~ (nv x nv) and a = M~^-1 (f - c) into d->qacc. PHYS_ERR_ARG if contacts or joint limits
 // are active, PHYS_ERR_MODEL if a ball joint is followed by another joint of its body, PHYS_ERR_NUMERIC (and a
 // counted warning) if M~ is not positive definite.
-static physStatus step_point(const physModel* m, physData* d, double* L) {
+physStatus phys_step_point(const physModel* m, physData* d, double* L) {
   int nv = m->nv;
   double dt = m->opt.timestep;
   if (!balls_last(m)) return PHYS_ERR_MODEL;
@@ -245,7 +245,7 @@ physStatus phys_step_jacobian(const physModel* m, physData* d, double* A, double
   double dt = m->opt.timestep;
   size_t mark = phys_stack_mark(d);
   double* L = phys_stack_alloc(d, (size_t)nv * nv);
-  physStatus st = step_point(m, d, L);
+  physStatus st = phys_step_point(m, d, L);
   if (st != PHYS_OK) {
     phys_stack_free(d, mark);
     return st;
@@ -269,11 +269,16 @@ physStatus phys_step_jacobian(const physModel* m, physData* d, double* A, double
 //   qbar = E' qbar+,  w = vbar+ + dt D' qbar+,  vbar = w,  lambda = M~^-1 (dt w),
 //   qbar += (df/dq)' lambda - dtau/dq' lambda,  vbar += (df/dv)' lambda - dtau/dv' lambda,  ubar = (df/du)' lambda
 physStatus phys_step_vjp(const physModel* m, physData* d, const double* xbar_next, double* xbar, double* ubar) {
+  return phys_step_vjp_lambda(m, d, xbar_next, xbar, ubar, NULL);
+}
+
+physStatus phys_step_vjp_lambda(const physModel* m, physData* d, const double* xbar_next, double* xbar,
+                                double* ubar, double* lambda) {
   int nv = m->nv, nu = m->nu;
   double dt = m->opt.timestep;
   size_t mark = phys_stack_mark(d);
   double* L = phys_stack_alloc(d, (size_t)nv * nv);
-  physStatus st = step_point(m, d, L);
+  physStatus st = phys_step_point(m, d, L);
   if (st != PHYS_OK) {
     phys_stack_free(d, mark);
     return st;
@@ -296,6 +301,7 @@ physStatus phys_step_vjp(const physModel* m, physData* d, const double* xbar_nex
     lam[i] = dt * w[i];
   }
   phys_solve_m(m, L, lam, lam);
+  if (lambda) memcpy(lambda, lam, sizeof(double) * (size_t)nv);
 
   double *xq = NULL, *xv = NULL, *ub = ubar && nu > 0 ? ubar : NULL;
   if (xbar) {
