@@ -225,7 +225,14 @@ typedef struct physOption_ {
   double penalty_vslip;     // penalty friction regularization velocity (m/s, default 1e-3)
   int solver_iterations;    // iteration cap of iterative solvers (ADMM; default 100)
   double solver_tolerance;  // residual tolerance of iterative solvers (default 1e-10)
+  int gradflags;            // PHYS_GRAD_* bits: options of the step's derivatives (default 0)
 } physOption;
+
+// gradient options (option gradflags; MJCF <custom><text name="physid:grad" data="toi complementarity"/>)
+enum {
+  PHYS_GRAD_TOI = 1 << 0,            // time-of-impact correction of elastic bounces (paper 001 VI)
+  PHYS_GRAD_COMPLEMENTARITY = 1 << 1 // complementarity-aware lcp gradients (paper 001 IV-D)
+};
 
 typedef struct physModel_ {
   // sizes

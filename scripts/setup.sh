@@ -3,7 +3,7 @@
 # usage: setup.sh [--bench]   --bench adds DART 6.12, the second peer of the contact benchmark
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libxml2-dev libcjson-dev zlib1g-dev libqhull-dev
-      libmujoco-dev libmujoco-samples dart-doc valgrind)
+      libmujoco-dev libmujoco-samples dart-doc valgrind liblbfgsb-dev liblapacke-dev)
 if [ "${1:-}" = "--bench" ]; then
   pkgs+=(g++ libdart-dev libdart-collision-bullet-dev libdart-utils-urdf-dev)   # bench/bench_dart.cpp only
 fi

@@ -17,7 +17,7 @@
 // spec prefix of each kind (spring kinds share "damping", "stiffness" with joints; restlength is spring-only)
 static const char* kind_prefix[PHYS_NPARKIND] = {"mass",    "com",     "inertia",   "damping",  "armature",
                                                  "stiffness", "gravity", "gear",      "stiffness", "damping",
-                                                 "restlength", "friction", "restitution"};
+                                                 "restlength", "friction", "restitution", "size", "pos", "penalty", "penalty"};
 
 // object kind (phys_name2id) that a parameter kind names
 static const char* kind_object(int kind) {
@@ -49,7 +49,7 @@ static int object_count(const physModel* m, const char* obj) {
 
 // size of an entry: gear has as many entries as its joint has dofs (1 for springs)
 static int param_size(const physModel* m, int kind, int id) {
-  static const int size[PHYS_NPARKIND] = {1, 3, 10, 1, 1, 1, 3, 1, 1, 1, 1, 3, 1};
+  static const int size[PHYS_NPARKIND] = {1, 3, 10, 1, 1, 1, 3, 1, 1, 1, 1, 3, 1, 3, 3, 1, 1};
   if (kind == PHYS_PAR_GEAR && m->actuator_trntype[id] == PHYS_TRN_JOINT) {
     int type = m->jnt_type[m->actuator_trnid[id]];
     return type == PHYS_JNT_FREE ? 6 : (type == PHYS_JNT_BALL ? 3 : 1);
@@ -112,6 +112,7 @@ static physStatus parse_spec(physParam* p, const physModel* m, const char* spec,
       phys_name2id(m, "spring", name) >= 0)
     k = k == PHYS_PAR_DAMPING ? PHYS_PAR_SPRING_DAMPING : PHYS_PAR_SPRING_STIFFNESS;
   const char* obj = kind_object(k);
+  if (!obj) return phys_error(log, PHYS_ERR_ARG, "param '%s': kind '%s' is not supported yet", spec, kind);
   int id = name[0] ? phys_name2id(m, obj, name) : -1;
   if (id < 0 || (k <= PHYS_PAR_INERTIA && id == 0)) {
     char valid[PHYS_MSGLEN / 2] = "";

@@ -43,6 +43,10 @@ typedef enum physParamKind_ {
   PHYS_PAR_SPRING_RESTLENGTH,
   PHYS_PAR_FRICTION,
   PHYS_PAR_RESTITUTION,
+  PHYS_PAR_SIZE,              // geom_size entries that enter collision (phys_geom_nsize)
+  PHYS_PAR_POS,               // body_pos: the joint placement in the parent (link lengths)
+  PHYS_PAR_PENALTY_STIFFNESS, // opt.penalty_stiffness ("penalty:stiffness")
+  PHYS_PAR_PENALTY_DAMPING,   // opt.penalty_damping ("penalty:damping")
   PHYS_NPARKIND
 } physParamKind;
 

@@ -1,0 +1,42 @@
+// contact_deriv.h - derivatives of the constraint problem's geometry (issue 4 item 1): how the rows J of
+// the contacts and joint limits (src/contact/assemble.c) and their distances change with the configuration
+// q (tangent coordinates, grad.h) and with geom sizes.
+//
+// Row r of contact i (r = 0 normal, 1, 2 tangents; frame rows F_r of the contact):
+//   J_r(q) = F_r(q)' (J_point(b1, p(q)) - J_point(b0, p(q))),  b0, b1 the bodies of geom[0], geom[1],
+//   J_point(b, p)[:, j] = cdof_lin_j + cdof_ang_j x p  (j on b's chain),
+// with (p, n, dist) of the contact functions of both geoms' world poses (collision/primitive_deriv.h), the
+// poses functions of q (a geom moves rigidly with its body: twist = the body's spatial motion per dq), the
+// tangents F_1, F_2 functions of n through phys_contact_frame (collision.h), and cdof_j of q (grad.h: moving
+// dof k turns the axes of the dofs after it). The features (which corner, which end) are held fixed: at a
+// feature switch these are the derivatives of the current feature.
+// Limit rows are constant (+-e_dof); their dist is q - lo or hi - q.
+//
+// The problem p is the one phys_constraint_assemble built at d's current kinematics (d->contact, d->ncon,
+// d->nlimit must be those of p; the rows' order as in contact.h). Scratch from d's arena; nothing allocates.
+#ifndef PHYS_CONTACT_DERIV_H
+#define PHYS_CONTACT_DERIV_H
+
+#include "contact.h"
+#include "physid.h"
+
+// forward mode along the tangent direction dq (nv): any output may be NULL
+//   dJ_beta  (n)  = (dJ/dq . dq) beta            (beta nv, needed if dJ_beta)
+//   dJt_alpha (nv) = (dJ/dq . dq)' alpha          (alpha n, needed if dJt_alpha)
+//   ddist    (n)  = d dist / dq . dq on normal and limit rows (0 on tangent rows)
+// PHYS_ERR_ARG if a contact's pair has no geometry derivative (the message names the geom types).
+physStatus phys_constraint_jvp(const physModel* m, physData* d, const physConstraintProblem* p, const double* dq,
+                               const double* alpha, const double* beta, double* dJ_beta, double* dJt_alpha,
+                               double* ddist);
+
+// reverse mode: q_bar (nv) += grad_q [ alpha' J(q) beta + gamma' dist(q) ], with alpha, gamma (n) and
+// beta (nv); alpha/beta or gamma may be NULL (that term is absent). gamma's tangent entries are ignored.
+physStatus phys_constraint_vjp(const physModel* m, physData* d, const physConstraintProblem* p, const double* alpha,
+                               const double* beta, const double* gamma, double* q_bar);
+
+// the same two quantities' gradient with respect to the sizes of geom g (phys_geom_nsize(type) numbers,
+// collision/primitive_deriv.h): size_bar (nsize) += grad_size [ alpha' J beta + gamma' dist ]
+physStatus phys_constraint_size_vjp(const physModel* m, physData* d, const physConstraintProblem* p, int g,
+                                    const double* alpha, const double* beta, const double* gamma, double* size_bar);
+
+#endif  // PHYS_CONTACT_DERIV_H

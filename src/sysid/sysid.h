@@ -1,0 +1,121 @@
+// sysid.h - system identification (issue 5, DESIGN.md section 5): recorded trajectories (dataset.c), the
+// fit of physical parameters theta (the parameter table of src/grad/params.h) to them by losses on
+// simulated predictions with analytical residual Jacobians (fit.c), and the fit's statistics.
+//
+// Layer: sysid uses grad (params.h, grad.h, rollout.h), step and model; tools/cmd_identify.c drives it.
+#ifndef PHYS_SYSID_H
+#define PHYS_SYSID_H
+
+#include <stdint.h>
+
+#include "params.h"
+#include "physid.h"
+
+//---------------------------------------------------------------------------------------------------------
+// data (dataset.c)
+
+// one recorded trajectory: T samples of the model's full state, in the model's layout
+typedef struct physTrajectory_ {
+  char source[512];         // file it came from
+  int T;                    // samples
+  double* time;             // T times (s), increasing
+  double* qpos;             // T x nq (quaternions normalized on load)
+  double* qvel;             // T x nv (a free joint: linear world, angular body, as MuJoCo)
+  int has_qvel;             // 0 if the file had no velocity columns (then qvel is differenced positions)
+} physTrajectory;
+
+// a set of trajectories of one model; which state coordinates were observed (tangent layout, grad.h)
+typedef struct physDataset_ {
+  int ntraj;
+  physTrajectory* traj;
+  int nq, nv;
+  unsigned char* obs_q;     // nv flags: tangent coordinate i of q observed (a free joint: 3 + 3, a ball 3)
+  unsigned char* obs_v;     // nv flags: velocity coordinate i observed
+  double dt_obs;            // median spacing of the samples (s)
+} physDataset;
+
+typedef struct physDataOptions_ {
+  const char* const* map;   // nmap column mappings "COLUMN=q:JOINT[:i]" or "COLUMN=v:JOINT[:i]", may be NULL
+  int nmap;
+  const char* observe;      // NULL (all columns present) or a comma list "q:JOINT,v:JOINT,..." restricting them
+  int max_files;            // 0: all files of a folder; else the first max_files in name order
+  int first_file;           // skip this many files of a folder first (name order; for held-out splits)
+} physDataOptions;
+
+// load trajectories from files (CSV as `physid simulate` writes: t,q0..,v0..; CSV with named columns, e.g.
+// the toss files px,py,pz,qw,qx,qy,qz,vx,vy,vz,wx_body,wy_body,wz_body[,theta,theta_dot]; .npy arrays of
+// shape (T, 1+nq+nv)) or folders of them (files in name order). Errors (PHYS_ERR_FILE, PHYS_ERR_PARSE,
+// PHYS_ERR_VALUE with file:line:column in log): unreadable file, empty folder, columns that do not match the
+// model (the message lists what was expected), NaN or infinite values, times not increasing.
+// ds is zeroed first; free with phys_dataset_free (also after a failed load).
+physStatus phys_dataset_load(physDataset* ds, const physModel* m, const char* const* paths, int npath,
+                             const physDataOptions* opt, physLog* log);
+void phys_dataset_free(physDataset* ds);
+
+//---------------------------------------------------------------------------------------------------------
+// the fit (fit.c)
+
+typedef enum physLossKind_ {
+  PHYS_LOSS_ONESTEP = 0,    // x_{k+1} vs step^s(x_k) from every observed sample (paper 000)
+  PHYS_LOSS_KSTEP,          // multiple shooting: from every sample, `horizon` observations ahead
+  PHYS_LOSS_ROLLOUT         // one rollout per trajectory from its first sample (recurrent, paper 002)
+} physLossKind;
+
+typedef enum physOptimizer_ {
+  PHYS_OPT_LM = 0,          // bounded Levenberg-Marquardt on the residuals (default)
+  PHYS_OPT_LBFGSB,          // L-BFGS-B on the summed loss (liblbfgsb, Nocedal and Morales 3.0)
+  PHYS_OPT_ADAM             // Adam on the summed loss
+} physOptimizer;
+
+typedef struct physFitOptions_ {
+  int loss;                 // physLossKind
+  int horizon;              // observations per shooting segment (KSTEP; default 10)
+  int substeps;             // simulation steps per observation interval (default 1; dt = dt_obs/substeps)
+  double w_pos;             // weight of position residuals (m^-1; default 1/1e-3)
+  double w_rot;             // weight of orientation residuals (quaternion log, rad^-1; default 1/1e-2)
+  double w_vel;             // weight of velocity residuals (s/m; default 1/1e-1; 0 ignores velocities)
+  double prior;             // weight of the prior (theta - theta0)' (theta - theta0) (default 0)
+  int optimizer;            // physOptimizer
+  int max_iter;             // iterations (default 100; Adam default 500)
+  double tol;               // relative loss decrease that ends the fit (default 1e-10)
+  double lr;                // Adam's learning rate (default 1e-2, in units of each bound's width or theta)
+  int starts;               // multi-start: the given theta0 then starts-1 draws in the bounds (default 1)
+  uint64_t seed;            // multi-start draws (default 1)
+  int verbose;              // 1: one progress line per iteration on stderr
+  int threads;              // reserved (1)
+} physFitOptions;
+
+// defaults above
+void phys_fit_defaults(physFitOptions* opt);
+
+typedef struct physFitResult_ {
+  int ntheta;
+  double* theta;            // ntheta: the best fit
+  double* stderr_;          // ntheta: standard errors sqrt(diag(s^2 (J'J)^-1)), s^2 = 2 loss / (nres - ntheta)
+  double* corr;             // ntheta x ntheta correlation matrix (row-major)
+  double loss0, loss;       // loss at theta0 (of the best start) and at the fit: 0.5 sum r^2
+  int nres;                 // residuals
+  int iterations;           // of the best start
+  int start;                // index of the best start
+  int niter_hist;           // entries of the histories
+  double* loss_hist;        // loss per iteration of the best start (max_iter + 1)
+  double* theta_hist;       // theta per iteration ((max_iter + 1) x ntheta)
+  int nnull;                // unidentifiable directions: eigenvectors of J'J with eigenvalue < 1e-8 * max
+  double* null_dirs;        // nnull x ntheta
+  double time_forward, time_gradient;   // seconds spent in simulation and in derivatives
+} physFitResult;
+
+// fit theta (table t, starting at theta0 within [lower, upper]) to ds: m is modified during the fit and
+// holds the best theta on return. Errors: PHYS_ERR_ARG (bounds with lower > upper, theta0 outside them,
+// sizes), the status of a failed step derivative (message names trajectory and time).
+physStatus phys_fit(physModel* m, const physParamTable* t, const double* theta0, const double* lower,
+                    const double* upper, const physDataset* ds, const physFitOptions* opt, physFitResult* res,
+                    physLog* log);
+void phys_fit_result_free(physFitResult* res);
+
+// the fit's predictions for trajectory k, as the loss sees them: for ONESTEP/KSTEP each predicted sample from
+// its segment's start, for ROLLOUT the rollout; qpos (T x nq), qvel (T x nv) caller-owned
+physStatus phys_fit_predict(const physModel* m, const physDataset* ds, int k, const physFitOptions* opt,
+                            double* qpos, double* qvel, physLog* log);
+
+#endif  // PHYS_SYSID_H
