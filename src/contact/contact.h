@@ -80,6 +80,15 @@ physStatus phys_solve_lcp_jvp(const physModel* m, physData* d, const physConstra
 physStatus phys_solve_lcp_vjp(const physModel* m, physData* d, const physConstraintProblem* p,
                               const physConstraintSolution* sol, const double* lambda_bar, double* g_bar,
                               double* G_bar, double* mu_bar);
+// complementarity-aware labels (paper 001 IV-D) for the lcp solution sol, given lambda_bar = dL/dlambda: a
+// contact (or limit row) whose normal adjoint is negative (the loss would fall if the rows separated faster) is
+// relabelled separating with its tangents, one whose normal adjoint is positive (the loss would fall if it
+// pushed less: the objects pressed together) clamping, its tangents clamping (sticking) unless the solver
+// already had it clamping (then they keep their labels). Writes state (n) and returns the number of rows
+// whose label changed. phys_solve_lcp_vjp with a copy of sol carrying these labels gives the alternative
+// reverse mode; the step keeps whichever of the two gradients is larger (PHYS_GRAD_COMPLEMENTARITY).
+int phys_lcp_aware_states(const physConstraintProblem* p, const physConstraintSolution* sol,
+                          const double* lambda_bar, int* state);
 // ccp's derivatives at its solution sol by implicit differentiation (ccp_vjp.c): reverse mode g_bar (n),
 // G_bar (n x n, entries independent; may be NULL), mu_bar (nc; may be NULL) from lambda_bar; forward mode
 // dlambda from dg, dG, dmu (each may be NULL)

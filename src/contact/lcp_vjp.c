@@ -22,7 +22,8 @@
 // a symmetric parameterization); a contact whose diagonal mean is degenerate (s from the largest diagonal,
 // lcp_scale) gets no derivative through s; when the solver had to keep Lemke's own refined point (not the
 // minimal-norm one, nearly inconsistent problems) the derivative is that of the minimal-norm solution.
-// Complementarity-aware gradients (paper 001 IV-D) are not implemented.
+// Complementarity-aware labels (paper 001 IV-D): phys_lcp_aware_states relabels rows by the sign of the
+// impulse adjoint; the reverse mode with those labels is the same phys_solve_lcp_vjp.
 #include <math.h>
 #include <string.h>
 
@@ -356,4 +357,30 @@ physStatus phys_solve_lcp_vjp(const physModel* m, physData* d, const physConstra
     }
   phys_stack_free(d, mark);
   return PHYS_OK;
+}
+
+// the label of normal (or limit) row i by the sign of its adjoint: lambda_bar < 0 separating, > 0 clamping,
+// 0 unchanged (-1)
+static int aware_normal(double lb) {
+  return lb < 0 ? PHYS_ROW_SEPARATING : (lb > 0 ? PHYS_ROW_CLAMPING : -1);
+}
+
+int phys_lcp_aware_states(const physConstraintProblem* p, const physConstraintSolution* sol,
+                          const double* lambda_bar, int* state) {
+  int changed = 0;
+  for (int i = 0; i < p->n; i++) state[i] = sol->state[i];
+  // contacts: the normal decides, tangents follow (separating with it; sticking when newly clamped)
+  for (int c = 0; c < p->nc; c++) {
+    int r = 3 * c, lab = aware_normal(lambda_bar[r]);
+    if (lab < 0 || lab == sol->state[r]) continue;
+    state[r] = lab;
+    state[r + 1] = state[r + 2] = lab == PHYS_ROW_SEPARATING ? PHYS_ROW_SEPARATING : PHYS_ROW_CLAMPING;
+  }
+  // limit rows: the row itself
+  for (int i = 3 * p->nc; i < p->n; i++) {
+    int lab = aware_normal(lambda_bar[i]);
+    if (lab >= 0) state[i] = lab;
+  }
+  for (int i = 0; i < p->n; i++) changed += state[i] != sol->state[i];
+  return changed;
 }

@@ -301,10 +301,52 @@ static void test_box(void) {
   }
 }
 
+// complementarity-aware labels (paper 001 IV-D, Fig. 3): a ball resting on the ground (one contact, G = 1/m
+// on the normal, pressed in: g_n = -0.1) and the loss L = -w_n (lift it: w = G lambda + g is the row's velocity
+// after the step). Exact: clamped, w_n = 0 whatever g does, so dL/dg_n = 0 (a saddle). The adjoint reaching
+// lambda is lambda_bar = dL/dw G = -G_nn < 0: relabelled separating, lambda = 0 and w = g, dL/dg_n = -1.
+// A separating contact with a positive normal adjoint is relabelled clamping with sticking tangents.
+static void test_aware(void) {
+  physData d = make_data();
+  double G[9] = {2, 0, 0, 0, 2, 0, 0, 0, 2}, g[3] = {-0.1, 0, 0}, mu[1] = {0.5}, lam[3], gb[3], lb[3];
+  int st[3], alt[3];
+  physConstraintProblem pp = {.nc = 1, .n = 3, .nv = 3, .G = G, .g = g, .mu = mu};
+  physConstraintSolution sol = {.lambda = lam, .state = st};
+  CHECK(phys_solve_lcp(NULL, &d, &pp, &sol) == PHYS_OK);
+  CHECK(st[0] == PHYS_ROW_CLAMPING);
+  CHECK_NEAR(lam[0], 0.05, 1e-15);
+  // L = -w_n: direct dL/dg = (-1, 0, 0), lambda_bar = G' dL/dw
+  for (int r = 0; r < 3; r++) lb[r] = -G[r * 3];
+  phys_solve_lcp_vjp(NULL, &d, &pp, &sol, lb, gb, NULL, NULL);
+  CHECK_NEAR(-1 + gb[0], 0, 1e-15);   // the exact gradient vanishes
+  CHECK(phys_lcp_aware_states(&pp, &sol, lb, alt) == 3);
+  CHECK(alt[0] == PHYS_ROW_SEPARATING && alt[1] == PHYS_ROW_SEPARATING && alt[2] == PHYS_ROW_SEPARATING);
+  physConstraintSolution sa = sol;
+  sa.state = alt;
+  phys_solve_lcp_vjp(NULL, &d, &pp, &sa, lb, gb, NULL, NULL);
+  CHECK_NEAR(-1 + gb[0], -1, 1e-15);   // relabelled: the lift is reachable
+  // separating contact (g_n = +0.1), loss L = w_n (bring it closer): lambda_bar = +G > 0 -> clamping, sticking
+  g[0] = 0.1;
+  g[1] = 0.3;
+  CHECK(phys_solve_lcp(NULL, &d, &pp, &sol) == PHYS_OK);
+  CHECK(st[0] == PHYS_ROW_SEPARATING);
+  for (int r = 0; r < 3; r++) lb[r] = G[r * 3];
+  CHECK(phys_lcp_aware_states(&pp, &sol, lb, alt) == 3);
+  CHECK(alt[0] == PHYS_ROW_CLAMPING && alt[1] == PHYS_ROW_CLAMPING && alt[2] == PHYS_ROW_CLAMPING);
+  // relabelled clamping: lambda_n = -g_n/G_nn, so dL/dg_n = 1 + G (-1/G) = 0 and the tangent rows stick
+  sa.state = alt;
+  phys_solve_lcp_vjp(NULL, &d, &pp, &sa, lb, gb, NULL, NULL);
+  CHECK_NEAR(1 + gb[0], 0, 1e-15);
+  // a zero adjoint changes nothing
+  lb[0] = lb[1] = lb[2] = 0;
+  CHECK(phys_lcp_aware_states(&pp, &sol, lb, alt) == 0);
+}
+
 int main(void) {
   test_random();
   test_mu_zero();
   test_box();
+  test_aware();
   printf("finite differences: %d directions tested, %d skipped (states changed); worst %.3g (tol %.0e)\n",
          g_fd_tested, g_fd_skipped, g_fd_worst, FD_TOL);
   printf("box (singular clamping system): worst %.3g\n", g_box_worst);
