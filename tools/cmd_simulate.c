@@ -31,6 +31,9 @@ typedef struct simArgs_ {
   const char* out;          // NULL: stdout
   int floating;
   int quiet;
+  int every;                // write every k-th state (default 1)
+  double noise;             // standard deviation of the noise on written translations (m; 0: none)
+  const char* ctrl_value;   // NULL, or nu comma-separated constant controls
 } simArgs;
 
 static volatile sig_atomic_t g_signal = 0;
@@ -58,10 +61,13 @@ static int init_state(const physModel* m, physData* d, const char* init) {
   return 0;
 }
 
-// controls for the next step: zero, or uniform in ctrlrange ([-1, 1] when not limited)
-static void set_controls(const physModel* m, physData* d, int mode, physRng* rng) {
+// controls for the next step: constant (--ctrl-value, parsed into cval), zero, or uniform in ctrlrange
+// ([-1, 1] when not limited)
+static void set_controls(const physModel* m, physData* d, int mode, const double* cval, physRng* rng) {
   for (int i = 0; i < m->nu; i++) {
-    if (mode == CTRL_ZERO) {
+    if (cval) {
+      d->ctrl[i] = cval[i];
+    } else if (mode == CTRL_ZERO) {
       d->ctrl[i] = 0;
     } else if (m->actuator_ctrllimited[i]) {
       d->ctrl[i] = phys_rng_range(rng, m->actuator_ctrlrange[2 * i], m->actuator_ctrlrange[2 * i + 1]);
@@ -97,20 +103,58 @@ static int step_checked(const physModel* m, physData* d, const simArgs* a, int k
   return 1;
 }
 
-// the step loop: row 0 is the initial state, row k the state after step k; stops on a signal
-static int run_steps(cliOutput* o, const physModel* m, physData* d, const simArgs* a) {
-  physRng rng;
+// a standard normal deviate (Box-Muller on two uniforms in (0, 1])
+static double normal_deviate(physRng* rng) {
+  double u1 = 1 - phys_rng_uniform(rng), u2 = phys_rng_uniform(rng);
+  return sqrt(-2 * log(u1)) * cos(2 * 3.14159265358979323846 * u2);
+}
+
+// the row written for a state: with --noise, translations (free-joint positions, slide joints) get white
+// noise of standard deviation sigma and the velocities become backward differences of the written
+// positions (qvel = (q_k (-) q_{k-1}) / dt_row, as recorded motion-capture data; the first row keeps the
+// true velocity); prev holds the last written qpos (updated)
+static void noisy_row(const physModel* m, double* qpos, double* qvel, double* prev, int first, double dt_row,
+                      double sigma, physRng* rng) {
+  for (int j = 0; j < m->njnt; j++) {
+    int pa = m->jnt_qposadr[j], type = m->jnt_type[j];
+    int ntr = type == PHYS_JNT_FREE ? 3 : (type == PHYS_JNT_SLIDE ? 1 : 0);
+    for (int i = 0; i < ntr; i++) qpos[pa + i] += sigma * normal_deviate(rng);
+  }
+  if (!first) phys_difference_pos(m, qvel, dt_row, prev, qpos);
+  memcpy(prev, qpos, sizeof(double) * (size_t)m->nq);
+}
+
+// write the state as a row (through noisy_row with --noise); scratch q, v, prev (nq, nv, nq)
+static int write_state(FILE* f, const physModel* m, const physData* d, const simArgs* a, int first,
+                       double* q, double* v, double* prev, physRng* nrng) {
+  memcpy(q, d->qpos, sizeof(double) * (size_t)m->nq);
+  memcpy(v, d->qvel, sizeof(double) * (size_t)m->nv);
+  if (a->noise > 0) noisy_row(m, q, v, prev, first, a->every * m->opt.timestep, a->noise, nrng);
+  return phys_traj_write_row(f, m, d->time, q, v) == PHYS_OK;
+}
+
+// the step loop: row 0 is the initial state, then the state after every `every` steps; stops on a signal.
+// The control draws and the noise draws use separate streams (seed, seed + 1).
+static int run_steps(cliOutput* o, const physModel* m, physData* d, const simArgs* a, const double* cval) {
+  physRng rng, nrng;
   phys_rng_seed(&rng, (uint64_t)a->seed);
-  int ok = phys_traj_write_header(o->f, m) == PHYS_OK &&
-           phys_traj_write_row(o->f, m, d->time, d->qpos, d->qvel) == PHYS_OK;
+  phys_rng_seed(&nrng, (uint64_t)a->seed + 1);
+  double* q = malloc(sizeof(double) * (size_t)(2 * m->nq + m->nv + 1));
+  if (!q) {
+    cli_error("%s: out of memory", a->model);
+    return 0;
+  }
+  double *v = q + m->nq, *prev = v + m->nv;
+  int ok = phys_traj_write_header(o->f, m) == PHYS_OK && write_state(o->f, m, d, a, 1, q, v, prev, &nrng);
   for (int k = 1; ok && k <= a->steps && !g_signal; k++) {
-    set_controls(m, d, a->ctrl, &rng);
+    set_controls(m, d, a->ctrl, cval, &rng);
     ok = step_checked(m, d, a, k);
-    if (ok && phys_traj_write_row(o->f, m, d->time, d->qpos, d->qvel) != PHYS_OK) {
+    if (ok && k % a->every == 0 && !write_state(o->f, m, d, a, 0, q, v, prev, &nrng)) {
       cli_error("%s: write error: %s", o->path ? o->tmp : "stdout", strerror(errno));
       ok = 0;
     }
   }
+  free(q);
   return ok && !g_signal;
 }
 
@@ -142,13 +186,13 @@ static void catch_signals(int on) {
 }
 
 // open the output, run, commit or clean up; an interrupted run re-raises its signal after cleaning up
-static int simulate(const physModel* m, physData* d, const simArgs* a) {
+static int simulate(const physModel* m, physData* d, const simArgs* a, const double* cval) {
   cliOutput o;
   memset(&o, 0, sizeof o);
   catch_signals(1);
   if (!cli_output_open(&o, a->out)) return CLI_EXIT_INPUT;
   double t0 = d->time, start = wall_seconds();
-  int ok = run_steps(&o, m, d, a);
+  int ok = run_steps(&o, m, d, a, cval);
   double wall = wall_seconds() - start;
   if (!ok) cli_output_abort(&o);
   else ok = cli_output_commit(&o);
@@ -160,6 +204,32 @@ static int simulate(const physModel* m, physData* d, const simArgs* a) {
   }
   if (ok && !a->quiet) print_summary(m, d, a, t0, wall);
   return ok ? CLI_EXIT_OK : CLI_EXIT_INPUT;
+}
+
+// --ctrl-value: exactly nu finite numbers separated by commas (at most 64 actuators); 0 and a message otherwise
+static int parse_controls(double* cval, const physModel* m, const char* text) {
+  const char* s = text;
+  int n = 0;
+  if (m->nu > 64) {
+    cli_error("--ctrl-value: the model has %d actuators (at most 64 supported)", m->nu);
+    return 0;
+  }
+  while (*s && n <= m->nu) {
+    char* end;
+    double x = strtod(s, &end);
+    if (end == s || !isfinite(x) || (*end && *end != ',')) {
+      cli_error("--ctrl-value '%s': value %d is not a finite number", text, n + 1);
+      return 0;
+    }
+    if (n < m->nu) cval[n] = x;
+    n++;
+    s = *end ? end + 1 : end;
+  }
+  if (n != m->nu) {
+    cli_error("--ctrl-value '%s': %d values for %d actuators", text, n, m->nu);
+    return 0;
+  }
+  return 1;
 }
 
 // physid simulate
@@ -179,6 +249,11 @@ int cli_simulate(int argc, char** argv) {
       {"--out", ARG_STRING, &a.out, "FILE", "write the trajectory here (default: stdout)", 0, 0, 0},
       {"--floating", ARG_FLAG, &a.floating, "", "URDF: give the root link a free joint", 0, 0, 0},
       {"--quiet", ARG_FLAG, &a.quiet, "", "no summary line on stderr", 0, 0, 0},
+      {"--every", ARG_INT, &a.every, "K", "write the state every K steps (default 1; N must be a multiple)", 1,
+       1e9, 0},
+      {"--noise", ARG_DOUBLE, &a.noise, "SIGMA", "white noise (m) on written translations; velocities become "
+       "backward differences of the written positions (as motion capture)", 0, 1, 0},
+      {"--ctrl-value", ARG_STRING, &a.ctrl_value, "U0,U1,..", "constant controls, one per actuator", 0, 0, 0},
   };
   const argCommand cmd = {"simulate",
                           "Simulate a model from its keyframe 0 (or qpos0, or --init) and write the trajectory "
@@ -189,15 +264,25 @@ int cli_simulate(int argc, char** argv) {
   int code = cli_parse(pos, &cmd, argc, argv);
   if (code >= 0) return code;
   a.model = pos[0];
+  if (a.every == 0) a.every = 1;
+  if (a.steps % a.every) {
+    cli_error("--steps %d is not a multiple of --every %d", a.steps, a.every);
+    return CLI_EXIT_USAGE;
+  }
   physModel* m = cli_load_model(a.model, a.floating);
   if (!m) return CLI_EXIT_INPUT;
+  double cval[64];
+  if (a.ctrl_value && !parse_controls(cval, m, a.ctrl_value)) {
+    phys_free_model(m);
+    return CLI_EXIT_USAGE;
+  }
   if (a.dt > 0) m->opt.timestep = a.dt;
   if (a.nocontact) m->opt.disableflags |= PHYS_DSBL_CONTACT;
   if (a.contact >= 0) m->opt.contact = a.contact;   // choices in physContactModel order
   physData* d = phys_make_data(m);
   code = CLI_EXIT_INPUT;
   if (!d) cli_error("%s: out of memory allocating the simulation data", a.model);
-  else if (init_state(m, d, a.init)) code = simulate(m, d, &a);
+  else if (init_state(m, d, a.init)) code = simulate(m, d, &a, a.ctrl_value ? cval : NULL);
   phys_free_data(d);
   phys_free_model(m);
   return code;

@@ -458,6 +458,62 @@ static void test_simulate_misc(void) {
   run_free(&r);
 }
 
+// the numbers of row k (0: first data row) of a CSV text into x (at most n); returns how many were read
+static int row_values(double* x, int n, const char* csv, int k) {
+  const char* l = line_at(csv, k + 1);
+  int c = 0;
+  while (l && c < n) {
+    char* end;
+    x[c++] = strtod(l, &end);
+    if (*end != ',') break;
+    l = end + 1;
+  }
+  return c;
+}
+
+// --every K writes every K-th state of the same run; --noise perturbs translations only and turns the
+// velocities into backward differences of the written positions; --ctrl-value holds the controls constant
+static void test_simulate_sampling(void) {
+  const char* model = write_file("in_model.xml", g_model);
+  cliRun full = run("simulate", model, "--steps", "6", NULL);
+  cliRun every = run("simulate", model, "--steps", "6", "--every", "3", NULL);
+  CHECK(full.code == 0 && every.code == 0 && count_lines(every.out) == 4);
+  double a[18], b[18];
+  for (int k = 0; k < 3; k++) {
+    CHECK(row_values(a, 18, full.out, 3 * k) == 18 && row_values(b, 18, every.out, k) == 18);
+    for (int i = 0; i < 18; i++) CHECK(a[i] == b[i]);
+  }
+  cliRun noisy = run("simulate", model, "--steps", "6", "--every", "3", "--noise", "0.001", NULL);
+  CHECK(noisy.code == 0 && count_lines(noisy.out) == 4);
+  double moved = 0, prev[18] = {0};
+  for (int k = 0; k < 3; k++) {
+    row_values(a, 18, every.out, k);
+    row_values(b, 18, noisy.out, k);
+    CHECK(a[0] == b[0] && a[1] == b[1]);                       // time and the hinge: untouched
+    for (int i = 6; i < 10; i++) CHECK(a[i] == b[i]);          // the free joint's quaternion: untouched
+    for (int i = 2; i < 6; i++) {                              // slide and free position: noise of 1 mm
+      moved = fmax(moved, fabs(a[i] - b[i]));
+      CHECK(fabs(a[i] - b[i]) < 6e-3);
+    }
+    // velocity of the free x position (column 12): backward difference of the written x (column 3)
+    if (k > 0) CHECK_NEAR(b[12], (b[3] - prev[3]) / (3 * 0.005), 1e-9);
+    memcpy(prev, b, sizeof prev);
+  }
+  CHECK(moved > 1e-5);
+  cliRun c1 = run("simulate", model, "--steps", "6", "--ctrl-value", "1.5", NULL);
+  CHECK(c1.code == 0 && strcmp(c1.out, full.out) != 0);
+  row_values(a, 18, full.out, 6);
+  row_values(b, 18, c1.out, 6);
+  CHECK(b[1] > a[1]);                                           // a positive torque turns the hinge further
+  run_free(&full), run_free(&every), run_free(&noisy), run_free(&c1);
+  cliRun bad = run("simulate", model, "--steps", "6", "--ctrl-value", "1,2", NULL);
+  CHECK(bad.code == 2 && has(bad.err, "2 values for 1 actuators"));
+  run_free(&bad);
+  bad = run("simulate", model, "--steps", "7", "--every", "3", "--out", path("out.csv"), NULL);
+  CHECK(bad.code == 2 && has(bad.err, "not a multiple") && count_outputs() == 0);
+  run_free(&bad);
+}
+
 // SIGINT in the middle of a long run: the process dies of SIGINT and removes its temporary file
 static void test_sigint(void) {
   const char* model = write_file("in_model.xml", g_model);
@@ -686,6 +742,7 @@ int main(void) {
   test_bad_init();
   test_round_trip();
   test_simulate_misc();
+  test_simulate_sampling();
   test_contact_option();
   test_jacobian();
   test_jacobian_bad();
