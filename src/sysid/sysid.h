@@ -83,6 +83,7 @@ typedef struct physFitOptions_ {
   uint64_t seed;            // multi-start draws (default 1)
   int verbose;              // 1: one progress line per iteration on stderr
   int threads;              // reserved (1)
+  const double* ctrl;       // nu controls held during every trajectory (a known push; NULL: zero) - lead
 } physFitOptions;
 
 // defaults above
