@@ -11,7 +11,15 @@
 //   gear: joint motor f = gear c, R = -c (c the clamped control); spring motor f = -gear c u, R = c u, with
 //     u = -dL/dq' the generalized force of a unit tension; rest-length actuator t = k (L - L0 - gear c) + ...;
 //   springs: f = t u, t = k (L - L0) + b Ldot, so R = -(dt/dtheta) u: k -> L - L0, b -> Ldot, L0 -> -k;
-//   friction, restitution: 0 (contact only).
+//   body placement pos:BODY (body_pos, parent frame): moving it by dz along the parent's axis e_i moves the
+//     subtree of the body rigidly by t = R_parent e_i, as a slide joint z at the body frame with zero velocity
+//     and acceleration would (Carpentier & Mansard, rnea_deriv.c's notation, all about the world origin):
+//     S_z = (0, t), u = S_z x v_p, psi = S_z x a_p - u x v_p (v_p, a_p the parent's velocity and acceleration,
+//     a_0 = -g), per body c of the subtree g_c = -I_c psi - B_c u with B_c u = I_c (u x v_c) + u x* (I_c v_c)
+//     + v_c x* (I_c u), G = subtree sums of g; then dtau_k/dz = S_k . G_body(k) for dofs k in the subtree and
+//     S_k . (S_z x* F_b + G_b) for dofs k above the body (F_b the subtree's RNEA force). An xfrc applied at
+//     a com in the subtree moves with it: df_k/dz = w_k . (t x sum F_c) for k above, 0 inside (rigid);
+//   friction, restitution, size, penalty stiffness and damping: 0 (contact only).
 // Then v+ = v + dt a, q+ = q (+) dt v+:  P = [[dt D V], [V]],  V = dt da/dtheta = -dt M~^-1 R, with
 // D = Jr(dt v+) on ball and free-rotation groups (1 elsewhere), as phys_step_jacobian's A.
 // Reverse mode: theta_bar = P' xbar = -R' lambda, lambda = M~^-1 (dt w), w = vbar+ + dt D' qbar+.
@@ -23,6 +31,7 @@
 #include "grad.h"
 #include "params.h"
 #include "rot.h"
+#include "spatial.h"
 
 //---------------------------------------------------------------------------------------------------------
 // integration
@@ -150,6 +159,81 @@ static void gear_columns(const physModel* m, physData* d, const physParam* p, do
   }
 }
 
+// accelerations a_c = a_parent + sum_k (Sdot_k qd_k + S_k qdd_k) of every body (a_0 = -g) at the step's
+// acceleration d->qacc, and the subtree sums F of f_c = I_c a_c + v_c x* (I_c v_c) (nbody x 6 each)
+static void rnea_forces(const physModel* m, const physData* d, double* acc, double* F) {
+  memset(acc, 0, 6 * sizeof(double));
+  memset(F, 0, 6 * sizeof(double));
+  if (!(m->opt.disableflags & PHYS_DSBL_GRAVITY))
+    for (int i = 0; i < 3; i++) acc[3 + i] = -m->opt.gravity[i];
+  for (int b = 1; b < m->nbody; b++) {
+    double *a = acc + 6 * b, h[6], t[6];
+    memcpy(a, acc + 6 * m->body_parentid[b], 6 * sizeof(double));
+    for (int k = m->body_dofadr[b]; k < m->body_dofadr[b] + m->body_dofnum[b]; k++)
+      for (int i = 0; i < 6; i++) a[i] += d->cdof_dot[6 * k + i] * d->qvel[k] + d->cdof[6 * k + i] * d->qacc[k];
+    const double *I = d->cinert + 10 * b, *v = d->cvel + 6 * b;
+    phys_inert_mul(F + 6 * b, I, a);
+    phys_inert_mul(h, I, v);
+    phys_cross_force(t, v, h);
+    for (int i = 0; i < 6; i++) F[6 * b + i] += t[i];
+  }
+  for (int b = m->nbody - 1; b > 0; b--)
+    for (int i = 0; i < 6; i++) F[6 * m->body_parentid[b] + i] += F[6 * b + i];
+}
+
+// g_c = -I psi - (I (u x v) + u x* (I v) + v x* (I u)) of one body (inertia I, velocity v)
+static void pos_body_term(double g[6], const double I[10], const double v[6], const double u[6],
+                          const double psi[6]) {
+  double t[6], h[6];
+  phys_inert_mul(g, I, psi);
+  phys_cross_motion(t, u, v);
+  phys_inert_mul(h, I, t);
+  for (int i = 0; i < 6; i++) g[i] = -g[i] - h[i];
+  phys_inert_mul(h, I, v);
+  phys_cross_force(t, u, h);
+  for (int i = 0; i < 6; i++) g[i] -= t[i];
+  phys_inert_mul(h, I, u);
+  phys_cross_force(t, v, h);
+  for (int i = 0; i < 6; i++) g[i] -= t[i];
+}
+
+// pos:BODY columns of R = d(RNEA - f)/dz (three columns, z along the parent's axes); acc, F from
+// rnea_forces; G (nbody x 6) and ins (nbody) scratch
+static void pos_columns(const physModel* m, const physData* d, const physParam* p, const double* acc,
+                        const double* F, double* G, int* ins, double* R, int ld) {
+  int b = p->id, pp = m->body_parentid[b];
+  for (int c = 0; c < m->nbody; c++) ins[c] = c == b || (c > b && ins[m->body_parentid[c]]);
+  double Fx[3] = {0, 0, 0};
+  for (int c = b; c < m->nbody; c++)
+    if (ins[c])
+      for (int r = 0; r < 3; r++) Fx[r] += d->xfrc_applied[6 * c + r];
+  for (int i = 0; i < 3; i++) {
+    int col = p->adr + i;
+    // S_z = (0, t), t = R_parent e_i; u = S_z x v_p; psi = S_z x a_p - u x v_p
+    double Sz[6] = {0, 0, 0, d->xmat[9 * pp + i], d->xmat[9 * pp + 3 + i], d->xmat[9 * pp + 6 + i]};
+    double u[6], psi[6], t[6], y[6], tf[3];
+    phys_cross_motion(u, Sz, d->cvel + 6 * pp);
+    phys_cross_motion(psi, Sz, acc + 6 * pp);
+    phys_cross_motion(t, u, d->cvel + 6 * pp);
+    for (int r = 0; r < 6; r++) psi[r] -= t[r];
+    // G = subtree sums of g_c
+    for (int c = b; c < m->nbody; c++)
+      if (ins[c]) pos_body_term(G + 6 * c, d->cinert + 10 * c, d->cvel + 6 * c, u, psi);
+    for (int c = m->nbody - 1; c > b; c--)
+      if (ins[c])
+        for (int r = 0; r < 6; r++) G[6 * m->body_parentid[c] + r] += G[6 * c + r];
+    // dofs inside the subtree: S_k . G_body(k)
+    for (int k = 0; k < m->nv; k++)
+      if (ins[m->dof_bodyid[k]]) R[(size_t)k * ld + col] += phys_dot6(d->cdof + 6 * k, G + 6 * m->dof_bodyid[k]);
+    // dofs above: S_k . (S_z x* F_b + G_b) - w_k . (t x Fx)
+    phys_cross_force(y, Sz, F + 6 * b);
+    for (int r = 0; r < 6; r++) y[r] += G[6 * b + r];
+    phys_cross3(tf, Sz + 3, Fx);
+    for (int k = phys_body_lastdof(m, pp); k >= 0; k = m->dof_parentid[k])
+      R[(size_t)k * ld + col] += phys_dot6(d->cdof + 6 * k, y) - phys_dot3(d->cdof + 6 * k, tf);
+  }
+}
+
 // one entry's columns of R (zeroed by the caller)
 static void entry_columns(const physModel* m, physData* d, const physParam* p, const double* Y, double* R,
                           int ld, double* tmp) {
@@ -191,7 +275,7 @@ static void entry_columns(const physModel* m, physData* d, const physParam* p, c
     case PHYS_PAR_SPRING_RESTLENGTH:
       if (passive) spring_column(m, d, p->id, -m->spring_stiffness[p->id], R, ld, col, tmp);
       break;
-    default: break;   // friction, restitution: contact only
+    default: break;   // pos: pos_columns; friction, restitution, size, penalty: contact only
   }
 }
 
@@ -208,6 +292,20 @@ static void param_forces(const physModel* m, physData* d, const physParamTable* 
     }
   memset(R, 0, sizeof(double) * (size_t)nv * (size_t)nt);
   for (int e = 0; e < t->n; e++) entry_columns(m, d, t->param + e, Y, R, nt, tmp);
+  double *acc = NULL, *F = NULL, *G = NULL;
+  int* ins = NULL;
+  for (int e = 0; e < t->n; e++) {
+    if (t->param[e].kind != PHYS_PAR_POS) continue;
+    if (!acc) {
+      size_t nb = (size_t)m->nbody;
+      acc = phys_stack_alloc(d, 6 * nb);
+      F = phys_stack_alloc(d, 6 * nb);
+      G = phys_stack_alloc(d, 6 * nb);
+      ins = (int*)phys_stack_alloc(d, nb);
+      rnea_forces(m, d, acc, F);
+    }
+    pos_columns(m, d, t->param + e, acc, F, G, ins, R, nt);
+  }
 }
 
 // the linearization point (the factor of M~ into L, nv x nv, and d->qacc = a) and R

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "dyn.h"
+#include "primitive_deriv.h"
 #include "rot.h"
 #include "spatial.h"
 
@@ -33,7 +34,9 @@ static const char* kind_object(int kind) {
     case PHYS_PAR_SPRING_DAMPING:
     case PHYS_PAR_SPRING_RESTLENGTH: return "spring";
     case PHYS_PAR_FRICTION:
-    case PHYS_PAR_RESTITUTION: return "geom";
+    case PHYS_PAR_RESTITUTION:
+    case PHYS_PAR_SIZE: return "geom";
+    case PHYS_PAR_POS: return "body";
     default: return NULL;
   }
 }
@@ -47,14 +50,66 @@ static int object_count(const physModel* m, const char* obj) {
   return m->ngeom;
 }
 
-// size of an entry: gear has as many entries as its joint has dofs (1 for springs)
+// size of an entry: gear has as many entries as its joint has dofs (1 for springs); size as many as the
+// geom type has differentiable sizes (phys_geom_nsize)
 static int param_size(const physModel* m, int kind, int id) {
-  static const int size[PHYS_NPARKIND] = {1, 3, 10, 1, 1, 1, 3, 1, 1, 1, 1, 3, 1, 3, 3, 1, 1};
+  static const int size[PHYS_NPARKIND] = {1, 3, 10, 1, 1, 1, 3, 1, 1, 1, 1, 1, 1, 0, 3, 1, 1};
   if (kind == PHYS_PAR_GEAR && m->actuator_trntype[id] == PHYS_TRN_JOINT) {
     int type = m->jnt_type[m->actuator_trnid[id]];
     return type == PHYS_JNT_FREE ? 6 : (type == PHYS_JNT_BALL ? 3 : 1);
   }
+  if (kind == PHYS_PAR_SIZE) return phys_geom_nsize(m->geom_type[id]);
   return size[kind];
+}
+
+// name of a geom type for messages
+static const char* geom_type_name(int type) {
+  static const char* name[PHYS_NGEOMTYPE] = {"plane", "sphere", "capsule", "ellipsoid", "cylinder", "box", "mesh"};
+  return type >= 0 && type < PHYS_NGEOMTYPE ? name[type] : "unknown";
+}
+
+// 1 if body c is b or a descendant of b
+static int in_subtree(const physModel* m, int c, int b) {
+  while (c > b) c = m->body_parentid[c];
+  return c == b;
+}
+
+// the checks a resolved pos:BODY or size:GEOM entry needs beyond its name; PHYS_ERR_ARG with a message
+static physStatus check_entry(const physModel* m, const physParam* p, physLog* log) {
+  if (p->kind == PHYS_PAR_SIZE && p->size == 0)
+    return phys_error(log, PHYS_ERR_ARG, "param '%s': geom '%s' is a %s; sizes can be parameters of sphere (1), "
+                      "capsule (2) and box (3) geoms", p->name, phys_id2name(m, "geom", p->id),
+                      geom_type_name(m->geom_type[p->id]));
+  if (p->kind != PHYS_PAR_POS) return PHYS_OK;
+  int b = p->id;
+  if (m->body_jntnum[b] > 0 && m->jnt_type[m->body_jntadr[b]] == PHYS_JNT_FREE)
+    return phys_error(log, PHYS_ERR_ARG, "param '%s': body '%s' has a free joint, so its placement is part of "
+                      "the state (qpos), not a parameter", p->name, phys_id2name(m, "body", b));
+  // a spring with sites inside and outside the moved subtree changes length with body_pos: not differentiated
+  for (int sp = 0; sp < m->nspring; sp++) {
+    int in = 0, out = 0;
+    for (int i = 0; i < m->spring_num[sp]; i++) {
+      int s = m->spring_site[m->spring_adr[sp] + i];
+      if (in_subtree(m, m->site_bodyid[s], b)) in = 1;
+      else out = 1;
+    }
+    if (in && out)
+      return phys_error(log, PHYS_ERR_ARG, "param '%s': spring '%s' has sites inside and outside the subtree of "
+                        "body '%s'; the derivative of its length with respect to the body's placement is not "
+                        "implemented", p->name, phys_id2name(m, "spring", sp), phys_id2name(m, "body", b));
+  }
+  return PHYS_OK;
+}
+
+// penalty:stiffness or penalty:damping (model-wide, id -1)
+static physStatus parse_penalty(physParam* p, const char* spec, const char* name, physLog* log) {
+  p->size = 1;
+  if (!strcmp(name, "stiffness")) p->kind = PHYS_PAR_PENALTY_STIFFNESS;
+  else if (!strcmp(name, "damping")) p->kind = PHYS_PAR_PENALTY_DAMPING;
+  else
+    return phys_error(log, PHYS_ERR_ARG, "param '%s': unknown penalty parameter '%s' (valid: penalty:stiffness, "
+                      "penalty:damping)", spec, name);
+  return PHYS_OK;
 }
 
 //---------------------------------------------------------------------------------------------------------
@@ -66,7 +121,7 @@ static void list_names(char* buf, size_t cap, const physModel* m, const char* ob
   int n = object_count(m, obj), first = 1;
   for (int i = 0; i < n; i++) {
     const char* nm = phys_id2name(m, obj, i);
-    if (!nm || !nm[0]) continue;
+    if (!nm || !nm[0] || (i == 0 && !strcmp(obj, "body"))) continue;   // the world is never a parameter
     size_t need = strlen(nm) + 2;
     if (len + need + 4 >= cap) {
       snprintf(buf + len, cap - len, "...");
@@ -97,6 +152,7 @@ static physStatus parse_spec(physParam* p, const physModel* m, const char* spec,
     p->size = 3;
     return PHYS_OK;
   }
+  if (!strcmp(kind, "penalty")) return parse_penalty(p, spec, name, log);
   int k = -1;
   for (int i = 0; i < PHYS_NPARKIND; i++)
     if (i != PHYS_PAR_GRAVITY && !strcmp(kind, kind_prefix[i])) {
@@ -106,7 +162,7 @@ static physStatus parse_spec(physParam* p, const physModel* m, const char* spec,
   if (k < 0)
     return phys_error(log, PHYS_ERR_ARG,
                       "param '%s': unknown kind '%s' (valid: mass, com, inertia, damping, armature, stiffness, "
-                      "restlength, gravity, gear, friction, restitution)", spec, kind);
+                      "restlength, gravity, gear, friction, restitution, size, pos, penalty)", spec, kind);
   // damping and stiffness name a joint, else a spring
   if ((k == PHYS_PAR_DAMPING || k == PHYS_PAR_STIFFNESS) && phys_name2id(m, "joint", name) < 0 &&
       phys_name2id(m, "spring", name) >= 0)
@@ -114,7 +170,7 @@ static physStatus parse_spec(physParam* p, const physModel* m, const char* spec,
   const char* obj = kind_object(k);
   if (!obj) return phys_error(log, PHYS_ERR_ARG, "param '%s': kind '%s' is not supported yet", spec, kind);
   int id = name[0] ? phys_name2id(m, obj, name) : -1;
-  if (id < 0 || (k <= PHYS_PAR_INERTIA && id == 0)) {
+  if (id < 0 || ((k <= PHYS_PAR_INERTIA || k == PHYS_PAR_POS) && id == 0)) {
     char valid[PHYS_MSGLEN / 2] = "";
     list_names(valid, sizeof(valid), m, obj);
     int both = k == PHYS_PAR_DAMPING || k == PHYS_PAR_STIFFNESS;
@@ -129,7 +185,7 @@ static physStatus parse_spec(physParam* p, const physModel* m, const char* spec,
   p->kind = k;
   p->id = id;
   p->size = param_size(m, k, id);
-  return PHYS_OK;
+  return check_entry(m, p, log);
 }
 
 // two entries conflict if equal, or if one is inertia and the other mass/com of the same body
@@ -351,9 +407,23 @@ void phys_param_get(const physParamTable* t, const physModel* m, double* theta) 
       case PHYS_PAR_SPRING_STIFFNESS: th[0] = m->spring_stiffness[id]; break;
       case PHYS_PAR_SPRING_DAMPING: th[0] = m->spring_damping[id]; break;
       case PHYS_PAR_SPRING_RESTLENGTH: th[0] = m->spring_restlength[id]; break;
-      case PHYS_PAR_FRICTION: phys_copy3(th, m->geom_friction + 3 * id); break;
+      case PHYS_PAR_FRICTION: th[0] = m->geom_friction[3 * id]; break;
+      case PHYS_PAR_SIZE: memcpy(th, m->geom_size + 3 * id, sizeof(double) * (size_t)p->size); break;
+      case PHYS_PAR_POS: phys_copy3(th, m->body_pos + 3 * id); break;
+      case PHYS_PAR_PENALTY_STIFFNESS: th[0] = m->opt.penalty_stiffness; break;
+      case PHYS_PAR_PENALTY_DAMPING: th[0] = m->opt.penalty_damping; break;
       default: th[0] = m->geom_restitution[id]; break;
     }
+  }
+}
+
+// bounding-sphere radius of a sphere, capsule or box geom from its sizes (compile.c's rule)
+static double geom_rbound(const physModel* m, int g) {
+  const double* sz = m->geom_size + 3 * g;
+  switch (m->geom_type[g]) {
+    case PHYS_GEOM_SPHERE: return sz[0];
+    case PHYS_GEOM_CAPSULE: return sz[0] + sz[1];
+    default: return phys_norm3(sz);   // box
   }
 }
 
@@ -385,8 +455,29 @@ static physStatus set_entry(physModel* m, const physParam* p, const double* th) 
     case PHYS_PAR_SPRING_STIFFNESS: m->spring_stiffness[id] = th[0]; break;
     case PHYS_PAR_SPRING_DAMPING: m->spring_damping[id] = th[0]; break;
     case PHYS_PAR_SPRING_RESTLENGTH: m->spring_restlength[id] = th[0]; break;
-    case PHYS_PAR_FRICTION: phys_copy3(m->geom_friction + 3 * id, th); break;
-    default: m->geom_restitution[id] = th[0]; break;
+    case PHYS_PAR_FRICTION:
+      if (!(th[0] >= 0)) return PHYS_ERR_VALUE;
+      m->geom_friction[3 * id] = th[0];
+      break;
+    case PHYS_PAR_SIZE:
+      for (int i = 0; i < p->size; i++)
+        if (!(th[i] > 0)) return PHYS_ERR_VALUE;
+      memcpy(m->geom_size + 3 * id, th, sizeof(double) * (size_t)p->size);
+      m->geom_rbound[id] = geom_rbound(m, id);
+      break;
+    case PHYS_PAR_POS: phys_copy3(m->body_pos + 3 * id, th); break;
+    case PHYS_PAR_PENALTY_STIFFNESS:
+      if (!(th[0] > 0)) return PHYS_ERR_VALUE;
+      m->opt.penalty_stiffness = th[0];
+      break;
+    case PHYS_PAR_PENALTY_DAMPING:
+      if (!(th[0] >= 0)) return PHYS_ERR_VALUE;
+      m->opt.penalty_damping = th[0];
+      break;
+    default:
+      if (!(th[0] >= 0 && th[0] <= 1)) return PHYS_ERR_VALUE;
+      m->geom_restitution[id] = th[0];
+      break;
   }
   return PHYS_OK;
 }
@@ -414,7 +505,8 @@ void phys_param_bounds(const physParamTable* t, double* lower, double* upper) {
     int k = p->kind;
     int nonneg = k == PHYS_PAR_MASS || k == PHYS_PAR_DAMPING || k == PHYS_PAR_ARMATURE || k == PHYS_PAR_STIFFNESS ||
                  k == PHYS_PAR_SPRING_STIFFNESS || k == PHYS_PAR_SPRING_DAMPING || k == PHYS_PAR_SPRING_RESTLENGTH ||
-                 k == PHYS_PAR_FRICTION || k == PHYS_PAR_RESTITUTION;
+                 k == PHYS_PAR_FRICTION || k == PHYS_PAR_RESTITUTION || k == PHYS_PAR_SIZE ||
+                 k == PHYS_PAR_PENALTY_STIFFNESS || k == PHYS_PAR_PENALTY_DAMPING;
     for (int i = 0; i < p->size; i++) {
       if (lower) lower[p->adr + i] = nonneg ? 0 : -HUGE_VAL;
       if (upper) upper[p->adr + i] = k == PHYS_PAR_RESTITUTION ? 1 : HUGE_VAL;

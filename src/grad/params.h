@@ -11,9 +11,21 @@
 //   restlength:SPRING 1  spring rest length
 //   gravity          3   opt.gravity (NAME empty or "world")
 //   gear:ACTUATOR    1, 3 or 6  actuator_gear: 1 for hinge/slide/spring targets, 3 ball, 6 free
-//   friction:GEOM    3   geom_friction   (contact only: zero derivative for the contact-free step)
-//   restitution:GEOM 1   geom_restitution (contact only: likewise)
-// A body may appear with inertia or with mass/com, not both; a spec may appear once.
+//   friction:GEOM    1   geom_friction[0], the sliding coefficient (torsional and rolling friction do not act:
+//                        condim 4 and 6 behave as 3); >= 0. Contact only: zero contact-free derivative
+//   restitution:GEOM 1   geom_restitution, in [0, 1] (contact only: likewise)
+//   size:GEOM        phys_geom_nsize(type): sphere 1 (radius), capsule 2 (radius, half-length), box 3 (half
+//                        sizes); > 0; geom_rbound follows. The body's mass and inertia stay as compiled (fit
+//                        them with inertia:BODY). Contact only: zero contact-free derivative
+//   pos:BODY         3   body_pos, the placement of the body (and of its joints) in the parent frame: link
+//                        lengths. Moves the body's subtree rigidly, like a slide joint at the body frame along
+//                        the parent's axes. Refused for a body with a free joint (its placement is qpos) and
+//                        when a spring has sites both inside and outside the subtree
+//   penalty:stiffness 1  opt.penalty_stiffness (> 0), penalty:damping 1 opt.penalty_damping (>= 0); NAME is
+//                        "stiffness" or "damping". Contact only: zero contact-free derivative
+// A body may appear with inertia or with mass/com, not both; a spec may appear once. phys_param_set refuses
+// (PHYS_ERR_VALUE) non-finite values, masses, sizes and penalty stiffness <= 0, negative friction and
+// penalty damping, and restitution outside [0, 1].
 //
 // Log-Cholesky parametrization (Rucker & Wensing 2022, "Smooth parameterization of rigid-body inertia"):
 // the pseudo-inertia J = [[S, h], [h', m]] (4x4), S = tr(Ibar)/2 E - Ibar, h = m c, Ibar = rotational inertia

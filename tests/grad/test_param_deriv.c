@@ -6,7 +6,10 @@
 //     h_j is eps |x| / h_j, which grad_models.h's floor 1e-4 |x| covers for h = GM_H4 = 1e-3;
 //   - dot-product test <xbar, P thdot> = <P' xbar, thdot> to 1e-12 relative to sum |xbar_i P_ij thdot_j|;
 //   - analytic: the pendulum's armature column dv+/darmature = -dt a / (I + armature);
-//   - contact-only parameters (friction, restitution) have exactly zero columns;
+//   - contact-only parameters (friction, restitution, size, penalty stiffness and damping) have exactly zero
+//     columns;
+//   - body placements pos:BODY (link lengths) on the double pendulum (with random xfrc) and on every humanoid
+//     body but the free torso;
 // on the pendulum, tests/data/mixed.xml (every joint type, springs, motors on joints and on a spring, random
 // xfrc_applied so that the com's force point moves with com and inertia; with implicit and explicit damping)
 // and MuJoCo's humanoid in the air (contacts and limits disabled, every body's inertia, every joint, every gear).
@@ -149,7 +152,9 @@ static double check_model(const char* name, physModel* m, const char* const* spe
         char what[256];
         snprintf(what, sizeof(what), "%s state %d %s[%d]", name, s, t.param[e].name, i);
         for (int k = 0; k < n2; k++) colA[k] = P[(size_t)k * nt + j], colF[k] = Pf[(size_t)k * nt + j];
-        if (t.param[e].kind == PHYS_PAR_FRICTION || t.param[e].kind == PHYS_PAR_RESTITUTION) {
+        int kd = t.param[e].kind;
+        if (kd == PHYS_PAR_FRICTION || kd == PHYS_PAR_RESTITUTION || kd == PHYS_PAR_SIZE ||
+            kd == PHYS_PAR_PENALTY_STIFFNESS || kd == PHYS_PAR_PENALTY_DAMPING) {
           CHECK_MSG(gm_maxabs(colA, n2) == 0 && gm_maxabs(colF, n2) <= 1e-20, "%s: %g %g", what, gm_maxabs(colA, n2), gm_maxabs(colF, n2));
           continue;
         }
@@ -316,12 +321,28 @@ int main(void) {
   free_specs(s, n);
   phys_free_model(m);
 
+  m = gm_load("tests/data/double_pendulum.xml", 0);
+  const char* dp[] = {"pos:link1", "pos:link2", "mass:link2", "gravity"};
+  check_model("double pendulum pos", m, dp, 4, 4, 3, 1);
+  phys_free_model(m);
+
   m = gm_load(GM_HUMANOID, PHYS_DSBL_CONTACT | PHYS_DSBL_LIMIT);
   positive_armature_damping(m);
-  const char* hx[] = {"friction:floor", "restitution:floor"};
-  n = all_specs(m, &s, hx, 2);
+  m->geom_restitution[phys_name2id(m, "geom", "floor")] = 0.5;   // inside [0, 1] on both sides of the stencil
+  const char* hx[] = {"friction:floor", "restitution:floor", "size:head", "size:torso", "penalty:stiffness",
+                      "penalty:damping"};
+  n = all_specs(m, &s, hx, 6);
   check_model("humanoid in the air", m, (const char* const*)s, n, 2, 2, 1);
   free_specs(s, n);
+  // every body placement but the free torso's
+  char** ps = malloc(sizeof(char*) * (size_t)m->nbody);
+  int np = 0;
+  for (int b = 2; b < m->nbody; b++) {
+    ps[np] = malloc(160);
+    snprintf(ps[np++], 160, "pos:%s", phys_id2name(m, "body", b));
+  }
+  check_model("humanoid pos", m, (const char* const*)ps, np, 3, 2, 1);
+  free_specs(ps, np);
   phys_free_model(m);
   return test_done();
 }

@@ -186,6 +186,9 @@ static void check_errors(void) {
       {"restlength:ball", {"no spring named 'ball'", "valid: spring", NULL}},
       {"mass:world", {"no body", NULL, NULL}},
       {"gravity:arm", {"gravity takes no name", NULL, NULL}},
+      {"penalty:foo", {"unknown penalty parameter 'foo'", "penalty:stiffness, penalty:damping", NULL}},
+      {"size:nosuch", {"no geom named 'nosuch'", NULL, NULL}},
+      {"pos:world", {"no body named 'world'", "base, arm", NULL}},
   };
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     memset(&log, 0, sizeof(log));
@@ -204,13 +207,20 @@ static void check_errors(void) {
   const char* rep[2] = {"damping:slide", "damping:slide"};
   CHECK(phys_param_table_build(&t, m, rep, 2, &log) == PHYS_ERR_ARG);
   phys_param_table_free(&t);
+  // pos of a body whose subtree holds some of a spring's sites
+  const char* ps[1] = {"pos:arm"};
+  memset(&log, 0, sizeof(log));
+  CHECK(phys_param_table_build(&t, m, ps, 1, &log) == PHYS_ERR_ARG);
+  CHECK_MSG(strstr(log.error, "spring 'spring' has sites inside and outside") != NULL, "%s", log.error);
+  phys_param_table_free(&t);
   const char* ok[2] = {"mass:arm", "com:arm"};
   CHECK(phys_param_table_build(&t, m, ok, 2, &log) == PHYS_OK);
   phys_param_table_free(&t);
   phys_free_model(m);
 }
 
-// geom kinds and gear sizes on the humanoid: friction (3) and restitution (1) round-trip, free-joint gear
+// geom kinds and gear sizes on the humanoid: friction (1: the sliding coefficient only) and restitution (1)
+// round-trip, free-joint gear
 static void check_humanoid(void) {
   physModel* m = gm_load(GM_HUMANOID, 0);
   physLog log;
@@ -218,20 +228,108 @@ static void check_humanoid(void) {
   physParamTable t;
   const char* spec[3] = {"friction:floor", "restitution:floor", "inertia:torso"};
   CHECK(phys_param_table_build(&t, m, spec, 3, &log) == PHYS_OK);
-  CHECK(t.ntheta == 14);
-  double th[14], th2[14];
+  CHECK(t.ntheta == 12 && t.param[0].size == 1 && t.param[1].adr == 1);
+  double th[12], th2[12];
   phys_param_get(&t, m, th);
   int g = phys_name2id(m, "geom", "floor");
-  CHECK(th[0] == m->geom_friction[3 * g] && th[3] == m->geom_restitution[g]);
+  double tors = m->geom_friction[3 * g + 1], roll = m->geom_friction[3 * g + 2];
+  CHECK(th[0] == m->geom_friction[3 * g] && th[1] == m->geom_restitution[g]);
   th[0] = 0.7;
-  th[3] = 0.4;
+  th[1] = 0.4;
   CHECK(phys_param_set(&t, m, th) == PHYS_OK);
   CHECK(m->geom_friction[3 * g] == 0.7 && m->geom_restitution[g] == 0.4);
+  CHECK(m->geom_friction[3 * g + 1] == tors && m->geom_friction[3 * g + 2] == roll);   // untouched
   phys_param_get(&t, m, th2);
-  for (int i = 0; i < 14; i++) CHECK_NEAR(th2[i], th[i], 1e-12 * fmax(1, fabs(th[i])));
-  double lo[14], hi[14];
+  for (int i = 0; i < 12; i++) CHECK_NEAR(th2[i], th[i], 1e-12 * fmax(1, fabs(th[i])));
+  double lo[12], hi[12];
   phys_param_bounds(&t, lo, hi);
-  CHECK(lo[3] == 0 && hi[3] == 1 && lo[0] == 0);
+  CHECK(lo[1] == 0 && hi[1] == 1 && lo[0] == 0 && hi[0] == HUGE_VAL);
+  // out of range values are refused
+  th2[0] = -0.1;
+  CHECK(phys_param_set(&t, m, th2) == PHYS_ERR_VALUE);
+  th2[0] = 0.5;
+  th2[1] = 1.5;
+  CHECK(phys_param_set(&t, m, th2) == PHYS_ERR_VALUE);
+  phys_param_table_free(&t);
+  phys_free_model(m);
+}
+
+// size (sphere 1, capsule 2, box 3 numbers; geom_rbound follows), pos (body_pos, 3) and the penalty
+// parameters: sizes, get/set, bounds, refused values
+static void check_size_pos_penalty(void) {
+  physModel* m = gm_load(GM_HUMANOID, 0);
+  physLog log;
+  memset(&log, 0, sizeof(log));
+  physParamTable t;
+  const char* spec[5] = {"size:torso", "pos:lower_waist", "penalty:stiffness", "penalty:damping", "size:head"};
+  CHECK_MSG(phys_param_table_build(&t, m, spec, 5, &log) == PHYS_OK, "%s", log.error);
+  int gt = phys_name2id(m, "geom", "torso"), gh = phys_name2id(m, "geom", "head"), b = phys_name2id(m, "body", "lower_waist");
+  CHECK(m->geom_type[gt] == PHYS_GEOM_CAPSULE && m->geom_type[gh] == PHYS_GEOM_SPHERE);
+  CHECK(t.ntheta == 2 + 3 + 1 + 1 + 1);
+  CHECK(t.param[0].kind == PHYS_PAR_SIZE && t.param[0].size == 2 && t.param[1].kind == PHYS_PAR_POS);
+  CHECK(t.param[2].kind == PHYS_PAR_PENALTY_STIFFNESS && t.param[3].kind == PHYS_PAR_PENALTY_DAMPING);
+  CHECK(t.param[2].id == -1 && t.param[4].size == 1 && t.param[4].adr == 7);
+  double th[8];
+  phys_param_get(&t, m, th);
+  CHECK(th[0] == m->geom_size[3 * gt] && th[1] == m->geom_size[3 * gt + 1]);
+  CHECK(th[2] == m->body_pos[3 * b] && th[3] == m->body_pos[3 * b + 1] && th[4] == m->body_pos[3 * b + 2]);
+  CHECK(th[5] == m->opt.penalty_stiffness && th[6] == m->opt.penalty_damping && th[7] == m->geom_size[3 * gh]);
+  double set[8] = {0.08, 0.1, 0.01, -0.02, -0.3, 2e4, 50, 0.12};
+  CHECK(phys_param_set(&t, m, set) == PHYS_OK);
+  CHECK(m->geom_size[3 * gt] == 0.08 && m->geom_size[3 * gt + 1] == 0.1 && m->geom_rbound[gt] == 0.08 + 0.1);
+  CHECK(m->geom_size[3 * gh] == 0.12 && m->geom_rbound[gh] == 0.12);
+  CHECK(m->body_pos[3 * b] == 0.01 && m->body_pos[3 * b + 1] == -0.02 && m->body_pos[3 * b + 2] == -0.3);
+  CHECK(m->opt.penalty_stiffness == 2e4 && m->opt.penalty_damping == 50);
+  phys_param_get(&t, m, th);
+  for (int i = 0; i < 8; i++) CHECK(th[i] == set[i]);
+  double lo[8], hi[8];
+  phys_param_bounds(&t, lo, hi);
+  CHECK(lo[0] == 0 && lo[1] == 0 && lo[2] == -HUGE_VAL && lo[5] == 0 && lo[6] == 0 && hi[5] == HUGE_VAL);
+  // zero or negative sizes and stiffness, negative damping
+  const int bad_i[4] = {0, 1, 5, 6};
+  const double bad_v[4] = {0, -0.1, 0, -1};
+  for (int k = 0; k < 4; k++) {
+    memcpy(th, set, sizeof(th));
+    th[bad_i[k]] = bad_v[k];
+    CHECK_MSG(phys_param_set(&t, m, th) == PHYS_ERR_VALUE, "value %g at %d accepted", bad_v[k], bad_i[k]);
+  }
+  phys_param_table_free(&t);
+  // a box has 3 sizes
+  physModel* mb = gm_load("tests/data/contact/box_plane.xml", 0);
+  int gb = -1;
+  for (int g = 0; g < mb->ngeom; g++)
+    if (mb->geom_type[g] == PHYS_GEOM_BOX && phys_id2name(mb, "geom", g)[0]) gb = g;
+  CHECK(gb >= 0);
+  if (gb >= 0) {
+    char sp[200];
+    snprintf(sp, sizeof(sp), "size:%s", phys_id2name(mb, "geom", gb));
+    const char* bs[1] = {sp};
+    CHECK(phys_param_table_build(&t, mb, bs, 1, &log) == PHYS_OK);
+    CHECK(t.ntheta == 3);
+    double bx[3] = {0.3, 0.2, 0.1};
+    CHECK(phys_param_set(&t, mb, bx) == PHYS_OK);
+    CHECK_REL(mb->geom_rbound[gb], sqrt(0.09 + 0.04 + 0.01), 1e-15, 0);
+    phys_param_table_free(&t);
+  }
+  phys_free_model(mb);
+  phys_free_model(m);
+}
+
+// a plane has no size parameter, a free body's placement is its state; the messages say so
+static void check_refused_geometry(void) {
+  physModel* m = gm_load(GM_HUMANOID, 0);
+  physLog log;
+  physParamTable t;
+  const char* s1[1] = {"size:floor"};
+  memset(&log, 0, sizeof(log));
+  CHECK(phys_param_table_build(&t, m, s1, 1, &log) == PHYS_ERR_ARG);
+  CHECK_MSG(strstr(log.error, "geom 'floor' is a plane") && strstr(log.error, "sphere (1), capsule (2) and box (3)"),
+            "%s", log.error);
+  phys_param_table_free(&t);
+  const char* s2[1] = {"pos:torso"};
+  memset(&log, 0, sizeof(log));
+  CHECK(phys_param_table_build(&t, m, s2, 1, &log) == PHYS_ERR_ARG);
+  CHECK_MSG(strstr(log.error, "body 'torso' has a free joint"), "%s", log.error);
   phys_param_table_free(&t);
   phys_free_model(m);
 }
@@ -242,5 +340,7 @@ int main(void) {
   check_logchol();
   check_errors();
   check_humanoid();
+  check_size_pos_penalty();
+  check_refused_geometry();
   return test_done();
 }
