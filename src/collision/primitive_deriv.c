@@ -13,163 +13,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "dual.h"
 #include "primitive.h"
-
-#define NCOL 18  // 12 pose columns + at most 3 + 3 sizes
-
-// a scalar and its gradient row
-typedef struct {
-  double v, J[NCOL];
-} sd_t;
-
-// a 3-vector and its 3 x NCOL Jacobian
-typedef struct {
-  double v[3], J[3][NCOL];
-} vd_t;
-
-//---------------------------------------------------------------------------------------------------------
-// arithmetic on values with Jacobians
-
-// constant scalar
-static sd_t sd_const(double v) {
-  sd_t r;
-  memset(&r, 0, sizeof(r));
-  r.v = v;
-  return r;
-}
-
-// a + b
-static sd_t sd_add(sd_t a, sd_t b) {
-  for (int j = 0; j < NCOL; j++) a.J[j] += b.J[j];
-  a.v += b.v;
-  return a;
-}
-
-// a - b
-static sd_t sd_sub(sd_t a, sd_t b) {
-  for (int j = 0; j < NCOL; j++) a.J[j] -= b.J[j];
-  a.v -= b.v;
-  return a;
-}
-
-// a * b: d(ab) = b da + a db
-static sd_t sd_mul(sd_t a, sd_t b) {
-  sd_t r;
-  r.v = a.v * b.v;
-  for (int j = 0; j < NCOL; j++) r.J[j] = b.v * a.J[j] + a.v * b.J[j];
-  return r;
-}
-
-// a * k for a constant k
-static sd_t sd_scl(sd_t a, double k) {
-  a.v *= k;
-  for (int j = 0; j < NCOL; j++) a.J[j] *= k;
-  return a;
-}
-
-// a / b: d(a/b) = (da - (a/b) db)/b
-static sd_t sd_div(sd_t a, sd_t b) {
-  sd_t r;
-  r.v = a.v / b.v;
-  for (int j = 0; j < NCOL; j++) r.J[j] = (a.J[j] - r.v * b.J[j]) / b.v;
-  return r;
-}
-
-// sqrt(a): d sqrt(a) = da / (2 sqrt(a))
-static sd_t sd_sqrt(sd_t a) {
-  sd_t r;
-  r.v = sqrt(a.v);
-  for (int j = 0; j < NCOL; j++) r.J[j] = a.J[j] / (2 * r.v);
-  return r;
-}
-
-// a + b
-static vd_t vd_add(vd_t a, const vd_t* b) {
-  for (int k = 0; k < 3; k++) {
-    a.v[k] += b->v[k];
-    for (int j = 0; j < NCOL; j++) a.J[k][j] += b->J[k][j];
-  }
-  return a;
-}
-
-// a - b
-static vd_t vd_sub(vd_t a, const vd_t* b) {
-  for (int k = 0; k < 3; k++) {
-    a.v[k] -= b->v[k];
-    for (int j = 0; j < NCOL; j++) a.J[k][j] -= b->J[k][j];
-  }
-  return a;
-}
-
-// s b (scalar with Jacobian): d(s b) = b ds + s db
-static vd_t vd_scl(sd_t s, const vd_t* b) {
-  vd_t r;
-  for (int k = 0; k < 3; k++) {
-    r.v[k] = s.v * b->v[k];
-    for (int j = 0; j < NCOL; j++) r.J[k][j] = b->v[k] * s.J[j] + s.v * b->J[k][j];
-  }
-  return r;
-}
-
-// a + s b
-static vd_t vd_axpy(vd_t a, sd_t s, const vd_t* b) {
-  vd_t t = vd_scl(s, b);
-  return vd_add(a, &t);
-}
-
-// a . b: d(a.b) = b' da + a' db
-static sd_t vd_dot(const vd_t* a, const vd_t* b) {
-  sd_t r;
-  r.v = a->v[0] * b->v[0] + a->v[1] * b->v[1] + a->v[2] * b->v[2];
-  for (int j = 0; j < NCOL; j++) {
-    r.J[j] = 0;
-    for (int k = 0; k < 3; k++) r.J[j] += b->v[k] * a->J[k][j] + a->v[k] * b->J[k][j];
-  }
-  return r;
-}
-
-//---------------------------------------------------------------------------------------------------------
-// inputs
-
-// column offsets: pose of geom i (0 or 1) at 6 i, its sizes at 12 (+ nsize1 for geom 1)
-typedef struct {
-  const physModel* m;
-  const physData* d;
-  int g[2], sizecol[2];
-} ctx_t;
-
-// centre of geom i: dc/dt_i = I
-static vd_t in_centre(const ctx_t* x, int i) {
-  vd_t r;
-  memset(&r, 0, sizeof(r));
-  for (int k = 0; k < 3; k++) {
-    r.v[k] = x->d->geom_xpos[3 * x->g[i] + k];
-    r.J[k][6 * i + k] = 1;
-  }
-  return r;
-}
-
-// local axis k of geom i in world, a = R e_k: da/dw_i = -[a]x
-static vd_t in_axis(const ctx_t* x, int i, int k) {
-  vd_t r;
-  memset(&r, 0, sizeof(r));
-  const double* R = x->d->geom_xmat + 9 * x->g[i];
-  for (int j = 0; j < 3; j++) r.v[j] = R[3 * j + k];
-  double* a = r.v;
-  int w = 6 * i + 3;
-  // -[a]x = [[0, a2, -a1], [-a2, 0, a0], [a1, -a0, 0]]
-  r.J[0][w + 1] = a[2], r.J[0][w + 2] = -a[1];
-  r.J[1][w + 0] = -a[2], r.J[1][w + 2] = a[0];
-  r.J[2][w + 0] = a[1], r.J[2][w + 1] = -a[0];
-  return r;
-}
-
-// size j of geom i
-static sd_t in_size(const ctx_t* x, int i, int j) {
-  sd_t r = sd_const(x->m->geom_size[3 * x->g[i] + j]);
-  r.J[x->sizecol[i] + j] = 1;
-  return r;
-}
 
 //---------------------------------------------------------------------------------------------------------
 // pairs: each fills pos, n, dist and returns 0, or -1 when the contact does not exist / is degenerate
@@ -188,7 +33,7 @@ static int d_sphere_pair(vd_t* pos, vd_t* n, sd_t* dist, const vd_t* c1, sd_t r1
 }
 
 // plane-sphere: n = R1 e_z, dist = (c - p0).n - r, pos = c - n (r + dist/2)
-static int d_plane_sphere(vd_t* pos, vd_t* n, sd_t* dist, const ctx_t* x, int con) {
+static int d_plane_sphere(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, int con) {
   if (con != 0) return -1;
   vd_t p0 = in_centre(x, 0), c = in_centre(x, 1);
   *n = in_axis(x, 0, 2);
@@ -200,7 +45,7 @@ static int d_plane_sphere(vd_t* pos, vd_t* n, sd_t* dist, const ctx_t* x, int co
 }
 
 // sphere-sphere
-static int d_sphere_sphere(vd_t* pos, vd_t* n, sd_t* dist, const ctx_t* x, int con) {
+static int d_sphere_sphere(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, int con) {
   if (con != 0) return -1;
   vd_t c1 = in_centre(x, 0), c2 = in_centre(x, 1);
   return d_sphere_pair(pos, n, dist, &c1, in_size(x, 0, 0), &c2, in_size(x, 1, 0));
@@ -208,7 +53,7 @@ static int d_sphere_sphere(vd_t* pos, vd_t* n, sd_t* dist, const ctx_t* x, int c
 
 // plane-capsule: end e = c +- h a, dist = (c - p0).n - r +- h a.n, pos = e - n (r + dist/2); contact `con`
 // is the con-th deepest end (stable order: the +h end first on ties), as primitive.c emits them
-static int d_plane_capsule(vd_t* pos, vd_t* n, sd_t* dist, const ctx_t* x, int con) {
+static int d_plane_capsule(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, int con) {
   vd_t p0 = in_centre(x, 0), c = in_centre(x, 1), a = in_axis(x, 1, 2);
   *n = in_axis(x, 0, 2);
   sd_t r = in_size(x, 1, 0), h = in_size(x, 1, 1);
@@ -226,7 +71,7 @@ static int d_plane_capsule(vd_t* pos, vd_t* n, sd_t* dist, const ctx_t* x, int c
 }
 
 // sphere-capsule: q = c2 + clamp(a.(c1 - c2), -h, h) a, then the sphere pair (c1, r1), (q, r2)
-static int d_sphere_capsule(vd_t* pos, vd_t* n, sd_t* dist, const ctx_t* x, int con) {
+static int d_sphere_capsule(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, int con) {
   if (con != 0) return -1;
   vd_t c1 = in_centre(x, 0), c2 = in_centre(x, 1), a = in_axis(x, 1, 2);
   sd_t h = in_size(x, 1, 1);
@@ -238,20 +83,15 @@ static int d_sphere_capsule(vd_t* pos, vd_t* n, sd_t* dist, const ctx_t* x, int 
   return d_sphere_pair(pos, n, dist, &c1, in_size(x, 0, 0), &q, in_size(x, 1, 0));
 }
 
-// capsule-capsule, first contact: segments p0 + s u, q0 + t w (p0 = c1 - h1 a1, u = 2 h1 a1, likewise
-// for geom 2); s, t from phys_segment_closest, then with r = p0 - q0, a = u.u, b = u.w, c = u.r, e = w.w,
-// f = w.r: both interior s = (b f - c e)/(a e - b^2), t = (b s + f)/e; s clamped t = (b s + f)/e;
-// t clamped s = (b t - c)/a; both clamped constant. Then the sphere pair at P = p0 + s u, Q = q0 + t w.
-static int d_capsule_capsule(vd_t* pos, vd_t* n, sd_t* dist, const ctx_t* x, int con) {
-  if (con != 0) return -1;
-  vd_t c1 = in_centre(x, 0), c2 = in_centre(x, 1), a1 = in_axis(x, 0, 2), a2 = in_axis(x, 1, 2);
-  sd_t h1 = in_size(x, 0, 1), h2 = in_size(x, 1, 1);
-  vd_t p0 = vd_axpy(c1, sd_scl(h1, -1), &a1), q0 = vd_axpy(c2, sd_scl(h2, -1), &a2);
-  vd_t u = vd_scl(sd_scl(h1, 2), &a1), w = vd_scl(sd_scl(h2, 2), &a2);
+// closest points P = p0 + S u, Q = q0 + T w of two segments (s, t in [0,1]) with the parameters' clamping
+// from phys_segment_closest held fixed; with r = p0 - q0, a = u.u, b = u.w, c = u.r, e = w.w, f = w.r:
+// both interior s = (b f - c e)/(a e - b^2), t = (b s + f)/e; s clamped t = (b s + f)/e; t clamped
+// s = (b t - c)/a; both clamped constant. -1 for parallel or point segments.
+static int d_segment_closest(vd_t* P, vd_t* Q, const vd_t* p0, const vd_t* u, const vd_t* q0, const vd_t* w) {
   double s, t;
-  phys_segment_closest(&s, &t, p0.v, u.v, q0.v, w.v);
-  vd_t r = vd_sub(p0, &q0);
-  sd_t A = vd_dot(&u, &u), B = vd_dot(&u, &w), C = vd_dot(&u, &r), E = vd_dot(&w, &w), F = vd_dot(&w, &r);
+  phys_segment_closest(&s, &t, p0->v, u->v, q0->v, w->v);
+  vd_t r = vd_sub(*p0, q0);
+  sd_t A = vd_dot(u, u), B = vd_dot(u, w), C = vd_dot(u, &r), E = vd_dot(w, w), F = vd_dot(w, &r);
   sd_t den = sd_sub(sd_mul(A, E), sd_mul(B, B));
   if (!(A.v > 0 && E.v > 0 && den.v > 1e-12 * A.v * E.v)) return -1;  // parallel or point segments
   int sfree = s > 0 && s < 1, tfree = t > 0 && t < 1;
@@ -264,13 +104,26 @@ static int d_capsule_capsule(vd_t* pos, vd_t* n, sd_t* dist, const ctx_t* x, int
   } else if (sfree) {
     S = sd_div(sd_sub(sd_mul(B, T), C), A);
   }
-  vd_t P = vd_axpy(p0, S, &u), Q = vd_axpy(q0, T, &w);
+  *P = vd_axpy(*p0, S, u);
+  *Q = vd_axpy(*q0, T, w);
+  return 0;
+}
+
+// capsule-capsule, first contact: segments p0 + s u, q0 + t w (p0 = c1 - h1 a1, u = 2 h1 a1, likewise
+// for geom 2), closest points P, Q (d_segment_closest), then the sphere pair at P, Q.
+static int d_capsule_capsule(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, int con) {
+  if (con != 0) return -1;
+  vd_t c1 = in_centre(x, 0), c2 = in_centre(x, 1), a1 = in_axis(x, 0, 2), a2 = in_axis(x, 1, 2);
+  sd_t h1 = in_size(x, 0, 1), h2 = in_size(x, 1, 1);
+  vd_t p0 = vd_axpy(c1, sd_scl(h1, -1), &a1), q0 = vd_axpy(c2, sd_scl(h2, -1), &a2);
+  vd_t u = vd_scl(sd_scl(h1, 2), &a1), w = vd_scl(sd_scl(h2, 2), &a2), P, Q;
+  if (d_segment_closest(&P, &Q, &p0, &u, &q0, &w)) return -1;
   return d_sphere_pair(pos, n, dist, &P, in_size(x, 0, 0), &Q, in_size(x, 1, 0));
 }
 
 // plane-box: corner i at x = c + sum_k (+-s_k) a_k, dist = (x - p0).n, pos = x - n dist/2; contact `con`
 // is the con-th deepest corner (stable order on ties, corner index i as in primitive.c)
-static int d_plane_box(vd_t* pos, vd_t* n, sd_t* dist, const ctx_t* x, int con) {
+static int d_plane_box(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, int con) {
   if (con < 0 || con >= 4) return -1;
   vd_t p0 = in_centre(x, 0), c = in_centre(x, 1), ax[3];
   *n = in_axis(x, 0, 2);
@@ -302,6 +155,361 @@ static int d_plane_box(vd_t* pos, vd_t* n, sd_t* dist, const ctx_t* x, int con) 
 }
 
 //---------------------------------------------------------------------------------------------------------
+// candidate sets: the pair function keeps some of a set of candidate points (margin, reduction to 4); the
+// contact being differentiated is the candidate whose value matches the target contact the pair function
+// wrote (dualCtx.tpos, tdist), which needs neither the margin nor the reduction repeated here
+
+// mismatch of a candidate (pos, dist values) with the target: max-norm of the differences
+static double target_gap(const dualCtx* x, const double pos[3], double dist) {
+  double e = fabs(dist - x->tdist);
+  for (int k = 0; k < 3; k++) e = fmax(e, fabs(pos[k] - x->tpos[k]));
+  return e;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// box pairs
+
+// world axes of box geom i
+static void box_axes(vd_t ax[3], const dualCtx* x, int i) {
+  for (int k = 0; k < 3; k++) ax[k] = in_axis(x, i, k);
+}
+
+// the separating axis phys_collide_box_box chooses (values only, its loop and its rule): face f (A's 0..2,
+// B's 3..5) with T.L's sign, or edge pair (ei, ej)
+typedef struct {
+  int edge, face, ei, ej;
+  double sgn;
+} boxAxis;
+
+// half-extent of box (axes R columns, half sizes s) on unit L: sum_k s_k |R e_k . L|
+static double box_ext(const double* R, const double* s, const double L[3]) {
+  double e = 0;
+  for (int k = 0; k < 3; k++) e += s[k] * fabs(R[k] * L[0] + R[3 + k] * L[1] + R[6 + k] * L[2]);
+  return e;
+}
+
+static void box_box_axis(boxAxis* a, const dualCtx* x) {
+  const double *RA = x->d->geom_xmat + 9 * x->g[0], *RB = x->d->geom_xmat + 9 * x->g[1];
+  const double *sA = x->m->geom_size + 3 * x->g[0], *sB = x->m->geom_size + 3 * x->g[1];
+  const double *cA = x->d->geom_xpos + 3 * x->g[0], *cB = x->d->geom_xpos + 3 * x->g[1];
+  double T[3] = {cB[0] - cA[0], cB[1] - cA[1], cB[2] - cA[2]}, sface = -INFINITY, sedge = -INFINITY;
+  a->face = a->ei = a->ej = -1;
+  for (int f = 0; f < 6; f++) {
+    const double* R = f < 3 ? RA : RB;
+    double L[3] = {R[f % 3], R[3 + f % 3], R[6 + f % 3]};
+    double sep = fabs(T[0] * L[0] + T[1] * L[1] + T[2] * L[2]) - box_ext(RA, sA, L) - box_ext(RB, sB, L);
+    if (sep > sface) sface = sep, a->face = f;
+  }
+  double sgedge = 1;
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) {
+      double ai[3] = {RA[i], RA[3 + i], RA[6 + i]}, bj[3] = {RB[j], RB[3 + j], RB[6 + j]}, L[3];
+      L[0] = ai[1] * bj[2] - ai[2] * bj[1], L[1] = ai[2] * bj[0] - ai[0] * bj[2], L[2] = ai[0] * bj[1] - ai[1] * bj[0];
+      double len = sqrt(L[0] * L[0] + L[1] * L[1] + L[2] * L[2]);
+      if (len < 1e-6) continue;
+      for (int k = 0; k < 3; k++) L[k] /= len;
+      double tl = T[0] * L[0] + T[1] * L[1] + T[2] * L[2];
+      double sep = fabs(tl) - box_ext(RA, sA, L) - box_ext(RB, sB, L);
+      if (sep > sedge) sedge = sep, a->ei = i, a->ej = j, sgedge = tl >= 0 ? 1 : -1;
+    }
+  a->edge = a->ei >= 0 && (sface < 0 ? -sedge < 0.95 * -sface : sedge > sface);
+  if (a->edge) {
+    a->sgn = sgedge;
+  } else {
+    const double* R = a->face < 3 ? RA : RB;
+    int k = a->face % 3;
+    a->sgn = T[0] * R[k] + T[1] * R[3 + k] + T[2] * R[6 + k] >= 0 ? 1 : -1;
+  }
+}
+
+// a point of the clipped incident polygon in the reference face's coordinates (k1, k2)
+typedef struct {
+  sd_t p[2];
+} pt2_t;
+
+// Sutherland-Hodgman step of box_face_contacts: keep side * x[dim] <= lim; crossings at
+// p + t (q - p), t = dp / (dp - dq) (an incident vertex, an incident edge on a side line, or a corner of the
+// reference face: each carries its own derivative)
+static int d_clip_poly(pt2_t* out, const pt2_t* in, int n, int dim, double side, sd_t lim) {
+  int k = 0;
+  for (int i = 0; i < n; i++) {
+    const pt2_t *p = in + i, *q = in + (i + 1) % n;
+    sd_t dp = sd_sub(sd_lscl(side, p->p[dim]), lim), dq = sd_sub(sd_lscl(side, q->p[dim]), lim);
+    if (dp.v <= 0) out[k++] = *p;
+    if ((dp.v < 0 && dq.v > 0) || (dp.v > 0 && dq.v < 0)) {
+      sd_t t = sd_div(dp, sd_sub(dp, dq));
+      for (int c = 0; c < 2; c++) out[k].p[c] = sd_add(p->p[c], sd_mul(t, sd_sub(q->p[c], p->p[c])));
+      k++;
+    }
+  }
+  return k;
+}
+
+// box-box face contact (box_face_contacts): reference box r, face k, outward normal nref = sigma ax_k; the
+// incident face's corners in the reference frame, clipped to the face rectangle; each point x (on the
+// incident face plane x_k = h0 + g1 x_k1 + g2 x_k2) gives dist = sigma x_k - s_k, pos = c_r + R_r x - nref
+// dist/2. The candidate matching the target is returned; n = sgn(T.ax_k) ax_k (from g1 to g2).
+static int d_box_face(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, const boxAxis* a) {
+  int r = a->face < 3 ? 0 : 1, ic = 1 - r, k = a->face % 3;
+  double sigma = a->face < 3 ? a->sgn : -a->sgn;
+  vd_t rax[3], iax[3], rc = in_centre(x, r), icc = in_centre(x, ic);
+  box_axes(rax, x, r);
+  box_axes(iax, x, ic);
+  sd_t rs[3], is[3];
+  for (int j = 0; j < 3; j++) rs[j] = in_size(x, r, j), is[j] = in_size(x, ic, j);
+  *n = vd_lscl(a->sgn, rax[k]);
+  vd_t nref = vd_lscl(sigma, rax[k]);
+  int mi = 0;
+  double dm = -1;
+  for (int j = 0; j < 3; j++) {
+    double dj = fabs(vd_dot(&iax[j], &nref).v);
+    if (dj > dm) dm = dj, mi = j;
+  }
+  double tau = vd_dot(&iax[mi], &nref).v > 0 ? -1 : 1;
+  int i1 = (mi + 1) % 3, i2 = (mi + 2) % 3, k1 = (k + 1) % 3, k2 = (k + 2) % 3;
+  static const double S1[4] = {1, -1, -1, 1}, S2[4] = {1, 1, -1, -1};
+  pt2_t poly[PHYS_MAXPAIRCON + 1], tmp[PHYS_MAXPAIRCON + 1];
+  sd_t hk[4];
+  for (int v = 0; v < 4; v++) {  // xl = R_r'(c_i + tau s_m ax_m +- s_i1 ax_i1 +- s_i2 ax_i2 - c_r)
+    vd_t w = vd_axpy(icc, sd_lscl(tau, is[mi]), &iax[mi]);
+    w = vd_axpy(w, sd_lscl(S1[v], is[i1]), &iax[i1]);
+    w = vd_axpy(w, sd_lscl(S2[v], is[i2]), &iax[i2]);
+    w = vd_sub(w, &rc);
+    vd_t xl = dual_unrotate(rax, &w);
+    poly[v].p[0] = vd_get(&xl, k1), poly[v].p[1] = vd_get(&xl, k2), hk[v] = vd_get(&xl, k);
+  }
+  // incident plane x_k = h0 + g1 x_k1 + g2 x_k2 through corners 0, 1, 3
+  sd_t g1 = sd_const(0), g2 = sd_const(0);
+  sd_t a1 = sd_sub(poly[1].p[0], poly[0].p[0]), a2 = sd_sub(poly[1].p[1], poly[0].p[1]);
+  sd_t b1 = sd_sub(poly[3].p[0], poly[0].p[0]), b2 = sd_sub(poly[3].p[1], poly[0].p[1]);
+  sd_t det = sd_sub(sd_mul(a1, b2), sd_mul(a2, b1)), dh1 = sd_sub(hk[1], hk[0]), dh3 = sd_sub(hk[3], hk[0]);
+  if (fabs(det.v) > 1e-14 * (fabs(a1.v * b2.v) + fabs(a2.v * b1.v)) && det.v != 0) {
+    g1 = sd_div(sd_sub(sd_mul(dh1, b2), sd_mul(dh3, a2)), det);
+    g2 = sd_div(sd_sub(sd_mul(a1, dh3), sd_mul(b1, dh1)), det);
+  }
+  sd_t h0 = sd_sub(sd_sub(hk[0], sd_mul(g1, poly[0].p[0])), sd_mul(g2, poly[0].p[1]));
+  int np = d_clip_poly(tmp, poly, 4, 0, 1, rs[k1]);
+  np = d_clip_poly(poly, tmp, np, 0, -1, rs[k1]);
+  np = d_clip_poly(tmp, poly, np, 1, 1, rs[k2]);
+  np = d_clip_poly(poly, tmp, np, 1, -1, rs[k2]);
+  if (np > PHYS_MAXPAIRCON) np = PHYS_MAXPAIRCON;
+  int best = -1;
+  double gbest = INFINITY;
+  vd_t cpos[PHYS_MAXPAIRCON];
+  sd_t cdist[PHYS_MAXPAIRCON];
+  for (int v = 0; v < np; v++) {
+    vd_t xl;
+    vd_set(&xl, k1, poly[v].p[0]);
+    vd_set(&xl, k2, poly[v].p[1]);
+    vd_set(&xl, k, sd_add(sd_add(h0, sd_mul(g1, poly[v].p[0])), sd_mul(g2, poly[v].p[1])));
+    cdist[v] = sd_sub(sd_lscl(sigma, vd_get(&xl, k)), rs[k]);
+    vd_t t = dual_rotate(rax, &xl), w = vd_add(rc, &t);
+    cpos[v] = vd_axpy(w, sd_lscl(-0.5, cdist[v]), &nref);
+    double e = target_gap(x, cpos[v].v, cdist[v].v);
+    if (e < gbest) gbest = e, best = v;
+  }
+  if (best < 0) return -1;
+  *pos = cpos[best], *dist = cdist[best];
+  return 0;
+}
+
+// box-box edge contact: supporting edges P0 + s u of A (along A_i), Q0 + t w of B (along B_j),
+// P0 = c_A - s_i A_i + sum_{k != i} s_k sgn(A_k.n) A_k, Q0 = c_B - s_j B_j - sum_{k != j} s_k sgn(B_k.n) B_k,
+// u = 2 s_i A_i, w = 2 s_j B_j, n = sgn(T.L) L, L = A_i x B_j / |A_i x B_j|; closest points P, Q
+// (d_segment_closest), dist = (Q - P).n, pos = (P + Q)/2
+static int d_box_edge(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, const boxAxis* a) {
+  vd_t A[3], B[3], cA = in_centre(x, 0), cB = in_centre(x, 1);
+  box_axes(A, x, 0);
+  box_axes(B, x, 1);
+  sd_t sA[3], sB[3];
+  for (int j = 0; j < 3; j++) sA[j] = in_size(x, 0, j), sB[j] = in_size(x, 1, j);
+  int ei = a->ei, ej = a->ej;
+  vd_t L = vd_cross(&A[ei], &B[ej]);
+  L = vd_unit(&L);
+  *n = vd_lscl(a->sgn, L);
+  vd_t t = vd_scl(sA[ei], &A[ei]), p0 = vd_sub(cA, &t);
+  t = vd_scl(sB[ej], &B[ej]);
+  vd_t q0 = vd_sub(cB, &t);
+  vd_t u = vd_scl(sd_lscl(2, sA[ei]), &A[ei]), w = vd_scl(sd_lscl(2, sB[ej]), &B[ej]);
+  for (int k = 0; k < 3; k++) {
+    if (k != ei) p0 = vd_axpy(p0, sd_scl(sA[k], vd_dot(&A[k], n).v >= 0 ? 1 : -1), &A[k]);
+    if (k != ej) q0 = vd_axpy(q0, sd_scl(sd_scl(sB[k], -1), vd_dot(&B[k], n).v >= 0 ? 1 : -1), &B[k]);
+  }
+  vd_t P, Q;
+  if (d_segment_closest(&P, &Q, &p0, &u, &q0, &w)) return -1;
+  vd_t dv = vd_sub(Q, &P);
+  *dist = vd_dot(&dv, n);
+  *pos = vd_lscl(0.5, vd_add(P, &Q));
+  return 0;
+}
+
+// box-box: the separating axis of phys_collide_box_box, then its face or edge contact
+static int d_box_box(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, int con) {
+  (void)con;
+  boxAxis a;
+  box_box_axis(&a, x);
+  return a.edge ? d_box_edge(pos, n, dist, x, &a) : d_box_face(pos, n, dist, x, &a);
+}
+
+// sphere (g1) against a box or cylinder (g2) given the local point x of the sphere centre, the surface
+// point q and the unit direction m (local, from the box to the sphere), gap the signed distance of the
+// centre from the surface: n = -R m, dist = gap - r1, pos = midway of (c1 - R m r1) and c2 + R q
+static void d_sphere_local(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, const vd_t ax[3], const vd_t* q,
+                           const vd_t* ml, sd_t gap) {
+  vd_t c1 = in_centre(x, 0), c2 = in_centre(x, 1);
+  sd_t r1 = in_size(x, 0, 0);
+  *dist = sd_sub(gap, r1);
+  vd_t mw = dual_rotate(ax, ml), qr = dual_rotate(ax, q);
+  vd_t qw = vd_add(c2, &qr), s1 = vd_axpy(c1, sd_scl(r1, -1), &mw);
+  *pos = vd_lscl(0.5, vd_add(s1, &qw));
+  *n = vd_lscl(-1, mw);
+}
+
+// sphere centre in geom 2's frame: x = R2'(c1 - c2)
+static vd_t d_local_centre(const dualCtx* x, const vd_t ax[3]) {
+  vd_t c1 = in_centre(x, 0), c2 = in_centre(x, 1);
+  vd_t t = vd_sub(c1, &c2);
+  return dual_unrotate(ax, &t);
+}
+
+// sphere-box (phys_collide_sphere_box): outside q = clamp(x, -s, s), m = (x - q)/|x - q|, gap = |x - q|;
+// inside the face k of least depth, m = sgn(x_k) e_k, q = x with q_k = sgn(x_k) s_k, gap = |x_k| - s_k
+static int d_sphere_box(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, int con) {
+  if (con != 0) return -1;
+  vd_t ax[3];
+  box_axes(ax, x, 1);
+  vd_t xl = d_local_centre(x, ax), q = xl, ml;
+  sd_t s[3], gap;
+  int inside = 1;
+  for (int k = 0; k < 3; k++) {
+    s[k] = in_size(x, 1, k);
+    if (xl.v[k] < -s[k].v) vd_set(&q, k, sd_scl(s[k], -1)), inside = 0;
+    else if (xl.v[k] > s[k].v) vd_set(&q, k, s[k]), inside = 0;
+  }
+  if (!inside) {
+    ml = vd_sub(xl, &q);
+    gap = vd_norm(&ml);
+    if (!(gap.v > 0)) return -1;
+    ml = vd_unit(&ml);
+  } else {
+    int k = 0;
+    for (int j = 1; j < 3; j++)
+      if (s[j].v - fabs(xl.v[j]) < s[k].v - fabs(xl.v[k])) k = j;
+    double sg = xl.v[k] >= 0 ? 1 : -1, e[3] = {0, 0, 0};
+    e[k] = sg;
+    ml = vd_const(e);
+    vd_set(&q, k, sd_lscl(sg, s[k]));
+    gap = sd_scl(sd_sub(s[k], sd_abs(vd_get(&xl, k))), -1);
+  }
+  d_sphere_local(pos, n, dist, x, ax, &q, &ml, gap);
+  return 0;
+}
+
+// sphere-cylinder (phys_collide_sphere_cylinder), rho = |(x0, x1)|: outside q = (min(rho, r)/rho (x0, x1),
+// clamp(x2, -h, h)), m = (x - q)/|x - q|, gap = |x - q|; inside through the cap (m = sgn(x2) e_z,
+// q = (x0, x1, sgn(x2) h), gap = |x2| - h) or the side (m = (x0, x1, 0)/rho, q = (r m0, r m1, x2),
+// gap = rho - r), whichever is shallower
+static int d_sphere_cylinder(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, int con) {
+  if (con != 0) return -1;
+  vd_t ax[3];
+  box_axes(ax, x, 1);
+  vd_t xl = d_local_centre(x, ax), q = xl, ml;
+  sd_t r = in_size(x, 1, 0), h = in_size(x, 1, 1), gap;
+  sd_t x0 = vd_get(&xl, 0), x1 = vd_get(&xl, 1), x2 = vd_get(&xl, 2);
+  sd_t rho = sd_sqrt(sd_add(sd_mul(x0, x0), sd_mul(x1, x1)));
+  if (rho.v > r.v || fabs(x2.v) > h.v) {
+    if (rho.v > r.v) {
+      sd_t k = sd_div(r, rho);
+      vd_set(&q, 0, sd_mul(k, x0)), vd_set(&q, 1, sd_mul(k, x1));
+    }
+    if (x2.v < -h.v) vd_set(&q, 2, sd_scl(h, -1));
+    if (x2.v > h.v) vd_set(&q, 2, h);
+    ml = vd_sub(xl, &q);
+    gap = vd_norm(&ml);
+    if (!(gap.v > 0)) return -1;
+    ml = vd_unit(&ml);
+  } else {
+    sd_t dside = sd_sub(r, rho), dcap = sd_sub(h, sd_abs(x2));
+    if (dcap.v <= dside.v) {
+      double sg = x2.v >= 0 ? 1 : -1, e[3] = {0, 0, sg};
+      ml = vd_const(e);
+      vd_set(&q, 2, sd_lscl(sg, h));
+      gap = sd_scl(dcap, -1);
+    } else {
+      if (!(rho.v > 1e-12 * (r.v + 1))) return -1;  // on the axis: the side direction is arbitrary
+      ml = vd_const((double[3]){0, 0, 0});
+      vd_set(&ml, 0, sd_div(x0, rho)), vd_set(&ml, 1, sd_div(x1, rho));
+      vd_set(&q, 0, sd_mul(r, vd_get(&ml, 0))), vd_set(&q, 1, sd_mul(r, vd_get(&ml, 1)));
+      gap = sd_scl(dside, -1);
+    }
+  }
+  d_sphere_local(pos, n, dist, x, ax, &q, &ml, gap);
+  return 0;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// plane pairs of curved shapes
+
+// plane-ellipsoid (phys_collide_plane_ellipsoid): n_l = R' n, sn = |S n_l|, dist = (c - p0).n - sn,
+// x_l = -S^2 n_l / sn, pos = c + R x_l - n dist/2
+static int d_plane_ellipsoid(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, int con) {
+  if (con != 0) return -1;
+  vd_t ax[3], p0 = in_centre(x, 0), c = in_centre(x, 1);
+  box_axes(ax, x, 1);
+  *n = in_axis(x, 0, 2);
+  vd_t nl = dual_unrotate(ax, n), xl;
+  sd_t s[3], sn = sd_const(0);
+  for (int k = 0; k < 3; k++) {
+    s[k] = in_size(x, 1, k);
+    sd_t nk = vd_get(&nl, k);
+    sd_t term = sd_mul(sd_mul(sd_mul(s[k], s[k]), nk), nk);
+    sn = k == 0 ? term : sd_add(sn, term);
+  }
+  sn = sd_sqrt(sn);
+  if (!(sn.v > 0)) return -1;
+  vd_t t = vd_sub(c, &p0);
+  *dist = sd_sub(vd_dot(&t, n), sn);
+  for (int k = 0; k < 3; k++) vd_set(&xl, k, sd_div(sd_scl(sd_mul(sd_mul(s[k], s[k]), vd_get(&nl, k)), -1), sn));
+  vd_t xr = dual_rotate(ax, &xl), q = vd_add(c, &xr);
+  *pos = vd_axpy(q, sd_lscl(-0.5, *dist), n);
+  return 0;
+}
+
+// plane-cylinder (phys_collide_plane_cylinder): u = -(n - (n.a) a)/|n - (n.a) a| (R e_x when the axis is
+// along n), v = a x u, disk centres c -+ h sgn(a.n) a; candidates: lower and upper rim at u, lower rim at
+// v, -u, -v; dist = (x - p0).n, pos = x - n dist/2; the candidate matching the target
+static int d_plane_cylinder(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, int con) {
+  (void)con;
+  vd_t p0 = in_centre(x, 0), c = in_centre(x, 1), a = in_axis(x, 1, 2), u;
+  *n = in_axis(x, 0, 2);
+  sd_t r = in_size(x, 1, 0), h = in_size(x, 1, 1);
+  sd_t an = vd_dot(&a, n);
+  double sa = an.v >= 0 ? 1 : -1;
+  u = vd_axpy(*n, sd_scl(an, -1), &a);
+  if (vd_norm(&u).v > 1e-12) {
+    u = vd_unit(&u);
+    u = vd_lscl(-1, u);
+  } else {
+    u = in_axis(x, 1, 0);
+  }
+  vd_t v = vd_cross(&a, &u);
+  vd_t clo = vd_axpy(c, sd_lscl(-sa, h), &a), chi = vd_axpy(c, sd_lscl(sa, h), &a);
+  const vd_t* centre[5] = {&clo, &chi, &clo, &clo, &clo};
+  const vd_t* dir[5] = {&u, &u, &v, &u, &v};
+  const double sign[5] = {1, 1, 1, -1, -1};
+  double gbest = INFINITY;
+  for (int i = 0; i < 5; i++) {
+    vd_t xp = vd_axpy(*centre[i], sd_lscl(sign[i], r), dir[i]);
+    vd_t t = vd_sub(xp, &p0);
+    sd_t di = vd_dot(&t, n);
+    vd_t pi = vd_axpy(xp, sd_lscl(-0.5, di), n);
+    double e = target_gap(x, pi.v, di.v);
+    if (e < gbest) gbest = e, *pos = pi, *dist = di;
+  }
+  return 0;
+}
+
+//---------------------------------------------------------------------------------------------------------
 // public
 
 // sizes that enter the collision geometry
@@ -309,6 +517,8 @@ int phys_geom_nsize(int type) {
   switch (type) {
     case PHYS_GEOM_SPHERE: return 1;
     case PHYS_GEOM_CAPSULE: return 2;
+    case PHYS_GEOM_CYLINDER: return 2;
+    case PHYS_GEOM_ELLIPSOID: return 3;
     case PHYS_GEOM_BOX: return 3;
     default: return 0;
   }
@@ -319,24 +529,54 @@ int phys_primitive_deriv_ncol(const physModel* m, int g1, int g2) {
   return 12 + phys_geom_nsize(m->geom_type[g1]) + phys_geom_nsize(m->geom_type[g2]);
 }
 
-// dispatch on the type pair, then copy pos, n, dist rows into the 7 x ncol matrix
-int phys_primitive_deriv(double* jac, const physModel* m, const physData* d, int g1, int g2, int con) {
-  int t1 = m->geom_type[g1], t2 = m->geom_type[g2];
-  ctx_t x = {m, d, {g1, g2}, {12, 12 + phys_geom_nsize(t1)}};
+// a pair's derivative: fills pos, n, dist of contact con (index pairs) or of the target (candidate pairs)
+typedef int (*derivFn)(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, int con);
+
+// the derivative of the type pair t1 <= t2, NULL if unsupported
+static derivFn deriv_fn(int t1, int t2) {
+  static const derivFn TABLE[PHYS_NGEOMTYPE][PHYS_NGEOMTYPE] = {
+      [PHYS_GEOM_PLANE] = {[PHYS_GEOM_SPHERE] = d_plane_sphere,
+                           [PHYS_GEOM_CAPSULE] = d_plane_capsule,
+                           [PHYS_GEOM_ELLIPSOID] = d_plane_ellipsoid,
+                           [PHYS_GEOM_CYLINDER] = d_plane_cylinder,
+                           [PHYS_GEOM_BOX] = d_plane_box},
+      [PHYS_GEOM_SPHERE] = {[PHYS_GEOM_SPHERE] = d_sphere_sphere,
+                            [PHYS_GEOM_CAPSULE] = d_sphere_capsule,
+                            [PHYS_GEOM_CYLINDER] = d_sphere_cylinder,
+                            [PHYS_GEOM_BOX] = d_sphere_box},
+      [PHYS_GEOM_CAPSULE] = {[PHYS_GEOM_CAPSULE] = d_capsule_capsule},
+      [PHYS_GEOM_BOX] = {[PHYS_GEOM_BOX] = d_box_box},
+  };
+  if (t1 < 0 || t2 < t1 || t2 >= PHYS_NGEOMTYPE) return NULL;
+  return TABLE[t1][t2];
+}
+
+// the pair function's contact con at the margin is the target; the derivative's value must reproduce it
+// (pos, dist and normal to 1e-9 of the geoms' size), else the feature was not identified and -1 is returned
+int phys_primitive_deriv_margin(double* jac, const physModel* m, const physData* d, int g1, int g2, int con,
+                                double margin) {
+  int t1 = m->geom_type[g1], t2 = m->geom_type[g2], swap;
+  derivFn f = deriv_fn(t1, t2);
+  physCollideFn fn = phys_collide_fn(t1, t2, &swap);
+  if (!f || !fn || swap || con < 0 || con >= PHYS_MAXPAIRCON) return -1;
+  physContact out[PHYS_MAXPAIRCON];
+  if (con >= fn(m, d, g1, g2, margin, out)) return -1;
+  dualCtx x = {m, d, {g1, g2}, {12, 12 + phys_geom_nsize(t1)}, out[con].pos, out[con].dist};
   vd_t pos, n;
   sd_t dist;
-  int rc = -1;
-  if (t1 == PHYS_GEOM_PLANE && t2 == PHYS_GEOM_SPHERE) rc = d_plane_sphere(&pos, &n, &dist, &x, con);
-  else if (t1 == PHYS_GEOM_SPHERE && t2 == PHYS_GEOM_SPHERE) rc = d_sphere_sphere(&pos, &n, &dist, &x, con);
-  else if (t1 == PHYS_GEOM_PLANE && t2 == PHYS_GEOM_CAPSULE) rc = d_plane_capsule(&pos, &n, &dist, &x, con);
-  else if (t1 == PHYS_GEOM_SPHERE && t2 == PHYS_GEOM_CAPSULE) rc = d_sphere_capsule(&pos, &n, &dist, &x, con);
-  else if (t1 == PHYS_GEOM_CAPSULE && t2 == PHYS_GEOM_CAPSULE) rc = d_capsule_capsule(&pos, &n, &dist, &x, con);
-  else if (t1 == PHYS_GEOM_PLANE && t2 == PHYS_GEOM_BOX) rc = d_plane_box(&pos, &n, &dist, &x, con);
-  if (rc) return -1;
+  if (f(&pos, &n, &dist, &x, con)) return -1;
+  double tol = 1e-9 * (1 + m->geom_rbound[g1] + m->geom_rbound[g2]), e = target_gap(&x, pos.v, dist.v);
+  for (int k = 0; k < 3; k++) e = fmax(e, fabs(n.v[k] - out[con].frame[k]));
+  if (!(e <= tol)) return -1;
   int ncol = phys_primitive_deriv_ncol(m, g1, g2);
   for (int j = 0; j < ncol; j++) {
     for (int k = 0; k < 3; k++) jac[k * ncol + j] = pos.J[k][j], jac[(3 + k) * ncol + j] = n.J[k][j];
     jac[6 * ncol + j] = dist.J[j];
   }
   return 0;
+}
+
+// every candidate the pair function can emit (unbounded margin)
+int phys_primitive_deriv(double* jac, const physModel* m, const physData* d, int g1, int g2, int con) {
+  return phys_primitive_deriv_margin(jac, m, d, g1, g2, con, INFINITY);
 }

@@ -4,13 +4,18 @@
 //
 // Columns (ncol = 12 + nsize(type1) + nsize(type2)): [dt1 (3), dw1 (3), dt2 (3), dw2 (3), size1, size2],
 // where geom g moves by the twist (dt, dw): geom_xpos += dt, geom_xmat = exp([dw]x) geom_xmat (world
-// rotation vector applied to the geom frame). nsize: plane 0, sphere 1, capsule 2, box 3.
+// rotation vector applied to the geom frame). nsize: plane 0, sphere 1, capsule 2, cylinder 2, ellipsoid 3,
+// box 3, mesh 0 (its vertices are not parameters here).
 // Rows: pos x, y, z, normal x, y, z (frame row 0), dist; the matrix is row-major 7 x ncol.
 //
 // Assumption: the contact keeps its classification under small perturbations (which end of a capsule,
-// which box corner, which clamped / interior closest-point case); at a feature switch the pair function is
-// only directionally differentiable and these are the derivatives of the current feature. Degenerate
-// configurations (concentric spheres, parallel capsule axes) are not differentiated.
+// which box corner, which clamped / interior closest-point case, which vertex-face or edge-edge pair of a
+// box-box contact); at a feature switch the pair function is only directionally differentiable and these
+// are the derivatives of the current feature. Degenerate configurations (concentric spheres, parallel
+// capsule axes) are not differentiated.
+// The contact is the one the pair function writes as number `con` at the given margin (the margin decides
+// which points of a manifold survive the reduction to 4: box-box, meshes); the derivative's own value must
+// reproduce that contact (pos, normal, dist to 1e-9 of the geoms' size), else -1.
 #ifndef PHYS_PRIMITIVE_DERIV_H
 #define PHYS_PRIMITIVE_DERIV_H
 
@@ -22,10 +27,17 @@ int phys_geom_nsize(int type);
 // columns of the Jacobian for the pair (g1, g2): 12 + nsize(type1) + nsize(type2)
 int phys_primitive_deriv_ncol(const physModel* m, int g1, int g2);
 
-// Jacobian (7 x ncol, row-major) of contact number `con` written by the pair function for (g1, g2), called
-// in the pair function's order (type1 <= type2). Supported: plane-sphere, sphere-sphere, plane-capsule,
-// sphere-capsule, capsule-capsule (first contact only), plane-box. Returns 0, or -1 (unsupported pair,
-// contact index out of range, degenerate geometry) leaving jac untouched.
+// Jacobian (7 x ncol, row-major) of contact number `con` written by the pair function for (g1, g2) with
+// detection margin `margin`, called in the pair function's order (type1 <= type2). Supported: plane-sphere,
+// sphere-sphere, plane-capsule, sphere-capsule, capsule-capsule (first contact only), plane-box, box-box
+// (face: vertex-face, edge-edge and face-corner points of the clipped polygon; edge: edge-edge),
+// sphere-box, sphere-cylinder, plane-ellipsoid, plane-cylinder. Returns 0, or -1 (unsupported pair, contact
+// index out of range, degenerate geometry, feature not reproduced) leaving jac untouched.
+int phys_primitive_deriv_margin(double* jac, const physModel* m, const physData* d, int g1, int g2, int con,
+                                double margin);
+
+// the same with an unbounded margin (every candidate within reach); for pairs whose manifold is reduced to 4
+// points (box-box, meshes) `con` then indexes a different list than at the pair's own margin
 int phys_primitive_deriv(double* jac, const physModel* m, const physData* d, int g1, int g2, int con);
 
 #endif  // PHYS_PRIMITIVE_DERIV_H
