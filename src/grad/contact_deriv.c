@@ -1,0 +1,452 @@
+// contact_deriv.c - derivatives of the constraint problem's geometry (contact_deriv.h): rows J and distances of
+// the contacts and joint limits with respect to the configuration (tangent coordinates, grad.h) and geom sizes.
+//
+// Contact i, rows r = 0 (normal), 1, 2 (tangents), frame rows F_r = phys_contact_frame(n), point p:
+//   J_r beta = F_r . u,   u = (v_1 + w_1 x p) - (v_0 + w_0 x p),   S_b = (w_b, v_b) = sum_{j on b's chain} beta_j cdof_j
+// (b0, b1 the bodies of geom[0], geom[1]). Under a tangent motion dq:
+//  - body b moves by V_b = sum_{k on b's chain} dq_k cdof_k, so a geom of b by the twist dw = V_ang,
+//    dt = V_lin + V_ang x geom_xpos (collision/primitive_deriv.h's columns), giving (dp, dn, ddist) = D [tw0; tw1];
+//  - cdof_j turns: dcdof_j = W_j x cdof_j, W_j = sum_{k: j after k} dq_k cdof_k (grad.h; the prefix of the chain
+//    through the end of j's group), so dS_b = sum_j beta_j dcdof_j;
+//  - d(J_r beta) = dF_r . u + F_r . (dv_rel + dw_rel x p + w_rel x dp)   (rel = 1 - 0).
+// Reverse mode of s = sum_r alpha_r J_r beta + gamma_0 dist with f = sum_r alpha_r F_r, Phi = (p x f, f):
+//   p_bar = f x w_rel,  n_bar = frame adjoint of Fbar_r = alpha_r u,  dist_bar = gamma_0,
+//   twist bars = D' (p_bar, n_bar, dist_bar), and per chain dof k of body b (sign +1 for b1, -1 for b0):
+//   q_bar_k += cdof_k . (Psi_b + sign B_k x* Phi),  Psi_b = (x_g x dt_bar + dw_bar, dt_bar) the geom's twist bar
+//   as a force about the origin, B_k = sum_{j after k on the chain} beta_j cdof_j (identity (a x b) . F = a . (b x* F)).
+// Limit rows: J = +-e_dof (constant), dist = +-(q - bound): ddist = +-dq_dof.
+//
+// Matching a contact to its pair function: the pair function runs in its own order (type1 <= type2, lower geom
+// first for equal types; phys_collide_geoms), so the normal flips when the contact's geoms were swapped. It is
+// re-run at the current poses with margin max(pair or geom margin, the largest dist among the contacts of the
+// same geom pair) - every contact of the pair passes that margin, and the candidates are a subset of the ones of
+// the original (possibly larger, envelope) margin that contains all the kept ones - and the contact is the
+// output nearest in position and normal, which must agree to 1e-9 of the geoms' size.
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "collision.h"
+#include "contact_deriv.h"
+#include "dyn.h"
+#include "grad.h"
+#include "primitive_deriv.h"
+#include "rot.h"
+#include "spatial.h"
+
+//---------------------------------------------------------------------------------------------------------
+// messages
+
+// d->lastwarning = the message (not counted as a warning: a refused call, not numerical trouble); PHYS_ERR_ARG
+static physStatus refuse(physData* d, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+static physStatus refuse(physData* d, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(d->lastwarning, sizeof(d->lastwarning), fmt, ap);
+  va_end(ap);
+  return PHYS_ERR_ARG;
+}
+
+// MJCF name of a geom type
+static const char* type_name(int t) {
+  static const char* const NAMES[PHYS_NGEOMTYPE] = {"plane", "sphere", "capsule", "ellipsoid", "cylinder", "box", "mesh"};
+  return t >= 0 && t < PHYS_NGEOMTYPE ? NAMES[t] : "?";
+}
+
+//---------------------------------------------------------------------------------------------------------
+// the contact frame and its derivative
+
+// the world axis phys_contact_frame starts from: e = x, or y when |n_x| >= 0.8
+static void frame_axis(double e[3], const double n[3]) {
+  e[0] = e[1] = e[2] = 0;
+  e[fabs(n[0]) < 0.8 ? 0 : 1] = 1;
+}
+
+// dF (3 x 3, rows dn, dt1, dt2) of phys_contact_frame along dn: t = e - (e.n) n, t1 = t/|t|, t2 = n x t1,
+// dt = -(e.dn) n - (e.n) dn, dt1 = (dt - t1 (t1.dt))/|t|, dt2 = dn x t1 + n x dt1
+static void frame_jvp(double dF[9], const double n[3], const double dn[3]) {
+  double e[3], t[3], t1[3], dt[3], c1[3], c2[3];
+  frame_axis(e, n);
+  double en = phys_dot3(e, n), edn = phys_dot3(e, dn);
+  for (int k = 0; k < 3; k++) t[k] = e[k] - en * n[k];
+  double len = phys_norm3(t);
+  for (int k = 0; k < 3; k++) t1[k] = t[k] / len, dt[k] = -edn * n[k] - en * dn[k];
+  double s = phys_dot3(t1, dt);
+  for (int k = 0; k < 3; k++) dF[k] = dn[k], dF[3 + k] = (dt[k] - t1[k] * s) / len;
+  phys_cross3(c1, dn, t1);
+  phys_cross3(c2, n, dF + 3);
+  for (int k = 0; k < 3; k++) dF[6 + k] = c1[k] + c2[k];
+}
+
+// n_bar += adjoint of phys_contact_frame for s = sum_r Fbar_r . F_r: t1_bar = Fbar_1 + Fbar_2 x n,
+// n_bar += Fbar_0 + t1 x Fbar_2 - (n.tb) e - (e.n) tb, tb = (t1_bar - t1 (t1.t1_bar))/|t|
+static void frame_vjp(double n_bar[3], const double n[3], const double Fbar[9]) {
+  double e[3], t[3], t1[3], t1b[3], tb[3], c[3];
+  frame_axis(e, n);
+  double en = phys_dot3(e, n);
+  for (int k = 0; k < 3; k++) t[k] = e[k] - en * n[k];
+  double len = phys_norm3(t);
+  for (int k = 0; k < 3; k++) t1[k] = t[k] / len;
+  phys_cross3(c, Fbar + 6, n);
+  for (int k = 0; k < 3; k++) t1b[k] = Fbar[3 + k] + c[k];
+  double s = phys_dot3(t1, t1b);
+  for (int k = 0; k < 3; k++) tb[k] = (t1b[k] - t1[k] * s) / len;
+  double ntb = phys_dot3(n, tb);
+  phys_cross3(c, t1, Fbar + 6);
+  for (int k = 0; k < 3; k++) n_bar[k] += Fbar[k] + c[k] - ntb * e[k] - en * tb[k];
+}
+
+//---------------------------------------------------------------------------------------------------------
+// one contact's geometry Jacobian
+
+// a contact in its pair function's terms: geoms (ga, gb) in the function's order, flip = 1 when ga is the
+// contact's geom[1] (then n_fn = -n), and D (7 x ncol) = d(pos, n_fn, dist)/d(tw_a, tw_b, size_a, size_b)
+typedef struct {
+  int ga, gb, flip, ncol, nsa;
+  double* D;
+} contactGeom;
+
+// detection margin to re-run contact i's pair with: max(pair or geom margin, dist of the pair's contacts);
+// a pair's contacts are consecutive in d->contact (collision.c appends them together)
+static double rerun_margin(const physModel* m, const physData* d, int i) {
+  const physContact* c = d->contact + i;
+  int g0 = c->geom[0], g1 = c->geom[1];
+  double mg = c->pair >= 0 ? m->pair_margin[c->pair] : fmax(m->geom_margin[g0], m->geom_margin[g1]);
+  for (int j = i; j >= 0 && d->contact[j].geom[0] == g0 && d->contact[j].geom[1] == g1; j--) mg = fmax(mg, d->contact[j].dist);
+  for (int j = i + 1; j < d->ncon && d->contact[j].geom[0] == g0 && d->contact[j].geom[1] == g1; j++)
+    mg = fmax(mg, d->contact[j].dist);
+  return mg;
+}
+
+// index of contact i among the outputs of its pair function at margin mg (nearest in position and normal), or
+// -1 when none agrees to 1e-9 of the geoms' bounding radii
+static int match_contact(const physModel* m, const physData* d, int i, const contactGeom* cg, double mg) {
+  const physContact* c = d->contact + i;
+  physCollideFn fn = phys_collide_fn(m->geom_type[cg->ga], m->geom_type[cg->gb], NULL);
+  if (!fn) return -1;
+  physContact out[PHYS_MAXPAIRCON];
+  int nout = fn(m, d, cg->ga, cg->gb, mg, out);
+  double sg = cg->flip ? -1 : 1, best = INFINITY;
+  int k = -1;
+  for (int a = 0; a < nout; a++) {
+    double e = 0;
+    for (int j = 0; j < 3; j++) {
+      double dp = out[a].pos[j] - c->pos[j], dn = sg * out[a].frame[j] - c->frame[j];
+      e += dp * dp + dn * dn;
+    }
+    if (e < best) best = e, k = a;
+  }
+  double scale = 1 + m->geom_rbound[c->geom[0]] + m->geom_rbound[c->geom[1]];
+  return k >= 0 && sqrt(best) <= 1e-9 * scale ? k : -1;
+}
+
+// fill cg for contact i: pair order, match, Jacobian D from d's arena (caller marks/frees); PHYS_ERR_ARG with
+// the message in d->lastwarning when the pair has no geometry derivative or the contact is not found
+static physStatus contact_geom(const physModel* m, physData* d, int i, contactGeom* cg) {
+  const physContact* c = d->contact + i;
+  int g0 = c->geom[0], g1 = c->geom[1], t0 = m->geom_type[g0], t1 = m->geom_type[g1];
+  cg->flip = t0 > t1 || (t0 == t1 && g0 > g1);
+  cg->ga = cg->flip ? g1 : g0;
+  cg->gb = cg->flip ? g0 : g1;
+  cg->nsa = phys_geom_nsize(m->geom_type[cg->ga]);
+  cg->ncol = phys_primitive_deriv_ncol(m, cg->ga, cg->gb);
+  cg->D = phys_stack_alloc(d, 7 * (size_t)cg->ncol);
+  double mg = rerun_margin(m, d, i);
+  int k = match_contact(m, d, i, cg, mg);
+  if (k < 0)
+    return refuse(d, "contact_deriv: contact %d (geoms %d and %d, %s-%s) is not reproduced by its pair function at "
+                  "the current kinematics (phys_collision must run at the state of the problem)",
+                  i, g0, g1, type_name(t0), type_name(t1));
+  if (phys_primitive_deriv_margin(cg->D, m, d, cg->ga, cg->gb, k, mg))
+    return refuse(d, "contact_deriv: contact %d (geoms %d and %d): no geometry derivative for the pair %s-%s "
+                  "(contact %d of the pair, or a degenerate configuration)",
+                  i, g0, g1, type_name(m->geom_type[cg->ga]), type_name(m->geom_type[cg->gb]), k);
+  return PHYS_OK;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// chains
+
+// S = sum_{j on body's chain} x_j cdof_j (6, motion about the origin); x NULL gives 0
+static void chain_motion(double S[6], const physModel* m, const physData* d, int body, const double* x) {
+  memset(S, 0, 6 * sizeof(double));
+  if (!x) return;
+  for (int j = phys_body_lastdof(m, body); j >= 0; j = m->dof_parentid[j])
+    for (int k = 0; k < 6; k++) S[k] += x[j] * d->cdof[6 * j + k];
+}
+
+// last dof of k's group (grad.h): a ball's or a free joint half's third dof, else k
+static int group_last(const physModel* m, int k) {
+  int g = phys_dof_group(m, k);
+  int t = m->jnt_type[m->dof_jntid[k]];
+  return t == PHYS_JNT_BALL || t == PHYS_JNT_FREE ? g + 2 : k;
+}
+
+// P_j = P_parent(j) + dq_j cdof_j (the motion of dof j's frame, nv x 6), then dcdof_j = P_last(group j) x cdof_j
+static void dof_motions(const physModel* m, const physData* d, const double* dq, double* P, double* dcdof) {
+  for (int j = 0; j < m->nv; j++) {
+    int pj = m->dof_parentid[j];
+    for (int k = 0; k < 6; k++) P[6 * j + k] = (pj >= 0 ? P[6 * pj + k] : 0) + dq[j] * d->cdof[6 * j + k];
+  }
+  for (int j = 0; j < m->nv; j++) phys_cross_motion(dcdof + 6 * j, P + 6 * group_last(m, j), d->cdof + 6 * j);
+}
+
+// twist (dt, dw) of geom g under the body motion V = P_lastdof(body) (zero for the world): dw = V_ang,
+// dt = V_lin + V_ang x geom_xpos
+static void geom_twist(double tw[6], const physModel* m, const physData* d, const double* P, int g) {
+  int j = phys_body_lastdof(m, m->geom_bodyid[g]);
+  memset(tw, 0, 6 * sizeof(double));
+  if (j < 0) return;
+  const double* V = P + 6 * j;
+  phys_cross3(tw, V, d->geom_xpos + 3 * g);
+  for (int k = 0; k < 3; k++) tw[k] += V[3 + k], tw[3 + k] = V[k];
+}
+
+//---------------------------------------------------------------------------------------------------------
+// forward mode
+
+// (dp, dn, ddist) of contact i (dn of the contact's own normal) = D [tw_a; tw_b]
+static void geom_jvp(double dp[3], double dn[3], double* ddist, const physModel* m, const physData* d,
+                     const contactGeom* cg, const double* P) {
+  double tw[12], r[7];
+  geom_twist(tw, m, d, P, cg->ga);
+  geom_twist(tw + 6, m, d, P, cg->gb);
+  for (int a = 0; a < 7; a++) {
+    r[a] = 0;
+    for (int b = 0; b < 12; b++) r[a] += cg->D[a * cg->ncol + b] * tw[b];
+  }
+  double sg = cg->flip ? -1 : 1;
+  for (int k = 0; k < 3; k++) dp[k] = r[k], dn[k] = sg * r[3 + k];
+  *ddist = r[6];
+}
+
+// dS += sign sum_{j on body's chain} beta_j dcdof_j
+static void chain_dmotion(double dS[6], const physModel* m, int body, const double* beta, const double* dcdof,
+                          double sign) {
+  for (int j = phys_body_lastdof(m, body); j >= 0; j = m->dof_parentid[j])
+    for (int k = 0; k < 6; k++) dS[k] += sign * beta[j] * dcdof[6 * j + k];
+}
+
+// out_j += sign (cdof_j . Psi + dcdof_j . Phi) over body's chain: the transposed row derivative
+static void chain_dot(double* out, const physModel* m, const physData* d, int body, const double Psi[6],
+                      const double Phi[6], const double* dcdof, double sign) {
+  for (int j = phys_body_lastdof(m, body); j >= 0; j = m->dof_parentid[j])
+    out[j] += sign * (phys_dot6(d->cdof + 6 * j, Psi) + phys_dot6(dcdof + 6 * j, Phi));
+}
+
+// contact i's forward outputs: dJ_beta rows 3i..3i+2 = dF_r . u + F_r . du, dJt_alpha += dJ' alpha, ddist
+static void contact_jvp(const physModel* m, const physData* d, int i, const contactGeom* cg, const double* P,
+                        const double* dcdof, const double* alpha, const double* beta, double* dJ_beta,
+                        double* dJt_alpha, double* ddist) {
+  const physContact* c = d->contact + i;
+  int b0 = m->geom_bodyid[c->geom[0]], b1 = m->geom_bodyid[c->geom[1]];
+  const double* p = c->pos;
+  double dp[3], dn[3], dd, dF[9];
+  geom_jvp(dp, dn, &dd, m, d, cg, P);
+  frame_jvp(dF, c->frame, dn);
+  if (ddist) ddist[3 * i] = dd, ddist[3 * i + 1] = ddist[3 * i + 2] = 0;
+  if (dJ_beta) {
+    // u = v_rel + w_rel x p, du = dv_rel + dw_rel x p + w_rel x dp
+    double S1[6], S0[6], S[6], dS[6] = {0, 0, 0, 0, 0, 0}, u[3], du[3], t[3];
+    chain_motion(S1, m, d, b1, beta);
+    chain_motion(S0, m, d, b0, beta);
+    for (int k = 0; k < 6; k++) S[k] = S1[k] - S0[k];
+    chain_dmotion(dS, m, b1, beta, dcdof, 1);
+    chain_dmotion(dS, m, b0, beta, dcdof, -1);
+    phys_cross3(t, S, p);
+    for (int k = 0; k < 3; k++) u[k] = S[3 + k] + t[k];
+    phys_cross3(t, dS, p);
+    for (int k = 0; k < 3; k++) du[k] = dS[3 + k] + t[k];
+    phys_cross3(t, S, dp);
+    for (int k = 0; k < 3; k++) du[k] += t[k];
+    for (int r = 0; r < 3; r++) dJ_beta[3 * i + r] = phys_dot3(dF + 3 * r, u) + phys_dot3(c->frame + 3 * r, du);
+  }
+  if (dJt_alpha) {
+    // f = sum_r alpha_r F_r, df = sum_r alpha_r dF_r; column j: df . Jp_j + f . dJp_j
+    //   = cdof_j . Psi + dcdof_j . Phi, Psi = (p x df + dp x f, df), Phi = (p x f, f)
+    double f[3] = {0, 0, 0}, df[3] = {0, 0, 0}, Psi[6], Phi[6], t[3];
+    for (int r = 0; r < 3; r++)
+      for (int k = 0; k < 3; k++) f[k] += alpha[3 * i + r] * c->frame[3 * r + k], df[k] += alpha[3 * i + r] * dF[3 * r + k];
+    phys_cross3(Psi, p, df);
+    phys_cross3(t, dp, f);
+    for (int k = 0; k < 3; k++) Psi[k] += t[k], Psi[3 + k] = df[k];
+    phys_cross3(Phi, p, f);
+    for (int k = 0; k < 3; k++) Phi[3 + k] = f[k];
+    chain_dot(dJt_alpha, m, d, b1, Psi, Phi, dcdof, 1);
+    chain_dot(dJt_alpha, m, d, b0, Psi, Phi, dcdof, -1);
+  }
+}
+
+// the dof and sign of limit row `row` of p (its single nonzero entry, +-1); -1 if the row is not of that form
+static int limit_dof(const physConstraintProblem* p, int row, double* sign) {
+  const double* J = p->J + (size_t)row * p->nv;
+  int dof = -1;
+  for (int j = 0; j < p->nv; j++) {
+    if (J[j] == 0) continue;
+    if (dof >= 0 || fabs(J[j]) != 1) return -1;
+    dof = j, *sign = J[j];
+  }
+  return dof;
+}
+
+// PHYS_OK if p was assembled from d's current contacts (nc = d->ncon, limit rows +-e_dof)
+static physStatus check_problem(const physModel* m, physData* d, const physConstraintProblem* p) {
+  if (p->nc != d->ncon || p->nv != m->nv || p->n != 3 * p->nc + p->nl)
+    return refuse(d, "contact_deriv: the problem (nc %d, nl %d, n %d, nv %d) is not the one of d (ncon %d, nv %d)",
+                  p->nc, p->nl, p->n, p->nv, d->ncon, m->nv);
+  for (int l = 0; l < p->nl; l++) {
+    double s;
+    if (limit_dof(p, 3 * p->nc + l, &s) < 0)
+      return refuse(d, "contact_deriv: row %d of the problem is not a joint-limit row (+-e_dof)", 3 * p->nc + l);
+  }
+  return PHYS_OK;
+}
+
+physStatus phys_constraint_jvp(const physModel* m, physData* d, const physConstraintProblem* p, const double* dq,
+                               const double* alpha, const double* beta, double* dJ_beta, double* dJt_alpha,
+                               double* ddist) {
+  physStatus st = check_problem(m, d, p);
+  if (st != PHYS_OK) return st;
+  int nv = m->nv;
+  size_t mark = phys_stack_mark(d);
+  double* P = phys_stack_alloc(d, 6 * (size_t)nv + 1);
+  double* dcdof = phys_stack_alloc(d, 6 * (size_t)nv + 1);
+  dof_motions(m, d, dq, P, dcdof);
+  if (dJt_alpha) memset(dJt_alpha, 0, sizeof(double) * (size_t)nv);
+  for (int i = 0; i < p->nc && st == PHYS_OK; i++) {
+    size_t mk = phys_stack_mark(d);
+    contactGeom cg;
+    st = contact_geom(m, d, i, &cg);
+    if (st == PHYS_OK) contact_jvp(m, d, i, &cg, P, dcdof, alpha, beta, dJ_beta, dJt_alpha, ddist);
+    phys_stack_free(d, mk);
+  }
+  // limit rows: dJ = 0, ddist = sign dq_dof
+  for (int l = 0; l < p->nl && st == PHYS_OK; l++) {
+    int row = 3 * p->nc + l;
+    double s = 0;
+    int dof = limit_dof(p, row, &s);
+    if (dJ_beta) dJ_beta[row] = 0;
+    if (ddist) ddist[row] = s * dq[dof];
+  }
+  phys_stack_free(d, mark);
+  return st;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// reverse mode
+
+// adjoints of contact i's geometry for s = alpha_i' J_i beta + gamma_0 dist: bar7 = (p_bar, n_fn_bar, dist_bar)
+// and Phi = (p x f, f); Phi = 0 and p_bar = n_bar = 0 without alpha or beta
+static void contact_bar(double bar7[7], double Phi[6], const physModel* m, const physData* d, int i,
+                        const contactGeom* cg, const double* alpha, const double* beta, const double* gamma) {
+  const physContact* c = d->contact + i;
+  const double* p = c->pos;
+  memset(bar7, 0, 7 * sizeof(double));
+  memset(Phi, 0, 6 * sizeof(double));
+  bar7[6] = gamma ? gamma[3 * i] : 0;
+  if (!alpha || !beta) return;
+  int b0 = m->geom_bodyid[c->geom[0]], b1 = m->geom_bodyid[c->geom[1]];
+  double S1[6], S0[6], S[6], u[3], f[3] = {0, 0, 0}, t[3], Fbar[9], nb[3] = {0, 0, 0};
+  chain_motion(S1, m, d, b1, beta);
+  chain_motion(S0, m, d, b0, beta);
+  for (int k = 0; k < 6; k++) S[k] = S1[k] - S0[k];
+  phys_cross3(t, S, p);
+  for (int k = 0; k < 3; k++) u[k] = S[3 + k] + t[k];
+  for (int r = 0; r < 3; r++)
+    for (int k = 0; k < 3; k++) f[k] += alpha[3 * i + r] * c->frame[3 * r + k], Fbar[3 * r + k] = alpha[3 * i + r] * u[k];
+  phys_cross3(bar7, f, S);   // p_bar = f x w_rel
+  frame_vjp(nb, c->frame, Fbar);
+  double sg = cg->flip ? -1 : 1;
+  for (int k = 0; k < 3; k++) bar7[3 + k] = sg * nb[k];
+  phys_cross3(Phi, p, f);
+  for (int k = 0; k < 3; k++) Phi[3 + k] = f[k];
+}
+
+// col_bar (ncol) = D' bar7
+static void geom_vjp(double* col_bar, const contactGeom* cg, const double bar7[7]) {
+  for (int b = 0; b < cg->ncol; b++) {
+    col_bar[b] = 0;
+    for (int a = 0; a < 7; a++) col_bar[b] += cg->D[a * cg->ncol + b] * bar7[a];
+  }
+}
+
+// q_bar_k += cdof_k . (Psi + sign B_k x* Phi) over the chain of geom g's body, Psi = (x_g x dt_bar + dw_bar,
+// dt_bar); B_k = sum_{j after k} beta_j cdof_j: the suffix sum from the leaf plus k's earlier group members
+static void chain_vjp(double* q_bar, const physModel* m, const physData* d, int g, const double tw_bar[6],
+                      const double Phi[6], const double* beta, double sign) {
+  double Psi[6], B[6] = {0, 0, 0, 0, 0, 0}, Bk[6], X[6];
+  phys_cross3(Psi, d->geom_xpos + 3 * g, tw_bar);
+  for (int k = 0; k < 3; k++) Psi[k] += tw_bar[3 + k], Psi[3 + k] = tw_bar[k];
+  for (int k = phys_body_lastdof(m, m->geom_bodyid[g]); k >= 0; k = m->dof_parentid[k]) {
+    double s = phys_dot6(d->cdof + 6 * k, Psi);
+    if (beta) {
+      for (int a = 0; a < 6; a++) B[a] += beta[k] * d->cdof[6 * k + a], Bk[a] = B[a];
+      for (int j = phys_dof_group(m, k); j < k; j++)
+        for (int a = 0; a < 6; a++) Bk[a] += beta[j] * d->cdof[6 * j + a];
+      phys_cross_force(X, Bk, Phi);
+      s += sign * phys_dot6(d->cdof + 6 * k, X);
+    }
+    q_bar[k] += s;
+  }
+}
+
+physStatus phys_constraint_vjp(const physModel* m, physData* d, const physConstraintProblem* p, const double* alpha,
+                               const double* beta, const double* gamma, double* q_bar) {
+  physStatus st = check_problem(m, d, p);
+  if (st != PHYS_OK) return st;
+  if (!(alpha && beta) && !gamma) return PHYS_OK;
+  for (int i = 0; i < p->nc && st == PHYS_OK; i++) {
+    size_t mk = phys_stack_mark(d);
+    contactGeom cg;
+    st = contact_geom(m, d, i, &cg);
+    if (st == PHYS_OK) {
+      double bar7[7], Phi[6];
+      double* col = phys_stack_alloc(d, (size_t)cg.ncol);
+      contact_bar(bar7, Phi, m, d, i, &cg, alpha, beta, gamma);
+      geom_vjp(col, &cg, bar7);
+      // geom[1] carries +Phi, geom[0] -Phi; ga/gb's twist bars are cols 0..5 / 6..11
+      const double* bar_a = col;
+      const double* bar_b = col + 6;
+      const double* beta_u = alpha && beta ? beta : NULL;
+      int a_is_1 = cg.flip;   // ga = geom[1] when flipped
+      chain_vjp(q_bar, m, d, cg.ga, bar_a, Phi, beta_u, a_is_1 ? 1 : -1);
+      chain_vjp(q_bar, m, d, cg.gb, bar_b, Phi, beta_u, a_is_1 ? -1 : 1);
+    }
+    phys_stack_free(d, mk);
+  }
+  for (int l = 0; l < p->nl && st == PHYS_OK && gamma; l++) {
+    int row = 3 * p->nc + l;
+    double s = 0;
+    int dof = limit_dof(p, row, &s);
+    q_bar[dof] += s * gamma[row];
+  }
+  return st;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// sizes
+
+physStatus phys_constraint_size_vjp(const physModel* m, physData* d, const physConstraintProblem* p, int g,
+                                    const double* alpha, const double* beta, const double* gamma, double* size_bar) {
+  if (g < 0 || g >= m->ngeom) return refuse(d, "contact_deriv: geom %d out of range (ngeom %d)", g, m->ngeom);
+  physStatus st = check_problem(m, d, p);
+  if (st != PHYS_OK) return st;
+  for (int i = 0; i < p->nc && st == PHYS_OK; i++) {
+    const physContact* c = d->contact + i;
+    if (c->geom[0] != g && c->geom[1] != g) continue;
+    size_t mk = phys_stack_mark(d);
+    contactGeom cg;
+    st = contact_geom(m, d, i, &cg);
+    if (st == PHYS_OK) {
+      double bar7[7], Phi[6];
+      double* col = phys_stack_alloc(d, (size_t)cg.ncol);
+      contact_bar(bar7, Phi, m, d, i, &cg, alpha, beta, gamma);
+      geom_vjp(col, &cg, bar7);
+      int off = g == cg.ga ? 12 : 12 + cg.nsa, ns = phys_geom_nsize(m->geom_type[g]);
+      for (int k = 0; k < ns; k++) size_bar[k] += col[off + k];
+    }
+    phys_stack_free(d, mk);
+  }
+  return st;
+}

@@ -1,0 +1,608 @@
+// test_contact_deriv.c - derivatives of the constraint geometry (src/grad/contact_deriv.c): the rows J(q) and
+// distances dist(q) of contacts and joint limits, against central differences of the assembled problem.
+//
+// Reference. q(t) = q (+) t dq (phys_integrate_pos), then kinematics, com_pos, collision and
+// phys_constraint_assemble again; contacts are matched to the base ones by geom pair and nearest position (the
+// list order of equally deep points may change), limit rows by their dof. Four-point central differences
+// (-f(2h) + 8 f(h) - 8 f(-h) + f(-2h)) / 12h with h = 1e-5 (FD_H): truncation h^4 |f^(5)| / 30 ~ 1e-21 (sizes
+// and lever arms ~ 1 m), rounding ~ 1.5 eps |f| / h ~ 1e-11 |f| (measured: 3e-11 |f| with the two-point stencil
+// at h = 1e-6, which against the floor below left only a factor 2 below the tolerance). Compared (gm_compare)
+// relative to max(|entry|, GM_FLOOR * scale), scale = max(the block's largest entry, the function's own scale
+// |f|): a difference quotient's rounding is a fraction of |f|, not of each entry, and exact zeros (a translation
+// of a whole body leaves J unchanged) come out as ~1e-11 |f|. Tolerance 1e-6 (GM_RTOL): a missing term (frame
+// rotation, cdof turning, point motion) is of the order of the entries.
+// Scenes keep every contact strictly inside its feature (penetration 1e-3 .. 1e-2 m, away from capsule end
+// switches and from phys_contact_frame's axis switch |n_x| = 0.8), so f is smooth on [q - 2h, q + 2h].
+// Directions: every tangent coordinate and 3 random ones; random alpha, beta, gamma per scene.
+// Also: the dot-product test <alpha, dJ[dq] beta> + <gamma, ddist[dq]> = <q_bar, dq> (1e-12 relative to the
+// sum of |terms|), <dJt_alpha, beta> = <alpha, dJ_beta>, size gradients against central differences in
+// geom_size, bit-identical repeats, refused problems and pairs.
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "collision.h"
+#include "contact.h"
+#include "contact_deriv.h"
+#include "factor.h"
+#include "grad/grad_models.h"
+#include "primitive_deriv.h"
+#include "spec.h"
+#include "urdf.h"
+
+//---------------------------------------------------------------------------------------------------------
+// models
+
+// write xml to a temporary file and load it
+static physModel* load_xml(const char* xml) {
+  char path[] = "/tmp/test_contact_deriv_XXXXXX";
+  int fd = mkstemp(path);
+  CHECK(fd >= 0);
+  if (fd < 0) exit(2);
+  FILE* f = fdopen(fd, "w");
+  fputs(xml, f);
+  fclose(f);
+  char file[64];
+  snprintf(file, sizeof file, "%s.xml", path);
+  rename(path, file);
+  physModel* m = gm_load(file, 0);
+  unlink(file);
+  return m;
+}
+
+// the elbow of the toss data (URDF, floating base: free joint + hinge about y) with a floor plane added
+static physModel* load_elbow(void) {
+  physLog log;
+  memset(&log, 0, sizeof log);
+  physLoadOptions opt = {.urdf_floating = 1};
+  physSpec* s = phys_parse_urdf("tests/data/elbow/elbow.urdf", &opt, &log);
+  if (!s) {
+    fprintf(stderr, "cannot parse the elbow: %s\n", log.error);
+    exit(2);
+  }
+  int g = phys_spec_add_geom(s, 0, PHYS_GEOM_PLANE);
+  snprintf(s->geom[g].name, sizeof s->geom[g].name, "floor");
+  s->geom[g].size[0] = s->geom[g].size[1] = 5, s->geom[g].size[2] = 0.1;
+  physModel* m = phys_compile(s, &log);
+  phys_spec_free(s);
+  if (!m) {
+    fprintf(stderr, "cannot compile the elbow: %s\n", log.error);
+    exit(2);
+  }
+  return m;
+}
+
+// move plane geom `floor` (on the world body) along its normal so that the deepest contact with it has
+// dist = -depth at the current qpos (contacts found with a temporarily large margin)
+static void sink_floor(physModel* m, physData* d, int floor, double depth) {
+  double* keep = malloc(sizeof(double) * (size_t)m->ngeom);
+  for (int g = 0; g < m->ngeom; g++) keep[g] = m->geom_margin[g], m->geom_margin[g] = 1;
+  phys_kinematics(m, d);
+  phys_collision(m, d);
+  double lo = INFINITY;
+  for (int i = 0; i < d->ncon; i++)
+    if (d->contact[i].geom[0] == floor || d->contact[i].geom[1] == floor) lo = fmin(lo, d->contact[i].dist);
+  for (int g = 0; g < m->ngeom; g++) m->geom_margin[g] = keep[g];
+  free(keep);
+  CHECK_MSG(isfinite(lo), "sink_floor: nothing near the floor");
+  if (!isfinite(lo)) return;
+  const double* R = d->geom_xmat + 9 * floor;
+  for (int k = 0; k < 3; k++) m->geom_pos[3 * floor + k] += (lo + depth) * R[3 * k + 2];
+}
+
+//---------------------------------------------------------------------------------------------------------
+// the problem at a configuration
+
+// kinematics, collision, M~ factor and the assembled problem at d->qpos (arrays in d's arena)
+static void setup(const physModel* m, physData* d, physConstraintProblem* p) {
+  double *J, *G, *g, *mu;
+  phys_kinematics(m, d);
+  phys_com_pos(m, d);
+  phys_com_vel(m, d);
+  phys_collision(m, d);
+  phys_crb(m, d);
+  phys_factor_m(m, d->qLD, d->qM, NULL);
+  phys_constraint_assemble(m, d, d->qvel, p, &J, &G, &g, &mu);
+}
+
+// a copy of the problem's rows and distances and of the contacts' identities
+typedef struct {
+  int nc, nl, n;
+  double* J;     // n x nv
+  double* dist;  // n (tangent rows 0)
+  double* pos;   // 3 nc
+  int* geom;     // 2 nc
+} snap_t;
+
+// distance of limit row `row` (J = +-e_dof): q - lo (+1) or hi - q (-1)
+static double limit_dist(const physModel* m, const physData* d, const double* Jrow) {
+  for (int j = 0; j < m->nv; j++) {
+    if (Jrow[j] == 0) continue;
+    int jn = m->dof_jntid[j];
+    double q = d->qpos[m->jnt_qposadr[jn]];
+    return Jrow[j] > 0 ? q - m->jnt_range[2 * jn] : m->jnt_range[2 * jn + 1] - q;
+  }
+  return NAN;
+}
+
+// snapshot of the problem at configuration q (d->qpos is restored)
+static snap_t snapshot(const physModel* m, physData* d, const double* q) {
+  int nv = m->nv;
+  double* q0 = malloc(sizeof(double) * (size_t)m->nq);
+  memcpy(q0, d->qpos, sizeof(double) * (size_t)m->nq);
+  memcpy(d->qpos, q, sizeof(double) * (size_t)m->nq);
+  size_t mark = phys_stack_mark(d);
+  physConstraintProblem p;
+  setup(m, d, &p);
+  snap_t s = {p.nc, p.nl, p.n, NULL, NULL, NULL, NULL};
+  s.J = malloc(sizeof(double) * ((size_t)p.n * nv + 1));
+  s.dist = calloc((size_t)p.n + 1, sizeof(double));
+  s.pos = malloc(sizeof(double) * (3 * (size_t)p.nc + 1));
+  s.geom = malloc(sizeof(int) * (2 * (size_t)p.nc + 1));
+  memcpy(s.J, p.J, sizeof(double) * (size_t)p.n * nv);
+  for (int i = 0; i < p.nc; i++) {
+    s.dist[3 * i] = d->contact[i].dist;
+    memcpy(s.pos + 3 * i, d->contact[i].pos, sizeof(double) * 3);
+    s.geom[2 * i] = d->contact[i].geom[0], s.geom[2 * i + 1] = d->contact[i].geom[1];
+  }
+  for (int l = 0; l < p.nl; l++) s.dist[3 * p.nc + l] = limit_dist(m, d, p.J + (size_t)(3 * p.nc + l) * nv);
+  phys_stack_free(d, mark);
+  memcpy(d->qpos, q0, sizeof(double) * (size_t)m->nq);
+  free(q0);
+  return s;
+}
+
+static void snap_free(snap_t* s) {
+  free(s->J), free(s->dist), free(s->pos), free(s->geom);
+}
+
+// row map from base rows to s's rows: contacts by geom pair and nearest position, limit rows by their column;
+// returns 0 if the structure differs (then FD cannot be taken)
+static int match_rows(const snap_t* base, const snap_t* s, int nv, int* map) {
+  if (base->nc != s->nc || base->nl != s->nl) return 0;
+  for (int i = 0; i < base->nc; i++) {
+    int best = -1;
+    double db = INFINITY;
+    for (int a = 0; a < s->nc; a++) {
+      if (s->geom[2 * a] != base->geom[2 * i] || s->geom[2 * a + 1] != base->geom[2 * i + 1]) continue;
+      double e = 0;
+      for (int k = 0; k < 3; k++) e += (s->pos[3 * a + k] - base->pos[3 * i + k]) * (s->pos[3 * a + k] - base->pos[3 * i + k]);
+      if (e < db) db = e, best = a;
+    }
+    if (best < 0 || db > 1e-8) return 0;
+    for (int r = 0; r < 3; r++) map[3 * i + r] = 3 * best + r;
+  }
+  for (int l = 0; l < base->nl; l++) {
+    int row = 3 * base->nc + l;
+    if (memcmp(base->J + (size_t)row * nv, s->J + (size_t)row * nv, sizeof(double) * (size_t)nv)) return 0;
+    map[row] = row;
+  }
+  return 1;
+}
+
+static double urand(physRng* r) { return phys_rng_range(r, -1, 1); }
+
+#define FD_H 1e-5   // step of the four-point central differences (see the top of the file)
+
+//---------------------------------------------------------------------------------------------------------
+// the checks of one scene
+
+// the four-point stencil: offsets +2h, +h, -h, -2h and weights (-1, 8, -8, 1) / 12h
+static const double FD_OFF[4] = {2, 1, -1, -2}, FD_W[4] = {-1, 8, -8, 1};
+
+// four-point central differences along tangent direction v: Jb (n) of J beta, Ja (nv) of J' alpha, dd (n) of
+// dist; fs[0..2] = max with the scales of J beta, J' alpha, dist; 0 if the contact set changes
+static int fd_direction(const physModel* m, physData* d, const snap_t* base, const double* v, const double* alpha,
+                        const double* beta, double* Jb, double* Ja, double* dd, double fs[3]) {
+  int nv = m->nv, n = base->n, ok = 1;
+  double* q = malloc(sizeof(double) * (size_t)m->nq);
+  int* map = malloc(sizeof(int) * (size_t)(n + 1));
+  for (int s = 0; s < 4 && ok; s++) {
+    memcpy(q, d->qpos, sizeof(double) * (size_t)m->nq);
+    phys_integrate_pos(m, q, v, FD_OFF[s] * FD_H);
+    snap_t sp = snapshot(m, d, q);
+    ok = match_rows(base, &sp, nv, map);
+    double w = FD_W[s] / (12 * FD_H);
+    for (int i = 0; i < n && ok; i++) {
+      const double* J = sp.J + (size_t)map[i] * nv;
+      double jb = 0;
+      for (int j = 0; j < nv; j++) jb += J[j] * beta[j], Ja[j] += w * alpha[i] * J[j];
+      Jb[i] += w * jb;
+      dd[i] += w * sp.dist[map[i]];
+      fs[0] = fmax(fs[0], fabs(jb));
+      fs[2] = fmax(fs[2], fabs(sp.dist[map[i]]));
+    }
+    for (int j = 0; j < nv && ok; j++) {
+      double a = 0;
+      for (int i = 0; i < n; i++) a += alpha[i] * sp.J[(size_t)map[i] * nv + j];
+      fs[1] = fmax(fs[1], fabs(a));
+    }
+    snap_free(&sp);
+  }
+  free(q), free(map);
+  return ok;
+}
+
+// dJ beta, dJ' alpha and ddist along the tangent directions against central differences; the dot-product
+// test; returns the worst relative error of the three blocks
+static double check_q(const char* name, const physModel* m, physData* d, physRng* rng) {
+  int nv = m->nv;
+  size_t mark = phys_stack_mark(d);
+  physConstraintProblem p;
+  setup(m, d, &p);
+  int n = p.n, ndir = nv + 3;
+  printf("%s: nv %d, %d contacts, %d limit rows\n", name, nv, p.nc, p.nl);
+  CHECK_MSG(p.nc + p.nl > 0, "%s: no constraint rows", name);
+  double* alpha = malloc(sizeof(double) * (size_t)(n + 1));
+  double* gamma = malloc(sizeof(double) * (size_t)(n + 1));
+  double* beta = malloc(sizeof(double) * (size_t)nv);
+  double* dq = malloc(sizeof(double) * (size_t)nv * ndir);
+  for (int i = 0; i < n; i++) alpha[i] = urand(rng), gamma[i] = urand(rng);
+  for (int j = 0; j < nv; j++) beta[j] = urand(rng);
+  memset(dq, 0, sizeof(double) * (size_t)nv * ndir);
+  for (int k = 0; k < nv; k++) dq[(size_t)k * nv + k] = 1;
+  for (int k = nv; k < ndir; k++)
+    for (int j = 0; j < nv; j++) dq[(size_t)k * nv + j] = urand(rng);
+
+  // analytic, and the dot-product tests
+  double *aJb = malloc(sizeof(double) * (size_t)n * ndir + 1), *aJa = malloc(sizeof(double) * (size_t)nv * ndir);
+  double *ad = malloc(sizeof(double) * (size_t)n * ndir + 1), *qbar = calloc((size_t)nv, sizeof(double));
+  physStatus st = phys_constraint_vjp(m, d, &p, alpha, beta, gamma, qbar);
+  CHECK_MSG(st == PHYS_OK, "%s: vjp: %s", name, d->lastwarning);
+  double worst_dot = 0, worst_sym = 0;
+  for (int k = 0; k < ndir; k++) {
+    const double* v = dq + (size_t)k * nv;
+    double *Jb = aJb + (size_t)k * n, *Ja = aJa + (size_t)k * nv, *dd = ad + (size_t)k * n;
+    st = phys_constraint_jvp(m, d, &p, v, alpha, beta, Jb, Ja, dd);
+    CHECK_MSG(st == PHYS_OK, "%s: jvp: %s", name, d->lastwarning);
+    double lhs = 0, rhs = 0, sc = 0, s1 = 0, s2 = 0, ssc = 0;
+    for (int i = 0; i < n; i++) {
+      lhs += alpha[i] * Jb[i] + gamma[i] * dd[i];
+      sc += fabs(alpha[i] * Jb[i]) + fabs(gamma[i] * dd[i]);
+      s1 += alpha[i] * Jb[i];
+      ssc += fabs(alpha[i] * Jb[i]);
+    }
+    for (int j = 0; j < nv; j++) {
+      rhs += qbar[j] * v[j];
+      sc += fabs(qbar[j] * v[j]);
+      s2 += Ja[j] * beta[j];
+      ssc += fabs(Ja[j] * beta[j]);
+    }
+    worst_dot = fmax(worst_dot, fabs(lhs - rhs) / fmax(sc, 1e-300));
+    worst_sym = fmax(worst_sym, fabs(s1 - s2) / fmax(ssc, 1e-300));
+  }
+  CHECK_MSG(worst_dot <= GM_DOT_TOL, "%s: dot-product test %.3g", name, worst_dot);
+  CHECK_MSG(worst_sym <= GM_DOT_TOL, "%s: <dJ'alpha, beta> vs <alpha, dJ beta> %.3g", name, worst_sym);
+
+  // determinism: the same calls give the same bits
+  double* qbar2 = calloc((size_t)nv, sizeof(double));
+  phys_constraint_vjp(m, d, &p, alpha, beta, gamma, qbar2);
+  CHECK_MSG(!memcmp(qbar, qbar2, sizeof(double) * (size_t)nv), "%s: vjp not bit-identical", name);
+  free(qbar2);
+
+  // central differences
+  snap_t base = snapshot(m, d, d->qpos);
+  double *fJb = calloc((size_t)n * ndir + 1, sizeof(double)), *fJa = calloc((size_t)nv * ndir, sizeof(double));
+  double* fd = calloc((size_t)n * ndir + 1, sizeof(double));
+  double fs[3] = {0, 0, 0};
+  int ok = 1;
+  for (int k = 0; k < ndir && ok; k++) {
+    ok = fd_direction(m, d, &base, dq + (size_t)k * nv, alpha, beta, fJb + (size_t)k * n, fJa + (size_t)k * nv,
+                      fd + (size_t)k * n, fs);
+    CHECK_MSG(ok, "%s: direction %d changes the contact set", name, k);
+  }
+  double fscale_b = fs[0], fscale_a = fs[1], fscale_d = fs[2];
+  double err = 0;
+  if (ok) {
+    char what[128];
+    snprintf(what, sizeof what, "%s: dJ beta", name);
+    err = fmax(err, gm_compare(what, aJb, fJb, ndir, n, fscale_b, GM_RTOL));
+    snprintf(what, sizeof what, "%s: dJ' alpha", name);
+    err = fmax(err, gm_compare(what, aJa, fJa, ndir, nv, fscale_a, GM_RTOL));
+    snprintf(what, sizeof what, "%s: ddist", name);
+    err = fmax(err, gm_compare(what, ad, fd, ndir, n, fscale_d, GM_RTOL));
+  }
+  printf("  q: worst rel %.2e over %d directions; dot-product %.1e, transpose %.1e\n", err, ndir, worst_dot, worst_sym);
+  snap_free(&base);
+  free(alpha), free(gamma), free(beta), free(dq), free(aJb), free(aJa), free(ad), free(qbar);
+  free(fJb), free(fJa), free(fd);
+  phys_stack_free(d, mark);
+  return err;
+}
+
+// s(size) = alpha' J beta + gamma' dist at the current qpos (the model's sizes as they are now)
+static double size_objective(const physModel* m, physData* d, const snap_t* base, const double* alpha,
+                             const double* beta, const double* gamma, int* ok) {
+  snap_t s = snapshot(m, d, d->qpos);
+  int nv = m->nv, n = base->n;
+  int* map = malloc(sizeof(int) * (size_t)(n + 1));
+  double v = 0;
+  *ok = match_rows(base, &s, nv, map);
+  for (int i = 0; i < n && *ok; i++) {
+    const double* J = s.J + (size_t)map[i] * nv;
+    double jb = 0;
+    for (int j = 0; j < nv; j++) jb += J[j] * beta[j];
+    v += alpha[i] * jb + ((i < 3 * base->nc && i % 3) ? 0 : gamma[i] * s.dist[map[i]]);
+  }
+  free(map);
+  snap_free(&s);
+  return v;
+}
+
+// gradient of alpha' J beta + gamma' dist in the sizes of every geom in contact against central differences
+static double check_size(const char* name, physModel* m, physData* d, physRng* rng) {
+  size_t mark = phys_stack_mark(d);
+  physConstraintProblem p;
+  setup(m, d, &p);
+  int n = p.n, nv = m->nv;
+  double* alpha = malloc(sizeof(double) * (size_t)(n + 1));
+  double* gamma = malloc(sizeof(double) * (size_t)(n + 1));
+  double* beta = malloc(sizeof(double) * (size_t)nv);
+  for (int i = 0; i < n; i++) alpha[i] = urand(rng), gamma[i] = urand(rng);
+  for (int j = 0; j < nv; j++) beta[j] = urand(rng);
+  double *an = calloc(3 * (size_t)m->ngeom + 1, sizeof(double)), *fdv = calloc(3 * (size_t)m->ngeom + 1, sizeof(double));
+  int cnt = 0, ok = 1, ng = 0;
+  int* geoms = malloc(sizeof(int) * (size_t)m->ngeom);
+  int* done = calloc((size_t)m->ngeom, sizeof(int));
+  for (int i = 0; i < p.nc; i++)
+    for (int e = 0; e < 2; e++) {
+      int g = d->contact[i].geom[e];
+      if (!done[g] && phys_geom_nsize(m->geom_type[g]) > 0) done[g] = 1, geoms[ng++] = g;
+    }
+  // analytic first (d->contact is that of p), then the differences (which re-collide)
+  for (int a = 0; a < ng; a++) {
+    int g = geoms[a], ns = phys_geom_nsize(m->geom_type[g]);
+    double sb[3] = {0, 0, 0};
+    physStatus st = phys_constraint_size_vjp(m, d, &p, g, alpha, beta, gamma, sb);
+    CHECK_MSG(st == PHYS_OK, "%s: size_vjp: %s", name, d->lastwarning);
+    for (int k = 0; k < ns; k++) an[cnt++] = sb[k];
+  }
+  snap_t base = snapshot(m, d, d->qpos);
+  double f0 = fabs(size_objective(m, d, &base, alpha, beta, gamma, &ok));
+  cnt = 0;
+  for (int a = 0; a < ng; a++) {
+    int g = geoms[a], ns = phys_geom_nsize(m->geom_type[g]);
+    for (int k = 0; k < ns; k++) {
+      double keep = m->geom_size[3 * g + k], v = 0;
+      for (int st = 0; st < 4; st++) {
+        int oks;
+        m->geom_size[3 * g + k] = keep + FD_OFF[st] * FD_H;
+        v += FD_W[st] / (12 * FD_H) * size_objective(m, d, &base, alpha, beta, gamma, &oks);
+        CHECK_MSG(oks, "%s: size %d of geom %d changes the contact set", name, k, g);
+      }
+      m->geom_size[3 * g + k] = keep;
+      fdv[cnt++] = v;
+    }
+  }
+  free(geoms);
+  char what[128];
+  snprintf(what, sizeof what, "%s: size gradient", name);
+  double err = cnt ? gm_compare(what, an, fdv, 1, cnt, f0, GM_RTOL) : 0;
+  printf("  sizes: %d parameters, worst rel %.2e\n", cnt, err);
+  snap_free(&base);
+  free(done), free(an), free(fdv), free(alpha), free(gamma), free(beta);
+  phys_stack_free(d, mark);
+  return err;
+}
+
+// both checks on one scene at d->qpos
+static void check_scene(const char* name, physModel* m, physData* d, physRng* rng) {
+  check_q(name, m, d, rng);
+  check_size(name, m, d, rng);
+}
+
+//---------------------------------------------------------------------------------------------------------
+// scenes
+
+// free body pose: position and orientation (axis-angle)
+static void set_free(const physModel* m, physData* d, int jnt, double x, double y, double z, const double axis[3],
+                     double angle) {
+  double* q = d->qpos + m->jnt_qposadr[jnt];
+  q[0] = x, q[1] = y, q[2] = z;
+  phys_axisangle2quat(q + 3, axis, angle);
+}
+
+static const char* const FREE_ON_PLANE =
+    "<mujoco>\n"
+    "  <worldbody>\n"
+    "    <geom name='floor' type='plane' size='5 5 0.1' euler='0.2 -0.1 0'/>\n"
+    "    <body name='obj' pos='0 0 1'>\n"
+    "      <freejoint/>\n"
+    "      <geom name='obj' type='%s' size='%s'/>\n"
+    "    </body>\n"
+    "  </worldbody>\n"
+    "</mujoco>\n";
+
+// a free geom of `type` and `size` on a tilted plane, in orientation (axis, angle), sunk by depth
+static void scene_free_on_plane(const char* name, const char* type, const char* size, const double axis[3],
+                                double angle, double depth, int expect, physRng* rng) {
+  char xml[1024];
+  snprintf(xml, sizeof xml, FREE_ON_PLANE, type, size);
+  physModel* m = load_xml(xml);
+  physData* d = phys_make_data(m);
+  set_free(m, d, 0, 0.3, -0.2, 1, axis, angle);
+  double* qq = d->qpos + 3;
+  phys_quat_mul(qq, m->geom_quat, qq);   // orientation relative to the plane's frame
+  sink_floor(m, d, 0, depth);
+  phys_kinematics(m, d);
+  phys_collision(m, d);
+  CHECK_MSG(d->ncon == expect, "%s: %d contacts, expected %d", name, d->ncon, expect);
+  check_scene(name, m, d, rng);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+static const char* const TWO_FREE =
+    "<mujoco>\n"
+    "  <worldbody>\n"
+    "    <body name='a'>\n"
+    "      <freejoint/>\n"
+    "      <geom name='a' type='%s' size='%s'/>\n"
+    "    </body>\n"
+    "    <body name='b'>\n"
+    "      <freejoint/>\n"
+    "      <geom name='b' type='%s' size='%s'/>\n"
+    "    </body>\n"
+    "  </worldbody>\n"
+    "</mujoco>\n";
+
+// two free geoms at given poses (b's geom listed second; swap lists it first: the contact's normal flips)
+static void scene_two_free(const char* name, const char* ta, const char* sa, const char* tb, const char* sb,
+                           const double xa[3], const double aa[4], const double xb[3], const double ab[4], int expect,
+                           physRng* rng) {
+  char xml[1024];
+  snprintf(xml, sizeof xml, TWO_FREE, ta, sa, tb, sb);
+  physModel* m = load_xml(xml);
+  physData* d = phys_make_data(m);
+  set_free(m, d, 0, xa[0], xa[1], xa[2], aa, aa[3]);
+  set_free(m, d, 1, xb[0], xb[1], xb[2], ab, ab[3]);
+  phys_kinematics(m, d);
+  phys_collision(m, d);
+  CHECK_MSG(d->ncon == expect, "%s: %d contacts, expected %d", name, d->ncon, expect);
+  check_scene(name, m, d, rng);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+// a chain with a ball, a limited hinge and a slide (dof groups, axes turning with the joints before them), a
+// capsule, a box and a sphere near a tilted floor, limits active
+static const char* const CHAIN =
+    "<mujoco>\n"
+    "  <worldbody>\n"
+    "    <geom name='floor' type='plane' size='5 5 0.1' euler='0.1 -0.2 0'/>\n"
+    "    <body name='a' pos='0 0 0.6'>\n"
+    "      <joint name='ball' type='ball'/>\n"
+    "      <geom name='arm' type='capsule' fromto='0 0 0 0.3 0.05 -0.25' size='0.04'/>\n"
+    "      <body name='b' pos='0.3 0.05 -0.25'>\n"
+    "        <joint name='h' type='hinge' axis='0.1 1 0.2' limited='true' range='-0.3 0.3'/>\n"
+    "        <joint name='s' type='slide' axis='0.2 0 1' limited='true' range='-0.05 0.05'/>\n"
+    "        <geom name='box' type='box' size='0.06 0.05 0.04' euler='0.3 0.2 0.1'/>\n"
+    "        <body name='c' pos='0.12 0 -0.05'>\n"
+    "          <joint name='h2' type='hinge' axis='1 0.3 0'/>\n"
+    "          <geom name='ball' type='sphere' pos='0.05 0 -0.08' size='0.05'/>\n"
+    "          <geom name='stick' type='capsule' fromto='0 0 0 0 0.2 -0.1' size='0.03'/>\n"
+    "        </body>\n"
+    "      </body>\n"
+    "    </body>\n"
+    "  </worldbody>\n"
+    "</mujoco>\n";
+
+static void scene_chain(physRng* rng) {
+  physModel* m = load_xml(CHAIN);
+  physData* d = phys_make_data(m);
+  double axis[3] = {0.3, 1, 0.2};
+  phys_axisangle2quat(d->qpos, axis, 0.7);
+  d->qpos[4] = 0.33;    // hinge beyond its upper limit
+  d->qpos[5] = -0.06;   // slide beyond its lower limit
+  d->qpos[6] = 0.4;
+  sink_floor(m, d, 0, 4e-3);
+  check_scene("chain (ball, limited hinge and slide) on a floor", m, d, rng);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+// the elbow lying on the floor: both boxes flat (8 corners), then the second box turned about the hinge
+static void scene_elbow(physRng* rng) {
+  physModel* m = load_elbow();
+  physData* d = phys_make_data(m);
+  int floor = phys_name2id(m, "geom", "floor");
+  double z[3] = {0, 0, 1};
+  set_free(m, d, 0, 0.1, 0.2, 0.5, z, 0.4);
+  d->qpos[7] = 0;
+  sink_floor(m, d, floor, 1e-3);
+  phys_kinematics(m, d);
+  phys_collision(m, d);
+  CHECK_MSG(d->ncon == 8, "elbow flat: %d contacts, expected 8", d->ncon);
+  check_scene("elbow flat on the floor", m, d, rng);
+  d->qpos[7] = 0.2;
+  double ax[3] = {0.2, 1, 0.1};
+  set_free(m, d, 0, 0.1, 0.2, 0.5, ax, -0.1);
+  sink_floor(m, d, floor, 2e-3);
+  check_scene("elbow bent on the floor", m, d, rng);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+// MuJoCo's humanoid lying bent on the floor (capsules and spheres on the plane, limits active where hit)
+static void scene_humanoid(physRng* rng) {
+  if (access(GM_HUMANOID, R_OK) != 0) {
+    printf("humanoid: %s not found, skipped\n", GM_HUMANOID);
+    return;
+  }
+  physModel* m = gm_load(GM_HUMANOID, 0);
+  physData* d = phys_make_data(m);
+  int floor = phys_name2id(m, "geom", "floor");
+  double y[3] = {0, 1, 0};
+  set_free(m, d, 0, 0, 0, 0.09, y, -M_PI / 2 + 0.05);
+  for (int k = 7; k < m->nq; k++) d->qpos[k] = 0.1 * sin(1.7 * k);
+  phys_kinematics(m, d);
+  phys_collision(m, d);
+  int nfloor = 0;   // contacts with the floor; the others are between limbs (capsule-capsule, sphere-capsule)
+  for (int i = 0; i < d->ncon; i++) nfloor += d->contact[i].geom[0] == floor || d->contact[i].geom[1] == floor;
+  CHECK_MSG(d->ncon == 17 && nfloor >= 8, "humanoid: %d contacts, %d with the floor", d->ncon, nfloor);
+  printf("humanoid: %d contacts, %d with the floor\n", d->ncon, nfloor);
+  check_scene("humanoid lying bent on the floor", m, d, rng);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+//---------------------------------------------------------------------------------------------------------
+// refusals
+
+// a problem of another state, and a pair without geometry derivative, are refused with a message
+static void test_refusals(void) {
+  physModel* m = load_xml(
+      "<mujoco><worldbody><geom name='floor' type='plane' size='5 5 0.1'/>"
+      "<body pos='0 0 0.09'><freejoint/><geom type='ellipsoid' size='0.1 0.2 0.3'/></body>"
+      "<body pos='1 0 0.09'><freejoint/><geom type='sphere' size='0.1'/></body></worldbody></mujoco>");
+  physData* d = phys_make_data(m);
+  size_t mark = phys_stack_mark(d);
+  physConstraintProblem p;
+  setup(m, d, &p);
+  CHECK(p.nc == 2);
+  size_t inuse = phys_stack_mark(d);
+  double dq[12] = {0}, qbar[12] = {0}, dd[8];
+  double* gamma = calloc((size_t)p.n, sizeof(double));
+  if (phys_primitive_deriv_ncol(m, 0, 1) == 12) {   // plane-ellipsoid has no geometry derivative (yet)
+    physStatus st = phys_constraint_jvp(m, d, &p, dq, NULL, NULL, NULL, NULL, dd);
+    CHECK(st == PHYS_ERR_ARG);
+    CHECK_MSG(strstr(d->lastwarning, "plane-ellipsoid") != NULL, "message: %s", d->lastwarning);
+    CHECK(phys_constraint_vjp(m, d, &p, NULL, NULL, gamma, qbar) == PHYS_ERR_ARG);
+  }
+  physConstraintProblem bad = p;
+  bad.nc = 1, bad.n = 3 + p.nl;
+  CHECK(phys_constraint_vjp(m, d, &bad, NULL, NULL, gamma, qbar) == PHYS_ERR_ARG);
+  CHECK(phys_constraint_size_vjp(m, d, &p, 99, NULL, NULL, gamma, qbar) == PHYS_ERR_ARG);
+  CHECK(phys_stack_mark(d) == inuse);   // the calls leave nothing in the arena
+  free(gamma);
+  phys_stack_free(d, mark);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+int main(void) {
+  physRng rng;
+  phys_rng_seed(&rng, 20261122);
+  double ex[3] = {1, 0, 0}, ob[3] = {0.3, -0.5, 0.8};
+  scene_free_on_plane("sphere on a plane", "sphere", "0.1", ob, 0.9, 2e-3, 1, &rng);
+  // flat and on an edge, tilted by ~1e-4 rad: the corners' depths differ by ~1e-5 m, beyond rounding (exact
+  // ties: the elbow below)
+  double ez2[3] = {2e-4, 1e-4, 1}, ex2[3] = {1, 0, 3e-4};
+  scene_free_on_plane("box flat on a plane", "box", "0.2 0.1 0.05", ez2, 0.5, 1e-3, 4, &rng);
+  scene_free_on_plane("box on an edge", "box", "0.2 0.1 0.05", ex2, 0.4, 1e-3, 2, &rng);
+  scene_free_on_plane("box on a corner", "box", "0.2 0.1 0.05", ob, 0.7, 1e-3, 1, &rng);
+  scene_free_on_plane("capsule tilted on a plane", "capsule", "0.05 0.2", ob, 0.6, 2e-3, 1, &rng);
+  scene_free_on_plane("capsule flat on a plane", "capsule", "0.05 0.2", ex, M_PI / 2, 2e-3, 2, &rng);
+  double xa[3] = {0.1, 0.2, 0.3}, xb[3] = {0.25, 0.3, 0.4}, aa[4] = {0.3, 1, 0.2, 0.5}, ab[4] = {1, -0.2, 0.4, 1.1};
+  scene_two_free("two spheres", "sphere", "0.1", "sphere", "0.12", xa, aa, xb, ab, 1, &rng);
+  double xc[3] = {0.02, 0.03, 0.09}, ac[4] = {0.1, 1, 0, 1.5}, ad[4] = {1, 0.1, 0, -1.4}, x0[3] = {0, 0, 0};
+  scene_two_free("capsule-capsule", "capsule", "0.05 0.2", "capsule", "0.06 0.15", x0, ac, xc, ad, 1, &rng);
+  scene_two_free("capsule-sphere (swapped order)", "capsule", "0.05 0.2", "sphere", "0.1", xa, aa, xb, ab, 1, &rng);
+  scene_chain(&rng);
+  scene_elbow(&rng);
+  scene_humanoid(&rng);
+  test_refusals();
+  return test_done();
+}
