@@ -1,0 +1,736 @@
+// penalty_deriv.c - exact derivatives of one phys_step with penalty contact (issue 4 item 1, "penalty
+// directly"): A = dx+/dx, B = dx+/du, P = dx+/dtheta and the step's reverse mode, x = (q tangent, v) (grad.h).
+//
+// What the step does (src/step/step.c penalty_velocity / penalty_dense, src/contact/penalty.c). With
+// M~ = M + dt B (B the implicit joint damping) and, per penetrating contact i, rows J_i = (J_n, J_t1, J_t2)
+// (3 x nv), spring s_i = -k dist_i (k = opt.penalty_stiffness), damper d_i = 2 zeta_i sqrt(k / w_i),
+// w_i = J_n M~^-1 J_n', zeta_i = zeta(eps_i) (phys_penalty_zeta, held at PHYS_PENALTY_ZETA_MAX below), solve k
+// (k = 0 .. K-1, K <= 3) finds a_k from the residual
+//   Res_k(a_k) = RNEA(q, v, a_k) + (armature + dt B) a_k - f(q, v, u)                      (smooth, grad.h)
+//              + alim a_k + k (q - q_lim) + (c + dt k) v          on dofs at a limit (phys_penalty_limits:
+//                                                                  f = -k dist - c dist_dot, implicit form)
+//              - sum_{i in S_k} J_i' F_i^k(v + dt a_k) = 0,
+//   F_i^k(x) = (s_i - d_i J_n x, -C_i^k J_t1 x, -C_i^k J_t2 x),   alim = dt c + dt^2 k,
+// i.e. H_k a_k = rhs_k with H_k = M~ + diag(alim) + dt sum_i J_i' diag(d_i, C, C) J_i (the code's matrix),
+// S_k the contacts active in solve k. The friction coefficient of solve k is
+//   C_i^k = mu_i fn_i(w) / slip_i(w),  fn_i(w) = s_i - d_i J_n w,  slip_i(w) = max(|J_t w|, v_slip),
+// evaluated at w = v (solve 0) or at the v+ of the solve after which phys_penalty_update changed it
+// (slip changed); a contact whose slip stays v_slip keeps its C (and its C's dependence on that earlier
+// velocity). The step returns v+ = v + dt a_{K-1}, q+ = q (+) dt v+.
+//
+// What is differentiated. The final iterate as a function of (q, v, u, theta), each C_i^k through the
+// velocity it was evaluated at (so through the earlier solves: dC/dw = mu (dfn/slip - fn dslip/slip^2),
+// dslip = 0 below v_slip), and every coefficient through q and theta: J_i and dist_i (contact_deriv.h,
+// the contact's feature held), s_i, d_i through k, w_i (dw = 2 (dJ_n) y - y' dM~ y, y = M~^-1 J_n') and
+// zeta(eps) (d zeta/d eps = 1 / eps'(zeta), phys_penalty_restitution_deriv). Held: the discrete choices
+// (which contacts penetrate, which push in each solve, which limits act, which solve changed C, whether
+// |v_t| > v_slip, K); these are piecewise constant, so the derivatives are exact away from those switches
+// (activation: dist = 0 or f_n = 0; slip regularization |v_t| = v_slip; zeta at its clamp). A restitution
+// eps >= 1 gives d = 0 (held); eps <= eps(zeta_max) holds zeta.
+//
+// Reverse mode (one linearization, the tape, then any number of passes): v+ = v + dt a_{K-1} gives
+// abar_{K-1}; for k = K-1 .. 0: lambda_k = H_k^-1 abar_k (H_k symmetric) and every input z of Res_k gets
+// z_bar -= (dRes_k/dz)' lambda_k; an input C_i^k passes its adjoint to its velocity, i.e. to v and to
+// abar_j (j < k) of its source solve, so the loop runs solves last to first. The smooth part is the
+// contact-free step's reverse mode at a_k (phys_rnea_vjp, phys_passive_vjp, ..., and -R(a_k)' lambda_k for
+// the parameters, params.h). M~'s change in w_i: d(M~ y)/dq = dRNEA(q, v, y)/dq - dRNEA(q, v, 0)/dq and
+// d(M~ y)/dtheta = R(y) - R(0) (both affine in the acceleration). The Jacobians are 2nv reverse passes on
+// one tape (rows).
+//
+// Parameters: every kind of params.h's table through the smooth part and M~; penalty:stiffness (k in s, d
+// and the limits), penalty:damping (c of the limits), friction:GEOM (mu of contacts whose friction is that
+// geom's: no <pair>, the larger of the two), restitution:GEOM (through zeta and d). size and pos are
+// refused (PHYS_ERR_ARG).
+#include "penalty_deriv.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "collision.h"
+#include "contact.h"
+#include "contact_deriv.h"
+#include "dyn.h"
+#include "factor.h"
+#include "grad.h"
+#include "rot.h"
+
+// the step's maximum number of solves (step.c's PHYS_PENALTY_SOLVES; test_penalty_deriv checks that the
+// replayed v+ is phys_step's bit for bit)
+#define PENALTY_SOLVES 3
+
+//---------------------------------------------------------------------------------------------------------
+// restitution of the clamped spring-damper: d eps / d zeta
+
+// d eps/d zeta of phys_penalty_restitution, differentiating its closed forms (penalty.c) term by term:
+//   zeta < 1: eps = e^-g N / wd, g = zeta th / wd, N = zeta sin th - wd cos th, th = atan2(2 zeta wd, 2 zeta^2 - 1)
+//   zeta > 1: the same with s = sqrt(zeta^2 - 1), ph = atanh(2 zeta s / (2 zeta^2 - 1)), sinh, cosh.
+// Within 1e-6 of zeta = 1 (the formulas' removable singularity) the mean of the two sides at 1 -+ 1e-3.
+double phys_penalty_restitution_deriv(double zeta) {
+  double z = zeta, z2 = z * z;
+  if (fabs(z2 - 1) < 1e-6)
+    return 0.5 * (phys_penalty_restitution_deriv(1 - 1e-3) + phys_penalty_restitution_deriv(1 + 1e-3));
+  if (z < 1) {
+    double wd = sqrt(1 - z2), dwd = -z / wd;
+    double X = 2 * z2 - 1, Y = 2 * z * wd, dX = 4 * z, dY = 2 * wd + 2 * z * dwd;
+    double th = atan2(Y, X), dth = (X * dY - Y * dX) / (X * X + Y * Y);
+    double g = z * th / wd, dg = th / wd + z * dth / wd - z * th * dwd / (wd * wd);
+    double E = exp(-g), dE = -E * dg;
+    double N = z * sin(th) - wd * cos(th);
+    double dN = sin(th) + z * cos(th) * dth - dwd * cos(th) + wd * sin(th) * dth;
+    return dE * N / wd + E * dN / wd - E * N * dwd / (wd * wd);
+  }
+  double s = sqrt(z2 - 1), ds = z / s, X = 2 * z2 - 1;
+  double U = 2 * z * s / X, dU = ((2 * s + 2 * z * ds) * X - 2 * z * s * 4 * z) / (X * X);
+  double ph = atanh(U), dph = dU / (1 - U * U);
+  double g = z * ph / s, dg = ph / s + z * dph / s - z * ph * ds / (s * s);
+  double E = exp(-g), dE = -E * dg;
+  double N = z * sinh(ph) - s * cosh(ph);
+  double dN = sinh(ph) + z * cosh(ph) * dph - ds * cosh(ph) - s * sinh(ph) * dph;
+  return dE * N / s + E * dN / s - E * N * ds / (s * s);
+}
+
+//---------------------------------------------------------------------------------------------------------
+// the tape: the step replayed with what reverse mode needs
+
+typedef struct penTape_ {
+  int K;                   // solves
+  int nc;                  // contacts at the state (d->ncon)
+  int nlim;                // active limit springs
+  const int* parent;       // pattern of the H_k factors (NULL: dense)
+  double* J;               // 3 nc x nv contact rows (zero for contacts that do not penetrate)
+  physPenaltyContact* pc;  // initial linearization per contact (spring s, damping d)
+  double* C;               // K x nc friction coefficient of solve k
+  int* act;                // K x nc: 1 if the contact is active in solve k
+  int* src;                // K x nc: velocity solve k's C was evaluated at (-1 v, j the v+ of solve j)
+  double* a;               // K x nv accelerations a_k
+  double* H;               // K x nv x nv factors of H_k
+  double* y;               // nc x nv: M~^-1 J_n'
+  double* w;               // nc: J_n M~^-1 J_n'
+  double* zeta;            // nc damping ratios
+  double* dzeta;           // nc: d zeta / d eps (0 where zeta is held)
+  int* lim;                // nlim x 2: dof, side (0 lower, 1 upper)
+} penTape;
+
+// 1 if every ball and free joint is the last joint of its body (grad.h)
+static int balls_last(const physModel* m) {
+  for (int j = 0; j < m->njnt; j++) {
+    int b = m->jnt_bodyid[j];
+    if ((m->jnt_type[j] == PHYS_JNT_BALL || m->jnt_type[j] == PHYS_JNT_FREE) &&
+        j != m->body_jntadr[b] + m->body_jntnum[b] - 1)
+      return 0;
+  }
+  return 1;
+}
+
+// 1 if joint damping is implicit in the step (step.c's implicit_damping: not disabled, some damping > 0)
+static int implicit_damping(const physModel* m) {
+  if (m->opt.disableflags & PHYS_DSBL_EULERDAMP) return 0;
+  for (int i = 0; i < m->nv; i++)
+    if (m->dof_damping[i] > 0) return 1;
+  return 0;
+}
+
+// arena array of n ints (caller's mark)
+static int* alloc_int(physData* d, size_t n) {
+  return (int*)phys_stack_alloc(d, (n * sizeof(int) + sizeof(double) - 1) / sizeof(double) + 1);
+}
+
+// active limit springs of phys_penalty_limits: lim (2 per limit: dof, side); returns their number
+static int active_limits(const physModel* m, const physData* d, int* lim) {
+  if (m->opt.disableflags & PHYS_DSBL_LIMIT) return 0;
+  double k = m->opt.penalty_stiffness, c = m->opt.penalty_damping;
+  int n = 0;
+  for (int j = 0; j < m->njnt; j++) {
+    if (!m->jnt_limited[j] || (m->jnt_type[j] != PHYS_JNT_HINGE && m->jnt_type[j] != PHYS_JNT_SLIDE)) continue;
+    int dof = m->jnt_dofadr[j];
+    double q = d->qpos[m->jnt_qposadr[j]], v = d->qvel[dof];
+    for (int side = 0; side < 2; side++) {
+      // f = -k dist - c sign v > 0 with dist = q - lo (sign 1) or hi - q (sign -1) < 0
+      double sign = side == 0 ? 1.0 : -1.0;
+      double dist = side == 0 ? q - m->jnt_range[2 * j] : m->jnt_range[2 * j + 1] - q;
+      if (!(dist < 0) || !(-k * dist - c * sign * v > 0)) continue;
+      if (lim) lim[2 * n] = dof, lim[2 * n + 1] = side;
+      n++;
+    }
+  }
+  return n;
+}
+
+// tau = passive + actuator + applied + J' xfrc_applied (the step's force without bias; needs phys_passive,
+// phys_actuation)
+static void step_force(const physModel* m, physData* d, double* tau) {
+  for (int i = 0; i < m->nv; i++) tau[i] = d->qfrc_passive[i] + d->qfrc_actuator[i] + d->qfrc_applied[i];
+  for (int b = 1; b < m->nbody; b++) {
+    const double* x = d->xfrc_applied + 6 * b;
+    if (x[0] != 0 || x[1] != 0 || x[2] != 0 || x[3] != 0 || x[4] != 0 || x[5] != 0)
+      phys_apply_force(m, d, tau, b, d->xipos + 3 * b, x, x + 3);
+  }
+}
+
+// per penetrating contact: y_i = M~^-1 J_n', w_i = J_n y_i, zeta_i and d zeta_i / d eps (qLD: M~'s factor)
+static void contact_masses(const physModel* m, const physData* d, const double* qLD, penTape* T) {
+  int nv = m->nv;
+  for (int i = 0; i < T->nc; i++) {
+    const physContact* c = d->contact + i;
+    double* y = T->y + (size_t)i * nv;
+    const double* jn = T->J + (size_t)(3 * i) * nv;
+    memset(y, 0, sizeof(double) * (size_t)nv);
+    T->w[i] = T->zeta[i] = T->dzeta[i] = 0;
+    if (!(c->dist < 0)) continue;
+    phys_solve_m(m, qLD, y, jn);
+    for (int k = 0; k < nv; k++) T->w[i] += jn[k] * y[k];
+    double eps = c->restitution;
+    if (eps >= 1) continue;
+    double z = eps > 0 ? phys_penalty_zeta(eps) : INFINITY;
+    T->zeta[i] = fmin(z, PHYS_PENALTY_ZETA_MAX);
+    if (eps > 0 && z < PHYS_PENALTY_ZETA_MAX) T->dzeta[i] = 1 / phys_penalty_restitution_deriv(z);
+  }
+}
+
+// the solves of penalty_dense (or the single solve of penalty_velocity's contact-free path), replayed with
+// the coefficients of every solve recorded; rhs = tau + f_limit - c, add = alim + dt B
+static physStatus replay_solves(const physModel* m, physData* d, penTape* T, const double* rhs0,
+                                const double* add) {
+  int nv = m->nv, nc = T->nc;
+  double dt = m->opt.timestep;
+  size_t nn = (size_t)nv * nv, mark = phys_stack_mark(d);
+  physPenaltyContact* cur = (physPenaltyContact*)phys_stack_alloc(
+      d, ((size_t)nc * sizeof(physPenaltyContact) + sizeof(double) - 1) / sizeof(double) + 1);
+  physPenaltyContact* old = (physPenaltyContact*)phys_stack_alloc(
+      d, ((size_t)nc * sizeof(physPenaltyContact) + sizeof(double) - 1) / sizeof(double) + 1);
+  int* src = alloc_int(d, (size_t)nc);
+  double* vnew = phys_stack_alloc(d, (size_t)nv);
+  memcpy(cur, T->pc, sizeof(physPenaltyContact) * (size_t)nc);
+  for (int i = 0; i < nc; i++) src[i] = -1;
+  physStatus st = PHYS_OK;
+  for (int it = 0; it < PENALTY_SOLVES; it++) {
+    // H_k a_k = rhs_k (penalty_dense's loop body)
+    double *H = T->H + it * nn, *a = T->a + (size_t)it * nv;
+    memcpy(H, d->qM, sizeof(double) * nn);
+    for (int i = 0; i < nv; i++) {
+      H[i * nv + i] += add[i];
+      a[i] = rhs0[i];
+    }
+    phys_penalty_assemble(m, d, cur, T->J, a, H);
+    if (phys_ldl_factor(H, T->parent, nv) != nv) {
+      phys_data_warning(d, "phys_step_jacobian: penalty matrix not positive definite at time %g", d->time);
+      st = PHYS_ERR_NUMERIC;
+      break;
+    }
+    phys_ldl_solve(a, H, T->parent, a, nv);
+    for (int i = 0; i < nc; i++) {
+      T->C[it * nc + i] = cur[i].active ? cur[i].C : 0;
+      T->act[it * nc + i] = cur[i].active;
+      T->src[it * nc + i] = src[i];
+    }
+    T->K = it + 1;
+    if (it + 1 >= PENALTY_SOLVES) break;
+    // phys_penalty_update at v+ = v + dt a_k: a changed slip moves C's source to this solve
+    for (int i = 0; i < nv; i++) vnew[i] = d->qvel[i] + dt * a[i];
+    memcpy(old, cur, sizeof(physPenaltyContact) * (size_t)nc);
+    int changed = phys_penalty_update(m, d, cur, T->J, vnew);
+    for (int i = 0; i < nc; i++)
+      if (cur[i].active && cur[i].slip != old[i].slip) src[i] = it;
+    if (!changed) break;
+  }
+  phys_stack_free(d, mark);
+  return st;
+}
+
+// the linearization at d's state into T (arena memory of the caller's mark): kinematics, contacts detected
+// into d->contact (the caller restores the list), qM, qfrc_bias, forces, limits, every solve of the step;
+// d->qacc = a_{K-1}
+static physStatus tape_build(const physModel* m, physData* d, penTape* T) {
+  int nv = m->nv;
+  double dt = m->opt.timestep;
+  if (!balls_last(m)) return PHYS_ERR_MODEL;
+  phys_kinematics(m, d);
+  phys_com_pos(m, d);
+  phys_com_vel(m, d);
+  d->ncon = 0;
+  d->ncon_dropped = 0;
+  if (!(m->opt.disableflags & PHYS_DSBL_CONTACT)) phys_collision(m, d);
+  int nc = T->nc = d->ncon;
+  phys_crb(m, d);
+  phys_rne(m, d);
+  phys_passive(m, d);
+  phys_actuation(m, d);
+
+  size_t nn = (size_t)nv * nv;
+  T->J = phys_stack_alloc(d, 3 * (size_t)nc * nv + 1);
+  T->pc = (physPenaltyContact*)phys_stack_alloc(
+      d, ((size_t)nc * sizeof(physPenaltyContact) + sizeof(double) - 1) / sizeof(double) + 1);
+  T->C = phys_stack_alloc(d, PENALTY_SOLVES * (size_t)nc + 1);
+  T->act = alloc_int(d, PENALTY_SOLVES * (size_t)nc);
+  T->src = alloc_int(d, PENALTY_SOLVES * (size_t)nc);
+  T->a = phys_stack_alloc(d, PENALTY_SOLVES * (size_t)nv);
+  T->H = phys_stack_alloc(d, PENALTY_SOLVES * nn);
+  T->y = phys_stack_alloc(d, (size_t)nc * nv + 1);
+  T->w = phys_stack_alloc(d, (size_t)nc + 1);
+  T->zeta = phys_stack_alloc(d, (size_t)nc + 1);
+  T->dzeta = phys_stack_alloc(d, (size_t)nc + 1);
+  T->nlim = active_limits(m, d, NULL);
+  T->lim = alloc_int(d, 2 * (size_t)T->nlim);
+  active_limits(m, d, T->lim);
+  memset(T->J, 0, sizeof(double) * 3 * (size_t)nc * nv);
+
+  // rhs = tau + f_limit - c, add = alim + dt B, M~ = qM + dt B factored (qLD) for the Delassus diagonals
+  size_t mark = phys_stack_mark(d);
+  double* rhs = phys_stack_alloc(d, (size_t)nv);
+  double* flim = phys_stack_alloc(d, (size_t)nv);
+  double* add = phys_stack_alloc(d, (size_t)nv);
+  double* madd = phys_stack_alloc(d, (size_t)nv);
+  double* qLD = phys_stack_alloc(d, nn);
+  memset(flim, 0, sizeof(double) * (size_t)nv);
+  memset(add, 0, sizeof(double) * (size_t)nv);
+  phys_penalty_limits(m, d, flim, add);
+  int damp = implicit_damping(m);
+  step_force(m, d, rhs);
+  for (int i = 0; i < nv; i++) {
+    madd[i] = damp ? dt * m->dof_damping[i] : 0;
+    add[i] += madd[i];
+    rhs[i] += flim[i] - d->qfrc_bias[i];
+  }
+  physStatus st = PHYS_OK;
+  if (phys_factor_m(m, qLD, d->qM, madd) != nv) {
+    phys_data_warning(d, "phys_step_jacobian: M + dt B not positive definite at time %g", d->time);
+    st = PHYS_ERR_NUMERIC;
+  }
+  if (st == PHYS_OK) {
+    T->parent = phys_penalty_tree(m, d) ? m->dof_parentid : NULL;
+    if (nc > 0) phys_penalty_contacts(m, d, qLD, T->pc, T->J);
+    contact_masses(m, d, qLD, T);
+    st = replay_solves(m, d, T, rhs, add);
+  }
+  if (st == PHYS_OK) memcpy(d->qacc, T->a + (size_t)(T->K - 1) * nv, sizeof(double) * (size_t)nv);
+  phys_stack_free(d, mark);
+  return st;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// reverse mode on the tape
+
+// res (3) = J_i x for the 3 rows of J_i (3 x nv)
+static void rows_mul(double res[3], const double* Ji, const double* x, int nv) {
+  res[0] = res[1] = res[2] = 0;
+  for (int r = 0; r < 3; r++)
+    for (int j = 0; j < nv; j++) res[r] += Ji[r * nv + j] * x[j];
+}
+
+// res (nv) += s J_i' f
+static void rows_tmul_add(double* res, const double* Ji, const double f[3], double s, int nv) {
+  for (int j = 0; j < nv; j++) res[j] += s * (Ji[j] * f[0] + Ji[nv + j] * f[1] + Ji[2 * nv + j] * f[2]);
+}
+
+// the reverse pass's accumulators and scratch (arena memory of the caller's mark)
+typedef struct penAdj_ {
+  double *qbar, *vbar, *ubar, *tbar;   // nv, nv, nu, ntheta
+  double *abar;                        // K x nv
+  double *sbar, *dbar, *mubar;         // nc each: adjoints of s_i, d_i, mu_i
+  double *alphaS;                      // (K + 1) x 3nc: row adjoints of C's sources (v, v+_0, ...)
+  double kbar, cbar;                   // penalty stiffness and (limit) damping
+  double *lam, *tmp, *tmp2, *tt;       // nv, nv, nv, ntheta
+  double *alphaF, *alphaX, *x;         // 3nc, 3nc, nv
+} penAdj;
+
+// q_bar += grad_q [alpha' J(q) beta + gamma' dist(q)] over the contacts of T (contact_deriv.h)
+static physStatus geometry_vjp(const physModel* m, physData* d, const penTape* T, const double* alpha,
+                               const double* beta, const double* gamma, double* qbar) {
+  physConstraintProblem p;
+  memset(&p, 0, sizeof p);
+  p.nc = T->nc;
+  p.nl = 0;
+  p.n = 3 * T->nc;
+  p.nv = m->nv;
+  p.J = T->J;
+  int nlimit = d->nlimit;
+  d->nlimit = 0;
+  physStatus st = phys_constraint_vjp(m, d, &p, alpha, beta, gamma, qbar);
+  d->nlimit = nlimit;
+  return st;
+}
+
+// smooth part of solve k in reverse: qbar -= dRNEA/dq' lambda, vbar -= dRNEA/dv' lambda at a_k, plus the
+// applied forces' transposed derivatives; tbar += -R(a_k)' lambda (params.h)
+static void smooth_reverse(const physModel* m, physData* d, const physParamTable* t, const double* ak,
+                           penAdj* A) {
+  int nv = m->nv;
+  memcpy(d->qacc, ak, sizeof(double) * (size_t)nv);
+  phys_rnea_vjp(m, d, ak, A->lam, A->tmp, A->tmp2, NULL);
+  for (int i = 0; i < nv; i++) A->qbar[i] -= A->tmp[i], A->vbar[i] -= A->tmp2[i];
+  phys_passive_vjp(m, d, A->lam, A->qbar, A->vbar, A->ubar);
+  phys_actuation_vjp(m, d, A->lam, A->qbar, A->ubar);
+  phys_xfrc_vjp(m, d, A->lam, A->qbar);
+  if (t && t->ntheta > 0 && A->tbar) {
+    phys_step_param_vjp_at(m, d, t, A->lam, A->tt);
+    for (int i = 0; i < t->ntheta; i++) A->tbar[i] += A->tt[i];
+  }
+}
+
+// limit springs of solve k in reverse, Res_j = (dt c + dt^2 k) a_j + k (q_j - q_lim) + (c + dt k) v_j
+static void limits_reverse(const physModel* m, const physData* d, const penTape* T, const double* ak, penAdj* A) {
+  double k = m->opt.penalty_stiffness, c = m->opt.penalty_damping, dt = m->opt.timestep;
+  for (int l = 0; l < T->nlim; l++) {
+    int dof = T->lim[2 * l], side = T->lim[2 * l + 1], j = m->dof_jntid[dof];
+    double q = d->qpos[m->jnt_qposadr[j]], v = d->qvel[dof], lam = A->lam[dof];
+    double qlim = m->jnt_range[2 * j + side];
+    A->qbar[dof] -= k * lam;
+    A->vbar[dof] -= (c + dt * k) * lam;
+    A->kbar -= (dt * dt * ak[dof] + (q - qlim) + dt * v) * lam;
+    A->cbar -= (dt * ak[dof] + v) * lam;
+  }
+}
+
+// C_i^k = mu fn(w) / slip(w) in reverse (Cbar its adjoint): w = v (j = -1) or v+ of solve j
+static void friction_reverse(const physModel* m, const physData* d, const penTape* T, int i, int j, double Cbar,
+                             penAdj* A) {
+  int nv = m->nv, nc = T->nc;
+  double dt = m->opt.timestep, vs = m->opt.penalty_vslip, mu = d->contact[i].mu;
+  const double* Ji = T->J + (size_t)(3 * i) * nv;
+  const physPenaltyContact* p = T->pc + i;
+  double* w = A->tmp;
+  for (int k = 0; k < nv; k++) w[k] = d->qvel[k] + (j >= 0 ? dt * T->a[(size_t)j * nv + k] : 0);
+  double wv[3];
+  rows_mul(wv, Ji, w, nv);
+  double fn = p->spring - p->damping * wv[0], ht = hypot(wv[1], wv[2]), slip = fmax(ht, vs);
+  // C = mu fn / slip: mu_bar, fn_bar, slip_bar; fn = s - d w_n; slip = |w_t| above v_slip
+  A->mubar[i] += Cbar * fn / slip;
+  double fnb = Cbar * mu / slip, slb = -Cbar * mu * fn / (slip * slip);
+  A->sbar[i] += fnb;
+  A->dbar[i] -= fnb * wv[0];
+  double wb[3] = {-fnb * p->damping, ht > vs ? slb * wv[1] / ht : 0, ht > vs ? slb * wv[2] / ht : 0};
+  double* as = A->alphaS + (size_t)(j + 1) * 3 * nc + 3 * i;
+  for (int r = 0; r < 3; r++) as[r] += wb[r];
+  // w_bar = J_i' wb: to v, and to a_j's adjoint through v+_j = v + dt a_j
+  rows_tmul_add(A->vbar, Ji, wb, 1, nv);
+  if (j >= 0) rows_tmul_add(A->abar + (size_t)j * nv, Ji, wb, dt, nv);
+}
+
+// contacts of solve k in reverse: Res_k -= sum J_i' F_i(x), x = v + dt a_k; lambda = A->lam
+static physStatus contacts_reverse(const physModel* m, physData* d, const penTape* T, int k, penAdj* A) {
+  int nv = m->nv, nc = T->nc, any = 0;
+  double dt = m->opt.timestep;
+  const double* ak = T->a + (size_t)k * nv;
+  for (int j = 0; j < nv; j++) A->x[j] = d->qvel[j] + dt * ak[j];
+  memset(A->alphaF, 0, sizeof(double) * 3 * (size_t)nc);
+  memset(A->alphaX, 0, sizeof(double) * 3 * (size_t)nc);
+  for (int i = 0; i < nc; i++) {
+    if (!T->act[k * nc + i]) continue;
+    any = 1;
+    const double* Ji = T->J + (size_t)(3 * i) * nv;
+    const physPenaltyContact* p = T->pc + i;
+    double C = T->C[k * nc + i], phi[3], xv[3];
+    rows_mul(phi, Ji, A->lam, nv);
+    rows_mul(xv, Ji, A->x, nv);
+    // lambda' dRes = -F . (dJ lambda) - phi . dF,  dF = (ds - dd x_n - d dJ_n x - d J_n dv, -dC x_t - C dJ_t x
+    // - C J_t dv)  (the dt da part is H_k's)
+    double* aF = A->alphaF + 3 * i;
+    double* aX = A->alphaX + 3 * i;
+    aF[0] = p->spring - p->damping * xv[0];
+    aF[1] = -C * xv[1];
+    aF[2] = -C * xv[2];
+    aX[0] = -p->damping * phi[0];
+    aX[1] = -C * phi[1];
+    aX[2] = -C * phi[2];
+    A->sbar[i] += phi[0];
+    A->dbar[i] -= phi[0] * xv[0];
+    double wphi[3] = {p->damping * phi[0], C * phi[1], C * phi[2]};
+    rows_tmul_add(A->vbar, Ji, wphi, -1, nv);
+    double Cbar = -(phi[1] * xv[1] + phi[2] * xv[2]);
+    if (C != 0) friction_reverse(m, d, T, i, T->src[k * nc + i], Cbar, A);
+  }
+  if (!any) return PHYS_OK;
+  physStatus st = geometry_vjp(m, d, T, A->alphaF, A->lam, NULL, A->qbar);
+  if (st == PHYS_OK) st = geometry_vjp(m, d, T, A->alphaX, A->x, NULL, A->qbar);
+  return st;
+}
+
+// w_i = J_n M~^-1 J_n' in reverse (wbar its adjoint): qbar += wbar (2 grad_q[J_n(q) y] - grad_q[y' M(q) y]),
+// tbar += wbar dw/dtheta = -wbar y' (R(y) - R(0))
+static physStatus mass_reverse(const physModel* m, physData* d, const physParamTable* t, const penTape* T, int i,
+                               double wbar, penAdj* A) {
+  int nv = m->nv, nc = T->nc;
+  const double* y = T->y + (size_t)i * nv;
+  memset(A->alphaF, 0, sizeof(double) * 3 * (size_t)nc);
+  A->alphaF[3 * i] = 2 * wbar;
+  physStatus st = geometry_vjp(m, d, T, A->alphaF, y, NULL, A->qbar);
+  if (st != PHYS_OK) return st;
+  // d(M y)/dq' (wbar y) = dRNEA(q, v, y)/dq' - dRNEA(q, v, 0)/dq' applied to wbar y
+  for (int k = 0; k < nv; k++) A->lam[k] = wbar * y[k];
+  phys_rnea_vjp(m, d, y, A->lam, A->tmp, NULL, NULL);
+  for (int k = 0; k < nv; k++) A->qbar[k] -= A->tmp[k];
+  phys_rnea_vjp(m, d, NULL, A->lam, A->tmp, NULL, NULL);
+  for (int k = 0; k < nv; k++) A->qbar[k] += A->tmp[k];
+  if (t && t->ntheta > 0 && A->tbar) {
+    // vjp_at gives -R(qacc)' lambda
+    memcpy(d->qacc, y, sizeof(double) * (size_t)nv);
+    phys_step_param_vjp_at(m, d, t, A->lam, A->tt);
+    for (int e = 0; e < t->ntheta; e++) A->tbar[e] += A->tt[e];
+    memset(d->qacc, 0, sizeof(double) * (size_t)nv);
+    phys_step_param_vjp_at(m, d, t, A->lam, A->tt);
+    for (int e = 0; e < t->ntheta; e++) A->tbar[e] -= A->tt[e];
+  }
+  return PHYS_OK;
+}
+
+// geom whose friction (what 0) or restitution (what 1) contact i uses, or -1 (a <pair>'s value, condim 1)
+static int material_geom(const physModel* m, const physContact* c, int what) {
+  int g0 = c->geom[0], g1 = c->geom[1];
+  if (c->pair >= 0) return -1;
+  if (what == 0) {
+    int condim = m->geom_condim[g0] > m->geom_condim[g1] ? m->geom_condim[g0] : m->geom_condim[g1];
+    if (condim == 1) return -1;
+    return m->geom_friction[3 * g0] > m->geom_friction[3 * g1] ? g0 : g1;
+  }
+  return m->geom_restitution[g0] > m->geom_restitution[g1] ? g0 : g1;
+}
+
+// the contact coefficients in reverse: s_i = -k dist_i, d_i = 2 zeta sqrt(k / w_i), and the table's
+// penalty, friction and restitution entries
+static physStatus coefficients_reverse(const physModel* m, physData* d, const physParamTable* t, const penTape* T,
+                                       penAdj* A, double* epsbar) {
+  int nc = T->nc;
+  double k = m->opt.penalty_stiffness;
+  double* gamma = A->alphaX;
+  memset(gamma, 0, sizeof(double) * 3 * (size_t)nc);
+  int any = 0;
+  for (int i = 0; i < nc; i++) {
+    const physContact* c = d->contact + i;
+    double dd = T->pc[i].damping;
+    epsbar[i] = 0;
+    if (!(c->dist < 0)) continue;
+    gamma[3 * i] = -k * A->sbar[i];
+    any = any || gamma[3 * i] != 0;
+    A->kbar -= c->dist * A->sbar[i];
+    if (!(dd > 0) || A->dbar[i] == 0) continue;
+    // dd/dk = d / 2k, dd/dw = -d / 2w, dd/dzeta = d / zeta
+    A->kbar += A->dbar[i] * dd / (2 * k);
+    epsbar[i] = A->dbar[i] * dd / T->zeta[i] * T->dzeta[i];
+    physStatus st = mass_reverse(m, d, t, T, i, -A->dbar[i] * dd / (2 * T->w[i]), A);
+    if (st != PHYS_OK) return st;
+  }
+  if (any) {
+    physStatus st = geometry_vjp(m, d, T, NULL, NULL, gamma, A->qbar);
+    if (st != PHYS_OK) return st;
+  }
+  if (!t || !A->tbar) return PHYS_OK;
+  for (int e = 0; e < t->n; e++) {
+    const physParam* p = t->param + e;
+    if (p->kind == PHYS_PAR_PENALTY_STIFFNESS) A->tbar[p->adr] += A->kbar;
+    if (p->kind == PHYS_PAR_PENALTY_DAMPING) A->tbar[p->adr] += A->cbar;
+    if (p->kind != PHYS_PAR_FRICTION && p->kind != PHYS_PAR_RESTITUTION) continue;
+    int what = p->kind == PHYS_PAR_FRICTION ? 0 : 1;
+    for (int i = 0; i < nc; i++)
+      if (d->contact[i].dist < 0 && material_geom(m, d->contact + i, what) == p->id)
+        A->tbar[p->adr] += what == 0 ? A->mubar[i] : epsbar[i];
+  }
+  return PHYS_OK;
+}
+
+// the integration on SO(3) in reverse (step_deriv.c): qbar = E' qbar+, wv = vbar+ + dt D' qbar+ (v+ = vnew)
+static void integration_reverse(const physModel* m, const double* vnew, const double* xbar_next, double* qbar,
+                                double* wv) {
+  int nv = m->nv;
+  double dt = m->opt.timestep;
+  const double *qbn = xbar_next, *vbn = xbar_next + nv;
+  for (int i = 0; i < nv; i++) {
+    qbar[i] = qbn[i];
+    wv[i] = vbn[i] + dt * qbn[i];
+  }
+  for (int j = 0; j < m->njnt; j++) {
+    int type = m->jnt_type[j], g = m->jnt_dofadr[j] + (type == PHYS_JNT_FREE ? 3 : 0);
+    if (type != PHYS_JNT_FREE && type != PHYS_JNT_BALL) continue;
+    double phi[3] = {dt * vnew[g], dt * vnew[g + 1], dt * vnew[g + 2]}, Jr[9], Et[9];
+    phys_so3_jacobians(Jr, Et, phi);
+    for (int r = 0; r < 3; r++) {
+      qbar[g + r] = 0;
+      wv[g + r] = vbn[g + r];
+      for (int c = 0; c < 3; c++) {
+        qbar[g + r] += Et[3 * c + r] * qbn[g + c];
+        wv[g + r] += dt * Jr[3 * c + r] * qbn[g + c];
+      }
+    }
+  }
+}
+
+// one reverse pass on T: xbar (2nv), ubar (nu), theta_bar (ntheta), force_bar = sum_k lambda_k (nv) from
+// xbar_next; any output may be NULL
+static physStatus tape_vjp(const physModel* m, physData* d, const penTape* T, const physParamTable* t,
+                           const double* xbar_next, double* xbar, double* ubar, double* theta_bar,
+                           double* force_bar) {
+  int nv = m->nv, nu = m->nu, nc = T->nc, K = T->K, nt = t ? t->ntheta : 0;
+  double dt = m->opt.timestep;
+  size_t mark = phys_stack_mark(d);
+  penAdj A;
+  memset(&A, 0, sizeof A);
+  A.qbar = phys_stack_alloc(d, (size_t)nv);
+  A.vbar = phys_stack_alloc(d, (size_t)nv);
+  A.ubar = phys_stack_alloc(d, (size_t)nu + 1);
+  A.tbar = theta_bar ? phys_stack_alloc(d, (size_t)nt + 1) : NULL;
+  A.tt = phys_stack_alloc(d, (size_t)nt + 1);
+  A.abar = phys_stack_alloc(d, (size_t)K * nv);
+  A.sbar = phys_stack_alloc(d, (size_t)nc + 1);
+  A.dbar = phys_stack_alloc(d, (size_t)nc + 1);
+  A.mubar = phys_stack_alloc(d, (size_t)nc + 1);
+  A.alphaS = phys_stack_alloc(d, (size_t)(K + 1) * 3 * nc + 1);
+  A.lam = phys_stack_alloc(d, (size_t)nv);
+  A.tmp = phys_stack_alloc(d, (size_t)nv);
+  A.tmp2 = phys_stack_alloc(d, (size_t)nv);
+  A.alphaF = phys_stack_alloc(d, 3 * (size_t)nc + 1);
+  A.alphaX = phys_stack_alloc(d, 3 * (size_t)nc + 1);
+  A.x = phys_stack_alloc(d, (size_t)nv);
+  double* epsbar = phys_stack_alloc(d, (size_t)nc + 1);
+  memset(A.ubar, 0, sizeof(double) * (size_t)nu);
+  if (A.tbar) memset(A.tbar, 0, sizeof(double) * (size_t)nt);
+  memset(A.abar, 0, sizeof(double) * (size_t)K * nv);
+  memset(A.sbar, 0, sizeof(double) * (size_t)nc);
+  memset(A.dbar, 0, sizeof(double) * (size_t)nc);
+  memset(A.mubar, 0, sizeof(double) * (size_t)nc);
+  memset(A.alphaS, 0, sizeof(double) * (size_t)(K + 1) * 3 * nc);
+
+  // v+ = v + dt a_{K-1}, q+ = q (+) dt v+
+  for (int i = 0; i < nv; i++) A.x[i] = d->qvel[i] + dt * T->a[(size_t)(K - 1) * nv + i];
+  integration_reverse(m, A.x, xbar_next, A.qbar, A.vbar);
+  for (int i = 0; i < nv; i++) A.abar[(size_t)(K - 1) * nv + i] = dt * A.vbar[i];
+
+  // solves last to first: lambda_k = H_k^-1 abar_k, z_bar -= (dRes_k/dz)' lambda_k
+  physStatus st = PHYS_OK;
+  if (force_bar) memset(force_bar, 0, sizeof(double) * (size_t)nv);
+  for (int k = K - 1; k >= 0 && st == PHYS_OK; k--) {
+    const double* ak = T->a + (size_t)k * nv;
+    phys_ldl_solve(A.lam, T->H + (size_t)k * nv * nv, T->parent, A.abar + (size_t)k * nv, nv);
+    if (force_bar)
+      for (int i = 0; i < nv; i++) force_bar[i] += A.lam[i];
+    smooth_reverse(m, d, t, ak, &A);
+    limits_reverse(m, d, T, ak, &A);
+    st = contacts_reverse(m, d, T, k, &A);
+  }
+  // the C sources' row adjoints through J(q): beta = v, v+_0, ...
+  for (int j = -1; j < K - 1 && st == PHYS_OK; j++) {
+    const double* as = A.alphaS + (size_t)(j + 1) * 3 * nc;
+    int any = 0;
+    for (int r = 0; r < 3 * nc; r++) any = any || as[r] != 0;
+    if (!any) continue;
+    for (int i = 0; i < nv; i++) A.x[i] = d->qvel[i] + (j >= 0 ? dt * T->a[(size_t)j * nv + i] : 0);
+    st = geometry_vjp(m, d, T, as, A.x, NULL, A.qbar);
+  }
+  if (st == PHYS_OK) st = coefficients_reverse(m, d, t, T, &A, epsbar);
+  memcpy(d->qacc, T->a + (size_t)(K - 1) * nv, sizeof(double) * (size_t)nv);
+  if (st == PHYS_OK) {
+    if (xbar) {
+      memcpy(xbar, A.qbar, sizeof(double) * (size_t)nv);
+      memcpy(xbar + nv, A.vbar, sizeof(double) * (size_t)nv);
+    }
+    if (ubar && nu > 0) memcpy(ubar, A.ubar, sizeof(double) * (size_t)nu);
+    if (theta_bar && nt > 0) memcpy(theta_bar, A.tbar, sizeof(double) * (size_t)nt);
+  }
+  phys_stack_free(d, mark);
+  return st;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// public
+
+int phys_penalty_deriv_applies(const physModel* m, physData* d) {
+  if (m->opt.contact != PHYS_CONTACT_PENALTY) return 0;
+  phys_kinematics(m, d);
+  if (active_limits(m, d, NULL) > 0 || phys_constraint_nlimit(m, d) > 0) return 1;
+  if (m->opt.disableflags & PHYS_DSBL_CONTACT) return 0;
+  size_t mark = phys_stack_mark(d);
+  int ncon = d->ncon, ndrop = d->ncon_dropped;
+  size_t bytes = sizeof(physContact) * (size_t)ncon;
+  double* save = phys_stack_alloc(d, bytes / sizeof(double) + 1);
+  memcpy(save, d->contact, bytes);
+  phys_collision(m, d);
+  int found = d->ncon;
+  memcpy(d->contact, save, bytes);
+  d->ncon = ncon;
+  d->ncon_dropped = ndrop;
+  phys_stack_free(d, mark);
+  return found > 0;
+}
+
+// PHYS_ERR_ARG if the table has an entry penalty contact cannot differentiate (size, pos)
+static physStatus check_table(const physParamTable* t) {
+  if (!t) return PHYS_OK;
+  for (int e = 0; e < t->n; e++)
+    if (t->param[e].kind == PHYS_PAR_SIZE || t->param[e].kind == PHYS_PAR_POS) return PHYS_ERR_ARG;
+  return PHYS_OK;
+}
+
+// the arguments of the two entry points
+typedef struct penCall_ {
+  const physParamTable* t;
+  const double* xbar_next;
+  double *xbar, *ubar, *theta_bar, *force_bar;   // vjp
+  double *A, *B, *P;                 // jacobian (rows by reverse passes)
+} penCall;
+
+// rows r of A, B, P by reverse passes with xbar_next = e_r
+static physStatus jacobian_rows(const physModel* m, physData* d, const penTape* T, const penCall* c) {
+  int n2 = 2 * m->nv, nu = m->nu, nt = c->t ? c->t->ntheta : 0;
+  size_t mark = phys_stack_mark(d);
+  double* e = phys_stack_alloc(d, (size_t)n2);
+  double* xb = phys_stack_alloc(d, (size_t)n2);
+  double* ub = phys_stack_alloc(d, (size_t)nu + 1);
+  double* tb = phys_stack_alloc(d, (size_t)nt + 1);
+  memset(e, 0, sizeof(double) * (size_t)n2);
+  physStatus st = PHYS_OK;
+  for (int r = 0; r < n2 && st == PHYS_OK; r++) {
+    e[r] = 1;
+    st = tape_vjp(m, d, T, c->P ? c->t : NULL, e, xb, ub, c->P ? tb : NULL, NULL);
+    e[r] = 0;
+    if (st != PHYS_OK) break;
+    if (c->A) memcpy(c->A + (size_t)r * n2, xb, sizeof(double) * (size_t)n2);
+    if (c->B && nu > 0) memcpy(c->B + (size_t)r * nu, ub, sizeof(double) * (size_t)nu);
+    if (c->P && nt > 0) memcpy(c->P + (size_t)r * nt, tb, sizeof(double) * (size_t)nt);
+  }
+  phys_stack_free(d, mark);
+  return st;
+}
+
+// build the tape at d's state, run the vjp or the Jacobian rows, restore the contact list
+static physStatus penalty_call(const physModel* m, physData* d, const penCall* c, int jacobian) {
+  physStatus st = check_table(c->t);
+  if (st != PHYS_OK) return st;
+  size_t mark = phys_stack_mark(d);
+  int ncon = d->ncon, ndrop = d->ncon_dropped;
+  size_t bytes = sizeof(physContact) * (size_t)ncon;
+  double* save = phys_stack_alloc(d, bytes / sizeof(double) + 1);
+  memcpy(save, d->contact, bytes);
+  penTape T;
+  memset(&T, 0, sizeof T);
+  st = tape_build(m, d, &T);
+  if (st == PHYS_OK && jacobian) st = jacobian_rows(m, d, &T, c);
+  if (st == PHYS_OK && !jacobian) st = tape_vjp(m, d, &T, c->t, c->xbar_next, c->xbar, c->ubar, c->theta_bar, c->force_bar);
+  memcpy(d->contact, save, bytes);
+  d->ncon = ncon;
+  d->ncon_dropped = ndrop;
+  phys_stack_free(d, mark);
+  return st;
+}
+
+physStatus phys_penalty_step_jacobian(const physModel* m, physData* d, const physParamTable* t, double* A,
+                                      double* B, double* P) {
+  penCall c;
+  memset(&c, 0, sizeof c);
+  c.t = P ? t : NULL;
+  c.A = A;
+  c.B = B;
+  c.P = P && t && t->ntheta > 0 ? P : NULL;
+  return penalty_call(m, d, &c, 1);
+}
+
+physStatus phys_penalty_step_vjp(const physModel* m, physData* d, const physParamTable* t,
+                                 const double* xbar_next, double* xbar, double* ubar, double* theta_bar,
+                                 double* force_bar) {
+  penCall c;
+  memset(&c, 0, sizeof c);
+  c.t = theta_bar ? t : NULL;
+  c.xbar_next = xbar_next;
+  c.xbar = xbar;
+  c.ubar = ubar;
+  c.theta_bar = theta_bar && t && t->ntheta > 0 ? theta_bar : NULL;
+  c.force_bar = force_bar;
+  return penalty_call(m, d, &c, 0);
+}

@@ -1,0 +1,501 @@
+// test_penalty_deriv.c - derivatives of the penalty contact step (src/grad/penalty_deriv.c), through the public
+// entry points phys_step_jacobian, phys_step_vjp, phys_step_param_jacobian, phys_step_param_vjp (dispatch):
+//  1. d eps / d zeta of the clamped spring-damper's restitution against four-point central differences
+//     (under- and overdamped);
+//  2. the replayed step: v + dt d->qacc after phys_step_jacobian equals phys_step's v+ bit for bit (same
+//     contacts, coefficients and number of solves);
+//  3. A, B against central differences of phys_step (phys_step_jacobian_fd, step 1e-6) and P against central
+//     differences of phys_step under phys_param_set (step 1e-6), relative 1e-6 with a floor of 1e-4 of the
+//     block's scale (grad_models.h), on: a ball resting, a ball hitting the plane while sliding and
+//     spinning (friction re-evaluated, 3 solves), a box sliding and turning on its 4 bottom corners, a box
+//     tumbling on one corner, two balls pressed together in the air (the dense factorization), the elbow of
+//     the toss data bent on the floor, and a hinge beyond its limit (implicit limit spring, no contact).
+//     States are picked away from the model's switches: every contact within the detection envelope either
+//     penetrates by >= 2e-4 m or is >= 2e-4 m away, every pushing contact keeps f_n > 1e-3 of its spring,
+//     and every tangential speed is 0 or >= 10 v_slip (sticking contacts are at rest, so the 1e-6 steps stay
+//     below v_slip); the test asserts these margins at the state;
+//  4. phys_step_vjp and phys_step_param_vjp equal A' y, B' y, P' y for a random y (1e-12): the reverse
+//     entry points reach the same penalty code (the Jacobians are its rows, so this checks the wiring, not
+//     the mathematics: items 3 does that).
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "collision.h"
+#include "contact.h"
+#include "grad/grad_models.h"
+#include "params.h"
+#include "penalty_deriv.h"
+#include "spec.h"
+#include "urdf.h"
+
+#define FD_H 1e-5   // four-point central differences (h, 2h): rounding ~2e-11 |x+|, far from every switch
+
+//---------------------------------------------------------------------------------------------------------
+// models
+
+// write xml to a temporary file and load it with penalty contact
+static physModel* load_xml(const char* xml) {
+  char path[] = "/tmp/test_penalty_deriv_XXXXXX";
+  int fd = mkstemp(path);
+  CHECK(fd >= 0);
+  if (fd < 0) exit(2);
+  FILE* f = fdopen(fd, "w");
+  fputs(xml, f);
+  fclose(f);
+  char file[64];
+  snprintf(file, sizeof file, "%s.xml", path);
+  rename(path, file);
+  physModel* m = gm_load(file, 0);
+  unlink(file);
+  m->opt.contact = PHYS_CONTACT_PENALTY;
+  return m;
+}
+
+static const char* const BALL =
+    "<mujoco>\n"
+    "  <option timestep='0.001'/>\n"
+    "  <worldbody>\n"
+    "    <geom name='floor' type='plane' size='5 5 .1' friction='0.3'/>\n"
+    "    <body name='ball' pos='0 0 1'>\n"
+    "      <freejoint/>\n"
+    "      <geom name='ball' type='sphere' size='.1' mass='1' friction='0.5'/>\n"
+    "    </body>\n"
+    "  </worldbody>\n"
+    "  <custom>\n"
+    "    <numeric name='physid:restitution:floor' data='0'/>\n"
+    "    <numeric name='physid:restitution:ball' data='0.6'/>\n"
+    "  </custom>\n"
+    "</mujoco>\n";
+
+static const char* const BOX =
+    "<mujoco>\n"
+    "  <option timestep='0.001'/>\n"
+    "  <worldbody>\n"
+    "    <geom name='floor' type='plane' size='5 5 .1' friction='0.2'/>\n"
+    "    <body name='box' pos='0 0 1'>\n"
+    "      <freejoint/>\n"
+    "      <geom name='box' type='box' size='.1 .08 .06' mass='1.3' friction='0.6'/>\n"
+    "    </body>\n"
+    "  </worldbody>\n"
+    "  <custom>\n"
+    "    <numeric name='physid:restitution:box' data='0.3'/>\n"
+    "  </custom>\n"
+    "</mujoco>\n";
+
+static const char* const TWO_BALLS =
+    "<mujoco>\n"
+    "  <option timestep='0.001' gravity='0 0 0'/>\n"
+    "  <worldbody>\n"
+    "    <body name='a' pos='0 0 1'>\n"
+    "      <freejoint/>\n"
+    "      <geom name='a' type='sphere' size='.1' mass='1' friction='0.4'/>\n"
+    "    </body>\n"
+    "    <body name='b' pos='0.2 0 1'>\n"
+    "      <freejoint/>\n"
+    "      <geom name='b' type='sphere' size='.15' mass='2' friction='0.7'/>\n"
+    "    </body>\n"
+    "  </worldbody>\n"
+    "  <custom>\n"
+    "    <numeric name='physid:restitution:a' data='0.9'/>\n"
+    "  </custom>\n"
+    "</mujoco>\n";
+
+static const char* const HINGE =
+    "<mujoco>\n"
+    "  <option timestep='0.002'/>\n"
+    "  <worldbody>\n"
+    "    <body name='arm' pos='0 0 1'>\n"
+    "      <joint name='hinge' type='hinge' axis='0 1 0' limited='true' range='-0.5 0.5' damping='0.1'/>\n"
+    "      <geom name='arm' type='capsule' fromto='0 0 0 0.5 0 0' size='0.05' mass='1'/>\n"
+    "      <body name='tip' pos='0.5 0 0'>\n"
+    "        <joint name='slide' type='slide' axis='1 0 0' limited='true' range='-0.1 0.1'/>\n"
+    "        <geom name='tip' type='sphere' size='0.05' mass='0.3'/>\n"
+    "      </body>\n"
+    "    </body>\n"
+    "  </worldbody>\n"
+    "  <actuator><motor name='motor' joint='hinge' gear='2'/></actuator>\n"
+    "</mujoco>\n";
+
+// the elbow of the toss data (URDF, floating base: free joint + hinge) with a floor plane added
+static physModel* load_elbow(void) {
+  physLog log;
+  memset(&log, 0, sizeof log);
+  physLoadOptions opt = {.urdf_floating = 1};
+  physSpec* s = phys_parse_urdf("tests/data/elbow/elbow.urdf", &opt, &log);
+  if (!s) {
+    fprintf(stderr, "cannot parse the elbow: %s\n", log.error);
+    exit(2);
+  }
+  int g = phys_spec_add_geom(s, 0, PHYS_GEOM_PLANE);
+  snprintf(s->geom[g].name, sizeof s->geom[g].name, "floor");
+  s->geom[g].size[0] = s->geom[g].size[1] = 5, s->geom[g].size[2] = 0.1;
+  physModel* m = phys_compile(s, &log);
+  phys_spec_free(s);
+  if (!m) {
+    fprintf(stderr, "cannot compile the elbow: %s\n", log.error);
+    exit(2);
+  }
+  m->opt.contact = PHYS_CONTACT_PENALTY;
+  m->geom_friction[3 * phys_name2id(m, "geom", "floor")] = 0.1;   // the elbow's friction decides (no tie)
+  return m;
+}
+
+// free joint jnt at position p, orientation axis-angle
+static void set_free(const physModel* m, physData* d, int jnt, const double p[3], const double axis[3],
+                     double angle) {
+  double* q = d->qpos + m->jnt_qposadr[jnt];
+  q[0] = p[0], q[1] = p[1], q[2] = p[2];
+  phys_axisangle2quat(q + 3, axis, angle);
+}
+
+// lower the free joint jnt (world z) so that the deepest contact has dist = -depth (found with margin 1)
+static void sink(physModel* m, physData* d, int jnt, double depth) {
+  double* keep = malloc(sizeof(double) * (size_t)m->ngeom);
+  for (int g = 0; g < m->ngeom; g++) keep[g] = m->geom_margin[g], m->geom_margin[g] = 1;
+  phys_kinematics(m, d);
+  phys_collision(m, d);
+  double lo = INFINITY;
+  for (int i = 0; i < d->ncon; i++) lo = fmin(lo, d->contact[i].dist);
+  for (int g = 0; g < m->ngeom; g++) m->geom_margin[g] = keep[g];
+  free(keep);
+  d->qpos[m->jnt_qposadr[jnt] + 2] -= lo + depth;
+  d->ncon = 0;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// checks
+
+// the state's margins from the switches (file comment, item 3); returns 1 if they hold
+static int check_margins(const char* name, const physModel* m, physData* d) {
+  phys_kinematics(m, d);
+  phys_com_pos(m, d);
+  phys_com_vel(m, d);
+  phys_collision(m, d);
+  int nv = m->nv, ok = 1;
+  double* jp = malloc(sizeof(double) * 3 * (size_t)nv);
+  double* jq = malloc(sizeof(double) * 3 * (size_t)nv);
+  for (int i = 0; i < d->ncon; i++) {
+    const physContact* c = d->contact + i;
+    if (fabs(c->dist) < 2e-4) ok = 0;
+    if (!(c->dist < 0)) continue;
+    // relative point velocity, tangential part
+    double vr[3] = {0, 0, 0};
+    phys_jac(m, d, c->pos, m->geom_bodyid[c->geom[1]], jp, NULL);
+    phys_jac(m, d, c->pos, m->geom_bodyid[c->geom[0]], jq, NULL);
+    for (int r = 0; r < 3; r++)
+      for (int j = 0; j < nv; j++) vr[r] += (jp[r * nv + j] - jq[r * nv + j]) * d->qvel[j];
+    double vn = phys_dot3(vr, c->frame), vt[3] = {vr[0] - vn * c->frame[0], vr[1] - vn * c->frame[1], vr[2] - vn * c->frame[2]};
+    double st = phys_norm3(vt);
+    if (st > 0 && st < 10 * m->opt.penalty_vslip) ok = 0;
+  }
+  free(jp);
+  free(jq);
+  CHECK_MSG(ok, "%s: state too close to a switch of the penalty model", name);
+  return ok;
+}
+
+// x+ (q+ (-) q0, v+ - v0) of phys_step from d's state in e with theta (set into m)
+static void param_step(physModel* m, const physData* d, physData* e, const physParamTable* t, const double* th,
+                       const double* q0, const double* v0, double* res) {
+  int nv = m->nv;
+  CHECK(phys_param_set(t, m, th) == PHYS_OK);
+  memcpy(e->qpos, d->qpos, sizeof(double) * (size_t)m->nq);
+  memcpy(e->qvel, d->qvel, sizeof(double) * (size_t)nv);
+  memcpy(e->ctrl, d->ctrl, sizeof(double) * (size_t)m->nu);
+  e->ncon = 0;
+  e->time = d->time;
+  phys_step(m, e);
+  if (q0) {
+    phys_difference_pos(m, res, 1, q0, e->qpos);
+    for (int i = 0; i < nv; i++) res[nv + i] = e->qvel[i] - v0[i];
+  }
+}
+
+// P by four-point central differences of phys_step under phys_param_set, step h s_c in theta_c with
+// s_c = max(1, |theta_c|) (penalty stiffness is 1e4); returns P's columns times s_c (and the analytic P's
+// columns scaled alike in Pa), so that both are derivatives in the steps' units
+static void param_fd(physModel* m, physData* d, const physParamTable* t, double* P, double* Pa) {
+  int nv = m->nv, n2 = 2 * nv, nt = t->ntheta;
+  physData* e = phys_make_data(m);
+  double* th = malloc(sizeof(double) * (size_t)nt);
+  double* th0 = malloc(sizeof(double) * (size_t)nt);
+  double* q0 = malloc(sizeof(double) * (size_t)m->nq);
+  double* v0 = malloc(sizeof(double) * (size_t)nv);
+  double* r = malloc(sizeof(double) * 4 * (size_t)n2);
+  phys_param_get(t, m, th0);
+  memcpy(th, th0, sizeof(double) * (size_t)nt);
+  param_step(m, d, e, t, th, NULL, NULL, NULL);
+  memcpy(q0, e->qpos, sizeof(double) * (size_t)m->nq);
+  memcpy(v0, e->qvel, sizeof(double) * (size_t)nv);
+  for (int c = 0; c < nt; c++) {
+    double sc = fmax(1, fabs(th0[c])), off[4] = {2, 1, -1, -2};
+    for (int k = 0; k < 4; k++) {
+      th[c] = th0[c] + off[k] * FD_H * sc;
+      param_step(m, d, e, t, th, q0, v0, r + (size_t)k * n2);
+    }
+    th[c] = th0[c];
+    for (int i = 0; i < n2; i++) {
+      P[(size_t)i * nt + c] = gm_fd4(r[i], r[n2 + i], r[2 * n2 + i], r[3 * n2 + i], FD_H);
+      Pa[(size_t)i * nt + c] *= sc;
+    }
+  }
+  CHECK(phys_param_set(t, m, th0) == PHYS_OK);
+  free(th);
+  free(th0);
+  free(q0);
+  free(v0);
+  free(r);
+  phys_free_data(e);
+}
+
+// columns c0 .. c0+nc of the rows r0 .. r0+nr of M (ld) into out
+static void block(double* out, const double* M, int ld, int r0, int c0, int nr, int nc) {
+  for (int i = 0; i < nr; i++)
+    for (int j = 0; j < nc; j++) out[i * nc + j] = M[(size_t)(r0 + i) * ld + c0 + j];
+}
+
+// compare the (q+, v+) x (input) blocks of an analytic matrix against its reference, entries relative to
+// max(|entry|, GM_FLOOR max(block max, fscale)) with fscale the state's scale |x+| (rounding in the
+// differences is a fraction of |x+|, grad_models.h); returns the worst error
+static double compare(const char* scene, const char* cols, const physModel* m, const double* X, const double* R,
+                      double fscale, int c0, int nc, int ld) {
+  int nv = m->nv;
+  double* a = malloc(sizeof(double) * (size_t)nv * (size_t)(nc + 1));
+  double* b = malloc(sizeof(double) * (size_t)nv * (size_t)(nc + 1));
+  double worst = 0;
+  for (int r = 0; r < 2; r++) {
+    char what[200];
+    snprintf(what, sizeof what, "%s: d%s+/d%s", scene, r == 0 ? "q" : "v", cols);
+    block(a, X, ld, r * nv, c0, nv, nc);
+    block(b, R, ld, r * nv, c0, nv, nc);
+    worst = fmax(worst, gm_compare(what, a, b, nv, nc, fscale, GM_RTOL));
+  }
+  free(a);
+  free(b);
+  return worst;
+}
+
+static double g_worst_a = 0, g_worst_p = 0;
+
+// every check of item 2-4 at d's state; specs: the parameter table
+static void check_scene(const char* name, physModel* m, physData* d, const char* const* spec, int nspec,
+                        physRng* rng) {
+  int nv = m->nv, n2 = 2 * nv, nu = m->nu;
+  check_margins(name, m, d);
+  CHECK_MSG(phys_penalty_deriv_applies(m, d), "%s: no penalty constraint at the state", name);
+  double* A = calloc((size_t)n2 * n2, sizeof(double));
+  double* Af = calloc((size_t)n2 * n2, sizeof(double));
+  double* B = calloc((size_t)n2 * (nu + 1), sizeof(double));
+  double* Bf = calloc((size_t)n2 * (nu + 1), sizeof(double));
+  CHECK_MSG(phys_step_jacobian(m, d, A, B) == PHYS_OK, "%s: phys_step_jacobian refused", name);
+
+  // the replayed step is phys_step's (with penetrating contacts: the same L' D L solves; without, the step
+  // takes one articulated-body pass, equal to rounding)
+  physData* e = phys_make_data(m);
+  memcpy(e->qpos, d->qpos, sizeof(double) * (size_t)m->nq);
+  memcpy(e->qvel, d->qvel, sizeof(double) * (size_t)nv);
+  memcpy(e->ctrl, d->ctrl, sizeof(double) * (size_t)nu);
+  e->time = d->time;
+  phys_step(m, e);
+  int same = 1, ncon = 0;
+  for (int i = 0; i < e->ncon; i++) ncon += e->contact[i].dist < 0;
+  for (int i = 0; i < nv; i++) {
+    double vp = d->qvel[i] + m->opt.timestep * d->qacc[i];
+    same = same && (ncon > 0 ? vp == e->qvel[i] : fabs(vp - e->qvel[i]) <= 1e-13 * (1 + fabs(vp)));
+  }
+  CHECK_MSG(same, "%s: replayed v+ differs from phys_step's", name);
+  double fscale = fmax(gm_maxabs(e->qpos, m->nq), gm_maxabs(e->qvel, nv));
+  printf("%s: %d contacts (%d penetrating), %d limits\n", name, e->ncon, ncon, e->nlimit);
+  phys_free_data(e);
+
+  // A, B against four-point central differences: the twin at h and 2h, (4 J_h - J_2h) / 3
+  double* A2 = calloc((size_t)n2 * n2, sizeof(double));
+  double* B2 = calloc((size_t)n2 * (nu + 1), sizeof(double));
+  CHECK(phys_step_jacobian_fd(m, d, FD_H, Af, nu > 0 ? Bf : NULL) == PHYS_OK);
+  CHECK(phys_step_jacobian_fd(m, d, 2 * FD_H, A2, nu > 0 ? B2 : NULL) == PHYS_OK);
+  for (int i = 0; i < n2 * n2; i++) Af[i] = (4 * Af[i] - A2[i]) / 3;
+  for (int i = 0; i < n2 * nu; i++) Bf[i] = (4 * Bf[i] - B2[i]) / 3;
+  free(A2);
+  free(B2);
+  double wa = compare(name, "q", m, A, Af, fscale, 0, nv, n2);
+  wa = fmax(wa, compare(name, "v", m, A, Af, fscale, nv, nv, n2));
+  if (nu > 0) wa = fmax(wa, compare(name, "u", m, B, Bf, fscale, 0, nu, nu));
+  g_worst_a = fmax(g_worst_a, wa);
+
+  // reverse entry points
+  double* y = malloc(sizeof(double) * (size_t)n2);
+  double* xb = malloc(sizeof(double) * (size_t)n2);
+  double* ub = malloc(sizeof(double) * (size_t)(nu + 1));
+  gm_rand_vec(rng, y, n2);
+  CHECK(phys_step_vjp(m, d, y, xb, ub) == PHYS_OK);
+  for (int j = 0; j < n2; j++) {
+    double s = 0, t = 0;
+    for (int i = 0; i < n2; i++) s += A[(size_t)i * n2 + j] * y[i], t += fabs(A[(size_t)i * n2 + j] * y[i]);
+    CHECK_NEAR(xb[j], s, 1e-12 * t + 1e-300);
+  }
+
+  // P
+  double wp = 0;
+  if (nspec > 0) {
+    physParamTable t;
+    physLog log;
+    memset(&log, 0, sizeof log);
+    CHECK_MSG(phys_param_table_build(&t, m, spec, nspec, &log) == PHYS_OK, "%s", log.error);
+    int nt = t.ntheta;
+    double* P = calloc((size_t)n2 * nt, sizeof(double));
+    double* Pf = calloc((size_t)n2 * nt, sizeof(double));
+    double* tb = calloc((size_t)nt, sizeof(double));
+    double* Ps = calloc((size_t)n2 * nt, sizeof(double));
+    CHECK_MSG(phys_step_param_jacobian(m, d, &t, P) == PHYS_OK, "%s: phys_step_param_jacobian refused", name);
+    memcpy(Ps, P, sizeof(double) * (size_t)n2 * nt);
+    param_fd(m, d, &t, Pf, Ps);
+    for (int e2 = 0; e2 < t.n; e2++) {
+      const physParam* p = t.param + e2;
+      wp = fmax(wp, compare(name, p->name, m, Ps, Pf, fscale, p->adr, p->size, nt));
+    }
+    free(Ps);
+    CHECK(phys_step_param_vjp(m, d, &t, y, tb) == PHYS_OK);
+    for (int j = 0; j < nt; j++) {
+      double s = 0, sc = 0;
+      for (int i = 0; i < n2; i++) s += P[(size_t)i * nt + j] * y[i], sc += fabs(P[(size_t)i * nt + j] * y[i]);
+      CHECK_NEAR(tb[j], s, 1e-12 * sc + 1e-300);
+    }
+    free(P);
+    free(Pf);
+    free(tb);
+    phys_param_table_free(&t);
+  }
+  g_worst_p = fmax(g_worst_p, wp);
+  printf("  worst relative error: A, B %.2g; P %.2g\n", wa, wp);
+  free(A);
+  free(Af);
+  free(B);
+  free(Bf);
+  free(y);
+  free(xb);
+  free(ub);
+}
+
+//---------------------------------------------------------------------------------------------------------
+// scenes
+
+static void scene_ball(physRng* rng) {
+  physModel* m = load_xml(BALL);
+  physData* d = phys_make_data(m);
+  d->time = 1;   // not time 0: no interpenetration warning
+  const char* spec[] = {"friction:ball", "restitution:ball", "penalty:stiffness", "inertia:ball"};
+  double p[3] = {0.1, -0.2, 0}, z[3] = {0, 0, 1};
+  // resting: at rest 0.5 mm deep (friction viscous, one solve)
+  set_free(m, d, 0, p, z, 0.3);
+  sink(m, d, 0, 5e-4);
+  check_scene("ball resting", m, d, spec, 4, rng);
+  // hitting the plane while sliding and spinning (C re-evaluated: 3 solves)
+  sink(m, d, 0, 2e-3);
+  double v[6] = {0.4, -0.3, -1.2, 2, -1, 3};
+  memcpy(d->qvel, v, sizeof v);
+  check_scene("ball bouncing, sliding", m, d, spec, 4, rng);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+static void scene_box(physRng* rng) {
+  physModel* m = load_xml(BOX);
+  physData* d = phys_make_data(m);
+  d->time = 1;   // not time 0: no interpenetration warning
+  const char* spec[] = {"friction:box", "restitution:box", "penalty:stiffness", "inertia:box"};
+  double p[3] = {0.2, 0.1, 0}, z[3] = {0, 0, 1};
+  set_free(m, d, 0, p, z, 0.4);
+  sink(m, d, 0, 8e-4);
+  double v[6] = {0.5, 0.2, -0.05, 0, 0, 0.7};
+  memcpy(d->qvel, v, sizeof v);
+  check_scene("box sliding and turning (4 corners)", m, d, spec, 4, rng);
+  double ax[3] = {0.3, 1, 0.2};
+  set_free(m, d, 0, p, ax, 0.5);
+  sink(m, d, 0, 1.5e-3);
+  double w[6] = {0.3, -0.1, -0.4, 3, -2, 1};
+  memcpy(d->qvel, w, sizeof w);
+  check_scene("box tumbling on a corner", m, d, spec, 4, rng);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+static void scene_two_balls(physRng* rng) {
+  physModel* m = load_xml(TWO_BALLS);
+  physData* d = phys_make_data(m);
+  d->time = 1;   // not time 0: no interpenetration warning
+  const char* spec[] = {"friction:b", "restitution:a", "penalty:stiffness", "mass:a", "mass:b"};
+  // overlap 2 mm along a tilted line, closing and shearing
+  double u[3] = {0.8, 0.36, 0.48}, pa[3] = {0, 0, 1}, pb[3], z[3] = {0, 0, 1};
+  for (int i = 0; i < 3; i++) pb[i] = pa[i] + (0.25 - 2e-3) * u[i];
+  set_free(m, d, 0, pa, z, 0);
+  set_free(m, d, 1, pb, z, 0.7);
+  double v[12] = {0.5, 0.1, 0, 1, 0, -2, -0.3, 0.2, 0.1, 0, 3, 1};
+  memcpy(d->qvel, v, sizeof v);
+  check_scene("two balls pressed (dense factor)", m, d, spec, 5, rng);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+static void scene_elbow(physRng* rng) {
+  physModel* m = load_elbow();
+  physData* d = phys_make_data(m);
+  d->time = 1;   // not time 0: no interpenetration warning
+  const char* spec[] = {"penalty:stiffness", "mass:elbow_1", "inertia:elbow_2"};
+  double p[3] = {0.1, 0.2, 0.5}, ax[3] = {0.2, 1, 0.1};
+  set_free(m, d, 0, p, ax, -0.1);
+  d->qpos[7] = 0.2;
+  sink(m, d, 0, 1.2e-3);
+  for (int i = 0; i < m->nv; i++) d->qvel[i] = 0;
+  d->qvel[0] = 0.4, d->qvel[1] = -0.2, d->qvel[2] = -0.3, d->qvel[4] = 1, d->qvel[6] = 0.5;
+  check_scene("elbow bent on the floor", m, d, spec, 3, rng);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+static void scene_hinge(physRng* rng) {
+  physModel* m = load_xml(HINGE);
+  physData* d = phys_make_data(m);
+  d->time = 1;   // not time 0: no interpenetration warning
+  const char* spec[] = {"penalty:stiffness", "penalty:damping", "damping:hinge", "mass:arm", "gear:motor"};
+  d->qpos[0] = 0.55;    // beyond the upper limit, moving in
+  d->qpos[1] = -0.12;   // beyond the lower limit of the slide
+  d->qvel[0] = -0.3;
+  d->qvel[1] = 0.2;
+  d->ctrl[0] = 0.7;
+  check_scene("hinge and slide beyond their limits", m, d, spec, 5, rng);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+//---------------------------------------------------------------------------------------------------------
+// restitution law
+
+static void test_restitution_deriv(void) {
+  const double zs[] = {0.05, 0.3, 0.7, 0.95, 1.2, 2, 4.5};
+  double worst = 0;
+  for (size_t i = 0; i < sizeof zs / sizeof zs[0]; i++) {
+    double z = zs[i], h = 1e-3;
+    double fd = gm_fd4(phys_penalty_restitution(z + 2 * h), phys_penalty_restitution(z + h),
+                       phys_penalty_restitution(z - h), phys_penalty_restitution(z - 2 * h), h);
+    double a = phys_penalty_restitution_deriv(z);
+    worst = fmax(worst, fabs(a - fd) / fabs(fd));
+    CHECK_REL(a, fd, 1e-8, 1e-6);
+  }
+  printf("d eps / d zeta: worst relative error %.2g\n", worst);
+}
+
+int main(void) {
+  physRng rng;
+  phys_rng_seed(&rng, 7);
+  test_restitution_deriv();
+  scene_ball(&rng);
+  scene_box(&rng);
+  scene_two_balls(&rng);
+  scene_elbow(&rng);
+  scene_hinge(&rng);
+  printf("worst: A, B %.2g, P %.2g\n", g_worst_a, g_worst_p);
+  return test_done();
+}
