@@ -13,6 +13,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "convex_deriv.h"
 #include "dual.h"
 #include "primitive.h"
 
@@ -539,13 +540,16 @@ static derivFn deriv_fn(int t1, int t2) {
                            [PHYS_GEOM_CAPSULE] = d_plane_capsule,
                            [PHYS_GEOM_ELLIPSOID] = d_plane_ellipsoid,
                            [PHYS_GEOM_CYLINDER] = d_plane_cylinder,
-                           [PHYS_GEOM_BOX] = d_plane_box},
+                           [PHYS_GEOM_BOX] = d_plane_box,
+                           [PHYS_GEOM_MESH] = phys_dconvex_plane},
       [PHYS_GEOM_SPHERE] = {[PHYS_GEOM_SPHERE] = d_sphere_sphere,
                             [PHYS_GEOM_CAPSULE] = d_sphere_capsule,
                             [PHYS_GEOM_CYLINDER] = d_sphere_cylinder,
-                            [PHYS_GEOM_BOX] = d_sphere_box},
-      [PHYS_GEOM_CAPSULE] = {[PHYS_GEOM_CAPSULE] = d_capsule_capsule},
-      [PHYS_GEOM_BOX] = {[PHYS_GEOM_BOX] = d_box_box},
+                            [PHYS_GEOM_BOX] = d_sphere_box,
+                            [PHYS_GEOM_MESH] = phys_dconvex_pair},
+      [PHYS_GEOM_CAPSULE] = {[PHYS_GEOM_CAPSULE] = d_capsule_capsule, [PHYS_GEOM_MESH] = phys_dconvex_pair},
+      [PHYS_GEOM_BOX] = {[PHYS_GEOM_BOX] = d_box_box, [PHYS_GEOM_MESH] = phys_dconvex_pair},
+      [PHYS_GEOM_MESH] = {[PHYS_GEOM_MESH] = phys_dconvex_pair},
   };
   if (t1 < 0 || t2 < t1 || t2 >= PHYS_NGEOMTYPE) return NULL;
   return TABLE[t1][t2];

@@ -1,0 +1,364 @@
+// convex_deriv.c - Jacobians of the contact geometry of the convex routines for polytopes (see
+// convex_deriv.h): convex.c's decisions (which vertex, which reference face and incident feature, which
+// side planes cut, which support points form the final simplex) are taken from the values, then the
+// contact is re-evaluated on dual values (dual.h) with those features held fixed. Of the candidates (every
+// clipped point, the single witness point) the one matching the target contact is returned; the caller
+// (primitive_deriv.c) checks that the match is exact to roundoff.
+#include "convex_deriv.h"
+
+#include <float.h>
+
+#include "convex.h"
+#include "rot.h"
+
+// a direction fixed in geom i (local vl): R vl (value as phys_mat_vec3), d/dw_i = -[R vl]x
+static vd_t in_dir(const dualCtx* x, int i, const double vl[3]) {
+  vd_t r;
+  memset(&r, 0, sizeof(r));
+  const double* R = x->d->geom_xmat + 9 * x->g[i];
+  for (int j = 0; j < 3; j++) r.v[j] = R[3 * j] * vl[0] + R[3 * j + 1] * vl[1] + R[3 * j + 2] * vl[2];
+  rot_jac(&r, i);
+  return r;
+}
+
+// world axes of geom i
+static void axes(vd_t ax[3], const dualCtx* x, int i) {
+  for (int k = 0; k < 3; k++) ax[k] = in_axis(x, i, k);
+}
+
+// geom-frame point xl (dual, sizes inside) of geom i in world: c + R xl
+static vd_t local_point(const dualCtx* x, int i, const vd_t* xl) {
+  vd_t ax[3], c = in_centre(x, i);
+  axes(ax, x, i);
+  vd_t t = dual_rotate(ax, xl);
+  return vd_add(t, &c);
+}
+
+// mismatch of a candidate with the target contact (max-norm over pos and dist)
+static double gap_to_target(const dualCtx* x, const vd_t* pos, const sd_t* dist) {
+  double e = fabs(dist->v - x->tdist);
+  for (int k = 0; k < 3; k++) e = fmax(e, fabs(pos->v[k] - x->tpos[k]));
+  return e;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// plane-mesh: contact = hull vertex p, dist = n.(p - p0), pos = p - n dist/2 (phys_collide_convex_plane)
+
+int phys_dconvex_plane(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, int con) {
+  (void)con;
+  physConvex c;
+  phys_convex_init(&c, x->m, x->d, x->g[1]);
+  if (c.type != PHYS_GEOM_MESH || c.nhull <= 0) return -1;
+  const double *pm = x->d->geom_xmat + 9 * x->g[0], *p0 = x->d->geom_xpos + 3 * x->g[0];
+  double nv[3] = {pm[2], pm[5], pm[8]}, best = INFINITY;
+  int bv = -1;
+  for (int i = 0; i < c.nhull; i++) {  // values as plane_point, then the vertex matching the target
+    int v = c.hull ? c.hull[i] : i;
+    double p[3], e[3], q[3];
+    phys_mat_vec3(p, c.mat, c.vert + 3 * v);
+    for (int k = 0; k < 3; k++) p[k] += c.pos[k], e[k] = p[k] - p0[k];
+    double dv = nv[0] * e[0] + nv[1] * e[1] + nv[2] * e[2], gap = fabs(dv - x->tdist);
+    phys_addscl3(q, p, nv, -0.5 * dv);
+    for (int k = 0; k < 3; k++) gap = fmax(gap, fabs(q[k] - x->tpos[k]));
+    if (gap < best) best = gap, bv = v;
+  }
+  vd_t P = in_point(x, 1, c.vert + 3 * bv), P0 = in_centre(x, 0);
+  *n = in_axis(x, 0, 2);
+  vd_t e = vd_sub(P, &P0);
+  *dist = vd_dot(n, &e);
+  *pos = vd_axpy(P, sd_lscl(-0.5, *dist), n);
+  return 0;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// the single witness point of the distance result
+
+// the vertex of geom i's (core) shape c at world point s, as a point moving with the geom: a sphere's
+// centre, a capsule's segment end c +- h a, a box corner c + R (+-s_k), a mesh vertex c + R v (the
+// nearest one); -1 for other shapes or if no vertex is within 1e-9 of s
+static int support_vertex(vd_t* P, const dualCtx* x, int i, const physConvex* c, const double s[3]) {
+  double t[3], xl[3];
+  phys_sub3(t, s, c->pos);
+  phys_matT_vec3(xl, c->mat, t);
+  switch (c->type) {
+    case PHYS_GEOM_SPHERE:
+      if (!c->core) return -1;
+      *P = in_centre(x, i);
+      break;
+    case PHYS_GEOM_CAPSULE: {
+      if (!c->core) return -1;
+      vd_t a = in_axis(x, i, 2);
+      *P = vd_axpy(in_centre(x, i), sd_lscl(xl[2] >= 0 ? 1 : -1, in_size(x, i, 1)), &a);
+      break;
+    }
+    case PHYS_GEOM_BOX: {
+      vd_t v;
+      for (int k = 0; k < 3; k++) vd_set(&v, k, sd_lscl(xl[k] >= 0 ? 1 : -1, in_size(x, i, k)));
+      *P = local_point(x, i, &v);
+      break;
+    }
+    case PHYS_GEOM_MESH: {
+      int bv = -1;
+      double best = INFINITY;
+      for (int q = 0; q < c->nhull; q++) {
+        int v = c->hull ? c->hull[q] : q;
+        double e[3];
+        phys_sub3(e, c->vert + 3 * v, xl);
+        double d2 = phys_dot3(e, e);
+        if (d2 < best) best = d2, bv = v;
+      }
+      if (bv < 0) return -1;
+      *P = in_point(x, i, c->vert + 3 * bv);
+      break;
+    }
+    default:
+      return -1;
+  }
+  double e = 0;
+  for (int k = 0; k < 3; k++) e = fmax(e, fabs(P->v[k] - s[k]));
+  return e <= 1e-9 * (1 + c->scale) ? 0 : -1;
+}
+
+// weights of the point of the affine hull of W[0..k) nearest to the origin: k = 2: t = -W0.E/E.E with
+// E = W1 - W0; k = 3: the 2 x 2 normal equations of min |W0 + l1 E1 + l2 E2|^2; l0 = 1 - sum of the others
+static int affine_weights(sd_t lam[3], const vd_t* W, int k) {
+  if (k == 1) {
+    lam[0] = sd_const(1);
+    return 0;
+  }
+  vd_t E1 = vd_sub(W[1], &W[0]);
+  if (k == 2) {
+    sd_t ee = vd_dot(&E1, &E1);
+    if (!(ee.v > 0)) return -1;
+    lam[1] = sd_scl(sd_div(vd_dot(&W[0], &E1), ee), -1);
+    lam[0] = sd_sub(sd_const(1), lam[1]);
+    return 0;
+  }
+  vd_t E2 = vd_sub(W[2], &W[0]);
+  sd_t g11 = vd_dot(&E1, &E1), g12 = vd_dot(&E1, &E2), g22 = vd_dot(&E2, &E2);
+  sd_t b1 = sd_scl(vd_dot(&E1, &W[0]), -1), b2 = sd_scl(vd_dot(&E2, &W[0]), -1);
+  sd_t det = sd_sub(sd_mul(g11, g22), sd_mul(g12, g12));
+  if (!(det.v > 1e-12 * g11.v * g22.v)) return -1;  // collinear simplex
+  lam[1] = sd_div(sd_sub(sd_mul(b1, g22), sd_mul(b2, g12)), det);
+  lam[2] = sd_div(sd_sub(sd_mul(g11, b2), sd_mul(g12, b1)), det);
+  lam[0] = sd_sub(sd_sub(sd_const(1), lam[1]), lam[2]);
+  return 0;
+}
+
+// the single point of phys_convex_manifold: witness points p1 = sum l_i a_i, p2 = sum l_i b_i of the final
+// simplex (a_i, b_i support vertices, W_i = a_i - b_i). Separated: l from the affine projection of the
+// origin, n = (p2 - p1)/|p2 - p1|, dist = |p2 - p1|. Penetrating (EPA face): n the face's unit normal
+// (oriented as the result's), depth = n.W_0, l the barycentric weights of depth n in the face, dist =
+// -depth. Then the radii of cores: p1 += r1 n, p2 -= r2 n, dist -= r1 + r2; pos = (p1 + p2)/2.
+static int d_witness(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, const physConvex* a, const physConvex* b,
+                     const physGjkResult* r) {
+  physConvex ca = *a, cb = *b;
+  ca.core = a->radius > 0 && !(b->radius > 0);
+  cb.core = b->radius > 0 && !(a->radius > 0);
+  int k = r->nsimplex;
+  if (k < 1 || k > 3 || (r->penetrating && k != 3)) return -1;
+  vd_t A[3], B[3], W[3];
+  for (int i = 0; i < k; i++) {
+    if (support_vertex(&A[i], x, 0, &ca, r->s1[i]) || support_vertex(&B[i], x, 1, &cb, r->s2[i])) return -1;
+    W[i] = vd_sub(A[i], &B[i]);
+  }
+  sd_t lam[3];
+  if (!r->penetrating) {
+    if (affine_weights(lam, W, k)) return -1;
+  } else {
+    vd_t E1 = vd_sub(W[1], &W[0]), E2 = vd_sub(W[2], &W[0]), N = vd_cross(&E1, &E2);
+    if (!(vd_norm(&N).v > 0)) return -1;
+    N = vd_unit(&N);
+    if (phys_dot3(N.v, r->normal) < 0) N = vd_lscl(-1, N);
+    sd_t depth = vd_dot(&N, &W[0]);
+    vd_t p = vd_scl(depth, &N), v2 = vd_sub(p, &W[0]);
+    sd_t d00 = vd_dot(&E1, &E1), d01 = vd_dot(&E1, &E2), d11 = vd_dot(&E2, &E2);
+    sd_t d20 = vd_dot(&v2, &E1), d21 = vd_dot(&v2, &E2), den = sd_sub(sd_mul(d00, d11), sd_mul(d01, d01));
+    if (!(den.v > 0)) return -1;
+    lam[1] = sd_div(sd_sub(sd_mul(d11, d20), sd_mul(d01, d21)), den);
+    lam[2] = sd_div(sd_sub(sd_mul(d00, d21), sd_mul(d01, d20)), den);
+    lam[0] = sd_sub(sd_sub(sd_const(1), lam[1]), lam[2]);
+    for (int i = 0; i < 3; i++)
+      if (lam[i].v < 0) return -1;  // the projection left the face: convex.c clamped it
+    *n = N;
+    *dist = sd_scl(depth, -1);
+  }
+  vd_t p1 = vd_scl(lam[0], &A[0]), p2 = vd_scl(lam[0], &B[0]);
+  for (int i = 1; i < k; i++) p1 = vd_axpy(p1, lam[i], &A[i]), p2 = vd_axpy(p2, lam[i], &B[i]);
+  if (!r->penetrating) {
+    vd_t v = vd_sub(p2, &p1);
+    *dist = vd_norm(&v);
+    if (!(dist->v > 0)) return -1;
+    *n = vd_unit(&v);
+  }
+  if (ca.core) {
+    sd_t ra = in_size(x, 0, 0);
+    p1 = vd_axpy(p1, ra, n);
+    *dist = sd_sub(*dist, ra);
+  }
+  if (cb.core) {
+    sd_t rb = in_size(x, 1, 0);
+    p2 = vd_axpy(p2, sd_scl(rb, -1), n);
+    *dist = sd_sub(*dist, rb);
+  }
+  *pos = vd_lscl(0.5, vd_add(p1, &p2));
+  return 0;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// face manifolds
+
+// a feature with dual points: 1 point (not differentiated), 2 a segment, >= 3 a face polygon
+typedef struct {
+  int n;
+  vd_t p[PHYS_FEATURE_MAX];
+  vd_t normal;              // face: outward unit normal
+} dFeature;
+
+// box face most aligned with local direction d (feature_box): axis k = argmax |d_k|, sign s, corners
+// counterclockwise about s e_k: xl_k = s s_k, xl_i = +-s_i, xl_j = +-s_j
+static void dfeature_box(dFeature* f, const dualCtx* x, int i, const double d[3]) {
+  int k = fabs(d[0]) >= fabs(d[1]) ? (fabs(d[0]) >= fabs(d[2]) ? 0 : 2) : (fabs(d[1]) >= fabs(d[2]) ? 1 : 2);
+  int a = (k + 1) % 3, b = (k + 2) % 3;
+  double s = d[k] >= 0 ? 1 : -1;
+  static const double ci[4] = {1, -1, -1, 1}, cj[4] = {1, 1, -1, -1};
+  for (int q = 0; q < 4; q++) {
+    int qq = s > 0 ? q : 3 - q;
+    vd_t xl;
+    vd_set(&xl, k, sd_lscl(s, in_size(x, i, k)));
+    vd_set(&xl, a, sd_lscl(ci[qq], in_size(x, i, a)));
+    vd_set(&xl, b, sd_lscl(cj[qq], in_size(x, i, b)));
+    f->p[q] = local_point(x, i, &xl);
+  }
+  f->n = 4;
+  f->normal = vd_lscl(s, in_axis(x, i, k));
+}
+
+// mesh hull face most aligned with local direction d (feature_mesh, same subsampling); 1 point without faces
+static void dfeature_mesh(dFeature* f, const dualCtx* x, int i, const physConvex* c, const double d[3]) {
+  if (c->nface == 0) {
+    f->n = 1;
+    return;
+  }
+  int best = 0;
+  double bd = -DBL_MAX;
+  for (int q = 0; q < c->nface; q++) {
+    const double* fn = c->facenormal + 4 * q;
+    double p = fn[0] * d[0] + fn[1] * d[1] + fn[2] * d[2];
+    if (p > bd) bd = p, best = q;
+  }
+  int nv = c->facenum[best];
+  const int* fv = c->facevert + c->faceadr[best];
+  f->n = nv < PHYS_FEATURE_MAX ? nv : PHYS_FEATURE_MAX;
+  for (int q = 0; q < f->n; q++) f->p[q] = in_point(x, i, c->vert + 3 * fv[(int)((long)q * nv / f->n)]);
+  f->normal = in_dir(x, i, c->facenormal + 4 * best);
+}
+
+// the feature of shape i facing world direction dir (values) whose unit dual is udir (a capsule's end
+// spheres' extreme points c +- h a + r udir); -1 for cylinders
+static int dfeature(dFeature* f, const dualCtx* x, int i, const physConvex* c, const double dir[3], const vd_t* udir) {
+  double d[3];
+  phys_matT_vec3(d, c->mat, dir);
+  switch (c->type) {
+    case PHYS_GEOM_BOX: dfeature_box(f, x, i, d); return 0;
+    case PHYS_GEOM_MESH: dfeature_mesh(f, x, i, c, d); return 0;
+    case PHYS_GEOM_CAPSULE: {
+      if (!udir) return -1;
+      vd_t cc = in_centre(x, i), a = in_axis(x, i, 2);
+      sd_t h = in_size(x, i, 1), r = in_size(x, i, 0);
+      for (int q = 0; q < 2; q++) {
+        vd_t e = vd_axpy(cc, sd_lscl(q ? -1 : 1, h), &a);
+        f->p[q] = vd_axpy(e, r, udir);
+      }
+      f->n = 2;
+      return 0;
+    }
+    case PHYS_GEOM_CYLINDER: return -1;
+    default: f->n = 1; return 0;
+  }
+}
+
+// Sutherland-Hodgman (clip_plane): keep s.x <= off; crossings at a + (da/(da - db)) (b - a)
+static int dclip_plane(vd_t* out, const vd_t* p, int n, const vd_t* s, sd_t off) {
+  int m = 0;
+  for (int i = 0; i < n; i++) {
+    const vd_t *a = p + i, *b = p + (i + 1) % n;
+    sd_t da = sd_sub(vd_dot(s, a), off), db = sd_sub(vd_dot(s, b), off);
+    if (da.v <= 0) out[m++] = *a;
+    if ((da.v < 0 && db.v > 0) || (da.v > 0 && db.v < 0)) {
+      vd_t e = vd_sub(*b, a);
+      out[m++] = vd_axpy(*a, sd_div(da, sd_sub(da, db)), &e);
+    }
+    if (m >= PHYS_CLIP_MAX - 1) break;
+  }
+  return m;
+}
+
+// clip_segment: keep the part of p[0] p[1] with s.x <= off
+static int dclip_segment(vd_t p[2], const vd_t* s, sd_t off) {
+  sd_t d0 = sd_sub(vd_dot(s, &p[0]), off), d1 = sd_sub(vd_dot(s, &p[1]), off);
+  if (d0.v > 0 && d1.v > 0) return 0;
+  vd_t e = vd_sub(p[1], &p[0]);
+  if (d0.v > 0) p[0] = vd_axpy(p[0], sd_div(d0, sd_sub(d0, d1)), &e);
+  else if (d1.v > 0) p[1] = vd_axpy(p[0], sd_div(d0, sd_sub(d0, d1)), &e);
+  return 2;
+}
+
+// clip_contacts: the incident feature clipped by the side planes s = (r_i+1 - r_i) x f of the reference
+// face, sep = f.(p - r_0), pos = p - f sep/2, n = sign f; the clipped point nearest the target is kept if
+// nearer than *best
+static void dclip_contacts(vd_t* pos, vd_t* n, sd_t* dist, double* best, const dualCtx* x, const dFeature* ref,
+                           const dFeature* inc, double sign) {
+  vd_t poly[PHYS_CLIP_MAX], tmp[PHYS_CLIP_MAX];
+  int np = inc->n;
+  for (int i = 0; i < np; i++) poly[i] = inc->p[i];
+  const vd_t* f = &ref->normal;
+  for (int i = 0; i < ref->n && np > 0; i++) {
+    vd_t e = vd_sub(ref->p[(i + 1) % ref->n], &ref->p[i]), s = vd_cross(&e, f);
+    sd_t off = vd_dot(&s, &ref->p[i]);
+    if (np >= 3) {
+      np = dclip_plane(tmp, poly, np, &s, off);
+      for (int q = 0; q < np; q++) poly[q] = tmp[q];
+    } else if (np == 2) {
+      np = dclip_segment(poly, &s, off);
+    } else if (vd_dot(&s, &poly[0]).v > off.v) {
+      np = 0;
+    }
+  }
+  for (int i = 0; i < np; i++) {
+    vd_t e = vd_sub(poly[i], &ref->p[0]);
+    sd_t sep = vd_dot(f, &e);
+    vd_t q = vd_axpy(poly[i], sd_lscl(-0.5, sep), f);
+    double g = gap_to_target(x, &q, &sep);
+    if (g < *best) *best = g, *pos = q, *dist = sep, *n = vd_lscl(sign, *f);
+  }
+}
+
+//---------------------------------------------------------------------------------------------------------
+// GJK/EPA pairs (phys_collide_convex_convex): the distance result, then the manifold's candidates
+
+int phys_dconvex_pair(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, int con) {
+  (void)con;
+  physConvex a, b;
+  phys_convex_init(&a, x->m, x->d, x->g[0]);
+  phys_convex_init(&b, x->m, x->d, x->g[1]);
+  physGjkResult r;
+  if (!phys_convex_distance(&r, &a, &b, INFINITY)) return -1;
+  // a manifold point when the manifold has one at the target (the witness point is written only when no
+  // clipped point is within the margin, so no clipped point then matches the target's dist)
+  dFeature fa, fb;
+  const double* nr = r.normal;
+  double nn[3] = {-nr[0], -nr[1], -nr[2]}, best = INFINITY;
+  if (!dfeature(&fb, x, 1, &b, nn, NULL)) {
+    vd_t u = fb.n >= 3 ? vd_lscl(-1, fb.normal) : vd_const(nr);  // towards b's face (used only against it)
+    if (!dfeature(&fa, x, 0, &a, nr, &u)) {
+      double ala = fa.n >= 3 ? phys_dot3(fa.normal.v, nr) : -2, alb = fb.n >= 3 ? phys_dot3(fb.normal.v, nn) : -2;
+      if (ala >= PHYS_FACE_COS && fb.n >= 2 && (ala >= alb || fa.n < 2))
+        dclip_contacts(pos, n, dist, &best, x, &fa, &fb, 1);
+      else if (alb >= PHYS_FACE_COS && fa.n >= 2)
+        dclip_contacts(pos, n, dist, &best, x, &fb, &fa, -1);
+    }
+  }
+  if (best <= 1e-9 * (1 + a.scale + b.scale)) return 0;
+  return d_witness(pos, n, dist, x, &a, &b, &r);
+}

@@ -1,0 +1,206 @@
+// test_convex_deriv.c - Jacobians of the contact geometry of the convex routines (convex_deriv.c, through
+// phys_primitive_deriv) against fourth-order central differences of the pair functions themselves
+// (phys_collide_convex_plane, phys_collide_convex_convex) under pose twists and size changes: plane-mesh
+// (hull vertices), mesh-mesh, box-mesh, sphere-mesh and capsule-mesh in random poses (GJK separated and
+// EPA penetrating single points: vertex-face, edge-edge) and resting poses (face manifolds: clipped
+// incident vertices, incident edges on the reference sides, reference corners; a capsule's two ends);
+// rigid-motion invariance, swapped meshes, refused pairs (cylinders, ellipsoids).
+#include "convex.h"
+#include "spec.h"
+
+static physModel* M;
+static physData* D;
+
+#include "geom_deriv_check.h"
+
+enum { G_ANY = 0, G_CUBE, G_ROCKA, G_ROCKB, G_NGEOM };  // G_ANY: its type and sizes set by each test
+
+static const double HCUBE[3] = {0.2, 0.15, 0.1};  // half sizes of the mesh cube
+
+// a random convex polytope: n points on the ellipsoid with radii r, jittered
+static void rock(double* v, int n, const double r[3]) {
+  for (int i = 0; i < n; i++) {
+    double p[3];
+    rand_pt(p, 1);
+    double l = phys_norm3(p);
+    for (int k = 0; k < 3; k++) v[3 * i + k] = r[k] * p[k] / l * phys_rng_range(&RNG, 0.9, 1.1);
+  }
+}
+
+// add a mesh of nv vertices (copied) to the spec and a world geom using it
+static void add_mesh_geom(physSpec* s, const char* name, const double* v, int nv) {
+  int i = phys_spec_add_mesh(s);
+  snprintf(s->mesh[i].name, PHYS_NAMELEN, "%s", name);
+  s->mesh[i].vert = malloc(sizeof(double) * 3 * (size_t)nv);
+  memcpy(s->mesh[i].vert, v, sizeof(double) * 3 * (size_t)nv);
+  s->mesh[i].nvert = nv;
+  int g = phys_spec_add_geom(s, 0, PHYS_GEOM_MESH);
+  s->geom[g].mesh = i;
+  snprintf(s->geom[g].name, PHYS_NAMELEN, "%s", name);
+}
+
+// the model: G_ANY (a sphere to start with), a mesh cube and two rocks of 16 and 24 vertices
+static void setup(void) {
+  physSpec* s = phys_spec_new();
+  int g = phys_spec_add_geom(s, 0, PHYS_GEOM_SPHERE);
+  s->geom[g].size[0] = 0.1;
+  snprintf(s->geom[g].name, PHYS_NAMELEN, "any");
+  double v[24 * 3];
+  for (int i = 0; i < 8; i++)
+    for (int k = 0; k < 3; k++) v[3 * i + k] = (i >> k) & 1 ? HCUBE[k] : -HCUBE[k];
+  add_mesh_geom(s, "cube", v, 8);
+  rock(v, 16, (double[3]){0.25, 0.2, 0.15});
+  add_mesh_geom(s, "rockA", v, 16);
+  rock(v, 24, (double[3]){0.2, 0.3, 0.25});
+  add_mesh_geom(s, "rockB", v, 24);
+  physLog log = {0};
+  M = phys_compile(s, &log);
+  phys_spec_free(s);
+  if (!M || M->ngeom != G_NGEOM) {
+    fprintf(stderr, "compile: %s\n", log.error);
+    exit(1);
+  }
+  D = phys_make_data(M);
+  for (int i = G_CUBE; i < G_NGEOM; i++) CHECK(M->mesh_hullfacenum[M->geom_dataid[i]] > 0);
+}
+
+// G_ANY as a type with sizes and its bounding radius (GJK's tolerances scale with it)
+static void set_any(int type, double s0, double s1, double s2, const double pos[3]) {
+  set_geom(G_ANY, type, s0, s1, s2, pos);
+  M->geom_rbound[G_ANY] = type == PHYS_GEOM_SPHERE ? s0 : type == PHYS_GEOM_CAPSULE ? s0 + s1 : sqrt(s0 * s0 + s1 * s1 + s2 * s2);
+}
+
+// a mesh geom at pos, randomly rotated
+static void set_mesh(int g, const double pos[3]) { set_geom(g, PHYS_GEOM_MESH, 0, 0, 0, pos); }
+
+// compare every contact of the pair (g1, g2) where the pair function is smooth; counts compared/skipped
+static void check_pair(physCollideFn fn, int g1, int g2, int* ncmp, int* nskip) {
+  double y[7];
+  int nc = eval(y, fn, g1, g2, 0);
+  for (int con = 0; con < nc; con++) {
+    if (!check_fd_smooth(fn, g1, g2, con)) {
+      (*nskip)++;
+      continue;
+    }
+    (*ncmp)++;
+    check_rigid(g1, g2, con);
+  }
+}
+
+// plane-mesh: up to 4 hull vertices (the deepest, then the spread); the normal is the plane's
+static void test_plane_mesh(void) {
+  int ncmp = 0, nskip = 0;
+  for (int it = 0; it < 40; it++) {
+    double p1[3], p2[3], jac[7 * 18];
+    rand_pt(p1, 1), rand_pt(p2, 1);
+    set_any(PHYS_GEOM_PLANE, 0, 0, 0, p1);
+    set_mesh(G_ROCKA + it % 2, p2);
+    check_pair(phys_collide_convex_plane, G_ANY, G_ROCKA + it % 2, &ncmp, &nskip);
+    CHECK(phys_primitive_deriv(jac, M, D, G_ANY, G_ROCKA + it % 2, 0) == 0);
+    for (int j = 6; j < 12; j++)
+      for (int i = 3; i < 6; i++) CHECK(jac[i * 12 + j] == 0);
+  }
+  printf("plane-mesh: %d contacts compared, %d skipped next to a switch\n", ncmp, nskip);
+  CHECK(ncmp > 100 && nskip < ncmp / 4);
+}
+
+// GJK/EPA single points in random poses: mesh-mesh, box-mesh, sphere-mesh, capsule-mesh, separated and
+// overlapping
+static void test_random_pairs(void) {
+  int ncmp[4] = {0, 0, 0, 0}, nskip = 0, npen = 0;
+  for (int it = 0; it < 240; it++) {
+    double p1[3], p2[3], y[7];
+    int kind = it % 4;
+    rand_pt(p1, 0.4), rand_pt(p2, 0.4);
+    int g1 = G_ANY, g2 = it % 8 < 4 ? G_ROCKB : G_CUBE;
+    if (kind == 0) {
+      g1 = G_ROCKA;
+      set_mesh(g1, p1);
+    } else if (kind == 1) {
+      set_any(PHYS_GEOM_BOX, phys_rng_range(&RNG, 0.1, 0.3), phys_rng_range(&RNG, 0.1, 0.3),
+              phys_rng_range(&RNG, 0.1, 0.3), p1);
+    } else if (kind == 2) {
+      set_any(PHYS_GEOM_SPHERE, phys_rng_range(&RNG, 0.05, 0.3), 0, 0, p1);
+    } else {
+      set_any(PHYS_GEOM_CAPSULE, phys_rng_range(&RNG, 0.05, 0.2), phys_rng_range(&RNG, 0.1, 0.3), 0, p1);
+    }
+    set_mesh(g2, p2);
+    if (eval(y, phys_collide_convex_convex, g1, g2, 0) == 0) continue;
+    npen += y[6] < 0;
+    int before = ncmp[kind];
+    check_pair(phys_collide_convex_convex, g1, g2, &ncmp[kind], &nskip);
+    if (kind == 0 && ncmp[kind] > before && eval(y, phys_collide_convex_convex, g2, g1, 0) == 1 &&
+        check_fd_smooth(phys_collide_convex_convex, g2, g1, 0))
+      check_swap(g1, g2);
+  }
+  printf("random poses: mesh-mesh %d, box-mesh %d, sphere-mesh %d, capsule-mesh %d contacts compared (%d pairs "
+         "penetrating), %d skipped\n", ncmp[0], ncmp[1], ncmp[2], ncmp[3], npen, nskip);
+  CHECK(ncmp[0] > 30 && ncmp[1] > 30 && ncmp[2] > 30 && ncmp[3] > 30 && npen > 20);
+}
+
+// resting poses: a box, a capsule or the rock on the mesh cube's top face, turned about it and tilted by
+// up to 0.05 rad, sunk by up to 5 mm (face manifolds of up to 4 points; the capsule's two ends)
+static void test_resting(void) {
+  int ncmp[3] = {0, 0, 0}, nskip = 0, nmulti = 0;
+  for (int it = 0; it < 120; it++) {
+    double p2[3], c[3] = {0, 0, 0}, y[7];
+    int kind = it % 3, g1 = kind == 2 ? G_ROCKA : G_ANY;
+    set_mesh(G_CUBE, c);
+    const double* R = D->geom_xmat + 9 * G_CUBE;
+    double h = kind == 0 ? phys_rng_range(&RNG, 0.05, 0.15) : kind == 1 ? phys_rng_range(&RNG, 0.03, 0.08) : 0.15;
+    double off[3] = {phys_rng_range(&RNG, -0.05, 0.05), phys_rng_range(&RNG, -0.05, 0.05),
+                     HCUBE[2] + h - phys_rng_range(&RNG, -0.002, 0.005)};
+    phys_mat_vec3(p2, R, off);
+    double q[4], z[3] = {0, 0, 1}, Rz[9];
+    phys_axisangle2quat(q, z, phys_rng_range(&RNG, -3.14, 3.14));
+    phys_quat2mat(Rz, q);
+    if (kind == 0) {
+      set_any(PHYS_GEOM_BOX, phys_rng_range(&RNG, 0.1, 0.25), phys_rng_range(&RNG, 0.1, 0.25), h, p2);
+    } else if (kind == 1) {  // the capsule's axis in the face plane: R_cube Rz Rx(90 deg)
+      set_any(PHYS_GEOM_CAPSULE, h, phys_rng_range(&RNG, 0.05, 0.12), 0, p2);
+      double x[3] = {1, 0, 0}, Rx[9], T[9];
+      phys_axisangle2quat(q, x, 1.5707963267948966);
+      phys_quat2mat(Rx, q);
+      phys_mat_mul3(T, Rz, Rx);
+      memcpy(Rz, T, sizeof(T));
+    } else {
+      set_mesh(G_ROCKA, p2);
+    }
+    if (kind != 2) phys_mat_mul3(D->geom_xmat + 9 * g1, R, Rz);
+    tilt(g1, kind == 2 ? 3.14 : 0.05);
+    int nc = eval(y, phys_collide_convex_convex, g1, G_CUBE, 0);
+    if (nc == 0) continue;
+    nmulti += nc > 1;
+    check_pair(phys_collide_convex_convex, g1, G_CUBE, &ncmp[kind], &nskip);
+  }
+  printf("resting: box-mesh %d, capsule-mesh %d, rock-mesh %d contacts compared (%d manifolds of 2+ points), %d "
+         "skipped\n", ncmp[0], ncmp[1], ncmp[2], nmulti, nskip);
+  CHECK(ncmp[0] > 80 && ncmp[1] > 40 && ncmp[2] > 20 && nmulti > 60);
+}
+
+// pairs left to the convex routines without a derivative are refused (-1), and out-of-range indices
+static void test_refused(void) {
+  double p[3] = {0, 0, 0}, q[3] = {0.1, 0.2, 0.3}, jac[7 * 18];
+  set_mesh(G_ROCKB, q);
+  set_any(PHYS_GEOM_CYLINDER, 0.2, 0.3, 0, p);
+  CHECK(phys_primitive_deriv(jac, M, D, G_ANY, G_ROCKB, 0) == -1);
+  set_any(PHYS_GEOM_ELLIPSOID, 0.2, 0.3, 0.1, p);
+  CHECK(phys_primitive_deriv(jac, M, D, G_ANY, G_ROCKB, 0) == -1);
+  set_any(PHYS_GEOM_BOX, 0.2, 0.3, 0.1, p);
+  CHECK(phys_primitive_deriv(jac, M, D, G_ANY, G_ROCKB, 0) == 0);
+  CHECK(phys_primitive_deriv(jac, M, D, G_ANY, G_ROCKB, PHYS_MAXPAIRCON) == -1);
+  CHECK(phys_primitive_deriv(jac, M, D, G_ROCKB, G_ANY, 0) == -1);  // not the pair function's order
+}
+
+int main(void) {
+  phys_rng_seed(&RNG, 20261123);
+  setup();
+  test_plane_mesh();
+  test_random_pairs();
+  test_resting();
+  test_refused();
+  printf("worst finite-difference mismatch %.3g (tol %.0e, floor %.0e)\n", WORST, RTOL, FLOOR);
+  phys_free_data(D);
+  phys_free_model(M);
+  return test_done();
+}
