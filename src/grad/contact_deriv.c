@@ -303,31 +303,79 @@ static physStatus check_problem(const physModel* m, physData* d, const physConst
   return PHYS_OK;
 }
 
-physStatus phys_constraint_jvp(const physModel* m, physData* d, const physConstraintProblem* p, const double* dq,
-                               const double* alpha, const double* beta, double* dJ_beta, double* dJt_alpha,
-                               double* ddist) {
-  physStatus st = check_problem(m, d, p);
-  if (st != PHYS_OK) return st;
-  int nv = m->nv;
-  size_t mark = phys_stack_mark(d);
-  double* P = phys_stack_alloc(d, 6 * (size_t)nv + 1);
-  double* dcdof = phys_stack_alloc(d, 6 * (size_t)nv + 1);
+// the geometry of every contact of p (arena, caller marks/frees): an array of p->nc, or NULL with *st set
+static contactGeom* geom_all(const physModel* m, physData* d, const physConstraintProblem* p, physStatus* st) {
+  contactGeom* cg = (contactGeom*)phys_stack_alloc(d, (sizeof(contactGeom) * (size_t)p->nc + 7) / 8 + 1);
+  *st = PHYS_OK;
+  for (int i = 0; i < p->nc && *st == PHYS_OK; i++) *st = contact_geom(m, d, i, cg + i);
+  return *st == PHYS_OK ? cg : NULL;
+}
+
+// the forward outputs along dq (P, dcdof: nv x 6 scratch) from the contacts' geometry cg
+static void jvp_rows(const physModel* m, const physData* d, const physConstraintProblem* p, const contactGeom* cg,
+                     const double* dq, const double* alpha, const double* beta, double* dJ_beta, double* dJt_alpha,
+                     double* ddist, double* P, double* dcdof) {
   dof_motions(m, d, dq, P, dcdof);
-  if (dJt_alpha) memset(dJt_alpha, 0, sizeof(double) * (size_t)nv);
-  for (int i = 0; i < p->nc && st == PHYS_OK; i++) {
-    size_t mk = phys_stack_mark(d);
-    contactGeom cg;
-    st = contact_geom(m, d, i, &cg);
-    if (st == PHYS_OK) contact_jvp(m, d, i, &cg, P, dcdof, alpha, beta, dJ_beta, dJt_alpha, ddist);
-    phys_stack_free(d, mk);
-  }
+  if (dJt_alpha) memset(dJt_alpha, 0, sizeof(double) * (size_t)m->nv);
+  for (int i = 0; i < p->nc; i++) contact_jvp(m, d, i, cg + i, P, dcdof, alpha, beta, dJ_beta, dJt_alpha, ddist);
   // limit rows: dJ = 0, ddist = sign dq_dof
-  for (int l = 0; l < p->nl && st == PHYS_OK; l++) {
+  for (int l = 0; l < p->nl; l++) {
     int row = 3 * p->nc + l;
     double s = 0;
     int dof = limit_dof(p, row, &s);
     if (dJ_beta) dJ_beta[row] = 0;
     if (ddist) ddist[row] = s * dq[dof];
+  }
+}
+
+physStatus phys_constraint_jvp(const physModel* m, physData* d, const physConstraintProblem* p, const double* dq,
+                               const double* alpha, const double* beta, double* dJ_beta, double* dJt_alpha,
+                               double* ddist) {
+  if (!dq || (dJ_beta && !beta) || (dJt_alpha && !alpha))
+    return refuse(d, "phys_constraint_jvp: dq, and beta for dJ_beta, alpha for dJt_alpha, are required");
+  physStatus st = check_problem(m, d, p);
+  if (st != PHYS_OK) return st;
+  size_t mark = phys_stack_mark(d);
+  contactGeom* cg = geom_all(m, d, p, &st);
+  if (cg) {
+    double* P = phys_stack_alloc(d, 6 * (size_t)m->nv + 1);
+    double* dcdof = phys_stack_alloc(d, 6 * (size_t)m->nv + 1);
+    jvp_rows(m, d, p, cg, dq, alpha, beta, dJ_beta, dJt_alpha, ddist, P, dcdof);
+  }
+  phys_stack_free(d, mark);
+  return st;
+}
+
+physStatus phys_constraint_jacobian(const physModel* m, physData* d, const physConstraintProblem* p,
+                                    const double* alpha, const double* beta, double* dJb_dq, double* dJta_dq,
+                                    double* ddist_dq) {
+  if ((dJb_dq && !beta) || (dJta_dq && !alpha))
+    return refuse(d, "phys_constraint_jacobian: beta is required for dJb_dq, alpha for dJta_dq");
+  physStatus st = check_problem(m, d, p);
+  if (st != PHYS_OK) return st;
+  int nv = m->nv, n = p->n;
+  size_t mark = phys_stack_mark(d);
+  contactGeom* cg = geom_all(m, d, p, &st);
+  if (cg) {
+    double* P = phys_stack_alloc(d, 6 * (size_t)nv + 1);
+    double* dcdof = phys_stack_alloc(d, 6 * (size_t)nv + 1);
+    double* e = phys_stack_alloc(d, (size_t)nv + 1);
+    double* cb = phys_stack_alloc(d, (size_t)n + 1);
+    double* ca = phys_stack_alloc(d, (size_t)nv + 1);
+    double* cd = phys_stack_alloc(d, (size_t)n + 1);
+    memset(e, 0, sizeof(double) * (size_t)nv);
+    // column k: the forward outputs along e_k
+    for (int k = 0; k < nv; k++) {
+      e[k] = 1;
+      jvp_rows(m, d, p, cg, e, alpha, beta, dJb_dq ? cb : NULL, dJta_dq ? ca : NULL, ddist_dq ? cd : NULL, P, dcdof);
+      e[k] = 0;
+      for (int i = 0; i < n; i++) {
+        if (dJb_dq) dJb_dq[(size_t)i * nv + k] = cb[i];
+        if (ddist_dq) ddist_dq[(size_t)i * nv + k] = cd[i];
+      }
+      if (dJta_dq)
+        for (int j = 0; j < nv; j++) dJta_dq[(size_t)j * nv + k] = ca[j];
+    }
   }
   phys_stack_free(d, mark);
   return st;

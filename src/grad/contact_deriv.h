@@ -14,6 +14,9 @@
 //
 // The problem p is the one phys_constraint_assemble built at d's current kinematics (d->contact, d->ncon,
 // d->nlimit must be those of p; the rows' order as in contact.h). Scratch from d's arena; nothing allocates.
+// Every contact's pair function is re-run at the current poses (contact_deriv.c says how a contact is found
+// again); errors return PHYS_ERR_ARG with the message in d->lastwarning (not counted in d->nwarning), and
+// the outputs are then unspecified.
 #ifndef PHYS_CONTACT_DERIV_H
 #define PHYS_CONTACT_DERIV_H
 
@@ -28,6 +31,14 @@
 physStatus phys_constraint_jvp(const physModel* m, physData* d, const physConstraintProblem* p, const double* dq,
                                const double* alpha, const double* beta, double* dJ_beta, double* dJt_alpha,
                                double* ddist);
+
+// the same for every tangent direction at once, as matrices (row-major; any may be NULL), with the geometry
+// computed once (phys_constraint_jvp along e_k gives column k):
+//   dJb_dq (n x nv) = d(J beta)/dq,   dJta_dq (nv x nv) = d(J' alpha)/dq,   ddist_dq (n x nv) = d dist/dq
+// Cost O(ncon * geometry + nv * (nv + ncon * depth)), depth the longest chain of a contact's bodies.
+physStatus phys_constraint_jacobian(const physModel* m, physData* d, const physConstraintProblem* p,
+                                    const double* alpha, const double* beta, double* dJb_dq, double* dJta_dq,
+                                    double* ddist_dq);
 
 // reverse mode: q_bar (nv) += grad_q [ alpha' J(q) beta + gamma' dist(q) ], with alpha, gamma (n) and
 // beta (nv); alpha/beta or gamma may be NULL (that term is absent). gamma's tangent entries are ignored.

@@ -251,6 +251,11 @@ static double check_q(const char* name, const physModel* m, physData* d, physRng
   double *ad = malloc(sizeof(double) * (size_t)n * ndir + 1), *qbar = calloc((size_t)nv, sizeof(double));
   physStatus st = phys_constraint_vjp(m, d, &p, alpha, beta, gamma, qbar);
   CHECK_MSG(st == PHYS_OK, "%s: vjp: %s", name, d->lastwarning);
+  if (st != PHYS_OK) {   // nothing more to compare
+    free(alpha), free(gamma), free(beta), free(dq), free(aJb), free(aJa), free(ad), free(qbar);
+    phys_stack_free(d, mark);
+    return INFINITY;
+  }
   double worst_dot = 0, worst_sym = 0;
   for (int k = 0; k < ndir; k++) {
     const double* v = dq + (size_t)k * nv;
@@ -274,6 +279,19 @@ static double check_q(const char* name, const physModel* m, physData* d, physRng
     worst_sym = fmax(worst_sym, fabs(s1 - s2) / fmax(ssc, 1e-300));
   }
   CHECK_MSG(worst_dot <= GM_DOT_TOL, "%s: dot-product test %.3g", name, worst_dot);
+  // the full matrices: column k is the forward mode along e_k, bit for bit
+  double *Mb = malloc(sizeof(double) * (size_t)n * nv + 1), *Ma = malloc(sizeof(double) * (size_t)nv * nv);
+  double* Md = malloc(sizeof(double) * (size_t)n * nv + 1);
+  st = phys_constraint_jacobian(m, d, &p, alpha, beta, Mb, Ma, Md);
+  CHECK_MSG(st == PHYS_OK, "%s: jacobian: %s", name, d->lastwarning);
+  int same = 1;
+  for (int k = 0; k < nv; k++) {
+    for (int i = 0; i < n; i++)
+      same &= Mb[(size_t)i * nv + k] == aJb[(size_t)k * n + i] && Md[(size_t)i * nv + k] == ad[(size_t)k * n + i];
+    for (int j = 0; j < nv; j++) same &= Ma[(size_t)j * nv + k] == aJa[(size_t)k * nv + j];
+  }
+  CHECK_MSG(same, "%s: phys_constraint_jacobian differs from phys_constraint_jvp along e_k", name);
+  free(Mb), free(Ma), free(Md);
   CHECK_MSG(worst_sym <= GM_DOT_TOL, "%s: <dJ'alpha, beta> vs <alpha, dJ beta> %.3g", name, worst_sym);
 
   // determinism: the same calls give the same bits
@@ -357,6 +375,10 @@ static double check_size(const char* name, physModel* m, physData* d, physRng* r
     double sb[3] = {0, 0, 0};
     physStatus st = phys_constraint_size_vjp(m, d, &p, g, alpha, beta, gamma, sb);
     CHECK_MSG(st == PHYS_OK, "%s: size_vjp: %s", name, d->lastwarning);
+    if (st != PHYS_OK) {   // nothing to compare
+      ng = 0;
+      break;
+    }
     for (int k = 0; k < ns; k++) an[cnt++] = sb[k];
   }
   snap_t base = snapshot(m, d, d->qpos);
@@ -406,6 +428,7 @@ static void set_free(const physModel* m, physData* d, int jnt, double x, double 
 
 static const char* const FREE_ON_PLANE =
     "<mujoco>\n"
+    "  <compiler angle='radian'/>\n"
     "  <worldbody>\n"
     "    <geom name='floor' type='plane' size='5 5 0.1' euler='0.2 -0.1 0'/>\n"
     "    <body name='obj' pos='0 0 1'>\n"
@@ -436,6 +459,7 @@ static void scene_free_on_plane(const char* name, const char* type, const char* 
 
 static const char* const TWO_FREE =
     "<mujoco>\n"
+    "  <compiler angle='radian'/>\n"
     "  <worldbody>\n"
     "    <body name='a'>\n"
     "      <freejoint/>\n"
@@ -466,10 +490,70 @@ static void scene_two_free(const char* name, const char* ta, const char* sa, con
   phys_free_model(m);
 }
 
+// a scene given as MJCF (poses in the file), contact model `model`, the first free body moving at vx along x
+// (ccp's envelope grows with it), the floor (geom 0, when depth != 0) moved to make the smallest dist -depth;
+// expect contacts
+static void scene_xml(const char* name, const char* xml, int model, double vx, double depth, int expect,
+                      physRng* rng) {
+  physModel* m = load_xml(xml);
+  m->opt.contact = model;
+  physData* d = phys_make_data(m);
+  if (vx != 0) d->qvel[0] = vx;
+  if (depth != 0) sink_floor(m, d, 0, depth);
+  phys_kinematics(m, d);
+  phys_com_pos(m, d);
+  phys_com_vel(m, d);
+  phys_collision(m, d);
+  double dmax = -INFINITY;
+  for (int i = 0; i < d->ncon; i++) dmax = fmax(dmax, d->contact[i].dist);
+  CHECK_MSG(d->ncon == expect, "%s: %d contacts, expected %d", name, d->ncon, expect);
+  printf("%s: %d contacts, largest dist %.2e\n", name, d->ncon, dmax);
+  check_scene(name, m, d, rng);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+// contacts found within a margin (dist > 0): ccp's collision envelope of a sliding sphere and box, and an
+// explicit <pair> listing the higher geom first (the contact's normal opposite to the pair function's) with a
+// margin
+static const char* const CCP_SPHERE =
+    "<mujoco><compiler angle='radian'/><worldbody><geom name='floor' type='plane' size='5 5 0.1'/>"
+    "<body pos='0 0 0.101'><freejoint/><geom type='sphere' size='0.1'/></body></worldbody></mujoco>";
+static const char* const CCP_BOX =
+    "<mujoco><compiler angle='radian'/><worldbody><geom name='floor' type='plane' size='5 5 0.1' euler='0.1 0 0'/>"
+    "<body pos='0 0 0.1' euler='0.1013 0.0006 0.3'><freejoint/><geom type='box' size='0.1 0.1 0.05'/></body>"
+    "</worldbody></mujoco>";
+static const char* const PAIR_FLIP =
+    "<mujoco><compiler angle='radian'/><worldbody>"
+    "<body name='a'><freejoint/><geom name='a' type='sphere' size='0.1'/></body>"
+    "<body name='b' pos='0.15 0.1 0.05'><freejoint/><geom name='b' type='sphere' size='0.08'/></body>"
+    "</worldbody><contact><pair geom1='b' geom2='a' margin='0.01'/></contact></mujoco>";
+// the pairs of primitive_deriv beyond the first set: box on box (a face), sphere on a box, cylinder and
+// ellipsoid on a plane, sphere against a cylinder's side
+static const char* const BOX_BOX =
+    "<mujoco><compiler angle='radian'/><worldbody><geom name='table' type='box' size='0.5 0.5 0.1'/>"
+    "<body pos='0.1 -0.05 0.199' euler='0.0003 -0.0002 0.3'><freejoint/><geom type='box' size='0.1 0.08 0.1'/>"
+    "</body></worldbody></mujoco>";
+static const char* const SPHERE_BOX =
+    "<mujoco><compiler angle='radian'/><worldbody><geom name='table' type='box' size='0.5 0.5 0.1' euler='0.1 0.2 0'/>"
+    "<body pos='0.13735 -0.01739 0.17335'><freejoint/><geom type='sphere' size='0.1'/></body></worldbody></mujoco>";
+static const char* const CYL_PLANE =
+    "<mujoco><compiler angle='radian'/><worldbody><geom name='floor' type='plane' size='5 5 0.1' euler='0.1 -0.1 0'/>"
+    "<body pos='0 0 1' euler='0.4 0.3 0'><freejoint/><geom type='cylinder' size='0.1 0.2'/></body>"
+    "</worldbody></mujoco>";
+static const char* const ELL_PLANE =
+    "<mujoco><compiler angle='radian'/><worldbody><geom name='floor' type='plane' size='5 5 0.1' euler='0.1 -0.1 0'/>"
+    "<body pos='0 0 1' euler='0.4 0.3 0.2'><freejoint/><geom type='ellipsoid' size='0.1 0.2 0.15'/></body>"
+    "</worldbody></mujoco>";
+static const char* const SPHERE_CYL =
+    "<mujoco><compiler angle='radian'/><worldbody><geom name='post' type='cylinder' size='0.1 0.3' euler='0.2 0.1 0'/>"
+    "<body pos='0.19 0.02 0.05'><freejoint/><geom type='sphere' size='0.1'/></body></worldbody></mujoco>";
+
 // a chain with a ball, a limited hinge and a slide (dof groups, axes turning with the joints before them), a
 // capsule, a box and a sphere near a tilted floor, limits active
 static const char* const CHAIN =
     "<mujoco>\n"
+    "  <compiler angle='radian'/>\n"
     "  <worldbody>\n"
     "    <geom name='floor' type='plane' size='5 5 0.1' euler='0.1 -0.2 0'/>\n"
     "    <body name='a' pos='0 0 0.6'>\n"
@@ -551,32 +635,55 @@ static void scene_humanoid(physRng* rng) {
 //---------------------------------------------------------------------------------------------------------
 // refusals
 
-// a problem of another state, and a pair without geometry derivative, are refused with a message
+// refused calls: a pair without geometry derivative (the message names it; capsule-box until primitive_deriv
+// has it, else it must work), a problem of another state, a geom out of range, missing inputs; the arena is
+// left as it was
 static void test_refusals(void) {
   physModel* m = load_xml(
-      "<mujoco><worldbody><geom name='floor' type='plane' size='5 5 0.1'/>"
-      "<body pos='0 0 0.09'><freejoint/><geom type='ellipsoid' size='0.1 0.2 0.3'/></body>"
-      "<body pos='1 0 0.09'><freejoint/><geom type='sphere' size='0.1'/></body></worldbody></mujoco>");
+      "<mujoco><compiler angle='radian'/><worldbody><geom name='floor' type='plane' size='5 5 0.1'/>"
+      "<body pos='0 0 0.09'><freejoint/><geom type='sphere' size='0.1'/></body>"
+      "<body pos='1 0 0.3' euler='0.3 0.2 0'><freejoint/><geom type='box' size='0.2 0.2 0.1'/></body>"
+      "<body pos='1 0 0.45' euler='1.4 0.1 0'><freejoint/><geom type='capsule' size='0.05 0.2'/></body>"
+      "</worldbody></mujoco>");
   physData* d = phys_make_data(m);
   size_t mark = phys_stack_mark(d);
   physConstraintProblem p;
   setup(m, d, &p);
-  CHECK(p.nc == 2);
+  int ncb = 0, icb = -1;   // capsule-box contacts
+  for (int i = 0; i < d->ncon; i++)
+    if (d->contact[i].geom[0] == 2 && d->contact[i].geom[1] == 3) ncb++, icb = i;
+  CHECK_MSG(ncb > 0, "refusals: no capsule-box contact (%d contacts)", d->ncon);
   size_t inuse = phys_stack_mark(d);
-  double dq[12] = {0}, qbar[12] = {0}, dd[8];
-  double* gamma = calloc((size_t)p.n, sizeof(double));
-  if (phys_primitive_deriv_ncol(m, 0, 1) == 12) {   // plane-ellipsoid has no geometry derivative (yet)
+  int nv = m->nv;
+  double* dq = calloc((size_t)nv, sizeof(double));
+  double* qbar = calloc((size_t)nv, sizeof(double));
+  double* gamma = calloc((size_t)p.n + 1, sizeof(double));
+  double* dd = calloc((size_t)p.n + 1, sizeof(double));
+  double jac[7 * 64];
+  if (icb >= 0) {
+    // the pair function's order is capsule (type 2) before box (type 5): geoms 3, 2
+    int supported = phys_primitive_deriv(jac, m, d, 3, 2, 0) == 0;
     physStatus st = phys_constraint_jvp(m, d, &p, dq, NULL, NULL, NULL, NULL, dd);
-    CHECK(st == PHYS_ERR_ARG);
-    CHECK_MSG(strstr(d->lastwarning, "plane-ellipsoid") != NULL, "message: %s", d->lastwarning);
-    CHECK(phys_constraint_vjp(m, d, &p, NULL, NULL, gamma, qbar) == PHYS_ERR_ARG);
+    if (!supported) {
+      CHECK(st == PHYS_ERR_ARG);
+      CHECK_MSG(strstr(d->lastwarning, "capsule-box") != NULL, "message: %s", d->lastwarning);
+      CHECK(phys_constraint_vjp(m, d, &p, NULL, NULL, gamma, qbar) == PHYS_ERR_ARG);
+      CHECK(phys_constraint_size_vjp(m, d, &p, 2, NULL, NULL, gamma, qbar) == PHYS_ERR_ARG);
+    } else {
+      CHECK_MSG(st == PHYS_OK, "capsule-box supported by primitive_deriv but refused: %s", d->lastwarning);
+    }
+    printf("refusals: capsule-box %s\n", supported ? "supported" : "refused");
   }
   physConstraintProblem bad = p;
-  bad.nc = 1, bad.n = 3 + p.nl;
+  bad.nc = p.nc - 1, bad.n = p.n - 3;
   CHECK(phys_constraint_vjp(m, d, &bad, NULL, NULL, gamma, qbar) == PHYS_ERR_ARG);
+  CHECK(strstr(d->lastwarning, "is not the one of d") != NULL);
   CHECK(phys_constraint_size_vjp(m, d, &p, 99, NULL, NULL, gamma, qbar) == PHYS_ERR_ARG);
+  CHECK(phys_constraint_jvp(m, d, &p, NULL, NULL, NULL, NULL, NULL, dd) == PHYS_ERR_ARG);
+  CHECK(phys_constraint_jvp(m, d, &p, dq, NULL, NULL, dd, NULL, NULL) == PHYS_ERR_ARG);   // dJ_beta without beta
+  CHECK(phys_constraint_jacobian(m, d, &p, NULL, NULL, NULL, qbar, NULL) == PHYS_ERR_ARG);   // without alpha
   CHECK(phys_stack_mark(d) == inuse);   // the calls leave nothing in the arena
-  free(gamma);
+  free(dq), free(qbar), free(gamma), free(dd);
   phys_stack_free(d, mark);
   phys_free_data(d);
   phys_free_model(m);
@@ -587,9 +694,12 @@ int main(void) {
   phys_rng_seed(&rng, 20261122);
   double ex[3] = {1, 0, 0}, ob[3] = {0.3, -0.5, 0.8};
   scene_free_on_plane("sphere on a plane", "sphere", "0.1", ob, 0.9, 2e-3, 1, &rng);
-  // flat and on an edge, tilted by ~1e-4 rad: the corners' depths differ by ~1e-5 m, beyond rounding (exact
-  // ties: the elbow below)
+  // on an edge exactly (the corners' depths tie up to rounding), flat and on an edge tilted by ~1e-4 rad (they
+  // differ by ~1e-5 m). Exactly flat on the tilted plane is refused today: phys_primitive_deriv's plane-box
+  // ranks the 4 tied corners with other rounding than primitive.c and its value check fails (the elbow below
+  // is flat on an untilted floor, where the rankings happen to agree)
   double ez2[3] = {2e-4, 1e-4, 1}, ex2[3] = {1, 0, 3e-4};
+  scene_free_on_plane("box exactly on an edge", "box", "0.2 0.1 0.05", ex, 0.4, 1e-3, 2, &rng);
   scene_free_on_plane("box flat on a plane", "box", "0.2 0.1 0.05", ez2, 0.5, 1e-3, 4, &rng);
   scene_free_on_plane("box on an edge", "box", "0.2 0.1 0.05", ex2, 0.4, 1e-3, 2, &rng);
   scene_free_on_plane("box on a corner", "box", "0.2 0.1 0.05", ob, 0.7, 1e-3, 1, &rng);
@@ -600,6 +710,14 @@ int main(void) {
   double xc[3] = {0.02, 0.03, 0.09}, ac[4] = {0.1, 1, 0, 1.5}, ad[4] = {1, 0.1, 0, -1.4}, x0[3] = {0, 0, 0};
   scene_two_free("capsule-capsule", "capsule", "0.05 0.2", "capsule", "0.06 0.15", x0, ac, xc, ad, 1, &rng);
   scene_two_free("capsule-sphere (swapped order)", "capsule", "0.05 0.2", "sphere", "0.1", xa, aa, xb, ab, 1, &rng);
+  scene_xml("ccp: sphere sliding within the envelope", CCP_SPHERE, PHYS_CONTACT_CCP, 2, -1e-3, 1, &rng);
+  scene_xml("ccp: box sliding within the envelope", CCP_BOX, PHYS_CONTACT_CCP, 2, -1e-4, 4, &rng);
+  scene_xml("<pair> b-a with a margin", PAIR_FLIP, PHYS_CONTACT_LCP, 0, 0, 1, &rng);
+  scene_xml("box on a box", BOX_BOX, PHYS_CONTACT_LCP, 0, 0, 4, &rng);
+  scene_xml("sphere on a tilted box", SPHERE_BOX, PHYS_CONTACT_LCP, 0, 0, 1, &rng);
+  scene_xml("cylinder on a plane", CYL_PLANE, PHYS_CONTACT_LCP, 0, 2e-3, 1, &rng);
+  scene_xml("ellipsoid on a plane", ELL_PLANE, PHYS_CONTACT_LCP, 0, 2e-3, 1, &rng);
+  scene_xml("sphere against a cylinder", SPHERE_CYL, PHYS_CONTACT_LCP, 0, 0, 1, &rng);
   scene_chain(&rng);
   scene_elbow(&rng);
   scene_humanoid(&rng);
