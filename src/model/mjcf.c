@@ -1586,6 +1586,7 @@ typedef physStatus (*sectionFn)(mjcfCtx* c, xmlNode* el);
 // physid extensions, carried in <custom> so that MuJoCo 2.2.2 still loads the file:
 //   <custom><text name="physid:restlength" data="act1 act2"/></custom>
 //   <text name="physid:contact" data="lcp|cone|ccp|penalty"/>      contact model (default lcp)
+//   <text name="physid:grad" data="toi complementarity"/>           gradient options (opt.gradflags)
 //   <numeric name="physid:baumgarte" data="0.2"/>                   drift stabilization in [0, 1]
 //   <numeric name="physid:penalty" data="k_c d_lim v_slip"/>        penalty model (1 to 3 values; d_lim: joint limits)
 //   <numeric name="physid:solver" data="iterations tolerance"/>     iterative solvers (1 or 2 values)
@@ -1643,6 +1644,26 @@ static physStatus ext_contact(mjcfCtx* c, xmlNode* el, const char* data) {
   if (model < 0)
     return elem_error(c, el, PHYS_ERR_VALUE, "unknown contact model '%.40s' (lcp, cone, ccp or penalty)", data);
   c->s->opt.contact = model;
+  return PHYS_OK;
+}
+
+// physid:grad: gradient options, words "toi" and "complementarity" (opt.gradflags: PHYS_GRAD_TOI,
+// PHYS_GRAD_COMPLEMENTARITY); an empty list clears them
+static physStatus ext_grad(mjcfCtx* c, xmlNode* el, const char* data) {
+  int flags = 0;
+  for (const char* p = data + strspn(data, " \t\n"); *p; p += strspn(p, " \t\n")) {
+    size_t len = strcspn(p, " \t\n");
+    if (len == 3 && !strncmp(p, "toi", 3)) {
+      flags |= PHYS_GRAD_TOI;
+    } else if (len == 15 && !strncmp(p, "complementarity", 15)) {
+      flags |= PHYS_GRAD_COMPLEMENTARITY;
+    } else {
+      return elem_error(c, el, PHYS_ERR_VALUE, "unknown gradient option '%.*s' (toi, complementarity)",
+                        (int)(len < 40 ? len : 40), p);
+    }
+    p += len;
+  }
+  c->s->opt.gradflags = flags;
   return PHYS_OK;
 }
 
@@ -1742,6 +1763,7 @@ static const struct {
 } EXTENSIONS[] = {
     {"physid:restlength", "text", 0, ext_restlength},
     {"physid:contact", "text", 0, ext_contact},
+    {"physid:grad", "text", 0, ext_grad},
     {"physid:baumgarte", "numeric", 0, ext_baumgarte},
     {"physid:penalty", "numeric", 0, ext_penalty},
     {"physid:solver", "numeric", 0, ext_solver},
