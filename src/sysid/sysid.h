@@ -114,6 +114,19 @@ physStatus phys_fit(physModel* m, const physParamTable* t, const double* theta0,
                     physLog* log);
 void phys_fit_result_free(physFitResult* res);
 
+// the residuals of the loss at theta (written into m, which keeps it; theta0 is the prior's centre, may be
+// NULL without a prior) and their Jacobian J = dr/dtheta (nres x ntheta row-major, may be NULL): what
+// phys_fit minimizes, for tests and reports. phys_fit_nres gives nres (0, message in log, if the options or
+// the dataset do not fit the model). Layout (fit.c): trajectory by trajectory, sample 1..T-1, per sample the
+// observed tangent coordinates with a nonzero weight in order (q tangent, then v), then the ntheta prior rows.
+// [H6: added for H5 and the tests; KSTEP uses disjoint segments (stride = horizon); slides are weighted by
+// w_pos, hinges by w_rot; the fit runs at dt = dt_obs / substeps and restores m->opt.timestep]
+int phys_fit_nres(const physModel* m, const physParamTable* t, const physDataset* ds, const physFitOptions* opt,
+                  physLog* log);
+physStatus phys_fit_residuals(physModel* m, const physParamTable* t, const double* theta, const double* theta0,
+                              const physDataset* ds, const physFitOptions* opt, double* r, double* J,
+                              physLog* log);
+
 // the fit's predictions for trajectory k, as the loss sees them: for ONESTEP/KSTEP each predicted sample from
 // its segment's start, for ROLLOUT the rollout; qpos (T x nq), qvel (T x nv) caller-owned
 physStatus phys_fit_predict(const physModel* m, const physDataset* ds, int k, const physFitOptions* opt,

@@ -1,0 +1,967 @@
+// fit.c - identification of physical parameters theta from trajectories (sysid.h): residuals on simulated
+// predictions, their Jacobians by forward sensitivities of the step, bounded Levenberg-Marquardt, L-BFGS-B,
+// Adam, multi-start and the statistics of the best fit.
+//
+// Segments. Every loss is a set of segments: a segment starts at an observed sample x_s (the state is set
+// to it, the contact lists emptied so no warm start leaks between segments) and is simulated for h
+// observation intervals of `substeps` steps each (dt = ds->dt_obs / substeps); each of the h predictions
+// is compared with its observation. ONESTEP: h = 1 from every sample; KSTEP: h = horizon from samples
+// 0, horizon, 2 horizon, ... (stride = horizon: multiple shooting with disjoint segments, the last one
+// shorter); ROLLOUT: h = T - 1 from sample 0. So every sample but a trajectory's first has exactly one
+// residual block and KSTEP with horizon 1 is ONESTEP.
+//
+// Residuals of one observation: e = x_obs (-) x_pred in grad.h's tangent coordinates (phys_difference_pos:
+// free translation p_obs - p_pred, rotation log(q_pred^-1 q_obs) in the body frame, hinge and slide the
+// difference), velocities v_obs - v_pred; r_i = w_i e_i for the observed coordinates with a nonzero weight:
+// w_pos for free translations and slides (metres), w_rot for rotations and hinges (radians), w_vel for
+// velocities. The prior adds sqrt(prior) (theta - theta0). Loss = 0.5 |r|^2.
+//
+// Jacobians. S_t = dx_t/dtheta (2nv x ntheta) from S = 0 at the segment's start, S_{t+1} = A_t S_t + P_t
+// (phys_step_jacobian, phys_step_param_jacobian), and dr/dtheta = w de/dx_pred S with de/dx_pred = -I except
+// rotations: d log(Exp(-delta) Exp(phi)) / d delta = -Jl(phi)^-1 = -Jr(-phi)^-1.
+//
+// Optimizers. Levenberg-Marquardt is written here because Debian has no C LM with bounds (MINPACK's lmder
+// and cminpack are unbounded, levmar's bounded variant is not packaged): a projected / active-set LM, step
+// (J'J + lambda D) delta = -J'r on the free coordinates (a coordinate at a bound whose gradient pushes out
+// is held), projected onto the bounds, D = running max of diag(J'J) (More's scaling), Nielsen's damping
+// update from the ratio of actual to predicted decrease. L-BFGS-B 3.0 (liblbfgsb's Fortran setulb_, reverse
+// communication) and Adam work on the summed loss and its gradient J'r.
+//
+// Memory: one allocation per fit (fitProblem's work); the step and Jacobian calls take their scratch from
+// d's arena.
+#include <lapacke.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "chol.h"
+#include "grad.h"
+#include "rng.h"
+#include "rot.h"
+#include "sysid.h"
+
+//---------------------------------------------------------------------------------------------------------
+// defaults
+
+// the defaults documented in sysid.h
+void phys_fit_defaults(physFitOptions* opt) {
+  memset(opt, 0, sizeof(*opt));
+  opt->loss = PHYS_LOSS_ONESTEP;
+  opt->horizon = 10;
+  opt->substeps = 1;
+  opt->w_pos = 1 / 1e-3;
+  opt->w_rot = 1 / 1e-2;
+  opt->w_vel = 1 / 1e-1;
+  opt->prior = 0;
+  opt->optimizer = PHYS_OPT_LM;
+  opt->max_iter = 100;
+  opt->tol = 1e-10;
+  opt->lr = 1e-2;
+  opt->starts = 1;
+  opt->seed = 1;
+  opt->verbose = 0;
+  opt->threads = 1;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// the problem: model, data, residual layout and work arrays
+
+typedef struct fitProblem_ {
+  physModel* m;
+  physData* d;
+  const physParamTable* t;
+  const physDataset* ds;
+  const physFitOptions* opt;
+  const double* theta0;     // prior centre (NULL without prior)
+  physLog* log;
+  int nx, ntheta;           // 2nv, parameters
+  int nsel;                 // residual coordinates per observation
+  int* sel;                 // nsel tangent indices in [0, 2nv)
+  double* wsel;             // nsel weights
+  int* rotgrp;              // nv: first dof of the rotation group of a q coordinate, -1 if not a rotation
+  int* resadr;              // ntraj: first residual of each trajectory
+  int ndata, nres;          // data residuals, all residuals (with the prior rows)
+  double sqrt_prior;
+  // scratch of the segment simulation
+  double *S, *S2, *A, *P, *e, *qpred, *G;
+  physContact* con_save;
+  double time_forward, time_gradient;
+  int neval;
+} fitProblem;
+
+// seconds of a monotonic clock
+static double now_sec(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+// observation interval of k: the segment length h of the loss (sysid.h's segments) for a trajectory of T
+static int segment_len(const physFitOptions* opt, int T) {
+  if (opt->loss == PHYS_LOSS_ONESTEP) return 1;
+  if (opt->loss == PHYS_LOSS_KSTEP) return opt->horizon;
+  return T - 1 > 0 ? T - 1 : 1;
+}
+
+// weight of tangent coordinate i of x = (q tangent, v): w_pos (free translation, slide), w_rot (rotation,
+// hinge), w_vel (velocities)
+static double coord_weight(const physModel* m, const physFitOptions* opt, int i) {
+  if (i >= m->nv) return opt->w_vel;
+  int j = m->dof_jntid[i], type = m->jnt_type[j];
+  if (type == PHYS_JNT_FREE) return i - m->jnt_dofadr[j] < 3 ? opt->w_pos : opt->w_rot;
+  if (type == PHYS_JNT_SLIDE) return opt->w_pos;
+  return opt->w_rot;
+}
+
+// rotation group of q tangent coordinate i: first dof of its 3 rotation dofs, -1 for translations/hinges
+static int rot_group(const physModel* m, int i) {
+  int j = m->dof_jntid[i], type = m->jnt_type[j], a = m->jnt_dofadr[j];
+  if (type == PHYS_JNT_BALL) return a;
+  if (type == PHYS_JNT_FREE && i - a >= 3) return a + 3;
+  return -1;
+}
+
+// validate the options and the dataset, and count the residuals; nres = 0 on error (message in log)
+static physStatus layout(const physModel* m, const physParamTable* t, const physDataset* ds,
+                         const physFitOptions* opt, int* nsel, int* ndata, physLog* log) {
+  *nsel = *ndata = 0;
+  if (!opt || !ds || !t) return phys_error(log, PHYS_ERR_ARG, "fit: missing options, dataset or parameters");
+  if (ds->nq != m->nq || ds->nv != m->nv)
+    return phys_error(log, PHYS_ERR_SIZE, "fit: dataset has nq %d, nv %d; the model %d, %d", ds->nq, ds->nv,
+                      m->nq, m->nv);
+  if (opt->loss < PHYS_LOSS_ONESTEP || opt->loss > PHYS_LOSS_ROLLOUT)
+    return phys_error(log, PHYS_ERR_ARG, "fit: unknown loss kind %d", opt->loss);
+  if (opt->loss == PHYS_LOSS_KSTEP && opt->horizon < 1)
+    return phys_error(log, PHYS_ERR_ARG, "fit: horizon %d < 1", opt->horizon);
+  if (opt->substeps < 1) return phys_error(log, PHYS_ERR_ARG, "fit: substeps %d < 1", opt->substeps);
+  if (!(ds->dt_obs > 0) || !isfinite(ds->dt_obs))
+    return phys_error(log, PHYS_ERR_ARG, "fit: dataset's sample spacing %g is not positive", ds->dt_obs);
+  if (!(opt->w_pos >= 0 && opt->w_rot >= 0 && opt->w_vel >= 0 && opt->prior >= 0))
+    return phys_error(log, PHYS_ERR_ARG, "fit: weights and prior must be >= 0");
+  for (int i = 0; i < 2 * m->nv; i++) {
+    int observed = i < m->nv ? ds->obs_q[i] : ds->obs_v[i - m->nv];
+    if (observed && coord_weight(m, opt, i) > 0) (*nsel)++;
+  }
+  int nobs = 0;
+  for (int k = 0; k < ds->ntraj; k++)
+    if (ds->traj[k].T > 1) nobs += ds->traj[k].T - 1;
+  *ndata = nobs * *nsel;
+  if (*ndata == 0)
+    return phys_error(log, PHYS_ERR_ARG,
+                      "fit: no residuals (no trajectory with 2 samples, or no observed coordinate with a weight)");
+  return PHYS_OK;
+}
+
+// allocate and fill the problem (one allocation for the work arrays); the model's timestep becomes
+// dt_obs / substeps
+static physStatus problem_init(fitProblem* pb, physModel* m, const physParamTable* t, const double* theta0,
+                               const physDataset* ds, const physFitOptions* opt, physLog* log) {
+  memset(pb, 0, sizeof(*pb));
+  int nsel, ndata;
+  physStatus st = layout(m, t, ds, opt, &nsel, &ndata, log);
+  if (st != PHYS_OK) return st;
+  int nv = m->nv, nx = 2 * nv, nth = t->ntheta;
+  pb->m = m, pb->t = t, pb->ds = ds, pb->opt = opt, pb->log = log, pb->theta0 = theta0;
+  pb->nx = nx, pb->ntheta = nth, pb->nsel = nsel, pb->ndata = ndata;
+  pb->sqrt_prior = sqrt(opt->prior);
+  pb->nres = ndata + (opt->prior > 0 ? nth : 0);
+  size_t nd = 2 * (size_t)nx * nth + (size_t)nx * nx + (size_t)nx * nth + nx + m->nq + (size_t)nsel + 9;
+  size_t ni = (size_t)nsel + nv + (size_t)ds->ntraj;
+  size_t bytes = nd * sizeof(double) + ni * sizeof(int) + (size_t)m->nconmax * sizeof(physContact);
+  char* buf = calloc(1, bytes + 64);
+  pb->d = phys_make_data(m);
+  if (!buf || !pb->d) {
+    free(buf);
+    phys_free_data(pb->d);
+    pb->d = NULL;
+    return phys_error(log, PHYS_ERR_NOMEM, "fit: out of memory for %d residuals", pb->nres);
+  }
+  pb->con_save = (physContact*)buf;
+  double* w = (double*)(buf + (size_t)m->nconmax * sizeof(physContact));
+  pb->S = w, w += (size_t)nx * nth;
+  pb->S2 = w, w += (size_t)nx * nth;
+  pb->A = w, w += (size_t)nx * nx;
+  pb->P = w, w += (size_t)nx * nth;
+  pb->e = w, w += nx;
+  pb->qpred = w, w += m->nq;
+  pb->wsel = w, w += nsel;
+  pb->G = w, w += 9;
+  int* iw = (int*)w;
+  pb->sel = iw, iw += nsel;
+  pb->rotgrp = iw, iw += nv;
+  pb->resadr = iw;
+  // selected coordinates and weights
+  int n = 0;
+  for (int i = 0; i < nx; i++) {
+    int observed = i < nv ? ds->obs_q[i] : ds->obs_v[i - nv];
+    double wi = coord_weight(m, opt, i);
+    if (observed && wi > 0) pb->sel[n] = i, pb->wsel[n++] = wi;
+  }
+  for (int i = 0; i < nv; i++) pb->rotgrp[i] = rot_group(m, i);
+  for (int k = 0, a = 0; k < ds->ntraj; k++) {
+    pb->resadr[k] = a;
+    if (ds->traj[k].T > 1) a += (ds->traj[k].T - 1) * nsel;
+  }
+  m->opt.timestep = ds->dt_obs / opt->substeps;
+  return PHYS_OK;
+}
+
+// free the problem's work and data
+static void problem_free(fitProblem* pb) {
+  phys_free_data(pb->d);
+  free(pb->con_save);
+  pb->d = NULL;
+  pb->con_save = NULL;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// small dense helpers
+
+// inverse of a 3x3 matrix by cofactors: res = M^-1
+static void inv3(double res[9], const double a[9]) {
+  double c0 = a[4] * a[8] - a[5] * a[7], c1 = a[5] * a[6] - a[3] * a[8], c2 = a[3] * a[7] - a[4] * a[6];
+  double det = a[0] * c0 + a[1] * c1 + a[2] * c2, s = 1 / det;
+  res[0] = c0 * s, res[1] = (a[2] * a[7] - a[1] * a[8]) * s, res[2] = (a[1] * a[5] - a[2] * a[4]) * s;
+  res[3] = c1 * s, res[4] = (a[0] * a[8] - a[2] * a[6]) * s, res[5] = (a[2] * a[3] - a[0] * a[5]) * s;
+  res[6] = c2 * s, res[7] = (a[1] * a[6] - a[0] * a[7]) * s, res[8] = (a[0] * a[4] - a[1] * a[3]) * s;
+}
+
+// C = A B with A (n x n), B (n x p), all row-major; C may not alias
+static void matmul(double* C, const double* A, const double* B, int n, int p) {
+  for (int i = 0; i < n; i++) {
+    double* c = C + (size_t)i * p;
+    memset(c, 0, sizeof(double) * (size_t)p);
+    for (int k = 0; k < n; k++) {
+      double a = A[(size_t)i * n + k];
+      if (a == 0) continue;
+      const double* b = B + (size_t)k * p;
+      for (int j = 0; j < p; j++) c[j] += a * b[j];
+    }
+  }
+}
+
+// H = J'J (n x n) and g = J'r (n) of J (nr x n), either output may be NULL
+static void normal_eq(double* H, double* g, const double* J, const double* r, int nr, int n) {
+  if (H) memset(H, 0, sizeof(double) * (size_t)n * n);
+  if (g) memset(g, 0, sizeof(double) * (size_t)n);
+  for (int k = 0; k < nr; k++) {
+    const double* row = J + (size_t)k * n;
+    for (int i = 0; i < n; i++) {
+      if (row[i] == 0) continue;
+      if (g) g[i] += row[i] * r[k];
+      if (H)
+        for (int j = 0; j < n; j++) H[(size_t)i * n + j] += row[i] * row[j];
+    }
+  }
+}
+
+// 0.5 |r|^2
+static double half_sq(const double* r, int n) {
+  double s = 0;
+  for (int i = 0; i < n; i++) s += r[i] * r[i];
+  return 0.5 * s;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// residuals and Jacobians
+
+// r (nsel) = w (x_obs (-) x_pred) at d's state and, with J, J (nsel x ntheta) = w de/dx_pred S
+static void obs_residual(fitProblem* pb, const double* qobs, const double* vobs, double* r, double* J) {
+  const physModel* m = pb->m;
+  physData* d = pb->d;
+  int nv = m->nv, nth = pb->ntheta;
+  double* e = pb->e;
+  phys_difference_pos(m, e, 1.0, d->qpos, qobs);
+  for (int i = 0; i < nv; i++) e[nv + i] = vobs[i] - d->qvel[i];
+  for (int s = 0; s < pb->nsel; s++) r[s] = pb->wsel[s] * e[pb->sel[s]];
+  if (!J) return;
+  int lastgrp = -1;
+  for (int s = 0; s < pb->nsel; s++) {
+    int i = pb->sel[s], g = i < nv ? pb->rotgrp[i] : -1;
+    double* row = J + (size_t)s * nth;
+    double w = pb->wsel[s];
+    if (g < 0) {
+      // de_i/dx = -e_i'
+      const double* Si = pb->S + (size_t)i * nth;
+      for (int c = 0; c < nth; c++) row[c] = -w * Si[c];
+      continue;
+    }
+    // de_rot/dx_rot = -Jr(-phi)^-1, phi = e[g..g+3)
+    if (g != lastgrp) {
+      double mphi[3] = {-e[g], -e[g + 1], -e[g + 2]}, Jr[9];
+      phys_so3_jacobians(Jr, NULL, mphi);
+      inv3(pb->G, Jr);
+      lastgrp = g;
+    }
+    const double* Grow = pb->G + 3 * (i - g);
+    for (int c = 0; c < nth; c++) {
+      double v = 0;
+      for (int k = 0; k < 3; k++) v += Grow[k] * pb->S[(size_t)(g + k) * nth + c];
+      row[c] = -w * v;
+    }
+  }
+}
+
+// d's state <- sample s of trajectory tr, contact lists empty, no inputs
+static void load_sample(fitProblem* pb, const physTrajectory* tr, int s) {
+  const physModel* m = pb->m;
+  physData* d = pb->d;
+  memcpy(d->qpos, tr->qpos + (size_t)s * m->nq, sizeof(double) * (size_t)m->nq);
+  memcpy(d->qvel, tr->qvel + (size_t)s * m->nv, sizeof(double) * (size_t)m->nv);
+  d->time = tr->time[s];
+  d->ncon = 0;
+  d->ncon_prev = 0;
+}
+
+// S <- A S + P at d's state (the contact list that the next phys_step warm-starts from is kept)
+static physStatus sens_step(fitProblem* pb, int k, int s) {
+  physData* d = pb->d;
+  int nx = pb->nx, nth = pb->ntheta, ncon = d->ncon;
+  memcpy(pb->con_save, d->contact, sizeof(physContact) * (size_t)ncon);
+  physStatus st = phys_step_jacobian(pb->m, d, pb->A, NULL);
+  if (st == PHYS_OK) st = phys_step_param_jacobian(pb->m, d, pb->t, pb->P);
+  memcpy(d->contact, pb->con_save, sizeof(physContact) * (size_t)ncon);
+  d->ncon = ncon;
+  if (st != PHYS_OK)
+    return phys_error(pb->log, st, "fit: the step derivative failed on trajectory %d (%s) at sample %d, time %.9g: %s",
+                      k, pb->ds->traj[k].source, s, d->time, phys_status_str(st));
+  matmul(pb->S2, pb->A, pb->S, nx, nth);
+  for (size_t i = 0; i < (size_t)nx * nth; i++) pb->S[i] = pb->S2[i] + pb->P[i];
+  return PHYS_OK;
+}
+
+// one phys_step; PHYS_ERR_NUMERIC if it was rejected (non-finite state)
+static physStatus fwd_step(fitProblem* pb, int k, int s) {
+  physData* d = pb->d;
+  int nw = d->nwarning;
+  phys_step(pb->m, d);
+  if (d->nwarning != nw)
+    return phys_error(pb->log, PHYS_ERR_NUMERIC, "fit: simulation failed on trajectory %d (%s) after sample %d, time %.9g: %s",
+                      k, pb->ds->traj[k].source, s, d->time, d->lastwarning);
+  return PHYS_OK;
+}
+
+// simulate the segment of trajectory k from sample s over h observations: residuals r (h x nsel) and with J
+// their Jacobian (h nsel x ntheta)
+static physStatus segment(fitProblem* pb, int k, int s, int h, double* r, double* J) {
+  const physTrajectory* tr = &pb->ds->traj[k];
+  const physModel* m = pb->m;
+  int nth = pb->ntheta, nsel = pb->nsel;
+  load_sample(pb, tr, s);
+  if (J) memset(pb->S, 0, sizeof(double) * (size_t)pb->nx * nth);
+  for (int j = 1; j <= h; j++) {
+    for (int sub = 0; sub < pb->opt->substeps; sub++) {
+      if (J) {
+        double t0 = now_sec();
+        physStatus st = sens_step(pb, k, s + j - 1);
+        pb->time_gradient += now_sec() - t0;
+        if (st != PHYS_OK) return st;
+      }
+      double t0 = now_sec();
+      physStatus st = fwd_step(pb, k, s + j - 1);
+      pb->time_forward += now_sec() - t0;
+      if (st != PHYS_OK) return st;
+    }
+    int o = s + j;
+    obs_residual(pb, tr->qpos + (size_t)o * m->nq, tr->qvel + (size_t)o * m->nv, r + (size_t)(j - 1) * nsel,
+                 J ? J + (size_t)(j - 1) * nsel * nth : NULL);
+  }
+  return PHYS_OK;
+}
+
+// all residuals r (nres) at theta and their Jacobian J (nres x ntheta, may be NULL); theta is written into
+// the model first
+static physStatus evaluate(fitProblem* pb, const double* theta, double* r, double* J) {
+  physStatus st = phys_param_set(pb->t, pb->m, theta);
+  if (st != PHYS_OK) return phys_error(pb->log, st, "fit: theta is not a valid model (phys_param_set)");
+  pb->neval++;
+  const physDataset* ds = pb->ds;
+  int nth = pb->ntheta, nsel = pb->nsel;
+  for (int k = 0; k < ds->ntraj; k++) {
+    int T = ds->traj[k].T, h = segment_len(pb->opt, T);
+    for (int s = 0; s + 1 < T; s += h) {
+      int hh = s + h < T ? h : T - 1 - s;
+      size_t a = (size_t)pb->resadr[k] + (size_t)s * nsel;
+      st = segment(pb, k, s, hh, r + a, J ? J + a * nth : NULL);
+      if (st != PHYS_OK) return st;
+    }
+  }
+  // prior rows sqrt(prior) (theta - theta0)
+  if (pb->nres > pb->ndata) {
+    for (int i = 0; i < nth; i++) {
+      r[pb->ndata + i] = pb->sqrt_prior * (theta[i] - pb->theta0[i]);
+      if (J) {
+        double* row = J + (size_t)(pb->ndata + i) * nth;
+        memset(row, 0, sizeof(double) * (size_t)nth);
+        row[i] = pb->sqrt_prior;
+      }
+    }
+  }
+  return PHYS_OK;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// optimizers: each runs from theta (in/out) within [lo, hi], records its history, returns its iterations
+
+typedef struct fitRun_ {
+  double *theta, *r, *J, *g, *H, *D, *Hf, *gf, *step, *trial, *mom, *vel, *best;
+  int *free_;
+  double* loss_hist;        // max_iter + 1
+  double* theta_hist;       // (max_iter + 1) x ntheta
+  int iterations;
+  double loss0, loss;
+} fitRun;
+
+// evaluate without touching the caller's log (a trial point may fail: the optimizer backs off)
+static physStatus eval_quiet(fitProblem* pb, const double* theta, double* r, double* J) {
+  physLog scratch = {0}, *keep = pb->log;
+  pb->log = &scratch;
+  physStatus st = evaluate(pb, theta, r, J);
+  pb->log = keep;
+  return st;
+}
+
+// loss at a trial point (HUGE_VAL if theta is not a valid model or the simulation fails there: the
+// optimizer backs off); residuals into r; the caller's log is not touched
+static double trial_loss(fitProblem* pb, const double* theta, double* r) {
+  return eval_quiet(pb, theta, r, NULL) == PHYS_OK ? half_sq(r, pb->nres) : HUGE_VAL;
+}
+
+// record iteration it's loss and theta
+static void record(fitProblem* pb, fitRun* run, int it, double loss, const double* theta) {
+  run->loss_hist[it] = loss;
+  memcpy(run->theta_hist + (size_t)it * pb->ntheta, theta, sizeof(double) * (size_t)pb->ntheta);
+}
+
+// one progress line on stderr
+static void progress(const fitProblem* pb, const char* name, int start, int it, double loss, double extra,
+                     const double* theta) {
+  if (!pb->opt->verbose) return;
+  fprintf(stderr, "fit %s start %d iter %4d loss %.9e %s %.3g theta", name, start, it, loss,
+          pb->opt->optimizer == PHYS_OPT_LM ? "lambda" : "step", extra);
+  for (int i = 0; i < pb->ntheta && i < 8; i++) fprintf(stderr, " %.9g", theta[i]);
+  fprintf(stderr, pb->ntheta > 8 ? " ...\n" : "\n");
+}
+
+// theta <- clamp(theta, lo, hi)
+static void project(double* theta, const double* lo, const double* hi, int n) {
+  for (int i = 0; i < n; i++) theta[i] = fmin(fmax(theta[i], lo[i]), hi[i]);
+}
+
+// bounded Levenberg-Marquardt (the header's comment): free set F = coordinates not held at a bound,
+// (H_FF + lambda D_F) delta_F = -g_F, theta+ = P(theta + delta), accepted when the loss decreases
+static physStatus run_lm(fitProblem* pb, fitRun* run, const double* lo, const double* hi, int start) {
+  int n = pb->ntheta, nr = pb->nres, maxit = pb->opt->max_iter;
+  double* th = run->theta;
+  physStatus st = evaluate(pb, th, run->r, run->J);
+  if (st != PHYS_OK) return st;
+  double loss = half_sq(run->r, nr), lambda = 1e-3, nu = 2;
+  normal_eq(run->H, run->g, run->J, run->r, nr, n);
+  for (int i = 0; i < n; i++) run->D[i] = run->H[(size_t)i * n + i];
+  run->loss0 = loss;
+  record(pb, run, 0, loss, th);
+  progress(pb, "lm", start, 0, loss, lambda, th);
+  int it = 0;
+  while (it < maxit && loss > 0) {
+    it++;
+    // scaling D = max over iterations of diag(J'J), floored so that null columns stay regular
+    double dmax = 0;
+    for (int i = 0; i < n; i++) {
+      run->D[i] = fmax(run->D[i], run->H[(size_t)i * n + i]);
+      dmax = fmax(dmax, run->D[i]);
+    }
+    // free set: not at a bound with the gradient pushing outwards
+    int nf = 0;
+    for (int i = 0; i < n; i++) {
+      int held = (th[i] <= lo[i] && run->g[i] > 0) || (th[i] >= hi[i] && run->g[i] < 0);
+      if (!held) run->free_[nf++] = i;
+    }
+    int stop = 0, accepted = 0;
+    memset(run->step, 0, sizeof(double) * (size_t)n);
+    if (nf == 0) stop = 1;
+    if (!stop) {
+      for (int a = 0; a < nf; a++) {
+        int i = run->free_[a];
+        for (int b = 0; b < nf; b++) run->Hf[a * nf + b] = run->H[(size_t)i * n + run->free_[b]];
+        run->Hf[a * nf + a] += lambda * fmax(run->D[i], 1e-12 * dmax + 1e-300);
+        run->gf[a] = -run->g[i];
+      }
+      if (phys_chol_factor(run->Hf, nf, 0) == nf) {
+        phys_chol_solve(run->gf, run->Hf, run->gf, nf);
+        for (int a = 0; a < nf; a++) run->step[run->free_[a]] = run->gf[a];
+        // projected trial point and the decrease the model predicts for the projected step
+        double smax = 0;
+        for (int i = 0; i < n; i++) {
+          run->trial[i] = fmin(fmax(th[i] + run->step[i], lo[i]), hi[i]);
+          run->step[i] = run->trial[i] - th[i];
+          smax = fmax(smax, fabs(run->step[i]) / (fabs(th[i]) + 1e-300));
+        }
+        double pred = 0;
+        for (int i = 0; i < n; i++) {
+          double hs = 0;
+          for (int j = 0; j < n; j++) hs += run->H[(size_t)i * n + j] * run->step[j];
+          pred -= run->g[i] * run->step[i] + 0.5 * run->step[i] * hs;
+        }
+        if (smax < 1e-15) {
+          stop = 1;   // the step no longer changes theta
+        } else {
+          double lnew = trial_loss(pb, run->trial, run->trial + n);
+          if (lnew < loss) {
+            double rho = pred > 0 ? (loss - lnew) / pred : 0, rel = (loss - lnew) / loss;
+            memcpy(th, run->trial, sizeof(double) * (size_t)n);
+            st = evaluate(pb, th, run->r, run->J);
+            if (st != PHYS_OK) return st;
+            loss = half_sq(run->r, nr);
+            normal_eq(run->H, run->g, run->J, run->r, nr, n);
+            double f = 2 * rho - 1;
+            lambda *= fmax(1.0 / 3, 1 - f * f * f);
+            nu = 2;
+            accepted = 1;
+            if (rel < pb->opt->tol) stop = 1;
+          }
+        }
+      }
+    }
+    if (!accepted && !stop) {
+      lambda *= nu;
+      nu *= 2;
+      if (lambda > 1e30) stop = 1;
+    }
+    record(pb, run, it, loss, th);
+    progress(pb, "lm", start, it, loss, lambda, th);
+    if (stop) break;
+  }
+  run->iterations = it;
+  run->loss = loss;
+  return PHYS_OK;
+}
+
+// the Fortran routine of L-BFGS-B 3.0 (liblbfgsb): reverse communication through task (60 characters);
+// gfortran passes the lengths of task and csave as hidden trailing arguments
+extern void setulb_(const int* n, const int* m, double* x, const double* l, const double* u, const int* nbd,
+                    double* f, double* g, const double* factr, const double* pgtol, double* wa, int* iwa,
+                    char* task, const int* iprint, char* csave, int* lsave, int* isave, double* dsave,
+                    size_t task_len, size_t csave_len);
+
+#define LBFGSB_M 10
+
+// set a Fortran character*60 variable
+static void ftask(char task[60], const char* s) {
+  size_t n = strlen(s);
+  memset(task, ' ', 60);
+  memcpy(task, s, n < 60 ? n : 60);
+}
+
+// L-BFGS-B on loss(theta) with gradient J'r; one iteration per new iterate ("NEW_X")
+static physStatus run_lbfgsb(fitProblem* pb, fitRun* run, const double* lo, const double* hi, int start,
+                             double* wa, int* iwa) {
+  int n = pb->ntheta, nr = pb->nres, mcorr = LBFGSB_M, iprint = -1;
+  int lsave[4] = {0}, isave[44] = {0};
+  double dsave[29] = {0};
+  char task[60], csave[60];
+  int* nbd = iwa + 3 * n;
+  for (int i = 0; i < n; i++) {
+    int fl = isfinite(lo[i]), fu = isfinite(hi[i]);
+    nbd[i] = fl && fu ? 2 : fl ? 1 : fu ? 3 : 0;
+  }
+  double factr = pb->opt->tol / 2.220446049250313e-16, pgtol = 0, f = 0;
+  double* th = run->theta;
+  ftask(task, "START");
+  memset(csave, ' ', 60);
+  int it = 0, first = 1;
+  double loss = HUGE_VAL;
+  for (;;) {
+    setulb_(&n, &mcorr, th, lo, hi, nbd, &f, run->g, &factr, &pgtol, wa, iwa, task, &iprint, csave, lsave,
+            isave, dsave, 60, 60);
+    if (strncmp(task, "FG", 2) == 0) {
+      physStatus st = first ? evaluate(pb, th, run->r, run->J) : eval_quiet(pb, th, run->r, run->J);
+      if (st == PHYS_OK) {
+        f = half_sq(run->r, nr);
+        normal_eq(NULL, run->g, run->J, run->r, nr, n);
+      } else if (first) {
+        return st;
+      } else {
+        // an invalid trial point: a huge loss makes the line search back off
+        f = 1e300;
+        for (int i = 0; i < n; i++) run->g[i] = 0;
+      }
+      if (first) {
+        run->loss0 = loss = f;
+        memcpy(run->best, th, sizeof(double) * (size_t)n);
+        record(pb, run, 0, f, th);
+        progress(pb, "lbfgsb", start, 0, f, 0, th);
+        first = 0;
+      }
+      if (f < loss) loss = f, memcpy(run->best, th, sizeof(double) * (size_t)n);
+      continue;
+    }
+    if (strncmp(task, "NEW_X", 5) == 0) {
+      it++;
+      record(pb, run, it, loss, run->best);
+      progress(pb, "lbfgsb", start, it, loss, dsave[13], run->best);
+      if (it >= pb->opt->max_iter || loss == 0) break;
+      continue;
+    }
+    break;   // CONVERGENCE, ABNORMAL_TERMINATION_IN_LNSRCH, ERROR
+  }
+  if (pb->opt->verbose) fprintf(stderr, "fit lbfgsb start %d: %.60s\n", start, task);
+  memcpy(th, run->best, sizeof(double) * (size_t)n);
+  run->iterations = it;
+  run->loss = loss;
+  return PHYS_OK;
+}
+
+// Adam (Kingma & Ba) on loss(theta): m = b1 m + (1-b1) g, v = b2 v + (1-b2) g^2, theta -= lr_t scale
+// mhat / (sqrt(vhat) + eps), projected; scale = the bound's width or |theta0| (1 if 0); constant lr (a
+// decay 1/(1 + 10 t/max_iter) was tried: 100x slower along the pendulum's damping-mass valley). Returns the
+// best iterate; stops after max_iter or when the best loss has not improved by a relative tol in 100
+// iterations.
+static physStatus run_adam(fitProblem* pb, fitRun* run, const double* lo, const double* hi, int start) {
+  const double b1 = 0.9, b2 = 0.999, eps = 1e-12;
+  int n = pb->ntheta, nr = pb->nres, maxit = pb->opt->max_iter;
+  double* th = run->theta;
+  for (int i = 0; i < n; i++) {
+    double w = hi[i] - lo[i];
+    run->D[i] = isfinite(w) && w > 0 ? w : (th[i] != 0 ? fabs(th[i]) : 1);
+    run->mom[i] = run->vel[i] = 0;
+  }
+  double best = HUGE_VAL, b1t = 1, b2t = 1;
+  int it = 0, since = 0;
+  double lastbest = HUGE_VAL;
+  for (;;) {
+    physStatus st = it == 0 ? evaluate(pb, th, run->r, run->J) : eval_quiet(pb, th, run->r, run->J);
+    if (st != PHYS_OK) {
+      if (it == 0) return st;
+      break;
+    }
+    double loss = half_sq(run->r, nr);
+    normal_eq(NULL, run->g, run->J, run->r, nr, n);
+    if (loss < best) best = loss, memcpy(run->best, th, sizeof(double) * (size_t)n);
+    if (it == 0) run->loss0 = loss;
+    double lr = pb->opt->lr;
+    record(pb, run, it, best, run->best);
+    progress(pb, "adam", start, it, loss, lr, th);
+    if (best < lastbest * (1 - pb->opt->tol)) lastbest = best, since = 0;
+    else since++;
+    if (it >= maxit || best == 0 || since >= 100) break;
+    it++;
+    b1t *= b1, b2t *= b2;
+    for (int i = 0; i < n; i++) {
+      run->mom[i] = b1 * run->mom[i] + (1 - b1) * run->g[i];
+      run->vel[i] = b2 * run->vel[i] + (1 - b2) * run->g[i] * run->g[i];
+      double mh = run->mom[i] / (1 - b1t), vh = run->vel[i] / (1 - b2t);
+      th[i] -= lr * run->D[i] * mh / (sqrt(vh) + eps);
+    }
+    project(th, lo, hi, n);
+  }
+  memcpy(th, run->best, sizeof(double) * (size_t)n);
+  run->iterations = it;
+  run->loss = best;
+  return PHYS_OK;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// multi-start draws and statistics
+
+// start s >= 1: uniform in [lo, hi] when both are finite; log-uniform in [theta0/10, 10 theta0] (within the
+// bounds) for a positive theta0 with lo >= 0 and no upper bound; otherwise theta0 + U(-1, 1) max(|theta0|, 1)
+// clamped to the bounds
+static void draw_start(double* th, const double* theta0, const double* lo, const double* hi, int n,
+                       physRng* rng) {
+  for (int i = 0; i < n; i++) {
+    double u = phys_rng_uniform(rng);
+    if (isfinite(lo[i]) && isfinite(hi[i])) {
+      th[i] = lo[i] + u * (hi[i] - lo[i]);
+    } else if (lo[i] >= 0 && theta0[i] > 0) {
+      double a = log(fmax(theta0[i] / 10, lo[i])), b = log(fmin(theta0[i] * 10, hi[i]));
+      th[i] = exp(a + u * (b - a));
+    } else {
+      th[i] = theta0[i] + (2 * u - 1) * fmax(fabs(theta0[i]), 1);
+    }
+  }
+  project(th, lo, hi, n);
+}
+
+// statistics at the fit: eigen-decomposition of H = J'J (dsyev), cov = s^2 H^+ (eigenvalues < 1e-8 max
+// dropped), stderr, correlation, null directions (sign: largest component positive)
+static physStatus statistics(fitProblem* pb, physFitResult* res, const double* H, double loss, double* ev,
+                             double* V, double* cov) {
+  int n = pb->ntheta;
+  memcpy(V, H, sizeof(double) * (size_t)n * n);
+  lapack_int info = LAPACKE_dsyev(LAPACK_ROW_MAJOR, 'V', 'U', n, V, n, ev);
+  if (info != 0) return phys_error(pb->log, PHYS_ERR_NUMERIC, "fit: eigen-decomposition of J'J failed (%d)", (int)info);
+  double emax = 0;
+  for (int k = 0; k < n; k++) emax = fmax(emax, ev[k]);
+  double s2 = pb->nres > n ? 2 * loss / (pb->nres - n) : NAN;
+  memset(cov, 0, sizeof(double) * (size_t)n * n);
+  int nnull = 0;
+  for (int k = 0; k < n; k++) {
+    if (!(ev[k] >= 1e-8 * emax) || emax == 0) {
+      nnull++;
+      continue;
+    }
+    for (int i = 0; i < n; i++)
+      for (int j = 0; j < n; j++) cov[(size_t)i * n + j] += V[(size_t)i * n + k] * V[(size_t)j * n + k] / ev[k];
+  }
+  for (int i = 0; i < n; i++) res->stderr_[i] = sqrt(s2 * cov[(size_t)i * n + i]);
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) {
+      double a = cov[(size_t)i * n + i], b = cov[(size_t)j * n + j];
+      res->corr[(size_t)i * n + j] = i == j ? 1 : (a > 0 && b > 0 ? cov[(size_t)i * n + j] / sqrt(a * b) : 0);
+    }
+  res->nnull = nnull;
+  res->null_dirs = nnull ? malloc(sizeof(double) * (size_t)nnull * n) : NULL;
+  if (nnull && !res->null_dirs) return phys_error(pb->log, PHYS_ERR_NOMEM, "fit: out of memory");
+  for (int k = 0, a = 0; k < n; k++) {
+    if (ev[k] >= 1e-8 * emax && emax > 0) continue;
+    int imax = 0;
+    for (int i = 0; i < n; i++)
+      if (fabs(V[(size_t)i * n + k]) > fabs(V[(size_t)imax * n + k])) imax = i;
+    double sgn = V[(size_t)imax * n + k] < 0 ? -1 : 1;
+    for (int i = 0; i < n; i++) res->null_dirs[(size_t)a * n + i] = sgn * V[(size_t)i * n + k];
+    a++;
+  }
+  return PHYS_OK;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// public API
+
+// free what phys_fit allocated
+void phys_fit_result_free(physFitResult* res) {
+  if (!res) return;
+  free(res->theta);
+  free(res->stderr_);
+  free(res->corr);
+  free(res->loss_hist);
+  free(res->theta_hist);
+  free(res->null_dirs);
+  memset(res, 0, sizeof(*res));
+}
+
+// bounds: lower <= theta0 <= upper, lower <= upper, no NaN
+static physStatus check_bounds(const physParamTable* t, const double* theta0, const double* lo,
+                               const double* hi, physLog* log) {
+  for (int i = 0; i < t->ntheta; i++) {
+    const char* name = "?";
+    for (int p = 0; p < t->n; p++)
+      if (i >= t->param[p].adr && i < t->param[p].adr + t->param[p].size) name = t->param[p].name;
+    if (isnan(lo[i]) || isnan(hi[i]) || !isfinite(theta0[i]))
+      return phys_error(log, PHYS_ERR_ARG, "fit: %s: theta0 %g, bounds [%g, %g] must be numbers", name,
+                        theta0[i], lo[i], hi[i]);
+    if (lo[i] > hi[i])
+      return phys_error(log, PHYS_ERR_ARG, "fit: %s: lower bound %g > upper bound %g", name, lo[i], hi[i]);
+    if (theta0[i] < lo[i] || theta0[i] > hi[i])
+      return phys_error(log, PHYS_ERR_ARG, "fit: %s: initial value %g outside its bounds [%g, %g]", name,
+                        theta0[i], lo[i], hi[i]);
+  }
+  return PHYS_OK;
+}
+
+// the residual count of the loss (data rows and prior rows); 0 with a message in log if the options or
+// the dataset are invalid
+int phys_fit_nres(const physModel* m, const physParamTable* t, const physDataset* ds, const physFitOptions* opt,
+                  physLog* log) {
+  int nsel, ndata;
+  if (layout(m, t, ds, opt, &nsel, &ndata, log) != PHYS_OK) return 0;
+  return ndata + (opt->prior > 0 ? t->ntheta : 0);
+}
+
+// residuals and Jacobian at theta (sysid.h)
+physStatus phys_fit_residuals(physModel* m, const physParamTable* t, const double* theta, const double* theta0,
+                              const physDataset* ds, const physFitOptions* opt, double* r, double* J,
+                              physLog* log) {
+  if (opt && opt->prior > 0 && !theta0) return phys_error(log, PHYS_ERR_ARG, "fit: a prior needs theta0");
+  double dt = m->opt.timestep;
+  fitProblem pb;
+  physStatus st = problem_init(&pb, m, t, theta0, ds, opt, log);
+  if (st == PHYS_OK) st = evaluate(&pb, theta, r, J);
+  problem_free(&pb);
+  m->opt.timestep = dt;
+  return st;
+}
+
+// the run's arrays (one allocation); NULL if out of memory
+static void* run_alloc(fitRun* run, int n, int nres, int maxit, double** wa, int** iwa) {
+  size_t nwa = (2 * LBFGSB_M + 5) * (size_t)n + 11 * LBFGSB_M * LBFGSB_M + 8 * LBFGSB_M;
+  size_t nd = (size_t)nres * n + 2 * (size_t)nres + 12 * (size_t)n + 2 * (size_t)n * n +
+              (size_t)(maxit + 1) * (n + 1) + nwa + (size_t)n;
+  double* w = calloc(nd * sizeof(double) + (5 * (size_t)n + 8) * sizeof(int), 1);
+  if (!w) return NULL;
+  void* base = w;
+  run->r = w, w += nres;
+  run->J = w, w += (size_t)nres * n;
+  run->theta = w, w += n;
+  run->g = w, w += n;
+  run->H = w, w += (size_t)n * n;
+  run->Hf = w, w += (size_t)n * n;
+  run->D = w, w += n;
+  run->gf = w, w += n;
+  run->step = w, w += n;
+  run->trial = w, w += n + nres;   // trial theta, then its residuals
+  run->mom = w, w += n;
+  run->vel = w, w += n;
+  run->best = w, w += n;
+  run->loss_hist = w, w += maxit + 1;
+  run->theta_hist = w, w += (size_t)(maxit + 1) * n;
+  *wa = w, w += nwa;
+  w += n;
+  run->free_ = (int*)w;
+  *iwa = run->free_ + n;
+  return base;
+}
+
+// the fit (sysid.h)
+physStatus phys_fit(physModel* m, const physParamTable* t, const double* theta0, const double* lower,
+                    const double* upper, const physDataset* ds, const physFitOptions* opt, physFitResult* res,
+                    physLog* log) {
+  physLog dummy = {0};
+  if (!log) log = &dummy;
+  if (!res) return phys_error(log, PHYS_ERR_ARG, "fit: no result");
+  memset(res, 0, sizeof(*res));
+  if (!m || !t || !theta0 || !ds || !opt || t->ntheta < 1)
+    return phys_error(log, PHYS_ERR_ARG, "fit: missing model, parameters, theta0, dataset or options");
+  int n = t->ntheta, maxit = opt->max_iter > 0 ? opt->max_iter : 1;
+  if (opt->optimizer < PHYS_OPT_LM || opt->optimizer > PHYS_OPT_ADAM)
+    return phys_error(log, PHYS_ERR_ARG, "fit: unknown optimizer %d", opt->optimizer);
+  // bounds: the given ones, else the parameter table's
+  double* bnd = malloc(sizeof(double) * 2 * (size_t)n);
+  if (!bnd) return phys_error(log, PHYS_ERR_NOMEM, "fit: out of memory");
+  double *lo = bnd, *hi = bnd + n;
+  phys_param_bounds(t, lo, hi);
+  if (lower) memcpy(lo, lower, sizeof(double) * (size_t)n);
+  if (upper) memcpy(hi, upper, sizeof(double) * (size_t)n);
+  physStatus st = check_bounds(t, theta0, lo, hi, log);
+  double dt = m->opt.timestep;
+  fitProblem pb;
+  memset(&pb, 0, sizeof(pb));
+  if (st == PHYS_OK) st = problem_init(&pb, m, t, theta0, ds, opt, log);
+  fitRun run;
+  memset(&run, 0, sizeof(run));
+  double* wa = NULL;
+  int* iwa = NULL;
+  void* runbuf = NULL;
+  double *best_theta = NULL, *best_lh = NULL, *best_th = NULL;
+  if (st == PHYS_OK) {
+    runbuf = run_alloc(&run, n, pb.nres, maxit, &wa, &iwa);
+    res->theta = calloc((size_t)n, sizeof(double));
+    res->stderr_ = calloc((size_t)n, sizeof(double));
+    res->corr = calloc((size_t)n * n, sizeof(double));
+    res->loss_hist = calloc((size_t)maxit + 1, sizeof(double));
+    res->theta_hist = calloc((size_t)(maxit + 1) * n, sizeof(double));
+    best_theta = res->theta, best_lh = res->loss_hist, best_th = res->theta_hist;
+    if (!runbuf || !res->theta || !res->stderr_ || !res->corr || !res->loss_hist || !res->theta_hist)
+      st = phys_error(log, PHYS_ERR_NOMEM, "fit: out of memory for %d residuals x %d parameters", pb.nres, n);
+  }
+  physFitOptions o2;
+  if (st == PHYS_OK) {
+    o2 = *opt;
+    o2.max_iter = maxit;
+    pb.opt = &o2;
+  }
+  // the starts: theta0, then starts-1 draws
+  physRng rng;
+  phys_rng_seed(&rng, opt->seed);
+  double best_loss = HUGE_VAL;
+  int nstart = opt->starts > 0 ? opt->starts : 1;
+  for (int s = 0; st == PHYS_OK && s < nstart; s++) {
+    if (s == 0) memcpy(run.theta, theta0, sizeof(double) * (size_t)n);
+    else draw_start(run.theta, theta0, lo, hi, n, &rng);
+    memset(run.loss_hist, 0, sizeof(double) * (size_t)(maxit + 1));
+    if (o2.optimizer == PHYS_OPT_LM) st = run_lm(&pb, &run, lo, hi, s);
+    else if (o2.optimizer == PHYS_OPT_LBFGSB) st = run_lbfgsb(&pb, &run, lo, hi, s, wa, iwa);
+    else st = run_adam(&pb, &run, lo, hi, s);
+    if (st != PHYS_OK && s > 0) {
+      // a drawn start that cannot be simulated is skipped
+      if (opt->verbose) fprintf(stderr, "fit: start %d skipped: %s\n", s, log->error);
+      st = PHYS_OK;
+      log->status = PHYS_OK;
+      log->error[0] = 0;
+      continue;
+    }
+    if (st != PHYS_OK) break;
+    if (run.loss < best_loss) {
+      best_loss = run.loss;
+      memcpy(best_theta, run.theta, sizeof(double) * (size_t)n);
+      memcpy(best_lh, run.loss_hist, sizeof(double) * (size_t)(run.iterations + 1));
+      memcpy(best_th, run.theta_hist, sizeof(double) * (size_t)(run.iterations + 1) * n);
+      res->loss0 = run.loss0;
+      res->iterations = run.iterations;
+      res->niter_hist = run.iterations + 1;
+      res->start = s;
+    }
+  }
+  // statistics at the best fit (H and g reused as scratch: eigenvalues in g, eigenvectors in Hf)
+  if (st == PHYS_OK) {
+    st = evaluate(&pb, best_theta, run.r, run.J);
+    if (st == PHYS_OK) {
+      res->ntheta = n;
+      res->nres = pb.nres;
+      res->loss = half_sq(run.r, pb.nres);
+      normal_eq(run.H, NULL, run.J, run.r, pb.nres, n);
+      double* cov = run.theta_hist;   // n x n scratch: the run's history is no longer needed
+      if ((size_t)(maxit + 1) * n < (size_t)n * n) cov = NULL;
+      double* cbuf = cov ? NULL : malloc(sizeof(double) * (size_t)n * n);
+      st = statistics(&pb, res, run.H, res->loss, run.g, run.Hf, cov ? cov : cbuf);
+      free(cbuf);
+    }
+  }
+  res->time_forward = pb.time_forward;
+  res->time_gradient = pb.time_gradient;
+  m->opt.timestep = dt;
+  if (st == PHYS_OK) st = phys_param_set(t, m, best_theta);
+  problem_free(&pb);
+  free(runbuf);
+  free(bnd);
+  if (st != PHYS_OK) phys_fit_result_free(res);
+  return st;
+}
+
+// predictions for trajectory k as the loss sees them (sysid.h); the model is copied when the loss's dt
+// differs from its timestep
+physStatus phys_fit_predict(const physModel* m, const physDataset* ds, int k, const physFitOptions* opt,
+                            double* qpos, double* qvel, physLog* log) {
+  if (!m || !ds || !opt || !qpos || !qvel || k < 0 || k >= ds->ntraj)
+    return phys_error(log, PHYS_ERR_ARG, "fit_predict: bad arguments (trajectory %d of %d)", k, ds ? ds->ntraj : 0);
+  if (ds->nq != m->nq || ds->nv != m->nv || opt->substeps < 1 || !(ds->dt_obs > 0))
+    return phys_error(log, PHYS_ERR_ARG, "fit_predict: dataset, model or options do not match");
+  physModel* mc = phys_copy_model(m);
+  if (!mc) return phys_error(log, PHYS_ERR_NOMEM, "fit_predict: out of memory");
+  mc->opt.timestep = ds->dt_obs / opt->substeps;
+  physData* d = phys_make_data(mc);
+  if (!d) {
+    phys_free_model(mc);
+    return phys_error(log, PHYS_ERR_NOMEM, "fit_predict: out of memory");
+  }
+  const physTrajectory* tr = &ds->traj[k];
+  int T = tr->T, nq = m->nq, nv = m->nv, h = segment_len(opt, T);
+  physStatus st = PHYS_OK;
+  if (T > 0) {
+    memcpy(qpos, tr->qpos, sizeof(double) * (size_t)nq);
+    memcpy(qvel, tr->qvel, sizeof(double) * (size_t)nv);
+  }
+  for (int s = 0; st == PHYS_OK && s + 1 < T; s += h) {
+    memcpy(d->qpos, tr->qpos + (size_t)s * nq, sizeof(double) * (size_t)nq);
+    memcpy(d->qvel, tr->qvel + (size_t)s * nv, sizeof(double) * (size_t)nv);
+    d->time = tr->time[s];
+    d->ncon = d->ncon_prev = 0;
+    for (int j = 1; j <= h && s + j < T; j++) {
+      for (int sub = 0; sub < opt->substeps; sub++) {
+        int nw = d->nwarning;
+        phys_step(mc, d);
+        if (d->nwarning != nw) {
+          st = phys_error(log, PHYS_ERR_NUMERIC, "fit_predict: simulation failed on trajectory %d after sample %d: %s",
+                          k, s + j - 1, d->lastwarning);
+          break;
+        }
+      }
+      memcpy(qpos + (size_t)(s + j) * nq, d->qpos, sizeof(double) * (size_t)nq);
+      memcpy(qvel + (size_t)(s + j) * nv, d->qvel, sizeof(double) * (size_t)nv);
+    }
+  }
+  phys_free_data(d);
+  phys_free_model(mc);
+  return st;
+}
