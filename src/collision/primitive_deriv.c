@@ -16,6 +16,7 @@
 #include "convex_deriv.h"
 #include "dual.h"
 #include "primitive.h"
+#include "rot.h"
 
 //---------------------------------------------------------------------------------------------------------
 // pairs: each fills pos, n, dist and returns 0, or -1 when the contact does not exist / is degenerate
@@ -449,6 +450,201 @@ static int d_sphere_cylinder(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, i
 }
 
 //---------------------------------------------------------------------------------------------------------
+// capsule-box (phys_collide_capsule_box), in the box frame: segment e0 + t u (t in [0,1]), e0, e1 = R'(c1
+// -+ h a - c2), u = e1 - e0, capsule radius r, box |x| <= s
+
+// the capsule's segment in the box frame and the box sizes
+typedef struct {
+  vd_t ax[3], e0, e1, u;
+  sd_t s[3], r;
+} capBox;
+
+static void capbox_init(capBox* b, const dualCtx* x) {
+  vd_t c1 = in_centre(x, 0), c2 = in_centre(x, 1), a = in_axis(x, 0, 2);
+  sd_t h = in_size(x, 0, 1);
+  box_axes(b->ax, x, 1);
+  for (int k = 0; k < 3; k++) b->s[k] = in_size(x, 1, k);
+  b->r = in_size(x, 0, 0);
+  vd_t w0 = vd_axpy(c1, sd_scl(h, -1), &a), w1 = vd_axpy(c1, h, &a);
+  w0 = vd_sub(w0, &c2), w1 = vd_sub(w1, &c2);
+  b->e0 = dual_unrotate(b->ax, &w0);
+  b->e1 = dual_unrotate(b->ax, &w1);
+  b->u = vd_sub(b->e1, &b->e0);
+}
+
+// one contact from box-frame points p (segment), q (box) and the unit m from box to capsule (box frame):
+// pos = c2 + R (p - m r + q)/2, n = -R m (capsule_box_point)
+static void capbox_point(vd_t* pos, vd_t* n, const dualCtx* x, const capBox* b, const vd_t* p, const vd_t* q,
+                         const vd_t* ml) {
+  vd_t pl = vd_axpy(*p, sd_scl(b->r, -1), ml);
+  pl = vd_lscl(0.5, vd_add(pl, q));
+  vd_t c2 = in_centre(x, 1), t = dual_rotate(b->ax, &pl), mw = dual_rotate(b->ax, ml);
+  *pos = vd_add(c2, &t);
+  *n = vd_lscl(-1, mw);
+}
+
+// Liang-Barsky (clip_slab) on dual bounds: keep t where lo <= x0 + t dx <= hi
+static int d_clip_slab(sd_t* t0, sd_t* t1, sd_t x0, sd_t dx, sd_t lo, sd_t hi) {
+  if (dx.v == 0) return x0.v >= lo.v && x0.v <= hi.v && t0->v <= t1->v;
+  sd_t ta = sd_div(sd_sub(lo, x0), dx), tb = sd_div(sd_sub(hi, x0), dx);
+  if (ta.v > tb.v) {
+    sd_t tmp = ta;
+    ta = tb, tb = tmp;
+  }
+  if (ta.v > t0->v) *t0 = ta;
+  if (tb.v < t1->v) *t1 = tb;
+  return t0->v <= t1->v;
+}
+
+// face contacts on face k (outward sigma e_k) (capsule_box_face): the segment clipped to |x_j| <= s_j
+// (j != k); each clipped end x: dist = sigma x_k - s_k - r, pos = c2 + R (x - m (r + dist/2)), m = sigma e_k;
+// the end matching the target
+static int capbox_face(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, const capBox* b, int k, double sigma) {
+  sd_t t0 = sd_const(0), t1 = sd_const(1);
+  for (int j = 0; j < 3; j++) {
+    sd_t sj = b->s[j];
+    if (j != k && !d_clip_slab(&t0, &t1, vd_get(&b->e0, j), vd_get(&b->u, j), sd_scl(sj, -1), sj)) return -1;
+  }
+  double e[3] = {0, 0, 0}, best = INFINITY;
+  e[k] = sigma;
+  vd_t ml = vd_const(e), c2 = in_centre(x, 1), mw = dual_rotate(b->ax, &ml);
+  int nc = t1.v - t0.v > 1e-12 ? 2 : 1;
+  for (int i = 0; i < nc; i++) {
+    vd_t xp = vd_axpy(b->e0, i == 0 ? t0 : t1, &b->u);
+    sd_t di = sd_sub(sd_sub(sd_lscl(sigma, vd_get(&xp, k)), b->s[k]), b->r);
+    vd_t pl = vd_axpy(xp, sd_scl(sd_add(b->r, sd_lscl(0.5, di)), -1), &ml);
+    vd_t t = dual_rotate(b->ax, &pl), pi = vd_add(c2, &t);
+    double g = target_gap(x, pi.v, di.v);
+    if (g < best) best = g, *pos = pi, *dist = di;
+  }
+  *n = vd_lscl(-1, mw);
+  return 0;
+}
+
+// closest points of the segment and the box edge along axis k at the corner signs (c & 1, c & 2) of the
+// other two axes (segment_box_closest's edge), held at phys_segment_closest's clamping
+static int capbox_edge_closest(vd_t* p, vd_t* q, const capBox* b, int k, const double sg[3]) {
+  vd_t q0, w = vd_const((double[3]){0, 0, 0});
+  for (int j = 0; j < 3; j++) vd_set(&q0, j, j == k ? sd_scl(b->s[j], -1) : sd_lscl(sg[j], b->s[j]));
+  vd_set(&w, k, sd_lscl(2, b->s[k]));
+  return d_segment_closest(p, q, &b->e0, &b->u, &q0, &w);
+}
+
+// segment outside the box: the closest pair of segment_box_closest (values: the same candidates in the
+// same order, strict improvement), then its dual: an end against the box (clamped coordinates are +-s_j)
+// or the segment against an edge
+static int capbox_closest(vd_t* p, vd_t* q, const capBox* b) {
+  const double *e0 = b->e0.v, *u = b->u.v;
+  double s[3] = {b->s[0].v, b->s[1].v, b->s[2].v}, best = INFINITY;
+  int which = -1;  // 0, 1: ends; 2 + 4 k + c: edge along k at corner c
+  for (int i = 0; i < 2; i++) {
+    double xv[3], dv[3];
+    phys_addscl3(xv, e0, u, i);
+    for (int k = 0; k < 3; k++) dv[k] = xv[k] - (xv[k] < -s[k] ? -s[k] : xv[k] > s[k] ? s[k] : xv[k]);
+    double d2 = phys_dot3(dv, dv);
+    if (d2 < best) best = d2, which = i;
+  }
+  for (int k = 0; k < 3; k++) {
+    int j1 = (k + 1) % 3, j2 = (k + 2) % 3;
+    for (int c = 0; c < 4; c++) {
+      double q0[3], w[3] = {0, 0, 0}, xv[3], yv[3], dv[3], ts, tt;
+      q0[k] = -s[k];
+      q0[j1] = (c & 1) ? s[j1] : -s[j1];
+      q0[j2] = (c & 2) ? s[j2] : -s[j2];
+      w[k] = 2 * s[k];
+      phys_segment_closest(&ts, &tt, e0, u, q0, w);
+      phys_addscl3(xv, e0, u, ts);
+      phys_addscl3(yv, q0, w, tt);
+      phys_sub3(dv, xv, yv);
+      double d2 = phys_dot3(dv, dv);
+      if (d2 < best) best = d2, which = 2 + 4 * k + c;
+    }
+  }
+  if (which < 2) {
+    *p = which == 0 ? b->e0 : b->e1;
+    *q = *p;
+    for (int k = 0; k < 3; k++) {
+      if (p->v[k] < -s[k]) vd_set(q, k, sd_scl(b->s[k], -1));
+      else if (p->v[k] > s[k]) vd_set(q, k, b->s[k]);
+    }
+    return 0;
+  }
+  int k = (which - 2) / 4, c = (which - 2) % 4;
+  double sg[3];
+  sg[(k + 1) % 3] = (c & 1) ? 1 : -1, sg[(k + 2) % 3] = (c & 2) ? 1 : -1, sg[k] = -1;
+  return capbox_edge_closest(p, q, b, k, sg);
+}
+
+// capsule-box: outside the box, the closest points (a face contact when their direction is a face
+// normal); meeting the box, the separating axis of least overlap among e_k and u x e_k (faces preferred
+// within 5%): a face contact, or one contact between the segment and the box edge along e_k at
+// x_j = s_j sgn(m_j), dist = -overlap - r, overlap = min(ext - min(pa, pb), max(pa, pb) + ext) with
+// ext = sum_j s_j |L_j|, pa = e0.L, pb = e1.L
+static int d_capsule_box(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, int con) {
+  (void)con;
+  capBox b;
+  capbox_init(&b, x);
+  sd_t t0 = sd_const(0), t1 = sd_const(1);
+  int meets = 1;
+  for (int k = 0; k < 3 && meets; k++)
+    meets = d_clip_slab(&t0, &t1, vd_get(&b.e0, k), vd_get(&b.u, k), sd_scl(b.s[k], -1), b.s[k]);
+  if (!meets) {
+    vd_t p, q;
+    if (capbox_closest(&p, &q, &b)) return -1;
+    vd_t ml = vd_sub(p, &q);
+    sd_t gap = vd_norm(&ml);
+    if (gap.v > 1e-12 * (1 + b.s[0].v + b.s[1].v + b.s[2].v)) {
+      ml = vd_unit(&ml);
+      for (int k = 0; k < 3; k++)
+        if (fabs(ml.v[k]) > 1 - 1e-9) return capbox_face(pos, n, dist, x, &b, k, ml.v[k] >= 0 ? 1 : -1);
+      *dist = sd_sub(gap, b.r);
+      capbox_point(pos, n, x, &b, &p, &q, &ml);
+      return 0;
+    }
+  }
+  double best = INFINITY, bestf = INFINITY, sface = 1, sgbest = 1;
+  int kbest = -1, kface = 0;
+  for (int i = 0; i < 6; i++) {  // values, as phys_collide_capsule_box
+    double L[3] = {0, 0, 0}, *u = b.u.v;
+    int k = i % 3;
+    if (i < 3) {
+      L[k] = 1;
+    } else {
+      double ek[3] = {0, 0, 0};
+      ek[k] = 1;
+      phys_cross3(L, u, ek);
+      double len = phys_norm3(L);
+      if (len == 0 || len < 1e-9 * phys_norm3(u)) continue;
+      for (int j = 0; j < 3; j++) L[j] /= len;
+    }
+    double ext = b.s[0].v * fabs(L[0]) + b.s[1].v * fabs(L[1]) + b.s[2].v * fabs(L[2]);
+    double pa = phys_dot3(b.e0.v, L), pb = phys_dot3(b.e1.v, L);
+    double oplus = ext - fmin(pa, pb), ominus = fmax(pa, pb) + ext;
+    double o = fmin(oplus, ominus), sg = oplus <= ominus ? 1 : -1;
+    if (i < 3) {
+      if (o < bestf) bestf = o, kface = k, sface = sg;
+    } else if (o < best) {
+      best = o, kbest = k, sgbest = sg;
+    }
+  }
+  if (kbest < 0 || best >= 0.95 * bestf) return capbox_face(pos, n, dist, x, &b, kface, sface);
+  // the edge axis on duals: L = u x e_k / |u x e_k|, m = sg L, overlap o
+  vd_t ek = vd_const((double[3]){kbest == 0, kbest == 1, kbest == 2}), L = vd_cross(&b.u, &ek);
+  L = vd_unit(&L);
+  sd_t ext = sd_const(0);
+  for (int j = 0; j < 3; j++) ext = sd_add(ext, sd_mul(b.s[j], sd_abs(vd_get(&L, j))));
+  sd_t pa = vd_dot(&b.e0, &L), pb = vd_dot(&b.e1, &L);
+  sd_t o = sgbest > 0 ? sd_sub(ext, pa.v <= pb.v ? pa : pb) : sd_add(pa.v >= pb.v ? pa : pb, ext);
+  vd_t ml = vd_lscl(sgbest, L), p, q;
+  double sg[3];
+  for (int j = 0; j < 3; j++) sg[j] = ml.v[j] >= 0 ? 1 : -1;
+  if (capbox_edge_closest(&p, &q, &b, kbest, sg)) return -1;
+  *dist = sd_sub(sd_scl(o, -1), b.r);
+  capbox_point(pos, n, x, &b, &p, &q, &ml);
+  return 0;
+}
+
+//---------------------------------------------------------------------------------------------------------
 // plane pairs of curved shapes
 
 // plane-ellipsoid (phys_collide_plane_ellipsoid): n_l = R' n, sn = |S n_l|, dist = (c - p0).n - sn,
@@ -547,7 +743,9 @@ static derivFn deriv_fn(int t1, int t2) {
                             [PHYS_GEOM_CYLINDER] = d_sphere_cylinder,
                             [PHYS_GEOM_BOX] = d_sphere_box,
                             [PHYS_GEOM_MESH] = phys_dconvex_pair},
-      [PHYS_GEOM_CAPSULE] = {[PHYS_GEOM_CAPSULE] = d_capsule_capsule, [PHYS_GEOM_MESH] = phys_dconvex_pair},
+      [PHYS_GEOM_CAPSULE] = {[PHYS_GEOM_CAPSULE] = d_capsule_capsule,
+                             [PHYS_GEOM_BOX] = d_capsule_box,
+                             [PHYS_GEOM_MESH] = phys_dconvex_pair},
       [PHYS_GEOM_BOX] = {[PHYS_GEOM_BOX] = d_box_box, [PHYS_GEOM_MESH] = phys_dconvex_pair},
       [PHYS_GEOM_MESH] = {[PHYS_GEOM_MESH] = phys_dconvex_pair},
   };

@@ -303,6 +303,59 @@ static void test_plane_curved(void) {
   CHECK(ncyl >= 90);
 }
 
+// capsule-box: random poses (segment outside: an end or the segment against a face, an edge or a corner;
+// segment meeting the box: the separating face or edge axis) and capsules lying on the top face, tilted by
+// up to 0.05 rad, above or sunk (face contacts at both clipped ends)
+static void test_capsule_box(void) {
+  int ncmp = 0, nskip = 0, nface = 0, nmeet = 0;
+  for (int it = 0; it < 300; it++) {
+    double p1[3], p2[3] = {0, 0, 0}, y[7];
+    set_geom(1, PHYS_GEOM_BOX, phys_rng_range(&RNG, 0.1, 0.4), phys_rng_range(&RNG, 0.1, 0.4),
+             phys_rng_range(&RNG, 0.1, 0.4), p2);
+    double r = phys_rng_range(&RNG, 0.05, 0.2), h = phys_rng_range(&RNG, 0.1, 0.4);
+    if (it % 3 < 2) {
+      rand_pt(p1, 0.7);
+      set_geom(0, PHYS_GEOM_CAPSULE, r, h, 0, p1);
+    } else {  // on the top face, axis in the face plane, then tilted
+      const double* R = D->geom_xmat + 9;
+      double off[3] = {phys_rng_range(&RNG, -0.1, 0.1), phys_rng_range(&RNG, -0.1, 0.1),
+                       M->geom_size[5] + r + phys_rng_range(&RNG, -0.02, 0.02)}, q[4], Rl[9];
+      phys_mat_vec3(p1, R, off);
+      set_geom(0, PHYS_GEOM_CAPSULE, r, h, 0, p1);
+      double ax[3] = {phys_rng_range(&RNG, -1, 1), phys_rng_range(&RNG, -1, 1), 0};
+      phys_normalize3(ax);
+      phys_axisangle2quat(q, ax, 1.5707963267948966);
+      phys_quat2mat(Rl, q);
+      phys_mat_mul3(D->geom_xmat, R, Rl);
+      tilt(0, 0.05);
+    }
+    int nc = eval(y, phys_collide_capsule_box, 0, 1, 0);
+    if (nc == 0) continue;
+    double a[3] = {D->geom_xmat[2], D->geom_xmat[5], D->geom_xmat[8]}, xl[3];
+    phys_matT_vec3(xl, D->geom_xmat + 9, D->geom_xpos);
+    int meet = 0;
+    for (double t = -1; t <= 1; t += 1.0 / 64) {  // segment points inside the box
+      double w[3], l[3];
+      for (int k = 0; k < 3; k++) w[k] = D->geom_xpos[k] + t * M->geom_size[1] * a[k];
+      phys_matT_vec3(l, D->geom_xmat + 9, w);
+      meet |= fabs(l[0]) < M->geom_size[3] && fabs(l[1]) < M->geom_size[4] && fabs(l[2]) < M->geom_size[5];
+    }
+    for (int con = 0; con < nc; con++) {
+      if (!check_fd_smooth(phys_collide_capsule_box, 0, 1, con)) {
+        nskip++;
+        continue;
+      }
+      ncmp++;
+      nface += nc == 2;
+      nmeet += meet;
+      check_rigid(0, 1, con);
+    }
+  }
+  printf("capsule-box: %d contacts compared (%d of 2-point face contacts, %d with the axis inside the box), %d "
+         "skipped\n", ncmp, nface, nmeet, nskip);
+  CHECK(ncmp > 200 && nface > 40 && nmeet > 30 && nskip < ncmp / 4);
+}
+
 // unsupported pairs and indices are refused
 static void test_refused(void) {
   double p[3] = {0, 0, 0}, q[3] = {0.1, 0.2, 0.3}, jac[7 * 18];
@@ -326,6 +379,7 @@ int main(void) {
   test_box_box();
   test_box_box_margin();
   test_sphere_box_cylinder();
+  test_capsule_box();
   test_plane_curved();
   test_refused();
   printf("worst finite-difference mismatch %.3g (tol %.0e, floor %.0e)\n", WORST, RTOL, FLOOR);
