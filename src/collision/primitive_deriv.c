@@ -111,18 +111,6 @@ static int d_segment_closest(vd_t* P, vd_t* Q, const vd_t* p0, const vd_t* u, co
   return 0;
 }
 
-// capsule-capsule, first contact: segments p0 + s u, q0 + t w (p0 = c1 - h1 a1, u = 2 h1 a1, likewise
-// for geom 2), closest points P, Q (d_segment_closest), then the sphere pair at P, Q.
-static int d_capsule_capsule(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, int con) {
-  if (con != 0) return -1;
-  vd_t c1 = in_centre(x, 0), c2 = in_centre(x, 1), a1 = in_axis(x, 0, 2), a2 = in_axis(x, 1, 2);
-  sd_t h1 = in_size(x, 0, 1), h2 = in_size(x, 1, 1);
-  vd_t p0 = vd_axpy(c1, sd_scl(h1, -1), &a1), q0 = vd_axpy(c2, sd_scl(h2, -1), &a2);
-  vd_t u = vd_scl(sd_scl(h1, 2), &a1), w = vd_scl(sd_scl(h2, 2), &a2), P, Q;
-  if (d_segment_closest(&P, &Q, &p0, &u, &q0, &w)) return -1;
-  return d_sphere_pair(pos, n, dist, &P, in_size(x, 0, 0), &Q, in_size(x, 1, 0));
-}
-
 // plane-box: corner i at x = c + sum_k (+-s_k) a_k, dist = (x - p0).n, pos = x - n dist/2; contact `con`
 // is the con-th deepest corner (stable order on ties, corner index i as in primitive.c)
 static int d_plane_box(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, int con) {
@@ -166,6 +154,56 @@ static double target_gap(const dualCtx* x, const double pos[3], double dist) {
   double e = fabs(dist - x->tdist);
   for (int k = 0; k < 3; k++) e = fmax(e, fabs(pos[k] - x->tpos[k]));
   return e;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// capsule-capsule
+
+// second contact of nearly parallel capsules (|a1 x a2| < 0.1, as phys_collide_capsule_capsule): the end
+// of the overlap interval [lo, hi] of seg 2's projection on seg 1 (sa = (q0 - p0).u/u.u, sb = (q0 + w -
+// p0).u/u.u, lo = max(0, min(sa, sb)), hi = min(1, max(sa, sb))) farther from the first contact's s:
+// P2 = p0 + s2 u, Q2 = q0 + clamp((P2 - q0).w/w.w, 0, 1) w, then the sphere pair; -1 if there is none
+static int d_capsule_second(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, const vd_t* p0, const vd_t* u,
+                            const vd_t* q0, const vd_t* w) {
+  const double *R1 = x->d->geom_xmat + 9 * x->g[0], *R2 = x->d->geom_xmat + 9 * x->g[1];
+  double a1[3] = {R1[2], R1[5], R1[8]}, a2[3] = {R2[2], R2[5], R2[8]}, cr[3], s, t;
+  phys_cross3(cr, a1, a2);
+  if (sqrt(phys_dot3(cr, cr)) >= 0.1 || !(in_size(x, 0, 1).v > 0) || !(in_size(x, 1, 1).v > 0)) return -1;
+  phys_segment_closest(&s, &t, p0->v, u->v, q0->v, w->v);
+  sd_t uu = vd_dot(u, u);
+  vd_t t0 = vd_sub(*q0, p0), t1 = vd_add(t0, w);
+  sd_t sa = sd_div(vd_dot(&t0, u), uu), sb = sd_div(vd_dot(&t1, u), uu);
+  sd_t lo = sa.v <= sb.v ? sa : sb, hi = sa.v >= sb.v ? sa : sb;
+  if (!(lo.v > 0)) lo = sd_const(0);
+  if (!(hi.v < 1)) hi = sd_const(1);
+  if (hi.v - lo.v < 1e-9) return -1;
+  sd_t s2 = fabs(lo.v - s) > fabs(hi.v - s) ? lo : hi;
+  if (fabs(s2.v - s) < 1e-9) return -1;
+  vd_t P2 = vd_axpy(*p0, s2, u), tq = vd_sub(P2, q0);
+  sd_t tt = sd_div(vd_dot(&tq, w), vd_dot(w, w));
+  if (tt.v < 0) tt = sd_const(0);
+  if (tt.v > 1) tt = sd_const(1);
+  vd_t Q2 = vd_axpy(*q0, tt, w);
+  return d_sphere_pair(pos, n, dist, &P2, in_size(x, 0, 0), &Q2, in_size(x, 1, 0));
+}
+
+// capsule-capsule: segments p0 + s u, q0 + t w (p0 = c1 - h1 a1, u = 2 h1 a1, likewise for geom 2),
+// closest points P, Q (d_segment_closest), then the sphere pair at P, Q; nearly parallel capsules also have
+// the second contact (d_capsule_second). The candidate matching the target.
+static int d_capsule_capsule(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, int con) {
+  (void)con;
+  vd_t c1 = in_centre(x, 0), c2 = in_centre(x, 1), a1 = in_axis(x, 0, 2), a2 = in_axis(x, 1, 2);
+  sd_t h1 = in_size(x, 0, 1), h2 = in_size(x, 1, 1);
+  vd_t p0 = vd_axpy(c1, sd_scl(h1, -1), &a1), q0 = vd_axpy(c2, sd_scl(h2, -1), &a2);
+  vd_t u = vd_scl(sd_scl(h1, 2), &a1), w = vd_scl(sd_scl(h2, 2), &a2), P, Q, pos2, n2;
+  sd_t dist2;
+  double best = INFINITY;
+  if (!d_segment_closest(&P, &Q, &p0, &u, &q0, &w) && !d_sphere_pair(pos, n, dist, &P, in_size(x, 0, 0), &Q,
+                                                                     in_size(x, 1, 0)))
+    best = target_gap(x, pos->v, dist->v);
+  if (!d_capsule_second(&pos2, &n2, &dist2, x, &p0, &u, &q0, &w) && target_gap(x, pos2.v, dist2.v) < best)
+    *pos = pos2, *n = n2, *dist = dist2, best = 0;
+  return best < INFINITY ? 0 : -1;
 }
 
 //---------------------------------------------------------------------------------------------------------

@@ -28,11 +28,15 @@ int phys_geom_nsize(int type);
 int phys_primitive_deriv_ncol(const physModel* m, int g1, int g2);
 
 // Jacobian (7 x ncol, row-major) of contact number `con` written by the pair function for (g1, g2) with
-// detection margin `margin`, called in the pair function's order (type1 <= type2). Supported: plane-sphere,
-// sphere-sphere, plane-capsule, sphere-capsule, capsule-capsule (first contact only), plane-box, box-box
-// (face: vertex-face, edge-edge and face-corner points of the clipped polygon; edge: edge-edge),
-// sphere-box, sphere-cylinder, plane-ellipsoid, plane-cylinder. Returns 0, or -1 (unsupported pair, contact
-// index out of range, degenerate geometry, feature not reproduced) leaving jac untouched.
+// detection margin `margin`, called in the pair function's order (type1 <= type2). Supported:
+//  closed forms (primitive.c): plane-sphere, plane-capsule, plane-box, plane-cylinder, plane-ellipsoid,
+//    sphere-sphere, sphere-capsule, sphere-cylinder, sphere-box, capsule-capsule (both contacts of nearly
+//    parallel capsules), capsule-box, box-box (face: vertex-face, edge-edge and face-corner points of the
+//    clipped polygon; edge: edge-edge);
+//  convex routines (convex.c, see convex_deriv.h): plane-mesh, and mesh against sphere, capsule, box, mesh.
+// Not supported (-1): the GJK/EPA pairs of cylinders and ellipsoids (against each other, capsules, boxes,
+// meshes; sphere-ellipsoid). Returns 0, or -1 (unsupported pair, contact index out of range, degenerate
+// geometry, feature not reproduced) leaving jac untouched.
 int phys_primitive_deriv_margin(double* jac, const physModel* m, const physData* d, int g1, int g2, int con,
                                 double margin);
 

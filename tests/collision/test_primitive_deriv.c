@@ -120,6 +120,35 @@ static void test_capsule_capsule(void) {
   CHECK(ncase[0] > 5 && ncase[1] > 5 && ncase[2] > 5);
 }
 
+// nearly parallel capsules (|a1 x a2| < 0.1): side by side, overlapping along their axes, both contacts
+static void test_capsule_parallel(void) {
+  int ncmp[2] = {0, 0}, nskip = 0;
+  for (int it = 0; it < 100; it++) {
+    double p1[3], p2[3], y[7];
+    rand_pt(p1, 0.5);
+    set_geom(0, PHYS_GEOM_CAPSULE, phys_rng_range(&RNG, 0.05, 0.2), phys_rng_range(&RNG, 0.2, 0.5), 0, p1);
+    const double* R = D->geom_xmat;
+    double r2 = phys_rng_range(&RNG, 0.05, 0.2);
+    double off[3] = {M->geom_size[0] + r2 + phys_rng_range(&RNG, -0.02, 0.02), 0, phys_rng_range(&RNG, -0.3, 0.3)};
+    phys_mat_vec3(p2, R, off);
+    for (int k = 0; k < 3; k++) p2[k] += p1[k];
+    set_geom(1, PHYS_GEOM_CAPSULE, r2, phys_rng_range(&RNG, 0.2, 0.5), 0, p2);
+    memcpy(D->geom_xmat + 9, R, sizeof(double) * 9);
+    tilt(1, 0.09);
+    int nc = eval(y, phys_collide_capsule_capsule, 0, 1, 0);
+    for (int con = 0; con < nc; con++) {
+      if (!check_fd_smooth(phys_collide_capsule_capsule, 0, 1, con)) {
+        nskip++;
+        continue;
+      }
+      ncmp[con]++;
+      check_rigid(0, 1, con);
+    }
+  }
+  printf("parallel capsules: %d first and %d second contacts compared, %d skipped\n", ncmp[0], ncmp[1], nskip);
+  CHECK(ncmp[0] > 60 && ncmp[1] > 60);
+}
+
 // plane-box: the four deepest corners, corner heights apart (no reordering)
 static void test_plane_box(void) {
   int ntested = 0;
@@ -375,6 +404,7 @@ int main(void) {
   test_spheres();
   test_capsules();
   test_capsule_capsule();
+  test_capsule_parallel();
   test_plane_box();
   test_box_box();
   test_box_box_margin();
