@@ -42,6 +42,13 @@ static int store_value(char* err, size_t nerr, const argCommand* cmd, const argO
     *(const char**)o->dest = value;
     return 1;
   }
+  if (o->type == ARG_LIST) {
+    argList* list = o->dest;
+    int ok = list->n < ARGS_MAXLIST;
+    if (ok) list->item[list->n++] = value;
+    else snprintf(err, nerr, "%s: %s given more than %d times", cmd->name, o->name, ARGS_MAXLIST);
+    return ok;
+  }
   if (o->type == ARG_CHOICE) {
     int k = choice_index(o->metavar, value);
     if (k >= 0) *(int*)o->dest = k;
@@ -112,13 +119,14 @@ argResult args_parse(const char** pos, char* err, size_t nerr, const argCommand*
       options_done = 1;
     } else if (!options_done && arg[0] == '-' && arg[1]) {
       if (!parse_option(err, nerr, seen, cmd, argc, argv, &i)) return ARGS_USAGE;
-    } else if (npos < cmd->npos && npos < ARGS_MAXPOS) {
+    } else if ((cmd->npos < 0 || npos < cmd->npos) && npos < ARGS_MAXPOS - 1) {
       pos[npos++] = arg;
     } else {
       snprintf(err, nerr, "%s: unexpected argument '%s'", cmd->name, arg);
       return ARGS_USAGE;
     }
   }
+  pos[npos] = NULL;
   if (npos < cmd->npos) {
     snprintf(err, nerr, "%s: missing argument %s", cmd->name, cmd->positional);
     return ARGS_USAGE;
@@ -136,7 +144,8 @@ void args_help(FILE* f, const argCommand* cmd) {
     char left[64];
     snprintf(left, sizeof left, "%s%s%s", o->name, o->type == ARG_FLAG ? "" : " ",
              o->type == ARG_FLAG ? "" : o->metavar);
-    fprintf(f, "  %-26s %s%s\n", left, o->help, o->required ? " (required)" : "");
+    fprintf(f, "  %-26s %s%s%s\n", left, o->help, o->type == ARG_LIST ? " (repeatable)" : "",
+            o->required ? " (required)" : "");
   }
   fprintf(f, "  %-26s %s\n", "-h, --help", "show this help and exit");
   if (cmd->example) fprintf(f, "\nexample:\n  %s\n", cmd->example);

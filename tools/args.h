@@ -14,8 +14,17 @@ typedef enum argType_ {
   ARG_INT,                  // int*, within [min, max]
   ARG_DOUBLE,               // double*, finite, within [min, max]
   ARG_STRING,               // const char** (points into argv)
-  ARG_CHOICE                // int* index into the '|'-separated list in metavar
+  ARG_CHOICE,               // int* index into the '|'-separated list in metavar
+  ARG_LIST                  // argList*: a repeatable string option, every occurrence appended
 } argType;
+
+#define ARGS_MAXLIST 64
+
+// the values of a repeatable option (ARG_LIST), in command-line order (point into argv)
+typedef struct argList_ {
+  const char* item[ARGS_MAXLIST];
+  int n;
+} argList;
 
 typedef struct argOption_ {
   const char* name;         // long name with dashes: "--steps"
@@ -31,7 +40,8 @@ typedef struct argCommand_ {
   const char* name;         // "simulate"
   const char* summary;      // one line for `physid --help`
   const char* positional;   // synopsis of the positional arguments: "MODEL"
-  int npos;                 // exact number of positional arguments
+  int npos;                 // exact number of positional arguments; -1: any number up to ARGS_MAXPOS - 1
+                            // (pos is NULL-terminated; the command checks the count)
   const argOption* opt;     // option table
   int nopt;
   const char* example;      // an example command line (may be NULL)
@@ -43,9 +53,10 @@ typedef enum argResult_ {
   ARGS_USAGE                // usage error: message in err, exit 2
 } argResult;
 
-#define ARGS_MAXPOS 8
+#define ARGS_MAXPOS 64
 
-// parse argv[1..argc) (argv[0] is the subcommand name); positional arguments go to pos (ARGS_MAXPOS)
+// parse argv[1..argc) (argv[0] is the subcommand name); positional arguments go to pos (ARGS_MAXPOS),
+// followed by NULL when there is room
 argResult args_parse(const char** pos, char* err, size_t nerr, const argCommand* cmd, int argc,
                      char** argv);
 // print "usage: physid NAME ..." and the option table

@@ -39,5 +39,6 @@ int cli_info(int argc, char** argv);
 int cli_simulate(int argc, char** argv);
 int cli_jacobian(int argc, char** argv);
 int cli_gradcheck(int argc, char** argv);
+int cli_identify(int argc, char** argv);
 
 #endif  // PHYS_CLI_H

@@ -16,6 +16,7 @@ static const cliCommand g_commands[] = {
     {"simulate", "simulate a model and write its trajectory as CSV", cli_simulate},
     {"jacobian", "write the Jacobians A = dx+/dx, B = dx+/du of one contact-free step as CSV", cli_jacobian},
     {"gradcheck", "check the analytic step Jacobians against finite differences", cli_gradcheck},
+    {"identify", "identify physical parameters from recorded trajectories", cli_identify},
 };
 static const int g_ncommand = sizeof g_commands / sizeof g_commands[0];
 

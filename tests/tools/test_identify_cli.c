@@ -1,0 +1,517 @@
+// test_identify_cli.c - `physid identify` run as a user would (env PHYS_BIN): a damped pendulum's damping
+// identified from `physid simulate` output (exact: same engine, no noise), result.json read back with cJSON
+// (keys, values, correlation, unidentifiable directions), --write-model round trips for MJCF (friction,
+// restitution, size, mass/com/inertia, joint and spring kinds, gravity, gear, pos) and URDF (inertial, joint
+// damping), the HTML report (self-contained, deterministic), the JSON job file and its overrides, bad inputs
+// (exit 1 or 2 with the message and no output file), SIGINT during a fit (no output file).
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "params.h"
+#include "physid.h"
+#include "test.h"
+
+static const char* g_bin;         // the physid binary
+static char g_dir[64];            // scratch folder; outputs go to g_dir/out
+
+// the pendulum of tests/data/pendulum.xml, started at 60 degrees, with joint damping DAMPING
+static const char* g_pendulum =
+    "<mujoco model=\"pendulum\">\n"
+    "  <option timestep=\"0.002\" gravity=\"0 0 -9.81\"/>\n"
+    "  <worldbody>\n"
+    "    <body name=\"bob\" pos=\"0 0 2\" euler=\"0 60 0\">\n"
+    "      <joint name=\"swing\" type=\"hinge\" axis=\"0 1 0\" damping=\"%s\"/>\n"
+    "      <inertial pos=\"0 0 -1\" mass=\"1\" diaginertia=\"0.01 0.01 0.01\"/>\n"
+    "      <geom type=\"capsule\" fromto=\"0 0 0 0 0 -1\" size=\"0.01\" contype=\"0\" conaffinity=\"0\"/>\n"
+    "    </body>\n"
+    "  </worldbody>\n"
+    "</mujoco>\n";
+
+//---------------------------------------------------------------------------------------------------------
+// running the binary
+
+typedef struct idRunOut_ {
+  int code;                 // exit code (-1 if killed)
+  int sig;                  // signal that ended it
+  char* out;                // stdout (malloc'd)
+  char* err;                // stderr (malloc'd)
+} idRunOut;
+
+// path in the scratch folder (256 rotating buffers: copy a path to keep it across many calls)
+static const char* path(const char* name) {
+  static char buf[256][512];
+  static int k = 0;
+  k = (k + 1) % 256;
+  snprintf(buf[k], sizeof buf[k], "%s/%s", g_dir, name);
+  return buf[k];
+}
+
+// write text to a scratch file; returns its path
+static const char* write_file(const char* name, const char* text) {
+  const char* p = path(name);
+  FILE* f = fopen(p, "w");
+  if (f) {
+    fputs(text, f);
+    fclose(f);
+  }
+  return p;
+}
+
+// whole file (malloc'd, "" if unreadable)
+static char* slurp(const char* p) {
+  FILE* f = fopen(p, "rb");
+  size_t n = 0, cap = 1 << 16;
+  char* s = malloc(cap);
+  while (f && !feof(f)) {
+    if (n + 4096 >= cap) s = realloc(s, cap *= 2);
+    n += fread(s + n, 1, 4096, f);
+  }
+  if (f) fclose(f);
+  s[n] = 0;
+  return s;
+}
+
+// start physid with a NULL-terminated argument vector; stdout/stderr to scratch files
+static pid_t spawn(const char* const* args) {
+  const char* argv[64] = {g_bin};
+  int n = 1;
+  while (args[n - 1] && n < 63) argv[n] = args[n - 1], n++;
+  argv[n] = NULL;
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    int fo = open(path(".stdout"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int fe = open(path(".stderr"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fo, 1);
+    dup2(fe, 2);
+    execv(g_bin, (char* const*)argv);
+    _exit(127);
+  }
+  return pid;
+}
+
+// wait for a spawned run and collect its status and output
+static idRunOut collect(pid_t pid) {
+  idRunOut r = {-1, 0, NULL, NULL};
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (WIFEXITED(status)) r.code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) r.sig = WTERMSIG(status);
+  r.out = slurp(path(".stdout"));
+  r.err = slurp(path(".stderr"));
+  return r;
+}
+
+// run physid with the arguments (NULL-terminated) and wait
+static idRunOut run(const char* arg, ...) {
+  const char* args[64];
+  int n = 0;
+  va_list ap;
+  va_start(ap, arg);
+  for (const char* a = arg; a && n < 63; a = va_arg(ap, const char*)) args[n++] = a;
+  va_end(ap);
+  args[n] = NULL;
+  return collect(spawn(args));
+}
+
+// free a run's output
+static void run_free(idRunOut* r) {
+  free(r->out);
+  free(r->err);
+}
+
+// 1 if s contains frag; prints s otherwise
+static int has(const char* s, const char* frag) {
+  if (s && strstr(s, frag)) return 1;
+  fprintf(stderr, "  text lacks '%s':\n---\n%s---\n", frag, s ? s : "(null)");
+  return 0;
+}
+
+// entries of the output folder (outputs and temporaries)
+static int count_outputs(void) {
+  DIR* dir = opendir(path("out"));
+  int n = 0;
+  for (struct dirent* e; dir && (e = readdir(dir));) n += e->d_name[0] != '.';
+  if (dir) closedir(dir);
+  return n;
+}
+
+// empty the output folder
+static void clear_outputs(void) {
+  DIR* dir = opendir(path("out"));
+  for (struct dirent* e; dir && (e = readdir(dir));) {
+    char p[700];
+    snprintf(p, sizeof p, "%s/out/%s", g_dir, e->d_name);
+    if (e->d_name[0] != '.') unlink(p);
+  }
+  if (dir) closedir(dir);
+}
+
+// the pendulum model with a damping value, written to name
+static const char* pendulum(const char* name, const char* damping) {
+  char text[2048];
+  snprintf(text, sizeof text, g_pendulum, damping);
+  return write_file(name, text);
+}
+
+// theta of specs on a model file (URDF floating when asked); returns ntheta, 0 on failure
+static int model_theta(double* theta, const char* file, const char* const* spec, int nspec, int floating) {
+  physLog log = {0};
+  physLoadOptions lo = {0};
+  lo.urdf_floating = floating;
+  physModel* m = phys_load(file, &lo, &log);
+  physParamTable t;
+  int n = 0;
+  if (m && phys_param_table_build(&t, m, spec, nspec, &log) == PHYS_OK) {
+    phys_param_get(&t, m, theta);
+    n = t.ntheta;
+  }
+  if (!n) fprintf(stderr, "  %s: %s\n", file, log.error);
+  if (m) phys_param_table_free(&t);
+  phys_free_model(m);
+  return n;
+}
+
+// the values of result.json's "params" flattened in order (numbers or arrays); returns the count
+static int result_values(double* x, const cJSON* root, const char* key) {
+  int n = 0;
+  const cJSON* p;
+  cJSON_ArrayForEach(p, cJSON_GetObjectItem(root, "params")) {
+    const cJSON* v = cJSON_GetObjectItem(p, key);
+    if (cJSON_IsNumber(v)) x[n++] = v->valuedouble;
+    const cJSON* e;
+    if (cJSON_IsArray(v)) cJSON_ArrayForEach(e, v) x[n++] = cJSON_IsNumber(e) ? e->valuedouble : NAN;
+  }
+  return n;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// tests
+
+// damping 0.3 from data simulated with 0.3, starting at 0.1: result.json, model and report
+static void test_pendulum(void) {
+  const char* truth = pendulum("in_true.xml", "0.3");
+  const char* start = pendulum("in_start.xml", "0.1");
+  idRunOut r = run("simulate", truth, "--steps", "300", "--quiet", "--out", path("in_data.csv"), NULL);
+  CHECK(r.code == 0);
+  run_free(&r);
+  r = run("identify", start, path("in_data.csv"), "--param", "damping:swing", "--out", path("out/r.json"),
+          "--write-model", path("out/w.xml"), "--report", path("out/r.html"), NULL);
+  CHECK_MSG(r.code == 0, "exit %d: %s", r.code, r.err);
+  CHECK(has(r.out, "damping:swing = 0.3"));
+  CHECK(has(r.err, "identify: 1 trajectories (301 samples"));
+  run_free(&r);
+  char* text = slurp(path("out/r.json"));
+  cJSON* root = cJSON_Parse(text);
+  CHECK(root != NULL);
+  const char* keys[] = {"model", "data", "loss_kind", "contact", "params", "loss0", "loss", "iterations",
+                        "starts", "correlation", "unidentifiable", "time"};
+  for (int i = 0; i < 12; i++) CHECK_MSG(cJSON_GetObjectItem(root, keys[i]) != NULL, "no key %s", keys[i]);
+  const cJSON* p = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "params"), 0);
+  CHECK(!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(p, "name")), "damping:swing"));
+  double value = cJSON_GetNumberValue(cJSON_GetObjectItem(p, "value"));
+  CHECK_NEAR(value, 0.3, 1e-10);
+  CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(p, "stderr")) < 1e-8);
+  CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(p, "init")) == 0.1);
+  CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(p, "min")) == 0 && cJSON_IsNull(cJSON_GetObjectItem(p, "max")));
+  CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(root, "loss")) < 1e-20);
+  CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(root, "loss0")) > 1e-6);
+  CHECK(!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(root, "loss_kind")), "onestep"));
+  CHECK(!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(root, "contact")), "lcp"));
+  const cJSON* corr = cJSON_GetObjectItem(root, "correlation");
+  CHECK(cJSON_GetArraySize(corr) == 1 && cJSON_GetNumberValue(cJSON_GetArrayItem(cJSON_GetArrayItem(corr, 0), 0)) == 1);
+  CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(root, "unidentifiable")) == 0);
+  CHECK(has(cJSON_GetStringValue(cJSON_GetArrayItem(cJSON_GetObjectItem(root, "data"), 0)), "in_data.csv"));
+  const cJSON* t = cJSON_GetObjectItem(root, "time");
+  CHECK(cJSON_IsNumber(cJSON_GetObjectItem(t, "forward")) && cJSON_IsNumber(cJSON_GetObjectItem(t, "gradient")) &&
+        cJSON_GetNumberValue(cJSON_GetObjectItem(t, "total")) > 0);
+  // the written model loads and holds exactly the identified value
+  const char* spec[1] = {"damping:swing"};
+  double theta[1] = {0};
+  CHECK(model_theta(theta, path("out/w.xml"), spec, 1, 0) == 1 && theta[0] == value);
+  // the report: self-contained, with its sections, and the same bytes on a second run
+  char* html = slurp(path("out/r.html"));
+  CHECK(has(html, "<svg") && has(html, "loss per iteration") && has(html, "Correlation") && has(html, "damping:swing"));
+  CHECK(has(html, "Observed (solid) vs predicted"));
+  CHECK(!strstr(html, "<script") && !strstr(html, "src=") && !strstr(html, "href=") && !strstr(html, "@import"));
+  r = run("identify", start, path("in_data.csv"), "--param", "damping:swing", "--report", path("out/r2.html"),
+          "--quiet", NULL);
+  char* html2 = slurp(path("out/r2.html"));
+  CHECK(r.code == 0 && strcmp(html, html2) == 0);
+  run_free(&r);
+  free(html), free(html2), free(text);
+  cJSON_Delete(root);
+  clear_outputs();
+}
+
+// the job file gives the same run; a command-line --param replaces the job's list
+static void test_job(void) {
+  const char* start = path("in_start.xml");
+  char job[2048];
+  snprintf(job, sizeof job,
+           "{\"model\": \"%s\", \"data\": [\"%s\"], \"params\": [{\"name\": \"damping:swing\", \"init\": 0.2, "
+           "\"min\": 0.05, \"max\": 2}], \"loss\": \"kstep\", \"horizon\": 5, \"iters\": 50, \"weights\": [1000, 100, 0], "
+           "\"out\": \"%s\", \"quiet\": true}", start, path("in_data.csv"), path("out/job.json"));
+  idRunOut r = run("identify", "--job", write_file("in_job.json", job), NULL);
+  CHECK_MSG(r.code == 0, "exit %d: %s", r.code, r.err);
+  run_free(&r);
+  char* text = slurp(path("out/job.json"));
+  cJSON* root = cJSON_Parse(text);
+  double x[4];
+  CHECK(result_values(x, root, "value") == 1 && fabs(x[0] - 0.3) < 1e-9);
+  CHECK(result_values(x, root, "init") == 1 && x[0] == 0.2);
+  CHECK(result_values(x, root, "min") == 1 && x[0] == 0.05);
+  CHECK(result_values(x, root, "max") == 1 && x[0] == 2);
+  CHECK(!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(root, "loss_kind")), "kstep"));
+  CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(root, "horizon")) == 5);
+  CHECK(cJSON_GetNumberValue(cJSON_GetArrayItem(cJSON_GetObjectItem(root, "weights"), 2)) == 0);
+  cJSON_Delete(root);
+  free(text);
+  // overrides: --param with another init, --loss onestep
+  r = run("identify", "--job", path("in_job.json"), "--param", "damping:swing:init=0.5", "--loss", "onestep", NULL);
+  CHECK_MSG(r.code == 0, "exit %d: %s", r.code, r.err);
+  run_free(&r);
+  text = slurp(path("out/job.json"));
+  root = cJSON_Parse(text);
+  CHECK(result_values(x, root, "init") == 1 && x[0] == 0.5);
+  CHECK(result_values(x, root, "min") == 1 && x[0] == 0);
+  CHECK(!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(root, "loss_kind")), "onestep"));
+  cJSON_Delete(root);
+  free(text);
+  clear_outputs();
+}
+
+// --write-model on MJCF for every kind it can hold, reloaded: the same values as result.json
+static void test_write_mjcf(void) {
+  idRunOut r = run("simulate", "tests/data/mixed.xml", "--steps", "15", "--quiet", "--out", path("in_mixed.csv"), NULL);
+  CHECK(r.code == 0);
+  run_free(&r);
+  // two runs: one where the fit moves the inertia (from the data), one where every value is an init value
+  const char* spec[2][8] = {{"inertia:tip", "mass:arm", "damping:slide"},
+                            {"com:slider", "armature:slide", "stiffness:hinge", "gravity", "gear:m_slide",
+                             "stiffness:spring", "damping:spring", "restlength:spring"}};
+  const char* arg[2][8] = {{"inertia:tip", "mass:arm:init=1.1", "damping:slide:init=0.7"},
+                           {"com:slider:init=0.01,0.02,0.03", "armature:slide:init=0.06", "stiffness:hinge:init=2.5",
+                            "gravity:init=0.2,-0.1,-9.7", "gear:m_slide:init=2.2", "stiffness:spring:init=41",
+                            "damping:spring:init=1.4", "restlength:spring:init=0.12"}};
+  const int nspec[2] = {3, 8}, nval[2] = {12, 12};
+  for (int k = 0; k < 2; k++) {
+    const char* args[64] = {"identify", "tests/data/mixed.xml", path("in_mixed.csv"), "--iters", "3", "--quiet",
+                            "--out", path("out/m.json"), "--write-model", path("out/m.xml")};
+    int n = 10;
+    for (int i = 0; i < nspec[k]; i++) {
+      args[n++] = "--param";
+      args[n++] = arg[k][i];
+    }
+    args[n] = NULL;
+    r = collect(spawn(args));
+    CHECK_MSG(r.code == 0, "exit %d: %s", r.code, r.err);
+    run_free(&r);
+    double got[64] = {0}, want[64] = {0}, orig[64] = {0};
+    char* text = slurp(path("out/m.json"));
+    cJSON* root = cJSON_Parse(text);
+    int nv = result_values(want, root, "value");
+    int nw = model_theta(got, path("out/m.xml"), spec[k], nspec[k], 0);
+    model_theta(orig, "tests/data/mixed.xml", spec[k], nspec[k], 0);
+    CHECK_MSG(nv == nw && nw == nval[k], "%d values, %d reloaded", nv, nw);
+    int moved = 0;
+    for (int i = 0; i < nw; i++) {
+      CHECK_REL(got[i], want[i], 1e-12, 1e-12);
+      moved += got[i] != orig[i];
+    }
+    CHECK_MSG(moved == nw || (k == 0 && moved >= 10), "run %d: only %d of %d values differ from the file", k, moved, nw);
+    cJSON_Delete(root);
+    free(text);
+  }
+  double got[64] = {0}, want[64] = {0};
+  char* text;
+  cJSON* root;
+  // pos:BODY (a link length) on the pendulum
+  r = run("identify", path("in_start.xml"), path("in_data.csv"), "--param", "pos:bob:init=0.01,0,2.02", "--iters",
+          "2", "--quiet", "--out", path("out/p.json"), "--write-model", path("out/p.xml"), NULL);
+  CHECK_MSG(r.code == 0, "exit %d: %s", r.code, r.err);
+  run_free(&r);
+  const char* pspec[1] = {"pos:bob"};
+  text = slurp(path("out/p.json"));
+  root = cJSON_Parse(text);
+  CHECK(result_values(want, root, "value") == 3 && model_theta(got, path("out/p.xml"), pspec, 1, 0) == 3);
+  for (int i = 0; i < 3; i++) CHECK(got[i] == want[i]);
+  CHECK(got[2] != 2);
+  cJSON_Delete(root);
+  free(text);
+
+  // the cube in the air: friction, restitution and size have no effect (identifiability warning) and keep
+  // their init values, which the written file must hold
+  char cube[4096];
+  char* base = slurp("models/cube.xml");
+  char* at = strstr(base, "<body name=\"cube\" pos=\"0 0 0.0524\">");
+  CHECK(at != NULL);
+  if (at) {
+    snprintf(cube, sizeof cube, "%.*s<body name=\"cube\" pos=\"0 0 1\">%s", (int)(at - base), base,
+             at + strlen("<body name=\"cube\" pos=\"0 0 0.0524\">"));
+    write_file("in_cube.xml", cube);
+  }
+  free(base);
+  r = run("simulate", path("in_cube.xml"), "--steps", "10", "--quiet", "--out", path("in_cube.csv"), NULL);
+  CHECK(r.code == 0);
+  run_free(&r);
+  r = run("identify", path("in_cube.xml"), path("in_cube.csv"), "--param", "friction:cube:init=0.31", "--param",
+          "restitution:cube:init=0.4", "--param", "size:cube:init=0.05,0.06,0.07", "--param", "mass:cube", "--iters",
+          "2", "--write-model", path("out/c.xml"), "--out", path("out/c.json"), "--quiet", NULL);
+  CHECK_MSG(r.code == 0, "exit %d: %s", r.code, r.err);
+  CHECK(has(r.err, "unidentifiable direction") && has(r.err, "friction:cube") && has(r.err, "restitution:cube"));
+  run_free(&r);
+  const char* cspec[4] = {"friction:cube", "restitution:cube", "size:cube", "mass:cube"};
+  double c[8] = {0};
+  CHECK(model_theta(c, path("out/c.xml"), cspec, 4, 0) == 6);
+  CHECK(c[0] == 0.31 && c[1] == 0.4 && c[2] == 0.05 && c[3] == 0.06 && c[4] == 0.07);
+  text = slurp(path("out/c.json"));
+  root = cJSON_Parse(text);
+  CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(root, "unidentifiable")) >= 3);
+  CHECK(result_values(want, root, "value") == 6 && want[5] == c[5]);
+  cJSON_Delete(root);
+  free(text);
+  clear_outputs();
+}
+
+// --write-model on the elbow URDF (floating): link inertials and joint damping
+static void test_write_urdf(void) {
+  const char* urdf = "tests/data/elbow/elbow.urdf";
+  idRunOut r = run("simulate", urdf, "--floating", "--steps", "12", "--no-contact", "--quiet", "--out",
+                   path("in_elbow.csv"), NULL);
+  CHECK(r.code == 0);
+  run_free(&r);
+  r = run("identify", urdf, path("in_elbow.csv"), "--floating", "--param", "inertia:elbow_2", "--param",
+          "mass:elbow_1:init=0.4", "--param", "damping:hinge_1_to_2:init=0.01", "--iters", "2", "--quiet",
+          "--out", path("out/e.json"), "--write-model", path("out/e.urdf"), NULL);
+  CHECK_MSG(r.code == 0, "exit %d: %s", r.code, r.err);
+  run_free(&r);
+  const char* spec[3] = {"inertia:elbow_2", "mass:elbow_1", "damping:hinge_1_to_2"};
+  double got[16], want[16];
+  char* text = slurp(path("out/e.json"));
+  cJSON* root = cJSON_Parse(text);
+  CHECK(result_values(want, root, "value") == 12 && model_theta(got, path("out/e.urdf"), spec, 3, 1) == 12);
+  for (int i = 0; i < 12; i++) CHECK_REL(got[i], want[i], 1e-10, 1e-10);
+  CHECK(got[11] > 0);   // the file has no <dynamics>: damping 0 before
+  cJSON_Delete(root);
+  free(text);
+  // kinds URDF cannot hold are refused before any work
+  r = run("identify", urdf, path("in_elbow.csv"), "--floating", "--param", "gravity", "--write-model",
+          path("out/e2.urdf"), NULL);
+  CHECK(r.code == 1 && has(r.err, "URDF has no place for this kind") && count_outputs() == 2);
+  run_free(&r);
+  clear_outputs();
+}
+
+// every bad input: the exit code, the message, no output file
+static void test_bad_input(void) {
+  char start[512], data[512], out[512];
+  snprintf(start, sizeof start, "%s", path("in_start.xml"));
+  snprintf(data, sizeof data, "%s", path("in_data.csv"));
+  snprintf(out, sizeof out, "%s", path("out/bad.json"));
+  struct {
+    const char* args[12];
+    int code;
+    const char* msg;
+  } cases[] = {
+      {{start, data, "--param", "damping:nosuch"}, 1, "no joint or spring named 'nosuch' (valid: swing"},
+      {{start, data, "--param", "friction:nosuch"}, 1, "valid:"},
+      {{start, data, "--param", "damping:swing:min=2:max=1"}, 1, "min 2 > max 1"},
+      {{start, data, "--param", "damping:swing:init=3:max=1"}, 1, "init 3 lies outside [0, 1]"},
+      {{start, data, "--param", "damping:swing:min=-1"}, 1, "min -1 is below the parameter's lower bound 0"},
+      {{start, data, "--param", "damping:swing:init=a"}, 1, "init='a': expected 1 number"},
+      {{start, write_file("in_cols.csv", "t,q0,v0,zz\n0,1,0,0\n0.002,1,0,0\n"), "--param", "damping:swing"}, 1,
+       "in_cols.csv:1:4: column 'zz' matches no coordinate"},
+      {{start, write_file("in_nan.csv", "t,q0,v0\n0,1,0\n0.002,nan,0\n"), "--param", "damping:swing"}, 1,
+       "in_nan.csv:3: column 'q0': value 'nan' is not finite"},
+      {{start, path("in_emptydir"), "--param", "damping:swing"}, 1, "in_emptydir: empty folder"},
+      {{start, data, "--param", "damping:swing", "--job", write_file("in_badjob.json", "{\"loss\": \"x\"}")}, 1,
+       "key 'loss': expected one of onestep|kstep|rollout"},
+      {{start, data, "--param", "damping:swing", "--job", write_file("in_badjob2.json", "{\"lose\": 1}")}, 1,
+       "unknown key 'lose'"},
+      {{start, data, "--param", "damping:swing", "--job", write_file("in_badjob3.json", "{\n\"loss\": ]")}, 1,
+       "in_badjob3.json:2: not a JSON object"},
+      {{start, data, "--param", "damping:swing", "--map", "x=q:nosuch"}, 1, "--map 'x=q:nosuch'"},
+      {{start, data, "--param", "damping:swing", "--observe", "q:nosuch"}, 1, "--observe item 'q:nosuch'"},
+      {{start, data, "--param", "damping:swing", "--write-model", path("out/w.urdf")}, 2, "format of"},
+      {{start, data}, 2, "no parameter to identify"},
+      {{start, "--param", "damping:swing"}, 2, "missing DATA"},
+      {{start, data, "--param", "damping:swing", "--weights", "1,2"}, 2, "--weights '1,2'"},
+      {{start, data, "--param", "damping:swing", "--loss", "twostep"}, 2, "--loss must be one of"},
+      {{path("in_nomodel.xml"), data, "--param", "damping:swing"}, 1, "in_nomodel.xml"},
+  };
+  mkdir(path("in_emptydir"), 0755);
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    const char* args[20] = {"identify"};
+    int n = 1;
+    for (int i = 0; cases[c].args[i]; i++) args[n++] = cases[c].args[i];
+    args[n++] = "--out";
+    args[n++] = out;
+    args[n++] = "--report";
+    args[n++] = path("out/bad.html");
+    args[n] = NULL;
+    idRunOut r = collect(spawn(args));
+    CHECK_MSG(r.code == cases[c].code, "case %zu: exit %d, want %d: %s", c, r.code, cases[c].code, r.err);
+    CHECK_MSG(has(r.err, cases[c].msg), "case %zu", c);
+    CHECK_MSG(count_outputs() == 0, "case %zu left %d files", c, count_outputs());
+    run_free(&r);
+    clear_outputs();
+  }
+}
+
+// SIGINT while the fit runs: the process dies of SIGINT and leaves no output or temporary file
+static void test_sigint(void) {
+  idRunOut r = run("simulate", path("in_true.xml"), "--steps", "4000", "--quiet", "--out", path("in_long.csv"), NULL);
+  CHECK(r.code == 0);
+  run_free(&r);
+  const char* args[] = {"identify", path("in_start.xml"), path("in_long.csv"), "--param", "damping:swing",
+                        "--optimizer", "adam", "--iters", "20000", "--lr", "1e-4", "--out", path("out/s.json"),
+                        "--report", path("out/s.html"), NULL};
+  pid_t pid = spawn(args);
+  // wait for the first progress line of the fit (at most 20 s)
+  int started = 0;
+  for (int i = 0; i < 2000 && !started; i++) {
+    struct timespec ts = {0, 10000000};
+    nanosleep(&ts, NULL);
+    char* err = slurp(path(".stderr"));
+    started = strstr(err, "iter") != NULL;
+    free(err);
+  }
+  CHECK(started);
+  CHECK(count_outputs() == 2);   // the two temporary files exist during the fit
+  kill(pid, SIGINT);
+  r = collect(pid);
+  CHECK_MSG(r.sig == SIGINT, "exit %d signal %d", r.code, r.sig);
+  CHECK(count_outputs() == 0);
+  run_free(&r);
+}
+
+int main(void) {
+  g_bin = getenv("PHYS_BIN");
+  CHECK_MSG(g_bin != NULL && access(g_bin, X_OK) == 0, "PHYS_BIN not set or not executable");
+  if (!g_bin) return test_done();
+  snprintf(g_dir, sizeof g_dir, "/tmp/physid_test_identify_XXXXXX");
+  if (!mkdtemp(g_dir)) return 1;
+  mkdir(path("out"), 0755);
+  test_pendulum();
+  test_job();
+  test_write_mjcf();
+  test_write_urdf();
+  test_bad_input();
+  test_sigint();
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
+  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", g_dir);
+  return test_done();
+}

@@ -1,0 +1,783 @@
+// cmd_identify.c - `physid identify MODEL DATA... --param KIND:NAME ...`: fit physical parameters of a model to
+// recorded trajectories (src/sysid), print them with their standard errors, write result.json, the model with
+// the identified values and an HTML report.
+//
+// Settings come from the command line, or from a JSON job file (--job) whose keys are the long option names
+// (model, data, params, loss, horizon, substeps, optimizer, starts, seed, iters, weights, prior, lr, contact,
+// files, skip, map, observe, out, write_model, report, floating, quiet); an option given on the command line
+// overrides the job's value (a list option, --param or --map, replaces the job's whole list).
+// Every input is checked before any work: settings, model, parameter names and bounds, that --write-model can
+// hold every parameter, the output folders, then the data. Outputs go to temporary files beside their targets,
+// renamed into place only when all of them were written; an error or SIGINT/SIGTERM removes them.
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "identify.h"
+
+#define ID_MAXDATA (ARGS_MAXPOS + 256)   // data paths (command line or job)
+#define ID_MAXSPEC 256                   // --param entries (command line or job)
+
+static const char* const g_loss_names = "onestep|kstep|rollout";
+static const char* const g_opt_names = "lm|lbfgsb|adam";
+static const char* const g_contact_names = "lcp|cone|ccp|penalty";
+
+// settings of a run: -1 / 0 / NULL mean "not given" until the job file and the defaults fill them
+typedef struct idArgs_ {
+  const char* pos[ARGS_MAXPOS];
+  argList param, map;
+  int loss, horizon, substeps, optimizer, starts, seed, iters, contact, files, skip, floating, quiet;
+  double prior, lr;
+  const char *weights, *observe, *job, *out, *write_model, *report;
+  // merged
+  const char* model;
+  const char* data[ID_MAXDATA];
+  int ndata;
+  const char* spec[ID_MAXSPEC];
+  int nspec;
+  const char* maps[ID_MAXSPEC];
+  int nmaps;
+  double w[3];              // weights pos, rot, vel (NaN: default)
+  cJSON* json;              // the job file (owns the strings above that came from it)
+  char* pool[ID_MAXSPEC];   // param strings built from the job's objects
+  int npool;
+} idArgs;
+
+// the temporary output files, removed by the signal handler
+static const char* volatile g_tmp[3];
+static volatile sig_atomic_t g_ntmp = 0;
+
+// SIGINT/SIGTERM: remove the temporary outputs, then die of the signal
+static void on_signal(int sig) {
+  for (int i = 0; i < g_ntmp; i++) unlink(g_tmp[i]);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+//---------------------------------------------------------------------------------------------------------
+// the job file
+
+// index of value in a '|' list, -1 if absent
+static int choice(const char* list, const char* value) {
+  size_t len = strlen(value);
+  int k = 0;
+  for (const char* c = list; *c; k++) {
+    size_t n = strcspn(c, "|");
+    if (n == len && strncmp(c, value, n) == 0) return k;
+    c += n + (c[n] == '|');
+  }
+  return -1;
+}
+
+// the whole of a small text file (malloc'd), NULL with a message
+static char* slurp(const char* path) {
+  FILE* f = fopen(path, "rb");
+  if (!f) {
+    cli_error("%s: cannot open: %s", path, strerror(errno));
+    return NULL;
+  }
+  char* s = NULL;
+  size_t n = 0, cap = 0, k;
+  char chunk[4096];
+  while ((k = fread(chunk, 1, sizeof chunk, f)) > 0 && n < (1u << 24)) {
+    if (n + k + 1 > cap) {
+      char* p = realloc(s, cap = 2 * (n + k + 1));
+      if (!p) break;
+      s = p;
+    }
+    memcpy(s + n, chunk, k);
+    n += k;
+  }
+  fclose(f);
+  if (s) s[n] = 0;
+  else if (n == 0 && (s = malloc(1))) s[0] = 0;
+  return s;
+}
+
+// a job value that must be a string
+static int job_string(const char** dst, const cJSON* v, const char* job) {
+  if (cJSON_IsString(v)) {
+    if (!*dst) *dst = v->valuestring;
+    return 1;
+  }
+  cli_error("%s: key '%s': expected a string", job, v->string);
+  return 0;
+}
+
+// a job value that must be an integer in [lo, hi]; applied when the command line left dst at unset
+static int job_int(int* dst, int unset, const cJSON* v, int lo, int hi, const char* job) {
+  double x = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+  if (!(x >= lo && x <= hi && x == floor(x))) {
+    cli_error("%s: key '%s': expected an integer in [%d, %d]", job, v->string, lo, hi);
+    return 0;
+  }
+  if (*dst == unset) *dst = (int)x;
+  return 1;
+}
+
+// a job value that must be a number >= lo; applied when dst is negative (unset)
+static int job_number(double* dst, const cJSON* v, double lo, const char* job) {
+  double x = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+  if (!(x >= lo) || !isfinite(x)) {
+    cli_error("%s: key '%s': expected a finite number >= %g", job, v->string, lo);
+    return 0;
+  }
+  if (*dst < 0) *dst = x;
+  return 1;
+}
+
+// a job value that must be one of a '|' list; applied when dst is -1
+static int job_choice(int* dst, const cJSON* v, const char* list, const char* job) {
+  int k = cJSON_IsString(v) ? choice(list, v->valuestring) : -1;
+  if (k < 0) {
+    cli_error("%s: key '%s': expected one of %s", job, v->string, list);
+    return 0;
+  }
+  if (*dst < 0) *dst = k;
+  return 1;
+}
+
+// a job param object {"name", "init", "min", "max"} (numbers or arrays) as the --param text
+static char* job_param_object(const cJSON* o, const char* job) {
+  const cJSON* name = cJSON_GetObjectItemCaseSensitive(o, "name");
+  if (!cJSON_IsString(name)) {
+    cli_error("%s: params: an object needs \"name\": \"KIND:NAME\"", job);
+    return NULL;
+  }
+  char buf[2048];
+  size_t len = (size_t)snprintf(buf, sizeof buf, "%s", name->valuestring);
+  const char* keys[3] = {"init", "min", "max"};
+  for (int k = 0; k < 3 && len < sizeof buf; k++) {
+    const cJSON* v = cJSON_GetObjectItemCaseSensitive(o, keys[k]);
+    if (!v) continue;
+    len += (size_t)snprintf(buf + len, sizeof buf - len, ":%s=", keys[k]);
+    int n = cJSON_IsArray(v) ? cJSON_GetArraySize(v) : 1;
+    for (int i = 0; i < n && len < sizeof buf; i++) {
+      const cJSON* x = cJSON_IsArray(v) ? cJSON_GetArrayItem(v, i) : v;
+      if (!cJSON_IsNumber(x)) {
+        cli_error("%s: params: '%s': %s must be a number or an array of numbers", job, name->valuestring, keys[k]);
+        return NULL;
+      }
+      len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%.17g", i ? "," : "", x->valuedouble);
+    }
+  }
+  return strdup(buf);
+}
+
+// a job list of strings (data, map) or of param strings/objects into dst; only if the command line gave none
+static int job_list(const char** dst, int* n, int max, const cJSON* v, idArgs* a, int params, const char* job) {
+  if (cJSON_IsString(v) && !params) {
+    if (*n == 0) dst[(*n)++] = v->valuestring;
+    return 1;
+  }
+  if (!cJSON_IsArray(v)) {
+    cli_error("%s: key '%s': expected an array", job, v->string);
+    return 0;
+  }
+  int given = *n > 0;
+  const cJSON* x;
+  cJSON_ArrayForEach(x, v) {
+    const char* s = cJSON_IsString(x) ? x->valuestring : NULL;
+    if (!s && params && cJSON_IsObject(x)) {
+      if (a->npool >= ID_MAXSPEC || !(s = a->pool[a->npool++] = job_param_object(x, job))) return 0;
+    }
+    if (!s) {
+      cli_error("%s: key '%s': expected an array of strings%s", job, v->string, params ? " or objects" : "");
+      return 0;
+    }
+    if (given) continue;
+    if (*n >= max) {
+      cli_error("%s: key '%s': more than %d entries", job, v->string, max);
+      return 0;
+    }
+    dst[(*n)++] = s;
+  }
+  return 1;
+}
+
+// weights from a job: "a,b,c" or [a, b, c]
+static int job_weights(idArgs* a, const cJSON* v, const char* job) {
+  if (cJSON_IsString(v)) return job_string(&a->weights, v, job);
+  if (cJSON_IsArray(v) && cJSON_GetArraySize(v) == 3) {
+    for (int i = 0; i < 3; i++) {
+      const cJSON* x = cJSON_GetArrayItem(v, i);
+      if (!cJSON_IsNumber(x) || !(x->valuedouble >= 0) || !isfinite(x->valuedouble)) break;
+      if (!a->weights && isnan(a->w[i])) a->w[i] = x->valuedouble;
+      if (i == 2) return 1;
+    }
+  }
+  cli_error("%s: key 'weights': expected [pos, rot, vel] (numbers >= 0) or \"pos,rot,vel\"", job);
+  return 0;
+}
+
+// one key of the job object
+static int job_key(idArgs* a, const cJSON* v, const char* job) {
+  const char* k = v->string;
+  if (!strcmp(k, "model")) return job_string(&a->model, v, job);
+  if (!strcmp(k, "data")) return job_list(a->data, &a->ndata, ID_MAXDATA, v, a, 0, job);
+  if (!strcmp(k, "params")) return job_list(a->spec, &a->nspec, ID_MAXSPEC, v, a, 1, job);
+  if (!strcmp(k, "map")) return job_list(a->maps, &a->nmaps, ID_MAXSPEC, v, a, 0, job);
+  if (!strcmp(k, "loss")) return job_choice(&a->loss, v, g_loss_names, job);
+  if (!strcmp(k, "optimizer")) return job_choice(&a->optimizer, v, g_opt_names, job);
+  if (!strcmp(k, "contact")) return job_choice(&a->contact, v, g_contact_names, job);
+  if (!strcmp(k, "horizon")) return job_int(&a->horizon, 0, v, 1, 1000000, job);
+  if (!strcmp(k, "substeps")) return job_int(&a->substeps, 0, v, 1, 1000000, job);
+  if (!strcmp(k, "starts")) return job_int(&a->starts, 0, v, 1, 10000, job);
+  if (!strcmp(k, "seed")) return job_int(&a->seed, -1, v, 0, 2147483647, job);
+  if (!strcmp(k, "iters")) return job_int(&a->iters, 0, v, 1, 10000000, job);
+  if (!strcmp(k, "files")) return job_int(&a->files, 0, v, 1, 100000000, job);
+  if (!strcmp(k, "skip")) return job_int(&a->skip, -1, v, 0, 100000000, job);
+  if (!strcmp(k, "prior")) return job_number(&a->prior, v, 0, job);
+  if (!strcmp(k, "lr")) return job_number(&a->lr, v, 1e-300, job);
+  if (!strcmp(k, "weights")) return job_weights(a, v, job);
+  if (!strcmp(k, "observe")) return job_string(&a->observe, v, job);
+  if (!strcmp(k, "out")) return job_string(&a->out, v, job);
+  if (!strcmp(k, "write_model")) return job_string(&a->write_model, v, job);
+  if (!strcmp(k, "report")) return job_string(&a->report, v, job);
+  if (!strcmp(k, "floating") || !strcmp(k, "quiet")) {
+    if (!cJSON_IsBool(v)) {
+      cli_error("%s: key '%s': expected true or false", job, k);
+      return 0;
+    }
+    int* dst = k[0] == 'f' ? &a->floating : &a->quiet;
+    *dst = *dst || cJSON_IsTrue(v);
+    return 1;
+  }
+  cli_error("%s: unknown key '%s' (valid: model, data, params, loss, horizon, substeps, optimizer, starts, seed, "
+            "iters, weights, prior, lr, contact, files, skip, map, observe, out, write_model, report, floating, quiet)",
+            job, k);
+  return 0;
+}
+
+// read the job file and fill every setting the command line left unset
+static int merge_job(idArgs* a) {
+  char* text = slurp(a->job);
+  if (!text) return 0;
+  a->json = cJSON_Parse(text);
+  if (!a->json || !cJSON_IsObject(a->json)) {
+    const char* at = cJSON_GetErrorPtr();
+    int line = 1;
+    for (const char* c = text; at && c < at && *c; c++) line += *c == '\n';
+    cli_error("%s:%d: not a JSON object%s", a->job, line, a->json ? "" : " (malformed JSON)");
+    free(text);
+    return 0;
+  }
+  free(text);
+  const cJSON* v;
+  cJSON_ArrayForEach(v, a->json) {
+    if (!job_key(a, v, a->job)) return 0;
+  }
+  return 1;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// settings
+
+// "a,b,c" -> three finite numbers >= 0
+static int parse_weights(double w[3], const char* text) {
+  char* end;
+  const char* p = text;
+  for (int i = 0; i < 3; i++) {
+    w[i] = strtod(p, &end);
+    if (end == p || !(w[i] >= 0) || !isfinite(w[i]) || (i < 2 && *end != ',') || (i == 2 && *end)) {
+      cli_error("identify: --weights '%s': expected pos,rot,vel (three numbers >= 0)", text);
+      return 0;
+    }
+    p = end + 1;
+  }
+  return 1;
+}
+
+// the command line's positionals, then the job, then the checks that need no model
+static int merge_settings(idArgs* a) {
+  int npos = 0;
+  while (a->pos[npos]) npos++;
+  if (npos > 0) a->model = a->pos[0];
+  for (int i = 1; i < npos; i++) a->data[a->ndata++] = a->pos[i];
+  for (int i = 0; i < a->param.n; i++) a->spec[a->nspec++] = a->param.item[i];
+  for (int i = 0; i < a->map.n; i++) a->maps[a->nmaps++] = a->map.item[i];
+  if (a->weights && !parse_weights(a->w, a->weights)) return CLI_EXIT_USAGE;
+  if (a->job && !merge_job(a)) return CLI_EXIT_INPUT;
+  if (a->weights && isnan(a->w[0]) && !parse_weights(a->w, a->weights)) return CLI_EXIT_INPUT;
+  if (!a->model || a->ndata < 1 || a->nspec < 1) {
+    cli_error("identify: %s (see 'physid identify --help')", !a->model ? "missing MODEL"
+              : a->ndata < 1 ? "missing DATA (files or folders)" : "no parameter to identify: give --param KIND:NAME");
+    return CLI_EXIT_USAGE;
+  }
+  return -1;
+}
+
+// fit options: defaults, then the given settings
+static void fit_options(physFitOptions* o, const idArgs* a) {
+  phys_fit_defaults(o);
+  if (a->loss >= 0) o->loss = a->loss;
+  if (a->horizon > 0) o->horizon = a->horizon;
+  if (a->substeps > 0) o->substeps = a->substeps;
+  if (a->optimizer >= 0) o->optimizer = a->optimizer;
+  if (a->optimizer == PHYS_OPT_ADAM && a->iters <= 0) o->max_iter = 500;
+  if (a->iters > 0) o->max_iter = a->iters;
+  if (a->starts > 0) o->starts = a->starts;
+  if (a->seed >= 0) o->seed = (uint64_t)a->seed;
+  if (a->prior >= 0) o->prior = a->prior;
+  if (a->lr > 0) o->lr = a->lr;
+  if (!isnan(a->w[0])) o->w_pos = a->w[0], o->w_rot = a->w[1], o->w_vel = a->w[2];
+  o->verbose = !a->quiet;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// parameters
+
+// parse "V" or "V1,V2,..." (1 or size numbers) into x (size), broadcasting one value
+static int parse_values(double* x, int size, const char* text, const char* spec, const char* what) {
+  double v[64];
+  int n = 0;
+  const char* p = text;
+  char* end;
+  while (n < 64) {
+    v[n] = strtod(p, &end);
+    if (end == p || !isfinite(v[n])) break;
+    n++;
+    if (*end != ',') break;
+    p = end + 1;
+  }
+  if (*end || end == p || (n != 1 && n != size)) {
+    cli_error("param '%s': %s='%s': expected %s%d number%s", spec, what, text, size > 1 ? "1 or " : "", size,
+              size > 1 ? "s" : "");
+    return 0;
+  }
+  for (int i = 0; i < size; i++) x[i] = v[n == 1 ? 0 : i];
+  return 1;
+}
+
+// split "KIND:NAME[:init=V][:min=A][:max=B]" into its spec (into buf) and the option texts
+static int split_spec(char* buf, size_t nbuf, const char* opts[3], const char* text) {
+  static const char* const key[3] = {"init=", "min=", "max="};
+  char tmp[1024];
+  if (strlen(text) >= sizeof tmp || strlen(text) >= nbuf) return 0;
+  strcpy(tmp, text);
+  buf[0] = 0;
+  opts[0] = opts[1] = opts[2] = NULL;
+  char* save = NULL;
+  for (char* tok = strtok_r(tmp, ":", &save); tok; tok = strtok_r(NULL, ":", &save)) {
+    int k = 0;
+    while (k < 3 && strncmp(tok, key[k], strlen(key[k])) != 0) k++;
+    if (k < 3) {
+      opts[k] = text + (tok - tmp) + strlen(key[k]);
+      continue;
+    }
+    if (buf[0]) strcat(buf, ":");
+    strcat(buf, tok);
+  }
+  return 1;
+}
+
+// the option text up to the next ':' (copied)
+static void opt_text(char out[512], const char* s) {
+  size_t n = strcspn(s, ":");
+  if (n >= 512) n = 511;
+  memcpy(out, s, n);
+  out[n] = 0;
+}
+
+// apply one spec's init/min/max to theta0 and the bounds, with the checks of issue 5
+static int apply_bounds(idRun* r, const physParam* p, const char* const opts[3], const char* spec) {
+  double v[3][64];
+  int given[3] = {0, 0, 0};
+  for (int k = 0; k < 3; k++) {
+    char text[512];
+    if (!opts[k]) continue;
+    opt_text(text, opts[k]);
+    if (p->size > 64 || !parse_values(v[k], p->size, text, spec, k == 0 ? "init" : k == 1 ? "min" : "max")) return 0;
+    given[k] = 1;
+  }
+  for (int i = 0; i < p->size; i++) {
+    int a = p->adr + i;
+    double lo = r->lower[a], hi = r->upper[a];
+    if (given[1] && v[1][i] < lo) {
+      cli_error("param '%s': min %g is below the parameter's lower bound %g", spec, v[1][i], lo);
+      return 0;
+    }
+    if (given[2] && v[2][i] > hi) {
+      cli_error("param '%s': max %g is above the parameter's upper bound %g", spec, v[2][i], hi);
+      return 0;
+    }
+    if (given[1]) r->lower[a] = v[1][i];
+    if (given[2]) r->upper[a] = v[2][i];
+    if (r->lower[a] > r->upper[a]) {
+      cli_error("param '%s': min %g > max %g", spec, r->lower[a], r->upper[a]);
+      return 0;
+    }
+    if (given[0]) r->theta0[a] = v[0][i];
+    if (!(r->theta0[a] >= r->lower[a] && r->theta0[a] <= r->upper[a])) {
+      cli_error("param '%s': %s %g lies outside [%g, %g]%s", spec, given[0] ? "init" : "the model's value",
+                r->theta0[a], r->lower[a], r->upper[a], given[0] ? "" : " (give init=V)");
+      return 0;
+    }
+  }
+  return 1;
+}
+
+// labels of the theta components: the spec, or "spec[i]" for entries of size > 1
+static void make_labels(idRun* r) {
+  for (int e = 0; e < r->table.n; e++) {
+    const physParam* p = r->table.param + e;
+    for (int i = 0; i < p->size; i++) {
+      if (p->size == 1) snprintf(r->label[p->adr], sizeof r->label[0], "%s", p->name);
+      else snprintf(r->label[p->adr + i], sizeof r->label[0], "%.160s[%d]", p->name, i);
+    }
+  }
+}
+
+// the parameter table, theta0 and bounds from the specs; every error before any work
+static int setup_params(idRun* r, const idArgs* a) {
+  char (*name)[1024] = calloc((size_t)a->nspec, sizeof *name);
+  const char* (*o)[3] = calloc((size_t)a->nspec, sizeof *o);
+  const char** names = calloc((size_t)a->nspec, sizeof(char*));
+  int ok = name && o && names;
+  for (int i = 0; ok && i < a->nspec; i++) {
+    ok = split_spec(name[i], sizeof name[i], o[i], a->spec[i]);
+    if (!ok) cli_error("param '%.100s...': too long", a->spec[i]);
+    names[i] = name[i];
+  }
+  physLog log = {0};
+  if (ok && phys_param_table_build(&r->table, r->m, names, a->nspec, &log) != PHYS_OK) {
+    cli_error("%s", log.error);
+    ok = 0;
+  }
+  int n = ok ? r->table.ntheta : 0;
+  if (ok) {
+    r->theta0 = calloc((size_t)n, sizeof(double));
+    r->lower = calloc((size_t)n, sizeof(double));
+    r->upper = calloc((size_t)n, sizeof(double));
+    r->label = calloc((size_t)n, sizeof *r->label);
+    ok = r->theta0 && r->lower && r->upper && r->label && r->table.n == a->nspec;
+  }
+  if (ok) {
+    phys_param_get(&r->table, r->m, r->theta0);
+    phys_param_bounds(&r->table, r->lower, r->upper);
+    make_labels(r);
+  }
+  for (int i = 0; ok && i < a->nspec; i++) ok = apply_bounds(r, r->table.param + i, o[i], a->spec[i]);
+  if (ok && phys_param_set(&r->table, r->m, r->theta0) != PHYS_OK) {
+    cli_error("the initial parameter values are not physical (phys_param_set refused them)");
+    ok = 0;
+  }
+  free(name);
+  free(o);
+  free(names);
+  return ok;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// results
+
+// a JSON number, null when not finite
+static cJSON* json_num(double x) {
+  return isfinite(x) ? cJSON_CreateNumber(x) : cJSON_CreateNull();
+}
+
+// a parameter's value: a number for size 1, an array otherwise
+static cJSON* json_values(const double* x, int size) {
+  if (size == 1) return json_num(x[0]);
+  cJSON* arr = cJSON_CreateArray();
+  for (int i = 0; i < size; i++) cJSON_AddItemToArray(arr, json_num(x[i]));
+  return arr;
+}
+
+// result.json's "params"
+static cJSON* json_params(const idRun* r) {
+  cJSON* arr = cJSON_CreateArray();
+  for (int e = 0; e < r->table.n; e++) {
+    const physParam* p = r->table.param + e;
+    cJSON* o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", p->name);
+    cJSON_AddItemToObject(o, "value", json_values(r->res.theta + p->adr, p->size));
+    cJSON_AddItemToObject(o, "stderr", json_values(r->res.stderr_ + p->adr, p->size));
+    cJSON_AddItemToObject(o, "init", json_values(r->theta0 + p->adr, p->size));
+    cJSON_AddItemToObject(o, "min", json_values(r->lower + p->adr, p->size));
+    cJSON_AddItemToObject(o, "max", json_values(r->upper + p->adr, p->size));
+    cJSON_AddItemToArray(arr, o);
+  }
+  return arr;
+}
+
+// result.json's "correlation" (ntheta x ntheta) and "unidentifiable" directions
+static void json_statistics(cJSON* root, const idRun* r) {
+  int n = r->res.ntheta;
+  cJSON* corr = cJSON_AddArrayToObject(root, "correlation");
+  for (int i = 0; i < n; i++) {
+    cJSON* row = cJSON_CreateArray();
+    for (int j = 0; j < n; j++) cJSON_AddItemToArray(row, json_num(r->res.corr[(size_t)i * n + j]));
+    cJSON_AddItemToArray(corr, row);
+  }
+  cJSON* un = cJSON_AddArrayToObject(root, "unidentifiable");
+  for (int k = 0; k < r->res.nnull; k++) {
+    cJSON* o = cJSON_CreateObject();
+    cJSON* dir = cJSON_AddObjectToObject(o, "direction");
+    for (int i = 0; i < n; i++) cJSON_AddItemToObject(dir, r->label[i], json_num(r->res.null_dirs[(size_t)k * n + i]));
+    cJSON_AddItemToArray(un, o);
+  }
+}
+
+// the whole result.json
+static char* result_json(const idRun* r) {
+  static const char* const loss[3] = {"onestep", "kstep", "rollout"};
+  static const char* const opt[3] = {"lm", "lbfgsb", "adam"};
+  cJSON* root = cJSON_CreateObject();
+  cJSON_AddStringToObject(root, "model", r->model_path);
+  cJSON* data = cJSON_AddArrayToObject(root, "data");
+  for (int k = 0; k < r->ds.ntraj; k++) cJSON_AddItemToArray(data, cJSON_CreateString(r->ds.traj[k].source));
+  cJSON_AddStringToObject(root, "loss_kind", loss[r->fit.loss]);
+  cJSON_AddStringToObject(root, "contact", phys_contact_name(r->m->opt.contact));
+  cJSON_AddStringToObject(root, "optimizer", opt[r->fit.optimizer]);
+  cJSON_AddNumberToObject(root, "substeps", r->fit.substeps);
+  cJSON_AddNumberToObject(root, "horizon", r->fit.horizon);
+  double w[3] = {r->fit.w_pos, r->fit.w_rot, r->fit.w_vel};
+  cJSON_AddItemToObject(root, "weights", cJSON_CreateDoubleArray(w, 3));
+  cJSON_AddNumberToObject(root, "prior", r->fit.prior);
+  cJSON_AddItemToObject(root, "params", json_params(r));
+  cJSON* labels = cJSON_AddArrayToObject(root, "components");
+  for (int i = 0; i < r->res.ntheta; i++) cJSON_AddItemToArray(labels, cJSON_CreateString(r->label[i]));
+  cJSON_AddItemToObject(root, "loss0", json_num(r->res.loss0));
+  cJSON_AddItemToObject(root, "loss", json_num(r->res.loss));
+  cJSON_AddNumberToObject(root, "residuals", r->res.nres);
+  cJSON_AddNumberToObject(root, "iterations", r->res.iterations);
+  cJSON_AddNumberToObject(root, "starts", r->fit.starts);
+  cJSON_AddNumberToObject(root, "best_start", r->res.start);
+  cJSON* hist = cJSON_AddArrayToObject(root, "loss_history");
+  for (int k = 0; k < r->res.niter_hist; k++) cJSON_AddItemToArray(hist, json_num(r->res.loss_hist[k]));
+  json_statistics(root, r);
+  cJSON* t = cJSON_AddObjectToObject(root, "time");
+  cJSON_AddNumberToObject(t, "forward", r->res.time_forward);
+  cJSON_AddNumberToObject(t, "gradient", r->res.time_gradient);
+  cJSON_AddNumberToObject(t, "total", r->wall);
+  char* text = cJSON_Print(root);
+  cJSON_Delete(root);
+  return text;
+}
+
+// identified values with +- stderr on stdout; unidentifiable directions as a warning on stderr
+static void print_results(const idRun* r) {
+  const physFitResult* res = &r->res;
+  size_t width = 10;
+  for (int i = 0; i < res->ntheta; i++) width = strlen(r->label[i]) > width ? strlen(r->label[i]) : width;
+  for (int i = 0; i < res->ntheta; i++) {
+    printf("%-*s = %-12.6g +- %-10.3g (initial %.6g)\n", (int)width, r->label[i], res->theta[i], res->stderr_[i],
+           r->theta0[i]);
+  }
+  printf("loss %.6g -> %.6g in %d iterations (best of %d starts), %d residuals; fit %.2f s (forward %.2f s, "
+         "gradient %.2f s)\n", res->loss0, res->loss, res->iterations, r->fit.starts, res->nres, r->wall,
+         res->time_forward, res->time_gradient);
+  for (int k = 0; k < res->nnull; k++) {
+    fprintf(stderr, "warning: identify: unidentifiable direction %d of %d (near-null eigenvector of J'J): the data "
+            "do not determine", k + 1, res->nnull);
+    for (int i = 0; i < res->ntheta; i++) {
+      double c = res->null_dirs[(size_t)k * res->ntheta + i];
+      if (fabs(c) >= 0.05) fprintf(stderr, " %+.3f*%s", c, r->label[i]);
+    }
+    fputc('\n', stderr);
+  }
+  fflush(stdout);
+}
+
+//---------------------------------------------------------------------------------------------------------
+// outputs
+
+// open the temporary files of the requested outputs and register them with the signal handler
+static int open_outputs(cliOutput o[3], const char* const path[3]) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+  for (int i = 0; i < 3; i++) {
+    if (!path[i]) continue;
+    if (!cli_output_open(o + i, path[i])) {
+      o[i].f = NULL;   // nothing to remove for this one
+      return 0;
+    }
+    g_tmp[g_ntmp] = o[i].tmp;
+    g_ntmp = g_ntmp + 1;
+  }
+  return 1;
+}
+
+// drop every temporary output
+static void abort_outputs(cliOutput o[3], const char* const path[3]) {
+  g_ntmp = 0;
+  for (int i = 0; i < 3; i++)
+    if (path[i] && o[i].f) cli_output_abort(o + i);
+}
+
+// write result.json, the model and the report into their temporary files, then rename them all
+static int write_outputs(cliOutput o[3], const char* const path[3], const idRun* r) {
+  char err[PHYS_MSGLEN] = "";
+  int ok = 1;
+  if (path[0]) {
+    char* text = result_json(r);
+    ok = text && fputs(text, o[0].f) >= 0 && fputc('\n', o[0].f) != EOF;
+    if (!ok) snprintf(err, sizeof err, "%s: cannot write the result", path[0]);
+    free(text);
+  }
+  if (ok && path[1]) ok = id_write_model(o[1].f, r->model_path, r->m, &r->table, err, sizeof err);
+  if (ok && path[2]) ok = id_write_report(o[2].f, r, err, sizeof err);
+  if (!ok) {
+    cli_error("%s", err);
+    abort_outputs(o, path);
+    return 0;
+  }
+  g_ntmp = 0;
+  for (int i = 0; i < 3; i++) {
+    if (path[i] && !cli_output_commit(o + i)) ok = 0;
+  }
+  return ok;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// the command
+
+// monotonic wall clock (s)
+static double wall_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+// 1 if the file name ends in .urdf (any case)
+static int is_urdf(const char* path) {
+  size_t n = strlen(path);
+  return n >= 5 && strcasecmp(path + n - 5, ".urdf") == 0;
+}
+
+// load the model and set up parameters; the checks that need the model
+static int prepare(idRun* r, const idArgs* a) {
+  if (a->write_model && is_urdf(a->write_model) != is_urdf(a->model)) {
+    cli_error("identify: --write-model %s: the written model has the format of %s (%s)", a->write_model, a->model,
+              is_urdf(a->model) ? ".urdf" : "MJCF .xml");
+    return CLI_EXIT_USAGE;
+  }
+  r->m = cli_load_model(a->model, a->floating);
+  if (!r->m) return CLI_EXIT_INPUT;
+  if (a->contact >= 0) r->m->opt.contact = a->contact;
+  if (!setup_params(r, a)) return CLI_EXIT_INPUT;
+  char err[PHYS_MSGLEN];
+  if (a->write_model && !id_write_model(NULL, a->model, r->m, &r->table, err, sizeof err)) {
+    cli_error("%s", err);
+    return CLI_EXIT_INPUT;
+  }
+  fit_options(&r->fit, a);
+  return -1;
+}
+
+// load the data, fit, print
+static int run_fit(idRun* r, const idArgs* a) {
+  physDataOptions dopt = {0};
+  dopt.map = a->maps;
+  dopt.nmap = a->nmaps;
+  dopt.observe = a->observe;
+  dopt.max_files = a->files > 0 ? a->files : 0;
+  dopt.first_file = a->skip > 0 ? a->skip : 0;
+  physLog log = {0};
+  if (phys_dataset_load(&r->ds, r->m, a->data, a->ndata, &dopt, &log) != PHYS_OK) {
+    cli_error("%s", log.error);
+    return 0;
+  }
+  if (!a->quiet) {
+    int nsample = 0;
+    for (int k = 0; k < r->ds.ntraj; k++) nsample += r->ds.traj[k].T;
+    fprintf(stderr, "physid: identify: %d trajectories (%d samples, dt %.6g s), %d parameters (%d values); loss %s, "
+            "contact %s\n", r->ds.ntraj, nsample, r->ds.dt_obs, r->table.n, r->table.ntheta,
+            (const char*[]){"onestep", "kstep", "rollout"}[r->fit.loss], phys_contact_name(r->m->opt.contact));
+  }
+  double t0 = wall_seconds();
+  physStatus s = phys_fit(r->m, &r->table, r->theta0, r->lower, r->upper, &r->ds, &r->fit, &r->res, &log);
+  r->wall = wall_seconds() - t0;
+  if (s != PHYS_OK) {
+    cli_error("identify: %s", log.error[0] ? log.error : phys_status_str(s));
+    return 0;
+  }
+  print_results(r);
+  return 1;
+}
+
+// free a run and the settings
+static void cleanup(idRun* r, idArgs* a) {
+  phys_fit_result_free(&r->res);
+  phys_dataset_free(&r->ds);
+  phys_param_table_free(&r->table);
+  free(r->theta0);
+  free(r->lower);
+  free(r->upper);
+  free(r->label);
+  phys_free_model(r->m);
+  cJSON_Delete(a->json);
+  for (int i = 0; i < a->npool; i++) free(a->pool[i]);
+}
+
+// the option table and the command
+int cli_identify(int argc, char** argv) {
+  idArgs a;
+  memset(&a, 0, sizeof a);
+  a.loss = a.optimizer = a.contact = a.seed = a.skip = -1;
+  a.prior = a.lr = -1;
+  a.w[0] = a.w[1] = a.w[2] = NAN;
+  const argOption opt[] = {
+      {"--param", ARG_LIST, &a.param, "KIND:NAME[:init=V][:min=A][:max=B]", "a parameter to identify", 0, 0, 0},
+      {"--loss", ARG_CHOICE, &a.loss, "onestep|kstep|rollout", "loss (default onestep)", 0, 0, 0},
+      {"--horizon", ARG_INT, &a.horizon, "K", "observations per kstep segment (default 10)", 1, 1e6, 0},
+      {"--substeps", ARG_INT, &a.substeps, "S", "simulation steps per observation interval (default 1)", 1, 1e6, 0},
+      {"--optimizer", ARG_CHOICE, &a.optimizer, "lm|lbfgsb|adam", "optimizer (default lm)", 0, 0, 0},
+      {"--starts", ARG_INT, &a.starts, "N", "multi-start: initial values, then N-1 draws in the bounds", 1, 1e4, 0},
+      {"--seed", ARG_INT, &a.seed, "S", "seed of the multi-start draws (default 1)", 0, 2147483647, 0},
+      {"--iters", ARG_INT, &a.iters, "N", "iterations per start (default 100, adam 500)", 1, 1e7, 0},
+      {"--weights", ARG_STRING, &a.weights, "POS,ROT,VEL", "residual weights, 1/m, 1/rad, s/m (default 1000,100,10)",
+       0, 0, 0},
+      {"--prior", ARG_DOUBLE, &a.prior, "W", "weight of the prior W |theta - init|^2 (default 0)", 0, 1e300, 0},
+      {"--lr", ARG_DOUBLE, &a.lr, "RATE", "Adam's learning rate (default 0.01)", 1e-300, 1e300, 0},
+      {"--contact", ARG_CHOICE, &a.contact, "lcp|cone|ccp|penalty", "contact model (default: the model's)", 0, 0, 0},
+      {"--files", ARG_INT, &a.files, "N", "use the first N data files (name order)", 1, 1e8, 0},
+      {"--skip", ARG_INT, &a.skip, "N", "skip the first N data files (held-out splits)", 0, 1e8, 0},
+      {"--map", ARG_LIST, &a.map, "COLUMN=q:JOINT[:i]", "map a CSV column to a joint coordinate (or v:JOINT)", 0, 0, 0},
+      {"--observe", ARG_STRING, &a.observe, "LIST", "use only these coordinates: q, v, q:JOINT[:i], v:JOINT[:i]", 0, 0, 0},
+      {"--job", ARG_STRING, &a.job, "FILE.json", "settings from a JSON job file (options override it)", 0, 0, 0},
+      {"--out", ARG_STRING, &a.out, "FILE.json", "write the result as JSON", 0, 0, 0},
+      {"--write-model", ARG_STRING, &a.write_model, "FILE", "write the model with the identified values", 0, 0, 0},
+      {"--report", ARG_STRING, &a.report, "FILE.html", "write an HTML report (inline SVG)", 0, 0, 0},
+      {"--floating", ARG_FLAG, &a.floating, "", "URDF: give the root link a free joint", 0, 0, 0},
+      {"--quiet", ARG_FLAG, &a.quiet, "", "no progress on stderr", 0, 0, 0},
+  };
+  const argCommand cmd = {"identify",
+                          "Identify physical parameters of MODEL from recorded trajectories DATA (CSV or .npy files, "
+                          "or folders of them)\nand print them with their standard errors. KIND: mass com inertia "
+                          "friction restitution size pos damping\narmature stiffness restlength gravity gear penalty.",
+                          "MODEL DATA...", -1, opt, sizeof opt / sizeof opt[0],
+                          "physid identify models/cube.xml data/cube_toss --param friction:cube --param "
+                          "restitution:cube --out result.json"};
+  int code = cli_parse(a.pos, &cmd, argc, argv);
+  if (code >= 0) return code;
+  idRun r;
+  memset(&r, 0, sizeof r);
+  code = merge_settings(&a);
+  r.model_path = a.model;
+  if (code < 0) code = prepare(&r, &a);
+  if (code < 0) {
+    cliOutput o[3];
+    memset(o, 0, sizeof o);
+    const char* const path[3] = {a.out, a.write_model, a.report};
+    code = CLI_EXIT_INPUT;
+    if (!open_outputs(o, path)) abort_outputs(o, path);
+    else if (!run_fit(&r, &a)) abort_outputs(o, path);
+    else if (write_outputs(o, path, &r)) code = CLI_EXIT_OK;
+  }
+  cleanup(&r, &a);
+  return code;
+}

@@ -1,0 +1,301 @@
+// report.c - `physid identify --report FILE.html`: one self-contained page (inline SVG and CSS, no scripts,
+// no external resources), deterministic for a given fit (no times or dates): settings, parameter table,
+// loss per iteration (log scale), parameter traces, correlation heat map, observed vs predicted positions
+// and orientations (rotation vectors) of up to three trajectories (phys_fit_predict: what the loss compares).
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "identify.h"
+#include "rot.h"
+
+#define REPORT_NTRAJ 3            // trajectories plotted
+#define REPORT_NTRACE 16          // parameter traces plotted
+#define PLOT_W 460                // plot size in pixels
+#define PLOT_H 240
+
+static const char* const palette[6] = {"#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf"};
+static const char* const loss_name[3] = {"onestep", "kstep", "rollout"};
+static const char* const opt_name[3] = {"lm", "lbfgsb", "adam"};
+
+// one line of a plot: y[k * stride] against x[k], k < n
+typedef struct svgSeries_ {
+  const double* x;
+  const double* y;
+  int n, stride;
+  const char* color;
+  int dashed;
+} svgSeries;
+
+//---------------------------------------------------------------------------------------------------------
+// text
+
+// write s with &, <, >, " escaped
+static void html_text(FILE* f, const char* s) {
+  for (; *s; s++) {
+    if (*s == '&') fputs("&amp;", f);
+    else if (*s == '<') fputs("&lt;", f);
+    else if (*s == '>') fputs("&gt;", f);
+    else if (*s == '"') fputs("&quot;", f);
+    else fputc(*s, f);
+  }
+}
+
+// a number for a table cell ("-" when infinite, "n/a" when NaN)
+static void cell_number(FILE* f, double x) {
+  if (isnan(x)) fputs("<td>n/a</td>", f);
+  else if (isinf(x)) fputs(x > 0 ? "<td>+inf</td>" : "<td>-inf</td>", f);
+  else fprintf(f, "<td>%.6g</td>", x);
+}
+
+//---------------------------------------------------------------------------------------------------------
+// plots
+
+// y value on the plot's scale (log10 when logy; values <= 0 clamp to the smallest positive one)
+static double scale_y(double y, int logy, double floor_y) {
+  return logy ? log10(y > floor_y ? y : floor_y) : y;
+}
+
+// data ranges of the series: x in [x0, x1], scaled y in [y0, y1] (padded when flat)
+static void plot_ranges(double r[4], const svgSeries* s, int ns, int logy, double floor_y) {
+  r[0] = r[2] = HUGE_VAL;
+  r[1] = r[3] = -HUGE_VAL;
+  for (int i = 0; i < ns; i++)
+    for (int k = 0; k < s[i].n; k++) {
+      double x = s[i].x[k], y = scale_y(s[i].y[(size_t)k * s[i].stride], logy, floor_y);
+      if (!isfinite(x) || !isfinite(y)) continue;
+      r[0] = fmin(r[0], x), r[1] = fmax(r[1], x), r[2] = fmin(r[2], y), r[3] = fmax(r[3], y);
+    }
+  if (!(r[0] <= r[1])) r[0] = 0, r[1] = 1;
+  if (!(r[2] <= r[3])) r[2] = 0, r[3] = 1;
+  if (r[1] - r[0] <= 0) r[1] = r[0] + 1;
+  if (r[3] - r[2] <= 1e-300 + 1e-12 * fabs(r[3])) r[2] -= 0.5 + 0.05 * fabs(r[2]), r[3] += 0.5 + 0.05 * fabs(r[3]);
+}
+
+// axes with 5 ticks each and their labels (10^k on a log axis)
+static void plot_axes(FILE* f, const double r[4], int logy, const char* xlabel) {
+  const int L = 64, T = 24, W = PLOT_W - L - 12, H = PLOT_H - T - 36;
+  fprintf(f, "<rect x='%d' y='%d' width='%d' height='%d' fill='#fff' stroke='#999'/>\n", L, T, W, H);
+  for (int i = 0; i <= 4; i++) {
+    double fx = r[0] + (r[1] - r[0]) * i / 4, fy = r[2] + (r[3] - r[2]) * i / 4;
+    int px = L + W * i / 4, py = T + H - H * i / 4;
+    fprintf(f, "<line x1='%d' y1='%d' x2='%d' y2='%d' stroke='#eee'/>", L, py, L + W, py);
+    fprintf(f, "<text x='%d' y='%d' text-anchor='end'>", L - 4, py + 4);
+    if (logy) fprintf(f, "%.3g</text>\n", pow(10, fy));
+    else fprintf(f, "%.4g</text>\n", fy);
+    fprintf(f, "<text x='%d' y='%d' text-anchor='middle'>%.4g</text>\n", px, T + H + 16, fx);
+  }
+  fprintf(f, "<text x='%d' y='%d' text-anchor='middle'>", L + W / 2, PLOT_H - 4);
+  html_text(f, xlabel);
+  fputs("</text>\n", f);
+}
+
+// one series as a polyline in the plot's frame
+static void plot_line(FILE* f, const svgSeries* s, const double r[4], int logy, double floor_y) {
+  const int L = 64, T = 24, W = PLOT_W - L - 12, H = PLOT_H - T - 36;
+  fprintf(f, "<polyline fill='none' stroke='%s' stroke-width='1.5'%s points='", s->color,
+          s->dashed ? " stroke-dasharray='5,3'" : "");
+  for (int k = 0; k < s->n; k++) {
+    double y = scale_y(s->y[(size_t)k * s->stride], logy, floor_y);
+    if (!isfinite(y) || !isfinite(s->x[k])) continue;
+    fprintf(f, "%.1f,%.1f ", L + W * (s->x[k] - r[0]) / (r[1] - r[0]), T + H - H * (y - r[2]) / (r[3] - r[2]));
+  }
+  fputs("'/>\n", f);
+}
+
+// an SVG line plot with a title; logy: log10 scale
+static void svg_plot(FILE* f, const char* title, const char* xlabel, const svgSeries* s, int ns, int logy) {
+  double floor_y = HUGE_VAL, r[4];
+  for (int i = 0; logy && i < ns; i++)
+    for (int k = 0; k < s[i].n; k++)
+      if (s[i].y[(size_t)k * s[i].stride] > 0) floor_y = fmin(floor_y, s[i].y[(size_t)k * s[i].stride]);
+  if (!isfinite(floor_y)) floor_y = 1e-300;
+  plot_ranges(r, s, ns, logy, floor_y);
+  fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='%d' height='%d' font-size='11'>\n", PLOT_W, PLOT_H);
+  fprintf(f, "<text x='%d' y='14' text-anchor='middle' font-weight='bold'>", PLOT_W / 2);
+  html_text(f, title);
+  fputs("</text>\n", f);
+  plot_axes(f, r, logy, xlabel);
+  for (int i = 0; i < ns; i++) plot_line(f, s + i, r, logy, floor_y);
+  fputs("</svg>\n", f);
+}
+
+//---------------------------------------------------------------------------------------------------------
+// sections
+
+// settings and summary numbers
+static void section_summary(FILE* f, const idRun* run) {
+  const physFitResult* res = &run->res;
+  fputs("<h1>physid identify: ", f);
+  html_text(f, run->model_path);
+  fputs("</h1>\n<table class='kv'>\n<tr><th>data</th><td>", f);
+  fprintf(f, "%d trajectories, first ", run->ds.ntraj);
+  html_text(f, run->ds.ntraj ? run->ds.traj[0].source : "");
+  fprintf(f, "; observation interval %.6g s</td></tr>\n", run->ds.dt_obs);
+  fprintf(f, "<tr><th>loss</th><td>%s (horizon %d), %d substeps, weights pos %g rot %g vel %g, prior %g</td></tr>\n",
+          loss_name[run->fit.loss], run->fit.horizon, run->fit.substeps, run->fit.w_pos, run->fit.w_rot,
+          run->fit.w_vel, run->fit.prior);
+  fprintf(f, "<tr><th>contact</th><td>%s</td></tr>\n", phys_contact_name(run->m->opt.contact));
+  fprintf(f, "<tr><th>optimizer</th><td>%s, %d start(s), best start %d, %d iterations</td></tr>\n",
+          opt_name[run->fit.optimizer], run->fit.starts, res->start, res->iterations);
+  fprintf(f, "<tr><th>loss</th><td>%.6g &rarr; %.6g (%d residuals)</td></tr>\n</table>\n", res->loss0, res->loss,
+          res->nres);
+}
+
+// the parameter table: init, value, stderr, bounds
+static void section_params(FILE* f, const idRun* run) {
+  fputs("<h2>Parameters</h2>\n<table class='grid'><tr><th>parameter</th><th>initial</th><th>identified</th>"
+        "<th>std. error</th><th>min</th><th>max</th></tr>\n", f);
+  for (int i = 0; i < run->res.ntheta; i++) {
+    fputs("<tr><td class='name'>", f);
+    html_text(f, run->label[i]);
+    fputs("</td>", f);
+    cell_number(f, run->theta0[i]);
+    cell_number(f, run->res.theta[i]);
+    cell_number(f, run->res.stderr_[i]);
+    cell_number(f, run->lower[i]);
+    cell_number(f, run->upper[i]);
+    fputs("</tr>\n", f);
+  }
+  fputs("</table>\n", f);
+  for (int k = 0; k < run->res.nnull; k++) {
+    fputs("<p class='warn'>Unidentifiable direction (near-null eigenvector of J'J):", f);
+    for (int i = 0; i < run->res.ntheta; i++) {
+      double c = run->res.null_dirs[(size_t)k * run->res.ntheta + i];
+      if (fabs(c) < 0.05) continue;
+      fprintf(f, " %+.3f&middot;", c);
+      html_text(f, run->label[i]);
+    }
+    fputs("</p>\n", f);
+  }
+}
+
+// loss per iteration (log scale) and the parameter traces
+static void section_history(FILE* f, const idRun* run) {
+  const physFitResult* res = &run->res;
+  int n = res->niter_hist, nt = res->ntheta;
+  double* it = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
+  for (int k = 0; k < n; k++) it[k] = k;
+  fputs("<h2>Convergence</h2>\n<div class='row'>\n", f);
+  svgSeries loss = {it, res->loss_hist, n, 1, palette[1], 0};
+  svg_plot(f, "loss per iteration (log scale)", "iteration", &loss, 1, 1);
+  for (int i = 0; i < nt && i < REPORT_NTRACE; i++) {
+    svgSeries s = {it, res->theta_hist + i, n, nt, palette[i % 6], 0};
+    svg_plot(f, run->label[i], "iteration", &s, 1, 0);
+  }
+  fputs("</div>\n", f);
+  free(it);
+}
+
+// the correlation matrix as a heat map (red +1, white 0, blue -1) with the values
+static void section_correlation(FILE* f, const idRun* run) {
+  int n = run->res.ntheta, c = n <= 8 ? 56 : n <= 20 ? 28 : 12, left = 180;
+  fputs("<h2>Correlation of the estimates</h2>\n", f);
+  fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='%d' height='%d' font-size='10'>\n", left + n * c + 10,
+          n * c + 10);
+  for (int i = 0; i < n; i++) {
+    fprintf(f, "<text x='%d' y='%d' text-anchor='end'>", left - 6, i * c + c / 2 + 4);
+    html_text(f, run->label[i]);
+    fputs("</text>\n", f);
+    for (int j = 0; j < n; j++) {
+      double r = run->res.corr[(size_t)i * n + j];
+      if (!isfinite(r)) r = 0;
+      int a = (int)lround(255 * (1 - fmin(fabs(r), 1)));
+      fprintf(f, "<rect x='%d' y='%d' width='%d' height='%d' fill='rgb(%d,%d,%d)' stroke='#fff'/>", left + j * c,
+              i * c, c, c, r >= 0 ? 255 : a, a, r >= 0 ? a : 255);
+      if (c >= 28) fprintf(f, "<text x='%d' y='%d' text-anchor='middle'>%.2f</text>", left + j * c + c / 2,
+                           i * c + c / 2 + 4, run->res.corr[(size_t)i * n + j]);
+      fputc('\n', f);
+    }
+  }
+  fputs("</svg>\n", f);
+}
+
+// observed (solid) vs predicted (dashed) of one joint's observed coordinates in one plot
+static void joint_plot(FILE* f, const idRun* run, int k, int j, const double* obs, const double* pred, int ncomp,
+                       const char* what) {
+  const physTrajectory* tr = run->ds.traj + k;
+  svgSeries s[12];
+  int ns = 0;
+  for (int c = 0; c < ncomp && ns < 12; c++) {
+    s[ns++] = (svgSeries){tr->time, obs + c, tr->T, ncomp, palette[c % 6], 0};
+    s[ns++] = (svgSeries){tr->time, pred + c, tr->T, ncomp, palette[c % 6], 1};
+  }
+  char title[400];
+  snprintf(title, sizeof title, "trajectory %d, joint '%.100s': %s", k, phys_id2name(run->m, "joint", j), what);
+  svg_plot(f, title, "time (s)", s, ns, 0);
+}
+
+// per-sample coordinates of a joint into out (T x ncomp): positions, or the rotation vector log(q)
+static void joint_series(double* out, const double* qpos, int T, int nq, int adr, int ncomp, int rotation) {
+  for (int t = 0; t < T; t++) {
+    const double* q = qpos + (size_t)t * nq + adr;
+    if (rotation) phys_quat_log(out + 3 * t, q);
+    else memcpy(out + (size_t)t * ncomp, q, sizeof(double) * (size_t)ncomp);
+  }
+}
+
+// the plots of one trajectory: every observed joint's positions and orientations
+static void trajectory_plots(FILE* f, const idRun* run, int k, const double* pred, double* a, double* b) {
+  const physModel* m = run->m;
+  const physTrajectory* tr = run->ds.traj + k;
+  for (int j = 0; j < m->njnt; j++) {
+    int type = m->jnt_type[j], qa = m->jnt_qposadr[j], da = m->jnt_dofadr[j];
+    int has_pos = type == PHYS_JNT_FREE && run->ds.obs_q[da];
+    int has_rot = (type == PHYS_JNT_FREE && run->ds.obs_q[da + 3]) || (type == PHYS_JNT_BALL && run->ds.obs_q[da]);
+    int scalar = (type == PHYS_JNT_HINGE || type == PHYS_JNT_SLIDE) && run->ds.obs_q[da];
+    if (has_pos || scalar) {
+      joint_series(a, tr->qpos, tr->T, m->nq, qa, scalar ? 1 : 3, 0);
+      joint_series(b, pred, tr->T, m->nq, qa, scalar ? 1 : 3, 0);
+      joint_plot(f, run, k, j, a, b, scalar ? 1 : 3,
+                 scalar ? (type == PHYS_JNT_HINGE ? "angle (rad)" : "position (m)") : "position x y z (m)");
+    }
+    if (has_rot) {
+      int adr = qa + (type == PHYS_JNT_FREE ? 3 : 0);
+      joint_series(a, tr->qpos, tr->T, m->nq, adr, 3, 1);
+      joint_series(b, pred, tr->T, m->nq, adr, 3, 1);
+      joint_plot(f, run, k, j, a, b, 3, "rotation vector x y z (rad)");
+    }
+  }
+}
+
+// observed vs predicted for the first REPORT_NTRAJ trajectories
+static int section_trajectories(FILE* f, const idRun* run, char* err, size_t nerr) {
+  fputs("<h2>Observed (solid) vs predicted (dashed)</h2>\n<p>Components x, y, z in <span style='color:#d62728'>"
+        "red</span>, <span style='color:#1f77b4'>blue</span>, <span style='color:#2ca02c'>green</span>; predictions "
+        "as the loss makes them (from each segment's observed start).</p>\n<div class='row'>\n", f);
+  int ok = 1;
+  for (int k = 0; ok && k < run->ds.ntraj && k < REPORT_NTRAJ; k++) {
+    const physTrajectory* tr = run->ds.traj + k;
+    double* qpos = malloc(sizeof(double) * (size_t)tr->T * (size_t)(run->m->nq ? run->m->nq : 1));
+    double* qvel = malloc(sizeof(double) * (size_t)tr->T * (size_t)(run->m->nv ? run->m->nv : 1));
+    physLog log = {0};
+    ok = qpos && qvel && phys_fit_predict(run->m, &run->ds, k, &run->fit, qpos, qvel, &log) == PHYS_OK;
+    if (!ok) snprintf(err, nerr, "--report: %s", log.error[0] ? log.error : "out of memory");
+    // scratch for the series: two (T x 3) blocks after the prediction
+    double* a = malloc(sizeof(double) * 6 * (size_t)tr->T);
+    if (ok && a) trajectory_plots(f, run, k, qpos, a, a + 3 * (size_t)tr->T);
+    free(a);
+    free(qpos);
+    free(qvel);
+  }
+  fputs("</div>\n", f);
+  return ok;
+}
+
+// the whole page
+int id_write_report(FILE* f, const idRun* run, char* err, size_t nerr) {
+  fputs("<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>physid identify</title>\n<style>\n"
+        "body{font-family:sans-serif;margin:24px;color:#222} table{border-collapse:collapse;margin:8px 0}\n"
+        ".grid td,.grid th{border:1px solid #ccc;padding:3px 8px;text-align:right} .grid td.name{text-align:left}\n"
+        ".kv th{text-align:left;padding-right:12px} .row{display:flex;flex-wrap:wrap;gap:8px}\n"
+        ".warn{color:#a60;font-weight:bold}\n</style></head><body>\n", f);
+  section_summary(f, run);
+  section_params(f, run);
+  section_history(f, run);
+  section_correlation(f, run);
+  int ok = section_trajectories(f, run, err, nerr);
+  fputs("</body></html>\n", f);
+  return ok;
+}
