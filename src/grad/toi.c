@@ -1,0 +1,248 @@
+// toi.c - time-of-impact correction of the step Jacobian for elastic bounces (toi.h; paper 001 section VI
+// and appendix E, paper 002 appendix VII).
+//
+// Discrete time resolves an impact at the start of the step: q+ = q + dt v', v' the post-impact velocity, so
+// the closer a body starts to the surface, the closer it ends (d(dist+)/d(dist) = +1). In continuous time it
+// ends farther. With the velocity constant between the step's start and the impact and after it (no other
+// force within the step), a contact at distance d approaching at v_n = J_n v < 0 hits at t_c = -d / v_n and
+// the impulse along J_n gives v' = v + W J_n' L with J_n v' = -eps v_n (W = M~^-1, M~ = M + dt B, the step's
+// effective mass), i.e. v' - v = -(1 + eps) v_n W J_n' / w, w = J_n W J_n'. Then
+//   q+ = q + t_c v + (dt - t_c) v' = q + dt v' + (d / v_n) (v' - v) = q + dt v' - (1 + eps) d W J_n' / w:
+// the same v+ = v' (so dv+/dx and dq+/dv are the discrete step's), plus a position term whose derivative
+// through d(q) (dd/dq = J_n) is
+//   Delta = d(q+)/dq - d(q+)/dq|discrete = -(1 + eps) W J_n' J_n / w,
+// and in contact coordinates d(dist+)/d(dist) = 1 - (1 + eps) = -eps, the continuous-time answer. For nb
+// contacts bouncing in one step, Delta = -W J_b' G_b^+ E J_b with G_b = J_b W J_b' and E = diag(1 + eps_b):
+// exact for one contact and for contacts that hit together with one eps (a box landing flat: (1 + eps) times
+// the W-orthogonal projector onto the motions that change their distances); otherwise the least-squares fit
+// paper 001 appendix E describes, in closed form. On the configuration manifold the term joins the position
+// update velocity, so Delta is premultiplied by D = Jr(phi) on rotation groups (phi = dt (v+ + vpos), grad.h).
+// Not corrected: the parameter Jacobian (restitution's effect on the impact position, -d W J_n' / w).
+//
+// Bouncing contacts: eps > 0, pushing (lambda_n > 0), approaching (v_n < 0) and on the restitution branch of
+// assemble.c's normal bias (touching, or within the margin with the free motion closing the gap,
+// dist + dt J_n v_f < 0). A resting contact with eps > 0 also meets this (the discrete step makes it bounce
+// by micro-impacts) and is corrected: the option is meant for bouncing scenes.
+#include "toi.h"
+
+#include <lapacke.h>
+#include <math.h>
+#include <string.h>
+
+#include "contact.h"
+#include "dyn.h"
+#include "factor.h"
+#include "rot.h"
+
+//---------------------------------------------------------------------------------------------------------
+// the trial step
+
+// what phys_step changes that the trial step must restore (arena memory of the caller's mark)
+typedef struct toiSave_ {
+  double time;
+  int nwarning, ncon, ncon_prev, ncon_dropped, nlimit;
+  double *qpos, *qvel, *qacc, *qfrc;
+  physContact *contact, *contact_prev;
+} toiSave;
+
+// save d's state into s
+static void save_state(const physModel* m, physData* d, toiSave* s) {
+  s->time = d->time;
+  s->nwarning = d->nwarning;
+  s->ncon = d->ncon;
+  s->ncon_prev = d->ncon_prev;
+  s->ncon_dropped = d->ncon_dropped;
+  s->nlimit = d->nlimit;
+  s->qpos = phys_stack_alloc(d, (size_t)m->nq);
+  s->qvel = phys_stack_alloc(d, (size_t)m->nv);
+  s->qacc = phys_stack_alloc(d, (size_t)m->nv);
+  s->qfrc = phys_stack_alloc(d, (size_t)m->nv);
+  size_t c1 = sizeof(physContact) * (size_t)d->ncon, c2 = sizeof(physContact) * (size_t)d->ncon_prev;
+  s->contact = (physContact*)phys_stack_alloc(d, c1 / sizeof(double) + 1);
+  s->contact_prev = (physContact*)phys_stack_alloc(d, c2 / sizeof(double) + 1);
+  memcpy(s->qpos, d->qpos, sizeof(double) * (size_t)m->nq);
+  memcpy(s->qvel, d->qvel, sizeof(double) * (size_t)m->nv);
+  memcpy(s->qacc, d->qacc, sizeof(double) * (size_t)m->nv);
+  memcpy(s->qfrc, d->qfrc_constraint, sizeof(double) * (size_t)m->nv);
+  memcpy(s->contact, d->contact, c1);
+  memcpy(s->contact_prev, d->contact_prev, c2);
+}
+
+// restore d from s
+static void load_state(const physModel* m, physData* d, const toiSave* s) {
+  d->time = s->time;
+  d->nwarning = s->nwarning;
+  d->ncon = s->ncon;
+  d->ncon_prev = s->ncon_prev;
+  d->ncon_dropped = s->ncon_dropped;
+  d->nlimit = s->nlimit;
+  memcpy(d->qpos, s->qpos, sizeof(double) * (size_t)m->nq);
+  memcpy(d->qvel, s->qvel, sizeof(double) * (size_t)m->nv);
+  memcpy(d->qacc, s->qacc, sizeof(double) * (size_t)m->nv);
+  memcpy(d->qfrc_constraint, s->qfrc, sizeof(double) * (size_t)m->nv);
+  memcpy(d->contact, s->contact, sizeof(physContact) * (size_t)s->ncon);
+  memcpy(d->contact_prev, s->contact_prev, sizeof(physContact) * (size_t)s->ncon_prev);
+}
+
+//---------------------------------------------------------------------------------------------------------
+// the correction
+
+// normal row jn (nv) of contact c: frame row 0 times (J_point(body of geom[1]) - J_point(body of geom[0]))
+// at c->pos (needs the step's kinematics); scratch jac (3 nv), tmp (3 nv)
+static void normal_row(const physModel* m, const physData* d, const physContact* c, double* jn, double* jac,
+                       double* tmp) {
+  int nv = m->nv;
+  phys_jac(m, d, c->pos, m->geom_bodyid[c->geom[1]], jac, NULL);
+  phys_jac(m, d, c->pos, m->geom_bodyid[c->geom[0]], tmp, NULL);
+  for (int j = 0; j < nv; j++)
+    jn[j] = c->frame[0] * (jac[j] - tmp[j]) + c->frame[1] * (jac[nv + j] - tmp[nv + j]) +
+            c->frame[2] * (jac[2 * nv + j] - tmp[2 * nv + j]);
+}
+
+// 1 if contact c bounces in the step (file comment): v the pre-step velocity, vf the free velocity
+static int bounces(const physModel* m, const physContact* c, const double* jn, const double* v, const double* vf) {
+  int nv = m->nv;
+  double vn = 0, vfn = 0;
+  for (int j = 0; j < nv; j++) vn += jn[j] * v[j], vfn += jn[j] * vf[j];
+  if (!(c->restitution > 0) || !(c->lambda[0] > 0) || !(vn < 0)) return 0;
+  return c->dist <= 0 || c->dist + m->opt.timestep * vfn < 0;
+}
+
+// G^+ (n x n, symmetric positive semidefinite, in place) by eigen-decomposition, eigenvalues below 1e-12 of
+// the largest dropped; scratch V (n x n), ev (n). Returns 0 if the decomposition failed.
+static int pinv_psd(double* G, int n, double* V, double* ev) {
+  memcpy(V, G, sizeof(double) * (size_t)n * n);
+  if (LAPACKE_dsyev(LAPACK_ROW_MAJOR, 'V', 'U', n, V, n, ev) != 0) return 0;
+  double tol = 1e-12 * fmax(fabs(ev[n - 1]), 1e-300);
+  // G^+ = V diag(1/ev) V' over the kept eigenvalues
+  memset(G, 0, sizeof(double) * (size_t)n * n);
+  for (int k = 0; k < n; k++) {
+    if (!(ev[k] > tol)) continue;
+    for (int i = 0; i < n; i++)
+      for (int j = 0; j < n; j++) G[i * n + j] += V[i * n + k] * V[j * n + k] / ev[k];
+  }
+  return 1;
+}
+
+// rows of the rotation groups premultiplied by Jr(dt vsum) (D in the file comment), delta nv x nv in place
+static void premultiply_d(const physModel* m, const double* vsum, double* delta) {
+  int nv = m->nv;
+  double dt = m->opt.timestep, tmp[3];
+  for (int j = 0; j < m->njnt; j++) {
+    int type = m->jnt_type[j], g = m->jnt_dofadr[j] + (type == PHYS_JNT_FREE ? 3 : 0);
+    if (type != PHYS_JNT_FREE && type != PHYS_JNT_BALL) continue;
+    double phi[3] = {dt * vsum[g], dt * vsum[g + 1], dt * vsum[g + 2]}, Jr[9];
+    phys_so3_jacobians(Jr, NULL, phi);
+    for (int c = 0; c < nv; c++) {
+      for (int r = 0; r < 3; r++)
+        tmp[r] = Jr[3 * r] * delta[(size_t)g * nv + c] + Jr[3 * r + 1] * delta[(size_t)(g + 1) * nv + c] +
+                 Jr[3 * r + 2] * delta[(size_t)(g + 2) * nv + c];
+      for (int r = 0; r < 3; r++) delta[(size_t)(g + r) * nv + c] = tmp[r];
+    }
+  }
+}
+
+// Delta = -D W J_b' G_b^+ E J_b from the trial step's contacts (d->contact, d->qLD, d->qfrc_constraint, v+
+// in d->qvel); v the pre-step velocity, vsum the position update velocity. Returns nb.
+static int build_delta(const physModel* m, physData* d, const double* v, const double* vsum, double* delta) {
+  int nv = m->nv, nc = d->ncon, nb = 0;
+  double dt = m->opt.timestep;
+  size_t mark = phys_stack_mark(d);
+  double* Jb = phys_stack_alloc(d, (size_t)nc * nv + 1);
+  double* eb = phys_stack_alloc(d, (size_t)nc + 1);
+  double* jac = phys_stack_alloc(d, 3 * (size_t)nv);
+  double* tmp = phys_stack_alloc(d, 3 * (size_t)nv);
+  double* vf = phys_stack_alloc(d, (size_t)nv);
+  // v_f = v+ - W J' lambda = v+ - dt W qfrc_constraint
+  for (int i = 0; i < nv; i++) vf[i] = dt * d->qfrc_constraint[i];
+  phys_solve_m(m, d->qLD, vf, vf);
+  for (int i = 0; i < nv; i++) vf[i] = d->qvel[i] - vf[i];
+  for (int i = 0; i < nc; i++) {
+    double* jn = Jb + (size_t)nb * nv;
+    normal_row(m, d, d->contact + i, jn, jac, tmp);
+    if (bounces(m, d->contact + i, jn, v, vf)) eb[nb++] = 1 + d->contact[i].restitution;
+  }
+  memset(delta, 0, sizeof(double) * (size_t)nv * nv);
+  if (nb > 0) {
+    double* Y = phys_stack_alloc(d, (size_t)nb * nv);   // row b = W J_b'
+    double* G = phys_stack_alloc(d, (size_t)nb * nb);
+    double* V = phys_stack_alloc(d, (size_t)nb * nb);
+    double* ev = phys_stack_alloc(d, (size_t)nb);
+    double* K = phys_stack_alloc(d, (size_t)nb * nv);
+    for (int b = 0; b < nb; b++) phys_solve_m(m, d->qLD, Y + (size_t)b * nv, Jb + (size_t)b * nv);
+    for (int a = 0; a < nb; a++)
+      for (int b = 0; b < nb; b++) {
+        double s = 0;
+        for (int j = 0; j < nv; j++) s += Jb[(size_t)a * nv + j] * Y[(size_t)b * nv + j];
+        G[a * nb + b] = s;
+      }
+    if (!pinv_psd(G, nb, V, ev)) nb = 0;
+    // K = G^+ E J_b (nb x nv), Delta = -Y' K
+    for (int a = 0; a < nb; a++)
+      for (int j = 0; j < nv; j++) {
+        double s = 0;
+        for (int b = 0; b < nb; b++) s += G[a * nb + b] * eb[b] * Jb[(size_t)b * nv + j];
+        K[(size_t)a * nv + j] = s;
+      }
+    for (int i = 0; i < nv; i++)
+      for (int j = 0; j < nv; j++) {
+        double s = 0;
+        for (int a = 0; a < nb; a++) s += Y[(size_t)a * nv + i] * K[(size_t)a * nv + j];
+        delta[(size_t)i * nv + j] = -s;
+      }
+    premultiply_d(m, vsum, delta);
+  }
+  phys_stack_free(d, mark);
+  return nb;
+}
+
+int phys_toi_delta(const physModel* m, physData* d, double* delta) {
+  int nv = m->nv;
+  double dt = m->opt.timestep;
+  size_t mark = phys_stack_mark(d);
+  toiSave s;
+  save_state(m, d, &s);
+  double* vsum = phys_stack_alloc(d, (size_t)nv);
+  int nwarn = d->nwarning;
+  phys_step(m, d);
+  int nb = 0;
+  memset(delta, 0, sizeof(double) * (size_t)nv * nv);
+  if (d->nwarning != nwarn && d->time == s.time) {
+    nb = -1;   // rejected step (M~ not positive definite or not finite)
+  } else if (d->ncon > 0 && m->opt.contact != PHYS_CONTACT_PENALTY) {
+    // the position update velocity (v+ + vpos) = (q+ (-) q) / dt
+    phys_difference_pos(m, vsum, dt, s.qpos, d->qpos);
+    nb = build_delta(m, d, s.qvel, vsum, delta);
+  }
+  load_state(m, d, &s);
+  phys_stack_free(d, mark);
+  return nb;
+}
+
+physStatus phys_toi_jacobian(const physModel* m, physData* d, double* A) {
+  int nv = m->nv, n2 = 2 * nv;
+  size_t mark = phys_stack_mark(d);
+  double* delta = phys_stack_alloc(d, (size_t)nv * nv);
+  int nb = phys_toi_delta(m, d, delta);
+  if (nb > 0)
+    for (int i = 0; i < nv; i++)
+      for (int j = 0; j < nv; j++) A[(size_t)i * n2 + j] += delta[(size_t)i * nv + j];
+  phys_stack_free(d, mark);
+  return nb < 0 ? PHYS_ERR_NUMERIC : PHYS_OK;
+}
+
+physStatus phys_toi_vjp(const physModel* m, physData* d, const double* xbar_next, double* xbar) {
+  int nv = m->nv;
+  size_t mark = phys_stack_mark(d);
+  double* delta = phys_stack_alloc(d, (size_t)nv * nv);
+  int nb = phys_toi_delta(m, d, delta);
+  // xbar_q += Delta' qbar+
+  if (nb > 0)
+    for (int j = 0; j < nv; j++) {
+      double s = 0;
+      for (int i = 0; i < nv; i++) s += delta[(size_t)i * nv + j] * xbar_next[i];
+      xbar[j] += s;
+    }
+  phys_stack_free(d, mark);
+  return nb < 0 ? PHYS_ERR_NUMERIC : PHYS_OK;
+}

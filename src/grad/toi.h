@@ -1,0 +1,19 @@
+// toi.h - the time-of-impact correction of the step Jacobian for elastic bounces (issue 4 item 4; paper 001
+// section VI and appendix E, paper 002 appendix VII), applied by phys_step_jacobian and phys_step_vjp when
+// m->opt.gradflags has PHYS_GRAD_TOI and the contact model is lcp, cone or ccp. The derivation is in
+// toi.c's file comment.
+#ifndef PHYS_TOI_H
+#define PHYS_TOI_H
+
+#include "physid.h"
+
+// the correction Delta (nv x nv) of dq+/dq at d's state: the step's bouncing contacts (restitution branch,
+// pushing, eps > 0) found by one trial phys_step (state, time, contact lists and warnings restored). Returns
+// the number of bouncing contacts (0: Delta = 0), or -1 if M + dt B is not positive definite.
+int phys_toi_delta(const physModel* m, physData* d, double* delta);
+// A (2nv x 2nv, the step Jacobian at d's state) += Delta in its dq+/dq block
+physStatus phys_toi_jacobian(const physModel* m, physData* d, double* A);
+// reverse mode: xbar[0:nv] += Delta' xbar_next[0:nv] (xbar the step VJP's result at d's state)
+physStatus phys_toi_vjp(const physModel* m, physData* d, const double* xbar_next, double* xbar);
+
+#endif  // PHYS_TOI_H

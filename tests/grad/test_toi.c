@@ -1,0 +1,206 @@
+// test_toi.c - the time-of-impact correction (src/grad/toi.c) and its MJCF switch:
+//  1. <custom><text name="physid:grad" data="..."/> sets opt.gradflags ("toi", "complementarity", both, none)
+//     and an unknown word is an error naming it;
+//  2. issue 4's test: without gravity a ball moving at constant speed toward a plane bounces elastically
+//     (eps = 1) once before T; over the rollout, d(d_T)/d(d_0) (the product of the step Jacobians) is -1 with
+//     PHYS_GRAD_TOI, +1 without (the discrete engine's, equal to central differences of the rollout), for
+//     lcp, cone and ccp; d(vz_T)/d(vz_0) = -1, d(vz_T)/d(z_0) = 0 and the tangential block stay those of the
+//     reflection either way;
+//  3. one bounce step with eps = 0.5: d(dist+)/d(dist) = -eps with the option (1 without); a step without
+//     impact is not corrected (Delta = 0);
+//  4. the corrected VJP is the corrected Jacobian's transpose (dot-product test, 1e-12): the Jacobian adds
+//     Delta, the VJP Delta' y, each after its own contact derivative.
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "grad/grad_models.h"
+#include "toi.h"
+
+// the ball: radius 0.1, detected 0.05 m early (margin) so that the impact step starts outside the plane (no
+// position correction), no friction; %s: physid:grad words, %g: restitution
+static const char* const BALL =
+    "<mujoco>\n"
+    "  <option timestep='0.01' gravity='0 0 0'/>\n"
+    "  <worldbody>\n"
+    "    <geom name='floor' type='plane' size='5 5 .1' friction='0 0 0' margin='0.05'/>\n"
+    "    <body name='ball' pos='0 0 1'>\n"
+    "      <freejoint/>\n"
+    "      <geom name='ball' type='sphere' size='.1' mass='1' friction='0 0 0' margin='0.05'/>\n"
+    "    </body>\n"
+    "  </worldbody>\n"
+    "  <custom>\n"
+    "    <text name='physid:grad' data='%s'/>\n"
+    "    <numeric name='physid:restitution:ball' data='%g'/>\n"
+    "  </custom>\n"
+    "</mujoco>\n";
+
+// write the model with its grad words and restitution to a file and load it (NULL and the message in log)
+static physModel* load_ball(const char* words, double eps, physLog* log) {
+  char path[] = "/tmp/test_toi_XXXXXX", xml[2048];
+  int fd = mkstemp(path);
+  CHECK(fd >= 0);
+  if (fd < 0) exit(2);
+  snprintf(xml, sizeof xml, BALL, words, eps);
+  FILE* f = fdopen(fd, "w");
+  fputs(xml, f);
+  fclose(f);
+  char file[64];
+  snprintf(file, sizeof file, "%s.xml", path);
+  rename(path, file);
+  memset(log, 0, sizeof *log);
+  physModel* m = phys_load(file, NULL, log);
+  unlink(file);
+  return m;
+}
+
+static void test_mjcf(void) {
+  physLog log;
+  const char* words[4] = {"toi", "complementarity", " toi  complementarity ", ""};
+  int flags[4] = {PHYS_GRAD_TOI, PHYS_GRAD_COMPLEMENTARITY, PHYS_GRAD_TOI | PHYS_GRAD_COMPLEMENTARITY, 0};
+  for (int i = 0; i < 4; i++) {
+    physModel* m = load_ball(words[i], 1, &log);
+    CHECK_MSG(m != NULL, "%s", log.error);
+    if (m) CHECK_MSG(m->opt.gradflags == flags[i], "'%s': gradflags %d, expected %d", words[i], m->opt.gradflags, flags[i]);
+    phys_free_model(m);
+  }
+  physModel* m = load_ball("toi bogus", 1, &log);
+  CHECK(m == NULL);
+  CHECK_MSG(strstr(log.error, "bogus") != NULL && strstr(log.error, "physid:grad") != NULL, "%s", log.error);
+  phys_free_model(m);
+}
+
+// ball at height z0 (bottom z0 - 0.1) with velocity (vx, 0, vz), no rotation
+static void set_ball(physData* d, double z0, double vx, double vz) {
+  memset(d->qvel, 0, 6 * sizeof(double));
+  d->qpos[0] = 0.1, d->qpos[1] = -0.2, d->qpos[2] = z0;
+  d->qpos[3] = 1, d->qpos[4] = d->qpos[5] = d->qpos[6] = 0;
+  d->qvel[0] = vx, d->qvel[2] = vz;
+  d->ncon = d->ncon_prev = 0;
+  d->time = 1;
+}
+
+// C = product of the T step Jacobians from d's state (d advanced by T steps); returns the number of steps
+// whose Delta was nonzero
+static int rollout_jacobian(const physModel* m, physData* d, int T, double* C) {
+  int n2 = 2 * m->nv, nb = 0;
+  double* A = malloc(sizeof(double) * (size_t)n2 * n2);
+  double* P = malloc(sizeof(double) * (size_t)n2 * n2);
+  double* delta = malloc(sizeof(double) * (size_t)m->nv * m->nv);
+  memset(C, 0, sizeof(double) * (size_t)n2 * n2);
+  for (int i = 0; i < n2; i++) C[i * n2 + i] = 1;
+  for (int t = 0; t < T; t++) {
+    CHECK(phys_step_jacobian(m, d, A, NULL) == PHYS_OK);
+    nb += phys_toi_delta(m, d, delta) > 0;
+    // C <- A C
+    for (int i = 0; i < n2; i++)
+      for (int j = 0; j < n2; j++) {
+        double s = 0;
+        for (int k = 0; k < n2; k++) s += A[i * n2 + k] * C[k * n2 + j];
+        P[i * n2 + j] = s;
+      }
+    memcpy(C, P, sizeof(double) * (size_t)n2 * n2);
+    phys_step(m, d);
+  }
+  free(A);
+  free(P);
+  free(delta);
+  return nb;
+}
+
+// z_T after T steps from z0 (the rollout the differences differentiate)
+static double final_z(const physModel* m, physData* d, double z0, int T) {
+  set_ball(d, z0, 0.2, -1);
+  for (int t = 0; t < T; t++) phys_step(m, d);
+  return d->qpos[2];
+}
+
+static void test_bounce(void) {
+  const char* names[3] = {"lcp", "cone", "ccp"};
+  int models[3] = {PHYS_CONTACT_LCP, PHYS_CONTACT_CONE, PHYS_CONTACT_CCP};
+  physLog log;
+  for (int k = 0; k < 3; k++)
+    for (int toi = 0; toi < 2; toi++) {
+      physModel* m = load_ball(toi ? "toi" : "", 1, &log);
+      CHECK_MSG(m != NULL, "%s", log.error);
+      if (!m) continue;
+      m->opt.contact = models[k];
+      physData* d = phys_make_data(m);
+      int n2 = 2 * m->nv, T = 50;
+      double z0 = 0.1 + 0.255, h = 1e-4;
+      double* C = malloc(sizeof(double) * (size_t)n2 * n2);
+      set_ball(d, z0, 0.2, -1);
+      int nb = rollout_jacobian(m, d, T, C);
+      // continuous time: dist_T = |dist_0 + vz T| after the bounce: bottom at 0.5 - 0.255 = 0.245
+      double zT = d->qpos[2];
+      double fd = (final_z(m, d, z0 + h, T) - final_z(m, d, z0 - h, T)) / (2 * h);
+      double dzz = C[2 * n2 + 2], dvv = C[(6 + 2) * n2 + 6 + 2], dvz = C[(6 + 2) * n2 + 2], dxx = C[0];
+      printf("%s, toi %d: bounce steps %d, z_T %.6f, d(d_T)/d(d_0) = %.15g (central differences %.15g), "
+             "d(vz_T)/d(vz_0) %.15g\n", names[k], toi, nb, zT, dzz, fd, dvv);
+      CHECK_MSG(fabs(zT - 0.1 - 0.245) < 0.02, "%s: the ball did not bounce (z_T %g)", names[k], zT);
+      CHECK_NEAR(dzz, toi ? -1.0 : 1.0, 1e-9);
+      CHECK_NEAR(fd, 1.0, 1e-6);   // the discrete rollout itself
+      CHECK_NEAR(dvv, -1.0, 1e-9);
+      CHECK_NEAR(dvz, 0.0, 1e-9);
+      CHECK_NEAR(dxx, 1.0, 1e-9);
+      CHECK(nb == 1);   // one step has a nonzero Delta (computed either way, applied only with the flag)
+      free(C);
+      phys_free_data(d);
+      phys_free_model(m);
+    }
+}
+
+// one impact step with eps = 0.5: d(dist+)/d(dist) = -eps; a free step is not corrected; dot-product test
+static void test_one_step(physRng* rng) {
+  physLog log;
+  physModel* m = load_ball("toi", 0.5, &log);
+  CHECK_MSG(m != NULL, "%s", log.error);
+  if (!m) return;
+  physData* d = phys_make_data(m);
+  int nv = m->nv, n2 = 2 * nv;
+  double* A = malloc(sizeof(double) * (size_t)n2 * n2);
+  double* delta = malloc(sizeof(double) * (size_t)nv * nv);
+  double *x = malloc(sizeof(double) * (size_t)n2), *y = malloc(sizeof(double) * (size_t)n2);
+  double* xb = malloc(sizeof(double) * (size_t)n2);
+  // the bottom 4 mm above the plane, closing at 1 m/s: the impact is in this step
+  set_ball(d, 0.104, 0.3, -1);
+  CHECK(phys_toi_delta(m, d, delta) == 1);
+  CHECK(phys_step_jacobian(m, d, A, NULL) == PHYS_OK);
+  CHECK_NEAR(A[2 * n2 + 2], -0.5, 1e-12);
+  CHECK_NEAR(A[0], 1.0, 1e-12);
+  gm_rand_vec(rng, x, n2);
+  gm_rand_vec(rng, y, n2);
+  double scale, yAx = gm_bilinear(A, y, x, n2, n2, &scale);
+  CHECK(phys_step_vjp(m, d, y, xb, NULL) == PHYS_OK);
+  double s = 0;
+  for (int i = 0; i < n2; i++) s += xb[i] * x[i];
+  CHECK_NEAR(s, yAx, 1e-12 * scale);
+  // without the option the discrete +1
+  m->opt.gradflags = 0;
+  CHECK(phys_step_jacobian(m, d, A, NULL) == PHYS_OK);
+  CHECK_NEAR(A[2 * n2 + 2], 1.0, 1e-12);
+  // far from the plane, and moving away inside the margin: nothing to correct
+  set_ball(d, 0.5, 0.3, -1);
+  CHECK(phys_toi_delta(m, d, delta) == 0);
+  set_ball(d, 0.13, 0.3, 1);
+  CHECK(phys_toi_delta(m, d, delta) == 0);
+  CHECK(gm_maxabs(delta, nv * nv) == 0);
+  free(A);
+  free(delta);
+  free(x);
+  free(y);
+  free(xb);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+int main(void) {
+  physRng rng;
+  phys_rng_seed(&rng, 11);
+  test_mjcf();
+  test_bounce();
+  test_one_step(&rng);
+  return test_done();
+}
