@@ -346,41 +346,6 @@ physStatus phys_constraint_jvp(const physModel* m, physData* d, const physConstr
   return st;
 }
 
-physStatus phys_constraint_jacobian(const physModel* m, physData* d, const physConstraintProblem* p,
-                                    const double* alpha, const double* beta, double* dJb_dq, double* dJta_dq,
-                                    double* ddist_dq) {
-  if ((dJb_dq && !beta) || (dJta_dq && !alpha))
-    return refuse(d, "phys_constraint_jacobian: beta is required for dJb_dq, alpha for dJta_dq");
-  physStatus st = check_problem(m, d, p);
-  if (st != PHYS_OK) return st;
-  int nv = m->nv, n = p->n;
-  size_t mark = phys_stack_mark(d);
-  contactGeom* cg = geom_all(m, d, p, &st);
-  if (cg) {
-    double* P = phys_stack_alloc(d, 6 * (size_t)nv + 1);
-    double* dcdof = phys_stack_alloc(d, 6 * (size_t)nv + 1);
-    double* e = phys_stack_alloc(d, (size_t)nv + 1);
-    double* cb = phys_stack_alloc(d, (size_t)n + 1);
-    double* ca = phys_stack_alloc(d, (size_t)nv + 1);
-    double* cd = phys_stack_alloc(d, (size_t)n + 1);
-    memset(e, 0, sizeof(double) * (size_t)nv);
-    // column k: the forward outputs along e_k
-    for (int k = 0; k < nv; k++) {
-      e[k] = 1;
-      jvp_rows(m, d, p, cg, e, alpha, beta, dJb_dq ? cb : NULL, dJta_dq ? ca : NULL, ddist_dq ? cd : NULL, P, dcdof);
-      e[k] = 0;
-      for (int i = 0; i < n; i++) {
-        if (dJb_dq) dJb_dq[(size_t)i * nv + k] = cb[i];
-        if (ddist_dq) ddist_dq[(size_t)i * nv + k] = cd[i];
-      }
-      if (dJta_dq)
-        for (int j = 0; j < nv; j++) dJta_dq[(size_t)j * nv + k] = ca[j];
-    }
-  }
-  phys_stack_free(d, mark);
-  return st;
-}
-
 //---------------------------------------------------------------------------------------------------------
 // reverse mode
 
@@ -496,5 +461,172 @@ physStatus phys_constraint_size_vjp(const physModel* m, physData* d, const physC
     }
     phys_stack_free(d, mk);
   }
+  return st;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// matrices
+//
+// Column k of the matrices is the forward mode along e_k, written out per contact over the dofs k of its two
+// chains (the only columns it reaches): the geometry along e_k is D [tw_a(k); tw_b(k)], tw_g(k) = (cdof_lin_k
+// + cdof_ang_k x x_g, cdof_ang_k) for the geoms on k's subtree, and
+//   dS_rel(k) = sum_{j after k} beta_j (cdof_k x cdof_j) (rel) = cdof_k x B_k,  B_k = B1_k - B0_k the suffix sums;
+//   dJ'alpha (j, k) = sum over the contact's sides (sign) of cdof_j . Psi(k) + [j after k] (cdof_k x cdof_j) . Phi.
+// The last term is gathered over all contacts per dof j (Phit_j = sum sign Phi) and added once: O(nv * depth).
+// Cost O(ncon * (geometry + depth^2) + nv * depth).
+
+// scratch indexed by dof (arena): the union of a contact's two chains (list, in) and per dof k of it the
+// geometry along e_k (r7: dp, dn_fn, ddist), B_k and Psi(k); Phit (nv x 6) gathered over all contacts
+typedef struct {
+  int *list, *in, nlist;
+  double *r7, *B, *Psi, *Phit;
+} jacWork;
+
+// the chain of geom g's body (sign +1 for the contact's geom[1], -1 for geom[0]): r7[k] += D[:, g's twist
+// columns] tw_g(k), B[k] += sign B_k with B_k = sum_{j after k} beta_j cdof_j (beta NULL: none)
+static void side_walk(jacWork* w, const physModel* m, const physData* d, const contactGeom* cg, int g, double sign,
+                      const double* beta) {
+  int off = g == cg->ga ? 0 : 6;
+  const double* x = d->geom_xpos + 3 * g;
+  double Bs[6] = {0, 0, 0, 0, 0, 0};
+  for (int k = phys_body_lastdof(m, m->geom_bodyid[g]); k >= 0; k = m->dof_parentid[k]) {
+    const double* cd = d->cdof + 6 * k;
+    double *r7 = w->r7 + 7 * k, *B = w->B + 6 * k, tw[6];
+    if (!w->in[k]) {
+      w->in[k] = 1;
+      w->list[w->nlist++] = k;
+      memset(r7, 0, 7 * sizeof(double));
+      memset(B, 0, 6 * sizeof(double));
+    }
+    phys_cross3(tw, cd, x);
+    for (int a = 0; a < 3; a++) tw[a] += cd[3 + a], tw[3 + a] = cd[a];
+    for (int a = 0; a < 7; a++) {
+      const double* Da = cg->D + a * cg->ncol + off;
+      r7[a] += Da[0] * tw[0] + Da[1] * tw[1] + Da[2] * tw[2] + Da[3] * tw[3] + Da[4] * tw[4] + Da[5] * tw[5];
+    }
+    if (!beta) continue;
+    for (int a = 0; a < 6; a++) Bs[a] += beta[k] * cd[a];
+    for (int a = 0; a < 6; a++) B[a] += sign * Bs[a];
+    for (int j = phys_dof_group(m, k); j < k; j++)   // k's earlier group members are after k too
+      for (int a = 0; a < 6; a++) B[a] += sign * beta[j] * d->cdof[6 * j + a];
+  }
+}
+
+// contact i's entries: Mb rows 3i..3i+2 and Md row 3i on the union of its chains, Ma's cdof_j . Psi(k) terms,
+// Phit += sign Phi on each chain dof
+static void contact_matrices(jacWork* w, const physModel* m, const physData* d, int i, const contactGeom* cg,
+                             const double* alpha, const double* beta, double* Mb, double* Ma, double* Md) {
+  const physContact* c = d->contact + i;
+  int nv = m->nv, g1 = c->geom[1], g0 = c->geom[0];
+  const double *p = c->pos, *F = c->frame;
+  double S1[6], S0[6], S[6], u[3], f[3] = {0, 0, 0}, Phi[6], t[3];
+  chain_motion(S1, m, d, m->geom_bodyid[g1], beta);
+  chain_motion(S0, m, d, m->geom_bodyid[g0], beta);
+  for (int k = 0; k < 6; k++) S[k] = S1[k] - S0[k];
+  phys_cross3(t, S, p);
+  for (int k = 0; k < 3; k++) u[k] = S[3 + k] + t[k];
+  if (alpha)
+    for (int r = 0; r < 3; r++)
+      for (int k = 0; k < 3; k++) f[k] += alpha[3 * i + r] * F[3 * r + k];
+  phys_cross3(Phi, p, f);
+  for (int k = 0; k < 3; k++) Phi[3 + k] = f[k];
+  w->nlist = 0;
+  side_walk(w, m, d, cg, g1, 1, beta);
+  side_walk(w, m, d, cg, g0, -1, beta);
+  double sg = cg->flip ? -1 : 1;
+  for (int a = 0; a < w->nlist; a++) {
+    int k = w->list[a];
+    const double* r7 = w->r7 + 7 * k;
+    double dn[3] = {sg * r7[3], sg * r7[4], sg * r7[5]}, dF[9];
+    if (Md) Md[(size_t)(3 * i) * nv + k] = r7[6];
+    if (!Mb && !Ma) continue;
+    frame_jvp(dF, F, dn);
+    if (Mb) {
+      // du = dS_lin + dS_ang x p + w_rel x dp, dS = cdof_k x B_k
+      double dS[6], du[3];
+      phys_cross_motion(dS, d->cdof + 6 * k, w->B + 6 * k);
+      phys_cross3(du, dS, p);
+      phys_cross3(t, S, r7);
+      for (int b = 0; b < 3; b++) du[b] += dS[3 + b] + t[b];
+      for (int r = 0; r < 3; r++) Mb[(size_t)(3 * i + r) * nv + k] = phys_dot3(dF + 3 * r, u) + phys_dot3(F + 3 * r, du);
+    }
+    if (Ma) {
+      // Psi(k) = (p x df + dp x f, df), df = sum_r alpha_r dF_r
+      double df[3] = {0, 0, 0}, *Psi = w->Psi + 6 * k;
+      for (int r = 0; r < 3; r++)
+        for (int b = 0; b < 3; b++) df[b] += alpha[3 * i + r] * dF[3 * r + b];
+      phys_cross3(Psi, p, df);
+      phys_cross3(t, r7, f);
+      for (int b = 0; b < 3; b++) Psi[b] += t[b], Psi[3 + b] = df[b];
+    }
+  }
+  if (Ma) {
+    for (int s = 0; s < 2; s++) {
+      int g = s == 0 ? g1 : g0;
+      double sign = s == 0 ? 1 : -1;
+      for (int j = phys_body_lastdof(m, m->geom_bodyid[g]); j >= 0; j = m->dof_parentid[j]) {
+        const double* cj = d->cdof + 6 * j;
+        double* row = Ma + (size_t)j * nv;
+        for (int a = 0; a < w->nlist; a++) row[w->list[a]] += sign * phys_dot6(cj, w->Psi + 6 * w->list[a]);
+        for (int b = 0; b < 6; b++) w->Phit[6 * j + b] += sign * Phi[b];
+      }
+    }
+  }
+  for (int a = 0; a < w->nlist; a++) w->in[w->list[a]] = 0;
+}
+
+// Ma (j, k) += Phit_j . (cdof_k x cdof_j) for every k that j is after (ancestors and group members, not j)
+static void turning_terms(const physModel* m, const physData* d, const double* Phit, double* Ma) {
+  int nv = m->nv;
+  for (int j = 0; j < nv; j++) {
+    const double *Pj = Phit + 6 * j, *cj = d->cdof + 6 * j;
+    if (!(Pj[0] || Pj[1] || Pj[2] || Pj[3] || Pj[4] || Pj[5])) continue;
+    int gl = group_last(m, j);
+    double x[6];
+    for (int k = m->dof_parentid[j]; k >= 0; k = m->dof_parentid[k]) {
+      phys_cross_motion(x, d->cdof + 6 * k, cj);
+      Ma[(size_t)j * nv + k] += phys_dot6(Pj, x);
+    }
+    for (int k = j + 1; k <= gl; k++) {   // later members of j's group
+      phys_cross_motion(x, d->cdof + 6 * k, cj);
+      Ma[(size_t)j * nv + k] += phys_dot6(Pj, x);
+    }
+  }
+}
+
+physStatus phys_constraint_jacobian(const physModel* m, physData* d, const physConstraintProblem* p,
+                                    const double* alpha, const double* beta, double* dJb_dq, double* dJta_dq,
+                                    double* ddist_dq) {
+  if ((dJb_dq && !beta) || (dJta_dq && !alpha))
+    return refuse(d, "phys_constraint_jacobian: beta is required for dJb_dq, alpha for dJta_dq");
+  physStatus st = check_problem(m, d, p);
+  if (st != PHYS_OK) return st;
+  int nv = m->nv, n = p->n;
+  if (dJb_dq) memset(dJb_dq, 0, sizeof(double) * (size_t)n * nv);
+  if (dJta_dq) memset(dJta_dq, 0, sizeof(double) * (size_t)nv * nv);
+  if (ddist_dq) memset(ddist_dq, 0, sizeof(double) * (size_t)n * nv);
+  size_t mark = phys_stack_mark(d);
+  contactGeom* cg = geom_all(m, d, p, &st);
+  if (cg) {
+    jacWork w;
+    w.list = (int*)phys_stack_alloc(d, (size_t)nv / 2 + 1);
+    w.in = (int*)phys_stack_alloc(d, (size_t)nv / 2 + 1);
+    w.r7 = phys_stack_alloc(d, 7 * (size_t)nv + 1);
+    w.B = phys_stack_alloc(d, 6 * (size_t)nv + 1);
+    w.Psi = phys_stack_alloc(d, 6 * (size_t)nv + 1);
+    w.Phit = phys_stack_alloc(d, 6 * (size_t)nv + 1);
+    memset(w.in, 0, sizeof(int) * (size_t)nv);
+    memset(w.Phit, 0, 6 * sizeof(double) * (size_t)nv);
+    for (int i = 0; i < p->nc; i++) contact_matrices(&w, m, d, i, cg + i, alpha, beta, dJb_dq, dJta_dq, ddist_dq);
+    if (dJta_dq) turning_terms(m, d, w.Phit, dJta_dq);
+    // limit rows: d dist / dq_dof = sign
+    for (int l = 0; l < p->nl && ddist_dq; l++) {
+      int row = 3 * p->nc + l;
+      double sgn = 0;
+      int dof = limit_dof(p, row, &sgn);
+      ddist_dq[(size_t)row * nv + dof] = sgn;
+    }
+  }
+  phys_stack_free(d, mark);
   return st;
 }
