@@ -743,7 +743,7 @@ int cli_identify(int argc, char** argv) {
       {"--iters", ARG_INT, &a.iters, "N", "iterations per start (default 100, adam 500)", 1, 1e7, 0},
       {"--weights", ARG_STRING, &a.weights, "POS,ROT,VEL", "residual weights, 1/m, 1/rad, s/m (default 1000,100,10)",
        0, 0, 0},
-      {"--prior", ARG_DOUBLE, &a.prior, "W", "weight of the prior W |theta - init|^2 (default 0)", 0, 1e300, 0},
+      {"--prior", ARG_DOUBLE, &a.prior, "W", "prior: adds W/2 |theta - init|^2 to the loss (default 0)", 0, 1e300, 0},
       {"--lr", ARG_DOUBLE, &a.lr, "RATE", "Adam's learning rate (default 0.01)", 1e-300, 1e300, 0},
       {"--contact", ARG_CHOICE, &a.contact, "lcp|cone|ccp|penalty", "contact model (default: the model's)", 0, 0, 0},
       {"--files", ARG_INT, &a.files, "N", "use the first N data files (name order)", 1, 1e8, 0},

@@ -15,7 +15,7 @@
 // Any other column is an error listing what was expected. A file may hold a subset of the coordinates;
 // a quaternion is all four components or none. Missing positions are qpos0 (and not observed), missing
 // velocities are backward differences of the positions ((q_k (-) q_{k-1}) / (t_k - t_{k-1}), exactly the
-// semi-implicit Euler step's velocity; forward difference at k = 0) and not observed. All files of a set
+// semi-implicit Euler step's velocity; at k = 0 the linear extrapolation 2 v_1 - v_2) and not observed. All files of a set
 // must observe the same coordinates. opt->observe ("q", "v", "q:JOINT", "v:JOINT", "q:JOINT:i", comma
 // separated) keeps only the listed columns; the others are treated as absent.
 //
@@ -743,14 +743,22 @@ static physStatus check_time(const dsFile* f, const char* file, physLog* log) {
   return PHYS_OK;
 }
 
-// velocities absent from the file: v_k = (q_k (-) q_{k-1}) / (t_k - t_{k-1}), forward difference at k = 0
+// velocities absent from the file: v_k = (q_k (-) q_{k-1}) / (t_k - t_{k-1}) for k >= 1 (semi-implicit Euler's
+// own velocity); v_0 = 2 v_1 - v_2, the linear extrapolation (error O(dt^2) where the forward difference v_1
+// is O(dt) off), or v_1 when T = 2
 static void fill_velocities(dsFile* f, const physModel* m, double* vdiff) {
-  for (int k = 0; k < f->T; k++) {
-    int a = k ? k - 1 : 0, b = k ? k : 1;
-    phys_difference_pos(m, vdiff, f->time[b] - f->time[a], f->qpos + (size_t)a * m->nq, f->qpos + (size_t)b * m->nq);
-    for (int i = 0; i < m->nv; i++) {
-      if (!f->has_v[i]) f->qvel[(size_t)k * m->nv + i] = vdiff[i];
+  int nv = m->nv;
+  for (int k = 1; k < f->T; k++) {
+    phys_difference_pos(m, vdiff, f->time[k] - f->time[k - 1], f->qpos + (size_t)(k - 1) * m->nq,
+                        f->qpos + (size_t)k * m->nq);
+    for (int i = 0; i < nv; i++) {
+      if (!f->has_v[i]) f->qvel[(size_t)k * nv + i] = vdiff[i];
     }
+  }
+  for (int i = 0; i < nv; i++) {
+    if (f->has_v[i]) continue;
+    double v1 = f->qvel[(size_t)nv + i], v2 = f->T > 2 ? f->qvel[2 * (size_t)nv + i] : v1;
+    f->qvel[i] = 2 * v1 - v2;
   }
 }
 
