@@ -705,6 +705,24 @@ static void test_refusals(void) {
     }
     printf("refusals: capsule-box %s\n", supported ? "supported" : "refused");
   }
+  // a degenerate configuration: concentric spheres have no normal to differentiate
+  physModel* m2 = load_xml("<mujoco><worldbody><body><freejoint/><geom type='sphere' size='0.1'/></body>"
+                           "<body><freejoint/><geom type='sphere' size='0.05'/></body></worldbody></mujoco>");
+  physData* d2 = phys_make_data(m2);
+  size_t mark2 = phys_stack_mark(d2);
+  physConstraintProblem p2;
+  setup(m2, d2, &p2);
+  CHECK(p2.nc == 1);
+  double* g2 = calloc((size_t)p2.n + 1, sizeof(double));
+  double* qb2 = calloc((size_t)m2->nv, sizeof(double));
+  g2[0] = 1;
+  CHECK(phys_constraint_vjp(m2, d2, &p2, NULL, NULL, g2, qb2) == PHYS_ERR_ARG);
+  CHECK_MSG(strstr(d2->lastwarning, "sphere-sphere") != NULL, "message: %s", d2->lastwarning);
+  free(g2), free(qb2);
+  phys_stack_free(d2, mark2);
+  phys_free_data(d2);
+  phys_free_model(m2);
+
   physConstraintProblem bad = p;
   bad.nc = p.nc - 1, bad.n = p.n - 3;
   CHECK(phys_constraint_vjp(m, d, &bad, NULL, NULL, gamma, qbar) == PHYS_ERR_ARG);
