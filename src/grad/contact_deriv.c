@@ -475,7 +475,7 @@ physStatus phys_constraint_size_vjp(const physModel* m, physData* d, const physC
 // The last term is gathered over all contacts per dof j (Phit_j = sum sign Phi) and added once: O(nv * depth).
 // Cost O(ncon * (geometry + depth^2) + nv * depth).
 
-// scratch indexed by dof (arena): the union of a contact's two chains (list, in) and per dof k of it the
+// scratch indexed by dof (arena): the union of a contact's two chains (list; in: on 1 or 2 of them) and per dof k of
 // geometry along e_k (r7: dp, dn_fn, ddist), B_k and Psi(k); Phit (nv x 6) gathered over all contacts
 typedef struct {
   int *list, *in, nlist;
@@ -493,11 +493,11 @@ static void side_walk(jacWork* w, const physModel* m, const physData* d, const c
     const double* cd = d->cdof + 6 * k;
     double *r7 = w->r7 + 7 * k, *B = w->B + 6 * k, tw[6];
     if (!w->in[k]) {
-      w->in[k] = 1;
       w->list[w->nlist++] = k;
       memset(r7, 0, 7 * sizeof(double));
       memset(B, 0, 6 * sizeof(double));
     }
+    w->in[k]++;   // 2: on both chains
     phys_cross3(tw, cd, x);
     for (int a = 0; a < 3; a++) tw[a] += cd[3 + a], tw[3 + a] = cd[a];
     for (int a = 0; a < 7; a++) {
@@ -565,6 +565,7 @@ static void contact_matrices(jacWork* w, const physModel* m, const physData* d, 
       int g = s == 0 ? g1 : g0;
       double sign = s == 0 ? 1 : -1;
       for (int j = phys_body_lastdof(m, m->geom_bodyid[g]); j >= 0; j = m->dof_parentid[j]) {
+        if (w->in[j] == 2) continue;   // a dof of both chains: its column of J is 0 (both terms cancel)
         const double* cj = d->cdof + 6 * j;
         double* row = Ma + (size_t)j * nv;
         for (int a = 0; a < w->nlist; a++) row[w->list[a]] += sign * phys_dot6(cj, w->Psi + 6 * w->list[a]);

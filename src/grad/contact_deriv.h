@@ -9,7 +9,8 @@
 // poses functions of q (a geom moves rigidly with its body: twist = the body's spatial motion per dq), the
 // tangents F_1, F_2 functions of n through phys_contact_frame (collision.h), and cdof_j of q (grad.h: moving
 // dof k turns the axes of the dofs after it). The features (which corner, which end) are held fixed: at a
-// feature switch these are the derivatives of the current feature.
+// feature switch these are the derivatives of the current feature. Likewise phys_contact_frame changes its
+// reference axis at |n_x| = 0.8, where the tangent rows jump: the derivatives are those of the current branch.
 // Limit rows are constant (+-e_dof); their dist is q - lo or hi - q.
 //
 // The problem p is the one phys_constraint_assemble built at d's current kinematics (d->contact, d->ncon,
