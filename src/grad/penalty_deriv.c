@@ -629,6 +629,250 @@ static physStatus tape_vjp(const physModel* m, physData* d, const penTape* T, co
 }
 
 //---------------------------------------------------------------------------------------------------------
+// forward mode on the tape (state and controls): the Jacobians A, B by columns, independent of the reverse
+// mode (the dot-product test compares them)
+
+// what every forward pass shares (arena memory of the caller's mark)
+typedef struct penFwd_ {
+  double* Gq;    // K x nv x nv: d(RNEA(q, v, a_k) - f)/dq
+  double* Gv;    // K x nv x nv: d(RNEA(q, v, a_k) - f)/dv
+  double* Gu;    // nv x nu: -df/du
+  double* gm;    // nc x nv: grad_q [y_i' M(q) y_i] at fixed y_i
+} penFwd;
+
+// the shared matrices of forward mode at the tape's point
+static void forward_prepare(const physModel* m, physData* d, const penTape* T, penFwd* F) {
+  int nv = m->nv, nu = m->nu, K = T->K, nc = T->nc;
+  size_t nn = (size_t)nv * nv, mark;
+  F->Gq = phys_stack_alloc(d, (size_t)K * nn);
+  F->Gv = phys_stack_alloc(d, (size_t)K * nn);
+  F->Gu = phys_stack_alloc(d, (size_t)nv * nu + 1);
+  F->gm = phys_stack_alloc(d, (size_t)nc * nv + 1);
+  mark = phys_stack_mark(d);
+  double* fq = phys_stack_alloc(d, nn);
+  double* fv = phys_stack_alloc(d, nn);
+  double* tmp = phys_stack_alloc(d, (size_t)nv);
+  double* yy = phys_stack_alloc(d, (size_t)nv);
+  // df/dq, df/dv, df/du of the applied forces (the same in every solve)
+  memset(fq, 0, sizeof(double) * nn);
+  memset(fv, 0, sizeof(double) * nn);
+  memset(F->Gu, 0, sizeof(double) * (size_t)nv * nu);
+  phys_passive_deriv(m, d, fq, fv, nu > 0 ? F->Gu : NULL);
+  phys_actuation_deriv(m, d, fq, nu > 0 ? F->Gu : NULL);
+  phys_xfrc_deriv(m, d, fq);
+  for (size_t i = 0; i < (size_t)nv * nu; i++) F->Gu[i] = -F->Gu[i];
+  for (int k = 0; k < K; k++) {
+    double *Gq = F->Gq + k * nn, *Gv = F->Gv + k * nn;
+    phys_rnea_deriv(m, d, T->a + (size_t)k * nv, Gq, Gv, NULL);
+    for (size_t i = 0; i < nn; i++) Gq[i] -= fq[i], Gv[i] -= fv[i];
+  }
+  // gm_i = dRNEA(q, v, y)/dq' y - dRNEA(q, v, 0)/dq' y (y' M(q) y's gradient at fixed y)
+  for (int i = 0; i < nc; i++) {
+    const double* y = T->y + (size_t)i * nv;
+    double* g = F->gm + (size_t)i * nv;
+    memcpy(yy, y, sizeof(double) * (size_t)nv);
+    phys_rnea_vjp(m, d, y, yy, g, NULL, NULL);
+    phys_rnea_vjp(m, d, NULL, yy, tmp, NULL, NULL);
+    for (int k = 0; k < nv; k++) g[k] -= tmp[k];
+  }
+  phys_stack_free(d, mark);
+}
+
+// p's geometry forward mode along dq (contact_deriv.h) for the contacts of T
+static physStatus geometry_jvp(const physModel* m, physData* d, const penTape* T, const double* dq,
+                               const double* alpha, const double* beta, double* dJ_beta, double* dJt_alpha,
+                               double* ddist) {
+  physConstraintProblem p;
+  memset(&p, 0, sizeof p);
+  p.nc = T->nc;
+  p.n = 3 * T->nc;
+  p.nv = m->nv;
+  p.J = T->J;
+  return phys_constraint_jvp(m, d, &p, dq, alpha, beta, dJ_beta, dJt_alpha, ddist);
+}
+
+// the forward pass's per-direction work arrays (arena memory of the caller's mark)
+typedef struct penDir_ {
+  double *da;          // K x nv
+  double *ds, *dd;     // nc: changes of s_i, d_i
+  double *dist3;       // 3nc: ddist (normal rows)
+  double *dJw, *dJtF;  // 3nc, nv: dJ beta, dJ' alpha
+  double *x, *w, *dw, *r;   // nv each
+  double *F;           // 3nc frame forces of a solve
+} penDir;
+
+// dC of contact i in solve k along the direction (dq, dv, da of earlier solves): C = mu fn(w) / slip(w)
+static physStatus friction_forward(const physModel* m, physData* d, const penTape* T, int i, int j,
+                                   const double* dq, const double* dv, penDir* W, double* dC) {
+  int nv = m->nv;
+  double dt = m->opt.timestep, vs = m->opt.penalty_vslip, mu = d->contact[i].mu;
+  const double* Ji = T->J + (size_t)(3 * i) * nv;
+  const physPenaltyContact* p = T->pc + i;
+  for (int k = 0; k < nv; k++) {
+    W->w[k] = d->qvel[k] + (j >= 0 ? dt * T->a[(size_t)j * nv + k] : 0);
+    W->dw[k] = dv[k] + (j >= 0 ? dt * W->da[(size_t)j * nv + k] : 0);
+  }
+  physStatus st = geometry_jvp(m, d, T, dq, NULL, W->w, W->dJw, NULL, NULL);
+  if (st != PHYS_OK) return st;
+  double wv[3], dwv[3];
+  rows_mul(wv, Ji, W->w, nv);
+  rows_mul(dwv, Ji, W->dw, nv);
+  for (int r = 0; r < 3; r++) dwv[r] += W->dJw[3 * i + r];
+  double fn = p->spring - p->damping * wv[0], ht = hypot(wv[1], wv[2]), slip = fmax(ht, vs);
+  double dfn = W->ds[i] - W->dd[i] * wv[0] - p->damping * dwv[0];
+  double dslip = ht > vs ? (wv[1] * dwv[1] + wv[2] * dwv[2]) / ht : 0;
+  *dC = mu * (dfn / slip - fn * dslip / (slip * slip));
+  return PHYS_OK;
+}
+
+// r += the contacts' part of -dRes_k (all but H_k da_k): sum_i dJ_i' F_i + J_i' dF_i
+static physStatus contacts_forward(const physModel* m, physData* d, const penTape* T, int k, const double* dq,
+                                   const double* dv, penDir* W) {
+  int nv = m->nv, nc = T->nc, any = 0;
+  double dt = m->opt.timestep;
+  const double* ak = T->a + (size_t)k * nv;
+  for (int j = 0; j < nv; j++) W->x[j] = d->qvel[j] + dt * ak[j];
+  memset(W->F, 0, sizeof(double) * 3 * (size_t)nc);
+  for (int i = 0; i < nc; i++) {
+    if (!T->act[k * nc + i]) continue;
+    any = 1;
+    double xv[3], C = T->C[k * nc + i];
+    rows_mul(xv, T->J + (size_t)(3 * i) * nv, W->x, nv);
+    W->F[3 * i] = T->pc[i].spring - T->pc[i].damping * xv[0];
+    W->F[3 * i + 1] = -C * xv[1];
+    W->F[3 * i + 2] = -C * xv[2];
+  }
+  if (!any) return PHYS_OK;
+  // dJ' F and dJ x
+  physStatus st = geometry_jvp(m, d, T, dq, W->F, W->x, W->dJw, W->dJtF, NULL);
+  if (st != PHYS_OK) return st;
+  for (int j = 0; j < nv; j++) W->r[j] += W->dJtF[j];
+  double* dJx = W->F;   // reuse: F is no longer needed
+  memcpy(dJx, W->dJw, sizeof(double) * 3 * (size_t)nc);
+  for (int i = 0; i < nc; i++) {
+    if (!T->act[k * nc + i]) continue;
+    const double* Ji = T->J + (size_t)(3 * i) * nv;
+    const physPenaltyContact* p = T->pc + i;
+    double C = T->C[k * nc + i], xv[3], jdv[3], dC = 0;
+    rows_mul(xv, Ji, W->x, nv);
+    rows_mul(jdv, Ji, dv, nv);
+    double dJxi[3] = {dJx[3 * i], dJx[3 * i + 1], dJx[3 * i + 2]};
+    if (C != 0) {
+      st = friction_forward(m, d, T, i, T->src[k * nc + i], dq, dv, W, &dC);
+      if (st != PHYS_OK) return st;
+    }
+    // dF (without the da_k part): (ds - dd x_n - d (dJ x)_n - d J_n dv, -dC x_t - C (dJ x)_t - C J_t dv)
+    double dF[3] = {W->ds[i] - W->dd[i] * xv[0] - p->damping * (dJxi[0] + jdv[0]),
+                    -dC * xv[1] - C * (dJxi[1] + jdv[1]), -dC * xv[2] - C * (dJxi[2] + jdv[2])};
+    rows_tmul_add(W->r, Ji, dF, 1, nv);
+  }
+  return PHYS_OK;
+}
+
+// one forward pass: (dq, dv, du) -> x+_dot = (dq+, dv+) (2nv); du may be NULL (0)
+static physStatus tape_jvp(const physModel* m, physData* d, const penTape* T, const penFwd* F, const double* dq,
+                           const double* dv, const double* du, double* xdot) {
+  int nv = m->nv, nu = m->nu, nc = T->nc, K = T->K;
+  double dt = m->opt.timestep, kc = m->opt.penalty_stiffness, cc = m->opt.penalty_damping;
+  size_t mark = phys_stack_mark(d), nn = (size_t)nv * nv;
+  penDir W;
+  W.da = phys_stack_alloc(d, (size_t)K * nv);
+  W.ds = phys_stack_alloc(d, (size_t)nc + 1);
+  W.dd = phys_stack_alloc(d, (size_t)nc + 1);
+  W.dist3 = phys_stack_alloc(d, 3 * (size_t)nc + 1);
+  W.dJw = phys_stack_alloc(d, 3 * (size_t)nc + 1);
+  W.dJtF = phys_stack_alloc(d, (size_t)nv);
+  W.x = phys_stack_alloc(d, (size_t)nv);
+  W.w = phys_stack_alloc(d, (size_t)nv);
+  W.dw = phys_stack_alloc(d, (size_t)nv);
+  W.r = phys_stack_alloc(d, (size_t)nv);
+  W.F = phys_stack_alloc(d, 3 * (size_t)nc + 1);
+  physStatus st = PHYS_OK;
+
+  // coefficients: ds = -k ddist, dd = d (-dw / 2w), dw = 2 (dJ_n y) - y' dM y
+  memset(W.ds, 0, sizeof(double) * (size_t)nc);
+  memset(W.dd, 0, sizeof(double) * (size_t)nc);
+  int pen = 0;
+  for (int i = 0; i < nc; i++) pen = pen || d->contact[i].dist < 0;
+  if (pen) st = geometry_jvp(m, d, T, dq, NULL, NULL, NULL, NULL, W.dist3);
+  for (int i = 0; i < nc && st == PHYS_OK; i++) {
+    if (!(d->contact[i].dist < 0)) continue;
+    W.ds[i] = -kc * W.dist3[3 * i];
+    double dd = T->pc[i].damping;
+    if (!(dd > 0)) continue;
+    st = geometry_jvp(m, d, T, dq, NULL, T->y + (size_t)i * nv, W.dJw, NULL, NULL);
+    double dw = 2 * W.dJw[3 * i];
+    for (int j = 0; j < nv; j++) dw -= F->gm[(size_t)i * nv + j] * dq[j];
+    W.dd[i] = -dd * dw / (2 * T->w[i]);
+  }
+
+  // solves first to last: H_k da_k = r_k = -(dRes_k without da_k)
+  for (int k = 0; k < K && st == PHYS_OK; k++) {
+    const double *Gq = F->Gq + k * nn, *Gv = F->Gv + k * nn, *ak = T->a + (size_t)k * nv;
+    for (int i = 0; i < nv; i++) {
+      double s = 0;
+      for (int j = 0; j < nv; j++) s += Gq[(size_t)i * nv + j] * dq[j] + Gv[(size_t)i * nv + j] * dv[j];
+      if (du)
+        for (int a = 0; a < nu; a++) s += F->Gu[(size_t)i * nu + a] * du[a];
+      W.r[i] = -s;
+    }
+    for (int l = 0; l < T->nlim; l++) {
+      int dof = T->lim[2 * l];
+      W.r[dof] -= kc * dq[dof] + (cc + dt * kc) * dv[dof];
+    }
+    (void)ak;
+    st = contacts_forward(m, d, T, k, dq, dv, &W);
+    if (st == PHYS_OK) phys_ldl_solve(W.da + (size_t)k * nv, T->H + (size_t)k * nn, T->parent, W.r, nv);
+  }
+
+  // v+ = v + dt a_{K-1}: dv+ = dv + dt da; q+ = q (+) dt v+: dq+ = E dq + dt D dv+
+  if (st == PHYS_OK) {
+    double *dqp = xdot, *dvp = xdot + nv;
+    for (int i = 0; i < nv; i++) {
+      W.x[i] = d->qvel[i] + dt * T->a[(size_t)(K - 1) * nv + i];
+      dvp[i] = dv[i] + dt * W.da[(size_t)(K - 1) * nv + i];
+      dqp[i] = dq[i] + dt * dvp[i];
+    }
+    for (int j = 0; j < m->njnt; j++) {
+      int type = m->jnt_type[j], g = m->jnt_dofadr[j] + (type == PHYS_JNT_FREE ? 3 : 0);
+      if (type != PHYS_JNT_FREE && type != PHYS_JNT_BALL) continue;
+      double phi[3] = {dt * W.x[g], dt * W.x[g + 1], dt * W.x[g + 2]}, Jr[9], Et[9];
+      phys_so3_jacobians(Jr, Et, phi);
+      for (int r = 0; r < 3; r++) {
+        dqp[g + r] = 0;
+        for (int c = 0; c < 3; c++) dqp[g + r] += Et[3 * r + c] * dq[g + c] + dt * Jr[3 * r + c] * dvp[g + c];
+      }
+    }
+  }
+  phys_stack_free(d, mark);
+  return st;
+}
+
+// columns of A (2nv x 2nv) and B (2nv x nu) by forward passes with unit directions
+static physStatus jacobian_columns(const physModel* m, physData* d, const penTape* T, double* A, double* B) {
+  int nv = m->nv, nu = m->nu, n2 = 2 * nv;
+  size_t mark = phys_stack_mark(d);
+  penFwd F;
+  forward_prepare(m, d, T, &F);
+  double* e = phys_stack_alloc(d, (size_t)n2 + (size_t)nu + 1);
+  double* col = phys_stack_alloc(d, (size_t)n2);
+  memset(e, 0, sizeof(double) * ((size_t)n2 + (size_t)nu + 1));
+  physStatus st = PHYS_OK;
+  int ncol = (A ? n2 : 0) + (B ? nu : 0);
+  for (int c = 0; c < ncol && st == PHYS_OK; c++) {
+    int idx = A ? c : n2 + c;   // e = (dq, dv, du)
+    e[idx] = 1;
+    st = tape_jvp(m, d, T, &F, e, e + nv, nu > 0 ? e + n2 : NULL, col);
+    e[idx] = 0;
+    double* M = idx < n2 ? A : B;
+    int ld = idx < n2 ? n2 : nu, cc = idx < n2 ? idx : idx - n2;
+    for (int i = 0; i < n2 && st == PHYS_OK; i++) M[(size_t)i * ld + cc] = col[i];
+  }
+  phys_stack_free(d, mark);
+  return st;
+}
+
+//---------------------------------------------------------------------------------------------------------
 // public
 
 int phys_penalty_deriv_applies(const physModel* m, physData* d) {
@@ -666,7 +910,7 @@ typedef struct penCall_ {
   double *A, *B, *P;                 // jacobian (rows by reverse passes)
 } penCall;
 
-// rows r of A, B, P by reverse passes with xbar_next = e_r
+// rows r of P by reverse passes with xbar_next = e_r (the parameters have no forward mode)
 static physStatus jacobian_rows(const physModel* m, physData* d, const penTape* T, const penCall* c) {
   int n2 = 2 * m->nv, nu = m->nu, nt = c->t ? c->t->ntheta : 0;
   size_t mark = phys_stack_mark(d);
@@ -678,12 +922,9 @@ static physStatus jacobian_rows(const physModel* m, physData* d, const penTape* 
   physStatus st = PHYS_OK;
   for (int r = 0; r < n2 && st == PHYS_OK; r++) {
     e[r] = 1;
-    st = tape_vjp(m, d, T, c->P ? c->t : NULL, e, xb, ub, c->P ? tb : NULL, NULL);
+    st = tape_vjp(m, d, T, c->t, e, xb, ub, tb, NULL);
     e[r] = 0;
-    if (st != PHYS_OK) break;
-    if (c->A) memcpy(c->A + (size_t)r * n2, xb, sizeof(double) * (size_t)n2);
-    if (c->B && nu > 0) memcpy(c->B + (size_t)r * nu, ub, sizeof(double) * (size_t)nu);
-    if (c->P && nt > 0) memcpy(c->P + (size_t)r * nt, tb, sizeof(double) * (size_t)nt);
+    if (st == PHYS_OK && nt > 0) memcpy(c->P + (size_t)r * nt, tb, sizeof(double) * (size_t)nt);
   }
   phys_stack_free(d, mark);
   return st;
@@ -701,7 +942,8 @@ static physStatus penalty_call(const physModel* m, physData* d, const penCall* c
   penTape T;
   memset(&T, 0, sizeof T);
   st = tape_build(m, d, &T);
-  if (st == PHYS_OK && jacobian) st = jacobian_rows(m, d, &T, c);
+  if (st == PHYS_OK && jacobian && (c->A || c->B)) st = jacobian_columns(m, d, &T, c->A, c->B);
+  if (st == PHYS_OK && jacobian && c->P) st = jacobian_rows(m, d, &T, c);
   if (st == PHYS_OK && !jacobian) st = tape_vjp(m, d, &T, c->t, c->xbar_next, c->xbar, c->ubar, c->theta_bar, c->force_bar);
   memcpy(d->contact, save, bytes);
   d->ncon = ncon;
