@@ -2,7 +2,8 @@
 // the contacts and joint limits with respect to the configuration (tangent coordinates, grad.h) and geom sizes.
 //
 // Contact i, rows r = 0 (normal), 1, 2 (tangents), frame rows F_r = phys_contact_frame(n), point p:
-//   J_r beta = F_r . u,   u = (v_1 + w_1 x p) - (v_0 + w_0 x p),   S_b = (w_b, v_b) = sum_{j on b's chain} beta_j cdof_j
+//   J_r beta = F_r . u,   u = (v_1 + w_1 x p) - (v_0 + w_0 x p),
+//   S_b = (w_b, v_b) = sum_{j on b's chain} beta_j cdof_j
 // (b0, b1 the bodies of geom[0], geom[1]). Under a tangent motion dq:
 //  - body b moves by V_b = sum_{k on b's chain} dq_k cdof_k, so a geom of b by the twist dw = V_ang,
 //    dt = V_lin + V_ang x geom_xpos (collision/primitive_deriv.h's columns), giving (dp, dn, ddist) = D [tw0; tw1];
@@ -13,7 +14,8 @@
 //   p_bar = f x w_rel,  n_bar = frame adjoint of Fbar_r = alpha_r u,  dist_bar = gamma_0,
 //   twist bars = D' (p_bar, n_bar, dist_bar), and per chain dof k of body b (sign +1 for b1, -1 for b0):
 //   q_bar_k += cdof_k . (Psi_b + sign B_k x* Phi),  Psi_b = (x_g x dt_bar + dw_bar, dt_bar) the geom's twist bar
-//   as a force about the origin, B_k = sum_{j after k on the chain} beta_j cdof_j (identity (a x b) . F = a . (b x* F)).
+//   as a force about the origin, B_k = sum_{j after k on the chain} beta_j cdof_j
+//   (identity (a x b) . F = a . (b x* F)).
 // Limit rows: J = +-e_dof (constant), dist = +-(q - bound): ddist = +-dq_dof.
 //
 // Matching a contact to its pair function: the pair function runs in its own order (type1 <= type2, lower geom
@@ -50,7 +52,8 @@ static physStatus refuse(physData* d, const char* fmt, ...) {
 
 // MJCF name of a geom type
 static const char* type_name(int t) {
-  static const char* const NAMES[PHYS_NGEOMTYPE] = {"plane", "sphere", "capsule", "ellipsoid", "cylinder", "box", "mesh"};
+  static const char* const NAMES[PHYS_NGEOMTYPE] = {"plane",    "sphere", "capsule", "ellipsoid",
+                                                    "cylinder", "box",    "mesh"};
   return t >= 0 && t < PHYS_NGEOMTYPE ? NAMES[t] : "?";
 }
 
@@ -113,7 +116,8 @@ static double rerun_margin(const physModel* m, const physData* d, int i) {
   const physContact* c = d->contact + i;
   int g0 = c->geom[0], g1 = c->geom[1];
   double mg = c->pair >= 0 ? m->pair_margin[c->pair] : fmax(m->geom_margin[g0], m->geom_margin[g1]);
-  for (int j = i; j >= 0 && d->contact[j].geom[0] == g0 && d->contact[j].geom[1] == g1; j--) mg = fmax(mg, d->contact[j].dist);
+  for (int j = i; j >= 0 && d->contact[j].geom[0] == g0 && d->contact[j].geom[1] == g1; j--)
+    mg = fmax(mg, d->contact[j].dist);
   for (int j = i + 1; j < d->ncon && d->contact[j].geom[0] == g0 && d->contact[j].geom[1] == g1; j++)
     mg = fmax(mg, d->contact[j].dist);
   return mg;
@@ -267,7 +271,8 @@ static void contact_jvp(const physModel* m, const physData* d, int i, const cont
     //   = cdof_j . Psi + dcdof_j . Phi, Psi = (p x df + dp x f, df), Phi = (p x f, f)
     double f[3] = {0, 0, 0}, df[3] = {0, 0, 0}, Psi[6], Phi[6], t[3];
     for (int r = 0; r < 3; r++)
-      for (int k = 0; k < 3; k++) f[k] += alpha[3 * i + r] * c->frame[3 * r + k], df[k] += alpha[3 * i + r] * dF[3 * r + k];
+      for (int k = 0; k < 3; k++) f[k] += alpha[3 * i + r] * c->frame[3 * r + k],
+                                  df[k] += alpha[3 * i + r] * dF[3 * r + k];
     phys_cross3(Psi, p, df);
     phys_cross3(t, dp, f);
     for (int k = 0; k < 3; k++) Psi[k] += t[k], Psi[3 + k] = df[k];
@@ -367,7 +372,8 @@ static void contact_bar(double bar7[7], double Phi[6], const physModel* m, const
   phys_cross3(t, S, p);
   for (int k = 0; k < 3; k++) u[k] = S[3 + k] + t[k];
   for (int r = 0; r < 3; r++)
-    for (int k = 0; k < 3; k++) f[k] += alpha[3 * i + r] * c->frame[3 * r + k], Fbar[3 * r + k] = alpha[3 * i + r] * u[k];
+    for (int k = 0; k < 3; k++) f[k] += alpha[3 * i + r] * c->frame[3 * r + k],
+                                Fbar[3 * r + k] = alpha[3 * i + r] * u[k];
   phys_cross3(bar7, f, S);   // p_bar = f x w_rel
   frame_vjp(nb, c->frame, Fbar);
   double sg = cg->flip ? -1 : 1;
@@ -475,8 +481,8 @@ physStatus phys_constraint_size_vjp(const physModel* m, physData* d, const physC
 // The last term is gathered over all contacts per dof j (Phit_j = sum sign Phi) and added once: O(nv * depth).
 // Cost O(ncon * (geometry + depth^2) + nv * depth).
 
-// scratch indexed by dof (arena): the union of a contact's two chains (list; in: on 1 or 2 of them) and per dof k of
-// geometry along e_k (r7: dp, dn_fn, ddist), B_k and Psi(k); Phit (nv x 6) gathered over all contacts
+// scratch indexed by dof (arena): the union of a contact's two chains (list; in: on 1 or 2 of them) and per
+// dof k of it the geometry along e_k (r7: dp, dn_fn, ddist), B_k and Psi(k); Phit (nv x 6) over all contacts
 typedef struct {
   int *list, *in, nlist;
   double *r7, *B, *Psi, *Phit;
@@ -548,7 +554,8 @@ static void contact_matrices(jacWork* w, const physModel* m, const physData* d, 
       phys_cross3(du, dS, p);
       phys_cross3(t, S, r7);
       for (int b = 0; b < 3; b++) du[b] += dS[3 + b] + t[b];
-      for (int r = 0; r < 3; r++) Mb[(size_t)(3 * i + r) * nv + k] = phys_dot3(dF + 3 * r, u) + phys_dot3(F + 3 * r, du);
+      for (int r = 0; r < 3; r++)
+        Mb[(size_t)(3 * i + r) * nv + k] = phys_dot3(dF + 3 * r, u) + phys_dot3(F + 3 * r, du);
     }
     if (Ma) {
       // Psi(k) = (p x df + dp x f, df), df = sum_r alpha_r dF_r

@@ -169,7 +169,10 @@ static int match_rows(const snap_t* base, const snap_t* s, int nv, int* map) {
     for (int a = 0; a < s->nc; a++) {
       if (s->geom[2 * a] != base->geom[2 * i] || s->geom[2 * a + 1] != base->geom[2 * i + 1]) continue;
       double e = 0;
-      for (int k = 0; k < 3; k++) e += (s->pos[3 * a + k] - base->pos[3 * i + k]) * (s->pos[3 * a + k] - base->pos[3 * i + k]);
+      for (int k = 0; k < 3; k++) {
+        double dk = s->pos[3 * a + k] - base->pos[3 * i + k];
+        e += dk * dk;
+      }
       if (e < db) db = e, best = a;
     }
     if (best < 0 || db > 1e-6) return 0;   // moved by more than 1 mm: another point
@@ -300,7 +303,8 @@ static double check_q(const char* name, const physModel* m, physData* d, physRng
       eb = fmax(eb, fabs(Mb[(size_t)i * nv + k] - aJb[(size_t)k * n + i]) / fmax(sb, 1e-300));
       ed = fmax(ed, fabs(Md[(size_t)i * nv + k] - ad[(size_t)k * n + i]) / fmax(sd, 1e-300));
     }
-    for (int j = 0; j < nv; j++) ea = fmax(ea, fabs(Ma[(size_t)j * nv + k] - aJa[(size_t)k * nv + j]) / fmax(sa, 1e-300));
+    for (int j = 0; j < nv; j++)
+      ea = fmax(ea, fabs(Ma[(size_t)j * nv + k] - aJa[(size_t)k * nv + j]) / fmax(sa, 1e-300));
   }
   CHECK_MSG(eb <= 1e-12 && ea <= 1e-12 && ed <= 1e-12, "%s: phys_constraint_jacobian vs jvp along e_k: %.3g %.3g %.3g",
             name, eb, ea, ed);
@@ -375,7 +379,8 @@ static double check_size(const char* name, physModel* m, physData* d, physRng* r
   double* beta = malloc(sizeof(double) * (size_t)nv);
   for (int i = 0; i < n; i++) alpha[i] = urand(rng), gamma[i] = urand(rng);
   for (int j = 0; j < nv; j++) beta[j] = urand(rng);
-  double *an = calloc(3 * (size_t)m->ngeom + 1, sizeof(double)), *fdv = calloc(3 * (size_t)m->ngeom + 1, sizeof(double));
+  double* an = calloc(3 * (size_t)m->ngeom + 1, sizeof(double));
+  double* fdv = calloc(3 * (size_t)m->ngeom + 1, sizeof(double));
   int cnt = 0, ok = 1, ng = 0;
   int* geoms = malloc(sizeof(int) * (size_t)m->ngeom);
   int* done = calloc((size_t)m->ngeom, sizeof(int));
