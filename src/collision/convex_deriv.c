@@ -254,8 +254,60 @@ static void dfeature_mesh(dFeature* f, const dualCtx* x, int i, const physConvex
   f->normal = in_dir(x, i, c->facenormal + 4 * best);
 }
 
-// the feature of shape i facing world direction dir (values) whose unit dual is udir (a capsule's end
-// spheres' extreme points c +- h a + r udir); -1 for cylinders
+// cylinder (feature_cylinder) seen from the unit world direction udir (its local dl = R' udir, rho =
+// |(dl_0, dl_1)|, (cos phi0, sin phi0) = (dl_0, dl_1)/rho): its cap (|dl_2| >= cos 45 deg) as the
+// PHYS_CYL_NRIM-gon of rim points at phi0 + s 2 pi q / N (s = sgn dl_2), z = s h, normal s a; else its side
+// as the segment (r cos phi0, r sin phi0, +-h), normal R (cos phi0, sin phi0, 0). The first rim point, the
+// one extreme along udir, turns with udir (-1 if udir is along the axis); with udir NULL phi0 is held at
+// its value for the direction dir (a cap as the reference face: its vertices only bound the clipping)
+static int dfeature_cylinder(dFeature* f, const dualCtx* x, int i, const double dir[3], const vd_t* udir) {
+  vd_t ax[3], dl;
+  axes(ax, x, i);
+  sd_t co, si, r = in_size(x, i, 0), h = in_size(x, i, 1);
+  if (udir) {
+    dl = dual_unrotate(ax, udir);
+    sd_t d0 = vd_get(&dl, 0), d1 = vd_get(&dl, 1), rho = sd_sqrt(sd_add(sd_mul(d0, d0), sd_mul(d1, d1)));
+    if (!(rho.v > 1e-9)) return -1;
+    co = sd_div(d0, rho), si = sd_div(d1, rho);
+  } else {
+    const double* R = x->d->geom_xmat + 9 * x->g[i];
+    double d[3];
+    phys_matT_vec3(d, R, dir);
+    double phi0 = sqrt(d[0] * d[0] + d[1] * d[1]) > 0 ? atan2(d[1], d[0]) : 0;
+    dl = vd_const(d);
+    co = sd_const(cos(phi0)), si = sd_const(sin(phi0));
+  }
+  double s = dl.v[2] >= 0 ? 1 : -1, nd = phys_norm3(dl.v);
+  if (nd > 0 && fabs(dl.v[2]) >= 0.70710678118654752 * nd) {
+    for (int q = 0; q < PHYS_CYL_NRIM; q++) {
+      double k = s * 2 * 3.14159265358979323846 * q / PHYS_CYL_NRIM, ck = cos(k), sk = sin(k);
+      vd_t xl;  // (r cos(phi0 + k), r sin(phi0 + k), s h)
+      vd_set(&xl, 0, sd_mul(r, sd_sub(sd_scl(co, ck), sd_scl(si, sk))));
+      vd_set(&xl, 1, sd_mul(r, sd_add(sd_scl(si, ck), sd_scl(co, sk))));
+      vd_set(&xl, 2, sd_lscl(s, h));
+      f->p[q] = local_point(x, i, &xl);
+    }
+    f->n = PHYS_CYL_NRIM;
+    f->normal = vd_lscl(s, ax[2]);
+    return 0;
+  }
+  for (int q = 0; q < 2; q++) {
+    vd_t xl;
+    vd_set(&xl, 0, sd_mul(r, co));
+    vd_set(&xl, 1, sd_mul(r, si));
+    vd_set(&xl, 2, sd_lscl(q ? -1 : 1, h));
+    f->p[q] = local_point(x, i, &xl);
+  }
+  f->n = 2;
+  vd_t nl;
+  vd_set(&nl, 0, co), vd_set(&nl, 1, si), vd_set(&nl, 2, sd_const(0));
+  f->normal = dual_rotate(ax, &nl);
+  return 0;
+}
+
+// the feature of shape i facing the unit world direction dir (values, as convex_feature decides); udir its
+// dual when the feature turns with it (a capsule's end spheres' extreme points c +- h a + r udir, a
+// cylinder's rim points), NULL to hold it at dir
 static int dfeature(dFeature* f, const dualCtx* x, int i, const physConvex* c, const double dir[3], const vd_t* udir) {
   double d[3];
   phys_matT_vec3(d, c->mat, dir);
@@ -263,17 +315,16 @@ static int dfeature(dFeature* f, const dualCtx* x, int i, const physConvex* c, c
     case PHYS_GEOM_BOX: dfeature_box(f, x, i, d); return 0;
     case PHYS_GEOM_MESH: dfeature_mesh(f, x, i, c, d); return 0;
     case PHYS_GEOM_CAPSULE: {
-      if (!udir) return -1;
-      vd_t cc = in_centre(x, i), a = in_axis(x, i, 2);
+      vd_t cc = in_centre(x, i), a = in_axis(x, i, 2), u = udir ? *udir : vd_const(dir);
       sd_t h = in_size(x, i, 1), r = in_size(x, i, 0);
       for (int q = 0; q < 2; q++) {
         vd_t e = vd_axpy(cc, sd_lscl(q ? -1 : 1, h), &a);
-        f->p[q] = vd_axpy(e, r, udir);
+        f->p[q] = vd_axpy(e, r, &u);
       }
       f->n = 2;
       return 0;
     }
-    case PHYS_GEOM_CYLINDER: return -1;
+    case PHYS_GEOM_CYLINDER: return dfeature_cylinder(f, x, i, dir, udir);
     default: f->n = 1; return 0;
   }
 }
@@ -345,18 +396,20 @@ int phys_dconvex_pair(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, int con)
   physGjkResult r;
   if (!phys_convex_distance(&r, &a, &b, INFINITY)) return -1;
   // a manifold point when the manifold has one at the target (the witness point is written only when no
-  // clipped point is within the margin, so no clipped point then matches the target's dist)
+  // clipped point is within the margin, so no clipped point then matches the target's dist); the features
+  // are chosen on the result's normal, then the incident one is re-evaluated facing the reference face
+  // (its normal reversed), which the result's normal equals when the manifold is used
   dFeature fa, fb;
   const double* nr = r.normal;
   double nn[3] = {-nr[0], -nr[1], -nr[2]}, best = INFINITY;
-  if (!dfeature(&fb, x, 1, &b, nn, NULL)) {
-    vd_t u = fb.n >= 3 ? vd_lscl(-1, fb.normal) : vd_const(nr);  // towards b's face (used only against it)
-    if (!dfeature(&fa, x, 0, &a, nr, &u)) {
-      double ala = fa.n >= 3 ? phys_dot3(fa.normal.v, nr) : -2, alb = fb.n >= 3 ? phys_dot3(fb.normal.v, nn) : -2;
-      if (ala >= PHYS_FACE_COS && fb.n >= 2 && (ala >= alb || fa.n < 2))
-        dclip_contacts(pos, n, dist, &best, x, &fa, &fb, 1);
-      else if (alb >= PHYS_FACE_COS && fa.n >= 2)
-        dclip_contacts(pos, n, dist, &best, x, &fb, &fa, -1);
+  if (!dfeature(&fa, x, 0, &a, nr, NULL) && !dfeature(&fb, x, 1, &b, nn, NULL)) {
+    double ala = fa.n >= 3 ? phys_dot3(fa.normal.v, nr) : -2, alb = fb.n >= 3 ? phys_dot3(fb.normal.v, nn) : -2;
+    if (ala >= PHYS_FACE_COS && fb.n >= 2 && (ala >= alb || fa.n < 2)) {
+      vd_t u = vd_lscl(-1, fa.normal);
+      if (!dfeature(&fb, x, 1, &b, nn, &u)) dclip_contacts(pos, n, dist, &best, x, &fa, &fb, 1);
+    } else if (alb >= PHYS_FACE_COS && fa.n >= 2) {
+      vd_t u = vd_lscl(-1, fb.normal);
+      if (!dfeature(&fa, x, 0, &a, nr, &u)) dclip_contacts(pos, n, dist, &best, x, &fb, &fa, -1);
     }
   }
   if (best <= 1e-9 * (1 + a.scale + b.scale)) return 0;

@@ -782,8 +782,12 @@ static derivFn deriv_fn(int t1, int t2) {
                             [PHYS_GEOM_BOX] = d_sphere_box,
                             [PHYS_GEOM_MESH] = phys_dconvex_pair},
       [PHYS_GEOM_CAPSULE] = {[PHYS_GEOM_CAPSULE] = d_capsule_capsule,
+                             [PHYS_GEOM_CYLINDER] = phys_dconvex_pair,
                              [PHYS_GEOM_BOX] = d_capsule_box,
                              [PHYS_GEOM_MESH] = phys_dconvex_pair},
+      [PHYS_GEOM_CYLINDER] = {[PHYS_GEOM_CYLINDER] = phys_dconvex_pair,
+                              [PHYS_GEOM_BOX] = phys_dconvex_pair,
+                              [PHYS_GEOM_MESH] = phys_dconvex_pair},
       [PHYS_GEOM_BOX] = {[PHYS_GEOM_BOX] = d_box_box, [PHYS_GEOM_MESH] = phys_dconvex_pair},
       [PHYS_GEOM_MESH] = {[PHYS_GEOM_MESH] = phys_dconvex_pair},
   };

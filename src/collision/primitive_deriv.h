@@ -33,10 +33,11 @@ int phys_primitive_deriv_ncol(const physModel* m, int g1, int g2);
 //    sphere-sphere, sphere-capsule, sphere-cylinder, sphere-box, capsule-capsule (both contacts of nearly
 //    parallel capsules), capsule-box, box-box (face: vertex-face, edge-edge and face-corner points of the
 //    clipped polygon; edge: edge-edge);
-//  convex routines (convex.c, see convex_deriv.h): plane-mesh, and mesh against sphere, capsule, box, mesh.
-// Not supported (-1): the GJK/EPA pairs of cylinders and ellipsoids (against each other, capsules, boxes,
-// meshes; sphere-ellipsoid). Returns 0, or -1 (unsupported pair, contact index out of range, degenerate
-// geometry, feature not reproduced) leaving jac untouched.
+//  convex routines (convex.c, see convex_deriv.h): plane-mesh; mesh against sphere, capsule, box, mesh;
+//    face manifolds of cylinders against capsules, cylinders, boxes, meshes.
+// Not supported (-1): ellipsoids against anything but a plane, and single witness points on a cylinder's
+// curved surface (rim or side against an edge or vertex). Returns 0, or -1 (unsupported pair, contact index
+// out of range, degenerate geometry, feature not reproduced) leaving jac untouched.
 int phys_primitive_deriv_margin(double* jac, const physModel* m, const physData* d, int g1, int g2, int con,
                                 double margin);
 

@@ -18,13 +18,14 @@ static physRng RNG;
 static double MARGIN = 100;  // detection margin of the pair functions in eval
 static double WORST = 0;  // worst FD mismatch |an - fd| / max(|an|, |fd|, 1e-3)
 
-#define FDSTEP 1e-5
+static double FDSTEP = 1e-5;     // finite-difference step (larger for pair functions with EPA-level noise)
+static double RIGID_TOL = 1e-12; // rigid-motion check (absolute; larger where the pair function is noisier)
 #define RTOL 1e-6
 // entries are compared relative to max(|an|, |fd|, FLOOR): Jacobian entries are O(1) (unit-scale poses and
 // sizes), and the pair functions' own roundoff (~1e-14 through the closest-point solve and the rotation
 // composition) divided by the step gives ~1e-9 absolute noise in the difference quotient, so entries
 // below 1e-2 are checked to 1e-8 absolute
-#define FLOOR 1e-2
+static double FLOOR = 1e-2;
 
 // random unit quaternion
 static inline void rand_quat(double q[4]) {
@@ -143,10 +144,10 @@ static inline void check_rigid(int g1, int g2, int con) {
     double wp[3], wn[3];
     phys_cross3(wp, w, pos), phys_cross3(wn, w, n);
     for (int k = 0; k < 3; k++) {
-      CHECK_NEAR(dy[k], v[k] + wp[k], 1e-12);
-      CHECK_NEAR(dy[3 + k], wn[k], 1e-12);
+      CHECK_NEAR(dy[k], v[k] + wp[k], RIGID_TOL);
+      CHECK_NEAR(dy[3 + k], wn[k], RIGID_TOL);
     }
-    CHECK_NEAR(dy[6], 0, 1e-12);
+    CHECK_NEAR(dy[6], 0, RIGID_TOL);
   }
 }
 
@@ -193,7 +194,9 @@ static inline int check_fd_smooth(physCollideFn fn, int g1, int g2, int con) {
     for (int i = 0; i < 7; i++) ok &= fabs(fd[j][i] - fd2[i]) <= 1e-8 * (1 + fabs(fd2[i]));
   }
   if (!ok) return 0;
-  CHECK(phys_primitive_deriv_margin(jac, M, D, g1, g2, con, MARGIN) == 0);
+  int rc = phys_primitive_deriv_margin(jac, M, D, g1, g2, con, MARGIN);
+  CHECK_MSG(rc == 0, "geoms %d-%d contact %d: no derivative", g1, g2, con);
+  if (rc) return 1;
   for (int j = 0; j < ncol; j++)
     for (int i = 0; i < 7; i++) {
       double an = jac[i * ncol + j], e = fabs(an - fd[j][i]) / fmax(fmax(fabs(an), fabs(fd[j][i])), FLOOR);
