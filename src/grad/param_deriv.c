@@ -31,6 +31,7 @@
 #include "grad.h"
 #include "params.h"
 #include "rot.h"
+#include "step_contact_deriv.h"
 #include "spatial.h"
 
 //---------------------------------------------------------------------------------------------------------
@@ -308,6 +309,18 @@ static void param_forces(const physModel* m, physData* d, const physParamTable* 
   }
 }
 
+// R at qacc (params.h): param_forces with d->qacc = qacc for the call
+void phys_param_forces(const physModel* m, physData* d, const physParamTable* t, const double* qacc, double* R) {
+  int nv = m->nv;
+  size_t mark = phys_stack_mark(d);
+  double* save = phys_stack_alloc(d, (size_t)nv);
+  memcpy(save, d->qacc, sizeof(double) * (size_t)nv);
+  if (qacc != d->qacc) memcpy(d->qacc, qacc, sizeof(double) * (size_t)nv);
+  param_forces(m, d, t, R);
+  memcpy(d->qacc, save, sizeof(double) * (size_t)nv);
+  phys_stack_free(d, mark);
+}
+
 // the linearization point (the factor of M~ into L, nv x nv, and d->qacc = a) and R
 static physStatus build_r(const physModel* m, physData* d, const physParamTable* t, double* L, double* R) {
   physStatus st = phys_step_point(m, d, L);
@@ -323,6 +336,7 @@ physStatus phys_step_param_jacobian(const physModel* m, physData* d, const physP
   int nv = m->nv, nt = t->ntheta;
   double dt = m->opt.timestep;
   if (nt == 0) return PHYS_OK;
+  if (phys_constrained_step_applies(m, d)) return phys_constrained_step_jacobian(m, d, t, NULL, NULL, P);
   size_t mark = phys_stack_mark(d);
   double* L = phys_stack_alloc(d, (size_t)nv * nv);
   double* V = P + (size_t)nv * nt;   // the v+ rows hold R, then V
@@ -364,6 +378,8 @@ physStatus phys_step_param_vjp(const physModel* m, physData* d, const physParamT
   int nv = m->nv, nt = t->ntheta;
   double dt = m->opt.timestep;
   if (nt == 0) return PHYS_OK;
+  if (phys_constrained_step_applies(m, d))
+    return phys_constrained_step_vjp(m, d, t, xbar_next, NULL, NULL, theta_bar, NULL);
   size_t mark = phys_stack_mark(d);
   double* L = phys_stack_alloc(d, (size_t)nv * nv);
   double* R = phys_stack_alloc(d, (size_t)nv * nt);

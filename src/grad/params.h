@@ -19,8 +19,8 @@
 //                        them with inertia:BODY). Contact only: zero contact-free derivative
 //   pos:BODY         3   body_pos, the placement of the body (and of its joints) in the parent frame: link
 //                        lengths. Moves the body's subtree rigidly, like a slide joint at the body frame along
-//                        the parent's axes. Refused for a body with a free joint (its placement is qpos) and
-//                        when a spring has sites both inside and outside the subtree
+//                        the parent's axes (sites and springs included). Refused for a body with a free
+//                        joint (its placement is qpos)
 //   penalty:stiffness 1  opt.penalty_stiffness (> 0), penalty:damping 1 opt.penalty_damping (>= 0); NAME is
 //                        "stiffness" or "damping". Contact only: zero contact-free derivative
 // A body may appear with inertia or with mass/com, not both; a spec may appear once. phys_param_set refuses
@@ -103,6 +103,9 @@ physStatus phys_step_param_jacobian(const physModel* m, physData* d, const physP
 // reverse mode: theta_bar = P' xbar_next (ntheta)
 physStatus phys_step_param_vjp(const physModel* m, physData* d, const physParamTable* t,
                                const double* xbar_next, double* theta_bar);
+// R = d(RNEA(q, v, qacc) + (armature + dt b) qacc - f)/dtheta (nv x ntheta, row-major) at d's kinematics and
+// forces (param_deriv.c; the contact-free step's R at its acceleration, the constrained step's at any qacc)
+void phys_param_forces(const physModel* m, physData* d, const physParamTable* t, const double* qacc, double* R);
 // the same from the force adjoint lambda of phys_step_vjp_lambda (grad.h), at the linearization point it
 // left in d: no second linearization (the rollout's reverse pass uses this)
 void phys_step_param_vjp_at(const physModel* m, physData* d, const physParamTable* t, const double* lambda,

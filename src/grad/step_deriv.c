@@ -25,6 +25,7 @@
 #include "factor.h"
 #include "grad.h"
 #include "rot.h"
+#include "step_contact_deriv.h"
 
 //---------------------------------------------------------------------------------------------------------
 // the linearization point
@@ -44,7 +45,7 @@ static int balls_last(const physModel* m) {
 // the factor L of M~ (nv x nv) and a = M~^-1 (f - c) into d->qacc. PHYS_ERR_ARG if contacts or joint limits
 // are active, PHYS_ERR_MODEL if a ball joint is followed by another joint of its body, PHYS_ERR_NUMERIC (and a
 // counted warning) if M~ is not positive definite.
-physStatus phys_step_point(const physModel* m, physData* d, double* L) {
+static physStatus step_point_free(const physModel* m, physData* d, double* L) {
   int nv = m->nv;
   double dt = m->opt.timestep;
   if (!balls_last(m)) return PHYS_ERR_MODEL;
@@ -95,6 +96,13 @@ physStatus phys_step_point(const physModel* m, physData* d, double* L) {
   for (int i = 0; i < nv; i++) f[i] -= d->qfrc_bias[i];
   phys_solve_m(m, L, d->qacc, f);
   return PHYS_OK;
+}
+
+// the contact-free point, or with constraints (lcp, cone, ccp) the constrained step's (step_contact_deriv.h)
+physStatus phys_step_point(const physModel* m, physData* d, double* L) {
+  physStatus st = step_point_free(m, d, L);
+  if (st == PHYS_ERR_ARG && m->opt.contact != PHYS_CONTACT_PENALTY) st = phys_constrained_step_point(m, d, L);
+  return st;
 }
 
 //---------------------------------------------------------------------------------------------------------
@@ -245,7 +253,11 @@ physStatus phys_step_jacobian(const physModel* m, physData* d, double* A, double
   double dt = m->opt.timestep;
   size_t mark = phys_stack_mark(d);
   double* L = phys_stack_alloc(d, (size_t)nv * nv);
-  physStatus st = phys_step_point(m, d, L);
+  physStatus st = step_point_free(m, d, L);
+  if (st == PHYS_ERR_ARG && m->opt.contact != PHYS_CONTACT_PENALTY) {   // constraints: lcp, cone, ccp
+    phys_stack_free(d, mark);
+    return phys_constrained_step_jacobian(m, d, NULL, A, B, NULL);
+  }
   if (st != PHYS_OK) {
     phys_stack_free(d, mark);
     return st;
@@ -278,7 +290,11 @@ physStatus phys_step_vjp_lambda(const physModel* m, physData* d, const double* x
   double dt = m->opt.timestep;
   size_t mark = phys_stack_mark(d);
   double* L = phys_stack_alloc(d, (size_t)nv * nv);
-  physStatus st = phys_step_point(m, d, L);
+  physStatus st = step_point_free(m, d, L);
+  if (st == PHYS_ERR_ARG && m->opt.contact != PHYS_CONTACT_PENALTY) {   // constraints: lcp, cone, ccp
+    phys_stack_free(d, mark);
+    return phys_constrained_step_vjp(m, d, NULL, xbar_next, xbar, ubar, NULL, lambda);
+  }
   if (st != PHYS_OK) {
     phys_stack_free(d, mark);
     return st;

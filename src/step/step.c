@@ -252,44 +252,50 @@ static void add_impulse_velocity(const physModel* m, const physData* d, double* 
 // position correction by split impulse (contact.h): pseudo-impulses lambda_p of the frictionless problem
 // on the same G with g = gpos (solved exactly by the lcp solver), vpos = M~^-1 J' lambda_p. The solver's
 // warm guess: rows with gpos < 0 clamp, the others separate (vpos is the same for every exact lambda_p:
-// a symmetric positive semidefinite LCP has a unique G lambda_p)
-static void position_correction(const physModel* m, physData* d, const physConstraintProblem* p, double* vpos) {
+// a symmetric positive semidefinite LCP has a unique G lambda_p). pp and sol (lambda_p, all 0 without
+// correction) in arena memory of the caller's mark.
+static void position_correction(const physModel* m, physData* d, const physConstraintProblem* p,
+                                physConstraintProblem* pp, physConstraintSolution* sol, double* vpos) {
   int nv = m->nv;
   memset(vpos, 0, sizeof(double) * (size_t)nv);
-  if (p->npos == 0) {
-    return;
-  }
-  size_t mark = phys_stack_mark(d);
   double* mu0 = phys_stack_alloc(d, (size_t)p->nc + 1);
-  double* f = phys_stack_alloc(d, (size_t)nv);
-  physConstraintSolution sol = {0};
-  sol.lambda = phys_stack_alloc(d, (size_t)p->n + 1);
-  sol.state = (int*)phys_stack_alloc(d, (size_t)p->n + 1);
   int* warm = (int*)phys_stack_alloc(d, (size_t)p->n + 1);
+  memset(sol, 0, sizeof(*sol));
+  sol->lambda = phys_stack_alloc(d, (size_t)p->n + 1);
+  sol->state = (int*)phys_stack_alloc(d, (size_t)p->n + 1);
+  memset(sol->lambda, 0, sizeof(double) * ((size_t)p->n + 1));
+  memset(sol->state, 0, sizeof(int) * ((size_t)p->n + 1));
   memset(mu0, 0, sizeof(double) * ((size_t)p->nc + 1));
   for (int i = 0; i < p->n; i++) {
     warm[i] = p->gpos[i] < 0 ? PHYS_ROW_CLAMPING : PHYS_ROW_SEPARATING;
   }
-  physConstraintProblem pp = *p;
-  pp.g = p->gpos;
-  pp.mu = mu0;
-  pp.warm = warm;
-  phys_solve_lcp(m, d, &pp, &sol);
-  add_impulse_velocity(m, d, vpos, p->J, sol.lambda, p->n, nv, f);
+  *pp = *p;
+  pp->g = p->gpos;
+  pp->mu = mu0;
+  pp->warm = warm;
+  if (p->npos == 0) {
+    return;
+  }
+  size_t mark = phys_stack_mark(d);
+  double* f = phys_stack_alloc(d, (size_t)nv);
+  phys_solve_lcp(m, d, pp, sol);
+  add_impulse_velocity(m, d, vpos, p->J, sol->lambda, p->n, nv, f);
   phys_stack_free(d, mark);
 }
 
-// v+ through the constraint problem (lcp, cone, ccp):
+// v+ through the constraint problem (lcp, cone, ccp) into st (step.h; arena memory of the caller's mark):
 //   M~ = M + dt B = L' D L (qLD, tree-sparse, phys_factor_m),   v_f = v + dt M~^-1 (tau - c),
 //   lambda = solver(G, g, mu),   v+ = v_f + M~^-1 J' lambda,   qfrc_constraint = J' lambda / dt;
 // impulses and row states are stored in d->contact. Returns 0 (nothing changed but a counted warning) if
 // M~ is not positive definite.
-static int constrained_velocity(const physModel* m, physData* d, physSolverFn solver, const double* tau,
-                                double* vnew, double* vpos) {
+int phys_step_constrained(const physModel* m, physData* d, physSolverFn solver, const double* tau,
+                          physStepStage* st) {
   int nv = m->nv;
   double dt = m->opt.timestep;
-  size_t mark = phys_stack_mark(d);
   double* f = phys_stack_alloc(d, (size_t)nv);
+  double* vnew = st->vnew = phys_stack_alloc(d, (size_t)nv);
+  st->vf = phys_stack_alloc(d, (size_t)nv);
+  st->vpos = phys_stack_alloc(d, (size_t)nv);
 
   // M~ = M + dt B = L' D L along the tree (qLD)
   phys_crb(m, d);
@@ -297,7 +303,6 @@ static int constrained_velocity(const physModel* m, physData* d, physSolverFn so
   damping_add(m, f);
   if (phys_factor_m(m, d->qLD, d->qM, f) != nv) {
     phys_data_warning(d, "phys_step: mass matrix not positive definite at time %g; step rejected", d->time);
-    phys_stack_free(d, mark);
     return 0;
   }
 
@@ -309,28 +314,30 @@ static int constrained_velocity(const physModel* m, physData* d, physSolverFn so
   for (int i = 0; i < nv; i++) {
     vnew[i] = d->qvel[i] + dt * f[i];
   }
+  memcpy(st->vf, vnew, sizeof(double) * (size_t)nv);
 
   // the contact problem and its impulses
-  physConstraintProblem p;
+  physConstraintProblem* p = &st->p;
   double *J, *G, *g, *mu;
-  phys_constraint_assemble(m, d, vnew, &p, &J, &G, &g, &mu);
-  physConstraintSolution sol = {0};
-  sol.lambda = phys_stack_alloc(d, (size_t)p.n + 1);
-  sol.state = (int*)phys_stack_alloc(d, (size_t)p.n + 1);
-  memset(sol.lambda, 0, sizeof(double) * (size_t)p.n);
-  memset(sol.state, 0, sizeof(int) * (size_t)p.n);
-  solver(m, d, &p, &sol);
-  d->solver_iter = sol.iterations;
-  d->solver_residual = sol.residual;
-  for (int i = 0; i < p.nc; i++) {
+  phys_constraint_assemble(m, d, vnew, p, &J, &G, &g, &mu);
+  physConstraintSolution* sol = &st->sol;
+  memset(sol, 0, sizeof(*sol));
+  sol->lambda = phys_stack_alloc(d, (size_t)p->n + 1);
+  sol->state = (int*)phys_stack_alloc(d, (size_t)p->n + 1);
+  memset(sol->lambda, 0, sizeof(double) * (size_t)p->n);
+  memset(sol->state, 0, sizeof(int) * (size_t)p->n);
+  solver(m, d, p, sol);
+  d->solver_iter = sol->iterations;
+  d->solver_residual = sol->residual;
+  for (int i = 0; i < p->nc; i++) {
     for (int r = 0; r < 3; r++) {
-      d->contact[i].lambda[r] = sol.lambda[3 * i + r];
-      d->contact[i].state[r] = sol.state[3 * i + r];
+      d->contact[i].lambda[r] = sol->lambda[3 * i + r];
+      d->contact[i].state[r] = sol->state[3 * i + r];
     }
   }
 
   // qfrc_constraint = J' lambda / dt, v+ = v_f + M~^-1 J' lambda
-  joint_impulse(f, J, sol.lambda, p.n, nv);
+  joint_impulse(f, J, sol->lambda, p->n, nv);
   for (int i = 0; i < nv; i++) {
     d->qfrc_constraint[i] = f[i] / dt;
   }
@@ -338,9 +345,22 @@ static int constrained_velocity(const physModel* m, physData* d, physSolverFn so
   for (int i = 0; i < nv; i++) {
     vnew[i] += f[i];
   }
-  position_correction(m, d, &p, vpos);
-  phys_stack_free(d, mark);
+  position_correction(m, d, p, &st->pp, &st->sol_pos, st->vpos);
   return 1;
+}
+
+// phys_step_constrained into vnew, vpos (nv each) with its memory released
+static int constrained_velocity(const physModel* m, physData* d, physSolverFn solver, const double* tau,
+                                double* vnew, double* vpos) {
+  size_t mark = phys_stack_mark(d);
+  physStepStage st;
+  int ok = phys_step_constrained(m, d, solver, tau, &st);
+  if (ok) {
+    memcpy(vnew, st.vnew, sizeof(double) * (size_t)m->nv);
+    memcpy(vpos, st.vpos, sizeof(double) * (size_t)m->nv);
+  }
+  phys_stack_free(d, mark);
+  return ok;
 }
 
 // 1 if some contact penetrates (penalty forces possible)
@@ -529,6 +549,32 @@ void phys_step_solver(const physModel* m, physData* d, physSolverFn solver) {
     }
   }
   phys_stack_free(d, mark);
+}
+
+// phys_step's velocity stage at d's state without integrating (step.h): smooth pipeline, contact detection
+// (the list moves to d->contact_prev as in phys_step) and, with constraints and lcp/cone/ccp, the
+// constrained update into st with d->qacc = (v+ - v)/dt
+int phys_step_stage(const physModel* m, physData* d, physSolverFn solver, physStepStage* st) {
+  int nv = m->nv;
+  double dt = m->opt.timestep;
+  memset(st, 0, sizeof(*st));
+  st->tau = phys_stack_alloc(d, (size_t)nv);
+  smooth_pipeline(m, d, st->tau, 0);
+  detect_contacts(m, d);
+  int nlimit = phys_constraint_nlimit(m, d);
+  d->nlimit = 0;
+  d->solver_iter = 0;
+  d->solver_residual = 0;
+  if ((d->ncon == 0 && nlimit == 0) || m->opt.contact == PHYS_CONTACT_PENALTY) {
+    return 0;
+  }
+  if (!phys_step_constrained(m, d, solver ? solver : option_solver(m), st->tau, st)) {
+    return -1;
+  }
+  for (int i = 0; i < nv; i++) {
+    d->qacc[i] = (st->vnew[i] - d->qvel[i]) / dt;
+  }
+  return 1;
 }
 
 //---------------------------------------------------------------------------------------------------------

@@ -14,4 +14,28 @@ typedef physStatus (*physSolverFn)(const physModel* m, physData* d, const physCo
 // one); penalty models (m->opt.contact == PHYS_CONTACT_PENALTY) use no solver and ignore it
 void phys_step_solver(const physModel* m, physData* d, physSolverFn solver);
 
+// the velocity stage of a constrained step (lcp, cone, ccp), in arena memory of the caller's mark
+typedef struct physStepStage_ {
+  double* tau;                   // nv: smooth generalized force without bias (passive, actuator, applied)
+  double* vf;                    // nv: v_f = v + dt M~^-1 (tau - c)
+  double* vnew;                  // nv: v+ = v_f + M~^-1 J' lambda
+  double* vpos;                  // nv: position correction M~^-1 J' lambda_p (0 without correction)
+  physConstraintProblem p;       // the velocity problem (J, G, g, mu, gpos, warm guesses)
+  physConstraintSolution sol;    // its solution lambda and row states
+  physConstraintProblem pp;      // the position problem: p with g = gpos, mu = 0, its warm guess
+  physConstraintSolution sol_pos;  // lambda_p and row states (all 0 when p.npos == 0)
+} physStepStage;
+
+// phys_step's constrained velocity update from tau at d's current kinematics and contacts (d->contact as
+// detected, warm starts in d->contact_prev): M~ factored into d->qLD, qM, qfrc_bias, the problem, the
+// solutions, v+ and vpos into st (arena memory, not released), impulses into d->contact. Returns 0 (a
+// counted warning) if M~ is not positive definite. phys_step runs exactly this.
+int phys_step_constrained(const physModel* m, physData* d, physSolverFn solver, const double* tau,
+                          physStepStage* st);
+// phys_step's velocity stage at d's state without integrating: smooth pipeline, contact detection (d->contact
+// moves to d->contact_prev as in phys_step: the caller saves and restores the lists), then with active
+// constraints and m->opt.contact lcp, cone or ccp phys_step_constrained and d->qacc = (v+ - v)/dt. Returns
+// 1 (st filled), 0 (no constraints, or penalty: st->tau only) or -1 (M~ not positive definite).
+int phys_step_stage(const physModel* m, physData* d, physSolverFn solver, physStepStage* st);
+
 #endif  // PHYS_STEP_H

@@ -1,0 +1,853 @@
+// step_contact_deriv.c - exact derivatives of the constrained step (lcp, cone, ccp; step_contact_deriv.h).
+//
+// The step (src/step/step.c phys_step_constrained), W = M~^-1, M~ = M + dt B:
+//   v_f = v + dt W (tau - c),  J, G = J W J',  g = J v_f + b,  lambda = solver(G, g, mu),
+//   v+ = v_f + W J' lambda,  lambda_p = lcp(G, gpos, 0),  vpos = W J' lambda_p,  q+ = q (+) dt (v+ + vpos),
+// b_normal = eps min(J_n v, 0) when touching (or within the margin when the free motion closes the gap),
+// dist/dt within the margin (assemble.c normal_bias); gpos = beta (dist + slop)/dt on penetrating rows.
+// With y = v+ - v and a+ = y/dt: M~ y = dt (tau - c) + J' lambda, and M a + c = RNEA(q, v, a), so
+//   M~ dy = dt (dtau - dRNEA|a+) + dJ' lambda + J' dlambda,   dy = dy0 + W J' dlambda,
+//   dy0 = W (dt r + dJ' lambda),  r = dtau - dRNEA|a+   (dRNEA|a+: dtau/dq, dtau/dv of RNEA at qacc = a+).
+// The solver sees (G, g, mu): dlambda = solver_jvp(dg, dG, dmu), with
+//   dG = dJ Y' + Y dJ' - Y dM~ Y'   (Y = J W, rows Y_c = W J_c'; dM~ Y_c = dtau/dq(qacc = Y_c) - dtau/dq(0),
+//                                     RNEA's dtau/dq being affine in qacc),
+//   dg = dJ v_f + J dv_f + db = [dJ v+ + J (dv + dy0) + db] - dG lambda.
+// dG goes to the solver in full, not only through dG lambda: lcp's minimal-norm solution of a singular G
+// (a box's four coplanar corners) depends on G itself, and so does the load distribution J' lambda reads
+// through dJ' lambda. db: eps (dJ_n v + J_n dv) + deps J_n v on the restitution branch (J_n v < 0), ddist/dt
+// on the gap branch. The position correction is the same structure on the frictionless problem:
+//   dlambda_p = lcp_jvp(dgpos = beta ddist/dt on the penetrating rows, dG, 0),
+//   dvpos = W (dJ' lambda_p + J' dlambda_p - dM~ vpos).
+// Integration (grad.h): dq+ = E dq + dt D (dv+ + dvpos), E = Exp(phi)', D = Jr(phi), phi = dt (v+ + vpos) on
+// rotation groups. Geometry (dJ, ddist with respect to q and geom sizes) comes from contact_deriv.h.
+// Parameters theta: r = -R(a+) dtheta, dM~ x = (R(x) - R(0)) dtheta (params.h phys_param_forces), dmu (the
+// friction of the geom holding the pair's maximum, geom[0] on ties; none when a <pair> sets it), deps (the
+// same rule for restitution), sizes through phys_constraint_size_vjp (reverse mode: P's size columns are
+// built row by row from the VJP).
+// Reverse mode is the transpose of the same chain (contact_vjp). Scratch from d's arena; nothing allocates.
+#include <math.h>
+#include <string.h>
+
+#include "collision.h"
+#include "contact.h"
+#include "contact_deriv.h"
+#include "dyn.h"
+#include "factor.h"
+#include "grad.h"
+#include "params.h"
+#include "rot.h"
+#include "step.h"
+#include "step_contact_deriv.h"
+
+// branch of a contact's normal bias (assemble.c normal_bias)
+enum { BIAS_NONE = 0, BIAS_REST, BIAS_GAP };
+
+// the linearization point: the step's stage, Y, the bias branches, the caller's saved lists
+typedef struct contactPoint_ {
+  physStepStage st;
+  int nv, n, nc;
+  double* Y;                 // n x nv: row c = W J_c'
+  double* vsum;              // nv: v+ + vpos, the velocity of the position update
+  double* vn;                // nc: J_n v before the step
+  int* bias;                 // nc: BIAS_*
+  double* Jr;                // 9 per rotation group: Jr(phi)
+  double* Et;                // 9 per rotation group: Exp(phi)'
+  int* rot;                  // nv: rotation group block of each dof, -1 scalar
+  physContact *con, *conprev;
+  int ncon, ncon_prev, ncon_dropped, nlimit;
+} contactPoint;
+
+//---------------------------------------------------------------------------------------------------------
+// small kernels
+
+// a . b over n values
+static double dotn(const double* a, const double* b, int n) {
+  double s = 0;
+  for (int i = 0; i < n; i++) s += a[i] * b[i];
+  return s;
+}
+
+// y = J x (n rows of J, nv columns)
+static void mul_j(double* y, const double* J, const double* x, int n, int nv) {
+  for (int r = 0; r < n; r++) y[r] = dotn(J + (size_t)r * nv, x, nv);
+}
+
+// y (+)= J' x (n rows of J); add 0 overwrites
+static void mul_jt(double* y, const double* J, const double* x, int n, int nv, int add) {
+  if (!add) memset(y, 0, sizeof(double) * (size_t)nv);
+  for (int r = 0; r < n; r++)
+    if (x[r] != 0)
+      for (int i = 0; i < nv; i++) y[i] += J[(size_t)r * nv + i] * x[r];
+}
+
+// n ints from d's arena
+static int* arena_ints(physData* d, int n) { return (int*)phys_stack_alloc(d, (size_t)n / 2 + 1); }
+
+// n doubles from d's arena, zeroed
+static double* arena_zeros(physData* d, int n) {
+  double* x = phys_stack_alloc(d, (size_t)n + 1);
+  memset(x, 0, sizeof(double) * ((size_t)n + 1));
+  return x;
+}
+
+// 1 if every ball and free joint is the last joint of its body (grad.h)
+static int balls_last(const physModel* m) {
+  for (int j = 0; j < m->njnt; j++) {
+    int b = m->jnt_bodyid[j];
+    if ((m->jnt_type[j] == PHYS_JNT_BALL || m->jnt_type[j] == PHYS_JNT_FREE) &&
+        j != m->body_jntadr[b] + m->body_jntnum[b] - 1)
+      return 0;
+  }
+  return 1;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// integration on SO(3): per rotation group Jr(phi), Exp(phi)' with phi = dt (v+ + vpos)
+
+// rot, Jr, Et of cp from vsum
+static void tangent_blocks(const physModel* m, contactPoint* cp) {
+  double dt = m->opt.timestep;
+  int nb = 0;
+  for (int k = 0; k < m->nv; k++) cp->rot[k] = -1;
+  for (int j = 0; j < m->njnt; j++) {
+    int da = m->jnt_dofadr[j], type = m->jnt_type[j];
+    if (type != PHYS_JNT_FREE && type != PHYS_JNT_BALL) continue;
+    if (type == PHYS_JNT_FREE) da += 3;
+    double phi[3] = {dt * cp->vsum[da], dt * cp->vsum[da + 1], dt * cp->vsum[da + 2]};
+    phys_so3_jacobians(cp->Jr + 9 * nb, cp->Et + 9 * nb, phi);
+    cp->rot[da] = cp->rot[da + 1] = cp->rot[da + 2] = nb++;
+  }
+}
+
+// y = B x or B' x (transpose) with B the per-group blocks blk (Jr or Et), 1 on scalar dofs; y != x
+static void apply_blocks(const physModel* m, const int* rot, const double* blk, const double* x, double* y,
+                         int transpose) {
+  for (int k = 0; k < m->nv; k++) {
+    if (rot[k] < 0) {
+      y[k] = x[k];
+      continue;
+    }
+    const double* B = blk + 9 * rot[k];
+    int g = phys_dof_group(m, k), r = k - g;
+    y[k] = 0;
+    for (int c = 0; c < 3; c++) y[k] += (transpose ? B[3 * c + r] : B[3 * r + c]) * x[g + c];
+  }
+}
+
+//---------------------------------------------------------------------------------------------------------
+// the linearization point
+
+// save the contact lists and counts phys_step_stage changes (arena memory of the caller's mark)
+static void save_lists(physData* d, contactPoint* cp) {
+  cp->ncon = d->ncon;
+  cp->ncon_prev = d->ncon_prev;
+  cp->ncon_dropped = d->ncon_dropped;
+  cp->nlimit = d->nlimit;
+  size_t c1 = sizeof(physContact) * (size_t)d->ncon, c2 = sizeof(physContact) * (size_t)d->ncon_prev;
+  cp->con = (physContact*)phys_stack_alloc(d, c1 / sizeof(double) + 1);
+  cp->conprev = (physContact*)phys_stack_alloc(d, c2 / sizeof(double) + 1);
+  memcpy(cp->con, d->contact, c1);
+  memcpy(cp->conprev, d->contact_prev, c2);
+}
+
+// restore them: the caller's next phys_step is unchanged
+static void restore_lists(physData* d, const contactPoint* cp) {
+  d->ncon = cp->ncon;
+  d->ncon_prev = cp->ncon_prev;
+  d->ncon_dropped = cp->ncon_dropped;
+  d->nlimit = cp->nlimit;
+  memcpy(d->contact, cp->con, sizeof(physContact) * (size_t)cp->ncon);
+  memcpy(d->contact_prev, cp->conprev, sizeof(physContact) * (size_t)cp->ncon_prev);
+}
+
+// branch of assemble.c's normal_bias for contact c with pre-step normal velocity vn, free velocity vfn
+static int bias_branch(const physContact* c, double vn, double vfn, double dt) {
+  double rest = c->restitution * (vn < 0 ? vn : 0);
+  if (c->dist <= 0) return vn < 0 ? BIAS_REST : BIAS_NONE;
+  return (c->dist + dt * vfn < 0 && rest < 0) ? BIAS_REST : BIAS_GAP;
+}
+
+// run the step's stage at d's state (lists saved first: restore_lists undoes it) and the quantities the
+// derivatives share. PHYS_ERR_ARG without constraints or with penalty, PHYS_ERR_NUMERIC if M~ failed.
+static physStatus point_build(const physModel* m, physData* d, contactPoint* cp) {
+  int nv = m->nv;
+  double dt = m->opt.timestep;
+  if (!balls_last(m)) return PHYS_ERR_MODEL;
+  if (m->opt.contact == PHYS_CONTACT_PENALTY) return PHYS_ERR_ARG;
+  save_lists(d, cp);
+  int ok = phys_step_stage(m, d, NULL, &cp->st);
+  if (ok <= 0) {
+    restore_lists(d, cp);
+    return ok == 0 ? PHYS_ERR_ARG : PHYS_ERR_NUMERIC;
+  }
+  const physConstraintProblem* p = &cp->st.p;
+  int n = cp->n = p->n, nc = cp->nc = p->nc;
+  cp->nv = nv;
+  cp->Y = phys_stack_alloc(d, (size_t)n * nv + 1);
+  for (int c = 0; c < n; c++) phys_solve_m(m, d->qLD, cp->Y + (size_t)c * nv, p->J + (size_t)c * nv);
+  cp->vsum = phys_stack_alloc(d, (size_t)nv);
+  for (int i = 0; i < nv; i++) cp->vsum[i] = cp->st.vnew[i] + cp->st.vpos[i];
+  cp->vn = arena_zeros(d, nc);
+  cp->bias = arena_ints(d, nc);
+  for (int i = 0; i < nc; i++) {
+    const double* Jn = p->J + (size_t)(3 * i) * nv;
+    cp->vn[i] = dotn(Jn, d->qvel, nv);
+    cp->bias[i] = bias_branch(d->contact + i, cp->vn[i], dotn(Jn, cp->st.vf, nv), dt);
+  }
+  cp->Jr = phys_stack_alloc(d, 9 * (size_t)nv);
+  cp->Et = phys_stack_alloc(d, 9 * (size_t)nv);
+  cp->rot = arena_ints(d, nv);
+  tangent_blocks(m, cp);
+  return PHYS_OK;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// the solver's derivatives by contact model
+
+// dlambda = solver_jvp(dg, dG, dmu) of the model's solver at sol
+static physStatus solver_jvp(const physModel* m, physData* d, const physConstraintProblem* p,
+                             const physConstraintSolution* sol, const double* dg, const double* dG,
+                             const double* dmu, double* dl) {
+  switch (m->opt.contact) {
+    case PHYS_CONTACT_CONE: return phys_solve_cone_jvp(m, d, p, sol, dg, dG, dmu, dl);
+    case PHYS_CONTACT_CCP: return phys_solve_ccp_jvp(m, d, p, sol, dg, dG, dmu, dl);
+    default: return phys_solve_lcp_jvp(m, d, p, sol, dg, dG, dmu, dl);
+  }
+}
+
+// g_bar, G_bar (n x n), mu_bar of the model's solver at sol from lambda_bar
+static physStatus solver_vjp(const physModel* m, physData* d, const physConstraintProblem* p,
+                             const physConstraintSolution* sol, const double* lb, double* gb, double* Gb,
+                             double* mub) {
+  switch (m->opt.contact) {
+    case PHYS_CONTACT_CONE: return phys_solve_cone_vjp(m, d, p, sol, lb, gb, Gb, mub);
+    case PHYS_CONTACT_CCP: return phys_solve_ccp_vjp(m, d, p, sol, lb, gb, Gb, mub);
+    default: return phys_solve_lcp_vjp(m, d, p, sol, lb, gb, Gb, mub);
+  }
+}
+
+//---------------------------------------------------------------------------------------------------------
+// forward mode
+
+// one input direction: every field may be NULL (zero)
+typedef struct contactDir_ {
+  const double* dq;          // nv: configuration tangent
+  const double* dv;          // nv: velocity
+  const double* r;           // nv: smooth force change dtau - dRNEA|a+ (or -R(a+) dtheta)
+  const double* ydmy;        // n x n: Y_r' dM~ Y_c
+  const double* dmvpos;      // nv: dM~ vpos
+  const double* dmu;         // nc
+  const double* deps;        // nc: restitution
+} contactDir;
+
+// dG = dJ Y' + Y dJ' - Y dM~ Y' along x (n x n)
+static physStatus delassus_jvp(const physModel* m, physData* d, const contactPoint* cp, const contactDir* x,
+                               double* dG) {
+  int n = cp->n, nv = cp->nv;
+  memset(dG, 0, sizeof(double) * (size_t)n * n);
+  if (x->dq) {
+    size_t mark = phys_stack_mark(d);
+    double* col = phys_stack_alloc(d, (size_t)n + 1);
+    for (int c = 0; c < n; c++) {
+      // col = dJ Y_c; dG[r][c] += col[r], dG[c][r] += col[r]
+      physStatus st = phys_constraint_jvp(m, d, &cp->st.p, x->dq, NULL, cp->Y + (size_t)c * nv, col, NULL, NULL);
+      if (st != PHYS_OK) {
+        phys_stack_free(d, mark);
+        return st;
+      }
+      for (int r = 0; r < n; r++) {
+        dG[(size_t)r * n + c] += col[r];
+        dG[(size_t)c * n + r] += col[r];
+      }
+    }
+    phys_stack_free(d, mark);
+  }
+  if (x->ydmy)
+    for (size_t i = 0; i < (size_t)n * n; i++) dG[i] -= x->ydmy[i];
+  return PHYS_OK;
+}
+
+// (dq+, dv+) of the step along x (nv each)
+static physStatus contact_jvp(const physModel* m, physData* d, const contactPoint* cp, const contactDir* x,
+                              double* dqn, double* dvn) {
+  int n = cp->n, nv = cp->nv, nc = cp->nc;
+  double dt = m->opt.timestep, beta = m->opt.baumgarte;
+  const physConstraintProblem* p = &cp->st.p;
+  const double *lam = cp->st.sol.lambda, *lamp = cp->st.sol_pos.lambda;
+  size_t mark = phys_stack_mark(d);
+  double* dG = phys_stack_alloc(d, (size_t)n * n + 1);
+  double* dJvp = arena_zeros(d, n);     // dJ v+
+  double* dJv = arena_zeros(d, n);      // dJ v
+  double* ddist = arena_zeros(d, n);
+  double* dJtl = arena_zeros(d, nv);    // dJ' lambda
+  double* dJtlp = arena_zeros(d, nv);   // dJ' lambda_p
+  double* dy = arena_zeros(d, nv);
+  double* w = arena_zeros(d, nv);
+  double* dg = arena_zeros(d, n);
+  double* dl = arena_zeros(d, n);
+  double* dvpos = arena_zeros(d, nv);
+  physStatus st = delassus_jvp(m, d, cp, x, dG);
+  if (st == PHYS_OK && x->dq) st = phys_constraint_jvp(m, d, p, x->dq, lam, cp->st.vnew, dJvp, dJtl, ddist);
+  if (st == PHYS_OK && x->dq) st = phys_constraint_jvp(m, d, p, x->dq, lamp, d->qvel, dJv, dJtlp, NULL);
+  if (st != PHYS_OK) {
+    phys_stack_free(d, mark);
+    return st;
+  }
+
+  // dy0 = W (dt r + dJ' lambda);  w = dv + dy0
+  for (int i = 0; i < nv; i++) dy[i] = (x->r ? dt * x->r[i] : 0) + dJtl[i];
+  phys_solve_m(m, d->qLD, dy, dy);
+  for (int i = 0; i < nv; i++) w[i] = (x->dv ? x->dv[i] : 0) + dy[i];
+
+  // dg = dJ v+ + J w + db - dG lambda
+  mul_j(dg, p->J, w, n, nv);
+  for (int r = 0; r < n; r++) dg[r] += dJvp[r] - dotn(dG + (size_t)r * n, lam, n);
+  for (int i = 0; i < nc; i++) {
+    const physContact* c = d->contact + i;
+    if (cp->bias[i] == BIAS_REST) {
+      double dvn0 = dJv[3 * i] + (x->dv ? dotn(p->J + (size_t)(3 * i) * nv, x->dv, nv) : 0);
+      dg[3 * i] += c->restitution * dvn0 + (x->deps ? x->deps[i] * cp->vn[i] : 0);
+    } else if (cp->bias[i] == BIAS_GAP) {
+      dg[3 * i] += ddist[3 * i] / dt;
+    }
+  }
+  st = solver_jvp(m, d, p, &cp->st.sol, dg, dG, x->dmu, dl);
+
+  // dv+ = w + W J' dlambda
+  if (st == PHYS_OK) {
+    mul_jt(dvn, p->J, dl, n, nv, 0);
+    phys_solve_m(m, d->qLD, dvn, dvn);
+    for (int i = 0; i < nv; i++) dvn[i] += w[i];
+  }
+
+  // dvpos = W (dJ' lambda_p + J' dlambda_p - dM~ vpos), dlambda_p = lcp_jvp(beta ddist/dt, dG)
+  if (st == PHYS_OK && p->npos > 0) {
+    for (int r = 0; r < n; r++) dg[r] = p->gpos[r] < 0 ? beta * ddist[r] / dt : 0;
+    st = phys_solve_lcp_jvp(m, d, &cp->st.pp, &cp->st.sol_pos, dg, dG, NULL, dl);
+    mul_jt(dvpos, p->J, dl, n, nv, 0);
+    for (int i = 0; i < nv; i++) dvpos[i] += dJtlp[i] - (x->dmvpos ? x->dmvpos[i] : 0);
+    phys_solve_m(m, d->qLD, dvpos, dvpos);
+  }
+
+  // dq+ = E dq + dt D (dv+ + dvpos)
+  if (st == PHYS_OK) {
+    for (int i = 0; i < nv; i++) w[i] = dvn[i] + dvpos[i];
+    apply_blocks(m, cp->rot, cp->Jr, w, dqn, 0);
+    for (int i = 0; i < nv; i++) dqn[i] *= dt;
+    if (x->dq) {
+      apply_blocks(m, cp->rot, cp->Et, x->dq, w, 0);
+      for (int i = 0; i < nv; i++) dqn[i] += w[i];
+    }
+  }
+  phys_stack_free(d, mark);
+  return st;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// reverse mode
+
+// adjoints of one reverse pass (nv, n, nc sized as their forward twins)
+typedef struct contactAdj_ {
+  double* qbar;              // nv: configuration
+  double* vbar;              // nv: velocity
+  double* rbar;              // nv: adjoint of r (the smooth force change)
+  double* zpos;              // nv: -zpos' dM~ vpos is the position term
+  double* Z;                 // n x nv: -sum_c Z_c' dM~ Y_c is the Delassus mass term
+  double* mubar;             // nc
+  double* epsbar;            // nc
+} contactAdj;
+
+// q_bar += grad_q [alpha' J beta + gamma' dist], and the same for every size entry of t into theta_bar
+static physStatus geom_vjp(const physModel* m, physData* d, const physConstraintProblem* p, const physParamTable* t,
+                           const double* alpha, const double* beta, const double* gamma, double* qbar,
+                           double* theta_bar) {
+  physStatus st = phys_constraint_vjp(m, d, p, alpha, beta, gamma, qbar);
+  for (int e = 0; t && theta_bar && st == PHYS_OK && e < t->n; e++)
+    if (t->param[e].kind == PHYS_PAR_SIZE)
+      st = phys_constraint_size_vjp(m, d, p, t->param[e].id, alpha, beta, gamma, theta_bar + t->param[e].adr);
+  return st;
+}
+
+// the transpose of contact_jvp for xbar_next = (qbar+, vbar+): fills a (set, not added); the geometric
+// terms of sizes are added to theta_bar (t and theta_bar may be NULL)
+static physStatus contact_vjp(const physModel* m, physData* d, const contactPoint* cp, const physParamTable* t,
+                              const double* xbar_next, contactAdj* a, double* theta_bar) {
+  int n = cp->n, nv = cp->nv, nc = cp->nc;
+  double dt = m->opt.timestep, beta = m->opt.baumgarte;
+  const physConstraintProblem* p = &cp->st.p;
+  const double *lam = cp->st.sol.lambda, *lamp = cp->st.sol_pos.lambda;
+  size_t mark = phys_stack_mark(d);
+  double* Gb = arena_zeros(d, n * n);
+  double* Gt = arena_zeros(d, n * n);
+  double* vsb = arena_zeros(d, nv);    // adjoint of v+ + vpos
+  double* vnb = arena_zeros(d, nv);    // adjoint of v+
+  double* z = arena_zeros(d, nv);
+  double* lb = arena_zeros(d, n);
+  double* gb = arena_zeros(d, n);
+  double* gamma = arena_zeros(d, n);   // adjoint of dist
+  double* alv = arena_zeros(d, n);     // alpha of dJ v
+  physStatus st = PHYS_OK;
+  memset(a->qbar, 0, sizeof(double) * (size_t)nv);
+  memset(a->vbar, 0, sizeof(double) * (size_t)nv);
+  memset(a->zpos, 0, sizeof(double) * (size_t)nv);
+  memset(a->mubar, 0, sizeof(double) * ((size_t)nc + 1));
+  memset(a->epsbar, 0, sizeof(double) * ((size_t)nc + 1));
+
+  // dq+ = E dq + dt D (dv+ + dvpos):  qbar = E' qbar+,  vsum_bar = dt D' qbar+
+  apply_blocks(m, cp->rot, cp->Et, xbar_next, a->qbar, 1);
+  apply_blocks(m, cp->rot, cp->Jr, xbar_next, vsb, 1);
+  for (int i = 0; i < nv; i++) {
+    vsb[i] *= dt;
+    vnb[i] = xbar_next[nv + i] + vsb[i];
+  }
+
+  // position: dvpos = W (dJ' lambda_p + J' dlambda_p - dM~ vpos), zpos = W vsum_bar
+  if (p->npos > 0) {
+    phys_solve_m(m, d->qLD, a->zpos, vsb);
+    mul_j(lb, p->J, a->zpos, n, nv);
+    st = phys_solve_lcp_vjp(m, d, &cp->st.pp, &cp->st.sol_pos, lb, gb, Gt, NULL);
+    for (size_t i = 0; st == PHYS_OK && i < (size_t)n * n; i++) Gb[i] += Gt[i];
+    for (int r = 0; r < n; r++) gamma[r] += p->gpos[r] < 0 ? beta * gb[r] / dt : 0;
+    if (st == PHYS_OK) st = geom_vjp(m, d, p, t, lamp, a->zpos, NULL, a->qbar, theta_bar);
+  }
+
+  // dv+ = dv + dy0 + W J' dlambda:  vbar = vbar+',  z = W vbar+',  lambda_bar = J z
+  memcpy(a->vbar, vnb, sizeof(double) * (size_t)nv);
+  phys_solve_m(m, d->qLD, z, vnb);
+  mul_j(lb, p->J, z, n, nv);
+  if (st == PHYS_OK) st = solver_vjp(m, d, p, &cp->st.sol, lb, gb, Gt, a->mubar);
+  if (st != PHYS_OK) {
+    phys_stack_free(d, mark);
+    return st;
+  }
+  for (size_t i = 0; i < (size_t)n * n; i++) Gb[i] += Gt[i];
+
+  // dg = dJ v+ + J (dv + dy0) + db - dG lambda:  G_bar -= g_bar lambda';  db's terms
+  for (int r = 0; r < n; r++)
+    for (int c = 0; c < n; c++) Gb[(size_t)r * n + c] -= gb[r] * lam[c];
+  for (int i = 0; i < nc; i++) {
+    const physContact* c = d->contact + i;
+    if (cp->bias[i] == BIAS_REST) {
+      alv[3 * i] = c->restitution * gb[3 * i];
+      a->epsbar[i] = gb[3 * i] * cp->vn[i];
+    } else if (cp->bias[i] == BIAS_GAP) {
+      gamma[3 * i] += gb[3 * i] / dt;
+    }
+  }
+  mul_jt(a->vbar, p->J, alv, n, nv, 1);
+  st = geom_vjp(m, d, p, t, alv, d->qvel, NULL, a->qbar, theta_bar);
+  if (st == PHYS_OK) st = geom_vjp(m, d, p, t, gb, cp->st.vnew, gamma, a->qbar, theta_bar);
+
+  // w = dv + dy0 with w_bar = z' + J' g_bar (z' = vbar+' for dy0):  vbar += J' g_bar;
+  // dy0 = W (dt r + dJ' lambda):  y0 = W (vbar+' + J' g_bar),  r_bar = dt y0
+  mul_jt(a->vbar, p->J, gb, n, nv, 1);
+  mul_jt(z, p->J, gb, n, nv, 0);
+  for (int i = 0; i < nv; i++) z[i] += vnb[i];
+  phys_solve_m(m, d->qLD, z, z);
+  for (int i = 0; i < nv; i++) a->rbar[i] = dt * z[i];
+  if (st == PHYS_OK) st = geom_vjp(m, d, p, t, lam, z, NULL, a->qbar, theta_bar);
+
+  // dG = dJ Y' + Y dJ' - Y dM~ Y':  sum_c (G_bar + G_bar')[:, c]' dJ Y_c;  Z_c = sum_r G_bar[r][c] Y_r
+  for (int c = 0; c < n && st == PHYS_OK; c++) {
+    double s = 0;
+    for (int r = 0; r < n; r++) {
+      lb[r] = Gb[(size_t)r * n + c] + Gb[(size_t)c * n + r];
+      s += fabs(lb[r]);
+    }
+    if (s > 0) st = geom_vjp(m, d, p, t, lb, cp->Y + (size_t)c * nv, NULL, a->qbar, theta_bar);
+  }
+  for (int c = 0; c < n; c++) {
+    double* Zc = a->Z + (size_t)c * nv;
+    memset(Zc, 0, sizeof(double) * (size_t)nv);
+    for (int r = 0; r < n; r++) {
+      double g = Gb[(size_t)r * n + c];
+      if (g != 0)
+        for (int i = 0; i < nv; i++) Zc[i] += g * cp->Y[(size_t)r * nv + i];
+    }
+  }
+  phys_stack_free(d, mark);
+  return st;
+}
+
+// the smooth terms of a reverse pass in q, v, u: r = (df/dq - dtau/dq|a+) dq + (df/dv - dtau/dv|a+) dv
+// + df/du du;  dM~ vpos and dM~ Y_c through RNEA's dtau/dq(qacc) - dtau/dq(0)
+static void smooth_vjp(const physModel* m, physData* d, const contactPoint* cp, contactAdj* a, double* ubar) {
+  int nv = m->nv, n = cp->n;
+  size_t mark = phys_stack_mark(d);
+  double* qb = phys_stack_alloc(d, (size_t)nv);
+  double* vb = phys_stack_alloc(d, (size_t)nv);
+  double* zs = arena_zeros(d, nv);
+  double* zero = arena_zeros(d, nv);
+  // r: -dRNEA|a+' rbar, then the forces' own transposes
+  phys_rnea_vjp(m, d, d->qacc, a->rbar, qb, vb, NULL);
+  for (int i = 0; i < nv; i++) a->qbar[i] -= qb[i], a->vbar[i] -= vb[i];
+  phys_passive_vjp(m, d, a->rbar, a->qbar, a->vbar, ubar);
+  phys_actuation_vjp(m, d, a->rbar, a->qbar, ubar);
+  phys_xfrc_vjp(m, d, a->rbar, a->qbar);
+  // -zpos' dM~ vpos - sum_c Z_c' dM~ Y_c:  -(dtau/dq(x)' z) per term, + dtau/dq(0)' (zpos + sum Z_c)
+  if (cp->st.p.npos > 0) {
+    phys_rnea_vjp(m, d, cp->st.vpos, a->zpos, qb, NULL, NULL);
+    for (int i = 0; i < nv; i++) a->qbar[i] -= qb[i], zs[i] += a->zpos[i];
+  }
+  for (int c = 0; c < n; c++) {
+    const double* Zc = a->Z + (size_t)c * nv;
+    phys_rnea_vjp(m, d, cp->Y + (size_t)c * nv, Zc, qb, NULL, NULL);
+    for (int i = 0; i < nv; i++) a->qbar[i] -= qb[i], zs[i] += Zc[i];
+  }
+  phys_rnea_vjp(m, d, zero, zs, qb, NULL, NULL);
+  for (int i = 0; i < nv; i++) a->qbar[i] += qb[i];
+  phys_stack_free(d, mark);
+}
+
+//---------------------------------------------------------------------------------------------------------
+// parameters
+
+// 1 if contact c's friction (restitution when rest) comes from geom g: no <pair>, g holds the max (ties geom[0])
+static int pair_source(const physModel* m, const physContact* c, int g, int rest) {
+  if (c->pair >= 0) return 0;
+  int g0 = c->geom[0], g1 = c->geom[1];
+  double a = rest ? m->geom_restitution[g0] : m->geom_friction[3 * g0];
+  double b = rest ? m->geom_restitution[g1] : m->geom_friction[3 * g1];
+  if (!rest && c->mu == 0) return 0;   // condim 1: no friction
+  return g == (a >= b ? g0 : g1);
+}
+
+// theta_bar += mu_bar, eps_bar through the friction and restitution entries of t
+static void contact_param_vjp(const physModel* m, const physData* d, const physParamTable* t, const contactAdj* a,
+                              double* theta_bar) {
+  for (int e = 0; e < t->n; e++) {
+    const physParam* pr = t->param + e;
+    if (pr->kind != PHYS_PAR_FRICTION && pr->kind != PHYS_PAR_RESTITUTION) continue;
+    int rest = pr->kind == PHYS_PAR_RESTITUTION;
+    for (int i = 0; i < d->ncon; i++)
+      if (pair_source(m, d->contact + i, pr->id, rest)) theta_bar[pr->adr] += rest ? a->epsbar[i] : a->mubar[i];
+  }
+}
+
+// theta_bar -= R(x)' z  (R: nv x nt scratch)
+static void sub_rt(const physModel* m, physData* d, const physParamTable* t, const double* x, const double* z,
+                   double* R, double* theta_bar) {
+  int nv = m->nv, nt = t->ntheta;
+  phys_param_forces(m, d, t, x, R);
+  for (int k = 0; k < nv; k++)
+    if (z[k] != 0)
+      for (int j = 0; j < nt; j++) theta_bar[j] -= R[(size_t)k * nt + j] * z[k];
+}
+
+// theta_bar += -R(a+)' rbar - (R(vpos) - R(0))' zpos - sum_c (R(Y_c) - R(0))' Z_c  (R nv x nt, params.h)
+static void smooth_param_vjp(const physModel* m, physData* d, const contactPoint* cp, const physParamTable* t,
+                             const contactAdj* a, double* theta_bar) {
+  int nv = m->nv, n = cp->n;
+  size_t mark = phys_stack_mark(d);
+  double* R = phys_stack_alloc(d, (size_t)nv * t->ntheta);
+  double* zs = arena_zeros(d, nv);
+  double* zero = arena_zeros(d, nv);
+  sub_rt(m, d, t, d->qacc, a->rbar, R, theta_bar);
+  if (cp->st.p.npos > 0) {
+    sub_rt(m, d, t, cp->st.vpos, a->zpos, R, theta_bar);
+    for (int i = 0; i < nv; i++) zs[i] -= a->zpos[i];
+  }
+  for (int c = 0; c < n; c++) {
+    const double* Zc = a->Z + (size_t)c * nv;
+    sub_rt(m, d, t, cp->Y + (size_t)c * nv, Zc, R, theta_bar);
+    for (int i = 0; i < nv; i++) zs[i] -= Zc[i];
+  }
+  sub_rt(m, d, t, zero, zs, R, theta_bar);
+  phys_stack_free(d, mark);
+}
+
+//---------------------------------------------------------------------------------------------------------
+// public entry points
+
+int phys_constrained_step_applies(const physModel* m, physData* d) {
+  if (m->opt.contact == PHYS_CONTACT_PENALTY) return 0;
+  phys_kinematics(m, d);
+  phys_com_pos(m, d);
+  phys_com_vel(m, d);
+  if (phys_constraint_nlimit(m, d) > 0) return 1;
+  if (m->opt.disableflags & PHYS_DSBL_CONTACT) return 0;
+  size_t mark = phys_stack_mark(d);
+  int ncon = d->ncon, ndrop = d->ncon_dropped;
+  size_t bytes = sizeof(physContact) * (size_t)ncon;
+  physContact* save = (physContact*)phys_stack_alloc(d, bytes / sizeof(double) + 1);
+  memcpy(save, d->contact, bytes);
+  phys_collision(m, d);
+  int found = d->ncon;
+  memcpy(d->contact, save, bytes);
+  d->ncon = ncon;
+  d->ncon_dropped = ndrop;
+  phys_stack_free(d, mark);
+  return found > 0;
+}
+
+physStatus phys_constrained_step_point(const physModel* m, physData* d, double* L) {
+  size_t mark = phys_stack_mark(d);
+  contactPoint cp;
+  physStatus st = point_build(m, d, &cp);
+  if (st == PHYS_OK) {
+    memcpy(L, d->qLD, sizeof(double) * (size_t)m->nv * m->nv);
+    restore_lists(d, &cp);
+  }
+  phys_stack_free(d, mark);
+  return st;
+}
+
+physStatus phys_constrained_step_vjp(const physModel* m, physData* d, const physParamTable* t,
+                                     const double* xbar_next, double* xbar, double* ubar, double* theta_bar,
+                                     double* force_bar) {
+  int nv = m->nv, nu = m->nu;
+  size_t mark = phys_stack_mark(d);
+  contactPoint cp;
+  physStatus st = point_build(m, d, &cp);
+  if (st != PHYS_OK) {
+    phys_stack_free(d, mark);
+    return st;
+  }
+  int n = cp.n, nc = cp.nc, nt = t && theta_bar ? t->ntheta : 0;
+  contactAdj a;
+  a.qbar = phys_stack_alloc(d, (size_t)nv);
+  a.vbar = phys_stack_alloc(d, (size_t)nv);
+  a.rbar = phys_stack_alloc(d, (size_t)nv);
+  a.zpos = phys_stack_alloc(d, (size_t)nv);
+  a.Z = phys_stack_alloc(d, (size_t)n * nv + 1);
+  a.mubar = phys_stack_alloc(d, (size_t)nc + 1);
+  a.epsbar = phys_stack_alloc(d, (size_t)nc + 1);
+  double* ub = nu > 0 ? arena_zeros(d, nu) : NULL;
+  double* tb = nt > 0 ? arena_zeros(d, nt) : NULL;
+  st = contact_vjp(m, d, &cp, nt > 0 ? t : NULL, xbar_next, &a, tb);
+  if (st == PHYS_OK) {
+    if (nt > 0) {
+      smooth_param_vjp(m, d, &cp, t, &a, tb);
+      contact_param_vjp(m, d, t, &a, tb);
+      memcpy(theta_bar, tb, sizeof(double) * (size_t)nt);
+    }
+    if (force_bar) memcpy(force_bar, a.rbar, sizeof(double) * (size_t)nv);
+    smooth_vjp(m, d, &cp, &a, ub);
+    if (xbar) {
+      memcpy(xbar, a.qbar, sizeof(double) * (size_t)nv);
+      memcpy(xbar + nv, a.vbar, sizeof(double) * (size_t)nv);
+    }
+    if (ubar && nu > 0) memcpy(ubar, ub, sizeof(double) * (size_t)nu);
+  } else if (st == PHYS_ERR_NUMERIC) {
+    phys_data_warning(d, "phys_step_vjp: constraint solver derivative failed at time %g", d->time);
+  }
+  restore_lists(d, &cp);
+  phys_stack_free(d, mark);
+  return st;
+}
+
+// Jacobian columns of the q and v directions: F_q = df/dq - dtau/dq|a+, F_v likewise, K (n x n x nv)
+// with K[(r n + c) nv + j] = Y_r' (dtau/dq(Y_c) - dtau/dq(0))[:, j], kpos (nv x nv) = dtau/dq(vpos) - dtau/dq(0)
+static void state_terms(const physModel* m, physData* d, const contactPoint* cp, double* Fq, double* Fv, double* K,
+                        double* kpos) {
+  int nv = m->nv, n = cp->n;
+  size_t nn = (size_t)nv * nv, mark = phys_stack_mark(d);
+  double* D0 = phys_stack_alloc(d, nn);
+  double* Dc = phys_stack_alloc(d, nn);
+  phys_rnea_deriv(m, d, d->qacc, Fq, Fv, NULL);
+  for (size_t i = 0; i < nn; i++) Fq[i] = -Fq[i], Fv[i] = -Fv[i];
+  phys_passive_deriv(m, d, Fq, Fv, NULL);
+  phys_actuation_deriv(m, d, Fq, NULL);
+  phys_xfrc_deriv(m, d, Fq);
+  phys_rnea_deriv(m, d, NULL, D0, NULL, NULL);
+  phys_rnea_deriv(m, d, cp->st.vpos, kpos, NULL, NULL);
+  for (size_t i = 0; i < nn; i++) kpos[i] -= D0[i];
+  for (int c = 0; c < n; c++) {
+    phys_rnea_deriv(m, d, cp->Y + (size_t)c * nv, Dc, NULL, NULL);
+    for (size_t i = 0; i < nn; i++) Dc[i] -= D0[i];
+    for (int r = 0; r < n; r++) {
+      double* Krc = K + ((size_t)r * n + c) * nv;
+      const double* Yr = cp->Y + (size_t)r * nv;
+      memset(Krc, 0, sizeof(double) * (size_t)nv);
+      for (int i = 0; i < nv; i++)
+        if (Yr[i] != 0)
+          for (int j = 0; j < nv; j++) Krc[j] += Yr[i] * Dc[(size_t)i * nv + j];
+    }
+  }
+  phys_stack_free(d, mark);
+}
+
+// column j of K (n x n x ncol) into ydmy (n x n)
+static void k_column(const double* K, int n, int ncol, int j, double* ydmy) {
+  for (size_t i = 0; i < (size_t)n * n; i++) ydmy[i] = K[i * ncol + j];
+}
+
+// write (dq+, dv+) as column j of a (2nv x ld)
+static void put_column(double* a, int nv, int ld, int j, const double* dqn, const double* dvn) {
+  for (int i = 0; i < nv; i++) {
+    a[(size_t)i * ld + j] = dqn[i];
+    a[(size_t)(nv + i) * ld + j] = dvn[i];
+  }
+}
+
+// A's 2nv columns
+static physStatus jacobian_a(const physModel* m, physData* d, const contactPoint* cp, double* A) {
+  int nv = m->nv, n = cp->n, n2 = 2 * nv;
+  size_t mark = phys_stack_mark(d), nn = (size_t)nv * nv;
+  double* Fq = phys_stack_alloc(d, nn);
+  double* Fv = phys_stack_alloc(d, nn);
+  double* K = phys_stack_alloc(d, (size_t)n * n * nv + 1);
+  double* kpos = phys_stack_alloc(d, nn);
+  double* e = phys_stack_alloc(d, (size_t)nv);
+  double* r = phys_stack_alloc(d, (size_t)nv);
+  double* ydmy = phys_stack_alloc(d, (size_t)n * n + 1);
+  double* dmv = phys_stack_alloc(d, (size_t)nv);
+  double* dqn = phys_stack_alloc(d, (size_t)nv);
+  double* dvn = phys_stack_alloc(d, (size_t)nv);
+  state_terms(m, d, cp, Fq, Fv, K, kpos);
+  physStatus st = PHYS_OK;
+  for (int j = 0; j < n2 && st == PHYS_OK; j++) {
+    int jj = j < nv ? j : j - nv;
+    const double* F = j < nv ? Fq : Fv;
+    memset(e, 0, sizeof(double) * (size_t)nv);
+    e[jj] = 1;
+    for (int i = 0; i < nv; i++) r[i] = F[(size_t)i * nv + jj];
+    contactDir x = {0};
+    x.r = r;
+    if (j < nv) {
+      x.dq = e;
+      k_column(K, n, nv, jj, ydmy);
+      x.ydmy = ydmy;
+      for (int i = 0; i < nv; i++) dmv[i] = kpos[(size_t)i * nv + jj];
+      x.dmvpos = dmv;
+    } else {
+      x.dv = e;
+    }
+    st = contact_jvp(m, d, cp, &x, dqn, dvn);
+    if (st == PHYS_OK) put_column(A, nv, n2, j, dqn, dvn);
+  }
+  phys_stack_free(d, mark);
+  return st;
+}
+
+// B's nu columns: r = df/du e_j
+static physStatus jacobian_b(const physModel* m, physData* d, const contactPoint* cp, double* B) {
+  int nv = m->nv, nu = m->nu;
+  size_t mark = phys_stack_mark(d);
+  double* Fu = arena_zeros(d, nv * nu);
+  double* r = phys_stack_alloc(d, (size_t)nv);
+  double* dqn = phys_stack_alloc(d, (size_t)nv);
+  double* dvn = phys_stack_alloc(d, (size_t)nv);
+  phys_passive_deriv(m, d, NULL, NULL, Fu);
+  phys_actuation_deriv(m, d, NULL, Fu);
+  physStatus st = PHYS_OK;
+  for (int j = 0; j < nu && st == PHYS_OK; j++) {
+    for (int i = 0; i < nv; i++) r[i] = Fu[(size_t)i * nu + j];
+    contactDir x = {0};
+    x.r = r;
+    st = contact_jvp(m, d, cp, &x, dqn, dvn);
+    if (st == PHYS_OK) put_column(B, nv, nu, j, dqn, dvn);
+  }
+  phys_stack_free(d, mark);
+  return st;
+}
+
+// P's columns but the sizes' (*nsize: their count): r = -R(a+) e_j, dM~ x = (R(x) - R(0)) e_j, dmu, deps
+static physStatus jacobian_p(const physModel* m, physData* d, const contactPoint* cp, const physParamTable* t,
+                             double* P, int* nsize) {
+  int nv = m->nv, n = cp->n, nt = t->ntheta, nc = cp->nc;
+  size_t mark = phys_stack_mark(d), nr = (size_t)nv * nt;
+  double* Ra = phys_stack_alloc(d, nr);
+  double* R0 = phys_stack_alloc(d, nr);
+  double* Rp = phys_stack_alloc(d, nr);
+  double* Rc = phys_stack_alloc(d, nr);
+  double* K = arena_zeros(d, n * n * nt);
+  double* zero = arena_zeros(d, nv);
+  double* r = phys_stack_alloc(d, (size_t)nv);
+  double* ydmy = phys_stack_alloc(d, (size_t)n * n + 1);
+  double* dmv = phys_stack_alloc(d, (size_t)nv);
+  double* dmu = phys_stack_alloc(d, (size_t)nc + 1);
+  double* deps = phys_stack_alloc(d, (size_t)nc + 1);
+  double* dqn = phys_stack_alloc(d, (size_t)nv);
+  double* dvn = phys_stack_alloc(d, (size_t)nv);
+  phys_param_forces(m, d, t, d->qacc, Ra);
+  phys_param_forces(m, d, t, zero, R0);
+  phys_param_forces(m, d, t, cp->st.vpos, Rp);
+  for (int c = 0; c < n; c++) {
+    phys_param_forces(m, d, t, cp->Y + (size_t)c * nv, Rc);
+    for (size_t i = 0; i < nr; i++) Rc[i] -= R0[i];
+    for (int rr = 0; rr < n; rr++) {
+      double* Krc = K + ((size_t)rr * n + c) * nt;
+      const double* Yr = cp->Y + (size_t)rr * nv;
+      for (int i = 0; i < nv; i++)
+        if (Yr[i] != 0)
+          for (int j = 0; j < nt; j++) Krc[j] += Yr[i] * Rc[(size_t)i * nt + j];
+    }
+  }
+  physStatus st = PHYS_OK;
+  *nsize = 0;
+  for (int e = 0; e < t->n && st == PHYS_OK; e++) {
+    const physParam* pr = t->param + e;
+    if (pr->kind == PHYS_PAR_SIZE) {
+      (*nsize)++;
+      continue;
+    }
+    for (int j = pr->adr; j < pr->adr + pr->size && st == PHYS_OK; j++) {
+      contactDir x = {0};
+      for (int i = 0; i < nv; i++) {
+        r[i] = -Ra[(size_t)i * nt + j];
+        dmv[i] = Rp[(size_t)i * nt + j] - R0[(size_t)i * nt + j];
+      }
+      k_column(K, n, nt, j, ydmy);
+      x.r = r;
+      x.ydmy = ydmy;
+      x.dmvpos = cp->st.p.npos > 0 ? dmv : NULL;
+      if (pr->kind == PHYS_PAR_FRICTION || pr->kind == PHYS_PAR_RESTITUTION) {
+        int rest = pr->kind == PHYS_PAR_RESTITUTION;
+        for (int i = 0; i < nc; i++) {
+          int s = pair_source(m, d->contact + i, pr->id, rest);
+          dmu[i] = !rest && s ? 1 : 0;
+          deps[i] = rest && s ? 1 : 0;
+        }
+        x.dmu = dmu;
+        x.deps = deps;
+      }
+      st = contact_jvp(m, d, cp, &x, dqn, dvn);
+      if (st == PHYS_OK) put_column(P, nv, nt, j, dqn, dvn);
+    }
+  }
+  phys_stack_free(d, mark);
+  return st;
+}
+
+// P's size columns by reverse passes: row i of P = (P' e_i)'
+static physStatus size_rows(const physModel* m, physData* d, const physParamTable* t, double* P) {
+  int nv = m->nv, n2 = 2 * nv, nt = t->ntheta;
+  size_t mark = phys_stack_mark(d);
+  double* e = arena_zeros(d, n2);
+  double* tb = phys_stack_alloc(d, (size_t)nt);
+  physStatus st = PHYS_OK;
+  for (int i = 0; i < n2 && st == PHYS_OK; i++) {
+    e[i] = 1;
+    st = phys_constrained_step_vjp(m, d, t, e, NULL, NULL, tb, NULL);
+    e[i] = 0;
+    for (int k = 0; k < t->n && st == PHYS_OK; k++) {
+      const physParam* pr = t->param + k;
+      if (pr->kind == PHYS_PAR_SIZE)
+        for (int j = pr->adr; j < pr->adr + pr->size; j++) P[(size_t)i * nt + j] = tb[j];
+    }
+  }
+  phys_stack_free(d, mark);
+  return st;
+}
+
+physStatus phys_constrained_step_jacobian(const physModel* m, physData* d, const physParamTable* t, double* A,
+                                          double* B, double* P) {
+  size_t mark = phys_stack_mark(d);
+  contactPoint cp;
+  physStatus st = point_build(m, d, &cp);
+  if (st != PHYS_OK) {
+    phys_stack_free(d, mark);
+    return st;
+  }
+  int nsize = 0;
+  if (A) st = jacobian_a(m, d, &cp, A);
+  if (B && m->nu > 0 && st == PHYS_OK) st = jacobian_b(m, d, &cp, B);
+  if (P && t && t->ntheta > 0 && st == PHYS_OK) st = jacobian_p(m, d, &cp, t, P, &nsize);
+  if (st == PHYS_ERR_NUMERIC)
+    phys_data_warning(d, "phys_step_jacobian: constraint solver derivative failed at time %g", d->time);
+  restore_lists(d, &cp);
+  phys_stack_free(d, mark);
+  if (nsize > 0 && st == PHYS_OK) st = size_rows(m, d, t, P);   // the size columns by reverse passes
+  return st;
+}

@@ -1,0 +1,520 @@
+// test_step_contact_deriv.c - derivatives of the constrained step (src/grad/step_contact_deriv.c) for the
+// contact models lcp, cone and ccp:
+//  1. A, B against phys_step_jacobian_fd (central differences of phys_step at h = 1e-6 with warm starts
+//     restored) to 1e-4 relative (grad_models.h's gm_compare, floor 1e-4 of the block scale) on: a cube sliding
+//     on a plane, a cube tumbling onto a corner, a cube resting (sticking, position correction active), two
+//     equal balls colliding head-on, the double pendulum at its elbow limit, MuJoCo's humanoid lying on the
+//     floor and the elbow of the toss data (boxes on a plane). States away from mode switches: the
+//     differences at h and 10 h must agree to 1e-3 and the second differences be below 1e-2 of the first (a
+//     row switching within 10 h moves one of them by O(1); a kink at the state gives a second difference of
+//     the order of the first);
+//     the humanoid and the elbow are stepped until they do (the count is printed), the others are set so;
+//     the smallest clamped normal impulse and separating row velocity are printed;
+//  2. exact: the head-on elastic collision's velocity block d(v1x+, v2x+)/d(v1x, v2x) = [[0, 1], [1, 0]]
+//     (lcp) to 1e-12;
+//  3. dot-product tests <y, A x> = <A'y, x>, <y, B u> = <B'y, u>, <y, P t> = <P'y, t> to 1e-12;
+//  4. P = dx+/dtheta (mass, inertia, friction, restitution, size, damping) against central differences of
+//     phys_step over each parameter to 1e-4;
+//  5. the derivative calls leave d so that the next phys_step is bit-identical (warm starts restored).
+// Not covered: ccp on the lying humanoid - in 40 steps after the first contact no state had differences at h
+// and 10 h agreeing (a persistent O(1e5) disagreement in the root height column: contacts at ccp's
+// velocity-dependent detection envelope, see contact.h); ccp's sliding box lifts off in one step (its
+// relaxation separates at mu |v_t|), so its "sliding" state is the step after, all rows separating.
+// cone and ccp run at solver_tolerance 1e-11: at the default 1e-10 their residual over h = 1e-6 puts 1e-3
+// of noise into the differences of entries that are exactly 0.
+#include "collision.h"
+#include "grad_models.h"
+#include "params.h"
+#include "spec.h"
+#include "step.h"
+#include "urdf.h"
+
+#define CT_H 1e-6      // central-difference step
+#define CT_TOL 1e-4    // relative tolerance in contact away from mode switches (issue 4)
+#define CT_SWITCH 1e-3 // differences at h and 10 h agree to this when no row switches (a switch: O(1))
+#define CT_SOLVER_TOL 1e-11  // cone and ccp converge to this (default 1e-10: noise 1e-3 in differences at h)
+#define CT_KINK 1e-2   // second differences (f(x+h) + f(x-h) - 2 f(x)) / 2h below this of the first
+
+static const char* model_name[3] = {"lcp", "cone", "ccp"};
+static const int model_kind[3] = {PHYS_CONTACT_LCP, PHYS_CONTACT_CONE, PHYS_CONTACT_CCP};
+
+//---------------------------------------------------------------------------------------------------------
+// state snapshots (the warm starts included)
+
+typedef struct snap_ {
+  double time;
+  int ncon, ncon_prev, ncon_dropped;
+  double *qpos, *qvel;
+  physContact *con, *prev;
+} snap;
+
+static void snap_take(const physModel* m, const physData* d, snap* s) {
+  s->time = d->time;
+  s->ncon = d->ncon;
+  s->ncon_prev = d->ncon_prev;
+  s->ncon_dropped = d->ncon_dropped;
+  s->qpos = malloc(sizeof(double) * (size_t)m->nq);
+  s->qvel = malloc(sizeof(double) * (size_t)m->nv);
+  s->con = malloc(sizeof(physContact) * (size_t)(m->nconmax + 1));
+  s->prev = malloc(sizeof(physContact) * (size_t)(m->nconmax + 1));
+  memcpy(s->qpos, d->qpos, sizeof(double) * (size_t)m->nq);
+  memcpy(s->qvel, d->qvel, sizeof(double) * (size_t)m->nv);
+  memcpy(s->con, d->contact, sizeof(physContact) * (size_t)d->ncon);
+  memcpy(s->prev, d->contact_prev, sizeof(physContact) * (size_t)d->ncon_prev);
+}
+
+static void snap_load(const physModel* m, physData* d, const snap* s) {
+  d->time = s->time;
+  d->ncon = s->ncon;
+  d->ncon_prev = s->ncon_prev;
+  d->ncon_dropped = s->ncon_dropped;
+  memcpy(d->qpos, s->qpos, sizeof(double) * (size_t)m->nq);
+  memcpy(d->qvel, s->qvel, sizeof(double) * (size_t)m->nv);
+  memcpy(d->contact, s->con, sizeof(physContact) * (size_t)s->ncon);
+  memcpy(d->contact_prev, s->prev, sizeof(physContact) * (size_t)s->ncon_prev);
+}
+
+static void snap_free(snap* s) { free(s->qpos), free(s->qvel), free(s->con), free(s->prev); }
+
+//---------------------------------------------------------------------------------------------------------
+// the solution's distance to mode switches (printed)
+
+// smallest clamped normal impulse and smallest separating row velocity w = G lambda + g of the step's
+// solution at d's state; *n rows, *npos penetrating rows
+static void margins(const physModel* m, physData* d, double* lmin, double* wmin, int* n, int* npos) {
+  snap s;
+  snap_take(m, d, &s);
+  size_t mark = phys_stack_mark(d);
+  physStepStage st;
+  *lmin = *wmin = INFINITY;
+  *n = *npos = 0;
+  if (phys_step_stage(m, d, NULL, &st) == 1) {
+    const physConstraintProblem* p = &st.p;
+    *n = p->n;
+    *npos = p->npos;
+    for (int r = 0; r < p->n; r++) {
+      int normal = r >= 3 * p->nc || r % 3 == 0;
+      double w = p->g[r];
+      for (int c = 0; c < p->n; c++) w += p->G[(size_t)r * p->n + c] * st.sol.lambda[c];
+      if (normal && st.sol.state[r] == PHYS_ROW_CLAMPING) *lmin = fmin(*lmin, st.sol.lambda[r]);
+      if (normal && st.sol.state[r] == PHYS_ROW_SEPARATING) *wmin = fmin(*wmin, w);
+    }
+  }
+  phys_stack_free(d, mark);
+  snap_load(m, d, &s);
+  snap_free(&s);
+}
+
+//---------------------------------------------------------------------------------------------------------
+// checks at one state
+
+// x+ (-) x+_ref (2nv) of one phys_step from snapshot s with input j (q tangent j < nv, else v) moved by h
+static void response(const physModel* m, physData* d, const snap* s, int j, double h, const double* qr,
+                     const double* vr, double* res) {
+  int nv = m->nv;
+  snap_load(m, d, s);
+  if (j < nv) {
+    double* e = calloc(nv, sizeof(double));
+    e[j] = 1;
+    phys_integrate_pos(m, d->qpos, e, h);
+    free(e);
+  } else {
+    d->qvel[j - nv] += h;
+  }
+  phys_step(m, d);
+  phys_difference_pos(m, res, 1, qr, d->qpos);
+  for (int i = 0; i < nv; i++) res[nv + i] = d->qvel[i] - vr[i];
+}
+
+// 1 if no row switches within 10 h of the state in any state direction: the central differences at h and
+// 10 h agree to CT_SWITCH, and the second differences are small against the first (a kink, as
+// min(J_n v, 0) at J_n v = 0, has symmetric central differences but a second difference of order h)
+static int smooth_here(const physModel* m, physData* d) {
+  int nv = m->nv, n2 = 2 * nv, ok = 1;
+  snap s;
+  snap_take(m, d, &s);
+  double *qr = malloc(sizeof(double) * m->nq), *vr = malloc(sizeof(double) * nv);
+  double *p1 = malloc(sizeof(double) * n2), *m1 = malloc(sizeof(double) * n2);
+  double *p10 = malloc(sizeof(double) * n2), *m10 = malloc(sizeof(double) * n2);
+  double *C = malloc(sizeof(double) * n2 * n2), *C10 = malloc(sizeof(double) * n2 * n2);
+  double* S = malloc(sizeof(double) * n2 * n2);
+  int nwarn = d->nwarning;
+  phys_step(m, d);
+  memcpy(qr, d->qpos, sizeof(double) * m->nq);
+  memcpy(vr, d->qvel, sizeof(double) * nv);
+  for (int j = 0; j < n2; j++) {
+    response(m, d, &s, j, CT_H, qr, vr, p1);
+    response(m, d, &s, j, -CT_H, qr, vr, m1);
+    response(m, d, &s, j, 10 * CT_H, qr, vr, p10);
+    response(m, d, &s, j, -10 * CT_H, qr, vr, m10);
+    for (int i = 0; i < n2; i++) {
+      C[i * n2 + j] = (p1[i] - m1[i]) / (2 * CT_H);
+      C10[i * n2 + j] = (p10[i] - m10[i]) / (20 * CT_H);
+      S[i * n2 + j] = (p1[i] + m1[i]) / (2 * CT_H);   // h f''/2: O(h) only at a kink
+    }
+  }
+  ok = d->nwarning == nwarn;
+  double scale = fmax(gm_maxabs(C, n2 * n2), 1), worst = 0, kink = 0;
+  int wi = -1, ki = -1;
+  for (int i = 0; i < n2 * n2; i++) {
+    double f = fmax(fabs(C[i]), GM_FLOOR * scale), e = fabs(C[i] - C10[i]) / f, k = fabs(S[i]) / f;
+    if (e > worst) worst = e, wi = i;
+    if (k > kink) kink = k, ki = i;
+  }
+  if (worst > CT_SWITCH || kink > CT_KINK) ok = 0;
+  if (getenv("CT_VERBOSE"))
+    printf("  smooth_here: h vs 10h %.3g at (%d, %d); second difference %.3g at (%d, %d) (ncon %d)\n", worst,
+           wi / n2, wi % n2, kink, ki / n2, ki % n2, d->ncon);
+  snap_load(m, d, &s);
+  snap_free(&s);
+  free(qr), free(vr), free(p1), free(m1), free(p10), free(m10), free(C), free(C10), free(S);
+  int n, npos;
+  double lmin, wmin;
+  margins(m, d, &lmin, &wmin, &n, &npos);
+  return ok && n > 0;
+}
+
+// step until smooth_here (at most tries steps); returns the steps taken, -1 if none was smooth
+static int step_to_smooth(const physModel* m, physData* d, int tries) {
+  for (int k = 0; k <= tries; k++) {
+    if (smooth_here(m, d)) return k;
+    phys_step(m, d);
+  }
+  return -1;
+}
+
+// P by central differences of phys_step over each parameter (theta restored)
+static void param_fd(physModel* m, physData* d, const physParamTable* t, double* P) {
+  int nv = m->nv, nt = t->ntheta;
+  snap s;
+  snap_take(m, d, &s);
+  double *th = malloc(sizeof(double) * nt), *th0 = malloc(sizeof(double) * nt);
+  double *qp = malloc(sizeof(double) * m->nq), *vp = malloc(sizeof(double) * nv);
+  double* dq = malloc(sizeof(double) * nv);
+  phys_param_get(t, m, th0);
+  for (int j = 0; j < nt; j++) {
+    double h = CT_H * fmax(1, fabs(th0[j]));
+    memcpy(th, th0, sizeof(double) * nt);
+    th[j] = th0[j] + h;
+    CHECK(phys_param_set(t, m, th) == PHYS_OK);
+    snap_load(m, d, &s);
+    phys_step(m, d);
+    memcpy(qp, d->qpos, sizeof(double) * m->nq);
+    memcpy(vp, d->qvel, sizeof(double) * nv);
+    th[j] = th0[j] - h;
+    CHECK(phys_param_set(t, m, th) == PHYS_OK);
+    snap_load(m, d, &s);
+    phys_step(m, d);
+    phys_difference_pos(m, dq, 1, d->qpos, qp);
+    for (int i = 0; i < nv; i++) {
+      P[(size_t)i * nt + j] = dq[i] / (2 * h);
+      P[(size_t)(nv + i) * nt + j] = (vp[i] - d->qvel[i]) / (2 * h);
+    }
+  }
+  CHECK(phys_param_set(t, m, th0) == PHYS_OK);
+  snap_load(m, d, &s);
+  snap_free(&s);
+  free(th), free(th0), free(qp), free(vp), free(dq);
+}
+
+// relative dot-product error |y'(J x) - (J'y)'x| / sum |y_i J_ij x_j|
+static double dot_err(const double* J, const double* y, const double* x, const double* Jty, int rows, int cols) {
+  double scale, yJx = gm_bilinear(J, y, x, rows, cols, &scale), s = 0;
+  for (int j = 0; j < cols; j++) s += Jty[j] * x[j];
+  return fabs(yJx - s) / fmax(scale, 1e-300);
+}
+
+static double worst_all = 0, worst_dot = 0;
+
+// every check at d's state; spec entries of t (may be NULL) for P
+static void check_state(const char* name, physModel* m, physData* d, const physParamTable* t) {
+  int nv = m->nv, nu = m->nu, n2 = 2 * nv, nt = t ? t->ntheta : 0;
+  double *A = calloc(n2 * n2, sizeof(double)), *Af = calloc(n2 * n2, sizeof(double));
+  double *B = calloc(n2 * nu + 1, sizeof(double)), *Bf = calloc(n2 * nu + 1, sizeof(double));
+  double *P = calloc(n2 * nt + 1, sizeof(double)), *Pf = calloc(n2 * nt + 1, sizeof(double));
+  double *y = malloc(sizeof(double) * n2), *x = malloc(sizeof(double) * n2), *xb = malloc(sizeof(double) * n2);
+  double *u = malloc(sizeof(double) * (nu + 1)), *ub = malloc(sizeof(double) * (nu + 1));
+  double *th = malloc(sizeof(double) * (nt + 1)), *tb = malloc(sizeof(double) * (nt + 1));
+  double *q1 = malloc(sizeof(double) * m->nq), *v1 = malloc(sizeof(double) * nv);
+  snap s;
+  snap_take(m, d, &s);
+  double lmin, wmin;
+  int n, npos;
+  margins(m, d, &lmin, &wmin, &n, &npos);
+  CHECK_MSG(n > 0, "%s: the step has no constraint rows", name);
+
+  // the reference step
+  phys_step(m, d);
+  memcpy(q1, d->qpos, sizeof(double) * m->nq);
+  memcpy(v1, d->qvel, sizeof(double) * nv);
+  int nwarn = d->nwarning;
+  snap_load(m, d, &s);
+
+  // analytic, then the next step must be the reference bit for bit
+  CHECK_MSG(phys_step_jacobian(m, d, A, B) == PHYS_OK, "%s: phys_step_jacobian", name);
+  phys_step(m, d);
+  CHECK_MSG(memcmp(q1, d->qpos, sizeof(double) * m->nq) == 0 && memcmp(v1, d->qvel, sizeof(double) * nv) == 0,
+            "%s: the step after phys_step_jacobian differs", name);
+  snap_load(m, d, &s);
+
+  // against central differences
+  CHECK(phys_step_jacobian_fd(m, d, CT_H, Af, Bf) == PHYS_OK);
+  char what[160];
+  snprintf(what, sizeof what, "%s A", name);
+  double eA = gm_compare(what, A, Af, n2, n2, 1, CT_TOL), eB = 0, eP = 0;
+  if (nu > 0) {
+    snprintf(what, sizeof what, "%s B", name);
+    eB = gm_compare(what, B, Bf, n2, nu, 1, CT_TOL);
+  }
+
+  // dot-product tests of the VJP
+  physRng r;
+  phys_rng_seed(&r, 7);
+  gm_rand_vec(&r, y, n2);
+  gm_rand_vec(&r, x, n2);
+  gm_rand_vec(&r, u, nu);
+  CHECK(phys_step_vjp(m, d, y, xb, ub) == PHYS_OK);
+  double dA = dot_err(A, y, x, xb, n2, n2), dB = nu > 0 ? dot_err(B, y, u, ub, n2, nu) : 0, dP = 0;
+  phys_step(m, d);
+  CHECK_MSG(memcmp(q1, d->qpos, sizeof(double) * m->nq) == 0 && memcmp(v1, d->qvel, sizeof(double) * nv) == 0,
+            "%s: the step after phys_step_vjp differs", name);
+  snap_load(m, d, &s);
+
+  // parameters
+  if (nt > 0) {
+    CHECK_MSG(phys_step_param_jacobian(m, d, t, P) == PHYS_OK, "%s: phys_step_param_jacobian", name);
+    param_fd(m, d, t, Pf);
+    snprintf(what, sizeof what, "%s P", name);
+    eP = gm_compare(what, P, Pf, n2, nt, 1, CT_TOL);
+    gm_rand_vec(&r, th, nt);
+    CHECK(phys_step_param_vjp(m, d, t, y, tb) == PHYS_OK);
+    dP = dot_err(P, y, th, tb, n2, nt);
+    snap_load(m, d, &s);
+  }
+  CHECK_MSG(dA <= GM_DOT_TOL && dB <= GM_DOT_TOL && dP <= GM_DOT_TOL, "%s: dot tests %.3g %.3g %.3g", name, dA,
+            dB, dP);
+  CHECK_MSG(d->nwarning == nwarn, "%s: warnings raised", name);
+  printf("%-24s rows %3d (pos %2d)  min clamped lambda_n %.2e, min separating w_n %.2e | A %.2e  B %.2e  P %.2e "
+         "(%d params) | dot %.1e %.1e %.1e\n", name, n, npos, lmin, wmin, eA, eB, eP, nt, dA, dB, dP);
+  worst_all = fmax(worst_all, fmax(eA, fmax(eB, eP)));
+  worst_dot = fmax(worst_dot, fmax(dA, fmax(dB, dP)));
+  snap_free(&s);
+  free(A), free(Af), free(B), free(Bf), free(P), free(Pf), free(y), free(x), free(xb), free(u), free(ub), free(th);
+  free(tb), free(q1), free(v1);
+}
+
+// parameter table from specs or exit
+static physParamTable table(const physModel* m, const char* const* spec, int n) {
+  physParamTable t;
+  physLog log;
+  memset(&log, 0, sizeof log);
+  if (phys_param_table_build(&t, m, spec, n, &log) != PHYS_OK) {
+    fprintf(stderr, "param table: %s\n", log.error);
+    exit(2);
+  }
+  return t;
+}
+
+// quaternion of a rotation by angle a about the unit axis (x, y, z)
+static void axis_quat(double q[4], double x, double y, double z, double a) {
+  double s = sin(a / 2), n = sqrt(x * x + y * y + z * z);
+  q[0] = cos(a / 2), q[1] = s * x / n, q[2] = s * y / n, q[3] = s * z / n;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// scenes
+
+static const char* box_spec[] = {"mass:box", "friction:floor", "friction:box", "restitution:box", "size:box"};
+
+// the cube on the plane: sliding (settled for 20 steps), tumbling onto a corner, resting with penetration
+static void test_box(int k) {
+  physModel* m = gm_load("tests/data/contact/box_plane.xml", 0);
+  m->opt.contact = model_kind[k];
+  m->opt.solver_tolerance = CT_SOLVER_TOL;
+  // friction 0.3 (the floor's, the pair's maximum): at 0.5 the lcp pyramid's friction torque leaves a sliding
+  // corner with exactly zero load (mu h / a = 1/2 per axis), a tie
+  m->geom_friction[3 * phys_name2id(m, "geom", "floor")] = 0.3;
+  m->geom_friction[3 * phys_name2id(m, "geom", "box")] = 0.2;
+  physData* d = phys_make_data(m);
+  static const char* rest_spec[] = {"mass:box", "friction:floor", "size:box"};
+  physParamTable t = table(m, rest_spec, 3);
+  char name[64];
+
+  // sliding along (1, 0.3) on its face; restitution 0 (a sliding or resting contact's J_n v ~ 0 sits on
+  // the kink of eps min(J_n v, 0))
+  phys_reset_data(m, d);
+  d->qpos[2] = 0.1 - 3e-5;   // 3e-5 deep: away from dist = 0, where lcp's contacts vanish
+  d->qvel[0] = 1, d->qvel[1] = 0.3;
+  if (model_kind[k] != PHYS_CONTACT_CCP) phys_step(m, d);   // ccp's relaxation lifts the box off in one step
+  snprintf(name, sizeof name, "box sliding %s", model_name[k]);
+  int taken = step_to_smooth(m, d, 20);
+  CHECK_MSG(taken >= 0, "%s: no state without a mode switch in 20 steps", name);
+  printf("%s: %d extra steps to a state away from switches\n", name, taken);
+  check_state(name, m, d, &t);
+
+  // tumbling: turned about (1, 2, 0), one corner 2e-4 deep, falling and spinning; restitution 0.3 (the
+  // box's, the pair's maximum)
+  phys_param_table_free(&t);
+  t = table(m, box_spec, 5);
+  m->geom_restitution[phys_name2id(m, "geom", "box")] = 0.3;
+  phys_reset_data(m, d);
+  axis_quat(d->qpos + 3, 1, 2, 0, 0.6);
+  d->qpos[2] = 0.5;
+  phys_kinematics(m, d);
+  double lo = INFINITY;
+  m->geom_margin[0] = m->geom_margin[1] = 1;
+  phys_collision(m, d);
+  for (int i = 0; i < d->ncon; i++) lo = fmin(lo, d->contact[i].dist);
+  m->geom_margin[0] = m->geom_margin[1] = 0;
+  d->ncon = 0;
+  d->qpos[2] -= lo + 2e-4;
+  d->qvel[0] = 0.4, d->qvel[1] = -0.2, d->qvel[2] = -0.3, d->qvel[3] = 1, d->qvel[4] = -2, d->qvel[5] = 0.5;
+  snprintf(name, sizeof name, "box tumbling %s", model_name[k]);
+  CHECK_MSG(smooth_here(m, d), "%s: near a mode switch", name);
+  check_state(name, m, d, &t);
+
+  // resting, 3e-4 deep (position correction on), after 5 steps of settling; restitution 0 again
+  phys_param_table_free(&t);
+  t = table(m, rest_spec, 3);
+  m->geom_restitution[phys_name2id(m, "geom", "box")] = 0;
+  phys_reset_data(m, d);
+  d->qpos[2] = 0.1 - 3e-4;
+  for (int i = 0; i < 5; i++) phys_step(m, d);
+  snprintf(name, sizeof name, "box resting %s", model_name[k]);
+  CHECK_MSG(smooth_here(m, d), "%s: near a mode switch", name);
+  check_state(name, m, d, &t);
+  phys_param_table_free(&t);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+// two equal balls head-on, touching (dist -5e-6, inside the slop), restitution 1
+static void test_balls(int k) {
+  physModel* m = gm_load("tests/data/contact/balls_collide.xml", 0);
+  m->opt.contact = model_kind[k];
+  m->opt.solver_tolerance = CT_SOLVER_TOL;
+  physData* d = phys_make_data(m);
+  static const char* spec[] = {"mass:ball1", "friction:ball2", "size:ball2"};
+  physParamTable t = table(m, spec, 3);
+  phys_reset_data(m, d);
+  d->qpos[0] = -0.2 + 5e-6;
+  d->qpos[7] = 0;
+  d->qvel[0] = 1;
+  char name[64];
+  snprintf(name, sizeof name, "balls head-on %s", model_name[k]);
+  check_state(name, m, d, &t);
+  if (model_kind[k] == PHYS_CONTACT_LCP) {
+    // the velocity exchange: rows v1x+, v2x+ (nv + 0, nv + 6), columns v1x, v2x
+    int nv = m->nv, n2 = 2 * nv;
+    double* A = malloc(sizeof(double) * n2 * n2);
+    CHECK(phys_step_jacobian(m, d, A, NULL) == PHYS_OK);
+    double e[4] = {A[(size_t)nv * n2 + nv], A[(size_t)nv * n2 + nv + 6], A[(size_t)(nv + 6) * n2 + nv],
+                   A[(size_t)(nv + 6) * n2 + nv + 6]};
+    CHECK_NEAR(e[0], 0, 1e-12);
+    CHECK_NEAR(e[1], 1, 1e-12);
+    CHECK_NEAR(e[2], 1, 1e-12);
+    CHECK_NEAR(e[3], 0, 1e-12);
+    printf("balls head-on lcp: d(v1x+, v2x+)/d(v1x, v2x) = [[%.3g, %.17g], [%.17g, %.3g]]\n", e[0], e[1], e[2], e[3]);
+    free(A);
+  }
+  phys_param_table_free(&t);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+// the double pendulum 1e-4 beyond its elbow limit, moving into it
+static void test_limit(int k) {
+  physModel* m = gm_load("tests/data/contact/double_pendulum_limit.xml", 0);
+  m->opt.contact = model_kind[k];
+  m->opt.solver_tolerance = CT_SOLVER_TOL;
+  physData* d = phys_make_data(m);
+  static const char* spec[] = {"mass:link2", "damping:elbow", "inertia:link1"};
+  physParamTable t = table(m, spec, 3);
+  phys_reset_data(m, d);
+  d->qpos[0] = 0.3, d->qpos[1] = 1 + 1e-4;
+  d->qvel[0] = -0.2, d->qvel[1] = 0.5;
+  d->ctrl[0] = 0.1, d->ctrl[1] = -0.05;
+  char name[64];
+  snprintf(name, sizeof name, "pendulum limit %s", model_name[k]);
+  check_state(name, m, d, &t);
+  phys_param_table_free(&t);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+// MuJoCo's humanoid dropped lying on its back, stepped until no row is near a switch
+static void test_humanoid(int k) {
+  physModel* m = gm_load(GM_HUMANOID, 0);
+  m->opt.contact = model_kind[k];
+  m->opt.solver_tolerance = CT_SOLVER_TOL;
+  physData* d = phys_make_data(m);
+  static const char* spec[] = {"friction:floor", "mass:torso", "size:torso"};
+  physParamTable t = table(m, spec, 3);
+  phys_reset_data(m, d);
+  axis_quat(d->qpos + 3, 0, 1, 0, -M_PI / 2);
+  d->qpos[2] = 0.25;
+  for (int i = 0; i < 400 && d->ncon == 0; i++) phys_step(m, d);
+  phys_step(m, d);
+  int taken = step_to_smooth(m, d, 40);
+  char name[64];
+  snprintf(name, sizeof name, "humanoid floor %s", model_name[k]);
+  CHECK_MSG(taken >= 0, "%s: no state without a mode switch in 40 steps", name);
+  printf("%s: %d extra steps to a state away from switches\n", name, taken);
+  if (taken >= 0) check_state(name, m, d, &t);
+  phys_param_table_free(&t);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+// the elbow of the toss data (free joint + hinge, two boxes) with a floor plane, dropped and settling
+static void test_elbow(int k) {
+  physLog log;
+  memset(&log, 0, sizeof log);
+  physLoadOptions opt = {.urdf_floating = 1};
+  physSpec* s = phys_parse_urdf("tests/data/elbow/elbow.urdf", &opt, &log);
+  CHECK_MSG(s != NULL, "elbow: %s", log.error);
+  if (!s) return;
+  int g = phys_spec_add_geom(s, 0, PHYS_GEOM_PLANE);
+  snprintf(s->geom[g].name, sizeof s->geom[g].name, "floor");
+  s->geom[g].size[0] = s->geom[g].size[1] = 5, s->geom[g].size[2] = 0.1;
+  physModel* m = phys_compile(s, &log);
+  phys_spec_free(s);
+  CHECK_MSG(m != NULL, "elbow: %s", log.error);
+  if (!m) return;
+  m->opt.contact = model_kind[k];
+  m->opt.solver_tolerance = CT_SOLVER_TOL;
+  physData* d = phys_make_data(m);
+  static const char* spec[] = {"friction:floor", "restitution:floor"};
+  int floor = phys_name2id(m, "geom", "floor");
+  m->geom_friction[3 * floor] = 1, m->geom_restitution[floor] = 0.4;
+  physParamTable t = table(m, spec, 2);
+  phys_reset_data(m, d);
+  axis_quat(d->qpos + 3, 1, 0.3, 0, 0.4);
+  d->qpos[2] = 0.06;
+  d->qpos[7] = 0.5;
+  d->qvel[0] = 0.3, d->qvel[4] = 1.5;
+  for (int i = 0; i < 400 && d->ncon == 0; i++) phys_step(m, d);
+  phys_step(m, d);
+  int taken = step_to_smooth(m, d, 40);
+  char name[64];
+  snprintf(name, sizeof name, "elbow floor %s", model_name[k]);
+  CHECK_MSG(taken >= 0, "%s: no state without a mode switch in 40 steps", name);
+  printf("%s: %d extra steps to a state away from switches\n", name, taken);
+  if (taken >= 0) check_state(name, m, d, &t);
+  phys_param_table_free(&t);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+int main(void) {
+  for (int k = 0; k < 3; k++) {
+    test_box(k);
+    test_balls(k);
+    test_limit(k);
+    test_elbow(k);
+    if (model_kind[k] != PHYS_CONTACT_CCP) test_humanoid(k);   // ccp: see the file comment
+  }
+  printf("worst relative error against central differences %.3g (tol %.0e); worst dot test %.3g\n", worst_all,
+         CT_TOL, worst_dot);
+  return test_done();
+}
