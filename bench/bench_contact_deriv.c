@@ -7,6 +7,8 @@
 //   jvp               phys_constraint_jvp along one random dq (dJ beta, dJ' alpha, ddist)
 //   vjp               phys_constraint_vjp (alpha' J beta + gamma' dist)
 //   jacobian          phys_constraint_jacobian (all three matrices)
+//   dJ                phys_constraint_dJ along one dq (the n x nv matrix)
+//   vjp_matrix        phys_constraint_vjp_matrix for a full n x nv weight matrix
 //   valgrind --tool=callgrind --callgrind-out-file=cg.out bench_contact_deriv --samples 20
 //   callgrind_annotate --inclusive=yes cg.out | grep measured_    (divide by the samples)
 // Timing is information, never a pass/fail test.
@@ -54,6 +56,15 @@ __attribute__((noinline)) void measured_jacobian(const physModel* m, physData* d
   phys_constraint_jacobian(m, d, p, alpha, beta, Mb, Ma, Md);
 }
 
+__attribute__((noinline)) void measured_dJ(const physModel* m, physData* d, const physConstraintProblem* p,
+                                           const double* dq, double* dJ) {
+  phys_constraint_dJ(m, d, p, dq, dJ);
+}
+__attribute__((noinline)) void measured_vjp_matrix(const physModel* m, physData* d, const physConstraintProblem* p,
+                                                   const double* A, const double* gamma, double* qbar) {
+  phys_constraint_vjp_matrix(m, d, p, A, gamma, qbar);
+}
+
 // the humanoid's test pose (tests/grad/test_contact_deriv.c): on its back, joints 0.1 sin(1.7 k), 9 cm up
 static void pose(const physModel* m, physData* d) {
   double y[3] = {0, 1, 0};
@@ -95,13 +106,15 @@ int main(int argc, char** argv) {
   size_t mark = phys_stack_mark(d);
   measured_collide_assemble(m, d, &p);
   int nv = m->nv, n = p.n;
-  double* buf = calloc((size_t)(4 * n + 6 * nv + 2 * n * nv + nv * nv + 8), sizeof(double));
+  double* buf = calloc((size_t)(4 * n + 6 * nv + 4 * n * nv + nv * nv + 8), sizeof(double));
   double *alpha = buf, *gamma = alpha + n, *Jb = gamma + n, *dd = Jb + n, *beta = dd + n, *dq = beta + nv;
   double *Ja = dq + nv, *qbar = Ja + nv, *Mb = qbar + nv, *Md = Mb + (size_t)n * nv, *Ma = Md + (size_t)n * nv;
+  double *dJ = Ma + (size_t)nv * nv, *A = dJ + (size_t)n * nv;
   for (int i = 0; i < n; i++) alpha[i] = sin(1.3 * i + 0.2), gamma[i] = cos(0.7 * i);
   for (int j = 0; j < nv; j++) beta[j] = sin(0.9 * j + 1), dq[j] = cos(1.1 * j);
+  for (int i = 0; i < n * nv; i++) A[i] = sin(0.37 * i);
   printf("# %s: nv %d, %d contacts, %d limit rows; %d samples\n", file, nv, p.nc, p.nl, samples);
-  double t[4] = {0, 0, 0, 0};
+  double t[6] = {0, 0, 0, 0, 0, 0};
   for (int s = 0; s < samples; s++) {
     double t0 = now_us();
     measured_jvp(m, d, &p, dq, alpha, beta, Jb, Ja, dd);
@@ -115,10 +128,14 @@ int main(int argc, char** argv) {
     measured_collide_assemble(m, d, &p2);
     phys_stack_free(d, mk);
     double t4 = now_us();
-    t[0] += t4 - t3, t[1] += t1 - t0, t[2] += t2 - t1, t[3] += t3 - t2;
+    measured_dJ(m, d, &p, dq, dJ);
+    double t5 = now_us();
+    measured_vjp_matrix(m, d, &p, A, gamma, qbar);
+    double t6 = now_us();
+    t[0] += t4 - t3, t[1] += t1 - t0, t[2] += t2 - t1, t[3] += t3 - t2, t[4] += t5 - t4, t[5] += t6 - t5;
   }
-  const char* name[4] = {"collide_assemble", "jvp", "vjp", "jacobian"};
-  for (int k = 0; k < 4; k++) printf("RESULT\t%s\tmean_us=%.2f\n", name[k], t[k] / samples);
+  const char* name[6] = {"collide_assemble", "jvp", "vjp", "jacobian", "dJ", "vjp_matrix"};
+  for (int k = 0; k < 6; k++) printf("RESULT\t%s\tmean_us=%.2f\n", name[k], t[k] / samples);
   phys_stack_free(d, mark);
   free(buf);
   phys_free_data(d);

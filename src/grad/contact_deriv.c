@@ -351,35 +351,113 @@ physStatus phys_constraint_jvp(const physModel* m, physData* d, const physConstr
   return st;
 }
 
+// dJ rows 3i..3i+2 (n x nv) = contact i's rows of dJ[dq]: for each dof j of one chain only (flag: the dofs of
+// geom[0]'s chain, 0 outside), sign (dF_r . Jp_j + F_r . dJp_j), Jp_j = cdof_lin_j + cdof_ang_j x p,
+// dJp_j = dcdof_lin_j + dcdof_ang_j x p + cdof_ang_j x dp; a dof of both chains has J_rj = 0 identically
+static void contact_dJ(const physModel* m, const physData* d, int i, const contactGeom* cg, const double* P,
+                       const double* dcdof, int* flag, double* dJ) {
+  const physContact* c = d->contact + i;
+  const double *p = c->pos, *F = c->frame;
+  int nv = m->nv, b0 = m->geom_bodyid[c->geom[0]], b1 = m->geom_bodyid[c->geom[1]];
+  double dp[3], dn[3], dd, dF[9];
+  geom_jvp(dp, dn, &dd, m, d, cg, P);
+  frame_jvp(dF, F, dn);
+  for (int j = phys_body_lastdof(m, b0); j >= 0; j = m->dof_parentid[j]) flag[j] = 1;
+  for (int s = 0; s < 2; s++) {
+    int body = s == 0 ? b1 : b0;
+    double sign = s == 0 ? 1 : -1;
+    for (int j = phys_body_lastdof(m, body); j >= 0; j = m->dof_parentid[j]) {
+      if (s == 0 && flag[j]) break;   // the rest of b1's chain is b0's too
+      const double *cj = d->cdof + 6 * j, *dc = dcdof + 6 * j;
+      double Jp[3], dJp[3], t[3];
+      phys_cross3(Jp, cj, p);
+      phys_cross3(dJp, dc, p);
+      phys_cross3(t, cj, dp);
+      for (int k = 0; k < 3; k++) Jp[k] += cj[3 + k], dJp[k] += dc[3 + k] + t[k];
+      for (int r = 0; r < 3; r++)
+        dJ[(size_t)(3 * i + r) * nv + j] = sign * (phys_dot3(dF + 3 * r, Jp) + phys_dot3(F + 3 * r, dJp));
+    }
+  }
+  // b0's chain, where it is not b1's: clear the flags, and the common part's rows (written by the b0 pass) to 0
+  for (int j = phys_body_lastdof(m, b0); j >= 0; j = m->dof_parentid[j]) flag[j] = 0;
+  for (int j = phys_body_lastdof(m, b1); j >= 0; j = m->dof_parentid[j]) flag[j] = 1;
+  for (int j = phys_body_lastdof(m, b0); j >= 0; j = m->dof_parentid[j])
+    if (flag[j])
+      for (int r = 0; r < 3; r++) dJ[(size_t)(3 * i + r) * nv + j] = 0;
+  for (int j = phys_body_lastdof(m, b1); j >= 0; j = m->dof_parentid[j]) flag[j] = 0;
+}
+
+physStatus phys_constraint_dJ(const physModel* m, physData* d, const physConstraintProblem* p, const double* dq,
+                              double* dJ) {
+  if (!dq || !dJ) return refuse(d, "phys_constraint_dJ: dq and dJ are required");
+  physStatus st = check_problem(m, d, p);
+  if (st != PHYS_OK) return st;
+  int nv = m->nv;
+  memset(dJ, 0, sizeof(double) * (size_t)p->n * nv);
+  size_t mark = phys_stack_mark(d);
+  contactGeom* cg = geom_all(m, d, p, &st);
+  if (cg) {
+    double* P = phys_stack_alloc(d, 6 * (size_t)nv + 1);
+    double* dcdof = phys_stack_alloc(d, 6 * (size_t)nv + 1);
+    int* flag = (int*)phys_stack_alloc(d, (size_t)nv / 2 + 1);
+    memset(flag, 0, sizeof(int) * (size_t)nv);
+    dof_motions(m, d, dq, P, dcdof);
+    for (int i = 0; i < p->nc; i++) contact_dJ(m, d, i, cg + i, P, dcdof, flag, dJ);
+  }
+  phys_stack_free(d, mark);
+  return st;
+}
+
 //---------------------------------------------------------------------------------------------------------
 // reverse mode
 
-// adjoints of contact i's geometry for s = alpha_i' J_i beta + gamma_0 dist: bar7 = (p_bar, n_fn_bar, dist_bar)
-// and Phi = (p x f, f); Phi = 0 and p_bar = n_bar = 0 without alpha or beta
-static void contact_bar(double bar7[7], double Phi[6], const physModel* m, const physData* d, int i,
-                        const contactGeom* cg, const double* alpha, const double* beta, const double* gamma) {
+// the weights of a reverse pass: s = alpha' J beta (rank one) or <A, J> (A n x nv), plus gamma' dist
+typedef struct {
+  const double *alpha, *beta, *A, *gamma;   // alpha and beta both or neither; A or NULL; gamma or NULL
+  int nv;
+} revWeights;
+
+// adjoints of contact i's geometry for its share of s: bar7 = (p_bar, n_fn_bar, dist_bar), and nrow weighted
+// rows (beta_r, Phi_r) of the cdof terms: with S_r = the rows' motions (rel) and U_r = S_r,lin + S_r,ang x p,
+//   rank one: U_r = alpha_r u, one row (beta, Phi = (p x f, f)), f = sum_r alpha_r F_r, p_bar = f x w_rel;
+//   matrix:   three rows (A_r, Phi_r = (p x F_r, F_r)), p_bar = sum_r F_r x w_r;
+// n_bar the frame adjoint of Fbar_r = U_r, dist_bar = gamma_0
+static int contact_bar(double bar7[7], double Phi[18], const double* rowbeta[3], const physModel* m,
+                       const physData* d, int i, const contactGeom* cg, const revWeights* w) {
   const physContact* c = d->contact + i;
-  const double* p = c->pos;
+  const double *p = c->pos, *F = c->frame;
+  int b0 = m->geom_bodyid[c->geom[0]], b1 = m->geom_bodyid[c->geom[1]], nrow = 0;
+  double Fbar[9], nb[3] = {0, 0, 0};
   memset(bar7, 0, 7 * sizeof(double));
-  memset(Phi, 0, 6 * sizeof(double));
-  bar7[6] = gamma ? gamma[3 * i] : 0;
-  if (!alpha || !beta) return;
-  int b0 = m->geom_bodyid[c->geom[0]], b1 = m->geom_bodyid[c->geom[1]];
-  double S1[6], S0[6], S[6], u[3], f[3] = {0, 0, 0}, t[3], Fbar[9], nb[3] = {0, 0, 0};
-  chain_motion(S1, m, d, b1, beta);
-  chain_motion(S0, m, d, b0, beta);
-  for (int k = 0; k < 6; k++) S[k] = S1[k] - S0[k];
-  phys_cross3(t, S, p);
-  for (int k = 0; k < 3; k++) u[k] = S[3 + k] + t[k];
-  for (int r = 0; r < 3; r++)
-    for (int k = 0; k < 3; k++) f[k] += alpha[3 * i + r] * c->frame[3 * r + k],
-                                Fbar[3 * r + k] = alpha[3 * i + r] * u[k];
-  phys_cross3(bar7, f, S);   // p_bar = f x w_rel
-  frame_vjp(nb, c->frame, Fbar);
+  bar7[6] = w->gamma ? w->gamma[3 * i] : 0;
+  for (int r = 0; r < 3 && (w->A || (w->alpha && w->beta)); r++) {
+    if (r > 0 && !w->A) break;
+    // S = the motion of row r's weights (rank one: beta for all rows), u = S_lin + S_ang x p
+    const double* x = w->A ? w->A + (size_t)(3 * i + r) * w->nv : w->beta;
+    double S1[6], S0[6], S[6], u[3], t[3], f[3] = {0, 0, 0};
+    chain_motion(S1, m, d, b1, x);
+    chain_motion(S0, m, d, b0, x);
+    for (int k = 0; k < 6; k++) S[k] = S1[k] - S0[k];
+    phys_cross3(t, S, p);
+    for (int k = 0; k < 3; k++) u[k] = S[3 + k] + t[k];
+    if (w->A) {
+      for (int k = 0; k < 3; k++) f[k] = F[3 * r + k], Fbar[3 * r + k] = u[k];
+    } else {
+      for (int q = 0; q < 3; q++)
+        for (int k = 0; k < 3; k++) f[k] += w->alpha[3 * i + q] * F[3 * q + k], Fbar[3 * q + k] = w->alpha[3 * i + q] * u[k];
+    }
+    phys_cross3(t, f, S);   // p_bar += f x w
+    for (int k = 0; k < 3; k++) bar7[k] += t[k];
+    double* Ph = Phi + 6 * nrow;
+    phys_cross3(Ph, p, f);
+    for (int k = 0; k < 3; k++) Ph[3 + k] = f[k];
+    rowbeta[nrow++] = x;
+  }
+  if (nrow == 0) return 0;
+  frame_vjp(nb, F, Fbar);
   double sg = cg->flip ? -1 : 1;
   for (int k = 0; k < 3; k++) bar7[3 + k] = sg * nb[k];
-  phys_cross3(Phi, p, f);
-  for (int k = 0; k < 3; k++) Phi[3 + k] = f[k];
+  return nrow;
 }
 
 // col_bar (ncol) = D' bar7
@@ -390,64 +468,81 @@ static void geom_vjp(double* col_bar, const contactGeom* cg, const double bar7[7
   }
 }
 
-// q_bar_k += cdof_k . (Psi + sign B_k x* Phi) over the chain of geom g's body, Psi = (x_g x dt_bar + dw_bar,
-// dt_bar); B_k = sum_{j after k} beta_j cdof_j: the suffix sum from the leaf plus k's earlier group members
-static void chain_vjp(double* q_bar, const physModel* m, const physData* d, int g, const double tw_bar[6],
-                      const double Phi[6], const double* beta, double sign) {
-  double Psi[6], B[6] = {0, 0, 0, 0, 0, 0}, Bk[6], X[6];
+// q_bar_k += cdof_k . (Psi + sign sum_r B_r,k x* Phi_r) over the chain of geom g's body, Psi = (x_g x dt_bar +
+// dw_bar, dt_bar); B_r,k = sum_{j after k} beta_r,j cdof_j: the suffix sum from the leaf plus k's earlier group
+// members
+static void chain_vjp(double* q_bar, const physModel* m, const physData* d, int g, const double tw_bar[6], int nrow,
+                      const double* const rowbeta[3], const double Phi[18], double sign) {
+  double Psi[6], B[18], Bk[6], X[6];
+  memset(B, 0, sizeof(B));
   phys_cross3(Psi, d->geom_xpos + 3 * g, tw_bar);
   for (int k = 0; k < 3; k++) Psi[k] += tw_bar[3 + k], Psi[3 + k] = tw_bar[k];
   for (int k = phys_body_lastdof(m, m->geom_bodyid[g]); k >= 0; k = m->dof_parentid[k]) {
-    double s = phys_dot6(d->cdof + 6 * k, Psi);
-    if (beta) {
-      for (int a = 0; a < 6; a++) B[a] += beta[k] * d->cdof[6 * k + a], Bk[a] = B[a];
+    const double* ck = d->cdof + 6 * k;
+    double s = phys_dot6(ck, Psi);
+    for (int r = 0; r < nrow; r++) {
+      const double* x = rowbeta[r];
+      double* Br = B + 6 * r;
+      for (int a = 0; a < 6; a++) Br[a] += x[k] * ck[a], Bk[a] = Br[a];
       for (int j = phys_dof_group(m, k); j < k; j++)
-        for (int a = 0; a < 6; a++) Bk[a] += beta[j] * d->cdof[6 * j + a];
-      phys_cross_force(X, Bk, Phi);
-      s += sign * phys_dot6(d->cdof + 6 * k, X);
+        for (int a = 0; a < 6; a++) Bk[a] += x[j] * d->cdof[6 * j + a];
+      phys_cross_force(X, Bk, Phi + 6 * r);
+      s += sign * phys_dot6(ck, X);
     }
     q_bar[k] += s;
   }
 }
 
-physStatus phys_constraint_vjp(const physModel* m, physData* d, const physConstraintProblem* p, const double* alpha,
-                               const double* beta, const double* gamma, double* q_bar) {
+// q_bar += the gradient of the weights' s (revWeights)
+static physStatus reverse(const physModel* m, physData* d, const physConstraintProblem* p, const revWeights* w,
+                          double* q_bar) {
   physStatus st = check_problem(m, d, p);
   if (st != PHYS_OK) return st;
-  if (!(alpha && beta) && !gamma) return PHYS_OK;
+  if (!(w->alpha && w->beta) && !w->A && !w->gamma) return PHYS_OK;
   for (int i = 0; i < p->nc && st == PHYS_OK; i++) {
     size_t mk = phys_stack_mark(d);
     contactGeom cg;
     st = contact_geom(m, d, i, &cg);
     if (st == PHYS_OK) {
-      double bar7[7], Phi[6];
+      double bar7[7], Phi[18];
+      const double* rowbeta[3] = {NULL, NULL, NULL};
       double* col = phys_stack_alloc(d, (size_t)cg.ncol);
-      contact_bar(bar7, Phi, m, d, i, &cg, alpha, beta, gamma);
+      int nrow = contact_bar(bar7, Phi, rowbeta, m, d, i, &cg, w);
       geom_vjp(col, &cg, bar7);
-      // geom[1] carries +Phi, geom[0] -Phi; ga/gb's twist bars are cols 0..5 / 6..11
-      const double* bar_a = col;
-      const double* bar_b = col + 6;
-      const double* beta_u = alpha && beta ? beta : NULL;
-      int a_is_1 = cg.flip;   // ga = geom[1] when flipped
-      chain_vjp(q_bar, m, d, cg.ga, bar_a, Phi, beta_u, a_is_1 ? 1 : -1);
-      chain_vjp(q_bar, m, d, cg.gb, bar_b, Phi, beta_u, a_is_1 ? -1 : 1);
+      // geom[1] carries +Phi, geom[0] -Phi; ga's twist bar is cols 0..5, gb's 6..11; ga = geom[1] when flipped
+      double sa = cg.flip ? 1 : -1;
+      chain_vjp(q_bar, m, d, cg.ga, col, nrow, rowbeta, Phi, sa);
+      chain_vjp(q_bar, m, d, cg.gb, col + 6, nrow, rowbeta, Phi, -sa);
     }
     phys_stack_free(d, mk);
   }
-  for (int l = 0; l < p->nl && st == PHYS_OK && gamma; l++) {
+  for (int l = 0; l < p->nl && st == PHYS_OK && w->gamma; l++) {
     int row = 3 * p->nc + l;
     double s = 0;
     int dof = limit_dof(p, row, &s);
-    q_bar[dof] += s * gamma[row];
+    q_bar[dof] += s * w->gamma[row];
   }
   return st;
+}
+
+physStatus phys_constraint_vjp(const physModel* m, physData* d, const physConstraintProblem* p, const double* alpha,
+                               const double* beta, const double* gamma, double* q_bar) {
+  revWeights w = {alpha && beta ? alpha : NULL, alpha && beta ? beta : NULL, NULL, gamma, m->nv};
+  return reverse(m, d, p, &w, q_bar);
+}
+
+physStatus phys_constraint_vjp_matrix(const physModel* m, physData* d, const physConstraintProblem* p,
+                                      const double* A, const double* gamma, double* q_bar) {
+  revWeights w = {NULL, NULL, A, gamma, m->nv};
+  return reverse(m, d, p, &w, q_bar);
 }
 
 //---------------------------------------------------------------------------------------------------------
 // sizes
 
-physStatus phys_constraint_size_vjp(const physModel* m, physData* d, const physConstraintProblem* p, int g,
-                                    const double* alpha, const double* beta, const double* gamma, double* size_bar) {
+// size_bar += the gradient of the weights' s in the sizes of geom g
+static physStatus size_reverse(const physModel* m, physData* d, const physConstraintProblem* p, int g,
+                               const revWeights* w, double* size_bar) {
   if (g < 0 || g >= m->ngeom) return refuse(d, "contact_deriv: geom %d out of range (ngeom %d)", g, m->ngeom);
   physStatus st = check_problem(m, d, p);
   if (st != PHYS_OK) return st;
@@ -458,9 +553,10 @@ physStatus phys_constraint_size_vjp(const physModel* m, physData* d, const physC
     contactGeom cg;
     st = contact_geom(m, d, i, &cg);
     if (st == PHYS_OK) {
-      double bar7[7], Phi[6];
+      double bar7[7], Phi[18];
+      const double* rowbeta[3];
       double* col = phys_stack_alloc(d, (size_t)cg.ncol);
-      contact_bar(bar7, Phi, m, d, i, &cg, alpha, beta, gamma);
+      contact_bar(bar7, Phi, rowbeta, m, d, i, &cg, w);
       geom_vjp(col, &cg, bar7);
       int off = g == cg.ga ? 12 : 12 + cg.nsa, ns = phys_geom_nsize(m->geom_type[g]);
       for (int k = 0; k < ns; k++) size_bar[k] += col[off + k];
@@ -468,6 +564,18 @@ physStatus phys_constraint_size_vjp(const physModel* m, physData* d, const physC
     phys_stack_free(d, mk);
   }
   return st;
+}
+
+physStatus phys_constraint_size_vjp(const physModel* m, physData* d, const physConstraintProblem* p, int g,
+                                    const double* alpha, const double* beta, const double* gamma, double* size_bar) {
+  revWeights w = {alpha && beta ? alpha : NULL, alpha && beta ? beta : NULL, NULL, gamma, m->nv};
+  return size_reverse(m, d, p, g, &w, size_bar);
+}
+
+physStatus phys_constraint_size_vjp_matrix(const physModel* m, physData* d, const physConstraintProblem* p, int g,
+                                           const double* A, const double* gamma, double* size_bar) {
+  revWeights w = {NULL, NULL, A, gamma, m->nv};
+  return size_reverse(m, d, p, g, &w, size_bar);
 }
 
 //---------------------------------------------------------------------------------------------------------

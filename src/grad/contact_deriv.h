@@ -41,14 +41,26 @@ physStatus phys_constraint_jacobian(const physModel* m, physData* d, const physC
                                     const double* alpha, const double* beta, double* dJb_dq, double* dJta_dq,
                                     double* ddist_dq);
 
+// the whole matrix dJ = (dJ/dq . dq) (n x nv, row-major; limit rows 0) along dq, the geometry computed once:
+// for products with many vectors (dG = dJ Y' + Y dJ' of the Delassus matrix). O(ncon * (geometry + depth)).
+physStatus phys_constraint_dJ(const physModel* m, physData* d, const physConstraintProblem* p, const double* dq,
+                              double* dJ);
+
 // reverse mode: q_bar (nv) += grad_q [ alpha' J(q) beta + gamma' dist(q) ], with alpha, gamma (n) and
 // beta (nv); alpha/beta or gamma may be NULL (that term is absent). gamma's tangent entries are ignored.
 physStatus phys_constraint_vjp(const physModel* m, physData* d, const physConstraintProblem* p, const double* alpha,
                                const double* beta, const double* gamma, double* q_bar);
+// the same for a general weight matrix A (n x nv, row-major; may be NULL): q_bar += grad_q [ <A, J(q)> +
+// gamma' dist(q) ], <A, J> = sum_rj A_rj J_rj (A = alpha beta' is phys_constraint_vjp). One call for a sum of
+// many products, e.g. <G_bar, dG> = <(G_bar + G_bar') Y, dJ> of the Delassus matrix.
+physStatus phys_constraint_vjp_matrix(const physModel* m, physData* d, const physConstraintProblem* p,
+                                      const double* A, const double* gamma, double* q_bar);
 
 // the same two quantities' gradient with respect to the sizes of geom g (phys_geom_nsize(type) numbers,
 // collision/primitive_deriv.h): size_bar (nsize) += grad_size [ alpha' J beta + gamma' dist ]
 physStatus phys_constraint_size_vjp(const physModel* m, physData* d, const physConstraintProblem* p, int g,
                                     const double* alpha, const double* beta, const double* gamma, double* size_bar);
+physStatus phys_constraint_size_vjp_matrix(const physModel* m, physData* d, const physConstraintProblem* p, int g,
+                                           const double* A, const double* gamma, double* size_bar);
 
 #endif  // PHYS_CONTACT_DERIV_H

@@ -351,7 +351,7 @@ static double check_q(const char* name, const physModel* m, physData* d, physRng
 
 // s(size) = alpha' J beta + gamma' dist at the current qpos (the model's sizes as they are now)
 static double size_objective(const physModel* m, physData* d, const snap_t* base, const double* alpha,
-                             const double* beta, const double* gamma, int* ok) {
+                             const double* beta, const double* A, const double* gamma, int* ok) {
   snap_t s = snapshot(m, d, d->qpos);
   int nv = m->nv, n = base->n;
   int* map = malloc(sizeof(int) * (size_t)(n + 1));
@@ -360,16 +360,17 @@ static double size_objective(const physModel* m, physData* d, const snap_t* base
   for (int i = 0; i < n && *ok; i++) {
     const double* J = s.J + (size_t)map[i] * nv;
     double jb = 0;
-    for (int j = 0; j < nv; j++) jb += J[j] * beta[j];
-    v += alpha[i] * jb + ((i < 3 * base->nc && i % 3) ? 0 : gamma[i] * s.dist[map[i]]);
+    for (int j = 0; j < nv; j++) jb += J[j] * (A ? A[(size_t)i * nv + j] : alpha[i] * beta[j]);
+    v += jb + ((i < 3 * base->nc && i % 3) ? 0 : gamma[i] * s.dist[map[i]]);
   }
   free(map);
   snap_free(&s);
   return v;
 }
 
-// gradient of alpha' J beta + gamma' dist in the sizes of every geom in contact against central differences
-static double check_size(const char* name, physModel* m, physData* d, physRng* rng) {
+// gradient of alpha' J beta + gamma' dist (matrix 0) or <A, J> + gamma' dist (matrix 1, random A) in the sizes
+// of every geom in contact against central differences
+static double check_size(const char* name, physModel* m, physData* d, physRng* rng, int matrix) {
   size_t mark = phys_stack_mark(d);
   physConstraintProblem p;
   setup(m, d, &p);
@@ -379,6 +380,11 @@ static double check_size(const char* name, physModel* m, physData* d, physRng* r
   double* beta = malloc(sizeof(double) * (size_t)nv);
   for (int i = 0; i < n; i++) alpha[i] = urand(rng), gamma[i] = urand(rng);
   for (int j = 0; j < nv; j++) beta[j] = urand(rng);
+  double* A = NULL;
+  if (matrix) {
+    A = malloc(sizeof(double) * ((size_t)n * nv + 1));
+    for (int i = 0; i < n * nv; i++) A[i] = urand(rng);
+  }
   double* an = calloc(3 * (size_t)m->ngeom + 1, sizeof(double));
   double* fdv = calloc(3 * (size_t)m->ngeom + 1, sizeof(double));
   int cnt = 0, ok = 1, ng = 0;
@@ -393,7 +399,8 @@ static double check_size(const char* name, physModel* m, physData* d, physRng* r
   for (int a = 0; a < ng; a++) {
     int g = geoms[a], ns = phys_geom_nsize(m->geom_type[g]);
     double sb[3] = {0, 0, 0};
-    physStatus st = phys_constraint_size_vjp(m, d, &p, g, alpha, beta, gamma, sb);
+    physStatus st = A ? phys_constraint_size_vjp_matrix(m, d, &p, g, A, gamma, sb)
+                      : phys_constraint_size_vjp(m, d, &p, g, alpha, beta, gamma, sb);
     CHECK_MSG(st == PHYS_OK, "%s: size_vjp: %s", name, d->lastwarning);
     if (st != PHYS_OK) {   // nothing to compare
       ng = 0;
@@ -402,7 +409,7 @@ static double check_size(const char* name, physModel* m, physData* d, physRng* r
     for (int k = 0; k < ns; k++) an[cnt++] = sb[k];
   }
   snap_t base = snapshot(m, d, d->qpos);
-  double f0 = fabs(size_objective(m, d, &base, alpha, beta, gamma, &ok));
+  double f0 = fabs(size_objective(m, d, &base, alpha, beta, A, gamma, &ok));
   cnt = 0;
   for (int a = 0; a < ng; a++) {
     int g = geoms[a], ns = phys_geom_nsize(m->geom_type[g]);
@@ -411,7 +418,7 @@ static double check_size(const char* name, physModel* m, physData* d, physRng* r
       for (int st = 0; st < 4; st++) {
         int oks;
         m->geom_size[3 * g + k] = keep + FD_OFF[st] * FD_H;
-        v += FD_W[st] / (12 * FD_H) * size_objective(m, d, &base, alpha, beta, gamma, &oks);
+        v += FD_W[st] / (12 * FD_H) * size_objective(m, d, &base, alpha, beta, A, gamma, &oks);
         CHECK_MSG(oks, "%s: size %d of geom %d changes the contact set", name, k, g);
       }
       m->geom_size[3 * g + k] = keep;
@@ -420,19 +427,89 @@ static double check_size(const char* name, physModel* m, physData* d, physRng* r
   }
   free(geoms);
   char what[128];
-  snprintf(what, sizeof what, "%s: size gradient", name);
+  snprintf(what, sizeof what, "%s: size gradient%s", name, A ? " (matrix weights)" : "");
   double err = cnt ? gm_compare(what, an, fdv, 1, cnt, f0, GM_RTOL) : 0;
-  printf("  sizes: %d parameters, worst rel %.2e\n", cnt, err);
+  printf("  sizes%s: %d parameters, worst rel %.2e\n", A ? " (matrix weights)" : "", cnt, err);
+  free(A);
   snap_free(&base);
   free(done), free(an), free(fdv), free(alpha), free(gamma), free(beta);
   phys_stack_free(d, mark);
   return err;
 }
 
-// both checks on one scene at d->qpos
+// the matrix forms: phys_constraint_dJ along each direction against the forward mode (dJ beta, alpha' dJ), the
+// reverse mode for a random A by the dot-product test <A, dJ[dq]> + <gamma, ddist[dq]> = <q_bar, dq>, and
+// A = alpha beta' against phys_constraint_vjp (1e-12)
+static void check_matrix(const char* name, const physModel* m, physData* d, physRng* rng) {
+  int nv = m->nv;
+  size_t mark = phys_stack_mark(d);
+  physConstraintProblem p;
+  setup(m, d, &p);
+  int n = p.n;
+  double* alpha = malloc(sizeof(double) * (size_t)(n + 1));
+  double* gamma = malloc(sizeof(double) * (size_t)(n + 1));
+  double* beta = malloc(sizeof(double) * (size_t)nv);
+  double* A = malloc(sizeof(double) * ((size_t)n * nv + 1));
+  double* A1 = malloc(sizeof(double) * ((size_t)n * nv + 1));
+  double* dJ = malloc(sizeof(double) * ((size_t)n * nv + 1));
+  double *dq = malloc(sizeof(double) * (size_t)nv), *Jb = malloc(sizeof(double) * (size_t)(n + 1));
+  double *Ja = malloc(sizeof(double) * (size_t)nv), *dd = malloc(sizeof(double) * (size_t)(n + 1));
+  double *qa = calloc((size_t)nv, sizeof(double)), *qr = calloc((size_t)nv, sizeof(double));
+  for (int i = 0; i < n; i++) alpha[i] = urand(rng), gamma[i] = urand(rng);
+  for (int j = 0; j < nv; j++) beta[j] = urand(rng);
+  for (int i = 0; i < n * nv; i++) A[i] = urand(rng);
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < nv; j++) A1[(size_t)i * nv + j] = alpha[i] * beta[j];
+  // rank one: the matrix reverse mode is phys_constraint_vjp
+  physStatus st = phys_constraint_vjp(m, d, &p, alpha, beta, gamma, qr);
+  st = st == PHYS_OK ? phys_constraint_vjp_matrix(m, d, &p, A1, gamma, qa) : st;
+  CHECK_MSG(st == PHYS_OK, "%s: vjp_matrix: %s", name, d->lastwarning);
+  double e1 = 0, s1 = gm_maxabs(qr, nv);
+  for (int j = 0; j < nv; j++) e1 = fmax(e1, fabs(qa[j] - qr[j]) / fmax(s1, 1e-300));
+  CHECK_MSG(e1 <= 1e-12, "%s: vjp_matrix(alpha beta') vs vjp: %.3g", name, e1);
+  memset(qa, 0, sizeof(double) * (size_t)nv);
+  st = phys_constraint_vjp_matrix(m, d, &p, A, gamma, qa);
+  CHECK_MSG(st == PHYS_OK, "%s: vjp_matrix: %s", name, d->lastwarning);
+  double emat = 0, smat = 0, edot = 0, sdot = 0, sm = 0;
+  for (int k = 0; k < nv + 3 && st == PHYS_OK; k++) {
+    for (int j = 0; j < nv; j++) dq[j] = k < nv ? (j == k) : urand(rng);
+    st = phys_constraint_dJ(m, d, &p, dq, dJ);
+    CHECK_MSG(st == PHYS_OK, "%s: dJ: %s", name, d->lastwarning);
+    phys_constraint_jvp(m, d, &p, dq, alpha, beta, Jb, Ja, dd);
+    // dJ beta and alpha' dJ against the forward mode
+    for (int i = 0; i < n; i++) {
+      double v = 0;
+      for (int j = 0; j < nv; j++) v += dJ[(size_t)i * nv + j] * beta[j];
+      emat = fmax(emat, fabs(v - Jb[i])), smat = fmax(smat, fabs(Jb[i]));
+    }
+    for (int j = 0; j < nv; j++) {
+      double v = 0;
+      for (int i = 0; i < n; i++) v += alpha[i] * dJ[(size_t)i * nv + j];
+      emat = fmax(emat, fabs(v - Ja[j])), smat = fmax(smat, fabs(Ja[j]));
+    }
+    // <A, dJ> + <gamma, ddist> = <q_bar, dq>
+    double lhs = 0, rhs = 0, sc = 0;
+    for (int i = 0; i < n * nv; i++) lhs += A[i] * dJ[i], sc += fabs(A[i] * dJ[i]);
+    for (int i = 0; i < n; i++) lhs += gamma[i] * dd[i], sc += fabs(gamma[i] * dd[i]);
+    for (int j = 0; j < nv; j++) rhs += qa[j] * dq[j], sc += fabs(qa[j] * dq[j]);
+    edot = fmax(edot, fabs(lhs - rhs)), sdot = fmax(sdot, sc);
+    sm = fmax(sm, gm_maxabs(dJ, n * nv));
+  }
+  emat /= fmax(smat, 1e-300), edot /= fmax(sdot, 1e-300);
+  CHECK_MSG(emat <= 1e-12, "%s: phys_constraint_dJ vs the forward mode %.3g", name, emat);
+  CHECK_MSG(edot <= GM_DOT_TOL, "%s: matrix dot-product test %.3g", name, edot);
+  printf("  matrix forms: dJ vs forward %.1e, vjp_matrix vs vjp %.1e, dot-product %.1e\n", emat, e1, edot);
+  free(alpha), free(gamma), free(beta), free(A), free(A1), free(dJ), free(dq), free(Jb), free(Ja), free(dd);
+  free(qa), free(qr);
+  phys_stack_free(d, mark);
+}
+
+// all checks on one scene at d->qpos
 static void check_scene(const char* name, physModel* m, physData* d, physRng* rng) {
   check_q(name, m, d, rng);
-  check_size(name, m, d, rng);
+  check_matrix(name, m, d, rng);
+  check_size(name, m, d, rng, 0);
+  check_size(name, m, d, rng, 1);
 }
 
 //---------------------------------------------------------------------------------------------------------
