@@ -24,7 +24,9 @@
 // and cminpack are unbounded, levmar's bounded variant is not packaged): a projected / active-set LM, step
 // (J'J + lambda D) delta = -J'r on the free coordinates (a coordinate at a bound whose gradient pushes out
 // is held), projected onto the bounds, D = running max of diag(J'J) (More's scaling), Nielsen's damping
-// update from the ratio of actual to predicted decrease. L-BFGS-B 3.0 (liblbfgsb's Fortran setulb_, reverse
+// update from the ratio of actual to predicted decrease; it stops when an accepted step lowers the loss by
+// less than tol (relative) or changes no coordinate by more than 1e-12 relative (noise-free data reach
+// rounding there), when lambda exceeds 1e30, or after max_iter trial steps. L-BFGS-B 3.0 (liblbfgsb's Fortran setulb_, reverse
 // communication) and Adam work on the summed loss and its gradient J'r.
 //
 // Memory: one allocation per fit (fitProblem's work); the step and Jacobian calls take their scratch from
@@ -89,6 +91,8 @@ typedef struct fitProblem_ {
   physContact* con_save;
   double time_forward, time_gradient;
   int neval;
+  int nsimwarn;             // warnings of simulation steps that were not rejected
+  char simwarn[256];        // the first of them
 } fitProblem;
 
 // seconds of a monotonic clock
@@ -325,21 +329,26 @@ static physStatus sens_step(fitProblem* pb, int k, int s) {
   memcpy(d->contact, pb->con_save, sizeof(physContact) * (size_t)ncon);
   d->ncon = ncon;
   if (st != PHYS_OK)
-    return phys_error(pb->log, st, "fit: the step derivative failed on trajectory %d (%s) at sample %d, time %.9g: %s",
-                      k, pb->ds->traj[k].source, s, d->time, phys_status_str(st));
+    return phys_error(pb->log, st, "fit: the step derivative failed on trajectory %d (%s) after sample %d, time %.9g: %s (%s)",
+                      k, pb->ds->traj[k].source, s, d->time, phys_status_str(st), d->lastwarning);
   matmul(pb->S2, pb->A, pb->S, nx, nth);
   for (size_t i = 0; i < (size_t)nx * nth; i++) pb->S[i] = pb->S2[i] + pb->P[i];
   return PHYS_OK;
 }
 
-// one phys_step; PHYS_ERR_NUMERIC if it was rejected (non-finite state)
+// one phys_step; PHYS_ERR_NUMERIC if it was rejected (non-finite state or singular matrix: phys_step then
+// restores the state and the time). Other warnings of the step (a contact solver's inexact solution) are
+// counted in pb and reported once at the end of the fit.
 static physStatus fwd_step(fitProblem* pb, int k, int s) {
   physData* d = pb->d;
   int nw = d->nwarning;
+  double t0 = d->time;
   phys_step(pb->m, d);
-  if (d->nwarning != nw)
+  if (d->nwarning != nw && d->time == t0)
     return phys_error(pb->log, PHYS_ERR_NUMERIC, "fit: simulation failed on trajectory %d (%s) after sample %d, time %.9g: %s",
                       k, pb->ds->traj[k].source, s, d->time, d->lastwarning);
+  if (d->nwarning != nw && pb->nsimwarn++ == 0)
+    snprintf(pb->simwarn, sizeof(pb->simwarn), "trajectory %d after sample %d: %.200s", k, s, d->lastwarning);
   return PHYS_OK;
 }
 
@@ -519,7 +528,7 @@ static physStatus run_lm(fitProblem* pb, fitRun* run, const double* lo, const do
             lambda *= fmax(1.0 / 3, 1 - f * f * f);
             nu = 2;
             accepted = 1;
-            if (rel < pb->opt->tol) stop = 1;
+            if (rel < pb->opt->tol || smax < 1e-12) stop = 1;
           }
         }
       }
@@ -908,6 +917,8 @@ physStatus phys_fit(physModel* m, const physParamTable* t, const double* theta0,
       free(cbuf);
     }
   }
+  if (pb.nsimwarn)
+    phys_warning(log, "fit: %d simulation steps raised warnings, first %s", pb.nsimwarn, pb.simwarn);
   res->time_forward = pb.time_forward;
   res->time_gradient = pb.time_gradient;
   m->opt.timestep = dt;
