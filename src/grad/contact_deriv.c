@@ -15,7 +15,8 @@
 //   twist bars = D' (p_bar, n_bar, dist_bar), and per chain dof k of body b (sign +1 for b1, -1 for b0):
 //   q_bar_k += cdof_k . (Psi_b + sign B_k x* Phi),  Psi_b = (x_g x dt_bar + dw_bar, dt_bar) the geom's twist bar
 //   as a force about the origin, B_k = sum_{j after k on the chain} beta_j cdof_j
-//   (identity (a x b) . F = a . (b x* F)).
+//   (identity (a x b) . F = a . (b x* F)). With a weight matrix, s = <A, J>, each row r has its own beta (A's
+//   row 3i + r), motion S_r, Phi_r = (p x F_r, F_r) and Fbar_r = U_r; p_bar = sum_r F_r x w_r.
 // Limit rows: J = +-e_dof (constant), dist = +-(q - bound): ddist = +-dq_dof.
 //
 // Matching a contact to its pair function: the pair function runs in its own order (type1 <= type2, lower geom
@@ -23,7 +24,8 @@
 // re-run at the current poses with margin max(pair or geom margin, the largest dist among the contacts of the
 // same geom pair) - every contact of the pair passes that margin, and the candidates are a subset of the ones of
 // the original (possibly larger, envelope) margin that contains all the kept ones - and the contact is the
-// output nearest in position and normal, which must agree to 1e-9 of the geoms' size.
+// output nearest in position and normal, which must agree to 1e-9 of the geoms' size; its Jacobian D is
+// phys_primitive_deriv_margin's at that margin and index.
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
