@@ -18,7 +18,12 @@
 //     a_0 = -g), per body c of the subtree g_c = -I_c psi - B_c u with B_c u = I_c (u x v_c) + u x* (I_c v_c)
 //     + v_c x* (I_c u), G = subtree sums of g; then dtau_k/dz = S_k . G_body(k) for dofs k in the subtree and
 //     S_k . (S_z x* F_b + G_b) for dofs k above the body (F_b the subtree's RNEA force). An xfrc applied at
-//     a com in the subtree moves with it: df_k/dz = w_k . (t x sum F_c) for k above, 0 inside (rigid);
+//     a com in the subtree moves with it: df_k/dz = w_k . (t x sum F_c) for k above, 0 inside (rigid); a
+//     spring (tension T, f = -T sum_s J_s' g_s, g_s = dL/dx_s = u_{s-1} - u_s over its sites x_s) whose sites
+//     x_s in the subtree move by t: dL/dz = sum g_s . t, du_s/dz = (E - u_s u_s') (t_{s+1} - t_s) / l_s,
+//     their velocities by w_p x t, dLdot/dz = sum dg_s . v_s + g_s . (w_p x t), their Jacobian columns of
+//     dofs k above by w_k x t, so R = T' sum J_s' g_s + T (sum J_s' dg_s + (w_k . (t x g_s))_k),
+//     T' = k dL/dz + b dLdot/dz (motor tensions do not depend on z);
 //   friction, restitution, size, penalty stiffness and damping: 0 (contact only).
 // Then v+ = v + dt a, q+ = q (+) dt v+:  P = [[dt D V], [V]],  V = dt da/dtheta = -dt M~^-1 R, with
 // D = Jr(dt v+) on ball and free-rotation groups (1 elsewhere), as phys_step_jacobian's A.
@@ -198,10 +203,66 @@ static void pos_body_term(double g[6], const double I[10], const double v[6], co
   for (int i = 0; i < 6; i++) g[i] -= t[i];
 }
 
+// tension of spring sp in the step: the passive k (L - L0) + b Ldot (d->spring_force) and its motors' -gear c
+static double spring_tension(const physModel* m, const physData* d, int sp) {
+  double T = m->opt.disableflags & PHYS_DSBL_PASSIVE ? 0 : d->spring_force[sp];
+  if (!(m->opt.disableflags & PHYS_DSBL_ACTUATION))
+    for (int a = 0; a < m->nu; a++)
+      if (m->actuator_trntype[a] == PHYS_TRN_SPRING && m->actuator_trnid[a] == sp)
+        T -= m->actuator_gear[6 * a] * clamped_ctrl(m, d, a);
+  return T;
+}
+
+// R[:, col] += -d f_spring / dz of spring sp when the subtree (ins) of a body with parent pp moves by t;
+// ugen, tmp nv scratch
+static void pos_spring_column(const physModel* m, physData* d, int sp, const int* ins, int pp, const double t[3],
+                              double* R, int ld, int col, double* ugen, double* tmp) {
+  const int* site = m->spring_site + m->spring_adr[sp];
+  int n = m->spring_num[sp], any = 0;
+  for (int k = 0; k < n; k++) any |= ins[m->site_bodyid[site[k]]];
+  if (!any) return;
+  double T = spring_tension(m, d, sp), wxt[3], uprev[3] = {0, 0, 0}, duprev[3] = {0, 0, 0}, dL = 0, dLdot = 0;
+  phys_cross3(wxt, d->cvel + 6 * pp, t);
+  memset(tmp, 0, sizeof(double) * (size_t)m->nv);
+  for (int k = 0; k < n; k++) {
+    int body = m->site_bodyid[site[k]], in = ins[body];
+    const double* x = d->site_xpos + 3 * site[k];
+    double u[3] = {0, 0, 0}, du[3] = {0, 0, 0}, g[3], dg[3], v[3];
+    if (k + 1 < n) {
+      // du/dz = (E - u u') (t_{k+1} - t_k) / l
+      const double* xn = d->site_xpos + 3 * site[k + 1];
+      for (int i = 0; i < 3; i++) u[i] = xn[i] - x[i];
+      double len = phys_normalize3(u), s = ins[m->site_bodyid[site[k + 1]]] - in;
+      if (len > 0 && s != 0) {
+        double ut = phys_dot3(u, t);
+        for (int i = 0; i < 3; i++) du[i] = s * (t[i] - u[i] * ut) / len;
+      }
+    }
+    for (int i = 0; i < 3; i++) g[i] = uprev[i] - u[i], dg[i] = duprev[i] - du[i];
+    phys_point_velocity(v, d, body, x);
+    dL += in * phys_dot3(g, t);
+    dLdot += phys_dot3(dg, v) + in * phys_dot3(g, wxt);
+    phys_apply_force(m, d, tmp, body, x, dg, NULL);   // sum J_s' dg_s
+    if (in && T != 0) {
+      // the Jacobian columns of dofs above the body turn: T w_k . (t x g)
+      double txg[3];
+      phys_cross3(txg, t, g);
+      for (int j = phys_body_lastdof(m, pp); j >= 0; j = m->dof_parentid[j])
+        R[(size_t)j * ld + col] += T * phys_dot3(d->cdof + 6 * j, txg);
+    }
+    phys_copy3(uprev, u);
+    phys_copy3(duprev, du);
+  }
+  double Tp = m->opt.disableflags & PHYS_DSBL_PASSIVE ? 0 : m->spring_stiffness[sp] * dL + m->spring_damping[sp] * dLdot;
+  memset(ugen, 0, sizeof(double) * (size_t)m->nv);
+  phys_spring_eval(m, d, sp, NULL, -1, ugen);   // ugen = sum J_s' g_s = dL/dq
+  for (int j = 0; j < m->nv; j++) R[(size_t)j * ld + col] += Tp * ugen[j] + T * tmp[j];
+}
+
 // pos:BODY columns of R = d(RNEA - f)/dz (three columns, z along the parent's axes); acc, F from
-// rnea_forces; G (nbody x 6) and ins (nbody) scratch
-static void pos_columns(const physModel* m, const physData* d, const physParam* p, const double* acc,
-                        const double* F, double* G, int* ins, double* R, int ld) {
+// rnea_forces; G (nbody x 6), ins (nbody), ugen and tmp (nv) scratch
+static void pos_columns(const physModel* m, physData* d, const physParam* p, const double* acc, const double* F,
+                        double* G, int* ins, double* ugen, double* tmp, double* R, int ld) {
   int b = p->id, pp = m->body_parentid[b];
   for (int c = 0; c < m->nbody; c++) ins[c] = c == b || (c > b && ins[m->body_parentid[c]]);
   double Fx[3] = {0, 0, 0};
@@ -232,6 +293,7 @@ static void pos_columns(const physModel* m, const physData* d, const physParam* 
     phys_cross3(tf, Sz + 3, Fx);
     for (int k = phys_body_lastdof(m, pp); k >= 0; k = m->dof_parentid[k])
       R[(size_t)k * ld + col] += phys_dot6(d->cdof + 6 * k, y) - phys_dot3(d->cdof + 6 * k, tf);
+    for (int sp = 0; sp < m->nspring; sp++) pos_spring_column(m, d, sp, ins, pp, Sz + 3, R, ld, col, ugen, tmp);
   }
 }
 
@@ -293,7 +355,7 @@ static void param_forces(const physModel* m, physData* d, const physParamTable* 
     }
   memset(R, 0, sizeof(double) * (size_t)nv * (size_t)nt);
   for (int e = 0; e < t->n; e++) entry_columns(m, d, t->param + e, Y, R, nt, tmp);
-  double *acc = NULL, *F = NULL, *G = NULL;
+  double *acc = NULL, *F = NULL, *G = NULL, *ugen = NULL;
   int* ins = NULL;
   for (int e = 0; e < t->n; e++) {
     if (t->param[e].kind != PHYS_PAR_POS) continue;
@@ -303,9 +365,10 @@ static void param_forces(const physModel* m, physData* d, const physParamTable* 
       F = phys_stack_alloc(d, 6 * nb);
       G = phys_stack_alloc(d, 6 * nb);
       ins = (int*)phys_stack_alloc(d, nb);
+      ugen = phys_stack_alloc(d, (size_t)nv);
       rnea_forces(m, d, acc, F);
     }
-    pos_columns(m, d, t->param + e, acc, F, G, ins, R, nt);
+    pos_columns(m, d, t->param + e, acc, F, G, ins, ugen, tmp, R, nt);
   }
 }
 

@@ -68,12 +68,6 @@ static const char* geom_type_name(int type) {
   return type >= 0 && type < PHYS_NGEOMTYPE ? name[type] : "unknown";
 }
 
-// 1 if body c is b or a descendant of b
-static int in_subtree(const physModel* m, int c, int b) {
-  while (c > b) c = m->body_parentid[c];
-  return c == b;
-}
-
 // the checks a resolved pos:BODY or size:GEOM entry needs beyond its name; PHYS_ERR_ARG with a message
 static physStatus check_entry(const physModel* m, const physParam* p, physLog* log) {
   if (p->kind == PHYS_PAR_SIZE && p->size == 0)
@@ -85,19 +79,6 @@ static physStatus check_entry(const physModel* m, const physParam* p, physLog* l
   if (m->body_jntnum[b] > 0 && m->jnt_type[m->body_jntadr[b]] == PHYS_JNT_FREE)
     return phys_error(log, PHYS_ERR_ARG, "param '%s': body '%s' has a free joint, so its placement is part of "
                       "the state (qpos), not a parameter", p->name, phys_id2name(m, "body", b));
-  // a spring with sites inside and outside the moved subtree changes length with body_pos: not differentiated
-  for (int sp = 0; sp < m->nspring; sp++) {
-    int in = 0, out = 0;
-    for (int i = 0; i < m->spring_num[sp]; i++) {
-      int s = m->spring_site[m->spring_adr[sp] + i];
-      if (in_subtree(m, m->site_bodyid[s], b)) in = 1;
-      else out = 1;
-    }
-    if (in && out)
-      return phys_error(log, PHYS_ERR_ARG, "param '%s': spring '%s' has sites inside and outside the subtree of "
-                        "body '%s'; the derivative of its length with respect to the body's placement is not "
-                        "implemented", p->name, phys_id2name(m, "spring", sp), phys_id2name(m, "body", b));
-  }
   return PHYS_OK;
 }
 

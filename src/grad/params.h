@@ -19,8 +19,8 @@
 //                        them with inertia:BODY). Contact only: zero contact-free derivative
 //   pos:BODY         3   body_pos, the placement of the body (and of its joints) in the parent frame: link
 //                        lengths. Moves the body's subtree rigidly, like a slide joint at the body frame along
-//                        the parent's axes. Refused for a body with a free joint (its placement is qpos) and
-//                        when a spring has sites both inside and outside the subtree
+//                        the parent's axes (sites and springs included). Refused for a body with a free
+//                        joint (its placement is qpos)
 //   penalty:stiffness 1  opt.penalty_stiffness (> 0), penalty:damping 1 opt.penalty_damping (>= 0); NAME is
 //                        "stiffness" or "damping". Contact only: zero contact-free derivative
 // A body may appear with inertia or with mass/com, not both; a spec may appear once. phys_param_set refuses

@@ -8,8 +8,8 @@
 //   - analytic: the pendulum's armature column dv+/darmature = -dt a / (I + armature);
 //   - contact-only parameters (friction, restitution, size, penalty stiffness and damping) have exactly zero
 //     columns;
-//   - body placements pos:BODY (link lengths) on the double pendulum (with random xfrc) and on every humanoid
-//     body but the free torso;
+//   - body placements pos:BODY (link lengths) on the double pendulum (with random xfrc), on mixed.xml (a
+//     spring and its motor across the moved subtrees) and on every humanoid body but the free torso;
 // on the pendulum, tests/data/mixed.xml (every joint type, springs, motors on joints and on a spring, random
 // xfrc_applied so that the com's force point moves with com and inertia; with implicit and explicit damping)
 // and MuJoCo's humanoid in the air (contacts and limits disabled, every body's inertia, every joint, every gear).
@@ -316,6 +316,9 @@ int main(void) {
   const char* mix2[] = {"mass:base", "com:base", "mass:arm", "com:arm", "mass:slider", "com:slider",
                         "mass:tip", "com:tip", "gravity"};
   check_model("mixed mass/com", m, mix2, 9, 3, 2, 1);
+  // placements: the spring from the world anchor to the tip's site straddles every subtree; its motor pulls
+  const char* mix3[] = {"pos:arm", "pos:slider", "pos:tip", "gravity", "stiffness:spring"};
+  check_model("mixed pos", m, mix3, 5, 3, 2, 1);
   m->opt.disableflags |= PHYS_DSBL_EULERDAMP;
   n = all_specs(m, &s, NULL, 0);
   check_model("mixed explicit damping", m, (const char* const*)s, n, 2, 2, 1);
