@@ -99,7 +99,9 @@ int grad_default_params(char*** spec, const physModel* m) {
   if (!(m->opt.disableflags & PHYS_DSBL_CONTACT)) {
     for (int g = 0; g < m->ngeom; g++) {
       const char* name = phys_id2name(m, "geom", g);
-      if (!m->geom_contype[g] && !m->geom_conaffinity[g]) continue;
+      int paired = 0;
+      for (int k = 0; k < m->npair; k++) paired |= m->pair_geom1[k] == g || m->pair_geom2[k] == g;
+      if (!m->geom_contype[g] && !m->geom_conaffinity[g] && !paired) continue;
       if (m->geom_friction[3 * g] > 0) push_named(&s, &n, &cap, m, "friction", name);
       if (m->geom_restitution[g] > 0.01 && m->geom_restitution[g] < 0.99)
         push_named(&s, &n, &cap, m, "restitution", name);
