@@ -6,6 +6,7 @@
 
 #include "contact.h"
 #include "grad.h"
+#include "step_contact_deriv.h"
 
 //---------------------------------------------------------------------------------------------------------
 // sizes
@@ -31,28 +32,44 @@ int phys_rollout_interval(int T, int budget) {
   return -1;
 }
 
-// doubles: nstate states of (qpos, qvel, time), then xbar, xnext, g (2nv each), theta scratch (ntheta)
+// doubles of one state record: qpos, qvel, time, ncon, the contact list (warm start) of nconmax contacts
+static size_t record_size(const physModel* m) {
+  size_t con = (sizeof(physContact) * (size_t)m->nconmax + sizeof(double) - 1) / sizeof(double);
+  return (size_t)(m->nq + m->nv + 2) + con;
+}
+
+// doubles: nstate state records, then xbar, xnext, g (2nv each), theta scratch (ntheta)
 size_t phys_rollout_worksize(const physModel* m, int T, int k, int ntheta) {
   size_t ns = (size_t)phys_rollout_nstate(T, k);
-  return ns * (size_t)(m->nq + m->nv + 1) + 6 * (size_t)m->nv + (size_t)(ntheta > 0 ? ntheta : 0);
+  return ns * record_size(m) + 6 * (size_t)m->nv + (size_t)(ntheta > 0 ? ntheta : 0);
 }
 
 //---------------------------------------------------------------------------------------------------------
-// state records: qpos (nq), qvel (nv), time (1)
+// state records: qpos (nq), qvel (nv), time (1), ncon (1), contacts (nconmax physContact, record_size):
+// phys_step reads the last step's contacts d->contact as its warm start, so a recomputation from a record
+// reproduces the forward pass bit for bit only with them
 
-// record <- d's state
+// record <- d's state (the unused part of the contact list zeroed)
 static void save_state(const physModel* m, const physData* d, double* rec) {
-  memcpy(rec, d->qpos, sizeof(double) * (size_t)m->nq);
-  memcpy(rec + m->nq, d->qvel, sizeof(double) * (size_t)m->nv);
-  rec[m->nq + m->nv] = d->time;
+  int nq = m->nq, nv = m->nv;
+  memcpy(rec, d->qpos, sizeof(double) * (size_t)nq);
+  memcpy(rec + nq, d->qvel, sizeof(double) * (size_t)nv);
+  rec[nq + nv] = d->time;
+  rec[nq + nv + 1] = d->ncon;
+  double* con = rec + nq + nv + 2;
+  size_t used = sizeof(physContact) * (size_t)d->ncon, all = sizeof(double) * (record_size(m) - (size_t)(nq + nv + 2));
+  memcpy(con, d->contact, used);
+  memset((char*)con + used, 0, all - used);
 }
 
-// d's state <- record; the contact lists are emptied (a contact-free rollout has none)
+// d's state <- record (the contact list with it, the previous one emptied)
 static void load_state(const physModel* m, physData* d, const double* rec) {
-  memcpy(d->qpos, rec, sizeof(double) * (size_t)m->nq);
-  memcpy(d->qvel, rec + m->nq, sizeof(double) * (size_t)m->nv);
-  d->time = rec[m->nq + m->nv];
-  d->ncon = 0;
+  int nq = m->nq, nv = m->nv;
+  memcpy(d->qpos, rec, sizeof(double) * (size_t)nq);
+  memcpy(d->qvel, rec + nq, sizeof(double) * (size_t)nv);
+  d->time = rec[nq + nv];
+  d->ncon = (int)rec[nq + nv + 1];
+  memcpy(d->contact, rec + nq + nv + 2, sizeof(physContact) * (size_t)d->ncon);
   d->ncon_prev = 0;
 }
 
@@ -86,15 +103,16 @@ double phys_rollout(const physModel* m, physData* d, int T, const double* u, phy
 }
 
 // one step of the gradient's forward pass: PHYS_ERR_ARG (with the step in log) if it has contacts or limits
+// with penalty contact (lcp, cone and ccp steps are differentiated, step_contact_deriv.h)
 static physStatus checked_step(const physModel* m, physData* d, const double* u, int t, physLog* log) {
   set_ctrl(m, d, u, t);
   int nlimit = phys_constraint_nlimit(m, d);
   double time = d->time;
   phys_step(m, d);
-  if (d->ncon > 0 || nlimit > 0)
+  if ((d->ncon > 0 || nlimit > 0) && m->opt.contact == PHYS_CONTACT_PENALTY)
     return phys_error(log, PHYS_ERR_ARG,
                       "phys_rollout_grad: step %d at time %g has %d contacts and %d active joint limits: the "
-                      "rollout gradient is contact-free only", t, time, d->ncon, nlimit);
+                      "rollout gradient of penalty contact is not implemented", t, time, d->ncon, nlimit);
   return PHYS_OK;
 }
 
@@ -110,9 +128,18 @@ static physStatus reverse_step(const physModel* m, physData* d, const physParamT
   load_state(m, d, rec);
   set_ctrl(m, d, u, t);
   int params = tab && tab->ntheta > 0 && thetabar;
+  physStatus st;
+  if (params && phys_constrained_step_applies(m, d)) {
+    // a constrained step: one linearization gives xbar, ubar and thetabar (not a force adjoint alone)
+    st = phys_constrained_step_vjp(m, d, tab, xnext, xbar, ubar ? ubar + (size_t)t * m->nu : NULL, tb, NULL);
+    if (st != PHYS_OK) return st;
+    for (int i = 0; i < tab->ntheta; i++) thetabar[i] += tb[i];
+    eval_loss(m, d, loss, ctx, t, g);
+    for (int i = 0; i < 2 * nv; i++) xbar[i] += g[i];
+    return PHYS_OK;
+  }
   // one linearization serves both: the step VJP returns the force adjoint lambda for the parameters
-  physStatus st = phys_step_vjp_lambda(m, d, xnext, xbar, ubar ? ubar + (size_t)t * m->nu : NULL,
-                                       params ? g : NULL);
+  st = phys_step_vjp_lambda(m, d, xnext, xbar, ubar ? ubar + (size_t)t * m->nu : NULL, params ? g : NULL);
   if (st != PHYS_OK) return st;
   if (params) {
     phys_step_param_vjp_at(m, d, tab, g, tb);
@@ -130,7 +157,7 @@ physStatus phys_rollout_grad(const physModel* m, physData* d, const physParamTab
   if (T < 1 || k < 0 || k > T || !loss || !work || (m->nu > 0 && !u))
     return phys_error(log, PHYS_ERR_ARG, "phys_rollout_grad: bad arguments (T %d, k %d)", T, k);
   if (k == 0) k = phys_rollout_interval(T, 0);
-  int nv = m->nv, nu = m->nu, nrec = m->nq + m->nv + 1, nchk = (T + k - 1) / k;
+  int nv = m->nv, nu = m->nu, nrec = (int)record_size(m), nchk = (T + k - 1) / k;
   int ntheta = tab ? tab->ntheta : 0;
 
   // workspace layout: checkpoints, segment buffer, xbar, xnext, g (2nv each), theta scratch

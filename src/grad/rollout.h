@@ -12,9 +12,10 @@
 // k = sqrt(T) (2 sqrt(T) states); k = 1 is the full tape (T states and no recomputation), k = T keeps one
 // checkpoint and recomputes the whole rollout once. Cost: one forward pass, one recomputation, T VJPs.
 // The recomputation calls phys_step itself from bit-identical states, so it reproduces the forward states
-// bit for bit (a contact-free step reads qpos, qvel, ctrl and the fixed inputs only; warm starts
-// d->contact_prev are only used with contacts, which the gradient refuses): the gradient is the same, bit
-// for bit, for every k.
+// bit for bit: a record holds qpos, qvel, time and the contact list d->contact (the next step's warm start;
+// a step reads nothing else that changes), so the gradient is the same, bit for bit, for every k. Steps
+// with contacts or joint limits are differentiated with lcp, cone and ccp (step_contact_deriv.h); penalty
+// contact is refused.
 //
 // Memory: the caller allocates phys_rollout_worksize doubles once; nothing allocates inside (the VJPs take
 // their scratch from d's arena).
@@ -37,9 +38,10 @@ typedef double (*physLossFn)(void* ctx, int t, const double* qpos, const double*
 int phys_rollout_interval(int T, int budget);
 // states held by a rollout gradient with interval k: ceil(T/k) checkpoints + k segment states
 int phys_rollout_nstate(int T, int k);
-// size in doubles of the workspace phys_rollout_grad needs: nstate (nq + nv + 1) + 6 nv + ntheta. Layout
-// (tests read it): ceil(T/k) checkpoint records, then the k-record segment buffer (each record qpos, qvel,
-// time); on return the buffer holds segment 0's recomputed states x_0 .. x_{min(k,T)-1}.
+// size in doubles of the workspace phys_rollout_grad needs: nstate (nq + nv + 2 + c) + 6 nv + ntheta, c =
+// ceil(nconmax sizeof(physContact) / sizeof(double)). Layout (tests read it): ceil(T/k) checkpoint records,
+// then the k-record segment buffer (each record qpos, qvel, time, ncon, the contact list padded with
+// zeros to nconmax); on return the buffer holds segment 0's recomputed states x_0 .. x_{min(k,T)-1}.
 size_t phys_rollout_worksize(const physModel* m, int T, int k, int ntheta);
 
 // forward only: runs the T steps from d's state (d is left at x_T) and returns L (g_q, g_v scratch from the
@@ -50,9 +52,9 @@ double phys_rollout(const physModel* m, physData* d, int T, const double* u, phy
 // theta); k the checkpoint interval (1..T; 0 means phys_rollout_interval(T, 0)); work of
 // phys_rollout_worksize(m, T, k, t ? t->ntheta : 0) doubles. Outputs (any may be NULL): *loss = L,
 // xbar0 = dL/dx_0 (2nv), ubar = dL/du (T x nu), thetabar = dL/dtheta (ntheta).
-// d is left at x_0 with ctrl = u_0. Errors (message in log, which may be NULL): PHYS_ERR_ARG for bad
-// arguments or if a step of the rollout has contacts or active joint limits ("step t at time s has ..."),
-// or the status of phys_step_vjp / phys_step_param_vjp.
+// d is left at x_0 (with its contact list) and ctrl = u_0. Errors (message in log, which may be NULL):
+// PHYS_ERR_ARG for bad arguments or if a step of a penalty-contact rollout has contacts or active joint
+// limits ("step t at time s has ..."), or the status of phys_step_vjp / phys_step_param_vjp.
 physStatus phys_rollout_grad(const physModel* m, physData* d, const physParamTable* t, int T, int k,
                              const double* u, physLossFn loss, void* ctx, double* work, double* total,
                              double* xbar0, double* ubar, double* thetabar, physLog* log);

@@ -18,7 +18,7 @@
 //    the states of the plain phys_step loop.
 // 3. Memory: the workspace is exactly phys_rollout_worksize doubles (all of it written, nothing past it),
 //    2 ceil(sqrt T) states for T = 100 instead of T + 1.
-// 4. A rollout that hits contact (a box thrown at the floor) or a joint limit returns PHYS_ERR_ARG naming
+// 4. A penalty rollout that hits contact (a box thrown at the floor) or a joint limit returns PHYS_ERR_ARG naming
 //    the step.
 #include "grad_models.h"
 #include "params.h"
@@ -238,7 +238,9 @@ static void check_fd(rollCase* c) {
 // 2, 3: bit-identical gradients for every interval, bit-identical recomputed states, exact memory
 static void check_checkpoints(rollCase* c) {
   const physModel* m = c->m;
-  int T = c->T, nq = m->nq, nv = m->nv, nrec = nq + nv + 1;
+  // a record: qpos, qvel, time, ncon, the contact list padded to nconmax (rollout.h)
+  int T = c->T, nq = m->nq, nv = m->nv;
+  int nrec = nq + nv + 2 + (int)((sizeof(physContact) * (size_t)m->nconmax + sizeof(double) - 1) / sizeof(double));
   physLog log;
   memset(&log, 0, sizeof(log));
 
@@ -353,10 +355,12 @@ static void free_case(rollCase* c) {
   free(c->u);
 }
 
-// 4: contacts and limits are refused with the step named
+// 4: contacts and limits are refused with the step named with penalty contact (lcp, cone, ccp rollouts:
+// test_step_contact_deriv.c)
 static void check_refusal(void) {
   // a box thrown at the floor from 0.2 m at 2 m/s: contact after ~0.05 s (25 steps of 2 ms)
   physModel* m = gm_load("tests/data/box.xml", 0);
+  m->opt.contact = PHYS_CONTACT_PENALTY;
   physData* d = phys_make_data(m);
   d->qpos[2] = 0.2;
   d->qvel[2] = -2;
@@ -380,6 +384,7 @@ static void check_refusal(void) {
 
   // mixed.xml's slide driven into its upper limit 0.3 from 0.25 at 2 m/s
   m = gm_load("tests/data/mixed.xml", 0);
+  m->opt.contact = PHYS_CONTACT_PENALTY;
   d = phys_make_data(m);
   int js = -1;
   for (int j = 0; j < m->njnt; j++)

@@ -15,16 +15,23 @@
 //  3. dot-product tests <y, A x> = <A'y, x>, <y, B u> = <B'y, u>, <y, P t> = <P'y, t> to 1e-12;
 //  4. P = dx+/dtheta (mass, inertia, friction, restitution, size, damping) against central differences of
 //     phys_step over each parameter to 1e-4;
-//  5. the derivative calls leave d so that the next phys_step is bit-identical (warm starts restored).
+//  5. the derivative calls leave d so that the next phys_step is bit-identical (warm starts restored);
+//  6. the rollout gradient through 30 steps of the box sliding on the floor: dL/dx0 and
+//     dL/dtheta against central differences of phys_rollout's loss, checkpointed (k = 6) bit for bit the
+//     full tape (k = 1).
 // Not covered: ccp on the lying humanoid - in 40 steps after the first contact no state had differences at h
 // and 10 h agreeing (a persistent O(1e5) disagreement in the root height column: contacts at ccp's
 // velocity-dependent detection envelope, see contact.h); ccp's sliding box lifts off in one step (its
 // relaxation separates at mu |v_t|), so its "sliding" state is the step after, all rows separating.
+// cone on the sliding box with a spin (omega_z = 2, 4 coplanar corners, G singular) is off: dq+/dmu 2x,
+// A 3.7e-4, and its solver-level JVP and VJP disagree (dot test 3e-7): the known limitation of
+// ccp_vjp.c's singular sliding box, so the sliding scenes here do not spin.
 // cone and ccp run at solver_tolerance 1e-11: at the default 1e-10 their residual over h = 1e-6 puts 1e-3
 // of noise into the differences of entries that are exactly 0.
 #include "collision.h"
 #include "grad_models.h"
 #include "params.h"
+#include "rollout.h"
 #include "spec.h"
 #include "step.h"
 #include "urdf.h"
@@ -506,6 +513,92 @@ static void test_elbow(int k) {
   phys_free_model(m);
 }
 
+//---------------------------------------------------------------------------------------------------------
+// rollout gradient with contacts
+
+// l_t = c_t . p + 0.5 |v|^2 with p the free joint's position, c_t = (1, -0.5, 2) (1 + 0.1 t)
+static double roll_loss(void* ctx, int t, const double* qpos, const double* qvel, double* g_q, double* g_v) {
+  const physModel* m = ctx;
+  double w = 1 + 0.1 * t, c[3] = {w, -0.5 * w, 2 * w}, l = 0;
+  for (int i = 0; i < 3; i++) l += c[i] * qpos[i], g_q[i] = c[i];
+  for (int i = 0; i < m->nv; i++) l += 0.5 * qvel[i] * qvel[i], g_v[i] = qvel[i];
+  return l;
+}
+
+// the box sliding on the floor for T steps: dL/dx0 and dL/dtheta against central differences
+// of phys_rollout, every checkpoint interval bit for bit the full tape's
+static void test_rollout(int k) {
+  physModel* m = gm_load("tests/data/contact/box_plane.xml", 0);
+  m->opt.contact = model_kind[k];
+  m->opt.solver_tolerance = CT_SOLVER_TOL;
+  m->geom_friction[3 * phys_name2id(m, "geom", "floor")] = 0.3;
+  m->geom_friction[3 * phys_name2id(m, "geom", "box")] = 0.2;
+  physData* d = phys_make_data(m);
+  static const char* spec[] = {"friction:floor", "mass:box", "size:box"};
+  physParamTable t = table(m, spec, 3);
+  int T = 30, nv = m->nv, nt = t.ntheta, k0 = phys_rollout_interval(T, 0);
+  phys_reset_data(m, d);
+  d->qpos[2] = 0.1 - 3e-5;
+  d->qvel[0] = 1, d->qvel[1] = 0.3;
+  if (model_kind[k] != PHYS_CONTACT_CCP) phys_step(m, d);
+  snap s;
+  snap_take(m, d, &s);
+  double *xb = calloc(2 * nv, sizeof(double)), *tb = calloc(nt, sizeof(double));
+  double *xb1 = calloc(2 * nv, sizeof(double)), *tb1 = calloc(nt, sizeof(double));
+  double *xf = calloc(2 * nv, sizeof(double)), *tf = calloc(nt, sizeof(double));
+  double *work = malloc(sizeof(double) * phys_rollout_worksize(m, T, 1, nt)), L, L1;
+  physLog log;
+  memset(&log, 0, sizeof log);
+  CHECK(phys_rollout_grad(m, d, &t, T, 0, NULL, roll_loss, m, work, &L, xb, NULL, tb, &log) == PHYS_OK);
+  CHECK(phys_rollout_grad(m, d, &t, T, 1, NULL, roll_loss, m, work, &L1, xb1, NULL, tb1, &log) == PHYS_OK);
+  CHECK_MSG(L == L1 && memcmp(xb, xb1, sizeof(double) * 2 * nv) == 0 && memcmp(tb, tb1, sizeof(double) * nt) == 0,
+            "rollout %s: interval %d differs from the full tape", model_name[k], k0);
+  snap_load(m, d, &s);
+  CHECK(phys_rollout(m, d, T, NULL, roll_loss, m) == L);
+
+  // central differences of the loss in x0 (tangent) and theta
+  double* th0 = malloc(sizeof(double) * nt);
+  double* th = malloc(sizeof(double) * nt);
+  phys_param_get(&t, m, th0);
+  for (int j = 0; j < 2 * nv + nt; j++) {
+    double Lpm[2];
+    for (int sg = 0; sg < 2; sg++) {
+      double h = sg ? -CT_H : CT_H;
+      snap_load(m, d, &s);
+      if (j < nv) {
+        double e[6] = {0};
+        e[j] = 1;
+        phys_integrate_pos(m, d->qpos, e, h);
+      } else if (j < 2 * nv) {
+        d->qvel[j - nv] += h;
+      } else {
+        memcpy(th, th0, sizeof(double) * nt);
+        th[j - 2 * nv] += h;
+        CHECK(phys_param_set(&t, m, th) == PHYS_OK);
+      }
+      Lpm[sg] = phys_rollout(m, d, T, NULL, roll_loss, m);
+      CHECK(phys_param_set(&t, m, th0) == PHYS_OK);
+    }
+    double fd = (Lpm[0] - Lpm[1]) / (2 * CT_H);
+    if (j < 2 * nv) xf[j] = fd;
+    else tf[j - 2 * nv] = fd;
+  }
+  snap_load(m, d, &s);
+  char what[80];
+  snprintf(what, sizeof what, "rollout %s dL/dx0", model_name[k]);
+  double ex = gm_compare(what, xb, xf, 1, 2 * nv, 1, CT_TOL);
+  snprintf(what, sizeof what, "rollout %s dL/dtheta", model_name[k]);
+  double et = gm_compare(what, tb, tf, 1, nt, 1, CT_TOL);
+  printf("rollout %-4s T %d (k %d and 1 bit-identical): L %.6g, dL/dx0 %.2e, dL/dtheta %.2e against central "
+         "differences\n", model_name[k], T, k0, L, ex, et);
+  worst_all = fmax(worst_all, fmax(ex, et));
+  snap_free(&s);
+  free(xb), free(tb), free(xb1), free(tb1), free(xf), free(tf), free(work), free(th0), free(th);
+  phys_param_table_free(&t);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
 int main(void) {
   for (int k = 0; k < 3; k++) {
     test_box(k);
@@ -513,6 +606,7 @@ int main(void) {
     test_limit(k);
     test_elbow(k);
     if (model_kind[k] != PHYS_CONTACT_CCP) test_humanoid(k);   // ccp: see the file comment
+    test_rollout(k);
   }
   printf("worst relative error against central differences %.3g (tol %.0e); worst dot test %.3g\n", worst_all,
          CT_TOL, worst_dot);
