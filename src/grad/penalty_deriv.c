@@ -289,7 +289,7 @@ static physStatus tape_build(const physModel* m, physData* d, penTape* T) {
   for (int i = 0; i < nv; i++) {
     madd[i] = damp ? dt * m->dof_damping[i] : 0;
     add[i] += madd[i];
-    rhs[i] += flim[i] - d->qfrc_bias[i];
+    rhs[i] = rhs[i] + flim[i] - d->qfrc_bias[i];   // step.c's order: (tau + f_limit) - c
   }
   physStatus st = PHYS_OK;
   if (phys_factor_m(m, qLD, d->qM, madd) != nv) {

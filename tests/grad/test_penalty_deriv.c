@@ -4,16 +4,18 @@
 //     (under- and overdamped);
 //  2. the replayed step: v + dt d->qacc after phys_step_jacobian equals phys_step's v+ bit for bit (same
 //     contacts, coefficients and number of solves);
-//  3. A, B against central differences of phys_step (phys_step_jacobian_fd, step 1e-6) and P against central
-//     differences of phys_step under phys_param_set (step 1e-6), relative 1e-6 with a floor of 1e-4 of the
-//     block's scale (grad_models.h), on: a ball resting, a ball hitting the plane while sliding and
-//     spinning (friction re-evaluated, 3 solves), a box sliding and turning on its 4 bottom corners, a box
-//     tumbling on one corner, two balls pressed together in the air (the dense factorization), the elbow of
-//     the toss data bent on the floor, and a hinge beyond its limit (implicit limit spring, no contact).
-//     States are picked away from the model's switches: every contact within the detection envelope either
-//     penetrates by >= 2e-4 m or is >= 2e-4 m away, every pushing contact keeps f_n > 1e-3 of its spring,
-//     and every tangential speed is 0 or >= 10 v_slip (sticking contacts are at rest, so the 1e-6 steps stay
-//     below v_slip); the test asserts these margins at the state;
+//  3. A, B against four-point central differences of phys_step (phys_step_jacobian_fd at h and 2h; h = 1e-5
+//     in q, 1e-4 in v and u) and P against four-point central differences of phys_step under phys_param_set
+//     (step 1e-4 max(1, |theta|)), relative 1e-6 with a floor of 1e-4 of max(block max, |x+|)
+//     (grad_models.h), on: a ball resting, a ball hitting the plane while sliding and spinning (friction
+//     re-evaluated, 3 solves), a box sliding and turning on its 4 bottom corners, a box tumbling on one
+//     corner, two balls pressed together in the air (the dense factorization), the elbow of the toss data
+//     bent on the floor, a hinge and a slide beyond their limits (implicit limit springs, no contact), and
+//     MuJoCo's humanoid lying on the floor (contacts and active limits).
+//     States are picked away from the model's switches, and the test asserts it: no pair of geoms is within
+//     20 h of touching or of separating, no penetrating contact separates (f_n >= k depth > 0 at v), and
+//     every tangential speed is 0 or >= 10 v_slip (sticking contacts at rest stay below v_slip / 2 under
+//     the steps in v);
 //  4. dot-product tests: phys_step_vjp's xbar and ubar equal A' y and B' y entrywise for a random y (to 1e-12
 //     of sum_i |A_ij y_i|), A and B coming from the forward mode (columns) and the VJP from the reverse mode:
 //     two independent linearizations of the same tape. P is built from reverse passes (rows), so
@@ -32,7 +34,14 @@
 #include "spec.h"
 #include "urdf.h"
 
-#define FD_H 1e-5   // four-point central differences (h, 2h): rounding ~2e-11 |x+|, far from every switch
+// four-point central differences from steps h and 2h: h = 1e-5 in q, where the geometry makes higher
+// derivatives large (tilting the lying humanoid: its two-point d(v+)/d(tilt) errs by 3e-6 relative at
+// h = 1e-5, 1e-3 at 1e-4), VH = 1e-4 in v and u and PH = 1e-4 relative in theta, which enter the step
+// almost linearly, so that rounding dominates (the humanoid's d(v+)/dv errs by 3e-6 at 1e-5, 2e-8 at 1e-4)
+static const double g_h = 1e-5;
+#define FD_H g_h
+#define FD_VH 1e-4
+#define FD_PH 1e-4
 
 //---------------------------------------------------------------------------------------------------------
 // models
@@ -169,31 +178,44 @@ static void sink(physModel* m, physData* d, int jnt, double depth) {
 //---------------------------------------------------------------------------------------------------------
 // checks
 
-// the state's margins from the switches (file comment, item 3); returns 1 if they hold
-static int check_margins(const char* name, const physModel* m, physData* d) {
+// the state's margins from the switches (file comment, item 3), contacts found with every geom margin raised
+// by 20 h (so that pairs about to touch are seen too); returns 1 if they hold
+static int check_margins(const char* name, physModel* m, physData* d) {
+  double* keep = malloc(sizeof(double) * (size_t)m->ngeom);
+  for (int g = 0; g < m->ngeom; g++) keep[g] = m->geom_margin[g], m->geom_margin[g] += 20 * g_h;
   phys_kinematics(m, d);
   phys_com_pos(m, d);
   phys_com_vel(m, d);
   phys_collision(m, d);
+  for (int g = 0; g < m->ngeom; g++) m->geom_margin[g] = keep[g];
+  free(keep);
   int nv = m->nv, ok = 1;
   double* jp = malloc(sizeof(double) * 3 * (size_t)nv);
   double* jq = malloc(sizeof(double) * 3 * (size_t)nv);
   for (int i = 0; i < d->ncon; i++) {
     const physContact* c = d->contact + i;
-    if (fabs(c->dist) < 2e-4) ok = 0;
+    if (fabs(c->dist) < 20 * g_h) ok = 0;
     if (!(c->dist < 0)) continue;
-    // relative point velocity, tangential part
+    // relative point velocity: not separating (f_n >= k depth > 0), tangential part 0 or above 10 v_slip
     double vr[3] = {0, 0, 0};
     phys_jac(m, d, c->pos, m->geom_bodyid[c->geom[1]], jp, NULL);
     phys_jac(m, d, c->pos, m->geom_bodyid[c->geom[0]], jq, NULL);
     for (int r = 0; r < 3; r++)
       for (int j = 0; j < nv; j++) vr[r] += (jp[r * nv + j] - jq[r * nv + j]) * d->qvel[j];
-    double vn = phys_dot3(vr, c->frame), vt[3] = {vr[0] - vn * c->frame[0], vr[1] - vn * c->frame[1], vr[2] - vn * c->frame[2]};
-    double st = phys_norm3(vt);
-    if (st > 0 && st < 10 * m->opt.penalty_vslip) ok = 0;
+    double vn = phys_dot3(vr, c->frame);
+    double vt[3] = {vr[0] - vn * c->frame[0], vr[1] - vn * c->frame[1], vr[2] - vn * c->frame[2]};
+    double st = phys_norm3(vt), lever = 0;
+    if (vn > 0 || (st > 0 && st < 10 * m->opt.penalty_vslip)) ok = 0;
+    // a sticking contact stays below v_slip under the v steps (2 VH times a column of J_rel)
+    for (int j = 0; j < nv; j++) {
+      double col[3] = {jp[j] - jq[j], jp[nv + j] - jq[nv + j], jp[2 * nv + j] - jq[2 * nv + j]};
+      lever = fmax(lever, phys_norm3(col));
+    }
+    if (st == 0 && !(2 * FD_VH * lever < 0.5 * m->opt.penalty_vslip)) ok = 0;
   }
   free(jp);
   free(jq);
+  d->ncon = 0;
   CHECK_MSG(ok, "%s: state too close to a switch of the penalty model", name);
   return ok;
 }
@@ -215,7 +237,7 @@ static void param_step(physModel* m, const physData* d, physData* e, const physP
   }
 }
 
-// P by four-point central differences of phys_step under phys_param_set, step h s_c in theta_c with
+// P by four-point central differences of phys_step under phys_param_set, step PH s_c in theta_c with
 // s_c = max(1, |theta_c|) (penalty stiffness is 1e4); returns P's columns times s_c (and the analytic P's
 // columns scaled alike in Pa), so that both are derivatives in the steps' units
 static void param_fd(physModel* m, physData* d, const physParamTable* t, double* P, double* Pa) {
@@ -234,12 +256,12 @@ static void param_fd(physModel* m, physData* d, const physParamTable* t, double*
   for (int c = 0; c < nt; c++) {
     double sc = fmax(1, fabs(th0[c])), off[4] = {2, 1, -1, -2};
     for (int k = 0; k < 4; k++) {
-      th[c] = th0[c] + off[k] * FD_H * sc;
+      th[c] = th0[c] + off[k] * FD_PH * sc;
       param_step(m, d, e, t, th, q0, v0, r + (size_t)k * n2);
     }
     th[c] = th0[c];
     for (int i = 0; i < n2; i++) {
-      P[(size_t)i * nt + c] = gm_fd4(r[i], r[n2 + i], r[2 * n2 + i], r[3 * n2 + i], FD_H);
+      P[(size_t)i * nt + c] = gm_fd4(r[i], r[n2 + i], r[2 * n2 + i], r[3 * n2 + i], FD_PH);
       Pa[(size_t)i * nt + c] *= sc;
     }
   }
@@ -312,13 +334,20 @@ static void check_scene(const char* name, physModel* m, physData* d, const char*
   printf("%s: %d contacts (%d penetrating), %d limits\n", name, e->ncon, ncon, e->nlimit);
   phys_free_data(e);
 
-  // A, B against four-point central differences: the twin at h and 2h, (4 J_h - J_2h) / 3
+  // A, B against four-point central differences: the twin at h and 2h, (4 J_h - J_2h) / 3; the q columns
+  // from h = FD_H, the v and u columns from h = FD_VH
+  double* A1 = calloc((size_t)n2 * n2, sizeof(double));
   double* A2 = calloc((size_t)n2 * n2, sizeof(double));
   double* B2 = calloc((size_t)n2 * (nu + 1), sizeof(double));
-  CHECK(phys_step_jacobian_fd(m, d, FD_H, Af, nu > 0 ? Bf : NULL) == PHYS_OK);
-  CHECK(phys_step_jacobian_fd(m, d, 2 * FD_H, A2, nu > 0 ? B2 : NULL) == PHYS_OK);
-  for (int i = 0; i < n2 * n2; i++) Af[i] = (4 * Af[i] - A2[i]) / 3;
+  CHECK(phys_step_jacobian_fd(m, d, FD_H, A1, NULL) == PHYS_OK);
+  CHECK(phys_step_jacobian_fd(m, d, 2 * FD_H, A2, NULL) == PHYS_OK);
+  for (int i = 0; i < n2 * n2; i++) Af[i] = (4 * A1[i] - A2[i]) / 3;   // q columns kept below
+  CHECK(phys_step_jacobian_fd(m, d, FD_VH, A1, nu > 0 ? Bf : NULL) == PHYS_OK);
+  CHECK(phys_step_jacobian_fd(m, d, 2 * FD_VH, A2, nu > 0 ? B2 : NULL) == PHYS_OK);
+  for (int i = 0; i < n2; i++)
+    for (int j = nv; j < n2; j++) Af[i * n2 + j] = (4 * A1[i * n2 + j] - A2[i * n2 + j]) / 3;
   for (int i = 0; i < n2 * nu; i++) Bf[i] = (4 * Bf[i] - B2[i]) / 3;
+  free(A1);
   free(A2);
   free(B2);
   double wa = compare(name, "q", m, A, Af, fscale, 0, nv, n2);
@@ -476,6 +505,26 @@ static void scene_hinge(physRng* rng) {
   phys_free_model(m);
 }
 
+// MuJoCo's humanoid lying bent on the floor (capsules and spheres on the plane, limbs touching), at rest
+static void scene_humanoid(physRng* rng) {
+  if (access(GM_HUMANOID, R_OK) != 0) {
+    printf("humanoid: %s not found, skipped\n", GM_HUMANOID);
+    return;
+  }
+  physModel* m = gm_load(GM_HUMANOID, 0);
+  m->opt.contact = PHYS_CONTACT_PENALTY;
+  physData* d = phys_make_data(m);
+  d->time = 1;
+  const char* spec[] = {"penalty:stiffness", "mass:torso", "friction:floor"};
+  double y[3] = {0, 1, 0}, p[3] = {0, 0, 0.09};
+  set_free(m, d, 0, p, y, -M_PI / 2 + 0.05);
+  for (int k = 7; k < m->nq; k++) d->qpos[k] = 0.08 * sin(1.7 * k);
+  sink(m, d, 0, 4e-3);   // the deepest contact 4 mm deep (penalty forces of a body resting, not 0.25 m)
+  check_scene("humanoid lying bent on the floor", m, d, spec, 3, rng);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
 //---------------------------------------------------------------------------------------------------------
 // restitution law
 
@@ -502,6 +551,7 @@ int main(void) {
   scene_two_balls(&rng);
   scene_elbow(&rng);
   scene_hinge(&rng);
+  scene_humanoid(&rng);
   printf("worst: A, B %.2g, P %.2g; dot-product (VJP vs forward-mode A, B) %.2g\n", g_worst_a, g_worst_p, g_worst_dot);
   return test_done();
 }
