@@ -42,6 +42,7 @@
 #include "grad.h"
 #include "rng.h"
 #include "rot.h"
+#include "step_contact_deriv.h"
 #include "sysid.h"
 
 //---------------------------------------------------------------------------------------------------------
@@ -324,8 +325,14 @@ static physStatus sens_step(fitProblem* pb, int k, int s) {
   physData* d = pb->d;
   int nx = pb->nx, nth = pb->ntheta, ncon = d->ncon;
   memcpy(pb->con_save, d->contact, sizeof(physContact) * (size_t)ncon);
-  physStatus st = phys_step_jacobian(pb->m, d, pb->A, NULL);
-  if (st == PHYS_OK) st = phys_step_param_jacobian(pb->m, d, pb->t, pb->P);
+  physStatus st;
+  if (phys_constrained_step_applies(pb->m, d)) {
+    // lcp, cone, ccp with constraints: A and P from one linearization
+    st = phys_constrained_step_jacobian(pb->m, d, pb->t, pb->A, NULL, pb->P);
+  } else {
+    st = phys_step_jacobian(pb->m, d, pb->A, NULL);
+    if (st == PHYS_OK) st = phys_step_param_jacobian(pb->m, d, pb->t, pb->P);
+  }
   memcpy(d->contact, pb->con_save, sizeof(physContact) * (size_t)ncon);
   d->ncon = ncon;
   if (st != PHYS_OK)
