@@ -662,6 +662,33 @@ static const char* const BRANCHES =
     "<geom name='r1' type='capsule' fromto='0 0 0 0.2 0.05 -0.35' size='0.04'/></body>"
     "</body></worldbody></mujoco>";
 
+// convex meshes (GJK/EPA pairs, collision/convex_deriv.c): a tetrahedron-like hull on the floor, and another
+// hull pierced by a box; the OBJ is written beside the model (mesh paths stay in the model's folder)
+static const char* const HULL_OBJ =
+    "v 0 0 0\nv 0.2 0 0\nv 0 0.15 0\nv 0 0 0.1\nv 0.1 0.1 0.12\n"
+    "f 1 3 2\nf 1 2 4\nf 1 4 3\nf 2 5 4\nf 2 3 5\nf 3 4 5\n";
+static const char* const HULLS =
+    "<mujoco><compiler angle='radian'/><asset><mesh name='hull' file='%s'/></asset><worldbody>"
+    "<geom name='floor' type='plane' size='5 5 0.1' euler='0.1 -0.1 0'/>"
+    "<body pos='0 0 0.3' euler='0.5 0.3 0.2'><freejoint/><geom type='mesh' mesh='hull'/></body>"
+    "<body pos='0.6 0 0.5' euler='0.2 0.1 0.4'><freejoint/><geom type='mesh' mesh='hull'/></body>"
+    "<body pos='0.65 0.05 0.66' euler='0.3 0.7 0.1'><freejoint/><geom type='box' size='0.1 0.08 0.05'/></body>"
+    "</worldbody></mujoco>";
+
+static void scene_hulls(physRng* rng) {
+  char obj[] = "/tmp/test_contact_deriv_XXXXXX.obj";
+  int fd = mkstemps(obj, 4);
+  CHECK(fd >= 0);
+  if (fd < 0) return;
+  FILE* f = fdopen(fd, "w");
+  fputs(HULL_OBJ, f);
+  fclose(f);
+  char xml[1024];
+  snprintf(xml, sizeof xml, HULLS, strrchr(obj, '/') + 1);
+  scene_xml("convex hulls: on the floor, pierced by a box", xml, PHYS_CONTACT_LCP, 0, 2e-3, 4, rng);
+  unlink(obj);
+}
+
 // a chain with a ball, a limited hinge and a slide (dof groups, axes turning with the joints before them), a
 // capsule, a box and a sphere near a tilted floor, limits active
 static const char* const CHAIN =
@@ -850,6 +877,7 @@ int main(void) {
   scene_xml("ellipsoid on a plane", ELL_PLANE, PHYS_CONTACT_LCP, 0, 2e-3, 1, &rng);
   scene_xml("sphere against a cylinder", SPHERE_CYL, PHYS_CONTACT_LCP, 0, 0, 1, &rng);
   scene_xml("branches of one tree", BRANCHES, PHYS_CONTACT_LCP, 0, 0, 3, &rng);
+  scene_hulls(&rng);
   scene_chain(&rng);
   scene_elbow(&rng);
   scene_humanoid(&rng);
