@@ -680,6 +680,14 @@ static int prepare(idRun* r, const idArgs* a) {
   return -1;
 }
 
+// the warnings a library call left in log, as "warning: ..." lines on stderr; the log's warnings are cleared
+static void print_log_warnings(physLog* log) {
+  int n = log->nwarning < PHYS_MAXWARN ? log->nwarning : PHYS_MAXWARN;
+  for (int i = 0; i < n; i++) fprintf(stderr, "warning: %s\n", log->warning[i]);
+  if (log->nwarning > n) fprintf(stderr, "warning: ... and %d more warnings\n", log->nwarning - n);
+  log->nwarning = 0;
+}
+
 // load the data, fit, print
 static int run_fit(idRun* r, const idArgs* a) {
   physDataOptions dopt = {0};
@@ -689,7 +697,9 @@ static int run_fit(idRun* r, const idArgs* a) {
   dopt.max_files = a->files > 0 ? a->files : 0;
   dopt.first_file = a->skip > 0 ? a->skip : 0;
   physLog log = {0};
-  if (phys_dataset_load(&r->ds, r->m, a->data, a->ndata, &dopt, &log) != PHYS_OK) {
+  physStatus s = phys_dataset_load(&r->ds, r->m, a->data, a->ndata, &dopt, &log);
+  print_log_warnings(&log);
+  if (s != PHYS_OK) {
     cli_error("%s", log.error);
     return 0;
   }
@@ -701,8 +711,9 @@ static int run_fit(idRun* r, const idArgs* a) {
             (const char*[]){"onestep", "kstep", "rollout"}[r->fit.loss], phys_contact_name(r->m->opt.contact));
   }
   double t0 = wall_seconds();
-  physStatus s = phys_fit(r->m, &r->table, r->theta0, r->lower, r->upper, &r->ds, &r->fit, &r->res, &log);
+  s = phys_fit(r->m, &r->table, r->theta0, r->lower, r->upper, &r->ds, &r->fit, &r->res, &log);
   r->wall = wall_seconds() - t0;
+  print_log_warnings(&log);
   if (s != PHYS_OK) {
     cli_error("identify: %s", log.error[0] ? log.error : phys_status_str(s));
     return 0;
