@@ -35,6 +35,7 @@
 #include "factor.h"
 #include "grad.h"
 #include "params.h"
+#include "penalty_deriv.h"
 #include "rot.h"
 #include "step_contact_deriv.h"
 #include "spatial.h"
@@ -400,6 +401,7 @@ physStatus phys_step_param_jacobian(const physModel* m, physData* d, const physP
   double dt = m->opt.timestep;
   if (nt == 0) return PHYS_OK;
   if (phys_constrained_step_applies(m, d)) return phys_constrained_step_jacobian(m, d, t, NULL, NULL, P);
+  if (phys_penalty_deriv_applies(m, d)) return phys_penalty_step_jacobian(m, d, t, NULL, NULL, P);
   size_t mark = phys_stack_mark(d);
   double* L = phys_stack_alloc(d, (size_t)nv * nv);
   double* V = P + (size_t)nv * nt;   // the v+ rows hold R, then V
@@ -443,6 +445,8 @@ physStatus phys_step_param_vjp(const physModel* m, physData* d, const physParamT
   if (nt == 0) return PHYS_OK;
   if (phys_constrained_step_applies(m, d))
     return phys_constrained_step_vjp(m, d, t, xbar_next, NULL, NULL, theta_bar, NULL);
+  if (phys_penalty_deriv_applies(m, d))
+    return phys_penalty_step_vjp(m, d, t, xbar_next, NULL, NULL, theta_bar, NULL);
   size_t mark = phys_stack_mark(d);
   double* L = phys_stack_alloc(d, (size_t)nv * nv);
   double* R = phys_stack_alloc(d, (size_t)nv * nt);

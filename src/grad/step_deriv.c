@@ -24,8 +24,10 @@
 #include "dyn.h"
 #include "factor.h"
 #include "grad.h"
+#include "penalty_deriv.h"
 #include "rot.h"
 #include "step_contact_deriv.h"
+#include "toi.h"
 
 //---------------------------------------------------------------------------------------------------------
 // the linearization point
@@ -256,7 +258,13 @@ physStatus phys_step_jacobian(const physModel* m, physData* d, double* A, double
   physStatus st = step_point_free(m, d, L);
   if (st == PHYS_ERR_ARG && m->opt.contact != PHYS_CONTACT_PENALTY) {   // constraints: lcp, cone, ccp
     phys_stack_free(d, mark);
-    return phys_constrained_step_jacobian(m, d, NULL, A, B, NULL);
+    st = phys_constrained_step_jacobian(m, d, NULL, A, B, NULL);
+    if (st == PHYS_OK && A && (m->opt.gradflags & PHYS_GRAD_TOI)) st = phys_toi_jacobian(m, d, A);   // toi.h
+    return st;
+  }
+  if (st == PHYS_ERR_ARG) {   // penalty with contacts or limits (penalty_deriv.h)
+    phys_stack_free(d, mark);
+    return phys_penalty_step_jacobian(m, d, NULL, A, B, NULL);
   }
   if (st != PHYS_OK) {
     phys_stack_free(d, mark);
@@ -293,7 +301,13 @@ physStatus phys_step_vjp_lambda(const physModel* m, physData* d, const double* x
   physStatus st = step_point_free(m, d, L);
   if (st == PHYS_ERR_ARG && m->opt.contact != PHYS_CONTACT_PENALTY) {   // constraints: lcp, cone, ccp
     phys_stack_free(d, mark);
-    return phys_constrained_step_vjp(m, d, NULL, xbar_next, xbar, ubar, NULL, lambda);
+    st = phys_constrained_step_vjp(m, d, NULL, xbar_next, xbar, ubar, NULL, lambda);
+    if (st == PHYS_OK && xbar && (m->opt.gradflags & PHYS_GRAD_TOI)) st = phys_toi_vjp(m, d, xbar_next, xbar);
+    return st;
+  }
+  if (st == PHYS_ERR_ARG) {   // penalty with contacts or limits (penalty_deriv.h)
+    phys_stack_free(d, mark);
+    return phys_penalty_step_vjp(m, d, NULL, xbar_next, xbar, ubar, NULL, lambda);
   }
   if (st != PHYS_OK) {
     phys_stack_free(d, mark);
