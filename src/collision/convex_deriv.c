@@ -34,13 +34,6 @@ static vd_t local_point(const dualCtx* x, int i, const vd_t* xl) {
   return vd_add(t, &c);
 }
 
-// mismatch of a candidate with the target contact (max-norm over pos and dist)
-static double gap_to_target(const dualCtx* x, const vd_t* pos, const sd_t* dist) {
-  double e = fabs(dist->v - x->tdist);
-  for (int k = 0; k < 3; k++) e = fmax(e, fabs(pos->v[k] - x->tpos[k]));
-  return e;
-}
-
 //---------------------------------------------------------------------------------------------------------
 // plane-mesh: contact = hull vertex p, dist = n.(p - p0), pos = p - n dist/2 (phys_collide_convex_plane)
 
@@ -376,13 +369,21 @@ static void dclip_contacts(vd_t* pos, vd_t* n, sd_t* dist, double* best, const d
       np = 0;
     }
   }
+  int bi = -1;  // the clipped point matching the target, from values; then its dual
   for (int i = 0; i < np; i++) {
-    vd_t e = vd_sub(poly[i], &ref->p[0]);
-    sd_t sep = vd_dot(f, &e);
-    vd_t q = vd_axpy(poly[i], sd_lscl(-0.5, sep), f);
-    double g = gap_to_target(x, &q, &sep);
-    if (g < *best) *best = g, *pos = q, *dist = sep, *n = vd_lscl(sign, *f);
+    double e[3], q[3];
+    phys_sub3(e, poly[i].v, ref->p[0].v);
+    double sep = phys_dot3(f->v, e);
+    phys_addscl3(q, poly[i].v, f->v, -0.5 * sep);
+    double g = fabs(sep - x->tdist);
+    for (int k = 0; k < 3; k++) g = fmax(g, fabs(q[k] - x->tpos[k]));
+    if (g < *best) *best = g, bi = i;
   }
+  if (bi < 0) return;
+  vd_t e = vd_sub(poly[bi], &ref->p[0]);
+  *dist = vd_dot(f, &e);
+  *pos = vd_axpy(poly[bi], sd_lscl(-0.5, *dist), f);
+  *n = vd_lscl(sign, *f);
 }
 
 //---------------------------------------------------------------------------------------------------------

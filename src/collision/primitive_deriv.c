@@ -267,22 +267,50 @@ typedef struct {
   sd_t p[2];
 } pt2_t;
 
-// Sutherland-Hodgman step of box_face_contacts: keep side * x[dim] <= lim; crossings at
-// p + t (q - p), t = dp / (dp - dq) (an incident vertex, an incident edge on a side line, or a corner of the
-// reference face: each carries its own derivative)
-static int d_clip_poly(pt2_t* out, const pt2_t* in, int n, int dim, double side, sd_t lim) {
+// a node of the clipping (values): an incident corner (a < 0, corner b) or the crossing of the segment from
+// node a to node b with the side line side * x[dim] = lim (box_face_contacts' Sutherland-Hodgman steps)
+typedef struct {
+  double p[2], side;
+  int a, b, dim;
+} clipNode;
+
+#define CLIP_NODES (4 + 4 * (PHYS_MAXPAIRCON + 1))
+
+// one Sutherland-Hodgman step on node values: keep side * x[dim] <= lim, crossings at p + t (q - p),
+// t = dp / (dp - dq), appended as new nodes; returns the new count
+static int clip_nodes(int* out, const int* in, int n, clipNode* nd, int* nn, int dim, double side, double lim) {
   int k = 0;
   for (int i = 0; i < n; i++) {
-    const pt2_t *p = in + i, *q = in + (i + 1) % n;
-    sd_t dp = sd_sub(sd_lscl(side, p->p[dim]), lim), dq = sd_sub(sd_lscl(side, q->p[dim]), lim);
-    if (dp.v <= 0) out[k++] = *p;
-    if ((dp.v < 0 && dq.v > 0) || (dp.v > 0 && dq.v < 0)) {
-      sd_t t = sd_div(dp, sd_sub(dp, dq));
-      for (int c = 0; c < 2; c++) out[k].p[c] = sd_add(p->p[c], sd_mul(t, sd_sub(q->p[c], p->p[c])));
-      k++;
+    const double *p = nd[in[i]].p, *q = nd[in[(i + 1) % n]].p;
+    double dp = side * p[dim] - lim, dq = side * q[dim] - lim;
+    if (dp <= 0) out[k++] = in[i];
+    if ((dp < 0 && dq > 0) || (dp > 0 && dq < 0)) {
+      double t = dp / (dp - dq);
+      clipNode* c = nd + (*nn);
+      c->p[0] = p[0] + t * (q[0] - p[0]);
+      c->p[1] = p[1] + t * (q[1] - p[1]);
+      c->a = in[i], c->b = in[(i + 1) % n], c->dim = dim, c->side = side;
+      out[k++] = (*nn)++;
     }
   }
   return k;
+}
+
+// dual of node id (memoized): a corner, or p + t (q - p) with t = dp / (dp - dq), dp = side p[dim] - lim
+static pt2_t node_dual(const clipNode* nd, int id, pt2_t* memo, char* done, const pt2_t* corner, const sd_t lim[2]) {
+  if (done[id]) return memo[id];
+  const clipNode* c = nd + id;
+  pt2_t r;
+  if (c->a < 0) {
+    r = corner[c->b];
+  } else {
+    pt2_t p = node_dual(nd, c->a, memo, done, corner, lim), q = node_dual(nd, c->b, memo, done, corner, lim);
+    sd_t dp = sd_sub(sd_lscl(c->side, p.p[c->dim]), lim[c->dim]), dq = sd_sub(sd_lscl(c->side, q.p[c->dim]), lim[c->dim]);
+    sd_t t = sd_div(dp, sd_sub(dp, dq));
+    for (int j = 0; j < 2; j++) r.p[j] = sd_add(p.p[j], sd_mul(t, sd_sub(q.p[j], p.p[j])));
+  }
+  memo[id] = r, done[id] = 1;
+  return r;
 }
 
 // box-box face contact (box_face_contacts): reference box r, face k, outward normal nref = sigma ax_k; the
@@ -308,7 +336,7 @@ static int d_box_face(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, const bo
   double tau = vd_dot(&iax[mi], &nref).v > 0 ? -1 : 1;
   int i1 = (mi + 1) % 3, i2 = (mi + 2) % 3, k1 = (k + 1) % 3, k2 = (k + 2) % 3;
   static const double S1[4] = {1, -1, -1, 1}, S2[4] = {1, 1, -1, -1};
-  pt2_t poly[PHYS_MAXPAIRCON + 1], tmp[PHYS_MAXPAIRCON + 1];
+  pt2_t poly[4];
   sd_t hk[4];
   for (int v = 0; v < 4; v++) {  // xl = R_r'(c_i + tau s_m ax_m +- s_i1 ax_i1 +- s_i2 ax_i2 - c_r)
     vd_t w = vd_axpy(icc, sd_lscl(tau, is[mi]), &iax[mi]);
@@ -328,28 +356,42 @@ static int d_box_face(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, const bo
     g2 = sd_div(sd_sub(sd_mul(a1, dh3), sd_mul(b1, dh1)), det);
   }
   sd_t h0 = sd_sub(sd_sub(hk[0], sd_mul(g1, poly[0].p[0])), sd_mul(g2, poly[0].p[1]));
-  int np = d_clip_poly(tmp, poly, 4, 0, 1, rs[k1]);
-  np = d_clip_poly(poly, tmp, np, 0, -1, rs[k1]);
-  np = d_clip_poly(tmp, poly, np, 1, 1, rs[k2]);
-  np = d_clip_poly(poly, tmp, np, 1, -1, rs[k2]);
+  // clipping on values with each point's origin recorded; only the matching point is differentiated
+  clipNode nd[CLIP_NODES];
+  int ia[PHYS_MAXPAIRCON + 1] = {0, 1, 2, 3}, ib[PHYS_MAXPAIRCON + 1], nn = 4;
+  for (int v = 0; v < 4; v++) nd[v].p[0] = poly[v].p[0].v, nd[v].p[1] = poly[v].p[1].v, nd[v].a = -1, nd[v].b = v;
+  int np = clip_nodes(ib, ia, 4, nd, &nn, 0, 1, rs[k1].v);
+  np = clip_nodes(ia, ib, np, nd, &nn, 0, -1, rs[k1].v);
+  np = clip_nodes(ib, ia, np, nd, &nn, 1, 1, rs[k2].v);
+  np = clip_nodes(ia, ib, np, nd, &nn, 1, -1, rs[k2].v);
   if (np > PHYS_MAXPAIRCON) np = PHYS_MAXPAIRCON;
+  // the candidates' values (as box_face_contacts), then the dual of the one matching the target
+  const double* Rr = x->d->geom_xmat + 9 * x->g[r];
   int best = -1;
   double gbest = INFINITY;
-  vd_t cpos[PHYS_MAXPAIRCON];
-  sd_t cdist[PHYS_MAXPAIRCON];
   for (int v = 0; v < np; v++) {
-    vd_t xl;
-    vd_set(&xl, k1, poly[v].p[0]);
-    vd_set(&xl, k2, poly[v].p[1]);
-    vd_set(&xl, k, sd_add(sd_add(h0, sd_mul(g1, poly[v].p[0])), sd_mul(g2, poly[v].p[1])));
-    cdist[v] = sd_sub(sd_lscl(sigma, vd_get(&xl, k)), rs[k]);
-    vd_t t = dual_rotate(rax, &xl), w = vd_add(rc, &t);
-    cpos[v] = vd_axpy(w, sd_lscl(-0.5, cdist[v]), &nref);
-    double e = target_gap(x, cpos[v].v, cdist[v].v);
+    double xl[3], w[3], pv[3];
+    const double* pp = nd[ia[v]].p;
+    xl[k1] = pp[0], xl[k2] = pp[1];
+    xl[k] = h0.v + g1.v * pp[0] + g2.v * pp[1];
+    double dv = sigma * xl[k] - rs[k].v;
+    for (int j = 0; j < 3; j++) w[j] = rc.v[j] + (Rr[3 * j] * xl[0] + Rr[3 * j + 1] * xl[1] + Rr[3 * j + 2] * xl[2]);
+    for (int j = 0; j < 3; j++) pv[j] = w[j] + -0.5 * dv * nref.v[j];
+    double e = target_gap(x, pv, dv);
     if (e < gbest) gbest = e, best = v;
   }
   if (best < 0) return -1;
-  *pos = cpos[best], *dist = cdist[best];
+  pt2_t memo[CLIP_NODES];
+  char done[CLIP_NODES] = {0};
+  const sd_t lim[2] = {rs[k1], rs[k2]};
+  pt2_t pb = node_dual(nd, ia[best], memo, done, poly, lim);
+  vd_t xl;
+  vd_set(&xl, k1, pb.p[0]);
+  vd_set(&xl, k2, pb.p[1]);
+  vd_set(&xl, k, sd_add(sd_add(h0, sd_mul(g1, pb.p[0])), sd_mul(g2, pb.p[1])));
+  *dist = sd_sub(sd_lscl(sigma, vd_get(&xl, k)), rs[k]);
+  vd_t t = dual_rotate(rax, &xl), w = vd_add(rc, &t);
+  *pos = vd_axpy(w, sd_lscl(-0.5, *dist), &nref);
   return 0;
 }
 
