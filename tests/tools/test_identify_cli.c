@@ -334,6 +334,26 @@ static void test_job(void) {
   CHECK(!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(root, "loss_kind")), "onestep"));
   cJSON_Delete(root);
   free(text);
+  // a vector parameter from a job object with an array init: the pendulum swings in the x-z plane, so gravity's
+  // y component has no effect (an unidentifiable direction) while x and z are found exactly
+  snprintf(job, sizeof job, "{\"params\": [\"damping:swing\", {\"name\": \"gravity\", \"init\": [0.5, 0.1, -9]}], "
+           "\"quiet\": true, \"out\": \"%s\"}", path("out/g.json"));
+  r = run("identify", start, path("in_data.csv"), "--job", write_file("in_job2.json", job), NULL);
+  CHECK_MSG(r.code == 0, "exit %d: %s", r.code, r.err);
+  CHECK(has(r.err, "unidentifiable direction 1 of 1") && has(r.err, "gravity[1]"));
+  run_free(&r);
+  text = slurp(path("out/g.json"));
+  root = cJSON_Parse(text);
+  CHECK(result_values(x, root, "value") == 4);
+  CHECK_NEAR(x[0], 0.3, 1e-8);
+  CHECK_NEAR(x[1], 0, 1e-8);
+  CHECK(x[2] == 0.1);
+  CHECK_NEAR(x[3], -9.81, 1e-8);
+  const cJSON* dir = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(root, "unidentifiable"), 0), "direction");
+  CHECK(fabs(cJSON_GetNumberValue(cJSON_GetObjectItem(dir, "gravity[1]"))) > 0.999);
+  CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(root, "components")) == 4);
+  cJSON_Delete(root);
+  free(text);
   clear_outputs();
 }
 
