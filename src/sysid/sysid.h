@@ -120,7 +120,10 @@ void phys_fit_result_free(physFitResult* res);
 // the dataset do not fit the model). Layout (fit.c): trajectory by trajectory, sample 1..T-1, per sample the
 // observed tangent coordinates with a nonzero weight in order (q tangent, then v), then the ntheta prior rows.
 // [H6: added for H5 and the tests; KSTEP uses disjoint segments (stride = horizon); slides are weighted by
-// w_pos, hinges by w_rot; the fit runs at dt = dt_obs / substeps and restores m->opt.timestep]
+// w_pos, hinges by w_rot; the fit runs at dt = dt_obs / substeps and restores m->opt.timestep; stderr_ is
+// NaN when nres <= ntheta; corr has 1 on its diagonal and 0 beside a parameter whose variance is 0 (in the
+// null space); each null direction is unit with its largest component positive; a step warning that did not
+// reject the step (an inexact contact solve) is counted and reported once as a warning in log]
 int phys_fit_nres(const physModel* m, const physParamTable* t, const physDataset* ds, const physFitOptions* opt,
                   physLog* log);
 physStatus phys_fit_residuals(physModel* m, const physParamTable* t, const double* theta, const double* theta0,
