@@ -320,17 +320,19 @@ static void load_sample(fitProblem* pb, const physTrajectory* tr, int s) {
   d->ncon_prev = 0;
 }
 
-// S <- A S + P at d's state (the contact list that the next phys_step warm-starts from is kept)
-static physStatus sens_step(fitProblem* pb, int k, int s) {
+// S <- A S + P at d's state, or S <- P at a segment's first step (S = 0: A is not computed); the contact list
+// that the next phys_step warm-starts from is kept
+static physStatus sens_step(fitProblem* pb, int k, int s, int first) {
   physData* d = pb->d;
   int nx = pb->nx, nth = pb->ntheta, ncon = d->ncon;
+  double* A = first ? NULL : pb->A;
   memcpy(pb->con_save, d->contact, sizeof(physContact) * (size_t)ncon);
   physStatus st;
   if (phys_constrained_step_applies(pb->m, d)) {
     // lcp, cone, ccp with constraints: A and P from one linearization
-    st = phys_constrained_step_jacobian(pb->m, d, pb->t, pb->A, NULL, pb->P);
+    st = phys_constrained_step_jacobian(pb->m, d, pb->t, A, NULL, pb->P);
   } else {
-    st = phys_step_jacobian(pb->m, d, pb->A, NULL);
+    st = A ? phys_step_jacobian(pb->m, d, A, NULL) : PHYS_OK;
     if (st == PHYS_OK) st = phys_step_param_jacobian(pb->m, d, pb->t, pb->P);
   }
   memcpy(d->contact, pb->con_save, sizeof(physContact) * (size_t)ncon);
@@ -338,6 +340,10 @@ static physStatus sens_step(fitProblem* pb, int k, int s) {
   if (st != PHYS_OK)
     return phys_error(pb->log, st, "fit: the step derivative failed on trajectory %d (%s) after sample %d, time %.9g: %s (%s)",
                       k, pb->ds->traj[k].source, s, d->time, phys_status_str(st), d->lastwarning);
+  if (first) {
+    memcpy(pb->S, pb->P, sizeof(double) * (size_t)nx * nth);
+    return PHYS_OK;
+  }
   matmul(pb->S2, pb->A, pb->S, nx, nth);
   for (size_t i = 0; i < (size_t)nx * nth; i++) pb->S[i] = pb->S2[i] + pb->P[i];
   return PHYS_OK;
@@ -366,12 +372,11 @@ static physStatus segment(fitProblem* pb, int k, int s, int h, double* r, double
   const physModel* m = pb->m;
   int nth = pb->ntheta, nsel = pb->nsel;
   load_sample(pb, tr, s);
-  if (J) memset(pb->S, 0, sizeof(double) * (size_t)pb->nx * nth);
   for (int j = 1; j <= h; j++) {
     for (int sub = 0; sub < pb->opt->substeps; sub++) {
       if (J) {
         double t0 = now_sec();
-        physStatus st = sens_step(pb, k, s + j - 1);
+        physStatus st = sens_step(pb, k, s + j - 1, j == 1 && sub == 0);
         pb->time_gradient += now_sec() - t0;
         if (st != PHYS_OK) return st;
       }
@@ -455,8 +460,9 @@ static void record(fitProblem* pb, fitRun* run, int it, double loss, const doubl
 static void progress(const fitProblem* pb, const char* name, int start, int it, double loss, double extra,
                      const double* theta) {
   if (!pb->opt->verbose) return;
+  static const char* label[] = {"lambda", "pgnorm", "lr"};
   fprintf(stderr, "fit %s start %d iter %4d loss %.9e %s %.3g theta", name, start, it, loss,
-          pb->opt->optimizer == PHYS_OPT_LM ? "lambda" : "step", extra);
+          label[pb->opt->optimizer], extra);
   for (int i = 0; i < pb->ntheta && i < 8; i++) fprintf(stderr, " %.9g", theta[i]);
   fprintf(stderr, pb->ntheta > 8 ? " ...\n" : "\n");
 }
@@ -616,7 +622,7 @@ static physStatus run_lbfgsb(fitProblem* pb, fitRun* run, const double* lo, cons
     if (strncmp(task, "NEW_X", 5) == 0) {
       it++;
       record(pb, run, it, loss, run->best);
-      progress(pb, "lbfgsb", start, it, loss, dsave[13], run->best);
+      progress(pb, "lbfgsb", start, it, loss, dsave[12], run->best);   // dsave(13): |projected gradient|
       if (it >= pb->opt->max_iter || loss == 0) break;
       continue;
     }
