@@ -19,6 +19,18 @@
 #include "rot.h"
 
 //---------------------------------------------------------------------------------------------------------
+// candidate sets: the pair function keeps some of a set of candidate points (margin, reduction to 4); the
+// contact being differentiated is the candidate whose value matches the target contact the pair function
+// wrote (dualCtx.tpos, tdist), which needs neither the margin nor the reduction repeated here
+
+// mismatch of a candidate (pos, dist values) with the target: max-norm of the differences
+static double target_gap(const dualCtx* x, const double pos[3], double dist) {
+  double e = fabs(dist - x->tdist);
+  for (int k = 0; k < 3; k++) e = fmax(e, fabs(pos[k] - x->tpos[k]));
+  return e;
+}
+
+//---------------------------------------------------------------------------------------------------------
 // pairs: each fills pos, n, dist and returns 0, or -1 when the contact does not exist / is degenerate
 
 // sphere pair (c1, r1), (c2, r2) as primitive.c: n = (c2 - c1)/|c2 - c1|, dist = |c2 - c1| - r1 - r2,
@@ -53,22 +65,24 @@ static int d_sphere_sphere(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, int
   return d_sphere_pair(pos, n, dist, &c1, in_size(x, 0, 0), &c2, in_size(x, 1, 0));
 }
 
-// plane-capsule: end e = c +- h a, dist = (c - p0).n - r +- h a.n, pos = e - n (r + dist/2); contact `con`
-// is the con-th deepest end (stable order: the +h end first on ties), as primitive.c emits them
+// plane-capsule: end e = c +- h a, dist = (c - p0).n - r +- h a.n, pos = e - n (r + dist/2); the end
+// matching the target (the pair function orders them by depth: matching keeps near-ties safe)
 static int d_plane_capsule(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, int con) {
+  (void)con;
   vd_t p0 = in_centre(x, 0), c = in_centre(x, 1), a = in_axis(x, 1, 2);
   *n = in_axis(x, 0, 2);
   sd_t r = in_size(x, 1, 0), h = in_size(x, 1, 1);
-  int nend = h.v > 0 ? 2 : 1;
-  if (con < 0 || con >= nend) return -1;
   vd_t t = vd_sub(c, &p0);
   sd_t hc = sd_sub(vd_dot(&t, n), r), ha = sd_mul(h, vd_dot(&a, n));
-  int first = (nend == 2 && hc.v - ha.v < hc.v + ha.v) ? 1 : 0;  // end 1 (-h) strictly deeper goes first
-  int end = con == 0 ? first : 1 - first;
-  double sg = end == 0 ? 1 : -1;
-  *dist = sd_add(hc, sd_scl(ha, sg));
-  vd_t e = vd_axpy(c, sd_scl(h, sg), &a);
-  *pos = vd_axpy(e, sd_scl(sd_add(r, sd_scl(*dist, 0.5)), -1), n);
+  double best = INFINITY;
+  for (int end = 0; end < (h.v > 0 ? 2 : 1); end++) {
+    double sg = end == 0 ? 1 : -1;
+    sd_t de = sd_add(hc, sd_scl(ha, sg));
+    vd_t e = vd_axpy(c, sd_scl(h, sg), &a);
+    vd_t pe = vd_axpy(e, sd_scl(sd_add(r, sd_scl(de, 0.5)), -1), n);
+    double g = target_gap(x, pe.v, de.v);
+    if (g < best) best = g, *pos = pe, *dist = de;
+  }
   return 0;
 }
 
@@ -111,49 +125,33 @@ static int d_segment_closest(vd_t* P, vd_t* Q, const vd_t* p0, const vd_t* u, co
   return 0;
 }
 
-// plane-box: corner i at x = c + sum_k (+-s_k) a_k, dist = (x - p0).n, pos = x - n dist/2; contact `con`
-// is the con-th deepest corner (stable order on ties, corner index i as in primitive.c)
+// plane-box: corner i at x = c + sum_k (+-s_k) a_k, dist = (x - p0).n, pos = x - n dist/2; the corner
+// matching the target (values as phys_collide_plane_box; the pair function orders corners by depth, so
+// matching keeps the near-ties of a box resting flat safe)
 static int d_plane_box(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, int con) {
-  if (con < 0 || con >= 4) return -1;
-  vd_t p0 = in_centre(x, 0), c = in_centre(x, 1), ax[3];
+  (void)con;
+  const double *R = x->d->geom_xmat + 9 * x->g[1], *sz = x->m->geom_size + 3 * x->g[1];
+  const double *c = x->d->geom_xpos + 3 * x->g[1], *p0 = x->d->geom_xpos + 3 * x->g[0];
+  const double* Rp = x->d->geom_xmat + 9 * x->g[0];
+  double nv[3] = {Rp[2], Rp[5], Rp[8]}, best = INFINITY;
+  int ib = -1;
+  for (int i = 0; i < 8; i++) {  // values only
+    double xl[3] = {(i & 1) ? sz[0] : -sz[0], (i & 2) ? sz[1] : -sz[1], (i & 4) ? sz[2] : -sz[2]}, xw[3], t[3], q[3];
+    phys_mat_vec3(xw, R, xl);
+    for (int j = 0; j < 3; j++) xw[j] = c[j] + xw[j], t[j] = xw[j] - p0[j];
+    double dv = t[0] * nv[0] + t[1] * nv[1] + t[2] * nv[2];
+    phys_addscl3(q, xw, nv, -0.5 * dv);
+    double g = target_gap(x, q, dv);
+    if (g < best) best = g, ib = i;
+  }
+  vd_t P0 = in_centre(x, 0), xw = in_centre(x, 1), ax[3];
   *n = in_axis(x, 0, 2);
   for (int k = 0; k < 3; k++) ax[k] = in_axis(x, 1, k);
-  const double *R = x->d->geom_xmat + 9 * x->g[1], *sz = x->m->geom_size + 3 * x->g[1];
-  double h[8];
-  int order[8];
-  for (int i = 0; i < 8; i++) {  // corner heights, values only
-    double xl[3] = {(i & 1) ? sz[0] : -sz[0], (i & 2) ? sz[1] : -sz[1], (i & 4) ? sz[2] : -sz[2]};
-    h[i] = 0;
-    for (int j = 0; j < 3; j++) {
-      double xw = c.v[j] - p0.v[j] + R[3 * j] * xl[0] + R[3 * j + 1] * xl[1] + R[3 * j + 2] * xl[2];
-      h[i] += xw * n->v[j];
-    }
-    int j = i - 1;  // stable insertion by height
-    while (j >= 0 && h[order[j]] > h[i]) {
-      order[j + 1] = order[j];
-      j--;
-    }
-    order[j + 1] = i;
-  }
-  int i = order[con];
-  vd_t xw = c;
-  for (int k = 0; k < 3; k++) xw = vd_axpy(xw, sd_scl(in_size(x, 1, k), (i >> k) & 1 ? 1 : -1), &ax[k]);
-  vd_t t = vd_sub(xw, &p0);
+  for (int k = 0; k < 3; k++) xw = vd_axpy(xw, sd_scl(in_size(x, 1, k), (ib >> k) & 1 ? 1 : -1), &ax[k]);
+  vd_t t = vd_sub(xw, &P0);
   *dist = vd_dot(&t, n);
   *pos = vd_axpy(xw, sd_scl(*dist, -0.5), n);
   return 0;
-}
-
-//---------------------------------------------------------------------------------------------------------
-// candidate sets: the pair function keeps some of a set of candidate points (margin, reduction to 4); the
-// contact being differentiated is the candidate whose value matches the target contact the pair function
-// wrote (dualCtx.tpos, tdist), which needs neither the margin nor the reduction repeated here
-
-// mismatch of a candidate (pos, dist values) with the target: max-norm of the differences
-static double target_gap(const dualCtx* x, const double pos[3], double dist) {
-  double e = fabs(dist - x->tdist);
-  for (int k = 0; k < 3; k++) e = fmax(e, fabs(pos[k] - x->tpos[k]));
-  return e;
 }
 
 //---------------------------------------------------------------------------------------------------------

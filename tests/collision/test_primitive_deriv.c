@@ -149,6 +149,53 @@ static void test_capsule_parallel(void) {
   CHECK(ncmp[0] > 60 && ncmp[1] > 60);
 }
 
+// a box and a capsule resting flat on a plane, turned about its normal and rolled by 1e-15 rad (the corner
+// and end heights tie to roundoff, so the pair function's depth order is decided by the last bit): every
+// contact is differentiated (the corner is matched, not re-sorted), d dist / d(size z) = -1, d dist /
+// d(box translation) = n, rigid motion
+static void test_resting_ties(void) {
+  for (int it = 0; it < 20; it++) {
+    double p1[3] = {0, 0, 0}, p2[3], q[4], z[3] = {0, 0, 1}, x[3] = {1, 0, 0}, Rz[9], Rx[9], jac[7 * 18], y[7];
+    rand_pt(p1, 1);
+    set_geom(0, PHYS_GEOM_PLANE, 0, 0, 0, p1);
+    const double* Rp = D->geom_xmat;
+    double nz[3] = {Rp[2], Rp[5], Rp[8]}, sz = phys_rng_range(&RNG, 0.1, 0.5);
+    for (int k = 0; k < 3; k++) p2[k] = p1[k] + sz * nz[k];
+    set_geom(1, PHYS_GEOM_BOX, phys_rng_range(&RNG, 0.1, 0.5), phys_rng_range(&RNG, 0.1, 0.5), sz, p2);
+    phys_axisangle2quat(q, z, phys_rng_range(&RNG, -3.14, 3.14));
+    phys_quat2mat(Rz, q);
+    phys_axisangle2quat(q, x, 1e-15 * (it % 3));
+    phys_quat2mat(Rx, q);
+    double T[9];
+    phys_mat_mul3(T, Rz, Rx);
+    phys_mat_mul3(D->geom_xmat + 9, Rp, T);
+    int nc = eval(y, phys_collide_plane_box, 0, 1, 0), ncol = phys_primitive_deriv_ncol(M, 0, 1);
+    CHECK(nc == 4);
+    for (int con = 0; con < nc; con++) {
+      CHECK(phys_primitive_deriv(jac, M, D, 0, 1, con) == 0);
+      CHECK_NEAR(jac[6 * ncol + 12 + 2], -1, 1e-12);
+      for (int k = 0; k < 3; k++) CHECK_NEAR(jac[6 * ncol + 6 + k], nz[k], 1e-12);
+      check_rigid(0, 1, con);
+    }
+    // a capsule lying on the plane: both ends at the same height
+    double a[3];
+    set_geom(1, PHYS_GEOM_CAPSULE, sz, phys_rng_range(&RNG, 0.1, 0.5), 0, p2);
+    phys_axisangle2quat(q, x, 1.5707963267948966 + 1e-15 * (it % 3));
+    phys_quat2mat(Rx, q);
+    phys_mat_mul3(T, Rz, Rx);
+    phys_mat_mul3(D->geom_xmat + 9, Rp, T);
+    for (int k = 0; k < 3; k++) a[k] = D->geom_xmat[9 + 3 * k + 2];
+    CHECK(fabs(phys_dot3(a, nz)) < 1e-14);
+    nc = eval(y, phys_collide_plane_capsule, 0, 1, 0), ncol = phys_primitive_deriv_ncol(M, 0, 1);
+    CHECK(nc == 2);
+    for (int con = 0; con < nc; con++) {
+      CHECK(phys_primitive_deriv(jac, M, D, 0, 1, con) == 0);
+      CHECK_NEAR(jac[6 * ncol + 12], -1, 1e-12);  // d dist / d radius
+      check_rigid(0, 1, con);
+    }
+  }
+}
+
 // plane-box: the four deepest corners, corner heights apart (no reordering)
 static void test_plane_box(void) {
   int ntested = 0;
@@ -343,7 +390,7 @@ static void test_capsule_box(void) {
              phys_rng_range(&RNG, 0.1, 0.4), p2);
     double r = phys_rng_range(&RNG, 0.05, 0.2), h = phys_rng_range(&RNG, 0.1, 0.4);
     if (it % 3 < 2) {
-      rand_pt(p1, 0.7);
+      rand_pt(p1, it % 3 ? 0.7 : 0.35);
       set_geom(0, PHYS_GEOM_CAPSULE, r, h, 0, p1);
     } else {  // on the top face, axis in the face plane, then tilted
       const double* R = D->geom_xmat + 9;
@@ -406,6 +453,7 @@ int main(void) {
   test_capsule_capsule();
   test_capsule_parallel();
   test_plane_box();
+  test_resting_ties();
   test_box_box();
   test_box_box_margin();
   test_sphere_box_cylinder();
