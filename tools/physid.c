@@ -14,9 +14,10 @@ typedef struct cliCommand_ {
 static const cliCommand g_commands[] = {
     {"info", "print the sizes, mass, options and joint names of a model", cli_info},
     {"simulate", "simulate a model and write its trajectory as CSV", cli_simulate},
-    {"jacobian", "write the Jacobians A = dx+/dx, B = dx+/du of one contact-free step as CSV", cli_jacobian},
+    {"jacobian", "write the Jacobians A = dx+/dx, B = dx+/du (and P = dx+/dtheta) of one step as CSV", cli_jacobian},
     {"gradcheck", "check the analytic step Jacobians against finite differences", cli_gradcheck},
     {"identify", "identify physical parameters from recorded trajectories", cli_identify},
+    {"evaluate", "report a model's prediction errors against recorded trajectories", cli_evaluate},
 };
 static const int g_ncommand = sizeof g_commands / sizeof g_commands[0];
 

@@ -1,0 +1,191 @@
+// cmd_evaluate.c - `physid evaluate MODEL DATA`: how well a model predicts recorded trajectories.
+//
+// For every trajectory of DATA (a file or a folder, loaded as `physid identify` loads them: src/sysid), the
+// model is rolled out from an observed sample for `horizon` observation intervals (0: from the first sample
+// to the end) with `substeps` simulation steps per interval (timestep = interval / substeps), and compared
+// with the observations it passes: position error |p_pred - p_obs| (m) of every free joint, rotation error
+// |log(R_pred' R_obs)| (degrees) of every free and ball joint, and the error of hinge (degrees) and slide (m)
+// joints. Segments start at samples 0, horizon, 2 horizon, ... (each from the observed state, the contact list
+// cleared: no warm start carries over). These are the multi-step prediction metrics of paper 004 (CCN) on
+// the tosses: the mean over all predicted samples and the error at the end of each segment.
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "rot.h"
+#include "sysid.h"
+
+typedef struct evalArgs_ {
+  int substeps;
+  int horizon;
+  int contact;              // -1: the model's
+  int files, skip;
+  const char* json;
+  int floating;
+} evalArgs;
+
+// running sums of one error channel: mean over predicted samples and over segment ends
+typedef struct evalSum_ {
+  double sum, sum_end, max;
+  long n, n_end;
+} evalSum;
+
+enum { EV_POS = 0, EV_ROT, EV_HINGE, EV_SLIDE, EV_N };
+static const char* g_ev_name[EV_N] = {"position_m", "rotation_deg", "hinge_deg", "slide_m"};
+
+// add one error value (end: 1 at a segment's last sample)
+static void ev_add(evalSum* s, double e, int end) {
+  s->sum += e;
+  s->n++;
+  if (e > s->max) s->max = e;
+  if (end) s->sum_end += e, s->n_end++;
+}
+
+// angle (rad) of R(qa)' R(qb) for unit quaternions qa, qb: 2 atan2(|vec(qa* qb)|, |w|)
+static double quat_angle(const double qa[4], const double qb[4]) {
+  double c[4], r[4];
+  phys_quat_conj(c, qa);
+  phys_quat_mul(r, c, qb);
+  double s = sqrt(r[1] * r[1] + r[2] * r[2] + r[3] * r[3]);
+  return 2 * atan2(s, fabs(r[0]));
+}
+
+// the errors of a predicted configuration q against the observed one o, accumulated per channel; only the
+// coordinates the data observed (ds->obs_q, tangent layout: a free joint's 3 translations, then 3 rotations)
+static void compare(evalSum* sums, const physModel* m, const physDataset* ds, const double* q, const double* o,
+                    int end) {
+  const double deg = 180 / 3.14159265358979323846;
+  for (int j = 0; j < m->njnt; j++) {
+    int a = m->jnt_qposadr[j], v = m->jnt_dofadr[j];
+    const unsigned char* ob = ds->obs_q + v;
+    switch (m->jnt_type[j]) {
+      case PHYS_JNT_FREE: {
+        double dp[3] = {0, 0, 0};
+        for (int k = 0; k < 3; k++) dp[k] = ob[k] ? q[a + k] - o[a + k] : 0;
+        if (ob[0] || ob[1] || ob[2]) ev_add(sums + EV_POS, sqrt(phys_dot3(dp, dp)), end);
+        if (ob[3]) ev_add(sums + EV_ROT, deg * quat_angle(q + a + 3, o + a + 3), end);
+        break;
+      }
+      case PHYS_JNT_BALL:
+        if (ob[0]) ev_add(sums + EV_ROT, deg * quat_angle(q + a, o + a), end);
+        break;
+      case PHYS_JNT_HINGE:
+        if (ob[0]) ev_add(sums + EV_HINGE, deg * fabs(q[a] - o[a]), end);
+        break;
+      default:
+        if (ob[0]) ev_add(sums + EV_SLIDE, fabs(q[a] - o[a]), end);
+        break;
+    }
+  }
+}
+
+// roll trajectory tr out segment by segment and accumulate its errors into sums; 0 and a message if a step
+// fails (non-finite state)
+static int eval_traj(evalSum* sums, physModel* m, physData* d, const physDataset* ds, int ti, const evalArgs* a) {
+  const physTrajectory* tr = ds->traj + ti;
+  int H = a->horizon > 0 ? a->horizon : tr->T - 1;
+  for (int s0 = 0; s0 + 1 < tr->T; s0 += H) {
+    // start from the observed sample s0, no warm start
+    phys_reset_data(m, d);
+    memcpy(d->qpos, tr->qpos + (size_t)s0 * m->nq, sizeof(double) * (size_t)m->nq);
+    memcpy(d->qvel, tr->qvel + (size_t)s0 * m->nv, sizeof(double) * (size_t)m->nv);
+    d->time = tr->time[s0];
+    int last = s0 + H < tr->T - 1 ? s0 + H : tr->T - 1;
+    for (int k = s0 + 1; k <= last; k++) {
+      m->opt.timestep = (tr->time[k] - tr->time[k - 1]) / a->substeps;
+      int nw = d->nwarning;
+      for (int s = 0; s < a->substeps; s++) phys_step(m, d);
+      if (d->nwarning > nw) {
+        cli_error("%s: sample %d (t = %.9g): %s", tr->source, k, tr->time[k], d->lastwarning);
+        return 0;
+      }
+      compare(sums, m, ds, d->qpos, tr->qpos + (size_t)k * m->nq, k == last);
+    }
+  }
+  return 1;
+}
+
+// the table on stdout, and the same as JSON if asked
+static int report(const evalSum* sums, const physDataset* ds, const evalArgs* a, const char* model) {
+  char hz[32];
+  snprintf(hz, sizeof hz, a->horizon > 0 ? "%d samples" : "full", a->horizon);
+  printf("evaluate: %d trajectories, horizon %s, %d substep%s per sample (observed coordinates only)\n",
+         ds->ntraj, hz, a->substeps, a->substeps > 1 ? "s" : "");
+  printf("%-14s %12s %12s %12s %10s\n", "channel", "mean", "at end", "max", "samples");
+  for (int c = 0; c < EV_N; c++) {
+    const evalSum* s = sums + c;
+    if (!s->n) continue;
+    printf("%-14s %12.6g %12.6g %12.6g %10ld\n", g_ev_name[c], s->sum / s->n, s->n_end ? s->sum_end / s->n_end : 0,
+           s->max, s->n);
+  }
+  if (!a->json) return 1;
+  cliOutput o;
+  memset(&o, 0, sizeof o);
+  if (!cli_output_open(&o, a->json)) return 0;
+  fprintf(o.f, "{\n  \"model\": \"%s\",\n  \"trajectories\": %d,\n  \"horizon\": %d,\n  \"substeps\": %d", model,
+          ds->ntraj, a->horizon, a->substeps);
+  for (int c = 0; c < EV_N; c++) {
+    const evalSum* s = sums + c;
+    if (!s->n) continue;
+    fprintf(o.f, ",\n  \"%s\": {\"mean\": %.17g, \"end\": %.17g, \"max\": %.17g, \"samples\": %ld}", g_ev_name[c],
+            s->sum / s->n, s->n_end ? s->sum_end / s->n_end : 0, s->max, s->n);
+  }
+  fprintf(o.f, "\n}\n");
+  return cli_output_commit(&o);
+}
+
+// physid evaluate
+int cli_evaluate(int argc, char** argv) {
+  evalArgs a = {0};
+  a.contact = -1;
+  const argOption opt[] = {
+      {"--substeps", ARG_INT, &a.substeps, "S", "simulation steps per observation interval (default 1)", 1, 1e6, 0},
+      {"--horizon", ARG_INT, &a.horizon, "K", "observation intervals per rollout (default 0: the whole "
+       "trajectory from its first sample)", 0, 1e9, 0},
+      {"--contact", ARG_CHOICE, &a.contact, "lcp|cone|ccp|penalty", "contact model (default: the model's)", 0, 0,
+       0},
+      {"--files", ARG_INT, &a.files, "N", "use the first N files of a folder (default: all)", 0, 1e9, 0},
+      {"--skip", ARG_INT, &a.skip, "N", "skip the first N files of a folder (held-out data)", 0, 1e9, 0},
+      {"--json", ARG_STRING, &a.json, "FILE", "also write the figures as JSON", 0, 0, 0},
+      {"--floating", ARG_FLAG, &a.floating, "", "URDF: give the root link a free joint", 0, 0, 0},
+  };
+  const argCommand cmd = {"evaluate",
+                          "Roll the model out from recorded states and report its prediction errors (position, "
+                          "rotation, joints)\nagainst the recording: mean over predicted samples, at the end of "
+                          "each rollout, and max.",
+                          "MODEL DATA", 2, opt, sizeof opt / sizeof opt[0],
+                          "physid evaluate models/cube.xml data/cube_toss --skip 8 --horizon 0"};
+  const char* pos[ARGS_MAXPOS];
+  int code = cli_parse(pos, &cmd, argc, argv);
+  if (code >= 0) return code;
+  if (a.substeps == 0) a.substeps = 1;
+  physModel* m = cli_load_model(pos[0], a.floating);
+  if (!m) return CLI_EXIT_INPUT;
+  if (a.contact >= 0) m->opt.contact = a.contact;
+  physDataset ds;
+  physLog log;
+  memset(&log, 0, sizeof log);
+  physDataOptions dopt = {0};
+  dopt.max_files = a.files;
+  dopt.first_file = a.skip;
+  const char* paths[1] = {pos[1]};
+  physData* d = NULL;
+  code = CLI_EXIT_INPUT;
+  if (phys_dataset_load(&ds, m, paths, 1, &dopt, &log) != PHYS_OK) {
+    cli_error("%s", log.error);
+  } else if (!(d = phys_make_data(m))) {
+    cli_error("%s: out of memory allocating the simulation data", pos[0]);
+  } else {
+    evalSum sums[EV_N];
+    memset(sums, 0, sizeof sums);
+    int ok = 1;
+    for (int k = 0; ok && k < ds.ntraj; k++) ok = eval_traj(sums, m, d, &ds, k, &a);
+    if (ok && report(sums, &ds, &a, pos[0])) code = CLI_EXIT_OK;
+  }
+  phys_free_data(d);
+  phys_dataset_free(&ds);
+  phys_free_model(m);
+  return code;
+}
