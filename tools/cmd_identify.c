@@ -564,16 +564,24 @@ static char* result_json(const idRun* r) {
   return text;
 }
 
-// identified values with +- stderr and the 95% interval (+- 1.96 stderr, normal approximation) on stdout;
+// identified values with +- stderr and the 95% interval (+- 1.96 stderr, normal approximation) on stdout (a
+// component weighing >= 0.3 in an unidentifiable direction has none; a value on a bound says so);
 // unidentifiable directions as a warning on stderr
 static void print_results(const idRun* r) {
   const physFitResult* res = &r->res;
   size_t width = 10;
   for (int i = 0; i < res->ntheta; i++) width = strlen(r->label[i]) > width ? strlen(r->label[i]) : width;
   for (int i = 0; i < res->ntheta; i++) {
-    double v = res->theta[i], e = res->stderr_[i];
-    printf("%-*s = %-12.6g +- %-10.3g 95%% [%.6g, %.6g]  (initial %.6g)\n", (int)width, r->label[i], v, e,
-           v - 1.96 * e, v + 1.96 * e, r->theta0[i]);
+    double v = res->theta[i], e = res->stderr_[i], null = 0;
+    for (int k = 0; k < res->nnull; k++) null = fmax(null, fabs(res->null_dirs[(size_t)k * res->ntheta + i]));
+    const char* bound = v == r->lower[i] ? ", at min" : v == r->upper[i] ? ", at max" : "";
+    if (null >= 0.3) {
+      printf("%-*s = %-12.6g +- n/a: unidentifiable (see the warning)  (initial %.6g%s)\n", (int)width, r->label[i], v,
+             r->theta0[i], bound);
+    } else {
+      printf("%-*s = %-12.6g +- %-10.3g 95%% [%.6g, %.6g]  (initial %.6g%s)\n", (int)width, r->label[i], v, e,
+             v - 1.96 * e, v + 1.96 * e, r->theta0[i], bound);
+    }
   }
   printf("loss %.6g -> %.6g in %d iterations (best of %d starts), %d residuals; fit %.2f s (forward %.2f s, "
          "gradient %.2f s)\n", res->loss0, res->loss, res->iterations, r->fit.starts, res->nres, r->wall,
