@@ -25,7 +25,7 @@ typedef struct svgSeries_ {
   const double* y;
   int n, stride;
   const char* color;
-  int dashed;
+  int dashed;               // 0 solid, 1 dashed, 2 dotted
 } svgSeries;
 
 //---------------------------------------------------------------------------------------------------------
@@ -94,8 +94,8 @@ static void plot_axes(FILE* f, const double r[4], int logy, const char* xlabel) 
 // one series as a polyline in the plot's frame
 static void plot_line(FILE* f, const svgSeries* s, const double r[4], int logy, double floor_y) {
   const int L = 64, T = 24, W = PLOT_W - L - 12, H = PLOT_H - T - 36;
-  fprintf(f, "<polyline fill='none' stroke='%s' stroke-width='1.5'%s points='", s->color,
-          s->dashed ? " stroke-dasharray='5,3'" : "");
+  fprintf(f, "<polyline fill='none' stroke='%s' stroke-width='%s'%s points='", s->color, s->dashed == 2 ? "1" : "1.5",
+          s->dashed == 1 ? " stroke-dasharray='5,3'" : s->dashed == 2 ? " stroke-dasharray='1,2'" : "");
   for (int k = 0; k < s->n; k++) {
     double y = scale_y(s->y[(size_t)k * s->stride], logy, floor_y);
     if (!isfinite(y) || !isfinite(s->x[k])) continue;
@@ -212,15 +212,17 @@ static void section_correlation(FILE* f, const idRun* run) {
   fputs("</svg>\n", f);
 }
 
-// observed (solid) vs predicted (dashed) of one joint's observed coordinates in one plot
-static void joint_plot(FILE* f, const idRun* run, int k, int j, const double* obs, const double* pred, int ncomp,
-                       const char* what) {
+// observed (solid), predicted as the loss does (dashed) and, if roll is not NULL, the rollout from the first
+// sample (dotted) of one joint's coordinates in one plot; obs, pred, roll are T x ncomp
+static void joint_plot(FILE* f, const idRun* run, int k, int j, const double* obs, const double* pred,
+                       const double* roll, int ncomp, const char* what) {
   const physTrajectory* tr = run->ds.traj + k;
-  svgSeries s[12];
+  svgSeries s[9];
   int ns = 0;
-  for (int c = 0; c < ncomp && ns < 12; c++) {
+  for (int c = 0; c < ncomp && c < 3; c++) {
     s[ns++] = (svgSeries){tr->time, obs + c, tr->T, ncomp, palette[c % 6], 0};
     s[ns++] = (svgSeries){tr->time, pred + c, tr->T, ncomp, palette[c % 6], 1};
+    if (roll) s[ns++] = (svgSeries){tr->time, roll + c, tr->T, ncomp, palette[c % 6], 2};
   }
   char title[400];
   snprintf(title, sizeof title, "trajectory %d, joint '%.100s': %s", k, phys_id2name(run->m, "joint", j), what);
@@ -236,47 +238,60 @@ static void joint_series(double* out, const double* qpos, int T, int nq, int adr
   }
 }
 
-// the plots of one trajectory: every observed joint's positions and orientations
-static void trajectory_plots(FILE* f, const idRun* run, int k, const double* pred, double* a, double* b) {
+// the plots of one trajectory: every observed joint's positions and orientations; scratch holds 3 x (T x 3)
+static void trajectory_plots(FILE* f, const idRun* run, int k, const double* pred, const double* roll,
+                             double* scratch) {
   const physModel* m = run->m;
   const physTrajectory* tr = run->ds.traj + k;
+  double *a = scratch, *b = scratch + 3 * (size_t)tr->T, *c = scratch + 6 * (size_t)tr->T;
   for (int j = 0; j < m->njnt; j++) {
     int type = m->jnt_type[j], qa = m->jnt_qposadr[j], da = m->jnt_dofadr[j];
     int has_pos = type == PHYS_JNT_FREE && run->ds.obs_q[da];
     int has_rot = (type == PHYS_JNT_FREE && run->ds.obs_q[da + 3]) || (type == PHYS_JNT_BALL && run->ds.obs_q[da]);
     int scalar = (type == PHYS_JNT_HINGE || type == PHYS_JNT_SLIDE) && run->ds.obs_q[da];
-    if (has_pos || scalar) {
-      joint_series(a, tr->qpos, tr->T, m->nq, qa, scalar ? 1 : 3, 0);
-      joint_series(b, pred, tr->T, m->nq, qa, scalar ? 1 : 3, 0);
-      joint_plot(f, run, k, j, a, b, scalar ? 1 : 3,
-                 scalar ? (type == PHYS_JNT_HINGE ? "angle (rad)" : "position (m)") : "position x y z (m)");
-    }
-    if (has_rot) {
-      int adr = qa + (type == PHYS_JNT_FREE ? 3 : 0);
-      joint_series(a, tr->qpos, tr->T, m->nq, adr, 3, 1);
-      joint_series(b, pred, tr->T, m->nq, adr, 3, 1);
-      joint_plot(f, run, k, j, a, b, 3, "rotation vector x y z (rad)");
+    for (int rot = 0; rot < 2; rot++) {
+      if (rot ? !has_rot : !(has_pos || scalar)) continue;
+      int adr = qa + (rot && type == PHYS_JNT_FREE ? 3 : 0), n = scalar ? 1 : 3;
+      joint_series(a, tr->qpos, tr->T, m->nq, adr, n, rot);
+      joint_series(b, pred, tr->T, m->nq, adr, n, rot);
+      if (roll) joint_series(c, roll, tr->T, m->nq, adr, n, rot);
+      const char* what = rot ? "rotation vector x y z (rad)" : !scalar ? "position x y z (m)"
+                         : type == PHYS_JNT_HINGE ? "angle (rad)" : "position (m)";
+      joint_plot(f, run, k, j, a, b, roll ? c : NULL, n, what);
     }
   }
 }
 
+// a prediction of trajectory k with the fit's options but the given loss into qpos; a failed simulation is a
+// note on the page (the arrays are still filled: the simulation goes on after a warning), not an error
+static void predict(FILE* f, const idRun* run, int k, int loss, double* qpos, double* qvel) {
+  physFitOptions opt = run->fit;
+  opt.loss = loss;
+  physLog log = {0};
+  if (phys_fit_predict(run->m, &run->ds, k, &opt, qpos, qvel, &log) == PHYS_OK) return;
+  fprintf(f, "<p class='warn'>%s prediction of trajectory %d: ", loss == PHYS_LOSS_ROLLOUT ? "rollout" : "loss", k);
+  html_text(f, log.error);
+  fputs("</p>\n", f);
+}
+
 // observed vs predicted for the first REPORT_NTRAJ trajectories
 static int section_trajectories(FILE* f, const idRun* run, char* err, size_t nerr) {
-  fputs("<h2>Observed (solid) vs predicted (dashed)</h2>\n<p>Components x, y, z in <span style='color:#d62728'>"
-        "red</span>, <span style='color:#1f77b4'>blue</span>, <span style='color:#2ca02c'>green</span>; predictions "
-        "as the loss makes them (from each segment's observed start).</p>\n<div class='row'>\n", f);
+  int rollout = run->fit.loss != PHYS_LOSS_ROLLOUT;
+  fprintf(f, "<h2>Observed (solid) vs predicted (dashed)%s</h2>\n<p>Components x, y, z in <span "
+          "style='color:#d62728'>red</span>, <span style='color:#1f77b4'>blue</span>, <span style='color:#2ca02c'>"
+          "green</span>; dashed: the predictions the loss compares (from each segment's observed start)%s.</p>\n"
+          "<div class='row'>\n", rollout ? " and rolled out (dotted)" : "",
+          rollout ? "; dotted: one rollout of the identified model from the first sample" : "");
   int ok = 1;
   for (int k = 0; ok && k < run->ds.ntraj && k < REPORT_NTRAJ; k++) {
-    const physTrajectory* tr = run->ds.traj + k;
-    double* qpos = malloc(sizeof(double) * (size_t)tr->T * (size_t)(run->m->nq ? run->m->nq : 1));
-    double* qvel = malloc(sizeof(double) * (size_t)tr->T * (size_t)(run->m->nv ? run->m->nv : 1));
-    physLog log = {0};
-    ok = qpos && qvel && phys_fit_predict(run->m, &run->ds, k, &run->fit, qpos, qvel, &log) == PHYS_OK;
-    if (!ok) snprintf(err, nerr, "--report: %s", log.error[0] ? log.error : "out of memory");
-    // scratch for the series: two (T x 3) blocks after the prediction
-    double* a = malloc(sizeof(double) * 6 * (size_t)tr->T);
-    if (ok && a) trajectory_plots(f, run, k, qpos, a, a + 3 * (size_t)tr->T);
-    free(a);
+    size_t T = (size_t)run->ds.traj[k].T, nq = (size_t)(run->m->nq ? run->m->nq : 1);
+    double* qpos = malloc(sizeof(double) * T * (2 * nq + 9));   // loss prediction, rollout, 3 series
+    double* qvel = malloc(sizeof(double) * T * (size_t)(run->m->nv ? run->m->nv : 1));
+    ok = qpos && qvel;
+    if (!ok) snprintf(err, nerr, "--report: out of memory");
+    if (ok) predict(f, run, k, run->fit.loss, qpos, qvel);
+    if (ok && rollout) predict(f, run, k, PHYS_LOSS_ROLLOUT, qpos + T * nq, qvel);
+    if (ok) trajectory_plots(f, run, k, qpos, rollout ? qpos + T * nq : NULL, qpos + 2 * T * nq);
     free(qpos);
     free(qvel);
   }
