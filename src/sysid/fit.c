@@ -936,6 +936,7 @@ physStatus phys_fit(physModel* m, const physParamTable* t, const double* theta0,
   res->time_gradient = pb.time_gradient;
   m->opt.timestep = dt;
   if (st == PHYS_OK) st = phys_param_set(t, m, best_theta);
+  else if (pb.d) phys_param_set(t, m, theta0);   // a failed fit leaves the model at theta0
   problem_free(&pb);
   free(runbuf);
   free(bnd);
