@@ -274,6 +274,9 @@ static void write_header(FILE* f, const physModel* m, const gradWrt* w) {
   fputc('\n', f);
 }
 
+// x as %.17g, a negative zero as 0
+static void put_number(FILE* f, int first, double x) { fprintf(f, "%s%.17g", first ? "" : ",", x == 0 ? 0.0 : x); }
+
 // the 2nv rows [A B P] (the parts w asks for) as %.17g
 static int write_jacobian(FILE* f, const physModel* m, const double* A, const double* B, const double* P,
                           const gradWrt* w) {
@@ -282,10 +285,10 @@ static int write_jacobian(FILE* f, const physModel* m, const double* A, const do
   for (int i = 0; i < n2; i++) {
     int first = 1;
     if (w->state)
-      for (int j = 0; j < n2; j++, first = 0) fprintf(f, "%s%.17g", first ? "" : ",", A[(size_t)i * n2 + j]);
+      for (int j = 0; j < n2; j++, first = 0) put_number(f, first, A[(size_t)i * n2 + j]);
     if (w->ctrl)
-      for (int j = 0; j < nu; j++, first = 0) fprintf(f, "%s%.17g", first ? "" : ",", B[(size_t)i * nu + j]);
-    for (int j = 0; j < nt; j++, first = 0) fprintf(f, "%s%.17g", first ? "" : ",", P[(size_t)i * nt + j]);
+      for (int j = 0; j < nu; j++, first = 0) put_number(f, first, B[(size_t)i * nu + j]);
+    for (int j = 0; j < nt; j++, first = 0) put_number(f, first, P[(size_t)i * nt + j]);
     fputc('\n', f);
   }
   return !ferror(f);
