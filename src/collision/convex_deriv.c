@@ -322,68 +322,128 @@ static int dfeature(dFeature* f, const dualCtx* x, int i, const physConvex* c, c
   }
 }
 
-// Sutherland-Hodgman (clip_plane): keep s.x <= off; crossings at a + (da/(da - db)) (b - a)
-static int dclip_plane(vd_t* out, const vd_t* p, int n, const vd_t* s, sd_t off) {
-  int m = 0;
-  for (int i = 0; i < n; i++) {
-    const vd_t *a = p + i, *b = p + (i + 1) % n;
-    sd_t da = sd_sub(vd_dot(s, a), off), db = sd_sub(vd_dot(s, b), off);
-    if (da.v <= 0) out[m++] = *a;
-    if ((da.v < 0 && db.v > 0) || (da.v > 0 && db.v < 0)) {
-      vd_t e = vd_sub(*b, a);
-      out[m++] = vd_axpy(*a, sd_div(da, sd_sub(da, db)), &e);
-    }
-    if (m >= PHYS_CLIP_MAX - 1) break;
-  }
-  return m;
+// a node of the manifold's clipping (values): an incident point (a < 0, point b) or the crossing of the
+// segment from node a to node b with side plane `plane`, at a + t (b - a), t = da / (da - db)
+typedef struct {
+  double p[3];
+  int a, b, plane;
+} clipNode;
+
+#define CLIP_NODES (PHYS_FEATURE_MAX * 9)  // incident points + crossings (a convex polygon: <= 2 per plane)
+
+// the clipping's state: nodes, the current polygon (node ids), the reference face's side planes
+typedef struct {
+  clipNode nd[CLIP_NODES];
+  int nn, poly[PHYS_CLIP_MAX], np;
+} clipState;
+
+// a crossing node at a + t (b - a); -1 when the node pool is full
+static int add_crossing(clipState* c, int a, int b, double t, int plane) {
+  if (c->nn >= CLIP_NODES) return -1;
+  clipNode* q = c->nd + c->nn;
+  double e[3];
+  phys_sub3(e, c->nd[b].p, c->nd[a].p);
+  phys_addscl3(q->p, c->nd[a].p, e, t);
+  q->a = a, q->b = b, q->plane = plane;
+  return c->nn++;
 }
 
-// clip_segment: keep the part of p[0] p[1] with s.x <= off
-static int dclip_segment(vd_t p[2], const vd_t* s, sd_t off) {
-  sd_t d0 = sd_sub(vd_dot(s, &p[0]), off), d1 = sd_sub(vd_dot(s, &p[1]), off);
-  if (d0.v > 0 && d1.v > 0) return 0;
-  vd_t e = vd_sub(p[1], &p[0]);
-  if (d0.v > 0) p[0] = vd_axpy(p[0], sd_div(d0, sd_sub(d0, d1)), &e);
-  else if (d1.v > 0) p[1] = vd_axpy(p[0], sd_div(d0, sd_sub(d0, d1)), &e);
-  return 2;
+// one side plane s.x <= off on values, as clip_contacts does it: polygon (clip_plane), segment
+// (clip_segment) or point; returns -1 if the node pool overflows
+static int clip_step(clipState* c, const double s[3], double off, int plane) {
+  int* p = c->poly;
+  if (c->np >= 3) {
+    int out[PHYS_CLIP_MAX], m = 0;
+    for (int i = 0; i < c->np; i++) {
+      int a = p[i], b = p[(i + 1) % c->np];
+      double da = phys_dot3(s, c->nd[a].p) - off, db = phys_dot3(s, c->nd[b].p) - off;
+      if (da <= 0) out[m++] = a;
+      if ((da < 0 && db > 0) || (da > 0 && db < 0))
+        if ((out[m++] = add_crossing(c, a, b, da / (da - db), plane)) < 0) return -1;
+      if (m >= PHYS_CLIP_MAX - 1) break;
+    }
+    memcpy(p, out, sizeof(int) * (size_t)m);
+    c->np = m;
+  } else if (c->np == 2) {
+    double d0 = phys_dot3(s, c->nd[p[0]].p) - off, d1 = phys_dot3(s, c->nd[p[1]].p) - off;
+    if (d0 > 0 && d1 > 0) {
+      c->np = 0;
+    } else if (d0 > 0 || d1 > 0) {
+      int q = add_crossing(c, p[0], p[1], d0 / (d0 - d1), plane);
+      if (q < 0) return -1;
+      p[d0 > 0 ? 0 : 1] = q;
+    }
+  } else if (c->np == 1 && phys_dot3(s, c->nd[p[0]].p) > off) {
+    c->np = 0;
+  }
+  return 0;
+}
+
+// side plane i of the reference face: s = (r_i+1 - r_i) x f, off = s.r_i
+static void side_plane(vd_t* s, sd_t* off, const dFeature* ref, int i) {
+  vd_t e = vd_sub(ref->p[(i + 1) % ref->n], &ref->p[i]);
+  *s = vd_cross(&e, &ref->normal);
+  *off = vd_dot(s, &ref->p[i]);
+}
+
+// memo of node duals (shared parents are evaluated once; a full memo just recomputes)
+#define MEMO_MAX 48
+typedef struct {
+  int id[MEMO_MAX], n;
+  vd_t v[MEMO_MAX];
+} nodeMemo;
+
+// dual of node id: an incident point, or a + t (b - a) with t = da / (da - db), d = s.x - off
+static vd_t node_dual(const clipState* c, int id, const dFeature* ref, const dFeature* inc, nodeMemo* memo) {
+  const clipNode* q = c->nd + id;
+  if (q->a < 0) return inc->p[q->b];
+  for (int i = 0; i < memo->n; i++)
+    if (memo->id[i] == id) return memo->v[i];
+  vd_t a = node_dual(c, q->a, ref, inc, memo), b = node_dual(c, q->b, ref, inc, memo), s;
+  sd_t off;
+  side_plane(&s, &off, ref, q->plane);
+  sd_t da = sd_sub(vd_dot(&s, &a), off), db = sd_sub(vd_dot(&s, &b), off);
+  vd_t e = vd_sub(b, &a), r = vd_axpy(a, sd_div(da, sd_sub(da, db)), &e);
+  if (memo->n < MEMO_MAX) memo->id[memo->n] = id, memo->v[memo->n++] = r;
+  return r;
 }
 
 // clip_contacts: the incident feature clipped by the side planes s = (r_i+1 - r_i) x f of the reference
-// face, sep = f.(p - r_0), pos = p - f sep/2, n = sign f; the clipped point nearest the target is kept if
-// nearer than *best
+// face (on values, each point's origin recorded), sep = f.(p - r_0), pos = p - f sep/2, n = sign f; the
+// clipped point nearest the target, if nearer than *best, is differentiated through its record
 static void dclip_contacts(vd_t* pos, vd_t* n, sd_t* dist, double* best, const dualCtx* x, const dFeature* ref,
                            const dFeature* inc, double sign) {
-  vd_t poly[PHYS_CLIP_MAX], tmp[PHYS_CLIP_MAX];
-  int np = inc->n;
-  for (int i = 0; i < np; i++) poly[i] = inc->p[i];
-  const vd_t* f = &ref->normal;
-  for (int i = 0; i < ref->n && np > 0; i++) {
-    vd_t e = vd_sub(ref->p[(i + 1) % ref->n], &ref->p[i]), s = vd_cross(&e, f);
-    sd_t off = vd_dot(&s, &ref->p[i]);
-    if (np >= 3) {
-      np = dclip_plane(tmp, poly, np, &s, off);
-      for (int q = 0; q < np; q++) poly[q] = tmp[q];
-    } else if (np == 2) {
-      np = dclip_segment(poly, &s, off);
-    } else if (vd_dot(&s, &poly[0]).v > off.v) {
-      np = 0;
-    }
+  clipState c;
+  c.nn = c.np = inc->n;
+  for (int i = 0; i < inc->n; i++) {
+    memcpy(c.nd[i].p, inc->p[i].v, sizeof(c.nd[i].p));
+    c.nd[i].a = -1, c.nd[i].b = i, c.poly[i] = i;
+  }
+  const double* f = ref->normal.v;
+  for (int i = 0; i < ref->n && c.np > 0; i++) {
+    double e[3], s[3];
+    phys_sub3(e, ref->p[(i + 1) % ref->n].v, ref->p[i].v);
+    phys_cross3(s, e, f);
+    if (clip_step(&c, s, phys_dot3(s, ref->p[i].v), i)) return;
   }
   int bi = -1;  // the clipped point matching the target, from values; then its dual
-  for (int i = 0; i < np; i++) {
+  for (int i = 0; i < c.np; i++) {
     double e[3], q[3];
-    phys_sub3(e, poly[i].v, ref->p[0].v);
-    double sep = phys_dot3(f->v, e);
-    phys_addscl3(q, poly[i].v, f->v, -0.5 * sep);
+    const double* pv = c.nd[c.poly[i]].p;
+    phys_sub3(e, pv, ref->p[0].v);
+    double sep = phys_dot3(f, e);
+    phys_addscl3(q, pv, f, -0.5 * sep);
     double g = fabs(sep - x->tdist);
     for (int k = 0; k < 3; k++) g = fmax(g, fabs(q[k] - x->tpos[k]));
-    if (g < *best) *best = g, bi = i;
+    if (g < *best) *best = g, bi = c.poly[i];
   }
   if (bi < 0) return;
-  vd_t e = vd_sub(poly[bi], &ref->p[0]);
-  *dist = vd_dot(f, &e);
-  *pos = vd_axpy(poly[bi], sd_lscl(-0.5, *dist), f);
-  *n = vd_lscl(sign, *f);
+  nodeMemo memo;
+  memo.n = 0;
+  vd_t p = node_dual(&c, bi, ref, inc, &memo), e = vd_sub(p, &ref->p[0]);
+  *dist = vd_dot(&ref->normal, &e);
+  *pos = vd_axpy(p, sd_lscl(-0.5, *dist), &ref->normal);
+  *n = vd_lscl(sign, ref->normal);
 }
 
 //---------------------------------------------------------------------------------------------------------
