@@ -121,6 +121,9 @@ argResult args_parse(const char** pos, char* err, size_t nerr, const argCommand*
       if (!parse_option(err, nerr, seen, cmd, argc, argv, &i)) return ARGS_USAGE;
     } else if ((cmd->npos < 0 || npos < cmd->npos) && npos < ARGS_MAXPOS - 1) {
       pos[npos++] = arg;
+    } else if (cmd->npos < 0) {
+      snprintf(err, nerr, "%s: more than %d arguments", cmd->name, ARGS_MAXPOS - 1);
+      return ARGS_USAGE;
     } else {
       snprintf(err, nerr, "%s: unexpected argument '%s'", cmd->name, arg);
       return ARGS_USAGE;

@@ -53,7 +53,7 @@ typedef enum argResult_ {
   ARGS_USAGE                // usage error: message in err, exit 2
 } argResult;
 
-#define ARGS_MAXPOS 64
+#define ARGS_MAXPOS 4096   // a shell glob of data files may be long
 
 // parse argv[1..argc) (argv[0] is the subcommand name); positional arguments go to pos (ARGS_MAXPOS),
 // followed by NULL when there is room
