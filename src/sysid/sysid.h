@@ -44,9 +44,12 @@ typedef struct physDataOptions_ {
 
 // load trajectories from files (CSV as `physid simulate` writes: t,q0..,v0..; CSV with named columns, e.g.
 // the toss files px,py,pz,qw,qx,qy,qz,vx,vy,vz,wx_body,wy_body,wz_body[,theta,theta_dot]; .npy arrays of
-// shape (T, 1+nq+nv)) or folders of them (files in name order). Errors (PHYS_ERR_FILE, PHYS_ERR_PARSE,
-// PHYS_ERR_VALUE with file:line:column in log): unreadable file, empty folder, columns that do not match the
-// model (the message lists what was expected), NaN or infinite values, times not increasing.
+// shape (T, 1+nq+nv)) or folders of them (files in name order). Errors (PHYS_ERR_IO, PHYS_ERR_PARSE,
+// PHYS_ERR_VALUE, PHYS_ERR_SIZE, PHYS_ERR_ARG with file:line:column in log): unreadable file, empty folder,
+// columns that do not match the model (the message lists what was expected), NaN or infinite values, times
+// not increasing, files observing different coordinates, bad map/observe entries. The column naming rules,
+// the observe syntax and how absent coordinates are filled are in dataset.c's header comment.
+// [H5: first_file/max_files apply to the list of all files of all paths, in order.]
 // ds is zeroed first; free with phys_dataset_free (also after a failed load).
 physStatus phys_dataset_load(physDataset* ds, const physModel* m, const char* const* paths, int npath,
                              const physDataOptions* opt, physLog* log);
