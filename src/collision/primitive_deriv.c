@@ -1,13 +1,17 @@
-// primitive_deriv.c - Jacobians of the contact geometry of primitive pairs (see primitive_deriv.h).
+// primitive_deriv.c - Jacobians of the contact geometry of primitive pairs (see primitive_deriv.h), and the
+// dispatch to convex_deriv.c for the pairs of the convex routines.
 //
 // Method: every pair formula of primitive.c is re-evaluated on values that carry their Jacobian with
-// respect to the NCOL inputs (forward-mode differentiation written out by hand, exact to roundoff):
+// respect to the NCOL inputs (dual.h: forward-mode differentiation written out by hand, exact to roundoff):
 //  - a geom centre c: dc = dt, so dc/dt = I;
 //  - a local axis k in world, a = R e_k: under R -> exp([dw]x) R, da = dw x a = -[a]x dw, so da/dw = -[a]x;
 //  - a size s_j: ds/ds_j = 1.
 // The contact point definition is the one of primitive.c: pos midway between the surface points, normal
 // from g1 to g2, dist the signed surface distance. The feature (capsule end, box corner, clamped or interior
-// closest point) is chosen from the current values exactly as primitive.c chooses it, then held fixed.
+// closest point, separating axis, clipped point) is chosen from the current values as primitive.c chooses
+// it, then held fixed. Where the pair function keeps some of a set of candidates (depth order, margin,
+// reduction to 4 points) the candidate is the one matching the contact the pair function wrote (the
+// target), and every result is checked against that contact (pos, normal, dist to 1e-9 of the geoms' size).
 #include "primitive_deriv.h"
 
 #include <math.h>
