@@ -61,9 +61,10 @@ void phys_xfrc_vjp(const physModel* m, physData* d, const double* f_bar, double*
 // the contact-free step (step_deriv.c): x = (q tangent, v) (2nv), x+ = step(x, u)
 
 // A = dx+/dx (2nv x 2nv) and B = dx+/du (2nv x nu) of one phys_step at d's state (either may be NULL).
-// Without contacts and active joint limits only: returns PHYS_ERR_ARG (A, B untouched) if the step would
-// have any; PHYS_ERR_MODEL if a ball joint is not the last joint of its body; PHYS_ERR_NUMERIC (a counted
-// warning) if M + dt B is not positive definite. The state is not advanced; kinematics,
+// With contacts or active joint limits and m->opt.contact lcp, cone or ccp the constrained step's derivatives
+// (step_contact_deriv.h: warm starts restored, PHYS_ERR_ARG if a contact pair has no geometry derivative);
+// penalty contact: penalty_deriv.h. PHYS_ERR_MODEL if a ball joint is not the last joint of its body;
+// PHYS_ERR_NUMERIC (a counted warning) if M + dt B is not positive definite. The state is not advanced; kinematics,
 // qM, qfrc_bias, qfrc_passive, qfrc_actuator and qacc (the step's acceleration) are left at the state.
 physStatus phys_step_jacobian(const physModel* m, physData* d, double* A, double* B);
 // reverse mode of the same step: given xbar_next = dL/dx+ (2nv), xbar = A' xbar_next (2nv) and
@@ -71,12 +72,14 @@ physStatus phys_step_jacobian(const physModel* m, physData* d, double* A, double
 physStatus phys_step_vjp(const physModel* m, physData* d, const double* xbar_next, double* xbar, double* ubar);
 // phys_step_vjp that also returns lambda = M~^-1 dt (vbar+ + dt D' qbar+) (nv, may be NULL): the adjoint of
 // the step's force, from which the parameter VJP follows without a second linearization
-// (phys_step_param_vjp_at in params.h); d is left at the step's linearization point
+// (phys_step_param_vjp_at in params.h); d is left at the step's linearization point. For a constrained
+// step lambda is the adjoint of the smooth force at a+ = (v+ - v)/dt only: its parameter VJP needs the
+// contact terms too (phys_constrained_step_vjp with the table, step_contact_deriv.h)
 physStatus phys_step_vjp_lambda(const physModel* m, physData* d, const double* xbar_next, double* xbar,
                                 double* ubar, double* lambda);
 // the linearization point of the step at d's state: kinematics, qM, qfrc_bias, passive and actuator forces,
 // d->qacc = M~^-1 (f - c) and L = the tree factor of M~ = M + dt B (nv x nv); the conditions and status of
-// phys_step_jacobian
+// phys_step_jacobian (a constrained step, lcp/cone/ccp: d->qacc = (v+ - v)/dt, the step's acceleration)
 physStatus phys_step_point(const physModel* m, physData* d, double* L);
 // the finite-difference twin: A and B by central differences of phys_step with step eps in every tangent,
 // velocity and control coordinate (either may be NULL). State, time, contacts and warm starts are restored;

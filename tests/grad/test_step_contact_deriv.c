@@ -16,6 +16,7 @@
 //  4. P = dx+/dtheta (mass, inertia, friction, restitution, size, damping) against central differences of
 //     phys_step over each parameter to 1e-4;
 //  5. the derivative calls leave d so that the next phys_step is bit-identical (warm starts restored);
+//     phys_step_point's qacc is the step's (v+ - v)/dt bit for bit;
 //  6. the rollout gradient through 30 steps of the box sliding on the floor: dL/dx0 and
 //     dL/dtheta against central differences of phys_rollout's loss, checkpointed (k = 6) bit for bit the
 //     full tape (k = 1).
@@ -255,6 +256,15 @@ static void check_state(const char* name, physModel* m, physData* d, const physP
   memcpy(q1, d->qpos, sizeof(double) * m->nq);
   memcpy(v1, d->qvel, sizeof(double) * nv);
   int nwarn = d->nwarning;
+  snap_load(m, d, &s);
+
+  // the linearization point: d->qacc is the step's (v+ - v)/dt bit for bit
+  double* L = malloc(sizeof(double) * nv * nv);
+  double* acc = malloc(sizeof(double) * nv);
+  for (int i = 0; i < nv; i++) acc[i] = (v1[i] - s.qvel[i]) / m->opt.timestep;
+  CHECK_MSG(phys_step_point(m, d, L) == PHYS_OK, "%s: phys_step_point", name);
+  CHECK_MSG(memcmp(acc, d->qacc, sizeof(double) * nv) == 0, "%s: phys_step_point's qacc is not the step's", name);
+  free(L), free(acc);
   snap_load(m, d, &s);
 
   // analytic, then the next step must be the reference bit for bit
