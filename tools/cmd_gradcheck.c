@@ -17,7 +17,9 @@
 // modes. Where the two central differences at h and 2h of an input column disagree by more than 1e-5
 // relative, the step is at a mode switch along that input (a contact that slides, sticks or lifts off on one
 // side only: a box resting on four corners tilted either way), it has no derivative there, and the column
-// is left out of the comparison (counted and printed). A state in contact whose derivatives the library
+// is left out of the comparison (counted and printed); so is a parameter column whose one-sided quotients at
+// h differ (a kink at theta itself, e.g. the max rule of a pair's friction at a tie). A state in contact
+// whose derivatives the library
 // refuses (PHYS_ERR_ARG: a geom pair or a contact model without derivatives) is replaced by another
 // (counted, printed); GC_REFUSED refusals in a row end the check. So is a state where a perturbed step
 // raised a warning (an iterative solver stopping short of its tolerance), whose differences are unreliable.
@@ -40,6 +42,7 @@
 #define GC_TOL 1e-6         // relative tolerance in smooth states
 #define GC_TOL_CONTACT 1e-4 // relative tolerance in contact
 #define GC_SWITCH 1e-5      // in contact: J_h and J_2h further apart than this: a mode switch nearby
+#define GC_KINK 1e-3        // in contact: one-sided quotients of a parameter further apart: a kink at theta
 #define GC_FLOOR 1e-4       // entries are compared relative to max(|entry|, GC_FLOOR * scale)
 #define GC_TRIES 100        // draws per state (contact-free states, states away from mode switches)
 #define GC_REFUSED 10       // in contact: consecutive states whose derivatives the library refuses, at most
@@ -229,10 +232,14 @@ static int param_step_at(physModel* m, physData* d, const physParamTable* t, con
 }
 
 // Pf (2nv x nt) by central differences over theta: the six-point stencil at rel (contact 0) or the two
-// central quotients at h and 2h (contact 1: Pf = (4 P_h - P_2h) / 3, P2 = P_2h for the mode-switch test);
-// hstep[j] receives h_j. The model and the state are restored. 0 if a perturbed step failed.
-static int param_fd(physModel* m, physData* d, const physParamTable* t, int contact, double* Pf, double* P2,
-                    double* hstep, gradSave* sv, double* work) {
+// central quotients at h and 2h (contact 1: Pf = (4 P_h - P_2h) / 3, P2 = P_2h for the mode-switch test, and
+// kink[j] = 1 where the one-sided quotients f(+h)/h and -f(-h)/h differ by more than GC_KINK relative to
+// max(|P_h|, GC_FLOOR fscale max(1, GC_H_CONTACT / h_j)), the comparison's floor: the step has a kink at
+// theta itself, e.g. the friction of a pair whose two geoms have the same coefficient (the max rule), where
+// central differences give the mean of the two sides whatever h). hstep[j] receives h_j. The model and the
+// state are restored. 0 if a step failed.
+static int param_fd(physModel* m, physData* d, const physParamTable* t, int contact, double fscale, double* Pf,
+                    double* P2, double* kink, double* hstep, gradSave* sv, double* work) {
   int nv = m->nv, n2 = 2 * nv, nt = t->ntheta, ok = 1;
   double *th0 = work, *th = th0 + nt, *q0n = th + nt, *v0n = q0n + m->nq, *r = v0n + nv;
   grad_save(sv, m, d);
@@ -250,9 +257,13 @@ static int param_fd(physModel* m, physData* d, const physParamTable* t, int cont
       th[j] += off[k] * h;
       ok = param_step_at(m, d, t, th, sv, q0n, v0n, r + (size_t)k * n2);
     }
+    double floor = GC_FLOOR * fscale * fmax(1, GC_H_CONTACT / h);
+    kink[j] = 0;
     for (int i = 0; i < n2 && ok; i++) {
       double *f = r + i, acc = 0;
       if (contact) {
+        double fwd = f[0] / h, bwd = -f[n2] / h, mid = (fwd + bwd) / 2;
+        if (!(fabs(fwd - bwd) <= GC_KINK * fmax(fabs(mid), floor))) kink[j] = 1;
         double p1 = (f[0] - f[n2]) / (2 * h), p2 = (f[2 * n2] - f[3 * n2]) / (4 * h);
         Pf[(size_t)i * nt + j] = (4 * p1 - p2) / 3;
         P2[(size_t)i * nt + j] = p2;
@@ -274,6 +285,7 @@ static int param_fd(physModel* m, physData* d, const physParamTable* t, int cont
 typedef struct gcWork_ {
   double *A, *B, *P, *Ah, *Bh, *Ph, *A2, *B2, *P2, *hstep, *cscale, *pwork;
   double *maskA, *maskB, *maskP;   // 1: the column is compared, 0: at a mode switch
+  double* kinkP;                   // 1: the step has a kink at theta_j (param_fd)
   gradSave sv, sv2;
 } gcWork;
 
@@ -312,7 +324,7 @@ static physStatus analytic(const physModel* m, physData* d, const gradWrt* w, gc
 // the references at d's state into Ah, Bh, Ph (A2, B2, P2: at 2h); 0 if a perturbed step failed or warned
 // (message printed unless quiet)
 static int reference(physModel* m, physData* d, const gradWrt* w, gcWork* k, int contact, int quiet,
-                     const char* where) {
+                     double fscale, const char* where) {
   int n2 = 2 * m->nv, nu = m->nu;
   double h = contact ? GC_H_CONTACT : GC_H;
   if ((w->state || w->ctrl) && (phys_step_jacobian_fd(m, d, h, k->Ah, k->Bh) != PHYS_OK ||
@@ -322,7 +334,8 @@ static int reference(physModel* m, physData* d, const gradWrt* w, gcWork* k, int
   }
   for (size_t i = 0; i < (size_t)n2 * n2; i++) k->Ah[i] = (4 * k->Ah[i] - k->A2[i]) / 3;
   for (size_t i = 0; i < (size_t)n2 * nu; i++) k->Bh[i] = (4 * k->Bh[i] - k->B2[i]) / 3;
-  if (w->table.ntheta > 0 && !param_fd(m, d, &w->table, contact, k->Ph, k->P2, k->hstep, &k->sv2, k->pwork)) {
+  if (w->table.ntheta > 0 &&
+      !param_fd(m, d, &w->table, contact, fscale, k->Ph, k->P2, k->kinkP, k->hstep, &k->sv2, k->pwork)) {
     if (!quiet) cli_error("%s: a step with perturbed parameters failed or a parameter left its domain", where);
     return 0;
   }
@@ -369,7 +382,7 @@ static int draw(physModel* m, physData* d, physRng* r, const gradWrt* w, gcWork*
     // rounding of x+ scales with |q|, |v| and the velocity change dt |a| (d->qacc: the step's acceleration)
     *fscale = fmax(fmax(1, maxabs(d->qpos, (size_t)m->nq)), maxabs(d->qvel, (size_t)m->nv));
     *fscale = fmax(*fscale, m->opt.timestep * maxabs(d->qacc, (size_t)m->nv));
-    if (!reference(m, d, w, k, c->contact, c->contact, where)) {
+    if (!reference(m, d, w, k, c->contact, c->contact, *fscale, where)) {
       if (!c->contact) return 0;
       c->nwarned++;   // in contact: a perturbed step warned (a solver short of its tolerance): another state
       continue;
@@ -383,6 +396,8 @@ static int draw(physModel* m, physData* d, physRng* r, const gradWrt* w, gcWork*
       if (w->state) c->nskip += switch_columns(k->maskA, k->Ah, k->A2, n2, n2, *fscale);
       if (w->ctrl) c->nskip += switch_columns(k->maskB, k->Bh, k->B2, n2, nu, *fscale);
       c->nskip += switch_columns(k->maskP, k->Ph, k->P2, n2, nt, *fscale);
+      for (int j = 0; j < nt; j++)
+        if (k->maskP[j] != 0 && k->kinkP[j] != 0) k->maskP[j] = 0, c->nskip++;
       grad_save(&k->sv, m, d);
       phys_step(m, d);
       c->ncon += d->ncon;
@@ -443,13 +458,14 @@ static int work_alloc(gcWork* k, const physModel* m, int nt) {
   size_t n2 = 2 * (size_t)m->nv, na = n2 * n2 + 1, nb = n2 * (size_t)m->nu + 1, np = n2 * (size_t)nt + 1;
   size_t npw = 2 * (size_t)nt + (size_t)m->nq + (size_t)m->nv + 6 * n2 + 1;
   memset(k, 0, sizeof *k);
-  double* buf = malloc(sizeof(double) * (3 * (na + nb + np) + 3 * ((size_t)nt + 1) + n2 + m->nu + 2 + npw));
+  double* buf = malloc(sizeof(double) * (3 * (na + nb + np) + 4 * ((size_t)nt + 1) + n2 + m->nu + 2 + npw));
   if (!buf) return 0;
   k->A = buf, k->Ah = k->A + na, k->A2 = k->Ah + na;
   k->B = k->A2 + na, k->Bh = k->B + nb, k->B2 = k->Bh + nb;
   k->P = k->B2 + nb, k->Ph = k->P + np, k->P2 = k->Ph + np;
   k->hstep = k->P2 + np, k->cscale = k->hstep + nt + 1, k->maskP = k->cscale + nt + 1;
-  k->maskA = k->maskP + nt + 1, k->maskB = k->maskA + n2 + 1, k->pwork = k->maskB + m->nu + 1;
+  k->maskA = k->maskP + nt + 1, k->maskB = k->maskA + n2 + 1, k->kinkP = k->maskB + m->nu + 1;
+  k->pwork = k->kinkP + nt + 1;
   return grad_save_alloc(&k->sv, m) && grad_save_alloc(&k->sv2, m);
 }
 
