@@ -47,7 +47,7 @@ declare -A nimble=([atlas]="16.1 ms / 737 ms" [half_cheetah]="0.870 ms / 7.52 ms
 {
   echo "# Paper 001's Table II on this machine"
   echo
-  echo "\`bash scripts/bench_grad.sh\` ($(date -u +%Y-%m-%d), commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?'), $(nproc) cores shared; $(head -1 "$tmp/time.txt" | sed 's/^# //'))."
+  echo "\`bash scripts/bench_grad.sh\` ($(date -u +%Y-%m-%d), commit ${COMMIT:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')}, $(nproc) cores shared; $(head -1 "$tmp/time.txt" | sed 's/^# //'))."
   echo "All step Jacobians: A = dx+/dx and B = dx+/du (Nimble's five: dq+/dq, dq+/dv, dv+/dq, dv+/dv, dv+/dtau),"
   echo "analytic (\`phys_step_jacobian\`) against central differences of the same engine (\`phys_step_jacobian_fd\`,"
   echo "2 (2nv + nu) steps), contact model lcp, at one state in contact per scene; step and one-step VJP"
