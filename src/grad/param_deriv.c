@@ -38,6 +38,7 @@
 #include "penalty_deriv.h"
 #include "rot.h"
 #include "step_contact_deriv.h"
+#include "toi.h"
 #include "spatial.h"
 
 //---------------------------------------------------------------------------------------------------------
@@ -400,7 +401,11 @@ physStatus phys_step_param_jacobian(const physModel* m, physData* d, const physP
   int nv = m->nv, nt = t->ntheta;
   double dt = m->opt.timestep;
   if (nt == 0) return PHYS_OK;
-  if (phys_constrained_step_applies(m, d)) return phys_constrained_step_jacobian(m, d, t, NULL, NULL, P);
+  if (phys_constrained_step_applies(m, d)) {
+    physStatus st = phys_constrained_step_jacobian(m, d, t, NULL, NULL, P);
+    if (st == PHYS_OK && (m->opt.gradflags & PHYS_GRAD_TOI)) st = phys_toi_param_jacobian(m, d, t, P);   // toi.h
+    return st;
+  }
   if (phys_penalty_deriv_applies(m, d)) return phys_penalty_step_jacobian(m, d, t, NULL, NULL, P);
   size_t mark = phys_stack_mark(d);
   double* L = phys_stack_alloc(d, (size_t)nv * nv);
@@ -443,8 +448,11 @@ physStatus phys_step_param_vjp(const physModel* m, physData* d, const physParamT
   int nv = m->nv, nt = t->ntheta;
   double dt = m->opt.timestep;
   if (nt == 0) return PHYS_OK;
-  if (phys_constrained_step_applies(m, d))
-    return phys_constrained_step_vjp(m, d, t, xbar_next, NULL, NULL, theta_bar, NULL);
+  if (phys_constrained_step_applies(m, d)) {
+    physStatus st = phys_constrained_step_vjp(m, d, t, xbar_next, NULL, NULL, theta_bar, NULL);
+    if (st == PHYS_OK && (m->opt.gradflags & PHYS_GRAD_TOI)) st = phys_toi_param_vjp(m, d, t, xbar_next, theta_bar);
+    return st;
+  }
   if (phys_penalty_deriv_applies(m, d))
     return phys_penalty_step_vjp(m, d, t, xbar_next, NULL, NULL, theta_bar, NULL);
   size_t mark = phys_stack_mark(d);

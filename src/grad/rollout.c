@@ -7,6 +7,7 @@
 #include "contact.h"
 #include "grad.h"
 #include "step_contact_deriv.h"
+#include "toi.h"
 
 //---------------------------------------------------------------------------------------------------------
 // sizes
@@ -132,6 +133,10 @@ static physStatus reverse_step(const physModel* m, physData* d, const physParamT
   if (params && phys_constrained_step_applies(m, d)) {
     // a constrained step: one linearization gives xbar, ubar and thetabar (not a force adjoint alone)
     st = phys_constrained_step_vjp(m, d, tab, xnext, xbar, ubar ? ubar + (size_t)t * m->nu : NULL, tb, NULL);
+    if (st == PHYS_OK && (m->opt.gradflags & PHYS_GRAD_TOI)) {   // toi.h, as phys_step_vjp and param_vjp apply it
+      st = phys_toi_vjp(m, d, xnext, xbar);
+      if (st == PHYS_OK) st = phys_toi_param_vjp(m, d, tab, xnext, tb);
+    }
     if (st != PHYS_OK) return st;
     for (int i = 0; i < tab->ntheta; i++) thetabar[i] += tb[i];
     eval_loss(m, d, loss, ctx, t, g);

@@ -17,7 +17,10 @@
 // the W-orthogonal projector onto the motions that change their distances); otherwise the least-squares fit
 // paper 001 appendix E describes, in closed form. On the configuration manifold the term joins the position
 // update velocity, so Delta is premultiplied by D = Jr(phi) on rotation groups (phi = dt (v+ + vpos), grad.h).
-// Not corrected: the parameter Jacobian (restitution's effect on the impact position, -d W J_n' / w).
+// The restitution eps_b enters the extra term too: d(q+)/d(eps_b) gains U_b = -D W J_b' G_b^+ e_b d_b (d_b the
+// contact's distance at the step's start; one contact: -d W J_n' / w, so that over a rollout
+// d(dist_T)/d(eps) = |v_n| (T - t_c) with the continuous impact time t_c), applied to the restitution:GEOM
+// entry of the geom the pair's restitution comes from (the larger, geom[0] on ties; none for a <pair>'s).
 //
 // Bouncing contacts: eps > 0, pushing (lambda_n > 0), approaching (v_n < 0) and on the restitution branch of
 // assemble.c's normal bias (touching, or within the margin with the free motion closing the gap,
@@ -32,6 +35,7 @@
 #include "contact.h"
 #include "dyn.h"
 #include "factor.h"
+#include "params.h"
 #include "rot.h"
 
 //---------------------------------------------------------------------------------------------------------
@@ -124,32 +128,40 @@ static int pinv_psd(double* G, int n, double* V, double* ev) {
   return 1;
 }
 
-// rows of the rotation groups premultiplied by Jr(dt vsum) (D in the file comment), delta nv x nv in place
-static void premultiply_d(const physModel* m, const double* vsum, double* delta) {
-  int nv = m->nv;
+// X (nv x ncol) <- D X: rows of the rotation groups premultiplied by Jr(dt vsum) (D in the file comment)
+static void premultiply_cols(const physModel* m, const double* vsum, double* X, int ncol) {
   double dt = m->opt.timestep, tmp[3];
   for (int j = 0; j < m->njnt; j++) {
     int type = m->jnt_type[j], g = m->jnt_dofadr[j] + (type == PHYS_JNT_FREE ? 3 : 0);
     if (type != PHYS_JNT_FREE && type != PHYS_JNT_BALL) continue;
     double phi[3] = {dt * vsum[g], dt * vsum[g + 1], dt * vsum[g + 2]}, Jr[9];
     phys_so3_jacobians(Jr, NULL, phi);
-    for (int c = 0; c < nv; c++) {
-      for (int r = 0; r < 3; r++)
-        tmp[r] = Jr[3 * r] * delta[(size_t)g * nv + c] + Jr[3 * r + 1] * delta[(size_t)(g + 1) * nv + c] +
-                 Jr[3 * r + 2] * delta[(size_t)(g + 2) * nv + c];
-      for (int r = 0; r < 3; r++) delta[(size_t)(g + r) * nv + c] = tmp[r];
+    double *X0 = X + (size_t)g * ncol, *X1 = X0 + ncol, *X2 = X1 + ncol;
+    for (int c = 0; c < ncol; c++) {
+      for (int r = 0; r < 3; r++) tmp[r] = Jr[3 * r] * X0[c] + Jr[3 * r + 1] * X1[c] + Jr[3 * r + 2] * X2[c];
+      X0[c] = tmp[0], X1[c] = tmp[1], X2[c] = tmp[2];
     }
   }
 }
 
+// geom whose restitution contact c uses (the larger, geom[0] on ties), -1 for a <pair>'s
+static int restitution_geom(const physModel* m, const physContact* c) {
+  if (c->pair >= 0) return -1;
+  int g0 = c->geom[0], g1 = c->geom[1];
+  return m->geom_restitution[g0] >= m->geom_restitution[g1] ? g0 : g1;
+}
+
 // Delta = -D W J_b' G_b^+ E J_b from the trial step's contacts (d->contact, d->qLD, d->qfrc_constraint, v+
-// in d->qvel); v the pre-step velocity, vsum the position update velocity. Returns nb.
-static int build_delta(const physModel* m, physData* d, const double* v, const double* vsum, double* delta) {
+// in d->qvel); v the pre-step velocity, vsum the position update velocity; if U is not NULL, U (nb x nv, room
+// for ncon rows) = the columns U_b = -D W J_b' G_b^+ e_b d_b and geom (nb) their restitution geoms. Returns nb.
+static int build_delta(const physModel* m, physData* d, const double* v, const double* vsum, double* delta,
+                       double* U, int* geom) {
   int nv = m->nv, nc = d->ncon, nb = 0;
   double dt = m->opt.timestep;
   size_t mark = phys_stack_mark(d);
   double* Jb = phys_stack_alloc(d, (size_t)nc * nv + 1);
   double* eb = phys_stack_alloc(d, (size_t)nc + 1);
+  double* db = phys_stack_alloc(d, (size_t)nc + 1);
   double* jac = phys_stack_alloc(d, 3 * (size_t)nv);
   double* tmp = phys_stack_alloc(d, 3 * (size_t)nv);
   double* vf = phys_stack_alloc(d, (size_t)nv);
@@ -160,7 +172,9 @@ static int build_delta(const physModel* m, physData* d, const double* v, const d
   for (int i = 0; i < nc; i++) {
     double* jn = Jb + (size_t)nb * nv;
     normal_row(m, d, d->contact + i, jn, jac, tmp);
-    if (bounces(m, d->contact + i, jn, v, vf)) eb[nb++] = 1 + d->contact[i].restitution;
+    if (!bounces(m, d->contact + i, jn, v, vf)) continue;
+    if (geom) geom[nb] = restitution_geom(m, d->contact + i), db[nb] = d->contact[i].dist;
+    eb[nb++] = 1 + d->contact[i].restitution;
   }
   memset(delta, 0, sizeof(double) * (size_t)nv * nv);
   if (nb > 0) {
@@ -190,13 +204,27 @@ static int build_delta(const physModel* m, physData* d, const double* v, const d
         for (int a = 0; a < nb; a++) s += Y[(size_t)a * nv + i] * K[(size_t)a * nv + j];
         delta[(size_t)i * nv + j] = -s;
       }
-    premultiply_d(m, vsum, delta);
+    premultiply_cols(m, vsum, delta, nv);
+    // U_b = -D Y' G^+ e_b d_b (the rows of U as D's columns: premultiply U' by D)
+    if (U) {
+      double* Ut = phys_stack_alloc(d, (size_t)nv * nb);
+      for (int i = 0; i < nv; i++)
+        for (int b = 0; b < nb; b++) {
+          double s = 0;
+          for (int a = 0; a < nb; a++) s += Y[(size_t)a * nv + i] * G[a * nb + b];
+          Ut[(size_t)i * nb + b] = -s * db[b];
+        }
+      premultiply_cols(m, vsum, Ut, nb);
+      for (int b = 0; b < nb; b++)
+        for (int i = 0; i < nv; i++) U[(size_t)b * nv + i] = Ut[(size_t)i * nb + b];
+    }
   }
   phys_stack_free(d, mark);
   return nb;
 }
 
-int phys_toi_delta(const physModel* m, physData* d, double* delta) {
+// the trial step and build_delta (U, geom may be NULL; else room for d->nconmax rows); -1 if rejected
+static int toi_trial(const physModel* m, physData* d, double* delta, double* U, int* geom) {
   int nv = m->nv;
   double dt = m->opt.timestep;
   size_t mark = phys_stack_mark(d);
@@ -212,18 +240,20 @@ int phys_toi_delta(const physModel* m, physData* d, double* delta) {
   } else if (d->ncon > 0 && m->opt.contact != PHYS_CONTACT_PENALTY) {
     // the position update velocity (v+ + vpos) = (q+ (-) q) / dt
     phys_difference_pos(m, vsum, dt, s.qpos, d->qpos);
-    nb = build_delta(m, d, s.qvel, vsum, delta);
+    nb = build_delta(m, d, s.qvel, vsum, delta, U, geom);
   }
   load_state(m, d, &s);
   phys_stack_free(d, mark);
   return nb;
 }
 
+int phys_toi_delta(const physModel* m, physData* d, double* delta) { return toi_trial(m, d, delta, NULL, NULL); }
+
 physStatus phys_toi_jacobian(const physModel* m, physData* d, double* A) {
   int nv = m->nv, n2 = 2 * nv;
   size_t mark = phys_stack_mark(d);
   double* delta = phys_stack_alloc(d, (size_t)nv * nv);
-  int nb = phys_toi_delta(m, d, delta);
+  int nb = toi_trial(m, d, delta, NULL, NULL);
   if (nb > 0)
     for (int i = 0; i < nv; i++)
       for (int j = 0; j < nv; j++) A[(size_t)i * n2 + j] += delta[(size_t)i * nv + j];
@@ -235,7 +265,7 @@ physStatus phys_toi_vjp(const physModel* m, physData* d, const double* xbar_next
   int nv = m->nv;
   size_t mark = phys_stack_mark(d);
   double* delta = phys_stack_alloc(d, (size_t)nv * nv);
-  int nb = phys_toi_delta(m, d, delta);
+  int nb = toi_trial(m, d, delta, NULL, NULL);
   // xbar_q += Delta' qbar+
   if (nb > 0)
     for (int j = 0; j < nv; j++) {
@@ -243,6 +273,53 @@ physStatus phys_toi_vjp(const physModel* m, physData* d, const double* xbar_next
       for (int i = 0; i < nv; i++) s += delta[(size_t)i * nv + j] * xbar_next[i];
       xbar[j] += s;
     }
+  phys_stack_free(d, mark);
+  return nb < 0 ? PHYS_ERR_NUMERIC : PHYS_OK;
+}
+
+// column of t's restitution:GEOM entry for geom g, or -1
+static int restitution_column(const physParamTable* t, int g) {
+  for (int e = 0; g >= 0 && e < t->n; e++)
+    if (t->param[e].kind == PHYS_PAR_RESTITUTION && t->param[e].id == g) return t->param[e].adr;
+  return -1;
+}
+
+// the bouncing contacts' U_b and restitution columns: returns nb (-1 rejected); U (nconmax x nv), col (nconmax)
+static int toi_columns(const physModel* m, physData* d, const physParamTable* t, double* U, int* col) {
+  int nv = m->nv;
+  size_t mark = phys_stack_mark(d);
+  double* delta = phys_stack_alloc(d, (size_t)nv * nv);
+  int nb = toi_trial(m, d, delta, U, col);
+  for (int b = 0; b < nb; b++) col[b] = restitution_column(t, col[b]);
+  phys_stack_free(d, mark);
+  return nb;
+}
+
+physStatus phys_toi_param_jacobian(const physModel* m, physData* d, const physParamTable* t, double* P) {
+  int nv = m->nv, nt = t->ntheta;
+  size_t mark = phys_stack_mark(d);
+  double* U = phys_stack_alloc(d, (size_t)d->nconmax * nv + 1);
+  int* col = (int*)phys_stack_alloc(d, (size_t)d->nconmax + 1);
+  int nb = toi_columns(m, d, t, U, col);
+  // the q+ rows of P gain U_b in the column of eps_b
+  for (int b = 0; b < nb; b++)
+    if (col[b] >= 0)
+      for (int i = 0; i < nv; i++) P[(size_t)i * nt + col[b]] += U[(size_t)b * nv + i];
+  phys_stack_free(d, mark);
+  return nb < 0 ? PHYS_ERR_NUMERIC : PHYS_OK;
+}
+
+physStatus phys_toi_param_vjp(const physModel* m, physData* d, const physParamTable* t, const double* xbar_next,
+                              double* theta_bar) {
+  int nv = m->nv;
+  size_t mark = phys_stack_mark(d);
+  double* U = phys_stack_alloc(d, (size_t)d->nconmax * nv + 1);
+  int* col = (int*)phys_stack_alloc(d, (size_t)d->nconmax + 1);
+  int nb = toi_columns(m, d, t, U, col);
+  // theta_bar[eps_b] += U_b . qbar+
+  for (int b = 0; b < nb; b++)
+    if (col[b] >= 0)
+      for (int i = 0; i < nv; i++) theta_bar[col[b]] += U[(size_t)b * nv + i] * xbar_next[i];
   phys_stack_free(d, mark);
   return nb < 0 ? PHYS_ERR_NUMERIC : PHYS_OK;
 }

@@ -5,6 +5,7 @@
 #ifndef PHYS_TOI_H
 #define PHYS_TOI_H
 
+#include "params.h"
 #include "physid.h"
 
 // the correction Delta (nv x nv) of dq+/dq at d's state: the step's bouncing contacts (restitution branch,
@@ -15,5 +16,11 @@ int phys_toi_delta(const physModel* m, physData* d, double* delta);
 physStatus phys_toi_jacobian(const physModel* m, physData* d, double* A);
 // reverse mode: xbar[0:nv] += Delta' xbar_next[0:nv] (xbar the step VJP's result at d's state)
 physStatus phys_toi_vjp(const physModel* m, physData* d, const double* xbar_next, double* xbar);
+
+// the restitution parameters: P (2nv x t->ntheta, the step's parameter Jacobian at d's state) += the bouncing
+// contacts' U_b in the q+ rows of their restitution:GEOM columns; reverse mode theta_bar += U_b . qbar+
+physStatus phys_toi_param_jacobian(const physModel* m, physData* d, const physParamTable* t, double* P);
+physStatus phys_toi_param_vjp(const physModel* m, physData* d, const physParamTable* t, const double* xbar_next,
+                              double* theta_bar);
 
 #endif  // PHYS_TOI_H

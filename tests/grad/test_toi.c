@@ -9,7 +9,12 @@
 //  3. one bounce step with eps = 0.5: d(dist+)/d(dist) = -eps with the option (1 without); a step without
 //     impact is not corrected (Delta = 0);
 //  4. the corrected VJP is the corrected Jacobian's transpose (dot-product test, 1e-12): the Jacobian adds
-//     Delta, the VJP Delta' y, each after its own contact derivative.
+//     Delta, the VJP Delta' y, each after its own contact derivative;
+//  5. restitution: eps = 0.5, one bounce; with the option the chained step Jacobians give
+//     d(dist_T)/d(eps) = |v| (T - t_c), the continuous impact time t_c = dist_0 / |v| (1e-9), without it
+//     the discrete rollout's |v| (T - t_s) (t_s the start of the impact step; = central differences);
+//     phys_rollout_grad with the option gives the same d(dist_T)/d(dist_0) = -eps and d(dist_T)/d(eps)
+//     (its reverse pass applies the correction too).
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +22,8 @@
 #include <unistd.h>
 
 #include "grad/grad_models.h"
+#include "params.h"
+#include "rollout.h"
 #include "toi.h"
 
 // the ball: radius 0.1, detected 0.05 m early (margin) so that the impact step starts outside the plane (no
@@ -196,11 +203,100 @@ static void test_one_step(physRng* rng) {
   phys_free_model(m);
 }
 
+// loss of test_restitution: l_T = z_T (the ball's height; dist_T = z_T - 0.1), nothing before T
+static double loss_height(void* ctx, int t, const double* qpos, const double* qvel, double* g_q, double* g_v) {
+  (void)qvel;
+  (void)g_v;
+  if (t != *(int*)ctx) return 0;
+  g_q[2] = 1;
+  return qpos[2];
+}
+
+// d(z_T)/d(z_0) and d(z_T)/d(eps) by chaining the step Jacobians A, P (TOI as m's flag)
+static void chain_restitution(physModel* m, physData* d, const physParamTable* t, int T, double* dz, double* de) {
+  int n2 = 2 * m->nv;
+  double* A = malloc(sizeof(double) * (size_t)n2 * n2);
+  double* P = malloc(sizeof(double) * (size_t)n2);
+  double* C = calloc((size_t)n2 * (n2 + 1), sizeof(double));   // [dx_t/dx_0 | dx_t/deps]
+  double* N = malloc(sizeof(double) * (size_t)n2 * (n2 + 1));
+  for (int i = 0; i < n2; i++) C[i * (n2 + 1) + i] = 1;
+  for (int s = 0; s < T; s++) {
+    CHECK(phys_step_jacobian(m, d, A, NULL) == PHYS_OK);
+    CHECK(phys_step_param_jacobian(m, d, t, P) == PHYS_OK);
+    // [C_x | C_e] <- [A C_x | A C_e + P]
+    for (int i = 0; i < n2; i++)
+      for (int j = 0; j <= n2; j++) {
+        double v = j == n2 ? P[i] : 0;
+        for (int k = 0; k < n2; k++) v += A[i * n2 + k] * C[k * (n2 + 1) + j];
+        N[i * (n2 + 1) + j] = v;
+      }
+    memcpy(C, N, sizeof(double) * (size_t)n2 * (n2 + 1));
+    phys_step(m, d);
+  }
+  *dz = C[2 * (n2 + 1) + 2];
+  *de = C[2 * (n2 + 1) + n2];
+  free(A);
+  free(P);
+  free(C);
+  free(N);
+}
+
+static void test_restitution(void) {
+  physLog log;
+  const char* spec[] = {"restitution:ball"};
+  int T = 50;
+  double z0 = 0.1 + 0.255, vz = -1, dt = 0.01;
+  for (int toi = 0; toi < 2; toi++) {
+    physModel* m = load_ball(toi ? "toi" : "", 0.5, &log);
+    CHECK_MSG(m != NULL, "%s", log.error);
+    if (!m) continue;
+    physData* d = phys_make_data(m);
+    physParamTable t;
+    CHECK(phys_param_table_build(&t, m, spec, 1, &log) == PHYS_OK);
+    double dz, de;
+    set_ball(d, z0, 0.2, vz);
+    chain_restitution(m, d, &t, T, &dz, &de);
+    // the impact step starts at t_s: the first step whose start is within |v| dt of contact
+    double tc = (z0 - 0.1) / -vz, ts = floor(tc / dt) * dt, h = 1e-6;
+    double th[1] = {0.5 + h};
+    CHECK(phys_param_set(&t, m, th) == PHYS_OK);
+    double zp = final_z(m, d, z0, T);
+    th[0] = 0.5 - h;
+    CHECK(phys_param_set(&t, m, th) == PHYS_OK);
+    double zm = final_z(m, d, z0, T);
+    th[0] = 0.5;
+    CHECK(phys_param_set(&t, m, th) == PHYS_OK);
+    double fd = (zp - zm) / (2 * h);
+    printf("eps 0.5, toi %d: d(d_T)/d(d_0) = %.15g, d(d_T)/d(eps) = %.15g (continuous %.15g, discrete %.15g, "
+           "central differences %.12g)\n", toi, dz, de, -vz * (T * dt - tc), -vz * (T * dt - ts), fd);
+    CHECK_NEAR(dz, toi ? -0.5 : 1.0, 1e-9);
+    CHECK_NEAR(de, -vz * (T * dt - (toi ? tc : ts)), 1e-9);
+    CHECK_NEAR(fd, -vz * (T * dt - ts), 1e-6);
+    if (toi) {
+      // the rollout gradient's reverse pass applies the correction too
+      int k = phys_rollout_interval(T, 0);
+      size_t nw = phys_rollout_worksize(m, T, k, t.ntheta);
+      double* work = malloc(sizeof(double) * nw);
+      double xbar0[12], tb[1], L;
+      set_ball(d, z0, 0.2, vz);
+      CHECK(phys_rollout_grad(m, d, &t, T, k, NULL, loss_height, &T, work, &L, xbar0, NULL, tb, &log) == PHYS_OK);
+      printf("  phys_rollout_grad: d(d_T)/d(d_0) = %.15g, d(d_T)/d(eps) = %.15g\n", xbar0[2], tb[0]);
+      CHECK_NEAR(xbar0[2], -0.5, 1e-9);
+      CHECK_NEAR(tb[0], de, 1e-9);
+      free(work);
+    }
+    phys_param_table_free(&t);
+    phys_free_data(d);
+    phys_free_model(m);
+  }
+}
+
 int main(void) {
   physRng rng;
   phys_rng_seed(&rng, 11);
   test_mjcf();
   test_bounce();
   test_one_step(&rng);
+  test_restitution();
   return test_done();
 }
