@@ -251,18 +251,20 @@ static void dfeature_mesh(dFeature* f, const dualCtx* x, int i, const physConvex
 // |(dl_0, dl_1)|, (cos phi0, sin phi0) = (dl_0, dl_1)/rho): its cap (|dl_2| >= cos 45 deg) as the
 // PHYS_CYL_NRIM-gon of rim points at phi0 + s 2 pi q / N (s = sgn dl_2), z = s h, normal s a; else its side
 // as the segment (r cos phi0, r sin phi0, +-h), normal R (cos phi0, sin phi0, 0). The first rim point, the
-// one extreme along udir, turns with udir (-1 if udir is along the axis); with udir NULL phi0 is held at
-// its value for the direction dir (a cap as the reference face: its vertices only bound the clipping)
+// one extreme along udir, turns with udir; with udir NULL, or udir within 1e-6 rad of the axis (where its
+// direction is arbitrary), phi0 is held at its value for the direction dir and the rim turns with the body
+// (a cap as the reference face: its vertices only bound the clipping)
 static int dfeature_cylinder(dFeature* f, const dualCtx* x, int i, const double dir[3], const vd_t* udir) {
   vd_t ax[3], dl;
   axes(ax, x, i);
   sd_t co, si, r = in_size(x, i, 0), h = in_size(x, i, 1);
+  int turn = 0;
   if (udir) {
     dl = dual_unrotate(ax, udir);
     sd_t d0 = vd_get(&dl, 0), d1 = vd_get(&dl, 1), rho = sd_sqrt(sd_add(sd_mul(d0, d0), sd_mul(d1, d1)));
-    if (!(rho.v > 1e-9)) return -1;
-    co = sd_div(d0, rho), si = sd_div(d1, rho);
-  } else {
+    if (rho.v > 1e-6) co = sd_div(d0, rho), si = sd_div(d1, rho), turn = 1;
+  }
+  if (!turn) {
     const double* R = x->d->geom_xmat + 9 * x->g[i];
     double d[3];
     phys_matT_vec3(d, R, dir);

@@ -755,7 +755,8 @@ static int d_plane_ellipsoid(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, i
 }
 
 // plane-cylinder (phys_collide_plane_cylinder): u = -(n - (n.a) a)/|n - (n.a) a| (R e_x when the axis is
-// along n), v = a x u, disk centres c -+ h sgn(a.n) a; candidates: lower and upper rim at u, lower rim at
+// along n; within 1e-6 rad of upright u turns with the body instead of with the tilt, whose direction is
+// arbitrary there), v = a x u, disk centres c -+ h sgn(a.n) a; candidates: lower and upper rim at u, lower rim at
 // v, -u, -v; dist = (x - p0).n, pos = x - n dist/2; the candidate matching the target
 static int d_plane_cylinder(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, int con) {
   (void)con;
@@ -765,11 +766,15 @@ static int d_plane_cylinder(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, in
   sd_t an = vd_dot(&a, n);
   double sa = an.v >= 0 ? 1 : -1;
   u = vd_axpy(*n, sd_scl(an, -1), &a);
-  if (vd_norm(&u).v > 1e-12) {
+  double un = vd_norm(&u).v;
+  if (un > 1e-6) {
     u = vd_unit(&u);
     u = vd_lscl(-1, u);
-  } else {
-    u = in_axis(x, 1, 0);
+  } else {  // standing within 1e-6 rad of upright: u (its value as primitive.c's) held, turning with the body
+    double uv[3];
+    for (int k = 0; k < 3; k++) uv[k] = un > 1e-12 ? -(u.v[k] / un) : x->d->geom_xmat[9 * x->g[1] + 3 * k];
+    u = vd_const(uv);
+    rot_jac(&u, 1);
   }
   vd_t v = vd_cross(&a, &u);
   vd_t clo = vd_axpy(c, sd_lscl(-sa, h), &a), chi = vd_axpy(c, sd_lscl(sa, h), &a);

@@ -264,6 +264,44 @@ static void test_cylinders(void) {
   CHECK(ncmp[0] > 60 && ncmp[1] > 60 && ncmp[2] > 40 && ncmp[3] > 40);
 }
 
+// a cylinder standing upright on the mesh cube's face, tilted by 0, 1e-9 or 1e-7 rad (its cap's rim polygon
+// has an arbitrary angle there: it turns with the body): every contact differentiated with bounded
+// entries, d dist / d(cylinder translation along the face normal) = 1 (the cylinder is geom 1: n points
+// to the cube, dist grows when it rises), rigid motion
+static void test_cylinder_upright(void) {
+  double rb = M->geom_rbound[G_ANY];
+  RIGID_TOL = 1e-10;
+  for (int it = 0; it < 30; it++) {
+    double c[3] = {0, 0, 0}, p2[3], jac[7 * 18], y[7], T[9], q[4], z[3] = {0, 0, 1};
+    set_mesh(G_CUBE, c);
+    const double* R = D->geom_xmat + 9 * G_CUBE;
+    double r = phys_rng_range(&RNG, 0.03, 0.08), h = phys_rng_range(&RNG, 0.03, 0.08);
+    double off[3] = {phys_rng_range(&RNG, -0.05, 0.05), phys_rng_range(&RNG, -0.05, 0.05), HCUBE[2] + h - 1e-3};
+    phys_mat_vec3(p2, R, off);
+    set_any(PHYS_GEOM_CYLINDER, r, h, 0, p2);
+    M->geom_rbound[G_ANY] = sqrt(r * r + h * h);
+    phys_axisangle2quat(q, z, phys_rng_range(&RNG, -3.14, 3.14));
+    phys_quat2mat(T, q);
+    phys_mat_mul3(D->geom_xmat + 9 * G_ANY, R, T);
+    tilt(G_ANY, (it % 3 == 0 ? 0 : it % 3 == 1 ? 1e-9 : 1e-7));
+    int nc = eval(y, phys_collide_convex_convex, G_ANY, G_CUBE, 0), ncol = phys_primitive_deriv_ncol(M, G_ANY, G_CUBE);
+    CHECK(nc >= 3);
+    double f[3] = {R[2], R[5], R[8]};
+    for (int con = 0; con < nc; con++) {
+      CHECK(phys_primitive_deriv(jac, M, D, G_ANY, G_CUBE, con) == 0);
+      double big = 0;
+      for (int j = 0; j < 7 * ncol; j++) big = fmax(big, fabs(jac[j]));
+      CHECK_MSG(big < 10, "largest entry %g", big);
+      double dd = 0;
+      for (int k = 0; k < 3; k++) dd += jac[6 * ncol + k] * f[k];
+      CHECK_NEAR(dd, 1, 1e-9);
+      check_rigid(G_ANY, G_CUBE, con);
+    }
+  }
+  RIGID_TOL = 1e-12;
+  M->geom_rbound[G_ANY] = rb;
+}
+
 // pairs left to the convex routines without a derivative are refused (-1), and out-of-range indices
 static void test_refused(void) {
   double p[3] = {0, 0, 0}, q[3] = {0.1, 0.2, 0.3}, jac[7 * 18];
@@ -285,6 +323,7 @@ int main(void) {
   test_random_pairs();
   test_resting();
   test_cylinders();
+  test_cylinder_upright();
   test_refused();
   printf("worst finite-difference mismatch %.3g (tol %.0e, floor %.0e)\n", WORST, RTOL, FLOOR);
   phys_free_data(D);

@@ -432,6 +432,36 @@ static void test_capsule_box(void) {
   CHECK(ncmp > 200 && nface > 40 && nmeet > 30 && nskip < ncmp / 4);
 }
 
+// a cylinder standing upright on a plane, tilted by 0, 1e-9 or 1e-7 rad (the rim points' directions are
+// arbitrary there: they turn with the body): every contact differentiated with bounded entries, d dist /
+// d(cylinder translation) = n, d dist / d h = -1, rigid motion
+static void test_cylinder_upright(void) {
+  for (int it = 0; it < 30; it++) {
+    double p1[3], p2[3], jac[7 * 18], y[7], T[9], q[4], z[3] = {0, 0, 1};
+    rand_pt(p1, 1);
+    set_geom(0, PHYS_GEOM_PLANE, 0, 0, 0, p1);
+    const double* Rp = D->geom_xmat;
+    double nz[3] = {Rp[2], Rp[5], Rp[8]}, h = phys_rng_range(&RNG, 0.1, 0.5);
+    for (int k = 0; k < 3; k++) p2[k] = p1[k] + (h - 1e-3) * nz[k];
+    set_geom(1, PHYS_GEOM_CYLINDER, phys_rng_range(&RNG, 0.1, 0.5), h, 0, p2);
+    phys_axisangle2quat(q, z, phys_rng_range(&RNG, -3.14, 3.14));
+    phys_quat2mat(T, q);
+    phys_mat_mul3(D->geom_xmat + 9, Rp, T);
+    tilt(1, (it % 3 == 0 ? 0 : it % 3 == 1 ? 1e-9 : 1e-7));
+    int nc = eval(y, phys_collide_plane_cylinder, 0, 1, 0), ncol = phys_primitive_deriv_ncol(M, 0, 1);
+    CHECK(nc == 4);
+    for (int con = 0; con < nc; con++) {
+      CHECK(phys_primitive_deriv(jac, M, D, 0, 1, con) == 0);
+      double big = 0;
+      for (int j = 0; j < 7 * ncol; j++) big = fmax(big, fabs(jac[j]));
+      CHECK_MSG(big < 10, "largest entry %g", big);
+      for (int k = 0; k < 3; k++) CHECK_NEAR(jac[6 * ncol + 6 + k], nz[k], 1e-9);
+      CHECK_NEAR(jac[6 * ncol + 12 + 1], -1, 1e-9);
+      check_rigid(0, 1, con);
+    }
+  }
+}
+
 // unsupported pairs and indices are refused
 static void test_refused(void) {
   double p[3] = {0, 0, 0}, q[3] = {0.1, 0.2, 0.3}, jac[7 * 18];
@@ -459,6 +489,7 @@ int main(void) {
   test_sphere_box_cylinder();
   test_capsule_box();
   test_plane_curved();
+  test_cylinder_upright();
   test_refused();
   printf("worst finite-difference mismatch %.3g (tol %.0e, floor %.0e)\n", WORST, RTOL, FLOOR);
   phys_free_data(D);
