@@ -106,15 +106,16 @@ static int d_sphere_capsule(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, in
 // closest points P = p0 + S u, Q = q0 + T w of two segments (s, t in [0,1]) with the parameters' clamping
 // from phys_segment_closest held fixed; with r = p0 - q0, a = u.u, b = u.w, c = u.r, e = w.w, f = w.r:
 // both interior s = (b f - c e)/(a e - b^2), t = (b s + f)/e; s clamped t = (b s + f)/e; t clamped
-// s = (b t - c)/a; both clamped constant. -1 for parallel or point segments.
+// s = (b t - c)/a; both clamped constant (parallel segments: s = 0, t from it). -1 for point segments.
 static int d_segment_closest(vd_t* P, vd_t* Q, const vd_t* p0, const vd_t* u, const vd_t* q0, const vd_t* w) {
   double s, t;
   phys_segment_closest(&s, &t, p0->v, u->v, q0->v, w->v);
   vd_t r = vd_sub(*p0, q0);
   sd_t A = vd_dot(u, u), B = vd_dot(u, w), C = vd_dot(u, &r), E = vd_dot(w, w), F = vd_dot(w, &r);
   sd_t den = sd_sub(sd_mul(A, E), sd_mul(B, B));
-  if (!(A.v > 0 && E.v > 0 && den.v > 1e-12 * A.v * E.v)) return -1;  // parallel or point segments
   int sfree = s > 0 && s < 1, tfree = t > 0 && t < 1;
+  if (!(A.v > 0 && E.v > 0) || (sfree && tfree && !(den.v > 0))) return -1;  // point segments; parallel
+  // segments have s clamped at 0 (phys_segment_closest), so both parameters are free only when den > 0
   sd_t S = sd_const(s), T = sd_const(t);
   if (sfree && tfree) {
     S = sd_div(sd_sub(sd_mul(B, F), sd_mul(C, E)), den);

@@ -120,9 +120,10 @@ static void test_capsule_capsule(void) {
   CHECK(ncase[0] > 5 && ncase[1] > 5 && ncase[2] > 5);
 }
 
-// nearly parallel capsules (|a1 x a2| < 0.1): side by side, overlapping along their axes, both contacts
+// nearly parallel capsules (|a1 x a2| < 0.1): side by side, overlapping along their axes, both contacts; and
+// exactly parallel ones (differentiated and rigid; differences would cross the parallel case's rule)
 static void test_capsule_parallel(void) {
-  int ncmp[2] = {0, 0}, nskip = 0;
+  int ncmp[2] = {0, 0}, nskip = 0, nparallel = 0;
   for (int it = 0; it < 100; it++) {
     double p1[3], p2[3], y[7];
     rand_pt(p1, 0.5);
@@ -134,6 +135,17 @@ static void test_capsule_parallel(void) {
     for (int k = 0; k < 3; k++) p2[k] += p1[k];
     set_geom(1, PHYS_GEOM_CAPSULE, r2, phys_rng_range(&RNG, 0.2, 0.5), 0, p2);
     memcpy(D->geom_xmat + 9, R, sizeof(double) * 9);
+    if (it % 4 == 0) {  // exactly parallel: s = 0 by phys_segment_closest's rule (a switch for differences)
+      int nc = eval(y, phys_collide_capsule_capsule, 0, 1, 0);
+      double jac[7 * 18];
+      CHECK(nc == 2);
+      for (int con = 0; con < nc; con++) {
+        CHECK(phys_primitive_deriv(jac, M, D, 0, 1, con) == 0);
+        check_rigid(0, 1, con);
+      }
+      nparallel++;
+      continue;
+    }
     tilt(1, 0.09);
     int nc = eval(y, phys_collide_capsule_capsule, 0, 1, 0);
     for (int con = 0; con < nc; con++) {
@@ -145,8 +157,9 @@ static void test_capsule_parallel(void) {
       check_rigid(0, 1, con);
     }
   }
-  printf("parallel capsules: %d first and %d second contacts compared, %d skipped\n", ncmp[0], ncmp[1], nskip);
-  CHECK(ncmp[0] > 60 && ncmp[1] > 60);
+  printf("parallel capsules: %d first and %d second contacts compared, %d skipped; %d exactly parallel pairs\n",
+         ncmp[0], ncmp[1], nskip, nparallel);
+  CHECK(ncmp[0] > 45 && ncmp[1] > 45 && nparallel == 25);
 }
 
 // a box and a capsule resting flat on a plane, turned about its normal and rolled by 1e-15 rad (the corner
