@@ -24,7 +24,11 @@
 // friction of the geom holding the pair's maximum, geom[0] on ties; none when a <pair> sets it), deps (the
 // same rule for restitution), sizes through phys_constraint_size_vjp (reverse mode: P's size columns are
 // built row by row from the VJP).
-// Reverse mode is the transpose of the same chain (contact_vjp). Scratch from d's arena; nothing allocates.
+// Reverse mode is the transpose of the same chain (contact_vjp). Cost: the geometry comes as matrices once
+// (phys_constraint_jacobian for every q direction, phys_constraint_dJ per direction for dG, one
+// phys_constraint_vjp_matrix for <G_bar, dG>); with more directions than 2n the solvers' derivatives are
+// tabulated by 2n reverse passes (solver_tables) instead of a JVP per direction. Scratch from d's arena;
+// nothing allocates.
 #include <math.h>
 #include <string.h>
 
@@ -229,6 +233,16 @@ static physStatus solver_vjp(const physModel* m, physData* d, const physConstrai
 //---------------------------------------------------------------------------------------------------------
 // forward mode
 
+// the solvers' derivatives as tables from 2n reverse passes: row r is the gradient of lambda_r (lambda_p_r);
+// for many directions a few dot products each instead of a solver JVP (lcp's repeats its SVD per call)
+typedef struct solverTable_ {
+  double* gv;                // n x n: dlambda_r/dg
+  double* Gv;                // n x n x n: dlambda_r/dG (entrywise)
+  double* mv;                // n x nc: dlambda_r/dmu
+  double* gp;                // n x n: dlambda_p_r/dgpos (position problem; NULL without correction)
+  double* Gp;                // n x n x n: dlambda_p_r/dG
+} solverTable;
+
 // one input direction: every field may be NULL (zero)
 typedef struct contactDir_ {
   const double* dq;          // nv: configuration tangent
@@ -238,6 +252,10 @@ typedef struct contactDir_ {
   const double* dmvpos;      // nv: dM~ vpos
   const double* dmu;         // nc
   const double* deps;        // nc: restitution
+  // the geometry along dq when precomputed (all five, or NULL: phys_constraint_jvp here)
+  const double *dJvp, *dJtl, *ddist;   // dJ v+ (n), dJ' lambda (nv), ddist (n)
+  const double *dJv, *dJtlp;           // dJ v (n), dJ' lambda_p (nv)
+  const solverTable* tab;    // the solvers' tables (NULL: their JVPs)
 } contactDir;
 
 // dG = dJ Y' + Y dJ' - Y dM~ Y' along x (n x n)
@@ -246,20 +264,20 @@ static physStatus delassus_jvp(const physModel* m, physData* d, const contactPoi
   int n = cp->n, nv = cp->nv;
   memset(dG, 0, sizeof(double) * (size_t)n * n);
   if (x->dq) {
+    // the matrix dJ along dq (geometry once), then (dJ Y')_rc = dJ_r . Y_c added at (r, c) and (c, r)
     size_t mark = phys_stack_mark(d);
-    double* col = phys_stack_alloc(d, (size_t)n + 1);
-    for (int c = 0; c < n; c++) {
-      // col = dJ Y_c; dG[r][c] += col[r], dG[c][r] += col[r]
-      physStatus st = phys_constraint_jvp(m, d, &cp->st.p, x->dq, NULL, cp->Y + (size_t)c * nv, col, NULL, NULL);
-      if (st != PHYS_OK) {
-        phys_stack_free(d, mark);
-        return st;
-      }
-      for (int r = 0; r < n; r++) {
-        dG[(size_t)r * n + c] += col[r];
-        dG[(size_t)c * n + r] += col[r];
-      }
+    double* dJ = phys_stack_alloc(d, (size_t)n * nv + 1);
+    physStatus st = phys_constraint_dJ(m, d, &cp->st.p, x->dq, dJ);
+    if (st != PHYS_OK) {
+      phys_stack_free(d, mark);
+      return st;
     }
+    for (int r = 0; r < n; r++)
+      for (int c = 0; c < n; c++) {
+        double t = dotn(dJ + (size_t)r * nv, cp->Y + (size_t)c * nv, nv);
+        dG[(size_t)r * n + c] += t;
+        dG[(size_t)c * n + r] += t;
+      }
     phys_stack_free(d, mark);
   }
   if (x->ydmy)
@@ -287,8 +305,16 @@ static physStatus contact_jvp(const physModel* m, physData* d, const contactPoin
   double* dl = arena_zeros(d, n);
   double* dvpos = arena_zeros(d, nv);
   physStatus st = delassus_jvp(m, d, cp, x, dG);
-  if (st == PHYS_OK && x->dq) st = phys_constraint_jvp(m, d, p, x->dq, lam, cp->st.vnew, dJvp, dJtl, ddist);
-  if (st == PHYS_OK && x->dq) st = phys_constraint_jvp(m, d, p, x->dq, lamp, d->qvel, dJv, dJtlp, NULL);
+  if (x->dq && x->dJvp) {
+    memcpy(dJvp, x->dJvp, sizeof(double) * (size_t)n);
+    memcpy(ddist, x->ddist, sizeof(double) * (size_t)n);
+    memcpy(dJv, x->dJv, sizeof(double) * (size_t)n);
+    memcpy(dJtl, x->dJtl, sizeof(double) * (size_t)nv);
+    memcpy(dJtlp, x->dJtlp, sizeof(double) * (size_t)nv);
+  } else if (x->dq) {
+    if (st == PHYS_OK) st = phys_constraint_jvp(m, d, p, x->dq, lam, cp->st.vnew, dJvp, dJtl, ddist);
+    if (st == PHYS_OK) st = phys_constraint_jvp(m, d, p, x->dq, lamp, d->qvel, dJv, dJtlp, NULL);
+  }
   if (st != PHYS_OK) {
     phys_stack_free(d, mark);
     return st;
@@ -311,7 +337,16 @@ static physStatus contact_jvp(const physModel* m, physData* d, const contactPoin
       dg[3 * i] += ddist[3 * i] / dt;
     }
   }
-  st = solver_jvp(m, d, p, &cp->st.sol, dg, dG, x->dmu, dl);
+  int rigid = !x->dq && !x->ydmy;   // dG = 0, and the position problem's data do not move
+  const solverTable* tb = x->tab;
+  if (tb) {
+    size_t nn = (size_t)n * n;
+    for (int r = 0; r < n; r++)
+      dl[r] = dotn(tb->gv + (size_t)r * n, dg, n) + (rigid ? 0 : dotn(tb->Gv + r * nn, dG, (int)nn)) +
+              (x->dmu ? dotn(tb->mv + (size_t)r * nc, x->dmu, nc) : 0);
+  } else {
+    st = solver_jvp(m, d, p, &cp->st.sol, dg, dG, x->dmu, dl);
+  }
 
   // dv+ = w + W J' dlambda
   if (st == PHYS_OK) {
@@ -321,9 +356,14 @@ static physStatus contact_jvp(const physModel* m, physData* d, const contactPoin
   }
 
   // dvpos = W (dJ' lambda_p + J' dlambda_p - dM~ vpos), dlambda_p = lcp_jvp(beta ddist/dt, dG)
-  if (st == PHYS_OK && p->npos > 0) {
+  if (st == PHYS_OK && p->npos > 0 && !rigid) {
     for (int r = 0; r < n; r++) dg[r] = p->gpos[r] < 0 ? beta * ddist[r] / dt : 0;
-    st = phys_solve_lcp_jvp(m, d, &cp->st.pp, &cp->st.sol_pos, dg, dG, NULL, dl);
+    if (tb) {
+      size_t nn = (size_t)n * n;
+      for (int r = 0; r < n; r++) dl[r] = dotn(tb->gp + (size_t)r * n, dg, n) + dotn(tb->Gp + r * nn, dG, (int)nn);
+    } else {
+      st = phys_solve_lcp_jvp(m, d, &cp->st.pp, &cp->st.sol_pos, dg, dG, NULL, dl);
+    }
     mul_jt(dvpos, p->J, dl, n, nv, 0);
     for (int i = 0; i < nv; i++) dvpos[i] += dJtlp[i] - (x->dmvpos ? x->dmvpos[i] : 0);
     phys_solve_m(m, d->qLD, dvpos, dvpos);
@@ -365,6 +405,16 @@ static physStatus geom_vjp(const physModel* m, physData* d, const physConstraint
   for (int e = 0; t && theta_bar && st == PHYS_OK && e < t->n; e++)
     if (t->param[e].kind == PHYS_PAR_SIZE)
       st = phys_constraint_size_vjp(m, d, p, t->param[e].id, alpha, beta, gamma, theta_bar + t->param[e].adr);
+  return st;
+}
+
+// the same for a weight matrix A (n x nv): q_bar += grad_q <A, J(q)>, sizes likewise
+static physStatus geom_vjp_matrix(const physModel* m, physData* d, const physConstraintProblem* p,
+                                  const physParamTable* t, const double* A, double* qbar, double* theta_bar) {
+  physStatus st = phys_constraint_vjp_matrix(m, d, p, A, NULL, qbar);
+  for (int e = 0; t && theta_bar && st == PHYS_OK && e < t->n; e++)
+    if (t->param[e].kind == PHYS_PAR_SIZE)
+      st = phys_constraint_size_vjp_matrix(m, d, p, t->param[e].id, A, NULL, theta_bar + t->param[e].adr);
   return st;
 }
 
@@ -447,15 +497,16 @@ static physStatus contact_vjp(const physModel* m, physData* d, const contactPoin
   for (int i = 0; i < nv; i++) a->rbar[i] = dt * z[i];
   if (st == PHYS_OK) st = geom_vjp(m, d, p, t, lam, z, NULL, a->qbar, theta_bar);
 
-  // dG = dJ Y' + Y dJ' - Y dM~ Y':  sum_c (G_bar + G_bar')[:, c]' dJ Y_c;  Z_c = sum_r G_bar[r][c] Y_r
-  for (int c = 0; c < n && st == PHYS_OK; c++) {
-    double s = 0;
-    for (int r = 0; r < n; r++) {
-      lb[r] = Gb[(size_t)r * n + c] + Gb[(size_t)c * n + r];
-      s += fabs(lb[r]);
+  // dG = dJ Y' + Y dJ' - Y dM~ Y':  <G_bar, dJ Y' + Y dJ'> = <(G_bar + G_bar') Y, dJ> (one matrix call);
+  // Z_c = sum_r G_bar[r][c] Y_r
+  double* W = arena_zeros(d, n * nv);
+  for (int r = 0; r < n; r++)
+    for (int c = 0; c < n; c++) {
+      double g = Gb[(size_t)r * n + c] + Gb[(size_t)c * n + r];
+      if (g != 0)
+        for (int i = 0; i < nv; i++) W[(size_t)r * nv + i] += g * cp->Y[(size_t)c * nv + i];
     }
-    if (s > 0) st = geom_vjp(m, d, p, t, lb, cp->Y + (size_t)c * nv, NULL, a->qbar, theta_bar);
-  }
+  if (st == PHYS_OK) st = geom_vjp_matrix(m, d, p, t, W, a->qbar, theta_bar);
   for (int c = 0; c < n; c++) {
     double* Zc = a->Z + (size_t)c * nv;
     memset(Zc, 0, sizeof(double) * (size_t)nv);
@@ -680,8 +731,32 @@ static void put_column(double* a, int nv, int ld, int j, const double* dqn, cons
   }
 }
 
-// A's 2nv columns
-static physStatus jacobian_a(const physModel* m, physData* d, const contactPoint* cp, double* A) {
+// the tables of tb (arena memory of the caller's mark) by the solvers' VJPs along each e_r
+static physStatus solver_tables(const physModel* m, physData* d, const contactPoint* cp, solverTable* tb) {
+  int n = cp->n, nc = cp->nc, pos = cp->st.p.npos > 0;
+  size_t nn = (size_t)n * n;
+  tb->gv = phys_stack_alloc(d, nn + 1);
+  tb->Gv = phys_stack_alloc(d, nn * n + 1);
+  tb->mv = phys_stack_alloc(d, (size_t)n * nc + 1);
+  tb->gp = pos ? phys_stack_alloc(d, nn + 1) : NULL;
+  tb->Gp = pos ? phys_stack_alloc(d, nn * n + 1) : NULL;
+  size_t mark = phys_stack_mark(d);
+  double* e = arena_zeros(d, n);
+  physStatus st = PHYS_OK;
+  for (int r = 0; r < n && st == PHYS_OK; r++) {
+    e[r] = 1;
+    st = solver_vjp(m, d, &cp->st.p, &cp->st.sol, e, tb->gv + (size_t)r * n, tb->Gv + r * nn, tb->mv + (size_t)r * nc);
+    if (st == PHYS_OK && pos)
+      st = phys_solve_lcp_vjp(m, d, &cp->st.pp, &cp->st.sol_pos, e, tb->gp + (size_t)r * n, tb->Gp + r * nn, NULL);
+    e[r] = 0;
+  }
+  phys_stack_free(d, mark);
+  return st;
+}
+
+// A's 2nv columns (tb may be NULL)
+static physStatus jacobian_a(const physModel* m, physData* d, const contactPoint* cp, const solverTable* tb,
+                             double* A) {
   int nv = m->nv, n = cp->n, n2 = 2 * nv;
   size_t mark = phys_stack_mark(d), nn = (size_t)nv * nv;
   double* Fq = phys_stack_alloc(d, nn);
@@ -695,7 +770,17 @@ static physStatus jacobian_a(const physModel* m, physData* d, const contactPoint
   double* dqn = phys_stack_alloc(d, (size_t)nv);
   double* dvn = phys_stack_alloc(d, (size_t)nv);
   state_terms(m, d, cp, Fq, Fv, K, kpos);
-  physStatus st = PHYS_OK;
+  // the geometry for every q direction at once: d(J v+)/dq, d(J' lambda)/dq, ddist/dq, d(J v)/dq,
+  // d(J' lambda_p)/dq, and one direction's columns of them
+  double* Jb1 = phys_stack_alloc(d, (size_t)n * nv + 1);
+  double* Jt1 = phys_stack_alloc(d, nn);
+  double* Dd = phys_stack_alloc(d, (size_t)n * nv + 1);
+  double* Jb2 = phys_stack_alloc(d, (size_t)n * nv + 1);
+  double* Jt2 = phys_stack_alloc(d, nn);
+  double* geo = phys_stack_alloc(d, 3 * (size_t)n + 2 * (size_t)nv + 1);
+  const physConstraintProblem* p = &cp->st.p;
+  physStatus st = phys_constraint_jacobian(m, d, p, cp->st.sol.lambda, cp->st.vnew, Jb1, Jt1, Dd);
+  if (st == PHYS_OK) st = phys_constraint_jacobian(m, d, p, cp->st.sol_pos.lambda, d->qvel, Jb2, Jt2, NULL);
   for (int j = 0; j < n2 && st == PHYS_OK; j++) {
     int jj = j < nv ? j : j - nv;
     const double* F = j < nv ? Fq : Fv;
@@ -704,8 +789,20 @@ static physStatus jacobian_a(const physModel* m, physData* d, const contactPoint
     for (int i = 0; i < nv; i++) r[i] = F[(size_t)i * nv + jj];
     contactDir x = {0};
     x.r = r;
+    x.tab = tb;
     if (j < nv) {
       x.dq = e;
+      double *g1 = geo, *g2 = g1 + n, *g3 = g2 + n, *g4 = g3 + n, *g5 = g4 + nv;
+      for (int r = 0; r < n; r++) {
+        g1[r] = Jb1[(size_t)r * nv + jj];
+        g2[r] = Dd[(size_t)r * nv + jj];
+        g3[r] = Jb2[(size_t)r * nv + jj];
+      }
+      for (int i = 0; i < nv; i++) {
+        g4[i] = Jt1[(size_t)i * nv + jj];
+        g5[i] = Jt2[(size_t)i * nv + jj];
+      }
+      x.dJvp = g1, x.ddist = g2, x.dJv = g3, x.dJtl = g4, x.dJtlp = g5;
       k_column(K, n, nv, jj, ydmy);
       x.ydmy = ydmy;
       for (int i = 0; i < nv; i++) dmv[i] = kpos[(size_t)i * nv + jj];
@@ -720,8 +817,9 @@ static physStatus jacobian_a(const physModel* m, physData* d, const contactPoint
   return st;
 }
 
-// B's nu columns: r = df/du e_j
-static physStatus jacobian_b(const physModel* m, physData* d, const contactPoint* cp, double* B) {
+// B's nu columns: r = df/du e_j (tb may be NULL)
+static physStatus jacobian_b(const physModel* m, physData* d, const contactPoint* cp, const solverTable* tb,
+                             double* B) {
   int nv = m->nv, nu = m->nu;
   size_t mark = phys_stack_mark(d);
   double* Fu = arena_zeros(d, nv * nu);
@@ -735,6 +833,7 @@ static physStatus jacobian_b(const physModel* m, physData* d, const contactPoint
     for (int i = 0; i < nv; i++) r[i] = Fu[(size_t)i * nu + j];
     contactDir x = {0};
     x.r = r;
+    x.tab = tb;
     st = contact_jvp(m, d, cp, &x, dqn, dvn);
     if (st == PHYS_OK) put_column(B, nv, nu, j, dqn, dvn);
   }
@@ -744,7 +843,7 @@ static physStatus jacobian_b(const physModel* m, physData* d, const contactPoint
 
 // P's columns but the sizes' (*nsize: their count): r = -R(a+) e_j, dM~ x = (R(x) - R(0)) e_j, dmu, deps
 static physStatus jacobian_p(const physModel* m, physData* d, const contactPoint* cp, const physParamTable* t,
-                             double* P, int* nsize) {
+                             const solverTable* tb, double* P, int* nsize) {
   int nv = m->nv, n = cp->n, nt = t->ntheta, nc = cp->nc;
   size_t mark = phys_stack_mark(d), nr = (size_t)nv * nt;
   double* Ra = phys_stack_alloc(d, nr);
@@ -789,6 +888,7 @@ static physStatus jacobian_p(const physModel* m, physData* d, const contactPoint
         dmv[i] = Rp[(size_t)i * nt + j] - R0[(size_t)i * nt + j];
       }
       k_column(K, n, nt, j, ydmy);
+      x.tab = tb;
       x.r = r;
       x.ydmy = ydmy;
       x.dmvpos = cp->st.p.npos > 0 ? dmv : NULL;
@@ -841,9 +941,16 @@ physStatus phys_constrained_step_jacobian(const physModel* m, physData* d, const
     return st;
   }
   int nsize = 0;
-  if (A) st = jacobian_a(m, d, &cp, A);
-  if (B && m->nu > 0 && st == PHYS_OK) st = jacobian_b(m, d, &cp, B);
-  if (P && t && t->ntheta > 0 && st == PHYS_OK) st = jacobian_p(m, d, &cp, t, P, &nsize);
+  // the solvers' tables when there are more directions than 2n reverse passes
+  int ndir = (A ? 2 * m->nv : 0) + (B ? m->nu : 0) + (P && t ? t->ntheta : 0);
+  solverTable tab, *tb = NULL;
+  if (ndir > 2 * cp.n) {
+    st = solver_tables(m, d, &cp, &tab);
+    tb = &tab;
+  }
+  if (A && st == PHYS_OK) st = jacobian_a(m, d, &cp, tb, A);
+  if (B && m->nu > 0 && st == PHYS_OK) st = jacobian_b(m, d, &cp, tb, B);
+  if (P && t && t->ntheta > 0 && st == PHYS_OK) st = jacobian_p(m, d, &cp, t, tb, P, &nsize);
   if (st == PHYS_ERR_NUMERIC)
     phys_data_warning(d, "phys_step_jacobian: constraint solver derivative failed at time %g", d->time);
   restore_lists(d, &cp);
