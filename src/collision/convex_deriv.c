@@ -258,20 +258,19 @@ static int dfeature_cylinder(dFeature* f, const dualCtx* x, int i, const double 
   vd_t ax[3], dl;
   axes(ax, x, i);
   sd_t co, si, r = in_size(x, i, 0), h = in_size(x, i, 1);
+  const double* R = x->d->geom_xmat + 9 * x->g[i];
+  double d[3];
+  phys_matT_vec3(d, R, dir);
+  double phi0 = sqrt(d[0] * d[0] + d[1] * d[1]) > 0 ? atan2(d[1], d[0]) : 0;  // convex.c's angle
   int turn = 0;
-  if (udir) {
+  if (udir) {  // the angle's derivative from udir, its value from dir (convex.c's normal: EPA leaves it
+               // ~1e-11 off the face normal, which would move the rim points by 1e-11/rho)
     dl = dual_unrotate(ax, udir);
     sd_t d0 = vd_get(&dl, 0), d1 = vd_get(&dl, 1), rho = sd_sqrt(sd_add(sd_mul(d0, d0), sd_mul(d1, d1)));
-    if (rho.v > 1e-6) co = sd_div(d0, rho), si = sd_div(d1, rho), turn = 1;
+    if (rho.v > 1e-6) co = sd_div(d0, rho), si = sd_div(d1, rho), co.v = cos(phi0), si.v = sin(phi0), turn = 1;
   }
-  if (!turn) {
-    const double* R = x->d->geom_xmat + 9 * x->g[i];
-    double d[3];
-    phys_matT_vec3(d, R, dir);
-    double phi0 = sqrt(d[0] * d[0] + d[1] * d[1]) > 0 ? atan2(d[1], d[0]) : 0;
-    dl = vd_const(d);
-    co = sd_const(cos(phi0)), si = sd_const(sin(phi0));
-  }
+  if (!turn) co = sd_const(cos(phi0)), si = sd_const(sin(phi0));
+  dl = vd_const(d);
   double s = dl.v[2] >= 0 ? 1 : -1, nd = phys_norm3(dl.v);
   if (nd > 0 && fabs(dl.v[2]) >= 0.70710678118654752 * nd) {
     for (int q = 0; q < PHYS_CYL_NRIM; q++) {
