@@ -159,6 +159,22 @@ static physStatus layout(const physModel* m, const physParamTable* t, const phys
   return PHYS_OK;
 }
 
+// one warning if a sample interval differs from dt_obs by more than 1% (the fit simulates dt_obs / substeps
+// per interval whatever the recorded times say)
+static void warn_spacing(const physDataset* ds, physLog* log) {
+  for (int k = 0; k < ds->ntraj; k++) {
+    const physTrajectory* tr = &ds->traj[k];
+    for (int j = 0; j + 1 < tr->T; j++) {
+      double dt = tr->time[j + 1] - tr->time[j];
+      if (fabs(dt - ds->dt_obs) > 0.01 * ds->dt_obs) {
+        phys_warning(log, "fit: %s: samples %d-%d are %.6g s apart, not %.6g s (dt_obs); every interval is simulated as %.6g s",
+                     tr->source, j, j + 1, dt, ds->dt_obs, ds->dt_obs);
+        return;
+      }
+    }
+  }
+}
+
 // allocate and fill the problem (one allocation for the work arrays); the model's timestep becomes
 // dt_obs / substeps
 static physStatus problem_init(fitProblem* pb, physModel* m, const physParamTable* t, const double* theta0,
@@ -210,6 +226,7 @@ static physStatus problem_init(fitProblem* pb, physModel* m, const physParamTabl
     if (ds->traj[k].T > 1) a += (ds->traj[k].T - 1) * nsel;
   }
   m->opt.timestep = ds->dt_obs / opt->substeps;
+  warn_spacing(ds, log);
   return PHYS_OK;
 }
 

@@ -504,6 +504,14 @@ static void test_errors(void) {
   CHECK(phys_fit(sc.m, &sc.t, sc.start, NULL, NULL, &sc.ds, &opt, &res, &log) == PHYS_ERR_ARG);
   CHECK_MSG(strstr(log.error, "no residuals") != NULL, "%s", log.error);
   CHECK(sc.m->opt.timestep == 0.001);
+  // a gap in the recorded times: one warning naming the samples, the fit still runs
+  memset(sc.ds.obs_q, 1, 1);
+  sc.ds.traj[1].time[5] += 0.004;
+  physLog log2 = {0};
+  CHECK(phys_fit(sc.m, &sc.t, sc.start, NULL, NULL, &sc.ds, &opt, &res, &log2) == PHYS_OK);
+  CHECK_MSG(log2.nwarning == 1 && strstr(log2.warning[0], "samples 4-5") != NULL, "%d %s", log2.nwarning,
+            log2.warning[0]);
+  phys_fit_result_free(&res);
   scene_free(&sc);
 }
 
