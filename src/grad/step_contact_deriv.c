@@ -84,6 +84,13 @@ static void mul_jt(double* y, const double* J, const double* x, int n, int nv, i
       for (int i = 0; i < nv; i++) y[i] += J[(size_t)r * nv + i] * x[r];
 }
 
+// 1 if x (n) is all zeros
+static int all_zero(const double* x, int n) {
+  for (int i = 0; i < n; i++)
+    if (x[i] != 0) return 0;
+  return 1;
+}
+
 // n ints from d's arena
 static int* arena_ints(physData* d, int n) { return (int*)phys_stack_alloc(d, (size_t)n / 2 + 1); }
 
@@ -397,24 +404,22 @@ typedef struct contactAdj_ {
   double* epsbar;            // nc
 } contactAdj;
 
-// q_bar += grad_q [alpha' J beta + gamma' dist], and the same for every size entry of t into theta_bar
-static physStatus geom_vjp(const physModel* m, physData* d, const physConstraintProblem* p, const physParamTable* t,
-                           const double* alpha, const double* beta, const double* gamma, double* qbar,
-                           double* theta_bar) {
-  physStatus st = phys_constraint_vjp(m, d, p, alpha, beta, gamma, qbar);
-  for (int e = 0; t && theta_bar && st == PHYS_OK && e < t->n; e++)
-    if (t->param[e].kind == PHYS_PAR_SIZE)
-      st = phys_constraint_size_vjp(m, d, p, t->param[e].id, alpha, beta, gamma, theta_bar + t->param[e].adr);
-  return st;
+// W (n x nv) += alpha beta' (the weights of one product alpha' J beta)
+static void add_outer(double* W, const double* alpha, const double* beta, int n, int nv) {
+  for (int r = 0; r < n; r++)
+    if (alpha[r] != 0)
+      for (int i = 0; i < nv; i++) W[(size_t)r * nv + i] += alpha[r] * beta[i];
 }
 
-// the same for a weight matrix A (n x nv): q_bar += grad_q <A, J(q)>, sizes likewise
+// q_bar += grad_q [<W, J(q)> + gamma' dist(q)] (W n x nv), and the same for every size entry of t into
+// theta_bar: every geometric term of the reverse pass in one call
 static physStatus geom_vjp_matrix(const physModel* m, physData* d, const physConstraintProblem* p,
-                                  const physParamTable* t, const double* A, double* qbar, double* theta_bar) {
-  physStatus st = phys_constraint_vjp_matrix(m, d, p, A, NULL, qbar);
+                                  const physParamTable* t, const double* W, const double* gamma, double* qbar,
+                                  double* theta_bar) {
+  physStatus st = phys_constraint_vjp_matrix(m, d, p, W, gamma, qbar);
   for (int e = 0; t && theta_bar && st == PHYS_OK && e < t->n; e++)
     if (t->param[e].kind == PHYS_PAR_SIZE)
-      st = phys_constraint_size_vjp_matrix(m, d, p, t->param[e].id, A, NULL, theta_bar + t->param[e].adr);
+      st = phys_constraint_size_vjp_matrix(m, d, p, t->param[e].id, W, gamma, theta_bar + t->param[e].adr);
   return st;
 }
 
@@ -436,6 +441,7 @@ static physStatus contact_vjp(const physModel* m, physData* d, const contactPoin
   double* gb = arena_zeros(d, n);
   double* gamma = arena_zeros(d, n);   // adjoint of dist
   double* alv = arena_zeros(d, n);     // alpha of dJ v
+  double* W = arena_zeros(d, n * nv);  // the weights of <W, dJ> of every geometric term
   physStatus st = PHYS_OK;
   memset(a->qbar, 0, sizeof(double) * (size_t)nv);
   memset(a->vbar, 0, sizeof(double) * (size_t)nv);
@@ -458,7 +464,7 @@ static physStatus contact_vjp(const physModel* m, physData* d, const contactPoin
     st = phys_solve_lcp_vjp(m, d, &cp->st.pp, &cp->st.sol_pos, lb, gb, Gt, NULL);
     for (size_t i = 0; st == PHYS_OK && i < (size_t)n * n; i++) Gb[i] += Gt[i];
     for (int r = 0; r < n; r++) gamma[r] += p->gpos[r] < 0 ? beta * gb[r] / dt : 0;
-    if (st == PHYS_OK) st = geom_vjp(m, d, p, t, lamp, a->zpos, NULL, a->qbar, theta_bar);
+    add_outer(W, lamp, a->zpos, n, nv);
   }
 
   // dv+ = dv + dy0 + W J' dlambda:  vbar = vbar+',  z = W vbar+',  lambda_bar = J z
@@ -485,8 +491,8 @@ static physStatus contact_vjp(const physModel* m, physData* d, const contactPoin
     }
   }
   mul_jt(a->vbar, p->J, alv, n, nv, 1);
-  st = geom_vjp(m, d, p, t, alv, d->qvel, NULL, a->qbar, theta_bar);
-  if (st == PHYS_OK) st = geom_vjp(m, d, p, t, gb, cp->st.vnew, gamma, a->qbar, theta_bar);
+  add_outer(W, alv, d->qvel, n, nv);
+  add_outer(W, gb, cp->st.vnew, n, nv);
 
   // w = dv + dy0 with w_bar = z' + J' g_bar (z' = vbar+' for dy0):  vbar += J' g_bar;
   // dy0 = W (dt r + dJ' lambda):  y0 = W (vbar+' + J' g_bar),  r_bar = dt y0
@@ -495,18 +501,17 @@ static physStatus contact_vjp(const physModel* m, physData* d, const contactPoin
   for (int i = 0; i < nv; i++) z[i] += vnb[i];
   phys_solve_m(m, d->qLD, z, z);
   for (int i = 0; i < nv; i++) a->rbar[i] = dt * z[i];
-  if (st == PHYS_OK) st = geom_vjp(m, d, p, t, lam, z, NULL, a->qbar, theta_bar);
+  add_outer(W, lam, z, n, nv);
 
   // dG = dJ Y' + Y dJ' - Y dM~ Y':  <G_bar, dJ Y' + Y dJ'> = <(G_bar + G_bar') Y, dJ> (one matrix call);
   // Z_c = sum_r G_bar[r][c] Y_r
-  double* W = arena_zeros(d, n * nv);
   for (int r = 0; r < n; r++)
     for (int c = 0; c < n; c++) {
       double g = Gb[(size_t)r * n + c] + Gb[(size_t)c * n + r];
       if (g != 0)
         for (int i = 0; i < nv; i++) W[(size_t)r * nv + i] += g * cp->Y[(size_t)c * nv + i];
     }
-  if (st == PHYS_OK) st = geom_vjp_matrix(m, d, p, t, W, a->qbar, theta_bar);
+  st = geom_vjp_matrix(m, d, p, t, W, gamma, a->qbar, theta_bar);
   for (int c = 0; c < n; c++) {
     double* Zc = a->Z + (size_t)c * nv;
     memset(Zc, 0, sizeof(double) * (size_t)nv);
@@ -542,6 +547,7 @@ static void smooth_vjp(const physModel* m, physData* d, const contactPoint* cp, 
   }
   for (int c = 0; c < n; c++) {
     const double* Zc = a->Z + (size_t)c * nv;
+    if (all_zero(Zc, nv)) continue;   // (ccp, cone: G_bar = g_bar lambda' cancels against -dG lambda)
     phys_rnea_vjp(m, d, cp->Y + (size_t)c * nv, Zc, qb, NULL, NULL);
     for (int i = 0; i < nv; i++) a->qbar[i] -= qb[i], zs[i] += Zc[i];
   }
@@ -604,6 +610,7 @@ static void smooth_param_vjp(const physModel* m, physData* d, const contactPoint
   }
   for (int c = 0; c < n; c++) {
     const double* Zc = a->Z + (size_t)c * nv;
+    if (all_zero(Zc, nv)) continue;
     sub_rt(m, d, t, cp->Y + (size_t)c * nv, Zc, R, theta_bar);
     for (int i = 0; i < nv; i++) zs[i] -= Zc[i];
   }
