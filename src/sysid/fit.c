@@ -29,10 +29,16 @@
 // rounding there), when lambda exceeds 1e30, or after max_iter trial steps. L-BFGS-B 3.0 (liblbfgsb's Fortran setulb_, reverse
 // communication) and Adam work on the summed loss and its gradient J'r.
 //
-// Memory: one allocation per fit (fitProblem's work); the step and Jacobian calls take their scratch from
-// d's arena.
+// Threads: opt->threads workers (at most 16 and one per trajectory) share the trajectories of each
+// evaluation (trajectory k to worker k mod nworker), each with its own physData; the model is only read
+// while they run. Every segment starts from its sample with empty contact lists, so residuals, Jacobians,
+// the fit and its messages are bit-identical for any thread count (time_forward/gradient add the workers').
+//
+// Memory: allocated once per fit (the tables, a physData and scratch per worker, the optimizer's arrays);
+// the step and Jacobian calls take their scratch from each physData's arena.
 #include <lapacke.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,9 +77,29 @@ void phys_fit_defaults(physFitOptions* opt) {
 //---------------------------------------------------------------------------------------------------------
 // the problem: model, data, residual layout and work arrays
 
+#define FIT_MAXTHREADS 16
+
+struct fitProblem_;
+
+// one thread's simulation: its data, scratch, errors and step warnings of the current evaluation
+typedef struct fitWorker_ {
+  struct fitProblem_* pb;
+  int index;                // trajectories index, index + nworker, ...
+  physData* d;
+  double *S, *S2, *A, *P, *e, *G;
+  physContact* con_save;
+  void* buf;                // the scratch's allocation
+  physLog log;              // its error in the current evaluation
+  physStatus status;
+  int fail_k;               // trajectory that failed (ntraj: none)
+  int nsimwarn, warn_k, warn_s;   // step warnings of the evaluation, where the first was
+  char simwarn[256];
+  double time_forward, time_gradient;
+  double *r, *J;            // the evaluation's outputs
+} fitWorker;
+
 typedef struct fitProblem_ {
   physModel* m;
-  physData* d;
   const physParamTable* t;
   const physDataset* ds;
   const physFitOptions* opt;
@@ -87,12 +113,11 @@ typedef struct fitProblem_ {
   int* resadr;              // ntraj: first residual of each trajectory
   int ndata, nres;          // data residuals, all residuals (with the prior rows)
   double sqrt_prior;
-  // scratch of the segment simulation
-  double *S, *S2, *A, *P, *e, *qpred, *G;
-  physContact* con_save;
-  double time_forward, time_gradient;
+  void* buf;                // allocation of sel, wsel, rotgrp, resadr
+  int nworker;              // threads (opt->threads, at most FIT_MAXTHREADS and ntraj)
+  fitWorker worker[FIT_MAXTHREADS];
   int neval;
-  int nsimwarn;             // warnings of simulation steps that were not rejected
+  int nsimwarn;             // warnings of simulation steps that were not rejected, over the fit
   char simwarn[256];        // the first of them
 } fitProblem;
 
@@ -175,8 +200,28 @@ static void warn_spacing(const physDataset* ds, physLog* log) {
   }
 }
 
-// allocate and fill the problem (one allocation for the work arrays); the model's timestep becomes
-// dt_obs / substeps
+// one worker's data and scratch (one allocation)
+static int worker_init(fitWorker* w, fitProblem* pb, int index) {
+  const physModel* m = pb->m;
+  int nx = pb->nx, nth = pb->ntheta;
+  size_t nd = 3 * (size_t)nx * nth + (size_t)nx * nx + nx + 9;
+  char* buf = calloc(1, nd * sizeof(double) + (size_t)m->nconmax * sizeof(physContact) + 64);
+  w->pb = pb, w->index = index, w->buf = buf;
+  w->d = phys_make_data(m);
+  if (!buf || !w->d) return 0;
+  w->con_save = (physContact*)buf;
+  double* p = (double*)(buf + (size_t)m->nconmax * sizeof(physContact));
+  w->S = p, p += (size_t)nx * nth;
+  w->S2 = p, p += (size_t)nx * nth;
+  w->P = p, p += (size_t)nx * nth;
+  w->A = p, p += (size_t)nx * nx;
+  w->e = p, p += nx;
+  w->G = p;
+  return 1;
+}
+
+// allocate and fill the problem (its tables, then one data and scratch per worker); the model's timestep
+// becomes dt_obs / substeps
 static physStatus problem_init(fitProblem* pb, physModel* m, const physParamTable* t, const double* theta0,
                                const physDataset* ds, const physFitOptions* opt, physLog* log) {
   memset(pb, 0, sizeof(*pb));
@@ -188,28 +233,15 @@ static physStatus problem_init(fitProblem* pb, physModel* m, const physParamTabl
   pb->nx = nx, pb->ntheta = nth, pb->nsel = nsel, pb->ndata = ndata;
   pb->sqrt_prior = sqrt(opt->prior);
   pb->nres = ndata + (opt->prior > 0 ? nth : 0);
-  size_t nd = 2 * (size_t)nx * nth + (size_t)nx * nx + (size_t)nx * nth + nx + m->nq + (size_t)nsel + 9;
-  size_t ni = (size_t)nsel + nv + (size_t)ds->ntraj;
-  size_t bytes = nd * sizeof(double) + ni * sizeof(int) + (size_t)m->nconmax * sizeof(physContact);
-  char* buf = calloc(1, bytes + 64);
-  pb->d = phys_make_data(m);
-  if (!buf || !pb->d) {
-    free(buf);
-    phys_free_data(pb->d);
-    pb->d = NULL;
-    return phys_error(log, PHYS_ERR_NOMEM, "fit: out of memory for %d residuals", pb->nres);
-  }
-  pb->con_save = (physContact*)buf;
-  double* w = (double*)(buf + (size_t)m->nconmax * sizeof(physContact));
-  pb->S = w, w += (size_t)nx * nth;
-  pb->S2 = w, w += (size_t)nx * nth;
-  pb->A = w, w += (size_t)nx * nx;
-  pb->P = w, w += (size_t)nx * nth;
-  pb->e = w, w += nx;
-  pb->qpred = w, w += m->nq;
-  pb->wsel = w, w += nsel;
-  pb->G = w, w += 9;
-  int* iw = (int*)w;
+  pb->nworker = opt->threads < 1 ? 1 : opt->threads > FIT_MAXTHREADS ? FIT_MAXTHREADS : opt->threads;
+  if (pb->nworker > ds->ntraj) pb->nworker = ds->ntraj > 0 ? ds->ntraj : 1;
+  char* buf = calloc(1, (size_t)nsel * sizeof(double) + ((size_t)nsel + nv + (size_t)ds->ntraj) * sizeof(int) + 64);
+  pb->buf = buf;
+  int ok = buf != NULL;
+  for (int i = 0; i < pb->nworker; i++) ok = worker_init(&pb->worker[i], pb, i) && ok;
+  if (!ok) return phys_error(log, PHYS_ERR_NOMEM, "fit: out of memory for %d residuals", pb->nres);
+  pb->wsel = (double*)buf;
+  int* iw = (int*)(pb->wsel + nsel);
   pb->sel = iw, iw += nsel;
   pb->rotgrp = iw, iw += nv;
   pb->resadr = iw;
@@ -232,10 +264,20 @@ static physStatus problem_init(fitProblem* pb, physModel* m, const physParamTabl
 
 // free the problem's work and data
 static void problem_free(fitProblem* pb) {
-  phys_free_data(pb->d);
-  free(pb->con_save);
-  pb->d = NULL;
-  pb->con_save = NULL;
+  for (int i = 0; i < FIT_MAXTHREADS; i++) {
+    phys_free_data(pb->worker[i].d);
+    free(pb->worker[i].buf);
+    pb->worker[i].d = NULL;
+    pb->worker[i].buf = NULL;
+  }
+  free(pb->buf);
+  pb->buf = NULL;
+}
+
+// seconds spent by the workers in simulation and in derivatives
+static void problem_times(const fitProblem* pb, double* fwd, double* grad) {
+  *fwd = *grad = 0;
+  for (int i = 0; i < pb->nworker; i++) *fwd += pb->worker[i].time_forward, *grad += pb->worker[i].time_gradient;
 }
 
 //---------------------------------------------------------------------------------------------------------
@@ -290,11 +332,12 @@ static double half_sq(const double* r, int n) {
 // residuals and Jacobians
 
 // r (nsel) = w (x_obs (-) x_pred) at d's state and, with J, J (nsel x ntheta) = w de/dx_pred S
-static void obs_residual(fitProblem* pb, const double* qobs, const double* vobs, double* r, double* J) {
+static void obs_residual(fitWorker* wk, const double* qobs, const double* vobs, double* r, double* J) {
+  const fitProblem* pb = wk->pb;
   const physModel* m = pb->m;
-  physData* d = pb->d;
+  physData* d = wk->d;
   int nv = m->nv, nth = pb->ntheta;
-  double* e = pb->e;
+  double* e = wk->e;
   phys_difference_pos(m, e, 1.0, d->qpos, qobs);
   for (int i = 0; i < nv; i++) e[nv + i] = vobs[i] - d->qvel[i];
   for (int s = 0; s < pb->nsel; s++) r[s] = pb->wsel[s] * e[pb->sel[s]];
@@ -306,7 +349,7 @@ static void obs_residual(fitProblem* pb, const double* qobs, const double* vobs,
     double w = pb->wsel[s];
     if (g < 0) {
       // de_i/dx = -e_i'
-      const double* Si = pb->S + (size_t)i * nth;
+      const double* Si = wk->S + (size_t)i * nth;
       for (int c = 0; c < nth; c++) row[c] = -w * Si[c];
       continue;
     }
@@ -314,22 +357,22 @@ static void obs_residual(fitProblem* pb, const double* qobs, const double* vobs,
     if (g != lastgrp) {
       double mphi[3] = {-e[g], -e[g + 1], -e[g + 2]}, Jr[9];
       phys_so3_jacobians(Jr, NULL, mphi);
-      inv3(pb->G, Jr);
+      inv3(wk->G, Jr);
       lastgrp = g;
     }
-    const double* Grow = pb->G + 3 * (i - g);
+    const double* Grow = wk->G + 3 * (i - g);
     for (int c = 0; c < nth; c++) {
       double v = 0;
-      for (int k = 0; k < 3; k++) v += Grow[k] * pb->S[(size_t)(g + k) * nth + c];
+      for (int k = 0; k < 3; k++) v += Grow[k] * wk->S[(size_t)(g + k) * nth + c];
       row[c] = -w * v;
     }
   }
 }
 
 // d's state <- sample s of trajectory tr, contact lists empty, no inputs
-static void load_sample(fitProblem* pb, const physTrajectory* tr, int s) {
-  const physModel* m = pb->m;
-  physData* d = pb->d;
+static void load_sample(fitWorker* wk, const physTrajectory* tr, int s) {
+  const physModel* m = wk->pb->m;
+  physData* d = wk->d;
   memcpy(d->qpos, tr->qpos + (size_t)s * m->nq, sizeof(double) * (size_t)m->nq);
   memcpy(d->qvel, tr->qvel + (size_t)s * m->nv, sizeof(double) * (size_t)m->nv);
   d->time = tr->time[s];
@@ -339,93 +382,138 @@ static void load_sample(fitProblem* pb, const physTrajectory* tr, int s) {
 
 // S <- A S + P at d's state, or S <- P at a segment's first step (S = 0: A is not computed); the contact list
 // that the next phys_step warm-starts from is kept
-static physStatus sens_step(fitProblem* pb, int k, int s, int first) {
-  physData* d = pb->d;
+static physStatus sens_step(fitWorker* wk, int k, int s, int first) {
+  const fitProblem* pb = wk->pb;
+  physData* d = wk->d;
   int nx = pb->nx, nth = pb->ntheta, ncon = d->ncon;
-  double* A = first ? NULL : pb->A;
-  memcpy(pb->con_save, d->contact, sizeof(physContact) * (size_t)ncon);
+  double* A = first ? NULL : wk->A;
+  memcpy(wk->con_save, d->contact, sizeof(physContact) * (size_t)ncon);
   physStatus st;
   if (phys_constrained_step_applies(pb->m, d)) {
     // lcp, cone, ccp with constraints: A and P from one linearization
-    st = phys_constrained_step_jacobian(pb->m, d, pb->t, A, NULL, pb->P);
+    st = phys_constrained_step_jacobian(pb->m, d, pb->t, A, NULL, wk->P);
   } else {
     st = A ? phys_step_jacobian(pb->m, d, A, NULL) : PHYS_OK;
-    if (st == PHYS_OK) st = phys_step_param_jacobian(pb->m, d, pb->t, pb->P);
+    if (st == PHYS_OK) st = phys_step_param_jacobian(pb->m, d, pb->t, wk->P);
   }
-  memcpy(d->contact, pb->con_save, sizeof(physContact) * (size_t)ncon);
+  memcpy(d->contact, wk->con_save, sizeof(physContact) * (size_t)ncon);
   d->ncon = ncon;
   if (st != PHYS_OK)
-    return phys_error(pb->log, st, "fit: the step derivative failed on trajectory %d (%s) after sample %d, time %.9g: %s (%s)",
+    return phys_error(&wk->log, st, "fit: the step derivative failed on trajectory %d (%s) after sample %d, time %.9g: %s (%s)",
                       k, pb->ds->traj[k].source, s, d->time, phys_status_str(st), d->lastwarning);
   if (first) {
-    memcpy(pb->S, pb->P, sizeof(double) * (size_t)nx * nth);
+    memcpy(wk->S, wk->P, sizeof(double) * (size_t)nx * nth);
     return PHYS_OK;
   }
-  matmul(pb->S2, pb->A, pb->S, nx, nth);
-  for (size_t i = 0; i < (size_t)nx * nth; i++) pb->S[i] = pb->S2[i] + pb->P[i];
+  matmul(wk->S2, wk->A, wk->S, nx, nth);
+  for (size_t i = 0; i < (size_t)nx * nth; i++) wk->S[i] = wk->S2[i] + wk->P[i];
   return PHYS_OK;
 }
 
 // one phys_step; PHYS_ERR_NUMERIC if it was rejected (non-finite state or singular matrix: phys_step then
 // restores the state and the time). Other warnings of the step (a contact solver's inexact solution) are
-// counted in pb and reported once at the end of the fit.
-static physStatus fwd_step(fitProblem* pb, int k, int s) {
-  physData* d = pb->d;
+// counted and reported once at the end of the fit.
+static physStatus fwd_step(fitWorker* wk, int k, int s) {
+  physData* d = wk->d;
   int nw = d->nwarning;
   double t0 = d->time;
-  phys_step(pb->m, d);
+  phys_step(wk->pb->m, d);
   if (d->nwarning != nw && d->time == t0)
-    return phys_error(pb->log, PHYS_ERR_NUMERIC, "fit: simulation failed on trajectory %d (%s) after sample %d, time %.9g: %s",
-                      k, pb->ds->traj[k].source, s, d->time, d->lastwarning);
-  if (d->nwarning != nw && pb->nsimwarn++ == 0)
-    snprintf(pb->simwarn, sizeof(pb->simwarn), "trajectory %d after sample %d: %.200s", k, s, d->lastwarning);
+    return phys_error(&wk->log, PHYS_ERR_NUMERIC, "fit: simulation failed on trajectory %d (%s) after sample %d, time %.9g: %s",
+                      k, wk->pb->ds->traj[k].source, s, d->time, d->lastwarning);
+  if (d->nwarning != nw && wk->nsimwarn++ == 0) {
+    wk->warn_k = k, wk->warn_s = s;
+    snprintf(wk->simwarn, sizeof(wk->simwarn), "trajectory %d after sample %d: %.200s", k, s, d->lastwarning);
+  }
   return PHYS_OK;
 }
 
 // simulate the segment of trajectory k from sample s over h observations: residuals r (h x nsel) and with J
 // their Jacobian (h nsel x ntheta)
-static physStatus segment(fitProblem* pb, int k, int s, int h, double* r, double* J) {
+static physStatus segment(fitWorker* wk, int k, int s, int h, double* r, double* J) {
+  const fitProblem* pb = wk->pb;
   const physTrajectory* tr = &pb->ds->traj[k];
   const physModel* m = pb->m;
   int nth = pb->ntheta, nsel = pb->nsel;
-  load_sample(pb, tr, s);
+  load_sample(wk, tr, s);
   for (int j = 1; j <= h; j++) {
     for (int sub = 0; sub < pb->opt->substeps; sub++) {
       if (J) {
         double t0 = now_sec();
-        physStatus st = sens_step(pb, k, s + j - 1, j == 1 && sub == 0);
-        pb->time_gradient += now_sec() - t0;
+        physStatus st = sens_step(wk, k, s + j - 1, j == 1 && sub == 0);
+        wk->time_gradient += now_sec() - t0;
         if (st != PHYS_OK) return st;
       }
       double t0 = now_sec();
-      physStatus st = fwd_step(pb, k, s + j - 1);
-      pb->time_forward += now_sec() - t0;
+      physStatus st = fwd_step(wk, k, s + j - 1);
+      wk->time_forward += now_sec() - t0;
       if (st != PHYS_OK) return st;
     }
     int o = s + j;
-    obs_residual(pb, tr->qpos + (size_t)o * m->nq, tr->qvel + (size_t)o * m->nv, r + (size_t)(j - 1) * nsel,
+    obs_residual(wk, tr->qpos + (size_t)o * m->nq, tr->qvel + (size_t)o * m->nv, r + (size_t)(j - 1) * nsel,
                  J ? J + (size_t)(j - 1) * nsel * nth : NULL);
   }
   return PHYS_OK;
 }
 
-// all residuals r (nres) at theta and their Jacobian J (nres x ntheta, may be NULL); theta is written into
-// the model first
-static physStatus evaluate(fitProblem* pb, const double* theta, double* r, double* J) {
-  physStatus st = phys_param_set(pb->t, pb->m, theta);
-  if (st != PHYS_OK) return phys_error(pb->log, st, "fit: theta is not a valid model (phys_param_set)");
-  pb->neval++;
+// a worker's share of an evaluation: trajectories index, index + nworker, ... (stops at its first failure)
+static void* worker_run(void* arg) {
+  fitWorker* wk = arg;
+  const fitProblem* pb = wk->pb;
   const physDataset* ds = pb->ds;
   int nth = pb->ntheta, nsel = pb->nsel;
-  for (int k = 0; k < ds->ntraj; k++) {
+  for (int k = wk->index; k < ds->ntraj; k += pb->nworker) {
     int T = ds->traj[k].T, h = segment_len(pb->opt, T);
     for (int s = 0; s + 1 < T; s += h) {
       int hh = s + h < T ? h : T - 1 - s;
       size_t a = (size_t)pb->resadr[k] + (size_t)s * nsel;
-      st = segment(pb, k, s, hh, r + a, J ? J + a * nth : NULL);
-      if (st != PHYS_OK) return st;
+      physStatus st = segment(wk, k, s, hh, wk->r + a, wk->J ? wk->J + a * nth : NULL);
+      if (st != PHYS_OK) {
+        wk->status = st, wk->fail_k = k;
+        return NULL;
+      }
     }
   }
+  return NULL;
+}
+
+// all residuals r (nres) at theta and their Jacobian J (nres x ntheta, may be NULL); theta is written into
+// the model first. Trajectories are shared among the workers (threads); every segment starts from its
+// sample with empty contact lists, so the result is the same, bit for bit, for any number of threads, and
+// so are the error (the lowest failing trajectory) and the first step warning (lowest trajectory, sample).
+static physStatus evaluate(fitProblem* pb, const double* theta, double* r, double* J) {
+  physStatus st = phys_param_set(pb->t, pb->m, theta);
+  if (st != PHYS_OK) return phys_error(pb->log, st, "fit: theta is not a valid model (phys_param_set)");
+  pb->neval++;
+  int nw = pb->nworker, nth = pb->ntheta;
+  for (int i = 0; i < nw; i++) {
+    fitWorker* wk = &pb->worker[i];
+    memset(&wk->log, 0, sizeof(wk->log));
+    wk->status = PHYS_OK, wk->fail_k = pb->ds->ntraj, wk->nsimwarn = 0, wk->r = r, wk->J = J;
+  }
+  pthread_t th[FIT_MAXTHREADS];
+  int started[FIT_MAXTHREADS] = {0};
+  for (int i = 1; i < nw; i++) started[i] = pthread_create(&th[i], NULL, worker_run, &pb->worker[i]) == 0;
+  for (int i = 1; i < nw; i++)
+    if (!started[i]) worker_run(&pb->worker[i]);   // no thread: run it here
+  worker_run(&pb->worker[0]);
+  for (int i = 1; i < nw; i++)
+    if (started[i]) pthread_join(th[i], NULL);
+  // merge: step warnings, then the failure of the lowest trajectory
+  const fitWorker* first = NULL;
+  for (int i = 0; i < nw; i++) {
+    const fitWorker* wk = &pb->worker[i];
+    if (!wk->nsimwarn) continue;
+    if (!first || wk->warn_k < first->warn_k || (wk->warn_k == first->warn_k && wk->warn_s < first->warn_s))
+      first = wk;
+  }
+  if (first && pb->nsimwarn == 0) memcpy(pb->simwarn, first->simwarn, sizeof(pb->simwarn));
+  const fitWorker* fail = NULL;
+  for (int i = 0; i < nw; i++) {
+    pb->nsimwarn += pb->worker[i].nsimwarn;
+    if (pb->worker[i].status != PHYS_OK && (!fail || pb->worker[i].fail_k < fail->fail_k)) fail = &pb->worker[i];
+  }
+  if (fail) return phys_error(pb->log, fail->status, "%s", fail->log.error);
   // prior rows sqrt(prior) (theta - theta0)
   if (pb->nres > pb->ndata) {
     for (int i = 0; i < nth; i++) {
@@ -949,11 +1037,10 @@ physStatus phys_fit(physModel* m, const physParamTable* t, const double* theta0,
   }
   if (pb.nsimwarn)
     phys_warning(log, "fit: %d simulation steps raised warnings, first %s", pb.nsimwarn, pb.simwarn);
-  res->time_forward = pb.time_forward;
-  res->time_gradient = pb.time_gradient;
+  problem_times(&pb, &res->time_forward, &res->time_gradient);
   m->opt.timestep = dt;
   if (st == PHYS_OK) st = phys_param_set(t, m, best_theta);
-  else if (pb.d) phys_param_set(t, m, theta0);   // a failed fit leaves the model at theta0
+  else if (pb.buf) phys_param_set(t, m, theta0);   // a failed fit leaves the model at theta0
   problem_free(&pb);
   free(runbuf);
   free(bnd);

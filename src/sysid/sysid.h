@@ -85,7 +85,7 @@ typedef struct physFitOptions_ {
   int starts;               // multi-start: the given theta0 then starts-1 draws in the bounds (default 1)
   uint64_t seed;            // multi-start draws (default 1)
   int verbose;              // 1: one progress line per iteration on stderr
-  int threads;              // reserved (1)
+  int threads;              // threads sharing the trajectories (default 1; results bit-identical for any count)
   const double* ctrl;       // nu controls held during every trajectory (a known push; NULL: zero) - lead
 } physFitOptions;
 

@@ -294,6 +294,19 @@ static void test_jacobian(void) {
     snprintf(name, sizeof(name), "mixed %s", loss_name[l]);
     check_jacobian(m, &t, theta, &ds, &opt, name);
   }
+  // residuals and Jacobian with 1 and 3 threads (2 used: one per trajectory): bit-identical
+  {
+    physLog lg = {0};
+    int nr = phys_fit_nres(m, &t, &ds, &opt, &lg);
+    double* rj = malloc(sizeof(double) * (size_t)nr * (1 + t.ntheta) * 2);
+    double* rj2 = rj + (size_t)nr * (1 + t.ntheta);
+    CHECK(phys_fit_residuals(m, &t, theta, theta, &ds, &opt, rj, rj + nr, &lg) == PHYS_OK);
+    opt.threads = 3;
+    CHECK(phys_fit_residuals(m, &t, theta, theta, &ds, &opt, rj2, rj2 + nr, &lg) == PHYS_OK);
+    opt.threads = 1;
+    CHECK(memcmp(rj, rj2, sizeof(double) * (size_t)nr * (1 + t.ntheta)) == 0);
+    free(rj);
+  }
   // positions only: the velocity rows disappear
   physLog log = {0};
   int nall = phys_fit_nres(m, &t, &ds, &opt, &log);
@@ -549,6 +562,14 @@ static void test_determinism_predict(void) {
   CHECK(memcmp(a.theta, b.theta, 2 * sizeof(double)) == 0 && a.loss == b.loss && a.start == b.start);
   CHECK(a.niter_hist == b.niter_hist && memcmp(a.loss_hist, b.loss_hist, sizeof(double) * (size_t)a.niter_hist) == 0);
   CHECK(memcmp(a.stderr_, b.stderr_, 2 * sizeof(double)) == 0);
+  // two threads (one trajectory each): the same fit, bit for bit
+  opt.threads = 2;
+  CHECK(phys_fit(sc.m, &sc.t, sc.start, NULL, NULL, &sc.ds, &opt, &b, &log) == PHYS_OK);
+  CHECK(memcmp(a.theta, b.theta, 2 * sizeof(double)) == 0 && a.loss == b.loss && a.start == b.start);
+  CHECK(a.niter_hist == b.niter_hist && memcmp(a.loss_hist, b.loss_hist, sizeof(double) * (size_t)a.niter_hist) == 0);
+  CHECK(memcmp(a.stderr_, b.stderr_, 2 * sizeof(double)) == 0);
+  phys_fit_result_free(&b);
+  opt.threads = 1;
   opt.starts = 1;
   physFitResult c;
   CHECK(phys_fit(sc.m, &sc.t, sc.start, NULL, NULL, &sc.ds, &opt, &c, &log) == PHYS_OK);
