@@ -698,14 +698,11 @@ physStatus phys_constrained_step_vjp(const physModel* m, physData* d, const phys
   return st;
 }
 
-// Jacobian columns of the q and v directions: F_q = df/dq - dtau/dq|a+, F_v likewise, K (n x n x nv)
-// with K[(r n + c) nv + j] = Y_r' (dtau/dq(Y_c) - dtau/dq(0))[:, j], kpos (nv x nv) = dtau/dq(vpos) - dtau/dq(0)
-static void state_terms(const physModel* m, physData* d, const contactPoint* cp, double* Fq, double* Fv, double* K,
+// Jacobian columns of the q and v directions: F_q = df/dq - dtau/dq|a+, F_v likewise, D0 = dtau/dq(0) and
+// kpos (nv x nv) = dtau/dq(vpos) - D0
+static void state_terms(const physModel* m, physData* d, const contactPoint* cp, double* Fq, double* Fv, double* D0,
                         double* kpos) {
-  int nv = m->nv, n = cp->n;
-  size_t nn = (size_t)nv * nv, mark = phys_stack_mark(d);
-  double* D0 = phys_stack_alloc(d, nn);
-  double* Dc = phys_stack_alloc(d, nn);
+  size_t nn = (size_t)m->nv * m->nv;
   phys_rnea_deriv(m, d, d->qacc, Fq, Fv, NULL);
   for (size_t i = 0; i < nn; i++) Fq[i] = -Fq[i], Fv[i] = -Fv[i];
   phys_passive_deriv(m, d, Fq, Fv, NULL);
@@ -714,17 +711,53 @@ static void state_terms(const physModel* m, physData* d, const contactPoint* cp,
   phys_rnea_deriv(m, d, NULL, D0, NULL, NULL);
   phys_rnea_deriv(m, d, cp->st.vpos, kpos, NULL, NULL);
   for (size_t i = 0; i < nn; i++) kpos[i] -= D0[i];
-  for (int c = 0; c < n; c++) {
+}
+
+// columns per block of an n x n x B tensor of Delassus mass terms: all ncol if they fit in a quarter of
+// the free arena, else as many as do (at least 1)
+static int block_cols(const physData* d, int n, int ncol) {
+  size_t avail = (d->nstack - d->pstack) / 4, b = avail / ((size_t)n * n + 1);
+  return b < 1 ? 1 : (b > (size_t)ncol ? ncol : (int)b);
+}
+
+// K (n x n x B) += Y_r' X[:, j0 + jj] at [(r n + c) B + jj] for one c, X nv x ld row-major
+static void add_mass_block(double* K, const contactPoint* cp, int c, const double* X, int ld, int j0, int B) {
+  int n = cp->n, nv = cp->nv;
+  for (int r = 0; r < n; r++) {
+    double* Krc = K + ((size_t)r * n + c) * B;
+    const double* Yr = cp->Y + (size_t)r * nv;
+    for (int i = 0; i < nv; i++)
+      if (Yr[i] != 0)
+        for (int jj = 0; jj < B; jj++) Krc[jj] += Yr[i] * X[(size_t)i * ld + j0 + jj];
+  }
+}
+
+// the q columns [j0, j0 + B) of the mass terms: K[(r n + c) B + j - j0] = Y_r' (dtau/dq(Y_c) - D0)[:, j]
+static void mass_block_q(const physModel* m, physData* d, const contactPoint* cp, const double* D0, int j0, int B,
+                         double* K) {
+  int nv = m->nv;
+  size_t nn = (size_t)nv * nv, mark = phys_stack_mark(d);
+  double* Dc = phys_stack_alloc(d, nn);
+  memset(K, 0, sizeof(double) * (size_t)cp->n * cp->n * B);
+  for (int c = 0; c < cp->n; c++) {
     phys_rnea_deriv(m, d, cp->Y + (size_t)c * nv, Dc, NULL, NULL);
     for (size_t i = 0; i < nn; i++) Dc[i] -= D0[i];
-    for (int r = 0; r < n; r++) {
-      double* Krc = K + ((size_t)r * n + c) * nv;
-      const double* Yr = cp->Y + (size_t)r * nv;
-      memset(Krc, 0, sizeof(double) * (size_t)nv);
-      for (int i = 0; i < nv; i++)
-        if (Yr[i] != 0)
-          for (int j = 0; j < nv; j++) Krc[j] += Yr[i] * Dc[(size_t)i * nv + j];
-    }
+    add_mass_block(K, cp, c, Dc, nv, j0, B);
+  }
+  phys_stack_free(d, mark);
+}
+
+// the theta columns [j0, j0 + B) of the mass terms: K[(r n + c) B + j - j0] = Y_r' (R(Y_c) - R0)[:, j]
+static void mass_block_p(const physModel* m, physData* d, const contactPoint* cp, const physParamTable* t,
+                         const double* R0, int j0, int B, double* K) {
+  int nv = m->nv, nt = t->ntheta;
+  size_t nr = (size_t)nv * nt, mark = phys_stack_mark(d);
+  double* Rc = phys_stack_alloc(d, nr);
+  memset(K, 0, sizeof(double) * (size_t)cp->n * cp->n * B);
+  for (int c = 0; c < cp->n; c++) {
+    phys_param_forces(m, d, t, cp->Y + (size_t)c * nv, Rc);
+    for (size_t i = 0; i < nr; i++) Rc[i] -= R0[i];
+    add_mass_block(K, cp, c, Rc, nt, j0, B);
   }
   phys_stack_free(d, mark);
 }
@@ -772,7 +805,7 @@ static physStatus jacobian_a(const physModel* m, physData* d, const contactPoint
   size_t mark = phys_stack_mark(d), nn = (size_t)nv * nv;
   double* Fq = phys_stack_alloc(d, nn);
   double* Fv = phys_stack_alloc(d, nn);
-  double* K = phys_stack_alloc(d, (size_t)n * n * nv + 1);
+  double* D0 = phys_stack_alloc(d, nn);
   double* kpos = phys_stack_alloc(d, nn);
   double* e = phys_stack_alloc(d, (size_t)nv);
   double* r = phys_stack_alloc(d, (size_t)nv);
@@ -780,7 +813,7 @@ static physStatus jacobian_a(const physModel* m, physData* d, const contactPoint
   double* dmv = phys_stack_alloc(d, (size_t)nv);
   double* dqn = phys_stack_alloc(d, (size_t)nv);
   double* dvn = phys_stack_alloc(d, (size_t)nv);
-  state_terms(m, d, cp, Fq, Fv, K, kpos);
+  state_terms(m, d, cp, Fq, Fv, D0, kpos);
   // the geometry for every q direction at once: d(J v+)/dq, d(J' lambda)/dq, ddist/dq, d(J v)/dq,
   // d(J' lambda_p)/dq, and one direction's columns of them
   double* Jb1 = phys_stack_alloc(d, (size_t)n * nv + 1);
@@ -792,6 +825,8 @@ static physStatus jacobian_a(const physModel* m, physData* d, const contactPoint
   const physConstraintProblem* p = &cp->st.p;
   physStatus st = phys_constraint_jacobian(m, d, p, cp->st.sol.lambda, cp->st.vnew, Jb1, Jt1, Dd);
   if (st == PHYS_OK) st = phys_constraint_jacobian(m, d, p, cp->st.sol_pos.lambda, d->qvel, Jb2, Jt2, NULL);
+  int B = block_cols(d, n, nv), j0 = 0, nb = 0;   // the mass terms of q columns [j0 - nb, j0) in K
+  double* K = phys_stack_alloc(d, (size_t)n * n * B + 1);
   for (int j = 0; j < n2 && st == PHYS_OK; j++) {
     int jj = j < nv ? j : j - nv;
     const double* F = j < nv ? Fq : Fv;
@@ -814,7 +849,12 @@ static physStatus jacobian_a(const physModel* m, physData* d, const contactPoint
         g5[i] = Jt2[(size_t)i * nv + jj];
       }
       x.dJvp = g1, x.ddist = g2, x.dJv = g3, x.dJtl = g4, x.dJtlp = g5;
-      k_column(K, n, nv, jj, ydmy);
+      if (jj == j0) {   // the next block of mass terms
+        nb = nv - j0 < B ? nv - j0 : B;
+        mass_block_q(m, d, cp, D0, j0, nb, K);
+        j0 += nb;
+      }
+      k_column(K, n, nb, jj - (j0 - nb), ydmy);
       x.ydmy = ydmy;
       for (int i = 0; i < nv; i++) dmv[i] = kpos[(size_t)i * nv + jj];
       x.dmvpos = dmv;
@@ -860,8 +900,6 @@ static physStatus jacobian_p(const physModel* m, physData* d, const contactPoint
   double* Ra = phys_stack_alloc(d, nr);
   double* R0 = phys_stack_alloc(d, nr);
   double* Rp = phys_stack_alloc(d, nr);
-  double* Rc = phys_stack_alloc(d, nr);
-  double* K = arena_zeros(d, n * n * nt);
   double* zero = arena_zeros(d, nv);
   double* r = phys_stack_alloc(d, (size_t)nv);
   double* ydmy = phys_stack_alloc(d, (size_t)n * n + 1);
@@ -873,32 +911,26 @@ static physStatus jacobian_p(const physModel* m, physData* d, const contactPoint
   phys_param_forces(m, d, t, d->qacc, Ra);
   phys_param_forces(m, d, t, zero, R0);
   phys_param_forces(m, d, t, cp->st.vpos, Rp);
-  for (int c = 0; c < n; c++) {
-    phys_param_forces(m, d, t, cp->Y + (size_t)c * nv, Rc);
-    for (size_t i = 0; i < nr; i++) Rc[i] -= R0[i];
-    for (int rr = 0; rr < n; rr++) {
-      double* Krc = K + ((size_t)rr * n + c) * nt;
-      const double* Yr = cp->Y + (size_t)rr * nv;
-      for (int i = 0; i < nv; i++)
-        if (Yr[i] != 0)
-          for (int j = 0; j < nt; j++) Krc[j] += Yr[i] * Rc[(size_t)i * nt + j];
-    }
-  }
+  int B = block_cols(d, n, nt), j0 = 0, nb = 0;   // the mass terms of theta columns [j0 - nb, j0) in K
+  double* K = phys_stack_alloc(d, (size_t)n * n * B + 1);
   physStatus st = PHYS_OK;
   *nsize = 0;
   for (int e = 0; e < t->n && st == PHYS_OK; e++) {
     const physParam* pr = t->param + e;
-    if (pr->kind == PHYS_PAR_SIZE) {
-      (*nsize)++;
-      continue;
-    }
+    if (pr->kind == PHYS_PAR_SIZE) (*nsize)++;
     for (int j = pr->adr; j < pr->adr + pr->size && st == PHYS_OK; j++) {
+      if (j == j0) {   // the next block of mass terms (columns in table order)
+        nb = nt - j0 < B ? nt - j0 : B;
+        mass_block_p(m, d, cp, t, R0, j0, nb, K);
+        j0 += nb;
+      }
+      if (pr->kind == PHYS_PAR_SIZE) continue;   // the caller's reverse passes
       contactDir x = {0};
       for (int i = 0; i < nv; i++) {
         r[i] = -Ra[(size_t)i * nt + j];
         dmv[i] = Rp[(size_t)i * nt + j] - R0[(size_t)i * nt + j];
       }
-      k_column(K, n, nt, j, ydmy);
+      k_column(K, n, nb, j - (j0 - nb), ydmy);
       x.tab = tb;
       x.r = r;
       x.ydmy = ydmy;
@@ -955,7 +987,8 @@ physStatus phys_constrained_step_jacobian(const physModel* m, physData* d, const
   // the solvers' tables when there are more directions than 2n reverse passes
   int ndir = (A ? 2 * m->nv : 0) + (B ? m->nu : 0) + (P && t ? t->ntheta : 0);
   solverTable tab, *tb = NULL;
-  if (ndir > 2 * cp.n) {
+  size_t ntab = 2 * (size_t)cp.n * cp.n * (cp.n + 1) + (size_t)cp.n * (cp.nc + 1);
+  if (ndir > 2 * cp.n && ntab < (d->nstack - d->pstack) / 4) {   // (else: the solvers' JVPs)
     st = solver_tables(m, d, &cp, &tab);
     tb = &tab;
   }
