@@ -564,6 +564,7 @@ static void test_determinism_predict(void) {
   CHECK(memcmp(a.stderr_, b.stderr_, 2 * sizeof(double)) == 0);
   // two threads (one trajectory each): the same fit, bit for bit
   opt.threads = 2;
+  phys_fit_result_free(&b);
   CHECK(phys_fit(sc.m, &sc.t, sc.start, NULL, NULL, &sc.ds, &opt, &b, &log) == PHYS_OK);
   CHECK(memcmp(a.theta, b.theta, 2 * sizeof(double)) == 0 && a.loss == b.loss && a.start == b.start);
   CHECK(a.niter_hist == b.niter_hist && memcmp(a.loss_hist, b.loss_hist, sizeof(double) * (size_t)a.niter_hist) == 0);
