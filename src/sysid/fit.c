@@ -10,6 +10,8 @@
 // shorter); ROLLOUT: h = T - 1 from sample 0. So every sample but a trajectory's first has exactly one
 // residual block and KSTEP with horizon 1 is ONESTEP.
 //
+// Controls: opt->ctrl (nu, NULL: zero) are held during every segment (a known push, paper 000 Fig. 4b).
+//
 // Residuals of one observation: e = x_obs (-) x_pred in grad.h's tangent coordinates (phys_difference_pos:
 // free translation p_obs - p_pred, rotation log(q_pred^-1 q_obs) in the body frame, hinge and slide the
 // difference), velocities v_obs - v_pred; r_i = w_i e_i for the observed coordinates with a nonzero weight:
@@ -369,15 +371,19 @@ static void obs_residual(fitWorker* wk, const double* qobs, const double* vobs, 
   }
 }
 
-// d's state <- sample s of trajectory tr, contact lists empty, no inputs
-static void load_sample(fitWorker* wk, const physTrajectory* tr, int s) {
-  const physModel* m = wk->pb->m;
-  physData* d = wk->d;
+// d's state <- sample s of trajectory tr, contact lists empty, controls opt->ctrl (NULL: zero)
+static void set_sample(const physModel* m, physData* d, const physTrajectory* tr, int s, const double* ctrl) {
   memcpy(d->qpos, tr->qpos + (size_t)s * m->nq, sizeof(double) * (size_t)m->nq);
   memcpy(d->qvel, tr->qvel + (size_t)s * m->nv, sizeof(double) * (size_t)m->nv);
+  for (int i = 0; i < m->nu; i++) d->ctrl[i] = ctrl ? ctrl[i] : 0;
   d->time = tr->time[s];
   d->ncon = 0;
   d->ncon_prev = 0;
+}
+
+// the worker's data at sample s of trajectory tr
+static void load_sample(fitWorker* wk, const physTrajectory* tr, int s) {
+  set_sample(wk->pb->m, wk->d, tr, s, wk->pb->opt->ctrl);
 }
 
 // S <- A S + P at d's state, or S <- P at a segment's first step (S = 0: A is not computed); the contact list
@@ -1072,10 +1078,7 @@ physStatus phys_fit_predict(const physModel* m, const physDataset* ds, int k, co
     memcpy(qvel, tr->qvel, sizeof(double) * (size_t)nv);
   }
   for (int s = 0; st == PHYS_OK && s + 1 < T; s += h) {
-    memcpy(d->qpos, tr->qpos + (size_t)s * nq, sizeof(double) * (size_t)nq);
-    memcpy(d->qvel, tr->qvel + (size_t)s * nv, sizeof(double) * (size_t)nv);
-    d->time = tr->time[s];
-    d->ncon = d->ncon_prev = 0;
+    set_sample(mc, d, tr, s, opt->ctrl);
     for (int j = 1; j <= h && s + j < T; j++) {
       for (int sub = 0; sub < opt->substeps; sub++) {
         int nw = d->nwarning;

@@ -54,9 +54,11 @@ static void ds_free(physDataset* ds) {
 
 // trajectory k <- simulation of m from (q0, v0), one sample every sub steps; returns the steps that had
 // contacts or active joint limits
-static int simulate(const physModel* m, physDataset* ds, int k, const double* q0, const double* v0, int sub) {
+static int simulate_u(const physModel* m, physDataset* ds, int k, const double* q0, const double* v0, int sub,
+                      const double* ctrl) {
   int nconstrained = 0;
   physData* d = phys_make_data(m);
+  for (int i = 0; ctrl && i < m->nu; i++) d->ctrl[i] = ctrl[i];
   physTrajectory* tr = &ds->traj[k];
   memcpy(d->qpos, q0, sizeof(double) * (size_t)m->nq);
   memcpy(d->qvel, v0, sizeof(double) * (size_t)m->nv);
@@ -73,6 +75,11 @@ static int simulate(const physModel* m, physDataset* ds, int k, const double* q0
   CHECK(d->nwarning == 0);
   phys_free_data(d);
   return nconstrained;
+}
+
+// the same without controls
+static int simulate(const physModel* m, physDataset* ds, int k, const double* q0, const double* v0, int sub) {
+  return simulate_u(m, ds, k, q0, v0, sub, NULL);
 }
 
 // white noise of standard deviation sq on hinge/slide positions and sv on velocities, all samples but the
@@ -582,6 +589,73 @@ static void test_determinism_predict(void) {
   scene_free(&sc);
 }
 
+// a body on a slide pushed by a known constant motor force (paper 000 Fig. 4b's pushed cube without the
+// floor): opt.ctrl holds the push during the fit; mass and damping are recovered, the residual Jacobian
+// (with the motor's gear as a third parameter) matches central differences, and without the push the
+// data cannot be explained; with the gear fitted too, the common scale is flagged as a null direction
+static void test_controls(void) {
+  physModel* m = load_string(
+      "<mujoco><option timestep='0.001' gravity='0 0 0'/><worldbody>"
+      "<body name='a' pos='0 0 1'><joint name='x' type='slide' axis='1 0 0' damping='0.5'/>"
+      "<geom type='sphere' size='0.1' mass='2' contype='0' conaffinity='0'/></body></worldbody>"
+      "<actuator><motor name='push' joint='x' gear='1'/></actuator></mujoco>");
+  if (!m) return;
+  physParamTable t;
+  const char* spec[] = {"mass:a", "damping:x", "gear:push"};
+  table(&t, m, spec, 3);
+  physDataset ds;
+  ds_alloc(&ds, m, 2, 60, 0.01);
+  double u = 3, q0[2] = {0, 0.1}, v0[2] = {0, -1};
+  for (int k = 0; k < 2; k++) simulate_u(m, &ds, k, &q0[k], &v0[k], 10, &u);
+  physFitOptions opt;
+  phys_fit_defaults(&opt);
+  opt.substeps = 10;
+  opt.loss = PHYS_LOSS_KSTEP;
+  opt.ctrl = &u;
+  double theta[3] = {1.7, 0.8, 1.2};
+  check_jacobian(m, &t, theta, &ds, &opt, "pushed slide kstep");
+  // m a = gear u - b v: (mass, damping, gear) only matter up to a common scale, a null direction along theta
+  double truth[3] = {2, 0.5, 1}, start3[3] = {1.5, 0.3, 1.4};
+  physFitResult res;
+  physLog log = {0};
+  physStatus st = phys_fit(m, &t, start3, NULL, NULL, &ds, &opt, &res, &log);
+  CHECK_MSG(st == PHYS_OK, "%s", log.error);
+  if (st == PHYS_OK) {
+    double nt = sqrt(res.theta[0] * res.theta[0] + res.theta[1] * res.theta[1] + res.theta[2] * res.theta[2]);
+    double dot = res.nnull == 1 ? (res.null_dirs[0] * res.theta[0] + res.null_dirs[1] * res.theta[1] +
+                                   res.null_dirs[2] * res.theta[2]) / nt : 0;
+    printf("pushed, 3 parameters: theta %.9g %.9g %.9g, nnull %d, |cos(null, theta)| %.12f\n", res.theta[0],
+           res.theta[1], res.theta[2], res.nnull, fabs(dot));
+    CHECK(res.nnull == 1 && fabs(fabs(dot) - 1) < 1e-6);
+    CHECK(fabs(res.theta[0] / res.theta[2] - 2) < 1e-6 && fabs(res.theta[1] / res.theta[2] - 0.5) < 1e-6);
+    phys_fit_result_free(&res);
+  }
+  CHECK(phys_param_set(&t, m, truth) == PHYS_OK);
+  physParamTable t2;
+  table(&t2, m, spec, 2);   // mass and damping (the gear stays 1)
+  double start[2] = {1.5, 0.3};
+  st = phys_fit(m, &t2, start, NULL, NULL, &ds, &opt, &res, &log);
+  CHECK_MSG(st == PHYS_OK, "%s", log.error);
+  if (st == PHYS_OK) {
+    printf("pushed: mass %.12g damping %.12g, loss %.3g\n", res.theta[0], res.theta[1], res.loss);
+    CHECK(fabs(res.theta[0] - 2) < 1e-6 * 2 && fabs(res.theta[1] - 0.5) < 1e-6 * 0.5);
+    phys_fit_result_free(&res);
+  }
+  // the same data without the push in the fit: no parameters explain it
+  opt.ctrl = NULL;
+  st = phys_fit(m, &t2, start, NULL, NULL, &ds, &opt, &res, &log);
+  CHECK(st == PHYS_OK);
+  if (st == PHYS_OK) {
+    printf("pushed, fitted without the push: loss %.3g\n", res.loss);
+    CHECK(res.loss > 1);
+    phys_fit_result_free(&res);
+  }
+  ds_free(&ds);
+  phys_param_table_free(&t);
+  phys_param_table_free(&t2);
+  phys_free_model(m);
+}
+
 // paper 000 Fig. 4a: a 0.1 m cube of 1 kg sliding at 1.5 m/s on the floor with friction 0.2 (it stops
 // after 0.76 s); data from the cone model at dt = 1 ms sampled at 100 Hz with white noise of 1e-3 m on
 // positions, 1e-2 m/s on velocities and ~1e-3 rad on the orientation (translation observed); fitted with
@@ -667,6 +741,7 @@ int main(void) {
   test_bounds();
   test_errors();
   test_determinism_predict();
+  test_controls();
   test_cube_friction();
   return test_done();
 }
