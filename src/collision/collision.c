@@ -281,6 +281,15 @@ static double contact_friction(const physModel* m, int g1, int g2, int pair) {
   return condim == 1 ? 0 : maxd(m->geom_friction[3 * g1], m->geom_friction[3 * g2]);
 }
 
+int phys_contact_material_moves(const physModel* m, const physContact* c, int g, int what) {
+  int g0 = c->geom[0], g1 = c->geom[1];
+  if (c->pair >= 0 || (g != g0 && g != g1)) return 0;
+  if (what == 0 && (c->mu == 0 || contact_friction(m, g0, g1, -1) == 0)) return 0;   // condim 1
+  double a = what ? m->geom_restitution[g0] : m->geom_friction[3 * g0];
+  double b = what ? m->geom_restitution[g1] : m->geom_friction[3 * g1];
+  return g == g0 ? a >= b : b >= a;
+}
+
 static void add_pair(const physModel* m, physData* d, int g1, int g2, int pair) {
   double margin = pair >= 0 ? m->pair_margin[pair] : maxd(m->geom_margin[g1], m->geom_margin[g2]);
   double mu_pair = contact_friction(m, g1, g2, pair);

@@ -34,6 +34,12 @@ int phys_collision_filter(const physModel* m, int g1, int g2);
 // fills d->contact[0..ncon) with mu and restitution of each pair; contacts beyond nconmax are dropped and
 // counted (d->ncon_dropped, a data warning). Allocates nothing.
 void phys_collision(const physModel* m, physData* d);
+// 1 if contact c's friction (what 0) or restitution (what 1) moves with geom g's own value: no <pair> sets it,
+// the contact has friction (what 0: condim > 1), and g holds the larger of the two geoms' values (MJCF's max
+// rule). At a tie BOTH geoms count: max(a, b) has no derivative there and this is its right derivative in each
+// one (raising either raises the max), what a fit bounded below needs - a cube's restitution at 0 on a floor
+// of restitution 0 would otherwise never leave the bound. The derivative code of every contact model uses it.
+int phys_contact_material_moves(const physModel* m, const physContact* c, int g, int what);
 
 // an orthonormal right-handed frame whose first row is the unit normal n (tangents chosen
 // deterministically and continuously where possible)

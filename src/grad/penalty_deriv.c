@@ -491,19 +491,6 @@ static physStatus mass_reverse(const physModel* m, physData* d, const physParamT
   return PHYS_OK;
 }
 
-// geom whose friction (what 0) or restitution (what 1) contact i uses, or -1 (a <pair>'s value, condim 1):
-// the larger of the two, geom[0] on ties (as step_contact_deriv.c; at a tie the max has no derivative)
-static int material_geom(const physModel* m, const physContact* c, int what) {
-  int g0 = c->geom[0], g1 = c->geom[1];
-  if (c->pair >= 0) return -1;
-  if (what == 0) {
-    int condim = m->geom_condim[g0] > m->geom_condim[g1] ? m->geom_condim[g0] : m->geom_condim[g1];
-    if (condim == 1) return -1;
-    return m->geom_friction[3 * g0] >= m->geom_friction[3 * g1] ? g0 : g1;
-  }
-  return m->geom_restitution[g0] >= m->geom_restitution[g1] ? g0 : g1;
-}
-
 // the contact coefficients in reverse: s_i = -k dist_i, d_i = 2 zeta sqrt(k / w_i), and the table's
 // penalty, friction and restitution entries
 static physStatus coefficients_reverse(const physModel* m, physData* d, const physParamTable* t, const penTape* T,
@@ -537,7 +524,7 @@ static physStatus coefficients_reverse(const physModel* m, physData* d, const ph
     if (p->kind != PHYS_PAR_FRICTION && p->kind != PHYS_PAR_RESTITUTION) continue;
     int what = p->kind == PHYS_PAR_FRICTION ? 0 : 1;
     for (int i = 0; i < nc; i++)
-      if (d->contact[i].dist < 0 && material_geom(m, d->contact + i, what) == p->id)
+      if (d->contact[i].dist < 0 && phys_contact_material_moves(m, d->contact + i, p->id, what))
         A->tbar[p->adr] += what == 0 ? A->mubar[i] : epsbar[i];
   }
   return PHYS_OK;

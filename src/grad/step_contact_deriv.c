@@ -21,8 +21,8 @@
 // Integration (grad.h): dq+ = E dq + dt D (dv+ + dvpos), E = Exp(phi)', D = Jr(phi), phi = dt (v+ + vpos) on
 // rotation groups. Geometry (dJ, ddist with respect to q and geom sizes) comes from contact_deriv.h.
 // Parameters theta: r = -R(a+) dtheta, dM~ x = (R(x) - R(0)) dtheta (params.h phys_param_forces), dmu (the
-// friction of the geom holding the pair's maximum, both on ties (right derivative); none when a <pair> sets it), deps (the
-// same rule for restitution), sizes through phys_constraint_size_vjp (reverse mode: P's size columns are
+// friction of the geom holding the pair's maximum, both on ties (right derivative,
+// phys_contact_material_moves); none when a <pair> sets it), deps (the same rule for restitution), sizes through phys_constraint_size_vjp (reverse mode: P's size columns are
 // built row by row from the VJP).
 // Reverse mode is the transpose of the same chain (contact_vjp). Cost: the geometry comes as matrices once
 // (phys_constraint_jacobian for every q direction, phys_constraint_dJ per direction for dG, one
@@ -559,18 +559,10 @@ static void smooth_vjp(const physModel* m, physData* d, const contactPoint* cp, 
 //---------------------------------------------------------------------------------------------------------
 // parameters
 
-// 1 if contact c's friction (restitution when rest) moves with geom g's: no <pair>, g holds the max. At a tie
-// both geoms count: max(a, b) has no derivative there, and this is its right derivative in each geom's value
-// (raising either one raises the max) - the one a fit bounded below needs, e.g. a cube's restitution at 0 on
-// a floor of restitution 0 would otherwise never leave the bound
+// 1 if contact c's friction (restitution when rest) moves with geom g's (MJCF max rule, right derivative on
+// ties: collision.h)
 static int pair_source(const physModel* m, const physContact* c, int g, int rest) {
-  if (c->pair >= 0) return 0;
-  int g0 = c->geom[0], g1 = c->geom[1];
-  double a = rest ? m->geom_restitution[g0] : m->geom_friction[3 * g0];
-  double b = rest ? m->geom_restitution[g1] : m->geom_friction[3 * g1];
-  int condim = m->geom_condim[g0] > m->geom_condim[g1] ? m->geom_condim[g0] : m->geom_condim[g1];
-  if (!rest && condim == 1) return 0;   // frictionless pair (collision.c contact_friction)
-  return (g == g0 && a >= b) || (g == g1 && b >= a);
+  return phys_contact_material_moves(m, c, g, rest);
 }
 
 // theta_bar += mu_bar, eps_bar through the friction and restitution entries of t

@@ -20,7 +20,7 @@
 // The restitution eps_b enters the extra term too: d(q+)/d(eps_b) gains U_b = -D W J_b' G_b^+ e_b d_b (d_b the
 // contact's distance at the step's start; one contact: -d W J_n' / w, so that over a rollout
 // d(dist_T)/d(eps) = |v_n| (T - t_c) with the continuous impact time t_c), applied to the restitution:GEOM
-// entry of the geom the pair's restitution comes from (the larger, geom[0] on ties; none for a <pair>'s).
+// entry of the geom the pair's restitution comes from (the larger, both on ties; none for a <pair>'s).
 //
 // Bouncing contacts: eps > 0, pushing (lambda_n > 0), approaching (v_n < 0) and on the restitution branch of
 // assemble.c's normal bias (touching, or within the margin with the free motion closing the gap,
@@ -32,6 +32,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "collision.h"
 #include "contact.h"
 #include "dyn.h"
 #include "factor.h"
@@ -144,16 +145,15 @@ static void premultiply_cols(const physModel* m, const double* vsum, double* X, 
   }
 }
 
-// geom whose restitution contact c uses (the larger, geom[0] on ties), -1 for a <pair>'s
-static int restitution_geom(const physModel* m, const physContact* c) {
-  if (c->pair >= 0) return -1;
-  int g0 = c->geom[0], g1 = c->geom[1];
-  return m->geom_restitution[g0] >= m->geom_restitution[g1] ? g0 : g1;
+// the geoms whose restitution contact c's moves with (phys_contact_material_moves: the larger, both on a
+// tie): out[0], out[1], -1 where not
+static void restitution_geoms(int out[2], const physModel* m, const physContact* c) {
+  for (int k = 0; k < 2; k++) out[k] = phys_contact_material_moves(m, c, c->geom[k], 1) ? c->geom[k] : -1;
 }
 
 // Delta = -D W J_b' G_b^+ E J_b from the trial step's contacts (d->contact, d->qLD, d->qfrc_constraint, v+
 // in d->qvel); v the pre-step velocity, vsum the position update velocity; if U is not NULL, U (nb x nv, room
-// for ncon rows) = the columns U_b = -D W J_b' G_b^+ e_b d_b and geom (nb) their restitution geoms. Returns nb.
+// for ncon rows) = the columns U_b = -D W J_b' G_b^+ e_b d_b and geom (2 nb) their restitution geoms. Returns nb.
 static int build_delta(const physModel* m, physData* d, const double* v, const double* vsum, double* delta,
                        double* U, int* geom) {
   int nv = m->nv, nc = d->ncon, nb = 0;
@@ -173,7 +173,7 @@ static int build_delta(const physModel* m, physData* d, const double* v, const d
     double* jn = Jb + (size_t)nb * nv;
     normal_row(m, d, d->contact + i, jn, jac, tmp);
     if (!bounces(m, d->contact + i, jn, v, vf)) continue;
-    if (geom) geom[nb] = restitution_geom(m, d->contact + i), db[nb] = d->contact[i].dist;
+    if (geom) restitution_geoms(geom + 2 * nb, m, d->contact + i), db[nb] = d->contact[i].dist;
     eb[nb++] = 1 + d->contact[i].restitution;
   }
   memset(delta, 0, sizeof(double) * (size_t)nv * nv);
@@ -290,7 +290,7 @@ static int toi_columns(const physModel* m, physData* d, const physParamTable* t,
   size_t mark = phys_stack_mark(d);
   double* delta = phys_stack_alloc(d, (size_t)nv * nv);
   int nb = toi_trial(m, d, delta, U, col);
-  for (int b = 0; b < nb; b++) col[b] = restitution_column(t, col[b]);
+  for (int b = 0; b < 2 * nb; b++) col[b] = restitution_column(t, col[b]);
   phys_stack_free(d, mark);
   return nb;
 }
@@ -299,12 +299,12 @@ physStatus phys_toi_param_jacobian(const physModel* m, physData* d, const physPa
   int nv = m->nv, nt = t->ntheta;
   size_t mark = phys_stack_mark(d);
   double* U = phys_stack_alloc(d, (size_t)d->nconmax * nv + 1);
-  int* col = (int*)phys_stack_alloc(d, (size_t)d->nconmax + 1);
+  int* col = (int*)phys_stack_alloc(d, (size_t)d->nconmax + 1);   // 2 ints per bounce
   int nb = toi_columns(m, d, t, U, col);
   // the q+ rows of P gain U_b in the column of eps_b
-  for (int b = 0; b < nb; b++)
+  for (int b = 0; b < 2 * nb; b++)
     if (col[b] >= 0)
-      for (int i = 0; i < nv; i++) P[(size_t)i * nt + col[b]] += U[(size_t)b * nv + i];
+      for (int i = 0; i < nv; i++) P[(size_t)i * nt + col[b]] += U[(size_t)(b / 2) * nv + i];
   phys_stack_free(d, mark);
   return nb < 0 ? PHYS_ERR_NUMERIC : PHYS_OK;
 }
@@ -314,12 +314,12 @@ physStatus phys_toi_param_vjp(const physModel* m, physData* d, const physParamTa
   int nv = m->nv;
   size_t mark = phys_stack_mark(d);
   double* U = phys_stack_alloc(d, (size_t)d->nconmax * nv + 1);
-  int* col = (int*)phys_stack_alloc(d, (size_t)d->nconmax + 1);
+  int* col = (int*)phys_stack_alloc(d, (size_t)d->nconmax + 1);   // 2 ints per bounce
   int nb = toi_columns(m, d, t, U, col);
   // theta_bar[eps_b] += U_b . qbar+
-  for (int b = 0; b < nb; b++)
+  for (int b = 0; b < 2 * nb; b++)
     if (col[b] >= 0)
-      for (int i = 0; i < nv; i++) theta_bar[col[b]] += U[(size_t)b * nv + i] * xbar_next[i];
+      for (int i = 0; i < nv; i++) theta_bar[col[b]] += U[(size_t)(b / 2) * nv + i] * xbar_next[i];
   phys_stack_free(d, mark);
   return nb < 0 ? PHYS_ERR_NUMERIC : PHYS_OK;
 }
