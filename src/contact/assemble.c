@@ -8,7 +8,7 @@
 // follow: a row +e_dof for a lower limit (dist = q - lo), -e_dof for an upper limit (dist = hi - q), when
 // dist <= 0 (no joint margin is modelled, as MuJoCo's default jnt margin 0); lambda >= 0, no friction.
 //
-// Terms. b_normal = eps*min(J_n v, 0) with v the velocity before the step (the restitution term acts only on
+// Terms. b_normal = eps*phi(J_n v) (phi = min(., 0) smoothed near 0, contact.h) with v the velocity before the step (the restitution term acts only on
 // approaching contacts, paper 000 eq. 3); for a contact within the margin (dist > 0) b_normal = dist/dt, so
 // the gap may close within the step (normal_bias); b_limit = b_tangent = 0. Drift is not corrected here
 // but at the position level (contact.h): gpos = beta*min(dist + slop, 0)/dt on normal and limit rows.
@@ -123,14 +123,14 @@ static void warm_start(physData* d, int* warm, double* lambda0) {
 // the problem
 
 // b_normal of a contact with pre-step normal velocity vn and free normal velocity vfn (rows 3i of J v, J vf):
-//  - touching (dist <= 0): eps*min(vn, 0), restitution (paper 000 eq. 3);
+//  - touching (dist <= 0): eps*phi(vn), restitution (paper 000 eq. 3; phi: min(vn, 0) smoothed, contact.h);
 //  - within the detection margin (dist > 0; ccp's collision envelope, or a geom margin): the gap may close
 //    within the step, w_n = J_n v+ + dist/dt >= 0 (Anitescu and Tasora's envelope), b = dist/dt; except an
 //    impact in this step (the free motion closes the gap, dist + dt vfn < 0, and eps*vn < 0), which takes the
 //    restitution term at once, b = eps*vn, as if touching: the rebound starts up to dist early (a position
 //    error <= dist, against a velocity error of up to dist/dt if restitution waited for the next step).
 static double normal_bias(const physContact* c, double vn, double vfn, double dt) {
-  double rest = c->restitution * (vn < 0 ? vn : 0);
+  double rest = c->restitution * phys_restitution_phi(vn, NULL);
   if (c->dist <= 0) return rest;
   return (c->dist + dt * vfn < 0 && rest < 0) ? rest : c->dist / dt;
 }

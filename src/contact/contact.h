@@ -4,7 +4,7 @@
 // active joint limit (lambda >= 0, no friction). With M~ = M + dt*diag(damping) (the step's effective mass)
 // and v_f the unconstrained next velocity, the impulses lambda give v+ = v_f + M~^-1 J' lambda, and
 //   G = J M~^-1 J'  (Delassus),   g = J v_f + b,   row velocity after the step: w = G lambda + g,
-//   b_normal = restitution*min(J_n v, 0),  b_limit = 0,  b_tangent = 0   (paper 000 eq. 3: the velocity
+//   b_normal = restitution*phi(J_n v) (phi ~ min(., 0), smoothed below),  b_limit = 0,  b_tangent = 0   (paper 000 eq. 3: the velocity
 //   condition 0 <= J_n (v+ + eps v) _|_ lambda_n >= 0).
 // Drift (paper 000 eq. 3's beta*min(phi,0)/dt) is corrected at the position level, not in the velocity
 // (split impulse): a second problem on the same G with friction 0 and gpos = beta*min(dist + slop, 0)/dt on
@@ -31,6 +31,21 @@
 // penetration beyond the slop (m) too small to correct: each correction leaves (1 - beta) of the excess, so
 // a resting contact approaches the slop geometrically and would otherwise run the position solve forever
 #define PHYS_CONTACT_SLOP_TOL 1e-8
+
+// restitution velocity law: b_normal = eps phi(v_n) on touching contacts, with u = PHYS_RESTITUTION_VSMOOTH
+//   phi(v) = v (v <= -u),  -2 v^2 / u - v^3 / u^2 (-u < v < 0),  0 (v >= 0),
+// the cubic matching value and slope at both ends, so phi is continuously differentiable, monotone, and
+// exactly min(v, 0) at impact speeds above u. min(v, 0) itself has a kink at v = 0, exactly where every
+// resting contact sits (its normal velocity is 0 to rounding after a clamped step): its derivative would
+// flip with the sign of the rounding from step to step. phi' = 0 there.
+#define PHYS_RESTITUTION_VSMOOTH 2e-3
+// phi(v) and, if dphi is not NULL, phi'(v)
+static inline double phys_restitution_phi(double v, double* dphi) {
+  const double u = PHYS_RESTITUTION_VSMOOTH;
+  double f = v <= -u ? v : (v < 0 ? -2 * v * v / u - v * v * v / (u * u) : 0);
+  if (dphi) *dphi = v <= -u ? 1 : (v < 0 ? -4 * v / u - 3 * v * v / (u * u) : 0);
+  return f;
+}
 
 typedef struct physConstraintProblem_ {
   int nc;                   // contacts (3 rows each)

@@ -14,7 +14,7 @@
 //   dg = dJ v_f + J dv_f + db = [dJ v+ + J (dv + dy0) + db] - dG lambda.
 // dG goes to the solver in full, not only through dG lambda: lcp's minimal-norm solution of a singular G
 // (a box's four coplanar corners) depends on G itself, and so does the load distribution J' lambda reads
-// through dJ' lambda. db: eps (dJ_n v + J_n dv) + deps J_n v on the restitution branch (J_n v < 0), ddist/dt
+// through dJ' lambda. db: eps phi' (dJ_n v + J_n dv) + deps phi on the restitution branch (J_n v < 0), ddist/dt
 // on the gap branch. The position correction is the same structure on the frictionless problem:
 //   dlambda_p = lcp_jvp(dgpos = beta ddist/dt on the penetrating rows, dG, 0),
 //   dvpos = W (dJ' lambda_p + J' dlambda_p - dM~ vpos).
@@ -173,7 +173,7 @@ static void restore_lists(physData* d, const contactPoint* cp) {
 
 // branch of assemble.c's normal_bias for contact c with pre-step normal velocity vn, free velocity vfn
 static int bias_branch(const physContact* c, double vn, double vfn, double dt) {
-  double rest = c->restitution * (vn < 0 ? vn : 0);
+  double rest = c->restitution * phys_restitution_phi(vn, NULL);
   if (c->dist <= 0) return vn < 0 ? BIAS_REST : BIAS_NONE;
   return (c->dist + dt * vfn < 0 && rest < 0) ? BIAS_REST : BIAS_GAP;
 }
@@ -338,8 +338,9 @@ static physStatus contact_jvp(const physModel* m, physData* d, const contactPoin
   for (int i = 0; i < nc; i++) {
     const physContact* c = d->contact + i;
     if (cp->bias[i] == BIAS_REST) {
-      double dvn0 = dJv[3 * i] + (x->dv ? dotn(p->J + (size_t)(3 * i) * nv, x->dv, nv) : 0);
-      dg[3 * i] += c->restitution * dvn0 + (x->deps ? x->deps[i] * cp->vn[i] : 0);
+      double dvn0 = dJv[3 * i] + (x->dv ? dotn(p->J + (size_t)(3 * i) * nv, x->dv, nv) : 0), dphi;
+      double phi = phys_restitution_phi(cp->vn[i], &dphi);
+      dg[3 * i] += c->restitution * dphi * dvn0 + (x->deps ? x->deps[i] * phi : 0);
     } else if (cp->bias[i] == BIAS_GAP) {
       dg[3 * i] += ddist[3 * i] / dt;
     }
@@ -484,8 +485,9 @@ static physStatus contact_vjp(const physModel* m, physData* d, const contactPoin
   for (int i = 0; i < nc; i++) {
     const physContact* c = d->contact + i;
     if (cp->bias[i] == BIAS_REST) {
-      alv[3 * i] = c->restitution * gb[3 * i];
-      a->epsbar[i] = gb[3 * i] * cp->vn[i];
+      double dphi, phi = phys_restitution_phi(cp->vn[i], &dphi);
+      alv[3 * i] = c->restitution * dphi * gb[3 * i];
+      a->epsbar[i] = gb[3 * i] * phi;
     } else if (cp->bias[i] == BIAS_GAP) {
       gamma[3 * i] += gb[3 * i] / dt;
     }

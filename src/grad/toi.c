@@ -5,7 +5,8 @@
 // the closer a body starts to the surface, the closer it ends (d(dist+)/d(dist) = +1). In continuous time it
 // ends farther. With the velocity constant between the step's start and the impact and after it (no other
 // force within the step), a contact at distance d approaching at v_n = J_n v < 0 hits at t_c = -d / v_n and
-// the impulse along J_n gives v' = v + W J_n' L with J_n v' = -eps v_n (W = M~^-1, M~ = M + dt B, the step's
+// the impulse along J_n gives v' = v + W J_n' L with J_n v' = -eps v_n (written for min(v_n, 0); the code uses
+// the smoothed law phi(v_n) of contact.h, eps -> eps phi(v_n)/v_n, 1 at impact speeds above 2 delta) (W = M~^-1, M~ = M + dt B, the step's
 // effective mass), i.e. v' - v = -(1 + eps) v_n W J_n' / w, w = J_n W J_n'. Then
 //   q+ = q + t_c v + (dt - t_c) v' = q + dt v' + (d / v_n) (v' - v) = q + dt v' - (1 + eps) d W J_n' / w:
 // the same v+ = v' (so dv+/dx and dq+/dv are the discrete step's), plus a position term whose derivative
@@ -173,8 +174,12 @@ static int build_delta(const physModel* m, physData* d, const double* v, const d
     double* jn = Jb + (size_t)nb * nv;
     normal_row(m, d, d->contact + i, jn, jac, tmp);
     if (!bounces(m, d->contact + i, jn, v, vf)) continue;
-    if (geom) restitution_geoms(geom + 2 * nb, m, d->contact + i), db[nb] = d->contact[i].dist;
-    eb[nb++] = 1 + d->contact[i].restitution;
+    // restitution law J_n v' = -eps phi(v_n) (contact.h): 1 + eps becomes 1 + eps phi(v_n)/v_n, d_b takes phi/v_n
+    double vn = 0;
+    for (int k = 0; k < nv; k++) vn += jn[k] * v[k];
+    double rho = phys_restitution_phi(vn, NULL) / vn;
+    if (geom) restitution_geoms(geom + 2 * nb, m, d->contact + i), db[nb] = d->contact[i].dist * rho;
+    eb[nb++] = 1 + d->contact[i].restitution * rho;
   }
   memset(delta, 0, sizeof(double) * (size_t)nv * nv);
   if (nb > 0) {
