@@ -6,6 +6,7 @@
 
 #include "contact.h"
 #include "grad.h"
+#include "penalty_deriv.h"
 #include "step_contact_deriv.h"
 #include "toi.h"
 
@@ -103,17 +104,12 @@ double phys_rollout(const physModel* m, physData* d, int T, const double* u, phy
   return L;
 }
 
-// one step of the gradient's forward pass: PHYS_ERR_ARG (with the step in log) if it has contacts or limits
-// with penalty contact (lcp, cone and ccp steps are differentiated, step_contact_deriv.h)
+// one step of the gradient's forward pass (every contact model's step is differentiated: step_contact_deriv.h,
+// penalty_deriv.h)
 static physStatus checked_step(const physModel* m, physData* d, const double* u, int t, physLog* log) {
+  (void)log;
   set_ctrl(m, d, u, t);
-  int nlimit = phys_constraint_nlimit(m, d);
-  double time = d->time;
   phys_step(m, d);
-  if ((d->ncon > 0 || nlimit > 0) && m->opt.contact == PHYS_CONTACT_PENALTY)
-    return phys_error(log, PHYS_ERR_ARG,
-                      "phys_rollout_grad: step %d at time %g has %d contacts and %d active joint limits: the "
-                      "rollout gradient of penalty contact is not implemented", t, time, d->ncon, nlimit);
   return PHYS_OK;
 }
 
@@ -130,6 +126,16 @@ static physStatus reverse_step(const physModel* m, physData* d, const physParamT
   set_ctrl(m, d, u, t);
   int params = tab && tab->ntheta > 0 && thetabar;
   physStatus st;
+  if (params && m->opt.contact == PHYS_CONTACT_PENALTY && phys_penalty_deriv_applies(m, d)) {
+    // a penalty step with contacts or limits: its own reverse mode gives xbar, ubar and thetabar together
+    // (its force adjoint sums over the step's solves and cannot give thetabar alone: penalty_deriv.h)
+    st = phys_penalty_step_vjp(m, d, tab, xnext, xbar, ubar ? ubar + (size_t)t * m->nu : NULL, tb, NULL);
+    if (st != PHYS_OK) return st;
+    for (int i = 0; i < tab->ntheta; i++) thetabar[i] += tb[i];
+    eval_loss(m, d, loss, ctx, t, g);
+    for (int i = 0; i < 2 * nv; i++) xbar[i] += g[i];
+    return PHYS_OK;
+  }
   if (params && phys_constrained_step_applies(m, d)) {
     // a constrained step: one linearization gives xbar, ubar and thetabar (not a force adjoint alone)
     st = phys_constrained_step_vjp(m, d, tab, xnext, xbar, ubar ? ubar + (size_t)t * m->nu : NULL, tb, NULL);

@@ -14,8 +14,8 @@
 // The recomputation calls phys_step itself from bit-identical states, so it reproduces the forward states
 // bit for bit: a record holds qpos, qvel, time and the contact list d->contact (the next step's warm start;
 // a step reads nothing else that changes), so the gradient is the same, bit for bit, for every k. Steps
-// with contacts or joint limits are differentiated with lcp, cone and ccp (step_contact_deriv.h); penalty
-// contact is refused.
+// with contacts or joint limits are differentiated with every contact model (lcp, cone, ccp:
+// step_contact_deriv.h; penalty: penalty_deriv.h).
 //
 // Memory: the caller allocates phys_rollout_worksize doubles once; nothing allocates inside (the VJPs take
 // their scratch from d's arena).
@@ -53,8 +53,8 @@ double phys_rollout(const physModel* m, physData* d, int T, const double* u, phy
 // phys_rollout_worksize(m, T, k, t ? t->ntheta : 0) doubles. Outputs (any may be NULL): *loss = L,
 // xbar0 = dL/dx_0 (2nv), ubar = dL/du (T x nu), thetabar = dL/dtheta (ntheta).
 // d is left at x_0 (with its contact list) and ctrl = u_0. Errors (message in log, which may be NULL):
-// PHYS_ERR_ARG for bad arguments or if a step of a penalty-contact rollout has contacts or active joint
-// limits ("step t at time s has ..."), or the status of phys_step_vjp / phys_step_param_vjp.
+// PHYS_ERR_ARG for bad arguments, or the status of a step's VJP (e.g. a contact pair without geometry
+// derivatives).
 physStatus phys_rollout_grad(const physModel* m, physData* d, const physParamTable* t, int T, int k,
                              const double* u, physLossFn loss, void* ctx, double* work, double* total,
                              double* xbar0, double* ubar, double* thetabar, physLog* log);
