@@ -424,6 +424,47 @@ static physStatus geom_vjp_matrix(const physModel* m, physData* d, const physCon
   return st;
 }
 
+// |vbar+ + J' g_bar|^2: the adjoint of the free velocity v_f (v+ = v_f + W J' lambda, g = J v_f + b), through
+// which every smooth input (q, v, u, theta) reaches the step
+static double vf_adjoint_norm2(const physConstraintProblem* p, const double* vnb, const double* gb, int n, int nv) {
+  double s = 0;
+  for (int i = 0; i < nv; i++) {
+    double x = vnb[i];
+    for (int r = 0; r < n; r++) x += p->J[(size_t)r * nv + i] * gb[r];
+    s += x * x;
+  }
+  return s;
+}
+
+// complementarity-aware reverse mode (PHYS_GRAD_COMPLEMENTARITY, lcp; paper 001 IV-D): the labels of
+// phys_lcp_aware_states (contacts relabelled by the sign of their impulse adjoint) give a second g_bar,
+// G_bar, mu_bar; the pair whose free-velocity adjoint vbar+ + J' g_bar is larger replaces the exact one. A
+// heuristic for optimizers stalled in a saddle (a resting contact that absorbs every push: exact gradient 0);
+// the forward-mode Jacobians are unchanged. gb, Gt, mub updated in place.
+static physStatus aware_vjp(const physModel* m, physData* d, const physConstraintProblem* p,
+                            const physConstraintSolution* sol, const double* vnb, const double* lb, double* gb,
+                            double* Gt, double* mub) {
+  int n = p->n, nv = p->nv, nc = p->nc;
+  size_t mark = phys_stack_mark(d);
+  physConstraintSolution alt = *sol;
+  alt.state = arena_ints(d, n);
+  if (phys_lcp_aware_states(p, sol, lb, alt.state) == 0) {
+    phys_stack_free(d, mark);
+    return PHYS_OK;
+  }
+  double* gb2 = arena_zeros(d, n);
+  double* Gt2 = arena_zeros(d, n * n);
+  double* mub2 = arena_zeros(d, nc + 1);
+  physStatus st = phys_solve_lcp_vjp(m, d, p, &alt, lb, gb2, Gt2, mub ? mub2 : NULL);
+  if (st == PHYS_OK && vf_adjoint_norm2(p, vnb, gb2, n, nv) > vf_adjoint_norm2(p, vnb, gb, n, nv)) {
+    memcpy(gb, gb2, sizeof(double) * (size_t)n);
+    memcpy(Gt, Gt2, sizeof(double) * (size_t)n * n);
+    if (mub) memcpy(mub, mub2, sizeof(double) * (size_t)nc);
+  }
+  phys_stack_free(d, mark);
+  return st;
+}
+
 // the transpose of contact_jvp for xbar_next = (qbar+, vbar+): fills a (set, not added); the geometric
 // terms of sizes are added to theta_bar (t and theta_bar may be NULL)
 static physStatus contact_vjp(const physModel* m, physData* d, const contactPoint* cp, const physParamTable* t,
@@ -473,6 +514,8 @@ static physStatus contact_vjp(const physModel* m, physData* d, const contactPoin
   phys_solve_m(m, d->qLD, z, vnb);
   mul_j(lb, p->J, z, n, nv);
   if (st == PHYS_OK) st = solver_vjp(m, d, p, &cp->st.sol, lb, gb, Gt, a->mubar);
+  if (st == PHYS_OK && m->opt.contact == PHYS_CONTACT_LCP && (m->opt.gradflags & PHYS_GRAD_COMPLEMENTARITY))
+    st = aware_vjp(m, d, p, &cp->st.sol, vnb, lb, gb, Gt, a->mubar);
   if (st != PHYS_OK) {
     phys_stack_free(d, mark);
     return st;

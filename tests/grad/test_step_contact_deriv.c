@@ -20,6 +20,7 @@
 //  6. the rollout gradient through 30 steps of the box sliding on the floor: dL/dx0 and
 //     dL/dtheta against central differences of phys_rollout's loss, checkpointed (k = 6) bit for bit the
 //     full tape (k = 1).
+//  7. the complementarity-aware reverse mode on paper 001's lifted ball (test_complementarity).
 // ccp's humanoid is checked for switches within 2 h instead of 10 h: its gliding contacts sit at
 // dist = dt mu |v_t| ~ 2e-6 m (ccp's envelope, contact.h), within 10 h of the bias's kink at dist = 0
 // (b = dist/dt above, restitution below), so no state passes at 10 h. ccp's sliding box is taken at its
@@ -616,7 +617,38 @@ static void test_rollout(int k) {
   phys_free_model(m);
 }
 
+// 7. complementarity-aware reverse mode (lcp, PHYS_GRAD_COMPLEMENTARITY; tests/data/contact/lift_ball.xml):
+// the ball resting on the floor with the motor pushing up 2 N (< m g = 9.81 N). L = -z+ (lift it): the exact
+// gradient dL/du = -dz+/du = 0 (clamped), the aware one relabels the contact separating: -dt^2/m exactly
+// (z+ = z + dt v+, v+ = v + dt (u - m g)/m). With the flag off, or pulling the ball down (L = z+: the exact
+// gradient is kept, the relabelled one, clamping, is the same 0), the exact reverse mode is returned. Forward
+// mode (B) is unchanged by the option.
+static void test_complementarity(void) {
+  physModel* m = gm_load("tests/data/contact/lift_ball.xml", 0);
+  CHECK(m && (m->opt.gradflags & PHYS_GRAD_COMPLEMENTARITY) && m->opt.contact == PHYS_CONTACT_LCP);
+  if (!m) return;
+  physData* d = phys_make_data(m);
+  for (int k = 0; k < 50; k++) phys_step(m, d);   // settle
+  d->ctrl[0] = 2;
+  double dt = m->opt.timestep, xb[2] = {-1, 0}, xbar[2], ub = 1, B[2];
+  CHECK(phys_step_jacobian(m, d, NULL, B) == PHYS_OK);
+  CHECK(fabs(B[0]) < 1e-15 && fabs(B[1]) < 1e-12);     // clamped: the push is absorbed
+  CHECK(phys_step_vjp(m, d, xb, xbar, &ub) == PHYS_OK);
+  CHECK_NEAR(ub, -dt * dt / 1.0, 1e-15);                // aware: the free-flight sensitivity
+  xb[0] = 1;
+  CHECK(phys_step_vjp(m, d, xb, xbar, &ub) == PHYS_OK);
+  CHECK(fabs(ub) < 1e-15);                              // pressing down: relabelled clamping, still 0
+  m->opt.gradflags = 0;
+  xb[0] = -1;
+  CHECK(phys_step_vjp(m, d, xb, xbar, &ub) == PHYS_OK);
+  CHECK(fabs(ub) < 1e-15);                              // the exact gradient: the saddle
+  printf("complementarity-aware: exact dL/du 0, aware %.6g (-dt^2/m = %.6g)\n", -dt * dt, -dt * dt);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
 int main(void) {
+  test_complementarity();
   for (int k = 0; k < 3; k++) {
     test_box(k);
     test_balls(k);
