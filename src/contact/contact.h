@@ -95,6 +95,12 @@ physStatus phys_solve_lcp_jvp(const physModel* m, physData* d, const physConstra
 physStatus phys_solve_lcp_vjp(const physModel* m, physData* d, const physConstraintProblem* p,
                               const physConstraintSolution* sol, const double* lambda_bar, double* g_bar,
                               double* G_bar, double* mu_bar);
+// k reverse modes at once (lambda_bar, g_bar: k x n; G_bar k x n x n and mu_bar k x nc may be NULL): the local
+// structure (labels, the clamped system and its pseudo-inverse by SVD) is built once, then each right-hand
+// side costs O(n^2) - the step's Jacobians need one per row (src/grad/step_contact_deriv.c)
+physStatus phys_solve_lcp_vjp_batch(const physModel* m, physData* d, const physConstraintProblem* p,
+                                    const physConstraintSolution* sol, int k, const double* lambda_bar,
+                                    double* g_bar, double* G_bar, double* mu_bar);
 // complementarity-aware labels (paper 001 IV-D) for the lcp solution sol, given lambda_bar = dL/dlambda: a
 // contact (or limit row) whose normal adjoint is negative (the loss would fall if the rows separated faster) is
 // relabelled separating with its tangents, one whose normal adjoint is positive (the loss would fall if it

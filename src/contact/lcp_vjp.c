@@ -263,19 +263,18 @@ physStatus phys_solve_lcp_jvp(const physModel* m, physData* d, const physConstra
 // reverse mode: given lambda_bar = dL/dlambda (n) at the solution sol of p, g_bar = dL/dg (n), G_bar = dL/dG
 // (n x n, entries as independent; may be NULL) and mu_bar = dL/dmu (nc; may be NULL). Scratch from d's arena.
 // Returns PHYS_OK.
-physStatus phys_solve_lcp_vjp(const physModel* m, physData* d, const physConstraintProblem* p,
-                              const physConstraintSolution* sol, const double* lambda_bar, double* g_bar,
-                              double* G_bar, double* mu_bar) {
-  (void)m;
+// the reverse mode at the local structure L of sol (vjp_local): outputs as phys_solve_lcp_vjp
+static void vjp_apply(const lcpLocal* restrict Lp, physData* d, const physConstraintProblem* p,
+                      const physConstraintSolution* sol, const double* lambda_bar, double* g_bar, double* G_bar,
+                      double* mu_bar) {
   int n = p->n;
   for (int i = 0; i < n; i++) g_bar[i] = 0;
   if (G_bar) memset(G_bar, 0, sizeof(double) * (size_t)n * (size_t)(n > 0 ? n : 0));
   if (mu_bar)
     for (int c = 0; c < p->nc; c++) mu_bar[c] = 0;
-  if (n <= 0) return PHYS_OK;
+  if (n <= 0) return;
   size_t mark = phys_stack_mark(d);
-  lcpLocal L;
-  vjp_local(&L, d, p, sol);
+  const lcpLocal L = *Lp;
   int mc = L.m;
   double* sb = phys_stack_alloc(d, (size_t)n);      // s_bar
   double* eb = phys_stack_alloc(d, (size_t)n);      // e_bar
@@ -355,6 +354,27 @@ physStatus phys_solve_lcp_vjp(const physModel* m, physData* d, const physConstra
         G_bar[(size_t)i * n + i] += db * sb[i];
       }
     }
+  phys_stack_free(d, mark);
+}
+
+physStatus phys_solve_lcp_vjp(const physModel* m, physData* d, const physConstraintProblem* p,
+                              const physConstraintSolution* sol, const double* lambda_bar, double* g_bar,
+                              double* G_bar, double* mu_bar) {
+  return phys_solve_lcp_vjp_batch(m, d, p, sol, 1, lambda_bar, g_bar, G_bar, mu_bar);
+}
+
+physStatus phys_solve_lcp_vjp_batch(const physModel* m, physData* d, const physConstraintProblem* p,
+                                    const physConstraintSolution* sol, int k, const double* lambda_bar,
+                                    double* g_bar, double* G_bar, double* mu_bar) {
+  (void)m;
+  int n = p->n, nc = p->nc;
+  size_t mark = phys_stack_mark(d), nn = (size_t)n * (size_t)(n > 0 ? n : 0);
+  lcpLocal L;
+  memset(&L, 0, sizeof L);
+  if (n > 0) vjp_local(&L, d, p, sol);   // the labels, H, A and its pseudo-inverse: once for all k
+  for (int j = 0; j < k; j++)
+    vjp_apply(&L, d, p, sol, lambda_bar + (size_t)j * n, g_bar + (size_t)j * n, G_bar ? G_bar + j * nn : NULL,
+              mu_bar ? mu_bar + (size_t)j * nc : NULL);
   phys_stack_free(d, mark);
   return PHYS_OK;
 }

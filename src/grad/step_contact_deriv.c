@@ -822,15 +822,19 @@ static physStatus solver_tables(const physModel* m, physData* d, const contactPo
   tb->gp = pos ? phys_stack_alloc(d, nn + 1) : NULL;
   tb->Gp = pos ? phys_stack_alloc(d, nn * n + 1) : NULL;
   size_t mark = phys_stack_mark(d);
-  double* e = arena_zeros(d, n);
+  double* E = arena_zeros(d, n * n);   // the identity: row r of each table is the reverse mode of e_r
+  for (int r = 0; r < n; r++) E[(size_t)r * n + r] = 1;
   physStatus st = PHYS_OK;
-  for (int r = 0; r < n && st == PHYS_OK; r++) {
-    e[r] = 1;
-    st = solver_vjp(m, d, &cp->st.p, &cp->st.sol, e, tb->gv + (size_t)r * n, tb->Gv + r * nn, tb->mv + (size_t)r * nc);
-    if (st == PHYS_OK && pos)
-      st = phys_solve_lcp_vjp(m, d, &cp->st.pp, &cp->st.sol_pos, e, tb->gp + (size_t)r * n, tb->Gp + r * nn, NULL);
-    e[r] = 0;
+  if (m->opt.contact == PHYS_CONTACT_LCP) {
+    // lcp: the clamped system's pseudo-inverse once for all n rows
+    st = phys_solve_lcp_vjp_batch(m, d, &cp->st.p, &cp->st.sol, n, E, tb->gv, tb->Gv, tb->mv);
+  } else {
+    for (int r = 0; r < n && st == PHYS_OK; r++)
+      st = solver_vjp(m, d, &cp->st.p, &cp->st.sol, E + (size_t)r * n, tb->gv + (size_t)r * n, tb->Gv + r * nn,
+                      tb->mv + (size_t)r * nc);
   }
+  if (st == PHYS_OK && pos)
+    st = phys_solve_lcp_vjp_batch(m, d, &cp->st.pp, &cp->st.sol_pos, n, E, tb->gp, tb->Gp, NULL);
   phys_stack_free(d, mark);
   return st;
 }
