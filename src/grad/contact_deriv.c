@@ -389,25 +389,52 @@ static void contact_dJ(const physModel* m, const physData* d, int i, const conta
   for (int j = phys_body_lastdof(m, b1); j >= 0; j = m->dof_parentid[j]) flag[j] = 0;
 }
 
+// dJ along dq from the contacts' geometry cg (nc entries)
+static void dJ_from(const physModel* m, physData* d, const physConstraintProblem* p, const contactGeom* cg,
+                    const double* dq, double* dJ) {
+  int nv = m->nv;
+  memset(dJ, 0, sizeof(double) * (size_t)p->n * nv);
+  size_t mark = phys_stack_mark(d);
+  double* P = phys_stack_alloc(d, 6 * (size_t)nv + 1);
+  double* dcdof = phys_stack_alloc(d, 6 * (size_t)nv + 1);
+  int* flag = (int*)phys_stack_alloc(d, (size_t)nv / 2 + 1);
+  memset(flag, 0, sizeof(int) * (size_t)nv);
+  dof_motions(m, d, dq, P, dcdof);
+  for (int i = 0; i < p->nc; i++) contact_dJ(m, d, i, cg + i, P, dcdof, flag, dJ);
+  phys_stack_free(d, mark);
+}
+
 physStatus phys_constraint_dJ(const physModel* m, physData* d, const physConstraintProblem* p, const double* dq,
                               double* dJ) {
   if (!dq || !dJ) return refuse(d, "phys_constraint_dJ: dq and dJ are required");
   physStatus st = check_problem(m, d, p);
   if (st != PHYS_OK) return st;
-  int nv = m->nv;
-  memset(dJ, 0, sizeof(double) * (size_t)p->n * nv);
   size_t mark = phys_stack_mark(d);
   contactGeom* cg = geom_all(m, d, p, &st);
-  if (cg) {
-    double* P = phys_stack_alloc(d, 6 * (size_t)nv + 1);
-    double* dcdof = phys_stack_alloc(d, 6 * (size_t)nv + 1);
-    int* flag = (int*)phys_stack_alloc(d, (size_t)nv / 2 + 1);
-    memset(flag, 0, sizeof(int) * (size_t)nv);
-    dof_motions(m, d, dq, P, dcdof);
-    for (int i = 0; i < p->nc; i++) contact_dJ(m, d, i, cg + i, P, dcdof, flag, dJ);
-  }
+  if (cg) dJ_from(m, d, p, cg, dq, dJ);
+  else memset(dJ, 0, sizeof(double) * (size_t)p->n * m->nv);
   phys_stack_free(d, mark);
   return st;
+}
+
+struct physConstraintGeom_ {
+  contactGeom* cg;
+};
+
+physConstraintGeom* phys_constraint_geom(const physModel* m, physData* d, const physConstraintProblem* p,
+                                         physStatus* st) {
+  *st = check_problem(m, d, p);
+  if (*st != PHYS_OK) return NULL;
+  physConstraintGeom* g = (physConstraintGeom*)phys_stack_alloc(d, 1);
+  g->cg = geom_all(m, d, p, st);
+  return g->cg ? g : NULL;
+}
+
+physStatus phys_constraint_dJ_geom(const physModel* m, physData* d, const physConstraintProblem* p,
+                                   const physConstraintGeom* g, const double* dq, double* dJ) {
+  if (!g || !dq || !dJ) return refuse(d, "phys_constraint_dJ_geom: g, dq and dJ are required");
+  dJ_from(m, d, p, g->cg, dq, dJ);
+  return PHYS_OK;
 }
 
 //---------------------------------------------------------------------------------------------------------

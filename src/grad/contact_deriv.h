@@ -63,4 +63,13 @@ physStatus phys_constraint_size_vjp(const physModel* m, physData* d, const physC
 physStatus phys_constraint_size_vjp_matrix(const physModel* m, physData* d, const physConstraintProblem* p, int g,
                                            const double* A, const double* gamma, double* size_bar);
 
+// the contacts' geometry derivatives (each pair function re-run and differentiated) computed once for many
+// directions: arena memory of the caller's mark, valid while d's kinematics and contacts stay; NULL and *st on
+// failure (as phys_constraint_dJ). phys_constraint_dJ_geom is phys_constraint_dJ from it, bit for bit.
+typedef struct physConstraintGeom_ physConstraintGeom;
+physConstraintGeom* phys_constraint_geom(const physModel* m, physData* d, const physConstraintProblem* p,
+                                         physStatus* st);
+physStatus phys_constraint_dJ_geom(const physModel* m, physData* d, const physConstraintProblem* p,
+                                   const physConstraintGeom* g, const double* dq, double* dJ);
+
 #endif  // PHYS_CONTACT_DERIV_H

@@ -59,6 +59,7 @@ typedef struct contactPoint_ {
   int* rot;                  // nv: rotation group block of each dof, -1 scalar
   physContact *con, *conprev;
   int ncon, ncon_prev, ncon_dropped, nlimit;
+  physConstraintGeom* geom;  // the contacts' geometry derivatives, once (NULL: unsupported, refused later)
 } contactPoint;
 
 //---------------------------------------------------------------------------------------------------------
@@ -209,6 +210,8 @@ static physStatus point_build(const physModel* m, physData* d, contactPoint* cp)
   cp->Et = phys_stack_alloc(d, 9 * (size_t)nv);
   cp->rot = arena_ints(d, nv);
   tangent_blocks(m, cp);
+  physStatus gst;
+  cp->geom = phys_constraint_geom(m, d, p, &gst);
   return PHYS_OK;
 }
 
@@ -274,7 +277,8 @@ static physStatus delassus_jvp(const physModel* m, physData* d, const contactPoi
     // the matrix dJ along dq (geometry once), then (dJ Y')_rc = dJ_r . Y_c added at (r, c) and (c, r)
     size_t mark = phys_stack_mark(d);
     double* dJ = phys_stack_alloc(d, (size_t)n * nv + 1);
-    physStatus st = phys_constraint_dJ(m, d, &cp->st.p, x->dq, dJ);
+    physStatus st = cp->geom ? phys_constraint_dJ_geom(m, d, &cp->st.p, cp->geom, x->dq, dJ)
+                             : phys_constraint_dJ(m, d, &cp->st.p, x->dq, dJ);
     if (st != PHYS_OK) {
       phys_stack_free(d, mark);
       return st;
