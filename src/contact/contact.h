@@ -101,6 +101,14 @@ physStatus phys_solve_lcp_vjp(const physModel* m, physData* d, const physConstra
 physStatus phys_solve_lcp_vjp_batch(const physModel* m, physData* d, const physConstraintProblem* p,
                                     const physConstraintSolution* sol, int k, const double* lambda_bar,
                                     double* g_bar, double* G_bar, double* mu_bar);
+// the forward mode for many directions: the local structure once (arena memory of the caller's mark, valid
+// while p and sol are), then phys_solve_lcp_jvp_local per direction (O(n m + m^2), m clamped rows), bit for
+// bit phys_solve_lcp_jvp
+typedef struct physLcpLocal_ physLcpLocal;
+physLcpLocal* phys_solve_lcp_local(physData* d, const physConstraintProblem* p, const physConstraintSolution* sol);
+void phys_solve_lcp_jvp_local(const physLcpLocal* loc, physData* d, const physConstraintProblem* p,
+                              const physConstraintSolution* sol, const double* dg, const double* dG,
+                              const double* dmu, double* lambda_dot);
 // complementarity-aware labels (paper 001 IV-D) for the lcp solution sol, given lambda_bar = dL/dlambda: a
 // contact (or limit row) whose normal adjoint is negative (the loss would fall if the rows separated faster) is
 // relabelled separating with its tangents, one whose normal adjoint is positive (the loss would fall if it

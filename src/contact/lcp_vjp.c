@@ -186,15 +186,14 @@ static void vjp_mulv(double* y, const double* P, const double* x, int m, int tra
 
 // forward mode: lambda_dot (n) = dlambda/dg dg + dlambda/dG dG + dlambda/dmu dmu at the solution sol of p
 // (dG n x n and dmu nc may be NULL: zero). Scratch from d's arena. Returns PHYS_OK.
-physStatus phys_solve_lcp_jvp(const physModel* m, physData* d, const physConstraintProblem* p,
-                              const physConstraintSolution* sol, const double* dg, const double* dG,
-                              const double* dmu, double* lambda_dot) {
-  (void)m;
+// the forward mode at the local structure L of sol (vjp_local): as phys_solve_lcp_jvp
+static void jvp_apply(const lcpLocal* restrict Lp, physData* d, const physConstraintProblem* p,
+                      const physConstraintSolution* sol, const double* dg, const double* dG, const double* dmu,
+                      double* lambda_dot) {
   int n = p->n;
-  if (n <= 0) return PHYS_OK;
+  if (n <= 0) return;
   size_t mark = phys_stack_mark(d);
-  lcpLocal L;
-  vjp_local(&L, d, p, sol);
+  const lcpLocal L = *Lp;
   int mc = L.m;
   double* ds = phys_stack_alloc(d, (size_t)n);
   double* de = phys_stack_alloc(d, (size_t)n);
@@ -257,7 +256,36 @@ physStatus phys_solve_lcp_jvp(const physModel* m, physData* d, const physConstra
       lambda_dot[b] = L.e[b] * lambda_dot[cn] + de[b] * sol->lambda[cn];
     }
   phys_stack_free(d, mark);
+}
+
+physStatus phys_solve_lcp_jvp(const physModel* m, physData* d, const physConstraintProblem* p,
+                              const physConstraintSolution* sol, const double* dg, const double* dG,
+                              const double* dmu, double* lambda_dot) {
+  (void)m;
+  if (p->n <= 0) return PHYS_OK;
+  size_t mark = phys_stack_mark(d);
+  lcpLocal L;
+  vjp_local(&L, d, p, sol);
+  jvp_apply(&L, d, p, sol, dg, dG, dmu, lambda_dot);
+  phys_stack_free(d, mark);
   return PHYS_OK;
+}
+
+struct physLcpLocal_ {
+  lcpLocal L;
+};
+
+physLcpLocal* phys_solve_lcp_local(physData* d, const physConstraintProblem* p, const physConstraintSolution* sol) {
+  physLcpLocal* loc = (physLcpLocal*)phys_stack_alloc(d, (sizeof(physLcpLocal) + 7) / 8 + 1);
+  memset(loc, 0, sizeof *loc);
+  if (p->n > 0) vjp_local(&loc->L, d, p, sol);
+  return loc;
+}
+
+void phys_solve_lcp_jvp_local(const physLcpLocal* loc, physData* d, const physConstraintProblem* p,
+                              const physConstraintSolution* sol, const double* dg, const double* dG,
+                              const double* dmu, double* lambda_dot) {
+  jvp_apply(&loc->L, d, p, sol, dg, dG, dmu, lambda_dot);
 }
 
 // reverse mode: given lambda_bar = dL/dlambda (n) at the solution sol of p, g_bar = dL/dg (n), G_bar = dL/dG

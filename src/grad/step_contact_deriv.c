@@ -60,6 +60,7 @@ typedef struct contactPoint_ {
   physContact *con, *conprev;
   int ncon, ncon_prev, ncon_dropped, nlimit;
   physConstraintGeom* geom;  // the contacts' geometry derivatives, once (NULL: unsupported, refused later)
+  physLcpLocal *lcp, *lcp_pos;  // lcp: the solver's local structure of both problems, once (else NULL)
 } contactPoint;
 
 //---------------------------------------------------------------------------------------------------------
@@ -212,6 +213,7 @@ static physStatus point_build(const physModel* m, physData* d, contactPoint* cp)
   tangent_blocks(m, cp);
   physStatus gst;
   cp->geom = phys_constraint_geom(m, d, p, &gst);
+  cp->lcp = cp->lcp_pos = NULL;   // built by the Jacobians (lcp_locals), which take many directions
   return PHYS_OK;
 }
 
@@ -356,6 +358,8 @@ static physStatus contact_jvp(const physModel* m, physData* d, const contactPoin
     for (int r = 0; r < n; r++)
       dl[r] = dotn(tb->gv + (size_t)r * n, dg, n) + (rigid ? 0 : dotn(tb->Gv + r * nn, dG, (int)nn)) +
               (x->dmu ? dotn(tb->mv + (size_t)r * nc, x->dmu, nc) : 0);
+  } else if (cp->lcp) {
+    phys_solve_lcp_jvp_local(cp->lcp, d, p, &cp->st.sol, dg, rigid ? NULL : dG, x->dmu, dl);
   } else {
     st = solver_jvp(m, d, p, &cp->st.sol, dg, dG, x->dmu, dl);
   }
@@ -373,6 +377,8 @@ static physStatus contact_jvp(const physModel* m, physData* d, const contactPoin
     if (tb) {
       size_t nn = (size_t)n * n;
       for (int r = 0; r < n; r++) dl[r] = dotn(tb->gp + (size_t)r * n, dg, n) + dotn(tb->Gp + r * nn, dG, (int)nn);
+    } else if (cp->lcp_pos) {
+      phys_solve_lcp_jvp_local(cp->lcp_pos, d, &cp->st.pp, &cp->st.sol_pos, dg, dG, NULL, dl);
     } else {
       st = phys_solve_lcp_jvp(m, d, &cp->st.pp, &cp->st.sol_pos, dg, dG, NULL, dl);
     }
@@ -1029,11 +1035,15 @@ physStatus phys_constrained_step_jacobian(const physModel* m, physData* d, const
     return st;
   }
   int nsize = 0;
+  // lcp: the solver's local structure of both problems once for every direction
+  if (m->opt.contact == PHYS_CONTACT_LCP) cp.lcp = phys_solve_lcp_local(d, &cp.st.p, &cp.st.sol);
+  if (cp.st.p.npos > 0) cp.lcp_pos = phys_solve_lcp_local(d, &cp.st.pp, &cp.st.sol_pos);
   // the solvers' tables when there are more directions than 2n reverse passes
   int ndir = (A ? 2 * m->nv : 0) + (B ? m->nu : 0) + (P && t ? t->ntheta : 0);
   solverTable tab, *tb = NULL;
   size_t ntab = 2 * (size_t)cp.n * cp.n * (cp.n + 1) + (size_t)cp.n * (cp.nc + 1);
-  if (ndir > 2 * cp.n && ntab < (d->nstack - d->pstack) / 4) {   // (else: the solvers' JVPs)
+  // (lcp: its JVP from the local structure built once is cheaper than the n^3 tables per direction)
+  if (m->opt.contact != PHYS_CONTACT_LCP && ndir > 2 * cp.n && ntab < (d->nstack - d->pstack) / 4) {
     st = solver_tables(m, d, &cp, &tab);
     tb = &tab;
   }
