@@ -192,8 +192,9 @@ void grad_explain_status(const physModel* m, physData* d, physStatus st, const c
     else if (nlimit > 0) snprintf(what, sizeof what, "an active joint limit");
     else snprintf(what, sizeof what, "%d contacts", ncon);
     cli_error("%s: the state has %s (contact model %s), and the library refused the derivatives of its step: "
-              "not implemented yet (issue 4) for this contact model, geom pair or parameter%s", where, what,
-              phys_contact_name(m->opt.contact), nlimit > 0 ? "" : " (--no-contact disables contacts)");
+              "not implemented for this geom pair or parameter%s%s%s", where, what,
+              phys_contact_name(m->opt.contact), nlimit > 0 ? "" : " (--no-contact disables contacts)",
+              d->lastwarning[0] ? "; last library message: " : "", d->lastwarning);
   } else if (st == PHYS_ERR_MODEL) {
     cli_error("%s: a ball joint is not the last joint of its body: the step Jacobians do not support it", where);
   } else {

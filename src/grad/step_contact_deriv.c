@@ -30,6 +30,7 @@
 // tabulated by 2n reverse passes (solver_tables) instead of a JVP per direction. Scratch from d's arena;
 // nothing allocates.
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "collision.h"
@@ -701,6 +702,19 @@ physStatus phys_constrained_step_point(const physModel* m, physData* d, double* 
   return st;
 }
 
+// PHYS_ERR_ARG (message in d->lastwarning) if t has a pos:BODY entry and the step has contacts: moving a
+// body's placement moves the contact geometry of its subtree, a term not derived here (contact-free and
+// joint-limit steps are fine: a limit row does not depend on body_pos)
+static physStatus refuse_pos(physData* d, const contactPoint* cp, const physParamTable* t) {
+  for (int e = 0; t && cp->nc > 0 && e < t->n; e++)
+    if (t->param[e].kind == PHYS_PAR_POS) {
+      snprintf(d->lastwarning, sizeof d->lastwarning, "step derivative: %.60s in contact is not implemented "
+               "(contact geometry under a body's placement)", t->param[e].name);
+      return PHYS_ERR_ARG;
+    }
+  return PHYS_OK;
+}
+
 physStatus phys_constrained_step_vjp(const physModel* m, physData* d, const physParamTable* t,
                                      const double* xbar_next, double* xbar, double* ubar, double* theta_bar,
                                      double* force_bar) {
@@ -711,6 +725,11 @@ physStatus phys_constrained_step_vjp(const physModel* m, physData* d, const phys
   if (st != PHYS_OK) {
     phys_stack_free(d, mark);
     return st;
+  }
+  if (theta_bar && refuse_pos(d, &cp, t) != PHYS_OK) {
+    restore_lists(d, &cp);
+    phys_stack_free(d, mark);
+    return PHYS_ERR_ARG;
   }
   int n = cp.n, nc = cp.nc, nt = t && theta_bar ? t->ntheta : 0;
   contactAdj a;
@@ -1033,6 +1052,11 @@ physStatus phys_constrained_step_jacobian(const physModel* m, physData* d, const
   if (st != PHYS_OK) {
     phys_stack_free(d, mark);
     return st;
+  }
+  if (P && refuse_pos(d, &cp, t) != PHYS_OK) {
+    restore_lists(d, &cp);
+    phys_stack_free(d, mark);
+    return PHYS_ERR_ARG;
   }
   int nsize = 0;
   // lcp: the solver's local structure of both problems once for every direction
