@@ -17,20 +17,20 @@
 // and its adjoint, for x_bar:
 //   b_bar = A^+' x_bar,   A_bar = -(A^+' x_bar) x' + r (A^+ A^+' x_bar)' + (A^+' x) ((I - A^+ A) x_bar)'.
 // A perturbation that raises the rank (a generic dG of a singular G) makes lambda jump: no derivative.
-// A^+ comes from a one-sided Jacobi SVD of A with the solver's rank cut (sigma <= 1e-12 sigma_max is 0).
+// A^+ comes from LAPACK's SVD of A with the solver's rank cut (sigma <= 1e-12 sigma_max is 0).
 // Limitations: G_bar is the gradient with respect to G's n^2 entries taken independently (symmetrize it for
 // a symmetric parameterization); a contact whose diagonal mean is degenerate (s from the largest diagonal,
 // lcp_scale) gets no derivative through s; when the solver had to keep Lemke's own refined point (not the
 // minimal-norm one, nearly inconsistent problems) the derivative is that of the minimal-norm solution.
 // Complementarity-aware labels (paper 001 IV-D): phys_lcp_aware_states relabels rows by the sign of the
 // impulse adjoint; the reverse mode with those labels is the same phys_solve_lcp_vjp.
+#include <lapacke.h>
 #include <math.h>
 #include <string.h>
 
 #include "contact.h"
 
 #define VJP_TOL_RANK 1e-12    // singular values <= tol * the largest count as 0 (lcp.c's LCP_TOL_RANK)
-#define VJP_JACOBI_SWEEPS 60  // cap on one-sided Jacobi sweeps (converges quadratically, ~6-10 used)
 
 // the local linear structure at the solution
 typedef struct lcpLocal_ {
@@ -74,55 +74,30 @@ static void vjp_scale(double* s, int* deg, const physConstraintProblem* p) {
   }
 }
 
-// P = A^+ (m x m row-major) by one-sided Jacobi: rotations V make the columns of W = A V orthogonal, then
-// A = U Sigma V' with u_j = w_j / sigma_j, and A^+ = sum_{sigma_j > tol} v_j w_j' / sigma_j^2
+// P = A^+ (m x m row-major) from the SVD A = U Sigma V' (LAPACK dgesvd): A^+ = sum_{sigma_j > tol} v_j u_j' /
+// sigma_j, tol = VJP_TOL_RANK sigma_max (the solver's rank cut). LAPACK rather than a hand-written Jacobi SVD:
+// the clamped system of a robot standing on its feet is singular (coplanar corners), where one-sided Jacobi
+// needed tens of sweeps (7M instructions on Atlas, half of its step VJP). If dgesvd fails (it does not converge,
+// never seen), P falls back to 0 and the derivative to the clamped rows is dropped.
 static void vjp_pinv(double* P, physData* d, const double* A, int m) {
-  size_t mark = phys_stack_mark(d);
-  double* W = phys_stack_alloc(d, (size_t)m * m + 1);   // column-major: column j at W + j m
-  double* V = phys_stack_alloc(d, (size_t)m * m + 1);
-  double* sig2 = phys_stack_alloc(d, (size_t)m + 1);
-  for (int i = 0; i < m; i++)
-    for (int j = 0; j < m; j++) W[(size_t)j * m + i] = A[(size_t)i * m + j], V[(size_t)j * m + i] = i == j;
-  for (int sweep = 0; sweep < VJP_JACOBI_SWEEPS; sweep++) {
-    int rotated = 0;
-    for (int p = 0; p < m - 1; p++) {
-      for (int q = p + 1; q < m; q++) {
-        double* wp = W + (size_t)p * m;
-        double* wq = W + (size_t)q * m;
-        double al = 0, be = 0, ga = 0;
-        for (int i = 0; i < m; i++) al += wp[i] * wp[i], be += wq[i] * wq[i], ga += wp[i] * wq[i];
-        if (al == 0 || be == 0 || !(fabs(ga) > 1e-15 * sqrt(al * be))) continue;
-        rotated = 1;
-        // the rotation zeroing w_p . w_q: zeta = (beta - alpha) / (2 gamma), t = tan of the angle
-        double zeta = (be - al) / (2 * ga);
-        double t = (zeta >= 0 ? 1.0 : -1.0) / (fabs(zeta) + sqrt(1 + zeta * zeta));
-        double c = 1 / sqrt(1 + t * t), sn = c * t;
-        for (int i = 0; i < m; i++) {
-          double a = wp[i], b = wq[i];
-          wp[i] = c * a - sn * b, wq[i] = sn * a + c * b;
-        }
-        double* vp = V + (size_t)p * m;
-        double* vq = V + (size_t)q * m;
-        for (int i = 0; i < m; i++) {
-          double a = vp[i], b = vq[i];
-          vp[i] = c * a - sn * b, vq[i] = sn * a + c * b;
-        }
+  size_t mark = phys_stack_mark(d), mm = (size_t)m * m;
+  double* W = phys_stack_alloc(d, mm + 1);
+  double* U = phys_stack_alloc(d, mm + 1);
+  double* Vt = phys_stack_alloc(d, mm + 1);
+  double* sig = phys_stack_alloc(d, (size_t)m + 1);
+  double* sup = phys_stack_alloc(d, (size_t)m + 1);
+  memcpy(W, A, sizeof(double) * mm);
+  memset(P, 0, sizeof(double) * mm);
+  if (LAPACKE_dgesvd(LAPACK_ROW_MAJOR, 'A', 'A', m, m, W, m, sig, U, m, Vt, m, sup) == 0) {
+    double tol = VJP_TOL_RANK * sig[0];   // singular values come in decreasing order
+    for (int j = 0; j < m; j++) {
+      if (!(sig[j] > tol)) break;
+      double inv = 1 / sig[j];
+      for (int i = 0; i < m; i++) {
+        double vij = Vt[(size_t)j * m + i] * inv;
+        for (int k = 0; k < m; k++) P[(size_t)i * m + k] += vij * U[(size_t)k * m + j];
       }
     }
-    if (!rotated) break;
-  }
-  double smax = 0;
-  for (int j = 0; j < m; j++) {
-    double s2 = 0;
-    for (int i = 0; i < m; i++) s2 += W[(size_t)j * m + i] * W[(size_t)j * m + i];
-    sig2[j] = s2;
-    smax = fmax(s2, smax);
-  }
-  memset(P, 0, sizeof(double) * (size_t)m * m);
-  for (int j = 0; j < m; j++) {
-    if (!(sig2[j] > VJP_TOL_RANK * VJP_TOL_RANK * smax)) continue;
-    for (int i = 0; i < m; i++)
-      for (int k = 0; k < m; k++) P[(size_t)i * m + k] += V[(size_t)j * m + i] * W[(size_t)j * m + k] / sig2[j];
   }
   phys_stack_free(d, mark);
 }

@@ -212,9 +212,8 @@ static physStatus point_build(const physModel* m, physData* d, contactPoint* cp)
   cp->Et = phys_stack_alloc(d, 9 * (size_t)nv);
   cp->rot = arena_ints(d, nv);
   tangent_blocks(m, cp);
-  physStatus gst;
-  cp->geom = phys_constraint_geom(m, d, p, &gst);
-  cp->lcp = cp->lcp_pos = NULL;   // built by the Jacobians (lcp_locals), which take many directions
+  cp->geom = NULL;                // built by the Jacobians, which take many directions
+  cp->lcp = cp->lcp_pos = NULL;
   return PHYS_OK;
 }
 
@@ -1059,7 +1058,9 @@ physStatus phys_constrained_step_jacobian(const physModel* m, physData* d, const
     return PHYS_ERR_ARG;
   }
   int nsize = 0;
-  // lcp: the solver's local structure of both problems once for every direction
+  // the contacts' geometry derivatives and lcp's local structure of both problems once for every direction
+  physStatus gst;
+  cp.geom = phys_constraint_geom(m, d, &cp.st.p, &gst);
   if (m->opt.contact == PHYS_CONTACT_LCP) cp.lcp = phys_solve_lcp_local(d, &cp.st.p, &cp.st.sol);
   if (cp.st.p.npos > 0) cp.lcp_pos = phys_solve_lcp_local(d, &cp.st.pp, &cp.st.sol_pos);
   // the solvers' tables when there are more directions than 2n reverse passes
