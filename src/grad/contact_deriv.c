@@ -739,9 +739,10 @@ static void turning_terms(const physModel* m, const physData* d, const double* P
   }
 }
 
-physStatus phys_constraint_jacobian(const physModel* m, physData* d, const physConstraintProblem* p,
-                                    const double* alpha, const double* beta, double* dJb_dq, double* dJta_dq,
-                                    double* ddist_dq) {
+// the three matrices from the geometry cg0 (NULL: computed here)
+static physStatus jacobian_from(const physModel* m, physData* d, const physConstraintProblem* p,
+                                const contactGeom* cg0, const double* alpha, const double* beta, double* dJb_dq,
+                                double* dJta_dq, double* ddist_dq) {
   if ((dJb_dq && !beta) || (dJta_dq && !alpha))
     return refuse(d, "phys_constraint_jacobian: beta is required for dJb_dq, alpha for dJta_dq");
   physStatus st = check_problem(m, d, p);
@@ -751,7 +752,7 @@ physStatus phys_constraint_jacobian(const physModel* m, physData* d, const physC
   if (dJta_dq) memset(dJta_dq, 0, sizeof(double) * (size_t)nv * nv);
   if (ddist_dq) memset(ddist_dq, 0, sizeof(double) * (size_t)n * nv);
   size_t mark = phys_stack_mark(d);
-  contactGeom* cg = geom_all(m, d, p, &st);
+  const contactGeom* cg = cg0 ? cg0 : geom_all(m, d, p, &st);
   if (cg) {
     jacWork w;
     w.list = (int*)phys_stack_alloc(d, (size_t)nv / 2 + 1);
@@ -774,4 +775,16 @@ physStatus phys_constraint_jacobian(const physModel* m, physData* d, const physC
   }
   phys_stack_free(d, mark);
   return st;
+}
+
+physStatus phys_constraint_jacobian(const physModel* m, physData* d, const physConstraintProblem* p,
+                                    const double* alpha, const double* beta, double* dJb_dq, double* dJta_dq,
+                                    double* ddist_dq) {
+  return jacobian_from(m, d, p, NULL, alpha, beta, dJb_dq, dJta_dq, ddist_dq);
+}
+
+physStatus phys_constraint_jacobian_geom(const physModel* m, physData* d, const physConstraintProblem* p,
+                                         const physConstraintGeom* g, const double* alpha, const double* beta,
+                                         double* dJb_dq, double* dJta_dq, double* ddist_dq) {
+  return jacobian_from(m, d, p, g ? g->cg : NULL, alpha, beta, dJb_dq, dJta_dq, ddist_dq);
 }

@@ -69,6 +69,10 @@ physStatus phys_constraint_size_vjp_matrix(const physModel* m, physData* d, cons
 typedef struct physConstraintGeom_ physConstraintGeom;
 physConstraintGeom* phys_constraint_geom(const physModel* m, physData* d, const physConstraintProblem* p,
                                          physStatus* st);
+// phys_constraint_jacobian from it (g NULL: computed), bit for bit
+physStatus phys_constraint_jacobian_geom(const physModel* m, physData* d, const physConstraintProblem* p,
+                                         const physConstraintGeom* g, const double* alpha, const double* beta,
+                                         double* dJb_dq, double* dJta_dq, double* ddist_dq);
 physStatus phys_constraint_dJ_geom(const physModel* m, physData* d, const physConstraintProblem* p,
                                    const physConstraintGeom* g, const double* dq, double* dJ);
 

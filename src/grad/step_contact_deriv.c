@@ -892,8 +892,9 @@ static physStatus jacobian_a(const physModel* m, physData* d, const contactPoint
   double* Jt2 = phys_stack_alloc(d, nn);
   double* geo = phys_stack_alloc(d, 3 * (size_t)n + 2 * (size_t)nv + 1);
   const physConstraintProblem* p = &cp->st.p;
-  physStatus st = phys_constraint_jacobian(m, d, p, cp->st.sol.lambda, cp->st.vnew, Jb1, Jt1, Dd);
-  if (st == PHYS_OK) st = phys_constraint_jacobian(m, d, p, cp->st.sol_pos.lambda, d->qvel, Jb2, Jt2, NULL);
+  physStatus st = phys_constraint_jacobian_geom(m, d, p, cp->geom, cp->st.sol.lambda, cp->st.vnew, Jb1, Jt1, Dd);
+  if (st == PHYS_OK)
+    st = phys_constraint_jacobian_geom(m, d, p, cp->geom, cp->st.sol_pos.lambda, d->qvel, Jb2, Jt2, NULL);
   int B = block_cols(d, n, nv), j0 = 0, nb = 0;   // the mass terms of q columns [j0 - nb, j0) in K
   double* K = phys_stack_alloc(d, (size_t)n * n * B + 1);
   for (int j = 0; j < n2 && st == PHYS_OK; j++) {
