@@ -36,7 +36,7 @@ typedef struct idArgs_ {
   argList param, map;
   int loss, horizon, substeps, optimizer, starts, seed, iters, contact, files, skip, floating, quiet;
   double prior, lr;
-  const char *weights, *observe, *job, *out, *write_model, *report;
+  const char *weights, *observe, *job, *out, *write_model, *report, *ctrl_value;
   // merged
   const char* model;
   const char* data[ID_MAXDATA];
@@ -313,6 +313,34 @@ static int merge_settings(idArgs* a) {
     return CLI_EXIT_USAGE;
   }
   return -1;
+}
+
+// --ctrl-value: exactly nu finite numbers, held during every trajectory (a known push); 0 and a message if not
+static int parse_ctrl(idRun* r, const char* text) {
+  const physModel* m = r->m;
+  int n = 0;
+  const char* s = text;
+  if (m->nu > 64) {
+    cli_error("--ctrl-value: the model has %d actuators (at most 64 supported)", m->nu);
+    return 0;
+  }
+  while (*s && n <= m->nu) {
+    char* end;
+    double x = strtod(s, &end);
+    if (end == s || !isfinite(x) || (*end && *end != ',')) {
+      cli_error("--ctrl-value '%s': value %d is not a finite number", text, n + 1);
+      return 0;
+    }
+    if (n < m->nu) r->ctrl[n] = x;
+    n++;
+    s = *end ? end + 1 : end;
+  }
+  if (n != m->nu) {
+    cli_error("--ctrl-value '%s': %d values for %d actuators", text, n, m->nu);
+    return 0;
+  }
+  r->fit.ctrl = r->ctrl;
+  return 1;
 }
 
 // fit options: defaults, then the given settings
@@ -685,6 +713,7 @@ static int prepare(idRun* r, const idArgs* a) {
     return CLI_EXIT_INPUT;
   }
   fit_options(&r->fit, a);
+  if (a->ctrl_value && !parse_ctrl(r, a->ctrl_value)) return CLI_EXIT_USAGE;
   return -1;
 }
 
@@ -768,6 +797,8 @@ int cli_identify(int argc, char** argv) {
       {"--files", ARG_INT, &a.files, "N", "use the first N data files (name order)", 1, 1e8, 0},
       {"--skip", ARG_INT, &a.skip, "N", "skip the first N data files (held-out splits)", 0, 1e8, 0},
       {"--map", ARG_LIST, &a.map, "COLUMN=q:JOINT[:i]", "map a CSV column to a joint coordinate (or v:JOINT)", 0, 0, 0},
+      {"--ctrl-value", ARG_STRING, &a.ctrl_value, "U0,U1,..", "controls held during every trajectory (a known "
+       "push), one per actuator (default 0)", 0, 0, 0},
       {"--observe", ARG_STRING, &a.observe, "LIST", "use only these coordinates: q, v, q:JOINT[:i], v:JOINT[:i]", 0, 0, 0},
       {"--job", ARG_STRING, &a.job, "FILE.json", "settings from a JSON job file (options override it)", 0, 0, 0},
       {"--out", ARG_STRING, &a.out, "FILE.json", "write the result as JSON", 0, 0, 0},

@@ -20,6 +20,7 @@ typedef struct idRun_ {
   char (*label)[192];       // one label per theta component: the spec, "spec[i]" when the entry has size > 1
   physDataset ds;
   physFitOptions fit;
+  double ctrl[64];          // --ctrl-value: the controls held during every trajectory (fit.ctrl points here)
   physFitResult res;
   double wall;              // wall time of the fit (s)
 } idRun;
