@@ -592,7 +592,8 @@ static char* result_json(const idRun* r) {
   return text;
 }
 
-// identified values with +- stderr and the 95% interval (+- 1.96 stderr, normal approximation) on stdout (a
+// identified values with +- stderr and the 95% interval (+- 1.96 stderr, normal approximation, clipped to the
+// bounds) on stdout (a
 // component weighing >= 0.3 in an unidentifiable direction has none; a value on a bound says so);
 // unidentifiable directions as a warning on stderr
 static void print_results(const idRun* r) {
@@ -607,8 +608,10 @@ static void print_results(const idRun* r) {
       printf("%-*s = %-12.6g +- n/a: unidentifiable (see the warning)  (initial %.6g%s)\n", (int)width, r->label[i], v,
              r->theta0[i], bound);
     } else {
+      // the interval clipped to the bounds (the parameter cannot leave them)
+      double lo = fmax(v - 1.96 * e, r->lower[i]), hi = fmin(v + 1.96 * e, r->upper[i]);
       printf("%-*s = %-12.6g +- %-10.3g 95%% [%.6g, %.6g]  (initial %.6g%s)\n", (int)width, r->label[i], v, e,
-             v - 1.96 * e, v + 1.96 * e, r->theta0[i], bound);
+             lo, hi, r->theta0[i], bound);
     }
   }
   printf("loss %.6g -> %.6g in %d iterations (best of %d starts), %d residuals; fit %.2f s (forward %.2f s, "
