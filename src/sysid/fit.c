@@ -48,6 +48,7 @@
 
 #include "chol.h"
 #include "grad.h"
+#include "penalty_deriv.h"
 #include "rng.h"
 #include "rot.h"
 #include "step_contact_deriv.h"
@@ -398,6 +399,9 @@ static physStatus sens_step(fitWorker* wk, int k, int s, int first) {
   if (phys_constrained_step_applies(pb->m, d)) {
     // lcp, cone, ccp with constraints: A and P from one linearization
     st = phys_constrained_step_jacobian(pb->m, d, pb->t, A, NULL, wk->P);
+  } else if (pb->m->opt.contact == PHYS_CONTACT_PENALTY && phys_penalty_deriv_applies(pb->m, d)) {
+    // penalty with contacts or limits: likewise one replay of its solves for A and P
+    st = phys_penalty_step_jacobian(pb->m, d, pb->t, A, NULL, wk->P);
   } else {
     st = A ? phys_step_jacobian(pb->m, d, A, NULL) : PHYS_OK;
     if (st == PHYS_OK) st = phys_step_param_jacobian(pb->m, d, pb->t, wk->P);
