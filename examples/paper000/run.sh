@@ -16,25 +16,25 @@ OUT=$D/results.md
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
-# data NAME MODEL STEPS SEED [INIT]: noisy 100 Hz data of MODEL simulated with cone at 1 ms
+# data NAME MODEL STEPS SEED [INIT [CTRL]]: noisy 100 Hz data of MODEL simulated with cone at 1 ms
 data() {
   "$PHYSID" simulate "$2" --contact cone --dt 0.001 --steps "$3" --every 10 --noise 1e-3 --seed "$4" \
-    ${5:+--init "$5"} --quiet --out "$TMP/$1.csv" || exit 1
+    ${5:+--init "$5"} ${6:+--ctrl-value "$6"} --quiet --out "$TMP/$1.csv" || exit 1
 }
 
-# fit TAG MODEL DATA CONTACT PARAM... : one identify, JSON in $TMP/TAG.json (params: KIND:NAME:init=..)
+# fit TAG MODEL DATA CONTACT CTRL PARAM... : one identify (CTRL: --ctrl-value or ""), JSON in $TMP/TAG.json
 fit() {
-  tag=$1 model=$2 csv=$3 contact=$4
-  shift 4
+  tag=$1 model=$2 csv=$3 contact=$4 ctrl=$5
+  shift 5
   args=""
   for p in "$@"; do args="$args --param $p"; done
   # shellcheck disable=SC2086
   "$PHYSID" identify "$model" "$TMP/$csv.csv" --contact "$contact" $args --loss rollout --weights 1000,0,0 \
-    --quiet --out "$TMP/$tag.json" > "$TMP/$tag.txt" 2> "$TMP/$tag.err" || echo "identify $tag failed" >&2
+    ${ctrl:+--ctrl-value "$ctrl"} --quiet --out "$TMP/$tag.json" > "$TMP/$tag.txt" 2> "$TMP/$tag.err" || echo "identify $tag failed" >&2
 }
 
 data slide $D/cube_slide.xml 1300 1
-data push $D/cube_pushspring.xml 1000 2
+data push $D/cube_push.xml 600 2 "" 5
 data collide $D/cubes_collide.xml 1100 3
 data slide45 $D/cube_slide45.xml 1300 5
 printf 't,q0,q1,q2,q3,q4,q5,q6,q7,q8,q9,q10,q11,q12,q13,v0,v1,v2,v3,v4,v5,v6,v7,v8,v9,v10,v11\n0,0,0,0.05,1,0,0,0,0.55,0,0.05,1,0,0,0,1,0,0,0,0,0,0,0,0,0,0,0\n' \
@@ -42,21 +42,21 @@ printf 't,q0,q1,q2,q3,q4,q5,q6,q7,q8,q9,q10,q11,q12,q13,v0,v1,v2,v3,v4,v5,v6,v7,
 data nocollide $D/cubes_collide.xml 700 4 "$TMP/init1.csv"
 
 F="0.05 0.1 0.3 0.6 1.0"
-for g in $F; do fit "slide_$g" $D/cube_slide.xml slide lcp "friction:cube:init=$g:min=0.01:max=2"; done
-for g in 0.2 0.5 1.5 2 2.5; do fit "push_$g" $D/cube_pushspring.xml push lcp "mass:cube:init=$g:min=0.05:max=20"; done
+for g in $F; do fit "slide_$g" $D/cube_slide.xml slide lcp "" "friction:cube:init=$g:min=0.01:max=2"; done
+for g in 0.2 0.5 1.5 2 2.5; do fit "push_$g" $D/cube_push.xml push lcp 5 "mass:cube:init=$g:min=0.05:max=20"; done
 for s in "0.05 0.3 0.1" "0.1 3 0.9" "0.3 0.5 0.2" "0.6 2 0.7" "1.0 5 0.3"; do
   set -- $s
-  fit "collide_$1_$2_$3" $D/cubes_collide.xml collide cone "friction:cube:init=$1:min=0.01:max=2" \
+  fit "collide_$1_$2_$3" $D/cubes_collide.xml collide cone "" "friction:cube:init=$1:min=0.01:max=2" \
     "mass:cube:init=$2:min=0.05:max=20" "restitution:cube:init=$3:min=0:max=1"
 done
 for s in "0.05 0.3" "0.1 3"; do
   set -- $s
-  fit "nocollide_$1_$2" $D/cubes_collide.xml nocollide cone "friction:cube:init=$1:min=0.01:max=2" \
+  fit "nocollide_$1_$2" $D/cubes_collide.xml nocollide cone "" "friction:cube:init=$1:min=0.01:max=2" \
     "mass:cube:init=$2:min=0.05:max=20"
 done
 for g in $F; do
-  fit "slide45lcp_$g" $D/cube_slide45.xml slide45 lcp "friction:cube:init=$g:min=0.01:max=2"
-  fit "slide45cone_$g" $D/cube_slide45.xml slide45 cone "friction:cube:init=$g:min=0.01:max=2"
+  fit "slide45lcp_$g" $D/cube_slide45.xml slide45 lcp "" "friction:cube:init=$g:min=0.01:max=2"
+  fit "slide45cone_$g" $D/cube_slide45.xml slide45 cone "" "friction:cube:init=$g:min=0.01:max=2"
 done
 
 python3 - "$TMP" "$OUT" <<'PY'
@@ -83,7 +83,7 @@ def row(name, contact, truth, tags, starts):
 F = ["0.05", "0.1", "0.3", "0.6", "1.0"]
 row("4a cube sliding: friction", "lcp", [0.2], ["slide_" + g for g in F], F)
 M = ["0.2", "0.5", "1.5", "2", "2.5"]
-row("4b pushed cube (spring, ~5 N): mass", "lcp", [1.0], ["push_" + g for g in M], M)
+row("4b pushed cube (motor, 5 N): mass", "lcp", [1.0], ["push_" + g for g in M], M)
 C = ["0.05_0.3_0.1", "0.1_3_0.9", "0.3_0.5_0.2", "0.6_2_0.7", "1.0_5_0.3"]
 row("6 collision: friction, mass, restitution", "cone", [0.2, 1.0, 0.5], ["collide_" + c for c in C],
     ["(" + c.replace("_", ", ") + ")" for c in C])
@@ -113,8 +113,7 @@ draw and asserts them):
   step onto a bound at 0 stops there (the collision from (0.1, 3, 0.9) ended at mu = 0 with min=0).
 - 4b: the mass guesses stay below F / (mu g) = 2.55 kg; heavier, the model's cube sticks under the 5 N pull,
   the motion does not depend on the mass and LM has no gradient (3.5 and 5 kg stayed where they started).
-  The push is a soft spring (cube_pushspring.xml) because neither phys_fit (physFitOptions.ctrl) nor
-  `physid identify` replays a control yet; cube_push.xml (motor) is the same experiment for when they do.
+  The push is cube_push.xml's motor, its control given to both simulate and identify as --ctrl-value 5.
 - 6: starts with the friction above the truth stop at kinks of the loss (mu 0.231 and 0.406 here, loss 3x and
   20x the minimum's) where the 10 ms step in which the cube reaches the known cube changes; starts from below
   converge (2.3% off; the in-memory test: 3 of 3 within 2.5%).
