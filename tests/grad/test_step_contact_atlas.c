@@ -1,7 +1,7 @@
 // test_step_contact_atlas.c - the constrained step's derivatives on Atlas standing (issue 4 item 6): Atlas v3
 // (dart-doc's atlas_v3_no_head.urdf, floating root, 33 dofs) on dart-doc's ground.urdf, Nimble's set-up
 // (gravity along -y, dt 1 ms, bench/bench_table2.c), settled 10 steps onto its feet (8 mesh-hull contacts).
-// For lcp, cone and ccp: A = dx+/dx against central differences of phys_step (phys_step_jacobian_fd) at
+// For lcp, cone, ccp and penalty: A = dx+/dx against central differences of phys_step (phys_step_jacobian_fd) at
 // h = 1e-6 over the input columns whose differences at h and 2h agree to 1e-4 (the others straddle a foot
 // corner's mode switch and are counted; at least 90% must be compared), to 1e-4 relative (floor 1e-3 of the
 // largest entry); the reverse mode against A by a dot-product test to 1e-12; the next phys_step unchanged by
@@ -62,7 +62,7 @@ static void load(const snap* s, const physModel* m, physData* d) {
 }
 
 static void check_model(physModel* m, int model) {
-  static const char* name[3] = {"lcp", "cone", "ccp"};
+  static const char* name[4] = {"lcp", "cone", "ccp", "penalty"};
   m->opt.contact = model;
   m->opt.solver_tolerance = 1e-12;
   physData* d = phys_make_data(m);
@@ -129,7 +129,8 @@ int main(void) {
   }
   physModel* m = load_atlas();
   if (!m) return test_done();
-  for (int k = 0; k < 3; k++) check_model(m, (int[]){PHYS_CONTACT_LCP, PHYS_CONTACT_CONE, PHYS_CONTACT_CCP}[k]);
+  for (int k = 0; k < 4; k++)
+    check_model(m, (int[]){PHYS_CONTACT_LCP, PHYS_CONTACT_CONE, PHYS_CONTACT_CCP, PHYS_CONTACT_PENALTY}[k]);
   phys_free_model(m);
   return test_done();
 }
