@@ -17,6 +17,9 @@ enum {
 int cli_parse(const char** pos, const argCommand* cmd, int argc, char** argv);
 // load a model (URDF root floating if asked); prints loader warnings and, on failure, the error
 physModel* cli_load_model(const char* filename, int floating);
+// --ctrl-value: exactly m->nu finite numbers separated by commas into u (at most 64 actuators); 0 and a
+// message otherwise
+int cli_parse_controls(double* u, const physModel* m, const char* text);
 // print "physid: <message>" to stderr (printf-style)
 void cli_error(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 

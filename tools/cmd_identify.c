@@ -315,30 +315,9 @@ static int merge_settings(idArgs* a) {
   return -1;
 }
 
-// --ctrl-value: exactly nu finite numbers, held during every trajectory (a known push); 0 and a message if not
+// --ctrl-value: the controls held during every trajectory (a known push); 0 and a message if malformed
 static int parse_ctrl(idRun* r, const char* text) {
-  const physModel* m = r->m;
-  int n = 0;
-  const char* s = text;
-  if (m->nu > 64) {
-    cli_error("--ctrl-value: the model has %d actuators (at most 64 supported)", m->nu);
-    return 0;
-  }
-  while (*s && n <= m->nu) {
-    char* end;
-    double x = strtod(s, &end);
-    if (end == s || !isfinite(x) || (*end && *end != ',')) {
-      cli_error("--ctrl-value '%s': value %d is not a finite number", text, n + 1);
-      return 0;
-    }
-    if (n < m->nu) r->ctrl[n] = x;
-    n++;
-    s = *end ? end + 1 : end;
-  }
-  if (n != m->nu) {
-    cli_error("--ctrl-value '%s': %d values for %d actuators", text, n, m->nu);
-    return 0;
-  }
+  if (!cli_parse_controls(r->ctrl, r->m, text)) return 0;
   r->fit.ctrl = r->ctrl;
   return 1;
 }

@@ -206,32 +206,6 @@ static int simulate(const physModel* m, physData* d, const simArgs* a, const dou
   return ok ? CLI_EXIT_OK : CLI_EXIT_INPUT;
 }
 
-// --ctrl-value: exactly nu finite numbers separated by commas (at most 64 actuators); 0 and a message otherwise
-static int parse_controls(double* cval, const physModel* m, const char* text) {
-  const char* s = text;
-  int n = 0;
-  if (m->nu > 64) {
-    cli_error("--ctrl-value: the model has %d actuators (at most 64 supported)", m->nu);
-    return 0;
-  }
-  while (*s && n <= m->nu) {
-    char* end;
-    double x = strtod(s, &end);
-    if (end == s || !isfinite(x) || (*end && *end != ',')) {
-      cli_error("--ctrl-value '%s': value %d is not a finite number", text, n + 1);
-      return 0;
-    }
-    if (n < m->nu) cval[n] = x;
-    n++;
-    s = *end ? end + 1 : end;
-  }
-  if (n != m->nu) {
-    cli_error("--ctrl-value '%s': %d values for %d actuators", text, n, m->nu);
-    return 0;
-  }
-  return 1;
-}
-
 // physid simulate
 int cli_simulate(int argc, char** argv) {
   simArgs a = {0};
@@ -272,7 +246,7 @@ int cli_simulate(int argc, char** argv) {
   physModel* m = cli_load_model(a.model, a.floating);
   if (!m) return CLI_EXIT_INPUT;
   double cval[64];
-  if (a.ctrl_value && !parse_controls(cval, m, a.ctrl_value)) {
+  if (a.ctrl_value && !cli_parse_controls(cval, m, a.ctrl_value)) {
     phys_free_model(m);
     return CLI_EXIT_USAGE;
   }

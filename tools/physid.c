@@ -1,6 +1,8 @@
 // physid.c - the physid command-line tool: subcommand dispatch and the helpers the subcommands share.
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -20,6 +22,31 @@ static const cliCommand g_commands[] = {
     {"evaluate", "report a model's prediction errors against recorded trajectories", cli_evaluate},
 };
 static const int g_ncommand = sizeof g_commands / sizeof g_commands[0];
+
+int cli_parse_controls(double* u, const physModel* m, const char* text) {
+  const char* s = text;
+  int n = 0;
+  if (m->nu > 64) {
+    cli_error("--ctrl-value: the model has %d actuators (at most 64 supported)", m->nu);
+    return 0;
+  }
+  while (*s && n <= m->nu) {
+    char* end;
+    double x = strtod(s, &end);
+    if (end == s || !isfinite(x) || (*end && *end != ',')) {
+      cli_error("--ctrl-value '%s': value %d is not a finite number", text, n + 1);
+      return 0;
+    }
+    if (n < m->nu) u[n] = x;
+    n++;
+    s = *end ? end + 1 : end;
+  }
+  if (n != m->nu) {
+    cli_error("--ctrl-value '%s': %d values for %d actuators", text, n, m->nu);
+    return 0;
+  }
+  return 1;
+}
 
 // print "physid: <message>" to stderr
 void cli_error(const char* fmt, ...) {
