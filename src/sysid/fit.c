@@ -587,6 +587,46 @@ static void project(double* theta, const double* lo, const double* hi, int n) {
   for (int i = 0; i < n; i++) theta[i] = fmin(fmax(theta[i], lo[i]), hi[i]);
 }
 
+// LM's free set into run->free_: coordinates not at a bound with the gradient pushing outwards; returns its size
+static int lm_free_set(fitRun* run, const double* th, const double* lo, const double* hi, int n) {
+  int nf = 0;
+  for (int i = 0; i < n; i++) {
+    int held = (th[i] <= lo[i] && run->g[i] > 0) || (th[i] >= hi[i] && run->g[i] < 0);
+    if (!held) run->free_[nf++] = i;
+  }
+  return nf;
+}
+
+// LM's trial point: (H_FF + lambda D_F) delta_F = -g_F (D floored at 1e-12 dmax), theta+ = P(theta + delta)
+// into run->trial, the projected step into run->step, the model's predicted decrease
+// pred = -(g' s + s' H s / 2) and the largest relative change smax; 0 if the damped system is not positive
+// definite
+static int lm_trial(fitRun* run, const double* th, const double* lo, const double* hi, int n, int nf,
+                    double lambda, double dmax, double* pred, double* smax) {
+  for (int a = 0; a < nf; a++) {
+    int i = run->free_[a];
+    for (int b = 0; b < nf; b++) run->Hf[a * nf + b] = run->H[(size_t)i * n + run->free_[b]];
+    run->Hf[a * nf + a] += lambda * fmax(run->D[i], 1e-12 * dmax + 1e-300);
+    run->gf[a] = -run->g[i];
+  }
+  if (phys_chol_factor(run->Hf, nf, 0) != nf) return 0;
+  phys_chol_solve(run->gf, run->Hf, run->gf, nf);
+  for (int a = 0; a < nf; a++) run->step[run->free_[a]] = run->gf[a];
+  *smax = 0;
+  for (int i = 0; i < n; i++) {
+    run->trial[i] = fmin(fmax(th[i] + run->step[i], lo[i]), hi[i]);
+    run->step[i] = run->trial[i] - th[i];
+    *smax = fmax(*smax, fabs(run->step[i]) / (fabs(th[i]) + 1e-300));
+  }
+  *pred = 0;
+  for (int i = 0; i < n; i++) {
+    double hs = 0;
+    for (int j = 0; j < n; j++) hs += run->H[(size_t)i * n + j] * run->step[j];
+    *pred -= run->g[i] * run->step[i] + 0.5 * run->step[i] * hs;
+  }
+  return 1;
+}
+
 // bounded Levenberg-Marquardt (the header's comment): free set F = coordinates not held at a bound,
 // (H_FF + lambda D_F) delta_F = -g_F, theta+ = P(theta + delta), accepted when the loss decreases
 static physStatus run_lm(fitProblem* pb, fitRun* run, const double* lo, const double* hi, int start) {
@@ -609,38 +649,13 @@ static physStatus run_lm(fitProblem* pb, fitRun* run, const double* lo, const do
       run->D[i] = fmax(run->D[i], run->H[(size_t)i * n + i]);
       dmax = fmax(dmax, run->D[i]);
     }
-    // free set: not at a bound with the gradient pushing outwards
-    int nf = 0;
-    for (int i = 0; i < n; i++) {
-      int held = (th[i] <= lo[i] && run->g[i] > 0) || (th[i] >= hi[i] && run->g[i] < 0);
-      if (!held) run->free_[nf++] = i;
-    }
+    int nf = lm_free_set(run, th, lo, hi, n);
     int stop = 0, accepted = 0;
     memset(run->step, 0, sizeof(double) * (size_t)n);
     if (nf == 0) stop = 1;
     if (!stop) {
-      for (int a = 0; a < nf; a++) {
-        int i = run->free_[a];
-        for (int b = 0; b < nf; b++) run->Hf[a * nf + b] = run->H[(size_t)i * n + run->free_[b]];
-        run->Hf[a * nf + a] += lambda * fmax(run->D[i], 1e-12 * dmax + 1e-300);
-        run->gf[a] = -run->g[i];
-      }
-      if (phys_chol_factor(run->Hf, nf, 0) == nf) {
-        phys_chol_solve(run->gf, run->Hf, run->gf, nf);
-        for (int a = 0; a < nf; a++) run->step[run->free_[a]] = run->gf[a];
-        // projected trial point and the decrease the model predicts for the projected step
-        double smax = 0;
-        for (int i = 0; i < n; i++) {
-          run->trial[i] = fmin(fmax(th[i] + run->step[i], lo[i]), hi[i]);
-          run->step[i] = run->trial[i] - th[i];
-          smax = fmax(smax, fabs(run->step[i]) / (fabs(th[i]) + 1e-300));
-        }
-        double pred = 0;
-        for (int i = 0; i < n; i++) {
-          double hs = 0;
-          for (int j = 0; j < n; j++) hs += run->H[(size_t)i * n + j] * run->step[j];
-          pred -= run->g[i] * run->step[i] + 0.5 * run->step[i] * hs;
-        }
+      double pred, smax;
+      if (lm_trial(run, th, lo, hi, n, nf, lambda, dmax, &pred, &smax)) {
         if (smax < 1e-15) {
           stop = 1;   // the step no longer changes theta
         } else {
