@@ -284,7 +284,8 @@ static double contact_friction(const physModel* m, int g1, int g2, int pair) {
 int phys_contact_material_moves(const physModel* m, const physContact* c, int g, int what) {
   int g0 = c->geom[0], g1 = c->geom[1];
   if (c->pair >= 0 || (g != g0 && g != g1)) return 0;
-  if (what == 0 && (c->mu == 0 || contact_friction(m, g0, g1, -1) == 0)) return 0;   // condim 1
+  int condim = m->geom_condim[g0] > m->geom_condim[g1] ? m->geom_condim[g0] : m->geom_condim[g1];
+  if (what == 0 && condim == 1) return 0;   // frictionless by dimension (a friction of 0 still moves)
   double a = what ? m->geom_restitution[g0] : m->geom_friction[3 * g0];
   double b = what ? m->geom_restitution[g1] : m->geom_friction[3 * g1];
   return g == g0 ? a >= b : b >= a;
