@@ -20,7 +20,8 @@
 //  6. the rollout gradient through 30 steps of the box sliding on the floor: dL/dx0 and
 //     dL/dtheta against central differences of phys_rollout's loss, checkpointed (k = 6) bit for bit the
 //     full tape (k = 1).
-//  7. the complementarity-aware reverse mode on paper 001's lifted ball (test_complementarity).
+//  7. the complementarity-aware reverse mode on paper 001's lifted ball (test_complementarity);
+//  8. the friction derivative at friction exactly 0 (test_friction_zero).
 // ccp's humanoid is checked for switches within 2 h instead of 10 h: its gliding contacts sit at
 // dist = dt mu |v_t| ~ 2e-6 m (ccp's envelope, contact.h), within 10 h of the bias's kink at dist = 0
 // (b = dist/dt above, restitution below), so no state passes at 10 h. ccp's sliding box is taken at its
@@ -617,6 +618,50 @@ static void test_rollout(int k) {
   phys_free_model(m);
 }
 
+// 8. friction at exactly 0 (both geoms, lcp and cone): the box sliding at 1 m/s has dv+_x/dmu = -g dt (the
+// right derivative: raising either geom's friction from 0 decelerates it by mu g), not 0 - a fit at a bound
+// of 0 must be able to leave it. Against the one-sided difference (f(h) - f(0))/h.
+static void test_friction_zero(void) {
+  for (int k = 0; k < 2; k++) {
+    physModel* m = gm_load("tests/data/contact/box_plane.xml", 0);
+    m->opt.contact = k ? PHYS_CONTACT_CONE : PHYS_CONTACT_LCP;
+    m->opt.solver_tolerance = 1e-12;
+    int gb = phys_name2id(m, "geom", "box"), gf = phys_name2id(m, "geom", "floor");
+    m->geom_friction[3 * gb] = m->geom_friction[3 * gf] = 0;
+    physData* d = phys_make_data(m);
+    for (int i = 0; i < 20; i++) phys_step(m, d);   // settle on the floor
+    d->qvel[0] = 1;
+    phys_step(m, d);                                // the contacts of a sliding step as warm start
+    physParamTable t;
+    physLog log;
+    memset(&log, 0, sizeof log);
+    const char* spec[1] = {"friction:box"};
+    CHECK(phys_param_table_build(&t, m, spec, 1, &log) == PHYS_OK);
+    int nv = m->nv;
+    double P[12], q0[7], v0[6], vx0, h = 1e-7;
+    memcpy(q0, d->qpos, sizeof q0);
+    memcpy(v0, d->qvel, sizeof v0);
+    physContact con[64];
+    int ncon = d->ncon;
+    memcpy(con, d->contact, sizeof(physContact) * ncon);
+    CHECK(phys_step_param_jacobian(m, d, &t, P) == PHYS_OK);
+    phys_step(m, d);
+    vx0 = d->qvel[0];
+    memcpy(d->qpos, q0, sizeof q0), memcpy(d->qvel, v0, sizeof v0), memcpy(d->contact, con, sizeof(physContact) * ncon);
+    d->ncon = ncon;
+    m->geom_friction[3 * gb] = h;
+    phys_step(m, d);
+    double fd = (d->qvel[0] - vx0) / h, g = 9.81, dt = m->opt.timestep;
+    printf("friction 0 (%s): dv+_x/dmu analytic %.9g, one-sided difference %.9g, -g dt %.9g\n", k ? "cone" : "lcp",
+           P[nv + 0], fd, -g * dt);
+    CHECK_REL(P[nv + 0], fd, 1e-5, 1e-9);
+    CHECK_REL(P[nv + 0], -g * dt, 1e-3, 0);
+    phys_param_table_free(&t);
+    phys_free_data(d);
+    phys_free_model(m);
+  }
+}
+
 // 7. complementarity-aware reverse mode (lcp, PHYS_GRAD_COMPLEMENTARITY; tests/data/contact/lift_ball.xml):
 // the ball resting on the floor with the motor pushing up 2 N (< m g = 9.81 N). L = -z+ (lift it): the exact
 // gradient dL/du = -dz+/du = 0 (clamped), the aware one relabels the contact separating: -dt^2/m exactly
@@ -649,6 +694,7 @@ static void test_complementarity(void) {
 
 int main(void) {
   test_complementarity();
+  test_friction_zero();
   for (int k = 0; k < 3; k++) {
     test_box(k);
     test_balls(k);
