@@ -417,6 +417,13 @@ physStatus phys_constraint_dJ(const physModel* m, physData* d, const physConstra
   return st;
 }
 
+// 1 if body x is b or below it in the tree
+static int in_subtree(const physModel* m, int x, int b) {
+  for (; x > 0; x = m->body_parentid[x])
+    if (x == b) return 1;
+  return 0;
+}
+
 struct physConstraintGeom_ {
   contactGeom* cg;
 };
@@ -787,4 +794,35 @@ physStatus phys_constraint_jacobian_geom(const physModel* m, physData* d, const 
                                          const physConstraintGeom* g, const double* alpha, const double* beta,
                                          double* dJb_dq, double* dJta_dq, double* ddist_dq) {
   return jacobian_from(m, d, p, g ? g->cg : NULL, alpha, beta, dJb_dq, dJta_dq, ddist_dq);
+}
+
+physStatus phys_constraint_pos_dJ(const physModel* m, physData* d, const physConstraintProblem* p,
+                                  const physConstraintGeom* g, int body, const double t[3], double* dJ,
+                                  double* ddist) {
+  if (!g || !dJ || !ddist || body <= 0 || body >= m->nbody)
+    return refuse(d, "phys_constraint_pos_dJ: g, dJ, ddist and a body are required");
+  if (m->body_dofnum[body] == 0)
+    return refuse(d, "phys_constraint_pos_dJ: body %d has no joint of its own (its placement moves a welded "
+                  "subtree, not derived)", body);
+  int nv = m->nv;
+  memset(dJ, 0, sizeof(double) * (size_t)p->n * nv);
+  memset(ddist, 0, sizeof(double) * (size_t)p->n);
+  size_t mark = phys_stack_mark(d);
+  double* P = phys_stack_alloc(d, 6 * (size_t)nv + 1);
+  double* dcdof = phys_stack_alloc(d, 6 * (size_t)nv + 1);
+  int* flag = (int*)phys_stack_alloc(d, (size_t)nv / 2 + 1);
+  memset(flag, 0, sizeof(int) * (size_t)nv);
+  // every dof frame of the subtree translates by V = (0, t): P_j = V there, 0 elsewhere; dcdof_j = V x cdof_j
+  for (int j = 0; j < nv; j++) {
+    int sub = in_subtree(m, m->dof_bodyid[j], body);
+    for (int k = 0; k < 3; k++) P[6 * j + k] = 0, P[6 * j + 3 + k] = sub ? t[k] : 0;
+  }
+  for (int j = 0; j < nv; j++) phys_cross_motion(dcdof + 6 * j, P + 6 * group_last(m, j), d->cdof + 6 * j);
+  for (int i = 0; i < p->nc; i++) {
+    double dp[3], dn[3];
+    geom_jvp(dp, dn, ddist + 3 * i, m, d, g->cg + i, P);
+    contact_dJ(m, d, i, g->cg + i, P, dcdof, flag, dJ);
+  }
+  phys_stack_free(d, mark);
+  return PHYS_OK;
 }

@@ -267,6 +267,7 @@ typedef struct contactDir_ {
   // the geometry along dq when precomputed (all five, or NULL: phys_constraint_jvp here)
   const double *dJvp, *dJtl, *ddist;   // dJ v+ (n), dJ' lambda (nv), ddist (n)
   const double *dJv, *dJtlp;           // dJ v (n), dJ' lambda_p (nv)
+  const double* dJmat;       // n x nv: dJ along a parameter direction (pos:BODY; with the five above)
   const solverTable* tab;    // the solvers' tables (NULL: their JVPs)
 } contactDir;
 
@@ -275,12 +276,14 @@ static physStatus delassus_jvp(const physModel* m, physData* d, const contactPoi
                                double* dG) {
   int n = cp->n, nv = cp->nv;
   memset(dG, 0, sizeof(double) * (size_t)n * n);
-  if (x->dq) {
-    // the matrix dJ along dq (geometry once), then (dJ Y')_rc = dJ_r . Y_c added at (r, c) and (c, r)
+  if (x->dq || x->dJmat) {
+    // the matrix dJ along dq (geometry once) or given, then (dJ Y')_rc = dJ_r . Y_c added at (r, c) and (c, r)
     size_t mark = phys_stack_mark(d);
     double* dJ = phys_stack_alloc(d, (size_t)n * nv + 1);
-    physStatus st = cp->geom ? phys_constraint_dJ_geom(m, d, &cp->st.p, cp->geom, x->dq, dJ)
-                             : phys_constraint_dJ(m, d, &cp->st.p, x->dq, dJ);
+    physStatus st = PHYS_OK;
+    if (x->dJmat) memcpy(dJ, x->dJmat, sizeof(double) * (size_t)n * nv);
+    else st = cp->geom ? phys_constraint_dJ_geom(m, d, &cp->st.p, cp->geom, x->dq, dJ)
+                       : phys_constraint_dJ(m, d, &cp->st.p, x->dq, dJ);
     if (st != PHYS_OK) {
       phys_stack_free(d, mark);
       return st;
@@ -318,7 +321,7 @@ static physStatus contact_jvp(const physModel* m, physData* d, const contactPoin
   double* dl = arena_zeros(d, n);
   double* dvpos = arena_zeros(d, nv);
   physStatus st = delassus_jvp(m, d, cp, x, dG);
-  if (x->dq && x->dJvp) {
+  if (x->dJvp) {
     memcpy(dJvp, x->dJvp, sizeof(double) * (size_t)n);
     memcpy(ddist, x->ddist, sizeof(double) * (size_t)n);
     memcpy(dJv, x->dJv, sizeof(double) * (size_t)n);
@@ -351,7 +354,7 @@ static physStatus contact_jvp(const physModel* m, physData* d, const contactPoin
       dg[3 * i] += ddist[3 * i] / dt;
     }
   }
-  int rigid = !x->dq && !x->ydmy;   // dG = 0, and the position problem's data do not move
+  int rigid = !x->dq && !x->ydmy && !x->dJmat;   // dG = 0, and the position problem's data do not move
   const solverTable* tb = x->tab;
   if (tb) {
     size_t nn = (size_t)n * n;
@@ -422,6 +425,13 @@ static void add_outer(double* W, const double* alpha, const double* beta, int n,
       for (int i = 0; i < nv; i++) W[(size_t)r * nv + i] += alpha[r] * beta[i];
 }
 
+// the world translation of body b's subtree per unit of its body_pos component k (parent frame): column k of
+// the parent's rotation
+static void pos_direction(double tr[3], const physModel* m, const physData* d, int b, int k) {
+  const double* R = d->xmat + 9 * m->body_parentid[b];
+  for (int i = 0; i < 3; i++) tr[i] = R[3 * i + k];
+}
+
 // q_bar += grad_q [<W, J(q)> + gamma' dist(q)] (W n x nv), and the same for every size entry of t into
 // theta_bar: every geometric term of the reverse pass in one call
 static physStatus geom_vjp_matrix(const physModel* m, physData* d, const physConstraintProblem* p,
@@ -431,6 +441,26 @@ static physStatus geom_vjp_matrix(const physModel* m, physData* d, const physCon
   for (int e = 0; t && theta_bar && st == PHYS_OK && e < t->n; e++)
     if (t->param[e].kind == PHYS_PAR_SIZE)
       st = phys_constraint_size_vjp_matrix(m, d, p, t->param[e].id, W, gamma, theta_bar + t->param[e].adr);
+  // pos:BODY: theta_bar_k += <W, dJ_k> + gamma . ddist_k along each placement direction (forward, 3 per body)
+  physConstraintGeom* g = NULL;
+  for (int e = 0; t && theta_bar && st == PHYS_OK && e < t->n; e++) {
+    const physParam* pr = t->param + e;
+    if (pr->kind != PHYS_PAR_POS || p->nc == 0) continue;
+    if (!g) g = phys_constraint_geom(m, d, p, &st);
+    for (int k = 0; k < 3 && st == PHYS_OK; k++) {
+      size_t mark = phys_stack_mark(d);
+      double* dJ = phys_stack_alloc(d, (size_t)p->n * p->nv + 1);
+      double* dd = phys_stack_alloc(d, (size_t)p->n + 1);
+      double tr[3];
+      pos_direction(tr, m, d, pr->id, k);
+      st = phys_constraint_pos_dJ(m, d, p, g, pr->id, tr, dJ, dd);
+      double s = 0;
+      for (size_t i = 0; st == PHYS_OK && i < (size_t)p->n * p->nv; i++) s += W[i] * dJ[i];
+      for (int i = 0; st == PHYS_OK && gamma && i < p->n; i++) s += gamma[i] * dd[i];
+      if (st == PHYS_OK) theta_bar[pr->adr + k] += s;
+      phys_stack_free(d, mark);
+    }
+  }
   return st;
 }
 
@@ -701,19 +731,6 @@ physStatus phys_constrained_step_point(const physModel* m, physData* d, double* 
   return st;
 }
 
-// PHYS_ERR_ARG (message in d->lastwarning) if t has a pos:BODY entry and the step has contacts: moving a
-// body's placement moves the contact geometry of its subtree, a term not derived here (contact-free and
-// joint-limit steps are fine: a limit row does not depend on body_pos)
-static physStatus refuse_pos(physData* d, const contactPoint* cp, const physParamTable* t) {
-  for (int e = 0; t && cp->nc > 0 && e < t->n; e++)
-    if (t->param[e].kind == PHYS_PAR_POS) {
-      snprintf(d->lastwarning, sizeof d->lastwarning, "step derivative: %.60s in contact is not implemented "
-               "(contact geometry under a body's placement)", t->param[e].name);
-      return PHYS_ERR_ARG;
-    }
-  return PHYS_OK;
-}
-
 physStatus phys_constrained_step_vjp(const physModel* m, physData* d, const physParamTable* t,
                                      const double* xbar_next, double* xbar, double* ubar, double* theta_bar,
                                      double* force_bar) {
@@ -724,11 +741,6 @@ physStatus phys_constrained_step_vjp(const physModel* m, physData* d, const phys
   if (st != PHYS_OK) {
     phys_stack_free(d, mark);
     return st;
-  }
-  if (theta_bar && refuse_pos(d, &cp, t) != PHYS_OK) {
-    restore_lists(d, &cp);
-    phys_stack_free(d, mark);
-    return PHYS_ERR_ARG;
   }
   int n = cp.n, nc = cp.nc, nt = t && theta_bar ? t->ntheta : 0;
   contactAdj a;
@@ -963,6 +975,30 @@ static physStatus jacobian_b(const physModel* m, physData* d, const contactPoint
 }
 
 // P's columns but the sizes' (*nsize: their count): r = -R(a+) e_j, dM~ x = (R(x) - R(0)) e_j, dmu, deps
+// the contact geometry along pos:BODY component k into x (dJmat and the five products; arena memory of the
+// caller's mark): the body's subtree translates by column k of its parent's rotation
+static physStatus pos_geometry(const physModel* m, physData* d, const contactPoint* cp, int body, int k,
+                               contactDir* x) {
+  int n = cp->n, nv = cp->nv;
+  if (!cp->geom) return PHYS_ERR_ARG;   // a pair without geometry derivatives (message in d->lastwarning)
+  double* dJ = phys_stack_alloc(d, (size_t)n * nv + 1);
+  double* dd = phys_stack_alloc(d, (size_t)n + 1);
+  double* jvp = phys_stack_alloc(d, (size_t)n + 1);
+  double* jv = phys_stack_alloc(d, (size_t)n + 1);
+  double* jtl = phys_stack_alloc(d, (size_t)nv);
+  double* jtlp = phys_stack_alloc(d, (size_t)nv);
+  double tr[3];
+  pos_direction(tr, m, d, body, k);
+  physStatus st = phys_constraint_pos_dJ(m, d, &cp->st.p, cp->geom, body, tr, dJ, dd);
+  if (st != PHYS_OK) return st;
+  mul_j(jvp, dJ, cp->st.vnew, n, nv);
+  mul_j(jv, dJ, d->qvel, n, nv);
+  mul_jt(jtl, dJ, cp->st.sol.lambda, n, nv, 0);
+  mul_jt(jtlp, dJ, cp->st.sol_pos.lambda, n, nv, 0);
+  x->dJmat = dJ, x->ddist = dd, x->dJvp = jvp, x->dJv = jv, x->dJtl = jtl, x->dJtlp = jtlp;
+  return PHYS_OK;
+}
+
 static physStatus jacobian_p(const physModel* m, physData* d, const contactPoint* cp, const physParamTable* t,
                              const solverTable* tb, double* P, int* nsize) {
   int nv = m->nv, n = cp->n, nt = t->ntheta, nc = cp->nc;
@@ -1015,7 +1051,8 @@ static physStatus jacobian_p(const physModel* m, physData* d, const contactPoint
         x.dmu = dmu;
         x.deps = deps;
       }
-      st = contact_jvp(m, d, cp, &x, dqn, dvn);
+      if (pr->kind == PHYS_PAR_POS && nc > 0) st = pos_geometry(m, d, cp, pr->id, j - pr->adr, &x);
+      if (st == PHYS_OK) st = contact_jvp(m, d, cp, &x, dqn, dvn);
       if (st == PHYS_OK) put_column(P, nv, nt, j, dqn, dvn);
     }
   }
@@ -1052,11 +1089,6 @@ physStatus phys_constrained_step_jacobian(const physModel* m, physData* d, const
   if (st != PHYS_OK) {
     phys_stack_free(d, mark);
     return st;
-  }
-  if (P && refuse_pos(d, &cp, t) != PHYS_OK) {
-    restore_lists(d, &cp);
-    phys_stack_free(d, mark);
-    return PHYS_ERR_ARG;
   }
   int nsize = 0;
   // the contacts' geometry derivatives and lcp's local structure of both problems once for every direction

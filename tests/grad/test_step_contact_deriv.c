@@ -13,7 +13,7 @@
 //  2. exact: the head-on elastic collision's velocity block d(v1x+, v2x+)/d(v1x, v2x) = [[0, 1], [1, 0]]
 //     (lcp) to 1e-12;
 //  3. dot-product tests <y, A x> = <A'y, x>, <y, B u> = <B'y, u>, <y, P t> = <P'y, t> to 1e-12;
-//  4. P = dx+/dtheta (mass, inertia, friction, restitution, size, damping) against central differences of
+//  4. P = dx+/dtheta (mass, inertia, friction, restitution, size, pos, damping) against central differences of
 //     phys_step over each parameter to 1e-4;
 //  5. the derivative calls leave d so that the next phys_step is bit-identical (warm starts restored);
 //     phys_step_point's qacc is the step's (v+ - v)/dt bit for bit;
@@ -474,8 +474,8 @@ static void test_humanoid(int k) {
   m->opt.contact = model_kind[k];
   m->opt.solver_tolerance = CT_SOLVER_TOL;
   physData* d = phys_make_data(m);
-  static const char* spec[] = {"friction:floor", "mass:torso", "size:torso"};
-  physParamTable t = table(m, spec, 3);
+  static const char* spec[] = {"friction:floor", "mass:torso", "size:torso", "pos:right_shin", "pos:left_thigh"};
+  physParamTable t = table(m, spec, 5);
   phys_reset_data(m, d);
   axis_quat(d->qpos + 3, 0, 1, 0, -M_PI / 2);
   d->qpos[2] = 0.25;
