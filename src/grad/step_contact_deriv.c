@@ -1051,9 +1051,11 @@ static physStatus jacobian_p(const physModel* m, physData* d, const contactPoint
         x.dmu = dmu;
         x.deps = deps;
       }
+      size_t cmark = phys_stack_mark(d);   // the column's geometry (pos) lives until its column is written
       if (pr->kind == PHYS_PAR_POS && nc > 0) st = pos_geometry(m, d, cp, pr->id, j - pr->adr, &x);
       if (st == PHYS_OK) st = contact_jvp(m, d, cp, &x, dqn, dvn);
       if (st == PHYS_OK) put_column(P, nv, nt, j, dqn, dvn);
+      phys_stack_free(d, cmark);
     }
   }
   phys_stack_free(d, mark);
