@@ -13,51 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "sh_run.h"
 #include "test.h"
-
-static const char* g_bin;
-static char g_dir[64];
-
-// path of a file in the scratch folder (one of 8 rotating buffers)
-static const char* path(const char* name) {
-  static char buf[8][256];
-  static int k = 0;
-  k = (k + 1) % 8;
-  snprintf(buf[k], sizeof buf[k], "%s/%s", g_dir, name);
-  return buf[k];
-}
-
-// the whole content of a file (malloc'd; "" if unreadable)
-static char* slurp(const char* p) {
-  FILE* f = fopen(p, "rb");
-  size_t n = 0, cap = 1 << 16;
-  char* s = malloc(cap);
-  while (f && !feof(f)) {
-    if (n + 4096 >= cap) s = realloc(s, cap *= 2);
-    n += fread(s + n, 1, 4096, f);
-  }
-  if (f) fclose(f);
-  s[n] = 0;
-  return s;
-}
-
-// write text to a scratch file; returns its path
-static const char* put(const char* name, const char* text) {
-  const char* p = path(name);
-  FILE* f = fopen(p, "w");
-  if (f) fputs(text, f), fclose(f);
-  return p;
-}
-
-// run "physid ARGS" with stdout in .out and stderr in .err; returns the exit code
-static int run(const char* args, char** out, char** err) {
-  char cmd[2048];
-  snprintf(cmd, sizeof cmd, "'%s' %s > '%s/.out' 2> '%s/.err'", g_bin, args, g_dir, g_dir);
-  int st = system(cmd);
-  *out = slurp(path(".out"));
-  *err = slurp(path(".err"));
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
 
 // a free ball (no contacts) thrown with spin-free velocity, gravity g (m/s^2), dt 0.01
 static const char* ball_model(const char* name, double g) {
@@ -90,47 +47,55 @@ static double err_sum(int N, double dg, double dt) {
 }
 
 static void test_exact_and_gravity(void) {
-  char *out, *err, args[1024];
+  char args[1024];
+  shRun r;
   char truth[256], model[256], data[256];
   snprintf(truth, sizeof truth, "%s", ball_model("truth.xml", -9.81));
   snprintf(data, sizeof data, "%s", path("data.csv"));
   snprintf(args, sizeof args, "simulate '%s' --steps 50 --out '%s'", truth, data);
-  CHECK(run(args, &out, &err) == 0);
-  free(out), free(err);
+  r = run(args);
+  CHECK(r.code == 0);
+  run_free(&r);
   // the model itself: exact
   snprintf(args, sizeof args, "evaluate '%s' '%s' --json '%s'", truth, data, path("self.json"));
-  CHECK(run(args, &out, &err) == 0 && strstr(out, "position_m"));
+  r = run(args);
+  CHECK(r.code == 0 && strstr(r.out, "position_m"));
   CHECK(json_value(path("self.json"), "position_m", "max") < 1e-12);
   CHECK(json_value(path("self.json"), "rotation_deg", "max") < 1e-9);
-  free(out), free(err);
+  run_free(&r);
   // gravity off by 0.1: the analytic error of semi-implicit Euler
   snprintf(model, sizeof model, "%s", ball_model("model.xml", -9.71));
   double dg = 0.1, dt = 0.01;
   snprintf(args, sizeof args, "evaluate '%s' '%s' --json '%s'", model, data, path("full.json"));
-  CHECK(run(args, &out, &err) == 0);
+  r = run(args);
+  CHECK(r.code == 0);
   CHECK_REL(json_value(path("full.json"), "position_m", "mean"), err_sum(50, dg, dt) / 50, 1e-9, 0);
   CHECK_REL(json_value(path("full.json"), "position_m", "end"), dg * dt * dt * 50 * 51 / 2, 1e-9, 0);
   CHECK(json_value(path("full.json"), "rotation_deg", "max") < 1e-9);
-  free(out), free(err);
+  run_free(&r);
   snprintf(args, sizeof args, "evaluate '%s' '%s' --horizon 10 --json '%s'", model, data, path("h10.json"));
-  CHECK(run(args, &out, &err) == 0);
+  r = run(args);
+  CHECK(r.code == 0);
   CHECK_REL(json_value(path("h10.json"), "position_m", "mean"), err_sum(10, dg, dt) / 10, 1e-9, 0);
   CHECK_REL(json_value(path("h10.json"), "position_m", "end"), dg * dt * dt * 10 * 11 / 2, 1e-9, 0);
   CHECK(json_value(path("h10.json"), "position_m", "samples") == 50);
-  free(out), free(err);
+  run_free(&r);
 }
 
 static void test_bad_input(void) {
-  char *out, *err, args[1024];
+  char args[1024];
+  shRun r;
   char model[256], bad[256];
   snprintf(model, sizeof model, "%s", ball_model("model.xml", -9.81));
   snprintf(bad, sizeof bad, "%s", put("bad.csv", "t,foo\n0,1\n0.01,1\n"));
   snprintf(args, sizeof args, "evaluate '%s' '%s' --json '%s'", model, bad, path("bad.json"));
-  CHECK(run(args, &out, &err) == 1 && strstr(err, "bad.csv") && access(path("bad.json"), F_OK) != 0);
-  free(out), free(err);
+  r = run(args);
+  CHECK(r.code == 1 && strstr(r.err, "bad.csv") && access(path("bad.json"), F_OK) != 0);
+  run_free(&r);
   snprintf(args, sizeof args, "evaluate '%s' '%s'", model, path("no-such-folder"));
-  CHECK(run(args, &out, &err) == 1 && strstr(err, "no-such-folder"));
-  free(out), free(err);
+  r = run(args);
+  CHECK(r.code == 1 && strstr(r.err, "no-such-folder"));
+  run_free(&r);
 }
 
 int main(void) {
@@ -141,8 +106,6 @@ int main(void) {
   if (!mkdtemp(g_dir)) return 1;
   test_exact_and_gravity();
   test_bad_input();
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", g_dir);
+  remove_scratch();
   return test_done();
 }

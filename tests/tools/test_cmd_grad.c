@@ -21,66 +21,10 @@
 #include "params.h"
 #include "physid.h"
 #include "test.h"
+#include "sh_run.h"
 #include "trajio.h"
 
 #define HUMANOID "/usr/share/mujoco/model/humanoid/humanoid.xml"
-
-static const char* g_bin;   // the physid binary
-static char g_dir[64];      // scratch folder
-
-// exit code and output of one run
-typedef struct {
-  int code;
-  char *out, *err;
-} gcRun;
-
-// path of a file in the scratch folder (one of 16 rotating buffers)
-static const char* path(const char* name) {
-  static char buf[16][256];
-  static int k = 0;
-  k = (k + 1) % 16;
-  snprintf(buf[k], sizeof buf[k], "%s/%s", g_dir, name);
-  return buf[k];
-}
-
-// the whole content of a file (malloc'd; "" if unreadable)
-static char* slurp(const char* p) {
-  FILE* f = fopen(p, "rb");
-  size_t n = 0, cap = 1 << 16;
-  char* s = malloc(cap);
-  while (f && !feof(f)) {
-    if (n + 4096 >= cap) s = realloc(s, cap *= 2);
-    n += fread(s + n, 1, 4096, f);
-  }
-  if (f) fclose(f);
-  s[n] = 0;
-  return s;
-}
-
-// write text to a scratch file; returns its path
-static const char* put(const char* name, const char* text) {
-  const char* p = path(name);
-  FILE* f = fopen(p, "w");
-  if (f) {
-    fputs(text, f);
-    fclose(f);
-  }
-  return p;
-}
-
-// run "physid ARGS" (ARGS: words without shell metacharacters) with stdout and stderr captured
-static gcRun run(const char* args) {
-  char cmd[2048];
-  snprintf(cmd, sizeof cmd, "'%s' %s > '%s/.out' 2> '%s/.err'", g_bin, args, g_dir, g_dir);
-  int st = system(cmd);
-  gcRun r = {WIFEXITED(st) ? WEXITSTATUS(st) : -1, slurp(path(".out")), slurp(path(".err"))};
-  return r;
-}
-
-static void run_free(gcRun* r) {
-  free(r->out);
-  free(r->err);
-}
 
 // 1 if s contains frag; prints s otherwise
 static int has(const char* s, const char* frag) {
@@ -126,7 +70,7 @@ static physModel* load_at(physData** d, const char* model, const char* init, int
 static void test_jacobian_params(void) {
   const char* model = "tests/data/double_pendulum.xml";
   const char* init = put("in_dp.csv", "t,q0,q1,v0,v1\n0,0.5,-0.3,0.7,-1.1\n");
-  gcRun r = run("jacobian tests/data/double_pendulum.xml --init /dev/null");
+  shRun r = run("jacobian tests/data/double_pendulum.xml --init /dev/null");
   CHECK(r.code == 1);   // an empty state file is bad input
   run_free(&r);
   char args[512];
@@ -182,7 +126,7 @@ static void test_jacobian_armature(void) {
   const char* init = put("in_pa.csv", "t,q0,v0\n0,0.4,0\n");
   char args[256];
   snprintf(args, sizeof args, "jacobian tests/data/pendulum.xml --init %s --wrt param:armature:swing", init);
-  gcRun r = run(args);
+  shRun r = run(args);
   CHECK_MSG(r.code == 0, "%s", r.err);
   CHECK(has(r.out, "armature:swing\n"));
   double P[2], dt = 1e-3, a = -9.81 * sin(0.4) / 1.01;
@@ -199,7 +143,7 @@ static void check_contact_state(const char* model, const char* init, const char*
   remove(out);
   snprintf(args, sizeof args, "jacobian %s --init %s --contact %s --wrt state,param:friction:floor --out %s", model,
            init, cmname, out);
-  gcRun r = run(args);
+  shRun r = run(args);
   physData* d = NULL;
   physModel* m = load_at(&d, model, init, cm);
   // the state's step has contacts
@@ -264,7 +208,7 @@ static void test_wrt_errors(void) {
   const char* init = put("in_p.csv", "t,q0,v0\n0,0.4,0\n");
   char args[256];
   snprintf(args, sizeof args, "jacobian tests/data/pendulum.xml --init %s --wrt state,bogus", init);
-  gcRun r = run(args);
+  shRun r = run(args);
   CHECK(r.code == 2 && has(r.err, "unknown item 'bogus'") && has(r.err, "state, ctrl, params, param:KIND:NAME"));
   run_free(&r);
   snprintf(args, sizeof args, "jacobian tests/data/pendulum.xml --init %s --wrt param:mass:nosuch", init);
@@ -285,7 +229,7 @@ static void test_wrt_errors(void) {
 
 // every parameter kind of the double pendulum and of the humanoid in the air passes at 1e-6
 static void test_gradcheck_params(void) {
-  gcRun r = run("gradcheck tests/data/double_pendulum.xml --states 3 --wrt state,ctrl,params");
+  shRun r = run("gradcheck tests/data/double_pendulum.xml --states 3 --wrt state,ctrl,params");
   CHECK_MSG(r.code == 0, "%s%s", r.out, r.err);
   CHECK(has(r.out, "contact-free") && has(r.out, "dv+/dpos") && has(r.out, "dv+/dinertia") &&
         has(r.out, "dv+/dgear") && has(r.out, "dv+/dgravity") && has(r.out, "16 of 16 blocks pass"));
@@ -306,7 +250,7 @@ static void test_gradcheck_contact(void) {
     char args[256];
     snprintf(args, sizeof args, "gradcheck tests/data/contact/box_plane.xml --contact %s --states 2 --seed 5 "
              "--wrt state,param:friction:box", names[k]);
-    gcRun r = run(args), again = run(args);
+    shRun r = run(args), again = run(args);
     CHECK(r.code == again.code && !strcmp(r.out, again.out) && !strcmp(r.err, again.err));
     // the library at a box resting on the plane
     const char* init = put("in_rest.csv", "t,q0,q1,q2,q3,q4,q5,q6,v0,v1,v2,v3,v4,v5\n0,0,0,0.0999,1,0,0,0,0,0,-0.01,0,0,0\n");
@@ -332,7 +276,7 @@ static void test_gradcheck_contact(void) {
     run_free(&again);
   }
   // a model that never touches anything falls back to contact-free states and says so
-  gcRun r = run("gradcheck tests/data/double_pendulum.xml --states 1");
+  shRun r = run("gradcheck tests/data/double_pendulum.xml --states 1");
   CHECK(r.code == 0 && has(r.out, "no contact in a 2 s drop") && has(r.out, "contact-free"));
   run_free(&r);
 }
@@ -349,8 +293,6 @@ int main(void) {
   test_wrt_errors();
   test_gradcheck_params();
   test_gradcheck_contact();
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", g_dir);
+  remove_scratch();
   return test_done();
 }
