@@ -644,12 +644,6 @@ static void smooth_vjp(const physModel* m, physData* d, const contactPoint* cp, 
 //---------------------------------------------------------------------------------------------------------
 // parameters
 
-// 1 if contact c's friction (restitution when rest) moves with geom g's (MJCF max rule, right derivative on
-// ties: collision.h)
-static int pair_source(const physModel* m, const physContact* c, int g, int rest) {
-  return phys_contact_material_moves(m, c, g, rest);
-}
-
 // theta_bar += mu_bar, eps_bar through the friction and restitution entries of t
 static void contact_param_vjp(const physModel* m, const physData* d, const physParamTable* t, const contactAdj* a,
                               double* theta_bar) {
@@ -658,7 +652,7 @@ static void contact_param_vjp(const physModel* m, const physData* d, const physP
     if (pr->kind != PHYS_PAR_FRICTION && pr->kind != PHYS_PAR_RESTITUTION) continue;
     int rest = pr->kind == PHYS_PAR_RESTITUTION;
     for (int i = 0; i < d->ncon; i++)
-      if (pair_source(m, d->contact + i, pr->id, rest)) theta_bar[pr->adr] += rest ? a->epsbar[i] : a->mubar[i];
+      if (phys_contact_material_moves(m, d->contact + i, pr->id, rest)) theta_bar[pr->adr] += rest ? a->epsbar[i] : a->mubar[i];
   }
 }
 
@@ -1044,7 +1038,7 @@ static physStatus jacobian_p(const physModel* m, physData* d, const contactPoint
       if (pr->kind == PHYS_PAR_FRICTION || pr->kind == PHYS_PAR_RESTITUTION) {
         int rest = pr->kind == PHYS_PAR_RESTITUTION;
         for (int i = 0; i < nc; i++) {
-          int s = pair_source(m, d->contact + i, pr->id, rest);
+          int s = phys_contact_material_moves(m, d->contact + i, pr->id, rest);
           dmu[i] = !rest && s ? 1 : 0;
           deps[i] = rest && s ? 1 : 0;
         }
