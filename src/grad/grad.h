@@ -37,6 +37,10 @@ void phys_rnea_deriv(const physModel* m, physData* d, const double* qacc, double
 // a_bar = M' tau_bar (nv each, any may be NULL); O(nv), no matrix formed
 void phys_rnea_vjp(const physModel* m, physData* d, const double* qacc, const double* tau_bar, double* q_bar,
                    double* v_bar, double* a_bar);
+// the mass matrix's derivative alone (no velocity, gravity or armature): dmx_dq (nv x nv) = d(M(q) x)/dq, and
+// its reverse mode q_bar = d(bar' M(q) x)/dq (nv); the same passes as above at zero velocity, about half the cost
+void phys_rnea_mass_deriv(const physModel* m, physData* d, const double* x, double* dmx_dq);
+void phys_rnea_mass_vjp(const physModel* m, physData* d, const double* x, const double* bar, double* q_bar);
 
 //---------------------------------------------------------------------------------------------------------
 // generalized forces (passive_deriv.c): each ADDS its derivative to the given matrices (any may be NULL)

@@ -137,14 +137,16 @@ static void body_bmat(double Bc[12], const double I[10], const double v[6]) {
 // passes
 
 // forward pass: vpre, apre per dof; a_b, f_b (into F) and B_b (into Bc), I_b (into Ic) per body
-static void forward_pass(const physModel* m, const physData* d, const double* qacc, rneaDerivWork* w) {
+// (mass: zero velocity and no gravity, RNEA(q, 0, qacc) = M(q) qacc; B is then 0 and not formed)
+static void forward_pass(const physModel* m, const physData* d, const double* qacc, int mass, rneaDerivWork* w) {
+  static const double zero6[6] = {0};
   memset(w->a, 0, 6 * sizeof(double));
-  if (!(m->opt.disableflags & PHYS_DSBL_GRAVITY))
+  if (!mass && !(m->opt.disableflags & PHYS_DSBL_GRAVITY))
     for (int i = 0; i < 3; i++) w->a[3 + i] = -m->opt.gravity[i];
   for (int b = 1; b < m->nbody; b++) {
     int p = m->body_parentid[b], da = m->body_dofadr[b], nd = m->body_dofnum[b];
     double v[6], *a = w->a + 6 * b, gv[6], ga[6];
-    memcpy(v, d->cvel + 6 * p, sizeof(v));
+    memcpy(v, mass ? zero6 : d->cvel + 6 * p, sizeof(v));
     memcpy(a, w->a + 6 * p, 6 * sizeof(double));
     for (int k = da; k < da + nd; k++) {
       // a group starts: its dofs all see the velocity and acceleration accumulated so far
@@ -155,7 +157,7 @@ static void forward_pass(const physModel* m, const physData* d, const double* qa
       memcpy(w->vpre + 6 * k, gv, sizeof(gv));
       memcpy(w->apre + 6 * k, ga, sizeof(ga));
       const double *S = d->cdof + 6 * k, *Sd = d->cdof_dot + 6 * k;
-      double qd = d->qvel[k], qdd = qacc ? qacc[k] : 0;
+      double qd = mass ? 0 : d->qvel[k], qdd = qacc ? qacc[k] : 0;
       for (int i = 0; i < 6; i++) {
         v[i] += S[i] * qd;
         a[i] += Sd[i] * qd + S[i] * qdd;
@@ -165,33 +167,50 @@ static void forward_pass(const physModel* m, const physData* d, const double* qa
     const double *I = d->cinert + 10 * b, *vb = d->cvel + 6 * b;
     double h[6], t[6], *f = w->F + 6 * b;
     phys_inert_mul(f, I, a);
+    memcpy(w->Ic + 10 * b, I, 10 * sizeof(double));
+    if (mass) {
+      memset(w->Bc + 12 * b, 0, 12 * sizeof(double));
+      continue;
+    }
     phys_inert_mul(h, I, vb);
     phys_cross_force(t, vb, h);
     for (int i = 0; i < 6; i++) f[i] += t[i];
-    memcpy(w->Ic + 10 * b, I, 10 * sizeof(double));
     body_bmat(w->Bc + 12 * b, I, vb);
   }
 }
 
 // backward pass: subtree sums F, Ic, Bc
-static void backward_pass(const physModel* m, rneaDerivWork* w) {
+static void backward_pass(const physModel* m, int mass, rneaDerivWork* w) {
   for (int b = m->nbody - 1; b > 0; b--) {
     int p = m->body_parentid[b];
     if (p == 0) continue;
     for (int i = 0; i < 6; i++) w->F[6 * p + i] += w->F[6 * b + i];
     for (int i = 0; i < 10; i++) w->Ic[10 * p + i] += w->Ic[10 * b + i];
-    for (int i = 0; i < 12; i++) w->Bc[12 * p + i] += w->Bc[12 * b + i];
+    for (int i = 0; i < 12 && !mass; i++) w->Bc[12 * p + i] += w->Bc[12 * b + i];
   }
 }
 
 // per dof: u = S x vpre, psi = S x apre - u x vpre, alpha = Ic S, beta = Bc' S,
-// y = S x* F - Ic psi - Bc u, z = Ic (Sdot - u) + Bc S (composites of the dof's body)
-static void dof_terms(const physModel* m, const physData* d, rneaDerivWork* w) {
+// y = S x* F - Ic psi - Bc u, z = Ic (Sdot - u) + Bc S (composites of the dof's body); mass: u = beta = z = 0,
+// psi = S x apre, y = S x* F - Ic psi
+static void dof_terms(const physModel* m, const physData* d, int mass, rneaDerivWork* w) {
   for (int k = 0; k < m->nv; k++) {
     int b = m->dof_bodyid[k];
     const double *S = d->cdof + 6 * k, *Sd = d->cdof_dot + 6 * k;
     const double *Ic = w->Ic + 10 * b, *Bc = w->Bc + 12 * b, *vp = w->vpre + 6 * k;
     double *u = w->u + 6 * k, *psi = w->psi + 6 * k, t[6], s[6];
+    if (mass) {
+      double* y = w->y + 6 * k;
+      memset(u, 0, 6 * sizeof(double));
+      memset(w->beta + 6 * k, 0, 6 * sizeof(double));
+      memset(w->z + 6 * k, 0, 6 * sizeof(double));
+      phys_cross_motion(psi, S, w->apre + 6 * k);
+      phys_inert_mul(w->alpha + 6 * k, Ic, S);
+      phys_cross_force(y, S, w->F + 6 * b);
+      phys_inert_mul(t, Ic, psi);
+      for (int i = 0; i < 6; i++) y[i] -= t[i];
+      continue;
+    }
     phys_cross_motion(u, S, vp);
     phys_cross_motion(psi, S, w->apre + 6 * k);
     phys_cross_motion(t, u, vp);
@@ -214,10 +233,10 @@ static void dof_terms(const physModel* m, const physData* d, rneaDerivWork* w) {
 }
 
 // all of the above at qacc
-static void prepare(const physModel* m, const physData* d, const double* qacc, rneaDerivWork* w) {
-  forward_pass(m, d, qacc, w);
-  backward_pass(m, w);
-  dof_terms(m, d, w);
+static void prepare(const physModel* m, const physData* d, const double* qacc, int mass, rneaDerivWork* w) {
+  forward_pass(m, d, qacc, mass, w);
+  backward_pass(m, mass, w);
+  dof_terms(m, d, mass, w);
 }
 
 //---------------------------------------------------------------------------------------------------------
@@ -235,13 +254,13 @@ static inline double dv_after(const rneaDerivWork* w, const physData* d, int k, 
 }
 
 // fill the matrices: for each k, its ancestors j (k after j) and the same-group dofs (mutually after)
-void phys_rnea_deriv(const physModel* m, physData* d, const double* qacc, double* dtau_dq, double* dtau_dv,
-                     double* dtau_da) {
+static void rnea_deriv(const physModel* m, physData* d, const double* qacc, int mass, double* dtau_dq,
+                       double* dtau_dv, double* dtau_da) {
   int nv = m->nv;
   size_t mark = phys_stack_mark(d), nn = (size_t)nv * (size_t)nv;
   rneaDerivWork w;
   work_alloc(m, d, &w);
-  prepare(m, d, qacc, &w);
+  prepare(m, d, qacc, mass, &w);
   if (dtau_dq) memset(dtau_dq, 0, sizeof(double) * nn);
   if (dtau_dv) memset(dtau_dv, 0, sizeof(double) * nn);
   if (dtau_da) memset(dtau_da, 0, sizeof(double) * nn);
@@ -276,13 +295,13 @@ void phys_rnea_deriv(const physModel* m, physData* d, const double* qacc, double
 // A_j = sum_{k after j} tau_bar_k alpha_k, Bt_j = sum_{k after j} tau_bar_k beta_k (subtree sums, by group
 // from the leaves) and P_j = sum_{k strictly before j} tau_bar_k S_k (path sums from the root); likewise
 // v_bar_j = A_j . (Sdot_j - u_j) + Bt_j . S_j + P_j . z_j and a_bar_j = A_j . S_j + P_j . alpha_j.
-void phys_rnea_vjp(const physModel* m, physData* d, const double* qacc, const double* tau_bar, double* q_bar,
-                   double* v_bar, double* a_bar) {
+static void rnea_vjp(const physModel* m, physData* d, const double* qacc, int mass, const double* tau_bar,
+                     double* q_bar, double* v_bar, double* a_bar) {
   int nv = m->nv, nb = m->nbody;
   size_t mark = phys_stack_mark(d);
   rneaDerivWork w;
   work_alloc(m, d, &w);
-  prepare(m, d, qacc, &w);
+  prepare(m, d, qacc, mass, &w);
   double* Aj = phys_stack_alloc(d, 6 * (size_t)nv);
   double* Bj = phys_stack_alloc(d, 6 * (size_t)nv);
   double* Pj = phys_stack_alloc(d, 6 * (size_t)nv);
@@ -344,4 +363,26 @@ void phys_rnea_vjp(const physModel* m, physData* d, const double* qacc, const do
     if (a_bar) a_bar[j] = phys_dot6(A, S) + phys_dot6(P, w.alpha + 6 * j);
   }
   phys_stack_free(d, mark);
+}
+
+void phys_rnea_deriv(const physModel* m, physData* d, const double* qacc, double* dtau_dq, double* dtau_dv,
+                     double* dtau_da) {
+  rnea_deriv(m, d, qacc, 0, dtau_dq, dtau_dv, dtau_da);
+}
+
+void phys_rnea_vjp(const physModel* m, physData* d, const double* qacc, const double* tau_bar, double* q_bar,
+                   double* v_bar, double* a_bar) {
+  rnea_vjp(m, d, qacc, 0, tau_bar, q_bar, v_bar, a_bar);
+}
+
+//---------------------------------------------------------------------------------------------------------
+// the mass matrix alone: RNEA(q, 0, x) without gravity is M(q) x, so the same passes at zero velocity and
+// gravity give d(M x)/dq (and skip B, u, beta, z: about half the work)
+
+void phys_rnea_mass_deriv(const physModel* m, physData* d, const double* x, double* dmx_dq) {
+  rnea_deriv(m, d, x, 1, dmx_dq, NULL, NULL);
+}
+
+void phys_rnea_mass_vjp(const physModel* m, physData* d, const double* x, const double* bar, double* q_bar) {
+  rnea_vjp(m, d, x, 1, bar, q_bar, NULL, NULL);
 }

@@ -4,7 +4,9 @@
 //     (grad_models.h: h = 1e-3, relative 1e-6), dtau_da against qM - diag(armature) from phys_crb, at random states of the
 //     pendulum, the double pendulum, a free tumbling asymmetric body, tests/data/mixed.xml, two random trees
 //     (free root, multi-hinge bodies, slides, balls) and MuJoCo's humanoid;
-//  3. phys_rnea_vjp by the dot-product test y'(J x) = (J'y)'x to 1e-12 for q, v and a.
+//  3. phys_rnea_vjp by the dot-product test y'(J x) = (J'y)'x to 1e-12 for q, v and a;
+//  4. the mass-matrix term alone (phys_rnea_mass_deriv, phys_rnea_mass_vjp): d(M x)/dq against four-point central
+//     differences of (qM - diag(armature)) x from phys_crb, against dtau_dq(x) - dtau_dq(0), and its dot test.
 #include "grad_models.h"
 
 #define NSTATE 4
@@ -51,6 +53,37 @@ static double rnea_fd(const physModel* m, physData* d, const double* qacc, doubl
   return fscale;
 }
 
+// four-point central differences of M(q) x (phys_crb without armature) in tangent coordinates (nv x nv);
+// returns the largest |M x| met
+static double mass_fd(const physModel* m, physData* d, const double* x, double* dm) {
+  int nv = m->nv, nq = m->nq;
+  const double step[4] = {2 * GM_H4, GM_H4, -GM_H4, -2 * GM_H4};
+  double* q0 = malloc(sizeof(double) * nq);
+  double* t = malloc(sizeof(double) * 4 * nv);
+  double fscale = 0;
+  memcpy(q0, d->qpos, sizeof(double) * nq);
+  for (int j = 0; j < nv; j++) {
+    for (int p = 0; p < 4; p++) {
+      gm_perturb(m, d->qpos, q0, j, step[p]);
+      phys_kinematics(m, d);
+      phys_com_pos(m, d);
+      phys_crb(m, d);
+      for (int i = 0; i < nv; i++) {
+        double s = -m->dof_armature[i] * x[i];
+        for (int k = 0; k < nv; k++) s += d->qM[(size_t)i * nv + k] * x[k];
+        t[p * nv + i] = s;
+      }
+    }
+    fscale = fmax(fscale, gm_maxabs(t, 4 * nv));
+    for (int i = 0; i < nv; i++) dm[i * nv + j] = gm_fd4(t[i], t[nv + i], t[2 * nv + i], t[3 * nv + i], GM_H4);
+  }
+  memcpy(d->qpos, q0, sizeof(double) * nq);
+  rnea_at(m, d, NULL, t);
+  free(q0);
+  free(t);
+  return fscale;
+}
+
 // y'(J x) against (J'y)'x for one block
 static void dot_test(const char* what, const double* J, const double* y, const double* x, const double* Jty,
                      int n) {
@@ -71,7 +104,7 @@ static void check_model(const char* name, const physModel* m, uint64_t seed) {
   double *fq = malloc(sizeof(double) * nn), *fv = malloc(sizeof(double) * nn);
   double *qacc = malloc(sizeof(double) * nv), *y = malloc(sizeof(double) * nv), *x = malloc(sizeof(double) * nv);
   double *qb = malloc(sizeof(double) * nv), *vb = malloc(sizeof(double) * nv), *ab = malloc(sizeof(double) * nv);
-  double eq = 0, ev = 0, ea = 0;
+  double eq = 0, ev = 0, ea = 0, em = 0;
   for (int s = 0; s < NSTATE; s++) {
     gm_random_state(m, d, &r, 2.0);
     gm_rand_vec(&r, qacc, nv);
@@ -100,8 +133,21 @@ static void check_model(const char* name, const physModel* m, uint64_t seed) {
     phys_rnea_vjp(m, d, NULL, y, qb, vb, NULL);
     dot_test("vjp q (qacc 0)", dq, y, x, qb, nv);
     dot_test("vjp v (qacc 0)", dv, y, x, vb, nv);
+
+    // the mass term alone: d(M qacc)/dq = dtau_dq(qacc) - dtau_dq(0), and against differences of phys_crb
+    phys_rnea_deriv(m, d, qacc, fq, NULL, NULL);
+    for (size_t i = 0; i < nn; i++) fq[i] -= dq[i];
+    phys_rnea_mass_deriv(m, d, qacc, da);
+    snprintf(what, sizeof what, "%s state %d d(M a)/dq vs RNEA", name, s);
+    gm_compare(what, da, fq, nv, nv, 0, 1e-10);
+    double mscale = mass_fd(m, d, qacc, fq);
+    snprintf(what, sizeof what, "%s state %d d(M a)/dq vs crb", name, s);
+    em = fmax(em, gm_compare(what, da, fq, nv, nv, mscale, GM_RTOL));
+    phys_rnea_mass_vjp(m, d, qacc, y, qb);
+    dot_test("mass vjp", da, y, x, qb, nv);
   }
-  printf("%-16s nv %2d: max rel err dtau_dq %.2e, dtau_dv %.2e, dtau_da %.2e\n", name, nv, eq, ev, ea);
+  printf("%-16s nv %2d: max rel err dtau_dq %.2e, dtau_dv %.2e, dtau_da %.2e, d(M a)/dq %.2e\n", name, nv, eq,
+         ev, ea, em);
   free(dq), free(dv), free(da), free(fq), free(fv), free(qacc), free(y), free(x), free(qb), free(vb), free(ab);
   phys_free_data(d);
 }
