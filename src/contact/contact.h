@@ -109,6 +109,10 @@ physLcpLocal* phys_solve_lcp_local(physData* d, const physConstraintProblem* p, 
 void phys_solve_lcp_jvp_local(const physLcpLocal* loc, physData* d, const physConstraintProblem* p,
                               const physConstraintSolution* sol, const double* dg, const double* dG,
                               const double* dmu, double* lambda_dot);
+// P = A^+ (m x m row-major) of the scaled clamped system A = S H S the derivatives use (lcp_vjp.c): pivoted
+// Cholesky with the solver's rank cut when A = A' exactly, else the SVD (sigma <= 1e-12 sigma_max is 0). Returns
+// the rank. Scratch from d's arena.
+int phys_lcp_pinv(double* P, physData* d, const double* A, int m);
 // complementarity-aware labels (paper 001 IV-D) for the lcp solution sol, given lambda_bar = dL/dlambda: a
 // contact (or limit row) whose normal adjoint is negative (the loss would fall if the rows separated faster) is
 // relabelled separating with its tangents, one whose normal adjoint is positive (the loss would fall if it

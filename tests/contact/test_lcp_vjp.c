@@ -4,7 +4,10 @@
 // against the forward mode by the dot-product identity <lambda_bar, J v> = <J' lambda_bar, v> to 1e-12.
 // Problems: random G = J W J' with limit rows, full rank and rank deficient; mu = 0 contacts; a box's four
 // coplanar corners (singular clamping system, minimal-norm solution) resting and sliding, with G perturbed
-// through the inverse mass W (rank kept) and g through the free velocity (consistency kept).
+// through the inverse mass W (rank kept) and g through the free velocity (consistency kept). The
+// pseudo-inverse phys_lcp_pinv against the four Penrose conditions on singular symmetric (pivoted Cholesky),
+// regular nonsymmetric and symmetric indefinite (SVD) matrices.
+#include <math.h>
 #include <string.h>
 
 #include "contact.h"
@@ -15,6 +18,7 @@
 #define MAXV 24
 #define FD_TOL 1e-6     // central differences vs forward mode, relative to max |dlambda|, |lambda|*1e-3
 #define DOT_TOL 1e-12   // dot-product identity, relative
+#define PINV_TOL 1e-12  // Penrose conditions, relative
 
 static double g_stack[1 << 20];
 
@@ -342,15 +346,92 @@ static void test_aware(void) {
   CHECK(phys_lcp_aware_states(&pp, &sol, lb, alt) == 0);
 }
 
+// C = A B (m x m row-major)
+static void mat_mul(double* C, const double* A, const double* B, int m) {
+  for (int i = 0; i < m; i++)
+    for (int k = 0; k < m; k++) {
+      double s = 0;
+      for (int j = 0; j < m; j++) s += A[i * m + j] * B[j * m + k];
+      C[i * m + k] = s;
+    }
+}
+
+// |X - Y|_F / |Z|_F, with Y = NULL for X' (m x m)
+static double rel_diff(const double* X, const double* Y, const double* Z, int m) {
+  double e = 0, z = 0;
+  for (int i = 0; i < m; i++)
+    for (int k = 0; k < m; k++) {
+      double t = X[i * m + k] - (Y ? Y[i * m + k] : X[k * m + i]);
+      e += t * t, z += Z[i * m + k] * Z[i * m + k];
+    }
+  return sqrt(e / z);
+}
+
+static double g_pinv_worst;
+
+// P = phys_lcp_pinv(A) has rank r and satisfies A P A = A, P A P = P, (AP)' = AP, (PA)' = PA to PINV_TOL; the
+// Cholesky path (sym: A = A') gives P = P' exactly
+static void check_pinv(const double* A, int m, int r, int sym) {
+  static double P[MAXN * MAXN], AP[MAXN * MAXN], PA[MAXN * MAXN], X[MAXN * MAXN];
+  physData d = make_data();
+  CHECK(phys_lcp_pinv(P, &d, A, m) == r);
+  mat_mul(AP, A, P, m);
+  mat_mul(PA, P, A, m);
+  mat_mul(X, AP, A, m);
+  double e[4] = {rel_diff(X, A, A, m), 0, rel_diff(AP, NULL, AP, m), rel_diff(PA, NULL, PA, m)};
+  mat_mul(X, PA, P, m);
+  e[1] = rel_diff(X, P, P, m);
+  for (int k = 0; k < 4; k++) {
+    CHECK(e[k] <= PINV_TOL);
+    g_pinv_worst = fmax(e[k], g_pinv_worst);
+  }
+  if (sym)
+    for (int i = 0; i < m; i++)
+      for (int k = 0; k < i; k++) CHECK(P[i * m + k] == P[k * m + i]);
+}
+
+// the scaled clamped systems of the derivative: the resting box's S G S (12 x 12, rank 6: coplanar corners) and
+// a random one with more rows than dofs (21 x 21, rank 12), both with G made exactly symmetric; a regular
+// nonsymmetric one (a bounded tangent's column e G_Cb added to its normal's: H = G_CC + G_CB E); a symmetric
+// indefinite one (no Cholesky: the SVD)
+static void test_pinv(void) {
+  static double A[MAXN * MAXN];
+  physRng rng;
+  phys_rng_seed(&rng, 99);
+  const double v[6] = {0, 0, -0.3, 0, 0, 0};
+  box_problem(&g_p, 0.5, v);
+  random_problem(&g_q, &rng, 6, 3, 12, 0);
+  for (int t = 0; t < 2; t++) {
+    const tProb* tp = t ? &g_q : &g_p;
+    int n = tp->n;
+    for (int i = 0; i < n; i++)
+      for (int k = 0; k < n; k++) {
+        double si = 1 / sqrt(tp->G[i * n + i]), sk = 1 / sqrt(tp->G[k * n + k]);
+        A[i * n + k] = si * sk * (tp->G[i * n + k] + tp->G[k * n + i]) / 2;
+      }
+    check_pinv(A, n, t ? 12 : 6, 1);
+  }
+  random_problem(&g_q, &rng, 3, 1, 14, 0);
+  int n = g_q.n;
+  for (int i = 0; i < n; i++)
+    for (int k = 0; k < n; k++) A[i * n + k] = g_q.G[i * n + k] + (k == 0 ? 0.4 * g_q.G[i * n + 1] : 0);
+  CHECK(A[1] != A[n]);
+  check_pinv(A, n, n, 0);
+  const double Aind[9] = {0, 1, 0, 1, 0, 0, 0, 0, 0};   // eigenvalues 1, -1, 0
+  check_pinv(Aind, 3, 2, 0);
+}
+
 int main(void) {
   test_random();
   test_mu_zero();
   test_box();
   test_aware();
+  test_pinv();
   printf("finite differences: %d directions tested, %d skipped (states changed); worst %.3g (tol %.0e)\n",
          g_fd_tested, g_fd_skipped, g_fd_worst, FD_TOL);
   printf("box (singular clamping system): worst %.3g\n", g_box_worst);
   printf("dot-product identity: worst %.3g (tol %.0e)\n", g_dot_worst, DOT_TOL);
+  printf("pseudo-inverse, Penrose conditions: worst %.3g (tol %.0e)\n", g_pinv_worst, PINV_TOL);
   CHECK(g_fd_tested > 5 * g_fd_skipped);
   return test_done();
 }
