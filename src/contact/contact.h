@@ -122,6 +122,15 @@ int phys_lcp_pinv(double* P, physData* d, const double* A, int m);
 // reverse mode; the step keeps whichever of the two gradients is larger (PHYS_GRAD_COMPLEMENTARITY).
 int phys_lcp_aware_states(const physConstraintProblem* p, const physConstraintSolution* sol,
                           const double* lambda_bar, int* state);
+// the forward mode with a symmetric dG known only through products (the step's dG = dJ Y' + Y dJ' - Y dM~ Y'
+// along every input direction, lcp_vjp.c): phys_solve_lcp_jvp_vectors writes the three vectors z_k (3 x n) whose
+// products the JVP reads (z_0 = lambda, z_1, z_2 placed on the clamped rows); phys_solve_lcp_jvp_prod takes
+// dGz (3 x n: dG z_k; NULL when dG = 0) and dGdiag (n: dG's diagonal) and equals phys_solve_lcp_jvp_local with
+// the whole dG to rounding, in O(m^2 + n m) per direction instead of O(n m^2 + n^2)
+void phys_solve_lcp_jvp_vectors(const physLcpLocal* loc, const physConstraintProblem* p, double* z);
+void phys_solve_lcp_jvp_prod(const physLcpLocal* loc, physData* d, const physConstraintProblem* p,
+                             const physConstraintSolution* sol, const double* dg, const double* dGz,
+                             const double* dGdiag, const double* dmu, double* lambda_dot);
 // ccp's derivatives at its solution sol by implicit differentiation (ccp_vjp.c): reverse mode g_bar (n),
 // G_bar (n x n, entries independent; may be NULL), mu_bar (nc; may be NULL) from lambda_bar; forward mode
 // dlambda from dg, dG, dmu (each may be NULL)

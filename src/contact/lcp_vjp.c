@@ -51,6 +51,8 @@ typedef struct lcpLocal_ {
   double* x;                // m: scaled solution lambda_C / s_C
   double* r;                // m: b - A x
   int* live;                // n: 1 if s_i depends on G's diagonal (0: degenerate, from the largest one)
+  // the forward mode through products (phys_solve_lcp_local only; else NULL): H S x, w = A^+' x, H' S r, H' S w
+  double *hsx, *w, *hsr, *hsw;
 } lcpLocal;
 
 // n ints from d's arena
@@ -291,12 +293,23 @@ static void vjp_local(lcpLocal* L, physData* d, const physConstraintProblem* p, 
   for (int i = 0; i < n; i++) L->live[i] = !deg[i];
 }
 
-// y = P x (trans = 0) or P' x (trans = 1), m x m row-major; y and x distinct
-static void vjp_mulv(double* y, const double* P, const double* x, int m, int trans) {
-  for (int i = 0; i < m; i++) {
-    double t = 0;
-    for (int k = 0; k < m; k++) t += (trans ? P[(size_t)k * m + i] : P[(size_t)i * m + k]) * x[k];
-    y[i] = t;
+// y = P x (trans = 0) or P' x (trans = 1), m x m row-major; y and x distinct (P' x by rows of P: contiguous)
+static void vjp_mulv(double* restrict y, const double* restrict P, const double* restrict x, int m, int trans) {
+  if (!trans) {
+    for (int i = 0; i < m; i++) {
+      const double* Pi = P + (size_t)i * m;
+      double t = 0;
+      for (int k = 0; k < m; k++) t += Pi[k] * x[k];
+      y[i] = t;
+    }
+    return;
+  }
+  for (int i = 0; i < m; i++) y[i] = 0;
+  for (int k = 0; k < m; k++) {
+    double xk = x[k];
+    if (xk == 0) continue;
+    const double* Pk = P + (size_t)k * m;
+    for (int i = 0; i < m; i++) y[i] += Pk[i] * xk;
   }
 }
 
@@ -391,10 +404,30 @@ struct physLcpLocal_ {
   lcpLocal L;
 };
 
+// the products' constants of L (prod_dat, phys_solve_lcp_jvp_prod): H S x, w = A^+' x, H' S r, H' S w
+static void prod_local(lcpLocal* L, physData* d) {
+  int mc = L->m;
+  double* a = phys_stack_alloc(d, (size_t)mc + 1);
+  L->hsx = phys_stack_alloc(d, (size_t)mc + 1);
+  L->w = phys_stack_alloc(d, (size_t)mc + 1);
+  L->hsr = phys_stack_alloc(d, (size_t)mc + 1);
+  L->hsw = phys_stack_alloc(d, (size_t)mc + 1);
+  for (int k = 0; k < mc; k++) a[k] = L->s[L->cr[k]] * L->x[k];
+  vjp_mulv(L->hsx, L->H, a, mc, 0);
+  vjp_mulv(L->w, L->P, L->x, mc, 1);
+  for (int k = 0; k < mc; k++) a[k] = L->s[L->cr[k]] * L->r[k];
+  vjp_mulv(L->hsr, L->H, a, mc, 1);
+  for (int k = 0; k < mc; k++) a[k] = L->s[L->cr[k]] * L->w[k];
+  vjp_mulv(L->hsw, L->H, a, mc, 1);
+}
+
 physLcpLocal* phys_solve_lcp_local(physData* d, const physConstraintProblem* p, const physConstraintSolution* sol) {
   physLcpLocal* loc = (physLcpLocal*)phys_stack_alloc(d, (sizeof(physLcpLocal) + 7) / 8 + 1);
   memset(loc, 0, sizeof *loc);
-  if (p->n > 0) vjp_local(&loc->L, d, p, sol);
+  if (p->n > 0) {
+    vjp_local(&loc->L, d, p, sol);
+    prod_local(&loc->L, d);
+  }
   return loc;
 }
 
@@ -547,4 +580,132 @@ int phys_lcp_aware_states(const physConstraintProblem* p, const physConstraintSo
   }
   for (int i = 0; i < p->n; i++) changed += state[i] != sol->state[i];
   return changed;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// forward mode through products with dG (dG symmetric)
+//
+// jvp_apply reads dG only through dA x, dA' r, dA' w (w = A^+' x) and the diagonal (the scales). With
+// lift(u)_{C_k} = u_k, lift(u)_b = e_b u_nb(b) and place(u)_{C_k} = u_k (0 elsewhere), dG and G symmetric:
+//   (dA v)_i  = s_i ([dG lift(S v)]_Ci + sum_b de_b G_Ci,b (S v)_nb(b)) + ds_i (H S v)_i + s_i (H dS v)_i
+//   (dA' u)_k = s_k ([dG place(S u)]_Ck + sum_{b: nb(b) = k} (e_b [dG place(S u)]_b + de_b [G place(S u)]_b))
+//               + s_k sum_i ds_i H_ik u_i + ds_k sum_i s_i H_ik u_i
+// and lift(S x) = lambda. So three products dG z_k per direction replace the n x n matrix dG.
+
+void phys_solve_lcp_jvp_vectors(const physLcpLocal* loc, const physConstraintProblem* p, double* z) {
+  const lcpLocal* L = &loc->L;
+  int n = p->n, mc = L->m;
+  if (n <= 0) return;
+  memset(z, 0, sizeof(double) * 3 * (size_t)n);
+  double *z1 = z + n, *z2 = z + 2 * (size_t)n;
+  for (int i = 0; i < mc; i++) {
+    int ci = L->cr[i];
+    z[ci] = L->s[ci] * L->x[i];
+    z1[ci] = L->s[ci] * L->r[i];
+    z2[ci] = L->s[ci] * L->w[i];
+  }
+  for (int b = 0; b < n; b++)
+    if (L->nb[b] >= 0) z[b] = L->e[b] * z[L->cr[L->nb[b]]];
+}
+
+// t = dA' u (m) for u (m) with hsu = H' S u, zu = dG place(S u) (n, NULL: dG = 0), ds, de as in jvp_apply
+// (dyn: ds may be nonzero, fr: de may be); a, b scratch (m)
+static void prod_dat(double* t, const lcpLocal* L, const physConstraintProblem* p, const double* u,
+                     const double* hsu, const double* zu, const double* ds, const double* de, int dyn, int fr,
+                     double* a, double* b) {
+  int n = p->n, mc = L->m;
+  for (int k = 0; k < mc; k++) t[k] = 0;
+  if (dyn) {
+    // t_k = s_k (zu_Ck + (H' (dS u))_k) + ds_k (H' (S u))_k  (hsu = H' S u)
+    for (int i = 0; i < mc; i++) a[i] = ds[L->cr[i]] * u[i];
+    vjp_mulv(b, L->H, a, mc, 1);
+    for (int k = 0; k < mc; k++) {
+      int ck = L->cr[k];
+      t[k] = L->s[ck] * (zu[ck] + b[k]) + ds[ck] * hsu[k];
+    }
+  }
+  // bounded rows b of clamped normal k: t_k += s_k (e_b zu_b + de_b [G place(S u)]_b)
+  for (int r = 0; r < n; r++) {
+    if (L->nb[r] < 0) continue;
+    int k = L->nb[r];
+    double g = 0;
+    if (fr && de[r] != 0)
+      for (int i = 0; i < mc; i++) g += p->G[(size_t)r * n + L->cr[i]] * L->s[L->cr[i]] * u[i];
+    t[k] += L->s[L->cr[k]] * ((dyn ? L->e[r] * zu[r] : 0) + de[r] * g);
+  }
+}
+
+void phys_solve_lcp_jvp_prod(const physLcpLocal* loc, physData* d, const physConstraintProblem* p,
+                             const physConstraintSolution* sol, const double* dg, const double* dGz,
+                             const double* dGdiag, const double* dmu, double* lambda_dot) {
+  int n = p->n;
+  if (n <= 0) return;
+  size_t mark = phys_stack_mark(d);
+  const lcpLocal* L = &loc->L;
+  int mc = L->m, dyn = dGz != NULL, fr = 0;
+  double* ds = phys_stack_alloc(d, (size_t)n);
+  double* de = phys_stack_alloc(d, (size_t)n);
+  double* v = phys_stack_alloc(d, (size_t)mc + 1);
+  double* w = phys_stack_alloc(d, (size_t)mc + 1);
+  double* t = phys_stack_alloc(d, (size_t)mc + 1);
+  double* dx = phys_stack_alloc(d, (size_t)mc + 1);
+  double* a = phys_stack_alloc(d, (size_t)mc + 1);
+  double* b = phys_stack_alloc(d, (size_t)mc + 1);
+  // ds = -s^3/2 d(mean diagonal), de_b = sgn_b dmu_c
+  for (int i = 0; i < n; i++) {
+    double dd = 0;
+    if (dyn && L->live[i]) {
+      if (i < 3 * p->nc) {
+        int r0 = 3 * (i / 3);
+        dd = (dGdiag[r0] + dGdiag[r0 + 1] + dGdiag[r0 + 2]) / 3;
+      } else {
+        dd = dGdiag[i];
+      }
+    }
+    ds[i] = -0.5 * L->s[i] * L->s[i] * L->s[i] * dd;
+    de[i] = L->nb[i] >= 0 && dmu && p->mu[i / 3] >= 0 ? L->sgn[i] * dmu[i / 3] : 0;
+    fr |= de[i] != 0;
+  }
+  // v = db - dA x,  db = -dS g_C - S dg_C;  dA x = S (dG lambda)_C + dS H S x + S H dS x + S (G dE S x)_C
+  for (int i = 0; i < mc; i++) {
+    int ci = L->cr[i];
+    v[i] = -ds[ci] * p->g[ci] - L->s[ci] * (dg ? dg[ci] : 0);
+  }
+  if (dyn) {
+    for (int k = 0; k < mc; k++) a[k] = ds[L->cr[k]] * L->x[k];
+    vjp_mulv(t, L->H, a, mc, 0);   // H dS x
+    for (int i = 0; i < mc; i++) {
+      int ci = L->cr[i];
+      v[i] -= L->s[ci] * (dGz[ci] + t[i]) + ds[ci] * L->hsx[i];
+    }
+  }
+  if (fr)
+    for (int r = 0; r < n; r++)
+      if (L->nb[r] >= 0 && de[r] != 0) {
+        int k = L->nb[r];
+        double sx = de[r] * L->s[L->cr[k]] * L->x[k];
+        for (int i = 0; i < mc; i++) v[i] -= L->s[L->cr[i]] * p->G[(size_t)L->cr[i] * n + r] * sx;
+      }
+  // dx = A^+ v + A^+ A^+' (dA' r) + (I - A^+ A) (dA' w),  w = A^+' x  (dA = 0 when neither dG nor dE moves)
+  vjp_mulv(dx, L->P, v, mc, 0);
+  if (dyn || fr) {
+    prod_dat(t, L, p, L->r, L->hsr, dyn ? dGz + n : NULL, ds, de, dyn, fr, a, b);   // dA' r
+    vjp_mulv(w, L->P, t, mc, 1);
+    vjp_mulv(v, L->P, w, mc, 0);
+    for (int i = 0; i < mc; i++) dx[i] += v[i];
+    prod_dat(t, L, p, L->w, L->hsw, dyn ? dGz + 2 * (size_t)n : NULL, ds, de, dyn, fr, a, b);   // y = dA' w
+    for (int i = 0; i < mc; i++) dx[i] += t[i];
+    vjp_mulv(w, L->A, t, mc, 0);
+    vjp_mulv(v, L->P, w, mc, 0);
+    for (int i = 0; i < mc; i++) dx[i] -= v[i];
+  }
+  // lambda_C = S x, lambda_b = e_b lambda_n, lambda_S = 0
+  for (int i = 0; i < n; i++) lambda_dot[i] = 0;
+  for (int i = 0; i < mc; i++) lambda_dot[L->cr[i]] = ds[L->cr[i]] * L->x[i] + L->s[L->cr[i]] * dx[i];
+  for (int r = 0; r < n; r++)
+    if (L->nb[r] >= 0) {
+      int cn = L->cr[L->nb[r]];
+      lambda_dot[r] = L->e[r] * lambda_dot[cn] + de[r] * sol->lambda[cn];
+    }
+  phys_stack_free(d, mark);
 }

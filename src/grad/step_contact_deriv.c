@@ -62,6 +62,11 @@ typedef struct contactPoint_ {
   int ncon, ncon_prev, ncon_dropped, nlimit;
   physConstraintGeom* geom;  // the contacts' geometry derivatives, once (NULL: unsupported, refused later)
   physLcpLocal *lcp, *lcp_pos;  // lcp: the solver's local structure of both problems, once (else NULL)
+  // products mode (lcp with its local structures): dG enters only as dG z_k for three vectors per problem
+  // (phys_solve_lcp_jvp_prod) and its diagonal, so neither dG nor the n x n x nv mass terms are formed
+  int prod;
+  double *zv, *uv;           // 3 x n: the main problem's z_k;  3 x nv: u_k = Y' z_k
+  double *zp, *up;           // the same for the position problem (NULL without one)
 } contactPoint;
 
 //---------------------------------------------------------------------------------------------------------
@@ -214,6 +219,8 @@ static physStatus point_build(const physModel* m, physData* d, contactPoint* cp)
   tangent_blocks(m, cp);
   cp->geom = NULL;                // built by the Jacobians, which take many directions
   cp->lcp = cp->lcp_pos = NULL;
+  cp->prod = 0;
+  cp->zv = cp->uv = cp->zp = cp->up = NULL;
   return PHYS_OK;
 }
 
@@ -269,6 +276,8 @@ typedef struct contactDir_ {
   const double *dJv, *dJtlp;           // dJ v (n), dJ' lambda_p (nv)
   const double* dJmat;       // n x nv: dJ along a parameter direction (pos:BODY; with the five above)
   const solverTable* tab;    // the solvers' tables (NULL: their JVPs)
+  // products mode (cp->prod): dG z_k of both problems (3 x n each) and dG's diagonal (n); NULL: dG = 0
+  const double *dGz, *dGzp, *dGd;
 } contactDir;
 
 // dG = dJ Y' + Y dJ' - Y dM~ Y' along x (n x n)
@@ -320,7 +329,7 @@ static physStatus contact_jvp(const physModel* m, physData* d, const contactPoin
   double* dg = arena_zeros(d, n);
   double* dl = arena_zeros(d, n);
   double* dvpos = arena_zeros(d, nv);
-  physStatus st = delassus_jvp(m, d, cp, x, dG);
+  physStatus st = cp->prod ? PHYS_OK : delassus_jvp(m, d, cp, x, dG);
   if (x->dJvp) {
     memcpy(dJvp, x->dJvp, sizeof(double) * (size_t)n);
     memcpy(ddist, x->ddist, sizeof(double) * (size_t)n);
@@ -343,7 +352,8 @@ static physStatus contact_jvp(const physModel* m, physData* d, const contactPoin
 
   // dg = dJ v+ + J w + db - dG lambda
   mul_j(dg, p->J, w, n, nv);
-  for (int r = 0; r < n; r++) dg[r] += dJvp[r] - dotn(dG + (size_t)r * n, lam, n);
+  for (int r = 0; r < n; r++)
+    dg[r] += dJvp[r] - (cp->prod ? (x->dGz ? x->dGz[r] : 0) : dotn(dG + (size_t)r * n, lam, n));   // dG z_0 = dG lambda
   for (int i = 0; i < nc; i++) {
     const physContact* c = d->contact + i;
     if (cp->bias[i] == BIAS_REST) {
@@ -354,9 +364,12 @@ static physStatus contact_jvp(const physModel* m, physData* d, const contactPoin
       dg[3 * i] += ddist[3 * i] / dt;
     }
   }
-  int rigid = !x->dq && !x->ydmy && !x->dJmat;   // dG = 0, and the position problem's data do not move
+  int rigid = cp->prod ? !x->dGz : !x->dq && !x->ydmy && !x->dJmat;   // dG = 0, and the position problem's
+                                                                        // data do not move
   const solverTable* tb = x->tab;
-  if (tb) {
+  if (cp->prod) {
+    phys_solve_lcp_jvp_prod(cp->lcp, d, p, &cp->st.sol, dg, x->dGz, x->dGd, x->dmu, dl);
+  } else if (tb) {
     size_t nn = (size_t)n * n;
     for (int r = 0; r < n; r++)
       dl[r] = dotn(tb->gv + (size_t)r * n, dg, n) + (rigid ? 0 : dotn(tb->Gv + r * nn, dG, (int)nn)) +
@@ -377,7 +390,9 @@ static physStatus contact_jvp(const physModel* m, physData* d, const contactPoin
   // dvpos = W (dJ' lambda_p + J' dlambda_p - dM~ vpos), dlambda_p = lcp_jvp(beta ddist/dt, dG)
   if (st == PHYS_OK && p->npos > 0 && !rigid) {
     for (int r = 0; r < n; r++) dg[r] = p->gpos[r] < 0 ? beta * ddist[r] / dt : 0;
-    if (tb) {
+    if (cp->prod) {
+      phys_solve_lcp_jvp_prod(cp->lcp_pos, d, &cp->st.pp, &cp->st.sol_pos, dg, x->dGzp, x->dGd, NULL, dl);
+    } else if (tb) {
       size_t nn = (size_t)n * n;
       for (int r = 0; r < n; r++) dl[r] = dotn(tb->gp + (size_t)r * n, dg, n) + dotn(tb->Gp + r * nn, dG, (int)nn);
     } else if (cp->lcp_pos) {
@@ -769,8 +784,78 @@ physStatus phys_constrained_step_vjp(const physModel* m, physData* d, const phys
   return st;
 }
 
+// products mode: the vectors z_k of both problems and u_k = Y' z_k = sum_c z_k,c Y_c (arena memory of the
+// caller's mark)
+static void prod_vectors(physData* d, contactPoint* cp) {
+  int n = cp->n, nv = cp->nv;
+  cp->zv = phys_stack_alloc(d, 3 * (size_t)n + 1);
+  cp->uv = phys_stack_alloc(d, 3 * (size_t)nv);
+  phys_solve_lcp_jvp_vectors(cp->lcp, &cp->st.p, cp->zv);
+  for (int k = 0; k < 3; k++) mul_jt(cp->uv + (size_t)k * nv, cp->Y, cp->zv + (size_t)k * n, n, nv, 0);
+  cp->zp = cp->up = NULL;
+  if (!cp->lcp_pos) return;
+  cp->zp = phys_stack_alloc(d, 3 * (size_t)n + 1);
+  cp->up = phys_stack_alloc(d, 3 * (size_t)nv);
+  phys_solve_lcp_jvp_vectors(cp->lcp_pos, &cp->st.pp, cp->zp);
+  for (int k = 0; k < 3; k++) mul_jt(cp->up + (size_t)k * nv, cp->Y, cp->zp + (size_t)k * n, n, nv, 0);
+}
+
+// dG z_k = dJ u_k + Y (dJ' z_k - dmu_k) for the three vectors z (3 x n), u = Y' z (3 x nv) of one problem, with
+// dG = dJ Y' + Y dJ' - Y dM~ Y': dJ (n x nv, NULL: 0) and dmu (3 x nv: dM~ u_k, NULL: 0) along one direction;
+// tmp nv scratch
+static void dG_products(const contactPoint* cp, const double* dJ, const double* z, const double* u,
+                        const double* dmu, double* dGz, double* tmp) {
+  int n = cp->n, nv = cp->nv;
+  for (int k = 0; k < 3; k++) {
+    const double *zk = z + (size_t)k * n, *uk = u + (size_t)k * nv;
+    if (dJ) mul_jt(tmp, dJ, zk, n, nv, 0);
+    else memset(tmp, 0, sizeof(double) * (size_t)nv);
+    if (dmu)
+      for (int i = 0; i < nv; i++) tmp[i] -= dmu[(size_t)k * nv + i];
+    for (int r = 0; r < n; r++)
+      dGz[(size_t)k * n + r] = dotn(cp->Y + (size_t)r * nv, tmp, nv) + (dJ ? dotn(dJ + (size_t)r * nv, uk, nv) : 0);
+  }
+}
+
+// every q direction's dG z at once (n x nv, column j along e_j): d(J u)/dq + Y (d(J' z)/dq - d(M u)/dq) with
+// u = Y' z (phys_constraint_jacobian_geom and phys_rnea_mass_deriv: one call each for all directions)
+static physStatus prod_matrix(const physModel* m, physData* d, const contactPoint* cp, const double* z,
+                              const double* u, double* out) {
+  int n = cp->n, nv = cp->nv;
+  size_t mark = phys_stack_mark(d), nn = (size_t)nv * nv;
+  double* T = phys_stack_alloc(d, nn);
+  double* D = phys_stack_alloc(d, nn);
+  physStatus st = phys_constraint_jacobian_geom(m, d, &cp->st.p, cp->geom, z, u, out, T, NULL);
+  if (st == PHYS_OK) {
+    phys_rnea_mass_deriv(m, d, u, D);
+    for (size_t i = 0; i < nn; i++) T[i] -= D[i];
+    for (int r = 0; r < n; r++) {   // out_r += sum_i Y_ri T_i, four rows of T per pass over out_r
+      double* o = out + (size_t)r * nv;
+      const double* Yr = cp->Y + (size_t)r * nv;
+      int i = 0;
+      for (; i + 4 <= nv; i += 4) {
+        const double *T0 = T + (size_t)i * nv, *T1 = T0 + nv, *T2 = T1 + nv, *T3 = T2 + nv;
+        double y0 = Yr[i], y1 = Yr[i + 1], y2 = Yr[i + 2], y3 = Yr[i + 3];
+        for (int j = 0; j < nv; j++) o[j] += y0 * T0[j] + y1 * T1[j] + y2 * T2[j] + y3 * T3[j];
+      }
+      for (; i < nv; i++)
+        for (int j = 0; j < nv; j++) o[j] += Yr[i] * T[(size_t)i * nv + j];
+    }
+  }
+  phys_stack_free(d, mark);
+  return st;
+}
+
+// dG's diagonal along one direction: dG_rr = 2 dJ_r . Y_r - Y_r' dM~ Y_r (dJ, qd (n: Y_r' dM~ Y_r) NULL: 0)
+static void dG_diagonal(const contactPoint* cp, const double* dJ, const double* qd, double* dGd) {
+  int n = cp->n, nv = cp->nv;
+  for (int r = 0; r < n; r++)
+    dGd[r] = (dJ ? 2 * dotn(dJ + (size_t)r * nv, cp->Y + (size_t)r * nv, nv) : 0) - (qd ? qd[r] : 0);
+}
+
 // Jacobian columns of the q and v directions: F_q = df/dq - dtau/dq|a+, F_v likewise, D0 = dtau/dq(0) and
 // kpos (nv x nv) = dtau/dq(vpos) - D0
+// (products mode: kpos = d(M vpos)/dq directly, D0 not needed)
 static void state_terms(const physModel* m, physData* d, const contactPoint* cp, double* Fq, double* Fv, double* D0,
                         double* kpos) {
   size_t nn = (size_t)m->nv * m->nv;
@@ -779,6 +864,10 @@ static void state_terms(const physModel* m, physData* d, const contactPoint* cp,
   phys_passive_deriv(m, d, Fq, Fv, NULL);
   phys_actuation_deriv(m, d, Fq, NULL);
   phys_xfrc_deriv(m, d, Fq);
+  if (cp->prod) {
+    phys_rnea_mass_deriv(m, d, cp->st.vpos, kpos);
+    return;
+  }
   phys_rnea_deriv(m, d, NULL, D0, NULL, NULL);
   phys_rnea_deriv(m, d, cp->st.vpos, kpos, NULL, NULL);
   for (size_t i = 0; i < nn; i++) kpos[i] -= D0[i];
@@ -902,7 +991,29 @@ static physStatus jacobian_a(const physModel* m, physData* d, const contactPoint
   if (st == PHYS_OK)
     st = phys_constraint_jacobian_geom(m, d, p, cp->geom, cp->st.sol_pos.lambda, d->qvel, Jb2, Jt2, NULL);
   int B = block_cols(d, n, nv), j0 = 0, nb = 0;   // the mass terms of q columns [j0 - nb, j0) in K
-  double* K = phys_stack_alloc(d, (size_t)n * n * B + 1);
+  double* K = cp->prod ? NULL : phys_stack_alloc(d, (size_t)n * n * B + 1);
+  // products mode: every q direction's dG z_k of both problems' vectors (prod_matrix, 3 n x nv each), Q (n x nv):
+  // row r the gradient of Y_r' M Y_r, and one direction's dJ, products and diagonal
+  double *Dm = NULL, *Dp = NULL, *Q = NULL, *dJ = NULL, *qd = NULL, *dGz = NULL, *dGzp = NULL, *dGd = NULL;
+  if (cp->prod && st == PHYS_OK) {
+    Dm = phys_stack_alloc(d, 3 * (size_t)n * nv + 1);
+    Dp = cp->zp ? phys_stack_alloc(d, 3 * (size_t)n * nv + 1) : NULL;
+    Q = phys_stack_alloc(d, (size_t)n * nv + 1);
+    dJ = phys_stack_alloc(d, (size_t)n * nv + 1);
+    qd = phys_stack_alloc(d, (size_t)n + 1);
+    dGz = phys_stack_alloc(d, 3 * (size_t)n + 1);
+    dGzp = phys_stack_alloc(d, 3 * (size_t)n + 1);
+    dGd = phys_stack_alloc(d, (size_t)n + 1);
+    for (int k = 0; k < 3 && st == PHYS_OK; k++) {
+      st = prod_matrix(m, d, cp, cp->zv + (size_t)k * n, cp->uv + (size_t)k * nv, Dm + k * (size_t)n * nv);
+      if (Dp && st == PHYS_OK)
+        st = prod_matrix(m, d, cp, cp->zp + (size_t)k * n, cp->up + (size_t)k * nv, Dp + k * (size_t)n * nv);
+    }
+    for (int r = 0; r < n; r++) {
+      const double* Yr = cp->Y + (size_t)r * nv;
+      phys_rnea_mass_vjp(m, d, Yr, Yr, Q + (size_t)r * nv);
+    }
+  }
   for (int j = 0; j < n2 && st == PHYS_OK; j++) {
     int jj = j < nv ? j : j - nv;
     const double* F = j < nv ? Fq : Fv;
@@ -925,6 +1036,24 @@ static physStatus jacobian_a(const physModel* m, physData* d, const contactPoint
         g5[i] = Jt2[(size_t)i * nv + jj];
       }
       x.dJvp = g1, x.ddist = g2, x.dJv = g3, x.dJtl = g4, x.dJtlp = g5;
+      for (int i = 0; i < nv; i++) dmv[i] = kpos[(size_t)i * nv + jj];
+      x.dmvpos = dmv;
+      if (cp->prod) {
+        st = cp->geom ? phys_constraint_dJ_geom(m, d, p, cp->geom, e, dJ) : phys_constraint_dJ(m, d, p, e, dJ);
+        if (st != PHYS_OK) break;
+        for (int k = 0; k < 3; k++)
+          for (int r = 0; r < n; r++) {
+            dGz[(size_t)k * n + r] = Dm[(k * (size_t)n + r) * nv + jj];
+            if (Dp) dGzp[(size_t)k * n + r] = Dp[(k * (size_t)n + r) * nv + jj];
+          }
+        for (int r = 0; r < n; r++) qd[r] = Q[(size_t)r * nv + jj];
+        dG_diagonal(cp, dJ, qd, dGd);
+        x.dGz = dGz, x.dGzp = cp->zp ? dGzp : NULL, x.dGd = dGd;
+        x.dq = e;
+        st = contact_jvp(m, d, cp, &x, dqn, dvn);
+        if (st == PHYS_OK) put_column(A, nv, n2, j, dqn, dvn);
+        continue;
+      }
       if (jj == j0) {   // the next block of mass terms
         nb = nv - j0 < B ? nv - j0 : B;
         mass_block_q(m, d, cp, D0, j0, nb, K);
@@ -932,8 +1061,6 @@ static physStatus jacobian_a(const physModel* m, physData* d, const contactPoint
       }
       k_column(K, n, nb, jj - (j0 - nb), ydmy);
       x.ydmy = ydmy;
-      for (int i = 0; i < nv; i++) dmv[i] = kpos[(size_t)i * nv + jj];
-      x.dmvpos = dmv;
     } else {
       x.dv = e;
     }
@@ -1012,14 +1139,45 @@ static physStatus jacobian_p(const physModel* m, physData* d, const contactPoint
   phys_param_forces(m, d, t, zero, R0);
   phys_param_forces(m, d, t, cp->st.vpos, Rp);
   int B = block_cols(d, n, nt), j0 = 0, nb = 0;   // the mass terms of theta columns [j0 - nb, j0) in K
-  double* K = phys_stack_alloc(d, (size_t)n * n * B + 1);
+  double* K = cp->prod ? NULL : phys_stack_alloc(d, (size_t)n * n * B + 1);
+  // products mode: (R(u_k) - R0) of both problems' vectors (3 nv x nt each), QP (n x nt): row r
+  // Y_r' (R(Y_r) - R0), and one column's dM~ u_k, products and diagonal
+  double *Ru = NULL, *Rup = NULL, *QP = NULL, *dmu_k = NULL, *dmup = NULL, *qd = NULL, *dGz = NULL, *dGzp = NULL,
+         *dGd = NULL, *tmp = NULL;
+  if (cp->prod) {
+    Ru = phys_stack_alloc(d, 3 * nr);
+    Rup = cp->zp ? phys_stack_alloc(d, 3 * nr) : NULL;
+    QP = arena_zeros(d, n * nt);
+    dmu_k = phys_stack_alloc(d, 3 * (size_t)nv);
+    dmup = phys_stack_alloc(d, 3 * (size_t)nv);
+    qd = phys_stack_alloc(d, (size_t)n + 1);
+    dGz = phys_stack_alloc(d, 3 * (size_t)n + 1);
+    dGzp = phys_stack_alloc(d, 3 * (size_t)n + 1);
+    dGd = phys_stack_alloc(d, (size_t)n + 1);
+    tmp = phys_stack_alloc(d, (size_t)nv);
+    for (int k = 0; k < 3; k++) {
+      phys_param_forces(m, d, t, cp->uv + (size_t)k * nv, Ru + k * nr);
+      for (size_t i = 0; i < nr; i++) Ru[k * nr + i] -= R0[i];
+      if (!Rup) continue;
+      phys_param_forces(m, d, t, cp->up + (size_t)k * nv, Rup + k * nr);
+      for (size_t i = 0; i < nr; i++) Rup[k * nr + i] -= R0[i];
+    }
+    double* Rc = phys_stack_alloc(d, nr);
+    for (int r = 0; r < n; r++) {
+      const double* Yr = cp->Y + (size_t)r * nv;
+      phys_param_forces(m, d, t, Yr, Rc);
+      for (int i = 0; i < nv; i++)
+        if (Yr[i] != 0)
+          for (int j = 0; j < nt; j++) QP[(size_t)r * nt + j] += Yr[i] * (Rc[(size_t)i * nt + j] - R0[(size_t)i * nt + j]);
+    }
+  }
   physStatus st = PHYS_OK;
   *nsize = 0;
   for (int e = 0; e < t->n && st == PHYS_OK; e++) {
     const physParam* pr = t->param + e;
     if (pr->kind == PHYS_PAR_SIZE) (*nsize)++;
     for (int j = pr->adr; j < pr->adr + pr->size && st == PHYS_OK; j++) {
-      if (j == j0) {   // the next block of mass terms (columns in table order)
+      if (j == j0 && !cp->prod) {   // the next block of mass terms (columns in table order)
         nb = nt - j0 < B ? nt - j0 : B;
         mass_block_p(m, d, cp, t, R0, j0, nb, K);
         j0 += nb;
@@ -1030,10 +1188,12 @@ static physStatus jacobian_p(const physModel* m, physData* d, const contactPoint
         r[i] = -Ra[(size_t)i * nt + j];
         dmv[i] = Rp[(size_t)i * nt + j] - R0[(size_t)i * nt + j];
       }
-      k_column(K, n, nb, j - (j0 - nb), ydmy);
+      if (!cp->prod) {
+        k_column(K, n, nb, j - (j0 - nb), ydmy);
+        x.ydmy = ydmy;
+      }
       x.tab = tb;
       x.r = r;
-      x.ydmy = ydmy;
       x.dmvpos = cp->st.p.npos > 0 ? dmv : NULL;
       if (pr->kind == PHYS_PAR_FRICTION || pr->kind == PHYS_PAR_RESTITUTION) {
         int rest = pr->kind == PHYS_PAR_RESTITUTION;
@@ -1047,6 +1207,18 @@ static physStatus jacobian_p(const physModel* m, physData* d, const contactPoint
       }
       size_t cmark = phys_stack_mark(d);   // the column's geometry (pos) lives until its column is written
       if (pr->kind == PHYS_PAR_POS && nc > 0) st = pos_geometry(m, d, cp, pr->id, j - pr->adr, &x);
+      if (st == PHYS_OK && cp->prod) {   // dG = dJ Y' + Y dJ' - Y dM~ Y' through products
+        for (int k = 0; k < 3; k++)
+          for (int i = 0; i < nv; i++) {
+            dmu_k[(size_t)k * nv + i] = Ru[k * nr + (size_t)i * nt + j];
+            if (Rup) dmup[(size_t)k * nv + i] = Rup[k * nr + (size_t)i * nt + j];
+          }
+        for (int r = 0; r < n; r++) qd[r] = QP[(size_t)r * nt + j];
+        dG_products(cp, x.dJmat, cp->zv, cp->uv, dmu_k, dGz, tmp);
+        if (cp->zp) dG_products(cp, x.dJmat, cp->zp, cp->up, dmup, dGzp, tmp);
+        dG_diagonal(cp, x.dJmat, qd, dGd);
+        x.dGz = dGz, x.dGzp = cp->zp ? dGzp : NULL, x.dGd = dGd;
+      }
       if (st == PHYS_OK) st = contact_jvp(m, d, cp, &x, dqn, dvn);
       if (st == PHYS_OK) put_column(P, nv, nt, j, dqn, dvn);
       phys_stack_free(d, cmark);
@@ -1092,6 +1264,8 @@ physStatus phys_constrained_step_jacobian(const physModel* m, physData* d, const
   cp.geom = phys_constraint_geom(m, d, &cp.st.p, &gst);
   if (m->opt.contact == PHYS_CONTACT_LCP) cp.lcp = phys_solve_lcp_local(d, &cp.st.p, &cp.st.sol);
   if (cp.st.p.npos > 0) cp.lcp_pos = phys_solve_lcp_local(d, &cp.st.pp, &cp.st.sol_pos);
+  cp.prod = cp.lcp != NULL && cp.n > 0;
+  if (cp.prod) prod_vectors(d, &cp);
   // the solvers' tables when there are more directions than 2n reverse passes
   int ndir = (A ? 2 * m->nv : 0) + (B ? m->nu : 0) + (P && t ? t->ntheta : 0);
   solverTable tab, *tb = NULL;

@@ -6,7 +6,8 @@
 // coplanar corners (singular clamping system, minimal-norm solution) resting and sliding, with G perturbed
 // through the inverse mass W (rank kept) and g through the free velocity (consistency kept). The
 // pseudo-inverse phys_lcp_pinv against the four Penrose conditions on singular symmetric (pivoted Cholesky),
-// regular nonsymmetric and symmetric indefinite (SVD) matrices.
+// regular nonsymmetric and symmetric indefinite (SVD) matrices. The forward mode through products
+// (phys_solve_lcp_jvp_prod: dG z_k and dG's diagonal only) against the whole dG's at every direction.
 #include <math.h>
 #include <string.h>
 
@@ -148,6 +149,33 @@ static int g_fd_tested, g_fd_skipped;
 static double g_fd_worst, g_dot_worst;
 static double g_box_worst;   // worst finite-difference error on the box problems
 
+static double g_prod_worst;   // products form vs the whole dG, relative
+
+// the forward mode through products (phys_solve_lcp_jvp_prod with dG z_k and dG's diagonal; dGz NULL when
+// dG = 0) against phys_solve_lcp_jvp's dl with the whole dG, to rounding
+static void check_products(const physConstraintProblem* pp, const physConstraintSolution* sol, const double* dg,
+                           const double* dG, const double* dmu, const double* dl, const char* name) {
+  int n = pp->n, zero = 1;
+  double z[3 * MAXN], dGz[3 * MAXN], diag[MAXN], dl2[MAXN];
+  for (int i = 0; i < n * n; i++) zero &= dG[i] == 0;
+  physData d = make_data();
+  physLcpLocal* loc = phys_solve_lcp_local(&d, pp, sol);
+  phys_solve_lcp_jvp_vectors(loc, pp, z);
+  for (int k = 0; k < 3; k++)
+    for (int i = 0; i < n; i++) {
+      double t = 0;
+      for (int j = 0; j < n; j++) t += dG[i * n + j] * z[k * n + j];
+      dGz[k * n + i] = t;
+    }
+  for (int i = 0; i < n; i++) diag[i] = dG[i * n + i];
+  phys_solve_lcp_jvp_prod(loc, &d, pp, sol, dg, zero ? NULL : dGz, diag, dmu, dl2);
+  double scale = 0, err = 0;
+  for (int i = 0; i < n; i++) scale = fmax(fabs(dl[i]), scale), err = fmax(fabs(dl[i] - dl2[i]), err);
+  double rel = err / fmax(scale, 1e-300);
+  if (scale > 0) g_prod_worst = fmax(rel, g_prod_worst);
+  CHECK_MSG(err <= 1e-12 * scale, "%s: products form %.3g from the whole dG (scale %.3g)", name, err, scale);
+}
+
 // check one direction at problem p (solution lam0, st0): forward mode vs finite differences (central, or
 // one-sided second order when onesided), states equal at the perturbed points; then the dot-product identity
 static void check_direction(const tProb* p, const double* lam0, const int* st0, const tDir* dir, double h,
@@ -163,6 +191,7 @@ static void check_direction(const tProb* p, const double* lam0, const int* st0, 
   physConstraintSolution sol = {.lambda = (double*)lam0, .state = (int*)st0};
   CHECK(phys_solve_lcp_jvp(NULL, &d, &pp, &sol, dg, dG, dir->dmu, dl) == PHYS_OK);
   CHECK(d.pstack == 0);
+  check_products(&pp, &sol, dg, dG, dir->dmu, dl, name);
 
   // dot product: <lambda_bar, dl> = <g_bar, dg> + <G_bar, dG> + <mu_bar, dmu>
   for (int i = 0; i < n; i++) lb[i] = phys_rng_range(rng, -1, 1);
@@ -432,6 +461,7 @@ int main(void) {
   printf("box (singular clamping system): worst %.3g\n", g_box_worst);
   printf("dot-product identity: worst %.3g (tol %.0e)\n", g_dot_worst, DOT_TOL);
   printf("pseudo-inverse, Penrose conditions: worst %.3g (tol %.0e)\n", g_pinv_worst, PINV_TOL);
+  printf("forward mode through products vs the whole dG: worst %.3g (tol 1e-12)\n", g_prod_worst);
   CHECK(g_fd_tested > 5 * g_fd_skipped);
   return test_done();
 }
