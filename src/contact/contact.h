@@ -101,6 +101,12 @@ physStatus phys_solve_lcp_vjp(const physModel* m, physData* d, const physConstra
 physStatus phys_solve_lcp_vjp_batch(const physModel* m, physData* d, const physConstraintProblem* p,
                                     const physConstraintSolution* sol, int k, const double* lambda_bar,
                                     double* g_bar, double* G_bar, double* mu_bar);
+// the reverse mode with G_bar in factored form, G_bar = sum_{t<3} Ga_t Gb_t' + diag(Gd) (Ga, Gb 3 x n, Gd n):
+// the clamped system's adjoint is rank three, and the scales add a diagonal. For a G_bar contracted with
+// dG = -Y dM Y' this is three bilinear forms and n quadratic ones instead of n bilinear forms
+physStatus phys_solve_lcp_vjp_factored(const physModel* m, physData* d, const physConstraintProblem* p,
+                                       const physConstraintSolution* sol, const double* lambda_bar, double* g_bar,
+                                       double* Ga, double* Gb, double* Gd, double* mu_bar);
 // the forward mode for many directions: the local structure once (arena memory of the caller's mark, valid
 // while p and sol are), then phys_solve_lcp_jvp_local per direction (O(n m + m^2), m clamped rows), bit for
 // bit phys_solve_lcp_jvp

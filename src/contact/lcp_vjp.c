@@ -441,12 +441,19 @@ void phys_solve_lcp_jvp_local(const physLcpLocal* loc, physData* d, const physCo
 // (n x n, entries as independent; may be NULL) and mu_bar = dL/dmu (nc; may be NULL). Scratch from d's arena.
 // Returns PHYS_OK.
 // the reverse mode at the local structure L of sol (vjp_local): outputs as phys_solve_lcp_vjp
+// (Ga, Gb, Gd non-NULL: G_bar in factored form instead, G_bar = sum_t Ga_t Gb_t' + diag(Gd), see
+// phys_solve_lcp_vjp_factored)
 static void vjp_apply(const lcpLocal* restrict Lp, physData* d, const physConstraintProblem* p,
                       const physConstraintSolution* sol, const double* lambda_bar, double* g_bar, double* G_bar,
-                      double* mu_bar) {
+                      double* mu_bar, double* Ga, double* Gb, double* Gd) {
   int n = p->n;
   for (int i = 0; i < n; i++) g_bar[i] = 0;
   if (G_bar) memset(G_bar, 0, sizeof(double) * (size_t)n * (size_t)(n > 0 ? n : 0));
+  if (Ga) {
+    memset(Ga, 0, 3 * sizeof(double) * (size_t)(n > 0 ? n : 0));
+    memset(Gb, 0, 3 * sizeof(double) * (size_t)(n > 0 ? n : 0));
+    memset(Gd, 0, sizeof(double) * (size_t)(n > 0 ? n : 0));
+  }
   if (mu_bar)
     for (int c = 0; c < p->nc; c++) mu_bar[c] = 0;
   if (n <= 0) return;
@@ -484,6 +491,21 @@ static void vjp_apply(const lcpLocal* restrict Lp, physData* d, const physConstr
   vjp_mulv(t, L.A, xb, mc, 0);
   vjp_mulv(u4, L.P, t, mc, 0);
   for (int i = 0; i < mc; i++) u4[i] = xb[i] - u4[i];
+  // factored: H_bar = S A_bar S lifted, G_bar = sum_t place(S a_t) lift(S c_t)' with (a, c) = (-u1, x), (r, u2),
+  // (u3, u4); lift(y)_Ck = y_k, lift(y)_b = e_b y_nb(b)
+  if (Ga) {
+    const double *fa[3] = {u1, L.r, u3}, *fc[3] = {L.x, u2, u4}, sg[3] = {-1, 1, 1};
+    for (int f = 0; f < 3; f++) {
+      double *a = Ga + (size_t)f * n, *c = Gb + (size_t)f * n;
+      for (int i = 0; i < mc; i++) {
+        int ci = L.cr[i];
+        a[ci] = sg[f] * L.s[ci] * fa[f][i];
+        c[ci] = L.s[ci] * fc[f][i];
+      }
+      for (int b = 0; b < n; b++)
+        if (L.nb[b] >= 0) c[b] = L.e[b] * c[L.cr[L.nb[b]]];
+    }
+  }
   // A_bar = -u1 x' + r u2' + u3 u4'
   for (int i = 0; i < mc; i++)
     for (int k = 0; k < mc; k++) Ab[(size_t)i * mc + k] = -u1[i] * L.x[k] + L.r[i] * u2[k] + u3[i] * u4[k];
@@ -519,16 +541,20 @@ static void vjp_apply(const lcpLocal* restrict Lp, physData* d, const physConstr
     for (int b = 0; b < n; b++)
       if (L.nb[b] >= 0 && p->mu[b / 3] >= 0) mu_bar[b / 3] += L.sgn[b] * eb[b];
   // s = (mean diagonal)^(-1/2): diagonal bar = -s^3/2 s bar (a contact's three rows share s: summed)
-  if (G_bar)
+  if (G_bar || Gd)
     for (int i = 0; i < n; i++) {
       if (!L.live[i]) continue;
       double db = -0.5 * L.s[i] * L.s[i] * L.s[i];
       if (i < 3 * p->nc) {
         if (i % 3) continue;
         db *= (sb[i] + sb[i + 1] + sb[i + 2]) / 3;
-        for (int k = i; k < i + 3; k++) G_bar[(size_t)k * n + k] += db;
+        for (int k = i; k < i + 3; k++) {
+          if (G_bar) G_bar[(size_t)k * n + k] += db;
+          if (Gd) Gd[k] += db;
+        }
       } else {
-        G_bar[(size_t)i * n + i] += db * sb[i];
+        if (G_bar) G_bar[(size_t)i * n + i] += db * sb[i];
+        if (Gd) Gd[i] += db * sb[i];
       }
     }
   phys_stack_free(d, mark);
@@ -551,7 +577,20 @@ physStatus phys_solve_lcp_vjp_batch(const physModel* m, physData* d, const physC
   if (n > 0) vjp_local(&L, d, p, sol);   // the labels, H, A and its pseudo-inverse: once for all k
   for (int j = 0; j < k; j++)
     vjp_apply(&L, d, p, sol, lambda_bar + (size_t)j * n, g_bar + (size_t)j * n, G_bar ? G_bar + j * nn : NULL,
-              mu_bar ? mu_bar + (size_t)j * nc : NULL);
+              mu_bar ? mu_bar + (size_t)j * nc : NULL, NULL, NULL, NULL);
+  phys_stack_free(d, mark);
+  return PHYS_OK;
+}
+
+physStatus phys_solve_lcp_vjp_factored(const physModel* m, physData* d, const physConstraintProblem* p,
+                                       const physConstraintSolution* sol, const double* lambda_bar, double* g_bar,
+                                       double* Ga, double* Gb, double* Gd, double* mu_bar) {
+  (void)m;
+  size_t mark = phys_stack_mark(d);
+  lcpLocal L;
+  memset(&L, 0, sizeof L);
+  if (p->n > 0) vjp_local(&L, d, p, sol);
+  vjp_apply(&L, d, p, sol, lambda_bar, g_bar, NULL, mu_bar, Ga, Gb, Gd);
   phys_stack_free(d, mark);
   return PHYS_OK;
 }

@@ -41,6 +41,9 @@ void phys_rnea_vjp(const physModel* m, physData* d, const double* qacc, const do
 // its reverse mode q_bar = d(bar' M(q) x)/dq (nv); the same passes as above at zero velocity, about half the cost
 void phys_rnea_mass_deriv(const physModel* m, physData* d, const double* x, double* dmx_dq);
 void phys_rnea_mass_vjp(const physModel* m, physData* d, const double* x, const double* bar, double* q_bar);
+// g (nv) = d(x' M(q) x)/dq (= phys_rnea_mass_vjp(x, x)) from the kinetic energy's gradient: O(nbody), a fifth of
+// the cost; the diagonal terms Y_r' dM Y_r of the Delassus matrix's derivative
+void phys_rnea_mass_quad_grad(const physModel* m, physData* d, const double* x, double* g);
 
 //---------------------------------------------------------------------------------------------------------
 // generalized forces (passive_deriv.c): each ADDS its derivative to the given matrices (any may be NULL)

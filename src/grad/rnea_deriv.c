@@ -386,3 +386,42 @@ void phys_rnea_mass_deriv(const physModel* m, physData* d, const double* x, doub
 void phys_rnea_mass_vjp(const physModel* m, physData* d, const double* x, const double* bar, double* q_bar) {
   rnea_vjp(m, d, x, 1, bar, q_bar, NULL, NULL);
 }
+
+// d(x' M(q) x)/dq = 2 dT/dq with T = 1/2 sum_b v_b . I_b v_b the kinetic energy of joint velocities x.
+// Moving q_j by eps carries j's subtree rigidly by eps S_j: its inertias and the motion after j are transported,
+// which leaves v . I v unchanged, while the motion before j's group (vpre_j) is seen transported backwards:
+// d(v_b . I_b v_b)/dq_j = 2 h_b . (-S_j x vpre_j), h_b = I_b v_b. Summed over the subtree (Hc = sum of h):
+//   g_j = -2 Hc_body(j) . (S_j x vpre_j).   One pass down and one up: O(nbody), no matrix.
+void phys_rnea_mass_quad_grad(const physModel* m, physData* d, const double* x, double* g) {
+  int nv = m->nv, nb = m->nbody;
+  size_t mark = phys_stack_mark(d);
+  double* v = phys_stack_alloc(d, 6 * (size_t)nb);
+  double* H = phys_stack_alloc(d, 6 * (size_t)nb);
+  double* vpre = phys_stack_alloc(d, 6 * (size_t)nv + 1);
+  memset(v, 0, 6 * sizeof(double));
+  memset(H, 0, 6 * sizeof(double));
+  for (int b = 1; b < nb; b++) {
+    int da = m->body_dofadr[b], nd = m->body_dofnum[b];
+    double* vb = v + 6 * b;
+    memcpy(vb, v + 6 * m->body_parentid[b], 6 * sizeof(double));
+    double gv[6];
+    for (int k = da; k < da + nd; k++) {
+      if (phys_dof_group(m, k) == k) memcpy(gv, vb, sizeof(gv));
+      memcpy(vpre + 6 * k, gv, sizeof(gv));
+      const double* S = d->cdof + 6 * k;
+      for (int i = 0; i < 6; i++) vb[i] += S[i] * x[k];
+    }
+    phys_inert_mul(H + 6 * b, d->cinert + 10 * b, vb);
+  }
+  for (int b = nb - 1; b > 0; b--) {
+    int p = m->body_parentid[b];
+    if (p > 0)
+      for (int i = 0; i < 6; i++) H[6 * p + i] += H[6 * b + i];
+  }
+  for (int j = 0; j < nv; j++) {
+    double u[6];
+    phys_cross_motion(u, d->cdof + 6 * j, vpre + 6 * j);
+    g[j] = -2 * phys_dot6(H + 6 * m->dof_bodyid[j], u);
+  }
+  phys_stack_free(d, mark);
+}

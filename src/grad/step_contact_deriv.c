@@ -431,7 +431,14 @@ typedef struct contactAdj_ {
   double* Z;                 // n x nv: -sum_c Z_c' dM~ Y_c is the Delassus mass term
   double* mubar;             // nc
   double* epsbar;            // nc
+  // lcp: G_bar factored (phys_solve_lcp_vjp_factored), the mass term is -sum_t fa_t' dM~ fb_t
+  // - sum_r gd_r Y_r' dM~ Y_r (Z unused)
+  int fac, nf;
+  double *fa, *fb;           // NFAC x nv: Y' a_t, Y' b_t of G_bar's outer products a_t b_t'
+  double* gd;                // n: G_bar's diagonal part
 } contactAdj;
+
+#define NFAC 5               // outer products of G_bar: 2 (main problem, one cancels -g_bar lambda') + 3 (position)
 
 // W (n x nv) += alpha beta' (the weights of one product alpha' J beta)
 static void add_outer(double* W, const double* alpha, const double* beta, int n, int nv) {
@@ -496,9 +503,10 @@ static double vf_adjoint_norm2(const physConstraintProblem* p, const double* vnb
 // G_bar, mu_bar; the pair whose free-velocity adjoint vbar+ + J' g_bar is larger replaces the exact one. A
 // heuristic for optimizers stalled in a saddle (a resting contact that absorbs every push: exact gradient 0);
 // the forward-mode Jacobians are unchanged. gb, Gt, mub updated in place.
+// (F non-NULL: G_bar factored as phys_solve_lcp_vjp_factored's Ga, Gb, Gd at F, F + 3n, F + 6n; Gt unused)
 static physStatus aware_vjp(const physModel* m, physData* d, const physConstraintProblem* p,
                             const physConstraintSolution* sol, const double* vnb, const double* lb, double* gb,
-                            double* Gt, double* mub) {
+                            double* Gt, double* F, double* mub) {
   int n = p->n, nv = p->nv, nc = p->nc;
   size_t mark = phys_stack_mark(d);
   physConstraintSolution alt = *sol;
@@ -508,16 +516,38 @@ static physStatus aware_vjp(const physModel* m, physData* d, const physConstrain
     return PHYS_OK;
   }
   double* gb2 = arena_zeros(d, n);
-  double* Gt2 = arena_zeros(d, n * n);
+  double* Gt2 = arena_zeros(d, F ? 7 * n : n * n);
   double* mub2 = arena_zeros(d, nc + 1);
-  physStatus st = phys_solve_lcp_vjp(m, d, p, &alt, lb, gb2, Gt2, mub ? mub2 : NULL);
+  physStatus st = F ? phys_solve_lcp_vjp_factored(m, d, p, &alt, lb, gb2, Gt2, Gt2 + 3 * n, Gt2 + 6 * n,
+                                                  mub ? mub2 : NULL)
+                    : phys_solve_lcp_vjp(m, d, p, &alt, lb, gb2, Gt2, mub ? mub2 : NULL);
   if (st == PHYS_OK && vf_adjoint_norm2(p, vnb, gb2, n, nv) > vf_adjoint_norm2(p, vnb, gb, n, nv)) {
     memcpy(gb, gb2, sizeof(double) * (size_t)n);
-    memcpy(Gt, Gt2, sizeof(double) * (size_t)n * n);
+    memcpy(F ? F : Gt, Gt2, sizeof(double) * (size_t)n * (F ? 7 : n));
     if (mub) memcpy(mub, mub2, sizeof(double) * (size_t)nc);
   }
   phys_stack_free(d, mark);
   return st;
+}
+
+// one outer product u v' of a factored G_bar (u, v: n): fa = Y' u, fb = Y' v stored in a, and its geometric
+// weights <u v', dJ Y' + Y dJ'> = <u (Y'v)' + v (Y'u)', dJ> added to W
+static void add_factor(contactAdj* a, const contactPoint* cp, const double* u, const double* v, double* W) {
+  int n = cp->n, nv = cp->nv;
+  double *fa = a->fa + (size_t)a->nf * nv, *fb = a->fb + (size_t)a->nf * nv;
+  a->nf++;
+  mul_jt(fa, cp->Y, u, n, nv, 0);
+  mul_jt(fb, cp->Y, v, n, nv, 0);
+  add_outer(W, u, fb, n, nv);
+  add_outer(W, v, fa, n, nv);
+}
+
+// the factors F (Ga 3 x n, Gb 3 x n, Gd n: phys_solve_lcp_vjp_factored) of one problem into a and W, from
+// factor t0 on
+static void add_factors(contactAdj* a, const contactPoint* cp, const double* F, int t0, double* W) {
+  int n = cp->n;
+  for (int t = t0; t < 3; t++) add_factor(a, cp, F + (size_t)t * n, F + (size_t)(3 + t) * n, W);
+  for (int r = 0; r < n; r++) a->gd[r] += F[6 * (size_t)n + r];
 }
 
 // the transpose of contact_jvp for xbar_next = (qbar+, vbar+): fills a (set, not added); the geometric
@@ -539,7 +569,10 @@ static physStatus contact_vjp(const physModel* m, physData* d, const contactPoin
   double* gamma = arena_zeros(d, n);   // adjoint of dist
   double* alv = arena_zeros(d, n);     // alpha of dJ v
   double* W = arena_zeros(d, n * nv);  // the weights of <W, dJ> of every geometric term
+  double* F = a->fac ? arena_zeros(d, 7 * n) : NULL;   // one problem's factored G_bar
   physStatus st = PHYS_OK;
+  a->nf = 0;
+  if (a->fac) memset(a->gd, 0, sizeof(double) * ((size_t)n + 1));
   memset(a->qbar, 0, sizeof(double) * (size_t)nv);
   memset(a->vbar, 0, sizeof(double) * (size_t)nv);
   memset(a->zpos, 0, sizeof(double) * (size_t)nv);
@@ -558,8 +591,13 @@ static physStatus contact_vjp(const physModel* m, physData* d, const contactPoin
   if (p->npos > 0) {
     phys_solve_m(m, d->qLD, a->zpos, vsb);
     mul_j(lb, p->J, a->zpos, n, nv);
-    st = phys_solve_lcp_vjp(m, d, &cp->st.pp, &cp->st.sol_pos, lb, gb, Gt, NULL);
-    for (size_t i = 0; st == PHYS_OK && i < (size_t)n * n; i++) Gb[i] += Gt[i];
+    if (a->fac) {
+      st = phys_solve_lcp_vjp_factored(m, d, &cp->st.pp, &cp->st.sol_pos, lb, gb, F, F + 3 * n, F + 6 * n, NULL);
+      add_factors(a, cp, F, 0, W);
+    } else {
+      st = phys_solve_lcp_vjp(m, d, &cp->st.pp, &cp->st.sol_pos, lb, gb, Gt, NULL);
+      for (size_t i = 0; st == PHYS_OK && i < (size_t)n * n; i++) Gb[i] += Gt[i];
+    }
     for (int r = 0; r < n; r++) gamma[r] += p->gpos[r] < 0 ? beta * gb[r] / dt : 0;
     add_outer(W, lamp, a->zpos, n, nv);
   }
@@ -568,18 +606,21 @@ static physStatus contact_vjp(const physModel* m, physData* d, const contactPoin
   memcpy(a->vbar, vnb, sizeof(double) * (size_t)nv);
   phys_solve_m(m, d->qLD, z, vnb);
   mul_j(lb, p->J, z, n, nv);
-  if (st == PHYS_OK) st = solver_vjp(m, d, p, &cp->st.sol, lb, gb, Gt, a->mubar);
+  if (st == PHYS_OK)
+    st = a->fac ? phys_solve_lcp_vjp_factored(m, d, p, &cp->st.sol, lb, gb, F, F + 3 * n, F + 6 * n, a->mubar)
+                : solver_vjp(m, d, p, &cp->st.sol, lb, gb, Gt, a->mubar);
   if (st == PHYS_OK && m->opt.contact == PHYS_CONTACT_LCP && (m->opt.gradflags & PHYS_GRAD_COMPLEMENTARITY))
-    st = aware_vjp(m, d, p, &cp->st.sol, vnb, lb, gb, Gt, a->mubar);
+    st = aware_vjp(m, d, p, &cp->st.sol, vnb, lb, gb, Gt, F, a->mubar);
   if (st != PHYS_OK) {
     phys_stack_free(d, mark);
     return st;
   }
-  for (size_t i = 0; i < (size_t)n * n; i++) Gb[i] += Gt[i];
-
-  // dg = dJ v+ + J (dv + dy0) + db - dG lambda:  G_bar -= g_bar lambda';  db's terms
-  for (int r = 0; r < n; r++)
-    for (int c = 0; c < n; c++) Gb[(size_t)r * n + c] -= gb[r] * lam[c];
+  // dg = dJ v+ + J (dv + dy0) + db - dG lambda:  G_bar -= g_bar lambda';  db's terms. Factored, lcp's first
+  // outer product is g_bar lambda' itself (Ga_0 = place(-S A^+' x_bar) = g_bar, Gb_0 = lift(S x) = lambda): the
+  // two cancel exactly and neither is added (summed apart they left rounding noise of their size)
+  if (a->fac) add_factors(a, cp, F, 1, W);
+  else
+    for (size_t i = 0; i < (size_t)n * n; i++) Gb[i] += Gt[i] - gb[i / n] * lam[i % n];
   for (int i = 0; i < nc; i++) {
     const physContact* c = d->contact + i;
     if (cp->bias[i] == BIAS_REST) {
@@ -604,7 +645,16 @@ static physStatus contact_vjp(const physModel* m, physData* d, const contactPoin
   add_outer(W, lam, z, n, nv);
 
   // dG = dJ Y' + Y dJ' - Y dM~ Y':  <G_bar, dJ Y' + Y dJ'> = <(G_bar + G_bar') Y, dJ> (one matrix call);
-  // Z_c = sum_r G_bar[r][c] Y_r
+  // Z_c = sum_r G_bar[r][c] Y_r. Factored: the outer products' weights are in W already, the diagonal's
+  // are 2 gd_r Y_r
+  if (a->fac) {
+    for (int r = 0; r < n; r++)
+      if (a->gd[r] != 0)
+        for (int i = 0; i < nv; i++) W[(size_t)r * nv + i] += 2 * a->gd[r] * cp->Y[(size_t)r * nv + i];
+    st = geom_vjp_matrix(m, d, p, t, W, gamma, a->qbar, theta_bar);
+    phys_stack_free(d, mark);
+    return st;
+  }
   for (int r = 0; r < n; r++)
     for (int c = 0; c < n; c++) {
       double g = Gb[(size_t)r * n + c] + Gb[(size_t)c * n + r];
@@ -640,6 +690,25 @@ static void smooth_vjp(const physModel* m, physData* d, const contactPoint* cp, 
   phys_passive_vjp(m, d, a->rbar, a->qbar, a->vbar, ubar);
   phys_actuation_vjp(m, d, a->rbar, a->qbar, ubar);
   phys_xfrc_vjp(m, d, a->rbar, a->qbar);
+  // factored: -zpos' dM~ vpos - sum_t fa_t' dM~ fb_t - sum_r gd_r Y_r' dM~ Y_r, each the gradient of a
+  // (bi)linear form of M alone
+  if (a->fac) {
+    if (cp->st.p.npos > 0) {
+      phys_rnea_mass_vjp(m, d, cp->st.vpos, a->zpos, qb);
+      for (int i = 0; i < nv; i++) a->qbar[i] -= qb[i];
+    }
+    for (int f = 0; f < a->nf; f++) {
+      phys_rnea_mass_vjp(m, d, a->fb + (size_t)f * nv, a->fa + (size_t)f * nv, qb);
+      for (int i = 0; i < nv; i++) a->qbar[i] -= qb[i];
+    }
+    for (int r = 0; r < n; r++) {
+      if (a->gd[r] == 0) continue;
+      phys_rnea_mass_quad_grad(m, d, cp->Y + (size_t)r * nv, qb);
+      for (int i = 0; i < nv; i++) a->qbar[i] -= a->gd[r] * qb[i];
+    }
+    phys_stack_free(d, mark);
+    return;
+  }
   // -zpos' dM~ vpos - sum_c Z_c' dM~ Y_c:  -(dtau/dq(x)' z) per term, + dtau/dq(0)' (zpos + sum Z_c)
   if (cp->st.p.npos > 0) {
     phys_rnea_vjp(m, d, cp->st.vpos, a->zpos, qb, NULL, NULL);
@@ -694,11 +763,24 @@ static void smooth_param_vjp(const physModel* m, physData* d, const contactPoint
     sub_rt(m, d, t, cp->st.vpos, a->zpos, R, theta_bar);
     for (int i = 0; i < nv; i++) zs[i] -= a->zpos[i];
   }
-  for (int c = 0; c < n; c++) {
+  for (int c = 0; c < n && !a->fac; c++) {
     const double* Zc = a->Z + (size_t)c * nv;
     if (all_zero(Zc, nv)) continue;
     sub_rt(m, d, t, cp->Y + (size_t)c * nv, Zc, R, theta_bar);
     for (int i = 0; i < nv; i++) zs[i] -= Zc[i];
+  }
+  // factored: - sum_t (R(fb_t) - R0)' fa_t - sum_r gd_r (R(Y_r) - R0)' Y_r
+  for (int f = 0; a->fac && f < a->nf; f++) {
+    const double* fa = a->fa + (size_t)f * nv;
+    sub_rt(m, d, t, a->fb + (size_t)f * nv, fa, R, theta_bar);
+    for (int i = 0; i < nv; i++) zs[i] -= fa[i];
+  }
+  for (int r = 0; a->fac && r < n; r++) {
+    if (a->gd[r] == 0) continue;
+    const double* Yr = cp->Y + (size_t)r * nv;
+    double* gy = arena_zeros(d, nv);
+    for (int i = 0; i < nv; i++) gy[i] = a->gd[r] * Yr[i], zs[i] -= gy[i];
+    sub_rt(m, d, t, Yr, gy, R, theta_bar);
   }
   sub_rt(m, d, t, zero, zs, R, theta_bar);
   phys_stack_free(d, mark);
@@ -757,7 +839,12 @@ physStatus phys_constrained_step_vjp(const physModel* m, physData* d, const phys
   a.vbar = phys_stack_alloc(d, (size_t)nv);
   a.rbar = phys_stack_alloc(d, (size_t)nv);
   a.zpos = phys_stack_alloc(d, (size_t)nv);
-  a.Z = phys_stack_alloc(d, (size_t)n * nv + 1);
+  a.fac = m->opt.contact == PHYS_CONTACT_LCP;   // (the position problem is lcp for every model)
+  a.Z = a.fac ? NULL : phys_stack_alloc(d, (size_t)n * nv + 1);
+  a.fa = a.fac ? phys_stack_alloc(d, NFAC * (size_t)nv) : NULL;
+  a.fb = a.fac ? phys_stack_alloc(d, NFAC * (size_t)nv) : NULL;
+  a.gd = a.fac ? phys_stack_alloc(d, (size_t)n + 1) : NULL;
+  a.nf = 0;
   a.mubar = phys_stack_alloc(d, (size_t)nc + 1);
   a.epsbar = phys_stack_alloc(d, (size_t)nc + 1);
   double* ub = nu > 0 ? arena_zeros(d, nu) : NULL;
@@ -1011,7 +1098,7 @@ static physStatus jacobian_a(const physModel* m, physData* d, const contactPoint
     }
     for (int r = 0; r < n; r++) {
       const double* Yr = cp->Y + (size_t)r * nv;
-      phys_rnea_mass_vjp(m, d, Yr, Yr, Q + (size_t)r * nv);
+      phys_rnea_mass_quad_grad(m, d, Yr, Q + (size_t)r * nv);
     }
   }
   for (int j = 0; j < n2 && st == PHYS_OK; j++) {

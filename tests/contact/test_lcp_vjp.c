@@ -7,7 +7,8 @@
 // through the inverse mass W (rank kept) and g through the free velocity (consistency kept). The
 // pseudo-inverse phys_lcp_pinv against the four Penrose conditions on singular symmetric (pivoted Cholesky),
 // regular nonsymmetric and symmetric indefinite (SVD) matrices. The forward mode through products
-// (phys_solve_lcp_jvp_prod: dG z_k and dG's diagonal only) against the whole dG's at every direction.
+// (phys_solve_lcp_jvp_prod: dG z_k and dG's diagonal only) against the whole dG's at every direction, and the
+// reverse mode's factored G_bar (phys_solve_lcp_vjp_factored) against the whole G_bar.
 #include <math.h>
 #include <string.h>
 
@@ -176,6 +177,31 @@ static void check_products(const physConstraintProblem* pp, const physConstraint
   CHECK_MSG(err <= 1e-12 * scale, "%s: products form %.3g from the whole dG (scale %.3g)", name, err, scale);
 }
 
+static double g_fac_worst;   // factored G_bar vs the whole one, relative
+
+// the reverse mode with G_bar factored (phys_solve_lcp_vjp_factored: sum of three outer products and a
+// diagonal) against phys_solve_lcp_vjp's g_bar, G_bar, mu_bar, to rounding
+static void check_factored(const physConstraintProblem* pp, const physConstraintSolution* sol, const double* lb,
+                           const double* gb, const double* Gb, const double* mub, const char* name) {
+  int n = pp->n;
+  double gb2[MAXN], mub2[MAXN], Fa[3 * MAXN], Fb[3 * MAXN], Fd[MAXN], scale = 0, err = 0;
+  physData d = make_data();
+  CHECK(phys_solve_lcp_vjp_factored(NULL, &d, pp, sol, lb, gb2, Fa, Fb, Fd, mub2) == PHYS_OK);
+  CHECK(d.pstack == 0);
+  for (int i = 0; i < n; i++) {
+    for (int j = 0; j < n; j++) {
+      double g = i == j ? Fd[i] : 0;
+      for (int t = 0; t < 3; t++) g += Fa[t * n + i] * Fb[t * n + j];
+      scale = fmax(fabs(Gb[i * n + j]), scale), err = fmax(fabs(g - Gb[i * n + j]), err);
+    }
+    scale = fmax(fabs(gb[i]), scale), err = fmax(fabs(gb2[i] - gb[i]), err);
+  }
+  for (int c = 0; c < pp->nc; c++) scale = fmax(fabs(mub[c]), scale), err = fmax(fabs(mub2[c] - mub[c]), err);
+  double rel = err / fmax(scale, 1e-300);
+  g_fac_worst = fmax(rel, g_fac_worst);
+  CHECK_MSG(err <= 1e-12 * scale, "%s: factored G_bar %.3g from the whole (scale %.3g)", name, err, scale);
+}
+
 // check one direction at problem p (solution lam0, st0): forward mode vs finite differences (central, or
 // one-sided second order when onesided), states equal at the perturbed points; then the dot-product identity
 static void check_direction(const tProb* p, const double* lam0, const int* st0, const tDir* dir, double h,
@@ -197,6 +223,7 @@ static void check_direction(const tProb* p, const double* lam0, const int* st0, 
   for (int i = 0; i < n; i++) lb[i] = phys_rng_range(rng, -1, 1);
   CHECK(phys_solve_lcp_vjp(NULL, &d, &pp, &sol, lb, gb, Gb, mub) == PHYS_OK);
   CHECK(d.pstack == 0);
+  check_factored(&pp, &sol, lb, gb, Gb, mub, name);
   double lhs = 0, rhs = 0, mag = 0;
   for (int i = 0; i < n; i++) lhs += lb[i] * dl[i], mag += fabs(lb[i] * dl[i]);
   for (int i = 0; i < n; i++) rhs += gb[i] * dg[i], mag += fabs(gb[i] * dg[i]);
@@ -462,6 +489,7 @@ int main(void) {
   printf("dot-product identity: worst %.3g (tol %.0e)\n", g_dot_worst, DOT_TOL);
   printf("pseudo-inverse, Penrose conditions: worst %.3g (tol %.0e)\n", g_pinv_worst, PINV_TOL);
   printf("forward mode through products vs the whole dG: worst %.3g (tol 1e-12)\n", g_prod_worst);
+  printf("reverse mode with G_bar factored vs the whole: worst %.3g (tol 1e-12)\n", g_fac_worst);
   CHECK(g_fd_tested > 5 * g_fd_skipped);
   return test_done();
 }

@@ -6,7 +6,9 @@
 //     (free root, multi-hinge bodies, slides, balls) and MuJoCo's humanoid;
 //  3. phys_rnea_vjp by the dot-product test y'(J x) = (J'y)'x to 1e-12 for q, v and a;
 //  4. the mass-matrix term alone (phys_rnea_mass_deriv, phys_rnea_mass_vjp): d(M x)/dq against four-point central
-//     differences of (qM - diag(armature)) x from phys_crb, against dtau_dq(x) - dtau_dq(0), and its dot test.
+//     differences of (qM - diag(armature)) x from phys_crb, against dtau_dq(x) - dtau_dq(0), and its dot test;
+//     the quadratic form's gradient d(x' M x)/dq (phys_rnea_mass_quad_grad) against phys_rnea_mass_vjp(x, x) and
+//     the differences.
 #include "grad_models.h"
 
 #define NSTATE 4
@@ -145,6 +147,20 @@ static void check_model(const char* name, const physModel* m, uint64_t seed) {
     em = fmax(em, gm_compare(what, da, fq, nv, nv, mscale, GM_RTOL));
     phys_rnea_mass_vjp(m, d, qacc, y, qb);
     dot_test("mass vjp", da, y, x, qb, nv);
+    // d(a' M a)/dq = 2 a' d(M a)/dq ... = phys_rnea_mass_vjp(a, a), by the kinetic energy (independent code)
+    phys_rnea_mass_vjp(m, d, qacc, qacc, qb);
+    phys_rnea_mass_quad_grad(m, d, qacc, vb);
+    snprintf(what, sizeof what, "%s state %d d(a' M a)/dq", name, s);
+    gm_compare(what, vb, qb, 1, nv, 0, 1e-10);
+    double asum = 0;   // the differences' scale: sum |a_i| times that of M a
+    for (int i = 0; i < nv; i++) asum += fabs(qacc[i]);
+    for (int j = 0; j < nv; j++) {   // and against the differences just taken: sum_i a_i d(M a)_i/dq_j
+      double t = 0;
+      for (int i = 0; i < nv; i++) t += qacc[i] * fq[(size_t)i * nv + j];
+      ab[j] = t;
+    }
+    snprintf(what, sizeof what, "%s state %d d(a' M a)/dq vs crb", name, s);
+    gm_compare(what, vb, ab, 1, nv, mscale * asum, GM_RTOL);
   }
   printf("%-16s nv %2d: max rel err dtau_dq %.2e, dtau_dv %.2e, dtau_da %.2e, d(M a)/dq %.2e\n", name, nv, eq,
          ev, ea, em);
