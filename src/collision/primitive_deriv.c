@@ -850,11 +850,18 @@ static derivFn deriv_fn(int t1, int t2) {
 int phys_primitive_deriv_margin(double* jac, const physModel* m, const physData* d, int g1, int g2, int con,
                                 double margin) {
   int t1 = m->geom_type[g1], t2 = m->geom_type[g2], swap;
+  physCollideFn fn = phys_collide_fn(t1, t2, &swap);
+  if (!deriv_fn(t1, t2) || !fn || swap || con < 0 || con >= PHYS_MAXPAIRCON) return -1;
+  physContact out[PHYS_MAXPAIRCON];
+  return phys_primitive_deriv_out(jac, m, d, g1, g2, con, out, fn(m, d, g1, g2, margin, out));
+}
+
+int phys_primitive_deriv_out(double* jac, const physModel* m, const physData* d, int g1, int g2, int con,
+                             const physContact* out, int nout) {
+  int t1 = m->geom_type[g1], t2 = m->geom_type[g2], swap;
   derivFn f = deriv_fn(t1, t2);
   physCollideFn fn = phys_collide_fn(t1, t2, &swap);
-  if (!f || !fn || swap || con < 0 || con >= PHYS_MAXPAIRCON) return -1;
-  physContact out[PHYS_MAXPAIRCON];
-  if (con >= fn(m, d, g1, g2, margin, out)) return -1;
+  if (!f || !fn || swap || con < 0 || con >= nout) return -1;
   dualCtx x = {m, d, {g1, g2}, {12, 12 + phys_geom_nsize(t1)}, out[con].pos, out[con].dist};
   vd_t pos, n;
   sd_t dist;

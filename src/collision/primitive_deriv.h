@@ -40,6 +40,10 @@ int phys_primitive_deriv_ncol(const physModel* m, int g1, int g2);
 // out of range, degenerate geometry, feature not reproduced) leaving jac untouched.
 int phys_primitive_deriv_margin(double* jac, const physModel* m, const physData* d, int g1, int g2, int con,
                                 double margin);
+// the same from the pair function's output out (nout contacts) at that margin, already computed: for the
+// several contacts of one pair, the pair function runs once
+int phys_primitive_deriv_out(double* jac, const physModel* m, const physData* d, int g1, int g2, int con,
+                             const physContact* out, int nout);
 
 // the same with an unbounded margin (every candidate within reach); for pairs whose manifold is reduced to 4
 // points (box-box, meshes) `con` then indexes a different list than at the pair's own margin

@@ -125,14 +125,33 @@ static double rerun_margin(const physModel* m, const physData* d, int i) {
   return mg;
 }
 
-// index of contact i among the outputs of its pair function at margin mg (nearest in position and normal), or
-// -1 when none agrees to 1e-9 of the geoms' bounding radii
-static int match_contact(const physModel* m, const physData* d, int i, const contactGeom* cg, double mg) {
-  const physContact* c = d->contact + i;
-  physCollideFn fn = phys_collide_fn(m->geom_type[cg->ga], m->geom_type[cg->gb], NULL);
-  if (!fn) return -1;
+// one pair function's output at margin mg, kept for the pair's next contacts (a pair's contacts are
+// consecutive): the function runs once per pair, not once or twice per contact
+typedef struct {
+  int ga, gb, nout;          // ga < 0: empty
+  double mg;
   physContact out[PHYS_MAXPAIRCON];
-  int nout = fn(m, d, cg->ga, cg->gb, mg, out);
+} pairCache;
+
+// the output of cg's pair function at margin mg, from pc when it holds it (pc may be NULL: run into buf)
+static const physContact* pair_output(const physModel* m, const physData* d, const contactGeom* cg, double mg,
+                                      pairCache* pc, physContact* buf, int* nout) {
+  if (pc && pc->ga == cg->ga && pc->gb == cg->gb && pc->mg == mg) {
+    *nout = pc->nout;
+    return pc->out;
+  }
+  physCollideFn fn = phys_collide_fn(m->geom_type[cg->ga], m->geom_type[cg->gb], NULL);
+  physContact* out = pc ? pc->out : buf;
+  *nout = fn ? fn(m, d, cg->ga, cg->gb, mg, out) : 0;
+  if (pc) pc->ga = fn ? cg->ga : -1, pc->gb = cg->gb, pc->mg = mg, pc->nout = *nout;
+  return out;
+}
+
+// index of contact i among the outputs out (nout) of its pair function (nearest in position and normal), or
+// -1 when none agrees to 1e-9 of the geoms' bounding radii
+static int match_contact(const physModel* m, const physData* d, int i, const contactGeom* cg,
+                         const physContact* out, int nout) {
+  const physContact* c = d->contact + i;
   double sg = cg->flip ? -1 : 1, best = INFINITY;
   int k = -1;
   for (int a = 0; a < nout; a++) {
@@ -148,8 +167,9 @@ static int match_contact(const physModel* m, const physData* d, int i, const con
 }
 
 // fill cg for contact i: pair order, match, Jacobian D from d's arena (caller marks/frees); PHYS_ERR_ARG with
-// the message in d->lastwarning when the pair has no geometry derivative or the contact is not found
-static physStatus contact_geom(const physModel* m, physData* d, int i, contactGeom* cg) {
+// the message in d->lastwarning when the pair has no geometry derivative or the contact is not found. pc (may
+// be NULL) carries the pair function's output from one contact of a pair to the next
+static physStatus contact_geom(const physModel* m, physData* d, int i, contactGeom* cg, pairCache* pc) {
   const physContact* c = d->contact + i;
   int g0 = c->geom[0], g1 = c->geom[1], t0 = m->geom_type[g0], t1 = m->geom_type[g1];
   cg->flip = t0 > t1 || (t0 == t1 && g0 > g1);
@@ -159,12 +179,15 @@ static physStatus contact_geom(const physModel* m, physData* d, int i, contactGe
   cg->ncol = phys_primitive_deriv_ncol(m, cg->ga, cg->gb);
   cg->D = phys_stack_alloc(d, 7 * (size_t)cg->ncol);
   double mg = rerun_margin(m, d, i);
-  int k = match_contact(m, d, i, cg, mg);
+  physContact buf[PHYS_MAXPAIRCON];
+  int nout;
+  const physContact* out = pair_output(m, d, cg, mg, pc, buf, &nout);
+  int k = match_contact(m, d, i, cg, out, nout);
   if (k < 0)
     return refuse(d, "contact_deriv: contact %d (geoms %d and %d, %s-%s) is not reproduced by its pair function at "
                   "the current kinematics (phys_collision must run at the state of the problem)",
                   i, g0, g1, type_name(t0), type_name(t1));
-  if (phys_primitive_deriv_margin(cg->D, m, d, cg->ga, cg->gb, k, mg))
+  if (phys_primitive_deriv_out(cg->D, m, d, cg->ga, cg->gb, k, out, nout))
     return refuse(d, "contact_deriv: contact %d (geoms %d and %d): no geometry derivative for the pair %s-%s "
                   "(contact %d of the pair, or a degenerate configuration)",
                   i, g0, g1, type_name(m->geom_type[cg->ga]), type_name(m->geom_type[cg->gb]), k);
@@ -314,7 +337,8 @@ static physStatus check_problem(const physModel* m, physData* d, const physConst
 static contactGeom* geom_all(const physModel* m, physData* d, const physConstraintProblem* p, physStatus* st) {
   contactGeom* cg = (contactGeom*)phys_stack_alloc(d, (sizeof(contactGeom) * (size_t)p->nc + 7) / 8 + 1);
   *st = PHYS_OK;
-  for (int i = 0; i < p->nc && *st == PHYS_OK; i++) *st = contact_geom(m, d, i, cg + i);
+  pairCache pc = {.ga = -1};
+  for (int i = 0; i < p->nc && *st == PHYS_OK; i++) *st = contact_geom(m, d, i, cg + i, &pc);
   return *st == PHYS_OK ? cg : NULL;
 }
 
@@ -535,10 +559,11 @@ static physStatus reverse(const physModel* m, physData* d, const physConstraintP
   physStatus st = check_problem(m, d, p);
   if (st != PHYS_OK) return st;
   if (!(w->alpha && w->beta) && !w->A && !w->gamma) return PHYS_OK;
+  pairCache pc = {.ga = -1};
   for (int i = 0; i < p->nc && st == PHYS_OK; i++) {
     size_t mk = phys_stack_mark(d);
     contactGeom cg;
-    st = contact_geom(m, d, i, &cg);
+    st = contact_geom(m, d, i, &cg, &pc);
     if (st == PHYS_OK) {
       double bar7[7], Phi[18];
       const double* rowbeta[3] = {NULL, NULL, NULL};
@@ -582,12 +607,13 @@ static physStatus size_reverse(const physModel* m, physData* d, const physConstr
   if (g < 0 || g >= m->ngeom) return refuse(d, "contact_deriv: geom %d out of range (ngeom %d)", g, m->ngeom);
   physStatus st = check_problem(m, d, p);
   if (st != PHYS_OK) return st;
+  pairCache pc = {.ga = -1};
   for (int i = 0; i < p->nc && st == PHYS_OK; i++) {
     const physContact* c = d->contact + i;
     if (c->geom[0] != g && c->geom[1] != g) continue;
     size_t mk = phys_stack_mark(d);
     contactGeom cg;
-    st = contact_geom(m, d, i, &cg);
+    st = contact_geom(m, d, i, &cg, &pc);
     if (st == PHYS_OK) {
       double bar7[7], Phi[18];
       const double* rowbeta[3];
