@@ -34,6 +34,7 @@
 
 #include "contact.h"
 
+#define VJP_TOL_LU 1e-9      // LU pivots above tol * max|A|: regular (lcp.c's LCP_TOL_LU)
 #define VJP_TOL_RANK 1e-12    // singular values <= tol * the largest count as 0 (lcp.c's LCP_TOL_RANK)
 
 // the local linear structure at the solution
@@ -217,12 +218,102 @@ static void vjp_pinv_factor(double* P, physData* d, const double* W, const int* 
   phys_stack_free(d, mark);
 }
 
+// P = A^-1 (m x m row-major) by Gaussian elimination with partial pivoting when every pivot exceeds
+// VJP_TOL_LU max|A| (lcp.c takes its LU path on the same test, LCP_TOL_LU): A regular, A^+ = A^-1 at O(m^3)
+// with a small constant. Returns m, or -1 (a small pivot: left to the SVD) with P undefined.
+static int vjp_pinv_lu(double* P, physData* d, const double* A, int m) {
+  size_t mark = phys_stack_mark(d), mm = (size_t)m * m;
+  double* W = phys_stack_alloc(d, mm + 1);
+  int* perm = vjp_ints(d, m);
+  memcpy(W, A, sizeof(double) * mm);
+  double amax = 0;
+  for (size_t i = 0; i < mm; i++) amax = fmax(fabs(A[i]), amax);
+  int ok = amax > 0;
+  for (int k = 0; k < m && ok; k++) {
+    int piv = k;
+    for (int i = k + 1; i < m; i++)
+      if (fabs(W[(size_t)i * m + k]) > fabs(W[(size_t)piv * m + k])) piv = i;
+    perm[k] = piv;
+    if (!(fabs(W[(size_t)piv * m + k]) > VJP_TOL_LU * amax)) {
+      ok = 0;
+      break;
+    }
+    if (piv != k)
+      for (int j = 0; j < m; j++) {
+        double t = W[(size_t)k * m + j];
+        W[(size_t)k * m + j] = W[(size_t)piv * m + j];
+        W[(size_t)piv * m + j] = t;
+      }
+    double* Wk = W + (size_t)k * m;
+    for (int i = k + 1; i < m; i++) {
+      double* Wi = W + (size_t)i * m;
+      double l = Wi[k] / Wk[k];
+      Wi[k] = l;
+      for (int j = k + 1; j < m; j++) Wi[j] -= l * Wk[j];
+    }
+  }
+  if (ok) {
+    // columns of the identity through P_perm, L, U: X = U^-1 L^-1 (row swaps of I), rows of P
+    memset(P, 0, sizeof(double) * mm);
+    for (int i = 0; i < m; i++) P[(size_t)i * m + i] = 1;
+    for (int k = 0; k < m; k++)
+      if (perm[k] != k)
+        for (int j = 0; j < m; j++) {
+          double t = P[(size_t)k * m + j];
+          P[(size_t)k * m + j] = P[(size_t)perm[k] * m + j];
+          P[(size_t)perm[k] * m + j] = t;
+        }
+    for (int i = 1; i < m; i++)   // L y = b (unit lower), all columns at once by rows
+      for (int k = 0; k < i; k++) {
+        double l = W[(size_t)i * m + k];
+        if (l != 0)
+          for (int j = 0; j < m; j++) P[(size_t)i * m + j] -= l * P[(size_t)k * m + j];
+      }
+    for (int i = m - 1; i >= 0; i--) {   // U x = y
+      for (int k = i + 1; k < m; k++) {
+        double u = W[(size_t)i * m + k];
+        if (u != 0)
+          for (int j = 0; j < m; j++) P[(size_t)i * m + j] -= u * P[(size_t)k * m + j];
+      }
+      double inv = 1 / W[(size_t)i * m + i];
+      for (int j = 0; j < m; j++) P[(size_t)i * m + j] *= inv;
+    }
+  }
+  phys_stack_free(d, mark);
+  return ok ? m : -1;
+}
+
 // P = A^+ (m x m row-major). When A = A' exactly (no bounded rows: A = S G_CC S; lcp.c then takes its
 // Cholesky path), from the solver's own pivoted Cholesky Pi' A Pi = L L' (the same rank decision, pivots >
 // VJP_TOL_RANK * the first) and A^+ = B (B'B)^-2 B' with B = Pi L: O(m^2 r) instead of the SVD's ~20 m^3 (on
-// Atlas standing a fifth of the step VJP). Otherwise (bounded friction rows: A nonsymmetric), or when the
-// Cholesky remainder is not negligible (A indefinite), by the SVD. Returns the rank.
+// Atlas standing a fifth of the step VJP). Otherwise (bounded friction rows: A nonsymmetric) the inverse by
+// LU when every pivot is clear of zero (vjp_pinv_lu: a sliding contact's regular system), else, or when the
+// Cholesky remainder is not negligible (A indefinite), by the SVD; rows and columns that are exactly zero are
+// set aside first. Returns the rank.
 int phys_lcp_pinv(double* P, physData* d, const double* A, int m) {
+  // rows whose row and column are both exactly zero (a contact without a lever on anything that moves): A^+
+  // is zero there and the pseudo-inverse of the rest elsewhere, so they are taken out first
+  size_t mark0 = phys_stack_mark(d);
+  int* keep = vjp_ints(d, m);
+  int k = 0;
+  for (int i = 0; i < m; i++) {
+    int z = 1;
+    for (int j = 0; j < m && z; j++) z = A[(size_t)i * m + j] == 0 && A[(size_t)j * m + i] == 0;
+    if (!z) keep[k++] = i;
+  }
+  if (k < m) {
+    double* Ar = phys_stack_alloc(d, (size_t)k * k + 1);
+    double* Pr = phys_stack_alloc(d, (size_t)k * k + 1);
+    for (int i = 0; i < k; i++)
+      for (int j = 0; j < k; j++) Ar[(size_t)i * k + j] = A[(size_t)keep[i] * m + keep[j]];
+    int r = k > 0 ? phys_lcp_pinv(Pr, d, Ar, k) : 0;
+    memset(P, 0, sizeof(double) * (size_t)m * m);
+    for (int i = 0; i < k; i++)
+      for (int j = 0; j < k; j++) P[(size_t)keep[i] * m + keep[j]] = Pr[(size_t)i * k + j];
+    phys_stack_free(d, mark0);
+    return r;
+  }
+  phys_stack_free(d, mark0);
   int sym = 1;
   for (int i = 0; i < m && sym; i++)
     for (int k = 0; k < i; k++)
@@ -241,6 +332,7 @@ int phys_lcp_pinv(double* P, physData* d, const double* A, int m) {
     if (r > 0) vjp_pinv_factor(P, d, W, perm, m, r);
   }
   phys_stack_free(d, mark);
+  if (r < 0 && !sym) r = vjp_pinv_lu(P, d, A, m);
   if (r < 0) r = vjp_pinv_svd(P, d, A, m);
   return r;
 }

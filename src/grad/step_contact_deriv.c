@@ -675,6 +675,25 @@ static physStatus contact_vjp(const physModel* m, physData* d, const contactPoin
   return st;
 }
 
+// qbar -= d(a' M(q) b)/dq by polarization of the quadratic form's gradient (phys_rnea_mass_quad_grad, a third
+// of phys_rnea_mass_vjp's cost twice), on unit vectors so that neither side's size costs precision:
+//   a' M b = |a| |b| (Q(a^ + b^) - Q(a^ - b^)) / 4,  Q(x) = x' M x
+static void sub_mass_bilinear(const physModel* m, physData* d, const double* a, const double* b, double* qbar) {
+  int nv = m->nv;
+  double na = sqrt(dotn(a, a, nv)), nb = sqrt(dotn(b, b, nv));
+  if (!(na > 0) || !(nb > 0)) return;
+  size_t mark = phys_stack_mark(d);
+  double* x = phys_stack_alloc(d, (size_t)nv);
+  double* g = phys_stack_alloc(d, (size_t)nv);
+  double c = na * nb / 4;
+  for (int sgn = 1; sgn >= -1; sgn -= 2) {
+    for (int i = 0; i < nv; i++) x[i] = a[i] / na + sgn * b[i] / nb;
+    phys_rnea_mass_quad_grad(m, d, x, g);
+    for (int i = 0; i < nv; i++) qbar[i] -= sgn * c * g[i];
+  }
+  phys_stack_free(d, mark);
+}
+
 // the smooth terms of a reverse pass in q, v, u: r = (df/dq - dtau/dq|a+) dq + (df/dv - dtau/dv|a+) dv
 // + df/du du;  dM~ vpos and dM~ Y_c through RNEA's dtau/dq(qacc) - dtau/dq(0)
 static void smooth_vjp(const physModel* m, physData* d, const contactPoint* cp, contactAdj* a, double* ubar) {
@@ -693,14 +712,8 @@ static void smooth_vjp(const physModel* m, physData* d, const contactPoint* cp, 
   // factored: -zpos' dM~ vpos - sum_t fa_t' dM~ fb_t - sum_r gd_r Y_r' dM~ Y_r, each the gradient of a
   // (bi)linear form of M alone
   if (a->fac) {
-    if (cp->st.p.npos > 0) {
-      phys_rnea_mass_vjp(m, d, cp->st.vpos, a->zpos, qb);
-      for (int i = 0; i < nv; i++) a->qbar[i] -= qb[i];
-    }
-    for (int f = 0; f < a->nf; f++) {
-      phys_rnea_mass_vjp(m, d, a->fb + (size_t)f * nv, a->fa + (size_t)f * nv, qb);
-      for (int i = 0; i < nv; i++) a->qbar[i] -= qb[i];
-    }
+    if (cp->st.p.npos > 0) sub_mass_bilinear(m, d, a->zpos, cp->st.vpos, a->qbar);
+    for (int f = 0; f < a->nf; f++) sub_mass_bilinear(m, d, a->fa + (size_t)f * nv, a->fb + (size_t)f * nv, a->qbar);
     for (int r = 0; r < n; r++) {
       if (a->gd[r] == 0) continue;
       phys_rnea_mass_quad_grad(m, d, cp->Y + (size_t)r * nv, qb);

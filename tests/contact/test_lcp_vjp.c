@@ -448,8 +448,8 @@ static void check_pinv(const double* A, int m, int r, int sym) {
 
 // the scaled clamped systems of the derivative: the resting box's S G S (12 x 12, rank 6: coplanar corners) and
 // a random one with more rows than dofs (21 x 21, rank 12), both with G made exactly symmetric; a regular
-// nonsymmetric one (a bounded tangent's column e G_Cb added to its normal's: H = G_CC + G_CB E); a symmetric
-// indefinite one (no Cholesky: the SVD)
+// nonsymmetric one (a bounded tangent's column e G_Cb added to its normal's: H = G_CC + G_CB E: the LU inverse);
+// a symmetric indefinite one and a singular nonsymmetric one (the SVD)
 static void test_pinv(void) {
   static double A[MAXN * MAXN];
   physRng rng;
@@ -475,6 +475,10 @@ static void test_pinv(void) {
   check_pinv(A, n, n, 0);
   const double Aind[9] = {0, 1, 0, 1, 0, 0, 0, 0, 0};   // eigenvalues 1, -1, 0
   check_pinv(Aind, 3, 2, 0);
+  const double Asing[9] = {1, 2, 0, 0, 1, 1, 1, 3, 1};   // nonsymmetric, row 3 = row 1 + row 2: LU fails, SVD
+  check_pinv(Asing, 3, 2, 0);
+  const double Azero[16] = {1.5, 0, 0, -1.25, 0, 1.5, 0, 1.25, 0, 0, 0, 0, -7e-4, 1.25, 0, 1.68};   // a zero row
+  check_pinv(Azero, 4, 3, 0);                                                                  // and column
 }
 
 int main(void) {
