@@ -221,13 +221,14 @@ static void dof_motions(const physModel* m, const physData* d, const double* dq,
   for (int j = 0; j < m->nv; j++) phys_cross_motion(dcdof + 6 * j, P + 6 * group_last(m, j), d->cdof + 6 * j);
 }
 
-// twist (dt, dw) of geom g under the body motion V = P_lastdof(body) (zero for the world): dw = V_ang,
-// dt = V_lin + V_ang x geom_xpos
-static void geom_twist(double tw[6], const physModel* m, const physData* d, const double* P, int g) {
+// twist (dt, dw) of geom g under the body motion V = P_lastdof(body) (zero for the world), or Vb_body when the
+// motion is given per body (Vb, nbody x 6, may be NULL): dw = V_ang, dt = V_lin + V_ang x geom_xpos
+static void geom_twist(double tw[6], const physModel* m, const physData* d, const double* P, const double* Vb,
+                       int g) {
   int j = phys_body_lastdof(m, m->geom_bodyid[g]);
   memset(tw, 0, 6 * sizeof(double));
-  if (j < 0) return;
-  const double* V = P + 6 * j;
+  if (!Vb && j < 0) return;
+  const double* V = Vb ? Vb + 6 * m->geom_bodyid[g] : P + 6 * j;
   phys_cross3(tw, V, d->geom_xpos + 3 * g);
   for (int k = 0; k < 3; k++) tw[k] += V[3 + k], tw[3 + k] = V[k];
 }
@@ -237,10 +238,10 @@ static void geom_twist(double tw[6], const physModel* m, const physData* d, cons
 
 // (dp, dn, ddist) of contact i (dn of the contact's own normal) = D [tw_a; tw_b]
 static void geom_jvp(double dp[3], double dn[3], double* ddist, const physModel* m, const physData* d,
-                     const contactGeom* cg, const double* P) {
+                     const contactGeom* cg, const double* P, const double* Vb) {
   double tw[12], r[7];
-  geom_twist(tw, m, d, P, cg->ga);
-  geom_twist(tw + 6, m, d, P, cg->gb);
+  geom_twist(tw, m, d, P, Vb, cg->ga);
+  geom_twist(tw + 6, m, d, P, Vb, cg->gb);
   for (int a = 0; a < 7; a++) {
     r[a] = 0;
     for (int b = 0; b < 12; b++) r[a] += cg->D[a * cg->ncol + b] * tw[b];
@@ -272,7 +273,7 @@ static void contact_jvp(const physModel* m, const physData* d, int i, const cont
   int b0 = m->geom_bodyid[c->geom[0]], b1 = m->geom_bodyid[c->geom[1]];
   const double* p = c->pos;
   double dp[3], dn[3], dd, dF[9];
-  geom_jvp(dp, dn, &dd, m, d, cg, P);
+  geom_jvp(dp, dn, &dd, m, d, cg, P, NULL);
   frame_jvp(dF, c->frame, dn);
   if (ddist) ddist[3 * i] = dd, ddist[3 * i + 1] = ddist[3 * i + 2] = 0;
   if (dJ_beta) {
@@ -381,12 +382,12 @@ physStatus phys_constraint_jvp(const physModel* m, physData* d, const physConstr
 // geom[0]'s chain, 0 outside), sign (dF_r . Jp_j + F_r . dJp_j), Jp_j = cdof_lin_j + cdof_ang_j x p,
 // dJp_j = dcdof_lin_j + dcdof_ang_j x p + cdof_ang_j x dp; a dof of both chains has J_rj = 0 identically
 static void contact_dJ(const physModel* m, const physData* d, int i, const contactGeom* cg, const double* P,
-                       const double* dcdof, int* flag, double* dJ) {
+                       const double* Vb, const double* dcdof, int* flag, double* dJ) {
   const physContact* c = d->contact + i;
   const double *p = c->pos, *F = c->frame;
   int nv = m->nv, b0 = m->geom_bodyid[c->geom[0]], b1 = m->geom_bodyid[c->geom[1]];
   double dp[3], dn[3], dd, dF[9];
-  geom_jvp(dp, dn, &dd, m, d, cg, P);
+  geom_jvp(dp, dn, &dd, m, d, cg, P, Vb);
   frame_jvp(dF, F, dn);
   for (int j = phys_body_lastdof(m, b0); j >= 0; j = m->dof_parentid[j]) flag[j] = 1;
   for (int s = 0; s < 2; s++) {
@@ -424,7 +425,7 @@ static void dJ_from(const physModel* m, physData* d, const physConstraintProblem
   int* flag = (int*)phys_stack_alloc(d, (size_t)nv / 2 + 1);
   memset(flag, 0, sizeof(int) * (size_t)nv);
   dof_motions(m, d, dq, P, dcdof);
-  for (int i = 0; i < p->nc; i++) contact_dJ(m, d, i, cg + i, P, dcdof, flag, dJ);
+  for (int i = 0; i < p->nc; i++) contact_dJ(m, d, i, cg + i, P, NULL, dcdof, flag, dJ);
   phys_stack_free(d, mark);
 }
 
@@ -827,15 +828,19 @@ physStatus phys_constraint_pos_dJ(const physModel* m, physData* d, const physCon
                                   double* ddist) {
   if (!g || !dJ || !ddist || body <= 0 || body >= m->nbody)
     return refuse(d, "phys_constraint_pos_dJ: g, dJ, ddist and a body are required");
-  if (m->body_dofnum[body] == 0)
-    return refuse(d, "phys_constraint_pos_dJ: body %d has no joint of its own (its placement moves a welded "
-                  "subtree, not derived)", body);
   int nv = m->nv;
   memset(dJ, 0, sizeof(double) * (size_t)p->n * nv);
   memset(ddist, 0, sizeof(double) * (size_t)p->n);
   size_t mark = phys_stack_mark(d);
   double* P = phys_stack_alloc(d, 6 * (size_t)nv + 1);
   double* dcdof = phys_stack_alloc(d, 6 * (size_t)nv + 1);
+  // the geoms move with their bodies, per body (a welded body's geoms move though no dof of the subtree
+  // carries them): Vb = (0, t) on the subtree, 0 elsewhere
+  double* Vb = phys_stack_alloc(d, 6 * (size_t)m->nbody);
+  for (int b = 0; b < m->nbody; b++) {
+    int sub = in_subtree(m, b, body);
+    for (int k = 0; k < 3; k++) Vb[6 * b + k] = 0, Vb[6 * b + 3 + k] = sub ? t[k] : 0;
+  }
   int* flag = (int*)phys_stack_alloc(d, (size_t)nv / 2 + 1);
   memset(flag, 0, sizeof(int) * (size_t)nv);
   // every dof frame of the subtree translates by V = (0, t): P_j = V there, 0 elsewhere; dcdof_j = V x cdof_j
@@ -846,8 +851,8 @@ physStatus phys_constraint_pos_dJ(const physModel* m, physData* d, const physCon
   for (int j = 0; j < nv; j++) phys_cross_motion(dcdof + 6 * j, P + 6 * group_last(m, j), d->cdof + 6 * j);
   for (int i = 0; i < p->nc; i++) {
     double dp[3], dn[3];
-    geom_jvp(dp, dn, ddist + 3 * i, m, d, g->cg + i, P);
-    contact_dJ(m, d, i, g->cg + i, P, dcdof, flag, dJ);
+    geom_jvp(dp, dn, ddist + 3 * i, m, d, g->cg + i, P, Vb);
+    contact_dJ(m, d, i, g->cg + i, P, Vb, dcdof, flag, dJ);
   }
   phys_stack_free(d, mark);
   return PHYS_OK;

@@ -78,7 +78,7 @@ physStatus phys_constraint_dJ_geom(const physModel* m, physData* d, const physCo
 
 // dJ (n x nv) and ddist (n) when body's placement (body_pos, params.h pos:BODY) moves by the world translation
 // t: its subtree translates rigidly by t (dof axes and geoms), like a slide joint in front of its joints.
-// PHYS_ERR_ARG (message in d->lastwarning) for a body without a joint of its own.
+// A welded body (no joint of its own) moves its geoms and its subtree alike.
 physStatus phys_constraint_pos_dJ(const physModel* m, physData* d, const physConstraintProblem* p,
                                   const physConstraintGeom* g, int body, const double t[3], double* dJ,
                                   double* ddist);

@@ -492,6 +492,29 @@ static void test_humanoid(int k) {
   phys_free_model(m);
 }
 
+// a leg whose foot is a welded body (no joint of its own) with a sphere on the floor: pos:foot moves the
+// sphere alone (tests/data/contact/welded_foot.xml), settled and swinging
+static void test_welded(int k) {
+  physModel* m = gm_load("tests/data/contact/welded_foot.xml", 0);
+  m->opt.contact = model_kind[k];
+  m->opt.solver_tolerance = CT_SOLVER_TOL;
+  physData* d = phys_make_data(m);
+  static const char* spec[] = {"pos:foot", "friction:floor", "size:ball", "mass:leg"};
+  physParamTable t = table(m, spec, 4);
+  phys_reset_data(m, d);
+  d->qvel[1] = 1.5;
+  for (int i = 0; i < 10; i++) phys_step(m, d);
+  int taken = step_to_smooth(m, d, 40);
+  char name[64];
+  snprintf(name, sizeof name, "welded foot %s", model_name[k]);
+  CHECK_MSG(taken >= 0, "%s: no state without a mode switch in 40 steps", name);
+  CHECK_MSG(d->ncon > 0, "%s: the foot is not on the floor", name);
+  if (taken >= 0) check_state(name, m, d, &t);
+  phys_param_table_free(&t);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
 // the elbow of the toss data (free joint + hinge, two boxes) with a floor plane, dropped and settling
 static void test_elbow(int k) {
   physLog log;
@@ -700,6 +723,7 @@ int main(void) {
     test_balls(k);
     test_limit(k);
     test_elbow(k);
+    test_welded(k);
     if (model_kind[k] == PHYS_CONTACT_CCP) switch_radius = 2;   // ccp's humanoid: see the file comment
     test_humanoid(k);
     switch_radius = 10;
