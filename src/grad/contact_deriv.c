@@ -35,6 +35,7 @@
 #include "contact_deriv.h"
 #include "dyn.h"
 #include "grad.h"
+#include "params.h"
 #include "primitive_deriv.h"
 #include "rot.h"
 #include "spatial.h"
@@ -856,4 +857,44 @@ physStatus phys_constraint_pos_dJ(const physModel* m, physData* d, const physCon
   }
   phys_stack_free(d, mark);
   return PHYS_OK;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// parameters
+
+void phys_body_pos_direction(double tr[3], const physModel* m, const physData* d, int b, int k) {
+  const double* R = d->xmat + 9 * m->body_parentid[b];
+  for (int i = 0; i < 3; i++) tr[i] = R[3 * i + k];
+}
+
+physStatus phys_constraint_param_vjp_matrix(const physModel* m, physData* d, const physConstraintProblem* p,
+                                            const physParamTable* t, const double* W, const double* gamma,
+                                            double* theta_bar) {
+  physStatus st = PHYS_OK;
+  for (int e = 0; st == PHYS_OK && e < t->n; e++)
+    if (t->param[e].kind == PHYS_PAR_SIZE)
+      st = phys_constraint_size_vjp_matrix(m, d, p, t->param[e].id, W, gamma, theta_bar + t->param[e].adr);
+  // pos:BODY: theta_bar_k += <W, dJ_k> + gamma . ddist_k along each placement direction (forward, 3 per body)
+  size_t mark = phys_stack_mark(d);
+  physConstraintGeom* g = NULL;
+  for (int e = 0; st == PHYS_OK && e < t->n; e++) {
+    const physParam* pr = t->param + e;
+    if (pr->kind != PHYS_PAR_POS || p->nc == 0) continue;
+    if (!g) g = phys_constraint_geom(m, d, p, &st);
+    for (int k = 0; k < 3 && st == PHYS_OK; k++) {
+      size_t mk = phys_stack_mark(d);
+      double* dJ = phys_stack_alloc(d, (size_t)p->n * p->nv + 1);
+      double* dd = phys_stack_alloc(d, (size_t)p->n + 1);
+      double tr[3];
+      phys_body_pos_direction(tr, m, d, pr->id, k);
+      st = phys_constraint_pos_dJ(m, d, p, g, pr->id, tr, dJ, dd);
+      double sum = 0;
+      for (size_t i = 0; st == PHYS_OK && W && i < (size_t)p->n * p->nv; i++) sum += W[i] * dJ[i];
+      for (int i = 0; st == PHYS_OK && gamma && i < p->n; i++) sum += gamma[i] * dd[i];
+      if (st == PHYS_OK) theta_bar[pr->adr + k] += sum;
+      phys_stack_free(d, mk);
+    }
+  }
+  phys_stack_free(d, mark);
+  return st;
 }

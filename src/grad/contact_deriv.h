@@ -22,6 +22,7 @@
 #define PHYS_CONTACT_DERIV_H
 
 #include "contact.h"
+#include "params.h"
 #include "physid.h"
 
 // forward mode along the tangent direction dq (nv): any output may be NULL
@@ -82,5 +83,17 @@ physStatus phys_constraint_dJ_geom(const physModel* m, physData* d, const physCo
 physStatus phys_constraint_pos_dJ(const physModel* m, physData* d, const physConstraintProblem* p,
                                   const physConstraintGeom* g, int body, const double t[3], double* dJ,
                                   double* ddist);
+
+// the world translation of body b's subtree per unit of its body_pos component k (pos:BODY, parent frame):
+// column k of the parent's rotation
+void phys_body_pos_direction(double tr[3], const physModel* m, const physData* d, int b, int k);
+
+// theta_bar += grad_theta [<W, J> + gamma' dist] over the geometric entries of the parameter table t (params.h):
+// size:GEOM by phys_constraint_size_vjp_matrix, pos:BODY by phys_constraint_pos_dJ along each component (the
+// other kinds do not move the contact geometry). W (n x nv) or gamma (n) may be NULL. Every model's reverse
+// mode (constrained and penalty) adds its geometric terms to the parameters through this one call.
+physStatus phys_constraint_param_vjp_matrix(const physModel* m, physData* d, const physConstraintProblem* p,
+                                            const physParamTable* t, const double* W, const double* gamma,
+                                            double* theta_bar);
 
 #endif  // PHYS_CONTACT_DERIV_H

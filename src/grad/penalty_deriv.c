@@ -44,8 +44,9 @@
 //
 // Parameters: every kind of params.h's table through the smooth part and M~; penalty:stiffness (k in s, d
 // and the limits), penalty:damping (c of the limits), friction:GEOM (mu of contacts whose friction is that
-// geom's: no <pair>, the larger of the two), restitution:GEOM (through zeta and d). size and pos are
-// refused (PHYS_ERR_ARG).
+// geom's: no <pair>, the larger of the two), restitution:GEOM (through zeta and d), size:GEOM and pos:BODY
+// (the contact geometry: the reverse pass's geometric weights through phys_constraint_param_vjp_matrix; pos
+// also moves the dynamics, through the smooth part as every other kind).
 #include "penalty_deriv.h"
 
 #include <math.h>
@@ -362,11 +363,15 @@ static void geometry_vjp(const physModel* m, const penTape* T, const double* alp
   for (int r = 0; gamma && r < 3 * T->nc; r++) A->gam[r] += gamma[r];
 }
 
-// qbar += grad_q [<Wq, J(q)> + gam' dist(q)] by one call of contact_deriv.h (the geometry computed once)
-static physStatus geometry_flush(const physModel* m, physData* d, const penTape* T, penAdj* A) {
+// qbar += grad_q [<Wq, J(q)> + gam' dist(q)] by one call of contact_deriv.h (the geometry computed once), and
+// the same weights' gradient in the geometric parameters (size:GEOM, pos:BODY) of t into tbar
+static physStatus geometry_flush(const physModel* m, physData* d, const penTape* T, const physParamTable* t,
+                                 penAdj* A) {
   if (T->nc == 0) return PHYS_OK;
   physConstraintProblem p = contact_problem(m, T);
-  return phys_constraint_vjp_matrix(m, d, &p, A->Wq, A->gam, A->qbar);
+  physStatus st = phys_constraint_vjp_matrix(m, d, &p, A->Wq, A->gam, A->qbar);
+  if (st == PHYS_OK && t && A->tbar) st = phys_constraint_param_vjp_matrix(m, d, &p, t, A->Wq, A->gam, A->tbar);
+  return st;
 }
 
 // smooth part of solve k in reverse: qbar -= dRNEA/dq' lambda, vbar -= dRNEA/dv' lambda at a_k, plus the
@@ -622,7 +627,7 @@ static physStatus tape_vjp(const physModel* m, physData* d, const penTape* T, co
     geometry_vjp(m, T, as, A.x, NULL, &A);
   }
   if (st == PHYS_OK) st = coefficients_reverse(m, d, t, T, &A, epsbar);
-  if (st == PHYS_OK) st = geometry_flush(m, d, T, &A);
+  if (st == PHYS_OK) st = geometry_flush(m, d, T, t, &A);
   memcpy(d->qacc, T->a + (size_t)(K - 1) * nv, sizeof(double) * (size_t)nv);
   if (st == PHYS_OK) {
     if (xbar) {
@@ -901,14 +906,6 @@ int phys_penalty_deriv_applies(const physModel* m, physData* d) {
   return found > 0;
 }
 
-// PHYS_ERR_ARG if the table has an entry penalty contact cannot differentiate (size, pos)
-static physStatus check_table(const physParamTable* t) {
-  if (!t) return PHYS_OK;
-  for (int e = 0; e < t->n; e++)
-    if (t->param[e].kind == PHYS_PAR_SIZE || t->param[e].kind == PHYS_PAR_POS) return PHYS_ERR_ARG;
-  return PHYS_OK;
-}
-
 // the arguments of the two entry points
 typedef struct penCall_ {
   const physParamTable* t;
@@ -939,8 +936,7 @@ static physStatus jacobian_rows(const physModel* m, physData* d, const penTape* 
 
 // build the tape at d's state, run the vjp or the Jacobian rows, restore the contact list
 static physStatus penalty_call(const physModel* m, physData* d, const penCall* c, int jacobian) {
-  physStatus st = check_table(c->t);
-  if (st != PHYS_OK) return st;
+  physStatus st = PHYS_OK;
   size_t mark = phys_stack_mark(d);
   int ncon = d->ncon, ndrop = d->ncon_dropped;
   size_t bytes = sizeof(physContact) * (size_t)ncon;

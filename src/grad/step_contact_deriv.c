@@ -447,42 +447,13 @@ static void add_outer(double* W, const double* alpha, const double* beta, int n,
       for (int i = 0; i < nv; i++) W[(size_t)r * nv + i] += alpha[r] * beta[i];
 }
 
-// the world translation of body b's subtree per unit of its body_pos component k (parent frame): column k of
-// the parent's rotation
-static void pos_direction(double tr[3], const physModel* m, const physData* d, int b, int k) {
-  const double* R = d->xmat + 9 * m->body_parentid[b];
-  for (int i = 0; i < 3; i++) tr[i] = R[3 * i + k];
-}
-
-// q_bar += grad_q [<W, J(q)> + gamma' dist(q)] (W n x nv), and the same for every size entry of t into
-// theta_bar: every geometric term of the reverse pass in one call
+// q_bar += grad_q [<W, J(q)> + gamma' dist(q)] (W n x nv), and the same for every size and placement entry of
+// t into theta_bar: every geometric term of the reverse pass in one call
 static physStatus geom_vjp_matrix(const physModel* m, physData* d, const physConstraintProblem* p,
                                   const physParamTable* t, const double* W, const double* gamma, double* qbar,
                                   double* theta_bar) {
   physStatus st = phys_constraint_vjp_matrix(m, d, p, W, gamma, qbar);
-  for (int e = 0; t && theta_bar && st == PHYS_OK && e < t->n; e++)
-    if (t->param[e].kind == PHYS_PAR_SIZE)
-      st = phys_constraint_size_vjp_matrix(m, d, p, t->param[e].id, W, gamma, theta_bar + t->param[e].adr);
-  // pos:BODY: theta_bar_k += <W, dJ_k> + gamma . ddist_k along each placement direction (forward, 3 per body)
-  physConstraintGeom* g = NULL;
-  for (int e = 0; t && theta_bar && st == PHYS_OK && e < t->n; e++) {
-    const physParam* pr = t->param + e;
-    if (pr->kind != PHYS_PAR_POS || p->nc == 0) continue;
-    if (!g) g = phys_constraint_geom(m, d, p, &st);
-    for (int k = 0; k < 3 && st == PHYS_OK; k++) {
-      size_t mark = phys_stack_mark(d);
-      double* dJ = phys_stack_alloc(d, (size_t)p->n * p->nv + 1);
-      double* dd = phys_stack_alloc(d, (size_t)p->n + 1);
-      double tr[3];
-      pos_direction(tr, m, d, pr->id, k);
-      st = phys_constraint_pos_dJ(m, d, p, g, pr->id, tr, dJ, dd);
-      double s = 0;
-      for (size_t i = 0; st == PHYS_OK && i < (size_t)p->n * p->nv; i++) s += W[i] * dJ[i];
-      for (int i = 0; st == PHYS_OK && gamma && i < p->n; i++) s += gamma[i] * dd[i];
-      if (st == PHYS_OK) theta_bar[pr->adr + k] += s;
-      phys_stack_free(d, mark);
-    }
-  }
+  if (st == PHYS_OK && t && theta_bar) st = phys_constraint_param_vjp_matrix(m, d, p, t, W, gamma, theta_bar);
   return st;
 }
 
@@ -1209,7 +1180,7 @@ static physStatus pos_geometry(const physModel* m, physData* d, const contactPoi
   double* jtl = phys_stack_alloc(d, (size_t)nv);
   double* jtlp = phys_stack_alloc(d, (size_t)nv);
   double tr[3];
-  pos_direction(tr, m, d, body, k);
+  phys_body_pos_direction(tr, m, d, body, k);
   physStatus st = phys_constraint_pos_dJ(m, d, &cp->st.p, cp->geom, body, tr, dJ, dd);
   if (st != PHYS_OK) return st;
   mul_j(jvp, dJ, cp->st.vnew, n, nv);

@@ -6,7 +6,7 @@
 //     contacts, coefficients and number of solves);
 //  3. A, B against four-point central differences of phys_step (phys_step_jacobian_fd at h and 2h; h = 1e-5
 //     in q, 1e-4 in v and u) and P against four-point central differences of phys_step under phys_param_set
-//     (step 1e-4 max(1, |theta|)), relative 1e-6 with a floor of 1e-4 of max(block max, |x+|)
+//     (step 1e-4 max(1, |theta|); with size:GEOM and pos:BODY, the contact geometry's parameters), relative 1e-6 with a floor of 1e-4 of max(block max, |x+|)
 //     (grad_models.h), on: a ball resting, a ball hitting the plane while sliding and spinning (friction
 //     re-evaluated, 3 solves), a box sliding and turning on its 4 bottom corners, a box tumbling on one
 //     corner, two balls pressed together in the air (the dense factorization), the elbow of the toss data
@@ -237,9 +237,19 @@ static void param_step(physModel* m, const physData* d, physData* e, const physP
   }
 }
 
+// 1 if column c of t belongs to a size:GEOM or pos:BODY entry (a length of the contact geometry)
+static int geometric_column(const physParamTable* t, int c) {
+  for (int e = 0; e < t->n; e++)
+    if (c >= t->param[e].adr && c < t->param[e].adr + t->param[e].size)
+      return t->param[e].kind == PHYS_PAR_SIZE || t->param[e].kind == PHYS_PAR_POS;
+  return 0;
+}
+
 // P by four-point central differences of phys_step under phys_param_set, step PH s_c in theta_c with
-// s_c = max(1, |theta_c|) (penalty stiffness is 1e4); returns P's columns times s_c (and the analytic P's
-// columns scaled alike in Pa), so that both are derivatives in the steps' units
+// s_c = max(1, |theta_c|) (penalty stiffness is 1e4), s_c = 0.1 for the geometry's lengths (size, pos: a
+// 1e-4 m step on a lying humanoid's shin leaves the stencil's h^4 term at 1.4e-6 relative, 1e-5 m well
+// below); returns P's columns times s_c (and the analytic P's columns scaled alike in Pa), so that both are
+// derivatives in the steps' units
 static void param_fd(physModel* m, physData* d, const physParamTable* t, double* P, double* Pa) {
   int nv = m->nv, n2 = 2 * nv, nt = t->ntheta;
   physData* e = phys_make_data(m);
@@ -254,7 +264,7 @@ static void param_fd(physModel* m, physData* d, const physParamTable* t, double*
   memcpy(q0, e->qpos, sizeof(double) * (size_t)m->nq);
   memcpy(v0, e->qvel, sizeof(double) * (size_t)nv);
   for (int c = 0; c < nt; c++) {
-    double sc = fmax(1, fabs(th0[c])), off[4] = {2, 1, -1, -2};
+    double sc = geometric_column(t, c) ? 0.1 : fmax(1, fabs(th0[c])), off[4] = {2, 1, -1, -2};
     for (int k = 0; k < 4; k++) {
       th[c] = th0[c] + off[k] * FD_PH * sc;
       param_step(m, d, e, t, th, q0, v0, r + (size_t)k * n2);
@@ -421,17 +431,17 @@ static void scene_ball(physRng* rng) {
   physModel* m = load_xml(BALL);
   physData* d = phys_make_data(m);
   d->time = 1;   // not time 0: no interpenetration warning
-  const char* spec[] = {"friction:ball", "restitution:ball", "penalty:stiffness", "inertia:ball"};
+  const char* spec[] = {"friction:ball", "restitution:ball", "penalty:stiffness", "inertia:ball", "size:ball"};
   double p[3] = {0.1, -0.2, 0}, z[3] = {0, 0, 1};
   // resting: at rest 0.5 mm deep (friction viscous, one solve)
   set_free(m, d, 0, p, z, 0.3);
   sink(m, d, 0, 5e-4);
-  check_scene("ball resting", m, d, spec, 4, rng);
+  check_scene("ball resting", m, d, spec, 5, rng);
   // hitting the plane while sliding and spinning (C re-evaluated: 3 solves)
   sink(m, d, 0, 2e-3);
   double v[6] = {0.4, -0.3, -1.2, 2, -1, 3};
   memcpy(d->qvel, v, sizeof v);
-  check_scene("ball bouncing, sliding", m, d, spec, 4, rng);
+  check_scene("ball bouncing, sliding", m, d, spec, 5, rng);
   phys_free_data(d);
   phys_free_model(m);
 }
@@ -440,19 +450,19 @@ static void scene_box(physRng* rng) {
   physModel* m = load_xml(BOX);
   physData* d = phys_make_data(m);
   d->time = 1;   // not time 0: no interpenetration warning
-  const char* spec[] = {"friction:box", "restitution:box", "penalty:stiffness", "inertia:box"};
+  const char* spec[] = {"friction:box", "restitution:box", "penalty:stiffness", "inertia:box", "size:box"};
   double p[3] = {0.2, 0.1, 0}, z[3] = {0, 0, 1};
   set_free(m, d, 0, p, z, 0.4);
   sink(m, d, 0, 8e-4);
   double v[6] = {0.5, 0.2, -0.05, 0, 0, 0.7};
   memcpy(d->qvel, v, sizeof v);
-  check_scene("box sliding and turning (4 corners)", m, d, spec, 4, rng);
+  check_scene("box sliding and turning (4 corners)", m, d, spec, 5, rng);
   double ax[3] = {0.3, 1, 0.2};
   set_free(m, d, 0, p, ax, 0.5);
   sink(m, d, 0, 1.5e-3);
   double w[6] = {0.3, -0.1, -0.4, 3, -2, 1};
   memcpy(d->qvel, w, sizeof w);
-  check_scene("box tumbling on a corner", m, d, spec, 4, rng);
+  check_scene("box tumbling on a corner", m, d, spec, 5, rng);
   phys_free_data(d);
   phys_free_model(m);
 }
@@ -478,14 +488,14 @@ static void scene_elbow(physRng* rng) {
   physModel* m = load_elbow();
   physData* d = phys_make_data(m);
   d->time = 1;   // not time 0: no interpenetration warning
-  const char* spec[] = {"penalty:stiffness", "mass:elbow_1", "inertia:elbow_2"};
+  const char* spec[] = {"penalty:stiffness", "mass:elbow_1", "inertia:elbow_2", "pos:elbow_2"};
   double p[3] = {0.1, 0.2, 0.5}, ax[3] = {0.2, 1, 0.1};
   set_free(m, d, 0, p, ax, -0.1);
   d->qpos[7] = 0.2;
   sink(m, d, 0, 1.2e-3);
   for (int i = 0; i < m->nv; i++) d->qvel[i] = 0;
   d->qvel[0] = 0.4, d->qvel[1] = -0.2, d->qvel[2] = -0.3, d->qvel[4] = 1, d->qvel[6] = 0.5;
-  check_scene("elbow bent on the floor", m, d, spec, 3, rng);
+  check_scene("elbow bent on the floor", m, d, spec, 4, rng);
   phys_free_data(d);
   phys_free_model(m);
 }
@@ -515,12 +525,12 @@ static void scene_humanoid(physRng* rng) {
   m->opt.contact = PHYS_CONTACT_PENALTY;
   physData* d = phys_make_data(m);
   d->time = 1;
-  const char* spec[] = {"penalty:stiffness", "mass:torso", "friction:floor"};
+  const char* spec[] = {"penalty:stiffness", "mass:torso", "friction:floor", "size:torso", "pos:right_shin"};
   double y[3] = {0, 1, 0}, p[3] = {0, 0, 0.09};
   set_free(m, d, 0, p, y, -M_PI / 2 + 0.05);
   for (int k = 7; k < m->nq; k++) d->qpos[k] = 0.08 * sin(1.7 * k);
   sink(m, d, 0, 4e-3);   // the deepest contact 4 mm deep (penalty forces of a body resting, not 0.25 m)
-  check_scene("humanoid lying bent on the floor", m, d, spec, 3, rng);
+  check_scene("humanoid lying bent on the floor", m, d, spec, 5, rng);
   phys_free_data(d);
   phys_free_model(m);
 }
