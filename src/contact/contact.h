@@ -134,6 +134,9 @@ int phys_lcp_aware_states(const physConstraintProblem* p, const physConstraintSo
 // dGz (3 x n: dG z_k; NULL when dG = 0) and dGdiag (n: dG's diagonal) and equals phys_solve_lcp_jvp_local with
 // the whole dG to rounding, in O(m^2 + n m) per direction instead of O(n m^2 + n^2)
 void phys_solve_lcp_jvp_vectors(const physLcpLocal* loc, const physConstraintProblem* p, double* z);
+// 1 if the solution depends on the row scales, i.e. dG's diagonal matters (a singular clamped system); 0 when
+// it is regular (dGdiag is then not read)
+int phys_solve_lcp_local_scaled(const physLcpLocal* loc);
 void phys_solve_lcp_jvp_prod(const physLcpLocal* loc, physData* d, const physConstraintProblem* p,
                              const physConstraintSolution* sol, const double* dg, const double* dGz,
                              const double* dGdiag, const double* dmu, double* lambda_dot);

@@ -51,7 +51,8 @@ typedef struct lcpLocal_ {
   double* P;                // m x m: A^+
   double* x;                // m: scaled solution lambda_C / s_C
   double* r;                // m: b - A x
-  int* live;                // n: 1 if s_i depends on G's diagonal (0: degenerate, from the largest one)
+  int* live;                // n: 1 if s_i depends on G's diagonal (0: degenerate, from the largest one) and
+                            // the solution on s (0 for all rows when the clamped system is regular)
   // the forward mode through products (phys_solve_lcp_local only; else NULL): H S x, w = A^+' x, H' S r, H' S w
   double *hsx, *w, *hsr, *hsw;
 } lcpLocal;
@@ -381,8 +382,17 @@ static void vjp_local(lcpLocal* L, physData* d, const physConstraintProblem* p, 
     for (int k = 0; k < m; k++) t -= L->A[(size_t)i * m + k] * L->x[k];
     L->r[i] = t;
   }
-  if (m > 0) phys_lcp_pinv(L->P, d, L->A, m);
-  for (int i = 0; i < n; i++) L->live[i] = !deg[i];
+  int rank = m > 0 ? phys_lcp_pinv(L->P, d, L->A, m) : 0, nzero = 0;
+  // a regular clamped system's solution lambda_C = S (S H S)^-1 (-S g_C) = -H^-1 g_C does not depend on the
+  // scales (their derivative terms cancel exactly): none is live then, and the diagonal terms are skipped.
+  // Rows that are exactly zero with their columns (a planar model's out-of-plane tangents) do not count:
+  // their unknowns are 0 whatever the scales
+  for (int i = 0; i < m; i++) {
+    int z = 1;
+    for (int k = 0; k < m && z; k++) z = L->A[(size_t)i * m + k] == 0 && L->A[(size_t)k * m + i] == 0;
+    nzero += z;
+  }
+  for (int i = 0; i < n; i++) L->live[i] = !deg[i] && rank < m - nzero;
 }
 
 // y = P x (trans = 0) or P' x (trans = 1), m x m row-major; y and x distinct (P' x by rows of P: contiguous)
@@ -839,4 +849,10 @@ void phys_solve_lcp_jvp_prod(const physLcpLocal* loc, physData* d, const physCon
       lambda_dot[r] = L->e[r] * lambda_dot[cn] + de[r] * sol->lambda[cn];
     }
   phys_stack_free(d, mark);
+}
+
+int phys_solve_lcp_local_scaled(const physLcpLocal* loc) {
+  for (int i = 0; i < loc->L.n; i++)
+    if (loc->L.live[i]) return 1;
+  return 0;
 }

@@ -1080,7 +1080,10 @@ static physStatus jacobian_a(const physModel* m, physData* d, const contactPoint
       if (Dp && st == PHYS_OK)
         st = prod_matrix(m, d, cp, cp->zp + (size_t)k * n, cp->up + (size_t)k * nv, Dp + k * (size_t)n * nv);
     }
-    for (int r = 0; r < n; r++) {
+    // (only when a problem's solution depends on its row scales: a singular clamped system)
+    int scaled = phys_solve_lcp_local_scaled(cp->lcp) || (cp->lcp_pos && phys_solve_lcp_local_scaled(cp->lcp_pos));
+    memset(Q, 0, sizeof(double) * (size_t)n * nv);
+    for (int r = 0; r < n && scaled; r++) {
       const double* Yr = cp->Y + (size_t)r * nv;
       phys_rnea_mass_quad_grad(m, d, Yr, Q + (size_t)r * nv);
     }
