@@ -16,6 +16,10 @@ DATA=${2:-../shared/data/cube_toss}
 NTRAIN=${NTRAIN:-50}
 MODELS=${MODELS:-"lcp cone ccp penalty"}
 OUT=bench/results/identify.md
+if [ ! -x "$PHYSID" ]; then
+  echo "bench_identify.sh: $PHYSID not found or not executable: build it first (bash scripts/run.sh builds build/physid) or pass its path" >&2
+  exit 2
+fi
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 mkdir -p bench/results
