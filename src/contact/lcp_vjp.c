@@ -55,6 +55,7 @@ typedef struct lcpLocal_ {
                             // the solution on s (0 for all rows when the clamped system is regular)
   // the forward mode through products (phys_solve_lcp_local only; else NULL): H S x, w = A^+' x, H' S r, H' S w
   double *hsx, *w, *hsr, *hsw;
+  int regular;              // 1 if A is regular (rank m): the residual and null-space terms vanish
 } lcpLocal;
 
 // n ints from d's arena
@@ -351,8 +352,27 @@ static void vjp_local(lcpLocal* L, physData* d, const physConstraintProblem* p, 
   int* deg = vjp_ints(d, n);
   L->live = vjp_ints(d, n);
   vjp_scale(L->s, deg, p);
+  // the clamped rows, but those that are void: lambda_i = 0 and row and column i of G zero over the clamped and
+  // bounded rows (a planar model's out-of-plane tangents). Their unknown stays 0 under every perturbation that
+  // keeps the rank (a perturbation that gives them a lever raises it: no derivative), so they are left out,
+  // and the rest of the system is often regular
+  int* keep = vjp_ints(d, n);
+  for (int i = 0; i < n; i++) keep[i] = sol->state[i] == PHYS_ROW_CLAMPING;
   for (int i = 0; i < n; i++) {
-    L->pos[i] = sol->state[i] == PHYS_ROW_CLAMPING ? m : -1;
+    if (!keep[i] || sol->lambda[i] != 0) continue;
+    int c = i < 3 * p->nc ? i / 3 : -1, v = 1;
+    for (int t = 1; c >= 0 && i == 3 * c && t < 3 && v; t++)   // a normal bounding a tangent stays
+      v = sol->state[i + t] != PHYS_ROW_UPPER && sol->state[i + t] != PHYS_ROW_LOWER;
+    for (int j = 0; j < n && v; j++) {
+      int cj = j < 3 * p->nc && j % 3 ? j / 3 : -1, st = sol->state[j];
+      int used = st == PHYS_ROW_CLAMPING || (cj >= 0 && (st == PHYS_ROW_UPPER || st == PHYS_ROW_LOWER) &&
+                                             sol->state[3 * cj] == PHYS_ROW_CLAMPING);
+      v = !used || (p->G[(size_t)i * n + j] == 0 && p->G[(size_t)j * n + i] == 0);
+    }
+    keep[i] = !v;
+  }
+  for (int i = 0; i < n; i++) {
+    L->pos[i] = keep[i] ? m : -1;
     if (L->pos[i] >= 0) L->cr[m++] = i;
   }
   L->m = m;
@@ -382,17 +402,12 @@ static void vjp_local(lcpLocal* L, physData* d, const physConstraintProblem* p, 
     for (int k = 0; k < m; k++) t -= L->A[(size_t)i * m + k] * L->x[k];
     L->r[i] = t;
   }
-  int rank = m > 0 ? phys_lcp_pinv(L->P, d, L->A, m) : 0, nzero = 0;
-  // a regular clamped system's solution lambda_C = S (S H S)^-1 (-S g_C) = -H^-1 g_C does not depend on the
-  // scales (their derivative terms cancel exactly): none is live then, and the diagonal terms are skipped.
-  // Rows that are exactly zero with their columns (a planar model's out-of-plane tangents) do not count:
-  // their unknowns are 0 whatever the scales
-  for (int i = 0; i < m; i++) {
-    int z = 1;
-    for (int k = 0; k < m && z; k++) z = L->A[(size_t)i * m + k] == 0 && L->A[(size_t)k * m + i] == 0;
-    nzero += z;
-  }
-  for (int i = 0; i < n; i++) L->live[i] = !deg[i] && rank < m - nzero;
+  int rank = m > 0 ? phys_lcp_pinv(L->P, d, L->A, m) : 0;
+  // a regular clamped system: A^+ = A^-1, so r = b - A x = 0 and I - A^+ A = 0 (their terms are skipped), and
+  // its solution lambda_C = S (S H S)^-1 (-S g_C) = -H^-1 g_C does not depend on the scales (their derivative
+  // terms cancel exactly): no row is live
+  L->regular = rank == m;
+  for (int i = 0; i < n; i++) L->live[i] = !deg[i] && !L->regular;
 }
 
 // y = P x (trans = 0) or P' x (trans = 1), m x m row-major; y and x distinct (P' x by rows of P: contiguous)
@@ -468,16 +483,18 @@ static void jvp_apply(const lcpLocal* restrict Lp, physData* d, const physConstr
     v[i] = t;
   }
   vjp_mulv(dx, L.P, v, mc, 0);
-  vjp_mulv(v, dA, L.r, mc, 1);           // dA' r
-  vjp_mulv(w, L.P, v, mc, 1);            // A^+' dA' r
-  vjp_mulv(v, L.P, w, mc, 0);            // A^+ A^+' dA' r
-  for (int i = 0; i < mc; i++) dx[i] += v[i];
-  vjp_mulv(w, L.P, L.x, mc, 1);          // A^+' x
-  vjp_mulv(v, dA, w, mc, 1);             // y = dA' A^+' x
-  for (int i = 0; i < mc; i++) dx[i] += v[i];
-  vjp_mulv(w, L.A, v, mc, 0);            // A y
-  vjp_mulv(v, L.P, w, mc, 0);            // A^+ A y
-  for (int i = 0; i < mc; i++) dx[i] -= v[i];
+  if (!L.regular) {                        // (the two terms vanish for a regular A)
+    vjp_mulv(v, dA, L.r, mc, 1);           // dA' r
+    vjp_mulv(w, L.P, v, mc, 1);            // A^+' dA' r
+    vjp_mulv(v, L.P, w, mc, 0);            // A^+ A^+' dA' r
+    for (int i = 0; i < mc; i++) dx[i] += v[i];
+    vjp_mulv(w, L.P, L.x, mc, 1);          // A^+' x
+    vjp_mulv(v, dA, w, mc, 1);             // y = dA' A^+' x
+    for (int i = 0; i < mc; i++) dx[i] += v[i];
+    vjp_mulv(w, L.A, v, mc, 0);            // A y
+    vjp_mulv(v, L.P, w, mc, 0);            // A^+ A y
+    for (int i = 0; i < mc; i++) dx[i] -= v[i];
+  }
   // lambda_C = S x, lambda_b = e_b lambda_n, lambda_S = 0
   for (int i = 0; i < n; i++) lambda_dot[i] = 0;
   for (int i = 0; i < mc; i++) lambda_dot[L.cr[i]] = ds[L.cr[i]] * L.x[i] + L.s[L.cr[i]] * dx[i];
@@ -586,13 +603,18 @@ static void vjp_apply(const lcpLocal* restrict Lp, physData* d, const physConstr
     xb[i] = L.s[L.cr[i]] * lb[i];
     sb[L.cr[i]] += L.x[i] * lb[i];
   }
-  // u1 = A^+' x_bar (= b_bar), u2 = A^+ u1, u3 = A^+' x, u4 = (I - A^+ A) x_bar
+  // u1 = A^+' x_bar (= b_bar), u2 = A^+ u1, u3 = A^+' x, u4 = (I - A^+ A) x_bar; a regular A has r = 0 and
+  // u4 = 0: u2 = u4 = 0 there (their outer products vanish)
   vjp_mulv(u1, L.P, xb, mc, 1);
-  vjp_mulv(u2, L.P, u1, mc, 0);
   vjp_mulv(u3, L.P, L.x, mc, 1);
-  vjp_mulv(t, L.A, xb, mc, 0);
-  vjp_mulv(u4, L.P, t, mc, 0);
-  for (int i = 0; i < mc; i++) u4[i] = xb[i] - u4[i];
+  if (L.regular) {
+    for (int i = 0; i < mc; i++) u2[i] = u4[i] = 0;
+  } else {
+    vjp_mulv(u2, L.P, u1, mc, 0);
+    vjp_mulv(t, L.A, xb, mc, 0);
+    vjp_mulv(u4, L.P, t, mc, 0);
+    for (int i = 0; i < mc; i++) u4[i] = xb[i] - u4[i];
+  }
   // factored: H_bar = S A_bar S lifted, G_bar = sum_t place(S a_t) lift(S c_t)' with (a, c) = (-u1, x), (r, u2),
   // (u3, u4); lift(y)_Ck = y_k, lift(y)_b = e_b y_nb(b)
   if (Ga) {
@@ -829,7 +851,7 @@ void phys_solve_lcp_jvp_prod(const physLcpLocal* loc, physData* d, const physCon
       }
   // dx = A^+ v + A^+ A^+' (dA' r) + (I - A^+ A) (dA' w),  w = A^+' x  (dA = 0 when neither dG nor dE moves)
   vjp_mulv(dx, L->P, v, mc, 0);
-  if (dyn || fr) {
+  if ((dyn || fr) && !L->regular) {
     prod_dat(t, L, p, L->r, L->hsr, dyn ? dGz + n : NULL, ds, de, dyn, fr, a, b);   // dA' r
     vjp_mulv(w, L->P, t, mc, 1);
     vjp_mulv(v, L->P, w, mc, 0);

@@ -505,6 +505,7 @@ static physStatus aware_vjp(const physModel* m, physData* d, const physConstrain
 // weights <u v', dJ Y' + Y dJ'> = <u (Y'v)' + v (Y'u)', dJ> added to W
 static void add_factor(contactAdj* a, const contactPoint* cp, const double* u, const double* v, double* W) {
   int n = cp->n, nv = cp->nv;
+  if (all_zero(u, n) || all_zero(v, n)) return;   // (a regular clamped system's vanishing terms)
   double *fa = a->fa + (size_t)a->nf * nv, *fb = a->fb + (size_t)a->nf * nv;
   a->nf++;
   mul_jt(fa, cp->Y, u, n, nv, 0);
