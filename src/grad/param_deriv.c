@@ -401,10 +401,14 @@ physStatus phys_step_param_jacobian(const physModel* m, physData* d, const physP
   int nv = m->nv, nt = t->ntheta;
   double dt = m->opt.timestep;
   if (nt == 0) return PHYS_OK;
-  if (phys_constrained_step_applies(m, d)) {
-    physStatus st = phys_constrained_step_jacobian(m, d, t, NULL, NULL, P);
-    if (st == PHYS_OK && (m->opt.gradflags & PHYS_GRAD_TOI)) st = phys_toi_param_jacobian(m, d, t, P);   // toi.h
-    return st;
+  // lcp, cone, ccp: the constrained path when the step has constraints (one detection: its stage's)
+  int none = 1;
+  if (m->opt.contact != PHYS_CONTACT_PENALTY) {
+    physStatus st = phys_constrained_step_jacobian_if(m, d, t, NULL, NULL, P, &none);
+    if (!none) {
+      if (st == PHYS_OK && (m->opt.gradflags & PHYS_GRAD_TOI)) st = phys_toi_param_jacobian(m, d, t, P);   // toi.h
+      return st;
+    }
   }
   if (phys_penalty_deriv_applies(m, d)) return phys_penalty_step_jacobian(m, d, t, NULL, NULL, P);
   size_t mark = phys_stack_mark(d);
@@ -448,10 +452,13 @@ physStatus phys_step_param_vjp(const physModel* m, physData* d, const physParamT
   int nv = m->nv, nt = t->ntheta;
   double dt = m->opt.timestep;
   if (nt == 0) return PHYS_OK;
-  if (phys_constrained_step_applies(m, d)) {
-    physStatus st = phys_constrained_step_vjp(m, d, t, xbar_next, NULL, NULL, theta_bar, NULL);
-    if (st == PHYS_OK && (m->opt.gradflags & PHYS_GRAD_TOI)) st = phys_toi_param_vjp(m, d, t, xbar_next, theta_bar);
-    return st;
+  int none = 1;
+  if (m->opt.contact != PHYS_CONTACT_PENALTY) {
+    physStatus st = phys_constrained_step_vjp_if(m, d, t, xbar_next, NULL, NULL, theta_bar, NULL, &none);
+    if (!none) {
+      if (st == PHYS_OK && (m->opt.gradflags & PHYS_GRAD_TOI)) st = phys_toi_param_vjp(m, d, t, xbar_next, theta_bar);
+      return st;
+    }
   }
   if (phys_penalty_deriv_applies(m, d))
     return phys_penalty_step_vjp(m, d, t, xbar_next, NULL, NULL, theta_bar, NULL);

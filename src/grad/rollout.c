@@ -136,9 +136,12 @@ static physStatus reverse_step(const physModel* m, physData* d, const physParamT
     for (int i = 0; i < 2 * nv; i++) xbar[i] += g[i];
     return PHYS_OK;
   }
-  if (params && phys_constrained_step_applies(m, d)) {
+  int none = 1;
+  if (params && m->opt.contact != PHYS_CONTACT_PENALTY)   // (none: the step has no constraints, nothing done)
+    st = phys_constrained_step_vjp_if(m, d, tab, xnext, xbar, ubar ? ubar + (size_t)t * m->nu : NULL, tb, NULL,
+                                      &none);
+  if (!none) {
     // a constrained step: one linearization gives xbar, ubar and thetabar (not a force adjoint alone)
-    st = phys_constrained_step_vjp(m, d, tab, xnext, xbar, ubar ? ubar + (size_t)t * m->nu : NULL, tb, NULL);
     if (st == PHYS_OK && (m->opt.gradflags & PHYS_GRAD_TOI)) {   // toi.h, as phys_step_vjp and param_vjp apply it
       st = phys_toi_vjp(m, d, xnext, xbar);
       if (st == PHYS_OK) st = phys_toi_param_vjp(m, d, tab, xnext, tb);

@@ -188,15 +188,17 @@ static int bias_branch(const physContact* c, double vn, double vfn, double dt) {
 
 // run the step's stage at d's state (lists saved first: restore_lists undoes it) and the quantities the
 // derivatives share. PHYS_ERR_ARG without constraints or with penalty, PHYS_ERR_NUMERIC if M~ failed.
-static physStatus point_build(const physModel* m, physData* d, contactPoint* cp) {
+static physStatus point_build(const physModel* m, physData* d, contactPoint* cp, int* none) {
   int nv = m->nv;
   double dt = m->opt.timestep;
+  if (none) *none = 0;
   if (!balls_last(m)) return PHYS_ERR_MODEL;
   if (m->opt.contact == PHYS_CONTACT_PENALTY) return PHYS_ERR_ARG;
   save_lists(d, cp);
   int ok = phys_step_stage(m, d, NULL, &cp->st);
   if (ok <= 0) {
     restore_lists(d, cp);
+    if (ok == 0 && none) *none = 1;
     return ok == 0 ? PHYS_ERR_ARG : PHYS_ERR_NUMERIC;
   }
   const physConstraintProblem* p = &cp->st.p;
@@ -798,7 +800,7 @@ int phys_constrained_step_applies(const physModel* m, physData* d) {
 physStatus phys_constrained_step_point(const physModel* m, physData* d, double* L) {
   size_t mark = phys_stack_mark(d);
   contactPoint cp;
-  physStatus st = point_build(m, d, &cp);
+  physStatus st = point_build(m, d, &cp, NULL);
   if (st == PHYS_OK) {
     memcpy(L, d->qLD, sizeof(double) * (size_t)m->nv * m->nv);
     restore_lists(d, &cp);
@@ -810,10 +812,16 @@ physStatus phys_constrained_step_point(const physModel* m, physData* d, double* 
 physStatus phys_constrained_step_vjp(const physModel* m, physData* d, const physParamTable* t,
                                      const double* xbar_next, double* xbar, double* ubar, double* theta_bar,
                                      double* force_bar) {
+  return phys_constrained_step_vjp_if(m, d, t, xbar_next, xbar, ubar, theta_bar, force_bar, NULL);
+}
+
+physStatus phys_constrained_step_vjp_if(const physModel* m, physData* d, const physParamTable* t,
+                                        const double* xbar_next, double* xbar, double* ubar, double* theta_bar,
+                                        double* force_bar, int* none) {
   int nv = m->nv, nu = m->nu;
   size_t mark = phys_stack_mark(d);
   contactPoint cp;
-  physStatus st = point_build(m, d, &cp);
+  physStatus st = point_build(m, d, &cp, none);
   if (st != PHYS_OK) {
     phys_stack_free(d, mark);
     return st;
@@ -1326,9 +1334,14 @@ static physStatus size_rows(const physModel* m, physData* d, const physParamTabl
 
 physStatus phys_constrained_step_jacobian(const physModel* m, physData* d, const physParamTable* t, double* A,
                                           double* B, double* P) {
+  return phys_constrained_step_jacobian_if(m, d, t, A, B, P, NULL);
+}
+
+physStatus phys_constrained_step_jacobian_if(const physModel* m, physData* d, const physParamTable* t, double* A,
+                                             double* B, double* P, int* none) {
   size_t mark = phys_stack_mark(d);
   contactPoint cp;
-  physStatus st = point_build(m, d, &cp);
+  physStatus st = point_build(m, d, &cp, none);
   if (st != PHYS_OK) {
     phys_stack_free(d, mark);
     return st;

@@ -31,6 +31,15 @@ physStatus phys_constrained_step_jacobian(const physModel* m, physData* d, const
 physStatus phys_constrained_step_vjp(const physModel* m, physData* d, const physParamTable* t,
                                      const double* xbar_next, double* xbar, double* ubar, double* theta_bar,
                                      double* force_bar);
+// the same two, tried before knowing whether the step has constraints: when it has none, *none = 1 and
+// PHYS_ERR_ARG with nothing written (d's kinematics are then up to date); else as above with *none = 0. The
+// dispatchers try them first when the last step had constraints (d->ncon or d->nlimit), so a step in contact
+// detects its contacts once, not twice
+physStatus phys_constrained_step_jacobian_if(const physModel* m, physData* d, const physParamTable* t, double* A,
+                                             double* B, double* P, int* none);
+physStatus phys_constrained_step_vjp_if(const physModel* m, physData* d, const physParamTable* t,
+                                        const double* xbar_next, double* xbar, double* ubar, double* theta_bar,
+                                        double* force_bar, int* none);
 // the linearization point: d->qacc = (v+ - v)/dt of the constrained step and L = the factor of M~ (nv x nv,
 // factor.h's storage); the lists are restored. Status as above.
 physStatus phys_constrained_step_point(const physModel* m, physData* d, double* L);

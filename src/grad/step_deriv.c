@@ -250,9 +250,23 @@ static void jacobian_b(const physModel* m, physData* d, const double* L, const i
   position_rows(m, rot, Jr, V, B, nu, nu);
 }
 
+// 1 if the last step at d had constraints and the model's are lcp, cone or ccp: the dispatchers then try the
+// constrained path first (its stage detects the contacts once; step_point_free would detect them again)
+static int constrained_first(const physModel* m, const physData* d) {
+  return m->opt.contact != PHYS_CONTACT_PENALTY && (d->ncon > 0 || d->nlimit > 0);
+}
+
 physStatus phys_step_jacobian(const physModel* m, physData* d, double* A, double* B) {
   int nv = m->nv;
   double dt = m->opt.timestep;
+  if (constrained_first(m, d)) {
+    int none = 0;
+    physStatus st = phys_constrained_step_jacobian_if(m, d, NULL, A, B, NULL, &none);
+    if (!none) {
+      if (st == PHYS_OK && A && (m->opt.gradflags & PHYS_GRAD_TOI)) st = phys_toi_jacobian(m, d, A);   // toi.h
+      return st;
+    }
+  }
   size_t mark = phys_stack_mark(d);
   double* L = phys_stack_alloc(d, (size_t)nv * nv);
   physStatus st = step_point_free(m, d, L);
@@ -296,6 +310,14 @@ physStatus phys_step_vjp_lambda(const physModel* m, physData* d, const double* x
                                 double* ubar, double* lambda) {
   int nv = m->nv, nu = m->nu;
   double dt = m->opt.timestep;
+  if (constrained_first(m, d)) {
+    int none = 0;
+    physStatus st = phys_constrained_step_vjp_if(m, d, NULL, xbar_next, xbar, ubar, NULL, lambda, &none);
+    if (!none) {
+      if (st == PHYS_OK && xbar && (m->opt.gradflags & PHYS_GRAD_TOI)) st = phys_toi_vjp(m, d, xbar_next, xbar);
+      return st;
+    }
+  }
   size_t mark = phys_stack_mark(d);
   double* L = phys_stack_alloc(d, (size_t)nv * nv);
   physStatus st = step_point_free(m, d, L);

@@ -395,10 +395,12 @@ static physStatus sens_step(fitWorker* wk, int k, int s, int first) {
   int nx = pb->nx, nth = pb->ntheta, ncon = d->ncon;
   double* A = first ? NULL : wk->A;
   memcpy(wk->con_save, d->contact, sizeof(physContact) * (size_t)ncon);
-  physStatus st;
-  if (phys_constrained_step_applies(pb->m, d)) {
-    // lcp, cone, ccp with constraints: A and P from one linearization
-    st = phys_constrained_step_jacobian(pb->m, d, pb->t, A, NULL, wk->P);
+  physStatus st = PHYS_OK;
+  int none = 1;
+  if (pb->m->opt.contact != PHYS_CONTACT_PENALTY)   // (none: no constraints at this state, nothing done)
+    st = phys_constrained_step_jacobian_if(pb->m, d, pb->t, A, NULL, wk->P, &none);
+  if (!none) {
+    // lcp, cone, ccp with constraints: A and P from one linearization (its stage detects the contacts once)
   } else if (pb->m->opt.contact == PHYS_CONTACT_PENALTY && phys_penalty_deriv_applies(pb->m, d)) {
     // penalty with contacts or limits: likewise one replay of its solves for A and P
     st = phys_penalty_step_jacobian(pb->m, d, pb->t, A, NULL, wk->P);
