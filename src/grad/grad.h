@@ -44,6 +44,10 @@ void phys_rnea_mass_vjp(const physModel* m, physData* d, const double* x, const 
 // g (nv) = d(x' M(q) x)/dq (= phys_rnea_mass_vjp(x, x)) from the kinetic energy's gradient: O(nbody), a fifth of
 // the cost; the diagonal terms Y_r' dM Y_r of the Delassus matrix's derivative
 void phys_rnea_mass_quad_grad(const physModel* m, physData* d, const double* x, double* g);
+// g (nv) += sum_i w_i d(x_i' M(q) x_i)/dq for the k rows x_i of X (k x nv): the weighted sum of the above in
+// one call (the step's diagonal terms, a contact's three rows at one weight)
+void phys_rnea_mass_quad_grad_sum(const physModel* m, physData* d, int k, const double* X, const double* w,
+                                  double* g);
 
 //---------------------------------------------------------------------------------------------------------
 // generalized forces (passive_deriv.c): each ADDS its derivative to the given matrices (any may be NULL)

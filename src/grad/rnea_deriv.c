@@ -393,35 +393,46 @@ void phys_rnea_mass_vjp(const physModel* m, physData* d, const double* x, const 
 // d(v_b . I_b v_b)/dq_j = 2 h_b . (-S_j x vpre_j), h_b = I_b v_b. Summed over the subtree (Hc = sum of h):
 //   g_j = -2 Hc_body(j) . (S_j x vpre_j).   One pass down and one up: O(nbody), no matrix.
 void phys_rnea_mass_quad_grad(const physModel* m, physData* d, const double* x, double* g) {
+  const double one = 1;
+  memset(g, 0, sizeof(double) * (size_t)m->nv);
+  phys_rnea_mass_quad_grad_sum(m, d, 1, x, &one, g);
+}
+
+void phys_rnea_mass_quad_grad_sum(const physModel* m, physData* d, int k, const double* X, const double* w,
+                                  double* g) {
   int nv = m->nv, nb = m->nbody;
   size_t mark = phys_stack_mark(d);
   double* v = phys_stack_alloc(d, 6 * (size_t)nb);
   double* H = phys_stack_alloc(d, 6 * (size_t)nb);
   double* vpre = phys_stack_alloc(d, 6 * (size_t)nv + 1);
-  memset(v, 0, 6 * sizeof(double));
-  memset(H, 0, 6 * sizeof(double));
-  for (int b = 1; b < nb; b++) {
-    int da = m->body_dofadr[b], nd = m->body_dofnum[b];
-    double* vb = v + 6 * b;
-    memcpy(vb, v + 6 * m->body_parentid[b], 6 * sizeof(double));
-    double gv[6];
-    for (int k = da; k < da + nd; k++) {
-      if (phys_dof_group(m, k) == k) memcpy(gv, vb, sizeof(gv));
-      memcpy(vpre + 6 * k, gv, sizeof(gv));
-      const double* S = d->cdof + 6 * k;
-      for (int i = 0; i < 6; i++) vb[i] += S[i] * x[k];
+  for (int i = 0; i < k; i++) {
+    const double* x = X + (size_t)i * nv;
+    if (w[i] == 0) continue;
+    memset(v, 0, 6 * sizeof(double));
+    memset(H, 0, 6 * sizeof(double));
+    for (int b = 1; b < nb; b++) {
+      int da = m->body_dofadr[b], nd = m->body_dofnum[b];
+      double* vb = v + 6 * b;
+      memcpy(vb, v + 6 * m->body_parentid[b], 6 * sizeof(double));
+      double gv[6];
+      for (int j = da; j < da + nd; j++) {
+        if (phys_dof_group(m, j) == j) memcpy(gv, vb, sizeof(gv));
+        memcpy(vpre + 6 * j, gv, sizeof(gv));
+        const double* S = d->cdof + 6 * j;
+        for (int r = 0; r < 6; r++) vb[r] += S[r] * x[j];
+      }
+      phys_inert_mul(H + 6 * b, d->cinert + 10 * b, vb);
     }
-    phys_inert_mul(H + 6 * b, d->cinert + 10 * b, vb);
-  }
-  for (int b = nb - 1; b > 0; b--) {
-    int p = m->body_parentid[b];
-    if (p > 0)
-      for (int i = 0; i < 6; i++) H[6 * p + i] += H[6 * b + i];
-  }
-  for (int j = 0; j < nv; j++) {
-    double u[6];
-    phys_cross_motion(u, d->cdof + 6 * j, vpre + 6 * j);
-    g[j] = -2 * phys_dot6(H + 6 * m->dof_bodyid[j], u);
+    for (int b = nb - 1; b > 0; b--) {
+      int p = m->body_parentid[b];
+      if (p > 0)
+        for (int r = 0; r < 6; r++) H[6 * p + r] += H[6 * b + r];
+    }
+    for (int j = 0; j < nv; j++) {
+      double u[6];
+      phys_cross_motion(u, d->cdof + 6 * j, vpre + 6 * j);
+      g[j] += -2 * w[i] * phys_dot6(H + 6 * m->dof_bodyid[j], u);
+    }
   }
   phys_stack_free(d, mark);
 }

@@ -688,11 +688,9 @@ static void smooth_vjp(const physModel* m, physData* d, const contactPoint* cp, 
   if (a->fac) {
     if (cp->st.p.npos > 0) sub_mass_bilinear(m, d, a->zpos, cp->st.vpos, a->qbar);
     for (int f = 0; f < a->nf; f++) sub_mass_bilinear(m, d, a->fa + (size_t)f * nv, a->fb + (size_t)f * nv, a->qbar);
-    for (int r = 0; r < n; r++) {
-      if (a->gd[r] == 0) continue;
-      phys_rnea_mass_quad_grad(m, d, cp->Y + (size_t)r * nv, qb);
-      for (int i = 0; i < nv; i++) a->qbar[i] -= a->gd[r] * qb[i];
-    }
+    memset(qb, 0, sizeof(double) * (size_t)nv);
+    phys_rnea_mass_quad_grad_sum(m, d, n, cp->Y, a->gd, qb);   // sum_r gd_r d(Y_r' M Y_r)/dq (gd_r = 0 skipped)
+    for (int i = 0; i < nv; i++) a->qbar[i] -= qb[i];
     phys_stack_free(d, mark);
     return;
   }

@@ -159,6 +159,20 @@ static void check_model(const char* name, const physModel* m, uint64_t seed) {
       for (int i = 0; i < nv; i++) t += qacc[i] * fq[(size_t)i * nv + j];
       ab[j] = t;
     }
+    {   // the weighted sum over rows in one call: 0.5 Q(a) - 2 Q(y) (qb: d(a' M a)/dq from above)
+      double X[2 * 64], wts[2] = {0.5, -2}, gs[64], gy[64];
+      if (nv <= 64) {
+        memcpy(X, qacc, sizeof(double) * nv);
+        memcpy(X + nv, y, sizeof(double) * nv);
+        phys_rnea_mass_quad_grad(m, d, y, gy);
+        for (int j = 0; j < nv; j++) gs[j] = 1;   // added to
+        phys_rnea_mass_quad_grad_sum(m, d, 2, X, wts, gs);
+        for (int j = 0; j < nv; j++) gs[j] -= 1 + 0.5 * vb[j] - 2 * gy[j];
+        double gmax = 1e-300, emax = 0;
+        for (int j = 0; j < nv; j++) gmax = fmax(gmax, fabs(vb[j]) + fabs(gy[j])), emax = fmax(emax, fabs(gs[j]));
+        CHECK_MSG(emax <= 1e-13 * gmax, "%s state %d: weighted sum of quadratic forms off by %.3g", name, s, emax);
+      }
+    }
     snprintf(what, sizeof what, "%s state %d d(a' M a)/dq vs crb", name, s);
     gm_compare(what, vb, ab, 1, nv, mscale * asum, GM_RTOL);
   }
