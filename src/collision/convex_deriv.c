@@ -409,46 +409,88 @@ static vd_t node_dual(const clipState* c, int id, const dFeature* ref, const dFe
   return r;
 }
 
-// clip_contacts: the incident feature clipped by the side planes s = (r_i+1 - r_i) x f of the reference
-// face (on values, each point's origin recorded), sep = f.(p - r_0), pos = p - f sep/2, n = sign f; the
-// clipped point nearest the target, if nearer than *best, is differentiated through its record
-static void dclip_contacts(vd_t* pos, vd_t* n, sd_t* dist, double* best, const dualCtx* x, const dFeature* ref,
-                           const dFeature* inc, double sign) {
-  clipState c;
-  c.nn = c.np = inc->n;
+// clip_contacts on values: the incident feature inc clipped by the side planes s = (r_i+1 - r_i) x f of the
+// reference face ref, each point's origin recorded; -1 if the node pool overflows
+static int clip_values(clipState* c, const dFeature* ref, const dFeature* inc) {
+  c->nn = c->np = inc->n;
   for (int i = 0; i < inc->n; i++) {
-    memcpy(c.nd[i].p, inc->p[i].v, sizeof(c.nd[i].p));
-    c.nd[i].a = -1, c.nd[i].b = i, c.poly[i] = i;
+    memcpy(c->nd[i].p, inc->p[i].v, sizeof(c->nd[i].p));
+    c->nd[i].a = -1, c->nd[i].b = i, c->poly[i] = i;
   }
   const double* f = ref->normal.v;
-  for (int i = 0; i < ref->n && c.np > 0; i++) {
+  for (int i = 0; i < ref->n && c->np > 0; i++) {
     double e[3], s[3];
     phys_sub3(e, ref->p[(i + 1) % ref->n].v, ref->p[i].v);
     phys_cross3(s, e, f);
-    if (clip_step(&c, s, phys_dot3(s, ref->p[i].v), i)) return;
+    if (clip_step(c, s, phys_dot3(s, ref->p[i].v), i)) return -1;
   }
-  int bi = -1;  // the clipped point matching the target, from values; then its dual
-  for (int i = 0; i < c.np; i++) {
+  return 0;
+}
+
+// the clipped point (sep = f.(p - r_0), pos = p - f sep/2) nearest the target of x, if nearer than *best
+// (max-norm gap of pos and dist, lowered to it): its node id, else -1
+static int clip_select(double* best, const clipState* c, const dFeature* ref, const dualCtx* x) {
+  const double* f = ref->normal.v;
+  int bi = -1;
+  for (int i = 0; i < c->np; i++) {
     double e[3], q[3];
-    const double* pv = c.nd[c.poly[i]].p;
+    const double* pv = c->nd[c->poly[i]].p;
     phys_sub3(e, pv, ref->p[0].v);
     double sep = phys_dot3(f, e);
     phys_addscl3(q, pv, f, -0.5 * sep);
     double g = fabs(sep - x->tdist);
     for (int k = 0; k < 3; k++) g = fmax(g, fabs(q[k] - x->tpos[k]));
-    if (g < *best) *best = g, bi = c.poly[i];
+    if (g < *best) *best = g, bi = c->poly[i];
   }
-  if (bi < 0) return;
-  nodeMemo memo;
-  memo.n = 0;
-  vd_t p = node_dual(&c, bi, ref, inc, &memo), e = vd_sub(p, &ref->p[0]);
+  return bi;
+}
+
+// the contact at clipped node id on duals: p = node_dual(id), dist = f.(p - r_0), pos = p - f dist/2,
+// n = sign f
+static void clip_dual(vd_t* pos, vd_t* n, sd_t* dist, const clipState* c, int id, const dFeature* ref,
+                      const dFeature* inc, double sign, nodeMemo* memo) {
+  vd_t p = node_dual(c, id, ref, inc, memo), e = vd_sub(p, &ref->p[0]);
   *dist = vd_dot(&ref->normal, &e);
   *pos = vd_axpy(p, sd_lscl(-0.5, *dist), &ref->normal);
   *n = vd_lscl(sign, ref->normal);
 }
 
+// clip_contacts: the clipped point nearest the target, if nearer than *best, differentiated through its
+// record (clip_values, clip_select, clip_dual)
+static void dclip_contacts(vd_t* pos, vd_t* n, sd_t* dist, double* best, const dualCtx* x, const dFeature* ref,
+                           const dFeature* inc, double sign) {
+  clipState c;
+  if (clip_values(&c, ref, inc)) return;
+  int bi = clip_select(best, &c, ref, x);
+  if (bi < 0) return;
+  nodeMemo memo;
+  memo.n = 0;
+  clip_dual(pos, n, dist, &c, bi, ref, inc, sign, &memo);
+}
+
 //---------------------------------------------------------------------------------------------------------
 // GJK/EPA pairs (phys_collide_convex_convex): the distance result, then the manifold's candidates
+
+// the features of the manifold (convex_feature's choice): both chosen on the result's normal nr (fa facing
+// nr, fb facing -nr), then the incident one re-evaluated facing the reference face (its normal reversed),
+// which the result's normal equals when the manifold is used; returns the reference face's geom (0: fa,
+// 1: fb), or -1 without a manifold
+static int manifold_features(dFeature* fa, dFeature* fb, const dualCtx* x, const physConvex* a,
+                             const physConvex* b, const physGjkResult* r) {
+  const double* nr = r->normal;
+  double nn[3] = {-nr[0], -nr[1], -nr[2]};
+  if (dfeature(fa, x, 0, a, nr, NULL) || dfeature(fb, x, 1, b, nn, NULL)) return -1;
+  double ala = fa->n >= 3 ? phys_dot3(fa->normal.v, nr) : -2, alb = fb->n >= 3 ? phys_dot3(fb->normal.v, nn) : -2;
+  if (ala >= PHYS_FACE_COS && fb->n >= 2 && (ala >= alb || fa->n < 2)) {
+    vd_t u = vd_lscl(-1, fa->normal);
+    return dfeature(fb, x, 1, b, nn, &u) ? -1 : 0;
+  }
+  if (alb >= PHYS_FACE_COS && fa->n >= 2) {
+    vd_t u = vd_lscl(-1, fb->normal);
+    return dfeature(fa, x, 0, a, nr, &u) ? -1 : 1;
+  }
+  return -1;
+}
 
 int phys_dconvex_pair(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, int con) {
   (void)con;
@@ -458,22 +500,47 @@ int phys_dconvex_pair(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, int con)
   physGjkResult r;
   if (!phys_convex_distance(&r, &a, &b, INFINITY)) return -1;
   // a manifold point when the manifold has one at the target (the witness point is written only when no
-  // clipped point is within the margin, so no clipped point then matches the target's dist); the features
-  // are chosen on the result's normal, then the incident one is re-evaluated facing the reference face
-  // (its normal reversed), which the result's normal equals when the manifold is used
-  dFeature fa, fb;
-  const double* nr = r.normal;
-  double nn[3] = {-nr[0], -nr[1], -nr[2]}, best = INFINITY;
-  if (!dfeature(&fa, x, 0, &a, nr, NULL) && !dfeature(&fb, x, 1, &b, nn, NULL)) {
-    double ala = fa.n >= 3 ? phys_dot3(fa.normal.v, nr) : -2, alb = fb.n >= 3 ? phys_dot3(fb.normal.v, nn) : -2;
-    if (ala >= PHYS_FACE_COS && fb.n >= 2 && (ala >= alb || fa.n < 2)) {
-      vd_t u = vd_lscl(-1, fa.normal);
-      if (!dfeature(&fb, x, 1, &b, nn, &u)) dclip_contacts(pos, n, dist, &best, x, &fa, &fb, 1);
-    } else if (alb >= PHYS_FACE_COS && fa.n >= 2) {
-      vd_t u = vd_lscl(-1, fb.normal);
-      if (!dfeature(&fa, x, 0, &a, nr, &u)) dclip_contacts(pos, n, dist, &best, x, &fb, &fa, -1);
-    }
-  }
+  // clipped point is within the margin, so no clipped point then matches the target's dist)
+  dFeature f[2];
+  double best = INFINITY;
+  int ref = manifold_features(&f[0], &f[1], x, &a, &b, &r);
+  if (ref >= 0) dclip_contacts(pos, n, dist, &best, x, &f[ref], &f[1 - ref], ref ? -1 : 1);
   if (best <= 1e-9 * (1 + a.scale + b.scale)) return 0;
   return d_witness(pos, n, dist, x, &a, &b, &r);
+}
+
+// phys_dconvex_pair for every target out[k] at once: the distance, the features and the clipping (values)
+// once; per target the matching clipped point (its node duals memoized across targets), else the witness
+// point (evaluated once)
+int phys_dconvex_pair_all(vd_t* pos, vd_t* n, sd_t* dist, int* rc, const dualCtx* x, const physContact* out,
+                          int nout) {
+  for (int k = 0; k < nout; k++) rc[k] = -1;
+  physConvex a, b;
+  phys_convex_init(&a, x->m, x->d, x->g[0]);
+  phys_convex_init(&b, x->m, x->d, x->g[1]);
+  physGjkResult r;
+  if (!phys_convex_distance(&r, &a, &b, INFINITY)) return -1;
+  dFeature f[2];
+  clipState c;
+  nodeMemo memo;
+  memo.n = 0;
+  int ref = manifold_features(&f[0], &f[1], x, &a, &b, &r), wi = -1;
+  if (ref >= 0 && clip_values(&c, &f[ref], &f[1 - ref])) ref = -1;
+  double tol = 1e-9 * (1 + a.scale + b.scale);
+  for (int k = 0; k < nout; k++) {
+    dualCtx xk = *x;
+    xk.tpos = out[k].pos, xk.tdist = out[k].dist;
+    double best = INFINITY;
+    int bi = ref >= 0 ? clip_select(&best, &c, &f[ref], &xk) : -1;
+    if (bi >= 0 && best <= tol) {
+      clip_dual(pos + k, n + k, dist + k, &c, bi, &f[ref], &f[1 - ref], ref ? -1 : 1, &memo);
+      rc[k] = 0;
+    } else if (wi >= 0) {
+      pos[k] = pos[wi], n[k] = n[wi], dist[k] = dist[wi], rc[k] = rc[wi];
+    } else {
+      rc[k] = d_witness(pos + k, n + k, dist + k, x, &a, &b, &r);
+      wi = k;
+    }
+  }
+  return 0;
 }

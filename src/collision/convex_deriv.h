@@ -30,4 +30,11 @@ int phys_dconvex_plane(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, int con
 // the target
 int phys_dconvex_pair(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, int con);
 
+// phys_dconvex_pair for every contact of the pair function's output out (nout): contact k's values and
+// Jacobians in pos[k], n[k], dist[k], rc[k] = what phys_dconvex_pair returns for target out[k] (0 or -1),
+// the same numbers bit for bit; the distance, the features and the clipping are evaluated once for all
+// (x's target is not used). Returns -1 (every rc -1) if the distance fails, else 0
+int phys_dconvex_pair_all(vd_t* pos, vd_t* n, sd_t* dist, int* rc, const dualCtx* x, const physContact* out,
+                          int nout);
+
 #endif  // PHYS_CONVEX_DERIV_H

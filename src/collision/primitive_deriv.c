@@ -22,6 +22,8 @@
 #include "primitive.h"
 #include "rot.h"
 
+_Static_assert(NCOL == PHYS_PRIMITIVE_DERIV_MAXCOL, "dual.h's columns are the most of any pair");
+
 //---------------------------------------------------------------------------------------------------------
 // candidate sets: the pair function keeps some of a set of candidate points (margin, reduction to 4); the
 // contact being differentiated is the candidate whose value matches the target contact the pair function
@@ -856,6 +858,22 @@ int phys_primitive_deriv_margin(double* jac, const physModel* m, const physData*
   return phys_primitive_deriv_out(jac, m, d, g1, g2, con, out, fn(m, d, g1, g2, margin, out));
 }
 
+// the derivative's value (pos, n, dist) checked against the target contact c (to 1e-9 of the geoms' size),
+// then its Jacobian into jac (7 x ncol); -1 (jac untouched) if it does not reproduce c
+static int deriv_store(double* jac, const physModel* m, const dualCtx* x, const vd_t* pos, const vd_t* n,
+                       const sd_t* dist, const physContact* c) {
+  int g1 = x->g[0], g2 = x->g[1];
+  double tol = 1e-9 * (1 + m->geom_rbound[g1] + m->geom_rbound[g2]), e = target_gap(x, pos->v, dist->v);
+  for (int k = 0; k < 3; k++) e = fmax(e, fabs(n->v[k] - c->frame[k]));
+  if (!(e <= tol)) return -1;
+  int ncol = phys_primitive_deriv_ncol(m, g1, g2);
+  for (int j = 0; j < ncol; j++) {
+    for (int k = 0; k < 3; k++) jac[k * ncol + j] = pos->J[k][j], jac[(3 + k) * ncol + j] = n->J[k][j];
+    jac[6 * ncol + j] = dist->J[j];
+  }
+  return 0;
+}
+
 int phys_primitive_deriv_out(double* jac, const physModel* m, const physData* d, int g1, int g2, int con,
                              const physContact* out, int nout) {
   int t1 = m->geom_type[g1], t2 = m->geom_type[g2], swap;
@@ -866,15 +884,30 @@ int phys_primitive_deriv_out(double* jac, const physModel* m, const physData* d,
   vd_t pos, n;
   sd_t dist;
   if (f(&pos, &n, &dist, &x, con)) return -1;
-  double tol = 1e-9 * (1 + m->geom_rbound[g1] + m->geom_rbound[g2]), e = target_gap(&x, pos.v, dist.v);
-  for (int k = 0; k < 3; k++) e = fmax(e, fabs(n.v[k] - out[con].frame[k]));
-  if (!(e <= tol)) return -1;
-  int ncol = phys_primitive_deriv_ncol(m, g1, g2);
-  for (int j = 0; j < ncol; j++) {
-    for (int k = 0; k < 3; k++) jac[k * ncol + j] = pos.J[k][j], jac[(3 + k) * ncol + j] = n.J[k][j];
-    jac[6 * ncol + j] = dist.J[j];
+  return deriv_store(jac, m, &x, &pos, &n, &dist, out + con);
+}
+
+// GJK/EPA pairs: phys_dconvex_pair_all's values and Jacobians, each checked as phys_primitive_deriv_out
+// checks it; every other pair contact by contact
+int phys_primitive_deriv_all(double* jac, int* rc, const physModel* m, const physData* d, int g1, int g2,
+                             const physContact* out, int nout) {
+  int t1 = m->geom_type[g1], t2 = m->geom_type[g2], swap, ncol = phys_primitive_deriv_ncol(m, g1, g2), bad = 0;
+  physCollideFn fn = phys_collide_fn(t1, t2, &swap);
+  if (deriv_fn(t1, t2) != phys_dconvex_pair || !fn || swap || nout > PHYS_MAXPAIRCON) {
+    for (int k = 0; k < nout; k++)
+      bad |= rc[k] = phys_primitive_deriv_out(jac + 7 * ncol * k, m, d, g1, g2, k, out, nout);
+    return bad ? -1 : 0;
   }
-  return 0;
+  vd_t pos[PHYS_MAXPAIRCON], n[PHYS_MAXPAIRCON];
+  sd_t dist[PHYS_MAXPAIRCON];
+  dualCtx x = {m, d, {g1, g2}, {12, 12 + phys_geom_nsize(t1)}, NULL, 0};
+  phys_dconvex_pair_all(pos, n, dist, rc, &x, out, nout);
+  for (int k = 0; k < nout; k++) {
+    x.tpos = out[k].pos, x.tdist = out[k].dist;
+    if (!rc[k]) rc[k] = deriv_store(jac + 7 * ncol * k, m, &x, pos + k, n + k, dist + k, out + k);
+    bad |= rc[k];
+  }
+  return bad ? -1 : 0;
 }
 
 // every candidate the pair function can emit (unbounded margin)

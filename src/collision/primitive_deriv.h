@@ -24,6 +24,9 @@
 // number of size parameters of a geom type that enter its collision geometry (0 for unsupported types)
 int phys_geom_nsize(int type);
 
+// most columns of any pair (two boxes or ellipsoids): 12 + 3 + 3
+#define PHYS_PRIMITIVE_DERIV_MAXCOL 18
+
 // columns of the Jacobian for the pair (g1, g2): 12 + nsize(type1) + nsize(type2)
 int phys_primitive_deriv_ncol(const physModel* m, int g1, int g2);
 
@@ -43,6 +46,14 @@ int phys_primitive_deriv_margin(double* jac, const physModel* m, const physData*
 // the same from the pair function's output out (nout contacts) at that margin, already computed: for the
 // several contacts of one pair, the pair function runs once
 int phys_primitive_deriv_out(double* jac, const physModel* m, const physData* d, int g1, int g2, int con,
+                             const physContact* out, int nout);
+
+// phys_primitive_deriv_out for every contact of out at once: contact k's Jacobian at jac + 7 ncol k (nout x 7 x
+// ncol), rc[k] = phys_primitive_deriv_out's return for k (the same numbers bit for bit; a refused contact's
+// block untouched). The pairs of the convex routines' GJK/EPA (meshes, cylinder manifolds) evaluate the
+// distance, the features and the clipping once for the pair; the others run contact by contact. Returns 0
+// if every contact has its Jacobian, else -1
+int phys_primitive_deriv_all(double* jac, int* rc, const physModel* m, const physData* d, int g1, int g2,
                              const physContact* out, int nout);
 
 // the same with an unbounded margin (every candidate within reach); for pairs whose manifold is reduced to 4

@@ -25,7 +25,8 @@
 // same geom pair) - every contact of the pair passes that margin, and the candidates are a subset of the ones of
 // the original (possibly larger, envelope) margin that contains all the kept ones - and the contact is the
 // output nearest in position and normal, which must agree to 1e-9 of the geoms' size; its Jacobian D is
-// phys_primitive_deriv_margin's at that margin and index.
+// phys_primitive_deriv_margin's at that margin and index (phys_primitive_deriv_all's for all the pair's outputs
+// at once, when the pair's first contact is matched).
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -126,12 +127,17 @@ static double rerun_margin(const physModel* m, const physData* d, int i) {
   return mg;
 }
 
-// one pair function's output at margin mg, kept for the pair's next contacts (a pair's contacts are
-// consecutive): the function runs once per pair, not once or twice per contact
+// one pair function's output at margin mg and, once a contact of the pair asked for them, the Jacobians of all
+// its outputs (phys_primitive_deriv_all), kept for the pair's next contacts (a pair's contacts are
+// consecutive): the function runs once per pair, not once or twice per contact, and a GJK/EPA pair's distance,
+// features and clipping are differentiated once
 typedef struct {
   int ga, gb, nout;          // ga < 0: empty
   double mg;
   physContact out[PHYS_MAXPAIRCON];
+  int hasjac;                // 1: jac and rc hold this output's Jacobians
+  int rc[PHYS_MAXPAIRCON];   // phys_primitive_deriv_out's return per output
+  double jac[PHYS_MAXPAIRCON * 7 * PHYS_PRIMITIVE_DERIV_MAXCOL];   // nout x 7 x ncol
 } pairCache;
 
 // the output of cg's pair function at margin mg, from pc when it holds it (pc may be NULL: run into buf)
@@ -144,8 +150,22 @@ static const physContact* pair_output(const physModel* m, const physData* d, con
   physCollideFn fn = phys_collide_fn(m->geom_type[cg->ga], m->geom_type[cg->gb], NULL);
   physContact* out = pc ? pc->out : buf;
   *nout = fn ? fn(m, d, cg->ga, cg->gb, mg, out) : 0;
-  if (pc) pc->ga = fn ? cg->ga : -1, pc->gb = cg->gb, pc->mg = mg, pc->nout = *nout;
+  if (pc) pc->ga = fn ? cg->ga : -1, pc->gb = cg->gb, pc->mg = mg, pc->nout = *nout, pc->hasjac = 0;
   return out;
+}
+
+// cg->D of output k of out (nout, pc's output when pc is given): from pc's Jacobians of all the outputs,
+// computed by the pair's first contact, or on its own without pc; -1 when k has no derivative
+static int pair_jacobian(const physModel* m, const physData* d, const contactGeom* cg, int k, const physContact* out,
+                         int nout, pairCache* pc) {
+  if (!pc) return phys_primitive_deriv_out(cg->D, m, d, cg->ga, cg->gb, k, out, nout);
+  if (!pc->hasjac) {
+    phys_primitive_deriv_all(pc->jac, pc->rc, m, d, cg->ga, cg->gb, out, nout);
+    pc->hasjac = 1;
+  }
+  if (pc->rc[k]) return -1;
+  memcpy(cg->D, pc->jac + 7 * (size_t)cg->ncol * k, sizeof(double) * 7 * (size_t)cg->ncol);
+  return 0;
 }
 
 // index of contact i among the outputs out (nout) of its pair function (nearest in position and normal), or
@@ -188,7 +208,7 @@ static physStatus contact_geom(const physModel* m, physData* d, int i, contactGe
     return refuse(d, "contact_deriv: contact %d (geoms %d and %d, %s-%s) is not reproduced by its pair function at "
                   "the current kinematics (phys_collision must run at the state of the problem)",
                   i, g0, g1, type_name(t0), type_name(t1));
-  if (phys_primitive_deriv_out(cg->D, m, d, cg->ga, cg->gb, k, out, nout))
+  if (pair_jacobian(m, d, cg, k, out, nout, pc))
     return refuse(d, "contact_deriv: contact %d (geoms %d and %d): no geometry derivative for the pair %s-%s "
                   "(contact %d of the pair, or a degenerate configuration)",
                   i, g0, g1, type_name(m->geom_type[cg->ga]), type_name(m->geom_type[cg->gb]), k);

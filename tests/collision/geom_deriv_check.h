@@ -216,4 +216,33 @@ static inline void tilt(int g, double ang) {
 }
 
 
+// phys_primitive_deriv_all against phys_primitive_deriv_out for every contact of the pair's output at MARGIN:
+// the same return per contact, the same Jacobian bit for bit where it is 0, the block untouched where it is
+// -1, and -1 overall iff a contact is refused; counts the pairs (ALL_PAIRS), the contacts with a Jacobian
+// (ALL_CON) and the pairs with several (ALL_MULTI)
+static int ALL_PAIRS = 0, ALL_CON = 0, ALL_MULTI = 0;
+static inline void check_all(physCollideFn fn, int g1, int g2) {
+  physContact out[PHYS_MAXPAIRCON];
+  int nout = fn(M, D, g1, g2, MARGIN, out), ncol = phys_primitive_deriv_ncol(M, g1, g2), rc[PHYS_MAXPAIRCON];
+  int bad = 0, nok = 0;
+  double all[PHYS_MAXPAIRCON * 7 * 18], one[7 * 18];
+  for (int i = 0; i < PHYS_MAXPAIRCON * 7 * 18; i++) all[i] = 12345;
+  int r = phys_primitive_deriv_all(all, rc, M, D, g1, g2, out, nout);
+  for (int k = 0; k < nout; k++) {
+    int r1 = phys_primitive_deriv_out(one, M, D, g1, g2, k, out, nout);
+    CHECK_MSG(rc[k] == r1, "geoms %d-%d contact %d of %d: rc %d, per contact %d", g1, g2, k, nout, rc[k], r1);
+    bad |= r1;
+    if (r1 == 0) {
+      nok++;
+      CHECK_MSG(memcmp(all + 7 * ncol * k, one, sizeof(double) * 7 * ncol) == 0,
+                "geoms %d-%d contact %d of %d: Jacobians differ", g1, g2, k, nout);
+    } else {
+      CHECK(all[7 * ncol * k] == 12345 && all[7 * ncol * (k + 1) - 1] == 12345);
+    }
+  }
+  CHECK(r == (bad ? -1 : 0));
+  ALL_PAIRS++, ALL_CON += nok, ALL_MULTI += nok > 1;
+}
+
+
 #endif  // PHYS_GEOM_DERIV_CHECK_H

@@ -73,10 +73,12 @@ static void set_any(int type, double s0, double s1, double s2, const double pos[
 // a mesh geom at pos, randomly rotated
 static void set_mesh(int g, const double pos[3]) { set_geom(g, PHYS_GEOM_MESH, 0, 0, 0, pos); }
 
-// compare every contact of the pair (g1, g2) where the pair function is smooth; counts compared/skipped
+// compare every contact of the pair (g1, g2) where the pair function is smooth, and all of them at once
+// against one by one (check_all); counts compared/skipped
 static void check_pair(physCollideFn fn, int g1, int g2, int* ncmp, int* nskip) {
   double y[7];
   int nc = eval(y, fn, g1, g2, 0);
+  check_all(fn, g1, g2);
   for (int con = 0; con < nc; con++) {
     if (!check_fd_smooth(fn, g1, g2, con)) {
       (*nskip)++;
@@ -286,6 +288,7 @@ static void test_cylinder_upright(void) {
     tilt(G_ANY, (it % 3 == 0 ? 0 : it % 3 == 1 ? 1e-9 : 1e-7));
     int nc = eval(y, phys_collide_convex_convex, G_ANY, G_CUBE, 0), ncol = phys_primitive_deriv_ncol(M, G_ANY, G_CUBE);
     CHECK(nc >= 3);
+    check_all(phys_collide_convex_convex, G_ANY, G_CUBE);
     double f[3] = {R[2], R[5], R[8]};
     for (int con = 0; con < nc; con++) {
       CHECK(phys_primitive_deriv(jac, M, D, G_ANY, G_CUBE, con) == 0);
@@ -308,6 +311,7 @@ static void test_refused(void) {
   set_mesh(G_ROCKB, q);
   set_any(PHYS_GEOM_CYLINDER, 0.2, 0.3, 0, p);  // overlapping, no face contact: a curved witness point
   CHECK(phys_primitive_deriv(jac, M, D, G_ANY, G_ROCKB, 0) == -1);
+  check_all(phys_collide_convex_convex, G_ANY, G_ROCKB);
   set_any(PHYS_GEOM_ELLIPSOID, 0.2, 0.3, 0.1, p);
   CHECK(phys_primitive_deriv(jac, M, D, G_ANY, G_ROCKB, 0) == -1);
   set_any(PHYS_GEOM_BOX, 0.2, 0.3, 0.1, p);
@@ -325,6 +329,9 @@ int main(void) {
   test_cylinders();
   test_cylinder_upright();
   test_refused();
+  printf("all contacts of a pair at once: %d pairs, %d contacts, %d pairs of 2+ contacts bit-identical to one by "
+         "one\n", ALL_PAIRS, ALL_CON, ALL_MULTI);
+  CHECK(ALL_CON > 600 && ALL_MULTI > 150);
   printf("worst finite-difference mismatch %.3g (tol %.0e, floor %.0e)\n", WORST, RTOL, FLOOR);
   phys_free_data(D);
   phys_free_model(M);

@@ -221,6 +221,7 @@ static void test_plane_box(void) {
     physContact c[PHYS_MAXPAIRCON];
     int nc = phys_collide_plane_box(M, D, 0, 1, 100.0, c);
     CHECK(nc == 4);
+    check_all(phys_collide_plane_box, 0, 1);
     double jac[7 * 18];
     CHECK(phys_primitive_deriv(jac, M, D, 0, 1, 4) == -1);
     // heights of all 8 corners pairwise apart by 1e-3 (the 4th and 5th included)
@@ -277,6 +278,7 @@ static void test_box_box(void) {
     }
     int nc = eval(y, phys_collide_box_box, 0, 1, 0), face = 0;
     if (nc == 0) continue;  // far apart, the incident face beside the reference face: no contact
+    check_all(phys_collide_box_box, 0, 1);
     for (int g = 0; g < 2; g++)  // a face axis: the normal is an axis of A or B
       for (int k = 0; k < 3; k++) {
         const double* R = D->geom_xmat + 9 * g;
@@ -420,6 +422,7 @@ static void test_capsule_box(void) {
     }
     int nc = eval(y, phys_collide_capsule_box, 0, 1, 0);
     if (nc == 0) continue;
+    check_all(phys_collide_capsule_box, 0, 1);
     double a[3] = {D->geom_xmat[2], D->geom_xmat[5], D->geom_xmat[8]}, xl[3];
     phys_matT_vec3(xl, D->geom_xmat + 9, D->geom_xpos);
     int meet = 0;
@@ -504,6 +507,9 @@ int main(void) {
   test_plane_curved();
   test_cylinder_upright();
   test_refused();
+  printf("all contacts of a pair at once: %d pairs, %d contacts, %d pairs of 2+ contacts bit-identical to one by "
+         "one\n", ALL_PAIRS, ALL_CON, ALL_MULTI);
+  CHECK(ALL_CON > 300 && ALL_MULTI > 50);
   printf("worst finite-difference mismatch %.3g (tol %.0e, floor %.0e)\n", WORST, RTOL, FLOOR);
   phys_free_data(D);
   phys_free_model(M);
