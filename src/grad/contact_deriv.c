@@ -359,7 +359,8 @@ static physStatus check_problem(const physModel* m, physData* d, const physConst
 static contactGeom* geom_all(const physModel* m, physData* d, const physConstraintProblem* p, physStatus* st) {
   contactGeom* cg = (contactGeom*)phys_stack_alloc(d, (sizeof(contactGeom) * (size_t)p->nc + 7) / 8 + 1);
   *st = PHYS_OK;
-  pairCache pc = {.ga = -1};
+  pairCache pc;   // (not zero-filled: 10 KB; empty is ga < 0)
+  pc.ga = -1, pc.hasjac = 0;
   for (int i = 0; i < p->nc && *st == PHYS_OK; i++) *st = contact_geom(m, d, i, cg + i, &pc);
   return *st == PHYS_OK ? cg : NULL;
 }
@@ -581,7 +582,8 @@ static physStatus reverse(const physModel* m, physData* d, const physConstraintP
   physStatus st = check_problem(m, d, p);
   if (st != PHYS_OK) return st;
   if (!(w->alpha && w->beta) && !w->A && !w->gamma) return PHYS_OK;
-  pairCache pc = {.ga = -1};
+  pairCache pc;   // (not zero-filled: 10 KB; empty is ga < 0)
+  pc.ga = -1, pc.hasjac = 0;
   for (int i = 0; i < p->nc && st == PHYS_OK; i++) {
     size_t mk = phys_stack_mark(d);
     contactGeom cg;
@@ -629,7 +631,8 @@ static physStatus size_reverse(const physModel* m, physData* d, const physConstr
   if (g < 0 || g >= m->ngeom) return refuse(d, "contact_deriv: geom %d out of range (ngeom %d)", g, m->ngeom);
   physStatus st = check_problem(m, d, p);
   if (st != PHYS_OK) return st;
-  pairCache pc = {.ga = -1};
+  pairCache pc;   // (not zero-filled: 10 KB; empty is ga < 0)
+  pc.ga = -1, pc.hasjac = 0;
   for (int i = 0; i < p->nc && st == PHYS_OK; i++) {
     const physContact* c = d->contact + i;
     if (c->geom[0] != g && c->geom[1] != g) continue;
