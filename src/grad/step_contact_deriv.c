@@ -27,8 +27,13 @@
 // Reverse mode is the transpose of the same chain (contact_vjp). Cost: the geometry comes as matrices once
 // (phys_constraint_jacobian for every q direction, phys_constraint_dJ per direction for dG, one
 // phys_constraint_vjp_matrix for <G_bar, dG>); with more directions than 2n the solvers' derivatives are
-// tabulated by 2n reverse passes (solver_tables) instead of a JVP per direction. Scratch from d's arena;
-// nothing allocates.
+// tabulated by 2n reverse passes (solver_tables) instead of a JVP per direction. lcp (products mode, cp->prod):
+// its JVP reads dG only as dG z_k for three vectors per problem and dG's diagonal (phys_solve_lcp_jvp_prod), so
+// dG is never formed: every q direction's dG z_k at once from one phys_constraint_jacobian and one
+// phys_rnea_mass_deriv per vector (prod_matrix), the diagonal from Y_r' dM~ Y_r per row (quadratic forms, only
+// when a problem is scaled); its VJP's G_bar comes factored (phys_solve_lcp_vjp_factored: outer products and a
+// diagonal), so -<G_bar, Y dM~ Y'> is a few bilinear forms and one weighted sum of quadratic forms (contactAdj's
+// fa, fb, gd) instead of one RNEA VJP per row. Scratch from d's arena; nothing allocates.
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
