@@ -35,6 +35,8 @@
 #include "contact.h"
 
 #define VJP_TOL_LU 1e-9      // LU pivots above tol * max|A|: regular (lcp.c's LCP_TOL_LU)
+#define VJP_TOL_NULL 1e-9     // (I - A^+ A)_ii above this: row i is reached by A's null space (a projector's
+                              // diagonal: 0 off the null space's support, O(1/k) on it for k rows sharing it)
 #define VJP_TOL_RANK 1e-12    // singular values <= tol * the largest count as 0 (lcp.c's LCP_TOL_RANK)
 
 // the local linear structure at the solution
@@ -407,7 +409,22 @@ static void vjp_local(lcpLocal* L, physData* d, const physConstraintProblem* p, 
   // its solution lambda_C = S (S H S)^-1 (-S g_C) = -H^-1 g_C does not depend on the scales (their derivative
   // terms cancel exactly): no row is live
   L->regular = rank == m;
-  for (int i = 0; i < n; i++) L->live[i] = !deg[i] && !L->regular;
+  // a singular one's solution set {lambda_C: H lambda_C = -g_C} does not depend on the scales either, only the
+  // minimal-norm choice in it does, through min |S^-1 lambda_C|^2: a scale whose rows the null space of A does
+  // not reach (N_ii = (I - A^+ A)_ii = 0, N a projector) moves no choice and is not live. A contact's three rows
+  // share one scale: live if any of its clamped rows is reached
+  int* reach = vjp_ints(d, n);
+  for (int i = 0; i < n; i++) reach[i] = 0;
+  for (int i = 0; i < m && !L->regular; i++) {
+    double nii = 1;
+    for (int k = 0; k < m; k++) nii -= L->P[(size_t)i * m + k] * L->A[(size_t)k * m + i];
+    reach[L->cr[i]] = nii > VJP_TOL_NULL;
+  }
+  for (int i = 0; i < n; i++) {
+    int r = reach[i];
+    if (i < 3 * p->nc) r = reach[3 * (i / 3)] || reach[3 * (i / 3) + 1] || reach[3 * (i / 3) + 2];
+    L->live[i] = !deg[i] && !L->regular && r;
+  }
 }
 
 // y = P x (trans = 0) or P' x (trans = 1), m x m row-major; y and x distinct (P' x by rows of P: contiguous)
