@@ -212,13 +212,20 @@ static void vjp_pinv_factor(double* P, physData* d, const double* W, const int* 
     }
     for (int i = 0; i < m; i++) Za[i] /= C[(size_t)a * r + a];
   }
-  // P_{perm i, perm k} = sum_a Z_ai Z_ak (both triangles from one sum)
-  for (int i = 0; i < m; i++)
-    for (int k = 0; k <= i; k++) {
-      double t = 0;
-      for (int a = 0; a < r; a++) t += Z[(size_t)a * m + i] * Z[(size_t)a * m + k];
-      P[(size_t)perm[i] * m + perm[k]] = P[(size_t)perm[k] * m + perm[i]] = t;
+  // P_{perm i, perm k} = sum_a Z_ai Z_ak (both triangles from one sum), accumulated a by a in T's lower
+  // triangle (rank-one updates along contiguous rows; the same order of summation as a dot product over a)
+  double* T = phys_stack_alloc(d, (size_t)m * m + 1);
+  memset(T, 0, sizeof(double) * (size_t)m * m);
+  for (int a = 0; a < r; a++) {
+    const double* Za = Z + (size_t)a * m;
+    for (int i = 0; i < m; i++) {
+      double zai = Za[i];
+      double* Ti = T + (size_t)i * m;
+      for (int k = 0; k <= i; k++) Ti[k] += zai * Za[k];
     }
+  }
+  for (int i = 0; i < m; i++)
+    for (int k = 0; k <= i; k++) P[(size_t)perm[i] * m + perm[k]] = P[(size_t)perm[k] * m + perm[i]] = T[(size_t)i * m + k];
   phys_stack_free(d, mark);
 }
 
