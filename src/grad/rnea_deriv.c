@@ -29,6 +29,7 @@
 // Everything else is zero. Cost O(nv * depth) for the matrices, O(nv) for the reverse mode.
 #include <string.h>
 
+#include "dyn.h"
 #include "grad.h"
 #include "spatial.h"
 
@@ -434,5 +435,115 @@ void phys_rnea_mass_quad_grad_sum(const physModel* m, physData* d, int k, const 
       g[j] += -2 * w[i] * phys_dot6(H + 6 * m->dof_bodyid[j], u);
     }
   }
+  phys_stack_free(d, mark);
+}
+
+// g (nv) += d<M(q), K>/dq for a symmetric K (nv x nv): the quadratic form's gradient above extended by
+// linearity, x_l x_k -> K_lk:
+//   g_j = -2 sum_{k in pre(j)} Hc_jk . (S_j x S_k),   Hc_jk = sum_{b in sub(body(j))} I_b W_bk,
+//   W_bk = sum_{l on b's chain} K_lk S_l  (column k of K as joint velocities),
+// pre(j) the dofs before j's group. Column by column: column k reaches only the bodies below its own
+// (j after k), so the cost is sum_k |subtree(k)| body updates, not nv full passes, and only the entries K_lk
+// with l on a chain through k are read (about 2 nv depth of them) - one call for any number of quadratic and
+// bilinear forms once they are summed into K.
+
+// K's entries: the whole matrix, or a low-rank sum K = sum_i c_i (a_i b_i' + b_i a_i') / 2 read entry by entry
+// (At, Bt: nv x nr transposes; Ct = c b, Dt = c a likewise: K_lk = (At_l . Ct_k + Bt_l . Dt_k) / 2; the terms
+// with a_i = b_i, the first nq, once: K_lk += At_l . Ct_k over them)
+typedef struct {
+  const double* K;
+  int nr, nq;
+  const double *At, *Bt, *Ct, *Dt;
+} kEntries;
+
+static inline double k_entry(const kEntries* e, int nv, int l, int k) {
+  if (e->K) return e->K[(size_t)l * nv + k];
+  const double *a = e->At + (size_t)l * e->nr, *b = e->Bt + (size_t)l * e->nr, *c = e->Ct + (size_t)k * e->nr,
+               *dd = e->Dt + (size_t)k * e->nr;
+  double q = 0, s = 0;
+  for (int i = 0; i < e->nq; i++) q += a[i] * c[i];
+  for (int i = e->nq; i < e->nr; i++) s += a[i] * c[i] + b[i] * dd[i];
+  return q + 0.5 * s;
+}
+
+static void trace_grad(const physModel* m, physData* d, const kEntries* K, double* g) {
+  int nv = m->nv, nb = m->nbody;
+  size_t mark = phys_stack_mark(d);
+  double* W = phys_stack_alloc(d, 6 * (size_t)nb);
+  double* H = phys_stack_alloc(d, 6 * (size_t)nb);
+  int* in = (int*)phys_stack_alloc(d, (size_t)nb / 2 + 1);
+  int* grp = (int*)phys_stack_alloc(d, (size_t)nv / 2 + 1);
+  int* kids = (int*)phys_stack_alloc(d, (size_t)nb / 2 + 1);
+  for (int j = 0; j < nv; j++) grp[j] = phys_dof_group(m, j);
+  for (int b = 0; b < nb; b++) kids[b] = 0;
+  for (int b = 1; b < nb; b++) kids[m->body_parentid[b]]++;
+  for (int k = 0; k < nv; k++) {
+    int bk = m->dof_bodyid[k];
+    const double* Sk = d->cdof + 6 * k;
+    // no dof after k's group below it (k in the last group of a body without children): column k moves nothing
+    int last = m->body_dofadr[bk] + m->body_dofnum[bk] - 1;
+    if (grp[last] == grp[k] && kids[bk] == 0) continue;
+    // W at bk: column k over bk's whole chain (its own dofs and its ancestors')
+    double* Wk = W + 6 * bk;
+    memset(Wk, 0, 6 * sizeof(double));
+    for (int l = phys_body_lastdof(m, bk); l >= 0; l = m->dof_parentid[l]) {
+      double c = k_entry(K, nv, l, k);
+      if (c != 0)
+        for (int r = 0; r < 6; r++) Wk[r] += c * d->cdof[6 * l + r];
+    }
+    // the subtree below bk: W_b = W_parent + its own dofs' terms, H_b = I_b W_b
+    for (int b = bk; b < nb; b++) {
+      in[b] = b == bk || (m->body_parentid[b] >= bk && in[m->body_parentid[b]]);
+      if (!in[b]) continue;
+      double* Wb = W + 6 * b;
+      if (b != bk) {
+        memcpy(Wb, W + 6 * m->body_parentid[b], 6 * sizeof(double));
+        for (int l = m->body_dofadr[b]; l < m->body_dofadr[b] + m->body_dofnum[b]; l++) {
+          double c = k_entry(K, nv, l, k);
+          if (c != 0)
+            for (int r = 0; r < 6; r++) Wb[r] += c * d->cdof[6 * l + r];
+        }
+      }
+      phys_inert_mul(H + 6 * b, d->cinert + 10 * b, Wb);
+    }
+    for (int b = nb - 1; b > bk; b--)   // composites within the subtree
+      if (in[b] && in[m->body_parentid[b]])
+        for (int r = 0; r < 6; r++) H[6 * m->body_parentid[b] + r] += H[6 * b + r];
+    // every dof j after k's group in the subtree: g_j -= 2 Hc . (S_j x S_k)
+    for (int b = bk; b < nb; b++) {
+      if (!in[b]) continue;
+      for (int j = m->body_dofadr[b]; j < m->body_dofadr[b] + m->body_dofnum[b]; j++) {
+        if (b == bk && (j <= k || grp[j] == grp[k])) continue;
+        double u[6];
+        phys_cross_motion(u, d->cdof + 6 * j, Sk);
+        g[j] -= 2 * phys_dot6(H + 6 * b, u);
+      }
+    }
+  }
+  phys_stack_free(d, mark);
+}
+
+void phys_rnea_mass_trace_grad(const physModel* m, physData* d, const double* K, double* g) {
+  kEntries e = {K, 0, 0, NULL, NULL, NULL, NULL};
+  trace_grad(m, d, &e, g);
+}
+
+void phys_rnea_mass_trace_grad_lr(const physModel* m, physData* d, int nq, int nr, const double* A,
+                                  const double* B, const double* c, double* g) {
+  int nv = m->nv;
+  if (nr <= 0) return;
+  size_t mark = phys_stack_mark(d), sz = (size_t)nv * nr;
+  double* At = phys_stack_alloc(d, sz);
+  double* Bt = phys_stack_alloc(d, sz);
+  double* Ct = phys_stack_alloc(d, sz);
+  double* Dt = phys_stack_alloc(d, sz);
+  for (int i = 0; i < nr; i++)
+    for (int l = 0; l < nv; l++) {
+      double a = A[(size_t)i * nv + l], b = i < nq ? a : B[(size_t)i * nv + l];
+      At[(size_t)l * nr + i] = a, Bt[(size_t)l * nr + i] = b;
+      Ct[(size_t)l * nr + i] = c[i] * b, Dt[(size_t)l * nr + i] = c[i] * a;
+    }
+  kEntries e = {NULL, nr, nq, At, Bt, Ct, Dt};
+  trace_grad(m, d, &e, g);
   phys_stack_free(d, mark);
 }

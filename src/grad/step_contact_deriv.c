@@ -89,12 +89,21 @@ static void mul_j(double* y, const double* J, const double* x, int n, int nv) {
   for (int r = 0; r < n; r++) y[r] = dotn(J + (size_t)r * nv, x, nv);
 }
 
-// y (+)= J' x (n rows of J); add 0 overwrites
+// y (+)= J' x (n rows of J); add 0 overwrites. Four rows per pass over y (rows with x_r = 0 skipped)
 static void mul_jt(double* y, const double* J, const double* x, int n, int nv, int add) {
   if (!add) memset(y, 0, sizeof(double) * (size_t)nv);
-  for (int r = 0; r < n; r++)
-    if (x[r] != 0)
-      for (int i = 0; i < nv; i++) y[i] += J[(size_t)r * nv + i] * x[r];
+  int rows[4], k = 0;
+  for (int r = 0; r <= n; r++) {
+    if (r < n && x[r] != 0) rows[k++] = r;
+    if (k == 4 || (r == n && k > 0)) {
+      for (int t = k; t < 4; t++) rows[t] = rows[0];
+      double x0 = x[rows[0]], x1 = k > 1 ? x[rows[1]] : 0, x2 = k > 2 ? x[rows[2]] : 0, x3 = k > 3 ? x[rows[3]] : 0;
+      const double *J0 = J + (size_t)rows[0] * nv, *J1 = J + (size_t)rows[1] * nv, *J2 = J + (size_t)rows[2] * nv,
+                   *J3 = J + (size_t)rows[3] * nv;
+      for (int i = 0; i < nv; i++) y[i] += J0[i] * x0 + J1[i] * x1 + J2[i] * x2 + J3[i] * x3;
+      k = 0;
+    }
+  }
 }
 
 // 1 if x (n) is all zeros
@@ -538,8 +547,8 @@ static physStatus contact_vjp(const physModel* m, physData* d, const contactPoin
   const physConstraintProblem* p = &cp->st.p;
   const double *lam = cp->st.sol.lambda, *lamp = cp->st.sol_pos.lambda;
   size_t mark = phys_stack_mark(d);
-  double* Gb = arena_zeros(d, n * n);
-  double* Gt = arena_zeros(d, n * n);
+  double* Gb = a->fac ? NULL : arena_zeros(d, n * n);   // (factored: G_bar is never formed)
+  double* Gt = a->fac ? NULL : arena_zeros(d, n * n);
   double* vsb = arena_zeros(d, nv);    // adjoint of v+ + vpos
   double* vnb = arena_zeros(d, nv);    // adjoint of v+
   double* z = arena_zeros(d, nv);
@@ -654,23 +663,11 @@ static physStatus contact_vjp(const physModel* m, physData* d, const contactPoin
   return st;
 }
 
-// qbar -= d(a' M(q) b)/dq by polarization of the quadratic form's gradient (phys_rnea_mass_quad_grad, a third
-// of phys_rnea_mass_vjp's cost twice), on unit vectors so that neither side's size costs precision:
-//   a' M b = |a| |b| (Q(a^ + b^) - Q(a^ - b^)) / 4,  Q(x) = x' M x
-static void sub_mass_bilinear(const physModel* m, physData* d, const double* a, const double* b, double* qbar) {
-  int nv = m->nv;
-  double na = sqrt(dotn(a, a, nv)), nb = sqrt(dotn(b, b, nv));
-  if (!(na > 0) || !(nb > 0)) return;
-  size_t mark = phys_stack_mark(d);
-  double* x = phys_stack_alloc(d, (size_t)nv);
-  double* g = phys_stack_alloc(d, (size_t)nv);
-  double c = na * nb / 4;
-  for (int sgn = 1; sgn >= -1; sgn -= 2) {
-    for (int i = 0; i < nv; i++) x[i] = a[i] / na + sgn * b[i] / nb;
-    phys_rnea_mass_quad_grad(m, d, x, g);
-    for (int i = 0; i < nv; i++) qbar[i] -= sgn * c * g[i];
-  }
-  phys_stack_free(d, mark);
+// one term c (a b' + b a') / 2 of a low-rank K appended to A, B, c (*nr of them so far)
+static void lr_term(double* A, double* B, double* c, int* nr, const double* a, const double* b, double w, int nv) {
+  memcpy(A + (size_t)*nr * nv, a, sizeof(double) * (size_t)nv);
+  memcpy(B + (size_t)*nr * nv, b, sizeof(double) * (size_t)nv);
+  c[(*nr)++] = w;
 }
 
 // the smooth terms of a reverse pass in q, v, u: r = (df/dq - dtau/dq|a+) dq + (df/dv - dtau/dv|a+) dv
@@ -691,10 +688,20 @@ static void smooth_vjp(const physModel* m, physData* d, const contactPoint* cp, 
   // factored: -zpos' dM~ vpos - sum_t fa_t' dM~ fb_t - sum_r gd_r Y_r' dM~ Y_r, each the gradient of a
   // (bi)linear form of M alone
   if (a->fac) {
-    if (cp->st.p.npos > 0) sub_mass_bilinear(m, d, a->zpos, cp->st.vpos, a->qbar);
-    for (int f = 0; f < a->nf; f++) sub_mass_bilinear(m, d, a->fa + (size_t)f * nv, a->fb + (size_t)f * nv, a->qbar);
+    // all of them summed into one symmetric K: <dM~, K>, K = zpos vpos'_sym + sum_t (fa_t fb_t')_sym +
+    // sum_r gd_r Y_r Y_r' (phys_rnea_mass_trace_grad_lr: one pass per column over the bodies below it, K's
+    // entries from these terms where the pass reads them)
+    int cap = 1 + a->nf + n, nr = 0, nq;
+    double* A = phys_stack_alloc(d, (size_t)cap * nv);
+    double* B = phys_stack_alloc(d, (size_t)cap * nv);
+    double* c = phys_stack_alloc(d, (size_t)cap);
+    for (int r = 0; r < n; r++)   // the quadratic terms first
+      if (a->gd[r] != 0) lr_term(A, B, c, &nr, cp->Y + (size_t)r * nv, cp->Y + (size_t)r * nv, a->gd[r], nv);
+    nq = nr;
+    if (cp->st.p.npos > 0) lr_term(A, B, c, &nr, a->zpos, cp->st.vpos, 1, nv);
+    for (int f = 0; f < a->nf; f++) lr_term(A, B, c, &nr, a->fa + (size_t)f * nv, a->fb + (size_t)f * nv, 1, nv);
     memset(qb, 0, sizeof(double) * (size_t)nv);
-    phys_rnea_mass_quad_grad_sum(m, d, n, cp->Y, a->gd, qb);   // sum_r gd_r d(Y_r' M Y_r)/dq (gd_r = 0 skipped)
+    phys_rnea_mass_trace_grad_lr(m, d, nq, nr, A, B, c, qb);
     for (int i = 0; i < nv; i++) a->qbar[i] -= qb[i];
     phys_stack_free(d, mark);
     return;
