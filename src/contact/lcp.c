@@ -390,21 +390,6 @@ static int lcp_minnorm(double* x, physData* d, double* A, const double* b, int m
   return r;
 }
 
-// symmetric exchange of rows and columns k < p of the lower triangle of A (column-major m x m; the factored
-// columns j < k exchange their rows k and p), and of perm[k], perm[p]
-static void lcp_sym_swap(double* A, int m, int k, int p, int* perm) {
-  double t;
-#define SWAP(a, b) (t = (a), (a) = (b), (b) = t)
-  for (int j = 0; j < k; j++) SWAP(A[(size_t)j * m + k], A[(size_t)j * m + p]);          // (k, j) <-> (p, j)
-  for (int j = k + 1; j < p; j++) SWAP(A[(size_t)k * m + j], A[(size_t)j * m + p]);      // (j, k) <-> (p, j)
-  for (int j = p + 1; j < m; j++) SWAP(A[(size_t)k * m + j], A[(size_t)p * m + j]);      // (j, k) <-> (j, p)
-  SWAP(A[(size_t)k * m + k], A[(size_t)p * m + p]);
-#undef SWAP
-  int ti = perm[k];
-  perm[k] = perm[p];
-  perm[p] = ti;
-}
-
 // the same for a symmetric positive semidefinite A (no bounded rows: A = G^_CC), about 4x cheaper:
 // P'AP = L L' by Cholesky with diagonal pivoting (rank r: pivots > tol * the first), L y = (P'b)_1:r on
 // the leading triangle, then the minimal-norm x' with L' x' = y (lcp_trapezoid_minnorm), x = P x'.
@@ -414,30 +399,7 @@ static int lcp_minnorm_sym(double* x, physData* d, double* A, const double* b, i
   int* perm = lcp_ints(d, m);
   double* y = phys_stack_alloc(d, (size_t)m + 1);
   double* u = phys_stack_alloc(d, (size_t)m + 1);
-  int r = m;
-  double d0 = 0;
-#define LO(i, j) A[(size_t)(j) * m + (i)]   // lower triangle, i >= j
-  for (int k = 0; k < m; k++) perm[k] = k;
-  for (int k = 0; k < m; k++) {
-    int p = k;
-    for (int j = k + 1; j < m; j++)
-      if (LO(j, j) > LO(p, p)) p = j;
-    if (k == 0) d0 = LO(p, p);
-    if (!(LO(p, p) > LCP_TOL_RANK * d0)) {
-      r = k;
-      break;
-    }
-    if (p != k) lcp_sym_swap(A, m, k, p, perm);
-    // L_kk = sqrt(a_kk), L_ik = a_ik / L_kk, Schur complement a_ij -= L_ik L_jk (lower, i >= j > k)
-    double* Lk = A + (size_t)k * m;
-    Lk[k] = sqrt(Lk[k]);
-    for (int i = k + 1; i < m; i++) Lk[i] /= Lk[k];
-    for (int j = k + 1; j < m; j++) {
-      double* Aj = A + (size_t)j * m;
-      for (int i = j; i < m; i++) Aj[i] -= Lk[i] * Lk[j];
-    }
-  }
-#undef LO
+  int r = phys_chol_pivoted(A, perm, m, LCP_TOL_RANK, NULL);   // (chol.h: the lower triangle becomes L)
   // L y = (P'b)_1:r
   for (int i = 0; i < r; i++) {
     double s = b[perm[i]];

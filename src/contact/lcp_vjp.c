@@ -32,6 +32,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "chol.h"
 #include "contact.h"
 
 #define VJP_TOL_LU 1e-9      // LU pivots above tol * max|A|: regular (lcp.c's LCP_TOL_LU)
@@ -115,53 +116,16 @@ static int vjp_pinv_svd(double* P, physData* d, const double* A, int m) {
   return r;
 }
 
-// symmetric exchange of rows and columns k < p of the lower triangle of W (column-major m x m; the factored
-// columns j < k exchange their rows k and p) and of perm[k], perm[p] (lcp.c's lcp_sym_swap)
-static void vjp_sym_swap(double* W, int m, int k, int p, int* perm) {
-  double t;
-#define SWAP(a, b) (t = (a), (a) = (b), (b) = t)
-  for (int j = 0; j < k; j++) SWAP(W[(size_t)j * m + k], W[(size_t)j * m + p]);       // (k, j) <-> (p, j)
-  for (int j = k + 1; j < p; j++) SWAP(W[(size_t)k * m + j], W[(size_t)j * m + p]);   // (j, k) <-> (p, j)
-  for (int j = p + 1; j < m; j++) SWAP(W[(size_t)k * m + j], W[(size_t)p * m + j]);   // (j, k) <-> (j, p)
-  SWAP(W[(size_t)k * m + k], W[(size_t)p * m + p]);
-#undef SWAP
-  int ti = perm[k];
-  perm[k] = perm[p];
-  perm[p] = ti;
-}
-
-// Pi' A Pi = L L' + R by Cholesky with diagonal pivoting, step for step lcp.c's lcp_minnorm_sym (the same
-// rank r: pivots > VJP_TOL_RANK * the first); W (m x m, column-major, = A when A = A') gets L (m x r) in its
-// lower trapezoid, perm the order. Returns r, or -1 when the remainder R is not negligible (some |R_ij| >
-// tol * the first pivot: A is not positive semidefinite, and L L' is not A).
+// Pi' A Pi = L L' + R by the solver's own pivoted Cholesky (chol.h phys_chol_pivoted, lcp.c's lcp_minnorm_sym
+// uses it too: the same rank r, pivots > VJP_TOL_RANK * the first); W (m x m, column-major, = A when A = A')
+// gets L (m x r) in its lower trapezoid, perm the order. Returns r, or -1 when the remainder R is not
+// negligible (some |R_ij| > tol * the first pivot: A is not positive semidefinite, and L L' is not A).
 static int vjp_chol(double* W, int* perm, int m) {
-  int r = m;
   double d0 = 0;
-#define LO(i, j) W[(size_t)(j) * m + (i)]   // lower triangle, i >= j
-  for (int k = 0; k < m; k++) perm[k] = k;
-  for (int k = 0; k < m; k++) {
-    int p = k;
-    for (int j = k + 1; j < m; j++)
-      if (LO(j, j) > LO(p, p)) p = j;
-    if (k == 0) d0 = LO(p, p);
-    if (!(LO(p, p) > VJP_TOL_RANK * d0)) {
-      r = k;
-      break;
-    }
-    if (p != k) vjp_sym_swap(W, m, k, p, perm);
-    // L_kk = sqrt(a_kk), L_ik = a_ik / L_kk, Schur complement a_ij -= L_ik L_jk (lower, i >= j > k)
-    double* Lk = W + (size_t)k * m;
-    Lk[k] = sqrt(Lk[k]);
-    for (int i = k + 1; i < m; i++) Lk[i] /= Lk[k];
-    for (int j = k + 1; j < m; j++) {
-      double* Wj = W + (size_t)j * m;
-      for (int i = j; i < m; i++) Wj[i] -= Lk[i] * Lk[j];
-    }
-  }
+  int r = phys_chol_pivoted(W, perm, m, VJP_TOL_RANK, &d0);
   for (int j = r; j < m; j++)
     for (int i = j; i < m; i++)
-      if (!(fabs(LO(i, j)) <= VJP_TOL_RANK * d0)) return -1;
-#undef LO
+      if (!(fabs(W[(size_t)j * m + i]) <= VJP_TOL_RANK * d0)) return -1;
   return r;
 }
 
@@ -348,6 +312,29 @@ int phys_lcp_pinv(double* P, physData* d, const double* A, int m) {
   return r;
 }
 
+// keep (n) = 1 on the clamped rows the derivative works with: every clamping row but the void ones, with
+// lambda_i = 0 and row and column i of G zero over the clamped and bounded rows (a planar model's out-of-plane
+// tangents). Their unknown stays 0 under every perturbation that keeps the rank (one that gives them a lever
+// raises it: no derivative), so they are left out, and the rest of the system is often regular. A normal
+// that bounds a tangent stays.
+static void clamped_rows(int* keep, const physConstraintProblem* p, const physConstraintSolution* sol) {
+  int n = p->n;
+  for (int i = 0; i < n; i++) keep[i] = sol->state[i] == PHYS_ROW_CLAMPING;
+  for (int i = 0; i < n; i++) {
+    if (!keep[i] || sol->lambda[i] != 0) continue;
+    int c = i < 3 * p->nc ? i / 3 : -1, v = 1;
+    for (int t = 1; c >= 0 && i == 3 * c && t < 3 && v; t++)
+      v = sol->state[i + t] != PHYS_ROW_UPPER && sol->state[i + t] != PHYS_ROW_LOWER;
+    for (int j = 0; j < n && v; j++) {
+      int cj = j < 3 * p->nc && j % 3 ? j / 3 : -1, st = sol->state[j];
+      int used = st == PHYS_ROW_CLAMPING || (cj >= 0 && (st == PHYS_ROW_UPPER || st == PHYS_ROW_LOWER) &&
+                                             sol->state[3 * cj] == PHYS_ROW_CLAMPING);
+      v = !used || (p->G[(size_t)i * n + j] == 0 && p->G[(size_t)j * n + i] == 0);
+    }
+    keep[i] = !v;
+  }
+}
+
 // the local structure of sol: labels, H, A, A^+, x, r (arrays from d's arena; the caller marks and frees)
 static void vjp_local(lcpLocal* L, physData* d, const physConstraintProblem* p, const physConstraintSolution* sol) {
   int n = p->n, m = 0;
@@ -361,25 +348,8 @@ static void vjp_local(lcpLocal* L, physData* d, const physConstraintProblem* p, 
   int* deg = vjp_ints(d, n);
   L->live = vjp_ints(d, n);
   vjp_scale(L->s, deg, p);
-  // the clamped rows, but those that are void: lambda_i = 0 and row and column i of G zero over the clamped and
-  // bounded rows (a planar model's out-of-plane tangents). Their unknown stays 0 under every perturbation that
-  // keeps the rank (a perturbation that gives them a lever raises it: no derivative), so they are left out,
-  // and the rest of the system is often regular
   int* keep = vjp_ints(d, n);
-  for (int i = 0; i < n; i++) keep[i] = sol->state[i] == PHYS_ROW_CLAMPING;
-  for (int i = 0; i < n; i++) {
-    if (!keep[i] || sol->lambda[i] != 0) continue;
-    int c = i < 3 * p->nc ? i / 3 : -1, v = 1;
-    for (int t = 1; c >= 0 && i == 3 * c && t < 3 && v; t++)   // a normal bounding a tangent stays
-      v = sol->state[i + t] != PHYS_ROW_UPPER && sol->state[i + t] != PHYS_ROW_LOWER;
-    for (int j = 0; j < n && v; j++) {
-      int cj = j < 3 * p->nc && j % 3 ? j / 3 : -1, st = sol->state[j];
-      int used = st == PHYS_ROW_CLAMPING || (cj >= 0 && (st == PHYS_ROW_UPPER || st == PHYS_ROW_LOWER) &&
-                                             sol->state[3 * cj] == PHYS_ROW_CLAMPING);
-      v = !used || (p->G[(size_t)i * n + j] == 0 && p->G[(size_t)j * n + i] == 0);
-    }
-    keep[i] = !v;
-  }
+  clamped_rows(keep, p, sol);
   for (int i = 0; i < n; i++) {
     L->pos[i] = keep[i] ? m : -1;
     if (L->pos[i] >= 0) L->cr[m++] = i;

@@ -334,7 +334,7 @@ static physStatus contact_jvp(const physModel* m, physData* d, const contactPoin
   const physConstraintProblem* p = &cp->st.p;
   const double *lam = cp->st.sol.lambda, *lamp = cp->st.sol_pos.lambda;
   size_t mark = phys_stack_mark(d);
-  double* dG = phys_stack_alloc(d, (size_t)n * n + 1);
+  double* dG = cp->prod ? NULL : phys_stack_alloc(d, (size_t)n * n + 1);   // (products mode: never formed)
   double* dJvp = arena_zeros(d, n);     // dJ v+
   double* dJv = arena_zeros(d, n);      // dJ v
   double* ddist = arena_zeros(d, n);

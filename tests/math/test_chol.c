@@ -1,11 +1,45 @@
-// test_chol.c - dense Cholesky: L L' reproduces A, solves against a known solution, failure reporting.
+// test_chol.c - dense Cholesky: L L' reproduces A, solves against a known solution, failure reporting; the
+// pivoted Cholesky of a rank-deficient positive semidefinite matrix: its rank, decreasing pivots, and
+// Pi L L' Pi' = A (the remainder below the rank cut is at rounding).
+#include <math.h>
+
 #include "chol.h"
 #include "rng.h"
 #include "test.h"
 
+// A = B B' (m x m, B m x k random: rank k) through phys_chol_pivoted
+static void check_pivoted(physRng* r, int m, int k) {
+  double B[12 * 12], A[12 * 12], W[12 * 12];
+  int perm[12];
+  for (int i = 0; i < m * k; i++) B[i] = phys_rng_range(r, -1, 1);
+  double amax = 0;
+  for (int i = 0; i < m; i++)
+    for (int j = 0; j < m; j++) {
+      double s = 0;
+      for (int c = 0; c < k; c++) s += B[i * k + c] * B[j * k + c];
+      A[i * m + j] = W[i * m + j] = s;   // symmetric: row- and column-major alike
+      amax = fmax(amax, fabs(s));
+    }
+  double first = 0;
+  int rank = phys_chol_pivoted(W, perm, m, 1e-12, &first);
+  CHECK_MSG(rank == k, "pivoted Cholesky of a rank-%d %d x %d matrix: rank %d", k, m, m, rank);
+  for (int c = 1; c < rank; c++) CHECK(W[c * m + c] <= W[(c - 1) * m + c - 1] * (1 + 1e-12));   // L_cc decrease
+  CHECK_REL(first, W[0] * W[0], 1e-12, 0);
+  double err = 0;   // (Pi L L' Pi')_{perm i, perm j} = sum_c L_ic L_jc, L_ic = W[c m + i] (column-major)
+  for (int i = 0; i < m; i++)
+    for (int j = 0; j <= i; j++) {
+      double s = 0;
+      for (int c = 0; c < rank && c <= j; c++) s += W[c * m + i] * W[c * m + j];
+      err = fmax(err, fabs(s - A[perm[i] * m + perm[j]]));
+    }
+  CHECK_MSG(err <= 1e-12 * amax, "pivoted Cholesky: |Pi L L' Pi' - A| = %.3g (scale %.3g)", err, amax);
+}
+
 int main(void) {
   physRng r;
   phys_rng_seed(&r, 1);
+  for (int m = 1; m <= 12; m += 3)
+    for (int k = 1; k <= m; k += 2) check_pivoted(&r, m, k);
   for (int n = 1; n <= 12; n += 3) {
     // A = B B' + n I (symmetric positive definite)
     double B[144], A[144], L[144], x[12], b[12], y[12];
