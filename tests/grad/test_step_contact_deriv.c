@@ -338,6 +338,14 @@ static physParamTable table(const physModel* m, const char* const* spec, int n) 
   return t;
 }
 
+// step until away from switches (at most tries steps; the count is printed), then every check of the file there
+static void settle_and_check(const char* name, physModel* m, physData* d, const physParamTable* t, int tries) {
+  int taken = step_to_smooth(m, d, tries);
+  CHECK_MSG(taken >= 0, "%s: no state without a mode switch in %d steps", name, tries);
+  printf("%s: %d extra steps to a state away from switches\n", name, taken);
+  if (taken >= 0) check_state(name, m, d, t);
+}
+
 // quaternion of a rotation by angle a about the unit axis (x, y, z)
 static void axis_quat(double q[4], double x, double y, double z, double a) {
   double s = sin(a / 2), n = sqrt(x * x + y * y + z * z);
@@ -373,10 +381,7 @@ static void test_box(int k) {
   d->qvel[5] = model_kind[k] == PHYS_CONTACT_CONE ? 0 : 2;
   if (model_kind[k] != PHYS_CONTACT_CCP) phys_step(m, d);   // ccp's relaxation lifts the box off in one step
   snprintf(name, sizeof name, "box sliding %s", model_name[k]);
-  int taken = step_to_smooth(m, d, 20);
-  CHECK_MSG(taken >= 0, "%s: no state without a mode switch in 20 steps", name);
-  printf("%s: %d extra steps to a state away from switches\n", name, taken);
-  check_state(name, m, d, &t);
+  settle_and_check(name, m, d, &t, 20);
 
   // tumbling: turned about (1, 2, 0), one corner 2e-4 deep, falling and spinning; restitution 0.3 (the
   // box's, the pair's maximum)
@@ -481,12 +486,9 @@ static void test_humanoid(int k) {
   d->qpos[2] = 0.25;
   for (int i = 0; i < 400 && d->ncon == 0; i++) phys_step(m, d);
   phys_step(m, d);
-  int taken = step_to_smooth(m, d, 40);
   char name[64];
   snprintf(name, sizeof name, "humanoid floor %s", model_name[k]);
-  CHECK_MSG(taken >= 0, "%s: no state without a mode switch in 40 steps", name);
-  printf("%s: %d extra steps to a state away from switches\n", name, taken);
-  if (taken >= 0) check_state(name, m, d, &t);
+  settle_and_check(name, m, d, &t, 40);
   phys_param_table_free(&t);
   phys_free_data(d);
   phys_free_model(m);
@@ -504,12 +506,10 @@ static void test_welded(int k) {
   phys_reset_data(m, d);
   d->qvel[1] = 1.5;
   for (int i = 0; i < 10; i++) phys_step(m, d);
-  int taken = step_to_smooth(m, d, 40);
   char name[64];
   snprintf(name, sizeof name, "welded foot %s", model_name[k]);
-  CHECK_MSG(taken >= 0, "%s: no state without a mode switch in 40 steps", name);
+  settle_and_check(name, m, d, &t, 40);
   CHECK_MSG(d->ncon > 0, "%s: the foot is not on the floor", name);
-  if (taken >= 0) check_state(name, m, d, &t);
   phys_param_table_free(&t);
   phys_free_data(d);
   phys_free_model(m);
@@ -544,12 +544,9 @@ static void test_elbow(int k) {
   d->qvel[0] = 0.3, d->qvel[4] = 1.5;
   for (int i = 0; i < 400 && d->ncon == 0; i++) phys_step(m, d);
   phys_step(m, d);
-  int taken = step_to_smooth(m, d, 40);
   char name[64];
   snprintf(name, sizeof name, "elbow floor %s", model_name[k]);
-  CHECK_MSG(taken >= 0, "%s: no state without a mode switch in 40 steps", name);
-  printf("%s: %d extra steps to a state away from switches\n", name, taken);
-  if (taken >= 0) check_state(name, m, d, &t);
+  settle_and_check(name, m, d, &t, 40);
   phys_param_table_free(&t);
   phys_free_data(d);
   phys_free_model(m);
