@@ -44,16 +44,11 @@ void phys_rnea_mass_vjp(const physModel* m, physData* d, const double* x, const 
 // g (nv) = d(x' M(q) x)/dq (= phys_rnea_mass_vjp(x, x)) from the kinetic energy's gradient: O(nbody), a fifth of
 // the cost; the diagonal terms Y_r' dM Y_r of the Delassus matrix's derivative
 void phys_rnea_mass_quad_grad(const physModel* m, physData* d, const double* x, double* g);
-// g (nv) += sum_i w_i d(x_i' M(q) x_i)/dq for the k rows x_i of X (k x nv): the weighted sum of the above in
-// one call (the step's diagonal terms, a contact's three rows at one weight)
-void phys_rnea_mass_quad_grad_sum(const physModel* m, physData* d, int k, const double* X, const double* w,
-                                  double* g);
-// g (nv) += d<M(q), K>/dq = sum_kl K_kl dM_kl/dq for a symmetric K (nv x nv): every quadratic and bilinear form
-// of M summed into K, in one pass per column over the bodies below it
-void phys_rnea_mass_trace_grad(const physModel* m, physData* d, const double* K, double* g);
-// the same for K = sum_i c_i (a_i b_i' + b_i a_i') / 2 given as its nr terms (A, B: nr x nv, c: nr; the first nq
-// are quadratic, b_i = a_i, and B's rows for them are not read), K's entries read only where the pass needs them
-void phys_rnea_mass_trace_grad_lr(const physModel* m, physData* d, int nq, int nr, const double* A,
+// g (nv) += d<M(q), K>/dq = sum_kl K_kl dM_kl/dq for a symmetric K = sum_i c_i (a_i b_i' + b_i a_i') / 2 given
+// as its nr terms (A, B: nr x nv, c: nr; the first nq are quadratic, b_i = a_i, and B's rows for them are not
+// read): every quadratic and bilinear form of M in one pass per column over the bodies below it, K's entries
+// read only where the pass needs them
+void phys_rnea_mass_trace_grad(const physModel* m, physData* d, int nq, int nr, const double* A,
                                   const double* B, const double* c, double* g);
 
 //---------------------------------------------------------------------------------------------------------

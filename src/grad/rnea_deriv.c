@@ -394,46 +394,34 @@ void phys_rnea_mass_vjp(const physModel* m, physData* d, const double* x, const 
 // d(v_b . I_b v_b)/dq_j = 2 h_b . (-S_j x vpre_j), h_b = I_b v_b. Summed over the subtree (Hc = sum of h):
 //   g_j = -2 Hc_body(j) . (S_j x vpre_j).   One pass down and one up: O(nbody), no matrix.
 void phys_rnea_mass_quad_grad(const physModel* m, physData* d, const double* x, double* g) {
-  const double one = 1;
-  memset(g, 0, sizeof(double) * (size_t)m->nv);
-  phys_rnea_mass_quad_grad_sum(m, d, 1, x, &one, g);
-}
-
-void phys_rnea_mass_quad_grad_sum(const physModel* m, physData* d, int k, const double* X, const double* w,
-                                  double* g) {
   int nv = m->nv, nb = m->nbody;
   size_t mark = phys_stack_mark(d);
   double* v = phys_stack_alloc(d, 6 * (size_t)nb);
   double* H = phys_stack_alloc(d, 6 * (size_t)nb);
   double* vpre = phys_stack_alloc(d, 6 * (size_t)nv + 1);
-  for (int i = 0; i < k; i++) {
-    const double* x = X + (size_t)i * nv;
-    if (w[i] == 0) continue;
-    memset(v, 0, 6 * sizeof(double));
-    memset(H, 0, 6 * sizeof(double));
-    for (int b = 1; b < nb; b++) {
-      int da = m->body_dofadr[b], nd = m->body_dofnum[b];
-      double* vb = v + 6 * b;
-      memcpy(vb, v + 6 * m->body_parentid[b], 6 * sizeof(double));
-      double gv[6];
-      for (int j = da; j < da + nd; j++) {
-        if (phys_dof_group(m, j) == j) memcpy(gv, vb, sizeof(gv));
-        memcpy(vpre + 6 * j, gv, sizeof(gv));
-        const double* S = d->cdof + 6 * j;
-        for (int r = 0; r < 6; r++) vb[r] += S[r] * x[j];
-      }
-      phys_inert_mul(H + 6 * b, d->cinert + 10 * b, vb);
+  memset(v, 0, 6 * sizeof(double));
+  for (int b = 1; b < nb; b++) {
+    int da = m->body_dofadr[b], nd = m->body_dofnum[b];
+    double* vb = v + 6 * b;
+    memcpy(vb, v + 6 * m->body_parentid[b], 6 * sizeof(double));
+    double gv[6];
+    for (int j = da; j < da + nd; j++) {
+      if (phys_dof_group(m, j) == j) memcpy(gv, vb, sizeof(gv));
+      memcpy(vpre + 6 * j, gv, sizeof(gv));
+      const double* S = d->cdof + 6 * j;
+      for (int r = 0; r < 6; r++) vb[r] += S[r] * x[j];
     }
-    for (int b = nb - 1; b > 0; b--) {
-      int p = m->body_parentid[b];
-      if (p > 0)
-        for (int r = 0; r < 6; r++) H[6 * p + r] += H[6 * b + r];
-    }
-    for (int j = 0; j < nv; j++) {
-      double u[6];
-      phys_cross_motion(u, d->cdof + 6 * j, vpre + 6 * j);
-      g[j] += -2 * w[i] * phys_dot6(H + 6 * m->dof_bodyid[j], u);
-    }
+    phys_inert_mul(H + 6 * b, d->cinert + 10 * b, vb);
+  }
+  for (int b = nb - 1; b > 0; b--) {
+    int p = m->body_parentid[b];
+    if (p > 0)
+      for (int r = 0; r < 6; r++) H[6 * p + r] += H[6 * b + r];
+  }
+  for (int j = 0; j < nv; j++) {
+    double u[6];
+    phys_cross_motion(u, d->cdof + 6 * j, vpre + 6 * j);
+    g[j] = -2 * phys_dot6(H + 6 * m->dof_bodyid[j], u);
   }
   phys_stack_free(d, mark);
 }
@@ -447,17 +435,15 @@ void phys_rnea_mass_quad_grad_sum(const physModel* m, physData* d, int k, const 
 // with l on a chain through k are read (about 2 nv depth of them) - one call for any number of quadratic and
 // bilinear forms once they are summed into K.
 
-// K's entries: the whole matrix, or a low-rank sum K = sum_i c_i (a_i b_i' + b_i a_i') / 2 read entry by entry
+// K's entries from a low-rank sum K = sum_i c_i (a_i b_i' + b_i a_i') / 2, read entry by entry
 // (At, Bt: nv x nr transposes; Ct = c b, Dt = c a likewise: K_lk = (At_l . Ct_k + Bt_l . Dt_k) / 2; the terms
 // with a_i = b_i, the first nq, once: K_lk += At_l . Ct_k over them)
 typedef struct {
-  const double* K;
   int nr, nq;
   const double *At, *Bt, *Ct, *Dt;
 } kEntries;
 
-static inline double k_entry(const kEntries* e, int nv, int l, int k) {
-  if (e->K) return e->K[(size_t)l * nv + k];
+static inline double k_entry(const kEntries* e, int l, int k) {
   const double *a = e->At + (size_t)l * e->nr, *b = e->Bt + (size_t)l * e->nr, *c = e->Ct + (size_t)k * e->nr,
                *dd = e->Dt + (size_t)k * e->nr;
   double q = 0, s = 0;
@@ -487,7 +473,7 @@ static void trace_grad(const physModel* m, physData* d, const kEntries* K, doubl
     double* Wk = W + 6 * bk;
     memset(Wk, 0, 6 * sizeof(double));
     for (int l = phys_body_lastdof(m, bk); l >= 0; l = m->dof_parentid[l]) {
-      double c = k_entry(K, nv, l, k);
+      double c = k_entry(K, l, k);
       if (c != 0)
         for (int r = 0; r < 6; r++) Wk[r] += c * d->cdof[6 * l + r];
     }
@@ -499,7 +485,7 @@ static void trace_grad(const physModel* m, physData* d, const kEntries* K, doubl
       if (b != bk) {
         memcpy(Wb, W + 6 * m->body_parentid[b], 6 * sizeof(double));
         for (int l = m->body_dofadr[b]; l < m->body_dofadr[b] + m->body_dofnum[b]; l++) {
-          double c = k_entry(K, nv, l, k);
+          double c = k_entry(K, l, k);
           if (c != 0)
             for (int r = 0; r < 6; r++) Wb[r] += c * d->cdof[6 * l + r];
         }
@@ -523,12 +509,7 @@ static void trace_grad(const physModel* m, physData* d, const kEntries* K, doubl
   phys_stack_free(d, mark);
 }
 
-void phys_rnea_mass_trace_grad(const physModel* m, physData* d, const double* K, double* g) {
-  kEntries e = {K, 0, 0, NULL, NULL, NULL, NULL};
-  trace_grad(m, d, &e, g);
-}
-
-void phys_rnea_mass_trace_grad_lr(const physModel* m, physData* d, int nq, int nr, const double* A,
+void phys_rnea_mass_trace_grad(const physModel* m, physData* d, int nq, int nr, const double* A,
                                   const double* B, const double* c, double* g) {
   int nv = m->nv;
   if (nr <= 0) return;
@@ -543,7 +524,7 @@ void phys_rnea_mass_trace_grad_lr(const physModel* m, physData* d, int nq, int n
       At[(size_t)l * nr + i] = a, Bt[(size_t)l * nr + i] = b;
       Ct[(size_t)l * nr + i] = c[i] * b, Dt[(size_t)l * nr + i] = c[i] * a;
     }
-  kEntries e = {NULL, nr, nq, At, Bt, Ct, Dt};
+  kEntries e = {nr, nq, At, Bt, Ct, Dt};
   trace_grad(m, d, &e, g);
   phys_stack_free(d, mark);
 }

@@ -689,7 +689,7 @@ static void smooth_vjp(const physModel* m, physData* d, const contactPoint* cp, 
   // (bi)linear form of M alone
   if (a->fac) {
     // all of them summed into one symmetric K: <dM~, K>, K = zpos vpos'_sym + sum_t (fa_t fb_t')_sym +
-    // sum_r gd_r Y_r Y_r' (phys_rnea_mass_trace_grad_lr: one pass per column over the bodies below it, K's
+    // sum_r gd_r Y_r Y_r' (phys_rnea_mass_trace_grad: one pass per column over the bodies below it, K's
     // entries from these terms where the pass reads them)
     int cap = 1 + a->nf + n, nr = 0, nq;
     double* A = phys_stack_alloc(d, (size_t)cap * nv);
@@ -701,7 +701,7 @@ static void smooth_vjp(const physModel* m, physData* d, const contactPoint* cp, 
     if (cp->st.p.npos > 0) lr_term(A, B, c, &nr, a->zpos, cp->st.vpos, 1, nv);
     for (int f = 0; f < a->nf; f++) lr_term(A, B, c, &nr, a->fa + (size_t)f * nv, a->fb + (size_t)f * nv, 1, nv);
     memset(qb, 0, sizeof(double) * (size_t)nv);
-    phys_rnea_mass_trace_grad_lr(m, d, nq, nr, A, B, c, qb);
+    phys_rnea_mass_trace_grad(m, d, nq, nr, A, B, c, qb);
     for (int i = 0; i < nv; i++) a->qbar[i] -= qb[i];
     phys_stack_free(d, mark);
     return;
