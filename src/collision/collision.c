@@ -436,3 +436,18 @@ void phys_collision(const physModel* m, physData* d) {
     phys_data_warning(d, "collision: %d contacts dropped beyond nconmax = %d (raise <size nconmax>)", d->ncon_dropped,
                       m->nconmax);
 }
+
+int phys_collision_count(const physModel* m, physData* d) {
+  size_t mark = phys_stack_mark(d);
+  int ncon = d->ncon, ndrop = d->ncon_dropped;
+  size_t bytes = sizeof(physContact) * (size_t)ncon;
+  double* save = phys_stack_alloc(d, bytes / sizeof(double) + 1);
+  memcpy(save, d->contact, bytes);
+  phys_collision(m, d);
+  int found = d->ncon;
+  memcpy(d->contact, save, bytes);
+  d->ncon = ncon;
+  d->ncon_dropped = ndrop;
+  phys_stack_free(d, mark);
+  return found;
+}

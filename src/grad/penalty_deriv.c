@@ -892,18 +892,7 @@ int phys_penalty_deriv_applies(const physModel* m, physData* d) {
   phys_kinematics(m, d);
   if (active_limits(m, d, NULL) > 0 || phys_constraint_nlimit(m, d) > 0) return 1;
   if (m->opt.disableflags & PHYS_DSBL_CONTACT) return 0;
-  size_t mark = phys_stack_mark(d);
-  int ncon = d->ncon, ndrop = d->ncon_dropped;
-  size_t bytes = sizeof(physContact) * (size_t)ncon;
-  double* save = phys_stack_alloc(d, bytes / sizeof(double) + 1);
-  memcpy(save, d->contact, bytes);
-  phys_collision(m, d);
-  int found = d->ncon;
-  memcpy(d->contact, save, bytes);
-  d->ncon = ncon;
-  d->ncon_dropped = ndrop;
-  phys_stack_free(d, mark);
-  return found > 0;
+  return phys_collision_count(m, d) > 0;
 }
 
 // the arguments of the two entry points

@@ -786,27 +786,6 @@ static void smooth_param_vjp(const physModel* m, physData* d, const contactPoint
 //---------------------------------------------------------------------------------------------------------
 // public entry points
 
-int phys_constrained_step_applies(const physModel* m, physData* d) {
-  if (m->opt.contact == PHYS_CONTACT_PENALTY) return 0;
-  phys_kinematics(m, d);
-  phys_com_pos(m, d);
-  phys_com_vel(m, d);
-  if (phys_constraint_nlimit(m, d) > 0) return 1;
-  if (m->opt.disableflags & PHYS_DSBL_CONTACT) return 0;
-  size_t mark = phys_stack_mark(d);
-  int ncon = d->ncon, ndrop = d->ncon_dropped;
-  size_t bytes = sizeof(physContact) * (size_t)ncon;
-  physContact* save = (physContact*)phys_stack_alloc(d, bytes / sizeof(double) + 1);
-  memcpy(save, d->contact, bytes);
-  phys_collision(m, d);
-  int found = d->ncon;
-  memcpy(d->contact, save, bytes);
-  d->ncon = ncon;
-  d->ncon_dropped = ndrop;
-  phys_stack_free(d, mark);
-  return found > 0;
-}
-
 physStatus phys_constrained_step_point(const physModel* m, physData* d, double* L) {
   size_t mark = phys_stack_mark(d);
   contactPoint cp;

@@ -13,10 +13,6 @@
 #include "params.h"
 #include "physid.h"
 
-// 1 if m's contact model is lcp, cone or ccp and the step at d's state has active joint limits or contacts
-// (kinematics run; d->contact and its count untouched): the step takes the constrained path
-int phys_constrained_step_applies(const physModel* m, physData* d);
-
 // A = dx+/dx (2nv x 2nv), B = dx+/du (2nv x nu), P = dx+/dtheta (2nv x t->ntheta) of the constrained step
 // at d's state (any may be NULL; t may be NULL without P). PHYS_ERR_ARG if the step has no constraints, uses
 // penalty contact, or a contact's pair has no geometry derivative; PHYS_ERR_MODEL as phys_step_jacobian;

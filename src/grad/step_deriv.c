@@ -57,20 +57,7 @@ static physStatus step_point_free(const physModel* m, physData* d, double* L) {
 
   // constraints: contacts (detected, then the contact list is restored: warm starts are untouched) and limits
   if (phys_constraint_nlimit(m, d) > 0) return PHYS_ERR_ARG;
-  if (!(m->opt.disableflags & PHYS_DSBL_CONTACT)) {
-    size_t mark = phys_stack_mark(d);
-    int ncon = d->ncon, ndrop = d->ncon_dropped;
-    size_t bytes = sizeof(physContact) * (size_t)ncon;
-    double* save = phys_stack_alloc(d, bytes / sizeof(double) + 1);
-    memcpy(save, d->contact, bytes);
-    phys_collision(m, d);
-    int found = d->ncon;
-    memcpy(d->contact, save, bytes);
-    d->ncon = ncon;
-    d->ncon_dropped = ndrop;
-    phys_stack_free(d, mark);
-    if (found > 0) return PHYS_ERR_ARG;
-  }
+  if (!(m->opt.disableflags & PHYS_DSBL_CONTACT) && phys_collision_count(m, d) > 0) return PHYS_ERR_ARG;
 
   phys_crb(m, d);
   phys_rne(m, d);

@@ -269,6 +269,10 @@ static void test_broadphase(void) {
     memcpy(first, d->contact, sizeof(physContact) * (size_t)n1);
     phys_collision(m, d);
     CHECK(d->ncon == n1 && !memcmp(first, d->contact, sizeof(physContact) * (size_t)n1));
+    // phys_collision_count: the same number, the list left as it was (here: an emptied one)
+    d->ncon = 0;
+    CHECK(phys_collision_count(m, d) == n1);
+    CHECK(d->ncon == 0 && d->ncon_dropped == 0 && phys_stack_mark(d) == mark);
   }
   printf("broad phase: %d scenes of 203 geoms, %d contacts, same list as O(n^2)\n", tested, total);
   CHECK(total > 100);
