@@ -2,6 +2,7 @@
 #include "mesh.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -320,14 +321,17 @@ static physStatus stl_load(meshBuf* out, FILE* fp, long size, const double scale
 //---------------------------------------------------------------------------------------------------------
 // Wavefront OBJ
 
-// parse one face corner "i", "i/j", "i//k" or "i/j/k" into a 0-based vertex index; nvert vertices so far
+// parse one face corner "i", "i/j", "i//k" or "i/j/k" into a 0-based vertex index; nvert vertices so far.
+// Valid: 1..nvert (absolute) and -nvert..-1 (relative to the end); 0, anything outside (also values
+// strtoll clamps on overflow) and trailing junk are refused. Never negates i (INT64_MIN has no negation).
 static int obj_index(const char* tok, int nvert, int* index) {
   char* end;
-  long i = strtol(tok, &end, 10);
-  if (end == tok || (*end && *end != '/')) return 0;
-  if (i > 0 && i <= nvert) {
+  errno = 0;
+  long long i = strtoll(tok, &end, 10);
+  if (end == tok || (*end && *end != '/') || errno == ERANGE) return 0;
+  if (i >= 1 && i <= nvert) {
     *index = (int)(i - 1);
-  } else if (i < 0 && -i <= nvert) {
+  } else if (i <= -1 && i >= -(long long)nvert) {
     *index = (int)(nvert + i);
   } else {
     return 0;

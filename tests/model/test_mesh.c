@@ -313,6 +313,8 @@ static void test_malformed(void) {
   expect_fail(write_text("cube.ply", "ply\n"), PHYS_ERR_ARG, "unsupported", NULL);
   expect_fail(write_cube_binstl("cut.stl", -1, -1, 7), PHYS_ERR_PARSE, "truncated", "12 triangles");
   expect_fail(write_cube_binstl("huge.stl", 0xFFFFFFFFL, -1, 0), PHYS_ERR_PARSE, "4294967295", NULL);
+  // 84 + 50 * 85899346 = 2^32 + 88: a 32-bit size computation would accept this 88-byte file
+  expect_fail(write_cube_binstl("wrap.stl", 85899346L, -1, 684 - 88), PHYS_ERR_PARSE, "85899346", "88 bytes");
   expect_fail(write_cube_binstl("zero.stl", 0, -1, 600), PHYS_ERR_VALUE, "empty", NULL);
   expect_fail(write_cube_binstl("nan.stl", -1, 5, 0), PHYS_ERR_VALUE, "triangle 5", "not finite");
   expect_fail(write_text("empty.stl", ""), PHYS_ERR_PARSE, "truncated", NULL);
@@ -335,6 +337,29 @@ static void test_malformed(void) {
               "out of range");
   expect_fail(write_text("neg.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf -1 -2 -4\n"), PHYS_ERR_VALUE, ":4:", "-4");
   expect_fail(write_text("zero.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 0 1 2\n"), PHYS_ERR_VALUE, ":4:", NULL);
+  // extreme indices: INT64_MIN (its negation overflows), past LONG/INT range, -4 past 4 vertices (issue 10)
+  expect_fail(write_text("min64.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 2 -9223372036854775808\n"),
+              PHYS_ERR_VALUE, ":5:", "-9223372036854775808");
+  expect_fail(write_text("max64.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 2 9223372036854775807\n"),
+              PHYS_ERR_VALUE, ":5:", "out of range");
+  expect_fail(write_text("big.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 2 99999999999999999999999\n"),
+              PHYS_ERR_VALUE, ":5:", "out of range");
+  expect_fail(write_text("wrap32.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 2 4294967297\n"),
+              PHYS_ERR_VALUE, ":5:", "out of range");
+  expect_fail(write_text("neg5.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 2 -5\n"), PHYS_ERR_VALUE,
+              ":5:", "-5");
+  expect_fail(write_text("junkidx.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3x\n"), PHYS_ERR_VALUE, ":4:",
+              "malformed");
+  {   // the boundary cases that are valid: 4 and -4 with 4 vertices
+    physLog log = {0};
+    physSpecMesh m = {0};
+    CHECK(phys_mesh_load(write_text("edge.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 -1 4\nf -4 2 3\n"),
+                         NULL, &m, &log) == PHYS_OK);
+    CHECK(m.nface == 2 && m.face && m.face[1] == 3 && m.face[2] == 3 && m.face[3] == 0);
+    for (int i = 0; m.face && i < 3 * m.nface; i++) CHECK(m.face[i] >= 0 && m.face[i] < m.nvert);
+    free(m.vert);
+    free(m.face);
+  }
   expect_fail(write_text("short_face.obj", "v 0 0 0\nv 1 0 0\nf 1 2\n"), PHYS_ERR_PARSE, ":3:", NULL);
   expect_fail(write_text("short_v.obj", "v 0 0\n"), PHYS_ERR_PARSE, ":1:", NULL);
   expect_fail(write_text("inf.obj", "v 0 0 0\nv 1 inf 0\nv 0 1 0\nf 1 2 3\n"), PHYS_ERR_VALUE, ":2:", "finite");
