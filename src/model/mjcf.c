@@ -29,6 +29,7 @@
 #include <zlib.h>
 
 #include "mesh.h"
+#include "path.h"
 #include "rot.h"
 
 #ifndef PATH_MAX
@@ -289,65 +290,19 @@ static xmlDoc* read_xml(mjcfCtx* c, const char* path, const char* shown) {
 //---------------------------------------------------------------------------------------------------------
 // paths: everything the model refers to must resolve inside the model's folder
 
-// collapse "//", "." and ".." of an absolute path in place, without touching the file system
-static void normalize_path(char* p) {
-  char* out = p;   // p[0] == '/'
-  const char* in = p;
-  while (*in) {
-    while (*in == '/') in++;
-    if (!*in) break;
-    const char* end = strchr(in, '/');
-    size_t len = end ? (size_t)(end - in) : strlen(in);
-    if (len == 1 && in[0] == '.') {
-      // stay
-    } else if (len == 2 && in[0] == '.' && in[1] == '.') {   // drop the last written "/component"
-      while (out > p && *(out - 1) != '/') out--;
-      if (out > p) out--;
-    } else {   // out never passes in, so copying forward is safe
-      *out++ = '/';
-      memmove(out, in, len);
-      out += len;
-    }
-    in += len;
-  }
-  if (out == p) *out++ = '/';
-  *out = 0;
-}
-
-// 1 if path is c->dir or below it
-static int inside_dir(const mjcfCtx* c, const char* path) {
-  size_t n = strlen(c->dir);
-  if (n == 1 && c->dir[0] == '/') return 1;
-  return !strncmp(path, c->dir, n) && (path[n] == '/' || path[n] == 0);
-}
-
-// real path of file (relative to dir/sub, or absolute) into out; refuses paths leaving c->dir, both as
-// written (".." and absolute paths) and after following symbolic links.
+// real path of file (relative to dir/sub, or absolute) into out, by the model-folder rule of path.h.
 // Returns PHYS_ERR_IO (file missing: errno kept) or PHYS_ERR_ARG (outside the folder) with a message.
 static physStatus resolve_path(mjcfCtx* c, const xmlNode* el, const char* sub, const char* file,
                                char out[PATH_MAX]) {
-  char joined[3 * PATH_MAX];
-  if (file[0] == '/') {
-    snprintf(joined, sizeof(joined), "%s", file);
-  } else if (sub && sub[0] == '/') {
-    snprintf(joined, sizeof(joined), "%s/%s", sub, file);
-  } else if (sub && sub[0]) {
-    snprintf(joined, sizeof(joined), "%s/%s/%s", c->dir, sub, file);
-  } else {
-    snprintf(joined, sizeof(joined), "%s/%s", c->dir, file);
-  }
-  if (strlen(joined) >= PATH_MAX) {
-    return elem_error(c, el, PHYS_ERR_ARG, "path '%.200s' is too long", file);
-  }
-  normalize_path(joined);
-  int inside = inside_dir(c, joined);
-  if (inside && !realpath(joined, out)) {
+  physPathResult r = phys_path_resolve(c->dir, sub, file, out);
+  if (r == PHYS_PATH_TOOLONG) return elem_error(c, el, PHYS_ERR_ARG, "path '%.200s' is too long", file);
+  if (r == PHYS_PATH_MISSING) {
     int err = errno;
-    physStatus st = elem_error(c, el, PHYS_ERR_IO, "cannot open '%.300s': %s", joined, strerror(err));
+    physStatus st = elem_error(c, el, PHYS_ERR_IO, "cannot open '%.300s': %s", file, strerror(err));
     errno = err;
     return st;
   }
-  if (!inside || !inside_dir(c, out)) {
+  if (r == PHYS_PATH_OUTSIDE) {
     return elem_error(c, el, PHYS_ERR_ARG, "'%.200s' resolves outside the model folder '%.200s'", file,
                       c->dir);
   }

@@ -13,12 +13,13 @@
 #include <strings.h>
 
 #include "mesh.h"
+#include "path.h"
 
 #ifndef PATH_MAX
 #define PATH_MAX 4096
 #endif
 
-#define URDF_SEARCH_UP 3   // package:// and relative mesh paths may reach this many folders above the file
+#define URDF_SEARCH_UP 3   // package://PKG/ looks for a folder named PKG this many folders above the file
 
 typedef enum { U_FIXED = 0, U_REVOLUTE, U_CONTINUOUS, U_PRISMATIC, U_FLOATING } uJointType;
 
@@ -40,8 +41,7 @@ typedef struct uJoint_ {
 
 typedef struct urdfCtx_ {
   const char* file;              // file name for messages
-  char dir[PATH_MAX];            // canonical folder of the file
-  char top[PATH_MAX];            // mesh boundary: URDF_SEARCH_UP folders above dir
+  char dir[PATH_MAX];            // canonical folder of the file: the model folder
   physLoadOptions opt;
   physLog* log;
   physSpec* s;
@@ -485,44 +485,32 @@ static void ancestor(char* out, size_t n, const char* dir, int up) {
   }
 }
 
-// 1 if the canonical path lies inside the canonical folder top
-static int inside(const char* path, const char* top) {
-  size_t n = strlen(top);
-  if (n == 1 && top[0] == '/') return 1;
-  return !strncmp(path, top, n) && (path[n] == '/' || path[n] == 0);
-}
-
-// canonical path of base/rest (or of rest alone when base is NULL) if it exists inside c->top
-static int try_path(const urdfCtx* c, const char* base, const char* rest, char out[PATH_MAX]) {
-  char cand[2 * PATH_MAX];
-  if (base) {
-    snprintf(cand, sizeof(cand), "%s/%s", base, rest);
-  } else {
-    snprintf(cand, sizeof(cand), "%s", rest);
+// package folder of package:// PKG: the URDF's folder or its nearest ancestor (up to URDF_SEARCH_UP
+// above) named PKG (ROS layout PKG/urdf/robot.urdf), else the URDF's folder; 0 if PKG is not a folder name
+static int package_folder(const urdfCtx* c, const char* pkg, size_t len, char out[PATH_MAX]) {
+  if (len == 0 || (len == 1 && pkg[0] == '.') || (len == 2 && !strncmp(pkg, "..", 2))) return 0;
+  for (int up = 0; up <= URDF_SEARCH_UP; up++) {
+    ancestor(out, PATH_MAX, c->dir, up);
+    const char* base = strrchr(out, '/');
+    base = base ? base + 1 : out;
+    if (strlen(base) == len && !strncmp(base, pkg, len)) return 1;
   }
-  if (strlen(cand) >= PATH_MAX || !realpath(cand, out)) return 0;
-  return inside(out, c->top) ? 1 : -1;
+  snprintf(out, PATH_MAX, "%s", c->dir);
+  return 1;
 }
 
-// resolve a mesh filename: package://PKG/rest searched in dir and up to URDF_SEARCH_UP parents,
-// file:///abs or /abs as is, anything else relative to dir; 1 found, 0 missing, -1 outside c->top
-static int resolve_mesh(const urdfCtx* c, const char* uri, char out[PATH_MAX]) {
+// resolve a mesh filename by the model-folder rule (path.h): package://PKG/rest inside PKG's folder,
+// file:///abs and /abs and relative paths inside the URDF's folder
+static physPathResult resolve_mesh(const urdfCtx* c, const char* uri, char out[PATH_MAX]) {
   if (!strncmp(uri, "package://", 10)) {
-    const char* rest = strchr(uri + 10, '/');
-    if (!rest) return 0;
-    int outside = 0;
-    for (int up = 0; up <= URDF_SEARCH_UP; up++) {
-      char base[PATH_MAX];
-      ancestor(base, sizeof(base), c->dir, up);
-      int r = try_path(c, base, rest + 1, out);
-      if (r > 0) return 1;
-      outside |= r < 0;
-    }
-    return outside ? -1 : 0;
+    const char* pkg = uri + 10;
+    const char* rest = strchr(pkg, '/');
+    char folder[PATH_MAX];
+    if (!rest || !package_folder(c, pkg, (size_t)(rest - pkg), folder)) return PHYS_PATH_OUTSIDE;
+    return phys_path_resolve(folder, NULL, rest + 1, out);
   }
-  if (!strncmp(uri, "file://", 7)) return try_path(c, NULL, uri + 7, out);
-  if (uri[0] == '/') return try_path(c, NULL, uri, out);
-  return try_path(c, c->dir, uri, out);
+  if (!strncmp(uri, "file://", 7)) return phys_path_resolve(c->dir, NULL, uri + 7, out);
+  return phys_path_resolve(c->dir, NULL, uri, out);
 }
 
 // missing or unusable mesh: a warning (geom dropped), or an error with opt.strict_mesh
@@ -585,9 +573,12 @@ static physStatus make_mesh(urdfCtx* c, const xmlNode* node, const char* link, i
   size_t n = strlen(uri);
   int supported = n > 4 && (!strcasecmp(uri + n - 4, ".stl") || !strcasecmp(uri + n - 4, ".obj"));
   if (!supported) return mesh_problem(c, node, link, uri, "is not STL or OBJ (unsupported format)");
-  int r = resolve_mesh(c, uri, path);
-  if (r == 0) return mesh_problem(c, node, link, uri, "not found");
-  if (r < 0) return mesh_problem(c, node, link, uri, "resolves outside the model's folders (refused)");
+  physPathResult r = resolve_mesh(c, uri, path);
+  if (r == PHYS_PATH_OUTSIDE || r == PHYS_PATH_TOOLONG) {   // hostile, not a missing file: always an error
+    return uerr(c, node, "link", link, PHYS_ERR_ARG, "mesh '%s' resolves outside the model folder (refused)",
+                uri);
+  }
+  if (r == PHYS_PATH_MISSING) return mesh_problem(c, node, link, uri, "not found");
   *mesh = get_mesh(c, node, link, path, scale);
   return *mesh < 0 ? c->log->status : PHYS_OK;
 }
@@ -712,12 +703,11 @@ static physStatus check_masses(urdfCtx* c) {
 //---------------------------------------------------------------------------------------------------------
 // entry points
 
-// folder of the file (canonical) and the mesh boundary above it
+// folder of the file (canonical): the model folder
 static physStatus set_folders(urdfCtx* c, const char* filename) {
   char full[PATH_MAX];
   if (!realpath(filename, full)) return phys_error(c->log, PHYS_ERR_IO, "%s: cannot open file", filename);
   ancestor(c->dir, sizeof(c->dir), full, 1);
-  ancestor(c->top, sizeof(c->top), c->dir, URDF_SEARCH_UP);
   return PHYS_OK;
 }
 

@@ -325,12 +325,10 @@ static const char* frames_urdf =
     "      <geometry><cylinder radius='0.1' length='1'/></geometry></collision>\n"
     "    <collision><geometry><mesh filename='package://mypkg/meshes/cube.stl' scale='2 2 2'/></geometry>\n"
     "    </collision>\n"
-    "    <collision><geometry><mesh filename='../meshes/cube.obj'/></geometry></collision>\n"
+    "    <collision><geometry><mesh filename='package://mypkg/meshes/cube.obj'/></geometry></collision>\n"
     "    <collision><geometry><mesh filename='package://mypkg/meshes/cube.stl' scale='2 2 2'/></geometry>\n"
     "    </collision>\n"
     "    <collision><geometry><sphere radius='0.2'/></geometry></collision>\n"
-    "    <collision><geometry><mesh filename='/etc/hostname.stl'/></geometry></collision>\n"
-    "    <collision><geometry><mesh filename='../../../../../../../../../../tmp/x.stl'/></geometry></collision>\n"
     "    <xacro:property name='foo' value='1'/>\n"
     "  </link>\n"
     "  <link name='base'/>\n"
@@ -466,11 +464,9 @@ static void test_frames(void) {
   }
   CHECK_NEAR(vmax, 2, 0);   // scale 2
 
-  // warnings: dynamics friction, /etc (outside the folders), ../../.. (outside)
-  CHECK_MSG(log.nwarning == 3, "%d warnings", log.nwarning);
+  // warning: dynamics friction (paths leaving the folder are errors: test_mesh_paths)
+  CHECK_MSG(log.nwarning == 1, "%d warnings", log.nwarning);
   CHECK(strstr(log.warning[0], "joint 'j'") && strstr(log.warning[0], "friction"));
-  CHECK(strstr(log.warning[1], "link 'arm'") && strstr(log.warning[1], "/etc/hostname.stl"));
-  CHECK(strstr(log.warning[2], "tmp/x.stl"));
   phys_free_model(m);
 
   // with urdf_floating the massless root 'base' gets a free joint: its subtree has mass, so it is accepted
@@ -482,6 +478,82 @@ static void test_frames(void) {
     CHECK(s->njoint == 4 && s->joint[0].type == PHYS_JNT_FREE && s->joint[0].body == 1);
     phys_spec_free(s);
   }
+}
+
+//---------------------------------------------------------------------------------------------------------
+// mesh paths: the model folder rule (as MJCF), with real files and symbolic links
+
+// a robot with one link whose collision mesh is filename; loads it and returns the status (message in log)
+static physStatus load_mesh_robot(const char* filename, int strict, physLog* log) {
+  char text[1024];
+  snprintf(text, sizeof(text),
+           "<robot name='r'>\n<link name='a'>\n<inertial><mass value='1'/>"
+           "<inertia ixx='1' iyy='1' izz='1' ixy='0' ixz='0' iyz='0'/></inertial>\n"
+           "<collision><geometry><mesh filename='%s'/></geometry></collision>\n</link>\n</robot>\n",
+           filename);
+  const char* path = write_text("paths/pkg/urdf/r.urdf", text);
+  physLoadOptions opt = {.strict_mesh = strict};
+  memset(log, 0, sizeof(*log));
+  physModel* m = phys_load_urdf(path, &opt, log);
+  int nmesh = m ? m->nmesh : -1;
+  phys_free_model(m);
+  if (log->status == PHYS_OK && nmesh != 1) return PHYS_ERR_MODEL;   // loaded but the mesh was dropped
+  return log->status;
+}
+
+static void test_mesh_paths(void) {
+  static const char* const sub[] = {"paths", "paths/pkg", "paths/pkg/urdf", "paths/pkg/meshes"};
+  char p[600], q[600];
+  for (int i = 0; i < 4; i++) {
+    snprintf(p, sizeof(p), "%s/%s", dir, sub[i]);
+    mkdir(p, 0700);
+  }
+  const char* tet = "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 3 2\nf 1 2 4\nf 1 4 3\nf 2 3 4\n";
+  write_text("paths/outside.obj", tet);          // exists, outside the package and the URDF's folder
+  write_text("paths/pkg/meshes/tet.obj", tet);   // inside the package pkg
+  write_text("paths/pkg/urdf/in.obj", tet);      // next to the URDF
+  snprintf(p, sizeof(p), "%s/paths/outside.obj", dir);
+  snprintf(q, sizeof(q), "%s/paths/pkg/urdf/link.obj", dir);
+  CHECK(symlink(p, q) == 0);                      // a link out of the folder
+  snprintf(q, sizeof(q), "%s/paths/pkg/urdf/inlink.obj", dir);
+  CHECK(symlink("in.obj", q) == 0);               // a link inside it
+  snprintf(p, sizeof(p), "%s/paths", dir);
+  snprintf(q, sizeof(q), "%s/paths/pkg/urdf/up", dir);
+  CHECK(symlink(p, q) == 0);                      // a folder link out of it
+
+  // refused, with or without strict_mesh: an error at the <mesh>'s line naming the link and the path
+  char abs_out[600], url_out[620], abs_in[600], url_in[620];
+  snprintf(abs_out, sizeof(abs_out), "%s/paths/outside.obj", dir);
+  snprintf(url_out, sizeof(url_out), "file://%s", abs_out);
+  const char* refused[] = {"package://../outside.obj", "package://pkg/../outside.obj", "../../outside.obj",
+                           "../meshes/tet.obj", abs_out, url_out, "link.obj", "up/outside.obj",
+                           "package://pkg//etc/hostname.obj", "package:///outside.obj"};
+  for (int i = 0; i < (int)(sizeof(refused) / sizeof(refused[0])); i++) {
+    for (int strict = 0; strict < 2; strict++) {
+      physLog log;
+      physStatus st = load_mesh_robot(refused[i], strict, &log);
+      CHECK_MSG(st == PHYS_ERR_ARG, "'%s' (strict %d): status %d: %s", refused[i], strict, st, log.error);
+      CHECK_MSG(strstr(log.error, "r.urdf:4: link 'a': mesh '") && strstr(log.error, refused[i]) &&
+                strstr(log.error, "outside the model folder"), "'%s': %s", refused[i], log.error);
+    }
+  }
+
+  // accepted: next to the URDF (as written, through a link inside, absolute, file://), in the package
+  snprintf(abs_in, sizeof(abs_in), "%s/paths/pkg/urdf/in.obj", dir);
+  snprintf(url_in, sizeof(url_in), "file://%s", abs_in);
+  const char* ok[] = {"in.obj", "./in.obj", "inlink.obj", abs_in, url_in, "package://pkg/meshes/tet.obj",
+                      "package://other/in.obj"};
+  for (int i = 0; i < (int)(sizeof(ok) / sizeof(ok[0])); i++) {
+    physLog log;
+    physStatus st = load_mesh_robot(ok[i], 1, &log);
+    CHECK_MSG(st == PHYS_OK, "'%s': status %d: %s", ok[i], st, log.error);
+  }
+
+  // a missing file inside the folder stays a warning (geom dropped) without strict_mesh, an I/O error with it
+  physLog log;
+  CHECK(load_mesh_robot("nothere.obj", 0, &log) == PHYS_ERR_MODEL && log.nwarning == 1 &&
+        strstr(log.warning[0], "nothere.obj") && strstr(log.warning[0], "not found"));
+  CHECK(load_mesh_robot("nothere.obj", 1, &log) == PHYS_ERR_IO && strstr(log.error, "r.urdf:4: link 'a'"));
 }
 
 //---------------------------------------------------------------------------------------------------------
@@ -596,6 +668,7 @@ int main(void) {
   test_baxter();
   test_elbow();
   test_frames();
+  test_mesh_paths();
   test_malformed();
   char cmd[300];
   snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
