@@ -1,6 +1,7 @@
 // compile.c - spec -> physModel: sizes, addresses, qpos0, inertia from geoms, validation.
 #include <math.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -659,18 +660,108 @@ static physStatus compile_pairs(const physSpec* s, physModel* m, physLog* log) {
 //---------------------------------------------------------------------------------------------------------
 // whole-model checks
 
-// every moving body's subtree must carry mass, or the mass matrix is singular
+#define PHYS_MINVAL 1e-15   // MuJoCo's mjMINVAL: the smallest mass and principal moment of a moving body
+
+// 1 if body b has a mass and all three principal moments larger than PHYS_MINVAL
+static int has_mass_inertia(const physModel* m, int b) {
+  const double* I = m->body_inertia + 3 * b;
+  return m->body_mass[b] > PHYS_MINVAL && I[0] > PHYS_MINVAL && I[1] > PHYS_MINVAL && I[2] > PHYS_MINVAL;
+}
+
+// body_subtreemass, and: every moving body (one with joints) needs a mass and rotational inertia, or its
+// rows of the mass matrix are singular and every step fails. MJCF: MuJoCo 2.2.2's rule (mass and the three
+// principal moments > mjMINVAL = 1e-15, on the body itself or on a child welded to it: no joint). URDF:
+// on the link or on any link below it (a massless link between two joints, common in URDF, is accepted).
 static physStatus check_masses(const physSpec* s, physModel* m, physLog* log) {
   char buf[600];
   for (int b = m->nbody - 1; b >= 0; b--) {
     m->body_subtreemass[b] += m->body_mass[b];
     if (b > 0) m->body_subtreemass[m->body_parentid[b]] += m->body_subtreemass[b];
   }
-  for (int b = 1; b < m->nbody; b++)
-    if (m->body_dofnum[b] > 0 && !(m->body_subtreemass[b] > 0))
-      return phys_error(log, PHYS_ERR_MODEL, "%sbody '%s': it moves (has joints) but it and its children have no mass",
-                        where(s, s->body[b].line, buf, sizeof(buf)), s->body[b].name);
-  return PHYS_OK;
+  // ok[b]: b or (MJCF) a welded child / (URDF) any descendant has mass and inertia; children follow parents
+  char* ok = calloc((size_t)m->nbody, 1);
+  if (!ok) return phys_error(log, PHYS_ERR_NOMEM, "%s: out of memory", s->filename);
+  for (int b = m->nbody - 1; b > 0; b--) {
+    ok[b] |= (char)has_mass_inertia(m, b);
+    int p = m->body_parentid[b];
+    if (ok[b] && (s->urdf || (m->body_dofnum[b] == 0 && has_mass_inertia(m, b)))) ok[p] = 1;
+  }
+  physStatus st = PHYS_OK;
+  for (int b = 1; b < m->nbody && st == PHYS_OK; b++) {
+    if (m->body_dofnum[b] == 0 || ok[b]) continue;
+    const double* I = m->body_inertia + 3 * b;
+    st = phys_error(log, PHYS_ERR_MODEL,
+                    "%s%s '%s': it moves (has joints) but its mass %g or a principal moment of inertia (%g %g "
+                    "%g) is not larger than 1e-15, and no %s has both%s",
+                    where(s, s->body[b].line, buf, sizeof(buf)), s->urdf ? "link" : "body", s->body[b].name,
+                    m->body_mass[b], I[0], I[1], I[2],
+                    s->urdf ? "link below it" : "child body welded to it (MuJoCo's rule)",
+                    s->urdf ? " (give it an <inertial> with a mass and a nonzero inertia)" : "");
+  }
+  free(ok);
+  return st;
+}
+
+// a named element for the duplicate check
+typedef struct namedElem_ {
+  const char* name;
+  int line, index;
+} namedElem;
+
+// order by name, then by position in the spec
+static int cmp_named(const void* a, const void* b) {
+  const namedElem *x = a, *y = b;
+  int c = strcmp(x->name, y->name);
+  return c ? c : (x->index > y->index) - (x->index < y->index);
+}
+
+// n elements of `size` bytes from base, each starting with its name and holding its line at line_off: no
+// two non-empty names may be equal (MuJoCo 2.2.2: "repeated name in <kind> array"); the error names the
+// later element and the line of the first
+static physStatus unique_names(const physSpec* s, const char* kind, const void* base, int n, size_t size,
+                               size_t line_off, physLog* log) {
+  namedElem* e = malloc((size_t)(n + 1) * sizeof(namedElem));
+  if (!e) return phys_error(log, PHYS_ERR_NOMEM, "%s: out of memory", s->filename);
+  int k = 0;
+  for (int i = 0; i < n; i++) {
+    const char* item = (const char*)base + (size_t)i * size;
+    if (item[0]) e[k++] = (namedElem){item, *(const int*)(item + line_off), i};
+  }
+  qsort(e, (size_t)k, sizeof(namedElem), cmp_named);
+  physStatus st = PHYS_OK;
+  char buf[600];
+  for (int i = 1; i < k && st == PHYS_OK; i++) {
+    if (strcmp(e[i - 1].name, e[i].name)) continue;
+    char other[64];
+    if (e[i - 1].line > 0) {
+      snprintf(other, sizeof(other), "the %s at line %d", kind, e[i - 1].line);
+    } else {
+      snprintf(other, sizeof(other), "%s", base == s->body && e[i - 1].index == 0 ? "the world body" : "another");
+    }
+    st = phys_error(log, PHYS_ERR_MODEL, "%s%s '%s': duplicate name: %s has it too (names must be unique per kind)",
+                    where(s, e[i].line, buf, sizeof(buf)), kind, e[i].name, other);
+  }
+  free(e);
+  return st;
+}
+
+// names are unique within each kind (bodies, joints, geoms, sites, springs = tendons, actuators, meshes,
+// keyframes, pairs), as MuJoCo 2.2.2 requires; the same name in two kinds is allowed, as there
+static physStatus check_names(const physSpec* s, physLog* log) {
+  const char* body = s->urdf ? "link" : "body";
+#define UNIQUE(kind, list, T) \
+  unique_names(s, kind, s->list, s->n##list, sizeof(T), offsetof(T, line), log)
+  physStatus st = UNIQUE(body, body, physSpecBody);
+  if (st == PHYS_OK) st = UNIQUE("joint", joint, physSpecJoint);
+  if (st == PHYS_OK) st = UNIQUE("geom", geom, physSpecGeom);
+  if (st == PHYS_OK) st = UNIQUE("site", site, physSpecSite);
+  if (st == PHYS_OK) st = UNIQUE("tendon", spring, physSpecSpring);
+  if (st == PHYS_OK) st = UNIQUE("actuator", actuator, physSpecActuator);
+  if (st == PHYS_OK) st = UNIQUE("mesh", mesh, physSpecMesh);
+  if (st == PHYS_OK) st = UNIQUE("key", key, physSpecKey);
+  if (st == PHYS_OK) st = UNIQUE("pair", pair, physSpecPair);
+#undef UNIQUE
+  return st;
 }
 
 static physStatus check_options(const physSpec* s, physLog* log) {
@@ -757,7 +848,8 @@ physModel* phys_compile(const physSpec* s, physLog* log) {
 
 static physModel* compile_sorted(const physSpec* s, physLog* log) {
   physModel sizes;
-  if (check_options(s, log) != PHYS_OK || compile_sizes(s, &sizes, log) != PHYS_OK) return NULL;
+  if (check_options(s, log) != PHYS_OK || check_names(s, log) != PHYS_OK || compile_sizes(s, &sizes, log) != PHYS_OK)
+    return NULL;
   physModel* m = phys_model_alloc(&sizes);
   if (!m) {
     phys_error(log, PHYS_ERR_NOMEM, "%s: out of memory allocating the model", s->filename);

@@ -124,6 +124,8 @@ typedef struct physSpec_ {
   char filename[512];
   physOption opt;
   int inertiafromgeom;        // 0 false, 1 true, 2 auto (MJCF default: from geoms when no <inertial>)
+  int urdf;                   // read from URDF: messages say "link"; a moving link may lack mass and inertia
+                              // when a link below it has both (MJCF: MuJoCo's rule, see phys_compile)
   double settotalmass;        // > 0: scale all masses and inertias so the total is this
   double boundmass, boundinertia;  // MJCF compiler options (0: off)
   PHYS_SPEC_LIST(physSpecBody, body);

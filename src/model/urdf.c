@@ -294,14 +294,16 @@ static physStatus build_tree(urdfCtx* c) {
   }
   for (int i = 1; st == PHYS_OK && i < c->nlink; i++) {
     if (!strcmp(sl[i - 1]->name, sl[i]->name)) {
-      const uLink* later = sl[i] > sl[i - 1] ? sl[i] : sl[i - 1];
-      st = uerr(c, later->node, "link", later->name, PHYS_ERR_MODEL, "duplicate link name");
+      const uLink *later = sl[i] > sl[i - 1] ? sl[i] : sl[i - 1], *first = later == sl[i] ? sl[i - 1] : sl[i];
+      st = uerr(c, later->node, "link", later->name, PHYS_ERR_MODEL,
+                "duplicate link name: the link at line %ld has it too", xmlGetLineNo(first->node));
     }
   }
   for (int i = 1; st == PHYS_OK && i < c->njoint; i++) {
     if (!strcmp(sj[i - 1]->name, sj[i]->name)) {
-      const uJoint* later = sj[i] > sj[i - 1] ? sj[i] : sj[i - 1];
-      st = uerr(c, later->node, "joint", later->name, PHYS_ERR_MODEL, "duplicate joint name");
+      const uJoint *later = sj[i] > sj[i - 1] ? sj[i] : sj[i - 1], *first = later == sj[i] ? sj[i - 1] : sj[i];
+      st = uerr(c, later->node, "joint", later->name, PHYS_ERR_MODEL,
+                "duplicate joint name: the joint at line %ld has it too", xmlGetLineNo(first->node));
     }
   }
 
@@ -675,31 +677,6 @@ static physStatus make_link(urdfCtx* c, uLink* l, int isroot) {
   return st;
 }
 
-// a moving body whose whole subtree has no mass cannot be accelerated: refuse it with the link's name
-static physStatus check_masses(urdfCtx* c) {
-  const physSpec* s = c->s;
-  double* sub = calloc((size_t)s->nbody, sizeof(double));
-  int* moving = calloc((size_t)s->nbody, sizeof(int));
-  physStatus st = PHYS_OK;
-  if (!sub || !moving) st = phys_error(c->log, PHYS_ERR_NOMEM, "%s: out of memory", c->file);
-  for (int j = 0; st == PHYS_OK && j < s->njoint; j++) moving[s->joint[j].body] = 1;
-  for (int b = s->nbody - 1; st == PHYS_OK && b > 0; b--) {   // children come after parents
-    sub[b] += s->body[b].mass;
-    sub[s->body[b].parent] += sub[b];
-  }
-  for (int b = 1; st == PHYS_OK && b < s->nbody; b++) {
-    if (moving[b] && !(sub[b] > 0)) {
-      phys_error(c->log, PHYS_ERR_MODEL,
-                 "%s:%d: link '%s': moves but it and its children have no mass (add an <inertial>)", c->file,
-                 s->body[b].line, s->body[b].name);
-      st = PHYS_ERR_MODEL;
-    }
-  }
-  free(sub);
-  free(moving);
-  return st;
-}
-
 //---------------------------------------------------------------------------------------------------------
 // entry points
 
@@ -747,8 +724,7 @@ static physStatus read_robot(urdfCtx* c, xmlDoc* doc) {
   if (st == PHYS_OK) st = dfs_order(c, root, order);
   for (int i = 0; st == PHYS_OK && i < c->nlink; i++) st = make_link(c, c->link + order[i], i == 0);
   free(order);
-  if (st == PHYS_OK) st = check_masses(c);
-  return st;
+  return st;   // moving links without mass or inertia: phys_compile (spec->urdf)
 }
 
 // parse a URDF file into a new spec
@@ -767,6 +743,7 @@ physSpec* phys_parse_urdf(const char* filename, const physLoadOptions* opt, phys
   if (st == PHYS_OK) {
     snprintf(c.s->filename, sizeof(c.s->filename), "%s", filename);
     c.s->inertiafromgeom = 0;   // URDF gives every link's inertia (or none: mass 0)
+    c.s->urdf = 1;
     // a robot's links do not collide with each other unless asked (DART's default; Pinocchio needs
     // explicit pairs): URDF collision meshes of neighbouring links routinely overlap
     if (!c.opt.urdf_self_collision) c.s->opt.disableflags |= PHYS_DSBL_SELFCOLLISION;

@@ -134,7 +134,7 @@ static void test_errors(void) {
   s->inertiafromgeom = 0;
   s->body[1].has_inertial = 1;
   s->body[1].mass = 0;
-  expect_error(s, "hinge.xml:5: body 'link': it moves (has joints) but it and its children have no mass");
+  expect_error(s, "hinge.xml:5: body 'link': it moves (has joints) but its mass 0 or a principal moment");
 
   s = hinge_spec();
   s->inertiafromgeom = 0;
@@ -179,6 +179,126 @@ static void test_errors(void) {
   s = hinge_spec();
   s->opt.timestep = 0;
   expect_error(s, "option timestep 0 must be positive");
+}
+
+// a spec: world - body 1 (free joint, given mass and principal inertia, line 3) - optional child 2
+// (line 4, joint `childjoint`: -1 none = welded, else its type) with mass m2 and inertia I2 at (1, 0, 0)
+static physSpec* inertia_spec(double m1, const double I1[3], int childjoint, double m2, const double I2[3]) {
+  physSpec* s = phys_spec_new();
+  strcpy(s->filename, "m.xml");
+  s->inertiafromgeom = 0;
+  int b = phys_spec_add_body(s, 0);
+  phys_spec_add_joint(s, b, PHYS_JNT_FREE);
+  s->body[b].line = 3;
+  s->body[b].has_inertial = 1;
+  s->body[b].mass = m1;
+  memcpy(s->body[b].inertia, I1, 3 * sizeof(double));
+  if (I2) {
+    int c = phys_spec_add_body(s, b);
+    s->body[c].line = 4;
+    s->body[c].pos[0] = 1;
+    if (childjoint >= 0) phys_spec_add_joint(s, c, childjoint);
+    s->body[c].has_inertial = 1;
+    s->body[c].mass = m2;
+    memcpy(s->body[c].inertia, I2, 3 * sizeof(double));
+  }
+  return s;
+}
+
+// 1 if the spec compiles (the spec is freed)
+static int compiles(physSpec* s, physLog* log) {
+  memset(log, 0, sizeof(*log));
+  physModel* m = phys_compile(s, log);
+  phys_free_model(m);
+  phys_spec_free(s);
+  return m != NULL;
+}
+
+// a moving body needs mass and rotational inertia (MuJoCo 2.2.2's rule, confirmed against mj_loadXML with
+// the same cases in test_oracle_mjcf): before, a free body of mass 1 and inertia 0 loaded and every step failed
+static void test_moving_inertia(void) {
+  const double zero[3] = {0, 0, 0}, one[3] = {1, 1, 1}, flat[3] = {1, 1, 0}, tiny[3] = {1e-16, 1e-16, 1e-16},
+               small[3] = {1e-14, 1e-14, 1e-14};
+  physLog log;
+  CHECK(!compiles(inertia_spec(1, zero, -1, 0, NULL), &log));
+  CHECK_MSG(strstr(log.error, "m.xml:3: body '': it moves (has joints) but its mass 1 or a principal moment of "
+                              "inertia (0 0 0) is not larger than 1e-15"), "%s", log.error);
+  CHECK(!compiles(inertia_spec(1, flat, -1, 0, NULL), &log));    // one zero moment
+  CHECK(!compiles(inertia_spec(1, tiny, -1, 0, NULL), &log));    // below mjMINVAL
+  CHECK(!compiles(inertia_spec(1e-16, one, -1, 0, NULL), &log));
+  CHECK(compiles(inertia_spec(1, small, -1, 0, NULL), &log));    // above mjMINVAL
+  CHECK(compiles(inertia_spec(1, zero, -1, 1, one), &log));      // a welded child carries it
+  CHECK(compiles(inertia_spec(0, zero, -1, 1, one), &log));
+  CHECK(!compiles(inertia_spec(1, zero, -1, 1, zero), &log));    // welded point masses: MuJoCo refuses
+  CHECK(!compiles(inertia_spec(0, zero, PHYS_JNT_HINGE, 1, one), &log));   // a jointed child does not count
+  CHECK(strstr(log.error, "m.xml:3: body ''"));
+  // URDF: a massless link above a link with mass and inertia is accepted; a lone point mass is not
+  physSpec* s = inertia_spec(0, zero, PHYS_JNT_HINGE, 1, one);
+  s->urdf = 1;
+  CHECK_MSG(compiles(s, &log), "%s", log.error);
+  s = inertia_spec(1, zero, PHYS_JNT_HINGE, 1, zero);
+  s->urdf = 1;
+  CHECK(!compiles(s, &log) && strstr(log.error, "m.xml:3: link ''") && strstr(log.error, "<inertial>"));
+}
+
+// names are unique per kind; the message names both lines (MuJoCo: "repeated name in <kind> array")
+static void test_duplicate_names(void) {
+  physLog log;
+  physSpec* s = hinge_spec();
+  int b = phys_spec_add_body(s, 0);
+  strcpy(s->body[b].name, "link");
+  s->body[b].line = 12;
+  CHECK(!compiles(s, &log));
+  CHECK_MSG(strstr(log.error, "hinge.xml:12: body 'link': duplicate name: the body at line 5 has it too"), "%s",
+            log.error);
+
+  s = hinge_spec();
+  b = phys_spec_add_body(s, 0);
+  strcpy(s->body[b].name, "world");
+  s->body[b].line = 8;
+  CHECK(!compiles(s, &log) && strstr(log.error, "hinge.xml:8: body 'world': duplicate name: the world body"));
+
+  s = hinge_spec();
+  int j = phys_spec_add_joint(s, 1, PHYS_JNT_SLIDE);
+  strcpy(s->joint[j].name, "j");
+  s->joint[j].line = 11;
+  CHECK(!compiles(s, &log));
+  CHECK_MSG(strstr(log.error, "hinge.xml:11: joint 'j': duplicate name: the joint at line 6 has it too"), "%s",
+            log.error);
+
+  // each kind, and two unnamed elements or one name in two kinds are fine
+  static const char* const kinds[] = {"geom", "site", "tendon", "actuator", "key", "pair"};
+  for (int k = 0; k < 6; k++) {
+    s = hinge_spec();
+    char* name[2];
+    int* line[2];
+    for (int i = 0; i < 2; i++) {
+      int id;
+      switch (k) {
+        case 0: id = phys_spec_add_geom(s, 1, PHYS_GEOM_SPHERE); s->geom[id].size[0] = 0.1;
+                name[i] = s->geom[id].name; line[i] = &s->geom[id].line; break;
+        case 1: id = phys_spec_add_site(s, 1); name[i] = s->site[id].name; line[i] = &s->site[id].line; break;
+        case 2: id = phys_spec_add_spring(s); name[i] = s->spring[id].name; line[i] = &s->spring[id].line; break;
+        case 3: id = phys_spec_add_actuator(s); strcpy(s->actuator[id].target, "j");
+                name[i] = s->actuator[id].name; line[i] = &s->actuator[id].line; break;
+        case 4: id = phys_spec_add_key(s); name[i] = s->key[id].name; line[i] = &s->key[id].line; break;
+        default: id = phys_spec_add_pair(s); name[i] = s->pair[id].name; line[i] = &s->pair[id].line; break;
+      }
+      strcpy(name[i], "x");
+      *line[i] = 20 + i;
+    }
+    char want[128];
+    snprintf(want, sizeof(want), "hinge.xml:21: %s 'x': duplicate name: the %s at line 20 has it too", kinds[k],
+             kinds[k]);
+    CHECK(!compiles(s, &log));
+    CHECK_MSG(strstr(log.error, want), "%s: %s", kinds[k], log.error);
+  }
+  s = hinge_spec();
+  phys_spec_add_site(s, 1);
+  phys_spec_add_site(s, 1);   // two unnamed sites
+  int si = phys_spec_add_site(s, 1);
+  strcpy(s->site[si].name, "link");   // a site named like a body
+  CHECK_MSG(compiles(s, &log), "%s", log.error);
 }
 
 // geoms, joints and sites are numbered body by body even when a parent's come after a child in the file
@@ -237,6 +357,8 @@ int main(void) {
   test_two_spheres();
   test_primitive_inertia();
   test_errors();
+  test_moving_inertia();
+  test_duplicate_names();
   test_ordering();
   return test_done();
 }

@@ -354,6 +354,72 @@ static void exact_thrower_body1(void) {
   phys_free_model(p);
 }
 
+// models that MuJoCo refuses or accepts for duplicate names and for the mass and inertia of moving bodies:
+// physid must agree on each, and its refusal must name the file and line 2 (where the offending element is)
+static void refusals_agree(void) {
+  static const char* const cases[] = {
+      // duplicate names per kind (MuJoCo: "repeated name in <kind> array"); across kinds and unnamed: fine
+      "<worldbody><body name='b'><freejoint/><geom size='1'/></body>\n<body name='b'><geom size='1'/></body></worldbody>",
+      "<worldbody>\n<body name='world'><geom size='1'/></body></worldbody>",
+      "<worldbody><body><joint name='j'/>\n<joint name='j' axis='1 0 0'/><geom size='1'/></body></worldbody>",
+      "<worldbody><geom name='g' size='1'/>\n<geom name='g' size='1'/></worldbody>",
+      "<worldbody><site name='s'/>\n<site name='s'/></worldbody>",
+      "<worldbody><body><joint name='j'/><geom size='1'/></body></worldbody><actuator><motor name='a' joint='j'/>\n"
+      "<motor name='a' joint='j'/></actuator>",
+      "<worldbody><site name='s1'/><body><freejoint/><geom size='1'/><site name='s2'/></body></worldbody><tendon>"
+      "<spatial name='t'><site site='s1'/><site site='s2'/></spatial>\n<spatial name='t'><site site='s1'/>"
+      "<site site='s2'/></spatial></tendon>",
+      "<worldbody/><keyframe><key name='k'/>\n<key name='k'/></keyframe>",
+      "<worldbody><geom name='a' size='1'/><geom name='b' size='1'/></worldbody><contact><pair name='p' geom1='a' "
+      "geom2='b'/>\n<pair name='p' geom1='a' geom2='b'/></contact>",
+      "<worldbody><body name='x'><joint name='x'/><geom name='x' size='1'/><site name='x'/></body></worldbody>",
+      "<worldbody><geom size='1'/><geom size='1'/><site/><site/></worldbody>",
+      // moving bodies: mass and the three principal moments > mjMINVAL, on the body or a welded child
+      "<worldbody>\n<body><freejoint/><inertial pos='0 0 0' mass='1' diaginertia='0 0 0'/></body></worldbody>",
+      "<worldbody>\n<body><joint type='slide'/><inertial pos='0 0 0' mass='1' diaginertia='0 0 0'/></body></worldbody>",
+      "<worldbody>\n<body><joint axis='0 1 0'/><inertial pos='1 0 0' mass='1' diaginertia='0 0 0'/></body></worldbody>",
+      "<worldbody>\n<body><freejoint/><inertial pos='0 0 0' mass='0' diaginertia='1 1 1'/></body></worldbody>",
+      "<worldbody>\n<body><freejoint/><inertial pos='0 0 0' mass='1' diaginertia='1e-16 1e-16 1e-16'/></body></worldbody>",
+      "<worldbody>\n<body><freejoint/><inertial pos='0 0 0' mass='1' diaginertia='1e-14 1e-14 1e-14'/></body></worldbody>",
+      "<worldbody>\n<body><freejoint/><inertial pos='0 0 0' mass='1' diaginertia='1 1 0'/></body></worldbody>",
+      "<worldbody>\n<body><freejoint/><inertial pos='0 0 0' mass='1' diaginertia='0 0 0'/><body pos='1 0 0'>"
+      "<inertial pos='0 0 0' mass='1' diaginertia='1 1 1'/></body></body></worldbody>",
+      "<worldbody>\n<body><freejoint/><inertial pos='0 0 0' mass='1' diaginertia='0 0 0'/><body pos='1 0 0'>"
+      "<inertial pos='0 0 0' mass='1' diaginertia='0 0 0'/></body></body></worldbody>",
+      "<worldbody>\n<body><freejoint/><inertial pos='0 0 0' mass='0' diaginertia='0 0 0'/><body pos='1 0 0'>"
+      "<inertial pos='0 0 0' mass='1' diaginertia='1 1 1'/></body></body></worldbody>",
+      "<worldbody>\n<body><freejoint/><inertial pos='0 0 0' mass='1' diaginertia='0 0 0'/><body><inertial pos='0 0 0' "
+      "mass='0' diaginertia='0 0 0'/><body><inertial pos='0 0 0' mass='1' diaginertia='1 1 1'/></body></body></body>"
+      "</worldbody>",
+      "<worldbody>\n<body><freejoint/><inertial pos='0 0 0' mass='1' diaginertia='0 0 0'/><body pos='1 0 0'><joint/>"
+      "<inertial pos='0 0 0' mass='1' diaginertia='1 1 1'/></body></body></worldbody>",
+      "<worldbody>\n<body><joint/><body><joint/><geom size='1'/></body></body></worldbody>",
+      "<worldbody>\n<body><freejoint/><geom type='sphere' size='1e-6'/></body></worldbody>",
+      "<worldbody><body><inertial pos='0 0 0' mass='1' diaginertia='0 0 0'/></body></worldbody>",
+  };
+  char path[600];
+  snprintf(path, sizeof(path), "%s/refuse.xml", tmpdir);
+  int nrefused = 0;
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    FILE* f = fopen(path, "w");
+    fprintf(f, "<mujoco>%s</mujoco>\n", cases[i]);
+    fclose(f);
+    char err[1000] = "";
+    mjModel* mm = mj_loadXML(path, NULL, err, sizeof(err));
+    physLog log = {0};
+    physModel* pm = phys_load_mjcf(path, &log);
+    CHECK_MSG((mm != NULL) == (pm != NULL), "case %zu: mujoco %s (%s), physid %s (%s)", i,
+              mm ? "loads" : "refuses", err, pm ? "loads" : "refuses", log.error);
+    if (!mm && !pm) {
+      nrefused++;
+      CHECK_MSG(strstr(log.error, "refuse.xml:2: "), "case %zu: %s", i, log.error);
+    }
+    if (mm) mj_deleteModel(mm);
+    phys_free_model(pm);
+  }
+  CHECK_MSG(nrefused == 20, "%d refused", nrefused);
+}
+
 int main(void) {
   snprintf(tmpdir, sizeof(tmpdir), "/tmp/physid_oracle_mjcf_XXXXXX");
   if (!mkdtemp(tmpdir)) {
@@ -403,6 +469,7 @@ int main(void) {
   fclose(f);
   compare_model(model, 1, 0);
   exact_thrower_body1();
+  refusals_agree();
   char cmd[300];
   snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
   if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);

@@ -595,7 +595,16 @@ static void test_malformed(void) {
               "<robot name='r'>\n" LINK("root") LINK("a") LINK("b") JOINT("j1", "a", "b") JOINT("j2", "b", "a")
               "</robot>\n", PHYS_ERR_MODEL, "loop", NULL);
   expect_fail("dup.urdf", "<robot name='r'>\n" LINK("a") LINK("a") "</robot>\n", PHYS_ERR_MODEL, ":3: link 'a'",
-              "duplicate");
+              "duplicate link name: the link at line 2 has it too");
+  expect_fail("dupjoint.urdf",
+              "<robot name='r'>\n" LINK("a") LINK("b") LINK("c") JOINT("j", "a", "b") JOINT("j", "b", "c") "</robot>\n",
+              PHYS_ERR_MODEL, ":6: joint 'j'", "duplicate joint name: the joint at line 5 has it too");
+  // a free root with mass but no rotational inertia (before: loaded, then every step failed)
+  expect_fail("pointroot.urdf",
+              "<robot name='r'>\n<link name='a'><inertial><mass value='1'/>"
+              "<inertia ixx='0' iyy='0' izz='0' ixy='0' ixz='0' iyz='0'/></inertial></link>\n"
+              "<link name='world'/>\n<joint name='f' type='floating'><parent link='world'/><child link='a'/></joint>\n</robot>\n",
+              PHYS_ERR_MODEL, ":2: link 'a'", "principal moment of inertia (0 0 0)");
   expect_fail("negmass.urdf",
               "<robot name='r'>\n<link name='a'><inertial>\n<mass value='-2'/>"
               "<inertia ixx='1' iyy='1' izz='1' ixy='0' ixz='0' iyz='0'/></inertial></link>\n</robot>\n",
@@ -630,7 +639,7 @@ static void test_malformed(void) {
               PHYS_ERR_VALUE, ":5: joint 'h'", "zero length");
   expect_fail("massless.urdf",
               "<robot name='r'>\n" LINK("a") "<link name='tip'/>\n" JOINT("j", "a", "tip") "</robot>\n",
-              PHYS_ERR_MODEL, ":3: link 'tip'", "no mass");
+              PHYS_ERR_MODEL, ":3: link 'tip'", "its mass 0 or a principal moment");
   expect_fail("badbox.urdf",
               "<robot name='r'>\n<link name='a'>\n<collision><geometry><box size='1 -1 1'/></geometry></collision>\n"
               "</link>\n</robot>\n",
