@@ -443,12 +443,16 @@ static void make_labels(idRun* r) {
   }
 }
 
-// the parameter table, theta0 and bounds from the specs; every error before any work
+// the parameter table, theta0 and bounds from the specs; every error before any work. Returns -1, or the exit
+// code: a spec the model does not have or cannot take is a command-line error (2) when it came from --param,
+// bad input (1) when it came from the --job file (docs/cli.md, Exit codes); a refused initial value is 1
 static int setup_params(idRun* r, const idArgs* a) {
+  int spec_exit = a->param.n > 0 ? CLI_EXIT_USAGE : CLI_EXIT_INPUT;   // --param replaces the job's list
   char (*name)[1024] = calloc((size_t)a->nspec, sizeof *name);
   const char* (*o)[3] = calloc((size_t)a->nspec, sizeof *o);
   const char** names = calloc((size_t)a->nspec, sizeof(char*));
   int ok = name && o && names;
+  if (!ok) spec_exit = CLI_EXIT_INPUT;   // out of memory
   for (int i = 0; ok && i < a->nspec; i++) {
     ok = split_spec(name[i], sizeof name[i], o[i], a->spec[i]);
     if (!ok) cli_error("param '%.100s...': too long", a->spec[i]);
@@ -458,6 +462,7 @@ static int setup_params(idRun* r, const idArgs* a) {
   if (ok && phys_param_table_build(&r->table, r->m, names, a->nspec, &log) != PHYS_OK) {
     cli_error("%s", log.error);
     ok = 0;
+    if (log.status == PHYS_ERR_NOMEM) spec_exit = CLI_EXIT_INPUT;
   }
   int n = ok ? r->table.ntheta : 0;
   if (ok) {
@@ -466,6 +471,7 @@ static int setup_params(idRun* r, const idArgs* a) {
     r->upper = calloc((size_t)n, sizeof(double));
     r->label = calloc((size_t)n, sizeof *r->label);
     ok = r->theta0 && r->lower && r->upper && r->label && r->table.n == a->nspec;
+    if (!ok) spec_exit = CLI_EXIT_INPUT;   // out of memory
   }
   if (ok) {
     phys_param_get(&r->table, r->m, r->theta0);
@@ -473,14 +479,15 @@ static int setup_params(idRun* r, const idArgs* a) {
     make_labels(r);
   }
   for (int i = 0; ok && i < a->nspec; i++) ok = apply_bounds(r, r->table.param + i, o[i], a->spec[i]);
+  int code = ok ? -1 : spec_exit;
   if (ok && phys_param_set(&r->table, r->m, r->theta0) != PHYS_OK) {
     cli_error("the initial parameter values are not physical (phys_param_set refused them)");
-    ok = 0;
+    code = CLI_EXIT_INPUT;
   }
   free(name);
   free(o);
   free(names);
-  return ok;
+  return code;
 }
 
 //---------------------------------------------------------------------------------------------------------
@@ -688,7 +695,8 @@ static int prepare(idRun* r, const idArgs* a) {
   r->m = cli_load_model(a->model, a->floating);
   if (!r->m) return CLI_EXIT_INPUT;
   if (a->contact >= 0) r->m->opt.contact = a->contact;
-  if (!setup_params(r, a)) return CLI_EXIT_INPUT;
+  int code = setup_params(r, a);
+  if (code >= 0) return code;
   char err[PHYS_MSGLEN];
   if (a->write_model && !id_write_model(NULL, a->model, r->m, &r->table, err, sizeof err)) {
     cli_error("%s", err);

@@ -490,12 +490,17 @@ static void test_bad_input(void) {
     int code;
     const char* msg;
   } cases[] = {
-      {{start, data, "--param", "damping:nosuch"}, 1, "no joint or spring named 'nosuch' (valid: swing"},
-      {{start, data, "--param", "friction:nosuch"}, 1, "valid:"},
-      {{start, data, "--param", "damping:swing:min=2:max=1"}, 1, "min 2 > max 1"},
-      {{start, data, "--param", "damping:swing:init=3:max=1"}, 1, "init 3 lies outside [0, 1]"},
-      {{start, data, "--param", "damping:swing:min=-1"}, 1, "min -1 is below the parameter's lower bound 0"},
-      {{start, data, "--param", "damping:swing:init=a"}, 1, "init='a': expected 1 number"},
+      // a --param the model does not have or cannot take: command line 2, the same from a --job file 1
+      {{start, data, "--param", "damping:nosuch"}, 2, "no joint or spring named 'nosuch' (valid: swing"},
+      {{start, data, "--param", "friction:nosuch"}, 2, "valid:"},
+      {{start, data, "--param", "damping:swing:min=2:max=1"}, 2, "min 2 > max 1"},
+      {{start, data, "--param", "damping:swing:init=3:max=1"}, 2, "init 3 lies outside [0, 1]"},
+      {{start, data, "--param", "damping:swing:min=-1"}, 2, "min -1 is below the parameter's lower bound 0"},
+      {{start, data, "--param", "damping:swing:init=a"}, 2, "init='a': expected 1 number"},
+      {{start, data, "--job", write_file("in_jobparam.json", "{\"params\": [\"damping:nosuch\"]}")}, 1,
+       "no joint or spring named 'nosuch' (valid: swing"},
+      {{start, data, "--job", write_file("in_jobparam2.json", "{\"params\": [\"damping:swing:min=2:max=1\"]}")}, 1,
+       "min 2 > max 1"},
       {{start, write_file("in_cols.csv", "t,q0,v0,zz\n0,1,0,0\n0.002,1,0,0\n"), "--param", "damping:swing"}, 1,
        "in_cols.csv:1:4: column 'zz' matches no coordinate"},
       {{start, write_file("in_nan.csv", "t,q0,v0\n0,1,0\n0.002,nan,0\n"), "--param", "damping:swing"}, 1,
