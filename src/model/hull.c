@@ -176,8 +176,8 @@ static physStatus hull_build(hullTmp* h, const physSpec* s, int i, physLog* log)
   memset(h, 0, sizeof(*h));
   mesh_where(s, sm, at, sizeof(at));
   if (sm->nvert < 4)
-    return phys_error(log, PHYS_ERR_MODEL, "%smesh '%s': %d vertices cannot span a convex hull (need 4 not coplanar)",
-                      at, sm->name, sm->nvert);
+    return phys_error(log, PHYS_ERR_MODEL, "%smesh '%s' (%s): %d vertices cannot span a convex hull (need 4 not "
+                      "coplanar)", at, sm->name, sm->file, sm->nvert);
   coordT* pts = malloc(sizeof(coordT) * 3 * (size_t)sm->nvert);
   qhT* qh = malloc(sizeof(qhT));
   if (!pts || !qh) {
@@ -205,8 +205,8 @@ static physStatus hull_build(hullTmp* h, const physSpec* s, int i, physLog* log)
     if (nl) *nl = 0;
     hull_tmp_free(h);
     return phys_error(log, PHYS_ERR_MODEL,
-                      "%smesh '%s': its vertices span no volume (all coplanar or collinear): no convex hull (Qhull: %s)",
-                      at, sm->name, msg[0] ? msg : "error");
+                      "%smesh '%s' (%s): its vertices span no volume (all coplanar or collinear): no convex hull "
+                      "(Qhull: %s)", at, sm->name, sm->file, msg[0] ? msg : "error");
   }
   if (!ok) {
     hull_tmp_free(h);

@@ -1,5 +1,4 @@
 // load.c - phys_load: pick the model reader from the file extension, or from the root element.
-#include <libxml/xmlreader.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -7,6 +6,7 @@
 #include "mjcf.h"
 #include "physid.h"
 #include "spec.h"
+#include "xmlread.h"
 
 // 1 if s ends with suffix, ignoring case
 static int has_ext(const char* s, const char* suffix) {
@@ -14,26 +14,29 @@ static int has_ext(const char* s, const char* suffix) {
   return n >= m && strcasecmp(s + n - m, suffix) == 0;
 }
 
-// name of the document's root element into root (n bytes), read as a stream up to that element only;
-// network access and entity expansion stay off. Returns 0 if the file has no readable root element.
-static int sniff_root(const char* filename, char* root, size_t n) {
-  xmlInitParser();
-  xmlTextReader* r = xmlReaderForFile(filename, NULL, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
-  if (!r) return 0;
-  int found = 0;
-  while (!found && xmlTextReaderRead(r) == 1) {
-    if (xmlTextReaderNodeType(r) == XML_READER_TYPE_ELEMENT) {
-      const xmlChar* name = xmlTextReaderConstLocalName(r);
-      snprintf(root, n, "%s", name ? (const char*)name : "");
-      found = 1;
-    }
+// name of the document's root element into root (n bytes), read by phys_xml_read; its error goes to log,
+// its warnings do not (the reader that then parses the file raises them)
+static int sniff_root(const char* filename, char* root, size_t n, physLog* log) {
+  physLog tmp = {0};
+  xmlDoc* doc = phys_xml_read(filename, filename, &tmp);
+  if (!doc) {
+    if (tmp.status == PHYS_ERR_PARSE) return phys_error(log, tmp.status, "%s (not an XML model file)", tmp.error), 0;
+    return phys_error(log, tmp.status, "%s", tmp.error), 0;
   }
-  xmlFreeTextReader(r);
-  return found;
+  snprintf(root, n, "%s", (const char*)xmlDocGetRootElement(doc)->name);
+  xmlFreeDoc(doc);
+  return 1;
 }
 
-// parse an MJCF file with the options (strict_mesh) and compile it
+// parse an MJCF file with the options (strict_mesh) and compile it; the URDF-only options are warned about
 static physModel* load_mjcf(const char* filename, const physLoadOptions* opt, physLog* log) {
+  if (opt && opt->urdf_floating) {
+    phys_warning(log, "%s: --floating (urdf_floating) applies to URDF only: ignored for this MJCF model (give "
+                 "the root body a <freejoint/>)", filename);
+  }
+  if (opt && opt->urdf_self_collision) {
+    phys_warning(log, "%s: urdf_self_collision applies to URDF only: ignored for this MJCF model", filename);
+  }
   physSpec* s = phys_parse_mjcf_opt(filename, opt, log);
   if (!s) return NULL;
   physModel* m = phys_compile(s, log);
@@ -49,13 +52,8 @@ physModel* phys_load(const char* filename, const physLoadOptions* opt, physLog* 
   if (has_ext(filename, ".xml") || has_ext(filename, ".mjcf") || has_ext(filename, ".xml.gz")) {
     return load_mjcf(filename, opt, log);
   }
-  FILE* fp = fopen(filename, "rb");
-  if (!fp) return phys_error(log, PHYS_ERR_IO, "%s: cannot open file", filename), NULL;
-  fclose(fp);
   char root[128];
-  if (!sniff_root(filename, root, sizeof(root))) {
-    return phys_error(log, PHYS_ERR_PARSE, "%s: not an XML model file (no root element)", filename), NULL;
-  }
+  if (!sniff_root(filename, root, sizeof(root), log)) return NULL;
   if (!strcmp(root, "robot")) return phys_load_urdf(filename, opt, log);
   if (!strcmp(root, "mujoco")) return load_mjcf(filename, opt, log);
   return phys_error(log, PHYS_ERR_PARSE,

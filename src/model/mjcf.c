@@ -21,16 +21,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <libxml/parser.h>
 #include <libxml/tree.h>
-#include <libxml/xmlerror.h>
-#include <zlib.h>
 
 #include "mesh.h"
 #include "path.h"
 #include "rot.h"
+#include "xmlread.h"
 
 #ifndef PATH_MAX
 #define PATH_MAX 4096
@@ -74,8 +72,6 @@ typedef struct mjcfCtx_ {
   const char* filename;       // main file, as given
   char dir[PATH_MAX];         // model folder (real path): includes and meshes must stay inside
   char meshdir[PATH_MAX];     // compiler meshdir (relative to dir, or absolute inside it)
-  const char* curfile;        // file being read by libxml2 (for its messages)
-  char xmlerr[PHYS_MSGLEN];   // first libxml2 error of the current file
   int degree;                 // compiler angle="degree"
   char eulerseq[4];
   int autolimits;
@@ -182,112 +178,6 @@ static void unknown_element(mjcfCtx* c, const xmlNode* el) {
 }
 
 //---------------------------------------------------------------------------------------------------------
-// XML files: plain or gzip through zlib, size-capped, no network, no DTD, errors captured
-
-typedef struct mjcfInput_ {
-  gzFile f;
-  long nread;
-  int toolarge;
-} mjcfInput;
-
-// libxml2 read callback: gunzip (or copy) up to len bytes; -1 past PHYS_MJCF_MAXBYTES
-static int xml_read(void* ctx, char* buf, int len) {
-  mjcfInput* in = ctx;
-  int n = gzread(in->f, buf, (unsigned)len);
-  if (n < 0) return -1;
-  in->nread += n;
-  if (in->nread > PHYS_MJCF_MAXBYTES) {
-    in->toolarge = 1;
-    return -1;
-  }
-  return n;
-}
-
-// libxml2 close callback
-static int xml_close(void* ctx) {
-  mjcfInput* in = ctx;
-  gzclose(in->f);
-  in->f = NULL;
-  return 0;
-}
-
-// libxml2 structured error handler: keep the first error, print nothing
-static void xml_error(void* ud, xmlErrorPtr e) {
-  mjcfCtx* c = ud;
-  if (!e || e->level < XML_ERR_ERROR || c->xmlerr[0]) return;
-  char msg[512];
-  snprintf(msg, sizeof(msg), "%s", e->message ? e->message : "unknown error");
-  size_t n = strlen(msg);
-  while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == ' ')) msg[--n] = 0;
-  snprintf(c->xmlerr, sizeof(c->xmlerr), "%s:%d: malformed XML: %s", c->curfile, e->line, msg);
-}
-
-// SAX hook: refuse <!DOCTYPE> (DTDs can declare entities; MJCF never needs them)
-static void xml_doctype(void* ctx, const xmlChar* name, const xmlChar* extid, const xmlChar* sysid) {
-  (void)name;
-  (void)extid;
-  (void)sysid;
-  xmlParserCtxtPtr p = ctx;
-  mjcfCtx* c = p->_private;
-  if (!c->xmlerr[0]) {
-    snprintf(c->xmlerr, sizeof(c->xmlerr), "%s:%d: <!DOCTYPE> declarations are not allowed in MJCF",
-             c->curfile, p->input ? p->input->line : 0);
-  }
-  xmlStopParser(p);
-}
-
-// parse one XML file into a DOM (shown is the name used in messages); NULL on error, recorded in the log
-static xmlDoc* read_xml(mjcfCtx* c, const char* path, const char* shown) {
-  struct stat st;
-  if (stat(path, &st) != 0) {
-    phys_error(c->log, PHYS_ERR_IO, "%s: cannot open file: %s", shown, strerror(errno));
-    return NULL;
-  }
-  if (!S_ISREG(st.st_mode)) {
-    phys_error(c->log, PHYS_ERR_IO, "%s: not a regular file", shown);
-    return NULL;
-  }
-  mjcfInput in = {gzopen(path, "rb"), 0, 0};
-  if (!in.f) {
-    phys_error(c->log, PHYS_ERR_IO, "%s: cannot open file: %s", shown, strerror(errno));
-    return NULL;
-  }
-  xmlParserCtxtPtr p = xmlNewParserCtxt();
-  if (!p) {
-    gzclose(in.f);
-    phys_error(c->log, PHYS_ERR_NOMEM, "%s: out of memory creating the XML parser", shown);
-    return NULL;
-  }
-  p->_private = c;
-  p->sax->internalSubset = xml_doctype;
-  c->curfile = shown;
-  c->xmlerr[0] = 0;
-
-  // capture errors through a structured handler for this thread, then restore the caller's
-  xmlStructuredErrorFunc oldfunc = xmlStructuredError;
-  void* oldctx = xmlStructuredErrorContext;
-  xmlSetStructuredErrorFunc(c, xml_error);
-  int options = XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING | XML_PARSE_NODICT |
-                XML_PARSE_BIG_LINES;   // no NOENT, no DTDLOAD: entities are never expanded or fetched
-  xmlDoc* doc = xmlCtxtReadIO(p, xml_read, xml_close, &in, shown, NULL, options);
-  xmlSetStructuredErrorFunc(oldctx, oldfunc);
-  xmlFreeParserCtxt(p);
-
-  if (in.toolarge) {
-    phys_error(c->log, PHYS_ERR_SIZE, "%s: file larger than %ld bytes (after decompression)", shown,
-               (long)PHYS_MJCF_MAXBYTES);
-  } else if (c->xmlerr[0]) {
-    phys_error(c->log, PHYS_ERR_PARSE, "%s", c->xmlerr);
-  } else if (!doc || !xmlDocGetRootElement(doc)) {
-    phys_error(c->log, PHYS_ERR_PARSE, "%s: malformed XML (no root element)", shown);
-  } else {
-    return doc;
-  }
-  if (doc) xmlFreeDoc(doc);
-  return NULL;
-}
-
-//---------------------------------------------------------------------------------------------------------
 // paths: everything the model refers to must resolve inside the model's folder
 
 // real path of file (relative to dir/sub, or absolute) into out, by the model-folder rule of path.h.
@@ -334,7 +224,7 @@ static physStatus include_file(mjcfCtx* c, xmlNode* inc, xmlNode** next) {
   if (st) return st;
   if (!strlist_add(&c->files, path)) return phys_error(c->log, PHYS_ERR_NOMEM, "out of memory");
   char* shown = c->files.item[c->files.n - 1];
-  xmlDoc* doc = read_xml(c, path, shown);
+  xmlDoc* doc = phys_xml_read(path, shown, c->log);
   if (!doc) return c->log ? c->log->status : PHYS_ERR_PARSE;
   xmlNode* root = xmlDocGetRootElement(doc);
   if (!is_elem(root, "mujoco")) {
@@ -929,7 +819,8 @@ static physStatus parse_mesh(mjcfCtx* c, xmlNode* el) {
   physSpecMesh* m = c->s->mesh + i;
   strcpy(m->name, name);
   m->line = (int)xmlGetLineNo(el);
-  if ((st = phys_mesh_load(path, scale, m, c->log))) return st;
+  physLog mlog = {0};   // the mesh file's own error, then where the model uses it
+  if ((st = phys_mesh_load(path, scale, m, &mlog))) return elem_error(c, el, st, "mesh: %s", mlog.error);
   return PHYS_OK;
 }
 
@@ -1847,7 +1738,7 @@ physSpec* phys_parse_mjcf_opt(const char* filename, const physLoadOptions* opt, 
   xmlDoc* doc = NULL;
   physStatus st = ctx_init(&c, filename, opt, log);
   if (!st) {
-    doc = read_xml(&c, filename, filename);
+    doc = phys_xml_read(filename, filename, log);
     st = doc ? PHYS_OK : (log && log->status ? log->status : PHYS_ERR_PARSE);
   }
   if (!st) st = expand_includes(&c, xmlDocGetRootElement(doc));

@@ -10,8 +10,9 @@
 
 #include "physid.h"
 #include "spec.h"
+#include "xmlread.h"
 
-#define PHYS_MJCF_MAXBYTES (256L << 20)   // refuse XML files (after gunzip) larger than 256 MB
+#define PHYS_MJCF_MAXBYTES PHYS_XML_MAXBYTES   // refuse XML files (after gunzip) larger than 256 MB
 #define PHYS_MJCF_MAXINCLUDE 64           // at most this many <include> expansions per model
 #define PHYS_MJCF_MAXDEPTH 256            // body nesting depth limit
 

@@ -14,6 +14,7 @@
 
 #include "mesh.h"
 #include "path.h"
+#include "xmlread.h"
 
 #ifndef PATH_MAX
 #define PATH_MAX 4096
@@ -541,6 +542,7 @@ static int get_mesh(urdfCtx* c, const xmlNode* node, const char* link, const cha
   if (id < 0) return phys_error(c->log, PHYS_ERR_NOMEM, "%s: out of memory", c->file), -1;
   memcpy(ms + 3 * id, scale, 3 * sizeof(double));
   physSpecMesh* m = s->mesh + id;
+  m->line = (int)xmlGetLineNo(node);   // the first <mesh> that uses the file, for compile-time messages
   physLog mlog = {0};
   if (phys_mesh_load(path, scale, m, &mlog) != PHYS_OK) {
     uerr(c, node, "link", link, mlog.status, "mesh: %s", mlog.error);
@@ -688,25 +690,6 @@ static physStatus set_folders(urdfCtx* c, const char* filename) {
   return PHYS_OK;
 }
 
-// parse the XML document with network access and entity expansion off; errors give file and line
-static xmlDoc* read_xml(urdfCtx* c, const char* filename) {
-  xmlParserCtxt* px = xmlNewParserCtxt();
-  if (!px) return phys_error(c->log, PHYS_ERR_NOMEM, "%s: out of memory", filename), NULL;
-  xmlDoc* doc = xmlCtxtReadFile(px, filename, NULL, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING |
-                                               XML_PARSE_BIG_LINES);
-  if (!doc) {
-    const xmlError* e = xmlCtxtGetLastError(px);
-    char msg[512] = "malformed XML";
-    if (e && e->message) {
-      snprintf(msg, sizeof(msg), "%s", e->message);
-      msg[strcspn(msg, "\n")] = 0;
-    }
-    phys_error(c->log, PHYS_ERR_PARSE, "%s:%d: XML error: %s", filename, e ? e->line : 0, msg);
-  }
-  xmlFreeParserCtxt(px);
-  return doc;
-}
-
 // fill c->s from the document's <robot>
 static physStatus read_robot(urdfCtx* c, xmlDoc* doc) {
   xmlNode* robot = xmlDocGetRootElement(doc);
@@ -735,8 +718,7 @@ physSpec* phys_parse_urdf(const char* filename, const physLoadOptions* opt, phys
   urdfCtx c = {.file = filename, .log = log};
   if (opt) c.opt = *opt;
   if (set_folders(&c, filename) != PHYS_OK) return NULL;
-  xmlInitParser();
-  xmlDoc* doc = read_xml(&c, filename);
+  xmlDoc* doc = phys_xml_read(filename, filename, log);
   if (!doc) return NULL;
   c.s = phys_spec_new();
   physStatus st = c.s ? PHYS_OK : phys_error(log, PHYS_ERR_NOMEM, "%s: out of memory", filename);

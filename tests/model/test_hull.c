@@ -177,11 +177,15 @@ static void test_degenerate(void) {
   int counts[3] = {5, 3, 4};
   for (int k = 0; k < 3; k++) {
     physSpec* s = one_mesh_spec(sets[k], counts[k], 1);
+    snprintf(s->filename, sizeof(s->filename), "robot.urdf");
+    snprintf(s->mesh[0].file, sizeof(s->mesh[0].file), "/models/blob.stl");
+    s->mesh[0].line = 12;
     physLog log = {0};
     physModel* m = phys_compile(s, &log);
     CHECK(m == NULL);
     CHECK(log.status == PHYS_ERR_MODEL);
-    CHECK_MSG(strstr(log.error, "mesh 'blob'") != NULL, "%s", log.error);
+    // the model file and line of the <mesh> and the mesh file (before: not the mesh file)
+    CHECK_MSG(strstr(log.error, "robot.urdf:12: mesh 'blob' (/models/blob.stl): ") != NULL, "%s", log.error);
     phys_free_model(m);
     phys_spec_free(s);
     // the same mesh on a geom that never collides compiles, without a hull

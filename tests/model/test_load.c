@@ -118,6 +118,21 @@ static void test_mjcf_options(void) {
   phys_free_model(m);
 }
 
+// the URDF-only options on an MJCF file: one warning each naming the file, the model loads unchanged
+// (before: silently ignored)
+static void test_urdf_options_on_mjcf(void) {
+  char pend[512];
+  const char* src = getenv("PHYS_SOURCE");
+  snprintf(pend, sizeof(pend), "%s/tests/data/pendulum.xml", src ? src : ".");
+  physLoadOptions opt = {.urdf_floating = 1, .urdf_self_collision = 1};
+  physLog log = {0};
+  physModel* m = phys_load(pend, &opt, &log);
+  CHECK_MSG(m != NULL && m->nq == 1, "%s", log.error);
+  CHECK_MSG(log.nwarning == 2 && strstr(log.warning[0], "pendulum.xml: --floating (urdf_floating) applies to URDF only") &&
+            strstr(log.warning[1], "urdf_self_collision applies to URDF only"), "%d: %s", log.nwarning, log.warning[0]);
+  phys_free_model(m);
+}
+
 // unknown extension with a <robot> root is URDF (and gets the options)
 static void test_urdf_by_sniff(void) {
   physLoadOptions opt = {.urdf_floating = 1};
@@ -151,6 +166,7 @@ int main(void) {
   test_mjcf_by_extension();
   test_mjcf_options();
   test_urdf_by_sniff();
+  test_urdf_options_on_mjcf();
   test_errors();
   char cmd[300];
   snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);

@@ -439,6 +439,10 @@ static void test_meshes(void) {
   s = phys_parse_mjcf_opt(put("model.xml", model), &opt, &log);
   CHECK(s == NULL && log.status == PHYS_ERR_IO && strstr(log.error, "model.xml:2: <mesh name='gone'>"));
   phys_spec_free(s);
+  // a broken mesh file: the error names the model's <mesh> line and the mesh file's line (before: only the mesh)
+  put("meshes/bad.obj", "v 0 0 0\nf 1 2 3\n");
+  EXPECT_ERROR("<mujoco><compiler meshdir='meshes'/>\n<asset><mesh name='b' file='bad.obj'/></asset></mujoco>",
+               PHYS_ERR_VALUE, "model.xml:2: <mesh name='b'>: mesh: ", "meshes/bad.obj:2: face index '2' out of range");
   EXPECT_ERROR("<mujoco><asset><mesh file='../../../../../../etc/passwd'/></asset></mujoco>", PHYS_ERR_ARG,
                "outside the model folder");
   EXPECT_ERROR("<mujoco><worldbody><geom type='mesh' mesh='nope'/></worldbody></mujoco>", PHYS_ERR_MODEL,
