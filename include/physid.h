@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -40,18 +41,33 @@ const char* phys_status_str(physStatus s);
 #define PHYS_MSGLEN 1024
 #define PHYS_MAXWARN 16
 
-// error and warning sink for loaders and other API calls; zero-initialise before use
+// error and warning sink for loaders and other API calls; zero-initialise before use.
+// Warnings are aggregated by kind (the call site's message format, or the kind given to phys_warning_kind):
+// the first of each kind is kept with the number of times its kind was raised.
 typedef struct physLog_ {
   physStatus status;                      // status of the last failing call
   char error[PHYS_MSGLEN];                // "file:line: <element>: what went wrong"
-  int nwarning;                           // number of warnings raised (may exceed PHYS_MAXWARN)
-  char warning[PHYS_MAXWARN][256];        // the first PHYS_MAXWARN warnings
+  int nwarning;                           // number of warnings raised, repeats included
+  int nkind;                              // number of distinct kinds raised (may exceed PHYS_MAXWARN)
+  char warning[PHYS_MAXWARN][256];        // the first warning of each of the first PHYS_MAXWARN kinds
+  int count[PHYS_MAXWARN];                // how many warnings of that kind were raised
+  const char* kind[PHYS_MAXWARN];         // the kind's key (a static string: the format)
+  int quiet;                              // set by the caller: phys_log_print_warnings prints nothing
 } physLog;
 
 // record an error (printf-style); returns s so callers can `return phys_error(log, ...)`
 physStatus phys_error(physLog* log, physStatus s, const char* fmt, ...)
     __attribute__((format(printf, 3, 4)));
+// record a warning whose kind is its format string
 void phys_warning(physLog* log, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+// record a warning of the given kind (a static string; wrappers that format "file:line: " first pass their
+// caller's format) with the text fmt, ...
+void phys_warning_kind(physLog* log, const char* kind, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
+// print the warnings to f: one line per kind, "warning: <first>" and " (and N more like it)" when
+// repeated, then one line for the kinds beyond PHYS_MAXWARN; nothing when log->quiet. Returns the lines.
+int phys_log_print_warnings(const physLog* log, FILE* f);
+// forget the warnings (keeps the error and quiet)
+void phys_log_clear_warnings(physLog* log);
 
 //---------------------------------------------------------------------------------------------------------
 // enums

@@ -709,10 +709,8 @@ static int prepare(idRun* r, const idArgs* a) {
 
 // the warnings a library call left in log, as "warning: ..." lines on stderr; the log's warnings are cleared
 static void print_log_warnings(physLog* log) {
-  int n = log->nwarning < PHYS_MAXWARN ? log->nwarning : PHYS_MAXWARN;
-  for (int i = 0; i < n; i++) fprintf(stderr, "warning: %s\n", log->warning[i]);
-  if (log->nwarning > n) fprintf(stderr, "warning: ... and %d more warnings\n", log->nwarning - n);
-  log->nwarning = 0;
+  phys_log_print_warnings(log, stderr);
+  phys_log_clear_warnings(log);
 }
 
 // load the data, fit, print

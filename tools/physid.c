@@ -73,13 +73,6 @@ int cli_parse(const char** pos, const argCommand* cmd, int argc, char** argv) {
   return -1;
 }
 
-// print the loader's warnings to stderr, "warning: " first, and how many were not kept
-static void print_warnings(const physLog* log) {
-  int n = log->nwarning < PHYS_MAXWARN ? log->nwarning : PHYS_MAXWARN;
-  for (int i = 0; i < n; i++) fprintf(stderr, "warning: %s\n", log->warning[i]);
-  if (log->nwarning > n) fprintf(stderr, "warning: ... and %d more warnings\n", log->nwarning - n);
-}
-
 // phys_load with the tool's options; warnings and errors go to stderr
 physModel* cli_load_model(const char* filename, int floating) {
   physLog log;
@@ -87,7 +80,7 @@ physModel* cli_load_model(const char* filename, int floating) {
   physLoadOptions opt = {0};
   opt.urdf_floating = floating;
   physModel* m = phys_load(filename, &opt, &log);
-  print_warnings(&log);
+  phys_log_print_warnings(&log, stderr);   // one line per kind of warning, with its count
   if (!m) cli_error("%s", log.error[0] ? log.error : "cannot load model");
   return m;
 }

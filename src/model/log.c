@@ -35,14 +35,66 @@ physStatus phys_error(physLog* log, physStatus s, const char* fmt, ...) {
   return s;
 }
 
-// record a warning: count all, keep the text of the first PHYS_MAXWARN
+// count a warning of kind; the first of a new kind (among the first PHYS_MAXWARN kinds) keeps its text
+static void add_warning(physLog* log, const char* kind, const char* fmt, va_list ap) {
+  log->nwarning++;
+  int n = log->nkind < PHYS_MAXWARN ? log->nkind : PHYS_MAXWARN;
+  for (int k = 0; k < n; k++) {
+    if (log->kind[k] == kind || !strcmp(log->kind[k], kind)) {
+      log->count[k]++;
+      return;
+    }
+  }
+  if (log->nkind < PHYS_MAXWARN) {
+    vsnprintf(log->warning[n], sizeof(log->warning[0]), fmt, ap);
+    log->kind[n] = kind;
+    log->count[n] = 1;
+  }
+  log->nkind++;   // kinds past PHYS_MAXWARN are counted, not told apart (each counts as new)
+}
+
+// record a warning; its format is its kind
 void phys_warning(physLog* log, const char* fmt, ...) {
   if (!log) return;
-  if (log->nwarning < PHYS_MAXWARN) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(log->warning[log->nwarning], sizeof(log->warning[0]), fmt, ap);
-    va_end(ap);
+  va_list ap;
+  va_start(ap, fmt);
+  add_warning(log, fmt, fmt, ap);
+  va_end(ap);
+}
+
+// record a warning of the given kind
+void phys_warning_kind(physLog* log, const char* kind, const char* fmt, ...) {
+  if (!log) return;
+  va_list ap;
+  va_start(ap, fmt);
+  add_warning(log, kind ? kind : fmt, fmt, ap);
+  va_end(ap);
+}
+
+// one line per kept kind with its repeat count, then the rest in one line
+int phys_log_print_warnings(const physLog* log, FILE* out) {
+  if (!log || log->quiet || !out) return 0;
+  int n = log->nkind < PHYS_MAXWARN ? log->nkind : PHYS_MAXWARN, kept = 0;
+  for (int k = 0; k < n; k++) {
+    kept += log->count[k];
+    if (log->count[k] > 1) {
+      fprintf(out, "warning: %s (and %d more like it)\n", log->warning[k], log->count[k] - 1);
+    } else {
+      fprintf(out, "warning: %s\n", log->warning[k]);
+    }
   }
-  log->nwarning++;
+  if (log->nwarning > kept) {
+    fprintf(out, "warning: ... and %d more warnings of other kinds\n", log->nwarning - kept);
+    return n + 1;
+  }
+  return n;
+}
+
+// forget the warnings
+void phys_log_clear_warnings(physLog* log) {
+  if (!log) return;
+  log->nwarning = 0;
+  log->nkind = 0;
+  memset(log->count, 0, sizeof(log->count));
+  memset(log->kind, 0, sizeof(log->kind));
 }

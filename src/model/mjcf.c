@@ -169,7 +169,7 @@ __attribute__((format(printf, 3, 4))) static void elem_warning(mjcfCtx* c, const
   vsnprintf(what, sizeof(what), fmt, ap);
   va_end(ap);
   describe(where, sizeof(where), c, el);
-  phys_warning(c->log, "%s: %s", where, what);
+  phys_warning_kind(c->log, fmt, "%s: %s", where, what);
 }
 
 // warning for an element this reader does not know

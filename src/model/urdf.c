@@ -81,7 +81,7 @@ static void uwarn(urdfCtx* c, const xmlNode* node, const char* kind, const char*
   vsnprintf(msg, sizeof(msg), fmt, ap);
   va_end(ap);
   long line = node ? xmlGetLineNo(node) : 0;
-  phys_warning(c->log, "%s:%ld: %s '%s': %s", c->file, line, kind, name, msg);
+  phys_warning_kind(c->log, fmt, "%s:%ld: %s '%s': %s", c->file, line, kind, name, msg);
 }
 
 //---------------------------------------------------------------------------------------------------------
