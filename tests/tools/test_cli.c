@@ -328,6 +328,28 @@ static void test_bad_models(void) {
   cliRun r = run("info", model, NULL);
   CHECK(r.code == 0 && has(r.err, "warning: ") && has(r.err, "frobnicator") && has(r.out, "nq: 1\n"));
   run_free(&r);
+
+  // duplicate names and a moving body without rotational inertia: refused as MuJoCo refuses them
+  check_bad_model("in_dupjoint.xml", "<mujoco>\n<worldbody>\n<body><joint name=\"j\"/><geom size=\"0.1\"/>\n"
+                  "<joint name=\"j\" axis=\"1 0 0\"/></body>\n</worldbody>\n</mujoco>\n",
+                  "in_dupjoint.xml:4: joint 'j': duplicate name: the joint at line 3 has it too");
+  check_bad_model("in_pointmass.xml", "<mujoco>\n<worldbody>\n<body><freejoint/>"
+                  "<inertial pos=\"0 0 0\" mass=\"1\" diaginertia=\"0 0 0\"/></body>\n</worldbody>\n</mujoco>\n",
+                  "in_pointmass.xml:3: body '': it moves (has joints) but its mass 1");
+
+  // warnings of one kind: one line with the count (docs/cli.md; before: 16 lines and "... and 11 more")
+  const char* atlas = "/usr/share/doc/dart/data/sdf/atlas/atlas_v3_no_head.urdf";
+  r = run("info", atlas, NULL);
+  CHECK_MSG(r.code == 0 && !strncmp(r.err, "warning: ", 9) && strchr(r.err, '\n') == r.err + strlen(r.err) - 1 &&
+            has(r.err, "atlas_v3_no_head.urdf:283: mesh 'pelvis' is not convex (972 of 1109 vertices inside its "
+                "convex hull): it collides as its hull (and 26 more like it)\n"), "%s", r.err);
+  run_free(&r);
+
+  // --floating is for URDF: on an MJCF file a warning, the model as written
+  r = run("info", model, "--floating", NULL);
+  CHECK(r.code == 0 && has(r.err, "warning: ") && has(r.err, "in_unknown.xml: --floating (urdf_floating) applies to "
+        "URDF only") && has(r.out, "nq: 1\n"));
+  run_free(&r);
 }
 
 // a bad --init file: exit 1, message with file:line and the column, no output file
