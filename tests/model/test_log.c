@@ -21,7 +21,7 @@ int main(void) {
   phys_warning_kind(&log, "bad mesh %s", "a.xml:%d: bad mesh %s", 5, "m");
   CHECK(log.nkind == 3 && log.count[1] == 2 && log.count[2] == 1 && !strcmp(log.warning[1], "a.xml:4: unknown element <x>"));
   // printed: one line per kind with the count of the others; kinds past PHYS_MAXWARN in one line
-  char kinds[PHYS_MAXWARN + 3][16];
+  char kinds[PHYS_MAXWARN + 3][32];
   for (int k = 0; k < PHYS_MAXWARN + 3; k++) {
     snprintf(kinds[k], sizeof(kinds[k]), "kind %d", k);
     phys_warning_kind(&log, kinds[k], "%s", kinds[k]);
