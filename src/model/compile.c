@@ -17,14 +17,8 @@
 static const int jnt_nq[4] = {7, 4, 1, 1};   // free, ball, slide, hinge
 static const int jnt_nv[4] = {6, 3, 1, 1};
 
-// "file:line: " prefix for messages about an element
-static const char* where(const physSpec* s, int line, char* buf, size_t n) {
-  if (line > 0)
-    snprintf(buf, n, "%s:%d: ", s->filename, line);
-  else
-    snprintf(buf, n, "%s: ", s->filename[0] ? s->filename : "<spec>");
-  return buf;
-}
+// "file:line: " prefix for messages about element x (its own file: MJCF includes)
+#define where(s, x, buf, n) phys_spec_where(s, (x).fileid, (x).line, buf, n)
 
 static int finite_n(const double* x, int n) {
   for (int i = 0; i < n; i++)
@@ -146,12 +140,12 @@ static physStatus body_from_geoms(const physSpec* s, int b, double* mass, double
     const physSpecGeom* g = s->geom + i;
     // MJCF inertiagrouprange "0 5": geoms in groups above 5 (visual-only by convention) carry no mass
     if (g->body != b || g->type == PHYS_GEOM_PLANE || g->group < 0 || g->group > 5) continue;
-    if (ng == 64) return phys_error(log, PHYS_ERR_MODEL, "%sbody '%s': more than 64 geoms", where(s, s->body[b].line, buf, sizeof(buf)), s->body[b].name);
+    if (ng == 64) return phys_error(log, PHYS_ERR_MODEL, "%sbody '%s': more than 64 geoms", where(s, s->body[b], buf, sizeof(buf)), s->body[b].name);
     double m, c[3], I6[6];
     const physSpecMesh* mesh = g->mesh >= 0 && g->mesh < s->nmesh ? s->mesh + g->mesh : NULL;
     physStatus st = phys_geom_inertia(g, mesh, &m, c, I6);
     if (st != PHYS_OK)
-      return phys_error(log, st, "%s<geom name='%s'>: cannot compute its mass: %s", where(s, g->line, buf, sizeof(buf)),
+      return phys_error(log, st, "%s<geom name='%s'>: cannot compute its mass: %s", where(s, *g, buf, sizeof(buf)),
                         g->name,
                         g->type != PHYS_GEOM_MESH ? "degenerate size"
                         : st == PHYS_ERR_MODEL    ? "the mesh is open or inside-out (give the body an <inertial>)"
@@ -193,7 +187,7 @@ static physStatus compile_body_inertia(const physSpec* s, physModel* m, physLog*
     }
     if (!(mass >= 0) || !finite_n(com, 3) || !finite_n(J, 9))
       return phys_error(log, PHYS_ERR_VALUE, "%sbody '%s': mass %g is negative or not finite",
-                        where(s, sb->line, buf, sizeof(buf)), sb->name, mass);
+                        where(s, *sb, buf, sizeof(buf)), sb->name, mass);
     double I[3], q[4];
     phys_eig3(I, q, J);
     // triangle inequality of principal moments: each <= sum of the other two (physical rigid body)
@@ -202,7 +196,7 @@ static physStatus compile_body_inertia(const physSpec* s, physModel* m, physLog*
       return phys_error(log, PHYS_ERR_VALUE,
                         "%sbody '%s': inertia (%g %g %g) is not physical: a principal moment exceeds the sum of "
                         "the other two or is negative",
-                        where(s, sb->line, buf, sizeof(buf)), sb->name, I[0], I[1], I[2]);
+                        where(s, *sb, buf, sizeof(buf)), sb->name, I[0], I[1], I[2]);
     m->body_mass[b] = mass;
     phys_copy3(m->body_ipos + 3 * b, com);
     phys_copy3(m->body_inertia + 3 * b, I);
@@ -276,15 +270,15 @@ static physStatus compile_sizes(const physSpec* s, physModel* sz, physLog* log) 
   for (int b = 1; b < s->nbody; b++)
     if (s->body[b].parent < 0 || s->body[b].parent >= b)
       return phys_error(log, PHYS_ERR_MODEL, "%sbody '%s': parent must come before the body",
-                        where(s, s->body[b].line, buf, sizeof(buf)), s->body[b].name);
+                        where(s, s->body[b], buf, sizeof(buf)), s->body[b].name);
   for (int j = 0; j < s->njoint; j++) {
     const physSpecJoint* sj = s->joint + j;
     if (sj->body < 1 || sj->body >= s->nbody || sj->type < 0 || sj->type > PHYS_JNT_HINGE)
       return phys_error(log, PHYS_ERR_MODEL, "%sjoint '%s': invalid body or type",
-                        where(s, sj->line, buf, sizeof(buf)), sj->name);
+                        where(s, *sj, buf, sizeof(buf)), sj->name);
     if (sj->type == PHYS_JNT_FREE && s->body[sj->body].parent != 0)
       return phys_error(log, PHYS_ERR_MODEL, "%sjoint '%s': a free joint can only be used on a child of the world",
-                        where(s, sj->line, buf, sizeof(buf)), sj->name);
+                        where(s, *sj, buf, sizeof(buf)), sj->name);
     sz->nq += jnt_nq[sj->type];
     sz->nv += jnt_nv[sj->type];
   }
@@ -335,12 +329,12 @@ static physStatus compile_joints(const physSpec* s, physModel* m, int* namepos, 
         sj->stiffness < 0 || sj->damping < 0 || sj->armature < 0) {
       free(lastdof);
       return phys_error(log, PHYS_ERR_VALUE, "%sjoint '%s': values must be finite; stiffness, damping, armature >= 0",
-                        where(s, sj->line, buf, sizeof(buf)), sj->name);
+                        where(s, *sj, buf, sizeof(buf)), sj->name);
     }
     if (sj->limited && sj->range[0] > sj->range[1]) {
       free(lastdof);
       return phys_error(log, PHYS_ERR_VALUE, "%sjoint '%s': range lower %g > upper %g",
-                        where(s, sj->line, buf, sizeof(buf)), sj->name, sj->range[0], sj->range[1]);
+                        where(s, *sj, buf, sizeof(buf)), sj->name, sj->range[0], sj->range[1]);
     }
     m->jnt_type[j] = t;
     m->jnt_bodyid[j] = b;
@@ -352,7 +346,7 @@ static physStatus compile_joints(const physSpec* s, physModel* m, int* namepos, 
     phys_copy3(m->jnt_axis + 3 * j, sj->axis);
     if ((t == PHYS_JNT_HINGE || t == PHYS_JNT_SLIDE) && phys_normalize3(m->jnt_axis + 3 * j) < 1e-14) {
       free(lastdof);
-      return phys_error(log, PHYS_ERR_VALUE, "%sjoint '%s': axis has zero length", where(s, sj->line, buf, sizeof(buf)), sj->name);
+      return phys_error(log, PHYS_ERR_VALUE, "%sjoint '%s': axis has zero length", where(s, *sj, buf, sizeof(buf)), sj->name);
     }
     m->jnt_stiffness[j] = sj->stiffness;
     m->jnt_range[2 * j] = sj->range[0];
@@ -421,7 +415,7 @@ static physStatus compile_geoms(const physSpec* s, physModel* m, int* namepos, p
   char buf[600];
   for (int g = 0; g < s->ngeom; g++) {
     const physSpecGeom* sg = s->geom + g;
-    const char* at = where(s, sg->line, buf, sizeof(buf));
+    const char* at = where(s, *sg, buf, sizeof(buf));
     if (sg->body < 0 || sg->body >= s->nbody || sg->type < 0 || sg->type >= PHYS_NGEOMTYPE)
       return phys_error(log, PHYS_ERR_MODEL, "%s<geom name='%s'>: invalid body or type", at, sg->name);
     for (int k = 0; k < geom_nsize[sg->type]; k++)
@@ -489,7 +483,7 @@ static physStatus compile_sites(const physSpec* s, physModel* m, int* namepos, p
     const physSpecSite* ss = s->site + i;
     if (ss->body < 0 || ss->body >= s->nbody || !finite_n(ss->pos, 3) || !finite_n(ss->quat, 4))
       return phys_error(log, PHYS_ERR_MODEL, "%s<site name='%s'>: invalid body or non-finite frame",
-                        where(s, ss->line, buf, sizeof(buf)), ss->name);
+                        where(s, *ss, buf, sizeof(buf)), ss->name);
     m->site_bodyid[i] = ss->body;
     m->site_name[i] = add_name(m, namepos, ss->name);
     phys_copy3(m->site_pos + 3 * i, ss->pos);
@@ -537,7 +531,7 @@ static physStatus compile_springs(const physSpec* s, physModel* m, int* namepos,
   int adr = 0;
   for (int i = 0; i < s->nspring; i++) {
     const physSpecSpring* sp = s->spring + i;
-    const char* at = where(s, sp->line, buf, sizeof(buf));
+    const char* at = where(s, *sp, buf, sizeof(buf));
     if (sp->nsite < 2) return phys_error(log, PHYS_ERR_MODEL, "%sspring '%s': needs at least 2 sites", at, sp->name);
     if (!(sp->stiffness >= 0) || !(sp->damping >= 0) || !isfinite(sp->stiffness) || !isfinite(sp->damping) || !isfinite(sp->restlength))
       return phys_error(log, PHYS_ERR_VALUE, "%sspring '%s': stiffness and damping must be finite and >= 0", at, sp->name);
@@ -569,7 +563,7 @@ static physStatus compile_actuators(const physSpec* s, physModel* m, int* namepo
   char buf[600];
   for (int i = 0; i < s->nactuator; i++) {
     const physSpecActuator* a = s->actuator + i;
-    const char* at = where(s, a->line, buf, sizeof(buf));
+    const char* at = where(s, *a, buf, sizeof(buf));
     int id = -1;
     if (a->trntype == PHYS_TRN_JOINT) {
       for (int j = 0; j < s->njoint && id < 0; j++)
@@ -597,7 +591,7 @@ static physStatus compile_keys(const physSpec* s, physModel* m, int* namepos, ph
   char buf[600];
   for (int k = 0; k < s->nkey; k++) {
     const physSpecKey* sk = s->key + k;
-    const char* at = where(s, sk->line, buf, sizeof(buf));
+    const char* at = where(s, *sk, buf, sizeof(buf));
     if ((sk->qpos && sk->nqpos != m->nq) || (sk->qvel && sk->nqvel != m->nv) || (sk->ctrl && sk->nctrl != m->nu))
       return phys_error(log, PHYS_ERR_SIZE, "%s<key name='%s'>: qpos/qvel/ctrl need %d/%d/%d values (got %d/%d/%d)", at,
                         sk->name, m->nq, m->nv, m->nu, sk->nqpos, sk->nqvel, sk->nctrl);
@@ -631,7 +625,7 @@ static physStatus compile_pairs(const physSpec* s, physModel* m, physLog* log) {
   char buf[600];
   for (int i = 0; i < s->npair; i++) {
     const physSpecPair* p = s->pair + i;
-    const char* at = where(s, p->line, buf, sizeof(buf));
+    const char* at = where(s, *p, buf, sizeof(buf));
     int g1 = s->ngeom ? find_named(p->geom1, s->geom[0].name, s->ngeom, sizeof(physSpecGeom)) : -1;
     int g2 = s->ngeom ? find_named(p->geom2, s->geom[0].name, s->ngeom, sizeof(physSpecGeom)) : -1;
     if (g1 < 0 || g2 < 0 || g1 == g2)
@@ -649,7 +643,7 @@ static physStatus compile_pairs(const physSpec* s, physModel* m, physLog* log) {
     int b1 = find_named(e->body1, s->body[0].name, s->nbody, sizeof(physSpecBody));
     int b2 = find_named(e->body2, s->body[0].name, s->nbody, sizeof(physSpecBody));
     if (b1 < 0 || b2 < 0)
-      return phys_error(log, PHYS_ERR_MODEL, "%s<exclude>: bodies '%s' and '%s' must exist", where(s, e->line, buf, sizeof(buf)),
+      return phys_error(log, PHYS_ERR_MODEL, "%s<exclude>: bodies '%s' and '%s' must exist", where(s, *e, buf, sizeof(buf)),
                         e->body1, e->body2);
     m->exclude_body1[i] = b1;
     m->exclude_body2[i] = b2;
@@ -693,7 +687,7 @@ static physStatus check_masses(const physSpec* s, physModel* m, physLog* log) {
     st = phys_error(log, PHYS_ERR_MODEL,
                     "%s%s '%s': it moves (has joints) but its mass %g or a principal moment of inertia (%g %g "
                     "%g) is not larger than 1e-15, and no %s has both%s",
-                    where(s, s->body[b].line, buf, sizeof(buf)), s->urdf ? "link" : "body", s->body[b].name,
+                    where(s, s->body[b], buf, sizeof(buf)), s->urdf ? "link" : "body", s->body[b].name,
                     m->body_mass[b], I[0], I[1], I[2],
                     s->urdf ? "link below it" : "child body welded to it (MuJoCo's rule)",
                     s->urdf ? " (give it an <inertial> with a mass and a nonzero inertia)" : "");
@@ -705,7 +699,7 @@ static physStatus check_masses(const physSpec* s, physModel* m, physLog* log) {
 // a named element for the duplicate check
 typedef struct namedElem_ {
   const char* name;
-  int line, index;
+  int line, file, index;
 } namedElem;
 
 // order by name, then by position in the spec
@@ -715,31 +709,34 @@ static int cmp_named(const void* a, const void* b) {
   return c ? c : (x->index > y->index) - (x->index < y->index);
 }
 
-// n elements of `size` bytes from base, each starting with its name and holding its line at line_off: no
-// two non-empty names may be equal (MuJoCo 2.2.2: "repeated name in <kind> array"); the error names the
-// later element and the line of the first
+// n elements of `size` bytes from base, each starting with its name and holding its line and file at
+// line_off and file_off: no two non-empty names may be equal (MuJoCo 2.2.2: "repeated name in <kind> array");
+// the error names the later element and the place of the first
 static physStatus unique_names(const physSpec* s, const char* kind, const void* base, int n, size_t size,
-                               size_t line_off, physLog* log) {
+                               size_t line_off, size_t file_off, physLog* log) {
   namedElem* e = malloc((size_t)(n + 1) * sizeof(namedElem));
   if (!e) return phys_error(log, PHYS_ERR_NOMEM, "%s: out of memory", s->filename);
   int k = 0;
   for (int i = 0; i < n; i++) {
     const char* item = (const char*)base + (size_t)i * size;
-    if (item[0]) e[k++] = (namedElem){item, *(const int*)(item + line_off), i};
+    if (item[0]) e[k++] = (namedElem){item, *(const int*)(item + line_off), *(const int*)(item + file_off), i};
   }
   qsort(e, (size_t)k, sizeof(namedElem), cmp_named);
   physStatus st = PHYS_OK;
   char buf[600];
   for (int i = 1; i < k && st == PHYS_OK; i++) {
     if (strcmp(e[i - 1].name, e[i].name)) continue;
-    char other[64];
-    if (e[i - 1].line > 0) {
+    char other[600];
+    if (e[i - 1].line > 0 && e[i - 1].file == e[i].file) {
       snprintf(other, sizeof(other), "the %s at line %d", kind, e[i - 1].line);
+    } else if (e[i - 1].line > 0) {
+      snprintf(other, sizeof(other), "the %s at %.500s", kind, phys_spec_where(s, e[i - 1].file, e[i - 1].line, buf, 520));
+      other[strlen(other) - 2] = 0;   // the ": " of "file:line: "
     } else {
       snprintf(other, sizeof(other), "%s", base == s->body && e[i - 1].index == 0 ? "the world body" : "another");
     }
     st = phys_error(log, PHYS_ERR_MODEL, "%s%s '%s': duplicate name: %s has it too (names must be unique per kind)",
-                    where(s, e[i].line, buf, sizeof(buf)), kind, e[i].name, other);
+                    phys_spec_where(s, e[i].file, e[i].line, buf, sizeof(buf)), kind, e[i].name, other);
   }
   free(e);
   return st;
@@ -750,7 +747,7 @@ static physStatus unique_names(const physSpec* s, const char* kind, const void* 
 static physStatus check_names(const physSpec* s, physLog* log) {
   const char* body = s->urdf ? "link" : "body";
 #define UNIQUE(kind, list, T) \
-  unique_names(s, kind, s->list, s->n##list, sizeof(T), offsetof(T, line), log)
+  unique_names(s, kind, s->list, s->n##list, sizeof(T), offsetof(T, line), offsetof(T, fileid), log)
   physStatus st = UNIQUE(body, body, physSpecBody);
   if (st == PHYS_OK) st = UNIQUE("joint", joint, physSpecJoint);
   if (st == PHYS_OK) st = UNIQUE("geom", geom, physSpecGeom);

@@ -34,11 +34,7 @@ static void hull_tmp_free(hullTmp* h) {
 
 // "file:line: " of a mesh (its <mesh> element) for messages
 static const char* mesh_where(const physSpec* s, const physSpecMesh* sm, char* buf, size_t n) {
-  if (sm->line > 0)
-    snprintf(buf, n, "%s:%d: ", s->filename, sm->line);
-  else
-    snprintf(buf, n, "%s: ", s->filename[0] ? s->filename : "<spec>");
-  return buf;
+  return phys_spec_where(s, sm->fileid, sm->line, buf, n);
 }
 
 // 1 if a geom that may collide uses mesh i: contype or conaffinity nonzero, or named in a <pair>

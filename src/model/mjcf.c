@@ -122,6 +122,12 @@ static const char* node_file(const mjcfCtx* c, const xmlNode* el) {
   return (el && el->_private) ? (const char*)el->_private : c->filename;
 }
 
+// the spec's index of the file el came from (an <include>d file, or 0 for the main file and on no memory)
+static int elem_fileid(mjcfCtx* c, const xmlNode* el) {
+  int id = el && el->_private ? phys_spec_add_file(c->s, (const char*)el->_private) : 0;
+  return id > 0 ? id : 0;
+}
+
 // 1 if el is an element named name
 static int is_elem(const xmlNode* el, const char* name) {
   return el && el->type == XML_ELEMENT_NODE && !strcmp((const char*)el->name, name);
@@ -819,6 +825,7 @@ static physStatus parse_mesh(mjcfCtx* c, xmlNode* el) {
   physSpecMesh* m = c->s->mesh + i;
   strcpy(m->name, name);
   m->line = (int)xmlGetLineNo(el);
+  m->fileid = elem_fileid(c, el);
   physLog mlog = {0};   // the mesh file's own error, then where the model uses it
   if ((st = phys_mesh_load(path, scale, m, &mlog))) return elem_error(c, el, st, "mesh: %s", mlog.error);
   return PHYS_OK;
@@ -887,6 +894,7 @@ static physStatus parse_joint(mjcfCtx* c, xmlNode* el, int body, int childclass,
   if (id < 0) return phys_error(c->log, PHYS_ERR_NOMEM, "out of memory");
   physSpecJoint* j = c->s->joint + id;
   j->line = (int)xmlGetLineNo(el);
+  j->fileid = elem_fileid(c, el);
   if ((st = get_name(c, el, "name", j->name))) return st;
   if (free) return PHYS_OK;
 
@@ -1004,6 +1012,7 @@ static physStatus parse_geom(mjcfCtx* c, xmlNode* el, int body, int childclass) 
   if (id < 0) return phys_error(c->log, PHYS_ERR_NOMEM, "out of memory");
   physSpecGeom* g = c->s->geom + id;
   g->line = (int)xmlGetLineNo(el);
+  g->fileid = elem_fileid(c, el);
   if ((st = get_name(c, el, "name", g->name))) return st;
   if ((st = geom_shape(c, &e, g, &drop))) return st;
   if (drop) {
@@ -1042,6 +1051,7 @@ static physStatus parse_site(mjcfCtx* c, xmlNode* el, int body, int childclass) 
   if (id < 0) return phys_error(c->log, PHYS_ERR_NOMEM, "out of memory");
   physSpecSite* site = c->s->site + id;
   site->line = (int)xmlGetLineNo(el);
+  site->fileid = elem_fileid(c, el);
   if ((st = get_name(c, el, "name", site->name))) return st;
   if ((st = get_vec(c, &e, "pos", 3, site->pos, NULL))) return st;
   return get_orient(c, &e, site->quat, NULL);
@@ -1103,6 +1113,7 @@ static physStatus parse_body(mjcfCtx* c, xmlNode* el, int parent, int childclass
   mjcfElem e = {el, K_NONE, 0};
   int v, found;
   b->line = (int)xmlGetLineNo(el);
+  b->fileid = elem_fileid(c, el);
   physStatus st = get_name(c, el, "name", b->name);
   if (!st) st = get_vec(c, &e, "pos", 3, b->pos, NULL);
   if (!st) st = get_orient(c, &e, b->quat, NULL);
@@ -1154,6 +1165,7 @@ static physStatus parse_spatial(mjcfCtx* c, xmlNode* el) {
   if (id < 0) return phys_error(c->log, PHYS_ERR_NOMEM, "out of memory");
   physSpecSpring* sp = c->s->spring + id;
   sp->line = (int)xmlGetLineNo(el);
+  sp->fileid = elem_fileid(c, el);
   if ((st = get_name(c, el, "name", sp->name))) return st;
   if ((st = get_nonneg(c, &e, "stiffness", &sp->stiffness))) return st;
   if ((st = get_nonneg(c, &e, "damping", &sp->damping))) return st;
@@ -1258,6 +1270,7 @@ static physStatus parse_motor(mjcfCtx* c, xmlNode* el, int general) {
   if (id < 0) return phys_error(c->log, PHYS_ERR_NOMEM, "out of memory");
   physSpecActuator* a = c->s->actuator + id;
   a->line = (int)xmlGetLineNo(el);
+  a->fileid = elem_fileid(c, el);
   if ((st = get_name(c, el, "name", a->name))) return st;
   if ((st = get_name(c, el, TARGETS[which], a->target))) return st;
   a->trntype = which == 0 ? PHYS_TRN_JOINT : PHYS_TRN_SPRING;
@@ -1311,6 +1324,7 @@ static physStatus parse_key(mjcfCtx* c, xmlNode* el) {
   if (id < 0) return phys_error(c->log, PHYS_ERR_NOMEM, "out of memory");
   physSpecKey* k = c->s->key + id;
   k->line = (int)xmlGetLineNo(el);
+  k->fileid = elem_fileid(c, el);
   physStatus st = get_name(c, el, "name", k->name);
   if (!st) st = get_real(c, &e, "time", &k->time, NULL);
   if (!st) st = get_list(c, el, "qpos", &k->qpos, &k->nqpos);
@@ -1347,6 +1361,7 @@ static physStatus parse_pair(mjcfCtx* c, xmlNode* el) {
   if (id < 0) return phys_error(c->log, PHYS_ERR_NOMEM, "out of memory");
   physSpecPair* p = c->s->pair + id;
   p->line = (int)xmlGetLineNo(el);
+  p->fileid = elem_fileid(c, el);
   physStatus st;
   if ((st = get_name(c, el, "name", p->name))) return st;
   if (!attr_text(el, "geom1") || !attr_text(el, "geom2"))
@@ -1378,6 +1393,7 @@ static physStatus parse_exclude(mjcfCtx* c, xmlNode* el) {
   if (id < 0) return phys_error(c->log, PHYS_ERR_NOMEM, "out of memory");
   physSpecExclude* x = c->s->exclude + id;
   x->line = (int)xmlGetLineNo(el);
+  x->fileid = elem_fileid(c, el);
   if (!attr_text(el, "body1") || !attr_text(el, "body2"))
     return elem_error(c, el, PHYS_ERR_MODEL, "attributes 'body1' and 'body2' are required");
   physStatus st = get_name(c, el, "body1", x->body1);

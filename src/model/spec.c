@@ -1,6 +1,7 @@
 // spec.c - the editable model description: creation, growable lists, MJCF defaults.
 #include "spec.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,7 +57,38 @@ void phys_spec_free(physSpec* s) {
   free(s->key);
   free(s->pair);
   free(s->exclude);
+  for (int i = 1; i < s->nsrcfile; i++) free(s->srcfile[i]);
+  free(s->srcfile);
   free(s);
+}
+
+// find or add name in the spec's file table
+int phys_spec_add_file(physSpec* s, const char* name) {
+  if (!name || !strcmp(name, s->filename)) return 0;
+  for (int i = 1; i < s->nsrcfile; i++) {
+    if (!strcmp(s->srcfile[i], name)) return i;
+  }
+  int n = s->nsrcfile ? s->nsrcfile : 1;   // slot 0 stays unused
+  char** p = realloc(s->srcfile, (size_t)(n + 1) * sizeof(char*));
+  if (!p) return -1;
+  s->srcfile = p;
+  s->srcfile[0] = NULL;
+  size_t len = strlen(name) + 1;
+  if (!(s->srcfile[n] = malloc(len))) return -1;
+  memcpy(s->srcfile[n], name, len);
+  s->nsrcfile = n + 1;
+  return n;
+}
+
+// "file:line: " with the element's own file
+const char* phys_spec_where(const physSpec* s, int file, int line, char* buf, size_t n) {
+  const char* name = file > 0 && file < s->nsrcfile ? s->srcfile[file] : s->filename[0] ? s->filename : "<spec>";
+  if (line > 0) {
+    snprintf(buf, n, "%s:%d: ", name, line);
+  } else {
+    snprintf(buf, n, "%s: ", name);
+  }
+  return buf;
 }
 
 int phys_spec_add_body(physSpec* s, int parent) {
@@ -188,8 +220,22 @@ static int attach_mesh(physSpec* dst, const physSpecMesh* sm) {
 // whose body does not hang from the world). dst keeps its options and name; src's keyframes are not copied (they describe src's state
 // alone). Names are copied as they are: phys_compile reports duplicates. PHYS_OK, PHYS_ERR_ARG or
 // PHYS_ERR_NOMEM (dst may then hold part of src; free it).
+// dst's index of src's file index f (src's own file becomes one of dst's files); -1 out of memory
+static int attach_file(physSpec* dst, const physSpec* src, int f) {
+  return phys_spec_add_file(dst, f > 0 && f < src->nsrcfile ? src->srcfile[f] : src->filename);
+}
+
+// every element of dst from index `from` of a list: its file index mapped from src to dst
+#define ATTACH_FILES(list, from)                                 \
+  for (int k_ = (from); k_ < dst->n##list; k_++) {               \
+    dst->list[k_].fileid = attach_file(dst, src, dst->list[k_].fileid); \
+    if (dst->list[k_].fileid < 0) return PHYS_ERR_NOMEM;           \
+  }
+
 physStatus phys_spec_attach(physSpec* dst, const physSpec* src, int parent) {
   if (!dst || !src || dst == src || parent < 0 || parent >= dst->nbody) return PHYS_ERR_ARG;
+  const int from[10] = {dst->nbody, dst->njoint, dst->ngeom, dst->nsite, dst->nspring, dst->nactuator, dst->nmesh,
+                        dst->nkey, dst->npair, dst->nexclude};
   int body0 = dst->nbody, site0 = dst->nsite, mesh0 = dst->nmesh;
   for (int b = 1; b < src->nbody; b++) {
     int i = phys_spec_add_body(dst, 0);
@@ -244,5 +290,9 @@ physStatus phys_spec_attach(physSpec* dst, const physSpec* src, int parent) {
     dst->exclude[i] = src->exclude[k];
   }
   if (dst->nconmax > 0 && src->nconmax > 0) dst->nconmax += src->nconmax;
+  ATTACH_FILES(body, from[0]) ATTACH_FILES(joint, from[1]) ATTACH_FILES(geom, from[2]) ATTACH_FILES(site, from[3])
+  ATTACH_FILES(spring, from[4]) ATTACH_FILES(actuator, from[5]) ATTACH_FILES(mesh, from[6]) ATTACH_FILES(key, from[7])
+  ATTACH_FILES(pair, from[8]) ATTACH_FILES(exclude, from[9])
   return PHYS_OK;
 }
+#undef ATTACH_FILES

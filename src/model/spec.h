@@ -21,6 +21,7 @@ typedef struct physSpecBody_ {
   int has_fullinertia;
   double fullinertia[6];      // xx yy zz xy xz yz in the inertial frame (iquat), when has_fullinertia
   int line;                   // source line (0 if unknown)
+  int fileid;                 // source file: index into physSpec.srcfile, 0 = physSpec.filename
 } physSpecBody;
 
 typedef struct physSpecJoint_ {
@@ -34,6 +35,7 @@ typedef struct physSpecJoint_ {
   int limited;
   double range[2];            // in rad / m
   int line;
+  int fileid;                 // source file: index into physSpec.srcfile, 0 = physSpec.filename
 } physSpecJoint;
 
 typedef struct physSpecGeom_ {
@@ -52,6 +54,7 @@ typedef struct physSpecGeom_ {
   double rgba[4];
   int group;
   int line;
+  int fileid;                 // source file: index into physSpec.srcfile, 0 = physSpec.filename
 } physSpecGeom;
 
 typedef struct physSpecSite_ {
@@ -59,6 +62,7 @@ typedef struct physSpecSite_ {
   int body;
   double pos[3], quat[4];
   int line;
+  int fileid;                 // source file: index into physSpec.srcfile, 0 = physSpec.filename
 } physSpecSite;
 
 typedef struct physSpecSpring_ {
@@ -68,6 +72,7 @@ typedef struct physSpecSpring_ {
   double stiffness, damping;
   double restlength;          // < 0: length at qpos0 (MuJoCo's springlength = -1)
   int line;
+  int fileid;                 // source file: index into physSpec.srcfile, 0 = physSpec.filename
 } physSpecSpring;
 
 typedef struct physSpecActuator_ {
@@ -78,6 +83,7 @@ typedef struct physSpecActuator_ {
   int ctrllimited;
   double ctrlrange[2];
   int line;
+  int fileid;                 // source file: index into physSpec.srcfile, 0 = physSpec.filename
 } physSpecActuator;
 
 typedef struct physSpecMesh_ {
@@ -88,6 +94,7 @@ typedef struct physSpecMesh_ {
   int* face;                  // nface x 3 (owned)
   int nface;
   int line;
+  int fileid;                 // source file: index into physSpec.srcfile, 0 = physSpec.filename
 } physSpecMesh;
 
 typedef struct physSpecKey_ {
@@ -100,6 +107,7 @@ typedef struct physSpecKey_ {
   double* ctrl;               // owned or NULL
   int nctrl;
   int line;
+  int fileid;                 // source file: index into physSpec.srcfile, 0 = physSpec.filename
 } physSpecKey;
 
 typedef struct physSpecPair_ {
@@ -109,11 +117,13 @@ typedef struct physSpecPair_ {
   double restitution;         // < 0: max of the geoms'
   double margin;              // < 0: max of the geoms'
   int line;
+  int fileid;                 // source file: index into physSpec.srcfile, 0 = physSpec.filename
 } physSpecPair;
 
 typedef struct physSpecExclude_ {
   char body1[PHYS_NAMELEN], body2[PHYS_NAMELEN];  // resolved by phys_compile
   int line;
+  int fileid;                 // source file: index into physSpec.srcfile, 0 = physSpec.filename
 } physSpecExclude;
 
 // growable arrays: T* items; int n, cap
@@ -122,6 +132,8 @@ typedef struct physSpecExclude_ {
 typedef struct physSpec_ {
   char modelname[128];
   char filename[512];
+  char** srcfile;             // other files elements came from (MJCF <include>s), owned; srcfile[0] unused
+  int nsrcfile;
   physOption opt;
   int inertiafromgeom;        // 0 false, 1 true, 2 auto (MJCF default: from geoms when no <inertial>)
   int urdf;                   // read from URDF: messages say "link"; a moving link may lack mass and inertia
@@ -156,6 +168,12 @@ int phys_spec_add_mesh(physSpec* s);
 int phys_spec_add_key(physSpec* s);
 int phys_spec_add_pair(physSpec* s);        // friction, restitution, margin < 0: from the geoms
 int phys_spec_add_exclude(physSpec* s);
+
+// index of file name in s->srcfile for an element's `fileid` (added once; 0 for s->filename), -1 out of memory
+int phys_spec_add_file(physSpec* s, const char* name);
+
+// "file:line: " of an element (its `fileid` and `line`; "file: " when the line is unknown) into buf
+const char* phys_spec_where(const physSpec* s, int file, int line, char* buf, size_t n);
 
 // append src's bodies and elements to dst, src's world body becoming dst's body `parent` (details in
 // spec.c); keyframes are not copied. PHYS_OK, PHYS_ERR_ARG, PHYS_ERR_NOMEM

@@ -388,6 +388,29 @@ static void test_gzip_and_include(void) {
   }
   phys_spec_free(s);
 
+  // compile-time errors name the included file an element came from (before: the main file with the
+  // included file's line): a name used in two files, a file included twice, a moving body without inertia
+  physModel* m = phys_load_mjcf(put("model.xml", "<mujoco>\n<include file='parts/top.xml'/>\n<worldbody>\n"
+                                                 "<body name='arm'><geom size='.1'/></body>\n"
+                                                 "<include file='parts/arm.xml'/>\n</worldbody></mujoco>"), &log);
+  char want[700];
+  snprintf(want, sizeof(want), "%s/parts/arm.xml:1: body 'arm': duplicate name: the body at %s/model.xml:4 has it too",
+           dir, dir);
+  CHECK_MSG(m == NULL && strstr(log.error, want), "%s", log.error);
+  memset(&log, 0, sizeof(log));
+  m = phys_load_mjcf(put("model.xml", "<mujoco>\n<include file='parts/top.xml'/>\n<worldbody>\n"
+                                      "<include file='parts/arm.xml'/>\n<include file='parts/arm.xml'/>\n"
+                                      "</worldbody></mujoco>"), &log);
+  snprintf(want, sizeof(want), "%s/parts/arm.xml:1: body 'arm': duplicate name: the body at line 1 has it too", dir);
+  CHECK_MSG(m == NULL && strstr(log.error, want), "%s", log.error);
+  put("parts/point.xml", "<mujoco>\n<body name='p'><freejoint/>\n<inertial pos='0 0 0' mass='1' diaginertia='0 0 0'/>"
+                         "</body></mujoco>");
+  memset(&log, 0, sizeof(log));
+  m = phys_load_mjcf(put("model.xml", "<mujoco>\n<worldbody>\n<include file='parts/point.xml'/>\n</worldbody></mujoco>"),
+                     &log);
+  snprintf(want, sizeof(want), "%s/parts/point.xml:2: body 'p': it moves", dir);
+  CHECK_MSG(m == NULL && strstr(log.error, want), "%s", log.error);
+
   // errors inside an included file name that file and its line
   put("parts/bad.xml", "<mujoco>\n<body>\n<geom name='g' type='box' size='1'/>\n</body></mujoco>");
   EXPECT_ERROR("<mujoco><worldbody><include file='parts/bad.xml'/></worldbody></mujoco>", PHYS_ERR_SIZE,
