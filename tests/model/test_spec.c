@@ -106,11 +106,18 @@ static void test_attach(void) {
   phys_spec_add_joint(dst, post, PHYS_JNT_SLIDE);
   pg = phys_spec_add_geom(dst, post, PHYS_GEOM_SPHERE);
   dst->geom[pg].size[0] = 0.1;
+  strcpy(dst->filename, "floor.xml");
+  strcpy(src->filename, "robot.urdf");
+  src->joint[0].line = 7;
   CHECK(phys_spec_attach(dst, src, post) == PHYS_OK);
   CHECK(dst->body[2].parent == post && dst->body[3].parent == 2 && dst->geom[1].body == post);
+  // the attached elements keep their file for messages
+  CHECK(dst->body[1].fileid == 0 && dst->body[2].fileid > 0 && !strcmp(dst->srcfile[dst->body[2].fileid], "robot.urdf") &&
+        dst->joint[1].fileid == dst->body[2].fileid);
   memset(&log, 0, sizeof log);
   mm = phys_compile(dst, &log);
-  CHECK_MSG(mm == NULL && log.status == PHYS_ERR_MODEL, "a free joint under a moving body compiled");
+  CHECK_MSG(mm == NULL && log.status == PHYS_ERR_MODEL && strstr(log.error, "robot.urdf:7: joint"),
+            "a free joint under a moving body compiled: %s", log.error);
   phys_free_model(mm);
   phys_spec_free(dst);
   phys_spec_free(src);
