@@ -3,12 +3,15 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 //---------------------------------------------------------------------------------------------------------
 // growable vertex / face buffers with hard caps
@@ -403,6 +406,23 @@ static physStatus obj_load(meshBuf* out, FILE* fp, const double scale[3], const 
 //---------------------------------------------------------------------------------------------------------
 // public entry
 
+// open path for reading only if it is a regular file (a FIFO would block, a device never end, a folder
+// read as garbage): opened non-blocking, checked with fstat on the open file; NULL with errno (EINVAL: not
+// a regular file)
+static FILE* open_regular(const char* path) {
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return NULL;
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    errno = EINVAL;
+    return NULL;
+  }
+  FILE* fp = fdopen(fd, "rb");
+  if (!fp) close(fd);
+  return fp;
+}
+
 // load an STL or OBJ file (format from the extension) into out, scaled
 physStatus phys_mesh_load(const char* path, const double scale[3], physSpecMesh* out, physLog* log) {
   static const double one[3] = {1, 1, 1};
@@ -417,8 +437,11 @@ physStatus phys_mesh_load(const char* path, const double scale[3], physSpecMesh*
   if (!isstl && !isobj) {
     return phys_error(log, PHYS_ERR_ARG, "%s: unsupported mesh format (STL and OBJ are supported)", path);
   }
-  FILE* fp = fopen(path, "rb");
-  if (!fp) return phys_error(log, PHYS_ERR_IO, "%s: cannot open mesh file", path);
+  FILE* fp = open_regular(path);
+  if (!fp) {
+    return phys_error(log, PHYS_ERR_IO, "%s: cannot open mesh file%s", path,
+                      errno == EINVAL ? ": not a regular file" : "");
+  }
   long size = -1;
   if (fseek(fp, 0, SEEK_END) == 0) size = ftell(fp);
   if (size < 0 || fseek(fp, 0, SEEK_SET) != 0) {

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "test.h"
@@ -311,6 +312,12 @@ static void test_tetrahedron(void) {
 static void test_malformed(void) {
   expect_fail(tmp("does_not_exist.stl"), PHYS_ERR_IO, "cannot open", NULL);
   expect_fail(write_text("cube.ply", "ply\n"), PHYS_ERR_ARG, "unsupported", NULL);
+  // not regular files: a FIFO (before: opening it blocked forever) and a folder (before: "truncated binary
+  // STL: 9223372036854775807 bytes")
+  CHECK(mkfifo(tmp("fifo.stl"), 0600) == 0);
+  expect_fail(tmp("fifo.stl"), PHYS_ERR_IO, "not a regular file", NULL);
+  CHECK(mkdir(tmp("folder.obj"), 0700) == 0);
+  expect_fail(tmp("folder.obj"), PHYS_ERR_IO, "not a regular file", NULL);
   expect_fail(write_cube_binstl("cut.stl", -1, -1, 7), PHYS_ERR_PARSE, "truncated", "12 triangles");
   expect_fail(write_cube_binstl("huge.stl", 0xFFFFFFFFL, -1, 0), PHYS_ERR_PARSE, "4294967295", NULL);
   // 84 + 50 * 85899346 = 2^32 + 88: a 32-bit size computation would accept this 88-byte file
