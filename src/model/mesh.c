@@ -108,6 +108,19 @@ static void scale_vert(double v[3], const double scale[3]) {
   v[2] *= scale[2];
 }
 
+// the next line of a text mesh into line (PHYS_MESH_MAXLINE bytes; "" at the end of the file); a longer
+// line is an error at lineno (text meshes have short lines: this bounds memory, unlike getline)
+static physStatus read_line(FILE* fp, char line[PHYS_MESH_MAXLINE], const char* path, int lineno, physLog* log) {
+  line[0] = 0;
+  if (!fgets(line, PHYS_MESH_MAXLINE, fp)) return PHYS_OK;
+  size_t len = strlen(line);
+  if (len == PHYS_MESH_MAXLINE - 1 && line[len - 1] != '\n' && !feof(fp)) {
+    return phys_error(log, PHYS_ERR_PARSE, "%s:%d: line longer than %d bytes", path, lineno, PHYS_MESH_MAXLINE - 2);
+  }
+  if (len == 0) line[0] = '\n', line[1] = 0;   // a NUL byte first: an empty line, not the end
+  return PHYS_OK;
+}
+
 //---------------------------------------------------------------------------------------------------------
 // vertex merging: open-addressing hash on the exact bit pattern of the three coordinates
 
@@ -219,11 +232,10 @@ static physStatus stl_binary(meshBuf* out, FILE* fp, uint32_t ntri, const double
 static physStatus stl_ascii(meshBuf* out, FILE* fp, const double scale[3], const char* path, physLog* log) {
   vertMerge mg = {.out = out};
   double tri[9];        // corners of the current facet
-  char* line = NULL;
-  size_t cap = 0;
+  char line[PHYS_MESH_MAXLINE];
   int lineno = 0, inloop = 0, nloopvert = 0, loopline = 0, sawsolid = 0, sawend = 0;
   physStatus st = PHYS_OK;
-  while (st == PHYS_OK && getline(&line, &cap, fp) >= 0) {
+  while (st == PHYS_OK && (st = read_line(fp, line, path, lineno + 1, log)) == PHYS_OK && line[0]) {
     lineno++;
     char word[32];
     const char* p = next_word(line, word, sizeof(word));
@@ -271,7 +283,6 @@ static physStatus stl_ascii(meshBuf* out, FILE* fp, const double scale[3], const
       st = phys_error(log, PHYS_ERR_PARSE, "%s:%d: unexpected '%s' in ASCII STL", path, lineno, word);
     }
   }
-  free(line);
   if (st == PHYS_OK && ferror(fp)) st = phys_error(log, PHYS_ERR_IO, "%s: read error", path);
   if (st == PHYS_OK && inloop) {
     st = phys_error(log, PHYS_ERR_PARSE, "%s:%d: truncated ASCII STL: facet opened at line %d never closed",
@@ -370,11 +381,10 @@ static physStatus obj_face(meshBuf* out, const char* p, const char* path, int li
 
 // OBJ: "v x y z [w or r g b]" and "f ..." lines; every other statement (vt, vn, g, o, s, usemtl, #) ignored
 static physStatus obj_load(meshBuf* out, FILE* fp, const double scale[3], const char* path, physLog* log) {
-  char* line = NULL;
-  size_t cap = 0;
+  char line[PHYS_MESH_MAXLINE];
   int lineno = 0;
   physStatus st = PHYS_OK;
-  while (st == PHYS_OK && getline(&line, &cap, fp) >= 0) {
+  while (st == PHYS_OK && (st = read_line(fp, line, path, lineno + 1, log)) == PHYS_OK && line[0]) {
     lineno++;
     char word[16];
     const char* p = next_word(line, word, sizeof(word));
@@ -398,7 +408,6 @@ static physStatus obj_load(meshBuf* out, FILE* fp, const double scale[3], const 
       st = obj_face(out, p, path, lineno, log);
     }
   }
-  free(line);
   if (st == PHYS_OK && ferror(fp)) st = phys_error(log, PHYS_ERR_IO, "%s: read error", path);
   return st;
 }

@@ -10,6 +10,7 @@
 
 #define PHYS_MESH_MAXFACE 10000000   // refuse meshes with more triangles (10 M, ~ 500 MB of STL)
 #define PHYS_MESH_MAXVERT 10000000   // refuse meshes with more vertices
+#define PHYS_MESH_MAXLINE 65538      // longest line of a text mesh (OBJ, ASCII STL): 65536 bytes + newline + NUL
 
 // load a mesh file into out->vert/nvert/face/nface (owned, malloc'ed) and out->file, scaling every
 // vertex by scale (x, y, z; NULL: 1 1 1). The format follows the extension (.stl, .obj, any case).

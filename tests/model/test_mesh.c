@@ -312,6 +312,27 @@ static void test_tetrahedron(void) {
 static void test_malformed(void) {
   expect_fail(tmp("does_not_exist.stl"), PHYS_ERR_IO, "cannot open", NULL);
   expect_fail(write_text("cube.ply", "ply\n"), PHYS_ERR_ARG, "unsupported", NULL);
+  {   // a line longer than 65536 bytes is an error at its line (before: getline grew without bound); 65536 is fine
+    size_t n = 70000;
+    char* text = malloc(2 * n + 200);
+    char* p = text + sprintf(text, "v 0 0 0\n#");
+    memset(p, 'x', 65535);   // "#" + 65535 x: a 65536-byte comment, the longest line accepted
+    p += 65535;
+    p += sprintf(p, "\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 3 2\nf 1 2 4\nf 1 4 3\nf 2 3 4\n#");
+    physLog log = {0};
+    physSpecMesh m = {0};
+    CHECK_MSG(phys_mesh_load(write_text("longok.obj", text), NULL, &m, &log) == PHYS_OK && m.nface == 4, "%s",
+              log.error);
+    free(m.vert);
+    free(m.face);
+    memset(p, 'x', 65536);   // the last line: "#" + 65536 x, one byte too long
+    strcpy(p + 65536, "\n");
+    expect_fail(write_text("long.obj", text), PHYS_ERR_PARSE, ":10: line longer than 65536 bytes", NULL);
+    memset(p, 'x', n);
+    strcpy(p + n, "\n");
+    expect_fail(write_text("long2.obj", text), PHYS_ERR_PARSE, ":10: line longer than 65536 bytes", NULL);
+    free(text);
+  }
   // not regular files: a FIFO (before: opening it blocked forever) and a folder (before: "truncated binary
   // STL: 9223372036854775807 bytes")
   CHECK(mkfifo(tmp("fifo.stl"), 0600) == 0);
