@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "mesh.h"
 #include "path.h"
@@ -488,8 +489,10 @@ static void ancestor(char* out, size_t n, const char* dir, int up) {
   }
 }
 
-// package folder of package:// PKG: the URDF's folder or its nearest ancestor (up to URDF_SEARCH_UP
-// above) named PKG (ROS layout PKG/urdf/robot.urdf), else the URDF's folder; 0 if PKG is not a folder name
+// package folder of package:// PKG, the ROS package that holds the URDF: the URDF's folder or its nearest
+// ancestor (up to URDF_SEARCH_UP above) named PKG (layout PKG/urdf/robot.urdf), else the nearest one that
+// holds a package.xml (a package in a folder of another name), else the URDF's folder; 0 if PKG is not a
+// folder name
 static int package_folder(const urdfCtx* c, const char* pkg, size_t len, char out[PATH_MAX]) {
   if (len == 0 || (len == 1 && pkg[0] == '.') || (len == 2 && !strncmp(pkg, "..", 2))) return 0;
   for (int up = 0; up <= URDF_SEARCH_UP; up++) {
@@ -497,6 +500,12 @@ static int package_folder(const urdfCtx* c, const char* pkg, size_t len, char ou
     const char* base = strrchr(out, '/');
     base = base ? base + 1 : out;
     if (strlen(base) == len && !strncmp(base, pkg, len)) return 1;
+  }
+  for (int up = 0; up <= URDF_SEARCH_UP; up++) {
+    char manifest[PATH_MAX + 16];
+    ancestor(out, PATH_MAX, c->dir, up);
+    snprintf(manifest, sizeof(manifest), "%s/package.xml", out);
+    if (access(manifest, F_OK) == 0) return 1;
   }
   snprintf(out, PATH_MAX, "%s", c->dir);
   return 1;

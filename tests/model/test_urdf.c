@@ -559,6 +559,30 @@ static void test_mesh_paths(void) {
     CHECK_MSG(st == PHYS_OK, "'%s': status %d: %s", ok[i], st, log.error);
   }
 
+  // a package whose folder has another name (a clone): found by its package.xml; still nothing outside it
+  snprintf(p, sizeof(p), "%s/paths/clone", dir);
+  mkdir(p, 0700);
+  snprintf(p, sizeof(p), "%s/paths/clone/urdf", dir);
+  mkdir(p, 0700);
+  snprintf(p, sizeof(p), "%s/paths/clone/meshes", dir);
+  mkdir(p, 0700);
+  write_text("paths/clone/package.xml", "<package><name>mypkg</name></package>\n");
+  write_text("paths/clone/meshes/tet.obj", tet);
+  {
+    physLog clog = {0};
+    const char* robot = write_text("paths/clone/urdf/c.urdf",
+        "<robot name='r'>\n<link name='a'>\n<inertial><mass value='1'/>"
+        "<inertia ixx='1' iyy='1' izz='1' ixy='0' ixz='0' iyz='0'/></inertial>\n"
+        "<collision><geometry><mesh filename='package://mypkg/meshes/tet.obj'/></geometry></collision>\n"
+        "<collision><geometry><mesh filename='package://mypkg/../outside.obj'/></geometry></collision>\n"
+        "</link>\n</robot>\n");
+    physModel* cm = phys_load_urdf(robot, NULL, &clog);
+    CHECK_MSG(cm == NULL && clog.nwarning == 0 &&   // line 4 found (no "not found" warning), line 5 refused
+              strstr(clog.error, "c.urdf:5: link 'a': mesh 'package://mypkg/../outside.obj' resolves outside"),
+              "%d warnings: %s", clog.nwarning, clog.error);
+    phys_free_model(cm);
+  }
+
   // a missing file inside the folder stays a warning (geom dropped) without strict_mesh, an I/O error with it
   physLog log;
   CHECK(load_mesh_robot("nothere.obj", 0, &log) == PHYS_ERR_MODEL && log.nwarning == 1 &&
