@@ -130,6 +130,16 @@ static const char* write_text(const char* name, const char* text) {
   return buf[k];
 }
 
+// a ROS-like package folder in the temp folder: root, root/urdf, root/meshes
+static void make_package(const char* root) {
+  static const char* const sub[] = {"", "/urdf", "/meshes"};
+  for (int i = 0; i < 3; i++) {
+    char p[600];
+    snprintf(p, sizeof(p), "%s/%s%s", dir, root, sub[i]);
+    mkdir(p, 0700);
+  }
+}
+
 // id of a named object, by linear search over the model's names (independent of phys_name2id)
 static int find(const physModel* m, const int* nameadr, int n, const char* name) {
   for (int i = 0; i < n; i++) {
@@ -391,13 +401,7 @@ static void write_cubes(void) {
 }
 
 static void test_frames(void) {
-  char sub[512];
-  snprintf(sub, sizeof(sub), "%s/mypkg", dir);
-  mkdir(sub, 0700);
-  snprintf(sub, sizeof(sub), "%s/mypkg/urdf", dir);
-  mkdir(sub, 0700);
-  snprintf(sub, sizeof(sub), "%s/mypkg/meshes", dir);
-  mkdir(sub, 0700);
+  make_package("mypkg");
   write_cubes();
   const char* path = write_text("mypkg/urdf/frames.urdf", frames_urdf);
 
@@ -512,12 +516,10 @@ static physStatus load_mesh_robot(const char* filename, int strict, physLog* log
 }
 
 static void test_mesh_paths(void) {
-  static const char* const sub[] = {"paths", "paths/pkg", "paths/pkg/urdf", "paths/pkg/meshes"};
   char p[600], q[600];
-  for (int i = 0; i < 4; i++) {
-    snprintf(p, sizeof(p), "%s/%s", dir, sub[i]);
-    mkdir(p, 0700);
-  }
+  snprintf(p, sizeof(p), "%s/paths", dir);
+  mkdir(p, 0700);
+  make_package("paths/pkg");
   const char* tet = "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 3 2\nf 1 2 4\nf 1 4 3\nf 2 3 4\n";
   write_text("paths/outside.obj", tet);          // exists, outside the package and the URDF's folder
   write_text("paths/pkg/meshes/tet.obj", tet);   // inside the package pkg
@@ -560,12 +562,7 @@ static void test_mesh_paths(void) {
   }
 
   // a package whose folder has another name (a clone): found by its package.xml; still nothing outside it
-  snprintf(p, sizeof(p), "%s/paths/clone", dir);
-  mkdir(p, 0700);
-  snprintf(p, sizeof(p), "%s/paths/clone/urdf", dir);
-  mkdir(p, 0700);
-  snprintf(p, sizeof(p), "%s/paths/clone/meshes", dir);
-  mkdir(p, 0700);
+  make_package("paths/clone");
   write_text("paths/clone/package.xml", "<package><name>mypkg</name></package>\n");
   write_text("paths/clone/meshes/tet.obj", tet);
   {
