@@ -297,7 +297,7 @@ static void compare_model(const char* path, int full, int ignore_tendons) {
   }
   printf("%-28s nq %3d nv %3d nbody %3d ngeom %3d nu %3d  warnings %d%s\n", name, p->nq, p->nv, p->nbody,
          p->ngeom, p->nu, log.nwarning, log.nwarning ? ":" : "");
-  for (int i = 0; i < log.nwarning && i < 3; i++) printf("    %s\n", log.warning[i]);
+  for (int i = 0; i < log.nkind && i < 3; i++) printf("    %s (x%d)\n", log.warning[i], log.count[i]);
   phys_free_model(p);
   mj_deleteModel(m);
 }

@@ -153,8 +153,7 @@ static physStatus fit(physModel* m, int contact, const char* const* spec, int n,
   st = phys_fit(m, &t, theta0, lo, hi, ds, &opt, res, &log);
   m->opt.contact = contact0;
   CHECK_MSG(st == PHYS_OK, "%s", log.error);
-  for (int i = 0; getenv("PHYS_TEST_VERBOSE") && i < log.nwarning && i < PHYS_MAXWARN; i++)
-    printf("  warning: %s\n", log.warning[i]);
+  if (getenv("PHYS_TEST_VERBOSE")) phys_log_print_warnings(&log, stdout);
   phys_param_table_free(&t);
   return st;
 }
