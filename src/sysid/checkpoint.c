@@ -433,7 +433,7 @@ static int check_sizes(const char* path, const physFitState* s, const physFitSta
 // the key's components that differ, as "model, data" into buf
 static void key_diff(char* buf, size_t n, const uint64_t* a, const uint64_t* b) {
   static const char* const what[PHYS_CKPT_NKEY] = {
-      "the model", "the data", "the parameters (names, initial values, bounds)", "the fit options"};
+      "model", "data", "parameters (names, initial values or bounds)", "fit options"};
   buf[0] = 0;
   for (int i = 0; i < PHYS_CKPT_NKEY; i++)
     if (a[i] != b[i]) snprintf(buf + strlen(buf), n - strlen(buf), "%s%s", buf[0] ? ", " : "", what[i]);
@@ -464,8 +464,8 @@ static physStatus parse(const char* path, const unsigned char* p, size_t len, ph
   char diff[256];
   key_diff(diff, sizeof diff, s.key, st->key);
   if (diff[0])
-    return phys_error(log, PHYS_ERR_ARG, "%s: the checkpoint is of another fit (%s differ%s): remove it or run "
-                      "without --resume", path, diff, strchr(diff, ',') ? "" : "s");
+    return phys_error(log, PHYS_ERR_ARG, "%s: the checkpoint was written for another fit (different %s): remove it "
+                      "or run without --resume", path, diff);
   if (!check_sizes(path, &s, st, log)) return log->status;
   if (!read_fields(path, p, len, nrec, f, array_fields(f, &s), log)) return log->status;
   *st = s;

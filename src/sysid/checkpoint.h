@@ -52,8 +52,8 @@ typedef struct physFitState_ {
   double time_forward, time_gradient;
 } physFitState;
 
-// the hashes (64-bit FNV-1a) of what a resume must match: [0] the model with theta0 written into it
-// (sizes, options, every array), [1] the data (samples, observed coordinates, dt), [2] the parameter table,
+// the hashes (64-bit FNV-1a) of what a resume must match: [0] the model as phys_fit receives it (sizes,
+// options, every array: also the values of the identified parameters it holds), [1] the data (samples, observed coordinates, dt), [2] the parameter table,
 // theta0 and the bounds, [3] every fit option that changes the result (not verbose, threads, checkpoint)
 void phys_ckpt_key(uint64_t key[PHYS_CKPT_NKEY], const physModel* m, const physParamTable* t,
                    const double* theta0, const double* lo, const double* hi, const physDataset* ds,

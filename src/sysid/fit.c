@@ -1045,18 +1045,16 @@ static void* run_alloc(fitRun* run, int n, int nres, int maxit) {
 // the checkpoint's key and state table (pointing at the run's arrays and the result's best start); with
 // opt->resume and an existing file, read it and restore the run, the best finished start, the draws, the
 // warning count and times, and set *s0 to the start in progress. A fresh start checks that the file may be
-// replaced (checkpoint.h). The model gets theta0 first: the key does not depend on the values it held.
+// replaced (checkpoint.h). key: phys_ckpt_key of the inputs as phys_fit received them.
 static physStatus ckpt_begin(fitCkpt* ck, fitProblem* pb, fitRun* run, physFitResult* res, physRng* rng,
-                             double* best_loss, const double* theta0, const double* lo, const double* hi,
-                             int nstart, int* s0) {
+                             double* best_loss, const uint64_t* key, int nstart, int* s0) {
   const physFitOptions* opt = pb->opt;
   int n = pb->ntheta;
   memset(ck, 0, sizeof(*ck));
   ck->path = opt->checkpoint, ck->rng = rng, ck->best_loss = best_loss, ck->res = res;
   physFitState* st = &ck->st;
-  physStatus s = phys_param_set(pb->t, pb->m, theta0);
-  if (s != PHYS_OK) return phys_error(pb->log, s, "fit: theta0 is not a valid model (phys_param_set)");
-  phys_ckpt_key(st->key, pb->m, pb->t, theta0, lo, hi, pb->ds, opt);
+  physStatus s;
+  memcpy(st->key, key, sizeof(st->key));
   st->ntheta = n, st->max_iter = opt->max_iter, st->optimizer = opt->optimizer;
   st->nwa = (int)lbfgsb_nwa(n), st->niwa = 3 * n;
   st->best_theta = res->theta, st->best_loss_hist = res->loss_hist, st->best_theta_hist = res->theta_hist;
@@ -1115,6 +1113,11 @@ physStatus phys_fit(physModel* m, const physParamTable* t, const double* theta0,
   if (lower) memcpy(lo, lower, sizeof(double) * (size_t)n);
   if (upper) memcpy(hi, upper, sizeof(double) * (size_t)n);
   physStatus st = check_bounds(t, theta0, lo, hi, log);
+  // the checkpoint's key: the inputs as given (the model before the fit changes its timestep and theta)
+  uint64_t key[PHYS_CKPT_NKEY];
+  physFitOptions okey = *opt;
+  okey.max_iter = maxit;
+  if (st == PHYS_OK && opt->checkpoint) phys_ckpt_key(key, m, t, theta0, lo, hi, ds, &okey);
   double dt = m->opt.timestep;
   fitProblem pb;
   memset(&pb, 0, sizeof(pb));
@@ -1147,7 +1150,7 @@ physStatus phys_fit(physModel* m, const physParamTable* t, const double* theta0,
   int nstart = opt->starts > 0 ? opt->starts : 1, s0 = 0;
   fitCkpt ck;
   if (st == PHYS_OK && opt->checkpoint)
-    st = ckpt_begin(&ck, &pb, &run, res, &rng, &best_loss, theta0, lo, hi, nstart, &s0);
+    st = ckpt_begin(&ck, &pb, &run, res, &rng, &best_loss, key, nstart, &s0);
   for (int s = s0; st == PHYS_OK && s < nstart; s++) {
     if (!run.resumed) {
       if (s == 0) memcpy(run.theta, theta0, sizeof(double) * (size_t)n);
