@@ -762,9 +762,10 @@ static void ftask(char task[60], const char* s) {
   memcpy(task, s, n < 60 ? n : 60);
 }
 
-// L-BFGS-B on loss(theta) with gradient J'r; one iteration per new iterate ("NEW_X"). At NEW_X setulb's
-// whole state is in x = theta, f, g, wa, iwa, task, csave, lsave, isave and dsave (it keeps nothing else
-// between calls), so a checkpoint of these and of the best iterate continues the same sequence of calls
+// L-BFGS-B on loss(theta) with gradient J'r; one iteration per new iterate ("NEW_X"). Between calls setulb's
+// whole state is in x = theta, f, g, wa, iwa, task, csave, lsave, isave and dsave (it keeps nothing else;
+// dsave(6..10) are CPU timers it only prints), so a checkpoint of these and of the best iterate, at NEW_X and
+// after the first evaluation (iteration 0), continues the same sequence of calls
 static physStatus run_lbfgsb(fitProblem* pb, fitRun* run, const double* lo, const double* hi, int start) {
   int n = pb->ntheta, nr = pb->nres, mcorr = LBFGSB_M, iprint = -1;
   double *wa = run->wa, *g = run->g;
@@ -808,6 +809,7 @@ static physStatus run_lbfgsb(fitProblem* pb, fitRun* run, const double* lo, cons
         record(pb, run, 0, o->f, th);
         progress(pb, "lbfgsb", start, 0, o->f, 0, th);
         first = 0;
+        if ((st = checkpoint(pb, run, start)) != PHYS_OK) return st;   // iteration 0: f and g for setulb
       }
       if (o->f < o->cur) o->cur = o->f, memcpy(run->best, th, sizeof(double) * (size_t)n);
       continue;
