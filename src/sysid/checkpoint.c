@@ -288,42 +288,55 @@ static int has_magic(int fd) {
   return k == 8 && memcmp(head, CKPT_MAGIC, 8) == 0;
 }
 
-// a target the checkpoint may replace (checkpoint.h)
+// create PATH.physid-tmp for writing into tmp (PATH_MAX): a leftover of a killed run is removed first if it is
+// a regular file, any other kind is refused (never followed); the descriptor, or -1 with a message in log
+static int open_tmp(const char* path, char* tmp, physLog* log) {
+  if (snprintf(tmp, PATH_MAX, "%s.physid-tmp", path) >= PATH_MAX) {
+    phys_error(log, PHYS_ERR_IO, "%s: checkpoint: file name too long", path);
+    return -1;
+  }
+  struct stat sb;
+  if (lstat(tmp, &sb) == 0 && (!S_ISREG(sb.st_mode) || unlink(tmp) != 0)) {
+    phys_error(log, PHYS_ERR_IO, "%s: checkpoint: its temporary %s exists and %s", path, tmp,
+               S_ISREG(sb.st_mode) ? "cannot be removed" : "is not a regular file");
+    return -1;
+  }
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) phys_error(log, PHYS_ERR_IO, "%s: checkpoint: cannot create %s: %s", path, tmp, strerror(errno));
+  return fd;
+}
+
+// a target the checkpoint may replace, in a folder where its temporary can be created (checkpoint.h)
 physStatus phys_ckpt_check_target(const char* path, physLog* log) {
   struct stat sb;
   if (!path || !*path) return phys_error(log, PHYS_ERR_ARG, "checkpoint: no file name");
-  if (lstat(path, &sb) != 0) {
-    if (errno == ENOENT) return PHYS_OK;
-    return phys_error(log, PHYS_ERR_IO, "%s: checkpoint: %s", path, strerror(errno));
-  }
-  if (!S_ISREG(sb.st_mode))
+  int exists = lstat(path, &sb) == 0;
+  if (!exists && errno != ENOENT) return phys_error(log, PHYS_ERR_IO, "%s: checkpoint: %s", path, strerror(errno));
+  if (exists && !S_ISREG(sb.st_mode))
     return phys_error(log, PHYS_ERR_IO, "%s: checkpoint: not a regular file (a checkpoint replaces only a new "
                       "name or a regular file, never a link, device, FIFO or folder)", path);
-  if (sb.st_size == 0) return PHYS_OK;
-  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return phys_error(log, PHYS_ERR_IO, "%s: checkpoint: %s", path, strerror(errno));
-  int ok = has_magic(fd);
+  if (exists && sb.st_size > 0) {
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return phys_error(log, PHYS_ERR_IO, "%s: checkpoint: %s", path, strerror(errno));
+    int ok = has_magic(fd);
+    close(fd);
+    if (!ok)
+      return phys_error(log, PHYS_ERR_IO, "%s: exists and is not a physid checkpoint: refusing to overwrite it "
+                        "(give --checkpoint a new file name)", path);
+  }
+  char tmp[PATH_MAX];
+  int fd = open_tmp(path, tmp, log);
+  if (fd < 0) return log->status;
   close(fd);
-  if (!ok)
-    return phys_error(log, PHYS_ERR_IO, "%s: exists and is not a physid checkpoint: refusing to overwrite it "
-                      "(give --checkpoint a new file name)", path);
+  unlink(tmp);
   return PHYS_OK;
 }
 
-// write the bytes to PATH.physid-tmp, fsync, rename over path (checkpoint.h)
+// write the bytes to PATH.physid-tmp, fsync, rename over path, fsync the folder (checkpoint.h)
 static physStatus write_atomic(const char* path, const ckBuf* b, physLog* log) {
   char tmp[PATH_MAX];
-  if (snprintf(tmp, sizeof tmp, "%s.physid-tmp", path) >= (int)sizeof tmp)
-    return phys_error(log, PHYS_ERR_IO, "%s: checkpoint: file name too long", path);
-  struct stat sb;
-  if (lstat(tmp, &sb) == 0) {
-    // a leftover of a killed run: replaced if it is a regular file, else refused
-    if (!S_ISREG(sb.st_mode) || unlink(tmp) != 0)
-      return phys_error(log, PHYS_ERR_IO, "%s: checkpoint: its temporary %s exists and %s", path, tmp,
-                        S_ISREG(sb.st_mode) ? "cannot be removed" : "is not a regular file");
-  }
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd < 0) return phys_error(log, PHYS_ERR_IO, "%s: checkpoint: cannot create %s: %s", path, tmp, strerror(errno));
+  int fd = open_tmp(path, tmp, log);
+  if (fd < 0) return log->status;
   int ok = write_all(fd, b->p, b->len) && fsync(fd) == 0;
   int err = errno;
   if (close(fd) != 0 && ok) ok = 0, err = errno;

@@ -60,7 +60,9 @@ void phys_ckpt_key(uint64_t key[PHYS_CKPT_NKEY], const physModel* m, const physP
                    const physFitOptions* opt);
 
 // refuse a target that a checkpoint may not replace: PHYS_ERR_IO unless path is a new name or a regular
-// file (not a symlink) that is empty or a physid checkpoint (so a model or data file is never overwritten)
+// file (not a symlink) that is empty or a physid checkpoint (so a model or data file is never overwritten),
+// and its temporary (below) can be created in its folder (created and removed: a missing or read-only folder
+// is an error before the fit)
 physStatus phys_ckpt_check_target(const char* path, physLog* log);
 
 // write st to path atomically: PATH.physid-tmp beside it (a leftover regular file of that name is

@@ -1066,9 +1066,10 @@ static physStatus ckpt_begin(fitCkpt* ck, fitProblem* pb, fitRun* run, physFitRe
   pb->ck = ck;
   int found = 0;
   if (opt->resume && (s = phys_ckpt_load(ck->path, st, &found, pb->log)) != PHYS_OK) return s;
+  if ((s = phys_ckpt_check_target(ck->path, pb->log)) != PHYS_OK) return s;
   if (!found) {
     if (opt->resume && opt->verbose) fprintf(stderr, "fit: no checkpoint %s yet: starting fresh\n", ck->path);
-    return phys_ckpt_check_target(ck->path, pb->log);
+    return PHYS_OK;
   }
   if (st->start >= nstart)
     return phys_error(pb->log, PHYS_ERR_PARSE, "%s: corrupt checkpoint: start %d of %d", ck->path, st->start, nstart);
