@@ -109,9 +109,16 @@ static void test_hook_kill(void) {
   printf("killed by the hook and resumed: %d of %d result.json identical but for time\n", nsame, nrun);
 }
 
+// 1 if the two files hold the same bytes
+static int same_bytes(const char* a, const char* b) {
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "cmp -s '%s' '%s'", a, b);
+  return system(cmd) == 0;
+}
+
 // one SIGKILL at a moment the test does not choose: Adam for 400 iterations (about 1 s) started in the
 // background, killed 0.1 s after its first checkpoint appeared, then resumed: result.json as the uninterrupted
-// run's but for time
+// run's but for time, the report and the written model byte for byte
 static void test_real_kill(void) {
   char ck[300];
   keep(ck, "k.ckpt");
@@ -120,7 +127,13 @@ static void test_real_kill(void) {
   char out[300];
   keep(out, "kres.json");
   char args[2048];
-  snprintf(args, sizeof args, FIT " --optimizer adam --lr 1e-3 --iters 400 --quiet --out '%s'", ref);
+  char html[2][300], xml[2][300];
+  keep(html[0], "kref.html");
+  keep(html[1], "kres.html");
+  keep(xml[0], "kref.xml");
+  keep(xml[1], "kres.xml");
+  snprintf(args, sizeof args, FIT " --optimizer adam --lr 1e-3 --iters 400 --quiet --out '%s' --report '%s' "
+           "--write-model '%s'", ref, html[0], xml[0]);
   shRun r = run(args);
   CHECK_MSG(r.code == 0, "%s", r.err);
   run_free(&r);
@@ -153,8 +166,8 @@ static void test_real_kill(void) {
   CHECK_MSG(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "the fit was not killed (exit %d): it ended first",
             WIFEXITED(status) ? WEXITSTATUS(status) : -1);
   CHECK(!exists(out));
-  snprintf(args, sizeof args, FIT " --optimizer adam --lr 1e-3 --iters 400 --checkpoint '%s' --out '%s' --resume",
-           ck, out);
+  snprintf(args, sizeof args, FIT " --optimizer adam --lr 1e-3 --iters 400 --checkpoint '%s' --out '%s' --resume "
+           "--report '%s' --write-model '%s'", ck, out, html[1], xml[1]);
   r = run(args);
   const char* at = strstr(r.err, "fit: resuming from ");
   int start = -1, iter = -1;
@@ -164,6 +177,7 @@ static void test_real_kill(void) {
             start, iter, r.err);
   int same = same_result(ref, out);
   CHECK(same);
+  CHECK(same_bytes(html[0], html[1]) && same_bytes(xml[0], xml[1]));
   printf("SIGKILL 0.1 s after the first checkpoint, resumed from iteration %d of 400: result.json %s\n", iter,
          same ? "identical but for time" : "DIFFERENT");
   run_free(&r);
