@@ -45,19 +45,13 @@ static uint64_t key_model(const physModel* m) {
                        m->nmesh, m->nmeshvert, m->nmeshface, m->nhullvert, m->nhullface, m->nhullfacevert,
                        m->nkey, m->npair, m->nexclude, m->nconmax, m->nnames};
   HASH(h, sizes);
-  const physOption* o = &m->opt;
-  HASH(h, o->timestep);
-  HASH(h, o->gravity);
-  HASH(h, o->integrator);
-  HASH(h, o->disableflags);
-  HASH(h, o->contact);
-  HASH(h, o->baumgarte);
-  HASH(h, o->penalty_stiffness);
-  HASH(h, o->penalty_damping);
-  HASH(h, o->penalty_vslip);
-  HASH(h, o->solver_iterations);
-  HASH(h, o->solver_tolerance);
-  HASH(h, o->gradflags);
+  _Static_assert(sizeof(physOption) == 104, "a field added to physOption must enter the checkpoint's key here");
+  const physOption* o = &m->opt;   // every field
+  const double od[] = {o->timestep, o->gravity[0], o->gravity[1], o->gravity[2], o->baumgarte, o->penalty_stiffness,
+                       o->penalty_damping, o->penalty_vslip, o->solver_tolerance};
+  const int oi[] = {o->integrator, o->disableflags, o->contact, o->solver_iterations, o->gradflags};
+  HASH(h, od);
+  HASH(h, oi);
   return fnv(h, m->buffer, m->nbuffer);
 }
 
