@@ -1009,6 +1009,17 @@ physStatus phys_fit_residuals(physModel* m, const physParamTable* t, const doubl
   return st;
 }
 
+// 1 if isave(1..16) hold what setulb's START writes there for n parameters: m n, m^2, 4 m^2 and the 1-based
+// offsets of its 13 partitions of wa (ws, wy: m n; sy, ss, wt: m^2; wn, snd: 4 m^2; z, r, d, t, xp: n; wa).
+// setulb indexes wa by them: a checkpoint whose offsets differ is refused, whatever its hash says
+static int lbfgsb_offsets_ok(const int* isave, int n) {
+  const int m = LBFGSB_M, len[12] = {m * n, m * n, m * m, m * m, m * m, 4 * m * m, 4 * m * m, n, n, n, n, n};
+  if (isave[0] != m * n || isave[1] != m * m || isave[2] != 4 * m * m || isave[3] != 1) return 0;
+  for (int k = 0; k < 12; k++)
+    if (isave[4 + k] != isave[3 + k] + len[k]) return 0;
+  return 1;
+}
+
 // doubles of L-BFGS-B's work array for n parameters
 static size_t lbfgsb_nwa(int n) {
   return (2 * LBFGSB_M + 5) * (size_t)n + 11 * LBFGSB_M * LBFGSB_M + 8 * LBFGSB_M;
@@ -1073,6 +1084,8 @@ static physStatus ckpt_begin(fitCkpt* ck, fitProblem* pb, fitRun* run, physFitRe
   }
   if (st->start >= nstart)
     return phys_error(pb->log, PHYS_ERR_PARSE, "%s: corrupt checkpoint: start %d of %d", ck->path, st->start, nstart);
+  if (opt->optimizer == PHYS_OPT_LBFGSB && !lbfgsb_offsets_ok(st->run.isave, n))
+    return phys_error(pb->log, PHYS_ERR_PARSE, "%s: corrupt checkpoint: L-BFGS-B's work-array offsets", ck->path);
   run->resumed = 1;
   run->o = st->run;
   memcpy(rng->s, st->rng, sizeof(rng->s));

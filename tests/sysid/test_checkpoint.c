@@ -332,7 +332,8 @@ static void test_mismatch(fixture* fx) {
   phys_fit_result_free(&ref);
 }
 
-// corrupt files: one byte changed, truncated, not a checkpoint, another version, empty: PHYS_ERR_PARSE naming
+// corrupt files: one byte changed, truncated, not a checkpoint, another version, empty, L-BFGS-B work-array
+// offsets that setulb did not write (hash recomputed: setulb would index wa by them): PHYS_ERR_PARSE naming
 // the file, and the caller's state untouched
 static void test_corrupt(const fixture* fx) {
   const char* ck = scratch("c.ckpt");
@@ -369,18 +370,24 @@ static void test_corrupt(const fixture* fx) {
               cases[c].what, st, log.error);
     free(b);
   }
-  // another version with a valid hash (FNV-1a over the bytes before it, recomputed here)
-  unsigned char* b = malloc(n);
-  memcpy(b, good, n);
-  b[8] = 9;
-  uint64_t hsh = 0xcbf29ce484222325ull;
-  for (size_t i = 0; i + 8 < n; i++) hsh = (hsh ^ b[i]) * 0x100000001b3ull;
-  memcpy(b + n - 8, &hsh, 8);
-  put_bytes(ck, b, n);
-  memset(&log, 0, sizeof(log));
-  CHECK(fit(fx, NULL, &opt, &res, &log) == PHYS_ERR_PARSE);
-  CHECK_MSG(strstr(log.error, "checkpoint version 9, this physid reads version 1"), "%s", log.error);
-  free(b);
+  // another version, and L-BFGS-B's offset of wy into wa (isave(5)) moved, each with a valid hash
+  for (int c = 0; c < 2; c++) {
+    unsigned char* b = malloc(n);
+    memcpy(b, good, n);
+    unsigned char* isave = memmem(b, n, "isave", 6);
+    CHECK(isave != NULL);
+    if (c == 0) b[8] = 9;
+    else if (isave) isave[40 + 4 * 4] += 1;   // name[24] type pad count, then the ints
+    uint64_t hsh = 0xcbf29ce484222325ull;     // FNV-1a over the bytes before the hash
+    for (size_t i = 0; i + 8 < n; i++) hsh = (hsh ^ b[i]) * 0x100000001b3ull;
+    memcpy(b + n - 8, &hsh, 8);
+    put_bytes(ck, b, n);
+    memset(&log, 0, sizeof(log));
+    CHECK(fit(fx, NULL, &opt, &res, &log) == PHYS_ERR_PARSE);
+    CHECK_MSG(strstr(log.error, c == 0 ? "checkpoint version 9, this physid reads version 1"
+                                       : "corrupt checkpoint: L-BFGS-B's work-array offsets"), "%s", log.error);
+    free(b);
+  }
   // the reader: a corrupt file leaves the caller's state as it was
   put_bytes(ck, good, n - 1);
   physFitState st;
