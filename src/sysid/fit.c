@@ -548,7 +548,7 @@ static physStatus evaluate(fitProblem* pb, const double* theta, double* r, doubl
 typedef struct fitRun_ {
   double *theta, *r, *J, *g, *H, *D, *Hf, *gf, *step, *trial, *mom, *vel, *best;
   int *free_;
-  double* wa;               // L-BFGS-B's work arrays (NWA(n) doubles, 3n ints, then nbd: n ints)
+  double* wa;               // L-BFGS-B: work array (lbfgsb_nwa(n) doubles) and iwa (3n ints, then nbd: n ints)
   int* iwa;
   double* loss_hist;        // max_iter + 1
   double* theta_hist;       // (max_iter + 1) x ntheta
