@@ -464,6 +464,40 @@ static void test_target(const fixture* fx) {
   phys_fit_result_free(&ref);
 }
 
+// the hook of test_write_fails: after checkpoint (start 1, iteration 1) its folder is renamed away
+typedef struct moveAway_ {
+  char from[300], to[300];
+  int moved;
+} moveAway;
+
+static int move_folder(void* ctx, int start, int iter) {
+  moveAway* mv = ctx;
+  if (start == 1 && iter == 1 && !mv->moved) mv->moved = rename(mv->from, mv->to) == 0;
+  return 0;
+}
+
+// a checkpoint that cannot be written during the fit (its folder vanished after start 1's iteration 1) ends the
+// fit with PHYS_ERR_IO naming the file, in a drawn start too (not skipped as a start that cannot be simulated)
+static void test_write_fails(const fixture* fx) {
+  moveAway mv = {{0}, {0}, 0};
+  snprintf(mv.from, sizeof mv.from, "%s", scratch("sub"));
+  snprintf(mv.to, sizeof mv.to, "%s", scratch("sub.moved"));
+  CHECK(mkdir(mv.from, 0755) == 0);
+  char ck[320];
+  snprintf(ck, sizeof ck, "%s/w.ckpt", mv.from);
+  physFitOptions opt;
+  options(&opt, PHYS_OPT_LM, 2);
+  opt.checkpoint = ck;
+  opt.on_checkpoint = move_folder;
+  opt.on_checkpoint_ctx = &mv;
+  physFitResult res;
+  physLog log = {0};
+  physStatus st = fit(fx, NULL, &opt, &res, &log);
+  CHECK(mv.moved);
+  CHECK_MSG(st == PHYS_ERR_IO && strstr(log.error, "w.ckpt: checkpoint: cannot create"), "%d %s", st, log.error);
+  if (st == PHYS_OK) phys_fit_result_free(&res);
+}
+
 #define STATE_FIXED 46   // doubles of make_state's arrays besides wa (2 parameters, 3 iterations, 8 ints)
 
 // a state of ntheta 2 whose wa (nwa doubles) and every scalar depend on v: version v of the file
@@ -559,6 +593,7 @@ int main(void) {
     test_mismatch(&fx);
     test_corrupt(&fx);
     test_target(&fx);
+    test_write_fails(&fx);
   }
   fixture_free(&fx);
   test_kill_while_writing();
