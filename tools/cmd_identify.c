@@ -4,8 +4,8 @@
 //
 // Settings come from the command line, or from a JSON job file (--job) whose keys are the long option names
 // (model, data, params, loss, horizon, substeps, optimizer, starts, seed, iters, weights, prior, lr, contact,
-// files, skip, map, observe, out, write_model, report, floating, quiet); an option given on the command line
-// overrides the job's value (a list option, --param or --map, replaces the job's whole list).
+// files, skip, map, observe, out, write_model, report, floating, quiet, checkpoint, resume); an option given
+// on the command line overrides the job's value (a list option, --param or --map, replaces the job's whole list).
 // Every input is checked before any work: settings, model, parameter names and bounds, that --write-model can
 // hold every parameter, the output folders, then the data. Outputs go to temporary files beside their targets,
 // renamed into place only when all of them were written; an error or SIGINT/SIGTERM removes them.
@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -37,6 +38,8 @@ typedef struct idArgs_ {
   int loss, horizon, substeps, optimizer, starts, seed, iters, contact, files, skip, floating, quiet;
   double prior, lr;
   const char *weights, *observe, *job, *out, *write_model, *report, *ctrl_value;
+  const char* checkpoint;   // --checkpoint FILE: the optimizer's state after every iteration (src/sysid/checkpoint.h)
+  int resume;               // --resume: continue from it
   // merged
   const char* model;
   const char* data[ID_MAXDATA];
@@ -242,17 +245,19 @@ static int job_key(idArgs* a, const cJSON* v, const char* job) {
   if (!strcmp(k, "out")) return job_string(&a->out, v, job);
   if (!strcmp(k, "write_model")) return job_string(&a->write_model, v, job);
   if (!strcmp(k, "report")) return job_string(&a->report, v, job);
-  if (!strcmp(k, "floating") || !strcmp(k, "quiet")) {
+  if (!strcmp(k, "checkpoint")) return job_string(&a->checkpoint, v, job);
+  if (!strcmp(k, "floating") || !strcmp(k, "quiet") || !strcmp(k, "resume")) {
     if (!cJSON_IsBool(v)) {
       cli_error("%s: key '%s': expected true or false", job, k);
       return 0;
     }
-    int* dst = k[0] == 'f' ? &a->floating : &a->quiet;
+    int* dst = k[0] == 'f' ? &a->floating : k[0] == 'q' ? &a->quiet : &a->resume;
     *dst = *dst || cJSON_IsTrue(v);
     return 1;
   }
   cli_error("%s: unknown key '%s' (valid: model, data, params, loss, horizon, substeps, optimizer, starts, seed, "
-            "iters, weights, prior, lr, contact, files, skip, map, observe, out, write_model, report, floating, quiet)",
+            "iters, weights, prior, lr, contact, files, skip, map, observe, out, write_model, report, floating, quiet, "
+            "checkpoint, resume)",
             job, k);
   return 0;
 }
@@ -296,6 +301,30 @@ static int parse_weights(double w[3], const char* text) {
   return 1;
 }
 
+// 1 if paths a and b name the same file: the same string, or the same device and inode
+static int same_file(const char* a, const char* b) {
+  struct stat sa, sb;
+  if (!a || !b) return 0;
+  if (!strcmp(a, b)) return 1;
+  return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+// --resume needs --checkpoint, which may not be an output (the fit refuses to replace a model or data file:
+// src/sysid/checkpoint.h); -1 if fine, else the exit code
+static int check_checkpoint(const idArgs* a) {
+  if (a->resume && !a->checkpoint) {
+    cli_error("identify: --resume needs --checkpoint FILE (the file to continue from)");
+    return CLI_EXIT_USAGE;
+  }
+  const char* out[3] = {a->out, a->write_model, a->report};
+  for (int i = 0; a->checkpoint && i < 3; i++)
+    if (same_file(a->checkpoint, out[i])) {
+      cli_error("identify: --checkpoint %s is also an output", a->checkpoint);
+      return CLI_EXIT_USAGE;
+    }
+  return -1;
+}
+
 // the command line's positionals, then the job, then the checks that need no model
 static int merge_settings(idArgs* a) {
   int npos = 0;
@@ -312,7 +341,7 @@ static int merge_settings(idArgs* a) {
               : a->ndata < 1 ? "missing DATA (files or folders)" : "no parameter to identify: give --param KIND:NAME");
     return CLI_EXIT_USAGE;
   }
-  return -1;
+  return check_checkpoint(a);
 }
 
 // --ctrl-value: the controls held during every trajectory (a known push); 0 and a message if malformed
@@ -320,6 +349,17 @@ static int parse_ctrl(idRun* r, const char* text) {
   if (!cli_parse_controls(r->ctrl, r->m, text)) return 0;
   r->fit.ctrl = r->ctrl;
   return 1;
+}
+
+// tests only: PHYSID_TEST_KILL_AFTER_ITER=K (start 0) or S:K kills the process with SIGKILL right after the
+// checkpoint of iteration K of start S was written (tests/tools/test_identify_resume.c)
+static int test_kill(void* ctx, int start, int iter) {
+  (void)ctx;
+  const char* e = getenv("PHYSID_TEST_KILL_AFTER_ITER");
+  int s = 0, k = -1;
+  if (e && sscanf(e, "%d:%d", &s, &k) != 2) s = 0, k = atoi(e);
+  if (start == s && iter == k) raise(SIGKILL);
+  return 0;
 }
 
 // fit options: defaults, then the given settings
@@ -337,6 +377,9 @@ static void fit_options(physFitOptions* o, const idArgs* a) {
   if (a->lr > 0) o->lr = a->lr;
   if (!isnan(a->w[0])) o->w_pos = a->w[0], o->w_rot = a->w[1], o->w_vel = a->w[2];
   o->verbose = !a->quiet;
+  o->checkpoint = a->checkpoint;
+  o->resume = a->resume;
+  o->on_checkpoint = getenv("PHYSID_TEST_KILL_AFTER_ITER") ? test_kill : NULL;
 }
 
 //---------------------------------------------------------------------------------------------------------
@@ -794,6 +837,10 @@ int cli_identify(int argc, char** argv) {
       {"--report", ARG_STRING, &a.report, "FILE.html", "write an HTML report (inline SVG)", 0, 0, 0},
       {"--floating", ARG_FLAG, &a.floating, "", "URDF: give the root link a free joint", 0, 0, 0},
       {"--quiet", ARG_FLAG, &a.quiet, "", "no progress on stderr", 0, 0, 0},
+      {"--checkpoint", ARG_STRING, &a.checkpoint, "FILE", "write the optimizer's state to FILE after every "
+       "iteration (atomically)", 0, 0, 0},
+      {"--resume", ARG_FLAG, &a.resume, "", "continue from --checkpoint FILE (a fresh start if it does not exist)",
+       0, 0, 0},
   };
   const argCommand cmd = {"identify",
                           "Identify physical parameters of MODEL from recorded trajectories DATA (CSV or .npy files, "

@@ -46,6 +46,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "checkpoint.h"
 #include "chol.h"
 #include "grad.h"
 #include "penalty_deriv.h"
@@ -122,6 +123,7 @@ typedef struct fitProblem_ {
   int neval;
   int nsimwarn;             // warnings of simulation steps that were not rejected, over the fit
   char simwarn[256];        // the first of them
+  struct fitCkpt_* ck;      // the checkpoint written after every iteration (NULL: none)
 } fitProblem;
 
 // seconds of a monotonic clock
@@ -546,11 +548,26 @@ static physStatus evaluate(fitProblem* pb, const double* theta, double* r, doubl
 typedef struct fitRun_ {
   double *theta, *r, *J, *g, *H, *D, *Hf, *gf, *step, *trial, *mom, *vel, *best;
   int *free_;
+  double* wa;               // L-BFGS-B: work array (lbfgsb_nwa(n) doubles) and iwa (3n ints, then nbd: n ints)
+  int* iwa;
   double* loss_hist;        // max_iter + 1
   double* theta_hist;       // (max_iter + 1) x ntheta
   int iterations;
-  double loss0, loss;
+  double loss;
+  physOptState o;           // what an iteration leaves for the next besides the arrays (checkpointed)
+  int resumed;              // 1: o and the arrays were read from a checkpoint, the optimizer continues from them
 } fitRun;
+
+// the checkpoint of a fit: its file, the state's table (pointing at the run's arrays and the result's best
+// start) and the multi-start bookkeeping it saves with each iteration
+typedef struct fitCkpt_ {
+  const char* path;
+  physFitState st;
+  const physRng* rng;       // the draws after the current start's
+  const double* best_loss;  // best loss of the finished starts
+  const physFitResult* res; // their best start's iterations, loss0, start
+  int failed;               // a checkpoint could not be written or the hook stopped the fit: the fit ends
+} fitCkpt;
 
 // evaluate without touching the caller's log (a trial point may fail: the optimizer backs off)
 static physStatus eval_quiet(fitProblem* pb, const double* theta, double* r, double* J) {
@@ -569,6 +586,7 @@ static double trial_loss(fitProblem* pb, const double* theta, double* r) {
 
 // record iteration it's loss and theta
 static void record(fitProblem* pb, fitRun* run, int it, double loss, const double* theta) {
+  run->o.nhist = it + 1;
   run->loss_hist[it] = loss;
   memcpy(run->theta_hist + (size_t)it * pb->ntheta, theta, sizeof(double) * (size_t)pb->ntheta);
 }
@@ -582,6 +600,32 @@ static void progress(const fitProblem* pb, const char* name, int start, int it, 
           label[pb->opt->optimizer], extra);
   for (int i = 0; i < pb->ntheta && i < 8; i++) fprintf(stderr, " %.9g", theta[i]);
   fprintf(stderr, pb->ntheta > 8 ? " ...\n" : "\n");
+}
+
+// write the state after an iteration of start `start` (no checkpoint: nothing), then call the test hook with
+// the last recorded iteration; PHYS_ERR_IO if it could not be written, PHYS_ERR_ARG if the hook stopped the fit
+static physStatus checkpoint(fitProblem* pb, fitRun* run, int start) {
+  fitCkpt* ck = pb->ck;
+  if (!ck) return PHYS_OK;
+  physFitState* st = &ck->st;
+  st->start = start;
+  memcpy(st->rng, ck->rng->s, sizeof(st->rng));
+  st->best_loss = *ck->best_loss;
+  st->best_start = ck->res->start;
+  st->best_iterations = *ck->best_loss < HUGE_VAL ? ck->res->iterations : -1;
+  st->best_loss0 = ck->res->loss0;
+  st->run = run->o;
+  st->nsimwarn = pb->nsimwarn;
+  memcpy(st->simwarn, pb->simwarn, sizeof(st->simwarn));
+  problem_times(pb, &st->time_forward, &st->time_gradient);
+  physStatus s = phys_ckpt_save(ck->path, st, pb->log);
+  ck->failed = s != PHYS_OK;
+  if (s != PHYS_OK) return s;
+  const physFitOptions* o = pb->opt;
+  if (o->on_checkpoint && (ck->failed = o->on_checkpoint(o->on_checkpoint_ctx, start, run->o.nhist - 1)))
+    return phys_error(pb->log, PHYS_ERR_ARG, "fit: stopped after the checkpoint of start %d, iteration %d", start,
+                      run->o.nhist - 1);
+  return PHYS_OK;
 }
 
 // theta <- clamp(theta, lo, hi)
@@ -630,19 +674,27 @@ static int lm_trial(fitRun* run, const double* th, const double* lo, const doubl
 }
 
 // bounded Levenberg-Marquardt (the header's comment): free set F = coordinates not held at a bound,
-// (H_FF + lambda D_F) delta_F = -g_F, theta+ = P(theta + delta), accepted when the loss decreases
+// (H_FF + lambda D_F) delta_F = -g_F, theta+ = P(theta + delta), accepted when the loss decreases. An
+// iteration leaves theta, its loss, H = J'J and g = J'r there, D, lambda and nu (checkpointed; a resumed
+// run starts from them)
 static physStatus run_lm(fitProblem* pb, fitRun* run, const double* lo, const double* hi, int start) {
   int n = pb->ntheta, nr = pb->nres, maxit = pb->opt->max_iter;
   double* th = run->theta;
-  physStatus st = evaluate(pb, th, run->r, run->J);
-  if (st != PHYS_OK) return st;
-  double loss = half_sq(run->r, nr), lambda = 1e-3, nu = 2;
-  normal_eq(run->H, run->g, run->J, run->r, nr, n);
-  for (int i = 0; i < n; i++) run->D[i] = run->H[(size_t)i * n + i];
-  run->loss0 = loss;
-  record(pb, run, 0, loss, th);
-  progress(pb, "lm", start, 0, loss, lambda, th);
-  int it = 0;
+  physStatus st;
+  if (!run->resumed) {
+    st = evaluate(pb, th, run->r, run->J);
+    if (st != PHYS_OK) return st;
+    run->o.cur = half_sq(run->r, nr), run->o.lambda = 1e-3, run->o.nu = 2, run->o.iter = 0;
+    normal_eq(run->H, run->g, run->J, run->r, nr, n);
+    for (int i = 0; i < n; i++) run->D[i] = run->H[(size_t)i * n + i];
+    run->o.loss0 = run->o.cur;
+    record(pb, run, 0, run->o.cur, th);
+    progress(pb, "lm", start, 0, run->o.cur, run->o.lambda, th);
+    if ((st = checkpoint(pb, run, start)) != PHYS_OK) return st;
+  }
+  run->resumed = 0;
+  double loss = run->o.cur, lambda = run->o.lambda, nu = run->o.nu;
+  int it = run->o.iter;
   while (it < maxit && loss > 0) {
     it++;
     // scaling D = max over iterations of diag(J'J), floored so that null columns stay regular
@@ -686,6 +738,8 @@ static physStatus run_lm(fitProblem* pb, fitRun* run, const double* lo, const do
     record(pb, run, it, loss, th);
     progress(pb, "lm", start, it, loss, lambda, th);
     if (stop) break;
+    run->o.iter = it, run->o.cur = loss, run->o.lambda = lambda, run->o.nu = nu;
+    if ((st = checkpoint(pb, run, start)) != PHYS_OK) return st;
   }
   run->iterations = it;
   run->loss = loss;
@@ -708,62 +762,73 @@ static void ftask(char task[60], const char* s) {
   memcpy(task, s, n < 60 ? n : 60);
 }
 
-// L-BFGS-B on loss(theta) with gradient J'r; one iteration per new iterate ("NEW_X")
-static physStatus run_lbfgsb(fitProblem* pb, fitRun* run, const double* lo, const double* hi, int start,
-                             double* wa, int* iwa) {
+// L-BFGS-B on loss(theta) with gradient J'r; one iteration per new iterate ("NEW_X"). Between calls setulb's
+// whole state is in x = theta, f, g, wa, iwa, task, csave, lsave, isave and dsave (it keeps nothing else;
+// dsave(6..10) are CPU timers it only prints), so a checkpoint of these and of the best iterate, at NEW_X and
+// after the first evaluation (iteration 0), continues the same sequence of calls
+static physStatus run_lbfgsb(fitProblem* pb, fitRun* run, const double* lo, const double* hi, int start) {
   int n = pb->ntheta, nr = pb->nres, mcorr = LBFGSB_M, iprint = -1;
-  int lsave[4] = {0}, isave[44] = {0};
-  double dsave[29] = {0};
-  char task[60], csave[60];
+  double *wa = run->wa, *g = run->g;
+  int* iwa = run->iwa;
   int* nbd = iwa + 3 * n;
   for (int i = 0; i < n; i++) {
     int fl = isfinite(lo[i]), fu = isfinite(hi[i]);
     nbd[i] = fl && fu ? 2 : fl ? 1 : fu ? 3 : 0;
   }
-  double factr = pb->opt->tol / 2.220446049250313e-16, pgtol = 0, f = 0;
+  double factr = pb->opt->tol / 2.220446049250313e-16, pgtol = 0;
   double* th = run->theta;
-  ftask(task, "START");
-  memset(csave, ' ', 60);
-  int it = 0, first = 1;
-  double loss = HUGE_VAL;
+  physOptState* o = &run->o;
+  int first = !run->resumed;
+  if (!run->resumed) {
+    ftask(o->task, "START");
+    memset(o->csave, ' ', 60);
+    memset(o->lsave, 0, sizeof(o->lsave));
+    memset(o->isave, 0, sizeof(o->isave));
+    memset(o->dsave, 0, sizeof(o->dsave));
+    o->iter = 0, o->f = 0, o->cur = HUGE_VAL;
+  }
+  run->resumed = 0;
   for (;;) {
-    setulb_(&n, &mcorr, th, lo, hi, nbd, &f, run->g, &factr, &pgtol, wa, iwa, task, &iprint, csave, lsave,
-            isave, dsave, 60, 60);
-    if (strncmp(task, "FG", 2) == 0) {
+    setulb_(&n, &mcorr, th, lo, hi, nbd, &o->f, g, &factr, &pgtol, wa, iwa, o->task, &iprint, o->csave,
+            o->lsave, o->isave, o->dsave, 60, 60);
+    if (strncmp(o->task, "FG", 2) == 0) {
       physStatus st = first ? evaluate(pb, th, run->r, run->J) : eval_quiet(pb, th, run->r, run->J);
       if (st == PHYS_OK) {
-        f = half_sq(run->r, nr);
-        normal_eq(NULL, run->g, run->J, run->r, nr, n);
+        o->f = half_sq(run->r, nr);
+        normal_eq(NULL, g, run->J, run->r, nr, n);
       } else if (first) {
         return st;
       } else {
         // an invalid trial point: a huge loss makes the line search back off
-        f = 1e300;
-        for (int i = 0; i < n; i++) run->g[i] = 0;
+        o->f = 1e300;
+        for (int i = 0; i < n; i++) g[i] = 0;
       }
       if (first) {
-        run->loss0 = loss = f;
+        o->loss0 = o->cur = o->f;
         memcpy(run->best, th, sizeof(double) * (size_t)n);
-        record(pb, run, 0, f, th);
-        progress(pb, "lbfgsb", start, 0, f, 0, th);
+        record(pb, run, 0, o->f, th);
+        progress(pb, "lbfgsb", start, 0, o->f, 0, th);
         first = 0;
+        if ((st = checkpoint(pb, run, start)) != PHYS_OK) return st;   // iteration 0: f and g for setulb
       }
-      if (f < loss) loss = f, memcpy(run->best, th, sizeof(double) * (size_t)n);
+      if (o->f < o->cur) o->cur = o->f, memcpy(run->best, th, sizeof(double) * (size_t)n);
       continue;
     }
-    if (strncmp(task, "NEW_X", 5) == 0) {
-      it++;
-      record(pb, run, it, loss, run->best);
-      progress(pb, "lbfgsb", start, it, loss, dsave[12], run->best);   // dsave(13): |projected gradient|
-      if (it >= pb->opt->max_iter || loss == 0) break;
+    if (strncmp(o->task, "NEW_X", 5) == 0) {
+      o->iter++;
+      record(pb, run, o->iter, o->cur, run->best);
+      progress(pb, "lbfgsb", start, o->iter, o->cur, o->dsave[12], run->best);   // dsave(13): |proj. gradient|
+      if (o->iter >= pb->opt->max_iter || o->cur == 0) break;
+      physStatus st = checkpoint(pb, run, start);
+      if (st != PHYS_OK) return st;
       continue;
     }
     break;   // CONVERGENCE, ABNORMAL_TERMINATION_IN_LNSRCH, ERROR
   }
-  if (pb->opt->verbose) fprintf(stderr, "fit lbfgsb start %d: %.60s\n", start, task);
+  if (pb->opt->verbose) fprintf(stderr, "fit lbfgsb start %d: %.60s\n", start, o->task);
   memcpy(th, run->best, sizeof(double) * (size_t)n);
-  run->iterations = it;
-  run->loss = loss;
+  run->iterations = o->iter;
+  run->loss = o->cur;
   return PHYS_OK;
 }
 
@@ -771,19 +836,23 @@ static physStatus run_lbfgsb(fitProblem* pb, fitRun* run, const double* lo, cons
 // mhat / (sqrt(vhat) + eps), projected; scale = the bound's width or |theta0| (1 if 0); constant lr (a
 // decay 1/(1 + 10 t/max_iter) was tried: 100x slower along the pendulum's damping-mass valley). Returns the
 // best iterate; stops after max_iter or when the best loss has not improved by a relative tol in 100
-// iterations.
+// iterations. An iteration leaves the updated theta, the moments, b1^t, b2^t, the best iterate and the
+// stopping counters (checkpointed; a resumed run starts from them).
 static physStatus run_adam(fitProblem* pb, fitRun* run, const double* lo, const double* hi, int start) {
   const double b1 = 0.9, b2 = 0.999, eps = 1e-12;
   int n = pb->ntheta, nr = pb->nres, maxit = pb->opt->max_iter;
   double* th = run->theta;
-  for (int i = 0; i < n; i++) {
-    double w = hi[i] - lo[i];
-    run->D[i] = isfinite(w) && w > 0 ? w : (th[i] != 0 ? fabs(th[i]) : 1);
-    run->mom[i] = run->vel[i] = 0;
+  if (!run->resumed) {
+    for (int i = 0; i < n; i++) {
+      double w = hi[i] - lo[i];
+      run->D[i] = isfinite(w) && w > 0 ? w : (th[i] != 0 ? fabs(th[i]) : 1);
+      run->mom[i] = run->vel[i] = 0;
+    }
+    run->o.cur = HUGE_VAL, run->o.b1t = run->o.b2t = 1, run->o.iter = run->o.since = 0, run->o.lastbest = HUGE_VAL;
   }
-  double best = HUGE_VAL, b1t = 1, b2t = 1;
-  int it = 0, since = 0;
-  double lastbest = HUGE_VAL;
+  run->resumed = 0;
+  double best = run->o.cur, b1t = run->o.b1t, b2t = run->o.b2t, lastbest = run->o.lastbest;
+  int it = run->o.iter, since = run->o.since;
   for (;;) {
     physStatus st = it == 0 ? evaluate(pb, th, run->r, run->J) : eval_quiet(pb, th, run->r, run->J);
     if (st != PHYS_OK) {
@@ -793,7 +862,7 @@ static physStatus run_adam(fitProblem* pb, fitRun* run, const double* lo, const 
     double loss = half_sq(run->r, nr);
     normal_eq(NULL, run->g, run->J, run->r, nr, n);
     if (loss < best) best = loss, memcpy(run->best, th, sizeof(double) * (size_t)n);
-    if (it == 0) run->loss0 = loss;
+    if (it == 0) run->o.loss0 = loss;
     double lr = pb->opt->lr;
     record(pb, run, it, best, run->best);
     progress(pb, "adam", start, it, loss, lr, th);
@@ -809,6 +878,9 @@ static physStatus run_adam(fitProblem* pb, fitRun* run, const double* lo, const 
       th[i] -= lr * run->D[i] * mh / (sqrt(vh) + eps);
     }
     project(th, lo, hi, n);
+    physOptState* o = &run->o;
+    o->cur = best, o->b1t = b1t, o->b2t = b2t, o->lastbest = lastbest, o->iter = it, o->since = since;
+    if ((st = checkpoint(pb, run, start)) != PHYS_OK) return st;
   }
   memcpy(th, run->best, sizeof(double) * (size_t)n);
   run->iterations = it;
@@ -937,9 +1009,25 @@ physStatus phys_fit_residuals(physModel* m, const physParamTable* t, const doubl
   return st;
 }
 
+// 1 if isave(1..16) hold what setulb's START writes there for n parameters: m n, m^2, 4 m^2 and the 1-based
+// offsets of its 13 partitions of wa (ws, wy: m n; sy, ss, wt: m^2; wn, snd: 4 m^2; z, r, d, t, xp: n; wa).
+// setulb indexes wa by them: a checkpoint whose offsets differ is refused, whatever its hash says
+static int lbfgsb_offsets_ok(const int* isave, int n) {
+  const int m = LBFGSB_M, len[12] = {m * n, m * n, m * m, m * m, m * m, 4 * m * m, 4 * m * m, n, n, n, n, n};
+  if (isave[0] != m * n || isave[1] != m * m || isave[2] != 4 * m * m || isave[3] != 1) return 0;
+  for (int k = 0; k < 12; k++)
+    if (isave[4 + k] != isave[3 + k] + len[k]) return 0;
+  return 1;
+}
+
+// doubles of L-BFGS-B's work array for n parameters
+static size_t lbfgsb_nwa(int n) {
+  return (2 * LBFGSB_M + 5) * (size_t)n + 11 * LBFGSB_M * LBFGSB_M + 8 * LBFGSB_M;
+}
+
 // the run's arrays (one allocation); NULL if out of memory
-static void* run_alloc(fitRun* run, int n, int nres, int maxit, double** wa, int** iwa) {
-  size_t nwa = (2 * LBFGSB_M + 5) * (size_t)n + 11 * LBFGSB_M * LBFGSB_M + 8 * LBFGSB_M;
+static void* run_alloc(fitRun* run, int n, int nres, int maxit) {
+  size_t nwa = lbfgsb_nwa(n);
   size_t nd = (size_t)nres * n + 2 * (size_t)nres + 12 * (size_t)n + 2 * (size_t)n * n +
               (size_t)(maxit + 1) * (n + 1) + nwa + (size_t)n;
   double* w = calloc(nd * sizeof(double) + (5 * (size_t)n + 8) * sizeof(int), 1);
@@ -960,11 +1048,64 @@ static void* run_alloc(fitRun* run, int n, int nres, int maxit, double** wa, int
   run->best = w, w += n;
   run->loss_hist = w, w += maxit + 1;
   run->theta_hist = w, w += (size_t)(maxit + 1) * n;
-  *wa = w, w += nwa;
+  run->wa = w, w += nwa;
   w += n;
   run->free_ = (int*)w;
-  *iwa = run->free_ + n;
+  run->iwa = run->free_ + n;
   return base;
+}
+
+// the checkpoint's key and state table (pointing at the run's arrays and the result's best start); with
+// opt->resume and an existing file, read it and restore the run, the best finished start, the draws, the
+// warning count and times, and set *s0 to the start in progress. A fresh start checks that the file may be
+// replaced (checkpoint.h). key: phys_ckpt_key of the inputs as phys_fit received them.
+static physStatus ckpt_begin(fitCkpt* ck, fitProblem* pb, fitRun* run, physFitResult* res, physRng* rng,
+                             double* best_loss, const uint64_t* key, int nstart, int* s0) {
+  const physFitOptions* opt = pb->opt;
+  int n = pb->ntheta;
+  memset(ck, 0, sizeof(*ck));
+  ck->path = opt->checkpoint, ck->rng = rng, ck->best_loss = best_loss, ck->res = res;
+  physFitState* st = &ck->st;
+  physStatus s;
+  memcpy(st->key, key, sizeof(st->key));
+  st->ntheta = n, st->max_iter = opt->max_iter, st->optimizer = opt->optimizer;
+  st->nwa = (int)lbfgsb_nwa(n), st->niwa = 3 * n;
+  st->best_theta = res->theta, st->best_loss_hist = res->loss_hist, st->best_theta_hist = res->theta_hist;
+  st->theta = run->theta, st->loss_hist = run->loss_hist, st->theta_hist = run->theta_hist;
+  st->D = run->D, st->H = run->H, st->g = run->g, st->wa = run->wa, st->iwa = run->iwa, st->best = run->best;
+  st->mom = run->mom, st->vel = run->vel;
+  pb->ck = ck;
+  int found = 0;
+  if (opt->resume && (s = phys_ckpt_load(ck->path, st, &found, pb->log)) != PHYS_OK) return s;
+  if ((s = phys_ckpt_check_target(ck->path, pb->log)) != PHYS_OK) return s;
+  if (!found) {
+    if (opt->resume && opt->verbose) fprintf(stderr, "fit: no checkpoint %s yet: starting fresh\n", ck->path);
+    return PHYS_OK;
+  }
+  if (st->start >= nstart)
+    return phys_error(pb->log, PHYS_ERR_PARSE, "%s: corrupt checkpoint: start %d of %d", ck->path, st->start, nstart);
+  if (opt->optimizer == PHYS_OPT_LBFGSB && !lbfgsb_offsets_ok(st->run.isave, n))
+    return phys_error(pb->log, PHYS_ERR_PARSE, "%s: corrupt checkpoint: L-BFGS-B's work-array offsets", ck->path);
+  run->resumed = 1;
+  run->o = st->run;
+  memcpy(rng->s, st->rng, sizeof(rng->s));
+  if (st->best_iterations >= 0) {
+    *best_loss = st->best_loss;
+    res->loss0 = st->best_loss0;
+    res->iterations = st->best_iterations;
+    res->niter_hist = st->best_iterations + 1;
+    res->start = st->best_start;
+  }
+  pb->nsimwarn = st->nsimwarn;
+  memcpy(pb->simwarn, st->simwarn, sizeof(pb->simwarn));
+  pb->simwarn[sizeof(pb->simwarn) - 1] = 0;
+  pb->worker[0].time_forward += st->time_forward;
+  pb->worker[0].time_gradient += st->time_gradient;
+  res->resumed = 1, res->resumed_start = st->start, res->resumed_iter = st->run.nhist - 1;
+  *s0 = st->start;
+  if (opt->verbose)
+    fprintf(stderr, "fit: resuming from %s: start %d, iteration %d\n", ck->path, st->start, st->run.nhist - 1);
+  return PHYS_OK;
 }
 
 // the fit (sysid.h)
@@ -988,18 +1129,21 @@ physStatus phys_fit(physModel* m, const physParamTable* t, const double* theta0,
   if (lower) memcpy(lo, lower, sizeof(double) * (size_t)n);
   if (upper) memcpy(hi, upper, sizeof(double) * (size_t)n);
   physStatus st = check_bounds(t, theta0, lo, hi, log);
+  // the checkpoint's key: the inputs as given (the model before the fit changes its timestep and theta)
+  uint64_t key[PHYS_CKPT_NKEY];
+  physFitOptions okey = *opt;
+  okey.max_iter = maxit;
+  if (st == PHYS_OK && opt->checkpoint) phys_ckpt_key(key, m, t, theta0, lo, hi, ds, &okey);
   double dt = m->opt.timestep;
   fitProblem pb;
   memset(&pb, 0, sizeof(pb));
   if (st == PHYS_OK) st = problem_init(&pb, m, t, theta0, ds, opt, log);
   fitRun run;
   memset(&run, 0, sizeof(run));
-  double* wa = NULL;
-  int* iwa = NULL;
   void* runbuf = NULL;
   double *best_theta = NULL, *best_lh = NULL, *best_th = NULL;
   if (st == PHYS_OK) {
-    runbuf = run_alloc(&run, n, pb.nres, maxit, &wa, &iwa);
+    runbuf = run_alloc(&run, n, pb.nres, maxit);
     res->theta = calloc((size_t)n, sizeof(double));
     res->stderr_ = calloc((size_t)n, sizeof(double));
     res->corr = calloc((size_t)n * n, sizeof(double));
@@ -1019,15 +1163,20 @@ physStatus phys_fit(physModel* m, const physParamTable* t, const double* theta0,
   physRng rng;
   phys_rng_seed(&rng, opt->seed);
   double best_loss = HUGE_VAL;
-  int nstart = opt->starts > 0 ? opt->starts : 1;
-  for (int s = 0; st == PHYS_OK && s < nstart; s++) {
-    if (s == 0) memcpy(run.theta, theta0, sizeof(double) * (size_t)n);
-    else draw_start(run.theta, theta0, lo, hi, n, &rng);
-    memset(run.loss_hist, 0, sizeof(double) * (size_t)(maxit + 1));
+  int nstart = opt->starts > 0 ? opt->starts : 1, s0 = 0;
+  fitCkpt ck;
+  if (st == PHYS_OK && opt->checkpoint)
+    st = ckpt_begin(&ck, &pb, &run, res, &rng, &best_loss, key, nstart, &s0);
+  for (int s = s0; st == PHYS_OK && s < nstart; s++) {
+    if (!run.resumed) {
+      if (s == 0) memcpy(run.theta, theta0, sizeof(double) * (size_t)n);
+      else draw_start(run.theta, theta0, lo, hi, n, &rng);
+      memset(run.loss_hist, 0, sizeof(double) * (size_t)(maxit + 1));
+    }
     if (o2.optimizer == PHYS_OPT_LM) st = run_lm(&pb, &run, lo, hi, s);
-    else if (o2.optimizer == PHYS_OPT_LBFGSB) st = run_lbfgsb(&pb, &run, lo, hi, s, wa, iwa);
+    else if (o2.optimizer == PHYS_OPT_LBFGSB) st = run_lbfgsb(&pb, &run, lo, hi, s);
     else st = run_adam(&pb, &run, lo, hi, s);
-    if (st != PHYS_OK && s > 0) {
+    if (st != PHYS_OK && s > 0 && !(pb.ck && pb.ck->failed)) {
       // a drawn start that cannot be simulated is skipped
       if (opt->verbose) fprintf(stderr, "fit: start %d skipped: %s\n", s, log->error);
       st = PHYS_OK;
@@ -1041,7 +1190,7 @@ physStatus phys_fit(physModel* m, const physParamTable* t, const double* theta0,
       memcpy(best_theta, run.theta, sizeof(double) * (size_t)n);
       memcpy(best_lh, run.loss_hist, sizeof(double) * (size_t)(run.iterations + 1));
       memcpy(best_th, run.theta_hist, sizeof(double) * (size_t)(run.iterations + 1) * n);
-      res->loss0 = run.loss0;
+      res->loss0 = run.o.loss0;
       res->iterations = run.iterations;
       res->niter_hist = run.iterations + 1;
       res->start = s;

@@ -87,6 +87,13 @@ typedef struct physFitOptions_ {
   int verbose;              // 1: one progress line per iteration on stderr
   int threads;              // threads sharing the trajectories (default 1; results bit-identical for any count)
   const double* ctrl;       // nu controls held during every trajectory (a known push; NULL: zero) - lead
+  // [issue 10 item 18] resumable fits (checkpoint.h has the format and what must match)
+  const char* checkpoint;   // write the optimizer's state to this file after every iteration (NULL: none)
+  int resume;               // 1: continue from `checkpoint` if it exists (else start fresh, saying so when
+                            // verbose); 0: start fresh and overwrite it
+  int (*on_checkpoint)(void* ctx, int start, int iter);   // called after the state of iteration `iter` of
+                            // start `start` was written; nonzero ends the fit with PHYS_ERR_ARG (tests: a kill)
+  void* on_checkpoint_ctx;
 } physFitOptions;
 
 // defaults above
@@ -107,11 +114,17 @@ typedef struct physFitResult_ {
   int nnull;                // unidentifiable directions: eigenvectors of J'J with eigenvalue < 1e-8 * max
   double* null_dirs;        // nnull x ntheta
   double time_forward, time_gradient;   // seconds spent in simulation and in derivatives
+  int resumed;              // 1: the fit continued from a checkpoint written after iteration resumed_iter
+  int resumed_start, resumed_iter;      // of start resumed_start
 } physFitResult;
 
 // fit theta (table t, starting at theta0 within [lower, upper]) to ds: m is modified during the fit and
 // holds the best theta on return. Errors: PHYS_ERR_ARG (bounds with lower > upper, theta0 outside them,
 // sizes), the status of a failed step derivative (message names trajectory and time).
+// With opt->checkpoint the state after every iteration is written to that file (atomically); with
+// opt->resume the fit continues from it and returns the same result, bit for bit, as a fit that was never
+// stopped (times aside). Checkpoint errors: PHYS_ERR_IO (cannot write; a target that is not a new name, an
+// empty file or a checkpoint), PHYS_ERR_PARSE (not a checkpoint, corrupt), PHYS_ERR_ARG (another fit's).
 physStatus phys_fit(physModel* m, const physParamTable* t, const double* theta0, const double* lower,
                     const double* upper, const physDataset* ds, const physFitOptions* opt, physFitResult* res,
                     physLog* log);
