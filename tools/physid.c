@@ -48,6 +48,19 @@ int cli_parse_controls(double* u, const physModel* m, const char* text) {
   return 1;
 }
 
+int cli_quiet = 0;
+
+// print "warning: <message>" to stderr unless --quiet
+void cli_warning(const char* fmt, ...) {
+  if (cli_quiet) return;
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("warning: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+}
+
 // print "physid: <message>" to stderr
 void cli_error(const char* fmt, ...) {
   va_list ap;
@@ -70,14 +83,18 @@ int cli_parse(const char** pos, const argCommand* cmd, int argc, char** argv) {
     cli_error("%s (see 'physid %s --help')", err, cmd->name);
     return CLI_EXIT_USAGE;
   }
+  // the command's --quiet flag, if it has one, silences every warning (cli_warning) from here on
+  for (int i = 0; i < cmd->nopt; i++) {
+    if (cmd->opt[i].type == ARG_FLAG && strcmp(cmd->opt[i].name, "--quiet") == 0) cli_quiet = *(int*)cmd->opt[i].dest;
+  }
   return -1;
 }
 
-// print the loader's warnings to stderr, "warning: " first, and how many were not kept
-static void print_warnings(const physLog* log) {
+// print a library call's warnings to stderr (cli_warning: not with --quiet), and how many were not kept
+void cli_log_warnings(const physLog* log) {
   int n = log->nwarning < PHYS_MAXWARN ? log->nwarning : PHYS_MAXWARN;
-  for (int i = 0; i < n; i++) fprintf(stderr, "warning: %s\n", log->warning[i]);
-  if (log->nwarning > n) fprintf(stderr, "warning: ... and %d more warnings\n", log->nwarning - n);
+  for (int i = 0; i < n; i++) cli_warning("%s", log->warning[i]);
+  if (log->nwarning > n) cli_warning("... and %d more warnings", log->nwarning - n);
 }
 
 // phys_load with the tool's options; warnings and errors go to stderr
@@ -87,7 +104,7 @@ physModel* cli_load_model(const char* filename, int floating) {
   physLoadOptions opt = {0};
   opt.urdf_floating = floating;
   physModel* m = phys_load(filename, &opt, &log);
-  print_warnings(&log);
+  cli_log_warnings(&log);
   if (!m) cli_error("%s", log.error[0] ? log.error : "cannot load model");
   return m;
 }
