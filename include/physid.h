@@ -372,7 +372,7 @@ typedef struct physData_ {
   char warning_first[PHYS_NWARNKIND][256];  // text of the kind's first warning
   // PHYS_ENBL_ENERGY (phys_step): the last step's energy at its start, for the check at the next step's start
   double energy_start;      // mechanical energy (phys_energy's, plus penalty springs) at the last step's start
-  double energy_kinetic;    // its kinetic part
+  double energy_scale;      // its kinetic part plus the penalty springs' (the tolerance's scale)
   double energy_tstart;     // d->time at the last step's start
   double energy_tend;       // d->time after the last step (NAN: no step to compare with)
   double energy_poswork;    // potential energy the last step's position correction added (split impulse)
@@ -418,6 +418,11 @@ physModel* phys_load(const char* filename, const physLoadOptions* opt, physLog* 
 physModel* phys_load_mjcf(const char* filename, physLog* log);
 physModel* phys_load_urdf(const char* filename, const physLoadOptions* opt, physLog* log);
 void phys_free_model(physModel* m);
+// penalty contact at the model's options (opt.contact penalty, else nothing): a warning when some body's
+// contacts need more damping than their restitution gives for the step to integrate them (k_c dt^2 > 2 m_e,
+// m_e its smallest effective mass at a contact), and one when some body's weight compresses a contact spring
+// beyond its size (m g / k_c); the loader runs it, call it again after changing contact, timestep or k_c
+void phys_penalty_check(const physModel* m, physLog* log);
 physModel* phys_copy_model(const physModel* m);
 
 // id of a named object of the given kind ("body", "joint", "geom", "site", "spring", "actuator", "mesh",

@@ -276,6 +276,12 @@ int cli_simulate(int argc, char** argv) {
   if (a.nocontact) m->opt.disableflags |= PHYS_DSBL_CONTACT;
   if (a.contact >= 0) m->opt.contact = a.contact;   // choices in physContactModel order
   m->opt.enableflags |= PHYS_ENBL_ENERGY;            // count steps that gain energy without work input
+  if (a.contact >= 0 || a.dt > 0 || a.nocontact) {   // the loader checked penalty at the file's options
+    physLog log;
+    memset(&log, 0, sizeof log);
+    phys_penalty_check(m, &log);
+    cli_log_warnings(&log);
+  }
   physData* d = phys_make_data(m);
   code = CLI_EXIT_INPUT;
   if (!d) cli_error("%s: out of memory allocating the simulation data", a.model);

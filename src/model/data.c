@@ -74,7 +74,7 @@ void phys_reset_data(const physModel* m, physData* d) {
   memset(d->warning_count, 0, sizeof d->warning_count);
   memset(d->warning_time, 0, sizeof d->warning_time);
   memset(d->warning_first, 0, sizeof d->warning_first);
-  d->energy_start = d->energy_kinetic = d->energy_tstart = d->energy_poswork = 0;
+  d->energy_start = d->energy_scale = d->energy_tstart = d->energy_poswork = 0;
   d->energy_tend = NAN;
   d->energy_state = 0;
   d->energy_input = 0;

@@ -469,22 +469,28 @@ static int penalty_velocity(const physModel* m, physData* d, double* tau, double
 //
 // At the start of each step, E = T + U at the current state from what the step computed anyway (cvel,
 // cinert, site positions, the contact list): T = 0.5 sum_b cvel_b . (cinert_b cvel_b) + 0.5 sum armature v^2
-// (= 0.5 v' M v), U as phys_energy (gravity, joint and point springs) plus, with penalty contacts, the
-// energy 0.5 k_c phi^2 stored in the contact and limit springs. The previous step (start energy E0, kinetic
-// T0) gained E - E0 - W_pos, W_pos = dt vpos . c the potential energy its position correction added (split
-// impulse, removing penetration; c ~ the gravity load when resting). Without work input in that step (every
-// ctrl, qfrc_applied and xfrc_applied zero) a gain above
-//   PHYS_ENERGY_RTOL (T0 + T) + PHYS_ENERGY_ATOL (|U0| + |U|) + 1e-9 m * M_total |g|
-// is a PHYS_WARN_ENERGY warning, its first time the gaining step's start. Semi-implicit Euler changes the
-// energy of a smooth system by O(dt^2) per step, (omega dt)^2 T for a mode of frequency omega, so 1% of the
-// kinetic energy allows omega dt ~ 0.1 on conservative systems; a step that turns a resting contact into a
-// rebound, or an unstable penalty spring, gains far more. The check compares consecutive steps only when
-// the state was not set in between (time and a hash of qpos, qvel as the last step left them).
+// (= 0.5 v' M v), U as phys_energy's (gravity, joint and point springs) plus, with penalty contacts, the
+// energy 0.5 k_c phi^2 of the contact and limit springs. The previous step (start energy E0) gained
+//   gain = E - E0 - W_pos - U_fresh,
+// W_pos = dt vpos . c the potential energy its position correction added (split impulse, removing
+// penetration; c ~ the gravity load when resting), U_fresh the springs of penalty contacts found already
+// penetrating (the detection's energy, penalty_energy). Without work input in that step (every ctrl,
+// qfrc_applied and xfrc_applied zero) a gain above
+//   PHYS_ENERGY_RTOL (S0 + S) + PHYS_ENERGY_ATOL (|U0| + |U|) + PHYS_ENERGY_LIFT M_total |g|
+// (S = T plus the penalty springs' energy) is a PHYS_WARN_ENERGY warning, its time the gaining step's start.
+// Semi-implicit Euler changes the energy of a smooth system by O(dt^2) per step, (omega dt)^2 T for a mode
+// of frequency omega: 1% of the kinetic energy allows omega dt ~ 0.1 on conservative systems. The second
+// term is rounding; the third the whole mass lifted by 0.1 um (the humanoid lying under lcp creeps by up to
+// 32 nm in a step as its contacts settle). A resting contact turned into a rebound, or an unstable penalty
+// spring, gains far more. Consecutive steps are compared only when the state was not set in between (the
+// time and a hash of qpos, qvel as the last step left them).
 
 #define PHYS_ENERGY_RTOL 1e-2
+#define PHYS_ENERGY_ATOL 1e-10
+#define PHYS_ENERGY_LIFT 1e-7
+
 static double joint_spring_energy(const physModel* m, const physData* d);   // (energy, below)
 static double point_spring_energy(const physModel* m, const physData* d);
-#define PHYS_ENERGY_ATOL 1e-10
 
 // kinetic energy 0.5 v' M v from the body velocities and inertias (needs phys_com_pos, phys_com_vel)
 static double kinetic_energy(const physModel* m, const physData* d) {
@@ -497,12 +503,27 @@ static double kinetic_energy(const physModel* m, const physData* d) {
   return T;
 }
 
-// energy 0.5 k_c sum min(phi, 0)^2 of the penalty springs: penetrating contacts and violated joint limits
-static double penalty_energy(const physModel* m, const physData* d) {
+// 1 if geom pair (g0, g1) had a penetrating contact in the last step's list
+static int pair_was_penetrating(const physData* d, int g0, int g1) {
+  for (int a = 0; a < d->ncon_prev; a++) {
+    const physContact* p = d->contact_prev + a;
+    if (p->geom[0] == g0 && p->geom[1] == g1 && p->dist < 0) return 1;
+  }
+  return 0;
+}
+
+// energy 0.5 k_c sum min(phi, 0)^2 of the penalty springs: penetrating contacts and violated joint limits;
+// *fresh = the part of pairs that did not penetrate at the last step's start (a contact found already
+// penetrated: the step before moved it in without its spring acting, so that energy is the detection's, not
+// a gain of the dynamics)
+static double penalty_energy(const physModel* m, const physData* d, double* fresh) {
   double e = 0, k = m->opt.penalty_stiffness;
+  *fresh = 0;
   for (int i = 0; i < d->ncon; i++) {
-    double x = d->contact[i].dist < 0 ? d->contact[i].dist : 0;
+    const physContact* c = d->contact + i;
+    double x = c->dist < 0 ? c->dist : 0;
     e += 0.5 * k * x * x;
+    if (x < 0 && !pair_was_penetrating(d, c->geom[0], c->geom[1])) *fresh += 0.5 * k * x * x;
   }
   for (int j = 0; j < m->njnt && !(m->opt.disableflags & PHYS_DSBL_LIMIT); j++) {
     if (!m->jnt_limited[j] || (m->jnt_type[j] != PHYS_JNT_HINGE && m->jnt_type[j] != PHYS_JNT_SLIDE)) continue;
@@ -513,15 +534,17 @@ static double penalty_energy(const physModel* m, const physData* d) {
   return e;
 }
 
-// potential energy as phys_energy's (needs kinematics), plus the penalty springs
-static double potential_energy(const physModel* m, const physData* d) {
+// potential energy as phys_energy's (needs kinematics), plus the penalty springs (*spring; *fresh:
+// penalty_energy's)
+static double potential_energy(const physModel* m, const physData* d, double* spring, double* fresh) {
   double U = 0;
+  *spring = *fresh = 0;
   if (!(m->opt.disableflags & PHYS_DSBL_GRAVITY)) {
     for (int b = 1; b < m->nbody; b++) U -= m->body_mass[b] * phys_dot3(m->opt.gravity, d->xipos + 3 * b);
   }
   if (!(m->opt.disableflags & PHYS_DSBL_PASSIVE)) U += joint_spring_energy(m, d) + point_spring_energy(m, d);
-  if (m->opt.contact == PHYS_CONTACT_PENALTY) U += penalty_energy(m, d);
-  return U;
+  if (m->opt.contact == PHYS_CONTACT_PENALTY) *spring = penalty_energy(m, d, fresh);
+  return U + *spring;
 }
 
 // 1 if a control (actuation enabled), qfrc_applied or xfrc_applied is nonzero: the step may do work
@@ -550,21 +573,21 @@ static uint64_t state_hash(const physModel* m, const physData* d) {
 // at a step's start (kinematics, cvel and the contact list of this state computed): compare with the last
 // step's start energy (file comment above) and record this one
 static void energy_check(const physModel* m, physData* d) {
-  double T = kinetic_energy(m, d), U = potential_energy(m, d), E = T + U;
+  double spring, fresh, T = kinetic_energy(m, d), U = potential_energy(m, d, &spring, &fresh), E = T + U;
   if (d->energy_tend == d->time && !d->energy_input && d->energy_state == state_hash(m, d)) {
-    double U0 = d->energy_start - d->energy_kinetic, gain = E - d->energy_start - d->energy_poswork;
+    double U0 = d->energy_start - d->energy_scale, gain = E - d->energy_start - d->energy_poswork - fresh;
     double g = phys_norm3(m->opt.gravity);
-    double tol = PHYS_ENERGY_RTOL * (T + d->energy_kinetic) + PHYS_ENERGY_ATOL * (fabs(U0) + fabs(U)) +
-                 1e-9 * m->body_subtreemass[0] * g;
+    double tol = PHYS_ENERGY_RTOL * (T + spring + d->energy_scale) + PHYS_ENERGY_ATOL * (fabs(U0) + fabs(U)) +
+                 PHYS_ENERGY_LIFT * m->body_subtreemass[0] * g;
     if (gain > tol) {
       int first = d->warning_count[PHYS_WARN_ENERGY] == 0;
-      phys_data_warn(d, PHYS_WARN_ENERGY, "phys_step: energy rose by %.3g J (from %.9g J, kinetic %.3g J) in the "
-                     "step at time %g without work input", gain, d->energy_start, d->energy_kinetic, d->energy_tstart);
+      phys_data_warn(d, PHYS_WARN_ENERGY, "phys_step: energy rose by %.3g J (from %.9g J) in the step at time %g "
+                     "without work input", gain, d->energy_start, d->energy_tstart);
       if (first) d->warning_time[PHYS_WARN_ENERGY] = d->energy_tstart;
     }
   }
   d->energy_start = E;
-  d->energy_kinetic = T;
+  d->energy_scale = T + spring;
   d->energy_tstart = d->time;
   d->energy_input = work_input(m, d);
   d->energy_poswork = 0;
