@@ -96,8 +96,15 @@ static int step_checked(const physModel* m, physData* d, const simArgs* a, int k
   int nwarning = d->nwarning, rejected = d->warning_count[PHYS_WARN_REJECTED];
   double t = d->time;
   phys_step(m, d);
-  if (d->warning_count[PHYS_WARN_REJECTED] > rejected || (a->strict && d->nwarning > nwarning)) {
+  if (d->warning_count[PHYS_WARN_REJECTED] > rejected) {
     cli_error("%s: step %d (t = %.17g): %s", a->model, k, t, d->lastwarning);
+    return 0;
+  }
+  if (a->strict && d->nwarning > nwarning) {
+    // the run's first warnings: each kind raised in this step still holds its first text
+    for (int kind = 0; kind < PHYS_NWARNKIND; kind++)
+      if (d->warning_count[kind] > 0)
+        cli_error("%s: step %d (t = %.17g): %s", a->model, k, t, d->warning_first[kind]);
     return 0;
   }
   int iq = first_nonfinite(d->qpos, m->nq), iv = first_nonfinite(d->qvel, m->nv);
