@@ -596,7 +596,7 @@ static void print_results(const idRun* r) {
   printf("loss %.6g -> %.6g in %d iterations (best of %d starts), %d residuals; fit %.2f s (forward %.2f s, "
          "gradient %.2f s)\n", res->loss0, res->loss, res->iterations, r->fit.starts, res->nres, r->wall,
          res->time_forward, res->time_gradient);
-  for (int k = 0; k < res->nnull && !cli_quiet; k++) {
+  for (int k = 0; k < res->nnull; k++) {   // part of the result (stdout points to it): printed with --quiet too
     fprintf(stderr, "warning: identify: unidentifiable direction %d of %d (near-null eigenvector of J'J): the data "
             "do not determine", k + 1, res->nnull);
     for (int i = 0; i < res->ntheta; i++) {
