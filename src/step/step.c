@@ -489,7 +489,8 @@ static int penalty_velocity(const physModel* m, physData* d, double* tau, double
 #define PHYS_ENERGY_ATOL 1e-10
 #define PHYS_ENERGY_LIFT 1e-7
 
-static double joint_spring_energy(const physModel* m, const physData* d);   // (energy, below)
+static double gravity_energy(const physModel* m, const physData* d);   // (energy, below)
+static double joint_spring_energy(const physModel* m, const physData* d);
 static double point_spring_energy(const physModel* m, const physData* d);
 
 // kinetic energy 0.5 v' M v from the body velocities and inertias (needs phys_com_pos, phys_com_vel)
@@ -537,11 +538,8 @@ static double penalty_energy(const physModel* m, const physData* d, double* fres
 // potential energy as phys_energy's (needs kinematics), plus the penalty springs (*spring; *fresh:
 // penalty_energy's)
 static double potential_energy(const physModel* m, const physData* d, double* spring, double* fresh) {
-  double U = 0;
+  double U = gravity_energy(m, d);
   *spring = *fresh = 0;
-  if (!(m->opt.disableflags & PHYS_DSBL_GRAVITY)) {
-    for (int b = 1; b < m->nbody; b++) U -= m->body_mass[b] * phys_dot3(m->opt.gravity, d->xipos + 3 * b);
-  }
   if (!(m->opt.disableflags & PHYS_DSBL_PASSIVE)) U += joint_spring_energy(m, d) + point_spring_energy(m, d);
   if (m->opt.contact == PHYS_CONTACT_PENALTY) *spring = penalty_energy(m, d, fresh);
   return U + *spring;
@@ -799,6 +797,14 @@ static double point_spring_energy(const physModel* m, const physData* d) {
   return e;
 }
 
+// gravitational potential energy U = -sum_b m_b g . xipos_b (0 with gravity disabled; needs kinematics)
+static double gravity_energy(const physModel* m, const physData* d) {
+  double U = 0;
+  if (m->opt.disableflags & PHYS_DSBL_GRAVITY) return 0;
+  for (int b = 1; b < m->nbody; b++) U -= m->body_mass[b] * phys_dot3(m->opt.gravity, d->xipos + 3 * b);
+  return U;
+}
+
 // energy[0] = potential (gravity - sum m_b g.xipos_b, joint and point springs), energy[1] = kinetic
 // 0.5 v' M v (M with armature). Recomputes kinematics and M at the current state (overwrites xpos...qM).
 void phys_energy(const physModel* m, physData* d, double energy[2]) {
@@ -807,13 +813,7 @@ void phys_energy(const physModel* m, physData* d, double energy[2]) {
   phys_com_pos(m, d);
   phys_crb(m, d);
 
-  // gravity: U = -sum_b m_b g . xipos_b
-  double pot = 0;
-  if (!(m->opt.disableflags & PHYS_DSBL_GRAVITY)) {
-    for (int b = 1; b < m->nbody; b++) {
-      pot -= m->body_mass[b] * phys_dot3(m->opt.gravity, d->xipos + 3 * b);
-    }
-  }
+  double pot = gravity_energy(m, d);
   if (!(m->opt.disableflags & PHYS_DSBL_PASSIVE)) {
     pot += joint_spring_energy(m, d) + point_spring_energy(m, d);
   }
