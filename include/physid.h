@@ -111,6 +111,12 @@ enum {
   PHYS_DSBL_SELFCOLLISION = 1 << 6  // geoms of one kinematic tree (same body_rootid) do not collide
 };
 
+// enable flags (option enableflags)
+enum {
+  PHYS_ENBL_ENERGY = 1 << 0   // phys_step checks energy: a step without work input that gains energy beyond
+                              // a tolerance counts a PHYS_WARN_ENERGY warning (src/step/step.c)
+};
+
 //---------------------------------------------------------------------------------------------------------
 // physModel: sizes, options, then arrays that all point into one buffer
 //
@@ -232,6 +238,7 @@ typedef struct physOption_ {
   double gravity[3];        // gravitational acceleration (m/s^2)
   int integrator;           // physIntegrator
   int disableflags;         // PHYS_DSBL_* bits
+  int enableflags;          // PHYS_ENBL_* bits (default 0)
   // contact
   int contact;              // physContactModel (default lcp)
   double baumgarte;         // beta of the drift stabilization beta*min(phi,0)/dt in [0,1] (default 0.2)
@@ -357,9 +364,36 @@ typedef struct physContact_ {
   X(physContact, contact_prev, nconmax, 1) /* last step's list, for warm starts          (nconmax x 1) */ \
   X(double, qfrc_constraint, nv, 1)      /* J' lambda / dt of the last step                    (nv x 1) */
 
+// kinds of the numerical warnings counted in physData (phys_data_warn): each kind keeps its count, the
+// time of its first occurrence and its first message, so identical warnings aggregate into one line
+typedef enum physWarning_ {
+  PHYS_WARN_OTHER = 0,      // not classified (phys_data_warning)
+  PHYS_WARN_OVERLAP,        // the initial state interpenetrates deeper than 1 mm (corrected by the step)
+  PHYS_WARN_SOLVER,         // a contact solve stopped short of its tolerance (its best iterate is used)
+  PHYS_WARN_SOLVER_FAILED,  // a contact solve failed (non-finite or singular problem): impulses set to 0
+  PHYS_WARN_CONTACTS,       // contacts dropped beyond nconmax
+  PHYS_WARN_ENERGY,         // a step without work input gained energy (PHYS_ENBL_ENERGY, phys_step)
+  PHYS_WARN_REJECTED,       // step rejected (non-finite state, matrix not positive definite): state restored
+  PHYS_NWARNKIND
+} physWarning;
+
+// short name of a warning kind ("solver not converged", ...; "unknown" out of range)
+const char* phys_warning_name(int kind);
+
 typedef struct physData_ {
   double time;              // simulation time
-  int nwarning;             // numerical warnings raised during steps (NaN, singular matrix)
+  int nwarning;             // numerical warnings raised during steps (all kinds)
+  int warning_count[PHYS_NWARNKIND];    // warnings of each physWarning kind
+  double warning_time[PHYS_NWARNKIND];  // d->time at the start of the step that raised the kind's first one
+  char warning_first[PHYS_NWARNKIND][256];  // text of the kind's first warning
+  // PHYS_ENBL_ENERGY (phys_step): the last step's energy at its start, for the check at the next step's start
+  double energy_start;      // mechanical energy (phys_energy's, plus penalty springs) at the last step's start
+  double energy_scale;      // its kinetic part plus the penalty springs' (the tolerance's scale)
+  double energy_tstart;     // d->time at the last step's start
+  double energy_tend;       // d->time after the last step (NAN: no step to compare with)
+  double energy_poswork;    // potential energy the last step's position correction added (split impulse)
+  uint64_t energy_state;    // hash of qpos, qvel after the last step (a state set in between: no check)
+  int energy_input;         // 1 if the last step had a work input (ctrl, qfrc_applied, xfrc_applied)
   int ncon;                 // contacts in d->contact
   int ncon_prev;            // contacts in d->contact_prev
   int ncon_dropped;         // contacts lost because nconmax was exceeded (counted, also a warning)
@@ -400,6 +434,11 @@ physModel* phys_load(const char* filename, const physLoadOptions* opt, physLog* 
 physModel* phys_load_mjcf(const char* filename, physLog* log);
 physModel* phys_load_urdf(const char* filename, const physLoadOptions* opt, physLog* log);
 void phys_free_model(physModel* m);
+// penalty contact at the model's options (opt.contact penalty, else nothing): a warning when some body's
+// contacts need more damping than their restitution gives for the step to integrate them (k_c dt^2 > 2 m_e,
+// m_e its smallest effective mass at a contact), and one when some body's weight compresses a contact spring
+// beyond its size (m g / k_c); the loader runs it, call it again after changing contact, timestep or k_c
+void phys_penalty_check(const physModel* m, physLog* log);
 physModel* phys_copy_model(const physModel* m);
 
 // id of a named object of the given kind ("body", "joint", "geom", "site", "spring", "actuator", "mesh",
@@ -421,7 +460,11 @@ physStatus phys_reset_keyframe(const physModel* m, physData* d, int k);
 size_t phys_stack_mark(const physData* d);
 double* phys_stack_alloc(physData* d, size_t n);   // aborts the process if the arena is exhausted (a bug)
 void phys_stack_free(physData* d, size_t mark);
+// count a numerical warning of kind PHYS_WARN_OTHER (phys_data_warn) and keep its text in d->lastwarning
 void phys_data_warning(physData* d, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+// count a numerical warning of the given kind (physWarning): nwarning, warning_count[kind], lastwarning, and
+// for the kind's first one warning_time[kind] and warning_first[kind]
+void phys_data_warn(physData* d, physWarning kind, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
 
 //---------------------------------------------------------------------------------------------------------
 // dynamics (src/dyn)

@@ -22,6 +22,12 @@ physModel* cli_load_model(const char* filename, int floating);
 int cli_parse_controls(double* u, const physModel* m, const char* text);
 // print "physid: <message>" to stderr (printf-style)
 void cli_error(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+// 1 once cli_parse has seen the command's --quiet flag: warnings and progress are not printed (errors are)
+extern int cli_quiet;
+// print "warning: <message>" to stderr unless cli_quiet (printf-style)
+void cli_warning(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+// a library call's warnings in log (up to PHYS_MAXWARN, then how many more), through cli_warning
+void cli_log_warnings(const physLog* log);
 
 // an output destination (output.c): stdout, or a temporary file beside path renamed to path on success
 typedef struct cliOutput_ {

@@ -25,6 +25,7 @@ typedef struct evalArgs_ {
   int files, skip;
   const char* json;
   int floating;
+  int quiet;
 } evalArgs;
 
 static int g_nwarn;          // steps accepted with a warning (inexact contact solves), over the run
@@ -131,8 +132,7 @@ static int report(const evalSum* sums, const physDataset* ds, const evalArgs* a,
     printf("%-14s %12.6g %12.6g %12.6g %10ld\n", g_ev_name[c], s->sum / s->n, s->n_end ? s->sum_end / s->n_end : 0,
            s->max, s->n);
   }
-  if (g_nwarn)
-    fprintf(stderr, "warning: evaluate: %d simulation steps raised warnings (accepted; first: %s)\n", g_nwarn, g_warn);
+  if (g_nwarn) cli_warning("evaluate: %d simulation steps raised warnings (accepted; first: %s)", g_nwarn, g_warn);
   if (!a->json) return 1;
   cliOutput o;
   memset(&o, 0, sizeof o);
@@ -163,6 +163,7 @@ int cli_evaluate(int argc, char** argv) {
       {"--skip", ARG_INT, &a.skip, "N", "skip the first N files of a folder (held-out data)", 0, 1e9, 0},
       {"--json", ARG_STRING, &a.json, "FILE", "also write the figures as JSON", 0, 0, 0},
       {"--floating", ARG_FLAG, &a.floating, "", "URDF: give the root link a free joint", 0, 0, 0},
+      {"--quiet", ARG_FLAG, &a.quiet, "", "no warnings on stderr (errors still print)", 0, 0, 0},
   };
   const argCommand cmd = {"evaluate",
                           "Roll the model out from recorded states and report its prediction errors (position, "

@@ -20,6 +20,7 @@ typedef struct gradArgs_ {
   int seed;                 // gradcheck: seed
   int nocontact;
   int floating;
+  int quiet;                // --quiet: no warnings on stderr
 } gradArgs;
 
 // the columns --wrt asks for: A (state), B (ctrl), P (the parameter table; ntheta 0 if none)

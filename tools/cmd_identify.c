@@ -646,7 +646,7 @@ static void print_results(const idRun* r) {
   printf("loss %.6g -> %.6g in %d iterations (best of %d starts), %d residuals; fit %.2f s (forward %.2f s, "
          "gradient %.2f s)\n", res->loss0, res->loss, res->iterations, r->fit.starts, res->nres, r->wall,
          res->time_forward, res->time_gradient);
-  for (int k = 0; k < res->nnull; k++) {
+  for (int k = 0; k < res->nnull; k++) {   // part of the result (stdout points to it): printed with --quiet too
     fprintf(stderr, "warning: identify: unidentifiable direction %d of %d (near-null eigenvector of J'J): the data "
             "do not determine", k + 1, res->nnull);
     for (int i = 0; i < res->ntheta; i++) {
@@ -735,6 +735,7 @@ static int prepare(idRun* r, const idArgs* a) {
               is_urdf(a->model) ? ".urdf" : "MJCF .xml");
     return CLI_EXIT_USAGE;
   }
+  cli_quiet = a->quiet;   // also from the job file
   r->m = cli_load_model(a->model, a->floating);
   if (!r->m) return CLI_EXIT_INPUT;
   if (a->contact >= 0) r->m->opt.contact = a->contact;
@@ -752,7 +753,7 @@ static int prepare(idRun* r, const idArgs* a) {
 
 // the warnings a library call left in log, as "warning: ..." lines on stderr; the log's warnings are cleared
 static void print_log_warnings(physLog* log) {
-  phys_log_print_warnings(log, stderr);
+  cli_log_warnings(log);
   phys_log_clear_warnings(log);
 }
 
@@ -836,7 +837,7 @@ int cli_identify(int argc, char** argv) {
       {"--write-model", ARG_STRING, &a.write_model, "FILE", "write the model with the identified values", 0, 0, 0},
       {"--report", ARG_STRING, &a.report, "FILE.html", "write an HTML report (inline SVG)", 0, 0, 0},
       {"--floating", ARG_FLAG, &a.floating, "", "URDF: give the root link a free joint", 0, 0, 0},
-      {"--quiet", ARG_FLAG, &a.quiet, "", "no progress on stderr", 0, 0, 0},
+      {"--quiet", ARG_FLAG, &a.quiet, "", "no progress and no warnings on stderr (errors still print)", 0, 0, 0},
       {"--checkpoint", ARG_STRING, &a.checkpoint, "FILE", "write the optimizer's state to FILE after every "
        "iteration (atomically)", 0, 0, 0},
       {"--resume", ARG_FLAG, &a.resume, "", "continue from --checkpoint FILE (a fresh start if it does not exist)",

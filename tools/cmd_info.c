@@ -80,10 +80,11 @@ static int print_json(const physModel* m) {
 
 // physid info
 int cli_info(int argc, char** argv) {
-  int json = 0, floating = 0;
+  int json = 0, floating = 0, quiet = 0;
   const argOption opt[] = {
       {"--json", ARG_FLAG, &json, "", "print a JSON object instead of key: value lines", 0, 0, 0},
       {"--floating", ARG_FLAG, &floating, "", "URDF: give the root link a free joint", 0, 0, 0},
+      {"--quiet", ARG_FLAG, &quiet, "", "no warnings on stderr (errors still print)", 0, 0, 0},
   };
   const argCommand cmd = {"info", "Print the sizes, total mass, timestep, gravity, contact model and joint names of a model.",
                           "MODEL", 1, opt, sizeof opt / sizeof opt[0],

@@ -1,7 +1,10 @@
 // cmd_simulate.c - `physid simulate MODEL --steps N ...`: roll a model forward and write its trajectory CSV.
 //
 // The output file is written to a temporary file in the same folder and renamed into place only when the
-// whole run succeeded: an error, a numerical warning in a step, or SIGINT/SIGTERM leave no output file.
+// whole run succeeded: an error (a step rejected or a non-finite state; with --strict any step warning), or
+// SIGINT/SIGTERM leave no output file. Step warnings that do not stop the run (an initial overlap, a contact
+// solve short of its tolerance, an energy gain, ...) are counted by kind in physData and reported at the end,
+// one line per kind with its count and first step (not with --quiet).
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -31,6 +34,7 @@ typedef struct simArgs_ {
   const char* out;          // NULL: stdout
   int floating;
   int quiet;
+  int strict;               // stop at the first step warning
   int every;                // write every k-th state (default 1)
   double noise;             // standard deviation of the noise on written translations (m; 0: none)
   const char* ctrl_value;   // NULL, or nu comma-separated constant controls
@@ -85,13 +89,22 @@ static int first_nonfinite(const double* x, int n) {
   return -1;
 }
 
-// one step; a numerical warning or a non-finite state is an error naming the step and time
+// one step; a rejected step (the state restored: a non-finite result, a matrix not positive definite), a
+// non-finite state or, with --strict, any step warning is an error naming the step and time; other warnings
+// are counted in d (the summary lists them)
 static int step_checked(const physModel* m, physData* d, const simArgs* a, int k) {
-  int nwarning = d->nwarning;
+  int nwarning = d->nwarning, rejected = d->warning_count[PHYS_WARN_REJECTED];
   double t = d->time;
   phys_step(m, d);
-  if (d->nwarning > nwarning) {
+  if (d->warning_count[PHYS_WARN_REJECTED] > rejected) {
     cli_error("%s: step %d (t = %.17g): %s", a->model, k, t, d->lastwarning);
+    return 0;
+  }
+  if (a->strict && d->nwarning > nwarning) {
+    // the run's first warnings: each kind raised in this step still holds its first text
+    for (int kind = 0; kind < PHYS_NWARNKIND; kind++)
+      if (d->warning_count[kind] > 0)
+        cli_error("%s: step %d (t = %.17g): %s", a->model, k, t, d->warning_first[kind]);
     return 0;
   }
   int iq = first_nonfinite(d->qpos, m->nq), iv = first_nonfinite(d->qvel, m->nv);
@@ -175,6 +188,19 @@ static void print_summary(const physModel* m, physData* d, const simArgs* a, dou
           energy[0] + energy[1], energy[0], energy[1]);
 }
 
+// one line per kind of step warning raised in the run: count, first step (from the kind's first time) and
+// its first message; t0 the initial time
+static void print_step_warnings(const physModel* m, const physData* d, double t0) {
+  for (int kind = 0; kind < PHYS_NWARNKIND; kind++) {
+    int n = d->warning_count[kind];
+    if (n == 0) continue;
+    double tw = d->warning_time[kind];
+    long step = lround((tw - t0) / m->opt.timestep) + 1;
+    cli_warning("simulate: %d step warning%s '%s', first at step %ld (t = %.9g): %s", n, n > 1 ? "s" : "",
+                phys_warning_name(kind), step, tw, d->warning_first[kind]);
+  }
+}
+
 // catch SIGINT and SIGTERM (on: our handler, off: the default action)
 static void catch_signals(int on) {
   struct sigaction sa;
@@ -202,6 +228,7 @@ static int simulate(const physModel* m, physData* d, const simArgs* a, const dou
     raise(g_signal);
     return 128 + g_signal;
   }
+  if (ok) print_step_warnings(m, d, t0);
   if (ok && !a->quiet) print_summary(m, d, a, t0, wall);
   return ok ? CLI_EXIT_OK : CLI_EXIT_INPUT;
 }
@@ -222,7 +249,9 @@ int cli_simulate(int argc, char** argv) {
       {"--init", ARG_STRING, &a.init, "FILE", "initial state: CSV with one row (t column optional)", 0, 0, 0},
       {"--out", ARG_STRING, &a.out, "FILE", "write the trajectory here (default: stdout)", 0, 0, 0},
       {"--floating", ARG_FLAG, &a.floating, "", "URDF: give the root link a free joint", 0, 0, 0},
-      {"--quiet", ARG_FLAG, &a.quiet, "", "no summary line on stderr", 0, 0, 0},
+      {"--quiet", ARG_FLAG, &a.quiet, "", "no summary line and no warnings on stderr (errors still print)", 0, 0,
+       0},
+      {"--strict", ARG_FLAG, &a.strict, "", "stop at the first step warning (exit 1, no output)", 0, 0, 0},
       {"--every", ARG_INT, &a.every, "K", "write the state every K steps (default 1; N must be a multiple)", 1,
        1e9, 0},
       {"--noise", ARG_DOUBLE, &a.noise, "SIGMA", "white noise (m) on written translations; velocities become "
@@ -253,6 +282,13 @@ int cli_simulate(int argc, char** argv) {
   if (a.dt > 0) m->opt.timestep = a.dt;
   if (a.nocontact) m->opt.disableflags |= PHYS_DSBL_CONTACT;
   if (a.contact >= 0) m->opt.contact = a.contact;   // choices in physContactModel order
+  m->opt.enableflags |= PHYS_ENBL_ENERGY;            // count steps that gain energy without work input
+  if (a.contact >= 0 || a.dt > 0 || a.nocontact) {   // the loader checked penalty at the file's options
+    physLog log;
+    memset(&log, 0, sizeof log);
+    phys_penalty_check(m, &log);
+    cli_log_warnings(&log);
+  }
   physData* d = phys_make_data(m);
   code = CLI_EXIT_INPUT;
   if (!d) cli_error("%s: out of memory allocating the simulation data", a.model);

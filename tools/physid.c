@@ -48,6 +48,19 @@ int cli_parse_controls(double* u, const physModel* m, const char* text) {
   return 1;
 }
 
+int cli_quiet = 0;
+
+// print "warning: <message>" to stderr unless --quiet
+void cli_warning(const char* fmt, ...) {
+  if (cli_quiet) return;
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("warning: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+}
+
 // print "physid: <message>" to stderr
 void cli_error(const char* fmt, ...) {
   va_list ap;
@@ -70,7 +83,16 @@ int cli_parse(const char** pos, const argCommand* cmd, int argc, char** argv) {
     cli_error("%s (see 'physid %s --help')", err, cmd->name);
     return CLI_EXIT_USAGE;
   }
+  // the command's --quiet flag, if it has one, silences every warning (cli_warning) from here on
+  for (int i = 0; i < cmd->nopt; i++) {
+    if (cmd->opt[i].type == ARG_FLAG && strcmp(cmd->opt[i].name, "--quiet") == 0) cli_quiet = *(int*)cmd->opt[i].dest;
+  }
   return -1;
+}
+
+// print a library call's warnings to stderr, one line per kind with its count; nothing with --quiet
+void cli_log_warnings(const physLog* log) {
+  if (!cli_quiet) phys_log_print_warnings(log, stderr);
 }
 
 // phys_load with the tool's options; warnings and errors go to stderr
@@ -80,7 +102,7 @@ physModel* cli_load_model(const char* filename, int floating) {
   physLoadOptions opt = {0};
   opt.urdf_floating = floating;
   physModel* m = phys_load(filename, &opt, &log);
-  phys_log_print_warnings(&log, stderr);   // one line per kind of warning, with its count
+  cli_log_warnings(&log);   // one line per kind of warning, with its count
   if (!m) cli_error("%s", log.error[0] ? log.error : "cannot load model");
   return m;
 }

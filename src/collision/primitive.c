@@ -760,7 +760,8 @@ static int box_face_contacts(physContact* out, const box_t* ref, const box_t* in
 // depth dist and normal n = sgn(T.L) L (from A to B). A face axis gives the clipped incident face
 // (box_face_contacts); an edge axis i, j gives one contact midway between the closest points of the
 // supporting edges of A (along A_i) and B (along B_j), with dist = (Q - P).n. Face axes win unless an edge
-// axis overlaps less by more than 5% (stable manifolds for boxes resting face to face).
+// axis overlaps less by more than 5% plus 1e-9 of the sizes (phys_box_edge_wins: stable manifolds for boxes
+// resting face to face).
 int phys_collide_box_box(const physModel* m, const physData* d, int g1, int g2, double margin, physContact* out) {
   box_t A, B;
   box_init(&A, m, d, g1);
@@ -790,7 +791,8 @@ int phys_collide_box_box(const physModel* m, const physData* d, int g1, int g2, 
         for (int k = 0; k < 3; k++) nedge[k] = sgn1(tl) * L[k];
       }
     }
-  int use_edge = ei >= 0 && (sface < 0 ? -sedge < 0.95 * -sface : sedge > sface);
+  double scale = fmax(fmax(A.s[0], A.s[1]), A.s[2]) + fmax(fmax(B.s[0], B.s[1]), B.s[2]);
+  int use_edge = ei >= 0 && phys_box_edge_wins(sface, sedge, scale);
   if (!use_edge) {
     const box_t* ref = face < 3 ? &A : &B;
     const box_t* inc = face < 3 ? &B : &A;

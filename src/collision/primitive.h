@@ -25,6 +25,16 @@ int phys_collide_capsule_capsule(const physModel* m, const physData* d, int g1, 
 int phys_collide_capsule_box(const physModel* m, const physData* d, int g1, int g2, double margin, physContact* out);
 int phys_collide_box_box(const physModel* m, const physData* d, int g1, int g2, double margin, physContact* out);
 
+// box-box (phys_collide_box_box and its derivative): 1 if the edge axis of separation sedge replaces the face
+// axis of separation sface, i.e. overlaps less by more than 5% of the face's overlap plus 1e-9 scale (scale:
+// the sum of the two boxes' largest half-sizes). For boxes resting face to face the edge axes A_i x B_j,
+// i != j, are the face normal up to rounding: without the absolute term a face contact at depth ~0 (resting,
+// or lifted by 1e-17 m) flips to a one-point edge contact whenever rounding favours an edge axis, and a box
+// stacked on another tips over its single corner.
+static inline int phys_box_edge_wins(double sface, double sedge, double scale) {
+  return sedge > sface + 0.05 * (sface < 0 ? -sface : sface) + 1e-9 * scale;
+}
+
 // closest points of segments p0 + s*u (s in [0,1]) and q0 + t*w (t in [0,1]); minimizes
 // |p0 + s u - q0 - t w|^2; parallel segments take the smallest feasible s (deterministic)
 void phys_segment_closest(double* s, double* t, const double p0[3], const double u[3], const double q0[3],

@@ -257,7 +257,8 @@ static void box_box_axis(boxAxis* a, const dualCtx* x) {
       double sep = fabs(tl) - box_ext(RA, sA, L) - box_ext(RB, sB, L);
       if (sep > sedge) sedge = sep, a->ei = i, a->ej = j, sgedge = tl >= 0 ? 1 : -1;
     }
-  a->edge = a->ei >= 0 && (sface < 0 ? -sedge < 0.95 * -sface : sedge > sface);
+  double scale = fmax(fmax(sA[0], sA[1]), sA[2]) + fmax(fmax(sB[0], sB[1]), sB[2]);
+  a->edge = a->ei >= 0 && phys_box_edge_wins(sface, sedge, scale);
   if (a->edge) {
     a->sgn = sgedge;
   } else {

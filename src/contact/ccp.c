@@ -71,7 +71,7 @@ physStatus phys_solve_ccp(const physModel* m, physData* d, const physConstraintP
   if (!phys_admm_finite(p->G, (size_t)n * n) || !phys_admm_finite(p->g, (size_t)n) ||
       !phys_admm_finite(p->mu, (size_t)nc) || (p->lambda0 && !phys_admm_finite(p->lambda0, (size_t)n))) {
     sol->residual = INFINITY;
-    phys_data_warning(d, "ccp: constraint problem has non-finite entries; impulses set to zero");
+    phys_data_warn(d, PHYS_WARN_SOLVER_FAILED, "ccp: constraint problem has non-finite entries; impulses set to zero");
     return PHYS_ERR_NUMERIC;
   }
 
@@ -128,12 +128,12 @@ physStatus phys_solve_ccp(const physModel* m, physData* d, const physConstraintP
   if (!ok || (!converged && a.failed)) {
     sol->residual = INFINITY;
     for (int i = 0; i < n; i++) sol->lambda[i] = 0;
-    phys_data_warning(d, "ccp: ADMM failed (matrix not factorizable or iterates not finite); impulses set to zero");
+    phys_data_warn(d, PHYS_WARN_SOLVER_FAILED, "ccp: ADMM failed (matrix not factorizable or iterates not finite); impulses set to zero");
     status = PHYS_ERR_NUMERIC;
   } else {
     phys_admm_states(sol->state, sol->lambda, mu, nc, nl);
     if (!converged) {
-      phys_data_warning(d, "ccp: ADMM not converged after %d iterations (residual %.3g m/s)", sol->iterations,
+      phys_data_warn(d, PHYS_WARN_SOLVER, "ccp: ADMM not converged after %d iterations (residual %.3g m/s)", sol->iterations,
                         sol->residual);
       status = PHYS_ERR_NUMERIC;
     }

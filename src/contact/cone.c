@@ -146,7 +146,7 @@ physStatus phys_solve_cone(const physModel* m, physData* d, const physConstraint
   if (!phys_admm_finite(p->G, (size_t)n * n) || !phys_admm_finite(p->g, (size_t)n) ||
       !phys_admm_finite(p->mu, (size_t)nc)) {
     sol->residual = INFINITY;
-    phys_data_warning(d, "cone: constraint problem has non-finite entries; impulses set to zero");
+    phys_data_warn(d, PHYS_WARN_SOLVER_FAILED, "cone: constraint problem has non-finite entries; impulses set to zero");
     return PHYS_ERR_NUMERIC;
   }
 
@@ -183,13 +183,13 @@ physStatus phys_solve_cone(const physModel* m, physData* d, const physConstraint
   if (result < 0) {
     sol->residual = INFINITY;
     clear_solution(sol, n);
-    phys_data_warning(d, "cone: ADMM failed (matrix not factorizable or iterates not finite); impulses set to zero");
+    phys_data_warn(d, PHYS_WARN_SOLVER_FAILED, "cone: ADMM failed (matrix not factorizable or iterates not finite); impulses set to zero");
     status = PHYS_ERR_NUMERIC;
   } else {
     phys_admm_states(sol->state, sol->lambda, mu, nc, nl);
     sol->residual = res;
     if (!result) {
-      phys_data_warning(d, "cone: staggered projections not converged after %d ADMM iterations "
+      phys_data_warn(d, PHYS_WARN_SOLVER, "cone: staggered projections not converged after %d ADMM iterations "
                         "(Coulomb residual %.3g m/s)", sol->iterations, sol->residual);
       status = PHYS_ERR_NUMERIC;
     }

@@ -188,6 +188,11 @@ void phys_penalty_finish(const physModel* m, physData* d, const physPenaltyConta
 // joint-limit springs, explicit (add NULL) or implicit (qfrc += f - dt k v, add += dt d + dt^2 k per dof,
 // for the articulated-body diagonal); returns the number of active limits
 int phys_penalty_limits(const physModel* m, const physData* d, double* qfrc, double* add);
+// normal damping of a penalty contact of Delassus diagonal w = J_n M~^-1 J_n' (1 / its effective mass) at
+// damping ratio zeta, stiffness k, step dt (penalty.c): d = max(2 zeta sqrt(k / w), k dt - 2 / (w dt)), the
+// second the least damping the step integrates stably; its partials on the branch taken (each may be NULL)
+double phys_penalty_damping(double zeta, double k, double w, double dt, double* dd_dk, double* dd_dw,
+                            double* dd_dzeta);
 // restitution of the clamped spring-damper impact at damping ratio zeta, and its inverse (eps in (0, 1])
 double phys_penalty_restitution(double zeta);
 double phys_penalty_zeta(double eps);

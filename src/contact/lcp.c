@@ -873,7 +873,7 @@ static void lcp_best_init(lcpBest* best, const lcpScaled* P) {
 static physStatus lcp_refuse(physConstraintSolution* sol, physData* d, const physConstraintProblem* p) {
   for (int i = 0; i < p->n; i++) sol->lambda[i] = 0, sol->state[i] = PHYS_ROW_SEPARATING;
   sol->warm_used = 0;
-  phys_data_warning(d, "lcp: %s (%d contacts, %d limits); impulses set to 0",
+  phys_data_warn(d, PHYS_WARN_SOLVER_FAILED, "lcp: %s (%d contacts, %d limits); impulses set to 0",
                     lcp_finite(p) ? "scratch arena too small" : "non-finite Delassus matrix or velocity",
                     p->nc, p->nl);
   return PHYS_ERR_NUMERIC;
@@ -943,7 +943,7 @@ physStatus phys_solve_lcp(const physModel* m, physData* d, const physConstraintP
   }
   if (!accepted && !(best.rel <= LCP_TOL_STATUS)) {
     status = PHYS_ERR_NUMERIC;
-    phys_data_warning(d, "lcp: %s; best relative residual %.3g (%d contacts, %d limits)",
+    phys_data_warn(d, PHYS_WARN_SOLVER, "lcp: %s; best relative residual %.3g (%d contacts, %d limits)",
                       ok ? "no exact solution on the pivoted labels" : "Lemke's method failed (Gauss-Seidel used)",
                       best.rel, p->nc, p->nl);
   }

@@ -54,8 +54,17 @@
 // (phys_penalty_limits with add): k_c = 1e4 N m/rad on a joint of inertia 0.01 kg m^2 has omega dt = 5 at
 // dt = 5 ms, which explicit Euler cannot follow (MuJoCo's humanoid blew up).
 //
-// Stability of the normal spring: it is explicit; dt < 2/omega = 2 sqrt(m_e/k_c) is needed (dt = 2 ms,
-// k_c = 1e4: m_e > 0.01 kg). The step's matrix keeps the kinematic tree's pattern when each contact lies on
+// Stability of the normal spring: it is explicit, the damper implicit. For one contact of effective mass m_e
+// (penetration x, rate u) the step is m_e (u+ - u) = dt (-k_c x - d u+), x+ = x + dt u+, i.e.
+//   [x+; u+] = [[1 - a, dt b], [-a / dt, b]] [x; u],   a = k_c dt^2 / (m_e + dt d),  b = m_e / (m_e + dt d),
+// with determinant b <= 1 and trace 1 - a + b: stable (both eigenvalues inside the unit circle) iff
+// a < 2 (1 + b), i.e. k_c dt^2 < 4 m_e + 2 dt d. Undamped (restitution 1) that is dt < 2 sqrt(m_e / k_c)
+// (dt = 2 ms, k_c = 1e4: m_e > 0.01 kg); the load check (phys_penalty_check, src/model/compile.c) warns
+// when a body's smallest effective mass breaks it. Restitution lowers d, so a lively contact (eps >= 0.5)
+// with dt = 0.01 s on a 1 kg box (m_e ~ 0.2 kg at a corner, k_c dt^2 = 1) grew by a factor 5e6 in energy.
+// The damping is therefore at least d_min = k_c dt - 2 m_e / dt, where the trace is 0: both eigenvalues
+// have modulus sqrt(b) < 1, the contact's energy decays every step (phys_penalty_damping); such a contact
+// rebounds less than its restitution asks, which the load check says. The step's matrix keeps the kinematic tree's pattern when each contact lies on
 // one chain: phys_ldl_factor (src/dyn/factor.h) factors it as L' D L without fill-in (MuJoCo's humanoid:
 // 27 dofs); otherwise the same routine on the dense pattern is an LDL' with fill-in.
 #include <math.h>
@@ -151,16 +160,27 @@ static double inverse_mass_quadratic(const physModel* m, const double* qLD, cons
   return w;
 }
 
+double phys_penalty_damping(double zeta, double k, double w, double dt, double* dd_dk, double* dd_dw,
+                            double* dd_dzeta) {
+  double r = w > 0 ? sqrt(k / w) : 0, dz = 2 * zeta * r, dmin = w > 0 ? k * dt - 2 / (w * dt) : 0;
+  int floor = dmin > dz;
+  if (dd_dk) *dd_dk = floor ? dt : (k > 0 ? dz / (2 * k) : 0);
+  if (dd_dw) *dd_dw = floor ? 2 / (w * w * dt) : (w > 0 ? -dz / (2 * w) : 0);
+  if (dd_dzeta) *dd_dzeta = floor ? 0 : 2 * r;
+  return floor ? dmin : dz;
+}
+
 // normal damping of contact c (file comment): d = 2 zeta(eps) sqrt(k_c m_e), m_e = 1 / (J_n M~^-1 J_n')
-// from the tree factor qLD of M~; eps below phys_penalty_restitution(PHYS_PENALTY_ZETA_MAX) (eps = 0
-// included) takes zeta = PHYS_PENALTY_ZETA_MAX. Scratch x (nv).
+// from the tree factor qLD of M~, at least the stable k_c dt - 2 m_e / dt (phys_penalty_damping); eps below
+// phys_penalty_restitution(PHYS_PENALTY_ZETA_MAX) (eps = 0 included) takes zeta = PHYS_PENALTY_ZETA_MAX,
+// eps >= 1 zeta = 0. Scratch x (nv).
 static double contact_damping(const physModel* m, const physContact* c, const double* qLD, const double* jn,
                               double* x) {
-  if (c->restitution >= 1) return 0;
   double w = inverse_mass_quadratic(m, qLD, jn, x);   // J_n M~^-1 J_n'
-  double zeta = c->restitution > 0 ? fmin(phys_penalty_zeta(c->restitution), PHYS_PENALTY_ZETA_MAX)
-                                   : PHYS_PENALTY_ZETA_MAX;
-  return w > 0 ? 2 * zeta * sqrt(m->opt.penalty_stiffness / w) : 0;
+  double zeta = c->restitution >= 1 ? 0
+                : c->restitution > 0 ? fmin(phys_penalty_zeta(c->restitution), PHYS_PENALTY_ZETA_MAX)
+                                     : PHYS_PENALTY_ZETA_MAX;
+  return phys_penalty_damping(zeta, m->opt.penalty_stiffness, w, m->opt.timestep, NULL, NULL, NULL);
 }
 
 // frame-coordinate velocity of a contact's rows Ji (3 x nv) at velocity v

@@ -3,7 +3,8 @@
 //
 // What the step does (src/step/step.c penalty_velocity / penalty_dense, src/contact/penalty.c). With
 // M~ = M + dt B (B the implicit joint damping) and, per penetrating contact i, rows J_i = (J_n, J_t1, J_t2)
-// (3 x nv), spring s_i = -k dist_i (k = opt.penalty_stiffness), damper d_i = 2 zeta_i sqrt(k / w_i),
+// (3 x nv), spring s_i = -k dist_i (k = opt.penalty_stiffness), damper d_i = 2 zeta_i sqrt(k / w_i) or its
+// stability floor k dt - 2 / (w_i dt) if larger (phys_penalty_damping),
 // w_i = J_n M~^-1 J_n', zeta_i = zeta(eps_i) (phys_penalty_zeta, held at PHYS_PENALTY_ZETA_MAX below), solve k
 // (k = 0 .. K-1, K <= 3) finds a_k from the residual
 //   Res_k(a_k) = RNEA(q, v, a_k) + (armature + dt B) a_k - f(q, v, u)                      (smooth, grad.h)
@@ -514,10 +515,13 @@ static physStatus coefficients_reverse(const physModel* m, physData* d, const ph
     any = any || gamma[3 * i] != 0;
     A->kbar -= c->dist * A->sbar[i];
     if (!(dd > 0) || A->dbar[i] == 0) continue;
-    // dd/dk = d / 2k, dd/dw = -d / 2w, dd/dzeta = d / zeta
-    A->kbar += A->dbar[i] * dd / (2 * k);
-    epsbar[i] = A->dbar[i] * dd / T->zeta[i] * T->dzeta[i];
-    physStatus st = mass_reverse(m, d, t, T, i, -A->dbar[i] * dd / (2 * T->w[i]), A);
+    // d = phys_penalty_damping: 2 zeta sqrt(k / w) (dd/dk = d / 2k, dd/dw = -d / 2w, dd/dzeta = d / zeta) or
+    // its stability floor k dt - 2 / (w dt) (dd/dk = dt, dd/dw = 2 / (w^2 dt), dd/dzeta = 0)
+    double ddk, ddw, ddz;
+    phys_penalty_damping(T->zeta[i], k, T->w[i], m->opt.timestep, &ddk, &ddw, &ddz);
+    A->kbar += A->dbar[i] * ddk;
+    epsbar[i] = A->dbar[i] * ddz * T->dzeta[i];
+    physStatus st = mass_reverse(m, d, t, T, i, A->dbar[i] * ddw, A);
     if (st != PHYS_OK) return st;
   }
   if (any) geometry_vjp(m, T, NULL, NULL, gamma, A);
@@ -816,7 +820,9 @@ static physStatus tape_jvp(const physModel* m, physData* d, const penTape* T, co
     dj_mul(W.dJ, nv, T->y + (size_t)i * nv, W.dJw, 3 * i, 1);
     double dw = 2 * W.dJw[3 * i];
     for (int j = 0; j < nv; j++) dw -= F->gm[(size_t)i * nv + j] * dq[j];
-    W.dd[i] = -dd * dw / (2 * T->w[i]);
+    double ddw;   // dd/dw on phys_penalty_damping's branch
+    phys_penalty_damping(T->zeta[i], kc, T->w[i], m->opt.timestep, NULL, &ddw, NULL);
+    W.dd[i] = ddw * dw;
   }
 
   // solves first to last: H_k da_k = r_k = -(dRes_k without da_k)

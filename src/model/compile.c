@@ -779,6 +779,76 @@ static physStatus check_options(const physSpec* s, physLog* log) {
   return PHYS_OK;
 }
 
+//---------------------------------------------------------------------------------------------------------
+// penalty contact: what the step can integrate (src/contact/penalty.c)
+//
+// The contact spring is explicit and its damper implicit: one contact of effective mass m_e is stable iff
+// k_c dt^2 < 4 m_e + 2 dt d (penalty.c), and the step raises d to at least k_c dt - 2 m_e / dt, so a contact
+// with k_c dt^2 > 2 m_e rebounds less than its restitution asks (undamped it would be unstable beyond 4 m_e).
+// A body's smallest effective mass at a point of its geoms, moving freely, is
+//   m_e = 1 / (1 / m + r^2 / I_min),   r = max over its geoms of |geom centre - com| + bounding radius,
+// (the point's inverse mass 1/m + |r x n|^2 / I along the worst normal); joints only raise it. And a body
+// whose weight on one contact compresses the spring beyond its geoms' size, m g / k_c > r, sinks through
+// what it rests on (a stack adds the weights above). One warning per kind, naming the worst body.
+
+// smallest effective mass of body b at a point of its geoms, and the largest reach r (0 if no geom collides)
+static double body_contact_mass(const physModel* m, int b, double* reach) {
+  double r = 0, Imin = fmin(m->body_inertia[3 * b], fmin(m->body_inertia[3 * b + 1], m->body_inertia[3 * b + 2]));
+  int any = 0;
+  for (int g = m->body_geomadr[b]; g >= 0 && g < m->body_geomadr[b] + m->body_geomnum[b]; g++) {
+    if (!m->geom_contype[g] && !m->geom_conaffinity[g]) continue;
+    const double* p = m->geom_pos + 3 * g;
+    const double* c = m->body_ipos + 3 * b;
+    double dx[3] = {p[0] - c[0], p[1] - c[1], p[2] - c[2]};
+    r = fmax(r, phys_norm3(dx) + m->geom_rbound[g]);
+    any = 1;
+  }
+  *reach = any ? r : 0;
+  if (!any || !(m->body_mass[b] > 0)) return 0;
+  return Imin > 0 ? 1 / (1 / m->body_mass[b] + r * r / Imin) : m->body_mass[b];
+}
+
+// the two penalty warnings for the model's options; prefix(b) names body b (file:line when s is known)
+static void penalty_check(const physModel* m, const physSpec* s, physLog* log) {
+  if (m->opt.contact != PHYS_CONTACT_PENALTY || (m->opt.disableflags & PHYS_DSBL_CONTACT)) return;
+  double k = m->opt.penalty_stiffness, dt = m->opt.timestep, g = phys_norm3(m->opt.gravity);
+  if (m->opt.disableflags & PHYS_DSBL_GRAVITY) g = 0;
+  int bs = -1, bw = -1, ns = 0, nw = 0;
+  double mes = INFINITY, worst = 0;
+  for (int b = 1; b < m->nbody; b++) {
+    double r, me = body_contact_mass(m, b, &r);
+    if (m->body_dofnum[b] == 0 || r == 0 || me == 0) continue;
+    if (k * dt * dt > 2 * me) {
+      ns++;
+      if (me < mes) mes = me, bs = b;
+    }
+    double sink = m->body_mass[b] * g / k;
+    if (k > 0 && sink > r) {
+      nw++;
+      if (sink / r > worst) worst = sink / r, bw = b;
+    }
+  }
+  char buf[600], more[64];
+  if (bs >= 0) {
+    snprintf(more, sizeof more, ns > 1 ? " (and %d other bodies)" : "", ns - 1);
+    const char* pre = s ? where(s, s->body[bs], buf, sizeof buf) : (snprintf(buf, sizeof buf, "%s: ", m->filename), buf);
+    phys_warning(log, "%spenalty contact: body '%s'%s needs dt < %.3g s or k_c < %.3g N/m (k_c dt^2 = %.3g kg > 2 m_e "
+                 "= %.3g kg, m_e its least effective mass at a contact); its contacts are damped to stay stable",
+                 pre, phys_id2name(m, "body", bs), more, sqrt(2 * mes / k), 2 * mes / (dt * dt), k * dt * dt, 2 * mes);
+  }
+  if (bw >= 0) {
+    double r, mass = m->body_mass[bw];
+    body_contact_mass(m, bw, &r);
+    const char* pre = s ? where(s, s->body[bw], buf, sizeof buf) : (snprintf(buf, sizeof buf, "%s: ", m->filename), buf);
+    snprintf(more, sizeof more, nw > 1 ? " (and %d other bodies)" : "", nw - 1);
+    phys_warning(log, "%spenalty contact: body '%s'%s needs k_c > %.3g N/m: its weight (%.6g kg) compresses one "
+                 "contact spring by m g / k_c = %.3g m, more than its size %.3g m: it sinks through", pre,
+                 phys_id2name(m, "body", bw), more, mass * g / r, mass, mass * g / k, r);
+  }
+}
+
+void phys_penalty_check(const physModel* m, physLog* log) { penalty_check(m, NULL, log); }
+
 // a shallow copy of the spec whose joints, geoms and sites are stably sorted by body (MuJoCo numbers them
 // body by body, in body order, keeping file order within a body); spring site indices are remapped
 static int sort_by_body(physSpec* t, const physSpec* s, int** tmp) {
@@ -874,5 +944,6 @@ static physModel* compile_sorted(const physSpec* s, physLog* log) {
   }
   for (int g = 0; g < m->ngeom; g++) m->geom_rbound[g] = geom_rbound(m, g);
   compile_welds(m);
+  penalty_check(m, s, log);
   return m;
 }

@@ -1,4 +1,5 @@
 // data.c - physData: one allocation holding state, computed quantities and the scratch arena.
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,6 +71,13 @@ void phys_reset_data(const physModel* m, physData* d) {
   d->solver_residual = 0;
   d->nwarning = 0;
   d->lastwarning[0] = 0;
+  memset(d->warning_count, 0, sizeof d->warning_count);
+  memset(d->warning_time, 0, sizeof d->warning_time);
+  memset(d->warning_first, 0, sizeof d->warning_first);
+  d->energy_start = d->energy_scale = d->energy_tstart = d->energy_poswork = 0;
+  d->energy_tend = NAN;
+  d->energy_state = 0;
+  d->energy_input = 0;
   d->pstack = 0;
 }
 
@@ -101,11 +109,39 @@ double* phys_stack_alloc(physData* d, size_t n) {
 
 void phys_stack_free(physData* d, size_t mark) { d->pstack = mark; }
 
-// count a numerical warning and keep its text
+// count a warning of the given kind whose text is already in d->lastwarning; the kind's first one keeps
+// its text and time
+static void count_warning(physData* d, physWarning kind) {
+  if ((int)kind < 0 || kind >= PHYS_NWARNKIND) kind = PHYS_WARN_OTHER;
+  d->nwarning++;
+  if (d->warning_count[kind]++ == 0) {
+    d->warning_time[kind] = d->time;
+    memcpy(d->warning_first[kind], d->lastwarning, sizeof d->lastwarning);
+  }
+}
+
+// count a numerical warning of kind PHYS_WARN_OTHER and keep its text
 void phys_data_warning(physData* d, const char* fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(d->lastwarning, sizeof(d->lastwarning), fmt, ap);
   va_end(ap);
-  d->nwarning++;
+  count_warning(d, PHYS_WARN_OTHER);
+}
+
+// count a numerical warning of a kind and keep its text
+void phys_data_warn(physData* d, physWarning kind, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(d->lastwarning, sizeof(d->lastwarning), fmt, ap);
+  va_end(ap);
+  count_warning(d, kind);
+}
+
+static const char* const WARNING_NAMES[PHYS_NWARNKIND] = {
+    "other", "initial overlap", "solver not converged", "solver failed", "contacts dropped", "energy gain",
+    "step rejected"};
+
+const char* phys_warning_name(int kind) {
+  return kind >= 0 && kind < PHYS_NWARNKIND ? WARNING_NAMES[kind] : "unknown";
 }

@@ -13,6 +13,7 @@
 #include "factor.h"
 #include "physid.h"
 #include "rot.h"
+#include "spatial.h"
 #include "step.h"
 
 //---------------------------------------------------------------------------------------------------------
@@ -204,7 +205,7 @@ static void detect_contacts(const physModel* m, physData* d) {
   for (int i = 0; i < d->ncon; i++) {
     const physContact* c = d->contact + i;
     if (c->dist < -PHYS_PENETRATION_WARN) {
-      phys_data_warning(d, "phys_step: initial state interpenetrates: geoms %d and %d overlap by %g m "
+      phys_data_warn(d, PHYS_WARN_OVERLAP, "phys_step: initial state interpenetrates: geoms %d and %d overlap by %g m "
                         "(separated by drift stabilization, baumgarte %g)", c->geom[0], c->geom[1], -c->dist,
                         m->opt.baumgarte);
       return;
@@ -302,7 +303,7 @@ int phys_step_constrained(const physModel* m, physData* d, physSolverFn solver, 
   phys_rne(m, d);
   damping_add(m, f);
   if (phys_factor_m(m, d->qLD, d->qM, f) != nv) {
-    phys_data_warning(d, "phys_step: mass matrix not positive definite at time %g; step rejected", d->time);
+    phys_data_warn(d, PHYS_WARN_REJECTED, "phys_step: mass matrix not positive definite at time %g; step rejected", d->time);
     return 0;
   }
 
@@ -417,7 +418,7 @@ static int penalty_dense(const physModel* m, physData* d, const double* tau, con
     if (!changed) break;
   }
   if (!ok) {
-    phys_data_warning(d, "phys_step: penalty matrix not positive definite at time %g; step rejected", d->time);
+    phys_data_warn(d, PHYS_WARN_REJECTED, "phys_step: penalty matrix not positive definite at time %g; step rejected", d->time);
     phys_stack_free(d, mark);
     return 0;
   }
@@ -464,6 +465,142 @@ static int penalty_velocity(const physModel* m, physData* d, double* tau, double
 }
 
 //---------------------------------------------------------------------------------------------------------
+// energy check (PHYS_ENBL_ENERGY)
+//
+// At the start of each step, E = T + U at the current state from what the step computed anyway (cvel,
+// cinert, site positions, the contact list): T = 0.5 sum_b cvel_b . (cinert_b cvel_b) + 0.5 sum armature v^2
+// (= 0.5 v' M v), U as phys_energy's (gravity, joint and point springs) plus, with penalty contacts, the
+// energy 0.5 k_c phi^2 of the contact and limit springs. The previous step (start energy E0) gained
+//   gain = E - E0 - W_pos - U_fresh,
+// W_pos = dt vpos . c the potential energy its position correction added (split impulse, removing
+// penetration; c ~ the gravity load when resting), U_fresh the springs of penalty contacts found already
+// penetrating (the detection's energy, penalty_energy). Without work input in that step (every ctrl,
+// qfrc_applied and xfrc_applied zero) a gain above
+//   PHYS_ENERGY_RTOL (S0 + S) + PHYS_ENERGY_ATOL (|U0| + |U|) + PHYS_ENERGY_LIFT M_total |g|
+// (S = T plus the penalty springs' energy) is a PHYS_WARN_ENERGY warning, its time the gaining step's start.
+// Semi-implicit Euler changes the energy of a smooth system by O(dt^2) per step, (omega dt)^2 T for a mode
+// of frequency omega: 1% of the kinetic energy allows omega dt ~ 0.1 on conservative systems. The second
+// term is rounding; the third the whole mass lifted by 0.1 um (the humanoid lying under lcp creeps by up to
+// 32 nm in a step as its contacts settle). A resting contact turned into a rebound, or an unstable penalty
+// spring, gains far more. Consecutive steps are compared only when the state was not set in between (the
+// time and a hash of qpos, qvel as the last step left them).
+
+#define PHYS_ENERGY_RTOL 1e-2
+#define PHYS_ENERGY_ATOL 1e-10
+#define PHYS_ENERGY_LIFT 1e-7
+
+static double gravity_energy(const physModel* m, const physData* d);   // (energy, below)
+static double joint_spring_energy(const physModel* m, const physData* d);
+static double point_spring_energy(const physModel* m, const physData* d);
+
+// kinetic energy 0.5 v' M v from the body velocities and inertias (needs phys_com_pos, phys_com_vel)
+static double kinetic_energy(const physModel* m, const physData* d) {
+  double T = 0, f[6];
+  for (int b = 1; b < m->nbody; b++) {
+    phys_inert_mul(f, d->cinert + 10 * b, d->cvel + 6 * b);
+    T += 0.5 * phys_dot6(d->cvel + 6 * b, f);
+  }
+  for (int i = 0; i < m->nv; i++) T += 0.5 * m->dof_armature[i] * d->qvel[i] * d->qvel[i];
+  return T;
+}
+
+// 1 if geom pair (g0, g1) had a penetrating contact in the last step's list
+static int pair_was_penetrating(const physData* d, int g0, int g1) {
+  for (int a = 0; a < d->ncon_prev; a++) {
+    const physContact* p = d->contact_prev + a;
+    if (p->geom[0] == g0 && p->geom[1] == g1 && p->dist < 0) return 1;
+  }
+  return 0;
+}
+
+// energy 0.5 k_c sum min(phi, 0)^2 of the penalty springs: penetrating contacts and violated joint limits;
+// *fresh = the part of pairs that did not penetrate at the last step's start (a contact found already
+// penetrated: the step before moved it in without its spring acting, so that energy is the detection's, not
+// a gain of the dynamics)
+static double penalty_energy(const physModel* m, const physData* d, double* fresh) {
+  double e = 0, k = m->opt.penalty_stiffness;
+  *fresh = 0;
+  for (int i = 0; i < d->ncon; i++) {
+    const physContact* c = d->contact + i;
+    double x = c->dist < 0 ? c->dist : 0;
+    e += 0.5 * k * x * x;
+    if (x < 0 && !pair_was_penetrating(d, c->geom[0], c->geom[1])) *fresh += 0.5 * k * x * x;
+  }
+  for (int j = 0; j < m->njnt && !(m->opt.disableflags & PHYS_DSBL_LIMIT); j++) {
+    if (!m->jnt_limited[j] || (m->jnt_type[j] != PHYS_JNT_HINGE && m->jnt_type[j] != PHYS_JNT_SLIDE)) continue;
+    double q = d->qpos[m->jnt_qposadr[j]], lo = m->jnt_range[2 * j], hi = m->jnt_range[2 * j + 1];
+    double x = q < lo ? lo - q : (q > hi ? q - hi : 0);
+    e += 0.5 * k * x * x;
+  }
+  return e;
+}
+
+// potential energy as phys_energy's (needs kinematics), plus the penalty springs (*spring; *fresh:
+// penalty_energy's)
+static double potential_energy(const physModel* m, const physData* d, double* spring, double* fresh) {
+  double U = gravity_energy(m, d);
+  *spring = *fresh = 0;
+  if (!(m->opt.disableflags & PHYS_DSBL_PASSIVE)) U += joint_spring_energy(m, d) + point_spring_energy(m, d);
+  if (m->opt.contact == PHYS_CONTACT_PENALTY) *spring = penalty_energy(m, d, fresh);
+  return U + *spring;
+}
+
+// 1 if a control (actuation enabled), qfrc_applied or xfrc_applied is nonzero: the step may do work
+static int work_input(const physModel* m, const physData* d) {
+  if (!(m->opt.disableflags & PHYS_DSBL_ACTUATION)) {
+    for (int i = 0; i < m->nu; i++)
+      if (d->ctrl[i] != 0) return 1;
+  }
+  for (int i = 0; i < m->nv; i++)
+    if (d->qfrc_applied[i] != 0) return 1;
+  for (int i = 6; i < 6 * m->nbody; i++)
+    if (d->xfrc_applied[i] != 0) return 1;
+  return 0;
+}
+
+// FNV-1a hash of the bits of qpos and qvel
+static uint64_t state_hash(const physModel* m, const physData* d) {
+  uint64_t h = 1469598103934665603ULL, x;
+  for (int i = 0; i < m->nq + m->nv; i++) {
+    memcpy(&x, i < m->nq ? d->qpos + i : d->qvel + i - m->nq, sizeof x);
+    h = (h ^ x) * 1099511628211ULL;
+  }
+  return h;
+}
+
+// at a step's start (kinematics, cvel and the contact list of this state computed): compare with the last
+// step's start energy (file comment above) and record this one
+static void energy_check(const physModel* m, physData* d) {
+  double spring, fresh, T = kinetic_energy(m, d), U = potential_energy(m, d, &spring, &fresh), E = T + U;
+  if (d->energy_tend == d->time && !d->energy_input && d->energy_state == state_hash(m, d)) {
+    double U0 = d->energy_start - d->energy_scale, gain = E - d->energy_start - d->energy_poswork - fresh;
+    double g = phys_norm3(m->opt.gravity);
+    double tol = PHYS_ENERGY_RTOL * (T + spring + d->energy_scale) + PHYS_ENERGY_ATOL * (fabs(U0) + fabs(U)) +
+                 PHYS_ENERGY_LIFT * m->body_subtreemass[0] * g;
+    if (gain > tol) {
+      int first = d->warning_count[PHYS_WARN_ENERGY] == 0;
+      phys_data_warn(d, PHYS_WARN_ENERGY, "phys_step: energy rose by %.3g J (from %.9g J) in the step at time %g "
+                     "without work input", gain, d->energy_start, d->energy_tstart);
+      if (first) d->warning_time[PHYS_WARN_ENERGY] = d->energy_tstart;
+    }
+  }
+  d->energy_start = E;
+  d->energy_scale = T + spring;
+  d->energy_tstart = d->time;
+  d->energy_input = work_input(m, d);
+  d->energy_poswork = 0;
+}
+
+// the potential energy W_pos = dt vpos . qfrc_bias the step's position correction vpos adds (qfrc_bias is
+// computed whenever vpos is nonzero)
+static void energy_poswork(const physModel* m, physData* d, const double* vpos) {
+  double w = 0;
+  for (int i = 0; i < m->nv; i++)
+    if (vpos[i] != 0) w += vpos[i] * d->qfrc_bias[i];
+  d->energy_poswork = m->opt.timestep * w;
+}
+
+//---------------------------------------------------------------------------------------------------------
 // the step
 
 // One semi-implicit Euler step. Smooth part exactly as MuJoCo 2.2.2's mj_Euler:
@@ -506,6 +643,8 @@ void phys_step_solver(const physModel* m, physData* d, physSolverFn solver) {
 
   smooth_pipeline(m, d, tau, 0);
   detect_contacts(m, d);
+  int energy = m->opt.enableflags & PHYS_ENBL_ENERGY;
+  if (energy) energy_check(m, d);
   int ok = 1, nlimit = phys_constraint_nlimit(m, d);
   d->nlimit = 0;
   d->solver_iter = 0;
@@ -532,6 +671,7 @@ void phys_step_solver(const physModel* m, physData* d, physSolverFn solver) {
   // v+ as computed; q+ = q (+) dt*(v+ + vpos), vpos the split-impulse position correction
   if (ok) {
     memcpy(d->qvel, vnew, sizeof(double) * (size_t)nv);
+    if (energy) energy_poswork(m, d, vpos);
     for (int i = 0; i < nv; i++) {
       vpos[i] += vnew[i];
     }
@@ -541,11 +681,16 @@ void phys_step_solver(const physModel* m, physData* d, physSolverFn solver) {
   // reject a non-finite state: restore and count a warning
   if (ok && all_finite(d->qpos, nq) && all_finite(d->qvel, nv)) {
     d->time += dt;
+    if (energy) {
+      d->energy_tend = d->time;
+      d->energy_state = state_hash(m, d);
+    }
   } else {
+    d->energy_tend = NAN;
     memcpy(d->qpos, qpos0, sizeof(double) * (size_t)nq);
     memcpy(d->qvel, qvel0, sizeof(double) * (size_t)nv);
     if (ok) {
-      phys_data_warning(d, "phys_step: non-finite state at time %g; step rejected, state restored", d->time);
+      phys_data_warn(d, PHYS_WARN_REJECTED, "phys_step: non-finite state at time %g; step rejected, state restored", d->time);
     }
   }
   phys_stack_free(d, mark);
@@ -652,6 +797,14 @@ static double point_spring_energy(const physModel* m, const physData* d) {
   return e;
 }
 
+// gravitational potential energy U = -sum_b m_b g . xipos_b (0 with gravity disabled; needs kinematics)
+static double gravity_energy(const physModel* m, const physData* d) {
+  double U = 0;
+  if (m->opt.disableflags & PHYS_DSBL_GRAVITY) return 0;
+  for (int b = 1; b < m->nbody; b++) U -= m->body_mass[b] * phys_dot3(m->opt.gravity, d->xipos + 3 * b);
+  return U;
+}
+
 // energy[0] = potential (gravity - sum m_b g.xipos_b, joint and point springs), energy[1] = kinetic
 // 0.5 v' M v (M with armature). Recomputes kinematics and M at the current state (overwrites xpos...qM).
 void phys_energy(const physModel* m, physData* d, double energy[2]) {
@@ -660,13 +813,7 @@ void phys_energy(const physModel* m, physData* d, double energy[2]) {
   phys_com_pos(m, d);
   phys_crb(m, d);
 
-  // gravity: U = -sum_b m_b g . xipos_b
-  double pot = 0;
-  if (!(m->opt.disableflags & PHYS_DSBL_GRAVITY)) {
-    for (int b = 1; b < m->nbody; b++) {
-      pot -= m->body_mass[b] * phys_dot3(m->opt.gravity, d->xipos + 3 * b);
-    }
-  }
+  double pot = gravity_energy(m, d);
   if (!(m->opt.disableflags & PHYS_DSBL_PASSIVE)) {
     pot += joint_spring_energy(m, d) + point_spring_energy(m, d);
   }

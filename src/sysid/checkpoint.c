@@ -45,11 +45,12 @@ static uint64_t key_model(const physModel* m) {
                        m->nmesh, m->nmeshvert, m->nmeshface, m->nhullvert, m->nhullface, m->nhullfacevert,
                        m->nkey, m->npair, m->nexclude, m->nconmax, m->nnames};
   HASH(h, sizes);
+  // a new field may fill padding and leave the size alone: the lists below are checked by hand too
   _Static_assert(sizeof(physOption) == 104, "a field added to physOption must enter the checkpoint's key here");
   const physOption* o = &m->opt;   // every field
   const double od[] = {o->timestep, o->gravity[0], o->gravity[1], o->gravity[2], o->baumgarte, o->penalty_stiffness,
                        o->penalty_damping, o->penalty_vslip, o->solver_tolerance};
-  const int oi[] = {o->integrator, o->disableflags, o->contact, o->solver_iterations, o->gradflags};
+  const int oi[] = {o->integrator, o->disableflags, o->contact, o->solver_iterations, o->gradflags, o->enableflags};
   HASH(h, od);
   HASH(h, oi);
   return fnv(h, m->buffer, m->nbuffer);

@@ -331,7 +331,34 @@ static void test_settle(const physModel* m, physData* d) {
   }
 }
 
+// phys_penalty_damping: d = max(2 zeta sqrt(k / w), k dt - 2 / (w dt)). At the floor (k dt^2 > 2 m_e) the
+// one-contact step matrix [[1 - a, dt b], [-a / dt, b]] (a = k dt^2 / (m + dt d), b = m / (m + dt d)) has
+// trace 0, so both eigenvalues have modulus sqrt(b) < 1; above it the restitution's value. Partials against
+// central differences on both branches
+static void test_damping_floor(void) {
+  double k = 1e4, dt = 0.01, me = 1 / 5.5, w = 1 / me;
+  double d = phys_penalty_damping(0.2, k, w, dt, NULL, NULL, NULL);
+  CHECK_NEAR(d, k * dt - 2 * me / dt, 1e-12);
+  double a = k * dt * dt / (me + dt * d), b = me / (me + dt * d);
+  CHECK_NEAR(1 - a + b, 0, 1e-12);
+  CHECK_NEAR(phys_penalty_damping(0.2, k, w, 0.001, NULL, NULL, NULL), 2 * 0.2 * sqrt(k * me), 1e-12);
+  for (int br = 0; br < 2; br++) {
+    double z = 0.2, h = 1e-6, dk, dw, dz, st = br ? 0.001 : dt;
+    phys_penalty_damping(z, k, w, st, &dk, &dw, &dz);
+    double fk = (phys_penalty_damping(z, k * (1 + h), w, st, NULL, NULL, NULL) -
+                 phys_penalty_damping(z, k * (1 - h), w, st, NULL, NULL, NULL)) / (2 * h * k);
+    double fw = (phys_penalty_damping(z, k, w * (1 + h), st, NULL, NULL, NULL) -
+                 phys_penalty_damping(z, k, w * (1 - h), st, NULL, NULL, NULL)) / (2 * h * w);
+    double fz = (phys_penalty_damping(z + h, k, w, st, NULL, NULL, NULL) -
+                 phys_penalty_damping(z - h, k, w, st, NULL, NULL, NULL)) / (2 * h);
+    CHECK_REL(dk, fk, 1e-7, 1e-9);
+    CHECK_REL(dw, fw, 1e-7, 1e-9);
+    CHECK_REL(dz, fz, 1e-7, 1e-9);
+  }
+}
+
 int main(void) {
+  test_damping_floor();
   test_restitution();
   physModel* m = load_model();
   if (!m) return test_done();

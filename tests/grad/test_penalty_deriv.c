@@ -446,23 +446,43 @@ static void scene_ball(physRng* rng) {
   phys_free_model(m);
 }
 
+static const char* const BOX_SPEC[] = {"friction:box", "restitution:box", "penalty:stiffness", "inertia:box",
+                                       "size:box"};
+
+// the box of BOX tumbling on a corner, 1.5 mm deep: check_scene under `name`
+static void box_tumbling(physModel* m, physData* d, const char* name, physRng* rng) {
+  double p[3] = {0.2, 0.1, 0}, ax[3] = {0.3, 1, 0.2};
+  set_free(m, d, 0, p, ax, 0.5);
+  sink(m, d, 0, 1.5e-3);
+  double w[6] = {0.3, -0.1, -0.4, 3, -2, 1};
+  memcpy(d->qvel, w, sizeof w);
+  check_scene(name, m, d, BOX_SPEC, 5, rng);
+}
+
 static void scene_box(physRng* rng) {
   physModel* m = load_xml(BOX);
   physData* d = phys_make_data(m);
   d->time = 1;   // not time 0: no interpenetration warning
-  const char* spec[] = {"friction:box", "restitution:box", "penalty:stiffness", "inertia:box", "size:box"};
   double p[3] = {0.2, 0.1, 0}, z[3] = {0, 0, 1};
   set_free(m, d, 0, p, z, 0.4);
   sink(m, d, 0, 8e-4);
   double v[6] = {0.5, 0.2, -0.05, 0, 0, 0.7};
   memcpy(d->qvel, v, sizeof v);
-  check_scene("box sliding and turning (4 corners)", m, d, spec, 5, rng);
-  double ax[3] = {0.3, 1, 0.2};
-  set_free(m, d, 0, p, ax, 0.5);
-  sink(m, d, 0, 1.5e-3);
-  double w[6] = {0.3, -0.1, -0.4, 3, -2, 1};
-  memcpy(d->qvel, w, sizeof w);
-  check_scene("box tumbling on a corner", m, d, spec, 5, rng);
+  check_scene("box sliding and turning (4 corners)", m, d, BOX_SPEC, 5, rng);
+  box_tumbling(m, d, "box tumbling on a corner", rng);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+// the box at dt = 30 ms: k_c dt^2 = 9 kg > 4 m >= 4 m_e, so every contact's damping is the step's stability
+// floor k_c dt - 2 m_e / dt (phys_penalty_damping), not the restitution's 2 zeta sqrt(k_c m_e): its
+// derivatives through m_e (q, inertia, size) and k_c, and none through the restitution
+static void scene_box_floor(physRng* rng) {
+  physModel* m = load_xml(BOX);
+  m->opt.timestep = 0.03;
+  physData* d = phys_make_data(m);
+  d->time = 1;   // not time 0: no interpenetration warning
+  box_tumbling(m, d, "box on a corner, dt 30 ms (damping at the stability floor)", rng);
   phys_free_data(d);
   phys_free_model(m);
 }
@@ -558,6 +578,7 @@ int main(void) {
   test_restitution_deriv();
   scene_ball(&rng);
   scene_box(&rng);
+  scene_box_floor(&rng);
   scene_two_balls(&rng);
   scene_elbow(&rng);
   scene_hinge(&rng);

@@ -352,7 +352,67 @@ static void test_group_mass(void) {
   phys_spec_free(s);
 }
 
+// a free 0.1 m cube of the given mass (line 5 of box.xml) with contact model `contact`, timestep dt
+static physSpec* box_spec(double mass, int contact, double dt) {
+  physSpec* s = phys_spec_new();
+  strcpy(s->filename, "box.xml");
+  s->opt.contact = contact;
+  s->opt.timestep = dt;
+  int b = phys_spec_add_body(s, 0);
+  strcpy(s->body[b].name, "box");
+  s->body[b].line = 5;
+  phys_spec_add_joint(s, b, PHYS_JNT_FREE);
+  int g = phys_spec_add_geom(s, b, PHYS_GEOM_BOX);
+  s->geom[g].size[0] = s->geom[g].size[1] = s->geom[g].size[2] = 0.05;
+  s->geom[g].mass = mass;
+  return s;
+}
+
+// compile box_spec's model; returns the number of loader warnings and the first in first (or "")
+static int box_warnings(double mass, int contact, double dt, char* first, size_t n) {
+  physSpec* s = box_spec(mass, contact, dt);
+  physLog log = {0};
+  physModel* m = phys_compile(s, &log);
+  CHECK_MSG(m != NULL, "%s", log.error);
+  snprintf(first, n, "%s", log.nwarning ? log.warning[0] : "");
+  phys_free_model(m);
+  phys_spec_free(s);
+  return log.nwarning;
+}
+
+// penalty contact (issue 10 item 12): a stiffness the step cannot integrate, and one too soft to hold a
+// body's weight, are load-time warnings naming the body and the bound. The 1 kg cube's smallest effective
+// mass at a contact (a corner, r = sqrt(3) 0.05 m from its centre, I = m 0.02 / 12) is
+// m_e = 1 / (1 + r^2 / I) = 1 / 5.5 kg; with k_c = 1e4, dt = 10 ms: k_c dt^2 = 1 kg > 2 m_e, the bound
+// dt < sqrt(2 m_e / k_c) = 6.03 ms. At 2 ms, or under lcp, nothing. 10,000 kg compress a contact spring by
+// m g / k_c = 9.81 m, beyond the cube's reach r = 0.0866 m.
+static void test_penalty_check(void) {
+  char w[256];
+  CHECK(box_warnings(1, PHYS_CONTACT_PENALTY, 0.01, w, sizeof w) == 1);
+  CHECK_MSG(!strcmp(w, "box.xml:5: penalty contact: body 'box' needs dt < 0.00603 s or k_c < 3.64e+03 N/m (k_c dt^2 "
+                      "= 1 kg > 2 m_e = 0.364 kg, m_e its least effective mass at a contact); its contacts are "
+                      "damped to stay stable"), "%s", w);
+  CHECK(box_warnings(1, PHYS_CONTACT_PENALTY, 0.002, w, sizeof w) == 0);
+  CHECK(box_warnings(1, PHYS_CONTACT_LCP, 0.01, w, sizeof w) == 0);
+  CHECK(box_warnings(1e4, PHYS_CONTACT_PENALTY, 0.002, w, sizeof w) == 1);
+  CHECK_MSG(!strcmp(w, "box.xml:5: penalty contact: body 'box' needs k_c > 1.13e+06 N/m: its weight (10000 kg) "
+                      "compresses one contact spring by m g / k_c = 9.81 m, more than its size 0.0866 m: it sinks "
+                      "through"), "%s", w);
+  // the API call on the compiled model says the same, naming the file without a line
+  physSpec* s = box_spec(1, PHYS_CONTACT_LCP, 0.01);
+  physLog log = {0};
+  physModel* m = phys_compile(s, &log);
+  strcpy(m->filename, "box.xml");
+  m->opt.contact = PHYS_CONTACT_PENALTY;
+  phys_penalty_check(m, &log);
+  CHECK_MSG(log.nwarning == 1 && strstr(log.warning[0], "box.xml: penalty contact: body 'box' needs dt < 0.00603 s"), "%s",
+            log.warning[0]);
+  phys_free_model(m);
+  phys_spec_free(s);
+}
+
 int main(void) {
+  test_penalty_check();
   test_group_mass();
   test_two_spheres();
   test_primitive_inertia();

@@ -166,6 +166,9 @@ static int has(const char* s, const char* frag) {
   return 0;
 }
 
+// 1 if s contains frag (no message)
+static int has_quiet(const char* s, const char* frag) { return strstr(s, frag) != NULL; }
+
 // number of lines in s
 static int count_lines(const char* s) {
   int n = 0;
@@ -478,6 +481,65 @@ static void test_simulate_misc(void) {
 
   r = run("simulate", model, "--steps", "3", "--out", "/nonexistent-dir/x.csv", NULL);
   CHECK(r.code == 1 && has(r.err, "/nonexistent-dir/x.csv"));
+  run_free(&r);
+}
+
+// step warnings do not stop simulate (issue 10 items 10, 11): a cube started 5 mm into the floor with a
+// cone solver capped at one sweep and tolerance 0 finishes all 50 steps (51 rows, exit 0) and prints one
+// line per kind (count, first step, first message) in kind order; --strict stops at the first (exit 1, no
+// output file, the warning as the error); --quiet prints nothing on stderr, loader warnings included (the
+// penalty cube at dt 10 ms: its load check, and one energy gain at step 76)
+static void test_simulate_warnings(void) {
+  const char* model = write_file("in_overlap.xml",
+                                 "<mujoco>\n<option timestep=\"0.002\"/>\n<worldbody>\n<geom type=\"plane\" "
+                                 "size=\"5 5 .1\"/>\n<body pos=\"0 0 0.095\"><freejoint/><geom type=\"box\" "
+                                 "size=\".1 .1 .1\" mass=\"1\"/></body>\n</worldbody>\n<custom><numeric "
+                                 "name=\"physid:solver\" data=\"1 0\"/></custom>\n</mujoco>\n");
+  const char* out = path("warn.csv");
+  cliRun r = run("simulate", model, "--steps", "50", "--contact", "cone", "--out", out, NULL);
+  char* csv = read_file(out);
+  CHECK(r.code == 0 && count_lines(csv) == 52);
+  const char* l1 = "warning: simulate: 1 step warning 'initial overlap', first at step 1 (t = 0): phys_step: initial "
+                   "state interpenetrates: geoms 0 and 1 overlap by 0.005 m";
+  const char* l2 = "\nwarning: simulate: 50 step warnings 'solver not converged', first at step 1 (t = 0): cone: "
+                   "staggered projections not converged";
+  CHECK(has(r.err, l1) && has(r.err, l2) && strstr(r.err, l1) < strstr(r.err, l2) && has(r.err, "50 steps"));
+  CHECK(count_lines(r.err) == 3);   // the two kinds and the run's summary
+  free(csv);
+  remove(out);
+  run_free(&r);
+
+  r = run("simulate", model, "--steps", "50", "--contact", "cone", "--strict", "--out", out, NULL);
+  CHECK(r.code == 1 && has(r.err, "in_overlap.xml: step 1 (t = 0): phys_step: initial state interpenetrates") &&
+        count_outputs() == 0);
+  run_free(&r);
+
+  r = run("simulate", model, "--steps", "50", "--contact", "cone", "--quiet", "--out", out, NULL);
+  csv = read_file(out);
+  CHECK(r.code == 0 && r.err[0] == 0 && count_lines(csv) == 52);
+  free(csv);
+  remove(out);
+  run_free(&r);
+
+  // penalty at a step its contact springs need damped: the loader's warning, the energy gain, --quiet
+  char coarse[1024];
+  snprintf(coarse, sizeof coarse, "%s/tests/data/contact/penalty_box_coarse.xml", getenv("PHYS_SOURCE"));
+  r = run("simulate", coarse, "--steps", "300", "--out", "/dev/null", NULL);
+  CHECK(r.code == 0 && has(r.err, "penalty_box_coarse.xml:9: penalty contact: body 'box' needs dt < 0.00603 s") &&
+        has(r.err, "warning: simulate: 1 step warning 'energy gain', first at step 76 (t = 0.75): phys_step: energy "
+                   "rose by "));
+  run_free(&r);
+  r = run("simulate", coarse, "--steps", "300", "--out", "/dev/null", "--quiet", NULL);
+  CHECK(r.code == 0 && r.err[0] == 0);
+  run_free(&r);
+  r = run("info", coarse, NULL);
+  CHECK(r.code == 0 && has(r.err, "warning: ") && has(r.out, "penalty"));
+  run_free(&r);
+  r = run("info", coarse, "--quiet", NULL);
+  CHECK(r.code == 0 && r.err[0] == 0 && has(r.out, "penalty"));
+  run_free(&r);
+  r = run("gradcheck", coarse, "--states", "1", "--quiet", NULL);
+  CHECK(r.code != 2 && !has_quiet(r.err, "warning: "));
   run_free(&r);
 }
 
@@ -797,6 +859,7 @@ int main(void) {
   test_round_trip();
   test_simulate_misc();
   test_simulate_sampling();
+  test_simulate_warnings();
   test_contact_option();
   test_jacobian();
   test_jacobian_bad();
