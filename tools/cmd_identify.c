@@ -7,8 +7,9 @@
 // files, skip, map, observe, out, write_model, report, floating, quiet); an option given on the command line
 // overrides the job's value (a list option, --param or --map, replaces the job's whole list).
 // Every input is checked before any work: settings, model, parameter names and bounds, that --write-model can
-// hold every parameter, the output folders, then the data. Outputs go to temporary files beside their targets,
-// renamed into place only when all of them were written; an error or SIGINT/SIGTERM removes them.
+// hold every parameter, the output paths (check_outputs: tools/output.c), then the data. After the fit the outputs
+// go to temporary files beside their targets, renamed into place only when all of them were written; an error or
+// SIGINT/SIGTERM removes them.
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
@@ -631,7 +632,7 @@ static int write_output(cliOutput* o, int i, const idRun* r) {
   if (i == 0) {
     char* text = result_json(r);
     ok = text && fputs(text, o->f) >= 0 && fputc('\n', o->f) != EOF;
-    if (!ok) snprintf(err, sizeof err, "%s %s: cannot write the result", o->option, o->path ? o->path : "-");
+    if (!ok) snprintf(err, sizeof err, "%s %s: write error: %s", o->option, o->path ? o->path : "-", strerror(errno));
     free(text);
   }
   if (i == 1) ok = id_write_model(o->f, r->model_path, r->m, &r->table, err, sizeof err);

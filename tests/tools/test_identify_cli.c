@@ -596,6 +596,30 @@ static void test_outputs(void) {
   rmdir(path("in_dd"));
 }
 
+// no temporary exists before the data are read: identify blocked on a data FIFO (it has opened it for reading)
+// has created nothing, and SIGKILL then leaves nothing behind (the temporaries used to be created first)
+static void test_sigkill_before_data(void) {
+  const char* fifo = path("in_pipe.csv");
+  unlink(fifo);
+  CHECK(mkfifo(fifo, 0600) == 0);
+  const char* args[] = {"identify", path("in_start.xml"), fifo, "--param", "damping:swing", "--out", path("out/k.json"),
+                        "--report", path("out/k.html"), NULL};
+  pid_t pid = spawn(args);
+  int wr = -1;
+  for (int i = 0; i < 2000 && wr < 0; i++) {   // opening the write end succeeds once physid opened the read end
+    wr = open(fifo, O_WRONLY | O_NONBLOCK);
+    if (wr < 0) nanosleep(&(struct timespec){0, 10000000}, NULL);
+  }
+  CHECK(wr >= 0);
+  CHECK(count_outputs() == 0);
+  kill(pid, SIGKILL);
+  idRunOut r = collect(pid);
+  CHECK(r.sig == SIGKILL && count_outputs() == 0);
+  run_free(&r);
+  if (wr >= 0) close(wr);
+  unlink(fifo);
+}
+
 // SIGINT while the fit runs: the process dies of SIGINT and leaves no output or temporary file (temporaries
 // are created only after the fit, when their data are ready: none exists during the fit)
 static void test_sigint(void) {
@@ -663,6 +687,7 @@ int main(void) {
   test_write_urdf();
   test_bad_input();
   test_outputs();
+  test_sigkill_before_data();
   test_sigint();
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
