@@ -643,7 +643,8 @@ static int write_output(cliOutput* o, int i, const idRun* r) {
 
 // after the fit: open every output (temporaries only now), write them all, then rename them all; if one fails,
 // none is renamed and every temporary is removed. Regular files first, so that a device or FIFO output is
-// written only when every temporary is complete
+// written only when every temporary is complete; SIGPIPE is ignored meanwhile (a FIFO whose reader left is a
+// write error, EPIPE, not a death that would leave the finished temporaries behind)
 static int write_outputs(cliOutput o[ID_NOUT], const idRun* r) {
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
@@ -651,6 +652,7 @@ static int write_outputs(cliOutput o[ID_NOUT], const idRun* r) {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
+  signal(SIGPIPE, SIG_IGN);
   int ok = 1;
   for (int pass = 0; pass < 2; pass++) {
     for (int i = 0; ok && i < ID_NOUT; i++) {

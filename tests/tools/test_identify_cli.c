@@ -1,3 +1,4 @@
+#define _GNU_SOURCE   // F_SETPIPE_SZ
 // test_identify_cli.c - `physid identify` run as a user would (env PHYS_BIN): a damped pendulum's damping
 // identified from `physid simulate` output (exact: same engine, no noise), result.json read back with cJSON
 // (keys, values, correlation, unidentifiable directions), --write-model round trips for MJCF (friction,
@@ -620,6 +621,34 @@ static void test_sigkill_before_data(void) {
   unlink(fifo);
 }
 
+// --report on a FIFO whose reader leaves after 4 kB (the pipe buffer shrunk to one page): a write error (EPIPE,
+// exit 1), not a death by SIGPIPE, so the finished --out temporary is removed and nothing is renamed
+static void test_fifo_reader_leaves(void) {
+  const char* fifo = path("in_report.fifo");
+  unlink(fifo);
+  CHECK(mkfifo(fifo, 0600) == 0);
+  int rd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);   // not inherited: physid must not hold a reader
+  CHECK(rd >= 0 && fcntl(rd, F_SETPIPE_SZ, 4096) >= 0);
+  const char* args[] = {"identify", path("in_start.xml"), path("in_data.csv"), "--param", "damping:swing", "--quiet",
+                        "--out", path("out/f.json"), "--report", fifo, NULL};
+  pid_t pid = spawn(args);
+  char buf[64];
+  ssize_t got = -1;
+  for (int i = 0; i < 3000 && got <= 0; i++) {   // wait for the report's first bytes (30 s at most)
+    got = read(rd, buf, sizeof buf);
+    if (got <= 0) nanosleep(&(struct timespec){0, 10000000}, NULL);
+  }
+  CHECK(got > 0);
+  close(rd);
+  idRunOut r = collect(pid);
+  CHECK_MSG(r.code == 1 && r.sig == 0, "exit %d, signal %d", r.code, r.sig);
+  CHECK(has(r.err, "Broken pipe"));
+  CHECK(count_outputs() == 0);
+  run_free(&r);
+  clear_outputs();
+  unlink(fifo);
+}
+
 // SIGINT while the fit runs: the process dies of SIGINT and leaves no output or temporary file (temporaries
 // are created only after the fit, when their data are ready: none exists during the fit)
 static void test_sigint(void) {
@@ -688,6 +717,7 @@ int main(void) {
   test_bad_input();
   test_outputs();
   test_sigkill_before_data();
+  test_fifo_reader_leaves();
   test_sigint();
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
