@@ -152,7 +152,7 @@ static int run_steps(cliOutput* o, const physModel* m, physData* d, const simArg
     set_controls(m, d, a->ctrl, cval, &rng);
     ok = step_checked(m, d, a, k);
     if (ok && k % a->every == 0 && !write_state(o->f, m, d, a, 0, q, v, prev, &nrng)) {
-      cli_error("%s: write error: %s", o->path ? o->path : "stdout", strerror(errno));
+      cli_error("%s %s: write error: %s", o->option, o->path ? o->path : "-", strerror(errno));
       ok = 0;
     }
   }
