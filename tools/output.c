@@ -343,7 +343,8 @@ static int stream_end(FILE* f, int sync, int* err) {
   int ok = fflush(f) == 0;
   *err = ok ? 0 : errno;
   if (ok && ferror(f)) ok = 0;
-  if (ok && sync && fsync(fileno(f)) != 0) ok = 0, *err = errno;   // the data on disk before the rename
+  // the data on disk before the rename (a file system that cannot sync, EINVAL / ENOTSUP, is no error)
+  if (ok && sync && fsync(fileno(f)) != 0 && errno != EINVAL && errno != ENOTSUP) ok = 0, *err = errno;
   if (f != stdout && fclose(f) != 0 && ok) ok = 0, *err = errno;
   return ok;
 }
