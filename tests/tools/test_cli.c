@@ -365,6 +365,16 @@ static void test_bad_init(void) {
            header);
   check_bad_init("in_tworows.csv", text, "in_tworows.csv:3:", "exactly one state row");
   check_bad_init("in_missing_dir/none.csv", NULL, "none.csv", "cannot open");
+  // not a file: a device (it used to be read forever) and a folder, refused before anything is read
+  const char* model = write_file("in_model.xml", g_model);
+  const char* notfile[2][2] = {{"/dev/zero", "/dev/zero: is a character device"}, {g_dir, ": is a folder"}};
+  for (int c = 0; c < 2; c++) {
+    cliRun r = run("simulate", model, "--steps", "5", "--init", notfile[c][0], "--out", path("out.csv"), NULL);
+    CHECK_MSG(r.code == 1 && has(r.err, notfile[c][1]) && has(r.err, "only regular files and FIFOs are read"),
+              "--init %s: exit %d", notfile[c][0], r.code);
+    CHECK(count_outputs() == 0);
+    run_free(&r);
+  }
 }
 
 // simulate N steps of model (extra arguments appended) to an output file; returns the text (malloc'd)
