@@ -36,8 +36,30 @@ static volatile sig_atomic_t g_tmp_used[OUT_MAXTMP];
 //---------------------------------------------------------------------------------------------------------
 // the temporary registry
 
+// SIGINT/SIGTERM with no handler of the command's own: remove the temporaries, then die of the signal
+static void on_fatal_signal(int sig) {
+  cli_output_remove_temporaries();
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+// give SIGINT and SIGTERM on_fatal_signal where they still have their default action (simulate and identify
+// install their own, which call cli_output_remove_temporaries or abort the outputs)
+static void install_cleanup(void) {
+  const int sig[2] = {SIGINT, SIGTERM};
+  for (int i = 0; i < 2; i++) {
+    struct sigaction old, sa;
+    if (sigaction(sig[i], NULL, &old) != 0 || old.sa_handler != SIG_DFL) continue;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_fatal_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(sig[i], &sa, NULL);
+  }
+}
+
 // register a temporary path; its slot, -1 if the registry is full (the file is then not removed on a signal)
 static int tmp_register(const char* path) {
+  install_cleanup();
   for (int i = 0; i < OUT_MAXTMP; i++) {
     if (g_tmp_used[i]) continue;
     snprintf(g_tmp[i], sizeof g_tmp[i], "%s", path);

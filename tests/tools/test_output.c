@@ -3,7 +3,8 @@
 // followed, never replaced; a character device or a FIFO: written as it is, still a device afterwards; a folder,
 // a dangling link, a block device, a missing folder: refused before anything is created), write errors
 // (/dev/full: ENOSPC), the same file twice (device+inode, other spellings, links, a file in an input folder),
-// several outputs that stand or fall together, leftovers of dead processes, and the signal-handler cleanup.
+// several outputs that stand or fall together, leftovers of dead processes, and the signal cleanup (the
+// handlers' call, and the default handler output.c installs where a command has none).
 #include "output.c"
 
 #include <stdarg.h>
@@ -260,6 +261,29 @@ static void test_leftovers(void) {
   unlink(sp(c));
 }
 
+// a command without a signal handler of its own (jacobian, evaluate): SIGTERM or SIGINT while a temporary exists
+// removes it, and the process still dies of the signal
+static void test_signal_default(void) {
+  const int sig[2] = {SIGTERM, SIGINT};
+  for (int i = 0; i < 2; i++) {
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+      signal(sig[i], SIG_DFL);
+      cliOutput o;
+      if (!cli_output_check(&o, "--json", sp("sig.json")) || !cli_output_open(&o)) _exit(3);
+      fputs("partial", o.f);
+      fflush(o.f);
+      raise(sig[i]);
+      _exit(4);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CHECK_MSG(WIFSIGNALED(status) && WTERMSIG(status) == sig[i], "status %d", status);
+    CHECK(count(".sig.json.physid-") == 0 && access(sp("sig.json"), F_OK) != 0);
+  }
+}
+
 // a target that changes kind between the check and the open is refused
 static void test_changed(void) {
   cliOutput o;
@@ -285,6 +309,7 @@ int main(void) {
   test_conflicts();
   test_all_or_none();
   test_leftovers();
+  test_signal_default();
   test_changed();
   char cmd[160];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", sub);
