@@ -3,6 +3,7 @@
 #define PHYS_CLI_H
 
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "args.h"
 #include "physid.h"
@@ -29,19 +30,53 @@ void cli_warning(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 // a library call's warnings in log (up to PHYS_MAXWARN, then how many more), through cli_warning
 void cli_log_warnings(const physLog* log);
 
-// an output destination (output.c): stdout, or a temporary file beside path renamed to path on success
+// an output file (output.c): checked before any work (cli_output_check, cli_output_conflicts), opened when its
+// data are ready (cli_output_open), written through f, then cli_output_commit (or, for several outputs that
+// stand or fall together, cli_outputs_commit). See output.c for what each kind of path gets.
+enum {
+  CLI_OUT_STDOUT = 0,       // "-", no path, or the file stdout already writes to
+  CLI_OUT_DIRECT,           // a character device or FIFO: written as it is, never created or replaced
+  CLI_OUT_REPLACE           // a regular file or a new name: temporary beside the real target, then rename
+};
 typedef struct cliOutput_ {
-  FILE* f;
-  const char* path;         // final path (NULL for stdout)
-  char tmp[4096];           // temporary file in the same folder
+  FILE* f;                  // the open stream (cli_output_open .. finish), else NULL
+  const char* option;       // the option for messages ("--out")
+  const char* path;         // as given (NULL: stdout)
+  int kind;                 // CLI_OUT_*
+  int exists;               // the target exists: dev, ino identify it (else dev, ino are its folder's)
+  dev_t dev;
+  ino_t ino;
+  mode_t mode;              // an existing regular target's permissions (kept); a device's st_mode
+  uid_t uid;                // an existing regular target's owner (kept when run as root)
+  gid_t gid;
+  char target[4096];        // the real path a rename replaces (links resolved), or the device / FIFO path
+  char tmp[4096];           // the temporary ".NAME.physid-PID-XXXXXX" beside target ("" if none)
 } cliOutput;
 
-// open stdout (path NULL) or a new temporary "<path>.tmpXXXXXX"; 0 and a message on failure
-int cli_output_open(cliOutput* o, const char* path);
-// drop the temporary file (nothing to do for stdout)
-void cli_output_abort(cliOutput* o);
-// flush and close, then rename the temporary file into place; 0 and a message on failure
+// resolve and check an output path before any work: its folder exists and takes files, it is not a folder, a
+// dangling link, a block device or a socket; nothing is created. 0 and a message on failure. path NULL or
+// "-": stdout
+int cli_output_check(cliOutput* o, const char* option, const char* path);
+// 1 and a message if two of the n checked outputs are the same file (device+inode; a new file: folder + name),
+// or an output is one of the inputs (an existing file, or a data file of an input folder: .csv, .npy)
+int cli_output_conflicts(const cliOutput* o, int n, const char* const* input, int ninput);
+// open a checked output when the data are ready: stdout, the device / FIFO, or a new temporary (leftovers of
+// dead runs for the same target are removed first); 0 and a message on failure
+int cli_output_open(cliOutput* o);
+// flush, check every error, fsync a temporary and close; 0, a message and the temporary removed on failure
+int cli_output_finish(cliOutput* o);
+// rename a finished temporary over its target (nothing for stdout, devices, FIFOs); 0 and a message on failure
+int cli_output_rename(cliOutput* o);
+// finish then rename one output
 int cli_output_commit(cliOutput* o);
+// finish every output still open, then rename them all only if all finished; else remove every temporary
+int cli_outputs_commit(cliOutput* o, int n);
+// close an open output and remove its temporary (an error path)
+void cli_output_abort(cliOutput* o);
+// remove every live temporary (async-signal-safe: SIGINT/SIGTERM handlers call it)
+void cli_output_remove_temporaries(void);
+// flush and close stdout at exit; 0 on a write error (ENOSPC...), with a message if report
+int cli_stdout_close(int report);
 
 // subcommands: argv[0] is the subcommand name; return the exit code
 int cli_info(int argc, char** argv);

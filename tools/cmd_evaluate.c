@@ -119,8 +119,8 @@ static int eval_traj(evalSum* sums, physModel* m, physData* d, const physDataset
   return 1;
 }
 
-// the table on stdout, and the same as JSON if asked
-static int report(const evalSum* sums, const physDataset* ds, const evalArgs* a, const char* model) {
+// the table on stdout, and the same as JSON into the (checked) output o if asked
+static int report(cliOutput* o, const evalSum* sums, const physDataset* ds, const evalArgs* a, const char* model) {
   char hz[32];
   snprintf(hz, sizeof hz, a->horizon > 0 ? "%d samples" : "full", a->horizon);
   printf("evaluate: %d trajectories, horizon %s, %d substep%s per sample (observed coordinates only)\n",
@@ -134,19 +134,17 @@ static int report(const evalSum* sums, const physDataset* ds, const evalArgs* a,
   }
   if (g_nwarn) cli_warning("evaluate: %d simulation steps raised warnings (accepted; first: %s)", g_nwarn, g_warn);
   if (!a->json) return 1;
-  cliOutput o;
-  memset(&o, 0, sizeof o);
-  if (!cli_output_open(&o, a->json)) return 0;
-  fprintf(o.f, "{\n  \"model\": \"%s\",\n  \"trajectories\": %d,\n  \"horizon\": %d,\n  \"substeps\": %d", model,
+  if (!cli_output_open(o)) return 0;
+  fprintf(o->f, "{\n  \"model\": \"%s\",\n  \"trajectories\": %d,\n  \"horizon\": %d,\n  \"substeps\": %d", model,
           ds->ntraj, a->horizon, a->substeps);
   for (int c = 0; c < EV_N; c++) {
     const evalSum* s = sums + c;
     if (!s->n) continue;
-    fprintf(o.f, ",\n  \"%s\": {\"mean\": %.17g, \"end\": %.17g, \"max\": %.17g, \"samples\": %ld}", g_ev_name[c],
+    fprintf(o->f, ",\n  \"%s\": {\"mean\": %.17g, \"end\": %.17g, \"max\": %.17g, \"samples\": %ld}", g_ev_name[c],
             s->sum / s->n, s->n_end ? s->sum_end / s->n_end : 0, s->max, s->n);
   }
-  fprintf(o.f, ",\n  \"step_warnings\": %d\n}\n", g_nwarn);
-  return cli_output_commit(&o);
+  fprintf(o->f, ",\n  \"step_warnings\": %d\n}\n", g_nwarn);
+  return cli_output_commit(o);
 }
 
 // physid evaluate
@@ -175,6 +173,8 @@ int cli_evaluate(int argc, char** argv) {
   int code = cli_parse(pos, &cmd, argc, argv);
   if (code >= 0) return code;
   if (a.substeps == 0) a.substeps = 1;
+  cliOutput o;
+  if (!cli_output_check(&o, "--json", a.json) || cli_output_conflicts(&o, 1, pos, 2)) return CLI_EXIT_INPUT;
   physModel* m = cli_load_model(pos[0], a.floating);
   if (!m) return CLI_EXIT_INPUT;
   if (a.contact >= 0) m->opt.contact = a.contact;
@@ -196,7 +196,7 @@ int cli_evaluate(int argc, char** argv) {
     memset(sums, 0, sizeof sums);
     int ok = 1;
     for (int k = 0; ok && k < ds.ntraj; k++) ok = eval_traj(sums, m, d, &ds, k, &a);
-    if (ok && report(sums, &ds, &a, pos[0])) code = CLI_EXIT_OK;
+    if (ok && report(&o, sums, &ds, &a, pos[0])) code = CLI_EXIT_OK;
   }
   phys_free_data(d);
   phys_dataset_free(&ds);

@@ -311,8 +311,8 @@ static physStatus compute(const physModel* m, physData* d, const gradWrt* w, dou
   return st;
 }
 
-// compute the Jacobians at the state, then write them atomically
-static int jacobian(const physModel* m, physData* d, const gradArgs* a, const gradWrt* w) {
+// compute the Jacobians at the state, then write them to the (checked) output
+static int jacobian(cliOutput* o, const physModel* m, physData* d, const gradArgs* a, const gradWrt* w) {
   size_t n2 = 2 * (size_t)m->nv, na = n2 * n2, nb = n2 * (size_t)m->nu, np = n2 * (size_t)w->table.ntheta;
   double* buf = malloc(sizeof(double) * (na + nb + np + 1));
   if (!buf) {
@@ -326,17 +326,9 @@ static int jacobian(const physModel* m, physData* d, const gradArgs* a, const gr
     grad_explain_status(m, d, st, a->init);
   } else if (!all_finite(A, w->state ? na : 0) || !all_finite(B, w->ctrl ? nb : 0) || !all_finite(P, np)) {
     cli_error("%s: the Jacobians at this state are not finite", a->init);
-  } else {
-    cliOutput o;
-    memset(&o, 0, sizeof o);
-    if (cli_output_open(&o, a->out)) {
-      if (write_jacobian(o.f, m, A, B, P, w)) {
-        code = cli_output_commit(&o) ? CLI_EXIT_OK : CLI_EXIT_INPUT;
-      } else {
-        cli_error("%s: write error", a->out ? o.tmp : "stdout");
-        cli_output_abort(&o);
-      }
-    }
+  } else if (cli_output_open(o)) {
+    write_jacobian(o->f, m, A, B, P, w);   // a write error is caught by the commit
+    code = cli_output_commit(o) ? CLI_EXIT_OK : CLI_EXIT_INPUT;
   }
   free(buf);
   return code;
@@ -371,6 +363,9 @@ int cli_jacobian(int argc, char** argv) {
   int code = cli_parse(pos, &cmd, argc, argv);
   if (code >= 0) return code;
   a.model = pos[0];
+  cliOutput o;
+  const char* input[2] = {a.model, a.init};
+  if (!cli_output_check(&o, "--out", a.out) || cli_output_conflicts(&o, 1, input, 2)) return CLI_EXIT_INPUT;
   physModel* m = grad_load_model(&a);
   if (!m) return CLI_EXIT_INPUT;
   gradWrt w;
@@ -382,7 +377,7 @@ int cli_jacobian(int argc, char** argv) {
   physData* d = phys_make_data(m);
   code = CLI_EXIT_INPUT;
   if (!d) cli_error("%s: out of memory allocating the simulation data", a.model);
-  else if (read_state(m, d, a.init)) code = jacobian(m, d, &a, &w);
+  else if (read_state(m, d, a.init)) code = jacobian(&o, m, d, &a, &w);
   phys_free_data(d);
   grad_wrt_free(&w);
   phys_free_model(m);

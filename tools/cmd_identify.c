@@ -7,8 +7,9 @@
 // files, skip, map, observe, out, write_model, report, floating, quiet, checkpoint, resume); an option given
 // on the command line overrides the job's value (a list option, --param or --map, replaces the job's whole list).
 // Every input is checked before any work: settings, model, parameter names and bounds, that --write-model can
-// hold every parameter, the output folders, then the data. Outputs go to temporary files beside their targets,
-// renamed into place only when all of them were written; an error or SIGINT/SIGTERM removes them.
+// hold every parameter, the output paths (check_outputs: tools/output.c), then the data. After the fit the outputs
+// go to temporary files beside their targets, renamed into place only when all of them were written; an error or
+// SIGINT/SIGTERM removes them.
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
@@ -54,13 +55,11 @@ typedef struct idArgs_ {
   int npool;
 } idArgs;
 
-// the temporary output files, removed by the signal handler
-static const char* volatile g_tmp[3];
-static volatile sig_atomic_t g_ntmp = 0;
+#define ID_NOUT 3   // outputs: --out, --write-model, --report
 
-// SIGINT/SIGTERM: remove the temporary outputs, then die of the signal
+// SIGINT/SIGTERM while the outputs are written: remove their temporaries, then die of the signal
 static void on_signal(int sig) {
-  for (int i = 0; i < g_ntmp; i++) unlink(g_tmp[i]);
+  cli_output_remove_temporaries();
   signal(sig, SIG_DFL);
   raise(sig);
 }
@@ -661,55 +660,62 @@ static void print_results(const idRun* r) {
 //---------------------------------------------------------------------------------------------------------
 // outputs
 
-// open the temporary files of the requested outputs and register them with the signal handler
-static int open_outputs(cliOutput o[3], const char* const path[3]) {
+// check every output before any work: paths (cli_output_check), then no output is an input or another output
+static int check_outputs(cliOutput o[ID_NOUT], const idArgs* a) {
+  const char* const option[ID_NOUT] = {"--out", "--write-model", "--report"};
+  const char* const path[ID_NOUT] = {a->out, a->write_model, a->report};
+  for (int i = 0; i < ID_NOUT; i++) {
+    if (!cli_output_check(o + i, option[i], path[i])) return 0;
+  }
+  const char* input[ID_MAXDATA + 2];
+  int n = 0;
+  input[n++] = a->model;
+  if (a->job) input[n++] = a->job;
+  for (int k = 0; k < a->ndata; k++) input[n++] = a->data[k];
+  return !cli_output_conflicts(o, ID_NOUT, input, n);
+}
+
+// the text of output i (result.json, the model, the report) into its open stream; 0 and a message on failure
+static int write_output(cliOutput* o, int i, const idRun* r) {
+  char err[PHYS_MSGLEN] = "";
+  int ok = 1;
+  if (i == 0) {
+    char* text = result_json(r);
+    ok = text && fputs(text, o->f) >= 0 && fputc('\n', o->f) != EOF;
+    if (!ok) snprintf(err, sizeof err, "%s %s: write error: %s", o->option, o->path ? o->path : "-", strerror(errno));
+    free(text);
+  }
+  if (i == 1) ok = id_write_model(o->f, r->model_path, r->m, &r->table, err, sizeof err);
+  if (i == 2) ok = id_write_report(o->f, r, err, sizeof err);
+  if (!ok) cli_error("%s", err);
+  return ok;
+}
+
+// after the fit: open every output (temporaries only now), write them all, then rename them all; if one fails,
+// none is renamed and every temporary is removed. Regular files first, so that a device or FIFO output is
+// written only when every temporary is complete; SIGPIPE is ignored meanwhile (a FIFO whose reader left is a
+// write error, EPIPE, not a death that would leave the finished temporaries behind)
+static int write_outputs(cliOutput o[ID_NOUT], const idRun* r) {
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
-  for (int i = 0; i < 3; i++) {
-    if (!path[i]) continue;
-    if (!cli_output_open(o + i, path[i])) {
-      o[i].f = NULL;   // nothing to remove for this one
-      return 0;
-    }
-    g_tmp[g_ntmp] = o[i].tmp;
-    g_ntmp = g_ntmp + 1;
-  }
-  return 1;
-}
-
-// drop every temporary output
-static void abort_outputs(cliOutput o[3], const char* const path[3]) {
-  g_ntmp = 0;
-  for (int i = 0; i < 3; i++)
-    if (path[i] && o[i].f) cli_output_abort(o + i);
-}
-
-// write result.json, the model and the report into their temporary files, then rename them all
-static int write_outputs(cliOutput o[3], const char* const path[3], const idRun* r) {
-  char err[PHYS_MSGLEN] = "";
+  signal(SIGPIPE, SIG_IGN);
   int ok = 1;
-  if (path[0]) {
-    char* text = result_json(r);
-    ok = text && fputs(text, o[0].f) >= 0 && fputc('\n', o[0].f) != EOF;
-    if (!ok) snprintf(err, sizeof err, "%s: cannot write the result", path[0]);
-    free(text);
+  for (int pass = 0; pass < 2; pass++) {
+    for (int i = 0; ok && i < ID_NOUT; i++) {
+      if (!o[i].path || (o[i].kind == CLI_OUT_REPLACE) != (pass == 0)) continue;
+      ok = cli_output_open(o + i) && write_output(o + i, i, r);
+      if (ok && o[i].kind == CLI_OUT_REPLACE) ok = cli_output_finish(o + i);
+    }
   }
-  if (ok && path[1]) ok = id_write_model(o[1].f, r->model_path, r->m, &r->table, err, sizeof err);
-  if (ok && path[2]) ok = id_write_report(o[2].f, r, err, sizeof err);
   if (!ok) {
-    cli_error("%s", err);
-    abort_outputs(o, path);
+    for (int i = 0; i < ID_NOUT; i++) cli_output_abort(o + i);
     return 0;
   }
-  g_ntmp = 0;
-  for (int i = 0; i < 3; i++) {
-    if (path[i] && !cli_output_commit(o + i)) ok = 0;
-  }
-  return ok;
+  return cli_outputs_commit(o, ID_NOUT);
 }
 
 //---------------------------------------------------------------------------------------------------------
@@ -858,13 +864,9 @@ int cli_identify(int argc, char** argv) {
   r.model_path = a.model;
   if (code < 0) code = prepare(&r, &a);
   if (code < 0) {
-    cliOutput o[3];
-    memset(o, 0, sizeof o);
-    const char* const path[3] = {a.out, a.write_model, a.report};
+    cliOutput o[ID_NOUT];
     code = CLI_EXIT_INPUT;
-    if (!open_outputs(o, path)) abort_outputs(o, path);
-    else if (!run_fit(&r, &a)) abort_outputs(o, path);
-    else if (write_outputs(o, path, &r)) code = CLI_EXIT_OK;
+    if (check_outputs(o, &a) && run_fit(&r, &a) && write_outputs(o, &r)) code = CLI_EXIT_OK;
   }
   cleanup(&r, &a);
   return code;

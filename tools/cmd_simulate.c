@@ -1,10 +1,11 @@
 // cmd_simulate.c - `physid simulate MODEL --steps N ...`: roll a model forward and write its trajectory CSV.
 //
-// The output file is written to a temporary file in the same folder and renamed into place only when the
-// whole run succeeded: an error (a step rejected or a non-finite state; with --strict any step warning), or
-// SIGINT/SIGTERM leave no output file. Step warnings that do not stop the run (an initial overlap, a contact
-// solve short of its tolerance, an energy gain, ...) are counted by kind in physData and reported at the end,
-// one line per kind with its count and first step (not with --quiet).
+// --out is checked before the model is read (tools/output.c: not an input, a folder that takes files) and
+// opened once the model and the initial state are read; a regular file is written to a temporary beside it
+// and renamed into place only when the whole run succeeded: an error (a step rejected or a non-finite state;
+// with --strict any step warning), or SIGINT/SIGTERM leave no output file. Step warnings that do not stop the
+// run (an initial overlap, a contact solve short of its tolerance, an energy gain, ...) are counted by kind in
+// physData and reported at the end, one line per kind with its count and first step (not with --quiet).
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -163,7 +164,7 @@ static int run_steps(cliOutput* o, const physModel* m, physData* d, const simArg
     set_controls(m, d, a->ctrl, cval, &rng);
     ok = step_checked(m, d, a, k);
     if (ok && k % a->every == 0 && !write_state(o->f, m, d, a, 0, q, v, prev, &nrng)) {
-      cli_error("%s: write error: %s", o->path ? o->tmp : "stdout", strerror(errno));
+      cli_error("%s %s: write error: %s", o->option, o->path ? o->path : "-", strerror(errno));
       ok = 0;
     }
   }
@@ -211,19 +212,17 @@ static void catch_signals(int on) {
   sigaction(SIGTERM, &sa, NULL);
 }
 
-// open the output, run, commit or clean up; an interrupted run re-raises its signal after cleaning up
-static int simulate(const physModel* m, physData* d, const simArgs* a, const double* cval) {
-  cliOutput o;
-  memset(&o, 0, sizeof o);
+// open the (checked) output, run, commit or clean up; an interrupted run re-raises its signal after cleaning up
+static int simulate(cliOutput* o, const physModel* m, physData* d, const simArgs* a, const double* cval) {
   catch_signals(1);
-  if (!cli_output_open(&o, a->out)) return CLI_EXIT_INPUT;
+  int ok = cli_output_open(o);
   double t0 = d->time, start = wall_seconds();
-  int ok = run_steps(&o, m, d, a, cval);
+  ok = ok && run_steps(o, m, d, a, cval);
   double wall = wall_seconds() - start;
-  if (!ok) cli_output_abort(&o);
-  else ok = cli_output_commit(&o);
+  if (!ok || g_signal) ok = 0, cli_output_abort(o);
+  else ok = cli_output_commit(o);
   if (g_signal) {
-    cli_error("interrupted%s%s", a->out ? "; nothing written to " : "", a->out ? a->out : "");
+    cli_error("interrupted%s%s", !ok && a->out ? "; nothing written to " : "", !ok && a->out ? a->out : "");
     catch_signals(0);
     raise(g_signal);
     return 128 + g_signal;
@@ -272,6 +271,9 @@ int cli_simulate(int argc, char** argv) {
     cli_error("--steps %d is not a multiple of --every %d", a.steps, a.every);
     return CLI_EXIT_USAGE;
   }
+  cliOutput o;
+  const char* input[2] = {a.model, a.init};
+  if (!cli_output_check(&o, "--out", a.out) || cli_output_conflicts(&o, 1, input, 2)) return CLI_EXIT_INPUT;
   physModel* m = cli_load_model(a.model, a.floating);
   if (!m) return CLI_EXIT_INPUT;
   double cval[64];
@@ -292,7 +294,7 @@ int cli_simulate(int argc, char** argv) {
   physData* d = phys_make_data(m);
   code = CLI_EXIT_INPUT;
   if (!d) cli_error("%s: out of memory allocating the simulation data", a.model);
-  else if (init_state(m, d, a.init)) code = simulate(m, d, &a, a.ctrl_value ? cval : NULL);
+  else if (init_state(m, d, a.init)) code = simulate(&o, m, d, &a, a.ctrl_value ? cval : NULL);
   phys_free_data(d);
   phys_free_model(m);
   return code;

@@ -117,7 +117,7 @@ static void print_usage(FILE* f) {
 }
 
 // dispatch on argv[1]
-int main(int argc, char** argv) {
+static int dispatch(int argc, char** argv) {
   if (argc < 2) {
     print_usage(stderr);
     return CLI_EXIT_USAGE;
@@ -135,4 +135,11 @@ int main(int argc, char** argv) {
   }
   cli_error("unknown command '%s' (see 'physid --help')", argv[1]);
   return CLI_EXIT_USAGE;
+}
+
+// the command, then stdout flushed and closed: a write error there (ENOSPC, EIO) fails a run that succeeded
+int main(int argc, char** argv) {
+  int code = dispatch(argc, argv);
+  if (!cli_stdout_close(code == CLI_EXIT_OK) && code == CLI_EXIT_OK) code = CLI_EXIT_INPUT;
+  return code;
 }

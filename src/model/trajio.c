@@ -6,17 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define TRAJ_MAXROWS 100000000    // refuse files with more rows than this (size check before growth)
-
-// line reader over a file: the current line (without its line terminator) and its number
-typedef struct trajReader_ {
-  FILE* f;
-  const char* filename;
-  char* buf;                // current line, nul-terminated, CR/LF stripped
-  size_t cap;
-  int lineno;               // 1-based number of the current line
-} trajReader;
+#include <sys/stat.h>
 
 // column layout of a file: optional t, then nq positions, then nv velocities
 typedef struct trajLayout_ {
@@ -53,12 +43,95 @@ static void layout_describe(char* text, size_t n, const trajLayout* L) {
            (L->has_time || L->nq) && L->nv ? "," : "", v);
 }
 
-// read the next line into r->buf; returns 0 at end of file; strips "\n", "\r\n" and a UTF-8 BOM on line 1
-static int reader_next(trajReader* r) {
-  ssize_t len = getline(&r->buf, &r->cap, r->f);
-  if (len < 0) return 0;
+//---------------------------------------------------------------------------------------------------------
+// input files and bounded lines
+
+// what a non-regular file is, for messages
+static const char* file_kind(mode_t mode) {
+  return S_ISDIR(mode) ? "a folder" : S_ISCHR(mode) ? "a character device" : S_ISBLK(mode) ? "a block device"
+         : S_ISSOCK(mode) ? "a socket" : "not a regular file";
+}
+
+physStatus phys_input_open(FILE** f, const char* filename, physLog* log) {
+  struct stat st;
+  *f = NULL;
+  if (stat(filename, &st) != 0) return phys_error(log, PHYS_ERR_IO, "%s: cannot open: %s", filename, strerror(errno));
+  if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
+    return phys_error(log, PHYS_ERR_IO, "%s: is %s; only regular files and FIFOs are read", filename,
+                      file_kind(st.st_mode));
+  }
+  if (!(*f = fopen(filename, "rb"))) {
+    return phys_error(log, PHYS_ERR_IO, "%s: cannot open: %s", filename, strerror(errno));
+  }
+  if (fstat(fileno(*f), &st) != 0 || (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode))) {   // replaced meanwhile
+    fclose(*f);
+    *f = NULL;
+    return phys_error(log, PHYS_ERR_IO, "%s: is %s; only regular files and FIFOs are read", filename,
+                      file_kind(st.st_mode));
+  }
+  return PHYS_OK;
+}
+
+void phys_line_init(physLineReader* r, FILE* f, const char* filename) {
+  memset(r, 0, sizeof *r);
+  r->f = f;
+  r->filename = filename;
+  r->max_rows = PHYS_TRAJ_MAXROWS;
+}
+
+void phys_line_free(physLineReader* r) {
+  free(r->buf);
+  r->buf = NULL;
+  r->cap = 0;
+}
+
+// append byte c at position len of r->buf, growing it (capacity doubling); 0 when out of memory
+static int line_put(physLineReader* r, size_t len, int c) {
+  if (len + 1 >= r->cap) {
+    size_t n = r->cap ? 2 * r->cap : 256;
+    char* p = realloc(r->buf, n);
+    if (!p) return 0;
+    r->buf = p;
+    r->cap = n;
+  }
+  r->buf[len] = (char)c;
+  return 1;
+}
+
+// the bytes of the next line into r->buf (no terminator): its length, -1 at end of file, -2 on an error (log)
+static long line_read(physLineReader* r, physLog* log) {
+  size_t len = 0;
+  int c = EOF, line = r->lineno + 1;
+  physStatus s = PHYS_OK;
+  flockfile(r->f);
+  while (s == PHYS_OK && (c = getc_unlocked(r->f)) != EOF && c != '\n') {
+    if (len >= PHYS_LINE_MAX) {
+      s = phys_error(log, PHYS_ERR_SIZE, "%s:%d: line longer than %d bytes (not a CSV file?)", r->filename, line,
+                     PHYS_LINE_MAX);
+    } else if (c == 0) {
+      s = phys_error(log, PHYS_ERR_PARSE, "%s:%d: NUL byte at column %zu (a binary or UTF-16 file?)", r->filename,
+                     line, len + 1);
+    } else if (!line_put(r, len++, c)) {
+      s = phys_error(log, PHYS_ERR_NOMEM, "%s:%d: out of memory reading the line", r->filename, line);
+    }
+  }
+  funlockfile(r->f);
+  if (s == PHYS_OK && ferror(r->f)) {
+    s = phys_error(log, PHYS_ERR_IO, "%s:%d: read error: %s", r->filename, line, strerror(errno));
+  }
+  if (s == PHYS_OK && c == EOF && len == 0) return -1;
+  if (s == PHYS_OK && !line_put(r, len, 0)) {
+    s = phys_error(log, PHYS_ERR_NOMEM, "%s:%d: out of memory reading the line", r->filename, line);
+  }
+  r->status = s;
+  return s == PHYS_OK ? (long)len : -2;
+}
+
+int phys_line_next(physLineReader* r, physLog* log) {
+  long len = line_read(r, log);
+  if (len < 0) return len == -1 ? 0 : -1;
   r->lineno++;
-  while (len > 0 && (r->buf[len - 1] == '\n' || r->buf[len - 1] == '\r')) r->buf[--len] = 0;
+  while (len > 0 && r->buf[len - 1] == '\r') r->buf[--len] = 0;
   if (r->lineno == 1 && len >= 3 && memcmp(r->buf, "\xEF\xBB\xBF", 3) == 0) {
     memmove(r->buf, r->buf + 3, (size_t)len - 2);
   }
@@ -77,8 +150,7 @@ static int count_fields(const char* s) {
   return n;
 }
 
-// cut the next field at *cursor (nul-terminates it, trims spaces) and advance the cursor past the comma
-static char* next_field(char** cursor) {
+char* phys_csv_field(char** cursor) {
   char* start = *cursor;
   char* comma = strchr(start, ',');
   *cursor = comma ? comma + 1 : start + strlen(start);
@@ -93,7 +165,7 @@ static char* next_field(char** cursor) {
 // header and rows
 
 // check a column count against the layout: "file:line: expected N columns (...), found M"
-static physStatus check_ncol(const trajReader* r, const trajLayout* L, int found, physLog* log) {
+static physStatus check_ncol(const physLineReader* r, const trajLayout* L, int found, physLog* log) {
   if (found == layout_ncol(L)) return PHYS_OK;
   char text[128];
   layout_describe(text, sizeof text, L);
@@ -101,20 +173,16 @@ static physStatus check_ncol(const trajReader* r, const trajLayout* L, int found
                     r->filename, r->lineno, layout_ncol(L), text, L->nq, L->nv, found);
 }
 
-// parse the header line: decide whether `t` is present, then check the count and every name
-static physStatus parse_header(trajLayout* L, trajReader* r, int flags, physLog* log) {
-  if (!reader_next(r)) {
-    return phys_error(log, PHYS_ERR_PARSE, "%s: empty file (expected a header line 't,q0,...,v0,...')",
-                      r->filename);
-  }
+// parse the header (the reader's current line): decide whether `t` is present, then check the count and every name
+static physStatus parse_header(trajLayout* L, physLineReader* r, int flags, physLog* log) {
   char* cursor = r->buf;
   int nfield = count_fields(r->buf);
-  char* first = next_field(&cursor);
+  char* first = phys_csv_field(&cursor);
   L->has_time = strcmp(first, "t") == 0 || !(flags & PHYS_TRAJ_TIME_OPTIONAL);
   physStatus s = check_ncol(r, L, nfield, log);
   if (s != PHYS_OK) return s;
   for (int c = 0; c < nfield; c++) {
-    const char* found = c == 0 ? first : next_field(&cursor);
+    const char* found = c == 0 ? first : phys_csv_field(&cursor);
     char want[32];
     column_name(want, L, c);
     if (strcmp(found, want) != 0) {
@@ -126,7 +194,7 @@ static physStatus parse_header(trajLayout* L, trajReader* r, int flags, physLog*
 }
 
 // parse one finite number from a field; the message names file:line and the column
-static physStatus parse_value(double* value, const char* field, const trajReader* r,
+static physStatus parse_value(double* value, const char* field, const physLineReader* r,
                               const trajLayout* L, int c, physLog* log) {
   char name[32];
   column_name(name, L, c);
@@ -149,7 +217,7 @@ static physStatus parse_value(double* value, const char* field, const trajReader
 }
 
 // parse the current line as a data row into time (0 without a t column), qpos and qvel
-static physStatus parse_row(double* time, double* qpos, double* qvel, trajReader* r,
+static physStatus parse_row(double* time, double* qpos, double* qvel, physLineReader* r,
                             const trajLayout* L, physLog* log) {
   physStatus s = check_ncol(r, L, count_fields(r->buf), log);
   char* cursor = r->buf;
@@ -157,7 +225,7 @@ static physStatus parse_row(double* time, double* qpos, double* qvel, trajReader
   for (int c = 0; s == PHYS_OK && c < layout_ncol(L); c++) {
     int i = c - L->has_time;
     double* dst = i < 0 ? time : i < L->nq ? qpos + i : qvel + (i - L->nq);
-    s = parse_value(dst, next_field(&cursor), r, L, c, log);
+    s = parse_value(dst, phys_csv_field(&cursor), r, L, c, log);
   }
   return s;
 }
@@ -165,12 +233,14 @@ static physStatus parse_row(double* time, double* qpos, double* qvel, trajReader
 //---------------------------------------------------------------------------------------------------------
 // trajectory storage
 
-// make room for one more row (capacity doubling); PHYS_ERR_NOMEM past TRAJ_MAXROWS or on failure
-static physStatus traj_reserve(physTraj* t, int* cap, const char* filename, physLog* log) {
-  if (t->nrow < *cap) return PHYS_OK;
-  if (*cap >= TRAJ_MAXROWS) {
-    return phys_error(log, PHYS_ERR_NOMEM, "%s: more than %d rows", filename, TRAJ_MAXROWS);
+// make room for one more row (capacity doubling); PHYS_ERR_SIZE past r->max_rows, PHYS_ERR_NOMEM on failure
+static physStatus traj_reserve(physTraj* t, int* cap, const physLineReader* r, physLog* log) {
+  if (t->nrow >= r->max_rows) {
+    return phys_error(log, PHYS_ERR_SIZE, "%s:%d: more than %d data rows (the limit of one file)", r->filename,
+                      r->lineno, r->max_rows);
   }
+  if (t->nrow < *cap) return PHYS_OK;
+  const char* filename = r->filename;
   size_t n = *cap ? 2 * (size_t)*cap : 64;
   size_t qsize = (size_t)(t->nq ? t->nq : 1) * sizeof(double);
   size_t vsize = (size_t)(t->nv ? t->nv : 1) * sizeof(double);
@@ -194,10 +264,11 @@ void phys_traj_free(physTraj* traj) {
 }
 
 // read all data rows after the header; blank lines are allowed only at the end of the file
-static physStatus read_rows(physTraj* t, trajReader* r, const trajLayout* L, const physModel* m,
+static physStatus read_rows(physTraj* t, physLineReader* r, const trajLayout* L, const physModel* m,
                             physLog* log) {
   int cap = 0, blank = 0;
-  while (reader_next(r)) {
+  int more;
+  while ((more = phys_line_next(r, log)) > 0) {
     if (line_blank(r->buf)) {
       if (!blank) blank = r->lineno;
       continue;
@@ -205,7 +276,7 @@ static physStatus read_rows(physTraj* t, trajReader* r, const trajLayout* L, con
     if (blank) {
       return phys_error(log, PHYS_ERR_PARSE, "%s:%d: blank line inside the data", r->filename, blank);
     }
-    physStatus s = traj_reserve(t, &cap, r->filename, log);
+    physStatus s = traj_reserve(t, &cap, r, log);
     if (s == PHYS_OK) {
       s = parse_row(t->time + t->nrow, t->qpos + (size_t)t->nrow * t->nq,
                     t->qvel + (size_t)t->nrow * t->nv, r, L, log);
@@ -215,28 +286,42 @@ static physStatus read_rows(physTraj* t, trajReader* r, const trajLayout* L, con
     if (s != PHYS_OK) return s;
     t->line[t->nrow++] = r->lineno;
   }
-  if (ferror(r->f)) return phys_error(log, PHYS_ERR_IO, "%s: read error", r->filename);
+  if (more < 0) return r->status;
   if (!t->nrow) return phys_error(log, PHYS_ERR_PARSE, "%s: no data rows after the header", r->filename);
   return PHYS_OK;
 }
 
-// read a trajectory CSV: open, header, rows; the file is closed and traj emptied on any error
-physStatus phys_traj_read(physTraj* traj, const physModel* m, const char* filename, int flags,
-                          physLog* log) {
+physStatus phys_traj_read_lines(physTraj* traj, const physModel* m, physLineReader* r, int flags, physLog* log) {
   memset(traj, 0, sizeof *traj);
   traj->nq = m->nq;
   traj->nv = m->nv;
-  trajReader r = {fopen(filename, "r"), filename, NULL, 0, 0};
-  if (!r.f) {
-    return phys_error(log, PHYS_ERR_IO, "%s: cannot open: %s", filename, strerror(errno));
-  }
   trajLayout L = {1, m->nq, m->nv};
-  physStatus s = parse_header(&L, &r, flags, log);
-  if (s == PHYS_OK) s = read_rows(traj, &r, &L, m, log);
+  physStatus s = parse_header(&L, r, flags, log);
+  if (s == PHYS_OK) s = read_rows(traj, r, &L, m, log);
   traj->has_time = L.has_time;
-  free(r.buf);
-  fclose(r.f);
   if (s != PHYS_OK) phys_traj_free(traj);
+  return s;
+}
+
+// read a trajectory CSV: open (a regular file or a FIFO), header, rows; traj is empty on any error
+physStatus phys_traj_read(physTraj* traj, const physModel* m, const char* filename, int flags,
+                          physLog* log) {
+  memset(traj, 0, sizeof *traj);
+  FILE* f;
+  physStatus s = phys_input_open(&f, filename, log);
+  if (s != PHYS_OK) return s;
+  physLineReader r;
+  phys_line_init(&r, f, filename);
+  int first = phys_line_next(&r, log);
+  if (first == 0) {
+    s = phys_error(log, PHYS_ERR_PARSE, "%s: empty file (expected a header line 't,q0,...,v0,...')", filename);
+  } else if (first < 0) {
+    s = r.status;
+  } else {
+    s = phys_traj_read_lines(traj, m, &r, flags, log);
+  }
+  phys_line_free(&r);
+  fclose(f);
   return s;
 }
 

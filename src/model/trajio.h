@@ -11,6 +11,8 @@
 #include "physid.h"
 
 #define PHYS_TRAJ_QUAT_TOL 1e-6     // largest accepted | |quat| - 1 | in a file
+#define PHYS_LINE_MAX (1 << 20)     // longest accepted line of a CSV file: 1 MiB (its terminator excluded)
+#define PHYS_TRAJ_MAXROWS 10000000  // most data rows (samples) of one file, CSV or .npy
 
 // read flags
 enum {
@@ -28,9 +30,37 @@ typedef struct physTraj_ {
   double* qvel;             // velocities                                           (nrow x nv)
 } physTraj;
 
+// open an input file for reading: only a regular file or a FIFO (a device such as /dev/zero, a folder, a
+// socket is refused with a message naming what it is); PHYS_ERR_IO and *f NULL on failure
+physStatus phys_input_open(FILE** f, const char* filename, physLog* log);
+
+// a text file read line by line, every line bounded by PHYS_LINE_MAX
+typedef struct physLineReader_ {
+  FILE* f;                  // the stream (not owned)
+  const char* filename;     // for messages
+  char* buf;                // the current line, nul-terminated, without "\n" / "\r\n" (and a UTF-8 BOM on line 1)
+  size_t cap;
+  int lineno;               // 1-based number of the current line
+  int max_rows;             // data rows a reader of this file accepts (PHYS_TRAJ_MAXROWS; a test may lower it)
+  physStatus status;        // why the last phys_line_next returned -1
+} physLineReader;
+
+// a reader over an open stream (nothing read yet)
+void phys_line_init(physLineReader* r, FILE* f, const char* filename);
+// the next line into r->buf: 1, 0 at end of file, -1 with an error in log (a line longer than PHYS_LINE_MAX, a
+// NUL byte (a binary or UTF-16 file), out of memory, a read error), each naming file:line
+int phys_line_next(physLineReader* r, physLog* log);
+// release the line buffer (the stream is the caller's)
+void phys_line_free(physLineReader* r);
+// cut the next comma-separated field at *cursor (nul-terminated, spaces and tabs trimmed); advance past the comma
+char* phys_csv_field(char** cursor);
+
 // read every row of a trajectory CSV checked against model m; on error traj is empty and log says why
 physStatus phys_traj_read(physTraj* traj, const physModel* m, const char* filename, int flags,
                           physLog* log);
+// the same from a reader whose current line is the file's first (the header): the caller read it to
+// recognise the layout; the rows are read to the end of the stream (at most r->max_rows)
+physStatus phys_traj_read_lines(physTraj* traj, const physModel* m, physLineReader* r, int flags, physLog* log);
 void phys_traj_free(physTraj* traj);
 
 // read a file holding exactly one state row (`t` optional; time 0 if absent) into time, qpos, qvel

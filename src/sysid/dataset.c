@@ -34,7 +34,6 @@
 #include "trajio.h"
 
 #define DS_MAXFILES 1000000       // files in one data set
-#define DS_MAXROWS 10000000       // samples in one file
 #define DS_MAXCOLS 100000         // columns in one file
 
 enum { COL_TIME = 0, COL_Q, COL_V };
@@ -301,16 +300,6 @@ static int match_column(dsColumn* c, const physModel* m, const char* name) {
 //---------------------------------------------------------------------------------------------------------
 // file records
 
-// allocate the rows of a file record (T samples); 0 on failure
-static int file_alloc(dsFile* f, const physModel* m, int T) {
-  f->T = T;
-  f->line = malloc(sizeof(int) * (size_t)(T ? T : 1));
-  f->time = malloc(sizeof(double) * (size_t)(T ? T : 1));
-  f->qpos = malloc(sizeof(double) * (size_t)T * (size_t)(m->nq ? m->nq : 1));
-  f->qvel = malloc(sizeof(double) * (size_t)T * (size_t)(m->nv ? m->nv : 1));
-  return f->line && f->time && f->qpos && f->qvel;
-}
-
 // grow a file record to hold at least n rows (capacity doubling); 0 on failure
 static int file_grow(dsFile* f, int* cap, const physModel* m, int n) {
   if (n <= *cap) return 1;
@@ -343,28 +332,6 @@ static void row_defaults(double* qpos, double* qvel, const physModel* m) {
 //---------------------------------------------------------------------------------------------------------
 // CSV with named columns
 
-// cut the next comma-separated field at *cursor (nul-terminated, spaces trimmed); advance past the comma
-static char* next_field(char** cursor) {
-  char* start = *cursor;
-  char* comma = strchr(start, ',');
-  *cursor = comma ? comma + 1 : start + strlen(start);
-  if (comma) *comma = 0;
-  start += strspn(start, " \t");
-  char* end = start + strlen(start);
-  while (end > start && (end[-1] == ' ' || end[-1] == '\t')) *--end = 0;
-  return start;
-}
-
-// read one line into *buf without its terminator (and a UTF-8 BOM on line 1); 0 at end of file
-static int read_line(char** buf, size_t* cap, FILE* fp, int* lineno) {
-  ssize_t len = getline(buf, cap, fp);
-  if (len < 0) return 0;
-  (*lineno)++;
-  while (len > 0 && ((*buf)[len - 1] == '\n' || (*buf)[len - 1] == '\r')) (*buf)[--len] = 0;
-  if (*lineno == 1 && len >= 3 && memcmp(*buf, "\xEF\xBB\xBF", 3) == 0) memmove(*buf, *buf + 3, (size_t)len - 2);
-  return 1;
-}
-
 // the target of a header name: --map first, then the naming rules; PHYS_ERR_PARSE naming what is expected
 static physStatus resolve_column(dsColumn* c, const physModel* m, const char* name, const char* const* col_map,
                                  const dsColumn* map_target, int nmap, const char* file, int column, physLog* log) {
@@ -391,7 +358,7 @@ static physStatus parse_named_header(dsColumn* col, int* ncol, dsFile* f, const 
   char* cursor = header;
   int n = 0;
   for (; s == PHYS_OK && n < *ncol; n++) {
-    char* name = next_field(&cursor);
+    char* name = phys_csv_field(&cursor);
     s = resolve_column(col + n, m, name, col_map, map_target, nmap, file, n + 1, log);
     if (s != PHYS_OK) break;
     int slot = col[n].kind == COL_TIME ? 0 : col[n].kind == COL_Q ? 1 + col[n].index : 1 + m->nq + col[n].index;
@@ -452,7 +419,7 @@ static physStatus parse_named_row(dsFile* f, int k, char* text, char* const* nam
   char* cursor = text;
   for (int c = 0; c < ncol; c++) {
     double x;
-    physStatus s = parse_number(&x, next_field(&cursor), file, line, c + 1, names[c], log);
+    physStatus s = parse_number(&x, phys_csv_field(&cursor), file, line, c + 1, names[c], log);
     if (s != PHYS_OK) return s;
     if (col[c].kind == COL_TIME) f->time[k] = x;
     else if (col[c].kind == COL_Q) qpos[col[c].index] = x;
@@ -469,44 +436,50 @@ static char** header_names(const char* header, int ncol) {
   char* text = (char*)(names + ncol);
   strcpy(text, header);
   char* cursor = text;
-  for (int c = 0; c < ncol; c++) names[c] = next_field(&cursor);
+  for (int c = 0; c < ncol; c++) names[c] = phys_csv_field(&cursor);
   return names;
 }
 
 // the data rows of a named CSV; blank lines only at the end
-static physStatus read_named_rows(dsFile* f, FILE* fp, char** buf, size_t* cap, int* lineno, char* const* names,
-                                  const dsColumn* col, int ncol, const physModel* m, const char* file,
-                                  physLog* log) {
-  int rows = 0, blank = 0, capacity = 0;
+static physStatus read_named_rows(dsFile* f, physLineReader* r, char* const* names, const dsColumn* col, int ncol,
+                                  const physModel* m, physLog* log) {
+  int rows = 0, blank = 0, capacity = 0, more;
+  const char* file = r->filename;
   physStatus s = PHYS_OK;
-  while (s == PHYS_OK && read_line(buf, cap, fp, lineno)) {
-    if (!(*buf)[strspn(*buf, " \t")]) {
-      if (!blank) blank = *lineno;
+  while (s == PHYS_OK && (more = phys_line_next(r, log)) > 0) {
+    if (!r->buf[strspn(r->buf, " \t")]) {
+      if (!blank) blank = r->lineno;
       continue;
     }
     if (blank) return phys_error(log, PHYS_ERR_PARSE, "%s:%d: blank line inside the data", file, blank);
-    if (rows >= DS_MAXROWS) return phys_error(log, PHYS_ERR_NOMEM, "%s: more than %d rows", file, DS_MAXROWS);
-    if (!file_grow(f, &capacity, m, rows + 1)) return phys_error(log, PHYS_ERR_NOMEM, "%s: out of memory", file);
-    s = parse_named_row(f, rows, *buf, names, col, ncol, m, file, *lineno, log);
+    if (rows >= r->max_rows) {
+      return phys_error(log, PHYS_ERR_SIZE, "%s:%d: more than %d data rows (the limit of one file)", file, r->lineno,
+                        r->max_rows);
+    }
+    if (!file_grow(f, &capacity, m, rows + 1)) {
+      return phys_error(log, PHYS_ERR_NOMEM, "%s:%d: out of memory at %d rows", file, r->lineno, rows);
+    }
+    s = parse_named_row(f, rows, r->buf, names, col, ncol, m, file, r->lineno, log);
     rows++;
   }
+  if (s == PHYS_OK && more < 0) s = r->status;
   f->T = rows;
   if (s == PHYS_OK && !rows) s = phys_error(log, PHYS_ERR_PARSE, "%s: no data rows after the header", file);
   return s;
 }
 
-// a CSV with named columns (the header already read into *buf)
-static physStatus read_named_csv(dsFile* f, FILE* fp, char** buf, size_t* cap, int* lineno, const physModel* m,
-                                 const char* const* col_map, const dsColumn* map_target, int nmap,
-                                 const char* file, physLog* log) {
+// a CSV with named columns (the header is the reader's current line)
+static physStatus read_named_csv(dsFile* f, physLineReader* r, const physModel* m, const char* const* col_map,
+                                 const dsColumn* map_target, int nmap, physLog* log) {
+  const char* file = r->filename;
   int ncol = 1;
-  for (const char* c = *buf; *c; c++) ncol += *c == ',';
+  for (const char* c = r->buf; *c; c++) ncol += *c == ',';
   if (ncol > DS_MAXCOLS) return phys_error(log, PHYS_ERR_SIZE, "%s:1: more than %d columns", file, DS_MAXCOLS);
   dsColumn* col = malloc(sizeof(dsColumn) * (size_t)ncol);
-  char** names = header_names(*buf, ncol);
+  char** names = header_names(r->buf, ncol);
   physStatus s = col && names ? PHYS_OK : phys_error(log, PHYS_ERR_NOMEM, "%s: out of memory", file);
-  if (s == PHYS_OK) s = parse_named_header(col, &ncol, f, m, *buf, col_map, map_target, nmap, file, log);
-  if (s == PHYS_OK) s = read_named_rows(f, fp, buf, cap, lineno, names, col, ncol, m, file, log);
+  if (s == PHYS_OK) s = parse_named_header(col, &ncol, f, m, r->buf, col_map, map_target, nmap, file, log);
+  if (s == PHYS_OK) s = read_named_rows(f, r, names, col, ncol, m, log);
   free(col);
   free(names);
   return s;
@@ -527,10 +500,10 @@ static int is_simulate_header(const char* header, const physModel* m) {
   return *p == 0;
 }
 
-// a file in physid simulate's layout, read by trajio.c (the same validation as --init)
-static physStatus read_simulate_csv(dsFile* f, const physModel* m, const char* file, physLog* log) {
+// a file in physid simulate's layout, read by trajio.c (the same validation as --init) from the header on
+static physStatus read_simulate_csv(dsFile* f, const physModel* m, physLineReader* r, physLog* log) {
   physTraj t;
-  physStatus s = phys_traj_read(&t, m, file, 0, log);
+  physStatus s = phys_traj_read_lines(&t, m, r, 0, log);
   if (s != PHYS_OK) return s;
   f->T = t.nrow;
   f->line = t.line;
@@ -542,27 +515,17 @@ static physStatus read_simulate_csv(dsFile* f, const physModel* m, const char* f
   return PHYS_OK;
 }
 
-// a CSV file: the simulate layout through trajio.c, anything else by column names
+// a CSV file from its open stream: the simulate layout through trajio.c, anything else by column names
 static physStatus read_csv(dsFile* f, const physModel* m, const char* const* col_map, const dsColumn* map_target,
-                           int nmap, const char* file, physLog* log) {
-  FILE* fp = fopen(file, "r");
-  if (!fp) return phys_error(log, PHYS_ERR_IO, "%s: cannot open: %s", file, strerror(errno));
-  char* buf = NULL;
-  size_t cap = 0;
-  int lineno = 0;
-  physStatus s = PHYS_OK;
-  if (!read_line(&buf, &cap, fp, &lineno)) {
-    s = phys_error(log, PHYS_ERR_PARSE, "%s: empty file (expected a header line)", file);
-  } else if (is_simulate_header(buf, m) && nmap == 0) {
-    fclose(fp);
-    fp = NULL;
-    s = read_simulate_csv(f, m, file, log);
-  } else {
-    s = read_named_csv(f, fp, &buf, &cap, &lineno, m, col_map, map_target, nmap, file, log);
-  }
-  if (fp && s == PHYS_OK && ferror(fp)) s = phys_error(log, PHYS_ERR_IO, "%s: read error", file);
-  if (fp) fclose(fp);
-  free(buf);
+                           int nmap, FILE* fp, const char* file, physLog* log) {
+  physLineReader r;
+  phys_line_init(&r, fp, file);
+  int first = phys_line_next(&r, log);
+  physStatus s = r.status;
+  if (first == 0) s = phys_error(log, PHYS_ERR_PARSE, "%s: empty file (expected a header line)", file);
+  else if (first > 0 && is_simulate_header(r.buf, m) && nmap == 0) s = read_simulate_csv(f, m, &r, log);
+  else if (first > 0) s = read_named_csv(f, &r, m, col_map, map_target, nmap, log);
+  phys_line_free(&r);
   return s;
 }
 
@@ -617,35 +580,52 @@ static physStatus npy_check_header(long* T, const char* header, const physModel*
     return phys_error(log, PHYS_ERR_SIZE, "%s: .npy shape %s: expected 2-D (T, %ld) = (T, 1 + nq + nv) with "
                       "columns t, qpos, qvel", file, shape, want);
   }
-  if (cols != want || rows < 1 || rows > DS_MAXROWS) {
+  if (cols != want || rows < 1 || rows > PHYS_TRAJ_MAXROWS) {
     return phys_error(log, PHYS_ERR_SIZE, "%s: .npy shape (%ld, %ld): expected (T, %ld) = (T, 1 + nq + nv) for "
                       "model '%s' (nq=%d, nv=%d), 1 <= T <= %d", file, rows, cols, want, m->modelname, m->nq,
-                      m->nv, DS_MAXROWS);
+                      m->nv, PHYS_TRAJ_MAXROWS);
   }
   *T = rows;
   return PHYS_OK;
 }
 
-// read the magic, version and header text of a .npy file (header malloc'd into *header)
-static physStatus npy_read_header(char** header, FILE* fp, const char* file, physLog* log) {
+// read the magic, version and header text of a .npy file (header malloc'd into *header); *offset: where the data
+// start. A regular file must hold the header it announces (checked before allocating it)
+static physStatus npy_read_header(char** header, long* offset, FILE* fp, const struct stat* st, const char* file,
+                                  physLog* log) {
   unsigned char pre[12];
   if (fread(pre, 1, 10, fp) != 10 || memcmp(pre, "\x93NUMPY", 6) != 0) {
     return phys_error(log, PHYS_ERR_PARSE, "%s: not a .npy file (no \\x93NUMPY magic)", file);
   }
   unsigned long len = pre[8] | (unsigned long)pre[9] << 8;
+  *offset = 10;
   if (pre[6] == 2 || pre[6] == 3) {
     if (fread(pre + 10, 1, 2, fp) != 2) return phys_error(log, PHYS_ERR_PARSE, "%s: truncated .npy header", file);
     len |= (unsigned long)pre[10] << 16 | (unsigned long)pre[11] << 24;
+    *offset = 12;
   } else if (pre[6] != 1) {
     return phys_error(log, PHYS_ERR_PARSE, "%s: .npy format version %d.%d is not supported (1, 2 or 3)", file,
                       pre[6], pre[7]);
   }
   if (len > 1 << 20) return phys_error(log, PHYS_ERR_PARSE, "%s: .npy header of %lu bytes", file, len);
+  if (S_ISREG(st->st_mode) && (long long)(*offset + len) > (long long)st->st_size) {
+    return phys_error(log, PHYS_ERR_PARSE, "%s: truncated .npy header: %lu bytes announced, the file has %lld", file,
+                      len, (long long)st->st_size);
+  }
+  *offset += (long)len;
   *header = malloc(len + 1);
   if (!*header) return phys_error(log, PHYS_ERR_NOMEM, "%s: out of memory", file);
   if (fread(*header, 1, len, fp) != len) return phys_error(log, PHYS_ERR_PARSE, "%s: truncated .npy header", file);
   (*header)[len] = 0;
   return PHYS_OK;
+}
+
+// a regular file must hold the T rows of ncol values its shape announces (checked before allocating them)
+static physStatus npy_check_size(const struct stat* st, long offset, long T, int ncol, const char* file, physLog* log) {
+  long long need = (long long)T * ncol * 8, have = (long long)st->st_size - offset;
+  if (!S_ISREG(st->st_mode) || need == have) return PHYS_OK;
+  return phys_error(log, PHYS_ERR_SIZE, "%s: the .npy shape (%ld, %d) needs %lld bytes of data, the file has %lld%s",
+                    file, T, ncol, need, have, need > have ? " (truncated)" : " (data beyond the shape)");
 }
 
 // a little-endian float64 from 8 bytes
@@ -657,17 +637,23 @@ static double le_double(const unsigned char* b) {
   return x;
 }
 
-// the values of a .npy file: T rows of t, qpos, qvel; every value finite
-static physStatus npy_read_rows(dsFile* f, FILE* fp, const physModel* m, const char* file, physLog* log) {
-  int ncol = 1 + m->nq + m->nv;
+// the values of a .npy file: T rows of t, qpos, qvel, every value finite; the rows grow as they are read (a FIFO's
+// shape is not checked against a size)
+static physStatus npy_read_rows(dsFile* f, FILE* fp, int T, const physModel* m, const char* file, physLog* log) {
+  int ncol = 1 + m->nq + m->nv, capacity = 0;
   unsigned char* row = malloc((size_t)ncol * 8);
   if (!row) return phys_error(log, PHYS_ERR_NOMEM, "%s: out of memory", file);
   physStatus s = PHYS_OK;
-  for (int k = 0; s == PHYS_OK && k < f->T; k++) {
+  for (int k = 0; s == PHYS_OK && k < T; k++) {
     if (fread(row, 8, (size_t)ncol, fp) != (size_t)ncol) {
-      s = phys_error(log, PHYS_ERR_PARSE, "%s: truncated .npy data at row %d of %d", file, k + 1, f->T);
+      s = phys_error(log, PHYS_ERR_PARSE, "%s: truncated .npy data at row %d of %d", file, k + 1, T);
       break;
     }
+    if (!file_grow(f, &capacity, m, k + 1)) {
+      s = phys_error(log, PHYS_ERR_NOMEM, "%s: out of memory at row %d", file, k + 1);
+      break;
+    }
+    f->T = k + 1;
     for (int c = 0; s == PHYS_OK && c < ncol; c++) {
       double x = le_double(row + 8 * c);
       if (!isfinite(x)) {
@@ -686,32 +672,22 @@ static physStatus npy_read_rows(dsFile* f, FILE* fp, const physModel* m, const c
   return s;
 }
 
-// a .npy file (version 1-3, '<f8', C order, (T, 1+nq+nv))
-static physStatus read_npy(dsFile* f, const physModel* m, const char* file, physLog* log) {
-  FILE* fp = fopen(file, "rb");
-  if (!fp) return phys_error(log, PHYS_ERR_IO, "%s: cannot open: %s", file, strerror(errno));
+// a .npy file (version 1-3, '<f8', C order, (T, 1+nq+nv)) from its open stream
+static physStatus read_npy(dsFile* f, const physModel* m, FILE* fp, const char* file, physLog* log) {
+  struct stat st;
   char* header = NULL;
-  long T = 0;
-  physStatus s = npy_read_header(&header, fp, file, log);
+  long T = 0, offset = 0;
+  physStatus s = fstat(fileno(fp), &st) == 0 ? PHYS_OK : phys_error(log, PHYS_ERR_IO, "%s: %s", file, strerror(errno));
+  if (s == PHYS_OK) s = npy_read_header(&header, &offset, fp, &st, file, log);
   if (s == PHYS_OK) s = npy_check_header(&T, header, m, file, log);
-  if (s == PHYS_OK && !file_alloc(f, m, (int)T)) s = phys_error(log, PHYS_ERR_NOMEM, "%s: out of memory", file);
-  if (s == PHYS_OK) s = npy_read_rows(f, fp, m, file, log);
+  if (s == PHYS_OK) s = npy_check_size(&st, offset, T, 1 + m->nq + m->nv, file, log);
+  if (s == PHYS_OK) s = npy_read_rows(f, fp, (int)T, m, file, log);
   if (s == PHYS_OK) {
     memset(f->has_q, 1, (size_t)m->nq);
     memset(f->has_v, 1, (size_t)m->nv);
   }
   free(header);
-  fclose(fp);
   return s;
-}
-
-// 1 if a file starts with the .npy magic
-static int is_npy(const char* file) {
-  FILE* fp = fopen(file, "rb");
-  char magic[6] = {0};
-  int n = fp ? (int)fread(magic, 1, 6, fp) : 0;
-  if (fp) fclose(fp);
-  return n == 6 && memcmp(magic, "\x93NUMPY", 6) == 0;
 }
 
 //---------------------------------------------------------------------------------------------------------
@@ -810,6 +786,10 @@ static int list_add(char*** list, int* n, int* cap, const char* path) {
   return (*list)[(*n)++] != NULL;
 }
 
+int phys_dataset_file_name(const char* name) {
+  return name[0] != '.' && (ends_with(name, ".csv") || ends_with(name, ".npy"));
+}
+
 // the .csv and .npy files of a folder in name order (hidden files and subfolders skipped)
 static physStatus list_folder(char*** list, int* n, int* cap, const char* dir, physLog* log) {
   DIR* d = opendir(dir);
@@ -819,7 +799,7 @@ static physStatus list_folder(char*** list, int* n, int* cap, const char* dir, p
   for (struct dirent* e = readdir(d); e && s == PHYS_OK; e = readdir(d)) {
     char full[4096];
     struct stat st;
-    if (e->d_name[0] == '.' || !(ends_with(e->d_name, ".csv") || ends_with(e->d_name, ".npy"))) continue;
+    if (!phys_dataset_file_name(e->d_name)) continue;
     if (snprintf(full, sizeof full, "%s/%s", dir, e->d_name) >= (int)sizeof full) continue;
     if (stat(full, &st) != 0 || !S_ISREG(st.st_mode)) continue;
     if (*n >= DS_MAXFILES) s = phys_error(log, PHYS_ERR_NOMEM, "%s: more than %d files", dir, DS_MAXFILES);
@@ -871,9 +851,14 @@ static physStatus load_file(dsFile* f, const physModel* m, const char* file, con
                             const unsigned char* keep_v, double* vdiff, physLog* log) {
   memset(f->has_q, 0, (size_t)m->nq);
   memset(f->has_v, 0, (size_t)m->nv);
-  physStatus s;
-  if (ends_with(file, ".npy") || is_npy(file)) s = read_npy(f, m, file, log);
-  else s = read_csv(f, m, col_map, map_target, nmap, file, log);
+  FILE* fp;
+  physStatus s = phys_input_open(&fp, file, log);
+  if (s != PHYS_OK) return s;
+  int c = getc(fp);   // a .npy file starts with the byte 0x93, which no text file does (opened once: FIFOs work)
+  ungetc(c, fp);
+  if (ends_with(file, ".npy") || c == 0x93) s = read_npy(f, m, fp, file, log);
+  else s = read_csv(f, m, col_map, map_target, nmap, fp, file, log);
+  fclose(fp);
   if (s == PHYS_OK) apply_observe(f, m, keep_q, keep_v);
   if (s == PHYS_OK) s = check_time(f, file, log);
   if (s == PHYS_OK) fill_velocities(f, m, vdiff);

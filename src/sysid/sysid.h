@@ -54,6 +54,8 @@ typedef struct physDataOptions_ {
 physStatus phys_dataset_load(physDataset* ds, const physModel* m, const char* const* paths, int npath,
                              const physDataOptions* opt, physLog* log);
 void phys_dataset_free(physDataset* ds);
+// 1 if a folder entry's name is one phys_dataset_load reads from a folder: not hidden, ending in .csv or .npy
+int phys_dataset_file_name(const char* name);
 
 //---------------------------------------------------------------------------------------------------------
 // the fit (fit.c)

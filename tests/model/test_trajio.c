@@ -1,5 +1,7 @@
 // test_trajio.c - trajectory CSV: exact round trip, strict validation with file:line:column messages,
-// quaternion checks. The model is built by hand (free joint 'root' + hinge 'elbow' + ball 'wrist').
+// quaternion checks, the input limits (only regular files and FIFOs, lines of at most 1 MiB, no NUL byte, a
+// row limit, "out of memory" when an allocation fails). The model is built by hand (free joint 'root' +
+// hinge 'elbow' + ball 'wrist').
 #include "trajio.h"
 
 #include <float.h>
@@ -7,9 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "test.h"
+#include "test_fifo.h"
 
 // hand-made model: free (q 0..6, v 0..5), hinge (q 7, v 6), ball (q 8..11, v 7..9): nq 12, nv 10
 static int g_type[3] = {PHYS_JNT_FREE, PHYS_JNT_HINGE, PHYS_JNT_BALL};
@@ -261,6 +267,133 @@ static void test_quaternions(void) {
   CHECK(msg_has(&log, "quat.csv:3:", "joint 'root'", "norm 2"));
 }
 
+//---------------------------------------------------------------------------------------------------------
+// input limits
+
+// a device, a folder: refused by name and kind before anything is read; a FIFO is read like a file
+static void test_input_kinds(void) {
+  physModel m = make_model();
+  physLog log = {0};
+  physTraj t;
+  CHECK(phys_traj_read(&t, &m, "/dev/zero", 0, &log) == PHYS_ERR_IO);
+  CHECK(msg_has(&log, "/dev/zero: is a character device", "only regular files and FIFOs are read", NULL));
+  memset(&log, 0, sizeof log);
+  CHECK(phys_traj_read(&t, &m, g_dir, 0, &log) == PHYS_ERR_IO);
+  CHECK(msg_has(&log, g_dir, ": is a folder", NULL));
+  char text[1024];
+  snprintf(text, sizeof text, "%s0.5,%s\n1.5,%s\n", header, state_text(), state_text());
+  pid_t pid = test_fifo_feed(path("fifo.csv"), text, strlen(text));
+  CHECK(pid > 0);
+  memset(&log, 0, sizeof log);
+  CHECK_MSG(phys_traj_read(&t, &m, path("fifo.csv"), 0, &log) == PHYS_OK, "%s", log.error);
+  CHECK(t.nrow == 2 && t.time[0] == 0.5 && t.time[1] == 1.5 && t.qvel[9] == 1.0);
+  phys_traj_free(&t);
+  waitpid(pid, NULL, 0);
+  unlink(path("fifo.csv"));
+}
+
+// a line longer than PHYS_LINE_MAX (a file of one endless line, e.g. without newlines) and a NUL byte (a binary
+// or UTF-16 file) are errors naming file:line; a line of exactly PHYS_LINE_MAX bytes is read
+static void test_line_limits(void) {
+  physLog log;
+  size_t n = PHYS_LINE_MAX + 2;
+  char* text = malloc(strlen(header) + n + 2);
+  strcpy(text, header);
+  memset(text + strlen(header), '0', n);
+  strcpy(text + strlen(header) + n, "\n");
+  CHECK(read_text(&log, "long.csv", text, 0) == PHYS_ERR_SIZE);
+  CHECK(msg_has(&log, "long.csv:2: line longer than 1048576 bytes", NULL, NULL));
+  // exactly PHYS_LINE_MAX bytes: read (and then refused as a row with 1 column, not as too long)
+  text[strlen(header) + PHYS_LINE_MAX] = '\n';
+  text[strlen(header) + PHYS_LINE_MAX + 1] = 0;
+  CHECK(read_text(&log, "max.csv", text, 0) == PHYS_ERR_SIZE);
+  CHECK(msg_has(&log, "max.csv:2: expected 23 columns", "found 1", NULL));
+  free(text);
+  FILE* f = fopen(path("nul.csv"), "wb");
+  fputs(header, f);
+  fwrite("0,1\0,2\n", 1, 7, f);
+  fclose(f);
+  physModel m = make_model();
+  physTraj t;
+  memset(&log, 0, sizeof log);
+  CHECK(phys_traj_read(&t, &m, path("nul.csv"), 0, &log) == PHYS_ERR_PARSE);
+  CHECK(msg_has(&log, "nul.csv:2: NUL byte at column 4", NULL, NULL));
+}
+
+// the row limit (lowered on the reader to 3): the 4th data row is an error naming its line
+static void test_row_limit(void) {
+  physModel m = make_model();
+  physLog log = {0};
+  char text[4096];
+  int len = snprintf(text, sizeof text, "%s", header);
+  for (int k = 0; k < 4; k++) len += snprintf(text + len, sizeof text - (size_t)len, "%d,%s\n", k, state_text());
+  FILE* f = fopen(write_file("rows.csv", text), "r");
+  physLineReader r;
+  phys_line_init(&r, f, "rows.csv");
+  CHECK(r.max_rows == PHYS_TRAJ_MAXROWS && PHYS_TRAJ_MAXROWS == 10000000);
+  r.max_rows = 3;
+  physTraj t;
+  CHECK(phys_line_next(&r, &log) == 1);
+  CHECK(phys_traj_read_lines(&t, &m, &r, 0, &log) == PHYS_ERR_SIZE);
+  CHECK(msg_has(&log, "rows.csv:5: more than 3 data rows", NULL, NULL));
+  CHECK(t.nrow == 0 && t.time == NULL);
+  phys_line_free(&r);
+  fclose(f);
+}
+
+// an allocation failure while reading a line says "out of memory" (it was reported as "empty file"): a child
+// process whose address space is capped just above its use reads a file whose first line is 900 kB long
+#if defined(__SANITIZE_ADDRESS__)
+#define TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TEST_ASAN 1
+#endif
+#endif
+static void test_out_of_memory(void) {
+#ifdef TEST_ASAN
+  fprintf(stderr, "note: AddressSanitizer build: its allocator aborts instead of failing under RLIMIT_AS; the "
+          "out-of-memory case runs in the release build\n");
+  return;
+#endif
+  size_t n = 900000;
+  char* text = malloc(n + 2);
+  memset(text, 't', n);
+  strcpy(text + n, "\n");
+  write_file("huge_header.csv", text);
+  free(text);
+  int fd[2];
+  CHECK(pipe(fd) == 0);
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fd[0]);
+    long pages = 0;
+    FILE* sm = fopen("/proc/self/statm", "r");
+    if (!sm || fscanf(sm, "%ld", &pages) != 1) _exit(2);
+    fclose(sm);
+    struct rlimit lim = {(rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + (64u << 10), RLIM_INFINITY};
+    lim.rlim_max = lim.rlim_cur;
+    if (setrlimit(RLIMIT_AS, &lim) != 0) _exit(3);
+    physModel m = make_model();
+    physLog log = {0};
+    physTraj t;
+    physStatus s = phys_traj_read(&t, &m, path("huge_header.csv"), 0, &log);
+    dprintf(fd[1], "%d %s", (int)s, log.error);
+    _exit(0);
+  }
+  close(fd[1]);
+  char msg[1024] = "";
+  ssize_t k = read(fd[0], msg, sizeof msg - 1);
+  msg[k > 0 ? k : 0] = 0;
+  close(fd[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
+  CHECK_MSG(atoi(msg) == PHYS_ERR_NOMEM && strstr(msg, "huge_header.csv:1: out of memory reading the line"), "%s", msg);
+  CHECK_MSG(!strstr(msg, "empty file"), "%s", msg);
+}
+
 int main(void) {
   snprintf(g_dir, sizeof g_dir, "/tmp/test_trajio_XXXXXX");
   if (!mkdtemp(g_dir)) return 1;
@@ -270,6 +403,10 @@ int main(void) {
   test_layout_tolerance();
   test_read_state();
   test_quaternions();
+  test_out_of_memory();   // before the tests that allocate and free large blocks (free heap would serve it)
+  test_input_kinds();
+  test_line_limits();
+  test_row_limit();
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
   if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", g_dir);

@@ -3,17 +3,20 @@
 // layout (values checked against the file's text, quaternions unit, velocities in MuJoCo's layout); folders in
 // name order with skip/limit; observed subsets (positions only: velocities are the backward differences that
 // equal the semi-implicit Euler step's velocities; one joint; --observe; --map); and every bad input with its
-// message (file:line:column) and an empty data set afterwards.
+// message (file:line:column) and an empty data set afterwards; the input limits (devices refused, FIFOs read
+// once, lines of at most 1 MiB, .npy sizes checked against the file before allocating).
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "physid.h"
 #include "sysid.h"
 #include "test.h"
+#include "test_fifo.h"
 #include "trajio.h"
 
 static char g_dir[64];            // scratch folder
@@ -417,14 +420,78 @@ static void test_bad_input(void) {
   write_npy(tmp_path("shape3.npy"), "<f8", "False", "(3, 7, 2)", data, 42);
   expect_error(m, tmp_path("shape3.npy"), NULL, "shape (3, 7, 2): expected 2-D", NULL);
   write_npy(tmp_path("trunc.npy"), "<f8", "False", "(3, 14)", data, 30);
-  expect_error(m, tmp_path("trunc.npy"), NULL, "truncated .npy data at row 3 of 3", NULL);
+  expect_error(m, tmp_path("trunc.npy"), NULL, "the .npy shape (3, 14) needs 336 bytes of data, the file has 240 "
+               "(truncated)", NULL);
   write_npy(tmp_path("long.npy"), "<f8", "False", "(2, 14)", data, 42);
-  expect_error(m, tmp_path("long.npy"), NULL, "data beyond the .npy shape", NULL);
+  expect_error(m, tmp_path("long.npy"), NULL, "needs 224 bytes of data, the file has 336 (data beyond the shape)", NULL);
   data[14 + 9] = NAN;
   write_npy(tmp_path("nan.npy"), "<f8", "False", "(3, 14)", data, 42);
   expect_error(m, tmp_path("nan.npy"), NULL, "nan.npy: row 2, column 10 ('v1'): value nan is not finite", NULL);
   write_text("fake.npy", "t,px\n");
   expect_error(m, tmp_path("fake.npy"), NULL, "fake.npy: not a .npy file", NULL);
+  phys_free_model(m);
+}
+
+// the whole content of a file (malloc'd), its size in *n
+static char* read_bytes(const char* p, size_t* n) {
+  FILE* f = fopen(p, "rb");
+  char* b = malloc(1 << 16);
+  *n = f ? fread(b, 1, 1 << 16, f) : 0;
+  if (f) fclose(f);
+  return b;
+}
+
+// /dev/zero is refused at once (it made the reader grow past 1 GB); a line over 1 MiB and a .npy header or shape
+// larger than the file are errors before any large allocation; FIFOs are read (once) in every format
+static void test_input_limits(void) {
+  physLog log = {0};
+  physModel* m = phys_load("models/cube.xml", NULL, &log);
+  if (!m) return;
+  expect_error(m, "/dev/zero", NULL, "/dev/zero: is a character device; only regular files and FIFOs are read", NULL);
+  size_t n = (1 << 20) + 10;
+  char* text = malloc(n + 64);
+  int h = snprintf(text, 64, "t,px,py,pz\n");
+  memset(text + h, '1', n);
+  strcpy(text + h + n, "\n");
+  expect_error(m, write_text("longline.csv", text), NULL, "longline.csv:2: line longer than 1048576 bytes", NULL);
+  free(text);
+  // .npy: a header length past the end of the file; a shape of 10^7 rows in a file of 3
+  FILE* f = fopen(tmp_path("bighead.npy"), "wb");
+  fwrite("\x93NUMPY\x02\x00\xff\xff\x0f\x00{'descr'", 1, 21, f);
+  fclose(f);
+  expect_error(m, tmp_path("bighead.npy"), NULL, "bighead.npy: truncated .npy header: 1048575 bytes announced, the file has 21", NULL);
+  f = fopen(tmp_path("farhead.npy"), "wb");
+  fwrite("\x93NUMPY\x01\x00\x00\x10{'descr'", 1, 17, f);
+  fclose(f);
+  expect_error(m, tmp_path("farhead.npy"), NULL, "farhead.npy: truncated .npy header: 4096 bytes announced, the file "
+               "has 17", NULL);
+  double data[3 * 14] = {0};
+  for (int k = 0; k < 3; k++) data[14 * k] = 0.01 * k, data[14 * k + 4] = 1;
+  write_npy(tmp_path("bigshape.npy"), "<f8", "False", "(10000000, 14)", data, 42);
+  expect_error(m, tmp_path("bigshape.npy"), NULL, "shape (10000000, 14) needs 1120000000 bytes of data, the file has 336",
+               NULL);
+  // FIFOs: a named CSV, physid simulate's CSV and a .npy, each read once from the pipe
+  const char* named = "t,px,py,pz,qw,qx,qy,qz\n0,0,0,0.1,1,0,0,0\n0.01,0,0,0.2,1,0,0,0\n";
+  const char* sim = "t,q0,q1,q2,q3,q4,q5,q6,v0,v1,v2,v3,v4,v5\n0,0,0,0.1,1,0,0,0,0,0,0,0,0,0\n"
+                    "0.01,0,0,0.2,1,0,0,0,0,0,0,0,0,0\n";
+  write_npy(tmp_path("good.npy"), "<f8", "False", "(3, 14)", data, 42);
+  size_t nnpy;
+  char* npy = read_bytes(tmp_path("good.npy"), &nnpy);
+  const void* feed[3] = {named, sim, npy};
+  size_t size[3] = {strlen(named), strlen(sim), nnpy};
+  int rows[3] = {2, 2, 3};
+  for (int c = 0; c < 3; c++) {
+    pid_t pid = test_fifo_feed(tmp_path("pipe"), feed[c], size[c]);
+    CHECK(pid > 0);
+    physDataset ds;
+    physStatus s = load1(&ds, m, tmp_path("pipe"), NULL, &log);
+    CHECK_MSG(s == PHYS_OK, "FIFO case %d: %s", c, log.error);
+    CHECK_MSG(s == PHYS_OK && ds.ntraj == 1 && ds.traj[0].T == rows[c], "FIFO case %d", c);
+    if (s == PHYS_OK) CHECK(ds.traj[0].time[1] == 0.01 && ds.traj[0].qpos[7 + 2] == (c < 2 ? 0.2 : 0));
+    phys_dataset_free(&ds);
+    waitpid(pid, NULL, 0);
+  }
+  free(npy);
   phys_free_model(m);
 }
 
@@ -443,6 +510,7 @@ int main(void) {
   test_elbow_toss();
   test_positions_only();
   test_bad_input();
+  test_input_limits();
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
   if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", g_dir);

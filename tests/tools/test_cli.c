@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -95,8 +96,9 @@ static char* read_file(const char* p) {
   return s;
 }
 
-// start the binary with the NULL-terminated argument list; stdout/stderr to files in the scratch folder
-static pid_t spawn(const char* const* args) {
+// start the binary with the NULL-terminated argument list; stdout to the file out, stderr to the scratch
+// folder's .stderr
+static pid_t spawn_to(const char* const* args, const char* out) {
   const char* argv[32] = {g_bin};
   int n = 1;
   while (args[n - 1] && n < 31) argv[n] = args[n - 1], n++;
@@ -104,10 +106,9 @@ static pid_t spawn(const char* const* args) {
   fflush(NULL);
   pid_t pid = fork();
   if (pid == 0) {
-    char po[512], pe[512];
-    snprintf(po, sizeof po, "%s/.stdout", g_dir);
+    char pe[512];
     snprintf(pe, sizeof pe, "%s/.stderr", g_dir);
-    int fo = open(po, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int fo = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     int fe = open(pe, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     dup2(fo, 1);
     dup2(fe, 2);
@@ -115,6 +116,11 @@ static pid_t spawn(const char* const* args) {
     _exit(127);
   }
   return pid;
+}
+
+// start the binary; stdout/stderr to files in the scratch folder
+static pid_t spawn(const char* const* args) {
+  return spawn_to(args, path(".stdout"));
 }
 
 // wait for a spawned run and collect its exit status and output
@@ -148,12 +154,13 @@ static void run_free(cliRun* r) {
 }
 
 // number of entries in the scratch folder other than ".", "..", ".stdout", ".stderr" and the inputs
-// whose names start with "in_" (so outputs and temporaries are counted)
+// whose names start with "in_" (so outputs and hidden temporaries ".NAME.physid-PID-XXXXXX" are counted)
 static int count_outputs(void) {
   DIR* dir = opendir(g_dir);
   int n = 0;
   for (struct dirent* e; dir && (e = readdir(dir));) {
-    n += e->d_name[0] != '.' && strncmp(e->d_name, "in_", 3) != 0;
+    const char* d = e->d_name;
+    n += strcmp(d, ".") && strcmp(d, "..") && strcmp(d, ".stdout") && strcmp(d, ".stderr") && strncmp(d, "in_", 3);
   }
   if (dir) closedir(dir);
   return n;
@@ -383,6 +390,16 @@ static void test_bad_init(void) {
            header);
   check_bad_init("in_tworows.csv", text, "in_tworows.csv:3:", "exactly one state row");
   check_bad_init("in_missing_dir/none.csv", NULL, "none.csv", "cannot open");
+  // not a file: a device (it used to be read forever) and a folder, refused before anything is read
+  const char* model = write_file("in_model.xml", g_model);
+  const char* notfile[2][2] = {{"/dev/zero", "/dev/zero: is a character device"}, {g_dir, ": is a folder"}};
+  for (int c = 0; c < 2; c++) {
+    cliRun r = run("simulate", model, "--steps", "5", "--init", notfile[c][0], "--out", path("out.csv"), NULL);
+    CHECK_MSG(r.code == 1 && has(r.err, notfile[c][1]) && has(r.err, "only regular files and FIFOs are read"),
+              "--init %s: exit %d", notfile[c][0], r.code);
+    CHECK(count_outputs() == 0);
+    run_free(&r);
+  }
 }
 
 // simulate N steps of model (extra arguments appended) to an output file; returns the text (malloc'd)
@@ -597,6 +614,107 @@ static void test_simulate_sampling(void) {
   bad = run("simulate", model, "--steps", "7", "--every", "3", "--out", path("out.csv"), NULL);
   CHECK(bad.code == 2 && has(bad.err, "not a multiple") && count_outputs() == 0);
   run_free(&bad);
+}
+
+// 1 if p is the character device major:minor
+static int is_device(const char* p, unsigned major_, unsigned minor_) {
+  struct stat st;
+  return stat(p, &st) == 0 && S_ISCHR(st.st_mode) && major(st.st_rdev) == major_ && minor(st.st_rdev) == minor_;
+}
+
+// outputs by kind of path: /dev/null stays a device, /dev/full and stdout on /dev/full exit 1 (ENOSPC), a
+// symbolic link is written through, "-" is stdout; an output that is an input is refused before any work and
+// the input is untouched; a dead run's leftover temporary is removed by the next run writing the same target
+static void test_outputs(void) {
+  char model[512];   // a copy: path() buffers rotate
+  snprintf(model, sizeof model, "%s", write_file("in_model.xml", g_model));
+  // /dev/null: a device before the run stays one (another process on the machine may have broken it already);
+  // a null device made here (root) must stay one
+  int was = is_device("/dev/null", 1, 3);
+  cliRun r = run("simulate", model, "--steps", "10", "--out", "/dev/null", NULL);
+  CHECK(r.code == 0 && count_outputs() == 0);
+  CHECK(!was || is_device("/dev/null", 1, 3));
+  run_free(&r);
+  CHECK(mknod(path("in_null"), S_IFCHR | 0666, makedev(1, 3)) == 0);
+  r = run("simulate", model, "--steps", "10", "--out", path("in_null"), NULL);
+  CHECK(r.code == 0 && is_device(path("in_null"), 1, 3) && count_outputs() == 0);
+  run_free(&r);
+  r = run("simulate", model, "--steps", "400", "--out", "/dev/full", NULL);
+  CHECK(r.code == 1 && has(r.err, "/dev/full: write error: No space left on device"));
+  CHECK(is_device("/dev/full", 1, 7) && count_outputs() == 0);
+  run_free(&r);
+  const char* stdout_full[][8] = {{"simulate", model, "--steps", "400", NULL},
+                                  {"simulate", model, "--steps", "1", NULL},
+                                  {"info", model, NULL},
+                                  {"info", model, "--json", NULL},
+                                  {"jacobian", model, "--init", write_file("in_state.csv", "t,q0,q1,q2,q3,q4,q5,"
+                                   "q6,q7,q8,v0,v1,v2,v3,v4,v5,v6,v7\n0,0.3,0.05,1,0,2,1,0,0,0,0.5,0,0.1,0.2,0.3,0.4,"
+                                   "1,2\n"), NULL}};
+  for (int c = 0; c < 5; c++) {
+    r = collect(spawn_to(stdout_full[c], "/dev/full"));
+    CHECK_MSG(r.code == 1, "stdout on /dev/full, case %d: exit %d", c, r.code);
+    CHECK(has(r.err, "write error: No space left on device"));
+    run_free(&r);
+  }
+  // the same file as an input: the model, the init state (by another spelling, a hard link, a symbolic link)
+  char* before = read_file(model);
+  char dotted[600];
+  snprintf(dotted, sizeof dotted, "%s/./in_model.xml", g_dir);
+  link(model, path("in_hard.xml"));
+  symlink("in_model.xml", path("in_soft.xml"));
+  const char* same[] = {model, dotted, path("in_hard.xml"), path("in_soft.xml")};
+  for (int c = 0; c < 4; c++) {
+    r = run("simulate", model, "--steps", "3", "--out", same[c], NULL);
+    CHECK_MSG(r.code == 1 && has(r.err, "the same file as the input"), "case %d: exit %d", c, r.code);
+    CHECK(r.out[0] == 0 && !strstr(r.err, "steps of"));   // refused before any work
+    run_free(&r);
+    char* after = read_file(model);
+    CHECK_MSG(strcmp(before, after) == 0, "case %d: the model was changed", c);
+    free(after);
+  }
+  free(before);
+  const char* state = path("in_state.csv");
+  r = run("jacobian", model, "--init", state, "--out", state, NULL);
+  CHECK(r.code == 1 && has(r.err, "--out") && has(r.err, "the same file as the input"));
+  run_free(&r);
+  r = run("simulate", model, "--steps", "3", "--init", state, "--out", state, NULL);
+  CHECK(r.code == 1 && has(r.err, "the same file as the input") && count_outputs() == 0);
+  run_free(&r);
+  // a symbolic link to an output file stays a link; "-" is stdout
+  write_file("target.csv", "old\n");
+  symlink("target.csv", path("link.csv"));
+  r = run("simulate", model, "--steps", "2", "--out", path("link.csv"), "--quiet", NULL);
+  struct stat st;
+  CHECK(r.code == 0 && lstat(path("link.csv"), &st) == 0 && S_ISLNK(st.st_mode));
+  char* text = read_file(path("target.csv"));
+  CHECK(count_lines(text) == 4 && strncmp(text, "t,q0,", 5) == 0);
+  free(text);
+  run_free(&r);
+  r = run("simulate", model, "--steps", "2", "--out", "-", "--quiet", NULL);
+  CHECK(r.code == 0 && count_lines(r.out) == 4);
+  run_free(&r);
+  r = run("simulate", model, "--steps", "2", "--out", path("nosuchdir/x.csv"), NULL);
+  CHECK(r.code == 1 && has(r.err, "nosuchdir: No such file or directory"));
+  run_free(&r);
+  r = run("simulate", model, "--steps", "2", "--out", g_dir, NULL);
+  CHECK(r.code == 1 && has(r.err, "is a folder"));
+  run_free(&r);
+  // leftovers: one of a process that no longer exists is removed, one of a live process is kept
+  pid_t dead = fork();
+  if (dead == 0) _exit(0);
+  waitpid(dead, NULL, 0);
+  char stale[64], live[64];
+  snprintf(stale, sizeof stale, ".target.csv.physid-%ld-Ab12Cd", (long)dead);
+  snprintf(live, sizeof live, ".target.csv.physid-%ld-Ef34Gh", (long)getpid());
+  write_file(stale, "partial");
+  write_file(live, "partial");
+  r = run("simulate", model, "--steps", "2", "--out", path("target.csv"), "--quiet", NULL);
+  CHECK_MSG(r.code == 0 && access(path(stale), F_OK) != 0 && access(path(live), F_OK) == 0, "exit %d: %s", r.code, r.err);
+  run_free(&r);
+  remove(path(live));
+  remove(path("link.csv"));
+  remove(path("target.csv"));
+  CHECK(count_outputs() == 0);
 }
 
 // SIGINT in the middle of a long run: the process dies of SIGINT and removes its temporary file
@@ -864,6 +982,7 @@ int main(void) {
   test_jacobian();
   test_jacobian_bad();
   test_gradcheck();
+  test_outputs();
   test_sigint();
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);

@@ -4,7 +4,8 @@
 //     after n steps from an observed state exactly |dg| dt^2 n (n + 1) / 2, so the full-rollout mean over
 //     n = 1..N is |dg| dt^2 (sum n^2 + sum n) / (2N), the end error |dg| dt^2 N (N + 1) / 2, and horizon K
 //     restarts the sum every K samples; no rotation error;
-//   - --json writes the same figures; a data file that does not match the model exits 1 with no output.
+//   - --json writes the same figures; a data file that does not match the model exits 1 with no output; --json
+//     onto the data or the model file is refused before any work.
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
@@ -95,6 +96,19 @@ static void test_bad_input(void) {
   snprintf(args, sizeof args, "evaluate '%s' '%s'", model, path("no-such-folder"));
   r = run(args);
   CHECK(r.code == 1 && strstr(r.err, "no-such-folder"));
+  run_free(&r);
+  // --json onto the data file or the model: refused before anything is read, the input untouched
+  char* before = slurp(bad);
+  snprintf(args, sizeof args, "evaluate '%s' '%s' --json '%s'", model, bad, bad);
+  r = run(args);
+  CHECK(r.code == 1 && strstr(r.err, "--json") && strstr(r.err, "the same file as the input"));
+  char* after = slurp(bad);
+  CHECK(strcmp(before, after) == 0);
+  free(before), free(after);
+  run_free(&r);
+  snprintf(args, sizeof args, "evaluate '%s' '%s' --json '%s'", model, bad, model);
+  r = run(args);
+  CHECK(r.code == 1 && strstr(r.err, "the same file as the input"));
   run_free(&r);
 }
 

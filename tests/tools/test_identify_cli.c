@@ -1,3 +1,4 @@
+#define _GNU_SOURCE   // F_SETPIPE_SZ
 // test_identify_cli.c - `physid identify` run as a user would (env PHYS_BIN): a damped pendulum's damping
 // identified from `physid simulate` output (exact: same engine, no noise), result.json read back with cJSON
 // (keys, values, correlation, unidentifiable directions), --write-model round trips for MJCF (friction,
@@ -82,8 +83,8 @@ static char* slurp(const char* p) {
   return s;
 }
 
-// start physid with a NULL-terminated argument vector; stdout/stderr to scratch files
-static pid_t spawn(const char* const* args) {
+// start physid with a NULL-terminated argument vector; stdout to the file out, stderr to a scratch file
+static pid_t spawn_to(const char* const* args, const char* out) {
   const char* argv[64] = {g_bin};
   int n = 1;
   while (args[n - 1] && n < 63) argv[n] = args[n - 1], n++;
@@ -91,7 +92,7 @@ static pid_t spawn(const char* const* args) {
   fflush(NULL);
   pid_t pid = fork();
   if (pid == 0) {
-    int fo = open(path(".stdout"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int fo = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     int fe = open(path(".stderr"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     dup2(fo, 1);
     dup2(fe, 2);
@@ -99,6 +100,11 @@ static pid_t spawn(const char* const* args) {
     _exit(127);
   }
   return pid;
+}
+
+// start physid; stdout/stderr to scratch files
+static pid_t spawn(const char* const* args) {
+  return spawn_to(args, path(".stdout"));
 }
 
 // wait for a spawned run and collect its status and output
@@ -138,11 +144,11 @@ static int has(const char* s, const char* frag) {
   return 0;
 }
 
-// entries of the output folder (outputs and temporaries)
+// entries of the output folder (outputs and hidden temporaries)
 static int count_outputs(void) {
   DIR* dir = opendir(path("out"));
   int n = 0;
-  for (struct dirent* e; dir && (e = readdir(dir));) n += e->d_name[0] != '.';
+  for (struct dirent* e; dir && (e = readdir(dir));) n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
   if (dir) closedir(dir);
   return n;
 }
@@ -153,7 +159,7 @@ static void clear_outputs(void) {
   for (struct dirent* e; dir && (e = readdir(dir));) {
     char p[700];
     snprintf(p, sizeof p, "%s/out/%s", g_dir, e->d_name);
-    if (e->d_name[0] != '.') unlink(p);
+    if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) unlink(p);
   }
   if (dir) closedir(dir);
 }
@@ -540,7 +546,116 @@ static void test_bad_input(void) {
   }
 }
 
-// SIGINT while the fit runs: the process dies of SIGINT and leaves no output or temporary file
+// outputs: every output checked before the fit (a folder, two outputs at one place, an output that is the data,
+// the job file or a data file of an input folder: exit 1 with no fit and nothing written); after the fit, one
+// failing output (--report /dev/full) leaves no output and no temporary; stdout on /dev/full exits 1; data that
+// are a device (/dev/zero) are refused at once
+static void test_outputs(void) {
+  char start[512], data[512];
+  snprintf(start, sizeof start, "%s", path("in_start.xml"));
+  snprintf(data, sizeof data, "%s", path("in_data.csv"));
+  char* before = slurp(data);
+  mkdir(path("in_dd"), 0755);
+  write_file("in_dd/a.csv", before);
+  const char* job = write_file("in_job.json", "{\"quiet\": true}");
+  struct {
+    const char* args[6];
+    const char* msg;
+  } cases[] = {
+      {{"--out", path("out/r.json"), "--report", path("out")}, "--report"},
+      {{"--out", path("out/r.json"), "--report", path("out/../out/r.json")}, "the same file as --out"},
+      {{"--out", path("out/r.json"), "--write-model", data}, "the same file as the input"},
+      {{"--job", job, "--report", job}, "the same file as the input"},
+      {{"--out", path("in_dd/a.csv"), "--report", path("out/r.html")}, "a data file in that folder"},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    const char* args[16] = {"identify", start, data, path("in_dd"), "--param", "damping:swing"};
+    int n = 6;
+    for (int i = 0; i < 6 && cases[c].args[i]; i++) args[n++] = cases[c].args[i];
+    args[n] = NULL;
+    idRunOut r = collect(spawn(args));
+    CHECK_MSG(r.code == 1 && has(r.err, cases[c].msg), "case %zu: exit %d", c, r.code);
+    CHECK_MSG(r.out[0] == 0 && !strstr(r.err, "trajectories"), "case %zu: the fit ran", c);   // before any work
+    CHECK_MSG(count_outputs() == 0, "case %zu left %d files", c, count_outputs());
+    run_free(&r);
+  }
+  char* after = slurp(data);
+  CHECK(strcmp(before, after) == 0);
+  free(after);
+  free(before);
+  idRunOut r = run("identify", start, data, "--param", "damping:swing", "--quiet", "--out", path("out/r.json"),
+                   "--write-model", path("out/w.xml"), "--report", "/dev/full", NULL);
+  CHECK(r.code == 1 && has(r.err, "--report /dev/full: write error: No space left on device"));
+  CHECK(has(r.out, "damping:swing"));   // the fit ran: the outputs were checked, then written, then failed
+  CHECK(count_outputs() == 0);
+  run_free(&r);
+  // stdout on /dev/full
+  const char* full[] = {"identify", start, data, "--param", "damping:swing", "--quiet", NULL};
+  r = collect(spawn_to(full, "/dev/full"));
+  CHECK(r.code == 1 && has(r.err, "stdout: write error"));
+  run_free(&r);
+  r = run("identify", start, "/dev/zero", "--param", "damping:swing", "--out", path("out/z.json"), NULL);
+  CHECK(r.code == 1 && has(r.err, "/dev/zero: is a character device; only regular files and FIFOs are read"));
+  CHECK(count_outputs() == 0);
+  run_free(&r);
+  unlink(path("in_dd/a.csv"));
+  rmdir(path("in_dd"));
+}
+
+// no temporary exists before the data are read: identify blocked on a data FIFO (it has opened it for reading)
+// has created nothing, and SIGKILL then leaves nothing behind (the temporaries used to be created first)
+static void test_sigkill_before_data(void) {
+  const char* fifo = path("in_pipe.csv");
+  unlink(fifo);
+  CHECK(mkfifo(fifo, 0600) == 0);
+  const char* args[] = {"identify", path("in_start.xml"), fifo, "--param", "damping:swing", "--out", path("out/k.json"),
+                        "--report", path("out/k.html"), NULL};
+  pid_t pid = spawn(args);
+  int wr = -1;
+  for (int i = 0; i < 2000 && wr < 0; i++) {   // opening the write end succeeds once physid opened the read end
+    wr = open(fifo, O_WRONLY | O_NONBLOCK);
+    if (wr < 0) nanosleep(&(struct timespec){0, 10000000}, NULL);
+  }
+  CHECK(wr >= 0);
+  CHECK(count_outputs() == 0);
+  kill(pid, SIGKILL);
+  idRunOut r = collect(pid);
+  CHECK(r.sig == SIGKILL && count_outputs() == 0);
+  run_free(&r);
+  if (wr >= 0) close(wr);
+  unlink(fifo);
+}
+
+// --report on a FIFO whose reader leaves after 4 kB (the pipe buffer shrunk to one page): a write error (EPIPE,
+// exit 1), not a death by SIGPIPE, so the finished --out temporary is removed and nothing is renamed
+static void test_fifo_reader_leaves(void) {
+  const char* fifo = path("in_report.fifo");
+  unlink(fifo);
+  CHECK(mkfifo(fifo, 0600) == 0);
+  int rd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);   // not inherited: physid must not hold a reader
+  CHECK(rd >= 0 && fcntl(rd, F_SETPIPE_SZ, 4096) >= 0);
+  const char* args[] = {"identify", path("in_start.xml"), path("in_data.csv"), "--param", "damping:swing", "--quiet",
+                        "--out", path("out/f.json"), "--report", fifo, NULL};
+  pid_t pid = spawn(args);
+  char buf[64];
+  ssize_t got = -1;
+  for (int i = 0; i < 3000 && got <= 0; i++) {   // wait for the report's first bytes (30 s at most)
+    got = read(rd, buf, sizeof buf);
+    if (got <= 0) nanosleep(&(struct timespec){0, 10000000}, NULL);
+  }
+  CHECK(got > 0);
+  close(rd);
+  idRunOut r = collect(pid);
+  CHECK_MSG(r.code == 1 && r.sig == 0, "exit %d, signal %d", r.code, r.sig);
+  CHECK(has(r.err, "Broken pipe"));
+  CHECK(count_outputs() == 0);
+  run_free(&r);
+  clear_outputs();
+  unlink(fifo);
+}
+
+// SIGINT while the fit runs: the process dies of SIGINT and leaves no output or temporary file (temporaries
+// are created only after the fit, when their data are ready: none exists during the fit)
 static void test_sigint(void) {
   idRunOut r = run("simulate", path("in_true.xml"), "--steps", "4000", "--quiet", "--out", path("in_long.csv"), NULL);
   CHECK(r.code == 0);
@@ -559,7 +674,7 @@ static void test_sigint(void) {
     free(err);
   }
   CHECK(started);
-  CHECK(count_outputs() == 2);   // the two temporary files exist during the fit
+  CHECK(count_outputs() == 0);   // no temporary file during the fit
   kill(pid, SIGINT);
   r = collect(pid);
   CHECK_MSG(r.sig == SIGINT, "exit %d signal %d", r.code, r.sig);
@@ -605,6 +720,9 @@ int main(void) {
   test_write_mjcf();
   test_write_urdf();
   test_bad_input();
+  test_outputs();
+  test_sigkill_before_data();
+  test_fifo_reader_leaves();
   test_sigint();
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
