@@ -11,7 +11,7 @@
 //     the humanoid and the elbow are stepped until they do (the count is printed), the others are set so;
 //     the smallest clamped normal impulse and separating row velocity are printed;
 //  2. exact: the head-on elastic collision's velocity block d(v1x+, v2x+)/d(v1x, v2x) = [[0, 1], [1, 0]]
-//     (lcp) to 1e-12;
+//     (lcp) to 1e-12; the same collision at friction 0 (every model): no tangential response (issue 10 item 13);
 //  3. dot-product tests <y, A x> = <A'y, x>, <y, B u> = <B'y, u>, <y, P t> = <P'y, t> to 1e-12;
 //  4. P = dx+/dtheta (mass, inertia, friction, restitution, size, pos, damping) against central differences of
 //     phys_step over each parameter to 1e-4;
@@ -419,26 +419,31 @@ static void test_box(int k) {
   phys_free_model(m);
 }
 
-// two equal balls head-on, touching (dist -5e-6, inside the slop), restitution 1
-static void test_balls(int k) {
+// two equal balls head-on, touching (dist -5e-6, inside the slop), restitution 1, friction 0.5 or (frictionless
+// = 1) 0: a frictionless contact has no tangential response in any model, so besides the differences the
+// sticking-friction entries cone and ccp once had (d(w2z+)/d(y1) = -17.86, d(w2z+)/d(v1y) = -25/7: their
+// natural maps took v_t = 0 with radius 0 as sticking) must be 0 exactly
+static void test_balls(int k, int frictionless) {
   physModel* m = gm_load("tests/data/contact/balls_collide.xml", 0);
   m->opt.contact = model_kind[k];
   m->opt.solver_tolerance = CT_SOLVER_TOL;
+  if (frictionless)
+    for (int g = 0; g < m->ngeom; g++) m->geom_friction[3 * g] = 0;
   physData* d = phys_make_data(m);
-  static const char* spec[] = {"mass:ball1", "friction:ball2", "size:ball2"};
-  physParamTable t = table(m, spec, 3);
+  static const char* spec[] = {"mass:ball1", "size:ball2", "friction:ball2"};
+  physParamTable t = table(m, spec, frictionless ? 2 : 3);   // friction at 0 has a one-sided derivative only
   phys_reset_data(m, d);
   d->qpos[0] = -0.2 + 5e-6;
   d->qpos[7] = 0;
   d->qvel[0] = 1;
   char name[64];
-  snprintf(name, sizeof name, "balls head-on %s", model_name[k]);
+  snprintf(name, sizeof name, "balls head-on%s %s", frictionless ? " mu=0" : "", model_name[k]);
   check_state(name, m, d, &t);
+  int nv = m->nv, n2 = 2 * nv;
+  double* A = malloc(sizeof(double) * n2 * n2);
+  CHECK(phys_step_jacobian(m, d, A, NULL) == PHYS_OK);
   if (model_kind[k] == PHYS_CONTACT_LCP) {
     // the velocity exchange: rows v1x+, v2x+ (nv + 0, nv + 6), columns v1x, v2x
-    int nv = m->nv, n2 = 2 * nv;
-    double* A = malloc(sizeof(double) * n2 * n2);
-    CHECK(phys_step_jacobian(m, d, A, NULL) == PHYS_OK);
     double e[4] = {A[(size_t)nv * n2 + nv], A[(size_t)nv * n2 + nv + 6], A[(size_t)(nv + 6) * n2 + nv],
                    A[(size_t)(nv + 6) * n2 + nv + 6]};
     CHECK_NEAR(e[0], 0, 1e-12);
@@ -446,8 +451,13 @@ static void test_balls(int k) {
     CHECK_NEAR(e[2], 1, 1e-12);
     CHECK_NEAR(e[3], 0, 1e-12);
     printf("balls head-on lcp: d(v1x+, v2x+)/d(v1x, v2x) = [[%.3g, %.17g], [%.17g, %.3g]]\n", e[0], e[1], e[2], e[3]);
-    free(A);
   }
+  if (frictionless) {
+    // row w2z+ (nv + 11), columns y1 (1) and v1y (nv + 1)
+    double a = A[(size_t)(nv + 11) * n2 + 1], b = A[(size_t)(nv + 11) * n2 + nv + 1];
+    CHECK_MSG(fabs(a) < 1e-12 && fabs(b) < 1e-12, "%s: d(w2z+)/d(y1) = %.6g, d(w2z+)/d(v1y) = %.6g, not 0", name, a, b);
+  }
+  free(A);
   phys_param_table_free(&t);
   phys_free_data(d);
   phys_free_model(m);
@@ -717,7 +727,8 @@ int main(void) {
   test_friction_zero();
   for (int k = 0; k < 3; k++) {
     test_box(k);
-    test_balls(k);
+    test_balls(k, 0);
+    test_balls(k, 1);
     test_limit(k);
     test_elbow(k);
     test_welded(k);
