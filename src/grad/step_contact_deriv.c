@@ -67,6 +67,7 @@ typedef struct contactPoint_ {
   int ncon, ncon_prev, ncon_dropped, nlimit;
   physConstraintGeom* geom;  // the contacts' geometry derivatives, once (NULL: unsupported, refused later)
   physLcpLocal *lcp, *lcp_pos;  // lcp: the solver's local structure of both problems, once (else NULL)
+  int nkink;                 // rows on the position correction's kink (kink_position_problem)
   // products mode (lcp with its local structures): dG enters only as dG z_k for three vectors per problem
   // (phys_solve_lcp_jvp_prod) and its diagonal, so neither dG nor the n x n x nv mass terms are formed
   int prod;
@@ -227,8 +228,8 @@ static double row_dist(const physModel* m, const physData* d, const physConstrai
 // deeper (its root height lowered, say); along a direction that lifts some and presses others neither
 // one-sided difference is a derivative of one branch. Rows higher in the slop are not corrected. The step's
 // own v+ and vpos are unchanged; cp->st.p.gpos, npos, pp and sol_pos become the derivatives' (arena memory of
-// the caller's mark).
-static void kink_position_problem(const physModel* m, physData* d, contactPoint* cp) {
+// the caller's mark). Returns the number of rows the step skipped and the derivatives correct (on the kink).
+static int kink_position_problem(const physModel* m, physData* d, contactPoint* cp) {
   physConstraintProblem* p = &cp->st.p;
   int n = p->n, nc = p->nc, added = 0;
   double beta = m->opt.baumgarte, dt = m->opt.timestep;
@@ -245,7 +246,7 @@ static void kink_position_problem(const physModel* m, physData* d, contactPoint*
   }
   if (added == 0) {
     phys_stack_free(d, mark);
-    return;
+    return 0;
   }
   p->gpos = cp->st.pp.gpos = cp->st.pp.g = gpos;
   p->npos = cp->st.pp.npos = p->npos + added;
@@ -254,6 +255,7 @@ static void kink_position_problem(const physModel* m, physData* d, contactPoint*
   memset(sol->lambda, 0, sizeof(double) * (size_t)n);
   memset(sol->state, 0, sizeof(int) * (size_t)n);
   phys_solve_lcp(m, d, &cp->st.pp, sol);
+  return added;
 }
 
 // run the step's stage at d's state (lists saved first: restore_lists undoes it) and the quantities the
@@ -289,7 +291,7 @@ static physStatus point_build(const physModel* m, physData* d, contactPoint* cp,
   cp->Et = phys_stack_alloc(d, 9 * (size_t)nv);
   cp->rot = arena_ints(d, nv);
   tangent_blocks(m, cp);
-  kink_position_problem(m, d, cp);
+  cp->nkink = kink_position_problem(m, d, cp);
   cp->geom = NULL;                // built by the Jacobians, which take many directions
   cp->lcp = cp->lcp_pos = NULL;
   cp->prod = 0;
@@ -853,6 +855,18 @@ physStatus phys_constrained_step_point(const physModel* m, physData* d, double* 
   }
   phys_stack_free(d, mark);
   return st;
+}
+
+int phys_constrained_step_kinks(const physModel* m, physData* d) {
+  size_t mark = phys_stack_mark(d);
+  contactPoint cp;
+  int n = 0;
+  if (point_build(m, d, &cp, NULL) == PHYS_OK) {
+    n = cp.nkink;
+    restore_lists(d, &cp);
+  }
+  phys_stack_free(d, mark);
+  return n;
 }
 
 physStatus phys_constrained_step_vjp(const physModel* m, physData* d, const physParamTable* t,

@@ -39,6 +39,7 @@
 #include "rollout.h"
 #include "spec.h"
 #include "step.h"
+#include "step_contact_deriv.h"
 #include "urdf.h"
 
 #define CT_H 1e-6      // central-difference step
@@ -516,7 +517,8 @@ static void test_humanoid(int k) {
 // after the root has dropped eps, or at once with a jump of beta eps, which adds c/h to the one-sided quotient
 // D(h) = (x+(z - h) - x+(z)) / -h (c = beta eps J: 6.5e-4 relative at h = 1e-6 on lcp's settled humanoid);
 // 2 D(2h) - D(h) (h = 1e-6) removes it, leaving O(h). The reverse mode agrees with A (dot-product test).
-// lcp and cone (ccp's perturbed steps at rest do not all converge to the tolerance).
+// phys_constrained_step_kinks counts the contacts on it (and the joint limits at rest). lcp and cone (ccp's perturbed steps at rest do not all
+// converge to the tolerance).
 static void test_resting_kink(int k) {
   physModel* m = gm_load(GM_HUMANOID, 0);
   m->opt.contact = model_kind[k];
@@ -570,6 +572,8 @@ static void test_resting_kink(int k) {
   snprintf(what, sizeof what, "humanoid at rest %s: dx+/dz against lowering", model_name[k]);
   double e = gm_compare(what, col, lo, n2, 1, 1, CT_TOL);
   CHECK_MSG(atkink > 0, "%s: no contact on the kink", what);
+  int nk = phys_constrained_step_kinks(m, d);   // contacts and the joint limits at rest (each on its own kink)
+  CHECK_MSG(nk >= atkink, "%s: the library counts %d rows on the kink, fewer than its %d contacts", what, nk, atkink);
   CHECK_MSG(kink > 0.1, "%s: the two sides differ by %.3g only (no kink?)", what, kink);
   CHECK_MSG(d->nwarning == nwarn, "%s: warnings", what);
   printf("humanoid at rest %-4s: %d of %d contacts on the kink; dx+/dz against the lowering difference %.2e, the "
