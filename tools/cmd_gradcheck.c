@@ -7,7 +7,11 @@
 // warm starts included. A model that never touches anything falls back to random contact-free states (and
 // says so). With --no-contact, random states: hinge/slide in the inner 90% of their ranges (or qpos0 +- 1),
 // unit quaternions, free positions in [-1, 1]^3, qvel in [-1, 1], ctrl in the inner 80% of ctrlrange.
-// Joint limits are disabled.
+// Joint limits are disabled. A state in contact on a kink of the step (at_kink: a body at rest on the position
+// correction's threshold, a flat box on a plane, a contact at the switch of its normal bias), where the
+// analytic Jacobian is one side's, is replaced by another (counted, printed): the check is about derivatives
+// where there are some. cone and ccp run with the solver tightened (tighten_solver: tolerance 1e-12, 1000
+// iterations at least; printed), so that the differences are of converged solves and not of 1e-10 residuals.
 //
 // Reference. Smooth states (tolerance 1e-6, issue 4): A and B by the four-point central stencil at
 // h = 1e-3 built from the finite-difference twin at h and 2h, (4 J_h - J_2h) / 3 (truncation h^4 |f^(5)| / 30,
@@ -35,6 +39,7 @@
 #include "cmd_grad.h"
 #include "grad.h"
 #include "rng.h"
+#include "step_contact_deriv.h"
 
 #define GC_H 1e-3           // smooth states: finite-difference step of A, B (rad, m, rad/s, m/s, control units)
 #define GC_HP 1e-2          // smooth states: relative step of the parameters (six-point stencil)
@@ -47,6 +52,9 @@
 #define GC_TRIES 100        // draws per state (contact-free states, states away from mode switches)
 #define GC_REFUSED 10       // in contact: consecutive states whose derivatives the library refuses, at most
 #define GC_HORIZON 2.0      // seconds of a drop
+#define GC_KINK_STEP 1e-7   // in contact: a state's Jacobian is compared with those this far away (at_kink)
+#define GC_SOLVER_TOL 1e-12 // cone and ccp: solver_tolerance of the check (at most; the default is 1e-10)
+#define GC_SOLVER_ITER 1000 // cone and ccp: solver_iterations of the check (at least; the default is 100)
 #define GC_MAXDROP 20000    // steps of a drop at most
 
 //---------------------------------------------------------------------------------------------------------
@@ -348,8 +356,40 @@ typedef struct gcCount_ {
   int ncol, nskip;          // input columns compared and left out at a mode switch, over the states
   int nrefused;             // states in contact replaced because the library refused their derivatives
   int nwarned;              // states in contact replaced because a perturbed step warned
+  int nkink;                // states in contact replaced because they sit on a kink of the step
+  double tol0;              // the model's solver tolerance and iterations (the check runs cone and ccp tighter)
+  int iter0;
   int ncon;                 // contacts summed over the compared states
 } gcCount;
+
+// 1 if d's state (in contact) sits on a kink of the step, where it has no derivative and the analytic Jacobian
+// is one side's (README, Derivatives), which along a direction that moves rows to different sides is no
+// difference quotient at all: the library's count of rows on the position correction's kink (a body at
+// rest: phys_constrained_step_kinks), or else the Jacobian A itself changing within GC_KINK_STEP: A at the
+// state and at the state moved by +-u, u random with every coordinate up to GC_KINK_STEP (both signs: a row
+// on a kink changes side along u or -u), differ by more than GC_KINK of max(1, |A|) (smooth: by about
+// 1e-7 |dA/dx|): a contact exactly at the switch of its normal bias (ccp's envelope lands a body at
+// distance 0: a corner rising takes the gap branch, one sinking the touching branch; the resting cube tilted
+// either way loses half its tilt in a step, the touching branch keeps it all), a contact at the verge of
+// sticking. Scratch: k's A2, Ah and pwork; the state is restored.
+static int at_kink(const physModel* m, physData* d, physRng* r, gcWork* k) {
+  int nv = m->nv, n2 = 2 * nv;
+  double *u = k->pwork, *du = u + 2 * nv;
+  if (phys_constrained_step_kinks(m, d) > 0) return 1;
+  grad_save(&k->sv2, m, d);
+  int kink = phys_step_jacobian(m, d, k->A2, NULL) != PHYS_OK;
+  double scale = fmax(1, maxabs(k->A2, (size_t)n2 * n2));
+  for (int i = 0; i < n2; i++) u[i] = phys_rng_range(r, -1, 1) * GC_KINK_STEP;
+  for (int sign = -1; sign <= 1 && !kink; sign += 2) {
+    for (int i = 0; i < nv; i++) du[i] = sign * u[i];
+    phys_integrate_pos(m, d->qpos, du, 1);
+    for (int i = 0; i < nv; i++) d->qvel[i] += sign * u[nv + i];
+    kink = phys_step_jacobian(m, d, k->Ah, NULL) != PHYS_OK;
+    grad_restore(d, m, &k->sv2);
+    for (size_t i = 0; !kink && i < (size_t)n2 * n2; i++) kink = !(fabs(k->Ah[i] - k->A2[i]) <= GC_KINK * scale);
+  }
+  return kink;
+}
 
 // draw one usable state (in contact, or random contact-free), take the analytic Jacobians and the reference;
 // 1 ready, 0 failed (message printed)
@@ -382,6 +422,10 @@ static int draw(physModel* m, physData* d, physRng* r, const gradWrt* w, gcWork*
     // rounding of x+ scales with |q|, |v| and the velocity change dt |a| (d->qacc: the step's acceleration)
     *fscale = fmax(fmax(1, maxabs(d->qpos, (size_t)m->nq)), maxabs(d->qvel, (size_t)m->nv));
     *fscale = fmax(*fscale, m->opt.timestep * maxabs(d->qacc, (size_t)m->nv));
+    if (c->contact && at_kink(m, d, r, k)) {   // no derivative there: another state
+      c->nkink++;
+      continue;
+    }
     if (!reference(m, d, w, k, c->contact, c->contact, *fscale, where)) {
       if (!c->contact) return 0;
       c->nwarned++;   // in contact: a perturbed step warned (a solver short of its tolerance): another state
@@ -406,7 +450,8 @@ static int draw(physModel* m, physData* d, physRng* r, const gradWrt* w, gcWork*
     return 1;
   }
   cli_error("%s: no usable state in %d draws (%s)", where, GC_TRIES,
-            c->contact ? "the drops met no contact after their random start, or every perturbed step warned" : "every random state had contacts; "
+            c->contact ? "the drops met no contact after their random start, or every state was on a kink of the "
+                         "step or had a perturbed step that warned" : "every random state had contacts; "
             "try --no-contact");
   return 0;
 }
@@ -427,6 +472,22 @@ static int check_state(gcBlock* blk, int nblk, physModel* m, physData* d, physRn
   return 1;
 }
 
+// 1 if m's contact model solves iteratively (cone, ccp: stopped at opt.solver_tolerance)
+static int iterative(const physModel* m) {
+  return m->opt.contact == PHYS_CONTACT_CONE || m->opt.contact == PHYS_CONTACT_CCP;
+}
+
+// The check differences converged solves: a solve stopped at solver_tolerance (1e-10 by default) leaves that
+// residual in x+, and a difference at h = 1e-5 turns it into 1e-5 of noise in the reference, the order of the
+// check's own tolerance (1e-4 relative, with entries held to 1e-4 of their block). cone and ccp run at
+// GC_SOLVER_TOL (or the model's, if tighter) and at least GC_SOLVER_ITER iterations: the drops, the analytic
+// Jacobians and every perturbed step alike
+static void tighten_solver(physModel* m) {
+  if (!iterative(m)) return;
+  m->opt.solver_tolerance = fmin(m->opt.solver_tolerance, GC_SOLVER_TOL);
+  if (m->opt.solver_iterations < GC_SOLVER_ITER) m->opt.solver_iterations = GC_SOLVER_ITER;
+}
+
 // print the table; returns 1 if every block passes
 static int print_table(const gcBlock* blk, int nblk, const physModel* m, const gradArgs* a, const gradWrt* w,
                        const gcCount* c) {
@@ -436,11 +497,15 @@ static int print_table(const gcBlock* blk, int nblk, const physModel* m, const g
          c->contact ? "in contact" : "contact-free", a->seed);
   if (c->contact)
     printf("contact model %s, %d contacts in all; states replaced: %d refused by the library, %d with a "
-           "perturbed step that warned; %d of %d input columns left out at a mode switch; differences at "
-           "h = %g\n", phys_contact_name(m->opt.contact), c->ncon, c->nrefused, c->nwarned, c->nskip, c->ncol,
-           GC_H_CONTACT);
+           "perturbed step that warned, %d on a kink of the step; %d of %d input columns left out at a mode "
+           "switch; differences at h = %g\n", phys_contact_name(m->opt.contact), c->ncon, c->nrefused, c->nwarned,
+           c->nkink, c->nskip, c->ncol, GC_H_CONTACT);
   else
     printf("four-point central differences at h = %g (parameters: six-point at %g of their scale)\n", GC_H, GC_HP);
+  if (c->contact && iterative(m))
+    printf("solver tightened for the check: tolerance %g, %d iterations (the model's: %g, %d), so that the "
+           "differences are of converged solves\n", m->opt.solver_tolerance, m->opt.solver_iterations, c->tol0,
+           c->iter0);
   printf("%-18s %13s %13s %10s  %s\n", "block", "max abs err", "max rel err", "tolerance", "result");
   int npass = 0;
   for (int k = 0; k < nblk; k++) {
@@ -492,7 +557,9 @@ static int gradcheck(physModel* m, physData* d, const gradArgs* a, const gradWrt
   }
   gcBlock blk[6 + 2 * PHYS_NPARKIND];
   int nblk = make_blocks(blk, m, w), ok = 1;
-  gcCount c = {!(m->opt.disableflags & PHYS_DSBL_CONTACT), 0, 0, 0, 0, 0};
+  gcCount c = {.contact = !(m->opt.disableflags & PHYS_DSBL_CONTACT), .tol0 = m->opt.solver_tolerance,
+               .iter0 = m->opt.solver_iterations};
+  tighten_solver(m);
   physRng r;
   phys_rng_seed(&r, (uint64_t)a->seed);
   char where[512];

@@ -9,11 +9,14 @@
 //---------------------------------------------------------------------------------------------------------
 // projections
 
-// ||b|| <= mu a:  inside -> unchanged;  in the polar cone (mu ||b|| <= -a) -> 0;  else onto the generator
-// through b:  a' = (a + mu ||b||) / (1 + mu^2),  b' = mu a' b / ||b||
+// ||b|| <= mu a, a >= 0:  inside -> unchanged;  in the polar cone (mu ||b|| <= -a) -> 0;  else onto the
+// generator through b:  a' = (a + mu ||b||) / (1 + mu^2),  b' = mu a' b / ||b||. The test a >= 0 matters at
+// mu = 0 only (the cone is the ray b = 0, a >= 0): there ||b|| <= mu a also holds for b = 0 with a < 0 (0 <= -0),
+// and a pulling normal impulse stayed (ccp with a margin: a ball leaving the floor within the margin was pulled
+// back, issue 10 item 16)
 int phys_admm_project_cone(double* a, double b[2], double mu) {
   double s = sqrt(b[0] * b[0] + b[1] * b[1]);
-  if (s <= mu * *a) return 0;
+  if (s <= mu * *a && *a >= 0) return 0;
   if (mu * s <= -*a) {
     *a = 0;
     b[0] = b[1] = 0;
@@ -536,10 +539,11 @@ int phys_admm_warm_check(double* lambda, double* residual, physData* d, const do
 // projection p of v = (a, b) onto the cone ||b|| <= mu a and its Jacobian P (3 x 3, row-major): identity
 // inside, 0 in the polar cone, else with s = ||b||, u = b / s, c = 1 / (1 + mu^2), k = (a + mu s) c:
 //   p = k (1, mu u),  dp/da = c (1, mu u),  dp_n/db = mu c u',  dp_t/db = mu^2 c u u' + mu k (I - u u') / s
+// (mu = 0: the ray b = 0, a >= 0, never inside: p = (max(a, 0), 0, 0) and P = diag(a > 0, 0, 0), also at b = 0)
 static void cone_proj_jac(double p[3], double P[9], const double v[3], double mu) {
   double a = v[0], s = sqrt(v[1] * v[1] + v[2] * v[2]);
   memset(P, 0, 9 * sizeof(double));
-  if (s <= mu * a) {
+  if (s <= mu * a && mu > 0) {
     memcpy(p, v, 3 * sizeof(double));
     P[0] = P[4] = P[8] = 1;
     return;
@@ -548,14 +552,15 @@ static void cone_proj_jac(double p[3], double P[9], const double v[3], double mu
     p[0] = p[1] = p[2] = 0;
     return;
   }
-  double u[2] = {v[1] / s, v[2] / s}, c = 1 / (1 + mu * mu), k = (a + mu * s) * c;
+  double u[2] = {s > 0 ? v[1] / s : 0, s > 0 ? v[2] / s : 0}, c = 1 / (1 + mu * mu), k = (a + mu * s) * c;
   p[0] = k;
   p[1] = mu * k * u[0];
   p[2] = mu * k * u[1];
   P[0] = c;
   for (int r = 0; r < 2; r++) {
     P[1 + r] = P[3 * (1 + r)] = mu * c * u[r];
-    for (int q = 0; q < 2; q++) P[3 * (1 + r) + 1 + q] = mu * mu * c * u[r] * u[q] + mu * k * ((r == q) - u[r] * u[q]) / s;
+    for (int q = 0; q < 2; q++)
+      P[3 * (1 + r) + 1 + q] = mu * mu * c * u[r] * u[q] + (mu > 0 ? mu * k * ((r == q) - u[r] * u[q]) / s : 0);
   }
 }
 
@@ -567,12 +572,14 @@ static void alart_curnier(double p[3], double P[9], const double v[3], double mu
   memset(P, 0, 9 * sizeof(double));
   p[0] = pn;
   P[0] = dn;
-  if (s <= R) {
+  if (s <= R && R > 0) {
     p[1] = v[1];
     p[2] = v[2];
     P[4] = P[8] = 1;
     return;
   }
+  p[1] = p[2] = 0;
+  if (s == 0) return;   // a disk of radius 0 (mu = 0 or p_n = 0): p_t = 0 for every v_t
   double u[2] = {v[1] / s, v[2] / s};
   for (int r = 0; r < 2; r++) {
     p[1 + r] = R * u[r];

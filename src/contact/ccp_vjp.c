@@ -50,39 +50,47 @@ typedef struct ccpLin_ {
 // projection Jacobian P = dp/dv (3 x 3) of v = (a, b) onto the cone ||b|| <= mu a, and dp/dmu (3):
 // inside: identity, 0; polar cone: 0, 0; surface, with s = ||b||, u = b/s, c = 1/(1 + mu^2),
 // k = (a + mu s) c, p = k (1, mu u):  dp/da = c (1, mu u), dp_n/db = mu c u', dp_t/db = mu^2 c u u' +
-// mu k (I - u u')/s;  dk/dmu = c (s - 2 mu k), dp_n/dmu = dk/dmu, dp_t/dmu = u (k + mu dk/dmu)
+// mu k (I - u u')/s;  dk/dmu = c (s - 2 mu k), dp_n/dmu = dk/dmu, dp_t/dmu = u (k + mu dk/dmu).
+// A frictionless contact (mu = 0; the cone is the ray b = 0, a >= 0) is never inside: its projection
+// (max(a, 0), 0, 0) has no tangential derivative even at b = 0 exactly (a head-on impact), where the test
+// s <= mu a alone would call it sticking. With a > 0 that is the surface formula at mu = 0 (u = 0 when
+// s = 0: dp/dmu is then 0, the right derivative, as any mu > 0 keeps b = 0 inside).
 static void cone_jac(double P[9], double pmu[3], const double v[3], double mu) {
   double a = v[0], s = sqrt(v[1] * v[1] + v[2] * v[2]);
   memset(P, 0, 9 * sizeof(double));
   memset(pmu, 0, 3 * sizeof(double));
-  if (s <= mu * a) {
+  if (s <= mu * a && mu > 0) {
     P[0] = P[4] = P[8] = 1;
     return;
   }
   if (mu * s <= -a) return;
-  double u[2] = {v[1] / s, v[2] / s}, c = 1 / (1 + mu * mu), k = (a + mu * s) * c;
+  double u[2] = {s > 0 ? v[1] / s : 0, s > 0 ? v[2] / s : 0}, c = 1 / (1 + mu * mu), k = (a + mu * s) * c;
   double dk = c * (s - 2 * mu * k);
   P[0] = c;
   pmu[0] = dk;
   for (int r = 0; r < 2; r++) {
     P[1 + r] = P[3 * (1 + r)] = mu * c * u[r];
     pmu[1 + r] = u[r] * (k + mu * dk);
-    for (int q = 0; q < 2; q++) P[3 * (1 + r) + 1 + q] = mu * mu * c * u[r] * u[q] + mu * k * ((r == q) - u[r] * u[q]) / s;
+    for (int q = 0; q < 2; q++)
+      P[3 * (1 + r) + 1 + q] = mu * mu * c * u[r] * u[q] + (mu > 0 ? mu * k * ((r == q) - u[r] * u[q]) / s : 0);
   }
 }
 
 // the same for Alart and Curnier's map of the exact cone (the cone solver's conditions, below): p_n =
 // max(0, v_n), p_t = v_t projected onto the disk of radius mu p_n; sticking (s = ||v_t|| <= mu p_n): dp_t/dv_t
-// = I; sliding, u = v_t/s: dp_t/dv_n = mu u [v_n > 0], dp_t/dv_t = mu p_n (I - u u')/s, dp_t/dmu = p_n u
+// = I; sliding, u = v_t/s: dp_t/dv_n = mu u [v_n > 0], dp_t/dv_t = mu p_n (I - u u')/s, dp_t/dmu = p_n u.
+// A disk of radius 0 (mu = 0, or a separating contact) is a point: p_t = 0 whatever v_t, so no tangential
+// derivative even at v_t = 0 exactly (where s <= R alone would call it sticking); dp_t/dmu is then 0 (u = 0)
 static void alart_curnier_jac(double P[9], double pmu[3], const double v[3], double mu) {
   double s = sqrt(v[1] * v[1] + v[2] * v[2]), pn = fmax(v[0], 0), R = mu * pn, dn = v[0] > 0;
   memset(P, 0, 9 * sizeof(double));
   memset(pmu, 0, 3 * sizeof(double));
   P[0] = dn;
-  if (s <= R) {
+  if (s <= R && R > 0) {
     P[4] = P[8] = 1;
     return;
   }
+  if (s == 0) return;
   double u[2] = {v[1] / s, v[2] / s};
   for (int r = 0; r < 2; r++) {
     P[3 * (1 + r)] = mu * dn * u[r];

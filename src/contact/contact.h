@@ -31,6 +31,12 @@
 // penetration beyond the slop (m) too small to correct: each correction leaves (1 - beta) of the excess, so
 // a resting contact approaches the slop geometrically and would otherwise run the position solve forever
 #define PHYS_CONTACT_SLOP_TOL 1e-8
+// 1 if a row at distance dist is position-corrected (gpos = beta (dist + slop)/dt < 0): penetration deeper than
+// the slop by more than PHYS_CONTACT_SLOP_TOL (assemble.c's rule; the derivatives' kink convention in
+// src/grad/step_contact_deriv.c and the time-of-impact correction read it here)
+static inline int phys_contact_corrected(double dist) {
+  return dist + PHYS_CONTACT_SLOP < -PHYS_CONTACT_SLOP_TOL;
+}
 
 // restitution velocity law: b_normal = eps phi(v_n) on touching contacts, with u = PHYS_RESTITUTION_VSMOOTH
 //   phi(v) = v (v <= -u),  -2 v^2 / u - v^3 / u^2 (-u < v < 0),  0 (v >= 0),

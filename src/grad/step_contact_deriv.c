@@ -67,6 +67,7 @@ typedef struct contactPoint_ {
   int ncon, ncon_prev, ncon_dropped, nlimit;
   physConstraintGeom* geom;  // the contacts' geometry derivatives, once (NULL: unsupported, refused later)
   physLcpLocal *lcp, *lcp_pos;  // lcp: the solver's local structure of both problems, once (else NULL)
+  int nkink;                 // rows on the position correction's kink (kink_position_problem)
   // products mode (lcp with its local structures): dG enters only as dG z_k for three vectors per problem
   // (phys_solve_lcp_jvp_prod) and its diagonal, so neither dG nor the n x n x nv mass terms are formed
   int prod;
@@ -200,6 +201,63 @@ static int bias_branch(const physContact* c, double vn, double vfn, double dt) {
   return (c->dist + dt * vfn < 0 && rest < 0) ? BIAS_REST : BIAS_GAP;
 }
 
+// half-width (m) of the position correction's kink for the derivatives (kink_position_problem)
+#define PHYS_KINK_BAND 1e-9
+
+// distance of row r of p (a contact normal or a joint limit; not a tangent) at d's state: a contact's dist;
+// a limit row is +-e_dof (assemble.c): q - lo for +, hi - q for -
+static double row_dist(const physModel* m, const physData* d, const physConstraintProblem* p, int r) {
+  if (r < 3 * p->nc) return d->contact[r / 3].dist;
+  const double* Jr = p->J + (size_t)r * p->nv;
+  int k = 0;
+  while (k < p->nv - 1 && Jr[k] == 0) k++;
+  int j = m->dof_jntid[k];
+  double q = d->qpos[m->jnt_qposadr[j]];
+  return Jr[k] > 0 ? q - m->jnt_range[2 * j] : m->jnt_range[2 * j + 1] - q;
+}
+
+// The kink convention of the position correction (README, Derivatives): gpos = beta min(dist + slop, 0)/dt
+// has a kink at dist = -slop, and contacts at rest sit on it: a correction stops within PHYS_CONTACT_SLOP_TOL
+// deeper than the slop (assemble.c), and a contact that settles lightly stays about there within the slop,
+// so a perturbation of any practical size corrects such a row when it deepens and not when it rises. The
+// derivatives take the correcting side for every normal or limit row with dist + slop < PHYS_KINK_BAND (the
+// step corrects those below -PHYS_CONTACT_SLOP_TOL; the ones it skipped get gpos = beta (dist + slop -
+// PHYS_KINK_BAND)/dt < 0), and the position problem is solved again with that gpos so that its structure is
+// the correcting branch's (lambda_p moves by at most beta (PHYS_KINK_BAND + PHYS_CONTACT_SLOP_TOL)/dt a row).
+// So a resting body's Jacobian equals the one-sided difference in a direction that pushes every such row
+// deeper (its root height lowered, say); along a direction that lifts some and presses others neither
+// one-sided difference is a derivative of one branch. Rows higher in the slop are not corrected. The step's
+// own v+ and vpos are unchanged; cp->st.p.gpos, npos, pp and sol_pos become the derivatives' (arena memory of
+// the caller's mark). Returns the number of rows the step skipped and the derivatives correct (on the kink).
+static int kink_position_problem(const physModel* m, physData* d, contactPoint* cp) {
+  physConstraintProblem* p = &cp->st.p;
+  int n = p->n, nc = p->nc, added = 0;
+  double beta = m->opt.baumgarte, dt = m->opt.timestep;
+  size_t mark = phys_stack_mark(d);
+  double* gpos = phys_stack_alloc(d, (size_t)n + 1);
+  int* warm = (int*)phys_stack_alloc(d, (size_t)n / 2 + 1);
+  memcpy(gpos, p->gpos, sizeof(double) * (size_t)n);
+  for (int r = 0; r < n; r++) {
+    if ((r >= 3 * nc || r % 3 == 0) && !(gpos[r] < 0)) {
+      double x = row_dist(m, d, p, r) + PHYS_CONTACT_SLOP;
+      if (x < PHYS_KINK_BAND) gpos[r] = beta * (x - PHYS_KINK_BAND) / dt, added++;   // < 0: the row clamps
+    }
+    warm[r] = gpos[r] < 0 ? PHYS_ROW_CLAMPING : PHYS_ROW_SEPARATING;
+  }
+  if (added == 0) {
+    phys_stack_free(d, mark);
+    return 0;
+  }
+  p->gpos = cp->st.pp.gpos = cp->st.pp.g = gpos;
+  p->npos = cp->st.pp.npos = p->npos + added;
+  cp->st.pp.warm = warm;
+  physConstraintSolution* sol = &cp->st.sol_pos;
+  memset(sol->lambda, 0, sizeof(double) * (size_t)n);
+  memset(sol->state, 0, sizeof(int) * (size_t)n);
+  phys_solve_lcp(m, d, &cp->st.pp, sol);
+  return added;
+}
+
 // run the step's stage at d's state (lists saved first: restore_lists undoes it) and the quantities the
 // derivatives share. PHYS_ERR_ARG without constraints or with penalty, PHYS_ERR_NUMERIC if M~ failed.
 static physStatus point_build(const physModel* m, physData* d, contactPoint* cp, int* none) {
@@ -233,6 +291,7 @@ static physStatus point_build(const physModel* m, physData* d, contactPoint* cp,
   cp->Et = phys_stack_alloc(d, 9 * (size_t)nv);
   cp->rot = arena_ints(d, nv);
   tangent_blocks(m, cp);
+  cp->nkink = kink_position_problem(m, d, cp);
   cp->geom = NULL;                // built by the Jacobians, which take many directions
   cp->lcp = cp->lcp_pos = NULL;
   cp->prod = 0;
@@ -796,6 +855,18 @@ physStatus phys_constrained_step_point(const physModel* m, physData* d, double* 
   }
   phys_stack_free(d, mark);
   return st;
+}
+
+int phys_constrained_step_kinks(const physModel* m, physData* d) {
+  size_t mark = phys_stack_mark(d);
+  contactPoint cp;
+  int n = 0;
+  if (point_build(m, d, &cp, NULL) == PHYS_OK) {
+    n = cp.nkink;
+    restore_lists(d, &cp);
+  }
+  phys_stack_free(d, mark);
+  return n;
 }
 
 physStatus phys_constrained_step_vjp(const physModel* m, physData* d, const physParamTable* t,

@@ -39,5 +39,10 @@ physStatus phys_constrained_step_vjp_if(const physModel* m, physData* d, const p
 // the linearization point: d->qacc = (v+ - v)/dt of the constrained step and L = the factor of M~ (nv x nv,
 // factor.h's storage); the lists are restored. Status as above.
 physStatus phys_constrained_step_point(const physModel* m, physData* d, double* L);
+// the number of constraint rows of the step at d's state on the position correction's kink, where the
+// derivatives take the correcting side and the step does not correct (README, Derivatives; 0 without
+// constraints or with penalty): there the Jacobian is a one-sided derivative, and a difference quotient
+// agrees with it only along directions that press every such row deeper. The lists are restored.
+int phys_constrained_step_kinks(const physModel* m, physData* d);
 
 #endif  // PHYS_STEP_CONTACT_DERIV_H

@@ -18,6 +18,13 @@
 // the W-orthogonal projector onto the motions that change their distances); otherwise the least-squares fit
 // paper 001 appendix E describes, in closed form. On the configuration manifold the term joins the position
 // update velocity, so Delta is premultiplied by D = Jr(phi) on rotation groups (phi = dt (v+ + vpos), grad.h).
+// Position correction: a contact detected only once it penetrates (margin 0) starts the impact step at
+// d < 0, and the step's split impulse (contact.h) moves q by dt vpos with d(dist+)/d(dist) = -beta from it
+// (one contact: dt vpos = -beta (d + slop) W J_n' / w). Continuous time has no penetration to correct, so a
+// bouncing contact's correction is removed with the discrete step: E's entry becomes 1 + eps - beta on those
+// rows (phys_contact_corrected), and d(dist+)/d(dist) = 1 - beta - (1 + eps - beta) = -eps again (without this
+// the elastic bounce gave -1.2 at margin 0, issue 10 item 15; exact when the corrected rows are the bouncing
+// ones, as for one ball; other penetrating contacts keep their correction).
 // The restitution eps_b enters the extra term too: d(q+)/d(eps_b) gains U_b = -D W J_b' G_b^+ e_b d_b (d_b the
 // contact's distance at the step's start; one contact: -d W J_n' / w, so that over a rollout
 // d(dist_T)/d(eps) = |v_n| (T - t_c) with the continuous impact time t_c), applied to the restitution:GEOM
@@ -152,9 +159,10 @@ static void restitution_geoms(int out[2], const physModel* m, const physContact*
   for (int k = 0; k < 2; k++) out[k] = phys_contact_material_moves(m, c, c->geom[k], 1) ? c->geom[k] : -1;
 }
 
-// Delta = -D W J_b' G_b^+ E J_b from the trial step's contacts (d->contact, d->qLD, d->qfrc_constraint, v+
-// in d->qvel); v the pre-step velocity, vsum the position update velocity; if U is not NULL, U (nb x nv, room
-// for ncon rows) = the columns U_b = -D W J_b' G_b^+ e_b d_b and geom (2 nb) their restitution geoms. Returns nb.
+// Delta = -D W J_b' G_b^+ E J_b (E less beta on corrected rows) from the trial step's contacts (d->contact,
+// d->qLD, d->qfrc_constraint, v+ in d->qvel); v the pre-step velocity, vsum the position update velocity; if U
+// is not NULL, U (nb x nv, room for ncon rows) = the columns U_b = -D W J_b' G_b^+ e_b d_b and geom (2 nb)
+// their restitution geoms. Returns nb.
 static int build_delta(const physModel* m, physData* d, const double* v, const double* vsum, double* delta,
                        double* U, int* geom) {
   int nv = m->nv, nc = d->ncon, nb = 0;
@@ -179,7 +187,7 @@ static int build_delta(const physModel* m, physData* d, const double* v, const d
     for (int k = 0; k < nv; k++) vn += jn[k] * v[k];
     double rho = phys_restitution_phi(vn, NULL) / vn;
     if (geom) restitution_geoms(geom + 2 * nb, m, d->contact + i), db[nb] = d->contact[i].dist * rho;
-    eb[nb++] = 1 + d->contact[i].restitution * rho;
+    eb[nb++] = 1 + d->contact[i].restitution * rho - (phys_contact_corrected(d->contact[i].dist) ? m->opt.baumgarte : 0);
   }
   memset(delta, 0, sizeof(double) * (size_t)nv * nv);
   if (nb > 0) {

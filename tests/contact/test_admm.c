@@ -38,6 +38,12 @@ static void test_cone_projection(physRng* r) {
   CHECK_NEAR(b[1], 2.0, 1e-15);
   a = 2, b[0] = 3, b[1] = 0;        // mu = 0: onto the half-line (a, 0)
   CHECK(phys_admm_project_cone(&a, b, 0) == 1 && a == 2 && b[0] == 0);
+  // mu = 0 with b = 0 and a pulling a < 0: onto the apex, 0 (0 <= mu a held as 0 <= -0, and the negative
+  // normal impulse stayed: issue 10 item 16); exactly on the ray (a >= 0, b = 0): unchanged
+  a = -3, b[0] = b[1] = 0;
+  CHECK(phys_admm_project_cone(&a, b, 0) == 1 && a == 0 && b[0] == 0 && b[1] == 0);
+  a = 3, b[0] = b[1] = 0;
+  CHECK(phys_admm_project_cone(&a, b, 0) == 0 && a == 3 && b[0] == 0 && b[1] == 0);
 }
 
 // disks (radius r, 0) and half-lines through phys_admm_project

@@ -4,7 +4,7 @@
 // separating contacts and limit rows all present; a single sliding contact against its closed form; the box
 // on 4 corners (singular G) sliding and sticking, through the velocities; reverse mode against forward mode
 // by the dot-product test. The cone solver likewise (phys_solve_cone, its derivatives from Alart and
-// Curnier's map), with its own single-contact closed forms.
+// Curnier's map), with its own single-contact closed forms. Both at mu = 0 with g_t = 0: no tangential derivative.
 #include "admm_problems.h"
 #include "test.h"
 
@@ -193,6 +193,36 @@ static void test_cone_single(const physModel* m, physData* d) {
   }
 }
 
+// a frictionless contact (mu = 0) pressing with zero tangential velocity (g_t = 0 exactly: a head-on impact),
+// G = diag(a, b, b): lambda = (-g_n / a, 0, 0) whatever g_t, so d lambda_n / d g_n = -1/a and every other
+// derivative (in g_t, and the right derivative in mu: any mu > 0 keeps lambda_t = 0) is 0. Both natural maps
+// once took v_t = 0 on a cone (ccp) or disk (cone) of radius 0 as sticking: d lambda_t / d g_t = -1/b
+// (issue 10 item 13)
+static void test_frictionless(const physModel* m, physData* d) {
+  static pbProblem b;
+  const double a = 2, bb = 3, gn = -3;
+  for (int k = 0; k < 2; k++) {
+    pb_init(&b, 1, 0, 3);
+    memset(b.G, 0, sizeof(b.G));
+    b.G[0] = a, b.G[4] = bb, b.G[8] = bb;
+    b.g[0] = gn, b.g[1] = b.g[2] = 0;
+    b.mu[0] = 0;
+    CHECK((k ? phys_solve_ccp : phys_solve_cone)(m, d, &b.p, &b.sol) == PHYS_OK);
+    CHECK_NEAR(b.sol.lambda[0], -gn / a, 1e-12);
+    CHECK(b.sol.lambda[1] == 0 && b.sol.lambda[2] == 0);
+    for (int r = 0; r < 3; r++) {
+      double lb[3] = {r == 0, r == 1, r == 2}, gb[3], mb[1], dl[3], dg[3] = {0, r == 1, r == 2};
+      CHECK((k ? phys_solve_ccp_vjp : phys_solve_cone_vjp)(m, d, &b.p, &b.sol, lb, gb, NULL, mb) == PHYS_OK);
+      CHECK_MSG(fabs(gb[0] - (r == 0 ? -1 / a : 0)) < 1e-12 && fabs(gb[1]) < 1e-12 && fabs(gb[2]) < 1e-12,
+                "%s mu = 0: d lambda_%d / dg = (%g, %g, %g)", k ? "ccp" : "cone", r, gb[0], gb[1], gb[2]);
+      CHECK_NEAR(mb[0], 0, 1e-12);
+      CHECK((k ? phys_solve_ccp_jvp : phys_solve_cone_jvp)(m, d, &b.p, &b.sol, dg, NULL, NULL, dl) == PHYS_OK);
+      CHECK_MSG(fabs(dl[0]) < 1e-12 && fabs(dl[1]) < 1e-12 && fabs(dl[2]) < 1e-12,
+                "%s mu = 0: d lambda / d g_t%d = (%g, %g, %g)", k ? "ccp" : "cone", r, dl[0], dl[1], dl[2]);
+    }
+  }
+}
+
 // box on its 4 corners (G 12 x 12 of rank 6, lambda not unique): derivatives of the velocity
 // v+ = vf + M^-1 J' lambda with respect to vf (g = J vf; sticking: all 6 dofs, sliding: linear ones) and
 // mu (one value for all corners), sliding and sticking, against central
@@ -260,6 +290,7 @@ int main(void) {
   m->opt.solver_iterations = 5000;
   test_single(m, d);
   test_cone_single(m, d);
+  test_frictionless(m, d);
   for (ccp = 1; ccp >= 0; ccp--) {
     solve = ccp ? phys_solve_ccp : phys_solve_cone;
     vjp = ccp ? phys_solve_ccp_vjp : phys_solve_cone_vjp;

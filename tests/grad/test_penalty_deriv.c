@@ -9,7 +9,7 @@
 //     (step 1e-4 max(1, |theta|); with size:GEOM and pos:BODY, the contact geometry's parameters), relative 1e-6 with a floor of 1e-4 of max(block max, |x+|)
 //     (grad_models.h), on: a ball resting, a ball hitting the plane while sliding and spinning (friction
 //     re-evaluated, 3 solves), a box sliding and turning on its 4 bottom corners, a box tumbling on one
-//     corner, two balls pressed together in the air (the dense factorization), the elbow of the toss data
+//     corner, two balls pressed together in the air (the dense factorization), two balls head-on at friction 0, the elbow of the toss data
 //     bent on the floor, a hinge and a slide beyond their limits (implicit limit springs, no contact), and
 //     MuJoCo's humanoid lying on the floor (contacts and active limits).
 //     States are picked away from the model's switches, and the test asserts it: no pair of geoms is within
@@ -504,6 +504,24 @@ static void scene_two_balls(physRng* rng) {
   phys_free_model(m);
 }
 
+// the two balls head-on at friction 0 (issue 10 item 13: a frictionless contact has no tangential response in
+// any model): overlap 2 mm along x, closing, the second ball drifting sideways and spinning
+static void scene_two_balls_frictionless(physRng* rng) {
+  physModel* m = load_xml(TWO_BALLS);
+  for (int g = 0; g < m->ngeom; g++) m->geom_friction[3 * g] = 0;
+  physData* d = phys_make_data(m);
+  d->time = 1;
+  const char* spec[] = {"restitution:a", "penalty:stiffness", "mass:a", "mass:b"};
+  double pa[3] = {0, 0, 1}, pb[3] = {0.25 - 2e-3, 0, 1}, z[3] = {0, 0, 1};
+  set_free(m, d, 0, pa, z, 0);
+  set_free(m, d, 1, pb, z, 0);
+  double v[12] = {1, 0, 0, 0, 0, 0, 0, 0.3, 0, 0, 0, 3};
+  memcpy(d->qvel, v, sizeof v);
+  check_scene("two balls head-on, friction 0", m, d, spec, 4, rng);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
 static void scene_elbow(physRng* rng) {
   physModel* m = load_elbow();
   physData* d = phys_make_data(m);
@@ -580,6 +598,7 @@ int main(void) {
   scene_box(&rng);
   scene_box_floor(&rng);
   scene_two_balls(&rng);
+  scene_two_balls_frictionless(&rng);
   scene_elbow(&rng);
   scene_hinge(&rng);
   scene_humanoid(&rng);

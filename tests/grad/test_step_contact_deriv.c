@@ -11,7 +11,7 @@
 //     the humanoid and the elbow are stepped until they do (the count is printed), the others are set so;
 //     the smallest clamped normal impulse and separating row velocity are printed;
 //  2. exact: the head-on elastic collision's velocity block d(v1x+, v2x+)/d(v1x, v2x) = [[0, 1], [1, 0]]
-//     (lcp) to 1e-12;
+//     (lcp) to 1e-12; the same collision at friction 0 (every model): no tangential response (issue 10 item 13);
 //  3. dot-product tests <y, A x> = <A'y, x>, <y, B u> = <B'y, u>, <y, P t> = <P'y, t> to 1e-12;
 //  4. P = dx+/dtheta (mass, inertia, friction, restitution, size, pos, damping) against central differences of
 //     phys_step over each parameter to 1e-4;
@@ -21,7 +21,9 @@
 //     dL/dtheta against central differences of phys_rollout's loss, checkpointed (k = 6) bit for bit the
 //     full tape (k = 1).
 //  7. the complementarity-aware reverse mode on paper 001's lifted ball (test_complementarity);
-//  8. the friction derivative at friction exactly 0 (test_friction_zero).
+//  8. the friction derivative at friction exactly 0 (test_friction_zero);
+//  9. the position correction's kink at rest: the humanoid's root-height column equals the one-sided difference
+//     lowering it (test_resting_kink).
 // ccp's humanoid is checked for switches within 2 h instead of 10 h: its gliding contacts sit at
 // dist = dt mu |v_t| ~ 2e-6 m (ccp's envelope, contact.h), within 10 h of the bias's kink at dist = 0
 // (b = dist/dt above, restitution below), so no state passes at 10 h. ccp's sliding box is taken at its
@@ -37,6 +39,7 @@
 #include "rollout.h"
 #include "spec.h"
 #include "step.h"
+#include "step_contact_deriv.h"
 #include "urdf.h"
 
 #define CT_H 1e-6      // central-difference step
@@ -419,26 +422,31 @@ static void test_box(int k) {
   phys_free_model(m);
 }
 
-// two equal balls head-on, touching (dist -5e-6, inside the slop), restitution 1
-static void test_balls(int k) {
+// two equal balls head-on, touching (dist -5e-6, inside the slop), restitution 1, friction 0.5 or (frictionless
+// = 1) 0: a frictionless contact has no tangential response in any model, so besides the differences the
+// sticking-friction entries cone and ccp once had (d(w2z+)/d(y1) = -17.86, d(w2z+)/d(v1y) = -25/7: their
+// natural maps took v_t = 0 with radius 0 as sticking) must be 0 exactly
+static void test_balls(int k, int frictionless) {
   physModel* m = gm_load("tests/data/contact/balls_collide.xml", 0);
   m->opt.contact = model_kind[k];
   m->opt.solver_tolerance = CT_SOLVER_TOL;
+  if (frictionless)
+    for (int g = 0; g < m->ngeom; g++) m->geom_friction[3 * g] = 0;
   physData* d = phys_make_data(m);
-  static const char* spec[] = {"mass:ball1", "friction:ball2", "size:ball2"};
-  physParamTable t = table(m, spec, 3);
+  static const char* spec[] = {"mass:ball1", "size:ball2", "friction:ball2"};
+  physParamTable t = table(m, spec, frictionless ? 2 : 3);   // friction at 0 has a one-sided derivative only
   phys_reset_data(m, d);
   d->qpos[0] = -0.2 + 5e-6;
   d->qpos[7] = 0;
   d->qvel[0] = 1;
   char name[64];
-  snprintf(name, sizeof name, "balls head-on %s", model_name[k]);
+  snprintf(name, sizeof name, "balls head-on%s %s", frictionless ? " mu=0" : "", model_name[k]);
   check_state(name, m, d, &t);
+  int nv = m->nv, n2 = 2 * nv;
+  double* A = malloc(sizeof(double) * n2 * n2);
+  CHECK(phys_step_jacobian(m, d, A, NULL) == PHYS_OK);
   if (model_kind[k] == PHYS_CONTACT_LCP) {
     // the velocity exchange: rows v1x+, v2x+ (nv + 0, nv + 6), columns v1x, v2x
-    int nv = m->nv, n2 = 2 * nv;
-    double* A = malloc(sizeof(double) * n2 * n2);
-    CHECK(phys_step_jacobian(m, d, A, NULL) == PHYS_OK);
     double e[4] = {A[(size_t)nv * n2 + nv], A[(size_t)nv * n2 + nv + 6], A[(size_t)(nv + 6) * n2 + nv],
                    A[(size_t)(nv + 6) * n2 + nv + 6]};
     CHECK_NEAR(e[0], 0, 1e-12);
@@ -446,8 +454,13 @@ static void test_balls(int k) {
     CHECK_NEAR(e[2], 1, 1e-12);
     CHECK_NEAR(e[3], 0, 1e-12);
     printf("balls head-on lcp: d(v1x+, v2x+)/d(v1x, v2x) = [[%.3g, %.17g], [%.17g, %.3g]]\n", e[0], e[1], e[2], e[3]);
-    free(A);
   }
+  if (frictionless) {
+    // row w2z+ (nv + 11), columns y1 (1) and v1y (nv + 1)
+    double a = A[(size_t)(nv + 11) * n2 + 1], b = A[(size_t)(nv + 11) * n2 + nv + 1];
+    CHECK_MSG(fabs(a) < 1e-12 && fabs(b) < 1e-12, "%s: d(w2z+)/d(y1) = %.6g, d(w2z+)/d(v1y) = %.6g, not 0", name, a, b);
+  }
+  free(A);
   phys_param_table_free(&t);
   phys_free_data(d);
   phys_free_model(m);
@@ -490,6 +503,83 @@ static void test_humanoid(int k) {
   snprintf(name, sizeof name, "humanoid floor %s", model_name[k]);
   settle_and_check(name, m, d, &t, 40);
   phys_param_table_free(&t);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+// 9. the kink convention of the position correction (issue 10 item 14; step_contact_deriv.c
+// kink_position_problem): MuJoCo's humanoid settled on its back for 300 steps, at rest: its contacts sit on
+// the correction's kink (dist + slop within PHYS_CONTACT_SLOP_TOL = 1e-8 m of 0, where the step stops
+// correcting: counted, at least one), so lowering the root corrects them and raising it does not. The
+// Jacobian's root-height column dx+/dz is the derivative of the correcting side: the one-sided difference
+// lowering the root, to CT_TOL (relative, floor 1e-4 of the column's scale), and it is a kink (the raising
+// side differs by more than 0.1 of the scale). A row eps from the step's threshold starts its correction only
+// after the root has dropped eps, or at once with a jump of beta eps, which adds c/h to the one-sided quotient
+// D(h) = (x+(z - h) - x+(z)) / -h (c = beta eps J: 6.5e-4 relative at h = 1e-6 on lcp's settled humanoid);
+// 2 D(2h) - D(h) (h = 1e-6) removes it, leaving O(h). The reverse mode agrees with A (dot-product test).
+// phys_constrained_step_kinks counts the contacts on it (and the joint limits at rest). lcp and cone (ccp's perturbed steps at rest do not all
+// converge to the tolerance).
+static void test_resting_kink(int k) {
+  physModel* m = gm_load(GM_HUMANOID, 0);
+  m->opt.contact = model_kind[k];
+  m->opt.solver_tolerance = CT_SOLVER_TOL;
+  physData* d = phys_make_data(m);
+  phys_reset_data(m, d);
+  axis_quat(d->qpos + 3, 0, 1, 0, -M_PI / 2);
+  d->qpos[2] = 0.25;
+  for (int i = 0; i < 400 && d->ncon == 0; i++) phys_step(m, d);
+  for (int i = 0; i < 300; i++) phys_step(m, d);
+  int nv = m->nv, n2 = 2 * nv, atkink = 0, ncon, nwarn = d->nwarning;
+  snap s;
+  snap_take(m, d, &s);
+  // rows on the kink: the contacts the step will detect
+  phys_kinematics(m, d);
+  phys_collision(m, d);
+  ncon = d->ncon;
+  for (int i = 0; i < d->ncon; i++) atkink += fabs(d->contact[i].dist + PHYS_CONTACT_SLOP) <= PHYS_CONTACT_SLOP_TOL;
+  snap_load(m, d, &s);
+  double *A = malloc(sizeof(double) * n2 * n2), *r1 = malloc(sizeof(double) * n2), *r2 = malloc(sizeof(double) * n2);
+  double *lo = malloc(sizeof(double) * n2), *col = malloc(sizeof(double) * n2);
+  double *q1 = malloc(sizeof(double) * m->nq), *v1 = malloc(sizeof(double) * nv), h = 1e-6;
+  CHECK(phys_step_jacobian(m, d, A, NULL) == PHYS_OK);
+  snap_load(m, d, &s);
+  phys_step(m, d);
+  memcpy(q1, d->qpos, sizeof(double) * m->nq);
+  memcpy(v1, d->qvel, sizeof(double) * nv);
+  response(m, d, &s, 2, -h, q1, v1, r1);
+  response(m, d, &s, 2, -2 * h, q1, v1, r2);
+  double scale = 0, kink = 0;
+  for (int i = 0; i < n2; i++) {
+    lo[i] = 2 * r2[i] / (-2 * h) - r1[i] / -h;
+    col[i] = A[(size_t)i * n2 + 2];
+    scale = fmax(scale, fabs(col[i]));
+  }
+  response(m, d, &s, 2, h, q1, v1, r1);
+  for (int i = 0; i < n2; i++) kink = fmax(kink, fabs(r1[i] / h - lo[i]) / scale);
+  snap_load(m, d, &s);
+  // the reverse mode takes the same side: <y, A x> = <A'y, x>
+  double *x = malloc(sizeof(double) * n2), *y = malloc(sizeof(double) * n2), *xb = malloc(sizeof(double) * n2);
+  physRng rng;
+  phys_rng_seed(&rng, 3);
+  gm_rand_vec(&rng, x, n2);
+  gm_rand_vec(&rng, y, n2);
+  CHECK(phys_step_vjp(m, d, y, xb, NULL) == PHYS_OK);
+  double dA = dot_err(A, y, x, xb, n2, n2);
+  CHECK_MSG(dA <= GM_DOT_TOL, "humanoid at rest %s: dot test %.3g", model_name[k], dA);
+  free(x), free(y), free(xb);
+  snap_load(m, d, &s);
+  char what[96];
+  snprintf(what, sizeof what, "humanoid at rest %s: dx+/dz against lowering", model_name[k]);
+  double e = gm_compare(what, col, lo, n2, 1, 1, CT_TOL);
+  CHECK_MSG(atkink > 0, "%s: no contact on the kink", what);
+  int nk = phys_constrained_step_kinks(m, d);   // contacts and the joint limits at rest (each on its own kink)
+  CHECK_MSG(nk >= atkink, "%s: the library counts %d rows on the kink, fewer than its %d contacts", what, nk, atkink);
+  CHECK_MSG(kink > 0.1, "%s: the two sides differ by %.3g only (no kink?)", what, kink);
+  CHECK_MSG(d->nwarning == nwarn, "%s: warnings", what);
+  printf("humanoid at rest %-4s: %d of %d contacts on the kink; dx+/dz against the lowering difference %.2e, the "
+         "raising side differs by %.3g of the column\n", model_name[k], atkink, ncon, e, kink);
+  snap_free(&s);
+  free(A), free(r1), free(r2), free(lo), free(col), free(q1), free(v1);
   phys_free_data(d);
   phys_free_model(m);
 }
@@ -717,7 +807,8 @@ int main(void) {
   test_friction_zero();
   for (int k = 0; k < 3; k++) {
     test_box(k);
-    test_balls(k);
+    test_balls(k, 0);
+    test_balls(k, 1);
     test_limit(k);
     test_elbow(k);
     test_welded(k);
@@ -725,6 +816,7 @@ int main(void) {
     test_humanoid(k);
     switch_radius = 10;
     test_rollout(k);
+    if (model_kind[k] != PHYS_CONTACT_CCP) test_resting_kink(k);
   }
   printf("worst relative error against central differences %.3g (tol %.0e); worst dot test %.3g\n", worst_all,
          CT_TOL, worst_dot);

@@ -15,6 +15,9 @@
 //     the discrete rollout's |v| (T - t_s) (t_s the start of the impact step; = central differences);
 //     phys_rollout_grad with the option gives the same d(dist_T)/d(dist_0) = -eps and d(dist_T)/d(eps)
 //     (its reverse pass applies the correction too).
+// Items 2 and 5 run with the geoms' margin 0.05 (the impact step starts outside the plane) and 0 (it starts
+// penetrating, with a position correction: the discrete rollout's d(dist_T)/d(dist_0) is 1 - beta, and the
+// option must still give -eps: issue 10 item 15, it gave -eps - beta).
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,16 +30,17 @@
 #include "rollout.h"
 #include "toi.h"
 
-// the ball: radius 0.1, detected 0.05 m early (margin) so that the impact step starts outside the plane (no
-// position correction), no friction; %s: physid:grad words, %g: restitution
+// the ball: radius 0.1, no friction; %g: the geoms' margin (0.05: detected early, so that the impact step
+// starts outside the plane; 0: the impact step starts penetrating, with a position correction), %s:
+// physid:grad words, %g: restitution
 static const char* const BALL =
     "<mujoco>\n"
     "  <option timestep='0.01' gravity='0 0 0'/>\n"
     "  <worldbody>\n"
-    "    <geom name='floor' type='plane' size='5 5 .1' friction='0 0 0' margin='0.05'/>\n"
+    "    <geom name='floor' type='plane' size='5 5 .1' friction='0 0 0' margin='%g'/>\n"
     "    <body name='ball' pos='0 0 1'>\n"
     "      <freejoint/>\n"
-    "      <geom name='ball' type='sphere' size='.1' mass='1' friction='0 0 0' margin='0.05'/>\n"
+    "      <geom name='ball' type='sphere' size='.1' mass='1' friction='0 0 0' margin='%g'/>\n"
     "    </body>\n"
     "  </worldbody>\n"
     "  <custom>\n"
@@ -45,13 +49,16 @@ static const char* const BALL =
     "  </custom>\n"
     "</mujoco>\n";
 
+// margin of the geoms of the next load_ball
+static double g_margin = 0.05;
+
 // write the model with its grad words and restitution to a file and load it (NULL and the message in log)
 static physModel* load_ball(const char* words, double eps, physLog* log) {
   char path[] = "/tmp/test_toi_XXXXXX", xml[2048];
   int fd = mkstemp(path);
   CHECK(fd >= 0);
   if (fd < 0) exit(2);
-  snprintf(xml, sizeof xml, BALL, words, eps);
+  snprintf(xml, sizeof xml, BALL, g_margin, g_margin, words, eps);
   FILE* f = fdopen(fd, "w");
   fputs(xml, f);
   fclose(f);
@@ -138,6 +145,9 @@ static void test_bounce(void) {
       physData* d = phys_make_data(m);
       int n2 = 2 * m->nv, T = 50;
       double z0 = 0.1 + 0.255, h = 1e-4;
+      // the discrete d(d_T)/d(d_0): 1, less beta where the impact step starts penetrating (margin 0: its
+      // split impulse corrects the depth at rate beta)
+      double discrete = g_margin > 0 ? 1 : 1 - m->opt.baumgarte;
       double* C = malloc(sizeof(double) * (size_t)n2 * n2);
       set_ball(d, z0, 0.2, -1);
       int nb = rollout_jacobian(m, d, T, C);
@@ -145,11 +155,11 @@ static void test_bounce(void) {
       double zT = d->qpos[2];
       double fd = (final_z(m, d, z0 + h, T) - final_z(m, d, z0 - h, T)) / (2 * h);
       double dzz = C[2 * n2 + 2], dvv = C[(6 + 2) * n2 + 6 + 2], dvz = C[(6 + 2) * n2 + 2], dxx = C[0];
-      printf("%s, toi %d: bounce steps %d, z_T %.6f, d(d_T)/d(d_0) = %.15g (central differences %.15g), "
-             "d(vz_T)/d(vz_0) %.15g\n", names[k], toi, nb, zT, dzz, fd, dvv);
+      printf("margin %g, %s, toi %d: bounce steps %d, z_T %.6f, d(d_T)/d(d_0) = %.15g (central differences %.15g), "
+             "d(vz_T)/d(vz_0) %.15g\n", g_margin, names[k], toi, nb, zT, dzz, fd, dvv);
       CHECK_MSG(fabs(zT - 0.1 - 0.245) < 0.02, "%s: the ball did not bounce (z_T %g)", names[k], zT);
-      CHECK_NEAR(dzz, toi ? -1.0 : 1.0, 1e-9);
-      CHECK_NEAR(fd, 1.0, 1e-6);   // the discrete rollout itself
+      CHECK_NEAR(dzz, toi ? -1.0 : discrete, 1e-9);
+      CHECK_NEAR(fd, discrete, 1e-6);   // the discrete rollout itself
       CHECK_NEAR(dvv, -1.0, 1e-9);
       CHECK_NEAR(dvz, 0.0, 1e-9);
       CHECK_NEAR(dxx, 1.0, 1e-9);
@@ -257,8 +267,11 @@ static void test_restitution(void) {
     double dz, de;
     set_ball(d, z0, 0.2, vz);
     chain_restitution(m, d, &t, T, &dz, &de);
-    // the impact step starts at t_s: the first step whose start is within |v| dt of contact
-    double tc = (z0 - 0.1) / -vz, ts = floor(tc / dt) * dt, h = 1e-6;
+    // the impact step starts at t_s: the first step whose start is within |v| dt of contact (margin 0.05), or
+    // the first that starts in contact (margin 0, then with a position correction: discrete d(d_T)/d(d_0) is
+    // 1 - beta)
+    double tc = (z0 - 0.1) / -vz, ts = (g_margin > 0 ? floor(tc / dt) : ceil(tc / dt)) * dt, h = 1e-6;
+    double discrete = g_margin > 0 ? 1 : 1 - m->opt.baumgarte;
     double th[1] = {0.5 + h};
     CHECK(phys_param_set(&t, m, th) == PHYS_OK);
     double zp = final_z(m, d, z0, T);
@@ -268,9 +281,9 @@ static void test_restitution(void) {
     th[0] = 0.5;
     CHECK(phys_param_set(&t, m, th) == PHYS_OK);
     double fd = (zp - zm) / (2 * h);
-    printf("eps 0.5, toi %d: d(d_T)/d(d_0) = %.15g, d(d_T)/d(eps) = %.15g (continuous %.15g, discrete %.15g, "
-           "central differences %.12g)\n", toi, dz, de, -vz * (T * dt - tc), -vz * (T * dt - ts), fd);
-    CHECK_NEAR(dz, toi ? -0.5 : 1.0, 1e-9);
+    printf("margin %g, eps 0.5, toi %d: d(d_T)/d(d_0) = %.15g, d(d_T)/d(eps) = %.15g (continuous %.15g, discrete %.15g, "
+           "central differences %.12g)\n", g_margin, toi, dz, de, -vz * (T * dt - tc), -vz * (T * dt - ts), fd);
+    CHECK_NEAR(dz, toi ? -0.5 : discrete, 1e-9);
     // the restitution law's phi(v_z) = v_z + delta at impact speed (contact.h) scales the rebound speed
     double ph = phys_restitution_phi(vz, NULL);
     CHECK_NEAR(de, -ph * (T * dt - (toi ? tc : ts)), 1e-9);
@@ -300,6 +313,10 @@ int main(void) {
   test_mjcf();
   test_bounce();
   test_one_step(&rng);
+  test_restitution();
+  // the same without a margin: the impact step starts penetrating (issue 10 item 15: toi gave -1.2)
+  g_margin = 0;
+  test_bounce();
   test_restitution();
   return test_done();
 }

@@ -1,0 +1,93 @@
+// test_scene_margin.c - elastic bounces with and without a detection margin (issue 10 item 16): a ball
+// (radius 0.1 m, 1 kg: tests/data/contact/ball_drop.xml's, changed in memory to restitution 1, no gravity,
+// dt 10 ms, as tests/grad/test_toi.c's ball) falls at 1 m/s onto the plane, geom margins 0 and 0.05 m,
+// friction 0 and 0.3, for lcp, cone and ccp. Each leaves the floor at +1 m/s and keeps that speed (1e-9)
+// within the margin and after; without a margin the rebound's position is exact (bottom 0.2 m above the
+// plane: the impact at t = 0.2 s, z(0.4 s) = 0.3 m, to 1e-9 m), with a margin the rebound starts at most the
+// margin early (assemble.c normal_bias): 0.3 <= z < 0.35.
+// ccp at friction 0 once pulled the ball back while it left within the margin (its cone projection kept a
+// negative normal impulse on the ray mu = 0, admm.c) and the ball bounced in place at +-2 m/s; the
+// projection itself is checked in tests/contact/test_admm.c.
+// With gravity (ball_drop.xml: restitution 0.8, dropped 1 m, here friction 0 and margin 0.05) every model
+// rebounds to 0.8^2 m within 2%, as test_scene_bounce.c asks without a margin (ccp reached 3.6 mm before).
+#include "contact.h"
+#include "scene.h"
+
+#define DROP "tests/data/contact/ball_drop.xml"
+
+// ball_drop.xml's ball (radius 0.1 m, 1 kg) and plane with friction mu and the margin on both geoms, contact
+// model `contact`; with bounce = 1 made test_toi's scene: no gravity, dt 10 ms, restitution 1
+static physModel* load_ball(double mu, double margin, int contact, int bounce) {
+  physModel* m = scene_load(DROP, contact);
+  if (!m) return NULL;
+  for (int g = 0; g < m->ngeom; g++) {
+    m->geom_margin[g] = margin;
+    m->geom_friction[3 * g] = mu;
+    if (bounce) m->geom_restitution[g] = 1;
+  }
+  if (bounce) {
+    m->opt.gravity[2] = 0;
+    m->opt.timestep = 0.01;
+  }
+  return m;
+}
+
+static const char* name_of(int contact) {
+  return contact == PHYS_CONTACT_LCP ? "lcp" : contact == PHYS_CONTACT_CONE ? "cone" : "ccp";
+}
+
+// the ball dropped at 1 m/s from a bottom height of 0.2 m, 40 steps (impact near t = 0.2 s)
+static void test_bounce(int contact, double mu, double margin) {
+  physModel* m = load_ball(mu, margin, contact, 1);
+  if (!m) return;
+  physData* d = phys_make_data(m);
+  d->qpos[2] = 0.3;
+  d->qvel[2] = -1;
+  int up = -1, ok = 1;
+  for (int i = 0; i < 40; i++) {
+    phys_step(m, d);
+    if (up < 0 && d->qvel[2] > 0) up = i;
+    if (up >= 0 && fabs(d->qvel[2] - 1) > 1e-9) ok = 0;   // once bounced: +1 m/s at every step
+  }
+  double z = d->qpos[2];
+  CHECK_MSG(up >= 0 && ok, "%s mu %g margin %g: the ball did not leave at +1 m/s (bounce step %d, vz %.6g at "
+            "the end)", name_of(contact), mu, margin, up, d->qvel[2]);
+  if (margin == 0) CHECK_MSG(fabs(z - 0.3) < 1e-9, "%s mu %g: z(0.4 s) = %.12g, not 0.3", name_of(contact), mu, z);
+  else CHECK_MSG(z >= 0.3 - 1e-9 && z < 0.3 + margin, "%s mu %g margin %g: z(0.4 s) = %.12g", name_of(contact), mu,
+                 margin, z);
+  CHECK_MSG(d->nwarning == 0, "%s mu %g margin %g: %d warnings", name_of(contact), mu, margin, d->nwarning);
+  printf("%-4s mu %.1f margin %.2f: leaves at step %d, vz %.12f, z(0.4 s) %.9f\n", name_of(contact), mu, margin, up,
+         d->qvel[2], z);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+// ball_drop.xml with margin 0.05 and friction 0: the apex after the first bounce (bottom height) is 0.8^2 m
+// within 2%
+static void test_drop_margin(int contact) {
+  physModel* m = load_ball(0, 0.05, contact, 0);
+  if (!m) return;
+  physData* d = phys_make_data(m);
+  int bounced = 0;
+  double apex = 0;
+  for (int i = 0; i < 1500; i++) {
+    phys_step(m, d);
+    if (d->qvel[2] > 0) bounced = 1;
+    if (bounced) apex = fmax(apex, d->qpos[2] - 0.1);
+  }
+  CHECK_MSG(bounced && fabs(apex - 0.64) < 0.02 * 0.64, "%s drop with margin 0.05: apex %.4f m, expected 0.64",
+            name_of(contact), apex);
+  printf("%-4s drop with margin 0.05, friction 0: apex %.4f m (0.8^2 = 0.64)\n", name_of(contact), apex);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+int main(void) {
+  const int models[3] = {PHYS_CONTACT_LCP, PHYS_CONTACT_CONE, PHYS_CONTACT_CCP};
+  for (int k = 0; k < 3; k++) {
+    for (int f = 0; f < 2; f++)
+      for (int g = 0; g < 2; g++) test_bounce(models[k], f ? 0.3 : 0, g ? 0.05 : 0);
+    test_drop_margin(models[k]);
+  }
+  return test_done();
+}
