@@ -49,7 +49,8 @@
 #define GC_SWITCH 1e-5      // in contact: J_h and J_2h further apart than this: a mode switch nearby
 #define GC_KINK 1e-3        // in contact: one-sided quotients of a parameter further apart: a kink at theta
 #define GC_FLOOR 1e-4       // entries are compared relative to max(|entry|, GC_FLOOR * scale)
-#define GC_TRIES 100        // draws per state (contact-free states, states away from mode switches)
+#define GC_TRIES 400        // draws per state (contact-free states, states away from mode switches and kinks:
+                            // a box sliding flat sits on the correction's kink in most of its states)
 #define GC_REFUSED 10       // in contact: consecutive states whose derivatives the library refuses, at most
 #define GC_HORIZON 2.0      // seconds of a drop
 #define GC_KINK_STEP 1e-7   // in contact: a state's Jacobian is compared with those this far away (at_kink)
