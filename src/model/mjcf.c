@@ -31,6 +31,7 @@
 //---------------------------------------------------------------------------------------------------------
 // reader state
 
+// add a copy of str; 0 on allocation failure
 int mjcf_strlist_add(strList* l, const char* str) {
   if (l->n == l->cap) {
     int cap = l->cap ? 2 * l->cap : 8;
@@ -55,13 +56,13 @@ int mjcf_strlist_has(const strList* l, const char* str) {
   return 0;
 }
 
+// free the strings and the list
 static void strlist_free(strList* l) {
   for (int i = 0; i < l->n; i++) free(l->item[i]);
   free(l->item);
   memset(l, 0, sizeof(*l));
 }
 
-//---------------------------------------------------------------------------------------------------------
 //---------------------------------------------------------------------------------------------------------
 // messages: "file:line: <element name='x'>: what is wrong"
 
@@ -220,7 +221,6 @@ static physStatus expand_includes(mjcfCtx* c, xmlNode* parent) {
   }
   return PHYS_OK;
 }
-
 
 //---------------------------------------------------------------------------------------------------------
 // <compiler>, <option>
@@ -575,4 +575,3 @@ physModel* phys_load_mjcf(const char* filename, physLog* log) {
   phys_spec_free(s);
   return m;
 }
-

@@ -218,4 +218,3 @@ physStatus mjcf_parse_keyframe(mjcfCtx* c, xmlNode* el) {
   }
   return PHYS_OK;
 }
-

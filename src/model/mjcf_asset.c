@@ -82,4 +82,3 @@ physStatus mjcf_parse_asset(mjcfCtx* c, xmlNode* el) {
   }
   return PHYS_OK;
 }
-

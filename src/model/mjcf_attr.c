@@ -12,6 +12,7 @@
 #include "mjcf_reader.h"
 #include "rot.h"
 
+//---------------------------------------------------------------------------------------------------------
 // attributes through default classes
 
 // value of attribute name for e: its own, else the nearest default (class, then its ancestors;

@@ -289,4 +289,3 @@ physStatus mjcf_parse_custom(mjcfCtx* c, xmlNode* el) {
   }
   return PHYS_OK;
 }
-
