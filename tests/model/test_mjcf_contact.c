@@ -1,31 +1,11 @@
 // test_mjcf_contact.c - the MJCF reader's contact settings: physid's <custom> extensions (contact model,
 // Baumgarte, penalty, solver, per-geom and per-pair restitution), <contact><pair>/<exclude>, <size nconmax>,
-// through phys_load_mjcf into the compiled model; and every bad value as a file:line error.
+// through phys_load_mjcf into the compiled model; the rest-length actuators of physid:restlength; and every bad
+// value as a file:line error (src/model/mjcf_contact.c).
 // (tests/model/test_oracle_mjcf_contact.c checks that MuJoCo 2.2.2 loads the same file.)
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "physid.h"
-#include "test.h"
-
-static char dir[256];
-
-// write text to dir/name and load it; the model (NULL on error) and the log
-static physModel* load_text(const char* text, physLog* log) {
-  char path[512];
-  snprintf(path, sizeof path, "%s/model.xml", dir);
-  FILE* f = fopen(path, "w");
-  if (!f) {
-    perror(path);
-    exit(1);
-  }
-  fputs(text, f);
-  fclose(f);
-  memset(log, 0, sizeof *log);
-  return phys_load_mjcf(path, log);
-}
+#include "mjcf_text.h"
 
 // the model of the tests: %s is placed in <custom>, the second %s in <contact>
 static const char* MODEL =
@@ -184,17 +164,58 @@ static void test_errors(void) {
   phys_free_model(m);
 }
 
-int main(void) {
-  snprintf(dir, sizeof dir, "/tmp/test_mjcf_contact_XXXXXX");
-  if (!mkdtemp(dir)) {
-    perror("mkdtemp");
-    return 1;
+// physid extensions in <custom>: rest-length actuators on tendon motors; errors name the element
+static void test_extensions(void) {
+  static const char* const MODEL =
+      "<mujoco>\n"
+      "  <worldbody>\n"
+      "    <site name='anchor' pos='0 0 1'/>\n"
+      "    <body name='mass' pos='0 0 0.5'><joint name='z' type='slide' axis='0 0 1'/>\n"
+      "      <geom type='sphere' size='0.05' mass='1'/><site name='tip'/></body>\n"
+      "  </worldbody>\n"
+      "  <tendon><spatial name='cable' stiffness='100' springlength='0.4'>\n"
+      "    <site site='anchor'/><site site='tip'/></spatial></tendon>\n"
+      "  <actuator><motor name='winch' tendon='cable' gear='0.1'/><motor name='push' joint='z'/></actuator>\n"
+      "  <custom>%s</custom>\n"
+      "</mujoco>\n";
+  char text[2048];
+  physLog log;
+  snprintf(text, sizeof(text), MODEL, "<text name='physid:restlength' data=' winch '/><numeric name='user' data='1'/>");
+  physSpec* s = parse_text(text, &log);
+  CHECK_MSG(s != NULL, "%s", log.error);
+  if (s) {
+    CHECK(s->actuator[0].trntype == PHYS_TRN_RESTLENGTH && s->actuator[1].trntype == PHYS_TRN_JOINT);
+    CHECK(log.nwarning == 0);
+    // L0 = 0.4 + 0.1*ctrl; at rest L = 0.5: tension k (L - L0) lifts the mass: qfrc = k (L - L0)
+    physModel* m = phys_compile(s, &log);
+    CHECK_MSG(m != NULL, "%s", log.error);
+    if (m) {
+      physData* d = phys_make_data(m);
+      d->ctrl[0] = 0.5;
+      phys_forward(m, d);
+      CHECK_NEAR(d->qfrc_passive[0], 100 * (0.5 - 0.45), 1e-12);
+      CHECK_NEAR(d->qfrc_actuator[0], 0, 0);
+      phys_free_data(d);
+      phys_free_model(m);
+    }
+    phys_spec_free(s);
   }
+  snprintf(text, sizeof(text), MODEL, "<text name='physid:restlength' data='push'/>");
+  EXPECT_ERROR(text, PHYS_ERR_MODEL, "model.xml:10: <text name='physid:restlength'>", "'push' acts on a joint");
+  snprintf(text, sizeof(text), MODEL, "<text name='physid:restlength' data='nope'/>");
+  EXPECT_ERROR(text, PHYS_ERR_MODEL, "actuator 'nope' not found");
+  snprintf(text, sizeof(text), MODEL, "<numeric name='physid:restlength' data='1'/>");
+  EXPECT_ERROR(text, PHYS_ERR_MODEL, "must be a <text> element");
+  snprintf(text, sizeof(text), MODEL, "<text name='physid:nosuch' data='x'/>");
+  s = parse_text(text, &log);
+  CHECK(s != NULL && has_warning(&log, "unknown physid extension 'physid:nosuch'"));
+  phys_spec_free(s);
+}
+
+int main(void) {
+  mjcf_text_begin("test_mjcf_contact");
   test_values();
   test_errors();
-  char path[512];
-  snprintf(path, sizeof path, "%s/model.xml", dir);
-  unlink(path);
-  rmdir(dir);
-  return test_done();
+  test_extensions();
+  return mjcf_text_end();
 }

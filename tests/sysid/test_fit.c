@@ -2,8 +2,12 @@
 // optimizer and loss, residual Jacobians against central differences, the reported standard errors against
 // the spread over noise seeds, null directions of an unidentifiable pair, active bounds, errors, determinism.
 // Datasets are simulated in memory.
+// Without arguments every test but the slow part runs (CTest sysid/test_fit, label fast); with --slow only
+// the slow part: Adam's recoveries and the 40-seed Monte Carlo of the standard errors (sysid/test_fit_slow,
+// label slow).
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "params.h"
@@ -184,13 +188,33 @@ static void scene_free(scene* sc) {
 //---------------------------------------------------------------------------------------------------------
 // tests
 
+// seconds of the monotonic clock, the clock phys_fit measures time_forward and time_gradient with
+static double now_sec(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+// phys_fit's time bookkeeping against the wall time of the call: simulation and derivative time were both
+// measured, and they are parts of the call: with one thread disjoint intervals inside it (sum <= wall), with
+// n threads each worker's share is (sum <= n wall). A total carried over from an earlier fit, or a worker's
+// time counted twice, exceeds it.
+static void check_times(const physFitResult* res, double wall, int threads, const char* name) {
+  CHECK_MSG(res->time_forward > 0 && res->time_gradient > 0, "%s: forward %.3g s, gradient %.3g s", name,
+            res->time_forward, res->time_gradient);
+  CHECK_MSG(res->time_forward + res->time_gradient <= threads * wall,
+            "%s: forward %.6f s + gradient %.6f s > %d x the call's wall time %.6f s", name, res->time_forward,
+            res->time_gradient, threads, wall);
+}
+
 static const char* opt_name[] = {"lm", "lbfgsb", "adam"};
 static const char* loss_name[] = {"onestep", "kstep", "rollout"};
 
 // noise-free data: theta recovered to 1e-6 relative from a perturbed start by every optimizer and loss; the
-// model holds the fit; the loss history of LM decreases; time was measured
-static void test_recover(scene* sc, const char* name, int substeps) {
-  for (int o = 0; o < 3; o++)
+// model holds the fit; the loss history of LM decreases; forward and gradient time are parts of the call's
+// wall time (check_times). Optimizers o0 <= o < o1.
+static void test_recover(scene* sc, const char* name, int substeps, int o0, int o1) {
+  for (int o = o0; o < o1; o++)
     for (int l = 0; l < 3; l++) {
       physFitOptions opt;
       phys_fit_defaults(&opt);
@@ -204,7 +228,9 @@ static void test_recover(scene* sc, const char* name, int substeps) {
       if (o == PHYS_OPT_LBFGSB) opt.tol = 1e-16, opt.max_iter = 200;
       physFitResult res;
       physLog log = {0};
+      double t0 = now_sec();
       physStatus st = phys_fit(sc->m, &sc->t, sc->start, NULL, NULL, &sc->ds, &opt, &res, &log);
+      double wall = now_sec() - t0;
       CHECK_MSG(st == PHYS_OK, "%s %s %s: %s", name, opt_name[o], loss_name[l], log.error);
       if (st != PHYS_OK) continue;
       for (int i = 0; i < sc->t.ntheta; i++)
@@ -219,7 +245,9 @@ static void test_recover(scene* sc, const char* name, int substeps) {
       CHECK(res.loss_hist[0] == res.loss0);
       if (o == PHYS_OPT_LM)
         for (int i = 1; i < res.niter_hist; i++) CHECK(res.loss_hist[i] <= res.loss_hist[i - 1]);
-      CHECK(res.time_forward > 0 && res.time_gradient > 0);
+      char what[64];
+      snprintf(what, sizeof(what), "%s %s %s", name, opt_name[o], loss_name[l]);
+      check_times(&res, wall, 1, what);
       printf("%s %-6s %-7s: %3d iterations, loss %.3g -> %.3g, err %.2g %.2g, time fwd %.3f grad %.3f s\n",
              name, opt_name[o], loss_name[l], res.iterations, res.loss0, res.loss,
              fabs(res.theta[0] / sc->truth[0] - 1), fabs(res.theta[1] / sc->truth[1] - 1), res.time_forward,
@@ -333,7 +361,7 @@ static void test_jacobian(void) {
   phys_param_get(&t, m, theta);
   ds_alloc(&ds, m, 1, 41, 10 * m->opt.timestep);
   double v1[6] = {0.5, 0.1, 2.0, 3.0, -1.0, 2.0};
-  simulate(m, &ds, 0, m->qpos0, v1, 10);
+  CHECK(simulate(m, &ds, 0, m->qpos0, v1, 10) == 0);
   for (int i = 0; i < t.ntheta; i++) theta[i] += 0.05 * (i % 3 - 1);
   theta[10 + 2] = -1;   // gravity
   phys_fit_defaults(&opt);
@@ -517,6 +545,7 @@ static void test_errors(void) {
   opt.substeps = 0;
   log.status = PHYS_OK;
   CHECK(phys_fit(sc.m, &sc.t, sc.start, NULL, NULL, &sc.ds, &opt, &res, &log) == PHYS_ERR_ARG);
+  CHECK_MSG(strstr(log.error, "fit: substeps 0 < 1") != NULL && res.theta == NULL, "%s", log.error);
   opt.substeps = 1;
   memset(sc.ds.obs_q, 0, 1);
   memset(sc.ds.obs_v, 0, 1);
@@ -564,7 +593,9 @@ static void test_determinism_predict(void) {
   opt.seed = 11;
   physFitResult a, b;
   physLog log = {0};
+  double t0 = now_sec();
   CHECK(phys_fit(sc.m, &sc.t, sc.start, NULL, NULL, &sc.ds, &opt, &a, &log) == PHYS_OK);
+  check_times(&a, now_sec() - t0, 1, "3 starts");   // the times of all three starts
   CHECK(phys_fit(sc.m, &sc.t, sc.start, NULL, NULL, &sc.ds, &opt, &b, &log) == PHYS_OK);
   CHECK(memcmp(a.theta, b.theta, 2 * sizeof(double)) == 0 && a.loss == b.loss && a.start == b.start);
   CHECK(a.niter_hist == b.niter_hist && memcmp(a.loss_hist, b.loss_hist, sizeof(double) * (size_t)a.niter_hist) == 0);
@@ -572,7 +603,9 @@ static void test_determinism_predict(void) {
   // two threads (one trajectory each): the same fit, bit for bit
   opt.threads = 2;
   phys_fit_result_free(&b);
+  t0 = now_sec();
   CHECK(phys_fit(sc.m, &sc.t, sc.start, NULL, NULL, &sc.ds, &opt, &b, &log) == PHYS_OK);
+  check_times(&b, now_sec() - t0, 2, "3 starts, 2 threads");
   CHECK(memcmp(a.theta, b.theta, 2 * sizeof(double)) == 0 && a.loss == b.loss && a.start == b.start);
   CHECK(a.niter_hist == b.niter_hist && memcmp(a.loss_hist, b.loss_hist, sizeof(double) * (size_t)a.niter_hist) == 0);
   CHECK(memcmp(a.stderr_, b.stderr_, 2 * sizeof(double)) == 0);
@@ -727,16 +760,27 @@ static void test_cube_friction(void) {
   phys_free_model(m);
 }
 
-int main(void) {
+// without arguments: everything but the slow part; --slow: the six recoveries by Adam (400 iterations each,
+// about 2/3 of the whole program's time) and the 40-seed Monte Carlo of test_statistics
+int main(int argc, char** argv) {
+  if (argc > 2 || (argc == 2 && strcmp(argv[1], "--slow") != 0)) {
+    fprintf(stderr, "usage: %s [--slow]\n", argv[0]);
+    return 2;
+  }
+  int slow = argc == 2;
+  int o0 = slow ? PHYS_OPT_ADAM : PHYS_OPT_LM, o1 = slow ? PHYS_OPT_ADAM + 1 : PHYS_OPT_ADAM;
   scene sc;
   scene_pendulum(&sc, 151);
-  test_recover(&sc, "pendulum", 10);
+  test_recover(&sc, "pendulum", 10, o0, o1);
   scene_free(&sc);
   scene_springmass(&sc);
-  test_recover(&sc, "springmass", 5);
+  test_recover(&sc, "springmass", 5, o0, o1);
   scene_free(&sc);
+  if (slow) {
+    test_statistics();
+    return test_done();
+  }
   test_jacobian();
-  test_statistics();
   test_null_direction();
   test_bounds();
   test_errors();

@@ -1,0 +1,89 @@
+// test_mjcf_asset.c - MJCF <asset> meshes (src/model/mjcf_asset.c): meshdir, scale, names, missing and broken
+// files, paths outside the model folder, mesh geoms without a mesh.
+#include <string.h>
+#include <sys/stat.h>
+
+#include "mjcf_text.h"
+
+// an OBJ tetrahedron as a mesh asset (meshdir, scale, name from the file), a missing file (warning and
+// geom dropped; strict_mesh: error), a mesh outside the folder
+static void test_meshes(void) {
+  char sub[300];
+  snprintf(sub, sizeof(sub), "%s/meshes", dir);
+  mkdir(sub, 0755);
+  put("meshes/tet.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 3 2\nf 1 2 4\nf 1 4 3\nf 2 3 4\n");
+  physLog log;
+  const char* model =
+      "<mujoco><compiler meshdir='meshes'/>\n"
+      "<asset><mesh file='tet.obj' scale='2 2 2'/><mesh name='gone' file='missing.stl'/></asset>\n"
+      "<worldbody><body><freejoint/>\n"
+      "<geom type='mesh' mesh='tet'/><geom type='mesh' mesh='gone'/>\n"
+      "</body></worldbody></mujoco>";
+  physSpec* s = parse_text(model, &log);
+  CHECK_MSG(s != NULL, "%s", log.error);
+  if (s) {
+    CHECK(s->nmesh == 1 && !strcmp(s->mesh[0].name, "tet") && s->mesh[0].nvert == 4 && s->mesh[0].nface == 4);
+    CHECK(s->mesh[0].nvert == 4 && s->mesh[0].vert[3] == 2);   // scaled
+    CHECK(s->ngeom == 1 && s->geom[0].type == PHYS_GEOM_MESH && s->geom[0].mesh == 0);
+    CHECK(has_warning(&log, "missing.stl") && has_warning(&log, "model.xml:4: <geom>: geom dropped"));
+  }
+  phys_spec_free(s);
+  physLoadOptions opt = {.strict_mesh = 1};
+  memset(&log, 0, sizeof(log));
+  s = phys_parse_mjcf_opt(put("model.xml", model), &opt, &log);
+  CHECK(s == NULL && log.status == PHYS_ERR_IO && strstr(log.error, "model.xml:2: <mesh name='gone'>"));
+  phys_spec_free(s);
+  // a broken mesh file: the error names the model's <mesh> line and the mesh file's line (before: only the mesh)
+  put("meshes/bad.obj", "v 0 0 0\nf 1 2 3\n");
+  EXPECT_ERROR("<mujoco><compiler meshdir='meshes'/>\n<asset><mesh name='b' file='bad.obj'/></asset></mujoco>",
+               PHYS_ERR_VALUE, "model.xml:2: <mesh name='b'>: mesh: ", "meshes/bad.obj:2: face index '2' out of range");
+  EXPECT_ERROR("<mujoco><asset><mesh file='../../../../../../etc/passwd'/></asset></mujoco>", PHYS_ERR_ARG,
+               "outside the model folder");
+  EXPECT_ERROR("<mujoco><worldbody><geom type='mesh' mesh='nope'/></worldbody></mujoco>", PHYS_ERR_MODEL,
+               "unknown mesh 'nope'");
+  EXPECT_ERROR("<mujoco><worldbody><geom type='mesh'/></worldbody></mujoco>", PHYS_ERR_MODEL, "needs attribute 'mesh'");
+}
+
+// mesh names (from the file without folder and extension), a <default><mesh> scale, rendering assets
+// skipped, and the mesh errors the reader owns
+static void test_mesh_names(void) {
+  char sub[300];
+  snprintf(sub, sizeof(sub), "%s/meshes", dir);
+  mkdir(sub, 0755);   // may exist
+  put("meshes/tet.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 3 2\nf 1 2 4\nf 1 4 3\nf 2 3 4\n");
+  physLog log;
+  physSpec* s = parse_text(
+      "<mujoco>\n"
+      "  <default><mesh scale='3 3 3'/><default class='half'><mesh scale='.5 .5 .5'/></default></default>\n"
+      "  <asset>\n"
+      "    <texture name='t' type='2d' builtin='checker' width='8' height='8'/><material name='m'/>\n"
+      "    <mesh file='meshes/tet.obj'/>\n"
+      "    <mesh name='small' class='half' file='meshes/tet.obj'/>\n"
+      "  </asset>\n"
+      "</mujoco>\n",
+      &log);
+  CHECK_MSG(s != NULL, "%s", log.error);
+  if (s) {
+    CHECK(s->nmesh == 2 && !strcmp(s->mesh[0].name, "tet") && !strcmp(s->mesh[1].name, "small"));
+    CHECK(s->nmesh == 2 && s->mesh[0].vert[3] == 3 && s->mesh[1].vert[3] == .5);   // vertex 2 = (1 0 0) scaled
+    CHECK(s->nmesh == 2 && s->mesh[1].line == 6);
+    CHECK(log.nwarning == 0);
+  }
+  phys_spec_free(s);
+  EXPECT_ERROR("<mujoco><asset><mesh file='meshes/tet.obj'/>\n<mesh name='tet' file='meshes/tet.obj'/></asset></mujoco>",
+               PHYS_ERR_MODEL, "model.xml:2: <mesh name='tet'>: mesh name 'tet' used twice");
+  EXPECT_ERROR("<mujoco><asset><mesh name='v' vertex='0 0 0 1 0 0 0 1 0 0 0 1'/></asset></mujoco>", PHYS_ERR_MODEL,
+               "<mesh name='v'>: inline mesh data (vertex=) is not supported");
+  EXPECT_ERROR("<mujoco><asset><mesh name='n'/></asset></mujoco>", PHYS_ERR_MODEL, "attribute 'file' is required");
+  EXPECT_ERROR("<mujoco><asset><mesh file='meshes/tet.obj' scale='1 2'/></asset></mujoco>", PHYS_ERR_SIZE,
+               "attribute 'scale' needs 3 values, found 2");
+  EXPECT_ERROR("<mujoco><asset><mesh class='nope' file='meshes/tet.obj'/></asset></mujoco>", PHYS_ERR_MODEL,
+               "unknown default class 'nope'");
+}
+
+int main(void) {
+  mjcf_text_begin("test_mjcf_asset");
+  test_meshes();
+  test_mesh_names();
+  return mjcf_text_end();
+}
