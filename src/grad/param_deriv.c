@@ -31,6 +31,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "arena.h"
 #include "dyn.h"
 #include "factor.h"
 #include "grad.h"
@@ -397,7 +398,7 @@ static physStatus build_r(const physModel* m, physData* d, const physParamTable*
 //---------------------------------------------------------------------------------------------------------
 // Jacobian and reverse mode
 
-physStatus phys_step_param_jacobian(const physModel* m, physData* d, const physParamTable* t, double* P) {
+static physStatus step_param_jacobian(const physModel* m, physData* d, const physParamTable* t, double* P) {
   int nv = m->nv, nt = t->ntheta;
   double dt = m->opt.timestep;
   if (nt == 0) return PHYS_OK;
@@ -438,6 +439,11 @@ physStatus phys_step_param_jacobian(const physModel* m, physData* d, const physP
   return PHYS_OK;
 }
 
+// under an arena guard (arena.h): an exhausted arena returns PHYS_ERR_NOMEM
+physStatus phys_step_param_jacobian(const physModel* m, physData* d, const physParamTable* t, double* P) {
+  PHYS_ARENA_CALL(d, "phys_step_param_jacobian", step_param_jacobian(m, d, t, P));
+}
+
 // theta_bar = -R' lambda (R nv x nt row-major)
 static void minus_rt_lambda(const double* R, const double* lambda, int nv, int nt, double* theta_bar) {
   for (int c = 0; c < nt; c++) {
@@ -447,8 +453,8 @@ static void minus_rt_lambda(const double* R, const double* lambda, int nv, int n
   }
 }
 
-physStatus phys_step_param_vjp(const physModel* m, physData* d, const physParamTable* t,
-                               const double* xbar_next, double* theta_bar) {
+static physStatus step_param_vjp(const physModel* m, physData* d, const physParamTable* t,
+                                 const double* xbar_next, double* theta_bar) {
   int nv = m->nv, nt = t->ntheta;
   double dt = m->opt.timestep;
   if (nt == 0) return PHYS_OK;
@@ -480,6 +486,12 @@ physStatus phys_step_param_vjp(const physModel* m, physData* d, const physParamT
   minus_rt_lambda(R, lam, nv, nt, theta_bar);
   phys_stack_free(d, mark);
   return PHYS_OK;
+}
+
+// under an arena guard (arena.h): an exhausted arena returns PHYS_ERR_NOMEM
+physStatus phys_step_param_vjp(const physModel* m, physData* d, const physParamTable* t,
+                               const double* xbar_next, double* theta_bar) {
+  PHYS_ARENA_CALL(d, "phys_step_param_vjp", step_param_vjp(m, d, t, xbar_next, theta_bar));
 }
 
 // theta_bar = -R' lambda at the point phys_step_vjp_lambda left in d, lambda its force adjoint

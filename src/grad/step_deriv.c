@@ -19,6 +19,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "arena.h"
 #include "collision.h"
 #include "contact.h"
 #include "dyn.h"
@@ -88,10 +89,15 @@ static physStatus step_point_free(const physModel* m, physData* d, double* L) {
 }
 
 // the contact-free point, or with constraints (lcp, cone, ccp) the constrained step's (step_contact_deriv.h)
-physStatus phys_step_point(const physModel* m, physData* d, double* L) {
+static physStatus step_point(const physModel* m, physData* d, double* L) {
   physStatus st = step_point_free(m, d, L);
   if (st == PHYS_ERR_ARG && m->opt.contact != PHYS_CONTACT_PENALTY) st = phys_constrained_step_point(m, d, L);
   return st;
+}
+
+// under an arena guard (arena.h): an exhausted arena returns PHYS_ERR_NOMEM
+physStatus phys_step_point(const physModel* m, physData* d, double* L) {
+  PHYS_ARENA_CALL(d, "phys_step_point", step_point(m, d, L));
 }
 
 //---------------------------------------------------------------------------------------------------------
@@ -243,7 +249,7 @@ static int constrained_first(const physModel* m, const physData* d) {
   return m->opt.contact != PHYS_CONTACT_PENALTY && (d->ncon > 0 || d->nlimit > 0);
 }
 
-physStatus phys_step_jacobian(const physModel* m, physData* d, double* A, double* B) {
+static physStatus step_jacobian(const physModel* m, physData* d, double* A, double* B) {
   int nv = m->nv;
   double dt = m->opt.timestep;
   if (constrained_first(m, d)) {
@@ -283,6 +289,11 @@ physStatus phys_step_jacobian(const physModel* m, physData* d, double* A, double
   return PHYS_OK;
 }
 
+// under an arena guard (arena.h): an exhausted arena returns PHYS_ERR_NOMEM
+physStatus phys_step_jacobian(const physModel* m, physData* d, double* A, double* B) {
+  PHYS_ARENA_CALL(d, "phys_step_jacobian", step_jacobian(m, d, A, B));
+}
+
 //---------------------------------------------------------------------------------------------------------
 // reverse mode
 
@@ -293,8 +304,8 @@ physStatus phys_step_vjp(const physModel* m, physData* d, const double* xbar_nex
   return phys_step_vjp_lambda(m, d, xbar_next, xbar, ubar, NULL);
 }
 
-physStatus phys_step_vjp_lambda(const physModel* m, physData* d, const double* xbar_next, double* xbar,
-                                double* ubar, double* lambda) {
+static physStatus step_vjp_lambda(const physModel* m, physData* d, const double* xbar_next, double* xbar,
+                                  double* ubar, double* lambda) {
   int nv = m->nv, nu = m->nu;
   double dt = m->opt.timestep;
   if (constrained_first(m, d)) {
@@ -358,6 +369,12 @@ physStatus phys_step_vjp_lambda(const physModel* m, physData* d, const double* x
   if (xq) phys_xfrc_vjp(m, d, lam, xq);
   phys_stack_free(d, mark);
   return PHYS_OK;
+}
+
+// under an arena guard (arena.h): an exhausted arena returns PHYS_ERR_NOMEM
+physStatus phys_step_vjp_lambda(const physModel* m, physData* d, const double* xbar_next, double* xbar,
+                                double* ubar, double* lambda) {
+  PHYS_ARENA_CALL(d, "phys_step_vjp_lambda", step_vjp_lambda(m, d, xbar_next, xbar, ubar, lambda));
 }
 
 //---------------------------------------------------------------------------------------------------------

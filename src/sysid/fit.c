@@ -46,6 +46,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "arena.h"
 #include "checkpoint.h"
 #include "chol.h"
 #include "grad.h"
@@ -389,14 +390,10 @@ static void load_sample(fitWorker* wk, const physTrajectory* tr, int s) {
   set_sample(wk->pb->m, wk->d, tr, s, wk->pb->opt->ctrl);
 }
 
-// S <- A S + P at d's state, or S <- P at a segment's first step (S = 0: A is not computed); the contact list
-// that the next phys_step warm-starts from is kept
-static physStatus sens_step(fitWorker* wk, int k, int s, int first) {
+// A (NULL: not computed) and wk->P at d's state
+static physStatus linearize(fitWorker* wk, double* A) {
   const fitProblem* pb = wk->pb;
   physData* d = wk->d;
-  int nx = pb->nx, nth = pb->ntheta, ncon = d->ncon;
-  double* A = first ? NULL : wk->A;
-  memcpy(wk->con_save, d->contact, sizeof(physContact) * (size_t)ncon);
   physStatus st = PHYS_OK;
   int none = 1;
   if (pb->m->opt.contact != PHYS_CONTACT_PENALTY)   // (none: no constraints at this state, nothing done)
@@ -410,6 +407,23 @@ static physStatus sens_step(fitWorker* wk, int k, int s, int first) {
     st = A ? phys_step_jacobian(pb->m, d, A, NULL) : PHYS_OK;
     if (st == PHYS_OK) st = phys_step_param_jacobian(pb->m, d, pb->t, wk->P);
   }
+  return st;
+}
+
+// linearize under an arena guard (arena.h): an exhausted arena returns PHYS_ERR_NOMEM
+static physStatus linearize_guarded(fitWorker* wk, double* A) {
+  PHYS_ARENA_CALL(wk->d, "fit: step derivative", linearize(wk, A));
+}
+
+// S <- A S + P at d's state, or S <- P at a segment's first step (S = 0: A is not computed); the contact list
+// that the next phys_step warm-starts from is kept
+static physStatus sens_step(fitWorker* wk, int k, int s, int first) {
+  const fitProblem* pb = wk->pb;
+  physData* d = wk->d;
+  int nx = pb->nx, nth = pb->ntheta, ncon = d->ncon;
+  double* A = first ? NULL : wk->A;
+  memcpy(wk->con_save, d->contact, sizeof(physContact) * (size_t)ncon);
+  physStatus st = linearize_guarded(wk, A);
   memcpy(d->contact, wk->con_save, sizeof(physContact) * (size_t)ncon);
   d->ncon = ncon;
   if (st != PHYS_OK)
