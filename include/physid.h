@@ -427,6 +427,11 @@ typedef struct physLoadOptions_ {
   int strict_mesh;          // a missing mesh file is an error (default: warning, geom dropped)
   int urdf_self_collision;  // URDF: links of the robot collide with each other (default: they do not, as
                             // DART's skeletons; loading sets PHYS_DSBL_SELFCOLLISION unless this is 1)
+  int urdf_actuate;         // URDF: a motor on every revolute, continuous and prismatic joint, named after the
+                            // joint, gear 1, ctrlrange [-effort, effort] from <limit effort> (no effort or 0:
+                            // not control-limited), in joint order
+  const char* const* add;   // further model files (MJCF or URDF) composed into one world with the first (see
+  int nadd;                 // phys_load): their bodies hang from the world, options come from the first file
 } physLoadOptions;
 
 // load an MJCF (.xml, .xml.gz) or URDF (.urdf) file; NULL on error (log->error says why)

@@ -84,6 +84,7 @@ int cli_info(int argc, char** argv) {
   const argOption opt[] = {
       {"--json", ARG_FLAG, &json, "", "print a JSON object instead of key: value lines", 0, 0, 0},
       {"--floating", ARG_FLAG, &floating, "", "URDF: give the root link a free joint", 0, 0, 0},
+      CLI_MODEL_OPTIONS,
       {"--quiet", ARG_FLAG, &quiet, "", "no warnings on stderr (errors still print)", 0, 0, 0},
   };
   const argCommand cmd = {"info", "Print the sizes, total mass, timestep, gravity, contact model and joint names of a model.",
