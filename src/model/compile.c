@@ -173,7 +173,8 @@ static physStatus compile_body_inertia(const physSpec* s, physModel* m, physLog*
   char buf[600];
   for (int b = 1; b < s->nbody; b++) {
     const physSpecBody* sb = s->body + b;
-    int from_geoms = s->inertiafromgeom == 1 || (s->inertiafromgeom == 2 && !sb->has_inertial);
+    int rule = sb->inertiafromgeom ? sb->inertiafromgeom - 1 : s->inertiafromgeom;   // the body's file's
+    int from_geoms = rule == 1 || (rule == 2 && !sb->has_inertial);
     double mass = 0, com[3] = {0, 0, 0}, J[9] = {0};
     if (from_geoms) {
       physStatus st = body_from_geoms(s, b, &mass, com, J, log);

@@ -85,6 +85,8 @@ static void compare_options(const physSpec* w, const physSpec* a, physLog* log) 
        x->penalty_vslip != y->penalty_vslip, "physid:penalty");
   DIFF(x->solver_iterations != y->solver_iterations || x->solver_tolerance != y->solver_tolerance, "physid:solver");
   DIFF(x->gradflags != y->gradflags, "physid:grad");
+  DIFF(w->settotalmass != a->settotalmass || w->boundmass != a->boundmass || w->boundinertia != a->boundinertia,
+       "compiler settotalmass/boundmass/boundinertia");
 #undef DIFF
   if (n) {
     phys_warning_kind(log, "added file options", "%s: options differ from %s (%s): the world keeps those of %s, "
@@ -189,6 +191,33 @@ static void rename_urdf_meshes(const physSpec* w, physSpec* a) {
   }
 }
 
+// geoms grouped by body in body order, each body's in their order (MuJoCo's numbering; a body's geoms must be
+// consecutive): an added file's world-body geoms come after the first file's bodies otherwise. 0 out of memory
+static int group_geoms(physSpec* s, physLog* log) {
+  physSpecGeom* sorted = malloc((size_t)(s->ngeom ? s->ngeom : 1) * sizeof(physSpecGeom));
+  int* start = calloc((size_t)s->nbody + 1, sizeof(int));   // counting sort: first slot of each body
+  int ok = sorted && start;
+  for (int g = 0; ok && g < s->ngeom; g++) start[s->geom[g].body + 1]++;
+  for (int b = 0; ok && b < s->nbody; b++) start[b + 1] += start[b];
+  for (int g = 0; ok && g < s->ngeom; g++) sorted[start[s->geom[g].body]++] = s->geom[g];
+  if (ok) memcpy(s->geom, sorted, (size_t)s->ngeom * sizeof(physSpecGeom));
+  free(sorted);
+  free(start);
+  if (!ok) phys_error(log, PHYS_ERR_NOMEM, "%s: out of memory", s->filename);
+  return ok;
+}
+
+// the rules of a file that a world of several files cannot hold spec-wide, kept on its bodies from index
+// `from`: the compiler inertiafromgeom (MJCF auto, URDF false) and URDF's mass rule (urdf); the spec then
+// follows MJCF's (its messages say "body")
+static void keep_file_rules(physSpec* s, int from) {
+  for (int b = from; b < s->nbody; b++) {
+    s->body[b].inertiafromgeom = 1 + s->inertiafromgeom;
+    s->body[b].urdf |= s->urdf;
+  }
+  s->urdf = 0;
+}
+
 // the world of MODEL and opt->add[0..nadd): MODEL's spec with every added file's bodies hung from its world
 // body (phys_spec_attach), MODEL's options (a warning for an added file that sets others), MODEL's
 // keyframes extended by the added files' qpos0; urdf_floating applies to MODEL only, the other options to
@@ -201,6 +230,7 @@ physSpec* phys_parse_world(const char* filename, const physLoadOptions* opt, phy
   sub.add = NULL;
   sub.nadd = 0;
   int ok = 1;
+  keep_file_rules(w, 1);
   if (w->opt.disableflags & PHYS_DSBL_SELFCOLLISION) {
     ok = trees_apart(w, 1, log);
     w->opt.disableflags &= ~PHYS_DSBL_SELFCOLLISION;
@@ -209,6 +239,7 @@ physSpec* phys_parse_world(const char* filename, const physLoadOptions* opt, phy
     physSpec* a = parse_file(opt->add[i], &sub, 0, log);
     if (!a) ok = 0;
     if (ok && (a->opt.disableflags & PHYS_DSBL_SELFCOLLISION)) ok = trees_apart(a, 1, log);
+    if (ok) keep_file_rules(a, 1);
     if (ok) {
       compare_options(w, a, log);
       rename_urdf_meshes(w, a);
@@ -217,6 +248,7 @@ physSpec* phys_parse_world(const char* filename, const physLoadOptions* opt, phy
     if (ok && phys_spec_attach(w, a, 0) != PHYS_OK) ok = 0, phys_error(log, PHYS_ERR_NOMEM, "%s: out of memory", a->filename);
     phys_spec_free(a);
   }
+  if (ok) ok = group_geoms(w, log);
   if (!ok) {
     phys_spec_free(w);
     return NULL;

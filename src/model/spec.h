@@ -23,6 +23,8 @@ typedef struct physSpecBody_ {
   int line;                   // source line (0 if unknown)
   int fileid;                 // source file: index into physSpec.srcfile, 0 = physSpec.filename
   int urdf;                   // a URDF link: may lack mass and inertia when a link below it has both
+  int inertiafromgeom;        // composed worlds: 1 + the compiler inertiafromgeom of this body's file (0: the
+                              // spec's own physSpec.inertiafromgeom)
 } physSpecBody;
 
 typedef struct physSpecJoint_ {
