@@ -434,7 +434,10 @@ typedef struct physLoadOptions_ {
   int nadd;                 // phys_load): their bodies hang from the world, options come from the first file
 } physLoadOptions;
 
-// load an MJCF (.xml, .xml.gz) or URDF (.urdf) file; NULL on error (log->error says why)
+// load an MJCF (.xml, .xml.gz) or URDF (.urdf) file; NULL on error (log->error says why). With opt->add, the
+// files add[0..nadd) are composed with it into one world: their bodies hang from the world body, the options,
+// name and keyframes (extended by the added files' qpos0) are the first file's, urdf_floating acts on the
+// first file only, names must be unique across the files (docs/cli.md, Models)
 physModel* phys_load(const char* filename, const physLoadOptions* opt, physLog* log);
 physModel* phys_load_mjcf(const char* filename, physLog* log);
 physModel* phys_load_urdf(const char* filename, const physLoadOptions* opt, physLog* log);
