@@ -776,6 +776,20 @@ static void test_write_world(void) {
           "friction:elbow_1", "--write-model", path("out/world.urdf"), NULL);
   CHECK(r.code == 2 && has(r.err, "is written as one MJCF file") && count_outputs() == 2);
   run_free(&r);
+  // the job file's "add" and "actuate": the same world (nu 1: the hinge's motor); "add" must be an array
+  char job[1024];
+  snprintf(job, sizeof job, "{\"model\": \"%s\", \"floating\": true, \"add\": [\"models/floor.xml\"], \"actuate\": true, "
+           "\"data\": [\"%s\"], \"params\": [\"friction:floor:init=0.3\"], \"iters\": 1, \"quiet\": true, \"write_model\": \"%s\"}",
+           urdf, path("in_world.csv"), path("out/job.xml"));
+  r = run("identify", "--job", write_file("world.json", job), NULL);
+  CHECK_MSG(r.code == 0, "exit %d: %s", r.code, r.err);
+  run_free(&r);
+  physModel* m = phys_load(path("out/job.xml"), NULL, &log);
+  CHECK_MSG(m && m->nu == 1 && m->ngeom == 3 && m->nq == 8, "%s", log.error);
+  phys_free_model(m);
+  r = run("identify", "--job", write_file("world.json", "{\"model\": \"m.xml\", \"add\": \"floor.xml\"}"), NULL);
+  CHECK(r.code == 1 && has(r.err, "key 'add': expected an array of model file names"));
+  run_free(&r);
   clear_outputs();
 }
 
