@@ -224,7 +224,7 @@ static void keep_file_rules(physSpec* s, int from) {
 // every file. Each URDF file's no-self-collision convention becomes <exclude> pairs of its own trees.
 physSpec* phys_parse_world(const char* filename, const physLoadOptions* opt, physLog* log) {
   physSpec* w = parse_file(filename, opt, 1, log);
-  if (!w || !opt || opt->nadd <= 0) return w;
+  if (!w || !opt || opt->nadd <= 0 || !opt->add) return w;
   physLoadOptions sub = *opt;
   sub.urdf_floating = 0;
   sub.add = NULL;
@@ -239,11 +239,11 @@ physSpec* phys_parse_world(const char* filename, const physLoadOptions* opt, phy
     physSpec* a = parse_file(opt->add[i], &sub, 0, log);
     if (!a) ok = 0;
     if (ok && (a->opt.disableflags & PHYS_DSBL_SELFCOLLISION)) ok = trees_apart(a, 1, log);
-    if (ok) keep_file_rules(a, 1);
     if (ok) {
-      compare_options(w, a, log);
+      if (!a->urdf) compare_options(w, a, log);   // a URDF file sets no options
       rename_urdf_meshes(w, a);
       ok = extend_keys(w, a, log);
+      keep_file_rules(a, 1);
     }
     if (ok && phys_spec_attach(w, a, 0) != PHYS_OK) ok = 0, phys_error(log, PHYS_ERR_NOMEM, "%s: out of memory", a->filename);
     phys_spec_free(a);

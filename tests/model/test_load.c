@@ -281,6 +281,30 @@ static void test_compose_self_collision(void) {
   phys_free_model(m);
 }
 
+// an added URDF sets no options (no warning against an MJCF world's); its mesh names, made from file names,
+// get a suffix when another file has them (before: both were compared and left alone)
+static void test_compose_urdf_added(void) {
+  write_text("tet.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 3 2\nf 1 2 4\nf 1 4 3\nf 2 3 4\n");
+  const char* fmt = "<robot name='r'>\n  <link name='%s'><inertial><mass value='1'/><inertia ixx='1' iyy='1' izz='1' "
+                    "ixy='0' ixz='0' iyz='0'/></inertial><collision><geometry><mesh filename='tet.obj'/></geometry>"
+                    "</collision></link>\n</robot>\n";
+  char text[2][512];
+  snprintf(text[0], sizeof(text[0]), fmt, "p");
+  snprintf(text[1], sizeof(text[1]), fmt, "q");
+  char r1[512], r2[512], pend[512];
+  snprintf(r1, sizeof(r1), "%s", write_text("r1.urdf", text[0]));
+  snprintf(r2, sizeof(r2), "%s", write_text("r2.urdf", text[1]));
+  const char* src = getenv("PHYS_SOURCE");
+  snprintf(pend, sizeof(pend), "%s/tests/data/double_pendulum.xml", src ? src : ".");
+  physLog log;
+  physModel* m = load_world(pend, (physLoadOptions){0}, &log, r1, r2, NULL);
+  CHECK_MSG(m != NULL, "%s", log.error);
+  if (!m) return;
+  CHECK_MSG(!warned(&log, "options differ"), "%s", log.warning[0]);
+  CHECK(m->nmesh == 2 && !strcmp(phys_id2name(m, "mesh", 0), "tet") && !strcmp(phys_id2name(m, "mesh", 1), "tet_1"));
+  phys_free_model(m);
+}
+
 int main(void) {
   snprintf(dir, sizeof(dir), "/tmp/physid_test_load_XXXXXX");
   if (!mkdtemp(dir)) return 1;
@@ -294,6 +318,7 @@ int main(void) {
   test_compose_clash();
   test_compose_options_keys();
   test_compose_self_collision();
+  test_compose_urdf_added();
   char cmd[300];
   snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
   if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
