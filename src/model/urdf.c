@@ -660,6 +660,7 @@ static int cmp_gname(const void* a, const void* b) {
 // <collision name> wins over a generated name, then the earlier geom; the others stay unnamed, with a warning
 // naming both lines
 static void name_geoms(urdfCtx* c) {
+  if (c->ngname == 0) return;   // a robot without collisions (qsort's base may not be NULL)
   qsort(c->gname, (size_t)c->ngname, sizeof(uGeomName), cmp_gname);
   for (int i = 0; i < c->ngname; i++) {
     uGeomName* g = c->gname + i;
