@@ -776,6 +776,16 @@ static void test_write_world(void) {
           "friction:elbow_1", "--write-model", path("out/world.urdf"), NULL);
   CHECK(r.code == 2 && has(r.err, "is written as one MJCF file") && count_outputs() == 2);
   run_free(&r);
+  // an --add file is an input: never an output (refused before any work, the file unchanged)
+  const char* floor_text = "<mujoco><worldbody><geom name='floor' type='plane' size='5 5 .1'/></worldbody></mujoco>\n";
+  const char* floor = write_file("in_floor.xml", floor_text);
+  r = run("identify", urdf, path("in_world.csv"), "--floating", "--add", floor, "--param", "friction:elbow_1",
+          "--write-model", floor, NULL);
+  CHECK_MSG(r.code == 1 && has(r.err, "the same file as the input"), "exit %d: %s", r.code, r.err);
+  run_free(&r);
+  char* kept = slurp(floor);
+  CHECK(kept && !strcmp(kept, floor_text));
+  free(kept);
   // the job file's "add" and "actuate": the same world (nu 1: the hinge's motor); "add" must be an array
   char job[1024];
   snprintf(job, sizeof job, "{\"model\": \"%s\", \"floating\": true, \"add\": [\"models/floor.xml\"], \"actuate\": true, "
