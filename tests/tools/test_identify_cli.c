@@ -776,6 +776,34 @@ static void test_write_world(void) {
           "friction:elbow_1", "--write-model", path("out/world.urdf"), NULL);
   CHECK(r.code == 2 && has(r.err, "is written as one MJCF file") && count_outputs() == 2);
   run_free(&r);
+  // a world with every element the writer knows (tests/data/mixed.xml: ball, hinge, slide and free joints, a
+  // spatial tendon through sites, motors on joints and on the tendon) plus the floor
+  r = run("simulate", "tests/data/mixed.xml", "--add", "models/floor.xml", "--steps", "10", "--quiet", "--out",
+          path("in_mixed_world.csv"), NULL);
+  CHECK(r.code == 0);
+  run_free(&r);
+  r = run("identify", "tests/data/mixed.xml", path("in_mixed_world.csv"), "--add", "models/floor.xml", "--param",
+          "damping:slide:init=0.5", "--iters", "1", "--quiet", "--out", path("out/mw.json"), "--write-model",
+          path("out/mixed_world.xml"), NULL);
+  CHECK_MSG(r.code == 0, "exit %d: %s", r.code, r.err);
+  run_free(&r);
+  text = slurp(path("out/mw.json"));
+  root = cJSON_Parse(text);
+  CHECK(result_values(theta, root, "value") == 1);
+  lo = (physLoadOptions){.add = add, .nadd = 1};
+  want = phys_load("tests/data/mixed.xml", &lo, &log);
+  got = phys_load(path("out/mixed_world.xml"), NULL, &log);
+  const char* slide[1] = {"damping:slide"};
+  if (want && got && phys_param_table_build(&t, want, slide, 1, &log) == PHYS_OK) {
+    CHECK(phys_param_set(&t, want, theta) == PHYS_OK);
+    CHECK(want->nspring == 1 && want->nsite == 2 && want->nu == 3 && same_model(got, want));
+    phys_param_table_free(&t);
+  }
+  CHECK_MSG(want && got, "%s", log.error);
+  phys_free_model(want);
+  phys_free_model(got);
+  cJSON_Delete(root);
+  free(text);
   // an --add file is an input: never an output (refused before any work, the file unchanged)
   const char* floor_text = "<mujoco><worldbody><geom name='floor' type='plane' size='5 5 .1'/></worldbody></mujoco>\n";
   const char* floor = write_file("in_floor.xml", floor_text);
