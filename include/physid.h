@@ -429,9 +429,17 @@ typedef struct physLoadOptions_ {
   int strict_mesh;          // a missing mesh file is an error (default: warning, geom dropped)
   int urdf_self_collision;  // URDF: links of the robot collide with each other (default: they do not, as
                             // DART's skeletons; loading sets PHYS_DSBL_SELFCOLLISION unless this is 1)
+  int urdf_actuate;         // URDF: a motor on every revolute, continuous and prismatic joint, named after the
+                            // joint, gear 1, ctrlrange [-effort, effort] from <limit effort> (no effort or 0:
+                            // not control-limited), in joint order
+  const char* const* add;   // further model files (MJCF or URDF) composed into one world with the first (see
+  int nadd;                 // phys_load): their bodies hang from the world, options come from the first file
 } physLoadOptions;
 
-// load an MJCF (.xml, .xml.gz) or URDF (.urdf) file; NULL on error (log->error says why)
+// load an MJCF (.xml, .xml.gz) or URDF (.urdf) file; NULL on error (log->error says why). With opt->add, the
+// files add[0..nadd) are composed with it into one world: their bodies hang from the world body, the options,
+// name and keyframes (extended by the added files' qpos0) are the first file's, urdf_floating acts on the
+// first file only, names must be unique across the files (docs/cli.md, Models)
 physModel* phys_load(const char* filename, const physLoadOptions* opt, physLog* log);
 physModel* phys_load_mjcf(const char* filename, physLog* log);
 physModel* phys_load_urdf(const char* filename, const physLoadOptions* opt, physLog* log);

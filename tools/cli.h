@@ -16,7 +16,19 @@ enum {
 
 // parse a subcommand's arguments; returns -1 to go on, else the exit code (help printed: 0, usage: 2)
 int cli_parse(const char** pos, const argCommand* cmd, int argc, char** argv);
-// load a model (URDF root floating if asked); prints loader warnings and, on failure, the error
+// the model-loading options every command takes besides --floating (one command runs per process):
+// --actuate (URDF motors) and --add FILE (repeatable: files composed with MODEL into one world)
+typedef struct cliModelArgs_ {
+  int actuate;
+  argList add;
+} cliModelArgs;
+extern cliModelArgs cli_model;
+#define CLI_MODEL_OPTIONS                                                                                    \
+  {"--actuate", ARG_FLAG, &cli_model.actuate, "",                                                           \
+   "URDF: a motor on every revolute, continuous and prismatic joint (ctrlrange from <limit effort>)", 0, 0, 0}, \
+  {"--add", ARG_LIST, &cli_model.add, "FILE", "compose another MJCF or URDF file into the world of MODEL", 0, 0, 0}
+// load a model (URDF root floating if asked; --actuate and --add from cli_model); prints loader warnings and,
+// on failure, the error
 physModel* cli_load_model(const char* filename, int floating);
 // --ctrl-value: exactly m->nu finite numbers separated by commas into u (at most 64 actuators); 0 and a
 // message otherwise

@@ -161,6 +161,7 @@ int cli_evaluate(int argc, char** argv) {
       {"--skip", ARG_INT, &a.skip, "N", "skip the first N files of a folder (held-out data)", 0, 1e9, 0},
       {"--json", ARG_STRING, &a.json, "FILE", "also write the figures as JSON", 0, 0, 0},
       {"--floating", ARG_FLAG, &a.floating, "", "URDF: give the root link a free joint", 0, 0, 0},
+      CLI_MODEL_OPTIONS,
       {"--quiet", ARG_FLAG, &a.quiet, "", "no warnings on stderr (errors still print)", 0, 0, 0},
   };
   const argCommand cmd = {"evaluate",

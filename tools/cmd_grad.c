@@ -349,6 +349,7 @@ int cli_jacobian(int argc, char** argv) {
       {"--out", ARG_STRING, &a.out, "FILE", "write the CSV here (default: stdout)", 0, 0, 0},
       {"--no-contact", ARG_FLAG, &a.nocontact, "", "disable contacts (PHYS_DSBL_CONTACT)", 0, 0, 0},
       {"--floating", ARG_FLAG, &a.floating, "", "URDF: give the root link a free joint", 0, 0, 0},
+      CLI_MODEL_OPTIONS,
       {"--quiet", ARG_FLAG, &a.quiet, "", "no warnings on stderr (errors still print)", 0, 0, 0},
   };
   const argCommand cmd = {"jacobian",

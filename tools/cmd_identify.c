@@ -220,6 +220,29 @@ static int job_weights(idArgs* a, const cJSON* v, const char* job) {
   return 0;
 }
 
+// job key "add": an array of model file names composed with the model, unless the command line has --add
+static int job_add(const cJSON* v, const char* job) {
+  const cJSON* e;
+  if (!cJSON_IsArray(v)) {
+    cli_error("%s: key 'add': expected an array of model file names", job);
+    return 0;
+  }
+  int cmdline = cli_model.add.n > 0;
+  cJSON_ArrayForEach(e, v) {
+    if (!cJSON_IsString(e) || !e->valuestring[0]) {
+      cli_error("%s: key 'add': expected an array of model file names", job);
+      return 0;
+    }
+    if (cmdline) continue;
+    if (cli_model.add.n == ARGS_MAXLIST) {
+      cli_error("%s: key 'add': more than %d files", job, ARGS_MAXLIST);
+      return 0;
+    }
+    cli_model.add.item[cli_model.add.n++] = e->valuestring;
+  }
+  return 1;
+}
+
 // one key of the job object
 static int job_key(idArgs* a, const cJSON* v, const char* job) {
   const char* k = v->string;
@@ -245,6 +268,15 @@ static int job_key(idArgs* a, const cJSON* v, const char* job) {
   if (!strcmp(k, "write_model")) return job_string(&a->write_model, v, job);
   if (!strcmp(k, "report")) return job_string(&a->report, v, job);
   if (!strcmp(k, "checkpoint")) return job_string(&a->checkpoint, v, job);
+  if (!strcmp(k, "add")) return job_add(v, job);
+  if (!strcmp(k, "actuate")) {
+    if (!cJSON_IsBool(v)) {
+      cli_error("%s: key '%s': expected true or false", job, k);
+      return 0;
+    }
+    cli_model.actuate = cli_model.actuate || cJSON_IsTrue(v);
+    return 1;
+  }
   if (!strcmp(k, "floating") || !strcmp(k, "quiet") || !strcmp(k, "resume")) {
     if (!cJSON_IsBool(v)) {
       cli_error("%s: key '%s': expected true or false", job, k);
@@ -255,8 +287,8 @@ static int job_key(idArgs* a, const cJSON* v, const char* job) {
     return 1;
   }
   cli_error("%s: unknown key '%s' (valid: model, data, params, loss, horizon, substeps, optimizer, starts, seed, "
-            "iters, weights, prior, lr, contact, files, skip, map, observe, out, write_model, report, floating, quiet, "
-            "checkpoint, resume)",
+            "iters, weights, prior, lr, contact, files, skip, map, observe, out, write_model, report, floating, actuate, "
+            "add, quiet, checkpoint, resume)",
             job, k);
   return 0;
 }
@@ -685,7 +717,10 @@ static int write_output(cliOutput* o, int i, const idRun* r) {
     if (!ok) snprintf(err, sizeof err, "%s %s: write error: %s", o->option, o->path ? o->path : "-", strerror(errno));
     free(text);
   }
-  if (i == 1) ok = id_write_model(o->f, r->model_path, r->m, &r->table, err, sizeof err);
+  if (i == 1) {
+    ok = cli_model.add.n ? id_write_world(o->f, r->m, err, sizeof err)
+                         : id_write_model(o->f, r->model_path, r->m, &r->table, err, sizeof err);
+  }
   if (i == 2) ok = id_write_report(o->f, r, err, sizeof err);
   if (!ok) cli_error("%s", err);
   return ok;
@@ -736,7 +771,12 @@ static int is_urdf(const char* path) {
 
 // load the model and set up parameters; the checks that need the model
 static int prepare(idRun* r, const idArgs* a) {
-  if (a->write_model && is_urdf(a->write_model) != is_urdf(a->model)) {
+  if (a->write_model && cli_model.add.n && is_urdf(a->write_model)) {
+    cli_error("identify: --write-model %s: a world composed with --add is written as one MJCF file (.xml)",
+              a->write_model);
+    return CLI_EXIT_USAGE;
+  }
+  if (a->write_model && !cli_model.add.n && is_urdf(a->write_model) != is_urdf(a->model)) {
     cli_error("identify: --write-model %s: the written model has the format of %s (%s)", a->write_model, a->model,
               is_urdf(a->model) ? ".urdf" : "MJCF .xml");
     return CLI_EXIT_USAGE;
@@ -748,7 +788,8 @@ static int prepare(idRun* r, const idArgs* a) {
   int code = setup_params(r, a);
   if (code >= 0) return code;
   char err[PHYS_MSGLEN];
-  if (a->write_model && !id_write_model(NULL, a->model, r->m, &r->table, err, sizeof err)) {
+  if (a->write_model && !(cli_model.add.n ? id_write_world(NULL, r->m, err, sizeof err)
+                                           : id_write_model(NULL, a->model, r->m, &r->table, err, sizeof err))) {
     cli_error("%s", err);
     return CLI_EXIT_INPUT;
   }
@@ -843,6 +884,7 @@ int cli_identify(int argc, char** argv) {
       {"--write-model", ARG_STRING, &a.write_model, "FILE", "write the model with the identified values", 0, 0, 0},
       {"--report", ARG_STRING, &a.report, "FILE.html", "write an HTML report (inline SVG)", 0, 0, 0},
       {"--floating", ARG_FLAG, &a.floating, "", "URDF: give the root link a free joint", 0, 0, 0},
+      CLI_MODEL_OPTIONS,
       {"--quiet", ARG_FLAG, &a.quiet, "", "no progress and no warnings on stderr (errors still print)", 0, 0, 0},
       {"--checkpoint", ARG_STRING, &a.checkpoint, "FILE", "write the optimizer's state to FILE after every "
        "iteration (atomically)", 0, 0, 0},

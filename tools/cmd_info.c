@@ -1,4 +1,5 @@
-// cmd_info.c - `physid info MODEL [--json] [--floating]`: sizes, mass, options and joint names of a model.
+// cmd_info.c - `physid info MODEL [--json] [--floating] [--actuate] [--add FILE]...`: sizes, mass, options and
+// joint names of a model (or of a world composed with --add).
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +40,11 @@ static void print_text(const physModel* m) {
   infoSize size[10];
   int n = info_sizes(size, m);
   printf("model: %s\nfile: %s\n", m->modelname, m->filename);
+  if (cli_model.add.n) {   // a composed world: the files added to it
+    printf("add:");
+    for (int i = 0; i < cli_model.add.n; i++) printf(" %s", cli_model.add.item[i]);
+    printf("\n");
+  }
   for (int i = 0; i < n; i++) printf("%s: %d\n", size[i].key, size[i].value);
   printf("mass: %.17g\ntimestep: %.17g\n", total_mass(m), m->opt.timestep);
   printf("gravity: %.17g %.17g %.17g\n", m->opt.gravity[0], m->opt.gravity[1], m->opt.gravity[2]);
@@ -55,6 +61,7 @@ static cJSON* info_json(const physModel* m) {
   int n = info_sizes(size, m);
   cJSON_AddStringToObject(root, "model", m->modelname);
   cJSON_AddStringToObject(root, "file", m->filename);
+  if (cli_model.add.n) cJSON_AddItemToObject(root, "add", cJSON_CreateStringArray(cli_model.add.item, cli_model.add.n));
   for (int i = 0; i < n; i++) cJSON_AddNumberToObject(root, size[i].key, size[i].value);
   cJSON_AddNumberToObject(root, "mass", total_mass(m));
   cJSON_AddNumberToObject(root, "timestep", m->opt.timestep);
@@ -84,6 +91,7 @@ int cli_info(int argc, char** argv) {
   const argOption opt[] = {
       {"--json", ARG_FLAG, &json, "", "print a JSON object instead of key: value lines", 0, 0, 0},
       {"--floating", ARG_FLAG, &floating, "", "URDF: give the root link a free joint", 0, 0, 0},
+      CLI_MODEL_OPTIONS,
       {"--quiet", ARG_FLAG, &quiet, "", "no warnings on stderr (errors still print)", 0, 0, 0},
   };
   const argCommand cmd = {"info", "Print the sizes, total mass, timestep, gravity, contact model and joint names of a model.",

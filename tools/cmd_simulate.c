@@ -248,6 +248,7 @@ int cli_simulate(int argc, char** argv) {
       {"--init", ARG_STRING, &a.init, "FILE", "initial state: CSV with one row (t column optional)", 0, 0, 0},
       {"--out", ARG_STRING, &a.out, "FILE", "write the trajectory here (default: stdout)", 0, 0, 0},
       {"--floating", ARG_FLAG, &a.floating, "", "URDF: give the root link a free joint", 0, 0, 0},
+      CLI_MODEL_OPTIONS,
       {"--quiet", ARG_FLAG, &a.quiet, "", "no summary line and no warnings on stderr (errors still print)", 0, 0,
        0},
       {"--strict", ARG_FLAG, &a.strict, "", "stop at the first step warning (exit 1, no output)", 0, 0, 0},

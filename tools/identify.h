@@ -32,6 +32,12 @@ typedef struct idRun_ {
 // (run before the fit). Returns 0 with a message in err on failure.
 int id_write_model(FILE* f, const char* src, const physModel* m, const physParamTable* t, char* err, size_t nerr);
 
+// --write-model of a composed world (--add): the whole model m (with the identified values) as one MJCF file
+// written to f: bodies, inertials (principal frame), joints, geoms, sites, tendons, motors, pairs, excludes,
+// keyframes, options and physid's <custom> settings, "%.17g". f NULL: check only that m can be written (no
+// meshes, no unnamed object that another refers to, no massless moving body). Returns 0 with a message in err.
+int id_write_world(FILE* f, const physModel* m, char* err, size_t nerr);
+
 // --report: one self-contained HTML page (inline SVG, no scripts or external resources) with the settings,
 // the parameter table, the loss per iteration (log scale), the parameter traces, the correlation heat map
 // and observed vs predicted positions of up to three trajectories. Deterministic (no times or dates).

@@ -265,3 +265,284 @@ int id_write_model(FILE* f, const char* src, const physModel* m, const physParam
   xmlFreeDoc(doc);
   return ok;
 }
+
+//---------------------------------------------------------------------------------------------------------
+// a composed world (--add): the whole model as one MJCF file, written from the compiled model m
+
+// print "%.17g" numbers separated by spaces
+static void put_numbers(FILE* f, const double* x, int n) {
+  for (int i = 0; i < n; i++) fprintf(f, "%s%.17g", i ? " " : "", x[i]);
+}
+
+// XML-escaped text of s (names may hold & < > ")
+static void put_text(FILE* f, const char* s) {
+  for (; *s; s++) {
+    switch (*s) {
+      case '&': fputs("&amp;", f); break;
+      case '<': fputs("&lt;", f); break;
+      case '>': fputs("&gt;", f); break;
+      case '"': fputs("&quot;", f); break;
+      default: fputc(*s, f);
+    }
+  }
+}
+
+// ` key="numbers"`
+static void put_attr(FILE* f, const char* key, const double* x, int n) {
+  fprintf(f, " %s=\"", key);
+  put_numbers(f, x, n);
+  fputc('"', f);
+}
+
+// ` name="NAME"` when the object is named
+static void put_name(FILE* f, const physModel* m, const char* kind, int id) {
+  const char* name = phys_id2name(m, kind, id);
+  if (!*name) return;
+  fputs(" name=\"", f);
+  put_text(f, name);
+  fputc('"', f);
+}
+
+static const char* const WORLD_GEOM_TYPE[PHYS_NGEOMTYPE] = {"plane", "sphere", "capsule", "ellipsoid", "cylinder",
+                                                            "box", "mesh"};
+static const char* const WORLD_JOINT_TYPE[4] = {"free", "ball", "slide", "hinge"};
+
+// what a composed world must not hold to be written (meshes, unnamed referenced objects); 0 and a message
+static int world_writable(const physModel* m, char* err, size_t nerr) {
+  const char* what = NULL;
+  const char* who = "";
+  if (m->nmesh > 0) what = "mesh geoms (their vertices are not written into one MJCF file yet)";
+  for (int i = 0; !what && i < m->nexclude; i++) {
+    int b = !*phys_id2name(m, "body", m->exclude_body1[i]) ? m->exclude_body1[i] : m->exclude_body2[i];
+    if (!*phys_id2name(m, "body", b)) what = "an <exclude> of an unnamed body";
+  }
+  for (int i = 0; !what && i < m->nu; i++) {
+    const char* kind = m->actuator_trntype[i] == PHYS_TRN_JOINT ? "joint" : "spring";
+    if (!*phys_id2name(m, kind, m->actuator_trnid[i])) what = "an actuator on an unnamed joint or tendon";
+  }
+  for (int i = 0; !what && i < m->nspringsite; i++) {
+    if (!*phys_id2name(m, "site", m->spring_site[i])) what = "a tendon through an unnamed site";
+  }
+  for (int i = 0; !what && i < m->npair; i++) {
+    if (!*phys_id2name(m, "geom", m->pair_geom1[i]) || !*phys_id2name(m, "geom", m->pair_geom2[i]))
+      what = "a contact pair of an unnamed geom";
+    double e = fmax(m->geom_restitution[m->pair_geom1[i]], m->geom_restitution[m->pair_geom2[i]]);
+    if (!what && m->pair_restitution[i] != e) what = "a contact pair with its own restitution (no MJCF form without a pair name)";
+  }
+  for (int g = 0; !what && g < m->ngeom; g++) {
+    if (m->geom_restitution[g] != 0 && !*phys_id2name(m, "geom", g)) what = "an unnamed geom with a restitution";
+  }
+  for (int b = 1; !what && b < m->nbody; b++) {
+    if (m->body_dofnum[b] > 0 && !(m->body_mass[b] > 1e-15)) {
+      what = "a moving body without mass (a URDF link whose mass is below it: MuJoCo's MJCF rule refuses it)";
+      who = phys_id2name(m, "body", b);
+    }
+  }
+  if (what) snprintf(err, nerr, "--write-model: the composed world cannot be written as one MJCF file: it has %s%s%s",
+                     what, *who ? ": " : "", who);
+  return what == NULL;
+}
+
+// <option> and the physid settings of <custom>
+static void world_options(FILE* f, const physModel* m) {
+  const physOption* o = &m->opt;
+  fprintf(f, "  <compiler angle=\"radian\" inertiafromgeom=\"false\"/>\n  <option");
+  put_attr(f, "timestep", &o->timestep, 1);
+  put_attr(f, "gravity", o->gravity, 3);
+  fprintf(f, ">\n    <flag");
+  static const char* const NAMES[] = {"contact", "limit", "gravity", "passive", "eulerdamp", "actuation"};
+  static const int BITS[] = {PHYS_DSBL_CONTACT, PHYS_DSBL_LIMIT, PHYS_DSBL_GRAVITY, PHYS_DSBL_PASSIVE,
+                             PHYS_DSBL_EULERDAMP, PHYS_DSBL_ACTUATION};
+  for (int i = 0; i < 6; i++) fprintf(f, " %s=\"%s\"", NAMES[i], o->disableflags & BITS[i] ? "disable" : "enable");
+  fprintf(f, "/>\n  </option>\n");
+  if (m->nconmax > 0) fprintf(f, "  <size nconmax=\"%d\"/>\n", m->nconmax);
+  fprintf(f, "  <custom>\n    <text name=\"physid:contact\" data=\"%s\"/>\n", phys_contact_name(o->contact));
+  if (o->gradflags) {
+    fprintf(f, "    <text name=\"physid:grad\" data=\"%s%s%s\"/>\n", o->gradflags & PHYS_GRAD_TOI ? "toi" : "",
+            o->gradflags == (PHYS_GRAD_TOI | PHYS_GRAD_COMPLEMENTARITY) ? " " : "",
+            o->gradflags & PHYS_GRAD_COMPLEMENTARITY ? "complementarity" : "");
+  }
+  fprintf(f, "    <numeric name=\"physid:baumgarte\"");
+  put_attr(f, "data", &o->baumgarte, 1);
+  double pen[3] = {o->penalty_stiffness, o->penalty_damping, o->penalty_vslip};
+  fprintf(f, "/>\n    <numeric name=\"physid:penalty\"");
+  put_attr(f, "data", pen, 3);
+  double sol[2] = {o->solver_iterations, o->solver_tolerance};
+  fprintf(f, "/>\n    <numeric name=\"physid:solver\"");
+  put_attr(f, "data", sol, 2);
+  fprintf(f, "/>\n");
+  int nrest = 0;
+  for (int i = 0; i < m->nu; i++) nrest += m->actuator_trntype[i] == PHYS_TRN_RESTLENGTH;
+  if (nrest) {
+    fprintf(f, "    <text name=\"physid:restlength\" data=\"");
+    for (int i = 0, k = 0; i < m->nu; i++) {
+      if (m->actuator_trntype[i] != PHYS_TRN_RESTLENGTH) continue;
+      fprintf(f, "%s", k++ ? " " : "");
+      put_text(f, phys_id2name(m, "actuator", i));
+    }
+    fprintf(f, "\"/>\n");
+  }
+  for (int g = 0; g < m->ngeom; g++) {
+    if (m->geom_restitution[g] == 0) continue;
+    fprintf(f, "    <numeric name=\"physid:restitution:");
+    put_text(f, phys_id2name(m, "geom", g));
+    fputc('"', f);
+    put_attr(f, "data", m->geom_restitution + g, 1);
+    fprintf(f, "/>\n");
+  }
+  fprintf(f, "  </custom>\n");
+}
+
+// one geom of the model as a <geom> line at the indent
+static void world_geom(FILE* f, const physModel* m, int g, int indent) {
+  fprintf(f, "%*s<geom", indent, "");
+  put_name(f, m, "geom", g);
+  int t = m->geom_type[g];
+  fprintf(f, " type=\"%s\"", WORLD_GEOM_TYPE[t]);
+  put_attr(f, "size", m->geom_size + 3 * g, 3);
+  put_attr(f, "pos", m->geom_pos + 3 * g, 3);
+  put_attr(f, "quat", m->geom_quat + 4 * g, 4);
+  put_attr(f, "friction", m->geom_friction + 3 * g, 3);
+  put_attr(f, "margin", m->geom_margin + g, 1);
+  put_attr(f, "rgba", m->geom_rgba + 4 * g, 4);
+  fprintf(f, " contype=\"%d\" conaffinity=\"%d\" condim=\"%d\"/>\n", m->geom_contype[g], m->geom_conaffinity[g],
+          m->geom_condim[g]);
+}
+
+// body b with its inertial, joints, geoms, sites and child bodies, at the indent
+static void world_body(FILE* f, const physModel* m, int b, int indent) {
+  if (b > 0) {
+    fprintf(f, "%*s<body", indent, "");
+    put_name(f, m, "body", b);
+    put_attr(f, "pos", m->body_pos + 3 * b, 3);
+    put_attr(f, "quat", m->body_quat + 4 * b, 4);
+    fprintf(f, ">\n");
+    indent += 2;
+    if (m->body_mass[b] > 0 || m->body_inertia[3 * b] > 0) {
+      fprintf(f, "%*s<inertial", indent, "");
+      put_attr(f, "pos", m->body_ipos + 3 * b, 3);
+      put_attr(f, "quat", m->body_iquat + 4 * b, 4);
+      put_attr(f, "mass", m->body_mass + b, 1);
+      put_attr(f, "diaginertia", m->body_inertia + 3 * b, 3);
+      fprintf(f, "/>\n");
+    }
+  }
+  for (int j = m->body_jntadr[b]; j >= 0 && j < m->body_jntadr[b] + m->body_jntnum[b]; j++) {
+    int t = m->jnt_type[j], q = m->jnt_qposadr[j], d = m->jnt_dofadr[j];
+    fprintf(f, "%*s<joint", indent, "");
+    put_name(f, m, "joint", j);
+    fprintf(f, " type=\"%s\"", WORLD_JOINT_TYPE[t]);
+    if (t != PHYS_JNT_FREE) {
+      put_attr(f, "pos", m->jnt_pos + 3 * j, 3);
+      if (t != PHYS_JNT_BALL) put_attr(f, "axis", m->jnt_axis + 3 * j, 3);
+      fprintf(f, " limited=\"%s\"", m->jnt_limited[j] ? "true" : "false");
+      if (m->jnt_limited[j]) put_attr(f, "range", m->jnt_range + 2 * j, 2);
+      if (t != PHYS_JNT_BALL) {
+        put_attr(f, "ref", m->qpos0 + q, 1);
+        put_attr(f, "springref", m->qpos_spring + q, 1);
+      }
+      put_attr(f, "stiffness", m->jnt_stiffness + j, 1);
+    }
+    put_attr(f, "damping", m->dof_damping + d, 1);
+    put_attr(f, "armature", m->dof_armature + d, 1);
+    fprintf(f, "/>\n");
+  }
+  for (int g = 0; g < m->ngeom; g++)
+    if (m->geom_bodyid[g] == b) world_geom(f, m, g, indent);
+  for (int s = 0; s < m->nsite; s++) {
+    if (m->site_bodyid[s] != b) continue;
+    fprintf(f, "%*s<site", indent, "");
+    put_name(f, m, "site", s);
+    put_attr(f, "pos", m->site_pos + 3 * s, 3);
+    put_attr(f, "quat", m->site_quat + 4 * s, 4);
+    fprintf(f, "/>\n");
+  }
+  for (int c = b + 1; c < m->nbody; c++)
+    if (m->body_parentid[c] == b) world_body(f, m, c, indent);
+  if (b > 0) fprintf(f, "%*s</body>\n", indent - 2, "");
+}
+
+// tendons, actuators, contact pairs and excludes, keyframes
+static void world_lists(FILE* f, const physModel* m) {
+  if (m->nspring) fprintf(f, "  <tendon>\n");
+  for (int i = 0; i < m->nspring; i++) {
+    fprintf(f, "    <spatial");
+    put_name(f, m, "spring", i);
+    put_attr(f, "stiffness", m->spring_stiffness + i, 1);
+    put_attr(f, "damping", m->spring_damping + i, 1);
+    put_attr(f, "springlength", m->spring_restlength + i, 1);
+    fprintf(f, ">\n");
+    for (int k = 0; k < m->spring_num[i]; k++) {
+      fprintf(f, "      <site site=\"");
+      put_text(f, phys_id2name(m, "site", m->spring_site[m->spring_adr[i] + k]));
+      fprintf(f, "\"/>\n");
+    }
+    fprintf(f, "    </spatial>\n");
+  }
+  if (m->nspring) fprintf(f, "  </tendon>\n");
+  if (m->nu) fprintf(f, "  <actuator>\n");
+  for (int i = 0; i < m->nu; i++) {
+    int joint = m->actuator_trntype[i] == PHYS_TRN_JOINT;
+    fprintf(f, "    <motor");
+    put_name(f, m, "actuator", i);
+    fprintf(f, " %s=\"", joint ? "joint" : "tendon");
+    put_text(f, phys_id2name(m, joint ? "joint" : "spring", m->actuator_trnid[i]));
+    fputc('"', f);
+    put_attr(f, "gear", m->actuator_gear + 6 * i, 6);
+    fprintf(f, " ctrllimited=\"%s\"", m->actuator_ctrllimited[i] ? "true" : "false");
+    if (m->actuator_ctrllimited[i]) put_attr(f, "ctrlrange", m->actuator_ctrlrange + 2 * i, 2);
+    fprintf(f, "/>\n");
+  }
+  if (m->nu) fprintf(f, "  </actuator>\n");
+  if (m->npair || m->nexclude) fprintf(f, "  <contact>\n");
+  for (int i = 0; i < m->npair; i++) {
+    fprintf(f, "    <pair geom1=\"");
+    put_text(f, phys_id2name(m, "geom", m->pair_geom1[i]));
+    fprintf(f, "\" geom2=\"");
+    put_text(f, phys_id2name(m, "geom", m->pair_geom2[i]));
+    fputc('"', f);
+    double fr[5] = {m->pair_friction[i], m->pair_friction[i], 0.005, 0.0001, 0.0001};
+    put_attr(f, "friction", fr, 5);
+    put_attr(f, "margin", m->pair_margin + i, 1);
+    fprintf(f, "/>\n");
+  }
+  for (int i = 0; i < m->nexclude; i++) {
+    fprintf(f, "    <exclude body1=\"");
+    put_text(f, phys_id2name(m, "body", m->exclude_body1[i]));
+    fprintf(f, "\" body2=\"");
+    put_text(f, phys_id2name(m, "body", m->exclude_body2[i]));
+    fprintf(f, "\"/>\n");
+  }
+  if (m->npair || m->nexclude) fprintf(f, "  </contact>\n");
+  if (m->nkey) fprintf(f, "  <keyframe>\n");
+  for (int k = 0; k < m->nkey; k++) {
+    fprintf(f, "    <key");
+    put_name(f, m, "key", k);
+    put_attr(f, "time", m->key_time + k, 1);
+    put_attr(f, "qpos", m->key_qpos + (size_t)k * m->nq, m->nq);
+    if (m->nv) put_attr(f, "qvel", m->key_qvel + (size_t)k * m->nv, m->nv);
+    if (m->nu) put_attr(f, "ctrl", m->key_ctrl + (size_t)k * m->nu, m->nu);
+    fprintf(f, "/>\n");
+  }
+  if (m->nkey) fprintf(f, "  </keyframe>\n");
+}
+
+int id_write_world(FILE* f, const physModel* m, char* err, size_t nerr) {
+  if (!world_writable(m, err, nerr)) return 0;
+  if (!f) return 1;
+  fprintf(f, "<!-- written by physid identify write-model: a composed world (a model and its added files) as one "
+          "MJCF file, with the identified values -->\n<mujoco model=\"");
+  put_text(f, m->modelname);
+  fprintf(f, "\">\n");
+  world_options(f, m);
+  fprintf(f, "  <worldbody>\n");
+  world_body(f, m, 0, 4);
+  fprintf(f, "  </worldbody>\n");
+  world_lists(f, m);
+  fprintf(f, "</mujoco>\n");
+  if (ferror(f)) {
+    snprintf(err, nerr, "--write-model: cannot write the model");
+    return 0;
+  }
+  return 1;
+}

@@ -235,6 +235,10 @@ static int output_is_input(const cliOutput* o, const char* input, const struct s
   return same;
 }
 
+// the command's --actuate and --add (cli.h); here, so that what links output.c alone has them
+cliModelArgs cli_model;
+
+// (the --add model files of cli_model are inputs too)
 int cli_output_conflicts(const cliOutput* o, int n, const char* const* input, int ninput) {
   for (int i = 0; i < n; i++) {
     if (!o[i].path) continue;
@@ -244,10 +248,11 @@ int cli_output_conflicts(const cliOutput* o, int n, const char* const* input, in
         return 1;
       }
     }
-    for (int k = 0; k < ninput; k++) {
+    for (int k = 0; k < ninput + cli_model.add.n; k++) {   // the inputs, then the --add model files
+      const char* in = k < ninput ? input[k] : cli_model.add.item[k - ninput];
       struct stat st;
-      if (input[k] && stat(input[k], &st) == 0 && output_is_input(o + i, input[k], &st)) {
-        cli_error("%s %s: the same file as the input %s%s", o[i].option, o[i].path, input[k],
+      if (in && stat(in, &st) == 0 && output_is_input(o + i, in, &st)) {
+        cli_error("%s %s: the same file as the input %s%s", o[i].option, o[i].path, in,
                   S_ISDIR(st.st_mode) ? " (a data file in that folder)" : "");
         return 1;
       }

@@ -101,6 +101,9 @@ physModel* cli_load_model(const char* filename, int floating) {
   memset(&log, 0, sizeof log);
   physLoadOptions opt = {0};
   opt.urdf_floating = floating;
+  opt.urdf_actuate = cli_model.actuate;
+  opt.add = cli_model.add.item;
+  opt.nadd = cli_model.add.n;
   physModel* m = phys_load(filename, &opt, &log);
   cli_log_warnings(&log);   // one line per kind of warning, with its count
   if (!m) cli_error("%s", log.error[0] ? log.error : "cannot load model");

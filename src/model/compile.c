@@ -173,7 +173,8 @@ static physStatus compile_body_inertia(const physSpec* s, physModel* m, physLog*
   char buf[600];
   for (int b = 1; b < s->nbody; b++) {
     const physSpecBody* sb = s->body + b;
-    int from_geoms = s->inertiafromgeom == 1 || (s->inertiafromgeom == 2 && !sb->has_inertial);
+    int rule = sb->inertiafromgeom ? sb->inertiafromgeom - 1 : s->inertiafromgeom;   // the body's file's
+    int from_geoms = rule == 1 || (rule == 2 && !sb->has_inertial);
     double mass = 0, com[3] = {0, 0, 0}, J[9] = {0};
     if (from_geoms) {
       physStatus st = body_from_geoms(s, b, &mass, com, J, log);
@@ -678,19 +679,20 @@ static physStatus check_masses(const physSpec* s, physModel* m, physLog* log) {
   for (int b = m->nbody - 1; b > 0; b--) {
     ok[b] |= (char)has_mass_inertia(m, b);
     int p = m->body_parentid[b];
-    if (ok[b] && (s->urdf || (m->body_dofnum[b] == 0 && has_mass_inertia(m, b)))) ok[p] = 1;
+    if (ok[b] && (s->urdf || s->body[b].urdf || (m->body_dofnum[b] == 0 && has_mass_inertia(m, b)))) ok[p] = 1;
   }
   physStatus st = PHYS_OK;
   for (int b = 1; b < m->nbody && st == PHYS_OK; b++) {
     if (m->body_dofnum[b] == 0 || ok[b]) continue;
     const double* I = m->body_inertia + 3 * b;
+    int urdf = s->urdf || s->body[b].urdf;
     st = phys_error(log, PHYS_ERR_MODEL,
                     "%s%s '%s': it moves (has joints) but its mass %g or a principal moment of inertia (%g %g "
                     "%g) is not larger than 1e-15, and no %s has both%s",
-                    where(s, s->body[b], buf, sizeof(buf)), s->urdf ? "link" : "body", s->body[b].name,
+                    where(s, s->body[b], buf, sizeof(buf)), urdf ? "link" : "body", s->body[b].name,
                     m->body_mass[b], I[0], I[1], I[2],
-                    s->urdf ? "link below it" : "child body welded to it (MuJoCo's rule)",
-                    s->urdf ? " (give it an <inertial> with a mass and a nonzero inertia)" : "");
+                    urdf ? "link below it" : "child body welded to it (MuJoCo's rule)",
+                    urdf ? " (give it an <inertial> with a mass and a nonzero inertia)" : "");
   }
   free(ok);
   return st;

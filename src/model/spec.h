@@ -22,6 +22,9 @@ typedef struct physSpecBody_ {
   double fullinertia[6];      // xx yy zz xy xz yz in the inertial frame (iquat), when has_fullinertia
   int line;                   // source line (0 if unknown)
   int fileid;                 // source file: index into physSpec.srcfile, 0 = physSpec.filename
+  int urdf;                   // a URDF link: may lack mass and inertia when a link below it has both
+  int inertiafromgeom;        // composed worlds: 1 + the compiler inertiafromgeom of this body's file (0: the
+                              // spec's own physSpec.inertiafromgeom)
 } physSpecBody;
 
 typedef struct physSpecJoint_ {
@@ -178,6 +181,13 @@ const char* phys_spec_where(const physSpec* s, int file, int line, char* buf, si
 // append src's bodies and elements to dst, src's world body becoming dst's body `parent` (details in
 // spec.c); keyframes are not copied. PHYS_OK, PHYS_ERR_ARG, PHYS_ERR_NOMEM
 physStatus phys_spec_attach(physSpec* dst, const physSpec* src, int parent);
+
+// the spec of a model file and, with opt->add, of the files composed with it into one world (load.c): every
+// added file's bodies hang from the world body, the options are the first file's (a warning for an added file
+// that sets others), the first file's keyframes are extended with the added files' qpos0, urdf_floating acts
+// on the first file only; each URDF file's links do not collide within its own trees (<exclude> pairs) unless
+// opt->urdf_self_collision. NULL on error (log says why)
+physSpec* phys_parse_world(const char* filename, const physLoadOptions* opt, physLog* log);
 
 // default options (MuJoCo's where MuJoCo has them; physid's contact settings otherwise)
 void phys_default_option(physOption* opt);

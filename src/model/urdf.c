@@ -53,7 +53,16 @@ typedef struct urdfCtx_ {
   int njoint;
   int* childjoint;               // child joints of every link, grouped by parent (file order)
   double* meshscale;             // scale of each spec mesh, nmesh x 3 (to share identical meshes)
+  struct uGeomName_* gname;      // the name each geom asks for (its own or generated), per spec geom
+  int ngname;
 } urdfCtx;
+
+// the name a collision geom asks for: its <collision name>, else LINK or LINK_K (see name_geoms)
+typedef struct uGeomName_ {
+  char name[PHYS_NAMELEN];
+  int own;             // 1: the <collision>'s own name attribute; 0: generated from the link
+  int geom;            // spec geom index
+} uGeomName;
 
 //---------------------------------------------------------------------------------------------------------
 // messages: "file:line: <kind> 'name': what is wrong"
@@ -397,6 +406,29 @@ static physStatus dfs_order(urdfCtx* c, int root, int* order) {
 //---------------------------------------------------------------------------------------------------------
 // bodies and joints
 
+// physLoadOptions.urdf_actuate: a motor on joint j (hinge or slide), named after it, gear 1, ctrlrange
+// [-|effort|, |effort|] from its <limit effort> (lim may be NULL: a continuous joint without <limit>); no effort
+// or effort 0: not control-limited (MuJoCo's reading of effort, there as the joint's actuator force range)
+static physStatus make_motor(urdfCtx* c, const uJoint* j, const xmlNode* lim) {
+  static const double zero = 0;
+  double effort = 0;
+  physStatus st = lim ? get_vec(c, lim, "effort", 1, &zero, &effort, "joint", j->name) : PHYS_OK;
+  if (st != PHYS_OK) return st;
+  int id = phys_spec_add_actuator(c->s);
+  if (id < 0) return phys_error(c->log, PHYS_ERR_NOMEM, "%s: out of memory", c->file);
+  physSpecActuator* a = c->s->actuator + id;
+  snprintf(a->name, sizeof(a->name), "%s", j->name);
+  snprintf(a->target, sizeof(a->target), "%s", j->name);
+  a->trntype = PHYS_TRN_JOINT;
+  a->gear[0] = 1;
+  effort = fabs(effort);
+  a->ctrllimited = effort > 0;
+  a->ctrlrange[0] = a->ctrllimited ? -effort : 0;
+  a->ctrlrange[1] = a->ctrllimited ? effort : 0;
+  a->line = (int)xmlGetLineNo(j->node);
+  return PHYS_OK;
+}
+
 // the moving joint of link l's body from its parent joint j: origin, type, axis, limits, dynamics
 static physStatus make_joint(urdfCtx* c, const uJoint* j, int body) {
   physSpec* s = c->s;
@@ -435,6 +467,8 @@ static physStatus make_joint(urdfCtx* c, const uJoint* j, int body) {
     }
     jt->limited = 1;
   }
+
+  if (c->opt.urdf_actuate && (st = make_motor(c, j, lim)) != PHYS_OK) return st;
 
   // dynamics: viscous damping; Coulomb friction is not modelled yet
   xmlNode* dyn = child_elem(j->node, "dynamics");
@@ -596,8 +630,58 @@ static physStatus make_mesh(urdfCtx* c, const xmlNode* node, const char* link, i
   return *mesh < 0 ? c->log->status : PHYS_OK;
 }
 
-// one <collision> element of link l on body: a geom, or nothing when its mesh is dropped
-static physStatus make_collision(urdfCtx* c, const uLink* l, const xmlNode* col, int body) {
+// record the name geom id asks for: the <collision name> if it has one, else LINK for the link's first
+// <collision> (k = 0) and LINK_k for its (k+1)-th (counting every <collision>, dropped ones too, so a missing
+// mesh does not rename the others); a generated name too long for PHYS_NAMELEN leaves the geom unnamed
+static physStatus want_geom_name(urdfCtx* c, const uLink* l, const xmlNode* col, int k, int id) {
+  uGeomName* p = realloc(c->gname, (size_t)(c->ngname + 1) * sizeof(uGeomName));
+  if (!p) return phys_error(c->log, PHYS_ERR_NOMEM, "%s: out of memory", c->file);
+  c->gname = p;
+  uGeomName* g = c->gname + c->ngname++;
+  g->geom = id;
+  g->own = get_attr(col, "name", g->name, sizeof(g->name)) > 0 && g->name[0];
+  if (!g->own) {
+    int n = k ? snprintf(g->name, sizeof(g->name), "%s_%d", l->name, k) : snprintf(g->name, sizeof(g->name), "%s", l->name);
+    if (n >= (int)sizeof(g->name)) g->name[0] = 0;
+  }
+  return PHYS_OK;
+}
+
+// order geom names: by name, own names before generated ones, then by geom index
+static int cmp_gname(const void* a, const void* b) {
+  const uGeomName *x = a, *y = b;
+  int d = strcmp(x->name, y->name);
+  if (d) return d;
+  if (x->own != y->own) return y->own - x->own;
+  return (x->geom > y->geom) - (x->geom < y->geom);
+}
+
+// give every geom the name it asked for (want_geom_name), unique: of several geoms asking for one name, a
+// <collision name> wins over a generated name, then the earlier geom; the others stay unnamed, with a warning
+// naming both lines
+static void name_geoms(urdfCtx* c) {
+  if (c->ngname == 0) return;   // a robot without collisions (qsort's base may not be NULL)
+  qsort(c->gname, (size_t)c->ngname, sizeof(uGeomName), cmp_gname);
+  for (int i = 0; i < c->ngname; i++) {
+    uGeomName* g = c->gname + i;
+    if (!g->name[0]) continue;
+    physSpecGeom* geom = c->s->geom + g->geom;
+    int first = i;
+    while (first > 0 && !strcmp(c->gname[first - 1].name, g->name)) first--;
+    if (first == i) {
+      snprintf(geom->name, sizeof(geom->name), "%s", g->name);
+      continue;
+    }
+    const physSpecGeom* winner = c->s->geom + c->gname[first].geom;
+    phys_warning_kind(c->log, "geom name taken",
+                      "%s:%d: collision: geom name '%s' (%s) is taken by the collision at line %d: this geom "
+                      "stays unnamed", c->file, geom->line, g->name, g->own ? "its name attribute" : "generated from its link",
+                      winner->line);
+  }
+}
+
+// one <collision> element (the link's k-th) of link l on body: a geom, or nothing when its mesh is dropped
+static physStatus make_collision(urdfCtx* c, const uLink* l, const xmlNode* col, int k, int body) {
   double pos[3], quat[4], size[3] = {0, 0, 0};
   physStatus st = get_origin(c, col, pos, quat, "link", l->name);
   if (st != PHYS_OK) return st;
@@ -650,11 +734,7 @@ static physStatus make_collision(urdfCtx* c, const uLink* l, const xmlNode* col,
   g->friction[1] = 0.005;
   g->friction[2] = 0.0001;
   g->line = (int)xmlGetLineNo(col);
-  if (get_attr(col, "name", g->name, sizeof(g->name)) < 0) g->name[0] = 0;
-  for (int i = 0; i < id && g->name[0]; i++) {
-    if (!strcmp(c->s->geom[i].name, g->name)) g->name[0] = 0;   // keep geom names unique: first one wins
-  }
-  return PHYS_OK;
+  return want_geom_name(c, l, col, k, id);
 }
 
 // body of link l (parent body already made), its joint, inertial and collision geoms
@@ -672,6 +752,7 @@ static physStatus make_link(urdfCtx* c, uLink* l, int isroot) {
     physSpecBody* b = s->body + l->body;
     snprintf(b->name, sizeof(b->name), "%s", l->name);
     b->line = (int)xmlGetLineNo(l->node);
+    b->urdf = 1;
     if (isroot && c->opt.urdf_floating) {
       int j = phys_spec_add_joint(s, l->body, PHYS_JNT_FREE);
       if (j < 0) return phys_error(c->log, PHYS_ERR_NOMEM, "%s: out of memory", c->file);
@@ -682,8 +763,9 @@ static physStatus make_link(urdfCtx* c, uLink* l, int isroot) {
     }
     if (st == PHYS_OK) st = make_inertial(c, l, s->body + l->body);
   }
+  int k = 0;
   for (xmlNode* ch = l->node->children; ch && st == PHYS_OK; ch = ch->next) {
-    if (is_elem(ch, "collision")) st = make_collision(c, l, ch, l->body);
+    if (is_elem(ch, "collision")) st = make_collision(c, l, ch, k++, l->body);
   }
   return st;
 }
@@ -715,6 +797,7 @@ static physStatus read_robot(urdfCtx* c, xmlDoc* doc) {
   if (st == PHYS_OK && !order) st = phys_error(c->log, PHYS_ERR_NOMEM, "%s: out of memory", c->file);
   if (st == PHYS_OK) st = dfs_order(c, root, order);
   for (int i = 0; st == PHYS_OK && i < c->nlink; i++) st = make_link(c, c->link + order[i], i == 0);
+  if (st == PHYS_OK) name_geoms(c);
   free(order);
   return st;   // moving links without mass or inertia: phys_compile (spec->urdf)
 }
@@ -745,6 +828,7 @@ physSpec* phys_parse_urdf(const char* filename, const physLoadOptions* opt, phys
   free(c.joint);
   free(c.childjoint);
   free(c.meshscale);
+  free(c.gname);
   if (st != PHYS_OK) {
     phys_spec_free(c.s);
     return NULL;

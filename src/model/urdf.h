@@ -12,6 +12,10 @@
 //    and up to 3 parent folders; nothing resolving outside the 3rd parent is opened. A missing file, an
 //    unsupported format (only STL and OBJ are read) or a refused path drops the geom with a warning, or
 //    fails with opt->strict_mesh.
+//  - collision geoms are named by <collision name>, else LINK for the link's first <collision> and LINK_K for
+//    its (K+1)-th; a name asked for twice goes to a name attribute before a generated name, then to the
+//    earlier geom, the other geom staying unnamed with a warning (MuJoCo 2.2.2 names none).
+//  - opt->urdf_actuate: a motor per revolute, continuous and prismatic joint (gear 1, ctrlrange from effort).
 //  - visual, material, transmission, gazebo and foreign-namespace elements are ignored.
 #ifndef PHYS_URDF_H
 #define PHYS_URDF_H

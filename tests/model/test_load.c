@@ -1,4 +1,5 @@
 // test_load.c - phys_load dispatch: by extension (.urdf, .xml, .xml.gz) and by root element otherwise.
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,6 +160,151 @@ static void test_errors(void) {
   CHECK(phys_load(NULL, NULL, &log) == NULL && log.status == PHYS_ERR_ARG);
 }
 
+// load MODEL with the added files (NULL-terminated) and the options; NULL and the log on failure
+static physModel* load_world(const char* model, physLoadOptions opt, physLog* log, ...) {
+  const char* add[8];
+  va_list ap;
+  va_start(ap, log);
+  opt.nadd = 0;
+  for (const char* f; opt.nadd < 8 && (f = va_arg(ap, const char*));) add[opt.nadd++] = f;
+  va_end(ap);
+  opt.add = add;
+  memset(log, 0, sizeof(*log));
+  return phys_load(model, &opt, log);
+}
+
+// 1 if one of the log's warnings contains text
+static int warned(const physLog* log, const char* text) {
+  for (int i = 0; i < log->nwarning && i < PHYS_MAXWARN; i++)
+    if (strstr(log->warning[i], text)) return 1;
+  return 0;
+}
+
+// elbow.urdf --floating --add models/floor.xml: one world (the floor geom first, on the world body), the URDF's
+// geom names, the first file's options and name; --floating acts on the first file only
+static void test_compose(void) {
+  physLog log;
+  physModel* m = load_world(ELBOW, (physLoadOptions){.urdf_floating = 1}, &log, "models/floor.xml", NULL);
+  CHECK_MSG(m != NULL, "%s", log.error);
+  if (!m) return;
+  CHECK(m->nbody == 3 && m->njnt == 2 && m->nq == 8 && m->nv == 7 && m->ngeom == 3 && m->nu == 0);
+  CHECK(phys_name2id(m, "geom", "floor") == 0 && m->geom_bodyid[0] == 0 && m->body_geomadr[0] == 0 &&
+        m->body_geomnum[0] == 1);
+  CHECK(phys_name2id(m, "geom", "elbow_1") == 1 && phys_name2id(m, "geom", "elbow_2") == 2);
+  CHECK(m->geom_friction[0] == 0 && m->geom_type[0] == PHYS_GEOM_PLANE);
+  CHECK(!strcmp(m->modelname, "elbow") && m->opt.timestep == 0.002 && log.nwarning == 0);
+  CHECK((m->opt.disableflags & PHYS_DSBL_SELFCOLLISION) == 0 && m->nexclude == 0);  // parent and child only
+  phys_free_model(m);
+  // the elbow added to the floor file: fixed root (no --floating there), a motor with --actuate
+  m = load_world("models/floor.xml", (physLoadOptions){.urdf_floating = 1, .urdf_actuate = 1}, &log, ELBOW, NULL);
+  CHECK_MSG(m != NULL, "%s", log.error);
+  if (m) CHECK(m->nq == 1 && m->nu == 1 && !strcmp(m->modelname, "floor") && m->ngeom == 3);
+  CHECK(warned(&log, "--floating (urdf_floating) applies to URDF only") && warned(&log, "--actuate"));
+  phys_free_model(m);
+}
+
+// a name in two files: the error names both files and lines; an error inside an added file names that file
+static void test_compose_clash(void) {
+  const char* floor2 = write_text("floor2.xml", "<mujoco>\n  <worldbody>\n    <geom name='elbow_1' type='plane' "
+                                  "size='1 1 1'/>\n  </worldbody>\n</mujoco>\n");
+  physLog log;
+  physModel* m = load_world(ELBOW, (physLoadOptions){.urdf_floating = 1}, &log, floor2, NULL);
+  CHECK(m == NULL && log.status == PHYS_ERR_MODEL);
+  char want[700];
+  snprintf(want, sizeof(want), "%s:24: geom 'elbow_1': duplicate name: the geom at %s:3 has it too", ELBOW, floor2);
+  CHECK_MSG(strstr(log.error, want) != NULL, "%s", log.error);
+  // the same file twice: every link clashes, the first one reported
+  m = load_world(ELBOW, (physLoadOptions){0}, &log, ELBOW, NULL);
+  snprintf(want, sizeof(want), "%s:3: body 'elbow_1': duplicate name: the body at line 3 has it too", ELBOW);
+  CHECK_MSG(m == NULL && strstr(log.error, want), "%s", log.error);
+  const char* bad = write_text("bad.xml", "<mujoco>\n  <worldbody>\n    <geom type='sphere' size='-1'/>\n"
+                               "  </worldbody>\n</mujoco>\n");
+  m = load_world(ELBOW, (physLoadOptions){0}, &log, bad, NULL);
+  CHECK_MSG(m == NULL && strstr(log.error, "bad.xml"), "%s", log.error);
+}
+
+// options from the first file, a warning naming what an added file sets otherwise; keyframes of the first
+// file extended with the added file's qpos0 (its own keyframes are not used: a warning)
+static void test_compose_options_keys(void) {
+  const char* ball = write_text("ball.xml", "<mujoco>\n  <option timestep='0.0005'/>\n  <custom><text name='physid:contact' "
+                                "data='cone'/></custom>\n  <worldbody>\n    <body name='ball' pos='1 2 3'>\n"
+                                "      <freejoint/><geom type='sphere' size='0.1'/>\n    </body>\n  </worldbody>\n"
+                                "  <keyframe><key qpos='0 0 1 1 0 0 0'/></keyframe>\n</mujoco>\n");
+  char pend[512];
+  const char* src = getenv("PHYS_SOURCE");
+  snprintf(pend, sizeof(pend), "%s/tests/data/double_pendulum.xml", src ? src : ".");
+  physLog log;
+  physModel* m = load_world(pend, (physLoadOptions){0}, &log, ball, NULL);
+  CHECK_MSG(m != NULL, "%s", log.error);
+  if (!m) return;
+  CHECK(m->nq == 9 && m->nkey == 1 && m->opt.contact == PHYS_CONTACT_LCP && m->opt.timestep == 0.001);
+  const double want[9] = {0.5, -0.3, 1, 2, 3, 1, 0, 0, 0};
+  for (int i = 0; i < 9; i++) CHECK_MSG(m->key_qpos[i] == want[i], "key qpos[%d] = %g", i, m->key_qpos[i]);
+  for (int i = 0; i < m->nv; i++) CHECK(m->key_qvel[i] == 0);
+  CHECK_MSG(warned(&log, "options differ from") && warned(&log, "(timestep, contact model)"), "%s", log.warning[0]);
+  CHECK(warned(&log, "its 1 keyframe is not used"));
+  phys_free_model(m);
+}
+
+// URDF's convention (no collisions within one robot) stays with the URDF's own trees in a composed world:
+// <exclude> pairs for its bodies that are not parent and child; an MJCF tree added keeps colliding with itself
+static void test_compose_self_collision(void) {
+  const char* chain = write_text("chain.urdf",
+      "<robot name='c'>\n"
+      "  <link name='l0'><inertial><mass value='1'/><inertia ixx='1' iyy='1' izz='1' ixy='0' ixz='0' iyz='0'/></inertial>"
+      "<collision><geometry><sphere radius='.1'/></geometry></collision></link>\n"
+      "  <link name='l1'><inertial><mass value='1'/><inertia ixx='1' iyy='1' izz='1' ixy='0' ixz='0' iyz='0'/></inertial>"
+      "<collision><geometry><sphere radius='.1'/></geometry></collision></link>\n"
+      "  <link name='l2'><inertial><mass value='1'/><inertia ixx='1' iyy='1' izz='1' ixy='0' ixz='0' iyz='0'/></inertial>"
+      "<collision><geometry><sphere radius='.1'/></geometry></collision></link>\n"
+      "  <joint name='j1' type='continuous'><parent link='l0'/><child link='l1'/></joint>\n"
+      "  <joint name='j2' type='continuous'><parent link='l1'/><child link='l2'/></joint>\n"
+      "</robot>\n");
+  const char* arm = write_text("arm.xml", "<mujoco>\n  <worldbody>\n    <body name='a0'><joint type='hinge'/>"
+                               "<geom size='.1'/>\n      <body name='a1'><joint type='hinge'/><geom size='.1'/>\n"
+                               "        <body name='a2'><joint type='hinge'/><geom size='.1'/></body></body></body>\n"
+                               "  </worldbody>\n</mujoco>\n");
+  physLog log;
+  physModel* m = load_world(chain, (physLoadOptions){0}, &log, arm, NULL);
+  CHECK_MSG(m != NULL, "%s", log.error);
+  if (!m) return;
+  CHECK((m->opt.disableflags & PHYS_DSBL_SELFCOLLISION) == 0 && m->nexclude == 1);
+  int l0 = phys_name2id(m, "body", "l0"), l2 = phys_name2id(m, "body", "l2");
+  CHECK(m->nexclude == 1 && m->exclude_body1[0] == l0 && m->exclude_body2[0] == l2);
+  phys_free_model(m);
+  // the same with the MJCF first; with urdf_self_collision no pairs
+  m = load_world(arm, (physLoadOptions){0}, &log, chain, NULL);
+  CHECK(m && m->nexclude == 1 && (m->opt.disableflags & PHYS_DSBL_SELFCOLLISION) == 0);
+  phys_free_model(m);
+  m = load_world(arm, (physLoadOptions){.urdf_self_collision = 1}, &log, chain, NULL);
+  CHECK(m && m->nexclude == 0);
+  phys_free_model(m);
+}
+
+// an added URDF sets no options (no warning against an MJCF world's); its mesh names, made from file names,
+// get a suffix when another file has them (before: both were compared and left alone)
+static void test_compose_urdf_added(void) {
+  write_text("tet.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 3 2\nf 1 2 4\nf 1 4 3\nf 2 3 4\n");
+  const char* fmt = "<robot name='r'>\n  <link name='%s'><inertial><mass value='1'/><inertia ixx='1' iyy='1' izz='1' "
+                    "ixy='0' ixz='0' iyz='0'/></inertial><collision><geometry><mesh filename='tet.obj'/></geometry>"
+                    "</collision></link>\n</robot>\n";
+  char text[2][512];
+  snprintf(text[0], sizeof(text[0]), fmt, "p");
+  snprintf(text[1], sizeof(text[1]), fmt, "q");
+  char r1[512], r2[512], pend[512];
+  snprintf(r1, sizeof(r1), "%s", write_text("r1.urdf", text[0]));
+  snprintf(r2, sizeof(r2), "%s", write_text("r2.urdf", text[1]));
+  const char* src = getenv("PHYS_SOURCE");
+  snprintf(pend, sizeof(pend), "%s/tests/data/double_pendulum.xml", src ? src : ".");
+  physLog log;
+  physModel* m = load_world(pend, (physLoadOptions){0}, &log, r1, r2, NULL);
+  CHECK_MSG(m != NULL, "%s", log.error);
+  if (!m) return;
+  CHECK_MSG(!warned(&log, "options differ"), "%s", log.warning[0]);
+  CHECK(m->nmesh == 2 && !strcmp(phys_id2name(m, "mesh", 0), "tet") && !strcmp(phys_id2name(m, "mesh", 1), "tet_1"));
+  phys_free_model(m);
+}
+
 int main(void) {
   snprintf(dir, sizeof(dir), "/tmp/physid_test_load_XXXXXX");
   if (!mkdtemp(dir)) return 1;
@@ -168,6 +314,11 @@ int main(void) {
   test_urdf_by_sniff();
   test_urdf_options_on_mjcf();
   test_errors();
+  test_compose();
+  test_compose_clash();
+  test_compose_options_keys();
+  test_compose_self_collision();
+  test_compose_urdf_added();
   char cmd[300];
   snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
   if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);

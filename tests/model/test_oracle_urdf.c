@@ -24,24 +24,35 @@ static void tensor(double J[9], const double q[4], const double I[3]) {
                                                R[3 * i + 2] * I[2] * R[3 * j + 2];
 }
 
+// the URDF file loaded by MuJoCo and by physid, positions computed at the reference configuration; 0 (and
+// nothing to free) if either fails
+static int load_both(const char* file, mjModel** mm, mjData** md, physModel** m, physData** d) {
+  char err[1000] = "";
+  *mm = mj_loadXML(file, NULL, err, sizeof(err));
+  CHECK_MSG(*mm != NULL, "MuJoCo: %s", err);
+  physLog log = {0};
+  *m = phys_load_urdf(file, NULL, &log);
+  CHECK_MSG(*m != NULL, "%s", log.error);
+  if (!*mm || !*m) {
+    if (*mm) mj_deleteModel(*mm);
+    phys_free_model(*m);
+    return 0;
+  }
+  *md = mj_makeData(*mm);
+  mj_forward(*mm, *md);
+  *d = phys_make_data(*m);
+  phys_kinematics(*m, *d);
+  return 1;
+}
+
 // compare joint anchors/axes by name and the total mass; root_mass: mass of the root link
 // min_rotated: joints whose world axis must be oblique (so that the test depends on the rotations)
 static void compare(const char* file, double root_mass, int njnt_expected, int min_rotated) {
-  char err[1000] = "";
-  mjModel* mm = mj_loadXML(file, NULL, err, sizeof(err));
-  CHECK_MSG(mm != NULL, "MuJoCo: %s", err);
-  physLog log = {0};
-  physModel* m = phys_load_urdf(file, NULL, &log);
-  CHECK_MSG(m != NULL, "%s", log.error);
-  if (!mm || !m) {
-    if (mm) mj_deleteModel(mm);
-    phys_free_model(m);
-    return;
-  }
-  mjData* md = mj_makeData(mm);
-  mj_forward(mm, md);
-  physData* d = phys_make_data(m);
-  phys_kinematics(m, d);
+  mjModel* mm;
+  mjData* md;
+  physModel* m;
+  physData* d;
+  if (!load_both(file, &mm, &md, &m, &d)) return;
 
   CHECK(m->njnt == njnt_expected && mm->njnt == njnt_expected);
   CHECK(m->nv == mm->nv);
@@ -117,6 +128,54 @@ static const char* chain =
     "  <origin xyz='0 0 0.5' rpy='2.5 1.3 -2.9'/><axis xyz='0.3 -0.2 0.9'/><limit lower='0' upper='0.4'/></joint>\n"
     "</robot>\n";
 
+// collision geoms against MuJoCo 2.2.2's URDF import: the same geoms (matched one to one by type, size and world
+// pose, after MuJoCo fuses the root link into the world and fixed links into their parents), and MuJoCo 2.2.2
+// leaves every one unnamed, <collision name> included: physid's names (the <collision name>, else LINK, LINK_1,
+// ...) are its own rule, checked here against the file's link names
+static const char* names_robot =
+    "<robot name='n'>\n"
+    "  <link name='base'><inertial><mass value='1'/><inertia ixx='1' iyy='1' izz='1' ixy='0' ixz='0' iyz='0'/>"
+    "</inertial><collision><geometry><box size='.1 .2 .3'/></geometry></collision></link>\n"
+    "  <link name='arm'><inertial><mass value='1'/><inertia ixx='1' iyy='1' izz='1' ixy='0' ixz='0' iyz='0'/></inertial>\n"
+    "    <collision><origin xyz='0 0 .1'/><geometry><box size='.1 .1 .1'/></geometry></collision>\n"
+    "    <collision name='tip'><origin xyz='0 0 .3'/><geometry><sphere radius='.1'/></geometry></collision>\n"
+    "    <collision><origin xyz='0 .1 .2' rpy='.3 0 0'/><geometry><cylinder radius='.05' length='.2'/></geometry></collision></link>\n"
+    "  <link name='hand'><collision><origin xyz='.1 0 0'/><geometry><sphere radius='.04'/></geometry></collision></link>\n"
+    "  <joint name='j1' type='revolute'><origin xyz='0 0 .5'/><parent link='base'/><child link='arm'/><axis xyz='0 1 0'/>"
+    "<limit lower='-1' upper='1' effort='5' velocity='1'/></joint>\n"
+    "  <joint name='j2' type='fixed'><origin xyz='0 0 .4'/><parent link='arm'/><child link='hand'/></joint>\n"
+    "</robot>\n";
+
+static void test_geom_names(const char* path) {
+  mjModel* mm;
+  mjData* md;
+  physModel* m;
+  physData* d;
+  if (!load_both(path, &mm, &md, &m, &d)) return;
+  CHECK(m->ngeom == 5 && mm->ngeom == 5);
+  const char* want[5] = {"base", "arm", "tip", "arm_2", "hand"};
+  static const int mjtype[PHYS_NGEOMTYPE] = {mjGEOM_PLANE, mjGEOM_SPHERE, mjGEOM_CAPSULE, mjGEOM_ELLIPSOID,
+                                             mjGEOM_CYLINDER, mjGEOM_BOX, mjGEOM_MESH};
+  int matched = 0;
+  for (int k = 0; k < mm->ngeom; k++) CHECK_MSG(mj_id2name(mm, mjOBJ_GEOM, k) == NULL, "MuJoCo named geom %d", k);
+  for (int g = 0; g < m->ngeom && g < 5; g++) {
+    CHECK_MSG(!strcmp(phys_id2name(m, "geom", g), want[g]), "geom %d '%s'", g, phys_id2name(m, "geom", g));
+    for (int k = 0; k < mm->ngeom; k++) {
+      double dist = 0;
+      for (int c = 0; c < 3; c++) dist = fmax(dist, fabs(d->geom_xpos[3 * g + c] - md->geom_xpos[3 * k + c]));
+      for (int c = 0; c < 9; c++) dist = fmax(dist, fabs(d->geom_xmat[9 * g + c] - md->geom_xmat[9 * k + c]));
+      for (int c = 0; c < 3; c++) dist = fmax(dist, fabs(m->geom_size[3 * g + c] - mm->geom_size[3 * k + c]));
+      if (dist < 1e-12 && mjtype[m->geom_type[g]] == mm->geom_type[k]) matched++;
+    }
+  }
+  CHECK_MSG(matched == 5, "%d of 5 geoms matched MuJoCo's", matched);
+  printf("%s: %d collision geoms as MuJoCo's (unnamed there), named base arm tip arm_2 hand\n", path, matched);
+  phys_free_data(d);
+  phys_free_model(m);
+  mj_deleteData(md);
+  mj_deleteModel(mm);
+}
+
 int main(void) {
   char dir[] = "/tmp/physid_oracle_urdf_XXXXXX", path[64];
   if (!mkdtemp(dir)) return 1;
@@ -125,6 +184,12 @@ int main(void) {
   fputs(chain, f);
   fclose(f);
   compare(path, 1, 3, 3);
+  remove(path);
+  snprintf(path, sizeof(path), "%s/names.urdf", dir);
+  f = fopen(path, "w");
+  fputs(names_robot, f);
+  fclose(f);
+  test_geom_names(path);
   remove(path);
   rmdir(dir);
   compare("/usr/share/doc/dart/data/sdf/atlas/atlas_v3_no_head.urdf", 17.882, 27, 2);   // root: pelvis

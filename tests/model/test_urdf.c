@@ -739,6 +739,82 @@ static void test_quiet_libxml(void) {
   CHECK_MSG(stat(errfile, &st) == 0 && st.st_size == 0, "libxml2 printed to stderr (%s)", errfile);
 }
 
+
+// a robot for the geom names and motors: a base, link a (three collisions, one named, one dropped mesh), link
+// a_1 (its generated name clashes with a's second collision), link b (collision named 'b'), fixed link c
+static const char* names_urdf =
+    "<robot name='n'>\n"                                                                         // 1
+    "  <link name='base'><inertial><mass value='1'/><inertia ixx='1' iyy='1' izz='1' ixy='0' ixz='0' iyz='0'/>"
+    "</inertial><collision><geometry><box size='.1 .1 .1'/></geometry></collision></link>\n"      // 2
+    "  <link name='a'><inertial><mass value='1'/><inertia ixx='1' iyy='1' izz='1' ixy='0' ixz='0' iyz='0'/></inertial>\n"  // 3
+    "    <collision><geometry><mesh filename='missing.stl'/></geometry></collision>\n"          // 4
+    "    <collision><geometry><box size='.1 .1 .1'/></geometry></collision>\n"                   // 5
+    "    <collision name='tip'><geometry><sphere radius='.1'/></geometry></collision>\n"         // 6
+    "    <collision><geometry><sphere radius='.2'/></geometry></collision></link>\n"             // 7
+    "  <link name='a_1'><inertial><mass value='1'/><inertia ixx='1' iyy='1' izz='1' ixy='0' ixz='0' iyz='0'/>"
+    "</inertial><collision><geometry><box size='.1 .1 .1'/></geometry></collision></link>\n"      // 8
+    "  <link name='b'><inertial><mass value='1'/><inertia ixx='1' iyy='1' izz='1' ixy='0' ixz='0' iyz='0'/></inertial>\n" // 9
+    "    <collision name='b'><geometry><box size='.1 .1 .1'/></geometry></collision></link>\n"   // 10
+    "  <link name='c'><collision><geometry><box size='.1 .1 .1'/></geometry></collision></link>\n" // 11
+    "  <joint name='j1' type='revolute'><parent link='base'/><child link='a'/><axis xyz='0 0 1'/>"
+    "<limit lower='-1' upper='1' effort='5' velocity='1'/></joint>\n"                             // 12
+    "  <joint name='j2' type='continuous'><parent link='a'/><child link='b'/><axis xyz='0 1 0'/></joint>\n"  // 13
+    "  <joint name='j3' type='fixed'><parent link='b'/><child link='c'/></joint>\n"              // 14
+    "  <joint name='j4' type='prismatic'><parent link='base'/><child link='a_1'/>"
+    "<limit lower='0' upper='1' effort='-40' velocity='1'/></joint>\n"                            // 15
+    "  <joint name='j5' type='continuous'><parent link='b'/><child link='d'/><limit effort='0' velocity='1'/></joint>\n" // 16
+    "  <link name='d'><inertial><mass value='1'/><inertia ixx='1' iyy='1' izz='1' ixy='0' ixz='0' iyz='0'/></inertial></link>\n"
+    "</robot>\n";
+
+// URDF collision geoms are named: the <collision name>, else LINK for a link's first collision and LINK_K for
+// its (K+1)-th, counting every collision (the dropped mesh too); a name taken stays off with a warning naming
+// both lines (before: only <collision name> was used, so friction:LINK did not exist)
+static void test_geom_names(void) {
+  physLog log = {0};
+  physModel* m = phys_load_urdf(write_text("names.urdf", names_urdf), NULL, &log);
+  CHECK_MSG(m != NULL, "%s", log.error);
+  if (!m) return;
+  // geoms in link order base, a (3 kept), b, c (welded below b), a_1
+  CHECK(m->ngeom == 7);
+  const char* want[7] = {"base", "a_1", "tip", "a_3", "b", "c", ""};
+  for (int g = 0; g < m->ngeom && g < 7; g++) {
+    CHECK_MSG(!strcmp(phys_id2name(m, "geom", g), want[g]), "geom %d: '%s', want '%s'", g, phys_id2name(m, "geom", g), want[g]);
+  }
+  CHECK(phys_name2id(m, "geom", "a") < 0);   // the dropped mesh was a's first collision
+  int found = 0;
+  for (int i = 0; i < PHYS_MAXWARN && i < log.nwarning; i++)
+    found |= strstr(log.warning[i], "names.urdf:8: collision: geom name 'a_1' (generated from its link) is taken by "
+                                    "the collision at line 5") != NULL;
+  CHECK_MSG(found, "%d warnings, first: %s", log.nwarning, log.warning[0]);
+  phys_free_model(m);
+}
+
+// --actuate: a motor per revolute, continuous and prismatic joint, in joint order, named after it, gear 1,
+// ctrlrange [-|effort|, |effort|]; no <limit> or effort 0: not control-limited
+static void test_actuate(void) {
+  physLog log = {0};
+  physLoadOptions opt = {.urdf_actuate = 1};
+  const char* file = write_text("names.urdf", names_urdf);
+  physModel* m = phys_load(file, &opt, &log);
+  CHECK_MSG(m != NULL, "%s", log.error);
+  if (!m) return;
+  CHECK(m->nu == 4 && m->njnt == 4);
+  const char* name[4] = {"j1", "j2", "j5", "j4"};
+  const int limited[4] = {1, 0, 0, 1};
+  const double range[4] = {5, 0, 0, 40};
+  for (int i = 0; i < m->nu && i < 4; i++) {
+    CHECK_MSG(!strcmp(phys_id2name(m, "actuator", i), name[i]), "actuator %d is '%s'", i, phys_id2name(m, "actuator", i));
+    CHECK(m->actuator_trntype[i] == PHYS_TRN_JOINT && m->actuator_trnid[i] == phys_name2id(m, "joint", name[i]));
+    CHECK(m->actuator_gear[6 * i] == 1 && m->actuator_ctrllimited[i] == limited[i]);
+    CHECK(m->actuator_ctrlrange[2 * i] == -range[i] && m->actuator_ctrlrange[2 * i + 1] == range[i]);
+  }
+  phys_free_model(m);
+  // without the option: no motors
+  m = phys_load(file, NULL, &log);
+  CHECK(m && m->nu == 0);
+  phys_free_model(m);
+}
+
 int main(void) {
   snprintf(dir, sizeof(dir), "/tmp/physid_test_urdf_XXXXXX");
   if (!mkdtemp(dir)) return 1;
@@ -751,6 +827,8 @@ int main(void) {
   test_mesh_paths();
   test_malformed();
   test_quiet_libxml();
+  test_geom_names();
+  test_actuate();
   char cmd[300];
   snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
   if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);

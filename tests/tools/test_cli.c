@@ -268,6 +268,15 @@ static void test_info(void) {
   CHECK(r.err[0] == 0);
   run_free(&r);
 
+  // a composed world: its sizes, and the added files after `file:` (also in JSON)
+  r = run("info", "tests/data/elbow/elbow.urdf", "--floating", "--actuate", "--add", "models/floor.xml", NULL);
+  CHECK_MSG(r.code == 0 && has(r.out, "file: tests/data/elbow/elbow.urdf\nadd: models/floor.xml\nnq: 8\n") &&
+            has(r.out, "ngeom: 3\n") && has(r.out, "nu: 1\n") && r.err[0] == 0, "%s%s", r.out, r.err);
+  run_free(&r);
+  r = run("info", "tests/data/elbow/elbow.urdf", "--add", "models/floor.xml", "--json", NULL);
+  CHECK(r.code == 0 && has(r.out, "\"add\":\t[\"models/floor.xml\"]"));
+  run_free(&r);
+
   r = run("info", model, "--json", NULL);
   CHECK(r.code == 0);
   cJSON* root = cJSON_Parse(r.out);

@@ -706,6 +706,131 @@ static void test_known_push(void) {
   run_free(&r);
 }
 
+// 0 and a message if the two models differ: every array of PHYS_MODEL_ARRAYS (doubles within 1e-12 relative,
+// 1e-15 absolute; integers and names exactly), the sizes and the options
+static int same_model(const physModel* a, const physModel* b) {
+  int ok = a->nq == b->nq && a->nv == b->nv && a->nbody == b->nbody && a->ngeom == b->ngeom && a->nu == b->nu &&
+           a->njnt == b->njnt && a->nexclude == b->nexclude && a->nkey == b->nkey && a->nnames == b->nnames &&
+           a->opt.timestep == b->opt.timestep && a->opt.contact == b->opt.contact &&
+           a->opt.disableflags == b->opt.disableflags && !memcmp(a->opt.gravity, b->opt.gravity, sizeof(a->opt.gravity));
+  if (!ok) fprintf(stderr, "  sizes or options differ\n");
+  const int nq = a->nq, nv = a->nv, nu = a->nu;   // the row lengths of the keyframe arrays
+#define SAME(type, name, count, mult)                                                                   \
+  for (int i_ = 0; ok && i_ < a->count * (mult); i_++) {                                                  \
+    double x_ = (double)a->name[i_], y_ = (double)b->name[i_];                                             \
+    if (fabs(x_ - y_) > 1e-15 + 1e-12 * fabs(y_)) {                                                       \
+      fprintf(stderr, "  %s[%d]: %.17g vs %.17g\n", #name, i_, x_, y_);                                   \
+      ok = 0;                                                                                              \
+    }                                                                                                      \
+  }
+  PHYS_MODEL_ARRAYS(SAME)
+#undef SAME
+  return ok;
+}
+
+// --write-model of a world composed with --add: one MJCF file that loads back as the identified world (every
+// array of the model, the identified values included, within 1e-12); a .urdf name is refused before the fit
+static void test_write_world(void) {
+  const char* urdf = "tests/data/elbow/elbow.urdf";
+  write_file("state.csv", "t,q0,q1,q2,q3,q4,q5,q6,q7,v0,v1,v2,v3,v4,v5,v6\n"
+                          "0,0,0,0.1,0.8,0.2,0.4,0.4,0.4,0.5,0,-1,1,2,-1,3\n");
+  idRunOut r = run("simulate", urdf, "--floating", "--add", "models/floor.xml", "--steps", "60", "--init",
+                   path("state.csv"), "--quiet", "--out", path("in_world.csv"), NULL);
+  CHECK_MSG(r.code == 0, "%s", r.err);
+  run_free(&r);
+  const char* spec[4] = {"friction:elbow_1", "restitution:elbow_2", "mass:elbow_2", "damping:hinge_1_to_2"};
+  r = run("identify", urdf, path("in_world.csv"), "--floating", "--add", "models/floor.xml", "--param",
+          "friction:elbow_1:init=0.5", "--param", "restitution:elbow_2:init=0.2", "--param", "mass:elbow_2:init=0.4",
+          "--param", "damping:hinge_1_to_2:init=0.01", "--iters", "2", "--quiet", "--out", path("out/w.json"),
+          "--write-model", path("out/world.xml"), NULL);
+  CHECK_MSG(r.code == 0, "exit %d: %s", r.code, r.err);
+  run_free(&r);
+  // the composed world with the identified values set, against the written file
+  char* text = slurp(path("out/w.json"));
+  cJSON* root = cJSON_Parse(text);
+  double theta[8];
+  CHECK(result_values(theta, root, "value") == 4);
+  physLog log = {0};
+  const char* add[1] = {"models/floor.xml"};
+  physLoadOptions lo = {.urdf_floating = 1, .add = add, .nadd = 1};
+  physModel* want = phys_load(urdf, &lo, &log);
+  physModel* got = phys_load(path("out/world.xml"), NULL, &log);
+  CHECK_MSG(want && got, "%s", log.error);
+  physParamTable t;
+  if (want && got && phys_param_table_build(&t, want, spec, 4, &log) == PHYS_OK) {
+    double before[8];
+    phys_param_get(&t, want, before);
+    CHECK(phys_param_set(&t, want, theta) == PHYS_OK);
+    for (int i = 0; i < 4; i++) CHECK_MSG(theta[i] != before[i], "%s not moved by the fit", spec[i]);
+    CHECK(same_model(got, want));
+    double back[8];
+    phys_param_get(&t, got, back);
+    for (int i = 0; i < 4; i++) CHECK_MSG(back[i] == theta[i], "%s: %.17g read back, %.17g identified", spec[i], back[i], theta[i]);
+    phys_param_table_free(&t);
+  }
+  phys_free_model(want);
+  phys_free_model(got);
+  cJSON_Delete(root);
+  free(text);
+  r = run("identify", urdf, path("in_world.csv"), "--floating", "--add", "models/floor.xml", "--param",
+          "friction:elbow_1", "--write-model", path("out/world.urdf"), NULL);
+  CHECK(r.code == 2 && has(r.err, "is written as one MJCF file") && count_outputs() == 2);
+  run_free(&r);
+  // a world with every element the writer knows (tests/data/mixed.xml: ball, hinge, slide and free joints, a
+  // spatial tendon through sites, motors on joints and on the tendon) plus the floor
+  r = run("simulate", "tests/data/mixed.xml", "--add", "models/floor.xml", "--steps", "10", "--quiet", "--out",
+          path("in_mixed_world.csv"), NULL);
+  CHECK(r.code == 0);
+  run_free(&r);
+  r = run("identify", "tests/data/mixed.xml", path("in_mixed_world.csv"), "--add", "models/floor.xml", "--param",
+          "damping:slide:init=0.5", "--iters", "1", "--quiet", "--out", path("out/mw.json"), "--write-model",
+          path("out/mixed_world.xml"), NULL);
+  CHECK_MSG(r.code == 0, "exit %d: %s", r.code, r.err);
+  run_free(&r);
+  text = slurp(path("out/mw.json"));
+  root = cJSON_Parse(text);
+  CHECK(result_values(theta, root, "value") == 1);
+  lo = (physLoadOptions){.add = add, .nadd = 1};
+  want = phys_load("tests/data/mixed.xml", &lo, &log);
+  got = phys_load(path("out/mixed_world.xml"), NULL, &log);
+  const char* slide[1] = {"damping:slide"};
+  if (want && got && phys_param_table_build(&t, want, slide, 1, &log) == PHYS_OK) {
+    CHECK(phys_param_set(&t, want, theta) == PHYS_OK);
+    CHECK(want->nspring == 1 && want->nsite == 2 && want->nu == 3 && same_model(got, want));
+    phys_param_table_free(&t);
+  }
+  CHECK_MSG(want && got, "%s", log.error);
+  phys_free_model(want);
+  phys_free_model(got);
+  cJSON_Delete(root);
+  free(text);
+  // an --add file is an input: never an output (refused before any work, the file unchanged)
+  const char* floor_text = "<mujoco><worldbody><geom name='floor' type='plane' size='5 5 .1'/></worldbody></mujoco>\n";
+  const char* floor = write_file("in_floor.xml", floor_text);
+  r = run("identify", urdf, path("in_world.csv"), "--floating", "--add", floor, "--param", "friction:elbow_1",
+          "--write-model", floor, NULL);
+  CHECK_MSG(r.code == 1 && has(r.err, "the same file as the input"), "exit %d: %s", r.code, r.err);
+  run_free(&r);
+  char* kept = slurp(floor);
+  CHECK(kept && !strcmp(kept, floor_text));
+  free(kept);
+  // the job file's "add" and "actuate": the same world (nu 1: the hinge's motor); "add" must be an array
+  char job[1024];
+  snprintf(job, sizeof job, "{\"model\": \"%s\", \"floating\": true, \"add\": [\"models/floor.xml\"], \"actuate\": true, "
+           "\"data\": [\"%s\"], \"params\": [\"friction:floor:init=0.3\"], \"iters\": 1, \"quiet\": true, \"write_model\": \"%s\"}",
+           urdf, path("in_world.csv"), path("out/job.xml"));
+  r = run("identify", "--job", write_file("world.json", job), NULL);
+  CHECK_MSG(r.code == 0, "exit %d: %s", r.code, r.err);
+  run_free(&r);
+  physModel* m = phys_load(path("out/job.xml"), NULL, &log);
+  CHECK_MSG(m && m->nu == 1 && m->ngeom == 3 && m->nq == 8, "%s", log.error);
+  phys_free_model(m);
+  r = run("identify", "--job", write_file("world.json", "{\"model\": \"m.xml\", \"add\": \"floor.xml\"}"), NULL);
+  CHECK(r.code == 1 && has(r.err, "key 'add': expected an array of model file names"));
+  run_free(&r);
+  clear_outputs();
+}
+
 int main(void) {
   g_bin = getenv("PHYS_BIN");
   CHECK_MSG(g_bin != NULL && access(g_bin, X_OK) == 0, "PHYS_BIN not set or not executable");
@@ -719,6 +844,7 @@ int main(void) {
   test_known_push();
   test_write_mjcf();
   test_write_urdf();
+  test_write_world();
   test_bad_input();
   test_outputs();
   test_sigkill_before_data();
