@@ -417,14 +417,14 @@ static char* simulate_to(const char* out, const char* model, const char* steps, 
 }
 
 // trajectory shape, then round trip: row k of a run as --init reproduces rows k.. bit for bit
-static void check_round_trip(const char* model_path, const char* extra, int nq, int nv) {
+static void check_round_trip(const char* model_path, const char* extra, int nq, int nv, int nu) {
   char model[512];
   snprintf(model, sizeof model, "%s", model_path);
   char* a = simulate_to(path("a.csv"), model, "10", NULL, extra);
   CHECK(count_lines(a) == 12);
   int ncomma = 0;
   for (const char* s = line_at(a, 1); s && *s != '\n'; s++) ncomma += *s == ',';
-  CHECK(ncomma == nq + nv);
+  CHECK(ncomma == nq + nv + nu);   // t, the state, the controls u0.. held from each row
   for (int k = 0; k <= 10; k += 3) {
     const char* row = line_at(a, 1 + k);
     const char* next = row ? strchr(row, '\n') : NULL;
@@ -452,8 +452,8 @@ static void check_round_trip(const char* model_path, const char* extra, int nq, 
 
 // round trips on the test model (free body tumbling) and the MuJoCo humanoid in the air
 static void test_round_trip(void) {
-  check_round_trip(write_file("in_model.xml", g_model), NULL, 9, 8);
-  if (access(HUMANOID, R_OK) == 0) check_round_trip(HUMANOID, "--no-contact", 28, 27);
+  check_round_trip(write_file("in_model.xml", g_model), NULL, 9, 8, 1);
+  if (access(HUMANOID, R_OK) == 0) check_round_trip(HUMANOID, "--no-contact", 28, 27, 21);
   else fprintf(stderr, "note: %s not installed, humanoid round trip skipped\n", HUMANOID);
 }
 
@@ -462,7 +462,7 @@ static void test_simulate_misc(void) {
   const char* model = write_file("in_model.xml", g_model);
   cliRun r = run("simulate", model, "--steps", "4", NULL);
   CHECK(r.code == 0 && count_lines(r.out) == 6);
-  const char* header = "t,q0,q1,q2,q3,q4,q5,q6,q7,q8,v0,v1,v2,v3,v4,v5,v6,v7\n";
+  const char* header = "t,q0,q1,q2,q3,q4,q5,q6,q7,q8,v0,v1,v2,v3,v4,v5,v6,v7,u0\n";
   CHECK(strncmp(r.out, header, strlen(header)) == 0);
   CHECK(has(r.out, "\n0,0.29999999999999999,0.050000000000000003,1,0,2,1,0,0,0,0.5,0,"));
   CHECK(has(r.err, "4 steps") && has(r.err, "energy"));

@@ -683,8 +683,9 @@ static void test_sigint(void) {
 }
 
 // --ctrl-value: a 2 kg slider on a frictionless rail pushed by a motor at 3 N (paper 000 Fig. 4b's known force):
-// its mass follows exactly from data simulated with the same push; without the push in the fit the mass is
-// wrong (the data's acceleration is then unexplained); a wrong count exits 2
+// its mass follows exactly from data simulated with the same push, held from the data's u0 column (simulate writes
+// the controls it used) or, on a file without it, from --ctrl-value; without the push in the fit the mass is wrong
+// (the data's acceleration is then unexplained); --ctrl-value beside recorded controls exits 1, a wrong count 2
 static void test_known_push(void) {
   const char* model = write_file("in_push.xml",
       "<mujoco><option timestep=\"0.01\" gravity=\"0 0 0\"/><worldbody><body name=\"cart\">"
@@ -694,14 +695,30 @@ static void test_known_push(void) {
   idRunOut r = run("simulate", model, "--steps", "100", "--ctrl-value", "3", "--quiet", "--out", path("in_push.csv"), NULL);
   CHECK(r.code == 0);
   run_free(&r);
-  r = run("identify", model, path("in_push.csv"), "--param", "mass:cart:init=0.5", "--ctrl-value", "3", "--quiet", NULL);
+  r = run("identify", model, path("in_push.csv"), "--param", "mass:cart:init=0.5", "--quiet", NULL);
   CHECK_MSG(r.code == 0, "%s", r.err);
   CHECK_NEAR(printed(r.out, "mass:cart"), 2, 1e-8);
   run_free(&r);
-  r = run("identify", model, path("in_push.csv"), "--param", "mass:cart:init=0.5", "--quiet", NULL);
+  r = run("identify", model, path("in_push.csv"), "--param", "mass:cart:init=0.5", "--ctrl-value", "3", "--quiet", NULL);
+  CHECK(r.code == 1 && has(r.err, "--ctrl-value: the data record their controls"));
+  run_free(&r);
+  // the same data without the u0 column: --ctrl-value gives the push, nothing gives no push
+  char* text = slurp(path("in_push.csv"));
+  for (char *p = text, *comma = NULL; *p; p++) {
+    if (*p == ',') comma = p;
+    if (*p == '\n' && comma) memmove(comma, p, strlen(p) + 1), p = comma, comma = NULL;
+  }
+  CHECK(strncmp(text, "t,q0,v0\n", 8) == 0);
+  write_file("in_push_state.csv", text);
+  free(text);
+  r = run("identify", model, path("in_push_state.csv"), "--param", "mass:cart:init=0.5", "--ctrl-value", "3", "--quiet", NULL);
+  CHECK_MSG(r.code == 0, "%s", r.err);
+  CHECK_NEAR(printed(r.out, "mass:cart"), 2, 1e-8);
+  run_free(&r);
+  r = run("identify", model, path("in_push_state.csv"), "--param", "mass:cart:init=0.5", "--quiet", NULL);
   CHECK(r.code == 0 && !(fabs(printed(r.out, "mass:cart") - 2) < 1e-3));
   run_free(&r);
-  r = run("identify", model, path("in_push.csv"), "--param", "mass:cart", "--ctrl-value", "3,1", "--quiet", NULL);
+  r = run("identify", model, path("in_push_state.csv"), "--param", "mass:cart", "--ctrl-value", "3,1", "--quiet", NULL);
   CHECK(r.code == 2 && has(r.err, "2 values for 1 actuators"));
   run_free(&r);
 }
