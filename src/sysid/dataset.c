@@ -30,6 +30,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "rot.h"
 #include "sysid.h"
 #include "trajio.h"
 
@@ -891,14 +892,24 @@ static physStatus check_time(const dsFile* f, const char* file, physLog* log) {
   return PHYS_OK;
 }
 
+// a continuous joint (hinge without limits) recorded wrapped into (-pi, pi]: its difference over dt modulo 2 pi
+static void wrap_continuous(double* vdiff, const physModel* m, double dt) {
+  for (int j = 0; j < m->njnt; j++) {
+    if (m->jnt_type[j] != PHYS_JNT_HINGE || m->jnt_limited[j]) continue;
+    int i = m->jnt_dofadr[j];
+    vdiff[i] = phys_wrap_angle(vdiff[i] * dt) / dt;
+  }
+}
+
 // velocities absent from the file: v_k = (q_k (-) q_{k-1}) / (t_k - t_{k-1}) for k >= 1 (semi-implicit Euler's
-// own velocity); v_0 = 2 v_1 - v_2, the linear extrapolation (error O(dt^2) where the forward difference v_1
+// own velocity; a continuous hinge's difference wrapped into (-pi, pi]); v_0 = 2 v_1 - v_2, the linear extrapolation (error O(dt^2) where the forward difference v_1
 // is O(dt) off), or v_1 when T = 2
 static void fill_velocities(dsFile* f, const physModel* m, double* vdiff) {
   int nv = m->nv;
   for (int k = 1; k < f->T; k++) {
     phys_difference_pos(m, vdiff, f->time[k] - f->time[k - 1], f->qpos + (size_t)(k - 1) * m->nq,
                         f->qpos + (size_t)k * m->nq);
+    wrap_continuous(vdiff, m, f->time[k] - f->time[k - 1]);
     for (int i = 0; i < nv; i++) {
       if (!f->has_v[i]) f->qvel[(size_t)k * nv + i] = vdiff[i];
     }

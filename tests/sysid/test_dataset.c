@@ -632,6 +632,31 @@ static void test_recorded_inputs_bad(void) {
   phys_free_model(m);
 }
 
+// a continuous joint recorded wrapped into (-pi, pi], positions only: the differenced velocity across the jump
+// from 3.1 to -3.1 rad is the short way round, (2 pi - 6.2) / dt, not -6.2 / dt; a limited hinge keeps -6.2 / dt
+static void test_wrapped_differences(void) {
+  const double pi = 3.14159265358979323846;
+  for (int limited = 0; limited < 2; limited++) {
+    physLog log = {0};
+    char xml[512];
+    snprintf(xml, sizeof xml, "<mujoco><compiler angle='radian'/><worldbody><body><joint name='h' axis='0 0 1' %s/>"
+             "<geom size='.1'/></body></worldbody></mujoco>", limited ? "limited='true' range='-10 10'" : "");
+    physModel* m = phys_load(write_text("rotor.xml", xml), NULL, &log);
+    CHECK_MSG(m != NULL, "%s", log.error);
+    if (!m) return;
+    physDataset ds;
+    CHECK_MSG(load1(&ds, m, write_text("in_rotor.csv", "t,h\n0,3.0\n0.1,3.1\n0.2,-3.1\n"), NULL, &log) == PHYS_OK,
+              "%s", log.error);
+    if (ds.ntraj == 1) {
+      double want = limited ? -62 : (2 * pi - 6.2) / 0.2 * 2;   // (2 pi - 6.2) / 0.1
+      CHECK_NEAR(ds.traj[0].qvel[2], want, 1e-9);
+      CHECK_NEAR(ds.traj[0].qvel[1], 1, 1e-9);
+    }
+    phys_dataset_free(&ds);
+    phys_free_model(m);
+  }
+}
+
 int main(void) {
   double one = 1;
   unsigned char b[8];
@@ -650,6 +675,7 @@ int main(void) {
   test_input_limits();
   test_recorded_inputs();
   test_recorded_inputs_bad();
+  test_wrapped_differences();
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
   if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", g_dir);
