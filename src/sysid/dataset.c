@@ -1152,6 +1152,7 @@ physStatus phys_dataset_load(physDataset* ds, const physModel* m, const char* co
   memset(ds, 0, sizeof *ds);
   ds->nq = m->nq;
   ds->nv = m->nv;
+  ds->nu = m->nu;
   int nmap = opt && opt->nmap > 0 ? opt->nmap : 0, nfile = 0;
   char** files = NULL;
   char(*col_map)[256] = calloc((size_t)(nmap ? nmap : 1), 256);

@@ -35,6 +35,7 @@ typedef struct physDataset_ {
   unsigned char* obs_v;     // nv flags: velocity coordinate i observed
   double dt_obs;            // median spacing of the samples (s)
   int has_ctrl, has_qfrc;   // every trajectory carries controls / joint forces (all files of a set agree)
+  int nu;                   // the model's actuators (columns of traj[k].ctrl)
 } physDataset;
 
 typedef struct physDataOptions_ {

@@ -24,6 +24,7 @@ static void ds_alloc(physDataset* ds, const physModel* m, int ntraj, int T, doub
   ds->ntraj = ntraj;
   ds->nq = m->nq;
   ds->nv = m->nv;
+  ds->nu = m->nu;
   ds->dt_obs = dt_obs;
   ds->traj = calloc((size_t)ntraj, sizeof(physTrajectory));
   for (int k = 0; k < ntraj; k++) {
