@@ -5,7 +5,8 @@
 // to the end) with `substeps` simulation steps per interval (timestep = interval / substeps), and compared
 // with the observations it passes: position error |p_pred - p_obs| (m) of every free joint, rotation error
 // |log(R_pred' R_obs)| (degrees) of every free and ball joint, and the error of hinge (degrees) and slide (m)
-// joints. Segments start at samples 0, horizon, 2 horizon, ... (each from the observed state, the contact list
+// joints (a hinge without limits, a continuous joint, modulo 2 pi: the wrapped difference in (-pi, pi]). Recorded
+// inputs (controls u, joint forces tau) hold from their sample to the next at every substep. Segments start at samples 0, horizon, 2 horizon, ... (each from the observed state, the contact list
 // cleared: no warm start carries over). A step accepted with a warning (an inexact contact solve) is counted
 // and the first one reported; a rejected step (non-finite state) ends the run with exit 1. These are the multi-step prediction metrics of paper 004 (CCN) on
 // the tosses: the mean over all predicted samples and the error at the end of each segment.
@@ -77,7 +78,7 @@ static void compare(evalSum* sums, const physModel* m, const physDataset* ds, co
         if (ob[0]) ev_add(sums + EV_ROT, deg * quat_angle(q + a, o + a), end);
         break;
       case PHYS_JNT_HINGE:
-        if (ob[0]) ev_add(sums + EV_HINGE, deg * fabs(q[a] - o[a]), end);
+        if (ob[0]) ev_add(sums + EV_HINGE, deg * fabs(m->jnt_limited[j] ? q[a] - o[a] : phys_wrap_angle(q[a] - o[a])), end);
         break;
       default:
         if (ob[0]) ev_add(sums + EV_SLIDE, fabs(q[a] - o[a]), end);
@@ -100,6 +101,9 @@ static int eval_traj(evalSum* sums, physModel* m, physData* d, const physDataset
     int last = s0 + H < tr->T - 1 ? s0 + H : tr->T - 1;
     for (int k = s0 + 1; k <= last; k++) {
       m->opt.timestep = (tr->time[k] - tr->time[k - 1]) / a->substeps;
+      // the recorded inputs of sample k - 1 hold until sample k (zero without them)
+      if (tr->ctrl) memcpy(d->ctrl, tr->ctrl + (size_t)(k - 1) * m->nu, sizeof(double) * (size_t)m->nu);
+      if (tr->qfrc) memcpy(d->qfrc_applied, tr->qfrc + (size_t)(k - 1) * m->nv, sizeof(double) * (size_t)m->nv);
       for (int s = 0; s < a->substeps; s++) {
         int nw = d->nwarning;
         double t0 = d->time;

@@ -247,12 +247,14 @@ void grad_restore(physData* d, const physModel* m, const gradSave* s) {
 //---------------------------------------------------------------------------------------------------------
 // physid jacobian
 
-// the state of the --init file (t column optional), zero controls
+// the state of the --init file (t column optional) with its recorded inputs: controls u0.. into ctrl, joint
+// forces tau0.. into qfrc_applied (zero without those columns)
 static int read_state(const physModel* m, physData* d, const char* init) {
   physLog log;
   memset(&log, 0, sizeof log);
   phys_reset_data(m, d);
-  if (phys_traj_read_state(&d->time, d->qpos, d->qvel, m, init, &log) == PHYS_OK) return 1;
+  if (phys_traj_read_state_inputs(&d->time, d->qpos, d->qvel, d->ctrl, d->qfrc_applied, m, init, &log) == PHYS_OK)
+    return 1;
   cli_error("%s", log.error);
   return 0;
 }
@@ -339,7 +341,8 @@ int cli_jacobian(int argc, char** argv) {
   gradArgs a = {0};
   a.contact = -1;
   const argOption opt[] = {
-      {"--init", ARG_STRING, &a.init, "FILE", "the state: CSV with one row (t column optional); controls zero",
+      {"--init", ARG_STRING, &a.init, "FILE", "the state: CSV with one row (t column optional; u0.., tau0.. columns: its controls and joint "
+       "forces, else zero)",
        0, 0, 1},
       {"--wrt", ARG_STRING, &a.wrt, "LIST",
        "columns, comma-separated: state (A, default), ctrl (B), param:KIND:NAME, params (P)", 0, 0, 0},

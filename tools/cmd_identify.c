@@ -819,12 +819,18 @@ static int run_fit(idRun* r, const idArgs* a) {
     cli_error("%s", log.error);
     return 0;
   }
+  if (r->ds.has_ctrl && a->ctrl_value) {
+    cli_error("--ctrl-value: the data record their controls (u columns, %s); give one or the other",
+              r->ds.traj[0].source);
+    return 0;
+  }
   if (!a->quiet) {
     int nsample = 0;
     for (int k = 0; k < r->ds.ntraj; k++) nsample += r->ds.traj[k].T;
     fprintf(stderr, "physid: identify: %d trajectories (%d samples, dt %.6g s), %d parameters (%d values); loss %s, "
-            "contact %s\n", r->ds.ntraj, nsample, r->ds.dt_obs, r->table.n, r->table.ntheta,
-            (const char*[]){"onestep", "kstep", "rollout"}[r->fit.loss], phys_contact_name(r->m->opt.contact));
+            "contact %s%s%s\n", r->ds.ntraj, nsample, r->ds.dt_obs, r->table.n, r->table.ntheta,
+            (const char*[]){"onestep", "kstep", "rollout"}[r->fit.loss], phys_contact_name(r->m->opt.contact),
+            r->ds.has_ctrl ? "; recorded controls" : "", r->ds.has_qfrc ? "; recorded joint forces" : "");
   }
   double t0 = wall_seconds();
   s = phys_fit(r->m, &r->table, r->theta0, r->lower, r->upper, &r->ds, &r->fit, &r->res, &log);

@@ -6,6 +6,12 @@
 // with --strict any step warning), or SIGINT/SIGTERM leave no output file. Step warnings that do not stop the
 // run (an initial overlap, a contact solve short of its tolerance, an energy gain, ...) are counted by kind in
 // physData and reported at the end, one line per kind with its count and first step (not with --quiet).
+//
+// Inputs: a model with actuators gets the columns u0..u{nu-1} after the state: row k's controls are those held
+// from row k to row k+1 (zero-order hold; the last row repeats the last ones), so `simulate | identify` sees what
+// drove the motion. --ctrl random draws new controls once per written row (every K steps with --every K).
+// --ctrl-file replays a data file's recorded inputs (controls, and joint forces into qfrc_applied, then also
+// written as tau0..): each row's values hold from its time to the next row's (the last row's to the end).
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -18,6 +24,7 @@
 
 #include "cli.h"
 #include "rng.h"
+#include "sysid.h"
 #include "trajio.h"
 
 enum { CTRL_ZERO = 0, CTRL_RANDOM };
@@ -39,7 +46,14 @@ typedef struct simArgs_ {
   int every;                // write every k-th state (default 1)
   double noise;             // standard deviation of the noise on written translations (m; 0: none)
   const char* ctrl_value;   // NULL, or nu comma-separated constant controls
+  const char* ctrl_file;    // NULL, or a data file whose recorded inputs are replayed
 } simArgs;
+
+// the recorded inputs of --ctrl-file (one trajectory of a dataset) and where the replay is
+typedef struct simReplay_ {
+  physDataset ds;
+  int row;                  // the row whose inputs hold now
+} simReplay;
 
 static volatile sig_atomic_t g_signal = 0;
 
@@ -80,6 +94,40 @@ static void set_controls(const physModel* m, physData* d, int mode, const double
       d->ctrl[i] = phys_rng_range(rng, -1, 1);
     }
   }
+}
+
+// load --ctrl-file: one file (any data format) that records controls or joint forces; 0 and a message otherwise
+static int replay_load(simReplay* rp, const physModel* m, const char* file) {
+  physLog log;
+  memset(&log, 0, sizeof log);
+  if (phys_dataset_load(&rp->ds, m, &file, 1, NULL, &log) != PHYS_OK) {
+    cli_error("--ctrl-file %s", log.error);
+    return 0;
+  }
+  if (rp->ds.ntraj != 1) {
+    cli_error("--ctrl-file %s: a folder of %d files; give one file", file, rp->ds.ntraj);
+    return 0;
+  }
+  if (!rp->ds.has_ctrl && !rp->ds.has_qfrc) {
+    if (m->nu > 0)
+      cli_error("--ctrl-file %s: no recorded inputs: expected the controls u0..u%d (or ctrl:ACTUATOR) and/or the "
+                "joint forces tau0..tau%d (or qfrc:JOINT)", file, m->nu - 1, m->nv - 1);
+    else
+      cli_error("--ctrl-file %s: no recorded inputs: model '%s' has no actuators; expected the joint forces "
+                "tau0..tau%d (or qfrc:JOINT)", file, m->modelname, m->nv - 1);
+    return 0;
+  }
+  return 1;
+}
+
+// the inputs held at time t: those of the last row whose time is <= t (to a millionth of a step: times written
+// with %.17g and times summed step by step agree that far); before the first row, the first row's
+static void replay_inputs(simReplay* rp, const physModel* m, physData* d) {
+  const physTrajectory* tr = rp->ds.traj;
+  double tol = 1e-6 * m->opt.timestep;
+  while (rp->row + 1 < tr->T && tr->time[rp->row + 1] <= d->time + tol) rp->row++;
+  if (tr->ctrl) memcpy(d->ctrl, tr->ctrl + (size_t)rp->row * m->nu, sizeof(double) * (size_t)m->nu);
+  if (tr->qfrc) memcpy(d->qfrc_applied, tr->qfrc + (size_t)rp->row * m->nv, sizeof(double) * (size_t)m->nv);
 }
 
 // index of the first non-finite value of x (n), -1 if all are finite
@@ -138,18 +186,30 @@ static void noisy_row(const physModel* m, double* qpos, double* qvel, double* pr
   memcpy(prev, qpos, sizeof(double) * (size_t)m->nq);
 }
 
-// write the state as a row (through noisy_row with --noise); scratch q, v, prev (nq, nv, nq)
-static int write_state(FILE* f, const physModel* m, const physData* d, const simArgs* a, int first,
+// write the state as a row (through noisy_row with --noise) with the controls held from it (when nu > 0) and the
+// replayed joint forces (with a --ctrl-file that has them); scratch q, v, prev (nq, nv, nq)
+static int write_state(FILE* f, const physModel* m, const physData* d, const simArgs* a, int first, int with_qfrc,
                        double* q, double* v, double* prev, physRng* nrng) {
   memcpy(q, d->qpos, sizeof(double) * (size_t)m->nq);
   memcpy(v, d->qvel, sizeof(double) * (size_t)m->nv);
   if (a->noise > 0) noisy_row(m, q, v, prev, first, a->every * m->opt.timestep, a->noise, nrng);
-  return phys_traj_write_row(f, m, d->time, q, v) == PHYS_OK;
+  return phys_traj_write_row_u(f, m, d->time, q, v, m->nu > 0 ? d->ctrl : NULL, with_qfrc ? d->qfrc_applied : NULL)
+         == PHYS_OK;
+}
+
+// the inputs of the interval that starts at step k (1-based): the replayed file's at the current time, else
+// --ctrl-value or zero, else (random) new draws at the start of each written interval
+static void next_inputs(simReplay* rp, const physModel* m, physData* d, const simArgs* a, const double* cval,
+                        physRng* rng, int k) {
+  if (rp) replay_inputs(rp, m, d);
+  else if ((k - 1) % a->every == 0) set_controls(m, d, a->ctrl, cval, rng);
 }
 
 // the step loop: row 0 is the initial state, then the state after every `every` steps; stops on a signal.
-// The control draws and the noise draws use separate streams (seed, seed + 1).
-static int run_steps(cliOutput* o, const physModel* m, physData* d, const simArgs* a, const double* cval) {
+// The control draws and the noise draws use separate streams (seed, seed + 1). A row is written after the
+// inputs of the interval it starts are set, so its u columns are the controls held until the next row.
+static int run_steps(cliOutput* o, const physModel* m, physData* d, const simArgs* a, const double* cval,
+                     simReplay* rp) {
   physRng rng, nrng;
   phys_rng_seed(&rng, (uint64_t)a->seed);
   phys_rng_seed(&nrng, (uint64_t)a->seed + 1);
@@ -159,11 +219,14 @@ static int run_steps(cliOutput* o, const physModel* m, physData* d, const simArg
     return 0;
   }
   double *v = q + m->nq, *prev = v + m->nv;
-  int ok = phys_traj_write_header(o->f, m) == PHYS_OK && write_state(o->f, m, d, a, 1, q, v, prev, &nrng);
+  int wq = rp && rp->ds.has_qfrc;
+  if (a->steps > 0) next_inputs(rp, m, d, a, cval, &rng, 1);
+  int ok = phys_traj_write_header_u(o->f, m, m->nu > 0, wq) == PHYS_OK &&
+           write_state(o->f, m, d, a, 1, wq, q, v, prev, &nrng);
   for (int k = 1; ok && k <= a->steps && !g_signal; k++) {
-    set_controls(m, d, a->ctrl, cval, &rng);
     ok = step_checked(m, d, a, k);
-    if (ok && k % a->every == 0 && !write_state(o->f, m, d, a, 0, q, v, prev, &nrng)) {
+    if (ok && k < a->steps) next_inputs(rp, m, d, a, cval, &rng, k + 1);   // before the row that starts it
+    if (ok && k % a->every == 0 && !write_state(o->f, m, d, a, 0, wq, q, v, prev, &nrng)) {
       cli_error("%s %s: write error: %s", o->option, o->path ? o->path : "-", strerror(errno));
       ok = 0;
     }
@@ -213,11 +276,12 @@ static void catch_signals(int on) {
 }
 
 // open the (checked) output, run, commit or clean up; an interrupted run re-raises its signal after cleaning up
-static int simulate(cliOutput* o, const physModel* m, physData* d, const simArgs* a, const double* cval) {
+static int simulate(cliOutput* o, const physModel* m, physData* d, const simArgs* a, const double* cval,
+                    simReplay* rp) {
   catch_signals(1);
   int ok = cli_output_open(o);
   double t0 = d->time, start = wall_seconds();
-  ok = ok && run_steps(o, m, d, a, cval);
+  ok = ok && run_steps(o, m, d, a, cval, rp);
   double wall = wall_seconds() - start;
   if (!ok || g_signal) ok = 0, cli_output_abort(o);
   else ok = cli_output_commit(o);
@@ -257,10 +321,13 @@ int cli_simulate(int argc, char** argv) {
       {"--noise", ARG_DOUBLE, &a.noise, "SIGMA", "white noise (m) on written translations; velocities become "
        "backward differences of the written positions (as motion capture)", 0, 1, 0},
       {"--ctrl-value", ARG_STRING, &a.ctrl_value, "U0,U1,..", "constant controls, one per actuator", 0, 0, 0},
+      {"--ctrl-file", ARG_STRING, &a.ctrl_file, "FILE", "replay the controls (u0.. or ctrl:ACTUATOR) and joint "
+       "forces (tau0.. or qfrc:JOINT) a data file records, each held from its time to the next row's", 0, 0, 0},
   };
   const argCommand cmd = {"simulate",
                           "Simulate a model from its keyframe 0 (or qpos0, or --init) and write the trajectory "
-                          "as CSV:\nheader t,q0..q{nq-1},v0..v{nv-1}, values as %.17g, N+1 rows.",
+                          "as CSV:\nheader t,q0..q{nq-1},v0..v{nv-1} (then u0..u{nu-1}: the controls held from each row to the next), "
+                          "values as %.17g, N+1 rows.",
                           "MODEL", 1, opt, sizeof opt / sizeof opt[0],
                           "physid simulate arm7.xml --steps 1000 --ctrl random --seed 3 --out arm7.csv"};
   const char* pos[ARGS_MAXPOS];
@@ -272,9 +339,13 @@ int cli_simulate(int argc, char** argv) {
     cli_error("--steps %d is not a multiple of --every %d", a.steps, a.every);
     return CLI_EXIT_USAGE;
   }
+  if (a.ctrl_file && (a.ctrl_value || a.ctrl)) {
+    cli_error("--ctrl-file replays recorded inputs: it excludes %s", a.ctrl_value ? "--ctrl-value" : "--ctrl random");
+    return CLI_EXIT_USAGE;
+  }
   cliOutput o;
-  const char* input[2] = {a.model, a.init};
-  if (!cli_output_check(&o, "--out", a.out) || cli_output_conflicts(&o, 1, input, 2)) return CLI_EXIT_INPUT;
+  const char* input[3] = {a.model, a.init, a.ctrl_file};
+  if (!cli_output_check(&o, "--out", a.out) || cli_output_conflicts(&o, 1, input, 3)) return CLI_EXIT_INPUT;
   physModel* m = cli_load_model(a.model, a.floating);
   if (!m) return CLI_EXIT_INPUT;
   double cval[64];
@@ -293,9 +364,13 @@ int cli_simulate(int argc, char** argv) {
     cli_log_warnings(&log);
   }
   physData* d = phys_make_data(m);
+  simReplay rp;
+  memset(&rp, 0, sizeof rp);
   code = CLI_EXIT_INPUT;
   if (!d) cli_error("%s: out of memory allocating the simulation data", a.model);
-  else if (init_state(m, d, a.init)) code = simulate(&o, m, d, &a, a.ctrl_value ? cval : NULL);
+  else if (init_state(m, d, a.init) && (!a.ctrl_file || replay_load(&rp, m, a.ctrl_file)))
+    code = simulate(&o, m, d, &a, a.ctrl_value ? cval : NULL, a.ctrl_file ? &rp : NULL);
+  phys_dataset_free(&rp.ds);
   phys_free_data(d);
   phys_free_model(m);
   return code;

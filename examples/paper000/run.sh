@@ -43,7 +43,8 @@ data nocollide $D/cubes_collide.xml 700 4 "$TMP/init1.csv"
 
 F="0.05 0.1 0.3 0.6 1.0"
 for g in $F; do fit "slide_$g" $D/cube_slide.xml slide lcp "" "friction:cube:init=$g:min=0.01:max=2"; done
-for g in 0.2 0.5 1.5 2 2.5; do fit "push_$g" $D/cube_push.xml push lcp 5 "mass:cube:init=$g:min=0.05:max=20"; done
+# the push: simulate wrote the 5 N it held as the data's u0 column; identify applies it from there
+for g in 0.2 0.5 1.5 2 2.5; do fit "push_$g" $D/cube_push.xml push lcp "" "mass:cube:init=$g:min=0.05:max=20"; done
 for s in "0.05 0.3 0.1" "0.1 3 0.9" "0.3 0.5 0.2" "0.6 2 0.7" "1.0 5 0.3"; do
   set -- $s
   fit "collide_$1_$2_$3" $D/cubes_collide.xml collide cone "" "friction:cube:init=$1:min=0.01:max=2" \
@@ -113,7 +114,8 @@ draw and asserts them):
   step onto a bound at 0 stops there (the collision from (0.1, 3, 0.9) ended at mu = 0 with min=0).
 - 4b: the mass guesses stay below F / (mu g) = 2.55 kg; heavier, the model's cube sticks under the 5 N pull,
   the motion does not depend on the mass and LM has no gradient (3.5 and 5 kg stayed where they started).
-  The push is cube_push.xml's motor, its control given to both simulate and identify as --ctrl-value 5.
+  The push is cube_push.xml's motor, its control given to simulate as --ctrl-value 5; identify reads it from
+  the data's u0 column (simulate writes the controls it held).
 - 6: starts with the friction above the truth stop at kinks of the loss (mu 0.231 and 0.406 here, loss 3x and
   20x the minimum's) where the 10 ms step in which the cube reaches the known cube changes; starts from below
   converge (2.3% off; the in-memory test: 3 of 3 within 2.5%).

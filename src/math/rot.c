@@ -326,3 +326,11 @@ void phys_so3_jacobians(double Jr[9], double Et[9], const double phi[3]) {
       if (Et) Et[3 * r + c] = (r == c) - s * P[3 * r + c] + a * P2;
     }
 }
+
+double phys_wrap_angle(double x) {
+  const double pi = 3.14159265358979323846, two_pi = 2 * pi;
+  if (x > -pi && x <= pi) return x;   // the common case, exactly
+  double r = fmod(x + pi, two_pi);     // in (-2 pi, 2 pi), the sign of x + pi
+  if (r <= 0) r += two_pi;             // in (0, 2 pi]
+  return r - pi;
+}

@@ -92,4 +92,8 @@ void phys_eig3(double eigval[3], double quat[4], const double mat[9]);
 // Exp(phi + dphi) = Exp(phi) Exp(Jr(phi) dphi) to first order
 void phys_so3_jacobians(double Jr[9], double Et[9], const double phi[3]);
 
+// an angle difference wrapped into (-pi, pi] (x - 2 pi k for the integer k that puts it there): how a
+// continuous joint (a hinge without limits) compares two angles
+double phys_wrap_angle(double x);
+
 #endif  // PHYS_ROT_H

@@ -8,10 +8,13 @@
 #include <string.h>
 #include <sys/stat.h>
 
-// column layout of a file: optional t, then nq positions, then nv velocities
+// column layout of a file: optional t, then nq positions, nv velocities, then the optional recorded inputs:
+// nu controls u0..u{nu-1} and ntau applied joint forces tau0..tau{nv-1} (0 when the file has none)
 typedef struct trajLayout_ {
   int has_time;
   int nq, nv;
+  int nu, ntau;
+  int mnu;                  // the model's actuators (for messages)
 } trajLayout;
 
 //---------------------------------------------------------------------------------------------------------
@@ -19,7 +22,7 @@ typedef struct trajLayout_ {
 
 // number of columns of a layout
 static int layout_ncol(const trajLayout* L) {
-  return L->has_time + L->nq + L->nv;
+  return L->has_time + L->nq + L->nv + L->nu + L->ntau;
 }
 
 // name of column c of a layout: "t", "q<i>" or "v<i>"
@@ -29,8 +32,12 @@ static void column_name(char name[32], const trajLayout* L, int c) {
     snprintf(name, 32, "t");
   } else if (i < L->nq) {
     snprintf(name, 32, "q%d", i);
-  } else {
+  } else if (i < L->nq + L->nv) {
     snprintf(name, 32, "v%d", i - L->nq);
+  } else if (i < L->nq + L->nv + L->nu) {
+    snprintf(name, 32, "u%d", i - L->nq - L->nv);
+  } else {
+    snprintf(name, 32, "tau%d", i - L->nq - L->nv - L->nu);
   }
 }
 
@@ -41,6 +48,10 @@ static void layout_describe(char* text, size_t n, const trajLayout* L) {
   if (L->nv) snprintf(v, sizeof v, "v0..v%d", L->nv - 1);
   snprintf(text, n, "%s%s%s%s%s", L->has_time ? "t" : "", L->has_time && L->nq ? "," : "", q,
            (L->has_time || L->nq) && L->nv ? "," : "", v);
+  size_t len = strlen(text);
+  if (L->nu && len < n) snprintf(text + len, n - len, ",u0..u%d", L->nu - 1);
+  len = strlen(text);
+  if (L->ntau && len < n) snprintf(text + len, n - len, ",tau0..tau%d", L->ntau - 1);
 }
 
 //---------------------------------------------------------------------------------------------------------
@@ -167,22 +178,53 @@ char* phys_csv_field(char** cursor) {
 // check a column count against the layout: "file:line: expected N columns (...), found M"
 static physStatus check_ncol(const physLineReader* r, const trajLayout* L, int found, physLog* log) {
   if (found == layout_ncol(L)) return PHYS_OK;
-  char text[128];
+  char text[160];
   layout_describe(text, sizeof text, L);
-  return phys_error(log, PHYS_ERR_SIZE, "%s:%d: expected %d columns (%s for nq=%d, nv=%d), found %d",
-                    r->filename, r->lineno, layout_ncol(L), text, L->nq, L->nv, found);
+  return phys_error(log, PHYS_ERR_SIZE, "%s:%d: expected %d columns (%s for nq=%d, nv=%d, nu=%d%s), found %d",
+                    r->filename, r->lineno, layout_ncol(L), text, L->nq, L->nv, L->mnu,
+                    L->nu || L->ntau ? "" : "; recorded inputs may follow: u0..u{nu-1} then tau0..tau{nv-1}", found);
 }
 
-// parse the header (the reader's current line): decide whether `t` is present, then check the count and every name
+// the name of field c (0-based) of a header line into out (empty if the line has fewer fields)
+static void header_field(char out[32], const char* line, int c) {
+  for (int k = 0; k < c && line; k++) {
+    line = strchr(line, ',');
+    if (line) line++;
+  }
+  out[0] = 0;
+  if (!line) return;
+  line += strspn(line, " \t");
+  size_t n = strcspn(line, ", \t");
+  if (n < 32) memcpy(out, line, n), out[n] = 0;
+}
+
+// which input groups follow the state columns: u0.. (the model's nu controls) then tau0.. (nv forces),
+// recognised by the first name after the state; the count and every name are checked by the caller
+static void header_inputs(trajLayout* L, const char* line, int mnu) {
+  char name[32];
+  int base = L->has_time + L->nq + L->nv;
+  header_field(name, line, base);
+  if (mnu > 0 && strcmp(name, "u0") == 0) {
+    L->nu = mnu;
+    header_field(name, line, base + mnu);
+  }
+  if (L->nv > 0 && strcmp(name, "tau0") == 0) L->ntau = L->nv;
+}
+
+// parse the header (the reader's current line): decide whether `t` is present and which recorded inputs follow
+// the state, then check the count and every name
 static physStatus parse_header(trajLayout* L, physLineReader* r, int flags, physLog* log) {
+  char first[32];
+  header_field(first, r->buf, 0);
+  L->has_time = strcmp(first, "t") == 0 || !(flags & PHYS_TRAJ_TIME_OPTIONAL);
+  header_inputs(L, r->buf, L->mnu);
   char* cursor = r->buf;
   int nfield = count_fields(r->buf);
-  char* first = phys_csv_field(&cursor);
-  L->has_time = strcmp(first, "t") == 0 || !(flags & PHYS_TRAJ_TIME_OPTIONAL);
+  char* first_cut = phys_csv_field(&cursor);
   physStatus s = check_ncol(r, L, nfield, log);
   if (s != PHYS_OK) return s;
   for (int c = 0; c < nfield; c++) {
-    const char* found = c == 0 ? first : phys_csv_field(&cursor);
+    const char* found = c == 0 ? first_cut : phys_csv_field(&cursor);
     char want[32];
     column_name(want, L, c);
     if (strcmp(found, want) != 0) {
@@ -216,15 +258,17 @@ static physStatus parse_value(double* value, const char* field, const physLineRe
   return PHYS_OK;
 }
 
-// parse the current line as a data row into time (0 without a t column), qpos and qvel
-static physStatus parse_row(double* time, double* qpos, double* qvel, physLineReader* r,
-                            const trajLayout* L, physLog* log) {
+// parse the current line as a data row into time (0 without a t column), qpos, qvel and the inputs (ctrl: L->nu
+// values, qfrc: L->ntau values)
+static physStatus parse_row(double* time, double* qpos, double* qvel, double* ctrl, double* qfrc,
+                            physLineReader* r, const trajLayout* L, physLog* log) {
   physStatus s = check_ncol(r, L, count_fields(r->buf), log);
   char* cursor = r->buf;
   *time = 0;
   for (int c = 0; s == PHYS_OK && c < layout_ncol(L); c++) {
-    int i = c - L->has_time;
-    double* dst = i < 0 ? time : i < L->nq ? qpos + i : qvel + (i - L->nq);
+    int i = c - L->has_time, iu = i - L->nq - L->nv;
+    double* dst = i < 0 ? time : i < L->nq ? qpos + i : iu < 0 ? qvel + (i - L->nq)
+                  : iu < L->nu ? ctrl + iu : qfrc + (iu - L->nu);
     s = parse_value(dst, phys_csv_field(&cursor), r, L, c, log);
   }
   return s;
@@ -249,6 +293,8 @@ static physStatus traj_reserve(physTraj* t, int* cap, const physLineReader* r, p
   if (p && (p = realloc(t->time, n * sizeof(double)))) t->time = p;
   if (p && (p = realloc(t->qpos, n * qsize))) t->qpos = p;
   if (p && (p = realloc(t->qvel, n * vsize))) t->qvel = p;
+  if (p && t->nu && (p = realloc(t->ctrl, n * (size_t)t->nu * sizeof(double)))) t->ctrl = p;
+  if (p && t->ntau && (p = realloc(t->qfrc, n * vsize))) t->qfrc = p;
   if (!p) return phys_error(log, PHYS_ERR_NOMEM, "%s: out of memory at %d rows", filename, t->nrow);
   *cap = (int)n;
   return PHYS_OK;
@@ -260,6 +306,8 @@ void phys_traj_free(physTraj* traj) {
   free(traj->time);
   free(traj->qpos);
   free(traj->qvel);
+  free(traj->ctrl);
+  free(traj->qfrc);
   memset(traj, 0, sizeof *traj);
 }
 
@@ -278,8 +326,9 @@ static physStatus read_rows(physTraj* t, physLineReader* r, const trajLayout* L,
     }
     physStatus s = traj_reserve(t, &cap, r, log);
     if (s == PHYS_OK) {
-      s = parse_row(t->time + t->nrow, t->qpos + (size_t)t->nrow * t->nq,
-                    t->qvel + (size_t)t->nrow * t->nv, r, L, log);
+      s = parse_row(t->time + t->nrow, t->qpos + (size_t)t->nrow * t->nq, t->qvel + (size_t)t->nrow * t->nv,
+                    t->nu ? t->ctrl + (size_t)t->nrow * t->nu : NULL,
+                    t->ntau ? t->qfrc + (size_t)t->nrow * t->ntau : NULL, r, L, log);
     }
     if (s == PHYS_OK) s = phys_traj_check_quat(t->qpos + (size_t)t->nrow * t->nq, m, r->filename,
                                                 r->lineno, log);
@@ -295,8 +344,10 @@ physStatus phys_traj_read_lines(physTraj* traj, const physModel* m, physLineRead
   memset(traj, 0, sizeof *traj);
   traj->nq = m->nq;
   traj->nv = m->nv;
-  trajLayout L = {1, m->nq, m->nv};
+  trajLayout L = {1, m->nq, m->nv, 0, 0, m->nu};
   physStatus s = parse_header(&L, r, flags, log);
+  traj->nu = L.nu;
+  traj->ntau = L.ntau;
   if (s == PHYS_OK) s = read_rows(traj, r, &L, m, log);
   traj->has_time = L.has_time;
   if (s != PHYS_OK) phys_traj_free(traj);
@@ -325,9 +376,9 @@ physStatus phys_traj_read(physTraj* traj, const physModel* m, const char* filena
   return s;
 }
 
-// read exactly one state row (t optional)
-physStatus phys_traj_read_state(double* time, double* qpos, double* qvel, const physModel* m,
-                                const char* filename, physLog* log) {
+// read exactly one state row (t optional), its inputs into ctrl / qfrc when given (else zero)
+physStatus phys_traj_read_state_inputs(double* time, double* qpos, double* qvel, double* ctrl, double* qfrc,
+                                       const physModel* m, const char* filename, physLog* log) {
   physTraj t;
   physStatus s = phys_traj_read(&t, m, filename, PHYS_TRAJ_TIME_OPTIONAL, log);
   if (s != PHYS_OK) return s;
@@ -338,9 +389,16 @@ physStatus phys_traj_read_state(double* time, double* qpos, double* qvel, const 
     *time = t.time[0];
     if (m->nq) memcpy(qpos, t.qpos, (size_t)m->nq * sizeof(double));
     if (m->nv) memcpy(qvel, t.qvel, (size_t)m->nv * sizeof(double));
+    for (int i = 0; ctrl && i < m->nu; i++) ctrl[i] = t.nu ? t.ctrl[i] : 0;
+    for (int i = 0; qfrc && i < m->nv; i++) qfrc[i] = t.ntau ? t.qfrc[i] : 0;
   }
   phys_traj_free(&t);
   return s;
+}
+
+physStatus phys_traj_read_state(double* time, double* qpos, double* qvel, const physModel* m,
+                                const char* filename, physLog* log) {
+  return phys_traj_read_state_inputs(time, qpos, qvel, NULL, NULL, m, filename, log);
 }
 
 //---------------------------------------------------------------------------------------------------------
@@ -384,21 +442,34 @@ physStatus phys_traj_check_quat(double* qpos, const physModel* m, const char* fi
 //---------------------------------------------------------------------------------------------------------
 // writing
 
-// header: t,q0,...,q{nq-1},v0,...,v{nv-1}
-physStatus phys_traj_write_header(FILE* f, const physModel* m) {
+// header: t,q0,...,q{nq-1},v0,...,v{nv-1}[,u0,...,u{nu-1}][,tau0,...,tau{nv-1}]
+physStatus phys_traj_write_header_u(FILE* f, const physModel* m, int with_ctrl, int with_qfrc) {
   fputc('t', f);
   for (int i = 0; i < m->nq; i++) fprintf(f, ",q%d", i);
   for (int i = 0; i < m->nv; i++) fprintf(f, ",v%d", i);
+  for (int i = 0; with_ctrl && i < m->nu; i++) fprintf(f, ",u%d", i);
+  for (int i = 0; with_qfrc && i < m->nv; i++) fprintf(f, ",tau%d", i);
   fputc('\n', f);
   return ferror(f) ? PHYS_ERR_IO : PHYS_OK;
 }
 
-// one row: time, qpos, qvel as "%.17g" (17 significant digits identify a double uniquely)
-physStatus phys_traj_write_row(FILE* f, const physModel* m, double time, const double* qpos,
-                               const double* qvel) {
+physStatus phys_traj_write_header(FILE* f, const physModel* m) {
+  return phys_traj_write_header_u(f, m, 0, 0);
+}
+
+// one row: time, qpos, qvel (and ctrl, qfrc unless NULL) as "%.17g" (17 significant digits identify a double uniquely)
+physStatus phys_traj_write_row_u(FILE* f, const physModel* m, double time, const double* qpos, const double* qvel,
+                                 const double* ctrl, const double* qfrc) {
   fprintf(f, "%.17g", time);
   for (int i = 0; i < m->nq; i++) fprintf(f, ",%.17g", qpos[i]);
   for (int i = 0; i < m->nv; i++) fprintf(f, ",%.17g", qvel[i]);
+  for (int i = 0; ctrl && i < m->nu; i++) fprintf(f, ",%.17g", ctrl[i]);
+  for (int i = 0; qfrc && i < m->nv; i++) fprintf(f, ",%.17g", qfrc[i]);
   fputc('\n', f);
   return ferror(f) ? PHYS_ERR_IO : PHYS_OK;
+}
+
+physStatus phys_traj_write_row(FILE* f, const physModel* m, double time, const double* qpos,
+                               const double* qvel) {
+  return phys_traj_write_row_u(f, m, time, qpos, qvel, NULL, NULL);
 }

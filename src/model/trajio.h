@@ -1,4 +1,6 @@
-// trajio.h - trajectory CSV files: one row per time sample, header `t,q0..q{nq-1},v0..v{nv-1}`.
+// trajio.h - trajectory CSV files: one row per time sample, header `t,q0..q{nq-1},v0..v{nv-1}`, optionally
+// followed by recorded inputs: the controls `u0..u{nu-1}` (all of the model's actuators) and then the applied
+// joint forces `tau0..tau{nv-1}` (each value holds from its sample to the next).
 //
 // Writing uses "%.17g", so a written file reads back bit for bit. Reading validates strictly: header names
 // and column count against the model, every value a finite number, quaternions of free and ball joints of
@@ -28,6 +30,9 @@ typedef struct physTraj_ {
   double* time;             // time of each row (0 if the file has no `t` column)     (nrow x 1)
   double* qpos;             // positions                                            (nrow x nq)
   double* qvel;             // velocities                                           (nrow x nv)
+  int nu, ntau;             // input columns the file had: nu = the model's nu or 0, ntau = nv or 0
+  double* ctrl;             // controls u (NULL without)                              (nrow x nu)
+  double* qfrc;             // applied joint forces tau (NULL without)                (nrow x nv)
 } physTraj;
 
 // open an input file for reading: only a regular file or a FIFO (a device such as /dev/zero, a folder, a
@@ -67,6 +72,11 @@ void phys_traj_free(physTraj* traj);
 physStatus phys_traj_read_state(double* time, double* qpos, double* qvel, const physModel* m,
                                 const char* filename, physLog* log);
 
+// the same, with the row's inputs: ctrl (nu) and qfrc (nv) get its u / tau columns, zero when the file has none
+// (either may be NULL: not wanted)
+physStatus phys_traj_read_state_inputs(double* time, double* qpos, double* qvel, double* ctrl, double* qfrc,
+                                       const physModel* m, const char* filename, physLog* log);
+
 // check that each free/ball quaternion in qpos has unit norm within PHYS_TRAJ_QUAT_TOL and normalize it;
 // filename and line are used in the message only
 physStatus phys_traj_check_quat(double* qpos, const physModel* m, const char* filename, int line,
@@ -77,5 +87,10 @@ physStatus phys_traj_write_header(FILE* f, const physModel* m);
 // write one row with "%.17g" (exact round trip)
 physStatus phys_traj_write_row(FILE* f, const physModel* m, double time, const double* qpos,
                                const double* qvel);
+// the same with the recorded inputs: header `...,u0,..,u{nu-1}` when with_ctrl, `...,tau0,..,tau{nv-1}` when
+// with_qfrc; rows with ctrl (nu) and qfrc (nv), each NULL: not written
+physStatus phys_traj_write_header_u(FILE* f, const physModel* m, int with_ctrl, int with_qfrc);
+physStatus phys_traj_write_row_u(FILE* f, const physModel* m, double time, const double* qpos, const double* qvel,
+                                 const double* ctrl, const double* qfrc);
 
 #endif  // PHYS_TRAJIO_H

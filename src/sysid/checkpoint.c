@@ -71,6 +71,9 @@ static uint64_t key_data(const physDataset* ds) {
     h = fnv(h, tr->time, sizeof(double) * (size_t)tr->T);
     h = fnv(h, tr->qpos, sizeof(double) * (size_t)tr->T * ds->nq);
     h = fnv(h, tr->qvel, sizeof(double) * (size_t)tr->T * ds->nv);
+    // recorded inputs (only when present: the keys of fits without them are unchanged)
+    if (tr->ctrl) h = fnv(h, tr->ctrl, sizeof(double) * (size_t)tr->T * ds->nu);
+    if (tr->qfrc) h = fnv(h, tr->qfrc, sizeof(double) * (size_t)tr->T * ds->nv);
   }
   return h;
 }

@@ -30,15 +30,16 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "rot.h"
 #include "sysid.h"
 #include "trajio.h"
 
 #define DS_MAXFILES 1000000       // files in one data set
 #define DS_MAXCOLS 100000         // columns in one file
 
-enum { COL_TIME = 0, COL_Q, COL_V };
+enum { COL_TIME = 0, COL_Q, COL_V, COL_U, COL_TAU };
 
-// what one column of a file holds: the time, qpos[index] or qvel[index]
+// what one column of a file holds: the time, qpos[index], qvel[index], ctrl[index] or qfrc_applied[index]
 typedef struct dsColumn_ {
   int kind;
   int index;
@@ -53,6 +54,9 @@ typedef struct dsFile_ {
   double* qvel;             // 0 where absent (differenced later)                         (T x nv)
   unsigned char* has_q;     // qpos coordinate given                                      (nq x 1)
   unsigned char* has_v;     // qvel coordinate given                                      (nv x 1)
+  int nu, ntau;             // input columns given: the model's nu controls, nv joint forces (else 0)
+  double* ctrl;             // recorded controls (NULL when nu = 0)                       (T x nu)
+  double* qfrc;             // recorded applied joint forces (NULL when ntau = 0)         (T x nv)
 } dsFile;
 
 static const char* const free_q[7] = {"px", "py", "pz", "qw", "qx", "qy", "qz"};
@@ -102,10 +106,11 @@ static int single_scalar_joint(const physModel* m) {
   return found;
 }
 
-// column name for messages: "q3", "v2" or "t"
+// column name for messages: "q3", "v2", "u1", "tau0" or "t"
 static void target_name(char out[32], const dsColumn* c) {
+  static const char* const prefix[5] = {"t", "q", "v", "u", "tau"};
   if (c->kind == COL_TIME) snprintf(out, 32, "t");
-  else snprintf(out, 32, "%s%d", c->kind == COL_Q ? "q" : "v", c->index);
+  else snprintf(out, 32, "%s%d", prefix[c->kind], c->index);
 }
 
 // append text to buf (size n), truncating with "..." when full
@@ -137,6 +142,13 @@ static void describe_expected(char* buf, size_t n, const physModel* m) {
     append(buf, n, tmp);
   }
   if (single_scalar_joint(m) >= 0) append(buf, n, ", theta, theta_dot");
+  if (m->nu > 0) {
+    snprintf(tmp, sizeof tmp, "; recorded inputs: controls u0..u%d or ctrl:ACTUATOR (all %d or none)", m->nu - 1,
+             m->nu);
+    append(buf, n, tmp);
+  }
+  snprintf(tmp, sizeof tmp, "; joint forces tau0..tau%d or qfrc:JOINT[:i] (all %d or none)", m->nv - 1, m->nv);
+  append(buf, n, tmp);
   append(buf, n, "; or --map COLUMN=q:JOINT[:i]");
 }
 
@@ -268,6 +280,34 @@ static int match_joint_column(dsColumn* c, const physModel* m, const char* name)
   return 0;
 }
 
+// recorded inputs: "u<i>" / "ctrl:ACTUATOR" (control i), "tau<i>" / "qfrc:JOINT[:i]" (applied force on dof i)
+static int match_input_column(dsColumn* c, const physModel* m, const char* name) {
+  int i = name[0] == 'u' ? parse_index(name + 1) : -1;
+  if (i >= 0 && i < m->nu) {
+    *c = (dsColumn){COL_U, i};
+    return 1;
+  }
+  i = strncmp(name, "tau", 3) == 0 ? parse_index(name + 3) : -1;
+  if (i >= 0 && i < m->nv) {
+    *c = (dsColumn){COL_TAU, i};
+    return 1;
+  }
+  if (strncmp(name, "ctrl:", 5) == 0 && (i = phys_name2id(m, "actuator", name + 5)) >= 0) {
+    *c = (dsColumn){COL_U, i};
+    return 1;
+  }
+  char buf[256];
+  if (strncmp(name, "qfrc:", 5) != 0 || strlen(name + 5) >= sizeof buf) return 0;
+  snprintf(buf, sizeof buf, "%s", name + 5);
+  char* colon = strrchr(buf, ':');
+  int k = 0;
+  if (colon && parse_index(colon + 1) >= 0) k = parse_index(colon + 1), *colon = 0;
+  int j = phys_name2id(m, "joint", buf);
+  if (j < 0 || k >= jnt_nv(m->jnt_type[j])) return 0;
+  *c = (dsColumn){COL_TAU, m->jnt_dofadr[j] + k};
+  return 1;
+}
+
 // the target of a column name by rules 2-6 (rule 1, --map, is checked by the caller); 0 if none
 static int match_column(dsColumn* c, const physModel* m, const char* name) {
   if (strcmp(name, "t") == 0 || strcmp(name, "time") == 0) {
@@ -283,6 +323,7 @@ static int match_column(dsColumn* c, const physModel* m, const char* name) {
       }
     }
   }
+  if (match_input_column(c, m, name)) return 1;
   int i = (name[0] == 'q' || name[0] == 'v') ? parse_index(name + 1) : -1;
   if (i >= 0 && i < (name[0] == 'q' ? m->nq : m->nv)) {
     *c = (dsColumn){name[0] == 'q' ? COL_Q : COL_V, i};
@@ -309,6 +350,8 @@ static int file_grow(dsFile* f, int* cap, const physModel* m, int n) {
   if (p && (p = realloc(f->time, c * sizeof(double)))) f->time = p;
   if (p && (p = realloc(f->qpos, c * sizeof(double) * (size_t)(m->nq ? m->nq : 1)))) f->qpos = p;
   if (p && (p = realloc(f->qvel, c * sizeof(double) * (size_t)(m->nv ? m->nv : 1)))) f->qvel = p;
+  if (p && f->nu && (p = realloc(f->ctrl, c * sizeof(double) * (size_t)f->nu))) f->ctrl = p;
+  if (p && f->ntau && (p = realloc(f->qfrc, c * sizeof(double) * (size_t)f->ntau))) f->qfrc = p;
   if (p) *cap = (int)c;
   return p != NULL;
 }
@@ -319,8 +362,10 @@ static void file_free(dsFile* f) {
   free(f->time);
   free(f->qpos);
   free(f->qvel);
+  free(f->ctrl);
+  free(f->qfrc);
   f->line = NULL;
-  f->time = f->qpos = f->qvel = NULL;
+  f->time = f->qpos = f->qvel = f->ctrl = f->qfrc = NULL;
 }
 
 // a row with the defaults of absent coordinates: qpos0 and zero velocity
@@ -348,11 +393,54 @@ static physStatus resolve_column(dsColumn* c, const physModel* m, const char* na
                     "(nq=%d, nv=%d); expected: %s", file, column, name, m->modelname, m->nq, m->nv, expected);
 }
 
-// the header of a named CSV: every column's target, no duplicates, a time column, whole quaternions
+// the names of the missing inputs of a group (given[i] == 0), for messages: " u3 (ctrl:motor4), u5 (ctrl:..)"
+static void describe_missing(char* buf, size_t n, const physModel* m, const int* given, int count, int controls) {
+  char tmp[200];
+  buf[0] = 0;
+  for (int i = 0; i < count; i++) {
+    if (given[i]) continue;
+    const char* name = "";
+    if (controls) name = phys_id2name(m, "actuator", i);
+    else
+      for (int j = 0; j < m->njnt; j++)
+        if (i >= m->jnt_dofadr[j] && i < m->jnt_dofadr[j] + jnt_nv(m->jnt_type[j])) name = phys_id2name(m, "joint", j);
+    snprintf(tmp, sizeof tmp, " %s%d%s%s%.80s%s", controls ? "u" : "tau", i, *name ? " (" : "",
+             *name ? (controls ? "ctrl:" : "qfrc:") : "", name, *name ? ")" : "");
+    append(buf, n, tmp);
+  }
+}
+
+// the recorded inputs of a header (given_u: nu, given_tau: nv flags, nonzero where a column gives them): each
+// group all or none; sets f->nu, f->ntau
+static physStatus check_inputs(dsFile* f, const physModel* m, const int* given_u, const int* given_tau,
+                               const char* file, physLog* log) {
+  int nu = 0, ntau = 0;
+  for (int i = 0; i < m->nu; i++) nu += given_u[i] != 0;
+  for (int i = 0; i < m->nv; i++) ntau += given_tau[i] != 0;
+  char missing[PHYS_MSGLEN / 2];
+  if (nu && nu < m->nu) {
+    describe_missing(missing, sizeof missing, m, given_u, m->nu, 1);
+    return phys_error(log, PHYS_ERR_PARSE, "%s:1: the columns give %d of the %d controls of model '%s'; give all of "
+                      "u0..u%d (or ctrl:ACTUATOR) or none; missing:%s", file, nu, m->nu, m->modelname, m->nu - 1,
+                      missing);
+  }
+  if (ntau && ntau < m->nv) {
+    describe_missing(missing, sizeof missing, m, given_tau, m->nv, 0);
+    return phys_error(log, PHYS_ERR_PARSE, "%s:1: the columns give %d of the %d joint forces of model '%s'; give "
+                      "all of tau0..tau%d (or qfrc:JOINT[:i]) or none; missing:%s", file, ntau, m->nv, m->modelname,
+                      m->nv - 1, missing);
+  }
+  f->nu = nu ? m->nu : 0;
+  f->ntau = ntau ? m->nv : 0;
+  return PHYS_OK;
+}
+
+// the header of a named CSV: every column's target, no duplicates, a time column, whole quaternions, inputs
+// all or none
 static physStatus parse_named_header(dsColumn* col, int* ncol, dsFile* f, const physModel* m, char* header,
                                      const char* const* col_map, const dsColumn* map_target, int nmap,
                                      const char* file, physLog* log) {
-  int* owner = calloc((size_t)(1 + m->nq + m->nv), sizeof(int));   // 1 + column that set each target
+  int* owner = calloc((size_t)(1 + m->nq + 2 * m->nv + m->nu), sizeof(int));   // 1 + column that set each target
   if (!owner) return phys_error(log, PHYS_ERR_NOMEM, "%s: out of memory", file);
   physStatus s = PHYS_OK;
   char* cursor = header;
@@ -361,7 +449,10 @@ static physStatus parse_named_header(dsColumn* col, int* ncol, dsFile* f, const 
     char* name = phys_csv_field(&cursor);
     s = resolve_column(col + n, m, name, col_map, map_target, nmap, file, n + 1, log);
     if (s != PHYS_OK) break;
-    int slot = col[n].kind == COL_TIME ? 0 : col[n].kind == COL_Q ? 1 + col[n].index : 1 + m->nq + col[n].index;
+    int kind = col[n].kind, slot = kind == COL_TIME ? 0 : kind == COL_Q ? 1 + col[n].index
+                                   : kind == COL_V ? 1 + m->nq + col[n].index
+                                   : kind == COL_U ? 1 + m->nq + m->nv + col[n].index
+                                                   : 1 + m->nq + m->nv + m->nu + col[n].index;
     if (owner[slot]) {
       char t[32];
       target_name(t, col + n);
@@ -375,6 +466,7 @@ static physStatus parse_named_header(dsColumn* col, int* ncol, dsFile* f, const 
   if (s == PHYS_OK && !owner[0]) {
     s = phys_error(log, PHYS_ERR_PARSE, "%s:1: no time column ('t')", file);
   }
+  if (s == PHYS_OK) s = check_inputs(f, m, owner + 1 + m->nq + m->nv, owner + 1 + m->nq + m->nv + m->nu, file, log);
   free(owner);
   for (int j = 0; s == PHYS_OK && j < m->njnt; j++) {
     int type = m->jnt_type[j], adr = m->jnt_qposadr[j] + (type == PHYS_JNT_FREE ? 3 : 0);
@@ -405,6 +497,17 @@ static physStatus parse_number(double* x, const char* field, const char* file, i
   return PHYS_OK;
 }
 
+// value x of column c into sample k of f
+static void store_value(dsFile* f, int k, const dsColumn* c, double x, const physModel* m) {
+  switch (c->kind) {
+    case COL_TIME: f->time[k] = x; break;
+    case COL_Q: f->qpos[(size_t)k * m->nq + c->index] = x; break;
+    case COL_V: f->qvel[(size_t)k * m->nv + c->index] = x; break;
+    case COL_U: f->ctrl[(size_t)k * f->nu + c->index] = x; break;
+    default: f->qfrc[(size_t)k * f->ntau + c->index] = x; break;
+  }
+}
+
 // one data row of a named CSV into sample k of f
 static physStatus parse_named_row(dsFile* f, int k, char* text, char* const* names, const dsColumn* col,
                                   int ncol, const physModel* m, const char* file, int line, physLog* log) {
@@ -421,9 +524,7 @@ static physStatus parse_named_row(dsFile* f, int k, char* text, char* const* nam
     double x;
     physStatus s = parse_number(&x, phys_csv_field(&cursor), file, line, c + 1, names[c], log);
     if (s != PHYS_OK) return s;
-    if (col[c].kind == COL_TIME) f->time[k] = x;
-    else if (col[c].kind == COL_Q) qpos[col[c].index] = x;
-    else qvel[col[c].index] = x;
+    store_value(f, k, col + c, x, m);
   }
   f->line[k] = line;
   return phys_traj_check_quat(qpos, m, file, line, log);
@@ -485,7 +586,7 @@ static physStatus read_named_csv(dsFile* f, physLineReader* r, const physModel* 
   return s;
 }
 
-// 1 if a header line is exactly physid simulate's "t,q0,...,q{nq-1},v0,...,v{nv-1}"
+// 1 if a header line is physid simulate's "t,q0,...,q{nq-1},v0,...,v{nv-1}", maybe followed by ",u0..", ",tau0.."
 static int is_simulate_header(const char* header, const physModel* m) {
   char want[32];
   const char* p = header;
@@ -497,7 +598,7 @@ static int is_simulate_header(const char* header, const physModel* m) {
     if (strncmp(p, want, n) != 0) return 0;
     p += n;
   }
-  return *p == 0;
+  return *p == 0 || strncmp(p, ",u0", 3) == 0 || strncmp(p, ",tau0", 5) == 0;   // inputs: trajio checks them
 }
 
 // a file in physid simulate's layout, read by trajio.c (the same validation as --init) from the header on
@@ -510,6 +611,10 @@ static physStatus read_simulate_csv(dsFile* f, const physModel* m, physLineReade
   f->time = t.time;
   f->qpos = t.qpos;
   f->qvel = t.qvel;
+  f->nu = t.nu;
+  f->ntau = t.ntau;
+  f->ctrl = t.ctrl;
+  f->qfrc = t.qfrc;
   memset(f->has_q, 1, (size_t)m->nq);
   memset(f->has_v, 1, (size_t)m->nv);
   return PHYS_OK;
@@ -538,7 +643,7 @@ static int npy_value(char* out, size_t n, const char* header, const char* key) {
   if (!p) return 0;
   p += strlen(key);
   p += strspn(p, " \t:");
-  size_t len = *p == '(' ? strcspn(p, ")") + 1 : strcspn(p, ",}");
+  size_t len = *p == '(' ? strcspn(p, ")") + 1 : *p == '[' ? strcspn(p, "]") + 1 : strcspn(p, ",}");
   if (len >= n) return 0;
   memcpy(out, p, len);
   out[len] = 0;
@@ -559,33 +664,99 @@ static int npy_shape(long* rows, long* cols, const char* tuple) {
   return *end == ')';
 }
 
-// check a .npy header: '<f8', C order, shape (T, 1+nq+nv); T out
-static physStatus npy_check_header(long* T, const char* header, const physModel* m, const char* file,
-                                   physLog* log) {
-  char descr[64], order[64], shape[128];
-  long rows, cols, want = 1 + m->nq + m->nv;
+// the column layout of a plain 2-D .npy of ncol columns: t, qpos, qvel, then (if ncol allows) the nu controls, then
+// the nv joint forces (nu = 0: t, qpos, qvel, tau); col (ncol) gets the targets, f->nu / f->ntau the groups; 0 if
+// ncol is none of these widths
+static int npy_plain_layout(dsColumn* col, dsFile* f, const physModel* m, long ncol) {
+  long base = 1 + m->nq + m->nv;
+  f->nu = ncol >= base + m->nu && m->nu > 0 ? m->nu : 0;
+  f->ntau = ncol == base + f->nu + m->nv ? m->nv : 0;
+  if (ncol != base + f->nu + f->ntau) return 0;
+  for (long c = 0; c < ncol; c++) {
+    long i = c - 1, iu = i - m->nq - m->nv;
+    col[c] = c == 0 ? (dsColumn){COL_TIME, 0} : i < m->nq ? (dsColumn){COL_Q, (int)i}
+             : iu < 0 ? (dsColumn){COL_V, (int)(i - m->nq)} : iu < f->nu ? (dsColumn){COL_U, (int)iu}
+             : (dsColumn){COL_TAU, (int)(iu - f->nu)};
+  }
+  memset(f->has_q, 1, (size_t)m->nq);
+  memset(f->has_v, 1, (size_t)m->nv);
+  return 1;
+}
+
+// the field names of a structured dtype "[('t', '<f8'), ('q0', '<f8'), ...]" joined by commas into names (a
+// header line for parse_named_header); every field must be a scalar '<f8'. *ncol out; 0 if malformed
+static int npy_fields(char* names, size_t n, int* ncol, const char* descr) {
+  const char* p = descr + 1;
+  size_t len = 0;
+  *ncol = 0;
+  names[0] = 0;
+  for (;;) {
+    p += strspn(p, " ,");
+    if (*p == ']') return *ncol > 0;
+    if (*p != '(') return 0;
+    p += 1 + strspn(p + 1, " ");
+    char quote = *p;
+    if (quote != '\'' && quote != '"') return 0;
+    const char* end = strchr(p + 1, quote);
+    if (!end || len + (size_t)(end - p) + 2 >= n) return 0;
+    if (*ncol) names[len++] = ',';
+    memcpy(names + len, p + 1, (size_t)(end - p - 1));
+    len += (size_t)(end - p - 1);
+    names[len] = 0;
+    p = end + 1 + strspn(end + 1, " ");
+    if (*p != ',' || strncmp(p + 1 + strspn(p + 1, " "), "'<f8')", 6) != 0) return 0;
+    p = strchr(p, ')') + 1;
+    if (++*ncol > DS_MAXCOLS) return 0;
+  }
+}
+
+// check a .npy header: C order; '<f8' with shape (T, ncol) laid out as npy_plain_layout says, or a structured
+// dtype of '<f8' fields named as CSV columns with shape (T,). T, *ncol and col (malloc'd) out
+static physStatus npy_check_header(long* T, int* ncol, dsColumn** col, dsFile* f, const char* header,
+                                   const physModel* m, const char* const* col_map, const dsColumn* map_target,
+                                   int nmap, const char* file, physLog* log) {
+  char descr[8192], order[64], shape[128], names[8192];
+  long rows, cols = 0, base = 1 + m->nq + m->nv;
   if (!npy_value(descr, sizeof descr, header, "'descr'") || !npy_value(order, sizeof order, header, "'fortran_order'") ||
       !npy_value(shape, sizeof shape, header, "'shape'")) {
     return phys_error(log, PHYS_ERR_PARSE, "%s: malformed .npy header '%.200s'", file, header);
   }
-  if (strcmp(descr, "'<f8'") != 0) {
+  int structured = descr[0] == '[';
+  if (!structured && strcmp(descr, "'<f8'") != 0) {
     return phys_error(log, PHYS_ERR_PARSE, "%s: .npy dtype %s is not supported: save the array as little-endian "
-                      "float64 ('<f8'), e.g. a.astype('<f8')", file, descr);
+                      "float64 ('<f8'), e.g. a.astype('<f8'), or as a structured array of '<f8' fields", file, descr);
   }
   if (strcmp(order, "False") != 0) {
     return phys_error(log, PHYS_ERR_PARSE, "%s: .npy array in Fortran order is not supported: save it in C order "
                       "(np.ascontiguousarray)", file);
   }
-  if (!npy_shape(&rows, &cols, shape)) {
-    return phys_error(log, PHYS_ERR_SIZE, "%s: .npy shape %s: expected 2-D (T, %ld) = (T, 1 + nq + nv) with "
-                      "columns t, qpos, qvel", file, shape, want);
+  if (structured) {
+    if (!npy_fields(names, sizeof names, ncol, descr) || sscanf(shape, "(%ld,)", &rows) != 1 || rows < 1 ||
+        rows > PHYS_TRAJ_MAXROWS) {
+      return phys_error(log, PHYS_ERR_PARSE, "%s: structured .npy dtype %.200s, shape %s: expected '<f8' fields "
+                        "named as CSV columns (t, q0.., v0.., u0.., tau0.. or joint and actuator names) and a 1-D "
+                        "shape (T,)", file, descr, shape);
+    }
+    *col = malloc(sizeof(dsColumn) * (size_t)*ncol);
+    if (!*col) return phys_error(log, PHYS_ERR_NOMEM, "%s: out of memory", file);
+    *T = rows;
+    return parse_named_header(*col, ncol, f, m, names, col_map, map_target, nmap, file, log);
   }
-  if (cols != want || rows < 1 || rows > PHYS_TRAJ_MAXROWS) {
-    return phys_error(log, PHYS_ERR_SIZE, "%s: .npy shape (%ld, %ld): expected (T, %ld) = (T, 1 + nq + nv) for "
-                      "model '%s' (nq=%d, nv=%d), 1 <= T <= %d", file, rows, cols, want, m->modelname, m->nq,
-                      m->nv, PHYS_TRAJ_MAXROWS);
+  if (descr[0] == '[' || !npy_shape(&rows, &cols, shape)) {
+    return phys_error(log, PHYS_ERR_SIZE, "%s: .npy shape %s: expected 2-D (T, %ld) = (T, 1 + nq + nv) with "
+                      "columns t, qpos, qvel", file, shape, base);
+  }
+  *col = malloc(sizeof(dsColumn) * (size_t)(cols > 0 && cols <= DS_MAXCOLS ? cols : 1));
+  if (!*col) return phys_error(log, PHYS_ERR_NOMEM, "%s: out of memory", file);
+  if (cols < 1 || cols > DS_MAXCOLS || !npy_plain_layout(*col, f, m, cols) || rows < 1 || rows > PHYS_TRAJ_MAXROWS) {
+    return phys_error(log, PHYS_ERR_SIZE, "%s: .npy shape (%ld, %ld): expected (T, %ld) = (T, 1 + nq + nv) with "
+                      "columns t, qpos, qvel for model '%s' (nq=%d, nv=%d), 1 <= T <= %d; recorded inputs follow the "
+                      "state: (T, %ld) with the nu=%d controls, (T, %ld) with controls and nv joint forces (a "
+                      "structured array names its columns instead)", file, rows, cols, base, m->modelname, m->nq,
+                      m->nv, PHYS_TRAJ_MAXROWS, base + m->nu, m->nu, base + m->nu + m->nv);
   }
   *T = rows;
+  *ncol = (int)cols;
   return PHYS_OK;
 }
 
@@ -637,10 +808,11 @@ static double le_double(const unsigned char* b) {
   return x;
 }
 
-// the values of a .npy file: T rows of t, qpos, qvel, every value finite; the rows grow as they are read (a FIFO's
-// shape is not checked against a size)
-static physStatus npy_read_rows(dsFile* f, FILE* fp, int T, const physModel* m, const char* file, physLog* log) {
-  int ncol = 1 + m->nq + m->nv, capacity = 0;
+// the values of a .npy file: T rows of ncol values (column c to col[c]), every value finite; the rows grow as they
+// are read (a FIFO's shape is not checked against a size); absent coordinates as a named CSV's
+static physStatus npy_read_rows(dsFile* f, FILE* fp, int T, const dsColumn* col, int ncol, const physModel* m,
+                                const char* file, physLog* log) {
+  int capacity = 0;
   unsigned char* row = malloc((size_t)ncol * 8);
   if (!row) return phys_error(log, PHYS_ERR_NOMEM, "%s: out of memory", file);
   physStatus s = PHYS_OK;
@@ -654,15 +826,16 @@ static physStatus npy_read_rows(dsFile* f, FILE* fp, int T, const physModel* m, 
       break;
     }
     f->T = k + 1;
+    row_defaults(f->qpos + (size_t)k * m->nq, f->qvel + (size_t)k * m->nv, m);
     for (int c = 0; s == PHYS_OK && c < ncol; c++) {
       double x = le_double(row + 8 * c);
       if (!isfinite(x)) {
-        s = phys_error(log, PHYS_ERR_VALUE, "%s: row %d, column %d ('%s%d'): value %g is not finite", file, k + 1,
-                       c + 1, c == 0 ? "t" : c <= m->nq ? "q" : "v", c == 0 ? 0 : c <= m->nq ? c - 1 : c - 1 - m->nq, x);
+        char name[32];
+        target_name(name, col + c);
+        s = phys_error(log, PHYS_ERR_VALUE, "%s: row %d, column %d ('%s'): value %g is not finite", file, k + 1,
+                       c + 1, name, x);
       }
-      if (c == 0) f->time[k] = x;
-      else if (c <= m->nq) f->qpos[(size_t)k * m->nq + c - 1] = x;
-      else f->qvel[(size_t)k * m->nv + c - 1 - m->nq] = x;
+      store_value(f, k, col + c, x, m);
     }
     f->line[k] = k + 1;
     if (s == PHYS_OK) s = phys_traj_check_quat(f->qpos + (size_t)k * m->nq, m, file, k + 1, log);
@@ -672,20 +845,20 @@ static physStatus npy_read_rows(dsFile* f, FILE* fp, int T, const physModel* m, 
   return s;
 }
 
-// a .npy file (version 1-3, '<f8', C order, (T, 1+nq+nv)) from its open stream
-static physStatus read_npy(dsFile* f, const physModel* m, FILE* fp, const char* file, physLog* log) {
+// a .npy file (version 1-3, C order, '<f8' (T, ncol) or structured '<f8' fields (T,)) from its open stream
+static physStatus read_npy(dsFile* f, const physModel* m, const char* const* col_map, const dsColumn* map_target,
+                           int nmap, FILE* fp, const char* file, physLog* log) {
   struct stat st;
   char* header = NULL;
+  dsColumn* col = NULL;
   long T = 0, offset = 0;
+  int ncol = 0;
   physStatus s = fstat(fileno(fp), &st) == 0 ? PHYS_OK : phys_error(log, PHYS_ERR_IO, "%s: %s", file, strerror(errno));
   if (s == PHYS_OK) s = npy_read_header(&header, &offset, fp, &st, file, log);
-  if (s == PHYS_OK) s = npy_check_header(&T, header, m, file, log);
-  if (s == PHYS_OK) s = npy_check_size(&st, offset, T, 1 + m->nq + m->nv, file, log);
-  if (s == PHYS_OK) s = npy_read_rows(f, fp, (int)T, m, file, log);
-  if (s == PHYS_OK) {
-    memset(f->has_q, 1, (size_t)m->nq);
-    memset(f->has_v, 1, (size_t)m->nv);
-  }
+  if (s == PHYS_OK) s = npy_check_header(&T, &ncol, &col, f, header, m, col_map, map_target, nmap, file, log);
+  if (s == PHYS_OK) s = npy_check_size(&st, offset, T, ncol, file, log);
+  if (s == PHYS_OK) s = npy_read_rows(f, fp, (int)T, col, ncol, m, file, log);
+  free(col);
   free(header);
   return s;
 }
@@ -719,14 +892,24 @@ static physStatus check_time(const dsFile* f, const char* file, physLog* log) {
   return PHYS_OK;
 }
 
+// a continuous joint (hinge without limits) recorded wrapped into (-pi, pi]: its difference over dt modulo 2 pi
+static void wrap_continuous(double* vdiff, const physModel* m, double dt) {
+  for (int j = 0; j < m->njnt; j++) {
+    if (m->jnt_type[j] != PHYS_JNT_HINGE || m->jnt_limited[j]) continue;
+    int i = m->jnt_dofadr[j];
+    vdiff[i] = phys_wrap_angle(vdiff[i] * dt) / dt;
+  }
+}
+
 // velocities absent from the file: v_k = (q_k (-) q_{k-1}) / (t_k - t_{k-1}) for k >= 1 (semi-implicit Euler's
-// own velocity); v_0 = 2 v_1 - v_2, the linear extrapolation (error O(dt^2) where the forward difference v_1
+// own velocity; a continuous hinge's difference wrapped into (-pi, pi]); v_0 = 2 v_1 - v_2, the linear extrapolation (error O(dt^2) where the forward difference v_1
 // is O(dt) off), or v_1 when T = 2
 static void fill_velocities(dsFile* f, const physModel* m, double* vdiff) {
   int nv = m->nv;
   for (int k = 1; k < f->T; k++) {
     phys_difference_pos(m, vdiff, f->time[k] - f->time[k - 1], f->qpos + (size_t)(k - 1) * m->nq,
                         f->qpos + (size_t)k * m->nq);
+    wrap_continuous(vdiff, m, f->time[k] - f->time[k - 1]);
     for (int i = 0; i < nv; i++) {
       if (!f->has_v[i]) f->qvel[(size_t)k * nv + i] = vdiff[i];
     }
@@ -851,12 +1034,13 @@ static physStatus load_file(dsFile* f, const physModel* m, const char* file, con
                             const unsigned char* keep_v, double* vdiff, physLog* log) {
   memset(f->has_q, 0, (size_t)m->nq);
   memset(f->has_v, 0, (size_t)m->nv);
+  f->nu = f->ntau = 0;
   FILE* fp;
   physStatus s = phys_input_open(&fp, file, log);
   if (s != PHYS_OK) return s;
   int c = getc(fp);   // a .npy file starts with the byte 0x93, which no text file does (opened once: FIFOs work)
   ungetc(c, fp);
-  if (ends_with(file, ".npy") || c == 0x93) s = read_npy(f, m, fp, file, log);
+  if (ends_with(file, ".npy") || c == 0x93) s = read_npy(f, m, col_map, map_target, nmap, fp, file, log);
   else s = read_csv(f, m, col_map, map_target, nmap, fp, file, log);
   fclose(fp);
   if (s == PHYS_OK) apply_observe(f, m, keep_q, keep_v);
@@ -872,11 +1056,13 @@ static void store_traj(physTrajectory* tr, dsFile* f, const physModel* m, const 
   tr->time = f->time;
   tr->qpos = f->qpos;
   tr->qvel = f->qvel;
+  tr->ctrl = f->ctrl;
+  tr->qfrc = f->qfrc;
   tr->has_qvel = 0;
   for (int i = 0; i < m->nv; i++) tr->has_qvel |= f->has_v[i];
   free(f->line);
   f->line = NULL;
-  f->time = f->qpos = f->qvel = NULL;
+  f->time = f->qpos = f->qvel = f->ctrl = f->qfrc = NULL;
 }
 
 // the observed flags of a file; the first file sets them, the others must agree
@@ -886,7 +1072,15 @@ static physStatus check_observed(physDataset* ds, const physModel* m, const dsFi
   if (k == 0) {
     memcpy(ds->obs_q, fq, (size_t)m->nv);
     memcpy(ds->obs_v, f->has_v, (size_t)m->nv);
+    ds->has_ctrl = f->nu > 0;
+    ds->has_qfrc = f->ntau > 0;
     return PHYS_OK;
+  }
+  if ((f->nu > 0) != ds->has_ctrl || (f->ntau > 0) != ds->has_qfrc) {
+    return phys_error(log, PHYS_ERR_PARSE, "%s: %s controls and %s joint forces, but %s %s controls and %s joint "
+                      "forces (all files must record the same inputs)", file, f->nu ? "records" : "has no",
+                      f->ntau ? "records" : "no", ds->traj[0].source, ds->has_ctrl ? "records" : "has no",
+                      ds->has_qfrc ? "records" : "no");
   }
   if (!memcmp(ds->obs_q, fq, (size_t)m->nv) && !memcmp(ds->obs_v, f->has_v, (size_t)m->nv)) return PHYS_OK;
   char a[256], b[256];
@@ -958,6 +1152,7 @@ physStatus phys_dataset_load(physDataset* ds, const physModel* m, const char* co
   memset(ds, 0, sizeof *ds);
   ds->nq = m->nq;
   ds->nv = m->nv;
+  ds->nu = m->nu;
   int nmap = opt && opt->nmap > 0 ? opt->nmap : 0, nfile = 0;
   char** files = NULL;
   char(*col_map)[256] = calloc((size_t)(nmap ? nmap : 1), 256);
@@ -992,6 +1187,8 @@ void phys_dataset_free(physDataset* ds) {
     free(ds->traj[k].time);
     free(ds->traj[k].qpos);
     free(ds->traj[k].qvel);
+    free(ds->traj[k].ctrl);
+    free(ds->traj[k].qfrc);
   }
   free(ds->traj);
   free(ds->obs_q);

@@ -10,7 +10,13 @@
 // shorter); ROLLOUT: h = T - 1 from sample 0. So every sample but a trajectory's first has exactly one
 // residual block and KSTEP with horizon 1 is ONESTEP.
 //
-// Controls: opt->ctrl (nu, NULL: zero) are held during every segment (a known push, paper 000 Fig. 4b).
+// Inputs: recorded controls (tr->ctrl) and applied joint forces (tr->qfrc, into d->qfrc_applied) hold from their
+// sample to the next (zero-order hold) at every substep of that interval; without recorded controls opt->ctrl
+// (nu, NULL: zero) is held during every segment (a known push, paper 000 Fig. 4b). Both are known: they enter
+// the step's forces, not theta, so the sensitivities keep their form (A does not depend on them).
+//
+// Continuous joints: a hinge without limits compares angles modulo 2 pi: its residual is the difference wrapped
+// into (-pi, pi] (phys_wrap_angle), its derivative unchanged.
 //
 // Residuals of one observation: e = x_obs (-) x_pred in grad.h's tangent coordinates (phys_difference_pos:
 // free translation p_obs - p_pred, rotation log(q_pred^-1 q_obs) in the body frame, hinge and slide the
@@ -345,6 +351,8 @@ static void obs_residual(fitWorker* wk, const double* qobs, const double* vobs, 
   int nv = m->nv, nth = pb->ntheta;
   double* e = wk->e;
   phys_difference_pos(m, e, 1.0, d->qpos, qobs);
+  for (int j = 0; j < m->njnt; j++)
+    if (m->jnt_type[j] == PHYS_JNT_HINGE && !m->jnt_limited[j]) e[m->jnt_dofadr[j]] = phys_wrap_angle(e[m->jnt_dofadr[j]]);
   for (int i = 0; i < nv; i++) e[nv + i] = vobs[i] - d->qvel[i];
   for (int s = 0; s < pb->nsel; s++) r[s] = pb->wsel[s] * e[pb->sel[s]];
   if (!J) return;
@@ -375,11 +383,18 @@ static void obs_residual(fitWorker* wk, const double* qobs, const double* vobs, 
   }
 }
 
-// d's state <- sample s of trajectory tr, contact lists empty, controls opt->ctrl (NULL: zero)
+// the inputs held from sample s of tr to the next: its recorded controls (else ctrl, NULL: zero) and its recorded
+// applied joint forces (else zero)
+static void set_inputs(const physModel* m, physData* d, const physTrajectory* tr, int s, const double* ctrl) {
+  for (int i = 0; i < m->nu; i++) d->ctrl[i] = tr->ctrl ? tr->ctrl[(size_t)s * m->nu + i] : ctrl ? ctrl[i] : 0;
+  for (int i = 0; i < m->nv; i++) d->qfrc_applied[i] = tr->qfrc ? tr->qfrc[(size_t)s * m->nv + i] : 0;
+}
+
+// d's state <- sample s of trajectory tr, contact lists empty, the inputs of sample s (set_inputs)
 static void set_sample(const physModel* m, physData* d, const physTrajectory* tr, int s, const double* ctrl) {
   memcpy(d->qpos, tr->qpos + (size_t)s * m->nq, sizeof(double) * (size_t)m->nq);
   memcpy(d->qvel, tr->qvel + (size_t)s * m->nv, sizeof(double) * (size_t)m->nv);
-  for (int i = 0; i < m->nu; i++) d->ctrl[i] = ctrl ? ctrl[i] : 0;
+  set_inputs(m, d, tr, s, ctrl);
   d->time = tr->time[s];
   d->ncon = 0;
   d->ncon_prev = 0;
@@ -465,6 +480,7 @@ static physStatus segment(fitWorker* wk, int k, int s, int h, double* r, double*
   int nth = pb->ntheta, nsel = pb->nsel;
   load_sample(wk, tr, s);
   for (int j = 1; j <= h; j++) {
+    if (j > 1) set_inputs(m, wk->d, tr, s + j - 1, pb->opt->ctrl);   // zero-order hold of sample s + j - 1
     for (int sub = 0; sub < pb->opt->substeps; sub++) {
       if (J) {
         double t0 = now_sec();
@@ -1264,6 +1280,7 @@ physStatus phys_fit_predict(const physModel* m, const physDataset* ds, int k, co
   for (int s = 0; st == PHYS_OK && s + 1 < T; s += h) {
     set_sample(mc, d, tr, s, opt->ctrl);
     for (int j = 1; j <= h && s + j < T; j++) {
+      if (j > 1) set_inputs(mc, d, tr, s + j - 1, opt->ctrl);
       for (int sub = 0; sub < opt->substeps; sub++) {
         int nw = d->nwarning;
         phys_step(mc, d);

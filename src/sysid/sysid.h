@@ -22,6 +22,8 @@ typedef struct physTrajectory_ {
   double* qpos;             // T x nq (quaternions normalized on load)
   double* qvel;             // T x nv (a free joint: linear world, angular body, as MuJoCo)
   int has_qvel;             // 0 if the file had no velocity columns (then qvel is differenced positions)
+  double* ctrl;             // T x nu recorded controls (NULL: none); sample k's holds from t_k to t_{k+1}
+  double* qfrc;             // T x nv recorded applied joint forces (NULL: none), held likewise
 } physTrajectory;
 
 // a set of trajectories of one model; which state coordinates were observed (tangent layout, grad.h)
@@ -32,6 +34,8 @@ typedef struct physDataset_ {
   unsigned char* obs_q;     // nv flags: tangent coordinate i of q observed (a free joint: 3 + 3, a ball 3)
   unsigned char* obs_v;     // nv flags: velocity coordinate i observed
   double dt_obs;            // median spacing of the samples (s)
+  int has_ctrl, has_qfrc;   // every trajectory carries controls / joint forces (all files of a set agree)
+  int nu;                   // the model's actuators (columns of traj[k].ctrl)
 } physDataset;
 
 typedef struct physDataOptions_ {

@@ -33,7 +33,28 @@ static double mat_diff(const double A[9], const double B[9]) {
   return d;
 }
 
+// phys_wrap_angle: the difference of a continuous joint's angles in (-pi, pi]; exact inside, pi at both ends
+static void test_wrap_angle(void) {
+  const double pi = 3.14159265358979323846;
+  CHECK(phys_wrap_angle(0.5) == 0.5 && phys_wrap_angle(-0.5) == -0.5);
+  CHECK(phys_wrap_angle(pi) == pi);
+  CHECK(phys_wrap_angle(-pi) == pi);
+  CHECK_NEAR(phys_wrap_angle(3 * pi), pi, 1e-15);
+  CHECK(phys_wrap_angle(3 * pi) > 0);
+  CHECK_NEAR(phys_wrap_angle(2 * pi + 0.1), 0.1, 1e-15);
+  CHECK_NEAR(phys_wrap_angle(-4 * pi - 0.1), -0.1, 1e-14);
+  CHECK_NEAR(phys_wrap_angle(pi + 0.2), -pi + 0.2, 1e-15);
+  CHECK_NEAR(phys_wrap_angle(-pi - 0.2), pi - 0.2, 1e-15);
+  CHECK_NEAR(phys_wrap_angle(1000.0), 1000.0 - 159 * 2 * pi, 1e-12);
+  for (int k = -50; k <= 50; k++) {
+    double x = 0.37 * k, w = phys_wrap_angle(x);
+    CHECK(w > -pi && w <= pi);
+    CHECK_NEAR(remainder(x - w, 2 * pi), 0, 1e-12);
+  }
+}
+
 int main(void) {
+  test_wrap_angle();
   unsigned seed = 7;
   for (int t = 0; t < 100; t++) {
     double q[4], p[4], v[3] = {urand(&seed), urand(&seed), urand(&seed)};

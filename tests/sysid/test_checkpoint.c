@@ -322,6 +322,15 @@ static void test_mismatch(fixture* fx) {
   CHECK(fit(fx, NULL, &opt, &res, &log) == PHYS_ERR_ARG);
   CHECK_MSG(strstr(log.error, "different data") && strstr(log.error, "--resume"), "%s", log.error);
   fx->ds.traj[0].qpos[7 * 20 + 2] -= 1e-12;
+  // data: recorded joint forces on trajectory 0 (issue 12), one of them 1e-9 N
+  physTrajectory* tr0 = &fx->ds.traj[0];
+  tr0->qfrc = calloc((size_t)tr0->T * fx->ds.nv, sizeof(double));
+  tr0->qfrc[5 * fx->ds.nv + 2] = 1e-9;
+  memset(&log, 0, sizeof(log));
+  CHECK(fit(fx, NULL, &opt, &res, &log) == PHYS_ERR_ARG);
+  CHECK_MSG(strstr(log.error, "different data"), "%s", log.error);
+  free(tr0->qfrc);
+  tr0->qfrc = NULL;
   CHECK(same_file_bytes(ck, copy));
   // threads do not change the result: resuming with 2 is valid and gives the same bits
   opt.threads = 2;

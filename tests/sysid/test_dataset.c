@@ -70,10 +70,11 @@ static void write_csv(const char* p, const physModel* m, int T, const double* ti
 }
 
 // write a .npy file: version 1, header dict padded to a multiple of 64, then rows of ncol little-endian doubles
-static void write_npy(const char* p, const char* descr, const char* order, const char* shape, const double* data,
-                      size_t nvalue) {
-  char dict[256];
-  int len = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': %s, 'shape': %s, }", descr, order, shape);
+// (descr_raw: the dtype as it stands in the dict, e.g. "'<f8'" or "[('t', '<f8'), ...]")
+static void write_npy_raw(const char* p, const char* descr_raw, const char* order, const char* shape,
+                          const double* data, size_t nvalue) {
+  char dict[2048];
+  int len = snprintf(dict, sizeof dict, "{'descr': %s, 'fortran_order': %s, 'shape': %s, }", descr_raw, order, shape);
   int total = 10 + len + 1, pad = (64 - total % 64) % 64;
   FILE* f = fopen(p, "wb");
   fwrite("\x93NUMPY\x01\x00", 1, 8, f);
@@ -85,6 +86,14 @@ static void write_npy(const char* p, const char* descr, const char* order, const
   fputc('\n', f);
   fwrite(data, sizeof(double), nvalue, f);   // this machine is little-endian (checked in main)
   fclose(f);
+}
+
+// a plain .npy of dtype descr (written between quotes)
+static void write_npy(const char* p, const char* descr, const char* order, const char* shape, const double* data,
+                      size_t nvalue) {
+  char raw[64];
+  snprintf(raw, sizeof raw, "'%s'", descr);
+  write_npy_raw(p, raw, order, shape, data, nvalue);
 }
 
 // 1 if the two arrays are bit-identical
@@ -495,6 +504,159 @@ static void test_input_limits(void) {
   phys_free_model(m);
 }
 
+//---------------------------------------------------------------------------------------------------------
+// recorded inputs (issue 12 item 1)
+
+// a 2-dof arm with two named motors: nq = nv = nu = 2
+static const char* g_arm2 =
+    "<mujoco model='arm2'><worldbody><body name='a'><joint name='j1' axis='0 1 0'/>"
+    "<geom type='capsule' fromto='0 0 0 0 0 -.3' size='.03'/><body name='b' pos='0 0 -.3'>"
+    "<joint name='j2' axis='0 1 0'/><geom type='capsule' fromto='0 0 0 0 0 -.3' size='.03'/></body></body>"
+    "</worldbody><actuator><motor name='m1' joint='j1'/><motor name='m2' joint='j2'/></actuator></mujoco>";
+
+// the inputs of trajectory 0 of ds against the expected u (T x 2; NULL: none) and tau (T x 2; NULL: none)
+static void check_inputs(const physDataset* ds, const double* u, const double* tau, int T, const char* what) {
+  CHECK_MSG(ds->ntraj == 1 && ds->traj[0].T == T, "%s", what);
+  CHECK_MSG(ds->has_ctrl == (u != NULL) && ds->has_qfrc == (tau != NULL), "%s: has_ctrl %d has_qfrc %d", what,
+            ds->has_ctrl, ds->has_qfrc);
+  CHECK_MSG((ds->traj[0].ctrl != NULL) == (u != NULL) && (ds->traj[0].qfrc != NULL) == (tau != NULL), "%s", what);
+  if (u && ds->traj[0].ctrl) CHECK_MSG(same(ds->traj[0].ctrl, u, (size_t)T * 2), "%s: controls", what);
+  if (tau && ds->traj[0].qfrc) CHECK_MSG(same(ds->traj[0].qfrc, tau, (size_t)T * 2), "%s: joint forces", what);
+}
+
+// controls and joint forces from every format: simulate's CSV (u then tau after the state), named columns
+// (u<i>, ctrl:ACTUATOR, tau<i>, qfrc:JOINT in any order), a plain .npy (u, then tau after the state) and a
+// structured .npy (fields named as CSV columns); the values are read bit for bit
+static void test_recorded_inputs(void) {
+  physLog log = {0};
+  physModel* m = phys_load(write_text("arm2.xml", g_arm2), NULL, &log);
+  CHECK_MSG(m != NULL, "%s", log.error);
+  if (!m) return;
+  const double u[6] = {0.5, -1.25, 3, 0.125, -2, 7}, tau[6] = {0.1, 0.2, -0.3, 0.4, 0.5, -0.6};
+  physDataset ds;
+  // simulate's layout with controls, with controls and joint forces
+  CHECK_MSG(load1(&ds, m, write_text("in_u.csv", "t,q0,q1,v0,v1,u0,u1\n0,0,0,0,0,0.5,-1.25\n0.01,0,0,0,0,3,0.125\n"
+                                     "0.02,0,0,0,0,-2,7\n"), NULL, &log) == PHYS_OK, "%s", log.error);
+  check_inputs(&ds, u, NULL, 3, "simulate layout with u");
+  phys_dataset_free(&ds);
+  CHECK_MSG(load1(&ds, m, write_text("in_ut.csv", "t,q0,q1,v0,v1,u0,u1,tau0,tau1\n0,0,0,0,0,0.5,-1.25,0.1,0.2\n"
+                                     "0.01,0,0,0,0,3,0.125,-0.3,0.4\n0.02,0,0,0,0,-2,7,0.5,-0.6\n"), NULL, &log) == PHYS_OK,
+            "%s", log.error);
+  check_inputs(&ds, u, tau, 3, "simulate layout with u and tau");
+  phys_dataset_free(&ds);
+  // named columns in any order, only joint forces
+  CHECK_MSG(load1(&ds, m, write_text("in_named.csv", "qfrc:j2,j1,t,tau0,j2\n0.2,0,0,0.1,0\n0.4,0,0.01,-0.3,0\n"
+                                     "-0.6,0,0.02,0.5,0\n"), NULL, &log) == PHYS_OK, "%s", log.error);
+  check_inputs(&ds, NULL, tau, 3, "named tau");
+  phys_dataset_free(&ds);
+  CHECK_MSG(load1(&ds, m, write_text("in_named_u.csv", "t,ctrl:m2,j1,j2,u0\n0,-1.25,0,0,0.5\n0.01,0.125,0,0,3\n"
+                                     "0.02,7,0,0,-2\n"), NULL, &log) == PHYS_OK, "%s", log.error);
+  check_inputs(&ds, u, NULL, 3, "named ctrl");
+  phys_dataset_free(&ds);
+  // plain .npy: (T, 1 + nq + nv + nu) and (T, 1 + nq + nv + nu + nv)
+  double rows[3 * 9];
+  for (int k = 0; k < 3; k++) {
+    double r[9] = {0.01 * k, 0, 0, 0, 0, u[2 * k], u[2 * k + 1], tau[2 * k], tau[2 * k + 1]};
+    memcpy(rows + 9 * k, r, sizeof r);
+  }
+  write_npy(tmp_path("in_ut.npy"), "<f8", "False", "(3, 9)", rows, 27);
+  CHECK_MSG(load1(&ds, m, tmp_path("in_ut.npy"), NULL, &log) == PHYS_OK, "%s", log.error);
+  check_inputs(&ds, u, tau, 3, "plain npy with u and tau");
+  phys_dataset_free(&ds);
+  double rows_u[3 * 7];
+  for (int k = 0; k < 3; k++) memcpy(rows_u + 7 * k, rows + 9 * k, 7 * sizeof(double));
+  write_npy(tmp_path("in_u.npy"), "<f8", "False", "(3, 7)", rows_u, 21);
+  CHECK_MSG(load1(&ds, m, tmp_path("in_u.npy"), NULL, &log) == PHYS_OK, "%s", log.error);
+  check_inputs(&ds, u, NULL, 3, "plain npy with u");
+  phys_dataset_free(&ds);
+  // structured .npy: tau without u, named fields
+  double srows[3 * 4];
+  for (int k = 0; k < 3; k++) {
+    double r[4] = {0.01 * k, 0.25, tau[2 * k + 1], tau[2 * k]};
+    memcpy(srows + 4 * k, r, sizeof r);
+  }
+  write_npy_raw(tmp_path("in_s.npy"), "[('t', '<f8'), ('j1', '<f8'), ('qfrc:j2', '<f8'), ('tau0', '<f8')]", "False",
+                "(3,)", srows, 12);
+  CHECK_MSG(load1(&ds, m, tmp_path("in_s.npy"), NULL, &log) == PHYS_OK, "%s", log.error);
+  check_inputs(&ds, NULL, tau, 3, "structured npy with tau");
+  CHECK(ds.traj[0].qpos[0] == 0.25 && ds.obs_q[0] && !ds.obs_q[1]);
+  phys_dataset_free(&ds);
+  phys_free_model(m);
+}
+
+// missing or extra input columns name the expected ones; files that record different inputs; npy widths
+static void test_recorded_inputs_bad(void) {
+  physLog log = {0};
+  physModel* m = phys_load(write_text("arm2.xml", g_arm2), NULL, &log);
+  if (!m) return;
+  physDataset ds;
+  const struct { const char *name, *text, *frag1, *frag2; physStatus st; } cases[] = {
+      {"in_miss_u.csv", "t,q0,q1,v0,v1,u0\n0,0,0,0,0,1\n0.01,0,0,0,0,1\n", "in_miss_u.csv:1: expected 7 columns",
+       "t,q0..q1,v0..v1,u0..u1 for nq=2, nv=2, nu=2), found 6", PHYS_ERR_SIZE},
+      {"in_extra_u.csv", "t,q0,q1,v0,v1,u0,u1,u2\n0,0,0,0,0,1,1,1\n", "in_extra_u.csv:1: expected 7 columns",
+       "found 8", PHYS_ERR_SIZE},
+      {"in_named_miss.csv", "t,j1,ctrl:m1\n0,0,1\n0.01,0,1\n", "in_named_miss.csv:1: the columns give 1 of the 2 controls",
+       "missing: u1 (ctrl:m2)", PHYS_ERR_PARSE},
+      {"in_named_tau.csv", "t,j1,qfrc:j2\n0,0,1\n0.01,0,1\n", "the columns give 1 of the 2 joint forces",
+       "missing: tau0 (qfrc:j1)", PHYS_ERR_PARSE},
+      {"in_named_extra.csv", "t,j1,u0,u1,u2\n0,0,1,1,1\n0.01,0,1,1,1\n", "column 'u2' matches no coordinate",
+       "controls u0..u1 or ctrl:ACTUATOR", PHYS_ERR_PARSE},
+      {"in_named_dup.csv", "t,j1,u0,u1,ctrl:m1\n0,0,1,1,1\n0.01,0,1,1,1\n", "column 'ctrl:m1' gives u0", "column 3",
+       PHYS_ERR_PARSE},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    physStatus st = load1(&ds, m, write_text(cases[c].name, cases[c].text), NULL, &log);
+    CHECK_MSG(st == cases[c].st && strstr(log.error, cases[c].frag1) && strstr(log.error, cases[c].frag2),
+              "%s: status %d: %s", cases[c].name, st, log.error);
+    CHECK(ds.ntraj == 0);
+    phys_dataset_free(&ds);
+  }
+  // two files recording different inputs
+  mkdir(tmp_path("mixed_inputs"), 0755);
+  write_text("mixed_inputs/a.csv", "t,q0,q1,v0,v1,u0,u1\n0,0,0,0,0,1,1\n0.01,0,0,0,0,1,1\n");
+  write_text("mixed_inputs/b.csv", "t,q0,q1,v0,v1\n0,0,0,0,0\n0.01,0,0,0,0\n");
+  CHECK(load1(&ds, m, tmp_path("mixed_inputs"), NULL, &log) == PHYS_ERR_PARSE &&
+        strstr(log.error, "b.csv: has no controls and no joint forces, but") &&
+        strstr(log.error, "a.csv records controls"));
+  phys_dataset_free(&ds);
+  // a plain .npy of another width says which widths carry inputs
+  double zero[3 * 6] = {0};
+  zero[6] = 0.01;
+  write_npy(tmp_path("in_w.npy"), "<f8", "False", "(3, 6)", zero, 18);
+  CHECK(load1(&ds, m, tmp_path("in_w.npy"), NULL, &log) == PHYS_ERR_SIZE && strstr(log.error, "(T, 7) with the nu=2 "
+        "controls, (T, 9) with controls and nv joint forces"));
+  phys_dataset_free(&ds);
+  write_npy_raw(tmp_path("in_sbad.npy"), "[('t', '<f8'), ('j1', '<i4')]", "False", "(3,)", zero, 6);
+  CHECK(load1(&ds, m, tmp_path("in_sbad.npy"), NULL, &log) == PHYS_ERR_PARSE && strstr(log.error, "expected '<f8' fields"));
+  phys_dataset_free(&ds);
+  phys_free_model(m);
+}
+
+// a continuous joint recorded wrapped into (-pi, pi], positions only: the differenced velocity across the jump
+// from 3.1 to -3.1 rad is the short way round, (2 pi - 6.2) / dt, not -6.2 / dt; a limited hinge keeps -6.2 / dt
+static void test_wrapped_differences(void) {
+  const double pi = 3.14159265358979323846;
+  for (int limited = 0; limited < 2; limited++) {
+    physLog log = {0};
+    char xml[512];
+    snprintf(xml, sizeof xml, "<mujoco><compiler angle='radian'/><worldbody><body><joint name='h' axis='0 0 1' %s/>"
+             "<geom size='.1'/></body></worldbody></mujoco>", limited ? "limited='true' range='-10 10'" : "");
+    physModel* m = phys_load(write_text("rotor.xml", xml), NULL, &log);
+    CHECK_MSG(m != NULL, "%s", log.error);
+    if (!m) return;
+    physDataset ds;
+    CHECK_MSG(load1(&ds, m, write_text("in_rotor.csv", "t,h\n0,3.0\n0.1,3.1\n0.2,-3.1\n"), NULL, &log) == PHYS_OK,
+              "%s", log.error);
+    if (ds.ntraj == 1) {
+      double want = limited ? -62 : (2 * pi - 6.2) / 0.2 * 2;   // (2 pi - 6.2) / 0.1
+      CHECK_NEAR(ds.traj[0].qvel[2], want, 1e-9);
+      CHECK_NEAR(ds.traj[0].qvel[1], 1, 1e-9);
+    }
+    phys_dataset_free(&ds);
+    phys_free_model(m);
+  }
+}
+
 int main(void) {
   double one = 1;
   unsigned char b[8];
@@ -511,6 +673,9 @@ int main(void) {
   test_positions_only();
   test_bad_input();
   test_input_limits();
+  test_recorded_inputs();
+  test_recorded_inputs_bad();
+  test_wrapped_differences();
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
   if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", g_dir);

@@ -13,6 +13,7 @@
 #include "params.h"
 #include "physid.h"
 #include "rng.h"
+#include "rot.h"
 #include "sysid.h"
 #include "test.h"
 
@@ -27,6 +28,7 @@ static void ds_alloc(physDataset* ds, const physModel* m, int ntraj, int T, doub
   ds->ntraj = ntraj;
   ds->nq = m->nq;
   ds->nv = m->nv;
+  ds->nu = m->nu;
   ds->dt_obs = dt_obs;
   ds->traj = calloc((size_t)ntraj, sizeof(physTrajectory));
   for (int k = 0; k < ntraj; k++) {
@@ -49,6 +51,8 @@ static void ds_free(physDataset* ds) {
     free(ds->traj[k].time);
     free(ds->traj[k].qpos);
     free(ds->traj[k].qvel);
+    free(ds->traj[k].ctrl);
+    free(ds->traj[k].qfrc);
   }
   free(ds->traj);
   free(ds->obs_q);
@@ -689,6 +693,170 @@ static void test_controls(void) {
   phys_free_model(m);
 }
 
+// trajectory k <- the 2-link arm driven by piecewise-constant inputs: sample t's controls (ctrl, nu) and joint
+// forces (qfrc, nv), drawn uniform in [-a, a], hold for the sub steps to sample t + 1 (recorded when rec_*)
+static void simulate_held(const physModel* m, physDataset* ds, int k, int sub, double a_u, double a_f, uint64_t seed,
+                          int rec_u, int rec_f) {
+  physRng rng;
+  phys_rng_seed(&rng, seed);
+  physData* d = phys_make_data(m);
+  physTrajectory* tr = &ds->traj[k];
+  tr->ctrl = rec_u ? calloc((size_t)tr->T * m->nu, sizeof(double)) : NULL;
+  tr->qfrc = rec_f ? calloc((size_t)tr->T * m->nv, sizeof(double)) : NULL;
+  for (int t = 0; t < tr->T; t++) {
+    if (t > 0)
+      for (int s = 0; s < sub; s++) phys_step(m, d);
+    for (int i = 0; i < m->nu; i++) d->ctrl[i] = a_u * (2 * phys_rng_uniform(&rng) - 1);
+    for (int i = 0; i < m->nv; i++) d->qfrc_applied[i] = a_f * (2 * phys_rng_uniform(&rng) - 1);
+    tr->time[t] = d->time;
+    memcpy(tr->qpos + (size_t)t * m->nq, d->qpos, sizeof(double) * (size_t)m->nq);
+    memcpy(tr->qvel + (size_t)t * m->nv, d->qvel, sizeof(double) * (size_t)m->nv);
+    if (rec_u) memcpy(tr->ctrl + (size_t)t * m->nu, d->ctrl, sizeof(double) * (size_t)m->nu);
+    if (rec_f) memcpy(tr->qfrc + (size_t)t * m->nv, d->qfrc_applied, sizeof(double) * (size_t)m->nv);
+  }
+  CHECK(d->nwarning == 0);
+  phys_free_data(d);
+}
+
+// recorded inputs (issue 12 item 1): a 2-link arm under random piecewise-constant controls, or joint forces, held
+// for the 5 steps of each sample interval: at the truth every residual is zero to rounding for every loss (so the
+// hold is the simulation's), the residual Jacobians match central differences (the inputs are known, A keeps its
+// form), and LM recovers link masses and joint dampings from each kind of input; the data fitted without their
+// inputs leave a loss far above zero
+static void test_recorded_inputs(void) {
+  physModel* m = load_string(
+      "<mujoco><option timestep='0.002'/><worldbody><body name='a'><joint name='j1' axis='0 1 0' damping='0.3'/>"
+      "<geom type='capsule' fromto='0 0 0 0 0 -.3' size='.03' mass='1.2' contype='0' conaffinity='0'/>"
+      "<body name='b' pos='0 0 -.3'><joint name='j2' axis='0 1 0' damping='0.2'/>"
+      "<geom type='capsule' fromto='0 0 0 0 0 -.3' size='.03' mass='0.8' contype='0' conaffinity='0'/></body></body>"
+      "</worldbody><actuator><motor name='m1' joint='j1' gear='2'/><motor name='m2' joint='j2'/></actuator></mujoco>");
+  if (!m) return;
+  physParamTable t;
+  const char* spec[] = {"mass:a", "mass:b", "damping:j1", "damping:j2"};
+  table(&t, m, spec, 4);
+  double truth[4];
+  phys_param_get(&t, m, truth);
+  for (int kind = 0; kind < 2; kind++) {   // 0: controls, 1: joint forces
+    const char* what = kind ? "joint forces" : "controls";
+    physDataset ds;
+    ds_alloc(&ds, m, 2, 40, 5 * m->opt.timestep);
+    for (int k = 0; k < 2; k++) simulate_held(m, &ds, k, 5, kind ? 0 : 2, kind ? 3 : 0, 11 + k, !kind, kind);
+    ds.has_ctrl = !kind;
+    ds.has_qfrc = kind;
+    physFitOptions opt;
+    phys_fit_defaults(&opt);
+    opt.substeps = 5;
+    const int losses[3] = {PHYS_LOSS_ONESTEP, PHYS_LOSS_KSTEP, PHYS_LOSS_ROLLOUT};
+    for (int l = 0; l < 3; l++) {
+      opt.loss = losses[l];
+      physLog log = {0};
+      int nres = phys_fit_nres(m, &t, &ds, &opt, &log);
+      double* r = malloc(sizeof(double) * (size_t)nres);
+      CHECK(phys_fit_residuals(m, &t, truth, NULL, &ds, &opt, r, NULL, &log) == PHYS_OK);
+      double rmax = 0;
+      for (int i = 0; i < nres; i++) rmax = fmax(rmax, fabs(r[i]));
+      printf("recorded %s, %s: max |r| at the truth %.3g (%d residuals)\n", what, loss_name[l], rmax, nres);
+      CHECK_MSG(rmax < 1e-6, "recorded %s, %s: max |r| %.3g at the truth", what, loss_name[l], rmax);
+      free(r);
+      double theta[4] = {1.5, 0.6, 0.4, 0.15};
+      char name[96];
+      snprintf(name, sizeof name, "recorded %s %s", what, loss_name[l]);
+      check_jacobian(m, &t, theta, &ds, &opt, name);
+    }
+    opt.loss = PHYS_LOSS_ONESTEP;
+    double start[4] = {1.5, 0.6, 0.4, 0.15};
+    physFitResult res;
+    physLog log = {0};
+    physStatus st = phys_fit(m, &t, start, NULL, NULL, &ds, &opt, &res, &log);
+    CHECK_MSG(st == PHYS_OK, "%s", log.error);
+    if (st == PHYS_OK) {
+      printf("recorded %s: masses %.9g %.9g, dampings %.9g %.9g (truth 1.2 0.8 0.3 0.2)\n", what, res.theta[0],
+             res.theta[1], res.theta[2], res.theta[3]);
+      for (int i = 0; i < 4; i++) CHECK_MSG(fabs(res.theta[i] - truth[i]) < 1e-6 * truth[i], "%s: theta[%d] %.12g",
+                                            what, i, res.theta[i]);
+      phys_fit_result_free(&res);
+    }
+    // without the inputs the same data are not explained
+    for (int k = 0; k < 2; k++) {
+      free(ds.traj[k].ctrl), free(ds.traj[k].qfrc);
+      ds.traj[k].ctrl = ds.traj[k].qfrc = NULL;
+    }
+    CHECK(phys_param_set(&t, m, truth) == PHYS_OK);
+    int nres = phys_fit_nres(m, &t, &ds, &opt, &log);
+    double* r = malloc(sizeof(double) * (size_t)nres);
+    CHECK(phys_fit_residuals(m, &t, truth, NULL, &ds, &opt, r, NULL, &log) == PHYS_OK);
+    double rmax = 0;
+    for (int i = 0; i < nres; i++) rmax = fmax(rmax, fabs(r[i]));
+    printf("recorded %s ignored: max |r| at the truth %.3g\n", what, rmax);
+    CHECK(rmax > 1);
+    free(r);
+    ds_free(&ds);
+  }
+  phys_param_table_free(&t);
+  phys_free_model(m);
+}
+
+// continuous joints (issue 12 item 3): a rotor (hinge without limits, no gravity, no damping) turning at 7 rad/s
+// whose recorded angle is wrapped into (-pi, pi] and advances c = 0.02 rad more per sample than the model: every
+// position residual is exactly w_rot c (analytic), also at the samples where the recording jumps by 2 pi (3 of the
+// 200: 0.1 + 200 (7 dt + c) = 18.1 rad); the Jacobian matches central differences. The same rotor with limits (+-1000 rad, never reached) compares
+// plainly: the jumps show as residuals near -2 pi w_rot
+static void test_continuous_joint(void) {
+  const char* xml[2] = {
+      "<mujoco><option timestep='0.01' gravity='0 0 0'/><worldbody><body name='r'>"
+      "<joint name='h' axis='0 0 1' damping='0'/><geom type='box' size='.2 .05 .05' mass='1' contype='0' "
+      "conaffinity='0'/></body></worldbody></mujoco>",
+      "<mujoco><option timestep='0.01' gravity='0 0 0'/><worldbody><body name='r'>"
+      "<joint name='h' axis='0 0 1' damping='0' limited='true' range='-1000 1000'/><geom type='box' size='.2 .05 .05' "
+      "mass='1' contype='0' conaffinity='0'/></body></worldbody><compiler angle='radian'/></mujoco>"};
+  const double pi = 3.14159265358979323846, w = 7, c = 0.02, dt = 0.01;
+  for (int limited = 0; limited < 2; limited++) {
+    physModel* m = load_string(xml[limited]);
+    if (!m) return;
+    physParamTable t;
+    const char* spec[] = {"damping:h"};
+    table(&t, m, spec, 1);
+    physDataset ds;
+    ds_alloc(&ds, m, 1, 201, dt);
+    physTrajectory* tr = ds.traj;
+    int jumps = 0;
+    for (int k = 0; k <= 200; k++) {
+      tr->time[k] = k * dt;
+      tr->qpos[k] = phys_wrap_angle(0.1 + k * (w * dt + c));
+      tr->qvel[k] = w;
+      jumps += k > 0 && tr->qpos[k] < tr->qpos[k - 1];
+    }
+    physFitOptions opt;
+    phys_fit_defaults(&opt);
+    opt.w_vel = 0;   // positions only
+    physLog log = {0};
+    int nres = phys_fit_nres(m, &t, &ds, &opt, &log);
+    double* r = malloc(sizeof(double) * (size_t)nres);
+    double theta = 0;
+    CHECK(nres == 200 && phys_fit_residuals(m, &t, &theta, NULL, &ds, &opt, r, NULL, &log) == PHYS_OK);
+    int off = 0;
+    double emax = 0;
+    for (int i = 0; i < nres; i++) {
+      if (!limited) emax = fmax(emax, fabs(r[i] - opt.w_rot * c));
+      else off += fabs(r[i] - opt.w_rot * (c - 2 * pi)) < 1e-9 * opt.w_rot;
+    }
+    if (!limited) {
+      printf("continuous joint: %d of 200 samples cross +-pi; max |r - w_rot c| = %.3g\n", jumps, emax);
+      CHECK(jumps == (int)floor((0.1 + 200 * (w * dt + c) + pi) / (2 * pi)) && jumps == 3);
+      CHECK(emax < 1e-10 * opt.w_rot);
+      double th = 0.05;
+      check_jacobian(m, &t, &th, &ds, &opt, "continuous joint");
+    } else {
+      printf("limited joint: %d residuals at w_rot (c - 2 pi)\n", off);
+      CHECK(off == jumps);
+    }
+    free(r);
+    ds_free(&ds);
+    phys_param_table_free(&t);
+    phys_free_model(m);
+  }
+}
+
 // paper 000 Fig. 4a: a 0.1 m cube of 1 kg sliding at 1.5 m/s on the floor with friction 0.2 (it stops
 // after 0.76 s); data from the cone model at dt = 1 ms sampled at 100 Hz with white noise of 1e-3 m on
 // positions, 1e-2 m/s on velocities and ~1e-3 rad on the orientation (translation observed); fitted with
@@ -786,6 +954,8 @@ int main(int argc, char** argv) {
   test_errors();
   test_determinism_predict();
   test_controls();
+  test_recorded_inputs();
+  test_continuous_joint();
   test_cube_friction();
   return test_done();
 }

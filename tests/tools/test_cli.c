@@ -432,14 +432,14 @@ static char* simulate_to(const char* out, const char* model, const char* steps, 
 }
 
 // trajectory shape, then round trip: row k of a run as --init reproduces rows k.. bit for bit
-static void check_round_trip(const char* model_path, const char* extra, int nq, int nv) {
+static void check_round_trip(const char* model_path, const char* extra, int nq, int nv, int nu) {
   char model[512];
   snprintf(model, sizeof model, "%s", model_path);
   char* a = simulate_to(path("a.csv"), model, "10", NULL, extra);
   CHECK(count_lines(a) == 12);
   int ncomma = 0;
   for (const char* s = line_at(a, 1); s && *s != '\n'; s++) ncomma += *s == ',';
-  CHECK(ncomma == nq + nv);
+  CHECK(ncomma == nq + nv + nu);   // t, the state, the controls u0.. held from each row
   for (int k = 0; k <= 10; k += 3) {
     const char* row = line_at(a, 1 + k);
     const char* next = row ? strchr(row, '\n') : NULL;
@@ -467,8 +467,8 @@ static void check_round_trip(const char* model_path, const char* extra, int nq, 
 
 // round trips on the test model (free body tumbling) and the MuJoCo humanoid in the air
 static void test_round_trip(void) {
-  check_round_trip(write_file("in_model.xml", g_model), NULL, 9, 8);
-  if (access(HUMANOID, R_OK) == 0) check_round_trip(HUMANOID, "--no-contact", 28, 27);
+  check_round_trip(write_file("in_model.xml", g_model), NULL, 9, 8, 1);
+  if (access(HUMANOID, R_OK) == 0) check_round_trip(HUMANOID, "--no-contact", 28, 27, 21);
   else fprintf(stderr, "note: %s not installed, humanoid round trip skipped\n", HUMANOID);
 }
 
@@ -506,7 +506,7 @@ static void test_simulate_misc(void) {
   const char* model = write_file("in_model.xml", g_model);
   cliRun r = run("simulate", model, "--steps", "4", NULL);
   CHECK(r.code == 0 && count_lines(r.out) == 6);
-  const char* header = "t,q0,q1,q2,q3,q4,q5,q6,q7,q8,v0,v1,v2,v3,v4,v5,v6,v7\n";
+  const char* header = "t,q0,q1,q2,q3,q4,q5,q6,q7,q8,v0,v1,v2,v3,v4,v5,v6,v7,u0\n";
   CHECK(strncmp(r.out, header, strlen(header)) == 0);
   // row 0 is the keyframe's state at time 0, bit for bit (%.17g reads back exactly)
   double row0[18];
@@ -996,6 +996,34 @@ static void test_jacobian_bad(void) {
   check_constrained_jacobian(bm, write_file("in_limit.csv", text), 1, "an active joint limit");
 }
 
+// jacobian --init with recorded inputs (issue 12 item 1): a row with u0 (the hinge motor, gear 1) and the same row
+// with the same force as tau0 give the same Jacobians, digit for digit, and they differ from the zero-input row
+// (the mass derivative sees the force); a row with u and tau together is read; a short u group names the columns
+static void test_jacobian_inputs(void) {
+  const char* model = write_file("in_model.xml", g_model);
+  const char* state = "0,0.3,0.05,1,0,2,1,0,0,0,0.5,0,0.1,0.2,0.3,0.4,1,2";
+  const char* hq = "t,q0,q1,q2,q3,q4,q5,q6,q7,q8,v0,v1,v2,v3,v4,v5,v6,v7";
+  char text[4][512];
+  snprintf(text[0], 512, "%s\n%s\n", hq, state);
+  snprintf(text[1], 512, "%s,u0\n%s,1.5\n", hq, state);
+  snprintf(text[2], 512, "%s,tau0,tau1,tau2,tau3,tau4,tau5,tau6,tau7\n%s,1.5,0,0,0,0,0,0,0\n", hq, state);
+  snprintf(text[3], 512, "%s,u0,tau0,tau1,tau2,tau3,tau4,tau5,tau6,tau7\n%s,0.5,1,0,0,0,0,0,0,0\n", hq, state);
+  cliRun r[4];
+  for (int k = 0; k < 4; k++) {
+    char name[32];
+    snprintf(name, sizeof name, "in_jin%d.csv", k);
+    r[k] = run("jacobian", model, "--init", write_file(name, text[k]), "--wrt", "state,ctrl,param:mass:base", NULL);
+    CHECK_MSG(r[k].code == 0, "%s: %s", name, r[k].err);
+  }
+  CHECK(strcmp(r[1].out, r[2].out) == 0 && strcmp(r[1].out, r[3].out) == 0);
+  CHECK(strcmp(r[0].out, r[1].out) != 0);
+  for (int k = 0; k < 4; k++) run_free(&r[k]);
+  cliRun bad = run("jacobian", model, "--init", write_file("in_jin_bad.csv", "t,q0,q1,q2,q3,q4,q5,q6,q7,q8,v0,v1,v2,"
+                   "v3,v4,v5,v6,v7,u0,u1\n0,0.3,0.05,1,0,2,1,0,0,0,0.5,0,0.1,0.2,0.3,0.4,1,2,1,1\n"), NULL);
+  CHECK(bad.code == 1 && has(bad.err, "in_jin_bad.csv:1: expected 19 columns") && has(bad.err, "u0..u0 for nq=9, nv=8, nu=1"));
+  run_free(&bad);
+}
+
 // gradcheck passes on mixed.xml and on the humanoid without contacts; the same seed prints the same table,
 // another seed another; usage errors exit 2
 static void test_gradcheck(void) {
@@ -1043,6 +1071,7 @@ int main(void) {
   test_contact_option();
   test_jacobian();
   test_jacobian_bad();
+  test_jacobian_inputs();
   test_gradcheck();
   test_outputs();
   test_sigint();

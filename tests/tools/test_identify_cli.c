@@ -683,8 +683,9 @@ static void test_sigint(void) {
 }
 
 // --ctrl-value: a 2 kg slider on a frictionless rail pushed by a motor at 3 N (paper 000 Fig. 4b's known force):
-// its mass follows exactly from data simulated with the same push; without the push in the fit the mass is
-// wrong (the data's acceleration is then unexplained); a wrong count exits 2
+// its mass follows exactly from data simulated with the same push, held from the data's u0 column (simulate writes
+// the controls it used) or, on a file without it, from --ctrl-value; without the push in the fit the mass is wrong
+// (the data's acceleration is then unexplained); --ctrl-value beside recorded controls exits 1, a wrong count 2
 static void test_known_push(void) {
   const char* model = write_file("in_push.xml",
       "<mujoco><option timestep=\"0.01\" gravity=\"0 0 0\"/><worldbody><body name=\"cart\">"
@@ -694,14 +695,30 @@ static void test_known_push(void) {
   idRunOut r = run("simulate", model, "--steps", "100", "--ctrl-value", "3", "--quiet", "--out", path("in_push.csv"), NULL);
   CHECK(r.code == 0);
   run_free(&r);
-  r = run("identify", model, path("in_push.csv"), "--param", "mass:cart:init=0.5", "--ctrl-value", "3", "--quiet", NULL);
+  r = run("identify", model, path("in_push.csv"), "--param", "mass:cart:init=0.5", "--quiet", NULL);
   CHECK_MSG(r.code == 0, "%s", r.err);
   CHECK_NEAR(printed(r.out, "mass:cart"), 2, 1e-8);
   run_free(&r);
-  r = run("identify", model, path("in_push.csv"), "--param", "mass:cart:init=0.5", "--quiet", NULL);
+  r = run("identify", model, path("in_push.csv"), "--param", "mass:cart:init=0.5", "--ctrl-value", "3", "--quiet", NULL);
+  CHECK(r.code == 1 && has(r.err, "--ctrl-value: the data record their controls"));
+  run_free(&r);
+  // the same data without the u0 column: --ctrl-value gives the push, nothing gives no push
+  char* text = slurp(path("in_push.csv"));
+  for (char *p = text, *comma = NULL; *p; p++) {
+    if (*p == ',') comma = p;
+    if (*p == '\n' && comma) memmove(comma, p, strlen(p) + 1), p = comma, comma = NULL;
+  }
+  CHECK(strncmp(text, "t,q0,v0\n", 8) == 0);
+  write_file("in_push_state.csv", text);
+  free(text);
+  r = run("identify", model, path("in_push_state.csv"), "--param", "mass:cart:init=0.5", "--ctrl-value", "3", "--quiet", NULL);
+  CHECK_MSG(r.code == 0, "%s", r.err);
+  CHECK_NEAR(printed(r.out, "mass:cart"), 2, 1e-8);
+  run_free(&r);
+  r = run("identify", model, path("in_push_state.csv"), "--param", "mass:cart:init=0.5", "--quiet", NULL);
   CHECK(r.code == 0 && !(fabs(printed(r.out, "mass:cart") - 2) < 1e-3));
   run_free(&r);
-  r = run("identify", model, path("in_push.csv"), "--param", "mass:cart", "--ctrl-value", "3,1", "--quiet", NULL);
+  r = run("identify", model, path("in_push_state.csv"), "--param", "mass:cart", "--ctrl-value", "3,1", "--quiet", NULL);
   CHECK(r.code == 2 && has(r.err, "2 values for 1 actuators"));
   run_free(&r);
 }
@@ -831,6 +848,66 @@ static void test_write_world(void) {
   clear_outputs();
 }
 
+// simulate -> identify round trip with recorded inputs (issue 12 item 1): a 2-link arm driven by random controls
+// (simulate draws them once per written row and writes them as u0, u1) is fitted from the file alone: link masses
+// and a damping come back to 1e-6; --ctrl-file replays the same file's controls into the same trajectory, bit for
+// bit; evaluate predicts it exactly (its hold is the fit's); a file that lacks a control names the expected ones
+static void test_recorded_round_trip(void) {
+  const char* model = write_file("in_arm2.xml",
+      "<mujoco model='arm2'><option timestep='0.002'/><worldbody><body name='a'>"
+      "<joint name='j1' axis='0 1 0' damping='0.3'/><geom type='capsule' fromto='0 0 0 0 0 -.3' size='.03' mass='1.2' "
+      "contype='0' conaffinity='0'/><body name='b' pos='0 0 -.3'><joint name='j2' axis='0 1 0' damping='0.2'/>"
+      "<geom type='capsule' fromto='0 0 0 0 0 -.3' size='.03' mass='0.8' contype='0' conaffinity='0'/></body></body>"
+      "</worldbody><actuator><motor name='m1' joint='j1' ctrllimited='true' ctrlrange='-3 3'/>"
+      "<motor name='m2' joint='j2' ctrllimited='true' ctrlrange='-2 2'/></actuator></mujoco>\n");
+  idRunOut r = run("simulate", model, "--steps", "400", "--every", "5", "--ctrl", "random", "--seed", "4", "--quiet",
+                   "--out", path("in_arm2.csv"), NULL);
+  CHECK_MSG(r.code == 0, "%s", r.err);
+  run_free(&r);
+  char* text = slurp(path("in_arm2.csv"));
+  CHECK(strncmp(text, "t,q0,q1,v0,v1,u0,u1\n", 20) == 0);
+  free(text);
+  r = run("identify", model, path("in_arm2.csv"), "--param", "mass:a:init=1.5", "--param", "mass:b:init=0.6",
+          "--param", "damping:j1:init=0.5", "--substeps", "5", "--quiet", NULL);
+  CHECK_MSG(r.code == 0, "%s", r.err);
+  printf("round trip with recorded controls: mass:a %.9g mass:b %.9g damping:j1 %.9g\n", printed(r.out, "mass:a"),
+         printed(r.out, "mass:b"), printed(r.out, "damping:j1"));
+  CHECK(fabs(printed(r.out, "mass:a") - 1.2) < 1e-6 && fabs(printed(r.out, "mass:b") - 0.8) < 1e-6 &&
+        fabs(printed(r.out, "damping:j1") - 0.3) < 1e-6);
+  run_free(&r);
+  // replay: the same controls from the file give the same rows
+  r = run("simulate", model, "--steps", "400", "--every", "5", "--ctrl-file", path("in_arm2.csv"), "--quiet", "--out",
+          path("in_arm2_replay.csv"), NULL);
+  CHECK_MSG(r.code == 0, "%s", r.err);
+  run_free(&r);
+  char *a = slurp(path("in_arm2.csv")), *b = slurp(path("in_arm2_replay.csv"));
+  CHECK_MSG(strcmp(a, b) == 0, "replayed trajectory differs");
+  free(a), free(b);
+  r = run("evaluate", model, path("in_arm2.csv"), "--substeps", "5", "--json", path("in_eval.json"), NULL);
+  CHECK_MSG(r.code == 0, "%s", r.err);
+  char* json = slurp(path("in_eval.json"));
+  double hmax = -1;
+  const char* h = strstr(json, "\"hinge_deg\"");
+  if (h && strstr(h, "\"max\": ")) hmax = atof(strstr(h, "\"max\": ") + 7);
+  printf("evaluate with recorded controls: hinge max %.3g deg\n", hmax);
+  CHECK(hmax >= 0 && hmax < 1e-9);
+  free(json);
+  run_free(&r);
+  // a control missing from a named file, an input file without inputs
+  write_file("in_arm2_miss.csv", "t,j1,j2,ctrl:m2\n0,0,0,1\n0.01,0,0,1\n");
+  r = run("identify", model, path("in_arm2_miss.csv"), "--param", "mass:a", "--quiet", NULL);
+  CHECK(r.code == 1 && has(r.err, "in_arm2_miss.csv:1: the columns give 1 of the 2 controls") &&
+        has(r.err, "missing: u0 (ctrl:m1)"));
+  run_free(&r);
+  write_file("in_arm2_none.csv", "t,j1,j2\n0,0,0\n0.01,0,0\n");
+  r = run("simulate", model, "--steps", "3", "--ctrl-file", path("in_arm2_none.csv"), "--quiet", NULL);
+  CHECK(r.code == 1 && has(r.err, "no recorded inputs: expected the controls u0..u1"));
+  run_free(&r);
+  r = run("simulate", model, "--steps", "3", "--ctrl-file", path("in_arm2.csv"), "--ctrl", "random", NULL);
+  CHECK(r.code == 2 && has(r.err, "--ctrl-file replays recorded inputs: it excludes --ctrl random"));
+  run_free(&r);
+}
+
 int main(void) {
   g_bin = getenv("PHYS_BIN");
   CHECK_MSG(g_bin != NULL && access(g_bin, X_OK) == 0, "PHYS_BIN not set or not executable");
@@ -842,6 +919,7 @@ int main(void) {
   test_job();
   test_sparse_and_positions();
   test_known_push();
+  test_recorded_round_trip();
   test_write_mjcf();
   test_write_urdf();
   test_write_world();
