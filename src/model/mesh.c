@@ -327,7 +327,7 @@ static int obj_index(const char* tok, int nvert, int* index) {
   if (end == tok || (*end && *end != '/')) return 0;
   if (i > 0 && i <= nvert) {
     *index = (int)(i - 1);
-  } else if (i < 0 && -i <= nvert) {
+  } else if (i < 0 && i >= -(long)nvert) {   // not -i <= nvert: strtol's LONG_MIN has no negation
     *index = (int)(nvert + i);
   } else {
     return 0;
