@@ -42,6 +42,26 @@ list_seeds() {
   esac
 }
 
+# a libFuzzer dictionary for harness $1 ($B/dict/$1.dict), made from the string literals of the reader it
+# fuzzes (element, attribute, key and column names), so it follows the sources; none for the binary formats
+make_dict() {
+  local src
+  case $1 in
+    mjcf) src=src/model/mjcf.c ;;
+    urdf) src=src/model/urdf.c ;;
+    data_csv) src=src/sysid/dataset.c ;;
+    job) src=tools/cmd_identify.c ;;
+    *) return 1 ;;
+  esac
+  mkdir -p $B/dict
+  { grep -o '"[A-Za-z_:]\{1,32\}"' "$src" | sort -u
+    case $1 in
+      mjcf|urdf) printf '"%s"\n' '<' '</' '/>' '=\"' '<?xml version=\"1.0\"?>' '<!--' '-->' ;;
+      job) printf '"%s"\n' '{' '}' '[' ']' ':' ',' 'true' 'false' 'null' ;;
+    esac
+  } > $B/dict/$1.dict
+}
+
 # replay the regression corpus of harness $1, then fuzz it for $secs; summary line in $B/logs/$1.summary:
 # "harness seconds execs coverage corpus crashes replay"
 run_harness() {
@@ -56,11 +76,13 @@ run_harness() {
     dirs+=(tests/fuzz/regress/$h)
     TMPDIR=$tmp "$bin" tests/fuzz/regress/$h/* >>"$log" 2>&1 || replay=FAILED
   fi
+  local dict=()
+  make_dict "$h" && dict=(-dict="$B/dict/$h.dict")
   local before after execs=0 cov=0 start=$SECONDS left
   before=$(ls "$crashes" | wc -l)
   while left=$((secs - (SECONDS - start))); [ "$left" -gt 0 ]; do
     TMPDIR=$tmp nice -n "$nice" "$bin" -max_total_time="$left" -timeout=20 -close_fd_mask=2 -print_final_stats=1 \
-      -artifact_prefix="$crashes/" "${dirs[@]}" > "$log.run" 2>&1
+      -artifact_prefix="$crashes/" "${dict[@]}" "${dirs[@]}" > "$log.run" 2>&1
     local rc=$?
     cat "$log.run" >> "$log"
     local n
