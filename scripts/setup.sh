@@ -3,7 +3,8 @@
 # usage: setup.sh [--bench]   --bench adds DART 6.12, the second peer of the contact benchmark
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libxml2-dev libcjson-dev zlib1g-dev libqhull-dev
-      libmujoco-dev libmujoco-samples dart-doc valgrind liblbfgsb-dev liblapacke-dev)
+      libmujoco-dev libmujoco-samples dart-doc valgrind liblbfgsb-dev liblapacke-dev
+      clang-14 libclang-rt-14-dev)   # clang-14 and its libFuzzer/sanitizer runtimes: scripts/fuzz.sh
 if [ "${1:-}" = "--bench" ]; then
   pkgs+=(g++ libdart-dev libdart-collision-bullet-dev libdart-utils-urdf-dev)   # bench/bench_dart.cpp only
 fi

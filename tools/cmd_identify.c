@@ -844,6 +844,20 @@ static int run_fit(idRun* r, const idArgs* a) {
   return 1;
 }
 
+// settings with nothing given
+static void args_init(idArgs* a) {
+  memset(a, 0, sizeof *a);
+  a->loss = a->optimizer = a->contact = a->seed = a->skip = -1;
+  a->prior = a->lr = -1;
+  a->w[0] = a->w[1] = a->w[2] = NAN;
+}
+
+// free what the job file left in the settings
+static void args_free(idArgs* a) {
+  cJSON_Delete(a->json);
+  for (int i = 0; i < a->npool; i++) free(a->pool[i]);
+}
+
 // free a run and the settings
 static void cleanup(idRun* r, idArgs* a) {
   phys_fit_result_free(&r->res);
@@ -854,17 +868,22 @@ static void cleanup(idRun* r, idArgs* a) {
   free(r->upper);
   free(r->label);
   phys_free_model(r->m);
-  cJSON_Delete(a->json);
-  for (int i = 0; i < a->npool; i++) free(a->pool[i]);
+  args_free(a);
+}
+
+int id_read_job(const char* path) {
+  idArgs a;
+  args_init(&a);
+  a.job = path;
+  int code = merge_settings(&a);
+  args_free(&a);
+  return code;
 }
 
 // the option table and the command
 int cli_identify(int argc, char** argv) {
   idArgs a;
-  memset(&a, 0, sizeof a);
-  a.loss = a.optimizer = a.contact = a.seed = a.skip = -1;
-  a.prior = a.lr = -1;
-  a.w[0] = a.w[1] = a.w[2] = NAN;
+  args_init(&a);
   const argOption opt[] = {
       {"--param", ARG_LIST, &a.param, "KIND:NAME[:init=V][:min=A][:max=B]", "a parameter to identify", 0, 0, 0},
       {"--loss", ARG_CHOICE, &a.loss, "onestep|kstep|rollout", "loss (default onestep)", 0, 0, 0},

@@ -44,4 +44,10 @@ int id_write_world(FILE* f, const physModel* m, char* err, size_t nerr);
 // Returns 0 with a message in err on failure.
 int id_write_report(FILE* f, const idRun* run, char* err, size_t nerr);
 
+// the settings of job file path alone, as `physid identify --job PATH` reads them before anything else (the
+// entry of the fuzz harness tests/fuzz/fuzz_job.c): -1 if the job is complete (model, data and parameters),
+// else the exit code identify gives with its message on stderr (1 bad job file, 2 something missing). Nothing
+// is loaded or written.
+int id_read_job(const char* path);
+
 #endif  // PHYS_IDENTIFY_H
