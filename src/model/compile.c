@@ -832,7 +832,8 @@ static void penalty_check(const physModel* m, const physSpec* s, physLog* log) {
   }
   char buf[600], more[64];
   if (bs >= 0) {
-    snprintf(more, sizeof more, ns > 1 ? " (and %d other bodies)" : "", ns - 1);
+    more[0] = 0;
+    if (ns > 1) snprintf(more, sizeof more, " (and %d other bodies)", ns - 1);
     const char* pre = s ? where(s, s->body[bs], buf, sizeof buf) : (snprintf(buf, sizeof buf, "%s: ", m->filename), buf);
     phys_warning(log, "%spenalty contact: body '%s'%s needs dt < %.3g s or k_c < %.3g N/m (k_c dt^2 = %.3g kg > 2 m_e "
                  "= %.3g kg, m_e its least effective mass at a contact); its contacts are damped to stay stable",
@@ -842,7 +843,8 @@ static void penalty_check(const physModel* m, const physSpec* s, physLog* log) {
     double r, mass = m->body_mass[bw];
     body_contact_mass(m, bw, &r);
     const char* pre = s ? where(s, s->body[bw], buf, sizeof buf) : (snprintf(buf, sizeof buf, "%s: ", m->filename), buf);
-    snprintf(more, sizeof more, nw > 1 ? " (and %d other bodies)" : "", nw - 1);
+    more[0] = 0;
+    if (nw > 1) snprintf(more, sizeof more, " (and %d other bodies)", nw - 1);
     phys_warning(log, "%spenalty contact: body '%s'%s needs k_c > %.3g N/m: its weight (%.6g kg) compresses one "
                  "contact spring by m g / k_c = %.3g m, more than its size %.3g m: it sinks through", pre,
                  phys_id2name(m, "body", bw), more, mass * g / r, mass, mass * g / k, r);
