@@ -35,11 +35,8 @@
 #include "factor.h"
 #include "grad.h"
 #include "params.h"
-#include "penalty_deriv.h"
 #include "rot.h"
-#include "step_contact_deriv.h"
-#include "toi.h"
-#include "spatial.h"
+#include "step_record.h"
 
 //---------------------------------------------------------------------------------------------------------
 // integration
@@ -61,369 +58,20 @@ static void apply_d(const physModel* m, const double* vnew, const double* x, dou
 }
 
 //---------------------------------------------------------------------------------------------------------
-// R = d(RNEA + (armature + dt b) a - f)/dtheta, nv x ntheta row-major
+// the smooth step's columns, and the entry points (through the step record)
 
-// clamped control of actuator a (phys_actuation's rule)
-static double clamped_ctrl(const physModel* m, const physData* d, int a) {
-  double c = d->ctrl[a];
-  if (m->actuator_ctrllimited[a]) {
-    const double* r = m->actuator_ctrlrange + 2 * a;
-    c = c < r[0] ? r[0] : (c > r[1] ? r[1] : c);
-  }
-  return c;
-}
-
-// R[:, col] -= s u for spring sp, u = generalized force of a unit tension (-dL/dq'); tmp nv scratch
-static void spring_column(const physModel* m, physData* d, int sp, double s, double* R, int ld, int col,
-                          double* tmp) {
-  memset(tmp, 0, sizeof(double) * (size_t)m->nv);
-  phys_spring_eval(m, d, sp, NULL, 1, tmp);
-  for (int k = 0; k < m->nv; k++) R[(size_t)k * ld + col] -= s * tmp[k];
-}
-
-// rest length L0 of spring sp as phys_passive: restlength + sum of gear*ctrl of its restlength actuators
-static double spring_rest(const physModel* m, const physData* d, int sp) {
-  double L0 = m->spring_restlength[sp];
-  if (!(m->opt.disableflags & PHYS_DSBL_ACTUATION))
-    for (int a = 0; a < m->nu; a++)
-      if (m->actuator_trntype[a] == PHYS_TRN_RESTLENGTH && m->actuator_trnid[a] == sp)
-        L0 += m->actuator_gear[6 * a] * clamped_ctrl(m, d, a);
-  return L0;
-}
-
-// q (-) q_spring of joint j per dof (hinge/slide difference; ball log(q_spring^-1 q); free both)
-static void spring_offset(const physModel* m, const physData* d, int j, double* off) {
-  const double *q = d->qpos + m->jnt_qposadr[j], *q0 = m->qpos_spring + m->jnt_qposadr[j];
-  int type = m->jnt_type[j];
-  if (type == PHYS_JNT_HINGE || type == PHYS_JNT_SLIDE) {
-    off[0] = q[0] - q0[0];
-    return;
-  }
-  if (type == PHYS_JNT_FREE) {
-    for (int i = 0; i < 3; i++) off[i] = q[i] - q0[i];
-    q += 3, q0 += 3, off += 3;
-  }
-  double qn[4] = {q[0], q[1], q[2], q[3]}, q0c[4], dq[4];
-  phys_quat_normalize(qn);
-  phys_quat_conj(q0c, q0);
-  phys_quat_mul(dq, q0c, qn);
-  phys_quat_log(off, dq);
-}
-
-// inertial entry (mass, com, inertia of body b): R[:, cols] = Y_b dpi/dtheta, minus the change of the
-// generalized force of an xfrc applied at the moving com
-static void inertial_columns(const physModel* m, physData* d, const physParam* p, const double* Y, double* R,
-                             int ld) {
-  int b = p->id, n = p->size, ny = 10 * (m->nbody - 1);
-  double dpi[100];
-  phys_param_dpi(m, p, dpi);
-  for (int k = 0; k < m->nv; k++) {
-    const double* y = Y + (size_t)k * ny + 10 * (b - 1);
-    for (int i = 0; i < n; i++) {
-      double s = 0;
-      for (int e = 0; e < 10; e++) s += y[e] * dpi[e * n + i];
-      R[(size_t)k * ld + p->adr + i] = s;
-    }
-  }
-  const double* F = d->xfrc_applied + 6 * b;
-  if (F[0] == 0 && F[1] == 0 && F[2] == 0) return;
-  // dc/dtheta = (d(m c)/dtheta - c dm/dtheta) / m in the body frame, rotated to the world
-  const double *c = m->body_ipos + 3 * b, *Rb = d->xmat + 9 * b;
-  for (int i = 0; i < n; i++) {
-    double dcl[3], dcw[3], t[3];
-    for (int r = 0; r < 3; r++) dcl[r] = (dpi[(1 + r) * n + i] - c[r] * dpi[i]) / m->body_mass[b];
-    phys_mat_vec3(dcw, Rb, dcl);
-    phys_cross3(t, dcw, F);
-    for (int k = phys_body_lastdof(m, b); k >= 0; k = m->dof_parentid[k])
-      R[(size_t)k * ld + p->adr + i] -= phys_dot3(d->cdof + 6 * k, t);
-  }
-}
-
-// gravity: R[:, col+i] = -sum_b m_b Jcom_b(i, :)'
-static void gravity_columns(const physModel* m, physData* d, const physParam* p, double* R, int ld) {
-  if (m->opt.disableflags & PHYS_DSBL_GRAVITY) return;
-  int nv = m->nv;
-  size_t mark = phys_stack_mark(d);
-  double* jac = phys_stack_alloc(d, 3 * (size_t)nv);
-  for (int b = 1; b < m->nbody; b++) {
-    phys_jac_com(m, d, b, jac);
-    for (int i = 0; i < 3; i++)
-      for (int k = 0; k < nv; k++) R[(size_t)k * ld + p->adr + i] -= m->body_mass[b] * jac[(size_t)i * nv + k];
-  }
-  phys_stack_free(d, mark);
-}
-
-// gear of actuator a: joint motor R[da+k, col+k] = -c; spring motor R = c u; rest length R = -k c u
-static void gear_columns(const physModel* m, physData* d, const physParam* p, double* R, int ld, double* tmp) {
-  int a = p->id, id = m->actuator_trnid[a];
-  if (m->opt.disableflags & PHYS_DSBL_ACTUATION) return;
-  double c = clamped_ctrl(m, d, a);
-  if (m->actuator_trntype[a] == PHYS_TRN_JOINT) {
-    for (int k = 0; k < p->size; k++) R[(size_t)(m->jnt_dofadr[id] + k) * ld + p->adr + k] = -c;
-  } else if (m->actuator_trntype[a] == PHYS_TRN_SPRING) {
-    spring_column(m, d, id, -c, R, ld, p->adr, tmp);
-  } else if (!(m->opt.disableflags & PHYS_DSBL_PASSIVE)) {
-    spring_column(m, d, id, -m->spring_stiffness[id] * c, R, ld, p->adr, tmp);
-  }
-}
-
-// accelerations a_c = a_parent + sum_k (Sdot_k qd_k + S_k qdd_k) of every body (a_0 = -g) at the step's
-// acceleration d->qacc, and the subtree sums F of f_c = I_c a_c + v_c x* (I_c v_c) (nbody x 6 each)
-static void rnea_forces(const physModel* m, const physData* d, double* acc, double* F) {
-  memset(acc, 0, 6 * sizeof(double));
-  memset(F, 0, 6 * sizeof(double));
-  if (!(m->opt.disableflags & PHYS_DSBL_GRAVITY))
-    for (int i = 0; i < 3; i++) acc[3 + i] = -m->opt.gravity[i];
-  for (int b = 1; b < m->nbody; b++) {
-    double *a = acc + 6 * b, h[6], t[6];
-    memcpy(a, acc + 6 * m->body_parentid[b], 6 * sizeof(double));
-    for (int k = m->body_dofadr[b]; k < m->body_dofadr[b] + m->body_dofnum[b]; k++)
-      for (int i = 0; i < 6; i++) a[i] += d->cdof_dot[6 * k + i] * d->qvel[k] + d->cdof[6 * k + i] * d->qacc[k];
-    const double *I = d->cinert + 10 * b, *v = d->cvel + 6 * b;
-    phys_inert_mul(F + 6 * b, I, a);
-    phys_inert_mul(h, I, v);
-    phys_cross_force(t, v, h);
-    for (int i = 0; i < 6; i++) F[6 * b + i] += t[i];
-  }
-  for (int b = m->nbody - 1; b > 0; b--)
-    for (int i = 0; i < 6; i++) F[6 * m->body_parentid[b] + i] += F[6 * b + i];
-}
-
-// g_c = -I psi - (I (u x v) + u x* (I v) + v x* (I u)) of one body (inertia I, velocity v)
-static void pos_body_term(double g[6], const double I[10], const double v[6], const double u[6],
-                          const double psi[6]) {
-  double t[6], h[6];
-  phys_inert_mul(g, I, psi);
-  phys_cross_motion(t, u, v);
-  phys_inert_mul(h, I, t);
-  for (int i = 0; i < 6; i++) g[i] = -g[i] - h[i];
-  phys_inert_mul(h, I, v);
-  phys_cross_force(t, u, h);
-  for (int i = 0; i < 6; i++) g[i] -= t[i];
-  phys_inert_mul(h, I, u);
-  phys_cross_force(t, v, h);
-  for (int i = 0; i < 6; i++) g[i] -= t[i];
-}
-
-// tension of spring sp in the step: the passive k (L - L0) + b Ldot (d->spring_force) and its motors' -gear c
-static double spring_tension(const physModel* m, const physData* d, int sp) {
-  double T = m->opt.disableflags & PHYS_DSBL_PASSIVE ? 0 : d->spring_force[sp];
-  if (!(m->opt.disableflags & PHYS_DSBL_ACTUATION))
-    for (int a = 0; a < m->nu; a++)
-      if (m->actuator_trntype[a] == PHYS_TRN_SPRING && m->actuator_trnid[a] == sp)
-        T -= m->actuator_gear[6 * a] * clamped_ctrl(m, d, a);
-  return T;
-}
-
-// R[:, col] += -d f_spring / dz of spring sp when the subtree (ins) of a body with parent pp moves by t;
-// ugen, tmp nv scratch
-static void pos_spring_column(const physModel* m, physData* d, int sp, const int* ins, int pp, const double t[3],
-                              double* R, int ld, int col, double* ugen, double* tmp) {
-  const int* site = m->spring_site + m->spring_adr[sp];
-  int n = m->spring_num[sp], any = 0;
-  for (int k = 0; k < n; k++) any |= ins[m->site_bodyid[site[k]]];
-  if (!any) return;
-  double T = spring_tension(m, d, sp), wxt[3], uprev[3] = {0, 0, 0}, duprev[3] = {0, 0, 0}, dL = 0, dLdot = 0;
-  phys_cross3(wxt, d->cvel + 6 * pp, t);
-  memset(tmp, 0, sizeof(double) * (size_t)m->nv);
-  for (int k = 0; k < n; k++) {
-    int body = m->site_bodyid[site[k]], in = ins[body];
-    const double* x = d->site_xpos + 3 * site[k];
-    double u[3] = {0, 0, 0}, du[3] = {0, 0, 0}, g[3], dg[3], v[3];
-    if (k + 1 < n) {
-      // du/dz = (E - u u') (t_{k+1} - t_k) / l
-      const double* xn = d->site_xpos + 3 * site[k + 1];
-      for (int i = 0; i < 3; i++) u[i] = xn[i] - x[i];
-      double len = phys_normalize3(u), s = ins[m->site_bodyid[site[k + 1]]] - in;
-      if (len > 0 && s != 0) {
-        double ut = phys_dot3(u, t);
-        for (int i = 0; i < 3; i++) du[i] = s * (t[i] - u[i] * ut) / len;
-      }
-    }
-    for (int i = 0; i < 3; i++) g[i] = uprev[i] - u[i], dg[i] = duprev[i] - du[i];
-    phys_point_velocity(v, d, body, x);
-    dL += in * phys_dot3(g, t);
-    dLdot += phys_dot3(dg, v) + in * phys_dot3(g, wxt);
-    phys_apply_force(m, d, tmp, body, x, dg, NULL);   // sum J_s' dg_s
-    if (in && T != 0) {
-      // the Jacobian columns of dofs above the body turn: T w_k . (t x g)
-      double txg[3];
-      phys_cross3(txg, t, g);
-      for (int j = phys_body_lastdof(m, pp); j >= 0; j = m->dof_parentid[j])
-        R[(size_t)j * ld + col] += T * phys_dot3(d->cdof + 6 * j, txg);
-    }
-    phys_copy3(uprev, u);
-    phys_copy3(duprev, du);
-  }
-  double Tp = m->opt.disableflags & PHYS_DSBL_PASSIVE ? 0 : m->spring_stiffness[sp] * dL + m->spring_damping[sp] * dLdot;
-  memset(ugen, 0, sizeof(double) * (size_t)m->nv);
-  phys_spring_eval(m, d, sp, NULL, -1, ugen);   // ugen = sum J_s' g_s = dL/dq
-  for (int j = 0; j < m->nv; j++) R[(size_t)j * ld + col] += Tp * ugen[j] + T * tmp[j];
-}
-
-// pos:BODY columns of R = d(RNEA - f)/dz (three columns, z along the parent's axes); acc, F from
-// rnea_forces; G (nbody x 6), ins (nbody), ugen and tmp (nv) scratch
-static void pos_columns(const physModel* m, physData* d, const physParam* p, const double* acc, const double* F,
-                        double* G, int* ins, double* ugen, double* tmp, double* R, int ld) {
-  int b = p->id, pp = m->body_parentid[b];
-  for (int c = 0; c < m->nbody; c++) ins[c] = c == b || (c > b && ins[m->body_parentid[c]]);
-  double Fx[3] = {0, 0, 0};
-  for (int c = b; c < m->nbody; c++)
-    if (ins[c])
-      for (int r = 0; r < 3; r++) Fx[r] += d->xfrc_applied[6 * c + r];
-  for (int i = 0; i < 3; i++) {
-    int col = p->adr + i;
-    // S_z = (0, t), t = R_parent e_i; u = S_z x v_p; psi = S_z x a_p - u x v_p
-    double Sz[6] = {0, 0, 0, d->xmat[9 * pp + i], d->xmat[9 * pp + 3 + i], d->xmat[9 * pp + 6 + i]};
-    double u[6], psi[6], t[6], y[6], tf[3];
-    phys_cross_motion(u, Sz, d->cvel + 6 * pp);
-    phys_cross_motion(psi, Sz, acc + 6 * pp);
-    phys_cross_motion(t, u, d->cvel + 6 * pp);
-    for (int r = 0; r < 6; r++) psi[r] -= t[r];
-    // G = subtree sums of g_c
-    for (int c = b; c < m->nbody; c++)
-      if (ins[c]) pos_body_term(G + 6 * c, d->cinert + 10 * c, d->cvel + 6 * c, u, psi);
-    for (int c = m->nbody - 1; c > b; c--)
-      if (ins[c])
-        for (int r = 0; r < 6; r++) G[6 * m->body_parentid[c] + r] += G[6 * c + r];
-    // dofs inside the subtree: S_k . G_body(k)
-    for (int k = 0; k < m->nv; k++)
-      if (ins[m->dof_bodyid[k]]) R[(size_t)k * ld + col] += phys_dot6(d->cdof + 6 * k, G + 6 * m->dof_bodyid[k]);
-    // dofs above: S_k . (S_z x* F_b + G_b) - w_k . (t x Fx)
-    phys_cross_force(y, Sz, F + 6 * b);
-    for (int r = 0; r < 6; r++) y[r] += G[6 * b + r];
-    phys_cross3(tf, Sz + 3, Fx);
-    for (int k = phys_body_lastdof(m, pp); k >= 0; k = m->dof_parentid[k])
-      R[(size_t)k * ld + col] += phys_dot6(d->cdof + 6 * k, y) - phys_dot3(d->cdof + 6 * k, tf);
-    for (int sp = 0; sp < m->nspring; sp++) pos_spring_column(m, d, sp, ins, pp, Sz + 3, R, ld, col, ugen, tmp);
-  }
-}
-
-// one entry's columns of R (zeroed by the caller)
-static void entry_columns(const physModel* m, physData* d, const physParam* p, const double* Y, double* R,
-                          int ld, double* tmp) {
-  int passive = !(m->opt.disableflags & PHYS_DSBL_PASSIVE);
-  int implicit = !(m->opt.disableflags & PHYS_DSBL_EULERDAMP);
-  double dt = m->opt.timestep;
-  int col = p->adr, da = 0, nd = 0;
-  if (p->kind == PHYS_PAR_DAMPING || p->kind == PHYS_PAR_ARMATURE || p->kind == PHYS_PAR_STIFFNESS) {
-    int type = m->jnt_type[p->id];
-    da = m->jnt_dofadr[p->id];
-    nd = type == PHYS_JNT_FREE ? 6 : (type == PHYS_JNT_BALL ? 3 : 1);
-  }
-  switch (p->kind) {
-    case PHYS_PAR_MASS:
-    case PHYS_PAR_COM:
-    case PHYS_PAR_INERTIA: inertial_columns(m, d, p, Y, R, ld); break;
-    case PHYS_PAR_DAMPING:
-      for (int k = da; k < da + nd; k++)
-        R[(size_t)k * ld + col] = (passive ? d->qvel[k] : 0) + (implicit ? dt * d->qacc[k] : 0);
-      break;
-    case PHYS_PAR_ARMATURE:
-      for (int k = da; k < da + nd; k++) R[(size_t)k * ld + col] = d->qacc[k];
-      break;
-    case PHYS_PAR_STIFFNESS:
-      if (passive) {
-        double off[6];
-        spring_offset(m, d, p->id, off);
-        for (int k = 0; k < nd; k++) R[(size_t)(da + k) * ld + col] = off[k];
-      }
-      break;
-    case PHYS_PAR_GRAVITY: gravity_columns(m, d, p, R, ld); break;
-    case PHYS_PAR_GEAR: gear_columns(m, d, p, R, ld, tmp); break;
-    case PHYS_PAR_SPRING_STIFFNESS:
-      if (passive) spring_column(m, d, p->id, d->spring_length[p->id] - spring_rest(m, d, p->id), R, ld, col, tmp);
-      break;
-    case PHYS_PAR_SPRING_DAMPING:
-      if (passive) spring_column(m, d, p->id, d->spring_velocity[p->id], R, ld, col, tmp);
-      break;
-    case PHYS_PAR_SPRING_RESTLENGTH:
-      if (passive) spring_column(m, d, p->id, -m->spring_stiffness[p->id], R, ld, col, tmp);
-      break;
-    default: break;   // pos: pos_columns; friction, restitution, size, penalty: contact only
-  }
-}
-
-// R = d(f - RNEA)/dtheta... the force derivative columns (nv x ntheta) at the linearization point already
-// in d (phys_step_point: kinematics, qM, d->qacc = a); arena memory of the caller's mark
-static void param_forces(const physModel* m, physData* d, const physParamTable* t, double* R) {
-  int nv = m->nv, nt = t->ntheta;
-  double* tmp = phys_stack_alloc(d, (size_t)nv);
-  double* Y = NULL;
-  for (int e = 0; e < t->n; e++)
-    if (t->param[e].kind <= PHYS_PAR_INERTIA && !Y) {
-      Y = phys_stack_alloc(d, (size_t)nv * 10 * (size_t)(m->nbody - 1));
-      phys_regressor(m, d, d->qacc, Y);
-    }
-  memset(R, 0, sizeof(double) * (size_t)nv * (size_t)nt);
-  for (int e = 0; e < t->n; e++) entry_columns(m, d, t->param + e, Y, R, nt, tmp);
-  double *acc = NULL, *F = NULL, *G = NULL, *ugen = NULL;
-  int* ins = NULL;
-  for (int e = 0; e < t->n; e++) {
-    if (t->param[e].kind != PHYS_PAR_POS) continue;
-    if (!acc) {
-      size_t nb = (size_t)m->nbody;
-      acc = phys_stack_alloc(d, 6 * nb);
-      F = phys_stack_alloc(d, 6 * nb);
-      G = phys_stack_alloc(d, 6 * nb);
-      ins = (int*)phys_stack_alloc(d, nb);
-      ugen = phys_stack_alloc(d, (size_t)nv);
-      rnea_forces(m, d, acc, F);
-    }
-    pos_columns(m, d, t->param + e, acc, F, G, ins, ugen, tmp, R, nt);
-  }
-}
-
-// R at qacc (params.h): param_forces with d->qacc = qacc for the call
-void phys_param_forces(const physModel* m, physData* d, const physParamTable* t, const double* qacc, double* R) {
-  int nv = m->nv;
-  size_t mark = phys_stack_mark(d);
-  double* save = phys_stack_alloc(d, (size_t)nv);
-  memcpy(save, d->qacc, sizeof(double) * (size_t)nv);
-  if (qacc != d->qacc) memcpy(d->qacc, qacc, sizeof(double) * (size_t)nv);
-  param_forces(m, d, t, R);
-  memcpy(d->qacc, save, sizeof(double) * (size_t)nv);
-  phys_stack_free(d, mark);
-}
-
-// the linearization point (the factor of M~ into L, nv x nv, and d->qacc = a) and R
-static physStatus build_r(const physModel* m, physData* d, const physParamTable* t, double* L, double* R) {
-  physStatus st = phys_step_point(m, d, L);
-  if (st != PHYS_OK) return st;
-  param_forces(m, d, t, R);
-  return PHYS_OK;
-}
-
-//---------------------------------------------------------------------------------------------------------
-// Jacobian and reverse mode
-
-physStatus phys_step_param_jacobian(const physModel* m, physData* d, const physParamTable* t, double* P) {
+// P of the smooth step at (L, qacc) (step_record.h): V = -dt M~^-1 R column by column, Q = dt D V
+void phys_smooth_step_param_jacobian(const physModel* m, physData* d, const double* L, const double* qacc,
+                                     const physParamTable* t, double* P) {
   int nv = m->nv, nt = t->ntheta;
   double dt = m->opt.timestep;
-  if (nt == 0) return PHYS_OK;
-  // lcp, cone, ccp: the constrained path when the step has constraints (one detection: its stage's)
-  int none = 1;
-  if (m->opt.contact != PHYS_CONTACT_PENALTY) {
-    physStatus st = phys_constrained_step_jacobian_if(m, d, t, NULL, NULL, P, &none);
-    if (!none) {
-      if (st == PHYS_OK && (m->opt.gradflags & PHYS_GRAD_TOI)) st = phys_toi_param_jacobian(m, d, t, P);   // toi.h
-      return st;
-    }
-  }
-  if (phys_penalty_deriv_applies(m, d)) return phys_penalty_step_jacobian(m, d, t, NULL, NULL, P);
   size_t mark = phys_stack_mark(d);
-  double* L = phys_stack_alloc(d, (size_t)nv * nv);
   double* V = P + (size_t)nv * nt;   // the v+ rows hold R, then V
-  physStatus st = build_r(m, d, t, L, V);
-  if (st != PHYS_OK) {
-    phys_stack_free(d, mark);
-    return st;
-  }
+  phys_param_forces(m, d, t, qacc, V);
   double* col = phys_stack_alloc(d, (size_t)nv);
   double* dcol = phys_stack_alloc(d, (size_t)nv);
   double* vnew = phys_stack_alloc(d, (size_t)nv);
-  for (int i = 0; i < nv; i++) vnew[i] = d->qvel[i] + dt * d->qacc[i];
-  // column c: V = -dt M~^-1 R_c, Q = dt D V
+  for (int i = 0; i < nv; i++) vnew[i] = d->qvel[i] + dt * qacc[i];
   for (int c = 0; c < nt; c++) {
     for (int k = 0; k < nv; k++) col[k] = V[(size_t)k * nt + c];
     phys_solve_m(m, L, col, col);
@@ -435,61 +83,23 @@ physStatus phys_step_param_jacobian(const physModel* m, physData* d, const physP
     }
   }
   phys_stack_free(d, mark);
-  return PHYS_OK;
 }
 
-// theta_bar = -R' lambda (R nv x nt row-major)
-static void minus_rt_lambda(const double* R, const double* lambda, int nv, int nt, double* theta_bar) {
-  for (int c = 0; c < nt; c++) {
-    double s = 0;
-    for (int k = 0; k < nv; k++) s += R[(size_t)k * nt + c] * lambda[k];
-    theta_bar[c] = -s;
-  }
+physStatus phys_step_param_jacobian(const physModel* m, physData* d, const physParamTable* t, double* P) {
+  if (t->ntheta == 0) return PHYS_OK;
+  physStepRecord rec;
+  physStatus st = phys_step_linearize(m, d, &rec);
+  if (st == PHYS_OK) st = phys_step_record_jacobian(m, d, &rec, t, NULL, NULL, P);
+  phys_step_record_free(d, &rec);
+  return st;
 }
 
 physStatus phys_step_param_vjp(const physModel* m, physData* d, const physParamTable* t,
                                const double* xbar_next, double* theta_bar) {
-  int nv = m->nv, nt = t->ntheta;
-  double dt = m->opt.timestep;
-  if (nt == 0) return PHYS_OK;
-  int none = 1;
-  if (m->opt.contact != PHYS_CONTACT_PENALTY) {
-    physStatus st = phys_constrained_step_vjp_if(m, d, t, xbar_next, NULL, NULL, theta_bar, NULL, &none);
-    if (!none) {
-      if (st == PHYS_OK && (m->opt.gradflags & PHYS_GRAD_TOI)) st = phys_toi_param_vjp(m, d, t, xbar_next, theta_bar);
-      return st;
-    }
-  }
-  if (phys_penalty_deriv_applies(m, d))
-    return phys_penalty_step_vjp(m, d, t, xbar_next, NULL, NULL, theta_bar, NULL);
-  size_t mark = phys_stack_mark(d);
-  double* L = phys_stack_alloc(d, (size_t)nv * nv);
-  double* R = phys_stack_alloc(d, (size_t)nv * nt);
-  physStatus st = build_r(m, d, t, L, R);
-  if (st != PHYS_OK) {
-    phys_stack_free(d, mark);
-    return st;
-  }
-  double* vnew = phys_stack_alloc(d, (size_t)nv);
-  double* lam = phys_stack_alloc(d, (size_t)nv);
-  for (int i = 0; i < nv; i++) vnew[i] = d->qvel[i] + dt * d->qacc[i];
-  // lambda = M~^-1 dt (vbar+ + dt D' qbar+), theta_bar = -R' lambda
-  apply_d(m, vnew, xbar_next, lam, 1);
-  for (int i = 0; i < nv; i++) lam[i] = dt * (xbar_next[nv + i] + dt * lam[i]);
-  phys_solve_m(m, L, lam, lam);
-  minus_rt_lambda(R, lam, nv, nt, theta_bar);
-  phys_stack_free(d, mark);
-  return PHYS_OK;
-}
-
-// theta_bar = -R' lambda at the point phys_step_vjp_lambda left in d, lambda its force adjoint
-void phys_step_param_vjp_at(const physModel* m, physData* d, const physParamTable* t, const double* lambda,
-                            double* theta_bar) {
-  int nv = m->nv, nt = t->ntheta;
-  if (nt == 0) return;
-  size_t mark = phys_stack_mark(d);
-  double* R = phys_stack_alloc(d, (size_t)nv * nt);
-  param_forces(m, d, t, R);
-  minus_rt_lambda(R, lambda, nv, nt, theta_bar);
-  phys_stack_free(d, mark);
+  if (t->ntheta == 0) return PHYS_OK;
+  physStepRecord rec;
+  physStatus st = phys_step_linearize(m, d, &rec);
+  if (st == PHYS_OK) st = phys_step_record_vjp(m, d, &rec, t, xbar_next, NULL, NULL, theta_bar, NULL);
+  phys_step_record_free(d, &rec);
+  return st;
 }

@@ -4,7 +4,7 @@
 //   v_f = v + dt W (tau - c),  J, G = J W J',  g = J v_f + b,  lambda = solver(G, g, mu),
 //   v+ = v_f + W J' lambda,  lambda_p = lcp(G, gpos, 0),  vpos = W J' lambda_p,  q+ = q (+) dt (v+ + vpos),
 // b_normal = eps min(J_n v, 0) when touching (or within the margin when the free motion closes the gap),
-// dist/dt within the margin (assemble.c normal_bias); gpos = beta (dist + slop)/dt on penetrating rows.
+// dist/dt within the margin (assemble.c phys_normal_bias); gpos = beta (dist + slop)/dt on penetrating rows.
 // With y = v+ - v and a+ = y/dt: M~ y = dt (tau - c) + J' lambda, and M a + c = RNEA(q, v, a), so
 //   M~ dy = dt (dtau - dRNEA|a+) + dJ' lambda + J' dlambda,   dy = dy0 + W J' dlambda,
 //   dy0 = W (dt r + dJ' lambda),  r = dtau - dRNEA|a+   (dRNEA|a+: dtau/dq, dtau/dv of RNEA at qacc = a+).
@@ -48,9 +48,8 @@
 #include "rot.h"
 #include "step.h"
 #include "step_contact_deriv.h"
+#include "step_record.h"
 
-// branch of a contact's normal bias (assemble.c normal_bias)
-enum { BIAS_NONE = 0, BIAS_REST, BIAS_GAP };
 
 // the linearization point: the step's stage, Y, the bias branches, the caller's saved lists
 typedef struct contactPoint_ {
@@ -59,12 +58,15 @@ typedef struct contactPoint_ {
   double* Y;                 // n x nv: row c = W J_c'
   double* vsum;              // nv: v+ + vpos, the velocity of the position update
   double* vn;                // nc: J_n v before the step
-  int* bias;                 // nc: BIAS_*
+  int* bias;                 // nc: PHYS_BIAS_* (contact.h)
   double* Jr;                // 9 per rotation group: Jr(phi)
   double* Et;                // 9 per rotation group: Exp(phi)'
   int* rot;                  // nv: rotation group block of each dof, -1 scalar
-  physContact *con, *conprev;
+  double* acc;               // nv: the step's a+ = (v+ - v)/dt
+  physContact *con, *conprev;   // the caller's lists: con is the warm-start input of the step
   int ncon, ncon_prev, ncon_dropped, nlimit;
+  physContact* det;          // the contacts the stage detected, with their impulses (d->contact while in use)
+  int ncon_det, nlimit_det, ndropped_det;
   physConstraintGeom* geom;  // the contacts' geometry derivatives, once (NULL: unsupported, refused later)
   physLcpLocal *lcp, *lcp_pos;  // lcp: the solver's local structure of both problems, once (else NULL)
   int nkink;                 // rows on the position correction's kink (kink_position_problem)
@@ -122,17 +124,6 @@ static double* arena_zeros(physData* d, int n) {
   double* x = phys_stack_alloc(d, (size_t)n + 1);
   memset(x, 0, sizeof(double) * ((size_t)n + 1));
   return x;
-}
-
-// 1 if every ball and free joint is the last joint of its body (grad.h)
-static int balls_last(const physModel* m) {
-  for (int j = 0; j < m->njnt; j++) {
-    int b = m->jnt_bodyid[j];
-    if ((m->jnt_type[j] == PHYS_JNT_BALL || m->jnt_type[j] == PHYS_JNT_FREE) &&
-        j != m->body_jntadr[b] + m->body_jntnum[b] - 1)
-      return 0;
-  }
-  return 1;
 }
 
 //---------------------------------------------------------------------------------------------------------
@@ -194,12 +185,26 @@ static void restore_lists(physData* d, const contactPoint* cp) {
   memcpy(d->contact_prev, cp->conprev, sizeof(physContact) * (size_t)cp->ncon_prev);
 }
 
-// branch of assemble.c's normal_bias for contact c with pre-step normal velocity vn, free velocity vfn
-static int bias_branch(const physContact* c, double vn, double vfn, double dt) {
-  double rest = c->restitution * phys_restitution_phi(vn, NULL);
-  if (c->dist <= 0) return vn < 0 ? BIAS_REST : BIAS_NONE;
-  return (c->dist + dt * vfn < 0 && rest < 0) ? BIAS_REST : BIAS_GAP;
+// the stage's lists into d (the derivatives read the detected contacts there), the caller's as the previous
+static void install_lists(physData* d, const contactPoint* cp) {
+  d->ncon = cp->ncon_det;
+  d->nlimit = cp->nlimit_det;
+  d->ncon_dropped = cp->ndropped_det;
+  d->ncon_prev = cp->ncon;
+  memcpy(d->contact, cp->det, sizeof(physContact) * (size_t)cp->ncon_det);
+  memcpy(d->contact_prev, cp->con, sizeof(physContact) * (size_t)cp->ncon);
 }
+
+// keep the stage's lists (arena memory of the caller's mark)
+static void keep_stage_lists(physData* d, contactPoint* cp) {
+  cp->ncon_det = d->ncon;
+  cp->nlimit_det = d->nlimit;
+  cp->ndropped_det = d->ncon_dropped;
+  size_t c = sizeof(physContact) * (size_t)d->ncon;
+  cp->det = (physContact*)phys_stack_alloc(d, c / sizeof(double) + 1);
+  memcpy(cp->det, d->contact, c);
+}
+
 
 // half-width (m) of the position correction's kink for the derivatives (kink_position_problem)
 #define PHYS_KINK_BAND 1e-9
@@ -263,16 +268,18 @@ static int kink_position_problem(const physModel* m, physData* d, contactPoint* 
 static physStatus point_build(const physModel* m, physData* d, contactPoint* cp, int* none) {
   int nv = m->nv;
   double dt = m->opt.timestep;
-  if (none) *none = 0;
-  if (!balls_last(m)) return PHYS_ERR_MODEL;
+  *none = 0;
+  if (!phys_grad_balls_last(m)) return PHYS_ERR_MODEL;
   if (m->opt.contact == PHYS_CONTACT_PENALTY) return PHYS_ERR_ARG;
   save_lists(d, cp);
   int ok = phys_step_stage(m, d, NULL, &cp->st);
   if (ok <= 0) {
     restore_lists(d, cp);
-    if (ok == 0 && none) *none = 1;
-    return ok == 0 ? PHYS_ERR_ARG : PHYS_ERR_NUMERIC;
+    *none = ok == 0;
+    return ok == 0 ? PHYS_OK : PHYS_ERR_NUMERIC;
   }
+  cp->acc = phys_stack_alloc(d, (size_t)nv);
+  memcpy(cp->acc, d->qacc, sizeof(double) * (size_t)nv);
   const physConstraintProblem* p = &cp->st.p;
   int n = cp->n = p->n, nc = cp->nc = p->nc;
   cp->nv = nv;
@@ -285,7 +292,7 @@ static physStatus point_build(const physModel* m, physData* d, contactPoint* cp,
   for (int i = 0; i < nc; i++) {
     const double* Jn = p->J + (size_t)(3 * i) * nv;
     cp->vn[i] = dotn(Jn, d->qvel, nv);
-    cp->bias[i] = bias_branch(d->contact + i, cp->vn[i], dotn(Jn, cp->st.vf, nv), dt);
+    phys_normal_bias(d->contact + i, cp->vn[i], dotn(Jn, cp->st.vf, nv), dt, cp->bias + i);   // (its branch)
   }
   cp->Jr = phys_stack_alloc(d, 9 * (size_t)nv);
   cp->Et = phys_stack_alloc(d, 9 * (size_t)nv);
@@ -431,11 +438,11 @@ static physStatus contact_jvp(const physModel* m, physData* d, const contactPoin
     dg[r] += dJvp[r] - (cp->prod ? (x->dGz ? x->dGz[r] : 0) : dotn(dG + (size_t)r * n, lam, n));   // dG z_0 = dG lambda
   for (int i = 0; i < nc; i++) {
     const physContact* c = d->contact + i;
-    if (cp->bias[i] == BIAS_REST) {
+    if (cp->bias[i] == PHYS_BIAS_REST) {
       double dvn0 = dJv[3 * i] + (x->dv ? dotn(p->J + (size_t)(3 * i) * nv, x->dv, nv) : 0), dphi;
       double phi = phys_restitution_phi(cp->vn[i], &dphi);
       dg[3 * i] += c->restitution * dphi * dvn0 + (x->deps ? x->deps[i] * phi : 0);
-    } else if (cp->bias[i] == BIAS_GAP) {
+    } else if (cp->bias[i] == PHYS_BIAS_GAP) {
       dg[3 * i] += ddist[3 * i] / dt;
     }
   }
@@ -670,11 +677,11 @@ static physStatus contact_vjp(const physModel* m, physData* d, const contactPoin
     for (size_t i = 0; i < (size_t)n * n; i++) Gb[i] += Gt[i] - gb[i / n] * lam[i % n];
   for (int i = 0; i < nc; i++) {
     const physContact* c = d->contact + i;
-    if (cp->bias[i] == BIAS_REST) {
+    if (cp->bias[i] == PHYS_BIAS_REST) {
       double dphi, phi = phys_restitution_phi(cp->vn[i], &dphi);
       alv[3 * i] = c->restitution * dphi * gb[3 * i];
       a->epsbar[i] = gb[3 * i] * phi;
-    } else if (cp->bias[i] == BIAS_GAP) {
+    } else if (cp->bias[i] == PHYS_BIAS_GAP) {
       gamma[3 * i] += gb[3 * i] / dt;
     }
   }
@@ -739,7 +746,7 @@ static void smooth_vjp(const physModel* m, physData* d, const contactPoint* cp, 
   double* zs = arena_zeros(d, nv);
   double* zero = arena_zeros(d, nv);
   // r: -dRNEA|a+' rbar, then the forces' own transposes
-  phys_rnea_vjp(m, d, d->qacc, a->rbar, qb, vb, NULL);
+  phys_rnea_vjp(m, d, cp->acc, a->rbar, qb, vb, NULL);
   for (int i = 0; i < nv; i++) a->qbar[i] -= qb[i], a->vbar[i] -= vb[i];
   phys_passive_vjp(m, d, a->rbar, a->qbar, a->vbar, ubar);
   phys_actuation_vjp(m, d, a->rbar, a->qbar, ubar);
@@ -814,7 +821,7 @@ static void smooth_param_vjp(const physModel* m, physData* d, const contactPoint
   double* R = phys_stack_alloc(d, (size_t)nv * t->ntheta);
   double* zs = arena_zeros(d, nv);
   double* zero = arena_zeros(d, nv);
-  sub_rt(m, d, t, d->qacc, a->rbar, R, theta_bar);
+  sub_rt(m, d, t, cp->acc, a->rbar, R, theta_bar);
   if (cp->st.p.npos > 0) {
     sub_rt(m, d, t, cp->st.vpos, a->zpos, R, theta_bar);
     for (int i = 0; i < nv; i++) zs[i] -= a->zpos[i];
@@ -845,47 +852,78 @@ static void smooth_param_vjp(const physModel* m, physData* d, const contactPoint
 //---------------------------------------------------------------------------------------------------------
 // public entry points
 
-physStatus phys_constrained_step_point(const physModel* m, physData* d, double* L) {
+physStatus phys_constrained_linearize(const physModel* m, physData* d, physConstrainedPoint** out) {
+  *out = NULL;
+  contactPoint* cp = (contactPoint*)phys_stack_alloc(d, sizeof(contactPoint) / sizeof(double) + 1);
+  int none = 0;
+  physStatus st = point_build(m, d, cp, &none);
+  if (st != PHYS_OK || none) return st;
+  keep_stage_lists(d, cp);
+  restore_lists(d, cp);
+  *out = cp;
+  return PHYS_OK;
+}
+
+// the public entry points: linearize, then the derivative at the point (PHYS_ERR_ARG without constraints)
+typedef enum { CALL_POINT, CALL_KINKS, CALL_JACOBIAN, CALL_VJP } callKind;
+typedef struct constrainedCall_ {
+  const physParamTable* t;
+  const double* xbar_next;
+  double *A, *B, *P, *xbar, *ubar, *theta_bar, *force_bar, *L;
+  int nkink;
+} constrainedCall;
+
+static physStatus constrained_call(const physModel* m, physData* d, callKind kind, constrainedCall* c) {
   size_t mark = phys_stack_mark(d);
-  contactPoint cp;
-  physStatus st = point_build(m, d, &cp, NULL);
+  physConstrainedPoint* cp = NULL;
+  physStatus st = phys_constrained_linearize(m, d, &cp);
+  if (st == PHYS_OK && !cp) st = PHYS_ERR_ARG;
   if (st == PHYS_OK) {
-    memcpy(L, d->qLD, sizeof(double) * (size_t)m->nv * m->nv);
-    restore_lists(d, &cp);
+    switch (kind) {
+      case CALL_POINT: memcpy(c->L, d->qLD, sizeof(double) * (size_t)m->nv * m->nv); break;
+      case CALL_KINKS: c->nkink = cp->nkink; break;
+      case CALL_JACOBIAN: st = phys_constrained_jacobian_at(m, d, cp, c->t, c->A, c->B, c->P); break;
+      case CALL_VJP:
+        st = phys_constrained_vjp_at(m, d, cp, c->t, c->xbar_next, c->xbar, c->ubar, c->theta_bar, c->force_bar);
+        break;
+    }
   }
   phys_stack_free(d, mark);
   return st;
 }
 
+physStatus phys_constrained_step_point(const physModel* m, physData* d, double* L) {
+  constrainedCall c = {.L = L};
+  return constrained_call(m, d, CALL_POINT, &c);
+}
+
 int phys_constrained_step_kinks(const physModel* m, physData* d) {
-  size_t mark = phys_stack_mark(d);
-  contactPoint cp;
-  int n = 0;
-  if (point_build(m, d, &cp, NULL) == PHYS_OK) {
-    n = cp.nkink;
-    restore_lists(d, &cp);
-  }
-  phys_stack_free(d, mark);
-  return n;
+  constrainedCall c = {.nkink = 0};
+  return constrained_call(m, d, CALL_KINKS, &c) == PHYS_OK ? c.nkink : 0;
 }
 
 physStatus phys_constrained_step_vjp(const physModel* m, physData* d, const physParamTable* t,
                                      const double* xbar_next, double* xbar, double* ubar, double* theta_bar,
                                      double* force_bar) {
-  return phys_constrained_step_vjp_if(m, d, t, xbar_next, xbar, ubar, theta_bar, force_bar, NULL);
+  constrainedCall c = {.t = t, .xbar_next = xbar_next, .xbar = xbar, .ubar = ubar, .theta_bar = theta_bar,
+                       .force_bar = force_bar};
+  return constrained_call(m, d, CALL_VJP, &c);
 }
 
-physStatus phys_constrained_step_vjp_if(const physModel* m, physData* d, const physParamTable* t,
-                                        const double* xbar_next, double* xbar, double* ubar, double* theta_bar,
-                                        double* force_bar, int* none) {
+physStatus phys_constrained_step_jacobian(const physModel* m, physData* d, const physParamTable* t, double* A,
+                                          double* B, double* P) {
+  constrainedCall c = {.t = t, .A = A, .B = B, .P = P};
+  return constrained_call(m, d, CALL_JACOBIAN, &c);
+}
+
+physStatus phys_constrained_vjp_at(const physModel* m, physData* d, physConstrainedPoint* cpp,
+                                   const physParamTable* t, const double* xbar_next, double* xbar, double* ubar,
+                                   double* theta_bar, double* force_bar) {
   int nv = m->nv, nu = m->nu;
   size_t mark = phys_stack_mark(d);
-  contactPoint cp;
-  physStatus st = point_build(m, d, &cp, none);
-  if (st != PHYS_OK) {
-    phys_stack_free(d, mark);
-    return st;
-  }
+  contactPoint cp = *cpp;
+  install_lists(d, &cp);
+  physStatus st = PHYS_OK;
   int n = cp.n, nc = cp.nc, nt = t && theta_bar ? t->ntheta : 0;
   contactAdj a;
   a.qbar = phys_stack_alloc(d, (size_t)nv);
@@ -999,7 +1037,7 @@ static void dG_diagonal(const contactPoint* cp, const double* dJ, const double* 
 static void state_terms(const physModel* m, physData* d, const contactPoint* cp, double* Fq, double* Fv, double* D0,
                         double* kpos) {
   size_t nn = (size_t)m->nv * m->nv;
-  phys_rnea_deriv(m, d, d->qacc, Fq, Fv, NULL);
+  phys_rnea_deriv(m, d, cp->acc, Fq, Fv, NULL);
   for (size_t i = 0; i < nn; i++) Fq[i] = -Fq[i], Fv[i] = -Fv[i];
   phys_passive_deriv(m, d, Fq, Fv, NULL);
   phys_actuation_deriv(m, d, Fq, NULL);
@@ -1013,10 +1051,11 @@ static void state_terms(const physModel* m, physData* d, const contactPoint* cp,
   for (size_t i = 0; i < nn; i++) kpos[i] -= D0[i];
 }
 
-// columns per block of an n x n x B tensor of Delassus mass terms: all ncol if they fit in a quarter of
-// the free arena, else as many as do (at least 1)
+// columns per block of an n x n x B tensor of Delassus mass terms: all ncol if they fit in an eighth of the
+// arena's capacity, else as many as do (at least 1); a block's columns are computed as one column would be,
+// so the blocking changes the memory, not the arithmetic, and it does not depend on the caller's free space
 static int block_cols(const physData* d, int n, int ncol) {
-  size_t avail = (d->nstack - d->pstack) / 4, b = avail / ((size_t)n * n + 1);
+  size_t avail = d->nstack / 8, b = avail / ((size_t)n * n + 1);
   return b < 1 ? 1 : (b > (size_t)ncol ? ncol : (int)b);
 }
 
@@ -1278,7 +1317,7 @@ static physStatus jacobian_p(const physModel* m, physData* d, const contactPoint
   double* deps = phys_stack_alloc(d, (size_t)nc + 1);
   double* dqn = phys_stack_alloc(d, (size_t)nv);
   double* dvn = phys_stack_alloc(d, (size_t)nv);
-  phys_param_forces(m, d, t, d->qacc, Ra);
+  phys_param_forces(m, d, t, cp->acc, Ra);
   phys_param_forces(m, d, t, zero, R0);
   phys_param_forces(m, d, t, cp->st.vpos, Rp);
   int B = block_cols(d, n, nt), j0 = 0, nb = 0;   // the mass terms of theta columns [j0 - nb, j0) in K
@@ -1392,20 +1431,12 @@ static physStatus size_rows(const physModel* m, physData* d, const physParamTabl
   return st;
 }
 
-physStatus phys_constrained_step_jacobian(const physModel* m, physData* d, const physParamTable* t, double* A,
-                                          double* B, double* P) {
-  return phys_constrained_step_jacobian_if(m, d, t, A, B, P, NULL);
-}
-
-physStatus phys_constrained_step_jacobian_if(const physModel* m, physData* d, const physParamTable* t, double* A,
-                                             double* B, double* P, int* none) {
+physStatus phys_constrained_jacobian_at(const physModel* m, physData* d, physConstrainedPoint* cpp,
+                                        const physParamTable* t, double* A, double* B, double* P) {
   size_t mark = phys_stack_mark(d);
-  contactPoint cp;
-  physStatus st = point_build(m, d, &cp, none);
-  if (st != PHYS_OK) {
-    phys_stack_free(d, mark);
-    return st;
-  }
+  contactPoint cp = *cpp;   // (the directions' structures below are this call's)
+  install_lists(d, &cp);
+  physStatus st = PHYS_OK;
   int nsize = 0;
   // the contacts' geometry derivatives and lcp's local structure of both problems once for every direction
   physStatus gst;
@@ -1418,8 +1449,10 @@ physStatus phys_constrained_step_jacobian_if(const physModel* m, physData* d, co
   int ndir = (A ? 2 * m->nv : 0) + (B ? m->nu : 0) + (P && t ? t->ntheta : 0);
   solverTable tab, *tb = NULL;
   size_t ntab = 2 * (size_t)cp.n * cp.n * (cp.n + 1) + (size_t)cp.n * (cp.nc + 1);
-  // (lcp: its JVP from the local structure built once is cheaper than the n^3 tables per direction)
-  if (m->opt.contact != PHYS_CONTACT_LCP && ndir > 2 * cp.n && ntab < (d->nstack - d->pstack) / 4) {
+  // (lcp: its JVP from the local structure built once is cheaper than the n^3 tables per direction). The
+  // choice depends on the problem and the arena's capacity (an eighth of it at most for the tables), never
+  // on the space a caller happens to leave free: the same state gives the same arithmetic in any caller
+  if (m->opt.contact != PHYS_CONTACT_LCP && ndir > 2 * cp.n && ntab <= d->nstack / 8) {
     st = solver_tables(m, d, &cp, &tab);
     tb = &tab;
   }

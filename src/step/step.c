@@ -147,8 +147,8 @@ static int all_finite(const double* x, int n) {
   return 1;
 }
 
-// 1 if joint damping is integrated implicitly: not disabled and some dof_damping > 0
-static int implicit_damping(const physModel* m) {
+// 1 if joint damping is integrated implicitly (step.h)
+int phys_implicit_damping(const physModel* m) {
   if (m->opt.disableflags & PHYS_DSBL_EULERDAMP) {
     return 0;
   }
@@ -160,9 +160,9 @@ static int implicit_damping(const physModel* m) {
   return 0;
 }
 
-// add = dt B (dt dof_damping) if implicit_damping, else 0 (nv)
-static void damping_add(const physModel* m, double* add) {
-  int damp = implicit_damping(m);
+// add = dt B (dt dof_damping) if phys_implicit_damping, else 0 (step.h)
+void phys_implicit_damping_add(const physModel* m, double* add) {
+  int damp = phys_implicit_damping(m);
   for (int i = 0; i < m->nv; i++) add[i] = damp ? m->opt.timestep * m->dof_damping[i] : 0;
 }
 
@@ -170,7 +170,7 @@ static void damping_add(const physModel* m, double* add) {
 // implicit joint damping (zero when implicit_damping is off)
 static void unconstrained_acc(const physModel* m, physData* d, const double* tau, double* acc) {
   double dt = m->opt.timestep;
-  if (implicit_damping(m)) {
+  if (phys_implicit_damping(m)) {
     size_t mark = phys_stack_mark(d);
     double* add = phys_stack_alloc(d, (size_t)m->nv);
     for (int i = 0; i < m->nv; i++) {
@@ -301,7 +301,7 @@ int phys_step_constrained(const physModel* m, physData* d, physSolverFn solver, 
   // M~ = M + dt B = L' D L along the tree (qLD)
   phys_crb(m, d);
   phys_rne(m, d);
-  damping_add(m, f);
+  phys_implicit_damping_add(m, f);
   if (phys_factor_m(m, d->qLD, d->qM, f) != nv) {
     phys_data_warn(d, PHYS_WARN_REJECTED, "phys_step: mass matrix not positive definite at time %g; step rejected", d->time);
     return 0;
@@ -398,7 +398,7 @@ static int penalty_dense(const physModel* m, physData* d, const double* tau, con
   phys_rne(m, d);
 
   // M~ = M + dt B factored (qLD) for the contacts' Delassus diagonals; their linearization
-  damping_add(m, vnew);
+  phys_implicit_damping_add(m, vnew);
   int ok = phys_factor_m(m, d->qLD, d->qM, vnew) == nv;
   if (ok) phys_penalty_contacts(m, d, d->qLD, pc, J);
 
@@ -443,7 +443,7 @@ static int penalty_velocity(const physModel* m, physData* d, double* tau, double
   memset(d->qfrc_constraint, 0, sizeof(double) * (size_t)nv);
   memset(alim, 0, sizeof(double) * (size_t)nv);
   d->nlimit = phys_penalty_limits(m, d, d->qfrc_constraint, alim);
-  int damp = implicit_damping(m);
+  int damp = phys_implicit_damping(m);
   for (int i = 0; i < nv; i++) add[i] = alim[i] + (damp ? dt * m->dof_damping[i] : 0);
   if (penalty_penetrating(d)) {
     int ok = penalty_dense(m, d, tau, add, alim, vnew);
