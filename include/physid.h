@@ -413,6 +413,8 @@ typedef struct physData_ {
   double* stack;            // arena
   size_t nstack;            // capacity (doubles)
   size_t pstack;            // first free slot
+  size_t pstack_max;        // largest pstack reached since phys_make_data / phys_reset_data (high-water mark)
+  void* arena_guard;        // innermost phys_arena_guard of the running call (NULL: none; internal)
 
   void* buffer;             // the single allocation
   size_t nbuffer;
@@ -457,8 +459,17 @@ void phys_reset_data(const physModel* m, physData* d);
 // reset to keyframe k
 physStatus phys_reset_keyframe(const physModel* m, physData* d, int k);
 
+// The arena holds phys_arena_size(m) doubles (data.c: dense nv x nv work and the dense contact problem of
+// 3 nconmax + njnt rows with its solver's tables; the calls measured by tests/grad/test_golden.c take at most
+// 2% of it).
+// Exhausting it does not abort: inside a call that returns a status (phys_step_jacobian, the VJPs, the
+// parameter derivatives, phys_rollout_grad) the call returns PHYS_ERR_NOMEM; phys_step rejects the step (state
+// and time unchanged, a PHYS_WARN_REJECTED warning); either way a warning saying which call ran out, how much
+// it asked for and how much was free is counted in d, the arena is back at its mark from the call's start and
+// d stays usable. A direct phys_stack_alloc outside such a call returns NULL (and counts the warning).
+size_t phys_arena_size(const physModel* m);
 size_t phys_stack_mark(const physData* d);
-double* phys_stack_alloc(physData* d, size_t n);   // aborts the process if the arena is exhausted (a bug)
+double* phys_stack_alloc(physData* d, size_t n);
 void phys_stack_free(physData* d, size_t mark);
 // count a numerical warning of kind PHYS_WARN_OTHER (phys_data_warn) and keep its text in d->lastwarning
 void phys_data_warning(physData* d, const char* fmt, ...) __attribute__((format(printf, 2, 3)));

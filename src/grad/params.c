@@ -15,10 +15,38 @@
 //---------------------------------------------------------------------------------------------------------
 // kinds
 
-// spec prefix of each kind (spring kinds share "damping", "stiffness" with joints; restlength is spring-only)
-static const char* kind_prefix[PHYS_NPARKIND] = {"mass",    "com",     "inertia",   "damping",  "armature",
-                                                 "stiffness", "gravity", "gear",      "stiffness", "damping",
-                                                 "restlength", "friction", "restitution", "size", "pos", "penalty", "penalty"};
+// spec prefix and size of each kind (spring kinds share "damping", "stiffness" with joints; restlength is
+// spring-only). Size: theta entries of one table entry; gear's and size's depend on the object (param_size).
+// A switch over the enum without a default: -Wswitch (in -Wall, an error with -Werror) refuses a kind added to
+// params.h without its row here, and no row depends on the enum's order.
+typedef struct kindRow_ {
+  const char* prefix;
+  int size;
+} kindRow;
+
+static kindRow kind_row(int kind) {
+  switch ((physParamKind)kind) {
+    case PHYS_PAR_MASS: return (kindRow){"mass", 1};
+    case PHYS_PAR_COM: return (kindRow){"com", 3};
+    case PHYS_PAR_INERTIA: return (kindRow){"inertia", 10};
+    case PHYS_PAR_DAMPING: return (kindRow){"damping", 1};
+    case PHYS_PAR_ARMATURE: return (kindRow){"armature", 1};
+    case PHYS_PAR_STIFFNESS: return (kindRow){"stiffness", 1};
+    case PHYS_PAR_GRAVITY: return (kindRow){"gravity", 3};
+    case PHYS_PAR_GEAR: return (kindRow){"gear", 1};              // 3 on a ball joint, 6 on a free joint
+    case PHYS_PAR_SPRING_STIFFNESS: return (kindRow){"stiffness", 1};
+    case PHYS_PAR_SPRING_DAMPING: return (kindRow){"damping", 1};
+    case PHYS_PAR_SPRING_RESTLENGTH: return (kindRow){"restlength", 1};
+    case PHYS_PAR_FRICTION: return (kindRow){"friction", 1};
+    case PHYS_PAR_RESTITUTION: return (kindRow){"restitution", 1};
+    case PHYS_PAR_SIZE: return (kindRow){"size", 0};              // phys_geom_nsize of the geom's type
+    case PHYS_PAR_POS: return (kindRow){"pos", 3};
+    case PHYS_PAR_PENALTY_STIFFNESS: return (kindRow){"penalty", 1};
+    case PHYS_PAR_PENALTY_DAMPING: return (kindRow){"penalty", 1};
+    case PHYS_NPARKIND: break;
+  }
+  return (kindRow){"", 0};   // out of range: matches no spec
+}
 
 // object kind (phys_name2id) that a parameter kind names
 static const char* kind_object(int kind) {
@@ -53,18 +81,21 @@ static int object_count(const physModel* m, const char* obj) {
 // size of an entry: gear has as many entries as its joint has dofs (1 for springs); size as many as the
 // geom type has differentiable sizes (phys_geom_nsize)
 static int param_size(const physModel* m, int kind, int id) {
-  static const int size[PHYS_NPARKIND] = {1, 3, 10, 1, 1, 1, 3, 1, 1, 1, 1, 1, 1, 0, 3, 1, 1};
   if (kind == PHYS_PAR_GEAR && m->actuator_trntype[id] == PHYS_TRN_JOINT) {
     int type = m->jnt_type[m->actuator_trnid[id]];
     return type == PHYS_JNT_FREE ? 6 : (type == PHYS_JNT_BALL ? 3 : 1);
   }
   if (kind == PHYS_PAR_SIZE) return phys_geom_nsize(m->geom_type[id]);
-  return size[kind];
+  return kind_row(kind).size;
 }
 
 // name of a geom type for messages
 static const char* geom_type_name(int type) {
-  static const char* name[PHYS_NGEOMTYPE] = {"plane", "sphere", "capsule", "ellipsoid", "cylinder", "box", "mesh"};
+  static const char* const name[] = {[PHYS_GEOM_PLANE] = "plane",         [PHYS_GEOM_SPHERE] = "sphere",
+                                     [PHYS_GEOM_CAPSULE] = "capsule",     [PHYS_GEOM_ELLIPSOID] = "ellipsoid",
+                                     [PHYS_GEOM_CYLINDER] = "cylinder",   [PHYS_GEOM_BOX] = "box",
+                                     [PHYS_GEOM_MESH] = "mesh"};
+  _Static_assert(sizeof name / sizeof name[0] == PHYS_NGEOMTYPE, "geom_type_name: one name per physGeomType");
   return type >= 0 && type < PHYS_NGEOMTYPE ? name[type] : "unknown";
 }
 
@@ -136,7 +167,7 @@ static physStatus parse_spec(physParam* p, const physModel* m, const char* spec,
   if (!strcmp(kind, "penalty")) return parse_penalty(p, spec, name, log);
   int k = -1;
   for (int i = 0; i < PHYS_NPARKIND; i++)
-    if (i != PHYS_PAR_GRAVITY && !strcmp(kind, kind_prefix[i])) {
+    if (i != PHYS_PAR_GRAVITY && !strcmp(kind, kind_row(i).prefix)) {
       k = i;
       break;
     }

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "arena.h"
 #include "contact.h"
 #include "grad.h"
 #include "step_record.h"
@@ -139,10 +140,10 @@ static physStatus reverse_step(const physModel* m, physData* d, const physParamT
 }
 
 // the whole gradient: forward with checkpoints, then segments last to first (recompute, reverse)
-physStatus phys_rollout_grad(const physModel* m, physData* d, const physParamTable* tab, int T, int k,
-                             const double* u, physLossFn loss, void* ctx, double* work, double* total,
-                             double* xbar0, double* ubar, double* thetabar, physLog* log) {
-  if (T < 1 || k < 0 || k > T || !loss || !work || (m->nu > 0 && !u))
+static physStatus rollout_grad(const physModel* m, physData* d, const physParamTable* tab, int T, int k,
+                               const double* u, physLossFn loss, void* ctx, double* work, double* total,
+                               double* xbar0, double* ubar, double* thetabar, physLog* log) {
+  if (!d || T < 1 || k < 0 || k > T || !loss || !work || (m->nu > 0 && !u))
     return phys_error(log, PHYS_ERR_ARG, "phys_rollout_grad: bad arguments (T %d, k %d)", T, k);
   if (k == 0) k = phys_rollout_interval(T, 0);
   int nv = m->nv, nu = m->nu, nrec = (int)record_size(m), nchk = (T + k - 1) / k;
@@ -198,4 +199,21 @@ physStatus phys_rollout_grad(const physModel* m, physData* d, const physParamTab
   load_state(m, d, chk);
   set_ctrl(m, d, u, 0);
   return PHYS_OK;
+}
+
+// under an arena guard (arena.h): an exhausted arena returns PHYS_ERR_NOMEM (d back at x_0, message in log)
+physStatus phys_rollout_grad(const physModel* m, physData* d, const physParamTable* tab, int T, int k,
+                             const double* u, physLossFn loss, void* ctx, double* work, double* total,
+                             double* xbar0, double* ubar, double* thetabar, physLog* log) {
+  if (!d) return rollout_grad(m, d, tab, T, k, u, loss, ctx, work, total, xbar0, ubar, thetabar, log);  // refused
+  physArenaGuard g;
+  phys_arena_enter(d, &g);
+  if (setjmp(g.env)) {
+    physStatus st = phys_arena_failed(d, &g, PHYS_WARN_OTHER, "phys_rollout_grad");
+    load_state(m, d, work);   // the first checkpoint: x_0
+    return phys_error(log, st, "%s", d->lastwarning);
+  }
+  physStatus st = rollout_grad(m, d, tab, T, k, u, loss, ctx, work, total, xbar0, ubar, thetabar, log);
+  phys_arena_leave(d, &g);
+  return st;
 }

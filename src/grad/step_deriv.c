@@ -19,6 +19,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "arena.h"
 #include "collision.h"
 #include "contact.h"
 #include "dyn.h"
@@ -68,7 +69,7 @@ physStatus phys_smooth_step_point(const physModel* m, physData* d, int kinematic
 }
 
 // the linearization point of any kind but penalty (grad.h)
-physStatus phys_step_point(const physModel* m, physData* d, double* L) {
+static physStatus step_point(const physModel* m, physData* d, double* L) {
   physStepRecord rec;
   physStatus st = phys_step_linearize(m, d, &rec);
   if (st == PHYS_OK) {
@@ -80,6 +81,11 @@ physStatus phys_step_point(const physModel* m, physData* d, double* L) {
   }
   phys_step_record_free(d, &rec);
   return st;
+}
+
+// under an arena guard (arena.h): an exhausted arena returns PHYS_ERR_NOMEM
+physStatus phys_step_point(const physModel* m, physData* d, double* L) {
+  PHYS_ARENA_CALL(d, "phys_step_point", step_point(m, d, L));
 }
 
 //---------------------------------------------------------------------------------------------------------
@@ -242,12 +248,17 @@ void phys_smooth_step_jacobian(const physModel* m, physData* d, const double* L,
   phys_stack_free(d, mark);
 }
 
-physStatus phys_step_jacobian(const physModel* m, physData* d, double* A, double* B) {
+static physStatus step_jacobian(const physModel* m, physData* d, double* A, double* B) {
   physStepRecord rec;
   physStatus st = phys_step_linearize(m, d, &rec);
   if (st == PHYS_OK) st = phys_step_record_jacobian(m, d, &rec, NULL, A, B, NULL);
   phys_step_record_free(d, &rec);
   return st;
+}
+
+// under an arena guard (arena.h): an exhausted arena returns PHYS_ERR_NOMEM
+physStatus phys_step_jacobian(const physModel* m, physData* d, double* A, double* B) {
+  PHYS_ARENA_CALL(d, "phys_step_jacobian", step_jacobian(m, d, A, B));
 }
 
 //---------------------------------------------------------------------------------------------------------
@@ -260,8 +271,8 @@ physStatus phys_step_vjp(const physModel* m, physData* d, const double* xbar_nex
   return phys_step_vjp_lambda(m, d, xbar_next, xbar, ubar, NULL);
 }
 
-physStatus phys_step_vjp_lambda(const physModel* m, physData* d, const double* xbar_next, double* xbar,
-                                double* ubar, double* lambda) {
+static physStatus step_vjp_lambda(const physModel* m, physData* d, const double* xbar_next, double* xbar,
+                                  double* ubar, double* lambda) {
   physStepRecord rec;
   physStatus st = phys_step_linearize(m, d, &rec);
   if (st == PHYS_OK) st = phys_step_record_vjp(m, d, &rec, NULL, xbar_next, xbar, ubar, NULL, lambda);
@@ -310,6 +321,12 @@ void phys_smooth_step_vjp(const physModel* m, physData* d, const double* L, cons
   phys_actuation_vjp(m, d, lam, xq, ub);
   if (xq) phys_xfrc_vjp(m, d, lam, xq);
   phys_stack_free(d, mark);
+}
+
+// under an arena guard (arena.h): an exhausted arena returns PHYS_ERR_NOMEM
+physStatus phys_step_vjp_lambda(const physModel* m, physData* d, const double* xbar_next, double* xbar,
+                                double* ubar, double* lambda) {
+  PHYS_ARENA_CALL(d, "phys_step_vjp_lambda", step_vjp_lambda(m, d, xbar_next, xbar, ubar, lambda));
 }
 
 //---------------------------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "arena.h"
 #include "collision.h"
 #include "contact.h"
 #include "factor.h"
@@ -628,8 +629,14 @@ static void energy_poswork(const physModel* m, physData* d, const double* vpos) 
 // Scratch comes from d's stack arena; nothing is allocated.
 void phys_step(const physModel* m, physData* d) { phys_step_solver(m, d, NULL); }
 
-// phys_step with a given contact solver (step.h); NULL: the solver of m->opt.contact
-void phys_step_solver(const physModel* m, physData* d, physSolverFn solver) {
+// the state at a step's start, kept in the arena (NULL until saved): what a step that ran out of arena restores
+typedef struct stepBackup_ {
+  double* qpos0;
+  double* qvel0;
+} stepBackup;
+
+// phys_step_solver's body; bk receives the saved state
+static void step_body(const physModel* m, physData* d, physSolverFn solver, volatile stepBackup* bk) {
   int nq = m->nq, nv = m->nv;
   double dt = m->opt.timestep;
   size_t mark = phys_stack_mark(d);
@@ -640,6 +647,7 @@ void phys_step_solver(const physModel* m, physData* d, physSolverFn solver) {
   double* qvel0 = phys_stack_alloc(d, (size_t)nv);
   memcpy(qpos0, d->qpos, sizeof(double) * (size_t)nq);
   memcpy(qvel0, d->qvel, sizeof(double) * (size_t)nv);
+  bk->qpos0 = qpos0, bk->qvel0 = qvel0;
 
   smooth_pipeline(m, d, tau, 0);
   detect_contacts(m, d);
@@ -694,6 +702,24 @@ void phys_step_solver(const physModel* m, physData* d, physSolverFn solver) {
     }
   }
   phys_stack_free(d, mark);
+}
+
+// phys_step with a given contact solver (step.h); NULL: the solver of m->opt.contact. A step that runs out
+// of arena (arena.h) is rejected: qpos, qvel and time as at its start, a PHYS_WARN_REJECTED warning
+void phys_step_solver(const physModel* m, physData* d, physSolverFn solver) {
+  volatile stepBackup bk = {NULL, NULL};
+  physArenaGuard g;
+  phys_arena_enter(d, &g);
+  if (setjmp(g.env)) {
+    // the saved state is still in the arena (the refused request wrote nothing)
+    if (bk.qpos0) memcpy(d->qpos, bk.qpos0, sizeof(double) * (size_t)m->nq);
+    if (bk.qvel0) memcpy(d->qvel, bk.qvel0, sizeof(double) * (size_t)m->nv);
+    d->energy_tend = NAN;
+    phys_arena_failed(d, &g, PHYS_WARN_REJECTED, "phys_step: step rejected, state restored");
+    return;
+  }
+  step_body(m, d, solver, &bk);
+  phys_arena_leave(d, &g);
 }
 
 // phys_step's velocity stage at d's state without integrating (step.h): smooth pipeline, contact detection

@@ -46,6 +46,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "arena.h"
 #include "checkpoint.h"
 #include "chol.h"
 #include "grad.h"
@@ -386,6 +387,21 @@ static void load_sample(fitWorker* wk, const physTrajectory* tr, int s) {
   set_sample(wk->pb->m, wk->d, tr, s, wk->pb->opt->ctrl);
 }
 
+// A (NULL: not computed) and wk->P at d's state from one linearization of the step (step_record.h)
+static physStatus linearize(fitWorker* wk, double* A) {
+  const fitProblem* pb = wk->pb;
+  physStepRecord rec;
+  physStatus st = phys_step_linearize(pb->m, wk->d, &rec);
+  if (st == PHYS_OK) st = phys_step_record_jacobian(pb->m, wk->d, &rec, pb->t, A, NULL, wk->P);
+  phys_step_record_free(wk->d, &rec);
+  return st;
+}
+
+// linearize under an arena guard (arena.h): an exhausted arena returns PHYS_ERR_NOMEM
+static physStatus linearize_guarded(fitWorker* wk, double* A) {
+  PHYS_ARENA_CALL(wk->d, "fit: step derivative", linearize(wk, A));
+}
+
 // S <- A S + P at d's state, or S <- P at a segment's first step (S = 0: A is not computed): A and P from one
 // linearization of the step, dispatched once on its kind (step_record.h; with the time-of-impact correction
 // where the step's Jacobians have it). d's contact lists, the next phys_step's warm start, are left as they are
@@ -394,10 +410,7 @@ static physStatus sens_step(fitWorker* wk, int k, int s, int first) {
   physData* d = wk->d;
   int nx = pb->nx, nth = pb->ntheta;
   double* A = first ? NULL : wk->A;
-  physStepRecord rec;
-  physStatus st = phys_step_linearize(pb->m, d, &rec);
-  if (st == PHYS_OK) st = phys_step_record_jacobian(pb->m, d, &rec, pb->t, A, NULL, wk->P);
-  phys_step_record_free(d, &rec);
+  physStatus st = linearize_guarded(wk, A);
   if (st != PHYS_OK)
     return phys_error(&wk->log, st, "fit: the step derivative failed on trajectory %d (%s) after sample %d, time %.9g: %s (%s)",
                       k, pb->ds->traj[k].source, s, d->time, phys_status_str(st), d->lastwarning);

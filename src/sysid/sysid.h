@@ -49,7 +49,7 @@ typedef struct physDataOptions_ {
 // columns that do not match the model (the message lists what was expected), NaN or infinite values, times
 // not increasing, files observing different coordinates, bad map/observe entries. The column naming rules,
 // the observe syntax and how absent coordinates are filled are in dataset.c's header comment.
-// [H5: first_file/max_files apply to the list of all files of all paths, in order.]
+// first_file and max_files apply to the list of all files of all paths, in order.
 // ds is zeroed first; free with phys_dataset_free (also after a failed load).
 physStatus phys_dataset_load(physDataset* ds, const physModel* m, const char* const* paths, int npath,
                              const physDataOptions* opt, physLog* log);
@@ -88,8 +88,8 @@ typedef struct physFitOptions_ {
   uint64_t seed;            // multi-start draws (default 1)
   int verbose;              // 1: one progress line per iteration on stderr
   int threads;              // threads sharing the trajectories (default 1; results bit-identical for any count)
-  const double* ctrl;       // nu controls held during every trajectory (a known push; NULL: zero) - lead
-  // [issue 10 item 18] resumable fits (checkpoint.h has the format and what must match)
+  const double* ctrl;       // nu controls held during every trajectory (a known push; NULL: zero)
+  // resumable fits (checkpoint.h has the format and what must match)
   const char* checkpoint;   // write the optimizer's state to this file after every iteration (NULL: none)
   int resume;               // 1: continue from `checkpoint` if it exists (else start fresh, saying so when
                             // verbose); 0: start fresh and overwrite it
@@ -137,11 +137,11 @@ void phys_fit_result_free(physFitResult* res);
 // phys_fit minimizes, for tests and reports. phys_fit_nres gives nres (0, message in log, if the options or
 // the dataset do not fit the model). Layout (fit.c): trajectory by trajectory, sample 1..T-1, per sample the
 // observed tangent coordinates with a nonzero weight in order (q tangent, then v), then the ntheta prior rows.
-// [H6: added for H5 and the tests; KSTEP uses disjoint segments (stride = horizon); slides are weighted by
-// w_pos, hinges by w_rot; the fit runs at dt = dt_obs / substeps and restores m->opt.timestep; stderr_ is
-// NaN when nres <= ntheta; corr has 1 on its diagonal and 0 beside a parameter whose variance is 0 (in the
-// null space); each null direction is unit with its largest component positive; a step warning that did not
-// reject the step (an inexact contact solve) is counted and reported once as a warning in log]
+// KSTEP uses disjoint segments (stride = horizon); slides are weighted by w_pos, hinges by w_rot; the fit runs
+// at dt = dt_obs / substeps and restores m->opt.timestep. In the result, stderr_ is NaN when nres <= ntheta;
+// corr has 1 on its diagonal and 0 beside a parameter whose variance is 0 (in the null space); each null
+// direction is unit with its largest component positive. A step warning that did not reject the step (an
+// inexact contact solve) is counted and reported once as a warning in log.
 int phys_fit_nres(const physModel* m, const physParamTable* t, const physDataset* ds, const physFitOptions* opt,
                   physLog* log);
 physStatus phys_fit_residuals(physModel* m, const physParamTable* t, const double* theta, const double* theta0,

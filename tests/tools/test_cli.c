@@ -21,6 +21,7 @@
 
 #include "grad.h"
 #include "physid.h"
+#include "rng.h"
 #include "test.h"
 #include "trajio.h"
 
@@ -256,8 +257,13 @@ static void test_info(void) {
   CHECK(has(r.out, "model: clitest\n"));
   CHECK(has(r.out, "in_model.xml\n"));
   CHECK(value_of(r.out, "mass") && strtod(value_of(r.out, "mass"), NULL) == 4.0);
-  CHECK(has(r.out, "timestep: 0.0050000000000000001\n"));
-  CHECK(has(r.out, "gravity: 0 0 -9.8100000000000005\n"));
+  // timestep and gravity printed so that they read back bit for bit (%.17g) as the model's values
+  const char* ts = value_of(r.out, "timestep");
+  CHECK_MSG(ts && strtod(ts, NULL) == 0.005, "timestep: %s", ts ? ts : "missing");
+  const char* gv = value_of(r.out, "gravity");
+  double g3[3] = {NAN, NAN, NAN};
+  CHECK_MSG(gv && sscanf(gv, "%lf %lf %lf", g3, g3 + 1, g3 + 2) == 3 && g3[0] == 0 && g3[1] == 0 && g3[2] == -9.81,
+            "gravity: %s", gv ? gv : "missing");
   CHECK(has(r.out, "joints: hinge1 slide2 free\n"));
   CHECK(r.err[0] == 0);
   run_free(&r);
@@ -457,6 +463,35 @@ static void test_round_trip(void) {
   else fprintf(stderr, "note: %s not installed, humanoid round trip skipped\n", HUMANOID);
 }
 
+// the numbers of row k (0: first data row) of a CSV text into x (at most n); returns how many were read
+static int row_values(double* x, int n, const char* csv, int k) {
+  const char* l = line_at(csv, k + 1);
+  int c = 0;
+  while (l && c < n) {
+    char* end;
+    x[c++] = strtod(l, &end);
+    if (*end != ',') break;
+    l = end + 1;
+  }
+  return c;
+}
+
+// the model at path, loaded in this process (NULL and a message on failure)
+static physModel* load_model(const char* path_) {
+  physLog log;
+  memset(&log, 0, sizeof log);
+  physModel* m = phys_load(path_, NULL, &log);
+  CHECK_MSG(m != NULL, "%s: %s", path_, log.error);
+  return m;
+}
+
+// a standard normal deviate as `simulate --noise` draws it (docs/cli.md): Box-Muller on two uniforms of the
+// generator seeded with --seed + 1
+static double noise_deviate(physRng* rng) {
+  double u1 = 1 - phys_rng_uniform(rng), u2 = phys_rng_uniform(rng);
+  return sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
+}
+
 // stdout output, the summary line, random controls (deterministic per seed), a step that blows up
 static void test_simulate_misc(void) {
   const char* model = write_file("in_model.xml", g_model);
@@ -464,7 +499,16 @@ static void test_simulate_misc(void) {
   CHECK(r.code == 0 && count_lines(r.out) == 6);
   const char* header = "t,q0,q1,q2,q3,q4,q5,q6,q7,q8,v0,v1,v2,v3,v4,v5,v6,v7\n";
   CHECK(strncmp(r.out, header, strlen(header)) == 0);
-  CHECK(has(r.out, "\n0,0.29999999999999999,0.050000000000000003,1,0,2,1,0,0,0,0.5,0,"));
+  // row 0 is the keyframe's state at time 0, bit for bit (%.17g reads back exactly)
+  double row0[18];
+  physModel* km = load_model(model);
+  CHECK(row_values(row0, 18, r.out, 0) == 18 && km && km->nkey == 1);
+  for (int i = 0; km && i < 17; i++) {
+    double want = i < 9 ? km->key_qpos[i] : km->key_qvel[i - 9];
+    CHECK_MSG(row0[1 + i] == want, "row 0 column %d: %.17g, keyframe %.17g", 1 + i, row0[1 + i], want);
+  }
+  CHECK(row0[0] == 0);
+  phys_free_model(km);
   CHECK(has(r.err, "4 steps") && has(r.err, "energy"));
   char t4[64];
   double t = 0;
@@ -560,19 +604,6 @@ static void test_simulate_warnings(void) {
   run_free(&r);
 }
 
-// the numbers of row k (0: first data row) of a CSV text into x (at most n); returns how many were read
-static int row_values(double* x, int n, const char* csv, int k) {
-  const char* l = line_at(csv, k + 1);
-  int c = 0;
-  while (l && c < n) {
-    char* end;
-    x[c++] = strtod(l, &end);
-    if (*end != ',') break;
-    l = end + 1;
-  }
-  return c;
-}
-
 // --every K writes every K-th state of the same run; --noise perturbs translations only and turns the
 // velocities into backward differences of the written positions; --ctrl-value holds the controls constant
 static void test_simulate_sampling(void) {
@@ -587,26 +618,48 @@ static void test_simulate_sampling(void) {
   }
   cliRun noisy = run("simulate", model, "--steps", "6", "--every", "3", "--noise", "0.001", NULL);
   CHECK(noisy.code == 0 && count_lines(noisy.out) == 4);
-  double moved = 0, prev[18] = {0};
+  // the noise is the documented draw, bit for bit: seed 0 + 1, one deviate per translation in joint order
+  // (slide2, then the free joint's x, y, z: columns 2..5), sigma times a standard normal added to the state
+  physRng nrng;
+  phys_rng_seed(&nrng, 1);
+  double prev[18] = {0};
   for (int k = 0; k < 3; k++) {
     row_values(a, 18, every.out, k);
     row_values(b, 18, noisy.out, k);
     CHECK(a[0] == b[0] && a[1] == b[1]);                       // time and the hinge: untouched
     for (int i = 6; i < 10; i++) CHECK(a[i] == b[i]);          // the free joint's quaternion: untouched
     for (int i = 2; i < 6; i++) {                              // slide and free position: noise of 1 mm
-      moved = fmax(moved, fabs(a[i] - b[i]));
-      CHECK(fabs(a[i] - b[i]) < 6e-3);
+      double want = a[i] + 0.001 * noise_deviate(&nrng);
+      CHECK_MSG(b[i] == want, "row %d column %d: %.17g, expected %.17g (state %.17g)", k, i, b[i], want, a[i]);
     }
     // velocity of the free x position (column 12): backward difference of the written x (column 3)
     if (k > 0) CHECK_NEAR(b[12], (b[3] - prev[3]) / (3 * 0.005), 1e-9);
     memcpy(prev, b, sizeof prev);
   }
-  CHECK(moved > 1e-5);
   cliRun c1 = run("simulate", model, "--steps", "6", "--ctrl-value", "1.5", NULL);
   CHECK(c1.code == 0 && strcmp(c1.out, full.out) != 0);
-  row_values(a, 18, full.out, 6);
-  row_values(b, 18, c1.out, 6);
-  CHECK(b[1] > a[1]);                                           // a positive torque turns the hinge further
+  // the control is held at 1.5 on every step: each row equals the library's own run from keyframe 0 with
+  // ctrl = 1.5, bit for bit (a control applied once, scaled or clamped differently would differ)
+  physModel* m = load_model(model);
+  physData* d = m ? phys_make_data(m) : NULL;
+  if (d) {
+    phys_reset_keyframe(m, d, 0);
+    d->ctrl[0] = 1.5;
+    for (int k = 0; k <= 6; k++) {
+      if (k > 0) phys_step(m, d);
+      CHECK(row_values(b, 18, c1.out, k) == 18);
+      CHECK(b[0] == d->time);
+      for (int i = 0; i < 17; i++) {
+        double want = i < 9 ? d->qpos[i] : d->qvel[i - 9];
+        CHECK_MSG(b[1 + i] == want, "--ctrl-value row %d column %d: %.17g, library %.17g", k, 1 + i, b[1 + i], want);
+      }
+    }
+    // and the push shows: the hinge turned further than without it
+    row_values(a, 18, full.out, 6);
+    CHECK(b[1] > a[1]);
+  }
+  phys_free_data(d);
+  phys_free_model(m);
   run_free(&full), run_free(&every), run_free(&noisy), run_free(&c1);
   cliRun bad = run("simulate", model, "--steps", "6", "--ctrl-value", "1,2", NULL);
   CHECK(bad.code == 2 && has(bad.err, "2 values for 1 actuators"));

@@ -1,0 +1,48 @@
+// arena.h - the status of an exhausted scratch arena (data.c): a call that takes scratch from d's arena runs
+// under a guard; phys_stack_alloc, when the arena cannot hold a request, returns to the innermost guard's
+// call (longjmp) instead of aborting, and the call returns PHYS_ERR_NOMEM. The arena is only scratch: no
+// memory is owned across the jump (nothing inside a step or a derivative allocates), so unwinding leaks
+// nothing; the guard puts the arena back at the call's mark and counts a warning naming the call.
+//
+// Use (setjmp must be called in the guarded function's own frame, as the whole controlling expression):
+//   physArenaGuard g;
+//   phys_arena_enter(d, &g);
+//   if (setjmp(g.env)) return phys_arena_failed(d, &g, PHYS_WARN_OTHER, "phys_step_jacobian");
+//   physStatus st = step_jacobian(m, d, A, B);
+//   phys_arena_leave(d, &g);
+//   return st;
+#ifndef PHYS_ARENA_H
+#define PHYS_ARENA_H
+
+#include <setjmp.h>
+
+#include "physid.h"
+
+typedef struct physArenaGuard_ {
+  jmp_buf env;                       // where phys_stack_alloc returns on exhaustion
+  struct physArenaGuard_* prev;      // the enclosing guard (NULL: outermost)
+  size_t mark;                       // arena mark at the call's start
+  size_t request, free;              // the refused request and the free space then (doubles)
+} physArenaGuard;
+
+// push g as d's innermost guard and remember the arena's mark
+void phys_arena_enter(physData* d, physArenaGuard* g);
+// pop g (the call finished normally)
+void phys_arena_leave(physData* d, physArenaGuard* g);
+// after the jump: pop g, put the arena back at g's mark, count a warning of the given kind "<who>: scratch
+// arena exhausted (...)" and return PHYS_ERR_NOMEM
+physStatus phys_arena_failed(physData* d, physArenaGuard* g, physWarning kind, const char* who);
+
+// the whole body of a public function returning physStatus that runs `call` under a guard (warning kind
+// PHYS_WARN_OTHER); who names the function in the warning
+#define PHYS_ARENA_CALL(d, who, call)                                               \
+  do {                                                                              \
+    physArenaGuard guard_;                                                          \
+    phys_arena_enter((d), &guard_);                                                 \
+    if (setjmp(guard_.env)) return phys_arena_failed((d), &guard_, PHYS_WARN_OTHER, (who)); \
+    physStatus st_ = (call);                                                        \
+    phys_arena_leave((d), &guard_);                                                 \
+    return st_;                                                                     \
+  } while (0)
+
+#endif  // PHYS_ARENA_H
