@@ -148,8 +148,8 @@ static int all_finite(const double* x, int n) {
   return 1;
 }
 
-// 1 if joint damping is integrated implicitly (step.h)
-int phys_implicit_damping(const physModel* m) {
+// 1 if joint damping is integrated implicitly (step.h; static for the step's own calls, which inline it)
+static int implicit_damping(const physModel* m) {
   if (m->opt.disableflags & PHYS_DSBL_EULERDAMP) {
     return 0;
   }
@@ -161,9 +161,11 @@ int phys_implicit_damping(const physModel* m) {
   return 0;
 }
 
+int phys_implicit_damping(const physModel* m) { return implicit_damping(m); }
+
 // add = dt B (dt dof_damping) if phys_implicit_damping, else 0 (step.h)
 void phys_implicit_damping_add(const physModel* m, double* add) {
-  int damp = phys_implicit_damping(m);
+  int damp = implicit_damping(m);
   for (int i = 0; i < m->nv; i++) add[i] = damp ? m->opt.timestep * m->dof_damping[i] : 0;
 }
 
@@ -171,7 +173,7 @@ void phys_implicit_damping_add(const physModel* m, double* add) {
 // implicit joint damping (zero when implicit_damping is off)
 static void unconstrained_acc(const physModel* m, physData* d, const double* tau, double* acc) {
   double dt = m->opt.timestep;
-  if (phys_implicit_damping(m)) {
+  if (implicit_damping(m)) {
     size_t mark = phys_stack_mark(d);
     double* add = phys_stack_alloc(d, (size_t)m->nv);
     for (int i = 0; i < m->nv; i++) {
@@ -444,7 +446,7 @@ static int penalty_velocity(const physModel* m, physData* d, double* tau, double
   memset(d->qfrc_constraint, 0, sizeof(double) * (size_t)nv);
   memset(alim, 0, sizeof(double) * (size_t)nv);
   d->nlimit = phys_penalty_limits(m, d, d->qfrc_constraint, alim);
-  int damp = phys_implicit_damping(m);
+  int damp = implicit_damping(m);
   for (int i = 0; i < nv; i++) add[i] = alim[i] + (damp ? dt * m->dof_damping[i] : 0);
   if (penalty_penetrating(d)) {
     int ok = penalty_dense(m, d, tau, add, alim, vnew);
