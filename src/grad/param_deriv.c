@@ -31,7 +31,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "arena.h"
 #include "dyn.h"
 #include "factor.h"
 #include "grad.h"
@@ -84,34 +83,4 @@ void phys_smooth_step_param_jacobian(const physModel* m, physData* d, const doub
     }
   }
   phys_stack_free(d, mark);
-}
-
-static physStatus step_param_jacobian(const physModel* m, physData* d, const physParamTable* t, double* P) {
-  if (t->ntheta == 0) return PHYS_OK;
-  physStepRecord rec;
-  physStatus st = phys_step_linearize(m, d, &rec);
-  if (st == PHYS_OK) st = phys_step_record_jacobian(m, d, &rec, t, NULL, NULL, P);
-  phys_step_record_free(d, &rec);
-  return st;
-}
-
-static physStatus step_param_vjp(const physModel* m, physData* d, const physParamTable* t,
-                                 const double* xbar_next, double* theta_bar) {
-  if (t->ntheta == 0) return PHYS_OK;
-  physStepRecord rec;
-  physStatus st = phys_step_linearize(m, d, &rec);
-  if (st == PHYS_OK) st = phys_step_record_vjp(m, d, &rec, t, xbar_next, NULL, NULL, theta_bar, NULL);
-  phys_step_record_free(d, &rec);
-  return st;
-}
-
-// under an arena guard (arena.h): an exhausted arena returns PHYS_ERR_NOMEM
-physStatus phys_step_param_jacobian(const physModel* m, physData* d, const physParamTable* t, double* P) {
-  PHYS_ARENA_CALL(d, "phys_step_param_jacobian", step_param_jacobian(m, d, t, P));
-}
-
-// under an arena guard (arena.h): an exhausted arena returns PHYS_ERR_NOMEM
-physStatus phys_step_param_vjp(const physModel* m, physData* d, const physParamTable* t,
-                               const double* xbar_next, double* theta_bar) {
-  PHYS_ARENA_CALL(d, "phys_step_param_vjp", step_param_vjp(m, d, t, xbar_next, theta_bar));
 }

@@ -1,4 +1,5 @@
-// step_deriv.c - Jacobians and reverse mode of one contact-free phys_step, and their finite-difference twin.
+// step_deriv.c - Jacobians and reverse mode of one contact-free phys_step (the smooth kind of step_record.h,
+// whose dispatch calls them), and the finite-difference twin of the step's Jacobians.
 //
 // The step without active constraints (src/step/step.c, MuJoCo 2.2.2's mj_Euler):
 //   f  = qfrc_passive + qfrc_actuator + qfrc_applied + J' xfrc_applied,   c = qfrc_bias      (at q, v, u)
@@ -19,7 +20,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "arena.h"
 #include "collision.h"
 #include "contact.h"
 #include "dyn.h"
@@ -66,26 +66,6 @@ physStatus phys_smooth_step_point(const physModel* m, physData* d, int kinematic
   phys_solve_m(m, L, qacc, f);
   memcpy(d->qacc, qacc, sizeof(double) * (size_t)nv);   // (the documented output: the step's acceleration)
   return PHYS_OK;
-}
-
-// the linearization point of any kind but penalty (grad.h)
-static physStatus step_point(const physModel* m, physData* d, double* L) {
-  physStepRecord rec;
-  physStatus st = phys_step_linearize(m, d, &rec);
-  if (st == PHYS_OK) {
-    switch (rec.kind) {
-      case PHYS_STEP_SMOOTH: memcpy(L, rec.L, sizeof(double) * (size_t)m->nv * m->nv); break;
-      case PHYS_STEP_CONSTRAINED: memcpy(L, d->qLD, sizeof(double) * (size_t)m->nv * m->nv); break;
-      case PHYS_STEP_PENALTY: st = PHYS_ERR_ARG; break;   // (no single factor: one solve per stage)
-    }
-  }
-  phys_step_record_free(d, &rec);
-  return st;
-}
-
-// under an arena guard (arena.h): an exhausted arena returns PHYS_ERR_NOMEM
-physStatus phys_step_point(const physModel* m, physData* d, double* L) {
-  PHYS_ARENA_CALL(d, "phys_step_point", step_point(m, d, L));
 }
 
 //---------------------------------------------------------------------------------------------------------
@@ -248,39 +228,13 @@ void phys_smooth_step_jacobian(const physModel* m, physData* d, const double* L,
   phys_stack_free(d, mark);
 }
 
-static physStatus step_jacobian(const physModel* m, physData* d, double* A, double* B) {
-  physStepRecord rec;
-  physStatus st = phys_step_linearize(m, d, &rec);
-  if (st == PHYS_OK) st = phys_step_record_jacobian(m, d, &rec, NULL, A, B, NULL);
-  phys_step_record_free(d, &rec);
-  return st;
-}
-
-// under an arena guard (arena.h): an exhausted arena returns PHYS_ERR_NOMEM
-physStatus phys_step_jacobian(const physModel* m, physData* d, double* A, double* B) {
-  PHYS_ARENA_CALL(d, "phys_step_jacobian", step_jacobian(m, d, A, B));
-}
-
 //---------------------------------------------------------------------------------------------------------
 // reverse mode
 
+// the smooth step's reverse mode at (L, qacc) (step_record.h); lambda (nv) receives the force adjoint.
 // qbar+ = xbar_next[0:nv], vbar+ = xbar_next[nv:2nv]:
 //   qbar = E' qbar+,  w = vbar+ + dt D' qbar+,  vbar = w,  lambda = M~^-1 (dt w),
 //   qbar += (df/dq)' lambda - dtau/dq' lambda,  vbar += (df/dv)' lambda - dtau/dv' lambda,  ubar = (df/du)' lambda
-physStatus phys_step_vjp(const physModel* m, physData* d, const double* xbar_next, double* xbar, double* ubar) {
-  return phys_step_vjp_lambda(m, d, xbar_next, xbar, ubar, NULL);
-}
-
-static physStatus step_vjp_lambda(const physModel* m, physData* d, const double* xbar_next, double* xbar,
-                                  double* ubar, double* lambda) {
-  physStepRecord rec;
-  physStatus st = phys_step_linearize(m, d, &rec);
-  if (st == PHYS_OK) st = phys_step_record_vjp(m, d, &rec, NULL, xbar_next, xbar, ubar, NULL, lambda);
-  phys_step_record_free(d, &rec);
-  return st;
-}
-
-// the smooth step's reverse mode at (L, qacc) (step_record.h); lambda (nv) receives the force adjoint
 void phys_smooth_step_vjp(const physModel* m, physData* d, const double* L, const double* qacc,
                           const double* xbar_next, double* xbar, double* ubar, double* lambda) {
   int nv = m->nv, nu = m->nu;
@@ -321,12 +275,6 @@ void phys_smooth_step_vjp(const physModel* m, physData* d, const double* L, cons
   phys_actuation_vjp(m, d, lam, xq, ub);
   if (xq) phys_xfrc_vjp(m, d, lam, xq);
   phys_stack_free(d, mark);
-}
-
-// under an arena guard (arena.h): an exhausted arena returns PHYS_ERR_NOMEM
-physStatus phys_step_vjp_lambda(const physModel* m, physData* d, const double* xbar_next, double* xbar,
-                                double* ubar, double* lambda) {
-  PHYS_ARENA_CALL(d, "phys_step_vjp_lambda", step_vjp_lambda(m, d, xbar_next, xbar, ubar, lambda));
 }
 
 //---------------------------------------------------------------------------------------------------------

@@ -1,5 +1,8 @@
-// step_record.c - the step record (step_record.h): one linearization of phys_step at a state, and the one
-// place where the derivatives choose between the smooth, constrained and penalty steps.
+// step_record.c - the step record (step_record.h): one linearization of phys_step at a state, the one place
+// where the derivatives choose between the smooth, constrained and penalty steps, and the public derivatives
+// of the step built on it (phys_step_jacobian, phys_step_vjp(_lambda), phys_step_point in grad.h;
+// phys_step_param_jacobian, phys_step_param_vjp in params.h). The kinds' routines (step_deriv.c,
+// param_deriv.c, step_contact_deriv.h, penalty_deriv.h, toi.h) call nothing of this file: no cycle.
 //
 // The kind is the step's own choice (src/step/step.c phys_step_solver): constrained or penalty when the state
 // has contacts (m->opt.disableflags without PHYS_DSBL_CONTACT) or active joint limits, smooth otherwise. A
@@ -7,6 +10,7 @@
 // constrained stage first, which detects the contacts once; when it finds none the smooth point follows.
 #include <string.h>
 
+#include "arena.h"
 #include "collision.h"
 #include "contact.h"
 #include "dyn.h"
@@ -112,4 +116,89 @@ physStatus phys_step_record_vjp(const physModel* m, physData* d, const physStepR
       return st;
   }
   return PHYS_ERR_ARG;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// the public derivatives of the step (grad.h, params.h): one linearization, one dispatch, under an arena guard
+
+// the linearization point of any kind but penalty (grad.h)
+static physStatus step_point(const physModel* m, physData* d, double* L) {
+  physStepRecord rec;
+  physStatus st = phys_step_linearize(m, d, &rec);
+  if (st == PHYS_OK) {
+    switch (rec.kind) {
+      case PHYS_STEP_SMOOTH: memcpy(L, rec.L, sizeof(double) * (size_t)m->nv * m->nv); break;
+      case PHYS_STEP_CONSTRAINED: memcpy(L, d->qLD, sizeof(double) * (size_t)m->nv * m->nv); break;
+      case PHYS_STEP_PENALTY: st = PHYS_ERR_ARG; break;   // (no single factor: one solve per stage)
+    }
+  }
+  phys_step_record_free(d, &rec);
+  return st;
+}
+
+// under an arena guard (arena.h): an exhausted arena returns PHYS_ERR_NOMEM
+physStatus phys_step_point(const physModel* m, physData* d, double* L) {
+  PHYS_ARENA_CALL(d, "phys_step_point", step_point(m, d, L));
+}
+
+static physStatus step_jacobian(const physModel* m, physData* d, double* A, double* B) {
+  physStepRecord rec;
+  physStatus st = phys_step_linearize(m, d, &rec);
+  if (st == PHYS_OK) st = phys_step_record_jacobian(m, d, &rec, NULL, A, B, NULL);
+  phys_step_record_free(d, &rec);
+  return st;
+}
+
+// under an arena guard (arena.h): an exhausted arena returns PHYS_ERR_NOMEM
+physStatus phys_step_jacobian(const physModel* m, physData* d, double* A, double* B) {
+  PHYS_ARENA_CALL(d, "phys_step_jacobian", step_jacobian(m, d, A, B));
+}
+
+physStatus phys_step_vjp(const physModel* m, physData* d, const double* xbar_next, double* xbar, double* ubar) {
+  return phys_step_vjp_lambda(m, d, xbar_next, xbar, ubar, NULL);
+}
+
+static physStatus step_vjp_lambda(const physModel* m, physData* d, const double* xbar_next, double* xbar,
+                                  double* ubar, double* lambda) {
+  physStepRecord rec;
+  physStatus st = phys_step_linearize(m, d, &rec);
+  if (st == PHYS_OK) st = phys_step_record_vjp(m, d, &rec, NULL, xbar_next, xbar, ubar, NULL, lambda);
+  phys_step_record_free(d, &rec);
+  return st;
+}
+
+// under an arena guard (arena.h): an exhausted arena returns PHYS_ERR_NOMEM
+physStatus phys_step_vjp_lambda(const physModel* m, physData* d, const double* xbar_next, double* xbar,
+                                double* ubar, double* lambda) {
+  PHYS_ARENA_CALL(d, "phys_step_vjp_lambda", step_vjp_lambda(m, d, xbar_next, xbar, ubar, lambda));
+}
+
+static physStatus step_param_jacobian(const physModel* m, physData* d, const physParamTable* t, double* P) {
+  if (t->ntheta == 0) return PHYS_OK;
+  physStepRecord rec;
+  physStatus st = phys_step_linearize(m, d, &rec);
+  if (st == PHYS_OK) st = phys_step_record_jacobian(m, d, &rec, t, NULL, NULL, P);
+  phys_step_record_free(d, &rec);
+  return st;
+}
+
+static physStatus step_param_vjp(const physModel* m, physData* d, const physParamTable* t,
+                                 const double* xbar_next, double* theta_bar) {
+  if (t->ntheta == 0) return PHYS_OK;
+  physStepRecord rec;
+  physStatus st = phys_step_linearize(m, d, &rec);
+  if (st == PHYS_OK) st = phys_step_record_vjp(m, d, &rec, t, xbar_next, NULL, NULL, theta_bar, NULL);
+  phys_step_record_free(d, &rec);
+  return st;
+}
+
+// under an arena guard (arena.h): an exhausted arena returns PHYS_ERR_NOMEM
+physStatus phys_step_param_jacobian(const physModel* m, physData* d, const physParamTable* t, double* P) {
+  PHYS_ARENA_CALL(d, "phys_step_param_jacobian", step_param_jacobian(m, d, t, P));
+}
+
+// under an arena guard (arena.h): an exhausted arena returns PHYS_ERR_NOMEM
+physStatus phys_step_param_vjp(const physModel* m, physData* d, const physParamTable* t,
+                               const double* xbar_next, double* theta_bar) {
+  PHYS_ARENA_CALL(d, "phys_step_param_vjp", step_param_vjp(m, d, t, xbar_next, theta_bar));
 }
