@@ -80,16 +80,6 @@ void phys_cp_restore_lists(physData* d, const contactPoint* cp) {
   memcpy(d->contact_prev, cp->conprev, sizeof(physContact) * (size_t)cp->ncon_prev);
 }
 
-// the stage's lists into d (the derivatives read the detected contacts there), the caller's as the previous
-void phys_cp_install_lists(physData* d, const contactPoint* cp) {
-  d->ncon = cp->ncon_det;
-  d->nlimit = cp->nlimit_det;
-  d->ncon_dropped = cp->ndropped_det;
-  d->ncon_prev = cp->ncon;
-  memcpy(d->contact, cp->det, sizeof(physContact) * (size_t)cp->ncon_det);
-  memcpy(d->contact_prev, cp->con, sizeof(physContact) * (size_t)cp->ncon);
-}
-
 // keep the stage's lists (arena memory of the caller's mark)
 static void keep_stage_lists(physData* d, contactPoint* cp) {
   cp->ncon_det = d->ncon;
@@ -100,6 +90,23 @@ static void keep_stage_lists(physData* d, contactPoint* cp) {
   memcpy(cp->det, d->contact, c);
 }
 
+void phys_cp_enter(physData* d, contactPoint* cp) {
+  if (cp->installed) return;
+  d->ncon = cp->ncon_det;
+  d->nlimit = cp->nlimit_det;
+  d->ncon_dropped = cp->ndropped_det;
+  d->ncon_prev = cp->ncon;
+  memcpy(d->contact, cp->det, sizeof(physContact) * (size_t)cp->ncon_det);
+  memcpy(d->contact_prev, cp->con, sizeof(physContact) * (size_t)cp->ncon);
+  cp->installed = 1;
+}
+
+void phys_cp_leave(physData* d, contactPoint* cp, int keep) {
+  if (!cp->installed) return;
+  if (keep && !cp->det) keep_stage_lists(d, cp);
+  phys_cp_restore_lists(d, cp);
+  cp->installed = 0;
+}
 
 // half-width (m) of the position correction's kink for the derivatives (kink_position_problem)
 #define PHYS_KINK_BAND 1e-9
@@ -210,10 +217,14 @@ physStatus phys_constrained_linearize(const physModel* m, physData* d, physConst
   int none = 0;
   physStatus st = point_build(m, d, cp, &none);
   if (st != PHYS_OK || none) return st;
-  keep_stage_lists(d, cp);
-  phys_cp_restore_lists(d, cp);
+  cp->det = NULL;     // (kept when the first derivative call leaves: phys_cp_leave)
+  cp->installed = 1;  // d holds the stage's lists until then
   *out = cp;
   return PHYS_OK;
+}
+
+void phys_constrained_release(physData* d, physConstrainedPoint* cp) {
+  if (cp) phys_cp_leave(d, cp, 0);
 }
 
 // the public entry points: linearize, then the derivative at the point (PHYS_ERR_ARG without constraints)
@@ -240,6 +251,7 @@ static physStatus constrained_call(const physModel* m, physData* d, callKind kin
         break;
     }
   }
+  phys_constrained_release(d, cp);
   phys_stack_free(d, mark);
   return st;
 }

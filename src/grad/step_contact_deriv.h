@@ -30,9 +30,12 @@ physStatus phys_constrained_step_vjp(const physModel* m, physData* d, const phys
 // the linearization: the step's stage at d's state (contacts detected once, the solver's solution and row
 // states, the position problem), Y = M~^-1 J', the bias branches and the kink's position problem, in arena
 // memory above d's mark at the call (released with it); *cp = NULL (PHYS_OK) when the step has no
-// constraints. d's contact lists are the caller's again on return (the record keeps the detected ones and
-// the warm-start input). Status: PHYS_ERR_MODEL, PHYS_ERR_ARG (penalty), PHYS_ERR_NUMERIC (M~ failed).
+// constraints. d's contact lists hold the stage's (the detected contacts, the warm start as the previous
+// list) until the first derivative call at cp or phys_constrained_release, which put the caller's back (the
+// point keeps both for later calls). Status: PHYS_ERR_MODEL, PHYS_ERR_ARG (penalty), PHYS_ERR_NUMERIC (M~ failed).
 physStatus phys_constrained_linearize(const physModel* m, physData* d, physConstrainedPoint** cp);
+// d's contact lists back to the caller's if no derivative call did it yet (before releasing cp's arena memory)
+void phys_constrained_release(physData* d, physConstrainedPoint* cp);
 // the two at a linearization point cp (d's kinematics still at its state); the lists are restored
 physStatus phys_constrained_jacobian_at(const physModel* m, physData* d, physConstrainedPoint* cp,
                                         const physParamTable* t, double* A, double* B, double* P);

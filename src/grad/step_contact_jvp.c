@@ -659,8 +659,8 @@ static physStatus size_rows(const physModel* m, physData* d, const physParamTabl
 physStatus phys_constrained_jacobian_at(const physModel* m, physData* d, physConstrainedPoint* cpp,
                                         const physParamTable* t, double* A, double* B, double* P) {
   size_t mark = phys_stack_mark(d);
+  phys_cp_enter(d, cpp);
   contactPoint cp = *cpp;   // (the directions' structures below are this call's)
-  phys_cp_install_lists(d, &cp);
   physStatus st = PHYS_OK;
   int nsize = 0;
   // the contacts' geometry derivatives and lcp's local structure of both problems once for every direction
@@ -686,8 +686,8 @@ physStatus phys_constrained_jacobian_at(const physModel* m, physData* d, physCon
   if (P && t && t->ntheta > 0 && st == PHYS_OK) st = jacobian_p(m, d, &cp, t, tb, P, &nsize);
   if (st == PHYS_ERR_NUMERIC)
     phys_data_warning(d, "phys_step_jacobian: constraint solver derivative failed at time %g", d->time);
-  phys_cp_restore_lists(d, &cp);
   phys_stack_free(d, mark);
+  phys_cp_leave(d, cpp, 1);
   if (nsize > 0 && st == PHYS_OK) st = size_rows(m, d, t, P);   // the size columns by reverse passes
   return st;
 }

@@ -36,6 +36,7 @@ typedef struct contactPoint_ {
   int ncon, ncon_prev, ncon_dropped, nlimit;
   physContact* det;          // the contacts the stage detected, with their impulses (d->contact while in use)
   int ncon_det, nlimit_det, ndropped_det;
+  int installed;             // 1 while d holds the stage's lists (from the linearization to the first leave)
   physConstraintGeom* geom;  // the contacts' geometry derivatives, once (NULL: unsupported, refused later)
   physLcpLocal *lcp, *lcp_pos;  // lcp: the solver's local structure of both problems, once (else NULL)
   int nkink;                 // rows on the position correction's kink (kink_position_problem)
@@ -110,10 +111,13 @@ static inline void apply_blocks(const physModel* m, const int* rot, const double
   }
 }
 
-// the caller's contact lists back into d (the caller's next phys_step is unchanged); the stage's lists into d
-// (the derivatives read the detected contacts there), the caller's as the previous (step_contact_deriv.c)
+// the caller's contact lists back into d (the caller's next phys_step is unchanged; step_contact_deriv.c)
 void phys_cp_restore_lists(physData* d, const contactPoint* cp);
-void phys_cp_install_lists(physData* d, const contactPoint* cp);
+// a derivative call at cp starts with enter (the stage's lists into d, where the derivatives read the
+// detected contacts, the caller's as the previous; nothing to do right after the linearization) and ends with
+// leave (the caller's lists back; keep: the stage's lists kept in the arena first for a later call)
+void phys_cp_enter(physData* d, contactPoint* cp);
+void phys_cp_leave(physData* d, contactPoint* cp, int keep);
 // dlambda = solver_jvp(dg, dG, dmu) of the model's solver at sol (step_contact_jvp.c)
 physStatus phys_cp_solver_jvp(const physModel* m, physData* d, const physConstraintProblem* p,
                               const physConstraintSolution* sol, const double* dg, const double* dG,

@@ -370,8 +370,8 @@ physStatus phys_constrained_vjp_at(const physModel* m, physData* d, physConstrai
                                    double* theta_bar, double* force_bar) {
   int nv = m->nv, nu = m->nu;
   size_t mark = phys_stack_mark(d);
+  phys_cp_enter(d, cpp);
   contactPoint cp = *cpp;
-  phys_cp_install_lists(d, &cp);
   physStatus st = PHYS_OK;
   int n = cp.n, nc = cp.nc, nt = t && theta_bar ? t->ntheta : 0;
   contactAdj a;
@@ -406,7 +406,7 @@ physStatus phys_constrained_vjp_at(const physModel* m, physData* d, physConstrai
   } else if (st == PHYS_ERR_NUMERIC) {
     phys_data_warning(d, "phys_step_vjp: constraint solver derivative failed at time %g", d->time);
   }
-  phys_cp_restore_lists(d, &cp);
   phys_stack_free(d, mark);
+  phys_cp_leave(d, cpp, 1);
   return st;
 }

@@ -69,6 +69,7 @@ physStatus phys_step_linearize(const physModel* m, physData* d, physStepRecord* 
 }
 
 void phys_step_record_free(physData* d, physStepRecord* rec) {
+  phys_constrained_release(d, rec->cp);
   rec->cp = NULL;
   phys_stack_free(d, rec->mark);
 }

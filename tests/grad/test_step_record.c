@@ -3,8 +3,8 @@
 //     with the model's solver (lcp, cone, ccp) or penalty, and with contacts disabled smooth again; a
 //     constrained model whose last step had contacts (d->ncon > 0, detected once in the stage) and one whose
 //     list is empty get the same kind;
-//  2. linearizing leaves d's state, contact lists (the next step's warm start) and the arena mark as they
-//     were, and phys_step_record_free returns the arena to its mark;
+//  2. linearizing leaves d's state as it was, and after phys_step_record_free (or a derivative call) its
+//     contact lists (the next step's warm start) and the arena mark too;
 //  3. the record's Jacobian and VJP are phys_step_jacobian's and phys_step_vjp's bit for bit (the public
 //     functions are one linearization and one dispatch).
 #include "grad_models.h"
@@ -34,9 +34,9 @@ static int kind_at(const physModel* m, physData* d) {
   CHECK(phys_step_linearize(m, d, &rec) == PHYS_OK);
   int kind = (int)rec.kind;
   CHECK(rec.kind != PHYS_STEP_CONSTRAINED || rec.solver == m->opt.contact);
-  CHECK(d->ncon == ncon && d->ncon_prev == nprev && memcmp(keep, d->contact, bytes) == 0);
   CHECK(memcmp(q, d->qpos, sizeof q) == 0);
   phys_step_record_free(d, &rec);
+  CHECK(d->ncon == ncon && d->ncon_prev == nprev && memcmp(keep, d->contact, bytes) == 0);
   CHECK(phys_stack_mark(d) == mark);
   free(keep);
   return kind;
@@ -56,6 +56,13 @@ static void same_as_public(const physModel* m, physData* d) {
   CHECK(phys_step_linearize(m, d, &rec) == PHYS_OK);
   CHECK(phys_step_record_vjp(m, d, &rec, NULL, y, x2, NULL, NULL, NULL) == PHYS_OK);
   phys_step_record_free(d, &rec);
+  // one record, two derivative calls (the second re-enters the stage's lists the first kept)
+  double x3[12];
+  CHECK(phys_step_linearize(m, d, &rec) == PHYS_OK);
+  CHECK(phys_step_record_jacobian(m, d, &rec, NULL, A2, NULL, NULL) == PHYS_OK);
+  CHECK(phys_step_record_vjp(m, d, &rec, NULL, y, x3, NULL, NULL, NULL) == PHYS_OK);
+  phys_step_record_free(d, &rec);
+  CHECK(memcmp(x1, x3, sizeof(double) * (size_t)n2) == 0);
   CHECK(memcmp(A1, A2, sizeof(double) * (size_t)n2 * n2) == 0);
   CHECK(memcmp(x1, x2, sizeof(double) * (size_t)n2) == 0);
 }
