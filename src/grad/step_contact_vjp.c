@@ -122,12 +122,72 @@ static void add_factors(contactAdj* a, const contactPoint* cp, const double* F, 
 
 // the transpose of contact_jvp for xbar_next = (qbar+, vbar+): fills a (set, not added); the geometric
 // terms of sizes are added to theta_bar (t and theta_bar may be NULL)
+// the position problem's part of contact_vjp: zpos = W vsum_bar, lambda_p's adjoint through lcp, its G_bar
+// into Gb (or factored into W), its distance adjoint into gamma and dJ' lambda_p's weights into W (lb, gb, Gt,
+// F: contact_vjp's scratch)
+static physStatus position_vjp(const physModel* m, physData* d, const contactPoint* cp, const double* vsb,
+                               contactAdj* a, double* lb, double* gb, double* Gb, double* Gt, double* F,
+                               double* gamma, double* W) {
+  int n = cp->n, nv = cp->nv;
+  double dt = m->opt.timestep, beta = m->opt.baumgarte;
+  const physConstraintProblem* p = &cp->st.p;
+  physStatus st;
+  phys_solve_m(m, d->qLD, a->zpos, vsb);
+  mul_j(lb, p->J, a->zpos, n, nv);
+  if (a->fac) {
+    st = phys_solve_lcp_vjp_factored(m, d, &cp->st.pp, &cp->st.sol_pos, lb, gb, F, F + 3 * n, F + 6 * n, NULL);
+    add_factors(a, cp, F, 0, W);
+  } else {
+    st = phys_solve_lcp_vjp(m, d, &cp->st.pp, &cp->st.sol_pos, lb, gb, Gt, NULL);
+    for (size_t i = 0; st == PHYS_OK && i < (size_t)n * n; i++) Gb[i] += Gt[i];
+  }
+  for (int r = 0; r < n; r++) gamma[r] += p->gpos[r] < 0 ? beta * gb[r] / dt : 0;
+  add_outer(W, cp->st.sol_pos.lambda, a->zpos, n, nv);
+  return st;
+}
+
+// the normal biases' adjoints from g_bar: restitution alpha of dJ v (alv) and eps_bar, the gap's dist_bar
+static void bias_vjp(const physData* d, const contactPoint* cp, const double* gb, double dt, double* alv,
+                     double* epsbar, double* gamma) {
+  for (int i = 0; i < cp->nc; i++) {
+    const physContact* c = d->contact + i;
+    if (cp->bias[i] == PHYS_BIAS_REST) {
+      double dphi, phi = phys_restitution_phi(cp->vn[i], &dphi);
+      alv[3 * i] = c->restitution * dphi * gb[3 * i];
+      epsbar[i] = gb[3 * i] * phi;
+    } else if (cp->bias[i] == PHYS_BIAS_GAP) {
+      gamma[3 * i] += gb[3 * i] / dt;
+    }
+  }
+}
+
+// the whole (unfactored) G_bar: W += (G_bar + G_bar') Y for <G_bar, dJ Y' + Y dJ'>, and Z_c = sum_r G_bar[r][c]
+// Y_r for -<G_bar, Y dM~ Y'> (a->Z)
+static void gbar_weights(const contactPoint* cp, const double* Gb, double* W, double* Z) {
+  int n = cp->n, nv = cp->nv;
+  for (int r = 0; r < n; r++)
+    for (int c = 0; c < n; c++) {
+      double g = Gb[(size_t)r * n + c] + Gb[(size_t)c * n + r];
+      if (g != 0)
+        for (int i = 0; i < nv; i++) W[(size_t)r * nv + i] += g * cp->Y[(size_t)c * nv + i];
+    }
+  for (int c = 0; c < n; c++) {
+    double* Zc = Z + (size_t)c * nv;
+    memset(Zc, 0, sizeof(double) * (size_t)nv);
+    for (int r = 0; r < n; r++) {
+      double g = Gb[(size_t)r * n + c];
+      if (g != 0)
+        for (int i = 0; i < nv; i++) Zc[i] += g * cp->Y[(size_t)r * nv + i];
+    }
+  }
+}
+
 static physStatus contact_vjp(const physModel* m, physData* d, const contactPoint* cp, const physParamTable* t,
                               const double* xbar_next, contactAdj* a, double* theta_bar) {
   int n = cp->n, nv = cp->nv, nc = cp->nc;
-  double dt = m->opt.timestep, beta = m->opt.baumgarte;
+  double dt = m->opt.timestep;
   const physConstraintProblem* p = &cp->st.p;
-  const double *lam = cp->st.sol.lambda, *lamp = cp->st.sol_pos.lambda;
+  const double* lam = cp->st.sol.lambda;
   size_t mark = phys_stack_mark(d);
   double* Gb = a->fac ? NULL : arena_zeros(d, n * n);   // (factored: G_bar is never formed)
   double* Gt = a->fac ? NULL : arena_zeros(d, n * n);
@@ -158,19 +218,7 @@ static physStatus contact_vjp(const physModel* m, physData* d, const contactPoin
   }
 
   // position: dvpos = W (dJ' lambda_p + J' dlambda_p - dM~ vpos), zpos = W vsum_bar
-  if (p->npos > 0) {
-    phys_solve_m(m, d->qLD, a->zpos, vsb);
-    mul_j(lb, p->J, a->zpos, n, nv);
-    if (a->fac) {
-      st = phys_solve_lcp_vjp_factored(m, d, &cp->st.pp, &cp->st.sol_pos, lb, gb, F, F + 3 * n, F + 6 * n, NULL);
-      add_factors(a, cp, F, 0, W);
-    } else {
-      st = phys_solve_lcp_vjp(m, d, &cp->st.pp, &cp->st.sol_pos, lb, gb, Gt, NULL);
-      for (size_t i = 0; st == PHYS_OK && i < (size_t)n * n; i++) Gb[i] += Gt[i];
-    }
-    for (int r = 0; r < n; r++) gamma[r] += p->gpos[r] < 0 ? beta * gb[r] / dt : 0;
-    add_outer(W, lamp, a->zpos, n, nv);
-  }
+  if (p->npos > 0) st = position_vjp(m, d, cp, vsb, a, lb, gb, Gb, Gt, F, gamma, W);
 
   // dv+ = dv + dy0 + W J' dlambda:  vbar = vbar+',  z = W vbar+',  lambda_bar = J z
   memcpy(a->vbar, vnb, sizeof(double) * (size_t)nv);
@@ -191,16 +239,7 @@ static physStatus contact_vjp(const physModel* m, physData* d, const contactPoin
   if (a->fac) add_factors(a, cp, F, 1, W);
   else
     for (size_t i = 0; i < (size_t)n * n; i++) Gb[i] += Gt[i] - gb[i / n] * lam[i % n];
-  for (int i = 0; i < nc; i++) {
-    const physContact* c = d->contact + i;
-    if (cp->bias[i] == PHYS_BIAS_REST) {
-      double dphi, phi = phys_restitution_phi(cp->vn[i], &dphi);
-      alv[3 * i] = c->restitution * dphi * gb[3 * i];
-      a->epsbar[i] = gb[3 * i] * phi;
-    } else if (cp->bias[i] == PHYS_BIAS_GAP) {
-      gamma[3 * i] += gb[3 * i] / dt;
-    }
-  }
+  bias_vjp(d, cp, gb, dt, alv, a->epsbar, gamma);
   mul_jt(a->vbar, p->J, alv, n, nv, 1);
   add_outer(W, alv, d->qvel, n, nv);
   add_outer(W, gb, cp->st.vnew, n, nv);
@@ -225,22 +264,8 @@ static physStatus contact_vjp(const physModel* m, physData* d, const contactPoin
     phys_stack_free(d, mark);
     return st;
   }
-  for (int r = 0; r < n; r++)
-    for (int c = 0; c < n; c++) {
-      double g = Gb[(size_t)r * n + c] + Gb[(size_t)c * n + r];
-      if (g != 0)
-        for (int i = 0; i < nv; i++) W[(size_t)r * nv + i] += g * cp->Y[(size_t)c * nv + i];
-    }
+  gbar_weights(cp, Gb, W, a->Z);
   st = geom_vjp_matrix(m, d, p, t, W, gamma, a->qbar, theta_bar);
-  for (int c = 0; c < n; c++) {
-    double* Zc = a->Z + (size_t)c * nv;
-    memset(Zc, 0, sizeof(double) * (size_t)nv);
-    for (int r = 0; r < n; r++) {
-      double g = Gb[(size_t)r * n + c];
-      if (g != 0)
-        for (int i = 0; i < nv; i++) Zc[i] += g * cp->Y[(size_t)r * nv + i];
-    }
-  }
   phys_stack_free(d, mark);
   return st;
 }
