@@ -79,10 +79,56 @@ static physStatus delassus_jvp(const physModel* m, physData* d, const contactPoi
 }
 
 // (dq+, dv+) of the step along x (nv each)
+// the normal biases' part of dg: eps phi'(J_n v) d(J_n v) + deps phi on the restitution branch, ddist/dt on
+// the gap branch (dJv = dJ v, ddist the direction's)
+static void bias_jvp(const physData* d, const contactPoint* cp, const contactDir* x, const double* dJv,
+                     const double* ddist, double dt, double* dg) {
+  int nv = cp->nv;
+  const physConstraintProblem* p = &cp->st.p;
+  for (int i = 0; i < cp->nc; i++) {
+    const physContact* c = d->contact + i;
+    if (cp->bias[i] == PHYS_BIAS_REST) {
+      double dvn0 = dJv[3 * i] + (x->dv ? dotn(p->J + (size_t)(3 * i) * nv, x->dv, nv) : 0), dphi;
+      double phi = phys_restitution_phi(cp->vn[i], &dphi);
+      dg[3 * i] += c->restitution * dphi * dvn0 + (x->deps ? x->deps[i] * phi : 0);
+    } else if (cp->bias[i] == PHYS_BIAS_GAP) {
+      dg[3 * i] += ddist[3 * i] / dt;
+    }
+  }
+}
+
+// the position problem's part of contact_jvp: dlambda_p = lcp_jvp(beta ddist/dt, dG) by the same route as the
+// main problem's (products, tables, local structure or the solver), dvpos = W (dJ' lambda_p + J' dlambda_p -
+// dM~ vpos) (dg, dl: scratch of n)
+static physStatus position_jvp(const physModel* m, physData* d, const contactPoint* cp, const contactDir* x,
+                               const double* ddist, const double* dG, const double* dJtlp, double* dg, double* dl,
+                               double* dvpos) {
+  int n = cp->n, nv = cp->nv;
+  double dt = m->opt.timestep, beta = m->opt.baumgarte;
+  const physConstraintProblem* p = &cp->st.p;
+  const solverTable* tb = x->tab;
+  physStatus st = PHYS_OK;
+  for (int r = 0; r < n; r++) dg[r] = p->gpos[r] < 0 ? beta * ddist[r] / dt : 0;
+  if (cp->prod) {
+    phys_solve_lcp_jvp_prod(cp->lcp_pos, d, &cp->st.pp, &cp->st.sol_pos, dg, x->dGzp, x->dGd, NULL, dl);
+  } else if (tb) {
+    size_t nn = (size_t)n * n;
+    for (int r = 0; r < n; r++) dl[r] = dotn(tb->gp + (size_t)r * n, dg, n) + dotn(tb->Gp + r * nn, dG, (int)nn);
+  } else if (cp->lcp_pos) {
+    phys_solve_lcp_jvp_local(cp->lcp_pos, d, &cp->st.pp, &cp->st.sol_pos, dg, dG, NULL, dl);
+  } else {
+    st = phys_solve_lcp_jvp(m, d, &cp->st.pp, &cp->st.sol_pos, dg, dG, NULL, dl);
+  }
+  mul_jt(dvpos, p->J, dl, n, nv, 0);
+  for (int i = 0; i < nv; i++) dvpos[i] += dJtlp[i] - (x->dmvpos ? x->dmvpos[i] : 0);
+  phys_solve_m(m, d->qLD, dvpos, dvpos);
+  return st;
+}
+
 static physStatus contact_jvp(const physModel* m, physData* d, const contactPoint* cp, const contactDir* x,
                               double* dqn, double* dvn) {
   int n = cp->n, nv = cp->nv, nc = cp->nc;
-  double dt = m->opt.timestep, beta = m->opt.baumgarte;
+  double dt = m->opt.timestep;
   const physConstraintProblem* p = &cp->st.p;
   const double *lam = cp->st.sol.lambda, *lamp = cp->st.sol_pos.lambda;
   size_t mark = phys_stack_mark(d);
@@ -122,16 +168,7 @@ static physStatus contact_jvp(const physModel* m, physData* d, const contactPoin
   mul_j(dg, p->J, w, n, nv);
   for (int r = 0; r < n; r++)
     dg[r] += dJvp[r] - (cp->prod ? (x->dGz ? x->dGz[r] : 0) : dotn(dG + (size_t)r * n, lam, n));   // dG z_0 = dG lambda
-  for (int i = 0; i < nc; i++) {
-    const physContact* c = d->contact + i;
-    if (cp->bias[i] == PHYS_BIAS_REST) {
-      double dvn0 = dJv[3 * i] + (x->dv ? dotn(p->J + (size_t)(3 * i) * nv, x->dv, nv) : 0), dphi;
-      double phi = phys_restitution_phi(cp->vn[i], &dphi);
-      dg[3 * i] += c->restitution * dphi * dvn0 + (x->deps ? x->deps[i] * phi : 0);
-    } else if (cp->bias[i] == PHYS_BIAS_GAP) {
-      dg[3 * i] += ddist[3 * i] / dt;
-    }
-  }
+  bias_jvp(d, cp, x, dJv, ddist, dt, dg);
   int rigid = cp->prod ? !x->dGz : !x->dq && !x->ydmy && !x->dJmat;   // dG = 0, and the position problem's
                                                                         // data do not move
   const solverTable* tb = x->tab;
@@ -156,22 +193,7 @@ static physStatus contact_jvp(const physModel* m, physData* d, const contactPoin
   }
 
   // dvpos = W (dJ' lambda_p + J' dlambda_p - dM~ vpos), dlambda_p = lcp_jvp(beta ddist/dt, dG)
-  if (st == PHYS_OK && p->npos > 0 && !rigid) {
-    for (int r = 0; r < n; r++) dg[r] = p->gpos[r] < 0 ? beta * ddist[r] / dt : 0;
-    if (cp->prod) {
-      phys_solve_lcp_jvp_prod(cp->lcp_pos, d, &cp->st.pp, &cp->st.sol_pos, dg, x->dGzp, x->dGd, NULL, dl);
-    } else if (tb) {
-      size_t nn = (size_t)n * n;
-      for (int r = 0; r < n; r++) dl[r] = dotn(tb->gp + (size_t)r * n, dg, n) + dotn(tb->Gp + r * nn, dG, (int)nn);
-    } else if (cp->lcp_pos) {
-      phys_solve_lcp_jvp_local(cp->lcp_pos, d, &cp->st.pp, &cp->st.sol_pos, dg, dG, NULL, dl);
-    } else {
-      st = phys_solve_lcp_jvp(m, d, &cp->st.pp, &cp->st.sol_pos, dg, dG, NULL, dl);
-    }
-    mul_jt(dvpos, p->J, dl, n, nv, 0);
-    for (int i = 0; i < nv; i++) dvpos[i] += dJtlp[i] - (x->dmvpos ? x->dmvpos[i] : 0);
-    phys_solve_m(m, d->qLD, dvpos, dvpos);
-  }
+  if (st == PHYS_OK && p->npos > 0 && !rigid) st = position_jvp(m, d, cp, x, ddist, dG, dJtlp, dg, dl, dvpos);
 
   // dq+ = E dq + dt D (dv+ + dvpos)
   if (st == PHYS_OK) {
