@@ -167,21 +167,12 @@ int grad_parse_wrt(gradWrt* w, const physModel* m, const char* text) {
 
 void grad_wrt_free(gradWrt* w) { phys_param_table_free(&w->table); }
 
-// number of contacts the step at d's state detects (kinematics and collision; d->contact and d->ncon are
-// restored)
+// number of contacts the step at d's state detects (collision.h: d's contact list, the warm start, is left
+// as it was)
 static int count_contacts(const physModel* m, physData* d) {
   if (m->opt.disableflags & PHYS_DSBL_CONTACT) return 0;
-  int ncon = d->ncon;
-  size_t bytes = sizeof(physContact) * (size_t)d->ncon;
-  physContact* keep = bytes ? malloc(bytes) : NULL;
-  if (keep) memcpy(keep, d->contact, bytes);
   phys_kinematics(m, d);
-  phys_collision(m, d);
-  int n = d->ncon;
-  if (keep) memcpy(d->contact, keep, bytes);
-  d->ncon = ncon;
-  free(keep);
-  return n;
+  return phys_collision_count(m, d);
 }
 
 void grad_explain_status(const physModel* m, physData* d, physStatus st, const char* where) {

@@ -10,7 +10,7 @@
 //
 // Terms. b_normal = eps*phi(J_n v) (phi = min(., 0) smoothed near 0, contact.h) with v the velocity before the step (the restitution term acts only on
 // approaching contacts, paper 000 eq. 3); for a contact within the margin (dist > 0) b_normal = dist/dt, so
-// the gap may close within the step (normal_bias); b_limit = b_tangent = 0. Drift is not corrected here
+// the gap may close within the step (phys_normal_bias); b_limit = b_tangent = 0. Drift is not corrected here
 // but at the position level (contact.h): gpos = beta*min(dist + slop, 0)/dt on normal and limit rows.
 // G is formed as Y Y' with the rows of Y the half-solves D^-1/2 L'^-1 J_r through the tree-sparse factor
 // M~ = L' D L (src/dyn/factor.h, no fill-in), so it is symmetric positive semidefinite to the last bit; each
@@ -129,10 +129,16 @@ static void warm_start(physData* d, int* warm, double* lambda0) {
 //    impact in this step (the free motion closes the gap, dist + dt vfn < 0, and eps*vn < 0), which takes the
 //    restitution term at once, b = eps*vn, as if touching: the rebound starts up to dist early (a position
 //    error <= dist, against a velocity error of up to dist/dt if restitution waited for the next step).
-static double normal_bias(const physContact* c, double vn, double vfn, double dt) {
+// The branch taken goes to *branch (contact.h, may be NULL): the derivatives differentiate that one.
+double phys_normal_bias(const physContact* c, double vn, double vfn, double dt, int* branch) {
   double rest = c->restitution * phys_restitution_phi(vn, NULL);
-  if (c->dist <= 0) return rest;
-  return (c->dist + dt * vfn < 0 && rest < 0) ? rest : c->dist / dt;
+  if (c->dist <= 0) {
+    if (branch) *branch = vn < 0 ? PHYS_BIAS_REST : PHYS_BIAS_NONE;   // (phi = 0 for vn >= 0)
+    return rest;
+  }
+  int impact = c->dist + dt * vfn < 0 && rest < 0;
+  if (branch) *branch = impact ? PHYS_BIAS_REST : PHYS_BIAS_GAP;
+  return impact ? rest : c->dist / dt;
 }
 
 // a . b for n-vectors
@@ -207,7 +213,7 @@ void phys_constraint_assemble(const physModel* m, physData* d, const double* vf,
     (*mu)[i] = c->mu;
     for (int r = 0; r < 3; r++) (*g)[3 * i + r] = dotn(rows + (size_t)r * nv, vf, nv);
     double vn = dotn(rows, d->qvel, nv);
-    (*g)[3 * i] += normal_bias(c, vn, (*g)[3 * i], dt);
+    (*g)[3 * i] += phys_normal_bias(c, vn, (*g)[3 * i], dt, NULL);
     if (c->dist + PHYS_CONTACT_SLOP < -PHYS_CONTACT_SLOP_TOL) {
       gpos[3 * i] = beta * (c->dist + PHYS_CONTACT_SLOP) / dt;
       npos++;

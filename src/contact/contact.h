@@ -53,6 +53,14 @@ static inline double phys_restitution_phi(double v, double* dphi) {
   return f;
 }
 
+// the branch of a contact's normal bias (assemble.c phys_normal_bias): none (touching, not approaching: 0),
+// restitution eps phi(J_n v) (touching and approaching, or an impact within the step from inside the margin),
+// gap dist/dt (within the margin)
+enum { PHYS_BIAS_NONE = 0, PHYS_BIAS_REST, PHYS_BIAS_GAP };
+// the normal bias b_n of contact c with pre-step normal velocity vn and free velocity vfn (the velocity
+// problem's g_n = J_n v_f + b_n), its branch into *branch (may be NULL)
+double phys_normal_bias(const physContact* c, double vn, double vfn, double dt, int* branch);
+
 typedef struct physConstraintProblem_ {
   int nc;                   // contacts (3 rows each)
   int nl;                   // limit rows (after the contact rows)
@@ -194,6 +202,9 @@ void phys_penalty_finish(const physModel* m, physData* d, const physPenaltyConta
 // joint-limit springs, explicit (add NULL) or implicit (qfrc += f - dt k v, add += dt d + dt^2 k per dof,
 // for the articulated-body diagonal); returns the number of active limits
 int phys_penalty_limits(const physModel* m, const physData* d, double* qfrc, double* add);
+// the pushing force f > 0 of limit side `side` (0 lower, 1 upper) of joint j, 0 when that spring is not active
+// (not a limited hinge or slide, not violated, or pulling): phys_penalty_limits' test, and its derivatives'
+double phys_penalty_limit_force(const physModel* m, const physData* d, int j, int side);
 // normal damping of a penalty contact of Delassus diagonal w = J_n M~^-1 J_n' (1 / its effective mass) at
 // damping ratio zeta, stiffness k, step dt (penalty.c): d = max(2 zeta sqrt(k / w), k dt - 2 / (w dt)), the
 // second the least damping the step integrates stably; its partials on the branch taken (each may be NULL)

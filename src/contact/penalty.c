@@ -317,6 +317,20 @@ void phys_penalty_finish(const physModel* m, physData* d, const physPenaltyConta
   }
 }
 
+// the force of limit side `side` (0 lower, 1 upper) of joint j (contact.h): f = -k_c dist - d_c sign v
+// with dist = q - lo (sign 1) or hi - q (sign -1), when the joint is a limited hinge or slide, dist < 0 and
+// f > 0 (the spring pushes); else 0
+double phys_penalty_limit_force(const physModel* m, const physData* d, int j, int side) {
+  if (!m->jnt_limited[j] || (m->jnt_type[j] != PHYS_JNT_HINGE && m->jnt_type[j] != PHYS_JNT_SLIDE)) return 0;
+  double k = m->opt.penalty_stiffness, c = m->opt.penalty_damping;
+  double q = d->qpos[m->jnt_qposadr[j]], v = d->qvel[m->jnt_dofadr[j]];
+  double sign = side == 0 ? 1.0 : -1.0;
+  double dist = side == 0 ? q - m->jnt_range[2 * j] : m->jnt_range[2 * j + 1] - q;
+  if (!(dist < 0)) return 0;
+  double f = -k * dist - c * sign * v;
+  return f > 0 ? f : 0;
+}
+
 // one-sided limit springs: for each limited hinge/slide dof with dist < 0 and a pushing force
 // f = -k_c (q - q_lim) - d_c v > 0 (q_lim the violated bound): qfrc[dof] += f, and if add is not NULL the
 // implicit (backward Euler) form of the spring-damper, exact for this diagonal joint-space force:
@@ -327,19 +341,14 @@ int phys_penalty_limits(const physModel* m, const physData* d, double* qfrc, dou
   double k = m->opt.penalty_stiffness, c = m->opt.penalty_damping, dt = m->opt.timestep;
   int n = 0;
   for (int j = 0; j < m->njnt; j++) {
-    if (!m->jnt_limited[j] || (m->jnt_type[j] != PHYS_JNT_HINGE && m->jnt_type[j] != PHYS_JNT_SLIDE)) continue;
     int dof = m->jnt_dofadr[j];
-    double q = d->qpos[m->jnt_qposadr[j]], v = d->qvel[dof];
     for (int side = 0; side < 2; side++) {
-      // dist and its rate: lower q - lo (rate v), upper hi - q (rate -v)
-      double sign = side == 0 ? 1.0 : -1.0;
-      double dist = side == 0 ? q - m->jnt_range[2 * j] : m->jnt_range[2 * j + 1] - q;
-      if (!(dist < 0)) continue;
-      double f = -k * dist - c * sign * v;
+      double f = phys_penalty_limit_force(m, d, j, side);
       if (!(f > 0)) continue;
       n++;
-      qfrc[dof] += sign * f;
+      qfrc[dof] += (side == 0 ? 1.0 : -1.0) * f;
       if (add) {
+        double v = d->qvel[dof];
         qfrc[dof] -= dt * k * v;
         add[dof] += dt * c + dt * dt * k;
       }

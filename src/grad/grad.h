@@ -70,6 +70,18 @@ void phys_passive_vjp(const physModel* m, physData* d, const double* f_bar, doub
 void phys_actuation_vjp(const physModel* m, physData* d, const double* f_bar, double* q_bar, double* u_bar);
 void phys_xfrc_vjp(const physModel* m, physData* d, const double* f_bar, double* q_bar);
 
+// 1 if every ball and free joint is the last joint of its body (the step derivatives' condition: cdof of a
+// ball is its body's frame)
+static inline int phys_grad_balls_last(const physModel* m) {
+  for (int j = 0; j < m->njnt; j++) {
+    int b = m->jnt_bodyid[j];
+    if ((m->jnt_type[j] == PHYS_JNT_BALL || m->jnt_type[j] == PHYS_JNT_FREE) &&
+        j != m->body_jntadr[b] + m->body_jntnum[b] - 1)
+      return 0;
+  }
+  return 1;
+}
+
 //---------------------------------------------------------------------------------------------------------
 // the contact-free step (step_deriv.c): x = (q tangent, v) (2nv), x+ = step(x, u)
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "dyn.h"
+#include "model.h"
 #include "primitive_deriv.h"
 #include "rot.h"
 #include "spatial.h"
@@ -429,16 +430,6 @@ void phys_param_get(const physParamTable* t, const physModel* m, double* theta) 
   }
 }
 
-// bounding-sphere radius of a sphere, capsule or box geom from its sizes (compile.c's rule)
-static double geom_rbound(const physModel* m, int g) {
-  const double* sz = m->geom_size + 3 * g;
-  switch (m->geom_type[g]) {
-    case PHYS_GEOM_SPHERE: return sz[0];
-    case PHYS_GEOM_CAPSULE: return sz[0] + sz[1];
-    default: return phys_norm3(sz);   // box
-  }
-}
-
 // write one entry's values th into m
 static physStatus set_entry(physModel* m, const physParam* p, const double* th) {
   int id = p->id, da, nd;
@@ -475,7 +466,7 @@ static physStatus set_entry(physModel* m, const physParam* p, const double* th) 
       for (int i = 0; i < p->size; i++)
         if (!(th[i] > 0)) return PHYS_ERR_VALUE;
       memcpy(m->geom_size + 3 * id, th, sizeof(double) * (size_t)p->size);
-      m->geom_rbound[id] = geom_rbound(m, id);
+      m->geom_rbound[id] = phys_geom_rbound(m, id);   // (model.h: the compiler's)
       break;
     case PHYS_PAR_POS: phys_copy3(m->body_pos + 3 * id, th); break;
     case PHYS_PAR_PENALTY_STIFFNESS:

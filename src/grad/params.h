@@ -104,11 +104,11 @@ physStatus phys_step_param_jacobian(const physModel* m, physData* d, const physP
 physStatus phys_step_param_vjp(const physModel* m, physData* d, const physParamTable* t,
                                const double* xbar_next, double* theta_bar);
 // R = d(RNEA(q, v, qacc) + (armature + dt b) qacc - f)/dtheta (nv x ntheta, row-major) at d's kinematics and
-// forces (param_deriv.c; the contact-free step's R at its acceleration, the constrained step's at any qacc)
+// forces and the acceleration qacc (param_forces.c; the contact-free step's R at its acceleration, the
+// constrained step's at a+ and at any other qacc, the penalty step's at each solve's)
 void phys_param_forces(const physModel* m, physData* d, const physParamTable* t, const double* qacc, double* R);
-// the same from the force adjoint lambda of phys_step_vjp_lambda (grad.h), at the linearization point it
-// left in d: no second linearization (the rollout's reverse pass uses this)
-void phys_step_param_vjp_at(const physModel* m, physData* d, const physParamTable* t, const double* lambda,
-                            double* theta_bar);
+// theta_bar = -R(qacc)' lambda (ntheta) for a force adjoint lambda (nv)
+void phys_param_forces_vjp(const physModel* m, physData* d, const physParamTable* t, const double* qacc,
+                           const double* lambda, double* theta_bar);
 
 #endif  // PHYS_PARAMS_H

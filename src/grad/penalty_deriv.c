@@ -60,6 +60,7 @@
 #include "factor.h"
 #include "grad.h"
 #include "rot.h"
+#include "step.h"
 
 // the step's maximum number of solves (step.c's PHYS_PENALTY_SOLVES; test_penalty_deriv checks that the
 // replayed v+ is phys_step's bit for bit)
@@ -118,48 +119,22 @@ typedef struct penTape_ {
   int* lim;                // nlim x 2: dof, side (0 lower, 1 upper)
 } penTape;
 
-// 1 if every ball and free joint is the last joint of its body (grad.h)
-static int balls_last(const physModel* m) {
-  for (int j = 0; j < m->njnt; j++) {
-    int b = m->jnt_bodyid[j];
-    if ((m->jnt_type[j] == PHYS_JNT_BALL || m->jnt_type[j] == PHYS_JNT_FREE) &&
-        j != m->body_jntadr[b] + m->body_jntnum[b] - 1)
-      return 0;
-  }
-  return 1;
-}
-
-// 1 if joint damping is implicit in the step (step.c's implicit_damping: not disabled, some damping > 0)
-static int implicit_damping(const physModel* m) {
-  if (m->opt.disableflags & PHYS_DSBL_EULERDAMP) return 0;
-  for (int i = 0; i < m->nv; i++)
-    if (m->dof_damping[i] > 0) return 1;
-  return 0;
-}
-
 // arena array of n ints (caller's mark)
 static int* alloc_int(physData* d, size_t n) {
   return (int*)phys_stack_alloc(d, (n * sizeof(int) + sizeof(double) - 1) / sizeof(double) + 1);
 }
 
-// active limit springs of phys_penalty_limits: lim (2 per limit: dof, side); returns their number
+// active limit springs of phys_penalty_limits (its test, phys_penalty_limit_force): lim (2 per limit: dof,
+// side); returns their number
 static int active_limits(const physModel* m, const physData* d, int* lim) {
   if (m->opt.disableflags & PHYS_DSBL_LIMIT) return 0;
-  double k = m->opt.penalty_stiffness, c = m->opt.penalty_damping;
   int n = 0;
-  for (int j = 0; j < m->njnt; j++) {
-    if (!m->jnt_limited[j] || (m->jnt_type[j] != PHYS_JNT_HINGE && m->jnt_type[j] != PHYS_JNT_SLIDE)) continue;
-    int dof = m->jnt_dofadr[j];
-    double q = d->qpos[m->jnt_qposadr[j]], v = d->qvel[dof];
+  for (int j = 0; j < m->njnt; j++)
     for (int side = 0; side < 2; side++) {
-      // f = -k dist - c sign v > 0 with dist = q - lo (sign 1) or hi - q (sign -1) < 0
-      double sign = side == 0 ? 1.0 : -1.0;
-      double dist = side == 0 ? q - m->jnt_range[2 * j] : m->jnt_range[2 * j + 1] - q;
-      if (!(dist < 0) || !(-k * dist - c * sign * v > 0)) continue;
-      if (lim) lim[2 * n] = dof, lim[2 * n + 1] = side;
+      if (!(phys_penalty_limit_force(m, d, j, side) > 0)) continue;
+      if (lim) lim[2 * n] = m->jnt_dofadr[j], lim[2 * n + 1] = side;
       n++;
     }
-  }
   return n;
 }
 
@@ -249,8 +224,7 @@ static physStatus replay_solves(const physModel* m, physData* d, penTape* T, con
 // d->qacc = a_{K-1}
 static physStatus tape_build(const physModel* m, physData* d, penTape* T) {
   int nv = m->nv;
-  double dt = m->opt.timestep;
-  if (!balls_last(m)) return PHYS_ERR_MODEL;
+  if (!phys_grad_balls_last(m)) return PHYS_ERR_MODEL;
   phys_kinematics(m, d);
   phys_com_pos(m, d);
   phys_com_vel(m, d);
@@ -291,10 +265,9 @@ static physStatus tape_build(const physModel* m, physData* d, penTape* T) {
   memset(flim, 0, sizeof(double) * (size_t)nv);
   memset(add, 0, sizeof(double) * (size_t)nv);
   phys_penalty_limits(m, d, flim, add);
-  int damp = implicit_damping(m);
+  phys_implicit_damping_add(m, madd);
   step_force(m, d, rhs);
   for (int i = 0; i < nv; i++) {
-    madd[i] = damp ? dt * m->dof_damping[i] : 0;
     add[i] += madd[i];
     rhs[i] = rhs[i] + flim[i] - d->qfrc_bias[i];   // step.c's order: (tau + f_limit) - c
   }
@@ -380,14 +353,13 @@ static physStatus geometry_flush(const physModel* m, physData* d, const penTape*
 static void smooth_reverse(const physModel* m, physData* d, const physParamTable* t, const double* ak,
                            penAdj* A) {
   int nv = m->nv;
-  memcpy(d->qacc, ak, sizeof(double) * (size_t)nv);
   phys_rnea_vjp(m, d, ak, A->lam, A->tmp, A->tmp2, NULL);
   for (int i = 0; i < nv; i++) A->qbar[i] -= A->tmp[i], A->vbar[i] -= A->tmp2[i];
   phys_passive_vjp(m, d, A->lam, A->qbar, A->vbar, A->ubar);
   phys_actuation_vjp(m, d, A->lam, A->qbar, A->ubar);
   phys_xfrc_vjp(m, d, A->lam, A->qbar);
   if (t && t->ntheta > 0 && A->tbar) {
-    phys_step_param_vjp_at(m, d, t, A->lam, A->tt);
+    phys_param_forces_vjp(m, d, t, ak, A->lam, A->tt);
     for (int i = 0; i < t->ntheta; i++) A->tbar[i] += A->tt[i];
   }
 }
@@ -486,12 +458,11 @@ static physStatus mass_reverse(const physModel* m, physData* d, const physParamT
   phys_rnea_vjp(m, d, NULL, A->lam, A->tmp, NULL, NULL);
   for (int k = 0; k < nv; k++) A->qbar[k] += A->tmp[k];
   if (t && t->ntheta > 0 && A->tbar) {
-    // vjp_at gives -R(qacc)' lambda
-    memcpy(d->qacc, y, sizeof(double) * (size_t)nv);
-    phys_step_param_vjp_at(m, d, t, A->lam, A->tt);
+    // -R(y)' lambda + R(0)' lambda
+    phys_param_forces_vjp(m, d, t, y, A->lam, A->tt);
     for (int e = 0; e < t->ntheta; e++) A->tbar[e] += A->tt[e];
-    memset(d->qacc, 0, sizeof(double) * (size_t)nv);
-    phys_step_param_vjp_at(m, d, t, A->lam, A->tt);
+    memset(A->tmp, 0, sizeof(double) * (size_t)nv);
+    phys_param_forces_vjp(m, d, t, A->tmp, A->lam, A->tt);
     for (int e = 0; e < t->ntheta; e++) A->tbar[e] -= A->tt[e];
   }
   return PHYS_OK;

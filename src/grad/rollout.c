@@ -7,9 +7,7 @@
 #include "arena.h"
 #include "contact.h"
 #include "grad.h"
-#include "penalty_deriv.h"
-#include "step_contact_deriv.h"
-#include "toi.h"
+#include "step_record.h"
 
 //---------------------------------------------------------------------------------------------------------
 // sizes
@@ -126,40 +124,16 @@ static physStatus reverse_step(const physModel* m, physData* d, const physParamT
   load_state(m, d, rec);
   set_ctrl(m, d, u, t);
   int params = tab && tab->ntheta > 0 && thetabar;
-  physStatus st;
-  if (params && m->opt.contact == PHYS_CONTACT_PENALTY && phys_penalty_deriv_applies(m, d)) {
-    // a penalty step with contacts or limits: its own reverse mode gives xbar, ubar and thetabar together
-    // (its force adjoint sums over the step's solves and cannot give thetabar alone: penalty_deriv.h)
-    st = phys_penalty_step_vjp(m, d, tab, xnext, xbar, ubar ? ubar + (size_t)t * m->nu : NULL, tb, NULL);
-    if (st != PHYS_OK) return st;
-    for (int i = 0; i < tab->ntheta; i++) thetabar[i] += tb[i];
-    eval_loss(m, d, loss, ctx, t, g);
-    for (int i = 0; i < 2 * nv; i++) xbar[i] += g[i];
-    return PHYS_OK;
-  }
-  int none = 1;
-  if (params && m->opt.contact != PHYS_CONTACT_PENALTY)   // (none: the step has no constraints, nothing done)
-    st = phys_constrained_step_vjp_if(m, d, tab, xnext, xbar, ubar ? ubar + (size_t)t * m->nu : NULL, tb, NULL,
-                                      &none);
-  if (!none) {
-    // a constrained step: one linearization gives xbar, ubar and thetabar (not a force adjoint alone)
-    if (st == PHYS_OK && (m->opt.gradflags & PHYS_GRAD_TOI)) {   // toi.h, as phys_step_vjp and param_vjp apply it
-      st = phys_toi_vjp(m, d, xnext, xbar);
-      if (st == PHYS_OK) st = phys_toi_param_vjp(m, d, tab, xnext, tb);
-    }
-    if (st != PHYS_OK) return st;
-    for (int i = 0; i < tab->ntheta; i++) thetabar[i] += tb[i];
-    eval_loss(m, d, loss, ctx, t, g);
-    for (int i = 0; i < 2 * nv; i++) xbar[i] += g[i];
-    return PHYS_OK;
-  }
-  // one linearization serves both: the step VJP returns the force adjoint lambda for the parameters
-  st = phys_step_vjp_lambda(m, d, xnext, xbar, ubar ? ubar + (size_t)t * m->nu : NULL, params ? g : NULL);
+  // one linearization, one dispatch on its kind: xbar, ubar and thetabar together (step_record.h)
+  physStepRecord sr;
+  physStatus st = phys_step_linearize(m, d, &sr);
+  if (st == PHYS_OK)
+    st = phys_step_record_vjp(m, d, &sr, params ? tab : NULL, xnext, xbar, ubar ? ubar + (size_t)t * m->nu : NULL,
+                              params ? tb : NULL, NULL);
+  phys_step_record_free(d, &sr);
   if (st != PHYS_OK) return st;
-  if (params) {
-    phys_step_param_vjp_at(m, d, tab, g, tb);
+  if (params)
     for (int i = 0; i < tab->ntheta; i++) thetabar[i] += tb[i];
-  }
   eval_loss(m, d, loss, ctx, t, g);
   for (int i = 0; i < 2 * nv; i++) xbar[i] += g[i];
   return PHYS_OK;

@@ -2,9 +2,8 @@
 // with m->opt.contact lcp, cone or ccp and contacts or active joint limits (src/step/step.c
 // phys_step_constrained). The equations are in step_contact_deriv.c's file comment.
 //
-// x = (q tangent, v) as grad.h. phys_step_jacobian, phys_step_vjp(_lambda), phys_step_point,
-// phys_step_param_jacobian and phys_step_param_vjp dispatch here when the step has constraints and the
-// contact model is not penalty; these may also be called directly. The derivative is taken at exactly the
+// x = (q tangent, v) as grad.h. The step record (step_record.h) dispatches here when the step has constraints
+// and the contact model is not penalty; the entry points below may also be called directly. The derivative is taken at exactly the
 // solution phys_step computes (same warm start d->contact as contact_prev); d->contact, d->contact_prev and
 // their counts are restored, so the caller's next phys_step is unchanged.
 #ifndef PHYS_STEP_CONTACT_DERIV_H
@@ -12,6 +11,7 @@
 
 #include "params.h"
 #include "physid.h"
+#include "step_record.h"
 
 // A = dx+/dx (2nv x 2nv), B = dx+/du (2nv x nu), P = dx+/dtheta (2nv x t->ntheta) of the constrained step
 // at d's state (any may be NULL; t may be NULL without P). PHYS_ERR_ARG if the step has no constraints, uses
@@ -27,15 +27,21 @@ physStatus phys_constrained_step_jacobian(const physModel* m, physData* d, const
 physStatus phys_constrained_step_vjp(const physModel* m, physData* d, const physParamTable* t,
                                      const double* xbar_next, double* xbar, double* ubar, double* theta_bar,
                                      double* force_bar);
-// the same two, tried before knowing whether the step has constraints: when it has none, *none = 1 and
-// PHYS_ERR_ARG with nothing written (d's kinematics are then up to date); else as above with *none = 0. The
-// dispatchers try them first when the last step had constraints (d->ncon or d->nlimit), so a step in contact
-// detects its contacts once, not twice
-physStatus phys_constrained_step_jacobian_if(const physModel* m, physData* d, const physParamTable* t, double* A,
-                                             double* B, double* P, int* none);
-physStatus phys_constrained_step_vjp_if(const physModel* m, physData* d, const physParamTable* t,
-                                        const double* xbar_next, double* xbar, double* ubar, double* theta_bar,
-                                        double* force_bar, int* none);
+// the linearization: the step's stage at d's state (contacts detected once, the solver's solution and row
+// states, the position problem), Y = M~^-1 J', the bias branches and the kink's position problem, in arena
+// memory above d's mark at the call (released with it); *cp = NULL (PHYS_OK) when the step has no
+// constraints. d's contact lists hold the stage's (the detected contacts, the warm start as the previous
+// list) until the first derivative call at cp or phys_constrained_release, which put the caller's back (the
+// point keeps both for later calls). Status: PHYS_ERR_MODEL, PHYS_ERR_ARG (penalty), PHYS_ERR_NUMERIC (M~ failed).
+physStatus phys_constrained_linearize(const physModel* m, physData* d, physConstrainedPoint** cp);
+// d's contact lists back to the caller's if no derivative call did it yet (before releasing cp's arena memory)
+void phys_constrained_release(physData* d, physConstrainedPoint* cp);
+// the two at a linearization point cp (d's kinematics still at its state); the lists are restored
+physStatus phys_constrained_jacobian_at(const physModel* m, physData* d, physConstrainedPoint* cp,
+                                        const physParamTable* t, double* A, double* B, double* P);
+physStatus phys_constrained_vjp_at(const physModel* m, physData* d, physConstrainedPoint* cp,
+                                   const physParamTable* t, const double* xbar_next, double* xbar, double* ubar,
+                                   double* theta_bar, double* force_bar);
 // the linearization point: d->qacc = (v+ - v)/dt of the constrained step and L = the factor of M~ (nv x nv,
 // factor.h's storage); the lists are restored. Status as above.
 physStatus phys_constrained_step_point(const physModel* m, physData* d, double* L);

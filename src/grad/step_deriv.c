@@ -1,4 +1,5 @@
-// step_deriv.c - Jacobians and reverse mode of one contact-free phys_step, and their finite-difference twin.
+// step_deriv.c - Jacobians and reverse mode of one contact-free phys_step (the smooth kind of step_record.h,
+// whose dispatch calls them), and the finite-difference twin of the step's Jacobians.
 //
 // The step without active constraints (src/step/step.c, MuJoCo 2.2.2's mj_Euler):
 //   f  = qfrc_passive + qfrc_actuator + qfrc_applied + J' xfrc_applied,   c = qfrc_bias      (at q, v, u)
@@ -19,47 +20,26 @@
 #include <math.h>
 #include <string.h>
 
-#include "arena.h"
 #include "collision.h"
 #include "contact.h"
 #include "dyn.h"
 #include "factor.h"
 #include "grad.h"
-#include "penalty_deriv.h"
 #include "rot.h"
-#include "step_contact_deriv.h"
-#include "toi.h"
+#include "step.h"
+#include "step_record.h"
 
 //---------------------------------------------------------------------------------------------------------
 // the linearization point
 
-// 1 if every ball and free joint is the last joint of its body (grad.h: cdof of a ball is its body's frame)
-static int balls_last(const physModel* m) {
-  for (int j = 0; j < m->njnt; j++) {
-    int b = m->jnt_bodyid[j];
-    if ((m->jnt_type[j] == PHYS_JNT_BALL || m->jnt_type[j] == PHYS_JNT_FREE) &&
-        j != m->body_jntadr[b] + m->body_jntnum[b] - 1)
-      return 0;
-  }
-  return 1;
-}
-
-// the step's smooth quantities at d's state: kinematics, qM, qfrc_bias, passive and actuator forces;
-// the factor L of M~ (nv x nv) and a = M~^-1 (f - c) into d->qacc. PHYS_ERR_ARG if contacts or joint limits
-// are active, PHYS_ERR_MODEL if a ball joint is followed by another joint of its body, PHYS_ERR_NUMERIC (and a
-// counted warning) if M~ is not positive definite.
-static physStatus step_point_free(const physModel* m, physData* d, double* L) {
+// the smooth step's point (step_record.h) at d's state, which has no constraints (the record's kind): kinematics
+// (unless done), qM, qfrc_bias, passive and actuator forces; the factor L of M~ (nv x nv) and a = M~^-1 (f - c)
+// into qacc (nv). PHYS_ERR_NUMERIC (and a counted warning) if M~ is not positive definite.
+physStatus phys_smooth_step_point(const physModel* m, physData* d, int kinematics_done, double* L, double* qacc) {
   int nv = m->nv;
-  double dt = m->opt.timestep;
-  if (!balls_last(m)) return PHYS_ERR_MODEL;
-  phys_kinematics(m, d);
+  if (!kinematics_done) phys_kinematics(m, d);
   phys_com_pos(m, d);
   phys_com_vel(m, d);
-
-  // constraints: contacts (detected, then the contact list is restored: warm starts are untouched) and limits
-  if (phys_constraint_nlimit(m, d) > 0) return PHYS_ERR_ARG;
-  if (!(m->opt.disableflags & PHYS_DSBL_CONTACT) && phys_collision_count(m, d) > 0) return PHYS_ERR_ARG;
-
   phys_crb(m, d);
   phys_rne(m, d);
   phys_passive(m, d);
@@ -68,15 +48,14 @@ static physStatus step_point_free(const physModel* m, physData* d, double* L) {
   // M~ = qM + dt B (implicit damping) on the tree, a = M~^-1 (f - c)
   size_t mark = phys_stack_mark(d);
   double* add = phys_stack_alloc(d, (size_t)nv);
-  int implicit = !(m->opt.disableflags & PHYS_DSBL_EULERDAMP);
-  for (int i = 0; i < nv; i++) add[i] = implicit ? dt * m->dof_damping[i] : 0;
+  phys_implicit_damping_add(m, add);   // (step.h: the step's own test)
   int ok = phys_factor_m(m, L, d->qM, add) == nv;
   phys_stack_free(d, mark);
   if (!ok) {
     phys_data_warning(d, "phys_step_jacobian: M + dt B not positive definite at time %g", d->time);
     return PHYS_ERR_NUMERIC;
   }
-  double* f = d->qacc;
+  double* f = qacc;
   for (int i = 0; i < nv; i++) f[i] = d->qfrc_passive[i] + d->qfrc_actuator[i] + d->qfrc_applied[i];
   for (int b = 1; b < m->nbody; b++) {
     const double* x = d->xfrc_applied + 6 * b;
@@ -84,20 +63,9 @@ static physStatus step_point_free(const physModel* m, physData* d, double* L) {
       phys_apply_force(m, d, f, b, d->xipos + 3 * b, x, x + 3);
   }
   for (int i = 0; i < nv; i++) f[i] -= d->qfrc_bias[i];
-  phys_solve_m(m, L, d->qacc, f);
+  phys_solve_m(m, L, qacc, f);
+  memcpy(d->qacc, qacc, sizeof(double) * (size_t)nv);   // (the documented output: the step's acceleration)
   return PHYS_OK;
-}
-
-// the contact-free point, or with constraints (lcp, cone, ccp) the constrained step's (step_contact_deriv.h)
-static physStatus step_point(const physModel* m, physData* d, double* L) {
-  physStatus st = step_point_free(m, d, L);
-  if (st == PHYS_ERR_ARG && m->opt.contact != PHYS_CONTACT_PENALTY) st = phys_constrained_step_point(m, d, L);
-  return st;
-}
-
-// under an arena guard (arena.h): an exhausted arena returns PHYS_ERR_NOMEM
-physStatus phys_step_point(const physModel* m, physData* d, double* L) {
-  PHYS_ARENA_CALL(d, "phys_step_point", step_point(m, d, L));
 }
 
 //---------------------------------------------------------------------------------------------------------
@@ -193,15 +161,15 @@ static void position_rows(const physModel* m, const int* rot, const double* Jr, 
 
 // A: the v+ rows hold [G_q | G_v] (nv x 2nv), solved in place to da/dq, da/dv, then V_q = dt da/dq,
 // V_v = E + dt da/dv; the q+ rows = dt D V plus E on the q columns (Exp(phi)' blocks, 1 on scalar dofs)
-static void jacobian_a(const physModel* m, physData* d, const double* L, const int* rot, const double* Jr,
-                       const double* Et, double* A) {
+static void jacobian_a(const physModel* m, physData* d, const double* L, const double* qacc, const int* rot,
+                       const double* Jr, const double* Et, double* A) {
   int nv = m->nv, n2 = 2 * nv;
   double dt = m->opt.timestep;
   size_t mark = phys_stack_mark(d), nn = (size_t)nv * nv;
   double* Gq = phys_stack_alloc(d, nn);
   double* Gv = phys_stack_alloc(d, nn);
   // G_q = df/dq - dtau/dq, G_v = df/dv - dtau/dv
-  phys_rnea_deriv(m, d, d->qacc, Gq, Gv, NULL);
+  phys_rnea_deriv(m, d, qacc, Gq, Gv, NULL);
   for (size_t i = 0; i < nn; i++) Gq[i] = -Gq[i], Gv[i] = -Gv[i];
   phys_passive_deriv(m, d, Gq, Gv, NULL);
   phys_actuation_deriv(m, d, Gq, NULL);
@@ -243,96 +211,35 @@ static void jacobian_b(const physModel* m, physData* d, const double* L, const i
   position_rows(m, rot, Jr, V, B, nu, nu);
 }
 
-// 1 if the last step at d had constraints and the model's are lcp, cone or ccp: the dispatchers then try the
-// constrained path first (its stage detects the contacts once; step_point_free would detect them again)
-static int constrained_first(const physModel* m, const physData* d) {
-  return m->opt.contact != PHYS_CONTACT_PENALTY && (d->ncon > 0 || d->nlimit > 0);
-}
-
-static physStatus step_jacobian(const physModel* m, physData* d, double* A, double* B) {
+// A and B of the smooth step at (L, qacc) (step_record.h)
+void phys_smooth_step_jacobian(const physModel* m, physData* d, const double* L, const double* qacc, double* A,
+                               double* B) {
   int nv = m->nv;
   double dt = m->opt.timestep;
-  if (constrained_first(m, d)) {
-    int none = 0;
-    physStatus st = phys_constrained_step_jacobian_if(m, d, NULL, A, B, NULL, &none);
-    if (!none) {
-      if (st == PHYS_OK && A && (m->opt.gradflags & PHYS_GRAD_TOI)) st = phys_toi_jacobian(m, d, A);   // toi.h
-      return st;
-    }
-  }
   size_t mark = phys_stack_mark(d);
-  double* L = phys_stack_alloc(d, (size_t)nv * nv);
-  physStatus st = step_point_free(m, d, L);
-  if (st == PHYS_ERR_ARG && m->opt.contact != PHYS_CONTACT_PENALTY) {   // constraints: lcp, cone, ccp
-    phys_stack_free(d, mark);
-    st = phys_constrained_step_jacobian(m, d, NULL, A, B, NULL);
-    if (st == PHYS_OK && A && (m->opt.gradflags & PHYS_GRAD_TOI)) st = phys_toi_jacobian(m, d, A);   // toi.h
-    return st;
-  }
-  if (st == PHYS_ERR_ARG) {   // penalty with contacts or limits (penalty_deriv.h)
-    phys_stack_free(d, mark);
-    return phys_penalty_step_jacobian(m, d, NULL, A, B, NULL);
-  }
-  if (st != PHYS_OK) {
-    phys_stack_free(d, mark);
-    return st;
-  }
   double* vnew = phys_stack_alloc(d, (size_t)nv);
   double* Jr = phys_stack_alloc(d, 9 * (size_t)nv);
   double* Et = phys_stack_alloc(d, 9 * (size_t)nv);
   int* rot = (int*)phys_stack_alloc(d, (size_t)nv);
-  for (int i = 0; i < nv; i++) vnew[i] = d->qvel[i] + dt * d->qacc[i];
+  for (int i = 0; i < nv; i++) vnew[i] = d->qvel[i] + dt * qacc[i];
   integration_blocks(m, vnew, rot, Jr, Et);
-  if (A) jacobian_a(m, d, L, rot, Jr, Et, A);
+  if (A) jacobian_a(m, d, L, qacc, rot, Jr, Et, A);
   if (B && m->nu > 0) jacobian_b(m, d, L, rot, Jr, B);
   phys_stack_free(d, mark);
-  return PHYS_OK;
-}
-
-// under an arena guard (arena.h): an exhausted arena returns PHYS_ERR_NOMEM
-physStatus phys_step_jacobian(const physModel* m, physData* d, double* A, double* B) {
-  PHYS_ARENA_CALL(d, "phys_step_jacobian", step_jacobian(m, d, A, B));
 }
 
 //---------------------------------------------------------------------------------------------------------
 // reverse mode
 
+// the smooth step's reverse mode at (L, qacc) (step_record.h); lambda (nv) receives the force adjoint.
 // qbar+ = xbar_next[0:nv], vbar+ = xbar_next[nv:2nv]:
 //   qbar = E' qbar+,  w = vbar+ + dt D' qbar+,  vbar = w,  lambda = M~^-1 (dt w),
 //   qbar += (df/dq)' lambda - dtau/dq' lambda,  vbar += (df/dv)' lambda - dtau/dv' lambda,  ubar = (df/du)' lambda
-physStatus phys_step_vjp(const physModel* m, physData* d, const double* xbar_next, double* xbar, double* ubar) {
-  return phys_step_vjp_lambda(m, d, xbar_next, xbar, ubar, NULL);
-}
-
-static physStatus step_vjp_lambda(const physModel* m, physData* d, const double* xbar_next, double* xbar,
-                                  double* ubar, double* lambda) {
+void phys_smooth_step_vjp(const physModel* m, physData* d, const double* L, const double* qacc,
+                          const double* xbar_next, double* xbar, double* ubar, double* lambda) {
   int nv = m->nv, nu = m->nu;
   double dt = m->opt.timestep;
-  if (constrained_first(m, d)) {
-    int none = 0;
-    physStatus st = phys_constrained_step_vjp_if(m, d, NULL, xbar_next, xbar, ubar, NULL, lambda, &none);
-    if (!none) {
-      if (st == PHYS_OK && xbar && (m->opt.gradflags & PHYS_GRAD_TOI)) st = phys_toi_vjp(m, d, xbar_next, xbar);
-      return st;
-    }
-  }
   size_t mark = phys_stack_mark(d);
-  double* L = phys_stack_alloc(d, (size_t)nv * nv);
-  physStatus st = step_point_free(m, d, L);
-  if (st == PHYS_ERR_ARG && m->opt.contact != PHYS_CONTACT_PENALTY) {   // constraints: lcp, cone, ccp
-    phys_stack_free(d, mark);
-    st = phys_constrained_step_vjp(m, d, NULL, xbar_next, xbar, ubar, NULL, lambda);
-    if (st == PHYS_OK && xbar && (m->opt.gradflags & PHYS_GRAD_TOI)) st = phys_toi_vjp(m, d, xbar_next, xbar);
-    return st;
-  }
-  if (st == PHYS_ERR_ARG) {   // penalty with contacts or limits (penalty_deriv.h)
-    phys_stack_free(d, mark);
-    return phys_penalty_step_vjp(m, d, NULL, xbar_next, xbar, ubar, NULL, lambda);
-  }
-  if (st != PHYS_OK) {
-    phys_stack_free(d, mark);
-    return st;
-  }
   double* vnew = phys_stack_alloc(d, (size_t)nv);
   double* w = phys_stack_alloc(d, (size_t)nv);
   double* lam = phys_stack_alloc(d, (size_t)nv);
@@ -341,7 +248,7 @@ static physStatus step_vjp_lambda(const physModel* m, physData* d, const double*
   double* Jr = phys_stack_alloc(d, 9 * (size_t)nv);
   double* Et = phys_stack_alloc(d, 9 * (size_t)nv);
   int* rot = (int*)phys_stack_alloc(d, (size_t)nv);
-  for (int i = 0; i < nv; i++) vnew[i] = d->qvel[i] + dt * d->qacc[i];
+  for (int i = 0; i < nv; i++) vnew[i] = d->qvel[i] + dt * qacc[i];
   integration_blocks(m, vnew, rot, Jr, Et);
 
   const double *qbn = xbar_next, *vbn = xbar_next + nv;
@@ -351,7 +258,7 @@ static physStatus step_vjp_lambda(const physModel* m, physData* d, const double*
     lam[i] = dt * w[i];
   }
   phys_solve_m(m, L, lam, lam);
-  if (lambda) memcpy(lambda, lam, sizeof(double) * (size_t)nv);
+  memcpy(lambda, lam, sizeof(double) * (size_t)nv);
 
   double *xq = NULL, *xv = NULL, *ub = ubar && nu > 0 ? ubar : NULL;
   if (xbar) {
@@ -359,7 +266,7 @@ static physStatus step_vjp_lambda(const physModel* m, physData* d, const double*
     xv = xbar + nv;
     apply_blocks(m, rot, Et, qbn, xq, 1);
     memcpy(xv, w, sizeof(double) * (size_t)nv);
-    phys_rnea_vjp(m, d, d->qacc, lam, qb, vb, NULL);
+    phys_rnea_vjp(m, d, qacc, lam, qb, vb, NULL);
     for (int i = 0; i < nv; i++) xq[i] -= qb[i], xv[i] -= vb[i];
   }
   // the other forces in reverse mode: (df/dq)' lambda, (df/dv)' lambda, (df/du)' lambda
@@ -368,13 +275,6 @@ static physStatus step_vjp_lambda(const physModel* m, physData* d, const double*
   phys_actuation_vjp(m, d, lam, xq, ub);
   if (xq) phys_xfrc_vjp(m, d, lam, xq);
   phys_stack_free(d, mark);
-  return PHYS_OK;
-}
-
-// under an arena guard (arena.h): an exhausted arena returns PHYS_ERR_NOMEM
-physStatus phys_step_vjp_lambda(const physModel* m, physData* d, const double* xbar_next, double* xbar,
-                                double* ubar, double* lambda) {
-  PHYS_ARENA_CALL(d, "phys_step_vjp_lambda", step_vjp_lambda(m, d, xbar_next, xbar, ubar, lambda));
 }
 
 //---------------------------------------------------------------------------------------------------------

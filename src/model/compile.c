@@ -392,7 +392,8 @@ static physStatus compile_joints(const physSpec* s, physModel* m, int* namepos, 
 //---------------------------------------------------------------------------------------------------------
 // geoms, sites, meshes
 
-static double geom_rbound(const physModel* m, int g) {
+// radius of geom g's bounding sphere about its frame at its sizes (model.h; 0: infinite)
+double phys_geom_rbound(const physModel* m, int g) {
   const double* sz = m->geom_size + 3 * g;
   switch (m->geom_type[g]) {
     case PHYS_GEOM_SPHERE: return sz[0];
@@ -946,7 +947,7 @@ static physModel* compile_sorted(const physSpec* s, physLog* log) {
     phys_free_model(m);
     return NULL;
   }
-  for (int g = 0; g < m->ngeom; g++) m->geom_rbound[g] = geom_rbound(m, g);
+  for (int g = 0; g < m->ngeom; g++) m->geom_rbound[g] = phys_geom_rbound(m, g);
   compile_welds(m);
   penalty_check(m, s, log);
   return m;

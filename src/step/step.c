@@ -148,7 +148,7 @@ static int all_finite(const double* x, int n) {
   return 1;
 }
 
-// 1 if joint damping is integrated implicitly: not disabled and some dof_damping > 0
+// 1 if joint damping is integrated implicitly (step.h; static for the step's own calls, which inline it)
 static int implicit_damping(const physModel* m) {
   if (m->opt.disableflags & PHYS_DSBL_EULERDAMP) {
     return 0;
@@ -161,8 +161,10 @@ static int implicit_damping(const physModel* m) {
   return 0;
 }
 
-// add = dt B (dt dof_damping) if implicit_damping, else 0 (nv)
-static void damping_add(const physModel* m, double* add) {
+int phys_implicit_damping(const physModel* m) { return implicit_damping(m); }
+
+// add = dt B (dt dof_damping) if phys_implicit_damping, else 0 (step.h)
+void phys_implicit_damping_add(const physModel* m, double* add) {
   int damp = implicit_damping(m);
   for (int i = 0; i < m->nv; i++) add[i] = damp ? m->opt.timestep * m->dof_damping[i] : 0;
 }
@@ -302,7 +304,7 @@ int phys_step_constrained(const physModel* m, physData* d, physSolverFn solver, 
   // M~ = M + dt B = L' D L along the tree (qLD)
   phys_crb(m, d);
   phys_rne(m, d);
-  damping_add(m, f);
+  phys_implicit_damping_add(m, f);
   if (phys_factor_m(m, d->qLD, d->qM, f) != nv) {
     phys_data_warn(d, PHYS_WARN_REJECTED, "phys_step: mass matrix not positive definite at time %g; step rejected", d->time);
     return 0;
@@ -399,7 +401,7 @@ static int penalty_dense(const physModel* m, physData* d, const double* tau, con
   phys_rne(m, d);
 
   // M~ = M + dt B factored (qLD) for the contacts' Delassus diagonals; their linearization
-  damping_add(m, vnew);
+  phys_implicit_damping_add(m, vnew);
   int ok = phys_factor_m(m, d->qLD, d->qM, vnew) == nv;
   if (ok) phys_penalty_contacts(m, d, d->qLD, pc, J);
 

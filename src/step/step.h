@@ -6,6 +6,12 @@
 #include "contact.h"
 #include "physid.h"
 
+// 1 if joint damping is integrated implicitly, M~ = M + dt B (B = diag(dof_damping)): PHYS_DSBL_EULERDAMP
+// unset and some dof_damping > 0 (MuJoCo 2.2.2's mj_Euler); the step and its derivatives decide by this
+int phys_implicit_damping(const physModel* m);
+// add = dt B (dt dof_damping) if phys_implicit_damping, else 0 (nv): the diagonal M~ adds to M
+void phys_implicit_damping_add(const physModel* m, double* add);
+
 // a contact solver with the signature of phys_solve_lcp / phys_solve_cone / phys_solve_ccp
 typedef physStatus (*physSolverFn)(const physModel* m, physData* d, const physConstraintProblem* p,
                                    physConstraintSolution* sol);

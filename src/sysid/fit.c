@@ -56,10 +56,9 @@
 #include "checkpoint.h"
 #include "chol.h"
 #include "grad.h"
-#include "penalty_deriv.h"
 #include "rng.h"
 #include "rot.h"
-#include "step_contact_deriv.h"
+#include "step_record.h"
 #include "sysid.h"
 
 //---------------------------------------------------------------------------------------------------------
@@ -98,7 +97,6 @@ typedef struct fitWorker_ {
   int index;                // trajectories index, index + nworker, ...
   physData* d;
   double *S, *S2, *A, *P, *e, *G;
-  physContact* con_save;
   void* buf;                // the scratch's allocation
   physLog log;              // its error in the current evaluation
   physStatus status;
@@ -217,12 +215,11 @@ static int worker_init(fitWorker* w, fitProblem* pb, int index) {
   const physModel* m = pb->m;
   int nx = pb->nx, nth = pb->ntheta;
   size_t nd = 3 * (size_t)nx * nth + (size_t)nx * nx + nx + 9;
-  char* buf = calloc(1, nd * sizeof(double) + (size_t)m->nconmax * sizeof(physContact) + 64);
+  char* buf = calloc(1, nd * sizeof(double) + 64);
   w->pb = pb, w->index = index, w->buf = buf;
   w->d = phys_make_data(m);
   if (!buf || !w->d) return 0;
-  w->con_save = (physContact*)buf;
-  double* p = (double*)(buf + (size_t)m->nconmax * sizeof(physContact));
+  double* p = (double*)buf;
   w->S = p, p += (size_t)nx * nth;
   w->S2 = p, p += (size_t)nx * nth;
   w->P = p, p += (size_t)nx * nth;
@@ -405,23 +402,13 @@ static void load_sample(fitWorker* wk, const physTrajectory* tr, int s) {
   set_sample(wk->pb->m, wk->d, tr, s, wk->pb->opt->ctrl);
 }
 
-// A (NULL: not computed) and wk->P at d's state
+// A (NULL: not computed) and wk->P at d's state from one linearization of the step (step_record.h)
 static physStatus linearize(fitWorker* wk, double* A) {
   const fitProblem* pb = wk->pb;
-  physData* d = wk->d;
-  physStatus st = PHYS_OK;
-  int none = 1;
-  if (pb->m->opt.contact != PHYS_CONTACT_PENALTY)   // (none: no constraints at this state, nothing done)
-    st = phys_constrained_step_jacobian_if(pb->m, d, pb->t, A, NULL, wk->P, &none);
-  if (!none) {
-    // lcp, cone, ccp with constraints: A and P from one linearization (its stage detects the contacts once)
-  } else if (pb->m->opt.contact == PHYS_CONTACT_PENALTY && phys_penalty_deriv_applies(pb->m, d)) {
-    // penalty with contacts or limits: likewise one replay of its solves for A and P
-    st = phys_penalty_step_jacobian(pb->m, d, pb->t, A, NULL, wk->P);
-  } else {
-    st = A ? phys_step_jacobian(pb->m, d, A, NULL) : PHYS_OK;
-    if (st == PHYS_OK) st = phys_step_param_jacobian(pb->m, d, pb->t, wk->P);
-  }
+  physStepRecord rec;
+  physStatus st = phys_step_linearize(pb->m, wk->d, &rec);
+  if (st == PHYS_OK) st = phys_step_record_jacobian(pb->m, wk->d, &rec, pb->t, A, NULL, wk->P);
+  phys_step_record_free(wk->d, &rec);
   return st;
 }
 
@@ -430,17 +417,15 @@ static physStatus linearize_guarded(fitWorker* wk, double* A) {
   PHYS_ARENA_CALL(wk->d, "fit: step derivative", linearize(wk, A));
 }
 
-// S <- A S + P at d's state, or S <- P at a segment's first step (S = 0: A is not computed); the contact list
-// that the next phys_step warm-starts from is kept
+// S <- A S + P at d's state, or S <- P at a segment's first step (S = 0: A is not computed): A and P from one
+// linearization of the step, dispatched once on its kind (step_record.h; with the time-of-impact correction
+// where the step's Jacobians have it). d's contact lists, the next phys_step's warm start, are left as they are
 static physStatus sens_step(fitWorker* wk, int k, int s, int first) {
   const fitProblem* pb = wk->pb;
   physData* d = wk->d;
-  int nx = pb->nx, nth = pb->ntheta, ncon = d->ncon;
+  int nx = pb->nx, nth = pb->ntheta;
   double* A = first ? NULL : wk->A;
-  memcpy(wk->con_save, d->contact, sizeof(physContact) * (size_t)ncon);
   physStatus st = linearize_guarded(wk, A);
-  memcpy(d->contact, wk->con_save, sizeof(physContact) * (size_t)ncon);
-  d->ncon = ncon;
   if (st != PHYS_OK)
     return phys_error(&wk->log, st, "fit: the step derivative failed on trajectory %d (%s) after sample %d, time %.9g: %s (%s)",
                       k, pb->ds->traj[k].source, s, d->time, phys_status_str(st), d->lastwarning);

@@ -4,6 +4,8 @@
 #include "grad_models.h"
 #include "params.h"
 
+#include <unistd.h>
+
 // the table over every kind on tests/data/mixed.xml (the humanoid adds geom kinds below)
 static const char* mixed_specs[] = {"inertia:base",  "mass:arm",          "com:arm",        "inertia:slider",
                                     "com:tip",       "damping:ball",      "armature:ball",  "stiffness:ball",
@@ -334,6 +336,48 @@ static void check_refused_geometry(void) {
   phys_free_model(m);
 }
 
+// size:GEOM keeps the bounding radius the compiler's (issue 11: params.c had its own copy, which gave an
+// ellipsoid |size| instead of its largest semi-axis): an ellipsoid and a cylinder resized through the table
+// get the geom_rbound a model compiled with those sizes has
+static void check_size_rbound(void) {
+  static const char* const xml =
+      "<mujoco>\n"
+      "  <worldbody>\n"
+      "    <geom name='floor' type='plane' size='5 5 .1'/>\n"
+      "    <body name='e' pos='0 0 1'><freejoint/><geom name='egg' type='ellipsoid' size='%g .2 .1'/></body>\n"
+      "    <body name='c' pos='1 0 1'><freejoint/><geom name='can' type='cylinder' size='%g .2'/></body>\n"
+      "  </worldbody>\n"
+      "</mujoco>\n";
+  char buf[1024], path[] = "/tmp/test_params_XXXXXX.xml";
+  physModel* m[2];
+  for (int k = 0; k < 2; k++) {
+    snprintf(buf, sizeof buf, xml, k ? 0.45 : 0.3, k ? 0.45 : 0.3);
+    int fd = mkstemps(path, 4);
+    CHECK(fd >= 0);
+    FILE* f = fdopen(fd, "w");
+    fputs(buf, f);
+    fclose(f);
+    m[k] = gm_load(path, 0);
+    unlink(path);
+    memcpy(path + strlen(path) - 10, "XXXXXX", 6);
+  }
+  const char* spec[] = {"size:egg", "size:can"};
+  physParamTable t;
+  physLog log = {0};
+  CHECK(phys_param_table_build(&t, m[0], spec, 2, &log) == PHYS_OK);
+  double th[8];
+  phys_param_get(&t, m[0], th);
+  th[t.param[0].adr] = 0.45;
+  th[t.param[1].adr] = 0.45;
+  CHECK(phys_param_set(&t, m[0], th) == PHYS_OK);
+  for (int g = 0; g < m[0]->ngeom; g++)
+    CHECK_MSG(m[0]->geom_rbound[g] == m[1]->geom_rbound[g], "geom %d: rbound %.17g after size:, %.17g compiled", g,
+              m[0]->geom_rbound[g], m[1]->geom_rbound[g]);
+  phys_param_table_free(&t);
+  phys_free_model(m[0]);
+  phys_free_model(m[1]);
+}
+
 int main(void) {
   check_build();
   check_roundtrip();
@@ -342,5 +386,6 @@ int main(void) {
   check_humanoid();
   check_size_pos_penalty();
   check_refused_geometry();
+  check_size_rbound();
   return test_done();
 }

@@ -10,6 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "contact.h"
+#include "grad.h"
 #include "params.h"
 #include "physid.h"
 #include "rng.h"
@@ -928,6 +930,83 @@ static void test_cube_friction(void) {
   phys_free_model(m);
 }
 
+// the fit's sensitivity step is the step's own derivative (issue 11 item 2): with PHYS_GRAD_TOI (the
+// time-of-impact correction) a ball bouncing once without gravity (eps = 0.5, as tests/grad/test_toi.c) gives
+// the ROLLOUT residual of its height the Jacobian -w_pos d(z_T)/d(eps) of the chained phys_step_jacobian /
+// phys_step_param_jacobian (which apply the correction), = -w_pos (-phi(v_z)) (T dt - t_c) with the continuous
+// impact time t_c; for lcp, cone and ccp. (fit.c's sensitivity step once chose its own derivative path and
+// skipped the correction: it gave the discrete (T dt - t_s).)
+static void test_toi_sensitivity(void) {
+  static const char* const xml =
+      "<mujoco>\n"
+      "  <option timestep='0.01' gravity='0 0 0' contact='%s'/>\n"
+      "  <worldbody>\n"
+      "    <geom name='floor' type='plane' size='5 5 .1' friction='0 0 0' margin='0.05'/>\n"
+      "    <body name='ball' pos='0 0 1'>\n"
+      "      <freejoint/>\n"
+      "      <geom name='ball' type='sphere' size='.1' mass='1' friction='0 0 0' margin='0.05'/>\n"
+      "    </body>\n"
+      "  </worldbody>\n"
+      "  <custom>\n"
+      "    <text name='physid:grad' data='toi'/>\n"
+      "    <numeric name='physid:restitution:ball' data='0.5'/>\n"
+      "  </custom>\n"
+      "</mujoco>\n";
+  const char* solvers[3] = {"lcp", "cone", "ccp"};
+  int T = 50;
+  double z0 = 0.1 + 0.255, vz = -1, dt = 0.01;
+  for (int k = 0; k < 3; k++) {
+    char buf[1024];
+    snprintf(buf, sizeof buf, xml, solvers[k]);
+    physModel* m = load_string(buf);
+    if (!m) continue;
+    const char* spec[] = {"restitution:ball"};
+    physParamTable t;
+    table(&t, m, spec, 1);
+    double theta[1] = {0.5};
+    // the chain of the step's own A and P over the T steps (column [dx/deps])
+    physData* d = phys_make_data(m);
+    double q0[7] = {0.1, -0.2, z0, 1, 0, 0, 0}, v0[6] = {0.2, 0, vz, 0, 0, 0};
+    memcpy(d->qpos, q0, sizeof q0);
+    memcpy(d->qvel, v0, sizeof v0);
+    double A[144], P[12], S[12] = {0}, N[12];
+    for (int s = 0; s < T; s++) {
+      CHECK(phys_step_jacobian(m, d, A, NULL) == PHYS_OK);
+      CHECK(phys_step_param_jacobian(m, d, &t, P) == PHYS_OK);
+      for (int i = 0; i < 12; i++) {
+        N[i] = P[i];
+        for (int j = 0; j < 12; j++) N[i] += A[12 * i + j] * S[j];
+      }
+      memcpy(S, N, sizeof S);
+      phys_step(m, d);
+    }
+    phys_free_data(d);
+    // the data: the start and the state T steps later; only the height observed
+    physDataset ds;
+    ds_alloc(&ds, m, 1, 2, T * dt);
+    simulate(m, &ds, 0, q0, v0, T);
+    memset(ds.obs_q, 0, (size_t)m->nv);
+    memset(ds.obs_v, 0, (size_t)m->nv);
+    ds.obs_q[2] = 1;
+    physFitOptions opt;
+    phys_fit_defaults(&opt);
+    opt.loss = PHYS_LOSS_ROLLOUT;
+    opt.substeps = T;
+    physLog log = {0};
+    CHECK(phys_fit_nres(m, &t, &ds, &opt, &log) == 1);
+    double r[1], J[1];
+    CHECK_MSG(phys_fit_residuals(m, &t, theta, theta, &ds, &opt, r, J, &log) == PHYS_OK, "%s", log.error);
+    double tc = (z0 - 0.1) / -vz, cont = -phys_restitution_phi(vz, NULL) * (T * dt - tc);
+    printf("toi %s: fit residual Jacobian %.15g, -w_pos * chained step Jacobians %.15g (continuous %.15g)\n",
+           solvers[k], J[0], -opt.w_pos * S[2], -opt.w_pos * cont);
+    CHECK_NEAR(S[2], cont, 1e-9);
+    CHECK_NEAR(J[0], -opt.w_pos * S[2], 1e-9 * opt.w_pos);
+    ds_free(&ds);
+    phys_param_table_free(&t);
+    phys_free_model(m);
+  }
+}
+
 // without arguments: everything but the slow part; --slow: the six recoveries by Adam (400 iterations each,
 // about 2/3 of the whole program's time) and the 40-seed Monte Carlo of test_statistics
 int main(int argc, char** argv) {
@@ -957,5 +1036,6 @@ int main(int argc, char** argv) {
   test_recorded_inputs();
   test_continuous_joint();
   test_cube_friction();
+  test_toi_sensitivity();
   return test_done();
 }

@@ -1,0 +1,715 @@
+// step_contact_jvp.c - forward mode of the constrained step's derivatives (step_contact_deriv.h; the
+// equations are in step_contact_deriv.c's file comment): the directions' JVP through the solvers, the
+// products mode of lcp, the solvers' tables, and the Jacobians A, B, P at a linearization point.
+#include "step_contact_point.h"
+
+//---------------------------------------------------------------------------------------------------------
+// the solver's derivatives by contact model
+
+// dlambda = phys_cp_solver_jvp(dg, dG, dmu) of the model's solver at sol
+physStatus phys_cp_solver_jvp(const physModel* m, physData* d, const physConstraintProblem* p,
+                              const physConstraintSolution* sol, const double* dg, const double* dG,
+                              const double* dmu, double* dl) {
+  switch (m->opt.contact) {
+    case PHYS_CONTACT_CONE: return phys_solve_cone_jvp(m, d, p, sol, dg, dG, dmu, dl);
+    case PHYS_CONTACT_CCP: return phys_solve_ccp_jvp(m, d, p, sol, dg, dG, dmu, dl);
+    default: return phys_solve_lcp_jvp(m, d, p, sol, dg, dG, dmu, dl);
+  }
+}
+
+//---------------------------------------------------------------------------------------------------------
+// forward mode
+
+// the solvers' derivatives as tables from 2n reverse passes: row r is the gradient of lambda_r (lambda_p_r);
+// for many directions a few dot products each instead of a solver JVP (lcp's repeats its SVD per call)
+typedef struct solverTable_ {
+  double* gv;                // n x n: dlambda_r/dg
+  double* Gv;                // n x n x n: dlambda_r/dG (entrywise)
+  double* mv;                // n x nc: dlambda_r/dmu
+  double* gp;                // n x n: dlambda_p_r/dgpos (position problem; NULL without correction)
+  double* Gp;                // n x n x n: dlambda_p_r/dG
+} solverTable;
+
+// one input direction: every field may be NULL (zero)
+typedef struct contactDir_ {
+  const double* dq;          // nv: configuration tangent
+  const double* dv;          // nv: velocity
+  const double* r;           // nv: smooth force change dtau - dRNEA|a+ (or -R(a+) dtheta)
+  const double* ydmy;        // n x n: Y_r' dM~ Y_c
+  const double* dmvpos;      // nv: dM~ vpos
+  const double* dmu;         // nc
+  const double* deps;        // nc: restitution
+  // the geometry along dq when precomputed (all five, or NULL: phys_constraint_jvp here)
+  const double *dJvp, *dJtl, *ddist;   // dJ v+ (n), dJ' lambda (nv), ddist (n)
+  const double *dJv, *dJtlp;           // dJ v (n), dJ' lambda_p (nv)
+  const double* dJmat;       // n x nv: dJ along a parameter direction (pos:BODY; with the five above)
+  const solverTable* tab;    // the solvers' tables (NULL: their JVPs)
+  // products mode (cp->prod): dG z_k of both problems (3 x n each) and dG's diagonal (n); NULL: dG = 0
+  const double *dGz, *dGzp, *dGd;
+} contactDir;
+
+// dG = dJ Y' + Y dJ' - Y dM~ Y' along x (n x n)
+static physStatus delassus_jvp(const physModel* m, physData* d, const contactPoint* cp, const contactDir* x,
+                               double* dG) {
+  int n = cp->n, nv = cp->nv;
+  memset(dG, 0, sizeof(double) * (size_t)n * n);
+  if (x->dq || x->dJmat) {
+    // the matrix dJ along dq (geometry once) or given, then (dJ Y')_rc = dJ_r . Y_c added at (r, c) and (c, r)
+    size_t mark = phys_stack_mark(d);
+    double* dJ = phys_stack_alloc(d, (size_t)n * nv + 1);
+    physStatus st = PHYS_OK;
+    if (x->dJmat) memcpy(dJ, x->dJmat, sizeof(double) * (size_t)n * nv);
+    else st = cp->geom ? phys_constraint_dJ_geom(m, d, &cp->st.p, cp->geom, x->dq, dJ)
+                       : phys_constraint_dJ(m, d, &cp->st.p, x->dq, dJ);
+    if (st != PHYS_OK) {
+      phys_stack_free(d, mark);
+      return st;
+    }
+    for (int r = 0; r < n; r++)
+      for (int c = 0; c < n; c++) {
+        double t = dotn(dJ + (size_t)r * nv, cp->Y + (size_t)c * nv, nv);
+        dG[(size_t)r * n + c] += t;
+        dG[(size_t)c * n + r] += t;
+      }
+    phys_stack_free(d, mark);
+  }
+  if (x->ydmy)
+    for (size_t i = 0; i < (size_t)n * n; i++) dG[i] -= x->ydmy[i];
+  return PHYS_OK;
+}
+
+// (dq+, dv+) of the step along x (nv each)
+// the normal biases' part of dg: eps phi'(J_n v) d(J_n v) + deps phi on the restitution branch, ddist/dt on
+// the gap branch (dJv = dJ v, ddist the direction's)
+static void bias_jvp(const physData* d, const contactPoint* cp, const contactDir* x, const double* dJv,
+                     const double* ddist, double dt, double* dg) {
+  int nv = cp->nv;
+  const physConstraintProblem* p = &cp->st.p;
+  for (int i = 0; i < cp->nc; i++) {
+    const physContact* c = d->contact + i;
+    if (cp->bias[i] == PHYS_BIAS_REST) {
+      double dvn0 = dJv[3 * i] + (x->dv ? dotn(p->J + (size_t)(3 * i) * nv, x->dv, nv) : 0), dphi;
+      double phi = phys_restitution_phi(cp->vn[i], &dphi);
+      dg[3 * i] += c->restitution * dphi * dvn0 + (x->deps ? x->deps[i] * phi : 0);
+    } else if (cp->bias[i] == PHYS_BIAS_GAP) {
+      dg[3 * i] += ddist[3 * i] / dt;
+    }
+  }
+}
+
+// the position problem's part of contact_jvp: dlambda_p = lcp_jvp(beta ddist/dt, dG) by the same route as the
+// main problem's (products, tables, local structure or the solver), dvpos = W (dJ' lambda_p + J' dlambda_p -
+// dM~ vpos) (dg, dl: scratch of n)
+static physStatus position_jvp(const physModel* m, physData* d, const contactPoint* cp, const contactDir* x,
+                               const double* ddist, const double* dG, const double* dJtlp, double* dg, double* dl,
+                               double* dvpos) {
+  int n = cp->n, nv = cp->nv;
+  double dt = m->opt.timestep, beta = m->opt.baumgarte;
+  const physConstraintProblem* p = &cp->st.p;
+  const solverTable* tb = x->tab;
+  physStatus st = PHYS_OK;
+  for (int r = 0; r < n; r++) dg[r] = p->gpos[r] < 0 ? beta * ddist[r] / dt : 0;
+  if (cp->prod) {
+    phys_solve_lcp_jvp_prod(cp->lcp_pos, d, &cp->st.pp, &cp->st.sol_pos, dg, x->dGzp, x->dGd, NULL, dl);
+  } else if (tb) {
+    size_t nn = (size_t)n * n;
+    for (int r = 0; r < n; r++) dl[r] = dotn(tb->gp + (size_t)r * n, dg, n) + dotn(tb->Gp + r * nn, dG, (int)nn);
+  } else if (cp->lcp_pos) {
+    phys_solve_lcp_jvp_local(cp->lcp_pos, d, &cp->st.pp, &cp->st.sol_pos, dg, dG, NULL, dl);
+  } else {
+    st = phys_solve_lcp_jvp(m, d, &cp->st.pp, &cp->st.sol_pos, dg, dG, NULL, dl);
+  }
+  mul_jt(dvpos, p->J, dl, n, nv, 0);
+  for (int i = 0; i < nv; i++) dvpos[i] += dJtlp[i] - (x->dmvpos ? x->dmvpos[i] : 0);
+  phys_solve_m(m, d->qLD, dvpos, dvpos);
+  return st;
+}
+
+static physStatus contact_jvp(const physModel* m, physData* d, const contactPoint* cp, const contactDir* x,
+                              double* dqn, double* dvn) {
+  int n = cp->n, nv = cp->nv, nc = cp->nc;
+  double dt = m->opt.timestep;
+  const physConstraintProblem* p = &cp->st.p;
+  const double *lam = cp->st.sol.lambda, *lamp = cp->st.sol_pos.lambda;
+  size_t mark = phys_stack_mark(d);
+  double* dG = cp->prod ? NULL : phys_stack_alloc(d, (size_t)n * n + 1);   // (products mode: never formed)
+  double* dJvp = arena_zeros(d, n);     // dJ v+
+  double* dJv = arena_zeros(d, n);      // dJ v
+  double* ddist = arena_zeros(d, n);
+  double* dJtl = arena_zeros(d, nv);    // dJ' lambda
+  double* dJtlp = arena_zeros(d, nv);   // dJ' lambda_p
+  double* dy = arena_zeros(d, nv);
+  double* w = arena_zeros(d, nv);
+  double* dg = arena_zeros(d, n);
+  double* dl = arena_zeros(d, n);
+  double* dvpos = arena_zeros(d, nv);
+  physStatus st = cp->prod ? PHYS_OK : delassus_jvp(m, d, cp, x, dG);
+  if (x->dJvp) {
+    memcpy(dJvp, x->dJvp, sizeof(double) * (size_t)n);
+    memcpy(ddist, x->ddist, sizeof(double) * (size_t)n);
+    memcpy(dJv, x->dJv, sizeof(double) * (size_t)n);
+    memcpy(dJtl, x->dJtl, sizeof(double) * (size_t)nv);
+    memcpy(dJtlp, x->dJtlp, sizeof(double) * (size_t)nv);
+  } else if (x->dq) {
+    if (st == PHYS_OK) st = phys_constraint_jvp(m, d, p, x->dq, lam, cp->st.vnew, dJvp, dJtl, ddist);
+    if (st == PHYS_OK) st = phys_constraint_jvp(m, d, p, x->dq, lamp, d->qvel, dJv, dJtlp, NULL);
+  }
+  if (st != PHYS_OK) {
+    phys_stack_free(d, mark);
+    return st;
+  }
+
+  // dy0 = W (dt r + dJ' lambda);  w = dv + dy0
+  for (int i = 0; i < nv; i++) dy[i] = (x->r ? dt * x->r[i] : 0) + dJtl[i];
+  phys_solve_m(m, d->qLD, dy, dy);
+  for (int i = 0; i < nv; i++) w[i] = (x->dv ? x->dv[i] : 0) + dy[i];
+
+  // dg = dJ v+ + J w + db - dG lambda
+  mul_j(dg, p->J, w, n, nv);
+  for (int r = 0; r < n; r++)
+    dg[r] += dJvp[r] - (cp->prod ? (x->dGz ? x->dGz[r] : 0) : dotn(dG + (size_t)r * n, lam, n));   // dG z_0 = dG lambda
+  bias_jvp(d, cp, x, dJv, ddist, dt, dg);
+  int rigid = cp->prod ? !x->dGz : !x->dq && !x->ydmy && !x->dJmat;   // dG = 0, and the position problem's
+                                                                        // data do not move
+  const solverTable* tb = x->tab;
+  if (cp->prod) {
+    phys_solve_lcp_jvp_prod(cp->lcp, d, p, &cp->st.sol, dg, x->dGz, x->dGd, x->dmu, dl);
+  } else if (tb) {
+    size_t nn = (size_t)n * n;
+    for (int r = 0; r < n; r++)
+      dl[r] = dotn(tb->gv + (size_t)r * n, dg, n) + (rigid ? 0 : dotn(tb->Gv + r * nn, dG, (int)nn)) +
+              (x->dmu ? dotn(tb->mv + (size_t)r * nc, x->dmu, nc) : 0);
+  } else if (cp->lcp) {
+    phys_solve_lcp_jvp_local(cp->lcp, d, p, &cp->st.sol, dg, rigid ? NULL : dG, x->dmu, dl);
+  } else {
+    st = phys_cp_solver_jvp(m, d, p, &cp->st.sol, dg, dG, x->dmu, dl);
+  }
+
+  // dv+ = w + W J' dlambda
+  if (st == PHYS_OK) {
+    mul_jt(dvn, p->J, dl, n, nv, 0);
+    phys_solve_m(m, d->qLD, dvn, dvn);
+    for (int i = 0; i < nv; i++) dvn[i] += w[i];
+  }
+
+  // dvpos = W (dJ' lambda_p + J' dlambda_p - dM~ vpos), dlambda_p = lcp_jvp(beta ddist/dt, dG)
+  if (st == PHYS_OK && p->npos > 0 && !rigid) st = position_jvp(m, d, cp, x, ddist, dG, dJtlp, dg, dl, dvpos);
+
+  // dq+ = E dq + dt D (dv+ + dvpos)
+  if (st == PHYS_OK) {
+    for (int i = 0; i < nv; i++) w[i] = dvn[i] + dvpos[i];
+    apply_blocks(m, cp->rot, cp->Jr, w, dqn, 0);
+    for (int i = 0; i < nv; i++) dqn[i] *= dt;
+    if (x->dq) {
+      apply_blocks(m, cp->rot, cp->Et, x->dq, w, 0);
+      for (int i = 0; i < nv; i++) dqn[i] += w[i];
+    }
+  }
+  phys_stack_free(d, mark);
+  return st;
+}
+
+// products mode: the vectors z_k of both problems and u_k = Y' z_k = sum_c z_k,c Y_c (arena memory of the
+// caller's mark)
+static void prod_vectors(physData* d, contactPoint* cp) {
+  int n = cp->n, nv = cp->nv;
+  cp->zv = phys_stack_alloc(d, 3 * (size_t)n + 1);
+  cp->uv = phys_stack_alloc(d, 3 * (size_t)nv);
+  phys_solve_lcp_jvp_vectors(cp->lcp, &cp->st.p, cp->zv);
+  for (int k = 0; k < 3; k++) mul_jt(cp->uv + (size_t)k * nv, cp->Y, cp->zv + (size_t)k * n, n, nv, 0);
+  cp->zp = cp->up = NULL;
+  if (!cp->lcp_pos) return;
+  cp->zp = phys_stack_alloc(d, 3 * (size_t)n + 1);
+  cp->up = phys_stack_alloc(d, 3 * (size_t)nv);
+  phys_solve_lcp_jvp_vectors(cp->lcp_pos, &cp->st.pp, cp->zp);
+  for (int k = 0; k < 3; k++) mul_jt(cp->up + (size_t)k * nv, cp->Y, cp->zp + (size_t)k * n, n, nv, 0);
+}
+
+// dG z_k = dJ u_k + Y (dJ' z_k - dmu_k) for the three vectors z (3 x n), u = Y' z (3 x nv) of one problem, with
+// dG = dJ Y' + Y dJ' - Y dM~ Y': dJ (n x nv, NULL: 0) and dmu (3 x nv: dM~ u_k, NULL: 0) along one direction;
+// tmp nv scratch
+static void dG_products(const contactPoint* cp, const double* dJ, const double* z, const double* u,
+                        const double* dmu, double* dGz, double* tmp) {
+  int n = cp->n, nv = cp->nv;
+  for (int k = 0; k < 3; k++) {
+    const double *zk = z + (size_t)k * n, *uk = u + (size_t)k * nv;
+    if (dJ) mul_jt(tmp, dJ, zk, n, nv, 0);
+    else memset(tmp, 0, sizeof(double) * (size_t)nv);
+    if (dmu)
+      for (int i = 0; i < nv; i++) tmp[i] -= dmu[(size_t)k * nv + i];
+    for (int r = 0; r < n; r++)
+      dGz[(size_t)k * n + r] = dotn(cp->Y + (size_t)r * nv, tmp, nv) + (dJ ? dotn(dJ + (size_t)r * nv, uk, nv) : 0);
+  }
+}
+
+// every q direction's dG z at once (n x nv, column j along e_j): d(J u)/dq + Y (d(J' z)/dq - d(M u)/dq) with
+// u = Y' z (phys_constraint_jacobian_geom and phys_rnea_mass_deriv: one call each for all directions)
+static physStatus prod_matrix(const physModel* m, physData* d, const contactPoint* cp, const double* z,
+                              const double* u, double* out) {
+  int n = cp->n, nv = cp->nv;
+  size_t mark = phys_stack_mark(d), nn = (size_t)nv * nv;
+  double* T = phys_stack_alloc(d, nn);
+  double* D = phys_stack_alloc(d, nn);
+  physStatus st = phys_constraint_jacobian_geom(m, d, &cp->st.p, cp->geom, z, u, out, T, NULL);
+  if (st == PHYS_OK) {
+    phys_rnea_mass_deriv(m, d, u, D);
+    for (size_t i = 0; i < nn; i++) T[i] -= D[i];
+    for (int r = 0; r < n; r++) {   // out_r += sum_i Y_ri T_i, four rows of T per pass over out_r
+      double* o = out + (size_t)r * nv;
+      const double* Yr = cp->Y + (size_t)r * nv;
+      int i = 0;
+      for (; i + 4 <= nv; i += 4) {
+        const double *T0 = T + (size_t)i * nv, *T1 = T0 + nv, *T2 = T1 + nv, *T3 = T2 + nv;
+        double y0 = Yr[i], y1 = Yr[i + 1], y2 = Yr[i + 2], y3 = Yr[i + 3];
+        for (int j = 0; j < nv; j++) o[j] += y0 * T0[j] + y1 * T1[j] + y2 * T2[j] + y3 * T3[j];
+      }
+      for (; i < nv; i++)
+        for (int j = 0; j < nv; j++) o[j] += Yr[i] * T[(size_t)i * nv + j];
+    }
+  }
+  phys_stack_free(d, mark);
+  return st;
+}
+
+// dG's diagonal along one direction: dG_rr = 2 dJ_r . Y_r - Y_r' dM~ Y_r (dJ, qd (n: Y_r' dM~ Y_r) NULL: 0)
+static void dG_diagonal(const contactPoint* cp, const double* dJ, const double* qd, double* dGd) {
+  int n = cp->n, nv = cp->nv;
+  for (int r = 0; r < n; r++)
+    dGd[r] = (dJ ? 2 * dotn(dJ + (size_t)r * nv, cp->Y + (size_t)r * nv, nv) : 0) - (qd ? qd[r] : 0);
+}
+
+// Jacobian columns of the q and v directions: F_q = df/dq - dtau/dq|a+, F_v likewise, D0 = dtau/dq(0) and
+// kpos (nv x nv) = dtau/dq(vpos) - D0
+// (products mode: kpos = d(M vpos)/dq directly, D0 not needed)
+static void state_terms(const physModel* m, physData* d, const contactPoint* cp, double* Fq, double* Fv, double* D0,
+                        double* kpos) {
+  size_t nn = (size_t)m->nv * m->nv;
+  phys_rnea_deriv(m, d, cp->acc, Fq, Fv, NULL);
+  for (size_t i = 0; i < nn; i++) Fq[i] = -Fq[i], Fv[i] = -Fv[i];
+  phys_passive_deriv(m, d, Fq, Fv, NULL);
+  phys_actuation_deriv(m, d, Fq, NULL);
+  phys_xfrc_deriv(m, d, Fq);
+  if (cp->prod) {
+    phys_rnea_mass_deriv(m, d, cp->st.vpos, kpos);
+    return;
+  }
+  phys_rnea_deriv(m, d, NULL, D0, NULL, NULL);
+  phys_rnea_deriv(m, d, cp->st.vpos, kpos, NULL, NULL);
+  for (size_t i = 0; i < nn; i++) kpos[i] -= D0[i];
+}
+
+// columns per block of an n x n x B tensor of Delassus mass terms: all ncol if they fit in an eighth of the
+// arena's capacity, else as many as do (at least 1); a block's columns are computed as one column would be,
+// so the blocking changes the memory, not the arithmetic, and it does not depend on the caller's free space
+static int block_cols(const physData* d, int n, int ncol) {
+  size_t avail = d->nstack / 8, b = avail / ((size_t)n * n + 1);
+  return b < 1 ? 1 : (b > (size_t)ncol ? ncol : (int)b);
+}
+
+// K (n x n x B) += Y_r' X[:, j0 + jj] at [(r n + c) B + jj] for one c, X nv x ld row-major
+static void add_mass_block(double* K, const contactPoint* cp, int c, const double* X, int ld, int j0, int B) {
+  int n = cp->n, nv = cp->nv;
+  for (int r = 0; r < n; r++) {
+    double* Krc = K + ((size_t)r * n + c) * B;
+    const double* Yr = cp->Y + (size_t)r * nv;
+    for (int i = 0; i < nv; i++)
+      if (Yr[i] != 0)
+        for (int jj = 0; jj < B; jj++) Krc[jj] += Yr[i] * X[(size_t)i * ld + j0 + jj];
+  }
+}
+
+// the q columns [j0, j0 + B) of the mass terms: K[(r n + c) B + j - j0] = Y_r' (dtau/dq(Y_c) - D0)[:, j]
+static void mass_block_q(const physModel* m, physData* d, const contactPoint* cp, const double* D0, int j0, int B,
+                         double* K) {
+  int nv = m->nv;
+  size_t nn = (size_t)nv * nv, mark = phys_stack_mark(d);
+  double* Dc = phys_stack_alloc(d, nn);
+  memset(K, 0, sizeof(double) * (size_t)cp->n * cp->n * B);
+  for (int c = 0; c < cp->n; c++) {
+    phys_rnea_deriv(m, d, cp->Y + (size_t)c * nv, Dc, NULL, NULL);
+    for (size_t i = 0; i < nn; i++) Dc[i] -= D0[i];
+    add_mass_block(K, cp, c, Dc, nv, j0, B);
+  }
+  phys_stack_free(d, mark);
+}
+
+// the theta columns [j0, j0 + B) of the mass terms: K[(r n + c) B + j - j0] = Y_r' (R(Y_c) - R0)[:, j]
+static void mass_block_p(const physModel* m, physData* d, const contactPoint* cp, const physParamTable* t,
+                         const double* R0, int j0, int B, double* K) {
+  int nv = m->nv, nt = t->ntheta;
+  size_t nr = (size_t)nv * nt, mark = phys_stack_mark(d);
+  double* Rc = phys_stack_alloc(d, nr);
+  memset(K, 0, sizeof(double) * (size_t)cp->n * cp->n * B);
+  for (int c = 0; c < cp->n; c++) {
+    phys_param_forces(m, d, t, cp->Y + (size_t)c * nv, Rc);
+    for (size_t i = 0; i < nr; i++) Rc[i] -= R0[i];
+    add_mass_block(K, cp, c, Rc, nt, j0, B);
+  }
+  phys_stack_free(d, mark);
+}
+
+// column j of K (n x n x ncol) into ydmy (n x n)
+static void k_column(const double* K, int n, int ncol, int j, double* ydmy) {
+  for (size_t i = 0; i < (size_t)n * n; i++) ydmy[i] = K[i * ncol + j];
+}
+
+// write (dq+, dv+) as column j of a (2nv x ld)
+static void put_column(double* a, int nv, int ld, int j, const double* dqn, const double* dvn) {
+  for (int i = 0; i < nv; i++) {
+    a[(size_t)i * ld + j] = dqn[i];
+    a[(size_t)(nv + i) * ld + j] = dvn[i];
+  }
+}
+
+// the tables of tb (arena memory of the caller's mark) by the solvers' VJPs along each e_r
+static physStatus solver_tables(const physModel* m, physData* d, const contactPoint* cp, solverTable* tb) {
+  int n = cp->n, nc = cp->nc, pos = cp->st.p.npos > 0;
+  size_t nn = (size_t)n * n;
+  tb->gv = phys_stack_alloc(d, nn + 1);
+  tb->Gv = phys_stack_alloc(d, nn * n + 1);
+  tb->mv = phys_stack_alloc(d, (size_t)n * nc + 1);
+  tb->gp = pos ? phys_stack_alloc(d, nn + 1) : NULL;
+  tb->Gp = pos ? phys_stack_alloc(d, nn * n + 1) : NULL;
+  size_t mark = phys_stack_mark(d);
+  double* E = arena_zeros(d, n * n);   // the identity: row r of each table is the reverse mode of e_r
+  for (int r = 0; r < n; r++) E[(size_t)r * n + r] = 1;
+  physStatus st = PHYS_OK;
+  if (m->opt.contact == PHYS_CONTACT_LCP) {
+    // lcp: the clamped system's pseudo-inverse once for all n rows
+    st = phys_solve_lcp_vjp_batch(m, d, &cp->st.p, &cp->st.sol, n, E, tb->gv, tb->Gv, tb->mv);
+  } else {
+    for (int r = 0; r < n && st == PHYS_OK; r++)
+      st = phys_cp_solver_vjp(m, d, &cp->st.p, &cp->st.sol, E + (size_t)r * n, tb->gv + (size_t)r * n, tb->Gv + r * nn,
+                      tb->mv + (size_t)r * nc);
+  }
+  if (st == PHYS_OK && pos)
+    st = phys_solve_lcp_vjp_batch(m, d, &cp->st.pp, &cp->st.sol_pos, n, E, tb->gp, tb->Gp, NULL);
+  phys_stack_free(d, mark);
+  return st;
+}
+
+// A's 2nv columns (tb may be NULL)
+static physStatus jacobian_a(const physModel* m, physData* d, const contactPoint* cp, const solverTable* tb,
+                             double* A) {
+  int nv = m->nv, n = cp->n, n2 = 2 * nv;
+  size_t mark = phys_stack_mark(d), nn = (size_t)nv * nv;
+  double* Fq = phys_stack_alloc(d, nn);
+  double* Fv = phys_stack_alloc(d, nn);
+  double* D0 = phys_stack_alloc(d, nn);
+  double* kpos = phys_stack_alloc(d, nn);
+  double* e = phys_stack_alloc(d, (size_t)nv);
+  double* r = phys_stack_alloc(d, (size_t)nv);
+  double* ydmy = phys_stack_alloc(d, (size_t)n * n + 1);
+  double* dmv = phys_stack_alloc(d, (size_t)nv);
+  double* dqn = phys_stack_alloc(d, (size_t)nv);
+  double* dvn = phys_stack_alloc(d, (size_t)nv);
+  state_terms(m, d, cp, Fq, Fv, D0, kpos);
+  // the geometry for every q direction at once: d(J v+)/dq, d(J' lambda)/dq, ddist/dq, d(J v)/dq,
+  // d(J' lambda_p)/dq, and one direction's columns of them
+  double* Jb1 = phys_stack_alloc(d, (size_t)n * nv + 1);
+  double* Jt1 = phys_stack_alloc(d, nn);
+  double* Dd = phys_stack_alloc(d, (size_t)n * nv + 1);
+  double* Jb2 = phys_stack_alloc(d, (size_t)n * nv + 1);
+  double* Jt2 = phys_stack_alloc(d, nn);
+  double* geo = phys_stack_alloc(d, 3 * (size_t)n + 2 * (size_t)nv + 1);
+  const physConstraintProblem* p = &cp->st.p;
+  physStatus st = phys_constraint_jacobian_geom(m, d, p, cp->geom, cp->st.sol.lambda, cp->st.vnew, Jb1, Jt1, Dd);
+  if (st == PHYS_OK)
+    st = phys_constraint_jacobian_geom(m, d, p, cp->geom, cp->st.sol_pos.lambda, d->qvel, Jb2, Jt2, NULL);
+  int B = block_cols(d, n, nv), j0 = 0, nb = 0;   // the mass terms of q columns [j0 - nb, j0) in K
+  double* K = cp->prod ? NULL : phys_stack_alloc(d, (size_t)n * n * B + 1);
+  // products mode: every q direction's dG z_k of both problems' vectors (prod_matrix, 3 n x nv each), Q (n x nv):
+  // row r the gradient of Y_r' M Y_r, and one direction's dJ, products and diagonal
+  double *Dm = NULL, *Dp = NULL, *Q = NULL, *dJ = NULL, *qd = NULL, *dGz = NULL, *dGzp = NULL, *dGd = NULL;
+  if (cp->prod && st == PHYS_OK) {
+    Dm = phys_stack_alloc(d, 3 * (size_t)n * nv + 1);
+    Dp = cp->zp ? phys_stack_alloc(d, 3 * (size_t)n * nv + 1) : NULL;
+    Q = phys_stack_alloc(d, (size_t)n * nv + 1);
+    dJ = phys_stack_alloc(d, (size_t)n * nv + 1);
+    qd = phys_stack_alloc(d, (size_t)n + 1);
+    dGz = phys_stack_alloc(d, 3 * (size_t)n + 1);
+    dGzp = phys_stack_alloc(d, 3 * (size_t)n + 1);
+    dGd = phys_stack_alloc(d, (size_t)n + 1);
+    for (int k = 0; k < 3 && st == PHYS_OK; k++) {
+      st = prod_matrix(m, d, cp, cp->zv + (size_t)k * n, cp->uv + (size_t)k * nv, Dm + k * (size_t)n * nv);
+      if (Dp && st == PHYS_OK)
+        st = prod_matrix(m, d, cp, cp->zp + (size_t)k * n, cp->up + (size_t)k * nv, Dp + k * (size_t)n * nv);
+    }
+    // (only when a problem's solution depends on its row scales: a singular clamped system)
+    int scaled = phys_solve_lcp_local_scaled(cp->lcp) || (cp->lcp_pos && phys_solve_lcp_local_scaled(cp->lcp_pos));
+    memset(Q, 0, sizeof(double) * (size_t)n * nv);
+    for (int r = 0; r < n && scaled; r++) {
+      const double* Yr = cp->Y + (size_t)r * nv;
+      phys_rnea_mass_quad_grad(m, d, Yr, Q + (size_t)r * nv);
+    }
+  }
+  for (int j = 0; j < n2 && st == PHYS_OK; j++) {
+    int jj = j < nv ? j : j - nv;
+    const double* F = j < nv ? Fq : Fv;
+    memset(e, 0, sizeof(double) * (size_t)nv);
+    e[jj] = 1;
+    for (int i = 0; i < nv; i++) r[i] = F[(size_t)i * nv + jj];
+    contactDir x = {0};
+    x.r = r;
+    x.tab = tb;
+    if (j < nv) {
+      x.dq = e;
+      double *g1 = geo, *g2 = g1 + n, *g3 = g2 + n, *g4 = g3 + n, *g5 = g4 + nv;
+      for (int r = 0; r < n; r++) {
+        g1[r] = Jb1[(size_t)r * nv + jj];
+        g2[r] = Dd[(size_t)r * nv + jj];
+        g3[r] = Jb2[(size_t)r * nv + jj];
+      }
+      for (int i = 0; i < nv; i++) {
+        g4[i] = Jt1[(size_t)i * nv + jj];
+        g5[i] = Jt2[(size_t)i * nv + jj];
+      }
+      x.dJvp = g1, x.ddist = g2, x.dJv = g3, x.dJtl = g4, x.dJtlp = g5;
+      for (int i = 0; i < nv; i++) dmv[i] = kpos[(size_t)i * nv + jj];
+      x.dmvpos = dmv;
+      if (cp->prod) {
+        st = cp->geom ? phys_constraint_dJ_geom(m, d, p, cp->geom, e, dJ) : phys_constraint_dJ(m, d, p, e, dJ);
+        if (st != PHYS_OK) break;
+        for (int k = 0; k < 3; k++)
+          for (int r = 0; r < n; r++) {
+            dGz[(size_t)k * n + r] = Dm[(k * (size_t)n + r) * nv + jj];
+            if (Dp) dGzp[(size_t)k * n + r] = Dp[(k * (size_t)n + r) * nv + jj];
+          }
+        for (int r = 0; r < n; r++) qd[r] = Q[(size_t)r * nv + jj];
+        dG_diagonal(cp, dJ, qd, dGd);
+        x.dGz = dGz, x.dGzp = cp->zp ? dGzp : NULL, x.dGd = dGd;
+        x.dq = e;
+        st = contact_jvp(m, d, cp, &x, dqn, dvn);
+        if (st == PHYS_OK) put_column(A, nv, n2, j, dqn, dvn);
+        continue;
+      }
+      if (jj == j0) {   // the next block of mass terms
+        nb = nv - j0 < B ? nv - j0 : B;
+        mass_block_q(m, d, cp, D0, j0, nb, K);
+        j0 += nb;
+      }
+      k_column(K, n, nb, jj - (j0 - nb), ydmy);
+      x.ydmy = ydmy;
+    } else {
+      x.dv = e;
+    }
+    st = contact_jvp(m, d, cp, &x, dqn, dvn);
+    if (st == PHYS_OK) put_column(A, nv, n2, j, dqn, dvn);
+  }
+  phys_stack_free(d, mark);
+  return st;
+}
+
+// B's nu columns: r = df/du e_j (tb may be NULL)
+static physStatus jacobian_b(const physModel* m, physData* d, const contactPoint* cp, const solverTable* tb,
+                             double* B) {
+  int nv = m->nv, nu = m->nu;
+  size_t mark = phys_stack_mark(d);
+  double* Fu = arena_zeros(d, nv * nu);
+  double* r = phys_stack_alloc(d, (size_t)nv);
+  double* dqn = phys_stack_alloc(d, (size_t)nv);
+  double* dvn = phys_stack_alloc(d, (size_t)nv);
+  phys_passive_deriv(m, d, NULL, NULL, Fu);
+  phys_actuation_deriv(m, d, NULL, Fu);
+  physStatus st = PHYS_OK;
+  for (int j = 0; j < nu && st == PHYS_OK; j++) {
+    for (int i = 0; i < nv; i++) r[i] = Fu[(size_t)i * nu + j];
+    contactDir x = {0};
+    x.r = r;
+    x.tab = tb;
+    st = contact_jvp(m, d, cp, &x, dqn, dvn);
+    if (st == PHYS_OK) put_column(B, nv, nu, j, dqn, dvn);
+  }
+  phys_stack_free(d, mark);
+  return st;
+}
+
+// P's columns but the sizes' (*nsize: their count): r = -R(a+) e_j, dM~ x = (R(x) - R(0)) e_j, dmu, deps
+// the contact geometry along pos:BODY component k into x (dJmat and the five products; arena memory of the
+// caller's mark): the body's subtree translates by column k of its parent's rotation
+static physStatus pos_geometry(const physModel* m, physData* d, const contactPoint* cp, int body, int k,
+                               contactDir* x) {
+  int n = cp->n, nv = cp->nv;
+  if (!cp->geom) return PHYS_ERR_ARG;   // a pair without geometry derivatives (message in d->lastwarning)
+  double* dJ = phys_stack_alloc(d, (size_t)n * nv + 1);
+  double* dd = phys_stack_alloc(d, (size_t)n + 1);
+  double* jvp = phys_stack_alloc(d, (size_t)n + 1);
+  double* jv = phys_stack_alloc(d, (size_t)n + 1);
+  double* jtl = phys_stack_alloc(d, (size_t)nv);
+  double* jtlp = phys_stack_alloc(d, (size_t)nv);
+  double tr[3];
+  phys_body_pos_direction(tr, m, d, body, k);
+  physStatus st = phys_constraint_pos_dJ(m, d, &cp->st.p, cp->geom, body, tr, dJ, dd);
+  if (st != PHYS_OK) return st;
+  mul_j(jvp, dJ, cp->st.vnew, n, nv);
+  mul_j(jv, dJ, d->qvel, n, nv);
+  mul_jt(jtl, dJ, cp->st.sol.lambda, n, nv, 0);
+  mul_jt(jtlp, dJ, cp->st.sol_pos.lambda, n, nv, 0);
+  x->dJmat = dJ, x->ddist = dd, x->dJvp = jvp, x->dJv = jv, x->dJtl = jtl, x->dJtlp = jtlp;
+  return PHYS_OK;
+}
+
+static physStatus jacobian_p(const physModel* m, physData* d, const contactPoint* cp, const physParamTable* t,
+                             const solverTable* tb, double* P, int* nsize) {
+  int nv = m->nv, n = cp->n, nt = t->ntheta, nc = cp->nc;
+  size_t mark = phys_stack_mark(d), nr = (size_t)nv * nt;
+  double* Ra = phys_stack_alloc(d, nr);
+  double* R0 = phys_stack_alloc(d, nr);
+  double* Rp = phys_stack_alloc(d, nr);
+  double* zero = arena_zeros(d, nv);
+  double* r = phys_stack_alloc(d, (size_t)nv);
+  double* ydmy = phys_stack_alloc(d, (size_t)n * n + 1);
+  double* dmv = phys_stack_alloc(d, (size_t)nv);
+  double* dmu = phys_stack_alloc(d, (size_t)nc + 1);
+  double* deps = phys_stack_alloc(d, (size_t)nc + 1);
+  double* dqn = phys_stack_alloc(d, (size_t)nv);
+  double* dvn = phys_stack_alloc(d, (size_t)nv);
+  phys_param_forces(m, d, t, cp->acc, Ra);
+  phys_param_forces(m, d, t, zero, R0);
+  phys_param_forces(m, d, t, cp->st.vpos, Rp);
+  int B = block_cols(d, n, nt), j0 = 0, nb = 0;   // the mass terms of theta columns [j0 - nb, j0) in K
+  double* K = cp->prod ? NULL : phys_stack_alloc(d, (size_t)n * n * B + 1);
+  // products mode: (R(u_k) - R0) of both problems' vectors (3 nv x nt each), QP (n x nt): row r
+  // Y_r' (R(Y_r) - R0), and one column's dM~ u_k, products and diagonal
+  double *Ru = NULL, *Rup = NULL, *QP = NULL, *dmu_k = NULL, *dmup = NULL, *qd = NULL, *dGz = NULL, *dGzp = NULL,
+         *dGd = NULL, *tmp = NULL;
+  if (cp->prod) {
+    Ru = phys_stack_alloc(d, 3 * nr);
+    Rup = cp->zp ? phys_stack_alloc(d, 3 * nr) : NULL;
+    QP = arena_zeros(d, n * nt);
+    dmu_k = phys_stack_alloc(d, 3 * (size_t)nv);
+    dmup = phys_stack_alloc(d, 3 * (size_t)nv);
+    qd = phys_stack_alloc(d, (size_t)n + 1);
+    dGz = phys_stack_alloc(d, 3 * (size_t)n + 1);
+    dGzp = phys_stack_alloc(d, 3 * (size_t)n + 1);
+    dGd = phys_stack_alloc(d, (size_t)n + 1);
+    tmp = phys_stack_alloc(d, (size_t)nv);
+    for (int k = 0; k < 3; k++) {
+      phys_param_forces(m, d, t, cp->uv + (size_t)k * nv, Ru + k * nr);
+      for (size_t i = 0; i < nr; i++) Ru[k * nr + i] -= R0[i];
+      if (!Rup) continue;
+      phys_param_forces(m, d, t, cp->up + (size_t)k * nv, Rup + k * nr);
+      for (size_t i = 0; i < nr; i++) Rup[k * nr + i] -= R0[i];
+    }
+    double* Rc = phys_stack_alloc(d, nr);
+    for (int r = 0; r < n; r++) {
+      const double* Yr = cp->Y + (size_t)r * nv;
+      phys_param_forces(m, d, t, Yr, Rc);
+      for (int i = 0; i < nv; i++)
+        if (Yr[i] != 0)
+          for (int j = 0; j < nt; j++) QP[(size_t)r * nt + j] += Yr[i] * (Rc[(size_t)i * nt + j] - R0[(size_t)i * nt + j]);
+    }
+  }
+  physStatus st = PHYS_OK;
+  *nsize = 0;
+  for (int e = 0; e < t->n && st == PHYS_OK; e++) {
+    const physParam* pr = t->param + e;
+    if (pr->kind == PHYS_PAR_SIZE) (*nsize)++;
+    for (int j = pr->adr; j < pr->adr + pr->size && st == PHYS_OK; j++) {
+      if (j == j0 && !cp->prod) {   // the next block of mass terms (columns in table order)
+        nb = nt - j0 < B ? nt - j0 : B;
+        mass_block_p(m, d, cp, t, R0, j0, nb, K);
+        j0 += nb;
+      }
+      if (pr->kind == PHYS_PAR_SIZE) continue;   // the caller's reverse passes
+      contactDir x = {0};
+      for (int i = 0; i < nv; i++) {
+        r[i] = -Ra[(size_t)i * nt + j];
+        dmv[i] = Rp[(size_t)i * nt + j] - R0[(size_t)i * nt + j];
+      }
+      if (!cp->prod) {
+        k_column(K, n, nb, j - (j0 - nb), ydmy);
+        x.ydmy = ydmy;
+      }
+      x.tab = tb;
+      x.r = r;
+      x.dmvpos = cp->st.p.npos > 0 ? dmv : NULL;
+      if (pr->kind == PHYS_PAR_FRICTION || pr->kind == PHYS_PAR_RESTITUTION) {
+        int rest = pr->kind == PHYS_PAR_RESTITUTION;
+        for (int i = 0; i < nc; i++) {
+          int s = phys_contact_material_moves(m, d->contact + i, pr->id, rest);
+          dmu[i] = !rest && s ? 1 : 0;
+          deps[i] = rest && s ? 1 : 0;
+        }
+        x.dmu = dmu;
+        x.deps = deps;
+      }
+      size_t cmark = phys_stack_mark(d);   // the column's geometry (pos) lives until its column is written
+      if (pr->kind == PHYS_PAR_POS && nc > 0) st = pos_geometry(m, d, cp, pr->id, j - pr->adr, &x);
+      if (st == PHYS_OK && cp->prod) {   // dG = dJ Y' + Y dJ' - Y dM~ Y' through products
+        for (int k = 0; k < 3; k++)
+          for (int i = 0; i < nv; i++) {
+            dmu_k[(size_t)k * nv + i] = Ru[k * nr + (size_t)i * nt + j];
+            if (Rup) dmup[(size_t)k * nv + i] = Rup[k * nr + (size_t)i * nt + j];
+          }
+        for (int r = 0; r < n; r++) qd[r] = QP[(size_t)r * nt + j];
+        dG_products(cp, x.dJmat, cp->zv, cp->uv, dmu_k, dGz, tmp);
+        if (cp->zp) dG_products(cp, x.dJmat, cp->zp, cp->up, dmup, dGzp, tmp);
+        dG_diagonal(cp, x.dJmat, qd, dGd);
+        x.dGz = dGz, x.dGzp = cp->zp ? dGzp : NULL, x.dGd = dGd;
+      }
+      if (st == PHYS_OK) st = contact_jvp(m, d, cp, &x, dqn, dvn);
+      if (st == PHYS_OK) put_column(P, nv, nt, j, dqn, dvn);
+      phys_stack_free(d, cmark);
+    }
+  }
+  phys_stack_free(d, mark);
+  return st;
+}
+
+// P's size columns by reverse passes: row i of P = (P' e_i)'
+static physStatus size_rows(const physModel* m, physData* d, const physParamTable* t, double* P) {
+  int nv = m->nv, n2 = 2 * nv, nt = t->ntheta;
+  size_t mark = phys_stack_mark(d);
+  double* e = arena_zeros(d, n2);
+  double* tb = phys_stack_alloc(d, (size_t)nt);
+  physStatus st = PHYS_OK;
+  for (int i = 0; i < n2 && st == PHYS_OK; i++) {
+    e[i] = 1;
+    st = phys_constrained_step_vjp(m, d, t, e, NULL, NULL, tb, NULL);
+    e[i] = 0;
+    for (int k = 0; k < t->n && st == PHYS_OK; k++) {
+      const physParam* pr = t->param + k;
+      if (pr->kind == PHYS_PAR_SIZE)
+        for (int j = pr->adr; j < pr->adr + pr->size; j++) P[(size_t)i * nt + j] = tb[j];
+    }
+  }
+  phys_stack_free(d, mark);
+  return st;
+}
+
+physStatus phys_constrained_jacobian_at(const physModel* m, physData* d, physConstrainedPoint* cpp,
+                                        const physParamTable* t, double* A, double* B, double* P) {
+  size_t mark = phys_stack_mark(d);
+  phys_cp_enter(d, cpp);
+  contactPoint cp = *cpp;   // (the directions' structures below are this call's)
+  physStatus st = PHYS_OK;
+  int nsize = 0;
+  // the contacts' geometry derivatives and lcp's local structure of both problems once for every direction
+  physStatus gst;
+  cp.geom = phys_constraint_geom(m, d, &cp.st.p, &gst);
+  if (m->opt.contact == PHYS_CONTACT_LCP) cp.lcp = phys_solve_lcp_local(d, &cp.st.p, &cp.st.sol);
+  if (cp.st.p.npos > 0) cp.lcp_pos = phys_solve_lcp_local(d, &cp.st.pp, &cp.st.sol_pos);
+  cp.prod = cp.lcp != NULL && cp.n > 0;
+  if (cp.prod) prod_vectors(d, &cp);
+  // the solvers' tables when there are more directions than 2n reverse passes
+  int ndir = (A ? 2 * m->nv : 0) + (B ? m->nu : 0) + (P && t ? t->ntheta : 0);
+  solverTable tab, *tb = NULL;
+  size_t ntab = 2 * (size_t)cp.n * cp.n * (cp.n + 1) + (size_t)cp.n * (cp.nc + 1);
+  // (lcp: its JVP from the local structure built once is cheaper than the n^3 tables per direction). The
+  // choice depends on the problem and the arena's capacity (an eighth of it at most for the tables), never
+  // on the space a caller happens to leave free: the same state gives the same arithmetic in any caller
+  if (m->opt.contact != PHYS_CONTACT_LCP && ndir > 2 * cp.n && ntab <= d->nstack / 8) {
+    st = solver_tables(m, d, &cp, &tab);
+    tb = &tab;
+  }
+  if (A && st == PHYS_OK) st = jacobian_a(m, d, &cp, tb, A);
+  if (B && m->nu > 0 && st == PHYS_OK) st = jacobian_b(m, d, &cp, tb, B);
+  if (P && t && t->ntheta > 0 && st == PHYS_OK) st = jacobian_p(m, d, &cp, t, tb, P, &nsize);
+  if (st == PHYS_ERR_NUMERIC)
+    phys_data_warning(d, "phys_step_jacobian: constraint solver derivative failed at time %g", d->time);
+  phys_stack_free(d, mark);
+  phys_cp_leave(d, cpp, 1);
+  if (nsize > 0 && st == PHYS_OK) st = size_rows(m, d, t, P);   // the size columns by reverse passes
+  return st;
+}

@@ -1,0 +1,130 @@
+// step_contact_point.h - the constrained step's linearization point and the kernels its derivatives share,
+// private to the three files of the constrained step's derivatives (step_contact_deriv.h): the point and the
+// entry points (step_contact_deriv.c), forward mode (step_contact_jvp.c), reverse mode (step_contact_vjp.c).
+#ifndef PHYS_STEP_CONTACT_POINT_H
+#define PHYS_STEP_CONTACT_POINT_H
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "collision.h"
+#include "contact.h"
+#include "contact_deriv.h"
+#include "dyn.h"
+#include "factor.h"
+#include "grad.h"
+#include "params.h"
+#include "rot.h"
+#include "step.h"
+#include "step_contact_deriv.h"
+#include "step_record.h"
+
+// the linearization point: the step's stage, Y, the bias branches, the caller's saved lists
+typedef struct contactPoint_ {
+  physStepStage st;
+  int nv, n, nc;
+  double* Y;                 // n x nv: row c = W J_c'
+  double* vsum;              // nv: v+ + vpos, the velocity of the position update
+  double* vn;                // nc: J_n v before the step
+  int* bias;                 // nc: PHYS_BIAS_* (contact.h)
+  double* Jr;                // 9 per rotation group: Jr(phi)
+  double* Et;                // 9 per rotation group: Exp(phi)'
+  int* rot;                  // nv: rotation group block of each dof, -1 scalar
+  double* acc;               // nv: the step's a+ = (v+ - v)/dt
+  physContact *con, *conprev;   // the caller's lists: con is the warm-start input of the step
+  int ncon, ncon_prev, ncon_dropped, nlimit;
+  physContact* det;          // the contacts the stage detected, with their impulses (d->contact while in use)
+  int ncon_det, nlimit_det, ndropped_det;
+  int installed;             // 1 while d holds the stage's lists (from the linearization to the first leave)
+  physConstraintGeom* geom;  // the contacts' geometry derivatives, once (NULL: unsupported, refused later)
+  physLcpLocal *lcp, *lcp_pos;  // lcp: the solver's local structure of both problems, once (else NULL)
+  int nkink;                 // rows on the position correction's kink (kink_position_problem)
+  // products mode (lcp with its local structures): dG enters only as dG z_k for three vectors per problem
+  // (phys_solve_lcp_jvp_prod) and its diagonal, so neither dG nor the n x n x nv mass terms are formed
+  int prod;
+  double *zv, *uv;           // 3 x n: the main problem's z_k;  3 x nv: u_k = Y' z_k
+  double *zp, *up;           // the same for the position problem (NULL without one)
+} contactPoint;
+
+//---------------------------------------------------------------------------------------------------------
+// small kernels
+
+// a . b over n values
+static inline double dotn(const double* a, const double* b, int n) {
+  double s = 0;
+  for (int i = 0; i < n; i++) s += a[i] * b[i];
+  return s;
+}
+
+// y = J x (n rows of J, nv columns)
+static inline void mul_j(double* y, const double* J, const double* x, int n, int nv) {
+  for (int r = 0; r < n; r++) y[r] = dotn(J + (size_t)r * nv, x, nv);
+}
+
+// y (+)= J' x (n rows of J); add 0 overwrites. Four rows per pass over y (rows with x_r = 0 skipped)
+static inline void mul_jt(double* y, const double* J, const double* x, int n, int nv, int add) {
+  if (!add) memset(y, 0, sizeof(double) * (size_t)nv);
+  int rows[4], k = 0;
+  for (int r = 0; r <= n; r++) {
+    if (r < n && x[r] != 0) rows[k++] = r;
+    if (k == 4 || (r == n && k > 0)) {
+      for (int t = k; t < 4; t++) rows[t] = rows[0];
+      double x0 = x[rows[0]], x1 = k > 1 ? x[rows[1]] : 0, x2 = k > 2 ? x[rows[2]] : 0, x3 = k > 3 ? x[rows[3]] : 0;
+      const double *J0 = J + (size_t)rows[0] * nv, *J1 = J + (size_t)rows[1] * nv, *J2 = J + (size_t)rows[2] * nv,
+                   *J3 = J + (size_t)rows[3] * nv;
+      for (int i = 0; i < nv; i++) y[i] += J0[i] * x0 + J1[i] * x1 + J2[i] * x2 + J3[i] * x3;
+      k = 0;
+    }
+  }
+}
+
+// 1 if x (n) is all zeros
+static inline int all_zero(const double* x, int n) {
+  for (int i = 0; i < n; i++)
+    if (x[i] != 0) return 0;
+  return 1;
+}
+
+// n ints from d's arena
+static inline int* arena_ints(physData* d, int n) { return (int*)phys_stack_alloc(d, (size_t)n / 2 + 1); }
+
+// n doubles from d's arena, zeroed
+static inline double* arena_zeros(physData* d, int n) {
+  double* x = phys_stack_alloc(d, (size_t)n + 1);
+  memset(x, 0, sizeof(double) * ((size_t)n + 1));
+  return x;
+}
+
+// y = B x or B' x (transpose) with B the per-group blocks blk (Jr or Et), 1 on scalar dofs; y != x
+static inline void apply_blocks(const physModel* m, const int* rot, const double* blk, const double* x, double* y,
+                         int transpose) {
+  for (int k = 0; k < m->nv; k++) {
+    if (rot[k] < 0) {
+      y[k] = x[k];
+      continue;
+    }
+    const double* B = blk + 9 * rot[k];
+    int g = phys_dof_group(m, k), r = k - g;
+    y[k] = 0;
+    for (int c = 0; c < 3; c++) y[k] += (transpose ? B[3 * c + r] : B[3 * r + c]) * x[g + c];
+  }
+}
+
+// the caller's contact lists back into d (the caller's next phys_step is unchanged; step_contact_deriv.c)
+void phys_cp_restore_lists(physData* d, const contactPoint* cp);
+// a derivative call at cp starts with enter (the stage's lists into d, where the derivatives read the
+// detected contacts, the caller's as the previous; nothing to do right after the linearization) and ends with
+// leave (the caller's lists back; keep: the stage's lists kept in the arena first for a later call)
+void phys_cp_enter(physData* d, contactPoint* cp);
+void phys_cp_leave(physData* d, contactPoint* cp, int keep);
+// dlambda = solver_jvp(dg, dG, dmu) of the model's solver at sol (step_contact_jvp.c)
+physStatus phys_cp_solver_jvp(const physModel* m, physData* d, const physConstraintProblem* p,
+                              const physConstraintSolution* sol, const double* dg, const double* dG,
+                              const double* dmu, double* dl);
+// the solver's reverse mode (step_contact_vjp.c)
+physStatus phys_cp_solver_vjp(const physModel* m, physData* d, const physConstraintProblem* p,
+                             const physConstraintSolution* sol, const double* lb, double* gb, double* Gb,
+                             double* mub);
+
+#endif  // PHYS_STEP_CONTACT_POINT_H

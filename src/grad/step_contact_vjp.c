@@ -1,0 +1,437 @@
+// step_contact_vjp.c - reverse mode of the constrained step's derivatives (step_contact_deriv.h; the
+// equations are in step_contact_deriv.c's file comment): the adjoints through the solvers, the geometry, the
+// smooth dynamics and the parameters, at a linearization point.
+#include "step_contact_point.h"
+
+//---------------------------------------------------------------------------------------------------------
+// the solver's reverse mode by contact model
+
+// g_bar, G_bar (n x n), mu_bar of the model's solver at sol from lambda_bar
+physStatus phys_cp_solver_vjp(const physModel* m, physData* d, const physConstraintProblem* p,
+                              const physConstraintSolution* sol, const double* lb, double* gb, double* Gb,
+                              double* mub) {
+  switch (m->opt.contact) {
+    case PHYS_CONTACT_CONE: return phys_solve_cone_vjp(m, d, p, sol, lb, gb, Gb, mub);
+    case PHYS_CONTACT_CCP: return phys_solve_ccp_vjp(m, d, p, sol, lb, gb, Gb, mub);
+    default: return phys_solve_lcp_vjp(m, d, p, sol, lb, gb, Gb, mub);
+  }
+}
+
+//---------------------------------------------------------------------------------------------------------
+// reverse mode
+
+// adjoints of one reverse pass (nv, n, nc sized as their forward twins)
+typedef struct contactAdj_ {
+  double* qbar;              // nv: configuration
+  double* vbar;              // nv: velocity
+  double* rbar;              // nv: adjoint of r (the smooth force change)
+  double* zpos;              // nv: -zpos' dM~ vpos is the position term
+  double* Z;                 // n x nv: -sum_c Z_c' dM~ Y_c is the Delassus mass term
+  double* mubar;             // nc
+  double* epsbar;            // nc
+  // lcp: G_bar factored (phys_solve_lcp_vjp_factored), the mass term is -sum_t fa_t' dM~ fb_t
+  // - sum_r gd_r Y_r' dM~ Y_r (Z unused)
+  int fac, nf;
+  double *fa, *fb;           // NFAC x nv: Y' a_t, Y' b_t of G_bar's outer products a_t b_t'
+  double* gd;                // n: G_bar's diagonal part
+} contactAdj;
+
+#define NFAC 5               // outer products of G_bar: 2 (main problem, one cancels -g_bar lambda') + 3 (position)
+
+// W (n x nv) += alpha beta' (the weights of one product alpha' J beta)
+static void add_outer(double* W, const double* alpha, const double* beta, int n, int nv) {
+  for (int r = 0; r < n; r++)
+    if (alpha[r] != 0)
+      for (int i = 0; i < nv; i++) W[(size_t)r * nv + i] += alpha[r] * beta[i];
+}
+
+// q_bar += grad_q [<W, J(q)> + gamma' dist(q)] (W n x nv), and the same for every size and placement entry of
+// t into theta_bar: every geometric term of the reverse pass in one call
+static physStatus geom_vjp_matrix(const physModel* m, physData* d, const physConstraintProblem* p,
+                                  const physParamTable* t, const double* W, const double* gamma, double* qbar,
+                                  double* theta_bar) {
+  physStatus st = phys_constraint_vjp_matrix(m, d, p, W, gamma, qbar);
+  if (st == PHYS_OK && t && theta_bar) st = phys_constraint_param_vjp_matrix(m, d, p, t, W, gamma, theta_bar);
+  return st;
+}
+
+// |vbar+ + J' g_bar|^2: the adjoint of the free velocity v_f (v+ = v_f + W J' lambda, g = J v_f + b), through
+// which every smooth input (q, v, u, theta) reaches the step
+static double vf_adjoint_norm2(const physConstraintProblem* p, const double* vnb, const double* gb, int n, int nv) {
+  double s = 0;
+  for (int i = 0; i < nv; i++) {
+    double x = vnb[i];
+    for (int r = 0; r < n; r++) x += p->J[(size_t)r * nv + i] * gb[r];
+    s += x * x;
+  }
+  return s;
+}
+
+// complementarity-aware reverse mode (PHYS_GRAD_COMPLEMENTARITY, lcp; paper 001 IV-D): the labels of
+// phys_lcp_aware_states (contacts relabelled by the sign of their impulse adjoint) give a second g_bar,
+// G_bar, mu_bar; the pair whose free-velocity adjoint vbar+ + J' g_bar is larger replaces the exact one. A
+// heuristic for optimizers stalled in a saddle (a resting contact that absorbs every push: exact gradient 0);
+// the forward-mode Jacobians are unchanged. gb, Gt, mub updated in place.
+// (F non-NULL: G_bar factored as phys_solve_lcp_vjp_factored's Ga, Gb, Gd at F, F + 3n, F + 6n; Gt unused)
+static physStatus aware_vjp(const physModel* m, physData* d, const physConstraintProblem* p,
+                            const physConstraintSolution* sol, const double* vnb, const double* lb, double* gb,
+                            double* Gt, double* F, double* mub) {
+  int n = p->n, nv = p->nv, nc = p->nc;
+  size_t mark = phys_stack_mark(d);
+  physConstraintSolution alt = *sol;
+  alt.state = arena_ints(d, n);
+  if (phys_lcp_aware_states(p, sol, lb, alt.state) == 0) {
+    phys_stack_free(d, mark);
+    return PHYS_OK;
+  }
+  double* gb2 = arena_zeros(d, n);
+  double* Gt2 = arena_zeros(d, F ? 7 * n : n * n);
+  double* mub2 = arena_zeros(d, nc + 1);
+  physStatus st = F ? phys_solve_lcp_vjp_factored(m, d, p, &alt, lb, gb2, Gt2, Gt2 + 3 * n, Gt2 + 6 * n,
+                                                  mub ? mub2 : NULL)
+                    : phys_solve_lcp_vjp(m, d, p, &alt, lb, gb2, Gt2, mub ? mub2 : NULL);
+  if (st == PHYS_OK && vf_adjoint_norm2(p, vnb, gb2, n, nv) > vf_adjoint_norm2(p, vnb, gb, n, nv)) {
+    memcpy(gb, gb2, sizeof(double) * (size_t)n);
+    memcpy(F ? F : Gt, Gt2, sizeof(double) * (size_t)n * (F ? 7 : n));
+    if (mub) memcpy(mub, mub2, sizeof(double) * (size_t)nc);
+  }
+  phys_stack_free(d, mark);
+  return st;
+}
+
+// one outer product u v' of a factored G_bar (u, v: n): fa = Y' u, fb = Y' v stored in a, and its geometric
+// weights <u v', dJ Y' + Y dJ'> = <u (Y'v)' + v (Y'u)', dJ> added to W
+static void add_factor(contactAdj* a, const contactPoint* cp, const double* u, const double* v, double* W) {
+  int n = cp->n, nv = cp->nv;
+  if (all_zero(u, n) || all_zero(v, n)) return;   // (a regular clamped system's vanishing terms)
+  double *fa = a->fa + (size_t)a->nf * nv, *fb = a->fb + (size_t)a->nf * nv;
+  a->nf++;
+  mul_jt(fa, cp->Y, u, n, nv, 0);
+  mul_jt(fb, cp->Y, v, n, nv, 0);
+  add_outer(W, u, fb, n, nv);
+  add_outer(W, v, fa, n, nv);
+}
+
+// the factors F (Ga 3 x n, Gb 3 x n, Gd n: phys_solve_lcp_vjp_factored) of one problem into a and W, from
+// factor t0 on
+static void add_factors(contactAdj* a, const contactPoint* cp, const double* F, int t0, double* W) {
+  int n = cp->n;
+  for (int t = t0; t < 3; t++) add_factor(a, cp, F + (size_t)t * n, F + (size_t)(3 + t) * n, W);
+  for (int r = 0; r < n; r++) a->gd[r] += F[6 * (size_t)n + r];
+}
+
+// the transpose of contact_jvp for xbar_next = (qbar+, vbar+): fills a (set, not added); the geometric
+// terms of sizes are added to theta_bar (t and theta_bar may be NULL)
+// the position problem's part of contact_vjp: zpos = W vsum_bar, lambda_p's adjoint through lcp, its G_bar
+// into Gb (or factored into W), its distance adjoint into gamma and dJ' lambda_p's weights into W (lb, gb, Gt,
+// F: contact_vjp's scratch)
+static physStatus position_vjp(const physModel* m, physData* d, const contactPoint* cp, const double* vsb,
+                               contactAdj* a, double* lb, double* gb, double* Gb, double* Gt, double* F,
+                               double* gamma, double* W) {
+  int n = cp->n, nv = cp->nv;
+  double dt = m->opt.timestep, beta = m->opt.baumgarte;
+  const physConstraintProblem* p = &cp->st.p;
+  physStatus st;
+  phys_solve_m(m, d->qLD, a->zpos, vsb);
+  mul_j(lb, p->J, a->zpos, n, nv);
+  if (a->fac) {
+    st = phys_solve_lcp_vjp_factored(m, d, &cp->st.pp, &cp->st.sol_pos, lb, gb, F, F + 3 * n, F + 6 * n, NULL);
+    add_factors(a, cp, F, 0, W);
+  } else {
+    st = phys_solve_lcp_vjp(m, d, &cp->st.pp, &cp->st.sol_pos, lb, gb, Gt, NULL);
+    for (size_t i = 0; st == PHYS_OK && i < (size_t)n * n; i++) Gb[i] += Gt[i];
+  }
+  for (int r = 0; r < n; r++) gamma[r] += p->gpos[r] < 0 ? beta * gb[r] / dt : 0;
+  add_outer(W, cp->st.sol_pos.lambda, a->zpos, n, nv);
+  return st;
+}
+
+// the normal biases' adjoints from g_bar: restitution alpha of dJ v (alv) and eps_bar, the gap's dist_bar
+static void bias_vjp(const physData* d, const contactPoint* cp, const double* gb, double dt, double* alv,
+                     double* epsbar, double* gamma) {
+  for (int i = 0; i < cp->nc; i++) {
+    const physContact* c = d->contact + i;
+    if (cp->bias[i] == PHYS_BIAS_REST) {
+      double dphi, phi = phys_restitution_phi(cp->vn[i], &dphi);
+      alv[3 * i] = c->restitution * dphi * gb[3 * i];
+      epsbar[i] = gb[3 * i] * phi;
+    } else if (cp->bias[i] == PHYS_BIAS_GAP) {
+      gamma[3 * i] += gb[3 * i] / dt;
+    }
+  }
+}
+
+// the whole (unfactored) G_bar: W += (G_bar + G_bar') Y for <G_bar, dJ Y' + Y dJ'>, and Z_c = sum_r G_bar[r][c]
+// Y_r for -<G_bar, Y dM~ Y'> (a->Z)
+static void gbar_weights(const contactPoint* cp, const double* Gb, double* W, double* Z) {
+  int n = cp->n, nv = cp->nv;
+  for (int r = 0; r < n; r++)
+    for (int c = 0; c < n; c++) {
+      double g = Gb[(size_t)r * n + c] + Gb[(size_t)c * n + r];
+      if (g != 0)
+        for (int i = 0; i < nv; i++) W[(size_t)r * nv + i] += g * cp->Y[(size_t)c * nv + i];
+    }
+  for (int c = 0; c < n; c++) {
+    double* Zc = Z + (size_t)c * nv;
+    memset(Zc, 0, sizeof(double) * (size_t)nv);
+    for (int r = 0; r < n; r++) {
+      double g = Gb[(size_t)r * n + c];
+      if (g != 0)
+        for (int i = 0; i < nv; i++) Zc[i] += g * cp->Y[(size_t)r * nv + i];
+    }
+  }
+}
+
+static physStatus contact_vjp(const physModel* m, physData* d, const contactPoint* cp, const physParamTable* t,
+                              const double* xbar_next, contactAdj* a, double* theta_bar) {
+  int n = cp->n, nv = cp->nv, nc = cp->nc;
+  double dt = m->opt.timestep;
+  const physConstraintProblem* p = &cp->st.p;
+  const double* lam = cp->st.sol.lambda;
+  size_t mark = phys_stack_mark(d);
+  double* Gb = a->fac ? NULL : arena_zeros(d, n * n);   // (factored: G_bar is never formed)
+  double* Gt = a->fac ? NULL : arena_zeros(d, n * n);
+  double* vsb = arena_zeros(d, nv);    // adjoint of v+ + vpos
+  double* vnb = arena_zeros(d, nv);    // adjoint of v+
+  double* z = arena_zeros(d, nv);
+  double* lb = arena_zeros(d, n);
+  double* gb = arena_zeros(d, n);
+  double* gamma = arena_zeros(d, n);   // adjoint of dist
+  double* alv = arena_zeros(d, n);     // alpha of dJ v
+  double* W = arena_zeros(d, n * nv);  // the weights of <W, dJ> of every geometric term
+  double* F = a->fac ? arena_zeros(d, 7 * n) : NULL;   // one problem's factored G_bar
+  physStatus st = PHYS_OK;
+  a->nf = 0;
+  if (a->fac) memset(a->gd, 0, sizeof(double) * ((size_t)n + 1));
+  memset(a->qbar, 0, sizeof(double) * (size_t)nv);
+  memset(a->vbar, 0, sizeof(double) * (size_t)nv);
+  memset(a->zpos, 0, sizeof(double) * (size_t)nv);
+  memset(a->mubar, 0, sizeof(double) * ((size_t)nc + 1));
+  memset(a->epsbar, 0, sizeof(double) * ((size_t)nc + 1));
+
+  // dq+ = E dq + dt D (dv+ + dvpos):  qbar = E' qbar+,  vsum_bar = dt D' qbar+
+  apply_blocks(m, cp->rot, cp->Et, xbar_next, a->qbar, 1);
+  apply_blocks(m, cp->rot, cp->Jr, xbar_next, vsb, 1);
+  for (int i = 0; i < nv; i++) {
+    vsb[i] *= dt;
+    vnb[i] = xbar_next[nv + i] + vsb[i];
+  }
+
+  // position: dvpos = W (dJ' lambda_p + J' dlambda_p - dM~ vpos), zpos = W vsum_bar
+  if (p->npos > 0) st = position_vjp(m, d, cp, vsb, a, lb, gb, Gb, Gt, F, gamma, W);
+
+  // dv+ = dv + dy0 + W J' dlambda:  vbar = vbar+',  z = W vbar+',  lambda_bar = J z
+  memcpy(a->vbar, vnb, sizeof(double) * (size_t)nv);
+  phys_solve_m(m, d->qLD, z, vnb);
+  mul_j(lb, p->J, z, n, nv);
+  if (st == PHYS_OK)
+    st = a->fac ? phys_solve_lcp_vjp_factored(m, d, p, &cp->st.sol, lb, gb, F, F + 3 * n, F + 6 * n, a->mubar)
+                : phys_cp_solver_vjp(m, d, p, &cp->st.sol, lb, gb, Gt, a->mubar);
+  if (st == PHYS_OK && m->opt.contact == PHYS_CONTACT_LCP && (m->opt.gradflags & PHYS_GRAD_COMPLEMENTARITY))
+    st = aware_vjp(m, d, p, &cp->st.sol, vnb, lb, gb, Gt, F, a->mubar);
+  if (st != PHYS_OK) {
+    phys_stack_free(d, mark);
+    return st;
+  }
+  // dg = dJ v+ + J (dv + dy0) + db - dG lambda:  G_bar -= g_bar lambda';  db's terms. Factored, lcp's first
+  // outer product is g_bar lambda' itself (Ga_0 = place(-S A^+' x_bar) = g_bar, Gb_0 = lift(S x) = lambda): the
+  // two cancel exactly and neither is added (summed apart they left rounding noise of their size)
+  if (a->fac) add_factors(a, cp, F, 1, W);
+  else
+    for (size_t i = 0; i < (size_t)n * n; i++) Gb[i] += Gt[i] - gb[i / n] * lam[i % n];
+  bias_vjp(d, cp, gb, dt, alv, a->epsbar, gamma);
+  mul_jt(a->vbar, p->J, alv, n, nv, 1);
+  add_outer(W, alv, d->qvel, n, nv);
+  add_outer(W, gb, cp->st.vnew, n, nv);
+
+  // w = dv + dy0 with w_bar = z' + J' g_bar (z' = vbar+' for dy0):  vbar += J' g_bar;
+  // dy0 = W (dt r + dJ' lambda):  y0 = W (vbar+' + J' g_bar),  r_bar = dt y0
+  mul_jt(a->vbar, p->J, gb, n, nv, 1);
+  mul_jt(z, p->J, gb, n, nv, 0);
+  for (int i = 0; i < nv; i++) z[i] += vnb[i];
+  phys_solve_m(m, d->qLD, z, z);
+  for (int i = 0; i < nv; i++) a->rbar[i] = dt * z[i];
+  add_outer(W, lam, z, n, nv);
+
+  // dG = dJ Y' + Y dJ' - Y dM~ Y':  <G_bar, dJ Y' + Y dJ'> = <(G_bar + G_bar') Y, dJ> (one matrix call);
+  // Z_c = sum_r G_bar[r][c] Y_r. Factored: the outer products' weights are in W already, the diagonal's
+  // are 2 gd_r Y_r
+  if (a->fac) {
+    for (int r = 0; r < n; r++)
+      if (a->gd[r] != 0)
+        for (int i = 0; i < nv; i++) W[(size_t)r * nv + i] += 2 * a->gd[r] * cp->Y[(size_t)r * nv + i];
+    st = geom_vjp_matrix(m, d, p, t, W, gamma, a->qbar, theta_bar);
+    phys_stack_free(d, mark);
+    return st;
+  }
+  gbar_weights(cp, Gb, W, a->Z);
+  st = geom_vjp_matrix(m, d, p, t, W, gamma, a->qbar, theta_bar);
+  phys_stack_free(d, mark);
+  return st;
+}
+
+// one term c (a b' + b a') / 2 of a low-rank K appended to A, B, c (*nr of them so far)
+static void lr_term(double* A, double* B, double* c, int* nr, const double* a, const double* b, double w, int nv) {
+  memcpy(A + (size_t)*nr * nv, a, sizeof(double) * (size_t)nv);
+  memcpy(B + (size_t)*nr * nv, b, sizeof(double) * (size_t)nv);
+  c[(*nr)++] = w;
+}
+
+// the smooth terms of a reverse pass in q, v, u: r = (df/dq - dtau/dq|a+) dq + (df/dv - dtau/dv|a+) dv
+// + df/du du;  dM~ vpos and dM~ Y_c through RNEA's dtau/dq(qacc) - dtau/dq(0)
+static void smooth_vjp(const physModel* m, physData* d, const contactPoint* cp, contactAdj* a, double* ubar) {
+  int nv = m->nv, n = cp->n;
+  size_t mark = phys_stack_mark(d);
+  double* qb = phys_stack_alloc(d, (size_t)nv);
+  double* vb = phys_stack_alloc(d, (size_t)nv);
+  double* zs = arena_zeros(d, nv);
+  double* zero = arena_zeros(d, nv);
+  // r: -dRNEA|a+' rbar, then the forces' own transposes
+  phys_rnea_vjp(m, d, cp->acc, a->rbar, qb, vb, NULL);
+  for (int i = 0; i < nv; i++) a->qbar[i] -= qb[i], a->vbar[i] -= vb[i];
+  phys_passive_vjp(m, d, a->rbar, a->qbar, a->vbar, ubar);
+  phys_actuation_vjp(m, d, a->rbar, a->qbar, ubar);
+  phys_xfrc_vjp(m, d, a->rbar, a->qbar);
+  // factored: -zpos' dM~ vpos - sum_t fa_t' dM~ fb_t - sum_r gd_r Y_r' dM~ Y_r, each the gradient of a
+  // (bi)linear form of M alone
+  if (a->fac) {
+    // all of them summed into one symmetric K: <dM~, K>, K = zpos vpos'_sym + sum_t (fa_t fb_t')_sym +
+    // sum_r gd_r Y_r Y_r' (phys_rnea_mass_trace_grad: one pass per column over the bodies below it, K's
+    // entries from these terms where the pass reads them)
+    int cap = 1 + a->nf + n, nr = 0, nq;
+    double* A = phys_stack_alloc(d, (size_t)cap * nv);
+    double* B = phys_stack_alloc(d, (size_t)cap * nv);
+    double* c = phys_stack_alloc(d, (size_t)cap);
+    for (int r = 0; r < n; r++)   // the quadratic terms first
+      if (a->gd[r] != 0) lr_term(A, B, c, &nr, cp->Y + (size_t)r * nv, cp->Y + (size_t)r * nv, a->gd[r], nv);
+    nq = nr;
+    if (cp->st.p.npos > 0) lr_term(A, B, c, &nr, a->zpos, cp->st.vpos, 1, nv);
+    for (int f = 0; f < a->nf; f++) lr_term(A, B, c, &nr, a->fa + (size_t)f * nv, a->fb + (size_t)f * nv, 1, nv);
+    memset(qb, 0, sizeof(double) * (size_t)nv);
+    phys_rnea_mass_trace_grad(m, d, nq, nr, A, B, c, qb);
+    for (int i = 0; i < nv; i++) a->qbar[i] -= qb[i];
+    phys_stack_free(d, mark);
+    return;
+  }
+  // -zpos' dM~ vpos - sum_c Z_c' dM~ Y_c:  -(dtau/dq(x)' z) per term, + dtau/dq(0)' (zpos + sum Z_c)
+  if (cp->st.p.npos > 0) {
+    phys_rnea_vjp(m, d, cp->st.vpos, a->zpos, qb, NULL, NULL);
+    for (int i = 0; i < nv; i++) a->qbar[i] -= qb[i], zs[i] += a->zpos[i];
+  }
+  for (int c = 0; c < n; c++) {
+    const double* Zc = a->Z + (size_t)c * nv;
+    if (all_zero(Zc, nv)) continue;   // (ccp, cone: G_bar = g_bar lambda' cancels against -dG lambda)
+    phys_rnea_vjp(m, d, cp->Y + (size_t)c * nv, Zc, qb, NULL, NULL);
+    for (int i = 0; i < nv; i++) a->qbar[i] -= qb[i], zs[i] += Zc[i];
+  }
+  phys_rnea_vjp(m, d, zero, zs, qb, NULL, NULL);
+  for (int i = 0; i < nv; i++) a->qbar[i] += qb[i];
+  phys_stack_free(d, mark);
+}
+
+//---------------------------------------------------------------------------------------------------------
+// parameters
+
+// theta_bar += mu_bar, eps_bar through the friction and restitution entries of t
+static void contact_param_vjp(const physModel* m, const physData* d, const physParamTable* t, const contactAdj* a,
+                              double* theta_bar) {
+  for (int e = 0; e < t->n; e++) {
+    const physParam* pr = t->param + e;
+    if (pr->kind != PHYS_PAR_FRICTION && pr->kind != PHYS_PAR_RESTITUTION) continue;
+    int rest = pr->kind == PHYS_PAR_RESTITUTION;
+    for (int i = 0; i < d->ncon; i++)
+      if (phys_contact_material_moves(m, d->contact + i, pr->id, rest)) theta_bar[pr->adr] += rest ? a->epsbar[i] : a->mubar[i];
+  }
+}
+
+// theta_bar -= R(x)' z  (R: nv x nt scratch)
+static void sub_rt(const physModel* m, physData* d, const physParamTable* t, const double* x, const double* z,
+                   double* R, double* theta_bar) {
+  int nv = m->nv, nt = t->ntheta;
+  phys_param_forces(m, d, t, x, R);
+  for (int k = 0; k < nv; k++)
+    if (z[k] != 0)
+      for (int j = 0; j < nt; j++) theta_bar[j] -= R[(size_t)k * nt + j] * z[k];
+}
+
+// theta_bar += -R(a+)' rbar - (R(vpos) - R(0))' zpos - sum_c (R(Y_c) - R(0))' Z_c  (R nv x nt, params.h)
+static void smooth_param_vjp(const physModel* m, physData* d, const contactPoint* cp, const physParamTable* t,
+                             const contactAdj* a, double* theta_bar) {
+  int nv = m->nv, n = cp->n;
+  size_t mark = phys_stack_mark(d);
+  double* R = phys_stack_alloc(d, (size_t)nv * t->ntheta);
+  double* zs = arena_zeros(d, nv);
+  double* zero = arena_zeros(d, nv);
+  sub_rt(m, d, t, cp->acc, a->rbar, R, theta_bar);
+  if (cp->st.p.npos > 0) {
+    sub_rt(m, d, t, cp->st.vpos, a->zpos, R, theta_bar);
+    for (int i = 0; i < nv; i++) zs[i] -= a->zpos[i];
+  }
+  for (int c = 0; c < n && !a->fac; c++) {
+    const double* Zc = a->Z + (size_t)c * nv;
+    if (all_zero(Zc, nv)) continue;
+    sub_rt(m, d, t, cp->Y + (size_t)c * nv, Zc, R, theta_bar);
+    for (int i = 0; i < nv; i++) zs[i] -= Zc[i];
+  }
+  // factored: - sum_t (R(fb_t) - R0)' fa_t - sum_r gd_r (R(Y_r) - R0)' Y_r
+  for (int f = 0; a->fac && f < a->nf; f++) {
+    const double* fa = a->fa + (size_t)f * nv;
+    sub_rt(m, d, t, a->fb + (size_t)f * nv, fa, R, theta_bar);
+    for (int i = 0; i < nv; i++) zs[i] -= fa[i];
+  }
+  for (int r = 0; a->fac && r < n; r++) {
+    if (a->gd[r] == 0) continue;
+    const double* Yr = cp->Y + (size_t)r * nv;
+    double* gy = arena_zeros(d, nv);
+    for (int i = 0; i < nv; i++) gy[i] = a->gd[r] * Yr[i], zs[i] -= gy[i];
+    sub_rt(m, d, t, Yr, gy, R, theta_bar);
+  }
+  sub_rt(m, d, t, zero, zs, R, theta_bar);
+  phys_stack_free(d, mark);
+}
+
+physStatus phys_constrained_vjp_at(const physModel* m, physData* d, physConstrainedPoint* cpp,
+                                   const physParamTable* t, const double* xbar_next, double* xbar, double* ubar,
+                                   double* theta_bar, double* force_bar) {
+  int nv = m->nv, nu = m->nu;
+  size_t mark = phys_stack_mark(d);
+  phys_cp_enter(d, cpp);
+  contactPoint cp = *cpp;
+  physStatus st = PHYS_OK;
+  int n = cp.n, nc = cp.nc, nt = t && theta_bar ? t->ntheta : 0;
+  contactAdj a;
+  a.qbar = phys_stack_alloc(d, (size_t)nv);
+  a.vbar = phys_stack_alloc(d, (size_t)nv);
+  a.rbar = phys_stack_alloc(d, (size_t)nv);
+  a.zpos = phys_stack_alloc(d, (size_t)nv);
+  a.fac = m->opt.contact == PHYS_CONTACT_LCP;   // (the position problem is lcp for every model)
+  a.Z = a.fac ? NULL : phys_stack_alloc(d, (size_t)n * nv + 1);
+  a.fa = a.fac ? phys_stack_alloc(d, NFAC * (size_t)nv) : NULL;
+  a.fb = a.fac ? phys_stack_alloc(d, NFAC * (size_t)nv) : NULL;
+  a.gd = a.fac ? phys_stack_alloc(d, (size_t)n + 1) : NULL;
+  a.nf = 0;
+  a.mubar = phys_stack_alloc(d, (size_t)nc + 1);
+  a.epsbar = phys_stack_alloc(d, (size_t)nc + 1);
+  double* ub = nu > 0 ? arena_zeros(d, nu) : NULL;
+  double* tb = nt > 0 ? arena_zeros(d, nt) : NULL;
+  st = contact_vjp(m, d, &cp, nt > 0 ? t : NULL, xbar_next, &a, tb);
+  if (st == PHYS_OK) {
+    if (nt > 0) {
+      smooth_param_vjp(m, d, &cp, t, &a, tb);
+      contact_param_vjp(m, d, t, &a, tb);
+      memcpy(theta_bar, tb, sizeof(double) * (size_t)nt);
+    }
+    if (force_bar) memcpy(force_bar, a.rbar, sizeof(double) * (size_t)nv);
+    smooth_vjp(m, d, &cp, &a, ub);
+    if (xbar) {
+      memcpy(xbar, a.qbar, sizeof(double) * (size_t)nv);
+      memcpy(xbar + nv, a.vbar, sizeof(double) * (size_t)nv);
+    }
+    if (ubar && nu > 0) memcpy(ubar, ub, sizeof(double) * (size_t)nu);
+  } else if (st == PHYS_ERR_NUMERIC) {
+    phys_data_warning(d, "phys_step_vjp: constraint solver derivative failed at time %g", d->time);
+  }
+  phys_stack_free(d, mark);
+  phys_cp_leave(d, cpp, 1);
+  return st;
+}

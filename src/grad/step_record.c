@@ -1,0 +1,205 @@
+// step_record.c - the step record (step_record.h): one linearization of phys_step at a state, the one place
+// where the derivatives choose between the smooth, constrained and penalty steps, and the public derivatives
+// of the step built on it (phys_step_jacobian, phys_step_vjp(_lambda), phys_step_point in grad.h;
+// phys_step_param_jacobian, phys_step_param_vjp in params.h). The kinds' routines (step_deriv.c,
+// param_deriv.c, step_contact_deriv.h, penalty_deriv.h, toi.h) call nothing of this file: no cycle.
+//
+// The kind is the step's own choice (src/step/step.c phys_step_solver): constrained or penalty when the state
+// has contacts (m->opt.disableflags without PHYS_DSBL_CONTACT) or active joint limits, smooth otherwise. A
+// constrained model whose last step had constraints (d->ncon, d->nlimit) is linearized through the
+// constrained stage first, which detects the contacts once; when it finds none the smooth point follows.
+#include <string.h>
+
+#include "arena.h"
+#include "collision.h"
+#include "contact.h"
+#include "dyn.h"
+#include "grad.h"
+#include "penalty_deriv.h"
+#include "step_contact_deriv.h"
+#include "step_record.h"
+#include "toi.h"
+
+// 1 if the step at d's state has an active joint limit or a contact (detected at d's kinematics, which the
+// caller ran; d's contact list is left as it was)
+static int has_constraints(const physModel* m, physData* d) {
+  if (phys_constraint_nlimit(m, d) > 0) return 1;
+  return !(m->opt.disableflags & PHYS_DSBL_CONTACT) && phys_collision_count(m, d) > 0;
+}
+
+// the smooth kind: L and a in arena memory of rec's mark (kinematics: 1 if d's are at the state already)
+static physStatus linearize_smooth(const physModel* m, physData* d, int kinematics, physStepRecord* rec) {
+  int nv = m->nv;
+  rec->kind = PHYS_STEP_SMOOTH;
+  rec->L = phys_stack_alloc(d, (size_t)nv * nv);
+  rec->qacc = phys_stack_alloc(d, (size_t)nv);
+  return phys_smooth_step_point(m, d, kinematics, rec->L, rec->qacc);
+}
+
+// the constrained kind (step_contact_deriv.h); *found = 0 if the step has no constraints after all
+static physStatus linearize_constrained(const physModel* m, physData* d, physStepRecord* rec, int* found) {
+  physStatus st = phys_constrained_linearize(m, d, &rec->cp);
+  *found = rec->cp != NULL;
+  if (*found) rec->kind = PHYS_STEP_CONSTRAINED;
+  return st;
+}
+
+physStatus phys_step_linearize(const physModel* m, physData* d, physStepRecord* rec) {
+  memset(rec, 0, sizeof(*rec));
+  rec->mark = phys_stack_mark(d);
+  rec->solver = m->opt.contact;
+  if (!phys_grad_balls_last(m)) return PHYS_ERR_MODEL;
+  if (m->opt.contact == PHYS_CONTACT_PENALTY) {
+    if (phys_penalty_deriv_applies(m, d)) {
+      rec->kind = PHYS_STEP_PENALTY;
+      return PHYS_OK;
+    }
+    return linearize_smooth(m, d, 1, rec);   // (phys_penalty_deriv_applies ran the kinematics)
+  }
+  int found = 0;
+  if (d->ncon > 0 || d->nlimit > 0) {   // the last step had constraints: detect them once, in the stage
+    physStatus st = linearize_constrained(m, d, rec, &found);
+    if (st != PHYS_OK || found) return st;
+    return linearize_smooth(m, d, 0, rec);
+  }
+  phys_kinematics(m, d);
+  if (!has_constraints(m, d)) return linearize_smooth(m, d, 1, rec);
+  physStatus st = linearize_constrained(m, d, rec, &found);
+  return st == PHYS_OK && !found ? PHYS_ERR_ARG : st;   // (detection and the stage disagree: not reached)
+}
+
+void phys_step_record_free(physData* d, physStepRecord* rec) {
+  phys_constrained_release(d, rec->cp);
+  rec->cp = NULL;
+  phys_stack_free(d, rec->mark);
+}
+
+physStatus phys_step_record_jacobian(const physModel* m, physData* d, const physStepRecord* rec,
+                                     const physParamTable* t, double* A, double* B, double* P) {
+  int toi = (m->opt.gradflags & PHYS_GRAD_TOI) != 0;
+  physStatus st = PHYS_OK;
+  if (P && t && t->ntheta == 0) P = NULL;
+  switch (rec->kind) {
+    case PHYS_STEP_SMOOTH:
+      phys_smooth_step_jacobian(m, d, rec->L, rec->qacc, A, B);
+      if (P && t) phys_smooth_step_param_jacobian(m, d, rec->L, rec->qacc, t, P);
+      return PHYS_OK;
+    case PHYS_STEP_PENALTY: return phys_penalty_step_jacobian(m, d, t, A, B, P);
+    case PHYS_STEP_CONSTRAINED:
+      st = phys_constrained_jacobian_at(m, d, rec->cp, t, A, B, P);
+      if (st == PHYS_OK && toi && A) st = phys_toi_jacobian(m, d, A);
+      if (st == PHYS_OK && toi && P && t) st = phys_toi_param_jacobian(m, d, t, P);
+      return st;
+  }
+  return PHYS_ERR_ARG;
+}
+
+physStatus phys_step_record_vjp(const physModel* m, physData* d, const physStepRecord* rec,
+                                const physParamTable* t, const double* xbar_next, double* xbar, double* ubar,
+                                double* theta_bar, double* lambda) {
+  int toi = (m->opt.gradflags & PHYS_GRAD_TOI) != 0, nv = m->nv;
+  physStatus st = PHYS_OK;
+  if (!t || t->ntheta == 0) theta_bar = NULL;
+  switch (rec->kind) {
+    case PHYS_STEP_SMOOTH: {
+      size_t mark = phys_stack_mark(d);
+      double* lam = lambda ? lambda : phys_stack_alloc(d, (size_t)nv);
+      phys_smooth_step_vjp(m, d, rec->L, rec->qacc, xbar_next, xbar, ubar, lam);
+      if (theta_bar) phys_param_forces_vjp(m, d, t, rec->qacc, lam, theta_bar);
+      phys_stack_free(d, mark);
+      return PHYS_OK;
+    }
+    case PHYS_STEP_PENALTY: return phys_penalty_step_vjp(m, d, t, xbar_next, xbar, ubar, theta_bar, NULL);
+    case PHYS_STEP_CONSTRAINED:
+      st = phys_constrained_vjp_at(m, d, rec->cp, t, xbar_next, xbar, ubar, theta_bar, NULL);
+      if (st == PHYS_OK && toi && xbar) st = phys_toi_vjp(m, d, xbar_next, xbar);
+      if (st == PHYS_OK && toi && theta_bar) st = phys_toi_param_vjp(m, d, t, xbar_next, theta_bar);
+      return st;
+  }
+  return PHYS_ERR_ARG;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// the public derivatives of the step (grad.h, params.h): one linearization, one dispatch, under an arena guard
+
+// the linearization point of any kind but penalty (grad.h)
+static physStatus step_point(const physModel* m, physData* d, double* L) {
+  physStepRecord rec;
+  physStatus st = phys_step_linearize(m, d, &rec);
+  if (st == PHYS_OK) {
+    switch (rec.kind) {
+      case PHYS_STEP_SMOOTH: memcpy(L, rec.L, sizeof(double) * (size_t)m->nv * m->nv); break;
+      case PHYS_STEP_CONSTRAINED: memcpy(L, d->qLD, sizeof(double) * (size_t)m->nv * m->nv); break;
+      case PHYS_STEP_PENALTY: st = PHYS_ERR_ARG; break;   // (no single factor: one solve per stage)
+    }
+  }
+  phys_step_record_free(d, &rec);
+  return st;
+}
+
+// under an arena guard (arena.h): an exhausted arena returns PHYS_ERR_NOMEM
+physStatus phys_step_point(const physModel* m, physData* d, double* L) {
+  PHYS_ARENA_CALL(d, "phys_step_point", step_point(m, d, L));
+}
+
+static physStatus step_jacobian(const physModel* m, physData* d, double* A, double* B) {
+  physStepRecord rec;
+  physStatus st = phys_step_linearize(m, d, &rec);
+  if (st == PHYS_OK) st = phys_step_record_jacobian(m, d, &rec, NULL, A, B, NULL);
+  phys_step_record_free(d, &rec);
+  return st;
+}
+
+// under an arena guard (arena.h): an exhausted arena returns PHYS_ERR_NOMEM
+physStatus phys_step_jacobian(const physModel* m, physData* d, double* A, double* B) {
+  PHYS_ARENA_CALL(d, "phys_step_jacobian", step_jacobian(m, d, A, B));
+}
+
+physStatus phys_step_vjp(const physModel* m, physData* d, const double* xbar_next, double* xbar, double* ubar) {
+  return phys_step_vjp_lambda(m, d, xbar_next, xbar, ubar, NULL);
+}
+
+static physStatus step_vjp_lambda(const physModel* m, physData* d, const double* xbar_next, double* xbar,
+                                  double* ubar, double* lambda) {
+  physStepRecord rec;
+  physStatus st = phys_step_linearize(m, d, &rec);
+  if (st == PHYS_OK) st = phys_step_record_vjp(m, d, &rec, NULL, xbar_next, xbar, ubar, NULL, lambda);
+  phys_step_record_free(d, &rec);
+  return st;
+}
+
+// under an arena guard (arena.h): an exhausted arena returns PHYS_ERR_NOMEM
+physStatus phys_step_vjp_lambda(const physModel* m, physData* d, const double* xbar_next, double* xbar,
+                                double* ubar, double* lambda) {
+  PHYS_ARENA_CALL(d, "phys_step_vjp_lambda", step_vjp_lambda(m, d, xbar_next, xbar, ubar, lambda));
+}
+
+static physStatus step_param_jacobian(const physModel* m, physData* d, const physParamTable* t, double* P) {
+  if (t->ntheta == 0) return PHYS_OK;
+  physStepRecord rec;
+  physStatus st = phys_step_linearize(m, d, &rec);
+  if (st == PHYS_OK) st = phys_step_record_jacobian(m, d, &rec, t, NULL, NULL, P);
+  phys_step_record_free(d, &rec);
+  return st;
+}
+
+static physStatus step_param_vjp(const physModel* m, physData* d, const physParamTable* t,
+                                 const double* xbar_next, double* theta_bar) {
+  if (t->ntheta == 0) return PHYS_OK;
+  physStepRecord rec;
+  physStatus st = phys_step_linearize(m, d, &rec);
+  if (st == PHYS_OK) st = phys_step_record_vjp(m, d, &rec, t, xbar_next, NULL, NULL, theta_bar, NULL);
+  phys_step_record_free(d, &rec);
+  return st;
+}
+
+// under an arena guard (arena.h): an exhausted arena returns PHYS_ERR_NOMEM
+physStatus phys_step_param_jacobian(const physModel* m, physData* d, const physParamTable* t, double* P) {
+  PHYS_ARENA_CALL(d, "phys_step_param_jacobian", step_param_jacobian(m, d, t, P));
+}
+
+// under an arena guard (arena.h): an exhausted arena returns PHYS_ERR_NOMEM
+physStatus phys_step_param_vjp(const physModel* m, physData* d, const physParamTable* t,
+                               const double* xbar_next, double* theta_bar) {
+  PHYS_ARENA_CALL(d, "phys_step_param_vjp", step_param_vjp(m, d, t, xbar_next, theta_bar));
+}

@@ -1,0 +1,74 @@
+// step_record.h - what one phys_step does at a state, recorded once for its derivatives (issue 11 item 1).
+//
+// phys_step_linearize runs the step's stages at d's state without integrating and records the kind of step
+// it is (smooth; constrained, with the model's solver; penalty) with the quantities its derivatives read:
+// the smooth step's factor of M~ and acceleration; the constrained step's stage (contacts with the features
+// that produced them, J, G, g, the solver's solution and row states, the position problem), its warm-start
+// input and M~'s factor. Every derivative of the step (phys_step_jacobian, phys_step_vjp(_lambda),
+// phys_step_point, phys_step_param_jacobian, phys_step_param_vjp, the rollout's reverse pass, the fit's
+// sensitivity step) linearizes once and dispatches once on rec->kind through phys_step_record_jacobian or
+// phys_step_record_vjp, which also apply the time-of-impact correction (toi.h) where the kind has it.
+//
+// The record lives in d's arena above the mark it takes (no malloc) and reads d's kinematic workspace, which
+// it leaves at the state: it is valid until phys_step_record_free or until d's state changes. The step's
+// hot path is not touched (phys_step fills nothing: the contact-free humanoid step stays 59.4k instructions);
+// the record belongs to grad because only the derivatives need it (Y = M~^-1 J', the kink's position
+// problem, the lcp's local structure are built by the linearization, never by the forward step).
+#ifndef PHYS_STEP_RECORD_H
+#define PHYS_STEP_RECORD_H
+
+#include "params.h"
+#include "physid.h"
+
+// the kind of step phys_step takes at a state (src/step/step.c)
+typedef enum physStepKind_ {
+  PHYS_STEP_SMOOTH = 0,    // no contact or active joint limit: a = M~^-1 (f - c), v+ = v + dt a
+  PHYS_STEP_CONSTRAINED,   // lcp, cone or ccp with contacts or limits: the solver's impulse (step_contact_deriv.h)
+  PHYS_STEP_PENALTY        // penalty contact with contacts or limit springs (penalty_deriv.h)
+} physStepKind;
+
+// the constrained step's linearization point (step_contact_deriv.c), opaque here
+typedef struct contactPoint_ physConstrainedPoint;
+
+typedef struct physStepRecord_ {
+  physStepKind kind;
+  int solver;                 // PHYS_CONTACT_* of m (the constrained step's solver)
+  double* L;                  // smooth: the tree factor of M~ = M + dt B (nv x nv, factor.h's storage)
+  double* qacc;               // smooth: a = M~^-1 (f - c) (nv)
+  physConstrainedPoint* cp;   // constrained: the stage, contacts, row states, warm start (step_contact_deriv.h)
+  size_t mark;                // d's arena mark before the record
+} physStepRecord;
+
+// linearize the step at d's state into rec (arena memory; release with phys_step_record_free even on
+// error). PHYS_ERR_MODEL if a ball joint is not the last joint of its body, PHYS_ERR_NUMERIC (a counted
+// warning) if M~ is not positive definite. d's state is left as it was, and so are its contact lists (the
+// next step's warm start) after the first derivative call or phys_step_record_free (a constrained record
+// holds the stage's detected contacts in d until then, without copying them);
+// kinematics, qM, qfrc_bias, qfrc_passive, qfrc_actuator and qacc (the step's acceleration) are at the state.
+physStatus phys_step_linearize(const physModel* m, physData* d, physStepRecord* rec);
+// release rec's arena memory
+void phys_step_record_free(physData* d, physStepRecord* rec);
+
+// A = dx+/dx (2nv x 2nv), B = dx+/du (2nv x nu), P = dx+/dtheta (2nv x t->ntheta) at rec (any may be NULL;
+// t may be NULL without P), each with the time-of-impact correction when m->opt.gradflags has PHYS_GRAD_TOI
+// and the kind is constrained. Status as the kinds' routines (grad.h, step_contact_deriv.h, penalty_deriv.h).
+physStatus phys_step_record_jacobian(const physModel* m, physData* d, const physStepRecord* rec,
+                                     const physParamTable* t, double* A, double* B, double* P);
+// reverse mode at rec: xbar = A' xbar_next (2nv), ubar = B' xbar_next (nu), theta_bar = P' xbar_next
+// (t->ntheta); any output may be NULL. lambda (nv, may be NULL; smooth kind only, else left untouched):
+// the smooth step's force adjoint M~^-1 dt (vbar+ + dt D' qbar+).
+physStatus phys_step_record_vjp(const physModel* m, physData* d, const physStepRecord* rec,
+                                const physParamTable* t, const double* xbar_next, double* xbar, double* ubar,
+                                double* theta_bar, double* lambda);
+
+// the smooth kind's derivatives at (L, qacc) (step_deriv.c, param_deriv.c), for the dispatch
+physStatus phys_smooth_step_point(const physModel* m, physData* d, int kinematics_done, double* L,
+                                  double* qacc);
+void phys_smooth_step_jacobian(const physModel* m, physData* d, const double* L, const double* qacc, double* A,
+                               double* B);
+void phys_smooth_step_vjp(const physModel* m, physData* d, const double* L, const double* qacc,
+                          const double* xbar_next, double* xbar, double* ubar, double* lambda);
+void phys_smooth_step_param_jacobian(const physModel* m, physData* d, const double* L, const double* qacc,
+                                     const physParamTable* t, double* P);
+
+#endif  // PHYS_STEP_RECORD_H
