@@ -4,6 +4,8 @@
 #include "grad_models.h"
 #include "params.h"
 
+#include <unistd.h>
+
 // the table over every kind on tests/data/mixed.xml (the humanoid adds geom kinds below)
 static const char* mixed_specs[] = {"inertia:base",  "mass:arm",          "com:arm",        "inertia:slider",
                                     "com:tip",       "damping:ball",      "armature:ball",  "stiffness:ball",
@@ -269,6 +271,28 @@ static void check_tied_table(void) {
   phys_free_model(m);
 }
 
+// a tied gear needs one size: motors on a ball joint (3) and a hinge (1) matched by one pattern are refused
+static void check_tied_gear_sizes(void) {
+  char path[] = "/tmp/physid_test_params_XXXXXX";
+  int fd = mkstemp(path);
+  FILE* f = fd >= 0 ? fdopen(fd, "w") : NULL;
+  CHECK(f != NULL);
+  if (!f) return;
+  fputs("<mujoco><worldbody><body name='a'><joint name='b' type='ball'/><geom size='.1'/><body name='c' pos='0 0 1'>"
+        "<joint name='h'/><geom size='.1'/></body></body></worldbody><actuator><motor name='mb' joint='b'/>"
+        "<motor name='mh' joint='h'/></actuator></mujoco>\n", f);
+  fclose(f);
+  physModel* m = gm_load(path, 0);
+  unlink(path);
+  physLog log = {0};
+  physParamTable t;
+  const char* spec[1] = {"gear:m*"};
+  CHECK(phys_param_table_build(&t, m, spec, 1, &log) == PHYS_ERR_ARG);
+  CHECK_MSG(strstr(log.error, "param 'gear:m*': matches actuators of different sizes ('mb' 3, 'mh' 1)"), "%s", log.error);
+  phys_param_table_free(&t);
+  phys_free_model(m);
+}
+
 // geom kinds and gear sizes on the humanoid: friction (1: the sliding coefficient only) and restitution (1)
 // round-trip, free-joint gear
 static void check_humanoid(void) {
@@ -390,6 +414,7 @@ int main(void) {
   check_logchol();
   check_errors();
   check_tied_table();
+  check_tied_gear_sizes();
   check_humanoid();
   check_size_pos_penalty();
   check_refused_geometry();
