@@ -260,7 +260,7 @@ static void write_header(FILE* f, const physModel* m, const gradWrt* w) {
     for (int j = 0; j < m->nu; j++, first = 0) fprintf(f, "%su%d", first ? "" : ",", j);
   for (int e = 0; e < w->table.n; e++) {
     const physParam* p = w->table.param + e;
-    for (int i = 0; i < p->size; i++, first = 0) {
+    for (int i = 0; i < p->size && !p->tied; i++, first = 0) {
       if (p->size == 1) fprintf(f, "%s%s", first ? "" : ",", p->name);
       else fprintf(f, "%s%s[%d]", first ? "" : ",", p->name, i);
     }

@@ -510,7 +510,7 @@ static int apply_bounds(idRun* r, const physParam* p, const char* const opts[3],
 static void make_labels(idRun* r) {
   for (int e = 0; e < r->table.n; e++) {
     const physParam* p = r->table.param + e;
-    for (int i = 0; i < p->size; i++) {
+    for (int i = 0; i < p->size && !p->tied; i++) {
       if (p->size == 1) snprintf(r->label[p->adr], sizeof r->label[0], "%s", p->name);
       else snprintf(r->label[p->adr + i], sizeof r->label[0], "%.160s[%d]", p->name, i);
     }
@@ -544,7 +544,7 @@ static int setup_params(idRun* r, const idArgs* a) {
     r->lower = calloc((size_t)n, sizeof(double));
     r->upper = calloc((size_t)n, sizeof(double));
     r->label = calloc((size_t)n, sizeof *r->label);
-    ok = r->theta0 && r->lower && r->upper && r->label && r->table.n == a->nspec;
+    ok = r->theta0 && r->lower && r->upper && r->label;
     if (!ok) spec_exit = CLI_EXIT_INPUT;   // out of memory
   }
   if (ok) {
@@ -552,7 +552,7 @@ static int setup_params(idRun* r, const idArgs* a) {
     phys_param_bounds(&r->table, r->lower, r->upper);
     make_labels(r);
   }
-  for (int i = 0; ok && i < a->nspec; i++) ok = apply_bounds(r, r->table.param + i, o[i], a->spec[i]);
+  for (int i = 0; ok && i < a->nspec; i++) ok = apply_bounds(r, phys_param_spec_entry(&r->table, i), o[i], a->spec[i]);
   int code = ok ? -1 : spec_exit;
   if (ok && phys_param_set(&r->table, r->m, r->theta0) != PHYS_OK) {
     cli_error("the initial parameter values are not physical (phys_param_set refused them)");
@@ -585,6 +585,7 @@ static cJSON* json_params(const idRun* r) {
   cJSON* arr = cJSON_CreateArray();
   for (int e = 0; e < r->table.n; e++) {
     const physParam* p = r->table.param + e;
+    if (p->tied) continue;   // one object per spec: a tied pattern's matches share its value
     cJSON* o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "name", p->name);
     cJSON_AddItemToObject(o, "value", json_values(r->res.theta + p->adr, p->size));

@@ -98,7 +98,7 @@ static void inertial_columns(const physModel* m, physData* d, const physParam* p
     for (int i = 0; i < n; i++) {
       double s = 0;
       for (int e = 0; e < 10; e++) s += y[e] * dpi[e * n + i];
-      R[(size_t)k * ld + p->adr + i] = s;
+      R[(size_t)k * ld + p->adr + i] += s;
     }
   }
   const double* F = d->xfrc_applied + 6 * b;
@@ -135,7 +135,7 @@ static void gear_columns(const physModel* m, physData* d, const physParam* p, do
   if (m->opt.disableflags & PHYS_DSBL_ACTUATION) return;
   double c = clamped_ctrl(m, d, a);
   if (m->actuator_trntype[a] == PHYS_TRN_JOINT) {
-    for (int k = 0; k < p->size; k++) R[(size_t)(m->jnt_dofadr[id] + k) * ld + p->adr + k] = -c;
+    for (int k = 0; k < p->size; k++) R[(size_t)(m->jnt_dofadr[id] + k) * ld + p->adr + k] -= c;
   } else if (m->actuator_trntype[a] == PHYS_TRN_SPRING) {
     spring_column(m, d, id, -c, R, ld, p->adr, tmp);
   } else if (!(m->opt.disableflags & PHYS_DSBL_PASSIVE)) {
@@ -296,16 +296,16 @@ static void entry_columns(const physModel* m, physData* d, const physParam* p, c
     case PHYS_PAR_INERTIA: inertial_columns(m, d, p, Y, R, ld); break;
     case PHYS_PAR_DAMPING:
       for (int k = da; k < da + nd; k++)
-        R[(size_t)k * ld + col] = (passive ? d->qvel[k] : 0) + (implicit ? dt * qacc[k] : 0);
+        R[(size_t)k * ld + col] += (passive ? d->qvel[k] : 0) + (implicit ? dt * qacc[k] : 0);
       break;
     case PHYS_PAR_ARMATURE:
-      for (int k = da; k < da + nd; k++) R[(size_t)k * ld + col] = qacc[k];
+      for (int k = da; k < da + nd; k++) R[(size_t)k * ld + col] += qacc[k];
       break;
     case PHYS_PAR_STIFFNESS:
       if (passive) {
         double off[6];
         spring_offset(m, d, p->id, off);
-        for (int k = 0; k < nd; k++) R[(size_t)(da + k) * ld + col] = off[k];
+        for (int k = 0; k < nd; k++) R[(size_t)(da + k) * ld + col] += off[k];
       }
       break;
     case PHYS_PAR_GRAVITY: gravity_columns(m, d, p, R, ld); break;

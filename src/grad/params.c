@@ -2,6 +2,7 @@
 // map of the ten inertial parameters (Rucker & Wensing 2022).
 #include "params.h"
 
+#include <fnmatch.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,59 +147,130 @@ static void list_names(char* buf, size_t cap, const physModel* m, const char* ob
   if (first) snprintf(buf + len, cap - len, "(none named)");
 }
 
-// resolve one spec into p (kind, id, size, name); PHYS_ERR_ARG with a message listing valid choices
-static physStatus parse_spec(physParam* p, const physModel* m, const char* spec, physLog* log) {
-  char kind[32] = "";
-  const char* colon = strchr(spec, ':');
-  size_t kl = colon ? (size_t)(colon - spec) : strlen(spec);
-  const char* name = colon ? colon + 1 : "";
-  if (kl >= sizeof(kind) || strlen(spec) >= sizeof(p->name))
-    return phys_error(log, PHYS_ERR_ARG, "param '%.100s': name too long", spec);
-  memcpy(kind, spec, kl);
-  kind[kl] = 0;
-  snprintf(p->name, sizeof(p->name), "%s", spec);
-  p->id = -1;
-  if (!strcmp(kind, "gravity")) {
-    if (name[0] && strcmp(name, "world"))
-      return phys_error(log, PHYS_ERR_ARG, "param '%s': gravity takes no name (use 'gravity')", spec);
-    p->kind = PHYS_PAR_GRAVITY;
-    p->size = 3;
-    return PHYS_OK;
-  }
-  if (!strcmp(kind, "penalty")) return parse_penalty(p, spec, name, log);
+// 1 if name has a shell pattern character (a tied spec)
+static int is_pattern(const char* name) { return strpbrk(name, "*?[") != NULL; }
+
+// 1 if kind k may take a pattern: kinds whose derivative is a force column (param_deriv.c accumulates the
+// entries of one theta column); the contact kinds' columns are written per entry, so they stay single
+static int tieable(int k) {
+  return k != PHYS_PAR_FRICTION && k != PHYS_PAR_RESTITUTION && k != PHYS_PAR_SIZE && k != PHYS_PAR_POS;
+}
+
+// 1 if object i of kind obj matches name (a pattern or an exact name); the world body never matches
+static int name_matches(const physModel* m, const char* obj, int i, const char* name, int pattern) {
+  const char* nm = phys_id2name(m, obj, i);
+  if (!nm || !nm[0] || (i == 0 && !strcmp(obj, "body"))) return 0;
+  return pattern ? fnmatch(name, nm, 0) == 0 : !strcmp(nm, name);
+}
+
+// number of objects of kind obj whose name matches a pattern
+static int count_matches(const physModel* m, const char* obj, const char* name) {
+  int n = 0;
+  for (int i = 0; i < object_count(m, obj); i++) n += name_matches(m, obj, i, name, 1);
+  return n;
+}
+
+// the kind k of a spec's prefix, or -1; damping and stiffness name a joint, else a spring (a pattern: the
+// joints if any matches, else the springs)
+static int spec_kind(const physModel* m, const char* kind, const char* name) {
   int k = -1;
   for (int i = 0; i < PHYS_NPARKIND; i++)
     if (i != PHYS_PAR_GRAVITY && !strcmp(kind, kind_row(i).prefix)) {
       k = i;
       break;
     }
-  if (k < 0)
-    return phys_error(log, PHYS_ERR_ARG,
-                      "param '%s': unknown kind '%s' (valid: mass, com, inertia, damping, armature, stiffness, "
-                      "restlength, gravity, gear, friction, restitution, size, pos, penalty)", spec, kind);
-  // damping and stiffness name a joint, else a spring
-  if ((k == PHYS_PAR_DAMPING || k == PHYS_PAR_STIFFNESS) && phys_name2id(m, "joint", name) < 0 &&
-      phys_name2id(m, "spring", name) >= 0)
-    k = k == PHYS_PAR_DAMPING ? PHYS_PAR_SPRING_DAMPING : PHYS_PAR_SPRING_STIFFNESS;
+  if (k != PHYS_PAR_DAMPING && k != PHYS_PAR_STIFFNESS) return k;
+  int joint = is_pattern(name) ? count_matches(m, "joint", name) > 0 : phys_name2id(m, "joint", name) >= 0;
+  int spring = is_pattern(name) ? count_matches(m, "spring", name) > 0 : phys_name2id(m, "spring", name) >= 0;
+  if (!joint && spring) k = k == PHYS_PAR_DAMPING ? PHYS_PAR_SPRING_DAMPING : PHYS_PAR_SPRING_STIFFNESS;
+  return k;
+}
+
+// the unknown-name error of spec (no object of kind k named, or matching, name), listing the valid names
+static physStatus unknown_name(const physModel* m, int k, const char* spec, const char* name, physLog* log) {
   const char* obj = kind_object(k);
-  if (!obj) return phys_error(log, PHYS_ERR_ARG, "param '%s': kind '%s' is not supported yet", spec, kind);
-  int id = name[0] ? phys_name2id(m, obj, name) : -1;
-  if (id < 0 || ((k <= PHYS_PAR_INERTIA || k == PHYS_PAR_POS) && id == 0)) {
-    char valid[PHYS_MSGLEN / 2] = "";
-    list_names(valid, sizeof(valid), m, obj);
-    int both = k == PHYS_PAR_DAMPING || k == PHYS_PAR_STIFFNESS;
-    if (both) {
-      size_t len = strlen(valid);
-      snprintf(valid + len, sizeof(valid) - len, "; springs: ");
-      list_names(valid, sizeof(valid), m, "spring");
-    }
-    return phys_error(log, PHYS_ERR_ARG, "param '%s': no %s%s named '%s' (valid: %s)", spec, obj,
-                      both ? " or spring" : "", name, valid);
+  char valid[PHYS_MSGLEN / 2] = "";
+  list_names(valid, sizeof(valid), m, obj);
+  int both = k == PHYS_PAR_DAMPING || k == PHYS_PAR_STIFFNESS;
+  if (both) {
+    size_t len = strlen(valid);
+    snprintf(valid + len, sizeof(valid) - len, "; springs: ");
+    list_names(valid, sizeof(valid), m, "spring");
   }
-  p->kind = k;
-  p->id = id;
-  p->size = param_size(m, k, id);
-  return check_entry(m, p, log);
+  return phys_error(log, PHYS_ERR_ARG, "param '%s': no %s%s %s '%s' (valid: %s)", spec, obj,
+                    both ? " or spring" : "", is_pattern(name) ? "matches" : "named", name, valid);
+}
+
+// split spec into kind (cap bytes) and name; PHYS_ERR_ARG if too long
+static physStatus split_kind(char* kind, size_t cap, const char** name, const char* spec, physLog* log) {
+  const char* colon = strchr(spec, ':');
+  size_t kl = colon ? (size_t)(colon - spec) : strlen(spec);
+  *name = colon ? colon + 1 : "";
+  if (kl >= cap || strlen(spec) >= sizeof(((physParam*)0)->name))
+    return phys_error(log, PHYS_ERR_ARG, "param '%.100s': name too long", spec);
+  memcpy(kind, spec, kl);
+  kind[kl] = 0;
+  return PHYS_OK;
+}
+
+// resolve one spec into *out (count entries, reallocated; kind, id, size, name of each); PHYS_ERR_ARG with
+// a message listing valid choices
+static physStatus parse_spec(physParam** out, int* count, const physModel* m, const char* spec, physLog* log) {
+  char kind[32] = "";
+  const char* name;
+  physStatus st = split_kind(kind, sizeof(kind), &name, spec, log);
+  if (st != PHYS_OK) return st;
+  physParam one = {.id = -1};
+  snprintf(one.name, sizeof(one.name), "%s", spec);
+  int k = -1, n = 1;
+  if (!strcmp(kind, "gravity")) {
+    if (name[0] && strcmp(name, "world"))
+      return phys_error(log, PHYS_ERR_ARG, "param '%s': gravity takes no name (use 'gravity')", spec);
+    one.kind = PHYS_PAR_GRAVITY;
+    one.size = 3;
+  } else if (!strcmp(kind, "penalty")) {
+    st = parse_penalty(&one, spec, name, log);
+    if (st != PHYS_OK) return st;
+  } else {
+    k = spec_kind(m, kind, name);
+    if (k < 0)
+      return phys_error(log, PHYS_ERR_ARG,
+                        "param '%s': unknown kind '%s' (valid: mass, com, inertia, damping, armature, stiffness, "
+                        "restlength, gravity, gear, friction, restitution, size, pos, penalty)", spec, kind);
+    if (!kind_object(k)) return phys_error(log, PHYS_ERR_ARG, "param '%s': kind '%s' is not supported yet", spec, kind);
+    if (is_pattern(name) && !tieable(k))
+      return phys_error(log, PHYS_ERR_ARG, "param '%s': %s takes one name, not a pattern (patterns: mass, com, "
+                        "inertia, damping, armature, stiffness, restlength, gear)", spec, kind);
+    n = is_pattern(name) ? count_matches(m, kind_object(k), name) : name[0] != 0;
+    if (n == 0 || (!is_pattern(name) && phys_name2id(m, kind_object(k), name) < 0) ||
+        (!is_pattern(name) && (k <= PHYS_PAR_INERTIA || k == PHYS_PAR_POS) && phys_name2id(m, "body", name) == 0))
+      return unknown_name(m, k, spec, name, log);
+  }
+  physParam* grown = realloc(*out, sizeof(physParam) * (size_t)(*count + n));
+  if (!grown) return phys_error(log, PHYS_ERR_NOMEM, "param table: out of memory");
+  *out = grown;
+  if (k < 0) {
+    grown[(*count)++] = one;
+    return PHYS_OK;
+  }
+  const char* obj = kind_object(k);
+  for (int i = 0, e = 0; i < object_count(m, obj) && e < n; i++) {
+    if (!name_matches(m, obj, i, name, is_pattern(name))) continue;
+    physParam* p = grown + *count;
+    *p = one;
+    p->kind = k;
+    p->id = i;
+    p->size = param_size(m, k, i);
+    p->tied = e > 0;
+    (*count)++;
+    e++;
+    if ((st = check_entry(m, p, log)) != PHYS_OK) return st;
+    if (p->tied && p->size != grown[*count - 2].size)
+      return phys_error(log, PHYS_ERR_ARG, "param '%s': matches %ss of different sizes ('%s' %d, '%s' %d); a "
+                        "tied parameter needs one size", spec, obj, phys_id2name(m, obj, grown[*count - 2].id),
+                        grown[*count - 2].size, phys_id2name(m, obj, i), p->size);
+  }
+  return PHYS_OK;
 }
 
 // two entries conflict if equal, or if one is inertia and the other mass/com of the same body
@@ -211,22 +283,33 @@ static int conflict(const physParam* a, const physParam* b) {
 physStatus phys_param_table_build(physParamTable* t, const physModel* m, const char* const* spec, int nspec,
                                   physLog* log) {
   memset(t, 0, sizeof(*t));
-  if (nspec <= 0) return PHYS_OK;
-  t->param = calloc((size_t)nspec, sizeof(physParam));
-  if (!t->param) return phys_error(log, PHYS_ERR_NOMEM, "param table: out of memory");
   for (int i = 0; i < nspec; i++) {
-    physParam* p = t->param + i;
-    physStatus st = parse_spec(p, m, spec[i], log);
+    int first = t->n;
+    physStatus st = parse_spec(&t->param, &t->n, m, spec[i], log);
     if (st != PHYS_OK) return st;
-    for (int j = 0; j < i; j++)
-      if (conflict(p, t->param + j))
-        return phys_error(log, PHYS_ERR_ARG, "param '%s': overlaps '%s' (a body takes inertia or mass/com)",
-                          p->name, t->param[j].name);
-    p->adr = t->ntheta;
-    t->ntheta += p->size;
-    t->n++;
+    for (int e = first; e < t->n; e++) {
+      physParam* p = t->param + e;
+      for (int j = 0; j < e; j++)
+        if (conflict(p, t->param + j)) {
+          const char* obj = kind_object(p->kind);
+          if (obj && p->kind == t->param[j].kind)
+            return phys_error(log, PHYS_ERR_ARG, "param '%s': overlaps '%s' (both set %s '%s')", p->name,
+                              t->param[j].name, obj, phys_id2name(m, obj, p->id));
+          return phys_error(log, PHYS_ERR_ARG, "param '%s': overlaps '%s' (a body takes inertia or mass/com)",
+                            p->name, t->param[j].name);
+        }
+      p->spec = i;
+      p->adr = t->ntheta;
+    }
+    t->ntheta += t->param[first].size;
   }
   return PHYS_OK;
+}
+
+const physParam* phys_param_spec_entry(const physParamTable* t, int i) {
+  for (int e = 0; e < t->n; e++)
+    if (t->param[e].spec == i && !t->param[e].tied) return t->param + e;
+  return NULL;
 }
 
 void phys_param_table_free(physParamTable* t) {
@@ -400,6 +483,7 @@ static void joint_dofs(const physModel* m, int j, int* da, int* nd) {
 void phys_param_get(const physParamTable* t, const physModel* m, double* theta) {
   for (int e = 0; e < t->n; e++) {
     const physParam* p = t->param + e;
+    if (p->tied) continue;   // a tied spec starts from its first match's value
     double* th = theta + p->adr;
     int id = p->id, da, nd;
     switch (p->kind) {

@@ -62,10 +62,14 @@ typedef enum physParamKind_ {
   PHYS_NPARKIND
 } physParamKind;
 
-// one entry: theta[adr .. adr+size) acts on object id (body, joint, actuator, spring, geom; -1 gravity)
+// one entry: theta[adr .. adr+size) acts on object id (body, joint, actuator, spring, geom; -1 gravity).
+// A tied spec (a pattern, below) gives one entry per matched object, all with the same adr: theta holds one
+// shared value and the derivative columns of its entries add up (param_deriv.c accumulates into R).
 typedef struct physParam_ {
   int kind, id, adr, size;
-  char name[160];   // the spec "KIND:NAME"
+  int spec;         // index of the spec it came from
+  int tied;         // 1 for the second and later entries of a pattern (list, label and read theta from the first)
+  char name[160];   // the spec "KIND:NAME" (the pattern for every entry of a tied spec)
 } physParam;
 
 typedef struct physParamTable_ {
@@ -74,13 +78,19 @@ typedef struct physParamTable_ {
   physParam* param;
 } physParamTable;
 
-// build t from nspec specs "KIND:NAME"; on error PHYS_ERR_ARG with a message in log listing the valid
+// build t from nspec specs "KIND:NAME". NAME may be a shell-style pattern (fnmatch: *, ?, [...]) for the kinds
+// mass, com, inertia, damping, armature, stiffness, restlength and gear: every named object that matches is one
+// entry and all of them share one theta block (tied parameters; gear: the matches must have the same size).
+// A pattern that matches nothing is the unknown-name error; contact kinds (friction, restitution, size, pos)
+// refuse patterns (PHYS_ERR_ARG). On error PHYS_ERR_ARG with a message in log listing the valid
 // kinds or names. t is zeroed first; free with phys_param_table_free (also after a failed build).
 physStatus phys_param_table_build(physParamTable* t, const physModel* m, const char* const* spec, int nspec,
                                   physLog* log);
 void phys_param_table_free(physParamTable* t);
+// the first entry of spec i (NULL if i is out of range)
+const physParam* phys_param_spec_entry(const physParamTable* t, int i);
 
-// theta (ntheta) from the model
+// theta (ntheta) from the model (a tied spec: the first match's value)
 void phys_param_get(const physParamTable* t, const physModel* m, double* theta);
 // write theta into the model (inertia: body_mass, body_ipos, body_iquat, body_inertia by eigen-decomposition;
 // body_subtreemass is updated); PHYS_ERR_VALUE if a value is not finite or a mass is not positive

@@ -10,6 +10,10 @@
 //     columns;
 //   - body placements pos:BODY (link lengths) on the double pendulum (with random xfrc), on mixed.xml (a
 //     spring and its motor across the moved subtrees) and on every humanoid body but the free torso;
+//   - tied parameters (a pattern, params.h): P's column of "damping:j*" equals the sum of the seven
+//     "damping:jK" columns (and "armature:j[246]" of three) to 1e-13 relative, at rest and moving, and against
+//     central differences and the dot-product test through check_model; on the jumpworm in contact (every
+//     contact model) the tied columns of damping, mass and gear equal the summed ones to 1e-10 relative;
 // on the pendulum, tests/data/mixed.xml (every joint type, springs, motors on joints and on a spring, random
 // xfrc_applied so that the com's force point moves with com and inertia; with implicit and explicit damping)
 // and MuJoCo's humanoid in the air (contacts and limits disabled, every body's inertia, every joint, every gear).
@@ -235,6 +239,92 @@ static void check_refusal(void) {
   phys_free_model(m);
 }
 
+// P of one table at d's state (caller frees)
+static double* param_jacobian(const physModel* m, physData* d, const char* const* spec, int n, int* nt) {
+  physLog log = {0};
+  physParamTable t;
+  double* P = NULL;
+  if (phys_param_table_build(&t, m, spec, n, &log) == PHYS_OK) {
+    *nt = t.ntheta;
+    P = calloc((size_t)(2 * m->nv * t.ntheta), sizeof(double));
+    CHECK(phys_step_param_jacobian(m, d, &t, P) == PHYS_OK);
+  } else {
+    CHECK_MSG(0, "%s", log.error);
+  }
+  phys_param_table_free(&t);
+  return P;
+}
+
+// arm7 (contact-free): the tied columns are the sums of the separate ones, at rest and moving; then
+// differences and the dot-product test of the tied table
+static void check_tied(void) {
+  physModel* m = gm_load("models/arm7.xml", PHYS_DSBL_CONTACT | PHYS_DSBL_LIMIT);
+  physData* d = phys_make_data(m);
+  const char* tied[] = {"damping:j*", "armature:j[246]"};
+  const char* sep[] = {"damping:j1", "damping:j2", "damping:j3", "damping:j4", "damping:j5", "damping:j6",
+                       "damping:j7", "armature:j2", "armature:j4", "armature:j6"};
+  physRng r;
+  phys_rng_seed(&r, 5);
+  for (int s = 0; s < 2; s++) {
+    if (s) gm_random_state(m, d, &r, 2);
+    for (int a = 0; a < m->nu; a++) d->ctrl[a] = s ? 10 * (a % 3 - 1) : 0;
+    int nt = 0, ns = 0;
+    double *Pt = param_jacobian(m, d, tied, 2, &nt), *Ps = param_jacobian(m, d, sep, 10, &ns);
+    CHECK(nt == 2 && ns == 10);
+    double worst = 0, scale = 0;
+    for (int k = 0; Pt && Ps && k < 2 * m->nv; k++) {
+      double sd = 0, sa = 0;
+      for (int j = 0; j < 7; j++) sd += Ps[k * 10 + j];
+      for (int j = 7; j < 10; j++) sa += Ps[k * 10 + j];
+      worst = fmax(worst, fmax(fabs(Pt[k * 2] - sd), fabs(Pt[k * 2 + 1] - sa)));
+      scale = fmax(scale, fmax(fabs(sd), fabs(sa)));
+    }
+    CHECK_MSG(scale > 0 && worst <= 1e-13 * scale, "tied vs summed columns: %g of %g", worst, scale);
+    printf("arm7 tied (%s): max |tied - sum of columns| %.3g of %.3g\n", s ? "moving" : "at rest", worst, scale);
+    free(Pt);
+    free(Ps);
+  }
+  phys_free_data(d);
+  check_model("arm7 tied", m, tied, 2, 3, 2, 1);
+  phys_free_model(m);
+}
+
+// the jumpworm lying on its floor, every contact model: the tied columns (hinge damping, link masses, motor
+// gears) are the sums of the separate ones through the constrained step's Jacobian
+static void check_tied_contact(void) {
+  const char* tied[] = {"damping:*_hinge", "mass:*", "gear:*"};
+  const char* sep[] = {"damping:tail_hinge", "damping:head_hinge", "mass:middle", "mass:tail", "mass:head",
+                       "gear:tail", "gear:head"};
+  const int group[7] = {0, 0, 1, 1, 1, 2, 2};
+  for (int cm = PHYS_CONTACT_LCP; cm <= PHYS_CONTACT_PENALTY; cm++) {
+    physModel* m = gm_load("models/jumpworm.xml", 0);
+    m->opt.contact = cm;
+    physData* d = phys_make_data(m);
+    phys_reset_keyframe(m, d, 0);
+    d->ctrl[0] = 0.3, d->ctrl[1] = -0.2;
+    for (int i = 0; i < 5; i++) phys_step(m, d);
+    CHECK_MSG(d->ncon > 0, "jumpworm contact model %d: no contact", cm);
+    int nt = 0, ns = 0, n2 = 2 * m->nv;
+    double *Pt = param_jacobian(m, d, tied, 3, &nt), *Ps = param_jacobian(m, d, sep, 7, &ns);
+    CHECK(nt == 3 && ns == 7);
+    double worst = 0, scale = 0;
+    for (int k = 0; Pt && Ps && k < n2; k++)
+      for (int g = 0; g < 3; g++) {
+        double sum = 0;
+        for (int j = 0; j < 7; j++) sum += group[j] == g ? Ps[k * 7 + j] : 0;
+        worst = fmax(worst, fabs(Pt[k * 3 + g] - sum));
+        scale = fmax(scale, fabs(sum));
+      }
+    CHECK_MSG(scale > 0 && worst <= 1e-10 * scale, "contact model %d: tied vs summed %g of %g", cm, worst, scale);
+    printf("jumpworm tied, contact model %d, %d contacts: max |tied - sum of columns| %.3g of %.3g\n", cm,
+           d->ncon, worst, scale);
+    free(Pt);
+    free(Ps);
+    phys_free_data(d);
+    phys_free_model(m);
+  }
+}
+
 // every named body's inertia, every joint's damping/armature/stiffness, gravity, every actuator's gear, every
 // spring's stiffness/damping/rest length (named objects only), and extra specs (caller frees with free_specs)
 static int all_specs(const physModel* m, char*** out, const char* const* extra, int nextra) {
@@ -297,6 +387,8 @@ int main(void) {
   if (hf) hfactor = atof(hf);
   check_pendulum_armature();
   check_refusal();
+  check_tied();
+  check_tied_contact();
 
   physModel* m = gm_load("tests/data/pendulum.xml", 0);
   positive_armature_damping(m);

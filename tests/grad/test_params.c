@@ -1,6 +1,6 @@
 // test_params.c - the parameter table: names and sizes, get/set round trips, the log-Cholesky map (inverse,
 // derivative against central differences, physical consistency of every image), bounds, and the errors
-// for invalid names (which list the valid ones).
+// for invalid names (which list the valid ones); tied specs (patterns: entries, shared theta, get/set, errors).
 #include "grad_models.h"
 #include "params.h"
 
@@ -191,6 +191,10 @@ static void check_errors(void) {
       {"penalty:foo", {"unknown penalty parameter 'foo'", "penalty:stiffness, penalty:damping", NULL}},
       {"size:nosuch", {"no geom named 'nosuch'", NULL, NULL}},
       {"pos:world", {"no body named 'world'", "base, arm", NULL}},
+      {"damping:x*", {"no joint or spring matches 'x*'", "ball, slide, hinge", "springs: spring"}},
+      {"mass:w*", {"no body matches 'w*'", "base, arm", NULL}},   // the world never matches
+      {"friction:*", {"friction takes one name, not a pattern", NULL, NULL}},
+      {"pos:*", {"pos takes one name, not a pattern", NULL, NULL}},
   };
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     memset(&log, 0, sizeof(log));
@@ -206,6 +210,11 @@ static void check_errors(void) {
   CHECK(phys_param_table_build(&t, m, ov, 2, &log) == PHYS_ERR_ARG);
   CHECK(strstr(log.error, "overlaps") != NULL);
   phys_param_table_free(&t);
+  const char* ovp[2] = {"inertia:tip", "mass:[at]*"};   // a pattern's match overlaps
+  memset(&log, 0, sizeof(log));
+  CHECK(phys_param_table_build(&t, m, ovp, 2, &log) == PHYS_ERR_ARG);
+  CHECK(strstr(log.error, "'mass:[at]*': overlaps 'inertia:tip'") != NULL);
+  phys_param_table_free(&t);
   const char* rep[2] = {"damping:slide", "damping:slide"};
   CHECK(phys_param_table_build(&t, m, rep, 2, &log) == PHYS_ERR_ARG);
   phys_param_table_free(&t);
@@ -217,6 +226,69 @@ static void check_errors(void) {
   phys_param_table_free(&t);
   const char* ok[2] = {"mass:arm", "com:arm"};
   CHECK(phys_param_table_build(&t, m, ok, 2, &log) == PHYS_OK);
+  phys_param_table_free(&t);
+  phys_free_model(m);
+}
+
+// tied specs on mixed.xml: one entry per match sharing one theta block, set writes the shared value into
+// every match (the ball joint's three dofs too), get reads the first match's, spec_entry finds each spec
+static void check_tied_table(void) {
+  physModel* m = gm_load("tests/data/mixed.xml", 0);
+  physLog log = {0};
+  physParamTable t;
+  const char* spec[3] = {"damping:[bsh]*", "mass:[at]*", "gravity"};   // not the free root
+  CHECK_MSG(phys_param_table_build(&t, m, spec, 3, &log) == PHYS_OK, "%s", log.error);
+  int ball = phys_name2id(m, "joint", "ball"), slide = phys_name2id(m, "joint", "slide");
+  int hinge = phys_name2id(m, "joint", "hinge"), arm = phys_name2id(m, "body", "arm");
+  int tip = phys_name2id(m, "body", "tip");
+  CHECK(t.n == 6 && t.ntheta == 5);
+  const int kind[6] = {PHYS_PAR_DAMPING, PHYS_PAR_DAMPING, PHYS_PAR_DAMPING, PHYS_PAR_MASS, PHYS_PAR_MASS,
+                       PHYS_PAR_GRAVITY};
+  const int id[6] = {ball, slide, hinge, arm, tip, -1}, adr[6] = {0, 0, 0, 1, 1, 2}, tied[6] = {0, 1, 1, 0, 1, 0};
+  for (int e = 0; e < t.n && t.n == 6; e++) {
+    const physParam* p = t.param + e;
+    CHECK_MSG(p->kind == kind[e] && p->id == id[e] && p->adr == adr[e] && p->tied == tied[e] &&
+              p->spec == (e < 3 ? 0 : e < 5 ? 1 : 2), "entry %d: kind %d id %d adr %d tied %d spec %d", e,
+              p->kind, p->id, p->adr, p->tied, p->spec);
+    CHECK(!strcmp(p->name, spec[p->spec]));
+  }
+  CHECK(phys_param_spec_entry(&t, 1) == t.param + 3 && phys_param_spec_entry(&t, 3) == NULL);
+  // get: the first match's value
+  int da = m->jnt_dofadr[ball];
+  m->dof_damping[da] = 0.25;
+  m->dof_damping[m->jnt_dofadr[slide]] = 9;
+  double th[5];
+  phys_param_get(&t, m, th);
+  CHECK(th[0] == 0.25 && th[1] == m->body_mass[arm]);
+  // set: every match
+  const double in[5] = {0.7, 2.5, 0, 0, -3};
+  CHECK(phys_param_set(&t, m, in) == PHYS_OK);
+  for (int k = 0; k < 3; k++) CHECK(m->dof_damping[da + k] == 0.7);
+  CHECK(m->dof_damping[m->jnt_dofadr[slide]] == 0.7 && m->dof_damping[m->jnt_dofadr[hinge]] == 0.7);
+  CHECK(m->body_mass[arm] == 2.5 && m->body_mass[tip] == 2.5 && m->body_mass[phys_name2id(m, "body", "base")] != 2.5);
+  CHECK(m->body_subtreemass[arm] >= 5);   // the subtree sums follow (tip lies under arm)
+  phys_param_table_free(&t);
+  phys_free_model(m);
+}
+
+// a tied gear needs one size: motors on a ball joint (3) and a hinge (1) matched by one pattern are refused
+static void check_tied_gear_sizes(void) {
+  char path[] = "/tmp/physid_test_params_XXXXXX";
+  int fd = mkstemp(path);
+  FILE* f = fd >= 0 ? fdopen(fd, "w") : NULL;
+  CHECK(f != NULL);
+  if (!f) return;
+  fputs("<mujoco><worldbody><body name='a'><joint name='b' type='ball'/><geom size='.1'/><body name='c' pos='0 0 1'>"
+        "<joint name='h'/><geom size='.1'/></body></body></worldbody><actuator><motor name='mb' joint='b'/>"
+        "<motor name='mh' joint='h'/></actuator></mujoco>\n", f);
+  fclose(f);
+  physModel* m = gm_load(path, 0);
+  unlink(path);
+  physLog log = {0};
+  physParamTable t;
+  const char* spec[1] = {"gear:m*"};
+  CHECK(phys_param_table_build(&t, m, spec, 1, &log) == PHYS_ERR_ARG);
+  CHECK_MSG(strstr(log.error, "param 'gear:m*': matches actuators of different sizes ('mb' 3, 'mh' 1)"), "%s", log.error);
   phys_param_table_free(&t);
   phys_free_model(m);
 }
@@ -383,6 +455,8 @@ int main(void) {
   check_roundtrip();
   check_logchol();
   check_errors();
+  check_tied_table();
+  check_tied_gear_sizes();
   check_humanoid();
   check_size_pos_penalty();
   check_refused_geometry();

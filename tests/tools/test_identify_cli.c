@@ -908,6 +908,49 @@ static void test_recorded_round_trip(void) {
   run_free(&r);
 }
 
+// tied parameters (issue 12 item 4): arm7's seven joints share damping 0.5 (its default class); data under random
+// controls; `--param 'damping:j*:init=0.2:min=0.05'` fits one value that comes back to 1e-9, result.json lists the
+// pattern once, the written model carries it on all seven joints; a pattern that matches nothing, a contact kind
+// with a pattern and a pattern overlapping a single name are command-line errors naming the valid choices
+static void test_tied_round_trip(void) {
+  idRunOut r = run("simulate", "models/arm7.xml", "--steps", "400", "--every", "5", "--ctrl", "random", "--seed", "3",
+                   "--quiet", "--out", path("in_arm7.csv"), NULL);
+  CHECK_MSG(r.code == 0, "%s", r.err);
+  run_free(&r);
+  r = run("identify", "models/arm7.xml", path("in_arm7.csv"), "--param", "damping:j*:init=0.2:min=0.05", "--substeps",
+          "5", "--quiet", "--out", path("out/tied.json"), "--write-model", path("out/tied.xml"), NULL);
+  CHECK_MSG(r.code == 0, "%s", r.err);
+  printf("tied damping:j* on arm7 (truth 0.5 on all seven joints): %.12g\n", printed(r.out, "damping:j*"));
+  CHECK(fabs(printed(r.out, "damping:j*") - 0.5) < 1e-9);
+  run_free(&r);
+  char* json = slurp(path("out/tied.json"));
+  cJSON* root = json ? cJSON_Parse(json) : NULL;
+  double v[8];
+  CHECK(root && cJSON_GetArraySize(cJSON_GetObjectItem(root, "params")) == 1 && result_values(v, root, "value") == 1 &&
+        fabs(v[0] - 0.5) < 1e-9);
+  cJSON_Delete(root);
+  free(json);
+  char* xml = slurp(path("out/tied.xml"));
+  int n = 0;
+  for (const char* p = xml; p && (p = strstr(p, "<joint name=\"j")); p++) {
+    const char* dmp = strstr(p, "damping=\"");
+    n += dmp && dmp < strchr(p, '>') && fabs(atof(dmp + 9) - 0.5) < 1e-9;
+  }
+  CHECK_MSG(n == 7, "%d of 7 joints carry the tied damping", n);
+  free(xml);
+  r = run("identify", "models/arm7.xml", path("in_arm7.csv"), "--param", "damping:k*", "--quiet", NULL);
+  CHECK(r.code == 2 && has(r.err, "param 'damping:k*': no joint or spring matches 'k*' (valid: j1, j2, j3, j4, j5"));
+  run_free(&r);
+  r = run("identify", "models/arm7.xml", path("in_arm7.csv"), "--param", "friction:*", "--quiet", NULL);
+  CHECK(r.code == 2 && has(r.err, "param 'friction:*': friction takes one name, not a pattern"));
+  run_free(&r);
+  r = run("identify", "models/arm7.xml", path("in_arm7.csv"), "--param", "damping:j*", "--param", "damping:j3",
+          "--quiet", NULL);
+  CHECK(r.code == 2 && has(r.err, "param 'damping:j3': overlaps 'damping:j*' (both set joint 'j3')"));
+  run_free(&r);
+  clear_outputs();
+}
+
 int main(void) {
   g_bin = getenv("PHYS_BIN");
   CHECK_MSG(g_bin != NULL && access(g_bin, X_OK) == 0, "PHYS_BIN not set or not executable");
@@ -920,6 +963,7 @@ int main(void) {
   test_sparse_and_positions();
   test_known_push();
   test_recorded_round_trip();
+  test_tied_round_trip();
   test_write_mjcf();
   test_write_urdf();
   test_write_world();
