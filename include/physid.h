@@ -492,7 +492,9 @@ void phys_kinematics(const physModel* m, physData* d);      // xpos, xquat, ...,
 void phys_com_pos(const physModel* m, physData* d);         // cinert, cdof
 void phys_com_vel(const physModel* m, physData* d);         // cvel, cdof_dot
 void phys_crb(const physModel* m, physData* d);             // qM (with armature)
-void phys_rne(const physModel* m, physData* d);             // qfrc_bias = c(q, v) (with gravity)
+// qfrc_bias = c(q, v): Coriolis, centrifugal and gravity forces, RNEA at zero acceleration (MuJoCo's mj_rne
+// with flg_acc 0, Pinocchio's nonLinearEffects); phys_rnea below takes a given acceleration
+void phys_bias_forces(const physModel* m, physData* d);
 void phys_passive(const physModel* m, physData* d);         // qfrc_passive, spring_length/force
 void phys_actuation(const physModel* m, physData* d);       // qfrc_actuator from ctrl
 // generalized force of an inverse dynamics problem: tau = M(q) qacc + c(q, v) (no armature/passive)

@@ -2,7 +2,7 @@
 //
 // Spatial quantities (cdof, cinert, cvel, cdof_dot) are world-aligned and taken about the WORLD ORIGIN
 // (see src/math/spatial.h for the packing). Call order: phys_kinematics, phys_com_pos, phys_com_vel,
-// then any of phys_crb, phys_rne, phys_rnea, phys_aba, phys_regressor, phys_passive, phys_actuation.
+// then any of phys_crb, phys_bias_forces, phys_rnea, phys_aba, phys_regressor, phys_passive, phys_actuation.
 #ifndef PHYS_DYN_H
 #define PHYS_DYN_H
 

@@ -51,4 +51,4 @@ void phys_rnea(const physModel* m, physData* d, const double* qacc, double* tau)
 }
 
 // qfrc_bias = c(q, v) = rnea(qacc = 0)
-void phys_rne(const physModel* m, physData* d) { phys_rnea(m, d, NULL, d->qfrc_bias); }
+void phys_bias_forces(const physModel* m, physData* d) { phys_rnea(m, d, NULL, d->qfrc_bias); }

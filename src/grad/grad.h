@@ -45,10 +45,10 @@ void phys_rnea_mass_vjp(const physModel* m, physData* d, const double* x, const 
 // the cost; the diagonal terms Y_r' dM Y_r of the Delassus matrix's derivative
 void phys_rnea_mass_quad_grad(const physModel* m, physData* d, const double* x, double* g);
 // g (nv) += d<M(q), K>/dq = sum_kl K_kl dM_kl/dq for a symmetric K = sum_i c_i (a_i b_i' + b_i a_i') / 2 given
-// as its nr terms (A, B: nr x nv, c: nr; the first nq are quadratic, b_i = a_i, and B's rows for them are not
-// read): every quadratic and bilinear form of M in one pass per column over the bodies below it, K's entries
+// as its nterm terms (A, B: nterm x nv, c: nterm; the first nquad are quadratic, b_i = a_i, and B's rows for
+// them are not read): every quadratic and bilinear form of M in one pass per column over the bodies below it, K's entries
 // read only where the pass needs them
-void phys_rnea_mass_trace_grad(const physModel* m, physData* d, int nq, int nr, const double* A,
+void phys_rnea_mass_trace_grad(const physModel* m, physData* d, int nquad, int nterm, const double* A,
                                   const double* B, const double* c, double* g);
 
 //---------------------------------------------------------------------------------------------------------

@@ -233,7 +233,7 @@ static physStatus tape_build(const physModel* m, physData* d, penTape* T) {
   if (!(m->opt.disableflags & PHYS_DSBL_CONTACT)) phys_collision(m, d);
   int nc = T->nc = d->ncon;
   phys_crb(m, d);
-  phys_rne(m, d);
+  phys_bias_forces(m, d);
   phys_passive(m, d);
   phys_actuation(m, d);
 

@@ -436,19 +436,19 @@ void phys_rnea_mass_quad_grad(const physModel* m, physData* d, const double* x, 
 // bilinear forms once they are summed into K.
 
 // K's entries from a low-rank sum K = sum_i c_i (a_i b_i' + b_i a_i') / 2, read entry by entry
-// (At, Bt: nv x nr transposes; Ct = c b, Dt = c a likewise: K_lk = (At_l . Ct_k + Bt_l . Dt_k) / 2; the terms
-// with a_i = b_i, the first nq, once: K_lk += At_l . Ct_k over them)
+// (At, Bt: nv x nterm transposes; Ct = c b, Dt = c a likewise: K_lk = (At_l . Ct_k + Bt_l . Dt_k) / 2; the terms
+// with a_i = b_i, the first nquad, once: K_lk += At_l . Ct_k over them)
 typedef struct {
-  int nr, nq;
+  int nterm, nquad;
   const double *At, *Bt, *Ct, *Dt;
 } kEntries;
 
 static inline double k_entry(const kEntries* e, int l, int k) {
-  const double *a = e->At + (size_t)l * e->nr, *b = e->Bt + (size_t)l * e->nr, *c = e->Ct + (size_t)k * e->nr,
-               *dd = e->Dt + (size_t)k * e->nr;
+  size_t n = (size_t)e->nterm;
+  const double *a = e->At + l * n, *b = e->Bt + l * n, *c = e->Ct + k * n, *dd = e->Dt + k * n;
   double q = 0, s = 0;
-  for (int i = 0; i < e->nq; i++) q += a[i] * c[i];
-  for (int i = e->nq; i < e->nr; i++) s += a[i] * c[i] + b[i] * dd[i];
+  for (int i = 0; i < e->nquad; i++) q += a[i] * c[i];
+  for (int i = e->nquad; i < e->nterm; i++) s += a[i] * c[i] + b[i] * dd[i];
   return q + 0.5 * s;
 }
 
@@ -509,22 +509,22 @@ static void trace_grad(const physModel* m, physData* d, const kEntries* K, doubl
   phys_stack_free(d, mark);
 }
 
-void phys_rnea_mass_trace_grad(const physModel* m, physData* d, int nq, int nr, const double* A,
+void phys_rnea_mass_trace_grad(const physModel* m, physData* d, int nquad, int nterm, const double* A,
                                   const double* B, const double* c, double* g) {
   int nv = m->nv;
-  if (nr <= 0) return;
-  size_t mark = phys_stack_mark(d), sz = (size_t)nv * nr;
+  if (nterm <= 0) return;
+  size_t mark = phys_stack_mark(d), sz = (size_t)nv * nterm;
   double* At = phys_stack_alloc(d, sz);
   double* Bt = phys_stack_alloc(d, sz);
   double* Ct = phys_stack_alloc(d, sz);
   double* Dt = phys_stack_alloc(d, sz);
-  for (int i = 0; i < nr; i++)
+  for (int i = 0; i < nterm; i++)
     for (int l = 0; l < nv; l++) {
-      double a = A[(size_t)i * nv + l], b = i < nq ? a : B[(size_t)i * nv + l];
-      At[(size_t)l * nr + i] = a, Bt[(size_t)l * nr + i] = b;
-      Ct[(size_t)l * nr + i] = c[i] * b, Dt[(size_t)l * nr + i] = c[i] * a;
+      double a = A[(size_t)i * nv + l], b = i < nquad ? a : B[(size_t)i * nv + l];
+      At[(size_t)l * nterm + i] = a, Bt[(size_t)l * nterm + i] = b;
+      Ct[(size_t)l * nterm + i] = c[i] * b, Dt[(size_t)l * nterm + i] = c[i] * a;
     }
-  kEntries e = {nr, nq, At, Bt, Ct, Dt};
+  kEntries e = {nterm, nquad, At, Bt, Ct, Dt};
   trace_grad(m, d, &e, g);
   phys_stack_free(d, mark);
 }

@@ -41,7 +41,7 @@ physStatus phys_smooth_step_point(const physModel* m, physData* d, int kinematic
   phys_com_pos(m, d);
   phys_com_vel(m, d);
   phys_crb(m, d);
-  phys_rne(m, d);
+  phys_bias_forces(m, d);
   phys_passive(m, d);
   phys_actuation(m, d);
 

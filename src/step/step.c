@@ -115,7 +115,7 @@ static void smooth_pipeline(const physModel* m, physData* d, double* tau, int wi
   phys_com_vel(m, d);
   if (with_matrices) {
     phys_crb(m, d);
-    phys_rne(m, d);
+    phys_bias_forces(m, d);
   }
   phys_passive(m, d);
   phys_actuation(m, d);
@@ -303,7 +303,7 @@ int phys_step_constrained(const physModel* m, physData* d, physSolverFn solver, 
 
   // M~ = M + dt B = L' D L along the tree (qLD)
   phys_crb(m, d);
-  phys_rne(m, d);
+  phys_bias_forces(m, d);
   phys_implicit_damping_add(m, f);
   if (phys_factor_m(m, d->qLD, d->qM, f) != nv) {
     phys_data_warn(d, PHYS_WARN_REJECTED, "phys_step: mass matrix not positive definite at time %g; step rejected", d->time);
@@ -398,7 +398,7 @@ static int penalty_dense(const physModel* m, physData* d, const double* tau, con
       d, ((size_t)d->ncon * sizeof(physPenaltyContact) + sizeof(double) - 1) / sizeof(double) + 1);
   const int* parent = phys_penalty_tree(m, d) ? m->dof_parentid : NULL;   // NULL: dense
   phys_crb(m, d);
-  phys_rne(m, d);
+  phys_bias_forces(m, d);
 
   // M~ = M + dt B factored (qLD) for the contacts' Delassus diagonals; their linearization
   phys_implicit_damping_add(m, vnew);

@@ -88,7 +88,7 @@ static void ball_state(const physModel* m, physData* d, double z, double vx, dou
   d->qvel[2] = vz;
   kin(m, d);
   phys_crb(m, d);
-  phys_rne(m, d);
+  phys_bias_forces(m, d);
   CHECK(phys_factor_m(m, d->qLD, d->qM, NULL) == m->nv);
   ball_contact(m, d, mu);
   d->contact[0].restitution = eps;

@@ -8,7 +8,7 @@ static void dense_reference(const physModel* m, physData* d, const double* tau, 
   int nv = m->nv;
   double* L = malloc(sizeof(double) * nv * nv);
   phys_crb(m, d);
-  phys_rne(m, d);
+  phys_bias_forces(m, d);
   memcpy(L, d->qM, sizeof(double) * nv * nv);
   for (int i = 0; i < nv; i++) {
     if (add) L[i * nv + i] += add[i];

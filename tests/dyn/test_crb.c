@@ -39,7 +39,7 @@ static void check_model(physModel* m, uint64_t seed) {
     // M qacc + c == rnea(qacc) + armature qacc for a random qacc
     for (int i = 0; i < nv; i++) e[i] = phys_rng_range(&r, -3, 3);
     phys_rnea(m, d, e, t1);
-    phys_rne(m, d);
+    phys_bias_forces(m, d);
     err = 0;
     for (int i = 0; i < nv; i++) {
       double s = d->qfrc_bias[i] - m->dof_armature[i] * e[i];

@@ -129,7 +129,7 @@ static void check_file(const char* file) {
     phys_com_pos(m, d);
     phys_com_vel(m, d);
     phys_crb(m, d);
-    phys_rne(m, d);
+    phys_bias_forces(m, d);
     phys_passive(m, d);
     phys_actuation(m, d);
     mj_fullM(mm, M, md->qM);
