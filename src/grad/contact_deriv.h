@@ -1,4 +1,4 @@
-// contact_deriv.h - derivatives of the constraint problem's geometry (issue 4 item 1): how the rows J of
+// contact_deriv.h - derivatives of the constraint problem's geometry: how the rows J of
 // the contacts and joint limits (src/contact/assemble.c) and their distances change with the configuration
 // q (tangent coordinates, grad.h) and with geom sizes.
 //

@@ -1,7 +1,7 @@
 // params.h - the parameter table: named physical parameters theta of a model that the step can be
 // differentiated with respect to (param_deriv.c) and that identification fits (DESIGN.md section 4).
 //
-// A table is built from specs "KIND:NAME" (issue 5's --param names). Kinds, target and size:
+// A table is built from specs "KIND:NAME" (the names physid identify --param takes). Kinds, target and size:
 //   mass:BODY        1   body_mass; the centre of mass and the rotational inertia about it stay fixed
 //   com:BODY         3   body_ipos (body frame); mass and the rotational inertia about the com stay fixed
 //   inertia:BODY     10  all ten inertial parameters through the log-Cholesky map below (mass, com, inertia)

@@ -1,4 +1,4 @@
-// penalty_deriv.h - exact derivatives of the penalty contact model's step (issue 4 item 1, "penalty
+// penalty_deriv.h - exact derivatives of the penalty contact model's step ("penalty
 // directly"): phys_step with m->opt.contact == PHYS_CONTACT_PENALTY and penetrating contacts or active joint
 // limits (src/step/step.c penalty_velocity / penalty_dense, src/contact/penalty.c). The equations and the
 // choices (what is differentiated, what is held) are in penalty_deriv.c's file comment.

@@ -1,4 +1,4 @@
-// rollout.h - gradient of a rollout's summed loss by reverse mode with checkpointing (issue 4 item 3).
+// rollout.h - gradient of a rollout's summed loss by reverse mode with checkpointing.
 //
 // Rollout: x_0 = d's state (qpos, qvel, time), x_{t+1} = phys_step(x_t, u_t) for t = 0..T-1, with
 // ctrl = u[t*nu .. t*nu+nu) during step t (qfrc_applied, xfrc_applied and the model held fixed). Loss:

@@ -1,4 +1,4 @@
-// step_contact_deriv.h - exact derivatives of the constrained step (issue 4 items 1-3 for contact): phys_step
+// step_contact_deriv.h - exact derivatives of the constrained step: phys_step
 // with m->opt.contact lcp, cone or ccp and contacts or active joint limits (src/step/step.c
 // phys_step_constrained). The equations are in step_contact_deriv.c's file comment.
 //

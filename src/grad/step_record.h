@@ -1,4 +1,4 @@
-// step_record.h - what one phys_step does at a state, recorded once for its derivatives (issue 11 item 1).
+// step_record.h - what one phys_step does at a state, recorded once for its derivatives.
 //
 // phys_step_linearize runs the step's stages at d's state without integrating and records the kind of step
 // it is (smooth; constrained, with the model's solver; penalty) with the quantities its derivatives read:

@@ -1,4 +1,4 @@
-// toi.h - the time-of-impact correction of the step Jacobian for elastic bounces (issue 4 item 4; paper 001
+// toi.h - the time-of-impact correction of the step Jacobian for elastic bounces (paper 001
 // section VI and appendix E, paper 002 appendix VII), applied by phys_step_jacobian and phys_step_vjp when
 // m->opt.gradflags has PHYS_GRAD_TOI and the contact model is lcp, cone or ccp. The derivation is in
 // toi.c's file comment.

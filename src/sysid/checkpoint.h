@@ -1,4 +1,4 @@
-// checkpoint.h - the fit's resumable state on disk (issue 10 item 18): phys_fit (fit.c) writes it after every
+// checkpoint.h - the fit's resumable state on disk: phys_fit (fit.c) writes it after every
 // iteration when physFitOptions.checkpoint is set and continues from it with physFitOptions.resume.
 //
 // Layer: sysid (fit.c fills and restores the state; this file only stores it, checks it and hashes the inputs).

@@ -1,4 +1,4 @@
-// sysid.h - system identification (issue 5, DESIGN.md section 5): recorded trajectories (dataset.c), the
+// sysid.h - system identification (DESIGN.md section 5): recorded trajectories (dataset.c), the
 // fit of physical parameters theta (the parameter table of src/grad/params.h) to them by losses on
 // simulated predictions with analytical residual Jacobians (fit.c), and the fit's statistics.
 //
