@@ -619,6 +619,7 @@ static char* result_json(const idRun* r) {
   cJSON_AddItemToObject(root, "loss", json_num(r->res.loss));
   cJSON_AddNumberToObject(root, "residuals", r->res.nres);
   cJSON_AddNumberToObject(root, "iterations", r->res.iterations);
+  cJSON_AddStringToObject(root, "stop", phys_fit_stop_name(r->res.stop));
   cJSON_AddNumberToObject(root, "starts", r->fit.starts);
   cJSON_AddNumberToObject(root, "best_start", r->res.start);
   cJSON* hist = cJSON_AddArrayToObject(root, "loss_history");
@@ -631,6 +632,19 @@ static char* result_json(const idRun* r) {
   char* text = cJSON_Print(root);
   cJSON_Delete(root);
   return text;
+}
+
+// a warning for every component that ended on one of its bounds, with what that may mean (part of the result:
+// printed with --quiet too, as the unidentifiable directions are)
+static void print_bound_warnings(const idRun* r) {
+  for (int i = 0; i < r->res.ntheta; i++) {
+    double v = r->res.theta[i];
+    if (v != r->lower[i] && v != r->upper[i]) continue;
+    fprintf(stderr, "warning: identify: %s ended at its %s %g: the data may not excite it (no motion where it acts), "
+            "the bound may be wrong, or the parameter absorbs an effect the model misses; its interval is cut "
+            "there. 'physid sweep' with the same options shows the loss along it\n",
+            r->label[i], v == r->lower[i] ? "min" : "max", v);
+  }
 }
 
 // identified values with +- stderr and the 95% interval (+- 1.96 stderr, normal approximation, clipped to the
@@ -655,9 +669,11 @@ static void print_results(const idRun* r) {
              lo, hi, r->theta0[i], bound);
     }
   }
-  printf("loss %.6g -> %.6g in %d iterations (best of %d starts), %d residuals; fit %.2f s (forward %.2f s, "
-         "gradient %.2f s)\n", res->loss0, res->loss, res->iterations, r->fit.starts, res->nres, r->wall,
-         res->time_forward, res->time_gradient);
+  printf("loss %.6g -> %.6g in %d iterations (%s; best of %d starts), %d residuals; fit %.2f s (forward %.2f s, "
+         "gradient %.2f s)\n", res->loss0, res->loss, res->iterations, phys_fit_stop_name(res->stop), r->fit.starts,
+         res->nres, r->wall, res->time_forward, res->time_gradient);
+  fflush(stdout);
+  print_bound_warnings(r);
   for (int k = 0; k < res->nnull; k++) {   // part of the result (stdout points to it): printed with --quiet too
     fprintf(stderr, "warning: identify: unidentifiable direction %d of %d (near-null eigenvector of J'J): the data "
             "do not determine", k + 1, res->nnull);

@@ -78,6 +78,8 @@ void phys_fit_defaults(physFitOptions* opt) {
   opt->optimizer = PHYS_OPT_LM;
   opt->max_iter = 100;
   opt->tol = 1e-10;
+  opt->stall_iters = 5;
+  opt->stall_tol = 1e-6;
   opt->lr = 1e-2;
   opt->starts = 1;
   opt->seed = 1;
@@ -584,6 +586,7 @@ typedef struct fitRun_ {
   double* theta_hist;       // (max_iter + 1) x ntheta
   int iterations;
   double loss;
+  int stop;                 // physFitStop
   physOptState o;           // what an iteration leaves for the next besides the arrays (checkpointed)
   int resumed;              // 1: o and the arrays were read from a checkpoint, the optimizer continues from them
 } fitRun;
@@ -643,6 +646,7 @@ static physStatus checkpoint(fitProblem* pb, fitRun* run, int start) {
   st->best_loss = *ck->best_loss;
   st->best_start = ck->res->start;
   st->best_iterations = *ck->best_loss < HUGE_VAL ? ck->res->iterations : -1;
+  st->best_stop = ck->res->stop;
   st->best_loss0 = ck->res->loss0;
   st->run = run->o;
   st->nsimwarn = pb->nsimwarn;
@@ -715,6 +719,7 @@ static physStatus run_lm(fitProblem* pb, fitRun* run, const double* lo, const do
     st = evaluate(pb, th, run->r, run->J);
     if (st != PHYS_OK) return st;
     run->o.cur = half_sq(run->r, nr), run->o.lambda = 1e-3, run->o.nu = 2, run->o.iter = 0;
+    run->o.lastbest = run->o.cur, run->o.since = 0;
     normal_eq(run->H, run->g, run->J, run->r, nr, n);
     for (int i = 0; i < n; i++) run->D[i] = run->H[(size_t)i * n + i];
     run->o.loss0 = run->o.cur;
@@ -723,8 +728,9 @@ static physStatus run_lm(fitProblem* pb, fitRun* run, const double* lo, const do
     if ((st = checkpoint(pb, run, start)) != PHYS_OK) return st;
   }
   run->resumed = 0;
-  double loss = run->o.cur, lambda = run->o.lambda, nu = run->o.nu;
-  int it = run->o.iter;
+  double loss = run->o.cur, lambda = run->o.lambda, nu = run->o.nu, lastbest = run->o.lastbest;
+  int it = run->o.iter, since = run->o.since, nstall = pb->opt->stall_iters;
+  run->stop = it >= maxit ? PHYS_STOP_MAXITER : PHYS_STOP_CONVERGED;
   while (it < maxit && loss > 0) {
     it++;
     // scaling D = max over iterations of diag(J'J), floored so that null columns stay regular
@@ -735,11 +741,13 @@ static physStatus run_lm(fitProblem* pb, fitRun* run, const double* lo, const do
     }
     int nf = lm_free_set(run, th, lo, hi, n);
     int stop = 0, accepted = 0;
+    double predrel = HUGE_VAL;   // the trial step's predicted decrease relative to the loss
     memset(run->step, 0, sizeof(double) * (size_t)n);
     if (nf == 0) stop = 1;
     if (!stop) {
       double pred, smax;
       if (lm_trial(run, th, lo, hi, n, nf, lambda, dmax, &pred, &smax)) {
+        predrel = pred / loss;
         if (smax < 1e-15) {
           stop = 1;   // the step no longer changes theta
         } else {
@@ -763,12 +771,20 @@ static physStatus run_lm(fitProblem* pb, fitRun* run, const double* lo, const do
     if (!accepted && !stop) {
       lambda *= nu;
       nu *= 2;
-      if (lambda > 1e30) stop = 1;
+      if (lambda > 1e30) stop = 2;
     }
+    // stalled: stall_iters iterations without a relative decrease of stall_tol since lastbest, and the last
+    // trial step (at the grown lambda) itself promises less than that
+    if (loss < lastbest * (1 - pb->opt->stall_tol)) lastbest = loss, since = 0;
+    else since++;
+    if (!stop && nstall > 0 && since >= nstall && predrel < pb->opt->stall_tol) stop = 2;
     record(pb, run, it, loss, th);
     progress(pb, "lm", start, it, loss, lambda, th);
+    run->stop = stop == 2 ? PHYS_STOP_STALLED : stop ? PHYS_STOP_CONVERGED : it >= maxit ? PHYS_STOP_MAXITER
+                                                                                        : PHYS_STOP_CONVERGED;
     if (stop) break;
     run->o.iter = it, run->o.cur = loss, run->o.lambda = lambda, run->o.nu = nu;
+    run->o.lastbest = lastbest, run->o.since = since;
     if ((st = checkpoint(pb, run, start)) != PHYS_OK) return st;
   }
   run->iterations = it;
@@ -986,6 +1002,10 @@ static physStatus statistics(fitProblem* pb, physFitResult* res, const double* H
 // public API
 
 // free what phys_fit allocated
+const char* phys_fit_stop_name(int stop) {
+  return stop == PHYS_STOP_STALLED ? "stalled" : stop == PHYS_STOP_MAXITER ? "max_iter" : "converged";
+}
+
 void phys_fit_result_free(physFitResult* res) {
   if (!res) return;
   free(res->theta);
@@ -1125,6 +1145,7 @@ static physStatus ckpt_begin(fitCkpt* ck, fitProblem* pb, fitRun* run, physFitRe
     res->iterations = st->best_iterations;
     res->niter_hist = st->best_iterations + 1;
     res->start = st->best_start;
+    res->stop = st->best_stop;
   }
   pb->nsimwarn = st->nsimwarn;
   memcpy(pb->simwarn, st->simwarn, sizeof(pb->simwarn));
@@ -1206,6 +1227,7 @@ physStatus phys_fit(physModel* m, const physParamTable* t, const double* theta0,
     if (o2.optimizer == PHYS_OPT_LM) st = run_lm(&pb, &run, lo, hi, s);
     else if (o2.optimizer == PHYS_OPT_LBFGSB) st = run_lbfgsb(&pb, &run, lo, hi, s);
     else st = run_adam(&pb, &run, lo, hi, s);
+    if (o2.optimizer != PHYS_OPT_LM) run.stop = run.iterations >= maxit ? PHYS_STOP_MAXITER : PHYS_STOP_CONVERGED;
     if (st != PHYS_OK && s > 0 && !(pb.ck && pb.ck->failed)) {
       // a drawn start that cannot be simulated is skipped
       if (opt->verbose) fprintf(stderr, "fit: start %d skipped: %s\n", s, log->error);
@@ -1224,6 +1246,7 @@ physStatus phys_fit(physModel* m, const physParamTable* t, const double* theta0,
       res->iterations = run.iterations;
       res->niter_hist = run.iterations + 1;
       res->start = s;
+      res->stop = run.stop;
     }
   }
   // statistics at the best fit (H and g reused as scratch: eigenvalues in g, eigenvectors in Hf)
