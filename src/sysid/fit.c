@@ -1006,6 +1006,22 @@ const char* phys_fit_stop_name(int stop) {
   return stop == PHYS_STOP_STALLED ? "stalled" : stop == PHYS_STOP_MAXITER ? "max_iter" : "converged";
 }
 
+// the starts disagree: a start (of those run in this process, from s0) that ended at a loss more than 0.1 %
+// above the best is another basin of the loss (or a stall on a kink); a warning names how many, the worst and
+// its loss ratio, since a single start from there would have given a wrong answer without a word
+static void warn_starts(const double* sloss, int nstart, int s0, int best, double loss, physLog* log) {
+  int nbad = 0, worst = -1;
+  for (int s = s0; s < nstart; s++) {
+    if (!(sloss[s] > loss * 1.001 && sloss[s] - loss > 1e-300)) continue;
+    nbad++;
+    if (worst < 0 || sloss[s] > sloss[worst]) worst = s;
+  }
+  if (nbad)
+    phys_warning(log, "fit: the starts disagree: %d of %d ended above the best loss (start %d: %.4g, %.3g times start "
+                 "%d's %.6g): several basins or kinks; the best is kept, check it with more starts or a sweep", nbad,
+                 nstart - s0, worst, sloss[worst], sloss[worst] / loss, best, loss);
+}
+
 void phys_fit_result_free(physFitResult* res) {
   if (!res) return;
   free(res->theta);
@@ -1215,6 +1231,9 @@ physStatus phys_fit(physModel* m, const physParamTable* t, const double* theta0,
   phys_rng_seed(&rng, opt->seed);
   double best_loss = HUGE_VAL;
   int nstart = opt->starts > 0 ? opt->starts : 1, s0 = 0;
+  double* sloss = st == PHYS_OK ? malloc(sizeof(double) * (size_t)nstart) : NULL;   // each start's final loss
+  if (st == PHYS_OK && !sloss) st = phys_error(log, PHYS_ERR_NOMEM, "fit: out of memory");
+  for (int s = 0; sloss && s < nstart; s++) sloss[s] = NAN;
   fitCkpt ck;
   if (st == PHYS_OK && opt->checkpoint)
     st = ckpt_begin(&ck, &pb, &run, res, &rng, &best_loss, key, nstart, &s0);
@@ -1237,6 +1256,7 @@ physStatus phys_fit(physModel* m, const physParamTable* t, const double* theta0,
       continue;
     }
     if (st != PHYS_OK) break;
+    sloss[s] = run.loss;
     if (run.loss < best_loss) {
       best_loss = run.loss;
       memcpy(best_theta, run.theta, sizeof(double) * (size_t)n);
@@ -1266,11 +1286,13 @@ physStatus phys_fit(physModel* m, const physParamTable* t, const double* theta0,
   }
   if (pb.nsimwarn)
     phys_warning(log, "fit: %d simulation steps raised warnings, first %s", pb.nsimwarn, pb.simwarn);
+  if (st == PHYS_OK) warn_starts(sloss, nstart, s0, res->start, res->loss, log);
   problem_times(&pb, &res->time_forward, &res->time_gradient);
   m->opt.timestep = dt;
   if (st == PHYS_OK) st = phys_param_set(t, m, best_theta);
   else if (pb.buf) phys_param_set(t, m, theta0);   // a failed fit leaves the model at theta0
   problem_free(&pb);
+  free(sloss);
   free(runbuf);
   free(bnd);
   if (st != PHYS_OK) phys_fit_result_free(res);
