@@ -928,25 +928,35 @@ static void test_cube_friction(void) {
   phys_free_model(m);
 }
 
+// the main job's problem: models/cube.xml, friction and restitution (from the model's values, bounds [0, 2] and
+// [0, 1]), the first `files` files of data/cube_toss (0: all 12); NULL on failure
+static physModel* cube_job(physParamTable* t, physDataset* ds, double th0[2], int files) {
+  physLog log = {0};
+  physModel* m = phys_load("models/cube.xml", NULL, &log);
+  CHECK_MSG(m != NULL, "%s", log.error);
+  if (!m) return NULL;
+  const char* spec[] = {"friction:cube", "restitution:cube"};
+  table(t, m, spec, 2);
+  phys_param_get(t, m, th0);
+  const char* data[] = {"data/cube_toss"};
+  physDataOptions dopt = {0};
+  dopt.max_files = files;
+  CHECK_MSG(phys_dataset_load(ds, m, data, 1, &dopt, &log) == PHYS_OK, "%s", log.error);
+  return m;
+}
+
 // the stall rule on the real cube (the main job: models/cube.xml, the 12 tosses of data/cube_toss, friction in
 // [0, 2] and restitution from the model's values): LM used to spend 22 of 27 iterations at the same loss while
 // lambda grew to 1e11 (the loss has kinks: Lemke's fallbacks, contact changes). With the default rule it stops
 // "stalled" after 10; with stall_iters 0 (the rule off) it runs the 27 and ends "converged" at the same values
 // to 1e-8 relative and the same loss to 3e-5 (the last decreases came from steps of 1e-9 in theta)
 static void test_stall(void) {
-  physLog log = {0};
-  physModel* m = phys_load("models/cube.xml", NULL, &log);
-  CHECK_MSG(m != NULL, "%s", log.error);
-  if (!m) return;
   physParamTable t;
-  const char* spec[] = {"friction:cube", "restitution:cube"};
-  table(&t, m, spec, 2);
-  double th0[2], lo[2] = {0, 0}, hi[2] = {2, 1};
-  phys_param_get(&t, m, th0);
-  const char* data[] = {"data/cube_toss"};
-  physDataOptions dopt = {0};
   physDataset ds;
-  CHECK_MSG(phys_dataset_load(&ds, m, data, 1, &dopt, &log) == PHYS_OK, "%s", log.error);
+  double th0[2], lo[2] = {0, 0}, hi[2] = {2, 1};
+  physLog log = {0};
+  physModel* m = cube_job(&t, &ds, th0, 0);
+  if (!m) return;
   physFitOptions opt;
   phys_fit_defaults(&opt);
   CHECK(opt.stall_iters == 5 && opt.stall_tol == 1e-6);
@@ -974,21 +984,12 @@ static void test_stall(void) {
 // times the loss that a drawn start reaches near 0.145; with 3 starts the best is kept and the fit warns that
 // the starts disagree; one start says nothing (nothing to compare)
 static void test_starts_disagree(void) {
-  physLog log = {0};
-  physModel* m = phys_load("models/cube.xml", NULL, &log);
-  CHECK_MSG(m != NULL, "%s", log.error);
-  if (!m) return;
   physParamTable t;
-  const char* spec[] = {"friction:cube", "restitution:cube"};
-  table(&t, m, spec, 2);
-  double th0[2], lo[2] = {0, 0}, hi[2] = {2, 1};
-  phys_param_get(&t, m, th0);
-  th0[0] = 1.5;
-  const char* data[] = {"data/cube_toss"};
-  physDataOptions dopt = {0};
-  dopt.max_files = 4;
   physDataset ds;
-  CHECK_MSG(phys_dataset_load(&ds, m, data, 1, &dopt, &log) == PHYS_OK, "%s", log.error);
+  double th0[2], lo[2] = {0, 0}, hi[2] = {2, 1};
+  physModel* m = cube_job(&t, &ds, th0, 4);
+  if (!m) return;
+  th0[0] = 1.5;
   physFitOptions opt;
   phys_fit_defaults(&opt);
   opt.loss = PHYS_LOSS_KSTEP;
