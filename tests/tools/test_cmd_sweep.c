@@ -1,7 +1,7 @@
 // test_cmd_sweep.c - `physid sweep` run as a user would (env PHYS_BIN): the loss along a damped pendulum's
 // damping from data simulated with damping 0.3 (same engine, no noise) is zero at 0.3 and a parabola around
 // it; linear and --log points include both ends; the HTML report; the command line's errors (exit 2, the
-// message, no output written).
+// message, no output written); outputs that are inputs or each other (exit 1).
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,6 +130,30 @@ static void test_errors(void) {
   }
 }
 
+// outputs checked before any work (tools/output.c): an output that is the data file or the other output, a
+// missing folder: exit 1, the data file unchanged, nothing written
+static void test_outputs(void) {
+  char args[1024];
+  char* before = slurp(path("data.csv"));
+  const char* const out[3][2] = {{"data.csv", NULL}, {"o.csv", "o.csv"}, {"nodir/o.csv", NULL}};
+  const char* const msg[3] = {"the same file as the input", "the same file as --out", "nodir: No such file"};
+  for (int i = 0; i < 3; i++) {
+    char o[300], rep[320] = "";
+    snprintf(o, sizeof o, "%s", path(out[i][0]));
+    if (out[i][1]) snprintf(rep, sizeof rep, "--report %s", path(out[i][1]));
+    snprintf(args, sizeof args, "sweep %s %s --param damping:swing:min=0.1:max=0.5 --out %s %s", path("pendulum.xml"),
+             path("data.csv"), o, rep);
+    shRun r = run(args);
+    CHECK(r.code == 1 && has(r.err, msg[i]));
+    CHECK(i == 0 || access(o, F_OK) != 0);
+    run_free(&r);
+  }
+  char* after = slurp(path("data.csv"));
+  CHECK(strcmp(before, after) == 0);
+  free(before);
+  free(after);
+}
+
 int main(void) {
   g_bin = getenv("PHYS_BIN");
   CHECK_MSG(g_bin != NULL && access(g_bin, X_OK) == 0, "PHYS_BIN not set or not executable");
@@ -139,6 +163,7 @@ int main(void) {
   test_parabola();
   test_log();
   test_errors();
+  test_outputs();
   remove_scratch();
   return test_done();
 }
