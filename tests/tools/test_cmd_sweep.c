@@ -100,6 +100,32 @@ static void test_log(void) {
   run_free(&r);
 }
 
+// --channels: the hinge's rotation and velocity channels (no position channel) add up to the loss; with
+// --prior W the loss adds W/2 (d - 0.3)^2 (the model's damping is the prior's centre), the channels do not
+static void test_channels(void) {
+  char args[1024];
+  for (int prior = 0; prior < 2; prior++) {
+    snprintf(args, sizeof args, "sweep %s %s --param damping:swing:min=0.1:max=0.5 --points 5 --channels --quiet%s",
+             path("pendulum.xml"), path("data.csv"), prior ? " --prior 2" : "");
+    shRun r = run(args);
+    CHECK(r.code == 0 && strncmp(r.out, "value,loss,loss_rot,loss_vel\n", 29) == 0);
+    const char* p = strchr(r.out, '\n');
+    int n = 0;
+    while (p && p[1]) {
+      double v[4];
+      char* end = (char*)p + 1;
+      for (int c = 0; c < 4; c++) v[c] = strtod(end + (c > 0), &end);
+      double extra = prior ? 0.5 * 2 * (v[0] - 0.3) * (v[0] - 0.3) : 0;
+      CHECK_NEAR(v[1], v[2] + v[3] + extra, 1e-12 * (v[1] + 1e-30));
+      CHECK(v[3] > 0);
+      p = strchr(end, '\n');
+      n++;
+    }
+    CHECK(n == 5);
+    run_free(&r);
+  }
+}
+
 // errors of the command line: exit 2, the message, the output not created
 static void test_errors(void) {
   static const struct {
@@ -162,6 +188,7 @@ int main(void) {
   if (!mkdtemp(g_dir)) return 1;
   test_parabola();
   test_log();
+  test_channels();
   test_errors();
   test_outputs();
   remove_scratch();
