@@ -97,5 +97,6 @@ int cli_jacobian(int argc, char** argv);
 int cli_gradcheck(int argc, char** argv);
 int cli_identify(int argc, char** argv);
 int cli_evaluate(int argc, char** argv);
+int cli_sweep(int argc, char** argv);
 
 #endif  // PHYS_CLI_H

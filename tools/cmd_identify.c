@@ -25,35 +25,6 @@
 #include "cli.h"
 #include "identify.h"
 
-#define ID_MAXDATA (ARGS_MAXPOS + 256)   // data paths (command line or job)
-#define ID_MAXSPEC 256                   // --param entries (command line or job)
-
-static const char* const g_loss_names = "onestep|kstep|rollout";
-static const char* const g_opt_names = "lm|lbfgsb|adam";
-static const char* const g_contact_names = "lcp|cone|ccp|penalty";
-
-// settings of a run: -1 / 0 / NULL mean "not given" until the job file and the defaults fill them
-typedef struct idArgs_ {
-  const char* pos[ARGS_MAXPOS];
-  argList param, map;
-  int loss, horizon, substeps, optimizer, starts, seed, iters, contact, files, skip, floating, quiet;
-  double prior, lr;
-  const char *weights, *observe, *job, *out, *write_model, *report, *ctrl_value;
-  const char* checkpoint;   // --checkpoint FILE: the optimizer's state after every iteration (src/sysid/checkpoint.h)
-  int resume;               // --resume: continue from it
-  // merged
-  const char* model;
-  const char* data[ID_MAXDATA];
-  int ndata;
-  const char* spec[ID_MAXSPEC];
-  int nspec;
-  const char* maps[ID_MAXSPEC];
-  int nmaps;
-  double w[3];              // weights pos, rot, vel (NaN: default)
-  cJSON* json;              // the job file (owns the strings above that came from it)
-  char* pool[ID_MAXSPEC];   // param strings built from the job's objects
-  int npool;
-} idArgs;
 
 #define ID_NOUT 3   // outputs: --out, --write-model, --report
 
@@ -324,7 +295,7 @@ static int parse_weights(double w[3], const char* text) {
   for (int i = 0; i < 3; i++) {
     w[i] = strtod(p, &end);
     if (end == p || !(w[i] >= 0) || !isfinite(w[i]) || (i < 2 && *end != ',') || (i == 2 && *end)) {
-      cli_error("identify: --weights '%s': expected pos,rot,vel (three numbers >= 0)", text);
+      cli_error("--weights '%s': expected pos,rot,vel (three numbers >= 0)", text);
       return 0;
     }
     p = end + 1;
@@ -356,8 +327,17 @@ static int check_checkpoint(const idArgs* a) {
   return -1;
 }
 
-// the command line's positionals, then the job, then the checks that need no model
-static int merge_settings(idArgs* a) {
+// every setting "not given"
+void id_args_init(idArgs* a, const char* cmd) {
+  memset(a, 0, sizeof *a);
+  a->loss = a->optimizer = a->contact = a->seed = a->skip = -1;
+  a->prior = a->lr = -1;
+  a->w[0] = a->w[1] = a->w[2] = NAN;
+  a->cmd = cmd;
+}
+
+// the command line's positionals, then the job, then the checks that need no model (identify.h)
+int id_merge_settings(idArgs* a) {
   int npos = 0;
   while (a->pos[npos]) npos++;
   if (npos > 0) a->model = a->pos[0];
@@ -368,8 +348,9 @@ static int merge_settings(idArgs* a) {
   if (a->job && !merge_job(a)) return CLI_EXIT_INPUT;
   if (a->weights && isnan(a->w[0]) && !parse_weights(a->w, a->weights)) return CLI_EXIT_INPUT;
   if (!a->model || a->ndata < 1 || a->nspec < 1) {
-    cli_error("identify: %s (see 'physid identify --help')", !a->model ? "missing MODEL"
-              : a->ndata < 1 ? "missing DATA (files or folders)" : "no parameter to identify: give --param KIND:NAME");
+    cli_error("%s: %s%s%s (see 'physid %s --help')", a->cmd, !a->model ? "missing MODEL"
+              : a->ndata < 1 ? "missing DATA (files or folders)" : "no parameter to ", a->model && a->ndata ? a->cmd : "",
+              a->model && a->ndata ? ": give --param KIND:NAME" : "", a->cmd);
     return CLI_EXIT_USAGE;
   }
   return check_checkpoint(a);
@@ -439,7 +420,7 @@ static int parse_values(double* x, int size, const char* text, const char* spec,
 }
 
 // split "KIND:NAME[:init=V][:min=A][:max=B]" into its spec (into buf) and the option texts
-static int split_spec(char* buf, size_t nbuf, const char* opts[3], const char* text) {
+int id_split_spec(char* buf, size_t nbuf, const char* opts[3], const char* text) {
   static const char* const key[3] = {"init=", "min=", "max="};
   char tmp[1024];
   if (strlen(text) >= sizeof tmp || strlen(text) >= nbuf) return 0;
@@ -528,7 +509,7 @@ static int setup_params(idRun* r, const idArgs* a) {
   int ok = name && o && names;
   if (!ok) spec_exit = CLI_EXIT_INPUT;   // out of memory
   for (int i = 0; ok && i < a->nspec; i++) {
-    ok = split_spec(name[i], sizeof name[i], o[i], a->spec[i]);
+    ok = id_split_spec(name[i], sizeof name[i], o[i], a->spec[i]);
     if (!ok) cli_error("param '%.100s...': too long", a->spec[i]);
     names[i] = name[i];
   }
@@ -639,6 +620,7 @@ static char* result_json(const idRun* r) {
   cJSON_AddItemToObject(root, "loss", json_num(r->res.loss));
   cJSON_AddNumberToObject(root, "residuals", r->res.nres);
   cJSON_AddNumberToObject(root, "iterations", r->res.iterations);
+  cJSON_AddStringToObject(root, "stop", phys_fit_stop_name(r->res.stop));
   cJSON_AddNumberToObject(root, "starts", r->fit.starts);
   cJSON_AddNumberToObject(root, "best_start", r->res.start);
   cJSON* hist = cJSON_AddArrayToObject(root, "loss_history");
@@ -651,6 +633,19 @@ static char* result_json(const idRun* r) {
   char* text = cJSON_Print(root);
   cJSON_Delete(root);
   return text;
+}
+
+// a warning for every component that ended on one of its bounds, with what that may mean (part of the result:
+// printed with --quiet too, as the unidentifiable directions are)
+static void print_bound_warnings(const idRun* r) {
+  for (int i = 0; i < r->res.ntheta; i++) {
+    double v = r->res.theta[i];
+    if (v != r->lower[i] && v != r->upper[i]) continue;
+    fprintf(stderr, "warning: identify: %s ended at its %s %g: the data may not excite it (no motion where it acts), "
+            "the bound may be wrong, or the parameter absorbs an effect the model misses; its interval is cut "
+            "there. 'physid sweep' with the same options shows the loss along it\n",
+            r->label[i], v == r->lower[i] ? "min" : "max", v);
+  }
 }
 
 // identified values with +- stderr and the 95% interval (+- 1.96 stderr, normal approximation, clipped to the
@@ -675,9 +670,11 @@ static void print_results(const idRun* r) {
              lo, hi, r->theta0[i], bound);
     }
   }
-  printf("loss %.6g -> %.6g in %d iterations (best of %d starts), %d residuals; fit %.2f s (forward %.2f s, "
-         "gradient %.2f s)\n", res->loss0, res->loss, res->iterations, r->fit.starts, res->nres, r->wall,
-         res->time_forward, res->time_gradient);
+  printf("loss %.6g -> %.6g in %d iterations (%s; best of %d starts), %d residuals; fit %.2f s (forward %.2f s, "
+         "gradient %.2f s)\n", res->loss0, res->loss, res->iterations, phys_fit_stop_name(res->stop), r->fit.starts,
+         res->nres, r->wall, res->time_forward, res->time_gradient);
+  fflush(stdout);
+  print_bound_warnings(r);
   for (int k = 0; k < res->nnull; k++) {   // part of the result (stdout points to it): printed with --quiet too
     fprintf(stderr, "warning: identify: unidentifiable direction %d of %d (near-null eigenvector of J'J): the data "
             "do not determine", k + 1, res->nnull);
@@ -770,8 +767,8 @@ static int is_urdf(const char* path) {
   return n >= 5 && strcasecmp(path + n - 5, ".urdf") == 0;
 }
 
-// load the model and set up parameters; the checks that need the model
-static int prepare(idRun* r, const idArgs* a) {
+// load the model and set up parameters; the checks that need the model (identify.h)
+int id_prepare(idRun* r, const idArgs* a) {
   if (a->write_model && cli_model.add.n && is_urdf(a->write_model)) {
     cli_error("identify: --write-model %s: a world composed with --add is written as one MJCF file (.xml)",
               a->write_model);
@@ -805,8 +802,8 @@ static void print_log_warnings(physLog* log) {
   phys_log_clear_warnings(log);
 }
 
-// load the data, fit, print
-static int run_fit(idRun* r, const idArgs* a) {
+// load the data and print the summary line (identify.h)
+int id_load_data(idRun* r, const idArgs* a) {
   physDataOptions dopt = {0};
   dopt.map = a->maps;
   dopt.nmap = a->nmaps;
@@ -828,11 +825,19 @@ static int run_fit(idRun* r, const idArgs* a) {
   if (!a->quiet) {
     int nsample = 0;
     for (int k = 0; k < r->ds.ntraj; k++) nsample += r->ds.traj[k].T;
-    fprintf(stderr, "physid: identify: %d trajectories (%d samples, dt %.6g s), %d parameters (%d values); loss %s, "
-            "contact %s%s%s\n", r->ds.ntraj, nsample, r->ds.dt_obs, r->table.n, r->table.ntheta,
+    fprintf(stderr, "physid: %s: %d trajectories (%d samples, dt %.6g s), %d parameters (%d values); loss %s, "
+            "contact %s%s%s\n", a->cmd, r->ds.ntraj, nsample, r->ds.dt_obs, r->table.n, r->table.ntheta,
             (const char*[]){"onestep", "kstep", "rollout"}[r->fit.loss], phys_contact_name(r->m->opt.contact),
             r->ds.has_ctrl ? "; recorded controls" : "", r->ds.has_qfrc ? "; recorded joint forces" : "");
   }
+  return 1;
+}
+
+// load the data, fit, print
+static int run_fit(idRun* r, const idArgs* a) {
+  if (!id_load_data(r, a)) return 0;
+  physLog log = {0};
+  physStatus s;
   double t0 = wall_seconds();
   s = phys_fit(r->m, &r->table, r->theta0, r->lower, r->upper, &r->ds, &r->fit, &r->res, &log);
   r->wall = wall_seconds() - t0;
@@ -845,22 +850,14 @@ static int run_fit(idRun* r, const idArgs* a) {
   return 1;
 }
 
-// settings with nothing given
-static void args_init(idArgs* a) {
-  memset(a, 0, sizeof *a);
-  a->loss = a->optimizer = a->contact = a->seed = a->skip = -1;
-  a->prior = a->lr = -1;
-  a->w[0] = a->w[1] = a->w[2] = NAN;
-}
-
 // free what the job file left in the settings
 static void args_free(idArgs* a) {
   cJSON_Delete(a->json);
   for (int i = 0; i < a->npool; i++) free(a->pool[i]);
 }
 
-// free a run and the settings
-static void cleanup(idRun* r, idArgs* a) {
+// free a run and the settings (identify.h)
+void id_cleanup(idRun* r, idArgs* a) {
   phys_fit_result_free(&r->res);
   phys_dataset_free(&r->ds);
   phys_param_table_free(&r->table);
@@ -874,9 +871,9 @@ static void cleanup(idRun* r, idArgs* a) {
 
 int id_read_job(const char* path) {
   idArgs a;
-  args_init(&a);
+  id_args_init(&a, "identify");
   a.job = path;
-  int code = merge_settings(&a);
+  int code = id_merge_settings(&a);
   args_free(&a);
   return code;
 }
@@ -884,33 +881,19 @@ int id_read_job(const char* path) {
 // the option table and the command
 int cli_identify(int argc, char** argv) {
   idArgs a;
-  args_init(&a);
+  id_args_init(&a, "identify");
   const argOption opt[] = {
       {"--param", ARG_LIST, &a.param, "KIND:NAME[:init=V][:min=A][:max=B]", "a parameter to identify", 0, 0, 0},
-      {"--loss", ARG_CHOICE, &a.loss, "onestep|kstep|rollout", "loss (default onestep)", 0, 0, 0},
-      {"--horizon", ARG_INT, &a.horizon, "K", "observations per kstep segment (default 10)", 1, 1e6, 0},
-      {"--substeps", ARG_INT, &a.substeps, "S", "simulation steps per observation interval (default 1)", 1, 1e6, 0},
+      ID_DATA_OPTIONS,
       {"--optimizer", ARG_CHOICE, &a.optimizer, "lm|lbfgsb|adam", "optimizer (default lm)", 0, 0, 0},
       {"--starts", ARG_INT, &a.starts, "N", "multi-start: initial values, then N-1 draws in the bounds", 1, 1e4, 0},
       {"--seed", ARG_INT, &a.seed, "S", "seed of the multi-start draws (default 1)", 0, 2147483647, 0},
       {"--iters", ARG_INT, &a.iters, "N", "iterations per start (default 100, adam 500)", 1, 1e7, 0},
-      {"--weights", ARG_STRING, &a.weights, "POS,ROT,VEL", "residual weights, 1/m, 1/rad, s/m (default 1000,100,10)",
-       0, 0, 0},
-      {"--prior", ARG_DOUBLE, &a.prior, "W", "prior: adds W/2 |theta - init|^2 to the loss (default 0)", 0, 1e300, 0},
       {"--lr", ARG_DOUBLE, &a.lr, "RATE", "Adam's learning rate (default 0.01)", 1e-300, 1e300, 0},
-      {"--contact", ARG_CHOICE, &a.contact, "lcp|cone|ccp|penalty", "contact model (default: the model's)", 0, 0, 0},
-      {"--files", ARG_INT, &a.files, "N", "use the first N data files (name order)", 1, 1e8, 0},
-      {"--skip", ARG_INT, &a.skip, "N", "skip the first N data files (held-out splits)", 0, 1e8, 0},
-      {"--map", ARG_LIST, &a.map, "COLUMN=q:JOINT[:i]", "map a CSV column to a joint coordinate (or v:JOINT)", 0, 0, 0},
-      {"--ctrl-value", ARG_STRING, &a.ctrl_value, "U0,U1,..", "controls held during every trajectory (a known "
-       "push), one per actuator (default 0)", 0, 0, 0},
-      {"--observe", ARG_STRING, &a.observe, "LIST", "use only these coordinates: q, v, q:JOINT[:i], v:JOINT[:i]", 0, 0, 0},
       {"--job", ARG_STRING, &a.job, "FILE.json", "settings from a JSON job file (options override it)", 0, 0, 0},
       {"--out", ARG_STRING, &a.out, "FILE.json", "write the result as JSON", 0, 0, 0},
       {"--write-model", ARG_STRING, &a.write_model, "FILE", "write the model with the identified values", 0, 0, 0},
       {"--report", ARG_STRING, &a.report, "FILE.html", "write an HTML report (inline SVG)", 0, 0, 0},
-      {"--floating", ARG_FLAG, &a.floating, "", "URDF: give the root link a free joint", 0, 0, 0},
-      CLI_MODEL_OPTIONS,
       {"--quiet", ARG_FLAG, &a.quiet, "", "no progress and no warnings on stderr (errors still print)", 0, 0, 0},
       {"--checkpoint", ARG_STRING, &a.checkpoint, "FILE", "write the optimizer's state to FILE after every "
        "iteration (atomically)", 0, 0, 0},
@@ -928,14 +911,14 @@ int cli_identify(int argc, char** argv) {
   if (code >= 0) return code;
   idRun r;
   memset(&r, 0, sizeof r);
-  code = merge_settings(&a);
+  code = id_merge_settings(&a);
   r.model_path = a.model;
-  if (code < 0) code = prepare(&r, &a);
+  if (code < 0) code = id_prepare(&r, &a);
   if (code < 0) {
     cliOutput o[ID_NOUT];
     code = CLI_EXIT_INPUT;
     if (check_outputs(o, &a) && run_fit(&r, &a) && write_outputs(o, &r)) code = CLI_EXIT_OK;
   }
-  cleanup(&r, &a);
+  id_cleanup(&r, &a);
   return code;
 }

@@ -5,9 +5,45 @@
 
 #include <stdio.h>
 
+#include <cjson/cJSON.h>
+
+#include "args.h"
+#include "cli.h"
 #include "params.h"
 #include "physid.h"
 #include "sysid.h"
+
+// the settings of identify and of the commands that load what it loads (sweep): -1 / 0 / NULL mean "not
+// given" until the job file and the defaults fill them
+#define ID_MAXDATA (ARGS_MAXPOS + 256)   // data paths (command line or job)
+#define ID_MAXSPEC 256                   // --param entries (command line or job)
+
+static const char* const g_loss_names = "onestep|kstep|rollout";
+static const char* const g_opt_names = "lm|lbfgsb|adam";
+static const char* const g_contact_names = "lcp|cone|ccp|penalty";
+
+typedef struct idArgs_ {
+  const char* pos[ARGS_MAXPOS];
+  argList param, map;
+  int loss, horizon, substeps, optimizer, starts, seed, iters, contact, files, skip, floating, quiet;
+  double prior, lr;
+  const char *weights, *observe, *job, *out, *write_model, *report, *ctrl_value;
+  const char* cmd;          // the command for messages ("identify", "sweep")
+  const char* checkpoint;   // --checkpoint FILE: the optimizer's state after every iteration (src/sysid/checkpoint.h)
+  int resume;               // --resume: continue from it
+  // merged
+  const char* model;
+  const char* data[ID_MAXDATA];
+  int ndata;
+  const char* spec[ID_MAXSPEC];
+  int nspec;
+  const char* maps[ID_MAXSPEC];
+  int nmaps;
+  double w[3];              // weights pos, rot, vel (NaN: default)
+  cJSON* json;              // the job file (owns the strings above that came from it)
+  char* pool[ID_MAXSPEC];   // param strings built from the job's objects
+  int npool;
+} idArgs;
 
 // everything a run produced, for the result file, the written model and the report
 typedef struct idRun_ {
@@ -49,5 +85,39 @@ int id_write_report(FILE* f, const idRun* run, char* err, size_t nerr);
 // else the exit code identify gives with its message on stderr (1 bad job file, 2 something missing). Nothing
 // is loaded or written.
 int id_read_job(const char* path);
+// shared by identify and sweep (cmd_identify.c). id_merge_settings: the positionals, then the job, then the
+// checks that need no model; id_prepare: model, parameters (theta0, bounds, labels), fit options; id_load_data:
+// the data (prints the summary line unless quiet); each returns -1 to go on (id_load_data: 1 / 0), else the exit
+// code. id_cleanup frees a run and the settings. id_args_init sets every setting to "not given".
+void id_args_init(idArgs* a, const char* cmd);
+int id_merge_settings(idArgs* a);
+int id_prepare(idRun* r, const idArgs* a);
+int id_load_data(idRun* r, const idArgs* a);
+void id_cleanup(idRun* r, idArgs* a);
+// split "KIND:NAME[:init=V][:min=A][:max=B]" into KIND:NAME (buf) and the texts after init=, min=, max= (opts,
+// NULL if absent; each runs to the next ':'); 0 if too long
+int id_split_spec(char* buf, size_t nbuf, const char* opts[3], const char* text);
+
+// the data and loss options identify and sweep share (an idArgs named a in scope)
+#define ID_DATA_OPTIONS                                                                                        \
+  {"--loss", ARG_CHOICE, &a.loss, "onestep|kstep|rollout", "loss (default onestep)", 0, 0, 0},                 \
+  {"--horizon", ARG_INT, &a.horizon, "K", "observations per kstep segment (default 10)", 1, 1e6, 0},           \
+  {"--substeps", ARG_INT, &a.substeps, "S", "simulation steps per observation interval (default 1)", 1, 1e6, 0}, \
+  {"--weights", ARG_STRING, &a.weights, "POS,ROT,VEL", "residual weights, 1/m, 1/rad, s/m (default 1000,100,10)", \
+   0, 0, 0},                                                                                                    \
+  {"--prior", ARG_DOUBLE, &a.prior, "W", "prior: adds W/2 |theta - init|^2 to the loss (default 0)", 0, 1e300, 0}, \
+  {"--contact", ARG_CHOICE, &a.contact, "lcp|cone|ccp|penalty", "contact model (default: the model's)", 0, 0, 0}, \
+  {"--files", ARG_INT, &a.files, "N", "use the first N data files (name order)", 1, 1e8, 0},                  \
+  {"--skip", ARG_INT, &a.skip, "N", "skip the first N data files (held-out splits)", 0, 1e8, 0},             \
+  {"--map", ARG_LIST, &a.map, "COLUMN=q:JOINT[:i]", "map a CSV column to a joint coordinate (or v:JOINT)", 0, 0, 0}, \
+  {"--ctrl-value", ARG_STRING, &a.ctrl_value, "U0,U1,..", "controls held during every trajectory (a known "     \
+   "push), one per actuator (default 0)", 0, 0, 0},                                                             \
+  {"--observe", ARG_STRING, &a.observe, "LIST", "use only these coordinates: q, v, q:JOINT[:i], v:JOINT[:i]", 0, 0, 0}, \
+  {"--floating", ARG_FLAG, &a.floating, "", "URDF: give the root link a free joint", 0, 0, 0},                 \
+  CLI_MODEL_OPTIONS
+
+// sweep's HTML report (report.c): the settings and the loss along the parameter (n points x, loss y)
+int id_write_sweep_report(FILE* f, const idRun* run, const char* label, const double* x, const double* y, int n,
+                          int logx, char* err, size_t nerr);
 
 #endif  // PHYS_IDENTIFY_H

@@ -20,6 +20,7 @@ static const cliCommand g_commands[] = {
     {"gradcheck", "check the analytic step Jacobians against finite differences", cli_gradcheck},
     {"identify", "identify physical parameters from recorded trajectories", cli_identify},
     {"evaluate", "report a model's prediction errors against recorded trajectories", cli_evaluate},
+    {"sweep", "write the loss along one parameter (CSV, HTML plot): look before fitting", cli_sweep},
 };
 static const int g_ncommand = sizeof g_commands / sizeof g_commands[0];
 

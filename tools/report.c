@@ -124,10 +124,9 @@ static void svg_plot(FILE* f, const char* title, const char* xlabel, const svgSe
 //---------------------------------------------------------------------------------------------------------
 // sections
 
-// settings and summary numbers
-static void section_summary(FILE* f, const idRun* run) {
-  const physFitResult* res = &run->res;
-  fputs("<h1>physid identify: ", f);
+// the title "physid COMMAND: MODEL" and the settings rows (data, loss, contact) of an open table
+static void section_settings(FILE* f, const idRun* run, const char* command) {
+  fprintf(f, "<h1>physid %s: ", command);
   html_text(f, run->model_path);
   fputs("</h1>\n<table class='kv'>\n<tr><th>data</th><td>", f);
   fprintf(f, "%d trajectories, first ", run->ds.ntraj);
@@ -137,6 +136,12 @@ static void section_summary(FILE* f, const idRun* run) {
           loss_name[run->fit.loss], run->fit.horizon, run->fit.substeps, run->fit.w_pos, run->fit.w_rot,
           run->fit.w_vel, run->fit.prior);
   fprintf(f, "<tr><th>contact</th><td>%s</td></tr>\n", phys_contact_name(run->m->opt.contact));
+}
+
+// settings and summary numbers
+static void section_summary(FILE* f, const idRun* run) {
+  const physFitResult* res = &run->res;
+  section_settings(f, run, "identify");
   fprintf(f, "<tr><th>optimizer</th><td>%s, %d start(s), best start %d, %d iterations</td></tr>\n",
           opt_name[run->fit.optimizer], run->fit.starts, res->start, res->iterations);
   fprintf(f, "<tr><th>loss</th><td>%.6g &rarr; %.6g (%d residuals)</td></tr>\n</table>\n", res->loss0, res->loss,
@@ -299,13 +304,18 @@ static int section_trajectories(FILE* f, const idRun* run, char* err, size_t ner
   return ok;
 }
 
-// the whole page
-int id_write_report(FILE* f, const idRun* run, char* err, size_t nerr) {
-  fputs("<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>physid identify</title>\n<style>\n"
+// the page's head with its style sheet (title "physid COMMAND")
+static void page_head(FILE* f, const char* command) {
+  fprintf(f, "<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>physid %s</title>\n<style>\n"
         "body{font-family:sans-serif;margin:24px;color:#222} table{border-collapse:collapse;margin:8px 0}\n"
         ".grid td,.grid th{border:1px solid #ccc;padding:3px 8px;text-align:right} .grid td.name{text-align:left}\n"
         ".kv th{text-align:left;padding-right:12px} .row{display:flex;flex-wrap:wrap;gap:8px}\n"
-        ".warn{color:#a60;font-weight:bold}\n</style></head><body>\n", f);
+        ".warn{color:#a60;font-weight:bold}\n</style></head><body>\n", command);
+}
+
+// the whole page
+int id_write_report(FILE* f, const idRun* run, char* err, size_t nerr) {
+  page_head(f, "identify");
   section_summary(f, run);
   section_params(f, run);
   section_history(f, run);
@@ -313,4 +323,39 @@ int id_write_report(FILE* f, const idRun* run, char* err, size_t nerr) {
   int ok = section_trajectories(f, run, err, nerr);
   fputs("</body></html>\n", f);
   return ok;
+}
+
+// sweep's page (identify.h): the settings, the loss along the parameter (log x axis when logx: log10 of the
+// values) and the table of points with the smallest marked
+int id_write_sweep_report(FILE* f, const idRun* run, const char* label, const double* x, const double* y, int n,
+                          int logx, char* err, size_t nerr) {
+  double* lx = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
+  if (!lx) {
+    snprintf(err, nerr, "--report: out of memory");
+    return 0;
+  }
+  int best = 0;
+  for (int k = 0; k < n; k++) {
+    lx[k] = logx ? log10(x[k]) : x[k];
+    if (y[k] < y[best] || (isnan(y[best]) && !isnan(y[k]))) best = k;
+  }
+  page_head(f, "sweep");
+  section_settings(f, run, "sweep");
+  fprintf(f, "<tr><th>smallest loss</th><td>%.6g at ", y[best]);
+  html_text(f, label);
+  fprintf(f, " = %.6g (point %d of %d)</td></tr>\n</table>\n<h2>Loss along the parameter</h2>\n", x[best], best + 1, n);
+  char xlabel[256];
+  snprintf(xlabel, sizeof xlabel, "%s%.200s%s", logx ? "log10 " : "", label, "");
+  svgSeries s = {lx, y, n, 1, palette[1], 0};
+  svg_plot(f, "loss", xlabel, &s, 1, 0);
+  fputs("<table class='grid'><tr><th>value</th><th>loss</th></tr>\n", f);
+  for (int k = 0; k < n; k++) {
+    fprintf(f, "<tr%s>", k == best ? " class='warn'" : "");
+    cell_number(f, x[k]);
+    cell_number(f, y[k]);
+    fputs("</tr>\n", f);
+  }
+  fputs("</table>\n</body></html>\n", f);
+  free(lx);
+  return 1;
 }

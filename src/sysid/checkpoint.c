@@ -1,6 +1,6 @@
 // checkpoint.c - the fit's resumable state on disk (checkpoint.h).
 //
-// Format (version 1), native byte order, every double as its 8 raw bytes (exact):
+// Format (version 2; 2 added best_stop), native byte order, every double as its 8 raw bytes (exact):
 //   "PHYSCKPT" | u32 version | u32 0x01020304 (byte order) | u32 number of records |
 //   records: char name[24] (NUL-padded) | u32 type ('d' double, 'i' int32, 'u' uint64, 'c' char) | u32 0 |
 //            u64 count | count values |
@@ -98,8 +98,8 @@ static uint64_t key_params(const physParamTable* t, const double* theta0, const 
 // the options that change the result (the controls as nu values, NULL as zeros)
 static uint64_t key_options(const physFitOptions* o, int nu) {
   uint64_t h = FNV_INIT;
-  const int iv[6] = {o->loss, o->horizon, o->substeps, o->optimizer, o->max_iter, o->starts};
-  const double dv[6] = {o->w_pos, o->w_rot, o->w_vel, o->prior, o->tol, o->lr};
+  const int iv[7] = {o->loss, o->horizon, o->substeps, o->optimizer, o->max_iter, o->starts, o->stall_iters};
+  const double dv[7] = {o->w_pos, o->w_rot, o->w_vel, o->prior, o->tol, o->lr, o->stall_tol};
   HASH(h, iv);
   HASH(h, dv);
   HASH(h, o->seed);
@@ -149,6 +149,7 @@ static int scalar_fields(ckField* f, physFitState* s) {
   F("rng", 'u', 4, s->rng);
   F("best_start", 'i', 1, &s->best_start);
   F("best_iterations", 'i', 1, &s->best_iterations);
+  F("best_stop", 'i', 1, &s->best_stop);
   F("best_loss", 'd', 1, &s->best_loss);
   F("best_loss0", 'd', 1, &s->best_loss0);
   F("iter", 'i', 1, &s->run.iter);

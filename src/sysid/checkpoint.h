@@ -11,7 +11,7 @@
 #include "physid.h"
 #include "sysid.h"
 
-#define PHYS_CKPT_VERSION 1
+#define PHYS_CKPT_VERSION 2   // 2: best_stop
 #define PHYS_CKPT_NKEY 4   // the hashes of what must match: model, data, parameters, options
 
 // an optimizer's scalar state after an iteration (fit.c's run keeps it so; the arrays are beside it)
@@ -37,6 +37,7 @@ typedef struct physFitState_ {
   int start;
   uint64_t rng[4];
   int best_start, best_iterations;   // best_iterations -1: no start finished yet
+  int best_stop;                     // physFitStop of the best finished start
   double best_loss, best_loss0;
   double *best_theta, *best_loss_hist, *best_theta_hist;   // ntheta, max_iter+1, (max_iter+1) x ntheta
   // the start in progress: scalars, history (run.nhist rows), theta and the optimizers' arrays

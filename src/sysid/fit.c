@@ -77,6 +77,8 @@ void phys_fit_defaults(physFitOptions* opt) {
   opt->optimizer = PHYS_OPT_LM;
   opt->max_iter = 100;
   opt->tol = 1e-10;
+  opt->stall_iters = 5;
+  opt->stall_tol = 1e-6;
   opt->lr = 1e-2;
   opt->starts = 1;
   opt->seed = 1;
@@ -569,6 +571,7 @@ typedef struct fitRun_ {
   double* theta_hist;       // (max_iter + 1) x ntheta
   int iterations;
   double loss;
+  int stop;                 // physFitStop
   physOptState o;           // what an iteration leaves for the next besides the arrays (checkpointed)
   int resumed;              // 1: o and the arrays were read from a checkpoint, the optimizer continues from them
 } fitRun;
@@ -628,6 +631,7 @@ static physStatus checkpoint(fitProblem* pb, fitRun* run, int start) {
   st->best_loss = *ck->best_loss;
   st->best_start = ck->res->start;
   st->best_iterations = *ck->best_loss < HUGE_VAL ? ck->res->iterations : -1;
+  st->best_stop = ck->res->stop;
   st->best_loss0 = ck->res->loss0;
   st->run = run->o;
   st->nsimwarn = pb->nsimwarn;
@@ -700,6 +704,7 @@ static physStatus run_lm(fitProblem* pb, fitRun* run, const double* lo, const do
     st = evaluate(pb, th, run->r, run->J);
     if (st != PHYS_OK) return st;
     run->o.cur = half_sq(run->r, nr), run->o.lambda = 1e-3, run->o.nu = 2, run->o.iter = 0;
+    run->o.lastbest = run->o.cur, run->o.since = 0;
     normal_eq(run->H, run->g, run->J, run->r, nr, n);
     for (int i = 0; i < n; i++) run->D[i] = run->H[(size_t)i * n + i];
     run->o.loss0 = run->o.cur;
@@ -708,8 +713,9 @@ static physStatus run_lm(fitProblem* pb, fitRun* run, const double* lo, const do
     if ((st = checkpoint(pb, run, start)) != PHYS_OK) return st;
   }
   run->resumed = 0;
-  double loss = run->o.cur, lambda = run->o.lambda, nu = run->o.nu;
-  int it = run->o.iter;
+  double loss = run->o.cur, lambda = run->o.lambda, nu = run->o.nu, lastbest = run->o.lastbest;
+  int it = run->o.iter, since = run->o.since, nstall = pb->opt->stall_iters;
+  run->stop = it >= maxit ? PHYS_STOP_MAXITER : PHYS_STOP_CONVERGED;
   while (it < maxit && loss > 0) {
     it++;
     // scaling D = max over iterations of diag(J'J), floored so that null columns stay regular
@@ -720,11 +726,13 @@ static physStatus run_lm(fitProblem* pb, fitRun* run, const double* lo, const do
     }
     int nf = lm_free_set(run, th, lo, hi, n);
     int stop = 0, accepted = 0;
+    double predrel = HUGE_VAL;   // the trial step's predicted decrease relative to the loss
     memset(run->step, 0, sizeof(double) * (size_t)n);
     if (nf == 0) stop = 1;
     if (!stop) {
       double pred, smax;
       if (lm_trial(run, th, lo, hi, n, nf, lambda, dmax, &pred, &smax)) {
+        predrel = pred / loss;
         if (smax < 1e-15) {
           stop = 1;   // the step no longer changes theta
         } else {
@@ -748,12 +756,20 @@ static physStatus run_lm(fitProblem* pb, fitRun* run, const double* lo, const do
     if (!accepted && !stop) {
       lambda *= nu;
       nu *= 2;
-      if (lambda > 1e30) stop = 1;
+      if (lambda > 1e30) stop = 2;
     }
+    // stalled: stall_iters iterations without a relative decrease of stall_tol since lastbest, and the last
+    // trial step (at the grown lambda) itself promises less than that
+    if (loss < lastbest * (1 - pb->opt->stall_tol)) lastbest = loss, since = 0;
+    else since++;
+    if (!stop && nstall > 0 && since >= nstall && predrel < pb->opt->stall_tol) stop = 2;
     record(pb, run, it, loss, th);
     progress(pb, "lm", start, it, loss, lambda, th);
+    run->stop = stop == 2 ? PHYS_STOP_STALLED : stop ? PHYS_STOP_CONVERGED : it >= maxit ? PHYS_STOP_MAXITER
+                                                                                        : PHYS_STOP_CONVERGED;
     if (stop) break;
     run->o.iter = it, run->o.cur = loss, run->o.lambda = lambda, run->o.nu = nu;
+    run->o.lastbest = lastbest, run->o.since = since;
     if ((st = checkpoint(pb, run, start)) != PHYS_OK) return st;
   }
   run->iterations = it;
@@ -971,6 +987,26 @@ static physStatus statistics(fitProblem* pb, physFitResult* res, const double* H
 // public API
 
 // free what phys_fit allocated
+const char* phys_fit_stop_name(int stop) {
+  return stop == PHYS_STOP_STALLED ? "stalled" : stop == PHYS_STOP_MAXITER ? "max_iter" : "converged";
+}
+
+// the starts disagree: a start (of those run in this process, from s0) that ended at a loss more than 0.1 %
+// above the best is another basin of the loss (or a stall on a kink); a warning names how many, the worst and
+// its loss ratio, since a single start from there would have given a wrong answer without a word
+static void warn_starts(const double* sloss, int nstart, int s0, int best, double loss, physLog* log) {
+  int nbad = 0, worst = -1;
+  for (int s = s0; s < nstart; s++) {
+    if (!(sloss[s] > loss * 1.001 && sloss[s] - loss > 1e-300)) continue;
+    nbad++;
+    if (worst < 0 || sloss[s] > sloss[worst]) worst = s;
+  }
+  if (nbad)
+    phys_warning(log, "fit: the starts disagree: %d of %d ended above the best loss (start %d: %.4g, %.3g times start "
+                 "%d's %.6g): several basins or kinks; the best is kept, check it with more starts or a sweep", nbad,
+                 nstart - s0, worst, sloss[worst], sloss[worst] / loss, best, loss);
+}
+
 void phys_fit_result_free(physFitResult* res) {
   if (!res) return;
   free(res->theta);
@@ -1110,6 +1146,7 @@ static physStatus ckpt_begin(fitCkpt* ck, fitProblem* pb, fitRun* run, physFitRe
     res->iterations = st->best_iterations;
     res->niter_hist = st->best_iterations + 1;
     res->start = st->best_start;
+    res->stop = st->best_stop;
   }
   pb->nsimwarn = st->nsimwarn;
   memcpy(pb->simwarn, st->simwarn, sizeof(pb->simwarn));
@@ -1179,6 +1216,9 @@ physStatus phys_fit(physModel* m, const physParamTable* t, const double* theta0,
   phys_rng_seed(&rng, opt->seed);
   double best_loss = HUGE_VAL;
   int nstart = opt->starts > 0 ? opt->starts : 1, s0 = 0;
+  double* sloss = st == PHYS_OK ? malloc(sizeof(double) * (size_t)nstart) : NULL;   // each start's final loss
+  if (st == PHYS_OK && !sloss) st = phys_error(log, PHYS_ERR_NOMEM, "fit: out of memory");
+  for (int s = 0; sloss && s < nstart; s++) sloss[s] = NAN;
   fitCkpt ck;
   if (st == PHYS_OK && opt->checkpoint)
     st = ckpt_begin(&ck, &pb, &run, res, &rng, &best_loss, key, nstart, &s0);
@@ -1191,6 +1231,7 @@ physStatus phys_fit(physModel* m, const physParamTable* t, const double* theta0,
     if (o2.optimizer == PHYS_OPT_LM) st = run_lm(&pb, &run, lo, hi, s);
     else if (o2.optimizer == PHYS_OPT_LBFGSB) st = run_lbfgsb(&pb, &run, lo, hi, s);
     else st = run_adam(&pb, &run, lo, hi, s);
+    if (o2.optimizer != PHYS_OPT_LM) run.stop = run.iterations >= maxit ? PHYS_STOP_MAXITER : PHYS_STOP_CONVERGED;
     if (st != PHYS_OK && s > 0 && !(pb.ck && pb.ck->failed)) {
       // a drawn start that cannot be simulated is skipped
       if (opt->verbose) fprintf(stderr, "fit: start %d skipped: %s\n", s, log->error);
@@ -1200,6 +1241,7 @@ physStatus phys_fit(physModel* m, const physParamTable* t, const double* theta0,
       continue;
     }
     if (st != PHYS_OK) break;
+    sloss[s] = run.loss;
     if (run.loss < best_loss) {
       best_loss = run.loss;
       memcpy(best_theta, run.theta, sizeof(double) * (size_t)n);
@@ -1209,6 +1251,7 @@ physStatus phys_fit(physModel* m, const physParamTable* t, const double* theta0,
       res->iterations = run.iterations;
       res->niter_hist = run.iterations + 1;
       res->start = s;
+      res->stop = run.stop;
     }
   }
   // statistics at the best fit (H and g reused as scratch: eigenvalues in g, eigenvectors in Hf)
@@ -1228,11 +1271,13 @@ physStatus phys_fit(physModel* m, const physParamTable* t, const double* theta0,
   }
   if (pb.nsimwarn)
     phys_warning(log, "fit: %d simulation steps raised warnings, first %s", pb.nsimwarn, pb.simwarn);
+  if (st == PHYS_OK) warn_starts(sloss, nstart, s0, res->start, res->loss, log);
   problem_times(&pb, &res->time_forward, &res->time_gradient);
   m->opt.timestep = dt;
   if (st == PHYS_OK) st = phys_param_set(t, m, best_theta);
   else if (pb.buf) phys_param_set(t, m, theta0);   // a failed fit leaves the model at theta0
   problem_free(&pb);
+  free(sloss);
   free(runbuf);
   free(bnd);
   if (st != PHYS_OK) phys_fit_result_free(res);

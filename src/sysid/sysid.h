@@ -87,6 +87,8 @@ typedef struct physFitOptions_ {
   int optimizer;            // physOptimizer
   int max_iter;             // iterations (default 100; Adam default 500)
   double tol;               // relative loss decrease that ends the fit (default 1e-10)
+  int stall_iters;          // LM: stop ("stalled") when the loss fell by less than stall_tol (relative) over
+  double stall_tol;         // stall_iters iterations (default 5 and 1e-6; stall_iters 0: never)
   double lr;                // Adam's learning rate (default 1e-2, in units of each bound's width or theta)
   int starts;               // multi-start: the given theta0 then starts-1 draws in the bounds (default 1)
   uint64_t seed;            // multi-start draws (default 1)
@@ -105,6 +107,13 @@ typedef struct physFitOptions_ {
 // defaults above
 void phys_fit_defaults(physFitOptions* opt);
 
+// why an optimizer stopped: converged (the loss fell by less than tol in an accepted step, the step no longer
+// changes theta, every coordinate held at a bound, or zero loss), stalled (LM: less than stall_tol over
+// stall_iters iterations, or lambda beyond 1e30), or max_iter reached
+typedef enum physFitStop_ { PHYS_STOP_CONVERGED = 0, PHYS_STOP_STALLED, PHYS_STOP_MAXITER } physFitStop;
+// "converged", "stalled", "max_iter"
+const char* phys_fit_stop_name(int stop);
+
 typedef struct physFitResult_ {
   int ntheta;
   double* theta;            // ntheta: the best fit
@@ -114,6 +123,7 @@ typedef struct physFitResult_ {
   int nres;                 // residuals
   int iterations;           // of the best start
   int start;                // index of the best start
+  int stop;                 // why the best start stopped (physFitStop)
   int niter_hist;           // entries of the histories
   double* loss_hist;        // loss per iteration of the best start (max_iter + 1)
   double* theta_hist;       // theta per iteration ((max_iter + 1) x ntheta)

@@ -393,7 +393,7 @@ static void test_corrupt(const fixture* fx) {
     put_bytes(ck, b, n);
     memset(&log, 0, sizeof(log));
     CHECK(fit(fx, NULL, &opt, &res, &log) == PHYS_ERR_PARSE);
-    CHECK_MSG(strstr(log.error, c == 0 ? "checkpoint version 9, this physid reads version 1"
+    CHECK_MSG(strstr(log.error, c == 0 ? "checkpoint version 9, this physid reads version 2"
                                        : "corrupt checkpoint: L-BFGS-B's work-array offsets"), "%s", log.error);
     free(b);
   }

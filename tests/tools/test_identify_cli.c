@@ -951,6 +951,31 @@ static void test_tied_round_trip(void) {
   clear_outputs();
 }
 
+// a parameter that ends at a bound is warned about with what it may mean (stderr, with --quiet too); result.json
+// says why the fit stopped
+static void test_bound_warning(void) {
+  idRunOut r = run("identify", path("in_start.xml"), path("in_data.csv"), "--param", "damping:swing:max=0.2",
+                   "--quiet", "--out", path("out/b.json"), NULL);
+  CHECK(r.code == 0);
+  CHECK(has(r.out, "damping:swing = 0.2 ") && has(r.out, "at max)"));
+  CHECK(has(r.err, "warning: identify: damping:swing ended at its max 0.2: the data may not excite it"));
+  CHECK(has(r.err, "the bound may be wrong") && has(r.err, "'physid sweep'"));
+  run_free(&r);
+  char* text = slurp(path("out/b.json"));
+  cJSON* root = cJSON_Parse(text);
+  const char* stop = cJSON_GetStringValue(cJSON_GetObjectItem(root, "stop"));
+  CHECK(stop && (!strcmp(stop, "converged") || !strcmp(stop, "stalled")));
+  cJSON_Delete(root);
+  free(text);
+  // inside the bounds: no such warning; the exact data converge
+  r = run("identify", path("in_start.xml"), path("in_data.csv"), "--param", "damping:swing", "--quiet", "--out",
+          path("out/b.json"), NULL);
+  CHECK(r.code == 0 && !strstr(r.err, "ended at its"));
+  CHECK(has(r.out, "iterations (converged; best of 1 starts)"));
+  run_free(&r);
+  clear_outputs();
+}
+
 int main(void) {
   g_bin = getenv("PHYS_BIN");
   CHECK_MSG(g_bin != NULL && access(g_bin, X_OK) == 0, "PHYS_BIN not set or not executable");
@@ -959,6 +984,7 @@ int main(void) {
   if (!mkdtemp(g_dir)) return 1;
   mkdir(path("out"), 0755);
   test_pendulum();
+  test_bound_warning();
   test_job();
   test_sparse_and_positions();
   test_known_push();
