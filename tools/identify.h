@@ -22,8 +22,13 @@ typedef struct idRun_ {
   physFitOptions fit;
   double ctrl[64];          // --ctrl-value: the controls held during every trajectory (fit.ctrl points here)
   physFitResult res;
+  double *se, *ci_lo, *ci_hi;   // the default method's (res.method) standard errors and 95% intervals, clipped to
+                            // the bounds (ntheta each; one allocation at se)
   double wall;              // wall time of the fit (s)
 } idRun;
+
+// names of physSeMethod: result.json's "method", the report
+static const char* const id_method_name[3] = {"iid", "cluster", "bootstrap"};
 
 // --write-model: the model file src edited to hold m's values of every parameter of t, written to f (MJCF:
 // geom friction/size, physid:restitution custom numerics, joint damping/armature/stiffness, tendon
