@@ -933,8 +933,10 @@ static int run_fit(idRun* r, const idArgs* a) {
             "error and is usually far too narrow on real data; fit several trajectories for cluster-robust ones\n");
   else if (!a->quiet && r->res.ngroups < 10)
     fprintf(stderr, "warning: identify: only %d trajectories: the cluster-robust intervals (the default) use "
-            "Student's t with %d dof but rest on few trajectories; 10 or more make them reliable\n",
-            r->res.ngroups, r->res.ngroups - 1);
+            "Student's t with %d dof but rest on few trajectories; 10 or more make them reliable%s\n",
+            r->res.ngroups, r->res.ngroups - 1,
+            r->res.ngroups <= r->res.ntheta ? " (with no more trajectories than parameter values the covariance is "
+                                              "singular: its correlations are not estimated)" : "");
   print_results(r);
   return 1;
 }
