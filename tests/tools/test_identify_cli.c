@@ -922,7 +922,8 @@ static double json_at(const cJSON* o, const char* k1, const char* k2) {
 // uncertainty (issue 12 item 6): three trajectories made with dampings 0.25, 0.3, 0.35 (a model error the fit
 // of one damping cannot absorb): the default intervals are cluster-robust with Student's t of 2 dof, printed
 // and in result.json with both covariance matrices and the iid standard error; a warning about few
-// trajectories; --bootstrap 5 --seed 3 adds refits, the same on a second run; the report shows the intervals
+// trajectories; --bootstrap 5 --seed 3 adds refits, the same on a second run and from a job file; the report
+// shows the intervals
 static void test_uncertainty(void) {
   const char* d[3] = {"0.25", "0.3", "0.35"};
   mkdir(path("in_clu"), 0755);
@@ -966,6 +967,18 @@ static void test_uncertainty(void) {
   double blo = cJSON_GetArrayItem(cJSON_GetObjectItem(b, "lower95"), 0)->valuedouble;
   double bhi = cJSON_GetArrayItem(cJSON_GetObjectItem(b, "upper95"), 0)->valuedouble;
   CHECK(blo <= bhi && blo > 0.2 && bhi < 0.4);
+  // a job file's "bootstrap" and "seed" keys give the same refits
+  char job[1024];
+  snprintf(job, sizeof job, "{\"model\": \"%s\", \"data\": [\"%s\"], \"params\": [\"damping:swing\"], "
+           "\"bootstrap\": 5, \"seed\": 3, \"out\": \"%s\", \"quiet\": true}", start, path("in_clu"),
+           path("out/uj.json"));
+  idRunOut rj = run("identify", "--job", write_file("in_ujob.json", job), NULL);
+  CHECK_MSG(rj.code == 0, "exit %d: %s", rj.code, rj.err);
+  run_free(&rj);
+  char* tj = slurp(path("out/uj.json"));
+  cJSON* rootj = cJSON_Parse(tj);
+  CHECK(cJSON_Compare(cJSON_GetObjectItem(rootj, "uncertainty"), u, 1));
+  cJSON_Delete(rootj), free(tj);
   // the second run: the same statistics (all but "time")
   cJSON* root2 = cJSON_Parse(json[1]);
   cJSON_DeleteItemFromObject(root, "time");
