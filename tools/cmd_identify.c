@@ -229,6 +229,7 @@ static int job_key(idArgs* a, const cJSON* v, const char* job) {
   if (!strcmp(k, "starts")) return job_int(&a->starts, 0, v, 1, 10000, job);
   if (!strcmp(k, "seed")) return job_int(&a->seed, -1, v, 0, 2147483647, job);
   if (!strcmp(k, "iters")) return job_int(&a->iters, 0, v, 1, 10000000, job);
+  if (!strcmp(k, "bootstrap")) return job_int(&a->bootstrap, 0, v, 1, 100000, job);
   if (!strcmp(k, "files")) return job_int(&a->files, 0, v, 1, 100000000, job);
   if (!strcmp(k, "skip")) return job_int(&a->skip, -1, v, 0, 100000000, job);
   if (!strcmp(k, "prior")) return job_number(&a->prior, v, 0, job);
@@ -258,8 +259,8 @@ static int job_key(idArgs* a, const cJSON* v, const char* job) {
     return 1;
   }
   cli_error("%s: unknown key '%s' (valid: model, data, params, loss, horizon, substeps, optimizer, starts, seed, "
-            "iters, weights, prior, lr, contact, files, skip, map, observe, out, write_model, report, floating, actuate, "
-            "add, quiet, checkpoint, resume)",
+            "iters, bootstrap, weights, prior, lr, contact, files, skip, map, observe, out, write_model, report, "
+            "floating, actuate, add, quiet, checkpoint, resume)",
             job, k);
   return 0;
 }
@@ -570,7 +571,12 @@ static cJSON* json_params(const idRun* r) {
     cJSON* o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "name", p->name);
     cJSON_AddItemToObject(o, "value", json_values(r->res.theta + p->adr, p->size));
-    cJSON_AddItemToObject(o, "stderr", json_values(r->res.stderr_ + p->adr, p->size));
+    cJSON_AddItemToObject(o, "stderr", json_values(r->se + p->adr, p->size));
+    cJSON_AddItemToObject(o, "lower95", json_values(r->ci_lo + p->adr, p->size));
+    cJSON_AddItemToObject(o, "upper95", json_values(r->ci_hi + p->adr, p->size));
+    cJSON_AddItemToObject(o, "stderr_iid", json_values(r->res.stderr_ + p->adr, p->size));
+    cJSON_AddItemToObject(o, "stderr_cluster", json_values(r->res.se_cluster + p->adr, p->size));
+    if (r->res.nboot) cJSON_AddItemToObject(o, "stderr_bootstrap", json_values(r->res.se_boot + p->adr, p->size));
     cJSON_AddItemToObject(o, "init", json_values(r->theta0 + p->adr, p->size));
     cJSON_AddItemToObject(o, "min", json_values(r->lower + p->adr, p->size));
     cJSON_AddItemToObject(o, "max", json_values(r->upper + p->adr, p->size));
@@ -579,9 +585,46 @@ static cJSON* json_params(const idRun* r) {
   return arr;
 }
 
-// result.json's "correlation" (ntheta x ntheta) and "unidentifiable" directions
+// an n x n matrix as an array of rows
+static cJSON* json_matrix(const double* a, int n) {
+  cJSON* arr = cJSON_CreateArray();
+  for (int i = 0; i < n; i++) {
+    cJSON* row = cJSON_CreateArray();
+    for (int j = 0; j < n; j++) cJSON_AddItemToArray(row, json_num(a[(size_t)i * n + j]));
+    cJSON_AddItemToArray(arr, row);
+  }
+  return arr;
+}
+
+// result.json's "uncertainty" (the default method and every method's covariance), "correlation" (ntheta x
+// ntheta) and "unidentifiable" directions
 static void json_statistics(cJSON* root, const idRun* r) {
   int n = r->res.ntheta;
+  cJSON* u = cJSON_AddObjectToObject(root, "uncertainty");
+  cJSON_AddStringToObject(u, "method", id_method_name[r->res.method]);
+  cJSON_AddNumberToObject(u, "trajectories", r->res.ngroups);
+  cJSON_AddStringToObject(u, "interval", r->res.method == PHYS_SE_CLUSTER ? "theta +- t(0.975, G-1) stderr_cluster"
+                                                                        : "theta +- 1.96 stderr_iid");
+  cJSON_AddItemToObject(u, "t", json_num(r->res.method == PHYS_SE_CLUSTER ? phys_t975(r->res.ngroups - 1) : phys_t975(0)));
+  cJSON_AddItemToObject(u, "covariance", json_matrix(r->res.method == PHYS_SE_CLUSTER ? r->res.cov_cluster : r->res.cov_iid, n));
+  cJSON_AddItemToObject(u, "covariance_iid", json_matrix(r->res.cov_iid, n));
+  cJSON_AddItemToObject(u, "covariance_cluster", json_matrix(r->res.cov_cluster, n));
+  if (r->res.nboot) {
+    cJSON* b = cJSON_AddObjectToObject(u, "bootstrap");
+    cJSON_AddNumberToObject(b, "resamples", r->res.nboot);
+    cJSON_AddNumberToObject(b, "refits", r->res.nboot_ok);
+    cJSON_AddNumberToObject(b, "seed", (double)r->fit.seed);
+    cJSON_AddStringToObject(b, "interval", "percentile 2.5-97.5");
+    cJSON_AddItemToObject(b, "covariance", json_matrix(r->res.cov_boot, n));
+    cJSON* lo = cJSON_AddArrayToObject(b, "lower95");
+    cJSON* hi = cJSON_AddArrayToObject(b, "upper95");
+    for (int i = 0; i < n; i++) {
+      double a, c;
+      phys_fit_interval(&r->res, PHYS_SE_BOOTSTRAP, i, &a, &c);
+      cJSON_AddItemToArray(lo, json_num(a));
+      cJSON_AddItemToArray(hi, json_num(c));
+    }
+  }
   cJSON* corr = cJSON_AddArrayToObject(root, "correlation");
   for (int i = 0; i < n; i++) {
     cJSON* row = cJSON_CreateArray();
@@ -657,19 +700,34 @@ static void print_results(const idRun* r) {
   size_t width = 10;
   for (int i = 0; i < res->ntheta; i++) width = strlen(r->label[i]) > width ? strlen(r->label[i]) : width;
   for (int i = 0; i < res->ntheta; i++) {
-    double v = res->theta[i], e = res->stderr_[i], null = 0;
+    double v = res->theta[i], e = r->se[i], null = 0;
     for (int k = 0; k < res->nnull; k++) null = fmax(null, fabs(res->null_dirs[(size_t)k * res->ntheta + i]));
     const char* bound = v == r->lower[i] ? ", at min" : v == r->upper[i] ? ", at max" : "";
     if (null >= 0.3) {
       printf("%-*s = %-12.6g +- n/a: unidentifiable (see the warning)  (initial %.6g%s)\n", (int)width, r->label[i], v,
              r->theta0[i], bound);
     } else {
-      // the interval clipped to the bounds (the parameter cannot leave them)
-      double lo = fmax(v - 1.96 * e, r->lower[i]), hi = fmin(v + 1.96 * e, r->upper[i]);
-      printf("%-*s = %-12.6g +- %-10.3g 95%% [%.6g, %.6g]  (initial %.6g%s)\n", (int)width, r->label[i], v, e,
-             lo, hi, r->theta0[i], bound);
+      char other[64] = "";
+      if (res->method != PHYS_SE_IID) snprintf(other, sizeof other, "iid +- %.3g; ", res->stderr_[i]);
+      printf("%-*s = %-12.6g +- %-10.3g 95%% [%.6g, %.6g]  (%sinitial %.6g%s)\n", (int)width, r->label[i], v, e,
+             r->ci_lo[i], r->ci_hi[i], other, r->theta0[i], bound);
     }
   }
+  if (res->method == PHYS_SE_CLUSTER)
+    printf("95%% intervals: cluster-robust by trajectory (%d trajectories, Student t %d dof)", res->ngroups,
+           res->ngroups - 1);
+  else
+    printf("95%% intervals: iid (s^2 (J'J)^-1: one trajectory, model error not measured)");
+  if (res->nboot) {
+    printf("; bootstrap %d of %d refits (seed %llu), percentile intervals:", res->nboot_ok, res->nboot,
+           (unsigned long long)r->fit.seed);
+    for (int i = 0; i < res->ntheta; i++) {
+      double lo, hi;
+      phys_fit_interval(res, PHYS_SE_BOOTSTRAP, i, &lo, &hi);
+      printf(" %s [%.6g, %.6g]", r->label[i], lo, hi);
+    }
+  }
+  printf("\n");
   printf("loss %.6g -> %.6g in %d iterations (%s; best of %d starts), %d residuals; fit %.2f s (forward %.2f s, "
          "gradient %.2f s)\n", res->loss0, res->loss, res->iterations, phys_fit_stop_name(res->stop), r->fit.starts,
          res->nres, r->wall, res->time_forward, res->time_gradient);
@@ -802,6 +860,25 @@ static void print_log_warnings(physLog* log) {
   phys_log_clear_warnings(log);
 }
 
+// the default method's standard errors and 95% intervals, clipped to the bounds (the parameter cannot leave
+// them); 0 if out of memory
+static int intervals(idRun* r) {
+  int n = r->res.ntheta;
+  r->se = malloc(sizeof(double) * 3 * (size_t)n);
+  if (!r->se) {
+    cli_error("identify: out of memory");
+    return 0;
+  }
+  r->ci_lo = r->se + n, r->ci_hi = r->se + 2 * n;
+  for (int i = 0; i < n; i++) {
+    r->se[i] = r->res.method == PHYS_SE_CLUSTER ? r->res.se_cluster[i] : r->res.stderr_[i];
+    phys_fit_interval(&r->res, r->res.method, i, &r->ci_lo[i], &r->ci_hi[i]);
+    if (!isnan(r->ci_lo[i])) r->ci_lo[i] = fmax(r->ci_lo[i], r->lower[i]);
+    if (!isnan(r->ci_hi[i])) r->ci_hi[i] = fmin(r->ci_hi[i], r->upper[i]);
+  }
+  return 1;
+}
+
 // load the data and print the summary line (identify.h)
 int id_load_data(idRun* r, const idArgs* a) {
   physDataOptions dopt = {0};
@@ -846,6 +923,25 @@ static int run_fit(idRun* r, const idArgs* a) {
     cli_error("identify: %s", log.error[0] ? log.error : phys_status_str(s));
     return 0;
   }
+  if (a->bootstrap > 0) {
+    if (!a->quiet) fprintf(stderr, "physid: identify: bootstrap: %d refits on resampled trajectories\n", a->bootstrap);
+    s = phys_fit_bootstrap(r->m, &r->table, r->lower, r->upper, &r->ds, &r->fit, a->bootstrap, r->fit.seed, &r->res,
+                           &log);
+    if (s != PHYS_OK) {
+      cli_error("identify: %s", log.error[0] ? log.error : phys_status_str(s));
+      return 0;
+    }
+  }
+  if (!intervals(r)) return 0;
+  if (!a->quiet && r->res.ngroups < 2)
+    fprintf(stderr, "warning: identify: one trajectory: the intervals are iid (s^2 (J'J)^-1), which ignores model "
+            "error and is usually far too narrow on real data; fit several trajectories for cluster-robust ones\n");
+  else if (!a->quiet && r->res.ngroups < 10)
+    fprintf(stderr, "warning: identify: only %d trajectories: the cluster-robust intervals (the default) use "
+            "Student's t with %d dof but rest on few trajectories; 10 or more make them reliable%s\n",
+            r->res.ngroups, r->res.ngroups - 1,
+            r->res.ngroups <= r->res.ntheta ? " (with no more trajectories than parameter values the covariance is "
+                                              "singular: its correlations are not estimated)" : "");
   print_results(r);
   return 1;
 }
@@ -859,6 +955,7 @@ static void args_free(idArgs* a) {
 // free a run and the settings (identify.h)
 void id_cleanup(idRun* r, idArgs* a) {
   phys_fit_result_free(&r->res);
+  free(r->se);
   phys_dataset_free(&r->ds);
   phys_param_table_free(&r->table);
   free(r->theta0);
@@ -887,7 +984,10 @@ int cli_identify(int argc, char** argv) {
       ID_DATA_OPTIONS,
       {"--optimizer", ARG_CHOICE, &a.optimizer, "lm|lbfgsb|adam", "optimizer (default lm)", 0, 0, 0},
       {"--starts", ARG_INT, &a.starts, "N", "multi-start: initial values, then N-1 draws in the bounds", 1, 1e4, 0},
-      {"--seed", ARG_INT, &a.seed, "S", "seed of the multi-start draws (default 1)", 0, 2147483647, 0},
+      {"--seed", ARG_INT, &a.seed, "S", "seed of the multi-start draws and the bootstrap (default 1)", 0, 2147483647,
+       0},
+      {"--bootstrap", ARG_INT, &a.bootstrap, "N", "N refits on trajectories resampled with replacement (percentile "
+       "intervals; default 0: none)", 1, 1e5, 0},
       {"--iters", ARG_INT, &a.iters, "N", "iterations per start (default 100, adam 500)", 1, 1e7, 0},
       {"--lr", ARG_DOUBLE, &a.lr, "RATE", "Adam's learning rate (default 0.01)", 1e-300, 1e300, 0},
       {"--job", ARG_STRING, &a.job, "FILE.json", "settings from a JSON job file (options override it)", 0, 0, 0},

@@ -31,6 +31,7 @@ typedef struct idArgs_ {
   const char* cmd;          // the command for messages ("identify", "sweep")
   const char* checkpoint;   // --checkpoint FILE: the optimizer's state after every iteration (src/sysid/checkpoint.h)
   int resume;               // --resume: continue from it
+  int bootstrap;            // --bootstrap N: refits on resampled trajectories (0: none)
   // merged
   const char* model;
   const char* data[ID_MAXDATA];
@@ -58,8 +59,13 @@ typedef struct idRun_ {
   physFitOptions fit;
   double ctrl[64];          // --ctrl-value: the controls held during every trajectory (fit.ctrl points here)
   physFitResult res;
+  double *se, *ci_lo, *ci_hi;   // the default method's (res.method) standard errors and 95% intervals, clipped to
+                            // the bounds (ntheta each; one allocation at se)
   double wall;              // wall time of the fit (s)
 } idRun;
+
+// names of physSeMethod: result.json's "method", the report
+static const char* const id_method_name[3] = {"iid", "cluster", "bootstrap"};
 
 // --write-model: the model file src edited to hold m's values of every parameter of t, written to f (MJCF:
 // geom friction/size, physid:restitution custom numerics, joint damping/armature/stiffness, tendon

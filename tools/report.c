@@ -148,22 +148,44 @@ static void section_summary(FILE* f, const idRun* run) {
           res->nres);
 }
 
-// the parameter table: init, value, stderr, bounds
+// the parameter table: init, value, the default method's stderr and 95% interval, the iid stderr (and the
+// bootstrap's interval), bounds; then which method the intervals are
 static void section_params(FILE* f, const idRun* run) {
-  fputs("<h2>Parameters</h2>\n<table class='grid'><tr><th>parameter</th><th>initial</th><th>identified</th>"
-        "<th>std. error</th><th>min</th><th>max</th></tr>\n", f);
+  const physFitResult* res = &run->res;
+  fprintf(f, "<h2>Parameters</h2>\n<table class='grid'><tr><th>parameter</th><th>initial</th><th>identified</th>"
+          "<th>std. error</th><th>95%% low</th><th>95%% high</th><th>iid std. error</th>%s<th>min</th><th>max</th>"
+          "</tr>\n", res->nboot ? "<th>bootstrap 95% low</th><th>bootstrap 95% high</th>" : "");
   for (int i = 0; i < run->res.ntheta; i++) {
     fputs("<tr><td class='name'>", f);
     html_text(f, run->label[i]);
     fputs("</td>", f);
     cell_number(f, run->theta0[i]);
     cell_number(f, run->res.theta[i]);
-    cell_number(f, run->res.stderr_[i]);
+    cell_number(f, run->se[i]);
+    cell_number(f, run->ci_lo[i]);
+    cell_number(f, run->ci_hi[i]);
+    cell_number(f, res->stderr_[i]);
+    if (res->nboot) {
+      double lo, hi;
+      phys_fit_interval(res, PHYS_SE_BOOTSTRAP, i, &lo, &hi);
+      cell_number(f, lo);
+      cell_number(f, hi);
+    }
     cell_number(f, run->lower[i]);
     cell_number(f, run->upper[i]);
     fputs("</tr>\n", f);
   }
   fputs("</table>\n", f);
+  if (res->method == PHYS_SE_CLUSTER)
+    fprintf(f, "<p>95%% intervals: cluster-robust (sandwich) covariance by trajectory, %d trajectories, Student t "
+            "with %d dof%s.</p>\n", res->ngroups, res->ngroups - 1,
+            res->ngroups < 10 ? " (few trajectories: less reliable below 10)" : "");
+  else
+    fputs("<p class='warn'>95% intervals: iid, s&sup2;(J'J)<sup>-1</sup> (one trajectory: model error is not "
+          "measured).</p>\n", f);
+  if (res->nboot)
+    fprintf(f, "<p>Bootstrap: %d of %d refits on trajectories resampled with replacement (seed %llu), percentile "
+            "intervals.</p>\n", res->nboot_ok, res->nboot, (unsigned long long)run->fit.seed);
   for (int k = 0; k < run->res.nnull; k++) {
     fputs("<p class='warn'>Unidentifiable direction (near-null eigenvector of J'J):", f);
     for (int i = 0; i < run->res.ntheta; i++) {

@@ -941,10 +941,53 @@ static void draw_start(double* th, const double* theta0, const double* lo, const
   project(th, lo, hi, n);
 }
 
-// statistics at the fit: eigen-decomposition of H = J'J (dsyev), cov = s^2 H^+ (eigenvalues < 1e-8 max
-// dropped), stderr, correlation, null directions (sign: largest component positive)
-static physStatus statistics(fitProblem* pb, physFitResult* res, const double* H, double loss, double* ev,
-                             double* V, double* cov) {
+// the cluster-robust covariance by trajectory (issue 12 item 6): with Hp = (J'J)^+ and u_g = J_g' r_g the
+// score of trajectory g (its data rows; the prior rows are no data), cov = G/(G-1) Hp (sum_g u_g u_g') Hp.
+// u (n) and M (n x n) are scratch; cov NaN when G < 2
+static void cluster_cov(const fitProblem* pb, const double* J, const double* r, const double* Hp, double* u,
+                        double* M, double* cov) {
+  int n = pb->ntheta, G = 0;
+  const physDataset* ds = pb->ds;
+  memset(M, 0, sizeof(double) * (size_t)n * n);
+  for (int k = 0; k < ds->ntraj; k++) {
+    if (ds->traj[k].T < 2) continue;
+    G++;
+    size_t a = (size_t)pb->resadr[k], e = a + (size_t)(ds->traj[k].T - 1) * pb->nsel;
+    memset(u, 0, sizeof(double) * (size_t)n);
+    for (size_t row = a; row < e; row++)
+      for (int i = 0; i < n; i++) u[i] += J[row * n + i] * r[row];
+    for (int i = 0; i < n; i++)
+      for (int j = 0; j < n; j++) M[(size_t)i * n + j] += u[i] * u[j];
+  }
+  if (G < 2) {
+    for (int i = 0; i < n * n; i++) cov[i] = NAN;
+    return;
+  }
+  double c = (double)G / (G - 1);
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) {
+      double x = 0;
+      for (int k = 0; k < n; k++)
+        for (int l = 0; l < n; l++) x += Hp[(size_t)i * n + k] * M[(size_t)k * n + l] * Hp[(size_t)l * n + j];
+      cov[(size_t)i * n + j] = c * x;
+    }
+}
+
+// correlation of a covariance: 1 on the diagonal, 0 beside a component whose variance is 0 or not finite
+static void correlation(double* corr, const double* cov, int n) {
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) {
+      double a = cov[(size_t)i * n + i], b = cov[(size_t)j * n + j];
+      corr[(size_t)i * n + j] = i == j ? 1 : (a > 0 && b > 0 ? cov[(size_t)i * n + j] / sqrt(a * b) : 0);
+    }
+}
+
+// statistics at the fit: eigen-decomposition of H = J'J (dsyev), Hp = H^+ (eigenvalues < 1e-8 max dropped),
+// the iid covariance s^2 Hp and the cluster-robust one (J, r: residual Jacobian and residuals at the fit),
+// standard errors, the default method, the correlation of its covariance, null directions (sign: largest
+// component positive). ev (n), V (n x n), scratch (n x n + n) are work space
+static physStatus statistics(fitProblem* pb, physFitResult* res, const double* H, const double* J,
+                             const double* r, double loss, double* ev, double* V, double* scratch) {
   int n = pb->ntheta;
   memcpy(V, H, sizeof(double) * (size_t)n * n);
   lapack_int info = LAPACKE_dsyev(LAPACK_ROW_MAJOR, 'V', 'U', n, V, n, ev);
@@ -952,7 +995,8 @@ static physStatus statistics(fitProblem* pb, physFitResult* res, const double* H
   double emax = 0;
   for (int k = 0; k < n; k++) emax = fmax(emax, ev[k]);
   double s2 = pb->nres > n ? 2 * loss / (pb->nres - n) : NAN;
-  memset(cov, 0, sizeof(double) * (size_t)n * n);
+  double* Hp = scratch;
+  memset(Hp, 0, sizeof(double) * (size_t)n * n);
   int nnull = 0;
   for (int k = 0; k < n; k++) {
     if (!(ev[k] >= 1e-8 * emax) || emax == 0) {
@@ -960,14 +1004,16 @@ static physStatus statistics(fitProblem* pb, physFitResult* res, const double* H
       continue;
     }
     for (int i = 0; i < n; i++)
-      for (int j = 0; j < n; j++) cov[(size_t)i * n + j] += V[(size_t)i * n + k] * V[(size_t)j * n + k] / ev[k];
+      for (int j = 0; j < n; j++) Hp[(size_t)i * n + j] += V[(size_t)i * n + k] * V[(size_t)j * n + k] / ev[k];
   }
-  for (int i = 0; i < n; i++) res->stderr_[i] = sqrt(s2 * cov[(size_t)i * n + i]);
-  for (int i = 0; i < n; i++)
-    for (int j = 0; j < n; j++) {
-      double a = cov[(size_t)i * n + i], b = cov[(size_t)j * n + j];
-      res->corr[(size_t)i * n + j] = i == j ? 1 : (a > 0 && b > 0 ? cov[(size_t)i * n + j] / sqrt(a * b) : 0);
-    }
+  for (int i = 0; i < n * n; i++) res->cov_iid[i] = s2 * Hp[i];
+  for (int i = 0; i < n; i++) res->stderr_[i] = sqrt(res->cov_iid[(size_t)i * n + i]);
+  res->ngroups = 0;
+  for (int k = 0; k < pb->ds->ntraj; k++) res->ngroups += pb->ds->traj[k].T > 1;
+  cluster_cov(pb, J, r, Hp, scratch + (size_t)n * n, res->corr, res->cov_cluster);
+  for (int i = 0; i < n; i++) res->se_cluster[i] = sqrt(res->cov_cluster[(size_t)i * n + i]);
+  res->method = res->ngroups >= 2 ? PHYS_SE_CLUSTER : PHYS_SE_IID;
+  correlation(res->corr, res->method == PHYS_SE_CLUSTER ? res->cov_cluster : res->cov_iid, n);
   res->nnull = nnull;
   res->null_dirs = nnull ? malloc(sizeof(double) * (size_t)nnull * n) : NULL;
   if (nnull && !res->null_dirs) return phys_error(pb->log, PHYS_ERR_NOMEM, "fit: out of memory");
@@ -1012,6 +1058,12 @@ void phys_fit_result_free(physFitResult* res) {
   free(res->theta);
   free(res->stderr_);
   free(res->corr);
+  free(res->cov_iid);
+  free(res->cov_cluster);
+  free(res->se_cluster);
+  free(res->boot_theta);
+  free(res->se_boot);
+  free(res->cov_boot);
   free(res->loss_hist);
   free(res->theta_hist);
   free(res->null_dirs);
@@ -1199,10 +1251,13 @@ physStatus phys_fit(physModel* m, const physParamTable* t, const double* theta0,
     res->theta = calloc((size_t)n, sizeof(double));
     res->stderr_ = calloc((size_t)n, sizeof(double));
     res->corr = calloc((size_t)n * n, sizeof(double));
+    res->cov_iid = calloc((size_t)n * n, sizeof(double));
+    res->cov_cluster = calloc((size_t)n * n, sizeof(double));
+    res->se_cluster = calloc((size_t)n, sizeof(double));
     res->loss_hist = calloc((size_t)maxit + 1, sizeof(double));
     res->theta_hist = calloc((size_t)(maxit + 1) * n, sizeof(double));
     best_theta = res->theta, best_lh = res->loss_hist, best_th = res->theta_hist;
-    if (!runbuf || !res->theta || !res->stderr_ || !res->corr || !res->loss_hist || !res->theta_hist)
+    if (!runbuf || !res->theta || !res->stderr_ || !res->corr || !res->cov_iid || !res->cov_cluster || !res->se_cluster || !res->loss_hist || !res->theta_hist)
       st = phys_error(log, PHYS_ERR_NOMEM, "fit: out of memory for %d residuals x %d parameters", pb.nres, n);
   }
   physFitOptions o2;
@@ -1262,11 +1317,10 @@ physStatus phys_fit(physModel* m, const physParamTable* t, const double* theta0,
       res->nres = pb.nres;
       res->loss = half_sq(run.r, pb.nres);
       normal_eq(run.H, NULL, run.J, run.r, pb.nres, n);
-      double* cov = run.theta_hist;   // n x n scratch: the run's history is no longer needed
-      if ((size_t)(maxit + 1) * n < (size_t)n * n) cov = NULL;
-      double* cbuf = cov ? NULL : malloc(sizeof(double) * (size_t)n * n);
-      st = statistics(&pb, res, run.H, res->loss, run.g, run.Hf, cov ? cov : cbuf);
-      free(cbuf);
+      double* scratch = malloc(sizeof(double) * ((size_t)n * n + n));
+      st = scratch ? statistics(&pb, res, run.H, run.J, run.r, res->loss, run.g, run.Hf, scratch)
+                   : phys_error(log, PHYS_ERR_NOMEM, "fit: out of memory");
+      free(scratch);
     }
   }
   if (pb.nsimwarn)
@@ -1327,4 +1381,107 @@ physStatus phys_fit_predict(const physModel* m, const physDataset* ds, int k, co
   phys_free_data(d);
   phys_free_model(mc);
   return st;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// uncertainty: intervals and the trajectory bootstrap (issue 12 item 6)
+
+// 97.5% quantile of Student's t (sysid.h): a table to 30 degrees of freedom, then the Cornish-Fisher
+// expansion in 1/dof (error < 1e-4 there)
+double phys_t975(int dof) {
+  static const double tab[30] = {12.7062, 4.3027, 3.1824, 2.7764, 2.5706, 2.4469, 2.3646, 2.3060, 2.2622, 2.2281,
+                                 2.2010,  2.1788, 2.1604, 2.1448, 2.1314, 2.1199, 2.1098, 2.1009, 2.0930, 2.0860,
+                                 2.0796,  2.0739, 2.0687, 2.0639, 2.0595, 2.0555, 2.0518, 2.0484, 2.0452, 2.0423};
+  const double z = 1.959963984540054;
+  if (dof <= 0) return z;
+  if (dof <= 30) return tab[dof - 1];
+  double z3 = z * z * z, z5 = z3 * z * z, v = dof;
+  return z + (z3 + z) / (4 * v) + (5 * z5 + 16 * z3 + 3 * z) / (96 * v * v);
+}
+
+static int cmp_double(const void* a, const void* b) {
+  double x = *(const double*)a, y = *(const double*)b;
+  return x < y ? -1 : x > y;
+}
+
+// the p-quantile (0..1) of sorted x (n >= 1), linear interpolation between order statistics
+static double quantile_sorted(const double* x, int n, double p) {
+  double h = p * (n - 1);
+  int k = (int)floor(h);
+  if (k >= n - 1) return x[n - 1];
+  return x[k] + (h - k) * (x[k + 1] - x[k]);
+}
+
+// 95% interval of component i by method (sysid.h)
+void phys_fit_interval(const physFitResult* res, int method, int i, double* lo, double* hi) {
+  *lo = *hi = NAN;
+  double v = res->theta[i];
+  if (method == PHYS_SE_IID) {
+    *lo = v - phys_t975(0) * res->stderr_[i], *hi = v + phys_t975(0) * res->stderr_[i];
+  } else if (method == PHYS_SE_CLUSTER && res->ngroups >= 2 && res->se_cluster) {
+    double c = phys_t975(res->ngroups - 1);
+    *lo = v - c * res->se_cluster[i], *hi = v + c * res->se_cluster[i];
+  } else if (method == PHYS_SE_BOOTSTRAP && res->nboot_ok > 0) {
+    int nb = res->nboot_ok, n = res->ntheta;
+    double* x = malloc(sizeof(double) * (size_t)nb);
+    if (!x) return;
+    for (int b = 0; b < nb; b++) x[b] = res->boot_theta[(size_t)b * n + i];
+    qsort(x, (size_t)nb, sizeof(double), cmp_double);
+    *lo = quantile_sorted(x, nb, 0.025), *hi = quantile_sorted(x, nb, 0.975);
+    free(x);
+  }
+}
+
+// mean-centred covariance of the nb x n rows of X into cov (n x n), their standard deviations into se
+// (NaN with fewer than 2 rows)
+static void sample_cov(const double* X, int nb, int n, double* cov, double* se) {
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) {
+      double mi = 0, mj = 0, c = 0;
+      for (int b = 0; b < nb; b++) mi += X[(size_t)b * n + i] / nb, mj += X[(size_t)b * n + j] / nb;
+      for (int b = 0; b < nb; b++) c += (X[(size_t)b * n + i] - mi) * (X[(size_t)b * n + j] - mj);
+      cov[(size_t)i * n + j] = nb > 1 ? c / (nb - 1) : NAN;
+    }
+  for (int i = 0; i < n; i++) se[i] = sqrt(cov[(size_t)i * n + i]);
+}
+
+// the trajectory bootstrap (sysid.h)
+physStatus phys_fit_bootstrap(physModel* m, const physParamTable* t, const double* lower, const double* upper,
+                              const physDataset* ds, const physFitOptions* opt, int nboot, uint64_t seed,
+                              physFitResult* res, physLog* log) {
+  physLog dummy = {0};
+  if (!log) log = &dummy;
+  if (!res || !res->theta || nboot < 0 || !ds || ds->ntraj < 1 || !t || !opt)
+    return phys_error(log, PHYS_ERR_ARG, "bootstrap: needs a fit result, a dataset and nboot >= 0");
+  int n = res->ntheta, G = ds->ntraj;
+  free(res->boot_theta), free(res->se_boot), free(res->cov_boot);
+  res->nboot = nboot, res->nboot_ok = 0;
+  res->boot_theta = malloc(sizeof(double) * ((size_t)nboot * n + 1));
+  res->se_boot = malloc(sizeof(double) * (size_t)n);
+  res->cov_boot = malloc(sizeof(double) * (size_t)n * n);
+  physTrajectory* traj = malloc(sizeof(physTrajectory) * (size_t)G);
+  if (!res->boot_theta || !res->se_boot || !res->cov_boot || !traj) {
+    free(traj);
+    return phys_error(log, PHYS_ERR_NOMEM, "bootstrap: out of memory");
+  }
+  physDataset rs = *ds;   // the same samples, trajectories drawn with replacement (shallow copies)
+  rs.traj = traj;
+  physFitOptions o = *opt;
+  o.starts = 1, o.verbose = 0, o.checkpoint = NULL, o.resume = 0, o.on_checkpoint = NULL;
+  physRng rng;
+  phys_rng_seed(&rng, seed);
+  for (int b = 0; b < nboot; b++) {
+    for (int g = 0; g < G; g++) traj[g] = ds->traj[phys_rng_next(&rng) % (uint64_t)G];
+    physFitResult rb;
+    physLog lb = {0};
+    if (phys_fit(m, t, res->theta, lower, upper, &rs, &o, &rb, &lb) == PHYS_OK) {
+      memcpy(res->boot_theta + (size_t)res->nboot_ok * n, rb.theta, sizeof(double) * (size_t)n);
+      res->nboot_ok++;
+      phys_fit_result_free(&rb);
+    }
+  }
+  free(traj);
+  sample_cov(res->boot_theta, res->nboot_ok, n, res->cov_boot, res->se_boot);
+  physStatus st = phys_param_set(t, m, res->theta);
+  return st == PHYS_OK ? PHYS_OK : phys_error(log, st, "bootstrap: the fit's theta is not a valid model");
 }

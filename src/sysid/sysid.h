@@ -113,12 +113,28 @@ void phys_fit_defaults(physFitOptions* opt);
 typedef enum physFitStop_ { PHYS_STOP_CONVERGED = 0, PHYS_STOP_STALLED, PHYS_STOP_MAXITER } physFitStop;
 // "converged", "stalled", "max_iter"
 const char* phys_fit_stop_name(int stop);
+// how the uncertainty of theta is estimated (issue 12 item 6; docs/cli.md, *Uncertainty*)
+typedef enum physSeMethod_ {
+  PHYS_SE_IID = 0,          // s^2 (J'J)^+: residuals independent with one variance (no model error)
+  PHYS_SE_CLUSTER,          // cluster-robust sandwich by trajectory, intervals with Student's t, G - 1 dof
+  PHYS_SE_BOOTSTRAP         // refits on trajectories resampled with replacement, percentile intervals
+} physSeMethod;
 
 typedef struct physFitResult_ {
   int ntheta;
   double* theta;            // ntheta: the best fit
-  double* stderr_;          // ntheta: standard errors sqrt(diag(s^2 (J'J)^-1)), s^2 = 2 loss / (nres - ntheta)
-  double* corr;             // ntheta x ntheta correlation matrix (row-major)
+  double* stderr_;          // ntheta: 'iid' standard errors sqrt(diag(s^2 (J'J)^+)), s^2 = 2 loss / (nres - ntheta)
+  double* corr;             // ntheta x ntheta correlation matrix of the default method's covariance (row-major)
+  int ngroups;              // trajectories with residuals: the clusters G
+  double* cov_iid;          // ntheta x ntheta: s^2 (J'J)^+
+  double* cov_cluster;      // ntheta x ntheta: G/(G-1) (J'J)^+ (sum_g J_g' r_g r_g' J_g) (J'J)^+ (NaN if G < 2)
+  double* se_cluster;       // ntheta: sqrt(diag(cov_cluster))
+  int method;               // physSeMethod of the default intervals: CLUSTER when G >= 2, else IID
+  // phys_fit_bootstrap's (nboot = 0 without it)
+  int nboot, nboot_ok;      // resamples asked for, refits that succeeded
+  double* boot_theta;       // nboot_ok x ntheta refitted values
+  double* se_boot;          // ntheta: their standard deviations
+  double* cov_boot;         // ntheta x ntheta: their covariance
   double loss0, loss;       // loss at theta0 (of the best start) and at the fit: 0.5 sum r^2
   int nres;                 // residuals
   int iterations;           // of the best start
@@ -145,6 +161,22 @@ physStatus phys_fit(physModel* m, const physParamTable* t, const double* theta0,
                     const double* upper, const physDataset* ds, const physFitOptions* opt, physFitResult* res,
                     physLog* log);
 void phys_fit_result_free(physFitResult* res);
+
+// the 95% interval [lo, hi] of component i by method (physSeMethod): IID theta +- 1.96 se, CLUSTER theta +-
+// t_{0.975, G-1} se_cluster, BOOTSTRAP the 2.5 and 97.5 percentiles of the refits (linear interpolation). NaN
+// when the method has no estimate (CLUSTER with G < 2, BOOTSTRAP without refits). Not clipped to the bounds.
+void phys_fit_interval(const physFitResult* res, int method, int i, double* lo, double* hi);
+// 97.5% quantile of Student's t with dof degrees of freedom (1.959964 for dof <= 0: the normal's)
+double phys_t975(int dof);
+
+// the trajectory bootstrap: nboot refits of theta, each on ds->ntraj trajectories drawn with replacement from
+// ds (phys_rng seeded with seed; resample b's draws follow b-1's), each starting at res->theta with opt's
+// loss, optimizer and iterations (one start, no checkpoint, silent). Fills res->nboot, nboot_ok, boot_theta,
+// se_boot, cov_boot; a refit that fails is skipped (counted). Deterministic for a seed and any opt->threads.
+// m holds res->theta on return. Errors: PHYS_ERR_ARG (nboot < 0, no result), PHYS_ERR_NOMEM.
+physStatus phys_fit_bootstrap(physModel* m, const physParamTable* t, const double* lower, const double* upper,
+                              const physDataset* ds, const physFitOptions* opt, int nboot, uint64_t seed,
+                              physFitResult* res, physLog* log);
 
 // the residuals of the loss at theta (written into m, which keeps it; theta0 is the prior's centre, may be
 // NULL without a prior) and their Jacobian J = dr/dtheta (nres x ntheta row-major, may be NULL): what

@@ -1,10 +1,12 @@
 // test_fit.c - identification (src/sysid/fit.c): recovery of known parameters from noise-free data for every
 // optimizer and loss, residual Jacobians against central differences, the reported standard errors against
-// the spread over noise seeds, null directions of an unidentifiable pair, active bounds, errors, determinism.
-// Datasets are simulated in memory.
-// Without arguments every test but the slow part runs (CTest sysid/test_fit, label fast); with --slow only
-// the slow part: Adam's recoveries and the 40-seed Monte Carlo of the standard errors (sysid/test_fit_slow,
-// label slow).
+// the spread over noise seeds, null directions of an unidentifiable pair, active bounds, errors, determinism,
+// the cluster-robust covariance and the bootstrap (issue 12 item 6) and the coverage of the 95% intervals
+// under model error. Datasets are simulated in memory.
+// Without arguments every test but the slow part runs (CTest sysid/test_fit, label fast; coverage from 30
+// experiments); with --slow only the slow part: Adam's recoveries, the 40-seed Monte Carlo of the standard
+// errors and the coverage from 200 experiments (onestep and kstep, 12, 30 and 5 trajectories) and of the
+// bootstrap (sysid/test_fit_slow, label slow).
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
@@ -423,7 +425,12 @@ static void test_statistics(void) {
       }
       s2sum += 2 * res.loss / (res.nres - res.ntheta) / nseed;
       CHECK(res.nnull == 0);
-      CHECK(fabs(res.corr[1] - res.corr[2]) < 1e-12 && res.corr[0] == 1 && fabs(res.corr[1]) < 1);
+      // the iid covariance is symmetric and regular; with 2 trajectories the default (cluster) one has rank
+      // about G - 1 = 1 (the trajectories' scores sum to J'r ~ 0 at the optimum): its correlation is near +-1
+      double* c = res.cov_iid;
+      CHECK(c[1] == c[2] && c[0] > 0 && c[1] * c[1] < c[0] * c[3]);
+      CHECK(res.method == PHYS_SE_CLUSTER && res.corr[0] == 1 && fabs(res.corr[1] - res.corr[2]) < 1e-9 &&
+            fabs(res.corr[1]) <= 1 + 1e-9);
       phys_fit_result_free(&res);
     }
     ds_free(&ds);
@@ -1091,8 +1098,163 @@ static void test_starts_disagree(void) {
   phys_free_model(m);
 }
 
-// without arguments: everything but the slow part; --slow: the six recoveries by Adam (400 iterations each,
-// about 2/3 of the whole program's time) and the 40-seed Monte Carlo of test_statistics
+// coverage of the 95% intervals under model error (issue 12 item 6): the pendulum (damping 0.2 to identify)
+// swings from G random starts, each trajectory pushed by its own constant joint torque drawn N(0, 0.3^2) N m
+// that the fit does not model (a disturbance per run: residuals correlated within a trajectory, independent
+// across), plus white noise 1e-4 rad / 1e-3 rad/s; fitted with identify's defaults (10 substeps). Per method,
+// the share of nexp experiments whose 95% interval holds the truth; nboot > 0 also runs the bootstrap; loss
+// >= 0 replaces the default loss (kstep: horizon 10).
+// Returns the coverage of the default method; cov_iid, cov_boot (may be NULL) get the others'
+static double coverage(int nexp, int G, int nboot, int loss, double* cov_iid, double* cov_boot) {
+  physModel* m = load("pendulum.xml");
+  physParamTable t;
+  const char* spec[] = {"damping:swing"};
+  table(&t, m, spec, 1);
+  const double truth = 0.2, start = 0.15;
+  int hit[3] = {0}, n = 0, method = -1;
+  double width[3] = {0};
+  for (int e = 0; e < nexp; e++) {
+    CHECK(phys_param_set(&t, m, &truth) == PHYS_OK);
+    physDataset ds;
+    ds_alloc(&ds, m, G, 60, 10 * m->opt.timestep);
+    physRng rng;
+    phys_rng_seed(&rng, 1000 + (uint64_t)e);
+    for (int k = 0; k < G; k++) {
+      double q0 = phys_rng_range(&rng, -1.5, 1.5), v0 = phys_rng_range(&rng, -2, 2);
+      double u1 = phys_rng_uniform(&rng), u2 = phys_rng_uniform(&rng);
+      double tau = 0.3 * sqrt(-2 * log(1 - u1)) * cos(2 * M_PI * u2);
+      physData* d = phys_make_data(m);
+      d->qpos[0] = q0, d->qvel[0] = v0, d->qfrc_applied[0] = tau;
+      physTrajectory* tr = &ds.traj[k];
+      for (int s = 0; s < tr->T; s++) {
+        for (int j = 0; s > 0 && j < 10; j++) phys_step(m, d);
+        tr->time[s] = d->time, tr->qpos[s] = d->qpos[0], tr->qvel[s] = d->qvel[0];
+      }
+      phys_free_data(d);
+    }
+    add_noise(&ds, 1e-4, 1e-3, 77 + (uint64_t)e);
+    physFitOptions opt;
+    phys_fit_defaults(&opt);
+    opt.substeps = 10;
+    if (loss >= 0) opt.loss = loss;
+    physFitResult res;
+    physLog log = {0};
+    physStatus st = phys_fit(m, &t, &start, NULL, NULL, &ds, &opt, &res, &log);
+    CHECK_MSG(st == PHYS_OK, "%s", log.error);
+    if (st == PHYS_OK && nboot > 0) {
+      st = phys_fit_bootstrap(m, &t, NULL, NULL, &ds, &opt, nboot, 5, &res, &log);
+      CHECK_MSG(st == PHYS_OK && res.nboot_ok == nboot, "%s", log.error);
+    }
+    if (st == PHYS_OK) {
+      CHECK(res.ngroups == G);
+      method = res.method;
+      for (int k = 0; k < 3; k++) {
+        double lo, hi;
+        phys_fit_interval(&res, k, 0, &lo, &hi);
+        hit[k] += lo <= truth && truth <= hi;
+        width[k] += (hi - lo) / nexp;
+      }
+      n++;
+      phys_fit_result_free(&res);
+    }
+    ds_free(&ds);
+  }
+  const char* name[3] = {"iid", "cluster", "bootstrap"};
+  for (int k = 0; k < (nboot > 0 ? 3 : 2); k++)
+    printf("coverage G=%d loss %d: %-9s %d of %d (%.0f%%), mean 95%% width %.4g%s\n", G, loss, name[k], hit[k], n,
+           100.0 * hit[k] / n, width[k], k == method ? " (default)" : "");
+  if (cov_iid) *cov_iid = (double)hit[0] / n;
+  if (cov_boot) *cov_boot = (double)hit[2] / n;
+  phys_param_table_free(&t);
+  phys_free_model(m);
+  CHECK(n == nexp && method == PHYS_SE_CLUSTER);
+  return n && method >= 0 ? (double)hit[method] / n : 0;
+}
+
+// the default intervals cover the truth in >= 90% of the experiments, the iid ones in far fewer
+static void test_coverage(int slow) {
+  double iid, boot, c = coverage(slow ? 200 : 30, 12, 0, -1, &iid, NULL);
+  CHECK_MSG(c >= 0.9, "default coverage %.2f", c);
+  CHECK_MSG(iid < 0.7, "iid coverage %.2f: the model error should make it far too narrow", iid);
+  if (!slow) return;
+  c = coverage(200, 12, 0, PHYS_LOSS_KSTEP, &iid, NULL);
+  CHECK_MSG(c >= 0.9, "default coverage %.2f (kstep)", c);
+  c = coverage(30, 12, 40, -1, &iid, &boot);
+  CHECK_MSG(c >= 0.9, "default coverage %.2f", c);
+  c = coverage(200, 30, 0, -1, &iid, NULL);
+  CHECK_MSG(c >= 0.9, "default coverage %.2f", c);
+  c = coverage(200, 5, 0, -1, &iid, NULL);
+  printf("coverage G=5 default %.2f (few trajectories)\n", c);
+}
+
+// the cluster-robust covariance by hand on a small fit: G/(G-1) Hp (sum_g J_g'r_g r_g'J_g) Hp from
+// phys_fit_residuals' J and r at the fit, the iid one s^2 Hp; the bootstrap is the same for 1 and 3 threads
+static void test_cluster_cov(void) {
+  scene sc;
+  scene_pendulum(&sc, 101);
+  add_noise(&sc.ds, 1e-3, 1e-2, 3);
+  physFitOptions opt;
+  phys_fit_defaults(&opt);
+  opt.substeps = 10;
+  physFitResult res;
+  physLog log = {0};
+  CHECK(phys_fit(sc.m, &sc.t, sc.start, NULL, NULL, &sc.ds, &opt, &res, &log) == PHYS_OK);
+  int nr = phys_fit_nres(sc.m, &sc.t, &sc.ds, &opt, &log), n = 2, G = 2, per = nr / G;
+  double* r = malloc(sizeof(double) * nr);
+  double* J = malloc(sizeof(double) * nr * n);
+  CHECK(phys_fit_residuals(sc.m, &sc.t, res.theta, NULL, &sc.ds, &opt, r, J, &log) == PHYS_OK);
+  double H[4] = {0}, M[4] = {0}, loss = 0;
+  for (int k = 0; k < nr; k++) {
+    loss += 0.5 * r[k] * r[k];
+    for (int i = 0; i < n; i++)
+      for (int j = 0; j < n; j++) H[i * n + j] += J[k * n + i] * J[k * n + j];
+  }
+  for (int g = 0; g < G; g++) {
+    double u[2] = {0};
+    for (int k = g * per; k < (g + 1) * per; k++)
+      for (int i = 0; i < n; i++) u[i] += J[k * n + i] * r[k];
+    for (int i = 0; i < n; i++)
+      for (int j = 0; j < n; j++) M[i * n + j] += u[i] * u[j];
+  }
+  double det = H[0] * H[3] - H[1] * H[2], Hp[4] = {H[3] / det, -H[1] / det, -H[2] / det, H[0] / det};
+  double s2 = 2 * loss / (nr - n);
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) {
+      double x = 0;
+      for (int k = 0; k < n; k++)
+        for (int l = 0; l < n; l++) x += Hp[i * n + k] * M[k * n + l] * Hp[l * n + j];
+      x *= (double)G / (G - 1);
+      CHECK_MSG(fabs(res.cov_cluster[i * n + j] - x) <= 1e-8 * fabs(x), "cluster cov %d %d: %.9g vs %.9g", i, j,
+                res.cov_cluster[i * n + j], x);
+      CHECK(fabs(res.cov_iid[i * n + j] - s2 * Hp[i * n + j]) <= 1e-8 * fabs(s2 * Hp[i * n + j]));
+    }
+  CHECK(res.ngroups == 2 && res.method == PHYS_SE_CLUSTER);
+  CHECK(fabs(res.se_cluster[0] - sqrt(res.cov_cluster[0])) == 0);
+  double lo, hi;
+  phys_fit_interval(&res, PHYS_SE_CLUSTER, 0, &lo, &hi);
+  CHECK(fabs(hi - res.theta[0] - 12.7062 * res.se_cluster[0]) < 1e-12 * hi);   // t with G - 1 = 1 dof
+  phys_fit_interval(&res, PHYS_SE_BOOTSTRAP, 0, &lo, &hi);
+  CHECK(isnan(lo) && isnan(hi));   // no refits yet
+  // bootstrap: deterministic for a seed, the same for any thread count
+  double boot[2][20];
+  for (int th = 0; th < 2; th++) {
+    physFitOptions o = opt;
+    o.threads = th ? 3 : 1;
+    CHECK(phys_fit_bootstrap(sc.m, &sc.t, NULL, NULL, &sc.ds, &o, 10, 9, &res, &log) == PHYS_OK);
+    CHECK(res.nboot == 10 && res.nboot_ok == 10);
+    memcpy(boot[th], res.boot_theta, sizeof(double) * 20);
+  }
+  CHECK(memcmp(boot[0], boot[1], sizeof(boot[0])) == 0);
+  phys_fit_interval(&res, PHYS_SE_BOOTSTRAP, 0, &lo, &hi);
+  CHECK(lo <= hi && isfinite(lo) && res.se_boot[0] > 0);
+  free(r);
+  free(J);
+  phys_fit_result_free(&res);
+  scene_free(&sc);
+}
+
+// without arguments: everything but the slow part; --slow: the six recoveries by Adam (400 iterations each),
+// the 40-seed Monte Carlo of test_statistics and the large coverage experiments
 int main(int argc, char** argv) {
   if (argc > 2 || (argc == 2 && strcmp(argv[1], "--slow") != 0)) {
     fprintf(stderr, "usage: %s [--slow]\n", argv[0]);
@@ -1109,6 +1271,7 @@ int main(int argc, char** argv) {
   scene_free(&sc);
   if (slow) {
     test_statistics();
+    test_coverage(1);
     return test_done();
   }
   test_jacobian();
@@ -1123,5 +1286,7 @@ int main(int argc, char** argv) {
   test_toi_sensitivity();
   test_stall();
   test_starts_disagree();
+  test_cluster_cov();
+  test_coverage(0);
   return test_done();
 }

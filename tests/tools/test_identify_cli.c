@@ -217,6 +217,8 @@ static void test_pendulum(void) {
   CHECK_MSG(r.code == 0, "exit %d: %s", r.code, r.err);
   CHECK(has(r.out, "damping:swing = 0.3"));
   CHECK(has(r.err, "identify: 1 trajectories (301 samples"));
+  CHECK(has(r.err, "warning: identify: one trajectory: the intervals are iid"));
+  CHECK(has(r.out, "95% intervals: iid (s^2 (J'J)^-1: one trajectory, model error not measured)"));
   run_free(&r);
   char* text = slurp(path("out/r.json"));
   cJSON* root = cJSON_Parse(text);
@@ -238,6 +240,8 @@ static void test_pendulum(void) {
   const cJSON* corr = cJSON_GetObjectItem(root, "correlation");
   CHECK(cJSON_GetArraySize(corr) == 1 && cJSON_GetNumberValue(cJSON_GetArrayItem(cJSON_GetArrayItem(corr, 0), 0)) == 1);
   CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(root, "unidentifiable")) == 0);
+  CHECK(!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(root, "uncertainty"), "method")), "iid"));
+  CHECK(cJSON_IsNull(cJSON_GetObjectItem(p, "stderr_cluster")) && !cJSON_GetObjectItem(p, "stderr_bootstrap"));
   CHECK(has(cJSON_GetStringValue(cJSON_GetArrayItem(cJSON_GetObjectItem(root, "data"), 0)), "in_data.csv"));
   const cJSON* t = cJSON_GetObjectItem(root, "time");
   CHECK(cJSON_IsNumber(cJSON_GetObjectItem(t, "forward")) && cJSON_IsNumber(cJSON_GetObjectItem(t, "gradient")) &&
@@ -976,6 +980,86 @@ static void test_bound_warning(void) {
   clear_outputs();
 }
 
+// a number at a path of keys in a JSON object (NaN if absent)
+static double json_at(const cJSON* o, const char* k1, const char* k2) {
+  const cJSON* v = cJSON_GetObjectItem(o, k1);
+  if (k2) v = cJSON_GetObjectItem(v, k2);
+  return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+// uncertainty (issue 12 item 6): three trajectories made with dampings 0.25, 0.3, 0.35 (a model error the fit
+// of one damping cannot absorb): the default intervals are cluster-robust with Student's t of 2 dof, printed
+// and in result.json with both covariance matrices and the iid standard error; a warning about few
+// trajectories; --bootstrap 5 --seed 3 adds refits, the same on a second run and from a job file; the report
+// shows the intervals
+static void test_uncertainty(void) {
+  const char* d[3] = {"0.25", "0.3", "0.35"};
+  mkdir(path("in_clu"), 0755);
+  for (int k = 0; k < 3; k++) {
+    char name[32], file[32];
+    snprintf(name, sizeof name, "in_clu_%d.xml", k);
+    snprintf(file, sizeof file, "in_clu/t%d.csv", k);
+    idRunOut r = run("simulate", pendulum(name, d[k]), "--steps", "200", "--quiet", "--out", path(file), NULL);
+    CHECK(r.code == 0);
+    run_free(&r);
+  }
+  const char* start = pendulum("in_clu_start.xml", "0.1");
+  char* json[2] = {NULL, NULL};
+  for (int rep = 0; rep < 2; rep++) {
+    idRunOut r = run("identify", start, path("in_clu"), "--param", "damping:swing", "--bootstrap", "5", "--seed", "3",
+                     "--out", path("out/u.json"), "--report", path("out/u.html"), NULL);
+    CHECK_MSG(r.code == 0, "exit %d: %s", r.code, r.err);
+    CHECK(has(r.err, "warning: identify: only 3 trajectories: the cluster-robust intervals (the default) use "
+                     "Student's t with 2 dof"));
+    CHECK(has(r.out, "95% intervals: cluster-robust by trajectory (3 trajectories, Student t 2 dof); bootstrap 5 of "
+                     "5 refits (seed 3), percentile intervals: damping:swing ["));
+    CHECK(has(r.out, "(iid +- "));
+    run_free(&r);
+    json[rep] = slurp(path("out/u.json"));
+  }
+  cJSON* root = cJSON_Parse(json[0]);
+  const cJSON* p = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "params"), 0);
+  const cJSON* u = cJSON_GetObjectItem(root, "uncertainty");
+  double v = json_at(p, "value", NULL), se = json_at(p, "stderr", NULL), iid = json_at(p, "stderr_iid", NULL);
+  CHECK(!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(u, "method")), "cluster"));
+  CHECK(json_at(u, "trajectories", NULL) == 3 && json_at(u, "t", NULL) == 4.3027);
+  CHECK(se > 0 && se == json_at(p, "stderr_cluster", NULL) && iid > 0 && json_at(p, "stderr_bootstrap", NULL) > 0);
+  CHECK_NEAR(json_at(p, "upper95", NULL), v + 4.3027 * se, 1e-12 * v);
+  CHECK_NEAR(json_at(p, "lower95", NULL), fmax(v - 4.3027 * se, 0), 1e-12 * v);
+  const cJSON* cov = cJSON_GetArrayItem(cJSON_GetObjectItem(u, "covariance"), 0);
+  CHECK_NEAR(cJSON_GetArrayItem(cov, 0)->valuedouble, se * se, 1e-12 * se * se);
+  cov = cJSON_GetArrayItem(cJSON_GetObjectItem(u, "covariance_iid"), 0);
+  CHECK_NEAR(cJSON_GetArrayItem(cov, 0)->valuedouble, iid * iid, 1e-12 * iid * iid);
+  const cJSON* b = cJSON_GetObjectItem(u, "bootstrap");
+  CHECK(json_at(b, "resamples", NULL) == 5 && json_at(b, "refits", NULL) == 5 && json_at(b, "seed", NULL) == 3);
+  double blo = cJSON_GetArrayItem(cJSON_GetObjectItem(b, "lower95"), 0)->valuedouble;
+  double bhi = cJSON_GetArrayItem(cJSON_GetObjectItem(b, "upper95"), 0)->valuedouble;
+  CHECK(blo <= bhi && blo > 0.2 && bhi < 0.4);
+  // a job file's "bootstrap" and "seed" keys give the same refits
+  char job[1024];
+  snprintf(job, sizeof job, "{\"model\": \"%s\", \"data\": [\"%s\"], \"params\": [\"damping:swing\"], "
+           "\"bootstrap\": 5, \"seed\": 3, \"out\": \"%s\", \"quiet\": true}", start, path("in_clu"),
+           path("out/uj.json"));
+  idRunOut rj = run("identify", "--job", write_file("in_ujob.json", job), NULL);
+  CHECK_MSG(rj.code == 0, "exit %d: %s", rj.code, rj.err);
+  run_free(&rj);
+  char* tj = slurp(path("out/uj.json"));
+  cJSON* rootj = cJSON_Parse(tj);
+  CHECK(cJSON_Compare(cJSON_GetObjectItem(rootj, "uncertainty"), u, 1));
+  cJSON_Delete(rootj), free(tj);
+  // the second run: the same statistics (all but "time")
+  cJSON* root2 = cJSON_Parse(json[1]);
+  cJSON_DeleteItemFromObject(root, "time");
+  cJSON_DeleteItemFromObject(root2, "time");
+  CHECK(cJSON_Compare(root, root2, 1));
+  char* html = slurp(path("out/u.html"));
+  CHECK(has(html, "95% low") && has(html, "iid std. error") && has(html, "bootstrap 95% high") &&
+        has(html, "cluster-robust (sandwich) covariance by trajectory, 3 trajectories, Student t with 2 dof"));
+  free(html), free(json[0]), free(json[1]);
+  cJSON_Delete(root), cJSON_Delete(root2);
+  clear_outputs();
+}
+
 int main(void) {
   g_bin = getenv("PHYS_BIN");
   CHECK_MSG(g_bin != NULL && access(g_bin, X_OK) == 0, "PHYS_BIN not set or not executable");
@@ -985,6 +1069,7 @@ int main(void) {
   mkdir(path("out"), 0755);
   test_pendulum();
   test_bound_warning();
+  test_uncertainty();
   test_job();
   test_sparse_and_positions();
   test_known_push();
