@@ -24,6 +24,9 @@
 // caller ran; d's contact list is left as it was)
 static int has_constraints(const physModel* m, physData* d) {
   if (phys_constraint_nlimit(m, d) > 0) return 1;
+  // ccp's envelope grows with the geoms' speeds (cvel): at this state, not a stale one left by another state
+  phys_com_pos(m, d);
+  phys_com_vel(m, d);
   return !(m->opt.disableflags & PHYS_DSBL_CONTACT) && phys_collision_count(m, d) > 0;
 }
 
@@ -64,8 +67,10 @@ physStatus phys_step_linearize(const physModel* m, physData* d, physStepRecord* 
   }
   phys_kinematics(m, d);
   if (!has_constraints(m, d)) return linearize_smooth(m, d, 1, rec);
+  // the stage's own detection decides (as in the branch above): none there means the step is smooth
   physStatus st = linearize_constrained(m, d, rec, &found);
-  return st == PHYS_OK && !found ? PHYS_ERR_ARG : st;   // (detection and the stage disagree: not reached)
+  if (st != PHYS_OK || found) return st;
+  return linearize_smooth(m, d, 0, rec);
 }
 
 void phys_step_record_free(physData* d, physStepRecord* rec) {

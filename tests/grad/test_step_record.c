@@ -6,7 +6,10 @@
 //  2. linearizing leaves d's state as it was, and after phys_step_record_free (or a derivative call) its
 //     contact lists (the next step's warm start) and the arena mark too;
 //  3. the record's Jacobian and VJP are phys_step_jacobian's and phys_step_vjp's bit for bit (the public
-//     functions are one linearization and one dispatch).
+//     functions are one linearization and one dispatch);
+//  4. ccp's envelope grows with the speed: a ball gliding fast 1 cm above the floor is in contact for the step,
+//     and the record says so on a fresh physData too, whose body velocities (cvel) are not yet computed (the
+//     record once detected with them stale: smooth, and a fit's sensitivity step failed on the next state).
 #include "grad_models.h"
 #include "step_record.h"
 
@@ -95,5 +98,22 @@ int main(void) {
     phys_free_data(d);
     phys_free_model(m);
   }
+  // 4. ccp, friction 1 (the envelope 2 dt mu |v| = 0.04 m at 2 m/s, dt 0.01): 1 cm above the floor at 2 m/s
+  physModel* m = gm_load(BALL, 0);
+  m->opt.contact = PHYS_CONTACT_CCP;
+  m->opt.timestep = 0.01;
+  for (int g = 0; g < m->ngeom; g++) m->geom_friction[3 * g] = 1;
+  physData* d = phys_make_data(m);
+  ball_at(m, d, 0.11, 0, 0);
+  d->qvel[0] = 2;
+  CHECK_MSG(kind_at(m, d) == PHYS_STEP_CONSTRAINED, "fresh data: kind %d", kind_at(m, d));
+  physData* d2 = phys_make_data(m);
+  ball_at(m, d2, 0.11, 0, 0);
+  d2->qvel[0] = 2;
+  phys_forward(m, d2);   // cvel at the state
+  CHECK(kind_at(m, d2) == PHYS_STEP_CONSTRAINED);
+  phys_free_data(d2);
+  phys_free_data(d);
+  phys_free_model(m);
   return test_done();
 }
