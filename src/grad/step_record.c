@@ -25,8 +25,11 @@
 static int has_constraints(const physModel* m, physData* d) {
   if (phys_constraint_nlimit(m, d) > 0) return 1;
   // ccp's envelope grows with the geoms' speeds (cvel): at this state, not a stale one left by another state
-  phys_com_pos(m, d);
-  phys_com_vel(m, d);
+  // (the other models' envelopes are constants)
+  if (m->opt.contact == PHYS_CONTACT_CCP) {
+    phys_com_pos(m, d);
+    phys_com_vel(m, d);
+  }
   return !(m->opt.disableflags & PHYS_DSBL_CONTACT) && phys_collision_count(m, d) > 0;
 }
 
