@@ -24,6 +24,7 @@
 
 #include "cli.h"
 #include "identify.h"
+#include "trajio.h"
 
 
 #define ID_NOUT 3   // outputs: --out, --write-model, --report
@@ -50,28 +51,41 @@ static int choice(const char* list, const char* value) {
   return -1;
 }
 
-// the whole of a small text file (malloc'd), NULL with a message
+#define ID_JOB_MAX (1u << 24)   // a job file's size limit (16 MiB: settings, not data)
+
+// the whole of a small text file (malloc'd, nul-terminated), NULL with a message: only a regular file or a FIFO
+// (phys_input_open), at most ID_JOB_MAX bytes
 static char* slurp(const char* path) {
-  FILE* f = fopen(path, "rb");
-  if (!f) {
-    cli_error("%s: cannot open: %s", path, strerror(errno));
+  physLog log = {0};
+  FILE* f;
+  if (phys_input_open(&f, path, &log) != PHYS_OK) {
+    cli_error("%s", log.error);
     return NULL;
   }
-  char* s = NULL;
+  char *s = NULL, chunk[4096];
   size_t n = 0, cap = 0, k;
-  char chunk[4096];
-  while ((k = fread(chunk, 1, sizeof chunk, f)) > 0 && n < (1u << 24)) {
-    if (n + k + 1 > cap) {
+  int err = 0;   // 1 too large, 2 out of memory, 3 read error
+  while (!err && (k = fread(chunk, 1, sizeof chunk, f)) > 0) {
+    if (n + k > ID_JOB_MAX) {
+      err = 1;
+    } else if (n + k + 1 > cap) {
       char* p = realloc(s, cap = 2 * (n + k + 1));
-      if (!p) break;
-      s = p;
+      if (!p) err = 2;
+      else s = p;
     }
-    memcpy(s + n, chunk, k);
-    n += k;
+    if (!err) memcpy(s + n, chunk, k), n += k;
   }
+  if (!err && ferror(f)) err = 3;
   fclose(f);
-  if (s) s[n] = 0;
-  else if (n == 0 && (s = malloc(1))) s[0] = 0;
+  if (!err && !s && !(s = malloc(1))) err = 2;
+  if (err) {
+    free(s);
+    if (err == 1) cli_error("%s: larger than %u bytes: not a job file", path, ID_JOB_MAX);
+    else if (err == 2) cli_error("%s: out of memory", path);
+    else cli_error("%s: read error", path);
+    return NULL;
+  }
+  s[n] = 0;
   return s;
 }
 

@@ -522,6 +522,10 @@ static void test_bad_input(void) {
        "unknown key 'lose'"},
       {{start, data, "--param", "damping:swing", "--job", write_file("in_badjob3.json", "{\n\"loss\": ]")}, 1,
        "in_badjob3.json:2: not a JSON object"},
+      // a job file that is a device is refused before it is read (it read 16 MiB of /dev/zero, then "not a JSON
+      // object"); a folder too
+      {{start, data, "--param", "damping:swing", "--job", "/dev/zero"}, 1, "/dev/zero: is a character device"},
+      {{start, data, "--param", "damping:swing", "--job", path("in_emptydir")}, 1, "in_emptydir: is a folder"},
       {{start, data, "--param", "damping:swing", "--map", "x=q:nosuch"}, 1, "--map 'x=q:nosuch'"},
       {{start, data, "--param", "damping:swing", "--observe", "q:nosuch"}, 1, "--observe item 'q:nosuch'"},
       {{start, data, "--param", "damping:swing", "--write-model", path("out/w.urdf")}, 2, "format of"},
@@ -548,6 +552,16 @@ static void test_bad_input(void) {
     run_free(&r);
     clear_outputs();
   }
+  // a job file over 16 MiB is refused by its size (it was cut at 16 MiB and parsed: "malformed JSON")
+  FILE* big = fopen(path("in_bigjob.json"), "wb");
+  static char blanks[1 << 16];
+  memset(blanks, ' ', sizeof blanks);
+  for (int i = 0; big && i < 257; i++) fwrite(blanks, 1, sizeof blanks, big);
+  if (big) fclose(big);
+  idRunOut r = run("identify", start, data, "--param", "damping:swing", "--job", path("in_bigjob.json"), NULL);
+  CHECK(r.code == 1 && has(r.err, "in_bigjob.json: larger than 16777216 bytes: not a job file"));
+  run_free(&r);
+  unlink(path("in_bigjob.json"));
 }
 
 // outputs: every output checked before the fit (a folder, two outputs at one place, an output that is the data,
