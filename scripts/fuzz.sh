@@ -47,14 +47,14 @@ list_seeds() {
 make_dict() {
   local src
   case $1 in
-    mjcf) src=src/model/mjcf.c ;;
-    urdf) src=src/model/urdf.c ;;
-    data_csv) src=src/sysid/dataset.c ;;
-    job) src=tools/cmd_identify.c ;;
+    mjcf) src=(src/model/mjcf*.c) ;;
+    urdf) src=(src/model/urdf.c) ;;
+    data_csv) src=(src/sysid/dataset.c) ;;
+    job) src=(tools/cmd_identify.c) ;;
     *) return 1 ;;
   esac
   mkdir -p $B/dict
-  { grep -o '"[A-Za-z_:]\{1,32\}"' "$src" | sort -u
+  { grep -ho '"[A-Za-z_:]\{1,32\}"' "${src[@]}" | sort -u
     case $1 in
       mjcf|urdf) printf '"%s"\n' '<' '</' '/>' '=\"' '<?xml version=\"1.0\"?>' '<!--' '-->' ;;
       job) printf '"%s"\n' '{' '}' '[' ']' ':' ',' 'true' 'false' 'null' ;;
