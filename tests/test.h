@@ -5,8 +5,21 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 static int test_npass = 0, test_nfail = 0;
+
+// Every test reads tests/data, models/ and data/ relative to the source folder (ctest starts it there): a test
+// binary started from another folder moves there before main, or stops with a message (it once crashed on the
+// model it could not find).
+#ifdef PHYS_SOURCE_DIR
+__attribute__((constructor)) static void test_enter_source_dir(void) {
+  if (chdir(PHYS_SOURCE_DIR) != 0) {
+    perror("test: cannot enter the source folder " PHYS_SOURCE_DIR);
+    exit(2);
+  }
+}
+#endif
 
 #define CHECK(cond)                                                                   \
   do {                                                                                \
