@@ -361,7 +361,7 @@ typedef struct physContact_ {
   X(double, qLD, nv, nv)                 /* M + dt*damping = L'DL on the dof tree (factor.h)  (nv x nv) */ \
   /* contacts (phys_collision) and their impulses (the contact solver) */                                 \
   X(physContact, contact, nconmax, 1)    /* contact list, d->ncon used                   (nconmax x 1) */ \
-  X(physContact, contact_prev, nconmax, 1) /* last step's list, for warm starts          (nconmax x 1) */ \
+  X(physContact, contact_prev, nconmax, 1) /* the list the last step started from      (nconmax x 1) */ \
   X(double, qfrc_constraint, nv, 1)      /* J' lambda / dt of the last step                    (nv x 1) */
 
 // kinds of the numerical warnings counted in physData (phys_data_warn): each kind keeps its count, the
@@ -395,7 +395,8 @@ typedef struct physData_ {
   uint64_t energy_state;    // hash of qpos, qvel after the last step (a state set in between: no check)
   int energy_input;         // 1 if the last step had a work input (ctrl, qfrc_applied, xfrc_applied)
   int ncon;                 // contacts in d->contact
-  int ncon_prev;            // contacts in d->contact_prev
+  int ncon_prev;            // contacts in d->contact_prev (phys_step's warm-start input: written by phys_step
+                            // alone, read by nothing else; the next step's is d->contact)
   int ncon_dropped;         // contacts lost because nconmax was exceeded (counted, also a warning)
   int nlimit;               // active joint-limit rows in the last step
   int solver_iter;          // iterations of the last contact solve (pivots for lcp, sweeps for ADMM)

@@ -200,8 +200,7 @@ int grad_save_alloc(gradSave* s, const physModel* m) {
   s->qvel = malloc(sizeof(double) * ((size_t)m->nv + 1));
   s->ctrl = malloc(sizeof(double) * ((size_t)m->nu + 1));
   s->contact = malloc(sizeof(physContact) * nc);
-  s->contact_prev = malloc(sizeof(physContact) * nc);
-  return s->qpos && s->qvel && s->ctrl && s->contact && s->contact_prev;
+  return s->qpos && s->qvel && s->ctrl && s->contact;
 }
 
 void grad_save_free(gradSave* s) {
@@ -209,30 +208,25 @@ void grad_save_free(gradSave* s) {
   free(s->qvel);
   free(s->ctrl);
   free(s->contact);
-  free(s->contact_prev);
   memset(s, 0, sizeof *s);
 }
 
 void grad_save(gradSave* s, const physModel* m, const physData* d) {
   s->time = d->time;
   s->ncon = d->ncon;
-  s->ncon_prev = d->ncon_prev;
   memcpy(s->qpos, d->qpos, sizeof(double) * (size_t)m->nq);
   memcpy(s->qvel, d->qvel, sizeof(double) * (size_t)m->nv);
   memcpy(s->ctrl, d->ctrl, sizeof(double) * (size_t)m->nu);
   memcpy(s->contact, d->contact, sizeof(physContact) * (size_t)d->ncon);
-  memcpy(s->contact_prev, d->contact_prev, sizeof(physContact) * (size_t)d->ncon_prev);
 }
 
 void grad_restore(physData* d, const physModel* m, const gradSave* s) {
   d->time = s->time;
   d->ncon = s->ncon;
-  d->ncon_prev = s->ncon_prev;
   memcpy(d->qpos, s->qpos, sizeof(double) * (size_t)m->nq);
   memcpy(d->qvel, s->qvel, sizeof(double) * (size_t)m->nv);
   memcpy(d->ctrl, s->ctrl, sizeof(double) * (size_t)m->nu);
   memcpy(d->contact, s->contact, sizeof(physContact) * (size_t)s->ncon);
-  memcpy(d->contact_prev, s->contact_prev, sizeof(physContact) * (size_t)s->ncon_prev);
 }
 
 //---------------------------------------------------------------------------------------------------------

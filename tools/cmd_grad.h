@@ -49,12 +49,13 @@ void grad_free_specs(char** spec, int n);
 // numerical failure
 void grad_explain_status(const physModel* m, physData* d, physStatus st, const char* where);
 
-// a saved simulation state: time, qpos, qvel, ctrl and both contact lists (the warm starts of the next step)
+// a saved simulation state: time, qpos, qvel, ctrl and the contact list (the next step's warm-start input;
+// d->contact_prev is phys_step's own copy, an input of nothing)
 typedef struct gradSave_ {
   double time;
-  int ncon, ncon_prev;
+  int ncon;
   double *qpos, *qvel, *ctrl;
-  physContact *contact, *contact_prev;
+  physContact* contact;
 } gradSave;
 
 // allocate s for m (0 if out of memory); free with grad_save_free

@@ -278,7 +278,6 @@ static double geom_envelope(const physModel* m, const physData* d, int g, double
 //---------------------------------------------------------------------------------------------------------
 // contact list
 
-// narrow phase of one pair, appended to d->contact with its material; overflow counted in d->ncon_dropped
 // sliding friction of a contact: the <pair>'s, else the larger of the geoms' (MuJoCo); 0 when the pair's
 // contact dimension, the larger of the geoms' condim (MuJoCo's rule), is 1: a frictionless contact.
 // condim 4 and 6 (torsional, rolling friction) act as 3.
@@ -298,20 +297,29 @@ int phys_contact_material_moves(const physModel* m, const physContact* c, int g,
   return g == g0 ? a >= b : b >= a;
 }
 
-static void add_pair(const physModel* m, physData* d, int g1, int g2, int pair) {
+// the list a detection fills: d->contact for phys_collision, arena scratch for phys_collision_count (which
+// leaves d->contact, the next step's warm-start input, alone)
+typedef struct contactOut_ {
+  physContact* con;
+  int n, cap;      // contacts in con, its capacity (nconmax)
+  int dropped;     // contacts beyond cap
+} contactOut;
+
+// narrow phase of one pair, appended to list with its material; overflow counted in list->dropped
+static void add_pair(const physModel* m, const physData* d, contactOut* list, int g1, int g2, int pair) {
   double margin = pair >= 0 ? m->pair_margin[pair] : maxd(m->geom_margin[g1], m->geom_margin[g2]);
   double mu_pair = contact_friction(m, g1, g2, pair);
   margin = maxd(margin, pair_envelope(m, d, g1, g2, mu_pair));
   physContact tmp[PHYS_MAXPAIRCON];
-  int room = d->nconmax - d->ncon;
-  physContact* out = room >= PHYS_MAXPAIRCON ? d->contact + d->ncon : tmp;
+  int room = list->cap - list->n;
+  physContact* out = room >= PHYS_MAXPAIRCON ? list->con + list->n : tmp;
   int n = phys_collide_geoms(m, d, g1, g2, margin, out);
   if (n == 0) return;
-  if (n > room) d->ncon_dropped += n - room, n = room;
-  if (out == tmp && n > 0) memcpy(d->contact + d->ncon, tmp, sizeof(physContact) * (size_t)n);
+  if (n > room) list->dropped += n - room, n = room;
+  if (out == tmp && n > 0) memcpy(list->con + list->n, tmp, sizeof(physContact) * (size_t)n);
   double mu = mu_pair, eps = pair >= 0 ? m->pair_restitution[pair] : maxd(m->geom_restitution[g1], m->geom_restitution[g2]);
   for (int i = 0; i < n; i++) {
-    physContact* c = d->contact + d->ncon + i;
+    physContact* c = list->con + list->n + i;
     c->mu = mu;
     c->restitution = eps;
     c->pair = pair;
@@ -319,13 +327,13 @@ static void add_pair(const physModel* m, physData* d, int g1, int g2, int pair) 
     c->lambda[0] = c->lambda[1] = c->lambda[2] = 0;
     c->state[0] = c->state[1] = c->state[2] = PHYS_ROW_SEPARATING;
   }
-  d->ncon += n;
+  list->n += n;
 }
 
 // narrow phase of the candidate pairs (keys g1 << 32 | g2), in key order
-static void flush_pairs(const physModel* m, physData* d, uint64_t* keys, int n) {
+static void flush_pairs(const physModel* m, const physData* d, contactOut* list, uint64_t* keys, int n) {
   sort_u64(keys, n);
-  for (int i = 0; i < n; i++) add_pair(m, d, (int)(keys[i] >> 32), (int)(keys[i] & 0xffffffffu), -1);
+  for (int i = 0; i < n; i++) add_pair(m, d, list, (int)(keys[i] >> 32), (int)(keys[i] & 0xffffffffu), -1);
 }
 
 // 1 if a geom takes part in broad-phase collisions: some contact bit and a pair function exists for it
@@ -356,9 +364,10 @@ static int plane_candidate(const physModel* m, const physData* d, int p, int g, 
 }
 
 // push a candidate key; flush when the buffer is full (the order then is per flush, still deterministic)
-static void push_pair(const physModel* m, physData* d, uint64_t* keys, int* n, int cap, int g1, int g2) {
+static void push_pair(const physModel* m, const physData* d, contactOut* list, uint64_t* keys, int* n, int cap,
+                      int g1, int g2) {
   if (*n == cap) {
-    flush_pairs(m, d, keys, *n);
+    flush_pairs(m, d, list, keys, *n);
     *n = 0;
   }
   int a = g1 < g2 ? g1 : g2, b = g1 < g2 ? g2 : g1;
@@ -368,12 +377,11 @@ static void push_pair(const physModel* m, physData* d, uint64_t* keys, int* n, i
 //---------------------------------------------------------------------------------------------------------
 // driver
 
-void phys_collision(const physModel* m, physData* d) {
-  d->ncon = 0;
-  d->ncon_dropped = 0;
+// the detection at d's kinematics into list (file comment); scratch from d's arena
+static void detect(const physModel* m, physData* d, contactOut* list) {
   if (m->opt.disableflags & PHYS_DSBL_CONTACT) return;
   // 1. explicit pairs
-  for (int i = 0; i < m->npair; i++) add_pair(m, d, m->pair_geom1[i], m->pair_geom2[i], i);
+  for (int i = 0; i < m->npair; i++) add_pair(m, d, list, m->pair_geom1[i], m->pair_geom2[i], i);
 
   // 2. broad phase scratch: sweep entries, planes, candidate keys
   const int ng = m->ngeom;
@@ -408,7 +416,7 @@ void phys_collision(const physModel* m, physData* d) {
   // planes against every other collidable geom, in id order (the keys arrive sorted)
   for (int p = 0; p < nplane; p++)
     for (int a = 0; a < nsweep; a++)
-      if (plane_candidate(m, d, planes[p], S[a].g, S[a].margin)) push_pair(m, d, keys, &nkey, cap, planes[p], S[a].g);
+      if (plane_candidate(m, d, planes[p], S[a].g, S[a].margin)) push_pair(m, d, list, keys, &nkey, cap, planes[p], S[a].g);
 
   // sweep axis: largest variance of the centres, var_k = E[x_k^2] - E[x_k]^2
   int axis = 0;
@@ -433,28 +441,32 @@ void phys_collision(const physModel* m, physData* d) {
   for (int a = 0; a < nsweep; a++) {
     const sweep_t* A = S + ord[a];
     for (int b = a + 1; b < nsweep && key[b] <= A->hi; b++)
-      if (candidate(m, A, S + ord[b])) push_pair(m, d, keys, &nkey, cap, A->g, S[ord[b]].g);
+      if (candidate(m, A, S + ord[b])) push_pair(m, d, list, keys, &nkey, cap, A->g, S[ord[b]].g);
   }
 
   // 3. narrow phase in geom-pair order
-  flush_pairs(m, d, keys, nkey);
+  flush_pairs(m, d, list, keys, nkey);
   phys_stack_free(d, mark);
-  if (d->ncon_dropped)
-    phys_data_warn(d, PHYS_WARN_CONTACTS, "collision: %d contacts dropped beyond nconmax = %d (raise <size nconmax>)", d->ncon_dropped,
+  if (list->dropped)
+    phys_data_warn(d, PHYS_WARN_CONTACTS, "collision: %d contacts dropped beyond nconmax = %d (raise <size nconmax>)", list->dropped,
                       m->nconmax);
 }
 
+void phys_collision(const physModel* m, physData* d) {
+  contactOut list = {d->contact, 0, d->nconmax, 0};
+  d->ncon = 0;
+  d->ncon_dropped = 0;
+  detect(m, d, &list);
+  d->ncon = list.n;
+  d->ncon_dropped = list.dropped;
+}
+
+// the detection into arena scratch of nconmax contacts: d->contact is not written
 int phys_collision_count(const physModel* m, physData* d) {
   size_t mark = phys_stack_mark(d);
-  int ncon = d->ncon, ndrop = d->ncon_dropped;
-  size_t bytes = sizeof(physContact) * (size_t)ncon;
-  double* save = phys_stack_alloc(d, bytes / sizeof(double) + 1);
-  memcpy(save, d->contact, bytes);
-  phys_collision(m, d);
-  int found = d->ncon;
-  memcpy(d->contact, save, bytes);
-  d->ncon = ncon;
-  d->ncon_dropped = ndrop;
+  size_t bytes = sizeof(physContact) * (size_t)d->nconmax;
+  contactOut list = {(physContact*)phys_stack_alloc(d, bytes / sizeof(double) + 1), 0, d->nconmax, 0};
+  detect(m, d, &list);
   phys_stack_free(d, mark);
-  return found;
+  return list.n;
 }

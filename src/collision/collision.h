@@ -34,9 +34,9 @@ int phys_collision_filter(const physModel* m, int g1, int g2);
 // fills d->contact[0..ncon) with mu and restitution of each pair; contacts beyond nconmax are dropped and
 // counted (d->ncon_dropped, a data warning). Allocates nothing.
 void phys_collision(const physModel* m, physData* d);
-// the number of contacts phys_collision finds at the current kinematics, with d->contact, d->ncon and
-// d->ncon_dropped left as they were (the warm starts untouched): "does this state touch anything". Scratch from
-// d's arena.
+// the number of contacts phys_collision finds at the current kinematics, detected into arena scratch (nconmax
+// contacts): d->contact, d->ncon and d->ncon_dropped (the next step's warm-start input) are not written. "Does
+// this state touch anything". Scratch from d's arena.
 int phys_collision_count(const physModel* m, physData* d);
 // 1 if contact c's friction (what 0) or restitution (what 1) moves with geom g's own value: no <pair> sets it,
 // the contact has friction (what 0: condim > 1), and g holds the larger of the two geoms' values (MJCF's max

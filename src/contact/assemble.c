@@ -17,7 +17,8 @@
 // row of Y lives on the chains its row reaches and each product only sums over them.
 //
 // Warm start: contact i of geom pair (a, b) takes the lambda and row states of the contact of the same pair
-// in d->contact_prev nearest to it; unmatched contacts are guessed separating, limit rows clamping.
+// in the warm-start input (physWarmStart, contact.h: the previous step's list, passed explicitly) nearest to
+// it; unmatched contacts are guessed separating, limit rows clamping.
 // p->lambda0 holds those impulses (0 for unmatched contacts and limit rows) for the iterative solvers.
 #include <math.h>
 #include <string.h>
@@ -100,19 +101,22 @@ static int pair_find(const physContact* prev, int np, int g0, int g1, const doub
 }
 
 // warm[3i..3i+2], lambda0[3i..3i+2] and d->contact[i].lambda/state from the matching contact of the last
-// step; the impulse moves to the current frame: lambda = F lambda_world, lambda_world = F_prev' lambda_prev
-static void warm_start(physData* d, int* warm, double* lambda0) {
+// step's list ws (NULL: none); the impulse moves to the current frame: lambda = F lambda_world,
+// lambda_world = F_prev' lambda_prev
+static void warm_start(physData* d, const physWarmStart* ws, int* warm, double* lambda0) {
+  const physContact* prev = ws ? ws->con : NULL;
+  int np = ws ? ws->n : 0;
   for (int i = 0; i < d->ncon; i++) {
     physContact* c = d->contact + i;
-    int a = pair_find(d->contact_prev, d->ncon_prev, c->geom[0], c->geom[1], c->pos);
+    int a = pair_find(prev, np, c->geom[0], c->geom[1], c->pos);
     double lw[3] = {0, 0, 0};
     if (a >= 0) {
-      const physContact* p = d->contact_prev + a;
+      const physContact* p = prev + a;
       for (int k = 0; k < 3; k++) lw[k] = p->frame[k] * p->lambda[0] + p->frame[3 + k] * p->lambda[1] + p->frame[6 + k] * p->lambda[2];
     }
     for (int r = 0; r < 3; r++) {
       c->lambda[r] = phys_dot3(c->frame + 3 * r, lw);
-      c->state[r] = a >= 0 ? d->contact_prev[a].state[r] : PHYS_ROW_SEPARATING;
+      c->state[r] = a >= 0 ? prev[a].state[r] : PHYS_ROW_SEPARATING;
       warm[3 * i + r] = c->state[r];
       lambda0[3 * i + r] = c->lambda[r];
     }
@@ -183,9 +187,10 @@ static void delassus(const physModel* m, physData* d, double* G, const double* J
 // of the active joint limits into p, with J, G, g, mu from d's arena (the caller marks and frees):
 //   J (n x nv), G = J M~^-1 J' (n x n, through the tree-sparse factor d->qLD of M~ = qM + dt
 //   diag(dof_damping), phys_factor_m), g = J vf + b (n), mu (nc);
-// also sets d->nlimit, each contact's efc_adr, and the warm-start guesses (p->warm, n ints in the arena).
-void phys_constraint_assemble(const physModel* m, physData* d, const double* vf, physConstraintProblem* p,
-                              double** J, double** G, double** g, double** mu) {
+// also sets d->nlimit, each contact's efc_adr, and the warm-start guesses from ws (p->warm, n ints in the
+// arena; ws NULL: cold).
+void phys_constraint_assemble(const physModel* m, physData* d, const double* vf, const physWarmStart* ws,
+                              physConstraintProblem* p, double** J, double** G, double** g, double** mu) {
   int nv = m->nv, nc = d->ncon;
   double dt = m->opt.timestep, beta = m->opt.baumgarte;
   size_t nl_cap = 2 * (size_t)m->njnt + 1;
@@ -219,7 +224,7 @@ void phys_constraint_assemble(const physModel* m, physData* d, const double* vf,
       npos++;
     }
   }
-  warm_start(d, warm, lambda0);
+  warm_start(d, ws, warm, lambda0);
 
   // limit rows: +-e_dof, g = +-vf_dof; gpos = beta*min(dist + slop, 0)/dt
   for (int l = 0; l < nl; l++) {

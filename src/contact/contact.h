@@ -85,11 +85,21 @@ typedef struct physConstraintSolution_ {
   int warm_used;            // 1 if the warm-start guess was verified and kept (lcp; ccp, cone: polished guess)
 } physConstraintSolution;
 
+// the warm-start input of a constrained step: the contacts the previous step ended with (their impulses and
+// row states), read-only. phys_step passes d->contact_prev (the list it moved there before detecting); the
+// derivatives, the time-of-impact trial step and every re-run of a step pass the list the step they
+// reproduce started from (the caller's d->contact, a checkpoint's), so nothing fakes a previous step in d.
+// con must not alias d->contact, which the detection overwrites. {0, NULL}: no warm start (cold).
+typedef struct physWarmStart_ {
+  int n;                    // contacts in con
+  const physContact* con;   // the previous step's contacts (n), NULL if n == 0
+} physWarmStart;
+
 // assemble J, G, g for the current contacts and limits: needs kinematics, d->contact, the tree-sparse
-// factor qLD of M~ = qM + dt diag(dof_damping) (phys_factor_m, src/dyn/factor.h), and v_f; arrays come
-// from d's arena (caller marks/frees)
-void phys_constraint_assemble(const physModel* m, physData* d, const double* vf, physConstraintProblem* p,
-                              double** J, double** G, double** g, double** mu);
+// factor qLD of M~ = qM + dt diag(dof_damping) (phys_factor_m, src/dyn/factor.h), and v_f; the solver's
+// guesses from warm (NULL: cold); arrays come from d's arena (caller marks/frees)
+void phys_constraint_assemble(const physModel* m, physData* d, const double* vf, const physWarmStart* warm,
+                              physConstraintProblem* p, double** J, double** G, double** g, double** mu);
 // number of joint-limit rows phys_constraint_assemble would add at the current qpos (dist <= 0)
 int phys_constraint_nlimit(const physModel* m, const physData* d);
 

@@ -47,8 +47,9 @@ size_t phys_rollout_worksize(const physModel* m, int T, int k, int ntheta) {
 
 //---------------------------------------------------------------------------------------------------------
 // state records: qpos (nq), qvel (nv), time (1), ncon (1), contacts (nconmax physContact, record_size):
-// phys_step reads the last step's contacts d->contact as its warm start, so a recomputation from a record
-// reproduces the forward pass bit for bit only with them
+// phys_step reads the last step's contacts d->contact as its warm-start input (physWarmStart, contact.h), so
+// a recomputation from a record reproduces the forward pass bit for bit only with them. They are the state's
+// own list, loaded as qpos and qvel are; nothing else (d->contact_prev is the step's own copy) is set
 
 // record <- d's state (the unused part of the contact list zeroed)
 static void save_state(const physModel* m, const physData* d, double* rec) {
@@ -63,7 +64,7 @@ static void save_state(const physModel* m, const physData* d, double* rec) {
   memset((char*)con + used, 0, all - used);
 }
 
-// d's state <- record (the contact list with it, the previous one emptied)
+// d's state <- record (the contact list, the next step's warm start, with it)
 static void load_state(const physModel* m, physData* d, const double* rec) {
   int nq = m->nq, nv = m->nv;
   memcpy(d->qpos, rec, sizeof(double) * (size_t)nq);
@@ -71,7 +72,6 @@ static void load_state(const physModel* m, physData* d, const double* rec) {
   d->time = rec[nq + nv];
   d->ncon = (int)rec[nq + nv + 1];
   memcpy(d->contact, rec + nq + nv + 2, sizeof(physContact) * (size_t)d->ncon);
-  d->ncon_prev = 0;
 }
 
 // ctrl <- u_t

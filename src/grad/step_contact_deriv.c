@@ -57,27 +57,23 @@ static void tangent_blocks(const physModel* m, contactPoint* cp) {
 //---------------------------------------------------------------------------------------------------------
 // the linearization point
 
-// save the contact lists and counts phys_step_stage changes (arena memory of the caller's mark)
+// keep the caller's contact list (the step's warm-start input, and what the stage's detection overwrites in
+// d->contact) and the counts the stage changes (arena memory of the caller's mark)
 static void save_lists(physData* d, contactPoint* cp) {
   cp->ncon = d->ncon;
-  cp->ncon_prev = d->ncon_prev;
   cp->ncon_dropped = d->ncon_dropped;
   cp->nlimit = d->nlimit;
-  size_t c1 = sizeof(physContact) * (size_t)d->ncon, c2 = sizeof(physContact) * (size_t)d->ncon_prev;
+  size_t c1 = sizeof(physContact) * (size_t)d->ncon;
   cp->con = (physContact*)phys_stack_alloc(d, c1 / sizeof(double) + 1);
-  cp->conprev = (physContact*)phys_stack_alloc(d, c2 / sizeof(double) + 1);
   memcpy(cp->con, d->contact, c1);
-  memcpy(cp->conprev, d->contact_prev, c2);
 }
 
-// restore them: the caller's next phys_step is unchanged
+// the caller's list and counts back into d: the caller's next phys_step is unchanged
 void phys_cp_restore_lists(physData* d, const contactPoint* cp) {
   d->ncon = cp->ncon;
-  d->ncon_prev = cp->ncon_prev;
   d->ncon_dropped = cp->ncon_dropped;
   d->nlimit = cp->nlimit;
   memcpy(d->contact, cp->con, sizeof(physContact) * (size_t)cp->ncon);
-  memcpy(d->contact_prev, cp->conprev, sizeof(physContact) * (size_t)cp->ncon_prev);
 }
 
 // keep the stage's lists (arena memory of the caller's mark)
@@ -95,9 +91,7 @@ void phys_cp_enter(physData* d, contactPoint* cp) {
   d->ncon = cp->ncon_det;
   d->nlimit = cp->nlimit_det;
   d->ncon_dropped = cp->ndropped_det;
-  d->ncon_prev = cp->ncon;
   memcpy(d->contact, cp->det, sizeof(physContact) * (size_t)cp->ncon_det);
-  memcpy(d->contact_prev, cp->con, sizeof(physContact) * (size_t)cp->ncon);
   cp->installed = 1;
 }
 
@@ -165,8 +159,9 @@ static int kink_position_problem(const physModel* m, physData* d, contactPoint* 
   return added;
 }
 
-// run the step's stage at d's state (lists saved first: restore_lists undoes it) and the quantities the
-// derivatives share. PHYS_ERR_ARG without constraints or with penalty, PHYS_ERR_NUMERIC if M~ failed.
+// run the step's stage at d's state from the warm start the step itself would take, the caller's list d->contact
+// (kept in cp->con first: restore_lists puts it back), and the quantities the derivatives share. PHYS_ERR_ARG
+// without constraints or with penalty, PHYS_ERR_NUMERIC if M~ failed.
 static physStatus point_build(const physModel* m, physData* d, contactPoint* cp, int* none) {
   int nv = m->nv;
   double dt = m->opt.timestep;
@@ -174,7 +169,8 @@ static physStatus point_build(const physModel* m, physData* d, contactPoint* cp,
   if (!phys_grad_balls_last(m)) return PHYS_ERR_MODEL;
   if (m->opt.contact == PHYS_CONTACT_PENALTY) return PHYS_ERR_ARG;
   save_lists(d, cp);
-  int ok = phys_step_stage(m, d, NULL, &cp->st);
+  physWarmStart warm = {cp->ncon, cp->con};
+  int ok = phys_step_stage(m, d, NULL, &warm, &cp->st);
   if (ok <= 0) {
     phys_cp_restore_lists(d, cp);
     *none = ok == 0;

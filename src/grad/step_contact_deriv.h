@@ -4,8 +4,10 @@
 //
 // x = (q tangent, v) as grad.h. The step record (step_record.h) dispatches here when the step has constraints
 // and the contact model is not penalty; the entry points below may also be called directly. The derivative is taken at exactly the
-// solution phys_step computes (same warm start d->contact as contact_prev); d->contact, d->contact_prev and
-// their counts are restored, so the caller's next phys_step is unchanged.
+// solution phys_step computes: the step's stage gets the same warm-start input, the caller's d->contact, as
+// an explicit argument (physWarmStart, step.h). The stage's detection overwrites d->contact and its count,
+// which the derivatives read; they are restored, so the caller's next phys_step is unchanged.
+// d->contact_prev is neither read nor written.
 #ifndef PHYS_STEP_CONTACT_DERIV_H
 #define PHYS_STEP_CONTACT_DERIV_H
 

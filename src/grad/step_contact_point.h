@@ -32,8 +32,8 @@ typedef struct contactPoint_ {
   double* Et;                // 9 per rotation group: Exp(phi)'
   int* rot;                  // nv: rotation group block of each dof, -1 scalar
   double* acc;               // nv: the step's a+ = (v+ - v)/dt
-  physContact *con, *conprev;   // the caller's lists: con is the warm-start input of the step
-  int ncon, ncon_prev, ncon_dropped, nlimit;
+  physContact* con;          // the caller's list d->contact: the step's warm-start input (physWarmStart)
+  int ncon, ncon_dropped, nlimit;
   physContact* det;          // the contacts the stage detected, with their impulses (d->contact while in use)
   int ncon_det, nlimit_det, ndropped_det;
   int installed;             // 1 while d holds the stage's lists (from the linearization to the first leave)
@@ -111,11 +111,12 @@ static inline void apply_blocks(const physModel* m, const int* rot, const double
   }
 }
 
-// the caller's contact lists back into d (the caller's next phys_step is unchanged; step_contact_deriv.c)
+// the caller's contact list back into d (the caller's next phys_step is unchanged; step_contact_deriv.c)
 void phys_cp_restore_lists(physData* d, const contactPoint* cp);
-// a derivative call at cp starts with enter (the stage's lists into d, where the derivatives read the
-// detected contacts, the caller's as the previous; nothing to do right after the linearization) and ends with
-// leave (the caller's lists back; keep: the stage's lists kept in the arena first for a later call)
+// a derivative call at cp starts with enter (the stage's detected contacts into d->contact, where the geometry
+// derivatives read them; nothing to do right after the linearization) and ends with leave (the caller's list
+// back; keep: the stage's list kept in the arena first for a later call). d->contact_prev is never touched:
+// the stage took its warm start explicitly (cp->con)
 void phys_cp_enter(physData* d, contactPoint* cp);
 void phys_cp_leave(physData* d, contactPoint* cp, int keep);
 // dlambda = solver_jvp(dg, dG, dmu) of the model's solver at sol (step_contact_jvp.c)

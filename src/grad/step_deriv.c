@@ -280,12 +280,13 @@ void phys_smooth_step_vjp(const physModel* m, physData* d, const double* L, cons
 //---------------------------------------------------------------------------------------------------------
 // finite-difference twin
 
-// everything phys_step changes that the differences must restore
+// everything the perturbed steps change that the differences must restore; contact, the caller's list, is
+// also every perturbed step's warm-start input (phys_step_warm: d->contact_prev is not touched)
 typedef struct stepSave_ {
   double time;
-  int nwarning, ncon, ncon_prev, ncon_dropped;
+  int nwarning, ncon, ncon_dropped;
   double *qpos, *qvel, *ctrl;
-  physContact *contact, *contact_prev;
+  physContact* contact;
 } stepSave;
 
 // save d's state into arena memory (caller marks/frees)
@@ -293,32 +294,33 @@ static void save_state(const physModel* m, physData* d, stepSave* s) {
   s->time = d->time;
   s->nwarning = d->nwarning;
   s->ncon = d->ncon;
-  s->ncon_prev = d->ncon_prev;
   s->ncon_dropped = d->ncon_dropped;
   s->qpos = phys_stack_alloc(d, (size_t)m->nq);
   s->qvel = phys_stack_alloc(d, (size_t)m->nv);
   s->ctrl = phys_stack_alloc(d, (size_t)m->nu + 1);
-  size_t c1 = sizeof(physContact) * (size_t)d->ncon, c2 = sizeof(physContact) * (size_t)d->ncon_prev;
+  size_t c1 = sizeof(physContact) * (size_t)d->ncon;
   s->contact = (physContact*)phys_stack_alloc(d, c1 / sizeof(double) + 1);
-  s->contact_prev = (physContact*)phys_stack_alloc(d, c2 / sizeof(double) + 1);
   memcpy(s->qpos, d->qpos, sizeof(double) * (size_t)m->nq);
   memcpy(s->qvel, d->qvel, sizeof(double) * (size_t)m->nv);
   memcpy(s->ctrl, d->ctrl, sizeof(double) * (size_t)m->nu);
   memcpy(s->contact, d->contact, c1);
-  memcpy(s->contact_prev, d->contact_prev, c2);
 }
 
 // restore d's state from s (warnings are not restored: the caller compares the count)
 static void load_state(const physModel* m, physData* d, const stepSave* s) {
   d->time = s->time;
   d->ncon = s->ncon;
-  d->ncon_prev = s->ncon_prev;
   d->ncon_dropped = s->ncon_dropped;
   memcpy(d->qpos, s->qpos, sizeof(double) * (size_t)m->nq);
   memcpy(d->qvel, s->qvel, sizeof(double) * (size_t)m->nv);
   memcpy(d->ctrl, s->ctrl, sizeof(double) * (size_t)m->nu);
   memcpy(d->contact, s->contact, sizeof(physContact) * (size_t)s->ncon);
-  memcpy(d->contact_prev, s->contact_prev, sizeof(physContact) * (size_t)s->ncon_prev);
+}
+
+// phys_step from s's contact list as the warm start (the step the differences take)
+static void step_from(const physModel* m, physData* d, const stepSave* s) {
+  physWarmStart warm = {s->ncon, s->contact};
+  phys_step_warm(m, d, NULL, &warm);
 }
 
 // one perturbed step from s: input coordinate j of kind k (0 q tangent, 1 v, 2 ctrl) moved by h; res (2nv)
@@ -336,7 +338,7 @@ static void perturbed_step(const physModel* m, physData* d, const stepSave* s, i
   } else {
     d->ctrl[j] += h;
   }
-  phys_step(m, d);
+  step_from(m, d, s);
   phys_difference_pos(m, res, 1, q0n, d->qpos);
   for (int i = 0; i < nv; i++) res[nv + i] = d->qvel[i] - v0n[i];
 }
@@ -353,7 +355,7 @@ physStatus phys_step_jacobian_fd(const physModel* m, physData* d, double eps, do
   double* rm = phys_stack_alloc(d, (size_t)n2);
 
   // nominal step
-  phys_step(m, d);
+  step_from(m, d, &s);
   memcpy(q0n, d->qpos, sizeof(double) * (size_t)m->nq);
   memcpy(v0n, d->qvel, sizeof(double) * (size_t)nv);
 

@@ -46,16 +46,18 @@
 #include "factor.h"
 #include "params.h"
 #include "rot.h"
+#include "step.h"
 
 //---------------------------------------------------------------------------------------------------------
 // the trial step
 
-// what phys_step changes that the trial step must restore (arena memory of the caller's mark)
+// what the trial step changes and must restore (arena memory of the caller's mark); contact, the caller's
+// list, is also the trial step's warm-start input (phys_step_warm: d->contact_prev is not touched)
 typedef struct toiSave_ {
   double time;
-  int nwarning, ncon, ncon_prev, ncon_dropped, nlimit;
+  int nwarning, ncon, ncon_dropped, nlimit;
   double *qpos, *qvel, *qacc, *qfrc;
-  physContact *contact, *contact_prev;
+  physContact* contact;
 } toiSave;
 
 // save d's state into s
@@ -63,22 +65,19 @@ static void save_state(const physModel* m, physData* d, toiSave* s) {
   s->time = d->time;
   s->nwarning = d->nwarning;
   s->ncon = d->ncon;
-  s->ncon_prev = d->ncon_prev;
   s->ncon_dropped = d->ncon_dropped;
   s->nlimit = d->nlimit;
   s->qpos = phys_stack_alloc(d, (size_t)m->nq);
   s->qvel = phys_stack_alloc(d, (size_t)m->nv);
   s->qacc = phys_stack_alloc(d, (size_t)m->nv);
   s->qfrc = phys_stack_alloc(d, (size_t)m->nv);
-  size_t c1 = sizeof(physContact) * (size_t)d->ncon, c2 = sizeof(physContact) * (size_t)d->ncon_prev;
+  size_t c1 = sizeof(physContact) * (size_t)d->ncon;
   s->contact = (physContact*)phys_stack_alloc(d, c1 / sizeof(double) + 1);
-  s->contact_prev = (physContact*)phys_stack_alloc(d, c2 / sizeof(double) + 1);
   memcpy(s->qpos, d->qpos, sizeof(double) * (size_t)m->nq);
   memcpy(s->qvel, d->qvel, sizeof(double) * (size_t)m->nv);
   memcpy(s->qacc, d->qacc, sizeof(double) * (size_t)m->nv);
   memcpy(s->qfrc, d->qfrc_constraint, sizeof(double) * (size_t)m->nv);
   memcpy(s->contact, d->contact, c1);
-  memcpy(s->contact_prev, d->contact_prev, c2);
 }
 
 // restore d from s
@@ -86,7 +85,6 @@ static void load_state(const physModel* m, physData* d, const toiSave* s) {
   d->time = s->time;
   d->nwarning = s->nwarning;
   d->ncon = s->ncon;
-  d->ncon_prev = s->ncon_prev;
   d->ncon_dropped = s->ncon_dropped;
   d->nlimit = s->nlimit;
   memcpy(d->qpos, s->qpos, sizeof(double) * (size_t)m->nq);
@@ -94,7 +92,6 @@ static void load_state(const physModel* m, physData* d, const toiSave* s) {
   memcpy(d->qacc, s->qacc, sizeof(double) * (size_t)m->nv);
   memcpy(d->qfrc_constraint, s->qfrc, sizeof(double) * (size_t)m->nv);
   memcpy(d->contact, s->contact, sizeof(physContact) * (size_t)s->ncon);
-  memcpy(d->contact_prev, s->contact_prev, sizeof(physContact) * (size_t)s->ncon_prev);
 }
 
 //---------------------------------------------------------------------------------------------------------
@@ -236,7 +233,8 @@ static int build_delta(const physModel* m, physData* d, const double* v, const d
   return nb;
 }
 
-// the trial step and build_delta (U, geom may be NULL; else room for d->nconmax rows); -1 if rejected
+// the trial step (phys_step's, from the caller's list as its warm start) and build_delta (U, geom may be NULL;
+// else room for d->nconmax rows); -1 if rejected
 static int toi_trial(const physModel* m, physData* d, double* delta, double* U, int* geom) {
   int nv = m->nv;
   double dt = m->opt.timestep;
@@ -245,7 +243,8 @@ static int toi_trial(const physModel* m, physData* d, double* delta, double* U, 
   save_state(m, d, &s);
   double* vsum = phys_stack_alloc(d, (size_t)nv);
   int nwarn = d->nwarning;
-  phys_step(m, d);
+  physWarmStart warm = {s.ncon, s.contact};
+  phys_step_warm(m, d, NULL, &warm);
   int nb = 0;
   memset(delta, 0, sizeof(double) * (size_t)nv * nv);
   if (d->nwarning != nwarn && d->time == s.time) {

@@ -5,6 +5,9 @@
 // Without active constraints (contacts disabled or none found, no joint at a limit) the step is MuJoCo's
 // step with mjDSBL_CONSTRAINT: one articulated-body pass, no mass matrix. With constraints, the velocity
 // update goes through the contact problem (lcp, cone, ccp) or penalty forces (src/contact/contact.h).
+// The constrained update's warm start is an explicit read-only input (physWarmStart, contact.h): phys_step
+// moves d->contact to d->contact_prev and passes that; phys_step_warm and the velocity stage the derivatives
+// re-run (step.h) take the list from their caller and leave d->contact_prev alone.
 #include <math.h>
 #include <string.h>
 
@@ -192,11 +195,17 @@ static void unconstrained_acc(const physModel* m, physData* d, const double* tau
 // depth (m) beyond which a contact at time 0 counts as an interpenetrating initial state
 #define PHYS_PENETRATION_WARN 1e-3
 
-// keep last step's contacts (with their impulses) for the warm start, then detect this step's (needs
-// kinematics); d->ncon = 0 when contacts are disabled. Deep contacts at time 0 raise one counted warning.
-static void detect_contacts(const physModel* m, physData* d) {
+// the warm start of phys_step: the last step's contacts (with their impulses) move to d->contact_prev, the
+// list the step starts from (the only writer of d->contact_prev; nothing else reads it but this step)
+static physWarmStart keep_previous(physData* d) {
   memcpy(d->contact_prev, d->contact, sizeof(physContact) * (size_t)d->ncon);
   d->ncon_prev = d->ncon;
+  return (physWarmStart){d->ncon_prev, d->contact_prev};
+}
+
+// detect this step's contacts into d->contact (needs kinematics); d->ncon = 0 when contacts are disabled.
+// Deep contacts at time 0 raise one counted warning.
+static void detect_contacts(const physModel* m, physData* d) {
   d->ncon = 0;
   if (m->opt.disableflags & PHYS_DSBL_CONTACT) {
     return;
@@ -289,11 +298,11 @@ static void position_correction(const physModel* m, physData* d, const physConst
 
 // v+ through the constraint problem (lcp, cone, ccp) into st (step.h; arena memory of the caller's mark):
 //   M~ = M + dt B = L' D L (qLD, tree-sparse, phys_factor_m),   v_f = v + dt M~^-1 (tau - c),
-//   lambda = solver(G, g, mu),   v+ = v_f + M~^-1 J' lambda,   qfrc_constraint = J' lambda / dt;
+//   lambda = solver(G, g, mu; guesses from warm),   v+ = v_f + M~^-1 J' lambda,   qfrc_constraint = J' lambda / dt;
 // impulses and row states are stored in d->contact. Returns 0 (nothing changed but a counted warning) if
 // M~ is not positive definite.
 int phys_step_constrained(const physModel* m, physData* d, physSolverFn solver, const double* tau,
-                          physStepStage* st) {
+                          const physWarmStart* warm, physStepStage* st) {
   int nv = m->nv;
   double dt = m->opt.timestep;
   double* f = phys_stack_alloc(d, (size_t)nv);
@@ -323,7 +332,7 @@ int phys_step_constrained(const physModel* m, physData* d, physSolverFn solver, 
   // the contact problem and its impulses
   physConstraintProblem* p = &st->p;
   double *J, *G, *g, *mu;
-  phys_constraint_assemble(m, d, vnew, p, &J, &G, &g, &mu);
+  phys_constraint_assemble(m, d, vnew, warm, p, &J, &G, &g, &mu);
   physConstraintSolution* sol = &st->sol;
   memset(sol, 0, sizeof(*sol));
   sol->lambda = phys_stack_alloc(d, (size_t)p->n + 1);
@@ -355,10 +364,10 @@ int phys_step_constrained(const physModel* m, physData* d, physSolverFn solver, 
 
 // phys_step_constrained into vnew, vpos (nv each) with its memory released
 static int constrained_velocity(const physModel* m, physData* d, physSolverFn solver, const double* tau,
-                                double* vnew, double* vpos) {
+                                const physWarmStart* warm, double* vnew, double* vpos) {
   size_t mark = phys_stack_mark(d);
   physStepStage st;
-  int ok = phys_step_constrained(m, d, solver, tau, &st);
+  int ok = phys_step_constrained(m, d, solver, tau, warm, &st);
   if (ok) {
     memcpy(vnew, st.vnew, sizeof(double) * (size_t)m->nv);
     memcpy(vpos, st.vpos, sizeof(double) * (size_t)m->nv);
@@ -507,10 +516,10 @@ static double kinetic_energy(const physModel* m, const physData* d) {
   return T;
 }
 
-// 1 if geom pair (g0, g1) had a penetrating contact in the last step's list
-static int pair_was_penetrating(const physData* d, int g0, int g1) {
-  for (int a = 0; a < d->ncon_prev; a++) {
-    const physContact* p = d->contact_prev + a;
+// 1 if geom pair (g0, g1) had a penetrating contact in the last step's list (the warm-start input)
+static int pair_was_penetrating(const physWarmStart* prev, int g0, int g1) {
+  for (int a = 0; a < prev->n; a++) {
+    const physContact* p = prev->con + a;
     if (p->geom[0] == g0 && p->geom[1] == g1 && p->dist < 0) return 1;
   }
   return 0;
@@ -519,15 +528,15 @@ static int pair_was_penetrating(const physData* d, int g0, int g1) {
 // energy 0.5 k_c sum min(phi, 0)^2 of the penalty springs: penetrating contacts and violated joint limits;
 // *fresh = the part of pairs that did not penetrate at the last step's start (a contact found already
 // penetrated: the step before moved it in without its spring acting, so that energy is the detection's, not
-// a gain of the dynamics)
-static double penalty_energy(const physModel* m, const physData* d, double* fresh) {
+// a gain of the dynamics; prev: the last step's list)
+static double penalty_energy(const physModel* m, const physData* d, const physWarmStart* prev, double* fresh) {
   double e = 0, k = m->opt.penalty_stiffness;
   *fresh = 0;
   for (int i = 0; i < d->ncon; i++) {
     const physContact* c = d->contact + i;
     double x = c->dist < 0 ? c->dist : 0;
     e += 0.5 * k * x * x;
-    if (x < 0 && !pair_was_penetrating(d, c->geom[0], c->geom[1])) *fresh += 0.5 * k * x * x;
+    if (x < 0 && !pair_was_penetrating(prev, c->geom[0], c->geom[1])) *fresh += 0.5 * k * x * x;
   }
   for (int j = 0; j < m->njnt && !(m->opt.disableflags & PHYS_DSBL_LIMIT); j++) {
     if (!m->jnt_limited[j] || (m->jnt_type[j] != PHYS_JNT_HINGE && m->jnt_type[j] != PHYS_JNT_SLIDE)) continue;
@@ -540,11 +549,12 @@ static double penalty_energy(const physModel* m, const physData* d, double* fres
 
 // potential energy as phys_energy's (needs kinematics), plus the penalty springs (*spring; *fresh:
 // penalty_energy's)
-static double potential_energy(const physModel* m, const physData* d, double* spring, double* fresh) {
+static double potential_energy(const physModel* m, const physData* d, const physWarmStart* prev, double* spring,
+                               double* fresh) {
   double U = gravity_energy(m, d);
   *spring = *fresh = 0;
   if (!(m->opt.disableflags & PHYS_DSBL_PASSIVE)) U += joint_spring_energy(m, d) + point_spring_energy(m, d);
-  if (m->opt.contact == PHYS_CONTACT_PENALTY) *spring = penalty_energy(m, d, fresh);
+  if (m->opt.contact == PHYS_CONTACT_PENALTY) *spring = penalty_energy(m, d, prev, fresh);
   return U + *spring;
 }
 
@@ -571,10 +581,10 @@ static uint64_t state_hash(const physModel* m, const physData* d) {
   return h;
 }
 
-// at a step's start (kinematics, cvel and the contact list of this state computed): compare with the last
-// step's start energy (file comment above) and record this one
-static void energy_check(const physModel* m, physData* d) {
-  double spring, fresh, T = kinetic_energy(m, d), U = potential_energy(m, d, &spring, &fresh), E = T + U;
+// at a step's start (kinematics, cvel and the contact list of this state computed; prev the last step's
+// list): compare with the last step's start energy (file comment above) and record this one
+static void energy_check(const physModel* m, physData* d, const physWarmStart* prev) {
+  double spring, fresh, T = kinetic_energy(m, d), U = potential_energy(m, d, prev, &spring, &fresh), E = T + U;
   if (d->energy_tend == d->time && !d->energy_input && d->energy_state == state_hash(m, d)) {
     double U0 = d->energy_start - d->energy_scale, gain = E - d->energy_start - d->energy_poswork - fresh;
     double g = phys_norm3(m->opt.gravity);
@@ -625,8 +635,8 @@ static void energy_poswork(const physModel* m, physData* d, const double* vpos) 
 // L' D L solve (tree-sparse when the contacts allow) when a contact penetrates (penalty_dense; qM,
 // qfrc_bias and qLD computed), one articulated-body pass otherwise. d->qacc = (v+ - v)/dt is the
 // acceleration used, d->qfrc_constraint the constraint force (J' lambda / dt, or the penalty force),
-// d->contact the contacts with their impulses; the previous list moves to d->contact_prev for the next
-// warm start.
+// d->contact the contacts with their impulses; the previous list moves to d->contact_prev, the step's
+// warm-start input (physWarmStart, contact.h; phys_step_warm takes it explicitly instead).
 // A non-finite new state is not accepted: qpos, qvel and time are restored and a warning is counted in d.
 // Scratch comes from d's stack arena; nothing is allocated.
 void phys_step(const physModel* m, physData* d) { phys_step_solver(m, d, NULL); }
@@ -637,8 +647,10 @@ typedef struct stepBackup_ {
   double* qvel0;
 } stepBackup;
 
-// phys_step_solver's body; bk receives the saved state
-static void step_body(const physModel* m, physData* d, physSolverFn solver, volatile stepBackup* bk) {
+// phys_step_solver's body with the warm-start input warm (NULL: d's last list, moved to d->contact_prev
+// first as phys_step does); bk receives the saved state
+static void step_body(const physModel* m, physData* d, physSolverFn solver, const physWarmStart* warm,
+                      volatile stepBackup* bk) {
   int nq = m->nq, nv = m->nv;
   double dt = m->opt.timestep;
   size_t mark = phys_stack_mark(d);
@@ -652,9 +664,10 @@ static void step_body(const physModel* m, physData* d, physSolverFn solver, vola
   bk->qpos0 = qpos0, bk->qvel0 = qvel0;
 
   smooth_pipeline(m, d, tau, 0);
+  physWarmStart prev = warm ? *warm : keep_previous(d);
   detect_contacts(m, d);
   int energy = m->opt.enableflags & PHYS_ENBL_ENERGY;
-  if (energy) energy_check(m, d);
+  if (energy) energy_check(m, d, &prev);
   int ok = 1, nlimit = phys_constraint_nlimit(m, d);
   d->nlimit = 0;
   d->solver_iter = 0;
@@ -671,7 +684,7 @@ static void step_body(const physModel* m, physData* d, physSolverFn solver, vola
     if (m->opt.contact == PHYS_CONTACT_PENALTY) {
       ok = penalty_velocity(m, d, tau, vnew);
     } else {
-      ok = constrained_velocity(m, d, solver ? solver : option_solver(m), tau, vnew, vpos);
+      ok = constrained_velocity(m, d, solver ? solver : option_solver(m), tau, &prev, vnew, vpos);
     }
     for (int i = 0; i < nv; i++) {
       d->qacc[i] = (vnew[i] - d->qvel[i]) / dt;
@@ -706,9 +719,9 @@ static void step_body(const physModel* m, physData* d, physSolverFn solver, vola
   phys_stack_free(d, mark);
 }
 
-// phys_step with a given contact solver (step.h); NULL: the solver of m->opt.contact. A step that runs out
-// of arena (arena.h) is rejected: qpos, qvel and time as at its start, a PHYS_WARN_REJECTED warning
-void phys_step_solver(const physModel* m, physData* d, physSolverFn solver) {
+// the step under an arena guard (step_body's arguments). A step that runs out of arena (arena.h) is
+// rejected: qpos, qvel and time as at its start, a PHYS_WARN_REJECTED warning
+static void guarded_step(const physModel* m, physData* d, physSolverFn solver, const physWarmStart* warm) {
   volatile stepBackup bk = {NULL, NULL};
   physArenaGuard g;
   phys_arena_enter(d, &g);
@@ -720,14 +733,24 @@ void phys_step_solver(const physModel* m, physData* d, physSolverFn solver) {
     phys_arena_failed(d, &g, PHYS_WARN_REJECTED, "phys_step: step rejected, state restored");
     return;
   }
-  step_body(m, d, solver, &bk);
+  step_body(m, d, solver, warm, &bk);
   phys_arena_leave(d, &g);
 }
 
+// phys_step with a given contact solver (step.h); NULL: the solver of m->opt.contact
+void phys_step_solver(const physModel* m, physData* d, physSolverFn solver) { guarded_step(m, d, solver, NULL); }
+
+// the step from an explicit warm-start input (step.h): d->contact_prev is neither read nor written
+void phys_step_warm(const physModel* m, physData* d, physSolverFn solver, const physWarmStart* warm) {
+  physWarmStart cold = {0, NULL};
+  guarded_step(m, d, solver, warm ? warm : &cold);
+}
+
 // phys_step's velocity stage at d's state without integrating (step.h): smooth pipeline, contact detection
-// (the list moves to d->contact_prev as in phys_step) and, with constraints and lcp/cone/ccp, the
-// constrained update into st with d->qacc = (v+ - v)/dt
-int phys_step_stage(const physModel* m, physData* d, physSolverFn solver, physStepStage* st) {
+// into d->contact (d->contact_prev untouched) and, with constraints and lcp/cone/ccp, the constrained update
+// from the warm-start input warm into st with d->qacc = (v+ - v)/dt
+int phys_step_stage(const physModel* m, physData* d, physSolverFn solver, const physWarmStart* warm,
+                    physStepStage* st) {
   int nv = m->nv;
   double dt = m->opt.timestep;
   memset(st, 0, sizeof(*st));
@@ -741,7 +764,7 @@ int phys_step_stage(const physModel* m, physData* d, physSolverFn solver, physSt
   if ((d->ncon == 0 && nlimit == 0) || m->opt.contact == PHYS_CONTACT_PENALTY) {
     return 0;
   }
-  if (!phys_step_constrained(m, d, solver ? solver : option_solver(m), st->tau, st)) {
+  if (!phys_step_constrained(m, d, solver ? solver : option_solver(m), st->tau, warm, st)) {
     return -1;
   }
   for (int i = 0; i < nv; i++) {

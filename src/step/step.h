@@ -19,6 +19,15 @@ typedef physStatus (*physSolverFn)(const physModel* m, physData* d, const physCo
 // phys_step with `solver` for the constraint problem instead of the one m->opt.contact names (NULL: that
 // one); penalty models (m->opt.contact == PHYS_CONTACT_PENALTY) use no solver and ignore it
 void phys_step_solver(const physModel* m, physData* d, physSolverFn solver);
+// Warm starts. The constrained step's only input besides d's state and inputs is the warm-start list
+// (physWarmStart, contact.h: the contacts, impulses and row states the previous step ended with). phys_step
+// moves d->contact to d->contact_prev and passes that; the stages below and phys_step_warm take it as an
+// argument, so a re-run of a step (derivatives, the time-of-impact trial, finite differences) passes the
+// list the step it reproduces started from and never writes d->contact_prev to fake a previous step.
+//
+// phys_step_solver from the warm-start input warm (NULL: cold) instead of d's last list: d->contact_prev is
+// neither read nor written; d->contact receives the step's contacts (warm must not point into it)
+void phys_step_warm(const physModel* m, physData* d, physSolverFn solver, const physWarmStart* warm);
 
 // the velocity stage of a constrained step (lcp, cone, ccp), in arena memory of the caller's mark
 typedef struct physStepStage_ {
@@ -33,15 +42,17 @@ typedef struct physStepStage_ {
 } physStepStage;
 
 // phys_step's constrained velocity update from tau at d's current kinematics and contacts (d->contact as
-// detected, warm starts in d->contact_prev): M~ factored into d->qLD, qM, qfrc_bias, the problem, the
-// solutions, v+ and vpos into st (arena memory, not released), impulses into d->contact. Returns 0 (a
-// counted warning) if M~ is not positive definite. phys_step runs exactly this.
+// detected) with the solver's guesses from warm (NULL: cold): M~ factored into d->qLD, qM, qfrc_bias, the
+// problem, the solutions, v+ and vpos into st (arena memory, not released), impulses into d->contact.
+// Returns 0 (a counted warning) if M~ is not positive definite. phys_step runs exactly this.
 int phys_step_constrained(const physModel* m, physData* d, physSolverFn solver, const double* tau,
-                          physStepStage* st);
-// phys_step's velocity stage at d's state without integrating: smooth pipeline, contact detection (d->contact
-// moves to d->contact_prev as in phys_step: the caller saves and restores the lists), then with active
-// constraints and m->opt.contact lcp, cone or ccp phys_step_constrained and d->qacc = (v+ - v)/dt. Returns
-// 1 (st filled), 0 (no constraints, or penalty: st->tau only) or -1 (M~ not positive definite).
-int phys_step_stage(const physModel* m, physData* d, physSolverFn solver, physStepStage* st);
+                          const physWarmStart* warm, physStepStage* st);
+// phys_step's velocity stage at d's state without integrating: smooth pipeline, contact detection into
+// d->contact (the caller keeps the list the step starts from, its warm start, if it needs it back;
+// d->contact_prev is not touched), then with active constraints and m->opt.contact lcp, cone or ccp
+// phys_step_constrained from warm and d->qacc = (v+ - v)/dt. Returns 1 (st filled), 0 (no constraints, or
+// penalty: st->tau only) or -1 (M~ not positive definite).
+int phys_step_stage(const physModel* m, physData* d, physSolverFn solver, const physWarmStart* warm,
+                    physStepStage* st);
 
 #endif  // PHYS_STEP_H

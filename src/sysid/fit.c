@@ -389,14 +389,14 @@ static void set_inputs(const physModel* m, physData* d, const physTrajectory* tr
   for (int i = 0; i < m->nv; i++) d->qfrc_applied[i] = tr->qfrc ? tr->qfrc[(size_t)s * m->nv + i] : 0;
 }
 
-// d's state <- sample s of trajectory tr, contact lists empty, the inputs of sample s (set_inputs)
+// d's state <- sample s of trajectory tr, its contact list empty (the next step starts cold: no warm start),
+// the inputs of sample s (set_inputs)
 static void set_sample(const physModel* m, physData* d, const physTrajectory* tr, int s, const double* ctrl) {
   memcpy(d->qpos, tr->qpos + (size_t)s * m->nq, sizeof(double) * (size_t)m->nq);
   memcpy(d->qvel, tr->qvel + (size_t)s * m->nv, sizeof(double) * (size_t)m->nv);
   set_inputs(m, d, tr, s, ctrl);
   d->time = tr->time[s];
   d->ncon = 0;
-  d->ncon_prev = 0;
 }
 
 // the worker's data at sample s of trajectory tr

@@ -105,7 +105,7 @@ static void setup(const physModel* m, physData* d, physConstraintProblem* p) {
   phys_collision(m, d);
   phys_crb(m, d);
   phys_factor_m(m, d->qLD, d->qM, NULL);
-  phys_constraint_assemble(m, d, d->qvel, p, &J, &G, &g, &mu);
+  phys_constraint_assemble(m, d, d->qvel, NULL, p, &J, &G, &g, &mu);
 }
 
 // a copy of the problem's rows and distances and of the contacts' identities

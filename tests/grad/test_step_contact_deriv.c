@@ -101,7 +101,8 @@ static void margins(const physModel* m, physData* d, double* lmin, double* wmin,
   physStepStage st;
   *lmin = *wmin = INFINITY;
   *n = *npos = 0;
-  if (phys_step_stage(m, d, NULL, &st) == 1) {
+  physWarmStart warm = {s.ncon, s.con};   // the caller's list, as phys_step would take it
+  if (phys_step_stage(m, d, NULL, &warm, &st) == 1) {
     const physConstraintProblem* p = &st.p;
     *n = p->n;
     *npos = p->npos;

@@ -3,7 +3,9 @@
 // independently of the lcp/cone/ccp solvers: a ball dropped on a plane stops (eps = 0) or rebounds to
 // eps^2 of its height, a pendulum stops at its joint limit (also with contacts disabled), the penalty model
 // rests at depth m g / k_c, an interpenetrating start is a counted warning and no NaN, impulses and the
-// warm-start list are stored, and without active constraints the step is the unconstrained one bit for bit.
+// warm-start list are stored, the warm-start input is explicit (phys_step_warm is phys_step from a copy of
+// d->contact, d->contact_prev untouched), and without active constraints the step is the unconstrained one bit
+// for bit.
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -263,7 +265,64 @@ static void test_fast_path(void) {
   phys_free_model(m);
 }
 
+//---------------------------------------------------------------------------------------------------------
+// the warm-start input (physWarmStart, step.h): phys_step_warm from a copy of d->contact is phys_step bit for
+// bit and neither reads nor writes d->contact_prev; the warm start is used (a cold start takes more sweeps)
+
+// one step from (q0, v0, t0, the contact list c0 of n0 contacts) with the warm start w (NULL: phys_step);
+// the result into q1, v1, c1 (nconmax contacts); returns the solver's iterations
+static int step_from(const physModel* m, physData* d, const double* q0, const double* v0, double t0,
+                     const physContact* c0, int n0, const physWarmStart* w, double* q1, double* v1, physContact* c1) {
+  memcpy(d->qpos, q0, sizeof(double) * (size_t)m->nq);
+  memcpy(d->qvel, v0, sizeof(double) * (size_t)m->nv);
+  memcpy(d->contact, c0, sizeof(physContact) * (size_t)n0);
+  d->ncon = n0, d->time = t0;
+  if (w) phys_step_warm(m, d, NULL, w);
+  else phys_step(m, d);
+  memcpy(q1, d->qpos, sizeof(double) * (size_t)m->nq);
+  memcpy(v1, d->qvel, sizeof(double) * (size_t)m->nv);
+  memcpy(c1, d->contact, sizeof(physContact) * (size_t)d->ncon);
+  return d->solver_iter;
+}
+
+static void test_warm_input(void) {
+  physLog log;
+  memset(&log, 0, sizeof log);
+  physModel* m = phys_load_mjcf("tests/data/contact/box_plane.xml", &log);
+  CHECK_MSG(m != NULL, "%s", log.error);
+  if (!m) return;
+  m->opt.contact = PHYS_CONTACT_CONE;   // (an iterative solver: its sweeps show the warm start)
+  physData* d = phys_make_data(m);
+  for (int s = 0; s < 300; s++) phys_step(m, d);   // the box settles on its four corners
+  int nq = m->nq, nv = m->nv, n0 = d->ncon, cap = m->nconmax + 1;
+  CHECK(n0 == 4);
+  double q0[7], v0[6], qa[7], va[6], qb[7], vb[6], qc[7], vc[6], t0 = d->time;
+  physContact *c0 = calloc((size_t)cap, sizeof(physContact)), *ca = calloc((size_t)cap, sizeof(physContact)),
+              *cb = calloc((size_t)cap, sizeof(physContact)), *cc = calloc((size_t)cap, sizeof(physContact)),
+              *sentinel = malloc(sizeof(physContact) * (size_t)cap);
+  CHECK(nq == 7 && nv == 6);
+  memcpy(q0, d->qpos, sizeof q0), memcpy(v0, d->qvel, sizeof v0), memcpy(c0, d->contact, sizeof(physContact) * (size_t)n0);
+  int ia = step_from(m, d, q0, v0, t0, c0, n0, NULL, qa, va, ca);
+  // d->contact_prev filled with a pattern the step must neither read nor change
+  memset(sentinel, 0x5a, sizeof(physContact) * (size_t)m->nconmax);
+  memcpy(d->contact_prev, sentinel, sizeof(physContact) * (size_t)m->nconmax);
+  d->ncon_prev = 3;
+  physWarmStart warm = {n0, c0}, cold = {0, NULL};
+  int ib = step_from(m, d, q0, v0, t0, c0, n0, &warm, qb, vb, cb);
+  CHECK(memcmp(qa, qb, sizeof qa) == 0 && memcmp(va, vb, sizeof va) == 0 && ia == ib);
+  CHECK(d->ncon == n0 && memcmp(ca, cb, sizeof(physContact) * (size_t)n0) == 0);
+  CHECK(d->ncon_prev == 3 && memcmp(d->contact_prev, sentinel, sizeof(physContact) * (size_t)m->nconmax) == 0);
+  int ic = step_from(m, d, q0, v0, t0, c0, n0, &cold, qc, vc, cc);
+  printf("warm start: resting box, cone sweeps warm %d, cold %d\n", ib, ic);
+  CHECK(ic > ib);
+  CHECK(d->nwarning == 0 && d->pstack == 0);
+  free(c0), free(ca), free(cb), free(cc), free(sentinel);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
 int main(void) {
+  test_warm_input();
   test_ball();
   test_limit();
   test_penalty();
