@@ -749,11 +749,92 @@ static void contacts_forward(const physModel* m, const physData* d, const penTap
   }
 }
 
-// one forward pass: (dq, dv, du) -> x+_dot = (dq+, dv+) (2nv); du may be NULL (0)
+// the contact coefficients' changes along dq (W->dJ, W->dist3, W->ds, W->dd; 0 without penetrating contacts or
+// for dq = 0): ds = -k ddist, dd = d (-dw / 2w) by phys_penalty_damping's branch, dw = 2 (dJ_n y) - y' dM y
+static physStatus coefficients_forward(const physModel* m, physData* d, const penTape* T, const penFwd* F,
+                                       const double* dq, penDir* W) {
+  int nv = m->nv, nc = T->nc;
+  double kc = m->opt.penalty_stiffness;
+  physStatus st = PHYS_OK;
+  memset(W->ds, 0, sizeof(double) * (size_t)nc);
+  memset(W->dd, 0, sizeof(double) * (size_t)nc);
+  int pen = 0, moved = 0;
+  for (int i = 0; i < nc; i++) pen = pen || d->contact[i].dist < 0;
+  for (int j = 0; j < nv; j++) moved = moved || dq[j] != 0;
+  W->dJ = phys_stack_alloc(d, 3 * (size_t)nc * nv + 1);
+  memset(W->dJ, 0, sizeof(double) * 3 * (size_t)nc * nv);
+  memset(W->dist3, 0, sizeof(double) * 3 * (size_t)nc);
+  if (pen && moved) {
+    // the geometry along dq: dJ (one call) and ddist
+    physConstraintProblem p = contact_problem(m, T);
+    st = phys_constraint_dJ(m, d, &p, dq, W->dJ);
+    if (st == PHYS_OK) st = phys_constraint_jvp(m, d, &p, dq, NULL, NULL, NULL, NULL, W->dist3);
+  }
+  for (int i = 0; i < nc && st == PHYS_OK; i++) {
+    if (!(d->contact[i].dist < 0)) continue;
+    W->ds[i] = -kc * W->dist3[3 * i];
+    double dd = T->pc[i].damping;
+    if (!(dd > 0)) continue;
+    dj_mul(W->dJ, nv, T->y + (size_t)i * nv, W->dJw, 3 * i, 1);
+    double dw = 2 * W->dJw[3 * i];
+    for (int j = 0; j < nv; j++) dw -= F->gm[(size_t)i * nv + j] * dq[j];
+    double ddw;   // dd/dw on phys_penalty_damping's branch
+    phys_penalty_damping(T->zeta[i], kc, T->w[i], m->opt.timestep, NULL, &ddw, NULL);
+    W->dd[i] = ddw * dw;
+  }
+  return st;
+}
+
+// W->r = the smooth and limit part of solve k's right side -dRes_k: -(Gq_k dq + Gv_k dv + Gu du), and on a
+// limited dof -(k dq + (c + dt k) dv) (the implicit limit spring)
+static void smooth_forward(const physModel* m, const penTape* T, const penFwd* F, int k, const double* dq,
+                           const double* dv, const double* du, penDir* W) {
+  int nv = m->nv, nu = m->nu;
+  double dt = m->opt.timestep, kc = m->opt.penalty_stiffness, cc = m->opt.penalty_damping;
+  size_t nn = (size_t)nv * nv;
+  const double *Gq = F->Gq + k * nn, *Gv = F->Gv + k * nn;
+  for (int i = 0; i < nv; i++) {
+    double s = 0;
+    for (int j = 0; j < nv; j++) s += Gq[(size_t)i * nv + j] * dq[j] + Gv[(size_t)i * nv + j] * dv[j];
+    if (du)
+      for (int a = 0; a < nu; a++) s += F->Gu[(size_t)i * nu + a] * du[a];
+    W->r[i] = -s;
+  }
+  for (int l = 0; l < T->nlim; l++) {
+    int dof = T->lim[2 * l];
+    W->r[dof] -= kc * dq[dof] + (cc + dt * kc) * dv[dof];
+  }
+}
+
+// v+ = v + dt a_{K-1}: dv+ = dv + dt da; q+ = q (+) dt v+: dq+ = E dq + dt D dv+ (E = Exp(phi)', D = Jr(phi),
+// phi = dt v+ on rotation groups) into xdot = (dq+, dv+)
+static void integrate_forward(const physModel* m, const physData* d, const penTape* T, const double* dq,
+                              const double* dv, penDir* W, double* xdot) {
+  int nv = m->nv, K = T->K;
+  double dt = m->opt.timestep;
+  double *dqp = xdot, *dvp = xdot + nv;
+  for (int i = 0; i < nv; i++) {
+    W->x[i] = d->qvel[i] + dt * T->a[(size_t)(K - 1) * nv + i];
+    dvp[i] = dv[i] + dt * W->da[(size_t)(K - 1) * nv + i];
+    dqp[i] = dq[i] + dt * dvp[i];
+  }
+  for (int j = 0; j < m->njnt; j++) {
+    int type = m->jnt_type[j], g = m->jnt_dofadr[j] + (type == PHYS_JNT_FREE ? 3 : 0);
+    if (type != PHYS_JNT_FREE && type != PHYS_JNT_BALL) continue;
+    double phi[3] = {dt * W->x[g], dt * W->x[g + 1], dt * W->x[g + 2]}, Jr[9], Et[9];
+    phys_so3_jacobians(Jr, Et, phi);
+    for (int r = 0; r < 3; r++) {
+      dqp[g + r] = 0;
+      for (int c = 0; c < 3; c++) dqp[g + r] += Et[3 * r + c] * dq[g + c] + dt * Jr[3 * r + c] * dvp[g + c];
+    }
+  }
+}
+
+// one forward pass: (dq, dv, du) -> x+_dot = (dq+, dv+) (2nv); du may be NULL (0). The coefficients' changes,
+// then the solves first to last: H_k da_k = r_k = -(dRes_k without da_k), then the integration
 static physStatus tape_jvp(const physModel* m, physData* d, const penTape* T, const penFwd* F, const double* dq,
                            const double* dv, const double* du, double* xdot) {
-  int nv = m->nv, nu = m->nu, nc = T->nc, K = T->K;
-  double dt = m->opt.timestep, kc = m->opt.penalty_stiffness, cc = m->opt.penalty_damping;
+  int nv = m->nv, nc = T->nc, K = T->K;
   size_t mark = phys_stack_mark(d), nn = (size_t)nv * nv;
   penDir W;
   W.da = phys_stack_alloc(d, (size_t)K * nv);
@@ -766,73 +847,13 @@ static physStatus tape_jvp(const physModel* m, physData* d, const penTape* T, co
   W.dw = phys_stack_alloc(d, (size_t)nv);
   W.r = phys_stack_alloc(d, (size_t)nv);
   W.F = phys_stack_alloc(d, 3 * (size_t)nc + 1);
-  physStatus st = PHYS_OK;
-
-  // coefficients: ds = -k ddist, dd = d (-dw / 2w), dw = 2 (dJ_n y) - y' dM y
-  memset(W.ds, 0, sizeof(double) * (size_t)nc);
-  memset(W.dd, 0, sizeof(double) * (size_t)nc);
-  int pen = 0, moved = 0;
-  for (int i = 0; i < nc; i++) pen = pen || d->contact[i].dist < 0;
-  for (int j = 0; j < nv; j++) moved = moved || dq[j] != 0;
-  W.dJ = phys_stack_alloc(d, 3 * (size_t)nc * nv + 1);
-  memset(W.dJ, 0, sizeof(double) * 3 * (size_t)nc * nv);
-  memset(W.dist3, 0, sizeof(double) * 3 * (size_t)nc);
-  if (pen && moved) {
-    // the geometry along dq: dJ (one call) and ddist
-    physConstraintProblem p = contact_problem(m, T);
-    st = phys_constraint_dJ(m, d, &p, dq, W.dJ);
-    if (st == PHYS_OK) st = phys_constraint_jvp(m, d, &p, dq, NULL, NULL, NULL, NULL, W.dist3);
-  }
-  for (int i = 0; i < nc && st == PHYS_OK; i++) {
-    if (!(d->contact[i].dist < 0)) continue;
-    W.ds[i] = -kc * W.dist3[3 * i];
-    double dd = T->pc[i].damping;
-    if (!(dd > 0)) continue;
-    dj_mul(W.dJ, nv, T->y + (size_t)i * nv, W.dJw, 3 * i, 1);
-    double dw = 2 * W.dJw[3 * i];
-    for (int j = 0; j < nv; j++) dw -= F->gm[(size_t)i * nv + j] * dq[j];
-    double ddw;   // dd/dw on phys_penalty_damping's branch
-    phys_penalty_damping(T->zeta[i], kc, T->w[i], m->opt.timestep, NULL, &ddw, NULL);
-    W.dd[i] = ddw * dw;
-  }
-
-  // solves first to last: H_k da_k = r_k = -(dRes_k without da_k)
+  physStatus st = coefficients_forward(m, d, T, F, dq, &W);
   for (int k = 0; k < K && st == PHYS_OK; k++) {
-    const double *Gq = F->Gq + k * nn, *Gv = F->Gv + k * nn;
-    for (int i = 0; i < nv; i++) {
-      double s = 0;
-      for (int j = 0; j < nv; j++) s += Gq[(size_t)i * nv + j] * dq[j] + Gv[(size_t)i * nv + j] * dv[j];
-      if (du)
-        for (int a = 0; a < nu; a++) s += F->Gu[(size_t)i * nu + a] * du[a];
-      W.r[i] = -s;
-    }
-    for (int l = 0; l < T->nlim; l++) {
-      int dof = T->lim[2 * l];
-      W.r[dof] -= kc * dq[dof] + (cc + dt * kc) * dv[dof];
-    }
+    smooth_forward(m, T, F, k, dq, dv, du, &W);
     contacts_forward(m, d, T, k, dv, &W);
     phys_ldl_solve(W.da + (size_t)k * nv, T->H + (size_t)k * nn, T->parent, W.r, nv);
   }
-
-  // v+ = v + dt a_{K-1}: dv+ = dv + dt da; q+ = q (+) dt v+: dq+ = E dq + dt D dv+
-  if (st == PHYS_OK) {
-    double *dqp = xdot, *dvp = xdot + nv;
-    for (int i = 0; i < nv; i++) {
-      W.x[i] = d->qvel[i] + dt * T->a[(size_t)(K - 1) * nv + i];
-      dvp[i] = dv[i] + dt * W.da[(size_t)(K - 1) * nv + i];
-      dqp[i] = dq[i] + dt * dvp[i];
-    }
-    for (int j = 0; j < m->njnt; j++) {
-      int type = m->jnt_type[j], g = m->jnt_dofadr[j] + (type == PHYS_JNT_FREE ? 3 : 0);
-      if (type != PHYS_JNT_FREE && type != PHYS_JNT_BALL) continue;
-      double phi[3] = {dt * W.x[g], dt * W.x[g + 1], dt * W.x[g + 2]}, Jr[9], Et[9];
-      phys_so3_jacobians(Jr, Et, phi);
-      for (int r = 0; r < 3; r++) {
-        dqp[g + r] = 0;
-        for (int c = 0; c < 3; c++) dqp[g + r] += Et[3 * r + c] * dq[g + c] + dt * Jr[3 * r + c] * dvp[g + c];
-      }
-    }
-  }
+  if (st == PHYS_OK) integrate_forward(m, d, T, dq, dv, &W, xdot);
   phys_stack_free(d, mark);
   return st;
 }

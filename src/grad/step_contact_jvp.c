@@ -78,7 +78,6 @@ static physStatus delassus_jvp(const physModel* m, physData* d, const contactPoi
   return PHYS_OK;
 }
 
-// (dq+, dv+) of the step along x (nv each)
 // the normal biases' part of dg: eps phi'(J_n v) d(J_n v) + deps phi on the restitution branch, ddist/dt on
 // the gap branch (dJv = dJ v, ddist the direction's)
 static void bias_jvp(const physData* d, const contactPoint* cp, const contactDir* x, const double* dJv,
@@ -125,12 +124,71 @@ static physStatus position_jvp(const physModel* m, physData* d, const contactPoi
   return st;
 }
 
+// the geometry along x: dJ v+, dJ v, ddist (n each), dJ' lambda, dJ' lambda_p (nv each), given in x or by
+// phys_constraint_jvp along x->dq (left 0 without either)
+static physStatus direction_geometry(const physModel* m, physData* d, const contactPoint* cp, const contactDir* x,
+                                     double* dJvp, double* dJv, double* ddist, double* dJtl, double* dJtlp) {
+  int n = cp->n, nv = cp->nv;
+  const physConstraintProblem* p = &cp->st.p;
+  physStatus st = PHYS_OK;
+  if (x->dJvp) {
+    memcpy(dJvp, x->dJvp, sizeof(double) * (size_t)n);
+    memcpy(ddist, x->ddist, sizeof(double) * (size_t)n);
+    memcpy(dJv, x->dJv, sizeof(double) * (size_t)n);
+    memcpy(dJtl, x->dJtl, sizeof(double) * (size_t)nv);
+    memcpy(dJtlp, x->dJtlp, sizeof(double) * (size_t)nv);
+  } else if (x->dq) {
+    st = phys_constraint_jvp(m, d, p, x->dq, cp->st.sol.lambda, cp->st.vnew, dJvp, dJtl, ddist);
+    if (st == PHYS_OK) st = phys_constraint_jvp(m, d, p, x->dq, cp->st.sol_pos.lambda, d->qvel, dJv, dJtlp, NULL);
+  }
+  return st;
+}
+
+// dlambda = solver_jvp(dg, dG, dmu) of the main problem by the fastest route cp has: lcp's products (dG z_k and
+// dG's diagonal from x), the solvers' tables, lcp's local structure, else the solver's JVP (rigid: dG = 0)
+static physStatus main_solver_jvp(const physModel* m, physData* d, const contactPoint* cp, const contactDir* x,
+                                  const double* dg, const double* dG, int rigid, double* dl) {
+  int n = cp->n, nc = cp->nc;
+  const physConstraintProblem* p = &cp->st.p;
+  const solverTable* tb = x->tab;
+  if (cp->prod) {
+    phys_solve_lcp_jvp_prod(cp->lcp, d, p, &cp->st.sol, dg, x->dGz, x->dGd, x->dmu, dl);
+  } else if (tb) {
+    size_t nn = (size_t)n * n;
+    for (int r = 0; r < n; r++)
+      dl[r] = dotn(tb->gv + (size_t)r * n, dg, n) + (rigid ? 0 : dotn(tb->Gv + r * nn, dG, (int)nn)) +
+              (x->dmu ? dotn(tb->mv + (size_t)r * nc, x->dmu, nc) : 0);
+  } else if (cp->lcp) {
+    phys_solve_lcp_jvp_local(cp->lcp, d, p, &cp->st.sol, dg, rigid ? NULL : dG, x->dmu, dl);
+  } else {
+    return phys_cp_solver_jvp(m, d, p, &cp->st.sol, dg, dG, x->dmu, dl);
+  }
+  return PHYS_OK;
+}
+
+// the position update: dq+ = E dq + dt D (dv+ + dvpos) (w: scratch of nv)
+static void integrate_jvp(const physModel* m, const contactPoint* cp, const contactDir* x, const double* dvn,
+                          const double* dvpos, double* w, double* dqn) {
+  int nv = cp->nv;
+  double dt = m->opt.timestep;
+  for (int i = 0; i < nv; i++) w[i] = dvn[i] + dvpos[i];
+  apply_blocks(m, cp->rot, cp->Jr, w, dqn, 0);
+  for (int i = 0; i < nv; i++) dqn[i] *= dt;
+  if (x->dq) {
+    apply_blocks(m, cp->rot, cp->Et, x->dq, w, 0);
+    for (int i = 0; i < nv; i++) dqn[i] += w[i];
+  }
+}
+
+// (dq+, dv+) of the step along x (nv each): contact_jvp's chain (step_contact_deriv.c's file comment)
+//   dy0 = W (dt r + dJ' lambda),  w = dv + dy0,  dg = dJ v+ + J w + db - dG lambda,  dlambda = solver_jvp,
+//   dv+ = w + W J' dlambda,  dvpos (position_jvp),  dq+ = E dq + dt D (dv+ + dvpos)
 static physStatus contact_jvp(const physModel* m, physData* d, const contactPoint* cp, const contactDir* x,
                               double* dqn, double* dvn) {
-  int n = cp->n, nv = cp->nv, nc = cp->nc;
+  int n = cp->n, nv = cp->nv;
   double dt = m->opt.timestep;
   const physConstraintProblem* p = &cp->st.p;
-  const double *lam = cp->st.sol.lambda, *lamp = cp->st.sol_pos.lambda;
+  const double* lam = cp->st.sol.lambda;
   size_t mark = phys_stack_mark(d);
   double* dG = cp->prod ? NULL : phys_stack_alloc(d, (size_t)n * n + 1);   // (products mode: never formed)
   double* dJvp = arena_zeros(d, n);     // dJ v+
@@ -144,16 +202,7 @@ static physStatus contact_jvp(const physModel* m, physData* d, const contactPoin
   double* dl = arena_zeros(d, n);
   double* dvpos = arena_zeros(d, nv);
   physStatus st = cp->prod ? PHYS_OK : delassus_jvp(m, d, cp, x, dG);
-  if (x->dJvp) {
-    memcpy(dJvp, x->dJvp, sizeof(double) * (size_t)n);
-    memcpy(ddist, x->ddist, sizeof(double) * (size_t)n);
-    memcpy(dJv, x->dJv, sizeof(double) * (size_t)n);
-    memcpy(dJtl, x->dJtl, sizeof(double) * (size_t)nv);
-    memcpy(dJtlp, x->dJtlp, sizeof(double) * (size_t)nv);
-  } else if (x->dq) {
-    if (st == PHYS_OK) st = phys_constraint_jvp(m, d, p, x->dq, lam, cp->st.vnew, dJvp, dJtl, ddist);
-    if (st == PHYS_OK) st = phys_constraint_jvp(m, d, p, x->dq, lamp, d->qvel, dJv, dJtlp, NULL);
-  }
+  if (st == PHYS_OK) st = direction_geometry(m, d, cp, x, dJvp, dJv, ddist, dJtl, dJtlp);
   if (st != PHYS_OK) {
     phys_stack_free(d, mark);
     return st;
@@ -171,19 +220,7 @@ static physStatus contact_jvp(const physModel* m, physData* d, const contactPoin
   bias_jvp(d, cp, x, dJv, ddist, dt, dg);
   int rigid = cp->prod ? !x->dGz : !x->dq && !x->ydmy && !x->dJmat;   // dG = 0, and the position problem's
                                                                         // data do not move
-  const solverTable* tb = x->tab;
-  if (cp->prod) {
-    phys_solve_lcp_jvp_prod(cp->lcp, d, p, &cp->st.sol, dg, x->dGz, x->dGd, x->dmu, dl);
-  } else if (tb) {
-    size_t nn = (size_t)n * n;
-    for (int r = 0; r < n; r++)
-      dl[r] = dotn(tb->gv + (size_t)r * n, dg, n) + (rigid ? 0 : dotn(tb->Gv + r * nn, dG, (int)nn)) +
-              (x->dmu ? dotn(tb->mv + (size_t)r * nc, x->dmu, nc) : 0);
-  } else if (cp->lcp) {
-    phys_solve_lcp_jvp_local(cp->lcp, d, p, &cp->st.sol, dg, rigid ? NULL : dG, x->dmu, dl);
-  } else {
-    st = phys_cp_solver_jvp(m, d, p, &cp->st.sol, dg, dG, x->dmu, dl);
-  }
+  st = main_solver_jvp(m, d, cp, x, dg, dG, rigid, dl);
 
   // dv+ = w + W J' dlambda
   if (st == PHYS_OK) {
@@ -196,15 +233,7 @@ static physStatus contact_jvp(const physModel* m, physData* d, const contactPoin
   if (st == PHYS_OK && p->npos > 0 && !rigid) st = position_jvp(m, d, cp, x, ddist, dG, dJtlp, dg, dl, dvpos);
 
   // dq+ = E dq + dt D (dv+ + dvpos)
-  if (st == PHYS_OK) {
-    for (int i = 0; i < nv; i++) w[i] = dvn[i] + dvpos[i];
-    apply_blocks(m, cp->rot, cp->Jr, w, dqn, 0);
-    for (int i = 0; i < nv; i++) dqn[i] *= dt;
-    if (x->dq) {
-      apply_blocks(m, cp->rot, cp->Et, x->dq, w, 0);
-      for (int i = 0; i < nv; i++) dqn[i] += w[i];
-    }
-  }
+  if (st == PHYS_OK) integrate_jvp(m, cp, x, dvn, dvpos, w, dqn);
   phys_stack_free(d, mark);
   return st;
 }
@@ -388,7 +417,112 @@ static physStatus solver_tables(const physModel* m, physData* d, const contactPo
   return st;
 }
 
-// A's 2nv columns (tb may be NULL)
+// every q direction's contact geometry at once (phys_constraint_jacobian_geom), and one direction's column
+typedef struct qGeometry_ {
+  double* Jb1;   // n x nv: d(J v+)/dq
+  double* Jt1;   // nv x nv: d(J' lambda)/dq
+  double* Dd;    // n x nv: ddist/dq
+  double* Jb2;   // n x nv: d(J v)/dq
+  double* Jt2;   // nv x nv: d(J' lambda_p)/dq
+  double* geo;   // one direction's columns of the five: 3 n + 2 nv
+} qGeometry;
+
+// g's matrices at cp (arena memory of the caller's mark)
+static physStatus q_geometry(const physModel* m, physData* d, const contactPoint* cp, qGeometry* g) {
+  int n = cp->n, nv = cp->nv;
+  size_t nn = (size_t)nv * nv;
+  g->Jb1 = phys_stack_alloc(d, (size_t)n * nv + 1);
+  g->Jt1 = phys_stack_alloc(d, nn);
+  g->Dd = phys_stack_alloc(d, (size_t)n * nv + 1);
+  g->Jb2 = phys_stack_alloc(d, (size_t)n * nv + 1);
+  g->Jt2 = phys_stack_alloc(d, nn);
+  g->geo = phys_stack_alloc(d, 3 * (size_t)n + 2 * (size_t)nv + 1);
+  const physConstraintProblem* p = &cp->st.p;
+  physStatus st = phys_constraint_jacobian_geom(m, d, p, cp->geom, cp->st.sol.lambda, cp->st.vnew, g->Jb1, g->Jt1,
+                                                g->Dd);
+  if (st == PHYS_OK)
+    st = phys_constraint_jacobian_geom(m, d, p, cp->geom, cp->st.sol_pos.lambda, d->qvel, g->Jb2, g->Jt2, NULL);
+  return st;
+}
+
+// x's geometry along q direction jj: column jj of g's five matrices (dJ v+, ddist, dJ v, dJ' lambda,
+// dJ' lambda_p) and dM~ vpos = column jj of kpos (into dmv, nv)
+static void q_geometry_column(qGeometry* g, const contactPoint* cp, const double* kpos, int jj, double* dmv,
+                              contactDir* x) {
+  int n = cp->n, nv = cp->nv;
+  double *g1 = g->geo, *g2 = g1 + n, *g3 = g2 + n, *g4 = g3 + n, *g5 = g4 + nv;
+  for (int r = 0; r < n; r++) {
+    g1[r] = g->Jb1[(size_t)r * nv + jj];
+    g2[r] = g->Dd[(size_t)r * nv + jj];
+    g3[r] = g->Jb2[(size_t)r * nv + jj];
+  }
+  for (int i = 0; i < nv; i++) {
+    g4[i] = g->Jt1[(size_t)i * nv + jj];
+    g5[i] = g->Jt2[(size_t)i * nv + jj];
+  }
+  x->dJvp = g1, x->ddist = g2, x->dJv = g3, x->dJtl = g4, x->dJtlp = g5;
+  for (int i = 0; i < nv; i++) dmv[i] = kpos[(size_t)i * nv + jj];
+  x->dmvpos = dmv;
+}
+
+// products mode in q: every q direction's dG z_k of both problems' vectors (prod_matrix, 3 n x nv each) and Q
+// (n x nv, row r the gradient of Y_r' M Y_r), with one direction's dJ, products and diagonal
+typedef struct qProducts_ {
+  double *Dm, *Dp;   // 3 n x nv: dG z_k (main problem), dG zp_k (position problem; NULL without one)
+  double* Q;         // n x nv
+  double *dJ, *qd;   // one direction's dJ (n x nv) and column of Q (n)
+  double *dGz, *dGzp, *dGd;   // one direction's dG z_k, dG zp_k (3 x n each), dG's diagonal (n)
+} qProducts;
+
+// P's matrices at cp (arena memory of the caller's mark). Q only when a problem's solution depends on its row
+// scales (a singular clamped system); else 0
+static physStatus q_products(const physModel* m, physData* d, const contactPoint* cp, qProducts* P) {
+  int n = cp->n, nv = cp->nv;
+  physStatus st = PHYS_OK;
+  P->Dm = phys_stack_alloc(d, 3 * (size_t)n * nv + 1);
+  P->Dp = cp->zp ? phys_stack_alloc(d, 3 * (size_t)n * nv + 1) : NULL;
+  P->Q = phys_stack_alloc(d, (size_t)n * nv + 1);
+  P->dJ = phys_stack_alloc(d, (size_t)n * nv + 1);
+  P->qd = phys_stack_alloc(d, (size_t)n + 1);
+  P->dGz = phys_stack_alloc(d, 3 * (size_t)n + 1);
+  P->dGzp = phys_stack_alloc(d, 3 * (size_t)n + 1);
+  P->dGd = phys_stack_alloc(d, (size_t)n + 1);
+  for (int k = 0; k < 3 && st == PHYS_OK; k++) {
+    st = prod_matrix(m, d, cp, cp->zv + (size_t)k * n, cp->uv + (size_t)k * nv, P->Dm + k * (size_t)n * nv);
+    if (P->Dp && st == PHYS_OK)
+      st = prod_matrix(m, d, cp, cp->zp + (size_t)k * n, cp->up + (size_t)k * nv, P->Dp + k * (size_t)n * nv);
+  }
+  int scaled = phys_solve_lcp_local_scaled(cp->lcp) || (cp->lcp_pos && phys_solve_lcp_local_scaled(cp->lcp_pos));
+  memset(P->Q, 0, sizeof(double) * (size_t)n * nv);
+  for (int r = 0; r < n && scaled; r++) {
+    const double* Yr = cp->Y + (size_t)r * nv;
+    phys_rnea_mass_quad_grad(m, d, Yr, P->Q + (size_t)r * nv);
+  }
+  return st;
+}
+
+// x's dG along q direction jj (unit vector e): dG z_k = column jj of Dm (Dp), dG's diagonal from dJ along e and
+// column jj of Q (dG_diagonal)
+static physStatus q_products_column(const physModel* m, physData* d, const contactPoint* cp, qProducts* P,
+                                    const double* e, int jj, contactDir* x) {
+  int n = cp->n, nv = cp->nv;
+  const physConstraintProblem* p = &cp->st.p;
+  physStatus st = cp->geom ? phys_constraint_dJ_geom(m, d, p, cp->geom, e, P->dJ) : phys_constraint_dJ(m, d, p, e, P->dJ);
+  if (st != PHYS_OK) return st;
+  for (int k = 0; k < 3; k++)
+    for (int r = 0; r < n; r++) {
+      P->dGz[(size_t)k * n + r] = P->Dm[(k * (size_t)n + r) * nv + jj];
+      if (P->Dp) P->dGzp[(size_t)k * n + r] = P->Dp[(k * (size_t)n + r) * nv + jj];
+    }
+  for (int r = 0; r < n; r++) P->qd[r] = P->Q[(size_t)r * nv + jj];
+  dG_diagonal(cp, P->dJ, P->qd, P->dGd);
+  x->dGz = P->dGz, x->dGzp = cp->zp ? P->dGzp : NULL, x->dGd = P->dGd;
+  return PHYS_OK;
+}
+
+// A's 2nv columns (tb may be NULL): column j of (q, v) is contact_jvp along e_j with r = column j of
+// df/dq - dtau/dq|a+ (Fq) or df/dv - dtau/dv|a+ (Fv); a q column also carries the geometry (qGeometry) and dM~
+// (mass terms Y_r' dM~ Y_c in blocks of columns, or in products mode dG z_k and dG's diagonal: qProducts)
 static physStatus jacobian_a(const physModel* m, physData* d, const contactPoint* cp, const solverTable* tb,
                              double* A) {
   int nv = m->nv, n = cp->n, n2 = 2 * nv;
@@ -404,45 +538,12 @@ static physStatus jacobian_a(const physModel* m, physData* d, const contactPoint
   double* dqn = phys_stack_alloc(d, (size_t)nv);
   double* dvn = phys_stack_alloc(d, (size_t)nv);
   state_terms(m, d, cp, Fq, Fv, D0, kpos);
-  // the geometry for every q direction at once: d(J v+)/dq, d(J' lambda)/dq, ddist/dq, d(J v)/dq,
-  // d(J' lambda_p)/dq, and one direction's columns of them
-  double* Jb1 = phys_stack_alloc(d, (size_t)n * nv + 1);
-  double* Jt1 = phys_stack_alloc(d, nn);
-  double* Dd = phys_stack_alloc(d, (size_t)n * nv + 1);
-  double* Jb2 = phys_stack_alloc(d, (size_t)n * nv + 1);
-  double* Jt2 = phys_stack_alloc(d, nn);
-  double* geo = phys_stack_alloc(d, 3 * (size_t)n + 2 * (size_t)nv + 1);
-  const physConstraintProblem* p = &cp->st.p;
-  physStatus st = phys_constraint_jacobian_geom(m, d, p, cp->geom, cp->st.sol.lambda, cp->st.vnew, Jb1, Jt1, Dd);
-  if (st == PHYS_OK)
-    st = phys_constraint_jacobian_geom(m, d, p, cp->geom, cp->st.sol_pos.lambda, d->qvel, Jb2, Jt2, NULL);
+  qGeometry g;
+  physStatus st = q_geometry(m, d, cp, &g);
   int B = block_cols(d, n, nv), j0 = 0, nb = 0;   // the mass terms of q columns [j0 - nb, j0) in K
   double* K = cp->prod ? NULL : phys_stack_alloc(d, (size_t)n * n * B + 1);
-  // products mode: every q direction's dG z_k of both problems' vectors (prod_matrix, 3 n x nv each), Q (n x nv):
-  // row r the gradient of Y_r' M Y_r, and one direction's dJ, products and diagonal
-  double *Dm = NULL, *Dp = NULL, *Q = NULL, *dJ = NULL, *qd = NULL, *dGz = NULL, *dGzp = NULL, *dGd = NULL;
-  if (cp->prod && st == PHYS_OK) {
-    Dm = phys_stack_alloc(d, 3 * (size_t)n * nv + 1);
-    Dp = cp->zp ? phys_stack_alloc(d, 3 * (size_t)n * nv + 1) : NULL;
-    Q = phys_stack_alloc(d, (size_t)n * nv + 1);
-    dJ = phys_stack_alloc(d, (size_t)n * nv + 1);
-    qd = phys_stack_alloc(d, (size_t)n + 1);
-    dGz = phys_stack_alloc(d, 3 * (size_t)n + 1);
-    dGzp = phys_stack_alloc(d, 3 * (size_t)n + 1);
-    dGd = phys_stack_alloc(d, (size_t)n + 1);
-    for (int k = 0; k < 3 && st == PHYS_OK; k++) {
-      st = prod_matrix(m, d, cp, cp->zv + (size_t)k * n, cp->uv + (size_t)k * nv, Dm + k * (size_t)n * nv);
-      if (Dp && st == PHYS_OK)
-        st = prod_matrix(m, d, cp, cp->zp + (size_t)k * n, cp->up + (size_t)k * nv, Dp + k * (size_t)n * nv);
-    }
-    // (only when a problem's solution depends on its row scales: a singular clamped system)
-    int scaled = phys_solve_lcp_local_scaled(cp->lcp) || (cp->lcp_pos && phys_solve_lcp_local_scaled(cp->lcp_pos));
-    memset(Q, 0, sizeof(double) * (size_t)n * nv);
-    for (int r = 0; r < n && scaled; r++) {
-      const double* Yr = cp->Y + (size_t)r * nv;
-      phys_rnea_mass_quad_grad(m, d, Yr, Q + (size_t)r * nv);
-    }
-  }
+  qProducts P = {0};
+  if (cp->prod && st == PHYS_OK) st = q_products(m, d, cp, &P);
   for (int j = 0; j < n2 && st == PHYS_OK; j++) {
     int jj = j < nv ? j : j - nv;
     const double* F = j < nv ? Fq : Fv;
@@ -454,42 +555,19 @@ static physStatus jacobian_a(const physModel* m, physData* d, const contactPoint
     x.tab = tb;
     if (j < nv) {
       x.dq = e;
-      double *g1 = geo, *g2 = g1 + n, *g3 = g2 + n, *g4 = g3 + n, *g5 = g4 + nv;
-      for (int r = 0; r < n; r++) {
-        g1[r] = Jb1[(size_t)r * nv + jj];
-        g2[r] = Dd[(size_t)r * nv + jj];
-        g3[r] = Jb2[(size_t)r * nv + jj];
-      }
-      for (int i = 0; i < nv; i++) {
-        g4[i] = Jt1[(size_t)i * nv + jj];
-        g5[i] = Jt2[(size_t)i * nv + jj];
-      }
-      x.dJvp = g1, x.ddist = g2, x.dJv = g3, x.dJtl = g4, x.dJtlp = g5;
-      for (int i = 0; i < nv; i++) dmv[i] = kpos[(size_t)i * nv + jj];
-      x.dmvpos = dmv;
+      q_geometry_column(&g, cp, kpos, jj, dmv, &x);
       if (cp->prod) {
-        st = cp->geom ? phys_constraint_dJ_geom(m, d, p, cp->geom, e, dJ) : phys_constraint_dJ(m, d, p, e, dJ);
+        st = q_products_column(m, d, cp, &P, e, jj, &x);
         if (st != PHYS_OK) break;
-        for (int k = 0; k < 3; k++)
-          for (int r = 0; r < n; r++) {
-            dGz[(size_t)k * n + r] = Dm[(k * (size_t)n + r) * nv + jj];
-            if (Dp) dGzp[(size_t)k * n + r] = Dp[(k * (size_t)n + r) * nv + jj];
-          }
-        for (int r = 0; r < n; r++) qd[r] = Q[(size_t)r * nv + jj];
-        dG_diagonal(cp, dJ, qd, dGd);
-        x.dGz = dGz, x.dGzp = cp->zp ? dGzp : NULL, x.dGd = dGd;
-        x.dq = e;
-        st = contact_jvp(m, d, cp, &x, dqn, dvn);
-        if (st == PHYS_OK) put_column(A, nv, n2, j, dqn, dvn);
-        continue;
+      } else {
+        if (jj == j0) {   // the next block of mass terms
+          nb = nv - j0 < B ? nv - j0 : B;
+          mass_block_q(m, d, cp, D0, j0, nb, K);
+          j0 += nb;
+        }
+        k_column(K, n, nb, jj - (j0 - nb), ydmy);
+        x.ydmy = ydmy;
       }
-      if (jj == j0) {   // the next block of mass terms
-        nb = nv - j0 < B ? nv - j0 : B;
-        mass_block_q(m, d, cp, D0, j0, nb, K);
-        j0 += nb;
-      }
-      k_column(K, n, nb, jj - (j0 - nb), ydmy);
-      x.ydmy = ydmy;
     } else {
       x.dv = e;
     }
@@ -524,7 +602,6 @@ static physStatus jacobian_b(const physModel* m, physData* d, const contactPoint
   return st;
 }
 
-// P's columns but the sizes' (*nsize: their count): r = -R(a+) e_j, dM~ x = (R(x) - R(0)) e_j, dmu, deps
 // the contact geometry along pos:BODY component k into x (dJmat and the five products; arena memory of the
 // caller's mark): the body's subtree translates by column k of its parent's rotation
 static physStatus pos_geometry(const physModel* m, physData* d, const contactPoint* cp, int body, int k,
@@ -549,6 +626,80 @@ static physStatus pos_geometry(const physModel* m, physData* d, const contactPoi
   return PHYS_OK;
 }
 
+// products mode in theta: (R(u_k) - R0) of both problems' vectors (3 nv x nt each), QP (n x nt, row r
+// Y_r' (R(Y_r) - R0)), with one column's dM~ u_k, products and diagonal
+typedef struct pProducts_ {
+  double *Ru, *Rup;            // 3 nv x nt: dM~ u_k per theta (main problem), dM~ up_k (NULL without position)
+  double* QP;                  // n x nt
+  double *dmu_k, *dmup, *qd;   // one column's dM~ u_k, dM~ up_k (3 x nv each) and column of QP (n)
+  double *dGz, *dGzp, *dGd, *tmp;   // its dG z_k, dG zp_k (3 x n each), dG's diagonal (n); scratch (nv)
+} pProducts;
+
+// P's matrices at cp (arena memory of the caller's mark): dM~ x = (R(x) - R(0)) dtheta (params.h), R0 = R(0)
+static void p_products(const physModel* m, physData* d, const contactPoint* cp, const physParamTable* t,
+                       const double* R0, pProducts* P) {
+  int n = cp->n, nv = cp->nv, nt = t->ntheta;
+  size_t nr = (size_t)nv * nt;
+  P->Ru = phys_stack_alloc(d, 3 * nr);
+  P->Rup = cp->zp ? phys_stack_alloc(d, 3 * nr) : NULL;
+  P->QP = arena_zeros(d, n * nt);
+  P->dmu_k = phys_stack_alloc(d, 3 * (size_t)nv);
+  P->dmup = phys_stack_alloc(d, 3 * (size_t)nv);
+  P->qd = phys_stack_alloc(d, (size_t)n + 1);
+  P->dGz = phys_stack_alloc(d, 3 * (size_t)n + 1);
+  P->dGzp = phys_stack_alloc(d, 3 * (size_t)n + 1);
+  P->dGd = phys_stack_alloc(d, (size_t)n + 1);
+  P->tmp = phys_stack_alloc(d, (size_t)nv);
+  for (int k = 0; k < 3; k++) {
+    phys_param_forces(m, d, t, cp->uv + (size_t)k * nv, P->Ru + k * nr);
+    for (size_t i = 0; i < nr; i++) P->Ru[k * nr + i] -= R0[i];
+    if (!P->Rup) continue;
+    phys_param_forces(m, d, t, cp->up + (size_t)k * nv, P->Rup + k * nr);
+    for (size_t i = 0; i < nr; i++) P->Rup[k * nr + i] -= R0[i];
+  }
+  double* Rc = phys_stack_alloc(d, nr);
+  for (int r = 0; r < n; r++) {
+    const double* Yr = cp->Y + (size_t)r * nv;
+    phys_param_forces(m, d, t, Yr, Rc);
+    for (int i = 0; i < nv; i++)
+      if (Yr[i] != 0)
+        for (int j = 0; j < nt; j++) P->QP[(size_t)r * nt + j] += Yr[i] * (Rc[(size_t)i * nt + j] - R0[(size_t)i * nt + j]);
+  }
+}
+
+// x's dG along theta column j: dG = dJ Y' + Y dJ' - Y dM~ Y' through products (dG_products) and its diagonal
+static void p_products_column(const contactPoint* cp, pProducts* P, int j, int nt, contactDir* x) {
+  int n = cp->n, nv = cp->nv;
+  size_t nr = (size_t)nv * nt;
+  for (int k = 0; k < 3; k++)
+    for (int i = 0; i < nv; i++) {
+      P->dmu_k[(size_t)k * nv + i] = P->Ru[k * nr + (size_t)i * nt + j];
+      if (P->Rup) P->dmup[(size_t)k * nv + i] = P->Rup[k * nr + (size_t)i * nt + j];
+    }
+  for (int r = 0; r < n; r++) P->qd[r] = P->QP[(size_t)r * nt + j];
+  dG_products(cp, x->dJmat, cp->zv, cp->uv, P->dmu_k, P->dGz, P->tmp);
+  if (cp->zp) dG_products(cp, x->dJmat, cp->zp, cp->up, P->dmup, P->dGzp, P->tmp);
+  dG_diagonal(cp, x->dJmat, P->qd, P->dGd);
+  x->dGz = P->dGz, x->dGzp = cp->zp ? P->dGzp : NULL, x->dGd = P->dGd;
+}
+
+// x's dmu, deps of a friction or restitution entry pr: 1 on the contacts whose material moves with it
+// (phys_contact_material_moves), else 0 (dmu, deps: nc each)
+static void material_direction(const physModel* m, const physData* d, const contactPoint* cp, const physParam* pr,
+                               double* dmu, double* deps, contactDir* x) {
+  int rest = pr->kind == PHYS_PAR_RESTITUTION;
+  for (int i = 0; i < cp->nc; i++) {
+    int s = phys_contact_material_moves(m, d->contact + i, pr->id, rest);
+    dmu[i] = !rest && s ? 1 : 0;
+    deps[i] = rest && s ? 1 : 0;
+  }
+  x->dmu = dmu;
+  x->deps = deps;
+}
+
+// P's columns but the sizes' (*nsize: their count): column j is contact_jvp with r = -R(a+) e_j, dM~ vpos =
+// (R(vpos) - R0) e_j, the mass terms (blocks of Y_r' dM~ Y_c, or products mode: pProducts), dmu and deps of a
+// material entry, the geometry of a pos:BODY entry (pos_geometry)
 static physStatus jacobian_p(const physModel* m, physData* d, const contactPoint* cp, const physParamTable* t,
                              const solverTable* tb, double* P, int* nsize) {
   int nv = m->nv, n = cp->n, nt = t->ntheta, nc = cp->nc;
@@ -569,37 +720,8 @@ static physStatus jacobian_p(const physModel* m, physData* d, const contactPoint
   phys_param_forces(m, d, t, cp->st.vpos, Rp);
   int B = block_cols(d, n, nt), j0 = 0, nb = 0;   // the mass terms of theta columns [j0 - nb, j0) in K
   double* K = cp->prod ? NULL : phys_stack_alloc(d, (size_t)n * n * B + 1);
-  // products mode: (R(u_k) - R0) of both problems' vectors (3 nv x nt each), QP (n x nt): row r
-  // Y_r' (R(Y_r) - R0), and one column's dM~ u_k, products and diagonal
-  double *Ru = NULL, *Rup = NULL, *QP = NULL, *dmu_k = NULL, *dmup = NULL, *qd = NULL, *dGz = NULL, *dGzp = NULL,
-         *dGd = NULL, *tmp = NULL;
-  if (cp->prod) {
-    Ru = phys_stack_alloc(d, 3 * nr);
-    Rup = cp->zp ? phys_stack_alloc(d, 3 * nr) : NULL;
-    QP = arena_zeros(d, n * nt);
-    dmu_k = phys_stack_alloc(d, 3 * (size_t)nv);
-    dmup = phys_stack_alloc(d, 3 * (size_t)nv);
-    qd = phys_stack_alloc(d, (size_t)n + 1);
-    dGz = phys_stack_alloc(d, 3 * (size_t)n + 1);
-    dGzp = phys_stack_alloc(d, 3 * (size_t)n + 1);
-    dGd = phys_stack_alloc(d, (size_t)n + 1);
-    tmp = phys_stack_alloc(d, (size_t)nv);
-    for (int k = 0; k < 3; k++) {
-      phys_param_forces(m, d, t, cp->uv + (size_t)k * nv, Ru + k * nr);
-      for (size_t i = 0; i < nr; i++) Ru[k * nr + i] -= R0[i];
-      if (!Rup) continue;
-      phys_param_forces(m, d, t, cp->up + (size_t)k * nv, Rup + k * nr);
-      for (size_t i = 0; i < nr; i++) Rup[k * nr + i] -= R0[i];
-    }
-    double* Rc = phys_stack_alloc(d, nr);
-    for (int r = 0; r < n; r++) {
-      const double* Yr = cp->Y + (size_t)r * nv;
-      phys_param_forces(m, d, t, Yr, Rc);
-      for (int i = 0; i < nv; i++)
-        if (Yr[i] != 0)
-          for (int j = 0; j < nt; j++) QP[(size_t)r * nt + j] += Yr[i] * (Rc[(size_t)i * nt + j] - R0[(size_t)i * nt + j]);
-    }
-  }
+  pProducts pp = {0};
+  if (cp->prod) p_products(m, d, cp, t, R0, &pp);
   physStatus st = PHYS_OK;
   *nsize = 0;
   for (int e = 0; e < t->n && st == PHYS_OK; e++) {
@@ -624,30 +746,10 @@ static physStatus jacobian_p(const physModel* m, physData* d, const contactPoint
       x.tab = tb;
       x.r = r;
       x.dmvpos = cp->st.p.npos > 0 ? dmv : NULL;
-      if (pr->kind == PHYS_PAR_FRICTION || pr->kind == PHYS_PAR_RESTITUTION) {
-        int rest = pr->kind == PHYS_PAR_RESTITUTION;
-        for (int i = 0; i < nc; i++) {
-          int s = phys_contact_material_moves(m, d->contact + i, pr->id, rest);
-          dmu[i] = !rest && s ? 1 : 0;
-          deps[i] = rest && s ? 1 : 0;
-        }
-        x.dmu = dmu;
-        x.deps = deps;
-      }
+      if (pr->kind == PHYS_PAR_FRICTION || pr->kind == PHYS_PAR_RESTITUTION) material_direction(m, d, cp, pr, dmu, deps, &x);
       size_t cmark = phys_stack_mark(d);   // the column's geometry (pos) lives until its column is written
       if (pr->kind == PHYS_PAR_POS && nc > 0) st = pos_geometry(m, d, cp, pr->id, j - pr->adr, &x);
-      if (st == PHYS_OK && cp->prod) {   // dG = dJ Y' + Y dJ' - Y dM~ Y' through products
-        for (int k = 0; k < 3; k++)
-          for (int i = 0; i < nv; i++) {
-            dmu_k[(size_t)k * nv + i] = Ru[k * nr + (size_t)i * nt + j];
-            if (Rup) dmup[(size_t)k * nv + i] = Rup[k * nr + (size_t)i * nt + j];
-          }
-        for (int r = 0; r < n; r++) qd[r] = QP[(size_t)r * nt + j];
-        dG_products(cp, x.dJmat, cp->zv, cp->uv, dmu_k, dGz, tmp);
-        if (cp->zp) dG_products(cp, x.dJmat, cp->zp, cp->up, dmup, dGzp, tmp);
-        dG_diagonal(cp, x.dJmat, qd, dGd);
-        x.dGz = dGz, x.dGzp = cp->zp ? dGzp : NULL, x.dGd = dGd;
-      }
+      if (st == PHYS_OK && cp->prod) p_products_column(cp, &pp, j, nt, &x);
       if (st == PHYS_OK) st = contact_jvp(m, d, cp, &x, dqn, dvn);
       if (st == PHYS_OK) put_column(P, nv, nt, j, dqn, dvn);
       phys_stack_free(d, cmark);

@@ -182,6 +182,37 @@ static void gbar_weights(const contactPoint* cp, const double* Gb, double* W, do
   }
 }
 
+// a's outputs zeroed before a reverse pass (n rows, nv dofs, nc contacts)
+static void adjoint_zero(contactAdj* a, int n, int nv, int nc) {
+  a->nf = 0;
+  if (a->fac) memset(a->gd, 0, sizeof(double) * ((size_t)n + 1));
+  memset(a->qbar, 0, sizeof(double) * (size_t)nv);
+  memset(a->vbar, 0, sizeof(double) * (size_t)nv);
+  memset(a->zpos, 0, sizeof(double) * (size_t)nv);
+  memset(a->mubar, 0, sizeof(double) * ((size_t)nc + 1));
+  memset(a->epsbar, 0, sizeof(double) * ((size_t)nc + 1));
+}
+
+// the geometric terms of G_bar and the one matrix call: dG = dJ Y' + Y dJ' - Y dM~ Y' gives
+// <G_bar, dJ Y' + Y dJ'> = <(G_bar + G_bar') Y, dJ> and Z_c = sum_r G_bar[r][c] Y_r (gbar_weights); factored
+// (a->fac, Gb NULL), the outer products' weights are in W already and the diagonal's are 2 gd_r Y_r. Then
+// qbar += the geometry's VJP of <W, dJ> + gamma' ddist (geom_vjp_matrix, with theta_bar's sizes)
+static physStatus geometry_vjp(const physModel* m, physData* d, const contactPoint* cp, const physParamTable* t,
+                               contactAdj* a, const double* Gb, double* W, const double* gamma, double* theta_bar) {
+  int n = cp->n, nv = cp->nv;
+  if (a->fac) {
+    for (int r = 0; r < n; r++)
+      if (a->gd[r] != 0)
+        for (int i = 0; i < nv; i++) W[(size_t)r * nv + i] += 2 * a->gd[r] * cp->Y[(size_t)r * nv + i];
+  } else {
+    gbar_weights(cp, Gb, W, a->Z);
+  }
+  return geom_vjp_matrix(m, d, &cp->st.p, t, W, gamma, a->qbar, theta_bar);
+}
+
+// the reverse pass of contact_jvp's chain at cp (step_contact_deriv.c's file comment): from xbar_next = (qbar+,
+// vbar+) the adjoints of dq, dv (a->qbar, a->vbar), r (a->rbar), the mass terms (a->zpos, a->Z or the factors),
+// mu and eps (a->mubar, a->epsbar), and theta_bar's sizes through the geometry
 static physStatus contact_vjp(const physModel* m, physData* d, const contactPoint* cp, const physParamTable* t,
                               const double* xbar_next, contactAdj* a, double* theta_bar) {
   int n = cp->n, nv = cp->nv, nc = cp->nc;
@@ -201,13 +232,7 @@ static physStatus contact_vjp(const physModel* m, physData* d, const contactPoin
   double* W = arena_zeros(d, n * nv);  // the weights of <W, dJ> of every geometric term
   double* F = a->fac ? arena_zeros(d, 7 * n) : NULL;   // one problem's factored G_bar
   physStatus st = PHYS_OK;
-  a->nf = 0;
-  if (a->fac) memset(a->gd, 0, sizeof(double) * ((size_t)n + 1));
-  memset(a->qbar, 0, sizeof(double) * (size_t)nv);
-  memset(a->vbar, 0, sizeof(double) * (size_t)nv);
-  memset(a->zpos, 0, sizeof(double) * (size_t)nv);
-  memset(a->mubar, 0, sizeof(double) * ((size_t)nc + 1));
-  memset(a->epsbar, 0, sizeof(double) * ((size_t)nc + 1));
+  adjoint_zero(a, n, nv, nc);
 
   // dq+ = E dq + dt D (dv+ + dvpos):  qbar = E' qbar+,  vsum_bar = dt D' qbar+
   apply_blocks(m, cp->rot, cp->Et, xbar_next, a->qbar, 1);
@@ -253,19 +278,8 @@ static physStatus contact_vjp(const physModel* m, physData* d, const contactPoin
   for (int i = 0; i < nv; i++) a->rbar[i] = dt * z[i];
   add_outer(W, lam, z, n, nv);
 
-  // dG = dJ Y' + Y dJ' - Y dM~ Y':  <G_bar, dJ Y' + Y dJ'> = <(G_bar + G_bar') Y, dJ> (one matrix call);
-  // Z_c = sum_r G_bar[r][c] Y_r. Factored: the outer products' weights are in W already, the diagonal's
-  // are 2 gd_r Y_r
-  if (a->fac) {
-    for (int r = 0; r < n; r++)
-      if (a->gd[r] != 0)
-        for (int i = 0; i < nv; i++) W[(size_t)r * nv + i] += 2 * a->gd[r] * cp->Y[(size_t)r * nv + i];
-    st = geom_vjp_matrix(m, d, p, t, W, gamma, a->qbar, theta_bar);
-    phys_stack_free(d, mark);
-    return st;
-  }
-  gbar_weights(cp, Gb, W, a->Z);
-  st = geom_vjp_matrix(m, d, p, t, W, gamma, a->qbar, theta_bar);
+  // dG = dJ Y' + Y dJ' - Y dM~ Y': the geometric terms and the one matrix call
+  st = geometry_vjp(m, d, cp, t, a, Gb, W, gamma, theta_bar);
   phys_stack_free(d, mark);
   return st;
 }
