@@ -30,12 +30,10 @@ PARAMS="mass:left_upper_elbow mass:left_lower_forearm damping:left_s1 damping:le
 # truth.txt); otherwise skipped with a line in results.md
 FRICTIONLOSS="frictionloss:left_s1 frictionloss:left_e1"
 OPTIONS="--substeps 5"
-for f in "$PHYSID" "$MAKER"; do
-  if [ ! -x "$f" ]; then
-    echo "run.sh: $f not found or not executable: build first (cmake -S . -B build && cmake --build build)" >&2
-    exit 2
-  fi
-done
+if [ ! -x "$PHYSID" ] || [ ! -x "$MAKER" ]; then
+  echo "run.sh: $PHYSID or $MAKER is not an executable: build first (cmake -S . -B build && cmake --build build)" >&2
+  exit 2
+fi
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 

@@ -16,7 +16,8 @@
 //   sysid_test_oracle_baxter              the test (data in a temporary folder)
 //   sysid_test_oracle_baxter --write DIR  only write DIR/data/run*.csv, DIR/baxter_mj.urdf (what MuJoCo
 //                                         loaded) and DIR/truth.txt ("KIND:NAME truth" per parameter);
-//                                         examples/baxter/run.sh uses it
+//                                         DIR absolute (the binary runs in the source folder); examples/
+//                                         baxter/run.sh uses it
 #include <mujoco/mujoco.h>
 #include <math.h>
 #include <stdio.h>
@@ -251,6 +252,10 @@ static void fit(physModel* m, const char** spec, const double* truth, int np, do
 
 int main(int argc, char** argv) {
   int write_only = argc == 3 && !strcmp(argv[1], "--write");
+  if (write_only && argv[2][0] != '/') {   // the binary runs in the source folder (tests/test.h)
+    fprintf(stderr, "%s: --write %s: give an absolute folder\n", argv[0], argv[2]);
+    return 2;
+  }
   if (write_only)
     snprintf(g_dir, sizeof g_dir, "%s", argv[2]);
   else if (!mkdtemp(strcpy(g_dir, "/tmp/physid_test_oracle_baxter_XXXXXX")))

@@ -11,7 +11,8 @@
 // dampings 0 (100 % off); without recorded velocities (backward differences) the one-step loss cannot fit either:
 // the distal links accelerate at up to ~10^3 rad/s^2 between samples, so a differenced velocity lags by a dt/2.
 //
-//   sysid_test_oracle_fit --write DIR   only write the data into DIR/u, DIR/tau and DIR/none (DIR must exist)
+//   sysid_test_oracle_fit --write DIR   only write the data into DIR/u, DIR/tau and DIR/none (DIR: an
+//                                       existing folder, absolute: the binary runs in the source folder)
 //                                       and no fit: scripts/bench_identify_robots.sh times identify on them
 #include <mujoco/mujoco.h>
 #include <math.h>
@@ -136,6 +137,10 @@ static void fit(const char* sub, double* err, const double* truth) {
 
 int main(int argc, char** argv) {
   int write_only = argc == 3 && !strcmp(argv[1], "--write");
+  if (write_only && argv[2][0] != '/') {   // the binary runs in the source folder (tests/test.h)
+    fprintf(stderr, "%s: --write %s: give an absolute folder\n", argv[0], argv[2]);
+    return 2;
+  }
   char err[1000];
   mjModel* mm = mj_loadXML(MODEL, NULL, err, sizeof err);
   CHECK_MSG(mm != NULL, "%s", err);
