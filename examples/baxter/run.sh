@@ -16,7 +16,8 @@
 #
 # Fit: `physid identify baxter.urdf --actuate DATA --param ...` with identify's defaults, every parameter
 # started 30 % off (alternately above and below), and one explicit option: --substeps 5 (the URDF's 2 ms
-# step; this build's default is one step per 10 ms sample, which ends up to 157 % off). Writes
+# step; this build's default is one step per 10 ms sample, which ends up to 157 % off). The same fit is run
+# again without OPTIONS (identify's defaults alone) and reported below the table. Writes
 # examples/baxter/results.md.
 set -u
 PHYSID=${1:-build/physid}
@@ -61,10 +62,15 @@ rc=$?
 t1=$(date +%s.%N)
 cat "$TMP/fit.txt" "$TMP/fit.log" >&2
 [ $rc -eq 0 ] || { echo "run.sh: identify exited $rc" >&2; exit 1; }
+# the same fit with identify's own defaults only (no OPTIONS): why the explicit options are there
+# shellcheck disable=SC2086
+"$PHYSID" identify "$URDF" --actuate "$TMP/data" $args --quiet --out "$TMP/plain.json" > /dev/null 2>&1 ||
+  echo "run.sh: identify without $OPTIONS failed" >&2
 
-python3 - "$TMP" "$OUT" "$t0" "$t1" "$fl_status" "$FRICTIONLOSS" <<'PY'
+# shellcheck disable=SC2086
+python3 - "$TMP" "$OUT" "$t0" "$t1" "$fl_status" "$FRICTIONLOSS" $OPTIONS <<'PY'
 import json, sys
-tmp, out, t0, t1, fl_status, fl = sys.argv[1:7]
+tmp, out, t0, t1, fl_status, fl = sys.argv[1:7]   # then OPTIONS
 truth = dict(l.split() for l in open(tmp + "/truth.txt"))
 r = json.load(open(tmp + "/fit.json"))
 maker = open(tmp + "/maker.txt").read().splitlines()[0]
@@ -86,6 +92,14 @@ B.append("\nLargest error %.3f %%; loss %.6g -> %.6g in %d LM iterations (%s), %
          "(fit %.2f s: forward %.2f s, gradient %.2f s).\n" % (100 * worst, r["loss0"], r["loss"], r["iterations"],
          r["stop"], r["residuals"], float(t1) - float(t0), r["time"]["total"], r["time"]["forward"],
          r["time"]["gradient"]))
+try:
+    q = json.load(open(tmp + "/plain.json"))
+    B.append("Without `%s` (identify's defaults alone: loss %s, %d substep(s) per sample): %s; loss %.6g in %d "
+             "iterations.\n" % (" ".join(sys.argv[7:]), q["loss_kind"], q["substeps"], ", ".join(
+                 "`%s` %.6g (%.1f %% off)" % (p["name"], p["value"], 100 * abs(p["value"] / float(truth[p["name"]]) - 1))
+                 for p in q["params"]), q["loss"], q["iterations"]))
+except (OSError, ValueError):
+    B.append("Without `%s`: the fit failed.\n" % " ".join(sys.argv[7:]))
 B.append("Joint frictionloss (`%s`): %s.\n" % (fl, fl_status))
 open(out, "w").write("\n".join(B) + "\n")
 print("\n".join(B))
