@@ -66,6 +66,7 @@ static int strip_urdf(const char* in, const char* out) {
   static char text[1 << 17], kept[1 << 17];
   size_t n = fread(text, 1, sizeof text - 1, f);
   fclose(f);
+  if (n == sizeof text - 1) return -1;   // larger than the buffer (baxter.urdf: 52 kB)
   text[n] = 0;
   size_t k = 0;
   for (const char* p = text; *p;) {
