@@ -25,11 +25,11 @@ MAKER=${2:-build/sysid_test_oracle_baxter}
 URDF=tests/data/baxter/baxter.urdf
 OUT=${OUT:-examples/baxter/results.md}
 # the parameters: two link masses and three joint dampings of the left arm
-PARAMS="mass:left_upper_elbow mass:left_lower_forearm damping:left_s1 damping:left_e1 damping:left_w1"
+PARAMS="mass:left_upper_elbow mass:left_lower_forearm damping:left_e0 damping:left_e1 damping:left_w1"
 # joint dry friction (MuJoCo's frictionloss): fitted when the data maker made the data with it, i.e. when this
 # build's parameter table has the kind frictionloss (MAKER then sets 0.5 N m on these joints and lists them in
 # truth.txt); otherwise skipped with a line in results.md
-FRICTIONLOSS="frictionloss:left_s1 frictionloss:left_e1"
+FRICTIONLOSS="frictionloss:left_e1 frictionloss:left_w1"
 OPTIONS="--substeps 5"
 if [ ! -x "$PHYSID" ] || [ ! -x "$MAKER" ]; then
   echo "run.sh: $PHYSID or $MAKER is not an executable: build first (cmake -S . -B build && cmake --build build)" >&2
