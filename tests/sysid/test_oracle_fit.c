@@ -10,6 +10,10 @@
 // Measured: with substeps 1 (identify's default: one 10 ms step per sample) the fit ends at l5 = 2e-11 kg and both
 // dampings 0 (100 % off); without recorded velocities (backward differences) the one-step loss cannot fit either:
 // the distal links accelerate at up to ~10^3 rad/s^2 between samples, so a differenced velocity lags by a dt/2.
+//
+//   sysid_test_oracle_fit --write DIR   only write the data into DIR/u, DIR/tau and DIR/none (DIR: an
+//                                       existing folder, absolute: the binary runs in the source folder)
+//                                       and no fit: scripts/bench_identify_robots.sh times identify on them
 #include <mujoco/mujoco.h>
 #include <math.h>
 #include <stdio.h>
@@ -27,7 +31,7 @@
 #define NSAMPLE 200
 #define SUB 5                      // MuJoCo steps of 2 ms per sample
 
-static char g_dir[64];
+static char g_dir[160];
 
 // a standard normal deviate (Box-Muller)
 static double gauss(physRng* rng) {
@@ -131,15 +135,22 @@ static void fit(const char* sub, double* err, const double* truth) {
   phys_free_model(m);
 }
 
-int main(void) {
+int main(int argc, char** argv) {
+  int write_only = argc == 3 && !strcmp(argv[1], "--write");
+  if (write_only && argv[2][0] != '/') {   // the binary runs in the source folder (tests/test.h)
+    fprintf(stderr, "%s: --write %s: give an absolute folder\n", argv[0], argv[2]);
+    return 2;
+  }
   char err[1000];
   mjModel* mm = mj_loadXML(MODEL, NULL, err, sizeof err);
   CHECK_MSG(mm != NULL, "%s", err);
   if (!mm) return test_done();
   mjData* md = mj_makeData(mm);
-  snprintf(g_dir, sizeof g_dir, "/tmp/physid_test_oracle_fit_XXXXXX");
-  if (!mkdtemp(g_dir)) return 1;
-  char cmd[256];
+  if (write_only)
+    snprintf(g_dir, sizeof g_dir, "%s", argv[2]);
+  else if (!mkdtemp(strcpy(g_dir, "/tmp/physid_test_oracle_fit_XXXXXX")))
+    return 1;
+  char cmd[900];
   snprintf(cmd, sizeof cmd, "mkdir %s/u %s/tau %s/none", g_dir, g_dir, g_dir);
   CHECK(system(cmd) == 0);
   int nlimit = 0;
@@ -150,6 +161,11 @@ int main(void) {
   // the truth: MuJoCo's masses of l3, l5 (bodies 3, 5) and dampings of j2, j4 (dofs 1, 3)
   double truth[4] = {mm->body_mass[3], mm->body_mass[5], mm->dof_damping[1], mm->dof_damping[3]};
   printf("truth: l3 %.6g, l5 %.6g kg; j2 %.6g, j4 %.6g N m s/rad\n", truth[0], truth[1], truth[2], truth[3]);
+  if (write_only) {
+    mj_deleteData(md);
+    mj_deleteModel(mm);
+    return test_done();
+  }
   double e_u[4] = {1, 1, 1, 1}, e_tau[4] = {1, 1, 1, 1}, e_none[4] = {0, 0, 0, 0};
   fit("u", e_u, truth);
   fit("tau", e_tau, truth);
