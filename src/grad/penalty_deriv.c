@@ -171,6 +171,14 @@ static void contact_masses(const physModel* m, const physData* d, const double* 
 
 // the solves of penalty_dense (or the single solve of penalty_velocity's contact-free path), replayed with
 // the coefficients of every solve recorded; rhs = tau + f_limit - c, add = alim + dt B
+// 1 if contact i is frictionless and sliding faster than v_slip: its C = 0 whatever the slip, so the step keeps
+// C's source where it is when the slip stays put (a symmetric slide), but for any mu > 0 the friction changes
+// the slip and C is re-evaluated at this solve's velocity. The tape takes that branch, so that d/dmu at mu = 0
+// is the right derivative mu f_n(w) / slip(w) at the new velocity w (the later solves repeat the first: C = 0)
+static int slips_at_right(const physModel* m, const physData* d, const physPenaltyContact* p, int i) {
+  return d->contact[i].mu == 0 && p->slip > m->opt.penalty_vslip;
+}
+
 static physStatus replay_solves(const physModel* m, physData* d, penTape* T, const double* rhs0,
                                 const double* add) {
   int nv = m->nv, nc = T->nc;
@@ -212,7 +220,10 @@ static physStatus replay_solves(const physModel* m, physData* d, penTape* T, con
     memcpy(old, cur, sizeof(physPenaltyContact) * (size_t)nc);
     int changed = phys_penalty_update(m, d, cur, T->J, vnew);
     for (int i = 0; i < nc; i++)
-      if (cur[i].active && cur[i].slip != old[i].slip) src[i] = it;
+      if (cur[i].active && (cur[i].slip != old[i].slip || slips_at_right(m, d, cur + i, i))) {
+        src[i] = it;
+        changed = 1;
+      }
     if (!changed) break;
   }
   phys_stack_free(d, mark);
@@ -434,7 +445,8 @@ static physStatus contacts_reverse(const physModel* m, physData* d, const penTap
     double wphi[3] = {p->damping * phi[0], C * phi[1], C * phi[2]};
     rows_tmul_add(A->vbar, Ji, wphi, -1, nv);
     double Cbar = -(phi[1] * xv[1] + phi[2] * xv[2]);
-    if (C != 0) friction_reverse(m, d, T, i, T->src[k * nc + i], Cbar, A);
+    // an active contact (f_n > 0) at mu = 0 has C = 0 but dC/dmu = f_n / slip: its friction terms are needed
+    if (C != 0 || d->contact[i].mu == 0) friction_reverse(m, d, T, i, T->src[k * nc + i], Cbar, A);
   }
   if (!any) return PHYS_OK;
   geometry_vjp(m, T, A->alphaF, A->lam, NULL, A);

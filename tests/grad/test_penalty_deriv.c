@@ -522,6 +522,53 @@ static void scene_two_balls_frictionless(physRng* rng) {
   phys_free_model(m);
 }
 
+// the box sliding at friction 0: dx+/dmu is the right derivative (raising mu from 0 decelerates the slide), by
+// the one-sided second-order difference (-3 x(0) + 4 x(h) - x(2h)) / 2h (C = mu f_n / slip is linear in mu, so
+// the right branch is smooth). The reverse pass once skipped a contact's friction terms when C = 0, which at
+// mu = 0 dropped dC/dmu = f_n / slip too: the column was 0 and a fit that reached friction 0 stopped there.
+static void scene_box_frictionless_param(void) {
+  physModel* m = load_xml(BOX);
+  for (int g = 0; g < m->ngeom; g++) m->geom_friction[3 * g] = 0;
+  physData* d = phys_make_data(m);
+  d->time = 1;
+  double p[3] = {0.2, 0.1, 0}, z[3] = {0, 0, 1};
+  set_free(m, d, 0, p, z, 0.4);
+  sink(m, d, 0, 8e-4);
+  double v[6] = {0.5, 0.2, -0.05, 0, 0, 0.7};
+  memcpy(d->qvel, v, sizeof v);
+  physParamTable t;
+  const char* spec[] = {"friction:box"};
+  physLog log = {0};
+  CHECK_MSG(phys_param_table_build(&t, m, spec, 1, &log) == PHYS_OK, "%s", log.error);
+  int nv = m->nv, n2 = 2 * nv;
+  double P[12], x0[12], x1[12], x2[12], th = 0, h = 1e-6, worst = 0, pmax = 0;
+  CHECK(phys_step_param_jacobian(m, d, &t, P) == PHYS_OK);
+  physData* e = phys_make_data(m);
+  double q0[7], v0[6];
+  param_step(m, d, e, &t, &th, NULL, NULL, NULL);
+  memcpy(q0, e->qpos, sizeof q0);
+  memcpy(v0, e->qvel, sizeof v0);
+  for (int i = 0; i < n2; i++) x0[i] = 0;
+  th = h;
+  param_step(m, d, e, &t, &th, q0, v0, x1);
+  th = 2 * h;
+  param_step(m, d, e, &t, &th, q0, v0, x2);
+  th = 0;
+  CHECK(phys_param_set(&t, m, &th) == PHYS_OK);
+  for (int i = 0; i < n2; i++) pmax = fmax(pmax, fabs((-3 * x0[i] + 4 * x1[i] - x2[i]) / (2 * h)));
+  for (int i = 0; i < n2; i++) {
+    double fd = (-3 * x0[i] + 4 * x1[i] - x2[i]) / (2 * h);
+    worst = fmax(worst, fabs(P[i] - fd) / pmax);
+  }
+  printf("box sliding at friction 0: |dx+/dmu| max %.3g, right-difference error %.2g\n", pmax, worst);
+  CHECK_MSG(pmax > 1e-3, "the slide does not depend on friction: |dx+/dmu| = %g", pmax);
+  CHECK_MSG(worst < 1e-4, "dx+/dmu at mu = 0 is not the right derivative: error %g", worst);
+  phys_param_table_free(&t);
+  phys_free_data(e);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
 static void scene_elbow(physRng* rng) {
   physModel* m = load_elbow();
   physData* d = phys_make_data(m);
@@ -599,6 +646,7 @@ int main(void) {
   scene_box_floor(&rng);
   scene_two_balls(&rng);
   scene_two_balls_frictionless(&rng);
+  scene_box_frictionless_param();
   scene_elbow(&rng);
   scene_hinge(&rng);
   scene_humanoid(&rng);
