@@ -893,6 +893,36 @@ static int intervals(idRun* r) {
   return 1;
 }
 
+// the defaults that depend on the data (substeps from the model's timestep, the loss from whether the velocities
+// are differenced positions) for the settings not given, each choice on stderr
+static void data_defaults(idRun* r, const idArgs* a) {
+  unsigned given = (a->loss >= 0 ? PHYS_GIVEN_LOSS : 0) | (a->substeps > 0 ? PHYS_GIVEN_SUBSTEPS : 0) |
+                   (!isnan(a->w[0]) ? PHYS_GIVEN_WEIGHTS : 0) | (a->horizon > 0 ? PHYS_GIVEN_HORIZON : 0);
+  char why[1200];
+  phys_fit_data_defaults(&r->fit, r->m, &r->ds, given, why, sizeof why);
+  for (char *line = why, *end; !a->quiet && *line; line = end + (*end == '\n')) {
+    end = line + strcspn(line, "\n");
+    fprintf(stderr, "physid: %s: %.*s\n", a->cmd, (int)(end - line), line);
+  }
+}
+
+// after a one-step fit that compares velocities: a warning if its velocity residuals look like differencing
+// noise (phys_fit_differencing_noise)
+static void check_differencing(idRun* r, const idArgs* a) {
+  if (a->quiet || r->fit.loss != PHYS_LOSS_ONESTEP || !(r->fit.w_vel > 0)) return;
+  double corr, lag1;
+  int npair;
+  physLog log = {0};
+  if (phys_fit_differencing_noise(r->m, &r->ds, &r->fit, &corr, &lag1, &npair, &log) != PHYS_OK || 
+      !phys_fit_differencing_suspect(corr, lag1))
+    return;
+  fprintf(stderr, "warning: identify: the one-step velocity residuals look like differencing noise (over %d "
+          "coordinates: correlation %.3f of dt x velocity residual with position residual, lag-1 autocorrelation "
+          "%.3f; differenced white position noise gives 1 and -0.667): the velocities carry the positions' noise "
+          "divided by dt and bias the one-step loss; --loss kstep --horizon 30 --weights POS,ROT,0 fits positions over "
+          "30-sample segments instead\n", npair, corr, lag1);
+}
+
 // load the data and print the summary line (identify.h)
 int id_load_data(idRun* r, const idArgs* a) {
   physDataOptions dopt = {0};
@@ -913,6 +943,7 @@ int id_load_data(idRun* r, const idArgs* a) {
               r->ds.traj[0].source);
     return 0;
   }
+  data_defaults(r, a);
   if (!a->quiet) {
     int nsample = 0;
     for (int k = 0; k < r->ds.ntraj; k++) nsample += r->ds.traj[k].T;
@@ -937,6 +968,7 @@ static int run_fit(idRun* r, const idArgs* a) {
     cli_error("identify: %s", log.error[0] ? log.error : phys_status_str(s));
     return 0;
   }
+  check_differencing(r, a);
   if (a->bootstrap > 0) {
     if (!a->quiet) fprintf(stderr, "physid: identify: bootstrap: %d refits on resampled trajectories\n", a->bootstrap);
     s = phys_fit_bootstrap(r->m, &r->table, r->lower, r->upper, &r->ds, &r->fit, a->bootstrap, r->fit.seed, &r->res,

@@ -106,9 +106,11 @@ int id_split_spec(char* buf, size_t nbuf, const char* opts[3], const char* text)
 
 // the data and loss options identify and sweep share (an idArgs named a in scope)
 #define ID_DATA_OPTIONS                                                                                        \
-  {"--loss", ARG_CHOICE, &a.loss, "onestep|kstep|rollout", "loss (default onestep)", 0, 0, 0},                 \
+  {"--loss", ARG_CHOICE, &a.loss, "onestep|kstep|rollout", "loss (default: kstep on positions if the velocities are "     \
+   "differenced positions, else onestep)", 0, 0, 0},                 \
   {"--horizon", ARG_INT, &a.horizon, "K", "observations per kstep segment (default 10)", 1, 1e6, 0},           \
-  {"--substeps", ARG_INT, &a.substeps, "S", "simulation steps per observation interval (default 1)", 1, 1e6, 0}, \
+  {"--substeps", ARG_INT, &a.substeps, "S", "simulation steps per observation interval (default: "   \
+   "interval / the model's timestep)", 1, 1e6, 0},                                                              \
   {"--weights", ARG_STRING, &a.weights, "POS,ROT,VEL", "residual weights, 1/m, 1/rad, s/m (default 1000,100,10)", \
    0, 0, 0},                                                                                                    \
   {"--prior", ARG_DOUBLE, &a.prior, "W", "prior: adds W/2 |theta - init|^2 to the loss (default 0)", 0, 1e300, 0}, \

@@ -199,4 +199,30 @@ physStatus phys_fit_residuals(physModel* m, const physParamTable* t, const doubl
 physStatus phys_fit_predict(const physModel* m, const physDataset* ds, int k, const physFitOptions* opt,
                             double* qpos, double* qvel, physLog* log);
 
+//---------------------------------------------------------------------------------------------------------
+// identify's data-dependent defaults (defaults.c; issue 12 item 5)
+
+// 1 if no trajectory of ds has velocity columns: every velocity is a backward difference of the positions
+// (recorded velocity columns are trusted; phys_fit_differencing_noise checks them after a one-step fit)
+int phys_dataset_differenced(const physModel* m, const physDataset* ds);
+// the simulation steps per sample that honour the model's timestep: round(dt_obs / timestep) when that is within
+// 1 % of a whole number >= 1; else the nearest whole number of steps not longer than the timestep (ceil), or 1
+// when the samples are closer than one timestep. why (nwhy bytes) gets "substeps: N (reason; ...)".
+int phys_fit_default_substeps(double dt_obs, double timestep, char* why, size_t nwhy);
+// which options the user gave (phys_fit_data_defaults leaves them alone)
+enum { PHYS_GIVEN_LOSS = 1, PHYS_GIVEN_SUBSTEPS = 2, PHYS_GIVEN_WEIGHTS = 4, PHYS_GIVEN_HORIZON = 8 };
+// the defaults that depend on the data, for the options not in `given`: substeps by
+// phys_fit_default_substeps; the loss KSTEP with horizon 30 (unless given) and velocity weight 0 (unless weights
+// are given) when phys_dataset_differenced, else ONESTEP. why gets one line per choice ("substeps: ...", "loss: ...").
+void phys_fit_data_defaults(physFitOptions* opt, const physModel* m, const physDataset* ds, unsigned given,
+                            char* why, size_t nwhy);
+// whether one-step velocity residuals look like differencing noise (defaults.c's header): at m's parameters,
+// the one-step predictions with opt's substeps and inputs; per coordinate observed in position and velocity,
+// the correlation of the position residual e_q with dt_obs * e_v and the lag-1 autocorrelation of e_v (within
+// trajectories), averaged over those coordinates (npair; NaN and 0 when none). Differenced white position noise
+// gives ~1 and -2/3; phys_fit_differencing_suspect(corr, lag1) is corr > 0.8 and lag1 < -0.3.
+physStatus phys_fit_differencing_noise(const physModel* m, const physDataset* ds, const physFitOptions* opt,
+                                       double* corr, double* lag1, int* npair, physLog* log);
+int phys_fit_differencing_suspect(double corr, double lag1);
+
 #endif  // PHYS_SYSID_H

@@ -994,6 +994,94 @@ static void test_bound_warning(void) {
   clear_outputs();
 }
 
+// a copy of the pendulum file src with its timestep replaced by dt, as name
+static const char* retimed(const char* name, const char* src, const char* dt) {
+  char* text = slurp(path(src));
+  char* p = strstr(text, "0.002");
+  FILE* f = fopen(path(name), "w");
+  if (p && f) fprintf(f, "%.*s%s%s", (int)(p - text), text, dt, p + 5);
+  if (f) fclose(f);
+  free(text);
+  return path(name);
+}
+
+// identify's data defaults (issue 12 item 5). Substeps: the model's timestep is honoured: the 2 ms samples of
+// in_sparse.csv (0.5 ms steps) against the start model at 0.5 ms give 4 substeps and the exact damping; at 1.5 ms
+// (4/3 of a sample) 2 substeps and a message; an explicit --substeps is not commented. Loss: a file without
+// velocity columns gets kstep, horizon 30, on positions, said on stderr and in result.json; an explicit --loss
+// is authoritative. Warning: one-step on positions with 1 mm noise and their differenced velocities as columns
+static void test_data_defaults(void) {
+  const char* m05 = retimed("in_start05.xml", "in_start.xml", "0.0005");
+  idRunOut r = run("identify", m05, path("in_sparse.csv"), "--param", "damping:swing", NULL);
+  CHECK_MSG(r.code == 0, "%s", r.err);
+  CHECK(has(r.err, "physid: identify: substeps: 4 (the sample interval 0.002 s is 4 model timesteps of 0.0005 s; "
+                   "--substeps S to override)"));
+  CHECK(has(r.err, "physid: identify: loss: onestep (the data record velocities; --loss kstep|rollout to override)"));
+  CHECK_NEAR(printed(r.out, "damping:swing"), 0.3, 1e-8);
+  run_free(&r);
+  r = run("identify", m05, path("in_sparse.csv"), "--param", "damping:swing", "--substeps", "1", "--loss", "onestep",
+          NULL);
+  CHECK(r.code == 0 && !strstr(r.err, "substeps:") && !strstr(r.err, "loss:") && has(r.err, "; loss onestep,"));
+  CHECK(fabs(printed(r.out, "damping:swing") - 0.3) > 1e-4);
+  run_free(&r);
+  r = run("identify", retimed("in_start15.xml", "in_start.xml", "0.0015"), path("in_sparse.csv"), "--param",
+          "damping:swing", NULL);
+  CHECK(r.code == 0 && has(r.err, "substeps: 2 (the sample interval 0.002 s is 1.333 model timesteps of 0.0015 s, "
+                                  "not a whole number: 2 steps of 0.001 s per sample"));
+  run_free(&r);
+  // positions only (t, q0 of in_data.csv)
+  char* data = slurp(path("in_data.csv"));
+  FILE* f = fopen(path("in_pos.csv"), "w");
+  FILE* g = fopen(path("in_noisy.csv"), "w");
+  uint64_t seed = 5;
+  double qprev = 0;
+  int line = 0;
+  for (char *save = NULL, *l = strtok_r(data, "\n", &save); l && f && g; l = strtok_r(NULL, "\n", &save), line++) {
+    double t, q;
+    if (line == 0 || sscanf(l, "%lf,%lf", &t, &q) != 2) {
+      fprintf(f, "t,q0\n");
+      fprintf(g, "t,q0,v0\n");
+      continue;
+    }
+    fprintf(f, "%.17g,%.17g\n", t, q);
+    double u = 0;   // 1e-3 rad of noise (uniform, sd 1e-3), velocities its backward differences
+    for (int k = 0; k < 12; k++) u += (double)((seed = seed * 6364136223846793005ULL + 1442695040888963407ULL) >> 11) * 0x1p-53;
+    q += 1e-3 * (u - 6);
+    fprintf(g, "%.17g,%.17g,%.17g\n", t, q, line > 1 ? (q - qprev) / 0.002 : 0);
+    qprev = q;
+  }
+  if (f) fclose(f);
+  if (g) fclose(g);
+  free(data);
+  r = run("identify", path("in_start.xml"), path("in_pos.csv"), "--param", "damping:swing", "--out",
+          path("out/d.json"), NULL);
+  CHECK_MSG(r.code == 0, "%s", r.err);
+  CHECK(has(r.err, "physid: identify: loss: kstep, horizon 30, on positions (velocity weight 0) (the data have no "
+                   "velocity columns: velocities differenced from positions make one-step prediction biased; "
+                   "--loss onestep to override)"));
+  CHECK(has(r.err, "; loss kstep,"));
+  CHECK_NEAR(printed(r.out, "damping:swing"), 0.3, 1e-5);   // 0.300001: the first segment's extrapolated velocity
+  run_free(&r);
+  char* text = slurp(path("out/d.json"));
+  cJSON* root = cJSON_Parse(text);
+  CHECK(root && !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(root, "loss_kind")), "kstep"));
+  CHECK(root && cJSON_GetNumberValue(cJSON_GetObjectItem(root, "substeps")) == 1);
+  cJSON_Delete(root);
+  free(text);
+  r = run("identify", path("in_start.xml"), path("in_pos.csv"), "--param", "damping:swing", "--loss", "onestep", NULL);
+  CHECK(r.code == 0 && !strstr(r.err, "loss:") && has(r.err, "; loss onestep,"));
+  run_free(&r);
+  // differencing noise: warned after one-step on the noisy file, not on the exact data
+  r = run("identify", path("in_start.xml"), path("in_noisy.csv"), "--param", "damping:swing", NULL);
+  CHECK(r.code == 0 && has(r.err, "warning: identify: the one-step velocity residuals look like differencing noise"));
+  CHECK(has(r.err, "--loss kstep --horizon 30 --weights POS,ROT,0"));
+  run_free(&r);
+  r = run("identify", path("in_start.xml"), path("in_data.csv"), "--param", "damping:swing", NULL);
+  CHECK(r.code == 0 && !strstr(r.err, "differencing noise"));
+  run_free(&r);
+  clear_outputs();
+}
+
 // a number at a path of keys in a JSON object (NaN if absent)
 static double json_at(const cJSON* o, const char* k1, const char* k2) {
   const cJSON* v = cJSON_GetObjectItem(o, k1);
@@ -1086,6 +1174,7 @@ int main(void) {
   test_uncertainty();
   test_job();
   test_sparse_and_positions();
+  test_data_defaults();
   test_known_push();
   test_recorded_round_trip();
   test_tied_round_trip();

@@ -1,0 +1,174 @@
+// defaults.c - identify's data-dependent defaults (sysid.h, issue 12 item 5): the substeps that honour the
+// model's <option timestep>, the loss that is not biased by differenced velocities, and the check of one-step
+// velocity residuals for differencing noise.
+//
+// Why kstep on positions when the velocities are differenced positions. Motion capture records poses; a
+// velocity v_k = (q_k - q_{k-1}) / h carries the positions' noise divided by h (1 mm at 100 Hz: 0.14 m/s). The
+// one-step loss starts every prediction from such a velocity: an errors-in-variables problem, and its velocity
+// residuals are second differences of the position noise, so the fit is biased (a sliding cube's friction
+// 58-81 % off). Multiple shooting over 10 samples from a noisy start and positions only is not (measured in
+// tests/sysid/test_oracle_fit.c and in the README's Identification section).
+//
+// Recorded velocity columns are trusted: a simulator's (physid simulate, MuJoCo at one step per sample) equal the
+// backward differences of its positions exactly and make the one-step loss exact, so equality cannot tell a
+// motion-capture export from them; the check below warns after a one-step fit instead.
+//
+// Differencing noise in one-step residuals. With white position noise n_k, differenced velocities and the
+// one-step prediction x_{k+1} = step(x_k), the position residual is e_q ~ n_{k+1} - 2 n_k + n_{k-1} and the
+// velocity residual h e_v the same second difference: their correlation is ~1 and the lag-1 autocorrelation of
+// e_v is -2/3. Recorded velocities with their own noise give a correlation far below 1 (the two noises are
+// independent), and model error gives residuals that are smooth in time (lag-1 autocorrelation near +1).
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "sysid.h"
+
+#define DIFF_HORIZON 30           // kstep's horizon on differenced data (10 leaves the mocap cube 14 % off, 30: 0.2 %)
+#define SUBSTEP_TOL 0.01          // sample interval / timestep within 1 % of an integer counts as that integer
+#define NOISE_CORR 0.8            // differencing noise: correlation of e_q with h e_v above this
+#define NOISE_LAG1 (-0.3)         // and the lag-1 autocorrelation of e_v below this
+
+// sysid.h
+int phys_dataset_differenced(const physModel* m, const physDataset* ds) {
+  if (!m || !ds || ds->ntraj < 1) return 0;
+  for (int k = 0; k < ds->ntraj; k++)
+    if (ds->traj[k].has_qvel) return 0;
+  return 1;
+}
+
+// sysid.h
+int phys_fit_default_substeps(double dt_obs, double timestep, char* why, size_t nwhy) {
+  double ratio = dt_obs / timestep;
+  if (!(ratio > 0) || !isfinite(ratio)) {
+    snprintf(why, nwhy, "substeps: 1 (sample interval %g s, model timestep %g s)", dt_obs, timestep);
+    return 1;
+  }
+  long n = lround(ratio);
+  if (n >= 1 && fabs(ratio - (double)n) <= SUBSTEP_TOL * ratio) {
+    if (n > 1000000) n = 1000000;
+    snprintf(why, nwhy, "substeps: %ld (the sample interval %.6g s is %ld model timestep%s of %.6g s; --substeps S "
+             "to override)", n, dt_obs, n, n > 1 ? "s" : "", timestep);
+    return (int)n;
+  }
+  if (ratio < 1) {
+    snprintf(why, nwhy, "substeps: 1 (the sample interval %.6g s is shorter than the model timestep %.6g s: one "
+             "step of %.6g s per sample; --substeps S to override)", dt_obs, timestep, dt_obs);
+    return 1;
+  }
+  n = (long)ceil(ratio - SUBSTEP_TOL * ratio);
+  if (n > 1000000) n = 1000000;
+  snprintf(why, nwhy, "substeps: %ld (the sample interval %.6g s is %.4g model timesteps of %.6g s, not a whole "
+           "number: %ld steps of %.6g s per sample, the nearest not longer than the model's; --substeps S to "
+           "override)", n, dt_obs, ratio, timestep, n, dt_obs / (double)n);
+  return (int)n;
+}
+
+// sysid.h
+void phys_fit_data_defaults(physFitOptions* opt, const physModel* m, const physDataset* ds, unsigned given,
+                            char* why, size_t nwhy) {
+  char sub[512] = "", loss[512] = "";
+  if (!(given & PHYS_GIVEN_SUBSTEPS))
+    opt->substeps = phys_fit_default_substeps(ds->dt_obs, m->opt.timestep, sub, sizeof sub);
+  if (!(given & PHYS_GIVEN_LOSS)) {
+    if (phys_dataset_differenced(m, ds)) {
+      opt->loss = PHYS_LOSS_KSTEP;
+      if (!(given & PHYS_GIVEN_HORIZON)) opt->horizon = DIFF_HORIZON;
+      if (!(given & PHYS_GIVEN_WEIGHTS)) opt->w_vel = 0;
+      snprintf(loss, sizeof loss, "loss: kstep, horizon %d%s (the data have no velocity columns: velocities "
+               "differenced from positions make one-step prediction biased; --loss onestep to override)",
+               opt->horizon, (given & PHYS_GIVEN_WEIGHTS) ? "" : ", on positions (velocity weight 0)");
+    } else {
+      opt->loss = PHYS_LOSS_ONESTEP;
+      snprintf(loss, sizeof loss, "loss: onestep (the data record velocities; --loss kstep|rollout to override)");
+    }
+  }
+  snprintf(why, nwhy, "%s%s%s", sub, sub[0] && loss[0] ? "\n" : "", loss);
+}
+
+// correlation of a and b over n values and lag-1 autocorrelation of b (NaN if degenerate)
+static void pair_stats(const double* a, const double* b, int n, double* corr, double* lag1) {
+  double sab = 0, saa = 0, sbb = 0, sl = 0;
+  for (int k = 0; k < n; k++) {
+    sab += a[k] * b[k], saa += a[k] * a[k], sbb += b[k] * b[k];
+    if (k > 0) sl += b[k] * b[k - 1];
+  }
+  *corr = saa > 0 && sbb > 0 ? sab / sqrt(saa * sbb) : NAN;
+  *lag1 = sbb > 0 ? sl / sbb : NAN;
+}
+
+// the one-step residual series of coordinate pairs (position tangent i, velocity i) over all trajectories:
+// eq[c * N + s], hev[c * N + s] (N = samples after the first of every trajectory, s in trajectory order; one
+// zero at each trajectory's first residual keeps the lag-1 sums within a trajectory; a trajectory whose
+// prediction raised a simulation warning, such as an inexact contact solve, is all zeros); returns N or -1
+static int residual_series(const physModel* m, const physDataset* ds, const physFitOptions* o1, const int* pair,
+                           int npair, double* eq, double* hev, int N, physLog* log) {
+  int nq = m->nq, nv = m->nv, s = 0, Tmax = 0, nok = 0;
+  for (int k = 0; k < ds->ntraj; k++) Tmax = ds->traj[k].T > Tmax ? ds->traj[k].T : Tmax;
+  double* buf = malloc(sizeof(double) * ((size_t)Tmax * (size_t)(nq + nv) + (size_t)nv));
+  if (!buf) return phys_error(log, PHYS_ERR_NOMEM, "differencing check: out of memory"), -1;
+  double *qp = buf, *vp = buf + (size_t)Tmax * nq, *e = vp + (size_t)Tmax * nv;
+  for (int k = 0; k < ds->ntraj; k++) {
+    const physTrajectory* tr = &ds->traj[k];
+    if (tr->T < 2) continue;
+    physLog tlog = {0};
+    int ok = phys_fit_predict(m, ds, k, o1, qp, vp, &tlog) == PHYS_OK;   // a step warning: the trajectory is left out
+    nok += ok;
+    for (int t = 1; t < tr->T; t++, s++) {
+      if (ok) phys_difference_pos(m, e, 1.0, qp + (size_t)t * nq, tr->qpos + (size_t)t * nq);
+      for (int c = 0; c < npair; c++) {
+        int i = pair[c], use = ok && t > 1;
+        eq[(size_t)c * N + s] = use ? e[i] : 0;
+        hev[(size_t)c * N + s] = use ? ds->dt_obs * (tr->qvel[(size_t)t * nv + i] - vp[(size_t)t * nv + i]) : 0;
+      }
+    }
+  }
+  free(buf);
+  if (nok == 0) return phys_error(log, PHYS_ERR_NUMERIC, "differencing check: every one-step prediction raised a "
+                                  "simulation warning"), -1;
+  return s;
+}
+
+// sysid.h
+physStatus phys_fit_differencing_noise(const physModel* m, const physDataset* ds, const physFitOptions* opt,
+                                       double* corr, double* lag1, int* npair, physLog* log) {
+  *corr = *lag1 = NAN;
+  *npair = 0;
+  if (!m || !ds || !opt || ds->nv != m->nv || ds->nq != m->nq)
+    return phys_error(log, PHYS_ERR_ARG, "differencing check: missing or mismatched arguments");
+  int N = 0, np = 0;
+  for (int k = 0; k < ds->ntraj; k++) N += ds->traj[k].T > 1 ? ds->traj[k].T - 1 : 0;
+  int* pair = malloc(sizeof(int) * (size_t)(m->nv > 0 ? m->nv : 1));
+  double* eq = pair ? malloc(sizeof(double) * 2 * (size_t)(N > 0 ? N : 1) * (size_t)(m->nv > 0 ? m->nv : 1)) : NULL;
+  if (!eq) {
+    free(pair);
+    return phys_error(log, PHYS_ERR_NOMEM, "differencing check: out of memory");
+  }
+  for (int i = 0; i < m->nv; i++)
+    if (ds->obs_q[i] && ds->obs_v[i]) pair[np++] = i;
+  double* hev = eq + (size_t)N * (size_t)(np > 0 ? np : 1);
+  physFitOptions o1 = *opt;
+  o1.loss = PHYS_LOSS_ONESTEP;
+  physStatus st = PHYS_OK;
+  if (np > 0 && N > 2 && residual_series(m, ds, &o1, pair, np, eq, hev, N, log) < 0) st = PHYS_ERR_NUMERIC;
+  if (st == PHYS_OK && np > 0 && N > 2) {
+    double sc = 0, sl = 0;
+    int used = 0;
+    for (int c = 0; c < np; c++) {   // the mean over coordinates of each one's statistics
+      double cc, ll;
+      pair_stats(eq + (size_t)c * N, hev + (size_t)c * N, N, &cc, &ll);
+      if (isnan(cc) || isnan(ll)) continue;
+      sc += cc, sl += ll, used++;
+    }
+    if (used > 0) *corr = sc / used, *lag1 = sl / used;
+    *npair = used;
+  }
+  free(eq);
+  free(pair);
+  return st;
+}
+
+// sysid.h
+int phys_fit_differencing_suspect(double corr, double lag1) {
+  return corr > NOISE_CORR && lag1 < NOISE_LAG1;
+}

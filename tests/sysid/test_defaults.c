@@ -1,0 +1,185 @@
+// test_defaults.c - identify's data-dependent defaults (src/sysid/defaults.c, issue 12 item 5): the substeps
+// from the model's timestep (exact messages), the loss chosen from whether the data have velocity columns, the
+// options given left alone, the differencing-noise statistic on a simulated pendulum (noisy differenced
+// velocities: warned; exact or with recorded noisy velocities: not), and the wrong basin of the real cube: with
+// the defaults on its poses friction started at 1.5 ends where the nominal start does (with kstep on velocities
+// it ended at 1.50 with 6.7 times the loss: tests/sysid/test_fit.c, test_starts_disagree).
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "physid.h"
+#include "rng.h"
+#include "sysid.h"
+#include "test.h"
+
+// substeps: whole ratios (also within 1 %), a ratio that is not whole, samples closer than a timestep
+static void test_substeps(void) {
+  char why[512];
+  CHECK(phys_fit_default_substeps(0.01, 0.002, why, sizeof why) == 5);
+  CHECK(!strcmp(why, "substeps: 5 (the sample interval 0.01 s is 5 model timesteps of 0.002 s; --substeps S to "
+                     "override)"));
+  CHECK(phys_fit_default_substeps(1 / 148.0, 1 / 148.0, why, sizeof why) == 1);
+  CHECK(strstr(why, "is 1 model timestep of") != NULL);
+  CHECK(phys_fit_default_substeps(0.01005, 0.002, why, sizeof why) == 5);   // 5.025: within 1 %
+  CHECK(phys_fit_default_substeps(0.002, 0.0015, why, sizeof why) == 2);
+  CHECK(!strcmp(why, "substeps: 2 (the sample interval 0.002 s is 1.333 model timesteps of 0.0015 s, not a whole "
+                     "number: 2 steps of 0.001 s per sample, the nearest not longer than the model's; --substeps S "
+                     "to override)"));
+  CHECK(phys_fit_default_substeps(0.001, 0.002, why, sizeof why) == 1);
+  CHECK(strstr(why, "shorter than the model timestep") != NULL);
+  CHECK(phys_fit_default_substeps(0.01, 0, why, sizeof why) == 1);
+}
+
+// the first n cube tosses into folder dir as poses only (t and the 7 pose columns); 0 on failure
+static int poses_only(const char* dir, int n) {
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "mkdir -p %s && for f in $(ls data/cube_toss/*.csv | head -n %d); do cut -d, -f1-8 $f "
+           "> %s/$(basename $f); done", dir, n, dir);
+  return system(cmd) == 0;
+}
+
+// load the cube model and a folder of tosses
+static physModel* cube(physDataset* ds, const char* dir, int files) {
+  physLog log = {0};
+  physModel* m = phys_load("models/cube.xml", NULL, &log);
+  CHECK_MSG(m != NULL, "%s", log.error);
+  if (!m) return NULL;
+  const char* data[1] = {dir};
+  physDataOptions dopt = {0};
+  dopt.max_files = files;
+  CHECK_MSG(phys_dataset_load(ds, m, data, 1, &dopt, &log) == PHYS_OK, "%s", log.error);
+  return m;
+}
+
+// the loss from the data: kstep (horizon 30, velocity weight 0) without velocity columns, onestep with them;
+// given options are kept; then the real cube's wrong basin with the defaults
+static void test_loss_and_basin(const char* dir) {
+  physDataset ds;
+  physModel* m = cube(&ds, "data/cube_toss", 4);
+  if (!m) return;
+  physFitOptions opt;
+  char why[1200];
+  phys_fit_defaults(&opt);
+  CHECK(!phys_dataset_differenced(m, &ds));
+  phys_fit_data_defaults(&opt, m, &ds, 0, why, sizeof why);
+  CHECK(opt.loss == PHYS_LOSS_ONESTEP && opt.substeps == 1 && opt.horizon == 10 && opt.w_vel == 10);
+  CHECK(!strcmp(strchr(why, '\n') + 1, "loss: onestep (the data record velocities; --loss kstep|rollout to "
+                                       "override)"));
+  phys_dataset_free(&ds);
+  phys_free_model(m);
+  m = cube(&ds, dir, 4);
+  if (!m) return;
+  CHECK(phys_dataset_differenced(m, &ds));
+  phys_fit_defaults(&opt);
+  phys_fit_data_defaults(&opt, m, &ds, 0, why, sizeof why);
+  CHECK(opt.loss == PHYS_LOSS_KSTEP && opt.horizon == 30 && opt.w_vel == 0 && opt.w_pos == 1000);
+  CHECK(!strcmp(strchr(why, '\n') + 1, "loss: kstep, horizon 30, on positions (velocity weight 0) (the data have "
+                                       "no velocity columns: velocities differenced from positions make one-step "
+                                       "prediction biased; --loss onestep to override)"));
+  // what was given stays
+  phys_fit_defaults(&opt);
+  opt.loss = PHYS_LOSS_ROLLOUT, opt.substeps = 3, opt.horizon = 7, opt.w_vel = 5;
+  phys_fit_data_defaults(&opt, m, &ds, PHYS_GIVEN_LOSS | PHYS_GIVEN_SUBSTEPS, why, sizeof why);
+  CHECK(opt.loss == PHYS_LOSS_ROLLOUT && opt.substeps == 3 && !strcmp(why, ""));
+  phys_fit_defaults(&opt);
+  opt.horizon = 7, opt.w_vel = 5;
+  phys_fit_data_defaults(&opt, m, &ds, PHYS_GIVEN_HORIZON | PHYS_GIVEN_WEIGHTS, why, sizeof why);
+  CHECK(opt.loss == PHYS_LOSS_KSTEP && opt.horizon == 7 && opt.w_vel == 5 && strstr(why, "loss: kstep, horizon 7 ("));
+  // the wrong basin: friction from 1.5 and from the nominal 0.18 (restitution 0.125), defaults, one start
+  physParamTable t;
+  const char* spec[2] = {"friction:cube", "restitution:cube"};
+  physLog log = {0};
+  CHECK(phys_param_table_build(&t, m, spec, 2, &log) == PHYS_OK);
+  double lo[2] = {0, 0}, hi[2] = {2, 1}, mu[2] = {0, 0}, loss[2] = {0, 0};
+  for (int k = 0; k < 2; k++) {
+    double th0[2] = {k ? 1.5 : 0.18, 0.125};
+    phys_fit_defaults(&opt);
+    phys_fit_data_defaults(&opt, m, &ds, 0, why, sizeof why);
+    physFitResult res;
+    physLog flog = {0};
+    CHECK_MSG(phys_fit(m, &t, th0, lo, hi, &ds, &opt, &res, &flog) == PHYS_OK, "%s", flog.error);
+    mu[k] = res.theta[0], loss[k] = res.loss;
+    printf("cube poses (4 tosses), defaults, friction from %g: friction %.6g, restitution %.6g, loss %.6g\n", th0[0],
+           res.theta[0], res.theta[1], res.loss);
+    phys_fit_result_free(&res);
+  }
+  CHECK_NEAR(mu[1] / mu[0], 1, 0.01);
+  CHECK_NEAR(loss[1] / loss[0], 1, 0.005);
+  CHECK(mu[0] > 0.1 && mu[0] < 0.2);
+  phys_param_table_free(&t);
+  phys_dataset_free(&ds);
+  phys_free_model(m);
+}
+
+// a standard normal deviate (Box-Muller)
+static double gauss(physRng* rng) {
+  double u1 = 1 - phys_rng_uniform(rng), u2 = phys_rng_uniform(rng);
+  return sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
+}
+
+// the pendulum swinging for 1 s at 500 Hz, observed as: kind 0 exact (simulated velocities), 1 positions with
+// 1 mm noise and their backward differences as velocities, 2 positions with 1 mm and velocities with 0.1 rad/s
+// of independent noise; the differencing statistic of the one-step residuals at the true (undamped) model, for
+// kind 0 at damping 0.5 (model error: smooth residuals)
+static void stats(int kind, double* corr, double* lag1) {
+  physLog log = {0};
+  physModel* m = phys_load("tests/data/pendulum.xml", NULL, &log);
+  CHECK_MSG(m != NULL, "%s", log.error);
+  if (!m) return;
+  physData* d = phys_make_data(m);
+  physRng rng;
+  phys_rng_seed(&rng, 11);
+  enum { T = 500 };
+  physDataset ds = {0};
+  physTrajectory tr = {0};
+  static double time[T], qpos[T], qvel[T];
+  unsigned char obs = 1;
+  d->qpos[0] = 1.0;
+  m->opt.timestep = 0.002;
+  for (int k = 0; k < T; k++) {
+    time[k] = 0.002 * k;
+    qpos[k] = d->qpos[0] + (kind ? 1e-3 * gauss(&rng) : 0);
+    qvel[k] = d->qvel[0] + (kind == 2 ? 0.1 * gauss(&rng) : 0);
+    if (kind == 1 && k > 0) qvel[k] = (qpos[k] - qpos[k - 1]) / 0.002;
+    phys_step(m, d);
+  }
+  if (kind == 0) m->dof_damping[0] = 0.5;
+  tr.T = T, tr.time = time, tr.qpos = qpos, tr.qvel = qvel, tr.has_qvel = 1;
+  ds.ntraj = 1, ds.traj = &tr, ds.nq = ds.nv = 1, ds.obs_q = ds.obs_v = &obs, ds.dt_obs = 0.002;
+  physFitOptions opt;
+  phys_fit_defaults(&opt);
+  int np = 0;
+  CHECK(phys_fit_differencing_noise(m, &ds, &opt, corr, lag1, &np, &log) == PHYS_OK && np == 1);
+  printf("pendulum, %s: corr %.3f, lag-1 %.3f\n",
+         (const char*[]){"exact", "1 mm noise, differenced velocities", "independent noise"}[kind], *corr, *lag1);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+// the warning's statistic: differenced noise ~1 and -2/3 (flagged); exact data and recorded noisy velocities not
+static void test_differencing_noise(void) {
+  double corr, lag1;
+  stats(1, &corr, &lag1);
+  CHECK(phys_fit_differencing_suspect(corr, lag1));
+  CHECK(corr > 0.99 && fabs(lag1 + 2.0 / 3) < 0.1);
+  stats(0, &corr, &lag1);
+  CHECK(!phys_fit_differencing_suspect(corr, lag1));
+  stats(2, &corr, &lag1);
+  CHECK(!phys_fit_differencing_suspect(corr, lag1));
+}
+
+int main(void) {
+  char dir[64];
+  snprintf(dir, sizeof dir, "/tmp/physid_test_defaults_XXXXXX");
+  if (!mkdtemp(dir)) return 1;
+  test_substeps();
+  test_differencing_noise();
+  if (poses_only(dir, 4)) test_loss_and_basin(dir);
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+  return test_done();
+}
