@@ -2,12 +2,12 @@
 // model's <option timestep>, the loss that is not biased by differenced velocities, and the check of one-step
 // velocity residuals for differencing noise.
 //
-// Why kstep on positions when the velocities are differenced positions. Motion capture records poses; a
-// velocity v_k = (q_k - q_{k-1}) / h carries the positions' noise divided by h (1 mm at 100 Hz: 0.14 m/s). The
-// one-step loss starts every prediction from such a velocity: an errors-in-variables problem, and its velocity
-// residuals are second differences of the position noise, so the fit is biased (a sliding cube's friction
-// 58-81 % off). Multiple shooting over 10 samples from a noisy start and positions only is not (measured in
-// tests/sysid/test_oracle_fit.c and in the README's Identification section).
+// Why kstep on positions when the data have no velocity columns. Motion capture records poses; a velocity
+// v_k = (q_k - q_{k-1}) / h carries the positions' noise divided by h (1 mm at 100 Hz: 0.14 m/s). The one-step
+// loss starts every prediction from such a velocity (an errors-in-variables problem) and is biased: a cube sliding
+// in MuJoCo with friction 0.3 comes out +117 % (tests/sysid/test_oracle_fit.c). Multiple shooting over 30 samples
+// on positions only amortizes the noisy start: +0.12 % (10 samples: +14 %; one rollout from the extrapolated
+// first velocity: -8.9 %).
 //
 // Recorded velocity columns are trusted: a simulator's (physid simulate, MuJoCo at one step per sample) equal the
 // backward differences of its positions exactly and make the one-step loss exact, so equality cannot tell a
@@ -24,7 +24,7 @@
 
 #include "sysid.h"
 
-#define DIFF_HORIZON 30           // kstep's horizon on differenced data (10 leaves the mocap cube 14 % off, 30: 0.2 %)
+#define DIFF_HORIZON 30           // kstep's horizon on differenced data (the mocap cube: 10 gives +14 %, 30 +0.12 %)
 #define SUBSTEP_TOL 0.01          // sample interval / timestep within 1 % of an integer counts as that integer
 #define NOISE_CORR 0.8            // differencing noise: correlation of e_q with h e_v above this
 #define NOISE_LAG1 (-0.3)         // and the lag-1 autocorrelation of e_v below this
@@ -44,9 +44,13 @@ int phys_fit_default_substeps(double dt_obs, double timestep, char* why, size_t 
     snprintf(why, nwhy, "substeps: 1 (sample interval %g s, model timestep %g s)", dt_obs, timestep);
     return 1;
   }
+  if (ratio > 1e6) {   // --substeps' own limit
+    snprintf(why, nwhy, "substeps: 1000000 (the sample interval %.6g s is %.4g model timesteps of %.6g s: capped; "
+             "--substeps S to override)", dt_obs, ratio, timestep);
+    return 1000000;
+  }
   long n = lround(ratio);
   if (n >= 1 && fabs(ratio - (double)n) <= SUBSTEP_TOL * ratio) {
-    if (n > 1000000) n = 1000000;
     snprintf(why, nwhy, "substeps: %ld (the sample interval %.6g s is %ld model timestep%s of %.6g s; --substeps S "
              "to override)", n, dt_obs, n, n > 1 ? "s" : "", timestep);
     return (int)n;
@@ -57,7 +61,6 @@ int phys_fit_default_substeps(double dt_obs, double timestep, char* why, size_t 
     return 1;
   }
   n = (long)ceil(ratio - SUBSTEP_TOL * ratio);
-  if (n > 1000000) n = 1000000;
   snprintf(why, nwhy, "substeps: %ld (the sample interval %.6g s is %.4g model timesteps of %.6g s, not a whole "
            "number: %ld steps of %.6g s per sample, the nearest not longer than the model's; --substeps S to "
            "override)", n, dt_obs, ratio, timestep, n, dt_obs / (double)n);

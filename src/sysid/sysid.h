@@ -207,7 +207,7 @@ physStatus phys_fit_predict(const physModel* m, const physDataset* ds, int k, co
 int phys_dataset_differenced(const physModel* m, const physDataset* ds);
 // the simulation steps per sample that honour the model's timestep: round(dt_obs / timestep) when that is within
 // 1 % of a whole number >= 1; else the nearest whole number of steps not longer than the timestep (ceil), or 1
-// when the samples are closer than one timestep. why (nwhy bytes) gets "substeps: N (reason; ...)".
+// when the samples are closer than one timestep; at most 1e6. why (nwhy bytes) gets "substeps: N (reason; ...)".
 int phys_fit_default_substeps(double dt_obs, double timestep, char* why, size_t nwhy);
 // which options the user gave (phys_fit_data_defaults leaves them alone)
 enum { PHYS_GIVEN_LOSS = 1, PHYS_GIVEN_SUBSTEPS = 2, PHYS_GIVEN_WEIGHTS = 4, PHYS_GIVEN_HORIZON = 8 };

@@ -31,6 +31,7 @@ static void test_substeps(void) {
   CHECK(phys_fit_default_substeps(0.001, 0.002, why, sizeof why) == 1);
   CHECK(strstr(why, "shorter than the model timestep") != NULL);
   CHECK(phys_fit_default_substeps(0.01, 0, why, sizeof why) == 1);
+  CHECK(phys_fit_default_substeps(1, 1e-30, why, sizeof why) == 1000000 && strstr(why, ": capped;"));
 }
 
 // the first n cube tosses into folder dir as poses only (t and the 7 pose columns); 0 on failure
