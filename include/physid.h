@@ -161,6 +161,7 @@ enum {
   X(int, dof_parentid, nv, 1)            /* previous dof on the path to the root (-1 at root)  (nv x 1) */ \
   X(double, dof_damping, nv, 1)          /* viscous damping                                    (nv x 1) */ \
   X(double, dof_armature, nv, 1)         /* rotor inertia added to the mass matrix diagonal    (nv x 1) */ \
+  X(double, dof_frictionloss, nv, 1)     /* dry friction: |constraint force| <= frictionloss   (nv x 1) */ \
   /* geoms */                                                                                              \
   X(int, geom_type, ngeom, 1)            /* physGeomType                                    (ngeom x 1) */ \
   X(int, geom_bodyid, ngeom, 1)          /* body id                                         (ngeom x 1) */ \
