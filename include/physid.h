@@ -279,6 +279,8 @@ typedef struct physModel_ {
   int npair;                // number of explicit contact pairs
   int nexclude;             // number of excluded body pairs
   int nconmax;              // capacity of the contact list (MJCF <size nconmax>; default from the geoms)
+  int nfrictionloss;        // dofs with dof_frictionloss > 0 (derived: the compiler and phys_param_set keep it;
+                            // recount it after changing dof_frictionloss by hand)
   int nnames;               // bytes in names
 
   physOption opt;           // options

@@ -23,12 +23,9 @@
 #include "contact.h"
 #include "factor.h"
 
-// the number of frictionloss rows of m: dofs with dof_frictionloss > 0
-int phys_frictionloss_count(const physModel* m) {
-  int n = 0;
-  for (int k = 0; k < m->nv; k++) n += m->dof_frictionloss[k] > 0;
-  return n;
-}
+// the number of frictionloss rows of m: dofs with dof_frictionloss > 0 (m->nfrictionloss, kept by the compiler
+// and phys_param_set: the step reads it without scanning the dofs)
+int phys_frictionloss_count(const physModel* m) { return m->nfrictionloss; }
 
 // the friction dofs of m in order into dof (capacity nv); returns their number
 int phys_frictionloss_dofs(const physModel* m, int* dof) {

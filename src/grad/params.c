@@ -591,6 +591,8 @@ physStatus phys_param_set(const physParamTable* t, physModel* m, const double* t
     if (st != PHYS_OK) return st;
   }
   update_subtreemass(m);
+  m->nfrictionloss = 0;
+  for (int k = 0; k < m->nv; k++) m->nfrictionloss += m->dof_frictionloss[k] > 0;
   return PHYS_OK;
 }
 

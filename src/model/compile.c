@@ -387,6 +387,7 @@ static physStatus compile_joints(const physSpec* s, physModel* m, int* namepos, 
     vadr += jnt_nv[t];
   }
   free(lastdof);
+  for (int d = 0; d < m->nv; d++) m->nfrictionloss += m->dof_frictionloss[d] > 0;
   return PHYS_OK;
 }
 

@@ -374,6 +374,23 @@ static void frictionloss_coupled(const physModel* m, physData* d, physSolverFn s
   d->solver_residual = sol->residual;
 }
 
+// the frictionloss rows of st (the velocity problem st->p solved as st->sol without them): alone in one box
+// solve, with contact or limit rows by frictionloss_coupled (out of line: models without frictionloss skip it)
+static __attribute__((noinline)) void frictionloss_solve(const physModel* m, physData* d, physSolverFn solver,
+                                                         physStepStage* st) {
+  physFrictionRows* fr = &st->fr;
+  phys_frictionloss_assemble(m, d, d->qLD, st->vf, fr);
+  if (st->p.n == 0) phys_frictionloss_box(d, fr->G, fr->g, fr->b, fr->nf, fr->lambda, fr->state);
+  else frictionloss_coupled(m, d, solver, &st->p, &st->sol, fr);
+}
+
+// v+ (vnew) and qfrc_constraint with the frictionloss impulses
+static __attribute__((noinline)) void frictionloss_finish(const physModel* m, physData* d,
+                                                          const physFrictionRows* fr, double* vnew) {
+  phys_frictionloss_apply(m, fr, vnew);
+  for (int i = 0; i < fr->nf; i++) d->qfrc_constraint[fr->dof[i]] += fr->lambda[i] / m->opt.timestep;
+}
+
 // v+ through the constraint problem (lcp, cone, ccp) into st (step.h; arena memory of the caller's mark):
 //   M~ = M + dt B = L' D L (qLD, tree-sparse, phys_factor_m),   v_f = v + dt M~^-1 (tau - c),
 //   lambda = solver(G, g, mu; guesses from warm),   v+ = v_f + M~^-1 J' lambda,   qfrc_constraint = J' lambda / dt;
@@ -420,13 +437,8 @@ int phys_step_constrained(const physModel* m, physData* d, physSolverFn solver, 
   if (p->n > 0) solver(m, d, p, sol);
   d->solver_iter = sol->iterations;
   d->solver_residual = sol->residual;
-  physFrictionRows* fr = &st->fr;
-  memset(fr, 0, sizeof(*fr));
-  if (phys_frictionloss_count(m) > 0) {
-    phys_frictionloss_assemble(m, d, d->qLD, st->vf, fr);
-    if (p->n == 0) phys_frictionloss_box(d, fr->G, fr->g, fr->b, fr->nf, fr->lambda, fr->state);
-    else frictionloss_coupled(m, d, solver, p, sol, fr);
-  }
+  st->fr.nf = 0;
+  if (m->nfrictionloss > 0) frictionloss_solve(m, d, solver, st);
   for (int i = 0; i < p->nc; i++) {
     for (int r = 0; r < 3; r++) {
       d->contact[i].lambda[r] = sol->lambda[3 * i + r];
@@ -443,10 +455,7 @@ int phys_step_constrained(const physModel* m, physData* d, physSolverFn solver, 
   for (int i = 0; i < nv; i++) {
     vnew[i] += f[i];
   }
-  if (fr->nf > 0) {
-    phys_frictionloss_apply(m, fr, vnew);
-    for (int i = 0; i < fr->nf; i++) d->qfrc_constraint[fr->dof[i]] += fr->lambda[i] / dt;
-  }
+  if (st->fr.nf > 0) frictionloss_finish(m, d, &st->fr, vnew);
   position_correction(m, d, p, &st->pp, &st->sol_pos, st->vpos);
   return 1;
 }
@@ -758,12 +767,12 @@ static void step_body(const physModel* m, physData* d, physSolverFn solver, cons
   detect_contacts(m, d);
   int energy = m->opt.enableflags & PHYS_ENBL_ENERGY;
   if (energy) energy_check(m, d, &prev);
-  int ok = 1, nlimit = phys_constraint_nlimit(m, d), nfric = phys_frictionloss_count(m);
+  int ok = 1, nlimit = phys_constraint_nlimit(m, d);
   d->nlimit = 0;
   d->solver_iter = 0;
   d->solver_residual = 0;
   memset(vpos, 0, sizeof(double) * (size_t)nv);
-  if (d->ncon == 0 && nlimit == 0 && nfric == 0) {
+  if (d->ncon == 0 && nlimit == 0 && m->nfrictionloss == 0) {
     // a = (M + dt B)^-1 (tau - c): one articulated-body pass, no mass matrix; v+ = v + dt a
     memset(d->qfrc_constraint, 0, sizeof(double) * (size_t)nv);
     unconstrained_acc(m, d, tau, d->qacc);
