@@ -48,6 +48,32 @@ physFrictionPoint* phys_friction_point(const physModel* m, physData* d, const do
   return fp;
 }
 
+physFrictionPoint* phys_friction_point_penalty(const physModel* m, physData* d, const double* qacc) {
+  int nv = m->nv;
+  double dt = m->opt.timestep, vs = m->opt.penalty_vslip;
+  physFrictionPoint* fp = (physFrictionPoint*)phys_stack_alloc(d, (sizeof(physFrictionPoint) + 7) / 8);
+  memset(fp, 0, sizeof(*fp));
+  fp->dfdv = phys_stack_alloc(d, (size_t)nv);
+  fp->rcol = phys_stack_alloc(d, (size_t)nv);
+  for (int k = 0; k < nv; k++) {
+    double v = d->qvel[k], vnew = v + dt * qacc[k], F = m->dof_frictionloss[k];
+    double s = fmax(fabs(v), vs), C = F / s, dC = fabs(v) > vs ? -F * (v > 0 ? 1 : -1) / (v * v) : 0;
+    fp->dfdv[k] = F > 0 ? -C - dC * vnew : 0;
+    fp->rcol[k] = vnew / s;
+  }
+  return fp;
+}
+
+void phys_friction_dfdv(const physModel* m, const physFrictionPoint* fp, double* Gv) {
+  if (!fp || !fp->dfdv) return;
+  for (int k = 0; k < m->nv; k++) Gv[(size_t)k * m->nv + k] += fp->dfdv[k];
+}
+
+void phys_friction_dfdv_vjp(const physModel* m, const physFrictionPoint* fp, const double* lambda, double* vbar) {
+  if (!fp || !fp->dfdv || !vbar) return;
+  for (int k = 0; k < m->nv; k++) vbar[k] += fp->dfdv[k] * lambda[k];
+}
+
 void phys_friction_project(const physModel* m, physData* d, const physFrictionPoint* fp, double* V, int ncol,
                            int ld) {
   if (!fp || fp->ns == 0) return;
@@ -88,10 +114,12 @@ int phys_friction_in_table(const physParamTable* t) {
   return 0;
 }
 
-// s_k of dof k (frictionloss_deriv.h): a sliding row's sign, 0 sticking; without a row -sign(v+_k)
-static double dof_sign(const physModel* m, const physFrictionPoint* fp, const double* vnew, int k) {
-  if (m->dof_frictionloss[k] > 0) return fp ? fp->sign[k] : 0;
-  return vnew[k] > 0 ? -1 : (vnew[k] < 0 ? 1 : 0);
+// R's entry -df/dF of dof k (frictionloss_deriv.h): rows: -s_k of a sliding row, 0 sticking, sign(v+_k) without
+// a row; penalty: v+_k / s
+static double dof_r(const physModel* m, const physFrictionPoint* fp, const double* vnew, int k) {
+  if (fp && fp->rcol) return fp->rcol[k];
+  if (m->dof_frictionloss[k] > 0) return fp ? -fp->sign[k] : 0;
+  return vnew[k] > 0 ? 1 : (vnew[k] < 0 ? -1 : 0);
 }
 
 // the dofs [*da, *da + *nd) of joint j
@@ -109,7 +137,7 @@ void phys_friction_param_columns(const physModel* m, const physFrictionPoint* fp
     if (p->kind != PHYS_PAR_FRICTIONLOSS) continue;
     int da, nd;
     joint_dofs(m, p->id, &da, &nd);
-    for (int k = da; k < da + nd; k++) R[(size_t)k * nt + p->adr] -= dof_sign(m, fp, vnew, k);
+    for (int k = da; k < da + nd; k++) R[(size_t)k * nt + p->adr] += dof_r(m, fp, vnew, k);
   }
 }
 
@@ -120,6 +148,6 @@ void phys_friction_param_vjp(const physModel* m, const physFrictionPoint* fp, co
     if (p->kind != PHYS_PAR_FRICTIONLOSS) continue;
     int da, nd;
     joint_dofs(m, p->id, &da, &nd);
-    for (int k = da; k < da + nd; k++) theta_bar[p->adr] += dof_sign(m, fp, vnew, k) * lambda[k];
+    for (int k = da; k < da + nd; k++) theta_bar[p->adr] -= dof_r(m, fp, vnew, k) * lambda[k];
   }
 }

@@ -45,18 +45,24 @@ physStatus phys_smooth_step_point(const physModel* m, physData* d, int kinematic
   phys_passive(m, d);
   phys_actuation(m, d);
 
-  // M~ = qM + dt B (implicit damping) on the tree, a = M~^-1 (f - c)
+  // M~ = qM + dt B (implicit damping) on the tree, a = M~^-1 (f - c); penalty's frictionloss adds dt C to M~
+  // and -C v to f (src/contact/penalty.c, as the step)
   size_t mark = phys_stack_mark(d);
   double* add = phys_stack_alloc(d, (size_t)nv);
+  double* ffl = phys_stack_alloc(d, (size_t)nv);
   phys_implicit_damping_add(m, add);   // (step.h: the step's own test)
+  memset(ffl, 0, sizeof(double) * (size_t)nv);
+  int pfl = m->opt.contact == PHYS_CONTACT_PENALTY && m->nfrictionloss > 0;
+  if (pfl) phys_penalty_frictionloss(m, d, ffl, add);
   int ok = phys_factor_m(m, L, d->qM, add) == nv;
-  phys_stack_free(d, mark);
   if (!ok) {
+    phys_stack_free(d, mark);
     phys_data_warning(d, "phys_step_jacobian: M + dt B not positive definite at time %g", d->time);
     return PHYS_ERR_NUMERIC;
   }
   double* f = qacc;
-  for (int i = 0; i < nv; i++) f[i] = d->qfrc_passive[i] + d->qfrc_actuator[i] + d->qfrc_applied[i];
+  for (int i = 0; i < nv; i++) f[i] = d->qfrc_passive[i] + d->qfrc_actuator[i] + d->qfrc_applied[i] + ffl[i];
+  phys_stack_free(d, mark);
   for (int b = 1; b < m->nbody; b++) {
     const double* x = d->xfrc_applied + 6 * b;
     if (x[0] != 0 || x[1] != 0 || x[2] != 0 || x[3] != 0 || x[4] != 0 || x[5] != 0)
@@ -174,6 +180,7 @@ static void jacobian_a(const physModel* m, physData* d, const double* L, const d
   phys_passive_deriv(m, d, Gq, Gv, NULL);
   phys_actuation_deriv(m, d, Gq, NULL);
   phys_xfrc_deriv(m, d, Gq);
+  phys_friction_dfdv(m, fp, Gv);
   double* V = A + (size_t)nv * n2;
   for (int i = 0; i < nv; i++) {
     memcpy(V + (size_t)i * n2, Gq + (size_t)i * nv, sizeof(double) * (size_t)nv);
@@ -274,6 +281,7 @@ void phys_smooth_step_vjp(const physModel* m, physData* d, const double* L, cons
   // the other forces in reverse mode: (df/dq)' lambda, (df/dv)' lambda, (df/du)' lambda
   if (ub) memset(ub, 0, sizeof(double) * (size_t)nu);
   phys_passive_vjp(m, d, lam, xq, xv, ub);
+  phys_friction_dfdv_vjp(m, fp, lam, xv);
   phys_actuation_vjp(m, d, lam, xq, ub);
   if (xq) phys_xfrc_vjp(m, d, lam, xq);
   phys_stack_free(d, mark);

@@ -34,13 +34,12 @@ static int has_constraints(const physModel* m, physData* d) {
   return !(m->opt.disableflags & PHYS_DSBL_CONTACT) && phys_collision_count(m, d) > 0;
 }
 
-// PHYS_ERR_ARG with d->lastwarning set: the derivatives of joint frictionloss rows together with contact or
-// limit rows, or of penalty's regularized frictionloss, are not implemented (frictionloss_deriv.h covers the
-// rows alone under lcp, cone and ccp)
+// PHYS_ERR_ARG with d->lastwarning set: the derivatives of joint frictionloss together with contact or limit
+// rows (or penalty contacts and limit springs) are not implemented (frictionloss_deriv.h covers frictionloss
+// without them, in every contact model)
 static physStatus frictionloss_refused(const physModel* m, physData* d, const char* where) {
   snprintf(d->lastwarning, sizeof(d->lastwarning), "step derivatives: joint frictionloss %s is not supported "
-           "(only frictionloss rows without contacts or active limits, contact model lcp, cone or ccp; model "
-           "contact '%s')", where, phys_contact_name(m->opt.contact));
+           "(only without contacts or active limits; model contact '%s')", where, phys_contact_name(m->opt.contact));
   return PHYS_ERR_ARG;
 }
 
@@ -53,8 +52,8 @@ static physStatus linearize_smooth(const physModel* m, physData* d, int kinemati
   rec->qacc = phys_stack_alloc(d, (size_t)nv);
   physStatus st = phys_smooth_step_point(m, d, kinematics, rec->L, rec->qacc);
   if (st != PHYS_OK || phys_frictionloss_count(m) == 0) return st;
-  if (m->opt.contact == PHYS_CONTACT_PENALTY) return frictionloss_refused(m, d, "under penalty contact");
-  rec->fp = phys_friction_point(m, d, rec->L, rec->qacc);
+  if (m->opt.contact == PHYS_CONTACT_PENALTY) rec->fp = phys_friction_point_penalty(m, d, rec->qacc);
+  else rec->fp = phys_friction_point(m, d, rec->L, rec->qacc);
   return rec->fp ? PHYS_OK : PHYS_ERR_NUMERIC;
 }
 
@@ -76,7 +75,7 @@ physStatus phys_step_linearize(const physModel* m, physData* d, physStepRecord* 
   if (m->opt.contact == PHYS_CONTACT_PENALTY) {
     if (phys_penalty_deriv_applies(m, d)) {
       rec->kind = PHYS_STEP_PENALTY;
-      return phys_frictionloss_count(m) > 0 ? frictionloss_refused(m, d, "under penalty contact") : PHYS_OK;
+      return phys_frictionloss_count(m) > 0 ? frictionloss_refused(m, d, "with penalty contacts or limit springs") : PHYS_OK;
     }
     return linearize_smooth(m, d, 1, rec);   // (phys_penalty_deriv_applies ran the kinematics)
   }

@@ -1,13 +1,14 @@
-// test_frictionloss_deriv.c - derivatives of steps with joint frictionloss rows (src/grad/frictionloss_deriv.c)
-// under lcp, cone and ccp, on a three-link arm with motors (frictionloss on every joint, damping on one):
+// test_frictionloss_deriv.c - derivatives of steps with joint frictionloss (src/grad/frictionloss_deriv.c): rows
+// under lcp, cone and ccp, penalty's regularized friction, on a three-link arm with motors (frictionloss on every
+// joint, damping on one):
 //   - A, B against central differences of phys_step (phys_step_jacobian_fd, step 1e-6) at a sliding state
 //     (every row at its bound), a sticking one (the arm exactly at rest, held by friction), and a mixed one;
 //     relative error <= 1e-6 of the largest entry (difference error ~ 1e-12 / 1e-6 rounding);
 //   - P over frictionloss:j1..j3, damping:j2 and mass:l2 against central differences (one-sided, forward, for
 //     a frictionloss at 0: the right derivative), and the tied frictionloss:j* column = the sum of the three;
 //   - the reverse modes (phys_step_vjp, phys_step_param_vjp) by the dot-product test to 1e-12 relative;
-//   - at rest, a sticking dof's rows of A, B, P are exactly 0 (it cannot move whatever the perturbation);
-//   - penalty and frictionloss with contacts: the derivatives are refused with a message, not wrong.
+//   - at rest, a sticking dof's rows of A, B, P are exactly 0 (it cannot move whatever the perturbation; rows only);
+//   - frictionloss with an active limit (every model): the derivatives are refused with a message, not wrong.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -157,7 +158,8 @@ static void check_state(physModel* m, const double* q, const double* v, const do
 }
 
 static void test_states(void) {
-  for (int c = 0; c < 3; c++) {
+  for (int c = 0; c < 4; c++) {
+    int pen = c == PHYS_CONTACT_PENALTY;   // (penalty: regularized, nothing sticks exactly)
     // sliding: every joint moving, frictions well below what would stop them in a step
     physModel* m = arm(0.4, 0.3, 0.2, c);
     double q[3] = {0.3, -0.5, 0.8}, v[3] = {2.0, -1.5, 1.0}, u[3] = {0.5, -0.2, 0.1};
@@ -167,18 +169,18 @@ static void test_states(void) {
     // at rest exactly, held: gravity torques (12.3 N m on j1, 0.3 N m motor) below the frictionlosses
     m = arm(20, 5, 2, c);
     double v0[3] = {0, 0, 0}, u0[3] = {0.3, 0.2, 0.1};
-    check_state(m, q, v0, u0, "sticking at rest", all);
+    check_state(m, q, v0, u0, "sticking at rest", pen ? none : all);
     // mixed: j1 held at rest, j2 and j3 sliding
     double v1[3] = {0, -1.5, 1.0};
     phys_free_model(m);
     m = arm(20, 0.3, 0.2, c);
-    check_state(m, q, v1, u0, "mixed", first);
+    check_state(m, q, v1, u0, "mixed", pen ? none : first);
     phys_free_model(m);
     // frictionloss 0 on j2 (no row; the right derivative -sign(v) e), j1 sliding, j3 sticking at rest
     m = arm(0.4, 0, 3, c);
     double v2[3] = {1.0, -1.5, 0};
     int third[3] = {0, 0, 1};
-    check_state(m, q, v2, u0, "frictionloss 0", third);
+    check_state(m, q, v2, u0, "frictionloss 0", pen ? none : third);
     phys_free_model(m);
   }
 }
@@ -201,24 +203,20 @@ static void test_zero_at_rest(void) {
   phys_free_model(m);
 }
 
-// derivatives the implementation does not cover are refused with a message naming frictionloss
+// derivatives the implementation does not cover (frictionloss with an active joint limit, in every contact
+// model) are refused with a message naming frictionloss
 static void test_refused(void) {
-  physModel* m = arm(0.4, 0.3, 0.2, PHYS_CONTACT_PENALTY);
-  physData* d = phys_make_data(m);
-  double A[36], B[18];
-  CHECK(phys_step_jacobian(m, d, A, B) == PHYS_ERR_ARG && strstr(d->lastwarning, "frictionloss") &&
-        strstr(d->lastwarning, "penalty"));
-  phys_free_data(d);
-  phys_free_model(m);
-  // a joint limit active together with frictionloss rows
-  m = arm(0.4, 0.3, 0.2, PHYS_CONTACT_LCP);
-  m->jnt_limited[0] = 1;
-  m->jnt_range[0] = 0.5, m->jnt_range[1] = 1;
-  d = phys_make_data(m);
-  CHECK(phys_step_jacobian(m, d, A, B) == PHYS_ERR_ARG && strstr(d->lastwarning, "frictionloss") &&
-        strstr(d->lastwarning, "limits"));
-  phys_free_data(d);
-  phys_free_model(m);
+  for (int c = 0; c < 4; c++) {
+    physModel* m = arm(0.4, 0.3, 0.2, c);
+    m->jnt_limited[0] = 1;
+    m->jnt_range[0] = 0.5, m->jnt_range[1] = 1;
+    physData* d = phys_make_data(m);
+    double A[36], B[18];
+    CHECK_MSG(phys_step_jacobian(m, d, A, B) == PHYS_ERR_ARG && strstr(d->lastwarning, "frictionloss") &&
+              strstr(d->lastwarning, "limit"), "%s: %s", phys_contact_name(c), d->lastwarning);
+    phys_free_data(d);
+    phys_free_model(m);
+  }
 }
 
 int main(void) {
