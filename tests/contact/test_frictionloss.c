@@ -227,7 +227,16 @@ static void test_read(void) {
   memset(&log, 0, sizeof log);
   m = phys_load(put("neg.xml", "<mujoco><worldbody><body><joint name='a' frictionloss='-1'/><geom type='sphere' "
                     "size='0.1'/></body></worldbody></mujoco>"), NULL, &log);
-  CHECK_MSG(m == NULL && strstr(log.error, "frictionloss must be >= 0") && strstr(log.error, "neg.xml"), "%s", log.error);
+  CHECK_MSG(m == NULL && strstr(log.error, "frictionloss must be >= 0") && strstr(log.error, "neg.xml:1"), "%s",
+            log.error);
+  if (m) phys_free_model(m);
+  memset(&log, 0, sizeof log);
+  m = phys_load(put("neg.urdf", "<robot name='r'><link name='base'/><link name='l1'><inertial><mass value='1'/>"
+                    "<inertia ixx='0.1' iyy='0.1' izz='0.1' ixy='0' ixz='0' iyz='0'/></inertial></link>\n"
+                    "<joint name='j1' type='continuous'><parent link='base'/><child link='l1'/>\n"
+                    "<dynamics friction='-0.5'/></joint></robot>"), NULL, &log);
+  CHECK_MSG(m == NULL && strstr(log.error, "negative friction") && strstr(log.error, "neg.urdf:3") &&
+            strstr(log.error, "j1"), "%s", log.error);
   if (m) phys_free_model(m);
 }
 
