@@ -929,7 +929,8 @@ static void test_recorded_round_trip(void) {
 // joint frictionloss (issue 12 item 4): a 2-link arm with dry friction on both joints (0.25 and 0.15 N m) driven by
 // random controls that make it stick and slip in turn; identify recovers both from 0.1 and 0.3 (through the
 // frictionloss rows' derivatives; measured to 1e-6, asserted at 1%), writes them back as the joints' frictionloss
-// attribute, and the tied pattern frictionloss:j* fits one value between the two
+// attribute, and the tied pattern frictionloss:j* fits one value between the two; with the arm in a world composed
+// with a floor (--add), the written world file carries both joints' frictionloss
 static void test_frictionloss_round_trip(void) {
   const char* model = write_file("in_arm2f.xml",
       "<mujoco model='arm2f'><option timestep='0.002'/><worldbody><body name='a'>"
@@ -961,6 +962,32 @@ static void test_frictionloss_round_trip(void) {
   printf("tied frictionloss:j* (truth 0.25 and 0.15): %.6g\n", tied);
   CHECK(tied > 0.15 && tied < 0.25);
   run_free(&r);
+  // a composed world (the arm 1 m above models/floor.xml): the written world carries both joints' frictionloss
+  char* text = slurp(model);
+  char* at = text ? strstr(text, "<body name='a'>") : NULL;
+  CHECK(at != NULL);
+  if (at) {
+    char high[4096];
+    snprintf(high, sizeof high, "%.*s<body name='a' pos='0 0 1'>%s", (int)(at - text), text, at + 15);
+    write_file("in_arm2fh.xml", high);
+  }
+  free(text);
+  r = run("simulate", path("in_arm2fh.xml"), "--add", "models/floor.xml", "--steps", "400", "--every", "5", "--ctrl",
+          "random", "--seed", "5", "--quiet", "--out", path("in_arm2fh.csv"), NULL);
+  CHECK_MSG(r.code == 0, "%s", r.err);
+  run_free(&r);
+  r = run("identify", path("in_arm2fh.xml"), "--add", "models/floor.xml", path("in_arm2fh.csv"), "--param",
+          "frictionloss:j1:init=0.1", "--substeps", "5", "--quiet", "--write-model", path("out/arm2fh_world.xml"), NULL);
+  CHECK_MSG(r.code == 0 && fabs(printed(r.out, "frictionloss:j1") - 0.25) < 0.0025, "%s%s", r.out, r.err);
+  run_free(&r);
+  char* world = slurp(path("out/arm2fh_world.xml"));
+  const char* w1 = world ? strstr(world, "name=\"j1\"") : NULL;
+  const char* w2 = world ? strstr(world, "name=\"j2\"") : NULL;
+  const char* wf1 = w1 ? strstr(w1, "frictionloss=\"") : NULL;
+  const char* wf2 = w2 ? strstr(w2, "frictionloss=\"") : NULL;
+  CHECK_MSG(wf1 && wf2 && fabs(atof(wf1 + 14) - 0.25) < 0.0025 && atof(wf2 + 14) == 0.15, "%s",
+            world ? world : "(none)");
+  free(world);
   clear_outputs();
 }
 
