@@ -44,6 +44,11 @@ physFrictionPoint* phys_friction_point_penalty(const physModel* m, physData* d, 
 void phys_friction_dfdv(const physModel* m, const physFrictionPoint* fp, double* Gv);
 // v_bar += (df/dv)' lambda for the penalty friction (nothing for rows or fp NULL)
 void phys_friction_dfdv_vjp(const physModel* m, const physFrictionPoint* fp, const double* lambda, double* vbar);
+// the constrained step's rows fr (solved with contact or limit rows, src/step/step.c) as a point for the
+// parameter columns: signs of the sliding rows, no projection; NULL (and nothing allocated) if a row sticks (a
+// bilateral constraint the constrained derivatives do not have) or fr has no rows. Sliding rows alone are
+// constant forces +-F_k on their dofs, which the constrained step's derivatives take in through a+ and v+.
+physFrictionPoint* phys_friction_point_sliding(const physModel* m, physData* d, const physFrictionRows* fr);
 // V (nv x ncol, row stride ld: dv+ along ncol directions) <- Pi V (its sticking rows exactly 0)
 void phys_friction_project(const physModel* m, physData* d, const physFrictionPoint* fp, double* V, int ncol,
                            int ld);

@@ -8,7 +8,9 @@
 //     a frictionloss at 0: the right derivative), and the tied frictionloss:j* column = the sum of the three;
 //   - the reverse modes (phys_step_vjp, phys_step_param_vjp) by the dot-product test to 1e-12 relative;
 //   - at rest, a sticking dof's rows of A, B, P are exactly 0 (it cannot move whatever the perturbation; rows only);
-//   - frictionloss with an active limit (every model): the derivatives are refused with a message, not wrong.
+//   - with a contact (tip sliding on a floor, lcp/cone/ccp) while every row slides: A, B, P against central
+//     differences and the dot-product test; rows sticking with contacts or limits active (and penalty's
+//     friction with a limit spring): refused with a message, not wrong.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -203,17 +205,87 @@ static void test_zero_at_rest(void) {
   phys_free_model(m);
 }
 
-// derivatives the implementation does not cover (frictionloss with an active joint limit, in every contact
-// model) are refused with a message naming frictionloss
+// frictionloss rows with a contact (a two-link arm whose tip slides on a frictionless floor under motor torques):
+// while every row slides, the constrained step's derivatives take the rows' constant forces in (A, B, P over
+// frictionloss:a, frictionloss:b and mass:l1 against central differences < 1e-6, dot-product test 1e-12), in
+// lcp, cone and ccp; the same arm held (frictionloss 50) sticks with the contact active: refused
+static void test_with_contact(void) {
+  const char* xml =
+      "<mujoco><option timestep='0.002'/><default><geom friction='0'/></default><worldbody>"
+      "<geom type='plane' size='5 5 .1'/><body name='l1' pos='0 0 0.48'><joint name='a' axis='0 1 0' "
+      "frictionloss='%g'/><geom type='capsule' fromto='0 0 0 0.4 0 0' size='0.03' mass='1'/><body pos='0.4 0 0'>"
+      "<joint name='b' axis='0 1 0' frictionloss='%g'/><geom type='capsule' fromto='0 0 0 0 0 -0.45' "
+      "size='0.03' mass='1'/></body></body></worldbody><actuator><motor joint='a'/><motor joint='b'/></actuator>"
+      "</mujoco>";
+  for (int c = 0; c < 3; c++) {
+    char text[2048];
+    snprintf(text, sizeof text, xml, 0.5, 0.3);
+    physLog log;
+    physModel* m = load_text(text, &log);
+    CHECK_MSG(m != NULL, "%s", log.error);
+    if (!m) return;
+    m->opt.contact = c;
+    physData* d = phys_make_data(m);
+    for (int k = 0; k < 60; k++) {
+      d->ctrl[0] = 3 * sin(0.02 * k), d->ctrl[1] = -2 * cos(0.03 * k);
+      phys_step(m, d);
+    }
+    CHECK(d->ncon > 0 && fabs(d->qvel[0]) > 0.1 && fabs(d->qvel[1]) > 0.1);   // in contact, both sliding
+    double A[16], B[8], Af[16], Bf[8];
+    CHECK_MSG(phys_step_jacobian(m, d, A, B) == PHYS_OK, "%s: %s", phys_contact_name(c), d->lastwarning);
+    CHECK(phys_step_jacobian_fd(m, d, 1e-6, Af, Bf) == PHYS_OK);
+    double ea = relerr(A, Af, 16), eb = relerr(B, Bf, 8);
+    CHECK_MSG(ea < 1e-6 && eb < 1e-6, "contact (%s): A err %.3g, B err %.3g", phys_contact_name(c), ea, eb);
+    const char* spec[] = {"frictionloss:a", "frictionloss:b", "mass:l1"};
+    physParamTable t;
+    CHECK(phys_param_table_build(&t, m, spec, 3, &log) == PHYS_OK);
+    double P[12], Pf[12];
+    CHECK_MSG(phys_step_param_jacobian(m, d, &t, P) == PHYS_OK, "%s", d->lastwarning);
+    param_fd(m, d, &t, Pf);
+    double ep = relerr(P, Pf, 12);
+    CHECK_MSG(ep < 1e-6, "contact (%s): P err %.3g", phys_contact_name(c), ep);
+    CHECK(fabs(P[2 * 3]) > 0 && fabs(P[3 * 3 + 1]) > 0);   // the frictionloss columns move v+
+    double xb[4] = {0.3, -0.7, 0.5, 0.2}, xbo[4], ub[2], thb[3], dth[3] = {0.4, -0.6, 0.9}, dx[4] = {1, -1, 0.5, 2};
+    double du[2] = {0.3, -0.4}, l = 0, r = 0, s = 0;
+    CHECK(phys_step_vjp(m, d, xb, xbo, ub) == PHYS_OK && phys_step_param_vjp(m, d, &t, xb, thb) == PHYS_OK);
+    for (int i = 0; i < 4; i++) {
+      for (int j = 0; j < 4; j++) l += xb[i] * A[i * 4 + j] * dx[j], s += fabs(xb[i] * A[i * 4 + j] * dx[j]);
+      for (int j = 0; j < 2; j++) l += xb[i] * B[i * 2 + j] * du[j], s += fabs(xb[i] * B[i * 2 + j] * du[j]);
+      for (int j = 0; j < 3; j++) l += xb[i] * P[i * 3 + j] * dth[j], s += fabs(xb[i] * P[i * 3 + j] * dth[j]);
+      r += xbo[i] * dx[i];
+    }
+    for (int j = 0; j < 2; j++) r += ub[j] * du[j];
+    for (int j = 0; j < 3; j++) r += thb[j] * dth[j];
+    CHECK_MSG(fabs(l - r) <= 1e-12 * s, "contact (%s): dot-product %.17g vs %.17g", phys_contact_name(c), l, r);
+    phys_param_table_free(&t);
+    phys_free_data(d);
+    phys_free_model(m);
+
+    snprintf(text, sizeof text, xml, 50.0, 50.0);
+    m = load_text(text, &log);
+    m->opt.contact = c;
+    d = phys_make_data(m);
+    for (int k = 0; k < 60; k++) phys_step(m, d);
+    CHECK(d->ncon > 0 && d->qvel[0] == 0 && d->qvel[1] == 0);
+    CHECK_MSG(phys_step_jacobian(m, d, A, B) == PHYS_ERR_ARG && strstr(d->lastwarning, "frictionloss") &&
+              strstr(d->lastwarning, "sticking"), "held (%s): %s", phys_contact_name(c), d->lastwarning);
+    phys_free_data(d);
+    phys_free_model(m);
+  }
+}
+
+// derivatives the implementation does not cover (frictionloss rows sticking at an active joint limit; penalty's
+// friction with a limit spring) are refused with a message naming frictionloss
 static void test_refused(void) {
   for (int c = 0; c < 4; c++) {
-    physModel* m = arm(0.4, 0.3, 0.2, c);
+    physModel* m = arm(20, 5, 2, c);   // held at rest (test_states), j1 beyond its lower limit
     m->jnt_limited[0] = 1;
     m->jnt_range[0] = 0.5, m->jnt_range[1] = 1;
     physData* d = phys_make_data(m);
+    d->qpos[0] = 0.3, d->qpos[1] = -0.5, d->qpos[2] = 0.8;
     double A[36], B[18];
-    CHECK_MSG(phys_step_jacobian(m, d, A, B) == PHYS_ERR_ARG && strstr(d->lastwarning, "frictionloss") &&
-              strstr(d->lastwarning, "limit"), "%s: %s", phys_contact_name(c), d->lastwarning);
+    CHECK_MSG(phys_step_jacobian(m, d, A, B) == PHYS_ERR_ARG && strstr(d->lastwarning, "frictionloss"), "%s: %s",
+              phys_contact_name(c), d->lastwarning);
     phys_free_data(d);
     phys_free_model(m);
   }
@@ -223,6 +295,7 @@ int main(void) {
   mjcf_text_begin("fl_deriv");
   test_states();
   test_zero_at_rest();
+  test_with_contact();
   test_refused();
   return mjcf_text_end();
 }
