@@ -161,6 +161,7 @@ enum {
   X(int, dof_parentid, nv, 1)            /* previous dof on the path to the root (-1 at root)  (nv x 1) */ \
   X(double, dof_damping, nv, 1)          /* viscous damping                                    (nv x 1) */ \
   X(double, dof_armature, nv, 1)         /* rotor inertia added to the mass matrix diagonal    (nv x 1) */ \
+  X(double, dof_frictionloss, nv, 1)     /* dry friction: |constraint force| <= frictionloss   (nv x 1) */ \
   /* geoms */                                                                                              \
   X(int, geom_type, ngeom, 1)            /* physGeomType                                    (ngeom x 1) */ \
   X(int, geom_bodyid, ngeom, 1)          /* body id                                         (ngeom x 1) */ \
@@ -278,6 +279,8 @@ typedef struct physModel_ {
   int npair;                // number of explicit contact pairs
   int nexclude;             // number of excluded body pairs
   int nconmax;              // capacity of the contact list (MJCF <size nconmax>; default from the geoms)
+  int nfrictionloss;        // dofs with dof_frictionloss > 0 (derived: the compiler and phys_param_set keep it;
+                            // recount it after changing dof_frictionloss by hand)
   int nnames;               // bytes in names
 
   physOption opt;           // options

@@ -83,6 +83,7 @@ int grad_default_params(char*** spec, const physModel* m) {
     int da = m->jnt_dofadr[j];
     if (m->dof_damping[da] > 0) push_named(&s, &n, &cap, m, "damping", name);
     if (m->dof_armature[da] > 0) push_named(&s, &n, &cap, m, "armature", name);
+    if (m->dof_frictionloss[da] > 0) push_named(&s, &n, &cap, m, "frictionloss", name);
     push_named(&s, &n, &cap, m, "stiffness", name);
   }
   if (!(m->opt.disableflags & PHYS_DSBL_GRAVITY)) push_spec(&s, &n, &cap, "gravity");

@@ -4,11 +4,11 @@
 // Values come from the compiled model m (which holds the fit), written with "%.17g" so they load back
 // exactly: MJCF geom friction (all three coefficients) and size (a fromto capsule/cylinder keeps its axis and
 // midpoint and gets the new half-length), <custom><numeric name="physid:restitution:GEOM">, joint damping /
-// armature / stiffness, tendon stiffness / damping / springlength, a body's <inertial pos quat mass
+// armature / stiffness / frictionloss, tendon stiffness / damping / springlength, a body's <inertial pos quat mass
 // diaginertia> (the principal frame, replacing any other form; compiler inertiafromgeom="true" becomes
 // "auto" so that it is read), body pos, option gravity, actuator gear, physid:penalty. URDF: a link's
 // <inertial> (origin at the centre of mass, the full inertia tensor in the link frame), a joint's
-// <dynamics damping>; other kinds have no URDF form and are refused. Elements pulled in by MJCF <include>
+// <dynamics damping friction> (frictionloss); other kinds have no URDF form and are refused. Elements pulled in by MJCF <include>
 // are not in the edited document: their parameters are refused with a message.
 #include <libxml/parser.h>
 #include <libxml/tree.h>
@@ -114,7 +114,8 @@ static xmlNode* mjcf_target(xmlNode* root, const physModel* m, const physParam* 
   const char* tags = "body";
   switch (p->kind) {
     case PHYS_PAR_FRICTION: case PHYS_PAR_SIZE: kind = "geom", tags = "geom"; break;
-    case PHYS_PAR_DAMPING: case PHYS_PAR_ARMATURE: case PHYS_PAR_STIFFNESS: kind = "joint", tags = "joint|freejoint"; break;
+    case PHYS_PAR_DAMPING: case PHYS_PAR_ARMATURE: case PHYS_PAR_STIFFNESS: case PHYS_PAR_FRICTIONLOSS:
+      kind = "joint", tags = "joint|freejoint"; break;
     case PHYS_PAR_SPRING_STIFFNESS: case PHYS_PAR_SPRING_DAMPING: case PHYS_PAR_SPRING_RESTLENGTH:
       kind = "spring", tags = "spatial"; break;
     case PHYS_PAR_GEAR: kind = "actuator", tags = "motor|general|position|velocity"; break;
@@ -177,12 +178,14 @@ static int mjcf_param(xmlNode* root, const physModel* m, const physParam* p, cha
   }
   xmlNode* n = mjcf_target(root, m, p, err, nerr);
   if (!n) return 0;
-  int dof = p->kind == PHYS_PAR_DAMPING || p->kind == PHYS_PAR_ARMATURE ? m->jnt_dofadr[id] : 0;
+  int dof = p->kind == PHYS_PAR_DAMPING || p->kind == PHYS_PAR_ARMATURE || p->kind == PHYS_PAR_FRICTIONLOSS
+                ? m->jnt_dofadr[id] : 0;
   switch (p->kind) {
     case PHYS_PAR_FRICTION: set_numbers(n, "friction", m->geom_friction + 3 * id, 3); break;
     case PHYS_PAR_SIZE: mjcf_size(n, m, id, p->size); break;
     case PHYS_PAR_DAMPING: set_numbers(n, "damping", m->dof_damping + dof, 1); break;
     case PHYS_PAR_ARMATURE: set_numbers(n, "armature", m->dof_armature + dof, 1); break;
+    case PHYS_PAR_FRICTIONLOSS: set_numbers(n, "frictionloss", m->dof_frictionloss + dof, 1); break;
     case PHYS_PAR_STIFFNESS: set_numbers(n, "stiffness", m->jnt_stiffness + id, 1); break;
     case PHYS_PAR_SPRING_STIFFNESS: set_numbers(n, "stiffness", m->spring_stiffness + id, 1); break;
     case PHYS_PAR_SPRING_DAMPING: set_numbers(n, "damping", m->spring_damping + id, 1); break;
@@ -227,15 +230,17 @@ static int urdf_param(xmlNode* root, const physModel* m, const physParam* p, cha
     else urdf_inertial(link, m, p->id);
     return link != NULL;
   }
-  if (kind == PHYS_PAR_DAMPING) {
+  if (kind == PHYS_PAR_DAMPING || kind == PHYS_PAR_FRICTIONLOSS) {
     const char* name = phys_id2name(m, "joint", p->id);
     xmlNode* joint = find_named(root, "joint", name);
+    int dof = m->jnt_dofadr[p->id];
     if (!joint) snprintf(err, nerr, "--write-model: %s: no <joint name='%s'> in the URDF file", p->name, name);
-    else set_numbers(child(joint, "dynamics", 1, 0), "damping", m->dof_damping + m->jnt_dofadr[p->id], 1);
+    else if (kind == PHYS_PAR_DAMPING) set_numbers(child(joint, "dynamics", 1, 0), "damping", m->dof_damping + dof, 1);
+    else set_numbers(child(joint, "dynamics", 1, 0), "friction", m->dof_frictionloss + dof, 1);
     return joint != NULL;
   }
-  snprintf(err, nerr, "--write-model: %s: URDF has no place for this kind (mass, com, inertia and joint damping "
-           "can be written; use an MJCF model for the others)", p->name);
+  snprintf(err, nerr, "--write-model: %s: URDF has no place for this kind (mass, com, inertia, joint damping and "
+           "frictionloss can be written; use an MJCF model for the others)", p->name);
   return 0;
 }
 
@@ -445,6 +450,7 @@ static void world_body(FILE* f, const physModel* m, int b, int indent) {
     }
     put_attr(f, "damping", m->dof_damping + d, 1);
     put_attr(f, "armature", m->dof_armature + d, 1);
+    if (m->dof_frictionloss[d] > 0) put_attr(f, "frictionloss", m->dof_frictionloss + d, 1);
     fprintf(f, "/>\n");
   }
   for (int g = 0; g < m->ngeom; g++)

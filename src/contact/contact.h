@@ -180,6 +180,31 @@ physStatus phys_solve_cone_vjp(const physModel* m, physData* d, const physConstr
 physStatus phys_solve_cone_jvp(const physModel* m, physData* d, const physConstraintProblem* p,
                                const physConstraintSolution* sol, const double* dg, const double* dG,
                                const double* dmu, double* dlambda);
+// joint frictionloss rows (frictionloss.c): one row e_k per dof with dof_frictionloss > 0, |lambda_k| <= F_k dt
+typedef struct physFrictionRows_ {
+  int nf;                   // rows
+  int* dof;                 // nf: their dofs, ascending
+  double* b;                // nf: impulse bounds F dt
+  double* G;                // nf x nf: E' M~^-1 E
+  double* g;                // nf: free dof velocities E' v_f (plus the contact rows' coupling, when any)
+  double* WE;               // nv x nf: M~^-1 E
+  double* lambda;           // nf: impulses
+  int* state;               // nf: PHYS_ROW_CLAMPING (sticking), PHYS_ROW_UPPER (+b), PHYS_ROW_LOWER (-b)
+} physFrictionRows;
+// the number of frictionloss rows of m (dofs with dof_frictionloss > 0), and their dofs (capacity nv)
+int phys_frictionloss_count(const physModel* m);
+int phys_frictionloss_dofs(const physModel* m, int* dof);
+// the rows at d's state through the factor qLD of M~ and the free velocity vf (arena memory of the caller)
+void phys_frictionloss_assemble(const physModel* m, physData* d, const double* qLD, const double* vf,
+                                physFrictionRows* fr);
+// the box problem min 1/2 l'Gl + g'l over |l_i| <= b_i, exactly (principal pivoting): rounds, -1 on fallback
+int phys_frictionloss_box(physData* d, const double* G, const double* g, const double* b, int nf, double* lambda,
+                          int* state);
+// v += M~^-1 E lambda, sticking dofs set to 0 exactly
+void phys_frictionloss_apply(const physModel* m, const physFrictionRows* fr, double* v);
+// penalty's regularized frictionloss (penalty.c): per friction dof C = F / max(|v|, penalty_vslip),
+// qfrc -= C v, add += dt C (the force -C v+ at the new velocity, implicit as the joint damping)
+void phys_penalty_frictionloss(const physModel* m, const physData* d, double* qfrc, double* add);
 // penalty (src/contact/penalty.c): forces, not impulses, integrated linearly implicitly by the step.
 // Damping ratio of the restitution-derived normal damper for eps = 0 and the smallest restitutions
 #define PHYS_PENALTY_ZETA_MAX 5.0

@@ -357,3 +357,18 @@ int phys_penalty_limits(const physModel* m, const physData* d, double* qfrc, dou
   return n;
 }
 
+
+// joint frictionloss under penalty contact: Coulomb's law regularized as the contacts' friction is, viscous
+// below v_slip (C = F / v_slip) and |f| = F above (C = F / |v|), the coefficient frozen at the current
+// velocity and the force -C v+ implicit (qfrc -= C v, add += dt C: M~ + dt C on the dof). A dof at rest under
+// a load tau < F creeps at tau v_slip / F instead of sticking exactly (the constrained models' rows stick).
+void phys_penalty_frictionloss(const physModel* m, const physData* d, double* qfrc, double* add) {
+  double vs = m->opt.penalty_vslip, dt = m->opt.timestep;
+  for (int k = 0; k < m->nv; k++) {
+    double F = m->dof_frictionloss[k];
+    if (!(F > 0)) continue;
+    double v = d->qvel[k], C = F / fmax(fabs(v), vs);
+    qfrc[k] -= C * v;
+    add[k] += dt * C;
+  }
+}

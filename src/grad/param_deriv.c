@@ -24,7 +24,8 @@
 //     their velocities by w_p x t, dLdot/dz = sum dg_s . v_s + g_s . (w_p x t), their Jacobian columns of
 //     dofs k above by w_k x t, so R = T' sum J_s' g_s + T (sum J_s' dg_s + (w_k . (t x g_s))_k),
 //     T' = k dL/dz + b dLdot/dz (motor tensions do not depend on z);
-//   friction, restitution, size, penalty stiffness and damping: 0 (contact only).
+//   friction, restitution, size, penalty stiffness and damping: 0 (contact only);
+//   frictionloss: R = -s_k e_k on the joint's dofs (frictionloss_deriv.h), and every column projected by Pi.
 // Then v+ = v + dt a, q+ = q (+) dt v+:  P = [[dt D V], [V]],  V = dt da/dtheta = -dt M~^-1 R, with
 // D = Jr(dt v+) on ball and free-rotation groups (1 elsewhere), as phys_step_jacobian's A.
 // Reverse mode: theta_bar = P' xbar = -R' lambda, lambda = M~^-1 (dt w), w = vbar+ + dt D' qbar+.
@@ -62,7 +63,7 @@ static void apply_d(const physModel* m, const double* vnew, const double* x, dou
 
 // P of the smooth step at (L, qacc) (step_record.h): V = -dt M~^-1 R column by column, Q = dt D V
 void phys_smooth_step_param_jacobian(const physModel* m, physData* d, const double* L, const double* qacc,
-                                     const physParamTable* t, double* P) {
+                                     const physFrictionPoint* fp, const physParamTable* t, double* P) {
   int nv = m->nv, nt = t->ntheta;
   double dt = m->opt.timestep;
   size_t mark = phys_stack_mark(d);
@@ -72,10 +73,12 @@ void phys_smooth_step_param_jacobian(const physModel* m, physData* d, const doub
   double* dcol = phys_stack_alloc(d, (size_t)nv);
   double* vnew = phys_stack_alloc(d, (size_t)nv);
   for (int i = 0; i < nv; i++) vnew[i] = d->qvel[i] + dt * qacc[i];
+  if (phys_friction_in_table(t)) phys_friction_param_columns(m, fp, t, vnew, V);
   for (int c = 0; c < nt; c++) {
     for (int k = 0; k < nv; k++) col[k] = V[(size_t)k * nt + c];
     phys_solve_m(m, L, col, col);
     for (int k = 0; k < nv; k++) col[k] *= -dt;
+    phys_friction_project(m, d, fp, col, 1, 1);
     apply_d(m, vnew, col, dcol, 0);
     for (int k = 0; k < nv; k++) {
       V[(size_t)k * nt + c] = col[k];

@@ -45,6 +45,7 @@ static kindRow kind_row(int kind) {
     case PHYS_PAR_POS: return (kindRow){"pos", 3};
     case PHYS_PAR_PENALTY_STIFFNESS: return (kindRow){"penalty", 1};
     case PHYS_PAR_PENALTY_DAMPING: return (kindRow){"penalty", 1};
+    case PHYS_PAR_FRICTIONLOSS: return (kindRow){"frictionloss", 1};
     case PHYS_NPARKIND: break;
   }
   return (kindRow){"", 0};   // out of range: matches no spec
@@ -58,7 +59,8 @@ static const char* kind_object(int kind) {
     case PHYS_PAR_INERTIA: return "body";
     case PHYS_PAR_DAMPING:
     case PHYS_PAR_ARMATURE:
-    case PHYS_PAR_STIFFNESS: return "joint";
+    case PHYS_PAR_STIFFNESS:
+    case PHYS_PAR_FRICTIONLOSS: return "joint";
     case PHYS_PAR_GEAR: return "actuator";
     case PHYS_PAR_SPRING_STIFFNESS:
     case PHYS_PAR_SPRING_DAMPING:
@@ -236,11 +238,11 @@ static physStatus parse_spec(physParam** out, int* count, const physModel* m, co
     if (k < 0)
       return phys_error(log, PHYS_ERR_ARG,
                         "param '%s': unknown kind '%s' (valid: mass, com, inertia, damping, armature, stiffness, "
-                        "restlength, gravity, gear, friction, restitution, size, pos, penalty)", spec, kind);
+                        "frictionloss, restlength, gravity, gear, friction, restitution, size, pos, penalty)", spec, kind);
     if (!kind_object(k)) return phys_error(log, PHYS_ERR_ARG, "param '%s': kind '%s' is not supported yet", spec, kind);
     if (is_pattern(name) && !tieable(k))
       return phys_error(log, PHYS_ERR_ARG, "param '%s': %s takes one name, not a pattern (patterns: mass, com, "
-                        "inertia, damping, armature, stiffness, restlength, gear)", spec, kind);
+                        "inertia, damping, armature, stiffness, frictionloss, restlength, gear)", spec, kind);
     n = is_pattern(name) ? count_matches(m, kind_object(k), name) : name[0] != 0;
     if (n == 0 || (!is_pattern(name) && phys_name2id(m, kind_object(k), name) < 0) ||
         (!is_pattern(name) && (k <= PHYS_PAR_INERTIA || k == PHYS_PAR_POS) && phys_name2id(m, "body", name) == 0))
@@ -509,6 +511,7 @@ void phys_param_get(const physParamTable* t, const physModel* m, double* theta) 
       case PHYS_PAR_POS: phys_copy3(th, m->body_pos + 3 * id); break;
       case PHYS_PAR_PENALTY_STIFFNESS: th[0] = m->opt.penalty_stiffness; break;
       case PHYS_PAR_PENALTY_DAMPING: th[0] = m->opt.penalty_damping; break;
+      case PHYS_PAR_FRICTIONLOSS: joint_dofs(m, id, &da, &nd); th[0] = m->dof_frictionloss[da]; break;
       default: th[0] = m->geom_restitution[id]; break;
     }
   }
@@ -561,6 +564,11 @@ static physStatus set_entry(physModel* m, const physParam* p, const double* th) 
       if (!(th[0] >= 0)) return PHYS_ERR_VALUE;
       m->opt.penalty_damping = th[0];
       break;
+    case PHYS_PAR_FRICTIONLOSS:
+      if (!(th[0] >= 0)) return PHYS_ERR_VALUE;
+      joint_dofs(m, id, &da, &nd);
+      for (int i = 0; i < nd; i++) m->dof_frictionloss[da + i] = th[0];
+      break;
     default:
       if (!(th[0] >= 0 && th[0] <= 1)) return PHYS_ERR_VALUE;
       m->geom_restitution[id] = th[0];
@@ -583,6 +591,8 @@ physStatus phys_param_set(const physParamTable* t, physModel* m, const double* t
     if (st != PHYS_OK) return st;
   }
   update_subtreemass(m);
+  m->nfrictionloss = 0;
+  for (int k = 0; k < m->nv; k++) m->nfrictionloss += m->dof_frictionloss[k] > 0;
   return PHYS_OK;
 }
 
@@ -593,7 +603,7 @@ void phys_param_bounds(const physParamTable* t, double* lower, double* upper) {
     int nonneg = k == PHYS_PAR_MASS || k == PHYS_PAR_DAMPING || k == PHYS_PAR_ARMATURE || k == PHYS_PAR_STIFFNESS ||
                  k == PHYS_PAR_SPRING_STIFFNESS || k == PHYS_PAR_SPRING_DAMPING || k == PHYS_PAR_SPRING_RESTLENGTH ||
                  k == PHYS_PAR_FRICTION || k == PHYS_PAR_RESTITUTION || k == PHYS_PAR_SIZE ||
-                 k == PHYS_PAR_PENALTY_STIFFNESS || k == PHYS_PAR_PENALTY_DAMPING;
+                 k == PHYS_PAR_PENALTY_STIFFNESS || k == PHYS_PAR_PENALTY_DAMPING || k == PHYS_PAR_FRICTIONLOSS;
     for (int i = 0; i < p->size; i++) {
       if (lower) lower[p->adr + i] = nonneg ? 0 : -HUGE_VAL;
       if (upper) upper[p->adr + i] = k == PHYS_PAR_RESTITUTION ? 1 : HUGE_VAL;

@@ -59,6 +59,7 @@ typedef enum physParamKind_ {
   PHYS_PAR_POS,               // body_pos: the joint placement in the parent (link lengths)
   PHYS_PAR_PENALTY_STIFFNESS, // opt.penalty_stiffness ("penalty:stiffness")
   PHYS_PAR_PENALTY_DAMPING,   // opt.penalty_damping ("penalty:damping")
+  PHYS_PAR_FRICTIONLOSS,      // joint frictionloss (dof_frictionloss of all the joint's dofs)
   PHYS_NPARKIND
 } physParamKind;
 

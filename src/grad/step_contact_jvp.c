@@ -716,6 +716,8 @@ static physStatus jacobian_p(const physModel* m, physData* d, const contactPoint
   double* dqn = phys_stack_alloc(d, (size_t)nv);
   double* dvn = phys_stack_alloc(d, (size_t)nv);
   phys_param_forces(m, d, t, cp->acc, Ra);
+  if (phys_friction_in_table(t))   // (frictionloss: sliding rows' constant forces, frictionloss_deriv.h)
+    phys_friction_param_columns(m, phys_friction_point_sliding(m, d, &cp->st.fr), t, cp->st.vnew, Ra);
   phys_param_forces(m, d, t, zero, R0);
   phys_param_forces(m, d, t, cp->st.vpos, Rp);
   int B = block_cols(d, n, nt), j0 = 0, nb = 0;   // the mass terms of theta columns [j0 - nb, j0) in K

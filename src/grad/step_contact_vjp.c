@@ -377,6 +377,8 @@ static void smooth_param_vjp(const physModel* m, physData* d, const contactPoint
   double* zs = arena_zeros(d, nv);
   double* zero = arena_zeros(d, nv);
   sub_rt(m, d, t, cp->acc, a->rbar, R, theta_bar);
+  if (phys_friction_in_table(t))   // (frictionloss: sliding rows' constant forces, frictionloss_deriv.h)
+    phys_friction_param_vjp(m, phys_friction_point_sliding(m, d, &cp->st.fr), t, cp->st.vnew, a->rbar, theta_bar);
   if (cp->st.p.npos > 0) {
     sub_rt(m, d, t, cp->st.vpos, a->zpos, R, theta_bar);
     for (int i = 0; i < nv; i++) zs[i] -= a->zpos[i];

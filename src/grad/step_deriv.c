@@ -45,18 +45,24 @@ physStatus phys_smooth_step_point(const physModel* m, physData* d, int kinematic
   phys_passive(m, d);
   phys_actuation(m, d);
 
-  // M~ = qM + dt B (implicit damping) on the tree, a = M~^-1 (f - c)
+  // M~ = qM + dt B (implicit damping) on the tree, a = M~^-1 (f - c); penalty's frictionloss adds dt C to M~
+  // and -C v to f (src/contact/penalty.c, as the step)
   size_t mark = phys_stack_mark(d);
   double* add = phys_stack_alloc(d, (size_t)nv);
+  double* ffl = phys_stack_alloc(d, (size_t)nv);
   phys_implicit_damping_add(m, add);   // (step.h: the step's own test)
+  memset(ffl, 0, sizeof(double) * (size_t)nv);
+  int pfl = m->opt.contact == PHYS_CONTACT_PENALTY && m->nfrictionloss > 0;
+  if (pfl) phys_penalty_frictionloss(m, d, ffl, add);
   int ok = phys_factor_m(m, L, d->qM, add) == nv;
-  phys_stack_free(d, mark);
   if (!ok) {
+    phys_stack_free(d, mark);
     phys_data_warning(d, "phys_step_jacobian: M + dt B not positive definite at time %g", d->time);
     return PHYS_ERR_NUMERIC;
   }
   double* f = qacc;
-  for (int i = 0; i < nv; i++) f[i] = d->qfrc_passive[i] + d->qfrc_actuator[i] + d->qfrc_applied[i];
+  for (int i = 0; i < nv; i++) f[i] = d->qfrc_passive[i] + d->qfrc_actuator[i] + d->qfrc_applied[i] + ffl[i];
+  phys_stack_free(d, mark);
   for (int b = 1; b < m->nbody; b++) {
     const double* x = d->xfrc_applied + 6 * b;
     if (x[0] != 0 || x[1] != 0 || x[2] != 0 || x[3] != 0 || x[4] != 0 || x[5] != 0)
@@ -161,8 +167,8 @@ static void position_rows(const physModel* m, const int* rot, const double* Jr, 
 
 // A: the v+ rows hold [G_q | G_v] (nv x 2nv), solved in place to da/dq, da/dv, then V_q = dt da/dq,
 // V_v = E + dt da/dv; the q+ rows = dt D V plus E on the q columns (Exp(phi)' blocks, 1 on scalar dofs)
-static void jacobian_a(const physModel* m, physData* d, const double* L, const double* qacc, const int* rot,
-                       const double* Jr, const double* Et, double* A) {
+static void jacobian_a(const physModel* m, physData* d, const double* L, const double* qacc,
+                       const physFrictionPoint* fp, const int* rot, const double* Jr, const double* Et, double* A) {
   int nv = m->nv, n2 = 2 * nv;
   double dt = m->opt.timestep;
   size_t mark = phys_stack_mark(d), nn = (size_t)nv * nv;
@@ -174,6 +180,7 @@ static void jacobian_a(const physModel* m, physData* d, const double* L, const d
   phys_passive_deriv(m, d, Gq, Gv, NULL);
   phys_actuation_deriv(m, d, Gq, NULL);
   phys_xfrc_deriv(m, d, Gq);
+  phys_friction_dfdv(m, fp, Gv);
   double* V = A + (size_t)nv * n2;
   for (int i = 0; i < nv; i++) {
     memcpy(V + (size_t)i * n2, Gq + (size_t)i * nv, sizeof(double) * (size_t)nv);
@@ -186,6 +193,7 @@ static void jacobian_a(const physModel* m, physData* d, const double* L, const d
     for (int c = 0; c < n2; c++) Vi[c] *= dt;
     Vi[nv + i] += 1;
   }
+  phys_friction_project(m, d, fp, V, n2, n2);
   position_rows(m, rot, Jr, V, A, n2, n2);
   for (int k = 0; k < nv; k++) {
     if (rot[k] < 0) {
@@ -198,8 +206,8 @@ static void jacobian_a(const physModel* m, physData* d, const double* L, const d
 }
 
 // B: the v+ rows hold df/du (nv x nu), solved in place, V_u = dt da/du; the q+ rows = dt D V_u
-static void jacobian_b(const physModel* m, physData* d, const double* L, const int* rot, const double* Jr,
-                       double* B) {
+static void jacobian_b(const physModel* m, physData* d, const double* L, const physFrictionPoint* fp,
+                       const int* rot, const double* Jr, double* B) {
   int nv = m->nv, nu = m->nu;
   double dt = m->opt.timestep;
   double* V = B + (size_t)nv * nu;
@@ -208,12 +216,13 @@ static void jacobian_b(const physModel* m, physData* d, const double* L, const i
   phys_actuation_deriv(m, d, NULL, V);
   solve_rows(m, L, V, nu, nu);
   for (size_t i = 0; i < (size_t)nv * nu; i++) V[i] *= dt;
+  phys_friction_project(m, d, fp, V, nu, nu);
   position_rows(m, rot, Jr, V, B, nu, nu);
 }
 
 // A and B of the smooth step at (L, qacc) (step_record.h)
-void phys_smooth_step_jacobian(const physModel* m, physData* d, const double* L, const double* qacc, double* A,
-                               double* B) {
+void phys_smooth_step_jacobian(const physModel* m, physData* d, const double* L, const double* qacc,
+                               const physFrictionPoint* fp, double* A, double* B) {
   int nv = m->nv;
   double dt = m->opt.timestep;
   size_t mark = phys_stack_mark(d);
@@ -223,8 +232,8 @@ void phys_smooth_step_jacobian(const physModel* m, physData* d, const double* L,
   int* rot = (int*)phys_stack_alloc(d, (size_t)nv);
   for (int i = 0; i < nv; i++) vnew[i] = d->qvel[i] + dt * qacc[i];
   integration_blocks(m, vnew, rot, Jr, Et);
-  if (A) jacobian_a(m, d, L, qacc, rot, Jr, Et, A);
-  if (B && m->nu > 0) jacobian_b(m, d, L, rot, Jr, B);
+  if (A) jacobian_a(m, d, L, qacc, fp, rot, Jr, Et, A);
+  if (B && m->nu > 0) jacobian_b(m, d, L, fp, rot, Jr, B);
   phys_stack_free(d, mark);
 }
 
@@ -233,10 +242,11 @@ void phys_smooth_step_jacobian(const physModel* m, physData* d, const double* L,
 
 // the smooth step's reverse mode at (L, qacc) (step_record.h); lambda (nv) receives the force adjoint.
 // qbar+ = xbar_next[0:nv], vbar+ = xbar_next[nv:2nv]:
-//   qbar = E' qbar+,  w = vbar+ + dt D' qbar+,  vbar = w,  lambda = M~^-1 (dt w),
+//   qbar = E' qbar+,  w = Pi' (vbar+ + dt D' qbar+) (Pi: frictionloss_deriv.h, I without rows),  vbar = w,  lambda = M~^-1 (dt w),
 //   qbar += (df/dq)' lambda - dtau/dq' lambda,  vbar += (df/dv)' lambda - dtau/dv' lambda,  ubar = (df/du)' lambda
 void phys_smooth_step_vjp(const physModel* m, physData* d, const double* L, const double* qacc,
-                          const double* xbar_next, double* xbar, double* ubar, double* lambda) {
+                          const physFrictionPoint* fp, const double* xbar_next, double* xbar, double* ubar,
+                          double* lambda) {
   int nv = m->nv, nu = m->nu;
   double dt = m->opt.timestep;
   size_t mark = phys_stack_mark(d);
@@ -253,10 +263,9 @@ void phys_smooth_step_vjp(const physModel* m, physData* d, const double* L, cons
 
   const double *qbn = xbar_next, *vbn = xbar_next + nv;
   apply_blocks(m, rot, Jr, qbn, w, 1);
-  for (int i = 0; i < nv; i++) {
-    w[i] = vbn[i] + dt * w[i];
-    lam[i] = dt * w[i];
-  }
+  for (int i = 0; i < nv; i++) w[i] = vbn[i] + dt * w[i];
+  phys_friction_project_t(m, d, fp, w);   // (frictionloss rows: w <- Pi' w)
+  for (int i = 0; i < nv; i++) lam[i] = dt * w[i];
   phys_solve_m(m, L, lam, lam);
   memcpy(lambda, lam, sizeof(double) * (size_t)nv);
 
@@ -272,6 +281,7 @@ void phys_smooth_step_vjp(const physModel* m, physData* d, const double* L, cons
   // the other forces in reverse mode: (df/dq)' lambda, (df/dv)' lambda, (df/du)' lambda
   if (ub) memset(ub, 0, sizeof(double) * (size_t)nu);
   phys_passive_vjp(m, d, lam, xq, xv, ub);
+  phys_friction_dfdv_vjp(m, fp, lam, xv);
   phys_actuation_vjp(m, d, lam, xq, ub);
   if (xq) phys_xfrc_vjp(m, d, lam, xq);
   phys_stack_free(d, mark);

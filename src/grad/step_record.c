@@ -8,6 +8,7 @@
 // has contacts (m->opt.disableflags without PHYS_DSBL_CONTACT) or active joint limits, smooth otherwise. A
 // constrained model whose last step had constraints (d->ncon, d->nlimit) is linearized through the
 // constrained stage first, which detects the contacts once; when it finds none the smooth point follows.
+#include <stdio.h>
 #include <string.h>
 
 #include "arena.h"
@@ -33,13 +34,28 @@ static int has_constraints(const physModel* m, physData* d) {
   return !(m->opt.disableflags & PHYS_DSBL_CONTACT) && phys_collision_count(m, d) > 0;
 }
 
-// the smooth kind: L and a in arena memory of rec's mark (kinematics: 1 if d's are at the state already)
+// PHYS_ERR_ARG with d->lastwarning set: the derivatives of joint frictionloss rows that stick while contact or
+// limit rows are active (a bilateral row the constrained derivatives do not have), or of penalty's friction with
+// penalty contacts or limit springs, are not implemented (frictionloss_deriv.h covers the rest)
+static physStatus frictionloss_refused(const physModel* m, physData* d, const char* where) {
+  snprintf(d->lastwarning, sizeof(d->lastwarning), "step derivatives: joint frictionloss %s is not supported "
+           "(with contacts or active limits only while every frictionloss row slides, and not under penalty; model "
+           "contact '%s')", where, phys_contact_name(m->opt.contact));
+  return PHYS_ERR_ARG;
+}
+
+// the smooth kind: L and a in arena memory of rec's mark (kinematics: 1 if d's are at the state already); with
+// frictionloss rows (lcp, cone, ccp) their solution, a = the step's a+ (frictionloss_deriv.h)
 static physStatus linearize_smooth(const physModel* m, physData* d, int kinematics, physStepRecord* rec) {
   int nv = m->nv;
   rec->kind = PHYS_STEP_SMOOTH;
   rec->L = phys_stack_alloc(d, (size_t)nv * nv);
   rec->qacc = phys_stack_alloc(d, (size_t)nv);
-  return phys_smooth_step_point(m, d, kinematics, rec->L, rec->qacc);
+  physStatus st = phys_smooth_step_point(m, d, kinematics, rec->L, rec->qacc);
+  if (st != PHYS_OK || phys_frictionloss_count(m) == 0) return st;
+  if (m->opt.contact == PHYS_CONTACT_PENALTY) rec->fp = phys_friction_point_penalty(m, d, rec->qacc);
+  else rec->fp = phys_friction_point(m, d, rec->L, rec->qacc);
+  return rec->fp ? PHYS_OK : PHYS_ERR_NUMERIC;
 }
 
 // the constrained kind (step_contact_deriv.h); *found = 0 if the step has no constraints after all
@@ -47,6 +63,8 @@ static physStatus linearize_constrained(const physModel* m, physData* d, physSte
   physStatus st = phys_constrained_linearize(m, d, &rec->cp);
   *found = rec->cp != NULL;
   if (*found) rec->kind = PHYS_STEP_CONSTRAINED;
+  if (st == PHYS_OK && *found && phys_frictionloss_count(m) > 0 && phys_constrained_friction_sticks(rec->cp))
+    return frictionloss_refused(m, d, "sticking while contacts or joint limits are active");
   return st;
 }
 
@@ -58,7 +76,7 @@ physStatus phys_step_linearize(const physModel* m, physData* d, physStepRecord* 
   if (m->opt.contact == PHYS_CONTACT_PENALTY) {
     if (phys_penalty_deriv_applies(m, d)) {
       rec->kind = PHYS_STEP_PENALTY;
-      return PHYS_OK;
+      return phys_frictionloss_count(m) > 0 ? frictionloss_refused(m, d, "with penalty contacts or limit springs") : PHYS_OK;
     }
     return linearize_smooth(m, d, 1, rec);   // (phys_penalty_deriv_applies ran the kinematics)
   }
@@ -87,10 +105,12 @@ physStatus phys_step_record_jacobian(const physModel* m, physData* d, const phys
   int toi = (m->opt.gradflags & PHYS_GRAD_TOI) != 0;
   physStatus st = PHYS_OK;
   if (P && t && t->ntheta == 0) P = NULL;
+  if (P && rec->kind == PHYS_STEP_PENALTY && phys_friction_in_table(t))
+    return frictionloss_refused(m, d, "as a parameter with penalty contacts or limit springs");
   switch (rec->kind) {
     case PHYS_STEP_SMOOTH:
-      phys_smooth_step_jacobian(m, d, rec->L, rec->qacc, A, B);
-      if (P && t) phys_smooth_step_param_jacobian(m, d, rec->L, rec->qacc, t, P);
+      phys_smooth_step_jacobian(m, d, rec->L, rec->qacc, rec->fp, A, B);
+      if (P && t) phys_smooth_step_param_jacobian(m, d, rec->L, rec->qacc, rec->fp, t, P);
       return PHYS_OK;
     case PHYS_STEP_PENALTY: return phys_penalty_step_jacobian(m, d, t, A, B, P);
     case PHYS_STEP_CONSTRAINED:
@@ -108,12 +128,19 @@ physStatus phys_step_record_vjp(const physModel* m, physData* d, const physStepR
   int toi = (m->opt.gradflags & PHYS_GRAD_TOI) != 0, nv = m->nv;
   physStatus st = PHYS_OK;
   if (!t || t->ntheta == 0) theta_bar = NULL;
+  if (theta_bar && rec->kind == PHYS_STEP_PENALTY && phys_friction_in_table(t))
+    return frictionloss_refused(m, d, "as a parameter with penalty contacts or limit springs");
   switch (rec->kind) {
     case PHYS_STEP_SMOOTH: {
       size_t mark = phys_stack_mark(d);
       double* lam = lambda ? lambda : phys_stack_alloc(d, (size_t)nv);
-      phys_smooth_step_vjp(m, d, rec->L, rec->qacc, xbar_next, xbar, ubar, lam);
+      phys_smooth_step_vjp(m, d, rec->L, rec->qacc, rec->fp, xbar_next, xbar, ubar, lam);
       if (theta_bar) phys_param_forces_vjp(m, d, t, rec->qacc, lam, theta_bar);
+      if (theta_bar && phys_friction_in_table(t)) {
+        double* vnew = phys_stack_alloc(d, (size_t)nv);
+        for (int i = 0; i < nv; i++) vnew[i] = d->qvel[i] + m->opt.timestep * rec->qacc[i];
+        phys_friction_param_vjp(m, rec->fp, t, vnew, lam, theta_bar);
+      }
       phys_stack_free(d, mark);
       return PHYS_OK;
     }

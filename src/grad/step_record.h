@@ -17,6 +17,7 @@
 #ifndef PHYS_STEP_RECORD_H
 #define PHYS_STEP_RECORD_H
 
+#include "frictionloss_deriv.h"
 #include "params.h"
 #include "physid.h"
 
@@ -34,7 +35,8 @@ typedef struct physStepRecord_ {
   physStepKind kind;
   int solver;                 // PHYS_CONTACT_* of m (the constrained step's solver)
   double* L;                  // smooth: the tree factor of M~ = M + dt B (nv x nv, factor.h's storage)
-  double* qacc;               // smooth: a = M~^-1 (f - c) (nv)
+  double* qacc;               // smooth: a = M~^-1 (f - c) (nv), with frictionloss rows the step's a+ = (v+ - v)/dt
+  physFrictionPoint* fp;      // smooth: the frictionloss rows' solution (frictionloss_deriv.h), NULL without rows
   physConstrainedPoint* cp;   // constrained: the stage, contacts, row states, warm start (step_contact_deriv.h)
   size_t mark;                // d's arena mark before the record
 } physStepRecord;
@@ -64,11 +66,13 @@ physStatus phys_step_record_vjp(const physModel* m, physData* d, const physStepR
 // the smooth kind's derivatives at (L, qacc) (step_deriv.c, param_deriv.c), for the dispatch
 physStatus phys_smooth_step_point(const physModel* m, physData* d, int kinematics_done, double* L,
                                   double* qacc);
-void phys_smooth_step_jacobian(const physModel* m, physData* d, const double* L, const double* qacc, double* A,
-                               double* B);
+// (fp: the frictionloss rows' projection, NULL without rows)
+void phys_smooth_step_jacobian(const physModel* m, physData* d, const double* L, const double* qacc,
+                               const physFrictionPoint* fp, double* A, double* B);
 void phys_smooth_step_vjp(const physModel* m, physData* d, const double* L, const double* qacc,
-                          const double* xbar_next, double* xbar, double* ubar, double* lambda);
+                          const physFrictionPoint* fp, const double* xbar_next, double* xbar, double* ubar,
+                          double* lambda);
 void phys_smooth_step_param_jacobian(const physModel* m, physData* d, const double* L, const double* qacc,
-                                     const physParamTable* t, double* P);
+                                     const physFrictionPoint* fp, const physParamTable* t, double* P);
 
 #endif  // PHYS_STEP_RECORD_H

@@ -327,9 +327,9 @@ static physStatus compile_joints(const physSpec* s, physModel* m, int* namepos, 
     int b = sj->body, t = sj->type;
     if (!finite_n(sj->pos, 3) || !finite_n(sj->axis, 3) || !finite_n(sj->range, 2) || !isfinite(sj->stiffness) ||
         !isfinite(sj->damping) || !isfinite(sj->armature) || !isfinite(sj->ref) || !isfinite(sj->springref) ||
-        sj->stiffness < 0 || sj->damping < 0 || sj->armature < 0) {
+        !isfinite(sj->frictionloss) || sj->stiffness < 0 || sj->damping < 0 || sj->armature < 0 || sj->frictionloss < 0) {
       free(lastdof);
-      return phys_error(log, PHYS_ERR_VALUE, "%sjoint '%s': values must be finite; stiffness, damping, armature >= 0",
+      return phys_error(log, PHYS_ERR_VALUE, "%sjoint '%s': values must be finite; stiffness, damping, armature, frictionloss >= 0",
                         where(s, *sj, buf, sizeof(buf)), sj->name);
     }
     if (sj->limited && sj->range[0] > sj->range[1]) {
@@ -376,6 +376,7 @@ static physStatus compile_joints(const physSpec* s, physModel* m, int* namepos, 
       m->dof_parentid[d] = lastdof[b];
       m->dof_damping[d] = sj->damping;
       m->dof_armature[d] = sj->armature;
+      m->dof_frictionloss[d] = sj->frictionloss;
       lastdof[b] = d;
       if (m->body_dofadr[b] < 0) m->body_dofadr[b] = d;
       m->body_dofnum[b]++;
@@ -386,6 +387,7 @@ static physStatus compile_joints(const physSpec* s, physModel* m, int* namepos, 
     vadr += jnt_nv[t];
   }
   free(lastdof);
+  for (int d = 0; d < m->nv; d++) m->nfrictionloss += m->dof_frictionloss[d] > 0;
   return PHYS_OK;
 }
 

@@ -37,10 +37,10 @@ static physStatus parse_inertial(mjcfCtx* c, xmlNode* el, physSpecBody* b) {
 }
 
 // <joint> (free = 0; defaults apply): name class type pos axis ref springref (angles for hinges) stiffness
-// damping armature limited range frictionloss (warned about); or <freejoint name> (free = 1, no defaults)
+// damping armature limited range frictionloss; or <freejoint name> (free = 1, no defaults)
 static physStatus parse_joint(mjcfCtx* c, xmlNode* el, int body, int childclass, int free) {
   static const char* const TYPES[] = {"free", "ball", "slide", "hinge", NULL};   // = physJointType
-  int cls = 0, type = PHYS_JNT_HINGE, found;
+  int cls = 0, type = PHYS_JNT_HINGE;
   physStatus st = free ? PHYS_OK : mjcf_elem_class(c, el, "class", childclass, &cls);
   if (st) return st;
   mjcfElem e = {el, free ? K_NONE : K_JOINT, cls};
@@ -74,9 +74,7 @@ static physStatus parse_joint(mjcfCtx* c, xmlNode* el, int body, int childclass,
     j->range[0] *= deg;
     j->range[1] *= deg;
   }
-  double fl = 0;
-  if ((st = mjcf_get_real(c, &e, "frictionloss", &fl, &found))) return st;
-  if (fl != 0) mjcf_elem_warning(c, el, "frictionloss is not supported; ignored");
+  if ((st = mjcf_get_nonneg(c, &e, "frictionloss", &j->frictionloss))) return st;
   return PHYS_OK;
 }
 

@@ -35,6 +35,7 @@ typedef struct physSpecJoint_ {
   double ref;                 // hinge/slide value in qpos0
   double springref;           // hinge/slide spring reference
   double stiffness, damping, armature;
+  double frictionloss;        // dry friction (N or N m): a constraint row per dof, |force| <= frictionloss
   int limited;
   double range[2];            // in rad / m
   int line;

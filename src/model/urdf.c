@@ -470,14 +470,13 @@ static physStatus make_joint(urdfCtx* c, const uJoint* j, int body) {
 
   if (c->opt.urdf_actuate && (st = make_motor(c, j, lim)) != PHYS_OK) return st;
 
-  // dynamics: viscous damping; Coulomb friction is not modelled yet
+  // dynamics: viscous damping and dry friction (friction -> frictionloss, as MuJoCo's URDF import)
   xmlNode* dyn = child_elem(j->node, "dynamics");
   if (dyn) {
-    double fr = 0;
     if ((st = get_vec(c, dyn, "damping", 1, &zero, &jt->damping, "joint", j->name)) != PHYS_OK) return st;
-    if ((st = get_vec(c, dyn, "friction", 1, &zero, &fr, "joint", j->name)) != PHYS_OK) return st;
+    if ((st = get_vec(c, dyn, "friction", 1, &zero, &jt->frictionloss, "joint", j->name)) != PHYS_OK) return st;
     if (jt->damping < 0) return uerr(c, dyn, "joint", j->name, PHYS_ERR_VALUE, "negative damping");
-    if (fr != 0) uwarn(c, dyn, "joint", j->name, "<dynamics> friction %g ignored (not supported yet)", fr);
+    if (jt->frictionloss < 0) return uerr(c, dyn, "joint", j->name, PHYS_ERR_VALUE, "negative friction");
   }
   if (child_elem(j->node, "mimic")) {
     uwarn(c, child_elem(j->node, "mimic"), "joint", j->name, "<mimic> ignored: the joint moves freely");

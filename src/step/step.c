@@ -296,6 +296,101 @@ static void position_correction(const physModel* m, physData* d, const physConst
   phys_stack_free(d, mark);
 }
 
+// x' G x for the impulses x = (xc, xf) of the contact and frictionloss rows: |M~^-1 J' x|^2 in M~'s norm, twice
+// the kinetic energy the impulses give
+static double impulse_energy(const physConstraintProblem* p, const physFrictionRows* fr, const double* Gcf,
+                             const double* xc, const double* xf) {
+  int n = p->n, nf = fr->nf;
+  double e = 0;
+  for (int r = 0; r < n; r++) {
+    double s = 0;
+    for (int c = 0; c < n; c++) s += p->G[(size_t)r * n + c] * xc[c];
+    for (int i = 0; i < nf; i++) s += 2 * Gcf[(size_t)r * nf + i] * xf[i];
+    e += xc[r] * s;
+  }
+  for (int i = 0; i < nf; i++)
+    for (int j = 0; j < nf; j++) e += xf[i] * fr->G[(size_t)i * nf + j] * xf[j];
+  return e;
+}
+
+// at most this many alternations of the frictionloss rows and the contact problem (frictionloss_coupled)
+#define PHYS_FRICTIONLOSS_SWEEPS 100
+
+// the frictionloss rows fr together with the contact and limit rows p (solved once as sol, without friction):
+// block Gauss-Seidel, the friction box problem given the contact impulses (g_f + G_fc lambda_c), then the
+// contact problem given the friction impulses (g + G_cf lambda_f, warm-started from its last solution), until
+// the velocity change the impulses give moves by at most 1e-10 of itself (in M~'s norm, impulse_energy: the
+// impulses themselves need not settle, a singular G leaves them free along its null space), or by at most 1e-6
+// of itself without shrinking any more (the rounding floor along a null space: contact and friction rows that
+// share a load trade it by rounding-sized steps forever). A fixed point is a solution of the whole problem
+// (each block's conditions hold with the other's impulses). p->g, p->warm, p->lambda0 end as the last solve's
+// (arena memory of the caller's mark). A counted warning if the sweeps run out.
+static void frictionloss_coupled(const physModel* m, physData* d, physSolverFn solver, physConstraintProblem* p,
+                                 physConstraintSolution* sol, physFrictionRows* fr) {
+  int n = p->n, nf = fr->nf, nv = m->nv;
+  double* Gcf = phys_stack_alloc(d, (size_t)n * nf + 1);
+  double* g0 = phys_stack_alloc(d, (size_t)n + 1);
+  double* gc = phys_stack_alloc(d, (size_t)n + 1);
+  double* gf = phys_stack_alloc(d, (size_t)nf + 1);
+  double* lc = phys_stack_alloc(d, (size_t)n + 1);
+  double* lf = phys_stack_alloc(d, (size_t)nf + 1);
+  int* warm = (int*)phys_stack_alloc(d, (size_t)n + 1);
+  memcpy(g0, p->g, sizeof(double) * (size_t)n);
+  for (int r = 0; r < n; r++)
+    for (int i = 0; i < nf; i++) {
+      double s = 0;
+      for (int k = 0; k < nv; k++) s += p->J[(size_t)r * nv + k] * fr->WE[(size_t)k * nf + i];
+      Gcf[(size_t)r * nf + i] = s;
+    }
+  int it;
+  double dE0 = INFINITY;
+  for (it = 0; it < PHYS_FRICTIONLOSS_SWEEPS; it++) {
+    memcpy(lc, sol->lambda, sizeof(double) * (size_t)n);
+    memcpy(lf, fr->lambda, sizeof(double) * (size_t)nf);
+    for (int i = 0; i < nf; i++) {
+      gf[i] = fr->g[i];
+      for (int r = 0; r < n; r++) gf[i] += Gcf[(size_t)r * nf + i] * lc[r];
+    }
+    phys_frictionloss_box(d, fr->G, gf, fr->b, nf, fr->lambda, fr->state);
+    for (int r = 0; r < n; r++) {
+      gc[r] = g0[r];
+      for (int i = 0; i < nf; i++) gc[r] += Gcf[(size_t)r * nf + i] * fr->lambda[i];
+    }
+    memcpy(warm, sol->state, sizeof(int) * (size_t)n);
+    p->g = gc;
+    p->warm = warm;
+    p->lambda0 = lc;
+    solver(m, d, p, sol);
+    for (int r = 0; r < n; r++) lc[r] = sol->lambda[r] - lc[r];
+    for (int i = 0; i < nf; i++) lf[i] = fr->lambda[i] - lf[i];
+    double dE = impulse_energy(p, fr, Gcf, lc, lf), E = impulse_energy(p, fr, Gcf, sol->lambda, fr->lambda);
+    if (dE <= 1e-20 * E || (dE <= 1e-12 * E && dE >= 0.5 * dE0)) break;
+    dE0 = dE;
+  }
+  if (it == PHYS_FRICTIONLOSS_SWEEPS)
+    phys_data_warn(d, PHYS_WARN_SOLVER, "phys_step: frictionloss and contact rows did not settle in %d sweeps at "
+                   "time %g", PHYS_FRICTIONLOSS_SWEEPS, d->time);
+  d->solver_iter = sol->iterations;
+  d->solver_residual = sol->residual;
+}
+
+// the frictionloss rows of st (the velocity problem st->p solved as st->sol without them): alone in one box
+// solve, with contact or limit rows by frictionloss_coupled (out of line: models without frictionloss skip it)
+static __attribute__((noinline)) void frictionloss_solve(const physModel* m, physData* d, physSolverFn solver,
+                                                         physStepStage* st) {
+  physFrictionRows* fr = &st->fr;
+  phys_frictionloss_assemble(m, d, d->qLD, st->vf, fr);
+  if (st->p.n == 0) phys_frictionloss_box(d, fr->G, fr->g, fr->b, fr->nf, fr->lambda, fr->state);
+  else frictionloss_coupled(m, d, solver, &st->p, &st->sol, fr);
+}
+
+// v+ (vnew) and qfrc_constraint with the frictionloss impulses
+static __attribute__((noinline)) void frictionloss_finish(const physModel* m, physData* d,
+                                                          const physFrictionRows* fr, double* vnew) {
+  phys_frictionloss_apply(m, fr, vnew);
+  for (int i = 0; i < fr->nf; i++) d->qfrc_constraint[fr->dof[i]] += fr->lambda[i] / m->opt.timestep;
+}
+
 // v+ through the constraint problem (lcp, cone, ccp) into st (step.h; arena memory of the caller's mark):
 //   M~ = M + dt B = L' D L (qLD, tree-sparse, phys_factor_m),   v_f = v + dt M~^-1 (tau - c),
 //   lambda = solver(G, g, mu; guesses from warm),   v+ = v_f + M~^-1 J' lambda,   qfrc_constraint = J' lambda / dt;
@@ -339,9 +434,11 @@ int phys_step_constrained(const physModel* m, physData* d, physSolverFn solver, 
   sol->state = (int*)phys_stack_alloc(d, (size_t)p->n + 1);
   memset(sol->lambda, 0, sizeof(double) * (size_t)p->n);
   memset(sol->state, 0, sizeof(int) * (size_t)p->n);
-  solver(m, d, p, sol);
+  if (p->n > 0) solver(m, d, p, sol);
   d->solver_iter = sol->iterations;
   d->solver_residual = sol->residual;
+  st->fr.nf = 0;
+  if (m->nfrictionloss > 0) frictionloss_solve(m, d, solver, st);
   for (int i = 0; i < p->nc; i++) {
     for (int r = 0; r < 3; r++) {
       d->contact[i].lambda[r] = sol->lambda[3 * i + r];
@@ -358,6 +455,7 @@ int phys_step_constrained(const physModel* m, physData* d, physSolverFn solver, 
   for (int i = 0; i < nv; i++) {
     vnew[i] += f[i];
   }
+  if (st->fr.nf > 0) frictionloss_finish(m, d, &st->fr, vnew);
   position_correction(m, d, p, &st->pp, &st->sol_pos, st->vpos);
   return 1;
 }
@@ -455,6 +553,7 @@ static int penalty_velocity(const physModel* m, physData* d, double* tau, double
   memset(d->qfrc_constraint, 0, sizeof(double) * (size_t)nv);
   memset(alim, 0, sizeof(double) * (size_t)nv);
   d->nlimit = phys_penalty_limits(m, d, d->qfrc_constraint, alim);
+  phys_penalty_frictionloss(m, d, d->qfrc_constraint, alim);
   int damp = implicit_damping(m);
   for (int i = 0; i < nv; i++) add[i] = alim[i] + (damp ? dt * m->dof_damping[i] : 0);
   if (penalty_penetrating(d)) {
@@ -673,7 +772,7 @@ static void step_body(const physModel* m, physData* d, physSolverFn solver, cons
   d->solver_iter = 0;
   d->solver_residual = 0;
   memset(vpos, 0, sizeof(double) * (size_t)nv);
-  if (d->ncon == 0 && nlimit == 0) {
+  if (d->ncon == 0 && nlimit == 0 && m->nfrictionloss == 0) {
     // a = (M + dt B)^-1 (tau - c): one articulated-body pass, no mass matrix; v+ = v + dt a
     memset(d->qfrc_constraint, 0, sizeof(double) * (size_t)nv);
     unconstrained_acc(m, d, tau, d->qacc);

@@ -39,6 +39,7 @@ typedef struct physStepStage_ {
   physConstraintSolution sol;    // its solution lambda and row states
   physConstraintProblem pp;      // the position problem: p with g = gpos, mu = 0, its warm guess
   physConstraintSolution sol_pos;  // lambda_p and row states (all 0 when p.npos == 0)
+  physFrictionRows fr;           // joint frictionloss rows and their impulses (nf = 0: none)
 } physStepStage;
 
 // phys_step's constrained velocity update from tau at d's current kinematics and contacts (d->contact as

@@ -11,7 +11,8 @@
 // are identified by phys_fit with identify's defaults but substeps 5 (the URDF's 2 ms step; identify's default
 // in this build is one step per sample) and must come back within 3 %. When the parameter table knows the
 // kind `frictionloss` (joint dry friction), the data are made with frictionloss 0.5 N m on left_e1 and left_w1
-// and those two are identified too (MuJoCo's frictionloss); without it the run says so and fits the five.
+// (MuJoCo's rows stiffened: see make_data) and those two are identified too, within 5 % (FRICTIONLOSS_TOL);
+// without the kind the run says so and fits the five.
 // Measured: the shoulder's damping (left_s1, behind 20 kg of arm) is the weakest: 0.8 % off with the one-step
 // loss, 3.4 % with k-step on positions only (within its interval), so it is not among the checked five.
 //
@@ -40,6 +41,10 @@
 #define NJ 15            // revolute joints (= motors with --actuate)
 #define NPAR_MAX 7
 #define FRICTIONLOSS 0.5 // N m, on the frictionloss joints when the kind exists
+// FRICTIONLOSS_TOL: frictionloss is asserted within 5 %, the others within 3 %. Even with its stiffest friction
+// rows (solref 0.002 1, raised to 2 dt; impedance 0.9999) MuJoCo's joints creep where physid's stick, and the fit
+// lowers left_e1's frictionloss to follow the creep: 2.74 % off without noise, 3.96 % with the data's noise
+// (left_w1 0.30 % and 0.33 %); the masses and dampings stay within 0.7 %.
 
 // the parameters: KIND:NAME, and the factor of the start (30 % off)
 static const char* const g_spec_base[] = {"mass:left_upper_elbow", "mass:left_lower_forearm", "damping:left_e0",
@@ -192,8 +197,15 @@ static int make_data(const physModel* m, const char** spec, double* truth, int* 
   for (int i = 0; i < 5; i++) spec[np++] = g_spec_base[i];
   for (int i = 0; fl && i < 2; i++) {
     spec[np++] = g_spec_fl[i];
-    int j = mj_name2id(mm, mjOBJ_JOINT, strchr(g_spec_fl[i], ':') + 1);
-    mm->dof_frictionloss[mm->jnt_dofadr[j]] = FRICTIONLOSS;
+    int j = mj_name2id(mm, mjOBJ_JOINT, strchr(g_spec_fl[i], ':') + 1), k = mm->jnt_dofadr[j];
+    mm->dof_frictionloss[k] = FRICTIONLOSS;
+    // MuJoCo's friction rows are soft (default solref 0.02 1, solimp 0.9 0.95: a held joint creeps, a sliding one
+    // feels less than frictionloss); physid's are hard. Stiff rows (time constant raised to 2 dt by MuJoCo, impedance
+    // 0.9999) leave 1e-6 rad over 3 s on a pendulum (tests/contact/test_oracle_frictionloss.c): the same law
+    mm->dof_solref[mjNREF * k] = 0.002;
+    mm->dof_solref[mjNREF * k + 1] = 1;
+    mm->dof_solimp[mjNIMP * k] = mm->dof_solimp[mjNIMP * k + 1] = 0.9999;
+    mm->dof_solimp[mjNIMP * k + 2] = 0.001;
   }
   for (int i = 0; i < np; i++) truth[i] = mj_truth(mm, spec[i]);
   mjData* md = mj_makeData(mm);
@@ -230,7 +242,8 @@ static void fit(physModel* m, const char** spec, const double* truth, int np, do
   phys_param_get(&t, m, theta0);
   phys_param_bounds(&t, lo, hi);
   for (int i = 0; i < np; i++) {
-    CHECK_REL(theta0[i], truth[i], 1e-3, 1);   // the URDF's values are MuJoCo's (frictionloss: set below)
+    // the URDF's values are MuJoCo's (frictionloss: the URDF has none, the data maker set it in MuJoCo's model)
+    if (strncmp(spec[i], "frictionloss:", 13)) CHECK_REL(theta0[i], truth[i], 1e-3, 1);
     theta0[i] = g_off[i] * truth[i];
   }
   physFitOptions opt;
@@ -275,10 +288,14 @@ int main(int argc, char** argv) {
   if (np >= 5 && !write_only) {
     for (int i = 0; i < np; i++) err[i] = 1;
     fit(m, spec, truth, np, err);
-    double worst = 0;
-    for (int i = 0; i < np; i++) worst = fmax(worst, err[i]);
-    printf("largest relative error %.3g %%\n", 100 * worst);
+    double worst = 0, worst_fl = 0;
+    for (int i = 0; i < np; i++) {
+      if (strncmp(spec[i], "frictionloss:", 13)) worst = fmax(worst, err[i]);
+      else worst_fl = fmax(worst_fl, err[i]);
+    }
+    printf("largest relative error %.3g %% (frictionloss %.3g %%)\n", 100 * worst, 100 * worst_fl);
     CHECK(worst < 0.03);
+    CHECK(worst_fl < 0.05);   // (MuJoCo's friction rows stay soft: see FRICTIONLOSS_TOL)
   }
   phys_free_model(m);
   if (!write_only) {

@@ -6,7 +6,8 @@
 //   - states in contact (ball on a plane, box on a plane; lcp and penalty): whatever the library does at that
 //     state, the CLI does: the same numbers bit for bit when phys_step_jacobian differentiates it, else exit 1
 //     with a message naming the contacts and the contact model, and no output file;
-//   - gradcheck --wrt params passes on the double pendulum (every kind's block) and the humanoid in the air;
+//   - gradcheck --wrt params passes on the double pendulum (every kind's block) and the humanoid in the air, and
+//     with joint frictionloss (arm2_frictionloss.xml) in each contact model;
 //     in contact it samples states along drops (the header says so and counts the contacts), deterministic
 //     per seed; it passes there if the library differentiates the contact model, else exits 1 naming it; on
 //     the cube sliding (ccp, lcp, penalty) it passes, with the solver tightened for ccp (said in its header);
@@ -242,6 +243,22 @@ static void test_gradcheck_params(void) {
   run_free(&r);
 }
 
+// joint frictionloss (both joints of arm2_frictionloss.xml): --wrt params includes frictionloss:JOINT where
+// positive, and its blocks (with A, B and every other kind) pass at 1e-6 in each contact model
+static void test_gradcheck_frictionloss(void) {
+  const char* model[4] = {"lcp", "cone", "ccp", "penalty"};
+  for (int c = 0; c < 4; c++) {
+    char args[300];
+    snprintf(args, sizeof args, "gradcheck tests/data/arm2_frictionloss.xml --contact %s --states 5 --seed 1 "
+             "--wrt state,ctrl,params", model[c]);
+    shRun r = run(args);
+    CHECK_MSG(r.code == 0, "%s: %s%s", model[c], r.out, r.err);
+    CHECK_MSG(has(r.out, "dq+/dfrictionloss") && has(r.out, "dv+/dfrictionloss") && !strstr(r.out, "FAIL") &&
+              has(r.out, c == 3 ? "24 of 24 blocks pass" : "20 of 20 blocks pass"), "%s: %s", model[c], r.out);
+    run_free(&r);
+  }
+}
+
 // in contact: states along drops, deterministic per seed; pass if the library differentiates the contact
 // model at a resting box, else the refusal
 static void test_gradcheck_contact(void) {
@@ -315,6 +332,7 @@ int main(void) {
   test_jacobian_contact();
   test_wrt_errors();
   test_gradcheck_params();
+  test_gradcheck_frictionloss();
   test_gradcheck_contact();
   test_gradcheck_converged();
   remove_scratch();

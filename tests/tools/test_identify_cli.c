@@ -926,6 +926,71 @@ static void test_recorded_round_trip(void) {
   run_free(&r);
 }
 
+// joint frictionloss (issue 12 item 4): a 2-link arm with dry friction on both joints (0.25 and 0.15 N m) driven by
+// random controls that make it stick and slip in turn; identify recovers both from 0.1 and 0.3 (through the
+// frictionloss rows' derivatives; measured to 1e-6, asserted at 1%), writes them back as the joints' frictionloss
+// attribute, and the tied pattern frictionloss:j* fits one value between the two; with the arm in a world composed
+// with a floor (--add), the written world file carries both joints' frictionloss
+static void test_frictionloss_round_trip(void) {
+  const char* model = write_file("in_arm2f.xml",
+      "<mujoco model='arm2f'><option timestep='0.002'/><worldbody><body name='a'>"
+      "<joint name='j1' axis='0 1 0' damping='0.1' frictionloss='0.25'/><geom type='capsule' fromto='0 0 0 0 0 -.3' "
+      "size='.03' mass='1.2' contype='0' conaffinity='0'/><body name='b' pos='0 0 -.3'><joint name='j2' axis='0 1 0' "
+      "frictionloss='0.15'/><geom type='capsule' fromto='0 0 0 0 0 -.3' size='.03' mass='0.8' contype='0' "
+      "conaffinity='0'/></body></body></worldbody><actuator><motor name='m1' joint='j1' ctrllimited='true' "
+      "ctrlrange='-3 3'/><motor name='m2' joint='j2' ctrllimited='true' ctrlrange='-2 2'/></actuator></mujoco>\n");
+  idRunOut r = run("simulate", model, "--steps", "400", "--every", "5", "--ctrl", "random", "--seed", "5", "--quiet",
+                   "--out", path("in_arm2f.csv"), NULL);
+  CHECK_MSG(r.code == 0, "%s", r.err);
+  run_free(&r);
+  r = run("identify", model, path("in_arm2f.csv"), "--param", "frictionloss:j1:init=0.1", "--param",
+          "frictionloss:j2:init=0.3", "--substeps", "5", "--quiet", "--write-model", path("out/arm2f.xml"), NULL);
+  CHECK_MSG(r.code == 0, "%s", r.err);
+  double f1 = printed(r.out, "frictionloss:j1"), f2 = printed(r.out, "frictionloss:j2");
+  printf("frictionloss round trip (truth 0.25, 0.15): %.9g %.9g\n", f1, f2);
+  CHECK(fabs(f1 - 0.25) < 0.0025 && fabs(f2 - 0.15) < 0.0015);
+  run_free(&r);
+  char* xml = slurp(path("out/arm2f.xml"));
+  const char* j2 = xml ? strstr(xml, "name=\"j2\"") : NULL;
+  const char* fl = j2 ? strstr(j2, "frictionloss=") : NULL;
+  CHECK_MSG(fl && fabs(atof(fl + 14) - f2) < 1e-12, "written model: %s", xml ? xml : "(none)");
+  free(xml);
+  r = run("identify", model, path("in_arm2f.csv"), "--param", "frictionloss:j*:init=0.1", "--substeps", "5",
+          "--quiet", NULL);
+  CHECK_MSG(r.code == 0, "%s", r.err);
+  double tied = printed(r.out, "frictionloss:j*");
+  printf("tied frictionloss:j* (truth 0.25 and 0.15): %.6g\n", tied);
+  CHECK(tied > 0.15 && tied < 0.25);
+  run_free(&r);
+  // a composed world (the arm 1 m above models/floor.xml): the written world carries both joints' frictionloss
+  char* text = slurp(model);
+  char* at = text ? strstr(text, "<body name='a'>") : NULL;
+  CHECK(at != NULL);
+  if (at) {
+    char high[4096];
+    snprintf(high, sizeof high, "%.*s<body name='a' pos='0 0 1'>%s", (int)(at - text), text, at + 15);
+    write_file("in_arm2fh.xml", high);
+  }
+  free(text);
+  r = run("simulate", path("in_arm2fh.xml"), "--add", "models/floor.xml", "--steps", "400", "--every", "5", "--ctrl",
+          "random", "--seed", "5", "--quiet", "--out", path("in_arm2fh.csv"), NULL);
+  CHECK_MSG(r.code == 0, "%s", r.err);
+  run_free(&r);
+  r = run("identify", path("in_arm2fh.xml"), "--add", "models/floor.xml", path("in_arm2fh.csv"), "--param",
+          "frictionloss:j1:init=0.1", "--substeps", "5", "--quiet", "--write-model", path("out/arm2fh_world.xml"), NULL);
+  CHECK_MSG(r.code == 0 && fabs(printed(r.out, "frictionloss:j1") - 0.25) < 0.0025, "%s%s", r.out, r.err);
+  run_free(&r);
+  char* world = slurp(path("out/arm2fh_world.xml"));
+  const char* w1 = world ? strstr(world, "name=\"j1\"") : NULL;
+  const char* w2 = world ? strstr(world, "name=\"j2\"") : NULL;
+  const char* wf1 = w1 ? strstr(w1, "frictionloss=\"") : NULL;
+  const char* wf2 = w2 ? strstr(w2, "frictionloss=\"") : NULL;
+  CHECK_MSG(wf1 && wf2 && fabs(atof(wf1 + 14) - 0.25) < 0.0025 && atof(wf2 + 14) == 0.15, "%s",
+            world ? world : "(none)");
+  free(world);
+  clear_outputs();
+}
+
 // tied parameters (issue 12 item 4): arm7's seven joints share damping 0.5 (its default class); data under random
 // controls; `--param 'damping:j*:init=0.2:min=0.05'` fits one value that comes back to 1e-9, result.json lists the
 // pattern once, the written model carries it on all seven joints; a pattern that matches nothing, a contact kind
@@ -1177,6 +1242,7 @@ int main(void) {
   test_data_defaults();
   test_known_push();
   test_recorded_round_trip();
+  test_frictionloss_round_trip();
   test_tied_round_trip();
   test_write_mjcf();
   test_write_urdf();
