@@ -4,8 +4,9 @@
 #  (a) the arm case of tests/sysid/test_oracle_fit.c: models/arm7.xml simulated by MuJoCo 2.2.2 under held PD +
 #      random controls, 8 runs x 200 samples at 100 Hz (the test's data maker: MAKER --write), the masses of l3,
 #      l5 and the dampings of j2, j4 started 30 % off (x1.3, x0.7, x1.3, x0.7), from the recorded controls (u
-#      columns) and from the measured joint torques (tau columns); identify's defaults plus --substeps 5 (the
-#      model's 2 ms step; this build's default, one 10 ms step per sample, ends 100 % off);
+#      columns) and from the measured joint torques (tau columns); identify's defaults, which choose 5 substeps
+#      from the model's 2 ms step (given explicitly too, so the figures do not depend on that rule; one 10 ms
+#      step per sample ends 100 % off);
 #  (b) the elbow: friction and restitution of elbow_1 and elbow_2 against a floor (tests/data/elbow/elbow.urdf
 #      --floating --add models/floor.xml, docs/cli.md) from the first NTRAIN (100) tosses of DATA, identify's
 #      defaults from the nominal values (friction 1, restitution 0), per contact model; then `physid evaluate`
