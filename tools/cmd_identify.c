@@ -318,27 +318,13 @@ static int parse_weights(double w[3], const char* text) {
   return 1;
 }
 
-// 1 if paths a and b name the same file: the same string, or the same device and inode
-static int same_file(const char* a, const char* b) {
-  struct stat sa, sb;
-  if (!a || !b) return 0;
-  if (!strcmp(a, b)) return 1;
-  return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
-// --resume needs --checkpoint, which may not be an output (the fit refuses to replace a model or data file:
-// src/sysid/checkpoint.h); -1 if fine, else the exit code
+// --resume needs --checkpoint; -1 if fine, else the exit code (that the checkpoint is no output is checked with
+// the outputs: check_outputs)
 static int check_checkpoint(const idArgs* a) {
   if (a->resume && !a->checkpoint) {
     cli_error("identify: --resume needs --checkpoint FILE (the file to continue from)");
     return CLI_EXIT_USAGE;
   }
-  const char* out[3] = {a->out, a->write_model, a->report};
-  for (int i = 0; a->checkpoint && i < 3; i++)
-    if (same_file(a->checkpoint, out[i])) {
-      cli_error("identify: --checkpoint %s is also an output", a->checkpoint);
-      return CLI_EXIT_USAGE;
-    }
   return -1;
 }
 
@@ -762,19 +748,23 @@ static void print_results(const idRun* r) {
 //---------------------------------------------------------------------------------------------------------
 // outputs
 
-// check every output before any work: paths (cli_output_check), then no output is an input or another output
+// check every output before any work: paths (cli_output_check), then no output is an input or another output,
+// and the checkpoint (written by the fit itself, src/sysid/checkpoint.h) is none of them either
 static int check_outputs(cliOutput o[ID_NOUT], const idArgs* a) {
   const char* const option[ID_NOUT] = {"--out", "--write-model", "--report"};
   const char* const path[ID_NOUT] = {a->out, a->write_model, a->report};
+  cliOutput all[ID_NOUT + 1];
   for (int i = 0; i < ID_NOUT; i++) {
     if (!cli_output_check(o + i, option[i], path[i])) return 0;
+    all[i] = o[i];
   }
+  if (!cli_output_check(all + ID_NOUT, "--checkpoint", a->checkpoint)) return 0;
   const char* input[ID_MAXDATA + 2];
   int n = 0;
   input[n++] = a->model;
   if (a->job) input[n++] = a->job;
   for (int k = 0; k < a->ndata; k++) input[n++] = a->data[k];
-  return !cli_output_conflicts(o, ID_NOUT, input, n);
+  return !cli_output_conflicts(all, ID_NOUT + 1, input, n);
 }
 
 // the text of output i (result.json, the model, the report) into its open stream; 0 and a message on failure

@@ -565,9 +565,10 @@ static void test_bad_input(void) {
 }
 
 // outputs: every output checked before the fit (a folder, two outputs at one place, an output that is the data,
-// the job file or a data file of an input folder: exit 1 with no fit and nothing written); after the fit, one
-// failing output (--report /dev/full) leaves no output and no temporary; stdout on /dev/full exits 1; data that
-// are a device (/dev/zero) are refused at once
+// the job file or a data file of an input folder, a --checkpoint that is an output (spelled otherwise), an input or
+// in a missing folder: exit 1 with no fit and nothing written); after the fit, one failing output (--report
+// /dev/full) leaves no output and no temporary; stdout on /dev/full exits 1; data that are a device (/dev/zero)
+// are refused at once
 static void test_outputs(void) {
   char start[512], data[512];
   snprintf(start, sizeof start, "%s", path("in_start.xml"));
@@ -585,6 +586,10 @@ static void test_outputs(void) {
       {{"--out", path("out/r.json"), "--write-model", data}, "the same file as the input"},
       {{"--job", job, "--report", job}, "the same file as the input"},
       {{"--out", path("in_dd/a.csv"), "--report", path("out/r.html")}, "a data file in that folder"},
+      // the checkpoint as the other outputs: a new file spelled two ways, an input, a folder that is missing
+      {{"--out", path("out/r.json"), "--checkpoint", path("out/../out/r.json")}, "the same file as --out"},
+      {{"--checkpoint", data, "--resume"}, "the same file as the input"},
+      {{"--checkpoint", path("none/x.ckpt")}, "none: No such file or directory"},
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     const char* args[16] = {"identify", start, data, path("in_dd"), "--param", "damping:swing"};
