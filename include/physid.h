@@ -309,6 +309,25 @@ typedef enum physRowState_ {
   PHYS_ROW_LOWER            // friction at -mu*lambda_n (pyramid)
 } physRowState;
 
+// the feature of a geom that produced a contact point (physContact.feature): PHYS_FEATURE(kind, index). Indices:
+//  - plane: FACE 0;  sphere, ellipsoid: SURFACE 0;
+//  - capsule: VERTEX 0 / 1 = the end of its axis segment at -h / +h (local z), EDGE 0 = a point inside the segment;
+//  - box (half sizes s, local axes 0..2): VERTEX v = the corner (+-s_0, +-s_1, +-s_2) with bit k of v set for +s_k;
+//    EDGE 4a + b = the edge along axis a at the signs of axes (a+1)%3 (bit 0 of b set: +) and (a+2)%3 (bit 1);
+//    FACE 2k + (1 on the +s_k side, 0 on the -s_k side);
+//  - UNKNOWN: not recorded (cylinders, capsule-box, and the pairs of the convex routines: meshes, ellipsoids
+//    against anything but a plane).
+typedef enum physFeatureKind_ {
+  PHYS_FEAT_UNKNOWN = 0,
+  PHYS_FEAT_SURFACE,
+  PHYS_FEAT_FACE,
+  PHYS_FEAT_EDGE,
+  PHYS_FEAT_VERTEX
+} physFeatureKind;
+#define PHYS_FEATURE(kind, index) ((int)(kind) << 8 | (index))
+#define PHYS_FEATURE_KIND(f) ((f) >> 8)
+#define PHYS_FEATURE_INDEX(f) ((f) & 0xff)
+
 // one contact point between two geoms
 typedef struct physContact_ {
   double pos[3];            // point midway between the two surfaces, world
@@ -318,6 +337,10 @@ typedef struct physContact_ {
   double restitution;       // restitution of the pair (max of the geoms', or the <pair>'s)
   int geom[2];              // geom ids, geom[0] < geom[1] unless from a <pair>
   int pair;                 // index of the explicit <pair> (-1: from the broad phase)
+  int feature[2];           // the features of geom[0], geom[1] that produced it (PHYS_FEATURE, physFeatureKind)
+  int pairflip;             // 1: its pair function (phys_collide_fn of the geom types) ran with geom[1] first (the
+                            // lower type; the lower id for equal types) and wrote the normal -frame row 0
+  int pairout;              // its number among that call's outputs (a call's outputs are consecutive in d->contact)
   int efc_adr;              // first of its 3 rows (normal, t1, t2) in the constraint problem (-1: none)
   double lambda[3];         // impulse (normal, t1, t2) from the last solve (N s), in frame coordinates
   int state[3];             // physRowState of each row after the last solve

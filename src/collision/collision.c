@@ -66,7 +66,8 @@ physCollideFn phys_collide_fn(int type1, int type2, int* swap) {
 }
 
 // pair functions take the lower type first; for equal types the lower geom id goes first, so the result
-// does not depend on the argument order (only the normal flips)
+// does not depend on the argument order (only the normal flips, and the features swap); each contact records
+// that order and its number among the call's outputs (pairflip, pairout: the derivatives differentiate it from them)
 int phys_collide_geoms(const physModel* m, const physData* d, int g1, int g2, double margin, physContact* out) {
   int t1 = m->geom_type[g1], t2 = m->geom_type[g2], swap = t1 > t2;
   physCollideFn fn = swap ? pair_fn(t2, t1) : pair_fn(t1, t2);
@@ -77,9 +78,13 @@ int phys_collide_geoms(const physModel* m, const physData* d, int g1, int g2, do
     if (flip) {
       double nrm[3] = {-out[i].frame[0], -out[i].frame[1], -out[i].frame[2]};
       phys_contact_frame(out[i].frame, nrm);
+      int f = out[i].feature[0];
+      out[i].feature[0] = out[i].feature[1], out[i].feature[1] = f;
     }
     out[i].geom[0] = g1;
     out[i].geom[1] = g2;
+    out[i].pairflip = flip;
+    out[i].pairout = i;
   }
   return n;
 }

@@ -35,11 +35,12 @@ static inline void local2world(double r[3], const physConvex* c, const double xl
   for (int k = 0; k < 3; k++) r[k] += c->pos[k];
 }
 
-// one contact: pos, normal (frame row 0, tangents from phys_contact_frame), dist
+// one contact: pos, normal (frame row 0, tangents from phys_contact_frame), dist; features not recorded
 static void write_contact(physContact* c, const double pos[3], const double n[3], double dist) {
   phys_copy3(c->pos, pos);
   phys_contact_frame(c->frame, n);
   c->dist = dist;
+  c->feature[0] = c->feature[1] = PHYS_FEATURE(PHYS_FEAT_UNKNOWN, 0);
 }
 
 //---------------------------------------------------------------------------------------------------------

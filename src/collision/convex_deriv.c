@@ -529,7 +529,7 @@ int phys_dconvex_pair_all(vd_t* pos, vd_t* n, sd_t* dist, int* rc, const dualCtx
   double tol = 1e-9 * (1 + a.scale + b.scale);
   for (int k = 0; k < nout; k++) {
     dualCtx xk = *x;
-    xk.tpos = out[k].pos, xk.tdist = out[k].dist;
+    xk.tpos = out[k].pos, xk.tdist = out[k].dist, xk.tfeat = out[k].feature;
     double best = INFINITY;
     int bi = ref >= 0 ? clip_select(&best, &c, &f[ref], &xk) : -1;
     if (bi >= 0 && best <= tol) {

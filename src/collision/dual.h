@@ -216,6 +216,7 @@ typedef struct {
   int g[2], sizecol[2];
   const double* tpos;  // target contact: its pos (3) and dist, as the pair function wrote it
   double tdist;
+  const int* tfeat;    // and its features (g[0]'s, g[1]'s: physid.h), NULL if not given
 } dualCtx;
 
 // centre of geom i: dc/dt_i = I

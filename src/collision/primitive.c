@@ -62,12 +62,34 @@ static void perp3(double r[3], const double a[3]) {
   phys_normalize3(r);
 }
 
-// one contact: pos, frame from the unit normal n, dist
+// one contact: pos, frame from the unit normal n, dist; features not recorded (set_features)
 static void set_contact(physContact* c, const double pos[3], const double n[3], double dist) {
   memcpy(c->pos, pos, sizeof(double) * 3);
   phys_contact_frame(c->frame, n);
   c->dist = dist;
+  c->feature[0] = c->feature[1] = PHYS_FEATURE(PHYS_FEAT_UNKNOWN, 0);
 }
+
+// the features of the n contacts at c that produced them (physid.h), geom g1's f1 and g2's f2
+static void set_features(physContact* c, int n, int f1, int f2) {
+  for (int i = 0; i < n; i++) c[i].feature[0] = f1, c[i].feature[1] = f2;
+}
+
+// feature codes (physid.h) of a plane, a sphere's or ellipsoid's surface, a capsule's axis point at parameter
+// x in [-h, h] (an end when clamped), a box corner / edge along axis a / face k of the signs sg (only their
+// sign is read)
+static const int FEAT_PLANE = PHYS_FEATURE(PHYS_FEAT_FACE, 0), FEAT_SURFACE = PHYS_FEAT_SURFACE << 8;
+static int feat_capsule(double x, double h) {
+  return x <= -h ? PHYS_FEATURE(PHYS_FEAT_VERTEX, 0) : x >= h ? PHYS_FEATURE(PHYS_FEAT_VERTEX, 1)
+                                                           : PHYS_FEATURE(PHYS_FEAT_EDGE, 0);
+}
+static int feat_box_vertex(const double sg[3]) {
+  return PHYS_FEATURE(PHYS_FEAT_VERTEX, (sg[0] > 0) | (sg[1] > 0) << 1 | (sg[2] > 0) << 2);
+}
+static int feat_box_edge(int a, const double sg[3]) {
+  return PHYS_FEATURE(PHYS_FEAT_EDGE, 4 * a + (sg[(a + 1) % 3] > 0) + 2 * (sg[(a + 2) % 3] > 0));
+}
+static int feat_box_face(int k, double sigma) { return PHYS_FEATURE(PHYS_FEAT_FACE, 2 * k + (sigma > 0)); }
 
 //---------------------------------------------------------------------------------------------------------
 // candidate points of a manifold: keep those within the margin, deepest first
@@ -75,6 +97,7 @@ static void set_contact(physContact* c, const double pos[3], const double n[3], 
 typedef struct {
   double pos[3];
   double dist;
+  int feat[2];   // the features of g1, g2 (physid.h)
 } cand_t;
 
 // sort candidates by depth (stable insertion sort: ties keep their generation order)
@@ -95,7 +118,8 @@ static int emit_cands(physContact* out, cand_t* c, int n, const double nrm[3], d
   sort_cands(c, n);
   int k = 0;
   for (int i = 0; i < n && k < nmax; i++)
-    if (c[i].dist <= margin) set_contact(out + k++, c[i].pos, nrm, c[i].dist);
+    if (c[i].dist <= margin) set_contact(out + k, c[i].pos, nrm, c[i].dist), set_features(out + k++, 1, c[i].feat[0],
+                                                                                                  c[i].feat[1]);
   return k;
 }
 
@@ -194,6 +218,7 @@ int phys_collide_plane_sphere(const physModel* m, const physData* d, int g1, int
   if (dist > margin) return 0;
   phys_addscl3(pos, c, n, -(r + 0.5 * dist));
   set_contact(out, pos, n, dist);
+  set_features(out, 1, FEAT_PLANE, FEAT_SURFACE);
   return 1;
 }
 
@@ -214,6 +239,7 @@ int phys_collide_plane_capsule(const physModel* m, const physData* d, int g1, in
     phys_addscl3(e, c, a, i == 0 ? h : -h);
     cd[i].dist = i == 0 ? hc + ha : hc - ha;
     phys_addscl3(cd[i].pos, e, n, -(r + 0.5 * cd[i].dist));
+    cd[i].feat[0] = FEAT_PLANE, cd[i].feat[1] = PHYS_FEATURE(PHYS_FEAT_VERTEX, i == 0);
   }
   return emit_cands(out, cd, h > 0 ? 2 : 1, n, margin, 2);
 }
@@ -235,6 +261,7 @@ int phys_collide_plane_ellipsoid(const physModel* m, const physData* d, int g1, 
   to_world(q, c, R, xl);
   phys_addscl3(pos, q, n, -0.5 * dist);
   set_contact(out, pos, n, dist);
+  set_features(out, 1, FEAT_PLANE, FEAT_SURFACE);
   return 1;
 }
 
@@ -273,6 +300,7 @@ int phys_collide_plane_cylinder(const physModel* m, const physData* d, int g1, i
     phys_sub3(t, x, p0);
     cd[i].dist = dot3(t, n);
     phys_addscl3(cd[i].pos, x, n, -0.5 * cd[i].dist);
+    cd[i].feat[0] = FEAT_PLANE, cd[i].feat[1] = PHYS_FEATURE(PHYS_FEAT_UNKNOWN, 0);
   }
   return emit_cands(out, cd, 5, n, margin, 4);
 }
@@ -293,6 +321,7 @@ int phys_collide_plane_box(const physModel* m, const physData* d, int g1, int g2
     if (dist > margin) continue;
     cd[nc].dist = dist;
     phys_addscl3(cd[nc].pos, x, n, -0.5 * dist);
+    cd[nc].feat[0] = FEAT_PLANE, cd[nc].feat[1] = PHYS_FEATURE(PHYS_FEAT_VERTEX, i);
     nc++;
   }
   return emit_cands(out, cd, nc, n, margin, 4);
@@ -304,8 +333,10 @@ int phys_collide_plane_box(const physModel* m, const physData* d, int g1, int g2
 // sphere-sphere: n = (c2 - c1)/|c2 - c1|, dist = |c2 - c1| - r1 - r2, pos = c1 + n (r1 + dist/2)
 int phys_collide_sphere_sphere(const physModel* m, const physData* d, int g1, int g2, double margin, physContact* out) {
   static const double ez[3] = {0, 0, 1};
-  return sphere_pair(out, d->geom_xpos + 3 * g1, m->geom_size[3 * g1], d->geom_xpos + 3 * g2, m->geom_size[3 * g2],
-                     margin, ez);
+  int n = sphere_pair(out, d->geom_xpos + 3 * g1, m->geom_size[3 * g1], d->geom_xpos + 3 * g2,
+                      m->geom_size[3 * g2], margin, ez);
+  set_features(out, n, FEAT_SURFACE, FEAT_SURFACE);
+  return n;
 }
 
 // sphere-capsule: the capsule's closest axis point q = c2 + clamp(a.(c1 - c2), -h, h) a, then sphere-sphere
@@ -317,9 +348,12 @@ int phys_collide_sphere_capsule(const physModel* m, const physData* d, int g1, i
   col3(a, d->geom_xmat + 9 * g2, 2);
   double h = m->geom_size[3 * g2 + 1];
   phys_sub3(t, c1, c2);
-  phys_addscl3(q, c2, a, clampd(dot3(a, t), -h, h));
+  double x = dot3(a, t);
+  phys_addscl3(q, c2, a, clampd(x, -h, h));
   perp3(fb, a);
-  return sphere_pair(out, c1, m->geom_size[3 * g1], q, m->geom_size[3 * g2], margin, fb);
+  int n = sphere_pair(out, c1, m->geom_size[3 * g1], q, m->geom_size[3 * g2], margin, fb);
+  set_features(out, n, FEAT_SURFACE, feat_capsule(x, h));
+  return n;
 }
 
 // sphere-cylinder, in the cylinder frame with x = R'(c1 - c2), rho = |(x0, x1)|:
@@ -365,6 +399,7 @@ int phys_collide_sphere_cylinder(const physModel* m, const physData* d, int g1, 
   phys_addscl3(s1, c1, mw, -r1);
   for (int k = 0; k < 3; k++) pos[k] = 0.5 * (s1[k] + qw[k]), n[k] = -mw[k];
   set_contact(out, pos, n, dist);
+  set_features(out, 1, FEAT_SURFACE, PHYS_FEATURE(PHYS_FEAT_UNKNOWN, 0));
   return 1;
 }
 
@@ -372,21 +407,26 @@ int phys_collide_sphere_cylinder(const physModel* m, const physData* d, int g1, 
 //  outside: q = clamp(x, -s, s), m = (x - q)/|x - q|, gap = |x - q|;
 //  inside: the face k of least depth s_k - |x_k| (lowest k on ties), m = sgn(x_k) e_k, q = x with
 //    q_k = sgn(x_k) s_k, gap = -(s_k - |x_k|).
-// n = -R m, dist = gap - r1, pos = midway of (c1 - R m r1) and c2 + R q
+// n = -R m, dist = gap - r1, pos = midway of (c1 - R m r1) and c2 + R q. The box's feature: the face, edge or
+// corner of the coordinates of q that were clamped (outside), the face k (inside)
 int phys_collide_sphere_box(const physModel* m, const physData* d, int g1, int g2, double margin, physContact* out) {
   const double *c1 = d->geom_xpos + 3 * g1, *c2 = d->geom_xpos + 3 * g2, *R = d->geom_xmat + 9 * g2;
   const double* s = m->geom_size + 3 * g2;
   double r1 = m->geom_size[3 * g1];
   double x[3], q[3], ml[3], gap;
   to_local(x, c2, R, c1);
-  int inside = 1;
+  int inside = 1, nclamp = 0, free_axis = 0, feat;
   for (int k = 0; k < 3; k++) {
     q[k] = clampd(x[k], -s[k], s[k]);
-    if (q[k] != x[k]) inside = 0;
+    if (q[k] != x[k]) inside = 0, nclamp++;
+    else free_axis = k;
   }
   if (!inside) {
     phys_sub3(ml, x, q);
     gap = phys_normalize3(ml);
+    int k = 0;   // the clamped axis of a face
+    while (k < 2 && q[k] == x[k]) k++;
+    feat = nclamp == 3 ? feat_box_vertex(q) : nclamp == 2 ? feat_box_edge(free_axis, q) : feat_box_face(k, q[k]);
   } else {
     int k = 0;
     for (int j = 1; j < 3; j++)
@@ -395,6 +435,7 @@ int phys_collide_sphere_box(const physModel* m, const physData* d, int g1, int g
     ml[k] = sgn1(x[k]);
     q[k] = ml[k] * s[k];
     gap = -(s[k] - fabs(x[k]));
+    feat = feat_box_face(k, ml[k]);
   }
   double dist = gap - r1;
   if (dist > margin) return 0;
@@ -404,11 +445,18 @@ int phys_collide_sphere_box(const physModel* m, const physData* d, int g1, int g
   phys_addscl3(s1, c1, mw, -r1);
   for (int k = 0; k < 3; k++) pos[k] = 0.5 * (s1[k] + qw[k]), n[k] = -mw[k];
   set_contact(out, pos, n, dist);
+  set_features(out, 1, FEAT_SURFACE, feat);
   return 1;
 }
 
 //---------------------------------------------------------------------------------------------------------
 // capsule pairs
+
+// a capsule's feature at segment parameter s in [0, 1] of its axis from the -h end (an end when at or beyond it)
+static int feat_seg(double s) {
+  return s <= 0 ? PHYS_FEATURE(PHYS_FEAT_VERTEX, 0) : s >= 1 ? PHYS_FEATURE(PHYS_FEAT_VERTEX, 1)
+                                                       : PHYS_FEATURE(PHYS_FEAT_EDGE, 0);
+}
 
 // capsule-capsule: closest points P, Q of the axis segments (phys_segment_closest), then sphere-sphere of
 // radii r1, r2 at P, Q. When the axes are nearly parallel (|a1 x a2| < 0.1) a second contact is taken at the
@@ -446,6 +494,7 @@ int phys_collide_capsule_capsule(const physModel* m, const physData* d, int g1, 
     perp3(fb, a1);
   }
   int nc = sphere_pair(out, P, r1, Q, r2, margin, fb);
+  set_features(out, nc, feat_seg(s), feat_seg(t));
   if (sn >= 0.1 || h1 <= 0 || h2 <= 0) return nc;
   // overlap interval [lo, hi] of seg 2's projection on seg 1, in seg 1's parameter
   double uu = dot3(u, u), t0[3], t1[3];
@@ -459,8 +508,11 @@ int phys_collide_capsule_capsule(const physModel* m, const physData* d, int g1, 
   double P2[3], Q2[3], tq[3];
   phys_addscl3(P2, p0, u, s2);
   phys_sub3(tq, P2, q0);
-  phys_addscl3(Q2, q0, w, clampd(dot3(tq, w) / dot3(w, w), 0, 1));
-  return nc + sphere_pair(out + nc, P2, r1, Q2, r2, margin, fb);
+  double t2 = dot3(tq, w) / dot3(w, w);
+  phys_addscl3(Q2, q0, w, clampd(t2, 0, 1));
+  int n2 = sphere_pair(out + nc, P2, r1, Q2, r2, margin, fb);
+  set_features(out + nc, n2, feat_seg(s2), feat_seg(t2));
+  return nc + n2;
 }
 
 // face contacts of a capsule (segment e0 + t u in the box frame, radius r) on box face k with outward
@@ -483,6 +535,7 @@ static int capsule_box_face(physContact* out, const double e0[3], const double u
     cd[i].dist = sigma * x[k] - s[k] - r;
     phys_addscl3(pl, x, ml, -(r + 0.5 * cd[i].dist));
     to_world(cd[i].pos, c2, R, pl);
+    cd[i].feat[0] = cd[i].feat[1] = PHYS_FEATURE(PHYS_FEAT_UNKNOWN, 0);
   }
   return emit_cands(out, cd, nc, n, margin, 2);
 }
@@ -629,23 +682,58 @@ static double box_extent(const box_t* b, const double L[3]) {
          b->s[2] * fabs(dot3(b->ax[2], L));
 }
 
+// the line two polygon points a, b lie on: the one of their two defining lines they share (-1: none)
+static int common_line(const int a[2], const int b[2]) {
+  return a[0] == b[0] || a[0] == b[1] ? a[0] : a[1] == b[0] || a[1] == b[1] ? a[1] : -1;
+}
+
 // clip a convex polygon (2-D points, n of them) to x[dim] * side <= lim (Sutherland-Hodgman); returns the
-// new count (at most n + 1)
-static int clip_poly(double out[][2], const double in[][2], int n, int dim, double side, double lim) {
+// new count (at most n + 1). Each point carries the two lines that define it (lin, lout: a new point lies on
+// the clip line `line` and on the line of the edge it cuts)
+static int clip_poly(double out[][2], int lout[][2], const double in[][2], const int lin[][2], int n, int dim,
+                     double side, double lim, int line) {
   int k = 0;
   for (int i = 0; i < n; i++) {
     const double* p = in[i];
     const double* q = in[(i + 1) % n];
     double dp = side * p[dim] - lim, dq = side * q[dim] - lim;
-    if (dp <= 0) out[k][0] = p[0], out[k][1] = p[1], k++;
+    if (dp <= 0) out[k][0] = p[0], out[k][1] = p[1], lout[k][0] = lin[i][0], lout[k][1] = lin[i][1], k++;
     if ((dp < 0 && dq > 0) || (dp > 0 && dq < 0)) {
       double t = dp / (dp - dq);
       out[k][0] = p[0] + t * (q[0] - p[0]);
       out[k][1] = p[1] + t * (q[1] - p[1]);
+      lout[k][0] = common_line(lin[i], lin[(i + 1) % n]), lout[k][1] = line;
       k++;
     }
   }
   return k;
+}
+
+// the features (physid.h) of a clipped point of box_face_contacts defined by lines l (0..3: the incident face's
+// edge from corner v to v + 1; 4 + 2 dim + (side > 0): the reference face's side x[k1 or k2] = side s): two
+// incident edges give an incident corner and the reference face, an incident edge and a side give both edges,
+// two sides a reference corner and the incident face. fref, finc: of the reference and the incident box
+static void clip_features(int* fref, int* finc, const int l[2], int k, double sigma, int mi, double tau) {
+  static const double S1[4] = {1, -1, -1, 1}, S2[4] = {1, 1, -1, -1};
+  int i1 = (mi + 1) % 3, i2 = (mi + 2) % 3, k1 = (k + 1) % 3, k2 = (k + 2) % 3;
+  int e = l[0] < 4 ? l[0] : l[1], side = l[0] < 4 ? l[1] : l[0];
+  double si[3], sr[3];
+  si[mi] = tau, sr[k] = sigma;
+  if (l[0] < 0 || l[1] < 0) {
+    *fref = *finc = PHYS_FEATURE(PHYS_FEAT_UNKNOWN, 0);
+  } else if (l[0] < 4 && l[1] < 4) {   // the corner v shared by edges v - 1 and v
+    int v = l[1] == (l[0] + 1) % 4 ? l[1] : l[0];
+    si[i1] = S1[v], si[i2] = S2[v];
+    *finc = feat_box_vertex(si), *fref = feat_box_face(k, sigma);
+  } else if (e < 4) {
+    si[i1] = S1[e], si[i2] = S2[e];
+    int d = (side - 4) / 2;
+    sr[d ? k2 : k1] = (side - 4) % 2 ? 1 : -1;
+    *finc = feat_box_edge(S1[e] != S1[(e + 1) % 4] ? i1 : i2, si), *fref = feat_box_edge(d ? k1 : k2, sr);
+  } else {
+    for (int j = 0; j < 2; j++) sr[(l[j] - 4) / 2 ? k2 : k1] = (l[j] - 4) % 2 ? 1 : -1;
+    *fref = feat_box_vertex(sr), *finc = feat_box_face(mi, tau);
+  }
 }
 
 // reduce candidates to at most 4 (sorted deepest first): the deepest p1, the farthest from it p2, the point
@@ -693,7 +781,7 @@ static int reduce4(cand_t* c, int n, const double nrm[3]) {
 // are clipped to the reference face's rectangle; each remaining point x gives dist = sigma x_k - s_k and
 // pos = c_ref + R_ref x - nref dist/2. Reduced to 4 (reduce4). n = contact normal (g1 -> g2).
 static int box_face_contacts(physContact* out, const box_t* ref, const box_t* inc, int k, double sigma,
-                             const double n[3], double margin) {
+                             const double n[3], double margin, int ref_first) {
   double nref[3];
   for (int j = 0; j < 3; j++) nref[j] = sigma * ref->ax[k][j];
   int mi = 0;
@@ -708,6 +796,7 @@ static int box_face_contacts(physContact* out, const box_t* ref, const box_t* in
   // incident corners in the reference frame: xl = R_ref'(c_inc + tau s_m ax_m +- s_i1 ax_i1 +- s_i2 ax_i2 - c_ref)
   static const double S1[4] = {1, -1, -1, 1}, S2[4] = {1, 1, -1, -1};
   double poly[PHYS_MAXPAIRCON + 1][2], tmp[PHYS_MAXPAIRCON + 1][2], hk[4];
+  int lp[PHYS_MAXPAIRCON + 1][2], lt[PHYS_MAXPAIRCON + 1][2];   // the lines defining each point (clip_poly)
   for (int v = 0; v < 4; v++) {
     double w[3], xl[3];
     for (int j = 0; j < 3; j++)
@@ -716,6 +805,7 @@ static int box_face_contacts(physContact* out, const box_t* ref, const box_t* in
     to_local(xl, ref->c, ref->R, w);
     poly[v][0] = xl[k1], poly[v][1] = xl[k2];
     hk[v] = xl[k];
+    lp[v][0] = (v + 3) % 4, lp[v][1] = v;
   }
   // the incident face is planar: height x_k as an affine function of (x_k1, x_k2) through 3 corners
   double g1 = 0, g2 = 0, h0;
@@ -730,10 +820,10 @@ static int box_face_contacts(physContact* out, const box_t* ref, const box_t* in
     h0 = hk[0] - g1 * poly[0][0] - g2 * poly[0][1];
   }
   int np = 4;
-  np = clip_poly(tmp, (const double(*)[2])poly, np, 0, 1, ref->s[k1]);
-  np = clip_poly(poly, (const double(*)[2])tmp, np, 0, -1, ref->s[k1]);
-  np = clip_poly(tmp, (const double(*)[2])poly, np, 1, 1, ref->s[k2]);
-  np = clip_poly(poly, (const double(*)[2])tmp, np, 1, -1, ref->s[k2]);
+  np = clip_poly(tmp, lt, (const double(*)[2])poly, (const int(*)[2])lp, np, 0, 1, ref->s[k1], 5);
+  np = clip_poly(poly, lp, (const double(*)[2])tmp, (const int(*)[2])lt, np, 0, -1, ref->s[k1], 4);
+  np = clip_poly(tmp, lt, (const double(*)[2])poly, (const int(*)[2])lp, np, 1, 1, ref->s[k2], 7);
+  np = clip_poly(poly, lp, (const double(*)[2])tmp, (const int(*)[2])lt, np, 1, -1, ref->s[k2], 6);
   if (np > PHYS_MAXPAIRCON) np = PHYS_MAXPAIRCON;
   cand_t cd[PHYS_MAXPAIRCON];
   int nc = 0;
@@ -746,11 +836,13 @@ static int box_face_contacts(physContact* out, const box_t* ref, const box_t* in
     to_world(w, ref->c, ref->R, xl);
     phys_addscl3(cd[nc].pos, w, nref, -0.5 * dist);
     cd[nc].dist = dist;
+    clip_features(&cd[nc].feat[1 - ref_first], &cd[nc].feat[ref_first], lp[v], k, sigma, mi, tau);
     nc++;
   }
   sort_cands(cd, nc);
   nc = reduce4(cd, nc, n);
   for (int i = 0; i < nc; i++) set_contact(out + i, cd[i].pos, n, cd[i].dist);
+  for (int i = 0; i < nc; i++) set_features(out + i, 1, cd[i].feat[0], cd[i].feat[1]);
   return nc;
 }
 
@@ -801,7 +893,7 @@ int phys_collide_box_box(const physModel* m, const physData* d, int g1, int g2, 
     // n from A to B; the reference face's outward normal points towards the incident box
     for (int j = 0; j < 3; j++) n[j] = sgn1(tl) * ref->ax[k][j];
     double sigma = face < 3 ? sgn1(tl) : -sgn1(tl);
-    return box_face_contacts(out, ref, inc, k, sigma, n, margin);
+    return box_face_contacts(out, ref, inc, k, sigma, n, margin, face < 3);
   }
   // supporting edges: P0 = c_A + sum_{k!=i} s_k sgn(A_k.n) A_k - s_i A_i, Q0 = c_B - sum_{k!=j} ... - s_j B_j
   double p0[3], q0[3], u[3], w[3];
@@ -824,5 +916,8 @@ int phys_collide_box_box(const physModel* m, const physData* d, int g1, int g2, 
   if (dist > margin) return 0;
   for (int k = 0; k < 3; k++) pos[k] = 0.5 * (P[k] + Q[k]);
   set_contact(out, pos, nedge, dist);
+  double sa[3], sb[3];   // the edges' signs along the boxes' axes
+  for (int k = 0; k < 3; k++) sa[k] = sgn1(dot3(A.ax[k], nedge)), sb[k] = -sgn1(dot3(B.ax[k], nedge));
+  set_features(out, 1, feat_box_edge(ei, sa), feat_box_edge(ej, sb));
   return 1;
 }

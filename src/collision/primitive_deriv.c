@@ -132,25 +132,12 @@ static int d_segment_closest(vd_t* P, vd_t* Q, const vd_t* p0, const vd_t* u, co
   return 0;
 }
 
-// plane-box: corner i at x = c + sum_k (+-s_k) a_k, dist = (x - p0).n, pos = x - n dist/2; the corner
-// matching the target (values as phys_collide_plane_box; the pair function orders corners by depth, so
-// matching keeps the near-ties of a box resting flat safe)
+// plane-box: corner i at x = c + sum_k (+-s_k) a_k, dist = (x - p0).n, pos = x - n dist/2; the corner is the
+// target's stored feature (the box's VERTEX i, physid.h), -1 without it
 static int d_plane_box(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, int con) {
   (void)con;
-  const double *R = x->d->geom_xmat + 9 * x->g[1], *sz = x->m->geom_size + 3 * x->g[1];
-  const double *c = x->d->geom_xpos + 3 * x->g[1], *p0 = x->d->geom_xpos + 3 * x->g[0];
-  const double* Rp = x->d->geom_xmat + 9 * x->g[0];
-  double nv[3] = {Rp[2], Rp[5], Rp[8]}, best = INFINITY;
-  int ib = -1;
-  for (int i = 0; i < 8; i++) {  // values only
-    double xl[3] = {(i & 1) ? sz[0] : -sz[0], (i & 2) ? sz[1] : -sz[1], (i & 4) ? sz[2] : -sz[2]}, xw[3], t[3], q[3];
-    phys_mat_vec3(xw, R, xl);
-    for (int j = 0; j < 3; j++) xw[j] = c[j] + xw[j], t[j] = xw[j] - p0[j];
-    double dv = t[0] * nv[0] + t[1] * nv[1] + t[2] * nv[2];
-    phys_addscl3(q, xw, nv, -0.5 * dv);
-    double g = target_gap(x, q, dv);
-    if (g < best) best = g, ib = i;
-  }
+  if (!x->tfeat || PHYS_FEATURE_KIND(x->tfeat[1]) != PHYS_FEAT_VERTEX) return -1;
+  int ib = PHYS_FEATURE_INDEX(x->tfeat[1]);
   vd_t P0 = in_centre(x, 0), xw = in_centre(x, 1), ax[3];
   *n = in_axis(x, 0, 2);
   for (int k = 0; k < 3; k++) ax[k] = in_axis(x, 1, k);
@@ -881,7 +868,7 @@ int phys_primitive_deriv_out(double* jac, const physModel* m, const physData* d,
   derivFn f = deriv_fn(t1, t2);
   physCollideFn fn = phys_collide_fn(t1, t2, &swap);
   if (!f || !fn || swap || con < 0 || con >= nout) return -1;
-  dualCtx x = {m, d, {g1, g2}, {12, 12 + phys_geom_nsize(t1)}, out[con].pos, out[con].dist};
+  dualCtx x = {m, d, {g1, g2}, {12, 12 + phys_geom_nsize(t1)}, out[con].pos, out[con].dist, out[con].feature};
   vd_t pos, n;
   sd_t dist;
   if (f(&pos, &n, &dist, &x, con)) return -1;
@@ -901,10 +888,10 @@ int phys_primitive_deriv_all(double* jac, int* rc, const physModel* m, const phy
   }
   vd_t pos[PHYS_MAXPAIRCON], n[PHYS_MAXPAIRCON];
   sd_t dist[PHYS_MAXPAIRCON];
-  dualCtx x = {m, d, {g1, g2}, {12, 12 + phys_geom_nsize(t1)}, NULL, 0};
+  dualCtx x = {m, d, {g1, g2}, {12, 12 + phys_geom_nsize(t1)}, NULL, 0, NULL};
   phys_dconvex_pair_all(pos, n, dist, rc, &x, out, nout);
   for (int k = 0; k < nout; k++) {
-    x.tpos = out[k].pos, x.tdist = out[k].dist;
+    x.tpos = out[k].pos, x.tdist = out[k].dist, x.tfeat = out[k].feature;
     if (!rc[k]) rc[k] = deriv_store(jac + 7 * ncol * k, m, &x, pos + k, n + k, dist + k, out + k);
     bad |= rc[k];
   }

@@ -19,14 +19,13 @@
 //   row 3i + r), motion S_r, Phi_r = (p x F_r, F_r) and Fbar_r = U_r; p_bar = sum_r F_r x w_r.
 // Limit rows: J = +-e_dof (constant), dist = +-(q - bound): ddist = +-dq_dof.
 //
-// Matching a contact to its pair function: the pair function runs in its own order (type1 <= type2, lower geom
-// first for equal types; phys_collide_geoms), so the normal flips when the contact's geoms were swapped. It is
-// re-run at the current poses with margin max(pair or geom margin, the largest dist among the contacts of the
-// same geom pair) - every contact of the pair passes that margin, and the candidates are a subset of the ones of
-// the original (possibly larger, envelope) margin that contains all the kept ones - and the contact is the
-// output nearest in position and normal, which must agree to 1e-9 of the geoms' size; its Jacobian D is
-// phys_primitive_deriv_margin's at that margin and index (phys_primitive_deriv_all's for all the pair's outputs
-// at once, when the pair's first contact is matched).
+// A contact's pair function: collision recorded the call's order (pairflip: the function ran with geom[1] first,
+// lower type first, lower id for equal types, and wrote the normal -frame row 0), the contact's number among the
+// call's outputs (pairout; a call's outputs are consecutive in d->contact) and the features of both geoms that
+// produced it (feature). The contact is differentiated from that record at the current kinematics - the pair
+// function is not run again and no contact is searched for: its Jacobian D is phys_primitive_deriv_all's for the
+// call's stored outputs (all of them at once, when the pair's first contact asks), which checks that the
+// derivative reproduces the stored contact (pos, normal, dist to 1e-9 of the geoms' size).
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -114,53 +113,44 @@ typedef struct {
   double* D;
 } contactGeom;
 
-// detection margin to re-run contact i's pair with: max(pair or geom margin, dist of the pair's contacts);
-// a pair's contacts are consecutive in d->contact (collision.c appends them together)
-static double rerun_margin(const physModel* m, const physData* d, int i) {
-  const physContact* c = d->contact + i;
-  int g0 = c->geom[0], g1 = c->geom[1];
-  double mg = c->pair >= 0 ? m->pair_margin[c->pair] : fmax(m->geom_margin[g0], m->geom_margin[g1]);
-  for (int j = i; j >= 0 && d->contact[j].geom[0] == g0 && d->contact[j].geom[1] == g1; j--)
-    mg = fmax(mg, d->contact[j].dist);
-  for (int j = i + 1; j < d->ncon && d->contact[j].geom[0] == g0 && d->contact[j].geom[1] == g1; j++)
-    mg = fmax(mg, d->contact[j].dist);
-  return mg;
-}
-
-// one pair function's output at margin mg and, once a contact of the pair asked for them, the Jacobians of all
-// its outputs (phys_primitive_deriv_all), kept for the pair's next contacts (a pair's contacts are
-// consecutive): the function runs once per pair, not once or twice per contact, and a GJK/EPA pair's distance,
-// features and clipping are differentiated once
+// the outputs of one pair-function call as the function wrote them (its geom order, normal and numbering), from
+// the stored contacts, and once a contact of the pair asked for them the Jacobians of all of them
+// (phys_primitive_deriv_all), kept for the pair's next contacts: a GJK/EPA pair's distance, features and
+// clipping are differentiated once per pair
 typedef struct {
-  int ga, gb, nout;          // ga < 0: empty
-  double mg;
+  int first, nout;           // d->contact[first .. first + nout) are the call's outputs 0 .. nout-1; first < 0: empty
   physContact out[PHYS_MAXPAIRCON];
   int hasjac;                // 1: jac and rc hold this output's Jacobians
   int rc[PHYS_MAXPAIRCON];   // phys_primitive_deriv_out's return per output
   double jac[PHYS_MAXPAIRCON * 7 * PHYS_PRIMITIVE_DERIV_MAXCOL];   // nout x 7 x ncol
 } pairCache;
 
-// the output of cg's pair function at margin mg, from pc when it holds it (pc may be NULL: run into buf)
-static const physContact* pair_output(const physModel* m, const physData* d, const contactGeom* cg, double mg,
-                                      pairCache* pc, physContact* buf, int* nout) {
-  if (pc && pc->ga == cg->ga && pc->gb == cg->gb && pc->mg == mg) {
-    *nout = pc->nout;
-    return pc->out;
+// pc = the outputs of contact i's call (d->contact[i - pairout] onwards while the numbering, geoms and order
+// continue), the normals as the function wrote them; 0, or -1 when the record is inconsistent
+static int pair_outputs(const physData* d, int i, pairCache* pc) {
+  const physContact* c = d->contact + i;
+  int first = i - c->pairout;
+  if (pc->first == first && first >= 0) return 0;
+  pc->first = -1, pc->nout = 0, pc->hasjac = 0;
+  if (c->pairout < 0 || c->pairout >= PHYS_MAXPAIRCON || first < 0) return -1;
+  for (int k = 0; k < PHYS_MAXPAIRCON && first + k < d->ncon; k++) {
+    const physContact* o = d->contact + first + k;
+    if (o->pairout != k || o->geom[0] != c->geom[0] || o->geom[1] != c->geom[1] || o->pairflip != c->pairflip) break;
+    pc->out[k] = *o;
+    if (o->pairflip)
+      for (int j = 0; j < 3; j++) pc->out[k].frame[j] = -o->frame[j];
+    pc->nout = k + 1;
   }
-  physCollideFn fn = phys_collide_fn(m->geom_type[cg->ga], m->geom_type[cg->gb], NULL);
-  physContact* out = pc ? pc->out : buf;
-  *nout = fn ? fn(m, d, cg->ga, cg->gb, mg, out) : 0;
-  if (pc) pc->ga = fn ? cg->ga : -1, pc->gb = cg->gb, pc->mg = mg, pc->nout = *nout, pc->hasjac = 0;
-  return out;
+  if (pc->nout <= c->pairout) return -1;
+  pc->first = first;
+  return 0;
 }
 
-// cg->D of output k of out (nout, pc's output when pc is given): from pc's Jacobians of all the outputs,
-// computed by the pair's first contact, or on its own without pc; -1 when k has no derivative
-static int pair_jacobian(const physModel* m, const physData* d, const contactGeom* cg, int k, const physContact* out,
-                         int nout, pairCache* pc) {
-  if (!pc) return phys_primitive_deriv_out(cg->D, m, d, cg->ga, cg->gb, k, out, nout);
+// cg->D of output k of pc's call: from the Jacobians of all the outputs, computed by the pair's first contact
+// that asks; -1 when k has no derivative
+static int pair_jacobian(const physModel* m, const physData* d, const contactGeom* cg, int k, pairCache* pc) {
   if (!pc->hasjac) {
-    phys_primitive_deriv_all(pc->jac, pc->rc, m, d, cg->ga, cg->gb, out, nout);
+    phys_primitive_deriv_all(pc->jac, pc->rc, m, d, cg->ga, cg->gb, pc->out, pc->nout);
     pc->hasjac = 1;
   }
   if (pc->rc[k]) return -1;
@@ -168,50 +158,27 @@ static int pair_jacobian(const physModel* m, const physData* d, const contactGeo
   return 0;
 }
 
-// index of contact i among the outputs out (nout) of its pair function (nearest in position and normal), or
-// -1 when none agrees to 1e-9 of the geoms' bounding radii
-static int match_contact(const physModel* m, const physData* d, int i, const contactGeom* cg,
-                         const physContact* out, int nout) {
-  const physContact* c = d->contact + i;
-  double sg = cg->flip ? -1 : 1, best = INFINITY;
-  int k = -1;
-  for (int a = 0; a < nout; a++) {
-    double e = 0;
-    for (int j = 0; j < 3; j++) {
-      double dp = out[a].pos[j] - c->pos[j], dn = sg * out[a].frame[j] - c->frame[j];
-      e += dp * dp + dn * dn;
-    }
-    if (e < best) best = e, k = a;
-  }
-  double scale = 1 + m->geom_rbound[c->geom[0]] + m->geom_rbound[c->geom[1]];
-  return k >= 0 && sqrt(best) <= 1e-9 * scale ? k : -1;
-}
-
-// fill cg for contact i: pair order, match, Jacobian D from d's arena (caller marks/frees); PHYS_ERR_ARG with
-// the message in d->lastwarning when the pair has no geometry derivative or the contact is not found. pc (may
-// be NULL) carries the pair function's output from one contact of a pair to the next
+// fill cg for contact i from its record: pair order, Jacobian D from d's arena (caller marks/frees); PHYS_ERR_ARG
+// with the message in d->lastwarning when the pair has no geometry derivative or the contact's record is not
+// reproduced. pc carries the pair's outputs and Jacobians from one contact of a pair to the next
 static physStatus contact_geom(const physModel* m, physData* d, int i, contactGeom* cg, pairCache* pc) {
   const physContact* c = d->contact + i;
   int g0 = c->geom[0], g1 = c->geom[1], t0 = m->geom_type[g0], t1 = m->geom_type[g1];
-  cg->flip = t0 > t1 || (t0 == t1 && g0 > g1);
+  cg->flip = c->pairflip;
   cg->ga = cg->flip ? g1 : g0;
   cg->gb = cg->flip ? g0 : g1;
   cg->nsa = phys_geom_nsize(m->geom_type[cg->ga]);
   cg->ncol = phys_primitive_deriv_ncol(m, cg->ga, cg->gb);
   cg->D = phys_stack_alloc(d, 7 * (size_t)cg->ncol);
-  double mg = rerun_margin(m, d, i);
-  physContact buf[PHYS_MAXPAIRCON];
-  int nout;
-  const physContact* out = pair_output(m, d, cg, mg, pc, buf, &nout);
-  int k = match_contact(m, d, i, cg, out, nout);
-  if (k < 0)
-    return refuse(d, "contact_deriv: contact %d (geoms %d and %d, %s-%s) is not reproduced by its pair function at "
-                  "the current kinematics (phys_collision must run at the state of the problem)",
-                  i, g0, g1, type_name(t0), type_name(t1));
-  if (pair_jacobian(m, d, cg, k, out, nout, pc))
-    return refuse(d, "contact_deriv: contact %d (geoms %d and %d): no geometry derivative for the pair %s-%s "
-                  "(contact %d of the pair, or a degenerate configuration)",
-                  i, g0, g1, type_name(m->geom_type[cg->ga]), type_name(m->geom_type[cg->gb]), k);
+  if (pair_outputs(d, i, pc))
+    return refuse(d, "contact_deriv: contact %d (geoms %d and %d, %s-%s): its record (output %d of its pair "
+                  "function) does not match the contacts around it (d->contact must be phys_collision's)",
+                  i, g0, g1, type_name(t0), type_name(t1), c->pairout);
+  if (pair_jacobian(m, d, cg, c->pairout, pc))
+    return refuse(d, "contact_deriv: contact %d (geoms %d and %d, %s-%s): no geometry derivative that reproduces "
+                  "it (output %d of the pair function; an unsupported pair, a degenerate configuration, or "
+                  "phys_collision not run at the state of the problem)",
+                  i, g0, g1, type_name(m->geom_type[cg->ga]), type_name(m->geom_type[cg->gb]), c->pairout);
   return PHYS_OK;
 }
 
@@ -359,8 +326,8 @@ static physStatus check_problem(const physModel* m, physData* d, const physConst
 static contactGeom* geom_all(const physModel* m, physData* d, const physConstraintProblem* p, physStatus* st) {
   contactGeom* cg = (contactGeom*)phys_stack_alloc(d, (sizeof(contactGeom) * (size_t)p->nc + 7) / 8 + 1);
   *st = PHYS_OK;
-  pairCache pc;   // (not zero-filled: 10 KB; empty is ga < 0)
-  pc.ga = -1, pc.hasjac = 0;
+  pairCache pc;   // (not zero-filled: 10 KB; empty is first < 0)
+  pc.first = -1, pc.hasjac = 0;
   for (int i = 0; i < p->nc && *st == PHYS_OK; i++) *st = contact_geom(m, d, i, cg + i, &pc);
   return *st == PHYS_OK ? cg : NULL;
 }
@@ -582,8 +549,8 @@ static physStatus reverse(const physModel* m, physData* d, const physConstraintP
   physStatus st = check_problem(m, d, p);
   if (st != PHYS_OK) return st;
   if (!(w->alpha && w->beta) && !w->A && !w->gamma) return PHYS_OK;
-  pairCache pc;   // (not zero-filled: 10 KB; empty is ga < 0)
-  pc.ga = -1, pc.hasjac = 0;
+  pairCache pc;   // (not zero-filled: 10 KB; empty is first < 0)
+  pc.first = -1, pc.hasjac = 0;
   for (int i = 0; i < p->nc && st == PHYS_OK; i++) {
     size_t mk = phys_stack_mark(d);
     contactGeom cg;
@@ -631,8 +598,8 @@ static physStatus size_reverse(const physModel* m, physData* d, const physConstr
   if (g < 0 || g >= m->ngeom) return refuse(d, "contact_deriv: geom %d out of range (ngeom %d)", g, m->ngeom);
   physStatus st = check_problem(m, d, p);
   if (st != PHYS_OK) return st;
-  pairCache pc;   // (not zero-filled: 10 KB; empty is ga < 0)
-  pc.ga = -1, pc.hasjac = 0;
+  pairCache pc;   // (not zero-filled: 10 KB; empty is first < 0)
+  pc.first = -1, pc.hasjac = 0;
   for (int i = 0; i < p->nc && st == PHYS_OK; i++) {
     const physContact* c = d->contact + i;
     if (c->geom[0] != g && c->geom[1] != g) continue;

@@ -542,12 +542,113 @@ static void test_segment_closest(void) {
   }
 }
 
+// the features a contact records (physid.h) in known configurations, in either argument order (the features
+// swap with the geoms, pairflip set when the pair function ran with the second geom first)
+#define FEAT(kind, i) PHYS_FEATURE(PHYS_FEAT_##kind, i)
+static void test_features(void) {
+  physContact c[PHYS_MAXPAIRCON];
+  const double o[3] = {0, 0, 0};
+  const double r45x[4] = {cos(M_PI / 8), sin(M_PI / 8), 0, 0}, r45y[4] = {cos(M_PI / 8), 0, sin(M_PI / 8), 0};
+  const double r45z[4] = {cos(M_PI / 8), 0, 0, sin(M_PI / 8)};
+  // box (0.1, 0.2, 0.3) on the plane, 0.01 deep: its 4 lower corners, VERTEX v with bit 0 = x > 0, bit 1 = y > 0
+  double zb[3] = {0, 0, 0.29};
+  set_geom(0, PHYS_GEOM_PLANE, 0, 0, 0, o, QID);
+  set_geom(1, PHYS_GEOM_BOX, 0.1, 0.2, 0.3, zb, QID);
+  for (int order = 0; order < 2; order++) {
+    int nc = phys_collide_geoms(M, D, order, 1 - order, 0, c), seen = 0;
+    CHECK(nc == 4);
+    for (int i = 0; i < nc; i++) {
+      int v = (c[i].pos[0] > 0) | (c[i].pos[1] > 0) << 1;
+      CHECK_MSG(c[i].feature[order] == FEAT(FACE, 0) && c[i].feature[1 - order] == FEAT(VERTEX, v),
+                "plane-box contact %d: features %#x %#x", i, c[i].feature[0], c[i].feature[1]);
+      CHECK(c[i].pairflip == order && c[i].pairout == i);
+      seen |= 1 << v;
+    }
+    CHECK(seen == 15);
+  }
+  // box-box edge-edge: unit cubes (half 0.5), A turned 45 deg about x (its top edge: along x at y+, z+: EDGE
+  // 4*0 + 1 + 2 = 3), B turned 45 deg about y, above A by 0.01 less than touching (its bottom edge: along y at z-,
+  // x+: EDGE 4*1 + 0 + 2 = 6)
+  double zB[3] = {0, 0, sqrt(2) - 0.01};
+  set_geom(0, PHYS_GEOM_BOX, 0.5, 0.5, 0.5, o, r45x);
+  set_geom(1, PHYS_GEOM_BOX, 0.5, 0.5, 0.5, zB, r45y);
+  CHECK(phys_collide_geoms(M, D, 0, 1, 0, c) == 1);
+  CHECK_MSG(c[0].feature[0] == FEAT(EDGE, 3) && c[0].feature[1] == FEAT(EDGE, 6), "edge-edge: %#x %#x",
+            c[0].feature[0], c[0].feature[1]);
+  CHECK_NEAR(c[0].dist, -0.01, 1e-12);
+  CHECK(phys_collide_geoms(M, D, 1, 0, 0, c) == 1);   // same types: the lower id first, features swapped
+  CHECK(c[0].feature[0] == FEAT(EDGE, 6) && c[0].feature[1] == FEAT(EDGE, 3) && c[0].pairflip == 1);
+  // box-box face: A (0.3 cube) is the reference (its +z face, FACE 5); B (0.1 cube) resting on it: B's lower
+  // corners (VERTEX, bit 2 clear); B (0.5, 0.5, 0.1) turned 45 deg about z covers A's face: A's upper corners
+  // (VERTEX, bit 2 set) on B's -z face (FACE 4); B (0.35, 0.35, 0.1) turned 45 deg cuts A's face corners off: each
+  // point where an edge of B's lower face (along x or y, z-) crosses a side of A's upper face (EDGE along x or y,
+  // z+)
+  set_geom(0, PHYS_GEOM_BOX, 0.3, 0.3, 0.3, o, QID);
+  double zs[3] = {0.02, -0.03, 0.39};
+  set_geom(1, PHYS_GEOM_BOX, 0.1, 0.1, 0.1, zs, QID);
+  int nc = phys_collide_geoms(M, D, 0, 1, 0, c);
+  CHECK(nc == 4);
+  for (int i = 0; i < nc; i++) {
+    int v = (c[i].pos[0] > zs[0]) | (c[i].pos[1] > zs[1]) << 1;
+    CHECK_MSG(c[i].feature[0] == FEAT(FACE, 5) && c[i].feature[1] == FEAT(VERTEX, v), "small box %d: %#x %#x", i,
+              c[i].feature[0], c[i].feature[1]);
+  }
+  zs[0] = zs[1] = 0;
+  set_geom(1, PHYS_GEOM_BOX, 0.5, 0.5, 0.1, zs, r45z);
+  nc = phys_collide_geoms(M, D, 0, 1, 0, c);
+  CHECK(nc == 4);
+  for (int i = 0; i < nc; i++) {
+    int v = (c[i].pos[0] > 0) | (c[i].pos[1] > 0) << 1 | 4;
+    CHECK_MSG(c[i].feature[0] == FEAT(VERTEX, v) && c[i].feature[1] == FEAT(FACE, 4), "large box %d: %#x %#x", i,
+              c[i].feature[0], c[i].feature[1]);
+  }
+  set_geom(1, PHYS_GEOM_BOX, 0.35, 0.35, 0.1, zs, r45z);
+  nc = phys_collide_geoms(M, D, 0, 1, 0, c);
+  CHECK(nc == 4);
+  for (int i = 0; i < nc; i++) {
+    int fa = c[i].feature[0], fb = c[i].feature[1], ia = PHYS_FEATURE_INDEX(fa), ib = PHYS_FEATURE_INDEX(fb);
+    int side = fabs(c[i].pos[0] - 0.3) < 1e-12 || fabs(c[i].pos[0] + 0.3) < 1e-12 ? 0 : 1;   // x = +-0.3: A's edge along y
+    CHECK_MSG(fabs(fabs(c[i].pos[side]) - 0.3) < 1e-12, "point %d not on a side", i);
+    // A's edge along axis 1 - side, at the sign of pos[side] and z+ (EDGE 4a + b: physid.h)
+    int a = 1 - side, ea = 4 * a + (a == 0 ? (c[i].pos[1] > 0) + 2 : 1 + 2 * (c[i].pos[0] > 0));
+    CHECK_MSG(fa == FEAT(EDGE, ea), "clipped point %d: A %#x, want edge %d", i, fa, ea);
+    // B's edge along its x or y, z- (bit 1 of b clear for axis 0: (0+2)%3 = z; bit 0 clear for axis 1: (1+1)%3 = z)
+    CHECK_MSG(PHYS_FEATURE_KIND(fb) == PHYS_FEAT_EDGE && (ib / 4 == 0 ? !(ib & 2) : ib / 4 == 1 && !(ib & 1)),
+              "clipped point %d: B %#x", i, fb);
+    (void)ia;
+  }
+  // sphere-capsule: the capsule (r 0.1, h 0.5 along z) by its +h end (VERTEX 1), its -h end (VERTEX 0), its side
+  // (EDGE 0); the sphere's SURFACE
+  const double sp[3][3] = {{0, 0, 0.65}, {0.05, 0, -0.66}, {0.15, 0, 0.2}};
+  const int want[3] = {FEAT(VERTEX, 1), FEAT(VERTEX, 0), FEAT(EDGE, 0)};
+  set_geom(1, PHYS_GEOM_CAPSULE, 0.1, 0.5, 0, o, QID);
+  for (int k = 0; k < 3; k++) {
+    set_geom(0, PHYS_GEOM_SPHERE, 0.1, 0, 0, sp[k], QID);
+    CHECK(phys_collide_geoms(M, D, 1, 0, 0.1, c) == 1);
+    CHECK_MSG(c[0].feature[0] == want[k] && c[0].feature[1] == FEAT(SURFACE, 0) && c[0].pairflip == 1,
+              "sphere-capsule %d: %#x %#x", k, c[0].feature[0], c[0].feature[1]);
+  }
+  // sphere-box (half 0.2): outside by a corner (VERTEX 7), an edge (along z at x+, y-: EDGE 8 + 1), a face
+  // (-y: FACE 2); inside nearest the +x face (FACE 1)
+  const double sb[4][3] = {{0.25, 0.25, 0.25}, {0.25, -0.25, 0.1}, {0.05, -0.25, 0.1}, {0.15, 0.02, 0.01}};
+  const int wantb[4] = {FEAT(VERTEX, 7), FEAT(EDGE, 9), FEAT(FACE, 2), FEAT(FACE, 1)};
+  set_geom(1, PHYS_GEOM_BOX, 0.2, 0.2, 0.2, o, QID);
+  for (int k = 0; k < 4; k++) {
+    set_geom(0, PHYS_GEOM_SPHERE, 0.1, 0, 0, sb[k], QID);
+    CHECK(phys_collide_geoms(M, D, 0, 1, 0.1, c) == 1);
+    CHECK_MSG(c[0].feature[0] == FEAT(SURFACE, 0) && c[0].feature[1] == wantb[k], "sphere-box %d: %#x %#x", k,
+              c[0].feature[0], c[0].feature[1]);
+  }
+}
+#undef FEAT
+
 int main(void) {
   setup();
   phys_rng_seed(&RNG, 3);
   test_segment_closest();
   test_plane_pairs();
   test_constructed();
+  test_features();
   random_pair(PHYS_GEOM_SPHERE, PHYS_GEOM_SPHERE, 0, "sphere-sphere");
   random_pair(PHYS_GEOM_SPHERE, PHYS_GEOM_CAPSULE, 0, "sphere-capsule");
   random_pair(PHYS_GEOM_SPHERE, PHYS_GEOM_CYLINDER, 0, "sphere-cylinder");

@@ -832,6 +832,39 @@ static void test_refusals(void) {
   phys_free_data(d2);
   phys_free_model(m2);
 
+  // the contacts are differentiated from their record (pairflip, pairout, feature: physid.h), not found again:
+  // a box corner's contacts with their corners swapped, or a contact numbered as another output, are refused
+  {
+    char xml[1024];
+    snprintf(xml, sizeof xml, FREE_ON_PLANE, "box", "0.2 0.1 0.05");
+    physModel* m3 = load_xml(xml);
+    physData* d3 = phys_make_data(m3);
+    size_t mark3 = phys_stack_mark(d3);
+    set_free(m3, d3, 0, 0.3, -0.2, 1, (const double[3]){0, 0, 1}, 0.5);
+    phys_quat_mul(d3->qpos + 3, m3->geom_quat, d3->qpos + 3);
+    sink_floor(m3, d3, 0, 1e-3);
+    physConstraintProblem p3;
+    setup(m3, d3, &p3);
+    CHECK(p3.nc == 4);
+    double* dq3 = calloc((size_t)m3->nv, sizeof(double));
+    double* dd3 = calloc((size_t)p3.n, sizeof(double));
+    dq3[2] = 1;
+    CHECK(phys_constraint_jvp(m3, d3, &p3, dq3, NULL, NULL, NULL, NULL, dd3) == PHYS_OK);
+    CHECK_NEAR(dd3[0], cos(0.2) * cos(0.1), 1e-12);   // the box rises along z: every corner's dist grows by n_z
+    int f0 = d3->contact[0].feature[1], f1 = d3->contact[1].feature[1];
+    d3->contact[0].feature[1] = f1, d3->contact[1].feature[1] = f0;
+    CHECK(phys_constraint_jvp(m3, d3, &p3, dq3, NULL, NULL, NULL, NULL, dd3) == PHYS_ERR_ARG);
+    CHECK_MSG(strstr(d3->lastwarning, "no geometry derivative that reproduces it"), "message: %s", d3->lastwarning);
+    d3->contact[0].feature[1] = f0, d3->contact[1].feature[1] = f1;
+    d3->contact[3].pairout = 5;
+    CHECK(phys_constraint_jvp(m3, d3, &p3, dq3, NULL, NULL, NULL, NULL, dd3) == PHYS_ERR_ARG);
+    CHECK_MSG(strstr(d3->lastwarning, "its record (output 5"), "message: %s", d3->lastwarning);
+    free(dq3), free(dd3);
+    phys_stack_free(d3, mark3);
+    phys_free_data(d3);
+    phys_free_model(m3);
+  }
+
   physConstraintProblem bad = p;
   bad.nc = p.nc - 1, bad.n = p.n - 3;
   CHECK(phys_constraint_vjp(m, d, &bad, NULL, NULL, gamma, qbar) == PHYS_ERR_ARG);
@@ -853,10 +886,10 @@ int main(void) {
   double ex[3] = {1, 0, 0}, ob[3] = {0.3, -0.5, 0.8};
   scene_free_on_plane("sphere on a plane", "sphere", "0.1", ob, 0.9, 2e-3, 1, &rng);
   // on an edge exactly (the corners' depths tie up to rounding), flat and on an edge tilted by ~1e-4 rad (they
-  // differ by ~1e-5 m). Exactly flat on the tilted plane is refused today: phys_primitive_deriv's plane-box
-  // ranks the 4 tied corners with other rounding than primitive.c and its value check fails (the elbow below
-  // is flat on an untilted floor, where the rankings happen to agree)
-  double ez2[3] = {2e-4, 1e-4, 1}, ex2[3] = {1, 0, 3e-4};
+  // differ by ~1e-5 m), and exactly flat on the tilted plane (the 4 corners' depths tie up to rounding: each
+  // contact is differentiated at the corner collision recorded for it)
+  double ez2[3] = {2e-4, 1e-4, 1}, ex2[3] = {1, 0, 3e-4}, ez[3] = {0, 0, 1};
+  scene_free_on_plane("box exactly flat on a tilted plane", "box", "0.2 0.1 0.05", ez, 0.5, 1e-3, 4, &rng);
   scene_free_on_plane("box exactly on an edge", "box", "0.2 0.1 0.05", ex, 0.4, 1e-3, 2, &rng);
   scene_free_on_plane("box flat on a plane", "box", "0.2 0.1 0.05", ez2, 0.5, 1e-3, 4, &rng);
   scene_free_on_plane("box on an edge", "box", "0.2 0.1 0.05", ex2, 0.4, 1e-3, 2, &rng);
