@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "arena.h"
 #include "primitive.h"
 
 // Registration point of the convex routines (src/collision/convex.h: GJK/EPA for ellipsoids, cylinders and
@@ -183,6 +184,7 @@ typedef struct {
   double lo, hi, x[3], r, margin;
   int g, weld;
 } sweep_t;
+_Static_assert(sizeof(sweep_t) <= 9 * sizeof(double), "data.c's broad_phase_size counts 9 doubles per entry");
 
 // ascending sort of the sweep entries by (lo, position): ord gets the permutation, key the sorted lo values
 // (entries stay in place); insertion sort for short lists (stable: ties keep id order), heap sort otherwise
@@ -410,12 +412,15 @@ static void detect(const physModel* m, physData* d, contactOut* list) {
     e->r = m->geom_rbound[g], e->margin = maxd(m->geom_margin[g], geom_envelope(m, d, g, mu_max));
     e->g = g, e->weld = m->body_weldid[m->geom_bodyid[g]];
   }
-  size_t avail = d->nstack - ((d->pstack + 7) & ~(size_t)7);
-  size_t want = (size_t)nsweep * (size_t)(nsweep + nplane) / 2 + 8;
-  int cap = (int)(want < avail ? want : avail > 64 ? avail - 8 : avail);
-  if (cap > (1 << 24)) cap = 1 << 24;
-  if (cap < 1) cap = 1;
+  // candidate keys: every pair at once, up to the model's batch (phys_arena_pairkeys: a size of the model, not
+  // of the free space, so the narrow phase's order is the same in any caller)
+  size_t want = (size_t)nsweep * (size_t)(nsweep + nplane) / 2 + 8, batch = phys_arena_pairkeys(m);
+  int cap = (int)(want < batch ? want : batch);
   uint64_t* keys = (uint64_t*)phys_stack_alloc(d, (size_t)cap);
+  if (!S || !planes || !ord || !key || !keys) {   // only outside a guarded call (arena.h): the warning is counted
+    phys_stack_free(d, mark);
+    return;
+  }
   int nkey = 0;
 
   // planes against every other collidable geom, in id order (the keys arrive sorted)

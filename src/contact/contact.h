@@ -104,7 +104,8 @@ void phys_constraint_assemble(const physModel* m, physData* d, const double* vf,
 int phys_constraint_nlimit(const physModel* m, const physData* d);
 
 // the solvers: each writes sol->lambda and sol->state (n each, caller-owned) and uses d's arena for
-// scratch; PHYS_OK or PHYS_ERR_NUMERIC (then lambda is the best iterate and a data warning is counted)
+// scratch; PHYS_OK or PHYS_ERR_NUMERIC (then lambda is the best iterate and a data warning is counted);
+// phys_solve_lcp returns PHYS_ERR_NOMEM (impulses 0, a warning) if d's arena cannot hold its scratch
 physStatus phys_solve_lcp(const physModel* m, physData* d, const physConstraintProblem* p,
                           physConstraintSolution* sol);
 physStatus phys_solve_cone(const physModel* m, physData* d, const physConstraintProblem* p,

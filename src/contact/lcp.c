@@ -39,6 +39,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "arena.h"
 #include "chol.h"
 #include "contact.h"
 
@@ -841,14 +842,6 @@ static int lcp_warm(lcpBest* best, int* as_is, physData* d, const lcpScaled* P, 
   }
 }
 
-// doubles phys_solve_lcp needs from the arena at most: its vectors, then either Lemke (the N x N basis
-// inverse, N = 7 nc + nl at most) or the clamping subsystem (two m x m matrices, m <= n)
-static size_t lcp_arena_need(const physConstraintProblem* p) {
-  size_t N = (size_t)7 * p->nc + p->nl, n = (size_t)p->n;
-  size_t lemke = N * N + 8 * N, sub = 2 * n * n + 8 * n;
-  return 10 * n + (lemke > sub ? lemke : sub) + 512;
-}
-
 // write the best candidate as the result: lambda = gamma s lambda^, labels (mu = 0 tangents by the sign of
 // w), residual (m/s)
 static void lcp_finish(physConstraintSolution* sol, const lcpScaled* P, const lcpBest* best) {
@@ -869,13 +862,17 @@ static void lcp_best_init(lcpBest* best, const lcpScaled* P) {
   best->resvel = res[1];
 }
 
-// no solve: non-finite inputs (G, g, mu) or an arena too small; impulses 0, all separating, a data warning
-static physStatus lcp_refuse(physConstraintSolution* sol, physData* d, const physConstraintProblem* p) {
+// impulses 0, all rows separating
+static void lcp_zero(physConstraintSolution* sol, const physConstraintProblem* p) {
   for (int i = 0; i < p->n; i++) sol->lambda[i] = 0, sol->state[i] = PHYS_ROW_SEPARATING;
   sol->warm_used = 0;
-  phys_data_warn(d, PHYS_WARN_SOLVER_FAILED, "lcp: %s (%d contacts, %d limits); impulses set to 0",
-                    lcp_finite(p) ? "scratch arena too small" : "non-finite Delassus matrix or velocity",
-                    p->nc, p->nl);
+}
+
+// no solve: non-finite inputs (G, g, mu); impulses 0, all separating, a data warning
+static physStatus lcp_refuse(physConstraintSolution* sol, physData* d, const physConstraintProblem* p) {
+  lcp_zero(sol, p);
+  phys_data_warn(d, PHYS_WARN_SOLVER_FAILED, "lcp: non-finite Delassus matrix or velocity (%d contacts, %d limits); "
+                 "impulses set to 0", p->nc, p->nl);
   return PHYS_ERR_NUMERIC;
 }
 
@@ -890,8 +887,8 @@ static physStatus lcp_refuse(physConstraintSolution* sol, physData* d, const phy
 // the contact's rows (0 at an exact solution). sol->iterations counts Lemke's pivots (0 when the warm start
 // or its corrections hold); sol->warm_used is 1 only if the guess itself held. p->nv (dofs, rank G <= nv)
 // may be 0 (unknown). m may be NULL.
-physStatus phys_solve_lcp(const physModel* m, physData* d, const physConstraintProblem* p,
-                          physConstraintSolution* sol) {
+static physStatus solve_lcp(const physModel* m, physData* d, const physConstraintProblem* p,
+                            physConstraintSolution* sol) {
   (void)m;
   int n = p->n;
   sol->iterations = 0;
@@ -900,7 +897,7 @@ physStatus phys_solve_lcp(const physModel* m, physData* d, const physConstraintP
   if (n <= 0) return PHYS_OK;
   // inputs: checked here without a warm start; with one, through the first candidate's w^ (lcp_warm)
   int finite = p->warm ? lcp_finite_mu(p) : lcp_finite(p);
-  if (!finite || lcp_arena_need(p) > d->nstack - d->pstack) return lcp_refuse(sol, d, p);
+  if (!finite) return lcp_refuse(sol, d, p);
   size_t mark = phys_stack_mark(d);
   lcpScaled P = {.n = n, .nc = p->nc, .nl = p->nl, .nv = p->nv > 0 ? p->nv : 0, .G = p->G,
                  .s = phys_stack_alloc(d, (size_t)n), .gh = phys_stack_alloc(d, (size_t)n),
@@ -950,4 +947,20 @@ physStatus phys_solve_lcp(const physModel* m, physData* d, const physConstraintP
   lcp_finish(sol, &P, &best);
   phys_stack_free(d, mark);
   return status;
+}
+
+// the solve under an arena guard (arena.h): the algorithm never depends on the free space; an arena that cannot
+// hold the scratch (phys_arena_size holds it for every problem of the model) ends the solve with
+// PHYS_ERR_NOMEM, impulses 0, all rows separating and a data warning
+physStatus phys_solve_lcp(const physModel* m, physData* d, const physConstraintProblem* p,
+                          physConstraintSolution* sol) {
+  physArenaGuard g;
+  phys_arena_enter(d, &g);
+  if (setjmp(g.env)) {
+    lcp_zero(sol, p);
+    return phys_arena_failed(d, &g, PHYS_WARN_SOLVER_FAILED, "lcp");
+  }
+  physStatus st = solve_lcp(m, d, p, sol);
+  phys_arena_leave(d, &g);
+  return st;
 }

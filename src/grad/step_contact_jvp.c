@@ -1,6 +1,7 @@
 // step_contact_jvp.c - forward mode of the constrained step's derivatives (step_contact_deriv.h; the
 // equations are in step_contact_deriv.c's file comment): the directions' JVP through the solvers, the
 // products mode of lcp, the solvers' tables, and the Jacobians A, B, P at a linearization point.
+#include "arena.h"
 #include "step_contact_point.h"
 
 //---------------------------------------------------------------------------------------------------------
@@ -327,11 +328,11 @@ static void state_terms(const physModel* m, physData* d, const contactPoint* cp,
   for (size_t i = 0; i < nn; i++) kpos[i] -= D0[i];
 }
 
-// columns per block of an n x n x B tensor of Delassus mass terms: all ncol if they fit in an eighth of the
-// arena's capacity, else as many as do (at least 1); a block's columns are computed as one column would be,
-// so the blocking changes the memory, not the arithmetic, and it does not depend on the caller's free space
-static int block_cols(const physData* d, int n, int ncol) {
-  size_t avail = d->nstack / 8, b = avail / ((size_t)n * n + 1);
+// columns per block of an n x n x B tensor of Delassus mass terms: all ncol if they fit in the model's table
+// budget (phys_arena_tables), else as many as do (at least 1); a block's columns are computed as one column
+// would be, so the blocking changes the memory, not the arithmetic, and it depends on the model's sizes only
+static int block_cols(const physModel* m, int n, int ncol) {
+  size_t avail = phys_arena_tables(m), b = avail / ((size_t)n * n + 1);
   return b < 1 ? 1 : (b > (size_t)ncol ? ncol : (int)b);
 }
 
@@ -540,7 +541,7 @@ static physStatus jacobian_a(const physModel* m, physData* d, const contactPoint
   state_terms(m, d, cp, Fq, Fv, D0, kpos);
   qGeometry g;
   physStatus st = q_geometry(m, d, cp, &g);
-  int B = block_cols(d, n, nv), j0 = 0, nb = 0;   // the mass terms of q columns [j0 - nb, j0) in K
+  int B = block_cols(m, n, nv), j0 = 0, nb = 0;   // the mass terms of q columns [j0 - nb, j0) in K
   double* K = cp->prod ? NULL : phys_stack_alloc(d, (size_t)n * n * B + 1);
   qProducts P = {0};
   if (cp->prod && st == PHYS_OK) st = q_products(m, d, cp, &P);
@@ -720,7 +721,7 @@ static physStatus jacobian_p(const physModel* m, physData* d, const contactPoint
     phys_friction_param_columns(m, phys_friction_point_sliding(m, d, &cp->st.fr), t, cp->st.vnew, Ra);
   phys_param_forces(m, d, t, zero, R0);
   phys_param_forces(m, d, t, cp->st.vpos, Rp);
-  int B = block_cols(d, n, nt), j0 = 0, nb = 0;   // the mass terms of theta columns [j0 - nb, j0) in K
+  int B = block_cols(m, n, nt), j0 = 0, nb = 0;   // the mass terms of theta columns [j0 - nb, j0) in K
   double* K = cp->prod ? NULL : phys_stack_alloc(d, (size_t)n * n * B + 1);
   pProducts pp = {0};
   if (cp->prod) p_products(m, d, cp, t, R0, &pp);
@@ -801,9 +802,9 @@ physStatus phys_constrained_jacobian_at(const physModel* m, physData* d, physCon
   solverTable tab, *tb = NULL;
   size_t ntab = 2 * (size_t)cp.n * cp.n * (cp.n + 1) + (size_t)cp.n * (cp.nc + 1);
   // (lcp: its JVP from the local structure built once is cheaper than the n^3 tables per direction). The
-  // choice depends on the problem and the arena's capacity (an eighth of it at most for the tables), never
-  // on the space a caller happens to leave free: the same state gives the same arithmetic in any caller
-  if (m->opt.contact != PHYS_CONTACT_LCP && ndir > 2 * cp.n && ntab <= d->nstack / 8) {
+  // choice depends on the problem and the model's table budget (phys_arena_tables), never on the arena's free
+  // space: the same state gives the same arithmetic in any caller
+  if (m->opt.contact != PHYS_CONTACT_LCP && ndir > 2 * cp.n && ntab <= phys_arena_tables(m)) {
     st = solver_tables(m, d, &cp, &tab);
     tb = &tab;
   }

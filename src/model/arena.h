@@ -45,4 +45,12 @@ physStatus phys_arena_failed(physData* d, physArenaGuard* g, physWarning kind, c
     return st_;                                                                     \
   } while (0)
 
+// the broad phase's batch of candidate pairs (collision.c): every pair of the model's geoms at once, at most 2^18
+// (keys of 8 bytes, one double each); a size of the model, so that no choice depends on the free space
+size_t phys_arena_pairkeys(const physModel* m);
+
+// the budget of the step derivatives' optional n x n x B work (step_contact_jvp.c: Delassus mass blocks of B
+// columns, the cone/ccp solvers' tables): an eighth of the arena's dense part (data.c), a size of the model
+size_t phys_arena_tables(const physModel* m);
+
 #endif  // PHYS_ARENA_H

@@ -8,16 +8,32 @@
 #include "arena.h"
 #include "physid.h"
 
-// arena size in doubles: dense nv x nv work, and the contact problem of n = 3*nconmax + njnt rows
+size_t phys_arena_pairkeys(const physModel* m) {
+  size_t ng = (size_t)m->ngeom, all = ng * ng / 2 + 8, most = (size_t)1 << 18;
+  return all < most ? all : most;
+}
+
+// the broad phase's scratch in doubles (collision.c): sweep entries (9 doubles each, a bound of sizeof(sweep_t)),
+// plane and order lists, sort keys, the candidate keys, 8-double alignment of the 5 blocks
+static size_t broad_phase_size(const physModel* m) {
+  size_t ng = (size_t)m->ngeom;
+  return 9 * ng + 2 * (ng / 2 + 1) + ng + 1 + phys_arena_pairkeys(m) + 5 * 8;
+}
+
+// arena size in doubles: the broad phase's scratch (broad_phase_size) and dense nv x nv work, and the contact problem of n = 3*nconmax + njnt rows
 // (J n x nv, M^-1 J' nv x n, G n x n, the LCP tableau of 7/3 n rows ~ 5.4 n^2, solver vectors). The
 // coefficients are upper estimates, not a derived maximum: measured high-water marks (d->pstack_max) of
 // the step, its Jacobians, VJPs and rollout on tests/grad/test_golden.c's scenes stay below 2% of it
 // (the box on the plane 4.4k of 463k doubles, the humanoid on the floor 54k of 2.76M). An exhausted arena
 // is a status, not an abort (arena.h).
-size_t phys_arena_size(const physModel* m) {
+static size_t dense_size(const physModel* m) {
   size_t nv = (size_t)m->nv, nb = (size_t)m->nbody, n = 3 * (size_t)m->nconmax + (size_t)m->njnt;
   return 16 * nv * nv + 400 * (nv + nb) + 10 * n * n + 8 * n * nv + 64 * n + 65536;
 }
+
+size_t phys_arena_size(const physModel* m) { return dense_size(m) + broad_phase_size(m); }
+
+size_t phys_arena_tables(const physModel* m) { return dense_size(m) / 8; }
 
 static size_t data_arrays_size(const physData* d) {
   size_t size = 0;

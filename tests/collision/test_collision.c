@@ -368,6 +368,38 @@ static void test_condim(void) {
   }
 }
 
+// the broad phase's batch is a size of the model (phys_arena_pairkeys), not of the arena's free space: with
+// exactly its high-water mark free the contacts are the same bytes; with less (outside a guarded call) no
+// contacts and a warning, never a narrow phase in another order (it used to shrink the batch to the free space)
+static void test_free_space(void) {
+  physRng rng;
+  phys_rng_seed(&rng, 11);
+  physModel* m = random_scene(120, 2000, &rng);
+  physData* d = phys_make_data(m);
+  random_state(m, d, &rng, 0.5);
+  static physContact ref[2000];
+  d->pstack_max = 0;
+  phys_collision(m, d);
+  int n = d->ncon;
+  size_t need = d->pstack_max;
+  CHECK(n > 50 && d->nwarning == 0);
+  memcpy(ref, d->contact, sizeof(physContact) * (size_t)n);
+  for (int k = 0; k < 2; k++) {
+    d->pstack = ((d->nstack - need) & ~(size_t)7) + 8 * (size_t)k;   // k = 0: the need free (< 8 to spare)
+    size_t held = d->pstack;
+    int nw = d->nwarning;
+    phys_collision(m, d);
+    CHECK(d->pstack == held);
+    if (k == 0) CHECK(d->ncon == n && !memcmp(ref, d->contact, sizeof(physContact) * (size_t)n) && d->nwarning == nw);
+    else
+      CHECK_MSG(d->ncon == 0 && d->nwarning == nw + 1 && strstr(d->lastwarning, "scratch arena exhausted"),
+                "%d contacts, %s", d->ncon, d->lastwarning);
+  }
+  d->pstack = 0;
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
 int main(void) {
   test_condim();
   test_urdf_self_collision();
@@ -375,6 +407,7 @@ int main(void) {
   test_dispatch();
   test_filter();
   test_broadphase();
+  test_free_space();
   test_humanoid_cost();
   return test_done();
 }

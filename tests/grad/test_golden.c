@@ -90,8 +90,15 @@ static void snap_take(const physData* d, snap* s) {
   memcpy(s->buffer, d->buffer, d->nbuffer);
 }
 
+// the arena's high-water mark and whether a call exhausted it, over the calls since check_scene's start
+// (snap_load puts d's own back)
+static size_t g_highwater;
+static int g_exhausted;
+
 // d back to the snapshot (its pointers point into d's own buffer, so the struct copies as is)
 static void snap_load(physData* d, const snap* s) {
+  if (d->pstack_max > g_highwater) g_highwater = d->pstack_max;
+  g_exhausted |= strstr(d->lastwarning, "exhausted") != NULL;
   *d = s->head;
   memcpy(d->buffer, s->buffer, d->nbuffer);
 }
@@ -128,6 +135,7 @@ static void check_scene(const char* scene, physModel* m, physData* d, const char
   char name[128];
   snap s;
   snap_take(d, &s);
+  g_highwater = d->pstack_max, g_exhausted = 0;
   double* state = malloc(sizeof(double) * (size_t)(m->nq + nv + 1));
   memcpy(state, d->qpos, sizeof(double) * (size_t)m->nq);
   memcpy(state + m->nq, d->qvel, sizeof(double) * (size_t)nv);
@@ -178,6 +186,11 @@ static void check_scene(const char* scene, physModel* m, physData* d, const char
   record(name, st, g, 1 + n2 + T * nu + np);
   snap_load(d, &s);
 
+  // the arena: the scene's steps, Jacobians, VJPs and rollout within phys_arena_size, none exhausted it
+  snap_load(d, &s);
+  CHECK_MSG(g_highwater <= phys_arena_size(m) && d->nstack == phys_arena_size(m) && !g_exhausted, "%s: arena", scene);
+  printf("arena %-28s high-water %8zu of %9zu doubles (%.2f%%)\n", scene, g_highwater, d->nstack,
+         100.0 * (double)g_highwater / (double)d->nstack);
   free(state), free(A), free(B), free(P), free(y), free(xb), free(ub), free(tb), free(work), free(u), free(g);
   free(s.buffer);
   phys_param_table_free(&t);

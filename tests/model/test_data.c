@@ -3,6 +3,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "arena.h"
 #include "grad.h"
 #include "params.h"
 #include "rollout.h"
@@ -158,6 +159,41 @@ static void test_saturated(void) {
   phys_free_model(m);
 }
 
+// the arena's size is the documented formula of the model's sizes (physid.h, data.c): the dense part
+// 16 nv^2 + 400 (nv + nbody) + 10 n^2 + 8 n nv + 64 n + 65536 (n = 3 nconmax + njnt) and the broad phase's
+// 9 ng + 2 (ng/2 + 1) + ng + 1 + 40 plus its batch of min(ng^2/2 + 8, 2^18) candidate keys (ng = ngeom)
+static size_t arena_formula(const physModel* m) {
+  size_t nv = (size_t)m->nv, nb = (size_t)m->nbody, n = 3 * (size_t)m->nconmax + (size_t)m->njnt, ng = (size_t)m->ngeom;
+  size_t keys = ng * ng / 2 + 8 < ((size_t)1 << 18) ? ng * ng / 2 + 8 : (size_t)1 << 18;
+  return 16 * nv * nv + 400 * (nv + nb) + 10 * n * n + 8 * n * nv + 64 * n + 65536 + 9 * ng + 2 * (ng / 2 + 1) + ng +
+         1 + 40 + keys;
+}
+
+static void test_arena_size(void) {
+  physModel* m = box_model(PHYS_CONTACT_LCP);
+  if (!m) return;
+  physData* d = phys_make_data(m);
+  CHECK_MSG(phys_arena_size(m) == arena_formula(m) && d->nstack == phys_arena_size(m), "box: %zu, formula %zu",
+            phys_arena_size(m), arena_formula(m));
+  printf("arena: box on the plane (nv %d, ngeom %d, nconmax %d): %zu doubles; phys_make_data %zu bytes\n", m->nv,
+         m->ngeom, m->nconmax, d->nstack, d->nbuffer);
+  phys_free_data(d);
+  phys_free_model(m);
+  // 800 world spheres: the candidate batch at its cap 2^18
+  physSpec* s = phys_spec_new();
+  for (int i = 0; i < 800; i++) {
+    int g = phys_spec_add_geom(s, 0, PHYS_GEOM_SPHERE);
+    s->geom[g].size[0] = 0.1;
+  }
+  physLog log = {0};
+  m = phys_compile(s, &log);
+  phys_spec_free(s);
+  CHECK_MSG(m != NULL, "%s", log.error);
+  if (!m) return;
+  CHECK(m->ngeom == 800 && phys_arena_pairkeys(m) == (size_t)1 << 18 && phys_arena_size(m) == arena_formula(m));
+  phys_free_model(m);
+}
+
 int main(void) {
   physSpec* s = phys_spec_new();
   int b = phys_spec_add_body(s, 0);
@@ -209,5 +245,6 @@ int main(void) {
     test_exhaustion(cm ? PHYS_CONTACT_PENALTY : PHYS_CONTACT_LCP, 1024);
   }
   test_saturated();
+  test_arena_size();
   return test_done();
 }
