@@ -76,12 +76,12 @@ static void set_features(physContact* c, int n, int f1, int f2) {
 }
 
 // feature codes (physid.h) of a plane, a sphere's or ellipsoid's surface, a capsule's axis point at parameter
-// x in [-h, h] (an end when clamped), a box corner / edge along axis a / face k of the signs sg (only their
-// sign is read)
-static const int FEAT_PLANE = PHYS_FEATURE(PHYS_FEAT_FACE, 0), FEAT_SURFACE = PHYS_FEAT_SURFACE << 8;
+// x (an end when clamped to [-h, h], as clampd clamps), a box corner / edge along axis a / face k of the signs
+// sg (only their sign is read)
+static const int FEAT_PLANE = PHYS_FEATURE(PHYS_FEAT_FACE, 0), FEAT_SURFACE = PHYS_FEATURE(PHYS_FEAT_SURFACE, 0);
 static int feat_capsule(double x, double h) {
-  return x <= -h ? PHYS_FEATURE(PHYS_FEAT_VERTEX, 0) : x >= h ? PHYS_FEATURE(PHYS_FEAT_VERTEX, 1)
-                                                           : PHYS_FEATURE(PHYS_FEAT_EDGE, 0);
+  return x < -h ? PHYS_FEATURE(PHYS_FEAT_VERTEX, 0) : x > h ? PHYS_FEATURE(PHYS_FEAT_VERTEX, 1)
+                                                         : PHYS_FEATURE(PHYS_FEAT_EDGE, 0);
 }
 static int feat_box_vertex(const double sg[3]) {
   return PHYS_FEATURE(PHYS_FEAT_VERTEX, (sg[0] > 0) | (sg[1] > 0) << 1 | (sg[2] > 0) << 2);
