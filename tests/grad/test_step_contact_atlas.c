@@ -119,6 +119,12 @@ static void check_model(physModel* m, int model) {
   CHECK(memcmp(q1, d->qpos, sizeof(double) * m->nq) == 0);
   free(q1), free(x), free(y), free(yb), free(A), free(F1), free(F2);
   free(s.qpos), free(s.qvel), free(s.con), free(s.prev);
+  // the arena: the steps, Jacobians and VJPs above within phys_arena_size, none exhausted it
+  CHECK(d->pstack_max <= phys_arena_size(m) && d->nstack == phys_arena_size(m) &&
+        d->warning_count[PHYS_WARN_REJECTED] == 0 && !strstr(d->lastwarning, "exhausted"));
+  printf("arena %s: high-water %zu of %zu doubles (%.2f%%; ngeom %d, phys_make_data %zu bytes)\n",
+         phys_contact_name(model), d->pstack_max, d->nstack, 100.0 * (double)d->pstack_max / (double)d->nstack,
+         m->ngeom, d->nbuffer);
   phys_free_data(d);
 }
 
