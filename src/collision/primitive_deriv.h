@@ -13,8 +13,9 @@
 // box-box contact); at a feature switch the pair function is only directionally differentiable and these
 // are the derivatives of the current feature. Degenerate configurations (concentric spheres, parallel
 // capsule axes) are not differentiated.
-// Plane-box differentiates the corner the contact records (physContact.feature); the other pairs choose their
-// feature from the current values as the pair function does.
+// Plane-box differentiates the corner the contact records (physContact.feature), sphere-capsule the capsule's
+// end or side it records; the other pairs choose their feature from the current values as the pair function does
+// (box-box cannot read its features yet: an EDGE-EDGE pair comes from an edge axis or from a clipped face alike).
 // The contact is the one the pair function writes as number `con` at the given margin (the margin decides
 // which points of a manifold survive the reduction to 4: box-box, meshes); the derivative's own value must
 // reproduce that contact (pos, normal, dist to 1e-9 of the geoms' size), else -1.
