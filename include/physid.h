@@ -198,6 +198,8 @@ enum {
   X(int, actuator_name, nu, 1)           /* name address in names                              (nu x 1) */ \
   X(double, actuator_gear, nu, 6)        /* transmission gain (gear[0] for 1-dof targets)      (nu x 6) */ \
   X(double, actuator_ctrlrange, nu, 2)   /* control range                                      (nu x 2) */ \
+  X(double, actuator_gainprm, nu, 3)     /* gain g0 + g1 L + g2 Ldot (MuJoCo gainprm[0..2])    (nu x 3) */ \
+  X(double, actuator_biasprm, nu, 3)     /* bias b0 + b1 L + b2 Ldot (MuJoCo biasprm[0..2])    (nu x 3) */ \
   /* meshes */                                                                                             \
   X(int, mesh_vertadr, nmesh, 1)         /* first vertex                                    (nmesh x 1) */ \
   X(int, mesh_vertnum, nmesh, 1)         /* number of vertices                              (nmesh x 1) */ \

@@ -489,12 +489,20 @@ static void world_lists(FILE* f, const physModel* m) {
   if (m->nu) fprintf(f, "  <actuator>\n");
   for (int i = 0; i < m->nu; i++) {
     int joint = m->actuator_trntype[i] == PHYS_TRN_JOINT;
-    fprintf(f, "    <motor");
+    const double *g = m->actuator_gainprm + 3 * i, *b = m->actuator_biasprm + 3 * i;
+    int motor = g[0] == 1 && g[1] == 0 && g[2] == 0 && b[0] == 0 && b[1] == 0 && b[2] == 0;
+    fprintf(f, "    <%s", motor ? "motor" : "general");
     put_name(f, m, "actuator", i);
     fprintf(f, " %s=\"", joint ? "joint" : "tendon");
     put_text(f, phys_id2name(m, joint ? "joint" : "spring", m->actuator_trnid[i]));
     fputc('"', f);
     put_attr(f, "gear", m->actuator_gear + 6 * i, 6);
+    if (!motor) {
+      fprintf(f, " gaintype=\"affine\"");
+      put_attr(f, "gainprm", g, 3);
+      fprintf(f, " biastype=\"affine\"");
+      put_attr(f, "biasprm", b, 3);
+    }
     fprintf(f, " ctrllimited=\"%s\"", m->actuator_ctrllimited[i] ? "true" : "false");
     if (m->actuator_ctrllimited[i]) put_attr(f, "ctrlrange", m->actuator_ctrlrange + 2 * i, 2);
     fprintf(f, "/>\n");

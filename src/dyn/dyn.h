@@ -31,4 +31,14 @@ void phys_point_velocity(double res[3], const physData* d, int body, const doubl
 double phys_spring_eval(const physModel* m, const physData* d, int s, double* velocity, double tension,
                         double* qfrc);
 
+// actuator a's scalar force (passive.c, MuJoCo's affine gain and bias): with c its control clamped to
+// ctrlrange and L = gear[0] qpos, Ldot = gear[0] qvel of its hinge or slide joint (0 for other targets, where
+// compile refuses g1, g2, b1, b2):  force = (g0 + g1 L + g2 Ldot) c + b0 + b1 L + b2 Ldot. The terms its
+// derivatives need go to *t (may be NULL): c, slope = dc/dctrl (0 outside the range), gain = g0 + g1 L + g2
+// Ldot, dL = dforce/dL = g1 c + b1, dLdot = dforce/dLdot = g2 c + b2 (both 0 unless g1, g2, b1 or b2 is nonzero).
+typedef struct physActuatorTerms_ {
+  double c, slope, gain, dL, dLdot;
+} physActuatorTerms;
+double phys_actuator_force(const physModel* m, const physData* d, int a, physActuatorTerms* t);
+
 #endif  // PHYS_DYN_H

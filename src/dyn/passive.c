@@ -119,21 +119,46 @@ void phys_passive(const physModel* m, physData* d) {
 //---------------------------------------------------------------------------------------------------------
 // actuation
 
-// qfrc_actuator = sum_a moment_a' (ctrl_a clamped): joint hinge/slide gear[0]; ball gear[0..2] and free
-// gear[0..5] on the joint's dofs; spring: force gear[0]*ctrl on the path length (MuJoCo's tendon motor:
-// qfrc = J_L' f, positive f lengthens the spring, i.e. tension -f); restlength actuators act in phys_passive
+// actuator a's force (dyn.h); the length terms only when g1, g2, b1 or b2 is nonzero, so a motor's force is
+// its clamped control bit for bit (1 c + 0)
+double phys_actuator_force(const physModel* m, const physData* d, int a, physActuatorTerms* t) {
+  const double *g = m->actuator_gainprm + 3 * a, *b = m->actuator_biasprm + 3 * a;
+  double c = d->ctrl[a], slope = 1, gain = g[0], bias = b[0], dL = 0, dLdot = 0;
+  if (m->actuator_ctrllimited[a]) {
+    const double* r = m->actuator_ctrlrange + 2 * a;
+    if (c < r[0] || c > r[1]) slope = 0;
+    c = c < r[0] ? r[0] : (c > r[1] ? r[1] : c);
+  }
+  if (g[1] != 0 || g[2] != 0 || b[1] != 0 || b[2] != 0) {
+    int j = m->actuator_trnid[a];
+    double gear = m->actuator_gear[6 * a];
+    double L = gear * d->qpos[m->jnt_qposadr[j]], Ldot = gear * d->qvel[m->jnt_dofadr[j]];
+    gain += g[1] * L + g[2] * Ldot;
+    bias += b[1] * L + b[2] * Ldot;
+    dL = g[1] * c + b[1];
+    dLdot = g[2] * c + b[2];
+  }
+  if (t) *t = (physActuatorTerms){c, slope, gain, dL, dLdot};
+  return gain * c + bias;
+}
+
+// qfrc_actuator = sum_a moment_a' force_a (phys_actuator_force): joint hinge/slide gear[0]; ball gear[0..2]
+// and free gear[0..5] on the joint's dofs; spring: force gear[0]*force on the path length (MuJoCo's tendon
+// motor: qfrc = J_L' f, positive f lengthens the spring, i.e. tension -f); restlength actuators act in
+// phys_passive
 void phys_actuation(const physModel* m, physData* d) {
   memset(d->qfrc_actuator, 0, sizeof(double) * (size_t)m->nv);
   if (m->opt.disableflags & PHYS_DSBL_ACTUATION) return;
   for (int a = 0; a < m->nu; a++) {
-    double c = actuator_ctrl(m, d, a);
+    if (m->actuator_trntype[a] == PHYS_TRN_RESTLENGTH) continue;
+    double c = phys_actuator_force(m, d, a, NULL);
     const double* gear = m->actuator_gear + 6 * a;
     int id = m->actuator_trnid[a];
     if (m->actuator_trntype[a] == PHYS_TRN_JOINT) {
       int type = m->jnt_type[id], da = m->jnt_dofadr[id];
       int n = type == PHYS_JNT_FREE ? 6 : (type == PHYS_JNT_BALL ? 3 : 1);
       for (int k = 0; k < n; k++) d->qfrc_actuator[da + k] += gear[k] * c;
-    } else if (m->actuator_trntype[a] == PHYS_TRN_SPRING) {
+    } else {
       phys_spring_eval(m, d, id, NULL, -gear[0] * c, d->qfrc_actuator);
     }
   }

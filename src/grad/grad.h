@@ -58,16 +58,19 @@ void phys_rnea_mass_trace_grad(const physModel* m, physData* d, int nquad, int n
 // lengths that PHYS_TRN_RESTLENGTH actuators move); dfdq, dfdv nv x nv, dfdu nv x nu. Works from the site
 // positions and cvel alone (phys_passive need not have run).
 void phys_passive_deriv(const physModel* m, physData* d, double* dfdq, double* dfdv, double* dfdu);
-// d qfrc_actuator / d(q, ctrl): joint motors (constant moment arms) and motors on springs (moment arm
-// dL/dq depends on q); dfdq nv x nv, dfdu nv x nu. A clamped control (outside ctrlrange) has derivative 0.
-void phys_actuation_deriv(const physModel* m, physData* d, double* dfdq, double* dfdu);
+// d qfrc_actuator / d(q, v, ctrl): joint actuators (constant moment arms; a gain and bias affine in the
+// hinge's or slide's position and velocity: position and velocity servos) and actuators on springs (moment
+// arm dL/dq depends on q); dfdq, dfdv nv x nv, dfdu nv x nu. A clamped control (outside ctrlrange) has
+// derivative 0.
+void phys_actuation_deriv(const physModel* m, physData* d, double* dfdq, double* dfdv, double* dfdu);
 // d (sum_b J_b' xfrc_applied_b) / dq, the applied world forces at the centres of mass and torques (nv x nv)
 void phys_xfrc_deriv(const physModel* m, physData* d, double* dfdq);
 // reverse modes of the three (no nv x nv matrix formed, O(nv) scratch): each ADDS the transposed derivative
 // applied to f_bar (nv) to its outputs (any may be NULL): q_bar, v_bar (nv), u_bar (nu)
 void phys_passive_vjp(const physModel* m, physData* d, const double* f_bar, double* q_bar, double* v_bar,
                       double* u_bar);
-void phys_actuation_vjp(const physModel* m, physData* d, const double* f_bar, double* q_bar, double* u_bar);
+void phys_actuation_vjp(const physModel* m, physData* d, const double* f_bar, double* q_bar, double* v_bar,
+                        double* u_bar);
 void phys_xfrc_vjp(const physModel* m, physData* d, const double* f_bar, double* q_bar);
 
 // 1 if every ball and free joint is the last joint of its body (the step derivatives' condition: cdof of a

@@ -129,17 +129,25 @@ static void gravity_columns(const physModel* m, physData* d, const physParam* p,
   phys_stack_free(d, mark);
 }
 
-// gear of actuator a: joint motor R[da+k, col+k] = -c; spring motor R = c u; rest length R = -k c u
+// gear of actuator a (force f = phys_actuator_force): joint actuator R[da+k, col+k] = -f, on a hinge or
+// slide minus also gear (dL q + dLdot qdot) (L = gear q); spring actuator R = f u; rest length R = -k c u
 static void gear_columns(const physModel* m, physData* d, const physParam* p, double* R, int ld, double* tmp) {
   int a = p->id, id = m->actuator_trnid[a];
   if (m->opt.disableflags & PHYS_DSBL_ACTUATION) return;
-  double c = clamped_ctrl(m, d, a);
+  if (m->actuator_trntype[a] == PHYS_TRN_RESTLENGTH) {
+    if (!(m->opt.disableflags & PHYS_DSBL_PASSIVE))
+      spring_column(m, d, id, -m->spring_stiffness[id] * clamped_ctrl(m, d, a), R, ld, p->adr, tmp);
+    return;
+  }
+  physActuatorTerms t;
+  double f = phys_actuator_force(m, d, a, &t);
   if (m->actuator_trntype[a] == PHYS_TRN_JOINT) {
-    for (int k = 0; k < p->size; k++) R[(size_t)(m->jnt_dofadr[id] + k) * ld + p->adr + k] -= c;
-  } else if (m->actuator_trntype[a] == PHYS_TRN_SPRING) {
-    spring_column(m, d, id, -c, R, ld, p->adr, tmp);
-  } else if (!(m->opt.disableflags & PHYS_DSBL_PASSIVE)) {
-    spring_column(m, d, id, -m->spring_stiffness[id] * c, R, ld, p->adr, tmp);
+    int da = m->jnt_dofadr[id];
+    if (t.dL != 0 || t.dLdot != 0)
+      f += m->actuator_gear[6 * a] * (t.dL * d->qpos[m->jnt_qposadr[id]] + t.dLdot * d->qvel[da]);
+    for (int k = 0; k < p->size; k++) R[(size_t)(da + k) * ld + p->adr + k] -= f;
+  } else {
+    spring_column(m, d, id, -f, R, ld, p->adr, tmp);
   }
 }
 
@@ -181,13 +189,13 @@ static void pos_body_term(double g[6], const double I[10], const double v[6], co
   for (int i = 0; i < 6; i++) g[i] -= t[i];
 }
 
-// tension of spring sp in the step: the passive k (L - L0) + b Ldot (d->spring_force) and its motors' -gear c
+// tension of spring sp in the step: the passive k (L - L0) + b Ldot (d->spring_force) and its motors' -gear f
 static double spring_tension(const physModel* m, const physData* d, int sp) {
   double T = m->opt.disableflags & PHYS_DSBL_PASSIVE ? 0 : d->spring_force[sp];
   if (!(m->opt.disableflags & PHYS_DSBL_ACTUATION))
     for (int a = 0; a < m->nu; a++)
       if (m->actuator_trntype[a] == PHYS_TRN_SPRING && m->actuator_trnid[a] == sp)
-        T -= m->actuator_gear[6 * a] * clamped_ctrl(m, d, a);
+        T -= m->actuator_gear[6 * a] * phys_actuator_force(m, d, a, NULL);
   return T;
 }
 

@@ -400,57 +400,67 @@ void phys_passive_vjp(const physModel* m, physData* d, const double* f_bar, doub
 //---------------------------------------------------------------------------------------------------------
 // actuation
 
-// d qfrc_actuator: joint motors gear * ctrl on the joint's dofs (constant); motors on springs f = JL' gear c
-// (tension -gear c): df/du = JL' gear, df/dq = gear c K
-void phys_actuation_deriv(const physModel* m, physData* d, double* dfdq, double* dfdu) {
+// d qfrc_actuator with f = force (phys_actuator_force: (g0 + g1 L + g2 Ldot) c + b0 + b1 L + b2 Ldot):
+// joint actuators gear f on the joint's dofs: df/du = gear gain slope, and on a hinge or slide with
+// L = gear q, Ldot = gear qdot: df/dq = gear^2 dL, df/dv = gear^2 dLdot; actuators on springs f_gen = JL'
+// gear f (tension -gear f, f = gain c + b0): df/du = JL' gear gain slope, df/dq = gear f K
+void phys_actuation_deriv(const physModel* m, physData* d, double* dfdq, double* dfdv, double* dfdu) {
   int nv = m->nv, nu = m->nu;
   if (m->opt.disableflags & PHYS_DSBL_ACTUATION) return;
   size_t mark = phys_stack_mark(d);
   double* JL = phys_stack_alloc(d, (size_t)nv);
   double* K = phys_stack_alloc(d, (size_t)nv * nv);
   for (int a = 0; a < nu; a++) {
-    double slope, c = ctrl_clamped(m, d, a, &slope);
+    if (m->actuator_trntype[a] == PHYS_TRN_RESTLENGTH) continue;
+    physActuatorTerms t;
+    double f = phys_actuator_force(m, d, a, &t);
     const double* gear = m->actuator_gear + 6 * a;
     int id = m->actuator_trnid[a];
     if (m->actuator_trntype[a] == PHYS_TRN_JOINT) {
       int type = m->jnt_type[id], da = m->jnt_dofadr[id];
       int n = type == PHYS_JNT_FREE ? 6 : (type == PHYS_JNT_BALL ? 3 : 1);
       if (dfdu)
-        for (int k = 0; k < n; k++) dfdu[(size_t)(da + k) * nu + a] += gear[k] * slope;
-    } else if (m->actuator_trntype[a] == PHYS_TRN_SPRING) {
+        for (int k = 0; k < n; k++) dfdu[(size_t)(da + k) * nu + a] += gear[k] * t.gain * t.slope;
+      if (dfdq) dfdq[(size_t)da * nv + da] += gear[0] * gear[0] * t.dL;
+      if (dfdv) dfdv[(size_t)da * nv + da] += gear[0] * gear[0] * t.dLdot;
+    } else {
       spring_geometry(m, d, id, JL, K, NULL);
       if (dfdu)
-        for (int i = 0; i < nv; i++) dfdu[(size_t)i * nu + a] += JL[i] * gear[0] * slope;
+        for (int i = 0; i < nv; i++) dfdu[(size_t)i * nu + a] += JL[i] * gear[0] * t.gain * t.slope;
       if (dfdq)
-        for (size_t i = 0; i < (size_t)nv * nv; i++) dfdq[i] += gear[0] * c * K[i];
+        for (size_t i = 0; i < (size_t)nv * nv; i++) dfdq[i] += gear[0] * f * K[i];
     }
   }
   phys_stack_free(d, mark);
 }
 
-// reverse mode of phys_actuation: q_bar += (df/dq)' f_bar = gear c K' f_bar (motors on springs),
-// u_bar_a += (df/du_a)' f_bar = slope gear . f_bar (joints), slope gear JL f_bar (springs)
-void phys_actuation_vjp(const physModel* m, physData* d, const double* f_bar, double* q_bar, double* u_bar) {
+// reverse mode of phys_actuation: the transpose of phys_actuation_deriv applied to f_bar
+void phys_actuation_vjp(const physModel* m, physData* d, const double* f_bar, double* q_bar, double* v_bar,
+                        double* u_bar) {
   int nv = m->nv, nu = m->nu;
   if (m->opt.disableflags & PHYS_DSBL_ACTUATION) return;
   size_t mark = phys_stack_mark(d);
   double* JL = phys_stack_alloc(d, (size_t)nv);
   double* Kf = phys_stack_alloc(d, (size_t)nv);
   for (int a = 0; a < nu; a++) {
-    double slope, c = ctrl_clamped(m, d, a, &slope);
+    if (m->actuator_trntype[a] == PHYS_TRN_RESTLENGTH) continue;
+    physActuatorTerms t;
+    double f = phys_actuator_force(m, d, a, &t);
     const double* gear = m->actuator_gear + 6 * a;
     int id = m->actuator_trnid[a];
     if (m->actuator_trntype[a] == PHYS_TRN_JOINT) {
       int type = m->jnt_type[id], da = m->jnt_dofadr[id];
       int n = type == PHYS_JNT_FREE ? 6 : (type == PHYS_JNT_BALL ? 3 : 1);
       if (u_bar)
-        for (int k = 0; k < n; k++) u_bar[a] += gear[k] * slope * f_bar[da + k];
-    } else if (m->actuator_trntype[a] == PHYS_TRN_SPRING) {
+        for (int k = 0; k < n; k++) u_bar[a] += gear[k] * t.gain * t.slope * f_bar[da + k];
+      if (q_bar) q_bar[da] += gear[0] * gear[0] * t.dL * f_bar[da];
+      if (v_bar) v_bar[da] += gear[0] * gear[0] * t.dLdot * f_bar[da];
+    } else {
       spring_geometry_vjp(m, d, id, f_bar, JL, Kf, NULL);
       if (u_bar)
-        for (int i = 0; i < nv; i++) u_bar[a] += JL[i] * gear[0] * slope * f_bar[i];
+        for (int i = 0; i < nv; i++) u_bar[a] += JL[i] * gear[0] * t.gain * t.slope * f_bar[i];
       if (q_bar)
-        for (int i = 0; i < nv; i++) q_bar[i] += gear[0] * c * Kf[i];
+        for (int i = 0; i < nv; i++) q_bar[i] += gear[0] * f * Kf[i];
     }
   }
   phys_stack_free(d, mark);

@@ -367,7 +367,7 @@ static void smooth_reverse(const physModel* m, physData* d, const physParamTable
   phys_rnea_vjp(m, d, ak, A->lam, A->tmp, A->tmp2, NULL);
   for (int i = 0; i < nv; i++) A->qbar[i] -= A->tmp[i], A->vbar[i] -= A->tmp2[i];
   phys_passive_vjp(m, d, A->lam, A->qbar, A->vbar, A->ubar);
-  phys_actuation_vjp(m, d, A->lam, A->qbar, A->ubar);
+  phys_actuation_vjp(m, d, A->lam, A->qbar, A->vbar, A->ubar);
   phys_xfrc_vjp(m, d, A->lam, A->qbar);
   if (t && t->ntheta > 0 && A->tbar) {
     phys_param_forces_vjp(m, d, t, ak, A->lam, A->tt);
@@ -658,7 +658,7 @@ static void forward_prepare(const physModel* m, physData* d, const penTape* T, p
   memset(fv, 0, sizeof(double) * nn);
   memset(F->Gu, 0, sizeof(double) * (size_t)nv * nu);
   phys_passive_deriv(m, d, fq, fv, nu > 0 ? F->Gu : NULL);
-  phys_actuation_deriv(m, d, fq, nu > 0 ? F->Gu : NULL);
+  phys_actuation_deriv(m, d, fq, fv, nu > 0 ? F->Gu : NULL);
   phys_xfrc_deriv(m, d, fq);
   for (size_t i = 0; i < (size_t)nv * nu; i++) F->Gu[i] = -F->Gu[i];
   for (int k = 0; k < K; k++) {

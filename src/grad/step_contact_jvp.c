@@ -317,7 +317,7 @@ static void state_terms(const physModel* m, physData* d, const contactPoint* cp,
   phys_rnea_deriv(m, d, cp->acc, Fq, Fv, NULL);
   for (size_t i = 0; i < nn; i++) Fq[i] = -Fq[i], Fv[i] = -Fv[i];
   phys_passive_deriv(m, d, Fq, Fv, NULL);
-  phys_actuation_deriv(m, d, Fq, NULL);
+  phys_actuation_deriv(m, d, Fq, Fv, NULL);
   phys_xfrc_deriv(m, d, Fq);
   if (cp->prod) {
     phys_rnea_mass_deriv(m, d, cp->st.vpos, kpos);
@@ -589,7 +589,7 @@ static physStatus jacobian_b(const physModel* m, physData* d, const contactPoint
   double* dqn = phys_stack_alloc(d, (size_t)nv);
   double* dvn = phys_stack_alloc(d, (size_t)nv);
   phys_passive_deriv(m, d, NULL, NULL, Fu);
-  phys_actuation_deriv(m, d, NULL, Fu);
+  phys_actuation_deriv(m, d, NULL, NULL, Fu);
   physStatus st = PHYS_OK;
   for (int j = 0; j < nu && st == PHYS_OK; j++) {
     for (int i = 0; i < nv; i++) r[i] = Fu[(size_t)i * nu + j];

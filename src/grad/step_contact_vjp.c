@@ -304,7 +304,7 @@ static void smooth_vjp(const physModel* m, physData* d, const contactPoint* cp, 
   phys_rnea_vjp(m, d, cp->acc, a->rbar, qb, vb, NULL);
   for (int i = 0; i < nv; i++) a->qbar[i] -= qb[i], a->vbar[i] -= vb[i];
   phys_passive_vjp(m, d, a->rbar, a->qbar, a->vbar, ubar);
-  phys_actuation_vjp(m, d, a->rbar, a->qbar, ubar);
+  phys_actuation_vjp(m, d, a->rbar, a->qbar, a->vbar, ubar);
   phys_xfrc_vjp(m, d, a->rbar, a->qbar);
   // factored: -zpos' dM~ vpos - sum_t fa_t' dM~ fb_t - sum_r gd_r Y_r' dM~ Y_r, each the gradient of a
   // (bi)linear form of M alone

@@ -178,7 +178,7 @@ static void jacobian_a(const physModel* m, physData* d, const double* L, const d
   phys_rnea_deriv(m, d, qacc, Gq, Gv, NULL);
   for (size_t i = 0; i < nn; i++) Gq[i] = -Gq[i], Gv[i] = -Gv[i];
   phys_passive_deriv(m, d, Gq, Gv, NULL);
-  phys_actuation_deriv(m, d, Gq, NULL);
+  phys_actuation_deriv(m, d, Gq, Gv, NULL);
   phys_xfrc_deriv(m, d, Gq);
   phys_friction_dfdv(m, fp, Gv);
   double* V = A + (size_t)nv * n2;
@@ -213,7 +213,7 @@ static void jacobian_b(const physModel* m, physData* d, const double* L, const p
   double* V = B + (size_t)nv * nu;
   memset(V, 0, sizeof(double) * (size_t)nv * nu);
   phys_passive_deriv(m, d, NULL, NULL, V);
-  phys_actuation_deriv(m, d, NULL, V);
+  phys_actuation_deriv(m, d, NULL, NULL, V);
   solve_rows(m, L, V, nu, nu);
   for (size_t i = 0; i < (size_t)nv * nu; i++) V[i] *= dt;
   phys_friction_project(m, d, fp, V, nu, nu);
@@ -282,7 +282,7 @@ void phys_smooth_step_vjp(const physModel* m, physData* d, const double* L, cons
   if (ub) memset(ub, 0, sizeof(double) * (size_t)nu);
   phys_passive_vjp(m, d, lam, xq, xv, ub);
   phys_friction_dfdv_vjp(m, fp, lam, xv);
-  phys_actuation_vjp(m, d, lam, xq, ub);
+  phys_actuation_vjp(m, d, lam, xq, xv, ub);
   if (xq) phys_xfrc_vjp(m, d, lam, xq);
   phys_stack_free(d, mark);
 }

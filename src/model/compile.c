@@ -581,12 +581,23 @@ static physStatus compile_actuators(const physSpec* s, physModel* m, int* namepo
                         a->trntype == PHYS_TRN_JOINT ? "joint" : "tendon", a->target);
     if (!finite_n(a->gear, 6) || !finite_n(a->ctrlrange, 2) || (a->ctrllimited && a->ctrlrange[0] > a->ctrlrange[1]))
       return phys_error(log, PHYS_ERR_VALUE, "%sactuator '%s': gear and ctrlrange must be finite, lower <= upper", at, a->name);
+    if (!finite_n(a->gainprm, 3) || !finite_n(a->biasprm, 3))
+      return phys_error(log, PHYS_ERR_VALUE, "%sactuator '%s': gainprm and biasprm must be finite", at, a->name);
+    if (a->gainprm[1] != 0 || a->gainprm[2] != 0 || a->biasprm[1] != 0 || a->biasprm[2] != 0) {
+      int jt = a->trntype == PHYS_TRN_JOINT ? s->joint[id].type : -1;
+      if (jt != PHYS_JNT_HINGE && jt != PHYS_JNT_SLIDE)
+        return phys_error(log, PHYS_ERR_MODEL, "%sactuator '%s': a gain or bias that depends on the actuator's "
+                          "length or velocity (gainprm[1..2], biasprm[1..2], position and velocity servos) is "
+                          "supported on hinge and slide joints only", at, a->name);
+    }
     m->actuator_trntype[i] = a->trntype;
     m->actuator_trnid[i] = id;
     m->actuator_ctrllimited[i] = a->ctrllimited;
     m->actuator_name[i] = add_name(m, namepos, a->name);
     memcpy(m->actuator_gear + 6 * i, a->gear, 6 * sizeof(double));
     memcpy(m->actuator_ctrlrange + 2 * i, a->ctrlrange, 2 * sizeof(double));
+    memcpy(m->actuator_gainprm + 3 * i, a->gainprm, 3 * sizeof(double));
+    memcpy(m->actuator_biasprm + 3 * i, a->biasprm, 3 * sizeof(double));
   }
   return PHYS_OK;
 }

@@ -4,9 +4,9 @@
 //   <mujoco model>  <include file>  <compiler angle eulerseq inertiafromgeom coordinate(local)
 //   settotalmass boundmass boundinertia meshdir autolimits>  <option timestep gravity integrator(Euler)>
 //   <flag contact limit gravity passive eulerdamp actuation>  <default class> (joint geom site motor
-//   general tendon mesh)  <asset><mesh name file scale>  <worldbody><body name pos orientation childclass>
+//   general position velocity tendon mesh)  <asset><mesh name file scale>  <worldbody><body name pos orientation childclass>
 //   <inertial> <joint> <freejoint> <geom> <site>  <tendon><spatial> with <site> only  <actuator><motor>
-//   and fixed-gain <general>  <keyframe><key>  <size nconmax>  <contact><pair name geom1 geom2 friction
+//   <position> <velocity> <general> (fixed/affine gain and bias, no dynamics)  <keyframe><key>  <size nconmax>  <contact><pair name geom1 geom2 friction
 //   margin> <exclude body1 body2>  <custom> physid extensions (contact model and options, restitution).
 // Sections are read in MuJoCo's order (compiler, option, default, asset, worldbody, ..., tendon,
 // actuator, keyframe) whatever their order in the file; several sections of one kind are read in turn.
@@ -331,11 +331,11 @@ static physStatus parse_option(mjcfCtx* c, xmlNode* el) {
 
 // kind of a default element; K_NONE for ignored or unknown names (*known = 0 for unknown)
 static int default_kind(const char* name, int* known) {
-  static const char* const KINDS[NKIND][3] = {{"joint", NULL, NULL}, {"geom", NULL, NULL},
-                                              {"site", NULL, NULL},  {"motor", "general", NULL},
-                                              {"tendon", NULL, NULL}, {"mesh", NULL, NULL}};
+  static const char* const KINDS[NKIND][5] = {{"joint", NULL}, {"geom", NULL}, {"site", NULL},
+                                              {"motor", "general", "position", "velocity", NULL},
+                                              {"tendon", NULL}, {"mesh", NULL}};
   static const char* const IGNORED[] = {"camera",   "light",    "material", "pair",     "equality",
-                                        "position", "velocity", "cylinder", "muscle",   "adhesion",
+                                        "cylinder", "muscle",   "adhesion",
                                         "damper",   "intvelocity", "texture", "hfield", "skin", NULL};
   *known = 1;
   for (int k = 0; k < NKIND; k++) {

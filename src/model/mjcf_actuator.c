@@ -1,6 +1,7 @@
 // mjcf_actuator.c - MJCF <tendon>, <actuator> and <keyframe>: spatial tendons through sites (springs of
-// the spec), fixed tendons ignored with a warning; <motor> and fixed-gain <general> actuators on a joint or
-// a spatial tendon (the gain folded into the gear); keys with time, qpos, qvel and ctrl.
+// the spec), fixed tendons ignored with a warning; <motor>, <position>, <velocity> and <general> actuators
+// without dynamics, with fixed or affine gain and bias (MuJoCo 2.2.2's gainprm, biasprm through default
+// classes), on a joint or a spatial tendon; keys with time, qpos, qvel and ctrl.
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,35 +87,78 @@ physStatus mjcf_parse_tendon(mjcfCtx* c, xmlNode* el) {
   return PHYS_OK;
 }
 
-// <general>: only force = gain*ctrl with a fixed gain and no bias or dynamics; *ok = 0 otherwise.
-// The gain is folded into the gear: generalized force = gear * gainprm[0] * ctrl.
-static physStatus general_gain(mjcfCtx* c, const mjcfElem* e, double* gain, int* ok) {
+// MuJoCo 2.2.2's actuator parameters as its reader builds them: one set per default class (inherited, then
+// edited by the class's actuator nodes in order) and per element (its class's, edited by the element)
+typedef struct actPrm_ {
+  int dyn, gain, bias;        // dyntype (0 none), gaintype (0 fixed, 1 affine), biastype (0 none, 1 affine)
+  double gainprm[10], biasprm[10];
+} actPrm;
+
+// edit p by one <motor|general|position|velocity> node (an element or a default node, its own attributes
+// only) as MuJoCo 2.2.2 does: general reads dyntype gaintype biastype and the partial gainprm biasprm; motor
+// sets gain [1, 0, ...] and no bias; position (velocity) clears the bias, reads kp (kv) into gainprm[0] and
+// sets bias affine with biasprm[1] (biasprm[2]) = -gainprm[0]
+static physStatus edit_actuator(mjcfCtx* c, xmlNode* el, actPrm* p) {
   static const char* const DYN[] = {"none", "integrator", "filter", "muscle", "user", NULL};
   static const char* const GAIN[] = {"fixed", "affine", "muscle", "user", NULL};
   static const char* const BIAS[] = {"none", "affine", "muscle", "user", NULL};
-  int dyn = 0, gt = 0, bias = 0, n;
-  double prm[10] = {1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
-  physStatus st = mjcf_get_keyword(c, e, "dyntype", DYN, &dyn, NULL);
-  if (!st) st = mjcf_get_keyword(c, e, "gaintype", GAIN, &gt, NULL);
-  if (!st) st = mjcf_get_keyword(c, e, "biastype", BIAS, &bias, NULL);
-  if (!st) st = mjcf_get_partial(c, e, "gainprm", 10, prm, &n);
-  if (st) return st;
-  *ok = dyn == 0 && gt == 0 && bias == 0;
-  if (!*ok) {
-    mjcf_elem_warning(c, e->el, "only fixed-gain <general> actuators without bias or dynamics are supported; "
-                      "ignored");
+  mjcfElem own = {el, K_NONE, 0};
+  int n;
+  physStatus st = PHYS_OK;
+  if (mjcf_is_elem(el, "general")) {
+    st = mjcf_get_keyword(c, &own, "dyntype", DYN, &p->dyn, NULL);
+    if (!st) st = mjcf_get_keyword(c, &own, "gaintype", GAIN, &p->gain, NULL);
+    if (!st) st = mjcf_get_keyword(c, &own, "biastype", BIAS, &p->bias, NULL);
+    if (!st) st = mjcf_get_partial(c, &own, "gainprm", 10, p->gainprm, &n);
+    if (!st) st = mjcf_get_partial(c, &own, "biasprm", 10, p->biasprm, &n);
+    return st;
   }
-  *gain = prm[0];
+  int position = mjcf_is_elem(el, "position"), velocity = mjcf_is_elem(el, "velocity");
+  p->dyn = 0, p->gain = 0, p->bias = 0;
+  if (!position && !velocity) {   // motor
+    memset(p->gainprm, 0, sizeof(p->gainprm));
+    p->gainprm[0] = 1;
+    return PHYS_OK;
+  }
+  memset(p->biasprm, 0, sizeof(p->biasprm));
+  st = mjcf_get_real(c, &own, position ? "kp" : "kv", p->gainprm, NULL);
+  p->bias = 1;
+  p->biasprm[position ? 1 : 2] = -p->gainprm[0];
+  return st;
+}
+
+// the parameters of element e (class chain root first, then the element); *ok = 0 with a warning for
+// dynamics and gain or bias types other than fixed/affine (MuJoCo's none/fixed/affine are what physid has)
+static physStatus actuator_prm(mjcfCtx* c, const mjcfElem* e, double gainprm[3], double biasprm[3], int* ok) {
+  int chain[PHYS_MJCF_MAXDEPTH], nchain = 0;
+  for (int k = e->cls; k >= 0 && nchain < PHYS_MJCF_MAXDEPTH; k = c->cls[k].parent) chain[nchain++] = k;
+  actPrm p = {.gainprm = {1}};
+  for (int i = nchain - 1; i >= -1; i--) {
+    int nnode = i >= 0 ? c->cls[chain[i]].nnode[K_ACTUATOR] : 1;
+    for (int j = 0; j < nnode; j++) {
+      physStatus st = edit_actuator(c, i >= 0 ? c->cls[chain[i]].node[K_ACTUATOR][j] : e->el, &p);
+      if (st) return st;
+    }
+  }
+  *ok = p.dyn == 0 && p.gain <= 1 && p.bias <= 1;
+  if (!*ok) {
+    mjcf_elem_warning(c, e->el, "only actuators without dynamics and with fixed or affine gain and bias are "
+                      "supported; ignored");
+  }
+  for (int i = 0; i < 3; i++) {
+    gainprm[i] = i == 0 || p.gain == 1 ? p.gainprm[i] : 0;
+    biasprm[i] = p.bias == 1 ? p.biasprm[i] : 0;
+  }
   return PHYS_OK;
 }
 
-// <motor> or <general> (general = 1: general_gain) with name class, one target of joint tendon site
-// jointinparent body cranksite (only joint and spatial tendon are used), gear ctrllimited ctrlrange
+// <motor>, <general>, <position> or <velocity> (actuator_prm) with name class, one target of joint tendon
+// site jointinparent body cranksite (only joint and spatial tendon are used), gear ctrllimited ctrlrange
 // forcelimited
-static physStatus parse_motor(mjcfCtx* c, xmlNode* el, int general) {
+static physStatus parse_motor(mjcfCtx* c, xmlNode* el) {
   static const char* const TARGETS[] = {"joint", "tendon", "site", "jointinparent", "body", "cranksite"};
   int cls, ntarget = 0, which = -1, ok = 1, n, v, found;
-  double gain = 1;
+  double gainprm[3], biasprm[3];
   physStatus st = mjcf_elem_class(c, el, "class", 0, &cls);
   if (st) return st;
   mjcfElem e = {el, K_ACTUATOR, cls};
@@ -134,7 +178,7 @@ static physStatus parse_motor(mjcfCtx* c, xmlNode* el, int general) {
     mjcf_elem_warning(c, el, "actuator on the ignored fixed tendon '%.64s'; ignored", target);
     return PHYS_OK;
   }
-  if (general && ((st = general_gain(c, &e, &gain, &ok)) || !ok)) return st;
+  if ((st = actuator_prm(c, &e, gainprm, biasprm, &ok)) || !ok) return st;
   int id = phys_spec_add_actuator(c->s);
   if (id < 0) return phys_error(c->log, PHYS_ERR_NOMEM, "out of memory");
   physSpecActuator* a = c->s->actuator + id;
@@ -144,22 +188,23 @@ static physStatus parse_motor(mjcfCtx* c, xmlNode* el, int general) {
   if ((st = mjcf_get_name(c, el, TARGETS[which], a->target))) return st;
   a->trntype = which == 0 ? PHYS_TRN_JOINT : PHYS_TRN_SPRING;
   if ((st = mjcf_get_partial(c, &e, "gear", 6, a->gear, &n))) return st;
-  for (int i = 0; i < 6; i++) a->gear[i] *= gain;
+  memcpy(a->gainprm, gainprm, sizeof(gainprm));
+  memcpy(a->biasprm, biasprm, sizeof(biasprm));
   if ((st = mjcf_get_limited(c, &e, "ctrllimited", "ctrlrange", a->ctrlrange, &a->ctrllimited))) return st;
   if ((st = mjcf_get_keyword(c, &e, "forcelimited", MJCF_LIMITED_WORDS, &v, &found))) return st;
   if (found && v == 1) mjcf_elem_warning(c, el, "forcelimited is not supported; ignored");
   return PHYS_OK;
 }
 
-// <actuator>: <motor> and <general>; the other actuator types are warned about
+// <actuator>: <motor>, <general>, <position> and <velocity>; the other actuator types are warned about
 physStatus mjcf_parse_actuator(mjcfCtx* c, xmlNode* el) {
-  static const char* const UNSUPPORTED[] = {"position", "velocity", "cylinder", "muscle", "adhesion",
-                                            "damper", "intvelocity", NULL};
+  static const char* const UNSUPPORTED[] = {"cylinder", "muscle", "adhesion", "damper", "intvelocity", NULL};
   for (xmlNode* ch = el->children; ch; ch = ch->next) {
     if (ch->type != XML_ELEMENT_NODE) continue;
-    int motor = mjcf_is_elem(ch, "motor"), general = mjcf_is_elem(ch, "general"), known = 0;
-    if (motor || general) {
-      physStatus st = parse_motor(c, ch, general);
+    int known = 0;
+    if (mjcf_is_elem(ch, "motor") || mjcf_is_elem(ch, "general") || mjcf_is_elem(ch, "position") ||
+        mjcf_is_elem(ch, "velocity")) {
+      physStatus st = parse_motor(c, ch);
       if (st) return st;
       continue;
     }

@@ -90,7 +90,8 @@ physStatus mjcf_parse_contact(mjcfCtx* c, xmlNode* el) {
 // Unknown physid: keys are warnings; other custom data is the user's and is ignored.
 
 // physid:restlength: the named tendon motors set their spring's rest length, L0 = springlength + gear*ctrl,
-// instead of pulling along it (actuated cables of tensegrity robots)
+// instead of pulling along it (actuated cables of tensegrity robots); a <general>'s fixed gain is folded into
+// the gear (gain 1 in the model), a bias is refused
 static physStatus ext_restlength(mjcfCtx* c, xmlNode* el, const char* data) {
   char name[PHYS_NAMELEN];
   const char* p = data;
@@ -109,7 +110,13 @@ static physStatus ext_restlength(mjcfCtx* c, xmlNode* el, const char* data) {
       if (act->trntype == PHYS_TRN_JOINT)
         return mjcf_elem_error(c, el, PHYS_ERR_MODEL,
                                "actuator '%s' acts on a joint; a rest-length actuator needs a tendon", name);
+      if (act->biasprm[0] != 0 || act->biasprm[1] != 0 || act->biasprm[2] != 0 || act->gainprm[1] != 0 ||
+          act->gainprm[2] != 0)
+        return mjcf_elem_error(c, el, PHYS_ERR_MODEL, "actuator '%s' has a bias or a length-dependent gain; a "
+                               "rest-length actuator takes a fixed gain only", name);
       act->trntype = PHYS_TRN_RESTLENGTH;
+      for (int i = 0; i < 6; i++) act->gear[i] *= act->gainprm[0];   // L0 = springlength + gear gain ctrl
+      act->gainprm[0] = 1;
       found = 1;
     }
     if (!found) return mjcf_elem_error(c, el, PHYS_ERR_MODEL, "actuator '%s' not found", name);

@@ -151,6 +151,7 @@ int phys_spec_add_actuator(physSpec* s) {
   int i = GROW(s, actuator);
   if (i < 0) return -1;
   s->actuator[i].gear[0] = 1;
+  s->actuator[i].gainprm[0] = 1;
   s->actuator[i].trntype = PHYS_TRN_JOINT;
   return i;
 }

@@ -84,6 +84,8 @@ typedef struct physSpecActuator_ {
   int trntype;                // physTrnType
   char target[PHYS_NAMELEN];  // joint or spring name, resolved by phys_compile
   double gear[6];
+  double gainprm[3];          // force = (g0 + g1 L + g2 Ldot) ctrl + b0 + b1 L + b2 Ldot (MuJoCo's affine
+  double biasprm[3];          // gain and bias; L = gear q, Ldot = gear qdot): default gain 1, bias 0
   int ctrllimited;
   double ctrlrange[2];
   int line;

@@ -2,7 +2,9 @@
 // phys_passive_deriv, phys_actuation_deriv and phys_xfrc_deriv against four-point central differences
 // (grad_models.h: h = 1e-3, relative 1e-6) of qfrc_passive, qfrc_actuator and sum_b J_b' xfrc_applied_b in
 // tangent coordinates, velocities and controls, at random states with random applied forces, on
-// tests/data/mixed.xml (every joint type, joint springs and dampers, a spring with a motor), two random trees
+// tests/data/mixed.xml (every joint type, joint springs and dampers, a spring with a motor; again with a gain
+// and a bias on every actuator), tests/data/actuators.xml (position and velocity servos, affine gain and
+// bias: forces that depend on position and velocity), two random trees
 // (2- and 3-site springs, a motor on a spring, a rest-length actuator, ball joints) and the humanoid; their
 // reverse modes phys_passive_vjp, phys_actuation_vjp and phys_xfrc_vjp by dot-product tests
 // (<y, J x> = <J' y, x> to GM_DOT_TOL) against those matrices at the same states; plus
@@ -75,10 +77,10 @@ static void check_dot(const char* what, const double* J, const double* y, const 
 }
 
 // dot-product tests of phys_passive_vjp, phys_actuation_vjp and phys_xfrc_vjp against the matrices of their
-// _deriv twins (Aq[3] nv x nv, Av nv x nv, Au[2] nv x nu, checked against differences by the caller) with a
+// _deriv twins (Aq[3] nv x nv, Av[2] nv x nv, Au[2] nv x nu, checked against differences by the caller) with a
 // random f_bar; the outputs start at a random offset, which is subtracted after (the VJPs add)
 static void check_vjp(const char* name, const physModel* m, physData* d, physRng* r, double* const Aq[3],
-                      const double* Av, double* const Au[2]) {
+                      double* const Av[2], double* const Au[2]) {
   int nv = m->nv, nu = m->nu;
   double *y = malloc(sizeof(double) * nv), *x = malloc(sizeof(double) * nv);
   double* xu = malloc(sizeof(double) * (nu + 1));
@@ -94,16 +96,16 @@ static void check_vjp(const char* name, const physModel* m, physData* d, physRng
     memcpy(vb, off + nv, sizeof(double) * nv);
     memcpy(ub, off + 2 * nv, sizeof(double) * nu);
     if (k == 0) phys_passive_vjp(m, d, y, qb, vb, ub);
-    if (k == 1) phys_actuation_vjp(m, d, y, qb, ub);
+    if (k == 1) phys_actuation_vjp(m, d, y, qb, vb, ub);
     if (k == 2) phys_xfrc_vjp(m, d, y, qb);
     for (int i = 0; i < nv; i++) qb[i] -= off[i], vb[i] -= off[nv + i];
     for (int a = 0; a < nu; a++) ub[a] -= off[2 * nv + a];
     const char* fn[3] = {"phys_passive_vjp", "phys_actuation_vjp", "phys_xfrc_vjp"};
     snprintf(what, sizeof what, "%s %s q", name, fn[k]);
     check_dot(what, Aq[k], y, x, qb, nv, nv);
-    if (k == 0) {
+    if (k < 2) {
       snprintf(what, sizeof what, "%s %s v", name, fn[k]);
-      check_dot(what, Av, y, x, vb, nv, nv);
+      check_dot(what, Av[k], y, x, vb, nv, nv);
     }
     if (k < 2 && nu) {
       snprintf(what, sizeof what, "%s %s u", name, fn[k]);
@@ -126,14 +128,15 @@ static void check_model(const char* name, const physModel* m, uint64_t seed) {
   physRng r, rv;   // rv: the VJP tests' vectors (the states stay those of r alone)
   phys_rng_seed(&r, seed);
   phys_rng_seed(&rv, seed + 1000);
-  double *Fq[3], *Fv[3], *Fu[3], *Aq[3], *Av, *Au[2];
+  double *Fq[3], *Fv[3], *Fu[3], *Aq[3], *Av[2], *Au[2];
   for (int k = 0; k < 3; k++) {
     Fq[k] = malloc(sizeof(double) * nn);
     Fv[k] = malloc(sizeof(double) * nn);
     Fu[k] = malloc(sizeof(double) * nuv);
     Aq[k] = calloc(nn, sizeof(double));
   }
-  Av = calloc(nn, sizeof(double));
+  Av[0] = calloc(nn, sizeof(double));
+  Av[1] = calloc(nn, sizeof(double));
   Au[0] = calloc(nuv, sizeof(double));
   Au[1] = calloc(nuv, sizeof(double));
   double worst[3] = {0, 0, 0};
@@ -142,11 +145,12 @@ static void check_model(const char* name, const physModel* m, uint64_t seed) {
     for (int b = 1; b < m->nbody; b++) gm_rand_vec(&r, d->xfrc_applied + 6 * b, 6);
     double sq = forces_fd(m, d, IN_Q, Fq), sv = forces_fd(m, d, IN_V, Fv), su = nu ? forces_fd(m, d, IN_U, Fu) : 0;
     for (int k = 0; k < 3; k++) memset(Aq[k], 0, sizeof(double) * nn);
-    memset(Av, 0, sizeof(double) * nn);
+    memset(Av[0], 0, sizeof(double) * nn);
+    memset(Av[1], 0, sizeof(double) * nn);
     memset(Au[0], 0, sizeof(double) * nuv);
     memset(Au[1], 0, sizeof(double) * nuv);
-    phys_passive_deriv(m, d, Aq[0], Av, Au[0]);
-    phys_actuation_deriv(m, d, Aq[1], Au[1]);
+    phys_passive_deriv(m, d, Aq[0], Av[0], Au[0]);
+    phys_actuation_deriv(m, d, Aq[1], Av[1], Au[1]);
     phys_xfrc_deriv(m, d, Aq[2]);
     const char* part[3] = {"passive", "actuation", "xfrc"};
     char what[128];
@@ -154,12 +158,14 @@ static void check_model(const char* name, const physModel* m, uint64_t seed) {
       snprintf(what, sizeof what, "%s state %d d%s/dq", name, s, part[k]);
       worst[0] = fmax(worst[0], gm_compare(what, Aq[k], Fq[k], nv, nv, sq, GM_RTOL));
     }
-    snprintf(what, sizeof what, "%s state %d dpassive/dv", name, s);
-    worst[1] = fmax(worst[1], gm_compare(what, Av, Fv[0], nv, nv, sv, GM_RTOL));
+    for (int k = 0; k < 2; k++) {
+      snprintf(what, sizeof what, "%s state %d d%s/dv", name, s, part[k]);
+      worst[1] = fmax(worst[1], gm_compare(what, Av[k], Fv[k], nv, nv, sv, GM_RTOL));
+    }
     check_vjp(name, m, d, &rv, Aq, Av, Au);
     double* zero = calloc(nn, sizeof(double));
-    snprintf(what, sizeof what, "%s state %d dactuation/dv = 0", name, s);
-    gm_compare(what, zero, Fv[1], nv, nv, sv, GM_RTOL);
+    snprintf(what, sizeof what, "%s state %d dxfrc/dv = 0", name, s);
+    gm_compare(what, zero, Fv[2], nv, nv, sv, GM_RTOL);
     free(zero);
     for (int k = 0; k < 2 && nu; k++) {
       snprintf(what, sizeof what, "%s state %d d%s/du", name, s, part[k]);
@@ -169,7 +175,7 @@ static void check_model(const char* name, const physModel* m, uint64_t seed) {
   printf("%-14s nv %2d nu %2d nspring %d: max rel err d/dq %.2e, d/dv %.2e, d/du %.2e\n", name, nv, nu,
          m->nspring, worst[0], worst[1], worst[2]);
   for (int k = 0; k < 3; k++) free(Fq[k]), free(Fv[k]), free(Fu[k]), free(Aq[k]);
-  free(Av), free(Au[0]), free(Au[1]);
+  free(Av[0]), free(Av[1]), free(Au[0]), free(Au[1]);
   phys_free_data(d);
 }
 
@@ -200,10 +206,10 @@ static void check_analytic(void) {
   int a = phys_name2id(m, "actuator", "m_slide"), ds = m->jnt_dofadr[phys_name2id(m, "joint", "slide")];
   memset(Du, 0, sizeof(double) * nv * nu);
   d->ctrl[a] = 5;
-  phys_actuation_deriv(m, d, NULL, Du);
+  phys_actuation_deriv(m, d, NULL, NULL, Du);
   CHECK_NEAR(Du[ds * nu + a], 0, 0);
   d->ctrl[a] = 0.5;
-  phys_actuation_deriv(m, d, NULL, Du);
+  phys_actuation_deriv(m, d, NULL, NULL, Du);
   CHECK_NEAR(Du[ds * nu + a], 2.0, 0);
   free(Dq), free(Dv), free(Du);
   phys_free_data(d);
@@ -214,6 +220,13 @@ int main(void) {
   check_analytic();
   physModel* m = gm_load("tests/data/mixed.xml", 0);
   check_model("mixed", m, 1);
+  // a gain and a constant bias on every actuator (on the spring's motor too)
+  for (int a = 0; a < m->nu; a++) m->actuator_gainprm[3 * a] = 1.3 + 0.1 * a, m->actuator_biasprm[3 * a] = 0.2;
+  check_model("mixed gain", m, 11);
+  phys_free_model(m);
+  // position and velocity servos, an affine gain and bias (length and velocity terms)
+  m = gm_load("tests/data/actuators.xml", 0);
+  check_model("actuators", m, 12);
   phys_free_model(m);
   for (int k = 0; k < 2; k++) {
     m = tm_tree(41 + k, 1 - k);

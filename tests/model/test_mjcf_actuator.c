@@ -49,7 +49,7 @@ static const char* ACT_MODEL =
     "  <keyframe><key name='rest' qvel='0.5' ctrl='1 -1'/><key time='2'/></keyframe>\n"
     "</mujoco>\n";
 
-// motors and general actuators with their default classes (the gain folded into the gear), a tendon's
+// motors and general actuators with their default classes (the gain kept apart from the gear), a tendon's
 // values from its classes, keyframe vectors, and the actuators that are skipped with a warning
 static void test_values(void) {
   char text[4096];
@@ -61,38 +61,73 @@ static void test_values(void) {
            "    <motor tendon='fx'/>\n"
            "    <motor site='top'/>\n"
            "    <motor joint='z' forcelimited='true'/>\n"
-           "    <velocity joint='z'/>\n");
+           "    <velocity joint='z'/>\n"
+           "    <general joint='z' gaintype='muscle'/>\n");
   physSpec* s = parse_text(text, &log);
   CHECK_MSG(s != NULL, "%s", log.error);
   if (!s) return;
   CHECK(s->nspring == 1 && s->spring[0].stiffness == 50 && s->spring[0].damping == 3);
   CHECK(s->spring[0].restlength == .7 && s->spring[0].nsite == 2 && s->spring[0].site[0] == 0);
-  CHECK(s->nactuator == 3);   // m, g and the forcelimited motor
-  if (s->nactuator == 3) {
+  CHECK(s->nactuator == 4);   // m, g, the forcelimited motor and the velocity servo
+  if (s->nactuator == 4) {
     const physSpecActuator* a = s->actuator;
     CHECK(!strcmp(a[0].name, "m") && a[0].trntype == PHYS_TRN_JOINT && !strcmp(a[0].target, "z"));
     CHECK(a[0].gear[0] == 4 && a[0].ctrllimited && a[0].ctrlrange[0] == -1 && a[0].ctrlrange[1] == 1);
     CHECK(a[0].line == 16);
     CHECK(a[1].trntype == PHYS_TRN_SPRING && !strcmp(a[1].target, "cable"));
-    CHECK(a[1].gear[0] == 25 && !a[1].ctrllimited);   // gear 10 of class strong times gainprm 2.5
+    CHECK(a[1].gear[0] == 10 && a[1].gainprm[0] == 2.5 && !a[1].ctrllimited);   // gear of class strong
     CHECK(a[2].gear[0] == 4);
+    CHECK(a[3].gainprm[0] == 1 && a[3].biasprm[0] == 0 && a[3].biasprm[1] == 0 && a[3].biasprm[2] == -1);
   }
   CHECK(s->nkey == 2 && !strcmp(s->key[0].name, "rest") && s->key[0].nqvel == 1 && s->key[0].qvel[0] == .5);
   CHECK(s->nkey == 2 && s->key[0].nctrl == 2 && s->key[0].ctrl[1] == -1 && s->key[0].nqpos == 0);
   CHECK(s->nkey == 2 && s->key[1].time == 2 && s->key[1].qpos == NULL && s->key[1].ctrl == NULL);
   CHECK(has_warning(&log, "model.xml:13: <fixed name='fx'>: fixed tendons are not supported"));
-  CHECK(has_warning(&log, "model.xml:18: <general>: only fixed-gain <general> actuators"));
+  CHECK(has_warning(&log, "model.xml:18: <general>: only actuators without dynamics and with fixed or affine"));
   CHECK(has_warning(&log, "model.xml:19: <motor>: actuator on the ignored fixed tendon 'fx'"));
   CHECK(has_warning(&log, "model.xml:20: <motor>: actuators on a site are not supported"));
   CHECK(has_warning(&log, "model.xml:21: <motor>: forcelimited is not supported"));
-  CHECK(has_warning(&log, "model.xml:22: <velocity>: <velocity> actuators are not supported"));
-  CHECK(log.nwarning == 6);
+  CHECK(log.nwarning == 6);   // the muscle gain (line 23) is a second warning of line 18's kind
   phys_spec_free(s);
+}
+
+// a position or velocity servo and an affine <general> depend on the joint's position or velocity: on a
+// hinge or slide only (the model is refused elsewhere, naming file, line and actuator); a rest-length
+// actuator takes a fixed gain (folded into its gear) and no bias
+static void test_affine_targets(void) {
+  physLog log;
+  physModel* m = load_text("<mujoco><worldbody><body><freejoint name='f'/><geom size='1'/></body></worldbody>\n"
+                           "<actuator><position name='p' joint='f'/></actuator></mujoco>", &log);
+  CHECK(m == NULL && log.status == PHYS_ERR_MODEL);
+  CHECK_MSG(strstr(log.error, "model.xml:2: actuator 'p'") && strstr(log.error, "hinge and slide joints only"),
+            "%s", log.error);
+  phys_free_model(m);
+  m = load_text("<mujoco><worldbody><body><freejoint name='f'/><geom size='1'/></body></worldbody>\n"
+                "<actuator><general name='g' joint='f' gainprm='2' biastype='affine' biasprm='0.5'/></actuator>"
+                "</mujoco>", &log);   // a constant bias acts on any target
+  CHECK_MSG(m != NULL, "%s", log.error);
+  if (m) CHECK(m->actuator_gainprm[0] == 2 && m->actuator_biasprm[0] == 0.5 && m->actuator_gear[0] == 1);
+  phys_free_model(m);
+  const char* rest = "<mujoco><worldbody><site name='a'/><body><joint type='slide'/><geom size='1'/><site name='b'/>"
+                     "</body></worldbody><tendon><spatial name='t'><site site='a'/><site site='b'/></spatial>"
+                     "</tendon>\n<actuator><general name='r' tendon='t' gear='2' gainprm='3' %s/></actuator>"
+                     "<custom><text name='physid:restlength' data='r'/></custom></mujoco>";
+  char text[1024];
+  snprintf(text, sizeof(text), rest, "");
+  m = load_text(text, &log);
+  CHECK_MSG(m != NULL, "%s", log.error);
+  if (m) CHECK(m->actuator_trntype[0] == PHYS_TRN_RESTLENGTH && m->actuator_gear[0] == 6 && m->actuator_gainprm[0] == 1);
+  phys_free_model(m);
+  snprintf(text, sizeof(text), rest, "biastype='affine' biasprm='1'");
+  m = load_text(text, &log);
+  CHECK(m == NULL && log.status == PHYS_ERR_MODEL && strstr(log.error, "a rest-length actuator takes a fixed gain"));
+  phys_free_model(m);
 }
 
 int main(void) {
   mjcf_text_begin("test_mjcf_actuator");
   test_values();
+  test_affine_targets();
   test_errors();
   return mjcf_text_end();
 }

@@ -190,7 +190,7 @@ static void cmp_geoms(const char* name, const physModel* p, const mjModel* m) {
   free(rgba);
 }
 
-// actuators: transmission, gear, control range where limited
+// actuators: transmission, gear, control range where limited, gain and bias
 static void cmp_actuators(const char* name, const physModel* p, const mjModel* m) {
   int* trn = malloc(sizeof(int) * (m->nu + 1));
   for (int i = 0; i < m->nu; i++) trn[i] = p->actuator_trntype[i] == PHYS_TRN_JOINT ? mjTRN_JOINT : mjTRN_TENDON;
@@ -212,6 +212,18 @@ static void cmp_actuators(const char* name, const physModel* p, const mjModel* m
     rm[2 * i + 1] = m->actuator_ctrlrange[2 * i + 1];
   }
   cmp_field(name, "actuator_ctrlrange (limited)", rp, rm, m->nu, 2, 1);
+  // gain and bias as they act: gainprm[1..2] only with gaintype affine, biasprm only with biastype affine
+  double* gm = calloc(3 * m->nu + 1, sizeof(double));
+  double* bm = calloc(3 * m->nu + 1, sizeof(double));
+  for (int i = 0; i < m->nu; i++)
+    for (int k = 0; k < 3; k++) {
+      gm[3 * i + k] = k == 0 || m->actuator_gaintype[i] == mjGAIN_AFFINE ? m->actuator_gainprm[mjNGAIN * i + k] : 0;
+      bm[3 * i + k] = m->actuator_biastype[i] == mjBIAS_AFFINE ? m->actuator_biasprm[mjNBIAS * i + k] : 0;
+    }
+  cmp_field(name, "actuator_gainprm", p->actuator_gainprm, gm, m->nu, 3, 1e-300);
+  cmp_field(name, "actuator_biasprm", p->actuator_biasprm, bm, m->nu, 3, 1e-300);
+  free(gm);
+  free(bm);
   free(rp);
   free(rm);
 }
@@ -449,6 +461,8 @@ int main(void) {
       "tests/data/freebody.xml",
       "tests/data/mixed.xml",
       "tests/data/springmass.xml",
+      "tests/data/actuators.xml",
+      "tests/data/actuator_defaults.xml",
   };
   for (size_t i = 0; i < sizeof(FULL) / sizeof(FULL[0]); i++) compare_model(FULL[i], 1, strstr(FULL[i], "humanoid.xml.gz") != NULL);
 
