@@ -6,7 +6,9 @@
 // midpoint and gets the new half-length), <custom><numeric name="physid:restitution:GEOM">, joint damping /
 // armature / stiffness / frictionloss, tendon stiffness / damping / springlength, a body's <inertial pos quat mass
 // diaginertia> (the principal frame, replacing any other form; compiler inertiafromgeom="true" becomes
-// "auto" so that it is read), body pos, option gravity, actuator gear, physid:penalty. URDF: a link's
+// "auto" so that it is read), body pos, option gravity, actuator gear, actuator gain/bias/kp/kv (kp, kv of a
+// <position>, <velocity>; else the element becomes <general gaintype="affine" gainprm biastype="affine"
+// biasprm>), physid:penalty. URDF: a link's
 // <inertial> (origin at the centre of mass, the full inertia tensor in the link frame), a joint's
 // <dynamics damping friction> (frictionloss); other kinds have no URDF form and are refused. Elements pulled in by MJCF <include>
 // are not in the edited document: their parameters are refused with a message.
@@ -118,7 +120,8 @@ static xmlNode* mjcf_target(xmlNode* root, const physModel* m, const physParam* 
       kind = "joint", tags = "joint|freejoint"; break;
     case PHYS_PAR_SPRING_STIFFNESS: case PHYS_PAR_SPRING_DAMPING: case PHYS_PAR_SPRING_RESTLENGTH:
       kind = "spring", tags = "spatial"; break;
-    case PHYS_PAR_GEAR: kind = "actuator", tags = "motor|general|position|velocity"; break;
+    case PHYS_PAR_GEAR: case PHYS_PAR_GAIN: case PHYS_PAR_BIAS: case PHYS_PAR_KP: case PHYS_PAR_KV:
+      kind = "actuator", tags = "motor|general|position|velocity"; break;
     default: break;
   }
   const char* name = phys_id2name(m, kind, p->id);
@@ -158,6 +161,23 @@ static void mjcf_size(xmlNode* geom, const physModel* m, int g, int nsize) {
   set_numbers(geom, "size", size, nsize);
 }
 
+// an actuator's gain and bias: kp of a <position> and kv of a <velocity> as themselves, else the element
+// becomes a <general> with affine gain and bias (gainprm, biasprm: MuJoCo's meaning of the three values)
+static void mjcf_actuator_gain(xmlNode* n, const physModel* m, const physParam* p) {
+  int a = p->id;
+  if ((p->kind == PHYS_PAR_KP && is_elem(n, "position")) || (p->kind == PHYS_PAR_KV && is_elem(n, "velocity"))) {
+    set_numbers(n, p->kind == PHYS_PAR_KP ? "kp" : "kv", m->actuator_gainprm + 3 * a, 1);
+    return;
+  }
+  xmlNodeSetName(n, (const xmlChar*)"general");
+  xmlUnsetProp(n, (const xmlChar*)"kp");
+  xmlUnsetProp(n, (const xmlChar*)"kv");
+  xmlSetProp(n, (const xmlChar*)"gaintype", (const xmlChar*)"affine");
+  set_numbers(n, "gainprm", m->actuator_gainprm + 3 * a, 3);
+  xmlSetProp(n, (const xmlChar*)"biastype", (const xmlChar*)"affine");
+  set_numbers(n, "biasprm", m->actuator_biasprm + 3 * a, 3);
+}
+
 // one parameter into an MJCF document; 0 and a message if it cannot be written
 static int mjcf_param(xmlNode* root, const physModel* m, const physParam* p, char* err, size_t nerr) {
   int id = p->id;
@@ -191,6 +211,7 @@ static int mjcf_param(xmlNode* root, const physModel* m, const physParam* p, cha
     case PHYS_PAR_SPRING_DAMPING: set_numbers(n, "damping", m->spring_damping + id, 1); break;
     case PHYS_PAR_SPRING_RESTLENGTH: set_numbers(n, "springlength", m->spring_restlength + id, 1); break;
     case PHYS_PAR_GEAR: set_numbers(n, "gear", m->actuator_gear + 6 * id, 6); break;
+    case PHYS_PAR_GAIN: case PHYS_PAR_BIAS: case PHYS_PAR_KP: case PHYS_PAR_KV: mjcf_actuator_gain(n, m, p); break;
     case PHYS_PAR_POS: set_numbers(n, "pos", m->body_pos + 3 * id, 3); break;
     case PHYS_PAR_MASS: case PHYS_PAR_COM: case PHYS_PAR_INERTIA: mjcf_inertial(n, root, m, id); break;
     default: snprintf(err, nerr, "--write-model: %s: this kind cannot be written to MJCF", p->name); return 0;

@@ -11,8 +11,10 @@
 //   joint damping b (all dofs of the joint): f = -b v, so R = v + dt a (dt a only with implicit damping);
 //   armature: R = a;  joint stiffness: f = -k (q (-) q_spring), R = q (-) q_spring;
 //   gravity: RNEA's gravity term -sum_b m_b Jcom_b' g, R_i = -sum_b m_b Jcom_b(i, :)';
-//   gear: joint motor f = gear c, R = -c (c the clamped control); spring motor f = -gear c u, R = c u, with
+//   gear: joint motor f = gear F (F = phys_actuator_force: (g0 + g1 L + g2 Ldot) c + b0 + b1 L + b2 Ldot, c the
+//     clamped control, L = gear q), R = -F - gear dF/dgear; spring motor f = -gear F u, R = F u, with
 //     u = -dL/dq' the generalized force of a unit tension; rest-length actuator t = k (L - L0 - gear c) + ...;
+//   gain, bias, kp, kv (actuator_columns): f = gear F, R = -gear dF/dtheta (spring: gear dF/dtheta u);
 //   springs: f = t u, t = k (L - L0) + b Ldot, so R = -(dt/dtheta) u: k -> L - L0, b -> Ldot, L0 -> -k;
 //   body placement pos:BODY (body_pos, parent frame): moving it by dz along the parent's axis e_i moves the
 //     subtree of the body rigidly by t = R_parent e_i, as a slide joint z at the body frame with zero velocity
@@ -148,6 +150,27 @@ static void gear_columns(const physModel* m, physData* d, const physParam* p, do
     for (int k = 0; k < p->size; k++) R[(size_t)(da + k) * ld + p->adr + k] -= f;
   } else {
     spring_column(m, d, id, -f, R, ld, p->adr, tmp);
+  }
+}
+
+// gain, bias, kp or kv of actuator a: R = -gear df/dtheta on a joint's dofs, gear df/dtheta u on a spring,
+// with df/dgain = c (the clamped control), df/dbias = 1, df/dkp = c - L, df/dkv = c - Ldot (L = gear q,
+// Ldot = gear qdot of its hinge or slide)
+static void actuator_columns(const physModel* m, physData* d, const physParam* p, double* R, int ld, double* tmp) {
+  int a = p->id, id = m->actuator_trnid[a];
+  if (m->opt.disableflags & PHYS_DSBL_ACTUATION) return;
+  physActuatorTerms t;
+  phys_actuator_force(m, d, a, &t);
+  const double* gear = m->actuator_gear + 6 * a;
+  double s = p->kind == PHYS_PAR_BIAS ? 1 : t.c;
+  if (p->kind == PHYS_PAR_KP) s -= gear[0] * d->qpos[m->jnt_qposadr[id]];
+  if (p->kind == PHYS_PAR_KV) s -= gear[0] * d->qvel[m->jnt_dofadr[id]];
+  if (m->actuator_trntype[a] == PHYS_TRN_JOINT) {
+    int type = m->jnt_type[id], da = m->jnt_dofadr[id];
+    int n = type == PHYS_JNT_FREE ? 6 : (type == PHYS_JNT_BALL ? 3 : 1);
+    for (int k = 0; k < n; k++) R[(size_t)(da + k) * ld + p->adr] -= gear[k] * s;
+  } else if (m->actuator_trntype[a] == PHYS_TRN_SPRING) {
+    spring_column(m, d, id, -gear[0] * s, R, ld, p->adr, tmp);
   }
 }
 
@@ -318,6 +341,10 @@ static void entry_columns(const physModel* m, physData* d, const physParam* p, c
       break;
     case PHYS_PAR_GRAVITY: gravity_columns(m, d, p, R, ld); break;
     case PHYS_PAR_GEAR: gear_columns(m, d, p, R, ld, tmp); break;
+    case PHYS_PAR_GAIN:
+    case PHYS_PAR_BIAS:
+    case PHYS_PAR_KP:
+    case PHYS_PAR_KV: actuator_columns(m, d, p, R, ld, tmp); break;
     case PHYS_PAR_SPRING_STIFFNESS:
       if (passive) spring_column(m, d, p->id, d->spring_length[p->id] - spring_rest(m, d, p->id), R, ld, col, tmp);
       break;

@@ -46,6 +46,10 @@ static kindRow kind_row(int kind) {
     case PHYS_PAR_PENALTY_STIFFNESS: return (kindRow){"penalty", 1};
     case PHYS_PAR_PENALTY_DAMPING: return (kindRow){"penalty", 1};
     case PHYS_PAR_FRICTIONLOSS: return (kindRow){"frictionloss", 1};
+    case PHYS_PAR_GAIN: return (kindRow){"gain", 1};
+    case PHYS_PAR_BIAS: return (kindRow){"bias", 1};
+    case PHYS_PAR_KP: return (kindRow){"kp", 1};
+    case PHYS_PAR_KV: return (kindRow){"kv", 1};
     case PHYS_NPARKIND: break;
   }
   return (kindRow){"", 0};   // out of range: matches no spec
@@ -61,7 +65,11 @@ static const char* kind_object(int kind) {
     case PHYS_PAR_ARMATURE:
     case PHYS_PAR_STIFFNESS:
     case PHYS_PAR_FRICTIONLOSS: return "joint";
-    case PHYS_PAR_GEAR: return "actuator";
+    case PHYS_PAR_GEAR:
+    case PHYS_PAR_GAIN:
+    case PHYS_PAR_BIAS:
+    case PHYS_PAR_KP:
+    case PHYS_PAR_KV: return "actuator";
     case PHYS_PAR_SPRING_STIFFNESS:
     case PHYS_PAR_SPRING_DAMPING:
     case PHYS_PAR_SPRING_RESTLENGTH: return "spring";
@@ -103,8 +111,28 @@ static const char* geom_type_name(int type) {
   return type >= 0 && type < PHYS_NGEOMTYPE ? name[type] : "unknown";
 }
 
-// the checks a resolved pos:BODY or size:GEOM entry needs beyond its name; PHYS_ERR_ARG with a message
+// the actuator kinds' checks: not on a rest-length actuator; kp (kv) only on a position (velocity) servo
+static physStatus check_actuator_entry(const physModel* m, const physParam* p, physLog* log) {
+  int a = p->id;
+  const char* name = phys_id2name(m, "actuator", a);
+  if (m->actuator_trntype[a] == PHYS_TRN_RESTLENGTH)
+    return phys_error(log, PHYS_ERR_ARG, "param '%s': actuator '%s' sets a rest length (physid:restlength); "
+                      "its gain is its gear (gear:%s)", p->name, name, name);
+  if (p->kind != PHYS_PAR_KP && p->kind != PHYS_PAR_KV) return PHYS_OK;
+  const double *g = m->actuator_gainprm + 3 * a, *b = m->actuator_biasprm + 3 * a;
+  int k = p->kind == PHYS_PAR_KP ? 1 : 2;
+  if (g[0] == 0 || b[k] != -g[0])
+    return phys_error(log, PHYS_ERR_ARG, "param '%s': actuator '%s' is not a %s servo (gainprm[0] %g, biasprm[%d] "
+                      "%g; kp needs biasprm[1] = -gainprm[0], kv biasprm[2] = -gainprm[0]); fit gain:%s and bias:%s",
+                      p->name, name, k == 1 ? "position" : "velocity", g[0], k, b[k], name, name);
+  return PHYS_OK;
+}
+
+// the checks a resolved pos:BODY, size:GEOM or actuator entry needs beyond its name; PHYS_ERR_ARG with a
+// message
 static physStatus check_entry(const physModel* m, const physParam* p, physLog* log) {
+  if (!strcmp(kind_object(p->kind) ? kind_object(p->kind) : "", "actuator") && p->kind != PHYS_PAR_GEAR)
+    return check_actuator_entry(m, p, log);
   if (p->kind == PHYS_PAR_SIZE && p->size == 0)
     return phys_error(log, PHYS_ERR_ARG, "param '%s': geom '%s' is a %s; sizes can be parameters of sphere (1), "
                       "capsule (2) and box (3) geoms", p->name, phys_id2name(m, "geom", p->id),
@@ -238,11 +266,13 @@ static physStatus parse_spec(physParam** out, int* count, const physModel* m, co
     if (k < 0)
       return phys_error(log, PHYS_ERR_ARG,
                         "param '%s': unknown kind '%s' (valid: mass, com, inertia, damping, armature, stiffness, "
-                        "frictionloss, restlength, gravity, gear, friction, restitution, size, pos, penalty)", spec, kind);
+                        "frictionloss, restlength, gravity, gear, gain, bias, kp, kv, friction, restitution, size, pos, "
+                        "penalty)", spec, kind);
     if (!kind_object(k)) return phys_error(log, PHYS_ERR_ARG, "param '%s': kind '%s' is not supported yet", spec, kind);
     if (is_pattern(name) && !tieable(k))
       return phys_error(log, PHYS_ERR_ARG, "param '%s': %s takes one name, not a pattern (patterns: mass, com, "
-                        "inertia, damping, armature, stiffness, frictionloss, restlength, gear)", spec, kind);
+                        "inertia, damping, armature, stiffness, frictionloss, restlength, gear, gain, bias, kp, kv)",
+                        spec, kind);
     n = is_pattern(name) ? count_matches(m, kind_object(k), name) : name[0] != 0;
     if (n == 0 || (!is_pattern(name) && phys_name2id(m, kind_object(k), name) < 0) ||
         (!is_pattern(name) && (k <= PHYS_PAR_INERTIA || k == PHYS_PAR_POS) && phys_name2id(m, "body", name) == 0))
@@ -275,9 +305,14 @@ static physStatus parse_spec(physParam** out, int* count, const physModel* m, co
   return PHYS_OK;
 }
 
-// two entries conflict if equal, or if one is inertia and the other mass/com of the same body
+// 1 if kind k sets an actuator's gainprm[0] (gain, kp, kv)
+static int sets_gain(int k) { return k == PHYS_PAR_GAIN || k == PHYS_PAR_KP || k == PHYS_PAR_KV; }
+
+// two entries conflict if equal, if both set one actuator's gainprm[0], or if one is inertia and the other
+// mass/com of the same body
 static int conflict(const physParam* a, const physParam* b) {
   if (a->kind == b->kind && a->id == b->id) return 1;
+  if (sets_gain(a->kind) && sets_gain(b->kind) && a->id == b->id) return 1;
   int ia = a->kind <= PHYS_PAR_INERTIA, ib = b->kind <= PHYS_PAR_INERTIA;
   return ia && ib && a->id == b->id && (a->kind == PHYS_PAR_INERTIA || b->kind == PHYS_PAR_INERTIA);
 }
@@ -294,9 +329,10 @@ physStatus phys_param_table_build(physParamTable* t, const physModel* m, const c
       for (int j = 0; j < e; j++)
         if (conflict(p, t->param + j)) {
           const char* obj = kind_object(p->kind);
-          if (obj && p->kind == t->param[j].kind)
-            return phys_error(log, PHYS_ERR_ARG, "param '%s': overlaps '%s' (both set %s '%s')", p->name,
-                              t->param[j].name, obj, phys_id2name(m, obj, p->id));
+          if (obj && (p->kind == t->param[j].kind || sets_gain(p->kind)))
+            return phys_error(log, PHYS_ERR_ARG, "param '%s': overlaps '%s' (both set %s '%s'%s)", p->name,
+                              t->param[j].name, obj, phys_id2name(m, obj, p->id),
+                              p->kind == t->param[j].kind ? "" : ": gain, kp and kv are its gainprm[0]");
           return phys_error(log, PHYS_ERR_ARG, "param '%s': overlaps '%s' (a body takes inertia or mass/com)",
                             p->name, t->param[j].name);
         }
@@ -512,6 +548,10 @@ void phys_param_get(const physParamTable* t, const physModel* m, double* theta) 
       case PHYS_PAR_PENALTY_STIFFNESS: th[0] = m->opt.penalty_stiffness; break;
       case PHYS_PAR_PENALTY_DAMPING: th[0] = m->opt.penalty_damping; break;
       case PHYS_PAR_FRICTIONLOSS: joint_dofs(m, id, &da, &nd); th[0] = m->dof_frictionloss[da]; break;
+      case PHYS_PAR_GAIN:
+      case PHYS_PAR_KP:
+      case PHYS_PAR_KV: th[0] = m->actuator_gainprm[3 * id]; break;
+      case PHYS_PAR_BIAS: th[0] = m->actuator_biasprm[3 * id]; break;
       default: th[0] = m->geom_restitution[id]; break;
     }
   }
@@ -569,6 +609,14 @@ static physStatus set_entry(physModel* m, const physParam* p, const double* th) 
       joint_dofs(m, id, &da, &nd);
       for (int i = 0; i < nd; i++) m->dof_frictionloss[da + i] = th[0];
       break;
+    case PHYS_PAR_GAIN: m->actuator_gainprm[3 * id] = th[0]; break;
+    case PHYS_PAR_BIAS: m->actuator_biasprm[3 * id] = th[0]; break;
+    case PHYS_PAR_KP:
+    case PHYS_PAR_KV:
+      if (!(th[0] >= 0)) return PHYS_ERR_VALUE;
+      m->actuator_gainprm[3 * id] = th[0];
+      m->actuator_biasprm[3 * id + (p->kind == PHYS_PAR_KP ? 1 : 2)] = -th[0];
+      break;
     default:
       if (!(th[0] >= 0 && th[0] <= 1)) return PHYS_ERR_VALUE;
       m->geom_restitution[id] = th[0];
@@ -603,7 +651,8 @@ void phys_param_bounds(const physParamTable* t, double* lower, double* upper) {
     int nonneg = k == PHYS_PAR_MASS || k == PHYS_PAR_DAMPING || k == PHYS_PAR_ARMATURE || k == PHYS_PAR_STIFFNESS ||
                  k == PHYS_PAR_SPRING_STIFFNESS || k == PHYS_PAR_SPRING_DAMPING || k == PHYS_PAR_SPRING_RESTLENGTH ||
                  k == PHYS_PAR_FRICTION || k == PHYS_PAR_RESTITUTION || k == PHYS_PAR_SIZE ||
-                 k == PHYS_PAR_PENALTY_STIFFNESS || k == PHYS_PAR_PENALTY_DAMPING || k == PHYS_PAR_FRICTIONLOSS;
+                 k == PHYS_PAR_PENALTY_STIFFNESS || k == PHYS_PAR_PENALTY_DAMPING || k == PHYS_PAR_FRICTIONLOSS ||
+                 k == PHYS_PAR_KP || k == PHYS_PAR_KV;
     for (int i = 0; i < p->size; i++) {
       if (lower) lower[p->adr + i] = nonneg ? 0 : -HUGE_VAL;
       if (upper) upper[p->adr + i] = k == PHYS_PAR_RESTITUTION ? 1 : HUGE_VAL;

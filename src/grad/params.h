@@ -23,9 +23,17 @@
 //                        joint (its placement is qpos)
 //   penalty:stiffness 1  opt.penalty_stiffness (> 0), penalty:damping 1 opt.penalty_damping (>= 0); NAME is
 //                        "stiffness" or "damping". Contact only: zero contact-free derivative
-// A body may appear with inertia or with mass/com, not both; a spec may appear once. phys_param_set refuses
-// (PHYS_ERR_VALUE) non-finite values, masses, sizes and penalty stiffness <= 0, negative friction and
-// penalty damping, and restitution outside [0, 1].
+//   gain:ACTUATOR    1   actuator_gainprm[0], MuJoCo's gainprm[0]: force = (gain + g1 L + g2 Ldot) ctrl + bias
+//                        + b1 L + b2 Ldot. Alone: the servo terms g1, g2, b1, b2 stay (a position servo's
+//                        bias1 = -kp does not follow; fit kp:ACTUATOR for that)
+//   bias:ACTUATOR    1   actuator_biasprm[0], the constant term of the force (a torque offset)
+//   kp:ACTUATOR      1   a position servo's stiffness (MuJoCo <position kp>): gainprm[0] = kp and biasprm[1] =
+//                        -kp together; >= 0; refused unless the actuator is one (biasprm[1] = -gainprm[0] != 0)
+//   kv:ACTUATOR      1   a velocity servo's gain (<velocity kv>): gainprm[0] = kv, biasprm[2] = -kv; likewise
+//                        The actuator kinds act on joint and spring (tendon) actuators, not on rest-length ones.
+// A body may appear with inertia or with mass/com, not both; an actuator with one of gain, kp, kv; a spec may
+// appear once. phys_param_set refuses (PHYS_ERR_VALUE) non-finite values, masses, sizes and penalty stiffness
+// <= 0, negative friction, penalty damping, kp and kv, and restitution outside [0, 1].
 //
 // Log-Cholesky parametrization (Rucker & Wensing 2022, "Smooth parameterization of rigid-body inertia"):
 // the pseudo-inertia J = [[S, h], [h', m]] (4x4), S = tr(Ibar)/2 E - Ibar, h = m c, Ibar = rotational inertia
@@ -60,6 +68,10 @@ typedef enum physParamKind_ {
   PHYS_PAR_PENALTY_STIFFNESS, // opt.penalty_stiffness ("penalty:stiffness")
   PHYS_PAR_PENALTY_DAMPING,   // opt.penalty_damping ("penalty:damping")
   PHYS_PAR_FRICTIONLOSS,      // joint frictionloss (dof_frictionloss of all the joint's dofs)
+  PHYS_PAR_GAIN,              // actuator_gainprm[0] ("gain:ACTUATOR")
+  PHYS_PAR_BIAS,              // actuator_biasprm[0] ("bias:ACTUATOR")
+  PHYS_PAR_KP,                // a position servo's kp: gainprm[0] = kp, biasprm[1] = -kp ("kp:ACTUATOR")
+  PHYS_PAR_KV,                // a velocity servo's kv: gainprm[0] = kv, biasprm[2] = -kv ("kv:ACTUATOR")
   PHYS_NPARKIND
 } physParamKind;
 
@@ -80,7 +92,8 @@ typedef struct physParamTable_ {
 } physParamTable;
 
 // build t from nspec specs "KIND:NAME". NAME may be a shell-style pattern (fnmatch: *, ?, [...]) for the kinds
-// mass, com, inertia, damping, armature, stiffness, restlength and gear: every named object that matches is one
+// mass, com, inertia, damping, armature, stiffness, restlength, gear, gain, bias, kp and kv: every named object
+// that matches is one
 // entry and all of them share one theta block (tied parameters; gear: the matches must have the same size).
 // A pattern that matches nothing is the unknown-name error; contact kinds (friction, restitution, size, pos)
 // refuse patterns (PHYS_ERR_ARG). On error PHYS_ERR_ARG with a message in log listing the valid

@@ -13,7 +13,9 @@
 //   - tied parameters (a pattern, params.h): P's column of "damping:j*" equals the sum of the seven
 //     "damping:jK" columns (and "armature:j[246]" of three) to 1e-13 relative, at rest and moving, and against
 //     central differences and the dot-product test through check_model; on the jumpworm in contact (every
-//     contact model) the tied columns of damping, mass and gear equal the summed ones to 1e-10 relative;
+//     contact model) the tied columns of damping, mass, gear and bias equal the summed ones to 1e-10 relative;
+//   - actuator gain, bias, kp and kv (tests/data/actuators.xml's servos and affine <general>; the motors of
+//     mixed.xml, one on a spring) against the differences and the dot-product test;
 // on the pendulum, tests/data/mixed.xml (every joint type, springs, motors on joints and on a spring, random
 // xfrc_applied so that the com's force point moves with com and inertia; with implicit and explicit damping)
 // and MuJoCo's humanoid in the air (contacts and limits disabled, every body's inertia, every joint, every gear).
@@ -292,10 +294,10 @@ static void check_tied(void) {
 // the jumpworm lying on its floor, every contact model: the tied columns (hinge damping, link masses, motor
 // gears) are the sums of the separate ones through the constrained step's Jacobian
 static void check_tied_contact(void) {
-  const char* tied[] = {"damping:*_hinge", "mass:*", "gear:*"};
+  const char* tied[] = {"damping:*_hinge", "mass:*", "gear:*", "bias:*"};
   const char* sep[] = {"damping:tail_hinge", "damping:head_hinge", "mass:middle", "mass:tail", "mass:head",
-                       "gear:tail", "gear:head"};
-  const int group[7] = {0, 0, 1, 1, 1, 2, 2};
+                       "gear:tail", "gear:head", "bias:tail", "bias:head"};
+  const int group[9] = {0, 0, 1, 1, 1, 2, 2, 3, 3};
   for (int cm = PHYS_CONTACT_LCP; cm <= PHYS_CONTACT_PENALTY; cm++) {
     physModel* m = gm_load("models/jumpworm.xml", 0);
     m->opt.contact = cm;
@@ -305,14 +307,14 @@ static void check_tied_contact(void) {
     for (int i = 0; i < 5; i++) phys_step(m, d);
     CHECK_MSG(d->ncon > 0, "jumpworm contact model %d: no contact", cm);
     int nt = 0, ns = 0, n2 = 2 * m->nv;
-    double *Pt = param_jacobian(m, d, tied, 3, &nt), *Ps = param_jacobian(m, d, sep, 7, &ns);
-    CHECK(nt == 3 && ns == 7);
+    double *Pt = param_jacobian(m, d, tied, 4, &nt), *Ps = param_jacobian(m, d, sep, 9, &ns);
+    CHECK(nt == 4 && ns == 9);
     double worst = 0, scale = 0;
     for (int k = 0; Pt && Ps && k < n2; k++)
-      for (int g = 0; g < 3; g++) {
+      for (int g = 0; g < 4; g++) {
         double sum = 0;
-        for (int j = 0; j < 7; j++) sum += group[j] == g ? Ps[k * 7 + j] : 0;
-        worst = fmax(worst, fabs(Pt[k * 3 + g] - sum));
+        for (int j = 0; j < 9; j++) sum += group[j] == g ? Ps[k * 9 + j] : 0;
+        worst = fmax(worst, fabs(Pt[k * 4 + g] - sum));
         scale = fmax(scale, fabs(sum));
       }
     CHECK_MSG(scale > 0 && worst <= 1e-10 * scale, "contact model %d: tied vs summed %g of %g", cm, worst, scale);
@@ -415,6 +417,29 @@ int main(void) {
   n = all_specs(m, &s, NULL, 0);
   check_model("mixed explicit damping", m, (const char* const*)s, n, 2, 2, 1);
   free_specs(s, n);
+  phys_free_model(m);
+
+  // actuator gain, bias, kp, kv (tests/data/actuators.xml: a motor, position and velocity servos, an affine
+  // <general>, a fixed-gain <general>) beside their gears; on mixed.xml the motor on the spring
+  m = gm_load("tests/data/actuators.xml", 0);
+  const char* act[] = {"gain:push", "bias:push", "kp:shoulder", "kv:elbow", "gain:wrist", "bias:wrist",
+                       "gear:wrist", "gear:shoulder", "bias:elbow", "gain:assist", "mass:l2"};
+  check_model("actuators gain/bias", m, act, 11, 3, 2, 0);
+  phys_free_model(m);
+  m = gm_load("tests/data/mixed.xml", 0);
+  char** as;
+  int na = 0;
+  as = malloc(sizeof(char*) * (size_t)(2 * m->nu + 1));
+  for (int a = 0; a < m->nu; a++) {
+    if (m->actuator_trntype[a] == PHYS_TRN_RESTLENGTH || !phys_id2name(m, "actuator", a)[0]) continue;
+    m->actuator_gainprm[3 * a] = 1.2, m->actuator_biasprm[3 * a] = 0.3;
+    for (int k = 0; k < 2; k++) {
+      as[na] = malloc(160);
+      snprintf(as[na++], 160, "%s:%s", k ? "bias" : "gain", phys_id2name(m, "actuator", a));
+    }
+  }
+  check_model("mixed gain/bias", m, (const char* const*)as, na, 3, 2, 1);
+  free_specs(as, na);
   phys_free_model(m);
 
   m = gm_load("tests/data/double_pendulum.xml", 0);

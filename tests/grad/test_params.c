@@ -450,7 +450,46 @@ static void check_size_rbound(void) {
   phys_free_model(m[1]);
 }
 
+// actuator kinds: get/set of gain, bias, kp (the tie biasprm[1] = -kp), kv; refusals: kp on a velocity servo
+// or a motor, gain beside kp on one actuator, negative kp; the error names the actuator and the fix
+static void check_actuator_kinds(void) {
+  physModel* m = gm_load("tests/data/actuators.xml", 0);
+  physLog log;
+  physParamTable t;
+  const char* ok[] = {"gain:push", "bias:push", "kp:shoulder", "kv:elbow", "bias:elbow", "gain:wr*"};
+  memset(&log, 0, sizeof(log));
+  CHECK_MSG(phys_param_table_build(&t, m, ok, 6, &log) == PHYS_OK, "%s", log.error);
+  double th[6], lo[6], hi[6];
+  phys_param_get(&t, m, th);
+  CHECK(th[0] == 1 && th[1] == 0 && th[2] == 30 && th[3] == 3 && th[4] == 0 && th[5] == 4);
+  phys_param_bounds(&t, lo, hi);
+  CHECK(lo[0] == -HUGE_VAL && lo[1] == -HUGE_VAL && lo[2] == 0 && lo[3] == 0 && hi[2] == HUGE_VAL);
+  double nt[6] = {0.8, 0.1, 12, 1.5, -0.2, 2};
+  CHECK(phys_param_set(&t, m, nt) == PHYS_OK);
+  int sh = phys_name2id(m, "actuator", "shoulder"), el = phys_name2id(m, "actuator", "elbow");
+  CHECK(m->actuator_gainprm[3 * sh] == 12 && m->actuator_biasprm[3 * sh + 1] == -12);
+  CHECK(m->actuator_gainprm[3 * el] == 1.5 && m->actuator_biasprm[3 * el + 2] == -1.5 && m->actuator_biasprm[3 * el] == -0.2);
+  CHECK(m->actuator_gainprm[0] == 0.8 && m->actuator_biasprm[0] == 0.1);
+  nt[2] = -1;
+  CHECK(phys_param_set(&t, m, nt) == PHYS_ERR_VALUE);
+  phys_param_table_free(&t);
+  struct { const char* spec[2]; int n; const char* frag[2]; } bad[] = {
+      {{"kp:elbow"}, 1, {"actuator 'elbow' is not a position servo", "fit gain:elbow and bias:elbow"}},
+      {{"kv:push"}, 1, {"actuator 'push' is not a velocity servo", NULL}},
+      {{"kp:shoulder", "gain:shoulder"}, 2, {"overlaps 'kp:shoulder'", "gain, kp and kv are its gainprm[0]"}},
+      {{"gain:nosuch"}, 1, {"no actuator named 'nosuch'", "push, shoulder"}},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    memset(&log, 0, sizeof(log));
+    CHECK(phys_param_table_build(&t, m, bad[i].spec, bad[i].n, &log) == PHYS_ERR_ARG);
+    for (int k = 0; k < 2 && bad[i].frag[k]; k++) CHECK_MSG(strstr(log.error, bad[i].frag[k]), "%s", log.error);
+    phys_param_table_free(&t);
+  }
+  phys_free_model(m);
+}
+
 int main(void) {
+  check_actuator_kinds();
   check_build();
   check_roundtrip();
   check_logchol();

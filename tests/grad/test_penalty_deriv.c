@@ -589,13 +589,16 @@ static void scene_hinge(physRng* rng) {
   physModel* m = load_xml(HINGE);
   physData* d = phys_make_data(m);
   d->time = 1;   // not time 0: no interpenetration warning
-  const char* spec[] = {"penalty:stiffness", "penalty:damping", "damping:hinge", "mass:arm", "gear:motor"};
+  // the motor given a gain, a bias and a velocity term (df/dv through the penalty step)
+  m->actuator_gainprm[0] = 1.5, m->actuator_biasprm[0] = 0.1, m->actuator_biasprm[2] = -0.4;
+  const char* spec[] = {"penalty:stiffness", "penalty:damping", "damping:hinge", "mass:arm", "gear:motor",
+                        "gain:motor", "bias:motor"};
   d->qpos[0] = 0.55;    // beyond the upper limit, moving in
   d->qpos[1] = -0.12;   // beyond the lower limit of the slide
   d->qvel[0] = -0.3;
   d->qvel[1] = 0.2;
   d->ctrl[0] = 0.7;
-  check_scene("hinge and slide beyond their limits", m, d, spec, 5, rng);
+  check_scene("hinge and slide beyond their limits", m, d, spec, 7, rng);
   phys_free_data(d);
   phys_free_model(m);
 }

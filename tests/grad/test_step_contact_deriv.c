@@ -472,9 +472,15 @@ static void test_limit(int k) {
   physModel* m = gm_load("tests/data/contact/double_pendulum_limit.xml", 0);
   m->opt.contact = model_kind[k];
   m->opt.solver_tolerance = CT_SOLVER_TOL;
+  // the elbow's motor made a position servo with a velocity term (forces that depend on q and v), the
+  // shoulder's given a gain and a bias: their parameters through every contact model
+  int el = phys_name2id(m, "actuator", "elbow"), sh = phys_name2id(m, "actuator", "shoulder");
+  m->actuator_gainprm[3 * el] = 4, m->actuator_biasprm[3 * el + 1] = -4, m->actuator_biasprm[3 * el + 2] = -0.3;
+  m->actuator_gainprm[3 * sh] = 1.5, m->actuator_biasprm[3 * sh] = 0.05;
   physData* d = phys_make_data(m);
-  static const char* spec[] = {"mass:link2", "damping:elbow", "inertia:link1"};
-  physParamTable t = table(m, spec, 3);
+  static const char* spec[] = {"mass:link2", "damping:elbow", "inertia:link1", "kp:elbow", "gain:shoulder",
+                               "bias:shoulder"};
+  physParamTable t = table(m, spec, 6);
   phys_reset_data(m, d);
   d->qpos[0] = 0.3, d->qpos[1] = 1 + 1e-4;
   d->qvel[0] = -0.2, d->qvel[1] = 0.5;

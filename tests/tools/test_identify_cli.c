@@ -367,6 +367,44 @@ static void test_job(void) {
   clear_outputs();
 }
 
+// --write-model of actuator gain, bias, kp, kv (tests/data/actuators.xml), reloaded: the values of result.json;
+// the position servo keeps its tie (biasprm[1] = -kp) and stays a <position>, a motor given a gain becomes a
+// <general> with affine gain and bias
+static void test_write_actuators(void) {
+  idRunOut r = run("simulate", "tests/data/actuators.xml", "--steps", "10", "--quiet", "--out", path("in_act.csv"), NULL);
+  CHECK(r.code == 0);
+  run_free(&r);
+  r = run("identify", "tests/data/actuators.xml", path("in_act.csv"), "--iters", "1", "--quiet", "--param",
+          "gain:push:init=1.3", "--param", "bias:push:init=0.2", "--param", "kp:shoulder:init=25", "--param",
+          "kv:elbow:init=2.5", "--param", "bias:wrist:init=0.25", "--out", path("out/act.json"), "--write-model",
+          path("out/act.xml"), NULL);
+  CHECK_MSG(r.code == 0, "exit %d: %s", r.code, r.err);
+  run_free(&r);
+  const char* spec[] = {"gain:push", "bias:push", "kp:shoulder", "kv:elbow", "bias:wrist"};
+  double got[8] = {0}, want[8] = {0};
+  char* text = slurp(path("out/act.json"));
+  cJSON* root = cJSON_Parse(text);
+  int nv = result_values(want, root, "value"), nw = model_theta(got, path("out/act.xml"), spec, 5, 0);
+  CHECK_MSG(nv == 5 && nw == 5, "%d values, %d reloaded", nv, nw);
+  for (int i = 0; i < nw; i++) CHECK_REL(got[i], want[i], 1e-12, 1e-12);
+  cJSON_Delete(root);
+  free(text);
+  physLog log = {0};
+  physModel* m = phys_load(path("out/act.xml"), NULL, &log);
+  CHECK_MSG(m != NULL, "%s", log.error);
+  if (m) {
+    int sh = phys_name2id(m, "actuator", "shoulder"), wr = phys_name2id(m, "actuator", "wrist");
+    CHECK(m->actuator_biasprm[3 * sh + 1] == -m->actuator_gainprm[3 * sh]);
+    CHECK(m->actuator_gainprm[3 * wr + 1] == -1 && m->actuator_biasprm[3 * wr + 1] == -6);   // kept
+  }
+  phys_free_model(m);
+  text = slurp(path("out/act.xml"));
+  CHECK(text && strstr(text, "<general name=\"push\"") && strstr(text, "<position name=\"shoulder\""));
+  CHECK(text && strstr(text, "<velocity name=\"elbow\""));
+  free(text);
+  clear_outputs();
+}
+
 // --write-model on MJCF for every kind it can hold, reloaded: the same values as result.json
 static void test_write_mjcf(void) {
   idRunOut r = run("simulate", "tests/data/mixed.xml", "--steps", "15", "--quiet", "--out", path("in_mixed.csv"), NULL);
@@ -1250,6 +1288,7 @@ int main(void) {
   test_frictionloss_round_trip();
   test_tied_round_trip();
   test_write_mjcf();
+  test_write_actuators();
   test_write_urdf();
   test_write_world();
   test_bad_input();
