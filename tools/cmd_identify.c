@@ -521,6 +521,7 @@ static int setup_params(idRun* r, const idArgs* a) {
     if (log.status == PHYS_ERR_NOMEM) spec_exit = CLI_EXIT_INPUT;
   }
   int n = ok ? r->table.ntheta : 0;
+  r->fit.inputs = &r->table;   // the report's predictions transform the recorded inputs as the fit did
   if (ok) {
     r->theta0 = calloc((size_t)n, sizeof(double));
     r->lower = calloc((size_t)n, sizeof(double));

@@ -10,7 +10,8 @@
 // <position>, <velocity>; else the element becomes <general gaintype="affine" gainprm biastype="affine"
 // biasprm>), physid:penalty. URDF: a link's
 // <inertial> (origin at the centre of mass, the full inertia tensor in the link frame), a joint's
-// <dynamics damping friction> (frictionloss); other kinds have no URDF form and are refused. Elements pulled in by MJCF <include>
+// <dynamics damping friction> (frictionloss); other kinds have no URDF form and are refused. The input kinds
+// (delay, inputgain, inputbias) describe the data, not the model: they are not written. Elements pulled in by MJCF <include>
 // are not in the edited document: their parameters are refused with a message.
 #include <libxml/parser.h>
 #include <libxml/tree.h>
@@ -282,6 +283,7 @@ int id_write_model(FILE* f, const char* src, const physModel* m, const physParam
   int ok = root && is_elem(root, urdf ? "robot" : "mujoco");
   if (!ok) snprintf(err, nerr, "--write-model: cannot read %s as %s", src, urdf ? "URDF" : "MJCF");
   for (int i = 0; ok && i < t->n; i++) {
+    if (phys_param_is_input(t->param[i].kind)) continue;   // the data's input transforms, not the model's
     ok = urdf ? urdf_param(root, m, t->param + i, err, nerr) : mjcf_param(root, m, t->param + i, err, nerr);
   }
   if (ok && f && xmlDocFormatDump(f, doc, 0) < 0) {

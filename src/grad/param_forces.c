@@ -29,7 +29,9 @@
 //     their velocities by w_p x t, dLdot/dz = sum dg_s . v_s + g_s . (w_p x t), their Jacobian columns of
 //     dofs k above by w_k x t, so R = T' sum J_s' g_s + T (sum J_s' dg_s + (w_k . (t x g_s))_k),
 //     T' = k dL/dz + b dLdot/dz (motor tensions do not depend on z);
-//   friction, restitution, size, penalty stiffness and damping: 0 (contact only).
+//   friction, restitution, size, penalty stiffness and damping: 0 (contact only);
+//   input kinds (delay, inputgain, inputbias of a recorded channel): R = -(df/du_channel) du_eff/dtheta, the
+//     sensitivity given by the caller in t->insens (param_inputs.c; without it 0).
 #include <math.h>
 #include <string.h>
 
@@ -171,6 +173,32 @@ static void actuator_columns(const physModel* m, physData* d, const physParam* p
     for (int k = 0; k < n; k++) R[(size_t)(da + k) * ld + p->adr] -= gear[k] * s;
   } else if (m->actuator_trntype[a] == PHYS_TRN_SPRING) {
     spring_column(m, d, id, -gear[0] * s, R, ld, p->adr, tmp);
+  }
+}
+
+// an input entry's column (param_inputs.c): s = t->insens[e] = d u_eff/dtheta; a control channel a: R = -s df/du_a
+// (joint: gear gain slope on the dofs; spring: gear gain slope u; rest length: -k gear slope u), an applied
+// force on dof i: R_i = -s
+static void input_column(const physModel* m, physData* d, const physParam* p, double s, double* R, int ld,
+                         double* tmp) {
+  if (s == 0) return;
+  if (p->id >= m->nu) {
+    R[(size_t)(p->id - m->nu) * ld + p->adr] -= s;
+    return;
+  }
+  int a = p->id, id = m->actuator_trnid[a];
+  if (m->opt.disableflags & PHYS_DSBL_ACTUATION) return;
+  physActuatorTerms at;
+  phys_actuator_force(m, d, a, &at);
+  const double* gear = m->actuator_gear + 6 * a;
+  if (m->actuator_trntype[a] == PHYS_TRN_JOINT) {
+    int type = m->jnt_type[id], da = m->jnt_dofadr[id];
+    int n = type == PHYS_JNT_FREE ? 6 : (type == PHYS_JNT_BALL ? 3 : 1);
+    for (int k = 0; k < n; k++) R[(size_t)(da + k) * ld + p->adr] -= gear[k] * at.gain * at.slope * s;
+  } else if (m->actuator_trntype[a] == PHYS_TRN_SPRING) {
+    spring_column(m, d, id, -gear[0] * at.gain * at.slope * s, R, ld, p->adr, tmp);
+  } else if (!(m->opt.disableflags & PHYS_DSBL_PASSIVE)) {
+    spring_column(m, d, id, -m->spring_stiffness[id] * gear[0] * at.slope * s, R, ld, p->adr, tmp);
   }
 }
 
@@ -370,7 +398,13 @@ void phys_param_forces(const physModel* m, physData* d, const physParamTable* t,
       phys_regressor(m, d, qacc, Y);
     }
   memset(R, 0, sizeof(double) * (size_t)nv * (size_t)nt);
-  for (int e = 0; e < t->n; e++) entry_columns(m, d, t->param + e, qacc, Y, R, nt, tmp);
+  for (int e = 0; e < t->n; e++) {
+    if (phys_param_is_input(t->param[e].kind)) {
+      if (t->insens) input_column(m, d, t->param + e, t->insens[e], R, nt, tmp);
+    } else {
+      entry_columns(m, d, t->param + e, qacc, Y, R, nt, tmp);
+    }
+  }
   double *acc = NULL, *F = NULL, *G = NULL, *ugen = NULL;
   int* ins = NULL;
   for (int e = 0; e < t->n; e++) {

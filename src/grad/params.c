@@ -50,6 +50,9 @@ static kindRow kind_row(int kind) {
     case PHYS_PAR_BIAS: return (kindRow){"bias", 1};
     case PHYS_PAR_KP: return (kindRow){"kp", 1};
     case PHYS_PAR_KV: return (kindRow){"kv", 1};
+    case PHYS_PAR_INPUT_DELAY: return (kindRow){"delay", 1};
+    case PHYS_PAR_INPUT_GAIN: return (kindRow){"inputgain", 1};
+    case PHYS_PAR_INPUT_BIAS: return (kindRow){"inputbias", 1};
     case PHYS_NPARKIND: break;
   }
   return (kindRow){"", 0};   // out of range: matches no spec
@@ -69,7 +72,10 @@ static const char* kind_object(int kind) {
     case PHYS_PAR_GAIN:
     case PHYS_PAR_BIAS:
     case PHYS_PAR_KP:
-    case PHYS_PAR_KV: return "actuator";
+    case PHYS_PAR_KV:
+    case PHYS_PAR_INPUT_DELAY:   // input channels named by actuator (the others: parse_channel)
+    case PHYS_PAR_INPUT_GAIN:
+    case PHYS_PAR_INPUT_BIAS: return "actuator";
     case PHYS_PAR_SPRING_STIFFNESS:
     case PHYS_PAR_SPRING_DAMPING:
     case PHYS_PAR_SPRING_RESTLENGTH: return "spring";
@@ -131,7 +137,7 @@ static physStatus check_actuator_entry(const physModel* m, const physParam* p, p
 // the checks a resolved pos:BODY, size:GEOM or actuator entry needs beyond its name; PHYS_ERR_ARG with a
 // message
 static physStatus check_entry(const physModel* m, const physParam* p, physLog* log) {
-  if (!strcmp(kind_object(p->kind) ? kind_object(p->kind) : "", "actuator") && p->kind != PHYS_PAR_GEAR)
+  if (p->kind == PHYS_PAR_GAIN || p->kind == PHYS_PAR_BIAS || p->kind == PHYS_PAR_KP || p->kind == PHYS_PAR_KV)
     return check_actuator_entry(m, p, log);
   if (p->kind == PHYS_PAR_SIZE && p->size == 0)
     return phys_error(log, PHYS_ERR_ARG, "param '%s': geom '%s' is a %s; sizes can be parameters of sphere (1), "
@@ -231,6 +237,54 @@ static physStatus unknown_name(const physModel* m, int k, const char* spec, cons
                     both ? " or spring" : "", is_pattern(name) ? "matches" : "named", name, valid);
 }
 
+int phys_param_is_input(int kind) {
+  return kind == PHYS_PAR_INPUT_DELAY || kind == PHYS_PAR_INPUT_GAIN || kind == PHYS_PAR_INPUT_BIAS;
+}
+
+// "name" of an input channel id (actuator a < nu; nu + dof: applied force) for messages
+static const char* channel_name(const physModel* m, int id, char* buf, size_t cap) {
+  if (id < m->nu) snprintf(buf, cap, "ctrl:%s", phys_id2name(m, "actuator", id));
+  else snprintf(buf, cap, "tau%d", id - m->nu);
+  return buf;
+}
+
+// 1 and *i if name is prefix followed by a decimal index only
+static int indexed(const char* name, const char* prefix, int* i) {
+  size_t n = strlen(prefix);
+  if (strncmp(name, prefix, n) || !name[n] || strspn(name + n, "0123456789") != strlen(name + n) ||
+      strlen(name + n) > 6)
+    return 0;
+  *i = atoi(name + n);
+  return 1;
+}
+
+// an input kind's channel that is not an actuator name: uI (control column I), tauI (applied force of dof I),
+// qfrc:JOINT (every dof of the joint, tied): *first, *count = channel ids (nu + dof for forces); 0 if name is
+// none of these (then "ctrl:NAME" or NAME names actuators); PHYS_ERR_ARG for an index or joint out of range
+static physStatus parse_channel(const physModel* m, const char* spec, const char* name, int* first, int* count,
+                                physLog* log) {
+  int i;
+  *count = 0;
+  if (indexed(name, "u", &i)) {
+    if (i >= m->nu)
+      return phys_error(log, PHYS_ERR_ARG, "param '%s': control column u%d out of range (the model has %d "
+                        "actuators: u0..u%d)", spec, i, m->nu, m->nu - 1);
+    *first = i, *count = 1;
+  } else if (indexed(name, "tau", &i)) {
+    if (i >= m->nv)
+      return phys_error(log, PHYS_ERR_ARG, "param '%s': force column tau%d out of range (the model has %d dofs: "
+                        "tau0..tau%d)", spec, i, m->nv, m->nv - 1);
+    *first = m->nu + i, *count = 1;
+  } else if (!strncmp(name, "qfrc:", 5)) {
+    int j = phys_name2id(m, "joint", name + 5);
+    if (j < 0) return unknown_name(m, PHYS_PAR_DAMPING, spec, name + 5, log);
+    int type = m->jnt_type[j];
+    *first = m->nu + m->jnt_dofadr[j];
+    *count = type == PHYS_JNT_FREE ? 6 : (type == PHYS_JNT_BALL ? 3 : 1);
+  }
+  return PHYS_OK;
+}
+
 // split spec into kind (cap bytes) and name; PHYS_ERR_ARG if too long
 static physStatus split_kind(char* kind, size_t cap, const char** name, const char* spec, physLog* log) {
   const char* colon = strchr(spec, ':');
@@ -240,6 +294,20 @@ static physStatus split_kind(char* kind, size_t cap, const char** name, const ch
     return phys_error(log, PHYS_ERR_ARG, "param '%.100s': name too long", spec);
   memcpy(kind, spec, kl);
   kind[kl] = 0;
+  return PHYS_OK;
+}
+
+// append n entries of input kind k on channels first .. first + n - 1 (tied after the first) to *out
+static physStatus add_channels(physParam** out, int* count, int n, int first, int k, const physParam* one,
+                               const char* spec, physLog* log) {
+  physParam* grown = realloc(*out, sizeof(physParam) * (size_t)(*count + n));
+  if (!grown) return phys_error(log, PHYS_ERR_NOMEM, "param table: out of memory (%s)", spec);
+  *out = grown;
+  for (int e = 0; e < n; e++) {
+    physParam* p = grown + (*count)++;
+    *p = *one;
+    p->kind = k, p->id = first + e, p->size = 1, p->tied = e > 0;
+  }
   return PHYS_OK;
 }
 
@@ -267,8 +335,14 @@ static physStatus parse_spec(physParam** out, int* count, const physModel* m, co
       return phys_error(log, PHYS_ERR_ARG,
                         "param '%s': unknown kind '%s' (valid: mass, com, inertia, damping, armature, stiffness, "
                         "frictionloss, restlength, gravity, gear, gain, bias, kp, kv, friction, restitution, size, pos, "
-                        "penalty)", spec, kind);
+                        "penalty, delay, inputgain, inputbias)", spec, kind);
     if (!kind_object(k)) return phys_error(log, PHYS_ERR_ARG, "param '%s': kind '%s' is not supported yet", spec, kind);
+    if (phys_param_is_input(k)) {
+      int first, nch;
+      if ((st = parse_channel(m, spec, name, &first, &nch, log)) != PHYS_OK) return st;
+      if (nch) return add_channels(out, count, nch, first, k, &one, spec, log);
+      if (!strncmp(name, "ctrl:", 5)) name += 5;
+    }
     if (is_pattern(name) && !tieable(k))
       return phys_error(log, PHYS_ERR_ARG, "param '%s': %s takes one name, not a pattern (patterns: mass, com, "
                         "inertia, damping, armature, stiffness, frictionloss, restlength, gear, gain, bias, kp, kv)",
@@ -317,6 +391,18 @@ static int conflict(const physParam* a, const physParam* b) {
   return ia && ib && a->id == b->id && (a->kind == PHYS_PAR_INERTIA || b->kind == PHYS_PAR_INERTIA);
 }
 
+// t->input for a table with input kinds: delay 0, gain 1, bias 0 at their adr
+static physStatus input_values(physParamTable* t, physLog* log) {
+  int any = 0;
+  for (int e = 0; e < t->n; e++) any |= phys_param_is_input(t->param[e].kind);
+  if (!any) return PHYS_OK;
+  t->input = calloc((size_t)t->ntheta, sizeof(double));
+  if (!t->input) return phys_error(log, PHYS_ERR_NOMEM, "param table: out of memory");
+  for (int e = 0; e < t->n; e++)
+    if (t->param[e].kind == PHYS_PAR_INPUT_GAIN) t->input[t->param[e].adr] = 1;
+  return PHYS_OK;
+}
+
 physStatus phys_param_table_build(physParamTable* t, const physModel* m, const char* const* spec, int nspec,
                                   physLog* log) {
   memset(t, 0, sizeof(*t));
@@ -329,6 +415,11 @@ physStatus phys_param_table_build(physParamTable* t, const physModel* m, const c
       for (int j = 0; j < e; j++)
         if (conflict(p, t->param + j)) {
           const char* obj = kind_object(p->kind);
+          char ch[200];
+          if (phys_param_is_input(p->kind))
+            return phys_error(log, PHYS_ERR_ARG, "param '%s': overlaps '%s' (both set the %s of input channel %s)",
+                              p->name, t->param[j].name, kind_row(p->kind).prefix,
+                              channel_name(m, p->id, ch, sizeof ch));
           if (obj && (p->kind == t->param[j].kind || sets_gain(p->kind)))
             return phys_error(log, PHYS_ERR_ARG, "param '%s': overlaps '%s' (both set %s '%s'%s)", p->name,
                               t->param[j].name, obj, phys_id2name(m, obj, p->id),
@@ -341,7 +432,7 @@ physStatus phys_param_table_build(physParamTable* t, const physModel* m, const c
     }
     t->ntheta += t->param[first].size;
   }
-  return PHYS_OK;
+  return input_values(t, log);
 }
 
 const physParam* phys_param_spec_entry(const physParamTable* t, int i) {
@@ -352,6 +443,7 @@ const physParam* phys_param_spec_entry(const physParamTable* t, int i) {
 
 void phys_param_table_free(physParamTable* t) {
   free(t->param);
+  free(t->input);
   memset(t, 0, sizeof(*t));
 }
 
@@ -552,15 +644,24 @@ void phys_param_get(const physParamTable* t, const physModel* m, double* theta) 
       case PHYS_PAR_KP:
       case PHYS_PAR_KV: th[0] = m->actuator_gainprm[3 * id]; break;
       case PHYS_PAR_BIAS: th[0] = m->actuator_biasprm[3 * id]; break;
+      case PHYS_PAR_INPUT_DELAY:
+      case PHYS_PAR_INPUT_GAIN:
+      case PHYS_PAR_INPUT_BIAS: th[0] = t->input[p->adr]; break;
       default: th[0] = m->geom_restitution[id]; break;
     }
   }
 }
 
-// write one entry's values th into m
-static physStatus set_entry(physModel* m, const physParam* p, const double* th) {
+// write one entry's values th into m (input kinds: into input, the table's values)
+static physStatus set_entry(physModel* m, double* input, const physParam* p, const double* th) {
   int id = p->id, da, nd;
   switch (p->kind) {
+    case PHYS_PAR_INPUT_DELAY:
+      if (!(th[0] >= 0)) return PHYS_ERR_VALUE;
+      input[p->adr] = th[0];
+      break;
+    case PHYS_PAR_INPUT_GAIN:
+    case PHYS_PAR_INPUT_BIAS: input[p->adr] = th[0]; break;
     case PHYS_PAR_MASS:
       if (!(th[0] > 0)) return PHYS_ERR_VALUE;
       m->body_mass[id] = th[0];
@@ -635,7 +736,7 @@ physStatus phys_param_set(const physParamTable* t, physModel* m, const double* t
   for (int i = 0; i < t->ntheta; i++)
     if (!isfinite(theta[i])) return PHYS_ERR_VALUE;
   for (int e = 0; e < t->n; e++) {
-    physStatus st = set_entry(m, t->param + e, theta + t->param[e].adr);
+    physStatus st = set_entry(m, t->input, t->param + e, theta + t->param[e].adr);
     if (st != PHYS_OK) return st;
   }
   update_subtreemass(m);
@@ -652,7 +753,7 @@ void phys_param_bounds(const physParamTable* t, double* lower, double* upper) {
                  k == PHYS_PAR_SPRING_STIFFNESS || k == PHYS_PAR_SPRING_DAMPING || k == PHYS_PAR_SPRING_RESTLENGTH ||
                  k == PHYS_PAR_FRICTION || k == PHYS_PAR_RESTITUTION || k == PHYS_PAR_SIZE ||
                  k == PHYS_PAR_PENALTY_STIFFNESS || k == PHYS_PAR_PENALTY_DAMPING || k == PHYS_PAR_FRICTIONLOSS ||
-                 k == PHYS_PAR_KP || k == PHYS_PAR_KV;
+                 k == PHYS_PAR_KP || k == PHYS_PAR_KV || k == PHYS_PAR_INPUT_DELAY;
     for (int i = 0; i < p->size; i++) {
       if (lower) lower[p->adr + i] = nonneg ? 0 : -HUGE_VAL;
       if (upper) upper[p->adr + i] = k == PHYS_PAR_RESTITUTION ? 1 : HUGE_VAL;

@@ -31,6 +31,14 @@
 //                        -kp together; >= 0; refused unless the actuator is one (biasprm[1] = -gainprm[0] != 0)
 //   kv:ACTUATOR      1   a velocity servo's gain (<velocity kv>): gainprm[0] = kv, biasprm[2] = -kv; likewise
 //                        The actuator kinds act on joint and spring (tendon) actuators, not on rest-length ones.
+// Input kinds (param_inputs.c): transforms of the recorded inputs of a data set, u_eff(t) = g u(t - D) + b per
+// channel, the values held in the table (t->input), not in the model:
+//   delay:CHANNEL    1   D >= 0 in seconds (fractional: each step receives the held recording averaged over
+//                        its delayed window, param_inputs.c)
+//   inputgain:CHANNEL 1  g (default 1)
+//   inputbias:CHANNEL 1  b (default 0), in the channel's unit
+//   CHANNEL: an actuator's name or pattern (its control), "ctrl:ACTUATOR" likewise, "uI" (control column I),
+//   "tauI" (applied force of dof I), "qfrc:JOINT" (every dof of the joint, one shared value).
 // A body may appear with inertia or with mass/com, not both; an actuator with one of gain, kp, kv; a spec may
 // appear once. phys_param_set refuses (PHYS_ERR_VALUE) non-finite values, masses, sizes and penalty stiffness
 // <= 0, negative friction, penalty damping, kp and kv, and restitution outside [0, 1].
@@ -72,6 +80,9 @@ typedef enum physParamKind_ {
   PHYS_PAR_BIAS,              // actuator_biasprm[0] ("bias:ACTUATOR")
   PHYS_PAR_KP,                // a position servo's kp: gainprm[0] = kp, biasprm[1] = -kp ("kp:ACTUATOR")
   PHYS_PAR_KV,                // a velocity servo's kv: gainprm[0] = kv, biasprm[2] = -kv ("kv:ACTUATOR")
+  PHYS_PAR_INPUT_DELAY,       // delay of a recorded input channel, s ("delay:CHANNEL"; param_inputs.c)
+  PHYS_PAR_INPUT_GAIN,        // its gain ("inputgain:CHANNEL")
+  PHYS_PAR_INPUT_BIAS,        // its offset ("inputbias:CHANNEL")
   PHYS_NPARKIND
 } physParamKind;
 
@@ -89,7 +100,24 @@ typedef struct physParamTable_ {
   int n;            // entries
   int ntheta;       // total length of theta
   physParam* param;
+  double* input;    // ntheta: the values of the input kinds at their adr (delay 0, gain 1, bias 0 at build);
+                    // phys_param_get/set read and write them here (NULL without input kinds)
+  const double* insens;   // n, caller-owned, may be NULL: d u_eff / d theta of each input entry for the step
+                    // being differentiated (phys_param_input_hold); NULL: the input kinds' columns are 0
 } physParamTable;
+
+// 1 if kind is an input kind (delay, inputgain, inputbias)
+int phys_param_is_input(int kind);
+// the inputs of step `sub` after sample s of a recording (T samples at times tm; ctrl T x nu and qfrc T x nv,
+// either NULL), the step [t0, t0 + h) with t0 = tm[s] + sub h, h = m->opt.timestep, as it receives them under
+// t's input kinds (param_inputs.c): ctrl_out (nu, written if ctrl) and qfrc_out (nv, written if qfrc) =
+// g avg + b per channel, avg the held recording averaged over [t0 - D, t0 + h - D] (the sample itself when the
+// window lies in one hold interval, as with D = 0; a channel without input kinds: the sample s as is); sens
+// (t->n, may be NULL) = d u_eff / d theta of each input entry (0 for the others): delay g d avg/dD, inputgain
+// avg, inputbias 1
+void phys_param_input_hold(const physParamTable* t, const physModel* m, const double* tm, int T, int s, int sub,
+                           const double* ctrl, const double* qfrc, double* ctrl_out, double* qfrc_out,
+                           double* sens);
 
 // build t from nspec specs "KIND:NAME". NAME may be a shell-style pattern (fnmatch: *, ?, [...]) for the kinds
 // mass, com, inertia, damping, armature, stiffness, restlength, gear, gain, bias, kp and kv: every named object

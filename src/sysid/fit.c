@@ -13,7 +13,9 @@
 // Inputs: recorded controls (tr->ctrl) and applied joint forces (tr->qfrc, into d->qfrc_applied) hold from their
 // sample to the next (zero-order hold) at every substep of that interval; without recorded controls opt->ctrl
 // (nu, NULL: zero) is held during every segment (a known push, paper 000 Fig. 4b). Both are known: they enter
-// the step's forces, not theta, so the sensitivities keep their form (A does not depend on them).
+// the step's forces, not theta, so the sensitivities keep their form (A does not depend on them). The table's
+// input kinds (delay, inputgain, inputbias; param_inputs.c) transform the recorded channels interval by
+// interval; their sensitivities d u_eff / d theta reach P through each worker's copy of the table (t.insens).
 //
 // Continuous joints: a hinge without limits compares angles modulo 2 pi: its residual is the difference wrapped
 // into (-pi, pi] (phys_wrap_angle), its derivative unchanged.
@@ -107,6 +109,8 @@ typedef struct fitWorker_ {
   char simwarn[256];
   double time_forward, time_gradient;
   double *r, *J;            // the evaluation's outputs
+  physParamTable t;         // the problem's table with this worker's input sensitivities (t.insens: t.n)
+  double* insens;
 } fitWorker;
 
 typedef struct fitProblem_ {
@@ -193,6 +197,15 @@ static physStatus layout(const physModel* m, const physParamTable* t, const phys
   if (*ndata == 0)
     return phys_error(log, PHYS_ERR_ARG,
                       "fit: no residuals (no trajectory with 2 samples, or no observed coordinate with a weight)");
+  for (int e = 0; e < t->n; e++) {
+    const physParam* p = t->param + e;
+    if (!phys_param_is_input(p->kind)) continue;
+    int force = p->id >= m->nu;
+    if (force ? !ds->has_qfrc : !ds->has_ctrl)
+      return phys_error(log, PHYS_ERR_ARG, "fit: param '%s' transforms recorded %s, but the data carry none "
+                        "(columns %s)", p->name, force ? "applied forces" : "controls",
+                        force ? "tau0.. or qfrc:JOINT" : "u0.. or ctrl:ACTUATOR");
+  }
   return PHYS_OK;
 }
 
@@ -216,7 +229,7 @@ static void warn_spacing(const physDataset* ds, physLog* log) {
 static int worker_init(fitWorker* w, fitProblem* pb, int index) {
   const physModel* m = pb->m;
   int nx = pb->nx, nth = pb->ntheta;
-  size_t nd = 3 * (size_t)nx * nth + (size_t)nx * nx + nx + 9;
+  size_t nd = 3 * (size_t)nx * nth + (size_t)nx * nx + nx + 9 + (size_t)pb->t->n;
   char* buf = calloc(1, nd * sizeof(double) + 64);
   w->pb = pb, w->index = index, w->buf = buf;
   w->d = phys_make_data(m);
@@ -227,7 +240,10 @@ static int worker_init(fitWorker* w, fitProblem* pb, int index) {
   w->P = p, p += (size_t)nx * nth;
   w->A = p, p += (size_t)nx * nx;
   w->e = p, p += nx;
+  w->insens = p, p += pb->t->n;
   w->G = p;
+  w->t = *pb->t;
+  w->t.insens = w->insens;
   return 1;
 }
 
@@ -383,25 +399,38 @@ static void obs_residual(fitWorker* wk, const double* qobs, const double* vobs, 
 }
 
 // the inputs held from sample s of tr to the next: its recorded controls (else ctrl, NULL: zero) and its recorded
-// applied joint forces (else zero)
-static void set_inputs(const physModel* m, physData* d, const physTrajectory* tr, int s, const double* ctrl) {
+// applied joint forces (else zero); recorded channels go through the input kinds of t (NULL: none), with their
+// sensitivities into sens (t->n, may be NULL; phys_param_input_hold)
+static void set_inputs(const physModel* m, physData* d, const physTrajectory* tr, int s, const double* ctrl,
+                       const physParamTable* t, double* sens) {
   for (int i = 0; i < m->nu; i++) d->ctrl[i] = tr->ctrl ? tr->ctrl[(size_t)s * m->nu + i] : ctrl ? ctrl[i] : 0;
   for (int i = 0; i < m->nv; i++) d->qfrc_applied[i] = tr->qfrc ? tr->qfrc[(size_t)s * m->nv + i] : 0;
+  if (t && t->input)
+    phys_param_input_hold(t, m, tr->time, tr->T, s, 0, tr->ctrl, tr->qfrc, d->ctrl, d->qfrc_applied, sens);
+}
+
+// the inputs of substep sub > 0 of the interval after sample s: they change only under input kinds
+// (phys_param_input_hold: a delayed window)
+static void set_substep_inputs(const physModel* m, physData* d, const physTrajectory* tr, int s, int sub,
+                               const physParamTable* t, double* sens) {
+  if (t && t->input && sub > 0)
+    phys_param_input_hold(t, m, tr->time, tr->T, s, sub, tr->ctrl, tr->qfrc, d->ctrl, d->qfrc_applied, sens);
 }
 
 // d's state <- sample s of trajectory tr, its contact list empty (the next step starts cold: no warm start),
 // the inputs of sample s (set_inputs)
-static void set_sample(const physModel* m, physData* d, const physTrajectory* tr, int s, const double* ctrl) {
+static void set_sample(const physModel* m, physData* d, const physTrajectory* tr, int s, const double* ctrl,
+                       const physParamTable* t, double* sens) {
   memcpy(d->qpos, tr->qpos + (size_t)s * m->nq, sizeof(double) * (size_t)m->nq);
   memcpy(d->qvel, tr->qvel + (size_t)s * m->nv, sizeof(double) * (size_t)m->nv);
-  set_inputs(m, d, tr, s, ctrl);
+  set_inputs(m, d, tr, s, ctrl, t, sens);
   d->time = tr->time[s];
   d->ncon = 0;
 }
 
 // the worker's data at sample s of trajectory tr
 static void load_sample(fitWorker* wk, const physTrajectory* tr, int s) {
-  set_sample(wk->pb->m, wk->d, tr, s, wk->pb->opt->ctrl);
+  set_sample(wk->pb->m, wk->d, tr, s, wk->pb->opt->ctrl, &wk->t, wk->insens);
 }
 
 // A (NULL: not computed) and wk->P at d's state from one linearization of the step (step_record.h)
@@ -409,7 +438,7 @@ static physStatus linearize(fitWorker* wk, double* A) {
   const fitProblem* pb = wk->pb;
   physStepRecord rec;
   physStatus st = phys_step_linearize(pb->m, wk->d, &rec);
-  if (st == PHYS_OK) st = phys_step_record_jacobian(pb->m, wk->d, &rec, pb->t, A, NULL, wk->P);
+  if (st == PHYS_OK) st = phys_step_record_jacobian(pb->m, wk->d, &rec, &wk->t, A, NULL, wk->P);
   phys_step_record_free(wk->d, &rec);
   return st;
 }
@@ -467,8 +496,9 @@ static physStatus segment(fitWorker* wk, int k, int s, int h, double* r, double*
   int nth = pb->ntheta, nsel = pb->nsel;
   load_sample(wk, tr, s);
   for (int j = 1; j <= h; j++) {
-    if (j > 1) set_inputs(m, wk->d, tr, s + j - 1, pb->opt->ctrl);   // zero-order hold of sample s + j - 1
+    if (j > 1) set_inputs(m, wk->d, tr, s + j - 1, pb->opt->ctrl, &wk->t, wk->insens);   // the hold of sample s + j - 1
     for (int sub = 0; sub < pb->opt->substeps; sub++) {
+      set_substep_inputs(m, wk->d, tr, s + j - 1, sub, &wk->t, wk->insens);
       if (J) {
         double t0 = now_sec();
         physStatus st = sens_step(wk, k, s + j - 1, j == 1 && sub == 0);
@@ -1362,10 +1392,11 @@ physStatus phys_fit_predict(const physModel* m, const physDataset* ds, int k, co
     memcpy(qvel, tr->qvel, sizeof(double) * (size_t)nv);
   }
   for (int s = 0; st == PHYS_OK && s + 1 < T; s += h) {
-    set_sample(mc, d, tr, s, opt->ctrl);
+    set_sample(mc, d, tr, s, opt->ctrl, opt->inputs, NULL);
     for (int j = 1; j <= h && s + j < T; j++) {
-      if (j > 1) set_inputs(mc, d, tr, s + j - 1, opt->ctrl);
+      if (j > 1) set_inputs(mc, d, tr, s + j - 1, opt->ctrl, opt->inputs, NULL);
       for (int sub = 0; sub < opt->substeps; sub++) {
+        set_substep_inputs(mc, d, tr, s + j - 1, sub, opt->inputs, NULL);
         int nw = d->nwarning;
         phys_step(mc, d);
         if (d->nwarning != nw) {

@@ -95,6 +95,8 @@ typedef struct physFitOptions_ {
   int verbose;              // 1: one progress line per iteration on stderr
   int threads;              // threads sharing the trajectories (default 1; results bit-identical for any count)
   const double* ctrl;       // nu controls held during every trajectory (a known push; NULL: zero)
+  const physParamTable* inputs;   // phys_fit_predict only: the table whose input kinds (delay, inputgain,
+                            // inputbias) transform the recorded inputs (NULL: none; phys_fit uses its own table)
   // resumable fits (checkpoint.h has the format and what must match)
   const char* checkpoint;   // write the optimizer's state to this file after every iteration (NULL: none)
   int resume;               // 1: continue from `checkpoint` if it exists (else start fresh, saying so when

@@ -727,18 +727,25 @@ static void simulate_held(const physModel* m, physDataset* ds, int k, int sub, d
   phys_free_data(d);
 }
 
+// the 2-link arm of the recorded-input tests (masses 1.2, 0.8, dampings 0.3, 0.2, motors m1 gear 2 and m2) with
+// the given timestep
+static physModel* load_arm2(double timestep) {
+  char xml[1024];
+  snprintf(xml, sizeof xml, "<mujoco><option timestep='%g'/><worldbody><body name='a'><joint name='j1' axis='0 1 0' damping='0.3'/>"
+      "<geom type='capsule' fromto='0 0 0 0 0 -.3' size='.03' mass='1.2' contype='0' conaffinity='0'/>"
+      "<body name='b' pos='0 0 -.3'><joint name='j2' axis='0 1 0' damping='0.2'/>"
+      "<geom type='capsule' fromto='0 0 0 0 0 -.3' size='.03' mass='0.8' contype='0' conaffinity='0'/></body></body>"
+      "</worldbody><actuator><motor name='m1' joint='j1' gear='2'/><motor name='m2' joint='j2'/></actuator></mujoco>", timestep);
+  return load_string(xml);
+}
+
 // recorded inputs (issue 12 item 1): a 2-link arm under random piecewise-constant controls, or joint forces, held
 // for the 5 steps of each sample interval: at the truth every residual is zero to rounding for every loss (so the
 // hold is the simulation's), the residual Jacobians match central differences (the inputs are known, A keeps its
 // form), and LM recovers link masses and joint dampings from each kind of input; the data fitted without their
 // inputs leave a loss far above zero
 static void test_recorded_inputs(void) {
-  physModel* m = load_string(
-      "<mujoco><option timestep='0.002'/><worldbody><body name='a'><joint name='j1' axis='0 1 0' damping='0.3'/>"
-      "<geom type='capsule' fromto='0 0 0 0 0 -.3' size='.03' mass='1.2' contype='0' conaffinity='0'/>"
-      "<body name='b' pos='0 0 -.3'><joint name='j2' axis='0 1 0' damping='0.2'/>"
-      "<geom type='capsule' fromto='0 0 0 0 0 -.3' size='.03' mass='0.8' contype='0' conaffinity='0'/></body></body>"
-      "</worldbody><actuator><motor name='m1' joint='j1' gear='2'/><motor name='m2' joint='j2'/></actuator></mujoco>");
+  physModel* m = load_arm2(0.002);
   if (!m) return;
   physParamTable t;
   const char* spec[] = {"mass:a", "mass:b", "damping:j1", "damping:j2"};
@@ -801,6 +808,105 @@ static void test_recorded_inputs(void) {
     free(r);
     ds_free(&ds);
   }
+  phys_param_table_free(&t);
+  phys_free_model(m);
+}
+
+// trajectory k of the 2-link arm whose actuator (force: applied force) channel ch receives, at every step, the
+// recorded piecewise-constant input transformed: g u(t - D) + b (u held from its sample to the next, u(t) = u_0
+// before the recording starts); the other channels receive their recording. Records the untransformed u.
+static void simulate_transformed(const physModel* m, physDataset* ds, int k, int sub, int force, int ch, double D,
+                                 double g, double b, uint64_t seed) {
+  physRng rng;
+  phys_rng_seed(&rng, seed);
+  physData* d = phys_make_data(m);
+  physTrajectory* tr = &ds->traj[k];
+  int n = force ? m->nv : m->nu;
+  double* rec = calloc((size_t)tr->T * n, sizeof(double));
+  if (force) tr->qfrc = rec;
+  else tr->ctrl = rec;
+  for (int t = 0; t < tr->T; t++)
+    for (int i = 0; i < n; i++) rec[(size_t)t * n + i] = (force ? 3 : 2) * (2 * phys_rng_uniform(&rng) - 1);
+  double dt_obs = sub * m->opt.timestep;
+  for (int t = 0; t < tr->T; t++) {
+    tr->time[t] = d->time;
+    memcpy(tr->qpos + (size_t)t * m->nq, d->qpos, sizeof(double) * (size_t)m->nq);
+    memcpy(tr->qvel + (size_t)t * m->nv, d->qvel, sizeof(double) * (size_t)m->nv);
+    if (t + 1 == tr->T) break;
+    for (int s = 0; s < sub; s++) {
+      double* in = force ? d->qfrc_applied : d->ctrl;
+      memcpy(in, rec + (size_t)t * n, sizeof(double) * (size_t)n);
+      // the sample held at time now - D (the step's start, on the sample grid from time 0)
+      double tau = d->time - D;
+      int j = tau < 0 ? 0 : (int)floor(tau / dt_obs + 1e-9);
+      in[ch] = g * rec[(size_t)j * n + ch] + b;
+      phys_step(m, d);
+    }
+  }
+  CHECK(d->nwarning == 0);
+  phys_free_data(d);
+}
+
+// input transforms (issue 12 item 4; param_inputs.c): the 2-link arm (1 ms steps) with a delay of 15 ms (1.5
+// samples at 100 Hz), gain 0.8 and bias 0.1 on one channel (a control; an applied joint force): the residual
+// Jacobian of delay, inputgain, inputbias (and a mass) matches central differences for every loss at a delay
+// between samples and steps (13.2 ms), and LM (kstep) recovers the four from a wrong start (delay 5 ms, gain 1,
+// bias 0) to 1e-8 s and 1e-6: the delayed switches fall on step boundaries, where the windowed hold is exact
+static void test_input_transforms(void) {
+  physModel* m = load_arm2(0.001);
+  if (!m) return;
+  for (int force = 0; force < 2; force++) {
+    const char* what = force ? "applied force tau0" : "control m1";
+    const char* spec_u[] = {"delay:m1", "inputgain:m1", "inputbias:m1", "mass:b"};
+    const char* spec_f[] = {"delay:tau0", "inputgain:tau0", "inputbias:tau0", "mass:b"};
+    physParamTable t;
+    table(&t, m, force ? spec_f : spec_u, 4);
+    physDataset ds;
+    ds_alloc(&ds, m, 3, 100, 10 * m->opt.timestep);
+    for (int k = 0; k < 3; k++) simulate_transformed(m, &ds, k, 10, force, 0, 0.015, 0.8, 0.1, 31 + k);
+    ds.has_ctrl = !force;
+    ds.has_qfrc = force;
+    physFitOptions opt;
+    phys_fit_defaults(&opt);
+    opt.substeps = 10;
+    const double at[4] = {0.0132, 0.9, 0.05, 0.8}, start[4] = {0.005, 1, 0, 0.8};
+    for (opt.loss = PHYS_LOSS_ONESTEP; opt.loss <= PHYS_LOSS_ROLLOUT; opt.loss++) {
+      char name[96];
+      snprintf(name, sizeof name, "input transform (%s) %s", what, loss_name[opt.loss]);
+      check_jacobian(m, &t, at, &ds, &opt, name);
+    }
+    opt.loss = PHYS_LOSS_KSTEP;
+    physFitResult res;
+    physLog log = {0};
+    if (phys_fit(m, &t, start, NULL, NULL, &ds, &opt, &res, &log) != PHYS_OK) {
+      CHECK_MSG(0, "%s: %s", what, log.error);
+    } else {
+      printf("input transform (%s): delay %.9f s, gain %.9f, bias %.9f, mass %.9f (truth 0.015 0.8 0.1 0.8), "
+             "loss %.3g from %.3g, %d iterations\n", what, res.theta[0], res.theta[1], res.theta[2], res.theta[3],
+             res.loss, res.loss0, res.iterations);
+      CHECK_MSG(fabs(res.theta[0] - 0.015) < 1e-8, "%s: delay %.12g", what, res.theta[0]);
+      CHECK_MSG(fabs(res.theta[1] - 0.8) < 1e-6, "%s: gain %.12g", what, res.theta[1]);
+      CHECK_MSG(fabs(res.theta[2] - 0.1) < 1e-6, "%s: bias %.12g", what, res.theta[2]);
+      CHECK_MSG(fabs(res.theta[3] - 0.8) < 1e-6, "%s: mass %.12g", what, res.theta[3]);
+      phys_fit_result_free(&res);
+    }
+    ds_free(&ds);
+    phys_param_table_free(&t);
+  }
+  // a transform of a channel the data do not carry is refused before any work
+  physParamTable t;
+  const char* spec[] = {"inputgain:tau1"};
+  table(&t, m, spec, 1);
+  physDataset ds;
+  ds_alloc(&ds, m, 1, 10, 0.01);
+  ds.has_ctrl = 1;
+  physFitOptions opt;
+  phys_fit_defaults(&opt);
+  physLog log = {0};
+  CHECK(phys_fit_nres(m, &t, &ds, &opt, &log) == 0);
+  CHECK_MSG(strstr(log.error, "param 'inputgain:tau1' transforms recorded applied forces, but the data carry none"),
+            "%s", log.error);
+  ds_free(&ds);
   phys_param_table_free(&t);
   phys_free_model(m);
 }
@@ -1281,6 +1387,7 @@ int main(int argc, char** argv) {
   test_determinism_predict();
   test_controls();
   test_recorded_inputs();
+  test_input_transforms();
   test_continuous_joint();
   test_cube_friction();
   test_toi_sensitivity();
