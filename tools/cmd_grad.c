@@ -161,6 +161,12 @@ int grad_parse_wrt(gradWrt* w, const physModel* m, const char* text) {
       cli_error("--wrt: %s", log.error);
       ok = 0;
     }
+    for (int e = 0; ok && e < w->table.n; e++)
+      if (phys_param_is_input(w->table.param[e].kind)) {
+        cli_error("--wrt: param '%s' transforms the recorded inputs of a data set (identify, sweep): the step has "
+                  "no derivative with respect to it", w->table.param[e].name);
+        ok = 0;
+      }
   }
   grad_free_specs(spec, n);
   return ok;

@@ -205,7 +205,8 @@ static void test_jacobian_contact(void) {
   }
 }
 
-// bad --wrt lists: unknown item, unknown parameter (the valid names listed), ctrl without actuators
+// bad --wrt lists: unknown item, unknown parameter (the valid names listed), ctrl without actuators, an input
+// transform (a parameter of identify's data, not of the step)
 static void test_wrt_errors(void) {
   const char* init = put("in_p.csv", "t,q0,v0\n0,0.4,0\n");
   char args[256];
@@ -220,6 +221,10 @@ static void test_wrt_errors(void) {
   snprintf(args, sizeof args, "jacobian tests/data/pendulum.xml --init %s --wrt ctrl", init);
   r = run(args);
   CHECK(r.code == 2 && has(r.err, "the model has no actuators"));
+  run_free(&r);
+  snprintf(args, sizeof args, "jacobian tests/data/pendulum.xml --init %s --wrt param:inputbias:tau0", init);
+  r = run(args);
+  CHECK(r.code == 2 && has(r.err, "param 'inputbias:tau0' transforms the recorded inputs of a data set"));
   run_free(&r);
   r = run("gradcheck tests/data/pendulum.xml --wrt state,,ctrl");
   CHECK(r.code == 2 && has(r.err, "empty or too long item"));

@@ -367,12 +367,24 @@ static void test_job(void) {
   clear_outputs();
 }
 
-// --write-model of actuator gain, bias, kp, kv (tests/data/actuators.xml), reloaded: the values of result.json;
-// the position servo keeps its tie (biasprm[1] = -kp) and stays a <position>, a motor given a gain becomes a
-// <general> with affine gain and bias
+// actuator kinds (issue 12 item 4): tests/data/actuators.xml under random controls (100 Hz, 1 ms steps); gain of
+// the motor, kp of the position servo, kv of the velocity servo and bias of the affine <general> come back from
+// wrong starts to 1e-9 (the docs/cli.md example); --write-model of gain, bias, kp, kv reloaded gives result.json's
+// values, the position servo keeps its tie (biasprm[1] = -kp) and stays a <position>, a motor given a gain
+// becomes a <general> with affine gain and bias
 static void test_write_actuators(void) {
-  idRunOut r = run("simulate", "tests/data/actuators.xml", "--steps", "10", "--quiet", "--out", path("in_act.csv"), NULL);
+  idRunOut r = run("simulate", "tests/data/actuators.xml", "--steps", "1000", "--every", "10", "--ctrl", "random",
+                   "--seed", "5", "--quiet", "--out", path("in_act.csv"), NULL);
   CHECK(r.code == 0);
+  run_free(&r);
+  r = run("identify", "tests/data/actuators.xml", path("in_act.csv"), "--param", "gain:push:init=1.5", "--param",
+          "kp:shoulder:init=20", "--param", "kv:elbow:init=2", "--param", "bias:wrist:init=0", "--substeps", "10",
+          "--quiet", NULL);
+  CHECK_MSG(r.code == 0, "exit %d: %s", r.code, r.err);
+  const char* rec[4] = {"gain:push", "kp:shoulder", "kv:elbow", "bias:wrist"};
+  const double truth[4] = {1, 30, 3, 0.3};
+  for (int i = 0; i < 4; i++)
+    CHECK_MSG(fabs(printed(r.out, rec[i]) - truth[i]) < 1e-9 * truth[i], "%s = %.12g", rec[i], printed(r.out, rec[i]));
   run_free(&r);
   r = run("identify", "tests/data/actuators.xml", path("in_act.csv"), "--iters", "1", "--quiet", "--param",
           "gain:push:init=1.3", "--param", "bias:push:init=0.2", "--param", "kp:shoulder:init=25", "--param",
@@ -1077,6 +1089,64 @@ static void test_tied_round_trip(void) {
   clear_outputs();
 }
 
+// the rows of a CSV written by simulate (header skipped): up to cap rows of ncol numbers into x; returns the rows
+static int read_rows(const char* file, double* x, int ncol, int cap) {
+  FILE* f = fopen(file, "r");
+  int n = 0;
+  char line[8192];
+  if (!f) return 0;
+  if (!fgets(line, sizeof line, f)) n = -1;
+  while (n >= 0 && n < cap && fgets(line, sizeof line, f)) {
+    char* p = line;
+    for (int c = 0; c < ncol; c++, p++) x[(size_t)n * ncol + c] = strtod(p, &p);
+    n++;
+  }
+  fclose(f);
+  return n < 0 ? 0 : n;
+}
+
+// input transforms (issue 12 item 4): arm7 under random controls at 100 Hz (2 ms steps) whose first motor receives
+// 0.8 u0(t - 14 ms) + 0.1 (a control file replayed by simulate --ctrl-file, one row per step), the data file
+// recording the untransformed u; identify with
+// `--param delay:u0:init=0.005 --param inputgain:u0 --param inputbias:u0` recovers 0.014 s, 0.8, 0.1
+static void test_input_transform_cli(void) {
+  enum { T = 101, NC = 22 };   // t, q0..q6, v0..v6, u0..u6
+  idRunOut r = run("simulate", "models/arm7.xml", "--steps", "500", "--every", "5", "--ctrl", "random", "--seed", "3",
+                   "--quiet", "--out", path("in_run.csv"), NULL);
+  CHECK_MSG(r.code == 0, "%s", r.err);
+  run_free(&r);
+  static double run_rows[T * NC], sim_rows[T * NC];
+  CHECK(read_rows(path("in_run.csv"), run_rows, NC, T) == T);
+  FILE* f = fopen(path("in_shifted.csv"), "w");
+  fprintf(f, "t,u0,u1,u2,u3,u4,u5,u6\n");
+  for (int i = 0; i <= 500; i++) {   // one row per 2 ms step: u0 of the sample 14 ms before, u1..u6 of the last
+    double t = 0.002 * i;
+    int k = i / 5, k0 = (i - 7) / 5;   // 14 ms = 7 steps
+    fprintf(f, "%.17g,%.17g", t, 0.8 * run_rows[(i < 7 ? 0 : k0) * NC + 15] + 0.1);
+    for (int c = 1; c < 7; c++) fprintf(f, ",%.17g", run_rows[k * NC + 15 + c]);
+    fprintf(f, "\n");
+  }
+  fclose(f);
+  r = run("simulate", "models/arm7.xml", "--steps", "500", "--every", "5", "--ctrl-file", path("in_shifted.csv"),
+          "--quiet", "--out", path("in_sim.csv"), NULL);
+  CHECK_MSG(r.code == 0, "%s", r.err);
+  run_free(&r);
+  CHECK(read_rows(path("in_sim.csv"), sim_rows, NC, T) == T);
+  f = fopen(path("in_delayed.csv"), "w");   // the states under the transformed input, the recorded u
+  fprintf(f, "t,q0,q1,q2,q3,q4,q5,q6,v0,v1,v2,v3,v4,v5,v6,u0,u1,u2,u3,u4,u5,u6\n");
+  for (int k = 0; k < T; k++)
+    for (int c = 0; c < NC; c++) fprintf(f, "%.17g%s", (c < 15 ? sim_rows : run_rows)[k * NC + c], c + 1 < NC ? "," : "\n");
+  fclose(f);
+  r = run("identify", "models/arm7.xml", path("in_delayed.csv"), "--param", "delay:u0:init=0.005", "--param",
+          "inputgain:u0", "--param", "inputbias:u0", "--substeps", "5", "--quiet", NULL);
+  CHECK_MSG(r.code == 0, "%s", r.err);
+  double D = printed(r.out, "delay:u0"), g = printed(r.out, "inputgain:u0"), b = printed(r.out, "inputbias:u0");
+  printf("arm7 input transform of u0 (truth 0.014 s, 0.8, 0.1): delay %.9g, gain %.9g, bias %.9g\n", D, g, b);
+  CHECK(fabs(D - 0.014) < 1e-6 && fabs(g - 0.8) < 1e-6 && fabs(b - 0.1) < 1e-6);
+  run_free(&r);
+  clear_outputs();
+}
+
 // a parameter that ends at a bound is warned about with what it may mean (stderr, with --quiet too); result.json
 // says why the fit stopped
 static void test_bound_warning(void) {
@@ -1289,6 +1359,7 @@ int main(void) {
   test_tied_round_trip();
   test_write_mjcf();
   test_write_actuators();
+  test_input_transform_cli();
   test_write_urdf();
   test_write_world();
   test_bad_input();
