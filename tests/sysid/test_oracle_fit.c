@@ -276,7 +276,7 @@ static double fit_mocap(const char* dir, int loss, int* chosen, double* corr, do
 // the defaults give the right friction on motion-capture data; the one-step loss does not and its residuals
 // look like differencing noise
 static void test_mocap_cube(void) {
-  char cmd[300];
+  char cmd[3 * sizeof g_dir + 64];
   snprintf(cmd, sizeof cmd, "mkdir %s/mocap %s/mocapv %s/clean", g_dir, g_dir, g_dir);
   CHECK(system(cmd) == 0);
   if (!make_mocap()) return;
