@@ -2,7 +2,8 @@
 //
 // For every trajectory of DATA (a file or a folder, loaded as `physid identify` loads them: src/sysid), the
 // model is rolled out from an observed sample for `horizon` observation intervals (0: from the first sample
-// to the end) with `substeps` simulation steps per interval (timestep = interval / substeps), and compared
+// to the end) with `substeps` simulation steps per interval (timestep = interval / substeps; by default
+// identify's: the sample interval over the model's timestep, src/sysid/defaults.c), and compared
 // with the observations it passes: position error |p_pred - p_obs| (m) of every free joint, rotation error
 // |log(R_pred' R_obs)| (degrees) of every free and ball joint, and the error of hinge (degrees) and slide (m)
 // joints (a hinge without limits, a continuous joint, modulo 2 pi: the wrapped difference in (-pi, pi]). Recorded
@@ -156,7 +157,8 @@ int cli_evaluate(int argc, char** argv) {
   evalArgs a = {0};
   a.contact = -1;
   const argOption opt[] = {
-      {"--substeps", ARG_INT, &a.substeps, "S", "simulation steps per observation interval (default 1)", 1, 1e6, 0},
+      {"--substeps", ARG_INT, &a.substeps, "S", "simulation steps per observation interval (default: sample "
+       "interval / the model's timestep, as identify; printed)", 1, 1e6, 0},
       {"--horizon", ARG_INT, &a.horizon, "K", "observation intervals per rollout (default 0: the whole "
        "trajectory from its first sample)", 0, 1e9, 0},
       {"--contact", ARG_CHOICE, &a.contact, "lcp|cone|ccp|penalty", "contact model (default: the model's)", 0, 0,
@@ -177,7 +179,6 @@ int cli_evaluate(int argc, char** argv) {
   const char* pos[ARGS_MAXPOS];
   int code = cli_parse(pos, &cmd, argc, argv);
   if (code >= 0) return code;
-  if (a.substeps == 0) a.substeps = 1;
   cliOutput o;
   if (!cli_output_check(&o, "--json", a.json) || cli_output_conflicts(&o, 1, pos, 2)) return CLI_EXIT_INPUT;
   physModel* m = cli_load_model(pos[0], a.floating);
@@ -197,6 +198,11 @@ int cli_evaluate(int argc, char** argv) {
   } else if (!(d = phys_make_data(m))) {
     cli_error("%s: out of memory allocating the simulation data", pos[0]);
   } else {
+    if (a.substeps == 0) {   // identify's data default: the model's timestep (src/sysid/defaults.c), printed
+      char why[512];
+      a.substeps = phys_fit_default_substeps(ds.dt_obs, m->opt.timestep, why, sizeof why);
+      if (!a.quiet) fprintf(stderr, "physid: evaluate: %s\n", why);
+    }
     evalSum sums[EV_N];
     memset(sums, 0, sizeof sums);
     int ok = 1;

@@ -50,14 +50,13 @@ physFrictionPoint* phys_friction_point(const physModel* m, physData* d, const do
 
 physFrictionPoint* phys_friction_point_sliding(const physModel* m, physData* d, const physFrictionRows* fr) {
   if (fr->nf == 0) return NULL;
-  for (int i = 0; i < fr->nf; i++)
-    if (fr->state[i] == PHYS_ROW_CLAMPING) return NULL;
   physFrictionPoint* fp = (physFrictionPoint*)phys_stack_alloc(d, (sizeof(physFrictionPoint) + 7) / 8);
   memset(fp, 0, sizeof(*fp));
   fp->fr = *fr;
   fp->sign = (int*)phys_stack_alloc(d, (size_t)m->nv / 2 + 1);
   memset(fp->sign, 0, sizeof(int) * (size_t)m->nv);
-  for (int i = 0; i < fr->nf; i++) fp->sign[fr->dof[i]] = fr->state[i] == PHYS_ROW_UPPER ? 1 : -1;
+  for (int i = 0; i < fr->nf; i++)
+    if (fr->state[i] != PHYS_ROW_CLAMPING) fp->sign[fr->dof[i]] = fr->state[i] == PHYS_ROW_UPPER ? 1 : -1;
   return fp;
 }
 

@@ -11,10 +11,11 @@
 // e_k s_k, i.e. R's column -s_k e_k (param_deriv.c's P = -dt M~^-1 R). A dof with F_k = 0 has no row; its
 // frictionloss's right derivative is that of a row sliding against the motion, s_k = -sign(v+_k) (0 at rest: a
 // small bound holds a dof that does not move). A sticking row's bound does not enter (interior).
-// Under penalty (no contact, no limit spring) the friction is a viscous force -C v+ with C = F / s,
+// Under penalty the friction is a viscous force -C v+ with C = F / s,
 // s = max(|v|, v_slip), implicit as the joint damping (src/contact/penalty.c): the smooth step with M~ + dt C
 // (step_deriv.c's point) and the force's own derivatives, df/dv = -C - C'(v) v+ on the diagonal (C' = -F sign(v)
-// / v^2 above v_slip, 0 below) and -df/dF = v+ / s (R's column); no projection.
+// / v^2 above v_slip, 0 below) and -df/dF = v+ / s (R's column); no projection. With penalty contacts or limit
+// springs the same terms enter each of the penalty step's solves (penalty_deriv.c, at that solve's v+).
 #ifndef PHYS_FRICTIONLOSS_DERIV_H
 #define PHYS_FRICTIONLOSS_DERIV_H
 
@@ -45,9 +46,10 @@ void phys_friction_dfdv(const physModel* m, const physFrictionPoint* fp, double*
 // v_bar += (df/dv)' lambda for the penalty friction (nothing for rows or fp NULL)
 void phys_friction_dfdv_vjp(const physModel* m, const physFrictionPoint* fp, const double* lambda, double* vbar);
 // the constrained step's rows fr (solved with contact or limit rows, src/step/step.c) as a point for the
-// parameter columns: signs of the sliding rows, no projection; NULL (and nothing allocated) if a row sticks (a
-// bilateral constraint the constrained derivatives do not have) or fr has no rows. Sliding rows alone are
-// constant forces +-F_k on their dofs, which the constrained step's derivatives take in through a+ and v+.
+// parameter columns: signs of the sliding rows (0 on sticking ones: their bound does not enter), no projection;
+// NULL (and nothing allocated) if fr has no rows. Sliding rows are constant forces +-F_k on their dofs, which
+// the constrained step's derivatives take in through a+ and v+; sticking rows' forces follow the state by the
+// implicit function of E_S' v+ = 0 (step_contact_point.h cpStick).
 physFrictionPoint* phys_friction_point_sliding(const physModel* m, physData* d, const physFrictionRows* fr);
 // V (nv x ncol, row stride ld: dv+ along ncol directions) <- Pi V (its sticking rows exactly 0)
 void phys_friction_project(const physModel* m, physData* d, const physFrictionPoint* fp, double* V, int ncol,

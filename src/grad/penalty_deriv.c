@@ -10,6 +10,8 @@
 //   Res_k(a_k) = RNEA(q, v, a_k) + (armature + dt B) a_k - f(q, v, u)                      (smooth, grad.h)
 //              + alim a_k + k (q - q_lim) + (c + dt k) v          on dofs at a limit (phys_penalty_limits:
 //                                                                  f = -k dist - c dist_dot, implicit form)
+//              + C (v + dt a_k)                                   on joint frictionloss dofs (C = F / max(|v|,
+//                                                                  v_slip) at the start velocity; dt C in H_k)
 //              - sum_{i in S_k} J_i' F_i^k(v + dt a_k) = 0,
 //   F_i^k(x) = (s_i - d_i J_n x, -C_i^k J_t1 x, -C_i^k J_t2 x),   alim = dt c + dt^2 k,
 // i.e. H_k a_k = rhs_k with H_k = M~ + diag(alim) + dt sum_i J_i' diag(d_i, C, C) J_i (the code's matrix),
@@ -58,6 +60,7 @@
 #include "contact_deriv.h"
 #include "dyn.h"
 #include "factor.h"
+#include "frictionloss_deriv.h"
 #include "grad.h"
 #include "rot.h"
 #include "step.h"
@@ -276,6 +279,7 @@ static physStatus tape_build(const physModel* m, physData* d, penTape* T) {
   memset(flim, 0, sizeof(double) * (size_t)nv);
   memset(add, 0, sizeof(double) * (size_t)nv);
   phys_penalty_limits(m, d, flim, add);
+  phys_penalty_frictionloss(m, d, flim, add);   // (step.c's order: limits, then the joints' frictionloss)
   phys_implicit_damping_add(m, madd);
   step_force(m, d, rhs);
   for (int i = 0; i < nv; i++) {
@@ -387,6 +391,20 @@ static void limits_reverse(const physModel* m, const physData* d, const penTape*
     A->kbar -= (dt * dt * ak[dof] + (q - qlim) + dt * v) * lam;
     A->cbar -= (dt * ak[dof] + v) * lam;
   }
+}
+
+// joint frictionloss of solve k in reverse (frictionloss_deriv.h): Res_k gains C (v + dt a_k) on each friction
+// dof, C = F / max(|v|, v_slip) (dt C a_k is in H_k): vbar -= (C + C' v+_k) lambda, tbar -= (v+_k / s) lambda
+// for the frictionloss entries
+static void frictionloss_reverse(const physModel* m, physData* d, const physParamTable* t, const double* ak,
+                                 penAdj* A) {
+  if (m->nfrictionloss == 0) return;
+  size_t mark = phys_stack_mark(d);
+  physFrictionPoint* fp = phys_friction_point_penalty(m, d, ak);
+  phys_friction_dfdv_vjp(m, fp, A->lam, A->vbar);
+  if (t && t->ntheta > 0 && A->tbar && phys_friction_in_table(t))
+    phys_friction_param_vjp(m, fp, t, NULL, A->lam, A->tbar);
+  phys_stack_free(d, mark);
 }
 
 // C_i^k = mu fn(w) / slip(w) in reverse (Cbar its adjoint): w = v (j = -1) or v+ of solve j
@@ -602,6 +620,7 @@ static physStatus tape_vjp(const physModel* m, physData* d, const penTape* T, co
       for (int i = 0; i < nv; i++) force_bar[i] += A.lam[i];
     smooth_reverse(m, d, t, ak, &A);
     limits_reverse(m, d, T, ak, &A);
+    frictionloss_reverse(m, d, t, ak, &A);
     st = contacts_reverse(m, d, T, k, &A);
   }
   // the C sources' row adjoints through J(q): beta = v, v+_0, ...
@@ -665,6 +684,12 @@ static void forward_prepare(const physModel* m, physData* d, const penTape* T, p
     double *Gq = F->Gq + k * nn, *Gv = F->Gv + k * nn;
     phys_rnea_deriv(m, d, T->a + (size_t)k * nv, Gq, Gv, NULL);
     for (size_t i = 0; i < nn; i++) Gq[i] -= fq[i], Gv[i] -= fv[i];
+    if (m->nfrictionloss > 0) {   // the joints' frictionloss: -df/dv = C + C' v+_k (frictionloss_reverse)
+      size_t fm = phys_stack_mark(d);
+      physFrictionPoint* fp = phys_friction_point_penalty(m, d, T->a + (size_t)k * nv);
+      for (int i = 0; i < nv; i++) Gv[(size_t)i * nv + i] -= fp->dfdv[i];
+      phys_stack_free(d, fm);
+    }
   }
   // gm_i = dRNEA(q, v, y)/dq' y - dRNEA(q, v, 0)/dq' y (y' M(q) y's gradient at fixed y)
   for (int i = 0; i < nc; i++) {

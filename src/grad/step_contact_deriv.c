@@ -276,8 +276,3 @@ physStatus phys_constrained_step_jacobian(const physModel* m, physData* d, const
   return constrained_call(m, d, CALL_JACOBIAN, &c);
 }
 
-int phys_constrained_friction_sticks(const physConstrainedPoint* cp) {
-  for (int i = 0; i < cp->st.fr.nf; i++)
-    if (cp->st.fr.state[i] == PHYS_ROW_CLAMPING) return 1;
-  return 0;
-}

@@ -38,9 +38,6 @@ physStatus phys_constrained_step_vjp(const physModel* m, physData* d, const phys
 physStatus phys_constrained_linearize(const physModel* m, physData* d, physConstrainedPoint** cp);
 // d's contact lists back to the caller's if no derivative call did it yet (before releasing cp's arena memory)
 void phys_constrained_release(physData* d, physConstrainedPoint* cp);
-// 1 if a joint frictionloss row of cp's stage sticks (frictionloss_deriv.h: not differentiated with contact or
-// limit rows), 0 if every row slides or there are none
-int phys_constrained_friction_sticks(const physConstrainedPoint* cp);
 // the two at a linearization point cp (d's kinematics still at its state); the lists are restored
 physStatus phys_constrained_jacobian_at(const physModel* m, physData* d, physConstrainedPoint* cp,
                                         const physParamTable* t, double* A, double* B, double* P);

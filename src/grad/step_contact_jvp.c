@@ -783,6 +783,133 @@ static physStatus size_rows(const physModel* m, physData* d, const physParamTabl
   return st;
 }
 
+//---------------------------------------------------------------------------------------------------------
+// sticking frictionloss rows (step_contact_point.h cpStick)
+
+// Hi (n x n) = a generalized inverse of H by elimination with complete pivoting (A: n x n scratch, piv: 2n ints,
+// b: n scratch): pivots below 1e-12 of H's largest entry end it (rank r), the rest of the solution is 0; with
+// full rank Hi = H^-1. Returns r.
+static int trunc_inverse(const double* H, int n, double* Hi, double* A, int* piv, double* b) {
+  int *rp = piv, *cq = piv + n, r = 0;
+  double big = 0;
+  memcpy(A, H, sizeof(double) * (size_t)n * n);
+  for (int i = 0; i < n * n; i++) big = fmax(big, fabs(H[i]));
+  for (int i = 0; i < n; i++) rp[i] = cq[i] = i;
+  for (r = 0; r < n; r++) {
+    int bi = r, bj = r;
+    for (int i = r; i < n; i++)
+      for (int j = r; j < n; j++)
+        if (fabs(A[i * n + j]) > fabs(A[bi * n + bj])) bi = i, bj = j;
+    if (!(fabs(A[bi * n + bj]) > 1e-12 * big)) break;
+    for (int j = 0; j < n; j++) {   // rows r <-> bi, columns r <-> bj
+      double t = A[r * n + j];
+      A[r * n + j] = A[bi * n + j], A[bi * n + j] = t;
+    }
+    for (int i = 0; i < n; i++) {
+      double t = A[i * n + r];
+      A[i * n + r] = A[i * n + bj], A[i * n + bj] = t;
+    }
+    int t = rp[r];
+    rp[r] = rp[bi], rp[bi] = t;
+    t = cq[r], cq[r] = cq[bj], cq[bj] = t;
+    for (int i = r + 1; i < n; i++) {
+      double l = A[i * n + r] /= A[r * n + r];
+      for (int j = r + 1; j < n; j++) A[i * n + j] -= l * A[r * n + j];
+    }
+  }
+  for (int c = 0; c < n; c++) {   // column c of Hi: H x = e_c on the first r pivots
+    for (int i = 0; i < n; i++) b[i] = rp[i] == c ? 1 : 0;
+    for (int i = 0; i < r; i++)
+      for (int j = 0; j < i; j++) b[i] -= A[i * n + j] * b[j];
+    for (int i = r - 1; i >= 0; i--) {
+      for (int j = i + 1; j < r; j++) b[i] -= A[i * n + j] * b[j];
+      b[i] /= A[i * n + i];
+    }
+    for (int i = 0; i < n; i++) Hi[(size_t)cq[i] * n + c] = i < r ? b[i] : 0;
+  }
+  return r;
+}
+
+physStatus phys_cp_stick_build(const physModel* m, physData* d, const contactPoint* cp, const void* tab,
+                               cpStick* sf) {
+  const physFrictionRows* fr = &cp->st.fr;
+  int nv = cp->nv, ns = 0;
+  memset(sf, 0, sizeof(*sf));
+  for (int i = 0; i < fr->nf; i++) ns += fr->state[i] == PHYS_ROW_CLAMPING;
+  if (ns == 0) return PHYS_OK;
+  sf->dof = arena_ints(d, ns);
+  sf->T = phys_stack_alloc(d, 2 * (size_t)nv * ns);
+  sf->Hi = phys_stack_alloc(d, (size_t)ns * ns);
+  for (int i = 0; i < fr->nf; i++)
+    if (fr->state[i] == PHYS_ROW_CLAMPING) sf->dof[sf->ns++] = fr->dof[i];
+  size_t mark = phys_stack_mark(d);
+  double* r = arena_zeros(d, nv);
+  double* dqn = phys_stack_alloc(d, (size_t)nv);
+  double* dvn = phys_stack_alloc(d, (size_t)nv);
+  double* H = phys_stack_alloc(d, (size_t)ns * ns);
+  double* A = phys_stack_alloc(d, (size_t)ns * ns);
+  double* b = phys_stack_alloc(d, (size_t)ns);
+  int* piv = arena_ints(d, 2 * ns);
+  physStatus st = PHYS_OK;
+  for (int a = 0; a < ns && st == PHYS_OK; a++) {   // T's column a: the step along the force e_dof
+    contactDir x = {0};
+    r[sf->dof[a]] = 1;
+    x.r = r;
+    x.tab = (const solverTable*)tab;
+    st = contact_jvp(m, d, cp, &x, dqn, dvn);
+    r[sf->dof[a]] = 0;
+    put_column(sf->T, nv, ns, a, dqn, dvn);
+  }
+  if (st == PHYS_OK) {
+    for (int a = 0; a < ns; a++)
+      for (int c = 0; c < ns; c++) H[a * ns + c] = sf->T[(size_t)(nv + sf->dof[a]) * ns + c];
+    sf->full = trunc_inverse(H, ns, sf->Hi, A, piv, b) == ns;
+  }
+  phys_stack_free(d, mark);
+  return st;
+}
+
+// y = Hi z (transpose 0) or Hi' z (1), ns each
+static void hi_apply(const cpStick* sf, const double* z, double* y, int transpose) {
+  int ns = sf->ns;
+  for (int a = 0; a < ns; a++) {
+    double s = 0;
+    for (int c = 0; c < ns; c++) s += (transpose ? sf->Hi[(size_t)c * ns + a] : sf->Hi[(size_t)a * ns + c]) * z[c];
+    y[a] = s;
+  }
+}
+
+void phys_cp_stick_columns(physData* d, const cpStick* sf, int nv, double* X, int ncol) {
+  int ns = sf->ns, n2 = 2 * nv;
+  if (ns == 0 || !X) return;
+  size_t mark = phys_stack_mark(d);
+  double* z = phys_stack_alloc(d, (size_t)ns);
+  double* y = phys_stack_alloc(d, (size_t)ns);
+  for (int c = 0; c < ncol; c++) {
+    for (int a = 0; a < ns; a++) z[a] = X[(size_t)(nv + sf->dof[a]) * ncol + c];
+    hi_apply(sf, z, y, 0);
+    for (int i = 0; i < n2; i++) X[(size_t)i * ncol + c] -= dotn(sf->T + (size_t)i * ns, y, ns);
+    if (sf->full)   // (exactly: E_S' (I - T H^-1 E_S') = 0, the step's own v+_S = 0)
+      for (int a = 0; a < ns; a++) X[(size_t)(nv + sf->dof[a]) * ncol + c] = 0;
+  }
+  phys_stack_free(d, mark);
+}
+
+void phys_cp_stick_adjoint(physData* d, const cpStick* sf, int nv, double* xb) {
+  int ns = sf->ns, n2 = 2 * nv;
+  if (ns == 0) return;
+  size_t mark = phys_stack_mark(d);
+  double* z = arena_zeros(d, ns);
+  double* y = phys_stack_alloc(d, (size_t)ns);
+  if (sf->full)   // (the transpose of the JVP's exact zeros)
+    for (int a = 0; a < ns; a++) xb[nv + sf->dof[a]] = 0;
+  for (int i = 0; i < n2; i++)
+    for (int a = 0; a < ns; a++) z[a] += sf->T[(size_t)i * ns + a] * xb[i];
+  hi_apply(sf, z, y, 1);
+  for (int a = 0; a < ns; a++) xb[nv + sf->dof[a]] -= y[a];
+  phys_stack_free(d, mark);
+}
+
 physStatus phys_constrained_jacobian_at(const physModel* m, physData* d, physConstrainedPoint* cpp,
                                         const physParamTable* t, double* A, double* B, double* P) {
   size_t mark = phys_stack_mark(d);
@@ -811,6 +938,15 @@ physStatus phys_constrained_jacobian_at(const physModel* m, physData* d, physCon
   if (A && st == PHYS_OK) st = jacobian_a(m, d, &cp, tb, A);
   if (B && m->nu > 0 && st == PHYS_OK) st = jacobian_b(m, d, &cp, tb, B);
   if (P && t && t->ntheta > 0 && st == PHYS_OK) st = jacobian_p(m, d, &cp, t, tb, P, &nsize);
+  // sticking frictionloss rows: their forces follow (cpStick); P's size columns come from the reverse passes,
+  // which make the same correction
+  cpStick sf = {0};
+  if (st == PHYS_OK) st = phys_cp_stick_build(m, d, &cp, tb, &sf);
+  if (st == PHYS_OK && sf.ns > 0) {
+    phys_cp_stick_columns(d, &sf, m->nv, A, 2 * m->nv);
+    if (m->nu > 0) phys_cp_stick_columns(d, &sf, m->nv, B, m->nu);
+    if (t && t->ntheta > 0) phys_cp_stick_columns(d, &sf, m->nv, P, t->ntheta);
+  }
   if (st == PHYS_ERR_NUMERIC)
     phys_data_warning(d, "phys_step_jacobian: constraint solver derivative failed at time %g", d->time);
   phys_stack_free(d, mark);

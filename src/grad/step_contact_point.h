@@ -111,6 +111,26 @@ static inline void apply_blocks(const physModel* m, const int* rot, const double
   }
 }
 
+// the joint frictionloss rows that stick at cp's solution (frictionloss_deriv.h): their forces tau_S (one per
+// sticking dof) are unknowns of the step that keep E_S' v+ = 0. With the step's other derivatives taken at
+// tau_S fixed (contact_jvp; the forces enter through a+), T = dx+/dtau_S and H = E_S' dv+/dtau_S, the implicit
+// function gives dtau_S = -H^-1 E_S' dv+|tau_S and dx+ = (I - T H^-1 E_S') dx+|tau_S (E_S' on x+'s v+ rows)
+typedef struct cpStick_ {
+  int ns;                    // sticking rows (0: nothing to correct)
+  int full;                  // 1 if H has full rank (then the sticking v+ rows are exactly 0)
+  int* dof;                  // ns: their dofs
+  double* T;                 // 2nv x ns: dx+/dtau_S
+  double* Hi;                // ns x ns: H^-1 (pivots below 1e-12 of H's largest entry dropped: a row whose
+                             // load the contacts already carry)
+} cpStick;
+// sf for cp, taken in d's entered state (tab: the solvers' tables of the Jacobian call or NULL; arena memory of the caller's mark)
+physStatus phys_cp_stick_build(const physModel* m, physData* d, const contactPoint* cp, const void* tab,
+                               cpStick* sf);
+// the columns of X (2nv x ncol: dx+ at tau_S fixed) <- (I - T H^-1 E_S') X
+void phys_cp_stick_columns(physData* d, const cpStick* sf, int nv, double* X, int ncol);
+// an adjoint of x+ (2nv) <- (I - T H^-1 E_S')' xb
+void phys_cp_stick_adjoint(physData* d, const cpStick* sf, int nv, double* xb);
+
 // the caller's contact list back into d (the caller's next phys_step is unchanged; step_contact_deriv.c)
 void phys_cp_restore_lists(physData* d, const contactPoint* cp);
 // a derivative call at cp starts with enter (the stage's detected contacts into d->contact, where the geometry

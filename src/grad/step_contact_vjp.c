@@ -430,7 +430,13 @@ physStatus phys_constrained_vjp_at(const physModel* m, physData* d, physConstrai
   a.epsbar = phys_stack_alloc(d, (size_t)nc + 1);
   double* ub = nu > 0 ? arena_zeros(d, nu) : NULL;
   double* tb = nt > 0 ? arena_zeros(d, nt) : NULL;
-  st = contact_vjp(m, d, &cp, nt > 0 ? t : NULL, xbar_next, &a, tb);
+  // sticking frictionloss rows: the adjoint of x+ through (I - T H^-1 E_S') (cpStick) first
+  cpStick sf;
+  double* xbn = phys_stack_alloc(d, 2 * (size_t)nv);
+  memcpy(xbn, xbar_next, sizeof(double) * 2 * (size_t)nv);
+  st = phys_cp_stick_build(m, d, &cp, NULL, &sf);
+  phys_cp_stick_adjoint(d, &sf, nv, xbn);
+  if (st == PHYS_OK) st = contact_vjp(m, d, &cp, nt > 0 ? t : NULL, xbn, &a, tb);
   if (st == PHYS_OK) {
     if (nt > 0) {
       smooth_param_vjp(m, d, &cp, t, &a, tb);

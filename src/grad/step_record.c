@@ -8,7 +8,6 @@
 // has contacts (m->opt.disableflags without PHYS_DSBL_CONTACT) or active joint limits, smooth otherwise. A
 // constrained model whose last step had constraints (d->ncon, d->nlimit) is linearized through the
 // constrained stage first, which detects the contacts once; when it finds none the smooth point follows.
-#include <stdio.h>
 #include <string.h>
 
 #include "arena.h"
@@ -34,16 +33,6 @@ static int has_constraints(const physModel* m, physData* d) {
   return !(m->opt.disableflags & PHYS_DSBL_CONTACT) && phys_collision_count(m, d) > 0;
 }
 
-// PHYS_ERR_ARG with d->lastwarning set: the derivatives of joint frictionloss rows that stick while contact or
-// limit rows are active (a bilateral row the constrained derivatives do not have), or of penalty's friction with
-// penalty contacts or limit springs, are not implemented (frictionloss_deriv.h covers the rest)
-static physStatus frictionloss_refused(const physModel* m, physData* d, const char* where) {
-  snprintf(d->lastwarning, sizeof(d->lastwarning), "step derivatives: joint frictionloss %s is not supported "
-           "(with contacts or active limits only while every frictionloss row slides, and not under penalty; model "
-           "contact '%s')", where, phys_contact_name(m->opt.contact));
-  return PHYS_ERR_ARG;
-}
-
 // the smooth kind: L and a in arena memory of rec's mark (kinematics: 1 if d's are at the state already); with
 // frictionloss rows (lcp, cone, ccp) their solution, a = the step's a+ (frictionloss_deriv.h)
 static physStatus linearize_smooth(const physModel* m, physData* d, int kinematics, physStepRecord* rec) {
@@ -63,8 +52,6 @@ static physStatus linearize_constrained(const physModel* m, physData* d, physSte
   physStatus st = phys_constrained_linearize(m, d, &rec->cp);
   *found = rec->cp != NULL;
   if (*found) rec->kind = PHYS_STEP_CONSTRAINED;
-  if (st == PHYS_OK && *found && phys_frictionloss_count(m) > 0 && phys_constrained_friction_sticks(rec->cp))
-    return frictionloss_refused(m, d, "sticking while contacts or joint limits are active");
   return st;
 }
 
@@ -76,7 +63,7 @@ physStatus phys_step_linearize(const physModel* m, physData* d, physStepRecord* 
   if (m->opt.contact == PHYS_CONTACT_PENALTY) {
     if (phys_penalty_deriv_applies(m, d)) {
       rec->kind = PHYS_STEP_PENALTY;
-      return phys_frictionloss_count(m) > 0 ? frictionloss_refused(m, d, "with penalty contacts or limit springs") : PHYS_OK;
+      return PHYS_OK;
     }
     return linearize_smooth(m, d, 1, rec);   // (phys_penalty_deriv_applies ran the kinematics)
   }
@@ -105,8 +92,6 @@ physStatus phys_step_record_jacobian(const physModel* m, physData* d, const phys
   int toi = (m->opt.gradflags & PHYS_GRAD_TOI) != 0;
   physStatus st = PHYS_OK;
   if (P && t && t->ntheta == 0) P = NULL;
-  if (P && rec->kind == PHYS_STEP_PENALTY && phys_friction_in_table(t))
-    return frictionloss_refused(m, d, "as a parameter with penalty contacts or limit springs");
   switch (rec->kind) {
     case PHYS_STEP_SMOOTH:
       phys_smooth_step_jacobian(m, d, rec->L, rec->qacc, rec->fp, A, B);
@@ -128,8 +113,6 @@ physStatus phys_step_record_vjp(const physModel* m, physData* d, const physStepR
   int toi = (m->opt.gradflags & PHYS_GRAD_TOI) != 0, nv = m->nv;
   physStatus st = PHYS_OK;
   if (!t || t->ntheta == 0) theta_bar = NULL;
-  if (theta_bar && rec->kind == PHYS_STEP_PENALTY && phys_friction_in_table(t))
-    return frictionloss_refused(m, d, "as a parameter with penalty contacts or limit springs");
   switch (rec->kind) {
     case PHYS_STEP_SMOOTH: {
       size_t mark = phys_stack_mark(d);

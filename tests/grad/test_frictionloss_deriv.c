@@ -8,9 +8,12 @@
 //     a frictionloss at 0: the right derivative), and the tied frictionloss:j* column = the sum of the three;
 //   - the reverse modes (phys_step_vjp, phys_step_param_vjp) by the dot-product test to 1e-12 relative;
 //   - at rest, a sticking dof's rows of A, B, P are exactly 0 (it cannot move whatever the perturbation; rows only);
-//   - with a contact (tip sliding on a floor, lcp/cone/ccp) while every row slides: A, B, P against central
-//     differences and the dot-product test; rows sticking with contacts or limits active (and penalty's
-//     friction with a limit spring): refused with a message, not wrong.
+//   - with a contact (lcp/cone/ccp): a two-link arm's tip on a frictionless floor with every row sliding, the
+//     same arm held (both rows sticking), a three-link arm with one row sticking and two sliding; and the
+//     three-link arm held at an active joint limit: A, B, P against central differences (< 1e-6; measured
+//     1e-16 .. 9e-9) and the dot-product test (sticking rows' forces follow the state: the implicit function,
+//     step_contact_point.h cpStick; without it A's error is 0.4 .. 2.2); penalty's friction with a limit spring:
+//     refused with a message, not wrong.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -205,87 +208,174 @@ static void test_zero_at_rest(void) {
   phys_free_model(m);
 }
 
+// a two-link arm whose tip touches a floor: the geoms' friction (%g), the frictionlosses of joints a and b
+static const char* ARM_FLOOR =
+    "<mujoco><option timestep='0.002'/><default><geom friction='%g'/></default><worldbody>"
+    "<geom type='plane' size='5 5 .1'/><body name='l1' pos='0 0 0.48'><joint name='a' axis='0 1 0' "
+    "frictionloss='%g'/><geom type='capsule' fromto='0 0 0 0.4 0 0' size='0.03' mass='1'/><body pos='0.4 0 0'>"
+    "<joint name='b' axis='0 1 0' frictionloss='%g'/><geom type='capsule' fromto='0 0 0 0 0 -0.45' "
+    "size='0.03' mass='1'/></body></body></worldbody><actuator><motor joint='a'/><motor joint='b'/></actuator>"
+    "</mujoco>";
+
+// ARM_FLOOR with friction mu, frictionlosses Fa, Fb under contact model c
+static physModel* arm_floor(double mu, double Fa, double Fb, int c) {
+  char text[2048];
+  physLog log;
+  snprintf(text, sizeof text, ARM_FLOOR, mu, Fa, Fb);
+  physModel* m = load_text(text, &log);
+  CHECK_MSG(m != NULL, "%s", log.error);
+  if (m) m->opt.contact = c;
+  return m;
+}
+
+// the checks with a contact at m's state in d (nv <= 3, nu <= 3; parameters spec, nspec <= 4): A, B, P against
+// central differences < 1e-6 of the largest entry and the dot-product test to 1e-12; *P1 (2nv x nspec) out
+static void check_contact(physModel* m, physData* d, const char** spec, int nspec, const char* what, double* P1) {
+  int nv = m->nv, n2 = 2 * nv, nu = m->nu;
+  const char* cm = phys_contact_name(m->opt.contact);
+  double A[36], B[18], Af[36], Bf[18];
+  CHECK_MSG(phys_step_jacobian(m, d, A, B) == PHYS_OK, "%s (%s): %s", what, cm, d->lastwarning);
+  CHECK(phys_step_jacobian_fd(m, d, 1e-6, Af, Bf) == PHYS_OK);
+  double ea = relerr(A, Af, n2 * n2), eb = relerr(B, Bf, n2 * nu);
+  CHECK_MSG(ea < 1e-6 && eb < 1e-6, "%s (%s): A err %.3g, B err %.3g", what, cm, ea, eb);
+  physParamTable t;
+  physLog log;
+  memset(&log, 0, sizeof log);
+  CHECK_MSG(phys_param_table_build(&t, m, spec, nspec, &log) == PHYS_OK, "%s", log.error);
+  int nt = t.ntheta;
+  double P[24], Pf[24];
+  CHECK_MSG(phys_step_param_jacobian(m, d, &t, P) == PHYS_OK, "%s", d->lastwarning);
+  param_fd(m, d, &t, Pf);
+  double ep = relerr(P, Pf, n2 * nt);
+  CHECK_MSG(ep < 1e-6, "%s (%s): P err %.3g", what, cm, ep);
+  memcpy(P1, P, sizeof(double) * (size_t)n2 * nt);
+  physRng rng;
+  phys_rng_seed(&rng, 5);
+  double xb[6], dx[6], du[3], dth[4], xbo[6], ub[3], thb[4], l = 0, r = 0, s = 0;
+  for (int i = 0; i < n2; i++) xb[i] = phys_rng_range(&rng, -1, 1), dx[i] = phys_rng_range(&rng, -1, 1);
+  for (int i = 0; i < nu; i++) du[i] = phys_rng_range(&rng, -1, 1);
+  for (int i = 0; i < nt; i++) dth[i] = phys_rng_range(&rng, -1, 1);
+  CHECK(phys_step_vjp(m, d, xb, xbo, ub) == PHYS_OK && phys_step_param_vjp(m, d, &t, xb, thb) == PHYS_OK);
+  for (int i = 0; i < n2; i++) {
+    for (int j = 0; j < n2; j++) l += xb[i] * A[i * n2 + j] * dx[j], s += fabs(xb[i] * A[i * n2 + j] * dx[j]);
+    for (int j = 0; j < nu; j++) l += xb[i] * B[i * nu + j] * du[j], s += fabs(xb[i] * B[i * nu + j] * du[j]);
+    for (int j = 0; j < nt; j++) l += xb[i] * P[i * nt + j] * dth[j], s += fabs(xb[i] * P[i * nt + j] * dth[j]);
+    r += xbo[i] * dx[i];
+  }
+  for (int j = 0; j < nu; j++) r += ub[j] * du[j];
+  for (int j = 0; j < nt; j++) r += thb[j] * dth[j];
+  CHECK_MSG(fabs(l - r) <= 1e-12 * s, "%s (%s): dot-product %.17g vs %.17g", what, cm, l, r);
+  phys_param_table_free(&t);
+}
+
 // frictionloss rows with a contact (a two-link arm whose tip slides on a frictionless floor under motor torques):
-// while every row slides, the constrained step's derivatives take the rows' constant forces in (A, B, P over
-// frictionloss:a, frictionloss:b and mass:l1 against central differences < 1e-6, dot-product test 1e-12), in
-// lcp, cone and ccp; the same arm held (frictionloss 50) sticks with the contact active: refused
+// while every row slides, the constrained step's derivatives take the rows' constant forces in; the same arm
+// held (frictionloss 50: both rows stick while the tip presses on the floor) and a three-link arm whose first
+// joint sticks while the other two slide with the tip on the floor: the sticking rows' forces follow the state
+// (implicit function). A, B, P over frictionloss and mass against central differences < 1e-6, dot-product test
+// 1e-12, in lcp, cone and ccp; a sticking dof's v+ rows are exactly 0 and its frictionloss column is 0
 static void test_with_contact(void) {
-  const char* xml =
+  const char* xml3 =
       "<mujoco><option timestep='0.002'/><default><geom friction='0'/></default><worldbody>"
-      "<geom type='plane' size='5 5 .1'/><body name='l1' pos='0 0 0.48'><joint name='a' axis='0 1 0' "
-      "frictionloss='%g'/><geom type='capsule' fromto='0 0 0 0.4 0 0' size='0.03' mass='1'/><body pos='0.4 0 0'>"
-      "<joint name='b' axis='0 1 0' frictionloss='%g'/><geom type='capsule' fromto='0 0 0 0 0 -0.45' "
-      "size='0.03' mass='1'/></body></body></worldbody><actuator><motor joint='a'/><motor joint='b'/></actuator>"
-      "</mujoco>";
+      "<geom type='plane' size='5 5 .1'/><body name='l1' pos='0 0 0.5'><joint name='a' axis='0 1 0' "
+      "frictionloss='50'/><geom type='capsule' fromto='0 0 0 0.3 0 0' size='0.03' mass='1'/>"
+      "<body name='l2' pos='0.3 0 0'><joint name='b' axis='0 1 0' frictionloss='0.3'/><geom type='capsule' "
+      "fromto='0 0 0 0.2 0 -0.25' size='0.03' mass='1'/><body pos='0.2 0 -0.25'><joint name='c' axis='0 1 0' "
+      "frictionloss='0.2'/><geom type='capsule' fromto='0 0 0 0 0 -0.22' size='0.03' mass='0.5'/></body></body>"
+      "</body></worldbody><actuator><motor joint='b'/><motor joint='c'/></actuator></mujoco>";
+  const char* spec[] = {"frictionloss:a", "frictionloss:b", "mass:l1"};
+  const char* spec3[] = {"frictionloss:a", "frictionloss:b", "frictionloss:c", "mass:l2"};
   for (int c = 0; c < 3; c++) {
-    char text[2048];
-    snprintf(text, sizeof text, xml, 0.5, 0.3);
+    double P[24];
     physLog log;
-    physModel* m = load_text(text, &log);
-    CHECK_MSG(m != NULL, "%s", log.error);
+    physModel* m = arm_floor(0, 0.5, 0.3, c);
     if (!m) return;
-    m->opt.contact = c;
     physData* d = phys_make_data(m);
     for (int k = 0; k < 60; k++) {
       d->ctrl[0] = 3 * sin(0.02 * k), d->ctrl[1] = -2 * cos(0.03 * k);
       phys_step(m, d);
     }
     CHECK(d->ncon > 0 && fabs(d->qvel[0]) > 0.1 && fabs(d->qvel[1]) > 0.1);   // in contact, both sliding
-    double A[16], B[8], Af[16], Bf[8];
-    CHECK_MSG(phys_step_jacobian(m, d, A, B) == PHYS_OK, "%s: %s", phys_contact_name(c), d->lastwarning);
-    CHECK(phys_step_jacobian_fd(m, d, 1e-6, Af, Bf) == PHYS_OK);
-    double ea = relerr(A, Af, 16), eb = relerr(B, Bf, 8);
-    CHECK_MSG(ea < 1e-6 && eb < 1e-6, "contact (%s): A err %.3g, B err %.3g", phys_contact_name(c), ea, eb);
-    const char* spec[] = {"frictionloss:a", "frictionloss:b", "mass:l1"};
-    physParamTable t;
-    CHECK(phys_param_table_build(&t, m, spec, 3, &log) == PHYS_OK);
-    double P[12], Pf[12];
-    CHECK_MSG(phys_step_param_jacobian(m, d, &t, P) == PHYS_OK, "%s", d->lastwarning);
-    param_fd(m, d, &t, Pf);
-    double ep = relerr(P, Pf, 12);
-    CHECK_MSG(ep < 1e-6, "contact (%s): P err %.3g", phys_contact_name(c), ep);
+    check_contact(m, d, spec, 3, "sliding", P);
     CHECK(fabs(P[2 * 3]) > 0 && fabs(P[3 * 3 + 1]) > 0);   // the frictionloss columns move v+
-    double xb[4] = {0.3, -0.7, 0.5, 0.2}, xbo[4], ub[2], thb[3], dth[3] = {0.4, -0.6, 0.9}, dx[4] = {1, -1, 0.5, 2};
-    double du[2] = {0.3, -0.4}, l = 0, r = 0, s = 0;
-    CHECK(phys_step_vjp(m, d, xb, xbo, ub) == PHYS_OK && phys_step_param_vjp(m, d, &t, xb, thb) == PHYS_OK);
-    for (int i = 0; i < 4; i++) {
-      for (int j = 0; j < 4; j++) l += xb[i] * A[i * 4 + j] * dx[j], s += fabs(xb[i] * A[i * 4 + j] * dx[j]);
-      for (int j = 0; j < 2; j++) l += xb[i] * B[i * 2 + j] * du[j], s += fabs(xb[i] * B[i * 2 + j] * du[j]);
-      for (int j = 0; j < 3; j++) l += xb[i] * P[i * 3 + j] * dth[j], s += fabs(xb[i] * P[i * 3 + j] * dth[j]);
-      r += xbo[i] * dx[i];
-    }
-    for (int j = 0; j < 2; j++) r += ub[j] * du[j];
-    for (int j = 0; j < 3; j++) r += thb[j] * dth[j];
-    CHECK_MSG(fabs(l - r) <= 1e-12 * s, "contact (%s): dot-product %.17g vs %.17g", phys_contact_name(c), l, r);
-    phys_param_table_free(&t);
     phys_free_data(d);
     phys_free_model(m);
 
-    snprintf(text, sizeof text, xml, 50.0, 50.0);
-    m = load_text(text, &log);
-    m->opt.contact = c;
+    m = arm_floor(0, 50, 50, c);
     d = phys_make_data(m);
     for (int k = 0; k < 60; k++) phys_step(m, d);
+    d->ctrl[0] = 0.7, d->ctrl[1] = -0.4;
     CHECK(d->ncon > 0 && d->qvel[0] == 0 && d->qvel[1] == 0);
-    CHECK_MSG(phys_step_jacobian(m, d, A, B) == PHYS_ERR_ARG && strstr(d->lastwarning, "frictionloss") &&
-              strstr(d->lastwarning, "sticking"), "held (%s): %s", phys_contact_name(c), d->lastwarning);
+    check_contact(m, d, spec, 3, "held", P);
+    for (int j = 0; j < 3; j++) CHECK(fabs(P[2 * 3 + j]) < 1e-15 && fabs(P[3 * 3 + j]) < 1e-15);   // v+ rows
+    phys_free_data(d);
+    phys_free_model(m);
+
+    m = load_text(xml3, &log);
+    CHECK_MSG(m != NULL, "%s", log.error);
+    m->opt.contact = c;
+    d = phys_make_data(m);
+    for (int k = 0; k < 20; k++) {
+      d->ctrl[0] = 0, d->ctrl[1] = 0.5;
+      phys_step(m, d);
+    }
+    // in contact and pressing, a held, b and c turning
+    CHECK_MSG(d->ncon > 0 && d->contact[0].lambda[0] > 1e-3 && d->qvel[0] == 0 && fabs(d->qvel[1]) > 0.03 &&
+              fabs(d->qvel[2]) > 1, "mixed (%s): ncon %d v %g %g %g", phys_contact_name(c), d->ncon, d->qvel[0],
+              d->qvel[1], d->qvel[2]);
+    check_contact(m, d, spec3, 4, "mixed", P);
+    for (int j = 0; j < 4; j++) CHECK(P[3 * 4 + j] == 0);   // a's v+ row
+    CHECK(P[3 * 4] == 0 && P[4 * 4] == 0 && P[5 * 4] == 0);   // a's bound does not enter
+    CHECK(fabs(P[4 * 4 + 1]) > 0 && fabs(P[5 * 4 + 2]) > 0);   // the sliding rows' bounds do
     phys_free_data(d);
     phys_free_model(m);
   }
 }
 
-// derivatives the implementation does not cover (frictionloss rows sticking at an active joint limit; penalty's
-// friction with a limit spring) are refused with a message naming frictionloss
-static void test_refused(void) {
+// rows sticking at an active joint limit (the three-link arm held at rest, j1 beyond its lower limit): lcp, cone
+// and ccp differentiate it, and penalty's regularized friction with the limit spring (check_contact)
+static void test_limit(void) {
+  const char* spec[] = {"frictionloss:j1", "frictionloss:j2", "mass:l2"};
   for (int c = 0; c < 4; c++) {
     physModel* m = arm(20, 5, 2, c);   // held at rest (test_states), j1 beyond its lower limit
     m->jnt_limited[0] = 1;
     m->jnt_range[0] = 0.5, m->jnt_range[1] = 1;
     physData* d = phys_make_data(m);
     d->qpos[0] = 0.3, d->qpos[1] = -0.5, d->qpos[2] = 0.8;
-    double A[36], B[18];
-    CHECK_MSG(phys_step_jacobian(m, d, A, B) == PHYS_ERR_ARG && strstr(d->lastwarning, "frictionloss"), "%s: %s",
-              phys_contact_name(c), d->lastwarning);
+    double P[24];
+    check_contact(m, d, spec, 3, "limit", P);
+    phys_free_data(d);
+    phys_free_model(m);
+  }
+}
+
+// penalty's regularized frictionloss with penalty contacts (the two-link arm of test_with_contact on a floor):
+// sliding under motor torques (|v| > v_slip: C = F / |v|), pressed and creeping (|v| < v_slip: C = F / v_slip),
+// the same state exactly at rest, and frictionloss 0 on one joint (P's column forward: the right derivative);
+// check_contact (A, B, P against central differences, the dot-product test)
+static void test_penalty_contact(void) {
+  const char* spec[] = {"frictionloss:a", "frictionloss:b", "mass:l1"};
+  const double F[3][2] = {{0.5, 0.3}, {50, 50}, {0, 0.3}};
+  for (int c = 0; c < 3; c++) {
+    double P[24];
+    physModel* m = arm_floor(1, F[c][0], F[c][1], PHYS_CONTACT_PENALTY);
+    if (!m) return;
+    physData* d = phys_make_data(m);
+    for (int k = 0; k < 60; k++) {
+      d->ctrl[0] = c == 1 ? 0.5 : 3 * sin(0.02 * k), d->ctrl[1] = c == 1 ? -0.3 : -2 * cos(0.03 * k);
+      phys_step(m, d);
+    }
+    CHECK(d->ncon > 0 && d->contact[0].dist < 0);
+    double vs = m->opt.penalty_vslip;
+    if (c == 1) CHECK_MSG(fabs(d->qvel[0]) < vs && fabs(d->qvel[1]) < vs, "creeping: %g %g", d->qvel[0], d->qvel[1]);
+    else CHECK(fabs(d->qvel[0]) > vs && fabs(d->qvel[1]) > vs);
+    const char* what[3] = {"penalty sliding", "penalty creeping", "penalty frictionloss 0"};
+    check_contact(m, d, spec, 3, what[c], P);
+    if (c != 2) CHECK(fabs(P[2 * 3]) > 0 && fabs(P[3 * 3 + 1]) > 0);   // the frictionloss columns move v+
+    if (c == 1) {   // exactly at rest
+      d->qvel[0] = d->qvel[1] = 0;
+      check_contact(m, d, spec, 3, "penalty at rest", P);
+    }
     phys_free_data(d);
     phys_free_model(m);
   }
@@ -296,6 +386,7 @@ int main(void) {
   test_states();
   test_zero_at_rest();
   test_with_contact();
-  test_refused();
+  test_limit();
+  test_penalty_contact();
   return mjcf_text_end();
 }

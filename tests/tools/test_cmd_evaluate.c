@@ -4,6 +4,8 @@
 //     after n steps from an observed state exactly |dg| dt^2 n (n + 1) / 2, so the full-rollout mean over
 //     n = 1..N is |dg| dt^2 (sum n^2 + sum n) / (2N), the end error |dg| dt^2 N (N + 1) / 2, and horizon K
 //     restarts the sum every K samples; no rotation error;
+//   - the default substeps are identify's (sample interval / the model's timestep, printed): a 0.0025 s model on
+//     100 Hz data takes 4 (error |g| (0.01 - 0.0025) t / 2 exactly), --substeps 1 overrides;
 //   - --json writes the same figures; a data file that does not match the model exits 1 with no output; --json
 //     onto the data or the model file is refused before any work.
 #include <cjson/cJSON.h>
@@ -17,16 +19,19 @@
 #include "sh_run.h"
 #include "test.h"
 
-// a free ball (no contacts) thrown with spin-free velocity, gravity g (m/s^2), dt 0.01
-static const char* ball_model(const char* name, double g) {
+// a free ball (no contacts) thrown with spin-free velocity, gravity g (m/s^2), timestep dt
+static const char* ball_model_dt(const char* name, double g, double dt) {
   char text[1024];
   snprintf(text, sizeof text,
-           "<mujoco><option timestep=\"0.01\" gravity=\"0 0 %.17g\"/><worldbody><body name=\"ball\" pos=\"0 0 1\">"
+           "<mujoco><option timestep=\"%.17g\" gravity=\"0 0 %.17g\"/><worldbody><body name=\"ball\" pos=\"0 0 1\">"
            "<freejoint name=\"ball\"/><geom type=\"sphere\" size=\"0.1\" mass=\"1\" contype=\"0\" conaffinity=\"0\"/>"
            "</body></worldbody><keyframe><key qpos=\"0 0 1 1 0 0 0\" qvel=\"1 0 3 0 0 0\"/></keyframe></mujoco>\n",
-           g);
+           dt, g);
   return put(name, text);
 }
+
+// the ball with timestep 0.01
+static const char* ball_model(const char* name, double g) { return ball_model_dt(name, g, 0.01); }
 
 // the value of "channel.field" in the JSON file p
 static double json_value(const char* p, const char* channel, const char* field) {
@@ -112,6 +117,38 @@ static void test_bad_input(void) {
   run_free(&r);
 }
 
+// the default substeps follow the model's timestep as identify's (printed): data at 100 Hz from the ball at
+// 0.01 s, a model with timestep 0.0025 takes 4 substeps, and semi-implicit Euler's position after time t is
+// q0 + v0 t + g (t^2 + h t) / 2, so the error against the 0.01 s recording is |g| (0.01 - 0.0025) t / 2: the
+// end of 50 samples (t = 0.5) and the mean over t = 0.01 n; --substeps 1 given: one 0.01 s step, exact
+static void test_default_substeps(void) {
+  char args[1024], data[256], model[256];
+  shRun r;
+  snprintf(data, sizeof data, "%s", path("data100.csv"));
+  snprintf(args, sizeof args, "simulate '%s' --steps 50 --out '%s'", ball_model("truth.xml", -9.81), data);
+  r = run(args);
+  CHECK(r.code == 0);
+  run_free(&r);
+  snprintf(model, sizeof model, "%s", ball_model_dt("fine.xml", -9.81, 0.0025));
+  snprintf(args, sizeof args, "evaluate '%s' '%s' --json '%s'", model, data, path("sub.json"));
+  r = run(args);
+  CHECK_MSG(r.code == 0 && strstr(r.err, "physid: evaluate: substeps: 4 (the sample interval 0.01 s is 4 model "
+                                          "timesteps of 0.0025 s; --substeps S to override)") &&
+                strstr(r.out, "4 substeps per sample"), "%s", r.err);
+  double e = 9.81 * 0.0075 / 2;
+  CHECK_REL(json_value(path("sub.json"), "position_m", "end"), e * 0.5, 1e-9, 0);
+  CHECK_REL(json_value(path("sub.json"), "position_m", "mean"), e * 0.01 * 51 / 2, 1e-9, 0);
+  char* text = slurp(path("sub.json"));
+  CHECK(strstr(text, "\"substeps\": 4,") != NULL);
+  free(text);
+  run_free(&r);
+  snprintf(args, sizeof args, "evaluate '%s' '%s' --substeps 1 --json '%s'", model, data, path("one.json"));
+  r = run(args);
+  CHECK(r.code == 0 && !strstr(r.err, "substeps:") && strstr(r.out, "1 substep per sample"));
+  CHECK(json_value(path("one.json"), "position_m", "max") < 1e-12);
+  run_free(&r);
+}
+
 int main(void) {
   g_bin = getenv("PHYS_BIN");
   CHECK_MSG(g_bin != NULL && access(g_bin, X_OK) == 0, "PHYS_BIN not set or not executable");
@@ -120,6 +157,7 @@ int main(void) {
   if (!mkdtemp(g_dir)) return 1;
   test_exact_and_gravity();
   test_bad_input();
+  test_default_substeps();
   remove_scratch();
   return test_done();
 }
