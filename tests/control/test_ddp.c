@@ -194,6 +194,56 @@ static void test_lqr(void) {
   phys_free_model(m);
 }
 
+// the rate and effort terms: on the linear model with running, final, effort and rate weights the cost is
+// quadratic in U, so at DDP's solution its central differences (exact for a quadratic up to rounding) vanish
+static void test_rate_optimality(void) {
+  physData* d;
+  physModel* m = load(&d, "tests/data/slider2_motor.xml");
+  if (!m) return;
+  const int T = 60, nu = 2;
+  physControlProblem* p = phys_control_make(m, T, 50);
+  for (int i = 0; i < 2; i++) {
+    p->run.wq[i] = 0.3, p->run.wv[i] = 0.1, p->fin.wq[i] = 50, p->fin.wv[i] = 5;
+    p->fin.qref[i] = i ? -0.5 : 0.7;
+    p->wu[i] = 0.01, p->wdu[i] = i ? 2 : 0.5, p->uprev[i] = i ? -1 : 1;
+  }
+  physLog log;
+  memset(&log, 0, sizeof log);
+  phys_reset_data(m, d);
+  // the gradient's scale: central differences at U = 0
+  static double U[60 * 2];
+  const double h = 1e-3;
+  double g0 = 0, g = 0;
+  for (int i = 0; i < T * nu; i++) {
+    U[i] = h;
+    double Jp = phys_control_rollout(p, d, U, NULL);
+    phys_reset_data(m, d);
+    U[i] = -h;
+    double Jm = phys_control_rollout(p, d, U, NULL);
+    phys_reset_data(m, d);
+    U[i] = 0;
+    g0 = fmax(g0, fabs(Jp - Jm) / (2 * h));
+  }
+  CHECK(phys_ddp_solve(p, d, NULL, NULL, &log) == PHYS_OK);
+  memcpy(U, p->U, sizeof U);
+  for (int i = 0; i < T * nu; i++) {
+    double ui = U[i];
+    U[i] = ui + h;
+    double Jp = phys_control_rollout(p, d, U, NULL);
+    phys_reset_data(m, d);
+    U[i] = ui - h;
+    double Jm = phys_control_rollout(p, d, U, NULL);
+    phys_reset_data(m, d);
+    U[i] = ui;
+    g = fmax(g, fabs(Jp - Jm) / (2 * h));
+  }
+  CHECK_MSG(g <= 1e-8 * g0, "max |dJ/du| at the solution %.3g, at U = 0 %.3g", g, g0);
+  printf("rate + effort: %d iterations, max |dJ/du| %.3g at the solution (%.3g at U = 0)\n", p->niter, g, g0);
+  phys_control_free(p);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
 //---------------------------------------------------------------------------------------------------------
 // pendulum swing-up
 
@@ -263,6 +313,7 @@ static void test_swing_up(void) {
 int main(void) {
   test_box_qp();
   test_lqr();
+  test_rate_optimality();
   test_swing_up();
   return test_done();
 }
