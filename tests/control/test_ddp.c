@@ -188,6 +188,20 @@ static void test_lqr(void) {
   // the cost of the returned rollout is what phys_control_rollout gives for the controls
   double J = phys_control_rollout(p, d, p->U, NULL);
   CHECK(J == p->cost);
+  // a control that overflows the step (force 2e308 on z at step 3): the step is rejected, the rollout's cost
+  // is +inf (the line search's rejection test), and as an initial guess it is an error, never a NaN result
+  phys_reset_data(m, d);
+  memcpy(d->qpos, x0, sizeof(double) * 2);
+  memcpy(d->qvel, x0 + 2, sizeof(double) * 2);
+  p->U[3 * nu + 1] = 1e308;
+  CHECK(phys_control_rollout(p, d, p->U, NULL) == INFINITY);
+  CHECK(d->warning_count[PHYS_WARN_REJECTED] == 1);
+  memcpy(d->qpos, x0, sizeof(double) * 2);
+  memcpy(d->qvel, x0 + 2, sizeof(double) * 2);
+  d->time = 0;
+  memset(&log, 0, sizeof log);
+  CHECK(phys_ddp_solve(p, d, NULL, NULL, &log) == PHYS_ERR_NUMERIC);
+  CHECK(strstr(log.error, "the initial guess's rollout is not finite") != NULL);
   printf("lqr: %d iterations, cost %.12g, max |U - U_riccati| %.3g\n", p->niter, p->cost, err);
   phys_control_free(p);
   phys_free_data(d);

@@ -175,13 +175,14 @@ static void test_errors(void) {
     CHECK(access(path("bad_u.csv"), F_OK) != 0);
     run_free(&r);
   }
-  // a missing horizon, a malformed file, a missing model
+  // a missing horizon or model, a malformed file, a missing model file
   const char* other[][2] = {
       {"{\"model\": \"pendulum.xml\"}", "bad.json: horizon: missing"},
+      {"{\"horizon\": 5}", "bad.json: model: missing"},
       {"{\"model\": \"pendulum.xml\",\n \"horizon\": }", "bad.json:2: not a JSON object (malformed JSON)"},
       {"{\"model\": \"nothere.xml\", \"horizon\": 5}", "nothere.xml"},
   };
-  for (int i = 0; i < 3; i++) {
+  for (int i = 0; i < 4; i++) {
     put("bad.json", other[i][0]);
     shRun r = optimize("bad.json");
     CHECK_MSG(r.code == 1 && has(r.err, other[i][1]), "other case %d: exit %d", i, r.code);
