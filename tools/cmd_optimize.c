@@ -370,10 +370,12 @@ static int read_cost(const optTask* t, const physModel* m, physControlProblem* p
   return 1;
 }
 
-// the second pass: init (d from qpos0 or the model's first keyframe... then the task's), ctrlrange, cost
+// the second pass: init (as simulate's default: keyframe 0 if the model has one, else qpos0 at rest; then the
+// task's), ctrlrange, cost
 static int read_task_model(const optTask* t, const physModel* m, physData* d, physControlProblem* p) {
   const cJSON* v;
-  phys_reset_data(m, d);
+  if (m->nkey > 0) phys_reset_keyframe(m, d, 0);
+  else phys_reset_data(m, d);
   if ((v = cJSON_GetObjectItemCaseSensitive(t->root, "init")) && !read_init(t, m, d, v)) return 0;
   if ((v = cJSON_GetObjectItemCaseSensitive(t->root, "ctrlrange")) && !read_ctrlrange(t, m, p, v)) return 0;
   if ((v = cJSON_GetObjectItemCaseSensitive(t->root, "cost")) && !read_cost(t, m, p, v)) return 0;
