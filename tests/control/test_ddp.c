@@ -188,6 +188,7 @@ static void test_lqr(void) {
   // the cost of the returned rollout is what phys_control_rollout gives for the controls
   double J = phys_control_rollout(p, d, p->U, NULL);
   CHECK(J == p->cost);
+  printf("lqr: %d iterations, cost %.12g, max |U - U_riccati| %.3g\n", p->niter, p->cost, err);
   // a control that overflows the step (force 2e308 on z at step 3): the step is rejected, the rollout's cost
   // is +inf (the line search's rejection test), and as an initial guess it is an error, never a NaN result
   phys_reset_data(m, d);
@@ -202,7 +203,6 @@ static void test_lqr(void) {
   memset(&log, 0, sizeof log);
   CHECK(phys_ddp_solve(p, d, NULL, NULL, &log) == PHYS_ERR_NUMERIC);
   CHECK(strstr(log.error, "the initial guess's rollout is not finite") != NULL);
-  printf("lqr: %d iterations, cost %.12g, max |U - U_riccati| %.3g\n", p->niter, p->cost, err);
   phys_control_free(p);
   phys_free_data(d);
   phys_free_model(m);
@@ -253,6 +253,73 @@ static void test_rate_optimality(void) {
   }
   CHECK_MSG(g <= 1e-8 * g0, "max |dJ/du| at the solution %.3g, at U = 0 %.3g", g, g0);
   printf("rate + effort: %d iterations, max |dJ/du| %.3g at the solution (%.3g at U = 0)\n", p->niter, g, g0);
+  phys_control_free(p);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+// J at U from the initial state (qpos0, at rest)
+static double cost_at(physControlProblem* p, const physModel* m, physData* d, const double* U) {
+  phys_reset_data(m, d);
+  return phys_control_rollout(p, d, U, NULL);
+}
+
+// the projected gradient of J at U: max over controls of |dJ/du| inside the bounds (central differences,
+// step h), and at a bound of the slope pushing outward (the second-order one-sided difference into the box:
+// phys_step clamps a control outside its ctrlrange, so no difference may cross the bound)
+static double projected_gradient(physControlProblem* p, const physModel* m, physData* d, double* U, double h) {
+  double g = 0, J0 = cost_at(p, m, d, U);
+  for (int i = 0; i < p->T * p->nu; i++) {
+    int j = i % p->nu;
+    double ui = U[i], gi, s = ui >= p->hi[j] ? -1 : 1, J[2];
+    int inside = ui > p->lo[j] && ui < p->hi[j];
+    for (int k = 0; k < 2; k++) {
+      U[i] = inside ? ui + (k ? -h : h) : ui + s * (k + 1) * h;
+      J[k] = cost_at(p, m, d, U);
+    }
+    U[i] = ui;
+    if (inside) gi = (J[0] - J[1]) / (2 * h);
+    else gi = s * (-3 * J0 + 4 * J[0] - J[1]) / (2 * h);
+    if (ui <= p->lo[j]) gi = fmin(gi, 0);        // at the lower bound only a negative slope is a descent
+    else if (ui >= p->hi[j]) gi = fmax(gi, 0);   // at the upper bound only a positive one
+    g = fmax(g, fabs(gi));
+  }
+  phys_reset_data(m, d);
+  return g;
+}
+
+// quaternion states (a free and a ball joint), a slide with a joint limit, motors on joints and on a spring
+// with ctrlrange (tests/data/mixed.xml): DDP lowers the cost at every iteration, keeps the controls in their
+// ranges, and ends at a KKT point of the bounded problem (projected central differences of the cost)
+static void test_mixed(void) {
+  physData* d;
+  physModel* m = load(&d, "tests/data/mixed.xml");
+  if (!m) return;
+  const int T = 100;
+  physControlProblem* p = phys_control_make(m, T, 200);
+  int slide = m->jnt_dofadr[phys_name2id(m, "joint", "slide")], hinge = m->jnt_dofadr[phys_name2id(m, "joint", "hinge")];
+  int qs = m->jnt_qposadr[phys_name2id(m, "joint", "slide")], qh = m->jnt_qposadr[phys_name2id(m, "joint", "hinge")];
+  p->fin.qref[qs] = 0.25, p->fin.qref[qh] = 1.0;
+  p->fin.wq[slide] = 100, p->fin.wq[hinge] = 10;
+  for (int i = 0; i < m->nv; i++) p->run.wv[i] = 0.1;
+  for (int j = 0; j < m->nu; j++) p->wu[j] = 1e-2, p->wdu[j] = 1e-3;
+  p->tol = 1e-13;
+  for (int j = 0; j < m->nu; j++) CHECK(p->lo[j] == m->actuator_ctrlrange[2 * j] && p->hi[j] == m->actuator_ctrlrange[2 * j + 1]);
+  static double U[100 * 3];
+  double g0 = projected_gradient(p, m, d, U, 1e-5);
+  physLog log;
+  memset(&log, 0, sizeof log);
+  phys_reset_data(m, d);
+  CHECK(phys_ddp_solve(p, d, NULL, NULL, &log) == PHYS_OK);
+  for (int k = 1; k <= p->niter; k++) CHECK(p->iter[k].cost < p->iter[k - 1].cost);
+  CHECK(phys_control_violation(p, p->U) == 0);
+  memcpy(U, p->U, sizeof U);
+  double g = projected_gradient(p, m, d, U, 1e-5);
+  int nb = 0;
+  for (int i = 0; i < T * m->nu; i++) nb += U[i] == p->lo[i % m->nu] || U[i] == p->hi[i % m->nu];
+  CHECK_MSG(g <= 1e-6 * g0, "projected gradient %.3g at the solution, %.3g at U = 0", g, g0);
+  printf("mixed: %d iterations (stop %d), cost %.9g -> %.9g, %d controls at a bound, projected gradient %.3g "
+         "(%.3g at U = 0)\n", p->niter, (int)p->stop, p->iter[0].cost, p->cost, nb, g, g0);
   phys_control_free(p);
   phys_free_data(d);
   phys_free_model(m);
@@ -328,6 +395,7 @@ int main(void) {
   test_box_qp();
   test_lqr();
   test_rate_optimality();
+  test_mixed();
   test_swing_up();
   return test_done();
 }
