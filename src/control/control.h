@@ -109,7 +109,9 @@ double phys_control_violation(const physControlProblem* p, const double* U);
 // solve from d's state and the initial guess p->U; on return p->U, p->X, p->cost, p->iter, p->niter, p->stop
 // and d is back at the initial state. PHYS_ERR_ARG (message in log) if a bound is infeasible (lo > hi or not
 // a number), the initial guess outside the bounds is clamped first; PHYS_ERR_NUMERIC if the initial
-// guess's rollout is not finite; a step Jacobian's error status (e.g. PHYS_ERR_MODEL) with its message.
+// guess's rollout is not finite; a step Jacobian's error status (e.g. PHYS_ERR_MODEL) with its message. After
+// an error p->U holds the (clamped) initial guess or the last accepted controls and p->X, p->cost their
+// rollout's (p->cost +inf when it was not finite).
 physStatus phys_ddp_solve(physControlProblem* p, physData* d, physDdpProgress progress, void* ctx, physLog* log);
 
 // the box QP of the backward pass: x = argmin 1/2 x' H x + g' x over lo <= x <= hi (n; H symmetric, row-major),
