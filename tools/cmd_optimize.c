@@ -271,7 +271,7 @@ static int read_init(const optTask* t, const physModel* m, physData* d, const cJ
   return 1;
 }
 
-// "ctrlrange": nu pairs [lo, hi] (null: unbounded side); each inside the model's range where it is limited
+// "ctrlrange": nu pairs [lo, hi] of finite numbers; each inside the model's range where it is limited
 static int read_ctrlrange(const optTask* t, const physModel* m, physControlProblem* p, const cJSON* v) {
   if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) != m->nu) {
     cli_error("%s: ctrlrange: expected an array of %d [lower, upper] pairs (nu of model '%s')", t->file, m->nu,
@@ -374,6 +374,10 @@ static int read_cost(const optTask* t, const physModel* m, physControlProblem* p
 // task's), ctrlrange, cost
 static int read_task_model(const optTask* t, const physModel* m, physData* d, physControlProblem* p) {
   const cJSON* v;
+  if (m->nu == 0) {
+    cli_error("%s: model: '%s' has no actuators: no controls to optimize", t->file, m->modelname);
+    return 0;
+  }
   if (m->nkey > 0) phys_reset_keyframe(m, d, 0);
   else phys_reset_data(m, d);
   if ((v = cJSON_GetObjectItemCaseSensitive(t->root, "init")) && !read_init(t, m, d, v)) return 0;

@@ -210,14 +210,15 @@ static void test_errors(void) {
     CHECK(access(path("bad_u.csv"), F_OK) != 0);
     run_free(&r);
   }
-  // a missing horizon or model, a malformed file, a missing model file
+  // a missing horizon or model, a malformed file, a missing model file, a model without actuators
   const char* other[][2] = {
       {"{\"model\": \"pendulum.xml\"}", "bad.json: horizon: missing"},
       {"{\"horizon\": 5}", "bad.json: model: missing"},
       {"{\"model\": \"pendulum.xml\",\n \"horizon\": }", "bad.json:2: not a JSON object (malformed JSON)"},
       {"{\"model\": \"nothere.xml\", \"horizon\": 5}", "nothere.xml"},
+      {"{\"model\": \"nomotor.xml\", \"horizon\": 5}", "bad.json: model: 'pendulum' has no actuators: no controls to optimize"},
   };
-  for (int i = 0; i < 4; i++) {
+  for (int i = 0; i < 5; i++) {
     put("bad.json", other[i][0]);
     shRun r = optimize("bad.json");
     CHECK_MSG(r.code == 1 && has(r.err, other[i][1]), "other case %d: exit %d", i, r.code);
@@ -236,6 +237,9 @@ int main(void) {
   if (!mkdtemp(g_dir)) return 1;
   char* model = slurp("models/pendulum_motor.xml");
   put("pendulum.xml", model);
+  free(model);
+  model = slurp("tests/data/pendulum.xml");
+  put("nomotor.xml", model);
   free(model);
   test_example();
   test_bounded();
