@@ -210,20 +210,29 @@ static void test_errors(void) {
     CHECK(access(path("bad_u.csv"), F_OK) != 0);
     run_free(&r);
   }
-  // a missing horizon or model, a malformed file, a missing model file, a model without actuators
+  // a missing horizon or model, a malformed file, a missing model file, a model without actuators, an output
+  // that is the model or another output (paths as resolved from the task's folder)
   const char* other[][2] = {
       {"{\"model\": \"pendulum.xml\"}", "bad.json: horizon: missing"},
       {"{\"horizon\": 5}", "bad.json: model: missing"},
       {"{\"model\": \"pendulum.xml\",\n \"horizon\": }", "bad.json:2: not a JSON object (malformed JSON)"},
       {"{\"model\": \"nothere.xml\", \"horizon\": 5}", "nothere.xml"},
       {"{\"model\": \"nomotor.xml\", \"horizon\": 5}", "bad.json: model: 'pendulum' has no actuators: no controls to optimize"},
+      {"{\"model\": \"pendulum.xml\", \"horizon\": 5, \"out\": {\"controls\": \"pendulum.xml\"}}",
+       "pendulum.xml: the same file as the input "},
+      {"{\"model\": \"pendulum.xml\", \"horizon\": 5, \"out\": {\"controls\": \"s.csv\", \"trajectory\": \"s.csv\"}}",
+       "s.csv: the same file as out.controls "},
   };
-  for (int i = 0; i < 5; i++) {
+  for (int i = 0; i < 7; i++) {
     put("bad.json", other[i][0]);
     shRun r = optimize("bad.json");
     CHECK_MSG(r.code == 1 && has(r.err, other[i][1]), "other case %d: exit %d", i, r.code);
+    CHECK(access(path("s.csv"), F_OK) != 0);
     run_free(&r);
   }
+  char* model = slurp(path("pendulum.xml"));
+  CHECK(has(model, "<motor name=\"torque\""));   // not replaced by the refused output
+  free(model);
   shRun r = run("optimize");
   CHECK(r.code == 2);
   run_free(&r);
