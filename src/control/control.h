@@ -11,6 +11,8 @@
 //   l_t = 1/2 sum_i wq_i r_i^2 + 1/2 sum_i wv_i (v_i - vref_i)^2 + 1/2 sum_j wu_j u_j^2
 //         + 1/2 sum_j wdu_j (u_j - u_{t-1,j})^2          (u_{-1} = uprev)
 //   l_T = the same state terms with the final targets and weights,
+// plus, per list, up to PHYS_CONTROL_MAXPOINT site terms 1/2 sum_i w_i (site_xpos_i - target_i)^2 (exact
+// gradient J' W r from the site's position Jacobian, Gauss-Newton Hessian J' W J);
 // r = q (-) qref the tangent difference (phys_difference_pos; grad.h's coordinates: a hinge or slide its
 // value difference). The residual's derivative in the tangent is taken as the identity: exact for hinge,
 // slide and free translation, and for ball and free rotations at the target (a Gauss-Newton model elsewhere).
@@ -37,12 +39,24 @@
 
 #include "physid.h"
 
-// quadratic terms on the state: targets and per-coordinate weights (tangent layout for wq)
+#define PHYS_CONTROL_MAXPOINT 8   // site position terms per list
+
+// a quadratic term on a site's world position: 1/2 sum_i w_i (p_i - target_i)^2; its gradient in the tangent
+// is exact (J' W r, J the site's position Jacobian), its Hessian the Gauss-Newton J' W J
+typedef struct physPointCost_ {
+  int site;                 // site id
+  double target[3];         // world position
+  double w[3];              // weights of x, y, z
+} physPointCost;
+
+// quadratic terms on the state: targets and per-coordinate weights (tangent layout for wq), and site positions
 typedef struct physStateCost_ {
   double* qref;             // nq target configuration (default qpos0)
   double* vref;             // nv target velocity (default 0)
   double* wq;               // nv weights on q (-) qref (default 0)
   double* wv;               // nv weights on v - vref (default 0)
+  int npoint;               // site position terms (default 0)
+  physPointCost point[PHYS_CONTROL_MAXPOINT];
 } physStateCost;
 
 // one iteration's record (iteration 0: the initial guess)

@@ -19,6 +19,8 @@ typedef struct ddpWork_ {
   double *x0;               // qpos, qvel, time of the initial state
   double* con0;             // its contact list (nconmax physContact)
   double *Vx, *Vxx, *Qx, *Qu, *Qxx, *Quu, *Qux, *Hreg, *VA, *VB, *Lff, *qp, *lo, *hi, *dx, *r;
+  double *Gp, *Hp, *jac;    // the site terms' gradient ((T+1) x nv) and Gauss-Newton Hessian ((T+1) x nv x nv)
+                            // at each state of the linearization, the site Jacobian (3 x nv)
   int* free;                // nu: rows of the box QP not at a bound
   int ncon0;
 } ddpWork;
@@ -33,10 +35,11 @@ static size_t carve(const physModel* m, int T, double* base, ddpWork* w) {
   size_t nx = (size_t)(2 * m->nv + m->nu), nu = (size_t)m->nu, ns = (size_t)(m->nq + m->nv), n = 0;
   double** slot[] = {&w->A, &w->B, &w->K, &w->k, &w->Xn, &w->Un, &w->x0, &w->con0, &w->Vx, &w->Vxx, &w->Qx,
                      &w->Qu, &w->Qxx, &w->Quu, &w->Qux, &w->Hreg, &w->VA, &w->VB, &w->Lff, &w->qp, &w->lo,
-                     &w->hi, &w->dx, &w->r};
+                     &w->hi, &w->dx, &w->r, &w->Gp, &w->Hp, &w->jac};
   size_t size[] = {T * nx * nx, T * nx * nu, T * nu * nx, T * nu, (T + 1) * ns, T * nu, ns + 1,
                    contact_doubles(m), nx, nx * nx, nx, nu, nx * nx, nu * nu, nu * nx, nu * nu, nx * nx, nx * nu,
-                   nu * nu, 3 * nu, nu, nu, nx, (size_t)m->nv};
+                   nu * nu, 3 * nu, nu, nu, nx, (size_t)m->nv, (T + 1) * (size_t)m->nv,
+                   (T + 1) * (size_t)m->nv * m->nv, 3 * (size_t)m->nv};
   for (size_t i = 0; i < sizeof size / sizeof size[0]; i++) {
     if (base) *slot[i] = base + n;
     n += size[i];
@@ -110,6 +113,51 @@ static double state_cost(const physModel* m, const physStateCost* c, const doubl
   return J;
 }
 
+// the site terms of c at d's kinematics (phys_kinematics at the state): value
+static double point_cost(const physStateCost* c, const physData* d) {
+  double J = 0;
+  for (int k = 0; k < c->npoint; k++) {
+    const physPointCost* pc = c->point + k;
+    for (int i = 0; i < 3; i++) {
+      double e = d->site_xpos[3 * pc->site + i] - pc->target[i];
+      J += 0.5 * pc->w[i] * e * e;
+    }
+  }
+  return J;
+}
+
+// the site terms' gradient g (nv) and Gauss-Newton Hessian H (nv x nv) at d's kinematics and cdof
+// (phys_kinematics and phys_com_pos at the state); jac 3 x nv scratch
+static void point_derivs(const physModel* m, const physStateCost* c, const physData* d, double* g, double* H,
+                         double* jac) {
+  int nv = m->nv;
+  memset(g, 0, sizeof(double) * (size_t)nv);
+  memset(H, 0, sizeof(double) * (size_t)nv * nv);
+  for (int k = 0; k < c->npoint; k++) {
+    const physPointCost* pc = c->point + k;
+    phys_jac(m, d, d->site_xpos + 3 * pc->site, m->site_bodyid[pc->site], jac, NULL);
+    for (int i = 0; i < 3; i++) {
+      double e = d->site_xpos[3 * pc->site + i] - pc->target[i], w = pc->w[i];
+      if (w == 0) continue;
+      const double* Ji = jac + (size_t)i * nv;
+      for (int a = 0; a < nv; a++) {
+        g[a] += w * e * Ji[a];
+        for (int b = 0; b < nv; b++) H[(size_t)a * nv + b] += w * Ji[a] * Ji[b];
+      }
+    }
+  }
+}
+
+// the state terms of c at d's state (qpos, qvel), site terms included (kinematics run when there are any)
+static double state_cost_at(const physModel* m, const physStateCost* c, physData* d, double* r) {
+  double J = state_cost(m, c, d->qpos, d->qvel, NULL, r);
+  if (c->npoint > 0) {
+    phys_kinematics(m, d);
+    J += point_cost(c, d);
+  }
+  return J;
+}
+
 // the control terms of step t at u with the previous control up: value
 static double control_cost(const physControlProblem* p, const double* u, const double* up) {
   double J = 0;
@@ -174,13 +222,11 @@ double phys_control_rollout(physControlProblem* p, physData* d, const double* U,
   memcpy(Xw + m->nq, d->qvel, sizeof(double) * (size_t)m->nv);
   double J = 0;
   for (int t = 0; t < p->T; t++) {
-    const double* x = Xw + (size_t)t * ns;
     const double* u = U + (size_t)t * p->nu;
-    J += m->opt.timestep * (state_cost(m, &p->run, x, x + m->nq, NULL, w.r) + control_cost(p, u, prev_control(p, U, t)));
+    J += m->opt.timestep * (state_cost_at(m, &p->run, d, w.r) + control_cost(p, u, prev_control(p, U, t)));
     if (!rollout_step(m, d, u, Xw + (size_t)(t + 1) * ns)) return INFINITY;
   }
-  const double* x = Xw + (size_t)p->T * ns;
-  J += state_cost(m, &p->fin, x, x + m->nq, NULL, w.r);
+  J += state_cost_at(m, &p->fin, d, w.r);
   return isfinite(J) ? J : INFINITY;
 }
 
@@ -222,7 +268,14 @@ static physStatus linearize(physControlProblem* p, physData* d, ddpWork* w, phys
       memcpy(Bt + (size_t)i * nu, B + (size_t)i * nu, sizeof(double) * (size_t)nu);
     }
     for (int j = 0; j < nu; j++) Bt[(size_t)(n2 + j) * nu + j] = 1;
+    if (p->run.npoint > 0)   // the Jacobian left kinematics and cdof at the state
+      point_derivs(m, &p->run, d, w->Gp + (size_t)t * nv, w->Hp + (size_t)t * nv * nv, w->jac);
     phys_step(m, d);
+  }
+  if (st == PHYS_OK && p->fin.npoint > 0) {
+    phys_kinematics(m, d);
+    phys_com_pos(m, d);
+    point_derivs(m, &p->fin, d, w->Gp + (size_t)p->T * nv, w->Hp + (size_t)p->T * nv * nv, w->jac);
   }
   phys_stack_free(d, mark);
   return st;
@@ -361,6 +414,13 @@ static void cost_derivs(const physControlProblem* p, ddpWork* w, int t, double* 
     lxx[(size_t)i * nx + i] = c->wq[i];
     lxx[(size_t)(nv + i) * nx + nv + i] = c->wv[i];
   }
+  if (c->npoint > 0) {   // the site terms at the linearization (linearize)
+    const double *g = w->Gp + (size_t)t * nv, *H = w->Hp + (size_t)t * nv * nv;
+    for (int a = 0; a < nv; a++) {
+      lx[a] += g[a];
+      for (int b = 0; b < nv; b++) lxx[(size_t)a * nx + b] += H[(size_t)a * nv + b];
+    }
+  }
   if (t == p->T) return;
   // the running terms are integrated over the step: l_t dt
   double h = m->opt.timestep;
@@ -475,11 +535,10 @@ static double forward(physControlProblem* p, physData* d, ddpWork* w, double alp
       for (int i = 0; i < nx; i++) s += K[(size_t)j * nx + i] * w->dx[i];
       un[j] = fmin(fmax(s, p->lo[j]), p->hi[j]);
     }
-    J += m->opt.timestep * (state_cost(m, &p->run, xn, xn + nq, NULL, w->r) + control_cost(p, un, upn));
+    J += m->opt.timestep * (state_cost_at(m, &p->run, d, w->r) + control_cost(p, un, upn));   // d is at xn
     if (!rollout_step(m, d, un, w->Xn + (size_t)(t + 1) * ns)) return INFINITY;
   }
-  const double* x = w->Xn + (size_t)p->T * ns;
-  J += state_cost(m, &p->fin, x, x + nq, NULL, w->r);
+  J += state_cost_at(m, &p->fin, d, w->r);
   return isfinite(J) ? J : INFINITY;
 }
 

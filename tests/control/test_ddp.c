@@ -291,7 +291,9 @@ static double projected_gradient(physControlProblem* p, const physModel* m, phys
 // quaternion states (a free and a ball joint), a slide with a joint limit, motors on joints and on a spring
 // with ctrlrange (tests/data/mixed.xml): DDP lowers the cost at every iteration, keeps the controls in their
 // ranges, and ends at a KKT point of the bounded problem (projected central differences of the cost)
-static void test_mixed(void) {
+// (with site: a final term on the tip site's world position and a running one on the base's, whose exact
+// gradient the KKT check then tests)
+static void test_mixed(int site) {
   physData* d;
   physModel* m = load(&d, "tests/data/mixed.xml");
   if (!m) return;
@@ -304,6 +306,14 @@ static void test_mixed(void) {
   for (int i = 0; i < m->nv; i++) p->run.wv[i] = 0.1;
   for (int j = 0; j < m->nu; j++) p->wu[j] = 1e-2, p->wdu[j] = 1e-3;
   p->tol = 1e-13;
+  if (site) {
+    int tip = phys_name2id(m, "site", "tipsite");
+    p->fin.npoint = 1;
+    p->fin.point[0] = (physPointCost){tip, {0.6, 0.1, 1.0}, {30, 30, 10}};
+    p->run.npoint = 1;
+    p->run.point[0] = (physPointCost){phys_name2id(m, "site", "anchor"), {0.5, 0.3, 2.4}, {1, 1, 1}};
+    CHECK(tip >= 0);
+  }
   for (int j = 0; j < m->nu; j++) CHECK(p->lo[j] == m->actuator_ctrlrange[2 * j] && p->hi[j] == m->actuator_ctrlrange[2 * j + 1]);
   static double U[100 * 3];
   double g0 = projected_gradient(p, m, d, U, 1e-5);
@@ -317,9 +327,10 @@ static void test_mixed(void) {
   double g = projected_gradient(p, m, d, U, 1e-5);
   int nb = 0;
   for (int i = 0; i < T * m->nu; i++) nb += U[i] == p->lo[i % m->nu] || U[i] == p->hi[i % m->nu];
-  CHECK_MSG(g <= 1e-6 * g0, "projected gradient %.3g at the solution, %.3g at U = 0", g, g0);
-  printf("mixed: %d iterations (stop %d), cost %.9g -> %.9g, %d controls at a bound, projected gradient %.3g "
-         "(%.3g at U = 0)\n", p->niter, (int)p->stop, p->iter[0].cost, p->cost, nb, g, g0);
+  // the differences' rounding is about eps J / h = 1.3e-10 here: 1e-8 is a KKT point to within that noise
+  CHECK_MSG(g <= 1e-8, "projected gradient %.3g at the solution, %.3g at U = 0", g, g0);
+  printf("mixed%s: %d iterations (stop %d), cost %.9g -> %.9g, %d controls at a bound, projected gradient %.3g "
+         "(%.3g at U = 0)\n", site ? " with site terms" : "", p->niter, (int)p->stop, p->iter[0].cost, p->cost, nb, g, g0);
   phys_control_free(p);
   phys_free_data(d);
   phys_free_model(m);
@@ -391,11 +402,37 @@ static void test_swing_up(void) {
   phys_free_model(m);
 }
 
+// the pendulum's tip site to the top (0, 0, 3) at the end, at rest: the swing-up by a world-position term,
+// from 0.1 rad
+static void test_site_swing_up(void) {
+  physData* d;
+  physModel* m = load(&d, "models/pendulum_motor.xml");
+  if (!m) return;
+  physControlProblem* p = phys_control_make(m, 200, 300);
+  p->fin.npoint = 1;
+  p->fin.point[0] = (physPointCost){phys_name2id(m, "site", "tip"), {0, 0, 3}, {100, 100, 100}};
+  p->fin.wv[0] = 10;
+  p->wu[0] = 1e-3;
+  physLog log;
+  memset(&log, 0, sizeof log);
+  phys_reset_data(m, d);
+  d->qpos[0] = 0.1;   // hanging straight down the tip's distance to the top is stationary: no gradient
+  CHECK(phys_ddp_solve(p, d, NULL, NULL, &log) == PHYS_OK);
+  double qT = p->X[2 * 200];
+  CHECK_MSG(fabs(fabs(qT) - M_PI) < 1e-2, "final angle %.9g", qT);
+  printf("site swing-up: %d iterations (stop %d), cost %.9g, final angle %.9g\n", p->niter, (int)p->stop, p->cost, qT);
+  phys_control_free(p);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
 int main(void) {
   test_box_qp();
   test_lqr();
   test_rate_optimality();
-  test_mixed();
+  test_mixed(0);
+  test_mixed(1);
   test_swing_up();
+  test_site_swing_up();
   return test_done();
 }

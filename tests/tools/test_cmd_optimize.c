@@ -121,24 +121,43 @@ static void test_example(void) {
   }
 }
 
+// run a task that must succeed; the final angle of its trajectory file xfile (NAN if absent)
+static double run_final_angle(const char* task, const char* xfile) {
+  shRun r = optimize(task);
+  CHECK(r.code == 0);
+  CHECK(has(r.err, "bound violation 0\n"));
+  run_free(&r);
+  char* x = slurp(path(xfile));
+  double qT = last_row_value(x, 1);
+  free(x);
+  return qT;
+}
+
 // |u| <= 3 N m, a third of the torque that holds the pendulum level: it pumps, over 400 steps (4 s)
 static void test_bounded(void) {
   put("bounded.json", "{\"model\": \"pendulum.xml\", \"horizon\": 400, \"ctrlrange\": [[-3, 3]],\n"
                       " \"cost\": {\"final\": [{\"qpos\": [3.14159265], \"weight\": 100}, {\"qvel\": [0], \"weight\": 10}], "
                       "\"control\": 1e-3},\n"
                       " \"out\": {\"controls\": \"ub.csv\", \"trajectory\": \"xb.csv\", \"result\": \"rb.json\"}}\n");
-  shRun r = optimize("bounded.json");
-  CHECK(r.code == 0);
-  CHECK(has(r.err, "bound violation 0\n"));
-  run_free(&r);
-  char *x = slurp(path("xb.csv")), *u = slurp(path("ub.csv"));
-  double qT = last_row_value(x, 1), umax = max_abs_control(u);
+  double qT = run_final_angle("bounded.json", "xb.csv");
+  char* u = slurp(path("ub.csv"));
+  double umax = max_abs_control(u);
   CHECK_MSG(fabs(qT - M_PI) < 1e-2, "final angle %.9g", qT);
   CHECK_MSG(umax == 3, "max |u| %.17g", umax);   // the bound is reached and never passed
   printf("bounded: final angle %.9g, max |u| %g\n", qT, umax);
-  free(x);
   free(u);
   check_replay(400, "ub.csv", "xb.csv");
+}
+
+// a site term: the tip to the top (0, 0, 3) from 0.1 rad (straight down the distance is stationary)
+static void test_site(void) {
+  put("site.json", "{\"model\": \"pendulum.xml\", \"horizon\": 200, \"init\": {\"qpos\": [0.1]},\n"
+                   " \"cost\": {\"final\": [{\"site\": \"tip\", \"pos\": [0, 0, 3], \"weight\": 100}, "
+                   "{\"qvel\": [0], \"weight\": 10}], \"control\": 1e-3},\n"
+                   " \"out\": {\"trajectory\": \"xs.csv\"}}\n");
+  double qT = run_final_angle("site.json", "xs.csv");
+  CHECK_MSG(fabs(qT - M_PI) < 1e-2, "site: final angle %.9g", qT);
+  printf("site: final angle %.9g\n", qT);
 }
 
 // without "init" the start is simulate's default, the model's keyframe 0; "dt" overrides the timestep: the
@@ -200,6 +219,12 @@ static void test_errors(void) {
       {"\"method\": \"cem\", ", "bad.json: method: expected \"ddp\""},
       {"\"options\": {\"maxiter\": 0}, ", "bad.json: options.maxiter: expected an integer in [1, 100000]"},
       {"\"out\": {\"control\": \"u.csv\"}, ", "bad.json: out: unknown key 'control' (valid: controls, trajectory, result)"},
+      {"\"cost\": {\"final\": [{\"site\": \"nope\", \"pos\": [0, 0, 3], \"weight\": 1}]}, ",
+       "bad.json: cost.final[0].site: no site 'nope' in model 'pendulum_motor'"},
+      {"\"cost\": {\"final\": [{\"site\": \"tip\", \"pos\": [0, 3], \"weight\": 1}]}, ",
+       "bad.json: cost.final[0].pos: 2 values, expected 3 (a world position)"},
+      {"\"cost\": {\"final\": [{\"qpos\": [1], \"pos\": [0, 0, 3], \"weight\": 1}]}, ",
+       "bad.json: cost.final[0]: expected exactly one of qpos, qvel, site (with pos)"},
   };
   char text[1024];
   for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
@@ -253,6 +278,7 @@ int main(void) {
   test_example();
   test_bounded();
   test_keyframe_dt();
+  test_site();
   test_errors();
   remove_scratch();
   return test_done();
