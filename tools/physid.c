@@ -21,6 +21,7 @@ static const cliCommand g_commands[] = {
     {"identify", "identify physical parameters from recorded trajectories", cli_identify},
     {"evaluate", "report a model's prediction errors against recorded trajectories", cli_evaluate},
     {"sweep", "write the loss along one parameter (CSV, HTML plot): look before fitting", cli_sweep},
+    {"optimize", "plan a trajectory (control-limited DDP) from a task file: controls, trajectory, result", cli_optimize},
 };
 static const int g_ncommand = sizeof g_commands / sizeof g_commands[0];
 

@@ -1,0 +1,139 @@
+// control.h - trajectory optimization on the exact step Jacobians (issue 13): a quadratic cost on the
+// state and the controls, and iLQR with box-constrained controls (control-limited DDP, Tassa, Mansard and
+// Todorov 2014).
+//
+// Layer: control uses grad (phys_step_jacobian) and step, beside sysid; tools/cmd_optimize.c drives it.
+//
+// Problem. x_0 = d's state (qpos, qvel, time, contact list), x_{t+1} = phys_step(x_t, u_t), t = 0..T-1, ctrl
+// = u_t during step t. Cost J = sum_{t<T} l_t(x_t, u_t) dt + l_T(x_T) (the running cost integrated over time,
+// dt the model's timestep, as Crocoddyl's Euler-integrated action models), every term one half of a weighted
+// square:
+//   l_t = 1/2 sum_i wq_i r_i^2 + 1/2 sum_i wv_i (v_i - vref_i)^2 + 1/2 sum_j wu_j u_j^2
+//         + 1/2 sum_j wdu_j (u_j - u_{t-1,j})^2          (u_{-1} = uprev)
+//   l_T = the same state terms with the final targets and weights,
+// plus, per list, up to PHYS_CONTROL_MAXPOINT site terms 1/2 sum_i w_i (site_xpos_i - target_i)^2 (exact
+// gradient J' W r from the site's position Jacobian, Gauss-Newton Hessian J' W J);
+// r = q (-) qref the tangent difference (phys_difference_pos; grad.h's coordinates: a hinge or slide its
+// value difference). The residual's derivative in the tangent is taken as the identity: exact for hinge,
+// slide and free translation, and for ball and free rotations at the target (a Gauss-Newton model elsewhere).
+// Controls lie in [lo, hi] (+-inf: unbounded).
+//
+// Method (phys_ddp_solve). iLQR: the dynamics linearized by phys_step_jacobian (A, B in tangent coordinates),
+// on the state augmented with the previous control (x~ = (dq, dv, u_{t-1}), 2nv + nu numbers) so the rate
+// term is a running cost. Backward pass per step: Q's derivatives; the feedforward k from the box QP
+//   min_du 1/2 du' (Quu + mu I) du + Qu' du,  lo - u <= du <= hi - u
+// (projected Newton, warm-started from the last k); the feedback K = -Quu_ff^-1 Qux_f on the free rows and
+// 0 on the clamped rows. mu follows the Levenberg-Marquardt schedule of Tassa, Erez and Todorov (2012): raised
+// when Quu_ff is not positive definite or the line search fails, lowered after each accepted step (0 below
+// mu_min). Forward pass: u = clamp(u_t + alpha k + K (x^ (-) x_t)) for alpha = 10^(-3i/10), i = 0..10,
+// accepted when the cost decreases by at least 1e-4 of the model's expected decrease; a rollout with a
+// rejected step (phys_step's non-finite result) or a non-finite state or cost is a rejected alpha.
+// Stops when the relative cost decrease is below tol, when the feedforward is below tol (max |k| / (1 + |u|)
+// averaged over the steps), at maxiter, or when mu exceeds mu_max.
+//
+// Memory: phys_control_make allocates the problem and its workspace once; phys_ddp_solve allocates nothing
+// (the Jacobians take their scratch from d's arena). Deterministic: the same problem and d give the same
+// bits.
+#ifndef PHYS_CONTROL_H
+#define PHYS_CONTROL_H
+
+#include "physid.h"
+
+#define PHYS_CONTROL_MAXPOINT 8   // site position terms per list
+
+// a quadratic term on a site's world position: 1/2 sum_i w_i (p_i - target_i)^2; its gradient in the tangent
+// is exact (J' W r, J the site's position Jacobian), its Hessian the Gauss-Newton J' W J
+typedef struct physPointCost_ {
+  int site;                 // site id
+  double target[3];         // world position
+  double w[3];              // weights of x, y, z
+} physPointCost;
+
+// quadratic terms on the state: targets and per-coordinate weights (tangent layout for wq), and site positions
+typedef struct physStateCost_ {
+  double* qref;             // nq target configuration (default qpos0)
+  double* vref;             // nv target velocity (default 0)
+  double* wq;               // nv weights on q (-) qref (default 0)
+  double* wv;               // nv weights on v - vref (default 0)
+  int npoint;               // site position terms (default 0)
+  physPointCost point[PHYS_CONTROL_MAXPOINT];
+} physStateCost;
+
+// one iteration's record (iteration 0: the initial guess)
+typedef struct physDdpIter_ {
+  double cost;              // J after the iteration
+  double expected;          // the quadratic model's expected decrease of the accepted step (0 at iteration 0)
+  double alpha;             // accepted line-search step (0: none)
+  double mu;                // regularization after the iteration
+  double feedforward;       // mean over steps of max_j |k_j| / (1 + |u_j|) of the last backward pass
+  double seconds;           // wall time of the iteration
+} physDdpIter;
+
+// why phys_ddp_solve stopped
+typedef enum physDdpStop_ {
+  PHYS_DDP_COST = 0,        // relative cost decrease below tol
+  PHYS_DDP_FEEDFORWARD,     // feedforward below tol
+  PHYS_DDP_MAXITER,         // maxiter iterations
+  PHYS_DDP_MU               // mu above mu_max: no descent step found
+} physDdpStop;
+
+typedef struct physControlProblem_ {
+  const physModel* m;
+  int T;                    // steps
+  int nu, nv, nx;           // controls, dofs, augmented tangent state 2nv + nu
+  double* lo;               // nu lower bounds (default the model's ctrlrange where limited, else -inf)
+  double* hi;               // nu upper bounds (default ctrlrange or +inf)
+  physStateCost run;        // running state terms (t = 0..T-1)
+  physStateCost fin;        // final state terms (t = T)
+  double* wu;               // nu control effort weights (default 0)
+  double* wdu;              // nu control rate weights (default 0)
+  double* uprev;            // nu control before step 0 (default 0)
+  double* U;                // T x nu controls: the initial guess in, the solution out (default 0)
+  double* X;                // (T+1) x (nq + nv) states (qpos, qvel) of U's rollout, after a solve
+  double cost;              // J of U, after a solve
+  // options (phys_control_make's defaults)
+  int maxiter;              // 200
+  double tol;               // 1e-9
+  double mu_min;            // 1e-6
+  double mu_max;            // 1e10
+  // results of the last solve
+  int niter;                // iterations done; iter[0..niter] are their records
+  physDdpIter* iter;        // maxiter + 1 records
+  physDdpStop stop;
+  // workspace (private)
+  double* work;
+  size_t nwork;
+} physControlProblem;
+
+// progress callback: called after every iteration k (0: the initial rollout) with its record
+typedef void (*physDdpProgress)(void* ctx, int k, const physDdpIter* it);
+
+// a problem of T steps on m with the defaults above and room for maxiter iterations (0: 200); NULL if out of
+// memory or T < 1. Every array is in the one allocation.
+physControlProblem* phys_control_make(const physModel* m, int T, int maxiter);
+void phys_control_free(physControlProblem* p);
+
+// J of the controls U (T x nu) from d's state, the states written to X ((T+1) x (nq + nv), may be NULL);
+// +inf if a step was rejected or a state or the cost is not finite. d is left at x_T. Controls are applied as
+// given (no clamping).
+double phys_control_rollout(physControlProblem* p, physData* d, const double* U, double* X);
+// the largest violation of the bounds by U: max over t, j of lo_j - u or u - hi_j (0 when inside)
+double phys_control_violation(const physControlProblem* p, const double* U);
+
+// solve from d's state and the initial guess p->U; on return p->U, p->X, p->cost, p->iter, p->niter, p->stop
+// and d is back at the initial state. PHYS_ERR_ARG (message in log) if a bound is infeasible (lo > hi or not
+// a number), the initial guess outside the bounds is clamped first; PHYS_ERR_NUMERIC if the initial
+// guess's rollout is not finite; a step Jacobian's error status (e.g. PHYS_ERR_MODEL) with its message. After
+// an error p->U holds the (clamped) initial guess or the last accepted controls and p->X, p->cost their
+// rollout's (p->cost +inf when it was not finite).
+physStatus phys_ddp_solve(physControlProblem* p, physData* d, physDdpProgress progress, void* ctx, physLog* log);
+
+// the box QP of the backward pass: x = argmin 1/2 x' H x + g' x over lo <= x <= hi (n; H symmetric, row-major),
+// by projected Newton warm-started from x (clamped into the box). On return free[i] = 1 for the rows not at
+// an active bound and Lff (n x n scratch) holds the Cholesky factor of H restricted to the free rows (nfree x
+// nfree, row-major); returns the number of free rows, or -1 if that H_ff is not positive definite.
+// scratch: 3n doubles.
+int phys_box_qp(int n, const double* H, const double* g, const double* lo, const double* hi, double* x, int* free,
+                double* Lff, double* scratch);
+
+#endif  // PHYS_CONTROL_H

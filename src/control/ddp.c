@@ -1,0 +1,651 @@
+// ddp.c - control-limited iLQR on the step Jacobians (control.h)
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "chol.h"
+#include "control.h"
+#include "grad.h"
+
+//---------------------------------------------------------------------------------------------------------
+// the problem and its workspace
+
+// the workspace's arrays, carved from p->work in this order (phys_control_make)
+typedef struct ddpWork_ {
+  double *A, *B;            // T x (nx x nx), T x (nx x nu): the augmented step Jacobians
+  double *K, *k;            // T x (nu x nx), T x nu: feedback and feedforward
+  double *Xn, *Un;          // trial states and controls of the line search
+  double *x0;               // qpos, qvel, time of the initial state
+  double* con0;             // its contact list (nconmax physContact)
+  double *Vx, *Vxx, *Qx, *Qu, *Qxx, *Quu, *Qux, *Hreg, *VA, *VB, *Lff, *qp, *lo, *hi, *dx, *r;
+  double *Gp, *Hp, *jac;    // the site terms' gradient ((T+1) x nv) and Gauss-Newton Hessian ((T+1) x nv x nv)
+                            // at each state of the linearization, the site Jacobian (3 x nv)
+  int* free;                // nu: rows of the box QP not at a bound
+  int ncon0;
+} ddpWork;
+
+// doubles of the contact list of nconmax contacts
+static size_t contact_doubles(const physModel* m) {
+  return (sizeof(physContact) * (size_t)m->nconmax + sizeof(double) - 1) / sizeof(double);
+}
+
+// carve the workspace from base (NULL: only count); returns the doubles used
+static size_t carve(const physModel* m, int T, double* base, ddpWork* w) {
+  size_t nx = (size_t)(2 * m->nv + m->nu), nu = (size_t)m->nu, ns = (size_t)(m->nq + m->nv), n = 0;
+  double** slot[] = {&w->A, &w->B, &w->K, &w->k, &w->Xn, &w->Un, &w->x0, &w->con0, &w->Vx, &w->Vxx, &w->Qx,
+                     &w->Qu, &w->Qxx, &w->Quu, &w->Qux, &w->Hreg, &w->VA, &w->VB, &w->Lff, &w->qp, &w->lo,
+                     &w->hi, &w->dx, &w->r, &w->Gp, &w->Hp, &w->jac};
+  size_t size[] = {T * nx * nx, T * nx * nu, T * nu * nx, T * nu, (T + 1) * ns, T * nu, ns + 1,
+                   contact_doubles(m), nx, nx * nx, nx, nu, nx * nx, nu * nu, nu * nx, nu * nu, nx * nx, nx * nu,
+                   nu * nu, 3 * nu, nu, nu, nx, (size_t)m->nv, (T + 1) * (size_t)m->nv,
+                   (T + 1) * (size_t)m->nv * m->nv, 3 * (size_t)m->nv};
+  for (size_t i = 0; i < sizeof size / sizeof size[0]; i++) {
+    if (base) *slot[i] = base + n;
+    n += size[i];
+  }
+  if (base) w->free = (int*)(base + n);
+  n += (nu * sizeof(int) + sizeof(double) - 1) / sizeof(double);
+  return n;
+}
+
+physControlProblem* phys_control_make(const physModel* m, int T, int maxiter) {
+  if (!m || T < 1 || maxiter < 0) return NULL;
+  if (maxiter == 0) maxiter = 200;
+  int nq = m->nq, nv = m->nv, nu = m->nu;
+  ddpWork w;
+  size_t nwork = carve(m, T, NULL, &w);
+  // the problem's own arrays: lo, hi, wu, wdu, uprev (nu each), run and fin (nq + 3 nv each), U, X, iter
+  size_t nown = 5 * (size_t)nu + 2 * (size_t)(nq + 3 * nv) + (size_t)T * nu + (size_t)(T + 1) * (nq + nv) +
+                (size_t)(maxiter + 1) * (sizeof(physDdpIter) / sizeof(double) + 1);
+  physControlProblem* p = calloc(1, sizeof *p + sizeof(double) * (nown + nwork));
+  if (!p) return NULL;
+  double* s = (double*)(p + 1);
+  p->m = m, p->T = T, p->nu = nu, p->nv = nv, p->nx = 2 * nv + nu;
+  p->lo = s, s += nu;
+  p->hi = s, s += nu;
+  p->wu = s, s += nu;
+  p->wdu = s, s += nu;
+  p->uprev = s, s += nu;
+  physStateCost* c[2] = {&p->run, &p->fin};
+  for (int i = 0; i < 2; i++) {
+    c[i]->qref = s, s += nq;
+    c[i]->vref = s, s += nv;
+    c[i]->wq = s, s += nv;
+    c[i]->wv = s, s += nv;
+    memcpy(c[i]->qref, m->qpos0, sizeof(double) * (size_t)nq);
+  }
+  p->U = s, s += (size_t)T * nu;
+  p->X = s, s += (size_t)(T + 1) * (nq + nv);
+  p->iter = (physDdpIter*)s, s += (size_t)(maxiter + 1) * (sizeof(physDdpIter) / sizeof(double) + 1);
+  p->work = s, p->nwork = nwork;
+  for (int j = 0; j < nu; j++) {
+    int lim = m->actuator_ctrllimited[j];
+    p->lo[j] = lim ? m->actuator_ctrlrange[2 * j] : -INFINITY;
+    p->hi[j] = lim ? m->actuator_ctrlrange[2 * j + 1] : INFINITY;
+  }
+  p->maxiter = maxiter;
+  p->tol = 1e-9;
+  p->mu_min = 1e-6;
+  p->mu_max = 1e10;
+  return p;
+}
+
+void phys_control_free(physControlProblem* p) {
+  free(p);
+}
+
+//---------------------------------------------------------------------------------------------------------
+// cost
+
+// the state terms of c at (q, v): value; g (2nv, may be NULL) <- the gradient in tangent coordinates; r (nv)
+// scratch
+static double state_cost(const physModel* m, const physStateCost* c, const double* q, const double* v, double* g,
+                         double* r) {
+  int nv = m->nv;
+  double J = 0;
+  phys_difference_pos(m, r, 1.0, c->qref, q);
+  for (int i = 0; i < nv; i++) {
+    double e = v[i] - c->vref[i];
+    J += 0.5 * c->wq[i] * r[i] * r[i] + 0.5 * c->wv[i] * e * e;
+    if (g) g[i] = c->wq[i] * r[i], g[nv + i] = c->wv[i] * e;
+  }
+  return J;
+}
+
+// the site terms of c at d's kinematics (phys_kinematics at the state): value
+static double point_cost(const physStateCost* c, const physData* d) {
+  double J = 0;
+  for (int k = 0; k < c->npoint; k++) {
+    const physPointCost* pc = c->point + k;
+    for (int i = 0; i < 3; i++) {
+      double e = d->site_xpos[3 * pc->site + i] - pc->target[i];
+      J += 0.5 * pc->w[i] * e * e;
+    }
+  }
+  return J;
+}
+
+// the site terms' gradient g (nv) and Gauss-Newton Hessian H (nv x nv) at d's kinematics and cdof
+// (phys_kinematics and phys_com_pos at the state); jac 3 x nv scratch
+static void point_derivs(const physModel* m, const physStateCost* c, const physData* d, double* g, double* H,
+                         double* jac) {
+  int nv = m->nv;
+  memset(g, 0, sizeof(double) * (size_t)nv);
+  memset(H, 0, sizeof(double) * (size_t)nv * nv);
+  for (int k = 0; k < c->npoint; k++) {
+    const physPointCost* pc = c->point + k;
+    phys_jac(m, d, d->site_xpos + 3 * pc->site, m->site_bodyid[pc->site], jac, NULL);
+    for (int i = 0; i < 3; i++) {
+      double e = d->site_xpos[3 * pc->site + i] - pc->target[i], w = pc->w[i];
+      if (w == 0) continue;
+      const double* Ji = jac + (size_t)i * nv;
+      for (int a = 0; a < nv; a++) {
+        g[a] += w * e * Ji[a];
+        for (int b = 0; b < nv; b++) H[(size_t)a * nv + b] += w * Ji[a] * Ji[b];
+      }
+    }
+  }
+}
+
+// the state terms of c at d's state (qpos, qvel), site terms included (kinematics run when there are any)
+static double state_cost_at(const physModel* m, const physStateCost* c, physData* d, double* r) {
+  double J = state_cost(m, c, d->qpos, d->qvel, NULL, r);
+  if (c->npoint > 0) {
+    phys_kinematics(m, d);
+    J += point_cost(c, d);
+  }
+  return J;
+}
+
+// the control terms of step t at u with the previous control up: value
+static double control_cost(const physControlProblem* p, const double* u, const double* up) {
+  double J = 0;
+  for (int j = 0; j < p->nu; j++) {
+    double du = u[j] - up[j];
+    J += 0.5 * p->wu[j] * u[j] * u[j] + 0.5 * p->wdu[j] * du * du;
+  }
+  return J;
+}
+
+// the control before step t of the controls U
+static const double* prev_control(const physControlProblem* p, const double* U, int t) {
+  return t == 0 ? p->uprev : U + (size_t)(t - 1) * p->nu;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// rollouts
+
+// d <- the initial state kept in w (qpos, qvel, time, contact list)
+static void load_initial(const physModel* m, physData* d, const ddpWork* w) {
+  memcpy(d->qpos, w->x0, sizeof(double) * (size_t)m->nq);
+  memcpy(d->qvel, w->x0 + m->nq, sizeof(double) * (size_t)m->nv);
+  d->time = w->x0[m->nq + m->nv];
+  d->ncon = w->ncon0;
+  memcpy(d->contact, w->con0, sizeof(physContact) * (size_t)w->ncon0);
+}
+
+// w <- d's state as the initial state
+static void save_initial(const physModel* m, const physData* d, ddpWork* w) {
+  memcpy(w->x0, d->qpos, sizeof(double) * (size_t)m->nq);
+  memcpy(w->x0 + m->nq, d->qvel, sizeof(double) * (size_t)m->nv);
+  w->x0[m->nq + m->nv] = d->time;
+  w->ncon0 = d->ncon;
+  memcpy(w->con0, d->contact, sizeof(physContact) * (size_t)d->ncon);
+}
+
+// 1 if the n values are finite
+static int all_finite(const double* x, int n) {
+  for (int i = 0; i < n; i++)
+    if (!isfinite(x[i])) return 0;
+  return 1;
+}
+
+// one step of the rollout at ctrl u, state written to Xrow (qpos, qvel); 0 if rejected or not finite
+static int rollout_step(const physModel* m, physData* d, const double* u, double* Xrow) {
+  int rejected = d->warning_count[PHYS_WARN_REJECTED];
+  if (m->nu > 0) memcpy(d->ctrl, u, sizeof(double) * (size_t)m->nu);
+  phys_step(m, d);
+  if (d->warning_count[PHYS_WARN_REJECTED] > rejected) return 0;
+  memcpy(Xrow, d->qpos, sizeof(double) * (size_t)m->nq);
+  memcpy(Xrow + m->nq, d->qvel, sizeof(double) * (size_t)m->nv);
+  return all_finite(Xrow, m->nq + m->nv);
+}
+
+double phys_control_rollout(physControlProblem* p, physData* d, const double* U, double* X) {
+  const physModel* m = p->m;
+  ddpWork w;
+  carve(m, p->T, p->work, &w);
+  int ns = m->nq + m->nv;
+  double* Xw = X ? X : w.Xn;
+  memcpy(Xw, d->qpos, sizeof(double) * (size_t)m->nq);
+  memcpy(Xw + m->nq, d->qvel, sizeof(double) * (size_t)m->nv);
+  double J = 0;
+  for (int t = 0; t < p->T; t++) {
+    const double* u = U + (size_t)t * p->nu;
+    J += m->opt.timestep * (state_cost_at(m, &p->run, d, w.r) + control_cost(p, u, prev_control(p, U, t)));
+    if (!rollout_step(m, d, u, Xw + (size_t)(t + 1) * ns)) return INFINITY;
+  }
+  J += state_cost_at(m, &p->fin, d, w.r);
+  return isfinite(J) ? J : INFINITY;
+}
+
+double phys_control_violation(const physControlProblem* p, const double* U) {
+  double v = 0;
+  for (int t = 0; t < p->T; t++)
+    for (int j = 0; j < p->nu; j++) {
+      double u = U[(size_t)t * p->nu + j];
+      v = fmax(v, fmax(p->lo[j] - u, u - p->hi[j]));
+    }
+  return v;
+}
+
+// the augmented Jacobians of every step along (X, U) from the initial state: A~ = [A 0; 0 0], B~ = [B; I]
+// (the new state's last nu coordinates are the control just applied). Replays the steps (bit-identical to
+// the rollout that produced X).
+static physStatus linearize(physControlProblem* p, physData* d, ddpWork* w, physLog* log) {
+  const physModel* m = p->m;
+  int nv = m->nv, nu = p->nu, nx = p->nx, n2 = 2 * nv;
+  size_t mark = phys_stack_mark(d);
+  double* A = phys_stack_alloc(d, (size_t)n2 * (n2 + nu));
+  if (!A) return phys_error(log, PHYS_ERR_NOMEM, "ddp: arena exhausted: %s", d->lastwarning);
+  double* B = A + (size_t)n2 * n2;
+  load_initial(m, d, w);
+  physStatus st = PHYS_OK;
+  for (int t = 0; t < p->T && st == PHYS_OK; t++) {
+    const double* u = p->U + (size_t)t * nu;
+    if (nu > 0) memcpy(d->ctrl, u, sizeof(double) * (size_t)nu);
+    st = phys_step_jacobian(m, d, A, B);
+    if (st != PHYS_OK) {
+      phys_error(log, st, "ddp: the step Jacobian at step %d failed: %s", t, d->lastwarning);
+      break;
+    }
+    double *At = w->A + (size_t)t * nx * nx, *Bt = w->B + (size_t)t * nx * nu;
+    memset(At, 0, sizeof(double) * (size_t)nx * nx);
+    memset(Bt, 0, sizeof(double) * (size_t)nx * nu);
+    for (int i = 0; i < n2; i++) {
+      memcpy(At + (size_t)i * nx, A + (size_t)i * n2, sizeof(double) * (size_t)n2);
+      memcpy(Bt + (size_t)i * nu, B + (size_t)i * nu, sizeof(double) * (size_t)nu);
+    }
+    for (int j = 0; j < nu; j++) Bt[(size_t)(n2 + j) * nu + j] = 1;
+    if (p->run.npoint > 0)   // the Jacobian left kinematics and cdof at the state
+      point_derivs(m, &p->run, d, w->Gp + (size_t)t * nv, w->Hp + (size_t)t * nv * nv, w->jac);
+    phys_step(m, d);
+  }
+  if (st == PHYS_OK && p->fin.npoint > 0) {
+    phys_kinematics(m, d);
+    phys_com_pos(m, d);
+    point_derivs(m, &p->fin, d, w->Gp + (size_t)p->T * nv, w->Hp + (size_t)p->T * nv * nv, w->jac);
+  }
+  phys_stack_free(d, mark);
+  return st;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// the box QP
+
+// 1/2 x' H x + g' x
+static double qp_value(int n, const double* H, const double* g, const double* x) {
+  double f = 0;
+  for (int i = 0; i < n; i++) {
+    double hx = 0;
+    for (int j = 0; j < n; j++) hx += H[i * n + j] * x[j];
+    f += x[i] * (0.5 * hx + g[i]);
+  }
+  return f;
+}
+
+// gr <- H x + g
+static void qp_grad(int n, const double* H, const double* g, const double* x, double* gr) {
+  for (int i = 0; i < n; i++) {
+    double s = g[i];
+    for (int j = 0; j < n; j++) s += H[i * n + j] * x[j];
+    gr[i] = s;
+  }
+}
+
+// free[i] <- 0 where x sits at a bound its gradient pushes against; returns the number of free rows and
+// whether the set changed (*changed)
+static int qp_free_set(int n, const double* x, const double* gr, const double* lo, const double* hi, int* free,
+                       int* changed) {
+  int nf = 0;
+  for (int i = 0; i < n; i++) {
+    int f = !((x[i] <= lo[i] && gr[i] > 0) || (x[i] >= hi[i] && gr[i] < 0));
+    if (f != free[i]) *changed = 1;
+    free[i] = f;
+    nf += f;
+  }
+  return nf;
+}
+
+// Lff <- the Cholesky factor of H on the free rows (nf x nf); 0 if not positive definite
+static int qp_factor(int n, const double* H, const int* free, int nf, double* Lff) {
+  int a = 0;
+  for (int i = 0; i < n; i++) {
+    if (!free[i]) continue;
+    int b = 0;
+    for (int j = 0; j < n; j++)
+      if (free[j]) Lff[a * nf + b++] = H[i * n + j];
+    a++;
+  }
+  return phys_chol_factor(Lff, nf, 0.0) == nf;
+}
+
+int phys_box_qp(int n, const double* H, const double* g, const double* lo, const double* hi, double* x, int* free,
+                double* Lff, double* scratch) {
+  double *gr = scratch, *dir = scratch + n, *xt = scratch + 2 * n;
+  for (int i = 0; i < n; i++) x[i] = fmin(fmax(x[i], lo[i]), hi[i]), free[i] = -1;
+  double f = qp_value(n, H, g, x);
+  int nf = 0;
+  for (int it = 0; it < 100; it++) {
+    int changed = it == 0;
+    qp_grad(n, H, g, x, gr);
+    nf = qp_free_set(n, x, gr, lo, hi, free, &changed);
+    if (nf == 0) break;
+    if (changed && !qp_factor(n, H, free, nf, Lff)) return -1;
+    // the Newton direction on the free rows: dir_f = -H_ff^-1 gr_f, 0 on the clamped rows
+    double gnorm = 0, sdotg = 0;
+    int a = 0;
+    for (int i = 0; i < n; i++)
+      if (free[i]) dir[a++] = gr[i], gnorm = fmax(gnorm, fabs(gr[i]));
+    if (gnorm < 1e-13) break;
+    phys_chol_solve(dir, Lff, dir, nf);
+    for (int i = n - 1; i >= 0; i--) dir[i] = free[i] ? -dir[--a] : 0;
+    for (int i = 0; i < n; i++) sdotg += dir[i] * gr[i];
+    if (!(sdotg < 0)) break;
+    // projected backtracking (Armijo, 0.1 of the linear decrease)
+    double step = 1, ft = f;
+    for (; step > 1e-20; step *= 0.6) {
+      for (int i = 0; i < n; i++) xt[i] = fmin(fmax(x[i] + step * dir[i], lo[i]), hi[i]);
+      ft = qp_value(n, H, g, xt);
+      if (ft - f <= 0.1 * step * sdotg) break;
+    }
+    if (step <= 1e-20) break;
+    memcpy(x, xt, sizeof(double) * (size_t)n);
+    double df = f - ft;
+    f = ft;
+    if (df <= 1e-15 * fabs(f)) break;
+  }
+  // the free set and factor at the solution
+  int changed = 1;
+  qp_grad(n, H, g, x, gr);
+  nf = qp_free_set(n, x, gr, lo, hi, free, &changed);
+  if (nf > 0 && !qp_factor(n, H, free, nf, Lff)) return -1;
+  return nf;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// backward pass
+
+// C (r x c) <- A' B for A (k x r), B (k x c), all row-major; C += when add
+static void mul_tn(int k, int r, int c, const double* A, const double* B, double* C, int add) {
+  if (!add) memset(C, 0, sizeof(double) * (size_t)r * c);
+  for (int l = 0; l < k; l++)
+    for (int i = 0; i < r; i++) {
+      double a = A[(size_t)l * r + i];
+      if (a == 0) continue;
+      for (int j = 0; j < c; j++) C[(size_t)i * c + j] += a * B[(size_t)l * c + j];
+    }
+}
+
+// C (r x c) <- A B for A (r x k), B (k x c)
+static void mul_nn(int r, int k, int c, const double* A, const double* B, double* C) {
+  memset(C, 0, sizeof(double) * (size_t)r * c);
+  for (int i = 0; i < r; i++)
+    for (int l = 0; l < k; l++) {
+      double a = A[(size_t)i * k + l];
+      if (a == 0) continue;
+      for (int j = 0; j < c; j++) C[(size_t)i * c + j] += a * B[(size_t)l * c + j];
+    }
+}
+
+// the cost's derivatives at step t (t = T: final) added into Qx (nx), Qxx (nx x nx) and, for t < T, Qu, Quu,
+// Qux (set, not added: the caller adds the value function's terms after)
+static void cost_derivs(const physControlProblem* p, ddpWork* w, int t, double* lx, double* lxx, double* lu,
+                        double* luu, double* lux) {
+  const physModel* m = p->m;
+  int nv = m->nv, nu = p->nu, nx = p->nx, ns = m->nq + nv, n2 = 2 * nv;
+  const physStateCost* c = t == p->T ? &p->fin : &p->run;
+  const double* x = p->X + (size_t)t * ns;
+  memset(lx, 0, sizeof(double) * (size_t)nx);
+  memset(lxx, 0, sizeof(double) * (size_t)nx * nx);
+  state_cost(m, c, x, x + m->nq, lx, w->r);
+  for (int i = 0; i < nv; i++) {
+    lxx[(size_t)i * nx + i] = c->wq[i];
+    lxx[(size_t)(nv + i) * nx + nv + i] = c->wv[i];
+  }
+  if (c->npoint > 0) {   // the site terms at the linearization (linearize)
+    const double *g = w->Gp + (size_t)t * nv, *H = w->Hp + (size_t)t * nv * nv;
+    for (int a = 0; a < nv; a++) {
+      lx[a] += g[a];
+      for (int b = 0; b < nv; b++) lxx[(size_t)a * nx + b] += H[(size_t)a * nv + b];
+    }
+  }
+  if (t == p->T) return;
+  // the running terms are integrated over the step: l_t dt
+  double h = m->opt.timestep;
+  for (int i = 0; i < nx; i++) lx[i] *= h;
+  for (int i = 0; i < nx * nx; i++) lxx[i] *= h;
+  const double* u = p->U + (size_t)t * nu;
+  const double* up = prev_control(p, p->U, t);
+  memset(luu, 0, sizeof(double) * (size_t)nu * nu);
+  memset(lux, 0, sizeof(double) * (size_t)nu * nx);
+  for (int j = 0; j < nu; j++) {
+    double du = u[j] - up[j];
+    lu[j] = h * (p->wu[j] * u[j] + p->wdu[j] * du);
+    luu[(size_t)j * nu + j] = h * (p->wu[j] + p->wdu[j]);
+    if (t > 0) {   // u_{-1} = uprev is fixed: no state coordinate at t = 0 carries it
+      lx[n2 + j] = -h * p->wdu[j] * du;
+      lxx[(size_t)(n2 + j) * nx + n2 + j] = h * p->wdu[j];
+      lux[(size_t)j * nx + n2 + j] = -h * p->wdu[j];
+    }
+  }
+}
+
+// the backward pass at regularization mu: K, k for every step and the expected decrease terms dV[0] = sum
+// k' Qu, dV[1] = sum 1/2 k' Quu k; *ff the mean feedforward size. 0 if some Quu_ff + mu I is not positive
+// definite (the caller raises mu).
+static int backward(physControlProblem* p, ddpWork* w, double mu, double dV[2], double* ff) {
+  int nu = p->nu, nx = p->nx;
+  double* lux = w->VB;   // lux (nu x nx) is copied to Qux before VB is needed
+  dV[0] = dV[1] = 0, *ff = 0;
+  cost_derivs(p, w, p->T, w->Vx, w->Vxx, NULL, NULL, NULL);
+  for (int t = p->T - 1; t >= 0; t--) {
+    const double *A = w->A + (size_t)t * nx * nx, *B = w->B + (size_t)t * nx * nu;
+    double *K = w->K + (size_t)t * nu * nx, *k = w->k + (size_t)t * nu;
+    cost_derivs(p, w, t, w->Qx, w->Qxx, w->Qu, w->Quu, lux);
+    memcpy(w->Qux, lux, sizeof(double) * (size_t)nu * nx);
+    // Q's derivatives: Qx += A' Vx, Qu += B' Vx, Qxx += A' Vxx A, Quu += B' Vxx B, Qux += B' Vxx A
+    mul_tn(nx, nx, 1, A, w->Vx, w->Qx, 1);
+    mul_tn(nx, nu, 1, B, w->Vx, w->Qu, 1);
+    mul_nn(nx, nx, nx, w->Vxx, A, w->VA);
+    mul_nn(nx, nx, nu, w->Vxx, B, w->VB);
+    mul_tn(nx, nx, nx, A, w->VA, w->Qxx, 1);
+    mul_tn(nx, nu, nu, B, w->VB, w->Quu, 1);
+    mul_tn(nx, nu, nx, B, w->VA, w->Qux, 1);
+    // the feedforward: the box QP on Quu + mu I within the bounds shifted by u_t
+    const double* u = p->U + (size_t)t * nu;
+    for (int i = 0; i < nu * nu; i++) w->Hreg[i] = w->Quu[i];
+    for (int j = 0; j < nu; j++) {
+      w->Hreg[j * nu + j] += mu;
+      w->lo[j] = p->lo[j] - u[j], w->hi[j] = p->hi[j] - u[j];
+    }
+    int nf = phys_box_qp(nu, w->Hreg, w->Qu, w->lo, w->hi, k, w->free, w->Lff, w->qp);
+    if (nf < 0) return 0;
+    // the feedback on the free rows, -Hff^-1 Qux_f; zero on the clamped rows
+    memset(K, 0, sizeof(double) * (size_t)nu * nx);
+    for (int c = 0; c < nx && nf > 0; c++) {
+      int a = 0;
+      for (int j = 0; j < nu; j++)
+        if (w->free[j]) w->qp[a++] = w->Qux[(size_t)j * nx + c];
+      phys_chol_solve(w->qp, w->Lff, w->qp, nf);
+      a = 0;
+      for (int j = 0; j < nu; j++)
+        if (w->free[j]) K[(size_t)j * nx + c] = -w->qp[a++];
+    }
+    // value function: Vx = Qx + K' Quu k + K' Qu + Qux' k, Vxx = Qxx + K' Quu K + K' Qux + Qux' K
+    double kmax = 0;
+    for (int j = 0; j < nu; j++) {
+      double qk = 0;
+      for (int i = 0; i < nu; i++) qk += w->Quu[j * nu + i] * k[i];
+      dV[0] += k[j] * w->Qu[j];
+      dV[1] += 0.5 * k[j] * qk;
+      w->qp[j] = qk + w->Qu[j];   // Quu k + Qu
+      kmax = fmax(kmax, fabs(k[j]) / (1 + fabs(u[j])));
+    }
+    *ff += kmax / p->T;
+    memcpy(w->Vx, w->Qx, sizeof(double) * (size_t)nx);
+    mul_tn(nu, nx, 1, K, w->qp, w->Vx, 1);
+    mul_tn(nu, nx, 1, w->Qux, k, w->Vx, 1);
+    mul_nn(nu, nu, nx, w->Quu, K, w->VB);   // Quu K (nu x nx), in VB's room
+    for (int j = 0; j < nu * nx; j++) w->VB[j] += w->Qux[j];   // Quu K + Qux
+    memcpy(w->Vxx, w->Qxx, sizeof(double) * (size_t)nx * nx);
+    mul_tn(nu, nx, nx, K, w->VB, w->Vxx, 1);     // + K' Quu K + K' Qux
+    mul_tn(nu, nx, nx, w->Qux, K, w->Vxx, 1);    // + Qux' K
+    for (int i = 0; i < nx; i++)
+      for (int j = 0; j < i; j++) {
+        double s = 0.5 * (w->Vxx[i * nx + j] + w->Vxx[j * nx + i]);
+        w->Vxx[i * nx + j] = w->Vxx[j * nx + i] = s;
+      }
+  }
+  return 1;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// forward pass
+
+// the rollout of u = clamp(U + alpha k + K dx) into (Xn, Un): its cost, +inf if not finite
+static double forward(physControlProblem* p, physData* d, ddpWork* w, double alpha) {
+  const physModel* m = p->m;
+  int nq = m->nq, nv = m->nv, nu = p->nu, nx = p->nx, ns = nq + nv;
+  load_initial(m, d, w);
+  memcpy(w->Xn, w->x0, sizeof(double) * (size_t)ns);
+  double J = 0;
+  for (int t = 0; t < p->T; t++) {
+    const double *x = p->X + (size_t)t * ns, *xn = w->Xn + (size_t)t * ns;
+    const double *K = w->K + (size_t)t * nu * nx, *k = w->k + (size_t)t * nu, *u = p->U + (size_t)t * nu;
+    double* un = w->Un + (size_t)t * nu;
+    // dx = (qn (-) q, vn - v, un_{t-1} - u_{t-1})
+    phys_difference_pos(m, w->dx, 1.0, x, xn);
+    for (int i = 0; i < nv; i++) w->dx[nv + i] = xn[nq + i] - x[nq + i];
+    const double *upn = prev_control(p, w->Un, t), *up = prev_control(p, p->U, t);
+    for (int j = 0; j < nu; j++) w->dx[2 * nv + j] = upn[j] - up[j];
+    for (int j = 0; j < nu; j++) {
+      double s = u[j] + alpha * k[j];
+      for (int i = 0; i < nx; i++) s += K[(size_t)j * nx + i] * w->dx[i];
+      un[j] = fmin(fmax(s, p->lo[j]), p->hi[j]);
+    }
+    J += m->opt.timestep * (state_cost_at(m, &p->run, d, w->r) + control_cost(p, un, upn));   // d is at xn
+    if (!rollout_step(m, d, un, w->Xn + (size_t)(t + 1) * ns)) return INFINITY;
+  }
+  J += state_cost_at(m, &p->fin, d, w->r);
+  return isfinite(J) ? J : INFINITY;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// the solver
+
+// monotonic wall clock in seconds
+static double wall_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+// mu after a failure (raise) or a success (lower), Tassa, Erez and Todorov (2012): the factor delta grows
+// geometrically from 2
+static void mu_update(const physControlProblem* p, double* mu, double* delta, int raise) {
+  if (raise) {
+    *delta = fmax(2.0, *delta * 2.0);
+    *mu = fmax(p->mu_min, *mu * *delta);
+  } else {
+    *delta = fmin(0.5, *delta / 2.0);
+    *mu = *mu * *delta > p->mu_min ? *mu * *delta : 0;
+  }
+}
+
+// 0 and a message if a bound is infeasible
+static int bounds_ok(const physControlProblem* p, physLog* log) {
+  for (int j = 0; j < p->nu; j++) {
+    if (!(p->lo[j] <= p->hi[j]) || p->lo[j] == INFINITY || p->hi[j] == -INFINITY) {
+      phys_error(log, PHYS_ERR_ARG, "ddp: control %d: infeasible bounds [%g, %g]", j, p->lo[j], p->hi[j]);
+      return 0;
+    }
+  }
+  return 1;
+}
+
+physStatus phys_ddp_solve(physControlProblem* p, physData* d, physDdpProgress progress, void* ctx, physLog* log) {
+  const physModel* m = p->m;
+  int nu = p->nu, ns = m->nq + m->nv;
+  if (!bounds_ok(p, log)) return PHYS_ERR_ARG;
+  ddpWork w;
+  carve(m, p->T, p->work, &w);
+  save_initial(m, d, &w);
+  for (int t = 0; t < p->T; t++)
+    for (int j = 0; j < nu; j++) {
+      double* u = p->U + (size_t)t * nu + j;
+      *u = fmin(fmax(*u, p->lo[j]), p->hi[j]);
+    }
+  memset(w.k, 0, sizeof(double) * (size_t)p->T * nu);
+  double start = wall_seconds();
+  p->cost = phys_control_rollout(p, d, p->U, p->X);
+  load_initial(m, d, &w);
+  if (!isfinite(p->cost))
+    return phys_error(log, PHYS_ERR_NUMERIC, "ddp: the initial guess's rollout is not finite (%s)",
+                      d->nwarning ? d->lastwarning : "cost");
+  p->niter = 0;
+  p->iter[0] = (physDdpIter){p->cost, 0, 0, 0, 0, wall_seconds() - start};
+  if (progress) progress(ctx, 0, &p->iter[0]);
+  double mu = 0, delta = 1;
+  p->stop = PHYS_DDP_MAXITER;
+  physStatus st = PHYS_OK;
+  while (p->niter < p->maxiter) {
+    start = wall_seconds();
+    st = linearize(p, d, &w, log);
+    if (st != PHYS_OK) break;
+    double dV[2], ff = 0, alpha = 0, Jn = INFINITY, expected = 0;
+    int accepted = 0, stop = -1;
+    while (!accepted && stop < 0) {
+      if (!backward(p, &w, mu, dV, &ff)) {
+        mu_update(p, &mu, &delta, 1);
+        if (mu > p->mu_max) stop = PHYS_DDP_MU;
+        continue;
+      }
+      if (ff < p->tol) {
+        stop = PHYS_DDP_FEEDFORWARD;
+        break;
+      }
+      for (int i = 0; i <= 10 && !accepted; i++) {
+        alpha = pow(10.0, -0.3 * i);
+        expected = -(alpha * dV[0] + alpha * alpha * dV[1]);
+        Jn = forward(p, d, &w, alpha);
+        double z = expected > 0 ? (p->cost - Jn) / expected : (Jn < p->cost ? 1 : -1);
+        accepted = Jn < p->cost && z > 1e-4;
+      }
+      if (!accepted) {
+        mu_update(p, &mu, &delta, 1);
+        if (mu > p->mu_max) stop = PHYS_DDP_MU;
+      }
+    }
+    load_initial(m, d, &w);
+    if (!accepted) {
+      p->stop = (physDdpStop)stop;
+      break;
+    }
+    double dJ = p->cost - Jn;
+    memcpy(p->U, w.Un, sizeof(double) * (size_t)p->T * nu);
+    memcpy(p->X, w.Xn, sizeof(double) * (size_t)(p->T + 1) * ns);
+    p->cost = Jn;
+    mu_update(p, &mu, &delta, 0);
+    p->niter++;
+    p->iter[p->niter] = (physDdpIter){Jn, expected, alpha, mu, ff, wall_seconds() - start};
+    if (progress) progress(ctx, p->niter, &p->iter[p->niter]);
+    if (dJ < p->tol * fabs(p->cost)) {
+      p->stop = PHYS_DDP_COST;
+      break;
+    }
+  }
+  load_initial(m, d, &w);
+  return st;
+}

@@ -1,0 +1,438 @@
+// test_ddp.c - control-limited iLQR (src/control/ddp.c): the box QP against enumeration of its active sets,
+// DDP on a linear model equal to the finite-horizon Riccati solution, the pendulum swing-up with bounded
+// torque, determinism, infeasible bounds.
+#include <math.h>
+#include <string.h>
+
+#include "chol.h"
+#include "control.h"
+#include "grad.h"
+#include "test.h"
+
+//---------------------------------------------------------------------------------------------------------
+// box QP
+
+// the box QP's minimum by enumerating every active set of a 2-variable problem (each variable at lo, hi or
+// free): the best feasible stationary point
+static double brute_qp2(const double* H, const double* g, const double* lo, const double* hi, double* xbest) {
+  double best = INFINITY;
+  for (int a = 0; a < 3; a++)
+    for (int b = 0; b < 3; b++) {
+      double x[2];
+      int fix[2] = {a, b};
+      for (int i = 0; i < 2; i++) x[i] = fix[i] == 1 ? lo[i] : fix[i] == 2 ? hi[i] : 0;
+      if (a == 0 && b == 0) {
+        double det = H[0] * H[3] - H[1] * H[2];
+        x[0] = (-g[0] * H[3] + g[1] * H[1]) / det;
+        x[1] = (-g[1] * H[0] + g[0] * H[2]) / det;
+      } else if (a == 0) {
+        x[0] = -(g[0] + H[1] * x[1]) / H[0];
+      } else if (b == 0) {
+        x[1] = -(g[1] + H[2] * x[0]) / H[3];
+      }
+      if (x[0] < lo[0] - 1e-12 || x[0] > hi[0] + 1e-12 || x[1] < lo[1] - 1e-12 || x[1] > hi[1] + 1e-12) continue;
+      double f = 0.5 * (H[0] * x[0] * x[0] + 2 * H[1] * x[0] * x[1] + H[3] * x[1] * x[1]) + g[0] * x[0] + g[1] * x[1];
+      if (f < best) best = f, xbest[0] = x[0], xbest[1] = x[1];
+    }
+  return best;
+}
+
+static void test_box_qp(void) {
+  const double H[4] = {2.0, 0.8, 0.8, 1.0};
+  const double gs[4][2] = {{-1, -1}, {3, -0.5}, {-4, 4}, {0.1, 0.2}};
+  const double lo[2] = {-1, -0.5}, hi[2] = {0.5, 1};
+  for (int c = 0; c < 4; c++) {
+    double x[2] = {0, 0}, xb[2] = {NAN, NAN}, Lff[4], scratch[6];
+    int free[2];
+    int nf = phys_box_qp(2, H, gs[c], lo, hi, x, free, Lff, scratch);
+    brute_qp2(H, gs[c], lo, hi, xb);
+    CHECK(nf >= 0);
+    CHECK_NEAR(x[0], xb[0], 1e-12);
+    CHECK_NEAR(x[1], xb[1], 1e-12);
+    // the free rows are exactly those strictly inside the box
+    for (int i = 0; i < 2; i++) CHECK(free[i] == (x[i] > lo[i] && x[i] < hi[i]));
+  }
+  // an indefinite H on the free rows is reported
+  const double Hneg[4] = {-1, 0, 0, 1}, g[2] = {0.1, 0.1};
+  double x[2] = {0, 0}, Lff[4], scratch[6];
+  int free[2];
+  CHECK(phys_box_qp(2, Hneg, g, (double[]){-INFINITY, -1}, (double[]){INFINITY, 1}, x, free, Lff, scratch) == -1);
+}
+
+//---------------------------------------------------------------------------------------------------------
+// LQR
+
+// the finite-horizon affine Riccati recursion for x+ = A x + B u, running cost 1/2 (x - xr)' Q (x - xr) +
+// 1/2 u' R u, final 1/2 (x - xf)' Qf (x - xf), Q, R, Qf diagonal (q, r, qf); the optimal controls from x0
+// into U (T x nu). n <= 8, nu <= 4.
+static void riccati(int n, int nu, int T, const double* A, const double* B, const double* q, const double* r,
+                    const double* qf, const double* xr, const double* xf, const double* x0, double* U) {
+  static double K[400][4 * 8], k[400][4];
+  double P[64], p[8], PA[64], PB[32], Quu[16], Qux[32], qu[4], Qxx[64], qx[8];
+  memset(P, 0, sizeof P);
+  for (int i = 0; i < n; i++) P[i * n + i] = qf[i], p[i] = -qf[i] * xf[i];
+  for (int t = T - 1; t >= 0; t--) {
+    for (int i = 0; i < n; i++)
+      for (int j = 0; j < n; j++) {
+        PA[i * n + j] = 0;
+        for (int l = 0; l < n; l++) PA[i * n + j] += P[i * n + l] * A[l * n + j];
+      }
+    for (int i = 0; i < n; i++)
+      for (int j = 0; j < nu; j++) {
+        PB[i * nu + j] = 0;
+        for (int l = 0; l < n; l++) PB[i * nu + j] += P[i * n + l] * B[l * nu + j];
+      }
+    for (int i = 0; i < nu; i++) {
+      qu[i] = 0;
+      for (int l = 0; l < n; l++) qu[i] += B[l * nu + i] * p[l];
+      for (int j = 0; j < nu; j++) {
+        Quu[i * nu + j] = i == j ? r[i] : 0;
+        for (int l = 0; l < n; l++) Quu[i * nu + j] += B[l * nu + i] * PB[l * nu + j];
+      }
+      for (int j = 0; j < n; j++) {
+        Qux[i * n + j] = 0;
+        for (int l = 0; l < n; l++) Qux[i * n + j] += B[l * nu + i] * PA[l * n + j];
+      }
+    }
+    for (int i = 0; i < n; i++) {
+      qx[i] = -q[i] * xr[i];
+      for (int l = 0; l < n; l++) qx[i] += A[l * n + i] * p[l];
+      for (int j = 0; j < n; j++) {
+        Qxx[i * n + j] = i == j ? q[i] : 0;
+        for (int l = 0; l < n; l++) Qxx[i * n + j] += A[l * n + i] * PA[l * n + j];
+      }
+    }
+    phys_chol_factor(Quu, nu, 0);
+    double col[4];
+    for (int j = 0; j < n; j++) {
+      for (int i = 0; i < nu; i++) col[i] = Qux[i * n + j];
+      phys_chol_solve(col, Quu, col, nu);
+      for (int i = 0; i < nu; i++) K[t][i * n + j] = -col[i];
+    }
+    phys_chol_solve(k[t], Quu, qu, nu);
+    for (int i = 0; i < nu; i++) k[t][i] = -k[t][i];
+    // P = Qxx + Qux' K, p = qx + Qux' k
+    for (int i = 0; i < n; i++) {
+      p[i] = qx[i];
+      for (int l = 0; l < nu; l++) p[i] += Qux[l * n + i] * k[t][l];
+      for (int j = 0; j < n; j++) {
+        P[i * n + j] = Qxx[i * n + j];
+        for (int l = 0; l < nu; l++) P[i * n + j] += Qux[l * n + i] * K[t][l * n + j];
+      }
+    }
+  }
+  double x[8], xn[8];
+  memcpy(x, x0, sizeof(double) * n);
+  for (int t = 0; t < T; t++) {
+    double* u = U + t * nu;
+    for (int i = 0; i < nu; i++) {
+      u[i] = k[t][i];
+      for (int j = 0; j < n; j++) u[i] += K[t][i * n + j] * x[j];
+    }
+    for (int i = 0; i < n; i++) {
+      xn[i] = 0;
+      for (int j = 0; j < n; j++) xn[i] += A[i * n + j] * x[j];
+      for (int j = 0; j < nu; j++) xn[i] += B[i * nu + j] * u[j];
+    }
+    memcpy(x, xn, sizeof(double) * n);
+  }
+}
+
+// the model at path and its data (NULL and a failed check if it does not load)
+static physModel* load(physData** d, const char* path) {
+  physLog log;
+  memset(&log, 0, sizeof log);
+  physModel* m = phys_load(path, NULL, &log);
+  CHECK_MSG(m != NULL, "%s: %s", path, log.error);
+  *d = m ? phys_make_data(m) : NULL;
+  return m;
+}
+
+static void test_lqr(void) {
+  physLog log;
+  memset(&log, 0, sizeof log);
+  physData* d;
+  physModel* m = load(&d, "tests/data/slider2_motor.xml");
+  if (!m) return;
+  const int T = 150, n = 4, nu = 2;
+  physControlProblem* p = phys_control_make(m, T, 50);
+  CHECK(p && p->nx == 2 * 2 + 2);
+  // targets: run toward (0.3, -0.2) at rest, end at (1, 0.5) with velocity (0, 0.1)
+  double q[4] = {0.5, 0.2, 0.1, 0.3}, r[2] = {0.01, 0.02}, qf[4] = {100, 200, 10, 20};
+  double xr[4] = {0.3, -0.2, 0, 0}, xf[4] = {1, 0.5, 0, 0.1}, x0[4] = {-0.2, 0.1, 0.3, -0.4};
+  for (int i = 0; i < 2; i++) {
+    p->run.qref[i] = xr[i], p->run.vref[i] = xr[2 + i], p->run.wq[i] = q[i], p->run.wv[i] = q[2 + i];
+    p->fin.qref[i] = xf[i], p->fin.vref[i] = xf[2 + i], p->fin.wq[i] = qf[i], p->fin.wv[i] = qf[2 + i];
+    p->wu[i] = r[i];
+  }
+  phys_reset_data(m, d);
+  memcpy(d->qpos, x0, sizeof(double) * 2);
+  memcpy(d->qvel, x0 + 2, sizeof(double) * 2);
+  double A[16], B[8];
+  CHECK(phys_step_jacobian(m, d, A, B) == PHYS_OK);
+  static double Ur[150 * 2];
+  // the running cost is integrated over the step (times dt = 0.01)
+  double qh[4], rh[2];
+  for (int i = 0; i < 4; i++) qh[i] = q[i] * m->opt.timestep;
+  for (int i = 0; i < 2; i++) rh[i] = r[i] * m->opt.timestep;
+  riccati(n, nu, T, A, B, qh, rh, qf, xr, xf, x0, Ur);
+  CHECK(phys_ddp_solve(p, d, NULL, NULL, &log) == PHYS_OK);
+  double err = 0, scale = 0;
+  for (int i = 0; i < T * nu; i++) err = fmax(err, fabs(p->U[i] - Ur[i])), scale = fmax(scale, fabs(Ur[i]));
+  CHECK_MSG(err <= 1e-9 * fmax(1, scale), "max |U_ddp - U_riccati| = %.3g (scale %.3g)", err, scale);
+  // a linear-quadratic problem: one Newton step is exact, the next backward pass finds nothing to do
+  CHECK_MSG(p->niter <= 2, "niter %d", p->niter);
+  CHECK(p->iter[1].alpha == 1);
+  // d is back at the initial state
+  CHECK(d->qpos[0] == x0[0] && d->qvel[1] == x0[3] && d->time == 0);
+  // the cost of the returned rollout is what phys_control_rollout gives for the controls
+  double J = phys_control_rollout(p, d, p->U, NULL);
+  CHECK(J == p->cost);
+  printf("lqr: %d iterations, cost %.12g, max |U - U_riccati| %.3g\n", p->niter, p->cost, err);
+  // a control that overflows the step (force 2e308 on z at step 3): the step is rejected, the rollout's cost
+  // is +inf (the line search's rejection test), and as an initial guess it is an error, never a NaN result
+  phys_reset_data(m, d);
+  memcpy(d->qpos, x0, sizeof(double) * 2);
+  memcpy(d->qvel, x0 + 2, sizeof(double) * 2);
+  p->U[3 * nu + 1] = 1e308;
+  CHECK(phys_control_rollout(p, d, p->U, NULL) == INFINITY);
+  CHECK(d->warning_count[PHYS_WARN_REJECTED] == 1);
+  memcpy(d->qpos, x0, sizeof(double) * 2);
+  memcpy(d->qvel, x0 + 2, sizeof(double) * 2);
+  d->time = 0;
+  memset(&log, 0, sizeof log);
+  CHECK(phys_ddp_solve(p, d, NULL, NULL, &log) == PHYS_ERR_NUMERIC);
+  CHECK(strstr(log.error, "the initial guess's rollout is not finite") != NULL);
+  phys_control_free(p);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+// the rate and effort terms: on the linear model with running, final, effort and rate weights the cost is
+// quadratic in U, so at DDP's solution its central differences (exact for a quadratic up to rounding) vanish
+static void test_rate_optimality(void) {
+  physData* d;
+  physModel* m = load(&d, "tests/data/slider2_motor.xml");
+  if (!m) return;
+  const int T = 60, nu = 2;
+  physControlProblem* p = phys_control_make(m, T, 50);
+  for (int i = 0; i < 2; i++) {
+    p->run.wq[i] = 0.3, p->run.wv[i] = 0.1, p->fin.wq[i] = 50, p->fin.wv[i] = 5;
+    p->fin.qref[i] = i ? -0.5 : 0.7;
+    p->wu[i] = 0.01, p->wdu[i] = i ? 2 : 0.5, p->uprev[i] = i ? -1 : 1;
+  }
+  physLog log;
+  memset(&log, 0, sizeof log);
+  phys_reset_data(m, d);
+  // the gradient's scale: central differences at U = 0
+  static double U[60 * 2];
+  const double h = 1e-3;
+  double g0 = 0, g = 0;
+  for (int i = 0; i < T * nu; i++) {
+    U[i] = h;
+    double Jp = phys_control_rollout(p, d, U, NULL);
+    phys_reset_data(m, d);
+    U[i] = -h;
+    double Jm = phys_control_rollout(p, d, U, NULL);
+    phys_reset_data(m, d);
+    U[i] = 0;
+    g0 = fmax(g0, fabs(Jp - Jm) / (2 * h));
+  }
+  CHECK(phys_ddp_solve(p, d, NULL, NULL, &log) == PHYS_OK);
+  memcpy(U, p->U, sizeof U);
+  for (int i = 0; i < T * nu; i++) {
+    double ui = U[i];
+    U[i] = ui + h;
+    double Jp = phys_control_rollout(p, d, U, NULL);
+    phys_reset_data(m, d);
+    U[i] = ui - h;
+    double Jm = phys_control_rollout(p, d, U, NULL);
+    phys_reset_data(m, d);
+    U[i] = ui;
+    g = fmax(g, fabs(Jp - Jm) / (2 * h));
+  }
+  CHECK_MSG(g <= 1e-8 * g0, "max |dJ/du| at the solution %.3g, at U = 0 %.3g", g, g0);
+  printf("rate + effort: %d iterations, max |dJ/du| %.3g at the solution (%.3g at U = 0)\n", p->niter, g, g0);
+  phys_control_free(p);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+// J at U from the initial state (qpos0, at rest)
+static double cost_at(physControlProblem* p, const physModel* m, physData* d, const double* U) {
+  phys_reset_data(m, d);
+  return phys_control_rollout(p, d, U, NULL);
+}
+
+// the projected gradient of J at U: max over controls of |dJ/du| inside the bounds (central differences,
+// step h), and at a bound of the slope pushing outward (the second-order one-sided difference into the box:
+// phys_step clamps a control outside its ctrlrange, so no difference may cross the bound)
+static double projected_gradient(physControlProblem* p, const physModel* m, physData* d, double* U, double h) {
+  double g = 0, J0 = cost_at(p, m, d, U);
+  for (int i = 0; i < p->T * p->nu; i++) {
+    int j = i % p->nu;
+    double ui = U[i], gi, s = ui >= p->hi[j] ? -1 : 1, J[2];
+    int inside = ui > p->lo[j] && ui < p->hi[j];
+    for (int k = 0; k < 2; k++) {
+      U[i] = inside ? ui + (k ? -h : h) : ui + s * (k + 1) * h;
+      J[k] = cost_at(p, m, d, U);
+    }
+    U[i] = ui;
+    if (inside) gi = (J[0] - J[1]) / (2 * h);
+    else gi = s * (-3 * J0 + 4 * J[0] - J[1]) / (2 * h);
+    if (ui <= p->lo[j]) gi = fmin(gi, 0);        // at the lower bound only a negative slope is a descent
+    else if (ui >= p->hi[j]) gi = fmax(gi, 0);   // at the upper bound only a positive one
+    g = fmax(g, fabs(gi));
+  }
+  phys_reset_data(m, d);
+  return g;
+}
+
+// quaternion states (a free and a ball joint), a slide with a joint limit, motors on joints and on a spring
+// with ctrlrange (tests/data/mixed.xml): DDP lowers the cost at every iteration, keeps the controls in their
+// ranges, and ends at a KKT point of the bounded problem (projected central differences of the cost)
+// (with site: a final term on the tip site's world position and a running one on the base's, whose exact
+// gradient the KKT check then tests)
+static void test_mixed(int site) {
+  physData* d;
+  physModel* m = load(&d, "tests/data/mixed.xml");
+  if (!m) return;
+  const int T = 100;
+  physControlProblem* p = phys_control_make(m, T, 200);
+  int slide = m->jnt_dofadr[phys_name2id(m, "joint", "slide")], hinge = m->jnt_dofadr[phys_name2id(m, "joint", "hinge")];
+  int qs = m->jnt_qposadr[phys_name2id(m, "joint", "slide")], qh = m->jnt_qposadr[phys_name2id(m, "joint", "hinge")];
+  p->fin.qref[qs] = 0.25, p->fin.qref[qh] = 1.0;
+  p->fin.wq[slide] = 100, p->fin.wq[hinge] = 10;
+  for (int i = 0; i < m->nv; i++) p->run.wv[i] = 0.1;
+  for (int j = 0; j < m->nu; j++) p->wu[j] = 1e-2, p->wdu[j] = 1e-3;
+  p->tol = 1e-13;
+  if (site) {
+    int tip = phys_name2id(m, "site", "tipsite");
+    p->fin.npoint = 1;
+    p->fin.point[0] = (physPointCost){tip, {0.6, 0.1, 1.0}, {30, 30, 10}};
+    p->run.npoint = 1;
+    p->run.point[0] = (physPointCost){phys_name2id(m, "site", "anchor"), {0.5, 0.3, 2.4}, {1, 1, 1}};
+    CHECK(tip >= 0);
+  }
+  for (int j = 0; j < m->nu; j++) CHECK(p->lo[j] == m->actuator_ctrlrange[2 * j] && p->hi[j] == m->actuator_ctrlrange[2 * j + 1]);
+  static double U[100 * 3];
+  double g0 = projected_gradient(p, m, d, U, 1e-5);
+  physLog log;
+  memset(&log, 0, sizeof log);
+  phys_reset_data(m, d);
+  CHECK(phys_ddp_solve(p, d, NULL, NULL, &log) == PHYS_OK);
+  for (int k = 1; k <= p->niter; k++) CHECK(p->iter[k].cost < p->iter[k - 1].cost);
+  CHECK(phys_control_violation(p, p->U) == 0);
+  memcpy(U, p->U, sizeof U);
+  double g = projected_gradient(p, m, d, U, 1e-5);
+  int nb = 0;
+  for (int i = 0; i < T * m->nu; i++) nb += U[i] == p->lo[i % m->nu] || U[i] == p->hi[i % m->nu];
+  // the differences' rounding is about eps J / h = 1.3e-10 here: 1e-8 is a KKT point to within that noise
+  CHECK_MSG(g <= 1e-8, "projected gradient %.3g at the solution, %.3g at U = 0", g, g0);
+  printf("mixed%s: %d iterations (stop %d), cost %.9g -> %.9g, %d controls at a bound, projected gradient %.3g "
+         "(%.3g at U = 0)\n", site ? " with site terms" : "", p->niter, (int)p->stop, p->iter[0].cost, p->cost, nb, g, g0);
+  phys_control_free(p);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+//---------------------------------------------------------------------------------------------------------
+// pendulum swing-up
+
+// the swing-up of issue 13's task on models/pendulum_motor.xml (200 steps of 10 ms) or, with torque bounds
+// [-lim, lim] (lim > 0), the same cost over 400 steps; returns the problem (caller frees), its final angle in *qT
+static physControlProblem* swing_up(const physModel* m, physData* d, double lim, double* qT) {
+  int T = lim > 0 ? 400 : 200;
+  physControlProblem* p = phys_control_make(m, T, 300);
+  p->fin.qref[0] = 3.14159265;
+  p->fin.wq[0] = 100;
+  p->fin.wv[0] = 10;
+  p->wu[0] = 1e-3;
+  if (lim > 0) p->lo[0] = -lim, p->hi[0] = lim;
+  physLog log;
+  memset(&log, 0, sizeof log);
+  phys_reset_data(m, d);
+  CHECK(phys_ddp_solve(p, d, NULL, NULL, &log) == PHYS_OK);
+  *qT = p->X[(size_t)T * (m->nq + m->nv)];
+  return p;
+}
+
+static void test_swing_up(void) {
+  physLog log;
+  memset(&log, 0, sizeof log);
+  physData* d;
+  physModel* m = load(&d, "models/pendulum_motor.xml");
+  if (!m) return;
+  double qT, qT2;
+  physControlProblem* p = swing_up(m, d, 0, &qT);
+  CHECK_MSG(fabs(qT - M_PI) < 1e-2, "final angle %.9g", qT);
+  double umax = 0;
+  for (int t = 0; t < 200; t++) umax = fmax(umax, fabs(p->U[t]));
+  printf("swing-up unbounded: %d iterations, cost %.9g, final angle %.9g, max |u| %.4g\n", p->niter, p->cost, qT,
+         umax);
+  CHECK(p->stop == PHYS_DDP_COST);
+  // |u| <= 3, a third of the torque that holds the pendulum level (9.81 N m): it must pump, swinging back and
+  // forth with growing amplitude, over 4 s
+  double lim = 3;
+  CHECK(umax > lim);
+  physControlProblem* pb = swing_up(m, d, lim, &qT2);
+  CHECK_MSG(fabs(qT2 - M_PI) < 1e-2, "bounded final angle %.9g", qT2);
+  CHECK(phys_control_violation(pb, pb->U) == 0);
+  int sat = 0, reversals = 0;
+  for (int t = 0; t < 400; t++) sat += fabs(pb->U[t]) == lim;
+  CHECK(sat > 0);   // the bound is active somewhere
+  for (int t = 1; t < 400; t++) reversals += pb->X[2 * t + 1] * pb->X[2 * t + 3] < 0;   // qvel changes sign
+  CHECK_MSG(reversals >= 2, "%d reversals", reversals);
+  CHECK(pb->stop == PHYS_DDP_COST);
+  printf("swing-up |u| <= %g: %d iterations, cost %.9g, final angle %.9g, %d steps at the bound, %d swing reversals\n",
+         lim, pb->niter, pb->cost, qT2, sat, reversals);
+  // determinism: the same problem solved again gives the same bits
+  double qT3;
+  physControlProblem* pc = swing_up(m, d, lim, &qT3);
+  CHECK(pc->niter == pb->niter && memcmp(pc->U, pb->U, sizeof(double) * 400) == 0 && pc->cost == pb->cost);
+  // infeasible bounds are an error naming the control
+  pc->lo[0] = 1, pc->hi[0] = -1;
+  memset(&log, 0, sizeof log);
+  CHECK(phys_ddp_solve(pc, d, NULL, NULL, &log) == PHYS_ERR_ARG);
+  CHECK(strstr(log.error, "control 0: infeasible bounds [1, -1]") != NULL);
+  phys_control_free(pc);
+  phys_control_free(pb);
+  phys_control_free(p);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+// the pendulum's tip site to the top (0, 0, 3) at the end, at rest: the swing-up by a world-position term,
+// from 0.1 rad
+static void test_site_swing_up(void) {
+  physData* d;
+  physModel* m = load(&d, "models/pendulum_motor.xml");
+  if (!m) return;
+  physControlProblem* p = phys_control_make(m, 200, 300);
+  p->fin.npoint = 1;
+  p->fin.point[0] = (physPointCost){phys_name2id(m, "site", "tip"), {0, 0, 3}, {100, 100, 100}};
+  p->fin.wv[0] = 10;
+  p->wu[0] = 1e-3;
+  physLog log;
+  memset(&log, 0, sizeof log);
+  phys_reset_data(m, d);
+  d->qpos[0] = 0.1;   // hanging straight down the tip's distance to the top is stationary: no gradient
+  CHECK(phys_ddp_solve(p, d, NULL, NULL, &log) == PHYS_OK);
+  double qT = p->X[2 * 200];
+  CHECK_MSG(fabs(fabs(qT) - M_PI) < 1e-2, "final angle %.9g", qT);
+  printf("site swing-up: %d iterations (stop %d), cost %.9g, final angle %.9g\n", p->niter, (int)p->stop, p->cost, qT);
+  phys_control_free(p);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+int main(void) {
+  test_box_qp();
+  test_lqr();
+  test_rate_optimality();
+  test_mixed(0);
+  test_mixed(1);
+  test_swing_up();
+  test_site_swing_up();
+  return test_done();
+}

@@ -1,0 +1,285 @@
+// test_cmd_optimize.c - `physid optimize TASK.json` run as a user would (env PHYS_BIN): issue 13's task
+// verbatim swings the pendulum up (final angle within 1e-2 of pi); a torque bound of 3 N m over 400 steps still
+// swings it up with every control inside the bound; the controls CSV replayed by `simulate --ctrl-file`
+// reproduces the trajectory CSV byte for byte; two runs write identical bytes; bad task files exit 1 with a
+// message naming the JSON path and write nothing.
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sh_run.h"
+#include "test.h"
+
+// issue 13's task, verbatim
+static const char* const g_task =
+    "{\"model\": \"pendulum.xml\", \"horizon\": 200, \"method\": \"ddp\",\n"
+    " \"init\": {\"qpos\": [0], \"qvel\": [0]},\n"
+    " \"cost\": {\"final\": [{\"qpos\": [3.14159265], \"weight\": 100}, {\"qvel\": [0], \"weight\": 10}], \"control\": 1e-3},\n"
+    " \"out\": {\"controls\": \"u.csv\", \"trajectory\": \"x.csv\", \"result\": \"r.json\"}}\n";
+
+// 1 if s contains frag; prints s otherwise
+static int has(const char* s, const char* frag) {
+  if (strstr(s, frag)) return 1;
+  fprintf(stderr, "  text lacks '%s':\n---\n%s---\n", frag, s);
+  return 0;
+}
+
+// column col of the last row of a CSV text (NAN if absent)
+static double last_row_value(const char* text, int col) {
+  size_t n = strlen(text);
+  if (n < 2) return NAN;
+  const char* p = text + n - 2;
+  while (p > text && *p != '\n') p--;
+  p++;
+  for (int c = 0; c < col && p; c++) p = strchr(p, ','), p = p ? p + 1 : NULL;
+  return p ? strtod(p, NULL) : NAN;
+}
+
+// the largest |u| of a controls CSV "t,u0" (one actuator)
+static double max_abs_control(const char* text) {
+  double m = 0;
+  const char* p = strchr(text, '\n');
+  while (p && p[1]) {
+    const char* c = strchr(p + 1, ',');
+    if (!c) break;
+    m = fmax(m, fabs(strtod(c + 1, NULL)));
+    p = strchr(p + 1, '\n');
+  }
+  return m;
+}
+
+// run the task file in the scratch folder; returns the run (caller frees)
+static shRun optimize(const char* task) {
+  char args[512];
+  snprintf(args, sizeof args, "optimize %s", path(task));
+  return run(args);
+}
+
+// replay u.csv with simulate and compare its trajectory with x.csv byte for byte
+static void check_replay(int steps, const char* u, const char* x) {
+  char args[1024], model[256];
+  snprintf(model, sizeof model, "%s", path("pendulum.xml"));
+  snprintf(args, sizeof args, "simulate %s --steps %d --quiet --ctrl-file %s --out %s", model, steps, path(u),
+           path("replay.csv"));
+  shRun r = run(args);
+  CHECK(r.code == 0);
+  run_free(&r);
+  char *a = slurp(path(x)), *b = slurp(path("replay.csv"));
+  CHECK_MSG(a[0] && strcmp(a, b) == 0, "%s replayed differs from the optimized trajectory", u);
+  free(a);
+  free(b);
+}
+
+static void test_example(void) {
+  put("task.json", g_task);
+  shRun r = optimize("task.json");
+  CHECK(r.code == 0);
+  CHECK(has(r.err, "optimize: iter   1  cost"));
+  CHECK(has(r.err, "(stop: cost)"));
+  run_free(&r);
+  char* x = slurp(path("x.csv"));
+  double qT = last_row_value(x, 1);
+  CHECK_MSG(fabs(qT - M_PI) < 1e-2, "final angle %.9g", qT);
+  CHECK(strncmp(x, "t,q0,v0,u0\n", 11) == 0);
+  free(x);
+  char* u = slurp(path("u.csv"));
+  CHECK(strncmp(u, "t,u0\n0,", 7) == 0);
+  free(u);
+  // the result: cost per iteration falling to final_cost, times, no violation (unbounded)
+  char* text = slurp(path("r.json"));
+  cJSON* j = cJSON_Parse(text);
+  CHECK(j != NULL);
+  const cJSON *cost = cJSON_GetObjectItem(j, "cost"), *secs = cJSON_GetObjectItem(j, "seconds");
+  int n = cJSON_GetArraySize(cost);
+  CHECK(n >= 2 && n == cJSON_GetArraySize(secs) && n == cJSON_GetObjectItem(j, "iterations")->valueint + 1);
+  for (int k = 1; k < n; k++) CHECK(cJSON_GetArrayItem(cost, k)->valuedouble < cJSON_GetArrayItem(cost, k - 1)->valuedouble);
+  CHECK(cJSON_GetObjectItem(j, "final_cost")->valuedouble == cJSON_GetArrayItem(cost, n - 1)->valuedouble);
+  CHECK(cJSON_GetObjectItem(j, "violation")->valuedouble == 0);
+  printf("example: %d iterations, cost %.9g -> %.9g, final angle %.9g\n", n - 1, cJSON_GetArrayItem(cost, 0)->valuedouble,
+         cJSON_GetArrayItem(cost, n - 1)->valuedouble, qT);
+  cJSON_Delete(j);
+  free(text);
+  check_replay(200, "u.csv", "x.csv");
+  // determinism: a second run writes the same controls and trajectory bytes
+  put("task2.json", "{\"model\": \"pendulum.xml\", \"horizon\": 200, \"method\": \"ddp\",\n"
+                    " \"init\": {\"qpos\": [0], \"qvel\": [0]},\n"
+                    " \"cost\": {\"final\": [{\"qpos\": [3.14159265], \"weight\": 100}, {\"qvel\": [0], \"weight\": 10}], "
+                    "\"control\": 1e-3},\n"
+                    " \"out\": {\"controls\": \"u2.csv\", \"trajectory\": \"x2.csv\", \"result\": \"r2.json\"}}\n");
+  r = optimize("task2.json");
+  CHECK(r.code == 0);
+  run_free(&r);
+  const char* same[2][2] = {{"u.csv", "u2.csv"}, {"x.csv", "x2.csv"}};
+  for (int i = 0; i < 2; i++) {
+    char *a = slurp(path(same[i][0])), *b = slurp(path(same[i][1]));
+    CHECK_MSG(a[0] && strcmp(a, b) == 0, "%s and %s differ", same[i][0], same[i][1]);
+    free(a);
+    free(b);
+  }
+}
+
+// run a task that must succeed; the final angle of its trajectory file xfile (NAN if absent)
+static double run_final_angle(const char* task, const char* xfile) {
+  shRun r = optimize(task);
+  CHECK(r.code == 0);
+  CHECK(has(r.err, "bound violation 0\n"));
+  run_free(&r);
+  char* x = slurp(path(xfile));
+  double qT = last_row_value(x, 1);
+  free(x);
+  return qT;
+}
+
+// |u| <= 3 N m, a third of the torque that holds the pendulum level: it pumps, over 400 steps (4 s)
+static void test_bounded(void) {
+  put("bounded.json", "{\"model\": \"pendulum.xml\", \"horizon\": 400, \"ctrlrange\": [[-3, 3]],\n"
+                      " \"cost\": {\"final\": [{\"qpos\": [3.14159265], \"weight\": 100}, {\"qvel\": [0], \"weight\": 10}], "
+                      "\"control\": 1e-3},\n"
+                      " \"out\": {\"controls\": \"ub.csv\", \"trajectory\": \"xb.csv\", \"result\": \"rb.json\"}}\n");
+  double qT = run_final_angle("bounded.json", "xb.csv");
+  char* u = slurp(path("ub.csv"));
+  double umax = max_abs_control(u);
+  CHECK_MSG(fabs(qT - M_PI) < 1e-2, "final angle %.9g", qT);
+  CHECK_MSG(umax == 3, "max |u| %.17g", umax);   // the bound is reached and never passed
+  printf("bounded: final angle %.9g, max |u| %g\n", qT, umax);
+  free(u);
+  check_replay(400, "ub.csv", "xb.csv");
+}
+
+// a site term: the tip to the top (0, 0, 3) from 0.1 rad (straight down the distance is stationary)
+static void test_site(void) {
+  put("site.json", "{\"model\": \"pendulum.xml\", \"horizon\": 200, \"init\": {\"qpos\": [0.1]},\n"
+                   " \"cost\": {\"final\": [{\"site\": \"tip\", \"pos\": [0, 0, 3], \"weight\": 100}, "
+                   "{\"qvel\": [0], \"weight\": 10}], \"control\": 1e-3},\n"
+                   " \"out\": {\"trajectory\": \"xs.csv\"}}\n");
+  double qT = run_final_angle("site.json", "xs.csv");
+  CHECK_MSG(fabs(qT - M_PI) < 1e-2, "site: final angle %.9g", qT);
+  printf("site: final angle %.9g\n", qT);
+}
+
+// without "init" the start is simulate's default, the model's keyframe 0; "dt" overrides the timestep: the
+// controls replayed by simulate with the same --dt reproduce the trajectory byte for byte
+static void test_keyframe_dt(void) {
+  char* model = slurp(path("pendulum.xml"));
+  char* key = strstr(model, "  <actuator>");
+  CHECK(key != NULL);
+  if (!key) return;
+  char text[4096];
+  snprintf(text, sizeof text, "%.*s  <keyframe><key name=\"tilted\" qpos=\"0.5\" qvel=\"-1\"/></keyframe>\n%s",
+           (int)(key - model), model, key);
+  free(model);
+  put("keyed.xml", text);
+  put("keyed.json", "{\"model\": \"keyed.xml\", \"horizon\": 50, \"dt\": 0.02,\n"
+                    " \"cost\": {\"final\": [{\"qpos\": [1], \"weight\": 10}], \"control\": 0.1},\n"
+                    " \"out\": {\"controls\": \"uk.csv\", \"trajectory\": \"xk.csv\"}}\n");
+  shRun r = optimize("keyed.json");
+  CHECK(r.code == 0);
+  run_free(&r);
+  char* x = slurp(path("xk.csv"));
+  CHECK(has(x, "\n0,0.5,-1,"));   // row 0: the keyframe's state
+  CHECK(has(x, "\n1.0000000000000004,"));   // 50 steps of 0.02 s (summed as the step sums them)
+  free(x);
+  char args[1024], model_path[256];
+  snprintf(model_path, sizeof model_path, "%s", path("keyed.xml"));
+  snprintf(args, sizeof args, "simulate %s --steps 50 --dt 0.02 --quiet --ctrl-file %s --out %s", model_path,
+           path("uk.csv"), path("replay.csv"));
+  r = run(args);
+  CHECK(r.code == 0);
+  run_free(&r);
+  char *a = slurp(path("xk.csv")), *b = slurp(path("replay.csv"));
+  CHECK_MSG(a[0] && strcmp(a, b) == 0, "keyed: replay differs");
+  free(a);
+  free(b);
+}
+
+// bad task files: exit 1, the message names the JSON path, no output file
+static void test_errors(void) {
+  static const char* const head = "{\"model\": \"pendulum.xml\", \"horizon\": 10, ";
+  static const char* const tail = "\"out\": {\"controls\": \"bad_u.csv\"}}";
+  static const struct {
+    const char* body;
+    const char* msg;
+  } c[] = {
+      {"\"horizon2\": 3, ", "bad.json: the task: unknown key 'horizon2' (valid: model, add, dt, horizon, method"},
+      {"\"cost\": {\"final\": [{\"qpos\": [3], \"wieght\": 1}]}, ", "bad.json: cost.final[0]: unknown key 'wieght'"},
+      {"\"cost\": {\"final\": [{\"qpos\": [3, 1], \"weight\": 1}]}, ",
+       "bad.json: cost.final[0].qpos: 2 values, expected 1 (nq of model 'pendulum_motor')"},
+      {"\"cost\": {\"running\": [{\"qvel\": [0], \"weight\": -1}]}, ",
+       "bad.json: cost.running[0].weight: expected a finite number >= 0"},
+      {"\"cost\": {\"final\": [{\"qpos\": [3], \"weight\": 1}, {\"qpos\": [2], \"weight\": 1}]}, ",
+       "bad.json: cost.final[1]: a second qpos term in this list"},
+      {"\"cost\": {\"control\": [1, 2]}, ", "bad.json: cost.control: 2 values, expected 1 (nu of model 'pendulum_motor')"},
+      {"\"ctrlrange\": [[1, -1]], ", "bad.json: ctrlrange[0]: infeasible bounds [1, -1] (lower > upper)"},
+      {"\"ctrlrange\": [[1, 2], [0, 1]], ", "bad.json: ctrlrange: expected an array of 1 [lower, upper] pairs"},
+      {"\"init\": {\"qvel\": [0, 0]}, ", "bad.json: init.qvel: 2 values, expected 1 (nv of model 'pendulum_motor')"},
+      {"\"init\": {\"keyframe\": \"home\"}, ", "bad.json: init.keyframe: no such keyframe in model 'pendulum_motor'"},
+      {"\"method\": \"cem\", ", "bad.json: method: expected \"ddp\""},
+      {"\"options\": {\"maxiter\": 0}, ", "bad.json: options.maxiter: expected an integer in [1, 100000]"},
+      {"\"out\": {\"control\": \"u.csv\"}, ", "bad.json: out: unknown key 'control' (valid: controls, trajectory, result)"},
+      {"\"cost\": {\"final\": [{\"site\": \"nope\", \"pos\": [0, 0, 3], \"weight\": 1}]}, ",
+       "bad.json: cost.final[0].site: no site 'nope' in model 'pendulum_motor'"},
+      {"\"cost\": {\"final\": [{\"site\": \"tip\", \"pos\": [0, 3], \"weight\": 1}]}, ",
+       "bad.json: cost.final[0].pos: 2 values, expected 3 (a world position)"},
+      {"\"cost\": {\"final\": [{\"qpos\": [1], \"pos\": [0, 0, 3], \"weight\": 1}]}, ",
+       "bad.json: cost.final[0]: expected exactly one of qpos, qvel, site (with pos)"},
+  };
+  char text[1024];
+  for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+    snprintf(text, sizeof text, "%s%s%s", head, c[i].body, tail);
+    put("bad.json", text);
+    shRun r = optimize("bad.json");
+    CHECK_MSG(r.code == 1 && has(r.err, c[i].msg), "case %zu: exit %d", i, r.code);
+    CHECK(access(path("bad_u.csv"), F_OK) != 0);
+    run_free(&r);
+  }
+  // a missing horizon or model, a malformed file, a missing model file, a model without actuators, an output
+  // that is the model or another output (paths as resolved from the task's folder)
+  const char* other[][2] = {
+      {"{\"model\": \"pendulum.xml\"}", "bad.json: horizon: missing"},
+      {"{\"horizon\": 5}", "bad.json: model: missing"},
+      {"{\"model\": \"pendulum.xml\",\n \"horizon\": }", "bad.json:2: not a JSON object (malformed JSON)"},
+      {"{\"model\": \"nothere.xml\", \"horizon\": 5}", "nothere.xml"},
+      {"{\"model\": \"nomotor.xml\", \"horizon\": 5}", "bad.json: model: 'pendulum' has no actuators: no controls to optimize"},
+      {"{\"model\": \"pendulum.xml\", \"horizon\": 5, \"out\": {\"controls\": \"pendulum.xml\"}}",
+       "pendulum.xml: the same file as the input "},
+      {"{\"model\": \"pendulum.xml\", \"horizon\": 5, \"out\": {\"controls\": \"s.csv\", \"trajectory\": \"s.csv\"}}",
+       "s.csv: the same file as out.controls "},
+  };
+  for (int i = 0; i < 7; i++) {
+    put("bad.json", other[i][0]);
+    shRun r = optimize("bad.json");
+    CHECK_MSG(r.code == 1 && has(r.err, other[i][1]), "other case %d: exit %d", i, r.code);
+    CHECK(access(path("s.csv"), F_OK) != 0);
+    run_free(&r);
+  }
+  char* model = slurp(path("pendulum.xml"));
+  CHECK(has(model, "<motor name=\"torque\""));   // not replaced by the refused output
+  free(model);
+  shRun r = run("optimize");
+  CHECK(r.code == 2);
+  run_free(&r);
+}
+
+int main(void) {
+  g_bin = getenv("PHYS_BIN");
+  CHECK_MSG(g_bin != NULL && access(g_bin, X_OK) == 0, "PHYS_BIN not set or not executable");
+  if (!g_bin) return test_done();
+  snprintf(g_dir, sizeof g_dir, "/tmp/test_cmd_optimize_XXXXXX");
+  if (!mkdtemp(g_dir)) return 1;
+  char* model = slurp("models/pendulum_motor.xml");
+  put("pendulum.xml", model);
+  free(model);
+  model = slurp("tests/data/pendulum.xml");
+  put("nomotor.xml", model);
+  free(model);
+  test_example();
+  test_bounded();
+  test_keyframe_dt();
+  test_site();
+  test_errors();
+  remove_scratch();
+  return test_done();
+}

@@ -1,0 +1,592 @@
+// cmd_optimize.c - `physid optimize TASK.json`: plan one trajectory by control-limited iLQR (src/control).
+//
+// The task file (docs/cli.md, optimize) names the model, the horizon, the initial state, the control bounds,
+// the cost and the outputs; every path in it is relative to the task file's folder. It is read in two passes:
+// the keys that need no model (model, add, dt, horizon, method, options, out), then, once the model is
+// loaded, those sized by it (init, ctrlrange, cost). Every error names the task file and the JSON path of the
+// offending value ("cost.final[0].qpos") and exits 1 before any output is created. The outputs go through
+// output.c: checked before the model is read, written to temporaries and renamed together when all are
+// complete. Progress (one line per iteration) goes to stderr unless --quiet.
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "control.h"
+#include "trajio.h"
+
+#define OPT_TASK_MAX (16u << 20)   // largest task file read (bytes)
+#define OPT_PATH 4096
+
+enum { OUT_CONTROLS = 0, OUT_TRAJECTORY, OUT_RESULT, OUT_N };
+static const char* const g_out_key[OUT_N] = {"controls", "trajectory", "result"};
+
+// the task's settings that need no model
+typedef struct optTask_ {
+  const char* file;         // the task file as given
+  char dir[OPT_PATH];       // its folder ("" for the current one)
+  cJSON* root;
+  char model[OPT_PATH];
+  char add[ARGS_MAXLIST][OPT_PATH];
+  double dt;                // 0: the model's
+  int T;
+  int maxiter;              // 0: the default
+  double tol;               // < 0: the default
+  char out[OUT_N][OPT_PATH];
+  int has_out[OUT_N];
+  int quiet;
+} optTask;
+
+//---------------------------------------------------------------------------------------------------------
+// reading the task
+
+// the whole file as a string (caller frees); NULL and a message if unreadable or too large
+static char* read_task(const char* path) {
+  FILE* f = fopen(path, "rb");
+  if (!f) {
+    cli_error("%s: cannot open: %s", path, strerror(errno));
+    return NULL;
+  }
+  size_t cap = 4096, n = 0;
+  char* s = malloc(cap + 1);
+  while (s) {
+    n += fread(s + n, 1, cap - n, f);
+    if (n < cap || cap >= OPT_TASK_MAX) break;
+    char* t = realloc(s, 2 * cap + 1);
+    if (!t) free(s);
+    s = t, cap *= 2;
+  }
+  int bad = ferror(f) || n >= OPT_TASK_MAX;
+  fclose(f);
+  if (!s || bad) {
+    cli_error("%s: %s", path, !s ? "out of memory" : n >= OPT_TASK_MAX ? "too large for a task file" : "read error");
+    free(s);
+    return NULL;
+  }
+  s[n] = 0;
+  return s;
+}
+
+// path relative to the task's folder (absolute paths as they are); 0 and a message if too long
+static int task_path(char out[OPT_PATH], const optTask* t, const char* path, const char* where) {
+  int n = path[0] == '/' || !t->dir[0] ? snprintf(out, OPT_PATH, "%s", path)
+                                        : snprintf(out, OPT_PATH, "%s/%s", t->dir, path);
+  if (n < 0 || n >= OPT_PATH) {
+    cli_error("%s: %s: path too long", t->file, where);
+    return 0;
+  }
+  return 1;
+}
+
+// a non-empty string value at where; 0 and a message otherwise
+static int task_string(const char** s, const cJSON* v, const optTask* t, const char* where) {
+  if (cJSON_IsString(v) && v->valuestring[0]) {
+    *s = v->valuestring;
+    return 1;
+  }
+  cli_error("%s: %s: expected a file name (a non-empty string)", t->file, where);
+  return 0;
+}
+
+// a number in [lo, hi] at where (integer if integral); 0 and a message otherwise
+static int task_number(double* x, const cJSON* v, double lo, double hi, int integral, const optTask* t,
+                       const char* where) {
+  double y = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+  if (y >= lo && y <= hi && (!integral || y == floor(y))) {
+    *x = y;
+    return 1;
+  }
+  cli_error("%s: %s: expected %s in [%g, %g]", t->file, where, integral ? "an integer" : "a number", lo, hi);
+  return 0;
+}
+
+// an array of exactly n finite numbers >= lo at where, into x; 0 and a message naming the size otherwise
+// (what: the size's meaning, "nq of model 'pendulum'")
+static int task_array(double* x, int n, double lo, const cJSON* v, const optTask* t, const char* where,
+                      const char* what) {
+  int size = cJSON_IsArray(v) ? cJSON_GetArraySize(v) : -1;
+  if (size != n) {
+    if (size < 0) cli_error("%s: %s: expected an array of %d numbers (%s)", t->file, where, n, what);
+    else cli_error("%s: %s: %d values, expected %d (%s)", t->file, where, size, n, what);
+    return 0;
+  }
+  for (int i = 0; i < n; i++) {
+    const cJSON* e = cJSON_GetArrayItem(v, i);
+    if (!cJSON_IsNumber(e) || !isfinite(e->valuedouble) || !(e->valuedouble >= lo)) {
+      cli_error("%s: %s[%d]: expected a finite number%s", t->file, where, i, lo > -INFINITY ? " >= 0" : "");
+      return 0;
+    }
+    x[i] = e->valuedouble;
+  }
+  return 1;
+}
+
+// a weight at where: one number >= 0 for every coordinate, or an array of n; into w (n)
+static int task_weight(double* w, int n, const cJSON* v, const optTask* t, const char* where, const char* what) {
+  if (cJSON_IsNumber(v)) {
+    if (!(v->valuedouble >= 0) || !isfinite(v->valuedouble)) {
+      cli_error("%s: %s: expected a finite number >= 0", t->file, where);
+      return 0;
+    }
+    for (int i = 0; i < n; i++) w[i] = v->valuedouble;
+    return 1;
+  }
+  return task_array(w, n, 0, v, t, where, what);
+}
+
+// 0 and a message naming the key if object o (at where) has a key outside the '|'-free list valid
+static int task_keys(const cJSON* o, const char* const* valid, int nvalid, const optTask* t, const char* where) {
+  if (!cJSON_IsObject(o)) {
+    cli_error("%s: %s: expected an object", t->file, where);
+    return 0;
+  }
+  const cJSON* v;
+  cJSON_ArrayForEach(v, o) {
+    int ok = 0;
+    for (int i = 0; i < nvalid && !ok; i++) ok = strcmp(v->string, valid[i]) == 0;
+    if (ok) continue;
+    char list[512] = "";
+    for (int i = 0; i < nvalid; i++) {
+      strncat(list, valid[i], sizeof list - strlen(list) - 1);
+      if (i + 1 < nvalid) strncat(list, ", ", sizeof list - strlen(list) - 1);
+    }
+    cli_error("%s: %s: unknown key '%s' (valid: %s)", t->file, where, v->string, list);
+    return 0;
+  }
+  return 1;
+}
+
+// the "out" object: each output's path (relative to the task's folder)
+static int read_out(optTask* t, const cJSON* o) {
+  if (!task_keys(o, g_out_key, OUT_N, t, "out")) return 0;
+  for (int k = 0; k < OUT_N; k++) {
+    const cJSON* v = cJSON_GetObjectItemCaseSensitive(o, g_out_key[k]);
+    const char* s;
+    char where[64];
+    snprintf(where, sizeof where, "out.%s", g_out_key[k]);
+    if (!v) continue;
+    if (!task_string(&s, v, t, where) || !task_path(t->out[k], t, s, where)) return 0;
+    t->has_out[k] = 1;
+  }
+  return 1;
+}
+
+// the "options" object of the method
+static int read_options(optTask* t, const cJSON* o) {
+  static const char* const valid[] = {"maxiter", "tol"};
+  if (!task_keys(o, valid, 2, t, "options")) return 0;
+  const cJSON* v;
+  double x;
+  if ((v = cJSON_GetObjectItemCaseSensitive(o, "maxiter"))) {
+    if (!task_number(&x, v, 1, 100000, 1, t, "options.maxiter")) return 0;
+    t->maxiter = (int)x;
+  }
+  if ((v = cJSON_GetObjectItemCaseSensitive(o, "tol"))) {
+    if (!task_number(&t->tol, v, 0, 1, 0, t, "options.tol")) return 0;
+  }
+  return 1;
+}
+
+// the "add" array: further model files
+static int read_add(optTask* t, const cJSON* v) {
+  if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) > ARGS_MAXLIST) {
+    cli_error("%s: add: expected an array of at most %d model file names", t->file, ARGS_MAXLIST);
+    return 0;
+  }
+  const cJSON* e;
+  int i = 0;
+  cJSON_ArrayForEach(e, v) {
+    char where[32];
+    const char* s;
+    snprintf(where, sizeof where, "add[%d]", i);
+    if (!task_string(&s, e, t, where) || !task_path(t->add[i], t, s, where)) return 0;
+    cli_model.add.item[cli_model.add.n++] = t->add[i++];
+  }
+  return 1;
+}
+
+// the first pass: the keys that need no model; the model-sized keys are checked by the second
+static int read_task_top(optTask* t) {
+  static const char* const valid[] = {"model", "add", "dt", "horizon", "method", "init", "ctrlrange", "cost",
+                                      "options", "out"};
+  const cJSON* r = t->root;
+  if (!task_keys(r, valid, 10, t, "the task")) return 0;
+  const cJSON* v = cJSON_GetObjectItemCaseSensitive(r, "model");
+  const char* s;
+  double x;
+  if (!v) {
+    cli_error("%s: model: missing (the model file)", t->file);
+    return 0;
+  }
+  if (!task_string(&s, v, t, "model") || !task_path(t->model, t, s, "model")) return 0;
+  if ((v = cJSON_GetObjectItemCaseSensitive(r, "add")) && !read_add(t, v)) return 0;
+  if ((v = cJSON_GetObjectItemCaseSensitive(r, "dt")) && !task_number(&t->dt, v, 1e-9, 1, 0, t, "dt")) return 0;
+  if (!(v = cJSON_GetObjectItemCaseSensitive(r, "horizon"))) {
+    cli_error("%s: horizon: missing (the number of steps)", t->file);
+    return 0;
+  }
+  if (!task_number(&x, v, 1, 1e6, 1, t, "horizon")) return 0;
+  t->T = (int)x;
+  if ((v = cJSON_GetObjectItemCaseSensitive(r, "method"))) {
+    if (!cJSON_IsString(v) || strcmp(v->valuestring, "ddp") != 0) {
+      cli_error("%s: method: expected \"ddp\" (the only method so far)", t->file);
+      return 0;
+    }
+  }
+  if ((v = cJSON_GetObjectItemCaseSensitive(r, "options")) && !read_options(t, v)) return 0;
+  if ((v = cJSON_GetObjectItemCaseSensitive(r, "out")) && !read_out(t, v)) return 0;
+  return 1;
+}
+
+// the "init" object: keyframe (name or index), then qpos / qvel lists, into d
+static int read_init(const optTask* t, const physModel* m, physData* d, const cJSON* o) {
+  static const char* const valid[] = {"keyframe", "qpos", "qvel"};
+  if (!task_keys(o, valid, 3, t, "init")) return 0;
+  const cJSON* v;
+  char what[256];
+  if ((v = cJSON_GetObjectItemCaseSensitive(o, "keyframe"))) {
+    int k = cJSON_IsString(v) ? phys_name2id(m, "key", v->valuestring)
+                              : cJSON_IsNumber(v) && v->valuedouble == floor(v->valuedouble) ? (int)v->valuedouble : -1;
+    if (k < 0 || k >= m->nkey) {
+      cli_error("%s: init.keyframe: no such keyframe in model '%s' (%d keyframes)", t->file, m->modelname, m->nkey);
+      return 0;
+    }
+    phys_reset_keyframe(m, d, k);
+  }
+  snprintf(what, sizeof what, "nq of model '%s'", m->modelname);
+  if ((v = cJSON_GetObjectItemCaseSensitive(o, "qpos")) && !task_array(d->qpos, m->nq, -INFINITY, v, t, "init.qpos", what))
+    return 0;
+  snprintf(what, sizeof what, "nv of model '%s'", m->modelname);
+  if ((v = cJSON_GetObjectItemCaseSensitive(o, "qvel")) && !task_array(d->qvel, m->nv, -INFINITY, v, t, "init.qvel", what))
+    return 0;
+  physLog log;
+  memset(&log, 0, sizeof log);
+  if (phys_traj_check_quat(d->qpos, m, t->file, 0, &log) != PHYS_OK) {
+    cli_error("%s: init.qpos: a quaternion is zero or not finite", t->file);
+    return 0;
+  }
+  return 1;
+}
+
+// "ctrlrange": nu pairs [lo, hi] of finite numbers; each inside the model's range where it is limited
+static int read_ctrlrange(const optTask* t, const physModel* m, physControlProblem* p, const cJSON* v) {
+  if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) != m->nu) {
+    cli_error("%s: ctrlrange: expected an array of %d [lower, upper] pairs (nu of model '%s')", t->file, m->nu,
+              m->modelname);
+    return 0;
+  }
+  for (int j = 0; j < m->nu; j++) {
+    const cJSON* e = cJSON_GetArrayItem(v, j);
+    const cJSON *a = cJSON_GetArrayItem(e, 0), *b = cJSON_GetArrayItem(e, 1);
+    if (!cJSON_IsArray(e) || cJSON_GetArraySize(e) != 2 || !cJSON_IsNumber(a) || !cJSON_IsNumber(b) ||
+        !isfinite(a->valuedouble) || !isfinite(b->valuedouble)) {
+      cli_error("%s: ctrlrange[%d]: expected [lower, upper], two finite numbers", t->file, j);
+      return 0;
+    }
+    double lo = a->valuedouble, hi = b->valuedouble;
+    if (lo > hi) {
+      cli_error("%s: ctrlrange[%d]: infeasible bounds [%g, %g] (lower > upper)", t->file, j, lo, hi);
+      return 0;
+    }
+    if (m->actuator_ctrllimited[j] && (lo < m->actuator_ctrlrange[2 * j] || hi > m->actuator_ctrlrange[2 * j + 1])) {
+      cli_error("%s: ctrlrange[%d]: [%g, %g] is outside actuator '%s''s ctrlrange [%g, %g] (the step clamps there)",
+                t->file, j, lo, hi, phys_id2name(m, "actuator", j), m->actuator_ctrlrange[2 * j],
+                m->actuator_ctrlrange[2 * j + 1]);
+      return 0;
+    }
+    p->lo[j] = lo, p->hi[j] = hi;
+  }
+  return 1;
+}
+
+// a site term {"site": NAME, "pos": [x, y, z], "weight": w or [wx, wy, wz]} (at where) appended to c's points
+static int read_site_term(const optTask* t, const physModel* m, physStateCost* c, const cJSON* o, const char* where) {
+  const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "site"), *pos = cJSON_GetObjectItemCaseSensitive(o, "pos");
+  const cJSON* w = cJSON_GetObjectItemCaseSensitive(o, "weight");
+  char at[128];
+  int id = cJSON_IsString(s) ? phys_name2id(m, "site", s->valuestring) : -1;
+  if (id < 0) {
+    cli_error("%s: %s.site: no site %s%s%s in model '%s'", t->file, where, cJSON_IsString(s) ? "'" : "",
+              cJSON_IsString(s) ? s->valuestring : "name (expected a string)", cJSON_IsString(s) ? "'" : "",
+              m->modelname);
+    return 0;
+  }
+  if (c->npoint == PHYS_CONTROL_MAXPOINT) {
+    cli_error("%s: %s: more than %d site terms in this list", t->file, where, PHYS_CONTROL_MAXPOINT);
+    return 0;
+  }
+  physPointCost* pc = c->point + c->npoint;
+  pc->site = id;
+  snprintf(at, sizeof at, "%s.pos", where);
+  if (!pos) {
+    cli_error("%s: %s: missing (the site's target world position)", t->file, at);
+    return 0;
+  }
+  if (!task_array(pc->target, 3, -INFINITY, pos, t, at, "a world position")) return 0;
+  snprintf(at, sizeof at, "%s.weight", where);
+  if (!w) {
+    cli_error("%s: %s: missing", t->file, at);
+    return 0;
+  }
+  if (!task_weight(pc->w, 3, w, t, at, "x, y, z")) return 0;
+  c->npoint++;
+  return 1;
+}
+
+// one state term {"qpos": [...] | "qvel": [...], "weight": w} or a site term (read_site_term) of a running or
+// final list (at where) into c; seen[0..1] marks the qpos and qvel kinds already given (each once per list)
+static int read_term(const optTask* t, const physModel* m, physStateCost* c, const cJSON* o, const char* where,
+                     int seen[2]) {
+  static const char* const valid[] = {"qpos", "qvel", "site", "pos", "weight"};
+  if (!task_keys(o, valid, 5, t, where)) return 0;
+  const cJSON *q = cJSON_GetObjectItemCaseSensitive(o, "qpos"), *v = cJSON_GetObjectItemCaseSensitive(o, "qvel");
+  const cJSON *w = cJSON_GetObjectItemCaseSensitive(o, "weight"), *s = cJSON_GetObjectItemCaseSensitive(o, "site");
+  const cJSON* pos = cJSON_GetObjectItemCaseSensitive(o, "pos");
+  char at[128], what[256];
+  if ((q != NULL) + (v != NULL) + (s != NULL) != 1 || (pos && !s)) {
+    cli_error("%s: %s: expected exactly one of qpos, qvel, site (with pos)", t->file, where);
+    return 0;
+  }
+  if (s) return read_site_term(t, m, c, o, where);
+  int kind = q ? 0 : 1;
+  if (seen[kind]++) {
+    cli_error("%s: %s: a second %s term in this list", t->file, where, q ? "qpos" : "qvel");
+    return 0;
+  }
+  snprintf(at, sizeof at, "%s.%s", where, q ? "qpos" : "qvel");
+  snprintf(what, sizeof what, "%s of model '%s'", q ? "nq" : "nv", m->modelname);
+  if (!task_array(q ? c->qref : c->vref, q ? m->nq : m->nv, -INFINITY, q ? q : v, t, at, what)) return 0;
+  physLog log;
+  memset(&log, 0, sizeof log);
+  if (q && phys_traj_check_quat(c->qref, m, t->file, 0, &log) != PHYS_OK) {
+    cli_error("%s: %s: a quaternion is zero or not finite", t->file, at);
+    return 0;
+  }
+  snprintf(at, sizeof at, "%s.weight", where);
+  snprintf(what, sizeof what, "nv of model '%s'", m->modelname);
+  if (!w) {
+    cli_error("%s: %s: missing", t->file, at);
+    return 0;
+  }
+  return task_weight(q ? c->wq : c->wv, m->nv, w, t, at, what);
+}
+
+// a running or final list of state terms
+static int read_terms(const optTask* t, const physModel* m, physStateCost* c, const cJSON* v, const char* where) {
+  if (!cJSON_IsArray(v)) {
+    cli_error("%s: %s: expected an array of terms {\"qpos\" or \"qvel\": [...], \"weight\": w} or {\"site\": NAME, "
+              "\"pos\": [x, y, z], \"weight\": w}", t->file, where);
+    return 0;
+  }
+  int seen[2] = {0, 0}, i = 0;
+  const cJSON* e;
+  cJSON_ArrayForEach(e, v) {
+    char at[64];
+    snprintf(at, sizeof at, "%s[%d]", where, i++);
+    if (!read_term(t, m, c, e, at, seen)) return 0;
+  }
+  return 1;
+}
+
+// the "cost" object: running and final term lists, control effort and rate weights
+static int read_cost(const optTask* t, const physModel* m, physControlProblem* p, const cJSON* o) {
+  static const char* const valid[] = {"running", "final", "control", "rate"};
+  if (!task_keys(o, valid, 4, t, "cost")) return 0;
+  const cJSON* v;
+  char what[256];
+  snprintf(what, sizeof what, "nu of model '%s'", m->modelname);
+  if ((v = cJSON_GetObjectItemCaseSensitive(o, "running")) && !read_terms(t, m, &p->run, v, "cost.running")) return 0;
+  if ((v = cJSON_GetObjectItemCaseSensitive(o, "final")) && !read_terms(t, m, &p->fin, v, "cost.final")) return 0;
+  if ((v = cJSON_GetObjectItemCaseSensitive(o, "control")) && !task_weight(p->wu, m->nu, v, t, "cost.control", what))
+    return 0;
+  if ((v = cJSON_GetObjectItemCaseSensitive(o, "rate")) && !task_weight(p->wdu, m->nu, v, t, "cost.rate", what))
+    return 0;
+  return 1;
+}
+
+// the second pass: init (as simulate's default: keyframe 0 if the model has one, else qpos0 at rest; then the
+// task's), ctrlrange, cost
+static int read_task_model(const optTask* t, const physModel* m, physData* d, physControlProblem* p) {
+  const cJSON* v;
+  if (m->nu == 0) {
+    cli_error("%s: model: '%s' has no actuators: no controls to optimize", t->file, m->modelname);
+    return 0;
+  }
+  if (m->nkey > 0) phys_reset_keyframe(m, d, 0);
+  else phys_reset_data(m, d);
+  if ((v = cJSON_GetObjectItemCaseSensitive(t->root, "init")) && !read_init(t, m, d, v)) return 0;
+  if ((v = cJSON_GetObjectItemCaseSensitive(t->root, "ctrlrange")) && !read_ctrlrange(t, m, p, v)) return 0;
+  if ((v = cJSON_GetObjectItemCaseSensitive(t->root, "cost")) && !read_cost(t, m, p, v)) return 0;
+  if (t->maxiter > 0) p->maxiter = t->maxiter < p->maxiter ? t->maxiter : p->maxiter;
+  if (t->tol >= 0) p->tol = t->tol;
+  return 1;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// outputs
+
+// the controls CSV: t,u0..u{nu-1}, row k the controls held from t0 + k dt (simulate --ctrl-file replays it)
+static int write_controls(FILE* f, const physModel* m, const physControlProblem* p, const double* times) {
+  fputs("t", f);
+  for (int j = 0; j < m->nu; j++) fprintf(f, ",u%d", j);
+  fputc('\n', f);
+  for (int k = 0; k < p->T; k++) {
+    fprintf(f, "%.17g", times[k]);
+    for (int j = 0; j < m->nu; j++) fprintf(f, ",%.17g", p->U[(size_t)k * m->nu + j]);
+    fputc('\n', f);
+  }
+  return !ferror(f);
+}
+
+// the trajectory CSV as simulate writes it: the controls replayed from d's initial state by phys_step (the
+// same calls as the solver's rollout and as simulate --ctrl-file); times[k] <- the time of row k. d is left
+// at x_T.
+static int write_trajectory(FILE* f, const physModel* m, physData* d, const physControlProblem* p, double* times) {
+  int ok = f ? phys_traj_write_header_u(f, m, m->nu > 0, 0) == PHYS_OK : 1;
+  for (int k = 0; k <= p->T && ok; k++) {
+    if (k > 0) phys_step(m, d);
+    if (k < p->T && m->nu > 0) memcpy(d->ctrl, p->U + (size_t)k * m->nu, sizeof(double) * (size_t)m->nu);
+    if (k < p->T) times[k] = d->time;
+    if (f) ok = phys_traj_write_row_u(f, m, d->time, d->qpos, d->qvel, m->nu > 0 ? d->ctrl : NULL, NULL) == PHYS_OK;
+  }
+  return ok;
+}
+
+static const char* const g_stop_name[] = {"cost", "feedforward", "maxiter", "mu"};
+
+// the result JSON: method, sizes, cost and time per iteration, final cost, bound violation, why it stopped
+static int write_result(FILE* f, const physControlProblem* p, double dt) {
+  cJSON* r = cJSON_CreateObject();
+  cJSON *cost = cJSON_CreateArray(), *secs = cJSON_CreateArray();
+  for (int k = 0; k <= p->niter; k++) {
+    cJSON_AddItemToArray(cost, cJSON_CreateNumber(p->iter[k].cost));
+    cJSON_AddItemToArray(secs, cJSON_CreateNumber(p->iter[k].seconds));
+  }
+  cJSON_AddStringToObject(r, "method", "ddp");
+  cJSON_AddNumberToObject(r, "horizon", p->T);
+  cJSON_AddNumberToObject(r, "dt", dt);
+  cJSON_AddNumberToObject(r, "iterations", p->niter);
+  cJSON_AddStringToObject(r, "stop", g_stop_name[p->stop]);
+  cJSON_AddItemToObject(r, "cost", cost);
+  cJSON_AddItemToObject(r, "seconds", secs);
+  cJSON_AddNumberToObject(r, "final_cost", p->cost);
+  cJSON_AddNumberToObject(r, "violation", phys_control_violation(p, p->U));
+  char* s = cJSON_Print(r);
+  int ok = s && fputs(s, f) >= 0 && fputc('\n', f) != EOF;
+  free(s);
+  cJSON_Delete(r);
+  return ok;
+}
+
+// one progress line per iteration on stderr
+static void progress(void* ctx, int k, const physDdpIter* it) {
+  (void)ctx;
+  if (cli_quiet) return;
+  fprintf(stderr, "optimize: iter %3d  cost %.9g  alpha %.3g  mu %.3g  feedforward %.3g  %.3f ms\n", k, it->cost,
+          it->alpha, it->mu, it->feedforward, 1e3 * it->seconds);
+}
+
+// solve and write the outputs (all or none)
+static int optimize(optTask* t, cliOutput* o, const physModel* m, physData* d, physControlProblem* p) {
+  physLog log;
+  memset(&log, 0, sizeof log);
+  if (phys_ddp_solve(p, d, progress, NULL, &log) != PHYS_OK) {
+    cli_error("%s: %s", t->file, log.error);
+    return CLI_EXIT_INPUT;
+  }
+  if (!cli_quiet)
+    fprintf(stderr, "optimize: %d iterations (stop: %s), final cost %.9g, bound violation %g\n", p->niter,
+            g_stop_name[p->stop], p->cost, phys_control_violation(p, p->U));
+  double* times = malloc(sizeof(double) * (size_t)p->T);
+  int ok = times != NULL;
+  for (int k = 0; k < OUT_N && ok; k++) ok = !t->has_out[k] || cli_output_open(&o[k]);
+  ok = ok && write_trajectory(t->has_out[OUT_TRAJECTORY] ? o[OUT_TRAJECTORY].f : NULL, m, d, p, times);
+  ok = ok && (!t->has_out[OUT_CONTROLS] || write_controls(o[OUT_CONTROLS].f, m, p, times));
+  ok = ok && (!t->has_out[OUT_RESULT] || write_result(o[OUT_RESULT].f, p, m->opt.timestep));
+  free(times);
+  if (!ok) {
+    cli_error("%s: cannot write the outputs", t->file);
+    for (int k = 0; k < OUT_N; k++)
+      if (t->has_out[k]) cli_output_abort(&o[k]);
+    return CLI_EXIT_INPUT;
+  }
+  cliOutput open[OUT_N];
+  int n = 0;
+  for (int k = 0; k < OUT_N; k++)
+    if (t->has_out[k]) open[n++] = o[k];
+  return cli_outputs_commit(open, n) ? CLI_EXIT_OK : CLI_EXIT_INPUT;
+}
+
+// check the outputs before any work: each path usable, none the same file as another or an input
+static int check_outputs(optTask* t, cliOutput* o) {
+  cliOutput chk[OUT_N];
+  const char* input[2 + ARGS_MAXLIST] = {t->file, t->model};
+  int n = 0, ninput = 2;
+  for (int i = 0; i < cli_model.add.n; i++) input[ninput++] = cli_model.add.item[i];
+  for (int k = 0; k < OUT_N; k++) {
+    if (!t->has_out[k]) continue;
+    char opt[32];
+    snprintf(opt, sizeof opt, "out.%s", g_out_key[k]);
+    static char names[OUT_N][32];
+    memcpy(names[k], opt, sizeof opt);
+    if (!cli_output_check(&o[k], names[k], t->out[k])) return 0;
+    chk[n++] = o[k];
+  }
+  return !cli_output_conflicts(chk, n, input, ninput);
+}
+
+// physid optimize
+int cli_optimize(int argc, char** argv) {
+  optTask t;
+  memset(&t, 0, sizeof t);
+  t.tol = -1;
+  const argOption opt[] = {
+      {"--quiet", ARG_FLAG, &t.quiet, "", "no progress lines and no warnings on stderr (errors still print)", 0, 0,
+       0},
+  };
+  const argCommand cmd = {"optimize",
+                          "Plan one trajectory: control-limited iLQR (DDP) on the exact step Jacobians, from the task "
+                          "file's\nmodel, horizon, initial state, control bounds and cost; writes the controls CSV "
+                          "(replayable with\nsimulate --ctrl-file), the trajectory CSV and a result JSON (docs/cli.md).",
+                          "TASK.json", 1, opt, sizeof opt / sizeof opt[0], "physid optimize swingup.json"};
+  const char* pos[ARGS_MAXPOS];
+  int code = cli_parse(pos, &cmd, argc, argv);
+  if (code >= 0) return code;
+  t.file = pos[0];
+  const char* slash = strrchr(t.file, '/');
+  if (slash) snprintf(t.dir, sizeof t.dir, "%.*s", (int)(slash - t.file) > 0 ? (int)(slash - t.file) : 1, t.file);
+  char* text = read_task(t.file);
+  if (!text) return CLI_EXIT_INPUT;
+  t.root = cJSON_Parse(text);
+  if (!t.root || !cJSON_IsObject(t.root)) {
+    const char* at = cJSON_GetErrorPtr();
+    int line = 1;
+    for (const char* c = text; at && c < at && *c; c++) line += *c == '\n';
+    cli_error("%s:%d: not a JSON object%s", t.file, line, t.root ? "" : " (malformed JSON)");
+    cJSON_Delete(t.root);
+    free(text);
+    return CLI_EXIT_INPUT;
+  }
+  free(text);
+  cliOutput o[OUT_N];
+  memset(o, 0, sizeof o);
+  code = CLI_EXIT_INPUT;
+  physModel* m = NULL;
+  physData* d = NULL;
+  physControlProblem* p = NULL;
+  if (read_task_top(&t) && check_outputs(&t, o) && (m = cli_load_model(t.model, 0))) {
+    if (t.dt > 0) m->opt.timestep = t.dt;
+    d = phys_make_data(m);
+    p = d ? phys_control_make(m, t.T, t.maxiter) : NULL;
+    if (!p) cli_error("%s: out of memory for a horizon of %d steps", t.file, t.T);
+    else if (read_task_model(&t, m, d, p)) code = optimize(&t, o, m, d, p);
+  }
+  phys_control_free(p);
+  phys_free_data(d);
+  phys_free_model(m);
+  cJSON_Delete(t.root);
+  return code;
+}
