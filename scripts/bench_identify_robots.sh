@@ -42,6 +42,8 @@ if [ ! -d "$DATA" ]; then
 fi
 command -v valgrind > /dev/null || CALLGRIND=0
 TMP=$(mktemp -d)
+# the commit the run starts at (a merge during a long run must not relabel it)
+git rev-parse --short HEAD > "$TMP/commit" 2> /dev/null || echo "?" > "$TMP/commit"
 if [ "${KEEP:-0}" = 1 ]; then
   echo "keeping $TMP" >&2
 else
@@ -103,7 +105,6 @@ done
 # shellcheck disable=SC2086
 callgrind elbow_lcp "$PHYSID" identify $ELBOW "$DATA" --files "$NTRAIN" --contact lcp $PE --quiet
 
-git rev-parse --short HEAD > "$TMP/commit" 2> /dev/null || echo "?" > "$TMP/commit"
 python3 - "$TMP" "$OUT" "$NTRAIN" "$MODELS" "$(nproc)" "$(uptime | sed 's/.*load average: //')" <<'PY'
 import json, os, sys
 tmp, out, ntrain, models, ncpu, load = sys.argv[1:7]
