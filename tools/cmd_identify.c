@@ -1040,7 +1040,8 @@ int cli_identify(int argc, char** argv) {
   const argCommand cmd = {"identify",
                           "Identify physical parameters of MODEL from recorded trajectories DATA (CSV or .npy files, "
                           "or folders of them)\nand print them with their standard errors. KIND: mass com inertia "
-                          "friction restitution size pos damping\narmature stiffness restlength gravity gear penalty.",
+                          "friction restitution size pos damping\narmature stiffness frictionloss restlength gravity "
+                          "gear gain bias kp kv penalty,\nand of the recorded inputs delay inputgain inputbias.",
                           "MODEL DATA...", -1, opt, sizeof opt / sizeof opt[0],
                           "physid identify models/cube.xml data/cube_toss --param friction:cube --param "
                           "restitution:cube --out result.json"};
