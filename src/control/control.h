@@ -74,7 +74,9 @@ typedef enum physDdpStop_ {
   PHYS_DDP_COST = 0,        // relative cost decrease below tol
   PHYS_DDP_FEEDFORWARD,     // feedforward below tol
   PHYS_DDP_MAXITER,         // maxiter iterations
-  PHYS_DDP_MU               // mu above mu_max: no descent step found
+  PHYS_DDP_MU,              // mu above mu_max: no descent step found
+  PHYS_DDP_GRADIENT,        // single shooting (shooting.h): the projected gradient is zero
+  PHYS_DDP_LINESEARCH       // single shooting: L-BFGS-B's line search found no decrease
 } physDdpStop;
 
 typedef struct physControlProblem_ {

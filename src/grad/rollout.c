@@ -74,6 +74,16 @@ static void load_state(const physModel* m, physData* d, const double* rec) {
   memcpy(d->contact, rec + nq + nv + 2, sizeof(physContact) * (size_t)d->ncon);
 }
 
+size_t phys_rollout_record_size(const physModel* m) {
+  return record_size(m);
+}
+void phys_rollout_save_state(const physModel* m, const physData* d, double* rec) {
+  save_state(m, d, rec);
+}
+void phys_rollout_load_state(const physModel* m, physData* d, const double* rec) {
+  load_state(m, d, rec);
+}
+
 // ctrl <- u_t
 static void set_ctrl(const physModel* m, physData* d, const double* u, int t) {
   if (m->nu > 0) memcpy(d->ctrl, u + (size_t)t * m->nu, sizeof(double) * (size_t)m->nu);

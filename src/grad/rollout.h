@@ -44,6 +44,13 @@ int phys_rollout_nstate(int T, int k);
 // zeros to nconmax); on return the buffer holds segment 0's recomputed states x_0 .. x_{min(k,T)-1}.
 size_t phys_rollout_worksize(const physModel* m, int T, int k, int ntheta);
 
+// one state record as the rollout keeps it (qpos, qvel, time, ncon, the contact list: everything a step reads
+// that changes): its size in doubles, d's state saved into rec, and d's state loaded from rec (a step from a
+// loaded record reproduces the saved state's step bit for bit)
+size_t phys_rollout_record_size(const physModel* m);
+void phys_rollout_save_state(const physModel* m, const physData* d, double* rec);
+void phys_rollout_load_state(const physModel* m, physData* d, const double* rec);
+
 // forward only: runs the T steps from d's state (d is left at x_T) and returns L (g_q, g_v scratch from the
 // arena). No checks: this is exactly the loop of phys_step calls the gradient differentiates.
 double phys_rollout(const physModel* m, physData* d, int T, const double* u, physLossFn loss, void* ctx);
