@@ -1,0 +1,305 @@
+// sampling.c - random shooting, CEM and MPPI with per-sample random streams and threaded rollouts (sampling.h)
+#include "sampling.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rng.h"
+#include "rollout.h"
+#include "shooting.h"
+
+void phys_sampling_defaults(physSampleOptions* o) {
+  *o = (physSampleOptions){PHYS_SAMPLE_RANDOM, 64, 50, 1.0, 0.1, 1.0, 0, 1};
+}
+
+// splitmix64 of seed, then of that hash mixed with k, then with i: the stream's seed
+void phys_sampling_stream(physRng* rng, uint64_t seed, int k, int i) {
+  uint64_t s = seed;
+  s = phys_splitmix64(&s) ^ ((uint64_t)(uint32_t)k * 0xD1B54A32D192ED03ull);
+  s = phys_splitmix64(&s) ^ ((uint64_t)(uint32_t)i * 0xA24BAED4963EE407ull);
+  phys_rng_seed(rng, phys_splitmix64(&s));
+}
+
+// a standard normal draw (Box-Muller's cosine branch on two uniforms; 1 - u keeps the logarithm finite)
+static double normal(physRng* rng) {
+  double u1 = 1.0 - phys_rng_uniform(rng), u2 = phys_rng_uniform(rng);
+  return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+//---------------------------------------------------------------------------------------------------------
+// the run: shared arrays, one worker per thread
+
+struct sampleRun_;
+typedef struct sampleWorker_ {
+  struct sampleRun_* run;
+  int id;
+  physData* d;              // the caller's d for worker 0, its own for the others
+  physControlProblem* p;    // the caller's problem for worker 0 (phys_control_rollout's scratch), a copy otherwise
+} sampleWorker;
+
+typedef struct sampleRun_ {
+  const physSampleOptions* o;
+  int N, n, nthreads, k;    // samples, T x nu, threads, the iteration
+  double* rec;              // the initial state (phys_rollout_save_state)
+  double *mean, *S;         // T x nu: the sampling mean and spread
+  double* U;                // N x n: the samples
+  double* J;                // N: their costs
+  double* best;             // n: the cheapest controls so far
+  double* pair;             // N x 2: (cost, index) pairs, CEM's sort
+  int* order;               // N: the elite's sample indices
+  sampleWorker w[PHYS_SAMPLING_MAXTHREADS];
+  void* base;
+} sampleRun;
+
+// a copy of p's problem data (bounds, cost terms, weights) with its own workspace; NULL if out of memory
+static physControlProblem* clone_problem(const physControlProblem* p) {
+  const physModel* m = p->m;
+  physControlProblem* q = phys_control_make(m, p->T, 1);
+  if (!q) return NULL;
+  size_t nu = sizeof(double) * (size_t)p->nu, nq = sizeof(double) * (size_t)m->nq, nv = sizeof(double) * (size_t)m->nv;
+  memcpy(q->lo, p->lo, nu), memcpy(q->hi, p->hi, nu), memcpy(q->wu, p->wu, nu), memcpy(q->wdu, p->wdu, nu);
+  memcpy(q->uprev, p->uprev, nu);
+  physStateCost* dst[2] = {&q->run, &q->fin};
+  const physStateCost* src[2] = {&p->run, &p->fin};
+  for (int c = 0; c < 2; c++) {
+    memcpy(dst[c]->qref, src[c]->qref, nq), memcpy(dst[c]->vref, src[c]->vref, nv);
+    memcpy(dst[c]->wq, src[c]->wq, nv), memcpy(dst[c]->wv, src[c]->wv, nv);
+    dst[c]->npoint = src[c]->npoint;
+    memcpy(dst[c]->point, src[c]->point, sizeof src[c]->point);
+  }
+  return q;
+}
+
+// d's inputs held through the rollouts (applied forces) copied into a worker's data
+static void copy_inputs(const physModel* m, const physData* d, physData* e) {
+  memcpy(e->qfrc_applied, d->qfrc_applied, sizeof(double) * (size_t)m->nv);
+  memcpy(e->xfrc_applied, d->xfrc_applied, sizeof(double) * 6 * (size_t)m->nbody);
+}
+
+static void run_free(sampleRun* r) {
+  for (int t = 1; t < r->nthreads; t++) {
+    phys_control_free(r->w[t].p);
+    phys_free_data(r->w[t].d);
+  }
+  free(r->base);
+}
+
+// the arrays and the workers; 0 if out of memory
+static int run_alloc(sampleRun* r, physControlProblem* p, physData* d, const physSampleOptions* o) {
+  const physModel* m = p->m;
+  memset(r, 0, sizeof *r);
+  r->o = o, r->N = o->samples, r->n = p->T * p->nu;
+  r->nthreads = o->threads < o->samples ? o->threads : o->samples;
+  size_t n = (size_t)r->n, N = (size_t)r->N, nrec = phys_rollout_record_size(m);
+  double* s = calloc(nrec + 3 * n + N * n + 4 * N, sizeof(double));
+  if (!(r->base = s)) return 0;
+  r->rec = s, s += nrec;
+  r->mean = s, s += n;
+  r->S = s, s += n;
+  r->best = s, s += n;
+  r->U = s, s += N * n;
+  r->J = s, s += N;
+  r->pair = s, s += 2 * N;
+  r->order = (int*)s;   // N ints in N doubles
+  r->w[0] = (sampleWorker){r, 0, d, p};
+  int ok = 1;
+  for (int t = 1; t < r->nthreads; t++) {
+    r->w[t] = (sampleWorker){r, t, phys_make_data(m), clone_problem(p)};
+    if (r->w[t].d) copy_inputs(m, d, r->w[t].d);
+    ok = ok && r->w[t].d && r->w[t].p;
+  }
+  if (!ok) run_free(r);
+  return ok;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// sampling and rollouts
+
+// sample i of iteration k into r->U: the mean for i = 0, else clamp(mean + S o z) from its own stream
+static void draw(const sampleRun* r, const physControlProblem* p, int i) {
+  double* u = r->U + (size_t)i * r->n;
+  if (i == 0) {
+    memcpy(u, r->mean, sizeof(double) * (size_t)r->n);
+    return;
+  }
+  physRng rng;
+  phys_sampling_stream(&rng, r->o->seed, r->k, i);
+  for (int e = 0; e < r->n; e++) {
+    int j = e % p->nu;
+    u[e] = fmin(fmax(r->mean[e] + r->S[e] * normal(&rng), p->lo[j]), p->hi[j]);
+  }
+}
+
+// a worker's share: samples id, id + nthreads, ... drawn and rolled out from the initial state
+static void* worker_run(void* arg) {
+  sampleWorker* w = arg;
+  sampleRun* r = w->run;
+  for (int i = w->id; i < r->N; i += r->nthreads) {
+    draw(r, w->p, i);
+    phys_rollout_load_state(w->p->m, w->d, r->rec);
+    r->J[i] = phys_control_rollout(w->p, w->d, r->U + (size_t)i * r->n, NULL);
+  }
+  return NULL;
+}
+
+// every sample of iteration k on the workers (worker 0 on the caller's thread); a thread that cannot start
+// leaves its share to the caller
+static void rollouts(sampleRun* r) {
+  pthread_t th[PHYS_SAMPLING_MAXTHREADS];
+  int started[PHYS_SAMPLING_MAXTHREADS] = {0};
+  for (int t = 1; t < r->nthreads; t++) started[t] = pthread_create(&th[t], NULL, worker_run, &r->w[t]) == 0;
+  worker_run(&r->w[0]);
+  for (int t = 1; t < r->nthreads; t++) {
+    if (started[t]) pthread_join(th[t], NULL);
+    else worker_run(&r->w[t]);
+  }
+}
+
+//---------------------------------------------------------------------------------------------------------
+// updates (every one in sample order, on the caller's thread)
+
+// the cheapest sample (the first of equal ones), its cost into *bestcost and r->best if below it; returns the
+// number of finite samples and their mean cost in *mean
+static int scan(sampleRun* r, double* bestcost, double* mean) {
+  int nf = 0, ib = -1;
+  double sum = 0;
+  for (int i = 0; i < r->N; i++) {
+    if (!isfinite(r->J[i])) continue;
+    nf++, sum += r->J[i];
+    if (r->J[i] < *bestcost) *bestcost = r->J[i], ib = i;
+  }
+  if (ib >= 0) memcpy(r->best, r->U + (size_t)ib * r->n, sizeof(double) * (size_t)r->n);
+  *mean = nf ? sum / nf : INFINITY;
+  return nf;
+}
+
+// CEM's order of (cost, index) pairs: by cost, then by sample index
+static int by_cost(const void* a, const void* b) {
+  const double *x = a, *y = b;
+  return x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+// the mean and spread of the elite samples (their indices ascending in order[0..ne))
+static void elite_update(sampleRun* r, int ne) {
+  for (int e = 0; e < r->n; e++) {
+    double mu = 0, var = 0;
+    for (int a = 0; a < ne; a++) mu += r->U[(size_t)r->order[a] * r->n + e];
+    mu /= ne;
+    for (int a = 0; a < ne; a++) {
+      double x = r->U[(size_t)r->order[a] * r->n + e] - mu;
+      var += x * x;
+    }
+    r->mean[e] = mu, r->S[e] = sqrt(var / ne);
+  }
+}
+
+// 1 if int a is below b (the elite's indices sorted ascending)
+static int by_index(const void* a, const void* b) {
+  return (*(const int*)a > *(const int*)b) - (*(const int*)a < *(const int*)b);
+}
+
+// CEM: the ceil(elite N) cheapest finite samples define the new mean and spread
+static void cem_update(sampleRun* r, int nfinite) {
+  int ne = (int)ceil(r->o->elite * r->N);
+  if (ne > nfinite) ne = nfinite;
+  if (ne < 1) return;
+  for (int i = 0; i < r->N; i++) r->pair[2 * i] = r->J[i], r->pair[2 * i + 1] = i;
+  qsort(r->pair, (size_t)r->N, 2 * sizeof(double), by_cost);
+  for (int a = 0; a < ne; a++) r->order[a] = (int)r->pair[2 * a + 1];
+  qsort(r->order, (size_t)ne, sizeof(int), by_index);   // sum the elite in sample order
+  elite_update(r, ne);
+}
+
+// MPPI: the mean weighted by exp(-(J_i - min J) / lambda)
+static void mppi_update(sampleRun* r, double minJ) {
+  double wsum = 0;
+  for (int i = 0; i < r->N; i++) wsum += isfinite(r->J[i]) ? exp(-(r->J[i] - minJ) / r->o->lambda) : 0;
+  if (!(wsum > 0)) return;
+  memset(r->mean, 0, sizeof(double) * (size_t)r->n);
+  for (int i = 0; i < r->N; i++) {
+    if (!isfinite(r->J[i])) continue;
+    double w = exp(-(r->J[i] - minJ) / r->o->lambda) / wsum;
+    const double* u = r->U + (size_t)i * r->n;
+    for (int e = 0; e < r->n; e++) r->mean[e] += w * u[e];
+  }
+}
+
+// the smallest finite sample cost (+inf if none)
+static double min_cost(const sampleRun* r) {
+  double c = INFINITY;
+  for (int i = 0; i < r->N; i++) c = fmin(c, r->J[i]);
+  return c;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// the solver
+
+// 0 and a message if an option is out of range
+static int options_ok(const physSampleOptions* o, physLog* log) {
+  if (o->samples < 1 || o->iterations < 0 || !(o->sigma >= 0 && isfinite(o->sigma)) || !(o->elite > 0 && o->elite <= 1) ||
+      !(o->lambda > 0 && isfinite(o->lambda)) || o->threads < 1 || o->threads > PHYS_SAMPLING_MAXTHREADS) {
+    phys_error(log, PHYS_ERR_ARG, "sampling: options out of range (samples %d, iterations %d, sigma %g, elite %g, "
+               "lambda %g, threads %d)", o->samples, o->iterations, o->sigma, o->elite, o->lambda, o->threads);
+    return 0;
+  }
+  return 1;
+}
+
+// one iteration k >= 1: draw and roll out, keep the best, update the mean (and CEM's spread)
+static void iterate(sampleRun* r, double* bestcost, double* meancost, int* nfinite) {
+  rollouts(r);
+  *nfinite = scan(r, bestcost, meancost);
+  if (r->o->method == PHYS_SAMPLE_RANDOM) memcpy(r->mean, r->best, sizeof(double) * (size_t)r->n);
+  else if (r->o->method == PHYS_SAMPLE_CEM) cem_update(r, *nfinite);
+  else mppi_update(r, min_cost(r));
+}
+
+physStatus phys_sampling_solve(physControlProblem* p, physData* d, const physSampleOptions* o,
+                               physDdpProgress progress, void* ctx, physLog* log) {
+  static const char* const name[] = {"random", "cem", "mppi"};
+  if (!options_ok(o, log) || !phys_control_bounds_ok(p, name[o->method], log)) return PHYS_ERR_ARG;
+  phys_control_clamp(p, p->U);
+  sampleRun r;
+  if (!run_alloc(&r, p, d, o)) return phys_error(log, PHYS_ERR_NOMEM, "%s: out of memory", name[o->method]);
+  const physModel* m = p->m;
+  double start = phys_control_clock();
+  phys_rollout_save_state(m, d, r.rec);
+  memcpy(r.mean, p->U, sizeof(double) * (size_t)r.n);
+  memcpy(r.best, p->U, sizeof(double) * (size_t)r.n);
+  for (int e = 0; e < r.n; e++) r.S[e] = o->sigma;
+  double best = phys_control_rollout(p, d, p->U, NULL);
+  phys_rollout_load_state(m, d, r.rec);
+  physStatus st = PHYS_OK;
+  if (!isfinite(best)) {
+    run_free(&r);
+    return phys_error(log, PHYS_ERR_NUMERIC, "%s: the initial guess's rollout is not finite (%s)", name[o->method],
+                      d->nwarning ? d->lastwarning : "cost");
+  }
+  p->niter = 0;
+  p->iter[0] = (physDdpIter){best, 0, best, 0, 1, phys_control_clock() - start};
+  if (progress) progress(ctx, 0, &p->iter[0]);
+  int niter = o->iterations < p->maxiter ? o->iterations : p->maxiter;
+  for (r.k = 1; r.k <= niter; r.k++) {
+    start = phys_control_clock();
+    double meancost;
+    int nfinite;
+    iterate(&r, &best, &meancost, &nfinite);
+    p->niter = r.k;
+    p->iter[r.k] = (physDdpIter){best, 0, meancost, 0, nfinite, phys_control_clock() - start};
+    if (progress) progress(ctx, r.k, &p->iter[r.k]);
+  }
+  // the last mean (not yet evaluated unless it is the best), then the best controls and their rollout
+  phys_rollout_load_state(m, d, r.rec);   // (worker 0 left d at its last sample's x_T)
+  double Jm = phys_control_rollout(p, d, r.mean, NULL);
+  if (Jm < best) best = Jm, memcpy(r.best, r.mean, sizeof(double) * (size_t)r.n);
+  phys_rollout_load_state(m, d, r.rec);
+  memcpy(p->U, r.best, sizeof(double) * (size_t)r.n);
+  p->cost = phys_control_rollout(p, d, p->U, p->X);
+  phys_rollout_load_state(m, d, r.rec);
+  p->stop = PHYS_DDP_MAXITER;
+  if (p->niter > 0) p->iter[p->niter].cost = p->cost;
+  run_free(&r);
+  return st;
+}

@@ -1,0 +1,63 @@
+// sampling.h - stochastic search over the controls (issue 13 item 1): random shooting, the cross-entropy
+// method (CEM) and model-predictive path integral control (MPPI, Williams et al. 2017) on control.h's problem.
+//
+// Each iteration draws N control sequences around a mean Ubar (T x nu): sample 0 is Ubar itself, sample i > 0
+// is U_i = clamp(Ubar + S o z_i) (z_i standard normal entries, S the per-entry spread, clamped into the
+// bounds), and rolls them out (phys_control_rollout; a rejected or non-finite rollout costs +inf). Then
+//   random: Ubar <- the best sample (S = sigma fixed): a (1 + N) search around the best so far;
+//   cem:    the elite = the ceil(elite N) cheapest samples (ties by sample index); Ubar <- their mean, S <-
+//           their standard deviation per entry (S starts at sigma);
+//   mppi:   weights w_i = exp(-(J_i - min J) / lambda); Ubar <- sum w_i U_i / sum w_i (S = sigma fixed).
+// The result is the cheapest sequence evaluated (p->U, p->X, p->cost); p->iter[k].cost is that cost after
+// iteration k (iteration 0: the initial guess), .alpha the iteration's mean sample cost over its finite
+// samples, .feedforward the number of finite samples.
+//
+// Determinism: sample i of iteration k draws from its own xoshiro256** stream seeded from (seed, k, i)
+// through splitmix64, whatever thread rolls it out; the rollouts run on `threads` pthreads (each its own
+// physData and problem copy, samples dealt round-robin), and every reduction (best, elite, weights, means)
+// runs afterwards in sample order on the caller's thread: the result is bit-identical for a seed and any
+// thread count.
+//
+// Memory: phys_sampling_solve allocates once (N x T x nu samples, one physData and problem copy per thread);
+// nothing allocates inside a rollout.
+#ifndef PHYS_SAMPLING_H
+#define PHYS_SAMPLING_H
+
+#include <stdint.h>
+
+#include "control.h"
+
+#define PHYS_SAMPLING_MAXTHREADS 64
+
+typedef enum physSampleMethod_ {
+  PHYS_SAMPLE_RANDOM = 0,
+  PHYS_SAMPLE_CEM,
+  PHYS_SAMPLE_MPPI
+} physSampleMethod;
+
+typedef struct physSampleOptions_ {
+  physSampleMethod method;
+  int samples;              // N per iteration (default 64)
+  int iterations;           // (default 50)
+  double sigma;             // the sampling spread in control units (default 1)
+  double elite;             // CEM's elite fraction (0, 1] (default 0.1)
+  double lambda;            // MPPI's temperature (> 0, default 1, in cost units)
+  uint64_t seed;            // (default 0)
+  int threads;              // rollout threads, 1..PHYS_SAMPLING_MAXTHREADS (default 1)
+} physSampleOptions;
+
+// the defaults above
+void phys_sampling_defaults(physSampleOptions* o);
+
+// the stream of sample i of iteration k: phys_rng_seed of splitmix64 mixing seed, k and i (rng.h)
+struct physRng_;
+void phys_sampling_stream(struct physRng_* rng, uint64_t seed, int k, int i);
+
+// stochastic search from d's state and the initial mean p->U (clamped into the bounds); on return p->U, p->X,
+// p->cost, p->iter[0..niter] (niter = iterations, at most p->maxiter), p->stop (maxiter); d back at its state.
+// PHYS_ERR_ARG (message in log) for infeasible bounds or options out of range, PHYS_ERR_NUMERIC if the
+// initial guess's rollout is not finite, PHYS_ERR_NOMEM.
+physStatus phys_sampling_solve(physControlProblem* p, physData* d, const physSampleOptions* o,
+                               physDdpProgress progress, void* ctx, physLog* log);
+
+#endif  // PHYS_SAMPLING_H

@@ -1,0 +1,176 @@
+// test_sampling.c - random shooting, CEM and MPPI (src/control/sampling.c): the same seed gives bit-identical
+// controls with 1, 2 and 3 threads (and another seed other controls), also for the drone with its contacts; MPPI and CEM reduce the pendulum
+// swing-up's cost; random shooting finds the analytic minimum of a one-step problem; bad options are refused.
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rng.h"
+#include "sampling.h"
+#include "test.h"
+
+static const char* const g_name[] = {"random", "cem", "mppi"};
+
+// the swing-up of docs/cli.md on T steps with |u| <= 10 (CEM: sigma 4, elite 0.2; MPPI: sigma 2, lambda 1)
+static physControlProblem* swing_problem(physModel* m, int T, int iterations) {
+  physControlProblem* p = phys_control_make(m, T, iterations);
+  p->fin.qref[0] = 3.14159265, p->fin.wq[0] = 100, p->fin.wv[0] = 10, p->wu[0] = 1e-3;
+  p->lo[0] = -10, p->hi[0] = 10;
+  return p;
+}
+
+// solve the swing-up with method, threads, seed; U (T) <- the controls; returns the final cost
+static double swing(physSampleMethod method, int T, int samples, int iterations, int threads, uint64_t seed,
+                    double* U, double* J0) {
+  physModel* m = phys_load("models/pendulum_motor.xml", NULL, NULL);
+  physData* d = phys_make_data(m);
+  physControlProblem* p = swing_problem(m, T, iterations);
+  physSampleOptions o;
+  phys_sampling_defaults(&o);
+  o.method = method, o.samples = samples, o.iterations = iterations, o.threads = threads, o.seed = seed;
+  o.sigma = method == PHYS_SAMPLE_CEM ? 4 : 2, o.lambda = 1, o.elite = 0.2;
+  physLog log;
+  memset(&log, 0, sizeof log);
+  CHECK_MSG(phys_sampling_solve(p, d, &o, NULL, NULL, &log) == PHYS_OK, "%s", log.error);
+  CHECK(d->qpos[0] == 0 && d->qvel[0] == 0 && d->time == 0);   // d back at its state
+  CHECK(phys_control_violation(p, p->U) == 0);
+  CHECK(p->niter == iterations);
+  for (int k = 1; k <= p->niter; k++) CHECK(p->iter[k].cost <= p->iter[k - 1].cost);
+  CHECK(p->cost == p->iter[p->niter].cost);
+  memcpy(U, p->U, sizeof(double) * (size_t)T);
+  *J0 = p->iter[0].cost;
+  double J = p->cost;
+  phys_control_free(p);
+  phys_free_data(d);
+  phys_free_model(m);
+  return J;
+}
+
+// threads 1, 2, 3 give the same bits; seed 1 differs from seed 0
+static void test_threads(void) {
+  int T = 60;
+  double U1[60], U2[60], U3[60], J0;
+  for (int method = 0; method < 3; method++) {
+    double J1 = swing((physSampleMethod)method, T, 24, 5, 1, 7, U1, &J0);
+    double J2 = swing((physSampleMethod)method, T, 24, 5, 2, 7, U2, &J0);
+    double J3 = swing((physSampleMethod)method, T, 24, 5, 3, 7, U3, &J0);
+    CHECK_MSG(memcmp(U1, U2, sizeof U1) == 0 && J1 == J2, "%s: threads 1 and 2 differ", g_name[method]);
+    CHECK_MSG(memcmp(U1, U3, sizeof U1) == 0 && J1 == J3, "%s: threads 1 and 3 differ", g_name[method]);
+    swing((physSampleMethod)method, T, 24, 5, 2, 8, U2, &J0);
+    CHECK_MSG(memcmp(U1, U2, sizeof U1) != 0, "%s: seeds 7 and 8 give the same controls", g_name[method]);
+  }
+}
+
+// the drone on the ground (lcp contacts in every rollout), 40 steps to a height of 0.5 m, by MPPI: the controls
+// (4 x 40) with 1 and 2 threads
+static void drone_mppi(int threads, double* U, double* J) {
+  physModel* m = phys_load("models/drone.xml", NULL, NULL);
+  physData* d = phys_make_data(m);
+  phys_reset_keyframe(m, d, 0);
+  physControlProblem* p = phys_control_make(m, 40, 4);
+  p->fin.qref[2] = 0.5, p->fin.wq[2] = 100;
+  for (int i = 0; i < 160; i++) p->U[i] = 2;
+  physSampleOptions o;
+  phys_sampling_defaults(&o);
+  o.method = PHYS_SAMPLE_MPPI, o.samples = 16, o.iterations = 4, o.threads = threads, o.seed = 3;
+  CHECK(phys_sampling_solve(p, d, &o, NULL, NULL, NULL) == PHYS_OK);
+  memcpy(U, p->U, sizeof(double) * 160);
+  *J = p->cost;
+  CHECK(p->cost < p->iter[0].cost);
+  phys_control_free(p);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+static void test_threads_contacts(void) {
+  double U1[160], U2[160], J1, J2;
+  drone_mppi(1, U1, &J1);
+  drone_mppi(2, U2, &J2);
+  CHECK(memcmp(U1, U2, sizeof U1) == 0 && J1 == J2);
+}
+
+// MPPI and CEM on the 2 s swing-up: a large cost reduction
+static void test_swing_up(void) {
+  double U[200], J0;
+  for (int method = 1; method < 3; method++) {
+    double J = swing((physSampleMethod)method, 200, 64, 60, 2, 0, U, &J0);
+    printf("  %s: swing-up cost %.6g -> %.6g (64 samples x 60 iterations)\n", g_name[method], J0, J);
+    CHECK(J < 0.1 * J0);
+  }
+}
+
+// one step of the pendulum at angle 0 (no gravity torque): v1 = dt u / I, I = 1.01; cost 1/2 w (v1 - v*)^2
+// + dt 1/2 wu u^2 has its minimum at u* = w a v* / (w a^2 + dt wu), a = dt / I
+static void test_random_minimum(void) {
+  physModel* m = phys_load("models/pendulum_motor.xml", NULL, NULL);
+  physData* d = phys_make_data(m);
+  physControlProblem* p = phys_control_make(m, 1, 40);
+  double w = 1e4, vs = 0.02, wu = 0.5, dt = 0.01, a = dt / 1.01;
+  p->fin.wv[0] = w, p->fin.vref[0] = vs, p->wu[0] = wu;
+  p->lo[0] = -5, p->hi[0] = 5;
+  double us = w * a * vs / (w * a * a + dt * wu);
+  physSampleOptions o;
+  phys_sampling_defaults(&o);
+  o.samples = 32, o.iterations = 40, o.sigma = 1;
+  CHECK(phys_sampling_solve(p, d, &o, NULL, NULL, NULL) == PHYS_OK);
+  double Js = 0.5 * w * (a * us - vs) * (a * us - vs) + dt * 0.5 * wu * us * us;
+  printf("  random: u %.6f (u* %.6f), cost %.9g (minimum %.9g)\n", p->U[0], us, p->cost, Js);
+  CHECK(fabs(p->U[0] - us) < 1e-2);
+  CHECK(p->cost >= Js && p->cost - Js < 1e-3 * Js);
+  phys_control_free(p);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+// the streams: a function of (seed, k, i) alone, different for neighbouring arguments
+static void test_streams(void) {
+  physRng a, b;
+  phys_sampling_stream(&a, 3, 4, 5);
+  phys_sampling_stream(&b, 3, 4, 5);
+  CHECK(phys_rng_next(&a) == phys_rng_next(&b));
+  uint64_t x[4];
+  const int arg[4][3] = {{3, 4, 5}, {4, 4, 5}, {3, 5, 5}, {3, 4, 6}};
+  for (int c = 0; c < 4; c++) {
+    phys_sampling_stream(&a, (uint64_t)arg[c][0], arg[c][1], arg[c][2]);
+    x[c] = phys_rng_next(&a);
+  }
+  CHECK(x[0] != x[1] && x[0] != x[2] && x[0] != x[3] && x[1] != x[2] && x[2] != x[3]);
+}
+
+// bad options and bounds: PHYS_ERR_ARG with a message, the controls untouched
+static void test_bad(void) {
+  physModel* m = phys_load("models/pendulum_motor.xml", NULL, NULL);
+  physData* d = phys_make_data(m);
+  physControlProblem* p = swing_problem(m, 10, 5);
+  physSampleOptions o;
+  physLog log;
+  const char* field[] = {"samples", "elite", "lambda", "threads", "sigma"};
+  for (int c = 0; c < 5; c++) {
+    phys_sampling_defaults(&o);
+    if (c == 0) o.samples = 0;
+    if (c == 1) o.elite = 0;
+    if (c == 2) o.lambda = 0;
+    if (c == 3) o.threads = PHYS_SAMPLING_MAXTHREADS + 1;
+    if (c == 4) o.sigma = NAN;
+    memset(&log, 0, sizeof log);
+    CHECK_MSG(phys_sampling_solve(p, d, &o, NULL, NULL, &log) == PHYS_ERR_ARG && strstr(log.error, "out of range"),
+              "%s: %s", field[c], log.error);
+  }
+  phys_sampling_defaults(&o);
+  p->lo[0] = 1, p->hi[0] = -1;
+  memset(&log, 0, sizeof log);
+  CHECK(phys_sampling_solve(p, d, &o, NULL, NULL, &log) == PHYS_ERR_ARG && strstr(log.error, "infeasible bounds"));
+  phys_control_free(p);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+int main(void) {
+  test_streams();
+  test_threads();
+  test_threads_contacts();
+  test_swing_up();
+  test_random_minimum();
+  test_bad();
+  return test_done();
+}
