@@ -16,6 +16,7 @@
 
 #include "cli.h"
 #include "control.h"
+#include "optimize.h"
 #include "trajio.h"
 
 #define OPT_TASK_MAX (16u << 20)   // largest task file read (bytes)
@@ -38,6 +39,7 @@ typedef struct optTask_ {
   char out[OUT_N][OPT_PATH];
   int has_out[OUT_N];
   int quiet;
+  optMethod meth;           // the method beside ddp (meth.name NULL: ddp)
 } optTask;
 
 //---------------------------------------------------------------------------------------------------------
@@ -231,12 +233,19 @@ static int read_task_top(optTask* t) {
   if (!task_number(&x, v, 1, 1e6, 1, t, "horizon")) return 0;
   t->T = (int)x;
   if ((v = cJSON_GetObjectItemCaseSensitive(r, "method"))) {
-    if (!cJSON_IsString(v) || strcmp(v->valuestring, "ddp") != 0) {
-      cli_error("%s: method: expected \"ddp\" (the only method so far)", t->file);
+    const char* name = cJSON_IsString(v) ? v->valuestring : "";
+    if (strcmp(name, "ddp") != 0 && !opt_shooting_method(&t->meth, name) && !opt_sampling_method(&t->meth, name)) {
+      cli_error("%s: method: expected one of \"ddp\", \"lbfgsb\", \"adam\", \"random\", \"cem\", \"mppi\"", t->file);
       return 0;
     }
   }
-  if ((v = cJSON_GetObjectItemCaseSensitive(r, "options")) && !read_options(t, v)) return 0;
+  v = cJSON_GetObjectItemCaseSensitive(r, "options");
+  if (t->meth.name) {   // the other methods' options (optimize.h)
+    if (!(t->meth.sampling ? opt_sampling_options : opt_shooting_options)(&t->meth, t->file, v)) return 0;
+    t->maxiter = t->meth.maxiter, t->tol = t->meth.tol;
+  } else if (v && !read_options(t, v)) {
+    return 0;
+  }
   if ((v = cJSON_GetObjectItemCaseSensitive(r, "out")) && !read_out(t, v)) return 0;
   return 1;
 }
@@ -455,17 +464,17 @@ static int write_trajectory(FILE* f, const physModel* m, physData* d, const phys
   return ok;
 }
 
-static const char* const g_stop_name[] = {"cost", "feedforward", "maxiter", "mu"};
+static const char* const g_stop_name[] = {"cost", "feedforward", "maxiter", "mu", "gradient", "linesearch"};
 
 // the result JSON: method, sizes, cost and time per iteration, final cost, bound violation, why it stopped
-static int write_result(FILE* f, const physControlProblem* p, double dt) {
+static int write_result(FILE* f, const physControlProblem* p, double dt, const optMethod* mo) {
   cJSON* r = cJSON_CreateObject();
   cJSON *cost = cJSON_CreateArray(), *secs = cJSON_CreateArray();
   for (int k = 0; k <= p->niter; k++) {
     cJSON_AddItemToArray(cost, cJSON_CreateNumber(p->iter[k].cost));
     cJSON_AddItemToArray(secs, cJSON_CreateNumber(p->iter[k].seconds));
   }
-  cJSON_AddStringToObject(r, "method", "ddp");
+  cJSON_AddStringToObject(r, "method", mo->name ? mo->name : "ddp");
   cJSON_AddNumberToObject(r, "horizon", p->T);
   cJSON_AddNumberToObject(r, "dt", dt);
   cJSON_AddNumberToObject(r, "iterations", p->niter);
@@ -474,6 +483,7 @@ static int write_result(FILE* f, const physControlProblem* p, double dt) {
   cJSON_AddItemToObject(r, "seconds", secs);
   cJSON_AddNumberToObject(r, "final_cost", p->cost);
   cJSON_AddNumberToObject(r, "violation", phys_control_violation(p, p->U));
+  if (mo->name) opt_method_result(r, mo);
   char* s = cJSON_Print(r);
   int ok = s && fputs(s, f) >= 0 && fputc('\n', f) != EOF;
   free(s);
@@ -493,7 +503,9 @@ static void progress(void* ctx, int k, const physDdpIter* it) {
 static int optimize(optTask* t, cliOutput* o, const physModel* m, physData* d, physControlProblem* p) {
   physLog log;
   memset(&log, 0, sizeof log);
-  if (phys_ddp_solve(p, d, progress, NULL, &log) != PHYS_OK) {
+  physStatus st = t->meth.name ? opt_method_solve(&t->meth, d, p, &log)
+                                : phys_ddp_solve(p, d, progress, NULL, &log);
+  if (st != PHYS_OK) {
     cli_error("%s: %s", t->file, log.error);
     return CLI_EXIT_INPUT;
   }
@@ -505,7 +517,7 @@ static int optimize(optTask* t, cliOutput* o, const physModel* m, physData* d, p
   for (int k = 0; k < OUT_N && ok; k++) ok = !t->has_out[k] || cli_output_open(&o[k]);
   ok = ok && write_trajectory(t->has_out[OUT_TRAJECTORY] ? o[OUT_TRAJECTORY].f : NULL, m, d, p, times);
   ok = ok && (!t->has_out[OUT_CONTROLS] || write_controls(o[OUT_CONTROLS].f, m, p, times));
-  ok = ok && (!t->has_out[OUT_RESULT] || write_result(o[OUT_RESULT].f, p, m->opt.timestep));
+  ok = ok && (!t->has_out[OUT_RESULT] || write_result(o[OUT_RESULT].f, p, m->opt.timestep, &t->meth));
   free(times);
   if (!ok) {
     cli_error("%s: cannot write the outputs", t->file);
@@ -548,8 +560,9 @@ int cli_optimize(int argc, char** argv) {
        0},
   };
   const argCommand cmd = {"optimize",
-                          "Plan one trajectory: control-limited iLQR (DDP) on the exact step Jacobians, from the task "
-                          "file's\nmodel, horizon, initial state, control bounds and cost; writes the controls CSV "
+                          "Plan one trajectory: control-limited iLQR (DDP) on the exact step Jacobians, single shooting "
+                          "on the\nrollout gradient (lbfgsb, adam) or stochastic search (random, cem, mppi), from the "
+                          "task file's\nmodel, horizon, initial state, control bounds and cost; writes the controls CSV "
                           "(replayable with\nsimulate --ctrl-file), the trajectory CSV and a result JSON (docs/cli.md).",
                           "TASK.json", 1, opt, sizeof opt / sizeof opt[0], "physid optimize swingup.json"};
   const char* pos[ARGS_MAXPOS];
@@ -579,6 +592,7 @@ int cli_optimize(int argc, char** argv) {
   physControlProblem* p = NULL;
   if (read_task_top(&t) && check_outputs(&t, o) && (m = cli_load_model(t.model, 0))) {
     if (t.dt > 0) m->opt.timestep = t.dt;
+    if (t.meth.complementarity) m->opt.gradflags |= PHYS_GRAD_COMPLEMENTARITY;
     d = phys_make_data(m);
     p = d ? phys_control_make(m, t.T, t.maxiter) : NULL;
     if (!p) cli_error("%s: out of memory for a horizon of %d steps", t.file, t.T);

@@ -216,7 +216,7 @@ static void test_errors(void) {
       {"\"ctrlrange\": [[1, 2], [0, 1]], ", "bad.json: ctrlrange: expected an array of 1 [lower, upper] pairs"},
       {"\"init\": {\"qvel\": [0, 0]}, ", "bad.json: init.qvel: 2 values, expected 1 (nv of model 'pendulum_motor')"},
       {"\"init\": {\"keyframe\": \"home\"}, ", "bad.json: init.keyframe: no such keyframe in model 'pendulum_motor'"},
-      {"\"method\": \"cem\", ", "bad.json: method: expected \"ddp\""},
+      {"\"method\": \"sqp\", ", "bad.json: method: expected one of \"ddp\", \"lbfgsb\""},
       {"\"options\": {\"maxiter\": 0}, ", "bad.json: options.maxiter: expected an integer in [1, 100000]"},
       {"\"out\": {\"control\": \"u.csv\"}, ", "bad.json: out: unknown key 'control' (valid: controls, trajectory, result)"},
       {"\"cost\": {\"final\": [{\"site\": \"nope\", \"pos\": [0, 0, 3], \"weight\": 1}]}, ",
