@@ -1,8 +1,9 @@
 // test_shooting.c - single shooting (src/control/shooting.c): the cost gradient dJ/dU by the rollout's VJPs
 // against central differences of phys_control_rollout (pendulum with every cost term; the drone falling onto
 // the floor with its lcp contacts), L-BFGS-B and Adam on the pendulum swing-up inside the bounds, and paper
-// 001's drone contrast: resting on the ground the exact lcp gradient is zero and L-BFGS-B stops at once,
-// with the complementarity-aware gradient (PHYS_GRAD_COMPLEMENTARITY) it takes off.
+// 001's drone contrast: resting on the ground the exact lcp gradient is zero and Adam stays at its start,
+// with the complementarity-aware gradient (PHYS_GRAD_COMPLEMENTARITY) it takes off; Adam rejects a step to a
+// non-finite rollout.
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,7 +196,27 @@ static void test_drone_contrast(void) {
   CHECK(fabs(z1 - 1.0) < 0.05);
 }
 
+// Adam with a step so large that the rollout overflows: each such step is rejected (the controls stay, lr
+// halves), the result stays finite and never worse than the start
+static void test_adam_rejects(void) {
+  physModel* m = phys_load("models/pendulum_motor.xml", NULL, NULL);
+  physData* d = phys_make_data(m);
+  physControlProblem* p = phys_control_make(m, 20, 5);
+  p->fin.qref[0] = 1, p->fin.wq[0] = 1;
+  physShootOptions o;
+  phys_shooting_defaults(&o);
+  o.method = PHYS_SHOOT_ADAM, o.lr = 1e200;
+  CHECK(phys_shooting_solve(p, d, &o, NULL, NULL, NULL) == PHYS_OK);
+  CHECK(isfinite(p->cost) && p->cost <= p->iter[0].cost);
+  CHECK(p->niter == 5 && p->iter[0].alpha == 1e200);
+  for (int k = 1; k <= 5; k++) CHECK(p->iter[k].alpha == 0.5 * p->iter[k - 1].alpha);   // every step rejected
+  phys_control_free(p);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
 int main(void) {
+  test_adam_rejects();
   test_gradient_pendulum();
   test_gradient_contacts();
   test_swing_up();
