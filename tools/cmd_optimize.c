@@ -302,30 +302,32 @@ static int read_ctrlrange(const optTask* t, const physModel* m, physControlProbl
   return 1;
 }
 
-// a site term {"site": NAME, "pos": [x, y, z], "weight": w or [wx, wy, wz]} (at where) appended to c's points
-static int read_site_term(const optTask* t, const physModel* m, physStateCost* c, const cJSON* o, const char* where) {
-  const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "site"), *pos = cJSON_GetObjectItemCaseSensitive(o, "pos");
+// a point term {"site" | "body": NAME, "pos" | "vel": [x, y, z], "weight": w or [wx, wy, wz]} (at where)
+// appended to c's points: the site's or the body frame's world position or linear velocity
+static int read_point_term(const optTask* t, const physModel* m, physStateCost* c, const cJSON* o, const char* where) {
+  const cJSON* b = cJSON_GetObjectItemCaseSensitive(o, "body");
+  const cJSON* s = b ? b : cJSON_GetObjectItemCaseSensitive(o, "site");
+  const cJSON* vel = cJSON_GetObjectItemCaseSensitive(o, "vel");
+  const cJSON* pos = vel ? vel : cJSON_GetObjectItemCaseSensitive(o, "pos");
   const cJSON* w = cJSON_GetObjectItemCaseSensitive(o, "weight");
+  const char* kind = b ? "body" : "site";
   char at[128];
-  int id = cJSON_IsString(s) ? phys_name2id(m, "site", s->valuestring) : -1;
+  int id = cJSON_IsString(s) ? phys_name2id(m, kind, s->valuestring) : -1;
+  if (b && id == 0) id = -1;   // the world does not move
   if (id < 0) {
-    cli_error("%s: %s.site: no site %s%s%s in model '%s'", t->file, where, cJSON_IsString(s) ? "'" : "",
+    cli_error("%s: %s.%s: no %s %s%s%s in model '%s'", t->file, where, kind, kind, cJSON_IsString(s) ? "'" : "",
               cJSON_IsString(s) ? s->valuestring : "name (expected a string)", cJSON_IsString(s) ? "'" : "",
               m->modelname);
     return 0;
   }
   if (c->npoint == PHYS_CONTROL_MAXPOINT) {
-    cli_error("%s: %s: more than %d site terms in this list", t->file, where, PHYS_CONTROL_MAXPOINT);
+    cli_error("%s: %s: more than %d site or body terms in this list", t->file, where, PHYS_CONTROL_MAXPOINT);
     return 0;
   }
   physPointCost* pc = c->point + c->npoint;
-  pc->site = id;
-  snprintf(at, sizeof at, "%s.pos", where);
-  if (!pos) {
-    cli_error("%s: %s: missing (the site's target world position)", t->file, at);
-    return 0;
-  }
-  if (!task_array(pc->target, 3, -INFINITY, pos, t, at, "a world position")) return 0;
+  pc->site = id, pc->body = b != NULL, pc->vel = vel != NULL;
+  snprintf(at, sizeof at, "%s.%s", where, vel ? "vel" : "pos");
+  if (!task_array(pc->target, 3, -INFINITY, pos, t, at, vel ? "a world velocity" : "a world position")) return 0;
   snprintf(at, sizeof at, "%s.weight", where);
   if (!w) {
     cli_error("%s: %s: missing", t->file, at);
@@ -336,21 +338,24 @@ static int read_site_term(const optTask* t, const physModel* m, physStateCost* c
   return 1;
 }
 
-// one state term {"qpos": [...] | "qvel": [...], "weight": w} or a site term (read_site_term) of a running or
-// final list (at where) into c; seen[0..1] marks the qpos and qvel kinds already given (each once per list)
+// one state term {"qpos": [...] | "qvel": [...], "weight": w} or a point term (read_point_term) of a running
+// or final list (at where) into c; seen[0..1] marks the qpos and qvel kinds already given (each once per list)
 static int read_term(const optTask* t, const physModel* m, physStateCost* c, const cJSON* o, const char* where,
                      int seen[2]) {
-  static const char* const valid[] = {"qpos", "qvel", "site", "pos", "weight"};
-  if (!task_keys(o, valid, 5, t, where)) return 0;
+  static const char* const valid[] = {"qpos", "qvel", "site", "body", "pos", "vel", "weight"};
+  if (!task_keys(o, valid, 7, t, where)) return 0;
   const cJSON *q = cJSON_GetObjectItemCaseSensitive(o, "qpos"), *v = cJSON_GetObjectItemCaseSensitive(o, "qvel");
   const cJSON *w = cJSON_GetObjectItemCaseSensitive(o, "weight"), *s = cJSON_GetObjectItemCaseSensitive(o, "site");
-  const cJSON* pos = cJSON_GetObjectItemCaseSensitive(o, "pos");
+  const cJSON *b = cJSON_GetObjectItemCaseSensitive(o, "body"), *pos = cJSON_GetObjectItemCaseSensitive(o, "pos");
+  const cJSON* vel = cJSON_GetObjectItemCaseSensitive(o, "vel");
   char at[128], what[256];
-  if ((q != NULL) + (v != NULL) + (s != NULL) != 1 || (pos && !s)) {
-    cli_error("%s: %s: expected exactly one of qpos, qvel, site (with pos)", t->file, where);
+  if ((q != NULL) + (v != NULL) + (s != NULL) + (b != NULL) != 1 || ((pos || vel) && !s && !b) ||
+      ((s || b) && (pos != NULL) + (vel != NULL) != 1)) {
+    cli_error("%s: %s: expected exactly one of qpos, qvel, site or body (with exactly one of pos, vel)", t->file,
+              where);
     return 0;
   }
-  if (s) return read_site_term(t, m, c, o, where);
+  if (s || b) return read_point_term(t, m, c, o, where);
   int kind = q ? 0 : 1;
   if (seen[kind]++) {
     cli_error("%s: %s: a second %s term in this list", t->file, where, q ? "qpos" : "qvel");
@@ -377,8 +382,8 @@ static int read_term(const optTask* t, const physModel* m, physStateCost* c, con
 // a running or final list of state terms
 static int read_terms(const optTask* t, const physModel* m, physStateCost* c, const cJSON* v, const char* where) {
   if (!cJSON_IsArray(v)) {
-    cli_error("%s: %s: expected an array of terms {\"qpos\" or \"qvel\": [...], \"weight\": w} or {\"site\": NAME, "
-              "\"pos\": [x, y, z], \"weight\": w}", t->file, where);
+    cli_error("%s: %s: expected an array of terms {\"qpos\" or \"qvel\": [...], \"weight\": w} or {\"site\" or "
+              "\"body\": NAME, \"pos\" or \"vel\": [x, y, z], \"weight\": w}", t->file, where);
     return 0;
   }
   int seen[2] = {0, 0}, i = 0;

@@ -38,6 +38,14 @@ static double last_row_value(const char* text, int col) {
   return p ? strtod(p, NULL) : NAN;
 }
 
+// column col of the last row of the scratch file name
+static double file_last_value(const char* name, int col) {
+  char* x = slurp(path(name));
+  double v = last_row_value(x, col);
+  free(x);
+  return v;
+}
+
 // the largest |u| of a controls CSV "t,u0" (one actuator)
 static double max_abs_control(const char* text) {
   double m = 0;
@@ -127,10 +135,7 @@ static double run_final_angle(const char* task, const char* xfile) {
   CHECK(r.code == 0);
   CHECK(has(r.err, "bound violation 0\n"));
   run_free(&r);
-  char* x = slurp(path(xfile));
-  double qT = last_row_value(x, 1);
-  free(x);
-  return qT;
+  return file_last_value(xfile, 1);
 }
 
 // |u| <= 3 N m, a third of the torque that holds the pendulum level: it pumps, over 400 steps (4 s)
@@ -160,18 +165,41 @@ static void test_site(void) {
   printf("site: final angle %.9g\n", qT);
 }
 
+// the scratch folder's pendulum.xml with text inserted before the first marker, as file name; 0 if no marker
+static int put_model(const char* name, const char* marker, const char* text) {
+  char* model = slurp(path("pendulum.xml"));
+  char* at = strstr(model, marker);
+  CHECK(at != NULL);
+  if (at) {
+    char out[4096];
+    snprintf(out, sizeof out, "%.*s%s%s", (int)(at - model), model, text, at);
+    put(name, out);
+  }
+  free(model);
+  return at != NULL;
+}
+
+// body and velocity terms: a body at the tip to the top (0, 0, 3) and the tip site's velocity to 0 at the end,
+// from 0.1 rad
+static void test_body_velocity(void) {
+  if (!put_model("pendend.xml", "    </body>", "      <body name=\"end\" pos=\"0 0 -1\"><inertial pos=\"0 0 0\" "
+                 "mass=\"1e-6\" diaginertia=\"1e-9 1e-9 1e-9\"/></body>\n"))
+    return;
+  put("body.json", "{\"model\": \"pendend.xml\", \"horizon\": 200, \"init\": {\"qpos\": [0.1]},\n"
+                   " \"cost\": {\"final\": [{\"body\": \"end\", \"pos\": [0, 0, 3], \"weight\": 100}, "
+                   "{\"site\": \"tip\", \"vel\": [0, 0, 0], \"weight\": 10}], \"control\": 1e-3},\n"
+                   " \"out\": {\"trajectory\": \"xbody.csv\"}}\n");
+  double qT = run_final_angle("body.json", "xbody.csv");
+  double vT = file_last_value("xbody.csv", 2);
+  CHECK_MSG(fabs(qT - M_PI) < 1e-2 && fabs(vT) < 5e-2, "body: final angle %.9g, velocity %.9g", qT, vT);
+  printf("body and velocity terms: final angle %.9g, angular velocity %.3g\n", qT, vT);
+}
+
 // without "init" the start is simulate's default, the model's keyframe 0; "dt" overrides the timestep: the
 // controls replayed by simulate with the same --dt reproduce the trajectory byte for byte
 static void test_keyframe_dt(void) {
-  char* model = slurp(path("pendulum.xml"));
-  char* key = strstr(model, "  <actuator>");
-  CHECK(key != NULL);
-  if (!key) return;
-  char text[4096];
-  snprintf(text, sizeof text, "%.*s  <keyframe><key name=\"tilted\" qpos=\"0.5\" qvel=\"-1\"/></keyframe>\n%s",
-           (int)(key - model), model, key);
-  free(model);
-  put("keyed.xml", text);
+  if (!put_model("keyed.xml", "  <actuator>", "  <keyframe><key name=\"tilted\" qpos=\"0.5\" qvel=\"-1\"/></keyframe>\n"))
+    return;
   put("keyed.json", "{\"model\": \"keyed.xml\", \"horizon\": 50, \"dt\": 0.02,\n"
                     " \"cost\": {\"final\": [{\"qpos\": [1], \"weight\": 10}], \"control\": 0.1},\n"
                     " \"out\": {\"controls\": \"uk.csv\", \"trajectory\": \"xk.csv\"}}\n");
@@ -224,7 +252,13 @@ static void test_errors(void) {
       {"\"cost\": {\"final\": [{\"site\": \"tip\", \"pos\": [0, 3], \"weight\": 1}]}, ",
        "bad.json: cost.final[0].pos: 2 values, expected 3 (a world position)"},
       {"\"cost\": {\"final\": [{\"qpos\": [1], \"pos\": [0, 0, 3], \"weight\": 1}]}, ",
-       "bad.json: cost.final[0]: expected exactly one of qpos, qvel, site (with pos)"},
+       "bad.json: cost.final[0]: expected exactly one of qpos, qvel, site or body (with exactly one of pos, vel)"},
+      {"\"cost\": {\"final\": [{\"site\": \"tip\", \"pos\": [0, 0, 3], \"vel\": [0, 0, 0], \"weight\": 1}]}, ",
+       "bad.json: cost.final[0]: expected exactly one of qpos, qvel, site or body (with exactly one of pos, vel)"},
+      {"\"cost\": {\"running\": [{\"body\": \"nobody\", \"vel\": [0, 0, 0], \"weight\": 1}]}, ",
+       "bad.json: cost.running[0].body: no body 'nobody' in model 'pendulum_motor'"},
+      {"\"cost\": {\"final\": [{\"body\": \"bob\", \"vel\": [0, 0], \"weight\": 1}]}, ",
+       "bad.json: cost.final[0].vel: 2 values, expected 3 (a world velocity)"},
   };
   char text[1024];
   for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
@@ -279,6 +313,7 @@ int main(void) {
   test_bounded();
   test_keyframe_dt();
   test_site();
+  test_body_velocity();
   test_errors();
   remove_scratch();
   return test_done();
