@@ -14,31 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "control.h"
+#include "optimize.h"
 #include "trajio.h"
 
 #define OPT_TASK_MAX (16u << 20)   // largest task file read (bytes)
-#define OPT_PATH 4096
 
-enum { OUT_CONTROLS = 0, OUT_TRAJECTORY, OUT_RESULT, OUT_N };
-static const char* const g_out_key[OUT_N] = {"controls", "trajectory", "result"};
-
-// the task's settings that need no model
-typedef struct optTask_ {
-  const char* file;         // the task file as given
-  char dir[OPT_PATH];       // its folder ("" for the current one)
-  cJSON* root;
-  char model[OPT_PATH];
-  char add[ARGS_MAXLIST][OPT_PATH];
-  double dt;                // 0: the model's
-  int T;
-  int maxiter;              // 0: the default
-  double tol;               // < 0: the default
-  char out[OUT_N][OPT_PATH];
-  int has_out[OUT_N];
-  int quiet;
-} optTask;
+const char* const g_out_key[OUT_N] = {"controls", "trajectory", "result", "html"};
 
 //---------------------------------------------------------------------------------------------------------
 // reading the task
@@ -71,7 +52,7 @@ static char* read_task(const char* path) {
 }
 
 // path relative to the task's folder (absolute paths as they are); 0 and a message if too long
-static int task_path(char out[OPT_PATH], const optTask* t, const char* path, const char* where) {
+int task_path(char out[OPT_PATH], const optTask* t, const char* path, const char* where) {
   int n = path[0] == '/' || !t->dir[0] ? snprintf(out, OPT_PATH, "%s", path)
                                         : snprintf(out, OPT_PATH, "%s/%s", t->dir, path);
   if (n < 0 || n >= OPT_PATH) {
@@ -82,7 +63,7 @@ static int task_path(char out[OPT_PATH], const optTask* t, const char* path, con
 }
 
 // a non-empty string value at where; 0 and a message otherwise
-static int task_string(const char** s, const cJSON* v, const optTask* t, const char* where) {
+int task_string(const char** s, const cJSON* v, const optTask* t, const char* where) {
   if (cJSON_IsString(v) && v->valuestring[0]) {
     *s = v->valuestring;
     return 1;
@@ -92,7 +73,7 @@ static int task_string(const char** s, const cJSON* v, const optTask* t, const c
 }
 
 // a number in [lo, hi] at where (integer if integral); 0 and a message otherwise
-static int task_number(double* x, const cJSON* v, double lo, double hi, int integral, const optTask* t,
+int task_number(double* x, const cJSON* v, double lo, double hi, int integral, const optTask* t,
                        const char* where) {
   double y = cJSON_IsNumber(v) ? v->valuedouble : NAN;
   if (y >= lo && y <= hi && (!integral || y == floor(y))) {
@@ -138,7 +119,7 @@ static int task_weight(double* w, int n, const cJSON* v, const optTask* t, const
 }
 
 // 0 and a message naming the key if object o (at where) has a key outside the '|'-free list valid
-static int task_keys(const cJSON* o, const char* const* valid, int nvalid, const optTask* t, const char* where) {
+int task_keys(const cJSON* o, const char* const* valid, int nvalid, const optTask* t, const char* where) {
   if (!cJSON_IsObject(o)) {
     cli_error("%s: %s: expected an object", t->file, where);
     return 0;
@@ -209,11 +190,12 @@ static int read_add(optTask* t, const cJSON* v) {
 }
 
 // the first pass: the keys that need no model; the model-sized keys are checked by the second
-static int read_task_top(optTask* t) {
-  static const char* const valid[] = {"model", "add", "dt", "horizon", "method", "init", "ctrlrange", "cost",
-                                      "options", "out"};
+int opt_task_top(optTask* t, const char* const* extra, int nextra) {
+  const char* valid[16] = {"model", "add", "dt", "horizon", "method", "init", "ctrlrange", "cost", "options", "out"};
+  int nvalid = 10;
+  for (int i = 0; i < nextra && nvalid < 16; i++) valid[nvalid++] = extra[i];
   const cJSON* r = t->root;
-  if (!task_keys(r, valid, 10, t, "the task")) return 0;
+  if (!task_keys(r, valid, nvalid, t, "the task")) return 0;
   const cJSON* v = cJSON_GetObjectItemCaseSensitive(r, "model");
   const char* s;
   double x;
@@ -235,6 +217,7 @@ static int read_task_top(optTask* t) {
       cli_error("%s: method: expected \"ddp\" (the only method so far)", t->file);
       return 0;
     }
+    snprintf(t->method, sizeof t->method, "%s", v->valuestring);
   }
   if ((v = cJSON_GetObjectItemCaseSensitive(r, "options")) && !read_options(t, v)) return 0;
   if ((v = cJSON_GetObjectItemCaseSensitive(r, "out")) && !read_out(t, v)) return 0;
@@ -414,7 +397,7 @@ static int read_cost(const optTask* t, const physModel* m, physControlProblem* p
 
 // the second pass: init (as simulate's default: keyframe 0 if the model has one, else qpos0 at rest; then the
 // task's), ctrlrange, cost
-static int read_task_model(const optTask* t, const physModel* m, physData* d, physControlProblem* p) {
+int opt_task_model(const optTask* t, const physModel* m, physData* d, physControlProblem* p) {
   const cJSON* v;
   if (m->nu == 0) {
     cli_error("%s: model: '%s' has no actuators: no controls to optimize", t->file, m->modelname);
@@ -433,28 +416,28 @@ static int read_task_model(const optTask* t, const physModel* m, physData* d, ph
 //---------------------------------------------------------------------------------------------------------
 // outputs
 
-// the controls CSV: t,u0..u{nu-1}, row k the controls held from t0 + k dt (simulate --ctrl-file replays it)
-static int write_controls(FILE* f, const physModel* m, const physControlProblem* p, const double* times) {
+// the controls CSV (optimize.h; simulate --ctrl-file replays it)
+int opt_write_controls(FILE* f, const physModel* m, const double* U, int T, const double* times) {
   fputs("t", f);
   for (int j = 0; j < m->nu; j++) fprintf(f, ",u%d", j);
   fputc('\n', f);
-  for (int k = 0; k < p->T; k++) {
+  for (int k = 0; k < T; k++) {
     fprintf(f, "%.17g", times[k]);
-    for (int j = 0; j < m->nu; j++) fprintf(f, ",%.17g", p->U[(size_t)k * m->nu + j]);
+    for (int j = 0; j < m->nu; j++) fprintf(f, ",%.17g", U[(size_t)k * m->nu + j]);
     fputc('\n', f);
   }
   return !ferror(f);
 }
 
 // the trajectory CSV as simulate writes it: the controls replayed from d's initial state by phys_step (the
-// same calls as the solver's rollout and as simulate --ctrl-file); times[k] <- the time of row k. d is left
+// same calls as the solver's rollout and as simulate --ctrl-file); times[k] <- the time of row k (T + 1). d is left
 // at x_T.
 static int write_trajectory(FILE* f, const physModel* m, physData* d, const physControlProblem* p, double* times) {
   int ok = f ? phys_traj_write_header_u(f, m, m->nu > 0, 0) == PHYS_OK : 1;
   for (int k = 0; k <= p->T && ok; k++) {
     if (k > 0) phys_step(m, d);
     if (k < p->T && m->nu > 0) memcpy(d->ctrl, p->U + (size_t)k * m->nu, sizeof(double) * (size_t)m->nu);
-    if (k < p->T) times[k] = d->time;
+    times[k] = d->time;
     if (f) ok = phys_traj_write_row_u(f, m, d->time, d->qpos, d->qvel, m->nu > 0 ? d->ctrl : NULL, NULL) == PHYS_OK;
   }
   return ok;
@@ -486,6 +469,24 @@ static int write_result(FILE* f, const physControlProblem* p, double dt) {
   return ok;
 }
 
+// the HTML page: cost per iteration, controls and the chosen state coordinates of the plan
+static int write_html(FILE* f, const optTask* t, const physModel* m, const physControlProblem* p,
+                      const double* times) {
+  double* cost = malloc(sizeof(double) * (size_t)(p->niter + 1));
+  if (!cost) return 0;
+  for (int k = 0; k <= p->niter; k++) cost[k] = p->iter[k].cost;
+  char v[4][64];
+  snprintf(v[0], sizeof v[0], "%s, horizon %d, dt %g s", t->method[0] ? t->method : "ddp", p->T, m->opt.timestep);
+  snprintf(v[1], sizeof v[1], "%d (stop: %s)", p->niter, g_stop_name[p->stop]);
+  snprintf(v[2], sizeof v[2], "%.9g -> %.9g", p->iter[0].cost, p->cost);
+  snprintf(v[3], sizeof v[3], "%g", phys_control_violation(p, p->U));
+  const char* rows[] = {"method", v[0], "iterations", v[1], "cost", v[2], "bound violation", v[3]};
+  optPage pg = {"optimize", t->file, cost, p->niter + 1, "iteration", times, p->U, p->X, p->T, rows, 4};
+  int ok = opt_write_html(f, m, &pg, t->plot, t->nplot);
+  free(cost);
+  return ok;
+}
+
 // one progress line per iteration on stderr
 static void progress(void* ctx, int k, const physDdpIter* it) {
   (void)ctx;
@@ -498,19 +499,20 @@ static void progress(void* ctx, int k, const physDdpIter* it) {
 static int optimize(optTask* t, cliOutput* o, const physModel* m, physData* d, physControlProblem* p) {
   physLog log;
   memset(&log, 0, sizeof log);
-  if (phys_ddp_solve(p, d, progress, NULL, &log) != PHYS_OK) {
+  if (opt_plan(t, p, d, progress, NULL, &log) != PHYS_OK) {
     cli_error("%s: %s", t->file, log.error);
     return CLI_EXIT_INPUT;
   }
   if (!cli_quiet)
     fprintf(stderr, "optimize: %d iterations (stop: %s), final cost %.9g, bound violation %g\n", p->niter,
             g_stop_name[p->stop], p->cost, phys_control_violation(p, p->U));
-  double* times = malloc(sizeof(double) * (size_t)p->T);
+  double* times = malloc(sizeof(double) * (size_t)(p->T + 1));
   int ok = times != NULL;
   for (int k = 0; k < OUT_N && ok; k++) ok = !t->has_out[k] || cli_output_open(&o[k]);
   ok = ok && write_trajectory(t->has_out[OUT_TRAJECTORY] ? o[OUT_TRAJECTORY].f : NULL, m, d, p, times);
-  ok = ok && (!t->has_out[OUT_CONTROLS] || write_controls(o[OUT_CONTROLS].f, m, p, times));
+  ok = ok && (!t->has_out[OUT_CONTROLS] || opt_write_controls(o[OUT_CONTROLS].f, m, p->U, p->T, times));
   ok = ok && (!t->has_out[OUT_RESULT] || write_result(o[OUT_RESULT].f, p, m->opt.timestep));
+  ok = ok && (!t->has_out[OUT_HTML] || write_html(o[OUT_HTML].f, t, m, p, times));
   free(times);
   if (!ok) {
     cli_error("%s: cannot write the outputs", t->file);
@@ -525,8 +527,14 @@ static int optimize(optTask* t, cliOutput* o, const physModel* m, physData* d, p
   return cli_outputs_commit(open, n) ? CLI_EXIT_OK : CLI_EXIT_INPUT;
 }
 
+physStatus opt_plan(const optTask* t, physControlProblem* p, physData* d, physDdpProgress progress, void* ctx,
+                    physLog* log) {
+  (void)t;   // ddp (opt_task_top accepts no other method yet)
+  return phys_ddp_solve(p, d, progress, ctx, log);
+}
+
 // check the outputs before any work: each path usable, none the same file as another or an input
-static int check_outputs(optTask* t, cliOutput* o) {
+int opt_check_outputs(optTask* t, cliOutput* o) {
   cliOutput chk[OUT_N];
   const char* input[2 + ARGS_MAXLIST] = {t->file, t->model};
   int n = 0, ninput = 2;
@@ -541,6 +549,26 @@ static int check_outputs(optTask* t, cliOutput* o) {
     chk[n++] = o[k];
   }
   return !cli_output_conflicts(chk, n, input, ninput);
+}
+
+int opt_task_load(optTask* t, const char* file) {
+  t->file = file;
+  t->tol = -1;
+  const char* slash = strrchr(file, '/');
+  if (slash) snprintf(t->dir, sizeof t->dir, "%.*s", (int)(slash - file) > 0 ? (int)(slash - file) : 1, file);
+  char* text = read_task(file);
+  if (!text) return 0;
+  t->root = cJSON_Parse(text);
+  if (!t->root || !cJSON_IsObject(t->root)) {
+    const char* at = cJSON_GetErrorPtr();
+    int line = 1;
+    for (const char* c = text; at && c < at && *c; c++) line += *c == '\n';
+    cli_error("%s:%d: not a JSON object%s", file, line, t->root ? "" : " (malformed JSON)");
+    cJSON_Delete(t->root);
+    t->root = NULL;
+  }
+  free(text);
+  return t->root != NULL;
 }
 
 // physid optimize
@@ -560,34 +588,20 @@ int cli_optimize(int argc, char** argv) {
   const char* pos[ARGS_MAXPOS];
   int code = cli_parse(pos, &cmd, argc, argv);
   if (code >= 0) return code;
-  t.file = pos[0];
-  const char* slash = strrchr(t.file, '/');
-  if (slash) snprintf(t.dir, sizeof t.dir, "%.*s", (int)(slash - t.file) > 0 ? (int)(slash - t.file) : 1, t.file);
-  char* text = read_task(t.file);
-  if (!text) return CLI_EXIT_INPUT;
-  t.root = cJSON_Parse(text);
-  if (!t.root || !cJSON_IsObject(t.root)) {
-    const char* at = cJSON_GetErrorPtr();
-    int line = 1;
-    for (const char* c = text; at && c < at && *c; c++) line += *c == '\n';
-    cli_error("%s:%d: not a JSON object%s", t.file, line, t.root ? "" : " (malformed JSON)");
-    cJSON_Delete(t.root);
-    free(text);
-    return CLI_EXIT_INPUT;
-  }
-  free(text);
+  if (!opt_task_load(&t, pos[0])) return CLI_EXIT_INPUT;
   cliOutput o[OUT_N];
   memset(o, 0, sizeof o);
   code = CLI_EXIT_INPUT;
   physModel* m = NULL;
   physData* d = NULL;
   physControlProblem* p = NULL;
-  if (read_task_top(&t) && check_outputs(&t, o) && (m = cli_load_model(t.model, 0))) {
+  static const char* const extra[] = {"plot"};
+  if (opt_task_top(&t, extra, 1) && opt_check_outputs(&t, o) && (m = cli_load_model(t.model, 0))) {
     if (t.dt > 0) m->opt.timestep = t.dt;
     d = phys_make_data(m);
     p = d ? phys_control_make(m, t.T, t.maxiter) : NULL;
     if (!p) cli_error("%s: out of memory for a horizon of %d steps", t.file, t.T);
-    else if (read_task_model(&t, m, d, p)) code = optimize(&t, o, m, d, p);
+    else if (opt_task_model(&t, m, d, p) && opt_read_plot(&t, m)) code = optimize(&t, o, m, d, p);
   }
   phys_control_free(p);
   phys_free_data(d);

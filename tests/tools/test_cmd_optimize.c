@@ -81,6 +81,26 @@ static void check_replay(int steps, const char* u, const char* x) {
   free(b);
 }
 
+// the HTML page name: complete, self-contained (no script, no fetched resource), the cost plot per what
+// with npoints points, the control u0 and nplots line plots in all
+static void check_page(const char* name, const char* what, int npoints, int nplots) {
+  char* h = slurp(path(name));
+  char title[64];
+  snprintf(title, sizeof title, ">cost per %s (log scale)</text>", what);
+  CHECK(strncmp(h, "<!DOCTYPE html>\n", 16) == 0);
+  CHECK(has(h, "</body></html>\n"));
+  CHECK(has(h, title));
+  CHECK(has(h, ">u0 (actuator 'torque')</text>"));
+  CHECK(has(h, ">q0</text>") && has(h, ">v0</text>"));
+  CHECK(!strstr(h, "<script") && !strstr(h, "src=") && !strstr(h, "href") && !strstr(h, "url("));
+  int n = 0, pts = 0;
+  for (const char* c = strstr(h, "<polyline"); c; c = strstr(c + 1, "<polyline")) n++;
+  const char* first = strstr(h, "points='");   // the cost plot's points come first
+  for (const char* c = first ? first + 8 : NULL; c && *c != '\''; c++) pts += *c == ',';
+  CHECK_MSG(n == nplots && pts == npoints, "%s: %d plots, %d cost points", name, n, pts);
+  free(h);
+}
+
 static void test_example(void) {
   put("task.json", g_task);
   shRun r = optimize("task.json");
@@ -116,10 +136,12 @@ static void test_example(void) {
                     " \"init\": {\"qpos\": [0], \"qvel\": [0]},\n"
                     " \"cost\": {\"final\": [{\"qpos\": [3.14159265], \"weight\": 100}, {\"qvel\": [0], \"weight\": 10}], "
                     "\"control\": 1e-3},\n"
-                    " \"out\": {\"controls\": \"u2.csv\", \"trajectory\": \"x2.csv\", \"result\": \"r2.json\"}}\n");
+                    " \"out\": {\"controls\": \"u2.csv\", \"trajectory\": \"x2.csv\", \"result\": \"r2.json\", "
+                    "\"html\": \"p2.html\"}}\n");
   r = optimize("task2.json");
   CHECK(r.code == 0);
   run_free(&r);
+  check_page("p2.html", "iteration", 24, 4);
   const char* same[2][2] = {{"u.csv", "u2.csv"}, {"x.csv", "x2.csv"}};
   for (int i = 0; i < 2; i++) {
     char *a = slurp(path(same[i][0])), *b = slurp(path(same[i][1]));
@@ -244,9 +266,10 @@ static void test_errors(void) {
       {"\"ctrlrange\": [[1, 2], [0, 1]], ", "bad.json: ctrlrange: expected an array of 1 [lower, upper] pairs"},
       {"\"init\": {\"qvel\": [0, 0]}, ", "bad.json: init.qvel: 2 values, expected 1 (nv of model 'pendulum_motor')"},
       {"\"init\": {\"keyframe\": \"home\"}, ", "bad.json: init.keyframe: no such keyframe in model 'pendulum_motor'"},
+      {"\"plot\": [\"q0\", \"v1\"], ", "bad.json: plot[1]: expected a state coordinate of model 'pendulum_motor': q0..q0 or v0..v0"},
       {"\"method\": \"cem\", ", "bad.json: method: expected \"ddp\""},
       {"\"options\": {\"maxiter\": 0}, ", "bad.json: options.maxiter: expected an integer in [1, 100000]"},
-      {"\"out\": {\"control\": \"u.csv\"}, ", "bad.json: out: unknown key 'control' (valid: controls, trajectory, result)"},
+      {"\"out\": {\"control\": \"u.csv\"}, ", "bad.json: out: unknown key 'control' (valid: controls, trajectory, result, html)"},
       {"\"cost\": {\"final\": [{\"site\": \"nope\", \"pos\": [0, 0, 3], \"weight\": 1}]}, ",
        "bad.json: cost.final[0].site: no site 'nope' in model 'pendulum_motor'"},
       {"\"cost\": {\"final\": [{\"site\": \"tip\", \"pos\": [0, 3], \"weight\": 1}]}, ",
