@@ -514,17 +514,7 @@ static int optimize(optTask* t, cliOutput* o, const physModel* m, physData* d, p
   ok = ok && (!t->has_out[OUT_RESULT] || write_result(o[OUT_RESULT].f, p, m->opt.timestep));
   ok = ok && (!t->has_out[OUT_HTML] || write_html(o[OUT_HTML].f, t, m, p, times));
   free(times);
-  if (!ok) {
-    cli_error("%s: cannot write the outputs", t->file);
-    for (int k = 0; k < OUT_N; k++)
-      if (t->has_out[k]) cli_output_abort(&o[k]);
-    return CLI_EXIT_INPUT;
-  }
-  cliOutput open[OUT_N];
-  int n = 0;
-  for (int k = 0; k < OUT_N; k++)
-    if (t->has_out[k]) open[n++] = o[k];
-  return cli_outputs_commit(open, n) ? CLI_EXIT_OK : CLI_EXIT_INPUT;
+  return opt_outputs_finish(t, o, ok) ? CLI_EXIT_OK : CLI_EXIT_INPUT;
 }
 
 physStatus opt_plan(const optTask* t, physControlProblem* p, physData* d, physDdpProgress progress, void* ctx,
@@ -549,6 +539,40 @@ int opt_check_outputs(optTask* t, cliOutput* o) {
     chk[n++] = o[k];
   }
   return !cli_output_conflicts(chk, n, input, ninput);
+}
+
+int opt_task_problem(optTask* t, physModel** m, physData** d, physControlProblem** p) {
+  if (!(*m = cli_load_model(t->model, 0))) return 0;
+  if (t->dt > 0) (*m)->opt.timestep = t->dt;
+  *d = phys_make_data(*m);
+  *p = *d ? phys_control_make(*m, t->T, t->maxiter) : NULL;
+  if (!*p) {
+    cli_error("%s: out of memory for a horizon of %d steps", t->file, t->T);
+    return 0;
+  }
+  return opt_task_model(t, *m, *d, *p) && opt_read_plot(t, *m);
+}
+
+void opt_task_free(optTask* t, physModel* m, physData* d, physControlProblem* p) {
+  phys_control_free(p);
+  phys_free_data(d);
+  phys_free_model(m);
+  cJSON_Delete(t->root);
+  t->root = NULL;
+}
+
+int opt_outputs_finish(const optTask* t, cliOutput* o, int ok) {
+  if (!ok) {
+    cli_error("%s: cannot write the outputs", t->file);
+    for (int k = 0; k < OUT_N; k++)
+      if (t->has_out[k]) cli_output_abort(&o[k]);
+    return 0;
+  }
+  cliOutput open[OUT_N];
+  int n = 0;
+  for (int k = 0; k < OUT_N; k++)
+    if (t->has_out[k]) open[n++] = o[k];
+  return cli_outputs_commit(open, n);
 }
 
 int opt_task_load(optTask* t, const char* file) {
@@ -596,16 +620,8 @@ int cli_optimize(int argc, char** argv) {
   physData* d = NULL;
   physControlProblem* p = NULL;
   static const char* const extra[] = {"plot"};
-  if (opt_task_top(&t, extra, 1) && opt_check_outputs(&t, o) && (m = cli_load_model(t.model, 0))) {
-    if (t.dt > 0) m->opt.timestep = t.dt;
-    d = phys_make_data(m);
-    p = d ? phys_control_make(m, t.T, t.maxiter) : NULL;
-    if (!p) cli_error("%s: out of memory for a horizon of %d steps", t.file, t.T);
-    else if (opt_task_model(&t, m, d, p) && opt_read_plot(&t, m)) code = optimize(&t, o, m, d, p);
-  }
-  phys_control_free(p);
-  phys_free_data(d);
-  phys_free_model(m);
-  cJSON_Delete(t.root);
+  if (opt_task_top(&t, extra, 1) && opt_check_outputs(&t, o) && opt_task_problem(&t, &m, &d, &p))
+    code = optimize(&t, o, m, d, p);
+  opt_task_free(&t, m, d, p);
   return code;
 }

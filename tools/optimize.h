@@ -41,6 +41,12 @@ int opt_task_load(optTask* t, const char* file);
 int opt_task_top(optTask* t, const char* const* extra, int nextra);
 // the second pass once the model is loaded: init into d, ctrlrange, cost and options into p
 int opt_task_model(const optTask* t, const physModel* m, physData* d, physControlProblem* p);
+// the task's model (dt applied), its data and problem, read by opt_task_model and opt_read_plot; 0 and a
+// message on failure (free what was made with opt_task_free either way)
+int opt_task_problem(optTask* t, physModel** m, physData** d, physControlProblem** p);
+void opt_task_free(optTask* t, physModel* m, physData* d, physControlProblem* p);
+// commit the open outputs together if ok, else remove them all with a message; returns 1 if committed
+int opt_outputs_finish(const optTask* t, cliOutput* o, int ok);
 // check the outputs before any work: each path usable, none the same file as another or an input
 int opt_check_outputs(optTask* t, cliOutput* o);
 // plan from d's state by the task's method, warm-started from p->U (the one call every method plugs into):
