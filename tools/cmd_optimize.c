@@ -191,9 +191,9 @@ static int read_add(optTask* t, const cJSON* v) {
 
 // the first pass: the keys that need no model; the model-sized keys are checked by the second
 int opt_task_top(optTask* t, const char* const* extra, int nextra) {
-  const char* valid[16] = {"model", "add", "dt", "horizon", "method", "init", "ctrlrange", "cost", "options", "out"};
+  const char* valid[24] = {"model", "add", "dt", "horizon", "method", "init", "ctrlrange", "cost", "options", "out"};
   int nvalid = 10;
-  for (int i = 0; i < nextra && nvalid < 16; i++) valid[nvalid++] = extra[i];
+  for (int i = 0; i < nextra && nvalid < 24; i++) valid[nvalid++] = extra[i];
   const cJSON* r = t->root;
   if (!task_keys(r, valid, nvalid, t, "the task")) return 0;
   const cJSON* v = cJSON_GetObjectItemCaseSensitive(r, "model");
@@ -296,7 +296,10 @@ static int read_point_term(const optTask* t, const physModel* m, physStateCost* 
   const char* kind = b ? "body" : "site";
   char at[128];
   int id = cJSON_IsString(s) ? phys_name2id(m, kind, s->valuestring) : -1;
-  if (b && id == 0) id = -1;   // the world does not move
+  if (b && id == 0) {
+    cli_error("%s: %s.body: '%s' is the world: it does not move", t->file, where, s->valuestring);
+    return 0;
+  }
   if (id < 0) {
     cli_error("%s: %s.%s: no %s %s%s%s in model '%s'", t->file, where, kind, kind, cJSON_IsString(s) ? "'" : "",
               cJSON_IsString(s) ? s->valuestring : "name (expected a string)", cJSON_IsString(s) ? "'" : "",

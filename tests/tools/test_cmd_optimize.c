@@ -280,6 +280,8 @@ static void test_errors(void) {
        "bad.json: cost.final[0]: expected exactly one of qpos, qvel, site or body (with exactly one of pos, vel)"},
       {"\"cost\": {\"running\": [{\"body\": \"nobody\", \"vel\": [0, 0, 0], \"weight\": 1}]}, ",
        "bad.json: cost.running[0].body: no body 'nobody' in model 'pendulum_motor'"},
+      {"\"cost\": {\"final\": [{\"body\": \"world\", \"pos\": [0, 0, 0], \"weight\": 1}]}, ",
+       "bad.json: cost.final[0].body: 'world' is the world: it does not move"},
       {"\"cost\": {\"final\": [{\"body\": \"bob\", \"vel\": [0, 0], \"weight\": 1}]}, ",
        "bad.json: cost.final[0].vel: 2 values, expected 3 (a world velocity)"},
   };
