@@ -41,11 +41,11 @@ static int has(const char* s, const char* frag) {
   return 0;
 }
 
-// the rows of a trajectory CSV "t,q0,v0,u0" into q, v, u (STEPS + 1 each); the number of rows
-static int read_rows(const char* name, double* q, double* v, double* u) {
+// the rows of a trajectory CSV "t,q0,v0,u0" into q, v, u (up to max each); the number of rows
+static int read_rows_max(const char* name, double* q, double* v, double* u, int max) {
   char* text = slurp(path(name));
   int n = 0;
-  for (const char* p = strchr(text, '\n'); p && p[1] && n <= STEPS; p = strchr(p + 1, '\n'), n++) {
+  for (const char* p = strchr(text, '\n'); p && p[1] && n < max; p = strchr(p + 1, '\n'), n++) {
     double t;
     if (sscanf(p + 1, "%lf,%lf,%lf,%lf", &t, q + n, v + n, u + n) != 4) break;
   }
@@ -53,20 +53,35 @@ static int read_rows(const char* name, double* q, double* v, double* u) {
   return n;
 }
 
-// run "physid mpc TASK" in the scratch folder (must succeed)
-static void mpc_ok(const char* task) {
+// the rows of a run of STEPS steps
+static int read_rows(const char* name, double* q, double* v, double* u) {
+  return read_rows_max(name, q, v, u, STEPS + 1);
+}
+
+// run "physid mpc TASK" in the scratch folder (must succeed, its last progress line says last)
+static void mpc_run(const char* task, const char* last) {
   char args[512];
   snprintf(args, sizeof args, "mpc %s", path(task));
   shRun r = run(args);
   CHECK_MSG(r.code == 0, "%s: exit %d: %s", task, r.code, r.err);
-  CHECK(has(r.err, "mpc: step 400/400  t 4"));
+  CHECK(has(r.err, last));
   run_free(&r);
 }
 
-// the largest |q - pi| and |v| from row k0 on
-static void hold_error(const double* q, const double* v, int k0, double* eq, double* ev) {
+// a run of STEPS steps
+static void mpc_ok(const char* task) {
+  mpc_run(task, "mpc: step 400/400  t 4");
+}
+
+// the largest |q - pi| and |v| of rows k0..n-1
+static void hold_error_n(const double* q, const double* v, int k0, int n, double* eq, double* ev) {
   *eq = *ev = 0;
-  for (int k = k0; k <= STEPS; k++) *eq = fmax(*eq, fabs(q[k] - M_PI)), *ev = fmax(*ev, fabs(v[k]));
+  for (int k = k0; k < n; k++) *eq = fmax(*eq, fabs(q[k] - M_PI)), *ev = fmax(*ev, fabs(v[k]));
+}
+
+// the largest |q - pi| and |v| from row k0 on of a run of STEPS steps
+static void hold_error(const double* q, const double* v, int k0, double* eq, double* ev) {
+  hold_error_n(q, v, k0, STEPS + 1, eq, ev);
 }
 
 // the task's cost of a trajectory: dt sum (5 (q - 3.14159265)^2 + 0.05 v^2 + 5e-4 u^2) + the final terms
@@ -197,6 +212,24 @@ static void test_mujoco_plant(void) {
          "|v| %.3g, executed cost %.6g; the open-loop plan on it: |q - pi| up to %.3g\n", dq, eq, ev, J, oeq);
 }
 
+// |u| <= 4 N m (0.41 of the torque that holds the pendulum level): MPC pumps it up and holds it with a 3 s
+// horizon over 6 s, every executed control inside the bounds and some at them
+static void test_bounded(void) {
+  enum { N = 601 };
+  static double q[N], v[N], u[N];
+  put_task("pump.json", "p", " \"horizon\": 300, \"steps\": 600, \"ctrlrange\": [[-4, 4]],");
+  mpc_run("pump.json", "mpc: step 600/600  t 6");
+  CHECK(read_rows_max("px.csv", q, v, u, N) == N);
+  double eq, ev, umax = 0;
+  hold_error_n(q, v, 450, N, &eq, &ev);
+  for (int k = 0; k < N - 1; k++) umax = fmax(umax, fabs(u[k]));
+  CHECK_MSG(eq < 1e-3 && ev < 1e-2, "pumped and held from 4.5 s: |q - pi| %.3g, |v| %.3g", eq, ev);
+  CHECK_MSG(umax == 4, "max |u| %.17g", umax);
+  CHECK(result_number("pr.json", "violation") == 0);
+  printf("|u| <= 4, horizon 3 s: held from 4.5 s within |q - pi| %.3g, |v| %.3g; executed cost %.6g\n", eq, ev,
+         result_number("pr.json", "cost"));
+}
+
 // bad tasks: exit 1, the message names the JSON path, no output
 static void test_errors(void) {
   static const struct {
@@ -246,6 +279,7 @@ int main(void) {
   free(model);
   test_physid_plant();
   test_mujoco_plant();
+  test_bounded();
   test_errors();
   remove_scratch();
   return test_done();
