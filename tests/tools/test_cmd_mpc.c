@@ -1,10 +1,8 @@
-// test_cmd_mpc.c - `physid mpc TASK.json` run as a user would (env PHYS_BIN): the pendulum swung up from rest and
-// held upright by MPC (horizon 1 s, re-planned every 5 steps, 4 s) on the physid plant; its trajectory replays
-// through `simulate --ctrl-file` byte for byte; the result's executed cost is the task's cost of the written
-// trajectory; two runs write identical bytes; the MuJoCo 2.2.2 plant on the same file follows the physid plant
-// (to 1e-9 rad); a MuJoCo plant 30 % heavier than the planner's model (plant_model) is still swung up and held,
-// where the open-loop plan of `optimize` replayed on it misses; the HTML page; bad tasks exit 1 naming the
-// JSON path and write nothing.
+// test_cmd_mpc.c - `physid mpc TASK.json` run as a user would (env PHYS_BIN) on the physid plant: the pendulum
+// swung up from rest and held upright by MPC (horizon 1 s, re-planned every 5 steps, 4 s); its trajectory
+// replays through `simulate --ctrl-file` byte for byte; the result's executed cost is the task's cost of the
+// written trajectory; two runs write identical bytes; the HTML page; with |u| <= 4 a 3 s horizon pumps it up
+// and holds it; bad tasks exit 1 naming the JSON path and write nothing. The MuJoCo plant: test_oracle_mpc.c.
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
@@ -15,91 +13,13 @@
 #include "sh_run.h"
 #include "test.h"
 
-#define STEPS 400
-
-// the swing-up and hold task with its outputs' names prefixed by tag and extra top-level keys (first: they
-// take precedence over the same keys after them)
-static void put_task(const char* name, const char* tag, const char* extra) {
-  char text[2048];
-  snprintf(text, sizeof text,
-           "{%s \"model\": \"pendulum.xml\", \"horizon\": 100, \"method\": \"ddp\", \"steps\": %d, \"replan\": 5,\n"
-           " \"init\": {\"qpos\": [0], \"qvel\": [0]},\n"
-           " \"cost\": {\"running\": [{\"qpos\": [3.14159265], \"weight\": 10}, {\"qvel\": [0], \"weight\": 0.1}],\n"
-           "          \"final\": [{\"qpos\": [3.14159265], \"weight\": 100}, {\"qvel\": [0], \"weight\": 10}], "
-           "\"control\": 1e-3},\n"
-           " \"options\": {\"maxiter\": 50},\n"
-           " \"out\": {\"controls\": \"%su.csv\", \"trajectory\": \"%sx.csv\", \"result\": \"%sr.json\", \"html\": "
-           "\"%s.html\"}}\n",
-           extra, STEPS, tag, tag, tag, tag);
-  put(name, text);
-}
-
-// 1 if s contains frag; prints s otherwise
-static int has(const char* s, const char* frag) {
-  if (strstr(s, frag)) return 1;
-  fprintf(stderr, "  text lacks '%s':\n---\n%s---\n", frag, s);
-  return 0;
-}
-
-// the rows of a trajectory CSV "t,q0,v0,u0" into q, v, u (up to max each); the number of rows
-static int read_rows_max(const char* name, double* q, double* v, double* u, int max) {
-  char* text = slurp(path(name));
-  int n = 0;
-  for (const char* p = strchr(text, '\n'); p && p[1] && n < max; p = strchr(p + 1, '\n'), n++) {
-    double t;
-    if (sscanf(p + 1, "%lf,%lf,%lf,%lf", &t, q + n, v + n, u + n) != 4) break;
-  }
-  free(text);
-  return n;
-}
-
-// the rows of a run of STEPS steps
-static int read_rows(const char* name, double* q, double* v, double* u) {
-  return read_rows_max(name, q, v, u, STEPS + 1);
-}
-
-// run "physid mpc TASK" in the scratch folder (must succeed, its last progress line says last)
-static void mpc_run(const char* task, const char* last) {
-  char args[512];
-  snprintf(args, sizeof args, "mpc %s", path(task));
-  shRun r = run(args);
-  CHECK_MSG(r.code == 0, "%s: exit %d: %s", task, r.code, r.err);
-  CHECK(has(r.err, last));
-  run_free(&r);
-}
-
-// a run of STEPS steps
-static void mpc_ok(const char* task) {
-  mpc_run(task, "mpc: step 400/400  t 4");
-}
-
-// the largest |q - pi| and |v| of rows k0..n-1
-static void hold_error_n(const double* q, const double* v, int k0, int n, double* eq, double* ev) {
-  *eq = *ev = 0;
-  for (int k = k0; k < n; k++) *eq = fmax(*eq, fabs(q[k] - M_PI)), *ev = fmax(*ev, fabs(v[k]));
-}
-
-// the largest |q - pi| and |v| from row k0 on of a run of STEPS steps
-static void hold_error(const double* q, const double* v, int k0, double* eq, double* ev) {
-  hold_error_n(q, v, k0, STEPS + 1, eq, ev);
-}
+#include "mpc_task.h"
 
 // the task's cost of a trajectory: dt sum (5 (q - 3.14159265)^2 + 0.05 v^2 + 5e-4 u^2) + the final terms
 static double task_cost(const double* q, const double* v, const double* u) {
   double J = 0, r = 3.14159265;
   for (int k = 0; k < STEPS; k++) J += 0.01 * (5 * (q[k] - r) * (q[k] - r) + 0.05 * v[k] * v[k] + 5e-4 * u[k] * u[k]);
   return J + 50 * (q[STEPS] - r) * (q[STEPS] - r) + 5 * v[STEPS] * v[STEPS];
-}
-
-// a number of the result JSON
-static double result_number(const char* name, const char* key) {
-  char* text = slurp(path(name));
-  cJSON* j = cJSON_Parse(text);
-  const cJSON* v = cJSON_GetObjectItem(j, key);
-  double x = cJSON_IsNumber(v) ? v->valuedouble : NAN;
-  cJSON_Delete(j);
-  free(text);
-  return x;
 }
 
 static double g_q[STEPS + 1], g_v[STEPS + 1], g_u[STEPS + 1];   // the physid plant's run
@@ -163,55 +83,6 @@ static void test_physid_plant(void) {
   free(h);
 }
 
-// the MuJoCo plant on the same file follows the physid plant; a heavier MuJoCo plant is still held upright,
-// where the open-loop plan misses
-static void test_mujoco_plant(void) {
-  double q[STEPS + 1], v[STEPS + 1], u[STEPS + 1], eq, ev, dq = 0;
-  put_task("mj.json", "j", " \"plant\": \"mujoco\",");
-  mpc_ok("mj.json");
-  CHECK(read_rows("jx.csv", q, v, u) == STEPS + 1);
-  for (int k = 0; k <= STEPS; k++) dq = fmax(dq, fabs(q[k] - g_q[k]));
-  CHECK_MSG(dq < 1e-9, "MuJoCo plant vs physid plant: %.3g rad", dq);
-  // a plant 30 % heavier than the planner's model (1.3 kg at the tip)
-  char* model = slurp(path("pendulum.xml"));
-  char* at = strstr(model, "mass=\"1\"");
-  CHECK(at != NULL);
-  if (!at) return;
-  char text[4096];
-  snprintf(text, sizeof text, "%.*smass=\"1.3\"%s", (int)(at - model), model, at + 8);
-  free(model);
-  put("heavy.xml", text);
-  put_task("heavy.json", "w", " \"plant\": \"mujoco\", \"plant_model\": \"heavy.xml\",");
-  mpc_ok("heavy.json");
-  CHECK(read_rows("wx.csv", q, v, u) == STEPS + 1);
-  hold_error(q, v, 200, &eq, &ev);
-  CHECK_MSG(eq < 1e-3 && ev < 1e-3, "heavy plant held from 2 s: |q - pi| %.3g, |v| %.3g", eq, ev);
-  double J = result_number("wr.json", "cost");
-  // open loop: the whole plan of optimize (same cost, horizon 400) replayed on the heavy plant misses
-  put("open.json", "{\"model\": \"pendulum.xml\", \"horizon\": 400, \"init\": {\"qpos\": [0], \"qvel\": [0]},\n"
-                   " \"cost\": {\"running\": [{\"qpos\": [3.14159265], \"weight\": 10}, {\"qvel\": [0], \"weight\": 0.1}],\n"
-                   "          \"final\": [{\"qpos\": [3.14159265], \"weight\": 100}, {\"qvel\": [0], \"weight\": 10}], "
-                   "\"control\": 1e-3},\n \"out\": {\"controls\": \"ou.csv\"}}\n");
-  char args[1024];
-  snprintf(args, sizeof args, "optimize %s --quiet", path("open.json"));
-  shRun r = run(args);
-  CHECK(r.code == 0);
-  run_free(&r);
-  char heavy[256];
-  snprintf(heavy, sizeof heavy, "%s", path("heavy.xml"));
-  snprintf(args, sizeof args, "simulate %s --steps %d --quiet --ctrl-file %s --out %s", heavy, STEPS, path("ou.csv"),
-           path("ox.csv"));
-  r = run(args);
-  CHECK(r.code == 0);
-  run_free(&r);
-  double oq[STEPS + 1], ov[STEPS + 1], ou[STEPS + 1], oeq, oev;
-  CHECK(read_rows("ox.csv", oq, ov, ou) == STEPS + 1);
-  hold_error(oq, ov, 200, &oeq, &oev);
-  CHECK_MSG(oeq > 0.5, "open loop on the heavy plant: |q - pi| %.3g from 2 s", oeq);
-  printf("MuJoCo plant: %.3g rad from the physid plant; 30 %% heavier plant: held from 2 s within |q - pi| %.3g, "
-         "|v| %.3g, executed cost %.6g; the open-loop plan on it: |q - pi| up to %.3g\n", dq, eq, ev, J, oeq);
-}
-
 // |u| <= 4 N m (0.41 of the torque that holds the pendulum level): MPC pumps it up and holds it with a 3 s
 // horizon over 6 s, every executed control inside the bounds and some at them
 static void test_bounded(void) {
@@ -242,7 +113,6 @@ static void test_errors(void) {
       {" \"replans\": 3,", "bad.json: the task: unknown key 'replans' (valid: model, add, dt, horizon, method, init, "
                            "ctrlrange, cost, options, out, plot, steps, replan, plant, plant_model)"},
       {" \"plant_model\": \"nomotor.xml\",", "has nq 1, nv 1, nu 0; the planner's model 'pendulum_motor' has 1, 1, 1"},
-      {" \"plant\": \"mujoco\", \"plant_model\": \"nothere.xml\",", "bad.json: plant: MuJoCo cannot load"},
       {" \"plot\": [\"v2\"],", "bad.json: plot[0]: expected a state coordinate of model 'pendulum_motor'"},
   };
   for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
@@ -269,16 +139,8 @@ int main(void) {
   g_bin = getenv("PHYS_BIN");
   CHECK_MSG(g_bin != NULL && access(g_bin, X_OK) == 0, "PHYS_BIN not set or not executable");
   if (!g_bin) return test_done();
-  snprintf(g_dir, sizeof g_dir, "/tmp/test_cmd_mpc_XXXXXX");
-  if (!mkdtemp(g_dir)) return 1;
-  char* model = slurp("models/pendulum_motor.xml");
-  put("pendulum.xml", model);
-  free(model);
-  model = slurp("tests/data/pendulum.xml");
-  put("nomotor.xml", model);
-  free(model);
+  if (!control_scratch("test_cmd_mpc")) return 1;
   test_physid_plant();
-  test_mujoco_plant();
   test_bounded();
   test_errors();
   remove_scratch();

@@ -13,6 +13,8 @@
 #include "sh_run.h"
 #include "test.h"
 
+#include "control_scratch.h"
+
 // issue 13's task, verbatim
 static const char* const g_task =
     "{\"model\": \"pendulum.xml\", \"horizon\": 200, \"method\": \"ddp\",\n"
@@ -326,14 +328,7 @@ int main(void) {
   g_bin = getenv("PHYS_BIN");
   CHECK_MSG(g_bin != NULL && access(g_bin, X_OK) == 0, "PHYS_BIN not set or not executable");
   if (!g_bin) return test_done();
-  snprintf(g_dir, sizeof g_dir, "/tmp/test_cmd_optimize_XXXXXX");
-  if (!mkdtemp(g_dir)) return 1;
-  char* model = slurp("models/pendulum_motor.xml");
-  put("pendulum.xml", model);
-  free(model);
-  model = slurp("tests/data/pendulum.xml");
-  put("nomotor.xml", model);
-  free(model);
+  if (!control_scratch("test_cmd_optimize")) return 1;
   test_example();
   test_bounded();
   test_keyframe_dt();
