@@ -99,5 +99,6 @@ int cli_identify(int argc, char** argv);
 int cli_evaluate(int argc, char** argv);
 int cli_sweep(int argc, char** argv);
 int cli_optimize(int argc, char** argv);
+int cli_mpc(int argc, char** argv);
 
 #endif  // PHYS_CLI_H

@@ -14,33 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "control.h"
 #include "optimize.h"
 #include "trajio.h"
 
 #define OPT_TASK_MAX (16u << 20)   // largest task file read (bytes)
-#define OPT_PATH 4096
 
-enum { OUT_CONTROLS = 0, OUT_TRAJECTORY, OUT_RESULT, OUT_N };
-static const char* const g_out_key[OUT_N] = {"controls", "trajectory", "result"};
-
-// the task's settings that need no model
-typedef struct optTask_ {
-  const char* file;         // the task file as given
-  char dir[OPT_PATH];       // its folder ("" for the current one)
-  cJSON* root;
-  char model[OPT_PATH];
-  char add[ARGS_MAXLIST][OPT_PATH];
-  double dt;                // 0: the model's
-  int T;
-  int maxiter;              // 0: the default
-  double tol;               // < 0: the default
-  char out[OUT_N][OPT_PATH];
-  int has_out[OUT_N];
-  int quiet;
-  optMethod meth;           // the method beside ddp (meth.name NULL: ddp)
-} optTask;
+const char* const g_out_key[OUT_N] = {"controls", "trajectory", "result", "html"};
 
 //---------------------------------------------------------------------------------------------------------
 // reading the task
@@ -73,7 +52,7 @@ static char* read_task(const char* path) {
 }
 
 // path relative to the task's folder (absolute paths as they are); 0 and a message if too long
-static int task_path(char out[OPT_PATH], const optTask* t, const char* path, const char* where) {
+int task_path(char out[OPT_PATH], const optTask* t, const char* path, const char* where) {
   int n = path[0] == '/' || !t->dir[0] ? snprintf(out, OPT_PATH, "%s", path)
                                         : snprintf(out, OPT_PATH, "%s/%s", t->dir, path);
   if (n < 0 || n >= OPT_PATH) {
@@ -84,7 +63,7 @@ static int task_path(char out[OPT_PATH], const optTask* t, const char* path, con
 }
 
 // a non-empty string value at where; 0 and a message otherwise
-static int task_string(const char** s, const cJSON* v, const optTask* t, const char* where) {
+int task_string(const char** s, const cJSON* v, const optTask* t, const char* where) {
   if (cJSON_IsString(v) && v->valuestring[0]) {
     *s = v->valuestring;
     return 1;
@@ -94,7 +73,7 @@ static int task_string(const char** s, const cJSON* v, const optTask* t, const c
 }
 
 // a number in [lo, hi] at where (integer if integral); 0 and a message otherwise
-static int task_number(double* x, const cJSON* v, double lo, double hi, int integral, const optTask* t,
+int task_number(double* x, const cJSON* v, double lo, double hi, int integral, const optTask* t,
                        const char* where) {
   double y = cJSON_IsNumber(v) ? v->valuedouble : NAN;
   if (y >= lo && y <= hi && (!integral || y == floor(y))) {
@@ -140,7 +119,7 @@ static int task_weight(double* w, int n, const cJSON* v, const optTask* t, const
 }
 
 // 0 and a message naming the key if object o (at where) has a key outside the '|'-free list valid
-static int task_keys(const cJSON* o, const char* const* valid, int nvalid, const optTask* t, const char* where) {
+int task_keys(const cJSON* o, const char* const* valid, int nvalid, const optTask* t, const char* where) {
   if (!cJSON_IsObject(o)) {
     cli_error("%s: %s: expected an object", t->file, where);
     return 0;
@@ -211,11 +190,12 @@ static int read_add(optTask* t, const cJSON* v) {
 }
 
 // the first pass: the keys that need no model; the model-sized keys are checked by the second
-static int read_task_top(optTask* t) {
-  static const char* const valid[] = {"model", "add", "dt", "horizon", "method", "init", "ctrlrange", "cost",
-                                      "options", "out"};
+int opt_task_top(optTask* t, const char* const* extra, int nextra) {
+  const char* valid[24] = {"model", "add", "dt", "horizon", "method", "init", "ctrlrange", "cost", "options", "out"};
+  int nvalid = 10;
+  for (int i = 0; i < nextra && nvalid < 24; i++) valid[nvalid++] = extra[i];
   const cJSON* r = t->root;
-  if (!task_keys(r, valid, 10, t, "the task")) return 0;
+  if (!task_keys(r, valid, nvalid, t, "the task")) return 0;
   const cJSON* v = cJSON_GetObjectItemCaseSensitive(r, "model");
   const char* s;
   double x;
@@ -238,6 +218,7 @@ static int read_task_top(optTask* t) {
       cli_error("%s: method: expected one of \"ddp\", \"lbfgsb\", \"adam\", \"random\", \"cem\", \"mppi\"", t->file);
       return 0;
     }
+    snprintf(t->method, sizeof t->method, "%s", v->valuestring);
   }
   v = cJSON_GetObjectItemCaseSensitive(r, "options");
   if (t->meth.name) {   // the other methods' options (optimize.h)
@@ -311,30 +292,35 @@ static int read_ctrlrange(const optTask* t, const physModel* m, physControlProbl
   return 1;
 }
 
-// a site term {"site": NAME, "pos": [x, y, z], "weight": w or [wx, wy, wz]} (at where) appended to c's points
-static int read_site_term(const optTask* t, const physModel* m, physStateCost* c, const cJSON* o, const char* where) {
-  const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "site"), *pos = cJSON_GetObjectItemCaseSensitive(o, "pos");
+// a point term {"site" | "body": NAME, "pos" | "vel": [x, y, z], "weight": w or [wx, wy, wz]} (at where)
+// appended to c's points: the site's or the body frame's world position or linear velocity
+static int read_point_term(const optTask* t, const physModel* m, physStateCost* c, const cJSON* o, const char* where) {
+  const cJSON* b = cJSON_GetObjectItemCaseSensitive(o, "body");
+  const cJSON* s = b ? b : cJSON_GetObjectItemCaseSensitive(o, "site");
+  const cJSON* vel = cJSON_GetObjectItemCaseSensitive(o, "vel");
+  const cJSON* pos = vel ? vel : cJSON_GetObjectItemCaseSensitive(o, "pos");
   const cJSON* w = cJSON_GetObjectItemCaseSensitive(o, "weight");
+  const char* kind = b ? "body" : "site";
   char at[128];
-  int id = cJSON_IsString(s) ? phys_name2id(m, "site", s->valuestring) : -1;
+  int id = cJSON_IsString(s) ? phys_name2id(m, kind, s->valuestring) : -1;
+  if (b && id == 0) {
+    cli_error("%s: %s.body: '%s' is the world: it does not move", t->file, where, s->valuestring);
+    return 0;
+  }
   if (id < 0) {
-    cli_error("%s: %s.site: no site %s%s%s in model '%s'", t->file, where, cJSON_IsString(s) ? "'" : "",
+    cli_error("%s: %s.%s: no %s %s%s%s in model '%s'", t->file, where, kind, kind, cJSON_IsString(s) ? "'" : "",
               cJSON_IsString(s) ? s->valuestring : "name (expected a string)", cJSON_IsString(s) ? "'" : "",
               m->modelname);
     return 0;
   }
   if (c->npoint == PHYS_CONTROL_MAXPOINT) {
-    cli_error("%s: %s: more than %d site terms in this list", t->file, where, PHYS_CONTROL_MAXPOINT);
+    cli_error("%s: %s: more than %d site or body terms in this list", t->file, where, PHYS_CONTROL_MAXPOINT);
     return 0;
   }
   physPointCost* pc = c->point + c->npoint;
-  pc->site = id;
-  snprintf(at, sizeof at, "%s.pos", where);
-  if (!pos) {
-    cli_error("%s: %s: missing (the site's target world position)", t->file, at);
-    return 0;
-  }
-  if (!task_array(pc->target, 3, -INFINITY, pos, t, at, "a world position")) return 0;
+  pc->site = id, pc->body = b != NULL, pc->vel = vel != NULL;
+  snprintf(at, sizeof at, "%s.%s", where, vel ? "vel" : "pos");
+  if (!task_array(pc->target, 3, -INFINITY, pos, t, at, vel ? "a world velocity" : "a world position")) return 0;
   snprintf(at, sizeof at, "%s.weight", where);
   if (!w) {
     cli_error("%s: %s: missing", t->file, at);
@@ -345,21 +331,24 @@ static int read_site_term(const optTask* t, const physModel* m, physStateCost* c
   return 1;
 }
 
-// one state term {"qpos": [...] | "qvel": [...], "weight": w} or a site term (read_site_term) of a running or
-// final list (at where) into c; seen[0..1] marks the qpos and qvel kinds already given (each once per list)
+// one state term {"qpos": [...] | "qvel": [...], "weight": w} or a point term (read_point_term) of a running
+// or final list (at where) into c; seen[0..1] marks the qpos and qvel kinds already given (each once per list)
 static int read_term(const optTask* t, const physModel* m, physStateCost* c, const cJSON* o, const char* where,
                      int seen[2]) {
-  static const char* const valid[] = {"qpos", "qvel", "site", "pos", "weight"};
-  if (!task_keys(o, valid, 5, t, where)) return 0;
+  static const char* const valid[] = {"qpos", "qvel", "site", "body", "pos", "vel", "weight"};
+  if (!task_keys(o, valid, 7, t, where)) return 0;
   const cJSON *q = cJSON_GetObjectItemCaseSensitive(o, "qpos"), *v = cJSON_GetObjectItemCaseSensitive(o, "qvel");
   const cJSON *w = cJSON_GetObjectItemCaseSensitive(o, "weight"), *s = cJSON_GetObjectItemCaseSensitive(o, "site");
-  const cJSON* pos = cJSON_GetObjectItemCaseSensitive(o, "pos");
+  const cJSON *b = cJSON_GetObjectItemCaseSensitive(o, "body"), *pos = cJSON_GetObjectItemCaseSensitive(o, "pos");
+  const cJSON* vel = cJSON_GetObjectItemCaseSensitive(o, "vel");
   char at[128], what[256];
-  if ((q != NULL) + (v != NULL) + (s != NULL) != 1 || (pos && !s)) {
-    cli_error("%s: %s: expected exactly one of qpos, qvel, site (with pos)", t->file, where);
+  if ((q != NULL) + (v != NULL) + (s != NULL) + (b != NULL) != 1 || ((pos || vel) && !s && !b) ||
+      ((s || b) && (pos != NULL) + (vel != NULL) != 1)) {
+    cli_error("%s: %s: expected exactly one of qpos, qvel, site or body (with exactly one of pos, vel)", t->file,
+              where);
     return 0;
   }
-  if (s) return read_site_term(t, m, c, o, where);
+  if (s || b) return read_point_term(t, m, c, o, where);
   int kind = q ? 0 : 1;
   if (seen[kind]++) {
     cli_error("%s: %s: a second %s term in this list", t->file, where, q ? "qpos" : "qvel");
@@ -386,8 +375,8 @@ static int read_term(const optTask* t, const physModel* m, physStateCost* c, con
 // a running or final list of state terms
 static int read_terms(const optTask* t, const physModel* m, physStateCost* c, const cJSON* v, const char* where) {
   if (!cJSON_IsArray(v)) {
-    cli_error("%s: %s: expected an array of terms {\"qpos\" or \"qvel\": [...], \"weight\": w} or {\"site\": NAME, "
-              "\"pos\": [x, y, z], \"weight\": w}", t->file, where);
+    cli_error("%s: %s: expected an array of terms {\"qpos\" or \"qvel\": [...], \"weight\": w} or {\"site\" or "
+              "\"body\": NAME, \"pos\" or \"vel\": [x, y, z], \"weight\": w}", t->file, where);
     return 0;
   }
   int seen[2] = {0, 0}, i = 0;
@@ -418,7 +407,7 @@ static int read_cost(const optTask* t, const physModel* m, physControlProblem* p
 
 // the second pass: init (as simulate's default: keyframe 0 if the model has one, else qpos0 at rest; then the
 // task's), ctrlrange, cost
-static int read_task_model(const optTask* t, const physModel* m, physData* d, physControlProblem* p) {
+int opt_task_model(const optTask* t, const physModel* m, physData* d, physControlProblem* p) {
   const cJSON* v;
   if (m->nu == 0) {
     cli_error("%s: model: '%s' has no actuators: no controls to optimize", t->file, m->modelname);
@@ -437,28 +426,28 @@ static int read_task_model(const optTask* t, const physModel* m, physData* d, ph
 //---------------------------------------------------------------------------------------------------------
 // outputs
 
-// the controls CSV: t,u0..u{nu-1}, row k the controls held from t0 + k dt (simulate --ctrl-file replays it)
-static int write_controls(FILE* f, const physModel* m, const physControlProblem* p, const double* times) {
+// the controls CSV (optimize.h; simulate --ctrl-file replays it)
+int opt_write_controls(FILE* f, const physModel* m, const double* U, int T, const double* times) {
   fputs("t", f);
   for (int j = 0; j < m->nu; j++) fprintf(f, ",u%d", j);
   fputc('\n', f);
-  for (int k = 0; k < p->T; k++) {
+  for (int k = 0; k < T; k++) {
     fprintf(f, "%.17g", times[k]);
-    for (int j = 0; j < m->nu; j++) fprintf(f, ",%.17g", p->U[(size_t)k * m->nu + j]);
+    for (int j = 0; j < m->nu; j++) fprintf(f, ",%.17g", U[(size_t)k * m->nu + j]);
     fputc('\n', f);
   }
   return !ferror(f);
 }
 
 // the trajectory CSV as simulate writes it: the controls replayed from d's initial state by phys_step (the
-// same calls as the solver's rollout and as simulate --ctrl-file); times[k] <- the time of row k. d is left
+// same calls as the solver's rollout and as simulate --ctrl-file); times[k] <- the time of row k (T + 1). d is left
 // at x_T.
 static int write_trajectory(FILE* f, const physModel* m, physData* d, const physControlProblem* p, double* times) {
   int ok = f ? phys_traj_write_header_u(f, m, m->nu > 0, 0) == PHYS_OK : 1;
   for (int k = 0; k <= p->T && ok; k++) {
     if (k > 0) phys_step(m, d);
     if (k < p->T && m->nu > 0) memcpy(d->ctrl, p->U + (size_t)k * m->nu, sizeof(double) * (size_t)m->nu);
-    if (k < p->T) times[k] = d->time;
+    times[k] = d->time;
     if (f) ok = phys_traj_write_row_u(f, m, d->time, d->qpos, d->qvel, m->nu > 0 ? d->ctrl : NULL, NULL) == PHYS_OK;
   }
   return ok;
@@ -491,6 +480,24 @@ static int write_result(FILE* f, const physControlProblem* p, double dt, const o
   return ok;
 }
 
+// the HTML page: cost per iteration, controls and the chosen state coordinates of the plan
+static int write_html(FILE* f, const optTask* t, const physModel* m, const physControlProblem* p,
+                      const double* times) {
+  double* cost = malloc(sizeof(double) * (size_t)(p->niter + 1));
+  if (!cost) return 0;
+  for (int k = 0; k <= p->niter; k++) cost[k] = p->iter[k].cost;
+  char v[4][64];
+  snprintf(v[0], sizeof v[0], "%s, horizon %d, dt %g s", t->method[0] ? t->method : "ddp", p->T, m->opt.timestep);
+  snprintf(v[1], sizeof v[1], "%d (stop: %s)", p->niter, g_stop_name[p->stop]);
+  snprintf(v[2], sizeof v[2], "%.9g -> %.9g", p->iter[0].cost, p->cost);
+  snprintf(v[3], sizeof v[3], "%g", phys_control_violation(p, p->U));
+  const char* rows[] = {"method", v[0], "iterations", v[1], "cost", v[2], "bound violation", v[3]};
+  optPage pg = {"optimize", t->file, cost, p->niter + 1, "iteration", times, p->U, p->X, p->T, rows, 4};
+  int ok = opt_write_html(f, m, &pg, t->plot, t->nplot);
+  free(cost);
+  return ok;
+}
+
 // one progress line per iteration on stderr
 static void progress(void* ctx, int k, const physDdpIter* it) {
   (void)ctx;
@@ -503,37 +510,32 @@ static void progress(void* ctx, int k, const physDdpIter* it) {
 static int optimize(optTask* t, cliOutput* o, const physModel* m, physData* d, physControlProblem* p) {
   physLog log;
   memset(&log, 0, sizeof log);
-  physStatus st = t->meth.name ? opt_method_solve(&t->meth, d, p, &log)
-                                : phys_ddp_solve(p, d, progress, NULL, &log);
-  if (st != PHYS_OK) {
+  if (opt_plan(t, p, d, progress, NULL, &log) != PHYS_OK) {
     cli_error("%s: %s", t->file, log.error);
     return CLI_EXIT_INPUT;
   }
   if (!cli_quiet)
     fprintf(stderr, "optimize: %d iterations (stop: %s), final cost %.9g, bound violation %g\n", p->niter,
             g_stop_name[p->stop], p->cost, phys_control_violation(p, p->U));
-  double* times = malloc(sizeof(double) * (size_t)p->T);
+  double* times = malloc(sizeof(double) * (size_t)(p->T + 1));
   int ok = times != NULL;
   for (int k = 0; k < OUT_N && ok; k++) ok = !t->has_out[k] || cli_output_open(&o[k]);
   ok = ok && write_trajectory(t->has_out[OUT_TRAJECTORY] ? o[OUT_TRAJECTORY].f : NULL, m, d, p, times);
-  ok = ok && (!t->has_out[OUT_CONTROLS] || write_controls(o[OUT_CONTROLS].f, m, p, times));
+  ok = ok && (!t->has_out[OUT_CONTROLS] || opt_write_controls(o[OUT_CONTROLS].f, m, p->U, p->T, times));
   ok = ok && (!t->has_out[OUT_RESULT] || write_result(o[OUT_RESULT].f, p, m->opt.timestep, &t->meth));
+  ok = ok && (!t->has_out[OUT_HTML] || write_html(o[OUT_HTML].f, t, m, p, times));
   free(times);
-  if (!ok) {
-    cli_error("%s: cannot write the outputs", t->file);
-    for (int k = 0; k < OUT_N; k++)
-      if (t->has_out[k]) cli_output_abort(&o[k]);
-    return CLI_EXIT_INPUT;
-  }
-  cliOutput open[OUT_N];
-  int n = 0;
-  for (int k = 0; k < OUT_N; k++)
-    if (t->has_out[k]) open[n++] = o[k];
-  return cli_outputs_commit(open, n) ? CLI_EXIT_OK : CLI_EXIT_INPUT;
+  return opt_outputs_finish(t, o, ok) ? CLI_EXIT_OK : CLI_EXIT_INPUT;
+}
+
+physStatus opt_plan(const optTask* t, physControlProblem* p, physData* d, physDdpProgress progress, void* ctx,
+                    physLog* log) {
+  if (t->meth.name) return opt_method_solve(&t->meth, d, p, log);   // the methods beside ddp (optimize.h)
+  return phys_ddp_solve(p, d, progress, ctx, log);
 }
 
 // check the outputs before any work: each path usable, none the same file as another or an input
-static int check_outputs(optTask* t, cliOutput* o) {
+int opt_check_outputs(optTask* t, cliOutput* o) {
   cliOutput chk[OUT_N];
   const char* input[2 + ARGS_MAXLIST] = {t->file, t->model};
   int n = 0, ninput = 2;
@@ -548,6 +550,61 @@ static int check_outputs(optTask* t, cliOutput* o) {
     chk[n++] = o[k];
   }
   return !cli_output_conflicts(chk, n, input, ninput);
+}
+
+int opt_task_problem(optTask* t, physModel** m, physData** d, physControlProblem** p) {
+  if (!(*m = cli_load_model(t->model, 0))) return 0;
+  if (t->dt > 0) (*m)->opt.timestep = t->dt;
+  if (t->meth.complementarity) (*m)->opt.gradflags |= PHYS_GRAD_COMPLEMENTARITY;
+  *d = phys_make_data(*m);
+  *p = *d ? phys_control_make(*m, t->T, t->maxiter) : NULL;
+  if (!*p) {
+    cli_error("%s: out of memory for a horizon of %d steps", t->file, t->T);
+    return 0;
+  }
+  return opt_task_model(t, *m, *d, *p) && opt_read_plot(t, *m);
+}
+
+void opt_task_free(optTask* t, physModel* m, physData* d, physControlProblem* p) {
+  phys_control_free(p);
+  phys_free_data(d);
+  phys_free_model(m);
+  cJSON_Delete(t->root);
+  t->root = NULL;
+}
+
+int opt_outputs_finish(const optTask* t, cliOutput* o, int ok) {
+  if (!ok) {
+    cli_error("%s: cannot write the outputs", t->file);
+    for (int k = 0; k < OUT_N; k++)
+      if (t->has_out[k]) cli_output_abort(&o[k]);
+    return 0;
+  }
+  cliOutput open[OUT_N];
+  int n = 0;
+  for (int k = 0; k < OUT_N; k++)
+    if (t->has_out[k]) open[n++] = o[k];
+  return cli_outputs_commit(open, n);
+}
+
+int opt_task_load(optTask* t, const char* file) {
+  t->file = file;
+  t->tol = -1;
+  const char* slash = strrchr(file, '/');
+  if (slash) snprintf(t->dir, sizeof t->dir, "%.*s", (int)(slash - file) > 0 ? (int)(slash - file) : 1, file);
+  char* text = read_task(file);
+  if (!text) return 0;
+  t->root = cJSON_Parse(text);
+  if (!t->root || !cJSON_IsObject(t->root)) {
+    const char* at = cJSON_GetErrorPtr();
+    int line = 1;
+    for (const char* c = text; at && c < at && *c; c++) line += *c == '\n';
+    cli_error("%s:%d: not a JSON object%s", file, line, t->root ? "" : " (malformed JSON)");
+    cJSON_Delete(t->root);
+    t->root = NULL;
+  }
+  free(text);
+  return t->root != NULL;
 }
 
 // physid optimize
@@ -568,39 +625,16 @@ int cli_optimize(int argc, char** argv) {
   const char* pos[ARGS_MAXPOS];
   int code = cli_parse(pos, &cmd, argc, argv);
   if (code >= 0) return code;
-  t.file = pos[0];
-  const char* slash = strrchr(t.file, '/');
-  if (slash) snprintf(t.dir, sizeof t.dir, "%.*s", (int)(slash - t.file) > 0 ? (int)(slash - t.file) : 1, t.file);
-  char* text = read_task(t.file);
-  if (!text) return CLI_EXIT_INPUT;
-  t.root = cJSON_Parse(text);
-  if (!t.root || !cJSON_IsObject(t.root)) {
-    const char* at = cJSON_GetErrorPtr();
-    int line = 1;
-    for (const char* c = text; at && c < at && *c; c++) line += *c == '\n';
-    cli_error("%s:%d: not a JSON object%s", t.file, line, t.root ? "" : " (malformed JSON)");
-    cJSON_Delete(t.root);
-    free(text);
-    return CLI_EXIT_INPUT;
-  }
-  free(text);
+  if (!opt_task_load(&t, pos[0])) return CLI_EXIT_INPUT;
   cliOutput o[OUT_N];
   memset(o, 0, sizeof o);
   code = CLI_EXIT_INPUT;
   physModel* m = NULL;
   physData* d = NULL;
   physControlProblem* p = NULL;
-  if (read_task_top(&t) && check_outputs(&t, o) && (m = cli_load_model(t.model, 0))) {
-    if (t.dt > 0) m->opt.timestep = t.dt;
-    if (t.meth.complementarity) m->opt.gradflags |= PHYS_GRAD_COMPLEMENTARITY;
-    d = phys_make_data(m);
-    p = d ? phys_control_make(m, t.T, t.maxiter) : NULL;
-    if (!p) cli_error("%s: out of memory for a horizon of %d steps", t.file, t.T);
-    else if (read_task_model(&t, m, d, p)) code = optimize(&t, o, m, d, p);
-  }
-  phys_control_free(p);
-  phys_free_data(d);
-  phys_free_model(m);
-  cJSON_Delete(t.root);
+  static const char* const extra[] = {"plot"};
+  if (opt_task_top(&t, extra, 1) && opt_check_outputs(&t, o) && opt_task_problem(&t, &m, &d, &p))
+    code = optimize(&t, o, m, d, p);
+  opt_task_free(&t, m, d, p);
   return code;
 }

@@ -39,14 +39,20 @@
 
 #include "physid.h"
 
-#define PHYS_CONTROL_MAXPOINT 8   // site position terms per list
+#define PHYS_CONTROL_MAXPOINT 8   // site or body terms per list
 
-// a quadratic term on a site's world position: 1/2 sum_i w_i (p_i - target_i)^2; its gradient in the tangent
-// is exact (J' W r, J the site's position Jacobian), its Hessian the Gauss-Newton J' W J
+// a quadratic term on a site's or a body's world position or linear velocity: 1/2 sum_i w_i (p_i - target_i)^2,
+// p the site's position (site_xpos), the body's frame origin (xpos), or that point's linear velocity in the
+// world frame (v_p = v_O + w x p from the body's spatial velocity). Its gradient in the tangent is exact: J' W r
+// with J the residual's Jacobian, for a position the point's Jacobian (phys_jac), for a velocity [dv_p/dq,
+// jacp] where dv_p/dq_j = dV_O + dw x p + w x jacp_j, (dw, dV_O) = S_j x (V_b - vpre_j) (rnea_deriv.c's rule);
+// its Hessian the Gauss-Newton J' W J
 typedef struct physPointCost_ {
-  int site;                 // site id
-  double target[3];         // world position
+  int site;                 // site id, or body id when body is 1
+  double target[3];         // world position (m) or velocity (m/s)
   double w[3];              // weights of x, y, z
+  int body;                 // 0: site, 1: body (its frame origin)
+  int vel;                  // 0: position, 1: linear velocity
 } physPointCost;
 
 // quadratic terms on the state: targets and per-coordinate weights (tangent layout for wq), and site positions
@@ -129,6 +135,12 @@ double phys_control_violation(const physControlProblem* p, const double* U);
 // an error p->U holds the (clamped) initial guess or the last accepted controls and p->X, p->cost their
 // rollout's (p->cost +inf when it was not finite).
 physStatus phys_ddp_solve(physControlProblem* p, physData* d, physDdpProgress progress, void* ctx, physLog* log);
+
+// the value of c's terms at d's state (qpos, qvel); if g is not NULL, g (2nv: tangent of q, then v) <- its
+// gradient and, if H is not NULL, H (2nv x 2nv) <- its Gauss-Newton Hessian (diag(wq, wv) plus the point
+// terms' J' W J). Runs phys_kinematics and phys_com_pos at the state when c has point terms; scratch from d's
+// arena (PHYS_ERR_NOMEM-free: NaN if the arena is exhausted).
+double phys_state_cost(const physModel* m, physData* d, const physStateCost* c, double* g, double* H);
 
 // the box QP of the backward pass: x = argmin 1/2 x' H x + g' x over lo <= x <= hi (n; H symmetric, row-major),
 // by projected Newton warm-started from x (clamped into the box). On return free[i] = 1 for the rows not at

@@ -7,6 +7,8 @@
 #include "chol.h"
 #include "control.h"
 #include "grad.h"
+#include "rot.h"
+#include "spatial.h"
 
 //---------------------------------------------------------------------------------------------------------
 // the problem and its workspace
@@ -19,8 +21,8 @@ typedef struct ddpWork_ {
   double *x0;               // qpos, qvel, time of the initial state
   double* con0;             // its contact list (nconmax physContact)
   double *Vx, *Vxx, *Qx, *Qu, *Qxx, *Quu, *Qux, *Hreg, *VA, *VB, *Lff, *qp, *lo, *hi, *dx, *r;
-  double *Gp, *Hp, *jac;    // the site terms' gradient ((T+1) x nv) and Gauss-Newton Hessian ((T+1) x nv x nv)
-                            // at each state of the linearization, the site Jacobian (3 x nv)
+  double *Gp, *Hp, *jac;    // the point terms' gradient ((T+1) x 2nv) and Gauss-Newton Hessian ((T+1) x 2nv x
+                            // 2nv) at each state of the linearization, their Jacobians' scratch (9 nv)
   int* free;                // nu: rows of the box QP not at a bound
   int ncon0;
 } ddpWork;
@@ -38,8 +40,8 @@ static size_t carve(const physModel* m, int T, double* base, ddpWork* w) {
                      &w->hi, &w->dx, &w->r, &w->Gp, &w->Hp, &w->jac};
   size_t size[] = {T * nx * nx, T * nx * nu, T * nu * nx, T * nu, (T + 1) * ns, T * nu, ns + 1,
                    contact_doubles(m), nx, nx * nx, nx, nu, nx * nx, nu * nu, nu * nx, nu * nu, nx * nx, nx * nu,
-                   nu * nu, 3 * nu, nu, nu, nx, (size_t)m->nv, (T + 1) * (size_t)m->nv,
-                   (T + 1) * (size_t)m->nv * m->nv, 3 * (size_t)m->nv};
+                   nu * nu, 3 * nu, nu, nu, nx, (size_t)m->nv, (T + 1) * 2 * (size_t)m->nv,
+                   (T + 1) * 4 * (size_t)m->nv * m->nv, 9 * (size_t)m->nv};
   for (size_t i = 0; i < sizeof size / sizeof size[0]; i++) {
     if (base) *slot[i] = base + n;
     n += size[i];
@@ -113,48 +115,137 @@ static double state_cost(const physModel* m, const physStateCost* c, const doubl
   return J;
 }
 
-// the site terms of c at d's kinematics (phys_kinematics at the state): value
-static double point_cost(const physStateCost* c, const physData* d) {
+// 1 if c has a velocity term (it needs cdof at the state)
+static int has_velocity_term(const physStateCost* c) {
+  for (int k = 0; k < c->npoint; k++)
+    if (c->point[k].vel) return 1;
+  return 0;
+}
+
+// the world point of a term at d's kinematics: the site's position or the body's frame origin; *body its body
+static const double* point_pos(const physModel* m, const physData* d, const physPointCost* pc, int* body) {
+  *body = pc->body ? pc->site : m->site_bodyid[pc->site];
+  return pc->body ? d->xpos + 3 * pc->site : d->site_xpos + 3 * pc->site;
+}
+
+// the linear velocity vp of the world point p of body b at d's cdof and qvel, and if G is not NULL its
+// derivative G (3 x 2nv, row-major: d/dq in the tangent, then d/dqd) given jacp (3 x nv, p's Jacobian).
+// V_b = (w, V_O) = sum S_k qd_k over the dofs on b's path, vp = V_O + w x p; moving dof j moves everything
+// after it by S_j, so dV_b/dq_j = S_j x (V_b - vpre_j) (vpre_j: the velocity before j's group) and p by jacp_j:
+// dvp/dq_j = dV_O + dw x p + w x jacp_j; dvp/dqd_j = jacp_j.
+static void point_velocity(const physModel* m, const physData* d, int b, const double p[3], const double* jacp,
+                           double vp[3], double* G) {
+  int nv = m->nv;
+  while (b > 0 && m->body_dofnum[b] == 0) b = m->body_parentid[b];
+  int k = b > 0 ? m->body_dofadr[b] + m->body_dofnum[b] - 1 : -1;
+  double after[6] = {0, 0, 0, 0, 0, 0};   // the velocity of the dofs from the current group on: V_b - vpre
+  if (G) memset(G, 0, sizeof(double) * 6 * (size_t)nv);
+  // from the leaf up, a group at a time: every dof of a group sees the velocity from its group's start on
+  while (k >= 0) {
+    int g0 = phys_dof_group(m, k);
+    for (int j = g0; j <= k; j++)
+      for (int i = 0; i < 6; i++) after[i] += d->cdof[6 * j + i] * d->qvel[j];
+    for (int j = g0; j <= k && G; j++) {
+      double dV[6], c[3];
+      phys_cross_motion(dV, d->cdof + 6 * j, after);
+      phys_cross3(c, dV, p);
+      for (int i = 0; i < 3; i++) G[(size_t)i * 2 * nv + j] = dV[3 + i] + c[i];
+    }
+    k = m->dof_parentid[g0];
+  }
+  phys_cross3(vp, after, p);   // after = V_b now
+  for (int i = 0; i < 3; i++) vp[i] += after[3 + i];
+  for (int j = 0; j < nv && G; j++) {
+    double jc[3] = {jacp[j], jacp[nv + j], jacp[2 * nv + j]}, c[3];
+    phys_cross3(c, after, jc);
+    for (int i = 0; i < 3; i++) {
+      G[(size_t)i * 2 * nv + j] += c[i];
+      G[(size_t)i * 2 * nv + nv + j] = jc[i];
+    }
+  }
+}
+
+// the point terms of c at d's kinematics (and cdof if c has a velocity term): value
+static double point_cost(const physModel* m, const physStateCost* c, const physData* d) {
   double J = 0;
   for (int k = 0; k < c->npoint; k++) {
     const physPointCost* pc = c->point + k;
+    int b;
+    const double* p = point_pos(m, d, pc, &b);
+    double vp[3];
+    if (pc->vel) point_velocity(m, d, b, p, NULL, vp, NULL);
     for (int i = 0; i < 3; i++) {
-      double e = d->site_xpos[3 * pc->site + i] - pc->target[i];
+      double e = (pc->vel ? vp[i] : p[i]) - pc->target[i];
       J += 0.5 * pc->w[i] * e * e;
     }
   }
   return J;
 }
 
-// the site terms' gradient g (nv) and Gauss-Newton Hessian H (nv x nv) at d's kinematics and cdof
-// (phys_kinematics and phys_com_pos at the state); jac 3 x nv scratch
+// the point terms' gradient g (2nv) and Gauss-Newton Hessian H (2nv x 2nv) at d's kinematics and cdof
+// (phys_kinematics and phys_com_pos at the state); scratch 9 nv doubles
 static void point_derivs(const physModel* m, const physStateCost* c, const physData* d, double* g, double* H,
-                         double* jac) {
-  int nv = m->nv;
-  memset(g, 0, sizeof(double) * (size_t)nv);
-  memset(H, 0, sizeof(double) * (size_t)nv * nv);
+                         double* scratch) {
+  int nv = m->nv, n2 = 2 * nv;
+  double *jac = scratch, *G = scratch + 3 * nv;
+  memset(g, 0, sizeof(double) * (size_t)n2);
+  memset(H, 0, sizeof(double) * (size_t)n2 * n2);
   for (int k = 0; k < c->npoint; k++) {
     const physPointCost* pc = c->point + k;
-    phys_jac(m, d, d->site_xpos + 3 * pc->site, m->site_bodyid[pc->site], jac, NULL);
+    int b;
+    const double* p = point_pos(m, d, pc, &b);
+    double vp[3];
+    phys_jac(m, d, p, b, jac, NULL);
+    if (pc->vel) point_velocity(m, d, b, p, jac, vp, G);
+    else {   // a position: G = [jacp, 0]
+      memset(G, 0, sizeof(double) * 3 * (size_t)n2);
+      for (int i = 0; i < 3; i++) memcpy(G + (size_t)i * n2, jac + (size_t)i * nv, sizeof(double) * (size_t)nv);
+    }
     for (int i = 0; i < 3; i++) {
-      double e = d->site_xpos[3 * pc->site + i] - pc->target[i], w = pc->w[i];
+      double e = (pc->vel ? vp[i] : p[i]) - pc->target[i], w = pc->w[i];
       if (w == 0) continue;
-      const double* Ji = jac + (size_t)i * nv;
-      for (int a = 0; a < nv; a++) {
-        g[a] += w * e * Ji[a];
-        for (int b = 0; b < nv; b++) H[(size_t)a * nv + b] += w * Ji[a] * Ji[b];
+      const double* Gi = G + (size_t)i * n2;
+      for (int a = 0; a < n2; a++) {
+        g[a] += w * e * Gi[a];
+        for (int bb = 0; bb < n2; bb++) H[(size_t)a * n2 + bb] += w * Gi[a] * Gi[bb];
       }
     }
   }
 }
 
-// the state terms of c at d's state (qpos, qvel), site terms included (kinematics run when there are any)
+// the state terms of c at d's state (qpos, qvel), point terms included (kinematics, and cdof for a velocity
+// term, run when there are any)
 static double state_cost_at(const physModel* m, const physStateCost* c, physData* d, double* r) {
   double J = state_cost(m, c, d->qpos, d->qvel, NULL, r);
   if (c->npoint > 0) {
     phys_kinematics(m, d);
-    J += point_cost(c, d);
+    if (has_velocity_term(c)) phys_com_pos(m, d);
+    J += point_cost(m, c, d);
   }
+  return J;
+}
+
+double phys_state_cost(const physModel* m, physData* d, const physStateCost* c, double* g, double* H) {
+  int nv = m->nv, n2 = 2 * nv;
+  size_t mark = phys_stack_mark(d);
+  double* r = phys_stack_alloc(d, (size_t)nv + 9 * (size_t)nv + (size_t)n2 + (size_t)n2 * n2);
+  if (!r) return NAN;
+  double *scratch = r + nv, *gp = scratch + 9 * nv, *Hp = gp + n2;
+  double J = state_cost(m, c, d->qpos, d->qvel, g, r);
+  if (c->npoint > 0) {
+    phys_kinematics(m, d);
+    phys_com_pos(m, d);
+    J += point_cost(m, c, d);
+  }
+  if (g && c->npoint > 0) {
+    point_derivs(m, c, d, gp, Hp, scratch);
+    for (int a = 0; a < n2; a++) g[a] += gp[a];
+  }
+  if (g && H) {
+    for (int a = 0; a < n2 * n2; a++) H[a] = c->npoint > 0 ? Hp[a] : 0;
+    for (int i = 0; i < nv; i++) H[(size_t)i * n2 + i] += c->wq[i], H[(size_t)(nv + i) * n2 + nv + i] += c->wv[i];
+  }
+  phys_stack_free(d, mark);
   return J;
 }
 
@@ -269,13 +360,13 @@ static physStatus linearize(physControlProblem* p, physData* d, ddpWork* w, phys
     }
     for (int j = 0; j < nu; j++) Bt[(size_t)(n2 + j) * nu + j] = 1;
     if (p->run.npoint > 0)   // the Jacobian left kinematics and cdof at the state
-      point_derivs(m, &p->run, d, w->Gp + (size_t)t * nv, w->Hp + (size_t)t * nv * nv, w->jac);
+      point_derivs(m, &p->run, d, w->Gp + (size_t)t * n2, w->Hp + (size_t)t * n2 * n2, w->jac);
     phys_step(m, d);
   }
   if (st == PHYS_OK && p->fin.npoint > 0) {
     phys_kinematics(m, d);
     phys_com_pos(m, d);
-    point_derivs(m, &p->fin, d, w->Gp + (size_t)p->T * nv, w->Hp + (size_t)p->T * nv * nv, w->jac);
+    point_derivs(m, &p->fin, d, w->Gp + (size_t)p->T * n2, w->Hp + (size_t)p->T * n2 * n2, w->jac);
   }
   phys_stack_free(d, mark);
   return st;
@@ -414,11 +505,11 @@ static void cost_derivs(const physControlProblem* p, ddpWork* w, int t, double* 
     lxx[(size_t)i * nx + i] = c->wq[i];
     lxx[(size_t)(nv + i) * nx + nv + i] = c->wv[i];
   }
-  if (c->npoint > 0) {   // the site terms at the linearization (linearize)
-    const double *g = w->Gp + (size_t)t * nv, *H = w->Hp + (size_t)t * nv * nv;
-    for (int a = 0; a < nv; a++) {
+  if (c->npoint > 0) {   // the point terms at the linearization (linearize)
+    const double *g = w->Gp + (size_t)t * n2, *H = w->Hp + (size_t)t * n2 * n2;
+    for (int a = 0; a < n2; a++) {
       lx[a] += g[a];
-      for (int b = 0; b < nv; b++) lxx[(size_t)a * nx + b] += H[(size_t)a * nv + b];
+      for (int b = 0; b < n2; b++) lxx[(size_t)a * nx + b] += H[(size_t)a * n2 + b];
     }
   }
   if (t == p->T) return;

@@ -44,40 +44,20 @@ void phys_control_clamp(const physControlProblem* p, double* U) {
 typedef struct shootLoss_ {
   const physControlProblem* p;
   physData* d;
-  double* r;                // nv: the tangent residual
-  double* jac;              // 3 x nv: a site's position Jacobian
+  double* g;                // 2nv: the tangent gradient of the state terms (q, then v)
 } shootLoss;
 
-// l_t (times dt for t < T) at d's state (= (qpos, qvel)) with its tangent gradient (g_q, g_v, zeroed by the
-// caller): the weighted residuals and the site terms' J' W e
+// l_t (times dt for t < T) at d's state (= (qpos, qvel)) with its tangent gradient (g_q, g_v): the terms of
+// phys_state_cost (the weighted residuals; site and body position and velocity terms by J' W e)
 static double state_loss(void* ctx, int t, const double* qpos, const double* qvel, double* g_q, double* g_v) {
+  (void)qpos, (void)qvel;
   shootLoss* s = ctx;
   const physControlProblem* p = s->p;
   const physModel* m = p->m;
   const physStateCost* c = t < p->T ? &p->run : &p->fin;
-  double scale = t < p->T ? m->opt.timestep : 1, J = 0;
-  int nv = m->nv;
-  phys_difference_pos(m, s->r, 1.0, c->qref, qpos);
-  for (int i = 0; i < nv; i++) {
-    double e = qvel[i] - c->vref[i];
-    J += 0.5 * (c->wq[i] * s->r[i] * s->r[i] + c->wv[i] * e * e);
-    g_q[i] = scale * c->wq[i] * s->r[i];
-    g_v[i] = scale * c->wv[i] * e;
-  }
-  if (c->npoint > 0) {
-    phys_kinematics(m, s->d);
-    phys_com_pos(m, s->d);
-  }
-  for (int k = 0; k < c->npoint; k++) {
-    const physPointCost* pc = c->point + k;
-    const double* x = s->d->site_xpos + 3 * pc->site;
-    phys_jac(m, s->d, x, m->site_bodyid[pc->site], s->jac, NULL);
-    for (int a = 0; a < 3; a++) {
-      double e = x[a] - pc->target[a];
-      J += 0.5 * pc->w[a] * e * e;
-      for (int i = 0; i < nv; i++) g_q[i] += scale * pc->w[a] * e * s->jac[(size_t)a * nv + i];
-    }
-  }
+  double scale = t < p->T ? m->opt.timestep : 1;
+  double J = phys_state_cost(m, s->d, c, s->g, NULL);
+  for (int i = 0; i < m->nv; i++) g_q[i] = scale * s->g[i], g_v[i] = scale * s->g[m->nv + i];
   return scale * J;
 }
 
@@ -113,7 +93,7 @@ double phys_control_grad(physControlProblem* p, physData* d, const double* U, do
   double J = phys_control_rollout(p, d, U, NULL);
   phys_rollout_load_state(m, d, rec);
   if (!isfinite(J)) return INFINITY;
-  shootLoss s = {p, d, scratch, scratch + m->nv};
+  shootLoss s = {p, d, scratch};
   double L;
   physStatus st = phys_rollout_grad(m, d, NULL, p->T, grad_interval(p), U, state_loss, &s, work, &L, NULL, G, NULL, log);
   phys_rollout_load_state(m, d, rec);

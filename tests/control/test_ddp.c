@@ -309,9 +309,9 @@ static void test_mixed(int site) {
   if (site) {
     int tip = phys_name2id(m, "site", "tipsite");
     p->fin.npoint = 1;
-    p->fin.point[0] = (physPointCost){tip, {0.6, 0.1, 1.0}, {30, 30, 10}};
+    p->fin.point[0] = (physPointCost){tip, {0.6, 0.1, 1.0}, {30, 30, 10}, 0, 0};
     p->run.npoint = 1;
-    p->run.point[0] = (physPointCost){phys_name2id(m, "site", "anchor"), {0.5, 0.3, 2.4}, {1, 1, 1}};
+    p->run.point[0] = (physPointCost){phys_name2id(m, "site", "anchor"), {0.5, 0.3, 2.4}, {1, 1, 1}, 0, 0};
     CHECK(tip >= 0);
   }
   for (int j = 0; j < m->nu; j++) CHECK(p->lo[j] == m->actuator_ctrlrange[2 * j] && p->hi[j] == m->actuator_ctrlrange[2 * j + 1]);
@@ -410,7 +410,7 @@ static void test_site_swing_up(void) {
   if (!m) return;
   physControlProblem* p = phys_control_make(m, 200, 300);
   p->fin.npoint = 1;
-  p->fin.point[0] = (physPointCost){phys_name2id(m, "site", "tip"), {0, 0, 3}, {100, 100, 100}};
+  p->fin.point[0] = (physPointCost){phys_name2id(m, "site", "tip"), {0, 0, 3}, {100, 100, 100}, 0, 0};
   p->fin.wv[0] = 10;
   p->wu[0] = 1e-3;
   physLog log;
@@ -426,7 +426,60 @@ static void test_site_swing_up(void) {
   phys_free_model(m);
 }
 
+// the point terms' gradient (phys_state_cost) against central differences in the tangent, on mixed.xml
+// (free, ball, slide, hinge on one path) at a moving state: a site and a body, position and velocity, each
+// with every weight; and the Gauss-Newton Hessian's velocity block, exact there (v_p is linear in qvel)
+static void test_point_gradient(void) {
+  physData* d;
+  physModel* m = load(&d, "tests/data/mixed.xml");
+  if (!m) return;
+  int nv = m->nv, nq = m->nq, n2 = 2 * nv;
+  physControlProblem* p = phys_control_make(m, 1, 1);
+  physStateCost* c = &p->fin;
+  int tipsite = phys_name2id(m, "site", "tipsite"), slider = phys_name2id(m, "body", "slider");
+  int tip = phys_name2id(m, "body", "tip"), arm = phys_name2id(m, "body", "arm");
+  c->npoint = 4;
+  c->point[0] = (physPointCost){tipsite, {0.4, 0.1, 1.2}, {3, 2, 1}, 0, 1};
+  c->point[1] = (physPointCost){slider, {0.5, -0.2, 0.8}, {1, 2, 3}, 1, 0};
+  c->point[2] = (physPointCost){tip, {0.3, 0.2, -0.1}, {2, 1, 4}, 1, 1};
+  c->point[3] = (physPointCost){arm, {-0.2, 0.1, 0.3}, {1, 1, 1}, 1, 1};
+  // qpos weights on the slide and hinge only (the tangent residual of a rotation is a Gauss-Newton model)
+  for (int i = 0; i < nv; i++) c->wq[i] = i >= nv - 2 ? 0.5 + 0.1 * i : 0, c->wv[i] = 0.2;
+  phys_reset_data(m, d);
+  const double q0[] = {0.1, -0.2, 1.1, 0.9, 0.2, -0.3, 0.25, 0.8, 0.3, 0.4, -0.33, 0.1, 0.7};
+  CHECK(nq == 13);
+  memcpy(d->qpos, q0, sizeof q0);
+  for (int i = 0; i < nv; i++) d->qvel[i] = 0.7 * sin(1.3 * i + 0.4);
+  double g[64], H[64 * 64], J0 = phys_state_cost(m, d, c, g, H), qs[16], vs[16];
+  memcpy(qs, d->qpos, sizeof(double) * nq), memcpy(vs, d->qvel, sizeof(double) * nv);
+  double err = 0, gmax = 0, herr = 0;
+  const double h = 1e-6;
+  for (int a = 0; a < n2; a++) {
+    double Jpm[2], gv[2][64], dir[32] = {0};
+    for (int s = 0; s < 2; s++) {
+      memcpy(d->qpos, qs, sizeof(double) * nq), memcpy(d->qvel, vs, sizeof(double) * nv);
+      if (a < nv) dir[a] = 1, phys_integrate_pos(m, d->qpos, dir, s ? -h : h);
+      else d->qvel[a - nv] += s ? -h : h;
+      Jpm[s] = phys_state_cost(m, d, c, gv[s], NULL);
+    }
+    double fd = (Jpm[0] - Jpm[1]) / (2 * h);
+    err = fmax(err, fabs(fd - g[a]));
+    gmax = fmax(gmax, fabs(g[a]));
+    for (int b = nv; b < n2 && a >= nv; b++)   // the velocity block: differences of the gradient
+      herr = fmax(herr, fabs((gv[0][b] - gv[1][b]) / (2 * h) - H[(size_t)a * n2 + b]));
+  }
+  printf("point terms: cost %.9g, max |gradient| %.3g, gradient error vs differences %.3g, Hessian vv error %.3g\n",
+         J0, gmax, err, herr);
+  CHECK(gmax > 1);
+  CHECK_MSG(err < 1e-8 * gmax, "gradient error %.3g", err);
+  CHECK_MSG(herr < 1e-6 * gmax, "Hessian vv error %.3g", herr);
+  phys_control_free(p);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
 int main(void) {
+  test_point_gradient();
   test_box_qp();
   test_lqr();
   test_rate_optimality();

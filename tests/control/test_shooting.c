@@ -67,15 +67,20 @@ static double check_gradient(physControlProblem* p, physData* d, const double* U
   return gmax;
 }
 
-// the pendulum with a running qpos/qvel cost, a final site term, effort and rate, at a wavy U
+// the pendulum with a running qpos/qvel cost and a site velocity term, final site position and velocity
+// terms, effort and rate, at a wavy U
 static void test_gradient_pendulum(void) {
   physModel* m = phys_load("models/pendulum_motor.xml", NULL, NULL);
   physData* d = phys_make_data(m);
   int T = 40;
   physControlProblem* p = phys_control_make(m, T, 0);
   p->run.qref[0] = 1.0, p->run.wq[0] = 3, p->run.wv[0] = 0.5;
-  p->fin.npoint = 1;
-  p->fin.point[0] = (physPointCost){phys_name2id(m, "site", "tip"), {0.3, 0, 2.5}, {10, 1, 20}};
+  int tip = phys_name2id(m, "site", "tip");   // the body's origin is on the hinge: the site moves
+  p->run.npoint = 1;
+  p->run.point[0] = (physPointCost){tip, {0.2, -0.1, 0.4}, {1, 2, 3}, 0, 1};
+  p->fin.npoint = 2;
+  p->fin.point[0] = (physPointCost){phys_name2id(m, "site", "tip"), {0.3, 0, 2.5}, {10, 1, 20}, 0, 0};
+  p->fin.point[1] = (physPointCost){tip, {0.5, 0, -1}, {4, 1, 2}, 0, 1};
   p->fin.wv[0] = 2;
   p->wu[0] = 0.1, p->wdu[0] = 5, p->uprev[0] = 0.7;
   d->qpos[0] = 0.3;
@@ -97,7 +102,7 @@ static void test_gradient_contacts(void) {
   p->fin.qref[2] = 1.0, p->fin.wq[2] = 10, p->fin.wq[0] = 1, p->fin.wq[3] = 2;
   p->run.wv[2] = 0.1;
   p->fin.npoint = 1;
-  p->fin.point[0] = (physPointCost){phys_name2id(m, "site", "centre"), {0.1, 0, 0.5}, {1, 1, 1}};
+  p->fin.point[0] = (physPointCost){phys_name2id(m, "site", "centre"), {0.1, 0, 0.5}, {1, 1, 1}, 0, 0};
   p->wu[0] = p->wu[1] = 0.01;
   phys_reset_keyframe(m, d, 0);
   d->qpos[2] = 0.15;

@@ -13,6 +13,8 @@
 #include "sh_run.h"
 #include "test.h"
 
+#include "control_scratch.h"
+
 // issue 13's task, verbatim
 static const char* const g_task =
     "{\"model\": \"pendulum.xml\", \"horizon\": 200, \"method\": \"ddp\",\n"
@@ -36,6 +38,14 @@ static double last_row_value(const char* text, int col) {
   p++;
   for (int c = 0; c < col && p; c++) p = strchr(p, ','), p = p ? p + 1 : NULL;
   return p ? strtod(p, NULL) : NAN;
+}
+
+// column col of the last row of the scratch file name
+static double file_last_value(const char* name, int col) {
+  char* x = slurp(path(name));
+  double v = last_row_value(x, col);
+  free(x);
+  return v;
 }
 
 // the largest |u| of a controls CSV "t,u0" (one actuator)
@@ -73,6 +83,26 @@ static void check_replay(int steps, const char* u, const char* x) {
   free(b);
 }
 
+// the HTML page name: complete, self-contained (no script, no fetched resource), the cost plot per what
+// with npoints points, the control u0 and nplots line plots in all
+static void check_page(const char* name, const char* what, int npoints, int nplots) {
+  char* h = slurp(path(name));
+  char title[64];
+  snprintf(title, sizeof title, ">cost per %s (log scale)</text>", what);
+  CHECK(strncmp(h, "<!DOCTYPE html>\n", 16) == 0);
+  CHECK(has(h, "</body></html>\n"));
+  CHECK(has(h, title));
+  CHECK(has(h, ">u0 (actuator 'torque')</text>"));
+  CHECK(has(h, ">q0</text>") && has(h, ">v0</text>"));
+  CHECK(!strstr(h, "<script") && !strstr(h, "src=") && !strstr(h, "href") && !strstr(h, "url("));
+  int n = 0, pts = 0;
+  for (const char* c = strstr(h, "<polyline"); c; c = strstr(c + 1, "<polyline")) n++;
+  const char* first = strstr(h, "points='");   // the cost plot's points come first
+  for (const char* c = first ? first + 8 : NULL; c && *c != '\''; c++) pts += *c == ',';
+  CHECK_MSG(n == nplots && pts == npoints, "%s: %d plots, %d cost points", name, n, pts);
+  free(h);
+}
+
 static void test_example(void) {
   put("task.json", g_task);
   shRun r = optimize("task.json");
@@ -108,10 +138,12 @@ static void test_example(void) {
                     " \"init\": {\"qpos\": [0], \"qvel\": [0]},\n"
                     " \"cost\": {\"final\": [{\"qpos\": [3.14159265], \"weight\": 100}, {\"qvel\": [0], \"weight\": 10}], "
                     "\"control\": 1e-3},\n"
-                    " \"out\": {\"controls\": \"u2.csv\", \"trajectory\": \"x2.csv\", \"result\": \"r2.json\"}}\n");
+                    " \"out\": {\"controls\": \"u2.csv\", \"trajectory\": \"x2.csv\", \"result\": \"r2.json\", "
+                    "\"html\": \"p2.html\"}}\n");
   r = optimize("task2.json");
   CHECK(r.code == 0);
   run_free(&r);
+  check_page("p2.html", "iteration", 24, 4);
   const char* same[2][2] = {{"u.csv", "u2.csv"}, {"x.csv", "x2.csv"}};
   for (int i = 0; i < 2; i++) {
     char *a = slurp(path(same[i][0])), *b = slurp(path(same[i][1]));
@@ -127,10 +159,7 @@ static double run_final_angle(const char* task, const char* xfile) {
   CHECK(r.code == 0);
   CHECK(has(r.err, "bound violation 0\n"));
   run_free(&r);
-  char* x = slurp(path(xfile));
-  double qT = last_row_value(x, 1);
-  free(x);
-  return qT;
+  return file_last_value(xfile, 1);
 }
 
 // |u| <= 3 N m, a third of the torque that holds the pendulum level: it pumps, over 400 steps (4 s)
@@ -160,18 +189,41 @@ static void test_site(void) {
   printf("site: final angle %.9g\n", qT);
 }
 
+// the scratch folder's pendulum.xml with text inserted before the first marker, as file name; 0 if no marker
+static int put_model(const char* name, const char* marker, const char* text) {
+  char* model = slurp(path("pendulum.xml"));
+  char* at = strstr(model, marker);
+  CHECK(at != NULL);
+  if (at) {
+    char out[4096];
+    snprintf(out, sizeof out, "%.*s%s%s", (int)(at - model), model, text, at);
+    put(name, out);
+  }
+  free(model);
+  return at != NULL;
+}
+
+// body and velocity terms: a body at the tip to the top (0, 0, 3) and the tip site's velocity to 0 at the end,
+// from 0.1 rad
+static void test_body_velocity(void) {
+  if (!put_model("pendend.xml", "    </body>", "      <body name=\"end\" pos=\"0 0 -1\"><inertial pos=\"0 0 0\" "
+                 "mass=\"1e-6\" diaginertia=\"1e-9 1e-9 1e-9\"/></body>\n"))
+    return;
+  put("body.json", "{\"model\": \"pendend.xml\", \"horizon\": 200, \"init\": {\"qpos\": [0.1]},\n"
+                   " \"cost\": {\"final\": [{\"body\": \"end\", \"pos\": [0, 0, 3], \"weight\": 100}, "
+                   "{\"site\": \"tip\", \"vel\": [0, 0, 0], \"weight\": 10}], \"control\": 1e-3},\n"
+                   " \"out\": {\"trajectory\": \"xbody.csv\"}}\n");
+  double qT = run_final_angle("body.json", "xbody.csv");
+  double vT = file_last_value("xbody.csv", 2);
+  CHECK_MSG(fabs(qT - M_PI) < 1e-2 && fabs(vT) < 5e-2, "body: final angle %.9g, velocity %.9g", qT, vT);
+  printf("body and velocity terms: final angle %.9g, angular velocity %.3g\n", qT, vT);
+}
+
 // without "init" the start is simulate's default, the model's keyframe 0; "dt" overrides the timestep: the
 // controls replayed by simulate with the same --dt reproduce the trajectory byte for byte
 static void test_keyframe_dt(void) {
-  char* model = slurp(path("pendulum.xml"));
-  char* key = strstr(model, "  <actuator>");
-  CHECK(key != NULL);
-  if (!key) return;
-  char text[4096];
-  snprintf(text, sizeof text, "%.*s  <keyframe><key name=\"tilted\" qpos=\"0.5\" qvel=\"-1\"/></keyframe>\n%s",
-           (int)(key - model), model, key);
-  free(model);
-  put("keyed.xml", text);
+  if (!put_model("keyed.xml", "  <actuator>", "  <keyframe><key name=\"tilted\" qpos=\"0.5\" qvel=\"-1\"/></keyframe>\n"))
+    return;
   put("keyed.json", "{\"model\": \"keyed.xml\", \"horizon\": 50, \"dt\": 0.02,\n"
                     " \"cost\": {\"final\": [{\"qpos\": [1], \"weight\": 10}], \"control\": 0.1},\n"
                     " \"out\": {\"controls\": \"uk.csv\", \"trajectory\": \"xk.csv\"}}\n");
@@ -216,15 +268,24 @@ static void test_errors(void) {
       {"\"ctrlrange\": [[1, 2], [0, 1]], ", "bad.json: ctrlrange: expected an array of 1 [lower, upper] pairs"},
       {"\"init\": {\"qvel\": [0, 0]}, ", "bad.json: init.qvel: 2 values, expected 1 (nv of model 'pendulum_motor')"},
       {"\"init\": {\"keyframe\": \"home\"}, ", "bad.json: init.keyframe: no such keyframe in model 'pendulum_motor'"},
+      {"\"plot\": [\"q0\", \"v1\"], ", "bad.json: plot[1]: expected a state coordinate of model 'pendulum_motor': q0..q0 or v0..v0"},
       {"\"method\": \"sqp\", ", "bad.json: method: expected one of \"ddp\", \"lbfgsb\""},
       {"\"options\": {\"maxiter\": 0}, ", "bad.json: options.maxiter: expected an integer in [1, 100000]"},
-      {"\"out\": {\"control\": \"u.csv\"}, ", "bad.json: out: unknown key 'control' (valid: controls, trajectory, result)"},
+      {"\"out\": {\"control\": \"u.csv\"}, ", "bad.json: out: unknown key 'control' (valid: controls, trajectory, result, html)"},
       {"\"cost\": {\"final\": [{\"site\": \"nope\", \"pos\": [0, 0, 3], \"weight\": 1}]}, ",
        "bad.json: cost.final[0].site: no site 'nope' in model 'pendulum_motor'"},
       {"\"cost\": {\"final\": [{\"site\": \"tip\", \"pos\": [0, 3], \"weight\": 1}]}, ",
        "bad.json: cost.final[0].pos: 2 values, expected 3 (a world position)"},
       {"\"cost\": {\"final\": [{\"qpos\": [1], \"pos\": [0, 0, 3], \"weight\": 1}]}, ",
-       "bad.json: cost.final[0]: expected exactly one of qpos, qvel, site (with pos)"},
+       "bad.json: cost.final[0]: expected exactly one of qpos, qvel, site or body (with exactly one of pos, vel)"},
+      {"\"cost\": {\"final\": [{\"site\": \"tip\", \"pos\": [0, 0, 3], \"vel\": [0, 0, 0], \"weight\": 1}]}, ",
+       "bad.json: cost.final[0]: expected exactly one of qpos, qvel, site or body (with exactly one of pos, vel)"},
+      {"\"cost\": {\"running\": [{\"body\": \"nobody\", \"vel\": [0, 0, 0], \"weight\": 1}]}, ",
+       "bad.json: cost.running[0].body: no body 'nobody' in model 'pendulum_motor'"},
+      {"\"cost\": {\"final\": [{\"body\": \"world\", \"pos\": [0, 0, 0], \"weight\": 1}]}, ",
+       "bad.json: cost.final[0].body: 'world' is the world: it does not move"},
+      {"\"cost\": {\"final\": [{\"body\": \"bob\", \"vel\": [0, 0], \"weight\": 1}]}, ",
+       "bad.json: cost.final[0].vel: 2 values, expected 3 (a world velocity)"},
   };
   char text[1024];
   for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
@@ -267,18 +328,12 @@ int main(void) {
   g_bin = getenv("PHYS_BIN");
   CHECK_MSG(g_bin != NULL && access(g_bin, X_OK) == 0, "PHYS_BIN not set or not executable");
   if (!g_bin) return test_done();
-  snprintf(g_dir, sizeof g_dir, "/tmp/test_cmd_optimize_XXXXXX");
-  if (!mkdtemp(g_dir)) return 1;
-  char* model = slurp("models/pendulum_motor.xml");
-  put("pendulum.xml", model);
-  free(model);
-  model = slurp("tests/data/pendulum.xml");
-  put("nomotor.xml", model);
-  free(model);
+  if (!control_scratch("test_cmd_optimize")) return 1;
   test_example();
   test_bounded();
   test_keyframe_dt();
   test_site();
+  test_body_velocity();
   test_errors();
   remove_scratch();
   return test_done();
