@@ -238,6 +238,7 @@ static int job_key(idArgs* a, const cJSON* v, const char* job) {
   if (!strcmp(k, "loss")) return job_choice(&a->loss, v, g_loss_names, job);
   if (!strcmp(k, "optimizer")) return job_choice(&a->optimizer, v, g_opt_names, job);
   if (!strcmp(k, "contact")) return job_choice(&a->contact, v, g_contact_names, job);
+  if (!strcmp(k, "velocities")) return job_choice(&a->velocities, v, g_velocity_names, job);
   if (!strcmp(k, "horizon")) return job_int(&a->horizon, 0, v, 1, 1000000, job);
   if (!strcmp(k, "substeps")) return job_int(&a->substeps, 0, v, 1, 1000000, job);
   if (!strcmp(k, "starts")) return job_int(&a->starts, 0, v, 1, 10000, job);
@@ -273,8 +274,8 @@ static int job_key(idArgs* a, const cJSON* v, const char* job) {
     return 1;
   }
   cli_error("%s: unknown key '%s' (valid: model, data, params, loss, horizon, substeps, optimizer, starts, seed, "
-            "iters, bootstrap, weights, prior, lr, contact, files, skip, map, observe, out, write_model, report, "
-            "floating, actuate, add, quiet, checkpoint, resume)",
+            "iters, bootstrap, weights, prior, lr, contact, velocities, files, skip, map, observe, out, write_model, "
+            "report, floating, actuate, add, quiet, checkpoint, resume)",
             job, k);
   return 0;
 }
@@ -331,7 +332,7 @@ static int check_checkpoint(const idArgs* a) {
 // every setting "not given"
 void id_args_init(idArgs* a, const char* cmd) {
   memset(a, 0, sizeof *a);
-  a->loss = a->optimizer = a->contact = a->seed = a->skip = -1;
+  a->loss = a->optimizer = a->contact = a->seed = a->skip = a->velocities = -1;
   a->prior = a->lr = -1;
   a->w[0] = a->w[1] = a->w[2] = NAN;
   a->cmd = cmd;
@@ -890,7 +891,8 @@ static void data_defaults(idRun* r, const idArgs* a) {
   unsigned given = (a->loss >= 0 ? PHYS_GIVEN_LOSS : 0) | (a->substeps > 0 ? PHYS_GIVEN_SUBSTEPS : 0) |
                    (!isnan(a->w[0]) ? PHYS_GIVEN_WEIGHTS : 0) | (a->horizon > 0 ? PHYS_GIVEN_HORIZON : 0);
   char why[1200];
-  phys_fit_data_defaults(&r->fit, r->m, &r->ds, given, why, sizeof why);
+  phys_fit_data_defaults(&r->fit, r->m, &r->ds, given, a->velocities < 0 ? PHYS_VEL_AUTO : a->velocities, why,
+                         sizeof why);
   for (char *line = why, *end; !a->quiet && *line; line = end + (*end == '\n')) {
     end = line + strcspn(line, "\n");
     fprintf(stderr, "physid: %s: %.*s\n", a->cmd, (int)(end - line), line);
@@ -912,6 +914,26 @@ static void check_differencing(idRun* r, const idArgs* a) {
           "%.3f; differenced white position noise gives 1 and -0.667): the velocities carry the positions' noise "
           "divided by dt and bias the one-step loss; --loss kstep --horizon 30 --weights POS,ROT,0 fits positions over "
           "30-sample segments instead\n", npair, corr, lag1);
+}
+
+#define ID_PROBES 4          // probes of the loss after a one-start fit
+#define ID_PROBE_MARGIN 1e-3 // a probe this much (relative) below the fit's loss means another basin
+
+// after a one-start fit: the loss at ID_PROBES points drawn in the bounds (phys_fit_probe); a warning when one is
+// lower than the fit's: the fit ended in a local minimum
+static void check_basin(idRun* r, const idArgs* a) {
+  if (a->quiet || r->fit.starts != 1 || r->res.ntheta < 1) return;
+  double* th = malloc(sizeof(double) * (size_t)r->res.ntheta);
+  double best;
+  physLog log = {0};
+  if (th && phys_fit_probe(r->m, &r->table, r->lower, r->upper, &r->ds, &r->fit, &r->res, ID_PROBES, th, &best,
+                           &log) == PHYS_OK && best < r->res.loss * (1 - ID_PROBE_MARGIN)) {
+    fprintf(stderr, "warning: identify: the fit ended in a local minimum: the loss at a probe (");
+    for (int i = 0; i < r->res.ntheta; i++) fprintf(stderr, "%s%s = %.6g", i ? ", " : "", r->label[i], th[i]);
+    fprintf(stderr, ") is %.6g, %.3g times below the fit's %.6g; --starts N (N >= 3) runs more starts and keeps the "
+            "best, or start nearer (see 'physid sweep')\n", best, r->res.loss / best, r->res.loss);
+  }
+  free(th);
 }
 
 // load the data and print the summary line (identify.h)
@@ -960,6 +982,7 @@ static int run_fit(idRun* r, const idArgs* a) {
     return 0;
   }
   check_differencing(r, a);
+  check_basin(r, a);
   if (a->bootstrap > 0) {
     if (!a->quiet) fprintf(stderr, "physid: identify: bootstrap: %d refits on resampled trajectories\n", a->bootstrap);
     s = phys_fit_bootstrap(r->m, &r->table, r->lower, r->upper, &r->ds, &r->fit, a->bootstrap, r->fit.seed, &r->res,

@@ -21,6 +21,7 @@
 static const char* const g_loss_names = "onestep|kstep|rollout";
 static const char* const g_opt_names = "lm|lbfgsb|adam";
 static const char* const g_contact_names = "lcp|cone|ccp|penalty";
+static const char* const g_velocity_names = "auto|differenced|measured";   // physVelocitySource
 
 typedef struct idArgs_ {
   const char* pos[ARGS_MAXPOS];
@@ -32,6 +33,7 @@ typedef struct idArgs_ {
   const char* checkpoint;   // --checkpoint FILE: the optimizer's state after every iteration (src/sysid/checkpoint.h)
   int resume;               // --resume: continue from it
   int bootstrap;            // --bootstrap N: refits on resampled trajectories (0: none)
+  int velocities;           // --velocities: physVelocitySource (-1: not given, auto)
   // merged
   const char* model;
   const char* data[ID_MAXDATA];
@@ -108,6 +110,9 @@ int id_split_spec(char* buf, size_t nbuf, const char* opts[3], const char* text)
 #define ID_DATA_OPTIONS                                                                                        \
   {"--loss", ARG_CHOICE, &a.loss, "onestep|kstep|rollout", "loss (default: kstep on positions if the velocities are "     \
    "differenced positions, else onestep)", 0, 0, 0},                 \
+  {"--velocities", ARG_CHOICE, &a.velocities, "auto|differenced|measured", "what the velocity columns are: the "  \
+   "default loss follows (default auto: differenced if they deviate from the positions' backward differences by " \
+   "less than 0.2 of their change per sample)", 0, 0, 0},                                                       \
   {"--horizon", ARG_INT, &a.horizon, "K", "observations per kstep segment (default 10)", 1, 1e6, 0},           \
   {"--substeps", ARG_INT, &a.substeps, "S", "simulation steps per observation interval (default: "   \
    "interval / the model's timestep)", 1, 1e6, 0},                                                              \

@@ -892,8 +892,8 @@ static physStatus check_time(const dsFile* f, const char* file, physLog* log) {
   return PHYS_OK;
 }
 
-// a continuous joint (hinge without limits) recorded wrapped into (-pi, pi]: its difference over dt modulo 2 pi
-static void wrap_continuous(double* vdiff, const physModel* m, double dt) {
+// sysid.h
+void phys_wrap_continuous(double* vdiff, const physModel* m, double dt) {
   for (int j = 0; j < m->njnt; j++) {
     if (m->jnt_type[j] != PHYS_JNT_HINGE || m->jnt_limited[j]) continue;
     int i = m->jnt_dofadr[j];
@@ -909,7 +909,7 @@ static void fill_velocities(dsFile* f, const physModel* m, double* vdiff) {
   for (int k = 1; k < f->T; k++) {
     phys_difference_pos(m, vdiff, f->time[k] - f->time[k - 1], f->qpos + (size_t)(k - 1) * m->nq,
                         f->qpos + (size_t)k * m->nq);
-    wrap_continuous(vdiff, m, f->time[k] - f->time[k - 1]);
+    phys_wrap_continuous(vdiff, m, f->time[k] - f->time[k - 1]);
     for (int i = 0; i < nv; i++) {
       if (!f->has_v[i]) f->qvel[(size_t)k * nv + i] = vdiff[i];
     }

@@ -9,9 +9,19 @@
 // on positions only amortizes the noisy start: +0.12 % (10 samples: +14 %; one rollout from the extrapolated
 // first velocity: -8.9 %).
 //
-// Recorded velocity columns are trusted: a simulator's (physid simulate, MuJoCo at one step per sample) equal the
-// backward differences of its positions exactly and make the one-step loss exact, so equality cannot tell a
-// motion-capture export from them; the check below warns after a one-step fit instead.
+// Velocity columns that are differenced positions. Motion-capture exports often carry velocities, but as backward
+// differences of the poses (the ContactNets cube: its source says so; its columns deviate from the differences by
+// 0.15 of the differences' change per sample, lightly smoothed). They hold no information the positions do not,
+// and one-step prediction from them is biased like that from physid's own differences: the real cube's friction
+// 0.229 from 12 tosses and 0.176 from 100, outside each other's intervals, but kstep on positions 0.182 and 0.187.
+// A simulator at one step per sample writes velocities that are exactly the backward differences of its positions
+// too (semi-implicit Euler: q_{k+1} = q_k (+) h v_{k+1}, so (q_{k+1} (-) q_k) / h = v_{k+1} in every joint type,
+// as physid simulate and MuJoCo integrate), so equality cannot tell them apart. It need not: such velocities are
+// the positions' differences either way, and kstep on positions is right both without noise (the truth is still a
+// zero-residual fit) and with it. Measured velocities (a tachometer, or a simulator's state sampled every n > 1
+// steps) deviate from the differences: by (n - 1) / 2n of their change per sample for a smooth motion (0.4 at
+// n = 5), by sqrt(1/3) for exact velocities beside white position noise; they stay on onestep. The threshold 0.2
+// lies between; --velocities differenced|measured declares it instead.
 //
 // Differencing noise in one-step residuals. With white position noise n_k, differenced velocities and the
 // one-step prediction x_{k+1} = step(x_k), the position residual is e_q ~ n_{k+1} - 2 n_k + n_{k-1} and the
@@ -22,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "rng.h"
 #include "sysid.h"
 
 #define DIFF_HORIZON 30           // kstep's horizon on differenced data (the mocap cube: 10 gives +14 %, 30 +0.12 %)
@@ -35,6 +46,41 @@ int phys_dataset_differenced(const physModel* m, const physDataset* ds) {
   for (int k = 0; k < ds->ntraj; k++)
     if (ds->traj[k].has_qvel) return 0;
   return 1;
+}
+
+// one trajectory's sums for phys_dataset_backward_weight, with x = b_k - b_{k+1}, y = v_k - b_{k+1} over
+// 1 <= k <= T - 2: sxy[i] += x y, sxx[i] += x^2 (b, bnext: nv scratch values each)
+static void backward_sums(const physModel* m, const physTrajectory* tr, double* sxy, double* sxx, double* b,
+                          double* bnext) {
+  int nq = m->nq, nv = m->nv;
+  for (int k = 1; k < tr->T; k++) {
+    double dt = tr->time[k] - tr->time[k - 1];
+    phys_difference_pos(m, bnext, dt, tr->qpos + (size_t)(k - 1) * nq, tr->qpos + (size_t)k * nq);
+    phys_wrap_continuous(bnext, m, dt);
+    for (int i = 0; k > 1 && i < nv; i++) {   // b holds b_{k-1}, bnext b_k: the pair of sample k - 1
+      double x = b[i] - bnext[i], y = tr->qvel[(size_t)(k - 1) * nv + i] - bnext[i];
+      sxy[i] += x * y, sxx[i] += x * x;
+    }
+    for (int i = 0; i < nv; i++) b[i] = bnext[i];
+  }
+}
+
+// sysid.h
+double phys_dataset_backward_weight(const physModel* m, const physDataset* ds) {
+  if (!m || !ds || ds->nv != m->nv || ds->nq != m->nq || m->nv < 1) return NAN;
+  double* buf = calloc(4 * (size_t)m->nv, sizeof(double));
+  if (!buf) return NAN;
+  double *sxy = buf, *sxx = buf + m->nv, sum = 0;
+  int used = 0;
+  for (int k = 0; k < ds->ntraj; k++)
+    if (ds->traj[k].has_qvel) backward_sums(m, &ds->traj[k], sxy, sxx, buf + 2 * m->nv, buf + 3 * m->nv);
+  for (int i = 0; i < m->nv; i++) {
+    if (!ds->obs_q[i] || !ds->obs_v[i] || !(sxx[i] > 0)) continue;
+    if (getenv("DBGRHO")) fprintf(stderr, "coord %d: %g\n", i, sxy[i] / sxx[i]);
+    sum += sxy[i] / sxx[i], used++;
+  }
+  free(buf);
+  return used ? sum / used : NAN;
 }
 
 // sysid.h
@@ -67,23 +113,54 @@ int phys_fit_default_substeps(double dt_obs, double timestep, char* why, size_t 
   return (int)n;
 }
 
+// whether the velocities are differenced positions (phys_fit_data_defaults) and why, in reason
+static int velocities_differenced(const physModel* m, const physDataset* ds, int vel, char* reason, size_t n) {
+  if (phys_dataset_differenced(m, ds)) {
+    snprintf(reason, n, "the data have no velocity columns: velocities differenced from positions make one-step "
+             "prediction biased; --loss onestep to override");
+    return 1;
+  }
+  if (vel == PHYS_VEL_DIFFERENCED) {
+    snprintf(reason, n, "--velocities differenced: velocities differenced from positions make one-step prediction "
+             "biased; --loss onestep to override");
+    return 1;
+  }
+  if (vel == PHYS_VEL_MEASURED) {
+    snprintf(reason, n, "--velocities measured; --loss kstep|rollout to override");
+    return 0;
+  }
+  double alpha = phys_dataset_backward_weight(m, ds);
+  int diff = fabs(alpha - 1) < PHYS_BACKWARD_TOL;
+  if (isnan(alpha))
+    snprintf(reason, n, "the data record velocities; --loss kstep|rollout to override");
+  else if (diff)
+    snprintf(reason, n, "the velocity columns are backward differences of the positions: as a blend of the backward "
+             "and forward differences they weigh the backward one %.3f, within %g of 1 (measured velocities: 0.5 to "
+             "0.75 in a smooth motion); velocities differenced from noisy positions make one-step prediction biased; "
+             "--velocities measured or --loss onestep to override", alpha, PHYS_BACKWARD_TOL);
+  else
+    snprintf(reason, n, "the velocity columns are measured: as a blend of the backward and forward differences of "
+             "the positions they weigh the backward one %.3f, not within %g of 1 (differenced velocities: 1); "
+             "--velocities differenced or --loss kstep|rollout to override", alpha, PHYS_BACKWARD_TOL);
+  return diff;
+}
+
 // sysid.h
-void phys_fit_data_defaults(physFitOptions* opt, const physModel* m, const physDataset* ds, unsigned given,
+void phys_fit_data_defaults(physFitOptions* opt, const physModel* m, const physDataset* ds, unsigned given, int vel,
                             char* why, size_t nwhy) {
-  char sub[512] = "", loss[512] = "";
+  char sub[512] = "", loss[768] = "", reason[512];
   if (!(given & PHYS_GIVEN_SUBSTEPS))
     opt->substeps = phys_fit_default_substeps(ds->dt_obs, m->opt.timestep, sub, sizeof sub);
   if (!(given & PHYS_GIVEN_LOSS)) {
-    if (phys_dataset_differenced(m, ds)) {
+    if (velocities_differenced(m, ds, vel, reason, sizeof reason)) {
       opt->loss = PHYS_LOSS_KSTEP;
       if (!(given & PHYS_GIVEN_HORIZON)) opt->horizon = DIFF_HORIZON;
       if (!(given & PHYS_GIVEN_WEIGHTS)) opt->w_vel = 0;
-      snprintf(loss, sizeof loss, "loss: kstep, horizon %d%s (the data have no velocity columns: velocities "
-               "differenced from positions make one-step prediction biased; --loss onestep to override)",
-               opt->horizon, (given & PHYS_GIVEN_WEIGHTS) ? "" : ", on positions (velocity weight 0)");
+      snprintf(loss, sizeof loss, "loss: kstep, horizon %d%s (%s)", opt->horizon,
+               (given & PHYS_GIVEN_WEIGHTS) ? "" : ", on positions (velocity weight 0)", reason);
     } else {
       opt->loss = PHYS_LOSS_ONESTEP;
-      snprintf(loss, sizeof loss, "loss: onestep (the data record velocities; --loss kstep|rollout to override)");
+      snprintf(loss, sizeof loss, "loss: onestep (%s)", reason);
     }
   }
   snprintf(why, nwhy, "%s%s%s", sub, sub[0] && loss[0] ? "\n" : "", loss);
@@ -174,4 +251,38 @@ physStatus phys_fit_differencing_noise(const physModel* m, const physDataset* ds
 // sysid.h
 int phys_fit_differencing_suspect(double corr, double lag1) {
   return corr > NOISE_CORR && lag1 < NOISE_LAG1;
+}
+
+// sysid.h
+physStatus phys_fit_probe(physModel* m, const physParamTable* t, const double* lower, const double* upper,
+                          const physDataset* ds, const physFitOptions* opt, const physFitResult* res, int nprobe,
+                          double* theta_best, double* loss_best, physLog* log) {
+  *loss_best = NAN;
+  if (!m || !t || !lower || !upper || !ds || !opt || !res || !res->theta || nprobe < 0 || !theta_best)
+    return phys_error(log, PHYS_ERR_ARG, "probe: missing arguments");
+  int n = res->ntheta, nres = phys_fit_nres(m, t, ds, opt, log);
+  if (nres <= 0) return PHYS_ERR_ARG;
+  double* buf = malloc(sizeof(double) * ((size_t)nres + (size_t)n));
+  if (!buf) return phys_error(log, PHYS_ERR_NOMEM, "probe: out of memory");
+  double *r = buf, *th = buf + nres;
+  physRng rng;
+  phys_rng_seed(&rng, opt->seed ^ 0x9e3779b97f4a7c15ULL);   // draws of their own, not the multi-start's
+  physFitOptions o = *opt;
+  o.prior = 0, o.verbose = 0;
+  for (int p = 0; p < nprobe; p++) {
+    for (int i = 0; i < n; i++) {
+      double u = phys_rng_uniform(&rng);   // drawn for every component: the sequence does not depend on the bounds
+      th[i] = isfinite(lower[i]) && isfinite(upper[i]) ? lower[i] + u * (upper[i] - lower[i]) : res->theta[i];
+    }
+    physLog plog = {0};
+    if (phys_fit_residuals(m, t, th, NULL, ds, &o, r, NULL, &plog) != PHYS_OK) continue;   // a probe that fails
+    double loss = 0;
+    for (int k = 0; k < nres; k++) loss += 0.5 * r[k] * r[k];
+    if (isfinite(loss) && (isnan(*loss_best) || loss < *loss_best)) {
+      *loss_best = loss;
+      for (int i = 0; i < n; i++) theta_best[i] = th[i];
+    }
+  }
+  free(buf);
+  return phys_param_set(t, m, res->theta);
 }

@@ -60,6 +60,9 @@ physStatus phys_dataset_load(physDataset* ds, const physModel* m, const char* co
 void phys_dataset_free(physDataset* ds);
 // 1 if a folder entry's name is one phys_dataset_load reads from a folder: not hidden, ending in .csv or .npy
 int phys_dataset_file_name(const char* name);
+// a velocity difference over dt of a continuous joint (hinge without limits) recorded wrapped into (-pi, pi]:
+// vdiff[dof] = wrap(vdiff[dof] dt) / dt for each such joint (nv values in place)
+void phys_wrap_continuous(double* vdiff, const physModel* m, double dt);
 
 //---------------------------------------------------------------------------------------------------------
 // the fit (fit.c)
@@ -205,8 +208,19 @@ physStatus phys_fit_predict(const physModel* m, const physDataset* ds, int k, co
 // identify's data-dependent defaults (defaults.c; issue 12 item 5)
 
 // 1 if no trajectory of ds has velocity columns: every velocity is a backward difference of the positions
-// (recorded velocity columns are trusted; phys_fit_differencing_noise checks them after a one-step fit)
 int phys_dataset_differenced(const physModel* m, const physDataset* ds);
+// whether recorded velocity columns are backward differences of the positions b_k = (q_k (-) q_{k-1}) /
+// (t_k - t_{k-1}) (continuous hinges wrapped) or measured at the sample times: per coordinate observed in position
+// and velocity, the least-squares alpha of v_k ~ alpha b_k + (1 - alpha) b_{k+1} over the trajectories with
+// velocity columns (samples 1..T-2), averaged over the coordinates that move (NaN when none). 1 for backward
+// differences, noisy or not, and for a semi-implicit Euler simulation at one step per sample (physid simulate,
+// MuJoCo); (n + 1) / 2n for instantaneous velocities of a smooth motion sampled every n steps; 1/2 for exact or
+// noisy measured velocities beside white position noise and for central differences; 0 for forward differences.
+double phys_dataset_backward_weight(const physModel* m, const physDataset* ds);
+// a weight within this of 1 counts the velocity columns as differenced positions (the real cube: 0.92)
+#define PHYS_BACKWARD_TOL 0.2
+// how identify treats velocity columns (--velocities): decide by phys_dataset_backward_weight, or as declared
+typedef enum physVelocitySource_ { PHYS_VEL_AUTO = 0, PHYS_VEL_DIFFERENCED, PHYS_VEL_MEASURED } physVelocitySource;
 // the simulation steps per sample that honour the model's timestep: round(dt_obs / timestep) when that is within
 // 1 % of a whole number >= 1; else the nearest whole number of steps not longer than the timestep (ceil), or 1
 // when the samples are closer than one timestep; at most 1e6. why (nwhy bytes) gets "substeps: N (reason; ...)".
@@ -215,8 +229,11 @@ int phys_fit_default_substeps(double dt_obs, double timestep, char* why, size_t 
 enum { PHYS_GIVEN_LOSS = 1, PHYS_GIVEN_SUBSTEPS = 2, PHYS_GIVEN_WEIGHTS = 4, PHYS_GIVEN_HORIZON = 8 };
 // the defaults that depend on the data, for the options not in `given`: substeps by
 // phys_fit_default_substeps; the loss KSTEP with horizon 30 (unless given) and velocity weight 0 (unless weights
-// are given) when phys_dataset_differenced, else ONESTEP. why gets one line per choice ("substeps: ...", "loss: ...").
-void phys_fit_data_defaults(physFitOptions* opt, const physModel* m, const physDataset* ds, unsigned given,
+// are given) when the velocities are differenced positions: no velocity columns, velocity columns declared
+// differenced (vel = PHYS_VEL_DIFFERENCED), or with vel = PHYS_VEL_AUTO columns whose
+// phys_dataset_backward_weight is within PHYS_BACKWARD_TOL of 1; else ONESTEP. why gets one line per
+// choice ("substeps: ...", "loss: ...") with the reason.
+void phys_fit_data_defaults(physFitOptions* opt, const physModel* m, const physDataset* ds, unsigned given, int vel,
                             char* why, size_t nwhy);
 // whether one-step velocity residuals look like differencing noise (defaults.c's header): at m's parameters,
 // the one-step predictions with opt's substeps and inputs; per coordinate observed in position and velocity,
@@ -226,5 +243,13 @@ void phys_fit_data_defaults(physFitOptions* opt, const physModel* m, const physD
 physStatus phys_fit_differencing_noise(const physModel* m, const physDataset* ds, const physFitOptions* opt,
                                        double* corr, double* lag1, int* npair, physLog* log);
 int phys_fit_differencing_suspect(double corr, double lag1);
+// a cheap check that a one-start fit did not end in another basin (issue 12 item 5): the loss (without the prior)
+// at nprobe points drawn uniformly within the bounds (components without two finite bounds stay at res->theta;
+// phys_rng seeded from opt->seed, deterministic); theta_best (ntheta) and loss_best get the lowest (loss_best NaN
+// when every probe failed or nprobe is 0). A probe below res->loss proves the fit is not the global minimum.
+// m holds res->theta on return. Errors: PHYS_ERR_ARG, PHYS_ERR_NOMEM, phys_param_set's.
+physStatus phys_fit_probe(physModel* m, const physParamTable* t, const double* lower, const double* upper,
+                          const physDataset* ds, const physFitOptions* opt, const physFitResult* res, int nprobe,
+                          double* theta_best, double* loss_best, physLog* log);
 
 #endif  // PHYS_SYSID_H

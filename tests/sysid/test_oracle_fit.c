@@ -123,9 +123,10 @@ static void fit(const char* sub, double* err, const double* truth) {
   physFitOptions opt;
   phys_fit_defaults(&opt);
   char why[1200];
-  phys_fit_data_defaults(&opt, m, &ds, 0, why, sizeof why);   // identify's defaults: nothing given
+  phys_fit_data_defaults(&opt, m, &ds, 0, PHYS_VEL_AUTO, why, sizeof why);   // identify's defaults: nothing given
   CHECK(opt.substeps == SUB);   // the model's 2 ms step, 5 per sample (with 1 the fit ends 100 % off)
-  CHECK(opt.loss == PHYS_LOSS_ONESTEP);   // the velocities are recorded
+  CHECK(opt.loss == PHYS_LOSS_ONESTEP);   // the velocities are measured (backward weight 2.3, far from 1)
+  CHECK(fabs(phys_dataset_backward_weight(m, &ds) - 1) > 1);
   physFitResult res;
   st = st == PHYS_OK ? phys_fit(m, &t, theta0, lo, hi, &ds, &opt, &res, &log) : st;
   CHECK_MSG(st == PHYS_OK, "%s", log.error);
@@ -230,10 +231,10 @@ static int make_mocap(void) {
   return 1;
 }
 
-// fit friction:cube from 0.5 to the files of g_dir/dir: loss < 0 the data defaults (given nothing), else that loss
-// (velocities weighted as by default); returns the friction, the chosen loss in *chosen, the differencing
+// fit friction:cube from 0.5 to the files of g_dir/dir: loss < 0 the data defaults (given nothing; vel: what the
+// velocity columns are declared to be, physVelocitySource), else that loss (velocities weighted as by default); returns the friction, the chosen loss in *chosen, the differencing
 // statistics of the one-step residuals at the fit in corr, lag1
-static double fit_mocap(const char* dir, int loss, int* chosen, double* corr, double* lag1) {
+static double fit_mocap(const char* dir, int loss, int vel, int* chosen, double* corr, double* lag1) {
   physLog log = {0};
   char path[256];
   snprintf(path, sizeof path, "%s/slide.xml", g_dir);
@@ -252,7 +253,7 @@ static double fit_mocap(const char* dir, int loss, int* chosen, double* corr, do
   physFitOptions opt;
   phys_fit_defaults(&opt);
   char why[1200];
-  phys_fit_data_defaults(&opt, m, &ds, loss < 0 ? 0 : PHYS_GIVEN_LOSS, why, sizeof why);
+  phys_fit_data_defaults(&opt, m, &ds, loss < 0 ? 0 : PHYS_GIVEN_LOSS, vel, why, sizeof why);
   if (loss >= 0) opt.loss = loss;
   *chosen = opt.loss;
   physFitResult res;
@@ -283,23 +284,31 @@ static void test_mocap_cube(void) {
   int chosen;
   double corr, lag1;
   // no velocity columns: kstep on positions by default, within 1 %; onestep 117 % high; rollout 9 % low
-  double mu = fit_mocap("mocap", -1, &chosen, &corr, &lag1);
+  double mu = fit_mocap("mocap", -1, PHYS_VEL_AUTO, &chosen, &corr, &lag1);
   CHECK(chosen == PHYS_LOSS_KSTEP);
   CHECK(fabs(mu / MU - 1) < 0.01);
-  mu = fit_mocap("mocap", PHYS_LOSS_ONESTEP, &chosen, &corr, &lag1);
+  mu = fit_mocap("mocap", PHYS_LOSS_ONESTEP, PHYS_VEL_AUTO, &chosen, &corr, &lag1);
   CHECK(fabs(mu / MU - 1) > 0.5);   // the bias the default avoids
   CHECK(isnan(corr));               // no velocity observed: nothing to check
-  mu = fit_mocap("mocap", PHYS_LOSS_ROLLOUT, &chosen, &corr, &lag1);
+  mu = fit_mocap("mocap", PHYS_LOSS_ROLLOUT, PHYS_VEL_AUTO, &chosen, &corr, &lag1);
   CHECK(fabs(mu / MU - 1) > 0.05);
-  // velocity columns that are backward differences of the poses are trusted (a simulator's are too): the
-  // default is onestep, 16 % high, and its velocity residuals look like differencing noise (identify warns); on
-  // the same trajectories without noise they do not
-  mu = fit_mocap("mocapv", -1, &chosen, &corr, &lag1);
+  // velocity columns that are backward differences of the poses (backward weight 1): kstep on positions as without
+  // them, within 1 %; declared measured they get onestep, 16 % high, and its velocity residuals look like
+  // differencing noise (identify warns). Without noise (the differences of poses 5 MuJoCo steps apart, a dt/2 late)
+  // the default is kstep too, +2.2 % (each segment starts from a velocity a dt/2 late), where onestep is 15 % low
+  mu = fit_mocap("mocapv", -1, PHYS_VEL_AUTO, &chosen, &corr, &lag1);
+  CHECK(chosen == PHYS_LOSS_KSTEP);
+  CHECK(fabs(mu / MU - 1) < 0.01);
+  mu = fit_mocap("mocapv", -1, PHYS_VEL_MEASURED, &chosen, &corr, &lag1);
   CHECK(chosen == PHYS_LOSS_ONESTEP);
   CHECK(fabs(mu / MU - 1) > 0.1);
   CHECK(phys_fit_differencing_suspect(corr, lag1));
   CHECK(corr > 0.9 && lag1 < -0.4);
-  mu = fit_mocap("clean", PHYS_LOSS_ONESTEP, &chosen, &corr, &lag1);
+  mu = fit_mocap("clean", -1, PHYS_VEL_AUTO, &chosen, &corr, &lag1);
+  CHECK(chosen == PHYS_LOSS_KSTEP);
+  CHECK(fabs(mu / MU - 1) < 0.03);
+  mu = fit_mocap("clean", PHYS_LOSS_ONESTEP, PHYS_VEL_AUTO, &chosen, &corr, &lag1);
+  CHECK(fabs(mu / MU - 1) > 0.1);
   CHECK(!phys_fit_differencing_suspect(corr, lag1));
 }
 

@@ -235,7 +235,8 @@ static void test_pendulum(void) {
   CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(p, "min")) == 0 && cJSON_IsNull(cJSON_GetObjectItem(p, "max")));
   CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(root, "loss")) < 1e-20);
   CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(root, "loss0")) > 1e-6);
-  CHECK(!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(root, "loss_kind")), "onestep"));
+  // simulate writes velocities that are its positions' backward differences: kstep on positions, exact here too
+  CHECK(!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(root, "loss_kind")), "kstep"));
   CHECK(!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(root, "contact")), "lcp"));
   const cJSON* corr = cJSON_GetObjectItem(root, "correlation");
   CHECK(cJSON_GetArraySize(corr) == 1 && cJSON_GetNumberValue(cJSON_GetArrayItem(cJSON_GetArrayItem(corr, 0), 0)) == 1);
@@ -1194,7 +1195,9 @@ static void test_data_defaults(void) {
   CHECK_MSG(r.code == 0, "%s", r.err);
   CHECK(has(r.err, "physid: identify: substeps: 4 (the sample interval 0.002 s is 4 model timesteps of 0.0005 s; "
                    "--substeps S to override)"));
-  CHECK(has(r.err, "physid: identify: loss: onestep (the data record velocities; --loss kstep|rollout to override)"));
+  CHECK(has(r.err, "physid: identify: loss: onestep (the velocity columns are measured: as a blend of the backward "
+                   "and forward differences of the positions they weigh the backward one 0.624, not within 0.2 of 1 "
+                   "(differenced velocities: 1); --velocities differenced or --loss kstep|rollout to override)"));
   CHECK_NEAR(printed(r.out, "damping:swing"), 0.3, 1e-8);
   run_free(&r);
   r = run("identify", m05, path("in_sparse.csv"), "--param", "damping:swing", "--substeps", "1", "--loss", "onestep",
@@ -1249,13 +1252,56 @@ static void test_data_defaults(void) {
   r = run("identify", path("in_start.xml"), path("in_pos.csv"), "--param", "damping:swing", "--loss", "onestep", NULL);
   CHECK(r.code == 0 && !strstr(r.err, "loss:") && has(r.err, "; loss onestep,"));
   run_free(&r);
-  // differencing noise: warned after one-step on the noisy file, not on the exact data
+  // velocity columns that are the backward differences of noisy positions: kstep on positions, said why (as for the
+  // same positions without velocity columns; on this pendulum, 1 mm of noise at 500 Hz, each segment's start
+  // velocity carries 0.7 rad/s of noise and the fit is far off: docs/identification.md); declared measured (option or job key) onestep, 0.0099 off, and the warning that its
+  // velocity residuals look like differencing noise; not on the exact data declared measured
   r = run("identify", path("in_start.xml"), path("in_noisy.csv"), "--param", "damping:swing", NULL);
-  CHECK(r.code == 0 && has(r.err, "warning: identify: the one-step velocity residuals look like differencing noise"));
-  CHECK(has(r.err, "--loss kstep --horizon 30 --weights POS,ROT,0"));
+  CHECK(r.code == 0 && has(r.err, "physid: identify: loss: kstep, horizon 30, on positions (velocity weight 0) (the "
+                                  "velocity columns are backward differences of the positions: as a blend of the "
+                                  "backward and forward differences they weigh the backward one 1.000, within 0.2 of 1"));
+  CHECK(!strstr(r.err, "differencing noise") && has(r.err, "; loss kstep,"));
   run_free(&r);
-  r = run("identify", path("in_start.xml"), path("in_data.csv"), "--param", "damping:swing", NULL);
-  CHECK(r.code == 0 && !strstr(r.err, "differencing noise"));
+  FILE* jf = fopen(path("in_vel.json"), "w");
+  if (jf) fprintf(jf, "{\"velocities\": \"measured\"}\n"), fclose(jf);
+  for (int job = 0; job < 2; job++) {
+    r = job ? run("identify", path("in_start.xml"), path("in_noisy.csv"), "--param", "damping:swing", "--job",
+                  path("in_vel.json"), NULL)
+            : run("identify", path("in_start.xml"), path("in_noisy.csv"), "--param", "damping:swing", "--velocities",
+                  "measured", NULL);
+    CHECK(r.code == 0 && has(r.err, "physid: identify: loss: onestep (--velocities measured; --loss kstep|rollout to "
+                                    "override)"));
+    CHECK(has(r.err, "warning: identify: the one-step velocity residuals look like differencing noise"));
+    CHECK(has(r.err, "--loss kstep --horizon 30 --weights POS,ROT,0"));
+    CHECK(fabs(printed(r.out, "damping:swing") - 0.3) > 5e-3);
+    run_free(&r);
+  }
+  r = run("identify", path("in_start.xml"), path("in_data.csv"), "--param", "damping:swing", "--velocities",
+          "measured", NULL);
+  CHECK(r.code == 0 && !strstr(r.err, "differencing noise") && has(r.err, "; loss onestep,"));
+  CHECK(!strstr(r.err, "local minimum"));   // the probes after one start: none below the exact fit
+  run_free(&r);
+  // a start in another basin (the real cube, explicit kstep with velocity weights, friction from 1.5, one start)
+  // is flagged by the probes; from the nominal 0.18 it is not
+  for (int k = 0; k < 2; k++) {
+    r = run("identify", "models/cube.xml", "data/cube_toss", "--files", "4", "--param",
+            k ? "friction:cube:max=2" : "friction:cube:max=2:init=1.5", "--param", "restitution:cube", "--loss", "kstep",
+            NULL);
+    CHECK(r.code == 0);
+    if (k == 0)
+      CHECK(has(r.err, "warning: identify: the fit ended in a local minimum: the loss at a probe (friction:cube = ") &&
+            has(r.err, "--starts N (N >= 3) runs more starts and keeps the best"));
+    else
+      CHECK(!strstr(r.err, "local minimum"));
+    run_free(&r);
+  }
+  // declared differenced: kstep on measured velocities too
+  r = run("identify", m05, path("in_sparse.csv"), "--param", "damping:swing", "--velocities", "differenced", NULL);
+  CHECK(r.code == 0 && has(r.err, "loss: kstep, horizon 30, on positions (velocity weight 0) (--velocities "
+                                  "differenced: velocities differenced from positions make one-step prediction biased"));
+  run_free(&r);
+  r = run("identify", m05, path("in_sparse.csv"), "--param", "damping:swing", "--velocities", "sometimes", NULL);
+  CHECK(r.code == 2 && has(r.err, "--velocities"));
   run_free(&r);
   clear_outputs();
 }
