@@ -926,7 +926,7 @@ static void check_basin(idRun* r, const idArgs* a) {
   double* th = malloc(sizeof(double) * (size_t)r->res.ntheta);
   double best;
   physLog log = {0};
-  if (th && phys_fit_probe(r->m, &r->table, r->lower, r->upper, &r->ds, &r->fit, &r->res, ID_PROBES, th, &best,
+  if (th && phys_fit_probe(r->m, &r->table, r->theta0, r->lower, r->upper, &r->ds, &r->fit, &r->res, ID_PROBES, th, &best,
                            &log) == PHYS_OK && best < r->res.loss * (1 - ID_PROBE_MARGIN)) {
     fprintf(stderr, "warning: identify: the fit ended in a local minimum: the loss at a probe (");
     for (int i = 0; i < r->res.ntheta; i++) fprintf(stderr, "%s%s = %.6g", i ? ", " : "", r->label[i], th[i]);

@@ -254,11 +254,11 @@ int phys_fit_differencing_suspect(double corr, double lag1) {
 }
 
 // sysid.h
-physStatus phys_fit_probe(physModel* m, const physParamTable* t, const double* lower, const double* upper,
-                          const physDataset* ds, const physFitOptions* opt, const physFitResult* res, int nprobe,
-                          double* theta_best, double* loss_best, physLog* log) {
+physStatus phys_fit_probe(physModel* m, const physParamTable* t, const double* theta0, const double* lower,
+                          const double* upper, const physDataset* ds, const physFitOptions* opt,
+                          const physFitResult* res, int nprobe, double* theta_best, double* loss_best, physLog* log) {
   *loss_best = NAN;
-  if (!m || !t || !lower || !upper || !ds || !opt || !res || !res->theta || nprobe < 0 || !theta_best)
+  if (!m || !t || !theta0 || !lower || !upper || !ds || !opt || !res || !res->theta || nprobe < 0 || !theta_best)
     return phys_error(log, PHYS_ERR_ARG, "probe: missing arguments");
   int n = res->ntheta, nres = phys_fit_nres(m, t, ds, opt, log);
   if (nres <= 0) return PHYS_ERR_ARG;
@@ -270,10 +270,7 @@ physStatus phys_fit_probe(physModel* m, const physParamTable* t, const double* l
   physFitOptions o = *opt;
   o.prior = 0, o.verbose = 0;
   for (int p = 0; p < nprobe; p++) {
-    for (int i = 0; i < n; i++) {
-      double u = phys_rng_uniform(&rng);   // drawn for every component: the sequence does not depend on the bounds
-      th[i] = isfinite(lower[i]) && isfinite(upper[i]) ? lower[i] + u * (upper[i] - lower[i]) : res->theta[i];
-    }
+    phys_fit_draw_start(th, theta0, lower, upper, n, &rng);
     physLog plog = {0};
     if (phys_fit_residuals(m, t, th, NULL, ds, &o, r, NULL, &plog) != PHYS_OK) continue;   // a probe that fails
     double loss = 0;

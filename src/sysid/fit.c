@@ -954,9 +954,9 @@ static physStatus run_adam(fitProblem* pb, fitRun* run, const double* lo, const 
 
 // start s >= 1: uniform in [lo, hi] when both are finite; log-uniform in [theta0/10, 10 theta0] (within the
 // bounds) for a positive theta0 with lo >= 0 and no upper bound; otherwise theta0 + U(-1, 1) max(|theta0|, 1)
-// clamped to the bounds
-static void draw_start(double* th, const double* theta0, const double* lo, const double* hi, int n,
-                       physRng* rng) {
+// clamped to the bounds (sysid.h)
+void phys_fit_draw_start(double* th, const double* theta0, const double* lo, const double* hi, int n,
+                         physRng* rng) {
   for (int i = 0; i < n; i++) {
     double u = phys_rng_uniform(rng);
     if (isfinite(lo[i]) && isfinite(hi[i])) {
@@ -1310,7 +1310,7 @@ physStatus phys_fit(physModel* m, const physParamTable* t, const double* theta0,
   for (int s = s0; st == PHYS_OK && s < nstart; s++) {
     if (!run.resumed) {
       if (s == 0) memcpy(run.theta, theta0, sizeof(double) * (size_t)n);
-      else draw_start(run.theta, theta0, lo, hi, n, &rng);
+      else phys_fit_draw_start(run.theta, theta0, lo, hi, n, &rng);
       memset(run.loss_hist, 0, sizeof(double) * (size_t)(maxit + 1));
     }
     if (o2.optimizer == PHYS_OPT_LM) st = run_lm(&pb, &run, lo, hi, s);

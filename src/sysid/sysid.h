@@ -243,13 +243,19 @@ void phys_fit_data_defaults(physFitOptions* opt, const physModel* m, const physD
 physStatus phys_fit_differencing_noise(const physModel* m, const physDataset* ds, const physFitOptions* opt,
                                        double* corr, double* lag1, int* npair, physLog* log);
 int phys_fit_differencing_suspect(double corr, double lag1);
+// a multi-start draw of n values (fit.c; rng: phys_rng from rng.h): uniform in [lo, hi] when both are finite;
+// log-uniform in [theta0/10, 10 theta0] (within the bounds) for a positive theta0 with lo >= 0 and no upper bound;
+// otherwise theta0 + U(-1, 1) max(|theta0|, 1) clamped to the bounds
+struct physRng_;
+void phys_fit_draw_start(double* th, const double* theta0, const double* lo, const double* hi, int n,
+                         struct physRng_* rng);
 // a cheap check that a one-start fit did not end in another basin (issue 12 item 5): the loss (without the prior)
-// at nprobe points drawn uniformly within the bounds (components without two finite bounds stay at res->theta;
-// phys_rng seeded from opt->seed, deterministic); theta_best (ntheta) and loss_best get the lowest (loss_best NaN
-// when every probe failed or nprobe is 0). A probe below res->loss proves the fit is not the global minimum.
-// m holds res->theta on return. Errors: PHYS_ERR_ARG, PHYS_ERR_NOMEM, phys_param_set's.
-physStatus phys_fit_probe(physModel* m, const physParamTable* t, const double* lower, const double* upper,
-                          const physDataset* ds, const physFitOptions* opt, const physFitResult* res, int nprobe,
-                          double* theta_best, double* loss_best, physLog* log);
+// at nprobe points drawn as the multi-start draws them about theta0 (phys_fit_draw_start; phys_rng seeded from
+// opt->seed, deterministic, not the multi-start's draws); theta_best (ntheta) and loss_best get the lowest
+// (loss_best NaN when every probe failed or nprobe is 0). A probe below res->loss proves the fit is not the global
+// minimum. m holds res->theta on return. Errors: PHYS_ERR_ARG, PHYS_ERR_NOMEM, phys_param_set's.
+physStatus phys_fit_probe(physModel* m, const physParamTable* t, const double* theta0, const double* lower,
+                          const double* upper, const physDataset* ds, const physFitOptions* opt,
+                          const physFitResult* res, int nprobe, double* theta_best, double* loss_best, physLog* log);
 
 #endif  // PHYS_SYSID_H

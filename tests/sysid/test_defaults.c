@@ -265,7 +265,7 @@ static void test_probe(void) {
     opt.loss = PHYS_LOSS_KSTEP;
     physFitResult res;
     CHECK_MSG(phys_fit(m, &t, th0, lo, hi, &ds, &opt, &res, &log) == PHYS_OK, "%s", log.error);
-    CHECK(phys_fit_probe(m, &t, lo, hi, &ds, &opt, &res, 4, th, &best, &log) == PHYS_OK);
+    CHECK(phys_fit_probe(m, &t, th0, lo, hi, &ds, &opt, &res, 4, th, &best, &log) == PHYS_OK);
     printf("cube kstep from friction %g: friction %.6g, loss %.6g; best probe (%.4g, %.4g) loss %.6g\n", th0[0],
            res.theta[0], res.loss, th[0], th[1], best);
     if (k == 0) CHECK(res.theta[0] > 1.4 && best < 0.5 * res.loss);
