@@ -76,7 +76,6 @@ double phys_dataset_backward_weight(const physModel* m, const physDataset* ds) {
     if (ds->traj[k].has_qvel) backward_sums(m, &ds->traj[k], sxy, sxx, buf + 2 * m->nv, buf + 3 * m->nv);
   for (int i = 0; i < m->nv; i++) {
     if (!ds->obs_q[i] || !ds->obs_v[i] || !(sxx[i] > 0)) continue;
-    if (getenv("DBGRHO")) fprintf(stderr, "coord %d: %g\n", i, sxy[i] / sxx[i]);
     sum += sxy[i] / sxx[i], used++;
   }
   free(buf);
