@@ -246,35 +246,51 @@ static void test_backward_weight(void) {
   CHECK(fabs(w - 1) > PHYS_BACKWARD_TOL);
 }
 
+// kstep (horizon 10, the default weights: positions and velocities) on the cube's friction and restitution in
+// [0, 2] x [0, 1] from friction 1.5 (k = 0) and 0.18 (k = 1), restitution 0.125, then 4 probes: the fitted
+// friction mu[k], loss[k] and the best probe's loss best[k]; the model holds the fit after the probes
+static void probe_starts(physModel* m, const physParamTable* t, const physDataset* ds, const char* what, double mu[2],
+                         double loss[2], double best[2]) {
+  double lo[2] = {0, 0}, hi[2] = {2, 1};
+  physLog log = {0};
+  for (int k = 0; k < 2; k++) {
+    double th0[2] = {k ? 0.18 : 1.5, 0.125}, th[2], now[2];
+    physFitOptions opt;
+    phys_fit_defaults(&opt);
+    opt.loss = PHYS_LOSS_KSTEP;
+    physFitResult res;
+    mu[k] = loss[k] = best[k] = NAN;
+    CHECK_MSG(phys_fit(m, t, th0, lo, hi, ds, &opt, &res, &log) == PHYS_OK, "%s", log.error);
+    CHECK(phys_fit_probe(m, t, th0, lo, hi, ds, &opt, &res, 4, th, &best[k], &log) == PHYS_OK);
+    printf("%s, kstep from friction %g: friction %.6g, loss %.6g; best probe (%.4g, %.4g) loss %.6g\n", what, th0[0],
+           res.theta[0], res.loss, th[0], th[1], best[k]);
+    mu[k] = res.theta[0], loss[k] = res.loss;
+    phys_param_get(t, m, now);
+    CHECK(now[0] == res.theta[0] && now[1] == res.theta[1]);
+    phys_fit_result_free(&res);
+  }
+}
+
+// the cube model's friction and restitution table (2 values)
+static void cube_table(physParamTable* t, const physModel* m) {
+  const char* spec[2] = {"friction:cube", "restitution:cube"};
+  physLog log = {0};
+  CHECK_MSG(phys_param_table_build(t, m, spec, 2, &log) == PHYS_OK, "%s", log.error);
+}
+
 // the probe after a one-start fit (issue 12 item 5): the first 4 real cube tosses with kstep on positions and
-// velocities (horizon 10, the default weights), friction started at 1.5 ends at 1.50 and a probe finds a lower
-// loss; started at 0.18 no probe does (synthetic data: tests/tools/test_identify_cli.c, test_data_defaults)
+// velocities, friction started at 1.5 ends at 1.50 and a probe finds a loss 4.9 times lower; started at 0.18 no
+// probe is below the fit
 static void test_probe(void) {
   physDataset ds;
   physModel* m = cube(&ds, "data/cube_toss", 4);
   if (!m) return;
   physParamTable t;
-  const char* spec[2] = {"friction:cube", "restitution:cube"};
-  physLog log = {0};
-  CHECK(phys_param_table_build(&t, m, spec, 2, &log) == PHYS_OK);
-  double lo[2] = {0, 0}, hi[2] = {2, 1};
-  for (int k = 0; k < 2; k++) {
-    double th0[2] = {k ? 0.18 : 1.5, 0.125}, th[2], best;
-    physFitOptions opt;
-    phys_fit_defaults(&opt);
-    opt.loss = PHYS_LOSS_KSTEP;
-    physFitResult res;
-    CHECK_MSG(phys_fit(m, &t, th0, lo, hi, &ds, &opt, &res, &log) == PHYS_OK, "%s", log.error);
-    CHECK(phys_fit_probe(m, &t, th0, lo, hi, &ds, &opt, &res, 4, th, &best, &log) == PHYS_OK);
-    printf("cube kstep from friction %g: friction %.6g, loss %.6g; best probe (%.4g, %.4g) loss %.6g\n", th0[0],
-           res.theta[0], res.loss, th[0], th[1], best);
-    if (k == 0) CHECK(res.theta[0] > 1.4 && best < 0.5 * res.loss);
-    else CHECK(res.theta[0] < 0.3 && best > res.loss);
-    double now[2];
-    phys_param_get(&t, m, now);
-    CHECK(now[0] == res.theta[0] && now[1] == res.theta[1]);   // the model holds the fit again
-    phys_fit_result_free(&res);
-  }
+  cube_table(&t, m);
+  double mu[2], loss[2], best[2];
+  probe_starts(m, &t, &ds, "real cube", mu, loss, best);
+  CHECK(mu[0] > 1.4 && best[0] < 0.5 * loss[0]);
+  CHECK(mu[1] < 0.3 && best[1] > loss[1]);
   phys_param_table_free(&t);
   phys_dataset_free(&ds);
   phys_free_model(m);
@@ -289,10 +305,8 @@ static void test_probe_synthetic(void) {
   physModel* m = cube(&real, "data/cube_toss", 4);
   if (!m) return;
   physParamTable t;
-  const char* spec[2] = {"friction:cube", "restitution:cube"};
-  physLog log = {0};
-  CHECK(phys_param_table_build(&t, m, spec, 2, &log) == PHYS_OK);
-  double truth[2] = {0.3, 0.2}, lo[2] = {0, 0}, hi[2] = {2, 1};
+  cube_table(&t, m);
+  double truth[2] = {0.3, 0.2};
   CHECK(phys_param_set(&t, m, truth) == PHYS_OK);
   enum { T = 101, NT = 4 };
   static double time[NT][T], qpos[NT][T * 7], qvel[NT][T * 6];
@@ -319,20 +333,10 @@ static void test_probe_synthetic(void) {
   // split moves the position by more than h v (z by 0.07 m/s at one sample of toss 0): 0.993
   double alpha = phys_dataset_backward_weight(m, &ds);
   CHECK(fabs(alpha - 1) < 0.02 && fabs(alpha - 1) > 1e-6);
-  for (int k = 0; k < 2; k++) {
-    double th0[2] = {k ? 0.18 : 1.5, 0.125}, th[2], best;
-    physFitOptions opt;
-    phys_fit_defaults(&opt);
-    opt.loss = PHYS_LOSS_KSTEP;
-    physFitResult res;
-    CHECK_MSG(phys_fit(m, &t, th0, lo, hi, &ds, &opt, &res, &log) == PHYS_OK, "%s", log.error);
-    CHECK(phys_fit_probe(m, &t, th0, lo, hi, &ds, &opt, &res, 4, th, &best, &log) == PHYS_OK);
-    printf("physid's cube tosses, kstep from friction %g: friction %.6g, loss %.6g; best probe (%.4g, %.4g) loss "
-           "%.6g\n", th0[0], res.theta[0], res.loss, th[0], th[1], best);
-    if (k == 0) CHECK(fabs(res.theta[0] - 0.3) > 0.2 && best < 0.5 * res.loss);
-    else CHECK(fabs(res.theta[0] - 0.3) < 1e-6 && best > res.loss);
-    phys_fit_result_free(&res);
-  }
+  double mu[2], loss[2], best[2];
+  probe_starts(m, &t, &ds, "physid's cube tosses", mu, loss, best);
+  CHECK(fabs(mu[0] - 0.3) > 0.2 && best[0] < 0.5 * loss[0]);
+  CHECK(fabs(mu[1] - 0.3) < 1e-6 && best[1] > loss[1]);
   phys_param_table_free(&t);
   phys_dataset_free(&real);
   phys_free_model(m);
