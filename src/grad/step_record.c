@@ -82,7 +82,6 @@ physStatus phys_step_linearize(const physModel* m, physData* d, physStepRecord* 
 }
 
 void phys_step_record_free(physData* d, physStepRecord* rec) {
-  phys_constrained_release(d, rec->cp);
   rec->cp = NULL;
   phys_stack_free(d, rec->mark);
 }
