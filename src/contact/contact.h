@@ -90,7 +90,8 @@ typedef struct physConstraintSolution_ {
 // row states), read-only. phys_step passes d->contact_prev (the list it moved there before detecting); the
 // derivatives, the time-of-impact trial step and every re-run of a step pass the list the step they
 // reproduce started from (the caller's d->contact, a checkpoint's), so nothing fakes a previous step in d.
-// con must not alias d->contact, which the detection overwrites. {0, NULL}: no warm start (cold).
+// con must not alias the list the step's detection writes (physContactList, collision.h: d->contact for
+// phys_step, an arena list for the derivatives, which pass d->contact itself). {0, NULL}: no warm start (cold).
 typedef struct physWarmStart_ {
   int n;                    // contacts in con
   const physContact* con;   // the previous step's contacts (n), NULL if n == 0

@@ -9,7 +9,8 @@
 #include "physid.h"
 
 // the correction Delta (nv x nv) of dq+/dq at d's state: the step's bouncing contacts (restitution branch,
-// pushing, eps > 0) found by one trial phys_step (state, time, contact lists and warnings restored). Returns
+// pushing, eps > 0) found by one trial phys_step (state, time and warnings restored; its contacts go to a list
+// of its own: d's contact lists are only read, as its warm start). Returns
 // the number of bouncing contacts (0: Delta = 0), or -1 if M + dt B is not positive definite.
 int phys_toi_delta(const physModel* m, physData* d, double* delta);
 // A (2nv x 2nv, the step Jacobian at d's state) += Delta in its dq+/dq block

@@ -7,7 +7,8 @@
 // update goes through the contact problem (lcp, cone, ccp) or penalty forces (src/contact/contact.h).
 // The constrained update's warm start is an explicit read-only input (physWarmStart, contact.h): phys_step
 // moves d->contact to d->contact_prev and passes that; phys_step_warm and the velocity stage the derivatives
-// re-run (step.h) take the list from their caller and leave d->contact_prev alone.
+// re-run (step.h) take the list from their caller and leave d->contact_prev alone. The step's contacts go to
+// a list its caller names (physContactList): phys_step's is d->contact, a re-run's its own.
 #include <math.h>
 #include <string.h>
 
