@@ -114,16 +114,17 @@ static int kink_position_problem(const physModel* m, physData* d, contactPoint* 
   return added;
 }
 
-// run the step's stage at d's state from the warm start the step itself would take, the caller's list d->contact
-// (read only), its detection into cp->det, and the quantities the derivatives share. PHYS_ERR_ARG without
-// constraints or with penalty, PHYS_ERR_NUMERIC if M~ failed.
-static physStatus point_build(const physModel* m, physData* d, contactPoint* cp, int* none) {
+// run the step's stage at d's state from the warm start the step itself would take, warm (NULL: the caller's
+// list d->contact; read only), its detection into cp->det, and the quantities the derivatives share.
+// PHYS_ERR_ARG without constraints or with penalty, PHYS_ERR_NUMERIC if M~ failed.
+static physStatus point_build(const physModel* m, physData* d, const physWarmStart* ws, contactPoint* cp,
+                              int* none) {
   int nv = m->nv;
   double dt = m->opt.timestep;
   *none = 0;
   if (!phys_grad_balls_last(m)) return PHYS_ERR_MODEL;
   if (m->opt.contact == PHYS_CONTACT_PENALTY) return PHYS_ERR_ARG;
-  physWarmStart warm = {d->ncon, d->contact};
+  physWarmStart warm = ws ? *ws : (physWarmStart){d->ncon, d->contact};
   cp->det = phys_contact_list_arena(d);
   int ok = phys_step_stage(m, d, NULL, &warm, &cp->det, &cp->st);
   if (ok <= 0) {
@@ -161,11 +162,12 @@ static physStatus point_build(const physModel* m, physData* d, contactPoint* cp,
 //---------------------------------------------------------------------------------------------------------
 // public entry points
 
-physStatus phys_constrained_linearize(const physModel* m, physData* d, physConstrainedPoint** out) {
+physStatus phys_constrained_linearize(const physModel* m, physData* d, const physWarmStart* warm,
+                                      physConstrainedPoint** out) {
   *out = NULL;
   contactPoint* cp = (contactPoint*)phys_stack_alloc(d, sizeof(contactPoint) / sizeof(double) + 1);
   int none = 0;
-  physStatus st = point_build(m, d, cp, &none);
+  physStatus st = point_build(m, d, warm, cp, &none);
   if (st != PHYS_OK || none) return st;
   *out = cp;
   return PHYS_OK;
@@ -183,7 +185,7 @@ typedef struct constrainedCall_ {
 static physStatus constrained_call(const physModel* m, physData* d, callKind kind, constrainedCall* c) {
   size_t mark = phys_stack_mark(d);
   physConstrainedPoint* cp = NULL;
-  physStatus st = phys_constrained_linearize(m, d, &cp);
+  physStatus st = phys_constrained_linearize(m, d, NULL, &cp);
   if (st == PHYS_OK && !cp) st = PHYS_ERR_ARG;
   if (st == PHYS_OK) {
     switch (kind) {

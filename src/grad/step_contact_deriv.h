@@ -34,7 +34,9 @@ physStatus phys_constrained_step_vjp(const physModel* m, physData* d, const phys
 // memory above d's mark at the call (released with it); *cp = NULL (PHYS_OK) when the step has no
 // constraints. The stage's contacts are the point's (arena memory); d's contact lists are read only (the
 // warm start). Status: PHYS_ERR_MODEL, PHYS_ERR_ARG (penalty), PHYS_ERR_NUMERIC (M~ failed).
-physStatus phys_constrained_linearize(const physModel* m, physData* d, physConstrainedPoint** cp);
+// warm: the step's warm-start input (NULL: d's own list, d->contact).
+physStatus phys_constrained_linearize(const physModel* m, physData* d, const physWarmStart* warm,
+                                      physConstrainedPoint** cp);
 // the two at a linearization point cp (d's kinematics still at its state)
 physStatus phys_constrained_jacobian_at(const physModel* m, physData* d, physConstrainedPoint* cp,
                                         const physParamTable* t, double* A, double* B, double* P);

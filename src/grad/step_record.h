@@ -17,6 +17,7 @@
 #ifndef PHYS_STEP_RECORD_H
 #define PHYS_STEP_RECORD_H
 
+#include "contact.h"
 #include "frictionloss_deriv.h"
 #include "params.h"
 #include "physid.h"
@@ -38,6 +39,7 @@ typedef struct physStepRecord_ {
   double* qacc;               // smooth: a = M~^-1 (f - c) (nv), with frictionloss rows the step's a+ = (v+ - v)/dt
   physFrictionPoint* fp;      // smooth: the frictionloss rows' solution (frictionloss_deriv.h), NULL without rows
   physConstrainedPoint* cp;   // constrained: the stage, contacts, row states, warm start (step_contact_deriv.h)
+  physWarmStart warm;         // the step's warm-start input (d's own list, or the one phys_step_linearize_warm got)
   size_t mark;                // d's arena mark before the record
 } physStepRecord;
 
@@ -47,6 +49,11 @@ typedef struct physStepRecord_ {
 // next step's warm start, read only: a constrained record holds the stage's detected contacts in arena memory);
 // kinematics, qM, qfrc_bias, qfrc_passive, qfrc_actuator and qacc (the step's acceleration) are at the state.
 physStatus phys_step_linearize(const physModel* m, physData* d, physStepRecord* rec);
+// the same for the step from the warm-start input warm (read only, kept by pointer in rec; NULL: d's own list)
+// instead of d->contact: a caller holding a state's list elsewhere (the rollout's records) linearizes the step
+// phys_step_warm(warm) takes without loading the list into d
+physStatus phys_step_linearize_warm(const physModel* m, physData* d, const physWarmStart* warm,
+                                    physStepRecord* rec);
 // release rec's arena memory
 void phys_step_record_free(physData* d, physStepRecord* rec);
 

@@ -224,9 +224,10 @@ static int build_delta(const physModel* m, physData* d, const physContactList* t
   return nb;
 }
 
-// the trial step (phys_step's, from the caller's list as its warm start, its contacts into arena memory) and
-// build_delta (U, geom may be NULL; else room for d->nconmax rows); -1 if rejected
-static int toi_trial(const physModel* m, physData* d, double* delta, double* U, int* geom) {
+// the trial step (phys_step's, from warm, NULL: the caller's list d->contact, its contacts into arena memory)
+// and build_delta (U, geom may be NULL; else room for d->nconmax rows); -1 if rejected
+static int toi_trial(const physModel* m, physData* d, const physWarmStart* ws, double* delta, double* U,
+                     int* geom) {
   int nv = m->nv;
   double dt = m->opt.timestep;
   size_t mark = phys_stack_mark(d);
@@ -234,7 +235,7 @@ static int toi_trial(const physModel* m, physData* d, double* delta, double* U, 
   save_state(m, d, &s);
   double* vsum = phys_stack_alloc(d, (size_t)nv);
   int nwarn = d->nwarning;
-  physWarmStart warm = {d->ncon, d->contact};
+  physWarmStart warm = ws ? *ws : (physWarmStart){d->ncon, d->contact};
   physContactList tr = phys_contact_list_arena(d);
   phys_step_warm(m, d, NULL, &warm, &tr);
   int nb = 0;
@@ -251,13 +252,15 @@ static int toi_trial(const physModel* m, physData* d, double* delta, double* U, 
   return nb;
 }
 
-int phys_toi_delta(const physModel* m, physData* d, double* delta) { return toi_trial(m, d, delta, NULL, NULL); }
+int phys_toi_delta(const physModel* m, physData* d, const physWarmStart* warm, double* delta) {
+  return toi_trial(m, d, warm, delta, NULL, NULL);
+}
 
-physStatus phys_toi_jacobian(const physModel* m, physData* d, double* A) {
+physStatus phys_toi_jacobian(const physModel* m, physData* d, const physWarmStart* warm, double* A) {
   int nv = m->nv, n2 = 2 * nv;
   size_t mark = phys_stack_mark(d);
   double* delta = phys_stack_alloc(d, (size_t)nv * nv);
-  int nb = toi_trial(m, d, delta, NULL, NULL);
+  int nb = toi_trial(m, d, warm, delta, NULL, NULL);
   if (nb > 0)
     for (int i = 0; i < nv; i++)
       for (int j = 0; j < nv; j++) A[(size_t)i * n2 + j] += delta[(size_t)i * nv + j];
@@ -265,11 +268,12 @@ physStatus phys_toi_jacobian(const physModel* m, physData* d, double* A) {
   return nb < 0 ? PHYS_ERR_NUMERIC : PHYS_OK;
 }
 
-physStatus phys_toi_vjp(const physModel* m, physData* d, const double* xbar_next, double* xbar) {
+physStatus phys_toi_vjp(const physModel* m, physData* d, const physWarmStart* warm, const double* xbar_next,
+                        double* xbar) {
   int nv = m->nv;
   size_t mark = phys_stack_mark(d);
   double* delta = phys_stack_alloc(d, (size_t)nv * nv);
-  int nb = toi_trial(m, d, delta, NULL, NULL);
+  int nb = toi_trial(m, d, warm, delta, NULL, NULL);
   // xbar_q += Delta' qbar+
   if (nb > 0)
     for (int j = 0; j < nv; j++) {
@@ -289,22 +293,24 @@ static int restitution_column(const physParamTable* t, int g) {
 }
 
 // the bouncing contacts' U_b and restitution columns: returns nb (-1 rejected); U (nconmax x nv), col (nconmax)
-static int toi_columns(const physModel* m, physData* d, const physParamTable* t, double* U, int* col) {
+static int toi_columns(const physModel* m, physData* d, const physWarmStart* warm, const physParamTable* t,
+                       double* U, int* col) {
   int nv = m->nv;
   size_t mark = phys_stack_mark(d);
   double* delta = phys_stack_alloc(d, (size_t)nv * nv);
-  int nb = toi_trial(m, d, delta, U, col);
+  int nb = toi_trial(m, d, warm, delta, U, col);
   for (int b = 0; b < 2 * nb; b++) col[b] = restitution_column(t, col[b]);
   phys_stack_free(d, mark);
   return nb;
 }
 
-physStatus phys_toi_param_jacobian(const physModel* m, physData* d, const physParamTable* t, double* P) {
+physStatus phys_toi_param_jacobian(const physModel* m, physData* d, const physWarmStart* warm,
+                                   const physParamTable* t, double* P) {
   int nv = m->nv, nt = t->ntheta;
   size_t mark = phys_stack_mark(d);
   double* U = phys_stack_alloc(d, (size_t)d->nconmax * nv + 1);
   int* col = (int*)phys_stack_alloc(d, (size_t)d->nconmax + 1);   // 2 ints per bounce
-  int nb = toi_columns(m, d, t, U, col);
+  int nb = toi_columns(m, d, warm, t, U, col);
   // the q+ rows of P gain U_b in the column of eps_b
   for (int b = 0; b < 2 * nb; b++)
     if (col[b] >= 0)
@@ -313,13 +319,13 @@ physStatus phys_toi_param_jacobian(const physModel* m, physData* d, const physPa
   return nb < 0 ? PHYS_ERR_NUMERIC : PHYS_OK;
 }
 
-physStatus phys_toi_param_vjp(const physModel* m, physData* d, const physParamTable* t, const double* xbar_next,
-                              double* theta_bar) {
+physStatus phys_toi_param_vjp(const physModel* m, physData* d, const physWarmStart* warm, const physParamTable* t,
+                              const double* xbar_next, double* theta_bar) {
   int nv = m->nv;
   size_t mark = phys_stack_mark(d);
   double* U = phys_stack_alloc(d, (size_t)d->nconmax * nv + 1);
   int* col = (int*)phys_stack_alloc(d, (size_t)d->nconmax + 1);   // 2 ints per bounce
-  int nb = toi_columns(m, d, t, U, col);
+  int nb = toi_columns(m, d, warm, t, U, col);
   // theta_bar[eps_b] += U_b . qbar+
   for (int b = 0; b < 2 * nb; b++)
     if (col[b] >= 0)

@@ -15,7 +15,8 @@
 //     d->contact_prev filled with a pattern; with every contact model, the Jacobian, the VJPs, the parameter
 //     derivatives, the time-of-impact terms and the finite-difference twin leave all of it byte for byte as it
 //     was (they detect 4 contacts: a derivative that detected into d->contact and put back the caller's one
-//     contact changed entries 1..3), and the rollout gradient leaves d at x_0 with its list.
+//     contact changed entries 1..3), and so does the rollout gradient (its steps start from d's list and
+//     write lists of their own).
 #include "grad_models.h"
 #include "rollout.h"
 #include "step_record.h"
@@ -97,13 +98,11 @@ static void list_take(const physData* d, listCopy* c) {
   memcpy(c->prev, d->contact_prev, bytes);
 }
 
-// 1 if d's lists are c's byte for byte (whole arrays, or only the used part of d->contact if used_only)
-static int list_same(const physData* d, const listCopy* c, int used_only) {
+// 1 if d's lists and counts are c's byte for byte (whole arrays)
+static int list_same(const physData* d, const listCopy* c) {
   size_t all = sizeof(physContact) * (size_t)d->nconmax;
-  size_t con = used_only ? sizeof(physContact) * (size_t)c->ncon : all;
-  int counts = d->ncon == c->ncon && (used_only || (d->ncon_dropped == c->ndropped && d->nlimit == c->nlimit &&
-                                                    d->ncon_prev == c->nprev));
-  return counts && memcmp(d->contact, c->con, con) == 0 && (used_only || memcmp(d->contact_prev, c->prev, all) == 0);
+  int counts = d->ncon == c->ncon && d->ncon_dropped == c->ndropped && d->nlimit == c->nlimit && d->ncon_prev == c->nprev;
+  return counts && memcmp(d->contact, c->con, all) == 0 && memcmp(d->contact_prev, c->prev, all) == 0;
 }
 
 // the rollout's loss: 0.5 |q|^2 + 0.5 |v|^2 per state (tangent gradient of the position part only on scalars)
@@ -151,10 +150,10 @@ static void lists_untouched(int model) {
       case 2: st = phys_step_vjp_lambda(m, d, y, xb, NULL, lam); break;
       case 3: st = phys_step_param_jacobian(m, d, &t, P); break;
       case 4: st = phys_step_param_vjp(m, d, &t, y, tb); break;
-      case 5: st = phys_toi_jacobian(m, d, A); break;
-      case 6: st = phys_toi_vjp(m, d, y, xb); break;
-      case 7: st = phys_toi_param_jacobian(m, d, &t, P); break;
-      case 8: st = phys_toi_param_vjp(m, d, &t, y, tb); break;
+      case 5: st = phys_toi_jacobian(m, d, NULL, A); break;
+      case 6: st = phys_toi_vjp(m, d, NULL, y, xb); break;
+      case 7: st = phys_toi_param_jacobian(m, d, NULL, &t, P); break;
+      case 8: st = phys_toi_param_vjp(m, d, NULL, &t, y, tb); break;
       case 9: st = phys_step_jacobian_fd(m, d, 1e-7, A, NULL); break;
       default:
         st = phys_step_linearize(m, d, &rec);
@@ -162,15 +161,15 @@ static void lists_untouched(int model) {
         phys_step_record_free(d, &rec);
     }
     CHECK_MSG(st == PHYS_OK, "contact model %d, %s: status %d", model, what[k], (int)st);
-    CHECK_MSG(list_same(d, &c, 0), "contact model %d, %s: the caller's contact list changed (ncon %d)", model,
+    CHECK_MSG(list_same(d, &c), "contact model %d, %s: the caller's contact list changed (ncon %d)", model,
               what[k], d->ncon);
   }
-  // the rollout: its forward steps write d->contact (phys_step's output); d is left at x_0 with its list
+  // the rollout: its steps write lists of their own (d is left at x_0, its lists as they were)
   double u[1] = {0};
   int kc = phys_rollout_interval(T, 0);
   double* work = malloc(sizeof(double) * phys_rollout_worksize(m, T, kc, nt));
   CHECK(phys_rollout_grad(m, d, &t, T, kc, u, box_loss, NULL, work, &L, xb, NULL, tb, &log) == PHYS_OK);
-  CHECK_MSG(list_same(d, &c, 1), "contact model %d, phys_rollout_grad: x_0's contact list changed", model);
+  CHECK_MSG(list_same(d, &c), "contact model %d, phys_rollout_grad: the caller's contact list changed", model);
   free(work), free(c.con), free(c.prev), free(A), free(P);
   phys_param_table_free(&t);
   phys_free_data(d);
