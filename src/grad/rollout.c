@@ -190,12 +190,16 @@ static physStatus rollout_grad(const physModel* m, physData* d, const physParamT
   double* g = xnext + 2 * nv;
   double* tb = g + 2 * nv;
 
-  // forward from x_0's list d->contact: loss and checkpoints x_0, x_k, ...
-  rolloutSteps steps = {{d->ncon, d->contact}, {phys_contact_list_arena(d), phys_contact_list_arena(d)}, 0};
+  // forward from x_0's list d->contact: loss and checkpoints x_0, x_k, ... (x_0 first: an exhausted arena
+  // returns to it, phys_rollout_grad)
+  rolloutSteps steps = {{d->ncon, d->contact}, {{0}}, 0};
+  save_state(m, d, &steps.w, chk);
+  steps.list[0] = phys_contact_list_arena(d);
+  steps.list[1] = phys_contact_list_arena(d);
   double L = 0;
   physStatus st = PHYS_OK;
   for (int t = 0; t < T && st == PHYS_OK; t++) {
-    if (t % k == 0) save_state(m, d, &steps.w, chk + (size_t)(t / k) * nrec);
+    if (t > 0 && t % k == 0) save_state(m, d, &steps.w, chk + (size_t)(t / k) * nrec);
     L += eval_loss(m, d, loss, ctx, t, g);
     st = checked_step(m, d, u, t, &steps, log);
   }
