@@ -38,7 +38,7 @@ static double now_us(void) {
 __attribute__((noinline)) void measured_collide_assemble(const physModel* m, physData* d, physConstraintProblem* p) {
   double *J, *G, *g, *mu;
   phys_collision(m, d);
-  phys_constraint_assemble(m, d, d->qvel, NULL, p, &J, &G, &g, &mu);
+  phys_constraint_assemble(m, d, d->contact, d->ncon, d->qvel, NULL, p, &J, &G, &g, &mu);
 }
 __attribute__((noinline)) void measured_jvp(const physModel* m, physData* d, const physConstraintProblem* p,
                                             const double* dq, const double* alpha, const double* beta, double* Jb,

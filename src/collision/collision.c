@@ -304,16 +304,8 @@ int phys_contact_material_moves(const physModel* m, const physContact* c, int g,
   return g == g0 ? a >= b : b >= a;
 }
 
-// the list a detection fills: d->contact for phys_collision, arena scratch for phys_collision_count (which
-// leaves d->contact, the next step's warm-start input, alone)
-typedef struct contactOut_ {
-  physContact* con;
-  int n, cap;      // contacts in con, its capacity (nconmax)
-  int dropped;     // contacts beyond cap
-} contactOut;
-
 // narrow phase of one pair, appended to list with its material; overflow counted in list->dropped
-static void add_pair(const physModel* m, const physData* d, contactOut* list, int g1, int g2, int pair) {
+static void add_pair(const physModel* m, const physData* d, physContactList* list, int g1, int g2, int pair) {
   double margin = pair >= 0 ? m->pair_margin[pair] : maxd(m->geom_margin[g1], m->geom_margin[g2]);
   double mu_pair = contact_friction(m, g1, g2, pair);
   margin = maxd(margin, pair_envelope(m, d, g1, g2, mu_pair));
@@ -338,7 +330,7 @@ static void add_pair(const physModel* m, const physData* d, contactOut* list, in
 }
 
 // narrow phase of the candidate pairs (keys g1 << 32 | g2), in key order
-static void flush_pairs(const physModel* m, const physData* d, contactOut* list, uint64_t* keys, int n) {
+static void flush_pairs(const physModel* m, const physData* d, physContactList* list, uint64_t* keys, int n) {
   sort_u64(keys, n);
   for (int i = 0; i < n; i++) add_pair(m, d, list, (int)(keys[i] >> 32), (int)(keys[i] & 0xffffffffu), -1);
 }
@@ -371,7 +363,7 @@ static int plane_candidate(const physModel* m, const physData* d, int p, int g, 
 }
 
 // push a candidate key; flush when the buffer is full (the order then is per flush, still deterministic)
-static void push_pair(const physModel* m, const physData* d, contactOut* list, uint64_t* keys, int* n, int cap,
+static void push_pair(const physModel* m, const physData* d, physContactList* list, uint64_t* keys, int* n, int cap,
                       int g1, int g2) {
   if (*n == cap) {
     flush_pairs(m, d, list, keys, *n);
@@ -385,7 +377,7 @@ static void push_pair(const physModel* m, const physData* d, contactOut* list, u
 // driver
 
 // the detection at d's kinematics into list (file comment); scratch from d's arena
-static void detect(const physModel* m, physData* d, contactOut* list) {
+static void detect(const physModel* m, physData* d, physContactList* list) {
   if (m->opt.disableflags & PHYS_DSBL_CONTACT) return;
   // 1. explicit pairs
   for (int i = 0; i < m->npair; i++) add_pair(m, d, list, m->pair_geom1[i], m->pair_geom2[i], i);
@@ -462,21 +454,30 @@ static void detect(const physModel* m, physData* d, contactOut* list) {
                       m->nconmax);
 }
 
+void phys_collision_into(const physModel* m, physData* d, physContactList* out) {
+  out->n = 0;
+  out->dropped = 0;
+  detect(m, d, out);
+}
+
 void phys_collision(const physModel* m, physData* d) {
-  contactOut list = {d->contact, 0, d->nconmax, 0};
-  d->ncon = 0;
-  d->ncon_dropped = 0;
-  detect(m, d, &list);
+  physContactList list = {d->contact, 0, d->nconmax, 0, 0};
+  phys_collision_into(m, d, &list);
   d->ncon = list.n;
   d->ncon_dropped = list.dropped;
+}
+
+physContactList phys_contact_list_arena(physData* d) {
+  size_t bytes = sizeof(physContact) * (size_t)d->nconmax;
+  physContactList list = {(physContact*)phys_stack_alloc(d, bytes / sizeof(double) + 1), 0, d->nconmax, 0, 0};
+  return list;
 }
 
 // the detection into arena scratch of nconmax contacts: d->contact is not written
 int phys_collision_count(const physModel* m, physData* d) {
   size_t mark = phys_stack_mark(d);
-  size_t bytes = sizeof(physContact) * (size_t)d->nconmax;
-  contactOut list = {(physContact*)phys_stack_alloc(d, bytes / sizeof(double) + 1), 0, d->nconmax, 0};
-  detect(m, d, &list);
+  physContactList list = phys_contact_list_arena(d);
+  phys_collision_into(m, d, &list);
   phys_stack_free(d, mark);
   return list.n;
 }

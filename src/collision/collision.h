@@ -30,10 +30,27 @@ int phys_collide_geoms(const physModel* m, const physData* d, int g1, int g2, do
 // ((ct1 & ca2) || (ct2 & ca1)), not parent-child (unless one is the world), not excluded
 int phys_collision_filter(const physModel* m, int g1, int g2);
 
+// a contact list a detection fills and the step's stages read: the contacts, their count, the capacity and
+// the contacts found beyond it; nlimit is the number of active joint-limit rows of the step that filled the
+// list (0 after a detection alone). phys_step's is d's own (d->contact, ncon, ncon_dropped, nlimit, its output);
+// every re-run of a step (derivatives, the time-of-impact trial, finite differences) names its own, in arena
+// memory, so the caller's d->contact is only ever read (as the step's warm-start input, physWarmStart).
+typedef struct physContactList_ {
+  physContact* con;         // the contacts (capacity cap)
+  int n;                    // contacts in con
+  int cap;                  // capacity (nconmax)
+  int dropped;              // contacts found beyond cap (a data warning)
+  int nlimit;               // active joint-limit rows of the step that filled the list
+} physContactList;
+// an empty list of d->nconmax contacts in d's arena (the caller marks/frees)
+physContactList phys_contact_list_arena(physData* d);
+
 // full collision detection at the current kinematics (geom_xpos, geom_xmat): broad phase (sort and sweep
 // on bounding spheres; planes tested against everything), filter, narrow phase, explicit <pair>s;
-// fills d->contact[0..ncon) with mu and restitution of each pair; contacts beyond nconmax are dropped and
-// counted (d->ncon_dropped, a data warning). Allocates nothing.
+// fills out->con[0..n) with mu and restitution of each pair; contacts beyond out->cap are dropped and
+// counted (out->dropped, a data warning). out->nlimit is not touched. Scratch from d's arena.
+void phys_collision_into(const physModel* m, physData* d, physContactList* out);
+// phys_collision_into d's own list: d->contact[0..ncon), d->ncon_dropped
 void phys_collision(const physModel* m, physData* d);
 // the number of contacts phys_collision finds at the current kinematics, detected into arena scratch (nconmax
 // contacts): d->contact, d->ncon and d->ncon_dropped (the next step's warm-start input) are not written. "Does

@@ -100,14 +100,14 @@ static int pair_find(const physContact* prev, int np, int g0, int g1, const doub
   return best;
 }
 
-// warm[3i..3i+2], lambda0[3i..3i+2] and d->contact[i].lambda/state from the matching contact of the last
-// step's list ws (NULL: none); the impulse moves to the current frame: lambda = F lambda_world,
+// warm[3i..3i+2], lambda0[3i..3i+2] and con[i].lambda/state (nc contacts) from the matching contact of the
+// last step's list ws (NULL: none); the impulse moves to the current frame: lambda = F lambda_world,
 // lambda_world = F_prev' lambda_prev
-static void warm_start(physData* d, const physWarmStart* ws, int* warm, double* lambda0) {
+static void warm_start(physContact* con, int nc, const physWarmStart* ws, int* warm, double* lambda0) {
   const physContact* prev = ws ? ws->con : NULL;
   int np = ws ? ws->n : 0;
-  for (int i = 0; i < d->ncon; i++) {
-    physContact* c = d->contact + i;
+  for (int i = 0; i < nc; i++) {
+    physContact* c = con + i;
     int a = pair_find(prev, np, c->geom[0], c->geom[1], c->pos);
     double lw[3] = {0, 0, 0};
     if (a >= 0) {
@@ -183,15 +183,16 @@ static void delassus(const physModel* m, physData* d, double* G, const double* J
   phys_stack_free(d, mark);
 }
 
-// Assemble the rows of the current contacts (d->contact, d->ncon, at the current kinematics and cdof) and
+// Assemble the rows of the contacts con (nc, detected at the current kinematics and cdof) and
 // of the active joint limits into p, with J, G, g, mu from d's arena (the caller marks and frees):
 //   J (n x nv), G = J M~^-1 J' (n x n, through the tree-sparse factor d->qLD of M~ = qM + dt
 //   diag(dof_damping), phys_factor_m), g = J vf + b (n), mu (nc);
-// also sets d->nlimit, each contact's efc_adr, and the warm-start guesses from ws (p->warm, n ints in the
-// arena; ws NULL: cold).
-void phys_constraint_assemble(const physModel* m, physData* d, const double* vf, const physWarmStart* ws,
-                              physConstraintProblem* p, double** J, double** G, double** g, double** mu) {
-  int nv = m->nv, nc = d->ncon;
+// also sets each contact's efc_adr, and the warm-start guesses from ws (p->warm, n ints in the arena; ws NULL:
+// cold). The number of limit rows is p->nl.
+void phys_constraint_assemble(const physModel* m, physData* d, physContact* con, int nc, const double* vf,
+                              const physWarmStart* ws, physConstraintProblem* p, double** J, double** G,
+                              double** g, double** mu) {
+  int nv = m->nv;
   double dt = m->opt.timestep, beta = m->opt.baumgarte;
   size_t nl_cap = 2 * (size_t)m->njnt + 1;
   int* ljnt = (int*)phys_stack_alloc(d, nl_cap);    // 2*njnt ints fit in as many doubles
@@ -211,7 +212,7 @@ void phys_constraint_assemble(const physModel* m, physData* d, const double* vf,
 
   // contact rows; g = J vf + normal_bias on the normal row; gpos = beta*min(dist + slop, 0)/dt
   for (int i = 0; i < nc; i++) {
-    physContact* c = d->contact + i;
+    physContact* c = con + i;
     double* rows = *J + (size_t)(3 * i) * nv;
     contact_rows(m, d, c, rows);
     c->efc_adr = 3 * i;
@@ -224,7 +225,7 @@ void phys_constraint_assemble(const physModel* m, physData* d, const double* vf,
       npos++;
     }
   }
-  warm_start(d, ws, warm, lambda0);
+  warm_start(con, nc, ws, warm, lambda0);
 
   // limit rows: +-e_dof, g = +-vf_dof; gpos = beta*min(dist + slop, 0)/dt
   for (int l = 0; l < nl; l++) {
@@ -242,8 +243,8 @@ void phys_constraint_assemble(const physModel* m, physData* d, const double* vf,
   }
   delassus(m, d, *G, *J, n, nv);
 
-  d->nlimit = nl;
   p->nc = nc;
+  p->con = con;
   p->nl = nl;
   p->n = n;
   p->nv = nv;

@@ -63,6 +63,7 @@ double phys_normal_bias(const physContact* c, double vn, double vfn, double dt, 
 
 typedef struct physConstraintProblem_ {
   int nc;                   // contacts (3 rows each)
+  const physContact* con;   // the nc contacts the rows were assembled from (the geometry derivatives read them)
   int nl;                   // limit rows (after the contact rows)
   int n;                    // rows: 3*nc + nl
   int nv;
@@ -89,17 +90,20 @@ typedef struct physConstraintSolution_ {
 // row states), read-only. phys_step passes d->contact_prev (the list it moved there before detecting); the
 // derivatives, the time-of-impact trial step and every re-run of a step pass the list the step they
 // reproduce started from (the caller's d->contact, a checkpoint's), so nothing fakes a previous step in d.
-// con must not alias d->contact, which the detection overwrites. {0, NULL}: no warm start (cold).
+// con must not alias the list the step's detection writes (physContactList, collision.h: d->contact for
+// phys_step, an arena list for the derivatives, which pass d->contact itself). {0, NULL}: no warm start (cold).
 typedef struct physWarmStart_ {
   int n;                    // contacts in con
   const physContact* con;   // the previous step's contacts (n), NULL if n == 0
 } physWarmStart;
 
-// assemble J, G, g for the current contacts and limits: needs kinematics, d->contact, the tree-sparse
-// factor qLD of M~ = qM + dt diag(dof_damping) (phys_factor_m, src/dyn/factor.h), and v_f; the solver's
-// guesses from warm (NULL: cold); arrays come from d's arena (caller marks/frees)
-void phys_constraint_assemble(const physModel* m, physData* d, const double* vf, const physWarmStart* warm,
-                              physConstraintProblem* p, double** J, double** G, double** g, double** mu);
+// assemble J, G, g for the nc contacts con (detected at the current kinematics) and the active limits: needs
+// kinematics, the tree-sparse factor qLD of M~ = qM + dt diag(dof_damping) (phys_factor_m,
+// src/dyn/factor.h), and v_f; the solver's guesses from warm (NULL: cold); arrays come from d's arena (caller
+// marks/frees); p->con = con
+void phys_constraint_assemble(const physModel* m, physData* d, physContact* con, int nc, const double* vf,
+                              const physWarmStart* warm, physConstraintProblem* p, double** J, double** G,
+                              double** g, double** mu);
 // number of joint-limit rows phys_constraint_assemble would add at the current qpos (dist <= 0)
 int phys_constraint_nlimit(const physModel* m, const physData* d);
 
@@ -217,24 +221,25 @@ typedef struct physPenaltyContact_ {
   double slip;              // max(|v_t|, v_slip) of C (m/s)
   int active;               // 1 if the contact pushes (f_n > 0)
 } physPenaltyContact;
-// contacts at the current state: J (3 ncon x nv) their rows (normal, tangents) and pc their linearization;
-// qLD the tree-sparse factor of M~ = M + dt B (phys_factor_m, src/dyn/factor.h), for the Delassus
-// diagonals m_e
-void phys_penalty_contacts(const physModel* m, physData* d, const double* qLD, physPenaltyContact* pc,
-                           double* J);
-// 1 if every penetrating contact keeps the step's matrix on the kinematic tree's pattern (its two bodies on
-// one chain): phys_ldl_factor along dof_parentid then factors it without fill-in, else along a chain (dense)
-int phys_penalty_tree(const physModel* m, const physData* d);
-// rhs += the active contacts' forces at qvel, H (lower triangle) += dt (d J_n' J_n + C J_t' J_t)
-void phys_penalty_assemble(const physModel* m, physData* d, const physPenaltyContact* pc, const double* J,
+// the nc contacts con at the current state: J (3 nc x nv) their rows (normal, tangents) and pc their
+// linearization (their impulses cleared); qLD the tree-sparse factor of M~ = M + dt B (phys_factor_m,
+// src/dyn/factor.h), for the Delassus diagonals m_e
+void phys_penalty_contacts(const physModel* m, physData* d, physContact* con, int nc, const double* qLD,
+                           physPenaltyContact* pc, double* J);
+// 1 if every penetrating contact of con (nc) keeps the step's matrix on the kinematic tree's pattern (its two
+// bodies on one chain): phys_ldl_factor along dof_parentid then factors it without fill-in, else along a
+// chain (dense)
+int phys_penalty_tree(const physModel* m, const physContact* con, int nc);
+// rhs += the nc active contacts' forces at qvel, H (lower triangle) += dt (d J_n' J_n + C J_t' J_t)
+void phys_penalty_assemble(const physModel* m, physData* d, int nc, const physPenaltyContact* pc, const double* J,
                            double* rhs, double* H);
-// re-evaluate at a new velocity: releases contacts whose f_n would pull (result bit 2); C = mu f_n / slip
-// from the new f_n and v_t where slip = max(|v_t|, v_slip) changed (bit 1): not below v_slip
-int phys_penalty_update(const physModel* m, const physData* d, physPenaltyContact* pc, const double* J,
-                        const double* vnew);
-// qfrc += the contact forces at the new velocity; each contact's lambda = its impulse F dt (frame)
-void phys_penalty_finish(const physModel* m, physData* d, const physPenaltyContact* pc, const double* J,
-                         const double* vnew, double* qfrc);
+// re-evaluate the nc contacts con at a new velocity: releases contacts whose f_n would pull (result bit 2);
+// C = mu f_n / slip from the new f_n and v_t where slip = max(|v_t|, v_slip) changed (bit 1): not below v_slip
+int phys_penalty_update(const physModel* m, const physContact* con, int nc, physPenaltyContact* pc,
+                        const double* J, const double* vnew);
+// qfrc += the contact forces at the new velocity; each contact's lambda (con, nc) = its impulse F dt (frame)
+void phys_penalty_finish(const physModel* m, physContact* con, int nc, const physPenaltyContact* pc,
+                         const double* J, const double* vnew, double* qfrc);
 // joint-limit springs, explicit (add NULL) or implicit (qfrc += f - dt k v, add += dt d + dt^2 k per dof,
 // for the articulated-body diagonal); returns the number of active limits
 int phys_penalty_limits(const physModel* m, const physData* d, double* qfrc, double* add);

@@ -131,9 +131,9 @@ double phys_penalty_zeta(double eps) {
 // 1 if every penetrating contact's rows stay on one kinematic chain (one body is static or an ancestor-or-
 // self of the other's dofs): then H = M~ + sum J' W J keeps M's tree pattern (H_ij != 0 only if dof i is an
 // ancestor of j or j of i) and phys_ldl_factor factors it along dof_parentid without fill-in
-int phys_penalty_tree(const physModel* m, const physData* d) {
-  for (int i = 0; i < d->ncon; i++) {
-    const physContact* c = d->contact + i;
+int phys_penalty_tree(const physModel* m, const physContact* con, int nc) {
+  for (int i = 0; i < nc; i++) {
+    const physContact* c = con + i;
     if (!(c->dist < 0)) continue;
     int a = phys_body_lastdof(m, m->geom_bodyid[c->geom[0]]), b = phys_body_lastdof(m, m->geom_bodyid[c->geom[1]]);
     if (a < 0 || b < 0) continue;
@@ -190,18 +190,18 @@ static void row_velocity(double res[3], const double* Ji, const double* v, int n
     for (int j = 0; j < nv; j++) res[r] += Ji[r * nv + j] * v[j];
 }
 
-// the penalty contacts at the current state (needs kinematics, cvel, d->contact): for each contact, J
+// the penalty contacts con (nc) at the current state (needs kinematics, cvel): for each contact, J
 // (3 ncon x nv) gets its rows J_n, J_t1, J_t2 = frame rows times J_rel and pc its linearization
 // (contact.h); qLD: the tree-sparse factor of M~ = M + dt B (phys_factor_m). Contacts without a pushing
 // force are inactive.
-void phys_penalty_contacts(const physModel* m, physData* d, const double* qLD, physPenaltyContact* pc,
-                           double* J) {
+void phys_penalty_contacts(const physModel* m, physData* d, physContact* con, int nc, const double* qLD,
+                           physPenaltyContact* pc, double* J) {
   int nv = m->nv;
   size_t mark = phys_stack_mark(d);
   double* Jrel = phys_stack_alloc(d, 3 * (size_t)nv + 1);
   double* jac = phys_stack_alloc(d, 3 * (size_t)nv + 1);
-  for (int i = 0; i < d->ncon; i++) {
-    physContact* c = d->contact + i;
+  for (int i = 0; i < nc; i++) {
+    physContact* c = con + i;
     physPenaltyContact* p = pc + i;
     double* Ji = J + (size_t)(3 * i) * nv;
     memset(p, 0, sizeof *p);
@@ -242,13 +242,13 @@ static int row_support(int* idx, const double* Ji, int nv) {
 
 // the linearly implicit step's terms of the active contacts at the current velocity v = qvel:
 //   rhs += J_n' (k_c (-phi) - d v_n) - C J_t' v_t,   H (lower triangle) += dt (d J_n' J_n + C J_t' J_t)
-void phys_penalty_assemble(const physModel* m, physData* d, const physPenaltyContact* pc, const double* J,
+void phys_penalty_assemble(const physModel* m, physData* d, int nc, const physPenaltyContact* pc, const double* J,
                            double* rhs, double* H) {
   int nv = m->nv;
   double dt = m->opt.timestep;
   size_t mark = phys_stack_mark(d);
   int* idx = (int*)phys_stack_alloc(d, (size_t)nv + 1);
-  for (int i = 0; i < d->ncon; i++) {
+  for (int i = 0; i < nc; i++) {
     const physPenaltyContact* p = pc + i;
     if (!p->active) continue;
     const double* Ji = J + (size_t)(3 * i) * nv;
@@ -275,10 +275,10 @@ void phys_penalty_assemble(const physModel* m, physData* d, const physPenaltyCon
 // contact (bit 2 of the result: no adhesion); else if slip = max(|v_t+|, v_slip) differs from C's (the
 // contact slides before or after), C = mu f_n+ / slip (bit 1). A contact below v_slip before and after
 // keeps its C: its friction is viscous either way, and the step needs no further solve.
-int phys_penalty_update(const physModel* m, const physData* d, physPenaltyContact* pc, const double* J,
-                        const double* vnew) {
+int phys_penalty_update(const physModel* m, const physContact* con, int nc, physPenaltyContact* pc,
+                        const double* J, const double* vnew) {
   int nv = m->nv, changed = 0;
-  for (int i = 0; i < d->ncon; i++) {
+  for (int i = 0; i < nc; i++) {
     physPenaltyContact* p = pc + i;
     if (!p->active) continue;
     double v[3];
@@ -293,7 +293,7 @@ int phys_penalty_update(const physModel* m, const physData* d, physPenaltyContac
     double slip = fmax(hypot(v[1], v[2]), m->opt.penalty_vslip);
     if (slip == p->slip) continue;   // below v_slip before and after: C keeps its value
     p->slip = slip;
-    p->C = d->contact[i].mu * fn / slip;
+    p->C = con[i].mu * fn / slip;
     changed |= 1;
   }
   return changed;
@@ -301,11 +301,11 @@ int phys_penalty_update(const physModel* m, const physData* d, physPenaltyContac
 
 // the forces at the new velocity vnew: qfrc += J_i' F_i, F_i = (k_c (-phi) - d v_n+, -C v_t+) in frame
 // coordinates, and each contact's impulse lambda = F dt
-void phys_penalty_finish(const physModel* m, physData* d, const physPenaltyContact* pc, const double* J,
-                         const double* vnew, double* qfrc) {
+void phys_penalty_finish(const physModel* m, physContact* con, int nc, const physPenaltyContact* pc,
+                         const double* J, const double* vnew, double* qfrc) {
   int nv = m->nv;
   double dt = m->opt.timestep;
-  for (int i = 0; i < d->ncon; i++) {
+  for (int i = 0; i < nc; i++) {
     const physPenaltyContact* p = pc + i;
     if (!p->active) continue;
     const double* Ji = J + (size_t)(3 * i) * nv;
@@ -313,7 +313,7 @@ void phys_penalty_finish(const physModel* m, physData* d, const physPenaltyConta
     row_velocity(v, Ji, vnew, nv);
     double F[3] = {p->spring - p->damping * v[0], -p->C * v[1], -p->C * v[2]};
     for (int j = 0; j < nv; j++) qfrc[j] += Ji[j] * F[0] + Ji[nv + j] * F[1] + Ji[2 * nv + j] * F[2];
-    for (int k = 0; k < 3; k++) d->contact[i].lambda[k] = F[k] * dt;
+    for (int k = 0; k < 3; k++) con[i].lambda[k] = F[k] * dt;
   }
 }
 

@@ -21,7 +21,7 @@
 //
 // A contact's pair function: collision recorded the call's order (pairflip: the function ran with geom[1] first,
 // lower type first, lower id for equal types, and wrote the normal -frame row 0), the contact's number among the
-// call's outputs (pairout; a call's outputs are consecutive in d->contact) and the features of both geoms that
+// call's outputs (pairout; a call's outputs are consecutive in the list, the problem's p->con) and the features of both geoms that
 // produced it (feature). The contact is differentiated from that record at the current kinematics - the pair
 // function is not run again and no contact is searched for: its Jacobian D is phys_primitive_deriv_all's for the
 // call's stored outputs (all of them at once, when the pair's first contact asks), which checks that the
@@ -109,6 +109,7 @@ static void frame_vjp(double n_bar[3], const double n[3], const double Fbar[9]) 
 // a contact in its pair function's terms: geoms (ga, gb) in the function's order, flip = 1 when ga is the
 // contact's geom[1] (then n_fn = -n), and D (7 x ncol) = d(pos, n_fn, dist)/d(tw_a, tw_b, size_a, size_b)
 typedef struct {
+  const physContact* c;      // the contact (in the problem's list p->con)
   int ga, gb, flip, ncol, nsa;
   double* D;
 } contactGeom;
@@ -118,23 +119,23 @@ typedef struct {
 // (phys_primitive_deriv_all), kept for the pair's next contacts: a GJK/EPA pair's distance, features and
 // clipping are differentiated once per pair
 typedef struct {
-  int first, nout;           // d->contact[first .. first + nout) are the call's outputs 0 .. nout-1; first < 0: empty
+  int first, nout;           // p->con[first .. first + nout) are the call's outputs 0 .. nout-1; first < 0: empty
   physContact out[PHYS_MAXPAIRCON];
   int hasjac;                // 1: jac and rc hold this output's Jacobians
   int rc[PHYS_MAXPAIRCON];   // phys_primitive_deriv_out's return per output
   double jac[PHYS_MAXPAIRCON * 7 * PHYS_PRIMITIVE_DERIV_MAXCOL];   // nout x 7 x ncol
 } pairCache;
 
-// pc = the outputs of contact i's call (d->contact[i - pairout] onwards while the numbering, geoms and order
+// pc = the outputs of contact i's call (p->con[i - pairout] onwards while the numbering, geoms and order
 // continue), the normals as the function wrote them; 0, or -1 when the record is inconsistent
-static int pair_outputs(const physData* d, int i, pairCache* pc) {
-  const physContact* c = d->contact + i;
+static int pair_outputs(const physConstraintProblem* p, int i, pairCache* pc) {
+  const physContact* c = p->con + i;
   int first = i - c->pairout;
   if (pc->first == first && first >= 0) return 0;
   pc->first = -1, pc->nout = 0, pc->hasjac = 0;
   if (c->pairout < 0 || c->pairout >= PHYS_MAXPAIRCON || first < 0) return -1;
-  for (int k = 0; k < PHYS_MAXPAIRCON && first + k < d->ncon; k++) {
-    const physContact* o = d->contact + first + k;
+  for (int k = 0; k < PHYS_MAXPAIRCON && first + k < p->nc; k++) {
+    const physContact* o = p->con + first + k;
     if (o->pairout != k || o->geom[0] != c->geom[0] || o->geom[1] != c->geom[1] || o->pairflip != c->pairflip) break;
     pc->out[k] = *o;
     if (o->pairflip)
@@ -158,11 +159,12 @@ static int pair_jacobian(const physModel* m, const physData* d, const contactGeo
   return 0;
 }
 
-// fill cg for contact i from its record: pair order, Jacobian D from d's arena (caller marks/frees); PHYS_ERR_ARG
+// fill cg for contact i of p from its record: pair order, Jacobian D from d's arena (caller marks/frees); PHYS_ERR_ARG
 // with the message in d->lastwarning when the pair has no geometry derivative or the contact's record is not
 // reproduced. pc carries the pair's outputs and Jacobians from one contact of a pair to the next
-static physStatus contact_geom(const physModel* m, physData* d, int i, contactGeom* cg, pairCache* pc) {
-  const physContact* c = d->contact + i;
+static physStatus contact_geom(const physModel* m, physData* d, const physConstraintProblem* p, int i,
+                               contactGeom* cg, pairCache* pc) {
+  const physContact* c = cg->c = p->con + i;
   int g0 = c->geom[0], g1 = c->geom[1], t0 = m->geom_type[g0], t1 = m->geom_type[g1];
   cg->flip = c->pairflip;
   cg->ga = cg->flip ? g1 : g0;
@@ -170,9 +172,9 @@ static physStatus contact_geom(const physModel* m, physData* d, int i, contactGe
   cg->nsa = phys_geom_nsize(m->geom_type[cg->ga]);
   cg->ncol = phys_primitive_deriv_ncol(m, cg->ga, cg->gb);
   cg->D = phys_stack_alloc(d, 7 * (size_t)cg->ncol);
-  if (pair_outputs(d, i, pc))
+  if (pair_outputs(p, i, pc))
     return refuse(d, "contact_deriv: contact %d (geoms %d and %d, %s-%s): its record (output %d of its pair "
-                  "function) does not match the contacts around it (d->contact must be phys_collision's)",
+                  "function) does not match the contacts around it (the list must be a detection's)",
                   i, g0, g1, type_name(t0), type_name(t1), c->pairout);
   if (pair_jacobian(m, d, cg, c->pairout, pc))
     return refuse(d, "contact_deriv: contact %d (geoms %d and %d, %s-%s): no geometry derivative that reproduces "
@@ -257,7 +259,7 @@ static void chain_dot(double* out, const physModel* m, const physData* d, int bo
 static void contact_jvp(const physModel* m, const physData* d, int i, const contactGeom* cg, const double* P,
                         const double* dcdof, const double* alpha, const double* beta, double* dJ_beta,
                         double* dJt_alpha, double* ddist) {
-  const physContact* c = d->contact + i;
+  const physContact* c = cg->c;
   int b0 = m->geom_bodyid[c->geom[0]], b1 = m->geom_bodyid[c->geom[1]];
   const double* p = c->pos;
   double dp[3], dn[3], dd, dF[9];
@@ -309,11 +311,12 @@ static int limit_dof(const physConstraintProblem* p, int row, double* sign) {
   return dof;
 }
 
-// PHYS_OK if p was assembled from d's current contacts (nc = d->ncon, limit rows +-e_dof)
+// PHYS_OK if p is an assembled problem of d's model: its contacts p->con (nc), n = 3 nc + nl rows, limit rows
+// +-e_dof
 static physStatus check_problem(const physModel* m, physData* d, const physConstraintProblem* p) {
-  if (p->nc != d->ncon || p->nv != m->nv || p->n != 3 * p->nc + p->nl)
-    return refuse(d, "contact_deriv: the problem (nc %d, nl %d, n %d, nv %d) is not the one of d (ncon %d, nv %d)",
-                  p->nc, p->nl, p->n, p->nv, d->ncon, m->nv);
+  if ((p->nc > 0 && !p->con) || p->nv != m->nv || p->n != 3 * p->nc + p->nl)
+    return refuse(d, "contact_deriv: the problem (nc %d, nl %d, n %d, nv %d, contacts %s) is not the one of d (nv %d)",
+                  p->nc, p->nl, p->n, p->nv, p->con ? "given" : "missing", m->nv);
   for (int l = 0; l < p->nl; l++) {
     double s;
     if (limit_dof(p, 3 * p->nc + l, &s) < 0)
@@ -328,7 +331,7 @@ static contactGeom* geom_all(const physModel* m, physData* d, const physConstrai
   *st = PHYS_OK;
   pairCache pc;   // (not zero-filled: 10 KB; empty is first < 0)
   pc.first = -1, pc.hasjac = 0;
-  for (int i = 0; i < p->nc && *st == PHYS_OK; i++) *st = contact_geom(m, d, i, cg + i, &pc);
+  for (int i = 0; i < p->nc && *st == PHYS_OK; i++) *st = contact_geom(m, d, p, i, cg + i, &pc);
   return *st == PHYS_OK ? cg : NULL;
 }
 
@@ -372,7 +375,7 @@ physStatus phys_constraint_jvp(const physModel* m, physData* d, const physConstr
 // dJp_j = dcdof_lin_j + dcdof_ang_j x p + cdof_ang_j x dp; a dof of both chains has J_rj = 0 identically
 static void contact_dJ(const physModel* m, const physData* d, int i, const contactGeom* cg, const double* P,
                        const double* Vb, const double* dcdof, int* flag, double* dJ) {
-  const physContact* c = d->contact + i;
+  const physContact* c = cg->c;
   const double *p = c->pos, *F = c->frame;
   int nv = m->nv, b0 = m->geom_bodyid[c->geom[0]], b1 = m->geom_bodyid[c->geom[1]];
   double dp[3], dn[3], dd, dF[9];
@@ -474,7 +477,7 @@ typedef struct {
 // n_bar the frame adjoint of Fbar_r = U_r, dist_bar = gamma_0
 static int contact_bar(double bar7[7], double Phi[18], const double* rowbeta[3], const physModel* m,
                        const physData* d, int i, const contactGeom* cg, const revWeights* w) {
-  const physContact* c = d->contact + i;
+  const physContact* c = cg->c;
   const double *p = c->pos, *F = c->frame;
   int b0 = m->geom_bodyid[c->geom[0]], b1 = m->geom_bodyid[c->geom[1]], nrow = 0;
   double Fbar[9], nb[3] = {0, 0, 0};
@@ -554,7 +557,7 @@ static physStatus reverse(const physModel* m, physData* d, const physConstraintP
   for (int i = 0; i < p->nc && st == PHYS_OK; i++) {
     size_t mk = phys_stack_mark(d);
     contactGeom cg;
-    st = contact_geom(m, d, i, &cg, &pc);
+    st = contact_geom(m, d, p, i, &cg, &pc);
     if (st == PHYS_OK) {
       double bar7[7], Phi[18];
       const double* rowbeta[3] = {NULL, NULL, NULL};
@@ -601,11 +604,11 @@ static physStatus size_reverse(const physModel* m, physData* d, const physConstr
   pairCache pc;   // (not zero-filled: 10 KB; empty is first < 0)
   pc.first = -1, pc.hasjac = 0;
   for (int i = 0; i < p->nc && st == PHYS_OK; i++) {
-    const physContact* c = d->contact + i;
+    const physContact* c = p->con + i;
     if (c->geom[0] != g && c->geom[1] != g) continue;
     size_t mk = phys_stack_mark(d);
     contactGeom cg;
-    st = contact_geom(m, d, i, &cg, &pc);
+    st = contact_geom(m, d, p, i, &cg, &pc);
     if (st == PHYS_OK) {
       double bar7[7], Phi[18];
       const double* rowbeta[3];
@@ -684,7 +687,7 @@ static void side_walk(jacWork* w, const physModel* m, const physData* d, const c
 // Phit += sign Phi on each chain dof
 static void contact_matrices(jacWork* w, const physModel* m, const physData* d, int i, const contactGeom* cg,
                              const double* alpha, const double* beta, double* Mb, double* Ma, double* Md) {
-  const physContact* c = d->contact + i;
+  const physContact* c = cg->c;
   int nv = m->nv, g1 = c->geom[1], g0 = c->geom[0];
   const double *p = c->pos, *F = c->frame;
   double S1[6], S0[6], S[6], u[3], f[3] = {0, 0, 0}, Phi[6], t[3];

@@ -13,8 +13,9 @@
 // reference axis at |n_x| = 0.8, where the tangent rows jump: the derivatives are those of the current branch.
 // Limit rows are constant (+-e_dof); their dist is q - lo or hi - q.
 //
-// The problem p is the one phys_constraint_assemble built at d's current kinematics (d->contact, d->ncon,
-// d->nlimit must be those of p; the rows' order as in contact.h). Scratch from d's arena; nothing allocates.
+// The problem p is the one phys_constraint_assemble built at d's current kinematics from the contacts p->con
+// (a detection's list, p->nc of them; the rows' order as in contact.h). Scratch from d's arena; nothing
+// allocates.
 // Every contact's pair function is re-run at the current poses (contact_deriv.c says how a contact is found
 // again); errors return PHYS_ERR_ARG with the message in d->lastwarning (not counted in d->nwarning), and
 // the outputs are then unspecified.

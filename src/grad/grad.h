@@ -90,7 +90,7 @@ static inline int phys_grad_balls_last(const physModel* m) {
 
 // A = dx+/dx (2nv x 2nv) and B = dx+/du (2nv x nu) of one phys_step at d's state (either may be NULL).
 // With contacts or active joint limits and m->opt.contact lcp, cone or ccp the constrained step's derivatives
-// (step_contact_deriv.h: warm starts restored, PHYS_ERR_ARG if a contact pair has no geometry derivative);
+// (step_contact_deriv.h: d's contact lists only read, PHYS_ERR_ARG if a contact pair has no geometry derivative);
 // penalty contact: penalty_deriv.h. PHYS_ERR_MODEL if a ball joint is not the last joint of its body;
 // PHYS_ERR_NUMERIC (a counted warning) if M + dt B is not positive definite. The state is not advanced; kinematics,
 // qM, qfrc_bias, qfrc_passive, qfrc_actuator and qacc (the step's acceleration) are left at the state.
@@ -110,7 +110,8 @@ physStatus phys_step_vjp_lambda(const physModel* m, physData* d, const double* x
 // phys_step_jacobian (a constrained step, lcp/cone/ccp: d->qacc = (v+ - v)/dt, the step's acceleration)
 physStatus phys_step_point(const physModel* m, physData* d, double* L);
 // the finite-difference twin: A and B by central differences of phys_step with step eps in every tangent,
-// velocity and control coordinate (either may be NULL). State, time, contacts and warm starts are restored;
+// velocity and control coordinate (either may be NULL). State and time are restored; the perturbed steps start
+// from d's contact list (read only) and write their contacts to a list of their own;
 // works with contacts too (then it differentiates whatever phys_step does). PHYS_ERR_NUMERIC if a
 // perturbed step raised a warning.
 physStatus phys_step_jacobian_fd(const physModel* m, physData* d, double eps, double* A, double* B);

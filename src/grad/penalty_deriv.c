@@ -105,7 +105,8 @@ double phys_penalty_restitution_deriv(double zeta) {
 
 typedef struct penTape_ {
   int K;                   // solves
-  int nc;                  // contacts at the state (d->ncon)
+  int nc;                  // contacts at the state
+  physContact* con;        // nc: the contacts the tape's detection found (arena memory; d->contact is not written)
   int nlim;                // active limit springs
   const int* parent;       // pattern of the H_k factors (NULL: dense)
   double* J;               // 3 nc x nv contact rows (zero for contacts that do not penetrate)
@@ -153,10 +154,10 @@ static void step_force(const physModel* m, physData* d, double* tau) {
 }
 
 // per penetrating contact: y_i = M~^-1 J_n', w_i = J_n y_i, zeta_i and d zeta_i / d eps (qLD: M~'s factor)
-static void contact_masses(const physModel* m, const physData* d, const double* qLD, penTape* T) {
+static void contact_masses(const physModel* m, const double* qLD, penTape* T) {
   int nv = m->nv;
   for (int i = 0; i < T->nc; i++) {
-    const physContact* c = d->contact + i;
+    const physContact* c = T->con + i;
     double* y = T->y + (size_t)i * nv;
     const double* jn = T->J + (size_t)(3 * i) * nv;
     memset(y, 0, sizeof(double) * (size_t)nv);
@@ -178,8 +179,8 @@ static void contact_masses(const physModel* m, const physData* d, const double* 
 // C's source where it is when the slip stays put (a symmetric slide), but for any mu > 0 the friction changes
 // the slip and C is re-evaluated at this solve's velocity. The tape takes that branch, so that d/dmu at mu = 0
 // is the right derivative mu f_n(w) / slip(w) at the new velocity w (the later solves repeat the first: C = 0)
-static int slips_at_right(const physModel* m, const physData* d, const physPenaltyContact* p, int i) {
-  return d->contact[i].mu == 0 && p->slip > m->opt.penalty_vslip;
+static int slips_at_right(const physModel* m, const penTape* T, const physPenaltyContact* p, int i) {
+  return T->con[i].mu == 0 && p->slip > m->opt.penalty_vslip;
 }
 
 static physStatus replay_solves(const physModel* m, physData* d, penTape* T, const double* rhs0,
@@ -204,7 +205,7 @@ static physStatus replay_solves(const physModel* m, physData* d, penTape* T, con
       H[i * nv + i] += add[i];
       a[i] = rhs0[i];
     }
-    phys_penalty_assemble(m, d, cur, T->J, a, H);
+    phys_penalty_assemble(m, d, nc, cur, T->J, a, H);
     if (phys_ldl_factor(H, T->parent, nv) != nv) {
       phys_data_warning(d, "phys_step_jacobian: penalty matrix not positive definite at time %g", d->time);
       st = PHYS_ERR_NUMERIC;
@@ -221,9 +222,9 @@ static physStatus replay_solves(const physModel* m, physData* d, penTape* T, con
     // phys_penalty_update at v+ = v + dt a_k: a changed slip moves C's source to this solve
     for (int i = 0; i < nv; i++) vnew[i] = d->qvel[i] + dt * a[i];
     memcpy(old, cur, sizeof(physPenaltyContact) * (size_t)nc);
-    int changed = phys_penalty_update(m, d, cur, T->J, vnew);
+    int changed = phys_penalty_update(m, T->con, nc, cur, T->J, vnew);
     for (int i = 0; i < nc; i++)
-      if (cur[i].active && (cur[i].slip != old[i].slip || slips_at_right(m, d, cur + i, i))) {
+      if (cur[i].active && (cur[i].slip != old[i].slip || slips_at_right(m, T, cur + i, i))) {
         src[i] = it;
         changed = 1;
       }
@@ -234,18 +235,19 @@ static physStatus replay_solves(const physModel* m, physData* d, penTape* T, con
 }
 
 // the linearization at d's state into T (arena memory of the caller's mark): kinematics, contacts detected
-// into d->contact (the caller restores the list), qM, qfrc_bias, forces, limits, every solve of the step;
-// d->qacc = a_{K-1}
+// into T->con (d->contact, the caller's list, is not written), qM, qfrc_bias, forces, limits, every solve of
+// the step; d->qacc = a_{K-1}
 static physStatus tape_build(const physModel* m, physData* d, penTape* T) {
   int nv = m->nv;
   if (!phys_grad_balls_last(m)) return PHYS_ERR_MODEL;
   phys_kinematics(m, d);
   phys_com_pos(m, d);
   phys_com_vel(m, d);
-  d->ncon = 0;
-  d->ncon_dropped = 0;
-  if (!(m->opt.disableflags & PHYS_DSBL_CONTACT)) phys_collision(m, d);
-  int nc = T->nc = d->ncon;
+  physContactList det = phys_contact_list_arena(d);
+  det.n = 0;
+  if (!(m->opt.disableflags & PHYS_DSBL_CONTACT)) phys_collision_into(m, d, &det);
+  int nc = T->nc = det.n;
+  T->con = det.con;
   phys_crb(m, d);
   phys_bias_forces(m, d);
   phys_passive(m, d);
@@ -292,9 +294,9 @@ static physStatus tape_build(const physModel* m, physData* d, penTape* T) {
     st = PHYS_ERR_NUMERIC;
   }
   if (st == PHYS_OK) {
-    T->parent = phys_penalty_tree(m, d) ? m->dof_parentid : NULL;
-    if (nc > 0) phys_penalty_contacts(m, d, qLD, T->pc, T->J);
-    contact_masses(m, d, qLD, T);
+    T->parent = phys_penalty_tree(m, T->con, nc) ? m->dof_parentid : NULL;
+    if (nc > 0) phys_penalty_contacts(m, d, T->con, nc, qLD, T->pc, T->J);
+    contact_masses(m, qLD, T);
     st = replay_solves(m, d, T, rhs, add);
   }
   if (st == PHYS_OK) memcpy(d->qacc, T->a + (size_t)(T->K - 1) * nv, sizeof(double) * (size_t)nv);
@@ -334,6 +336,7 @@ static physConstraintProblem contact_problem(const physModel* m, const penTape* 
   physConstraintProblem p;
   memset(&p, 0, sizeof p);
   p.nc = T->nc;
+  p.con = T->con;
   p.nl = 0;
   p.n = 3 * T->nc;
   p.nv = m->nv;
@@ -411,7 +414,7 @@ static void frictionloss_reverse(const physModel* m, physData* d, const physPara
 static void friction_reverse(const physModel* m, const physData* d, const penTape* T, int i, int j, double Cbar,
                              penAdj* A) {
   int nv = m->nv, nc = T->nc;
-  double dt = m->opt.timestep, vs = m->opt.penalty_vslip, mu = d->contact[i].mu;
+  double dt = m->opt.timestep, vs = m->opt.penalty_vslip, mu = T->con[i].mu;
   const double* Ji = T->J + (size_t)(3 * i) * nv;
   const physPenaltyContact* p = T->pc + i;
   double* w = A->tmp;
@@ -464,7 +467,7 @@ static physStatus contacts_reverse(const physModel* m, physData* d, const penTap
     rows_tmul_add(A->vbar, Ji, wphi, -1, nv);
     double Cbar = -(phi[1] * xv[1] + phi[2] * xv[2]);
     // an active contact (f_n > 0) at mu = 0 has C = 0 but dC/dmu = f_n / slip: its friction terms are needed
-    if (C != 0 || d->contact[i].mu == 0) friction_reverse(m, d, T, i, T->src[k * nc + i], Cbar, A);
+    if (C != 0 || T->con[i].mu == 0) friction_reverse(m, d, T, i, T->src[k * nc + i], Cbar, A);
   }
   if (!any) return PHYS_OK;
   geometry_vjp(m, T, A->alphaF, A->lam, NULL, A);
@@ -508,7 +511,7 @@ static physStatus coefficients_reverse(const physModel* m, physData* d, const ph
   memset(gamma, 0, sizeof(double) * 3 * (size_t)nc);
   int any = 0;
   for (int i = 0; i < nc; i++) {
-    const physContact* c = d->contact + i;
+    const physContact* c = T->con + i;
     double dd = T->pc[i].damping;
     epsbar[i] = 0;
     if (!(c->dist < 0)) continue;
@@ -534,7 +537,7 @@ static physStatus coefficients_reverse(const physModel* m, physData* d, const ph
     if (p->kind != PHYS_PAR_FRICTION && p->kind != PHYS_PAR_RESTITUTION) continue;
     int what = p->kind == PHYS_PAR_FRICTION ? 0 : 1;
     for (int i = 0; i < nc; i++)
-      if (d->contact[i].dist < 0 && phys_contact_material_moves(m, d->contact + i, p->id, what))
+      if (T->con[i].dist < 0 && phys_contact_material_moves(m, T->con + i, p->id, what))
         A->tbar[p->adr] += what == 0 ? A->mubar[i] : epsbar[i];
   }
   return PHYS_OK;
@@ -727,7 +730,7 @@ typedef struct penDir_ {
 static void friction_forward(const physModel* m, const physData* d, const penTape* T, int i, int j,
                              const double* dv, penDir* W, double* dC) {
   int nv = m->nv;
-  double dt = m->opt.timestep, vs = m->opt.penalty_vslip, mu = d->contact[i].mu;
+  double dt = m->opt.timestep, vs = m->opt.penalty_vslip, mu = T->con[i].mu;
   const double* Ji = T->J + (size_t)(3 * i) * nv;
   const physPenaltyContact* p = T->pc + i;
   for (int k = 0; k < nv; k++) {
@@ -796,7 +799,7 @@ static physStatus coefficients_forward(const physModel* m, physData* d, const pe
   memset(W->ds, 0, sizeof(double) * (size_t)nc);
   memset(W->dd, 0, sizeof(double) * (size_t)nc);
   int pen = 0, moved = 0;
-  for (int i = 0; i < nc; i++) pen = pen || d->contact[i].dist < 0;
+  for (int i = 0; i < nc; i++) pen = pen || T->con[i].dist < 0;
   for (int j = 0; j < nv; j++) moved = moved || dq[j] != 0;
   W->dJ = phys_stack_alloc(d, 3 * (size_t)nc * nv + 1);
   memset(W->dJ, 0, sizeof(double) * 3 * (size_t)nc * nv);
@@ -808,7 +811,7 @@ static physStatus coefficients_forward(const physModel* m, physData* d, const pe
     if (st == PHYS_OK) st = phys_constraint_jvp(m, d, &p, dq, NULL, NULL, NULL, NULL, W->dist3);
   }
   for (int i = 0; i < nc && st == PHYS_OK; i++) {
-    if (!(d->contact[i].dist < 0)) continue;
+    if (!(T->con[i].dist < 0)) continue;
     W->ds[i] = -kc * W->dist3[3 * i];
     double dd = T->pc[i].damping;
     if (!(dd > 0)) continue;
@@ -958,23 +961,16 @@ static physStatus jacobian_rows(const physModel* m, physData* d, const penTape* 
   return st;
 }
 
-// build the tape at d's state, run the vjp or the Jacobian rows, restore the contact list
+// build the tape at d's state (its own contact list), run the vjp or the Jacobian rows
 static physStatus penalty_call(const physModel* m, physData* d, const penCall* c, int jacobian) {
   physStatus st = PHYS_OK;
   size_t mark = phys_stack_mark(d);
-  int ncon = d->ncon, ndrop = d->ncon_dropped;
-  size_t bytes = sizeof(physContact) * (size_t)ncon;
-  double* save = phys_stack_alloc(d, bytes / sizeof(double) + 1);
-  memcpy(save, d->contact, bytes);
   penTape T;
   memset(&T, 0, sizeof T);
   st = tape_build(m, d, &T);
   if (st == PHYS_OK && jacobian && (c->A || c->B)) st = jacobian_columns(m, d, &T, c->A, c->B);
   if (st == PHYS_OK && jacobian && c->P) st = jacobian_rows(m, d, &T, c);
   if (st == PHYS_OK && !jacobian) st = tape_vjp(m, d, &T, c->t, c->xbar_next, c->xbar, c->ubar, c->theta_bar, c->force_bar);
-  memcpy(d->contact, save, bytes);
-  d->ncon = ncon;
-  d->ncon_dropped = ndrop;
   phys_stack_free(d, mark);
   return st;
 }

@@ -20,7 +20,8 @@ int phys_penalty_deriv_applies(const physModel* m, physData* d);
 // state (any may be NULL; t may be NULL without P). PHYS_ERR_ARG if a contact's geometry has no derivative
 // (the pair's types) or a table entry is not supported with penalty contact (size, pos), PHYS_ERR_MODEL
 // as phys_step_jacobian, PHYS_ERR_NUMERIC (counted warning) if a matrix is not positive definite. The
-// state is not advanced; d->contact is restored; d->qacc is the step's acceleration.
+// state is not advanced; d->contact is not written (the tape detects into its own list); d->qacc is the
+// step's acceleration.
 physStatus phys_penalty_step_jacobian(const physModel* m, physData* d, const physParamTable* t, double* A,
                                       double* B, double* P);
 // reverse mode: xbar = A' xbar_next (2nv), ubar = B' xbar_next (nu), theta_bar = P' xbar_next (t->ntheta);

@@ -7,6 +7,7 @@
 #include "arena.h"
 #include "contact.h"
 #include "grad.h"
+#include "step.h"
 #include "step_record.h"
 
 //---------------------------------------------------------------------------------------------------------
@@ -47,41 +48,62 @@ size_t phys_rollout_worksize(const physModel* m, int T, int k, int ntheta) {
 
 //---------------------------------------------------------------------------------------------------------
 // state records: qpos (nq), qvel (nv), time (1), ncon (1), contacts (nconmax physContact, record_size):
-// phys_step reads the last step's contacts d->contact as its warm-start input (physWarmStart, contact.h), so
-// a recomputation from a record reproduces the forward pass bit for bit only with them. They are the state's
-// own list, loaded as qpos and qvel are; nothing else (d->contact_prev is the step's own copy) is set
+// phys_step reads the last step's contacts as its warm-start input (physWarmStart, contact.h), so a
+// recomputation from a record reproduces the forward pass bit for bit only with them. They are the state's
+// own list, kept beside qpos and qvel and passed to the steps (phys_step_warm) and their linearizations
+// (phys_step_linearize_warm) explicitly: the rollout never writes d's contact lists (x_0's is d->contact, read
+// only; each step's contacts go to one of two arena lists, steps.cur and steps.next)
 
-// record <- d's state (the unused part of the contact list zeroed)
-static void save_state(const physModel* m, const physData* d, double* rec) {
+// record <- d's qpos, qvel, time and the state's contact list w (the unused part zeroed)
+static void save_state(const physModel* m, const physData* d, const physWarmStart* w, double* rec) {
   int nq = m->nq, nv = m->nv;
   memcpy(rec, d->qpos, sizeof(double) * (size_t)nq);
   memcpy(rec + nq, d->qvel, sizeof(double) * (size_t)nv);
   rec[nq + nv] = d->time;
-  rec[nq + nv + 1] = d->ncon;
+  rec[nq + nv + 1] = w->n;
   double* con = rec + nq + nv + 2;
-  size_t used = sizeof(physContact) * (size_t)d->ncon, all = sizeof(double) * (record_size(m) - (size_t)(nq + nv + 2));
-  memcpy(con, d->contact, used);
+  size_t used = sizeof(physContact) * (size_t)w->n, all = sizeof(double) * (record_size(m) - (size_t)(nq + nv + 2));
+  if (used) memcpy(con, w->con, used);
   memset((char*)con + used, 0, all - used);
 }
 
-// d's state <- record (the contact list, the next step's warm start, with it)
-static void load_state(const physModel* m, physData* d, const double* rec) {
+// d's qpos, qvel, time <- record; returns the record's contact list (the next step's warm start, read in place)
+static physWarmStart load_state(const physModel* m, physData* d, const double* rec) {
   int nq = m->nq, nv = m->nv;
   memcpy(d->qpos, rec, sizeof(double) * (size_t)nq);
   memcpy(d->qvel, rec + nq, sizeof(double) * (size_t)nv);
   d->time = rec[nq + nv];
-  d->ncon = (int)rec[nq + nv + 1];
-  memcpy(d->contact, rec + nq + nv + 2, sizeof(physContact) * (size_t)d->ncon);
+  return (physWarmStart){(int)rec[nq + nv + 1], (const physContact*)(rec + nq + nv + 2)};
+}
+
+// the steps of a pass: the current state's contact list w and two arena lists the steps write by turns
+typedef struct rolloutSteps_ {
+  physWarmStart w;
+  physContactList list[2];
+  int next;                 // the list the next step writes
+} rolloutSteps;
+
+// one phys_step from w (phys_step_warm: bit for bit phys_step from a state whose list is w), its contacts
+// into the other list, which becomes w
+static void step_listed(const physModel* m, physData* d, rolloutSteps* s) {
+  physContactList* out = s->list + s->next;
+  phys_step_warm(m, d, NULL, &s->w, out);
+  s->w = (physWarmStart){out->n, out->con};
+  s->next ^= 1;
 }
 
 size_t phys_rollout_record_size(const physModel* m) {
   return record_size(m);
 }
+// (d's own list d->contact saved and loaded with the state: these move a state into and out of d)
 void phys_rollout_save_state(const physModel* m, const physData* d, double* rec) {
-  save_state(m, d, rec);
+  physWarmStart w = {d->ncon, d->contact};
+  save_state(m, d, &w, rec);
 }
 void phys_rollout_load_state(const physModel* m, physData* d, const double* rec) {
-  load_state(m, d, rec);
+  physWarmStart w = load_state(m, d, rec);
+  d->ncon = w.n;
+  memcpy(d->contact, w.con, sizeof(physContact) * (size_t)w.n);
 }
 
 // ctrl <- u_t
@@ -115,10 +137,11 @@ double phys_rollout(const physModel* m, physData* d, int T, const double* u, phy
 
 // one step of the gradient's forward pass (every contact model's step is differentiated: step_contact_deriv.h,
 // penalty_deriv.h)
-static physStatus checked_step(const physModel* m, physData* d, const double* u, int t, physLog* log) {
+static physStatus checked_step(const physModel* m, physData* d, const double* u, int t, rolloutSteps* s,
+                               physLog* log) {
   (void)log;
   set_ctrl(m, d, u, t);
-  phys_step(m, d);
+  step_listed(m, d, s);
   return PHYS_OK;
 }
 
@@ -131,12 +154,12 @@ static physStatus reverse_step(const physModel* m, physData* d, const physParamT
                                const double* u, int t, physLossFn loss, void* ctx, const double* xnext,
                                double* xbar, double* g, double* tb, double* ubar, double* thetabar) {
   int nv = m->nv;
-  load_state(m, d, rec);
+  physWarmStart w = load_state(m, d, rec);
   set_ctrl(m, d, u, t);
   int params = tab && tab->ntheta > 0 && thetabar;
   // one linearization, one dispatch on its kind: xbar, ubar and thetabar together (step_record.h)
   physStepRecord sr;
-  physStatus st = phys_step_linearize(m, d, &sr);
+  physStatus st = phys_step_linearize_warm(m, d, &w, &sr);
   if (st == PHYS_OK)
     st = phys_step_record_vjp(m, d, &sr, params ? tab : NULL, xnext, xbar, ubar ? ubar + (size_t)t * m->nu : NULL,
                               params ? tb : NULL, NULL);
@@ -167,13 +190,18 @@ static physStatus rollout_grad(const physModel* m, physData* d, const physParamT
   double* g = xnext + 2 * nv;
   double* tb = g + 2 * nv;
 
-  // forward: loss and checkpoints x_0, x_k, ...
+  // forward from x_0's list d->contact: loss and checkpoints x_0, x_k, ... (x_0 first: an exhausted arena
+  // returns to it, phys_rollout_grad)
+  rolloutSteps steps = {{d->ncon, d->contact}, {{0}}, 0};
+  save_state(m, d, &steps.w, chk);
+  steps.list[0] = phys_contact_list_arena(d);
+  steps.list[1] = phys_contact_list_arena(d);
   double L = 0;
   physStatus st = PHYS_OK;
   for (int t = 0; t < T && st == PHYS_OK; t++) {
-    if (t % k == 0) save_state(m, d, chk + (size_t)(t / k) * nrec);
+    if (t > 0 && t % k == 0) save_state(m, d, &steps.w, chk + (size_t)(t / k) * nrec);
     L += eval_loss(m, d, loss, ctx, t, g);
-    st = checked_step(m, d, u, t, log);
+    st = checked_step(m, d, u, t, &steps, log);
   }
   if (st != PHYS_OK) {
     load_state(m, d, chk);
@@ -187,12 +215,12 @@ static physStatus rollout_grad(const physModel* m, physData* d, const physParamT
   // backward: segment s covers steps s*k .. min(T, (s+1)k) - 1
   for (int s = nchk - 1; s >= 0; s--) {
     int t0 = s * k, t1 = t0 + k < T ? t0 + k : T;
-    load_state(m, d, chk + (size_t)s * nrec);
+    steps.w = load_state(m, d, chk + (size_t)s * nrec);
     for (int t = t0; t < t1; t++) {
-      save_state(m, d, seg + (size_t)(t - t0) * nrec);
+      save_state(m, d, &steps.w, seg + (size_t)(t - t0) * nrec);
       if (t + 1 < t1) {
         set_ctrl(m, d, u, t);
-        phys_step(m, d);
+        step_listed(m, d, &steps);
       }
     }
     for (int t = t1 - 1; t >= t0; t--) {
@@ -223,7 +251,9 @@ physStatus phys_rollout_grad(const physModel* m, physData* d, const physParamTab
     load_state(m, d, work);   // the first checkpoint: x_0
     return phys_error(log, st, "%s", d->lastwarning);
   }
+  size_t mark = phys_stack_mark(d);
   physStatus st = rollout_grad(m, d, tab, T, k, u, loss, ctx, work, total, xbar0, ubar, thetabar, log);
+  phys_stack_free(d, mark);
   phys_arena_leave(d, &g);
   return st;
 }

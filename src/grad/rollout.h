@@ -11,9 +11,11 @@
 // into a buffer of k states and runs the VJPs back through it. Memory: (ceil(T/k) + k) states, smallest near
 // k = sqrt(T) (2 sqrt(T) states); k = 1 is the full tape (T states and no recomputation), k = T keeps one
 // checkpoint and recomputes the whole rollout once. Cost: one forward pass, one recomputation, T VJPs.
-// The recomputation calls phys_step itself from bit-identical states, so it reproduces the forward states
-// bit for bit: a record holds qpos, qvel, time and the contact list d->contact (the next step's warm start;
-// a step reads nothing else that changes), so the gradient is the same, bit for bit, for every k. Steps
+// The recomputation runs the same steps from bit-identical states, so it reproduces the forward states bit
+// for bit: a record holds qpos, qvel, time and the state's contact list (the next step's warm start; a step
+// reads nothing else that changes), so the gradient is the same, bit for bit, for every k. The steps are
+// phys_step from the record's list as an explicit input (phys_step_warm, their contacts into arena lists) and
+// are linearized from it (phys_step_linearize_warm): d's contact lists are read (x_0's) and never written. Steps
 // with contacts or joint limits are differentiated with every contact model (lcp, cone, ccp:
 // step_contact_deriv.h; penalty: penalty_deriv.h).
 //
@@ -59,7 +61,8 @@ double phys_rollout(const physModel* m, physData* d, int T, const double* u, phy
 // theta); k the checkpoint interval (1..T; 0 means phys_rollout_interval(T, 0)); work of
 // phys_rollout_worksize(m, T, k, t ? t->ntheta : 0) doubles. Outputs (any may be NULL): *loss = L,
 // xbar0 = dL/dx_0 (2nv), ubar = dL/du (T x nu), thetabar = dL/dtheta (ntheta).
-// d is left at x_0 (with its contact list) and ctrl = u_0. Errors (message in log, which may be NULL):
+// d is left at x_0 (d->contact, its counts and d->contact_prev untouched) and ctrl = u_0. Errors (message in
+// log, which may be NULL):
 // PHYS_ERR_ARG for bad arguments, or the status of a step's VJP (e.g. a contact pair without geometry
 // derivatives).
 physStatus phys_rollout_grad(const physModel* m, physData* d, const physParamTable* t, int T, int k,

@@ -57,58 +57,13 @@ static void tangent_blocks(const physModel* m, contactPoint* cp) {
 //---------------------------------------------------------------------------------------------------------
 // the linearization point
 
-// keep the caller's contact list (the step's warm-start input, and what the stage's detection overwrites in
-// d->contact) and the counts the stage changes (arena memory of the caller's mark)
-static void save_lists(physData* d, contactPoint* cp) {
-  cp->ncon = d->ncon;
-  cp->ncon_dropped = d->ncon_dropped;
-  cp->nlimit = d->nlimit;
-  size_t c1 = sizeof(physContact) * (size_t)d->ncon;
-  cp->con = (physContact*)phys_stack_alloc(d, c1 / sizeof(double) + 1);
-  memcpy(cp->con, d->contact, c1);
-}
-
-// the caller's list and counts back into d: the caller's next phys_step is unchanged
-void phys_cp_restore_lists(physData* d, const contactPoint* cp) {
-  d->ncon = cp->ncon;
-  d->ncon_dropped = cp->ncon_dropped;
-  d->nlimit = cp->nlimit;
-  memcpy(d->contact, cp->con, sizeof(physContact) * (size_t)cp->ncon);
-}
-
-// keep the stage's lists (arena memory of the caller's mark)
-static void keep_stage_lists(physData* d, contactPoint* cp) {
-  cp->ncon_det = d->ncon;
-  cp->nlimit_det = d->nlimit;
-  cp->ndropped_det = d->ncon_dropped;
-  size_t c = sizeof(physContact) * (size_t)d->ncon;
-  cp->det = (physContact*)phys_stack_alloc(d, c / sizeof(double) + 1);
-  memcpy(cp->det, d->contact, c);
-}
-
-void phys_cp_enter(physData* d, contactPoint* cp) {
-  if (cp->installed) return;
-  d->ncon = cp->ncon_det;
-  d->nlimit = cp->nlimit_det;
-  d->ncon_dropped = cp->ndropped_det;
-  memcpy(d->contact, cp->det, sizeof(physContact) * (size_t)cp->ncon_det);
-  cp->installed = 1;
-}
-
-void phys_cp_leave(physData* d, contactPoint* cp, int keep) {
-  if (!cp->installed) return;
-  if (keep && !cp->det) keep_stage_lists(d, cp);
-  phys_cp_restore_lists(d, cp);
-  cp->installed = 0;
-}
-
 // half-width (m) of the position correction's kink for the derivatives (kink_position_problem)
 #define PHYS_KINK_BAND 1e-9
 
 // distance of row r of p (a contact normal or a joint limit; not a tangent) at d's state: a contact's dist;
 // a limit row is +-e_dof (assemble.c): q - lo for +, hi - q for -
 static double row_dist(const physModel* m, const physData* d, const physConstraintProblem* p, int r) {
-  if (r < 3 * p->nc) return d->contact[r / 3].dist;
+  if (r < 3 * p->nc) return p->con[r / 3].dist;
   const double* Jr = p->J + (size_t)r * p->nv;
   int k = 0;
   while (k < p->nv - 1 && Jr[k] == 0) k++;
@@ -159,20 +114,20 @@ static int kink_position_problem(const physModel* m, physData* d, contactPoint* 
   return added;
 }
 
-// run the step's stage at d's state from the warm start the step itself would take, the caller's list d->contact
-// (kept in cp->con first: restore_lists puts it back), and the quantities the derivatives share. PHYS_ERR_ARG
-// without constraints or with penalty, PHYS_ERR_NUMERIC if M~ failed.
-static physStatus point_build(const physModel* m, physData* d, contactPoint* cp, int* none) {
+// run the step's stage at d's state from the warm start the step itself would take, warm (NULL: the caller's
+// list d->contact; read only), its detection into cp->det, and the quantities the derivatives share.
+// PHYS_ERR_ARG without constraints or with penalty, PHYS_ERR_NUMERIC if M~ failed.
+static physStatus point_build(const physModel* m, physData* d, const physWarmStart* ws, contactPoint* cp,
+                              int* none) {
   int nv = m->nv;
   double dt = m->opt.timestep;
   *none = 0;
   if (!phys_grad_balls_last(m)) return PHYS_ERR_MODEL;
   if (m->opt.contact == PHYS_CONTACT_PENALTY) return PHYS_ERR_ARG;
-  save_lists(d, cp);
-  physWarmStart warm = {cp->ncon, cp->con};
-  int ok = phys_step_stage(m, d, NULL, &warm, &cp->st);
+  physWarmStart warm = ws ? *ws : (physWarmStart){d->ncon, d->contact};
+  cp->det = phys_contact_list_arena(d);
+  int ok = phys_step_stage(m, d, NULL, &warm, &cp->det, &cp->st);
   if (ok <= 0) {
-    phys_cp_restore_lists(d, cp);
     *none = ok == 0;
     return ok == 0 ? PHYS_OK : PHYS_ERR_NUMERIC;
   }
@@ -190,7 +145,7 @@ static physStatus point_build(const physModel* m, physData* d, contactPoint* cp,
   for (int i = 0; i < nc; i++) {
     const double* Jn = p->J + (size_t)(3 * i) * nv;
     cp->vn[i] = dotn(Jn, d->qvel, nv);
-    phys_normal_bias(d->contact + i, cp->vn[i], dotn(Jn, cp->st.vf, nv), dt, cp->bias + i);   // (its branch)
+    phys_normal_bias(p->con + i, cp->vn[i], dotn(Jn, cp->st.vf, nv), dt, cp->bias + i);   // (its branch)
   }
   cp->Jr = phys_stack_alloc(d, 9 * (size_t)nv);
   cp->Et = phys_stack_alloc(d, 9 * (size_t)nv);
@@ -207,20 +162,15 @@ static physStatus point_build(const physModel* m, physData* d, contactPoint* cp,
 //---------------------------------------------------------------------------------------------------------
 // public entry points
 
-physStatus phys_constrained_linearize(const physModel* m, physData* d, physConstrainedPoint** out) {
+physStatus phys_constrained_linearize(const physModel* m, physData* d, const physWarmStart* warm,
+                                      physConstrainedPoint** out) {
   *out = NULL;
   contactPoint* cp = (contactPoint*)phys_stack_alloc(d, sizeof(contactPoint) / sizeof(double) + 1);
   int none = 0;
-  physStatus st = point_build(m, d, cp, &none);
+  physStatus st = point_build(m, d, warm, cp, &none);
   if (st != PHYS_OK || none) return st;
-  cp->det = NULL;     // (kept when the first derivative call leaves: phys_cp_leave)
-  cp->installed = 1;  // d holds the stage's lists until then
   *out = cp;
   return PHYS_OK;
-}
-
-void phys_constrained_release(physData* d, physConstrainedPoint* cp) {
-  if (cp) phys_cp_leave(d, cp, 0);
 }
 
 // the public entry points: linearize, then the derivative at the point (PHYS_ERR_ARG without constraints)
@@ -235,7 +185,7 @@ typedef struct constrainedCall_ {
 static physStatus constrained_call(const physModel* m, physData* d, callKind kind, constrainedCall* c) {
   size_t mark = phys_stack_mark(d);
   physConstrainedPoint* cp = NULL;
-  physStatus st = phys_constrained_linearize(m, d, &cp);
+  physStatus st = phys_constrained_linearize(m, d, NULL, &cp);
   if (st == PHYS_OK && !cp) st = PHYS_ERR_ARG;
   if (st == PHYS_OK) {
     switch (kind) {
@@ -247,7 +197,6 @@ static physStatus constrained_call(const physModel* m, physData* d, callKind kin
         break;
     }
   }
-  phys_constrained_release(d, cp);
   phys_stack_free(d, mark);
   return st;
 }

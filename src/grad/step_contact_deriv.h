@@ -5,9 +5,9 @@
 // x = (q tangent, v) as grad.h. The step record (step_record.h) dispatches here when the step has constraints
 // and the contact model is not penalty; the entry points below may also be called directly. The derivative is taken at exactly the
 // solution phys_step computes: the step's stage gets the same warm-start input, the caller's d->contact, as
-// an explicit argument (physWarmStart, step.h). The stage's detection overwrites d->contact and its count,
-// which the derivatives read; they are restored, so the caller's next phys_step is unchanged.
-// d->contact_prev is neither read nor written.
+// an explicit argument (physWarmStart, step.h). The stage detects into a list of its own (arena memory), which
+// the derivatives read through the problem (physConstraintProblem.con): d->contact, its counts and
+// d->contact_prev are neither written nor restored, so the caller's next phys_step is unchanged.
 #ifndef PHYS_STEP_CONTACT_DERIV_H
 #define PHYS_STEP_CONTACT_DERIV_H
 
@@ -32,25 +32,24 @@ physStatus phys_constrained_step_vjp(const physModel* m, physData* d, const phys
 // the linearization: the step's stage at d's state (contacts detected once, the solver's solution and row
 // states, the position problem), Y = M~^-1 J', the bias branches and the kink's position problem, in arena
 // memory above d's mark at the call (released with it); *cp = NULL (PHYS_OK) when the step has no
-// constraints. d's contact lists hold the stage's (the detected contacts, the warm start as the previous
-// list) until the first derivative call at cp or phys_constrained_release, which put the caller's back (the
-// point keeps both for later calls). Status: PHYS_ERR_MODEL, PHYS_ERR_ARG (penalty), PHYS_ERR_NUMERIC (M~ failed).
-physStatus phys_constrained_linearize(const physModel* m, physData* d, physConstrainedPoint** cp);
-// d's contact lists back to the caller's if no derivative call did it yet (before releasing cp's arena memory)
-void phys_constrained_release(physData* d, physConstrainedPoint* cp);
-// the two at a linearization point cp (d's kinematics still at its state); the lists are restored
+// constraints. The stage's contacts are the point's (arena memory); d's contact lists are read only (the
+// warm start). Status: PHYS_ERR_MODEL, PHYS_ERR_ARG (penalty), PHYS_ERR_NUMERIC (M~ failed).
+// warm: the step's warm-start input (NULL: d's own list, d->contact).
+physStatus phys_constrained_linearize(const physModel* m, physData* d, const physWarmStart* warm,
+                                      physConstrainedPoint** cp);
+// the two at a linearization point cp (d's kinematics still at its state)
 physStatus phys_constrained_jacobian_at(const physModel* m, physData* d, physConstrainedPoint* cp,
                                         const physParamTable* t, double* A, double* B, double* P);
 physStatus phys_constrained_vjp_at(const physModel* m, physData* d, physConstrainedPoint* cp,
                                    const physParamTable* t, const double* xbar_next, double* xbar, double* ubar,
                                    double* theta_bar, double* force_bar);
 // the linearization point: d->qacc = (v+ - v)/dt of the constrained step and L = the factor of M~ (nv x nv,
-// factor.h's storage); the lists are restored. Status as above.
+// factor.h's storage). Status as above.
 physStatus phys_constrained_step_point(const physModel* m, physData* d, double* L);
 // the number of constraint rows of the step at d's state on the position correction's kink, where the
 // derivatives take the correcting side and the step does not correct (README, Derivatives; 0 without
 // constraints or with penalty): there the Jacobian is a one-sided derivative, and a difference quotient
-// agrees with it only along directions that press every such row deeper. The lists are restored.
+// agrees with it only along directions that press every such row deeper.
 int phys_constrained_step_kinks(const physModel* m, physData* d);
 
 #endif  // PHYS_STEP_CONTACT_DERIV_H

@@ -81,12 +81,12 @@ static physStatus delassus_jvp(const physModel* m, physData* d, const contactPoi
 
 // the normal biases' part of dg: eps phi'(J_n v) d(J_n v) + deps phi on the restitution branch, ddist/dt on
 // the gap branch (dJv = dJ v, ddist the direction's)
-static void bias_jvp(const physData* d, const contactPoint* cp, const contactDir* x, const double* dJv,
+static void bias_jvp(const contactPoint* cp, const contactDir* x, const double* dJv,
                      const double* ddist, double dt, double* dg) {
   int nv = cp->nv;
   const physConstraintProblem* p = &cp->st.p;
   for (int i = 0; i < cp->nc; i++) {
-    const physContact* c = d->contact + i;
+    const physContact* c = p->con + i;
     if (cp->bias[i] == PHYS_BIAS_REST) {
       double dvn0 = dJv[3 * i] + (x->dv ? dotn(p->J + (size_t)(3 * i) * nv, x->dv, nv) : 0), dphi;
       double phi = phys_restitution_phi(cp->vn[i], &dphi);
@@ -218,7 +218,7 @@ static physStatus contact_jvp(const physModel* m, physData* d, const contactPoin
   mul_j(dg, p->J, w, n, nv);
   for (int r = 0; r < n; r++)
     dg[r] += dJvp[r] - (cp->prod ? (x->dGz ? x->dGz[r] : 0) : dotn(dG + (size_t)r * n, lam, n));   // dG z_0 = dG lambda
-  bias_jvp(d, cp, x, dJv, ddist, dt, dg);
+  bias_jvp(cp, x, dJv, ddist, dt, dg);
   int rigid = cp->prod ? !x->dGz : !x->dq && !x->ydmy && !x->dJmat;   // dG = 0, and the position problem's
                                                                         // data do not move
   st = main_solver_jvp(m, d, cp, x, dg, dG, rigid, dl);
@@ -686,11 +686,11 @@ static void p_products_column(const contactPoint* cp, pProducts* P, int j, int n
 
 // x's dmu, deps of a friction or restitution entry pr: 1 on the contacts whose material moves with it
 // (phys_contact_material_moves), else 0 (dmu, deps: nc each)
-static void material_direction(const physModel* m, const physData* d, const contactPoint* cp, const physParam* pr,
+static void material_direction(const physModel* m, const contactPoint* cp, const physParam* pr,
                                double* dmu, double* deps, contactDir* x) {
   int rest = pr->kind == PHYS_PAR_RESTITUTION;
   for (int i = 0; i < cp->nc; i++) {
-    int s = phys_contact_material_moves(m, d->contact + i, pr->id, rest);
+    int s = phys_contact_material_moves(m, cp->st.p.con + i, pr->id, rest);
     dmu[i] = !rest && s ? 1 : 0;
     deps[i] = rest && s ? 1 : 0;
   }
@@ -749,7 +749,7 @@ static physStatus jacobian_p(const physModel* m, physData* d, const contactPoint
       x.tab = tb;
       x.r = r;
       x.dmvpos = cp->st.p.npos > 0 ? dmv : NULL;
-      if (pr->kind == PHYS_PAR_FRICTION || pr->kind == PHYS_PAR_RESTITUTION) material_direction(m, d, cp, pr, dmu, deps, &x);
+      if (pr->kind == PHYS_PAR_FRICTION || pr->kind == PHYS_PAR_RESTITUTION) material_direction(m, cp, pr, dmu, deps, &x);
       size_t cmark = phys_stack_mark(d);   // the column's geometry (pos) lives until its column is written
       if (pr->kind == PHYS_PAR_POS && nc > 0) st = pos_geometry(m, d, cp, pr->id, j - pr->adr, &x);
       if (st == PHYS_OK && cp->prod) p_products_column(cp, &pp, j, nt, &x);
@@ -913,7 +913,6 @@ void phys_cp_stick_adjoint(physData* d, const cpStick* sf, int nv, double* xb) {
 physStatus phys_constrained_jacobian_at(const physModel* m, physData* d, physConstrainedPoint* cpp,
                                         const physParamTable* t, double* A, double* B, double* P) {
   size_t mark = phys_stack_mark(d);
-  phys_cp_enter(d, cpp);
   contactPoint cp = *cpp;   // (the directions' structures below are this call's)
   physStatus st = PHYS_OK;
   int nsize = 0;
@@ -950,7 +949,6 @@ physStatus phys_constrained_jacobian_at(const physModel* m, physData* d, physCon
   if (st == PHYS_ERR_NUMERIC)
     phys_data_warning(d, "phys_step_jacobian: constraint solver derivative failed at time %g", d->time);
   phys_stack_free(d, mark);
-  phys_cp_leave(d, cpp, 1);
   if (nsize > 0 && st == PHYS_OK) st = size_rows(m, d, t, P);   // the size columns by reverse passes
   return st;
 }

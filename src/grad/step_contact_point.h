@@ -20,7 +20,7 @@
 #include "step_contact_deriv.h"
 #include "step_record.h"
 
-// the linearization point: the step's stage, Y, the bias branches, the caller's saved lists
+// the linearization point: the step's stage (its contacts in det), Y, the bias branches
 typedef struct contactPoint_ {
   physStepStage st;
   int nv, n, nc;
@@ -32,11 +32,7 @@ typedef struct contactPoint_ {
   double* Et;                // 9 per rotation group: Exp(phi)'
   int* rot;                  // nv: rotation group block of each dof, -1 scalar
   double* acc;               // nv: the step's a+ = (v+ - v)/dt
-  physContact* con;          // the caller's list d->contact: the step's warm-start input (physWarmStart)
-  int ncon, ncon_dropped, nlimit;
-  physContact* det;          // the contacts the stage detected, with their impulses (d->contact while in use)
-  int ncon_det, nlimit_det, ndropped_det;
-  int installed;             // 1 while d holds the stage's lists (from the linearization to the first leave)
+  physContactList det;       // the contacts the stage detected, with their impulses (st.p.con; arena memory)
   physConstraintGeom* geom;  // the contacts' geometry derivatives, once (NULL: unsupported, refused later)
   physLcpLocal *lcp, *lcp_pos;  // lcp: the solver's local structure of both problems, once (else NULL)
   int nkink;                 // rows on the position correction's kink (kink_position_problem)
@@ -131,14 +127,6 @@ void phys_cp_stick_columns(physData* d, const cpStick* sf, int nv, double* X, in
 // an adjoint of x+ (2nv) <- (I - T H^-1 E_S')' xb
 void phys_cp_stick_adjoint(physData* d, const cpStick* sf, int nv, double* xb);
 
-// the caller's contact list back into d (the caller's next phys_step is unchanged; step_contact_deriv.c)
-void phys_cp_restore_lists(physData* d, const contactPoint* cp);
-// a derivative call at cp starts with enter (the stage's detected contacts into d->contact, where the geometry
-// derivatives read them; nothing to do right after the linearization) and ends with leave (the caller's list
-// back; keep: the stage's list kept in the arena first for a later call). d->contact_prev is never touched:
-// the stage took its warm start explicitly (cp->con)
-void phys_cp_enter(physData* d, contactPoint* cp);
-void phys_cp_leave(physData* d, contactPoint* cp, int keep);
 // dlambda = solver_jvp(dg, dG, dmu) of the model's solver at sol (step_contact_jvp.c)
 physStatus phys_cp_solver_jvp(const physModel* m, physData* d, const physConstraintProblem* p,
                               const physConstraintSolution* sol, const double* dg, const double* dG,

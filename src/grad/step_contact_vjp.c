@@ -147,10 +147,10 @@ static physStatus position_vjp(const physModel* m, physData* d, const contactPoi
 }
 
 // the normal biases' adjoints from g_bar: restitution alpha of dJ v (alv) and eps_bar, the gap's dist_bar
-static void bias_vjp(const physData* d, const contactPoint* cp, const double* gb, double dt, double* alv,
+static void bias_vjp(const contactPoint* cp, const double* gb, double dt, double* alv,
                      double* epsbar, double* gamma) {
   for (int i = 0; i < cp->nc; i++) {
-    const physContact* c = d->contact + i;
+    const physContact* c = cp->st.p.con + i;
     if (cp->bias[i] == PHYS_BIAS_REST) {
       double dphi, phi = phys_restitution_phi(cp->vn[i], &dphi);
       alv[3 * i] = c->restitution * dphi * gb[3 * i];
@@ -264,7 +264,7 @@ static physStatus contact_vjp(const physModel* m, physData* d, const contactPoin
   if (a->fac) add_factors(a, cp, F, 1, W);
   else
     for (size_t i = 0; i < (size_t)n * n; i++) Gb[i] += Gt[i] - gb[i / n] * lam[i % n];
-  bias_vjp(d, cp, gb, dt, alv, a->epsbar, gamma);
+  bias_vjp(cp, gb, dt, alv, a->epsbar, gamma);
   mul_jt(a->vbar, p->J, alv, n, nv, 1);
   add_outer(W, alv, d->qvel, n, nv);
   add_outer(W, gb, cp->st.vnew, n, nv);
@@ -346,15 +346,15 @@ static void smooth_vjp(const physModel* m, physData* d, const contactPoint* cp, 
 //---------------------------------------------------------------------------------------------------------
 // parameters
 
-// theta_bar += mu_bar, eps_bar through the friction and restitution entries of t
-static void contact_param_vjp(const physModel* m, const physData* d, const physParamTable* t, const contactAdj* a,
-                              double* theta_bar) {
+// theta_bar += mu_bar, eps_bar through the friction and restitution entries of t (cp's contacts)
+static void contact_param_vjp(const physModel* m, const contactPoint* cp, const physParamTable* t,
+                              const contactAdj* a, double* theta_bar) {
   for (int e = 0; e < t->n; e++) {
     const physParam* pr = t->param + e;
     if (pr->kind != PHYS_PAR_FRICTION && pr->kind != PHYS_PAR_RESTITUTION) continue;
     int rest = pr->kind == PHYS_PAR_RESTITUTION;
-    for (int i = 0; i < d->ncon; i++)
-      if (phys_contact_material_moves(m, d->contact + i, pr->id, rest)) theta_bar[pr->adr] += rest ? a->epsbar[i] : a->mubar[i];
+    for (int i = 0; i < cp->nc; i++)
+      if (phys_contact_material_moves(m, cp->st.p.con + i, pr->id, rest)) theta_bar[pr->adr] += rest ? a->epsbar[i] : a->mubar[i];
   }
 }
 
@@ -411,7 +411,6 @@ physStatus phys_constrained_vjp_at(const physModel* m, physData* d, physConstrai
                                    double* theta_bar, double* force_bar) {
   int nv = m->nv, nu = m->nu;
   size_t mark = phys_stack_mark(d);
-  phys_cp_enter(d, cpp);
   contactPoint cp = *cpp;
   physStatus st = PHYS_OK;
   int n = cp.n, nc = cp.nc, nt = t && theta_bar ? t->ntheta : 0;
@@ -440,7 +439,7 @@ physStatus phys_constrained_vjp_at(const physModel* m, physData* d, physConstrai
   if (st == PHYS_OK) {
     if (nt > 0) {
       smooth_param_vjp(m, d, &cp, t, &a, tb);
-      contact_param_vjp(m, d, t, &a, tb);
+      contact_param_vjp(m, &cp, t, &a, tb);
       memcpy(theta_bar, tb, sizeof(double) * (size_t)nt);
     }
     if (force_bar) memcpy(force_bar, a.rbar, sizeof(double) * (size_t)nv);
@@ -454,6 +453,5 @@ physStatus phys_constrained_vjp_at(const physModel* m, physData* d, physConstrai
     phys_data_warning(d, "phys_step_vjp: constraint solver derivative failed at time %g", d->time);
   }
   phys_stack_free(d, mark);
-  phys_cp_leave(d, cpp, 1);
   return st;
 }

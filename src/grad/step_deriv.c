@@ -290,52 +290,47 @@ void phys_smooth_step_vjp(const physModel* m, physData* d, const double* L, cons
 //---------------------------------------------------------------------------------------------------------
 // finite-difference twin
 
-// everything the perturbed steps change that the differences must restore; contact, the caller's list, is
-// also every perturbed step's warm-start input (phys_step_warm: d->contact_prev is not touched)
+// the state the perturbed steps advance and the differences restore; the caller's contact list d->contact is
+// every perturbed step's warm-start input, read only (the steps' own contacts go to arena memory, out;
+// d->contact_prev is not touched)
 typedef struct stepSave_ {
   double time;
-  int nwarning, ncon, ncon_dropped;
+  int nwarning;
   double *qpos, *qvel, *ctrl;
-  physContact* contact;
+  physContactList out;
 } stepSave;
 
 // save d's state into arena memory (caller marks/frees)
 static void save_state(const physModel* m, physData* d, stepSave* s) {
   s->time = d->time;
   s->nwarning = d->nwarning;
-  s->ncon = d->ncon;
-  s->ncon_dropped = d->ncon_dropped;
   s->qpos = phys_stack_alloc(d, (size_t)m->nq);
   s->qvel = phys_stack_alloc(d, (size_t)m->nv);
   s->ctrl = phys_stack_alloc(d, (size_t)m->nu + 1);
-  size_t c1 = sizeof(physContact) * (size_t)d->ncon;
-  s->contact = (physContact*)phys_stack_alloc(d, c1 / sizeof(double) + 1);
+  s->out = phys_contact_list_arena(d);
   memcpy(s->qpos, d->qpos, sizeof(double) * (size_t)m->nq);
   memcpy(s->qvel, d->qvel, sizeof(double) * (size_t)m->nv);
   memcpy(s->ctrl, d->ctrl, sizeof(double) * (size_t)m->nu);
-  memcpy(s->contact, d->contact, c1);
 }
 
 // restore d's state from s (warnings are not restored: the caller compares the count)
 static void load_state(const physModel* m, physData* d, const stepSave* s) {
   d->time = s->time;
-  d->ncon = s->ncon;
-  d->ncon_dropped = s->ncon_dropped;
   memcpy(d->qpos, s->qpos, sizeof(double) * (size_t)m->nq);
   memcpy(d->qvel, s->qvel, sizeof(double) * (size_t)m->nv);
   memcpy(d->ctrl, s->ctrl, sizeof(double) * (size_t)m->nu);
-  memcpy(d->contact, s->contact, sizeof(physContact) * (size_t)s->ncon);
 }
 
-// phys_step from s's contact list as the warm start (the step the differences take)
-static void step_from(const physModel* m, physData* d, const stepSave* s) {
-  physWarmStart warm = {s->ncon, s->contact};
-  phys_step_warm(m, d, NULL, &warm);
+// phys_step from the caller's contact list as the warm start (the step the differences take), its contacts
+// into s->out
+static void step_from(const physModel* m, physData* d, stepSave* s) {
+  physWarmStart warm = {d->ncon, d->contact};
+  phys_step_warm(m, d, NULL, &warm, &s->out);
 }
 
 // one perturbed step from s: input coordinate j of kind k (0 q tangent, 1 v, 2 ctrl) moved by h; res (2nv)
 // = (q+ (-) q+_0, v+ - v+_0) against the nominal result (q0n, v0n)
-static void perturbed_step(const physModel* m, physData* d, const stepSave* s, int k, int j, double h,
+static void perturbed_step(const physModel* m, physData* d, stepSave* s, int k, int j, double h,
                            const double* q0n, const double* v0n, double* e, double* res) {
   int nv = m->nv;
   load_state(m, d, s);

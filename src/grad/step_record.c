@@ -47,18 +47,25 @@ static physStatus linearize_smooth(const physModel* m, physData* d, int kinemati
   return rec->fp ? PHYS_OK : PHYS_ERR_NUMERIC;
 }
 
-// the constrained kind (step_contact_deriv.h); *found = 0 if the step has no constraints after all
+// the constrained kind (step_contact_deriv.h) from rec's warm start; *found = 0 if the step has no constraints
+// after all
 static physStatus linearize_constrained(const physModel* m, physData* d, physStepRecord* rec, int* found) {
-  physStatus st = phys_constrained_linearize(m, d, &rec->cp);
+  physStatus st = phys_constrained_linearize(m, d, &rec->warm, &rec->cp);
   *found = rec->cp != NULL;
   if (*found) rec->kind = PHYS_STEP_CONSTRAINED;
   return st;
 }
 
 physStatus phys_step_linearize(const physModel* m, physData* d, physStepRecord* rec) {
+  return phys_step_linearize_warm(m, d, NULL, rec);
+}
+
+physStatus phys_step_linearize_warm(const physModel* m, physData* d, const physWarmStart* warm,
+                                    physStepRecord* rec) {
   memset(rec, 0, sizeof(*rec));
   rec->mark = phys_stack_mark(d);
   rec->solver = m->opt.contact;
+  rec->warm = warm ? *warm : (physWarmStart){d->ncon, d->contact};
   if (!phys_grad_balls_last(m)) return PHYS_ERR_MODEL;
   if (m->opt.contact == PHYS_CONTACT_PENALTY) {
     if (phys_penalty_deriv_applies(m, d)) {
@@ -68,7 +75,7 @@ physStatus phys_step_linearize(const physModel* m, physData* d, physStepRecord* 
     return linearize_smooth(m, d, 1, rec);   // (phys_penalty_deriv_applies ran the kinematics)
   }
   int found = 0;
-  if (d->ncon > 0 || d->nlimit > 0) {   // the last step had constraints: detect them once, in the stage
+  if (rec->warm.n > 0 || d->nlimit > 0) {   // the last step had constraints: detect them once, in the stage
     physStatus st = linearize_constrained(m, d, rec, &found);
     if (st != PHYS_OK || found) return st;
     return linearize_smooth(m, d, 0, rec);
@@ -82,7 +89,6 @@ physStatus phys_step_linearize(const physModel* m, physData* d, physStepRecord* 
 }
 
 void phys_step_record_free(physData* d, physStepRecord* rec) {
-  phys_constrained_release(d, rec->cp);
   rec->cp = NULL;
   phys_stack_free(d, rec->mark);
 }
@@ -100,8 +106,8 @@ physStatus phys_step_record_jacobian(const physModel* m, physData* d, const phys
     case PHYS_STEP_PENALTY: return phys_penalty_step_jacobian(m, d, t, A, B, P);
     case PHYS_STEP_CONSTRAINED:
       st = phys_constrained_jacobian_at(m, d, rec->cp, t, A, B, P);
-      if (st == PHYS_OK && toi && A) st = phys_toi_jacobian(m, d, A);
-      if (st == PHYS_OK && toi && P && t) st = phys_toi_param_jacobian(m, d, t, P);
+      if (st == PHYS_OK && toi && A) st = phys_toi_jacobian(m, d, &rec->warm, A);
+      if (st == PHYS_OK && toi && P && t) st = phys_toi_param_jacobian(m, d, &rec->warm, t, P);
       return st;
   }
   return PHYS_ERR_ARG;
@@ -130,8 +136,8 @@ physStatus phys_step_record_vjp(const physModel* m, physData* d, const physStepR
     case PHYS_STEP_PENALTY: return phys_penalty_step_vjp(m, d, t, xbar_next, xbar, ubar, theta_bar, NULL);
     case PHYS_STEP_CONSTRAINED:
       st = phys_constrained_vjp_at(m, d, rec->cp, t, xbar_next, xbar, ubar, theta_bar, NULL);
-      if (st == PHYS_OK && toi && xbar) st = phys_toi_vjp(m, d, xbar_next, xbar);
-      if (st == PHYS_OK && toi && theta_bar) st = phys_toi_param_vjp(m, d, t, xbar_next, theta_bar);
+      if (st == PHYS_OK && toi && xbar) st = phys_toi_vjp(m, d, &rec->warm, xbar_next, xbar);
+      if (st == PHYS_OK && toi && theta_bar) st = phys_toi_param_vjp(m, d, &rec->warm, t, xbar_next, theta_bar);
       return st;
   }
   return PHYS_ERR_ARG;

@@ -17,6 +17,7 @@
 #ifndef PHYS_STEP_RECORD_H
 #define PHYS_STEP_RECORD_H
 
+#include "contact.h"
 #include "frictionloss_deriv.h"
 #include "params.h"
 #include "physid.h"
@@ -38,16 +39,21 @@ typedef struct physStepRecord_ {
   double* qacc;               // smooth: a = M~^-1 (f - c) (nv), with frictionloss rows the step's a+ = (v+ - v)/dt
   physFrictionPoint* fp;      // smooth: the frictionloss rows' solution (frictionloss_deriv.h), NULL without rows
   physConstrainedPoint* cp;   // constrained: the stage, contacts, row states, warm start (step_contact_deriv.h)
+  physWarmStart warm;         // the step's warm-start input (d's own list, or the one phys_step_linearize_warm got)
   size_t mark;                // d's arena mark before the record
 } physStepRecord;
 
 // linearize the step at d's state into rec (arena memory; release with phys_step_record_free even on
 // error). PHYS_ERR_MODEL if a ball joint is not the last joint of its body, PHYS_ERR_NUMERIC (a counted
 // warning) if M~ is not positive definite. d's state is left as it was, and so are its contact lists (the
-// next step's warm start) after the first derivative call or phys_step_record_free (a constrained record
-// holds the stage's detected contacts in d until then, without copying them);
+// next step's warm start, read only: a constrained record holds the stage's detected contacts in arena memory);
 // kinematics, qM, qfrc_bias, qfrc_passive, qfrc_actuator and qacc (the step's acceleration) are at the state.
 physStatus phys_step_linearize(const physModel* m, physData* d, physStepRecord* rec);
+// the same for the step from the warm-start input warm (read only, kept by pointer in rec; NULL: d's own list)
+// instead of d->contact: a caller holding a state's list elsewhere (the rollout's records) linearizes the step
+// phys_step_warm(warm) takes without loading the list into d
+physStatus phys_step_linearize_warm(const physModel* m, physData* d, const physWarmStart* warm,
+                                    physStepRecord* rec);
 // release rec's arena memory
 void phys_step_record_free(physData* d, physStepRecord* rec);
 

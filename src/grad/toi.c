@@ -51,47 +51,37 @@
 //---------------------------------------------------------------------------------------------------------
 // the trial step
 
-// what the trial step changes and must restore (arena memory of the caller's mark); contact, the caller's
-// list, is also the trial step's warm-start input (phys_step_warm: d->contact_prev is not touched)
+// the state the trial step advances and must restore (arena memory of the caller's mark); the caller's
+// contact list is the trial step's warm-start input, read only: the trial step's contacts go to a list of
+// its own (phys_step_warm), d->contact and d->contact_prev are not touched
 typedef struct toiSave_ {
   double time;
-  int nwarning, ncon, ncon_dropped, nlimit;
+  int nwarning;
   double *qpos, *qvel, *qacc, *qfrc;
-  physContact* contact;
 } toiSave;
 
 // save d's state into s
 static void save_state(const physModel* m, physData* d, toiSave* s) {
   s->time = d->time;
   s->nwarning = d->nwarning;
-  s->ncon = d->ncon;
-  s->ncon_dropped = d->ncon_dropped;
-  s->nlimit = d->nlimit;
   s->qpos = phys_stack_alloc(d, (size_t)m->nq);
   s->qvel = phys_stack_alloc(d, (size_t)m->nv);
   s->qacc = phys_stack_alloc(d, (size_t)m->nv);
   s->qfrc = phys_stack_alloc(d, (size_t)m->nv);
-  size_t c1 = sizeof(physContact) * (size_t)d->ncon;
-  s->contact = (physContact*)phys_stack_alloc(d, c1 / sizeof(double) + 1);
   memcpy(s->qpos, d->qpos, sizeof(double) * (size_t)m->nq);
   memcpy(s->qvel, d->qvel, sizeof(double) * (size_t)m->nv);
   memcpy(s->qacc, d->qacc, sizeof(double) * (size_t)m->nv);
   memcpy(s->qfrc, d->qfrc_constraint, sizeof(double) * (size_t)m->nv);
-  memcpy(s->contact, d->contact, c1);
 }
 
 // restore d from s
 static void load_state(const physModel* m, physData* d, const toiSave* s) {
   d->time = s->time;
   d->nwarning = s->nwarning;
-  d->ncon = s->ncon;
-  d->ncon_dropped = s->ncon_dropped;
-  d->nlimit = s->nlimit;
   memcpy(d->qpos, s->qpos, sizeof(double) * (size_t)m->nq);
   memcpy(d->qvel, s->qvel, sizeof(double) * (size_t)m->nv);
   memcpy(d->qacc, s->qacc, sizeof(double) * (size_t)m->nv);
   memcpy(d->qfrc_constraint, s->qfrc, sizeof(double) * (size_t)m->nv);
-  memcpy(d->contact, s->contact, sizeof(physContact) * (size_t)s->ncon);
 }
 
 //---------------------------------------------------------------------------------------------------------
@@ -156,13 +146,14 @@ static void restitution_geoms(int out[2], const physModel* m, const physContact*
   for (int k = 0; k < 2; k++) out[k] = phys_contact_material_moves(m, c, c->geom[k], 1) ? c->geom[k] : -1;
 }
 
-// Delta = -D W J_b' G_b^+ E J_b (E less beta on corrected rows) from the trial step's contacts (d->contact,
+// Delta = -D W J_b' G_b^+ E J_b (E less beta on corrected rows) from the trial step's contacts tr (with
 // d->qLD, d->qfrc_constraint, v+ in d->qvel); v the pre-step velocity, vsum the position update velocity; if U
-// is not NULL, U (nb x nv, room for ncon rows) = the columns U_b = -D W J_b' G_b^+ e_b d_b and geom (2 nb)
+// is not NULL, U (nb x nv, room for tr->n rows) = the columns U_b = -D W J_b' G_b^+ e_b d_b and geom (2 nb)
 // their restitution geoms. Returns nb.
-static int build_delta(const physModel* m, physData* d, const double* v, const double* vsum, double* delta,
-                       double* U, int* geom) {
-  int nv = m->nv, nc = d->ncon, nb = 0;
+static int build_delta(const physModel* m, physData* d, const physContactList* tr, const double* v,
+                       const double* vsum, double* delta, double* U, int* geom) {
+  int nv = m->nv, nc = tr->n, nb = 0;
+  const physContact* con = tr->con;
   double dt = m->opt.timestep;
   size_t mark = phys_stack_mark(d);
   double* Jb = phys_stack_alloc(d, (size_t)nc * nv + 1);
@@ -177,14 +168,14 @@ static int build_delta(const physModel* m, physData* d, const double* v, const d
   for (int i = 0; i < nv; i++) vf[i] = d->qvel[i] - vf[i];
   for (int i = 0; i < nc; i++) {
     double* jn = Jb + (size_t)nb * nv;
-    normal_row(m, d, d->contact + i, jn, jac, tmp);
-    if (!bounces(m, d->contact + i, jn, v, vf)) continue;
+    normal_row(m, d, con + i, jn, jac, tmp);
+    if (!bounces(m, con + i, jn, v, vf)) continue;
     // restitution law J_n v' = -eps phi(v_n) (contact.h): 1 + eps becomes 1 + eps phi(v_n)/v_n, d_b takes phi/v_n
     double vn = 0;
     for (int k = 0; k < nv; k++) vn += jn[k] * v[k];
     double rho = phys_restitution_phi(vn, NULL) / vn;
-    if (geom) restitution_geoms(geom + 2 * nb, m, d->contact + i), db[nb] = d->contact[i].dist * rho;
-    eb[nb++] = 1 + d->contact[i].restitution * rho - (phys_contact_corrected(d->contact[i].dist) ? m->opt.baumgarte : 0);
+    if (geom) restitution_geoms(geom + 2 * nb, m, con + i), db[nb] = con[i].dist * rho;
+    eb[nb++] = 1 + con[i].restitution * rho - (phys_contact_corrected(con[i].dist) ? m->opt.baumgarte : 0);
   }
   memset(delta, 0, sizeof(double) * (size_t)nv * nv);
   if (nb > 0) {
@@ -233,9 +224,10 @@ static int build_delta(const physModel* m, physData* d, const double* v, const d
   return nb;
 }
 
-// the trial step (phys_step's, from the caller's list as its warm start) and build_delta (U, geom may be NULL;
-// else room for d->nconmax rows); -1 if rejected
-static int toi_trial(const physModel* m, physData* d, double* delta, double* U, int* geom) {
+// the trial step (phys_step's, from warm, NULL: the caller's list d->contact, its contacts into arena memory)
+// and build_delta (U, geom may be NULL; else room for d->nconmax rows); -1 if rejected
+static int toi_trial(const physModel* m, physData* d, const physWarmStart* ws, double* delta, double* U,
+                     int* geom) {
   int nv = m->nv;
   double dt = m->opt.timestep;
   size_t mark = phys_stack_mark(d);
@@ -243,29 +235,32 @@ static int toi_trial(const physModel* m, physData* d, double* delta, double* U, 
   save_state(m, d, &s);
   double* vsum = phys_stack_alloc(d, (size_t)nv);
   int nwarn = d->nwarning;
-  physWarmStart warm = {s.ncon, s.contact};
-  phys_step_warm(m, d, NULL, &warm);
+  physWarmStart warm = ws ? *ws : (physWarmStart){d->ncon, d->contact};
+  physContactList tr = phys_contact_list_arena(d);
+  phys_step_warm(m, d, NULL, &warm, &tr);
   int nb = 0;
   memset(delta, 0, sizeof(double) * (size_t)nv * nv);
   if (d->nwarning != nwarn && d->time == s.time) {
     nb = -1;   // rejected step (M~ not positive definite or not finite)
-  } else if (d->ncon > 0 && m->opt.contact != PHYS_CONTACT_PENALTY) {
+  } else if (tr.n > 0 && m->opt.contact != PHYS_CONTACT_PENALTY) {
     // the position update velocity (v+ + vpos) = (q+ (-) q) / dt
     phys_difference_pos(m, vsum, dt, s.qpos, d->qpos);
-    nb = build_delta(m, d, s.qvel, vsum, delta, U, geom);
+    nb = build_delta(m, d, &tr, s.qvel, vsum, delta, U, geom);
   }
   load_state(m, d, &s);
   phys_stack_free(d, mark);
   return nb;
 }
 
-int phys_toi_delta(const physModel* m, physData* d, double* delta) { return toi_trial(m, d, delta, NULL, NULL); }
+int phys_toi_delta(const physModel* m, physData* d, const physWarmStart* warm, double* delta) {
+  return toi_trial(m, d, warm, delta, NULL, NULL);
+}
 
-physStatus phys_toi_jacobian(const physModel* m, physData* d, double* A) {
+physStatus phys_toi_jacobian(const physModel* m, physData* d, const physWarmStart* warm, double* A) {
   int nv = m->nv, n2 = 2 * nv;
   size_t mark = phys_stack_mark(d);
   double* delta = phys_stack_alloc(d, (size_t)nv * nv);
-  int nb = toi_trial(m, d, delta, NULL, NULL);
+  int nb = toi_trial(m, d, warm, delta, NULL, NULL);
   if (nb > 0)
     for (int i = 0; i < nv; i++)
       for (int j = 0; j < nv; j++) A[(size_t)i * n2 + j] += delta[(size_t)i * nv + j];
@@ -273,11 +268,12 @@ physStatus phys_toi_jacobian(const physModel* m, physData* d, double* A) {
   return nb < 0 ? PHYS_ERR_NUMERIC : PHYS_OK;
 }
 
-physStatus phys_toi_vjp(const physModel* m, physData* d, const double* xbar_next, double* xbar) {
+physStatus phys_toi_vjp(const physModel* m, physData* d, const physWarmStart* warm, const double* xbar_next,
+                        double* xbar) {
   int nv = m->nv;
   size_t mark = phys_stack_mark(d);
   double* delta = phys_stack_alloc(d, (size_t)nv * nv);
-  int nb = toi_trial(m, d, delta, NULL, NULL);
+  int nb = toi_trial(m, d, warm, delta, NULL, NULL);
   // xbar_q += Delta' qbar+
   if (nb > 0)
     for (int j = 0; j < nv; j++) {
@@ -297,22 +293,24 @@ static int restitution_column(const physParamTable* t, int g) {
 }
 
 // the bouncing contacts' U_b and restitution columns: returns nb (-1 rejected); U (nconmax x nv), col (nconmax)
-static int toi_columns(const physModel* m, physData* d, const physParamTable* t, double* U, int* col) {
+static int toi_columns(const physModel* m, physData* d, const physWarmStart* warm, const physParamTable* t,
+                       double* U, int* col) {
   int nv = m->nv;
   size_t mark = phys_stack_mark(d);
   double* delta = phys_stack_alloc(d, (size_t)nv * nv);
-  int nb = toi_trial(m, d, delta, U, col);
+  int nb = toi_trial(m, d, warm, delta, U, col);
   for (int b = 0; b < 2 * nb; b++) col[b] = restitution_column(t, col[b]);
   phys_stack_free(d, mark);
   return nb;
 }
 
-physStatus phys_toi_param_jacobian(const physModel* m, physData* d, const physParamTable* t, double* P) {
+physStatus phys_toi_param_jacobian(const physModel* m, physData* d, const physWarmStart* warm,
+                                   const physParamTable* t, double* P) {
   int nv = m->nv, nt = t->ntheta;
   size_t mark = phys_stack_mark(d);
   double* U = phys_stack_alloc(d, (size_t)d->nconmax * nv + 1);
   int* col = (int*)phys_stack_alloc(d, (size_t)d->nconmax + 1);   // 2 ints per bounce
-  int nb = toi_columns(m, d, t, U, col);
+  int nb = toi_columns(m, d, warm, t, U, col);
   // the q+ rows of P gain U_b in the column of eps_b
   for (int b = 0; b < 2 * nb; b++)
     if (col[b] >= 0)
@@ -321,13 +319,13 @@ physStatus phys_toi_param_jacobian(const physModel* m, physData* d, const physPa
   return nb < 0 ? PHYS_ERR_NUMERIC : PHYS_OK;
 }
 
-physStatus phys_toi_param_vjp(const physModel* m, physData* d, const physParamTable* t, const double* xbar_next,
-                              double* theta_bar) {
+physStatus phys_toi_param_vjp(const physModel* m, physData* d, const physWarmStart* warm, const physParamTable* t,
+                              const double* xbar_next, double* theta_bar) {
   int nv = m->nv;
   size_t mark = phys_stack_mark(d);
   double* U = phys_stack_alloc(d, (size_t)d->nconmax * nv + 1);
   int* col = (int*)phys_stack_alloc(d, (size_t)d->nconmax + 1);   // 2 ints per bounce
-  int nb = toi_columns(m, d, t, U, col);
+  int nb = toi_columns(m, d, warm, t, U, col);
   // theta_bar[eps_b] += U_b . qbar+
   for (int b = 0; b < 2 * nb; b++)
     if (col[b] >= 0)

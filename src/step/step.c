@@ -7,7 +7,8 @@
 // update goes through the contact problem (lcp, cone, ccp) or penalty forces (src/contact/contact.h).
 // The constrained update's warm start is an explicit read-only input (physWarmStart, contact.h): phys_step
 // moves d->contact to d->contact_prev and passes that; phys_step_warm and the velocity stage the derivatives
-// re-run (step.h) take the list from their caller and leave d->contact_prev alone.
+// re-run (step.h) take the list from their caller and leave d->contact_prev alone. The step's contacts go to
+// a list its caller names (physContactList): phys_step's is d->contact, a re-run's its own.
 #include <math.h>
 #include <string.h>
 
@@ -203,19 +204,19 @@ static physWarmStart keep_previous(physData* d) {
   return (physWarmStart){d->ncon_prev, d->contact_prev};
 }
 
-// detect this step's contacts into d->contact (needs kinematics); d->ncon = 0 when contacts are disabled.
-// Deep contacts at time 0 raise one counted warning.
-static void detect_contacts(const physModel* m, physData* d) {
-  d->ncon = 0;
+// detect this step's contacts into cl (needs kinematics); none when contacts are disabled. Deep contacts at
+// time 0 raise one counted warning.
+static void detect_contacts(const physModel* m, physData* d, physContactList* cl) {
+  cl->n = 0;
   if (m->opt.disableflags & PHYS_DSBL_CONTACT) {
     return;
   }
-  phys_collision(m, d);
+  phys_collision_into(m, d, cl);
   if (d->time != 0) {
     return;
   }
-  for (int i = 0; i < d->ncon; i++) {
-    const physContact* c = d->contact + i;
+  for (int i = 0; i < cl->n; i++) {
+    const physContact* c = cl->con + i;
     if (c->dist < -PHYS_PENETRATION_WARN) {
       phys_data_warn(d, PHYS_WARN_OVERLAP, "phys_step: initial state interpenetrates: geoms %d and %d overlap by %g m "
                         "(separated by drift stabilization, baumgarte %g)", c->geom[0], c->geom[1], -c->dist,
@@ -394,7 +395,7 @@ static __attribute__((noinline)) void frictionloss_finish(const physModel* m, ph
 // v+ through the constraint problem (lcp, cone, ccp) into st (step.h; arena memory of the caller's mark):
 //   M~ = M + dt B = L' D L (qLD, tree-sparse, phys_factor_m),   v_f = v + dt M~^-1 (tau - c),
 //   lambda = solver(G, g, mu; guesses from warm),   v+ = v_f + M~^-1 J' lambda,   qfrc_constraint = J' lambda / dt;
-// impulses and row states are stored in d->contact. Returns 0 (nothing changed but a counted warning) if
+// impulses and row states are stored in st->con, the limit rows counted there. Returns 0 (nothing changed but a counted warning) if
 // M~ is not positive definite.
 int phys_step_constrained(const physModel* m, physData* d, physSolverFn solver, const double* tau,
                           const physWarmStart* warm, physStepStage* st) {
@@ -427,7 +428,8 @@ int phys_step_constrained(const physModel* m, physData* d, physSolverFn solver, 
   // the contact problem and its impulses
   physConstraintProblem* p = &st->p;
   double *J, *G, *g, *mu;
-  phys_constraint_assemble(m, d, vnew, warm, p, &J, &G, &g, &mu);
+  phys_constraint_assemble(m, d, st->con->con, st->con->n, vnew, warm, p, &J, &G, &g, &mu);
+  st->con->nlimit = p->nl;
   physConstraintSolution* sol = &st->sol;
   memset(sol, 0, sizeof(*sol));
   sol->lambda = phys_stack_alloc(d, (size_t)p->n + 1);
@@ -441,8 +443,8 @@ int phys_step_constrained(const physModel* m, physData* d, physSolverFn solver, 
   if (m->nfrictionloss > 0) frictionloss_solve(m, d, solver, st);
   for (int i = 0; i < p->nc; i++) {
     for (int r = 0; r < 3; r++) {
-      d->contact[i].lambda[r] = sol->lambda[3 * i + r];
-      d->contact[i].state[r] = sol->state[3 * i + r];
+      st->con->con[i].lambda[r] = sol->lambda[3 * i + r];
+      st->con->con[i].state[r] = sol->state[3 * i + r];
     }
   }
 
@@ -460,11 +462,12 @@ int phys_step_constrained(const physModel* m, physData* d, physSolverFn solver, 
   return 1;
 }
 
-// phys_step_constrained into vnew, vpos (nv each) with its memory released
+// phys_step_constrained on the contacts cl into vnew, vpos (nv each) with its memory released
 static int constrained_velocity(const physModel* m, physData* d, physSolverFn solver, const double* tau,
-                                const physWarmStart* warm, double* vnew, double* vpos) {
+                                const physWarmStart* warm, physContactList* cl, double* vnew, double* vpos) {
   size_t mark = phys_stack_mark(d);
   physStepStage st;
+  st.con = cl;
   int ok = phys_step_constrained(m, d, solver, tau, warm, &st);
   if (ok) {
     memcpy(vnew, st.vnew, sizeof(double) * (size_t)m->nv);
@@ -474,17 +477,17 @@ static int constrained_velocity(const physModel* m, physData* d, physSolverFn so
   return ok;
 }
 
-// 1 if some contact penetrates (penalty forces possible)
-static int penalty_penetrating(const physData* d) {
-  for (int i = 0; i < d->ncon; i++)
-    if (d->contact[i].dist < 0) return 1;
+// 1 if some contact of cl penetrates (penalty forces possible)
+static int penalty_penetrating(const physContactList* cl) {
+  for (int i = 0; i < cl->n; i++)
+    if (cl->con[i].dist < 0) return 1;
   return 0;
 }
 
 // at most this many solves of one penalty step (penalty_dense)
 #define PHYS_PENALTY_SOLVES 3
 
-// penalty with penetrating contacts: the linearly implicit step (src/contact/penalty.c)
+// penalty with penetrating contacts cl: the linearly implicit step (src/contact/penalty.c)
 //   H = M + dt B + A + dt sum_c (d_c J_n' J_n + C_c J_t' J_t) = L' D L,   v+ = v + dt H^-1 rhs,
 //   rhs = tau - c + f_limit + sum_c J_n' (k (-phi) - d v_n) - C J_t' v_t
 // so the contacts' normal dampers and friction act at v+ (A, f_limit: implicit limit springs). m_e of the
@@ -494,23 +497,23 @@ static int penalty_penetrating(const physData* d) {
 // C at v+ (the friction of a sliding contact is then mu f_n to second order in a step's speed change), a
 // third one follows only if a contact was released (its f_n at v+ would pull). qfrc_constraint = the
 // penalty force at v+. Returns 0 (counted warning, nothing changed) if a matrix is not positive definite.
-static int penalty_dense(const physModel* m, physData* d, const double* tau, const double* add,
-                         const double* alim, double* vnew) {
-  int nv = m->nv;
+static int penalty_dense(const physModel* m, physData* d, physContactList* cl, const double* tau,
+                         const double* add, const double* alim, double* vnew) {
+  int nv = m->nv, nc = cl->n;
   double dt = m->opt.timestep;
   size_t mark = phys_stack_mark(d), nn = (size_t)nv * (size_t)nv;
-  double* J = phys_stack_alloc(d, 3 * (size_t)d->ncon * (size_t)nv + 1);
+  double* J = phys_stack_alloc(d, 3 * (size_t)nc * (size_t)nv + 1);
   double* H = phys_stack_alloc(d, nn);
   physPenaltyContact* pc = (physPenaltyContact*)phys_stack_alloc(
-      d, ((size_t)d->ncon * sizeof(physPenaltyContact) + sizeof(double) - 1) / sizeof(double) + 1);
-  const int* parent = phys_penalty_tree(m, d) ? m->dof_parentid : NULL;   // NULL: dense
+      d, ((size_t)nc * sizeof(physPenaltyContact) + sizeof(double) - 1) / sizeof(double) + 1);
+  const int* parent = phys_penalty_tree(m, cl->con, nc) ? m->dof_parentid : NULL;   // NULL: dense
   phys_crb(m, d);
   phys_bias_forces(m, d);
 
   // M~ = M + dt B factored (qLD) for the contacts' Delassus diagonals; their linearization
   phys_implicit_damping_add(m, vnew);
   int ok = phys_factor_m(m, d->qLD, d->qM, vnew) == nv;
-  if (ok) phys_penalty_contacts(m, d, d->qLD, pc, J);
+  if (ok) phys_penalty_contacts(m, d, cl->con, nc, d->qLD, pc, J);
 
   // H a = rhs, again after phys_penalty_update changed a coefficient (once) or released a contact
   for (int it = 0; ok && it < PHYS_PENALTY_SOLVES; it++) {
@@ -519,12 +522,12 @@ static int penalty_dense(const physModel* m, physData* d, const double* tau, con
       H[i * nv + i] += add[i];
       vnew[i] = tau[i] + d->qfrc_constraint[i] - d->qfrc_bias[i];
     }
-    phys_penalty_assemble(m, d, pc, J, vnew, H);
+    phys_penalty_assemble(m, d, nc, pc, J, vnew, H);
     ok = phys_ldl_factor(H, parent, nv) == nv;
     if (!ok) break;
     phys_ldl_solve(vnew, H, parent, vnew, nv);
     for (int i = 0; i < nv; i++) vnew[i] = d->qvel[i] + dt * vnew[i];
-    int changed = it + 1 < PHYS_PENALTY_SOLVES ? phys_penalty_update(m, d, pc, J, vnew) : 0;
+    int changed = it + 1 < PHYS_PENALTY_SOLVES ? phys_penalty_update(m, cl->con, nc, pc, J, vnew) : 0;
     if (!changed) break;
   }
   if (!ok) {
@@ -534,7 +537,7 @@ static int penalty_dense(const physModel* m, physData* d, const double* tau, con
   }
 
   // forces at v+: contacts (and their impulses), limits (f - A a)
-  phys_penalty_finish(m, d, pc, J, vnew, d->qfrc_constraint);
+  phys_penalty_finish(m, cl->con, nc, pc, J, vnew, d->qfrc_constraint);
   for (int i = 0; i < nv; i++) d->qfrc_constraint[i] -= alim[i] * (vnew[i] - d->qvel[i]) / dt;
   phys_stack_free(d, mark);
   return 1;
@@ -543,8 +546,9 @@ static int penalty_dense(const physModel* m, physData* d, const double* tau, con
 // v+ with penalty forces. Joint-limit springs in implicit form (A = diag(dt d_c + dt^2 k_c) on limited
 // dofs, phys_penalty_limits). Without penetrating contacts, one ABA pass:
 //   v+ = v + dt (M + dt B + A)^-1 (tau + f_limit - c),  qfrc_constraint = f_limit - A a;
-// with them the dense implicit step penalty_dense. Returns 0 if the step is rejected.
-static int penalty_velocity(const physModel* m, physData* d, double* tau, double* vnew) {
+// with them the dense implicit step penalty_dense. The contacts cl receive their impulses and the number of
+// active limits. Returns 0 if the step is rejected.
+static int penalty_velocity(const physModel* m, physData* d, physContactList* cl, double* tau, double* vnew) {
   int nv = m->nv;
   double dt = m->opt.timestep;
   size_t mark = phys_stack_mark(d);
@@ -552,18 +556,18 @@ static int penalty_velocity(const physModel* m, physData* d, double* tau, double
   double* alim = phys_stack_alloc(d, (size_t)nv);
   memset(d->qfrc_constraint, 0, sizeof(double) * (size_t)nv);
   memset(alim, 0, sizeof(double) * (size_t)nv);
-  d->nlimit = phys_penalty_limits(m, d, d->qfrc_constraint, alim);
+  cl->nlimit = phys_penalty_limits(m, d, d->qfrc_constraint, alim);
   phys_penalty_frictionloss(m, d, d->qfrc_constraint, alim);
   int damp = implicit_damping(m);
   for (int i = 0; i < nv; i++) add[i] = alim[i] + (damp ? dt * m->dof_damping[i] : 0);
-  if (penalty_penetrating(d)) {
-    int ok = penalty_dense(m, d, tau, add, alim, vnew);
+  if (penalty_penetrating(cl)) {
+    int ok = penalty_dense(m, d, cl, tau, add, alim, vnew);
     phys_stack_free(d, mark);
     return ok;
   }
-  for (int i = 0; i < d->ncon; i++) {
-    memset(d->contact[i].lambda, 0, sizeof d->contact[i].lambda);   // contacts without force
-    d->contact[i].efc_adr = -1;
+  for (int i = 0; i < cl->n; i++) {
+    memset(cl->con[i].lambda, 0, sizeof cl->con[i].lambda);   // contacts without force
+    cl->con[i].efc_adr = -1;
   }
   for (int i = 0; i < nv; i++) tau[i] += d->qfrc_constraint[i];
   phys_aba(m, d, tau, add, vnew);
@@ -627,12 +631,13 @@ static int pair_was_penetrating(const physWarmStart* prev, int g0, int g1) {
 // energy 0.5 k_c sum min(phi, 0)^2 of the penalty springs: penetrating contacts and violated joint limits;
 // *fresh = the part of pairs that did not penetrate at the last step's start (a contact found already
 // penetrated: the step before moved it in without its spring acting, so that energy is the detection's, not
-// a gain of the dynamics; prev: the last step's list)
-static double penalty_energy(const physModel* m, const physData* d, const physWarmStart* prev, double* fresh) {
+// a gain of the dynamics; cl: this step's contacts, prev: the last step's list)
+static double penalty_energy(const physModel* m, const physData* d, const physContactList* cl,
+                             const physWarmStart* prev, double* fresh) {
   double e = 0, k = m->opt.penalty_stiffness;
   *fresh = 0;
-  for (int i = 0; i < d->ncon; i++) {
-    const physContact* c = d->contact + i;
+  for (int i = 0; i < cl->n; i++) {
+    const physContact* c = cl->con + i;
     double x = c->dist < 0 ? c->dist : 0;
     e += 0.5 * k * x * x;
     if (x < 0 && !pair_was_penetrating(prev, c->geom[0], c->geom[1])) *fresh += 0.5 * k * x * x;
@@ -648,12 +653,12 @@ static double penalty_energy(const physModel* m, const physData* d, const physWa
 
 // potential energy as phys_energy's (needs kinematics), plus the penalty springs (*spring; *fresh:
 // penalty_energy's)
-static double potential_energy(const physModel* m, const physData* d, const physWarmStart* prev, double* spring,
-                               double* fresh) {
+static double potential_energy(const physModel* m, const physData* d, const physContactList* cl,
+                               const physWarmStart* prev, double* spring, double* fresh) {
   double U = gravity_energy(m, d);
   *spring = *fresh = 0;
   if (!(m->opt.disableflags & PHYS_DSBL_PASSIVE)) U += joint_spring_energy(m, d) + point_spring_energy(m, d);
-  if (m->opt.contact == PHYS_CONTACT_PENALTY) *spring = penalty_energy(m, d, prev, fresh);
+  if (m->opt.contact == PHYS_CONTACT_PENALTY) *spring = penalty_energy(m, d, cl, prev, fresh);
   return U + *spring;
 }
 
@@ -680,10 +685,10 @@ static uint64_t state_hash(const physModel* m, const physData* d) {
   return h;
 }
 
-// at a step's start (kinematics, cvel and the contact list of this state computed; prev the last step's
+// at a step's start (kinematics, cvel and the contact list cl of this state computed; prev the last step's
 // list): compare with the last step's start energy (file comment above) and record this one
-static void energy_check(const physModel* m, physData* d, const physWarmStart* prev) {
-  double spring, fresh, T = kinetic_energy(m, d), U = potential_energy(m, d, prev, &spring, &fresh), E = T + U;
+static void energy_check(const physModel* m, physData* d, const physContactList* cl, const physWarmStart* prev) {
+  double spring, fresh, T = kinetic_energy(m, d), U = potential_energy(m, d, cl, prev, &spring, &fresh), E = T + U;
   if (d->energy_tend == d->time && !d->energy_input && d->energy_state == state_hash(m, d)) {
     double U0 = d->energy_start - d->energy_scale, gain = E - d->energy_start - d->energy_poswork - fresh;
     double g = phys_norm3(m->opt.gravity);
@@ -747,9 +752,9 @@ typedef struct stepBackup_ {
 } stepBackup;
 
 // phys_step_solver's body with the warm-start input warm (NULL: d's last list, moved to d->contact_prev
-// first as phys_step does); bk receives the saved state
+// first as phys_step does), the step's contacts into cl; bk receives the saved state
 static void step_body(const physModel* m, physData* d, physSolverFn solver, const physWarmStart* warm,
-                      volatile stepBackup* bk) {
+                      physContactList* cl, volatile stepBackup* bk) {
   int nq = m->nq, nv = m->nv;
   double dt = m->opt.timestep;
   size_t mark = phys_stack_mark(d);
@@ -764,15 +769,15 @@ static void step_body(const physModel* m, physData* d, physSolverFn solver, cons
 
   smooth_pipeline(m, d, tau, 0);
   physWarmStart prev = warm ? *warm : keep_previous(d);
-  detect_contacts(m, d);
+  detect_contacts(m, d, cl);
   int energy = m->opt.enableflags & PHYS_ENBL_ENERGY;
-  if (energy) energy_check(m, d, &prev);
+  if (energy) energy_check(m, d, cl, &prev);
   int ok = 1, nlimit = phys_constraint_nlimit(m, d);
-  d->nlimit = 0;
+  cl->nlimit = 0;
   d->solver_iter = 0;
   d->solver_residual = 0;
   memset(vpos, 0, sizeof(double) * (size_t)nv);
-  if (d->ncon == 0 && nlimit == 0 && m->nfrictionloss == 0) {
+  if (cl->n == 0 && nlimit == 0 && m->nfrictionloss == 0) {
     // a = (M + dt B)^-1 (tau - c): one articulated-body pass, no mass matrix; v+ = v + dt a
     memset(d->qfrc_constraint, 0, sizeof(double) * (size_t)nv);
     unconstrained_acc(m, d, tau, d->qacc);
@@ -781,9 +786,9 @@ static void step_body(const physModel* m, physData* d, physSolverFn solver, cons
     }
   } else {
     if (m->opt.contact == PHYS_CONTACT_PENALTY) {
-      ok = penalty_velocity(m, d, tau, vnew);
+      ok = penalty_velocity(m, d, cl, tau, vnew);
     } else {
-      ok = constrained_velocity(m, d, solver ? solver : option_solver(m), tau, &prev, vnew, vpos);
+      ok = constrained_velocity(m, d, solver ? solver : option_solver(m), tau, &prev, cl, vnew, vpos);
     }
     for (int i = 0; i < nv; i++) {
       d->qacc[i] = (vnew[i] - d->qvel[i]) / dt;
@@ -820,7 +825,8 @@ static void step_body(const physModel* m, physData* d, physSolverFn solver, cons
 
 // the step under an arena guard (step_body's arguments). A step that runs out of arena (arena.h) is
 // rejected: qpos, qvel and time as at its start, a PHYS_WARN_REJECTED warning
-static void guarded_step(const physModel* m, physData* d, physSolverFn solver, const physWarmStart* warm) {
+static void guarded_step(const physModel* m, physData* d, physSolverFn solver, const physWarmStart* warm,
+                         physContactList* cl) {
   volatile stepBackup bk = {NULL, NULL};
   physArenaGuard g;
   phys_arena_enter(d, &g);
@@ -832,35 +838,48 @@ static void guarded_step(const physModel* m, physData* d, physSolverFn solver, c
     phys_arena_failed(d, &g, PHYS_WARN_REJECTED, "phys_step: step rejected, state restored");
     return;
   }
-  step_body(m, d, solver, warm, &bk);
+  step_body(m, d, solver, warm, cl, &bk);
   phys_arena_leave(d, &g);
 }
 
-// phys_step with a given contact solver (step.h); NULL: the solver of m->opt.contact
-void phys_step_solver(const physModel* m, physData* d, physSolverFn solver) { guarded_step(m, d, solver, NULL); }
+// the step into d's own contact list (d->contact, ncon, ncon_dropped, nlimit), the step's output: the list
+// keeps d's values until the detection replaces them (a step rejected before it leaves them as they were)
+static void step_into_data(const physModel* m, physData* d, physSolverFn solver, const physWarmStart* warm) {
+  physContactList cl = {d->contact, d->ncon, d->nconmax, d->ncon_dropped, d->nlimit};
+  guarded_step(m, d, solver, warm, &cl);
+  d->ncon = cl.n;
+  d->ncon_dropped = cl.dropped;
+  d->nlimit = cl.nlimit;
+}
 
-// the step from an explicit warm-start input (step.h): d->contact_prev is neither read nor written
-void phys_step_warm(const physModel* m, physData* d, physSolverFn solver, const physWarmStart* warm) {
+// phys_step with a given contact solver (step.h); NULL: the solver of m->opt.contact
+void phys_step_solver(const physModel* m, physData* d, physSolverFn solver) { step_into_data(m, d, solver, NULL); }
+
+// the step from an explicit warm-start input into out (step.h): d->contact_prev is neither read nor written
+void phys_step_warm(const physModel* m, physData* d, physSolverFn solver, const physWarmStart* warm,
+                    physContactList* out) {
   physWarmStart cold = {0, NULL};
-  guarded_step(m, d, solver, warm ? warm : &cold);
+  if (out) guarded_step(m, d, solver, warm ? warm : &cold, out);
+  else step_into_data(m, d, solver, warm ? warm : &cold);
 }
 
 // phys_step's velocity stage at d's state without integrating (step.h): smooth pipeline, contact detection
-// into d->contact (d->contact_prev untouched) and, with constraints and lcp/cone/ccp, the constrained update
-// from the warm-start input warm into st with d->qacc = (v+ - v)/dt
+// into the caller's list con (d->contact, d->contact_prev untouched) and, with constraints and lcp/cone/ccp,
+// the constrained update from the warm-start input warm into st with d->qacc = (v+ - v)/dt
 int phys_step_stage(const physModel* m, physData* d, physSolverFn solver, const physWarmStart* warm,
-                    physStepStage* st) {
+                    physContactList* con, physStepStage* st) {
   int nv = m->nv;
   double dt = m->opt.timestep;
   memset(st, 0, sizeof(*st));
+  st->con = con;
   st->tau = phys_stack_alloc(d, (size_t)nv);
   smooth_pipeline(m, d, st->tau, 0);
-  detect_contacts(m, d);
+  detect_contacts(m, d, con);
   int nlimit = phys_constraint_nlimit(m, d);
-  d->nlimit = 0;
+  con->nlimit = 0;
   d->solver_iter = 0;
   d->solver_residual = 0;
-  if ((d->ncon == 0 && nlimit == 0) || m->opt.contact == PHYS_CONTACT_PENALTY) {
+  if ((con->n == 0 && nlimit == 0) || m->opt.contact == PHYS_CONTACT_PENALTY) {
     return 0;
   }
   if (!phys_step_constrained(m, d, solver ? solver : option_solver(m), st->tau, warm, st)) {

@@ -3,6 +3,7 @@
 #ifndef PHYS_STEP_H
 #define PHYS_STEP_H
 
+#include "collision.h"
 #include "contact.h"
 #include "physid.h"
 
@@ -24,10 +25,15 @@ void phys_step_solver(const physModel* m, physData* d, physSolverFn solver);
 // moves d->contact to d->contact_prev and passes that; the stages below and phys_step_warm take it as an
 // argument, so a re-run of a step (derivatives, the time-of-impact trial, finite differences) passes the
 // list the step it reproduces started from and never writes d->contact_prev to fake a previous step.
+// Contact lists (physContactList, collision.h). The step's output, its contacts with their impulses, goes to a
+// list: phys_step's is d's own (d->contact, ncon, ncon_dropped, nlimit); phys_step_warm and the stage below
+// write the one their caller names, so a re-run of a step leaves d->contact (its warm-start input) as it was.
 //
 // phys_step_solver from the warm-start input warm (NULL: cold) instead of d's last list: d->contact_prev is
-// neither read nor written; d->contact receives the step's contacts (warm must not point into it)
-void phys_step_warm(const physModel* m, physData* d, physSolverFn solver, const physWarmStart* warm);
+// neither read nor written; the step's contacts go to out (NULL: d's own list, d->contact; warm must not
+// point into the list written)
+void phys_step_warm(const physModel* m, physData* d, physSolverFn solver, const physWarmStart* warm,
+                    physContactList* out);
 
 // the velocity stage of a constrained step (lcp, cone, ccp), in arena memory of the caller's mark
 typedef struct physStepStage_ {
@@ -40,20 +46,22 @@ typedef struct physStepStage_ {
   physConstraintProblem pp;      // the position problem: p with g = gpos, mu = 0, its warm guess
   physConstraintSolution sol_pos;  // lambda_p and row states (all 0 when p.npos == 0)
   physFrictionRows fr;           // joint frictionloss rows and their impulses (nf = 0: none)
+  physContactList* con;          // the contacts detected at the stage's state, with their impulses (p.con)
 } physStepStage;
 
-// phys_step's constrained velocity update from tau at d's current kinematics and contacts (d->contact as
+// phys_step's constrained velocity update from tau at d's current kinematics and contacts (st->con, as
 // detected) with the solver's guesses from warm (NULL: cold): M~ factored into d->qLD, qM, qfrc_bias, the
-// problem, the solutions, v+ and vpos into st (arena memory, not released), impulses into d->contact.
+// problem, the solutions, v+ and vpos into st (arena memory, not released), impulses and the number of limit
+// rows into st->con.
 // Returns 0 (a counted warning) if M~ is not positive definite. phys_step runs exactly this.
 int phys_step_constrained(const physModel* m, physData* d, physSolverFn solver, const double* tau,
                           const physWarmStart* warm, physStepStage* st);
-// phys_step's velocity stage at d's state without integrating: smooth pipeline, contact detection into
-// d->contact (the caller keeps the list the step starts from, its warm start, if it needs it back;
-// d->contact_prev is not touched), then with active constraints and m->opt.contact lcp, cone or ccp
-// phys_step_constrained from warm and d->qacc = (v+ - v)/dt. Returns 1 (st filled), 0 (no constraints, or
-// penalty: st->tau only) or -1 (M~ not positive definite).
+// phys_step's velocity stage at d's state without integrating: smooth pipeline, contact detection into the
+// caller's list con (st->con; d->contact and d->contact_prev are not touched: warm may be d's own list), then
+// with active constraints and m->opt.contact lcp, cone or ccp phys_step_constrained from warm and
+// d->qacc = (v+ - v)/dt. Returns 1 (st filled), 0 (no constraints, or penalty: st->tau and con only) or -1
+// (M~ not positive definite).
 int phys_step_stage(const physModel* m, physData* d, physSolverFn solver, const physWarmStart* warm,
-                    physStepStage* st);
+                    physContactList* con, physStepStage* st);
 
 #endif  // PHYS_STEP_H

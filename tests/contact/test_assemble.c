@@ -195,7 +195,7 @@ static void test_jacobian(const physModel* m, physData* d) {
   size_t mark = phys_stack_mark(d);
   physConstraintProblem p;
   double *J, *G, *g, *mu;
-  phys_constraint_assemble(m, d, v, NULL, &p, &J, &G, &g, &mu);
+  phys_constraint_assemble(m, d, d->contact, d->ncon, v, NULL, &p, &J, &G, &g, &mu);
   CHECK(p.nc == 3 && p.nl == 0 && p.n == 9 && p.nv == nv);
   CHECK(mu[0] == 0.3 && mu[2] == 0.5);
   for (int i = 0; i < 3; i++) CHECK(d->contact[i].efc_adr == 3 * i);
@@ -253,7 +253,7 @@ static void test_delassus(const physModel* m, physData* d) {
   size_t mark = phys_stack_mark(d);
   physConstraintProblem p;
   double *J, *G, *g, *mu;
-  phys_constraint_assemble(m, d, vf, NULL, &p, &J, &G, &g, &mu);
+  phys_constraint_assemble(m, d, d->contact, d->ncon, vf, NULL, &p, &J, &G, &g, &mu);
   int n = p.n;
   double maxerr = 0, maxg = 0, asym = 0;
   for (int r = 0; r < n; r++) {
@@ -301,7 +301,7 @@ static void test_delassus(const physModel* m, physData* d) {
       }
       for (int k = 0; k < nv; k++) d->qvel[k] = sgn * (1 + i) * Jn[i][k];
       mark = phys_stack_mark(d);
-      phys_constraint_assemble(m, d, vf, NULL, &p, &J, &G, &g, &mu);
+      phys_constraint_assemble(m, d, d->contact, d->ncon, vf, NULL, &p, &J, &G, &g, &mu);
       double vn = 0, jvf = 0;
       for (int k = 0; k < nv; k++) {
         vn += J[3 * i * nv + k] * d->qvel[k];
@@ -345,8 +345,8 @@ static void test_limits(physModel* m, physData* d) {
   size_t mark = phys_stack_mark(d);
   physConstraintProblem p;
   double *J, *G, *g, *mu;
-  phys_constraint_assemble(m, d, vf, NULL, &p, &J, &G, &g, &mu);
-  CHECK(p.nc == 0 && p.nl == 2 && p.n == 2 && d->nlimit == 2);
+  phys_constraint_assemble(m, d, d->contact, d->ncon, vf, NULL, &p, &J, &G, &g, &mu);
+  CHECK(p.nc == 0 && p.nl == 2 && p.n == 2 && phys_constraint_nlimit(m, d) == 2);
   int dh = m->jnt_dofadr[jh], ds = m->jnt_dofadr[js];
   // joints in order: hinge upper (row -e), slide lower (row +e)
   for (int k = 0; k < nv; k++) {
@@ -419,7 +419,7 @@ static void test_warm(const physModel* m, physData* d) {
   size_t mark = phys_stack_mark(d);
   physConstraintProblem p;
   double *J, *G, *g, *mu;
-  phys_constraint_assemble(m, d, vf, &ws, &p, &J, &G, &g, &mu);
+  phys_constraint_assemble(m, d, d->contact, d->ncon, vf, &ws, &p, &J, &G, &g, &mu);
   CHECK(p.n == 12 && p.warm != NULL);
   int want_prev[4] = {1, -1, 0, 2};
   for (int i = 0; i < 4; i++) {

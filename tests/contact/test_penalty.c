@@ -148,7 +148,7 @@ static void test_law(physModel* m, physData* d) {
 
   // penetration 1 cm, approaching at 0.5 m/s, sliding at 2 m/s: f_n = k 0.01 + d 0.5, C = mu f_n / 2
   ball_state(m, d, 0.09, 2, -0.5, mu, 0);
-  phys_penalty_contacts(m, d, d->qLD, &pc, J);
+  phys_penalty_contacts(m, d, d->contact, d->ncon, d->qLD, &pc, J);
   double fn = k * 0.01 + d0 * 0.5;
   CHECK(pc.active == 1);
   CHECK_NEAR(pc.spring, k * 0.01, 1e-9);
@@ -164,7 +164,7 @@ static void test_law(physModel* m, physData* d) {
   // assembled: rhs = J' (f_n, -C v_t); H += dt (d J_n' J_n + C J_t' J_t) in the lower triangle
   memset(rhs, 0, sizeof rhs);
   memset(H, 0, sizeof H);
-  phys_penalty_assemble(m, d, &pc, J, rhs, H);
+  phys_penalty_assemble(m, d, d->ncon, &pc, J, rhs, H);
   double F[3] = {-mu * fn, 0, fn};   // world: friction -mu f_n along x, normal along z
   for (int i = 0; i < nv; i++) {
     CHECK_NEAR(rhs[i], jacp[i] * F[0] + jacp[nv + i] * F[1] + jacp[2 * nv + i] * F[2], 1e-9);
@@ -176,7 +176,7 @@ static void test_law(physModel* m, physData* d) {
   CHECK(fabs(rhs[4]) > 1);   // friction below the centre tilts the ball about y
   // the forces at a velocity: finish gives qfrc = J' F and lambda = F dt (frame)
   memset(rhs, 0, sizeof rhs);
-  phys_penalty_finish(m, d, &pc, J, d->qvel, rhs);
+  phys_penalty_finish(m, d->contact, d->ncon, &pc, J, d->qvel, rhs);
   CHECK_NEAR(d->contact[0].lambda[0], fn * dt, 1e-12);
   CHECK_NEAR(d->contact[0].lambda[1], -mu * fn * dt, 1e-12);
   CHECK_NEAR(d->contact[0].lambda[2], 0, 1e-15);
@@ -184,37 +184,37 @@ static void test_law(physModel* m, physData* d) {
 
   // restitution 0.5: the damping of zeta(0.5); restitution 1: none
   ball_state(m, d, 0.09, 0, -0.5, mu, 0.5);
-  phys_penalty_contacts(m, d, d->qLD, &pc, J);
+  phys_penalty_contacts(m, d, d->contact, d->ncon, d->qLD, &pc, J);
   CHECK_REL(pc.damping, d5, 1e-12, 0);
   ball_state(m, d, 0.09, 0, -0.5, mu, 1);
-  phys_penalty_contacts(m, d, d->qLD, &pc, J);
+  phys_penalty_contacts(m, d, d->contact, d->ncon, d->qLD, &pc, J);
   CHECK(pc.damping == 0 && pc.active);
 
   // slow slip (|v_t| = vs/4): viscous, C = mu f_n / v_slip
   ball_state(m, d, 0.09, 0.25 * vs, 0, mu, 0);
-  phys_penalty_contacts(m, d, d->qLD, &pc, J);
+  phys_penalty_contacts(m, d, d->contact, d->ncon, d->qLD, &pc, J);
   CHECK_REL(pc.C, mu * k * 0.01 / vs, 1e-12, 0);
 
   // separating fast: k 0.01 - d 2 < 0 is no force at all (no adhesion, no friction); update releases a
   // contact whose force would pull at the new velocity, and keeps C at the new f_n and v_t otherwise
   ball_state(m, d, 0.09, 1, 2, mu, 0);
-  phys_penalty_contacts(m, d, d->qLD, &pc, J);
+  phys_penalty_contacts(m, d, d->contact, d->ncon, d->qLD, &pc, J);
   CHECK(!pc.active && pc.C == 0);
   ball_state(m, d, 0.09, 0, 0, mu, 0);
-  phys_penalty_contacts(m, d, d->qLD, &pc, J);
+  phys_penalty_contacts(m, d, d->contact, d->ncon, d->qLD, &pc, J);
   CHECK(pc.active);
   double vnew[16] = {0};
   vnew[2] = 2 * k * 0.01 / d0;   // f_n(v+) = k 0.01 - d v+ < 0
-  CHECK(phys_penalty_update(m, d, &pc, J, vnew) == 2 && !pc.active);
+  CHECK(phys_penalty_update(m, d->contact, d->ncon, &pc, J, vnew) == 2 && !pc.active);
   ball_state(m, d, 0.09, 0, 0, mu, 0);
-  phys_penalty_contacts(m, d, d->qLD, &pc, J);
+  phys_penalty_contacts(m, d, d->contact, d->ncon, d->qLD, &pc, J);
   vnew[2] = 0.25 * k * 0.01 / d0;
   vnew[0] = 0.1;
-  CHECK(phys_penalty_update(m, d, &pc, J, vnew) == 1 && pc.active);
+  CHECK(phys_penalty_update(m, d->contact, d->ncon, &pc, J, vnew) == 1 && pc.active);
   CHECK_REL(pc.C, mu * 0.75 * k * 0.01 / 0.1, 1e-12, 0);
   // out of contact (dist > 0, even approaching): inactive
   ball_state(m, d, 0.1001, 0, -1, mu, 0);
-  phys_penalty_contacts(m, d, d->qLD, &pc, J);
+  phys_penalty_contacts(m, d, d->contact, d->ncon, d->qLD, &pc, J);
   CHECK(!pc.active);
 }
 
@@ -226,7 +226,7 @@ static void test_implicit_friction(physModel* m, physData* d) {
   double J[3 * 16], rhs[16], x[16], vt0 = 0.5 * m->opt.penalty_vslip, dt = m->opt.timestep;
   physPenaltyContact pc;
   ball_state(m, d, 0.1 - 1e-3, vt0, 0, 0.5, 0);
-  phys_penalty_contacts(m, d, d->qLD, &pc, J);
+  phys_penalty_contacts(m, d, d->contact, d->ncon, d->qLD, &pc, J);
   pc.spring = 0;    // tangential part only (the normal rows would not change v_t: J_n M^-1 J_t' = 0 here)
   pc.damping = 0;
   pc.C *= 1e3 / (dt * pc.C * 1.0);   // dt C = 1e3 (with w ~ 1 / kg)
@@ -235,7 +235,7 @@ static void test_implicit_friction(physModel* m, physData* d) {
   for (int i = 0; i < nv; i++) w += J[nv + i] * x[i];
   memcpy(d->qLD, d->qM, sizeof(double) * (size_t)nv * (size_t)nv);
   memset(rhs, 0, sizeof rhs);
-  phys_penalty_assemble(m, d, &pc, J, rhs, d->qLD);
+  phys_penalty_assemble(m, d, d->ncon, &pc, J, rhs, d->qLD);
   CHECK(phys_chol_factor(d->qLD, nv, 0) == nv);
   phys_chol_solve(rhs, d->qLD, rhs, nv);
   double vt = 0;
@@ -296,10 +296,10 @@ static void settle_step(const physModel* m, physData* d, double eps) {
   double J[3 * 16], rhs[16];
   physPenaltyContact pc;
   ball_state(m, d, d->qpos[2], d->qvel[0], d->qvel[2], 0.5, eps);
-  phys_penalty_contacts(m, d, d->qLD, &pc, J);
+  phys_penalty_contacts(m, d, d->contact, d->ncon, d->qLD, &pc, J);
   memcpy(d->qLD, d->qM, sizeof(double) * (size_t)nv * (size_t)nv);
   for (int i = 0; i < nv; i++) rhs[i] = -d->qfrc_bias[i];
-  phys_penalty_assemble(m, d, &pc, J, rhs, d->qLD);
+  phys_penalty_assemble(m, d, d->ncon, &pc, J, rhs, d->qLD);
   CHECK(phys_chol_factor(d->qLD, nv, 0) == nv);
   phys_chol_solve(rhs, d->qLD, rhs, nv);
   // semi-implicit Euler of the ball's translation (it does not spin: no tangential motion)

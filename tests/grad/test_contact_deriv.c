@@ -105,7 +105,7 @@ static void setup(const physModel* m, physData* d, physConstraintProblem* p) {
   phys_collision(m, d);
   phys_crb(m, d);
   phys_factor_m(m, d->qLD, d->qM, NULL);
-  phys_constraint_assemble(m, d, d->qvel, NULL, p, &J, &G, &g, &mu);
+  phys_constraint_assemble(m, d, d->contact, d->ncon, d->qvel, NULL, p, &J, &G, &g, &mu);
 }
 
 // a copy of the problem's rows and distances and of the contacts' identities
@@ -866,7 +866,7 @@ static void test_refusals(void) {
   }
 
   physConstraintProblem bad = p;
-  bad.nc = p.nc - 1, bad.n = p.n - 3;
+  bad.con = NULL;   // a problem without its contacts
   CHECK(phys_constraint_vjp(m, d, &bad, NULL, NULL, gamma, qbar) == PHYS_ERR_ARG);
   CHECK(strstr(d->lastwarning, "is not the one of d") != NULL);
   CHECK(phys_constraint_size_vjp(m, d, &p, 99, NULL, NULL, gamma, qbar) == PHYS_ERR_ARG);

@@ -102,7 +102,8 @@ static void margins(const physModel* m, physData* d, double* lmin, double* wmin,
   *lmin = *wmin = INFINITY;
   *n = *npos = 0;
   physWarmStart warm = {s.ncon, s.con};   // the caller's list, as phys_step would take it
-  if (phys_step_stage(m, d, NULL, &warm, &st) == 1) {
+  physContactList con = phys_contact_list_arena(d);
+  if (phys_step_stage(m, d, NULL, &warm, &con, &st) == 1) {
     const physConstraintProblem* p = &st.p;
     *n = p->n;
     *npos = p->npos;

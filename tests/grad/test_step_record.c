@@ -10,8 +10,17 @@
 //  4. ccp's envelope grows with the speed: a ball gliding fast 1 cm above the floor is in contact for the step,
 //     and the record says so on a fresh physData too, whose body velocities (cvel) are not yet computed (the
 //     record once detected with them stale: smooth, and a fit's sensitivity step failed on the next state).
+//  5. no derivative writes the caller's contact list (the step's warm-start input and phys_step's output): a box
+//     resting on the floor (4 contacts) whose list holds one contact, the rest of the array, the counts and
+//     d->contact_prev filled with a pattern; with every contact model, the Jacobian, the VJPs, the parameter
+//     derivatives, the time-of-impact terms and the finite-difference twin leave all of it byte for byte as it
+//     was (they detect 4 contacts: a derivative that detected into d->contact and put back the caller's one
+//     contact changed entries 1..3), and so does the rollout gradient (its steps start from d's list and
+//     write lists of their own).
 #include "grad_models.h"
+#include "rollout.h"
 #include "step_record.h"
+#include "toi.h"
 
 #define BALL "tests/data/contact/ball_drop.xml"
 
@@ -70,6 +79,103 @@ static void same_as_public(const physModel* m, physData* d) {
   CHECK(memcmp(x1, x2, sizeof(double) * (size_t)n2) == 0);
 }
 
+//---------------------------------------------------------------------------------------------------------
+// item 5: the caller's contact list is read, never written
+
+#define BOX "tests/data/contact/box_plane.xml"
+
+// d's contact lists and counts, the whole arrays (nconmax contacts each)
+typedef struct {
+  int ncon, ndropped, nlimit, nprev;
+  physContact *con, *prev;
+} listCopy;
+
+static void list_take(const physData* d, listCopy* c) {
+  size_t bytes = sizeof(physContact) * (size_t)d->nconmax;
+  c->ncon = d->ncon, c->ndropped = d->ncon_dropped, c->nlimit = d->nlimit, c->nprev = d->ncon_prev;
+  c->con = malloc(bytes), c->prev = malloc(bytes);
+  memcpy(c->con, d->contact, bytes);
+  memcpy(c->prev, d->contact_prev, bytes);
+}
+
+// 1 if d's lists and counts are c's byte for byte (whole arrays)
+static int list_same(const physData* d, const listCopy* c) {
+  size_t all = sizeof(physContact) * (size_t)d->nconmax;
+  int counts = d->ncon == c->ncon && d->ncon_dropped == c->ndropped && d->nlimit == c->nlimit && d->ncon_prev == c->nprev;
+  return counts && memcmp(d->contact, c->con, all) == 0 && memcmp(d->contact_prev, c->prev, all) == 0;
+}
+
+// the rollout's loss: 0.5 |q|^2 + 0.5 |v|^2 per state (tangent gradient of the position part only on scalars)
+static double box_loss(void* ctx, int t, const double* qpos, const double* qvel, double* gq, double* gv) {
+  (void)ctx, (void)t, (void)gq;
+  double l = 0;
+  for (int i = 0; i < 6; i++) l += 0.5 * qvel[i] * qvel[i] + 0.5 * qpos[i % 3] * qpos[i % 3], gv[i] = qvel[i];
+  return l;
+}
+
+// the box resting after 200 steps, its list cut to one contact, the rest and the counts a pattern
+static void box_resting_one_listed(const physModel* m, physData* d) {
+  d->qpos[2] = 0.1;
+  for (int s = 0; s < 200; s++) phys_step(m, d);
+  CHECK_MSG(d->ncon == 4 || m->opt.contact == PHYS_CONTACT_PENALTY, "contacts %d", d->ncon);
+  memset(d->contact + 1, 0x5a, sizeof(physContact) * (size_t)(d->nconmax - 1));
+  memset(d->contact_prev, 0xa5, sizeof(physContact) * (size_t)d->nconmax);
+  d->ncon = 1, d->ncon_dropped = 7, d->nlimit = 3, d->ncon_prev = 2;
+}
+
+static void lists_untouched(int model) {
+  physModel* m = gm_load(BOX, 0);
+  m->opt.contact = model;
+  physData* d = phys_make_data(m);
+  physLog log;
+  const char* spec[] = {"friction:box", "restitution:box", "mass:box"};
+  physParamTable t;
+  CHECK(phys_param_table_build(&t, m, spec, 3, &log) == PHYS_OK);
+  box_resting_one_listed(m, d);
+  int nv = m->nv, n2 = 2 * nv, nt = t.ntheta, T = 3;
+  double *A = calloc((size_t)n2 * n2, sizeof(double)), *P = calloc((size_t)n2 * nt, sizeof(double));
+  double y[12], xb[12], lam[6], tb[3], L;
+  for (int i = 0; i < n2; i++) y[i] = 0.1 * (i + 1) - 0.5;
+  listCopy c;
+  list_take(d, &c);
+  const char* what[] = {"phys_step_jacobian", "phys_step_vjp", "phys_step_vjp_lambda", "phys_step_param_jacobian",
+                        "phys_step_param_vjp", "phys_toi_jacobian", "phys_toi_vjp", "phys_toi_param_jacobian",
+                        "phys_toi_param_vjp", "phys_step_jacobian_fd", "phys_step_linearize"};
+  for (int k = 0; k < 11; k++) {
+    physStatus st = PHYS_OK;
+    physStepRecord rec;
+    switch (k) {
+      case 0: st = phys_step_jacobian(m, d, A, NULL); break;
+      case 1: st = phys_step_vjp(m, d, y, xb, NULL); break;
+      case 2: st = phys_step_vjp_lambda(m, d, y, xb, NULL, lam); break;
+      case 3: st = phys_step_param_jacobian(m, d, &t, P); break;
+      case 4: st = phys_step_param_vjp(m, d, &t, y, tb); break;
+      case 5: st = phys_toi_jacobian(m, d, NULL, A); break;
+      case 6: st = phys_toi_vjp(m, d, NULL, y, xb); break;
+      case 7: st = phys_toi_param_jacobian(m, d, NULL, &t, P); break;
+      case 8: st = phys_toi_param_vjp(m, d, NULL, &t, y, tb); break;
+      case 9: st = phys_step_jacobian_fd(m, d, 1e-7, A, NULL); break;
+      default:
+        st = phys_step_linearize(m, d, &rec);
+        if (st == PHYS_OK) st = phys_step_record_jacobian(m, d, &rec, NULL, A, NULL, NULL);
+        phys_step_record_free(d, &rec);
+    }
+    CHECK_MSG(st == PHYS_OK, "contact model %d, %s: status %d", model, what[k], (int)st);
+    CHECK_MSG(list_same(d, &c), "contact model %d, %s: the caller's contact list changed (ncon %d)", model,
+              what[k], d->ncon);
+  }
+  // the rollout: its steps write lists of their own (d is left at x_0, its lists as they were)
+  double u[1] = {0};
+  int kc = phys_rollout_interval(T, 0);
+  double* work = malloc(sizeof(double) * phys_rollout_worksize(m, T, kc, nt));
+  CHECK(phys_rollout_grad(m, d, &t, T, kc, u, box_loss, NULL, work, &L, xb, NULL, tb, &log) == PHYS_OK);
+  CHECK_MSG(list_same(d, &c), "contact model %d, phys_rollout_grad: the caller's contact list changed", model);
+  free(work), free(c.con), free(c.prev), free(A), free(P);
+  phys_param_table_free(&t);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
 int main(void) {
   const int models[4] = {PHYS_CONTACT_LCP, PHYS_CONTACT_CONE, PHYS_CONTACT_CCP, PHYS_CONTACT_PENALTY};
   for (int k = 0; k < 4; k++) {
@@ -115,5 +221,7 @@ int main(void) {
   phys_free_data(d2);
   phys_free_data(d);
   phys_free_model(m);
+  // 5.
+  for (int k = 0; k < 4; k++) lists_untouched(models[k]);
   return test_done();
 }

@@ -277,7 +277,7 @@ static int step_from(const physModel* m, physData* d, const double* q0, const do
   memcpy(d->qvel, v0, sizeof(double) * (size_t)m->nv);
   memcpy(d->contact, c0, sizeof(physContact) * (size_t)n0);
   d->ncon = n0, d->time = t0;
-  if (w) phys_step_warm(m, d, NULL, w);
+  if (w) phys_step_warm(m, d, NULL, w, NULL);
   else phys_step(m, d);
   memcpy(q1, d->qpos, sizeof(double) * (size_t)m->nq);
   memcpy(v1, d->qvel, sizeof(double) * (size_t)m->nv);
