@@ -110,8 +110,9 @@ static void test_exhaustion(int cm, size_t free_) {
 
 // the arena suffices at saturation: 25 cubes (0.1 m, 1 kg, nv 150) on a plane, 3e-4 deep, 4 contacts each
 // beyond <size nconmax='64'/> (the list is full: 64 contacts, 192 rows); the step, A, P and the VJPs of every
-// contact model run without exhausting it. Prints the high-water mark against phys_arena_size (measured: lcp
-// 63%, cone and ccp 55%, penalty 19%: the size formula is an estimate with little margin when nv is large)
+// contact model run without exhausting it, within the need of the deepest chain at the full list
+// (phys_arena_need, arena.h), which overestimates each model's high-water mark by at most 2x (measured: lcp
+// 784k of 1.12M doubles, cone and ccp 646k of 998k, penalty 231k of 326k; the size, their maximum, 1.12M)
 static void test_saturated(void) {
   char xml[8192];
   int len = snprintf(xml, sizeof xml, "<mujoco><option timestep='0.001'/><size nconmax='64'/><worldbody>"
@@ -139,6 +140,7 @@ static void test_saturated(void) {
   double *A = malloc(sizeof(double) * n2 * n2), *P = malloc(sizeof(double) * n2 * 2), *y = calloc(n2, sizeof(double));
   double *xb = malloc(sizeof(double) * n2), tb[2];
   y[2] = 1;
+  size_t peak = 0, size = 0;
   for (int cm = 0; cm < PHYS_NCONTACTMODEL; cm++) {
     m->opt.contact = cm;
     physData* d = phys_make_data(m);
@@ -150,31 +152,44 @@ static void test_saturated(void) {
     CHECK(phys_step_vjp(m, d, y, xb, NULL) == PHYS_OK);
     CHECK(phys_step_param_vjp(m, d, &t, y, tb) == PHYS_OK);
     CHECK_MSG(!strstr(d->lastwarning, "exhausted"), "%s: %s", phys_contact_name(cm), d->lastwarning);
-    printf("saturated %-7s: %d contacts, nv %d: high-water %zu of %zu doubles (%.1f%%)\n", phys_contact_name(cm),
-           d->ncon, nv, d->pstack_max, d->nstack, 100.0 * (double)d->pstack_max / (double)d->nstack);
+    size_t need = phys_arena_need(m, cm, m->nconmax, 0, t.ntheta);
+    CHECK_MSG(d->pstack_max <= need && 2 * need <= 5 * d->pstack_max && need <= d->nstack, "%s: high-water %zu, need %zu",
+              phys_contact_name(cm), d->pstack_max, need);
+    printf("saturated %-7s: %d contacts, nv %d: high-water %zu, need %zu (%.2fx), size %zu doubles\n",
+           phys_contact_name(cm), d->ncon, nv, d->pstack_max, need, (double)need / (double)d->pstack_max, d->nstack);
+    peak = d->pstack_max > peak ? d->pstack_max : peak;
+    size = d->nstack;
     phys_free_data(d);
   }
+  CHECK_MSG(size <= 3 * peak, "size %zu, largest high-water %zu", size, peak);
   free(A), free(P), free(y), free(xb);
   phys_param_table_free(&t);
   phys_free_model(m);
 }
 
-// the arena's size is the documented formula of the model's sizes (physid.h, data.c): the dense part
-// 16 nv^2 + 400 (nv + nbody) + 10 n^2 + 8 n nv + 64 n + 65536 (n = 3 nconmax + njnt) and the broad phase's
-// 9 ng + 2 (ng/2 + 1) + ng + 1 + 40 plus its batch of min(ng^2/2 + 8, 2^18) candidate keys (ng = ngeom)
-static size_t arena_formula(const physModel* m) {
-  size_t nv = (size_t)m->nv, nb = (size_t)m->nbody, n = 3 * (size_t)m->nconmax + (size_t)m->njnt, ng = (size_t)m->ngeom;
-  size_t keys = ng * ng / 2 + 8 < ((size_t)1 << 18) ? ng * ng / 2 + 8 : (size_t)1 << 18;
-  return 16 * nv * nv + 400 * (nv + nb) + 10 * n * n + 8 * n * nv + 64 * n + 65536 + 9 * ng + 2 * (ng / 2 + 1) + ng +
-         1 + 40 + keys;
+// the arena's size is the largest need of the four contact models at the full list (nconmax contacts, two
+// rows per limited hinge or slide, the most parameters a table can hold), and the table budget is two
+// Delassus matrices of that list
+static size_t arena_max_need(const physModel* m, int nlim) {
+  size_t size = 0;
+  for (int cm = 0; cm < PHYS_NCONTACTMODEL; cm++) {
+    size_t need = phys_arena_need(m, cm, m->nconmax, nlim, phys_arena_ntheta_max(m));
+    size = need > size ? need : size;
+  }
+  return size;
 }
 
 static void test_arena_size(void) {
   physModel* m = box_model(PHYS_CONTACT_LCP);
   if (!m) return;
   physData* d = phys_make_data(m);
-  CHECK_MSG(phys_arena_size(m) == arena_formula(m) && d->nstack == phys_arena_size(m), "box: %zu, formula %zu",
-            phys_arena_size(m), arena_formula(m));
+  size_t n = 3 * (size_t)m->nconmax;
+  CHECK_MSG(phys_arena_size(m) == arena_max_need(m, 0) && d->nstack == phys_arena_size(m), "box: %zu, need %zu",
+            phys_arena_size(m), arena_max_need(m, 0));
+  CHECK(phys_arena_tables(m) == 2 * n * n);
+  // the need grows with the contacts, and a penalty chain holds no Delassus matrix
+  CHECK(phys_arena_need(m, PHYS_CONTACT_LCP, 1, 0, 1) < phys_arena_need(m, PHYS_CONTACT_LCP, 2, 0, 1));
+  CHECK(phys_arena_need(m, PHYS_CONTACT_PENALTY, m->nconmax, 0, 1) < n * n);
   printf("arena: box on the plane (nv %d, ngeom %d, nconmax %d): %zu doubles; phys_make_data %zu bytes\n", m->nv,
          m->ngeom, m->nconmax, d->nstack, d->nbuffer);
   phys_free_data(d);
@@ -190,7 +205,7 @@ static void test_arena_size(void) {
   phys_spec_free(s);
   CHECK_MSG(m != NULL, "%s", log.error);
   if (!m) return;
-  CHECK(m->ngeom == 800 && phys_arena_pairkeys(m) == (size_t)1 << 18 && phys_arena_size(m) == arena_formula(m));
+  CHECK(m->ngeom == 800 && phys_arena_pairkeys(m) == (size_t)1 << 18 && phys_arena_size(m) == arena_max_need(m, 0));
   phys_free_model(m);
 }
 
