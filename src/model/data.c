@@ -68,8 +68,15 @@ static size_t st_step(const arenaDims* a, int model) {
 }
 
 // the constrained record (step_contact_deriv.c: point_build): the caller's list (c k), the stage's kept
-// problem and Y = M~^-1 J' (n v); the kink's position problem solves once more on top (st_solver)
-static size_t st_record_kept(const arenaDims* a) { return a->c * a->k + st_assemble_kept(a) + a->n * a->v; }
+// problem, its frictionloss rows (frictionloss.c phys_frictionloss_rows: G f^2, W E v f) and Y = M~^-1 J'
+// (n v); the kink's position problem solves once more on top (st_solver)
+static size_t st_record_kept(const arenaDims* a) {
+  return a->c * a->k + st_assemble_kept(a) + a->f * a->f + a->v * a->f + a->n * a->v;
+}
+
+// the contacts' geometry derivatives, kept across a derivative's directions (contact_deriv.c geom_all: per
+// contact its record and D, 7 x 18 columns at most)
+static size_t st_geometry(const arenaDims* a) { return a->c * (7 * 18 + 16); }
 
 // lcp's local structure of one problem (lcp_vjp.c: vjp_local H, A, P of the clamped rows m <= n, and its
 // products' contact blocks 3 c^2); lcp keeps it for the velocity and the position problem, cone and ccp for
@@ -123,9 +130,17 @@ static size_t st_vjp(const arenaDims* a, int model) {
   return a->n * a->v + st_local(a, model) + 4 * a->n * a->n + a->v * a->p + 10 * a->v * a->b;
 }
 
-// the time-of-impact correction (toi.c): J of the bounces (c v), their Gram matrices (2 c^2), the gains
-// (3 c v), M~'s inverse (v^2)
-static size_t st_toi(const arenaDims* a) { return 4 * a->c * a->v + 2 * a->c * a->c + a->v * a->v; }
+// the time-of-impact correction (toi.c): the saved list (c k) and delta (v^2, and M~'s inverse v^2), then the
+// trial step (st_step) or the bounces' J, Y, K, U' and U (5 c v) with their Gram matrices (2 c^2)
+static size_t st_toi(const arenaDims* a, int model) {
+  return a->c * a->k + 2 * a->v * a->v + zmax(st_step(a, model), 5 * a->c * a->v + 2 * a->c * a->c);
+}
+
+// the sticking frictionloss rows' correction after A, B, P (step_contact_jvp.c phys_cp_stick_build: T 2 v f,
+// H and its generalized inverse 2 f^2) beside the tables
+static size_t st_stick(const arenaDims* a, int model) {
+  return st_tables(a, model) + 2 * a->v * a->f + 2 * a->f * a->f;
+}
 
 // the penalty derivatives (penalty_deriv.c): the tape (J 3 c v, y c v, H 3 v^2, the contacts c k),
 // forward_prepare (Gq, Gv 2 K v^2 with K <= 3, Gu v u, gm c v, fq, fv 2 v^2, the actuation's v^2), the
@@ -150,9 +165,10 @@ static size_t chain_need(const arenaDims* a, int model) {
   } else {
     size_t rec = st_record_kept(a), loc = st_local(a, model);
     need = zmax(need, rec + st_solver(a, model));                               // the kink's position solve
-    need = zmax(need, ctl + rec + loc + zmax(st_jacobian_a(a, model), st_jacobian_p(a, model)));
-    need = zmax(need, ctl + rec + st_toi(a));
-    need = zmax(need, rec + st_vjp(a, model));
+    size_t jac = zmax(zmax(st_jacobian_a(a, model), st_jacobian_p(a, model)), st_stick(a, model));
+    need = zmax(need, ctl + rec + loc + st_geometry(a) + jac);
+    need = zmax(need, ctl + rec + st_toi(a, model));
+    need = zmax(need, rec + st_geometry(a) + st_vjp(a, model));
   }
   need = zmax(need, ctl + st_smooth_deriv(a));
   return need + 96 * (a->n + a->v + a->f) + 64 * a->b + 4096;

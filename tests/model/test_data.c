@@ -110,9 +110,12 @@ static void test_exhaustion(int cm, size_t free_) {
 
 // the arena suffices at saturation: 25 cubes (0.1 m, 1 kg, nv 150) on a plane, 3e-4 deep, 4 contacts each
 // beyond <size nconmax='64'/> (the list is full: 64 contacts, 192 rows); the step, A, P and the VJPs of every
-// contact model run without exhausting it, within the need of the deepest chain at the full list
-// (phys_arena_need, arena.h), which overestimates each model's high-water mark by at most 2x (measured: lcp
-// 784k of 1.12M doubles, cone and ccp 646k of 998k, penalty 231k of 326k; the size, their maximum, 1.12M)
+// contact model, and the step and A of lcp and cone with a frictionloss row on every dof (coupled to the
+// contact rows: cone's chain is ccp's, penalty has no rows), run without
+// exhausting it, within the need of the deepest chain at the full list (phys_arena_need, arena.h), which
+// overestimates each model's high-water mark by at most 2.5x (measured without frictionloss: lcp 784k of
+// 1.19M doubles, cone and ccp 535k of 847k, penalty 231k of 466k); the size (the same chains with the most
+// parameters a table can hold, 1070 here) is at most 3x the largest high-water mark
 static void test_saturated(void) {
   char xml[8192];
   int len = snprintf(xml, sizeof xml, "<mujoco><option timestep='0.001'/><size nconmax='64'/><worldbody>"
@@ -141,22 +144,26 @@ static void test_saturated(void) {
   double *xb = malloc(sizeof(double) * n2), tb[2];
   y[2] = 1;
   size_t peak = 0, size = 0;
-  for (int cm = 0; cm < PHYS_NCONTACTMODEL; cm++) {
+  for (int k = 0; k < PHYS_NCONTACTMODEL + 2; k++) {   // (with frictionloss: lcp and cone, the step and A)
+    int cm = k % PHYS_NCONTACTMODEL, fl = k >= PHYS_NCONTACTMODEL;
     m->opt.contact = cm;
+    for (int i = 0; i < nv; i++) m->dof_frictionloss[i] = fl ? 0.5 : 0;
+    m->nfrictionloss = fl ? nv : 0;
     physData* d = phys_make_data(m);
     phys_step(m, d);
     CHECK_MSG(d->ncon == m->nconmax && d->ncon_dropped > 0, "%s: %d contacts of %d", phys_contact_name(cm), d->ncon,
               m->nconmax);
     CHECK(phys_step_jacobian(m, d, A, NULL) == PHYS_OK);
-    CHECK(phys_step_param_jacobian(m, d, &t, P) == PHYS_OK);
-    CHECK(phys_step_vjp(m, d, y, xb, NULL) == PHYS_OK);
-    CHECK(phys_step_param_vjp(m, d, &t, y, tb) == PHYS_OK);
+    CHECK(fl || phys_step_param_jacobian(m, d, &t, P) == PHYS_OK);
+    CHECK(fl || phys_step_vjp(m, d, y, xb, NULL) == PHYS_OK);
+    CHECK(fl || phys_step_param_vjp(m, d, &t, y, tb) == PHYS_OK);
     CHECK_MSG(!strstr(d->lastwarning, "exhausted"), "%s: %s", phys_contact_name(cm), d->lastwarning);
     size_t need = phys_arena_need(m, cm, m->nconmax, 0, t.ntheta);
     CHECK_MSG(d->pstack_max <= need && 2 * need <= 5 * d->pstack_max && need <= d->nstack, "%s: high-water %zu, need %zu",
               phys_contact_name(cm), d->pstack_max, need);
-    printf("saturated %-7s: %d contacts, nv %d: high-water %zu, need %zu (%.2fx), size %zu doubles\n",
-           phys_contact_name(cm), d->ncon, nv, d->pstack_max, need, (double)need / (double)d->pstack_max, d->nstack);
+    printf("saturated %-7s%s: %d contacts, nv %d: high-water %zu, need %zu (%.2fx), size %zu doubles\n",
+           phys_contact_name(cm), fl ? " with frictionloss" : "", d->ncon, nv, d->pstack_max, need,
+           (double)need / (double)d->pstack_max, d->nstack);
     peak = d->pstack_max > peak ? d->pstack_max : peak;
     size = d->nstack;
     phys_free_data(d);
