@@ -160,12 +160,13 @@ static int kink_position_problem(const physModel* m, physData* d, contactPoint* 
 }
 
 // run the step's stage at d's state from the warm start the step itself would take, the caller's list d->contact
-// (kept in cp->con first: restore_lists puts it back), and the quantities the derivatives share. PHYS_ERR_ARG
-// without constraints or with penalty, PHYS_ERR_NUMERIC if M~ failed.
-static physStatus point_build(const physModel* m, physData* d, contactPoint* cp, int* none) {
+// (kept in cp->con first: restore_lists puts it back), and the quantities the derivatives share. Without
+// constraints PHYS_OK with cp->n = 0 (nothing else set); PHYS_ERR_ARG with penalty, PHYS_ERR_NUMERIC if M~
+// failed.
+static physStatus point_build(const physModel* m, physData* d, contactPoint* cp) {
   int nv = m->nv;
   double dt = m->opt.timestep;
-  *none = 0;
+  cp->n = 0;
   if (!phys_grad_balls_last(m)) return PHYS_ERR_MODEL;
   if (m->opt.contact == PHYS_CONTACT_PENALTY) return PHYS_ERR_ARG;
   save_lists(d, cp);
@@ -173,7 +174,6 @@ static physStatus point_build(const physModel* m, physData* d, contactPoint* cp,
   int ok = phys_step_stage(m, d, NULL, &warm, &cp->st);
   if (ok <= 0) {
     phys_cp_restore_lists(d, cp);
-    *none = ok == 0;
     return ok == 0 ? PHYS_OK : PHYS_ERR_NUMERIC;
   }
   cp->acc = phys_stack_alloc(d, (size_t)nv);
@@ -210,9 +210,8 @@ static physStatus point_build(const physModel* m, physData* d, contactPoint* cp,
 physStatus phys_constrained_linearize(const physModel* m, physData* d, physConstrainedPoint** out) {
   *out = NULL;
   contactPoint* cp = (contactPoint*)phys_stack_alloc(d, sizeof(contactPoint) / sizeof(double) + 1);
-  int none = 0;
-  physStatus st = point_build(m, d, cp, &none);
-  if (st != PHYS_OK || none) return st;
+  physStatus st = point_build(m, d, cp);
+  if (st != PHYS_OK || cp->n == 0) return st;   // (n = 0: no constraints, the step is smooth)
   cp->det = NULL;     // (kept when the first derivative call leaves: phys_cp_leave)
   cp->installed = 1;  // d holds the stage's lists until then
   *out = cp;
