@@ -172,7 +172,7 @@ static void test_saturated(void) {
   // the parameter terms: P of lcp (the largest chain) with every body's 10 inertial parameters (250)
   {
     const char* all[25];
-    char names[25][16];
+    char names[25][24];
     for (int i = 0; i < 25; i++) snprintf(names[i], sizeof names[i], "inertia:b%d", i), all[i] = names[i];
     physParamTable big;
     CHECK(phys_param_table_build(&big, m, all, 25, &log) == PHYS_OK && big.ntheta == 250);
