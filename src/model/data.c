@@ -157,9 +157,10 @@ static size_t st_penalty_deriv(const arenaDims* a) {
 static size_t st_smooth_deriv(const arenaDims* a) { return 5 * a->v * a->v + 10 * a->v * a->b + a->v * a->p; }
 
 // the deepest chain of one contact model: the step, or a derivative on its record, inside the control
-// layer's linearization (ddp.c: A, B 4 v^2 + 2 v u)
+// layer's linearization (ddp.c linearize: A, B 4 v^2 + 2 v u), or the control layer's state cost alone
+// (ddp.c phys_state_cost: r, scratch, g, H 12 v + 4 v^2)
 static size_t chain_need(const arenaDims* a, int model) {
-  size_t ctl = 4 * a->v * a->v + 2 * a->v * a->u, need = st_step(a, model);
+  size_t ctl = 4 * a->v * a->v + 2 * a->v * a->u, need = zmax(st_step(a, model), 12 * a->v + 4 * a->v * a->v);
   if (model == PHYS_CONTACT_PENALTY) {
     need = zmax(need, ctl + st_penalty_deriv(a));
   } else {
