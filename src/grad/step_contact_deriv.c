@@ -115,20 +115,19 @@ static int kink_position_problem(const physModel* m, physData* d, contactPoint* 
 }
 
 // run the step's stage at d's state from the warm start the step itself would take, warm (NULL: the caller's
-// list d->contact; read only), its detection into cp->det, and the quantities the derivatives share.
-// PHYS_ERR_ARG without constraints or with penalty, PHYS_ERR_NUMERIC if M~ failed.
-static physStatus point_build(const physModel* m, physData* d, const physWarmStart* ws, contactPoint* cp,
-                              int* none) {
+// list d->contact; read only), its detection into cp->det, and the quantities the derivatives share. Without
+// constraints PHYS_OK with cp->n = 0 (nothing else set); PHYS_ERR_ARG with penalty, PHYS_ERR_NUMERIC if M~
+// failed.
+static physStatus point_build(const physModel* m, physData* d, const physWarmStart* ws, contactPoint* cp) {
   int nv = m->nv;
   double dt = m->opt.timestep;
-  *none = 0;
+  cp->n = 0;
   if (!phys_grad_balls_last(m)) return PHYS_ERR_MODEL;
   if (m->opt.contact == PHYS_CONTACT_PENALTY) return PHYS_ERR_ARG;
   physWarmStart warm = ws ? *ws : (physWarmStart){d->ncon, d->contact};
   cp->det = phys_contact_list_arena(d);
   int ok = phys_step_stage(m, d, NULL, &warm, &cp->det, &cp->st);
   if (ok <= 0) {
-    *none = ok == 0;
     return ok == 0 ? PHYS_OK : PHYS_ERR_NUMERIC;
   }
   cp->acc = phys_stack_alloc(d, (size_t)nv);
@@ -166,9 +165,8 @@ physStatus phys_constrained_linearize(const physModel* m, physData* d, const phy
                                       physConstrainedPoint** out) {
   *out = NULL;
   contactPoint* cp = (contactPoint*)phys_stack_alloc(d, sizeof(contactPoint) / sizeof(double) + 1);
-  int none = 0;
-  physStatus st = point_build(m, d, warm, cp, &none);
-  if (st != PHYS_OK || none) return st;
+  physStatus st = point_build(m, d, warm, cp);
+  if (st != PHYS_OK || cp->n == 0) return st;   // (n = 0: no constraints, the step is smooth)
   *out = cp;
   return PHYS_OK;
 }

@@ -47,13 +47,14 @@ static physStatus linearize_smooth(const physModel* m, physData* d, int kinemati
   return rec->fp ? PHYS_OK : PHYS_ERR_NUMERIC;
 }
 
-// the constrained kind (step_contact_deriv.h) from rec's warm start; *found = 0 if the step has no constraints
-// after all
-static physStatus linearize_constrained(const physModel* m, physData* d, physStepRecord* rec, int* found) {
+// the constrained kind (step_contact_deriv.h) from rec's warm start if the stage has constraints; without any
+// (rec->cp NULL) the smooth kind at the kinematics the stage left
+static physStatus linearize_constrained(const physModel* m, physData* d, physStepRecord* rec) {
   physStatus st = phys_constrained_linearize(m, d, &rec->warm, &rec->cp);
-  *found = rec->cp != NULL;
-  if (*found) rec->kind = PHYS_STEP_CONSTRAINED;
-  return st;
+  if (st != PHYS_OK) return st;
+  if (!rec->cp) return linearize_smooth(m, d, 0, rec);
+  rec->kind = PHYS_STEP_CONSTRAINED;
+  return PHYS_OK;
 }
 
 physStatus phys_step_linearize(const physModel* m, physData* d, physStepRecord* rec) {
@@ -74,18 +75,12 @@ physStatus phys_step_linearize_warm(const physModel* m, physData* d, const physW
     }
     return linearize_smooth(m, d, 1, rec);   // (phys_penalty_deriv_applies ran the kinematics)
   }
-  int found = 0;
-  if (rec->warm.n > 0 || d->nlimit > 0) {   // the last step had constraints: detect them once, in the stage
-    physStatus st = linearize_constrained(m, d, rec, &found);
-    if (st != PHYS_OK || found) return st;
-    return linearize_smooth(m, d, 0, rec);
-  }
+  // the last step had constraints: detect them once, in the stage
+  if (rec->warm.n > 0 || d->nlimit > 0) return linearize_constrained(m, d, rec);
   phys_kinematics(m, d);
   if (!has_constraints(m, d)) return linearize_smooth(m, d, 1, rec);
   // the stage's own detection decides (as in the branch above): none there means the step is smooth
-  physStatus st = linearize_constrained(m, d, rec, &found);
-  if (st != PHYS_OK || found) return st;
-  return linearize_smooth(m, d, 0, rec);
+  return linearize_constrained(m, d, rec);
 }
 
 void phys_step_record_free(physData* d, physStepRecord* rec) {

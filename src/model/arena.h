@@ -49,8 +49,20 @@ physStatus phys_arena_failed(physData* d, physArenaGuard* g, physWarning kind, c
 // (keys of 8 bytes, one double each); a size of the model, so that no choice depends on the free space
 size_t phys_arena_pairkeys(const physModel* m);
 
-// the budget of the step derivatives' optional n x n x B work (step_contact_jvp.c: Delassus mass blocks of B
-// columns, the cone/ccp solvers' tables): an eighth of the arena's dense part (data.c), a size of the model
+// the budget T of the step derivatives' optional n x n x B work (step_contact_jvp.c: Delassus mass blocks of B
+// columns, the cone/ccp solvers' tables): two Delassus matrices of the full list, 2 (3 nconmax + l)^2 with l
+// = 2 per limited hinge or slide (data.c), a size of the model
 size_t phys_arena_tables(const physModel* m);
+
+// the arena (doubles) that the deepest call chain takes under contact model `model` (PHYS_CONTACT_*) with ncon
+// contacts, nlim joint-limit rows and ntheta parameters: the maximum over the step and its derivatives of the
+// stages nested in each (data.c states each stage's equation). phys_arena_size(m) is its maximum over the
+// contact models at ncon = nconmax, nlim = 2 per limited hinge or slide and ntheta = phys_arena_ntheta_max(m)
+size_t phys_arena_need(const physModel* m, int model, int ncon, int nlim, int ntheta);
+// the most parameters a table can hold (params.c: each object's kinds once, overlaps refused): 13 per body
+// (inertia, or mass and com; pos), 7 per dof (damping, armature, stiffness, frictionloss of its joint; the
+// delay, gain and bias of its force channel), 13 per actuator (gear up to 6, gain, bias, kp, kv, the input
+// channel's 3), 3 per spring, 5 per geom (friction, restitution, up to 3 sizes), 2 penalty constants, gravity 3
+int phys_arena_ntheta_max(const physModel* m);
 
 #endif  // PHYS_ARENA_H

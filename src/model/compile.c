@@ -265,7 +265,8 @@ static physStatus compile_sizes(const physSpec* s, physModel* sz, physLog* log) 
   sz->npair = s->npair;
   sz->nexclude = s->nexclude;
   // contact capacity: MJCF <size nconmax>, else 8 per geom (a box face gives 4), in [64, 256]; the arena
-  // holds dense problems of 3*nconmax rows (about 10 (3 nconmax)^2 doubles: 47 MB at 256)
+  // holds dense problems of 3*nconmax rows (phys_arena_size: about 11 (3 nconmax)^2 doubles for lcp's
+  // Jacobian chain, Atlas at nconmax 240: 59.5 MB)
   int ncon_default = 8 * s->ngeom < 64 ? 64 : 8 * s->ngeom > 256 ? 256 : 8 * s->ngeom;
   sz->nconmax = s->nconmax > 0 ? s->nconmax : ncon_default;
   for (int b = 1; b < s->nbody; b++)

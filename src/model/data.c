@@ -20,20 +20,198 @@ static size_t broad_phase_size(const physModel* m) {
   return 9 * ng + 2 * (ng / 2 + 1) + ng + 1 + phys_arena_pairkeys(m) + 5 * 8;
 }
 
-// arena size in doubles: the broad phase's scratch (broad_phase_size) and dense nv x nv work, and the contact problem of n = 3*nconmax + njnt rows
-// (J n x nv, M^-1 J' nv x n, G n x n, the LCP tableau of 7/3 n rows ~ 5.4 n^2, solver vectors). The
-// coefficients are upper estimates, not a derived maximum: measured high-water marks (d->pstack_max) of
-// the step, its Jacobians, VJPs and rollout on tests/grad/test_golden.c's scenes stay below 2% of it
-// (the box on the plane 4.4k of 463k doubles, the humanoid on the floor 54k of 2.76M). An exhausted arena
-// is a status, not an abort (arena.h).
-static size_t dense_size(const physModel* m) {
-  size_t nv = (size_t)m->nv, nb = (size_t)m->nbody, n = 3 * (size_t)m->nconmax + (size_t)m->njnt;
-  return 16 * nv * nv + 400 * (nv + nb) + 10 * n * n + 8 * n * nv + 64 * n + 65536;
+//---------------------------------------------------------------------------------------------------------
+// the arena's size: the deepest call chain's need, stage by stage
+//
+// Every stage below states what it takes from the arena (doubles) as a function of the model's sizes and of
+// the problem: v = nv, b = nbody, u = nu, c contacts, l limit rows (at most 2 per limited hinge or slide),
+// n = 3c + l constraint rows, N = 7c + l Lemke variables (lcp.c: a normal, b+-, sigma per contact),
+// f = frictionloss rows (at most v: phys_param_set may give any dof a frictionloss), p parameters, k =
+// sizeof(physContact)/8 + 1 doubles per contact of a list in scratch, T = the derivatives' table budget
+// (phys_arena_tables). The matrix terms are read off the allocation sites (file:function named per stage);
+// the vectors and the 8-double alignment of every block are in one linear term per chain,
+//   lin = 96 (n + v + f) + 64 b + 4096 (n, v, f-vectors of up to 96 live blocks; 6b spatial blocks ~10 deep).
+// A chain is the sum of the stages nested in one call; phys_arena_need is the maximum over the calls.
+
+typedef struct arenaDims_ {
+  size_t v, b, u, c, l, n, N, f, p, k, T;
+} arenaDims;
+
+static size_t zmax(size_t a, size_t b) { return a > b ? a : b; }
+
+// the contact-rows problem's J (n v) and G (n^2), kept through the solve (assemble.c:
+// phys_constraint_assemble); while G is built, Y = M~^-1 J' (n v) and the support lists (n v / 2) (delassus)
+static size_t st_assemble_kept(const arenaDims* a) { return a->n * a->v + a->n * a->n; }
+static size_t st_assemble_tmp(const arenaDims* a) { return a->n * a->v + a->n * a->v / 2; }
+
+// one solve on the kept J, G:
+//   lcp (lcp.c): Lemke's tableau N^2 (lcp_lemke), or after it the clamping subsystem A (n^2, lcp_subsystem)
+//     with its minimal-norm solve (X r k + H k^2 <= n^2, lcp_trapezoid_minnorm; LU n^2, lcp_try_lu):
+//     max(N^2, 3 n^2)
+//   cone (cone.c, admm.c): the blocks Gnn, Gtt, Gnt (<= n^2), the two ADMM factors (<= n^2), the polish's
+//     columns and matrices (col k n + A k^2 + N k^2 <= 3 n^2; Newton's A, N 2 n^2): 5 n^2
+//   ccp (ccp.c, admm.c): the scaled Gs (n^2), the ADMM factor (n^2), the polish (3 n^2): 5 n^2
+//   frictionloss rows coupled to it (step.c: frictionloss_coupled, frictionloss.c): G (f^2), W E (v f),
+//     G_cf (n f), the box solve's A (f^2): 2 f^2 + f (n + v)
+static size_t st_solver(const arenaDims* a, int model) {
+  size_t n2 = a->n * a->n, fl = 2 * a->f * a->f + a->f * (a->n + a->v);
+  if (model == PHYS_CONTACT_LCP) return zmax(a->N * a->N, 3 * n2) + fl;
+  return 5 * n2 + fl;
 }
 
-size_t phys_arena_size(const physModel* m) { return dense_size(m) + broad_phase_size(m); }
+// the constrained step (step.c: phys_step_constrained): the detected list (c k), the kept problem, then the
+// larger of G's temporaries and the solve (the position correction solves again on the same J, G)
+static size_t st_step(const arenaDims* a, int model) {
+  if (model == PHYS_CONTACT_PENALTY)   // step.c penalty_dense: J (3 c v), H (v^2), the contacts (c k)
+    return a->c * a->k + 3 * a->c * a->v + a->v * a->v;
+  return a->c * a->k + st_assemble_kept(a) + zmax(st_assemble_tmp(a), st_solver(a, model));
+}
 
-size_t phys_arena_tables(const physModel* m) { return dense_size(m) / 8; }
+// the constrained record (step_contact_deriv.c: point_build): the caller's list (c k), the stage's kept
+// problem, its frictionloss rows (frictionloss.c phys_frictionloss_rows: G f^2, W E v f) and Y = M~^-1 J'
+// (n v); the kink's position problem solves once more on top (st_solver)
+static size_t st_record_kept(const arenaDims* a) {
+  return a->c * a->k + st_assemble_kept(a) + a->f * a->f + a->v * a->f + a->n * a->v;
+}
+
+// the contacts' geometry derivatives, kept across a derivative's directions (contact_deriv.c geom_all: per
+// contact its record and D, 7 x 18 columns at most)
+static size_t st_geometry(const arenaDims* a) { return a->c * (7 * 18 + 16); }
+
+// lcp's local structure of one problem (lcp_vjp.c: vjp_local H, A, P of the clamped rows m <= n, and its
+// products' contact blocks 3 c^2); lcp keeps it for the velocity and the position problem, cone and ccp for
+// the (lcp) position problem only
+static size_t st_local(const arenaDims* a, int model) {
+  size_t one = 3 * a->n * a->n + 3 * a->c * a->c;
+  return model == PHYS_CONTACT_LCP ? 2 * one : one;
+}
+
+// one direction's JVP of the contact problem (step_contact_jvp.c: contact_jvp dG n^2; the solver's JVP:
+// ccp_vjp.c linearize N n^2 and refine_solve n^2, lcp_vjp.c jvp_apply's dA n^2): 3 n^2
+static size_t st_direction(const arenaDims* a) { return 3 * a->n * a->n; }
+
+// the optional tables of cone and ccp (step_contact_jvp.c: solver_tables, taken when they fit in T):
+// 2 n^2 (n + 1) + n (c + 1), else none
+static size_t st_tables(const arenaDims* a, int model) {
+  size_t ntab = 2 * a->n * a->n * (a->n + 1) + a->n * (a->c + 1);
+  return model != PHYS_CONTACT_LCP && ntab <= a->T ? ntab : 0;
+}
+
+// the Delassus mass terms Y'dM~Y of ncol directions in blocks of B columns (step_contact_jvp.c: block_cols,
+// B = T / (n^2 + 1) in [1, ncol]): n^2 B + 1 (cone and ccp; lcp forms products instead)
+static size_t st_mass_blocks(const arenaDims* a, size_t ncol) {
+  size_t n2 = a->n * a->n, b = a->T / (n2 + 1);
+  b = b < 1 ? 1 : (b > ncol ? ncol : b);
+  return n2 * b + 1;
+}
+
+// A of the constrained step (step_contact_jvp.c): the tables, jacobian_a's Fq, Fv, D0, kpos (4 v^2), Y'dM~Y
+// (n^2), q_geometry (3 n v + 2 v^2), the mass blocks and mass_block_q's D (v^2), or lcp's products
+// (q_products 8 n v, prod_matrix 2 v^2), one direction
+static size_t st_jacobian_a(const arenaDims* a, int model) {
+  size_t v2 = a->v * a->v, n2 = a->n * a->n, base = 4 * v2 + n2 + 3 * a->n * a->v + 2 * v2 + st_direction(a);
+  if (model == PHYS_CONTACT_LCP) return base + 8 * a->n * a->v + 2 * v2;
+  return st_tables(a, model) + base + st_mass_blocks(a, a->v) + v2;
+}
+
+// P of the constrained step (jacobian_p): R(a+), R0, R(vpos) (3 v p), Y'dM~Y (n^2), the mass blocks and
+// tables, or lcp's products (p_products: Ru, Rup, Rc 7 v p), phys_param_forces' regressor (10 v b), one
+// direction
+static size_t st_jacobian_p(const arenaDims* a, int model) {
+  size_t base = 3 * a->v * a->p + a->n * a->n + 10 * a->v * a->b + st_direction(a);
+  if (model == PHYS_CONTACT_LCP) return base + 7 * a->v * a->p;
+  return base + st_tables(a, model) + st_mass_blocks(a, a->p);
+}
+
+// the reverse mode (step_contact_vjp.c): J-sized adjoints (n v), the lcp's pseudo-inverse solve on its
+// local structure (lcp_vjp.c: phys_lcp_pinv n^2, vjp_pinv_factor C r^2 + Z r m + T m^2 <= 3 n^2) or ccp_vjp's
+// N (n^2); the parameters' R (v p) and regressor (10 v b)
+static size_t st_vjp(const arenaDims* a, int model) {
+  return a->n * a->v + st_local(a, model) + 4 * a->n * a->n + a->v * a->p + 10 * a->v * a->b;
+}
+
+// the time-of-impact correction (toi.c): the saved list (c k) and delta (v^2, and M~'s inverse v^2), then the
+// trial step (st_step) or the bounces' J, Y, K, U' and U (5 c v) with their Gram matrices (2 c^2)
+static size_t st_toi(const arenaDims* a, int model) {
+  return a->c * a->k + 2 * a->v * a->v + zmax(st_step(a, model), 5 * a->c * a->v + 2 * a->c * a->c);
+}
+
+// the sticking frictionloss rows' correction after A, B, P (step_contact_jvp.c phys_cp_stick_build: T 2 v f,
+// H and its generalized inverse 2 f^2) beside the tables
+static size_t st_stick(const arenaDims* a, int model) {
+  return st_tables(a, model) + 2 * a->v * a->f + 2 * a->f * a->f;
+}
+
+// the penalty derivatives (penalty_deriv.c): the tape (J 3 c v, y c v, H 3 v^2, the contacts c k),
+// forward_prepare (Gq, Gv 2 K v^2 with K <= 3, Gu v u, gm c v, fq, fv 2 v^2, the actuation's v^2), the
+// reverse pass (tape_vjp: Wq 3 c v; the regressor 10 v b, R v p)
+static size_t st_penalty_deriv(const arenaDims* a) {
+  size_t v2 = a->v * a->v, tape = 4 * a->c * a->v + 3 * v2 + a->c * a->k;
+  size_t fwd = 6 * v2 + a->v * a->u + a->c * a->v + 3 * v2;
+  size_t rev = 3 * a->c * a->v + 10 * a->v * a->b + a->v * a->p;
+  return a->c * a->k + tape + zmax(fwd, rev);
+}
+
+// the smooth step's derivatives (step_deriv.c, param_forces.c): the factor and Gq, Gv (3 v^2), the
+// regressor (10 v b), R (v p), the actuation and passive Jacobians (2 v^2)
+static size_t st_smooth_deriv(const arenaDims* a) { return 5 * a->v * a->v + 10 * a->v * a->b + a->v * a->p; }
+
+// the deepest chain of one contact model: the step, or a derivative on its record, inside the control
+// layer's linearization (ddp.c linearize: A, B 4 v^2 + 2 v u), or the control layer's state cost alone
+// (ddp.c phys_state_cost: r, scratch, g, H 12 v + 4 v^2)
+static size_t chain_need(const arenaDims* a, int model) {
+  size_t ctl = 4 * a->v * a->v + 2 * a->v * a->u, need = zmax(st_step(a, model), 12 * a->v + 4 * a->v * a->v);
+  if (model == PHYS_CONTACT_PENALTY) {
+    need = zmax(need, ctl + st_penalty_deriv(a));
+  } else {
+    size_t rec = st_record_kept(a), loc = st_local(a, model);
+    need = zmax(need, rec + st_solver(a, model));                               // the kink's position solve
+    size_t jac = zmax(zmax(st_jacobian_a(a, model), st_jacobian_p(a, model)), st_stick(a, model));
+    need = zmax(need, ctl + rec + loc + st_geometry(a) + jac);
+    need = zmax(need, ctl + rec + st_toi(a, model));
+    need = zmax(need, rec + st_geometry(a) + st_vjp(a, model));
+  }
+  need = zmax(need, ctl + st_smooth_deriv(a));
+  return need + 96 * (a->n + a->v + a->f) + 64 * a->b + 4096;
+}
+
+static void arena_dims(arenaDims* a, const physModel* m, int ncon, int nlim, int ntheta) {
+  a->v = (size_t)m->nv, a->b = (size_t)m->nbody, a->u = (size_t)m->nu;
+  a->c = (size_t)ncon, a->l = (size_t)nlim, a->n = 3 * a->c + a->l, a->N = 7 * a->c + a->l;
+  a->f = a->v, a->p = (size_t)ntheta, a->k = sizeof(physContact) / sizeof(double) + 1;
+  a->T = phys_arena_tables(m);
+}
+
+// limit rows: two per limited hinge or slide at most (assemble.c: active_limits)
+static int limit_rows(const physModel* m) {
+  int l = 0;
+  for (int j = 0; j < m->njnt; j++)
+    l += m->jnt_limited[j] && (m->jnt_type[j] == PHYS_JNT_HINGE || m->jnt_type[j] == PHYS_JNT_SLIDE) ? 2 : 0;
+  return l;
+}
+
+int phys_arena_ntheta_max(const physModel* m) {
+  return 13 * m->nbody + 7 * m->nv + 13 * m->nu + 3 * m->nspring + 5 * m->ngeom + 5;
+}
+
+size_t phys_arena_need(const physModel* m, int model, int ncon, int nlim, int ntheta) {
+  arenaDims a;
+  arena_dims(&a, m, ncon, nlim, ntheta);
+  return chain_need(&a, model) + broad_phase_size(m) + (size_t)ncon * a.k;   // (the detection's own list)
+}
+
+size_t phys_arena_size(const physModel* m) {
+  size_t need = 0;
+  for (int model = 0; model < PHYS_NCONTACTMODEL; model++)
+    need = zmax(need, phys_arena_need(m, model, m->nconmax, limit_rows(m), phys_arena_ntheta_max(m)));
+  return need;
+}
+
+// two Delassus matrices of the full list: (3 nconmax + limit rows)^2 doubles each
+size_t phys_arena_tables(const physModel* m) {
+  size_t n = 3 * (size_t)m->nconmax + (size_t)limit_rows(m);
+  return 2 * n * n;
+}
 
 static size_t data_arrays_size(const physData* d) {
   size_t size = 0;

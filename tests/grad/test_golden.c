@@ -22,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "arena.h"
 #include "grad/grad_models.h"
 #include "params.h"
 #include "rollout.h"
@@ -41,7 +42,10 @@ static const golden table_golden[] = {
 #include "test_golden_table.h"
 };
 
-static int g_print = 0;    // --print: print the table instead of checking
+static int g_print = 0;
+
+// the most the arena's need (phys_arena_need) may exceed a scene's high-water mark
+#define ARENA_RATIO 8    // --print: print the table instead of checking
 
 // FNV-1a 64 of n bytes, continuing from h
 static uint64_t fnv(uint64_t h, const void* p, size_t n) {
@@ -186,11 +190,22 @@ static void check_scene(const char* scene, physModel* m, physData* d, const char
   record(name, st, g, 1 + n2 + T * nu + np);
   snap_load(d, &s);
 
-  // the arena: the scene's steps, Jacobians, VJPs and rollout within phys_arena_size, none exhausted it
+  // the arena: the scene's steps, Jacobians, VJPs and rollout within phys_arena_size, none exhausted it, and
+  // within the need of the deepest chain (arena.h) at the most contacts and limit rows its steps meet (the
+  // rollout's, replayed), which overestimates the high-water mark by at most ARENA_RATIO
+  int ncon = 0, nlim = 0;
+  for (int i = 0; i < T; i++) {
+    memcpy(d->ctrl, u + (size_t)i * nu, sizeof(double) * (size_t)nu);
+    phys_step(m, d);
+    ncon = d->ncon > ncon ? d->ncon : ncon, nlim = d->nlimit > nlim ? d->nlimit : nlim;
+  }
   snap_load(d, &s);
+  size_t need = phys_arena_need(m, m->opt.contact, ncon, nlim, np);
   CHECK_MSG(g_highwater <= phys_arena_size(m) && d->nstack == phys_arena_size(m) && !g_exhausted, "%s: arena", scene);
-  printf("arena %-28s high-water %8zu of %9zu doubles (%.2f%%)\n", scene, g_highwater, d->nstack,
-         100.0 * (double)g_highwater / (double)d->nstack);
+  CHECK_MSG(g_highwater <= need && need <= ARENA_RATIO * g_highwater, "%s: high-water %zu, need %zu", scene,
+            g_highwater, need);
+  printf("arena %-28s high-water %8zu, need %8zu (%.1fx) at %d contacts, %d limit rows; size %9zu doubles\n", scene,
+         g_highwater, need, (double)need / (double)g_highwater, ncon, nlim, d->nstack);
   free(state), free(A), free(B), free(P), free(y), free(xb), free(ub), free(tb), free(work), free(u), free(g);
   free(s.buffer);
   phys_param_table_free(&t);

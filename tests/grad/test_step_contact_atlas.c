@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "arena.h"
 #include "grad.h"
 #include "grad/grad_models.h"
 #include "spec.h"
@@ -117,14 +118,19 @@ static void check_model(physModel* m, int model) {
   phys_step_vjp(m, d, y, yb, NULL);
   phys_step(m, d);
   CHECK(memcmp(q1, d->qpos, sizeof(double) * m->nq) == 0);
+  int ncon = s.ncon > d->ncon ? s.ncon : d->ncon;
   free(q1), free(x), free(y), free(yb), free(A), free(F1), free(F2);
   free(s.qpos), free(s.qvel), free(s.con), free(s.prev);
-  // the arena: the steps, Jacobians and VJPs above within phys_arena_size, none exhausted it
+  // the arena: the steps, Jacobians and VJPs above within phys_arena_size, none exhausted it, and within the
+  // deepest chain's need at these contacts and limit rows (arena.h), which overestimates it by at most 4x
+  size_t need = phys_arena_need(m, model, ncon, d->nlimit, 0);
   CHECK(d->pstack_max <= phys_arena_size(m) && d->nstack == phys_arena_size(m) &&
         d->warning_count[PHYS_WARN_REJECTED] == 0 && !strstr(d->lastwarning, "exhausted"));
-  printf("arena %s: high-water %zu of %zu doubles (%.2f%%; ngeom %d, phys_make_data %zu bytes)\n",
-         phys_contact_name(model), d->pstack_max, d->nstack, 100.0 * (double)d->pstack_max / (double)d->nstack,
-         m->ngeom, d->nbuffer);
+  CHECK_MSG(d->pstack_max <= need && need <= 4 * d->pstack_max, "%s: high-water %zu, need %zu",
+            phys_contact_name(model), d->pstack_max, need);
+  printf("arena %s: high-water %zu, need %zu (%.2fx) at %d contacts, %d limit rows; size %zu doubles (ngeom %d, "
+         "phys_make_data %zu bytes)\n", phys_contact_name(model), d->pstack_max, need,
+         (double)need / (double)d->pstack_max, ncon, d->nlimit, d->nstack, m->ngeom, d->nbuffer);
   phys_free_data(d);
 }
 

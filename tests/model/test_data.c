@@ -1,5 +1,7 @@
 // test_data.c - data allocation, reset, keyframes and the scratch arena: an exhausted arena gives a status,
 // a counted warning naming the call and a usable d (the box resting on the plane, lcp and penalty contact).
+// With --slow only the arena at a full contact list (test_saturated: 25 cubes, nv 150; CTest
+// model/test_data_slow, label slow).
 #include <string.h>
 #include <unistd.h>
 
@@ -110,8 +112,13 @@ static void test_exhaustion(int cm, size_t free_) {
 
 // the arena suffices at saturation: 25 cubes (0.1 m, 1 kg, nv 150) on a plane, 3e-4 deep, 4 contacts each
 // beyond <size nconmax='64'/> (the list is full: 64 contacts, 192 rows); the step, A, P and the VJPs of every
-// contact model run without exhausting it. Prints the high-water mark against phys_arena_size (measured: lcp
-// 63%, cone and ccp 55%, penalty 19%: the size formula is an estimate with little margin when nv is large)
+// contact model, and the step and A of lcp and cone with a frictionloss row on every dof (coupled to the
+// contact rows: cone's chain is ccp's, penalty has no rows), run without
+// exhausting it, within the need of the deepest chain at the full list (phys_arena_need, arena.h), which
+// overestimates each model's high-water mark by at most 2.5x (measured without frictionloss: lcp 784k of
+// 1.19M doubles, cone and ccp 535k of 847k, penalty 231k of 466k; with frictionloss lcp 860k, cone 611k), also
+// for P with 250 parameters (740k of 1.19M). The size, 3.01M doubles, is 3.5x the largest mark: it holds
+// the same chains with the most parameters a table can hold (1523 here, 10 nv per parameter in lcp's P)
 static void test_saturated(void) {
   char xml[8192];
   int len = snprintf(xml, sizeof xml, "<mujoco><option timestep='0.001'/><size nconmax='64'/><worldbody>"
@@ -139,42 +146,84 @@ static void test_saturated(void) {
   double *A = malloc(sizeof(double) * n2 * n2), *P = malloc(sizeof(double) * n2 * 2), *y = calloc(n2, sizeof(double));
   double *xb = malloc(sizeof(double) * n2), tb[2];
   y[2] = 1;
-  for (int cm = 0; cm < PHYS_NCONTACTMODEL; cm++) {
+  size_t peak = 0, size = 0;
+  for (int k = 0; k < PHYS_NCONTACTMODEL + 2; k++) {   // (with frictionloss: lcp and cone, the step and A)
+    int cm = k % PHYS_NCONTACTMODEL, fl = k >= PHYS_NCONTACTMODEL;
     m->opt.contact = cm;
+    for (int i = 0; i < nv; i++) m->dof_frictionloss[i] = fl ? 0.5 : 0;
+    m->nfrictionloss = fl ? nv : 0;
     physData* d = phys_make_data(m);
     phys_step(m, d);
     CHECK_MSG(d->ncon == m->nconmax && d->ncon_dropped > 0, "%s: %d contacts of %d", phys_contact_name(cm), d->ncon,
               m->nconmax);
     CHECK(phys_step_jacobian(m, d, A, NULL) == PHYS_OK);
-    CHECK(phys_step_param_jacobian(m, d, &t, P) == PHYS_OK);
-    CHECK(phys_step_vjp(m, d, y, xb, NULL) == PHYS_OK);
-    CHECK(phys_step_param_vjp(m, d, &t, y, tb) == PHYS_OK);
+    CHECK(fl || phys_step_param_jacobian(m, d, &t, P) == PHYS_OK);
+    CHECK(fl || phys_step_vjp(m, d, y, xb, NULL) == PHYS_OK);
+    CHECK(fl || phys_step_param_vjp(m, d, &t, y, tb) == PHYS_OK);
     CHECK_MSG(!strstr(d->lastwarning, "exhausted"), "%s: %s", phys_contact_name(cm), d->lastwarning);
-    printf("saturated %-7s: %d contacts, nv %d: high-water %zu of %zu doubles (%.1f%%)\n", phys_contact_name(cm),
-           d->ncon, nv, d->pstack_max, d->nstack, 100.0 * (double)d->pstack_max / (double)d->nstack);
+    size_t need = phys_arena_need(m, cm, m->nconmax, 0, t.ntheta);
+    CHECK_MSG(d->pstack_max <= need && 2 * need <= 5 * d->pstack_max && need <= d->nstack, "%s: high-water %zu, need %zu",
+              phys_contact_name(cm), d->pstack_max, need);
+    printf("saturated %-7s%s: %d contacts, nv %d: high-water %zu, need %zu (%.2fx), size %zu doubles\n",
+           phys_contact_name(cm), fl ? " with frictionloss" : "", d->ncon, nv, d->pstack_max, need,
+           (double)need / (double)d->pstack_max, d->nstack);
+    peak = d->pstack_max > peak ? d->pstack_max : peak;
+    size = d->nstack;
     phys_free_data(d);
   }
+  // the parameter terms: P of lcp (the largest chain) with every body's 10 inertial parameters (250)
+  {
+    const char* all[25];
+    char names[25][24];
+    for (int i = 0; i < 25; i++) snprintf(names[i], sizeof names[i], "inertia:b%d", i), all[i] = names[i];
+    physParamTable big;
+    CHECK(phys_param_table_build(&big, m, all, 25, &log) == PHYS_OK && big.ntheta == 250);
+    m->opt.contact = PHYS_CONTACT_LCP;
+    for (int i = 0; i < nv; i++) m->dof_frictionloss[i] = 0;
+    m->nfrictionloss = 0;
+    physData* d = phys_make_data(m);
+    double* Pb = malloc(sizeof(double) * n2 * 250);
+    phys_step(m, d);
+    CHECK(phys_step_param_jacobian(m, d, &big, Pb) == PHYS_OK);
+    size_t need = phys_arena_need(m, PHYS_CONTACT_LCP, m->nconmax, 0, 250);
+    CHECK_MSG(d->pstack_max <= need && 2 * need <= 5 * d->pstack_max, "250 parameters: high-water %zu, need %zu",
+              d->pstack_max, need);
+    printf("saturated lcp, P of 250 parameters: high-water %zu, need %zu (%.2fx)\n", d->pstack_max, need,
+           (double)need / (double)d->pstack_max);
+    free(Pb);
+    phys_free_data(d);
+    phys_param_table_free(&big);
+  }
+  printf("saturated: size %zu doubles, %.2fx the largest high-water mark %zu (the size holds %d parameters)\n", size,
+         (double)size / (double)peak, peak, phys_arena_ntheta_max(m));
   free(A), free(P), free(y), free(xb);
   phys_param_table_free(&t);
   phys_free_model(m);
 }
 
-// the arena's size is the documented formula of the model's sizes (physid.h, data.c): the dense part
-// 16 nv^2 + 400 (nv + nbody) + 10 n^2 + 8 n nv + 64 n + 65536 (n = 3 nconmax + njnt) and the broad phase's
-// 9 ng + 2 (ng/2 + 1) + ng + 1 + 40 plus its batch of min(ng^2/2 + 8, 2^18) candidate keys (ng = ngeom)
-static size_t arena_formula(const physModel* m) {
-  size_t nv = (size_t)m->nv, nb = (size_t)m->nbody, n = 3 * (size_t)m->nconmax + (size_t)m->njnt, ng = (size_t)m->ngeom;
-  size_t keys = ng * ng / 2 + 8 < ((size_t)1 << 18) ? ng * ng / 2 + 8 : (size_t)1 << 18;
-  return 16 * nv * nv + 400 * (nv + nb) + 10 * n * n + 8 * n * nv + 64 * n + 65536 + 9 * ng + 2 * (ng / 2 + 1) + ng +
-         1 + 40 + keys;
+// the arena's size is the largest need of the four contact models at the full list (nconmax contacts, two
+// rows per limited hinge or slide, the most parameters a table can hold), and the table budget is two
+// Delassus matrices of that list
+static size_t arena_max_need(const physModel* m, int nlim) {
+  size_t size = 0;
+  for (int cm = 0; cm < PHYS_NCONTACTMODEL; cm++) {
+    size_t need = phys_arena_need(m, cm, m->nconmax, nlim, phys_arena_ntheta_max(m));
+    size = need > size ? need : size;
+  }
+  return size;
 }
 
 static void test_arena_size(void) {
   physModel* m = box_model(PHYS_CONTACT_LCP);
   if (!m) return;
   physData* d = phys_make_data(m);
-  CHECK_MSG(phys_arena_size(m) == arena_formula(m) && d->nstack == phys_arena_size(m), "box: %zu, formula %zu",
-            phys_arena_size(m), arena_formula(m));
+  size_t n = 3 * (size_t)m->nconmax;
+  CHECK_MSG(phys_arena_size(m) == arena_max_need(m, 0) && d->nstack == phys_arena_size(m), "box: %zu, need %zu",
+            phys_arena_size(m), arena_max_need(m, 0));
+  CHECK(phys_arena_tables(m) == 2 * n * n);
+  // the need grows with the contacts, and a penalty chain holds no Delassus matrix
+  CHECK(phys_arena_need(m, PHYS_CONTACT_LCP, 1, 0, 1) < phys_arena_need(m, PHYS_CONTACT_LCP, 2, 0, 1));
+  CHECK(phys_arena_need(m, PHYS_CONTACT_PENALTY, m->nconmax, 0, 1) < n * n);
   printf("arena: box on the plane (nv %d, ngeom %d, nconmax %d): %zu doubles; phys_make_data %zu bytes\n", m->nv,
          m->ngeom, m->nconmax, d->nstack, d->nbuffer);
   phys_free_data(d);
@@ -190,11 +239,19 @@ static void test_arena_size(void) {
   phys_spec_free(s);
   CHECK_MSG(m != NULL, "%s", log.error);
   if (!m) return;
-  CHECK(m->ngeom == 800 && phys_arena_pairkeys(m) == (size_t)1 << 18 && phys_arena_size(m) == arena_formula(m));
+  CHECK(m->ngeom == 800 && phys_arena_pairkeys(m) == (size_t)1 << 18 && phys_arena_size(m) == arena_max_need(m, 0));
   phys_free_model(m);
 }
 
-int main(void) {
+int main(int argc, char** argv) {
+  if (argc > 2 || (argc == 2 && strcmp(argv[1], "--slow") != 0)) {
+    fprintf(stderr, "usage: %s [--slow]\n", argv[0]);
+    return 2;
+  }
+  if (argc == 2) {
+    test_saturated();
+    return test_done();
+  }
   physSpec* s = phys_spec_new();
   int b = phys_spec_add_body(s, 0);
   phys_spec_add_joint(s, b, PHYS_JNT_BALL);
@@ -244,7 +301,6 @@ int main(void) {
     test_exhaustion(cm ? PHYS_CONTACT_PENALTY : PHYS_CONTACT_LCP, 0);
     test_exhaustion(cm ? PHYS_CONTACT_PENALTY : PHYS_CONTACT_LCP, 1024);
   }
-  test_saturated();
   test_arena_size();
   return test_done();
 }
