@@ -27,14 +27,16 @@ static size_t broad_phase_size(const physModel* m) {
 // the problem: v = nv, b = nbody, u = nu, c contacts, l limit rows (at most 2 per limited hinge or slide),
 // n = 3c + l constraint rows, N = 7c + l Lemke variables (lcp.c: a normal, b+-, sigma per contact),
 // f = frictionloss rows (at most v: phys_param_set may give any dof a frictionloss), p parameters, k =
-// sizeof(physContact)/8 + 1 doubles per contact of a list in scratch, T = the derivatives' table budget
+// sizeof(physContact)/8 + 1 doubles per contact of a copied list, L = nconmax sizeof(physContact)/8 + 1
+// doubles per detection list in scratch (phys_contact_list_arena: every list has the model's capacity),
+// T = the derivatives' table budget
 // (phys_arena_tables). The matrix terms are read off the allocation sites (file:function named per stage);
 // the vectors and the 8-double alignment of every block are in one linear term per chain,
 //   lin = 96 (n + v + f) + 64 b + 4096 (n, v, f-vectors of up to 96 live blocks; 6b spatial blocks ~10 deep).
 // A chain is the sum of the stages nested in one call; phys_arena_need is the maximum over the calls.
 
 typedef struct arenaDims_ {
-  size_t v, b, u, c, l, n, N, f, p, k, T;
+  size_t v, b, u, c, l, n, N, f, p, k, L, T;
 } arenaDims;
 
 static size_t zmax(size_t a, size_t b) { return a > b ? a : b; }
@@ -67,11 +69,11 @@ static size_t st_step(const arenaDims* a, int model) {
   return a->c * a->k + st_assemble_kept(a) + zmax(st_assemble_tmp(a), st_solver(a, model));
 }
 
-// the constrained record (step_contact_deriv.c: point_build): the caller's list (c k), the stage's kept
+// the constrained record (step_contact_deriv.c: point_build): the stage's detection list (L), its kept
 // problem, its frictionloss rows (frictionloss.c phys_frictionloss_rows: G f^2, W E v f) and Y = M~^-1 J'
 // (n v); the kink's position problem solves once more on top (st_solver)
 static size_t st_record_kept(const arenaDims* a) {
-  return a->c * a->k + st_assemble_kept(a) + a->f * a->f + a->v * a->f + a->n * a->v;
+  return a->L + st_assemble_kept(a) + a->f * a->f + a->v * a->f + a->n * a->v;
 }
 
 // the contacts' geometry derivatives, kept across a derivative's directions (contact_deriv.c geom_all: per
@@ -130,10 +132,10 @@ static size_t st_vjp(const arenaDims* a, int model) {
   return a->n * a->v + st_local(a, model) + 4 * a->n * a->n + a->v * a->p + 10 * a->v * a->b;
 }
 
-// the time-of-impact correction (toi.c): the saved list (c k) and delta (v^2, and M~'s inverse v^2), then the
+// the time-of-impact correction (toi.c): the trial step's detection list (L) and delta (v^2, and M~'s inverse v^2), then the
 // trial step (st_step) or the bounces' J, Y, K, U' and U (5 c v) with their Gram matrices (2 c^2)
 static size_t st_toi(const arenaDims* a, int model) {
-  return a->c * a->k + 2 * a->v * a->v + zmax(st_step(a, model), 5 * a->c * a->v + 2 * a->c * a->c);
+  return a->L + 2 * a->v * a->v + zmax(st_step(a, model), 5 * a->c * a->v + 2 * a->c * a->c);
 }
 
 // the sticking frictionloss rows' correction after A, B, P (step_contact_jvp.c phys_cp_stick_build: T 2 v f,
@@ -142,11 +144,11 @@ static size_t st_stick(const arenaDims* a, int model) {
   return st_tables(a, model) + 2 * a->v * a->f + 2 * a->f * a->f;
 }
 
-// the penalty derivatives (penalty_deriv.c): the tape (J 3 c v, y c v, H 3 v^2, the contacts c k),
+// the penalty derivatives (penalty_deriv.c): the tape (J 3 c v, y c v, H 3 v^2, its detection list L),
 // forward_prepare (Gq, Gv 2 K v^2 with K <= 3, Gu v u, gm c v, fq, fv 2 v^2, the actuation's v^2), the
 // reverse pass (tape_vjp: Wq 3 c v; the regressor 10 v b, R v p)
 static size_t st_penalty_deriv(const arenaDims* a) {
-  size_t v2 = a->v * a->v, tape = 4 * a->c * a->v + 3 * v2 + a->c * a->k;
+  size_t v2 = a->v * a->v, tape = 4 * a->c * a->v + 3 * v2 + a->L;
   size_t fwd = 6 * v2 + a->v * a->u + a->c * a->v + 3 * v2;
   size_t rev = 3 * a->c * a->v + 10 * a->v * a->b + a->v * a->p;
   return a->c * a->k + tape + zmax(fwd, rev);
@@ -179,6 +181,7 @@ static void arena_dims(arenaDims* a, const physModel* m, int ncon, int nlim, int
   a->v = (size_t)m->nv, a->b = (size_t)m->nbody, a->u = (size_t)m->nu;
   a->c = (size_t)ncon, a->l = (size_t)nlim, a->n = 3 * a->c + a->l, a->N = 7 * a->c + a->l;
   a->f = a->v, a->p = (size_t)ntheta, a->k = sizeof(physContact) / sizeof(double) + 1;
+  a->L = (size_t)m->nconmax * sizeof(physContact) / sizeof(double) + 1;
   a->T = phys_arena_tables(m);
 }
 
@@ -197,7 +200,9 @@ int phys_arena_ntheta_max(const physModel* m) {
 size_t phys_arena_need(const physModel* m, int model, int ncon, int nlim, int ntheta) {
   arenaDims a;
   arena_dims(&a, m, ncon, nlim, ntheta);
-  return chain_need(&a, model) + broad_phase_size(m) + (size_t)ncon * a.k;   // (the detection's own list)
+  // the detection's own list (phys_collision_count), and the rollout gradient's two step lists (rollout.c)
+  // around every chain; the finite-difference Jacobian's list (step_deriv.c) is inside them
+  return chain_need(&a, model) + broad_phase_size(m) + 3 * a.L;
 }
 
 size_t phys_arena_size(const physModel* m) {
