@@ -985,6 +985,8 @@ int phys_collide_convex_plane(const physModel* m, const physData* d, int g1, int
     plane_point(p, &dist, &pc, sel[k]);
     phys_addscl3(pos, p, n, -0.5 * dist);
     write_contact(out + k, pos, n, dist);
+    if (c.type == PHYS_GEOM_MESH)   // the plane's face and the hull vertex (physid.h)
+      out[k].feature[0] = PHYS_FEATURE(PHYS_FEAT_FACE, 0), out[k].feature[1] = PHYS_FEATURE(PHYS_FEAT_VERTEX, sel[k]);
   }
   return cnt;
 }

@@ -41,20 +41,10 @@ int phys_dconvex_plane(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, int con
   (void)con;
   physConvex c;
   phys_convex_init(&c, x->m, x->d, x->g[1]);
-  if (c.type != PHYS_GEOM_MESH || c.nhull <= 0) return -1;
-  const double *pm = x->d->geom_xmat + 9 * x->g[0], *p0 = x->d->geom_xpos + 3 * x->g[0];
-  double nv[3] = {pm[2], pm[5], pm[8]}, best = INFINITY;
-  int bv = -1;
-  for (int i = 0; i < c.nhull; i++) {  // values as plane_point, then the vertex matching the target
-    int v = c.hull ? c.hull[i] : i;
-    double p[3], e[3], q[3];
-    phys_mat_vec3(p, c.mat, c.vert + 3 * v);
-    for (int k = 0; k < 3; k++) p[k] += c.pos[k], e[k] = p[k] - p0[k];
-    double dv = nv[0] * e[0] + nv[1] * e[1] + nv[2] * e[2], gap = fabs(dv - x->tdist);
-    phys_addscl3(q, p, nv, -0.5 * dv);
-    for (int k = 0; k < 3; k++) gap = fmax(gap, fabs(q[k] - x->tpos[k]));
-    if (gap < best) best = gap, bv = v;
-  }
+  if (c.type != PHYS_GEOM_MESH || c.nhull <= 0 || !x->tfeat) return -1;
+  int f = x->tfeat[1], i = PHYS_FEATURE_INDEX(f);   // the hull vertex the contact records (physid.h)
+  if (PHYS_FEATURE_KIND(f) != PHYS_FEAT_VERTEX || i < 0 || i >= c.nhull) return -1;
+  int bv = c.hull ? c.hull[i] : i;
   vd_t P = in_point(x, 1, c.vert + 3 * bv), P0 = in_centre(x, 0);
   *n = in_axis(x, 0, 2);
   vd_t e = vd_sub(P, &P0);

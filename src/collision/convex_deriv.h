@@ -23,7 +23,7 @@
 
 #include "dual.h"
 
-// plane (geom 0) - mesh (geom 1): the hull vertex matching the target contact
+// plane (geom 0) - mesh (geom 1): the hull vertex the target contact records (its feature), -1 without one
 int phys_dconvex_plane(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, int con);
 
 // the GJK/EPA pairs above (geom 0's type <= geom 1's): the contact of phys_collide_convex_convex matching

@@ -126,7 +126,8 @@ typedef struct {
 } pairCache;
 
 // pc = the outputs of contact i's call (d->contact[i - pairout] onwards while the numbering, geoms and order
-// continue), the normals as the function wrote them; 0, or -1 when the record is inconsistent
+// continue), the normals and the features as the function wrote them (in its geom order); 0, or -1 when the
+// record is inconsistent
 static int pair_outputs(const physData* d, int i, pairCache* pc) {
   const physContact* c = d->contact + i;
   int first = i - c->pairout;
@@ -137,8 +138,10 @@ static int pair_outputs(const physData* d, int i, pairCache* pc) {
     const physContact* o = d->contact + first + k;
     if (o->pairout != k || o->geom[0] != c->geom[0] || o->geom[1] != c->geom[1] || o->pairflip != c->pairflip) break;
     pc->out[k] = *o;
-    if (o->pairflip)
+    if (o->pairflip) {   // the normal and the features in the function's order
       for (int j = 0; j < 3; j++) pc->out[k].frame[j] = -o->frame[j];
+      pc->out[k].feature[0] = o->feature[1], pc->out[k].feature[1] = o->feature[0];
+    }
     pc->nout = k + 1;
   }
   if (pc->nout <= c->pairout) return -1;

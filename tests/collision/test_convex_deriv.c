@@ -101,6 +101,23 @@ static void test_plane_mesh(void) {
     CHECK(phys_primitive_deriv(jac, M, D, G_ANY, G_ROCKA + it % 2, 0) == 0);
     for (int j = 6; j < 12; j++)
       for (int i = 3; i < 6; i++) CHECK(jac[i * 12 + j] == 0);
+    // each contact records the plane's face and its hull vertex i (physid.h), at pos + n dist / 2; the
+    // derivative reads it: the contact given as another vertex is refused
+    physContact out[PHYS_MAXPAIRCON];
+    int g = G_ROCKA + it % 2, id = M->geom_dataid[g], nout = phys_collide_convex_plane(M, D, G_ANY, g, MARGIN, out);
+    for (int k = 0; k < nout; k++) {
+      int f = out[k].feature[1], i = PHYS_FEATURE_INDEX(f);
+      CHECK(out[k].feature[0] == PHYS_FEATURE(PHYS_FEAT_FACE, 0) && PHYS_FEATURE_KIND(f) == PHYS_FEAT_VERTEX);
+      CHECK(i >= 0 && i < M->mesh_hullnum[id]);
+      double w[3];
+      int v = M->mesh_vertadr[id] + M->hull_vert[M->mesh_hulladr[id] + i];
+      phys_mat_vec3(w, D->geom_xmat + 9 * g, M->mesh_vert + 3 * v);
+      for (int c = 0; c < 3; c++)
+        CHECK_NEAR(D->geom_xpos[3 * g + c] + w[c], out[k].pos[c] + 0.5 * out[k].dist * out[k].frame[c], 1e-12);
+      CHECK(phys_primitive_deriv_out(jac, M, D, G_ANY, g, k, out, nout) == 0);
+      out[k].feature[1] = PHYS_FEATURE(PHYS_FEAT_VERTEX, (i + 1) % M->mesh_hullnum[id]);
+      CHECK(phys_primitive_deriv_out(jac, M, D, G_ANY, g, k, out, nout) == -1);
+    }
   }
   printf("plane-mesh: %d contacts compared, %d skipped next to a switch\n", ncmp, nskip);
   CHECK(ncmp > 100 && nskip < ncmp / 4);
