@@ -787,7 +787,8 @@ int phys_primitive_deriv_out(double* jac, const physModel* m, const physData* d,
   derivFn f = deriv_fn(t1, t2);
   physCollideFn fn = phys_collide_fn(t1, t2, &swap);
   if (!f || !fn || swap || con < 0 || con >= nout) return -1;
-  dualCtx x = {m, d, {g1, g2}, {12, 12 + phys_geom_nsize(t1)}, out[con].pos, out[con].dist, out[con].feature};
+  dualCtx x = {m, d, {g1, g2}, {12, 12 + phys_geom_nsize(t1)}, out[con].pos, out[con].dist, out[con].feature,
+               out + con};
   vd_t pos, n;
   sd_t dist;
   if (f(&pos, &n, &dist, &x, con)) return -1;
@@ -807,10 +808,10 @@ int phys_primitive_deriv_all(double* jac, int* rc, const physModel* m, const phy
   }
   vd_t pos[PHYS_MAXPAIRCON], n[PHYS_MAXPAIRCON];
   sd_t dist[PHYS_MAXPAIRCON];
-  dualCtx x = {m, d, {g1, g2}, {12, 12 + phys_geom_nsize(t1)}, NULL, 0, NULL};
+  dualCtx x = {m, d, {g1, g2}, {12, 12 + phys_geom_nsize(t1)}, NULL, 0, NULL, NULL};
   phys_dconvex_pair_all(pos, n, dist, rc, &x, out, nout);
   for (int k = 0; k < nout; k++) {
-    x.tpos = out[k].pos, x.tdist = out[k].dist, x.tfeat = out[k].feature;
+    x.tpos = out[k].pos, x.tdist = out[k].dist, x.tfeat = out[k].feature, x.tc = out + k;
     if (!rc[k]) rc[k] = deriv_store(jac + 7 * ncol * k, m, &x, pos + k, n + k, dist + k, out + k);
     bad |= rc[k];
   }

@@ -141,6 +141,8 @@ static int pair_outputs(const physData* d, int i, pairCache* pc) {
     if (o->pairflip) {   // the normal and the features in the function's order
       for (int j = 0; j < 3; j++) pc->out[k].frame[j] = -o->frame[j];
       pc->out[k].feature[0] = o->feature[1], pc->out[k].feature[1] = o->feature[0];
+      memcpy(pc->out[k].witness[0], o->witness[1], sizeof(o->witness[1]));
+      memcpy(pc->out[k].witness[1], o->witness[0], sizeof(o->witness[0]));
     }
     pc->nout = k + 1;
   }
