@@ -112,21 +112,15 @@ static int d_plane_capsule(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, int
 }
 
 // sphere-capsule: q = c2 + clamp(a.(c1 - c2), -h, h) a, then the sphere pair (c1, r1), (q, r2); the clamping
-// is the capsule feature the contact records (VERTEX 1: +h, VERTEX 0: -h, EDGE: none), from the values without one
+// is the capsule feature the contact records (VERTEX 1: +h, VERTEX 0: -h, EDGE 0: none)
 static int d_sphere_capsule(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, int con) {
-  if (con != 0) return -1;
+  int f = tfeat(x, 1), end = seg_clamp(f);
+  if (con != 0 || (end < 0 && f != PHYS_FEATURE(PHYS_FEAT_EDGE, 0))) return -1;
   vd_t c1 = in_centre(x, 0), c2 = in_centre(x, 1), a = in_axis(x, 1, 2);
   sd_t h = in_size(x, 1, 1);
   vd_t t = vd_sub(c1, &c2);
   sd_t pr = vd_dot(&a, &t);
-  int f = x->tfeat ? x->tfeat[1] : PHYS_FEATURE(PHYS_FEAT_UNKNOWN, 0);
-  int end = f == PHYS_FEATURE(PHYS_FEAT_VERTEX, 1)   ? 1
-            : f == PHYS_FEATURE(PHYS_FEAT_VERTEX, 0) ? -1
-            : f == PHYS_FEATURE(PHYS_FEAT_EDGE, 0)   ? 0
-            : pr.v > h.v                             ? 1
-            : pr.v < -h.v                            ? -1
-                                                     : 0;
-  if (end) pr = end > 0 ? h : sd_scl(h, -1);
+  if (end >= 0) pr = end ? h : sd_scl(h, -1);
   vd_t q = vd_axpy(c2, pr, &a);
   return d_sphere_pair(pos, n, dist, &c1, in_size(x, 0, 0), &q, in_size(x, 1, 0));
 }
