@@ -311,14 +311,35 @@ typedef enum physRowState_ {
   PHYS_ROW_LOWER            // friction at -mu*lambda_n (pyramid)
 } physRowState;
 
-// the feature of a geom that produced a contact point (physContact.feature): PHYS_FEATURE(kind, index). Indices:
+// the feature of a geom that produced a contact point (physContact.feature): PHYS_FEATURE(kind, index), with
+// PHYS_FEATURE_FLAGGED(kind, index, flags) for how the point was produced where the feature alone does not say.
+// Indices:
 //  - plane: FACE 0;  sphere, ellipsoid: SURFACE 0;
-//  - capsule: VERTEX 0 / 1 = the end of its axis segment at -h / +h (local z), EDGE 0 = a point inside the segment;
+//  - capsule: VERTEX 0 / 1 = the end of its axis segment at -h / +h (local z), EDGE 0 = a point inside the segment
+//    (the closest-point solve); against a box face EDGE 1 / 2 = where the segment enters / leaves the face's
+//    prism (clipped at a side plane); on the second contact of nearly parallel capsules EDGE 3 / 4 = the point
+//    facing the other capsule's -h / +h end;
 //  - box (half sizes s, local axes 0..2): VERTEX v = the corner (+-s_0, +-s_1, +-s_2) with bit k of v set for +s_k;
 //    EDGE 4a + b = the edge along axis a at the signs of axes (a+1)%3 (bit 0 of b set: +) and (a+2)%3 (bit 1);
 //    FACE 2k + (1 on the +s_k side, 0 on the -s_k side);
-//  - UNKNOWN: not recorded (cylinders, capsule-box, and the pairs of the convex routines: meshes, ellipsoids
-//    against anything but a plane).
+//  - cylinder (radius r, half-height h, axis local z): FACE 0 / 1 = the cap at -h / +h; SURFACE 0 = the curved
+//    side; EDGE c = the rim of cap c (0: -h, 1: +h); a plane-cylinder rim point EDGE c + 2 q, q = 0..3 the rim
+//    direction u, v, -u, -v (u: the rim direction deepest below the plane, v = axis x u: primitive.c);
+//  - mesh: VERTEX i = hull vertex i (the i-th of the mesh's hull vertices); FACE f = hull face f;
+//  - a clipped point of a manifold of the GJK/EPA pairs (convex.h): the reference face (a box's or mesh's FACE, a
+//    cylinder's cap) flagged PHYS_FEATF_REF and the incident feature (a face, a cylinder's cap or SURFACE side, a
+//    capsule's EDGE 0) flagged PHYS_FEATF_INC, its index also numbering the point among the clipped points;
+//  - the single witness point of the GJK/EPA pairs on polytopes (box corners, mesh hull vertices, a sphere's centre
+//    or a capsule's segment as a core against them): flagged PHYS_FEATF_WITNESS, with PHYS_FEATF_INSIDE when
+//    the (cores of the) shapes overlap (EPA), a geom's VERTEX, EDGE or FACE when 1, 2 or 3 distinct support
+//    vertices of it span the simplex (its first vertex's id the index), the vertices in physContact.witness;
+//  - UNKNOWN: not recorded (witness points on curved supports: cylinder rims and sides, ellipsoids).
+// Flags (PHYS_FEATURE_FLAGS): PHYS_FEATF_REF / PHYS_FEATF_INC: the point is a clipped point of a face manifold and
+// this geom holds the reference face / the incident feature, for box-box with the face's axis PHYS_FEATURE_AXIS (a
+// box-box contact without them comes from an edge axis: the closest points of two edges); PHYS_FEATF_INSIDE: the
+// core of this geom (a sphere's centre, a capsule's segment) lies inside the other geom (the penetration branch of
+// sphere-box, sphere-cylinder, capsule-box; the overlapping cores of a GJK/EPA witness point); PHYS_FEATF_WITNESS:
+// a GJK/EPA witness point (physContact.witness).
 typedef enum physFeatureKind_ {
   PHYS_FEAT_UNKNOWN = 0,
   PHYS_FEAT_SURFACE,
@@ -326,9 +347,15 @@ typedef enum physFeatureKind_ {
   PHYS_FEAT_EDGE,
   PHYS_FEAT_VERTEX
 } physFeatureKind;
-#define PHYS_FEATURE(kind, index) ((int)(kind) << 8 | (index))
-#define PHYS_FEATURE_KIND(f) ((f) >> 8)
-#define PHYS_FEATURE_INDEX(f) ((f) & 0xff)
+enum { PHYS_FEATF_REF = 1, PHYS_FEATF_INC = 2, PHYS_FEATF_INSIDE = 4, PHYS_FEATF_WITNESS = 8 };
+#define PHYS_FEATURE(kind, index) ((int)(index) << 12 | (int)(kind))
+#define PHYS_FEATURE_FLAGGED(kind, index, flags) (PHYS_FEATURE(kind, index) | (int)(flags) << 4)
+#define PHYS_FEATURE_AXIS_FLAG(axis) ((int)(axis) << 4)   // the flags of PHYS_FEATURE_AXIS = axis
+#define PHYS_FEATURE_KIND(f) ((f) & 0xf)
+#define PHYS_FEATURE_INDEX(f) ((f) >> 12)
+#define PHYS_FEATURE_FLAGS(f) ((f) >> 4 & 0xf)
+#define PHYS_FEATURE_AXIS(f) ((f) >> 8 & 0x3)
+#define PHYS_FEATURE_BASE(f) ((f) & ~0xff0)   // kind and index without the flags and axis
 
 // one contact point between two geoms
 typedef struct physContact_ {
@@ -343,6 +370,10 @@ typedef struct physContact_ {
   int pairflip;             // 1: its pair function (phys_collide_fn of the geom types) ran with geom[1] first (the
                             // lower type; the lower id for equal types) and wrote the normal -frame row 0
   int pairout;              // its number among that call's outputs (a call's outputs are consecutive in d->contact)
+  int witness[2][3];        // a single witness point of the GJK/EPA pairs (features flagged PHYS_FEATF_WITNESS): the
+                            // support vertices of geom[0], geom[1] forming the final GJK simplex or EPA face, vertex
+                            // i of one paired with vertex i of the other (a box's corner numbered as its VERTEX, a
+                            // mesh's hull vertex number, a capsule's end 0 / 1, a sphere's centre 0), -1 past its size
   int efc_adr;              // first of its 3 rows (normal, t1, t2) in the constraint problem (-1: none)
   double lambda[3];         // impulse (normal, t1, t2) from the last solve (N s), in frame coordinates
   int state[3];             // physRowState of each row after the last solve

@@ -79,8 +79,11 @@ int phys_collide_geoms(const physModel* m, const physData* d, int g1, int g2, do
     if (flip) {
       double nrm[3] = {-out[i].frame[0], -out[i].frame[1], -out[i].frame[2]};
       phys_contact_frame(out[i].frame, nrm);
-      int f = out[i].feature[0];
+      int f = out[i].feature[0], w[3];
       out[i].feature[0] = out[i].feature[1], out[i].feature[1] = f;
+      memcpy(w, out[i].witness[0], sizeof(w));
+      memcpy(out[i].witness[0], out[i].witness[1], sizeof(w));
+      memcpy(out[i].witness[1], w, sizeof(w));
     }
     out[i].geom[0] = g1;
     out[i].geom[1] = g2;

@@ -6,7 +6,8 @@
 //    along the normal (< 0: penetration); pos is the point midway between the two surfaces.
 //  - a pair function is called with geom types t1 <= t2 (the dispatcher swaps), writes at most
 //    PHYS_MAXPAIRCON contacts with dist <= margin, and fills pos, frame, dist and feature (physid.h: the
-//    features of g1, g2 that produced the point, PHYS_FEAT_UNKNOWN where the function does not record them).
+//    features of g1, g2 that produced the point, PHYS_FEAT_UNKNOWN where the function does not record them:
+//    witness points on curved supports in convex.c), and witness (a GJK/EPA witness point's support vertices).
 //  - manifolds: a box face on a plane gives its 4 corners; box-box face contact gives the clipped polygon,
 //    reduced to at most 4 points (the deepest, then the widest spread); capsule-plane 2 points when flat.
 //  - functions are pure: they read geom_xpos/geom_xmat/size from m and d and write only `out`.

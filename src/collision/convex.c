@@ -41,6 +41,7 @@ static void write_contact(physContact* c, const double pos[3], const double n[3]
   phys_contact_frame(c->frame, n);
   c->dist = dist;
   c->feature[0] = c->feature[1] = PHYS_FEATURE(PHYS_FEAT_UNKNOWN, 0);
+  memset(c->witness, -1, sizeof(c->witness));
 }
 
 //---------------------------------------------------------------------------------------------------------
@@ -595,6 +596,8 @@ typedef struct convexFeature_ {
   int n;                                // 1: point, 2: segment, >= 3: face polygon
   double p[PHYS_FEATURE_MAX][3];        // world points on the surface (faces counterclockwise seen from outside)
   double normal[3];                     // face: outward unit normal (world)
+  int feat;                             // what it is (physid.h): a box's or mesh's FACE, a cylinder's cap (FACE)
+                                        // or side (SURFACE), a capsule's segment (EDGE 0); UNKNOWN for a point
 } convexFeature;
 
 // box face most aligned with local direction d: axis k = argmax |d_k|, corners counterclockwise about
@@ -613,6 +616,7 @@ static void feature_box(convexFeature* f, const physConvex* c, const double d[3]
     local2world(f->p[q], c, xl);
   }
   f->n = 4;
+  f->feat = PHYS_FEATURE(PHYS_FEAT_FACE, 2 * k + (s > 0));
   double nl[3] = {0, 0, 0};
   nl[k] = s;
   phys_mat_vec3(f->normal, c->mat, nl);
@@ -639,6 +643,7 @@ static void feature_mesh(convexFeature* f, const physConvex* c, const double d[3
   f->n = nv < PHYS_FEATURE_MAX ? nv : PHYS_FEATURE_MAX;
   for (int q = 0; q < f->n; q++) local2world(f->p[q], c, c->vert + 3 * fv[(int)((long)q * nv / f->n)]);
   phys_mat_vec3(f->normal, c->mat, c->facenormal + 4 * best);
+  f->feat = PHYS_FEATURE(PHYS_FEAT_FACE, best);
 }
 
 // cylinder: its cap (|d_z| >= cos 45 deg) as a PHYS_CYL_NRIM-gon whose first vertex is the rim point
@@ -656,6 +661,7 @@ static void feature_cylinder(convexFeature* f, const physConvex* c, const double
       local2world(f->p[q], c, xl);
     }
     f->n = PHYS_CYL_NRIM;
+    f->feat = PHYS_FEATURE(PHYS_FEAT_FACE, s > 0);
     double nl[3] = {0, 0, s};
     phys_mat_vec3(f->normal, c->mat, nl);
     return;
@@ -665,6 +671,7 @@ static void feature_cylinder(convexFeature* f, const physConvex* c, const double
   local2world(f->p[0], c, x0);
   local2world(f->p[1], c, x1);
   f->n = 2;
+  f->feat = PHYS_FEATURE(PHYS_FEAT_SURFACE, 0);
   double nl[3] = {u[0], u[1], 0};
   phys_mat_vec3(f->normal, c->mat, nl);
 }
@@ -674,6 +681,7 @@ static void convex_feature(convexFeature* f, const physConvex* c, const double d
   double d[3];
   phys_matT_vec3(d, c->mat, dir);
   memset(f->normal, 0, sizeof(f->normal));
+  f->feat = PHYS_FEATURE(PHYS_FEAT_UNKNOWN, 0);
   switch (c->type) {
     case PHYS_GEOM_BOX:
       feature_box(f, c, d);
@@ -692,6 +700,7 @@ static void convex_feature(convexFeature* f, const physConvex* c, const double d
         local2world(f->p[q], c, xl);
       }
       f->n = 2;
+      f->feat = PHYS_FEATURE(PHYS_FEAT_EDGE, 0);
       return;
     }
     default: {  // sphere, ellipsoid: the support point
@@ -811,9 +820,24 @@ static int clip_segment(double p[2][3], const double s[3], double off) {
   return 2;
 }
 
+// the features (physid.h) of point number i of a clipped manifold: the reference face flagged PHYS_FEATF_REF, the
+// incident feature flagged PHYS_FEATF_INC with i in its index (PHYS_CONVEX_CLIP_POINT, convex.h); UNKNOWN when
+// the ids do not fit (a face id beyond PHYS_CONVEX_FACE_MAX)
+static void clip_features(int* fref, int* finc, const convexFeature* ref, const convexFeature* inc, int i) {
+  int ir = PHYS_FEATURE_INDEX(ref->feat), ii = PHYS_FEATURE_INDEX(inc->feat);
+  if (ir >= PHYS_CONVEX_FACE_MAX || ii >= PHYS_CONVEX_FACE_MAX || PHYS_FEATURE_KIND(inc->feat) == PHYS_FEAT_UNKNOWN) {
+    *fref = *finc = PHYS_FEATURE(PHYS_FEAT_UNKNOWN, 0);
+    return;
+  }
+  *fref = PHYS_FEATURE_FLAGGED(PHYS_FEATURE_KIND(ref->feat), ir, PHYS_FEATF_REF);
+  *finc = PHYS_FEATURE_FLAGGED(PHYS_FEATURE_KIND(inc->feat), ii + PHYS_CONVEX_FACE_MAX * i, PHYS_FEATF_INC);
+}
+
 // clip the incident feature (points on the other shape) against the side planes of reference face ref
 // (normal f); each point's separation sep = f.(p - r0); sign = +1 if ref belongs to shape 1 (normal
-// from 1 to 2 = f), -1 if to shape 2 (normal = -f). Contacts at p - sep/2 f, within margin, reduced to 4.
+// from 1 to 2 = f), -1 if to shape 2 (normal = -f). Contacts at p - sep/2 f, within margin, reduced to 4;
+// their features (clip_features) name the reference face, the incident feature and the point's number among
+// the clipped points.
 static int clip_contacts(physContact* out, const convexFeature* ref, const convexFeature* inc, int sign,
                          double margin, double len) {
   double poly[PHYS_CLIP_MAX][3], tmp[PHYS_CLIP_MAX][3], sep[PHYS_CLIP_MAX];
@@ -849,6 +873,7 @@ static int clip_contacts(physContact* out, const convexFeature* ref, const conve
     double pos[3];
     phys_addscl3(pos, poly[sel[k]], f, -0.5 * sep[sel[k]]);
     write_contact(out + k, pos, n, sep[sel[k]]);
+    clip_features(&out[k].feature[sign > 0 ? 0 : 1], &out[k].feature[sign > 0 ? 1 : 0], ref, inc, sel[k]);
   }
   return cnt;
 }
@@ -884,6 +909,60 @@ static int segment_contacts(physContact* out, const convexFeature* a, const conv
   return cnt;
 }
 
+// the id (physContact.witness) of the vertex of shape c (its core when core) at world point s: a sphere's centre 0,
+// a capsule's segment end 0 / 1 (-h / +h), a box's corner numbered as its VERTEX, a mesh's hull vertex number
+// (the nearest); -1 when c has no vertices (curved) or none is within 1e-9 of s
+static int vertex_id(const physConvex* c, int core, const double s[3]) {
+  double t[3], xl[3], q[3] = {0, 0, 0};
+  phys_sub3(t, s, c->pos);
+  phys_matT_vec3(xl, c->mat, t);
+  int id = -1;
+  switch (c->type) {
+    case PHYS_GEOM_SPHERE: id = core ? 0 : -1; break;
+    case PHYS_GEOM_CAPSULE:
+      if (core) id = xl[2] >= 0, q[2] = id ? c->size[1] : -c->size[1];
+      break;
+    case PHYS_GEOM_BOX:
+      id = 0;
+      for (int k = 0; k < 3; k++) id |= (xl[k] >= 0) << k, q[k] = xl[k] >= 0 ? c->size[k] : -c->size[k];
+      break;
+    case PHYS_GEOM_MESH: {
+      double best = INFINITY;
+      for (int i = 0; i < c->nhull; i++) {
+        const double* v = c->vert + 3 * (c->hull ? c->hull[i] : i);
+        double e[3];
+        phys_sub3(e, v, xl);
+        if (dot3(e, e) < best) best = dot3(e, e), id = i, phys_copy3(q, v);
+      }
+      break;
+    }
+    default: break;
+  }
+  for (int k = 0; k < 3 && id >= 0; k++)
+    if (!(fabs(q[k] - xl[k]) <= 1e-9 * (1 + c->scale))) id = -1;
+  return id;
+}
+
+// the features of the single witness point of result r (physid.h): the support vertices of the final simplex or
+// EPA face on both shapes (cores as the distance used them), flagged PHYS_FEATF_WITNESS (and PHYS_FEATF_INSIDE
+// when penetrating); left UNKNOWN when a support point is no vertex
+static void witness_features(physContact* c, const physConvex* a, const physConvex* b, const physGjkResult* r) {
+  int core[2] = {a->radius > 0 && !(b->radius > 0), b->radius > 0 && !(a->radius > 0)}, k = r->nsimplex, ids[2][3];
+  if (k < 1 || k > 3) return;
+  for (int i = 0; i < k; i++) {
+    ids[0][i] = vertex_id(a, core[0], r->s1[i]), ids[1][i] = vertex_id(b, core[1], r->s2[i]);
+    if (ids[0][i] < 0 || ids[1][i] < 0) return;
+  }
+  for (int g = 0; g < 2; g++) {
+    int nd = 1;
+    for (int i = 1; i < k; i++) nd += ids[g][i] != ids[g][0] && (i < 2 || ids[g][i] != ids[g][1]);
+    int kind = nd == 1 ? PHYS_FEAT_VERTEX : nd == 2 ? PHYS_FEAT_EDGE : PHYS_FEAT_FACE;
+    int fl = PHYS_FEATF_WITNESS | (r->penetrating ? PHYS_FEATF_INSIDE : 0);
+    c->feature[g] = PHYS_FEATURE_FLAGGED(kind, ids[g][0], fl);
+    for (int i = 0; i < 3; i++) c->witness[g][i] = i < k ? ids[g][i] : -1;
+  }
+}
+
 int phys_convex_manifold(physContact* out, const physConvex* a, const physConvex* b, const physGjkResult* r,
                          double margin) {
   if (!(r->dist <= margin)) return 0;
@@ -907,6 +986,7 @@ int phys_convex_manifold(physContact* out, const physConvex* a, const physConvex
   double pos[3];
   for (int k = 0; k < 3; k++) pos[k] = 0.5 * (r->p1[k] + r->p2[k]);
   write_contact(out, pos, n, r->dist);
+  witness_features(out, a, b, r);
   return 1;
 }
 
@@ -985,6 +1065,8 @@ int phys_collide_convex_plane(const physModel* m, const physData* d, int g1, int
     plane_point(p, &dist, &pc, sel[k]);
     phys_addscl3(pos, p, n, -0.5 * dist);
     write_contact(out + k, pos, n, dist);
+    if (c.type == PHYS_GEOM_MESH)   // the plane's face and the hull vertex (physid.h)
+      out[k].feature[0] = PHYS_FEATURE(PHYS_FEAT_FACE, 0), out[k].feature[1] = PHYS_FEATURE(PHYS_FEAT_VERTEX, sel[k]);
   }
   return cnt;
 }

@@ -1,9 +1,10 @@
 // convex_deriv.c - Jacobians of the contact geometry of the convex routines for polytopes (see
 // convex_deriv.h): convex.c's decisions (which vertex, which reference face and incident feature, which
-// side planes cut, which support points form the final simplex) are taken from the values, then the
-// contact is re-evaluated on dual values (dual.h) with those features held fixed. Of the candidates (every
-// clipped point, the single witness point) the one matching the target contact is returned; the caller
-// (primitive_deriv.c) checks that the match is exact to roundoff.
+// clipped point, which support points form the final simplex) are read from the contact's record; the side
+// planes that cut are found on the values (the clipping's arithmetic path); the contact is re-evaluated on dual
+// values (dual.h) with those features held fixed. Without a record (curved supports) the distance is run again
+// and the candidate matching the target contact returned; the caller (primitive_deriv.c) checks that the
+// result reproduces the contact to roundoff.
 #include "convex_deriv.h"
 
 #include <float.h>
@@ -41,20 +42,10 @@ int phys_dconvex_plane(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, int con
   (void)con;
   physConvex c;
   phys_convex_init(&c, x->m, x->d, x->g[1]);
-  if (c.type != PHYS_GEOM_MESH || c.nhull <= 0) return -1;
-  const double *pm = x->d->geom_xmat + 9 * x->g[0], *p0 = x->d->geom_xpos + 3 * x->g[0];
-  double nv[3] = {pm[2], pm[5], pm[8]}, best = INFINITY;
-  int bv = -1;
-  for (int i = 0; i < c.nhull; i++) {  // values as plane_point, then the vertex matching the target
-    int v = c.hull ? c.hull[i] : i;
-    double p[3], e[3], q[3];
-    phys_mat_vec3(p, c.mat, c.vert + 3 * v);
-    for (int k = 0; k < 3; k++) p[k] += c.pos[k], e[k] = p[k] - p0[k];
-    double dv = nv[0] * e[0] + nv[1] * e[1] + nv[2] * e[2], gap = fabs(dv - x->tdist);
-    phys_addscl3(q, p, nv, -0.5 * dv);
-    for (int k = 0; k < 3; k++) gap = fmax(gap, fabs(q[k] - x->tpos[k]));
-    if (gap < best) best = gap, bv = v;
-  }
+  if (c.type != PHYS_GEOM_MESH || c.nhull <= 0 || !x->tfeat) return -1;
+  int f = x->tfeat[1], i = PHYS_FEATURE_INDEX(f);   // the hull vertex the contact records (physid.h)
+  if (PHYS_FEATURE_KIND(f) != PHYS_FEAT_VERTEX || i < 0 || i >= c.nhull) return -1;
+  int bv = c.hull ? c.hull[i] : i;
   vd_t P = in_point(x, 1, c.vert + 3 * bv), P0 = in_centre(x, 0);
   *n = in_axis(x, 0, 2);
   vd_t e = vd_sub(P, &P0);
@@ -142,27 +133,21 @@ static int affine_weights(sd_t lam[3], const vd_t* W, int k) {
 // simplex (a_i, b_i support vertices, W_i = a_i - b_i). Separated: l from the affine projection of the
 // origin, n = (p2 - p1)/|p2 - p1|, dist = |p2 - p1|. Penetrating (EPA face): n the face's unit normal
 // (oriented as the result's), depth = n.W_0, l the barycentric weights of depth n in the face, dist =
-// -depth. Then the radii of cores: p1 += r1 n, p2 -= r2 n, dist -= r1 + r2; pos = (p1 + p2)/2.
-static int d_witness(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, const physConvex* a, const physConvex* b,
-                     const physGjkResult* r) {
-  physConvex ca = *a, cb = *b;
-  ca.core = a->radius > 0 && !(b->radius > 0);
-  cb.core = b->radius > 0 && !(a->radius > 0);
-  int k = r->nsimplex;
-  if (k < 1 || k > 3 || (r->penetrating && k != 3)) return -1;
-  vd_t A[3], B[3], W[3];
-  for (int i = 0; i < k; i++) {
-    if (support_vertex(&A[i], x, 0, &ca, r->s1[i]) || support_vertex(&B[i], x, 1, &cb, r->s2[i])) return -1;
-    W[i] = vd_sub(A[i], &B[i]);
-  }
+// -depth (nr: the result's normal). Then the radii of cores: p1 += r1 n, p2 -= r2 n, dist -= r1 + r2;
+// pos = (p1 + p2)/2. A[i], B[i]: the k support vertices (cores ca, cb)
+static int d_witness_points(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, int ca_core, int cb_core,
+                            const vd_t* A, const vd_t* B, int k, int penetrating, const double nr[3]) {
+  if (k < 1 || k > 3 || (penetrating && k != 3)) return -1;
+  vd_t W[3];
+  for (int i = 0; i < k; i++) W[i] = vd_sub(A[i], &B[i]);
   sd_t lam[3];
-  if (!r->penetrating) {
+  if (!penetrating) {
     if (affine_weights(lam, W, k)) return -1;
   } else {
     vd_t E1 = vd_sub(W[1], &W[0]), E2 = vd_sub(W[2], &W[0]), N = vd_cross(&E1, &E2);
     if (!(vd_norm(&N).v > 0)) return -1;
     N = vd_unit(&N);
-    if (phys_dot3(N.v, r->normal) < 0) N = vd_lscl(-1, N);
+    if (phys_dot3(N.v, nr) < 0) N = vd_lscl(-1, N);
     sd_t depth = vd_dot(&N, &W[0]);
     vd_t p = vd_scl(depth, &N), v2 = vd_sub(p, &W[0]);
     sd_t d00 = vd_dot(&E1, &E1), d01 = vd_dot(&E1, &E2), d11 = vd_dot(&E2, &E2);
@@ -178,24 +163,84 @@ static int d_witness(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, const phy
   }
   vd_t p1 = vd_scl(lam[0], &A[0]), p2 = vd_scl(lam[0], &B[0]);
   for (int i = 1; i < k; i++) p1 = vd_axpy(p1, lam[i], &A[i]), p2 = vd_axpy(p2, lam[i], &B[i]);
-  if (!r->penetrating) {
+  if (!penetrating) {
     vd_t v = vd_sub(p2, &p1);
     *dist = vd_norm(&v);
     if (!(dist->v > 0)) return -1;
     *n = vd_unit(&v);
   }
-  if (ca.core) {
+  if (ca_core) {
     sd_t ra = in_size(x, 0, 0);
     p1 = vd_axpy(p1, ra, n);
     *dist = sd_sub(*dist, ra);
   }
-  if (cb.core) {
+  if (cb_core) {
     sd_t rb = in_size(x, 1, 0);
     p2 = vd_axpy(p2, sd_scl(rb, -1), n);
     *dist = sd_sub(*dist, rb);
   }
   *pos = vd_lscl(0.5, vd_add(p1, &p2));
   return 0;
+}
+
+// d_witness_points at the support vertices of the final simplex of result r, found from its support points
+static int d_witness(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, const physConvex* a, const physConvex* b,
+                     const physGjkResult* r) {
+  physConvex ca = *a, cb = *b;
+  ca.core = a->radius > 0 && !(b->radius > 0);
+  cb.core = b->radius > 0 && !(a->radius > 0);
+  int k = r->nsimplex;
+  vd_t A[3], B[3];
+  if (k < 1 || k > 3) return -1;
+  for (int i = 0; i < k; i++)
+    if (support_vertex(&A[i], x, 0, &ca, r->s1[i]) || support_vertex(&B[i], x, 1, &cb, r->s2[i])) return -1;
+  return d_witness_points(pos, n, dist, x, ca.core, cb.core, A, B, k, r->penetrating, r->normal);
+}
+
+// vertex id (physContact.witness) of geom i's (core) shape c as a point moving with the geom (support_vertex's
+// points: a sphere's centre, a capsule's end c +- h a, a box corner c + R (+-s_k), a mesh hull vertex); -1 if
+// there is no such vertex
+static int vertex_dual(vd_t* P, const dualCtx* x, int i, const physConvex* c, int core, int id) {
+  switch (c->type) {
+    case PHYS_GEOM_SPHERE:
+      if (!core || id != 0) return -1;
+      *P = in_centre(x, i);
+      return 0;
+    case PHYS_GEOM_CAPSULE: {
+      if (!core || id < 0 || id > 1) return -1;
+      vd_t a = in_axis(x, i, 2);
+      *P = vd_axpy(in_centre(x, i), sd_lscl(id ? 1 : -1, in_size(x, i, 1)), &a);
+      return 0;
+    }
+    case PHYS_GEOM_BOX: {
+      if (id < 0 || id > 7) return -1;
+      vd_t v;
+      for (int k = 0; k < 3; k++) vd_set(&v, k, sd_lscl((id >> k) & 1 ? 1 : -1, in_size(x, i, k)));
+      *P = local_point(x, i, &v);
+      return 0;
+    }
+    case PHYS_GEOM_MESH:
+      if (id < 0 || id >= c->nhull) return -1;
+      *P = in_point(x, i, c->vert + 3 * (c->hull ? c->hull[id] : id));
+      return 0;
+    default: return -1;
+  }
+}
+
+// the witness point as the target records it (physContact.witness: the support vertices, PHYS_FEATF_INSIDE for
+// EPA), differentiated without running the distance again, the EPA face's normal oriented as the target's: 0 or
+// -1; 1 when the target records none
+static int drecorded_witness(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, const physConvex* ab) {
+  const physContact* t = x->tc;
+  if (!t || !(PHYS_FEATURE_FLAGS(t->feature[0]) & PHYS_FEATURE_FLAGS(t->feature[1]) & PHYS_FEATF_WITNESS)) return 1;
+  int core[2] = {ab[0].radius > 0 && !(ab[1].radius > 0), ab[1].radius > 0 && !(ab[0].radius > 0)}, k = 0;
+  vd_t P[2][3];
+  while (k < 3 && t->witness[0][k] >= 0) k++;
+  for (int i = 0; i < k; i++)
+    for (int g = 0; g < 2; g++)
+      if (vertex_dual(&P[g][i], x, g, ab + g, core[g], t->witness[g][i])) return -1;
+  int pen = PHYS_FEATURE_FLAGS(t->feature[0]) & PHYS_FEATF_INSIDE;
+  return d_witness_points(pos, n, dist, x, core[0], core[1], P[0], P[1], k, pen, t->frame);
 }
 
 //---------------------------------------------------------------------------------------------------------
@@ -208,12 +253,10 @@ typedef struct {
   vd_t normal;              // face: outward unit normal
 } dFeature;
 
-// box face most aligned with local direction d (feature_box): axis k = argmax |d_k|, sign s, corners
-// counterclockwise about s e_k: xl_k = s s_k, xl_i = +-s_i, xl_j = +-s_j
-static void dfeature_box(dFeature* f, const dualCtx* x, int i, const double d[3]) {
-  int k = fabs(d[0]) >= fabs(d[1]) ? (fabs(d[0]) >= fabs(d[2]) ? 0 : 2) : (fabs(d[1]) >= fabs(d[2]) ? 1 : 2);
+// box face k on side s (feature_box's face): corners counterclockwise about s e_k: xl_k = s s_k, xl_i = +-s_i,
+// xl_j = +-s_j
+static void dfeature_box_face(dFeature* f, const dualCtx* x, int i, int k, double s) {
   int a = (k + 1) % 3, b = (k + 2) % 3;
-  double s = d[k] >= 0 ? 1 : -1;
   static const double ci[4] = {1, -1, -1, 1}, cj[4] = {1, 1, -1, -1};
   for (int q = 0; q < 4; q++) {
     int qq = s > 0 ? q : 3 - q;
@@ -225,6 +268,21 @@ static void dfeature_box(dFeature* f, const dualCtx* x, int i, const double d[3]
   }
   f->n = 4;
   f->normal = vd_lscl(s, in_axis(x, i, k));
+}
+
+// box face most aligned with local direction d (feature_box): axis k = argmax |d_k|, sign s
+static void dfeature_box(dFeature* f, const dualCtx* x, int i, const double d[3]) {
+  int k = fabs(d[0]) >= fabs(d[1]) ? (fabs(d[0]) >= fabs(d[2]) ? 0 : 2) : (fabs(d[1]) >= fabs(d[2]) ? 1 : 2);
+  dfeature_box_face(f, x, i, k, d[k] >= 0 ? 1 : -1);
+}
+
+// mesh hull face `face` (feature_mesh's face, same subsampling)
+static void dfeature_mesh_face(dFeature* f, const dualCtx* x, int i, const physConvex* c, int face) {
+  int nv = c->facenum[face];
+  const int* fv = c->facevert + c->faceadr[face];
+  f->n = nv < PHYS_FEATURE_MAX ? nv : PHYS_FEATURE_MAX;
+  for (int q = 0; q < f->n; q++) f->p[q] = in_point(x, i, c->vert + 3 * fv[(int)((long)q * nv / f->n)]);
+  f->normal = in_dir(x, i, c->facenormal + 4 * face);
 }
 
 // mesh hull face most aligned with local direction d (feature_mesh, same subsampling); 1 point without faces
@@ -240,11 +298,7 @@ static void dfeature_mesh(dFeature* f, const dualCtx* x, int i, const physConvex
     double p = fn[0] * d[0] + fn[1] * d[1] + fn[2] * d[2];
     if (p > bd) bd = p, best = q;
   }
-  int nv = c->facenum[best];
-  const int* fv = c->facevert + c->faceadr[best];
-  f->n = nv < PHYS_FEATURE_MAX ? nv : PHYS_FEATURE_MAX;
-  for (int q = 0; q < f->n; q++) f->p[q] = in_point(x, i, c->vert + 3 * fv[(int)((long)q * nv / f->n)]);
-  f->normal = in_dir(x, i, c->facenormal + 4 * best);
+  dfeature_mesh_face(f, x, i, c, best);
 }
 
 // cylinder (feature_cylinder) seen from the unit world direction udir (its local dl = R' udir, rho =
@@ -492,13 +546,71 @@ static int manifold_features(dFeature* fa, dFeature* fb, const dualCtx* x, const
   return -1;
 }
 
+// the features of geom i a clipped manifold point records (convex.h): its face (a box's FACE 2k + side, a mesh
+// hull face), a cylinder's cap (FACE) or side (SURFACE), or, incident, a capsule's segment (its end spheres'
+// extreme points along udir = minus the reference face's normal): 0; a cylinder's rim polygon starts at the angle
+// of the distance's normal nr (geom 0 faces nr, geom 1 -nr): 1 without nr; -1 when the record does not fit
+static int drecorded_feature(dFeature* f, const dualCtx* x, int i, const physConvex* c, int feat, const vd_t* udir,
+                             const double* nr) {
+  int id = PHYS_CONVEX_CLIP_ID(feat), kind = PHYS_FEATURE_KIND(feat);
+  if (c->type == PHYS_GEOM_CYLINDER) {
+    if (!nr) return 1;
+    double dir[3] = {i ? -nr[0] : nr[0], i ? -nr[1] : nr[1], i ? -nr[2] : nr[2]};
+    const double* R = x->d->geom_xmat + 9 * x->g[i];
+    if (dfeature_cylinder(f, x, i, dir, udir)) return -1;
+    int cap = f->n > 2, up = f->normal.v[0] * R[2] + f->normal.v[1] * R[5] + f->normal.v[2] * R[8] > 0;
+    return kind == (cap ? PHYS_FEAT_FACE : PHYS_FEAT_SURFACE) && (!cap || id == up) ? 0 : -1;
+  }
+  if (c->type == PHYS_GEOM_BOX && kind == PHYS_FEAT_FACE && id < 6) {
+    dfeature_box_face(f, x, i, id / 2, id % 2 ? 1 : -1);
+    return 0;
+  }
+  if (c->type == PHYS_GEOM_MESH && kind == PHYS_FEAT_FACE && id < c->nface) {
+    dfeature_mesh_face(f, x, i, c, id);
+    return 0;
+  }
+  if (c->type == PHYS_GEOM_CAPSULE && kind == PHYS_FEAT_EDGE && udir) return dfeature(f, x, i, c, udir->v, udir);
+  return -1;
+}
+
+// a clipped manifold point as the target records it (reference face, incident feature, the point's number among
+// the clipped points: convex.h), differentiated without running the distance again (with cylinders: given the
+// distance's normal nr): 0; 1 when the target records none or nr is needed (then phys_dconvex_pair runs the
+// distance); -1 when the record names a feature or point the geometry does not have
+static int drecorded_clip(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, const physConvex* ab, const double* nr) {
+  if (!x->tfeat) return 1;
+  int fl0 = PHYS_FEATURE_FLAGS(x->tfeat[0]), fl1 = PHYS_FEATURE_FLAGS(x->tfeat[1]);
+  int r = fl0 & PHYS_FEATF_REF ? 0 : fl1 & PHYS_FEATF_REF ? 1 : -1;
+  if (r < 0 || !(PHYS_FEATURE_FLAGS(x->tfeat[1 - r]) & PHYS_FEATF_INC)) return 1;
+  dFeature f[2];
+  int rr = drecorded_feature(&f[r], x, r, ab + r, x->tfeat[r], NULL, nr);
+  if (rr) return rr;
+  vd_t u = vd_lscl(-1, f[r].normal);
+  int ri = drecorded_feature(&f[1 - r], x, 1 - r, ab + 1 - r, x->tfeat[1 - r], &u, nr);
+  if (ri) return ri;
+  if (f[r].n < 3 || f[1 - r].n < 2) return -1;
+  clipState c;
+  int pt = PHYS_CONVEX_CLIP_POINT(x->tfeat[1 - r]);
+  if (clip_values(&c, &f[r], &f[1 - r]) || pt >= c.np) return -1;
+  nodeMemo memo;
+  memo.n = 0;
+  clip_dual(pos, n, dist, &c, c.poly[pt], &f[r], &f[1 - r], r ? -1 : 1, &memo);
+  return 0;
+}
+
 int phys_dconvex_pair(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, int con) {
   (void)con;
-  physConvex a, b;
-  phys_convex_init(&a, x->m, x->d, x->g[0]);
-  phys_convex_init(&b, x->m, x->d, x->g[1]);
+  physConvex ab[2], a, b;
+  phys_convex_init(&ab[0], x->m, x->d, x->g[0]);
+  phys_convex_init(&ab[1], x->m, x->d, x->g[1]);
+  int rec = drecorded_clip(pos, n, dist, x, ab, NULL);
+  if (rec > 0) rec = drecorded_witness(pos, n, dist, x, ab);
+  if (rec <= 0) return rec;
+  a = ab[0], b = ab[1];
   physGjkResult r;
   if (!phys_convex_distance(&r, &a, &b, INFINITY)) return -1;
+  rec = drecorded_clip(pos, n, dist, x, ab, r.normal);   // a cylinder's recorded manifold point
+  if (rec <= 0) return rec;
   // a manifold point when the manifold has one at the target (the witness point is written only when no
   // clipped point is within the margin, so no clipped point then matches the target's dist)
   dFeature f[2];
@@ -515,9 +627,20 @@ int phys_dconvex_pair(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, int con)
 int phys_dconvex_pair_all(vd_t* pos, vd_t* n, sd_t* dist, int* rc, const dualCtx* x, const physContact* out,
                           int nout) {
   for (int k = 0; k < nout; k++) rc[k] = -1;
-  physConvex a, b;
-  phys_convex_init(&a, x->m, x->d, x->g[0]);
-  phys_convex_init(&b, x->m, x->d, x->g[1]);
+  physConvex ab[2], a, b;
+  phys_convex_init(&ab[0], x->m, x->d, x->g[0]);
+  phys_convex_init(&ab[1], x->m, x->d, x->g[1]);
+  a = ab[0], b = ab[1];
+  int left = 0, todo[PHYS_MAXPAIRCON];   // the targets not recorded as clipped points
+  for (int k = 0; k < nout; k++) {
+    dualCtx xk = *x;
+    xk.tpos = out[k].pos, xk.tdist = out[k].dist, xk.tfeat = out[k].feature, xk.tc = out + k;
+    int rec = drecorded_clip(pos + k, n + k, dist + k, &xk, ab, NULL);
+    if (rec > 0) rec = drecorded_witness(pos + k, n + k, dist + k, &xk, ab);
+    left += rec > 0;
+    rc[k] = rec > 0 ? -1 : rec, todo[k] = rec > 0;
+  }
+  if (!left) return 0;
   physGjkResult r;
   if (!phys_convex_distance(&r, &a, &b, INFINITY)) return -1;
   dFeature f[2];
@@ -528,8 +651,14 @@ int phys_dconvex_pair_all(vd_t* pos, vd_t* n, sd_t* dist, int* rc, const dualCtx
   if (ref >= 0 && clip_values(&c, &f[ref], &f[1 - ref])) ref = -1;
   double tol = 1e-9 * (1 + a.scale + b.scale);
   for (int k = 0; k < nout; k++) {
+    if (!todo[k]) continue;
     dualCtx xk = *x;
-    xk.tpos = out[k].pos, xk.tdist = out[k].dist, xk.tfeat = out[k].feature;
+    xk.tpos = out[k].pos, xk.tdist = out[k].dist, xk.tfeat = out[k].feature, xk.tc = out + k;
+    int rec = drecorded_clip(pos + k, n + k, dist + k, &xk, ab, r.normal);   // a cylinder's recorded point
+    if (rec <= 0) {
+      rc[k] = rec;
+      continue;
+    }
     double best = INFINITY;
     int bi = ref >= 0 ? clip_select(&best, &c, &f[ref], &xk) : -1;
     if (bi >= 0 && best <= tol) {

@@ -217,6 +217,7 @@ typedef struct {
   const double* tpos;  // target contact: its pos (3) and dist, as the pair function wrote it
   double tdist;
   const int* tfeat;    // and its features (g[0]'s, g[1]'s: physid.h), NULL if not given
+  const physContact* tc;   // the target contact itself (its normal and witness record), NULL if not given
 } dualCtx;
 
 // centre of geom i: dc/dt_i = I

@@ -68,6 +68,7 @@ static void set_contact(physContact* c, const double pos[3], const double n[3], 
   phys_contact_frame(c->frame, n);
   c->dist = dist;
   c->feature[0] = c->feature[1] = PHYS_FEATURE(PHYS_FEAT_UNKNOWN, 0);
+  memset(c->witness, -1, sizeof(c->witness));
 }
 
 // the features of the n contacts at c that produced them (physid.h), geom g1's f1 and g2's f2
@@ -90,6 +91,21 @@ static int feat_box_edge(int a, const double sg[3]) {
   return PHYS_FEATURE(PHYS_FEAT_EDGE, 4 * a + (sg[(a + 1) % 3] > 0) + 2 * (sg[(a + 2) % 3] > 0));
 }
 static int feat_box_face(int k, double sigma) { return PHYS_FEATURE(PHYS_FEAT_FACE, 2 * k + (sigma > 0)); }
+// the feature of a box (local) point q on the surface whose coordinates in clamped[] are at +-s: the corner (3),
+// the edge along the free axis (2), the face of the clamped axis (1), UNKNOWN inside (0)
+static int feat_box_clamped(const int clamped[3], const double q[3]) {
+  int nc = clamped[0] + clamped[1] + clamped[2], k = 0;
+  if (nc == 0) return PHYS_FEATURE(PHYS_FEAT_UNKNOWN, 0);
+  if (nc == 3) return feat_box_vertex(q);
+  if (nc == 2) {
+    while (clamped[k]) k++;
+    return feat_box_edge(k, q);
+  }
+  while (!clamped[k]) k++;
+  return feat_box_face(k, q[k]);
+}
+// f with the flags (physid.h) fl added
+static int feat_flag(int f, int fl) { return f | PHYS_FEATURE_FLAGGED(PHYS_FEAT_UNKNOWN, 0, fl); }
 
 //---------------------------------------------------------------------------------------------------------
 // candidate points of a manifold: keep those within the margin, deepest first
@@ -293,6 +309,8 @@ int phys_collide_plane_cylinder(const physModel* m, const physData* d, int g1, i
   const double* centre[5] = {clo, chi, clo, clo, clo};
   const double* dir[5] = {u, u, v, u, v};
   const double sign[5] = {1, 1, 1, -1, -1};
+  const int rimdir[5] = {0, 0, 1, 2, 2 + 1};   // physid.h's rim directions u, v, -u, -v
+  int lower = sa > 0 ? 0 : 1;                  // the cap at -h (0) or +h (1) is the lower one
   cand_t cd[5];
   for (int i = 0; i < 5; i++) {
     double x[3];
@@ -300,7 +318,8 @@ int phys_collide_plane_cylinder(const physModel* m, const physData* d, int g1, i
     phys_sub3(t, x, p0);
     cd[i].dist = dot3(t, n);
     phys_addscl3(cd[i].pos, x, n, -0.5 * cd[i].dist);
-    cd[i].feat[0] = FEAT_PLANE, cd[i].feat[1] = PHYS_FEATURE(PHYS_FEAT_UNKNOWN, 0);
+    cd[i].feat[0] = FEAT_PLANE;
+    cd[i].feat[1] = PHYS_FEATURE(PHYS_FEAT_EDGE, (i == 1 ? 1 - lower : lower) + 2 * rimdir[i]);
   }
   return emit_cands(out, cd, 5, n, margin, 4);
 }
@@ -369,17 +388,22 @@ int phys_collide_sphere_cylinder(const physModel* m, const physData* d, int g1, 
   double x[3], q[3], ml[3], gap;
   to_local(x, c2, R, c1);
   double rho = sqrt(x[0] * x[0] + x[1] * x[1]);
+  int cap = x[2] > 0, fsph = FEAT_SURFACE, fcyl;   // the cylinder's feature (physid.h): cap, rim or side
   if (rho > r || fabs(x[2]) > h) {
     double k = rho > r ? r / rho : 1;
     q[0] = k * x[0], q[1] = k * x[1], q[2] = clampd(x[2], -h, h);
     phys_sub3(ml, x, q);
     gap = phys_normalize3(ml);
+    fcyl = fabs(x[2]) <= h ? FEAT_SURFACE : PHYS_FEATURE(rho > r ? PHYS_FEAT_EDGE : PHYS_FEAT_FACE, cap);
   } else {
     double dside = r - rho, dcap = h - fabs(x[2]);
+    fsph = feat_flag(FEAT_SURFACE, PHYS_FEATF_INSIDE);
+    fcyl = FEAT_SURFACE;
     if (dcap <= dside) {
       ml[0] = ml[1] = 0, ml[2] = sgn1(x[2]);
       q[0] = x[0], q[1] = x[1], q[2] = ml[2] * h;
       gap = -dcap;
+      fcyl = PHYS_FEATURE(PHYS_FEAT_FACE, ml[2] > 0);
     } else {
       if (rho > 1e-12 * (r + 1)) {
         ml[0] = x[0] / rho, ml[1] = x[1] / rho;
@@ -399,7 +423,7 @@ int phys_collide_sphere_cylinder(const physModel* m, const physData* d, int g1, 
   phys_addscl3(s1, c1, mw, -r1);
   for (int k = 0; k < 3; k++) pos[k] = 0.5 * (s1[k] + qw[k]), n[k] = -mw[k];
   set_contact(out, pos, n, dist);
-  set_features(out, 1, FEAT_SURFACE, PHYS_FEATURE(PHYS_FEAT_UNKNOWN, 0));
+  set_features(out, 1, fsph, fcyl);
   return 1;
 }
 
@@ -437,6 +461,7 @@ int phys_collide_sphere_box(const physModel* m, const physData* d, int g1, int g
     gap = -(s[k] - fabs(x[k]));
     feat = feat_box_face(k, ml[k]);
   }
+  int fsph = inside ? feat_flag(FEAT_SURFACE, PHYS_FEATF_INSIDE) : FEAT_SURFACE;
   double dist = gap - r1;
   if (dist > margin) return 0;
   double mw[3], qw[3], s1[3], pos[3], n[3];
@@ -445,7 +470,7 @@ int phys_collide_sphere_box(const physModel* m, const physData* d, int g1, int g
   phys_addscl3(s1, c1, mw, -r1);
   for (int k = 0; k < 3; k++) pos[k] = 0.5 * (s1[k] + qw[k]), n[k] = -mw[k];
   set_contact(out, pos, n, dist);
-  set_features(out, 1, FEAT_SURFACE, feat);
+  set_features(out, 1, fsph, feat);
   return 1;
 }
 
@@ -511,15 +536,19 @@ int phys_collide_capsule_capsule(const physModel* m, const physData* d, int g1, 
   double t2 = dot3(tq, w) / dot3(w, w);
   phys_addscl3(Q2, q0, w, clampd(t2, 0, 1));
   int n2 = sphere_pair(out + nc, P2, r1, Q2, r2, margin, fb);
-  set_features(out + nc, n2, feat_seg(s2), feat_seg(t2));
+  // seg 1's point: an end of seg 1, or facing seg 2's end q0 (EDGE 3) or q0 + w (EDGE 4) (physid.h)
+  int f1 = s2 <= 0 || s2 >= 1 ? feat_seg(s2) : PHYS_FEATURE(PHYS_FEAT_EDGE, s2 == sa ? 3 : 4);
+  set_features(out + nc, n2, f1, feat_seg(t2));
   return nc + n2;
 }
 
 // face contacts of a capsule (segment e0 + t u in the box frame, radius r) on box face k with outward
 // normal sigma e_k: clip the segment to the face's prism |x_j| <= s_j (j != k), then each clipped end x gives
 // dist = sigma x_k - s_k - r and pos = x - m (r + dist/2), m = sigma e_k (box frame). Returns the count.
+// Features: the box's face; the capsule's segment end (VERTEX) or its entry into / exit from the face's prism
+// (EDGE 1 / 2), flagged fcap (PHYS_FEATF_INSIDE when the segment meets the box)
 static int capsule_box_face(physContact* out, const double e0[3], const double u[3], double r, const double s[3],
-                            int k, double sigma, const double c2[3], const double R[9], double margin) {
+                            int k, double sigma, const double c2[3], const double R[9], double margin, int fcap) {
   double t0 = 0, t1 = 1;
   for (int j = 0; j < 3; j++)
     if (j != k && !clip_slab(&t0, &t1, e0[j], u[j], -s[j], s[j])) return 0;
@@ -535,36 +564,45 @@ static int capsule_box_face(physContact* out, const double e0[3], const double u
     cd[i].dist = sigma * x[k] - s[k] - r;
     phys_addscl3(pl, x, ml, -(r + 0.5 * cd[i].dist));
     to_world(cd[i].pos, c2, R, pl);
-    cd[i].feat[0] = cd[i].feat[1] = PHYS_FEATURE(PHYS_FEAT_UNKNOWN, 0);
+    int fseg = i == 0 ? (t0 <= 0 ? PHYS_FEATURE(PHYS_FEAT_VERTEX, 0) : PHYS_FEATURE(PHYS_FEAT_EDGE, 1))
+                      : (t1 >= 1 ? PHYS_FEATURE(PHYS_FEAT_VERTEX, 1) : PHYS_FEATURE(PHYS_FEAT_EDGE, 2));
+    cd[i].feat[0] = feat_flag(fseg, fcap), cd[i].feat[1] = feat_box_face(k, sigma);
   }
   return emit_cands(out, cd, nc, n, margin, 2);
 }
 
 // one capsule-box contact from closest points p (segment) and q (box), box-frame unit m from box to capsule:
-// dist = gap - r, pos = midway of (p - m r) and q, normal n = -R m
+// dist = gap - r, pos = midway of (p - m r) and q, normal n = -R m; features fcap, fbox
 static int capsule_box_point(physContact* out, const double p[3], const double q[3], const double ml[3], double dist,
-                             double r, const double c2[3], const double R[9]) {
+                             double r, const double c2[3], const double R[9], int fcap, int fbox) {
   double pl[3], pos[3], mw[3], n[3];
   for (int k = 0; k < 3; k++) pl[k] = 0.5 * (p[k] - ml[k] * r + q[k]);
   to_world(pos, c2, R, pl);
   phys_mat_vec3(mw, R, ml);
   for (int k = 0; k < 3; k++) n[k] = -mw[k];
   set_contact(out, pos, n, dist);
+  set_features(out, 1, fcap, fbox);
   return 1;
 }
 
 // closest points of a segment (e0 + t u) and a box |x| <= s, the segment not meeting the box: the minimum
-// over the segment ends against the box (clamp) and the segment against the 12 box edges; returns |p - q|
-static double segment_box_closest(double p[3], double q[3], const double e0[3], const double u[3],
+// over the segment ends against the box (clamp) and the segment against the 12 box edges; returns |p - q|.
+// The features (physid.h) of the closest pair: a segment end and the box feature of its clamped coordinates, or
+// the segment's point (end or inside) and the box edge
+static double segment_box_closest(double p[3], double q[3], int feat[2], const double e0[3], const double u[3],
                                   const double s[3]) {
   double best = INFINITY;
   for (int i = 0; i < 2; i++) {  // ends
     double x[3], y[3], dv[3];
+    int clamped[3];
     phys_addscl3(x, e0, u, i);
-    for (int k = 0; k < 3; k++) y[k] = clampd(x[k], -s[k], s[k]);
+    for (int k = 0; k < 3; k++) y[k] = clampd(x[k], -s[k], s[k]), clamped[k] = y[k] != x[k];
     phys_sub3(dv, x, y);
     double d2 = dot3(dv, dv);
-    if (d2 < best) best = d2, memcpy(p, x, sizeof(x)), memcpy(q, y, sizeof(y));
+    if (d2 < best) {
+      best = d2, memcpy(p, x, sizeof(x)), memcpy(q, y, sizeof(y));
+      feat[0] = PHYS_FEATURE(PHYS_FEAT_VERTEX, i), feat[1] = feat_box_clamped(clamped, y);
+    }
   }
   for (int k = 0; k < 3; k++) {  // edges along axis k
     int j1 = (k + 1) % 3, j2 = (k + 2) % 3;
@@ -579,7 +617,10 @@ static double segment_box_closest(double p[3], double q[3], const double e0[3], 
       phys_addscl3(y, q0, w, tt);
       phys_sub3(dv, x, y);
       double d2 = dot3(dv, dv);
-      if (d2 < best) best = d2, memcpy(p, x, sizeof(x)), memcpy(q, y, sizeof(y));
+      if (d2 < best) {
+        best = d2, memcpy(p, x, sizeof(x)), memcpy(q, y, sizeof(y));
+        feat[0] = feat_seg(ts), feat[1] = PHYS_FEATURE(PHYS_FEAT_EDGE, 4 * k + c);
+      }
     }
   }
   return sqrt(best);
@@ -610,14 +651,15 @@ int phys_collide_capsule_box(const physModel* m, const physData* d, int g1, int 
   for (int k = 0; k < 3 && meets; k++) meets = clip_slab(&t0, &t1, e0[k], u[k], -s[k], s[k]);
   if (!meets) {
     double p[3], q[3], ml[3];
-    double gap = segment_box_closest(p, q, e0, u, s);
+    int feat[2] = {PHYS_FEATURE(PHYS_FEAT_UNKNOWN, 0), PHYS_FEATURE(PHYS_FEAT_UNKNOWN, 0)};
+    double gap = segment_box_closest(p, q, feat, e0, u, s);
     if (gap - r > margin) return 0;
     if (gap > 1e-12 * (1 + s[0] + s[1] + s[2])) {
       phys_sub3(ml, p, q);
       for (int k = 0; k < 3; k++) ml[k] /= gap;
       for (int k = 0; k < 3; k++)
-        if (fabs(ml[k]) > 1 - 1e-9) return capsule_box_face(out, e0, u, r, s, k, sgn1(ml[k]), c2, R, margin);
-      return capsule_box_point(out, p, q, ml, gap - r, r, c2, R);
+        if (fabs(ml[k]) > 1 - 1e-9) return capsule_box_face(out, e0, u, r, s, k, sgn1(ml[k]), c2, R, margin, 0);
+      return capsule_box_point(out, p, q, ml, gap - r, r, c2, R, feat[0], feat[1]);
     }
   }
   // separating axes: faces k = 0..2, then edges u x e_k
@@ -648,15 +690,17 @@ int phys_collide_capsule_box(const physModel* m, const physData* d, int g1, int 
       for (int j = 0; j < 3; j++) mbest[j] = sg * L[j];
     }
   }
-  if (kbest < 0 || best >= 0.95 * bestf) return capsule_box_face(out, e0, u, r, s, kface, sface, c2, R, margin);
+  if (kbest < 0 || best >= 0.95 * bestf)
+    return capsule_box_face(out, e0, u, r, s, kface, sface, c2, R, margin, PHYS_FEATF_INSIDE);
   if (-best - r > margin) return 0;
-  double q0[3], w[3] = {0, 0, 0}, p[3], q[3], ts, tt;
-  for (int j = 0; j < 3; j++) q0[j] = j == kbest ? -s[j] : s[j] * sgn1(mbest[j]);
+  double q0[3], w[3] = {0, 0, 0}, p[3], q[3], ts, tt, sg[3];
+  for (int j = 0; j < 3; j++) sg[j] = sgn1(mbest[j]), q0[j] = j == kbest ? -s[j] : s[j] * sg[j];
   w[kbest] = 2 * s[kbest];
   phys_segment_closest(&ts, &tt, e0, u, q0, w);
   phys_addscl3(p, e0, u, ts);
   phys_addscl3(q, q0, w, tt);
-  return capsule_box_point(out, p, q, mbest, -best - r, r, c2, R);
+  return capsule_box_point(out, p, q, mbest, -best - r, r, c2, R, feat_flag(feat_seg(ts), PHYS_FEATF_INSIDE),
+                           feat_box_edge(kbest, sg));
 }
 
 //---------------------------------------------------------------------------------------------------------
@@ -712,8 +756,9 @@ static int clip_poly(double out[][2], int lout[][2], const double in[][2], const
 // the features (physid.h) of a clipped point of box_face_contacts defined by lines l (0..3: the incident face's
 // edge from corner v to v + 1; 4 + 2 dim + (side > 0): the reference face's side x[k1 or k2] = side s): two
 // incident edges give an incident corner and the reference face, an incident edge and a side give both edges,
-// two sides a reference corner and the incident face. fref, finc: of the reference and the incident box
-static void clip_features(int* fref, int* finc, const int l[2], int k, double sigma, int mi, double tau) {
+// two sides a reference corner and the incident face. fref, finc: of the reference and the incident box, flagged
+// (physid.h) PHYS_FEATF_REF with axis k and PHYS_FEATF_INC with axis mi
+void phys_box_clip_features(int* fref, int* finc, const int l[2], int k, double sigma, int mi, double tau) {
   static const double S1[4] = {1, -1, -1, 1}, S2[4] = {1, 1, -1, -1};
   int i1 = (mi + 1) % 3, i2 = (mi + 2) % 3, k1 = (k + 1) % 3, k2 = (k + 2) % 3;
   int e = l[0] < 4 ? l[0] : l[1], side = l[0] < 4 ? l[1] : l[0];
@@ -734,6 +779,8 @@ static void clip_features(int* fref, int* finc, const int l[2], int k, double si
     for (int j = 0; j < 2; j++) sr[(l[j] - 4) / 2 ? k2 : k1] = (l[j] - 4) % 2 ? 1 : -1;
     *fref = feat_box_vertex(sr), *finc = feat_box_face(mi, tau);
   }
+  *fref = feat_flag(*fref, PHYS_FEATF_REF | PHYS_FEATURE_AXIS_FLAG(k));
+  *finc = feat_flag(*finc, PHYS_FEATF_INC | PHYS_FEATURE_AXIS_FLAG(mi));
 }
 
 // reduce candidates to at most 4 (sorted deepest first): the deepest p1, the farthest from it p2, the point
@@ -836,7 +883,7 @@ static int box_face_contacts(physContact* out, const box_t* ref, const box_t* in
     to_world(w, ref->c, ref->R, xl);
     phys_addscl3(cd[nc].pos, w, nref, -0.5 * dist);
     cd[nc].dist = dist;
-    clip_features(&cd[nc].feat[1 - ref_first], &cd[nc].feat[ref_first], lp[v], k, sigma, mi, tau);
+    phys_box_clip_features(&cd[nc].feat[1 - ref_first], &cd[nc].feat[ref_first], lp[v], k, sigma, mi, tau);
     nc++;
   }
   sort_cands(cd, nc);

@@ -8,10 +8,9 @@
 //  - a size s_j: ds/ds_j = 1.
 // The contact point definition is the one of primitive.c: pos midway between the surface points, normal
 // from g1 to g2, dist the signed surface distance. The feature (capsule end, box corner, clamped or interior
-// closest point, separating axis, clipped point) is chosen from the current values as primitive.c chooses
-// it, then held fixed. Where the pair function keeps some of a set of candidates (depth order, margin,
-// reduction to 4 points) the candidate is the one matching the contact the pair function wrote (the
-// target), and every result is checked against that contact (pos, normal, dist to 1e-9 of the geoms' size).
+// closest point, separating axis, clipped point) is the one the contact records (physContact.feature), held
+// fixed; what is still decided on the values is listed in primitive_deriv.h. Every result is checked against
+// the contact the pair function wrote (the target: pos, normal, dist to 1e-9 of the geoms' size).
 #include "primitive_deriv.h"
 
 #include <math.h>
@@ -25,15 +24,38 @@
 _Static_assert(NCOL == PHYS_PRIMITIVE_DERIV_MAXCOL, "dual.h's columns are the most of any pair");
 
 //---------------------------------------------------------------------------------------------------------
-// candidate sets: the pair function keeps some of a set of candidate points (margin, reduction to 4); the
-// contact being differentiated is the candidate whose value matches the target contact the pair function
-// wrote (dualCtx.tpos, tdist), which needs neither the margin nor the reduction repeated here
+// the target contact: its value (checked against the derivative's) and its recorded features
 
-// mismatch of a candidate (pos, dist values) with the target: max-norm of the differences
+// mismatch of a value (pos, dist) with the target: max-norm of the differences
 static double target_gap(const dualCtx* x, const double pos[3], double dist) {
   double e = fabs(dist - x->tdist);
   for (int k = 0; k < 3; k++) e = fmax(e, fabs(pos[k] - x->tpos[k]));
   return e;
+}
+
+// the target's stored feature of geom i (physid.h), UNKNOWN when none was given
+static int tfeat(const dualCtx* x, int i) { return x->tfeat ? x->tfeat[i] : PHYS_FEATURE(PHYS_FEAT_UNKNOWN, 0); }
+
+// the clamping of a segment parameter that a capsule feature records (physid.h: VERTEX 0 / 1 at the -h / +h end):
+// 0 or 1, -1 free (EDGE)
+static int seg_clamp(int f) {
+  return PHYS_FEATURE_KIND(f) == PHYS_FEAT_VERTEX ? (PHYS_FEATURE_INDEX(f) ? 1 : 0) : -1;
+}
+
+// the sign (+-1) of a box's local axis at the box feature f (physid.h: a corner, an edge not along it, the face of
+// that axis), 0 when f does not fix it
+static double box_feat_sign(int f, int axis) {
+  int i = PHYS_FEATURE_INDEX(f), bit = -1;
+  switch (PHYS_FEATURE_KIND(f)) {
+    case PHYS_FEAT_VERTEX: bit = (i >> axis) & 1; break;
+    case PHYS_FEAT_EDGE:
+      if (axis == (i / 4 + 1) % 3) bit = i & 1;
+      if (axis == (i / 4 + 2) % 3) bit = (i >> 1) & 1;
+      break;
+    case PHYS_FEAT_FACE: if (i / 2 == axis) bit = i & 1; break;
+    default: break;
+  }
+  return bit < 0 ? 0 : bit ? 1 : -1;
 }
 
 //---------------------------------------------------------------------------------------------------------
@@ -71,61 +93,51 @@ static int d_sphere_sphere(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, int
   return d_sphere_pair(pos, n, dist, &c1, in_size(x, 0, 0), &c2, in_size(x, 1, 0));
 }
 
-// plane-capsule: end e = c +- h a, dist = (c - p0).n - r +- h a.n, pos = e - n (r + dist/2); the end
-// matching the target (the pair function orders them by depth: matching keeps near-ties safe)
+// plane-capsule: end e = c +- h a, dist = (c - p0).n - r +- h a.n, pos = e - n (r + dist/2); the end the
+// contact records (VERTEX 1: +h, VERTEX 0: -h)
 static int d_plane_capsule(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, int con) {
   (void)con;
+  int end = seg_clamp(tfeat(x, 1));
+  if (end < 0) return -1;
   vd_t p0 = in_centre(x, 0), c = in_centre(x, 1), a = in_axis(x, 1, 2);
   *n = in_axis(x, 0, 2);
   sd_t r = in_size(x, 1, 0), h = in_size(x, 1, 1);
   vd_t t = vd_sub(c, &p0);
   sd_t hc = sd_sub(vd_dot(&t, n), r), ha = sd_mul(h, vd_dot(&a, n));
-  double best = INFINITY;
-  for (int end = 0; end < (h.v > 0 ? 2 : 1); end++) {
-    double sg = end == 0 ? 1 : -1;
-    sd_t de = sd_add(hc, sd_scl(ha, sg));
-    vd_t e = vd_axpy(c, sd_scl(h, sg), &a);
-    vd_t pe = vd_axpy(e, sd_scl(sd_add(r, sd_scl(de, 0.5)), -1), n);
-    double g = target_gap(x, pe.v, de.v);
-    if (g < best) best = g, *pos = pe, *dist = de;
-  }
+  double sg = end ? 1 : -1;
+  *dist = sd_add(hc, sd_scl(ha, sg));
+  vd_t e = vd_axpy(c, sd_scl(h, sg), &a);
+  *pos = vd_axpy(e, sd_scl(sd_add(r, sd_scl(*dist, 0.5)), -1), n);
   return 0;
 }
 
 // sphere-capsule: q = c2 + clamp(a.(c1 - c2), -h, h) a, then the sphere pair (c1, r1), (q, r2); the clamping
-// is the capsule feature the contact records (VERTEX 1: +h, VERTEX 0: -h, EDGE: none), from the values without one
+// is the capsule feature the contact records (VERTEX 1: +h, VERTEX 0: -h, EDGE 0: none)
 static int d_sphere_capsule(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, int con) {
-  if (con != 0) return -1;
+  int f = tfeat(x, 1), end = seg_clamp(f);
+  if (con != 0 || (end < 0 && f != PHYS_FEATURE(PHYS_FEAT_EDGE, 0))) return -1;
   vd_t c1 = in_centre(x, 0), c2 = in_centre(x, 1), a = in_axis(x, 1, 2);
   sd_t h = in_size(x, 1, 1);
   vd_t t = vd_sub(c1, &c2);
   sd_t pr = vd_dot(&a, &t);
-  int f = x->tfeat ? x->tfeat[1] : PHYS_FEATURE(PHYS_FEAT_UNKNOWN, 0);
-  int end = f == PHYS_FEATURE(PHYS_FEAT_VERTEX, 1)   ? 1
-            : f == PHYS_FEATURE(PHYS_FEAT_VERTEX, 0) ? -1
-            : f == PHYS_FEATURE(PHYS_FEAT_EDGE, 0)   ? 0
-            : pr.v > h.v                             ? 1
-            : pr.v < -h.v                            ? -1
-                                                     : 0;
-  if (end) pr = end > 0 ? h : sd_scl(h, -1);
+  if (end >= 0) pr = end ? h : sd_scl(h, -1);
   vd_t q = vd_axpy(c2, pr, &a);
   return d_sphere_pair(pos, n, dist, &c1, in_size(x, 0, 0), &q, in_size(x, 1, 0));
 }
 
-// closest points P = p0 + S u, Q = q0 + T w of two segments (s, t in [0,1]) with the parameters' clamping
-// from phys_segment_closest held fixed; with r = p0 - q0, a = u.u, b = u.w, c = u.r, e = w.w, f = w.r:
-// both interior s = (b f - c e)/(a e - b^2), t = (b s + f)/e; s clamped t = (b s + f)/e; t clamped
-// s = (b t - c)/a; both clamped constant (parallel segments: s = 0, t from it). -1 for point segments.
-static int d_segment_closest(vd_t* P, vd_t* Q, const vd_t* p0, const vd_t* u, const vd_t* q0, const vd_t* w) {
-  double s, t;
-  phys_segment_closest(&s, &t, p0->v, u->v, q0->v, w->v);
+// closest points P = p0 + S u, Q = q0 + T w of two segments (s, t in [0,1]) with the parameters' clamping sc, tc
+// given (0 or 1: clamped there, -1: free); with r = p0 - q0, a = u.u, b = u.w, c = u.r, e = w.w, f = w.r:
+// both free s = (b f - c e)/(a e - b^2), t = (b s + f)/e; s clamped t = (b s + f)/e; t clamped
+// s = (b t - c)/a; both clamped constant. -1 for point segments and for both free on parallel segments.
+static int d_segment_fixed(vd_t* P, vd_t* Q, const vd_t* p0, const vd_t* u, const vd_t* q0, const vd_t* w, int sc,
+                           int tc) {
   vd_t r = vd_sub(*p0, q0);
   sd_t A = vd_dot(u, u), B = vd_dot(u, w), C = vd_dot(u, &r), E = vd_dot(w, w), F = vd_dot(w, &r);
   sd_t den = sd_sub(sd_mul(A, E), sd_mul(B, B));
-  int sfree = s > 0 && s < 1, tfree = t > 0 && t < 1;
+  int sfree = sc < 0, tfree = tc < 0;
   if (!(A.v > 0 && E.v > 0) || (sfree && tfree && !(den.v > 0))) return -1;  // point segments; parallel
   // segments have s clamped at 0 (phys_segment_closest), so both parameters are free only when den > 0
-  sd_t S = sd_const(s), T = sd_const(t);
+  sd_t S = sd_const(sc > 0), T = sd_const(tc > 0);
   if (sfree && tfree) {
     S = sd_div(sd_sub(sd_mul(B, F), sd_mul(C, E)), den);
     T = sd_div(sd_add(sd_mul(B, S), F), E);
@@ -137,6 +149,15 @@ static int d_segment_closest(vd_t* P, vd_t* Q, const vd_t* p0, const vd_t* u, co
   *P = vd_axpy(*p0, S, u);
   *Q = vd_axpy(*q0, T, w);
   return 0;
+}
+
+// d_segment_fixed at the clamping phys_segment_closest finds from the values (box-box and capsule-box edge axes,
+// capsule-box's segment against a box edge: their features name the edges, not where on them the closest
+// points lie)
+static int d_segment_closest(vd_t* P, vd_t* Q, const vd_t* p0, const vd_t* u, const vd_t* q0, const vd_t* w) {
+  double s, t;
+  phys_segment_closest(&s, &t, p0->v, u->v, q0->v, w->v);
+  return d_segment_fixed(P, Q, p0, u, q0, w, s > 0 && s < 1 ? -1 : s >= 1, t > 0 && t < 1 ? -1 : t >= 1);
 }
 
 // plane-box: corner i at x = c + sum_k (+-s_k) a_k, dist = (x - p0).n, pos = x - n dist/2; the corner is the
@@ -158,51 +179,40 @@ static int d_plane_box(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, int con
 //---------------------------------------------------------------------------------------------------------
 // capsule-capsule
 
-// second contact of nearly parallel capsules (|a1 x a2| < 0.1, as phys_collide_capsule_capsule): the end
-// of the overlap interval [lo, hi] of seg 2's projection on seg 1 (sa = (q0 - p0).u/u.u, sb = (q0 + w -
-// p0).u/u.u, lo = max(0, min(sa, sb)), hi = min(1, max(sa, sb))) farther from the first contact's s:
-// P2 = p0 + s2 u, Q2 = q0 + clamp((P2 - q0).w/w.w, 0, 1) w, then the sphere pair; -1 if there is none
+// second contact of nearly parallel capsules (phys_collide_capsule_capsule): P2 = p0 + s2 u on seg 1 with s2 the
+// contact's recorded feature of seg 1 (an end: 0 or 1; EDGE 3 / 4: facing seg 2's end q0 / q0 + w, s2 = sa = (q0 -
+// p0).u/u.u or sb = (q0 + w - p0).u/u.u), Q2 = q0 + t2 w, t2 = (P2 - q0).w/w.w clamped as seg 2's feature records;
+// then the sphere pair
 static int d_capsule_second(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, const vd_t* p0, const vd_t* u,
                             const vd_t* q0, const vd_t* w) {
-  const double *R1 = x->d->geom_xmat + 9 * x->g[0], *R2 = x->d->geom_xmat + 9 * x->g[1];
-  double a1[3] = {R1[2], R1[5], R1[8]}, a2[3] = {R2[2], R2[5], R2[8]}, cr[3], s, t;
-  phys_cross3(cr, a1, a2);
-  if (sqrt(phys_dot3(cr, cr)) >= 0.1 || !(in_size(x, 0, 1).v > 0) || !(in_size(x, 1, 1).v > 0)) return -1;
-  phys_segment_closest(&s, &t, p0->v, u->v, q0->v, w->v);
-  sd_t uu = vd_dot(u, u);
-  vd_t t0 = vd_sub(*q0, p0), t1 = vd_add(t0, w);
-  sd_t sa = sd_div(vd_dot(&t0, u), uu), sb = sd_div(vd_dot(&t1, u), uu);
-  sd_t lo = sa.v <= sb.v ? sa : sb, hi = sa.v >= sb.v ? sa : sb;
-  if (!(lo.v > 0)) lo = sd_const(0);
-  if (!(hi.v < 1)) hi = sd_const(1);
-  if (hi.v - lo.v < 1e-9) return -1;
-  sd_t s2 = fabs(lo.v - s) > fabs(hi.v - s) ? lo : hi;
-  if (fabs(s2.v - s) < 1e-9) return -1;
+  int f1 = tfeat(x, 0), i1 = PHYS_FEATURE_INDEX(f1), tc = seg_clamp(tfeat(x, 1));
+  sd_t uu = vd_dot(u, u), s2;
+  if (PHYS_FEATURE_KIND(f1) == PHYS_FEAT_VERTEX) {
+    s2 = sd_const(i1 ? 1 : 0);
+  } else if (PHYS_FEATURE_KIND(f1) == PHYS_FEAT_EDGE && (i1 == 3 || i1 == 4)) {
+    vd_t t0 = vd_sub(*q0, p0), t1 = vd_add(t0, w);
+    s2 = sd_div(vd_dot(i1 == 3 ? &t0 : &t1, u), uu);
+  } else {
+    return -1;
+  }
   vd_t P2 = vd_axpy(*p0, s2, u), tq = vd_sub(P2, q0);
-  sd_t tt = sd_div(vd_dot(&tq, w), vd_dot(w, w));
-  if (tt.v < 0) tt = sd_const(0);
-  if (tt.v > 1) tt = sd_const(1);
+  sd_t tt = tc < 0 ? sd_div(vd_dot(&tq, w), vd_dot(w, w)) : sd_const(tc);
   vd_t Q2 = vd_axpy(*q0, tt, w);
   return d_sphere_pair(pos, n, dist, &P2, in_size(x, 0, 0), &Q2, in_size(x, 1, 0));
 }
 
-// capsule-capsule: segments p0 + s u, q0 + t w (p0 = c1 - h1 a1, u = 2 h1 a1, likewise for geom 2),
-// closest points P, Q (d_segment_closest), then the sphere pair at P, Q; nearly parallel capsules also have
-// the second contact (d_capsule_second). The candidate matching the target.
+// capsule-capsule: segments p0 + s u, q0 + t w (p0 = c1 - h1 a1, u = 2 h1 a1, likewise for geom 2); contact 0:
+// the closest points P, Q at the clamping both capsules' features record (d_segment_fixed), then the sphere pair
+// at P, Q; contact 1 (nearly parallel capsules): the second contact (d_capsule_second)
 static int d_capsule_capsule(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, int con) {
-  (void)con;
   vd_t c1 = in_centre(x, 0), c2 = in_centre(x, 1), a1 = in_axis(x, 0, 2), a2 = in_axis(x, 1, 2);
   sd_t h1 = in_size(x, 0, 1), h2 = in_size(x, 1, 1);
   vd_t p0 = vd_axpy(c1, sd_scl(h1, -1), &a1), q0 = vd_axpy(c2, sd_scl(h2, -1), &a2);
-  vd_t u = vd_scl(sd_scl(h1, 2), &a1), w = vd_scl(sd_scl(h2, 2), &a2), P, Q, pos2, n2;
-  sd_t dist2;
-  double best = INFINITY;
-  if (!d_segment_closest(&P, &Q, &p0, &u, &q0, &w) && !d_sphere_pair(pos, n, dist, &P, in_size(x, 0, 0), &Q,
-                                                                     in_size(x, 1, 0)))
-    best = target_gap(x, pos->v, dist->v);
-  if (!d_capsule_second(&pos2, &n2, &dist2, x, &p0, &u, &q0, &w) && target_gap(x, pos2.v, dist2.v) < best)
-    *pos = pos2, *n = n2, *dist = dist2, best = 0;
-  return best < INFINITY ? 0 : -1;
+  vd_t u = vd_scl(sd_scl(h1, 2), &a1), w = vd_scl(sd_scl(h2, 2), &a2), P, Q;
+  if (con == 1) return d_capsule_second(pos, n, dist, x, &p0, &u, &q0, &w);
+  if (con != 0 || d_segment_fixed(&P, &Q, &p0, &u, &q0, &w, seg_clamp(tfeat(x, 0)), seg_clamp(tfeat(x, 1))))
+    return -1;
+  return d_sphere_pair(pos, n, dist, &P, in_size(x, 0, 0), &Q, in_size(x, 1, 0));
 }
 
 //---------------------------------------------------------------------------------------------------------
@@ -211,55 +221,6 @@ static int d_capsule_capsule(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, i
 // world axes of box geom i
 static void box_axes(vd_t ax[3], const dualCtx* x, int i) {
   for (int k = 0; k < 3; k++) ax[k] = in_axis(x, i, k);
-}
-
-// the separating axis phys_collide_box_box chooses (values only, its loop and its rule): face f (A's 0..2,
-// B's 3..5) with T.L's sign, or edge pair (ei, ej)
-typedef struct {
-  int edge, face, ei, ej;
-  double sgn;
-} boxAxis;
-
-// half-extent of box (axes R columns, half sizes s) on unit L: sum_k s_k |R e_k . L|
-static double box_ext(const double* R, const double* s, const double L[3]) {
-  double e = 0;
-  for (int k = 0; k < 3; k++) e += s[k] * fabs(R[k] * L[0] + R[3 + k] * L[1] + R[6 + k] * L[2]);
-  return e;
-}
-
-static void box_box_axis(boxAxis* a, const dualCtx* x) {
-  const double *RA = x->d->geom_xmat + 9 * x->g[0], *RB = x->d->geom_xmat + 9 * x->g[1];
-  const double *sA = x->m->geom_size + 3 * x->g[0], *sB = x->m->geom_size + 3 * x->g[1];
-  const double *cA = x->d->geom_xpos + 3 * x->g[0], *cB = x->d->geom_xpos + 3 * x->g[1];
-  double T[3] = {cB[0] - cA[0], cB[1] - cA[1], cB[2] - cA[2]}, sface = -INFINITY, sedge = -INFINITY;
-  a->face = a->ei = a->ej = -1;
-  for (int f = 0; f < 6; f++) {
-    const double* R = f < 3 ? RA : RB;
-    double L[3] = {R[f % 3], R[3 + f % 3], R[6 + f % 3]};
-    double sep = fabs(T[0] * L[0] + T[1] * L[1] + T[2] * L[2]) - box_ext(RA, sA, L) - box_ext(RB, sB, L);
-    if (sep > sface) sface = sep, a->face = f;
-  }
-  double sgedge = 1;
-  for (int i = 0; i < 3; i++)
-    for (int j = 0; j < 3; j++) {
-      double ai[3] = {RA[i], RA[3 + i], RA[6 + i]}, bj[3] = {RB[j], RB[3 + j], RB[6 + j]}, L[3];
-      L[0] = ai[1] * bj[2] - ai[2] * bj[1], L[1] = ai[2] * bj[0] - ai[0] * bj[2], L[2] = ai[0] * bj[1] - ai[1] * bj[0];
-      double len = sqrt(L[0] * L[0] + L[1] * L[1] + L[2] * L[2]);
-      if (len < 1e-6) continue;
-      for (int k = 0; k < 3; k++) L[k] /= len;
-      double tl = T[0] * L[0] + T[1] * L[1] + T[2] * L[2];
-      double sep = fabs(tl) - box_ext(RA, sA, L) - box_ext(RB, sB, L);
-      if (sep > sedge) sedge = sep, a->ei = i, a->ej = j, sgedge = tl >= 0 ? 1 : -1;
-    }
-  double scale = fmax(fmax(sA[0], sA[1]), sA[2]) + fmax(fmax(sB[0], sB[1]), sB[2]);
-  a->edge = a->ei >= 0 && phys_box_edge_wins(sface, sedge, scale);
-  if (a->edge) {
-    a->sgn = sgedge;
-  } else {
-    const double* R = a->face < 3 ? RA : RB;
-    int k = a->face % 3;
-    a->sgn = T[0] * R[k] + T[1] * R[3 + k] + T[2] * R[6 + k] >= 0 ? 1 : -1;
-  }
 }
 
 // a point of the clipped incident polygon in the reference face's coordinates (k1, k2)
@@ -272,9 +233,15 @@ typedef struct {
 typedef struct {
   double p[2], side;
   int a, b, dim;
+  int l[2];   // the lines defining it (phys_box_clip_features' numbering)
 } clipNode;
 
 #define CLIP_NODES (4 + 4 * (PHYS_MAXPAIRCON + 1))
+
+// the line two nodes lie on: the one of their two defining lines they share (-1: none)
+static int common_line(const int a[2], const int b[2]) {
+  return a[0] == b[0] || a[0] == b[1] ? a[0] : a[1] == b[0] || a[1] == b[1] ? a[1] : -1;
+}
 
 // one Sutherland-Hodgman step on node values: keep side * x[dim] <= lim, crossings at p + t (q - p),
 // t = dp / (dp - dq), appended as new nodes; returns the new count
@@ -290,6 +257,7 @@ static int clip_nodes(int* out, const int* in, int n, clipNode* nd, int* nn, int
       c->p[0] = p[0] + t * (q[0] - p[0]);
       c->p[1] = p[1] + t * (q[1] - p[1]);
       c->a = in[i], c->b = in[(i + 1) % n], c->dim = dim, c->side = side;
+      c->l[0] = common_line(nd[in[i]].l, nd[in[(i + 1) % n]].l), c->l[1] = 4 + 2 * dim + (side > 0);
       out[k++] = (*nn)++;
     }
   }
@@ -313,27 +281,21 @@ static pt2_t node_dual(const clipNode* nd, int id, pt2_t* memo, char* done, cons
   return r;
 }
 
-// box-box face contact (box_face_contacts): reference box r, face k, outward normal nref = sigma ax_k; the
-// incident face's corners in the reference frame, clipped to the face rectangle; each point x (on the
-// incident face plane x_k = h0 + g1 x_k1 + g2 x_k2) gives dist = sigma x_k - s_k, pos = c_r + R_r x - nref
-// dist/2. The candidate matching the target is returned; n = sgn(T.ax_k) ax_k (from g1 to g2).
-static int d_box_face(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, const boxAxis* a) {
-  int r = a->face < 3 ? 0 : 1, ic = 1 - r, k = a->face % 3;
-  double sigma = a->face < 3 ? a->sgn : -a->sgn;
+// box-box face contact (box_face_contacts) as the contact records it: reference box r, face k, outward normal
+// nref = sigma ax_k, incident box's face mi on side tau; the incident face's corners in the reference frame,
+// clipped to the face rectangle (on values, each point's defining lines kept); the point whose features
+// (phys_box_clip_features) are the recorded ones x (on the incident face plane x_k = h0 + g1 x_k1 + g2 x_k2)
+// gives dist = sigma x_k - s_k, pos = c_r + R_r x - nref dist/2; n = nref from g1 to g2 (-nref when r = 1)
+static int d_box_face(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, int r, int k, double sigma, int mi,
+                      double tau) {
+  int ic = 1 - r;
   vd_t rax[3], iax[3], rc = in_centre(x, r), icc = in_centre(x, ic);
   box_axes(rax, x, r);
   box_axes(iax, x, ic);
   sd_t rs[3], is[3];
   for (int j = 0; j < 3; j++) rs[j] = in_size(x, r, j), is[j] = in_size(x, ic, j);
-  *n = vd_lscl(a->sgn, rax[k]);
+  *n = vd_lscl(r == 0 ? sigma : -sigma, rax[k]);
   vd_t nref = vd_lscl(sigma, rax[k]);
-  int mi = 0;
-  double dm = -1;
-  for (int j = 0; j < 3; j++) {
-    double dj = fabs(vd_dot(&iax[j], &nref).v);
-    if (dj > dm) dm = dj, mi = j;
-  }
-  double tau = vd_dot(&iax[mi], &nref).v > 0 ? -1 : 1;
   int i1 = (mi + 1) % 3, i2 = (mi + 2) % 3, k1 = (k + 1) % 3, k2 = (k + 2) % 3;
   static const double S1[4] = {1, -1, -1, 1}, S2[4] = {1, 1, -1, -1};
   pt2_t poly[4];
@@ -359,26 +321,21 @@ static int d_box_face(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, const bo
   // clipping on values with each point's origin recorded; only the matching point is differentiated
   clipNode nd[CLIP_NODES];
   int ia[PHYS_MAXPAIRCON + 1] = {0, 1, 2, 3}, ib[PHYS_MAXPAIRCON + 1], nn = 4;
-  for (int v = 0; v < 4; v++) nd[v].p[0] = poly[v].p[0].v, nd[v].p[1] = poly[v].p[1].v, nd[v].a = -1, nd[v].b = v;
+  for (int v = 0; v < 4; v++) {
+    nd[v].p[0] = poly[v].p[0].v, nd[v].p[1] = poly[v].p[1].v, nd[v].a = -1, nd[v].b = v;
+    nd[v].l[0] = (v + 3) % 4, nd[v].l[1] = v;
+  }
   int np = clip_nodes(ib, ia, 4, nd, &nn, 0, 1, rs[k1].v);
   np = clip_nodes(ia, ib, np, nd, &nn, 0, -1, rs[k1].v);
   np = clip_nodes(ib, ia, np, nd, &nn, 1, 1, rs[k2].v);
   np = clip_nodes(ia, ib, np, nd, &nn, 1, -1, rs[k2].v);
   if (np > PHYS_MAXPAIRCON) np = PHYS_MAXPAIRCON;
-  // the candidates' values (as box_face_contacts), then the dual of the one matching the target
-  const double* Rr = x->d->geom_xmat + 9 * x->g[r];
+  // the point with the recorded features
   int best = -1;
-  double gbest = INFINITY;
-  for (int v = 0; v < np; v++) {
-    double xl[3], w[3], pv[3];
-    const double* pp = nd[ia[v]].p;
-    xl[k1] = pp[0], xl[k2] = pp[1];
-    xl[k] = h0.v + g1.v * pp[0] + g2.v * pp[1];
-    double dv = sigma * xl[k] - rs[k].v;
-    for (int j = 0; j < 3; j++) w[j] = rc.v[j] + (Rr[3 * j] * xl[0] + Rr[3 * j + 1] * xl[1] + Rr[3 * j + 2] * xl[2]);
-    for (int j = 0; j < 3; j++) pv[j] = w[j] + -0.5 * dv * nref.v[j];
-    double e = target_gap(x, pv, dv);
-    if (e < gbest) gbest = e, best = v;
+  for (int v = 0; v < np && best < 0; v++) {
+    int f[2];
+    phys_box_clip_features(&f[r], &f[ic], nd[ia[v]].l, k, sigma, mi, tau);
+    if (f[0] == x->tfeat[0] && f[1] == x->tfeat[1] && PHYS_FEATURE_KIND(f[0]) != PHYS_FEAT_UNKNOWN) best = v;
   }
   if (best < 0) return -1;
   pt2_t memo[CLIP_NODES];
@@ -395,27 +352,30 @@ static int d_box_face(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, const bo
   return 0;
 }
 
-// box-box edge contact: supporting edges P0 + s u of A (along A_i), Q0 + t w of B (along B_j),
-// P0 = c_A - s_i A_i + sum_{k != i} s_k sgn(A_k.n) A_k, Q0 = c_B - s_j B_j - sum_{k != j} s_k sgn(B_k.n) B_k,
-// u = 2 s_i A_i, w = 2 s_j B_j, n = sgn(T.L) L, L = A_i x B_j / |A_i x B_j|; closest points P, Q
+// box-box edge contact between the edges the contact records, A's along A_i at the signs sa_k (k != i) and B's
+// along B_j at the signs sb_k (physid.h): P0 + s u, Q0 + t w, P0 = c_A - s_i A_i + sum_{k != i} s_k sa_k A_k,
+// Q0 = c_B - s_j B_j + sum_{k != j} s_k sb_k B_k, u = 2 s_i A_i, w = 2 s_j B_j, n = +-L, L = A_i x B_j / |A_i x B_j|,
+// the sign making sgn(A_k.n) = sa_k on A's axis k != i most aligned with L; closest points P, Q
 // (d_segment_closest), dist = (Q - P).n, pos = (P + Q)/2
-static int d_box_edge(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, const boxAxis* a) {
+static int d_box_edge(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, int fa, int fb) {
   vd_t A[3], B[3], cA = in_centre(x, 0), cB = in_centre(x, 1);
   box_axes(A, x, 0);
   box_axes(B, x, 1);
   sd_t sA[3], sB[3];
   for (int j = 0; j < 3; j++) sA[j] = in_size(x, 0, j), sB[j] = in_size(x, 1, j);
-  int ei = a->ei, ej = a->ej;
+  int ei = PHYS_FEATURE_INDEX(fa) / 4, ej = PHYS_FEATURE_INDEX(fb) / 4, kl = (ei + 1) % 3;
+  if (ei > 2 || ej > 2) return -1;
   vd_t L = vd_cross(&A[ei], &B[ej]);
   L = vd_unit(&L);
-  *n = vd_lscl(a->sgn, L);
+  if (fabs(vd_dot(&A[(ei + 2) % 3], &L).v) > fabs(vd_dot(&A[kl], &L).v)) kl = (ei + 2) % 3;
+  *n = vd_lscl(box_feat_sign(fa, kl) * (vd_dot(&A[kl], &L).v >= 0 ? 1 : -1), L);
   vd_t t = vd_scl(sA[ei], &A[ei]), p0 = vd_sub(cA, &t);
   t = vd_scl(sB[ej], &B[ej]);
   vd_t q0 = vd_sub(cB, &t);
   vd_t u = vd_scl(sd_lscl(2, sA[ei]), &A[ei]), w = vd_scl(sd_lscl(2, sB[ej]), &B[ej]);
   for (int k = 0; k < 3; k++) {
-    if (k != ei) p0 = vd_axpy(p0, sd_scl(sA[k], vd_dot(&A[k], n).v >= 0 ? 1 : -1), &A[k]);
-    if (k != ej) q0 = vd_axpy(q0, sd_scl(sd_scl(sB[k], -1), vd_dot(&B[k], n).v >= 0 ? 1 : -1), &B[k]);
+    if (k != ei) p0 = vd_axpy(p0, sd_scl(sA[k], box_feat_sign(fa, k)), &A[k]);
+    if (k != ej) q0 = vd_axpy(q0, sd_scl(sd_scl(sB[k], -1), -box_feat_sign(fb, k)), &B[k]);
   }
   vd_t P, Q;
   if (d_segment_closest(&P, &Q, &p0, &u, &q0, &w)) return -1;
@@ -425,12 +385,22 @@ static int d_box_edge(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, const bo
   return 0;
 }
 
-// box-box: the separating axis of phys_collide_box_box, then its face or edge contact
+// box-box as the contact records it: a clipped point of a face manifold (one box's feature flagged as the
+// reference face's, the other's as the incident face's, with their axes and sides) or an edge-axis contact (two
+// edges without flags)
 static int d_box_box(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, int con) {
   (void)con;
-  boxAxis a;
-  box_box_axis(&a, x);
-  return a.edge ? d_box_edge(pos, n, dist, x, &a) : d_box_face(pos, n, dist, x, &a);
+  int f0 = tfeat(x, 0), f1 = tfeat(x, 1), fl0 = PHYS_FEATURE_FLAGS(f0), fl1 = PHYS_FEATURE_FLAGS(f1);
+  if (!((fl0 | fl1) & (PHYS_FEATF_REF | PHYS_FEATF_INC))) {
+    if (PHYS_FEATURE_KIND(f0) != PHYS_FEAT_EDGE || PHYS_FEATURE_KIND(f1) != PHYS_FEAT_EDGE) return -1;
+    return d_box_edge(pos, n, dist, x, f0, f1);
+  }
+  int r = fl0 & PHYS_FEATF_REF ? 0 : 1, fr = r ? f1 : f0, fi = r ? f0 : f1;
+  if (!(PHYS_FEATURE_FLAGS(fi) & PHYS_FEATF_INC)) return -1;
+  int k = PHYS_FEATURE_AXIS(fr), mi = PHYS_FEATURE_AXIS(fi);
+  double sigma = box_feat_sign(fr, k), tau = box_feat_sign(fi, mi);
+  if (k > 2 || mi > 2 || !sigma || !tau) return -1;
+  return d_box_face(pos, n, dist, x, r, k, sigma, mi, tau);
 }
 
 // sphere (g1) against a box or cylinder (g2) given the local point x of the sphere centre, the surface
@@ -454,19 +424,21 @@ static vd_t d_local_centre(const dualCtx* x, const vd_t ax[3]) {
   return dual_unrotate(ax, &t);
 }
 
-// sphere-box (phys_collide_sphere_box): outside q = clamp(x, -s, s), m = (x - q)/|x - q|, gap = |x - q|;
-// inside the face k of least depth, m = sgn(x_k) e_k, q = x with q_k = sgn(x_k) s_k, gap = |x_k| - s_k
+// sphere-box (phys_collide_sphere_box) at the box feature the contact records: outside (the sphere's centre not
+// flagged inside) q = x with the coordinates the feature fixes (a corner's 3, an edge's 2, a face's 1) at +-s,
+// m = (x - q)/|x - q|, gap = |x - q|; inside its face k, m = sgn e_k, q = x with q_k = sgn s_k, gap = |x_k| - s_k
 static int d_sphere_box(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, int con) {
-  if (con != 0) return -1;
+  int fb = tfeat(x, 1), inside = PHYS_FEATURE_FLAGS(tfeat(x, 0)) & PHYS_FEATF_INSIDE;
+  if (con != 0 || PHYS_FEATURE_KIND(fb) < PHYS_FEAT_FACE || (inside && PHYS_FEATURE_KIND(fb) != PHYS_FEAT_FACE))
+    return -1;
   vd_t ax[3];
   box_axes(ax, x, 1);
   vd_t xl = d_local_centre(x, ax), q = xl, ml;
   sd_t s[3], gap;
-  int inside = 1;
   for (int k = 0; k < 3; k++) {
     s[k] = in_size(x, 1, k);
-    if (xl.v[k] < -s[k].v) vd_set(&q, k, sd_scl(s[k], -1)), inside = 0;
-    else if (xl.v[k] > s[k].v) vd_set(&q, k, s[k]), inside = 0;
+    double sg = box_feat_sign(fb, k);
+    if (!inside && sg) vd_set(&q, k, sd_lscl(sg, s[k]));
   }
   if (!inside) {
     ml = vd_sub(xl, &q);
@@ -474,10 +446,8 @@ static int d_sphere_box(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, int co
     if (!(gap.v > 0)) return -1;
     ml = vd_unit(&ml);
   } else {
-    int k = 0;
-    for (int j = 1; j < 3; j++)
-      if (s[j].v - fabs(xl.v[j]) < s[k].v - fabs(xl.v[k])) k = j;
-    double sg = xl.v[k] >= 0 ? 1 : -1, e[3] = {0, 0, 0};
+    int k = PHYS_FEATURE_INDEX(fb) / 2;
+    double sg = box_feat_sign(fb, k), e[3] = {0, 0, 0};
     e[k] = sg;
     ml = vd_const(e);
     vd_set(&q, k, sd_lscl(sg, s[k]));
@@ -490,30 +460,32 @@ static int d_sphere_box(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, int co
 // sphere-cylinder (phys_collide_sphere_cylinder), rho = |(x0, x1)|: outside q = (min(rho, r)/rho (x0, x1),
 // clamp(x2, -h, h)), m = (x - q)/|x - q|, gap = |x - q|; inside through the cap (m = sgn(x2) e_z,
 // q = (x0, x1, sgn(x2) h), gap = |x2| - h) or the side (m = (x0, x1, 0)/rho, q = (r m0, r m1, x2),
-// gap = rho - r), whichever is shallower
+// gap = rho - r), whichever is shallower; the case is the cylinder's feature the contact records (rim: both
+// clamped, side: the radius, cap: the height) and whether the sphere's centre is flagged inside
 static int d_sphere_cylinder(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, int con) {
-  if (con != 0) return -1;
+  int fc = tfeat(x, 1), kind = PHYS_FEATURE_KIND(fc), inside = PHYS_FEATURE_FLAGS(tfeat(x, 0)) & PHYS_FEATF_INSIDE;
+  double csg = PHYS_FEATURE_INDEX(fc) ? 1 : -1;   // the cap's side
+  if (con != 0 || kind < PHYS_FEAT_SURFACE || kind > PHYS_FEAT_EDGE || (inside && kind == PHYS_FEAT_EDGE)) return -1;
   vd_t ax[3];
   box_axes(ax, x, 1);
   vd_t xl = d_local_centre(x, ax), q = xl, ml;
   sd_t r = in_size(x, 1, 0), h = in_size(x, 1, 1), gap;
   sd_t x0 = vd_get(&xl, 0), x1 = vd_get(&xl, 1), x2 = vd_get(&xl, 2);
   sd_t rho = sd_sqrt(sd_add(sd_mul(x0, x0), sd_mul(x1, x1)));
-  if (rho.v > r.v || fabs(x2.v) > h.v) {
-    if (rho.v > r.v) {
+  if (!inside) {
+    if (kind != PHYS_FEAT_FACE) {   // the radius clamped (side, rim)
       sd_t k = sd_div(r, rho);
       vd_set(&q, 0, sd_mul(k, x0)), vd_set(&q, 1, sd_mul(k, x1));
     }
-    if (x2.v < -h.v) vd_set(&q, 2, sd_scl(h, -1));
-    if (x2.v > h.v) vd_set(&q, 2, h);
+    if (kind != PHYS_FEAT_SURFACE) vd_set(&q, 2, csg < 0 ? sd_scl(h, -1) : h);   // the height clamped (cap, rim)
     ml = vd_sub(xl, &q);
     gap = vd_norm(&ml);
     if (!(gap.v > 0)) return -1;
     ml = vd_unit(&ml);
   } else {
     sd_t dside = sd_sub(r, rho), dcap = sd_sub(h, sd_abs(x2));
-    if (dcap.v <= dside.v) {
-      double sg = x2.v >= 0 ? 1 : -1, e[3] = {0, 0, sg};
+    if (kind == PHYS_FEAT_FACE) {
+      double sg = csg, e[3] = {0, 0, sg};
       ml = vd_const(e);
       vd_set(&q, 2, sd_lscl(sg, h));
       gap = sd_scl(dcap, -1);
@@ -577,26 +549,23 @@ static int d_clip_slab(sd_t* t0, sd_t* t1, sd_t x0, sd_t dx, sd_t lo, sd_t hi) {
 }
 
 // face contacts on face k (outward sigma e_k) (capsule_box_face): the segment clipped to |x_j| <= s_j
-// (j != k); each clipped end x: dist = sigma x_k - s_k - r, pos = c2 + R (x - m (r + dist/2)), m = sigma e_k;
-// the end matching the target
-static int capbox_face(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, const capBox* b, int k, double sigma) {
+// (j != k) (which side plane clips is decided on the values); the clipped end x (end 0: t0, 1: t1):
+// dist = sigma x_k - s_k - r, pos = c2 + R (x - m (r + dist/2)), m = sigma e_k
+static int capbox_face(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, const capBox* b, int k, double sigma,
+                       int end) {
   sd_t t0 = sd_const(0), t1 = sd_const(1);
   for (int j = 0; j < 3; j++) {
     sd_t sj = b->s[j];
     if (j != k && !d_clip_slab(&t0, &t1, vd_get(&b->e0, j), vd_get(&b->u, j), sd_scl(sj, -1), sj)) return -1;
   }
-  double e[3] = {0, 0, 0}, best = INFINITY;
+  double e[3] = {0, 0, 0};
   e[k] = sigma;
   vd_t ml = vd_const(e), c2 = in_centre(x, 1), mw = dual_rotate(b->ax, &ml);
-  int nc = t1.v - t0.v > 1e-12 ? 2 : 1;
-  for (int i = 0; i < nc; i++) {
-    vd_t xp = vd_axpy(b->e0, i == 0 ? t0 : t1, &b->u);
-    sd_t di = sd_sub(sd_sub(sd_lscl(sigma, vd_get(&xp, k)), b->s[k]), b->r);
-    vd_t pl = vd_axpy(xp, sd_scl(sd_add(b->r, sd_lscl(0.5, di)), -1), &ml);
-    vd_t t = dual_rotate(b->ax, &pl), pi = vd_add(c2, &t);
-    double g = target_gap(x, pi.v, di.v);
-    if (g < best) best = g, *pos = pi, *dist = di;
-  }
+  vd_t xp = vd_axpy(b->e0, end == 0 ? t0 : t1, &b->u);
+  *dist = sd_sub(sd_sub(sd_lscl(sigma, vd_get(&xp, k)), b->s[k]), b->r);
+  vd_t pl = vd_axpy(xp, sd_scl(sd_add(b->r, sd_lscl(0.5, *dist)), -1), &ml);
+  vd_t t = dual_rotate(b->ax, &pl);
+  *pos = vd_add(c2, &t);
   *n = vd_lscl(-1, mw);
   return 0;
 }
@@ -610,115 +579,59 @@ static int capbox_edge_closest(vd_t* p, vd_t* q, const capBox* b, int k, const d
   return d_segment_closest(p, q, &b->e0, &b->u, &q0, &w);
 }
 
-// segment outside the box: the closest pair of segment_box_closest (values: the same candidates in the
-// same order, strict improvement), then its dual: an end against the box (clamped coordinates are +-s_j)
-// or the segment against an edge
-static int capbox_closest(vd_t* p, vd_t* q, const capBox* b) {
-  const double *e0 = b->e0.v, *u = b->u.v;
-  double s[3] = {b->s[0].v, b->s[1].v, b->s[2].v}, best = INFINITY;
-  int which = -1;  // 0, 1: ends; 2 + 4 k + c: edge along k at corner c
-  for (int i = 0; i < 2; i++) {
-    double xv[3], dv[3];
-    phys_addscl3(xv, e0, u, i);
-    for (int k = 0; k < 3; k++) dv[k] = xv[k] - (xv[k] < -s[k] ? -s[k] : xv[k] > s[k] ? s[k] : xv[k]);
-    double d2 = phys_dot3(dv, dv);
-    if (d2 < best) best = d2, which = i;
-  }
-  for (int k = 0; k < 3; k++) {
-    int j1 = (k + 1) % 3, j2 = (k + 2) % 3;
-    for (int c = 0; c < 4; c++) {
-      double q0[3], w[3] = {0, 0, 0}, xv[3], yv[3], dv[3], ts, tt;
-      q0[k] = -s[k];
-      q0[j1] = (c & 1) ? s[j1] : -s[j1];
-      q0[j2] = (c & 2) ? s[j2] : -s[j2];
-      w[k] = 2 * s[k];
-      phys_segment_closest(&ts, &tt, e0, u, q0, w);
-      phys_addscl3(xv, e0, u, ts);
-      phys_addscl3(yv, q0, w, tt);
-      phys_sub3(dv, xv, yv);
-      double d2 = phys_dot3(dv, dv);
-      if (d2 < best) best = d2, which = 2 + 4 * k + c;
-    }
-  }
-  if (which < 2) {
-    *p = which == 0 ? b->e0 : b->e1;
-    *q = *p;
-    for (int k = 0; k < 3; k++) {
-      if (p->v[k] < -s[k]) vd_set(q, k, sd_scl(b->s[k], -1));
-      else if (p->v[k] > s[k]) vd_set(q, k, b->s[k]);
-    }
-    return 0;
-  }
-  int k = (which - 2) / 4, c = (which - 2) % 4;
-  double sg[3];
-  sg[(k + 1) % 3] = (c & 1) ? 1 : -1, sg[(k + 2) % 3] = (c & 2) ? 1 : -1, sg[k] = -1;
-  return capbox_edge_closest(p, q, b, k, sg);
-}
-
-// capsule-box: outside the box, the closest points (a face contact when their direction is a face
-// normal); meeting the box, the separating axis of least overlap among e_k and u x e_k (faces preferred
-// within 5%): a face contact, or one contact between the segment and the box edge along e_k at
-// x_j = s_j sgn(m_j), dist = -overlap - r, overlap = min(ext - min(pa, pb), max(pa, pb) + ext) with
-// ext = sum_j s_j |L_j|, pa = e0.L, pb = e1.L
+// capsule-box as the contact records it (box feature fb, capsule feature fc, flagged inside when the segment meets
+// the box): a box face - a face contact (capbox_face, the clipped end fc names); outside, a segment end against
+// the box feature its clamped coordinates give (q = the end with those coordinates at +-s_j) or the segment's
+// closest point to a box edge (capbox_edge_closest), m = (p - q)/|p - q|, dist = |p - q| - r; inside, the edge
+// axis L = u x e_k / |u x e_k| of the box edge along e_k at x_j = s_j sg_j (j != k), m = +-L (the sign making
+// sgn(m_j) = sg_j on the larger of L's components), dist = -overlap - r, overlap = min(ext - min(pa, pb),
+// max(pa, pb) + ext) on m's side, ext = sum_j s_j |L_j|, pa = e0.L, pb = e1.L
 static int d_capsule_box(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, int con) {
   (void)con;
+  int fc = tfeat(x, 0), fb = tfeat(x, 1), kc = PHYS_FEATURE_KIND(fc), ic = PHYS_FEATURE_INDEX(fc);
+  int inside = PHYS_FEATURE_FLAGS(fc) & PHYS_FEATF_INSIDE, kb = PHYS_FEATURE_INDEX(fb) / 4;
   capBox b;
   capbox_init(&b, x);
-  sd_t t0 = sd_const(0), t1 = sd_const(1);
-  int meets = 1;
-  for (int k = 0; k < 3 && meets; k++)
-    meets = d_clip_slab(&t0, &t1, vd_get(&b.e0, k), vd_get(&b.u, k), sd_scl(b.s[k], -1), b.s[k]);
-  if (!meets) {
+  if (PHYS_FEATURE_KIND(fb) == PHYS_FEAT_FACE) {
+    int k = PHYS_FEATURE_INDEX(fb) / 2;
+    if (k > 2 || !(kc == PHYS_FEAT_VERTEX || (kc == PHYS_FEAT_EDGE && (ic == 1 || ic == 2)))) return -1;
+    return capbox_face(pos, n, dist, x, &b, k, box_feat_sign(fb, k), kc == PHYS_FEAT_VERTEX ? ic : ic - 1);
+  }
+  double sg[3];
+  for (int j = 0; j < 3; j++) sg[j] = box_feat_sign(fb, j);
+  if (!inside) {
     vd_t p, q;
-    if (capbox_closest(&p, &q, &b)) return -1;
+    if (kc == PHYS_FEAT_VERTEX && PHYS_FEATURE_KIND(fb) >= PHYS_FEAT_EDGE) {   // an end against a corner or edge
+      p = q = ic ? b.e1 : b.e0;
+      for (int j = 0; j < 3; j++)
+        if (sg[j]) vd_set(&q, j, sd_lscl(sg[j], b.s[j]));
+    } else if (PHYS_FEATURE_KIND(fb) == PHYS_FEAT_EDGE && kb < 3) {   // the segment against an edge
+      sg[kb] = -1;
+      if (capbox_edge_closest(&p, &q, &b, kb, sg)) return -1;
+    } else {
+      return -1;
+    }
     vd_t ml = vd_sub(p, &q);
     sd_t gap = vd_norm(&ml);
-    if (gap.v > 1e-12 * (1 + b.s[0].v + b.s[1].v + b.s[2].v)) {
-      ml = vd_unit(&ml);
-      for (int k = 0; k < 3; k++)
-        if (fabs(ml.v[k]) > 1 - 1e-9) return capbox_face(pos, n, dist, x, &b, k, ml.v[k] >= 0 ? 1 : -1);
-      *dist = sd_sub(gap, b.r);
-      capbox_point(pos, n, x, &b, &p, &q, &ml);
-      return 0;
-    }
+    if (!(gap.v > 0)) return -1;
+    ml = vd_unit(&ml);
+    *dist = sd_sub(gap, b.r);
+    capbox_point(pos, n, x, &b, &p, &q, &ml);
+    return 0;
   }
-  double best = INFINITY, bestf = INFINITY, sface = 1, sgbest = 1;
-  int kbest = -1, kface = 0;
-  for (int i = 0; i < 6; i++) {  // values, as phys_collide_capsule_box
-    double L[3] = {0, 0, 0}, *u = b.u.v;
-    int k = i % 3;
-    if (i < 3) {
-      L[k] = 1;
-    } else {
-      double ek[3] = {0, 0, 0};
-      ek[k] = 1;
-      phys_cross3(L, u, ek);
-      double len = phys_norm3(L);
-      if (len == 0 || len < 1e-9 * phys_norm3(u)) continue;
-      for (int j = 0; j < 3; j++) L[j] /= len;
-    }
-    double ext = b.s[0].v * fabs(L[0]) + b.s[1].v * fabs(L[1]) + b.s[2].v * fabs(L[2]);
-    double pa = phys_dot3(b.e0.v, L), pb = phys_dot3(b.e1.v, L);
-    double oplus = ext - fmin(pa, pb), ominus = fmax(pa, pb) + ext;
-    double o = fmin(oplus, ominus), sg = oplus <= ominus ? 1 : -1;
-    if (i < 3) {
-      if (o < bestf) bestf = o, kface = k, sface = sg;
-    } else if (o < best) {
-      best = o, kbest = k, sgbest = sg;
-    }
-  }
-  if (kbest < 0 || best >= 0.95 * bestf) return capbox_face(pos, n, dist, x, &b, kface, sface);
+  if (PHYS_FEATURE_KIND(fb) != PHYS_FEAT_EDGE || kb > 2) return -1;
   // the edge axis on duals: L = u x e_k / |u x e_k|, m = sg L, overlap o
-  vd_t ek = vd_const((double[3]){kbest == 0, kbest == 1, kbest == 2}), L = vd_cross(&b.u, &ek);
+  vd_t ek = vd_const((double[3]){kb == 0, kb == 1, kb == 2}), L = vd_cross(&b.u, &ek);
   L = vd_unit(&L);
+  int jl = fabs(L.v[(kb + 2) % 3]) > fabs(L.v[(kb + 1) % 3]) ? (kb + 2) % 3 : (kb + 1) % 3;
+  double sgbest = sg[jl] * (L.v[jl] >= 0 ? 1 : -1);
   sd_t ext = sd_const(0);
   for (int j = 0; j < 3; j++) ext = sd_add(ext, sd_mul(b.s[j], sd_abs(vd_get(&L, j))));
   sd_t pa = vd_dot(&b.e0, &L), pb = vd_dot(&b.e1, &L);
   sd_t o = sgbest > 0 ? sd_sub(ext, pa.v <= pb.v ? pa : pb) : sd_add(pa.v >= pb.v ? pa : pb, ext);
   vd_t ml = vd_lscl(sgbest, L), p, q;
-  double sg[3];
-  for (int j = 0; j < 3; j++) sg[j] = ml.v[j] >= 0 ? 1 : -1;
-  if (capbox_edge_closest(&p, &q, &b, kbest, sg)) return -1;
+  sg[kb] = -1;
+  if (capbox_edge_closest(&p, &q, &b, kb, sg)) return -1;
   *dist = sd_sub(sd_scl(o, -1), b.r);
   capbox_point(pos, n, x, &b, &p, &q, &ml);
   return 0;
@@ -754,15 +667,16 @@ static int d_plane_ellipsoid(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, i
 
 // plane-cylinder (phys_collide_plane_cylinder): u = -(n - (n.a) a)/|n - (n.a) a| (R e_x when the axis is
 // along n; within 1e-6 rad of upright u turns with the body instead of with the tilt, whose direction is
-// arbitrary there), v = a x u, disk centres c -+ h sgn(a.n) a; candidates: lower and upper rim at u, lower rim at
-// v, -u, -v; dist = (x - p0).n, pos = x - n dist/2; the candidate matching the target
+// arbitrary there), v = a x u; the rim point the contact records (physid.h: EDGE c + 2 q, the cap c's centre
+// c +- h a and the rim direction q: u, v, -u, -v) x = centre + r dir; dist = (x - p0).n, pos = x - n dist/2
 static int d_plane_cylinder(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, int con) {
   (void)con;
+  int f = tfeat(x, 1), cap = PHYS_FEATURE_INDEX(f) & 1, q = PHYS_FEATURE_INDEX(f) >> 1;
+  if (PHYS_FEATURE_KIND(f) != PHYS_FEAT_EDGE || q > 3) return -1;
   vd_t p0 = in_centre(x, 0), c = in_centre(x, 1), a = in_axis(x, 1, 2), u;
   *n = in_axis(x, 0, 2);
   sd_t r = in_size(x, 1, 0), h = in_size(x, 1, 1);
   sd_t an = vd_dot(&a, n);
-  double sa = an.v >= 0 ? 1 : -1;
   u = vd_axpy(*n, sd_scl(an, -1), &a);
   double un = vd_norm(&u).v;
   if (un > 1e-6) {
@@ -775,19 +689,11 @@ static int d_plane_cylinder(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, in
     rot_jac(&u, 1);
   }
   vd_t v = vd_cross(&a, &u);
-  vd_t clo = vd_axpy(c, sd_lscl(-sa, h), &a), chi = vd_axpy(c, sd_lscl(sa, h), &a);
-  const vd_t* centre[5] = {&clo, &chi, &clo, &clo, &clo};
-  const vd_t* dir[5] = {&u, &u, &v, &u, &v};
-  const double sign[5] = {1, 1, 1, -1, -1};
-  double gbest = INFINITY;
-  for (int i = 0; i < 5; i++) {
-    vd_t xp = vd_axpy(*centre[i], sd_lscl(sign[i], r), dir[i]);
-    vd_t t = vd_sub(xp, &p0);
-    sd_t di = vd_dot(&t, n);
-    vd_t pi = vd_axpy(xp, sd_lscl(-0.5, di), n);
-    double e = target_gap(x, pi.v, di.v);
-    if (e < gbest) gbest = e, *pos = pi, *dist = di;
-  }
+  vd_t centre = vd_axpy(c, sd_lscl(cap ? 1 : -1, h), &a);
+  vd_t xp = vd_axpy(centre, sd_lscl(q < 2 ? 1 : -1, r), q % 2 ? &v : &u);
+  vd_t t = vd_sub(xp, &p0);
+  *dist = vd_dot(&t, n);
+  *pos = vd_axpy(xp, sd_lscl(-0.5, *dist), n);
   return 0;
 }
 
@@ -875,7 +781,8 @@ int phys_primitive_deriv_out(double* jac, const physModel* m, const physData* d,
   derivFn f = deriv_fn(t1, t2);
   physCollideFn fn = phys_collide_fn(t1, t2, &swap);
   if (!f || !fn || swap || con < 0 || con >= nout) return -1;
-  dualCtx x = {m, d, {g1, g2}, {12, 12 + phys_geom_nsize(t1)}, out[con].pos, out[con].dist, out[con].feature};
+  dualCtx x = {m, d, {g1, g2}, {12, 12 + phys_geom_nsize(t1)}, out[con].pos, out[con].dist, out[con].feature,
+               out + con};
   vd_t pos, n;
   sd_t dist;
   if (f(&pos, &n, &dist, &x, con)) return -1;
@@ -895,10 +802,10 @@ int phys_primitive_deriv_all(double* jac, int* rc, const physModel* m, const phy
   }
   vd_t pos[PHYS_MAXPAIRCON], n[PHYS_MAXPAIRCON];
   sd_t dist[PHYS_MAXPAIRCON];
-  dualCtx x = {m, d, {g1, g2}, {12, 12 + phys_geom_nsize(t1)}, NULL, 0, NULL};
+  dualCtx x = {m, d, {g1, g2}, {12, 12 + phys_geom_nsize(t1)}, NULL, 0, NULL, NULL};
   phys_dconvex_pair_all(pos, n, dist, rc, &x, out, nout);
   for (int k = 0; k < nout; k++) {
-    x.tpos = out[k].pos, x.tdist = out[k].dist, x.tfeat = out[k].feature;
+    x.tpos = out[k].pos, x.tdist = out[k].dist, x.tfeat = out[k].feature, x.tc = out + k;
     if (!rc[k]) rc[k] = deriv_store(jac + 7 * ncol * k, m, &x, pos + k, n + k, dist + k, out + k);
     bad |= rc[k];
   }

@@ -13,9 +13,16 @@
 // box-box contact); at a feature switch the pair function is only directionally differentiable and these
 // are the derivatives of the current feature. Degenerate configurations (concentric spheres, parallel
 // capsule axes) are not differentiated.
-// Plane-box differentiates the corner the contact records (physContact.feature), sphere-capsule the capsule's
-// end or side it records; the other pairs choose their feature from the current values as the pair function does
-// (box-box cannot read its features yet: an EDGE-EDGE pair comes from an edge axis or from a clipped face alike).
+// The feature is the one the contact records (physContact.feature, physid.h), read, not decided again: plane-box's
+// corner, plane-capsule's and sphere-capsule's end or side, plane-cylinder's rim point, sphere-box's and
+// sphere-cylinder's corner / edge / rim / face / side and whether the centre is inside, capsule-capsule's clamped
+// ends (and the second contact's end facing the other capsule's), capsule-box's face / edge / corner with the
+// segment's end, prism exit or inside flag, box-box's edge pair (edge axis) or reference and incident features
+// (face manifold: which clipped point), plane-mesh's hull vertex, the GJK/EPA pairs' manifold points and witness
+// support vertices (convex_deriv.h). Still decided on the values: where a segment's
+// closest point to a box edge is clamped (box-box and capsule-box edge axes, capsule-box segment-edge), which side
+// plane clips capsule-box's segment, the clipping's arithmetic path of a box-box point (the same point, selected by
+// its features) and a GJK/EPA cylinder manifold's rim angle (convex_deriv.h). A wrong or missing feature gives -1.
 // The contact is the one the pair function writes as number `con` at the given margin (the margin decides
 // which points of a manifold survive the reduction to 4: box-box, meshes); the derivative's own value must
 // reproduce that contact (pos, normal, dist to 1e-9 of the geoms' size), else -1.

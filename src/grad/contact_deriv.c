@@ -127,7 +127,8 @@ typedef struct {
 } pairCache;
 
 // pc = the outputs of contact i's call (p->con[i - pairout] onwards while the numbering, geoms and order
-// continue), the normals as the function wrote them; 0, or -1 when the record is inconsistent
+// continue), the normals and the features as the function wrote them (in its geom order); 0, or -1 when the
+// record is inconsistent
 static int pair_outputs(const physConstraintProblem* p, int i, pairCache* pc) {
   const physContact* c = p->con + i;
   int first = i - c->pairout;
@@ -138,8 +139,12 @@ static int pair_outputs(const physConstraintProblem* p, int i, pairCache* pc) {
     const physContact* o = p->con + first + k;
     if (o->pairout != k || o->geom[0] != c->geom[0] || o->geom[1] != c->geom[1] || o->pairflip != c->pairflip) break;
     pc->out[k] = *o;
-    if (o->pairflip)
+    if (o->pairflip) {   // the normal and the features in the function's order
       for (int j = 0; j < 3; j++) pc->out[k].frame[j] = -o->frame[j];
+      pc->out[k].feature[0] = o->feature[1], pc->out[k].feature[1] = o->feature[0];
+      memcpy(pc->out[k].witness[0], o->witness[1], sizeof(o->witness[1]));
+      memcpy(pc->out[k].witness[1], o->witness[0], sizeof(o->witness[0]));
+    }
     pc->nout = k + 1;
   }
   if (pc->nout <= c->pairout) return -1;

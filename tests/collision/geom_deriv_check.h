@@ -81,22 +81,36 @@ static inline void perturb(int g1, int g2, int j, double eps) {
   }
 }
 
+// the inputs of a pair (poses and sizes of both geoms), kept to be put back after a perturbation
+typedef struct {
+  int g[2];
+  double xpos[2][3], xmat[2][9], size[2][3];
+} pairInputs;
+
+static inline void inputs_save(pairInputs* s, int g1, int g2) {
+  s->g[0] = g1, s->g[1] = g2;
+  for (int i = 0; i < 2; i++) {
+    memcpy(s->xpos[i], D->geom_xpos + 3 * s->g[i], sizeof(s->xpos[i]));
+    memcpy(s->xmat[i], D->geom_xmat + 9 * s->g[i], sizeof(s->xmat[i]));
+    memcpy(s->size[i], M->geom_size + 3 * s->g[i], sizeof(s->size[i]));
+  }
+}
+
+static inline void inputs_restore(const pairInputs* s) {
+  for (int i = 0; i < 2; i++) {
+    memcpy(D->geom_xpos + 3 * s->g[i], s->xpos[i], sizeof(s->xpos[i]));
+    memcpy(D->geom_xmat + 9 * s->g[i], s->xmat[i], sizeof(s->xmat[i]));
+    memcpy(M->geom_size + 3 * s->g[i], s->size[i], sizeof(s->size[i]));
+  }
+}
+
 // output of contact con with input column j perturbed by eps (restored afterwards); returns the count
 static inline int eval_at(double y[7], physCollideFn fn, int g1, int g2, int con, int j, double eps) {
-  double xpos[2][3], xmat[2][9], size[2][3];
-  const int g[2] = {g1, g2};
-  for (int i = 0; i < 2; i++) {
-    memcpy(xpos[i], D->geom_xpos + 3 * g[i], sizeof(xpos[i]));
-    memcpy(xmat[i], D->geom_xmat + 9 * g[i], sizeof(xmat[i]));
-    memcpy(size[i], M->geom_size + 3 * g[i], sizeof(size[i]));
-  }
+  pairInputs keep;
+  inputs_save(&keep, g1, g2);
   perturb(g1, g2, j, eps);
   int nc = eval(y, fn, g1, g2, con);
-  for (int i = 0; i < 2; i++) {
-    memcpy(D->geom_xpos + 3 * g[i], xpos[i], sizeof(xpos[i]));
-    memcpy(D->geom_xmat + 9 * g[i], xmat[i], sizeof(xmat[i]));
-    memcpy(M->geom_size + 3 * g[i], size[i], sizeof(size[i]));
-  }
+  inputs_restore(&keep);
   return nc;
 }
 

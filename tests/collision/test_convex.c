@@ -626,6 +626,30 @@ static void test_cylinder_plane(void) {
 
 // a mesh cube resting on a box (and on a mesh box, rotated) gives 4 points with the right depth and the
 // box's face normal; a small box on a large mesh face, a capsule lying on a mesh, a sphere on a mesh
+// the n manifold points c of geoms g1, g2 record (physid.h, convex.h) one geom's face as the reference (a box's
+// FACE 2k + side or a mesh's hull face, whose world normal is the contact normal up to its sign) and the other's
+// incident feature of kind inc, each point with its own number among the clipped points
+static void check_manifold_record(const physContact* c, int n, int g1, int g2, int inc) {
+  int seen = 0;
+  for (int i = 0; i < n; i++) {
+    int r = PHYS_FEATURE_FLAGS(c[i].feature[0]) == PHYS_FEATF_REF ? 0 : 1, fr = c[i].feature[r];
+    int fi = c[i].feature[1 - r], g = r ? g2 : g1, id = PHYS_CONVEX_CLIP_ID(fr), pt = PHYS_CONVEX_CLIP_POINT(fi);
+    CHECK_MSG(PHYS_FEATURE_FLAGS(fr) == PHYS_FEATF_REF && PHYS_FEATURE_KIND(fr) == PHYS_FEAT_FACE, "ref %#x", fr);
+    CHECK_MSG(PHYS_FEATURE_FLAGS(fi) == PHYS_FEATF_INC && PHYS_FEATURE_KIND(fi) == inc, "incident %#x", fi);
+    double nl[3] = {0, 0, 0}, nw[3];
+    if (M->geom_type[g] == PHYS_GEOM_BOX) {
+      nl[id / 2] = id % 2 ? 1 : -1;
+    } else {
+      const double* fn = M->hull_facenormal + 4 * (M->mesh_hullfaceadr[M->geom_dataid[g]] + id);
+      phys_copy3(nl, fn);
+    }
+    phys_mat_vec3(nw, D->geom_xmat + 9 * g, nl);
+    CHECK_NEAR(fabs(phys_dot3(nw, c[i].frame)), 1, 1e-12);
+    CHECK_MSG(pt >= 0 && pt < 32 && !(seen & 1 << pt), "point %d", pt);
+    seen |= 1 << pt;
+  }
+}
+
 static void test_mesh_box_manifold(void) {
   physContact c[PHYS_MAXPAIRCON];
   double q[4], qg[4];
@@ -651,6 +675,7 @@ static void test_mesh_box_manifold(void) {
     CHECK_NEAR(sqrt(phys_dot3(e, e) - along * along), 0.1 * sqrt(2.0), 1e-12);
   }
   CHECK(contacts_finite(c, n));
+  check_manifold_record(c, n, G_CUBE, G_GROUND, PHYS_FEAT_FACE);
   // the same against A's closed-form box-box with the cube as a box geom... through a box mesh (cube B)
   // resting on the ground: 4 corners of B's bottom face
   for (int k = 0; k < 3; k++) pc[k] = c0[k] + (0.1 + 0.05 - 0.001) * up[k];
@@ -675,6 +700,7 @@ static void test_mesh_box_manifold(void) {
     CHECK(c[i].pos[0] <= 0.25 + 1e-12 && c[i].pos[0] >= 0.12 - 1e-12);
     CHECK_NEAR(c[i].dist, -0.002, 1e-12);
   }
+  check_manifold_record(c, n, G_CUBEB, G_CUBE, PHYS_FEAT_FACE);
   // capsule lying flat on mesh B: 2 points at the capsule's ends; tilted: 1
   double qy[4];
   phys_axisangle2quat(qy, (double[3]){0, 1, 0}, M_PI / 2);
@@ -685,7 +711,10 @@ static void test_mesh_box_manifold(void) {
     CHECK_NEAR(c[i].dist, -0.001, 1e-12);
     CHECK_NEAR(c[i].frame[2], -1, 1e-12);
     CHECK_NEAR(fabs(c[i].pos[0] - 0.01), 0.2, 1e-12);
+    CHECK(PHYS_FEATURE_FLAGS(c[i].feature[1]) == PHYS_FEATF_REF);   // mesh B's face; the capsule's segment
+    CHECK(PHYS_FEATURE_KIND(c[i].feature[0]) == PHYS_FEAT_EDGE && PHYS_CONVEX_CLIP_ID(c[i].feature[0]) == 0);
   }
+  check_manifold_record(c, n, G_CAPSULE, G_CUBEB, PHYS_FEAT_EDGE);
   phys_axisangle2quat(qy, (double[3]){0, 1, 0}, M_PI / 2 - 0.2);
   set_pose(G_CAPSULE, (double[3]){0.01, 0.02, 0.05 + 0.05 + 0.2 * sin(0.2) - 0.001}, qy);
   n = collide(G_CAPSULE, G_CUBEB, 0, c);

@@ -101,15 +101,66 @@ static void test_plane_mesh(void) {
     CHECK(phys_primitive_deriv(jac, M, D, G_ANY, G_ROCKA + it % 2, 0) == 0);
     for (int j = 6; j < 12; j++)
       for (int i = 3; i < 6; i++) CHECK(jac[i * 12 + j] == 0);
+    // each contact records the plane's face and its hull vertex i (physid.h), at pos + n dist / 2; the
+    // derivative reads it: the contact given as another vertex is refused
+    physContact out[PHYS_MAXPAIRCON];
+    int g = G_ROCKA + it % 2, id = M->geom_dataid[g], nout = phys_collide_convex_plane(M, D, G_ANY, g, MARGIN, out);
+    for (int k = 0; k < nout; k++) {
+      int f = out[k].feature[1], i = PHYS_FEATURE_INDEX(f);
+      CHECK(out[k].feature[0] == PHYS_FEATURE(PHYS_FEAT_FACE, 0) && PHYS_FEATURE_KIND(f) == PHYS_FEAT_VERTEX);
+      CHECK(i >= 0 && i < M->mesh_hullnum[id]);
+      double w[3];
+      int v = M->mesh_vertadr[id] + M->hull_vert[M->mesh_hulladr[id] + i];
+      phys_mat_vec3(w, D->geom_xmat + 9 * g, M->mesh_vert + 3 * v);
+      for (int c = 0; c < 3; c++)
+        CHECK_NEAR(D->geom_xpos[3 * g + c] + w[c], out[k].pos[c] + 0.5 * out[k].dist * out[k].frame[c], 1e-12);
+      CHECK(phys_primitive_deriv_out(jac, M, D, G_ANY, g, k, out, nout) == 0);
+      out[k].feature[1] = PHYS_FEATURE(PHYS_FEAT_VERTEX, (i + 1) % M->mesh_hullnum[id]);
+      CHECK(phys_primitive_deriv_out(jac, M, D, G_ANY, g, k, out, nout) == -1);
+    }
   }
   printf("plane-mesh: %d contacts compared, %d skipped next to a switch\n", ncmp, nskip);
   CHECK(ncmp > 100 && nskip < ncmp / 4);
 }
 
+// the single witness points of the pair (g1, g2) record their support vertices (physid.h: flagged
+// PHYS_FEATF_WITNESS, PHYS_FEATF_INSIDE when penetrating, a geom's VERTEX / EDGE / FACE by its distinct vertices)
+// and the derivative reads them: it equals, bit for bit, the derivative that runs the distance again (the record
+// removed; both refuse the same points: EPA faces left by the projection, flat simplices), and a record naming
+// other vertices of geom 2 (a mesh) is refused. Counts the recorded points (and those vertex-face)
+static void check_witness_record(int g1, int g2, int* nrec, int* nvf) {
+  physContact out[PHYS_MAXPAIRCON];
+  double jac[7 * 18], jv[7 * 18];
+  int nout = phys_collide_convex_convex(M, D, g1, g2, MARGIN, out), ncol = phys_primitive_deriv_ncol(M, g1, g2);
+  for (int k = 0; k < nout; k++) {
+    physContact* c = out + k;
+    int fl0 = PHYS_FEATURE_FLAGS(c->feature[0]), fl1 = PHYS_FEATURE_FLAGS(c->feature[1]);
+    if (!(fl0 & PHYS_FEATF_WITNESS)) continue;
+    (*nrec)++;
+    int t1 = M->geom_type[g1];   // a sphere's or capsule's core against the mesh: its radius off the surface
+    double rcore = t1 == PHYS_GEOM_SPHERE || t1 == PHYS_GEOM_CAPSULE ? M->geom_size[3 * g1] : 0;
+    CHECK(fl0 == fl1 && ((fl0 & PHYS_FEATF_INSIDE) != 0) == (c->dist + rcore < 0));
+    int kinds = PHYS_FEATURE_KIND(c->feature[0]) * 8 + PHYS_FEATURE_KIND(c->feature[1]);
+    *nvf += kinds == PHYS_FEAT_VERTEX * 8 + PHYS_FEAT_FACE || kinds == PHYS_FEAT_FACE * 8 + PHYS_FEAT_VERTEX;
+    for (int g = 0; g < 2; g++) CHECK(PHYS_FEATURE_INDEX(c->feature[g]) == c->witness[g][0]);
+    int rc = phys_primitive_deriv_out(jac, M, D, g1, g2, k, out, nout);
+    physContact keep = *c;
+    c->feature[0] = c->feature[1] = PHYS_FEATURE(PHYS_FEAT_UNKNOWN, 0);
+    CHECK(phys_primitive_deriv_out(jv, M, D, g1, g2, k, out, nout) == rc);
+    CHECK_MSG(rc || memcmp(jac, jv, sizeof(double) * 7 * (size_t)ncol) == 0, "geoms %d-%d contact %d: the "
+              "recorded witness's Jacobian differs from the distance's", g1, g2, k);
+    *c = keep;
+    int nh = M->mesh_hullnum[M->geom_dataid[g2]];
+    for (int i = 0; i < 3 && c->witness[1][i] >= 0; i++) c->witness[1][i] = (c->witness[1][i] + 1) % nh;
+    CHECK(rc || phys_primitive_deriv_out(jac, M, D, g1, g2, k, out, nout) == -1);
+    *c = keep;
+  }
+}
+
 // GJK/EPA single points in random poses: mesh-mesh, box-mesh, sphere-mesh, capsule-mesh, separated and
 // overlapping
 static void test_random_pairs(void) {
-  int ncmp[4] = {0, 0, 0, 0}, nskip = 0, npen = 0;
+  int ncmp[4] = {0, 0, 0, 0}, nskip = 0, npen = 0, nrec = 0, nvf = 0;
   for (int it = 0; it < 240; it++) {
     double p1[3], p2[3], y[7];
     int kind = it % 4;
@@ -131,19 +182,50 @@ static void test_random_pairs(void) {
     npen += y[6] < 0;
     int before = ncmp[kind];
     check_pair(phys_collide_convex_convex, g1, g2, &ncmp[kind], &nskip);
+    check_witness_record(g1, g2, &nrec, &nvf);
     if (kind == 0 && ncmp[kind] > before && eval(y, phys_collide_convex_convex, g2, g1, 0) == 1 &&
         check_fd_smooth(phys_collide_convex_convex, g2, g1, 0))
       check_swap(g1, g2);
   }
   printf("random poses: mesh-mesh %d, box-mesh %d, sphere-mesh %d, capsule-mesh %d contacts compared (%d pairs "
-         "penetrating), %d skipped\n", ncmp[0], ncmp[1], ncmp[2], ncmp[3], npen, nskip);
-  CHECK(ncmp[0] > 30 && ncmp[1] > 30 && ncmp[2] > 30 && ncmp[3] > 30 && npen > 20);
+         "penetrating), %d skipped; %d witness points read from their record (%d vertex-face)\n", ncmp[0], ncmp[1],
+         ncmp[2], ncmp[3], npen, nskip, nrec, nvf);
+  CHECK(ncmp[0] > 30 && ncmp[1] > 30 && ncmp[2] > 30 && ncmp[3] > 30 && npen > 20 && nrec > 150 && nvf > 10);
+}
+
+// the manifold points of the pair (g1, g2) record their reference face (flagged), incident feature and number among
+// the clipped points (convex.h), and the derivative reads that record: it equals, bit for bit, the derivative
+// that finds the point by value (the record removed), and a point given another point's number is refused.
+// Returns the number of recorded points
+static int check_clip_record(int g1, int g2) {
+  physContact out[PHYS_MAXPAIRCON];
+  double jac[7 * 18], jv[7 * 18];
+  int nout = phys_collide_convex_convex(M, D, g1, g2, MARGIN, out), nrec = 0;
+  int ncol = phys_primitive_deriv_ncol(M, g1, g2);
+  for (int k = 0; k < nout; k++) {
+    int *f = out[k].feature, r = PHYS_FEATURE_FLAGS(f[0]) & PHYS_FEATF_REF ? 0 : 1;
+    if (!(PHYS_FEATURE_FLAGS(f[r]) & PHYS_FEATF_REF)) continue;
+    nrec++;
+    CHECK(PHYS_FEATURE_FLAGS(f[1 - r]) == PHYS_FEATF_INC && PHYS_FEATURE_KIND(f[r]) == PHYS_FEAT_FACE);
+    int keep[2] = {f[0], f[1]};
+    CHECK(phys_primitive_deriv_out(jac, M, D, g1, g2, k, out, nout) == 0);
+    f[0] = f[1] = PHYS_FEATURE(PHYS_FEAT_UNKNOWN, 0);
+    CHECK(phys_primitive_deriv_out(jv, M, D, g1, g2, k, out, nout) == 0);
+    CHECK_MSG(memcmp(jac, jv, sizeof(double) * 7 * (size_t)ncol) == 0, "geoms %d-%d contact %d: the recorded point's "
+              "Jacobian differs from the one found by value", g1, g2, k);
+    f[0] = keep[0], f[1] = keep[1];
+    f[1 - r] = PHYS_FEATURE_FLAGGED(PHYS_FEATURE_KIND(keep[1 - r]), PHYS_CONVEX_CLIP_ID(keep[1 - r]) +
+               PHYS_CONVEX_FACE_MAX * (PHYS_CONVEX_CLIP_POINT(keep[1 - r]) + 1), PHYS_FEATF_INC);
+    CHECK(phys_primitive_deriv_out(jac, M, D, g1, g2, k, out, nout) == -1);
+    f[1 - r] = keep[1 - r];
+  }
+  return nrec;
 }
 
 // resting poses: a box, a capsule or the rock on the mesh cube's top face, turned about it and tilted by
 // up to 0.05 rad, sunk by up to 5 mm (face manifolds of up to 4 points; the capsule's two ends)
 static void test_resting(void) {
-  int ncmp[3] = {0, 0, 0}, nskip = 0, nmulti = 0;
+  int ncmp[3] = {0, 0, 0}, nskip = 0, nmulti = 0, nrec = 0;
   for (int it = 0; it < 120; it++) {
     double p2[3], c[3] = {0, 0, 0}, y[7];
     int kind = it % 3, g1 = kind == 2 ? G_ROCKA : G_ANY;
@@ -174,10 +256,11 @@ static void test_resting(void) {
     if (nc == 0) continue;
     nmulti += nc > 1;
     check_pair(phys_collide_convex_convex, g1, G_CUBE, &ncmp[kind], &nskip);
+    nrec += check_clip_record(g1, G_CUBE);
   }
   printf("resting: box-mesh %d, capsule-mesh %d, rock-mesh %d contacts compared (%d manifolds of 2+ points), %d "
-         "skipped\n", ncmp[0], ncmp[1], ncmp[2], nmulti, nskip);
-  CHECK(ncmp[0] > 80 && ncmp[1] > 40 && ncmp[2] > 20 && nmulti > 60);
+         "skipped; %d read from their record\n", ncmp[0], ncmp[1], ncmp[2], nmulti, nskip, nrec);
+  CHECK(ncmp[0] > 80 && ncmp[1] > 40 && ncmp[2] > 20 && nmulti > 60 && nrec > 150);
 }
 
 // cylinders on faces (manifolds of rim points; the first, deepest rim point turns with the face normal):
@@ -190,7 +273,7 @@ static void test_resting(void) {
 // function, is held to 1e-10. For the same reason entries are compared relative to max(|an|, |fd|, 0.1),
 // i.e. to 1e-7 absolute below 0.1 (measured spread of the quotients around the analytic value: 2e-8).
 static void test_cylinders(void) {
-  int ncmp[4] = {0, 0, 0, 0}, nskip = 0, ncon = 0;
+  int ncmp[4] = {0, 0, 0, 0}, nskip = 0, ncon = 0, nrec = 0;
   double rb[G_NGEOM];
   memcpy(rb, M->geom_rbound, sizeof(rb));
   double worst = WORST;
@@ -256,14 +339,15 @@ static void test_cylinders(void) {
     int nc = eval(y, phys_collide_convex_convex, g1, g2, 0);
     ncon += nc;
     check_pair(phys_collide_convex_convex, g1, g2, &ncmp[kind], &nskip);
+    nrec += check_clip_record(g1, g2);
     M->geom_type[G_ROCKA] = M->geom_type[G_ROCKB] = PHYS_GEOM_MESH;
     memcpy(M->geom_rbound, rb, sizeof(rb));
   }
   printf("cylinders: worst finite-difference mismatch %.3g (tol %.0e, floor %.0e)\n", WORST, RTOL, FLOOR);
   WORST = worst, FDSTEP = 1e-5, RIGID_TOL = 1e-12, FLOOR = 1e-2;
   printf("cylinders: tilted on a mesh %d, on a box %d, on its side %d, capsule on a cap %d contacts compared "
-         "(of %d), %d skipped\n", ncmp[0], ncmp[1], ncmp[2], ncmp[3], ncon, nskip);
-  CHECK(ncmp[0] > 60 && ncmp[1] > 60 && ncmp[2] > 40 && ncmp[3] > 40);
+         "(of %d), %d skipped; %d read from their record\n", ncmp[0], ncmp[1], ncmp[2], ncmp[3], ncon, nskip, nrec);
+  CHECK(ncmp[0] > 60 && ncmp[1] > 60 && ncmp[2] > 40 && ncmp[3] > 40 && nrec > 300);
 }
 
 // a cylinder standing upright on the mesh cube's face, tilted by 0, 1e-9 or 1e-7 rad (its cap's rim polygon

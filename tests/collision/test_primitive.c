@@ -545,6 +545,10 @@ static void test_segment_closest(void) {
 // the features a contact records (physid.h) in known configurations, in either argument order (the features
 // swap with the geoms, pairflip set when the pair function ran with the second geom first)
 #define FEAT(kind, i) PHYS_FEATURE(PHYS_FEAT_##kind, i)
+// box-box face manifolds: the reference box's feature (face axis k) and the incident box's (face axis mi)
+#define FREF(kind, i, k) PHYS_FEATURE_FLAGGED(PHYS_FEAT_##kind, i, PHYS_FEATF_REF | PHYS_FEATURE_AXIS_FLAG(k))
+#define FINC(kind, i, mi) PHYS_FEATURE_FLAGGED(PHYS_FEAT_##kind, i, PHYS_FEATF_INC | PHYS_FEATURE_AXIS_FLAG(mi))
+#define FIN(kind, i) PHYS_FEATURE_FLAGGED(PHYS_FEAT_##kind, i, PHYS_FEATF_INSIDE)
 static void test_features(void) {
   physContact c[PHYS_MAXPAIRCON];
   const double o[3] = {0, 0, 0};
@@ -568,7 +572,7 @@ static void test_features(void) {
   }
   // box-box edge-edge: unit cubes (half 0.5), A turned 45 deg about x (its top edge: along x at y+, z+: EDGE
   // 4*0 + 1 + 2 = 3), B turned 45 deg about y, above A by 0.01 less than touching (its bottom edge: along y at z-,
-  // x+: EDGE 4*1 + 0 + 2 = 6)
+  // x+: EDGE 4*1 + 0 + 2 = 6); from the edge axis, so without the face manifold's flags
   double zB[3] = {0, 0, sqrt(2) - 0.01};
   set_geom(0, PHYS_GEOM_BOX, 0.5, 0.5, 0.5, o, r45x);
   set_geom(1, PHYS_GEOM_BOX, 0.5, 0.5, 0.5, zB, r45y);
@@ -590,7 +594,7 @@ static void test_features(void) {
   CHECK(nc == 4);
   for (int i = 0; i < nc; i++) {
     int v = (c[i].pos[0] > zs[0]) | (c[i].pos[1] > zs[1]) << 1;
-    CHECK_MSG(c[i].feature[0] == FEAT(FACE, 5) && c[i].feature[1] == FEAT(VERTEX, v), "small box %d: %#x %#x", i,
+    CHECK_MSG(c[i].feature[0] == FREF(FACE, 5, 2) && c[i].feature[1] == FINC(VERTEX, v, 2), "small box %d: %#x %#x", i,
               c[i].feature[0], c[i].feature[1]);
   }
   zs[0] = zs[1] = 0;
@@ -599,7 +603,7 @@ static void test_features(void) {
   CHECK(nc == 4);
   for (int i = 0; i < nc; i++) {
     int v = (c[i].pos[0] > 0) | (c[i].pos[1] > 0) << 1 | 4;
-    CHECK_MSG(c[i].feature[0] == FEAT(VERTEX, v) && c[i].feature[1] == FEAT(FACE, 4), "large box %d: %#x %#x", i,
+    CHECK_MSG(c[i].feature[0] == FREF(VERTEX, v, 2) && c[i].feature[1] == FINC(FACE, 4, 2), "large box %d: %#x %#x", i,
               c[i].feature[0], c[i].feature[1]);
   }
   set_geom(1, PHYS_GEOM_BOX, 0.35, 0.35, 0.1, zs, r45z);
@@ -611,9 +615,10 @@ static void test_features(void) {
     CHECK_MSG(fabs(fabs(c[i].pos[side]) - 0.3) < 1e-12, "point %d not on a side", i);
     // A's edge along axis 1 - side, at the sign of pos[side] and z+ (EDGE 4a + b: physid.h)
     int a = 1 - side, ea = 4 * a + (a == 0 ? (c[i].pos[1] > 0) + 2 : 1 + 2 * (c[i].pos[0] > 0));
-    CHECK_MSG(fa == FEAT(EDGE, ea), "clipped point %d: A %#x, want edge %d", i, fa, ea);
+    CHECK_MSG(fa == FREF(EDGE, ea, 2), "clipped point %d: A %#x, want edge %d", i, fa, ea);
     // B's edge along its x or y, z- (bit 1 of b clear for axis 0: (0+2)%3 = z; bit 0 clear for axis 1: (1+1)%3 = z)
-    CHECK_MSG(PHYS_FEATURE_KIND(fb) == PHYS_FEAT_EDGE && (ib / 4 == 0 ? !(ib & 2) : ib / 4 == 1 && !(ib & 1)),
+    CHECK_MSG(PHYS_FEATURE_KIND(fb) == PHYS_FEAT_EDGE && (ib / 4 == 0 ? !(ib & 2) : ib / 4 == 1 && !(ib & 1)) &&
+                  PHYS_FEATURE_FLAGS(fb) == PHYS_FEATF_INC && PHYS_FEATURE_AXIS(fb) == 2,
               "clipped point %d: B %#x", i, fb);
     (void)ia;
   }
@@ -629,14 +634,15 @@ static void test_features(void) {
               "sphere-capsule %d: %#x %#x", k, c[0].feature[0], c[0].feature[1]);
   }
   // sphere-box (half 0.2): outside by a corner (VERTEX 7), an edge (along z at x+, y-: EDGE 8 + 1), a face
-  // (-y: FACE 2); inside nearest the +x face (FACE 1)
+  // (-y: FACE 2); inside nearest the +x face (FACE 1, the sphere's centre flagged inside)
   const double sb[4][3] = {{0.25, 0.25, 0.25}, {0.25, -0.25, 0.1}, {0.05, -0.25, 0.1}, {0.15, 0.02, 0.01}};
   const int wantb[4] = {FEAT(VERTEX, 7), FEAT(EDGE, 9), FEAT(FACE, 2), FEAT(FACE, 1)};
   set_geom(1, PHYS_GEOM_BOX, 0.2, 0.2, 0.2, o, QID);
   for (int k = 0; k < 4; k++) {
     set_geom(0, PHYS_GEOM_SPHERE, 0.1, 0, 0, sb[k], QID);
     CHECK(phys_collide_geoms(M, D, 0, 1, 0.1, c) == 1);
-    CHECK_MSG(c[0].feature[0] == FEAT(SURFACE, 0) && c[0].feature[1] == wantb[k], "sphere-box %d: %#x %#x", k,
+    CHECK_MSG(c[0].feature[0] == (k < 3 ? FEAT(SURFACE, 0) : FIN(SURFACE, 0)) && c[0].feature[1] == wantb[k],
+              "sphere-box %d: %#x %#x", k,
               c[0].feature[0], c[0].feature[1]);
   }
 }

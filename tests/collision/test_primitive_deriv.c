@@ -491,6 +491,254 @@ static void test_refused(void) {
   CHECK(phys_primitive_deriv(jac, M, D, 0, 1, 0) == -1);
 }
 
+// geom g: type, sizes, position pos, rotation about the unit axis ax by ang
+static void set_pose(int g, int type, double s0, double s1, double s2, const double pos[3], const double ax[3],
+                     double ang) {
+  double q[4];
+  set_geom(g, type, s0, s1, s2, pos);
+  phys_axisangle2quat(q, ax, ang);
+  phys_quat2mat(D->geom_xmat + 9 * g, q);
+}
+
+#define FEAT(kind, i) PHYS_FEATURE(PHYS_FEAT_##kind, i)
+#define FIN(kind, i) PHYS_FEATURE_FLAGGED(PHYS_FEAT_##kind, i, PHYS_FEATF_INSIDE)
+
+// the contact of fn's output with features f (of both geoms) at input column j moved by eps; 1 if found
+static int eval_feat(double y[7], physCollideFn fn, int g1, int g2, const int f[2], int j, double eps) {
+  physContact out[PHYS_MAXPAIRCON];
+  pairInputs keep;
+  inputs_save(&keep, g1, g2);
+  perturb(g1, g2, j, eps);
+  int n = fn(M, D, g1, g2, MARGIN, out), found = 0;
+  for (int i = 0; i < n && !found; i++)
+    if (out[i].feature[0] == f[0] && out[i].feature[1] == f[1]) {
+      memcpy(y, out[i].pos, sizeof(double) * 3), memcpy(y + 3, out[i].frame, sizeof(double) * 3), y[6] = out[i].dist;
+      found = 1;
+    }
+  inputs_restore(&keep);
+  return found;
+}
+
+// the Jacobian jac (7 x ncol) of the contact with features f against the fourth-order central differences of
+// the pair function, the contact found at every step by its features (depth ties reorder a manifold)
+static void check_fd_feat(const char* what, physCollideFn fn, int g1, int g2, const int f[2], const double* jac) {
+  int ncol = phys_primitive_deriv_ncol(M, g1, g2);
+  const double step[4] = {FDSTEP, -FDSTEP, 2 * FDSTEP, -2 * FDSTEP};
+  double y[4][7];
+  for (int j = 0; j < ncol; j++) {
+    int found = 1;
+    for (int k = 0; k < 4; k++) found &= eval_feat(y[k], fn, g1, g2, f, j, step[k]);
+    CHECK_MSG(found, "%s: column %d: the feature is lost within the stencil", what, j);
+    for (int i = 0; i < 7 && found; i++) {
+      double fd = (8 * (y[0][i] - y[1][i]) - (y[2][i] - y[3][i])) / (12 * FDSTEP), an = jac[i * ncol + j];
+      double e = fabs(an - fd) / fmax(fmax(fabs(an), fabs(fd)), FLOOR);
+      if (e > WORST) WORST = e;
+      CHECK_MSG(e <= RTOL, "%s: column %d row %d: %.12g vs central %.12g", what, j, i, an, fd);
+    }
+  }
+}
+
+// contact con of the pair function fn (at MARGIN) records features f1, f2 (-1: not checked), its derivative matches
+// the central differences, and the derivative reads that record: with geom `which`'s feature replaced by `wrong`
+// (another feature of the same pair) the derivative's point is another one and the contact is refused
+static void check_recorded(const char* what, physCollideFn fn, int g1, int g2, int con, int f1, int f2, int which,
+                           int wrong) {
+  physContact out[PHYS_MAXPAIRCON];
+  double jac[7 * 18];
+  int nout = fn(M, D, g1, g2, MARGIN, out);
+  CHECK_MSG(con < nout, "%s: %d contacts", what, nout);
+  if (con >= nout) return;
+  CHECK_MSG((f1 < 0 || out[con].feature[0] == f1) && (f2 < 0 || out[con].feature[1] == f2),
+            "%s: features %#x %#x, want %#x %#x", what, out[con].feature[0], out[con].feature[1], f1, f2);
+  CHECK_MSG(phys_primitive_deriv_out(jac, M, D, g1, g2, con, out, nout) == 0, "%s: refused", what);
+  check_fd_feat(what, fn, g1, g2, out[con].feature, jac);
+  out[con].feature[which] = wrong;
+  CHECK_MSG(phys_primitive_deriv_out(jac, M, D, g1, g2, con, out, nout) == -1, "%s: a wrong feature accepted", what);
+}
+
+// a contact at a feature switch (exactly at an edge, faces exactly parallel and flush): the pair function has
+// only one-sided derivatives there; along every input column, on a side where the pair function keeps the contact
+// with the same features (found by them at steps h and 2h), the derivative of the recorded feature equals the
+// second-order one-sided difference (-3 f(0) + 4 f(s h) - f(2 s h)) / (2 s h). Adds the (column, side) pairs
+// compared to *ncmp and returns the columns where only one side keeps the feature (the switch)
+static int check_onesided(const char* what, physCollideFn fn, int g1, int g2, int con, int* ncmp) {
+  physContact out[PHYS_MAXPAIRCON];
+  int nout = fn(M, D, g1, g2, MARGIN, out), ncol = phys_primitive_deriv_ncol(M, g1, g2), nswitch = 0;
+  double jac[7 * 18], y1[7], y2[7], h = 1e-6;
+  CHECK(con < nout);
+  if (con >= nout) return 0;
+  const int f[2] = {out[con].feature[0], out[con].feature[1]};
+  const double y0[7] = {out[con].pos[0], out[con].pos[1], out[con].pos[2], out[con].frame[0], out[con].frame[1],
+                        out[con].frame[2], out[con].dist};
+  CHECK_MSG(phys_primitive_deriv_out(jac, M, D, g1, g2, con, out, nout) == 0, "%s: refused", what);
+  for (int j = 0; j < ncol; j++) {
+    int sides = 0;
+    for (int s = -1; s <= 1; s += 2) {
+      if (!eval_feat(y1, fn, g1, g2, f, j, s * h) || !eval_feat(y2, fn, g1, g2, f, j, 2 * s * h)) continue;
+      sides++, (*ncmp)++;
+      for (int i = 0; i < 7; i++) {
+        double fd = (-3 * y0[i] + 4 * y1[i] - y2[i]) / (2 * s * h), an = jac[i * ncol + j];
+        CHECK_MSG(fabs(an - fd) <= 1e-6 * fmax(fmax(fabs(an), fabs(fd)), FLOOR), "%s: column %d side %d row %d: %.12g "
+                  "vs one-sided %.12g", what, j, s, i, an, fd);
+      }
+    }
+    nswitch += sides == 1;
+  }
+  return nswitch;
+}
+
+// every pair reads the features its contact records (physid.h): box-box edge axis and face clipping, capsule-box
+// segment-face (ends and prism exits), segment-edge, segment-corner and inside the box, the cylinder cases
+// (plane: rim points of either cap; sphere: cap, side, rim, inside), plane-capsule's ends, capsule-capsule's
+// second contact, sphere-box's corner / edge / face / inside; each matches central differences and is refused
+// with another feature; then degenerate contacts (exactly at an edge, faces exactly flush) against one-sided
+// differences
+static void test_recorded_features(void) {
+  const double o[3] = {0, 0, 0}, X[3] = {1, 0, 0}, Y[3] = {0, 1, 0}, Z[3] = {0, 0, 1};
+  const double pi = 3.14159265358979323846;
+  // box-box: edge axis (unit cubes, A turned 45 deg about x, B about y: A's EDGE 3, B's EDGE 6, no flags)
+  double zB[3] = {0.01, 0.02, sqrt(2) - 0.01};
+  set_pose(0, PHYS_GEOM_BOX, 0.5, 0.5, 0.5, o, X, pi / 4);
+  set_pose(1, PHYS_GEOM_BOX, 0.5, 0.5, 0.5, zB, Y, pi / 4);
+  check_recorded("box-box edge axis", phys_collide_box_box, 0, 1, 0, FEAT(EDGE, 3), FEAT(EDGE, 6), 1, FEAT(EDGE, 2));
+  // box-box face: B (0.35, 0.35, 0.1) turned 45 deg about z on A's +z face (0.3 cube), 0.01 deep: clipped points
+  // where the faces' edges cross (one box the reference, the other the incident, both by their z faces); a point
+  // read with the features of another one is refused
+  double zs[3] = {0.01, -0.02, 0.39};
+  set_pose(0, PHYS_GEOM_BOX, 0.3, 0.3, 0.3, o, Z, 0);
+  set_pose(1, PHYS_GEOM_BOX, 0.35, 0.35, 0.1, zs, Z, pi / 4 + 0.05);
+  tilt(1, 0.02);   // not exactly parallel: A's face is the reference
+  physContact c[PHYS_MAXPAIRCON];
+  int nc = phys_collide_box_box(M, D, 0, 1, MARGIN, c);
+  CHECK(nc == 4);
+  for (int k = 0; k < nc; k++) {
+    int fl0 = PHYS_FEATURE_FLAGS(c[k].feature[0]), fl1 = PHYS_FEATURE_FLAGS(c[k].feature[1]);
+    CHECK(fl0 + fl1 == (PHYS_FEATF_REF | PHYS_FEATF_INC) && (fl0 == PHYS_FEATF_REF || fl0 == PHYS_FEATF_INC));
+    CHECK(PHYS_FEATURE_AXIS(c[k].feature[0]) == 2 && PHYS_FEATURE_AXIS(c[k].feature[1]) == 2);
+    check_recorded("box-box face clipping", phys_collide_box_box, 0, 1, k, c[k].feature[0], c[k].feature[1], 0,
+                   c[(k + 1) % nc].feature[0]);
+  }
+  // capsule-box (box half 0.3 at the origin; capsule r 0.05, h 0.2): flat on the +z face (both ends, VERTEX 0, 1),
+  // overhanging the +x side (VERTEX 0 and the exit from the face's prism, EDGE 2), across the edge along y at x+,
+  // z+ (EDGE 7) outside (segment inside: EDGE 0) and cutting into it (flagged inside), an end at corner 7
+  set_pose(1, PHYS_GEOM_BOX, 0.3, 0.3, 0.3, o, Z, 0);
+  double cf[3] = {0.02, 0.01, 0.34};
+  set_pose(0, PHYS_GEOM_CAPSULE, 0.05, 0.2, 0, cf, Y, pi / 2);
+  check_recorded("capsule-box face end 0", phys_collide_capsule_box, 0, 1, 0, FEAT(VERTEX, 0), FEAT(FACE, 5), 0,
+                 FEAT(VERTEX, 1));
+  check_recorded("capsule-box face end 1", phys_collide_capsule_box, 0, 1, 1, FEAT(VERTEX, 1), FEAT(FACE, 5), 1,
+                 FEAT(FACE, 4));
+  cf[0] = 0.25;
+  set_pose(0, PHYS_GEOM_CAPSULE, 0.05, 0.2, 0, cf, Y, pi / 2);
+  check_recorded("capsule-box face exit", phys_collide_capsule_box, 0, 1, 1, FEAT(EDGE, 2), FEAT(FACE, 5), 0,
+                 FEAT(EDGE, 1));
+  cf[2] = 0.28;   // the segment inside the box: the face axis, flagged
+  set_pose(0, PHYS_GEOM_CAPSULE, 0.05, 0.2, 0, cf, Y, pi / 2);
+  check_recorded("capsule-box inside face", phys_collide_capsule_box, 0, 1, 0, FIN(VERTEX, 0), FEAT(FACE, 5), 0,
+                 FIN(VERTEX, 1));
+  for (int inside = 0; inside < 2; inside++) {   // axis (1, 0, -1)/sqrt 2 across the edge, 0.05 off it / 0.02 in
+    double d = inside ? -0.02 : 0.05, ce[3] = {0.3 + d / sqrt(2), 0.03, 0.3 + d / sqrt(2)};
+    set_pose(0, PHYS_GEOM_CAPSULE, 0.1, 0.2, 0, ce, Y, 3 * pi / 4);
+    check_recorded(inside ? "capsule-box inside edge axis" : "capsule-box segment-edge", phys_collide_capsule_box, 0,
+                   1, 0, inside ? FIN(EDGE, 0) : FEAT(EDGE, 0), FEAT(EDGE, 7), 1, FEAT(EDGE, 6));
+  }
+  double a3[3] = {-1, 1, 0}, cv[3];
+  phys_normalize3(a3);
+  for (int k = 0; k < 3; k++) cv[k] = 0.3 + 0.25 / sqrt(3);   // end 0 (c - h a) 0.05 beyond the corner
+  set_pose(0, PHYS_GEOM_CAPSULE, 0.1, 0.2, 0, cv, a3, acos(1 / sqrt(3)));
+  check_recorded("capsule-box end-corner", phys_collide_capsule_box, 0, 1, 0, FEAT(VERTEX, 0), FEAT(VERTEX, 7), 1,
+                 FEAT(VERTEX, 3));
+  // plane-cylinder: standing 0.01 deep (the -h cap's rim at u, v, -u, -v: EDGE 0, 2, 4, 6), upside down (the +h
+  // cap: EDGE 1 + 2 q), on its side (the rims of both caps at u: EDGE 0 and 1)
+  double zc[3] = {0, 0, 0.19};
+  set_pose(0, PHYS_GEOM_PLANE, 0, 0, 0, o, Z, 0);
+  for (int flip = 0; flip < 2; flip++) {
+    set_pose(1, PHYS_GEOM_CYLINDER, 0.1, 0.2, 0, zc, X, flip ? pi + 0.02 : 0.02);
+    nc = phys_collide_plane_cylinder(M, D, 0, 1, 0, c);
+    CHECK(nc == 4);
+    for (int k = 0; k < nc; k++) {
+      int f = c[k].feature[1];
+      CHECK(PHYS_FEATURE_KIND(f) == PHYS_FEAT_EDGE && (PHYS_FEATURE_INDEX(f) & 1) == flip);
+      MARGIN = 0;
+      check_recorded("plane-cylinder rim", phys_collide_plane_cylinder, 0, 1, k, FEAT(FACE, 0), f, 1,
+                     FEAT(EDGE, PHYS_FEATURE_INDEX(f) ^ 2));
+      MARGIN = 100;
+    }
+  }
+  zc[2] = 0.09;
+  set_pose(1, PHYS_GEOM_CYLINDER, 0.1, 0.2, 0, zc, Y, pi / 2);
+  MARGIN = 0;
+  check_recorded("plane-cylinder side 0", phys_collide_plane_cylinder, 0, 1, 0, FEAT(FACE, 0), -1, 1, FEAT(EDGE, 2));
+  check_recorded("plane-cylinder side 1", phys_collide_plane_cylinder, 0, 1, 1, FEAT(FACE, 0), -1, 1, FEAT(EDGE, 3));
+  nc = phys_collide_plane_cylinder(M, D, 0, 1, 0, c);
+  CHECK(nc == 2 && c[0].feature[1] + c[1].feature[1] == FEAT(EDGE, 0) + FEAT(EDGE, 1));
+  MARGIN = 100;
+  // sphere-cylinder (cylinder r 0.2, h 0.3; sphere r 0.1): above the +h cap, beside it, at the +h and -h rims,
+  // inside near the -h cap, inside near the side
+  const double sc[6][3] = {{0.05, 0, 0.35}, {0.25, 0, 0.02}, {0.25, 0, 0.35}, {0.25, 0, -0.35}, {0, 0.05, -0.28},
+                           {0.18, 0, 0.01}};
+  const int fs[6] = {FEAT(SURFACE, 0), FEAT(SURFACE, 0), FEAT(SURFACE, 0), FEAT(SURFACE, 0), FIN(SURFACE, 0),
+                     FIN(SURFACE, 0)};
+  const int fcyl[6] = {FEAT(FACE, 1), FEAT(SURFACE, 0), FEAT(EDGE, 1), FEAT(EDGE, 0), FEAT(FACE, 0), FEAT(SURFACE, 0)};
+  const int fwrong[6] = {FEAT(SURFACE, 0), FEAT(FACE, 1), FEAT(FACE, 1), FEAT(EDGE, 1), FEAT(FACE, 1), FEAT(FACE, 0)};
+  set_pose(1, PHYS_GEOM_CYLINDER, 0.2, 0.3, 0, o, Z, 0);
+  for (int k = 0; k < 6; k++) {
+    set_pose(0, PHYS_GEOM_SPHERE, 0.1, 0, 0, sc[k], Z, 0);
+    check_recorded("sphere-cylinder", phys_collide_sphere_cylinder, 0, 1, 0, fs[k], fcyl[k], 1, fwrong[k]);
+  }
+  // sphere-box (half 0.2): corner 7, edge along z at x+ y- (EDGE 9), face -y (FACE 2), inside near +x (FACE 1)
+  const double sb[4][3] = {{0.25, 0.25, 0.25}, {0.25, -0.25, 0.1}, {0.05, -0.25, 0.1}, {0.15, 0.02, 0.01}};
+  const int fb[4] = {FEAT(VERTEX, 7), FEAT(EDGE, 9), FEAT(FACE, 2), FEAT(FACE, 1)};
+  const int fbw[4] = {FEAT(VERTEX, 6), FEAT(EDGE, 8), FEAT(FACE, 3), FEAT(FACE, 0)};
+  set_pose(1, PHYS_GEOM_BOX, 0.2, 0.2, 0.2, o, Z, 0);
+  for (int k = 0; k < 4; k++) {
+    set_pose(0, PHYS_GEOM_SPHERE, 0.1, 0, 0, sb[k], Z, 0);
+    check_recorded("sphere-box", phys_collide_sphere_box, 0, 1, 0, k < 3 ? FEAT(SURFACE, 0) : FIN(SURFACE, 0), fb[k],
+                   1, fbw[k]);
+  }
+  // plane-capsule: lying tilted, its -h end deeper (VERTEX 0) then its +h end (VERTEX 1)
+  double pc[3] = {0, 0, 0.05};
+  set_pose(1, PHYS_GEOM_CAPSULE, 0.1, 0.3, 0, pc, Y, pi / 2 + 0.1);
+  set_pose(0, PHYS_GEOM_PLANE, 0, 0, 0, o, Z, 0);
+  check_recorded("plane-capsule deeper end", phys_collide_plane_capsule, 0, 1, 0, FEAT(FACE, 0), FEAT(VERTEX, 1), 1,
+                 FEAT(VERTEX, 0));
+  check_recorded("plane-capsule other end", phys_collide_plane_capsule, 0, 1, 1, FEAT(FACE, 0), FEAT(VERTEX, 0), 1,
+                 FEAT(VERTEX, 1));
+  // capsule-capsule nearly parallel (0.05 rad): the second contact faces capsule 2's +h end (EDGE 4)
+  double q1[3] = {0.15, 0.01, 0.05};
+  set_pose(0, PHYS_GEOM_CAPSULE, 0.1, 0.3, 0, o, Z, 0);
+  set_pose(1, PHYS_GEOM_CAPSULE, 0.1, 0.1, 0, q1, Y, 0.05);
+  check_recorded("capsule-capsule closest", phys_collide_capsule_capsule, 0, 1, 0, FEAT(EDGE, 0), FEAT(VERTEX, 0), 1,
+                 FEAT(VERTEX, 1));
+  check_recorded("capsule-capsule second", phys_collide_capsule_capsule, 0, 1, 1, FEAT(EDGE, 4), FEAT(EDGE, 0), 0,
+                 FEAT(EDGE, 3));
+
+  // degenerate: equal cubes stacked flush (faces parallel, every corner of B's lower face exactly on A's face
+  // edges), 0.01 deep; a sphere centred exactly above a box edge (x = s: the face and the edge meet); a capsule
+  // lying on a box face with its end exactly above the face's edge
+  int nsw = 0, ncmp = 0;
+  double zf[3] = {0, 0, 0.59};
+  set_pose(0, PHYS_GEOM_BOX, 0.3, 0.3, 0.3, o, Z, 0);
+  set_pose(1, PHYS_GEOM_BOX, 0.3, 0.3, 0.3, zf, Z, 0);
+  nc = phys_collide_box_box(M, D, 0, 1, MARGIN, c);
+  CHECK(nc == 4);
+  for (int k = 0; k < nc; k++) nsw += check_onesided("flush cubes", phys_collide_box_box, 0, 1, k, &ncmp);
+  set_pose(1, PHYS_GEOM_BOX, 0.2, 0.2, 0.2, o, Z, 0);
+  double se[3] = {0.2, 0.05, 0.28};
+  set_pose(0, PHYS_GEOM_SPHERE, 0.1, 0, 0, se, Z, 0);
+  nsw += check_onesided("sphere above a box edge", phys_collide_sphere_box, 0, 1, 0, &ncmp);
+  set_pose(1, PHYS_GEOM_BOX, 0.3, 0.3, 0.3, o, Z, 0);
+  double ce2[3] = {0.1, 0, 0.34};
+  set_pose(0, PHYS_GEOM_CAPSULE, 0.05, 0.2, 0, ce2, Y, pi / 2);
+  for (int k = 0; k < 2; k++)
+    nsw += check_onesided("capsule end above a box edge", phys_collide_capsule_box, 0, 1, k, &ncmp);
+  printf("recorded features: %d (column, side) pairs compared at the degenerate contacts, %d columns one-sided\n",
+         ncmp, nsw);
+  CHECK(ncmp >= 150 && nsw >= 6);
+}
+#undef FEAT
+#undef FIN
+
 int main(void) {
   setup();
   phys_rng_seed(&RNG, 20261122);
@@ -507,6 +755,7 @@ int main(void) {
   test_plane_curved();
   test_cylinder_upright();
   test_refused();
+  test_recorded_features();
   printf("all contacts of a pair at once: %d pairs, %d contacts, %d pairs of 2+ contacts bit-identical to one by "
          "one\n", ALL_PAIRS, ALL_CON, ALL_MULTI);
   CHECK(ALL_CON > 300 && ALL_MULTI > 50);

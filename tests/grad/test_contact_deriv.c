@@ -631,6 +631,13 @@ static const char* const BOX_BOX =
     "<mujoco><compiler angle='radian'/><worldbody><geom name='table' type='box' size='0.5 0.5 0.1'/>"
     "<body pos='0.1 -0.05 0.199' euler='0.0003 -0.0002 0.3'><freejoint/><geom type='box' size='0.1 0.08 0.1'/>"
     "</body></worldbody></mujoco>";
+// a box defined before the floor (geom 0 the box, geom 1 a plane on a static body): plane-box runs with the
+// plane first, the contact's geoms the other way round (pairflip), so its stored features swap back before the
+// derivative reads the box's corner
+static const char* const BOX_BEFORE_FLOOR =
+    "<mujoco><compiler angle='radian'/><worldbody>"
+    "<body pos='0.1 0 0.049' euler='0 0 0.3'><freejoint/><geom type='box' size='0.2 0.1 0.05'/></body>"
+    "<body name='ground'><geom name='floor' type='plane' size='5 5 0.1'/></body></worldbody></mujoco>";
 static const char* const SPHERE_BOX =
     "<mujoco><compiler angle='radian'/><worldbody><geom name='table' type='box' size='0.5 0.5 0.1' euler='0.1 0.2 0'/>"
     "<body pos='0.13735 -0.01739 0.17335'><freejoint/><geom type='sphere' size='0.1'/></body></worldbody></mujoco>";
@@ -905,6 +912,7 @@ int main(void) {
   scene_xml("ccp: box sliding within the envelope", CCP_BOX, PHYS_CONTACT_CCP, 2, -1e-4, 4, &rng);
   scene_xml("<pair> b-a with a margin", PAIR_FLIP, PHYS_CONTACT_LCP, 0, 0, 1, &rng);
   scene_xml("box on a box", BOX_BOX, PHYS_CONTACT_LCP, 0, 0, 4, &rng);
+  scene_xml("box defined before the floor", BOX_BEFORE_FLOOR, PHYS_CONTACT_LCP, 0, 0, 4, &rng);
   scene_xml("sphere on a tilted box", SPHERE_BOX, PHYS_CONTACT_LCP, 0, 0, 1, &rng);
   scene_xml("cylinder on a plane", CYL_PLANE, PHYS_CONTACT_LCP, 0, 2e-3, 1, &rng);
   scene_xml("ellipsoid on a plane", ELL_PLANE, PHYS_CONTACT_LCP, 0, 2e-3, 1, &rng);
