@@ -4,7 +4,8 @@
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libxml2-dev libcjson-dev zlib1g-dev libqhull-dev
       libmujoco-dev libmujoco-samples dart-doc valgrind liblbfgsb-dev liblapacke-dev
-      clang-14 libclang-rt-14-dev)   # clang-14 and its libFuzzer/sanitizer runtimes: scripts/fuzz.sh
+      clang-14 libclang-rt-14-dev   # clang-14 and its libFuzzer/sanitizer runtimes: scripts/fuzz.sh
+      coinor-libipopt-dev)          # Ipopt 3.11: multiple shooting (src/control/ms.c)
 if [ "${1:-}" = "--bench" ]; then
   pkgs+=(g++ libdart-dev libdart-collision-bullet-dev libdart-utils-urdf-dev)   # bench/bench_dart.cpp only
 fi

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "optimize.h"
+#include "optimize_ms.h"
 #include "trajio.h"
 
 #define OPT_TASK_MAX (16u << 20)   // largest task file read (bytes)
@@ -157,6 +158,7 @@ static int read_out(optTask* t, const cJSON* o) {
 
 // the "options" object of the method
 static int read_options(optTask* t, const cJSON* o) {
+  if (t->ms) return opt_ms_options(t->file, o, &t->ms_opt, &t->maxiter, &t->tol);
   static const char* const valid[] = {"maxiter", "tol"};
   if (!task_keys(o, valid, 2, t, "options")) return 0;
   const cJSON* v;
@@ -214,8 +216,11 @@ int opt_task_top(optTask* t, const char* const* extra, int nextra) {
   t->T = (int)x;
   if ((v = cJSON_GetObjectItemCaseSensitive(r, "method"))) {
     const char* name = cJSON_IsString(v) ? v->valuestring : "";
-    if (strcmp(name, "ddp") != 0 && !opt_shooting_method(&t->meth, name) && !opt_sampling_method(&t->meth, name)) {
-      cli_error("%s: method: expected one of \"ddp\", \"lbfgsb\", \"adam\", \"random\", \"cem\", \"mppi\"", t->file);
+    t->ms = strcmp(name, "ms") == 0;
+    if (strcmp(name, "ddp") != 0 && !t->ms && !opt_shooting_method(&t->meth, name) &&
+        !opt_sampling_method(&t->meth, name)) {
+      cli_error("%s: method: expected one of \"ddp\", \"ms\", \"lbfgsb\", \"adam\", \"random\", \"cem\", \"mppi\"",
+                t->file);
       return 0;
     }
     snprintf(t->method, sizeof t->method, "%s", v->valuestring);
@@ -456,23 +461,25 @@ static int write_trajectory(FILE* f, const physModel* m, physData* d, const phys
 static const char* const g_stop_name[] = {"cost", "feedforward", "maxiter", "mu", "gradient", "linesearch"};
 
 // the result JSON: method, sizes, cost and time per iteration, final cost, bound violation, why it stopped
-static int write_result(FILE* f, const physControlProblem* p, double dt, const optMethod* mo) {
+static int write_result(FILE* f, const physControlProblem* p, double dt, const optMethod* mo,
+                        const physMsResult* ms) {
   cJSON* r = cJSON_CreateObject();
   cJSON *cost = cJSON_CreateArray(), *secs = cJSON_CreateArray();
   for (int k = 0; k <= p->niter; k++) {
     cJSON_AddItemToArray(cost, cJSON_CreateNumber(p->iter[k].cost));
     cJSON_AddItemToArray(secs, cJSON_CreateNumber(p->iter[k].seconds));
   }
-  cJSON_AddStringToObject(r, "method", mo->name ? mo->name : "ddp");
+  cJSON_AddStringToObject(r, "method", ms ? "ms" : mo->name ? mo->name : "ddp");
   cJSON_AddNumberToObject(r, "horizon", p->T);
   cJSON_AddNumberToObject(r, "dt", dt);
   cJSON_AddNumberToObject(r, "iterations", p->niter);
-  cJSON_AddStringToObject(r, "stop", g_stop_name[p->stop]);
+  cJSON_AddStringToObject(r, "stop", ms ? ms->status_name : g_stop_name[p->stop]);
   cJSON_AddItemToObject(r, "cost", cost);
   cJSON_AddItemToObject(r, "seconds", secs);
   cJSON_AddNumberToObject(r, "final_cost", p->cost);
   cJSON_AddNumberToObject(r, "violation", phys_control_violation(p, p->U));
   if (mo->name) opt_method_result(r, mo);
+  if (ms) opt_ms_result(r, p, ms);
   char* s = cJSON_Print(r);
   int ok = s && fputs(s, f) >= 0 && fputc('\n', f) != EOF;
   free(s);
@@ -510,11 +517,19 @@ static void progress(void* ctx, int k, const physDdpIter* it) {
 static int optimize(optTask* t, cliOutput* o, const physModel* m, physData* d, physControlProblem* p) {
   physLog log;
   memset(&log, 0, sizeof log);
-  if (opt_plan(t, p, d, progress, NULL, &log) != PHYS_OK) {
-    cli_error("%s: %s", t->file, log.error);
+  physMsResult ms = {0};
+  if (t->ms && !(ms.defect_iter = calloc((size_t)p->maxiter + 1, sizeof(double)))) {
+    cli_error("%s: out of memory", t->file);
     return CLI_EXIT_INPUT;
   }
-  if (!cli_quiet)
+  t->ms_res = t->ms ? &ms : NULL;
+  if (opt_plan(t, p, d, progress, NULL, &log) != PHYS_OK) {
+    cli_error("%s: %s", t->file, log.error);
+    free(ms.defect_iter);
+    return CLI_EXIT_INPUT;
+  }
+  if (t->ms) opt_ms_summary(p, &ms);
+  else if (!cli_quiet)
     fprintf(stderr, "optimize: %d iterations (stop: %s), final cost %.9g, bound violation %g\n", p->niter,
             g_stop_name[p->stop], p->cost, phys_control_violation(p, p->U));
   double* times = malloc(sizeof(double) * (size_t)(p->T + 1));
@@ -522,14 +537,17 @@ static int optimize(optTask* t, cliOutput* o, const physModel* m, physData* d, p
   for (int k = 0; k < OUT_N && ok; k++) ok = !t->has_out[k] || cli_output_open(&o[k]);
   ok = ok && write_trajectory(t->has_out[OUT_TRAJECTORY] ? o[OUT_TRAJECTORY].f : NULL, m, d, p, times);
   ok = ok && (!t->has_out[OUT_CONTROLS] || opt_write_controls(o[OUT_CONTROLS].f, m, p->U, p->T, times));
-  ok = ok && (!t->has_out[OUT_RESULT] || write_result(o[OUT_RESULT].f, p, m->opt.timestep, &t->meth));
+  ok = ok && (!t->has_out[OUT_RESULT] ||
+              write_result(o[OUT_RESULT].f, p, m->opt.timestep, &t->meth, t->ms ? &ms : NULL));
   ok = ok && (!t->has_out[OUT_HTML] || write_html(o[OUT_HTML].f, t, m, p, times));
   free(times);
+  free(ms.defect_iter);
   return opt_outputs_finish(t, o, ok) ? CLI_EXIT_OK : CLI_EXIT_INPUT;
 }
 
 physStatus opt_plan(const optTask* t, physControlProblem* p, physData* d, physDdpProgress progress, void* ctx,
                     physLog* log) {
+  if (t->ms) return opt_ms_plan(&t->ms_opt, t->ms_res, p, d, log);   // multiple shooting (optimize_ms.h)
   if (t->meth.name) return opt_method_solve(&t->meth, d, p, log);   // the methods beside ddp (optimize.h)
   return phys_ddp_solve(p, d, progress, ctx, log);
 }
@@ -590,6 +608,7 @@ int opt_outputs_finish(const optTask* t, cliOutput* o, int ok) {
 int opt_task_load(optTask* t, const char* file) {
   t->file = file;
   t->tol = -1;
+  t->ms_opt = phys_ms_defaults();
   const char* slash = strrchr(file, '/');
   if (slash) snprintf(t->dir, sizeof t->dir, "%.*s", (int)(slash - file) > 0 ? (int)(slash - file) : 1, file);
   char* text = read_task(file);
@@ -617,10 +636,11 @@ int cli_optimize(int argc, char** argv) {
        0},
   };
   const argCommand cmd = {"optimize",
-                          "Plan one trajectory: control-limited iLQR (DDP) on the exact step Jacobians, single shooting "
-                          "on the\nrollout gradient (lbfgsb, adam) or stochastic search (random, cem, mppi), from the "
-                          "task file's\nmodel, horizon, initial state, control bounds and cost; writes the controls CSV "
-                          "(replayable with\nsimulate --ctrl-file), the trajectory CSV and a result JSON (docs/cli.md).",
+                          "Plan one trajectory: control-limited iLQR (DDP) on the exact step Jacobians, multiple "
+                          "shooting by Ipopt\n(ms), single shooting on the rollout gradient (lbfgsb, adam) or stochastic "
+                          "search (random, cem,\nmppi), from the task file's model, horizon, initial state, control bounds "
+                          "and cost; writes the\ncontrols CSV (replayable with simulate --ctrl-file), the trajectory CSV "
+                          "and a result JSON\n(docs/cli.md).",
                           "TASK.json", 1, opt, sizeof opt / sizeof opt[0], "physid optimize swingup.json"};
   const char* pos[ARGS_MAXPOS];
   int code = cli_parse(pos, &cmd, argc, argv);

@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "control.h"
+#include "ms.h"
 #include "sampling.h"
 #include "shooting.h"
 
@@ -77,6 +78,9 @@ typedef struct optTask_ {
   int plot[OPT_PLOT_MAX];   // state columns (qpos, then qvel) of the HTML page (opt_read_plot)
   int nplot;
   optMethod meth;           // the method beside ddp (meth.name NULL: ddp)
+  int ms;                   // "method": "ms": multiple shooting (optimize_ms.c)
+  physMsOptions ms_opt;
+  physMsResult* ms_res;     // where opt_plan leaves ms's result (NULL: not kept)
 } optTask;
 
 // t <- the task file parsed (t->file, dir, root; the rest zero, tol -1); 0 and a message if unreadable or not

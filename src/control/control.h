@@ -150,4 +150,7 @@ double phys_state_cost(const physModel* m, physData* d, const physStateCost* c, 
 int phys_box_qp(int n, const double* H, const double* g, const double* lo, const double* hi, double* x, int* free,
                 double* Lff, double* scratch);
 
+// the control terms of one step at u with the previous control uprev (effort and rate, not times dt)
+double phys_control_effort(const physControlProblem* p, const double* u, const double* uprev);
+
 #endif  // PHYS_CONTROL_H

@@ -740,3 +740,10 @@ physStatus phys_ddp_solve(physControlProblem* p, physData* d, physDdpProgress pr
   load_initial(m, d, &w);
   return st;
 }
+
+//---------------------------------------------------------------------------------------------------------
+// the cost's pieces for the other methods (control.h)
+
+double phys_control_effort(const physControlProblem* p, const double* u, const double* uprev) {
+  return control_cost(p, u, uprev);
+}

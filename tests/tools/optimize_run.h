@@ -30,7 +30,7 @@ typedef struct badOptions_ {
 } badOptions;
 
 // each case on a 10-step pendulum task: exit 1, "bad_task.json: " and the message on stderr, no result file
-static void check_bad_options(const badOptions* c, int n) {
+__attribute__((unused)) static void check_bad_options(const badOptions* c, int n) {
   for (int i = 0; i < n; i++) {
     char text[1024];
     snprintf(text, sizeof text,

@@ -12,6 +12,7 @@
 
 #include "sh_run.h"
 #include "test.h"
+#include "optimize_check.h"
 
 #include "control_scratch.h"
 
@@ -21,24 +22,6 @@ static const char* const g_task =
     " \"init\": {\"qpos\": [0], \"qvel\": [0]},\n"
     " \"cost\": {\"final\": [{\"qpos\": [3.14159265], \"weight\": 100}, {\"qvel\": [0], \"weight\": 10}], \"control\": 1e-3},\n"
     " \"out\": {\"controls\": \"u.csv\", \"trajectory\": \"x.csv\", \"result\": \"r.json\"}}\n";
-
-// 1 if s contains frag; prints s otherwise
-static int has(const char* s, const char* frag) {
-  if (strstr(s, frag)) return 1;
-  fprintf(stderr, "  text lacks '%s':\n---\n%s---\n", frag, s);
-  return 0;
-}
-
-// column col of the last row of a CSV text (NAN if absent)
-static double last_row_value(const char* text, int col) {
-  size_t n = strlen(text);
-  if (n < 2) return NAN;
-  const char* p = text + n - 2;
-  while (p > text && *p != '\n') p--;
-  p++;
-  for (int c = 0; c < col && p; c++) p = strchr(p, ','), p = p ? p + 1 : NULL;
-  return p ? strtod(p, NULL) : NAN;
-}
 
 // column col of the last row of the scratch file name
 static double file_last_value(const char* name, int col) {
@@ -59,28 +42,6 @@ static double max_abs_control(const char* text) {
     p = strchr(p + 1, '\n');
   }
   return m;
-}
-
-// run the task file in the scratch folder; returns the run (caller frees)
-static shRun optimize(const char* task) {
-  char args[512];
-  snprintf(args, sizeof args, "optimize %s", path(task));
-  return run(args);
-}
-
-// replay u.csv with simulate and compare its trajectory with x.csv byte for byte
-static void check_replay(int steps, const char* u, const char* x) {
-  char args[1024], model[256];
-  snprintf(model, sizeof model, "%s", path("pendulum.xml"));
-  snprintf(args, sizeof args, "simulate %s --steps %d --quiet --ctrl-file %s --out %s", model, steps, path(u),
-           path("replay.csv"));
-  shRun r = run(args);
-  CHECK(r.code == 0);
-  run_free(&r);
-  char *a = slurp(path(x)), *b = slurp(path("replay.csv"));
-  CHECK_MSG(a[0] && strcmp(a, b) == 0, "%s replayed differs from the optimized trajectory", u);
-  free(a);
-  free(b);
 }
 
 // the HTML page name: complete, self-contained (no script, no fetched resource), the cost plot per what
@@ -269,7 +230,7 @@ static void test_errors(void) {
       {"\"init\": {\"qvel\": [0, 0]}, ", "bad.json: init.qvel: 2 values, expected 1 (nv of model 'pendulum_motor')"},
       {"\"init\": {\"keyframe\": \"home\"}, ", "bad.json: init.keyframe: no such keyframe in model 'pendulum_motor'"},
       {"\"plot\": [\"q0\", \"v1\"], ", "bad.json: plot[1]: expected a state coordinate of model 'pendulum_motor': q0..q0 or v0..v0"},
-      {"\"method\": \"sqp\", ", "bad.json: method: expected one of \"ddp\", \"lbfgsb\""},
+      {"\"method\": \"sqp\", ", "bad.json: method: expected one of \"ddp\", \"ms\", \"lbfgsb\""},
       {"\"options\": {\"maxiter\": 0}, ", "bad.json: options.maxiter: expected an integer in [1, 100000]"},
       {"\"out\": {\"control\": \"u.csv\"}, ", "bad.json: out: unknown key 'control' (valid: controls, trajectory, result, html)"},
       {"\"cost\": {\"final\": [{\"site\": \"nope\", \"pos\": [0, 0, 3], \"weight\": 1}]}, ",

@@ -102,7 +102,7 @@ static void test_errors(void) {
       {"adam", "{\"complementarity\": 1}", "options.complementarity: expected true or false"},
       {"lbfgsb", "{\"maxiter\": 2.5}", "options.maxiter: expected an integer >= 1 and <= 100000"},
       {"lbfgsb", "[1]", "options: expected an object"},
-      {"newton", "{}", "method: expected one of \"ddp\", \"lbfgsb\", \"adam\", \"random\", \"cem\", \"mppi\""},
+      {"newton", "{}", "method: expected one of \"ddp\", \"ms\", \"lbfgsb\", \"adam\", \"random\", \"cem\", \"mppi\""},
   };
   check_bad_options(c, (int)(sizeof c / sizeof c[0]));
 }
