@@ -56,31 +56,25 @@
 // contact list is the trial step's warm-start input, read only: the trial step's contacts go to a list of
 // its own (phys_step_warm), d->contact and d->contact_prev are not touched
 typedef struct toiSave_ {
-  double time;
   int nwarning;
-  double *qpos, *qvel, *qacc, *qfrc;
+  double *x, *qacc, *qfrc;   // x: qpos, qvel, time (phys_state_save, step.h)
 } toiSave;
 
 // save d's state into s
 static void save_state(const physModel* m, physData* d, toiSave* s) {
-  s->time = d->time;
   s->nwarning = d->nwarning;
-  s->qpos = phys_stack_alloc(d, (size_t)m->nq);
-  s->qvel = phys_stack_alloc(d, (size_t)m->nv);
+  s->x = phys_stack_alloc(d, phys_state_size(m));
   s->qacc = phys_stack_alloc(d, (size_t)m->nv);
   s->qfrc = phys_stack_alloc(d, (size_t)m->nv);
-  memcpy(s->qpos, d->qpos, sizeof(double) * (size_t)m->nq);
-  memcpy(s->qvel, d->qvel, sizeof(double) * (size_t)m->nv);
+  phys_state_save(m, d, s->x);
   memcpy(s->qacc, d->qacc, sizeof(double) * (size_t)m->nv);
   memcpy(s->qfrc, d->qfrc_constraint, sizeof(double) * (size_t)m->nv);
 }
 
 // restore d from s
 static void load_state(const physModel* m, physData* d, const toiSave* s) {
-  d->time = s->time;
   d->nwarning = s->nwarning;
-  memcpy(d->qpos, s->qpos, sizeof(double) * (size_t)m->nq);
-  memcpy(d->qvel, s->qvel, sizeof(double) * (size_t)m->nv);
+  phys_state_load(m, d, s->x);
   memcpy(d->qacc, s->qacc, sizeof(double) * (size_t)m->nv);
   memcpy(d->qfrc_constraint, s->qfrc, sizeof(double) * (size_t)m->nv);
 }
@@ -242,10 +236,11 @@ static int toi_trial(const physModel* m, physData* d, const physStepRecord* rec,
   physContactList tr = phys_contact_list_arena(d);
   phys_step_warm(m, d, NULL, &rec->warm, &tr);
   int nb = -1;   // rejected step (M~ not positive definite or not finite)
-  if (d->nwarning == nwarn || d->time != s.time) {
+  const double *q0 = s.x, *v0 = s.x + m->nq, t0 = s.x[m->nq + nv];   // the state before the trial step
+  if (d->nwarning == nwarn || d->time != t0) {
     // the position update velocity (v+ + vpos) = (q+ (-) q) / dt
-    phys_difference_pos(m, vsum, dt, s.qpos, d->qpos);
-    nb = build_delta(m, d, &tr, s.qvel, vsum, delta, U, geom);
+    phys_difference_pos(m, vsum, dt, q0, d->qpos);
+    nb = build_delta(m, d, &tr, v0, vsum, delta, U, geom);
   }
   load_state(m, d, &s);
   phys_stack_free(d, mark);
