@@ -34,7 +34,7 @@ int phys_rollout_interval(int T, int budget) {
   return -1;
 }
 
-// doubles of one state record: qpos, qvel, time, ncon, the contact list (warm start) of nconmax contacts
+// doubles of one state record: qpos, qvel, time (phys_state_save, step.h), ncon, the contact list (warm start) of nconmax contacts
 static size_t record_size(const physModel* m) {
   size_t con = (sizeof(physContact) * (size_t)m->nconmax + sizeof(double) - 1) / sizeof(double);
   return (size_t)(m->nq + m->nv + 2) + con;
@@ -57,9 +57,7 @@ size_t phys_rollout_worksize(const physModel* m, int T, int k, int ntheta) {
 // record <- d's qpos, qvel, time and the state's contact list w (the unused part zeroed)
 static void save_state(const physModel* m, const physData* d, const physWarmStart* w, double* rec) {
   int nq = m->nq, nv = m->nv;
-  memcpy(rec, d->qpos, sizeof(double) * (size_t)nq);
-  memcpy(rec + nq, d->qvel, sizeof(double) * (size_t)nv);
-  rec[nq + nv] = d->time;
+  phys_state_save(m, d, rec);
   rec[nq + nv + 1] = w->n;
   double* con = rec + nq + nv + 2;
   size_t used = sizeof(physContact) * (size_t)w->n, all = sizeof(double) * (record_size(m) - (size_t)(nq + nv + 2));
@@ -70,9 +68,7 @@ static void save_state(const physModel* m, const physData* d, const physWarmStar
 // d's qpos, qvel, time <- record; returns the record's contact list (the next step's warm start, read in place)
 static physWarmStart load_state(const physModel* m, physData* d, const double* rec) {
   int nq = m->nq, nv = m->nv;
-  memcpy(d->qpos, rec, sizeof(double) * (size_t)nq);
-  memcpy(d->qvel, rec + nq, sizeof(double) * (size_t)nv);
-  d->time = rec[nq + nv];
+  phys_state_load(m, d, rec);
   return (physWarmStart){(int)rec[nq + nv + 1], (const physContact*)(rec + nq + nv + 2)};
 }
 

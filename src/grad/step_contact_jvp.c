@@ -762,27 +762,6 @@ static physStatus jacobian_p(const physModel* m, physData* d, const contactPoint
   return st;
 }
 
-// P's size columns by reverse passes: row i of P = (P' e_i)'
-static physStatus size_rows(const physModel* m, physData* d, const physParamTable* t, double* P) {
-  int nv = m->nv, n2 = 2 * nv, nt = t->ntheta;
-  size_t mark = phys_stack_mark(d);
-  double* e = arena_zeros(d, n2);
-  double* tb = phys_stack_alloc(d, (size_t)nt);
-  physStatus st = PHYS_OK;
-  for (int i = 0; i < n2 && st == PHYS_OK; i++) {
-    e[i] = 1;
-    st = phys_constrained_step_vjp(m, d, t, e, NULL, NULL, tb, NULL);
-    e[i] = 0;
-    for (int k = 0; k < t->n && st == PHYS_OK; k++) {
-      const physParam* pr = t->param + k;
-      if (pr->kind == PHYS_PAR_SIZE)
-        for (int j = pr->adr; j < pr->adr + pr->size; j++) P[(size_t)i * nt + j] = tb[j];
-    }
-  }
-  phys_stack_free(d, mark);
-  return st;
-}
-
 //---------------------------------------------------------------------------------------------------------
 // sticking frictionloss rows (step_contact_point.h cpStick)
 
@@ -949,6 +928,6 @@ physStatus phys_constrained_jacobian_at(const physModel* m, physData* d, physCon
   if (st == PHYS_ERR_NUMERIC)
     phys_data_warning(d, "phys_step_jacobian: constraint solver derivative failed at time %g", d->time);
   phys_stack_free(d, mark);
-  if (nsize > 0 && st == PHYS_OK) st = size_rows(m, d, t, P);   // the size columns by reverse passes
+  if (nsize > 0 && st == PHYS_OK) st = phys_cp_size_rows(m, d, cpp, t, P);   // the size columns by reverse passes
   return st;
 }

@@ -136,4 +136,9 @@ physStatus phys_cp_solver_vjp(const physModel* m, physData* d, const physConstra
                              const physConstraintSolution* sol, const double* lb, double* gb, double* Gb,
                              double* mub);
 
+// P's size columns (the PHYS_PAR_SIZE entries of t; P 2nv x t->ntheta, its other columns untouched) by 2nv
+// reverse passes at the point cp, which the Jacobian was taken at (step_contact_vjp.c)
+physStatus phys_cp_size_rows(const physModel* m, physData* d, contactPoint* cp, const physParamTable* t,
+                             double* P);
+
 #endif  // PHYS_STEP_CONTACT_POINT_H

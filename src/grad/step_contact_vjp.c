@@ -455,3 +455,26 @@ physStatus phys_constrained_vjp_at(const physModel* m, physData* d, physConstrai
   phys_stack_free(d, mark);
   return st;
 }
+
+// P's size columns by reverse passes at the point cp (the one the Jacobian was taken at: no linearization
+// again): row i of P = (P' e_i)'
+physStatus phys_cp_size_rows(const physModel* m, physData* d, contactPoint* cp, const physParamTable* t,
+                             double* P) {
+  int nv = m->nv, n2 = 2 * nv, nt = t->ntheta;
+  size_t mark = phys_stack_mark(d);
+  double* e = arena_zeros(d, n2);
+  double* tb = phys_stack_alloc(d, (size_t)nt);
+  physStatus st = PHYS_OK;
+  for (int i = 0; i < n2 && st == PHYS_OK; i++) {
+    e[i] = 1;
+    st = phys_constrained_vjp_at(m, d, cp, t, e, NULL, NULL, tb, NULL);
+    e[i] = 0;
+    for (int k = 0; k < t->n && st == PHYS_OK; k++) {
+      const physParam* pr = t->param + k;
+      if (pr->kind == PHYS_PAR_SIZE)
+        for (int j = pr->adr; j < pr->adr + pr->size; j++) P[(size_t)i * nt + j] = tb[j];
+    }
+  }
+  phys_stack_free(d, mark);
+  return st;
+}

@@ -294,30 +294,24 @@ void phys_smooth_step_vjp(const physModel* m, physData* d, const double* L, cons
 // every perturbed step's warm-start input, read only (the steps' own contacts go to arena memory, out;
 // d->contact_prev is not touched)
 typedef struct stepSave_ {
-  double time;
   int nwarning;
-  double *qpos, *qvel, *ctrl;
+  double *x, *ctrl;   // x: qpos, qvel, time (phys_state_save, step.h)
   physContactList out;
 } stepSave;
 
 // save d's state into arena memory (caller marks/frees)
 static void save_state(const physModel* m, physData* d, stepSave* s) {
-  s->time = d->time;
   s->nwarning = d->nwarning;
-  s->qpos = phys_stack_alloc(d, (size_t)m->nq);
-  s->qvel = phys_stack_alloc(d, (size_t)m->nv);
+  s->x = phys_stack_alloc(d, phys_state_size(m));
   s->ctrl = phys_stack_alloc(d, (size_t)m->nu + 1);
   s->out = phys_contact_list_arena(d);
-  memcpy(s->qpos, d->qpos, sizeof(double) * (size_t)m->nq);
-  memcpy(s->qvel, d->qvel, sizeof(double) * (size_t)m->nv);
+  phys_state_save(m, d, s->x);
   memcpy(s->ctrl, d->ctrl, sizeof(double) * (size_t)m->nu);
 }
 
 // restore d's state from s (warnings are not restored: the caller compares the count)
 static void load_state(const physModel* m, physData* d, const stepSave* s) {
-  d->time = s->time;
-  memcpy(d->qpos, s->qpos, sizeof(double) * (size_t)m->nq);
-  memcpy(d->qvel, s->qvel, sizeof(double) * (size_t)m->nv);
+  phys_state_load(m, d, s->x);
   memcpy(d->ctrl, s->ctrl, sizeof(double) * (size_t)m->nu);
 }
 

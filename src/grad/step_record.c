@@ -101,8 +101,8 @@ physStatus phys_step_record_jacobian(const physModel* m, physData* d, const phys
     case PHYS_STEP_PENALTY: return phys_penalty_step_jacobian(m, d, t, A, B, P);
     case PHYS_STEP_CONSTRAINED:
       st = phys_constrained_jacobian_at(m, d, rec->cp, t, A, B, P);
-      if (st == PHYS_OK && toi && A) st = phys_toi_jacobian(m, d, &rec->warm, A);
-      if (st == PHYS_OK && toi && P && t) st = phys_toi_param_jacobian(m, d, &rec->warm, t, P);
+      if (st == PHYS_OK && toi && A) st = phys_toi_jacobian(m, d, rec, A);
+      if (st == PHYS_OK && toi && P && t) st = phys_toi_param_jacobian(m, d, rec, t, P);
       return st;
   }
   return PHYS_ERR_ARG;
@@ -131,8 +131,8 @@ physStatus phys_step_record_vjp(const physModel* m, physData* d, const physStepR
     case PHYS_STEP_PENALTY: return phys_penalty_step_vjp(m, d, t, xbar_next, xbar, ubar, theta_bar, NULL);
     case PHYS_STEP_CONSTRAINED:
       st = phys_constrained_vjp_at(m, d, rec->cp, t, xbar_next, xbar, ubar, theta_bar, NULL);
-      if (st == PHYS_OK && toi && xbar) st = phys_toi_vjp(m, d, &rec->warm, xbar_next, xbar);
-      if (st == PHYS_OK && toi && theta_bar) st = phys_toi_param_vjp(m, d, &rec->warm, t, xbar_next, theta_bar);
+      if (st == PHYS_OK && toi && xbar) st = phys_toi_vjp(m, d, rec, xbar_next, xbar);
+      if (st == PHYS_OK && toi && theta_bar) st = phys_toi_param_vjp(m, d, rec, t, xbar_next, theta_bar);
       return st;
   }
   return PHYS_ERR_ARG;

@@ -47,6 +47,7 @@
 #include "params.h"
 #include "rot.h"
 #include "step.h"
+#include "step_record.h"
 
 //---------------------------------------------------------------------------------------------------------
 // the trial step
@@ -55,31 +56,25 @@
 // contact list is the trial step's warm-start input, read only: the trial step's contacts go to a list of
 // its own (phys_step_warm), d->contact and d->contact_prev are not touched
 typedef struct toiSave_ {
-  double time;
   int nwarning;
-  double *qpos, *qvel, *qacc, *qfrc;
+  double *x, *qacc, *qfrc;   // x: qpos, qvel, time (phys_state_save, step.h)
 } toiSave;
 
 // save d's state into s
 static void save_state(const physModel* m, physData* d, toiSave* s) {
-  s->time = d->time;
   s->nwarning = d->nwarning;
-  s->qpos = phys_stack_alloc(d, (size_t)m->nq);
-  s->qvel = phys_stack_alloc(d, (size_t)m->nv);
+  s->x = phys_stack_alloc(d, phys_state_size(m));
   s->qacc = phys_stack_alloc(d, (size_t)m->nv);
   s->qfrc = phys_stack_alloc(d, (size_t)m->nv);
-  memcpy(s->qpos, d->qpos, sizeof(double) * (size_t)m->nq);
-  memcpy(s->qvel, d->qvel, sizeof(double) * (size_t)m->nv);
+  phys_state_save(m, d, s->x);
   memcpy(s->qacc, d->qacc, sizeof(double) * (size_t)m->nv);
   memcpy(s->qfrc, d->qfrc_constraint, sizeof(double) * (size_t)m->nv);
 }
 
 // restore d from s
 static void load_state(const physModel* m, physData* d, const toiSave* s) {
-  d->time = s->time;
   d->nwarning = s->nwarning;
-  memcpy(d->qpos, s->qpos, sizeof(double) * (size_t)m->nq);
-  memcpy(d->qvel, s->qvel, sizeof(double) * (size_t)m->nv);
+  phys_state_load(m, d, s->x);
   memcpy(d->qacc, s->qacc, sizeof(double) * (size_t)m->nv);
   memcpy(d->qfrc_constraint, s->qfrc, sizeof(double) * (size_t)m->nv);
 }
@@ -224,43 +219,43 @@ static int build_delta(const physModel* m, physData* d, const physContactList* t
   return nb;
 }
 
-// the trial step (phys_step's, from warm, NULL: the caller's list d->contact, its contacts into arena memory)
-// and build_delta (U, geom may be NULL; else room for d->nconmax rows); -1 if rejected
-static int toi_trial(const physModel* m, physData* d, const physWarmStart* ws, double* delta, double* U,
+// the trial step (phys_step's, from rec's warm-start input, its contacts into arena memory) and build_delta (U,
+// geom may be NULL; else room for d->nconmax rows); -1 if rejected. Only the constrained kind has the
+// correction (the record decided the kind): any other gives 0 without a trial step
+static int toi_trial(const physModel* m, physData* d, const physStepRecord* rec, double* delta, double* U,
                      int* geom) {
   int nv = m->nv;
   double dt = m->opt.timestep;
+  memset(delta, 0, sizeof(double) * (size_t)nv * nv);
+  if (rec->kind != PHYS_STEP_CONSTRAINED) return 0;
   size_t mark = phys_stack_mark(d);
   toiSave s;
   save_state(m, d, &s);
   double* vsum = phys_stack_alloc(d, (size_t)nv);
   int nwarn = d->nwarning;
-  physWarmStart warm = ws ? *ws : (physWarmStart){d->ncon, d->contact};
   physContactList tr = phys_contact_list_arena(d);
-  phys_step_warm(m, d, NULL, &warm, &tr);
-  int nb = 0;
-  memset(delta, 0, sizeof(double) * (size_t)nv * nv);
-  if (d->nwarning != nwarn && d->time == s.time) {
-    nb = -1;   // rejected step (M~ not positive definite or not finite)
-  } else if (tr.n > 0 && m->opt.contact != PHYS_CONTACT_PENALTY) {
+  phys_step_warm(m, d, NULL, &rec->warm, &tr);
+  int nb = -1;   // rejected step (M~ not positive definite or not finite)
+  const double *q0 = s.x, *v0 = s.x + m->nq, t0 = s.x[m->nq + nv];   // the state before the trial step
+  if (d->nwarning == nwarn || d->time != t0) {
     // the position update velocity (v+ + vpos) = (q+ (-) q) / dt
-    phys_difference_pos(m, vsum, dt, s.qpos, d->qpos);
-    nb = build_delta(m, d, &tr, s.qvel, vsum, delta, U, geom);
+    phys_difference_pos(m, vsum, dt, q0, d->qpos);
+    nb = build_delta(m, d, &tr, v0, vsum, delta, U, geom);
   }
   load_state(m, d, &s);
   phys_stack_free(d, mark);
   return nb;
 }
 
-int phys_toi_delta(const physModel* m, physData* d, const physWarmStart* warm, double* delta) {
-  return toi_trial(m, d, warm, delta, NULL, NULL);
+int phys_toi_delta(const physModel* m, physData* d, const physStepRecord* rec, double* delta) {
+  return toi_trial(m, d, rec, delta, NULL, NULL);
 }
 
-physStatus phys_toi_jacobian(const physModel* m, physData* d, const physWarmStart* warm, double* A) {
+physStatus phys_toi_jacobian(const physModel* m, physData* d, const physStepRecord* rec, double* A) {
   int nv = m->nv, n2 = 2 * nv;
   size_t mark = phys_stack_mark(d);
   double* delta = phys_stack_alloc(d, (size_t)nv * nv);
-  int nb = toi_trial(m, d, warm, delta, NULL, NULL);
+  int nb = toi_trial(m, d, rec, delta, NULL, NULL);
   if (nb > 0)
     for (int i = 0; i < nv; i++)
       for (int j = 0; j < nv; j++) A[(size_t)i * n2 + j] += delta[(size_t)i * nv + j];
@@ -268,12 +263,12 @@ physStatus phys_toi_jacobian(const physModel* m, physData* d, const physWarmStar
   return nb < 0 ? PHYS_ERR_NUMERIC : PHYS_OK;
 }
 
-physStatus phys_toi_vjp(const physModel* m, physData* d, const physWarmStart* warm, const double* xbar_next,
+physStatus phys_toi_vjp(const physModel* m, physData* d, const physStepRecord* rec, const double* xbar_next,
                         double* xbar) {
   int nv = m->nv;
   size_t mark = phys_stack_mark(d);
   double* delta = phys_stack_alloc(d, (size_t)nv * nv);
-  int nb = toi_trial(m, d, warm, delta, NULL, NULL);
+  int nb = toi_trial(m, d, rec, delta, NULL, NULL);
   // xbar_q += Delta' qbar+
   if (nb > 0)
     for (int j = 0; j < nv; j++) {
@@ -293,24 +288,24 @@ static int restitution_column(const physParamTable* t, int g) {
 }
 
 // the bouncing contacts' U_b and restitution columns: returns nb (-1 rejected); U (nconmax x nv), col (nconmax)
-static int toi_columns(const physModel* m, physData* d, const physWarmStart* warm, const physParamTable* t,
+static int toi_columns(const physModel* m, physData* d, const physStepRecord* rec, const physParamTable* t,
                        double* U, int* col) {
   int nv = m->nv;
   size_t mark = phys_stack_mark(d);
   double* delta = phys_stack_alloc(d, (size_t)nv * nv);
-  int nb = toi_trial(m, d, warm, delta, U, col);
+  int nb = toi_trial(m, d, rec, delta, U, col);
   for (int b = 0; b < 2 * nb; b++) col[b] = restitution_column(t, col[b]);
   phys_stack_free(d, mark);
   return nb;
 }
 
-physStatus phys_toi_param_jacobian(const physModel* m, physData* d, const physWarmStart* warm,
+physStatus phys_toi_param_jacobian(const physModel* m, physData* d, const physStepRecord* rec,
                                    const physParamTable* t, double* P) {
   int nv = m->nv, nt = t->ntheta;
   size_t mark = phys_stack_mark(d);
   double* U = phys_stack_alloc(d, (size_t)d->nconmax * nv + 1);
   int* col = (int*)phys_stack_alloc(d, (size_t)d->nconmax + 1);   // 2 ints per bounce
-  int nb = toi_columns(m, d, warm, t, U, col);
+  int nb = toi_columns(m, d, rec, t, U, col);
   // the q+ rows of P gain U_b in the column of eps_b
   for (int b = 0; b < 2 * nb; b++)
     if (col[b] >= 0)
@@ -319,13 +314,13 @@ physStatus phys_toi_param_jacobian(const physModel* m, physData* d, const physWa
   return nb < 0 ? PHYS_ERR_NUMERIC : PHYS_OK;
 }
 
-physStatus phys_toi_param_vjp(const physModel* m, physData* d, const physWarmStart* warm, const physParamTable* t,
+physStatus phys_toi_param_vjp(const physModel* m, physData* d, const physStepRecord* rec, const physParamTable* t,
                               const double* xbar_next, double* theta_bar) {
   int nv = m->nv;
   size_t mark = phys_stack_mark(d);
   double* U = phys_stack_alloc(d, (size_t)d->nconmax * nv + 1);
   int* col = (int*)phys_stack_alloc(d, (size_t)d->nconmax + 1);   // 2 ints per bounce
-  int nb = toi_columns(m, d, warm, t, U, col);
+  int nb = toi_columns(m, d, rec, t, U, col);
   // theta_bar[eps_b] += U_b . qbar+
   for (int b = 0; b < 2 * nb; b++)
     if (col[b] >= 0)

@@ -999,3 +999,22 @@ void phys_energy(const physModel* m, physData* d, double energy[2]) {
   energy[0] = pot;
   energy[1] = kin;
 }
+
+//---------------------------------------------------------------------------------------------------------
+// the state a step advances (step.h): qpos, qvel, time
+
+size_t phys_state_size(const physModel* m) { return (size_t)(m->nq + m->nv + 1); }
+
+// x <- (qpos, qvel, time) of d
+void phys_state_save(const physModel* m, const physData* d, double* x) {
+  memcpy(x, d->qpos, sizeof(double) * (size_t)m->nq);
+  memcpy(x + m->nq, d->qvel, sizeof(double) * (size_t)m->nv);
+  x[m->nq + m->nv] = d->time;
+}
+
+// d's qpos, qvel, time <- x
+void phys_state_load(const physModel* m, physData* d, const double* x) {
+  memcpy(d->qpos, x, sizeof(double) * (size_t)m->nq);
+  memcpy(d->qvel, x + m->nq, sizeof(double) * (size_t)m->nv);
+  d->time = x[m->nq + m->nv];
+}

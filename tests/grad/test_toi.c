@@ -97,6 +97,14 @@ static void set_ball(physData* d, double z0, double vx, double vz) {
   d->time = 1;
 }
 
+// phys_toi_delta at d's state from its step record (the kind and the warm start: d's own list)
+static int toi_delta(const physModel* m, physData* d, double* delta) {
+  physStepRecord rec;
+  int nb = phys_step_linearize(m, d, &rec) == PHYS_OK ? phys_toi_delta(m, d, &rec, delta) : -2;
+  phys_step_record_free(d, &rec);
+  return nb;
+}
+
 // C = product of the T step Jacobians from d's state (d advanced by T steps); returns the number of steps
 // whose Delta was nonzero
 static int rollout_jacobian(const physModel* m, physData* d, int T, double* C) {
@@ -108,7 +116,7 @@ static int rollout_jacobian(const physModel* m, physData* d, int T, double* C) {
   for (int i = 0; i < n2; i++) C[i * n2 + i] = 1;
   for (int t = 0; t < T; t++) {
     CHECK(phys_step_jacobian(m, d, A, NULL) == PHYS_OK);
-    nb += phys_toi_delta(m, d, NULL, delta) > 0;
+    nb += toi_delta(m, d, delta) > 0;
     // C <- A C
     for (int i = 0; i < n2; i++)
       for (int j = 0; j < n2; j++) {
@@ -184,7 +192,7 @@ static void test_one_step(physRng* rng) {
   double* xb = malloc(sizeof(double) * (size_t)n2);
   // the bottom 4 mm above the plane, closing at 1 m/s: the impact is in this step
   set_ball(d, 0.104, 0.3, -1);
-  CHECK(phys_toi_delta(m, d, NULL, delta) == 1);
+  CHECK(toi_delta(m, d, delta) == 1);
   CHECK(phys_step_jacobian(m, d, A, NULL) == PHYS_OK);
   CHECK_NEAR(A[2 * n2 + 2], -0.5, 1e-12);
   CHECK_NEAR(A[0], 1.0, 1e-12);
@@ -201,9 +209,9 @@ static void test_one_step(physRng* rng) {
   CHECK_NEAR(A[2 * n2 + 2], 1.0, 1e-12);
   // far from the plane, and moving away inside the margin: nothing to correct
   set_ball(d, 0.5, 0.3, -1);
-  CHECK(phys_toi_delta(m, d, NULL, delta) == 0);
+  CHECK(toi_delta(m, d, delta) == 0);
   set_ball(d, 0.13, 0.3, 1);
-  CHECK(phys_toi_delta(m, d, NULL, delta) == 0);
+  CHECK(toi_delta(m, d, delta) == 0);
   CHECK(gm_maxabs(delta, nv * nv) == 0);
   free(A);
   free(delta);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "physid.h"
+#include "step.h"
 #include "test.h"
 
 //---------------------------------------------------------------------------------------------------------
@@ -429,7 +430,41 @@ static void test_energy_check(void) {
   phys_free_model(m);
 }
 
+// phys_state_save / phys_state_load: the record is (qpos, qvel, time) in that order, nq + nv + 1 doubles; a
+// load after steps gives back exactly the saved state and touches nothing else of d (ctrl, qacc), and the
+// steps from the loaded state repeat the first ones bit for bit
+static void test_state_save_load(void) {
+  physModel* m = load("tests/data/mixed.xml");
+  if (!m) return;
+  physData* d = phys_make_data(m);
+  int nq = m->nq, nv = m->nv;
+  CHECK(phys_state_size(m) == (size_t)(nq + nv + 1) && nq > nv);
+  for (int i = 0; i < nv; i++) d->qvel[i] = rng_range(-1, 1);
+  for (int i = 0; i < m->nu; i++) d->ctrl[i] = rng_range(-1, 1);
+  d->time = 0.25;
+  double x[64], y[64], after[64];
+  CHECK(nq + nv + 1 <= 64);
+  if (nq + nv + 1 > 64) return;
+  phys_state_save(m, d, x);
+  CHECK(memcmp(x, d->qpos, sizeof(double) * (size_t)nq) == 0);
+  CHECK(memcmp(x + nq, d->qvel, sizeof(double) * (size_t)nv) == 0);
+  CHECK(x[nq + nv] == 0.25);
+  for (int t = 0; t < 3; t++) phys_step(m, d);
+  phys_state_save(m, d, after);
+  double qacc0 = d->qacc[0], ctrl0 = m->nu > 0 ? d->ctrl[0] : 0;
+  phys_state_load(m, d, x);
+  phys_state_save(m, d, y);
+  CHECK(memcmp(x, y, sizeof(double) * (size_t)(nq + nv + 1)) == 0);
+  CHECK(d->qacc[0] == qacc0 && (m->nu == 0 || d->ctrl[0] == ctrl0));
+  for (int t = 0; t < 3; t++) phys_step(m, d);
+  phys_state_save(m, d, y);
+  CHECK(memcmp(after, y, sizeof(double) * (size_t)(nq + nv + 1)) == 0);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
 int main(void) {
+  test_state_save_load();
   test_energy_check();
   test_integrate_difference();
   test_forward_xfrc();
