@@ -573,28 +573,54 @@ static int drecorded_feature(dFeature* f, const dualCtx* x, int i, const physCon
   return -1;
 }
 
-// a clipped manifold point as the target records it (reference face, incident feature, the point's number among
-// the clipped points: convex.h), differentiated without running the distance again (with cylinders: given the
-// distance's normal nr): 0; 1 when the target records none or nr is needed (then phys_dconvex_pair runs the
-// distance); -1 when the record names a feature or point the geometry does not have
-static int drecorded_clip(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, const physConvex* ab, const double* nr) {
-  if (!x->tfeat) return 1;
-  int fl0 = PHYS_FEATURE_FLAGS(x->tfeat[0]), fl1 = PHYS_FEATURE_FLAGS(x->tfeat[1]);
-  int r = fl0 & PHYS_FEATF_REF ? 0 : fl1 & PHYS_FEATF_REF ? 1 : -1;
-  if (r < 0 || !(PHYS_FEATURE_FLAGS(x->tfeat[1 - r]) & PHYS_FEATF_INC)) return 1;
+// the recorded features of a clipped manifold point, their clipping on values and the node duals, kept for the
+// next target of the same pair: the points a pair's manifold clips share their reference face and incident
+// feature (only the point's number differs), so those are differentiated once per pair, not once per point
+typedef struct {
+  int valid, key[5];    // r, the reference's kind and id, the incident's kind and id (without the point's number)
+  const double* nr;     // the distance's normal the features were built with (NULL: none)
+  int st;               // 0: f, c ready; else drecorded_clip's answer for these features (1 or -1)
   dFeature f[2];
+  clipState c;
+  nodeMemo memo;        // node duals of c (shared by the targets: the same values as evaluated per target)
+} recClip;
+
+// the features a target's record names (reference geom r; nr as drecorded_clip's), clipped on values into
+// rc: 0, or drecorded_feature's 1 / -1, or -1 when they cannot form a manifold or the clipping overflows
+static int recorded_clip_build(recClip* rc, const dualCtx* x, const physConvex* ab, int r, const double* nr) {
+  dFeature* f = rc->f;
+  rc->memo.n = 0;
   int rr = drecorded_feature(&f[r], x, r, ab + r, x->tfeat[r], NULL, nr);
   if (rr) return rr;
   vd_t u = vd_lscl(-1, f[r].normal);
   int ri = drecorded_feature(&f[1 - r], x, 1 - r, ab + 1 - r, x->tfeat[1 - r], &u, nr);
   if (ri) return ri;
   if (f[r].n < 3 || f[1 - r].n < 2) return -1;
-  clipState c;
+  return clip_values(&rc->c, &f[r], &f[1 - r]) ? -1 : 0;
+}
+
+// a clipped manifold point as the target records it (reference face, incident feature, the point's number among
+// the clipped points: convex.h), differentiated without running the distance again (with cylinders: given the
+// distance's normal nr): 0; 1 when the target records none or nr is needed (then phys_dconvex_pair runs the
+// distance); -1 when the record names a feature or point the geometry does not have. rc keeps the features
+// and clipping across the targets of one pair (valid = 0 before the first)
+static int drecorded_clip(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, const physConvex* ab, const double* nr,
+                          recClip* rc) {
+  if (!x->tfeat) return 1;
+  int fl0 = PHYS_FEATURE_FLAGS(x->tfeat[0]), fl1 = PHYS_FEATURE_FLAGS(x->tfeat[1]);
+  int r = fl0 & PHYS_FEATF_REF ? 0 : fl1 & PHYS_FEATF_REF ? 1 : -1;
+  if (r < 0 || !(PHYS_FEATURE_FLAGS(x->tfeat[1 - r]) & PHYS_FEATF_INC)) return 1;
+  int key[5] = {r, PHYS_FEATURE_KIND(x->tfeat[r]), PHYS_CONVEX_CLIP_ID(x->tfeat[r]),
+                PHYS_FEATURE_KIND(x->tfeat[1 - r]), PHYS_CONVEX_CLIP_ID(x->tfeat[1 - r])};
+  if (!rc->valid || rc->nr != nr || memcmp(rc->key, key, sizeof(key))) {
+    rc->valid = 1, rc->nr = nr;
+    memcpy(rc->key, key, sizeof(key));
+    rc->st = recorded_clip_build(rc, x, ab, r, nr);
+  }
+  if (rc->st) return rc->st;
   int pt = PHYS_CONVEX_CLIP_POINT(x->tfeat[1 - r]);
-  if (clip_values(&c, &f[r], &f[1 - r]) || pt >= c.np) return -1;
-  nodeMemo memo;
-  memo.n = 0;
-  clip_dual(pos, n, dist, &c, c.poly[pt], &f[r], &f[1 - r], r ? -1 : 1, &memo);
+  if (pt >= rc->c.np) return -1;
+  clip_dual(pos, n, dist, &rc->c, rc->c.poly[pt], &rc->f[r], &rc->f[1 - r], r ? -1 : 1, &rc->memo);
   return 0;
 }
 
@@ -603,13 +629,15 @@ int phys_dconvex_pair(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, int con)
   physConvex ab[2], a, b;
   phys_convex_init(&ab[0], x->m, x->d, x->g[0]);
   phys_convex_init(&ab[1], x->m, x->d, x->g[1]);
-  int rec = drecorded_clip(pos, n, dist, x, ab, NULL);
+  recClip rcl;
+  rcl.valid = 0;
+  int rec = drecorded_clip(pos, n, dist, x, ab, NULL, &rcl);
   if (rec > 0) rec = drecorded_witness(pos, n, dist, x, ab);
   if (rec <= 0) return rec;
   a = ab[0], b = ab[1];
   physGjkResult r;
   if (!phys_convex_distance(&r, &a, &b, INFINITY)) return -1;
-  rec = drecorded_clip(pos, n, dist, x, ab, r.normal);   // a cylinder's recorded manifold point
+  rec = drecorded_clip(pos, n, dist, x, ab, r.normal, &rcl);   // a cylinder's recorded manifold point
   if (rec <= 0) return rec;
   // a manifold point when the manifold has one at the target (the witness point is written only when no
   // clipped point is within the margin, so no clipped point then matches the target's dist)
@@ -632,10 +660,12 @@ int phys_dconvex_pair_all(vd_t* pos, vd_t* n, sd_t* dist, int* rc, const dualCtx
   phys_convex_init(&ab[1], x->m, x->d, x->g[1]);
   a = ab[0], b = ab[1];
   int left = 0, todo[PHYS_MAXPAIRCON];   // the targets not recorded as clipped points
+  recClip rcl;                            // the recorded features, shared by the targets naming them
+  rcl.valid = 0;
   for (int k = 0; k < nout; k++) {
     dualCtx xk = *x;
     xk.tpos = out[k].pos, xk.tdist = out[k].dist, xk.tfeat = out[k].feature, xk.tc = out + k;
-    int rec = drecorded_clip(pos + k, n + k, dist + k, &xk, ab, NULL);
+    int rec = drecorded_clip(pos + k, n + k, dist + k, &xk, ab, NULL, &rcl);
     if (rec > 0) rec = drecorded_witness(pos + k, n + k, dist + k, &xk, ab);
     left += rec > 0;
     rc[k] = rec > 0 ? -1 : rec, todo[k] = rec > 0;
@@ -654,7 +684,7 @@ int phys_dconvex_pair_all(vd_t* pos, vd_t* n, sd_t* dist, int* rc, const dualCtx
     if (!todo[k]) continue;
     dualCtx xk = *x;
     xk.tpos = out[k].pos, xk.tdist = out[k].dist, xk.tfeat = out[k].feature, xk.tc = out + k;
-    int rec = drecorded_clip(pos + k, n + k, dist + k, &xk, ab, r.normal);   // a cylinder's recorded point
+    int rec = drecorded_clip(pos + k, n + k, dist + k, &xk, ab, r.normal, &rcl);   // a cylinder's recorded point
     if (rec <= 0) {
       rc[k] = rec;
       continue;

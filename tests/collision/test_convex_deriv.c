@@ -193,6 +193,27 @@ static void test_random_pairs(void) {
   CHECK(ncmp[0] > 30 && ncmp[1] > 30 && ncmp[2] > 30 && ncmp[3] > 30 && npen > 20 && nrec > 150 && nvf > 10);
 }
 
+static int OTHER_FACE = 0;  // points of 2+ point manifolds given another face, refused (all at once as one at a time)
+
+// all of out at once (phys_primitive_deriv_all, which shares the recorded features between the contacts naming the
+// same ones) equals out one contact at a time, bit for bit, refusals included: 1 if contact k is refused while
+// another contact is not
+static int all_matches_one(int g1, int g2, const physContact* out, int nout, int k) {
+  int ncol = phys_primitive_deriv_ncol(M, g1, g2), rc[PHYS_MAXPAIRCON];
+  double all[PHYS_MAXPAIRCON * 7 * 18], one[7 * 18];
+  phys_primitive_deriv_all(all, rc, M, D, g1, g2, out, nout);
+  for (int q = 0; q < nout; q++) {
+    int r1 = phys_primitive_deriv_out(one, M, D, g1, g2, q, out, nout);
+    CHECK_MSG(rc[q] == r1, "geoms %d-%d contact %d of %d: rc %d, per contact %d", g1, g2, q, nout, rc[q], r1);
+    if (r1 == 0 && rc[q] == 0)
+      CHECK_MSG(memcmp(all + 7 * ncol * q, one, sizeof(double) * 7 * (size_t)ncol) == 0, "geoms %d-%d contact %d "
+                "of %d: all at once differs from one at a time", g1, g2, q, nout);
+  }
+  int others = 0;
+  for (int q = 0; q < nout; q++) others += q != k && rc[q] == 0;
+  return rc[k] != 0 && others > 0;
+}
+
 // the manifold points of the pair (g1, g2) record their reference face (flagged), incident feature and number among
 // the clipped points (convex.h), and the derivative reads that record: it equals, bit for bit, the derivative
 // that finds the point by value (the record removed), and a point given another point's number is refused.
@@ -217,7 +238,20 @@ static int check_clip_record(int g1, int g2) {
     f[1 - r] = PHYS_FEATURE_FLAGGED(PHYS_FEATURE_KIND(keep[1 - r]), PHYS_CONVEX_CLIP_ID(keep[1 - r]) +
                PHYS_CONVEX_FACE_MAX * (PHYS_CONVEX_CLIP_POINT(keep[1 - r]) + 1), PHYS_FEATF_INC);
     CHECK(phys_primitive_deriv_out(jac, M, D, g1, g2, k, out, nout) == -1);
+    all_matches_one(g1, g2, out, nout, k);
+    // another reference face (or incident face) for this point only: its point is not there (refused, as the
+    // record's check against the contact finds), and all at once must not reuse the features its neighbours
+    // record instead (their clipping holds this point's number: it would be accepted)
     f[1 - r] = keep[1 - r];
+    f[r] = PHYS_FEATURE_FLAGGED(PHYS_FEAT_FACE, PHYS_CONVEX_CLIP_ID(keep[r]) ^ 1, PHYS_FEATF_REF);
+    OTHER_FACE += all_matches_one(g1, g2, out, nout, k);
+    f[r] = keep[r];
+    if (PHYS_FEATURE_KIND(keep[1 - r]) == PHYS_FEAT_FACE) {
+      f[1 - r] = PHYS_FEATURE_FLAGGED(PHYS_FEAT_FACE, (PHYS_CONVEX_CLIP_ID(keep[1 - r]) ^ 1) + PHYS_CONVEX_FACE_MAX *
+                 PHYS_CONVEX_CLIP_POINT(keep[1 - r]), PHYS_FEATF_INC);
+      OTHER_FACE += all_matches_one(g1, g2, out, nout, k);
+      f[1 - r] = keep[1 - r];
+    }
   }
   return nrec;
 }
@@ -259,8 +293,9 @@ static void test_resting(void) {
     nrec += check_clip_record(g1, G_CUBE);
   }
   printf("resting: box-mesh %d, capsule-mesh %d, rock-mesh %d contacts compared (%d manifolds of 2+ points), %d "
-         "skipped; %d read from their record\n", ncmp[0], ncmp[1], ncmp[2], nmulti, nskip, nrec);
-  CHECK(ncmp[0] > 80 && ncmp[1] > 40 && ncmp[2] > 20 && nmulti > 60 && nrec > 150);
+         "skipped; %d read from their record; %d given another face, all at once as one at a time\n", ncmp[0],
+         ncmp[1], ncmp[2], nmulti, nskip, nrec, OTHER_FACE);
+  CHECK(ncmp[0] > 80 && ncmp[1] > 40 && ncmp[2] > 20 && nmulti > 60 && nrec > 150 && OTHER_FACE > 50);
 }
 
 // cylinders on faces (manifolds of rim points; the first, deepest rim point turns with the face normal):
