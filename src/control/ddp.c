@@ -331,12 +331,25 @@ double phys_control_violation(const physControlProblem* p, const double* U) {
   return v;
 }
 
+// step t's augmented Jacobians A~ = [A 0; 0 0], B~ = [B; I] from A (2nv x 2nv) and B (2nv x nu)
+static void set_jacobian(const physControlProblem* p, ddpWork* w, int t, const double* A, const double* B) {
+  int nu = p->nu, nx = p->nx, n2 = 2 * p->nv;
+  double *At = w->A + (size_t)t * nx * nx, *Bt = w->B + (size_t)t * nx * nu;
+  memset(At, 0, sizeof(double) * (size_t)nx * nx);
+  memset(Bt, 0, sizeof(double) * (size_t)nx * nu);
+  for (int i = 0; i < n2; i++) {
+    memcpy(At + (size_t)i * nx, A + (size_t)i * n2, sizeof(double) * (size_t)n2);
+    memcpy(Bt + (size_t)i * nu, B + (size_t)i * nu, sizeof(double) * (size_t)nu);
+  }
+  for (int j = 0; j < nu; j++) Bt[(size_t)(n2 + j) * nu + j] = 1;
+}
+
 // the augmented Jacobians of every step along (X, U) from the initial state: A~ = [A 0; 0 0], B~ = [B; I]
 // (the new state's last nu coordinates are the control just applied). Replays the steps (bit-identical to
 // the rollout that produced X).
 static physStatus linearize(physControlProblem* p, physData* d, ddpWork* w, physLog* log) {
   const physModel* m = p->m;
-  int nv = m->nv, nu = p->nu, nx = p->nx, n2 = 2 * nv;
+  int nv = m->nv, nu = p->nu, n2 = 2 * nv;
   size_t mark = phys_stack_mark(d);
   double* A = phys_stack_alloc(d, (size_t)n2 * (n2 + nu));
   if (!A) return phys_error(log, PHYS_ERR_NOMEM, "ddp: arena exhausted: %s", d->lastwarning);
@@ -351,14 +364,7 @@ static physStatus linearize(physControlProblem* p, physData* d, ddpWork* w, phys
       phys_error(log, st, "ddp: the step Jacobian at step %d failed: %s", t, d->lastwarning);
       break;
     }
-    double *At = w->A + (size_t)t * nx * nx, *Bt = w->B + (size_t)t * nx * nu;
-    memset(At, 0, sizeof(double) * (size_t)nx * nx);
-    memset(Bt, 0, sizeof(double) * (size_t)nx * nu);
-    for (int i = 0; i < n2; i++) {
-      memcpy(At + (size_t)i * nx, A + (size_t)i * n2, sizeof(double) * (size_t)n2);
-      memcpy(Bt + (size_t)i * nu, B + (size_t)i * nu, sizeof(double) * (size_t)nu);
-    }
-    for (int j = 0; j < nu; j++) Bt[(size_t)(n2 + j) * nu + j] = 1;
+    set_jacobian(p, w, t, A, B);
     if (p->run.npoint > 0)   // the Jacobian left kinematics and cdof at the state
       point_derivs(m, &p->run, d, w->Gp + (size_t)t * n2, w->Hp + (size_t)t * n2 * n2, w->jac);
     phys_step(m, d);
@@ -605,27 +611,36 @@ static int backward(physControlProblem* p, ddpWork* w, double mu, double dV[2], 
 //---------------------------------------------------------------------------------------------------------
 // forward pass
 
+// un <- the control law of step t at the trial state xn (qpos, qvel) after the trial controls Un (rows < t):
+// clamp(u_t + alpha k_t + K_t dx), dx = (qn (-) q_t, vn - v_t, un_{t-1} - u_{t-1})
+static void policy(const physControlProblem* p, ddpWork* w, int t, double alpha, const double* xn,
+                   const double* Un, double* un) {
+  const physModel* m = p->m;
+  int nq = m->nq, nv = m->nv, nu = p->nu, nx = p->nx;
+  const double *x = p->X + (size_t)t * (nq + nv), *u = p->U + (size_t)t * nu;
+  const double *K = w->K + (size_t)t * nu * nx, *k = w->k + (size_t)t * nu;
+  phys_difference_pos(m, w->dx, 1.0, x, xn);
+  for (int i = 0; i < nv; i++) w->dx[nv + i] = xn[nq + i] - x[nq + i];
+  const double *upn = prev_control(p, Un, t), *up = prev_control(p, p->U, t);
+  for (int j = 0; j < nu; j++) w->dx[2 * nv + j] = upn[j] - up[j];
+  for (int j = 0; j < nu; j++) {
+    double s = u[j] + alpha * k[j];
+    for (int i = 0; i < nx; i++) s += K[(size_t)j * nx + i] * w->dx[i];
+    un[j] = fmin(fmax(s, p->lo[j]), p->hi[j]);
+  }
+}
+
 // the rollout of u = clamp(U + alpha k + K dx) into (Xn, Un): its cost, +inf if not finite
 static double forward(physControlProblem* p, physData* d, ddpWork* w, double alpha) {
   const physModel* m = p->m;
-  int nq = m->nq, nv = m->nv, nu = p->nu, nx = p->nx, ns = nq + nv;
+  int nu = p->nu, ns = m->nq + m->nv;
   load_initial(m, d, w);
   memcpy(w->Xn, w->x0, sizeof(double) * (size_t)ns);
   double J = 0;
   for (int t = 0; t < p->T; t++) {
-    const double *x = p->X + (size_t)t * ns, *xn = w->Xn + (size_t)t * ns;
-    const double *K = w->K + (size_t)t * nu * nx, *k = w->k + (size_t)t * nu, *u = p->U + (size_t)t * nu;
     double* un = w->Un + (size_t)t * nu;
-    // dx = (qn (-) q, vn - v, un_{t-1} - u_{t-1})
-    phys_difference_pos(m, w->dx, 1.0, x, xn);
-    for (int i = 0; i < nv; i++) w->dx[nv + i] = xn[nq + i] - x[nq + i];
-    const double *upn = prev_control(p, w->Un, t), *up = prev_control(p, p->U, t);
-    for (int j = 0; j < nu; j++) w->dx[2 * nv + j] = upn[j] - up[j];
-    for (int j = 0; j < nu; j++) {
-      double s = u[j] + alpha * k[j];
-      for (int i = 0; i < nx; i++) s += K[(size_t)j * nx + i] * w->dx[i];
-      un[j] = fmin(fmax(s, p->lo[j]), p->hi[j]);
-    }
+    policy(p, w, t, alpha, w->Xn + (size_t)t * ns, w->Un, un);
+    const double* upn = prev_control(p, w->Un, t);
     J += m->opt.timestep * (state_cost_at(m, &p->run, d, w->r) + control_cost(p, un, upn));   // d is at xn
     if (!rollout_step(m, d, un, w->Xn + (size_t)(t + 1) * ns)) return INFINITY;
   }
@@ -746,4 +761,53 @@ physStatus phys_ddp_solve(physControlProblem* p, physData* d, physDdpProgress pr
 
 double phys_control_effort(const physControlProblem* p, const double* u, const double* uprev) {
   return control_cost(p, u, uprev);
+}
+
+//---------------------------------------------------------------------------------------------------------
+// the solver's parts (control.h): one iteration from outside, for benchmarks and external dynamics
+
+physStatus phys_ddp_linearize(physControlProblem* p, physData* d, physLog* log) {
+  ddpWork w;
+  carve(p->m, p->T, p->work, &w);
+  save_initial(p->m, d, &w);
+  physStatus st = linearize(p, d, &w, log);
+  load_initial(p->m, d, &w);
+  return st;
+}
+
+void phys_ddp_set_jacobian(physControlProblem* p, int t, const double* A, const double* B) {
+  ddpWork w;
+  carve(p->m, p->T, p->work, &w);
+  set_jacobian(p, &w, t, A, B);
+}
+
+int phys_ddp_backward(physControlProblem* p, double mu, double dV[2], double* ff) {
+  ddpWork w;
+  carve(p->m, p->T, p->work, &w);
+  return backward(p, &w, mu, dV, ff);
+}
+
+double phys_ddp_forward(physControlProblem* p, physData* d, double alpha, double* Un, double* Xn) {
+  ddpWork w;
+  carve(p->m, p->T, p->work, &w);
+  save_initial(p->m, d, &w);
+  double J = forward(p, d, &w, alpha);
+  load_initial(p->m, d, &w);
+  if (Un) memcpy(Un, w.Un, sizeof(double) * (size_t)p->T * p->nu);
+  if (Xn) memcpy(Xn, w.Xn, sizeof(double) * (size_t)(p->T + 1) * (p->m->nq + p->m->nv));
+  return J;
+}
+
+void phys_ddp_policy(physControlProblem* p, int t, double alpha, const double* xn, const double* Un, double* un) {
+  ddpWork w;
+  carve(p->m, p->T, p->work, &w);
+  policy(p, &w, t, alpha, xn, Un, un);
+}
+
+double phys_control_stage_cost(physControlProblem* p, int t, const double* q, const double* v, const double* U) {
+  ddpWork w;
+  carve(p->m, p->T, p->work, &w);
+  if (t == p->T) return state_cost(p->m, &p->fin, q, v, NULL, w.r);
+  const double* u = U + (size_t)t * p->nu;
+  return p->m->opt.timestep * (state_cost(p->m, &p->run, q, v, NULL, w.r) + control_cost(p, u, prev_control(p, U, t)));
 }
