@@ -92,16 +92,14 @@ ms() { awk -v x="$1" 'BEGIN { if (x == "") print "-"; else printf "%.2f ms", x /
     awk -v s="$s" -v pl="$pl" -v pb="$pb" -v pf="$pf" -v pit="$pit" -v ml="$ml" -v mb="$mb" -v mf="$mf" -v mit="$mit" \
       'BEGIN { printf "| %s | %.1fx | %.2fx | %.1fx |\n", s, ml / pl, mit / pit, (ml + mf) / (pl + pf) }'
     if [ "$s" = humanoid_air ]; then
-      awk -v pit="$pit" -v mit="$mit" -v pb="$pb" 'BEGIN { r = mit / pit; printf "HUMANOID %.2f %s %.0f\n", r, (r >= 10 ? "met" : "not met"), 100 * pb / pit }' > "$tmp/goal.txt"
+      awk -v pit="$pit" -v mit="$mit" -v pb="$pb" 'BEGIN { r = mit / pit
+        printf "Goal of issue 13 (reported, never asserted): >= 10x fewer instructions per iteration on the humanoid:\n"
+        printf "%.2fx (%s). The backward pass (dense, on the state augmented with the previous control, 2nv + nu =\n", r, r >= 10 ? "met" : "not met"
+        printf "75 coordinates on the humanoid) is the same code for both engines and takes %.0f %% of physid'"'"'s iteration.\n", 100 * pb / pit }' > "$tmp/goal.txt"
     fi
   done
   echo
-  if [ -s "$tmp/goal.txt" ]; then
-    read -r _ r verdict share < "$tmp/goal.txt"
-    echo "Goal of issue 13 (reported, never asserted): >= 10x fewer instructions per iteration on the humanoid:"
-    echo "${r}x ($verdict). The backward pass (dense, on the state augmented with the previous control, 2nv + nu ="
-    echo "75 coordinates on the humanoid) is the same code for both engines and takes $share % of physid's iteration."
-  fi
+  cat "$tmp/goal.txt" 2>/dev/null || true
 } > "$tmp/table.md"
 mkdir -p "$(dirname "$out")"
 cp "$tmp/table.md" "$out"
