@@ -56,9 +56,10 @@ if task in ("cartpole", "double_pendulum"):
                                                   ", ".join("%.2g" % last[1 + nq + i] for i in range(nq)))
 else:   # the root's height: the jump-worm's root_z (q1) + 0.0395, the humanoid's q2
     zi, z0 = (2, 0.0395) if task == "jumpworm" else (3, 0.0)
+    vz = last[zi + nq]
     top = max(x, key=lambda row: row[zi])
-    extra = "root height at the start %.4f m, final %.4f m, highest %.4f m at t = %.3f s" % (
-        x[0][zi] + z0, last[zi] + z0, top[zi] + z0, top[0])
+    extra = "root height at the start %.4f m, final %.4f m (vertical velocity %.3f m/s, ballistic apex %.4f m), highest %.4f m at t = %.3f s" % (
+        x[0][zi] + z0, last[zi] + z0, vz, last[zi] + z0 + max(vz, 0) ** 2 / (2 * 9.81), top[zi] + z0, top[0])
 print("| %s | %s | %d | %s | %.6g | %.6g | %.3g s | %s |" % (
     task, sys.argv[4], r["iterations"], r["stop"], r["cost"][0], r["final_cost"], sum(r["seconds"]), extra))
 PY
