@@ -474,25 +474,28 @@ int phys_box_qp(int n, const double* H, const double* g, const double* lo, const
 //---------------------------------------------------------------------------------------------------------
 // backward pass
 
-// C (r x c) <- A' B for A (k x r), B (k x c), all row-major; C += when add
-static void mul_tn(int k, int r, int c, const double* A, const double* B, double* C, int add) {
-  if (!add) memset(C, 0, sizeof(double) * (size_t)r * c);
+// C (r x c) <- A' B for A (k x r), B (k x c), row-major with leading dimensions lda, ldb, ldc (sub-blocks of
+// larger matrices); C += when add. Terms with a zero entry of A are skipped.
+static void mul_tn(int k, int r, int c, const double* A, int lda, const double* B, int ldb, double* C, int ldc,
+                   int add) {
+  if (!add)
+    for (int i = 0; i < r; i++) memset(C + (size_t)i * ldc, 0, sizeof(double) * (size_t)c);
   for (int l = 0; l < k; l++)
     for (int i = 0; i < r; i++) {
-      double a = A[(size_t)l * r + i];
+      double a = A[(size_t)l * lda + i];
       if (a == 0) continue;
-      for (int j = 0; j < c; j++) C[(size_t)i * c + j] += a * B[(size_t)l * c + j];
+      for (int j = 0; j < c; j++) C[(size_t)i * ldc + j] += a * B[(size_t)l * ldb + j];
     }
 }
 
-// C (r x c) <- A B for A (r x k), B (k x c)
-static void mul_nn(int r, int k, int c, const double* A, const double* B, double* C) {
-  memset(C, 0, sizeof(double) * (size_t)r * c);
+// C (r x c) <- A B for A (r x k), B (k x c), leading dimensions as mul_tn's; zero entries of A skipped
+static void mul_nn(int r, int k, int c, const double* A, int lda, const double* B, int ldb, double* C, int ldc) {
+  for (int i = 0; i < r; i++) memset(C + (size_t)i * ldc, 0, sizeof(double) * (size_t)c);
   for (int i = 0; i < r; i++)
     for (int l = 0; l < k; l++) {
-      double a = A[(size_t)i * k + l];
+      double a = A[(size_t)i * lda + l];
       if (a == 0) continue;
-      for (int j = 0; j < c; j++) C[(size_t)i * c + j] += a * B[(size_t)l * c + j];
+      for (int j = 0; j < c; j++) C[(size_t)i * ldc + j] += a * B[(size_t)l * ldb + j];
     }
 }
 
@@ -542,8 +545,16 @@ static void cost_derivs(const physControlProblem* p, ddpWork* w, int t, double* 
 // the backward pass at regularization mu: K, k for every step and the expected decrease terms dV[0] = sum
 // k' Qu, dV[1] = sum 1/2 k' Quu k; *ff the mean feedforward size. 0 if some Quu_ff + mu I is not positive
 // definite (the caller raises mu).
+//
+// Structure: A~ = [A 0; 0 0] is zero outside its 2nv x 2nv block, so Vxx A~ and A~' (Vxx A~) are formed on
+// that block only. Without a rate term (every wdu 0) the previous control's coordinates carry no cost and no
+// dynamics: their rows and columns of Vx, Vxx, Qx, Qxx, Qux and K stay zero, and everything runs on the first
+// na = 2nv coordinates (else na = nx). The terms left out are products with exact zeros, and every sum runs
+// in the same order as the dense products: the results are the same bits.
 static int backward(physControlProblem* p, ddpWork* w, double mu, double dV[2], double* ff) {
-  int nu = p->nu, nx = p->nx;
+  int nu = p->nu, nx = p->nx, n2 = 2 * p->nv, na = n2;
+  for (int j = 0; j < nu; j++)
+    if (p->wdu[j] != 0) na = nx;
   double* lux = w->VB;   // lux (nu x nx) is copied to Qux before VB is needed
   dV[0] = dV[1] = 0, *ff = 0;
   cost_derivs(p, w, p->T, w->Vx, w->Vxx, NULL, NULL, NULL);
@@ -552,14 +563,16 @@ static int backward(physControlProblem* p, ddpWork* w, double mu, double dV[2], 
     double *K = w->K + (size_t)t * nu * nx, *k = w->k + (size_t)t * nu;
     cost_derivs(p, w, t, w->Qx, w->Qxx, w->Qu, w->Quu, lux);
     memcpy(w->Qux, lux, sizeof(double) * (size_t)nu * nx);
-    // Q's derivatives: Qx += A' Vx, Qu += B' Vx, Qxx += A' Vxx A, Quu += B' Vxx B, Qux += B' Vxx A
-    mul_tn(nx, nx, 1, A, w->Vx, w->Qx, 1);
-    mul_tn(nx, nu, 1, B, w->Vx, w->Qu, 1);
-    mul_nn(nx, nx, nx, w->Vxx, A, w->VA);
-    mul_nn(nx, nx, nu, w->Vxx, B, w->VB);
-    mul_tn(nx, nx, nx, A, w->VA, w->Qxx, 1);
-    mul_tn(nx, nu, nu, B, w->VB, w->Quu, 1);
-    mul_tn(nx, nu, nx, B, w->VA, w->Qux, 1);
+    // Q's derivatives: Qx += A' Vx, Qu += B' Vx, Qxx += A' Vxx A, Quu += B' Vxx B, Qux += B' Vxx A, on the
+    // blocks that are not zero (structure above)
+    mul_tn(n2, n2, 1, A, nx, w->Vx, 1, w->Qx, 1, 1);
+    mul_tn(nx, nu, 1, B, nu, w->Vx, 1, w->Qu, 1, 1);
+    memset(w->VA, 0, sizeof(double) * (size_t)nx * nx);
+    mul_nn(na, n2, n2, w->Vxx, nx, A, nx, w->VA, nx);
+    mul_nn(na, na, nu, w->Vxx, nx, B, nu, w->VB, nu);
+    mul_tn(n2, n2, n2, A, nx, w->VA, nx, w->Qxx, nx, 1);
+    mul_tn(na, nu, nu, B, nu, w->VB, nu, w->Quu, nu, 1);
+    mul_tn(na, nu, na, B, nu, w->VA, nx, w->Qux, nx, 1);
     // the feedforward: the box QP on Quu + mu I within the bounds shifted by u_t
     const double* u = p->U + (size_t)t * nu;
     for (int i = 0; i < nu * nu; i++) w->Hreg[i] = w->Quu[i];
@@ -571,7 +584,7 @@ static int backward(physControlProblem* p, ddpWork* w, double mu, double dV[2], 
     if (nf < 0) return 0;
     // the feedback on the free rows, -Hff^-1 Qux_f; zero on the clamped rows
     memset(K, 0, sizeof(double) * (size_t)nu * nx);
-    for (int c = 0; c < nx && nf > 0; c++) {
+    for (int c = 0; c < na && nf > 0; c++) {
       int a = 0;
       for (int j = 0; j < nu; j++)
         if (w->free[j]) w->qp[a++] = w->Qux[(size_t)j * nx + c];
@@ -592,14 +605,15 @@ static int backward(physControlProblem* p, ddpWork* w, double mu, double dV[2], 
     }
     *ff += kmax / p->T;
     memcpy(w->Vx, w->Qx, sizeof(double) * (size_t)nx);
-    mul_tn(nu, nx, 1, K, w->qp, w->Vx, 1);
-    mul_tn(nu, nx, 1, w->Qux, k, w->Vx, 1);
-    mul_nn(nu, nu, nx, w->Quu, K, w->VB);   // Quu K (nu x nx), in VB's room
-    for (int j = 0; j < nu * nx; j++) w->VB[j] += w->Qux[j];   // Quu K + Qux
+    mul_tn(nu, na, 1, K, nx, w->qp, 1, w->Vx, 1, 1);
+    mul_tn(nu, na, 1, w->Qux, nx, k, 1, w->Vx, 1, 1);
+    mul_nn(nu, nu, na, w->Quu, nu, K, nx, w->VB, nx);   // Quu K (nu x nx), in VB's room
+    for (int j = 0; j < nu; j++)
+      for (int c = 0; c < na; c++) w->VB[(size_t)j * nx + c] += w->Qux[(size_t)j * nx + c];   // Quu K + Qux
     memcpy(w->Vxx, w->Qxx, sizeof(double) * (size_t)nx * nx);
-    mul_tn(nu, nx, nx, K, w->VB, w->Vxx, 1);     // + K' Quu K + K' Qux
-    mul_tn(nu, nx, nx, w->Qux, K, w->Vxx, 1);    // + Qux' K
-    for (int i = 0; i < nx; i++)
+    mul_tn(nu, na, na, K, nx, w->VB, nx, w->Vxx, nx, 1);     // + K' Quu K + K' Qux
+    mul_tn(nu, na, na, w->Qux, nx, K, nx, w->Vxx, nx, 1);    // + Qux' K
+    for (int i = 0; i < na; i++)
       for (int j = 0; j < i; j++) {
         double s = 0.5 * (w->Vxx[i * nx + j] + w->Vxx[j * nx + i]);
         w->Vxx[i * nx + j] = w->Vxx[j * nx + i] = s;
