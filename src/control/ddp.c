@@ -474,29 +474,41 @@ int phys_box_qp(int n, const double* H, const double* g, const double* lo, const
 //---------------------------------------------------------------------------------------------------------
 // backward pass
 
+// y[0..n) += a x[0..n), four at a time (each element's arithmetic as the plain loop's; the compiler pairs
+// them into vector operations)
+static void axpy(int n, double a, const double* x, double* y) {
+  int j = 0;
+  for (; j + 3 < n; j += 4) {
+    double y0 = y[j] + a * x[j], y1 = y[j + 1] + a * x[j + 1];
+    double y2 = y[j + 2] + a * x[j + 2], y3 = y[j + 3] + a * x[j + 3];
+    y[j] = y0, y[j + 1] = y1, y[j + 2] = y2, y[j + 3] = y3;
+  }
+  for (; j < n; j++) y[j] += a * x[j];
+}
+
 // C (r x c) <- A' B for A (k x r), B (k x c), row-major with leading dimensions lda, ldb, ldc (sub-blocks of
-// larger matrices); C += when add. Terms with a zero entry of A are skipped.
+// larger matrices); C += when add. Terms with a zero entry of A are skipped; each entry of C sums over l in
+// order.
 static void mul_tn(int k, int r, int c, const double* A, int lda, const double* B, int ldb, double* C, int ldc,
                    int add) {
   if (!add)
     for (int i = 0; i < r; i++) memset(C + (size_t)i * ldc, 0, sizeof(double) * (size_t)c);
-  for (int l = 0; l < k; l++)
-    for (int i = 0; i < r; i++) {
-      double a = A[(size_t)l * lda + i];
-      if (a == 0) continue;
-      for (int j = 0; j < c; j++) C[(size_t)i * ldc + j] += a * B[(size_t)l * ldb + j];
-    }
+  for (int l = 0; l < k; l++) {
+    const double *Al = A + (size_t)l * lda, *Bl = B + (size_t)l * ldb;
+    for (int i = 0; i < r; i++)
+      if (Al[i] != 0) axpy(c, Al[i], Bl, C + (size_t)i * ldc);
+  }
 }
 
 // C (r x c) <- A B for A (r x k), B (k x c), leading dimensions as mul_tn's; zero entries of A skipped
 static void mul_nn(int r, int k, int c, const double* A, int lda, const double* B, int ldb, double* C, int ldc) {
-  for (int i = 0; i < r; i++) memset(C + (size_t)i * ldc, 0, sizeof(double) * (size_t)c);
-  for (int i = 0; i < r; i++)
-    for (int l = 0; l < k; l++) {
-      double a = A[(size_t)i * lda + l];
-      if (a == 0) continue;
-      for (int j = 0; j < c; j++) C[(size_t)i * ldc + j] += a * B[(size_t)l * ldb + j];
-    }
+  for (int i = 0; i < r; i++) {
+    const double* Ai = A + (size_t)i * lda;
+    double* Ci = C + (size_t)i * ldc;
+    memset(Ci, 0, sizeof(double) * (size_t)c);
+    for (int l = 0; l < k; l++)
+      if (Ai[l] != 0) axpy(c, Ai[l], B + (size_t)l * ldb, Ci);
+  }
 }
 
 // the cost's derivatives at step t (t = T: final) added into Qx (nx), Qxx (nx x nx) and, for t < T, Qu, Quu,
