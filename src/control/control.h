@@ -153,4 +153,24 @@ int phys_box_qp(int n, const double* H, const double* g, const double* lo, const
 // the control terms of one step at u with the previous control uprev (effort and rate, not times dt)
 double phys_control_effort(const physControlProblem* p, const double* u, const double* uprev);
 
+// phys_ddp_solve's parts, to run one iteration from outside (bench/bench_control.c feeds the same backward
+// pass and control law with another engine's Jacobians and rollouts). The problem's p->U are the controls and
+// p->X their rollout's states ((T+1) x (nq + nv)), as after phys_control_rollout(p, d, p->U, p->X).
+// phys_ddp_linearize: every step's augmented Jacobians along (X, U) from d's state by phys_step_jacobian
+// (d restored); phys_ddp_set_jacobian: step t's from A (2nv x 2nv) and B (2nv x nu) computed elsewhere
+// (tangent coordinates of phys_difference_pos); phys_ddp_backward: the backward pass at regularization mu
+// (1, or 0 if a Quu + mu I is not positive definite; dV[0] = sum k' Qu, dV[1] = sum 1/2 k' Quu k, *ff the
+// mean feedforward size; site terms need phys_ddp_linearize's kinematics); phys_ddp_forward: the line
+// search's rollout at alpha from d's state (d restored), its cost (+inf if not finite), controls and states
+// copied to Un, Xn when not NULL; phys_ddp_policy: the forward pass's control law at step t, un =
+// clamp(u_t + alpha k_t + K_t dx) at the trial state xn (qpos, qvel) after the trial controls Un (rows < t);
+// phys_control_stage_cost: the state and control terms of step t at (q, v) with the controls U (t = T: the
+// final terms), site terms left out.
+physStatus phys_ddp_linearize(physControlProblem* p, physData* d, physLog* log);
+void phys_ddp_set_jacobian(physControlProblem* p, int t, const double* A, const double* B);
+int phys_ddp_backward(physControlProblem* p, double mu, double dV[2], double* ff);
+double phys_ddp_forward(physControlProblem* p, physData* d, double alpha, double* Un, double* Xn);
+void phys_ddp_policy(physControlProblem* p, int t, double alpha, const double* xn, const double* Un, double* un);
+double phys_control_stage_cost(physControlProblem* p, int t, const double* q, const double* v, const double* U);
+
 #endif  // PHYS_CONTROL_H

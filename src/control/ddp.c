@@ -331,12 +331,25 @@ double phys_control_violation(const physControlProblem* p, const double* U) {
   return v;
 }
 
+// step t's augmented Jacobians A~ = [A 0; 0 0], B~ = [B; I] from A (2nv x 2nv) and B (2nv x nu)
+static void set_jacobian(const physControlProblem* p, ddpWork* w, int t, const double* A, const double* B) {
+  int nu = p->nu, nx = p->nx, n2 = 2 * p->nv;
+  double *At = w->A + (size_t)t * nx * nx, *Bt = w->B + (size_t)t * nx * nu;
+  memset(At, 0, sizeof(double) * (size_t)nx * nx);
+  memset(Bt, 0, sizeof(double) * (size_t)nx * nu);
+  for (int i = 0; i < n2; i++) {
+    memcpy(At + (size_t)i * nx, A + (size_t)i * n2, sizeof(double) * (size_t)n2);
+    memcpy(Bt + (size_t)i * nu, B + (size_t)i * nu, sizeof(double) * (size_t)nu);
+  }
+  for (int j = 0; j < nu; j++) Bt[(size_t)(n2 + j) * nu + j] = 1;
+}
+
 // the augmented Jacobians of every step along (X, U) from the initial state: A~ = [A 0; 0 0], B~ = [B; I]
 // (the new state's last nu coordinates are the control just applied). Replays the steps (bit-identical to
 // the rollout that produced X).
 static physStatus linearize(physControlProblem* p, physData* d, ddpWork* w, physLog* log) {
   const physModel* m = p->m;
-  int nv = m->nv, nu = p->nu, nx = p->nx, n2 = 2 * nv;
+  int nv = m->nv, nu = p->nu, n2 = 2 * nv;
   size_t mark = phys_stack_mark(d);
   double* A = phys_stack_alloc(d, (size_t)n2 * (n2 + nu));
   if (!A) return phys_error(log, PHYS_ERR_NOMEM, "ddp: arena exhausted: %s", d->lastwarning);
@@ -351,14 +364,7 @@ static physStatus linearize(physControlProblem* p, physData* d, ddpWork* w, phys
       phys_error(log, st, "ddp: the step Jacobian at step %d failed: %s", t, d->lastwarning);
       break;
     }
-    double *At = w->A + (size_t)t * nx * nx, *Bt = w->B + (size_t)t * nx * nu;
-    memset(At, 0, sizeof(double) * (size_t)nx * nx);
-    memset(Bt, 0, sizeof(double) * (size_t)nx * nu);
-    for (int i = 0; i < n2; i++) {
-      memcpy(At + (size_t)i * nx, A + (size_t)i * n2, sizeof(double) * (size_t)n2);
-      memcpy(Bt + (size_t)i * nu, B + (size_t)i * nu, sizeof(double) * (size_t)nu);
-    }
-    for (int j = 0; j < nu; j++) Bt[(size_t)(n2 + j) * nu + j] = 1;
+    set_jacobian(p, w, t, A, B);
     if (p->run.npoint > 0)   // the Jacobian left kinematics and cdof at the state
       point_derivs(m, &p->run, d, w->Gp + (size_t)t * n2, w->Hp + (size_t)t * n2 * n2, w->jac);
     phys_step(m, d);
@@ -468,26 +474,41 @@ int phys_box_qp(int n, const double* H, const double* g, const double* lo, const
 //---------------------------------------------------------------------------------------------------------
 // backward pass
 
-// C (r x c) <- A' B for A (k x r), B (k x c), all row-major; C += when add
-static void mul_tn(int k, int r, int c, const double* A, const double* B, double* C, int add) {
-  if (!add) memset(C, 0, sizeof(double) * (size_t)r * c);
-  for (int l = 0; l < k; l++)
-    for (int i = 0; i < r; i++) {
-      double a = A[(size_t)l * r + i];
-      if (a == 0) continue;
-      for (int j = 0; j < c; j++) C[(size_t)i * c + j] += a * B[(size_t)l * c + j];
-    }
+// y[0..n) += a x[0..n), four at a time (each element's arithmetic as the plain loop's; the compiler pairs
+// them into vector operations)
+static void axpy(int n, double a, const double* x, double* y) {
+  int j = 0;
+  for (; j + 3 < n; j += 4) {
+    double y0 = y[j] + a * x[j], y1 = y[j + 1] + a * x[j + 1];
+    double y2 = y[j + 2] + a * x[j + 2], y3 = y[j + 3] + a * x[j + 3];
+    y[j] = y0, y[j + 1] = y1, y[j + 2] = y2, y[j + 3] = y3;
+  }
+  for (; j < n; j++) y[j] += a * x[j];
 }
 
-// C (r x c) <- A B for A (r x k), B (k x c)
-static void mul_nn(int r, int k, int c, const double* A, const double* B, double* C) {
-  memset(C, 0, sizeof(double) * (size_t)r * c);
-  for (int i = 0; i < r; i++)
-    for (int l = 0; l < k; l++) {
-      double a = A[(size_t)i * k + l];
-      if (a == 0) continue;
-      for (int j = 0; j < c; j++) C[(size_t)i * c + j] += a * B[(size_t)l * c + j];
-    }
+// C (r x c) <- A' B for A (k x r), B (k x c), row-major with leading dimensions lda, ldb, ldc (sub-blocks of
+// larger matrices); C += when add. Terms with a zero entry of A are skipped; each entry of C sums over l in
+// order.
+static void mul_tn(int k, int r, int c, const double* A, int lda, const double* B, int ldb, double* C, int ldc,
+                   int add) {
+  if (!add)
+    for (int i = 0; i < r; i++) memset(C + (size_t)i * ldc, 0, sizeof(double) * (size_t)c);
+  for (int l = 0; l < k; l++) {
+    const double *Al = A + (size_t)l * lda, *Bl = B + (size_t)l * ldb;
+    for (int i = 0; i < r; i++)
+      if (Al[i] != 0) axpy(c, Al[i], Bl, C + (size_t)i * ldc);
+  }
+}
+
+// C (r x c) <- A B for A (r x k), B (k x c), leading dimensions as mul_tn's; zero entries of A skipped
+static void mul_nn(int r, int k, int c, const double* A, int lda, const double* B, int ldb, double* C, int ldc) {
+  for (int i = 0; i < r; i++) {
+    const double* Ai = A + (size_t)i * lda;
+    double* Ci = C + (size_t)i * ldc;
+    memset(Ci, 0, sizeof(double) * (size_t)c);
+    for (int l = 0; l < k; l++)
+      if (Ai[l] != 0) axpy(c, Ai[l], B + (size_t)l * ldb, Ci);
+  }
 }
 
 // the cost's derivatives at step t (t = T: final) added into Qx (nx), Qxx (nx x nx) and, for t < T, Qu, Quu,
@@ -536,8 +557,16 @@ static void cost_derivs(const physControlProblem* p, ddpWork* w, int t, double* 
 // the backward pass at regularization mu: K, k for every step and the expected decrease terms dV[0] = sum
 // k' Qu, dV[1] = sum 1/2 k' Quu k; *ff the mean feedforward size. 0 if some Quu_ff + mu I is not positive
 // definite (the caller raises mu).
+//
+// Structure: A~ = [A 0; 0 0] is zero outside its 2nv x 2nv block, so Vxx A~ and A~' (Vxx A~) are formed on
+// that block only. Without a rate term (every wdu 0) the previous control's coordinates carry no cost and no
+// dynamics: their rows and columns of Vx, Vxx, Qx, Qxx, Qux and K stay zero, and everything runs on the first
+// na = 2nv coordinates (else na = nx). The terms left out are products with exact zeros, and every sum runs
+// in the same order as the dense products: the results are the same bits.
 static int backward(physControlProblem* p, ddpWork* w, double mu, double dV[2], double* ff) {
-  int nu = p->nu, nx = p->nx;
+  int nu = p->nu, nx = p->nx, n2 = 2 * p->nv, na = n2;
+  for (int j = 0; j < nu; j++)
+    if (p->wdu[j] != 0) na = nx;
   double* lux = w->VB;   // lux (nu x nx) is copied to Qux before VB is needed
   dV[0] = dV[1] = 0, *ff = 0;
   cost_derivs(p, w, p->T, w->Vx, w->Vxx, NULL, NULL, NULL);
@@ -546,14 +575,16 @@ static int backward(physControlProblem* p, ddpWork* w, double mu, double dV[2], 
     double *K = w->K + (size_t)t * nu * nx, *k = w->k + (size_t)t * nu;
     cost_derivs(p, w, t, w->Qx, w->Qxx, w->Qu, w->Quu, lux);
     memcpy(w->Qux, lux, sizeof(double) * (size_t)nu * nx);
-    // Q's derivatives: Qx += A' Vx, Qu += B' Vx, Qxx += A' Vxx A, Quu += B' Vxx B, Qux += B' Vxx A
-    mul_tn(nx, nx, 1, A, w->Vx, w->Qx, 1);
-    mul_tn(nx, nu, 1, B, w->Vx, w->Qu, 1);
-    mul_nn(nx, nx, nx, w->Vxx, A, w->VA);
-    mul_nn(nx, nx, nu, w->Vxx, B, w->VB);
-    mul_tn(nx, nx, nx, A, w->VA, w->Qxx, 1);
-    mul_tn(nx, nu, nu, B, w->VB, w->Quu, 1);
-    mul_tn(nx, nu, nx, B, w->VA, w->Qux, 1);
+    // Q's derivatives: Qx += A' Vx, Qu += B' Vx, Qxx += A' Vxx A, Quu += B' Vxx B, Qux += B' Vxx A, on the
+    // blocks that are not zero (structure above)
+    mul_tn(n2, n2, 1, A, nx, w->Vx, 1, w->Qx, 1, 1);
+    mul_tn(nx, nu, 1, B, nu, w->Vx, 1, w->Qu, 1, 1);
+    memset(w->VA, 0, sizeof(double) * (size_t)nx * nx);
+    mul_nn(na, n2, n2, w->Vxx, nx, A, nx, w->VA, nx);
+    mul_nn(na, na, nu, w->Vxx, nx, B, nu, w->VB, nu);
+    mul_tn(n2, n2, n2, A, nx, w->VA, nx, w->Qxx, nx, 1);
+    mul_tn(na, nu, nu, B, nu, w->VB, nu, w->Quu, nu, 1);
+    mul_tn(na, nu, na, B, nu, w->VA, nx, w->Qux, nx, 1);
     // the feedforward: the box QP on Quu + mu I within the bounds shifted by u_t
     const double* u = p->U + (size_t)t * nu;
     for (int i = 0; i < nu * nu; i++) w->Hreg[i] = w->Quu[i];
@@ -565,7 +596,7 @@ static int backward(physControlProblem* p, ddpWork* w, double mu, double dV[2], 
     if (nf < 0) return 0;
     // the feedback on the free rows, -Hff^-1 Qux_f; zero on the clamped rows
     memset(K, 0, sizeof(double) * (size_t)nu * nx);
-    for (int c = 0; c < nx && nf > 0; c++) {
+    for (int c = 0; c < na && nf > 0; c++) {
       int a = 0;
       for (int j = 0; j < nu; j++)
         if (w->free[j]) w->qp[a++] = w->Qux[(size_t)j * nx + c];
@@ -586,14 +617,15 @@ static int backward(physControlProblem* p, ddpWork* w, double mu, double dV[2], 
     }
     *ff += kmax / p->T;
     memcpy(w->Vx, w->Qx, sizeof(double) * (size_t)nx);
-    mul_tn(nu, nx, 1, K, w->qp, w->Vx, 1);
-    mul_tn(nu, nx, 1, w->Qux, k, w->Vx, 1);
-    mul_nn(nu, nu, nx, w->Quu, K, w->VB);   // Quu K (nu x nx), in VB's room
-    for (int j = 0; j < nu * nx; j++) w->VB[j] += w->Qux[j];   // Quu K + Qux
+    mul_tn(nu, na, 1, K, nx, w->qp, 1, w->Vx, 1, 1);
+    mul_tn(nu, na, 1, w->Qux, nx, k, 1, w->Vx, 1, 1);
+    mul_nn(nu, nu, na, w->Quu, nu, K, nx, w->VB, nx);   // Quu K (nu x nx), in VB's room
+    for (int j = 0; j < nu; j++)
+      for (int c = 0; c < na; c++) w->VB[(size_t)j * nx + c] += w->Qux[(size_t)j * nx + c];   // Quu K + Qux
     memcpy(w->Vxx, w->Qxx, sizeof(double) * (size_t)nx * nx);
-    mul_tn(nu, nx, nx, K, w->VB, w->Vxx, 1);     // + K' Quu K + K' Qux
-    mul_tn(nu, nx, nx, w->Qux, K, w->Vxx, 1);    // + Qux' K
-    for (int i = 0; i < nx; i++)
+    mul_tn(nu, na, na, K, nx, w->VB, nx, w->Vxx, nx, 1);     // + K' Quu K + K' Qux
+    mul_tn(nu, na, na, w->Qux, nx, K, nx, w->Vxx, nx, 1);    // + Qux' K
+    for (int i = 0; i < na; i++)
       for (int j = 0; j < i; j++) {
         double s = 0.5 * (w->Vxx[i * nx + j] + w->Vxx[j * nx + i]);
         w->Vxx[i * nx + j] = w->Vxx[j * nx + i] = s;
@@ -605,27 +637,36 @@ static int backward(physControlProblem* p, ddpWork* w, double mu, double dV[2], 
 //---------------------------------------------------------------------------------------------------------
 // forward pass
 
+// un <- the control law of step t at the trial state xn (qpos, qvel) after the trial controls Un (rows < t):
+// clamp(u_t + alpha k_t + K_t dx), dx = (qn (-) q_t, vn - v_t, un_{t-1} - u_{t-1})
+static void policy(const physControlProblem* p, ddpWork* w, int t, double alpha, const double* xn,
+                   const double* Un, double* un) {
+  const physModel* m = p->m;
+  int nq = m->nq, nv = m->nv, nu = p->nu, nx = p->nx;
+  const double *x = p->X + (size_t)t * (nq + nv), *u = p->U + (size_t)t * nu;
+  const double *K = w->K + (size_t)t * nu * nx, *k = w->k + (size_t)t * nu;
+  phys_difference_pos(m, w->dx, 1.0, x, xn);
+  for (int i = 0; i < nv; i++) w->dx[nv + i] = xn[nq + i] - x[nq + i];
+  const double *upn = prev_control(p, Un, t), *up = prev_control(p, p->U, t);
+  for (int j = 0; j < nu; j++) w->dx[2 * nv + j] = upn[j] - up[j];
+  for (int j = 0; j < nu; j++) {
+    double s = u[j] + alpha * k[j];
+    for (int i = 0; i < nx; i++) s += K[(size_t)j * nx + i] * w->dx[i];
+    un[j] = fmin(fmax(s, p->lo[j]), p->hi[j]);
+  }
+}
+
 // the rollout of u = clamp(U + alpha k + K dx) into (Xn, Un): its cost, +inf if not finite
 static double forward(physControlProblem* p, physData* d, ddpWork* w, double alpha) {
   const physModel* m = p->m;
-  int nq = m->nq, nv = m->nv, nu = p->nu, nx = p->nx, ns = nq + nv;
+  int nu = p->nu, ns = m->nq + m->nv;
   load_initial(m, d, w);
   memcpy(w->Xn, w->x0, sizeof(double) * (size_t)ns);
   double J = 0;
   for (int t = 0; t < p->T; t++) {
-    const double *x = p->X + (size_t)t * ns, *xn = w->Xn + (size_t)t * ns;
-    const double *K = w->K + (size_t)t * nu * nx, *k = w->k + (size_t)t * nu, *u = p->U + (size_t)t * nu;
     double* un = w->Un + (size_t)t * nu;
-    // dx = (qn (-) q, vn - v, un_{t-1} - u_{t-1})
-    phys_difference_pos(m, w->dx, 1.0, x, xn);
-    for (int i = 0; i < nv; i++) w->dx[nv + i] = xn[nq + i] - x[nq + i];
-    const double *upn = prev_control(p, w->Un, t), *up = prev_control(p, p->U, t);
-    for (int j = 0; j < nu; j++) w->dx[2 * nv + j] = upn[j] - up[j];
-    for (int j = 0; j < nu; j++) {
-      double s = u[j] + alpha * k[j];
-      for (int i = 0; i < nx; i++) s += K[(size_t)j * nx + i] * w->dx[i];
-      un[j] = fmin(fmax(s, p->lo[j]), p->hi[j]);
-    }
+    policy(p, w, t, alpha, w->Xn + (size_t)t * ns, w->Un, un);
+    const double* upn = prev_control(p, w->Un, t);
     J += m->opt.timestep * (state_cost_at(m, &p->run, d, w->r) + control_cost(p, un, upn));   // d is at xn
     if (!rollout_step(m, d, un, w->Xn + (size_t)(t + 1) * ns)) return INFINITY;
   }
@@ -746,4 +787,53 @@ physStatus phys_ddp_solve(physControlProblem* p, physData* d, physDdpProgress pr
 
 double phys_control_effort(const physControlProblem* p, const double* u, const double* uprev) {
   return control_cost(p, u, uprev);
+}
+
+//---------------------------------------------------------------------------------------------------------
+// the solver's parts (control.h): one iteration from outside, for benchmarks and external dynamics
+
+physStatus phys_ddp_linearize(physControlProblem* p, physData* d, physLog* log) {
+  ddpWork w;
+  carve(p->m, p->T, p->work, &w);
+  save_initial(p->m, d, &w);
+  physStatus st = linearize(p, d, &w, log);
+  load_initial(p->m, d, &w);
+  return st;
+}
+
+void phys_ddp_set_jacobian(physControlProblem* p, int t, const double* A, const double* B) {
+  ddpWork w;
+  carve(p->m, p->T, p->work, &w);
+  set_jacobian(p, &w, t, A, B);
+}
+
+int phys_ddp_backward(physControlProblem* p, double mu, double dV[2], double* ff) {
+  ddpWork w;
+  carve(p->m, p->T, p->work, &w);
+  return backward(p, &w, mu, dV, ff);
+}
+
+double phys_ddp_forward(physControlProblem* p, physData* d, double alpha, double* Un, double* Xn) {
+  ddpWork w;
+  carve(p->m, p->T, p->work, &w);
+  save_initial(p->m, d, &w);
+  double J = forward(p, d, &w, alpha);
+  load_initial(p->m, d, &w);
+  if (Un) memcpy(Un, w.Un, sizeof(double) * (size_t)p->T * p->nu);
+  if (Xn) memcpy(Xn, w.Xn, sizeof(double) * (size_t)(p->T + 1) * (p->m->nq + p->m->nv));
+  return J;
+}
+
+void phys_ddp_policy(physControlProblem* p, int t, double alpha, const double* xn, const double* Un, double* un) {
+  ddpWork w;
+  carve(p->m, p->T, p->work, &w);
+  policy(p, &w, t, alpha, xn, Un, un);
+}
+
+double phys_control_stage_cost(physControlProblem* p, int t, const double* q, const double* v, const double* U) {
+  ddpWork w;
+  carve(p->m, p->T, p->work, &w);
+  if (t == p->T) return state_cost(p->m, &p->fin, q, v, NULL, w.r);
+  const double* u = U + (size_t)t * p->nu;
+  return p->m->opt.timestep * (state_cost(p->m, &p->run, q, v, NULL, w.r) + control_cost(p, u, prev_control(p, U, t)));
 }

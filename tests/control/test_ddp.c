@@ -1,7 +1,9 @@
 // test_ddp.c - control-limited iLQR (src/control/ddp.c): the box QP against enumeration of its active sets,
 // DDP on a linear model equal to the finite-horizon Riccati solution, the pendulum swing-up with bounded
-// torque, determinism, infeasible bounds.
+// torque, determinism, infeasible bounds; paper 001's cartpole and double pendulum swing-ups
+// (examples/control); the solver's parts (bench/bench_control.c) against phys_ddp_solve.
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "chol.h"
@@ -393,6 +395,119 @@ static void test_point_gradient(void) {
   phys_free_model(m);
 }
 
+//---------------------------------------------------------------------------------------------------------
+// paper 001's swing-ups (examples/control): the cartpole and the double pendulum from hanging at rest
+
+// DDP on the model at path from rest at qpos 0 over 300 steps with the costs of examples/control's task
+// files: final 1/2 (100 |q - target|^2 + 10 |v|^2), effort 1e-3, and on the cartpole a running 0.1 on the
+// cart's position; the model's control bounds. Returns the problem (caller frees) and the final state in xT
+static physControlProblem* swing_up_task(const physModel* m, physData* d, const double* target, double* xT) {
+  int T = 300, nq = m->nq;
+  physControlProblem* p = phys_control_make(m, T, 300);
+  for (int i = 0; i < nq; i++) {
+    p->fin.qref[i] = p->run.qref[i] = target[i];
+    p->fin.wq[i] = 100, p->fin.wv[i] = 10;
+  }
+  if (m->njnt > 0 && m->jnt_type[0] == PHYS_JNT_SLIDE) p->run.wq[0] = 0.1;   // the cart
+  for (int j = 0; j < m->nu; j++) p->wu[j] = 1e-3;
+  physLog log;
+  memset(&log, 0, sizeof log);
+  phys_reset_data(m, d);
+  CHECK_MSG(phys_ddp_solve(p, d, NULL, NULL, &log) == PHYS_OK, "%s", log.error);
+  memcpy(xT, p->X + (size_t)T * (nq + m->nv), sizeof(double) * (size_t)(nq + m->nv));
+  return p;
+}
+
+// both reach upright at rest: angles within 1e-3 rad of the target, velocities below 1e-2, the cart within
+// 1e-3 m of the origin; the controls within the bounds, which are active on the way (the swing-ups pump)
+static void test_paper001_swing_ups(void) {
+  const char* path[2] = {"models/cartpole.xml", "models/double_pendulum.xml"};
+  const double target[2][2] = {{0, 3.14159265}, {3.14159265, 0}};
+  for (int k = 0; k < 2; k++) {
+    physData* d;
+    physModel* m = load(&d, path[k]);
+    if (!m) continue;
+    double xT[4];
+    physControlProblem* p = swing_up_task(m, d, target[k], xT);
+    for (int i = 0; i < 2; i++) {
+      CHECK_MSG(fabs(xT[i] - target[k][i]) < 1e-3, "%s q%d %.9g", path[k], i, xT[i]);
+      CHECK_MSG(fabs(xT[2 + i]) < 1e-2, "%s v%d %.9g", path[k], i, xT[2 + i]);
+    }
+    CHECK(phys_control_violation(p, p->U) == 0);
+    int sat = 0;
+    for (int t = 0; t < p->T * m->nu; t++) sat += p->U[t] == p->lo[t % m->nu] || p->U[t] == p->hi[t % m->nu];
+    CHECK(sat > 0);
+    printf("%s: %d iterations (stop %d), cost %.9g, final q (%.6f, %.6f), v (%.2g, %.2g), %d controls at a bound\n",
+           path[k], p->niter, (int)p->stop, p->cost, xT[0], xT[1], xT[2], xT[3], sat);
+    phys_control_free(p);
+    phys_free_data(d);
+    phys_free_model(m);
+  }
+}
+
+// phys_ddp_solve's parts (bench/bench_control.c): one iteration assembled from phys_ddp_linearize (or the
+// Jacobians set one by one by phys_ddp_set_jacobian), phys_ddp_backward and phys_ddp_forward (or a rollout
+// by phys_ddp_policy and phys_control_stage_cost) gives phys_ddp_solve's first iteration bit for bit
+static void test_parts(void) {
+  physData* d;
+  physModel* m = load(&d, "models/cartpole.xml");
+  if (!m) return;
+  int T = 100, nq = m->nq, nv = m->nv, nu = m->nu, ns = nq + nv;
+  physControlProblem* p[3];
+  for (int k = 0; k < 3; k++) {
+    p[k] = phys_control_make(m, T, 1);
+    p[k]->fin.qref[1] = 3.14159265;
+    p[k]->fin.wq[1] = 100, p[k]->fin.wv[1] = 10, p[k]->run.wq[0] = 0.1, p[k]->wu[0] = 1e-3;
+  }
+  physLog log;
+  memset(&log, 0, sizeof log);
+  phys_reset_data(m, d);
+  CHECK(phys_ddp_solve(p[0], d, NULL, NULL, &log) == PHYS_OK && p[0]->niter == 1);
+  double alpha = p[0]->iter[1].alpha, dV[2], ff;
+  CHECK(alpha > 0);
+  // the library's parts
+  double J0 = phys_control_rollout(p[1], d, p[1]->U, p[1]->X);
+  phys_reset_data(m, d);
+  CHECK(J0 == p[0]->iter[0].cost);
+  CHECK(phys_ddp_linearize(p[1], d, &log) == PHYS_OK);
+  CHECK(phys_ddp_backward(p[1], 0, dV, &ff) == 1);
+  double* Un = calloc((size_t)T * nu, sizeof(double));
+  double* Xn = calloc((size_t)(T + 1) * ns, sizeof(double));
+  double J1 = phys_ddp_forward(p[1], d, alpha, Un, Xn);
+  CHECK(J1 == p[0]->cost && memcmp(Un, p[0]->U, sizeof(double) * (size_t)T * nu) == 0);
+  CHECK(memcmp(Xn, p[0]->X, sizeof(double) * (size_t)(T + 1) * ns) == 0);
+  CHECK(d->qpos[0] == 0 && d->qpos[1] == 0 && d->time == 0);   // d restored
+  // the external-dynamics route: Jacobians set step by step, the rollout driven from outside
+  phys_control_rollout(p[2], d, p[2]->U, p[2]->X);
+  phys_reset_data(m, d);
+  double A[16], B[4], un[1], xn[4], J2 = 0;
+  for (int t = 0; t < T; t++) {
+    d->ctrl[0] = p[2]->U[t];
+    CHECK(phys_step_jacobian(m, d, A, B) == PHYS_OK);
+    phys_ddp_set_jacobian(p[2], t, A, B);
+    phys_step(m, d);
+  }
+  phys_reset_data(m, d);
+  CHECK(phys_ddp_backward(p[2], 0, dV, &ff) == 1);
+  double* U2 = calloc((size_t)T * nu, sizeof(double));
+  for (int t = 0; t < T; t++) {
+    memcpy(xn, d->qpos, sizeof(double) * (size_t)nq);
+    memcpy(xn + nq, d->qvel, sizeof(double) * (size_t)nv);
+    phys_ddp_policy(p[2], t, alpha, xn, U2, un);
+    U2[t] = un[0];
+    J2 += phys_control_stage_cost(p[2], t, d->qpos, d->qvel, U2);
+    d->ctrl[0] = un[0];
+    phys_step(m, d);
+  }
+  J2 += phys_control_stage_cost(p[2], T, d->qpos, d->qvel, U2);
+  CHECK_MSG(J2 == p[0]->cost, "%.17g vs %.17g", J2, p[0]->cost);
+  CHECK(memcmp(U2, p[0]->U, sizeof(double) * (size_t)T * nu) == 0);
+  free(Un), free(Xn), free(U2);
+  for (int k = 0; k < 3; k++) phys_control_free(p[k]);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
 int main(void) {
   test_point_gradient();
   test_box_qp();
@@ -402,5 +517,7 @@ int main(void) {
   test_mixed(1);
   test_swing_up();
   test_site_swing_up();
+  test_paper001_swing_ups();
+  test_parts();
   return test_done();
 }
