@@ -182,14 +182,14 @@ static double point_cost(const physModel* m, const physStateCost* c, const physD
   return J;
 }
 
-// the point terms' gradient g (2nv) and Gauss-Newton Hessian H (2nv x 2nv) at d's kinematics and cdof
-// (phys_kinematics and phys_com_pos at the state); scratch 9 nv doubles
+// the point terms' gradient g (2nv) and, if H is not NULL, their Gauss-Newton Hessian H (2nv x 2nv) at d's
+// kinematics and cdof (phys_kinematics and phys_com_pos at the state); scratch 9 nv doubles
 static void point_derivs(const physModel* m, const physStateCost* c, const physData* d, double* g, double* H,
                          double* scratch) {
   int nv = m->nv, n2 = 2 * nv;
   double *jac = scratch, *G = scratch + 3 * nv;
   memset(g, 0, sizeof(double) * (size_t)n2);
-  memset(H, 0, sizeof(double) * (size_t)n2 * n2);
+  if (H) memset(H, 0, sizeof(double) * (size_t)n2 * n2);
   for (int k = 0; k < c->npoint; k++) {
     const physPointCost* pc = c->point + k;
     int b;
@@ -207,7 +207,8 @@ static void point_derivs(const physModel* m, const physStateCost* c, const physD
       const double* Gi = G + (size_t)i * n2;
       for (int a = 0; a < n2; a++) {
         g[a] += w * e * Gi[a];
-        for (int bb = 0; bb < n2; bb++) H[(size_t)a * n2 + bb] += w * Gi[a] * Gi[bb];
+        if (H)
+          for (int bb = 0; bb < n2; bb++) H[(size_t)a * n2 + bb] += w * Gi[a] * Gi[bb];
       }
     }
   }
@@ -238,7 +239,7 @@ double phys_state_cost(const physModel* m, physData* d, const physStateCost* c, 
     J += point_cost(m, c, d);
   }
   if (g && c->npoint > 0) {
-    point_derivs(m, c, d, gp, Hp, scratch);
+    point_derivs(m, c, d, gp, H ? Hp : NULL, scratch);   // (the gradient alone: single shooting's loss)
     for (int a = 0; a < n2; a++) g[a] += gp[a];
   }
   if (g && H) {
