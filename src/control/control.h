@@ -172,5 +172,8 @@ int phys_ddp_backward(physControlProblem* p, double mu, double dV[2], double* ff
 double phys_ddp_forward(physControlProblem* p, physData* d, double alpha, double* Un, double* Xn);
 void phys_ddp_policy(physControlProblem* p, int t, double alpha, const double* xn, const double* Un, double* un);
 double phys_control_stage_cost(physControlProblem* p, int t, const double* q, const double* v, const double* U);
+// the gains of step t from the last backward pass: K (nu x nx, the augmented tangent state's feedback; rows of
+// controls clamped by the box QP are 0) and k (nu, the feedforward); either may be NULL
+void phys_ddp_gains(const physControlProblem* p, int t, double* K, double* k);
 
 #endif  // PHYS_CONTROL_H
