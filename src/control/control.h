@@ -32,7 +32,9 @@
 // averaged over the steps), at maxiter, or when mu exceeds mu_max.
 //
 // Memory: phys_control_make allocates the problem and its workspace once; phys_ddp_solve allocates nothing
-// (the Jacobians take their scratch from d's arena). Deterministic: the same problem and d give the same
+// (the Jacobians take their scratch from d's arena) but, on a problem's first linearization with point terms,
+// their per-state gradients and Gauss-Newton Hessians ((T + 1)(2nv + 4nv^2) doubles, kept until
+// phys_control_free; a problem without point terms never holds them). Deterministic: the same problem and d give the same
 // bits.
 #ifndef PHYS_CONTROL_H
 #define PHYS_CONTROL_H
@@ -111,6 +113,8 @@ typedef struct physControlProblem_ {
   // workspace (private)
   double* work;
   size_t nwork;
+  double* pointwork;        // the point terms' gradients and Hessians at the T + 1 states, allocated by the
+                            // first linearization with point terms ((T + 1)(2nv + 4nv^2) doubles), else NULL
 } physControlProblem;
 
 // progress callback: called after every iteration k (0: the initial rollout) with its record
@@ -160,7 +164,7 @@ double phys_control_effort(const physControlProblem* p, const double* u, const d
 // (d restored); phys_ddp_set_jacobian: step t's from A (2nv x 2nv) and B (2nv x nu) computed elsewhere
 // (tangent coordinates of phys_difference_pos); phys_ddp_backward: the backward pass at regularization mu
 // (1, or 0 if a Quu + mu I is not positive definite; dV[0] = sum k' Qu, dV[1] = sum 1/2 k' Quu k, *ff the
-// mean feedforward size; site terms need phys_ddp_linearize's kinematics); phys_ddp_forward: the line
+// mean feedforward size; point terms enter only after phys_ddp_linearize has stored their derivatives); phys_ddp_forward: the line
 // search's rollout at alpha from d's state (d restored), its cost (+inf if not finite), controls and states
 // copied to Un, Xn when not NULL; phys_ddp_policy: the forward pass's control law at step t, un =
 // clamp(u_t + alpha k_t + K_t dx) at the trial state xn (qpos, qvel) after the trial controls Un (rows < t);

@@ -22,8 +22,9 @@ typedef struct ddpWork_ {
   double* con0;             // its contact list (nconmax physContact)
   double *Vx, *Vxx, *Qx, *Qu, *Qxx, *Quu, *Qux, *Hreg, *VA, *VB, *Lff, *qp, *lo, *hi, *dx, *r;
   double *Kc, *Quxc;        // nu x nx: the feedback's and Qux's free rows, compacted (backward)
-  double *Gp, *Hp, *jac;    // the point terms' gradient ((T+1) x 2nv) and Gauss-Newton Hessian ((T+1) x 2nv x
-                            // 2nv) at each state of the linearization, their Jacobians' scratch (9 nv)
+  double *Gp, *Hp;          // the point terms' gradient ((T+1) x 2nv) and Gauss-Newton Hessian ((T+1) x 2nv x
+                            // 2nv) at each state of the linearization: p->pointwork (NULL until needed)
+  double* jac;              // the point terms' Jacobians' scratch (9 nv)
   int* free;                // nu: rows of the box QP not at a bound
   int ncon0;
 } ddpWork;
@@ -38,11 +39,10 @@ static size_t carve(const physModel* m, int T, double* base, ddpWork* w) {
   size_t nx = (size_t)(2 * m->nv + m->nu), nu = (size_t)m->nu, ns = (size_t)(m->nq + m->nv), n = 0;
   double** slot[] = {&w->A, &w->B, &w->K, &w->k, &w->Xn, &w->Un, &w->x0, &w->con0, &w->Vx, &w->Vxx, &w->Qx,
                      &w->Qu, &w->Qxx, &w->Quu, &w->Qux, &w->Hreg, &w->VA, &w->VB, &w->Lff, &w->qp, &w->lo,
-                     &w->hi, &w->dx, &w->r, &w->Gp, &w->Hp, &w->jac, &w->Kc, &w->Quxc};
+                     &w->hi, &w->dx, &w->r, &w->jac, &w->Kc, &w->Quxc};
   size_t size[] = {T * nx * nx, T * nx * nu, T * nu * nx, T * nu, (T + 1) * ns, T * nu, ns + 1,
                    contact_doubles(m), nx, nx * nx, nx, nu, nx * nx, nu * nu, nu * nx, nu * nu, nx * nx, nx * nu,
-                   nu * nu, 3 * nu, nu, nu, nx, (size_t)m->nv, (T + 1) * 2 * (size_t)m->nv,
-                   (T + 1) * 4 * (size_t)m->nv * m->nv, 9 * (size_t)m->nv, nu * nx, nu * nx};
+                   nu * nu, 3 * nu, nu, nu, nx, (size_t)m->nv, 9 * (size_t)m->nv, nu * nx, nu * nx};
   for (size_t i = 0; i < sizeof size / sizeof size[0]; i++) {
     if (base) *slot[i] = base + n;
     n += size[i];
@@ -50,6 +50,19 @@ static size_t carve(const physModel* m, int T, double* base, ddpWork* w) {
   if (base) w->free = (int*)(base + n);
   n += (nu * sizeof(int) + sizeof(double) - 1) / sizeof(double);
   return n;
+}
+
+// doubles of the point terms' store: gradient and Gauss-Newton Hessian at each of the T + 1 states
+static size_t point_doubles(const physControlProblem* p) {
+  size_t n2 = 2 * (size_t)p->nv;
+  return (size_t)(p->T + 1) * (n2 + n2 * n2);
+}
+
+// w <- p's workspace (the point terms' store when it exists, else NULL)
+static void workspace(const physControlProblem* p, ddpWork* w) {
+  carve(p->m, p->T, p->work, w);
+  w->Gp = p->pointwork;
+  w->Hp = p->pointwork ? p->pointwork + (size_t)(p->T + 1) * 2 * p->nv : NULL;
 }
 
 physControlProblem* phys_control_make(const physModel* m, int T, int maxiter) {
@@ -95,6 +108,7 @@ physControlProblem* phys_control_make(const physModel* m, int T, int maxiter) {
 }
 
 void phys_control_free(physControlProblem* p) {
+  if (p) free(p->pointwork);
   free(p);
 }
 
@@ -308,7 +322,7 @@ static int rollout_step(const physModel* m, physData* d, const double* u, double
 double phys_control_rollout(physControlProblem* p, physData* d, const double* U, double* X) {
   const physModel* m = p->m;
   ddpWork w;
-  carve(m, p->T, p->work, &w);
+  workspace(p, &w);
   int ns = m->nq + m->nv;
   double* Xw = X ? X : w.Xn;
   memcpy(Xw, d->qpos, sizeof(double) * (size_t)m->nq);
@@ -352,6 +366,13 @@ static void set_jacobian(const physControlProblem* p, ddpWork* w, int t, const d
 static physStatus linearize(physControlProblem* p, physData* d, ddpWork* w, physLog* log) {
   const physModel* m = p->m;
   int nv = m->nv, nu = p->nu, n2 = 2 * nv;
+  if ((p->run.npoint > 0 || p->fin.npoint > 0) && !p->pointwork) {   // the point terms' store, once
+    p->pointwork = calloc(point_doubles(p), sizeof(double));
+    if (!p->pointwork)
+      return phys_error(log, PHYS_ERR_NOMEM, "ddp: out of memory for the point terms' Hessians (%zu doubles)",
+                        point_doubles(p));
+    w->Gp = p->pointwork, w->Hp = p->pointwork + (size_t)(p->T + 1) * n2;
+  }
   size_t mark = phys_stack_mark(d);
   double* A = phys_stack_alloc(d, (size_t)n2 * (n2 + nu));
   if (!A) return phys_error(log, PHYS_ERR_NOMEM, "ddp: arena exhausted: %s", d->lastwarning);
@@ -627,7 +648,7 @@ static void cost_derivs(const physControlProblem* p, ddpWork* w, int t, double* 
     lxx[(size_t)i * nx + i] = c->wq[i];
     lxx[(size_t)(nv + i) * nx + nv + i] = c->wv[i];
   }
-  if (c->npoint > 0) {   // the point terms at the linearization (linearize)
+  if (c->npoint > 0 && w->Gp) {   // the point terms at the linearization (linearize)
     const double *g = w->Gp + (size_t)t * n2, *H = w->Hp + (size_t)t * n2 * n2;
     for (int a = 0; a < n2; a++) {
       lx[a] += g[a];
@@ -855,7 +876,7 @@ physStatus phys_ddp_solve(physControlProblem* p, physData* d, physDdpProgress pr
   int nu = p->nu, ns = m->nq + m->nv;
   if (!bounds_ok(p, log)) return PHYS_ERR_ARG;
   ddpWork w;
-  carve(m, p->T, p->work, &w);
+  workspace(p, &w);
   save_initial(m, d, &w);
   for (int t = 0; t < p->T; t++)
     for (int j = 0; j < nu; j++) {
@@ -937,7 +958,7 @@ double phys_control_effort(const physControlProblem* p, const double* u, const d
 
 physStatus phys_ddp_linearize(physControlProblem* p, physData* d, physLog* log) {
   ddpWork w;
-  carve(p->m, p->T, p->work, &w);
+  workspace(p, &w);
   save_initial(p->m, d, &w);
   physStatus st = linearize(p, d, &w, log);
   load_initial(p->m, d, &w);
@@ -946,19 +967,19 @@ physStatus phys_ddp_linearize(physControlProblem* p, physData* d, physLog* log) 
 
 void phys_ddp_set_jacobian(physControlProblem* p, int t, const double* A, const double* B) {
   ddpWork w;
-  carve(p->m, p->T, p->work, &w);
+  workspace(p, &w);
   set_jacobian(p, &w, t, A, B);
 }
 
 int phys_ddp_backward(physControlProblem* p, double mu, double dV[2], double* ff) {
   ddpWork w;
-  carve(p->m, p->T, p->work, &w);
+  workspace(p, &w);
   return backward(p, &w, mu, dV, ff);
 }
 
 double phys_ddp_forward(physControlProblem* p, physData* d, double alpha, double* Un, double* Xn) {
   ddpWork w;
-  carve(p->m, p->T, p->work, &w);
+  workspace(p, &w);
   save_initial(p->m, d, &w);
   double J = forward(p, d, &w, alpha);
   load_initial(p->m, d, &w);
@@ -969,20 +990,20 @@ double phys_ddp_forward(physControlProblem* p, physData* d, double alpha, double
 
 void phys_ddp_policy(physControlProblem* p, int t, double alpha, const double* xn, const double* Un, double* un) {
   ddpWork w;
-  carve(p->m, p->T, p->work, &w);
+  workspace(p, &w);
   policy(p, &w, t, alpha, xn, Un, un);
 }
 
 void phys_ddp_gains(const physControlProblem* p, int t, double* K, double* k) {
   ddpWork w;
-  carve(p->m, p->T, p->work, &w);
+  workspace(p, &w);
   if (K) memcpy(K, w.K + (size_t)t * p->nu * p->nx, sizeof(double) * (size_t)p->nu * p->nx);
   if (k) memcpy(k, w.k + (size_t)t * p->nu, sizeof(double) * (size_t)p->nu);
 }
 
 double phys_control_stage_cost(physControlProblem* p, int t, const double* q, const double* v, const double* U) {
   ddpWork w;
-  carve(p->m, p->T, p->work, &w);
+  workspace(p, &w);
   if (t == p->T) return state_cost(p->m, &p->fin, q, v, NULL, w.r);
   const double* u = U + (size_t)t * p->nu;
   return p->m->opt.timestep * (state_cost(p->m, &p->run, q, v, NULL, w.r) + control_cost(p, u, prev_control(p, U, t)));

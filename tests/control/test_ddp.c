@@ -336,7 +336,9 @@ static void test_site_swing_up(void) {
   memset(&log, 0, sizeof log);
   phys_reset_data(m, d);
   d->qpos[0] = 0.1;   // hanging straight down the tip's distance to the top is stationary: no gradient
+  CHECK(p->pointwork == NULL);
   CHECK(phys_ddp_solve(p, d, NULL, NULL, &log) == PHYS_OK);
+  CHECK(p->pointwork != NULL);   // the point term's store, made by the first linearization
   double qT = p->X[2 * 200];
   CHECK_MSG(fabs(fabs(qT) - M_PI) < 1e-2, "final angle %.9g", qT);
   printf("site swing-up: %d iterations (stop %d), cost %.9g, final angle %.9g\n", p->niter, (int)p->stop, p->cost, qT);
@@ -718,11 +720,18 @@ static void test_backward_reference(void) {
       }
     }
     CHECK_MSG(clamped > 0 && clamped < T * nu / 3, "%d clamped rows", clamped);   // both kinds of rows
+    CHECK(p->pointwork == NULL);   // no point terms: no room for their Hessians
     printf("backward pass vs the dense reference (rate %d, mu %g): gains within %.2g relative, dV %.17g / %.17g, "
            "%d of %d rows clamped\n", rate, mu, worst, dV[0], dVr[0], clamped, T * nu);
     free(A), free(B), free(K), free(k), free(Kt);
     phys_control_free(p);
   }
+  // the workspace grows per step by A, B, K, k, a trial state and control only (the point terms' Hessians,
+  // 4 nv^2 a step, are not reserved with the problem)
+  physControlProblem *p1 = phys_control_make(m, T, 1), *p2 = phys_control_make(m, T + 1, 1);
+  size_t nx = (size_t)p1->nx, perstep = nx * nx + 2 * nx * nu + 2 * (size_t)nu + (size_t)(nq + nv);
+  CHECK_MSG(p2->nwork - p1->nwork == perstep, "%zu doubles a step, expected %zu", p2->nwork - p1->nwork, perstep);
+  phys_control_free(p1), phys_control_free(p2);
   phys_free_data(d);
   phys_free_model(m);
 }
