@@ -106,6 +106,7 @@ typedef struct physControlProblem_ {
   double tol;               // 1e-9
   double mu_min;            // 1e-6
   double mu_max;            // 1e10
+  int reg_state;            // 0: mu regularizes the controls (Quu + mu I); 1: the state (Vxx + mu I in Quu, Qux)
   // results of the last solve
   int niter;                // iterations done; iter[0..niter] are their records
   physDdpIter* iter;        // maxiter + 1 records

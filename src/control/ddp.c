@@ -22,6 +22,7 @@ typedef struct ddpWork_ {
   double* con0;             // its contact list (nconmax physContact)
   double *Vx, *Vxx, *Qx, *Qu, *Qxx, *Quu, *Qux, *Hreg, *VA, *VB, *Lff, *qp, *lo, *hi, *dx, *r;
   double *Kc, *Quxc;        // nu x nx: the feedback's and Qux's free rows, compacted (backward)
+  double* Qr;               // nu x nx: Qux + mu B' A, the state regularization's (backward)
   double *Gp, *Hp;          // the point terms' gradient ((T+1) x 2nv) and Gauss-Newton Hessian ((T+1) x 2nv x
                             // 2nv) at each state of the linearization: p->pointwork (NULL until needed)
   double* jac;              // the point terms' Jacobians' scratch (9 nv)
@@ -39,10 +40,10 @@ static size_t carve(const physModel* m, int T, double* base, ddpWork* w) {
   size_t nx = (size_t)(2 * m->nv + m->nu), nu = (size_t)m->nu, ns = (size_t)(m->nq + m->nv), n = 0;
   double** slot[] = {&w->A, &w->B, &w->K, &w->k, &w->Xn, &w->Un, &w->x0, &w->con0, &w->Vx, &w->Vxx, &w->Qx,
                      &w->Qu, &w->Qxx, &w->Quu, &w->Qux, &w->Hreg, &w->VA, &w->VB, &w->Lff, &w->qp, &w->lo,
-                     &w->hi, &w->dx, &w->r, &w->jac, &w->Kc, &w->Quxc};
+                     &w->hi, &w->dx, &w->r, &w->jac, &w->Kc, &w->Quxc, &w->Qr};
   size_t size[] = {T * nx * nx, T * nx * nu, T * nu * nx, T * nu, (T + 1) * ns, T * nu, ns + 1,
                    contact_doubles(m), nx, nx * nx, nx, nu, nx * nx, nu * nu, nu * nx, nu * nu, nx * nx, nx * nu,
-                   nu * nu, 3 * nu, nu, nu, nx, (size_t)m->nv, 9 * (size_t)m->nv, nu * nx, nu * nx};
+                   nu * nu, 3 * nu, nu, nu, nx, (size_t)m->nv, 9 * (size_t)m->nv, nu * nx, nu * nx, nu * nx};
   for (size_t i = 0; i < sizeof size / sizeof size[0]; i++) {
     if (base) *slot[i] = base + n;
     n += size[i];
@@ -695,18 +696,18 @@ static void q_derivs(const physControlProblem* p, ddpWork* w, int t, int na) {
   mirror_upper(nu, w->Quu, (size_t)nu);
 }
 
-// the feedback of step t on the nf free rows of the box QP (w->free, Cholesky factor w->Lff of Quu_ff + mu I):
-// K_f = -(Quu_ff + mu I)^-1 Qux_f, and K's clamped rows 0. All na columns are solved at once, row by row (the
+// the feedback of step t on the nf free rows of the box QP (w->free, Cholesky factor w->Lff of its regularized
+// Hessian H_ff): K_f = -H_ff^-1 Qs_f (Qs = Qux, or the state regularization's Qux + mu B' A), K's clamped rows 0. All na columns are solved at once, row by row (the
 // forward and back substitutions of phys_chol_solve, each column's arithmetic in its order). Leaves the free
 // rows compacted for value_update: Quxc = Qux_f, Kc = K_f (nf x na, leading dimension nx).
-static void feedback(const physControlProblem* p, ddpWork* w, int t, int na, int nf) {
+static void feedback(const physControlProblem* p, ddpWork* w, int t, int na, int nf, const double* Qs) {
   int nu = p->nu, nx = p->nx;
   double *K = w->K + (size_t)t * nu * nx, *Z = w->Kc, *L = w->Lff;
   memset(K, 0, sizeof(double) * (size_t)nu * nx);
   for (int j = 0, a = 0; j < nu; j++)
     if (w->free[j]) {
       memcpy(w->Quxc + (size_t)a * nx, w->Qux + (size_t)j * nx, sizeof(double) * (size_t)na);
-      memcpy(Z + (size_t)a * nx, w->Qux + (size_t)j * nx, sizeof(double) * (size_t)na), a++;
+      memcpy(Z + (size_t)a * nx, Qs + (size_t)j * nx, sizeof(double) * (size_t)na), a++;
     }
   for (int a = 0; a < nf; a++) {   // L Y = Qux_f
     double* Za = Z + (size_t)a * nx;
@@ -722,6 +723,26 @@ static void feedback(const physControlProblem* p, ddpWork* w, int t, int na, int
     for (int c = 0; c < na; c++) Z[(size_t)a * nx + c] = -Z[(size_t)a * nx + c];
   for (int j = 0, a = 0; j < nu; j++)
     if (w->free[j]) memcpy(K + (size_t)j * nx, Z + (size_t)(a++) * nx, sizeof(double) * (size_t)na);
+}
+
+// the regularized Hessian of step t's box QP into Hreg, and the matrix its feedback solves with (returned):
+// control regularization (Tassa, Erez, Todorov 2012): Hreg = Quu + mu I, Qux unchanged; state regularization
+// (p->reg_state, their eq. 10, as if Vxx were Vxx + mu I): Hreg = Quu + mu B~' B~ = Quu + mu (B' B + I),
+// Qux + mu B~' A~ = Qux + mu B' A (in w->Qr). With the state's, the feedback does not vanish as mu grows: it
+// holds the new trajectory near the old one (fewer contact changes in the line search's rollouts)
+static const double* regularize(const physControlProblem* p, ddpWork* w, int t, double mu) {
+  int nu = p->nu, nx = p->nx, n2 = 2 * p->nv;
+  memcpy(w->Hreg, w->Quu, sizeof(double) * (size_t)nu * nu);
+  for (int j = 0; j < nu; j++) w->Hreg[j * nu + j] += mu;
+  if (!p->reg_state || mu == 0) return w->Qux;
+  const double *A = w->A + (size_t)t * nx * nx, *B = w->B + (size_t)t * nx * nu;
+  gemm(nu, nu, n2, B, 1, (size_t)nu, B, (size_t)nu, w->VB, (size_t)nu, 0, 1);   // B' B, upper (VB is free)
+  mirror_upper(nu, w->VB, (size_t)nu);
+  for (int i = 0; i < nu * nu; i++) w->Hreg[i] += mu * w->VB[i];
+  gemm(nu, n2, n2, B, 1, (size_t)nu, A, (size_t)nx, w->Qr, (size_t)nx, 0, 0);   // B' A
+  for (int j = 0; j < nu; j++)
+    for (int c = 0; c < nx; c++) w->Qr[(size_t)j * nx + c] = w->Qux[(size_t)j * nx + c] + (c < n2 ? mu * w->Qr[(size_t)j * nx + c] : 0);
+  return w->Qr;
 }
 
 // the value function of step t from Q's derivatives and the gains: Vx = Qx + K' (Quu k + Qu) + Qux' k,
@@ -772,16 +793,13 @@ static int backward(physControlProblem* p, ddpWork* w, double mu, double dV[2], 
     cost_derivs(p, w, t, w->Qx, w->Qxx, w->Qu, w->Quu, lux);
     memcpy(w->Qux, lux, sizeof(double) * (size_t)nu * nx);
     q_derivs(p, w, t, na);
-    // the feedforward: the box QP on Quu + mu I within the bounds shifted by u_t
+    // the feedforward: the box QP on the regularized Quu within the bounds shifted by u_t
     const double* u = p->U + (size_t)t * nu;
-    for (int i = 0; i < nu * nu; i++) w->Hreg[i] = w->Quu[i];
-    for (int j = 0; j < nu; j++) {
-      w->Hreg[j * nu + j] += mu;
-      w->lo[j] = p->lo[j] - u[j], w->hi[j] = p->hi[j] - u[j];
-    }
+    const double* Qs = regularize(p, w, t, mu);
+    for (int j = 0; j < nu; j++) w->lo[j] = p->lo[j] - u[j], w->hi[j] = p->hi[j] - u[j];
     int nf = phys_box_qp(nu, w->Hreg, w->Qu, w->lo, w->hi, k, w->free, w->Lff, w->qp);
     if (nf < 0) return 0;
-    feedback(p, w, t, na, nf);
+    feedback(p, w, t, na, nf, Qs);
     // the expected decrease and the feedforward's size
     double kmax = 0;
     for (int j = 0; j < nu; j++) {

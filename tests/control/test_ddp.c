@@ -518,8 +518,10 @@ static void test_parts(void) {
 // the backward pass as first written, dense on the augmented state (nx = 2nv + nu): Q's derivatives by
 // triple loops, K by one Cholesky solve per column, Vxx = Qxx + K' Quu K + K' Qux + Qux' K symmetrized by
 // averaging. The cost terms as control.h states them (state terms with targets, effort, rate; no point
-// terms). K (T x nu x nx), k (T x nu, warm start in, result out); returns 0 if a Quu + mu I is not positive
-// definite
+// terms). Regularization mu on the controls (Quu + mu I) or, with p->reg_state, on the state: the box QP and
+// the feedback on Quu, Qux formed with Vxx + mu I in place of Vxx (Tassa, Erez, Todorov 2012, eq. 10), the
+// value function from the plain ones. K (T x nu x nx), k (T x nu, warm start in, result out); returns 0 if the
+// regularized Quu is not positive definite
 static int ref_backward(const physControlProblem* p, const double* A, const double* B, double mu, double* K,
                         double* k, double dV[2], double* ff) {
   const physModel* m = p->m;
@@ -531,6 +533,7 @@ static int ref_backward(const physControlProblem* p, const double* A, const doub
   double *Qux = calloc((size_t)nu * nx, 8), *H = calloc((size_t)nu * nu, 8), *L = calloc((size_t)nu * nu, 8);
   double *lo = calloc(nu, 8), *hi = calloc(nu, 8), *sc = calloc(3 * (size_t)nu, 8), *col = calloc(nu, 8);
   double *r = calloc(nv, 8), *VA = calloc(nxx, 8), *VB = calloc((size_t)nx * nu, 8), *W = calloc((size_t)nu * nx, 8);
+  double* Qs = calloc((size_t)nu * nx, 8);
   int* fr = calloc(nu, sizeof(int));
   int ok = 1;
   dV[0] = dV[1] = 0, *ff = 0;
@@ -582,10 +585,18 @@ static int ref_backward(const physControlProblem* p, const double* A, const doub
       for (int j = 0; j < nx; j++)
         for (int l = 0; l < nx; l++) Qux[i * nx + j] += BB(l, i) * VA[l * nx + j];
     }
+    for (int i = 0; i < nu * nu; i++) H[i] = Quu[i];
+    for (int i = 0; i < nu * nx; i++) Qs[i] = Qux[i];
+    for (int i = 0; i < nu; i++) {
+      if (!p->reg_state) H[i * nu + i] += mu;
+      for (int j = 0; j < nu && p->reg_state; j++)
+        for (int l = 0; l < nx; l++) H[i * nu + j] += BB(l, i) * mu * BB(l, j);
+      for (int j = 0; j < nx && p->reg_state; j++)
+        for (int l = 0; l < nx; l++) Qs[i * nx + j] += BB(l, i) * mu * AA(l, j);
+    }
 #undef AA
 #undef BB
-    for (int i = 0; i < nu * nu; i++) H[i] = Quu[i];
-    for (int j = 0; j < nu; j++) H[j * nu + j] += mu, lo[j] = p->lo[j] - u[j], hi[j] = p->hi[j] - u[j];
+    for (int j = 0; j < nu; j++) lo[j] = p->lo[j] - u[j], hi[j] = p->hi[j] - u[j];
     double *kt = k + (size_t)t * nu, *Kt = K + (size_t)t * nu * nx;
     int nf = phys_box_qp(nu, H, Qu, lo, hi, kt, fr, L, sc);
     if (nf < 0) {
@@ -596,7 +607,7 @@ static int ref_backward(const physControlProblem* p, const double* A, const doub
     for (int j = 0; j < nx && nf > 0; j++) {
       int a = 0;
       for (int i = 0; i < nu; i++)
-        if (fr[i]) col[a++] = Qux[i * nx + j];
+        if (fr[i]) col[a++] = Qs[i * nx + j];
       phys_chol_solve(col, L, col, nf);
       a = 0;
       for (int i = 0; i < nu; i++)
@@ -630,7 +641,7 @@ static int ref_backward(const physControlProblem* p, const double* A, const doub
       for (int j = 0; j < i; j++) Vxx[i * nx + j] = Vxx[j * nx + i] = 0.5 * (Vxx[i * nx + j] + Vxx[j * nx + i]);
   }
   free(Vx), free(Vxx), free(Qx), free(Qxx), free(Qu), free(Quu), free(Qux), free(H), free(L), free(lo), free(hi);
-  free(sc), free(col), free(r), free(VA), free(VB), free(W), free(fr);
+  free(sc), free(col), free(r), free(VA), free(VB), free(W), free(fr), free(Qs);
   return ok;
 }
 
@@ -657,7 +668,8 @@ static double uniform(unsigned long long* s, double a, double b) {
 // the library's backward pass (blocked products, symmetric triangles, free rows only) equals the dense
 // reference to 1e-12 relative on random problems of the humanoid's sizes (nv 27, nu 21, T 20): random
 // Jacobians A = I + noise, B, states, controls, weights and targets; some controls clamped by tight bounds;
-// without the rate term (na = 2nv) at mu 0 and with it (na = nx) at mu 1e-3
+// without the rate term (na = 2nv) at mu 0, with it (na = nx) at mu 1e-3, and with the state regularization
+// at mu 1
 static void test_backward_reference(void) {
   char path[] = "/tmp/physid_test_ddp_chainXXXXXX";
   int fd = mkstemp(path);
@@ -671,9 +683,11 @@ static void test_backward_reference(void) {
   if (!m) return;
   int T = 20, nv = m->nv, nq = m->nq, nu = m->nu, n2 = 2 * nv;
   CHECK(nv == 27 && nu == 21);
-  for (int rate = 0; rate < 2; rate++) {
-    unsigned long long seed = 12345 + (unsigned long long)rate;
+  for (int cs = 0; cs < 3; cs++) {
+    int rate = cs > 0;
+    unsigned long long seed = 12345 + (unsigned long long)cs;
     physControlProblem* p = phys_control_make(m, T, 1);
+    p->reg_state = cs == 2;
     int nx = p->nx;
     double *A = malloc(sizeof(double) * T * n2 * n2), *B = malloc(sizeof(double) * T * n2 * nu);
     for (int t = 0; t < T; t++) {
@@ -694,7 +708,7 @@ static void test_backward_reference(void) {
         c[s]->qref[i] = uniform(&seed, -1, 1), c[s]->vref[i] = uniform(&seed, -1, 1);
         c[s]->wq[i] = uniform(&seed, 0, 10) * (s ? 10 : 1), c[s]->wv[i] = uniform(&seed, 0, 1) * (s ? 10 : 1);
       }
-    double mu = rate ? 1e-3 : 0, dV[2], ff, dVr[2], ffr;
+    double mu = cs == 0 ? 0 : cs == 1 ? 1e-3 : 1, dV[2], ff, dVr[2], ffr;
     double *K = calloc((size_t)T * nu * nx, 8), *k = calloc((size_t)T * nu, 8), *Kt = calloc((size_t)nu * nx, 8);
     double kt[64];
     CHECK(ref_backward(p, A, B, mu, K, k, dVr, &ffr) == 1);
@@ -721,8 +735,9 @@ static void test_backward_reference(void) {
     }
     CHECK_MSG(clamped > 0 && clamped < T * nu / 3, "%d clamped rows", clamped);   // both kinds of rows
     CHECK(p->pointwork == NULL);   // no point terms: no room for their Hessians
-    printf("backward pass vs the dense reference (rate %d, mu %g): gains within %.2g relative, dV %.17g / %.17g, "
-           "%d of %d rows clamped\n", rate, mu, worst, dV[0], dVr[0], clamped, T * nu);
+    printf("backward pass vs the dense reference (rate %d, mu %g on the %s): gains within %.2g relative, dV %.17g / "
+           "%.17g, %d of %d rows clamped\n", rate, mu, p->reg_state ? "state" : "controls", worst, dV[0], dVr[0],
+           clamped, T * nu);
     free(A), free(B), free(K), free(k), free(Kt);
     phys_control_free(p);
   }
