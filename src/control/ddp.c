@@ -697,9 +697,10 @@ static void q_derivs(const physControlProblem* p, ddpWork* w, int t, int na) {
 }
 
 // the feedback of step t on the nf free rows of the box QP (w->free, Cholesky factor w->Lff of its regularized
-// Hessian H_ff): K_f = -H_ff^-1 Qs_f (Qs = Qux, or the state regularization's Qux + mu B' A), K's clamped rows 0. All na columns are solved at once, row by row (the
-// forward and back substitutions of phys_chol_solve, each column's arithmetic in its order). Leaves the free
-// rows compacted for value_update: Quxc = Qux_f, Kc = K_f (nf x na, leading dimension nx).
+// Hessian H_ff): K_f = -H_ff^-1 Qs_f (Qs = Qux, or the state regularization's Qux + mu B' A), K's clamped
+// rows 0. All na columns are solved at once, row by row (the forward and back substitutions of
+// phys_chol_solve, each column's arithmetic in its order). Leaves the free rows compacted for value_update:
+// Quxc = Qux_f, Kc = K_f (nf x na, leading dimension nx).
 static void feedback(const physControlProblem* p, ddpWork* w, int t, int na, int nf, const double* Qs) {
   int nu = p->nu, nx = p->nx;
   double *K = w->K + (size_t)t * nu * nx, *Z = w->Kc, *L = w->Lff;
@@ -741,7 +742,10 @@ static const double* regularize(const physControlProblem* p, ddpWork* w, int t, 
   for (int i = 0; i < nu * nu; i++) w->Hreg[i] += mu * w->VB[i];
   gemm(nu, n2, n2, B, 1, (size_t)nu, A, (size_t)nx, w->Qr, (size_t)nx, 0, 0);   // B' A
   for (int j = 0; j < nu; j++)
-    for (int c = 0; c < nx; c++) w->Qr[(size_t)j * nx + c] = w->Qux[(size_t)j * nx + c] + (c < n2 ? mu * w->Qr[(size_t)j * nx + c] : 0);
+    for (int c = 0; c < nx; c++) {
+      double* q = w->Qr + (size_t)j * nx + c;
+      *q = w->Qux[(size_t)j * nx + c] + (c < n2 ? mu * *q : 0);
+    }
   return w->Qr;
 }
 

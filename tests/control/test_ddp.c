@@ -721,7 +721,8 @@ static void test_backward_reference(void) {
     for (int t = 0; t < T; t++) {
       phys_ddp_gains(p, t, Kt, kt);
       double Kmax = 0, kmax = 0, dK = 0, dk = 0;
-      for (int i = 0; i < nu * nx; i++) Kmax = fmax(Kmax, fabs(K[t * nu * nx + i])), dK = fmax(dK, fabs(Kt[i] - K[t * nu * nx + i]));
+      for (int i = 0; i < nu * nx; i++)
+        Kmax = fmax(Kmax, fabs(K[t * nu * nx + i])), dK = fmax(dK, fabs(Kt[i] - K[t * nu * nx + i]));
       for (int j = 0; j < nu; j++) kmax = fmax(kmax, fabs(k[t * nu + j])), dk = fmax(dk, fabs(kt[j] - k[t * nu + j]));
       CHECK_MSG(dK <= 1e-12 * Kmax && dk <= 1e-12 * kmax, "rate %d step %d: |dK| %g of %g, |dk| %g of %g", rate,
                 t, dK, Kmax, dk, kmax);
