@@ -159,8 +159,8 @@ static int read_out(optTask* t, const cJSON* o) {
 // the "options" object of the method
 static int read_options(optTask* t, const cJSON* o) {
   if (t->ms) return opt_ms_options(t->file, o, &t->ms_opt, &t->maxiter, &t->tol);
-  static const char* const valid[] = {"maxiter", "tol"};
-  if (!task_keys(o, valid, 2, t, "options")) return 0;
+  static const char* const valid[] = {"maxiter", "tol", "regularization"};
+  if (!task_keys(o, valid, 3, t, "options")) return 0;
   const cJSON* v;
   double x;
   if ((v = cJSON_GetObjectItemCaseSensitive(o, "maxiter"))) {
@@ -169,6 +169,14 @@ static int read_options(optTask* t, const cJSON* o) {
   }
   if ((v = cJSON_GetObjectItemCaseSensitive(o, "tol"))) {
     if (!task_number(&t->tol, v, 0, 1, 0, t, "options.tol")) return 0;
+  }
+  if ((v = cJSON_GetObjectItemCaseSensitive(o, "regularization"))) {
+    const char* r = cJSON_IsString(v) ? v->valuestring : "";
+    if (strcmp(r, "control") != 0 && strcmp(r, "state") != 0) {
+      cli_error("%s: options.regularization: expected \"control\" or \"state\"", t->file);
+      return 0;
+    }
+    t->reg_state = strcmp(r, "state") == 0;
   }
   return 1;
 }
@@ -425,6 +433,7 @@ int opt_task_model(const optTask* t, const physModel* m, physData* d, physContro
   if ((v = cJSON_GetObjectItemCaseSensitive(t->root, "cost")) && !read_cost(t, m, p, v)) return 0;
   if (t->maxiter > 0) p->maxiter = t->maxiter < p->maxiter ? t->maxiter : p->maxiter;
   if (t->tol >= 0) p->tol = t->tol;
+  p->reg_state = t->reg_state;
   return 1;
 }
 

@@ -71,6 +71,7 @@ typedef struct optTask_ {
   int T;
   int maxiter;              // 0: the default
   double tol;               // < 0: the default
+  int reg_state;            // ddp: "regularization": "state" (1) or "control" (0, the default)
   char method[16];          // "ddp"
   char out[OUT_N][OPT_PATH];
   int has_out[OUT_N];

@@ -23,7 +23,8 @@
 // term is a running cost. Backward pass per step: Q's derivatives; the feedforward k from the box QP
 //   min_du 1/2 du' (Quu + mu I) du + Qu' du,  lo - u <= du <= hi - u
 // (projected Newton, warm-started from the last k); the feedback K = -Quu_ff^-1 Qux_f on the free rows and
-// 0 on the clamped rows. mu follows the Levenberg-Marquardt schedule of Tassa, Erez and Todorov (2012): raised
+// 0 on the clamped rows (with reg_state the QP's Hessian is Quu + mu B~'B~ and K solves with Qux + mu B~'A~: mu
+// on the state, their eq. 10). mu follows the Levenberg-Marquardt schedule of Tassa, Erez and Todorov (2012): raised
 // when Quu_ff is not positive definite or the line search fails, lowered after each accepted step (0 below
 // mu_min). Forward pass: u = clamp(u_t + alpha k + K (x^ (-) x_t)) for alpha = 10^(-3i/10), i = 0..10,
 // accepted when the cost decreases by at least 1e-4 of the model's expected decrease; a rollout with a
@@ -32,8 +33,10 @@
 // averaged over the steps), at maxiter, or when mu exceeds mu_max.
 //
 // Memory: phys_control_make allocates the problem and its workspace once; phys_ddp_solve allocates nothing
-// (the Jacobians take their scratch from d's arena). Deterministic: the same problem and d give the same
-// bits.
+// (the Jacobians take their scratch from d's arena) but, on a problem's first linearization with point terms,
+// their per-state gradients and Gauss-Newton Hessians ((T + 1)(2nv + 4nv^2) doubles, kept until
+// phys_control_free; a problem without point terms never holds them). Deterministic: the same problem and d
+// give the same bits.
 #ifndef PHYS_CONTROL_H
 #define PHYS_CONTROL_H
 
@@ -104,6 +107,7 @@ typedef struct physControlProblem_ {
   double tol;               // 1e-9
   double mu_min;            // 1e-6
   double mu_max;            // 1e10
+  int reg_state;            // 0: mu regularizes the controls (Quu + mu I); 1: the state (Vxx + mu I in Quu, Qux)
   // results of the last solve
   int niter;                // iterations done; iter[0..niter] are their records
   physDdpIter* iter;        // maxiter + 1 records
@@ -111,6 +115,8 @@ typedef struct physControlProblem_ {
   // workspace (private)
   double* work;
   size_t nwork;
+  double* pointwork;        // the point terms' gradients and Hessians at the T + 1 states, allocated by the
+                            // first linearization with point terms ((T + 1)(2nv + 4nv^2) doubles), else NULL
 } physControlProblem;
 
 // progress callback: called after every iteration k (0: the initial rollout) with its record
@@ -160,10 +166,11 @@ double phys_control_effort(const physControlProblem* p, const double* u, const d
 // (d restored); phys_ddp_set_jacobian: step t's from A (2nv x 2nv) and B (2nv x nu) computed elsewhere
 // (tangent coordinates of phys_difference_pos); phys_ddp_backward: the backward pass at regularization mu
 // (1, or 0 if a Quu + mu I is not positive definite; dV[0] = sum k' Qu, dV[1] = sum 1/2 k' Quu k, *ff the
-// mean feedforward size; site terms need phys_ddp_linearize's kinematics); phys_ddp_forward: the line
-// search's rollout at alpha from d's state (d restored), its cost (+inf if not finite), controls and states
-// copied to Un, Xn when not NULL; phys_ddp_policy: the forward pass's control law at step t, un =
-// clamp(u_t + alpha k_t + K_t dx) at the trial state xn (qpos, qvel) after the trial controls Un (rows < t);
+// mean feedforward size; point terms enter only after phys_ddp_linearize has stored their derivatives);
+// phys_ddp_forward: the line search's rollout at alpha from d's state (d restored), its cost (+inf if not
+// finite), controls and states copied to Un, Xn when not NULL; phys_ddp_policy: the forward pass's control
+// law at step t, un = clamp(u_t + alpha k_t + K_t dx) at the trial state xn (qpos, qvel) after the trial
+// controls Un (rows < t);
 // phys_control_stage_cost: the state and control terms of step t at (q, v) with the controls U (t = T: the
 // final terms), site terms left out.
 physStatus phys_ddp_linearize(physControlProblem* p, physData* d, physLog* log);
@@ -172,5 +179,8 @@ int phys_ddp_backward(physControlProblem* p, double mu, double dV[2], double* ff
 double phys_ddp_forward(physControlProblem* p, physData* d, double alpha, double* Un, double* Xn);
 void phys_ddp_policy(physControlProblem* p, int t, double alpha, const double* xn, const double* Un, double* un);
 double phys_control_stage_cost(physControlProblem* p, int t, const double* q, const double* v, const double* U);
+// the gains of step t from the last backward pass: K (nu x nx, the augmented tangent state's feedback; rows of
+// controls clamped by the box QP are 0) and k (nu, the feedforward); either may be NULL
+void phys_ddp_gains(const physControlProblem* p, int t, double* K, double* k);
 
 #endif  // PHYS_CONTROL_H

@@ -21,8 +21,11 @@ typedef struct ddpWork_ {
   double *x0;               // qpos, qvel, time of the initial state
   double* con0;             // its contact list (nconmax physContact)
   double *Vx, *Vxx, *Qx, *Qu, *Qxx, *Quu, *Qux, *Hreg, *VA, *VB, *Lff, *qp, *lo, *hi, *dx, *r;
-  double *Gp, *Hp, *jac;    // the point terms' gradient ((T+1) x 2nv) and Gauss-Newton Hessian ((T+1) x 2nv x
-                            // 2nv) at each state of the linearization, their Jacobians' scratch (9 nv)
+  double *Kc, *Quxc;        // nu x nx: the feedback's and Qux's free rows, compacted (backward)
+  double* Qr;               // nu x nx: Qux + mu B' A, the state regularization's (backward)
+  double *Gp, *Hp;          // the point terms' gradient ((T+1) x 2nv) and Gauss-Newton Hessian ((T+1) x 2nv x
+                            // 2nv) at each state of the linearization: p->pointwork (NULL until needed)
+  double* jac;              // the point terms' Jacobians' scratch (9 nv)
   int* free;                // nu: rows of the box QP not at a bound
   int ncon0;
 } ddpWork;
@@ -37,11 +40,10 @@ static size_t carve(const physModel* m, int T, double* base, ddpWork* w) {
   size_t nx = (size_t)(2 * m->nv + m->nu), nu = (size_t)m->nu, ns = (size_t)(m->nq + m->nv), n = 0;
   double** slot[] = {&w->A, &w->B, &w->K, &w->k, &w->Xn, &w->Un, &w->x0, &w->con0, &w->Vx, &w->Vxx, &w->Qx,
                      &w->Qu, &w->Qxx, &w->Quu, &w->Qux, &w->Hreg, &w->VA, &w->VB, &w->Lff, &w->qp, &w->lo,
-                     &w->hi, &w->dx, &w->r, &w->Gp, &w->Hp, &w->jac};
+                     &w->hi, &w->dx, &w->r, &w->jac, &w->Kc, &w->Quxc, &w->Qr};
   size_t size[] = {T * nx * nx, T * nx * nu, T * nu * nx, T * nu, (T + 1) * ns, T * nu, ns + 1,
                    contact_doubles(m), nx, nx * nx, nx, nu, nx * nx, nu * nu, nu * nx, nu * nu, nx * nx, nx * nu,
-                   nu * nu, 3 * nu, nu, nu, nx, (size_t)m->nv, (T + 1) * 2 * (size_t)m->nv,
-                   (T + 1) * 4 * (size_t)m->nv * m->nv, 9 * (size_t)m->nv};
+                   nu * nu, 3 * nu, nu, nu, nx, (size_t)m->nv, 9 * (size_t)m->nv, nu * nx, nu * nx, nu * nx};
   for (size_t i = 0; i < sizeof size / sizeof size[0]; i++) {
     if (base) *slot[i] = base + n;
     n += size[i];
@@ -49,6 +51,19 @@ static size_t carve(const physModel* m, int T, double* base, ddpWork* w) {
   if (base) w->free = (int*)(base + n);
   n += (nu * sizeof(int) + sizeof(double) - 1) / sizeof(double);
   return n;
+}
+
+// doubles of the point terms' store: gradient and Gauss-Newton Hessian at each of the T + 1 states
+static size_t point_doubles(const physControlProblem* p) {
+  size_t n2 = 2 * (size_t)p->nv;
+  return (size_t)(p->T + 1) * (n2 + n2 * n2);
+}
+
+// w <- p's workspace (the point terms' store when it exists, else NULL)
+static void workspace(const physControlProblem* p, ddpWork* w) {
+  carve(p->m, p->T, p->work, w);
+  w->Gp = p->pointwork;
+  w->Hp = p->pointwork ? p->pointwork + (size_t)(p->T + 1) * 2 * p->nv : NULL;
 }
 
 physControlProblem* phys_control_make(const physModel* m, int T, int maxiter) {
@@ -94,6 +109,7 @@ physControlProblem* phys_control_make(const physModel* m, int T, int maxiter) {
 }
 
 void phys_control_free(physControlProblem* p) {
+  if (p) free(p->pointwork);
   free(p);
 }
 
@@ -307,7 +323,7 @@ static int rollout_step(const physModel* m, physData* d, const double* u, double
 double phys_control_rollout(physControlProblem* p, physData* d, const double* U, double* X) {
   const physModel* m = p->m;
   ddpWork w;
-  carve(m, p->T, p->work, &w);
+  workspace(p, &w);
   int ns = m->nq + m->nv;
   double* Xw = X ? X : w.Xn;
   memcpy(Xw, d->qpos, sizeof(double) * (size_t)m->nq);
@@ -351,6 +367,13 @@ static void set_jacobian(const physControlProblem* p, ddpWork* w, int t, const d
 static physStatus linearize(physControlProblem* p, physData* d, ddpWork* w, physLog* log) {
   const physModel* m = p->m;
   int nv = m->nv, nu = p->nu, n2 = 2 * nv;
+  if ((p->run.npoint > 0 || p->fin.npoint > 0) && !p->pointwork) {   // the point terms' store, once
+    p->pointwork = calloc(point_doubles(p), sizeof(double));
+    if (!p->pointwork)
+      return phys_error(log, PHYS_ERR_NOMEM, "ddp: out of memory for the point terms' Hessians (%zu doubles)",
+                        point_doubles(p));
+    w->Gp = p->pointwork, w->Hp = p->pointwork + (size_t)(p->T + 1) * n2;
+  }
   size_t mark = phys_stack_mark(d);
   double* A = phys_stack_alloc(d, (size_t)n2 * (n2 + nu));
   if (!A) return phys_error(log, PHYS_ERR_NOMEM, "ddp: arena exhausted: %s", d->lastwarning);
@@ -487,29 +510,128 @@ static void axpy(int n, double a, const double* x, double* y) {
   for (; j < n; j++) y[j] += a * x[j];
 }
 
-// C (r x c) <- A' B for A (k x r), B (k x c), row-major with leading dimensions lda, ldb, ldc (sub-blocks of
-// larger matrices); C += when add. Terms with a zero entry of A are skipped; each entry of C sums over l in
-// order.
-static void mul_tn(int k, int r, int c, const double* A, int lda, const double* B, int ldb, double* C, int ldc,
-                   int add) {
-  if (!add)
-    for (int i = 0; i < r; i++) memset(C + (size_t)i * ldc, 0, sizeof(double) * (size_t)c);
+// y (r) += X' v for X (k x r, row stride ldx), v (k): each y_i sums over l in order
+static void gemv_t(int k, int r, const double* X, int ldx, const double* v, double* y) {
+  for (int l = 0; l < k; l++)
+    if (v[l] != 0) axpy(r, v[l], X + (size_t)l * ldx, y);
+}
+
+// The backward pass's matrix products run on one kernel: C (+)= X Y with X's entries addressed by two strides
+// (X(i, l) = X[i xi + l xl]: X itself or a transpose, no copy) and Y, C row-major. C is cut into 4 x 4 blocks
+// whose 16 sums stay in registers (two doubles per vector: SSE2, the x86-64 baseline, so the same code on
+// every x86-64 machine; NEON on arm64) while l runs over the inner dimension. Each entry of C still sums its
+// products one at a time in the order l = 0, 1, ..., k-1 from its start value, exactly as a plain triple loop
+// with the same start: no reassociation, no fused multiply-add (ISO C11 mode: the compiler does not contract),
+// so the results are the same bits on every machine and for any build of the kernel.
+typedef double v2d __attribute__((vector_size(16)));
+
+static inline v2d load2(const double* p) {
+  v2d v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+
+static inline void store2(double* p, v2d v) {
+  memcpy(p, &v, sizeof v);
+}
+
+// one full 4 x 4 block of C (leading dimension ldc) += sum over l < k of X(i, l) Y(l, j)
+static void block44(int k, const double* X, size_t xi, size_t xl, const double* Y, size_t ldy, double* C,
+                    size_t ldc) {
+  double *C1 = C + ldc, *C2 = C1 + ldc, *C3 = C2 + ldc;
+  v2d c00 = load2(C), c01 = load2(C + 2), c10 = load2(C1), c11 = load2(C1 + 2);
+  v2d c20 = load2(C2), c21 = load2(C2 + 2), c30 = load2(C3), c31 = load2(C3 + 2);
   for (int l = 0; l < k; l++) {
-    const double *Al = A + (size_t)l * lda, *Bl = B + (size_t)l * ldb;
-    for (int i = 0; i < r; i++)
-      if (Al[i] != 0) axpy(c, Al[i], Bl, C + (size_t)i * ldc);
+    const double *y = Y + (size_t)l * ldy, *x = X + (size_t)l * xl;
+    v2d y0 = load2(y), y1 = load2(y + 2), a;
+    a = (v2d){x[0], x[0]};
+    c00 += a * y0, c01 += a * y1;
+    a = (v2d){x[xi], x[xi]};
+    c10 += a * y0, c11 += a * y1;
+    a = (v2d){x[2 * xi], x[2 * xi]};
+    c20 += a * y0, c21 += a * y1;
+    a = (v2d){x[3 * xi], x[3 * xi]};
+    c30 += a * y0, c31 += a * y1;
+  }
+  store2(C, c00), store2(C + 2, c01), store2(C1, c10), store2(C1 + 2, c11);
+  store2(C2, c20), store2(C2 + 2, c21), store2(C3, c30), store2(C3 + 2, c31);
+}
+
+// the edge blocks, with the same order of sums: 4 rows x 2 columns
+static void block42(int k, const double* X, size_t xi, size_t xl, const double* Y, size_t ldy, double* C,
+                    size_t ldc) {
+  double *C1 = C + ldc, *C2 = C1 + ldc, *C3 = C2 + ldc;
+  v2d c0 = load2(C), c1 = load2(C1), c2 = load2(C2), c3 = load2(C3);
+  for (int l = 0; l < k; l++) {
+    const double *x = X + (size_t)l * xl;
+    v2d y = load2(Y + (size_t)l * ldy);
+    c0 += (v2d){x[0], x[0]} * y, c1 += (v2d){x[xi], x[xi]} * y;
+    c2 += (v2d){x[2 * xi], x[2 * xi]} * y, c3 += (v2d){x[3 * xi], x[3 * xi]} * y;
+  }
+  store2(C, c0), store2(C1, c1), store2(C2, c2), store2(C3, c3);
+}
+
+// one row of C: 4 columns (jb 4) or 2 (jb 2)
+static void block1(int jb, int k, const double* X, size_t xl, const double* Y, size_t ldy, double* C) {
+  v2d c0 = load2(C), c1 = jb == 4 ? load2(C + 2) : (v2d){0, 0};
+  for (int l = 0; l < k; l++) {
+    const double* y = Y + (size_t)l * ldy;
+    v2d a = (v2d){X[(size_t)l * xl], X[(size_t)l * xl]};
+    c0 += a * load2(y);
+    if (jb == 4) c1 += a * load2(y + 2);
+  }
+  store2(C, c0);
+  if (jb == 4) store2(C + 2, c1);
+}
+
+// one column of ib rows of C, entry by entry
+static void block_col(int ib, int k, const double* X, size_t xi, size_t xl, const double* Y, size_t ldy,
+                      double* C, size_t ldc) {
+  for (int i = 0; i < ib; i++) {
+    double s = C[(size_t)i * ldc];
+    for (int l = 0; l < k; l++) s += X[(size_t)i * xi + (size_t)l * xl] * Y[(size_t)l * ldy];
+    C[(size_t)i * ldc] = s;
   }
 }
 
-// C (r x c) <- A B for A (r x k), B (k x c), leading dimensions as mul_tn's; zero entries of A skipped
-static void mul_nn(int r, int k, int c, const double* A, int lda, const double* B, int ldb, double* C, int ldc) {
-  for (int i = 0; i < r; i++) {
-    const double* Ai = A + (size_t)i * lda;
-    double* Ci = C + (size_t)i * ldc;
-    memset(Ci, 0, sizeof(double) * (size_t)c);
-    for (int l = 0; l < k; l++)
-      if (Ai[l] != 0) axpy(c, Ai[l], B + (size_t)l * ldb, Ci);
+// the block of C at rows i0.. (ib of them, up to 4) and columns j0.. (jb, up to 4)
+static void block(int ib, int jb, int k, const double* X, size_t xi, size_t xl, const double* Y, size_t ldy,
+                  double* C, size_t ldc) {
+  if (ib == 4 && jb == 4) {
+    block44(k, X, xi, xl, Y, ldy, C, ldc);
+    return;
   }
+  int j = 0;
+  if (ib == 4)
+    for (; j + 2 <= jb; j += 2) block42(k, X, xi, xl, Y + j, ldy, C + j, ldc);
+  else
+    for (int i = 0; i < ib; i++) {
+      int jj = jb >= 4 ? 4 : jb >= 2 ? 2 : 0;
+      if (jj) block1(jj, k, X + (size_t)i * xi, xl, Y, ldy, C + (size_t)i * ldc);
+      j = jj;
+    }
+  if (j < jb) block_col(ib, k, X, xi, xl, Y + j, ldy, C + j, ldc);
+}
+
+// C (r x c, leading dimension ldc) += X Y (add) or = X Y, X(i, l) = X[i xi + l xl] (r x k), Y (k x c, row
+// stride ldy). upper: C is square and symmetric: only the blocks that hold entries on or above the diagonal
+// (j >= i) are formed; the entries below it are left as they were (mirror_upper fills them)
+static void gemm(int r, int c, int k, const double* X, size_t xi, size_t xl, const double* Y, size_t ldy,
+                 double* C, size_t ldc, int add, int upper) {
+  if (!add)
+    for (int i = 0; i < r; i++) memset(C + (size_t)i * ldc, 0, sizeof(double) * (size_t)c);
+  for (int i0 = 0; i0 < r; i0 += 4) {
+    int ib = r - i0 < 4 ? r - i0 : 4;
+    for (int j0 = upper ? i0 : 0; j0 < c; j0 += 4)
+      block(ib, c - j0 < 4 ? c - j0 : 4, k, X + (size_t)i0 * xi, xi, xl, Y + j0, ldy, C + (size_t)i0 * ldc + j0,
+            ldc);
+  }
+}
+
+// the n x n block of C (leading dimension ldc): the entries below the diagonal <- those above it
+static void mirror_upper(int n, double* C, size_t ldc) {
+  for (int i = 1; i < n; i++)
+    for (int j = 0; j < i; j++) C[(size_t)i * ldc + j] = C[(size_t)j * ldc + i];
 }
 
 // the cost's derivatives at step t (t = T: final) added into Qx (nx), Qxx (nx x nx) and, for t < T, Qu, Quu,
@@ -527,7 +649,7 @@ static void cost_derivs(const physControlProblem* p, ddpWork* w, int t, double* 
     lxx[(size_t)i * nx + i] = c->wq[i];
     lxx[(size_t)(nv + i) * nx + nv + i] = c->wv[i];
   }
-  if (c->npoint > 0) {   // the point terms at the linearization (linearize)
+  if (c->npoint > 0 && w->Gp) {   // the point terms at the linearization (linearize)
     const double *g = w->Gp + (size_t)t * n2, *H = w->Hp + (size_t)t * n2 * n2;
     for (int a = 0; a < n2; a++) {
       lx[a] += g[a];
@@ -555,6 +677,103 @@ static void cost_derivs(const physControlProblem* p, ddpWork* w, int t, double* 
   }
 }
 
+// Q's derivatives at step t from the value function's (Vx, Vxx) of step t+1, added to the cost's terms in Qx,
+// Qxx, Qu, Quu, Qux: Qx += A' Vx, Qu += B' Vx, Qxx += A' (Vxx A), Quu += B' (Vxx B), Qux += B' (Vxx A), on
+// the blocks that are not zero (backward's structure). Qxx's and Quu's products form their upper triangles
+// only (A' (Vxx A) is symmetric: its lower triangle, formed separately, would differ only by rounding); Quu is
+// then mirrored (the box QP reads it whole), Qxx's lower triangle is left stale (value_update reads its upper
+// triangle only).
+static void q_derivs(const physControlProblem* p, ddpWork* w, int t, int na) {
+  int nu = p->nu, nx = p->nx, n2 = 2 * p->nv;
+  const double *A = w->A + (size_t)t * nx * nx, *B = w->B + (size_t)t * nx * nu;
+  gemv_t(n2, n2, A, nx, w->Vx, w->Qx);
+  gemv_t(nx, nu, B, nu, w->Vx, w->Qu);
+  gemm(na, n2, n2, w->Vxx, nx, 1, A, nx, w->VA, nx, 0, 0);      // Vxx A (na x n2)
+  gemm(na, nu, na, w->Vxx, nx, 1, B, nu, w->VB, nu, 0, 0);      // Vxx B (na x nu)
+  gemm(n2, n2, n2, A, 1, nx, w->VA, nx, w->Qxx, nx, 1, 1);      // + A' Vxx A, upper triangle
+  gemm(nu, nu, na, B, 1, nu, w->VB, nu, w->Quu, nu, 1, 1);      // + B' Vxx B, upper triangle
+  gemm(nu, n2, na, B, 1, nu, w->VA, nx, w->Qux, nx, 1, 0);      // + B' Vxx A
+  mirror_upper(nu, w->Quu, (size_t)nu);
+}
+
+// the feedback of step t on the nf free rows of the box QP (w->free, Cholesky factor w->Lff of its regularized
+// Hessian H_ff): K_f = -H_ff^-1 Qs_f (Qs = Qux, or the state regularization's Qux + mu B' A), K's clamped
+// rows 0. All na columns are solved at once, row by row (the forward and back substitutions of
+// phys_chol_solve, each column's arithmetic in its order). Leaves the free rows compacted for value_update:
+// Quxc = Qux_f, Kc = K_f (nf x na, leading dimension nx).
+static void feedback(const physControlProblem* p, ddpWork* w, int t, int na, int nf, const double* Qs) {
+  int nu = p->nu, nx = p->nx;
+  double *K = w->K + (size_t)t * nu * nx, *Z = w->Kc, *L = w->Lff;
+  memset(K, 0, sizeof(double) * (size_t)nu * nx);
+  for (int j = 0, a = 0; j < nu; j++)
+    if (w->free[j]) {
+      memcpy(w->Quxc + (size_t)a * nx, w->Qux + (size_t)j * nx, sizeof(double) * (size_t)na);
+      memcpy(Z + (size_t)a * nx, Qs + (size_t)j * nx, sizeof(double) * (size_t)na), a++;
+    }
+  for (int a = 0; a < nf; a++) {   // L Y = Qux_f
+    double* Za = Z + (size_t)a * nx;
+    for (int b = 0; b < a; b++) axpy(na, -L[a * nf + b], Z + (size_t)b * nx, Za);
+    for (int c = 0; c < na; c++) Za[c] /= L[a * nf + a];
+  }
+  for (int a = nf - 1; a >= 0; a--) {   // L' X = Y
+    double* Za = Z + (size_t)a * nx;
+    for (int b = a + 1; b < nf; b++) axpy(na, -L[b * nf + a], Z + (size_t)b * nx, Za);
+    for (int c = 0; c < na; c++) Za[c] /= L[a * nf + a];
+  }
+  for (int a = 0; a < nf; a++)   // K_f = -X
+    for (int c = 0; c < na; c++) Z[(size_t)a * nx + c] = -Z[(size_t)a * nx + c];
+  for (int j = 0, a = 0; j < nu; j++)
+    if (w->free[j]) memcpy(K + (size_t)j * nx, Z + (size_t)(a++) * nx, sizeof(double) * (size_t)na);
+}
+
+// the regularized Hessian of step t's box QP into Hreg, and the matrix its feedback solves with (returned):
+// control regularization (Tassa, Erez, Todorov 2012): Hreg = Quu + mu I, Qux unchanged; state regularization
+// (p->reg_state, their eq. 10, as if Vxx were Vxx + mu I): Hreg = Quu + mu B~' B~ = Quu + mu (B' B + I),
+// Qux + mu B~' A~ = Qux + mu B' A (in w->Qr). With the state's, the feedback does not vanish as mu grows: it
+// holds the new trajectory near the old one (fewer contact changes in the line search's rollouts)
+static const double* regularize(const physControlProblem* p, ddpWork* w, int t, double mu) {
+  int nu = p->nu, nx = p->nx, n2 = 2 * p->nv;
+  memcpy(w->Hreg, w->Quu, sizeof(double) * (size_t)nu * nu);
+  for (int j = 0; j < nu; j++) w->Hreg[j * nu + j] += mu;
+  if (!p->reg_state || mu == 0) return w->Qux;
+  const double *A = w->A + (size_t)t * nx * nx, *B = w->B + (size_t)t * nx * nu;
+  gemm(nu, nu, n2, B, 1, (size_t)nu, B, (size_t)nu, w->VB, (size_t)nu, 0, 1);   // B' B, upper (VB is free)
+  mirror_upper(nu, w->VB, (size_t)nu);
+  for (int i = 0; i < nu * nu; i++) w->Hreg[i] += mu * w->VB[i];
+  gemm(nu, n2, n2, B, 1, (size_t)nu, A, (size_t)nx, w->Qr, (size_t)nx, 0, 0);   // B' A
+  for (int j = 0; j < nu; j++)
+    for (int c = 0; c < nx; c++) {
+      double* q = w->Qr + (size_t)j * nx + c;
+      *q = w->Qux[(size_t)j * nx + c] + (c < n2 ? mu * *q : 0);
+    }
+  return w->Qr;
+}
+
+// the value function of step t from Q's derivatives and the gains: Vx = Qx + K' (Quu k + Qu) + Qux' k,
+// Vxx = Qxx + K' (Quu K + Qux) + Qux' K (K's clamped rows are zero: the products run over the nf free rows,
+// compacted by feedback). Vxx's products form its upper triangle, then mirror it: Vxx is exactly symmetric.
+// qk = Quu k + Qu (nu).
+static void value_update(const physControlProblem* p, ddpWork* w, int t, int na, int nf, const double* qk) {
+  int nu = p->nu, nx = p->nx;
+  const double *K = w->K + (size_t)t * nu * nx, *k = w->k + (size_t)t * nu;
+  double *Quuf = w->Hreg, *W = w->VB;   // (both free by now)
+  memcpy(w->Vx, w->Qx, sizeof(double) * (size_t)nx);
+  gemv_t(nu, na, K, nx, qk, w->Vx);
+  gemv_t(nu, na, w->Qux, nx, k, w->Vx);
+  for (int i = 0, a = 0; i < nu; i++) {   // Quu_ff
+    if (!w->free[i]) continue;
+    for (int j = 0, b = 0; j < nu; j++)
+      if (w->free[j]) Quuf[a * nf + b++] = w->Quu[i * nu + j];
+    a++;
+  }
+  gemm(nf, na, nf, Quuf, (size_t)nf, 1, w->Kc, nx, W, nx, 0, 0);   // W = Quu_ff K_f + Qux_f
+  for (int a = 0; a < nf; a++) axpy(na, 1.0, w->Quxc + (size_t)a * nx, W + (size_t)a * nx);
+  memcpy(w->Vxx, w->Qxx, sizeof(double) * (size_t)nx * nx);
+  gemm(na, na, nf, w->Kc, 1, nx, W, nx, w->Vxx, nx, 1, 1);         // + K' (Quu K + Qux), upper
+  gemm(na, na, nf, w->Quxc, 1, nx, w->Kc, nx, w->Vxx, nx, 1, 1);   // + Qux' K, upper
+  mirror_upper(na, w->Vxx, (size_t)nx);
+}
+
 // the backward pass at regularization mu: K, k for every step and the expected decrease terms dV[0] = sum
 // k' Qu, dV[1] = sum 1/2 k' Quu k; *ff the mean feedforward size. 0 if some Quu_ff + mu I is not positive
 // definite (the caller raises mu).
@@ -562,51 +781,30 @@ static void cost_derivs(const physControlProblem* p, ddpWork* w, int t, double* 
 // Structure: A~ = [A 0; 0 0] is zero outside its 2nv x 2nv block, so Vxx A~ and A~' (Vxx A~) are formed on
 // that block only. Without a rate term (every wdu 0) the previous control's coordinates carry no cost and no
 // dynamics: their rows and columns of Vx, Vxx, Qx, Qxx, Qux and K stay zero, and everything runs on the first
-// na = 2nv coordinates (else na = nx). The terms left out are products with exact zeros, and every sum runs
-// in the same order as the dense products: the results are the same bits.
+// na = 2nv coordinates (else na = nx). The symmetric products (Qxx, Quu, Vxx) form one triangle; the
+// feedback's solves and the value function's products run on the free rows only. Every entry sums its
+// products in the order of the plain dense formulas (tests/control/test_ddp.c keeps them as the reference:
+// equal to 1e-12 relative; the triangles differ from the dense products' other triangle by rounding only).
 static int backward(physControlProblem* p, ddpWork* w, double mu, double dV[2], double* ff) {
-  int nu = p->nu, nx = p->nx, n2 = 2 * p->nv, na = n2;
+  int nu = p->nu, nx = p->nx, na = 2 * p->nv;
   for (int j = 0; j < nu; j++)
     if (p->wdu[j] != 0) na = nx;
   double* lux = w->VB;   // lux (nu x nx) is copied to Qux before VB is needed
   dV[0] = dV[1] = 0, *ff = 0;
   cost_derivs(p, w, p->T, w->Vx, w->Vxx, NULL, NULL, NULL);
   for (int t = p->T - 1; t >= 0; t--) {
-    const double *A = w->A + (size_t)t * nx * nx, *B = w->B + (size_t)t * nx * nu;
-    double *K = w->K + (size_t)t * nu * nx, *k = w->k + (size_t)t * nu;
+    double* k = w->k + (size_t)t * nu;
     cost_derivs(p, w, t, w->Qx, w->Qxx, w->Qu, w->Quu, lux);
     memcpy(w->Qux, lux, sizeof(double) * (size_t)nu * nx);
-    // Q's derivatives: Qx += A' Vx, Qu += B' Vx, Qxx += A' Vxx A, Quu += B' Vxx B, Qux += B' Vxx A, on the
-    // blocks that are not zero (structure above)
-    mul_tn(n2, n2, 1, A, nx, w->Vx, 1, w->Qx, 1, 1);
-    mul_tn(nx, nu, 1, B, nu, w->Vx, 1, w->Qu, 1, 1);
-    memset(w->VA, 0, sizeof(double) * (size_t)nx * nx);
-    mul_nn(na, n2, n2, w->Vxx, nx, A, nx, w->VA, nx);
-    mul_nn(na, na, nu, w->Vxx, nx, B, nu, w->VB, nu);
-    mul_tn(n2, n2, n2, A, nx, w->VA, nx, w->Qxx, nx, 1);
-    mul_tn(na, nu, nu, B, nu, w->VB, nu, w->Quu, nu, 1);
-    mul_tn(na, nu, na, B, nu, w->VA, nx, w->Qux, nx, 1);
-    // the feedforward: the box QP on Quu + mu I within the bounds shifted by u_t
+    q_derivs(p, w, t, na);
+    // the feedforward: the box QP on the regularized Quu within the bounds shifted by u_t
     const double* u = p->U + (size_t)t * nu;
-    for (int i = 0; i < nu * nu; i++) w->Hreg[i] = w->Quu[i];
-    for (int j = 0; j < nu; j++) {
-      w->Hreg[j * nu + j] += mu;
-      w->lo[j] = p->lo[j] - u[j], w->hi[j] = p->hi[j] - u[j];
-    }
+    const double* Qs = regularize(p, w, t, mu);
+    for (int j = 0; j < nu; j++) w->lo[j] = p->lo[j] - u[j], w->hi[j] = p->hi[j] - u[j];
     int nf = phys_box_qp(nu, w->Hreg, w->Qu, w->lo, w->hi, k, w->free, w->Lff, w->qp);
     if (nf < 0) return 0;
-    // the feedback on the free rows, -Hff^-1 Qux_f; zero on the clamped rows
-    memset(K, 0, sizeof(double) * (size_t)nu * nx);
-    for (int c = 0; c < na && nf > 0; c++) {
-      int a = 0;
-      for (int j = 0; j < nu; j++)
-        if (w->free[j]) w->qp[a++] = w->Qux[(size_t)j * nx + c];
-      phys_chol_solve(w->qp, w->Lff, w->qp, nf);
-      a = 0;
-      for (int j = 0; j < nu; j++)
-        if (w->free[j]) K[(size_t)j * nx + c] = -w->qp[a++];
-    }
-    // value function: Vx = Qx + K' Quu k + K' Qu + Qux' k, Vxx = Qxx + K' Quu K + K' Qux + Qux' K
+    feedback(p, w, t, na, nf, Qs);
+    // the expected decrease and the feedforward's size
     double kmax = 0;
     for (int j = 0; j < nu; j++) {
       double qk = 0;
@@ -617,20 +815,7 @@ static int backward(physControlProblem* p, ddpWork* w, double mu, double dV[2], 
       kmax = fmax(kmax, fabs(k[j]) / (1 + fabs(u[j])));
     }
     *ff += kmax / p->T;
-    memcpy(w->Vx, w->Qx, sizeof(double) * (size_t)nx);
-    mul_tn(nu, na, 1, K, nx, w->qp, 1, w->Vx, 1, 1);
-    mul_tn(nu, na, 1, w->Qux, nx, k, 1, w->Vx, 1, 1);
-    mul_nn(nu, nu, na, w->Quu, nu, K, nx, w->VB, nx);   // Quu K (nu x nx), in VB's room
-    for (int j = 0; j < nu; j++)
-      for (int c = 0; c < na; c++) w->VB[(size_t)j * nx + c] += w->Qux[(size_t)j * nx + c];   // Quu K + Qux
-    memcpy(w->Vxx, w->Qxx, sizeof(double) * (size_t)nx * nx);
-    mul_tn(nu, na, na, K, nx, w->VB, nx, w->Vxx, nx, 1);     // + K' Quu K + K' Qux
-    mul_tn(nu, na, na, w->Qux, nx, K, nx, w->Vxx, nx, 1);    // + Qux' K
-    for (int i = 0; i < na; i++)
-      for (int j = 0; j < i; j++) {
-        double s = 0.5 * (w->Vxx[i * nx + j] + w->Vxx[j * nx + i]);
-        w->Vxx[i * nx + j] = w->Vxx[j * nx + i] = s;
-      }
+    value_update(p, w, t, na, nf, w->qp);
   }
   return 1;
 }
@@ -713,7 +898,7 @@ physStatus phys_ddp_solve(physControlProblem* p, physData* d, physDdpProgress pr
   int nu = p->nu, ns = m->nq + m->nv;
   if (!bounds_ok(p, log)) return PHYS_ERR_ARG;
   ddpWork w;
-  carve(m, p->T, p->work, &w);
+  workspace(p, &w);
   save_initial(m, d, &w);
   for (int t = 0; t < p->T; t++)
     for (int j = 0; j < nu; j++) {
@@ -795,7 +980,7 @@ double phys_control_effort(const physControlProblem* p, const double* u, const d
 
 physStatus phys_ddp_linearize(physControlProblem* p, physData* d, physLog* log) {
   ddpWork w;
-  carve(p->m, p->T, p->work, &w);
+  workspace(p, &w);
   save_initial(p->m, d, &w);
   physStatus st = linearize(p, d, &w, log);
   load_initial(p->m, d, &w);
@@ -804,19 +989,19 @@ physStatus phys_ddp_linearize(physControlProblem* p, physData* d, physLog* log) 
 
 void phys_ddp_set_jacobian(physControlProblem* p, int t, const double* A, const double* B) {
   ddpWork w;
-  carve(p->m, p->T, p->work, &w);
+  workspace(p, &w);
   set_jacobian(p, &w, t, A, B);
 }
 
 int phys_ddp_backward(physControlProblem* p, double mu, double dV[2], double* ff) {
   ddpWork w;
-  carve(p->m, p->T, p->work, &w);
+  workspace(p, &w);
   return backward(p, &w, mu, dV, ff);
 }
 
 double phys_ddp_forward(physControlProblem* p, physData* d, double alpha, double* Un, double* Xn) {
   ddpWork w;
-  carve(p->m, p->T, p->work, &w);
+  workspace(p, &w);
   save_initial(p->m, d, &w);
   double J = forward(p, d, &w, alpha);
   load_initial(p->m, d, &w);
@@ -827,13 +1012,20 @@ double phys_ddp_forward(physControlProblem* p, physData* d, double alpha, double
 
 void phys_ddp_policy(physControlProblem* p, int t, double alpha, const double* xn, const double* Un, double* un) {
   ddpWork w;
-  carve(p->m, p->T, p->work, &w);
+  workspace(p, &w);
   policy(p, &w, t, alpha, xn, Un, un);
+}
+
+void phys_ddp_gains(const physControlProblem* p, int t, double* K, double* k) {
+  ddpWork w;
+  workspace(p, &w);
+  if (K) memcpy(K, w.K + (size_t)t * p->nu * p->nx, sizeof(double) * (size_t)p->nu * p->nx);
+  if (k) memcpy(k, w.k + (size_t)t * p->nu, sizeof(double) * (size_t)p->nu);
 }
 
 double phys_control_stage_cost(physControlProblem* p, int t, const double* q, const double* v, const double* U) {
   ddpWork w;
-  carve(p->m, p->T, p->work, &w);
+  workspace(p, &w);
   if (t == p->T) return state_cost(p->m, &p->fin, q, v, NULL, w.r);
   const double* u = U + (size_t)t * p->nu;
   return p->m->opt.timestep * (state_cost(p->m, &p->run, q, v, NULL, w.r) + control_cost(p, u, prev_control(p, U, t)));

@@ -4,7 +4,9 @@
 // (examples/control); the solver's parts (bench/bench_control.c) against phys_ddp_solve.
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "chol.h"
 #include "control.h"
@@ -334,7 +336,9 @@ static void test_site_swing_up(void) {
   memset(&log, 0, sizeof log);
   phys_reset_data(m, d);
   d->qpos[0] = 0.1;   // hanging straight down the tip's distance to the top is stationary: no gradient
+  CHECK(p->pointwork == NULL);
   CHECK(phys_ddp_solve(p, d, NULL, NULL, &log) == PHYS_OK);
+  CHECK(p->pointwork != NULL);   // the point term's store, made by the first linearization
   double qT = p->X[2 * 200];
   CHECK_MSG(fabs(fabs(qT) - M_PI) < 1e-2, "final angle %.9g", qT);
   printf("site swing-up: %d iterations (stop %d), cost %.9g, final angle %.9g\n", p->niter, (int)p->stop, p->cost, qT);
@@ -508,7 +512,248 @@ static void test_parts(void) {
   phys_free_model(m);
 }
 
+//---------------------------------------------------------------------------------------------------------
+// the backward pass against a plain dense one
+
+// the backward pass as first written, dense on the augmented state (nx = 2nv + nu): Q's derivatives by
+// triple loops, K by one Cholesky solve per column, Vxx = Qxx + K' Quu K + K' Qux + Qux' K symmetrized by
+// averaging. The cost terms as control.h states them (state terms with targets, effort, rate; no point
+// terms). Regularization mu on the controls (Quu + mu I) or, with p->reg_state, on the state: the box QP and
+// the feedback on Quu, Qux formed with Vxx + mu I in place of Vxx (Tassa, Erez, Todorov 2012, eq. 10), the
+// value function from the plain ones. K (T x nu x nx), k (T x nu, warm start in, result out); returns 0 if the
+// regularized Quu is not positive definite
+static int ref_backward(const physControlProblem* p, const double* A, const double* B, double mu, double* K,
+                        double* k, double dV[2], double* ff) {
+  const physModel* m = p->m;
+  int nv = m->nv, nq = m->nq, nu = p->nu, nx = p->nx, n2 = 2 * nv, T = p->T;
+  double h = m->opt.timestep;
+  size_t nxx = (size_t)nx * nx;
+  double *Vx = calloc(nx, sizeof(double)), *Vxx = calloc(nxx, sizeof(double)), *Qx = calloc(nx, sizeof(double));
+  double *Qxx = calloc(nxx, sizeof(double)), *Qu = calloc(nu, sizeof(double)), *Quu = calloc((size_t)nu * nu, 8);
+  double *Qux = calloc((size_t)nu * nx, 8), *H = calloc((size_t)nu * nu, 8), *L = calloc((size_t)nu * nu, 8);
+  double *lo = calloc(nu, 8), *hi = calloc(nu, 8), *sc = calloc(3 * (size_t)nu, 8), *col = calloc(nu, 8);
+  double *r = calloc(nv, 8), *VA = calloc(nxx, 8), *VB = calloc((size_t)nx * nu, 8), *W = calloc((size_t)nu * nx, 8);
+  double* Qs = calloc((size_t)nu * nx, 8);
+  int* fr = calloc(nu, sizeof(int));
+  int ok = 1;
+  dV[0] = dV[1] = 0, *ff = 0;
+  for (int t = T; t >= 0 && ok; t--) {
+    const physStateCost* c = t == T ? &p->fin : &p->run;
+    const double* x = p->X + (size_t)t * (nq + nv);
+    double s = t == T ? 1 : h;
+    memset(Qx, 0, sizeof(double) * nx), memset(Qxx, 0, sizeof(double) * nxx);
+    phys_difference_pos(m, r, 1.0, c->qref, x);
+    for (int i = 0; i < nv; i++) {
+      Qx[i] = s * c->wq[i] * r[i], Qx[nv + i] = s * c->wv[i] * (x[nq + i] - c->vref[i]);
+      Qxx[i * nx + i] = s * c->wq[i], Qxx[(nv + i) * nx + nv + i] = s * c->wv[i];
+    }
+    if (t == T) {
+      memcpy(Vx, Qx, sizeof(double) * nx), memcpy(Vxx, Qxx, sizeof(double) * nxx);
+      continue;
+    }
+    const double *u = p->U + (size_t)t * nu, *up = t ? u - nu : p->uprev;
+    memset(Quu, 0, sizeof(double) * nu * nu), memset(Qux, 0, sizeof(double) * nu * nx);
+    for (int j = 0; j < nu; j++) {
+      double du = u[j] - up[j];
+      Qu[j] = h * (p->wu[j] * u[j] + p->wdu[j] * du);
+      Quu[j * nu + j] = h * (p->wu[j] + p->wdu[j]);
+      if (t > 0) Qx[n2 + j] = -h * p->wdu[j] * du, Qxx[(n2 + j) * nx + n2 + j] = h * p->wdu[j],
+                 Qux[j * nx + n2 + j] = -h * p->wdu[j];
+    }
+    // the augmented Jacobians: A~ = [A 0; 0 0], B~ = [B; I]
+    const double *At = A + (size_t)t * n2 * n2, *Bt = B + (size_t)t * n2 * nu;
+#define AA(i, j) ((i) < n2 && (j) < n2 ? At[(i) * n2 + (j)] : 0.0)
+#define BB(i, j) ((i) < n2 ? Bt[(i) * nu + (j)] : (i) - n2 == (j) ? 1.0 : 0.0)
+    for (int i = 0; i < nx; i++) {
+      for (int l = 0; l < nx; l++) Qx[i] += AA(l, i) * Vx[l];
+      for (int j = 0; j < nx; j++) {
+        VA[i * nx + j] = 0;
+        for (int l = 0; l < nx; l++) VA[i * nx + j] += Vxx[i * nx + l] * AA(l, j);
+      }
+      for (int j = 0; j < nu; j++) {
+        VB[i * nu + j] = 0;
+        for (int l = 0; l < nx; l++) VB[i * nu + j] += Vxx[i * nx + l] * BB(l, j);
+      }
+    }
+    for (int i = 0; i < nx; i++)
+      for (int j = 0; j < nx; j++)
+        for (int l = 0; l < nx; l++) Qxx[i * nx + j] += AA(l, i) * VA[l * nx + j];
+    for (int i = 0; i < nu; i++) {
+      for (int l = 0; l < nx; l++) Qu[i] += BB(l, i) * Vx[l];
+      for (int j = 0; j < nu; j++)
+        for (int l = 0; l < nx; l++) Quu[i * nu + j] += BB(l, i) * VB[l * nu + j];
+      for (int j = 0; j < nx; j++)
+        for (int l = 0; l < nx; l++) Qux[i * nx + j] += BB(l, i) * VA[l * nx + j];
+    }
+    for (int i = 0; i < nu * nu; i++) H[i] = Quu[i];
+    for (int i = 0; i < nu * nx; i++) Qs[i] = Qux[i];
+    for (int i = 0; i < nu; i++) {
+      if (!p->reg_state) H[i * nu + i] += mu;
+      for (int j = 0; j < nu && p->reg_state; j++)
+        for (int l = 0; l < nx; l++) H[i * nu + j] += BB(l, i) * mu * BB(l, j);
+      for (int j = 0; j < nx && p->reg_state; j++)
+        for (int l = 0; l < nx; l++) Qs[i * nx + j] += BB(l, i) * mu * AA(l, j);
+    }
+#undef AA
+#undef BB
+    for (int j = 0; j < nu; j++) lo[j] = p->lo[j] - u[j], hi[j] = p->hi[j] - u[j];
+    double *kt = k + (size_t)t * nu, *Kt = K + (size_t)t * nu * nx;
+    int nf = phys_box_qp(nu, H, Qu, lo, hi, kt, fr, L, sc);
+    if (nf < 0) {
+      ok = 0;
+      break;
+    }
+    memset(Kt, 0, sizeof(double) * nu * nx);
+    for (int j = 0; j < nx && nf > 0; j++) {
+      int a = 0;
+      for (int i = 0; i < nu; i++)
+        if (fr[i]) col[a++] = Qs[i * nx + j];
+      phys_chol_solve(col, L, col, nf);
+      a = 0;
+      for (int i = 0; i < nu; i++)
+        if (fr[i]) Kt[i * nx + j] = -col[a++];
+    }
+    double kmax = 0;
+    for (int j = 0; j < nu; j++) {
+      double qk = 0;
+      for (int i = 0; i < nu; i++) qk += Quu[j * nu + i] * kt[i];
+      dV[0] += kt[j] * Qu[j], dV[1] += 0.5 * kt[j] * qk;
+      kmax = fmax(kmax, fabs(kt[j]) / (1 + fabs(u[j])));
+      col[j] = qk + Qu[j];
+    }
+    *ff += kmax / T;
+    for (int i = 0; i < nx; i++) {
+      Vx[i] = Qx[i];
+      for (int j = 0; j < nu; j++) Vx[i] += Kt[j * nx + i] * col[j] + Qux[j * nx + i] * kt[j];
+    }
+    for (int j = 0; j < nu; j++)   // W = Quu K + Qux
+      for (int c2 = 0; c2 < nx; c2++) {
+        W[j * nx + c2] = Qux[j * nx + c2];
+        for (int l = 0; l < nu; l++) W[j * nx + c2] += Quu[j * nu + l] * Kt[l * nx + c2];
+      }
+    for (int i = 0; i < nx; i++)
+      for (int j = 0; j < nx; j++) {
+        double v = Qxx[i * nx + j];
+        for (int l = 0; l < nu; l++) v += Kt[l * nx + i] * W[l * nx + j] + Qux[l * nx + i] * Kt[l * nx + j];
+        Vxx[i * nx + j] = v;
+      }
+    for (int i = 0; i < nx; i++)
+      for (int j = 0; j < i; j++) Vxx[i * nx + j] = Vxx[j * nx + i] = 0.5 * (Vxx[i * nx + j] + Vxx[j * nx + i]);
+  }
+  free(Vx), free(Vxx), free(Qx), free(Qxx), free(Qu), free(Quu), free(Qux), free(H), free(L), free(lo), free(hi);
+  free(sc), free(col), free(r), free(VA), free(VB), free(W), free(fr), free(Qs);
+  return ok;
+}
+
+// a chain of n hinges, motors on the first nm (the humanoid's sizes: 27 dofs, 21 motors), written to path
+static void write_chain(const char* path, int n, int nm) {
+  FILE* f = fopen(path, "w");
+  fprintf(f, "<mujoco><worldbody>\n");
+  for (int i = 0; i < n; i++)
+    fprintf(f, "<body pos='0 0 0.1'><joint name='j%d' type='hinge' axis='%d %d %d'/>"
+               "<geom type='capsule' fromto='0 0 0 0 0 0.1' size='0.02'/>\n", i, i % 3 == 0, i % 3 == 1, i % 3 == 2);
+  for (int i = 0; i < n; i++) fprintf(f, "</body>");
+  fprintf(f, "\n</worldbody><actuator>\n");
+  for (int i = 0; i < nm; i++) fprintf(f, "<motor joint='j%d'/>\n", i);
+  fprintf(f, "</actuator></mujoco>\n");
+  fclose(f);
+}
+
+// a uniform number in [a, b) from the 64-bit LCG state s
+static double uniform(unsigned long long* s, double a, double b) {
+  *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+  return a + (b - a) * (double)(*s >> 11) / 9007199254740992.0;
+}
+
+// the library's backward pass (blocked products, symmetric triangles, free rows only) equals the dense
+// reference to 1e-12 relative on random problems of the humanoid's sizes (nv 27, nu 21, T 20): random
+// Jacobians A = I + noise, B, states, controls, weights and targets; some controls clamped by tight bounds;
+// without the rate term (na = 2nv) at mu 0, with it (na = nx) at mu 1e-3, and with the state regularization
+// at mu 1
+static void test_backward_reference(void) {
+  char path[] = "/tmp/physid_test_ddp_chainXXXXXX";
+  int fd = mkstemp(path);
+  CHECK(fd >= 0);
+  if (fd < 0) return;
+  close(fd);
+  write_chain(path, 27, 21);
+  physData* d;
+  physModel* m = load(&d, path);
+  remove(path);
+  if (!m) return;
+  int T = 20, nv = m->nv, nq = m->nq, nu = m->nu, n2 = 2 * nv;
+  CHECK(nv == 27 && nu == 21);
+  for (int cs = 0; cs < 3; cs++) {
+    int rate = cs > 0;
+    unsigned long long seed = 12345 + (unsigned long long)cs;
+    physControlProblem* p = phys_control_make(m, T, 1);
+    p->reg_state = cs == 2;
+    int nx = p->nx;
+    double *A = malloc(sizeof(double) * T * n2 * n2), *B = malloc(sizeof(double) * T * n2 * nu);
+    for (int t = 0; t < T; t++) {
+      for (int i = 0; i < n2 * n2; i++) A[t * n2 * n2 + i] = (i % (n2 + 1) == 0) + uniform(&seed, -0.1, 0.1);
+      for (int i = 0; i < n2 * nu; i++) B[t * n2 * nu + i] = uniform(&seed, -0.05, 0.05);
+      phys_ddp_set_jacobian(p, t, A + t * n2 * n2, B + t * n2 * nu);
+    }
+    for (int i = 0; i < (T + 1) * (nq + nv); i++) p->X[i] = uniform(&seed, -1, 1);
+    for (int i = 0; i < T * nu; i++) p->U[i] = uniform(&seed, -0.5, 0.5);
+    for (int j = 0; j < nu; j++) {
+      p->wu[j] = uniform(&seed, 0.1, 1), p->wdu[j] = rate ? uniform(&seed, 0.1, 1) : 0;
+      p->uprev[j] = uniform(&seed, -0.5, 0.5);
+      p->lo[j] = j % 3 == 0 ? -0.55 : -INFINITY, p->hi[j] = j % 3 == 0 ? 0.55 : INFINITY;
+    }
+    physStateCost* c[2] = {&p->run, &p->fin};
+    for (int s = 0; s < 2; s++)
+      for (int i = 0; i < nv; i++) {
+        c[s]->qref[i] = uniform(&seed, -1, 1), c[s]->vref[i] = uniform(&seed, -1, 1);
+        c[s]->wq[i] = uniform(&seed, 0, 10) * (s ? 10 : 1), c[s]->wv[i] = uniform(&seed, 0, 1) * (s ? 10 : 1);
+      }
+    double mu = cs == 0 ? 0 : cs == 1 ? 1e-3 : 1, dV[2], ff, dVr[2], ffr;
+    double *K = calloc((size_t)T * nu * nx, 8), *k = calloc((size_t)T * nu, 8), *Kt = calloc((size_t)nu * nx, 8);
+    double kt[64];
+    CHECK(ref_backward(p, A, B, mu, K, k, dVr, &ffr) == 1);
+    CHECK(phys_ddp_backward(p, mu, dV, &ff) == 1);
+    CHECK_REL(dV[0], dVr[0], 1e-12, 0);
+    CHECK_REL(dV[1], dVr[1], 1e-12, 0);
+    CHECK_REL(ff, ffr, 1e-12, 0);
+    int clamped = 0;
+    double worst = 0;
+    for (int t = 0; t < T; t++) {
+      phys_ddp_gains(p, t, Kt, kt);
+      double Kmax = 0, kmax = 0, dK = 0, dk = 0;
+      for (int i = 0; i < nu * nx; i++)
+        Kmax = fmax(Kmax, fabs(K[t * nu * nx + i])), dK = fmax(dK, fabs(Kt[i] - K[t * nu * nx + i]));
+      for (int j = 0; j < nu; j++) kmax = fmax(kmax, fabs(k[t * nu + j])), dk = fmax(dk, fabs(kt[j] - k[t * nu + j]));
+      CHECK_MSG(dK <= 1e-12 * Kmax && dk <= 1e-12 * kmax, "rate %d step %d: |dK| %g of %g, |dk| %g of %g", rate,
+                t, dK, Kmax, dk, kmax);
+      worst = fmax(worst, fmax(dK / Kmax, dk / kmax));
+      for (int j = 0; j < nu; j++) {
+        int zero = 1;
+        for (int i = 0; i < nx; i++) zero &= K[(t * nu + j) * nx + i] == 0;
+        clamped += zero;
+        if (zero) CHECK(kt[j] == p->lo[j] - p->U[t * nu + j] || kt[j] == p->hi[j] - p->U[t * nu + j]);
+      }
+    }
+    CHECK_MSG(clamped > 0 && clamped < T * nu / 3, "%d clamped rows", clamped);   // both kinds of rows
+    CHECK(p->pointwork == NULL);   // no point terms: no room for their Hessians
+    printf("backward pass vs the dense reference (rate %d, mu %g on the %s): gains within %.2g relative, dV %.17g / "
+           "%.17g, %d of %d rows clamped\n", rate, mu, p->reg_state ? "state" : "controls", worst, dV[0], dVr[0],
+           clamped, T * nu);
+    free(A), free(B), free(K), free(k), free(Kt);
+    phys_control_free(p);
+  }
+  // the workspace grows per step by A, B, K, k, a trial state and control only (the point terms' Hessians,
+  // 4 nv^2 a step, are not reserved with the problem)
+  physControlProblem *p1 = phys_control_make(m, T, 1), *p2 = phys_control_make(m, T + 1, 1);
+  size_t nx = (size_t)p1->nx, perstep = nx * nx + 2 * nx * nu + 2 * (size_t)nu + (size_t)(nq + nv);
+  CHECK_MSG(p2->nwork - p1->nwork == perstep, "%zu doubles a step, expected %zu", p2->nwork - p1->nwork, perstep);
+  phys_control_free(p1), phys_control_free(p2);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
 int main(void) {
+  test_backward_reference();
   test_point_gradient();
   test_box_qp();
   test_lqr();
