@@ -164,8 +164,9 @@ int phys_lcp_pinv(double* P, physData* d, const double* A, int m);
 int phys_lcp_aware_states(const physConstraintProblem* p, const physConstraintSolution* sol,
                           const double* lambda_bar, int* state);
 // the forward mode with a symmetric dG known only through products (the step's dG = dJ Y' + Y dJ' - Y dM~ Y'
-// along every input direction, lcp_vjp.c; loc from phys_solve_lcp_local_prod): phys_solve_lcp_jvp_vectors writes the three vectors z_k (3 x n) whose
-// products the JVP reads (z_0 = lambda, z_1, z_2 placed on the clamped rows); phys_solve_lcp_jvp_prod takes
+// along every input direction, lcp_vjp.c; loc from phys_solve_lcp_local_prod): phys_solve_lcp_jvp_vectors
+// writes the three vectors z_k (3 x n) whose products the JVP reads (z_0 = lambda, z_1, z_2 placed on the
+// clamped rows); phys_solve_lcp_jvp_prod takes
 // dGz (3 x n: dG z_k; NULL when dG = 0) and dGdiag (n: dG's diagonal) and equals phys_solve_lcp_jvp_local with
 // the whole dG to rounding, in O(m^2 + n m) per direction instead of O(n m^2 + n^2)
 void phys_solve_lcp_jvp_vectors(const physLcpLocal* loc, const physConstraintProblem* p, double* z);

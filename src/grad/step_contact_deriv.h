@@ -33,8 +33,9 @@ physStatus phys_constrained_step_vjp(const physModel* m, physData* d, const phys
 // states, the position problem), M~'s factor, Y = M~^-1 J', the bias branches, the kink's position problem
 // and lcp's local structures of both problems (contact.h phys_solve_lcp_local: built here once, read by every
 // derivative at the point), in arena memory above d's mark at the call (released with it); *cp = NULL
-// (PHYS_OK) when the step has no constraints. Nothing at the point is read from d->qLD afterwards. The stage's contacts are the point's (arena memory); d's contact lists are read only (the
-// warm start). Status: PHYS_ERR_MODEL, PHYS_ERR_ARG (penalty), PHYS_ERR_NUMERIC (M~ failed).
+// (PHYS_OK) when the step has no constraints. Nothing at the point is read from d->qLD afterwards. The
+// stage's contacts are the point's (arena memory); d's contact lists are read only (the warm start). Status:
+// PHYS_ERR_MODEL, PHYS_ERR_ARG (penalty), PHYS_ERR_NUMERIC (M~ failed).
 // warm: the step's warm-start input (NULL: d's own list, d->contact).
 physStatus phys_constrained_linearize(const physModel* m, physData* d, const physWarmStart* warm,
                                       physConstrainedPoint** cp);

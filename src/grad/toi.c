@@ -145,8 +145,8 @@ static void restitution_geoms(int out[2], const physModel* m, const physContact*
 // d->qfrc_constraint, v+ in d->qvel) and L, M~'s factor at the state (the record's); v the pre-step velocity, vsum the position update velocity; if U
 // is not NULL, U (nb x nv, room for tr->n rows) = the columns U_b = -D W J_b' G_b^+ e_b d_b and geom (2 nb)
 // their restitution geoms. Returns nb.
-static int build_delta(const physModel* m, physData* d, const physContactList* tr, const double* L, const double* v,
-                       const double* vsum, double* delta, double* U, int* geom) {
+static int build_delta(const physModel* m, physData* d, const physContactList* tr, const double* L,
+                       const double* v, const double* vsum, double* delta, double* U, int* geom) {
   int nv = m->nv, nc = tr->n, nb = 0;
   const physContact* con = tr->con;
   double dt = m->opt.timestep;

@@ -215,10 +215,11 @@ static void check_factored(const physConstraintProblem* pp, const physConstraint
   CHECK(d.nlcp_local == built + 1);
   phys_stack_free(&d, mark);
   size_t nb = sizeof(double) * (size_t)n;
-  CHECK_MSG(!memcmp(gb3, gb, nb) && !memcmp(Gb3, Gb, nb * (size_t)n) && !memcmp(mub3, mub, sizeof(double) * (size_t)pp->nc),
+  size_t nm = sizeof(double) * (size_t)pp->nc;
+  CHECK_MSG(!memcmp(gb3, gb, nb) && !memcmp(Gb3, Gb, nb * (size_t)n) && !memcmp(mub3, mub, nm),
             "%s: reverse mode on the local structure differs from phys_solve_lcp_vjp", name);
   CHECK_MSG(!memcmp(gb4, gb2, nb) && !memcmp(Fa4, Fa, 3 * nb) && !memcmp(Fb4, Fb, 3 * nb) && !memcmp(Fd4, Fd, nb) &&
-                !memcmp(mub4, mub2, sizeof(double) * (size_t)pp->nc),
+                !memcmp(mub4, mub2, nm),
             "%s: factored reverse mode on the local structure differs from phys_solve_lcp_vjp_factored", name);
 }
 
