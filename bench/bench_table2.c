@@ -8,11 +8,13 @@
 //   catapult     models/catapult.xml (5 DoF, ball against the paddle and on the floor), 5 steps
 //   jump_worm    models/jumpworm.xml (5 DoF, lying on its two feet), 5 steps
 // plus MuJoCo's humanoid in the air (contacts and limits off in both engines), where the same tasks run
-// beside MuJoCo 2.2.2's mjd_transitionFD (forward and centered) and mj_step.
+// beside MuJoCo 2.2.2's mjd_transitionFD (forward and centered) and mj_step. Beside the table, the task
+// param_size: the lcp parameter Jacobian P = dx+/dtheta (phys_step_param_jacobian) with size:GEOM of every named
+// geom (not a plane) in the saved state's contacts, whose columns take 2nv reverse passes at one linearization.
 //
 // usage: bench_table2 [--root DIR] [--samples N] [--rounds R] [--scene NAME] [--only TASK]
 //   DIR: the source tree (models/; default "." or $PHYS_SOURCE); tasks: step jacobian fd vjp mj_step
-//   mj_fd_forward mj_fd_centered. Prints per scene one INFO line (nv, nu, contacts, the status of the analytic
+//   mj_fd_forward mj_fd_centered param_size. Prints per scene one INFO line (nv, nu, contacts, the status of the analytic
 //   Jacobian, its largest difference from the central differences away from mode switches, the number of
 //   input columns at a switch) and per task
 //   RESULT<TAB>scene<TAB>task<TAB>median_us=..<TAB>min_us=..
@@ -30,6 +32,7 @@
 #include <time.h>
 
 #include "grad.h"
+#include "params.h"
 #include "physid.h"
 #include "spec.h"
 #include "urdf.h"
@@ -43,8 +46,9 @@ enum { SC_ATLAS = 0, SC_CHEETAH, SC_CATAPULT, SC_WORM, SC_HUMANOID, NSCENE };
 static const char* g_scene[NSCENE] = {"atlas", "half_cheetah", "catapult", "jump_worm", "humanoid_air"};
 static const int g_settle[NSCENE] = {10, 200, 5, 5, 0};
 
-enum { T_STEP = 0, T_JAC, T_FD, T_VJP, T_MJ_STEP, T_MJ_FD_FWD, T_MJ_FD_CEN, NTASK };
-static const char* g_task[NTASK] = {"step", "jacobian", "fd", "vjp", "mj_step", "mj_fd_forward", "mj_fd_centered"};
+enum { T_STEP = 0, T_JAC, T_FD, T_VJP, T_PSIZE, T_MJ_STEP, T_MJ_FD_FWD, T_MJ_FD_CEN, NTASK };
+static const char* g_task[NTASK] = {"step",    "jacobian",      "fd",           "vjp", "param_size",
+                                    "mj_step", "mj_fd_forward", "mj_fd_centered"};
 
 // one scene: physid (and MuJoCo for the humanoid), its saved state, outputs
 typedef struct benchScene_ {
@@ -57,6 +61,8 @@ typedef struct benchScene_ {
   physContact *con, *con_prev;
   double *A, *B, *A2, *B2, *ybar, *xbar, *ubar;
   physStatus jac_status;
+  physParamTable tab;        // size:GEOM of the contacts' named geoms (param_size; ntheta 0: none)
+  double* P;
 } benchScene;
 
 //---------------------------------------------------------------------------------------------------------
@@ -71,6 +77,10 @@ __attribute__((noinline)) void measured_fd(const physModel* m, physData* d, doub
 }
 __attribute__((noinline)) void measured_vjp(const physModel* m, physData* d, const double* y, double* xb, double* ub) {
   phys_step_vjp(m, d, y, xb, ub);
+}
+__attribute__((noinline)) physStatus measured_param_size(const physModel* m, physData* d, const physParamTable* t,
+                                                          double* P) {
+  return phys_step_param_jacobian(m, d, t, P);
 }
 __attribute__((noinline)) void measured_mj_step(const mjModel* m, mjData* d) { mj_step(m, d); }
 __attribute__((noinline)) void measured_mj_fd_forward(const mjModel* m, mjData* d, double* A, double* B) {
@@ -146,6 +156,32 @@ static int load_scene(benchScene* s, int sc, const char* root) {
   return s->pd != NULL;
 }
 
+// s->tab: size:GEOM for every named geom other than a plane in the saved state's contacts that the table takes
+// (their order), and P
+static void size_table(benchScene* s) {
+  const physModel* m = s->pm;
+  const char* spec[16];
+  char buf[16][128];
+  int n = 0;
+  physLog log;
+  memset(&log, 0, sizeof log);
+  for (int c = 0; c < s->ncon; c++)
+    for (int k = 0; k < 2; k++) {
+      int g = s->con[c].geom[k], dup = 0;
+      const char* name = phys_id2name(m, "geom", g);
+      if (m->geom_type[g] == PHYS_GEOM_PLANE || !name[0] || n == 16) continue;
+      snprintf(buf[n], sizeof buf[n], "size:%s", name);
+      for (int j = 0; j < n; j++) dup |= !strcmp(buf[j], buf[n]);
+      spec[n] = buf[n];
+      if (dup || phys_param_table_build(&s->tab, m, spec + n, 1, &log) != PHYS_OK) continue;   // (a kind it refuses)
+      phys_param_table_free(&s->tab);
+      n++;
+    }
+  memset(&s->tab, 0, sizeof s->tab);
+  if (n > 0 && phys_param_table_build(&s->tab, m, spec, n, &log) != PHYS_OK) memset(&s->tab, 0, sizeof s->tab);
+  s->P = malloc(sizeof(double) * (size_t)(2 * m->nv * s->tab.ntheta + 1));
+}
+
 // the scene's state: keyframe 0 or qpos0 (Atlas turned -pi/2 about x; the humanoid lifted 1 m with a smooth
 // velocity pattern and controls, as bench_grad.c), then g_settle steps; saved with the contact lists
 static void settle_scene(benchScene* s, int sc) {
@@ -186,6 +222,7 @@ static void settle_scene(benchScene* s, int sc) {
   s->xbar = malloc(sizeof(double) * (size_t)n2);
   s->ubar = malloc(sizeof(double) * (size_t)(nu + 1));
   for (int i = 0; i < n2; i++) s->ybar[i] = cos(0.37 * i);
+  size_table(s);
 }
 
 // restore the saved state (both engines)
@@ -248,9 +285,13 @@ static void info_line(benchScene* s, int sc) {
   }
   free(F);
   free(F2);
-  printf("INFO\t%s\tnv=%d\tnu=%d\tncon=%d\tdt=%g\tjacobian=%s\tmaxrel_vs_fd=%.3g\tswitch_columns=%d/%d\n",
+  restore(s);
+  physStatus pst = s->tab.ntheta > 0 ? phys_step_param_jacobian(s->pm, s->pd, &s->tab, s->P) : PHYS_ERR_ARG;
+  printf("INFO\t%s\tnv=%d\tnu=%d\tncon=%d\tdt=%g\tjacobian=%s\tmaxrel_vs_fd=%.3g\tswitch_columns=%d/%d"
+         "\tsize_geoms=%d\tsize_theta=%d\tparam_size=%s\n",
          g_scene[sc], s->pm->nv, nu, ncon, s->pm->opt.timestep, s->jac_status == PHYS_OK ? "ok" : "refused",
-         s->jac_status == PHYS_OK ? err : NAN, nswitch, n2 + nu);
+         s->jac_status == PHYS_OK ? err : NAN, nswitch, n2 + nu, s->tab.n, s->tab.ntheta,
+         s->tab.ntheta == 0 ? "none" : (pst == PHYS_OK ? "ok" : "refused"));
 }
 
 // one sample of task t
@@ -260,6 +301,7 @@ static void run_task(benchScene* s, int t) {
     case T_JAC: measured_jacobian(s->pm, s->pd, s->A, s->B); break;
     case T_FD: measured_fd(s->pm, s->pd, s->A2, s->B2); break;
     case T_VJP: measured_vjp(s->pm, s->pd, s->ybar, s->xbar, s->ubar); break;
+    case T_PSIZE: measured_param_size(s->pm, s->pd, &s->tab, s->P); break;
     case T_MJ_STEP: measured_mj_step(s->mm, s->md); break;
     case T_MJ_FD_FWD: measured_mj_fd_forward(s->mm, s->md, s->A2, s->B2); break;
     default: measured_mj_fd_centered(s->mm, s->md, s->A2, s->B2); break;
@@ -273,7 +315,8 @@ static void free_scene(benchScene* s) {
   if (s->md) mj_deleteData(s->md);
   if (s->mm) mj_deleteModel(s->mm);
   free(s->qpos), free(s->qvel), free(s->ctrl), free(s->con), free(s->con_prev);
-  free(s->A), free(s->A2), free(s->B), free(s->B2), free(s->ybar), free(s->xbar), free(s->ubar);
+  free(s->A), free(s->A2), free(s->B), free(s->B2), free(s->ybar), free(s->xbar), free(s->ubar), free(s->P);
+  phys_param_table_free(&s->tab);
 }
 
 //---------------------------------------------------------------------------------------------------------
@@ -285,7 +328,7 @@ static void bench_scene(benchScene* s, int sc, int samples, int rounds, int only
   for (int t = 0; t < NTASK; t++) t_us[t] = malloc(sizeof(double) * (size_t)(samples * rounds));
   for (int r = 0; r < rounds; r++)
     for (int t = 0; t < NTASK; t++) {
-      if ((only >= 0 && t != only) || (t >= T_MJ_STEP && !s->mm)) continue;
+      if ((only >= 0 && t != only) || (t >= T_MJ_STEP && !s->mm) || (t == T_PSIZE && s->tab.ntheta == 0)) continue;
       for (int k = 0; k < samples; k++) {
         restore(s);
         double t0 = now_us();

@@ -460,6 +460,9 @@ typedef struct physData_ {
   int nlimit;               // active joint-limit rows in the last step
   int solver_iter;          // iterations of the last contact solve (pivots for lcp, sweeps for ADMM)
   double solver_residual;   // final residual of the last iterative solve
+  uint64_t nlcp_local;      // lcp local structures (the labels' partition, the clamped system's pseudo-inverse)
+                            // the derivatives built since phys_make_data / phys_reset_data: a statistic (the step
+                            // record builds one per problem and linearization, src/contact/contact.h)
   char lastwarning[256];    // text of the last warning
 
   // sizes copied from the model for self-contained views

@@ -2,7 +2,8 @@
 # bench_grad.sh - paper 001's Table II on this machine (bench/bench_table2.c): the step Jacobians A, B of
 # Atlas on the ground, the half cheetah, the catapult and the jump-worm (lcp, in contact) analytically and by
 # central differences of the same engine, the step and the one-step VJP for scale, and MuJoCo's humanoid in
-# the air beside MuJoCo 2.2.2's mjd_transitionFD; microseconds (medians) and callgrind instructions per call.
+# the air beside MuJoCo 2.2.2's mjd_transitionFD, and the lcp parameter Jacobian with size: parameters;
+# microseconds (medians) and callgrind instructions per call.
 # Writes the markdown table to bench/results/table2.md (and prints it). Timing is information only: nothing
 # here passes or fails; the goals of issue 4 are reported as met or not.
 #
@@ -81,6 +82,18 @@ declare -A nimble=([atlas]="16.1 ms / 737 ms" [half_cheetah]="0.870 ms / 7.52 ms
   echo "| MuJoCo 2.2.2 | mjd_transitionFD forward | $(ms "$mf") | $(fmt "$imf") | 1 |"
   echo "| MuJoCo 2.2.2 | mjd_transitionFD centered | $(ms "$mc") | $(fmt "$imc") | $(ratio "$imc" "$imf") |"
   echo "| MuJoCo 2.2.2 | mj_step | $(ms "$ms_") | $(fmt "$ims") | $(ratio "$ims" "$imf") |"
+  echo
+  echo "The lcp parameter Jacobian with size parameters (\`phys_step_param_jacobian\`, size:GEOM of every named geom"
+  echo "other than a plane in the state's contacts), same run: P's size columns take 2nv reverse passes at the step"
+  echo "record's one linearization, which also holds lcp's local structures (built once, read by every pass):"
+  echo
+  echo "| scene | nv | size geoms | parameters | P = dx+/dtheta | P / (A, B) (instr) |"
+  echo "|---|---|---|---|---|---|"
+  for s in atlas half_cheetah catapult jump_worm; do
+    [ "$(info "$s" param_size)" = ok ] || continue
+    p="$(us "$s" param_size)"; ip="$(instr "$s" param_size)"; ij="$(awk -v s="$s" '$1==s { print $4 }' "$tmp/rows.txt")"
+    echo "| $s | $(info "$s" nv) | $(info "$s" size_geoms) | $(info "$s" size_theta) | $(ms "$p") / $(fmt "$ip") | $(ratio "$ip" "$ij") |"
+  done
   echo
   read -r _ aj af aij aif ast aiv < <(grep '^atlas ' "$tmp/rows.txt" || echo "atlas - - - - - -")
   echo "Goals of issue 4 (reported, never asserted):"

@@ -124,26 +124,32 @@ physStatus phys_solve_lcp_jvp(const physModel* m, physData* d, const physConstra
 physStatus phys_solve_lcp_vjp(const physModel* m, physData* d, const physConstraintProblem* p,
                               const physConstraintSolution* sol, const double* lambda_bar, double* g_bar,
                               double* G_bar, double* mu_bar);
-// k reverse modes at once (lambda_bar, g_bar: k x n; G_bar k x n x n and mu_bar k x nc may be NULL): the local
-// structure (labels, the clamped system and its pseudo-inverse by SVD) is built once, then each right-hand
-// side costs O(n^2) - the step's Jacobians need one per row (src/grad/step_contact_deriv.c)
-physStatus phys_solve_lcp_vjp_batch(const physModel* m, physData* d, const physConstraintProblem* p,
-                                    const physConstraintSolution* sol, int k, const double* lambda_bar,
-                                    double* g_bar, double* G_bar, double* mu_bar);
 // the reverse mode with G_bar in factored form, G_bar = sum_{t<3} Ga_t Gb_t' + diag(Gd) (Ga, Gb 3 x n, Gd n):
 // the clamped system's adjoint is rank three, and the scales add a diagonal. For a G_bar contracted with
 // dG = -Y dM Y' this is three bilinear forms and n quadratic ones instead of n bilinear forms
 physStatus phys_solve_lcp_vjp_factored(const physModel* m, physData* d, const physConstraintProblem* p,
                                        const physConstraintSolution* sol, const double* lambda_bar, double* g_bar,
                                        double* Ga, double* Gb, double* Gd, double* mu_bar);
-// the forward mode for many directions: the local structure once (arena memory of the caller's mark, valid
-// while p and sol are), then phys_solve_lcp_jvp_local per direction (O(n m + m^2), m clamped rows), bit for
-// bit phys_solve_lcp_jvp
+// many derivatives at one solution: the local structure (the labels' partition, the scaled clamped system
+// and its pseudo-inverse; arena memory of the caller's mark, valid while p and sol are) built once, counted
+// in d->nlcp_local (every build, the one-shot entry points' too), then per direction or adjoint
+// phys_solve_lcp_jvp_local (O(n m + m^2), m clamped rows), phys_solve_lcp_vjp_local or
+// phys_solve_lcp_vjp_factored_local (O(n m + m^2)), bit for bit phys_solve_lcp_jvp, phys_solve_lcp_vjp and
+// phys_solve_lcp_vjp_factored. The step record builds one per problem (src/grad/step_contact_deriv.c)
 typedef struct physLcpLocal_ physLcpLocal;
 physLcpLocal* phys_solve_lcp_local(physData* d, const physConstraintProblem* p, const physConstraintSolution* sol);
 void phys_solve_lcp_jvp_local(const physLcpLocal* loc, physData* d, const physConstraintProblem* p,
                               const physConstraintSolution* sol, const double* dg, const double* dG,
                               const double* dmu, double* lambda_dot);
+void phys_solve_lcp_vjp_local(const physLcpLocal* loc, physData* d, const physConstraintProblem* p,
+                              const physConstraintSolution* sol, const double* lambda_bar, double* g_bar,
+                              double* G_bar, double* mu_bar);
+void phys_solve_lcp_vjp_factored_local(const physLcpLocal* loc, physData* d, const physConstraintProblem* p,
+                                       const physConstraintSolution* sol, const double* lambda_bar, double* g_bar,
+                                       double* Ga, double* Gb, double* Gd, double* mu_bar);
+// a copy of loc with the constants of the forward mode through products (phys_solve_lcp_jvp_prod; arena
+// memory of the caller's mark, O(m^2)): loc itself is left as built
+physLcpLocal* phys_solve_lcp_local_prod(physData* d, const physLcpLocal* loc);
 // P = A^+ (m x m row-major) of the scaled clamped system A = S H S the derivatives use (lcp_vjp.c): pivoted
 // Cholesky with the solver's rank cut when A = A' exactly, else the SVD (sigma <= 1e-12 sigma_max is 0). Returns
 // the rank. Scratch from d's arena.
@@ -158,8 +164,9 @@ int phys_lcp_pinv(double* P, physData* d, const double* A, int m);
 int phys_lcp_aware_states(const physConstraintProblem* p, const physConstraintSolution* sol,
                           const double* lambda_bar, int* state);
 // the forward mode with a symmetric dG known only through products (the step's dG = dJ Y' + Y dJ' - Y dM~ Y'
-// along every input direction, lcp_vjp.c): phys_solve_lcp_jvp_vectors writes the three vectors z_k (3 x n) whose
-// products the JVP reads (z_0 = lambda, z_1, z_2 placed on the clamped rows); phys_solve_lcp_jvp_prod takes
+// along every input direction, lcp_vjp.c; loc from phys_solve_lcp_local_prod): phys_solve_lcp_jvp_vectors
+// writes the three vectors z_k (3 x n) whose products the JVP reads (z_0 = lambda, z_1, z_2 placed on the
+// clamped rows); phys_solve_lcp_jvp_prod takes
 // dGz (3 x n: dG z_k; NULL when dG = 0) and dGdiag (n: dG's diagonal) and equals phys_solve_lcp_jvp_local with
 // the whole dG to rounding, in O(m^2 + n m) per direction instead of O(n m^2 + n^2)
 void phys_solve_lcp_jvp_vectors(const physLcpLocal* loc, const physConstraintProblem* p, double* z);

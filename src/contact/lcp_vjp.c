@@ -338,6 +338,7 @@ static void clamped_rows(int* keep, const physConstraintProblem* p, const physCo
 // the local structure of sol: labels, H, A, A^+, x, r (arrays from d's arena; the caller marks and frees)
 static void vjp_local(lcpLocal* L, physData* d, const physConstraintProblem* p, const physConstraintSolution* sol) {
   int n = p->n, m = 0;
+  d->nlcp_local++;
   L->n = n;
   L->cr = vjp_ints(d, n);
   L->pos = vjp_ints(d, n);
@@ -534,14 +535,23 @@ static void prod_local(lcpLocal* L, physData* d) {
   vjp_mulv(L->hsw, L->H, a, mc, 1);
 }
 
+// a physLcpLocal in d's arena (caller's mark)
+static physLcpLocal* local_alloc(physData* d) {
+  return (physLcpLocal*)phys_stack_alloc(d, (sizeof(physLcpLocal) + 7) / 8 + 1);
+}
+
 physLcpLocal* phys_solve_lcp_local(physData* d, const physConstraintProblem* p, const physConstraintSolution* sol) {
-  physLcpLocal* loc = (physLcpLocal*)phys_stack_alloc(d, (sizeof(physLcpLocal) + 7) / 8 + 1);
+  physLcpLocal* loc = local_alloc(d);
   memset(loc, 0, sizeof *loc);
-  if (p->n > 0) {
-    vjp_local(&loc->L, d, p, sol);
-    prod_local(&loc->L, d);
-  }
+  if (p->n > 0) vjp_local(&loc->L, d, p, sol);
   return loc;
+}
+
+physLcpLocal* phys_solve_lcp_local_prod(physData* d, const physLcpLocal* loc) {
+  physLcpLocal* out = local_alloc(d);
+  *out = *loc;
+  if (out->L.n > 0) prod_local(&out->L, d);
+  return out;
 }
 
 void phys_solve_lcp_jvp_local(const physLcpLocal* loc, physData* d, const physConstraintProblem* p,
@@ -681,21 +691,12 @@ static void vjp_apply(const lcpLocal* restrict Lp, physData* d, const physConstr
 physStatus phys_solve_lcp_vjp(const physModel* m, physData* d, const physConstraintProblem* p,
                               const physConstraintSolution* sol, const double* lambda_bar, double* g_bar,
                               double* G_bar, double* mu_bar) {
-  return phys_solve_lcp_vjp_batch(m, d, p, sol, 1, lambda_bar, g_bar, G_bar, mu_bar);
-}
-
-physStatus phys_solve_lcp_vjp_batch(const physModel* m, physData* d, const physConstraintProblem* p,
-                                    const physConstraintSolution* sol, int k, const double* lambda_bar,
-                                    double* g_bar, double* G_bar, double* mu_bar) {
   (void)m;
-  int n = p->n, nc = p->nc;
-  size_t mark = phys_stack_mark(d), nn = (size_t)n * (size_t)(n > 0 ? n : 0);
+  size_t mark = phys_stack_mark(d);
   lcpLocal L;
   memset(&L, 0, sizeof L);
-  if (n > 0) vjp_local(&L, d, p, sol);   // the labels, H, A and its pseudo-inverse: once for all k
-  for (int j = 0; j < k; j++)
-    vjp_apply(&L, d, p, sol, lambda_bar + (size_t)j * n, g_bar + (size_t)j * n, G_bar ? G_bar + j * nn : NULL,
-              mu_bar ? mu_bar + (size_t)j * nc : NULL, NULL, NULL, NULL);
+  if (p->n > 0) vjp_local(&L, d, p, sol);
+  vjp_apply(&L, d, p, sol, lambda_bar, g_bar, G_bar, mu_bar, NULL, NULL, NULL);
   phys_stack_free(d, mark);
   return PHYS_OK;
 }
@@ -711,6 +712,18 @@ physStatus phys_solve_lcp_vjp_factored(const physModel* m, physData* d, const ph
   vjp_apply(&L, d, p, sol, lambda_bar, g_bar, NULL, mu_bar, Ga, Gb, Gd);
   phys_stack_free(d, mark);
   return PHYS_OK;
+}
+
+void phys_solve_lcp_vjp_local(const physLcpLocal* loc, physData* d, const physConstraintProblem* p,
+                              const physConstraintSolution* sol, const double* lambda_bar, double* g_bar,
+                              double* G_bar, double* mu_bar) {
+  vjp_apply(&loc->L, d, p, sol, lambda_bar, g_bar, G_bar, mu_bar, NULL, NULL, NULL);
+}
+
+void phys_solve_lcp_vjp_factored_local(const physLcpLocal* loc, physData* d, const physConstraintProblem* p,
+                                       const physConstraintSolution* sol, const double* lambda_bar, double* g_bar,
+                                       double* Ga, double* Gb, double* Gd, double* mu_bar) {
+  vjp_apply(&loc->L, d, p, sol, lambda_bar, g_bar, NULL, mu_bar, Ga, Gb, Gd);
 }
 
 // the label of normal (or limit) row i by the sign of its adjoint: lambda_bar < 0 separating, > 0 clamping,

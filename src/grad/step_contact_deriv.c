@@ -132,11 +132,13 @@ static physStatus point_build(const physModel* m, physData* d, const physWarmSta
   }
   cp->acc = phys_stack_alloc(d, (size_t)nv);
   memcpy(cp->acc, d->qacc, sizeof(double) * (size_t)nv);
+  cp->L = phys_stack_alloc(d, (size_t)nv * nv);
+  memcpy(cp->L, d->qLD, sizeof(double) * (size_t)nv * nv);
   const physConstraintProblem* p = &cp->st.p;
   int n = cp->n = p->n, nc = cp->nc = p->nc;
   cp->nv = nv;
   cp->Y = phys_stack_alloc(d, (size_t)n * nv + 1);
-  for (int c = 0; c < n; c++) phys_solve_m(m, d->qLD, cp->Y + (size_t)c * nv, p->J + (size_t)c * nv);
+  for (int c = 0; c < n; c++) phys_solve_m(m, cp->L, cp->Y + (size_t)c * nv, p->J + (size_t)c * nv);
   cp->vsum = phys_stack_alloc(d, (size_t)nv);
   for (int i = 0; i < nv; i++) cp->vsum[i] = cp->st.vnew[i] + cp->st.vpos[i];
   cp->vn = arena_zeros(d, nc);
@@ -152,7 +154,9 @@ static physStatus point_build(const physModel* m, physData* d, const physWarmSta
   tangent_blocks(m, cp);
   cp->nkink = kink_position_problem(m, d, cp);
   cp->geom = NULL;                // built by the Jacobians, which take many directions
-  cp->lcp = cp->lcp_pos = NULL;
+  // lcp's local structures once, at the problems the derivatives see (the kink's position problem included)
+  cp->lcp = m->opt.contact == PHYS_CONTACT_LCP ? phys_solve_lcp_local(d, p, &cp->st.sol) : NULL;
+  cp->lcp_pos = p->npos > 0 ? phys_solve_lcp_local(d, &cp->st.pp, &cp->st.sol_pos) : NULL;
   cp->prod = 0;
   cp->zv = cp->uv = cp->zp = cp->up = NULL;
   return PHYS_OK;
@@ -160,6 +164,8 @@ static physStatus point_build(const physModel* m, physData* d, const physWarmSta
 
 //---------------------------------------------------------------------------------------------------------
 // public entry points
+
+double* phys_constrained_factor(const physConstrainedPoint* cp) { return cp->L; }
 
 physStatus phys_constrained_linearize(const physModel* m, physData* d, const physWarmStart* warm,
                                       physConstrainedPoint** out) {
@@ -187,7 +193,7 @@ static physStatus constrained_call(const physModel* m, physData* d, callKind kin
   if (st == PHYS_OK && !cp) st = PHYS_ERR_ARG;
   if (st == PHYS_OK) {
     switch (kind) {
-      case CALL_POINT: memcpy(c->L, d->qLD, sizeof(double) * (size_t)m->nv * m->nv); break;
+      case CALL_POINT: memcpy(c->L, cp->L, sizeof(double) * (size_t)m->nv * m->nv); break;
       case CALL_KINKS: c->nkink = cp->nkink; break;
       case CALL_JACOBIAN: st = phys_constrained_jacobian_at(m, d, cp, c->t, c->A, c->B, c->P); break;
       case CALL_VJP:

@@ -19,7 +19,7 @@
 // at d's state (any may be NULL; t may be NULL without P). PHYS_ERR_ARG if the step has no constraints, uses
 // penalty contact, or a contact's pair has no geometry derivative; PHYS_ERR_MODEL as phys_step_jacobian;
 // PHYS_ERR_NUMERIC (counted warning) if M~ is not positive definite or a solver derivative failed. The
-// state is not advanced; d->qacc = (v+ - v)/dt, d->qLD the factor of M~ at the state.
+// state is not advanced; d->qacc = (v+ - v)/dt.
 physStatus phys_constrained_step_jacobian(const physModel* m, physData* d, const physParamTable* t, double* A,
                                           double* B, double* P);
 // reverse mode: xbar = A' xbar_next (2nv), ubar = B' xbar_next (nu), theta_bar = P' xbar_next (t->ntheta);
@@ -30,13 +30,17 @@ physStatus phys_constrained_step_vjp(const physModel* m, physData* d, const phys
                                      const double* xbar_next, double* xbar, double* ubar, double* theta_bar,
                                      double* force_bar);
 // the linearization: the step's stage at d's state (contacts detected once, the solver's solution and row
-// states, the position problem), Y = M~^-1 J', the bias branches and the kink's position problem, in arena
-// memory above d's mark at the call (released with it); *cp = NULL (PHYS_OK) when the step has no
-// constraints. The stage's contacts are the point's (arena memory); d's contact lists are read only (the
-// warm start). Status: PHYS_ERR_MODEL, PHYS_ERR_ARG (penalty), PHYS_ERR_NUMERIC (M~ failed).
+// states, the position problem), M~'s factor, Y = M~^-1 J', the bias branches, the kink's position problem
+// and lcp's local structures of both problems (contact.h phys_solve_lcp_local: built here once, read by every
+// derivative at the point), in arena memory above d's mark at the call (released with it); *cp = NULL
+// (PHYS_OK) when the step has no constraints. Nothing at the point is read from d->qLD afterwards. The
+// stage's contacts are the point's (arena memory); d's contact lists are read only (the warm start). Status:
+// PHYS_ERR_MODEL, PHYS_ERR_ARG (penalty), PHYS_ERR_NUMERIC (M~ failed).
 // warm: the step's warm-start input (NULL: d's own list, d->contact).
 physStatus phys_constrained_linearize(const physModel* m, physData* d, const physWarmStart* warm,
                                       physConstrainedPoint** cp);
+// M~'s factor at cp's state (nv x nv, factor.h's storage; cp's memory)
+double* phys_constrained_factor(const physConstrainedPoint* cp);
 // the two at a linearization point cp (d's kinematics still at its state)
 physStatus phys_constrained_jacobian_at(const physModel* m, physData* d, physConstrainedPoint* cp,
                                         const physParamTable* t, double* A, double* B, double* P);

@@ -107,22 +107,19 @@ static physStatus position_jvp(const physModel* m, physData* d, const contactPoi
   double dt = m->opt.timestep, beta = m->opt.baumgarte;
   const physConstraintProblem* p = &cp->st.p;
   const solverTable* tb = x->tab;
-  physStatus st = PHYS_OK;
   for (int r = 0; r < n; r++) dg[r] = p->gpos[r] < 0 ? beta * ddist[r] / dt : 0;
   if (cp->prod) {
     phys_solve_lcp_jvp_prod(cp->lcp_pos, d, &cp->st.pp, &cp->st.sol_pos, dg, x->dGzp, x->dGd, NULL, dl);
   } else if (tb) {
     size_t nn = (size_t)n * n;
     for (int r = 0; r < n; r++) dl[r] = dotn(tb->gp + (size_t)r * n, dg, n) + dotn(tb->Gp + r * nn, dG, (int)nn);
-  } else if (cp->lcp_pos) {
+  } else {   // (the point has the position problem's local structure whenever it has one)
     phys_solve_lcp_jvp_local(cp->lcp_pos, d, &cp->st.pp, &cp->st.sol_pos, dg, dG, NULL, dl);
-  } else {
-    st = phys_solve_lcp_jvp(m, d, &cp->st.pp, &cp->st.sol_pos, dg, dG, NULL, dl);
   }
   mul_jt(dvpos, p->J, dl, n, nv, 0);
   for (int i = 0; i < nv; i++) dvpos[i] += dJtlp[i] - (x->dmvpos ? x->dmvpos[i] : 0);
-  phys_solve_m(m, d->qLD, dvpos, dvpos);
-  return st;
+  phys_solve_m(m, cp->L, dvpos, dvpos);
+  return PHYS_OK;
 }
 
 // the geometry along x: dJ v+, dJ v, ddist (n each), dJ' lambda, dJ' lambda_p (nv each), given in x or by
@@ -211,7 +208,7 @@ static physStatus contact_jvp(const physModel* m, physData* d, const contactPoin
 
   // dy0 = W (dt r + dJ' lambda);  w = dv + dy0
   for (int i = 0; i < nv; i++) dy[i] = (x->r ? dt * x->r[i] : 0) + dJtl[i];
-  phys_solve_m(m, d->qLD, dy, dy);
+  phys_solve_m(m, cp->L, dy, dy);
   for (int i = 0; i < nv; i++) w[i] = (x->dv ? x->dv[i] : 0) + dy[i];
 
   // dg = dJ v+ + J w + db - dG lambda
@@ -226,7 +223,7 @@ static physStatus contact_jvp(const physModel* m, physData* d, const contactPoin
   // dv+ = w + W J' dlambda
   if (st == PHYS_OK) {
     mul_jt(dvn, p->J, dl, n, nv, 0);
-    phys_solve_m(m, d->qLD, dvn, dvn);
+    phys_solve_m(m, cp->L, dvn, dvn);
     for (int i = 0; i < nv; i++) dvn[i] += w[i];
   }
 
@@ -404,16 +401,17 @@ static physStatus solver_tables(const physModel* m, physData* d, const contactPo
   double* E = arena_zeros(d, n * n);   // the identity: row r of each table is the reverse mode of e_r
   for (int r = 0; r < n; r++) E[(size_t)r * n + r] = 1;
   physStatus st = PHYS_OK;
-  if (m->opt.contact == PHYS_CONTACT_LCP) {
-    // lcp: the clamped system's pseudo-inverse once for all n rows
-    st = phys_solve_lcp_vjp_batch(m, d, &cp->st.p, &cp->st.sol, n, E, tb->gv, tb->Gv, tb->mv);
-  } else {
-    for (int r = 0; r < n && st == PHYS_OK; r++)
-      st = phys_cp_solver_vjp(m, d, &cp->st.p, &cp->st.sol, E + (size_t)r * n, tb->gv + (size_t)r * n, tb->Gv + r * nn,
-                      tb->mv + (size_t)r * nc);
+  for (int r = 0; r < n && st == PHYS_OK; r++) {
+    if (cp->lcp)   // lcp: on the point's local structure
+      phys_solve_lcp_vjp_local(cp->lcp, d, &cp->st.p, &cp->st.sol, E + (size_t)r * n, tb->gv + (size_t)r * n,
+                               tb->Gv + r * nn, tb->mv + (size_t)r * nc);
+    else
+      st = phys_cp_solver_vjp(m, d, &cp->st.p, &cp->st.sol, E + (size_t)r * n, tb->gv + (size_t)r * n,
+                              tb->Gv + r * nn, tb->mv + (size_t)r * nc);
   }
-  if (st == PHYS_OK && pos)
-    st = phys_solve_lcp_vjp_batch(m, d, &cp->st.pp, &cp->st.sol_pos, n, E, tb->gp, tb->Gp, NULL);
+  for (int r = 0; st == PHYS_OK && pos && r < n; r++)
+    phys_solve_lcp_vjp_local(cp->lcp_pos, d, &cp->st.pp, &cp->st.sol_pos, E + (size_t)r * n, tb->gp + (size_t)r * n,
+                             tb->Gp + r * nn, NULL);
   phys_stack_free(d, mark);
   return st;
 }
@@ -895,13 +893,16 @@ physStatus phys_constrained_jacobian_at(const physModel* m, physData* d, physCon
   contactPoint cp = *cpp;   // (the directions' structures below are this call's)
   physStatus st = PHYS_OK;
   int nsize = 0;
-  // the contacts' geometry derivatives and lcp's local structure of both problems once for every direction
+  // the contacts' geometry derivatives once for every direction; lcp's local structures are the point's
+  // (built by the linearization), with the products' constants for this call
   physStatus gst;
   cp.geom = phys_constraint_geom(m, d, &cp.st.p, &gst);
-  if (m->opt.contact == PHYS_CONTACT_LCP) cp.lcp = phys_solve_lcp_local(d, &cp.st.p, &cp.st.sol);
-  if (cp.st.p.npos > 0) cp.lcp_pos = phys_solve_lcp_local(d, &cp.st.pp, &cp.st.sol_pos);
   cp.prod = cp.lcp != NULL && cp.n > 0;
-  if (cp.prod) prod_vectors(d, &cp);
+  if (cp.prod) {
+    cp.lcp = phys_solve_lcp_local_prod(d, cp.lcp);
+    if (cp.lcp_pos) cp.lcp_pos = phys_solve_lcp_local_prod(d, cp.lcp_pos);
+    prod_vectors(d, &cp);
+  }
   // the solvers' tables when there are more directions than 2n reverse passes
   int ndir = (A ? 2 * m->nv : 0) + (B ? m->nu : 0) + (P && t ? t->ntheta : 0);
   solverTable tab, *tb = NULL;

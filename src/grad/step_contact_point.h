@@ -32,9 +32,13 @@ typedef struct contactPoint_ {
   double* Et;                // 9 per rotation group: Exp(phi)'
   int* rot;                  // nv: rotation group block of each dof, -1 scalar
   double* acc;               // nv: the step's a+ = (v+ - v)/dt
+  double* L;                 // nv x nv: the factor of M~ at the state (factor.h's storage; the stage's d->qLD,
+                             // kept: d->qLD belongs to whatever runs next on d)
   physContactList det;       // the contacts the stage detected, with their impulses (st.p.con; arena memory)
   physConstraintGeom* geom;  // the contacts' geometry derivatives, once (NULL: unsupported, refused later)
-  physLcpLocal *lcp, *lcp_pos;  // lcp: the solver's local structure of both problems, once (else NULL)
+  physLcpLocal *lcp, *lcp_pos;  // lcp's local structure of the main problem (model lcp, else NULL) and of the
+                             // position problem (npos > 0, any model: it is lcp), built once by the
+                             // linearization; a Jacobian works on copies with its products' constants
   int nkink;                 // rows on the position correction's kink (kink_position_problem)
   // products mode (lcp with its local structures): dG enters only as dG z_k for three vectors per problem
   // (phys_solve_lcp_jvp_prod) and its diagonal, so neither dG nor the n x n x nv mass terms are formed

@@ -125,25 +125,24 @@ static void add_factors(contactAdj* a, const contactPoint* cp, const double* F, 
 // the position problem's part of contact_vjp: zpos = W vsum_bar, lambda_p's adjoint through lcp, its G_bar
 // into Gb (or factored into W), its distance adjoint into gamma and dJ' lambda_p's weights into W (lb, gb, Gt,
 // F: contact_vjp's scratch)
-static physStatus position_vjp(const physModel* m, physData* d, const contactPoint* cp, const double* vsb,
-                               contactAdj* a, double* lb, double* gb, double* Gb, double* Gt, double* F,
-                               double* gamma, double* W) {
+static void position_vjp(const physModel* m, physData* d, const contactPoint* cp, const double* vsb, contactAdj* a,
+                         double* lb, double* gb, double* Gb, double* Gt, double* F, double* gamma, double* W) {
   int n = cp->n, nv = cp->nv;
   double dt = m->opt.timestep, beta = m->opt.baumgarte;
   const physConstraintProblem* p = &cp->st.p;
-  physStatus st;
-  phys_solve_m(m, d->qLD, a->zpos, vsb);
+  phys_solve_m(m, cp->L, a->zpos, vsb);
   mul_j(lb, p->J, a->zpos, n, nv);
+  // (on the point's local structure of the position problem)
   if (a->fac) {
-    st = phys_solve_lcp_vjp_factored(m, d, &cp->st.pp, &cp->st.sol_pos, lb, gb, F, F + 3 * n, F + 6 * n, NULL);
+    phys_solve_lcp_vjp_factored_local(cp->lcp_pos, d, &cp->st.pp, &cp->st.sol_pos, lb, gb, F, F + 3 * n, F + 6 * n,
+                                      NULL);
     add_factors(a, cp, F, 0, W);
   } else {
-    st = phys_solve_lcp_vjp(m, d, &cp->st.pp, &cp->st.sol_pos, lb, gb, Gt, NULL);
-    for (size_t i = 0; st == PHYS_OK && i < (size_t)n * n; i++) Gb[i] += Gt[i];
+    phys_solve_lcp_vjp_local(cp->lcp_pos, d, &cp->st.pp, &cp->st.sol_pos, lb, gb, Gt, NULL);
+    for (size_t i = 0; i < (size_t)n * n; i++) Gb[i] += Gt[i];
   }
   for (int r = 0; r < n; r++) gamma[r] += p->gpos[r] < 0 ? beta * gb[r] / dt : 0;
   add_outer(W, cp->st.sol_pos.lambda, a->zpos, n, nv);
-  return st;
 }
 
 // the normal biases' adjoints from g_bar: restitution alpha of dJ v (alv) and eps_bar, the gap's dist_bar
@@ -243,15 +242,16 @@ static physStatus contact_vjp(const physModel* m, physData* d, const contactPoin
   }
 
   // position: dvpos = W (dJ' lambda_p + J' dlambda_p - dM~ vpos), zpos = W vsum_bar
-  if (p->npos > 0) st = position_vjp(m, d, cp, vsb, a, lb, gb, Gb, Gt, F, gamma, W);
+  if (p->npos > 0) position_vjp(m, d, cp, vsb, a, lb, gb, Gb, Gt, F, gamma, W);
 
   // dv+ = dv + dy0 + W J' dlambda:  vbar = vbar+',  z = W vbar+',  lambda_bar = J z
   memcpy(a->vbar, vnb, sizeof(double) * (size_t)nv);
-  phys_solve_m(m, d->qLD, z, vnb);
+  phys_solve_m(m, cp->L, z, vnb);
   mul_j(lb, p->J, z, n, nv);
-  if (st == PHYS_OK)
-    st = a->fac ? phys_solve_lcp_vjp_factored(m, d, p, &cp->st.sol, lb, gb, F, F + 3 * n, F + 6 * n, a->mubar)
-                : phys_cp_solver_vjp(m, d, p, &cp->st.sol, lb, gb, Gt, a->mubar);
+  if (st == PHYS_OK && a->fac)   // (lcp: on the point's local structure)
+    phys_solve_lcp_vjp_factored_local(cp->lcp, d, p, &cp->st.sol, lb, gb, F, F + 3 * n, F + 6 * n, a->mubar);
+  else if (st == PHYS_OK)
+    st = phys_cp_solver_vjp(m, d, p, &cp->st.sol, lb, gb, Gt, a->mubar);
   if (st == PHYS_OK && m->opt.contact == PHYS_CONTACT_LCP && (m->opt.gradflags & PHYS_GRAD_COMPLEMENTARITY))
     st = aware_vjp(m, d, p, &cp->st.sol, vnb, lb, gb, Gt, F, a->mubar);
   if (st != PHYS_OK) {
@@ -274,7 +274,7 @@ static physStatus contact_vjp(const physModel* m, physData* d, const contactPoin
   mul_jt(a->vbar, p->J, gb, n, nv, 1);
   mul_jt(z, p->J, gb, n, nv, 0);
   for (int i = 0; i < nv; i++) z[i] += vnb[i];
-  phys_solve_m(m, d->qLD, z, z);
+  phys_solve_m(m, cp->L, z, z);
   for (int i = 0; i < nv; i++) a->rbar[i] = dt * z[i];
   add_outer(W, lam, z, n, nv);
 

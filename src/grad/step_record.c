@@ -54,6 +54,7 @@ static physStatus linearize_constrained(const physModel* m, physData* d, physSte
   if (st != PHYS_OK) return st;
   if (!rec->cp) return linearize_smooth(m, d, 0, rec);
   rec->kind = PHYS_STEP_CONSTRAINED;
+  rec->L = phys_constrained_factor(rec->cp);
   return PHYS_OK;
 }
 
@@ -146,11 +147,8 @@ static physStatus step_point(const physModel* m, physData* d, double* L) {
   physStepRecord rec;
   physStatus st = phys_step_linearize(m, d, &rec);
   if (st == PHYS_OK) {
-    switch (rec.kind) {
-      case PHYS_STEP_SMOOTH: memcpy(L, rec.L, sizeof(double) * (size_t)m->nv * m->nv); break;
-      case PHYS_STEP_CONSTRAINED: memcpy(L, d->qLD, sizeof(double) * (size_t)m->nv * m->nv); break;
-      case PHYS_STEP_PENALTY: st = PHYS_ERR_ARG; break;   // (no single factor: one solve per stage)
-    }
+    if (rec.kind == PHYS_STEP_PENALTY) st = PHYS_ERR_ARG;   // (no single factor: one solve per stage)
+    else memcpy(L, rec.L, sizeof(double) * (size_t)m->nv * m->nv);
   }
   phys_step_record_free(d, &rec);
   return st;

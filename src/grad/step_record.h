@@ -4,13 +4,17 @@
 // it is (smooth; constrained, with the model's solver; penalty) with the quantities its derivatives read:
 // the smooth step's factor of M~ and acceleration; the constrained step's stage (contacts with the features
 // that produced them, J, G, g, the solver's solution and row states, the position problem), its warm-start
-// input and M~'s factor. Every derivative of the step (phys_step_jacobian, phys_step_vjp(_lambda),
+// input, M~'s factor and (lcp) the solver's local structure. Every derivative of the step (phys_step_jacobian, phys_step_vjp(_lambda),
 // phys_step_point, phys_step_param_jacobian, phys_step_param_vjp, the rollout's reverse pass, the fit's
 // sensitivity step) linearizes once and dispatches once on rec->kind through phys_step_record_jacobian or
 // phys_step_record_vjp, which also apply the time-of-impact correction (toi.h) where the kind has it.
 //
 // The record lives in d's arena above the mark it takes (no malloc) and reads d's kinematic workspace, which
-// it leaves at the state: it is valid until phys_step_record_free or until d's state changes. The step's
+// it leaves at the state: it is valid until phys_step_record_free or until d's state changes. What the
+// linearization factors or partitions is built once and kept in the record: M~'s factor (rec->L, not d->qLD,
+// which the next stage run on d overwrites) and lcp's local structures (the labels' partition and the clamped
+// system's pseudo-inverse of the velocity and position problems), which the derivatives' many reverse
+// passes (P's size columns: 2nv of them) read instead of rebuilding. The step's
 // hot path is not touched (phys_step fills nothing: the contact-free humanoid step stays 59.4k instructions);
 // the record belongs to grad because only the derivatives need it (Y = M~^-1 J', the kink's position
 // problem, the lcp's local structure are built by the linearization, never by the forward step).
@@ -35,10 +39,12 @@ typedef struct contactPoint_ physConstrainedPoint;
 typedef struct physStepRecord_ {
   physStepKind kind;
   int solver;                 // PHYS_CONTACT_* of m (the constrained step's solver)
-  double* L;                  // smooth: the tree factor of M~ = M + dt B (nv x nv, factor.h's storage)
+  double* L;                  // smooth and constrained: the tree factor of M~ = M + dt B at the state (nv x nv,
+                              // factor.h's storage), which every derivative reads (never d->qLD)
   double* qacc;               // smooth: a = M~^-1 (f - c) (nv), with frictionloss rows the step's a+ = (v+ - v)/dt
   physFrictionPoint* fp;      // smooth: the frictionloss rows' solution (frictionloss_deriv.h), NULL without rows
-  physConstrainedPoint* cp;   // constrained: the stage, contacts, row states, warm start (step_contact_deriv.h)
+  physConstrainedPoint* cp;   // constrained: the stage, contacts, row states, warm start, lcp's local structures
+                              // (step_contact_deriv.h)
   physWarmStart warm;         // the step's warm-start input (d's own list, or the one phys_step_linearize_warm got)
   size_t mark;                // d's arena mark before the record
 } physStepRecord;

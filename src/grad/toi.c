@@ -142,11 +142,11 @@ static void restitution_geoms(int out[2], const physModel* m, const physContact*
 }
 
 // Delta = -D W J_b' G_b^+ E J_b (E less beta on corrected rows) from the trial step's contacts tr (with
-// d->qLD, d->qfrc_constraint, v+ in d->qvel); v the pre-step velocity, vsum the position update velocity; if U
+// d->qfrc_constraint, v+ in d->qvel) and L, M~'s factor at the state (the record's); v the pre-step velocity, vsum the position update velocity; if U
 // is not NULL, U (nb x nv, room for tr->n rows) = the columns U_b = -D W J_b' G_b^+ e_b d_b and geom (2 nb)
 // their restitution geoms. Returns nb.
-static int build_delta(const physModel* m, physData* d, const physContactList* tr, const double* v,
-                       const double* vsum, double* delta, double* U, int* geom) {
+static int build_delta(const physModel* m, physData* d, const physContactList* tr, const double* L,
+                       const double* v, const double* vsum, double* delta, double* U, int* geom) {
   int nv = m->nv, nc = tr->n, nb = 0;
   const physContact* con = tr->con;
   double dt = m->opt.timestep;
@@ -159,7 +159,7 @@ static int build_delta(const physModel* m, physData* d, const physContactList* t
   double* vf = phys_stack_alloc(d, (size_t)nv);
   // v_f = v+ - W J' lambda = v+ - dt W qfrc_constraint
   for (int i = 0; i < nv; i++) vf[i] = dt * d->qfrc_constraint[i];
-  phys_solve_m(m, d->qLD, vf, vf);
+  phys_solve_m(m, L, vf, vf);
   for (int i = 0; i < nv; i++) vf[i] = d->qvel[i] - vf[i];
   for (int i = 0; i < nc; i++) {
     double* jn = Jb + (size_t)nb * nv;
@@ -179,7 +179,7 @@ static int build_delta(const physModel* m, physData* d, const physContactList* t
     double* V = phys_stack_alloc(d, (size_t)nb * nb);
     double* ev = phys_stack_alloc(d, (size_t)nb);
     double* K = phys_stack_alloc(d, (size_t)nb * nv);
-    for (int b = 0; b < nb; b++) phys_solve_m(m, d->qLD, Y + (size_t)b * nv, Jb + (size_t)b * nv);
+    for (int b = 0; b < nb; b++) phys_solve_m(m, L, Y + (size_t)b * nv, Jb + (size_t)b * nv);
     for (int a = 0; a < nb; a++)
       for (int b = 0; b < nb; b++) {
         double s = 0;
@@ -240,7 +240,7 @@ static int toi_trial(const physModel* m, physData* d, const physStepRecord* rec,
   if (d->nwarning == nwarn || d->time != t0) {
     // the position update velocity (v+ + vpos) = (q+ (-) q) / dt
     phys_difference_pos(m, vsum, dt, q0, d->qpos);
-    nb = build_delta(m, d, &tr, v0, vsum, delta, U, geom);
+    nb = build_delta(m, d, &tr, rec->L, v0, vsum, delta, U, geom);
   }
   load_state(m, d, &s);
   phys_stack_free(d, mark);

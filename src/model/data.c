@@ -70,10 +70,11 @@ static size_t st_step(const arenaDims* a, int model) {
 }
 
 // the constrained record (step_contact_deriv.c: point_build): the stage's detection list (L), its kept
-// problem, its frictionloss rows (frictionloss.c phys_frictionloss_rows: G f^2, W E v f) and Y = M~^-1 J'
-// (n v); the kink's position problem solves once more on top (st_solver)
+// problem, its frictionloss rows (frictionloss.c phys_frictionloss_rows: G f^2, W E v f), M~'s factor (v^2)
+// and Y = M~^-1 J' (n v); the kink's position problem solves once more on top (st_solver), then lcp's local
+// structures are built and kept (st_local, chain_need)
 static size_t st_record_kept(const arenaDims* a) {
-  return a->L + st_assemble_kept(a) + a->f * a->f + a->v * a->f + a->n * a->v;
+  return a->L + st_assemble_kept(a) + a->f * a->f + a->v * a->f + a->v * a->v + a->n * a->v;
 }
 
 // the contacts' geometry derivatives, kept across a derivative's directions (contact_deriv.c geom_all: per
@@ -81,12 +82,20 @@ static size_t st_record_kept(const arenaDims* a) {
 static size_t st_geometry(const arenaDims* a) { return a->c * (7 * 18 + 16); }
 
 // lcp's local structure of one problem (lcp_vjp.c: vjp_local H, A, P of the clamped rows m <= n, and its
-// products' contact blocks 3 c^2); lcp keeps it for the velocity and the position problem, cone and ccp for
-// the (lcp) position problem only
+// products' contact blocks 3 c^2)
+static size_t st_local_one(const arenaDims* a) { return 3 * a->n * a->n + 3 * a->c * a->c; }
+
+// the local structures the constrained record keeps (step_contact_deriv.c point_build): lcp's for the velocity
+// and the position problem, cone's and ccp's for the (lcp) position problem only; while one is built, its
+// pseudo-inverse's scratch (st_pinv) lies on top
 static size_t st_local(const arenaDims* a, int model) {
-  size_t one = 3 * a->n * a->n + 3 * a->c * a->c;
-  return model == PHYS_CONTACT_LCP ? 2 * one : one;
+  return model == PHYS_CONTACT_LCP ? 2 * st_local_one(a) : st_local_one(a);
 }
+
+// the clamped system's pseudo-inverse of m <= n rows (lcp_vjp.c phys_lcp_pinv: with zero rows set aside, their
+// reduced copies Ar, Pr 2 n^2; then the Cholesky's W n^2 with vjp_pinv_factor's C r^2 + Z r m + T m^2 <= 3 n^2,
+// or the SVD's W, U, Vt 3 n^2): 6 n^2 (cone's and ccp's reverse modes, ccp_vjp.c's N n^2, fit in it)
+static size_t st_pinv(const arenaDims* a) { return 6 * a->n * a->n; }
 
 // one direction's JVP of the contact problem (step_contact_jvp.c: contact_jvp dG n^2; the solver's JVP:
 // ccp_vjp.c linearize N n^2 and refine_solve n^2, lcp_vjp.c jvp_apply's dA n^2): 3 n^2
@@ -125,11 +134,13 @@ static size_t st_jacobian_p(const arenaDims* a, int model) {
   return base + st_tables(a, model) + st_mass_blocks(a, a->p);
 }
 
-// the reverse mode (step_contact_vjp.c): J-sized adjoints (n v), the lcp's pseudo-inverse solve on its
-// local structure (lcp_vjp.c: phys_lcp_pinv n^2, vjp_pinv_factor C r^2 + Z r m + T m^2 <= 3 n^2) or ccp_vjp's
-// N (n^2); the parameters' R (v p) and regressor (10 v b)
+// the reverse mode (step_contact_vjp.c): J-sized adjoints (n v); lcp's reverse mode on the record's local
+// structures, and with complementarity-aware labels (aware_vjp) one more local structure of the relabelled
+// problem with its pseudo-inverse, or cone's and ccp's own reverse mode (ccp_vjp's N n^2); the parameters' R
+// (v p) and regressor (10 v b)
 static size_t st_vjp(const arenaDims* a, int model) {
-  return a->n * a->v + st_local(a, model) + 4 * a->n * a->n + a->v * a->p + 10 * a->v * a->b;
+  size_t aware = model == PHYS_CONTACT_LCP ? st_local_one(a) : 0;
+  return a->n * a->v + aware + st_pinv(a) + a->v * a->p + 10 * a->v * a->b;
 }
 
 // the time-of-impact correction (toi.c): the trial step's detection list (L) and delta (v^2, and M~'s inverse v^2), then the
@@ -166,10 +177,11 @@ static size_t chain_need(const arenaDims* a, int model) {
   if (model == PHYS_CONTACT_PENALTY) {
     need = zmax(need, ctl + st_penalty_deriv(a));
   } else {
-    size_t rec = st_record_kept(a), loc = st_local(a, model);
-    need = zmax(need, rec + st_solver(a, model));                               // the kink's position solve
+    size_t kept = st_record_kept(a), rec = kept + st_local(a, model);
+    need = zmax(need, kept + st_solver(a, model));                              // the kink's position solve
+    need = zmax(need, rec + st_pinv(a));                                        // a local structure's build
     size_t jac = zmax(zmax(st_jacobian_a(a, model), st_jacobian_p(a, model)), st_stick(a, model));
-    need = zmax(need, ctl + rec + loc + st_geometry(a) + jac);
+    need = zmax(need, ctl + rec + st_geometry(a) + jac);
     need = zmax(need, ctl + rec + st_toi(a, model));
     need = zmax(need, rec + st_geometry(a) + st_vjp(a, model));
   }
@@ -273,6 +285,7 @@ void phys_reset_data(const physModel* m, physData* d) {
   d->time = 0;
   d->ncon = d->ncon_prev = d->ncon_dropped = d->nlimit = d->solver_iter = 0;
   d->solver_residual = 0;
+  d->nlcp_local = 0;
   d->nwarning = 0;
   d->lastwarning[0] = 0;
   memset(d->warning_count, 0, sizeof d->warning_count);

@@ -8,7 +8,9 @@
 // pseudo-inverse phys_lcp_pinv against the four Penrose conditions on singular symmetric (pivoted Cholesky),
 // regular nonsymmetric and symmetric indefinite (SVD) matrices. The forward mode through products
 // (phys_solve_lcp_jvp_prod: dG z_k and dG's diagonal only) against the whole dG's at every direction, and the
-// reverse mode's factored G_bar (phys_solve_lcp_vjp_factored) against the whole G_bar.
+// reverse mode's factored G_bar (phys_solve_lcp_vjp_factored) against the whole G_bar; both reverse modes on a
+// local structure built once (phys_solve_lcp_vjp_local, phys_solve_lcp_vjp_factored_local: one build counted in
+// d->nlcp_local, none by them) bit for bit the one-shot ones.
 #include <math.h>
 #include <string.h>
 
@@ -160,7 +162,7 @@ static void check_products(const physConstraintProblem* pp, const physConstraint
   double z[3 * MAXN], dGz[3 * MAXN], diag[MAXN], dl2[MAXN];
   for (int i = 0; i < n * n; i++) zero &= dG[i] == 0;
   physData d = make_data();
-  physLcpLocal* loc = phys_solve_lcp_local(&d, pp, sol);
+  physLcpLocal* loc = phys_solve_lcp_local_prod(&d, phys_solve_lcp_local(&d, pp, sol));
   phys_solve_lcp_jvp_vectors(loc, pp, z);
   for (int k = 0; k < 3; k++)
     for (int i = 0; i < n; i++) {
@@ -200,6 +202,25 @@ static void check_factored(const physConstraintProblem* pp, const physConstraint
   double rel = err / fmax(scale, 1e-300);
   g_fac_worst = fmax(rel, g_fac_worst);
   CHECK_MSG(err <= 1e-12 * scale, "%s: factored G_bar %.3g from the whole (scale %.3g)", name, err, scale);
+  // on a local structure built once (one build, counted; none by the reverse modes on it): bit for bit the
+  // one-shot reverse modes
+  static double Gb3[MAXN * MAXN];
+  double gb3[MAXN], mub3[MAXN], gb4[MAXN], mub4[MAXN], Fa4[3 * MAXN], Fb4[3 * MAXN], Fd4[MAXN];
+  uint64_t built = d.nlcp_local;
+  size_t mark = phys_stack_mark(&d);
+  physLcpLocal* loc = phys_solve_lcp_local(&d, pp, sol);
+  CHECK(d.nlcp_local == built + 1);
+  phys_solve_lcp_vjp_local(loc, &d, pp, sol, lb, gb3, Gb3, mub3);
+  phys_solve_lcp_vjp_factored_local(loc, &d, pp, sol, lb, gb4, Fa4, Fb4, Fd4, mub4);
+  CHECK(d.nlcp_local == built + 1);
+  phys_stack_free(&d, mark);
+  size_t nb = sizeof(double) * (size_t)n;
+  size_t nm = sizeof(double) * (size_t)pp->nc;
+  CHECK_MSG(!memcmp(gb3, gb, nb) && !memcmp(Gb3, Gb, nb * (size_t)n) && !memcmp(mub3, mub, nm),
+            "%s: reverse mode on the local structure differs from phys_solve_lcp_vjp", name);
+  CHECK_MSG(!memcmp(gb4, gb2, nb) && !memcmp(Fa4, Fa, 3 * nb) && !memcmp(Fb4, Fb, 3 * nb) && !memcmp(Fd4, Fd, nb) &&
+                !memcmp(mub4, mub2, nm),
+            "%s: factored reverse mode on the local structure differs from phys_solve_lcp_vjp_factored", name);
 }
 
 // check one direction at problem p (solution lam0, st0): forward mode vs finite differences (central, or

@@ -17,6 +17,17 @@
 //     was (they detect 4 contacts: a derivative that detected into d->contact and put back the caller's one
 //     contact changed entries 1..3), and so does the rollout gradient (its steps start from d's list and
 //     write lists of their own).
+//  6. the record holds M~'s factor: every derivative taken on a record after d->qLD was overwritten (filled
+//     with a pattern, as the next stage run on d does) is the one taken before, bit for bit - A, the size
+//     parameters' columns of P (reverse passes), the VJP with theta_bar, the time-of-impact terms - with every
+//     contact model, on a box resting on the floor and 2 mm into it (the position correction), a ball landing
+//     with restitution 0.8 and the ball in the air (the derivatives read
+//     d->qLD before: all but penalty's and the smooth kind's changed);
+//  7. lcp's local structure (the labels' partition, the clamped system's pseudo-inverse) is built once per
+//     linearization and problem (d->nlcp_local): a box 2 mm into the floor under lcp (the velocity and the
+//     position problem: 2 builds) and with cone or ccp (the position problem: 1), then none in the Jacobian with
+//     size:box (its P columns take 2nv = 12 reverse passes: lcp built 2 + 24, cone and ccp 1 + 12 before), the
+//     VJP and the parameter VJP; the public phys_step_param_jacobian builds as many as one linearization.
 #include "grad_models.h"
 #include "rollout.h"
 #include "step_record.h"
@@ -180,6 +191,114 @@ static void lists_untouched(int model) {
   phys_free_model(m);
 }
 
+//---------------------------------------------------------------------------------------------------------
+// items 6 and 7: what the record keeps
+
+// the derivatives of the record at d's state with the table t (A, P: 2nv x 2nv, 2nv x t->ntheta; xb 2nv, tb
+// t->ntheta from the adjoint y); with clobber, d->qLD is filled with a pattern after the linearization
+static void record_derivs(const physModel* m, physData* d, const physParamTable* t, int clobber, double* A,
+                          double* P, double* xb, double* tb) {
+  int n2 = 2 * m->nv;
+  double y[12];
+  for (int i = 0; i < n2; i++) y[i] = 0.1 * (i + 1) - 0.5;
+  physStepRecord rec;
+  CHECK(phys_step_linearize(m, d, &rec) == PHYS_OK);
+  if (clobber) memset(d->qLD, 0x5a, sizeof(double) * (size_t)m->nv * m->nv);
+  CHECK(phys_step_record_jacobian(m, d, &rec, t, A, NULL, P) == PHYS_OK);
+  if (clobber) memset(d->qLD, 0xa5, sizeof(double) * (size_t)m->nv * m->nv);
+  CHECK(phys_step_record_vjp(m, d, &rec, t, y, xb, NULL, tb, NULL) == PHYS_OK);
+  phys_step_record_free(d, &rec);
+}
+
+// item 6 at d's state: the derivatives with d->qLD overwritten after the linearization are the ones without
+static void factor_kept(const physModel* m, physData* d, const physParamTable* t, const char* what) {
+  int n2 = 2 * m->nv, nt = t->ntheta;
+  size_t sa = sizeof(double) * (size_t)n2 * n2, sp = sizeof(double) * (size_t)n2 * nt;
+  double *A[2], *P[2], xb[2][12], tb[2][8];
+  for (int k = 0; k < 2; k++) {
+    A[k] = calloc((size_t)n2 * n2, sizeof(double)), P[k] = calloc((size_t)n2 * nt, sizeof(double));
+    record_derivs(m, d, t, k, A[k], P[k], xb[k], tb[k]);
+  }
+  CHECK_MSG(memcmp(A[0], A[1], sa) == 0, "%s, contact model %d: A moved with d->qLD", what, m->opt.contact);
+  CHECK_MSG(memcmp(P[0], P[1], sp) == 0, "%s, contact model %d: P moved with d->qLD", what, m->opt.contact);
+  CHECK_MSG(memcmp(xb[0], xb[1], sizeof(double) * (size_t)n2) == 0, "%s, contact model %d: A'y moved with d->qLD",
+            what, m->opt.contact);
+  CHECK_MSG(memcmp(tb[0], tb[1], sizeof(double) * (size_t)nt) == 0, "%s, contact model %d: P'y moved with d->qLD",
+            what, m->opt.contact);
+  for (int k = 0; k < 2; k++) free(A[k]), free(P[k]);
+}
+
+// a model of file with contact model `model` and its table of spec (n entries)
+static physModel* table_model(const char* file, int model, const char* const* spec, int n, physParamTable* t) {
+  physModel* m = gm_load(file, 0);
+  m->opt.contact = model;
+  physLog log;
+  CHECK(phys_param_table_build(t, m, spec, n, &log) == PHYS_OK);
+  return m;
+}
+
+static void factor_kept_all(int model) {
+  physParamTable t;
+  const char* bs[] = {"size:box", "friction:box", "mass:box"};
+  physModel* m = table_model(BOX, model, bs, 3, &t);
+  physData* d = phys_make_data(m);
+  d->qpos[2] = 0.1;
+  for (int s = 0; s < 200; s++) phys_step(m, d);
+  factor_kept(m, d, &t, "box resting");
+  d->qpos[2] -= 0.002;   // (the position correction's problem)
+  factor_kept(m, d, &t, "box 2 mm deep");
+  phys_param_table_free(&t);
+  phys_free_data(d);
+  phys_free_model(m);
+  // a ball landing at 2 m/s, 0.5 mm deep, restitution 0.8, with the time-of-impact terms; and in the air
+  const char* ls[] = {"size:ball", "restitution:ball", "mass:ball"};
+  m = table_model(BALL, model, ls, 3, &t);
+  m->opt.gradflags |= PHYS_GRAD_TOI;
+  d = phys_make_data(m);
+  ball_at(m, d, 0.0995, -2, 0);
+  factor_kept(m, d, &t, "ball landing");
+  ball_at(m, d, 0.6, -2, 0);
+  factor_kept(m, d, &t, "ball in the air");
+  phys_param_table_free(&t);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+// item 7: lcp's local structures built by one linearization of the box, and none by the derivatives
+static void local_built_once(int model) {
+  physParamTable t;
+  const char* bs[] = {"size:box", "friction:box"};
+  physModel* m = table_model(BOX, model, bs, 2, &t);
+  physData* d = phys_make_data(m);
+  d->qpos[2] = 0.1;
+  for (int s = 0; s < 200; s++) phys_step(m, d);
+  d->qpos[2] -= 0.002;   // 2 mm deep: the position correction's problem too
+  int n2 = 2 * m->nv, nt = t.ntheta;
+  double *A = calloc((size_t)n2 * n2, sizeof(double)), *P = calloc((size_t)n2 * nt, sizeof(double));
+  double y[12], xb[12], tb[8];
+  for (int i = 0; i < n2; i++) y[i] = 0.1 * (i + 1) - 0.5;
+  uint64_t c0 = d->nlcp_local;
+  physStepRecord rec;
+  CHECK(phys_step_linearize(m, d, &rec) == PHYS_OK);
+  uint64_t lin = d->nlcp_local - c0;
+  CHECK_MSG(lin == (model == PHYS_CONTACT_LCP ? 2u : 1u), "contact model %d: %d local structures by the linearization",
+            model, (int)lin);
+  c0 = d->nlcp_local;
+  CHECK(phys_step_record_jacobian(m, d, &rec, &t, A, NULL, P) == PHYS_OK);
+  CHECK(phys_step_record_vjp(m, d, &rec, &t, y, xb, NULL, tb, NULL) == PHYS_OK);
+  CHECK_MSG(d->nlcp_local == c0, "contact model %d: %d local structures by the derivatives on the record", model,
+            (int)(d->nlcp_local - c0));
+  phys_step_record_free(d, &rec);
+  c0 = d->nlcp_local;
+  CHECK(phys_step_param_jacobian(m, d, &t, P) == PHYS_OK);
+  CHECK_MSG(d->nlcp_local - c0 == lin, "contact model %d: %d local structures by phys_step_param_jacobian", model,
+            (int)(d->nlcp_local - c0));
+  free(A), free(P);
+  phys_param_table_free(&t);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
 int main(void) {
   const int models[4] = {PHYS_CONTACT_LCP, PHYS_CONTACT_CONE, PHYS_CONTACT_CCP, PHYS_CONTACT_PENALTY};
   for (int k = 0; k < 4; k++) {
@@ -227,5 +346,8 @@ int main(void) {
   phys_free_model(m);
   // 5.
   for (int k = 0; k < 4; k++) lists_untouched(models[k]);
+  // 6., 7.
+  for (int k = 0; k < 4; k++) factor_kept_all(models[k]);
+  for (int k = 0; k < 3; k++) local_built_once(models[k]);
   return test_done();
 }
