@@ -43,7 +43,8 @@
 // ([J_theta | one block Jd per segment]); the deltas are eliminated segment by segment by variable projection: at
 // every theta each segment's delta is fitted from 0 by Gauss-Newton (the simulations carry the nvf columns of delta
 // only; each step halved up to FIT_VMAX_HALF times until the segment's loss falls; at most FIT_VMAX_IT steps, until
-// one promises less than FIT_VSTOP of the segment's loss), and the optimizers see the residuals there and the reduced Jacobian
+// one promises less than FIT_VSTOP of the segment's loss), and the optimizers see the residuals there and (one more
+// simulation there with the parameters' columns) the reduced Jacobian
 // J_red = (I - Jd (Jd'Jd)^-1 Jd') J_theta (Kaufman's; the gradient J_red' r = J_theta' r is exact at the segment's
 // optimum, where Jd' r = 0). J_red'J_red is the Schur complement of the delta blocks in the joint J'J, so the
 // statistics below give the physical parameters' marginal covariance; the residual variance's degrees of freedom
@@ -689,11 +690,11 @@ static int vsystem(fitWorker* wk, const double* Jv, const double* r, int nr, con
 }
 
 // the segment with its start state fitted (the header's *Segment start states*): delta from 0 by Gauss-Newton
-// steps in delta alone (each halved up to FIT_VMAX_HALF times until the segment's loss falls); r (h nsel) and rtie (nvf) at the best delta; with J, one
-// more simulation there with J and Jd, and the reduced Jacobian J - Jd X of the data rows and wtie X of the tie
-// rows (Jtie, nvf x ntheta), X = Md^-1 Jd'J. A trial delta whose simulation fails is halved; a failure at the
-// recorded sample is the segment's error
-static physStatus segment_vfit(fitWorker* wk, int k, int s, int h, double* r, double* J, double* rtie, double* Jtie) {
+// steps in delta alone (each halved up to FIT_VMAX_HALF times until the segment's loss falls); r (h nsel) and
+// rtie (nvf) at the best delta; with J, one more simulation there with J and Jd, and the reduced Jacobian
+// J - Jd X of the data rows and wtie X of the tie rows (Jtie, nvf x ntheta), X = Md^-1 Jd'J. A trial delta whose
+// simulation fails is halved; a failure at the recorded sample is the segment's error
+static physStatus segment_start_fit(fitWorker* wk, int k, int s, int h, double* r, double* J, double* rtie, double* Jtie) {
   const fitProblem* pb = wk->pb;
   int nvf = pb->nvf, nth = pb->ntheta, nr = h * pb->nsel;
   memset(wk->vb, 0, sizeof(double) * (size_t)nvf);
@@ -759,7 +760,7 @@ static void* worker_run(void* arg) {
     for (int s = 0; s + 1 < T; s += h, tie += (size_t)pb->nvf) {
       int hh = s + h < T ? h : T - 1 - s;
       size_t a = (size_t)pb->resadr[k] + (size_t)s * nsel;
-      physStatus st = pb->nvf ? segment_vfit(wk, k, s, hh, wk->r + a, wk->J ? wk->J + a * nth : NULL, wk->r + tie,
+      physStatus st = pb->nvf ? segment_start_fit(wk, k, s, hh, wk->r + a, wk->J ? wk->J + a * nth : NULL, wk->r + tie,
                                              wk->J ? wk->J + tie * nth : NULL)
                               : segment(wk, k, s, hh, NULL, wk->r + a, wk->J ? wk->J + a * nth : NULL, NULL);
       if (st != PHYS_OK) {
@@ -1388,7 +1389,8 @@ physStatus phys_fit_segment_start_jac(physModel* m, const physParamTable* t, con
   double dt = m->opt.timestep;
   fitProblem pb;
   physStatus st = problem_init(&pb, m, t, NULL, ds, opt, log);
-  if (st == PHYS_OK && (st = phys_param_set(t, m, theta)) != PHYS_OK) phys_error(log, st, "fit: theta is not a valid model");
+  if (st == PHYS_OK && (st = phys_param_set(t, m, theta)) != PHYS_OK)
+    phys_error(log, st, "fit: theta is not a valid model");
   if (st == PHYS_OK) {
     fitWorker* wk = &pb.worker[0];
     st = segment(wk, k, s, s + h < T ? h : T - 1 - s, delta, r, NULL, Jv);

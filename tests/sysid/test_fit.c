@@ -1395,7 +1395,7 @@ static void pendulum_500hz(physModel** m, physParamTable* t, physDataset* ds, ph
 // mean is 0.310 and the spread 0.026, as the iid se says (fitting the start velocity alone: mean 0.331, the
 // start position's noise left a bias); recorded starts: 6.4 (seed 12), 7.5 with 4 swings of 1 s. The Jacobian of
 // a segment's residuals in its start offset against central differences
-static void test_start_velocity(void) {
+static void test_start_state(void) {
   physModel* m;
   physParamTable t;
   physDataset ds;
@@ -1415,6 +1415,14 @@ static void test_start_velocity(void) {
            "se %.3g, %d residuals, %d iterations, loss %.6g\n", on ? "fitted" : "recorded", res.theta[0], lo95, hi95,
            res.stderr_[0], res.nres, res.iterations, res.loss);
     if (on) {
+      // bit-identical with 3 threads (each segment's start is fitted inside its trajectory's worker)
+      physFitOptions o3 = opt;
+      o3.threads = 3;
+      physFitResult r3;
+      CHECK(phys_fit(m, &t, &th0, &lo, &hi, &ds, &o3, &r3, &log) == PHYS_OK);
+      CHECK_MSG(r3.ntheta == 1 && r3.theta[0] == res.theta[0] && r3.loss == res.loss && r3.stderr_[0] == res.stderr_[0],
+                "threads 3: %.17g vs %.17g", r3.ntheta ? r3.theta[0] : NAN, res.theta[0]);
+      phys_fit_result_free(&r3);
       // within 3 of its standard errors (0.09, 30 %), the errors at most 12 %, the interval covering the truth
       CHECK_MSG(fabs(res.theta[0] - 0.3) < 3 * res.stderr_[0] && res.stderr_[0] < 0.036,
                 "fitted start states: damping %.6g, se %.3g", res.theta[0], res.stderr_[0]);
@@ -1487,7 +1495,7 @@ int main(int argc, char** argv) {
     test_coverage(1);
     return test_done();
   }
-  test_start_velocity();
+  test_start_state();
   test_jacobian();
   test_null_direction();
   test_bounds();
