@@ -4,8 +4,9 @@
 //
 // Settings come from the command line, or from a JSON job file (--job) whose keys are the long option names
 // (model, data, params, loss, horizon, substeps, optimizer, starts, seed, iters, weights, prior, lr, contact,
-// files, skip, map, observe, out, write_model, report, floating, quiet, checkpoint, resume); an option given
-// on the command line overrides the job's value (a list option, --param or --map, replaces the job's whole list).
+// velocities, fit_start, files, skip, map, observe, out, write_model, report, floating, quiet, checkpoint, resume);
+// an option given on the command line overrides the job's value (a list option, --param or --map, replaces the
+// job's whole list).
 // Every input is checked before any work: settings, model, parameter names and bounds, that --write-model can
 // hold every parameter, the output paths (check_outputs: tools/output.c), then the data. After the fit the outputs
 // go to temporary files beside their targets, renamed into place only when all of them were written; an error or
@@ -239,6 +240,7 @@ static int job_key(idArgs* a, const cJSON* v, const char* job) {
   if (!strcmp(k, "optimizer")) return job_choice(&a->optimizer, v, g_opt_names, job);
   if (!strcmp(k, "contact")) return job_choice(&a->contact, v, g_contact_names, job);
   if (!strcmp(k, "velocities")) return job_choice(&a->velocities, v, g_velocity_names, job);
+  if (!strcmp(k, "fit_start")) return job_choice(&a->fit_start, v, g_fit_start_names, job);
   if (!strcmp(k, "horizon")) return job_int(&a->horizon, 0, v, 1, 1000000, job);
   if (!strcmp(k, "substeps")) return job_int(&a->substeps, 0, v, 1, 1000000, job);
   if (!strcmp(k, "starts")) return job_int(&a->starts, 0, v, 1, 10000, job);
@@ -274,8 +276,8 @@ static int job_key(idArgs* a, const cJSON* v, const char* job) {
     return 1;
   }
   cli_error("%s: unknown key '%s' (valid: model, data, params, loss, horizon, substeps, optimizer, starts, seed, "
-            "iters, bootstrap, weights, prior, lr, contact, velocities, files, skip, map, observe, out, write_model, "
-            "report, floating, actuate, add, quiet, checkpoint, resume)",
+            "iters, bootstrap, weights, prior, lr, contact, velocities, fit_start, files, skip, map, observe, out, "
+            "write_model, report, floating, actuate, add, quiet, checkpoint, resume)",
             job, k);
   return 0;
 }
@@ -332,7 +334,7 @@ static int check_checkpoint(const idArgs* a) {
 // every setting "not given"
 void id_args_init(idArgs* a, const char* cmd) {
   memset(a, 0, sizeof *a);
-  a->loss = a->optimizer = a->contact = a->seed = a->skip = a->velocities = -1;
+  a->loss = a->optimizer = a->contact = a->seed = a->skip = a->velocities = a->fit_start = -1;
   a->prior = a->lr = -1;
   a->w[0] = a->w[1] = a->w[2] = NAN;
   a->cmd = cmd;
@@ -655,6 +657,7 @@ static char* result_json(const idRun* r) {
   cJSON_AddStringToObject(root, "optimizer", opt[r->fit.optimizer]);
   cJSON_AddNumberToObject(root, "substeps", r->fit.substeps);
   cJSON_AddNumberToObject(root, "horizon", r->fit.horizon);
+  cJSON_AddBoolToObject(root, "fit_start", r->fit.fit_start);
   double w[3] = {r->fit.w_pos, r->fit.w_rot, r->fit.w_vel};
   cJSON_AddItemToObject(root, "weights", cJSON_CreateDoubleArray(w, 3));
   cJSON_AddNumberToObject(root, "prior", r->fit.prior);
@@ -890,9 +893,15 @@ static int intervals(idRun* r) {
 static void data_defaults(idRun* r, const idArgs* a) {
   unsigned given = (a->loss >= 0 ? PHYS_GIVEN_LOSS : 0) | (a->substeps > 0 ? PHYS_GIVEN_SUBSTEPS : 0) |
                    (!isnan(a->w[0]) ? PHYS_GIVEN_WEIGHTS : 0) | (a->horizon > 0 ? PHYS_GIVEN_HORIZON : 0);
-  char why[1200];
-  phys_fit_data_defaults(&r->fit, r->m, &r->ds, given, a->velocities < 0 ? PHYS_VEL_AUTO : a->velocities, why,
-                         sizeof why);
+  char why[1600];
+  int vel = a->velocities < 0 ? PHYS_VEL_AUTO : a->velocities;
+  phys_fit_data_defaults(&r->fit, r->m, &r->ds, given, vel, why, sizeof why);
+  size_t n = strlen(why);
+  if (n + 1 < sizeof why) {
+    if (n) why[n++] = '\n';
+    phys_fit_start_default(&r->fit, r->m, &r->ds, a->fit_start < 0 ? PHYS_START_AUTO : a->fit_start, vel, why + n,
+                           sizeof why - n);
+  }
   for (char *line = why, *end; !a->quiet && *line; line = end + (*end == '\n')) {
     end = line + strcspn(line, "\n");
     fprintf(stderr, "physid: %s: %.*s\n", a->cmd, (int)(end - line), line);

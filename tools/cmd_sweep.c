@@ -4,7 +4,8 @@
 // id_prepare, id_load_data); the loss at each point is phys_fit_residuals' 0.5 |r|^2. The points are
 // A + (B - A) k / (N - 1), k = 0..N-1 (both ends included), or with --log geometric from A to B (A > 0).
 // --channels adds the loss of each residual channel present (positions, rotations, velocities: the weights
-// of the other channels and the prior set to 0; they add up to the loss without the prior). Output: CSV
+// of the other channels and the prior set to 0; they add up to the loss without the prior, except with fitted
+// segment starts: each channel's evaluation fits them to its own residuals). Output: CSV
 // "value,loss[,loss_pos,loss_rot,loss_vel]" (--out, default stdout) and an HTML report with the plot (--report); both are
 // checked before any work and written only when every point was computed (tools/output.c).
 #include <math.h>

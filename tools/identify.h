@@ -22,6 +22,7 @@ static const char* const g_loss_names = "onestep|kstep|rollout";
 static const char* const g_opt_names = "lm|lbfgsb|adam";
 static const char* const g_contact_names = "lcp|cone|ccp|penalty";
 static const char* const g_velocity_names = "auto|differenced|measured";   // physVelocitySource
+static const char* const g_fit_start_names = "auto|on|off";                // physFitStartMode
 
 typedef struct idArgs_ {
   const char* pos[ARGS_MAXPOS];
@@ -34,6 +35,7 @@ typedef struct idArgs_ {
   int resume;               // --resume: continue from it
   int bootstrap;            // --bootstrap N: refits on resampled trajectories (0: none)
   int velocities;           // --velocities: physVelocitySource (-1: not given, auto)
+  int fit_start;            // --fit-start: physFitStartMode (-1: not given, auto)
   // merged
   const char* model;
   const char* data[ID_MAXDATA];
@@ -113,6 +115,8 @@ int id_split_spec(char* buf, size_t nbuf, const char* opts[3], const char* text)
   {"--velocities", ARG_CHOICE, &a.velocities, "auto|differenced|measured", "what the velocity columns are: the "  \
    "default loss follows (default auto: differenced if they deviate from the positions' backward differences by " \
    "less than 0.2 of their change per sample)", 0, 0, 0},                                                       \
+  {"--fit-start", ARG_CHOICE, &a.fit_start, "auto|on|off", "fit each kstep segment's start position and velocity " \
+   "(default auto: on for kstep on positions with differenced velocities)", 0, 0, 0},                            \
   {"--horizon", ARG_INT, &a.horizon, "K", "observations per kstep segment (default 10)", 1, 1e6, 0},           \
   {"--substeps", ARG_INT, &a.substeps, "S", "simulation steps per observation interval (default: "   \
    "interval / the model's timestep)", 1, 1e6, 0},                                                              \

@@ -28,9 +28,9 @@ static void section_settings(FILE* f, const idRun* run, const char* command) {
   fprintf(f, "%d trajectories, first ", run->ds.ntraj);
   html_text(f, run->ds.ntraj ? run->ds.traj[0].source : "");
   fprintf(f, "; observation interval %.6g s</td></tr>\n", run->ds.dt_obs);
-  fprintf(f, "<tr><th>loss</th><td>%s (horizon %d), %d substeps, weights pos %g rot %g vel %g, prior %g</td></tr>\n",
-          loss_name[run->fit.loss], run->fit.horizon, run->fit.substeps, run->fit.w_pos, run->fit.w_rot,
-          run->fit.w_vel, run->fit.prior);
+  fprintf(f, "<tr><th>loss</th><td>%s (horizon %d%s), %d substeps, weights pos %g rot %g vel %g, prior %g</td></tr>\n",
+          loss_name[run->fit.loss], run->fit.horizon, run->fit.fit_start ? ", segment starts fitted" : "",
+          run->fit.substeps, run->fit.w_pos, run->fit.w_rot, run->fit.w_vel, run->fit.prior);
   fprintf(f, "<tr><th>contact</th><td>%s</td></tr>\n", phys_contact_name(run->m->opt.contact));
 }
 

@@ -103,6 +103,7 @@ static uint64_t key_options(const physFitOptions* o, int nu) {
   HASH(h, iv);
   HASH(h, dv);
   HASH(h, o->seed);
+  if (o->fit_start) HASH(h, o->fit_start);   // (absent when off: the keys of earlier checkpoints stand)
   for (int i = 0; i < nu; i++) {
     double u = o->ctrl ? o->ctrl[i] : 0;
     HASH(h, u);

@@ -165,6 +165,29 @@ void phys_fit_data_defaults(physFitOptions* opt, const physModel* m, const physD
   snprintf(why, nwhy, "%s%s%s", sub, sub[0] && loss[0] ? "\n" : "", loss);
 }
 
+// sysid.h
+void phys_fit_start_default(physFitOptions* opt, const physModel* m, const physDataset* ds, int mode, int vel,
+                            char* why, size_t nwhy) {
+  char reason[512];
+  if (mode == PHYS_START_ON || mode == PHYS_START_OFF) {
+    opt->fit_start = mode == PHYS_START_ON;
+    snprintf(why, nwhy, "segment starts: %s (--fit-start %s)", opt->fit_start ? "fitted" : "the recorded samples",
+             opt->fit_start ? "on" : "off");
+    return;
+  }
+  if (opt->loss != PHYS_LOSS_KSTEP || opt->w_vel != 0) {
+    opt->fit_start = 0;
+    snprintf(why, nwhy, "segment starts: the recorded samples (the loss is not kstep on positions; --fit-start on "
+             "to fit them)");
+    return;
+  }
+  opt->fit_start = velocities_differenced(m, ds, vel, reason, sizeof reason);
+  snprintf(why, nwhy, "segment starts: %s", opt->fit_start
+           ? "fitted, position and velocity per segment, tied to the sample (kstep on positions with differenced "
+             "velocities: a start from the noisy sample biases the fit; --fit-start off to override)"
+           : "the recorded samples (the velocities are measured; --fit-start on to fit them)");
+}
+
 // correlation of a and b over n values and lag-1 autocorrelation of b (NaN if degenerate)
 static void pair_stats(const double* a, const double* b, int n, double* corr, double* lag1) {
   double sab = 0, saa = 0, sbb = 0, sl = 0;

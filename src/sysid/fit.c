@@ -30,6 +30,32 @@
 // (phys_step_jacobian, phys_step_param_jacobian), and dr/dtheta = w de/dx_pred S with de/dx_pred = -I except
 // rotations: d log(Exp(-delta) Exp(phi)) / d delta = -Jl(phi)^-1 = -Jr(-phi)^-1.
 //
+// Segment start states (opt->fit_start; issue 12 item 5). A segment starts at an observed sample. With positions
+// carrying noise sigma_q and velocities differenced from them, its start velocity carries sqrt(2) sigma_q / dt_obs,
+// which kstep on positions propagates over the whole horizon (a pendulum at 500 Hz with 1 mm noise: 0.7 rad/s,
+// damping 8.6 for 0.3), and its start position's noise shifts every prediction of the segment alike (fitting the
+// velocity alone still left that pendulum's damping +10 % high: the shared offset and the velocity it induces are
+// correlated, an errors-in-variables bias). With fit_start each segment starts from x_rec (+) delta, delta (nvf
+// values) offsetting the position and velocity of every dof observed in position (phys_fit_start_layout), an
+// unknown of its own tied to the sample by the rows -wtie delta: wtie = w_q for a position (the start sample is one
+// more observation of it) and w_q dt_obs / sqrt(2) for a velocity (a backward difference of positions whose noise
+// is 1/w_q). Only the segment's residuals depend on its delta, so the joint Jacobian is block-sparse
+// ([J_theta | one block Jd per segment]); the deltas are eliminated segment by segment by variable projection: at
+// every theta each segment's delta is fitted from 0 by Gauss-Newton (the simulations carry the nvf columns of delta
+// only; each step halved up to FIT_VMAX_HALF times until the segment's loss falls; at most FIT_VMAX_IT steps, until
+// one promises less than FIT_VSTOP of the segment's loss), and the optimizers see the residuals there and (one more
+// simulation there with the parameters' columns) the reduced Jacobian
+// J_red = (I - Jd (Jd'Jd)^-1 Jd') J_theta (Kaufman's; the gradient J_red' r = J_theta' r is exact at the segment's
+// optimum, where Jd' r = 0). J_red'J_red is the Schur complement of the delta blocks in the joint J'J, so the
+// statistics below give the physical parameters' marginal covariance; the residual variance's degrees of freedom
+// are nres - ntheta - (the deltas' count). The cost is linear in the segments: nvf more sensitivity columns
+// S_d = dx/d delta = A_t ... A_0 E (E = d x_start / d delta: unit columns, a rotation's block the right Jacobian of
+// Exp), chained by the exact step Jacobians A = dx+/dx that a rollout's gradient chains in src/grad/rollout.c (here
+// forward: nvf is small), a few simulations of each segment per evaluation (each with its linearizations) and an
+// nvf x nvf Cholesky; LM's system keeps its ntheta x ntheta size. Every evaluation starts each segment's delta at 0
+// whatever earlier evaluations found, so results do not depend on the history (checkpoints, threads).
+// phys_fit_predict starts each segment from the recorded sample.
+//
 // Optimizers. Levenberg-Marquardt is written here because Debian has no C LM with bounds (MINPACK's lmder
 // and cminpack are unbounded, levmar's bounded variant is not packaged): a projected / active-set LM, step
 // (J'J + lambda D) delta = -J'r on the free coordinates (a coordinate at a bound whose gradient pushes out
@@ -86,6 +112,7 @@ void phys_fit_defaults(physFitOptions* opt) {
   opt->seed = 1;
   opt->verbose = 0;
   opt->threads = 1;
+  opt->fit_start = 0;
 }
 
 //---------------------------------------------------------------------------------------------------------
@@ -101,6 +128,11 @@ typedef struct fitWorker_ {
   int index;                // trajectories index, index + nworker, ...
   physData* d;
   double *S, *S2, *A, *P, *e, *G;
+  // start states (nvf > 0): S_v = dx/d delta (2nv x nvf) and its product, the segment's trial residuals (h nsel),
+  // trial and best Jd (h nsel x nvf), best and trial delta, step, gradient, Jd'Jd + diag(wtie^2), its solve; dcur:
+  // the delta of the segment being simulated
+  double *Sv, *Sv2, *rt, *Jvt, *Jvb, *vb, *vt, *dv, *gv, *Mv, *Xv;
+  const double* dcur;
   void* buf;                // the scratch's allocation
   physLog log;              // its error in the current evaluation
   physStatus status;
@@ -126,9 +158,15 @@ typedef struct fitProblem_ {
   double* wsel;             // nsel weights
   int* rotgrp;              // nv: first dof of the rotation group of a q coordinate, -1 if not a rotation
   int* resadr;              // ntraj: first residual of each trajectory
-  int ndata, nres;          // data residuals, all residuals (with the prior rows)
+  int* resn;                // ntraj: its residuals (data rows, then the start states' tie rows)
+  int nvf;                  // start state coordinates fitted per segment (0: fit_start off)
+  int* xsel;                // nvf tangent state coordinates in [0, 2nv): positions, then velocities
+  double* wtie;             // nvf tie weights
+  int hmax;                 // the longest segment
+  int nnuis;                // start state unknowns of all segments
+  int ndata, nres;          // data residuals (with the tie rows), all residuals (with the prior rows)
   double sqrt_prior;
-  void* buf;                // allocation of sel, wsel, rotgrp, resadr
+  void* buf;                // allocation of sel, wsel, rotgrp, resadr, resn, xsel, wtie
   int nworker;              // threads (opt->threads, at most FIT_MAXTHREADS and ntraj)
   fitWorker worker[FIT_MAXTHREADS];
   int neval;
@@ -151,6 +189,12 @@ static int segment_len(const physFitOptions* opt, int T) {
   return T - 1 > 0 ? T - 1 : 1;
 }
 
+// segments of a trajectory of T samples
+static int segment_count(const physFitOptions* opt, int T) {
+  int h = segment_len(opt, T);
+  return T > 1 ? (T - 1 + h - 1) / h : 0;
+}
+
 // weight of tangent coordinate i of x = (q tangent, v): w_pos (free translation, slide), w_rot (rotation,
 // hinge), w_vel (velocities)
 static double coord_weight(const physModel* m, const physFitOptions* opt, int i) {
@@ -159,6 +203,22 @@ static double coord_weight(const physModel* m, const physFitOptions* opt, int i)
   if (type == PHYS_JNT_FREE) return i - m->jnt_dofadr[j] < 3 ? opt->w_pos : opt->w_rot;
   if (type == PHYS_JNT_SLIDE) return opt->w_pos;
   return opt->w_rot;
+}
+
+// the start state coordinates fitted per segment and their tie weights (sysid.h)
+int phys_fit_start_layout(const physModel* m, const physDataset* ds, const physFitOptions* opt, int* xsel,
+                              double* wtie) {
+  if (!m || !ds || !opt || !opt->fit_start || ds->nv != m->nv || !ds->obs_q) return 0;
+  int n = 0, nv = m->nv;
+  for (int pass = 0; pass < 2; pass++)   // positions, then velocities
+    for (int i = 0; i < nv; i++) {
+      double w = coord_weight(m, opt, i);
+      if (!ds->obs_q[i] || !(w > 0)) continue;
+      if (xsel) xsel[n] = i + pass * nv;
+      if (wtie) wtie[n] = pass ? w * ds->dt_obs / sqrt(2.0) : w;
+      n++;
+    }
+  return n;
 }
 
 // rotation group of q tangent coordinate i: first dof of its 3 rotation dofs, -1 for translations/hinges
@@ -190,13 +250,14 @@ static physStatus layout(const physModel* m, const physParamTable* t, const phys
     int observed = i < m->nv ? ds->obs_q[i] : ds->obs_v[i - m->nv];
     if (observed && coord_weight(m, opt, i) > 0) (*nsel)++;
   }
-  int nobs = 0;
+  int nobs = 0, nvf = phys_fit_start_layout(m, ds, opt, NULL, NULL);
   for (int k = 0; k < ds->ntraj; k++)
     if (ds->traj[k].T > 1) nobs += ds->traj[k].T - 1;
   *ndata = nobs * *nsel;
   if (*ndata == 0)
     return phys_error(log, PHYS_ERR_ARG,
                       "fit: no residuals (no trajectory with 2 samples, or no observed coordinate with a weight)");
+  for (int k = 0; k < ds->ntraj; k++) *ndata += segment_count(opt, ds->traj[k].T) * nvf;
   for (int e = 0; e < t->n; e++) {
     const physParam* p = t->param + e;
     if (!phys_param_is_input(p->kind)) continue;
@@ -228,9 +289,12 @@ static void warn_spacing(const physDataset* ds, physLog* log) {
 // one worker's data and scratch (one allocation)
 static int worker_init(fitWorker* w, fitProblem* pb, int index) {
   const physModel* m = pb->m;
-  int nx = pb->nx, nth = pb->ntheta;
+  int nx = pb->nx, nth = pb->ntheta, nvf = pb->nvf;
+  size_t nr = nvf ? (size_t)pb->hmax * pb->nsel : 0;   // a segment's data rows (fitted start states only)
   size_t nd = 3 * (size_t)nx * nth + (size_t)nx * nx + nx + 9 + (size_t)pb->t->n;
-  char* buf = calloc(1, nd * sizeof(double) + 64);
+  size_t nds = 2 * (size_t)nx * nvf + nr * (1 + 2 * (size_t)nvf) + 4 * (size_t)nvf + (size_t)nvf * nvf +
+               (size_t)nvf * nth;
+  char* buf = calloc(1, (nd + nds) * sizeof(double) + 64);
   w->pb = pb, w->index = index, w->buf = buf;
   w->d = phys_make_data(m);
   if (!buf || !w->d) return 0;
@@ -241,7 +305,18 @@ static int worker_init(fitWorker* w, fitProblem* pb, int index) {
   w->A = p, p += (size_t)nx * nx;
   w->e = p, p += nx;
   w->insens = p, p += pb->t->n;
-  w->G = p;
+  w->G = p, p += 9;
+  w->Sv = p, p += (size_t)nx * nvf;
+  w->Sv2 = p, p += (size_t)nx * nvf;
+  w->rt = p, p += nr;
+  w->Jvt = p, p += nr * nvf;
+  w->Jvb = p, p += nr * nvf;
+  w->vb = p, p += nvf;
+  w->vt = p, p += nvf;
+  w->dv = p, p += nvf;
+  w->gv = p, p += nvf;
+  w->Mv = p, p += (size_t)nvf * nvf;
+  w->Xv = p;
   w->t = *pb->t;
   w->t.insens = w->insens;
   return 1;
@@ -262,16 +337,27 @@ static physStatus problem_init(fitProblem* pb, physModel* m, const physParamTabl
   pb->nres = ndata + (opt->prior > 0 ? nth : 0);
   pb->nworker = opt->threads < 1 ? 1 : opt->threads > FIT_MAXTHREADS ? FIT_MAXTHREADS : opt->threads;
   if (pb->nworker > ds->ntraj) pb->nworker = ds->ntraj > 0 ? ds->ntraj : 1;
-  char* buf = calloc(1, (size_t)nsel * sizeof(double) + ((size_t)nsel + nv + (size_t)ds->ntraj) * sizeof(int) + 64);
+  pb->nvf = phys_fit_start_layout(m, ds, opt, NULL, NULL);
+  for (int k = 0; k < ds->ntraj; k++) {
+    int T = ds->traj[k].T, h = segment_len(opt, T);
+    if (T > 1) pb->hmax = h < T - 1 ? (h > pb->hmax ? h : pb->hmax) : (T - 1 > pb->hmax ? T - 1 : pb->hmax);
+    pb->nnuis += segment_count(opt, T) * pb->nvf;
+  }
+  char* buf = calloc(1, ((size_t)nsel + 2 * (size_t)nv) * sizeof(double) +
+                        ((size_t)nsel + 3 * (size_t)nv + 2 * (size_t)ds->ntraj) * sizeof(int) + 64);
   pb->buf = buf;
   int ok = buf != NULL;
   for (int i = 0; i < pb->nworker; i++) ok = worker_init(&pb->worker[i], pb, i) && ok;
   if (!ok) return phys_error(log, PHYS_ERR_NOMEM, "fit: out of memory for %d residuals", pb->nres);
   pb->wsel = (double*)buf;
-  int* iw = (int*)(pb->wsel + nsel);
+  pb->wtie = pb->wsel + nsel;
+  int* iw = (int*)(pb->wtie + 2 * nv);
   pb->sel = iw, iw += nsel;
   pb->rotgrp = iw, iw += nv;
-  pb->resadr = iw;
+  pb->resadr = iw, iw += ds->ntraj;
+  pb->resn = iw, iw += ds->ntraj;
+  pb->xsel = iw;
+  phys_fit_start_layout(m, ds, opt, pb->xsel, pb->wtie);
   // selected coordinates and weights
   int n = 0;
   for (int i = 0; i < nx; i++) {
@@ -281,8 +367,10 @@ static physStatus problem_init(fitProblem* pb, physModel* m, const physParamTabl
   }
   for (int i = 0; i < nv; i++) pb->rotgrp[i] = rot_group(m, i);
   for (int k = 0, a = 0; k < ds->ntraj; k++) {
+    int T = ds->traj[k].T;
     pb->resadr[k] = a;
-    if (ds->traj[k].T > 1) a += (ds->traj[k].T - 1) * nsel;
+    pb->resn[k] = T > 1 ? (T - 1) * nsel + segment_count(opt, T) * pb->nvf : 0;
+    a += pb->resn[k];
   }
   m->opt.timestep = ds->dt_obs / opt->substeps;
   warn_spacing(ds, log);
@@ -358,19 +446,11 @@ static double half_sq(const double* r, int n) {
 //---------------------------------------------------------------------------------------------------------
 // residuals and Jacobians
 
-// r (nsel) = w (x_obs (-) x_pred) at d's state and, with J, J (nsel x ntheta) = w de/dx_pred S
-static void obs_residual(fitWorker* wk, const double* qobs, const double* vobs, double* r, double* J) {
+// J (nsel x nth) = w de/dx_pred S for a sensitivity S (2nv x nth) at the residual wk->e of obs_residual
+static void obs_jacobian(fitWorker* wk, const double* S, int nth, double* J) {
   const fitProblem* pb = wk->pb;
-  const physModel* m = pb->m;
-  physData* d = wk->d;
-  int nv = m->nv, nth = pb->ntheta;
-  double* e = wk->e;
-  phys_difference_pos(m, e, 1.0, d->qpos, qobs);
-  for (int j = 0; j < m->njnt; j++)
-    if (m->jnt_type[j] == PHYS_JNT_HINGE && !m->jnt_limited[j]) e[m->jnt_dofadr[j]] = phys_wrap_angle(e[m->jnt_dofadr[j]]);
-  for (int i = 0; i < nv; i++) e[nv + i] = vobs[i] - d->qvel[i];
-  for (int s = 0; s < pb->nsel; s++) r[s] = pb->wsel[s] * e[pb->sel[s]];
-  if (!J) return;
+  int nv = pb->m->nv;
+  const double* e = wk->e;
   int lastgrp = -1;
   for (int s = 0; s < pb->nsel; s++) {
     int i = pb->sel[s], g = i < nv ? pb->rotgrp[i] : -1;
@@ -378,7 +458,7 @@ static void obs_residual(fitWorker* wk, const double* qobs, const double* vobs, 
     double w = pb->wsel[s];
     if (g < 0) {
       // de_i/dx = -e_i'
-      const double* Si = wk->S + (size_t)i * nth;
+      const double* Si = S + (size_t)i * nth;
       for (int c = 0; c < nth; c++) row[c] = -w * Si[c];
       continue;
     }
@@ -392,10 +472,27 @@ static void obs_residual(fitWorker* wk, const double* qobs, const double* vobs, 
     const double* Grow = wk->G + 3 * (i - g);
     for (int c = 0; c < nth; c++) {
       double v = 0;
-      for (int k = 0; k < 3; k++) v += Grow[k] * wk->S[(size_t)(g + k) * nth + c];
+      for (int k = 0; k < 3; k++) v += Grow[k] * S[(size_t)(g + k) * nth + c];
       row[c] = -w * v;
     }
   }
+}
+
+// r (nsel) = w (x_obs (-) x_pred) at d's state; with J, J (nsel x ntheta) = w de/dx_pred S; with Jv, Jv (nsel x
+// nvf) = w de/dx_pred S_v (the start offsets')
+static void obs_residual(fitWorker* wk, const double* qobs, const double* vobs, double* r, double* J, double* Jv) {
+  const fitProblem* pb = wk->pb;
+  const physModel* m = pb->m;
+  physData* d = wk->d;
+  int nv = m->nv;
+  double* e = wk->e;
+  phys_difference_pos(m, e, 1.0, d->qpos, qobs);
+  for (int j = 0; j < m->njnt; j++)
+    if (m->jnt_type[j] == PHYS_JNT_HINGE && !m->jnt_limited[j]) e[m->jnt_dofadr[j]] = phys_wrap_angle(e[m->jnt_dofadr[j]]);
+  for (int i = 0; i < nv; i++) e[nv + i] = vobs[i] - d->qvel[i];
+  for (int s = 0; s < pb->nsel; s++) r[s] = pb->wsel[s] * e[pb->sel[s]];
+  if (J) obs_jacobian(wk, wk->S, pb->ntheta, J);
+  if (Jv) obs_jacobian(wk, wk->Sv, pb->nvf, Jv);
 }
 
 // the inputs held from sample s of tr to the next: its recorded controls (else ctrl, NULL: zero) and its recorded
@@ -433,39 +530,65 @@ static void load_sample(fitWorker* wk, const physTrajectory* tr, int s) {
   set_sample(wk->pb->m, wk->d, tr, s, wk->pb->opt->ctrl, &wk->t, wk->insens);
 }
 
-// A (NULL: not computed) and wk->P at d's state from one linearization of the step (step_record.h)
-static physStatus linearize(fitWorker* wk, double* A) {
+// A and P (either NULL: not computed) at d's state from one linearization of the step (step_record.h)
+static physStatus linearize(fitWorker* wk, double* A, double* P) {
   const fitProblem* pb = wk->pb;
   physStepRecord rec;
   physStatus st = phys_step_linearize(pb->m, wk->d, &rec);
-  if (st == PHYS_OK) st = phys_step_record_jacobian(pb->m, wk->d, &rec, &wk->t, A, NULL, wk->P);
+  if (st == PHYS_OK) st = phys_step_record_jacobian(pb->m, wk->d, &rec, &wk->t, A, NULL, P);
   phys_step_record_free(wk->d, &rec);
   return st;
 }
 
 // linearize under an arena guard (arena.h): an exhausted arena returns PHYS_ERR_NOMEM
-static physStatus linearize_guarded(fitWorker* wk, double* A) {
-  PHYS_ARENA_CALL(wk->d, "fit: step derivative", linearize(wk, A));
+static physStatus linearize_guarded(fitWorker* wk, double* A, double* P) {
+  PHYS_ARENA_CALL(wk->d, "fit: step derivative", linearize(wk, A, P));
 }
 
-// S <- A S + P at d's state, or S <- P at a segment's first step (S = 0: A is not computed): A and P from one
-// linearization of the step, dispatched once on its kind (step_record.h; with the time-of-impact correction
-// where the step's Jacobians have it). d's contact lists, the next phys_step's warm start, are left as they are
-static physStatus sens_step(fitWorker* wk, int k, int s, int first) {
+// E (2nv x nvf) = d x_start / d delta in the tangent coordinates at x_start = x_rec (+) delta (delta = wk->dcur):
+// unit columns, except a rotation's block Jr(delta_rot), the right Jacobian of Exp (rot.h)
+static void start_tangent(const fitWorker* wk, double* E) {
+  const fitProblem* pb = wk->pb;
+  int nvf = pb->nvf, nv = pb->nx / 2;
+  memset(E, 0, sizeof(double) * (size_t)pb->nx * nvf);
+  for (int c = 0; c < nvf; c++) E[(size_t)pb->xsel[c] * nvf + c] = 1;
+  for (int c = 0; c + 2 < nvf; c++) {
+    int i = pb->xsel[c], g = i < nv ? pb->rotgrp[i] : -1;
+    if (g != i || pb->xsel[c + 1] != g + 1 || pb->xsel[c + 2] != g + 2) continue;   // the first dof of a group
+    double Jr[9];
+    phys_so3_jacobians(Jr, NULL, wk->dcur + c);
+    for (int a = 0; a < 3; a++)
+      for (int b = 0; b < 3; b++) E[(size_t)(g + a) * nvf + c + b] = Jr[3 * a + b];
+  }
+}
+
+// with ws, S <- A S + P at d's state, or S <- P at a segment's first step (S = 0); with wv, the start states'
+// S_v <- A S_v, or S_v <- A E at the first step (E = d x_start / d delta, start_tangent: S_v = dx/d delta is the
+// product of the step Jacobians). A (computed only when needed) and P from one linearization of the step,
+// dispatched once on its kind (step_record.h; with the time-of-impact correction where the step's Jacobians have
+// it). d's contact lists, the next phys_step's warm start, are left as they are
+static physStatus sens_step(fitWorker* wk, int k, int s, int first, int ws, int wv) {
   const fitProblem* pb = wk->pb;
   physData* d = wk->d;
-  int nx = pb->nx, nth = pb->ntheta;
-  double* A = first ? NULL : wk->A;
-  physStatus st = linearize_guarded(wk, A);
+  int nx = pb->nx, nth = pb->ntheta, nvf = pb->nvf;
+  double* A = wv || (ws && !first) ? wk->A : NULL;
+  physStatus st = linearize_guarded(wk, A, ws ? wk->P : NULL);
   if (st != PHYS_OK)
     return phys_error(&wk->log, st, "fit: the step derivative failed on trajectory %d (%s) after sample %d, time %.9g: %s (%s)",
                       k, pb->ds->traj[k].source, s, d->time, phys_status_str(st), d->lastwarning);
-  if (first) {
+  if (ws && first) {
     memcpy(wk->S, wk->P, sizeof(double) * (size_t)nx * nth);
-    return PHYS_OK;
+  } else if (ws) {
+    matmul(wk->S2, wk->A, wk->S, nx, nth);
+    for (size_t i = 0; i < (size_t)nx * nth; i++) wk->S[i] = wk->S2[i] + wk->P[i];
   }
-  matmul(wk->S2, wk->A, wk->S, nx, nth);
-  for (size_t i = 0; i < (size_t)nx * nth; i++) wk->S[i] = wk->S2[i] + wk->P[i];
+  if (wv && first) {
+    start_tangent(wk, wk->Sv2);
+    matmul(wk->Sv, wk->A, wk->Sv2, nx, nvf);
+  } else if (wv) {
+    matmul(wk->Sv2, wk->A, wk->Sv, nx, nvf);
+    memcpy(wk->Sv, wk->Sv2, sizeof(double) * (size_t)nx * nvf);
+  }
   return PHYS_OK;
 }
 
@@ -487,21 +610,35 @@ static physStatus fwd_step(fitWorker* wk, int k, int s) {
   return PHYS_OK;
 }
 
-// simulate the segment of trajectory k from sample s over h observations: residuals r (h x nsel) and with J
-// their Jacobian (h nsel x ntheta)
-static physStatus segment(fitWorker* wk, int k, int s, int h, double* r, double* J) {
+// simulate the segment of trajectory k from sample s over h observations: residuals r (h x nsel), with J their
+// Jacobian (h nsel x ntheta); with delta (nvf) from x_rec (+) delta (the fitted coordinates offset: positions by
+// phys_integrate_pos, velocities added) instead of the sample x_rec, and with Jv the residuals' Jacobian in delta
+// (h nsel x nvf)
+static physStatus segment(fitWorker* wk, int k, int s, int h, const double* delta, double* r, double* J,
+                          double* Jv) {
   const fitProblem* pb = wk->pb;
   const physTrajectory* tr = &pb->ds->traj[k];
   const physModel* m = pb->m;
-  int nth = pb->ntheta, nsel = pb->nsel;
+  int nth = pb->ntheta, nsel = pb->nsel, nvf = pb->nvf;
   load_sample(wk, tr, s);
+  wk->dcur = delta;
+  if (delta) {
+    int nv = m->nv, npos = 0;
+    memset(wk->e, 0, sizeof(double) * (size_t)nv);
+    for (int c = 0; c < nvf; c++) {
+      int i = pb->xsel[c];
+      if (i < nv) wk->e[i] = delta[c], npos++;
+      else wk->d->qvel[i - nv] += delta[c];
+    }
+    if (npos) phys_integrate_pos(m, wk->d->qpos, wk->e, 1.0);
+  }
   for (int j = 1; j <= h; j++) {
     if (j > 1) set_inputs(m, wk->d, tr, s + j - 1, pb->opt->ctrl, &wk->t, wk->insens);   // the hold of sample s + j - 1
     for (int sub = 0; sub < pb->opt->substeps; sub++) {
       set_substep_inputs(m, wk->d, tr, s + j - 1, sub, &wk->t, wk->insens);
-      if (J) {
+      if (J || Jv) {
         double t0 = now_sec();
-        physStatus st = sens_step(wk, k, s + j - 1, j == 1 && sub == 0);
+        physStatus st = sens_step(wk, k, s + j - 1, j == 1 && sub == 0, J != NULL, Jv != NULL);
         wk->time_gradient += now_sec() - t0;
         if (st != PHYS_OK) return st;
       }
@@ -512,8 +649,102 @@ static physStatus segment(fitWorker* wk, int k, int s, int h, double* r, double*
     }
     int o = s + j;
     obs_residual(wk, tr->qpos + (size_t)o * m->nq, tr->qvel + (size_t)o * m->nv, r + (size_t)(j - 1) * nsel,
-                 J ? J + (size_t)(j - 1) * nsel * nth : NULL);
+                 J ? J + (size_t)(j - 1) * nsel * nth : NULL, Jv ? Jv + (size_t)(j - 1) * nsel * nvf : NULL);
   }
+  return PHYS_OK;
+}
+
+#define FIT_VMAX_IT 8       // Gauss-Newton steps of a segment's start offset per evaluation
+#define FIT_VMAX_HALF 4     // halvings of a step that does not lower the segment's loss
+#define FIT_VSTOP 1e-6      // a step promising less than this of the segment's loss ends its fit (the real cube:
+                            // 1e-9 gives the same fit to 3e-4 in friction at twice the time; a chord method, Jd kept
+                            // from delta = 0, was 5x faster but left the loss 6 % higher: contact segments are
+                            // too nonlinear for it)
+
+// the segment's loss 0.5 |r|^2 + 0.5 |wtie delta|^2 at start offset delta (nvf), r its nr data residuals
+static double seg_loss(const fitProblem* pb, const double* r, int nr, const double* delta) {
+  double l = half_sq(r, nr);
+  for (int c = 0; c < pb->nvf; c++) {
+    double t = pb->wtie[c] * delta[c];
+    l += 0.5 * t * t;
+  }
+  return l;
+}
+
+// the Gauss-Newton system of the segment's start offset delta: Mv = Jv'Jv + diag(wtie^2) factored (Cholesky),
+// gv = Jv'r + wtie^2 delta (the tie rows -wtie delta); 0 if Mv is not positive definite
+static int vsystem(fitWorker* wk, const double* Jv, const double* r, int nr, const double* delta) {
+  const fitProblem* pb = wk->pb;
+  int nvf = pb->nvf;
+  for (int a = 0; a < nvf; a++) {
+    double w2 = pb->wtie[a] * pb->wtie[a], g = w2 * delta[a];
+    for (int i = 0; i < nr; i++) g += Jv[(size_t)i * nvf + a] * r[i];
+    wk->gv[a] = g;
+    for (int b = 0; b <= a; b++) {
+      double x = a == b ? w2 : 0;
+      for (int i = 0; i < nr; i++) x += Jv[(size_t)i * nvf + a] * Jv[(size_t)i * nvf + b];
+      wk->Mv[a * nvf + b] = wk->Mv[b * nvf + a] = x;
+    }
+  }
+  return phys_chol_factor(wk->Mv, nvf, 0) == nvf;
+}
+
+// the segment with its start state fitted (the header's *Segment start states*): delta from 0 by Gauss-Newton
+// steps in delta alone (each halved up to FIT_VMAX_HALF times until the segment's loss falls); r (h nsel) and
+// rtie (nvf) at the best delta; with J, one more simulation there with J and Jd, and the reduced Jacobian
+// J - Jd X of the data rows and wtie X of the tie rows (Jtie, nvf x ntheta), X = Md^-1 Jd'J. A trial delta whose
+// simulation fails is halved; a failure at the recorded sample is the segment's error
+static physStatus segment_start_fit(fitWorker* wk, int k, int s, int h, double* r, double* J, double* rtie, double* Jtie) {
+  const fitProblem* pb = wk->pb;
+  int nvf = pb->nvf, nth = pb->ntheta, nr = h * pb->nsel;
+  memset(wk->vb, 0, sizeof(double) * (size_t)nvf);
+  physStatus st = segment(wk, k, s, h, wk->vb, r, NULL, wk->Jvb);
+  if (st != PHYS_OK) return st;
+  double best = seg_loss(pb, r, nr, wk->vb);
+  for (int it = 0; it < FIT_VMAX_IT; it++) {
+    if (!vsystem(wk, wk->Jvb, r, nr, wk->vb)) break;
+    phys_chol_solve(wk->dv, wk->Mv, wk->gv, nvf);   // dv = Md^-1 g: the step is -dv
+    double pred = 0;
+    for (int c = 0; c < nvf; c++) pred += 0.5 * wk->gv[c] * wk->dv[c];
+    if (!(pred > FIT_VSTOP * best)) break;
+    int accepted = 0;
+    for (int half = 0, scale = 1; half <= FIT_VMAX_HALF && !accepted; half++, scale *= 2) {
+      for (int c = 0; c < nvf; c++) wk->vt[c] = wk->vb[c] - wk->dv[c] / scale;
+      if (segment(wk, k, s, h, wk->vt, wk->rt, NULL, wk->Jvt) != PHYS_OK) {
+        memset(&wk->log, 0, sizeof(wk->log));   // a trial that cannot be simulated: halve the step
+        continue;
+      }
+      double l = seg_loss(pb, wk->rt, nr, wk->vt);
+      if (!(l < best)) continue;
+      accepted = 1, best = l;
+      memcpy(wk->vb, wk->vt, sizeof(double) * (size_t)nvf);
+      memcpy(r, wk->rt, sizeof(double) * (size_t)nr);
+      memcpy(wk->Jvb, wk->Jvt, sizeof(double) * (size_t)nr * nvf);
+    }
+    if (!accepted) break;
+  }
+  for (int c = 0; c < nvf; c++) rtie[c] = -pb->wtie[c] * wk->vb[c];
+  if (!J) return PHYS_OK;
+  // variable projection at the best delta: J and Jd there (the same r), X = Md^-1 Jd'J
+  if ((st = segment(wk, k, s, h, wk->vb, r, J, wk->Jvb)) != PHYS_OK) return st;
+  if (!vsystem(wk, wk->Jvb, r, nr, wk->vb))
+    return phys_error(&wk->log, PHYS_ERR_NUMERIC, "fit: trajectory %d (%s), segment from sample %d: the start "
+                      "state's normal matrix is singular", k, pb->ds->traj[k].source, s);
+  for (int a = 0; a < nvf; a++)
+    for (int c = 0; c < nth; c++) {
+      double x = 0;
+      for (int i = 0; i < nr; i++) x += wk->Jvb[(size_t)i * nvf + a] * J[(size_t)i * nth + c];
+      wk->Xv[(size_t)c * nvf + a] = x;   // column c of Jv'J, stored as row c
+    }
+  phys_chol_solve_multi(wk->Xv, wk->Mv, wk->Xv, nvf, nth);   // row c of Xv: X[:, c]
+  for (int i = 0; i < nr; i++)
+    for (int c = 0; c < nth; c++) {
+      double x = 0;
+      for (int a = 0; a < nvf; a++) x += wk->Jvb[(size_t)i * nvf + a] * wk->Xv[(size_t)c * nvf + a];
+      J[(size_t)i * nth + c] -= x;
+    }
+  for (int a = 0; a < nvf; a++)   // the tie rows: 0 - (-wtie) X
+    for (int c = 0; c < nth; c++) Jtie[(size_t)a * nth + c] = pb->wtie[a] * wk->Xv[(size_t)c * nvf + a];
   return PHYS_OK;
 }
 
@@ -525,10 +756,13 @@ static void* worker_run(void* arg) {
   int nth = pb->ntheta, nsel = pb->nsel;
   for (int k = wk->index; k < ds->ntraj; k += pb->nworker) {
     int T = ds->traj[k].T, h = segment_len(pb->opt, T);
-    for (int s = 0; s + 1 < T; s += h) {
+    size_t tie = (size_t)pb->resadr[k] + (size_t)(T - 1) * nsel;   // the tie rows of the fitted start states
+    for (int s = 0; s + 1 < T; s += h, tie += (size_t)pb->nvf) {
       int hh = s + h < T ? h : T - 1 - s;
       size_t a = (size_t)pb->resadr[k] + (size_t)s * nsel;
-      physStatus st = segment(wk, k, s, hh, wk->r + a, wk->J ? wk->J + a * nth : NULL);
+      physStatus st = pb->nvf ? segment_start_fit(wk, k, s, hh, wk->r + a, wk->J ? wk->J + a * nth : NULL, wk->r + tie,
+                                             wk->J ? wk->J + tie * nth : NULL)
+                              : segment(wk, k, s, hh, NULL, wk->r + a, wk->J ? wk->J + a * nth : NULL, NULL);
       if (st != PHYS_OK) {
         wk->status = st, wk->fail_k = k;
         return NULL;
@@ -972,8 +1206,8 @@ void phys_fit_draw_start(double* th, const double* theta0, const double* lo, con
 }
 
 // the cluster-robust covariance by trajectory (issue 12 item 6): with Hp = (J'J)^+ and u_g = J_g' r_g the
-// score of trajectory g (its data rows; the prior rows are no data), cov = G/(G-1) Hp (sum_g u_g u_g') Hp.
-// u (n) and M (n x n) are scratch; cov NaN when G < 2
+// score of trajectory g (its data rows and start state tie rows; the prior rows are no data),
+// cov = G/(G-1) Hp (sum_g u_g u_g') Hp. u (n) and M (n x n) are scratch; cov NaN when G < 2
 static void cluster_cov(const fitProblem* pb, const double* J, const double* r, const double* Hp, double* u,
                         double* M, double* cov) {
   int n = pb->ntheta, G = 0;
@@ -982,7 +1216,7 @@ static void cluster_cov(const fitProblem* pb, const double* J, const double* r, 
   for (int k = 0; k < ds->ntraj; k++) {
     if (ds->traj[k].T < 2) continue;
     G++;
-    size_t a = (size_t)pb->resadr[k], e = a + (size_t)(ds->traj[k].T - 1) * pb->nsel;
+    size_t a = (size_t)pb->resadr[k], e = a + (size_t)pb->resn[k];
     memset(u, 0, sizeof(double) * (size_t)n);
     for (size_t row = a; row < e; row++)
       for (int i = 0; i < n; i++) u[i] += J[row * n + i] * r[row];
@@ -1024,7 +1258,8 @@ static physStatus statistics(fitProblem* pb, physFitResult* res, const double* H
   if (info != 0) return phys_error(pb->log, PHYS_ERR_NUMERIC, "fit: eigen-decomposition of J'J failed (%d)", (int)info);
   double emax = 0;
   for (int k = 0; k < n; k++) emax = fmax(emax, ev[k]);
-  double s2 = pb->nres > n ? 2 * loss / (pb->nres - n) : NAN;
+  int dof = pb->nres - n - pb->nnuis;   // the fitted start states are unknowns too
+  double s2 = dof > 0 ? 2 * loss / dof : NAN;
   double* Hp = scratch;
   memset(Hp, 0, sizeof(double) * (size_t)n * n);
   int nnull = 0;
@@ -1137,6 +1372,30 @@ physStatus phys_fit_residuals(physModel* m, const physParamTable* t, const doubl
   fitProblem pb;
   physStatus st = problem_init(&pb, m, t, theta0, ds, opt, log);
   if (st == PHYS_OK) st = evaluate(&pb, theta, r, J);
+  problem_free(&pb);
+  m->opt.timestep = dt;
+  return st;
+}
+
+// one segment's residuals at a given start offset and their Jacobian in it (sysid.h)
+physStatus phys_fit_segment_start_jac(physModel* m, const physParamTable* t, const double* theta, const physDataset* ds,
+                                 const physFitOptions* opt, int k, int s, const double* delta, double* r, double* Jv,
+                                 physLog* log) {
+  if (!opt || !opt->fit_start || !ds || k < 0 || k >= ds->ntraj || !delta || !r)
+    return phys_error(log, PHYS_ERR_ARG, "fit: segment_start_jac needs fit_start, a trajectory, a start offset and r");
+  int T = ds->traj[k].T, h = segment_len(opt, T);
+  if (s < 0 || s % h != 0 || s + 1 >= T)
+    return phys_error(log, PHYS_ERR_ARG, "fit: sample %d does not start a segment of trajectory %d", s, k);
+  double dt = m->opt.timestep;
+  fitProblem pb;
+  physStatus st = problem_init(&pb, m, t, NULL, ds, opt, log);
+  if (st == PHYS_OK && (st = phys_param_set(t, m, theta)) != PHYS_OK)
+    phys_error(log, st, "fit: theta is not a valid model");
+  if (st == PHYS_OK) {
+    fitWorker* wk = &pb.worker[0];
+    st = segment(wk, k, s, s + h < T ? h : T - 1 - s, delta, r, NULL, Jv);
+    if (st != PHYS_OK) phys_error(log, st, "%s", wk->log.error);
+  }
   problem_free(&pb);
   m->opt.timestep = dt;
   return st;

@@ -97,6 +97,9 @@ typedef struct physFitOptions_ {
   uint64_t seed;            // multi-start draws (default 1)
   int verbose;              // 1: one progress line per iteration on stderr
   int threads;              // threads sharing the trajectories (default 1; results bit-identical for any count)
+  int fit_start;            // 1: fit each segment's start position and velocity (the dofs observed in position) as
+                            // nuisance unknowns tied to the sample, eliminated per segment (fit.c, *Segment start
+                            // states*); 0 (default): every segment starts from its recorded sample
   const double* ctrl;       // nu controls held during every trajectory (a known push; NULL: zero)
   const physParamTable* inputs;   // phys_fit_predict only: the table whose input kinds (delay, inputgain,
                             // inputbias) transform the recorded inputs (NULL: none; phys_fit uses its own table)
@@ -187,7 +190,10 @@ physStatus phys_fit_bootstrap(physModel* m, const physParamTable* t, const doubl
 // NULL without a prior) and their Jacobian J = dr/dtheta (nres x ntheta row-major, may be NULL): what
 // phys_fit minimizes, for tests and reports. phys_fit_nres gives nres (0, message in log, if the options or
 // the dataset do not fit the model). Layout (fit.c): trajectory by trajectory, sample 1..T-1, per sample the
-// observed tangent coordinates with a nonzero weight in order (q tangent, then v), then the ntheta prior rows.
+// observed tangent coordinates with a nonzero weight in order (q tangent, then v), with opt->fit_start then
+// the trajectory's tie rows (phys_fit_start_layout), then the ntheta prior rows. With opt->fit_start the
+// residuals are those at each segment's best start state and J is the reduced (variable projection) Jacobian,
+// dr/dtheta with the start states re-fitted: J'J is the Schur complement of the joint problem.
 // KSTEP uses disjoint segments (stride = horizon); slides are weighted by w_pos, hinges by w_rot; the fit runs
 // at dt = dt_obs / substeps and restores m->opt.timestep. In the result, stderr_ is NaN when nres <= ntheta;
 // corr has 1 on its diagonal and 0 beside a parameter whose variance is 0 (in the null space); each null
@@ -198,6 +204,23 @@ int phys_fit_nres(const physModel* m, const physParamTable* t, const physDataset
 physStatus phys_fit_residuals(physModel* m, const physParamTable* t, const double* theta, const double* theta0,
                               const physDataset* ds, const physFitOptions* opt, double* r, double* J,
                               physLog* log);
+
+// with opt->fit_start: nvf, the start state coordinates fitted per segment (the tangent position coordinates
+// observed with a nonzero weight, then the same dofs' velocities), their indices in the tangent state [0, 2nv)
+// (xsel, 2nv, may be NULL) and tie weights (wtie, 2nv, may be NULL): the position weight w_q for a position, and
+// w_q dt_obs / sqrt(2) for a velocity, the inverse standard deviation of a backward difference of positions whose
+// noise is 1/w_q (w_q: w_pos or w_rot). Each segment of a trajectory has nvf tie rows -wtie delta (delta: the
+// fitted offset of its start from the sample) after the trajectory's data rows, segment by segment. 0 without
+// fit_start.
+int phys_fit_start_layout(const physModel* m, const physDataset* ds, const physFitOptions* opt, int* xsel,
+                              double* wtie);
+
+// with opt->fit_start, the data residuals r (h nsel) of the segment of trajectory k from sample s (a multiple of the
+// segment length) simulated from its sample offset by delta (nvf, phys_fit_start_layout's coordinates), and with
+// Jd their Jacobian in delta (h nsel x nvf): the block the fit eliminates (tests). m is left at theta.
+physStatus phys_fit_segment_start_jac(physModel* m, const physParamTable* t, const double* theta, const physDataset* ds,
+                                 const physFitOptions* opt, int k, int s, const double* delta, double* r, double* Jd,
+                                 physLog* log);
 
 // the fit's predictions for trajectory k, as the loss sees them: for ONESTEP/KSTEP each predicted sample from
 // its segment's start, for ROLLOUT the rollout; qpos (T x nq), qvel (T x nv) caller-owned
@@ -234,6 +257,13 @@ enum { PHYS_GIVEN_LOSS = 1, PHYS_GIVEN_SUBSTEPS = 2, PHYS_GIVEN_WEIGHTS = 4, PHY
 // phys_dataset_backward_weight is within PHYS_BACKWARD_TOL of 1; else ONESTEP. why gets one line per
 // choice ("substeps: ...", "loss: ...") with the reason.
 void phys_fit_data_defaults(physFitOptions* opt, const physModel* m, const physDataset* ds, unsigned given, int vel,
+                            char* why, size_t nwhy);
+// whether each kstep segment's start state is fitted (--fit-start): decided by the loss and the data, or as given
+typedef enum physFitStartMode_ { PHYS_START_AUTO = 0, PHYS_START_ON, PHYS_START_OFF } physFitStartMode;
+// sets opt->fit_start for mode (physFitStartMode) after phys_fit_data_defaults: AUTO is on when the loss is KSTEP on
+// positions (velocity weight 0) and the velocities are differenced positions (the test phys_fit_data_defaults
+// makes, with vel); ON and OFF as given. why (nwhy bytes) gets "segment starts: ..." with the reason.
+void phys_fit_start_default(physFitOptions* opt, const physModel* m, const physDataset* ds, int mode, int vel,
                             char* why, size_t nwhy);
 // whether one-step velocity residuals look like differencing noise (defaults.c's header): at m's parameters,
 // the one-step predictions with opt's substeps and inputs; per coordinate observed in position and velocity,
