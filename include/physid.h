@@ -461,6 +461,9 @@ typedef struct physData_ {
   int solver_iter;          // iterations of the last contact solve (pivots for lcp, sweeps for ADMM)
   double solver_residual;   // final residual of the last iterative solve
   char lastwarning[256];    // text of the last warning
+  // work counters for comparing methods (never read by the library; the caller may reset them)
+  long long nstep;          // steps taken on d (phys_step and its variants; rejected ones included)
+  long long nlinearize;     // step linearizations on d (phys_step_linearize*: Jacobians, VJPs)
 
   // sizes copied from the model for self-contained views
   int nq, nv, nbody, njnt, ngeom, nsite, nspring, nu, nconmax;
