@@ -464,6 +464,9 @@ typedef struct physData_ {
                             // the derivatives built since phys_make_data / phys_reset_data: a statistic (the step
                             // record builds one per problem and linearization, src/contact/contact.h)
   char lastwarning[256];    // text of the last warning
+  // work counters for comparing methods (never read by the library; the caller may reset them)
+  long long nstep;          // steps taken on d (phys_step and its variants; rejected ones included)
+  long long nlinearize;     // step linearizations on d (phys_step_linearize*: Jacobians, VJPs)
 
   // sizes copied from the model for self-contained views
   int nq, nv, nbody, njnt, ngeom, nsite, nspring, nu, nconmax;

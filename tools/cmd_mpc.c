@@ -8,18 +8,21 @@
 // over the horizon by the task's method from the warm start (the last plan shifted by the steps executed, its
 // last control held), the plant executes the plan's first K controls, and so on until "steps" steps are done.
 // The physid plant steps by phys_step as `simulate --ctrl-file` does (its trajectory replays bit for bit); the
-// MuJoCo plant is MuJoCo 2.2.2 (libmujoco.so.2.2.2, opened at run time: physid does not link it) on the same
-// MJCF file, state (qpos, qvel) and controls (ctrl) in the same layout. Outputs (all or none): the executed
+// MuJoCo plant is MuJoCo 2.2.2 (libmujoco.so.2.2.2, opened at run time: physid does not link it) on the world
+// physid read from the same files (add files included), written as one MJCF text that MuJoCo loads from memory,
+// state (qpos, qvel) and controls (ctrl) in the same layout. Outputs (all or none): the executed
 // controls and the plant's trajectory as CSV, a result JSON (the executed trajectory's cost under the task's
 // cost, per replan: iterations, solve time, planned cost, why it stopped), the HTML page.
 #include <cjson/cJSON.h>
 #include <dlfcn.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "identify.h"
 #include "optimize.h"
 #include "trajio.h"
 
@@ -106,10 +109,6 @@ static int read_mpc(const optTask* t, mpcArgs* a) {
   if ((v = cJSON_GetObjectItemCaseSensitive(r, "plant_model")) &&
       (!task_string(&s, v, t, "plant_model") || !task_path(a->plant_model, t, s, "plant_model")))
     return 0;
-  if (a->plant == PLANT_MUJOCO && cJSON_GetObjectItemCaseSensitive(r, "add")) {
-    cli_error("%s: add: the MuJoCo plant loads one MJCF file (compose the files into one for it)", t->file);
-    return 0;
-  }
   return 1;
 }
 
@@ -145,32 +144,90 @@ static int plant_open_physid(mpcPlant* pl, const optTask* t, const mpcArgs* a, c
 }
 
 #if MPC_HAVE_MUJOCO
-// the MuJoCo plant: libmujoco.so.2.2.2 opened now, the MJCF file loaded, the planner's initial state
+// the MuJoCo plant's world as one MJCF text (malloc'd, *n bytes): the plant's file and the task's add files read
+// by physid's own readers (every file they refer to confined to its model folder: a reference outside is refused
+// there, naming the file, line and element) and written by id_write_world with nothing it refers to; NULL and a
+// message if physid refuses the files or the world has no one-file form (mesh geoms)
+static char* plant_world_text(const optTask* t, const char* file, size_t* n) {
+  physModel* w = cli_load_model(file, 0);
+  if (!w) return NULL;
+  char* text = NULL;
+  char err[PHYS_MSGLEN];
+  FILE* f = open_memstream(&text, n);
+  int ok = f && id_write_world(f, w, err, sizeof err);
+  if (f && fclose(f) != 0) ok = 0;
+  phys_free_model(w);
+  if (!ok) {
+    const char* why = strstr(err, "it has ");
+    cli_error("%s: plant: the MuJoCo plant is given the world physid read from %s%s as one MJCF file, and %s",
+              t->file, file, cli_model.add.n ? " and the add files" : "",
+              !f ? "there is no memory for it" : why ? why : err);
+    free(text);
+    return NULL;
+  }
+  return text;
+}
+
+// MuJoCo's model of the text (n bytes) through a virtual file system holding only it, so that MuJoCo opens no
+// file (mj_loadXML looks in the VFS first, then on disk; the text refers to no file); NULL and a message
+static mjModel* plant_load_text(const mpcPlant* pl, const optTask* t, const char* file, const char* text, size_t n) {
+  void (*vfs_default)(mjVFS*) = (void (*)(mjVFS*))dlsym(pl->lib, "mj_defaultVFS");
+  int (*vfs_file)(mjVFS*, const char*, int) = (int (*)(mjVFS*, const char*, int))dlsym(pl->lib, "mj_makeEmptyFileVFS");
+  void (*vfs_delete)(mjVFS*) = (void (*)(mjVFS*))dlsym(pl->lib, "mj_deleteVFS");
+  mjModel* (*load)(const char*, const mjVFS*, char*, int) = (mjModel * (*)(const char*, const mjVFS*, char*, int))
+      dlsym(pl->lib, "mj_loadXML");
+  if (!vfs_default || !vfs_file || !vfs_delete || !load) {
+    cli_error("%s: plant: libmujoco.so.2.2.2 lacks a function of MuJoCo 2.2.2's API", t->file);
+    return NULL;
+  }
+  static const char* const name = "physid_plant_world.xml";
+  mjVFS* vfs = malloc(sizeof *vfs);
+  if (!vfs || n > INT_MAX) {
+    free(vfs);
+    cli_error("%s: plant: out of memory for MuJoCo's virtual file system", t->file);
+    return NULL;
+  }
+  vfs_default(vfs);
+  mjModel* mm = NULL;
+  char err[1000] = "";
+  if (vfs_file(vfs, name, (int)n) != 0) snprintf(err, sizeof err, "cannot make its virtual file");
+  else {
+    memcpy(vfs->filedata[0], text, n);
+    mm = load(name, vfs, err, sizeof err);
+  }
+  vfs_delete(vfs);
+  free(vfs);
+  if (!mm) cli_error("%s: plant: MuJoCo cannot load %s: %s", t->file, file, err);
+  return mm;
+}
+
+// the MuJoCo plant: libmujoco.so.2.2.2 opened now, the world physid read (plant_world_text) loaded, the
+// planner's initial state
 static int plant_open_mujoco(mpcPlant* pl, const optTask* t, const mpcArgs* a, const physModel* m,
                              const physData* d) {
   const char* file = a->plant_model[0] ? a->plant_model : t->model;
+  size_t n = 0;
+  char* text = plant_world_text(t, file, &n);
+  if (!text) return 0;
   pl->lib = dlopen("libmujoco.so.2.2.2", RTLD_NOW | RTLD_LOCAL);
   if (!pl->lib) {
+    free(text);
     cli_error("%s: plant: cannot open MuJoCo 2.2.2 (libmujoco.so.2.2.2): %s", t->file, dlerror());
     return 0;
   }
-  mjModel* (*load)(const char*, const mjVFS*, char*, int) = (mjModel * (*)(const char*, const mjVFS*, char*, int))
-      dlsym(pl->lib, "mj_loadXML");
   mjData* (*make)(const mjModel*) = (mjData * (*)(const mjModel*)) dlsym(pl->lib, "mj_makeData");
   void (*forward)(const mjModel*, mjData*) = (void (*)(const mjModel*, mjData*))dlsym(pl->lib, "mj_forward");
   pl->step = (void (*)(const void*, void*))dlsym(pl->lib, "mj_step");
   pl->delete_data = (void (*)(void*))dlsym(pl->lib, "mj_deleteData");
   pl->delete_model = (void (*)(void*))dlsym(pl->lib, "mj_deleteModel");
-  if (!load || !make || !forward || !pl->step || !pl->delete_data || !pl->delete_model) {
+  if (!make || !forward || !pl->step || !pl->delete_data || !pl->delete_model) {
+    free(text);
     cli_error("%s: plant: libmujoco.so.2.2.2 lacks a function of MuJoCo 2.2.2's API", t->file);
     return 0;
   }
-  char err[1000] = "";
-  mjModel* mm = load(file, NULL, err, sizeof err);
-  if (!mm) {
-    cli_error("%s: plant: MuJoCo cannot load %s: %s", t->file, file, err);
-    return 0;
-  }
+  mjModel* mm = plant_load_text(pl, t, file, text, n);
+  free(text);
+  if (!mm) return 0;
   pl->mjm = mm;
   if (t->dt > 0) mm->opt.timestep = t->dt;
   pl->nq = mm->nq, pl->nv = mm->nv, pl->nu = mm->nu;

@@ -467,6 +467,46 @@ static int write_trajectory(FILE* f, const physModel* m, physData* d, const phys
   return ok;
 }
 
+// the work counters of the running solve (opt_count_begin)
+static struct {
+  physData* d;
+  long long start[2];       // d->nstep, d->nlinearize at the begin
+  long long* count;         // 2 (n + 1): steps, then linearizations, per iteration
+  int n, last;              // room, the last iteration marked (-1: none)
+} g_count;
+
+int opt_count_begin(physData* d, int n) {
+  free(g_count.count);
+  g_count.count = calloc(2 * ((size_t)n + 1), sizeof(long long));
+  g_count.d = g_count.count ? d : NULL, g_count.n = n, g_count.last = -1;
+  g_count.start[0] = d->nstep, g_count.start[1] = d->nlinearize;
+  return g_count.count != NULL;
+}
+
+void opt_count_mark(int k) {
+  if (!g_count.d || k < 0 || k > g_count.n) return;
+  g_count.count[k] = g_count.d->nstep - g_count.start[0];
+  g_count.count[g_count.n + 1 + k] = g_count.d->nlinearize - g_count.start[1];
+  g_count.last = k;
+}
+
+void opt_count_end(void) {
+  free(g_count.count);
+  memset(&g_count, 0, sizeof g_count);
+}
+
+// the counters as the result's "steps" and "linearizations" arrays (iterations 0..niter), if every one was marked
+static void count_result(cJSON* r, int niter) {
+  if (!g_count.d || g_count.last != niter) return;
+  cJSON *s = cJSON_CreateArray(), *l = cJSON_CreateArray();
+  for (int k = 0; k <= niter; k++) {
+    cJSON_AddItemToArray(s, cJSON_CreateNumber((double)g_count.count[k]));
+    cJSON_AddItemToArray(l, cJSON_CreateNumber((double)g_count.count[g_count.n + 1 + k]));
+  }
+  cJSON_AddItemToObject(r, "steps", s);
+  cJSON_AddItemToObject(r, "linearizations", l);
+}
+
 static const char* const g_stop_name[] = {"cost", "feedforward", "maxiter", "mu", "gradient", "linesearch"};
 
 // the result JSON: method, sizes, cost and time per iteration, final cost, bound violation, why it stopped
@@ -485,6 +525,7 @@ static int write_result(FILE* f, const physControlProblem* p, double dt, const o
   cJSON_AddStringToObject(r, "stop", ms ? ms->status_name : g_stop_name[p->stop]);
   cJSON_AddItemToObject(r, "cost", cost);
   cJSON_AddItemToObject(r, "seconds", secs);
+  count_result(r, p->niter);
   cJSON_AddNumberToObject(r, "final_cost", p->cost);
   cJSON_AddNumberToObject(r, "violation", phys_control_violation(p, p->U));
   if (mo->name) opt_method_result(r, mo);
@@ -517,6 +558,7 @@ static int write_html(FILE* f, const optTask* t, const physModel* m, const physC
 // one progress line per iteration on stderr
 static void progress(void* ctx, int k, const physDdpIter* it) {
   (void)ctx;
+  opt_count_mark(k);
   if (cli_quiet) return;
   fprintf(stderr, "optimize: iter %3d  cost %.9g  alpha %.3g  mu %.3g  feedforward %.3g  %.3f ms\n", k, it->cost,
           it->alpha, it->mu, it->feedforward, 1e3 * it->seconds);
@@ -532,8 +574,14 @@ static int optimize(optTask* t, cliOutput* o, const physModel* m, physData* d, p
     return CLI_EXIT_INPUT;
   }
   t->ms_res = t->ms ? &ms : NULL;
+  if (!t->meth.sampling && !opt_count_begin(d, p->maxiter)) {
+    cli_error("%s: out of memory", t->file);
+    free(ms.defect_iter);
+    return CLI_EXIT_INPUT;
+  }
   if (opt_plan(t, p, d, progress, NULL, &log) != PHYS_OK) {
     cli_error("%s: %s", t->file, log.error);
+    opt_count_end();
     free(ms.defect_iter);
     return CLI_EXIT_INPUT;
   }
@@ -551,6 +599,7 @@ static int optimize(optTask* t, cliOutput* o, const physModel* m, physData* d, p
   ok = ok && (!t->has_out[OUT_HTML] || write_html(o[OUT_HTML].f, t, m, p, times));
   free(times);
   free(ms.defect_iter);
+  opt_count_end();
   return opt_outputs_finish(t, o, ok) ? CLI_EXIT_OK : CLI_EXIT_INPUT;
 }
 

@@ -378,10 +378,13 @@ static void world_options(FILE* f, const physModel* m) {
   put_attr(f, "timestep", &o->timestep, 1);
   put_attr(f, "gravity", o->gravity, 3);
   fprintf(f, ">\n    <flag");
+  // the disabled ones only (every flag's default is enabled): MuJoCo 2.2.2, which has no eulerdamp flag, then
+  // loads the file unless it is disabled (`physid mpc`'s MuJoCo plant loads such a file)
   static const char* const NAMES[] = {"contact", "limit", "gravity", "passive", "eulerdamp", "actuation"};
   static const int BITS[] = {PHYS_DSBL_CONTACT, PHYS_DSBL_LIMIT, PHYS_DSBL_GRAVITY, PHYS_DSBL_PASSIVE,
                              PHYS_DSBL_EULERDAMP, PHYS_DSBL_ACTUATION};
-  for (int i = 0; i < 6; i++) fprintf(f, " %s=\"%s\"", NAMES[i], o->disableflags & BITS[i] ? "disable" : "enable");
+  for (int i = 0; i < 6; i++)
+    if (o->disableflags & BITS[i]) fprintf(f, " %s=\"disable\"", NAMES[i]);
   fprintf(f, "/>\n  </option>\n");
   if (m->nconmax > 0) fprintf(f, "  <size nconmax=\"%d\"/>\n", m->nconmax);
   fprintf(f, "  <custom>\n    <text name=\"physid:contact\" data=\"%s\"/>\n", phys_contact_name(o->contact));

@@ -103,6 +103,13 @@ int opt_check_outputs(optTask* t, cliOutput* o);
 // on return p->U, p->X, p->cost, p->iter[0..niter], p->niter, p->stop and d back at its state
 physStatus opt_plan(const optTask* t, physControlProblem* p, physData* d, physDdpProgress progress, void* ctx,
                     physLog* log);
+// work counters per iteration for the result JSON (`steps`, `linearizations`: d->nstep and d->nlinearize,
+// cumulative from the solve's start): opt_count_begin before a solve on d with room for n iterations; each
+// gradient method's progress callback calls opt_count_mark(k) (nothing recorded without a begin). The
+// sampling methods roll out on copies of d, so they record none (their work is samples x horizon steps).
+int opt_count_begin(physData* d, int n);
+void opt_count_mark(int k);
+void opt_count_end(void);
 // the controls CSV: t,u0..u{nu-1}, row k the controls U[k] held from times[k] (T rows)
 int opt_write_controls(FILE* f, const physModel* m, const double* U, int T, const double* times);
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "optimize.h"
 
 // a number of options.key in [lo, hi] (an integer if integral) into *x; 0 and a message otherwise
 static int ms_number(double* x, const cJSON* v, double lo, double hi, int integral, const char* file) {
@@ -63,6 +64,7 @@ int opt_ms_options(const char* file, const cJSON* o, physMsOptions* opt, int* ma
 // one progress line per Ipopt iteration on stderr
 static void ms_progress(void* ctx, int k, const physDdpIter* it, double inf_pr) {
   (void)ctx;
+  opt_count_mark(k);
   if (cli_quiet) return;
   fprintf(stderr, "optimize: iter %3d  objective %.9g  defect %.3g  dual %.3g  mu %.3g  alpha %.3g  %.3f ms\n", k,
           it->cost, inf_pr, it->feedforward, it->mu, it->alpha, 1e3 * it->seconds);

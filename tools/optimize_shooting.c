@@ -97,6 +97,7 @@ int opt_shooting_options(optMethod* mo, const char* file, const cJSON* o) {
 // one progress line per iteration on stderr: the best cost, the largest |projected gradient| (Adam: its lr)
 static void shooting_progress(void* ctx, int k, const physDdpIter* it) {
   const optMethod* mo = ctx;
+  opt_count_mark(k);
   if (cli_quiet) return;
   fprintf(stderr, "optimize: %s iter %3d  cost %.9g  |grad| %.3g", mo->name, k, it->cost, it->feedforward);
   if (mo->shoot.method == PHYS_SHOOT_ADAM) fprintf(stderr, "  lr %.3g", it->alpha);

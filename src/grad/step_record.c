@@ -65,6 +65,7 @@ physStatus phys_step_linearize(const physModel* m, physData* d, physStepRecord* 
 physStatus phys_step_linearize_warm(const physModel* m, physData* d, const physWarmStart* warm,
                                     physStepRecord* rec) {
   memset(rec, 0, sizeof(*rec));
+  d->nlinearize++;
   rec->mark = phys_stack_mark(d);
   rec->solver = m->opt.contact;
   rec->warm = warm ? *warm : (physWarmStart){d->ncon, d->contact};

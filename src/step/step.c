@@ -829,6 +829,7 @@ static void guarded_step(const physModel* m, physData* d, physSolverFn solver, c
                          physContactList* cl) {
   volatile stepBackup bk = {NULL, NULL};
   physArenaGuard g;
+  d->nstep++;
   phys_arena_enter(d, &g);
   if (setjmp(g.env)) {
     // the saved state is still in the arena (the refused request wrote nothing)

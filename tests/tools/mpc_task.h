@@ -5,10 +5,13 @@
 #define PHYS_MPC_TASK_H
 
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "control_scratch.h"
 
@@ -90,6 +93,46 @@ static inline double result_number(const char* name, const char* key) {
   cJSON_Delete(j);
   free(text);
   return x;
+}
+
+// a plant model in the folder sub/ of the scratch folder that refers to a file outside it (its folder's
+// parent): an <include> (refused: exit 1 with the file, line, element and path, nothing written), a mesh
+// asset (the same), for the plant kind given ("physid" or "mujoco"). The files it refers to exist.
+static inline void check_plant_outside(const char* plant) {
+  char dir[512];
+  snprintf(dir, sizeof dir, "%s/sub", g_dir);
+  CHECK(mkdir(dir, 0700) == 0 || errno == EEXIST);
+  put("inc.xml", "<mujoco><worldbody><body name=\"extra\" pos=\"1 0 2\"><geom type=\"sphere\" size=\"0.1\"/>"
+                 "</body></worldbody></mujoco>\n");
+  put("tet.stl", "solid t\nendsolid t\n");
+  static const struct {
+    const char *file, *element, *ref, *model;
+  } c[] = {
+      {"sub/inc_plant.xml", "<include>", "../inc.xml",
+       "<mujoco model=\"outside\">\n  <worldbody>\n    <body name=\"bob\" pos=\"0 0 2\">\n      <joint name=\"swing\" "
+       "type=\"hinge\" axis=\"0 1 0\"/>\n      <inertial pos=\"0 0 -1\" mass=\"1\" diaginertia=\"0.01 0.01 0.01\"/>\n"
+       "    </body>\n  </worldbody>\n  <include file=\"../inc.xml\"/>\n  <actuator><motor joint=\"swing\"/></actuator>\n"
+       "</mujoco>\n"},
+      {"sub/mesh_plant.xml", "<mesh name='m'>", "../tet.stl",
+       "<mujoco model=\"outside\">\n  <asset>\n    <mesh name=\"m\" file=\"../tet.stl\"/>\n  </asset>\n  <worldbody>\n"
+       "    <body name=\"bob\" pos=\"0 0 2\">\n      <joint name=\"swing\" type=\"hinge\" axis=\"0 1 0\"/>\n"
+       "      <inertial pos=\"0 0 -1\" mass=\"1\" diaginertia=\"0.01 0.01 0.01\"/>\n    </body>\n  </worldbody>\n"
+       "  <actuator><motor joint=\"swing\"/></actuator>\n</mujoco>\n"},
+  };
+  for (int i = 0; i < 2; i++) {
+    put(c[i].file, c[i].model);
+    char extra[256], msg[512], args[512];
+    snprintf(extra, sizeof extra, " \"plant\": \"%s\", \"plant_model\": \"%s\", \"steps\": 10,", plant, c[i].file);
+    put_task("out.json", "out", extra);
+    snprintf(args, sizeof args, "mpc %s", path("out.json"));
+    shRun r = run(args);
+    int line = i == 0 ? 8 : 3;
+    snprintf(msg, sizeof msg, "%s:%d: %s: '%s' resolves outside the model folder '", c[i].file, line, c[i].element,
+             c[i].ref);
+    CHECK_MSG(r.code == 1 && has(r.err, msg), "%s plant, %s: exit %d", plant, c[i].file, r.code);
+    CHECK(access(path("outu.csv"), F_OK) != 0 && access(path("outr.json"), F_OK) != 0);
+    run_free(&r);
+  }
 }
 
 #endif  // PHYS_MPC_TASK_H

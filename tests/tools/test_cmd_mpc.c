@@ -2,7 +2,8 @@
 // swung up from rest and held upright by MPC (horizon 1 s, re-planned every 5 steps, 4 s); its trajectory
 // replays through `simulate --ctrl-file` byte for byte; the result's executed cost is the task's cost of the
 // written trajectory; two runs write identical bytes; the HTML page; with |u| <= 4 a 3 s horizon pumps it up
-// and holds it; bad tasks exit 1 naming the JSON path and write nothing. The MuJoCo plant: test_oracle_mpc.c.
+// and holds it; bad tasks exit 1 naming the JSON path and write nothing; a plant model referring to a file
+// outside its folder is refused (exit 1, file, line, element). The MuJoCo plant: test_oracle_mpc.c.
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
@@ -143,6 +144,7 @@ int main(void) {
   test_physid_plant();
   test_bounded();
   test_errors();
+  check_plant_outside("physid");
   remove_scratch();
   return test_done();
 }

@@ -89,6 +89,16 @@ static void test_example(void) {
   for (int k = 1; k < n; k++) CHECK(cJSON_GetArrayItem(cost, k)->valuedouble < cJSON_GetArrayItem(cost, k - 1)->valuedouble);
   CHECK(cJSON_GetObjectItem(j, "final_cost")->valuedouble == cJSON_GetArrayItem(cost, n - 1)->valuedouble);
   CHECK(cJSON_GetObjectItem(j, "violation")->valuedouble == 0);
+  // the work counters: the initial rollout's 200 steps, then per iteration one linearization of the 200 steps
+  // and whole rollouts (the line search's, the linearization's replay)
+  const cJSON *steps = cJSON_GetObjectItem(j, "steps"), *lin = cJSON_GetObjectItem(j, "linearizations");
+  CHECK(cJSON_GetArraySize(steps) == n && cJSON_GetArraySize(lin) == n);
+  CHECK(n > 0 && cJSON_GetArrayItem(steps, 0)->valuedouble == 200 && cJSON_GetArrayItem(lin, 0)->valuedouble == 0);
+  for (int k = 1; k < n; k++) {
+    double ds = cJSON_GetArrayItem(steps, k)->valuedouble - cJSON_GetArrayItem(steps, k - 1)->valuedouble;
+    CHECK_MSG(cJSON_GetArrayItem(lin, k)->valuedouble == 200.0 * k, "iteration %d: linearizations", k);
+    CHECK_MSG(ds >= 200 && fmod(ds, 200) == 0, "iteration %d: %g steps", k, ds);
+  }
   printf("example: %d iterations, cost %.9g -> %.9g, final angle %.9g\n", n - 1, cJSON_GetArrayItem(cost, 0)->valuedouble,
          cJSON_GetArrayItem(cost, n - 1)->valuedouble, qT);
   cJSON_Delete(j);
