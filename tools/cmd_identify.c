@@ -644,7 +644,7 @@ static void json_statistics(cJSON* root, const idRun* r) {
 
 // the whole result.json
 static char* result_json(const idRun* r) {
-  static const char* const loss[3] = {"onestep", "kstep", "rollout"};
+  static const char* const loss[4] = {"onestep", "kstep", "rollout", "violation"};
   static const char* const opt[3] = {"lm", "lbfgsb", "adam"};
   cJSON* root = cJSON_CreateObject();
   cJSON_AddStringToObject(root, "model", r->model_path);
@@ -890,6 +890,7 @@ static int intervals(idRun* r) {
 static void data_defaults(idRun* r, const idArgs* a) {
   unsigned given = (a->loss >= 0 ? PHYS_GIVEN_LOSS : 0) | (a->substeps > 0 ? PHYS_GIVEN_SUBSTEPS : 0) |
                    (!isnan(a->w[0]) ? PHYS_GIVEN_WEIGHTS : 0) | (a->horizon > 0 ? PHYS_GIVEN_HORIZON : 0);
+  if (r->fit.loss == PHYS_LOSS_VIOLATION) given |= PHYS_GIVEN_SUBSTEPS;   // one transition per sample interval
   char why[1200];
   phys_fit_data_defaults(&r->fit, r->m, &r->ds, given, a->velocities < 0 ? PHYS_VEL_AUTO : a->velocities, why,
                          sizeof why);
@@ -962,7 +963,7 @@ int id_load_data(idRun* r, const idArgs* a) {
     for (int k = 0; k < r->ds.ntraj; k++) nsample += r->ds.traj[k].T;
     fprintf(stderr, "physid: %s: %d trajectories (%d samples, dt %.6g s), %d parameters (%d values); loss %s, "
             "contact %s%s%s\n", a->cmd, r->ds.ntraj, nsample, r->ds.dt_obs, r->table.n, r->table.ntheta,
-            (const char*[]){"onestep", "kstep", "rollout"}[r->fit.loss], phys_contact_name(r->m->opt.contact),
+            (const char*[]){"onestep", "kstep", "rollout", "violation"}[r->fit.loss], phys_contact_name(r->m->opt.contact),
             r->ds.has_ctrl ? "; recorded controls" : "", r->ds.has_qfrc ? "; recorded joint forces" : "");
   }
   return 1;

@@ -18,7 +18,7 @@
 #define ID_MAXDATA (ARGS_MAXPOS + 256)   // data paths (command line or job)
 #define ID_MAXSPEC 256                   // --param entries (command line or job)
 
-static const char* const g_loss_names = "onestep|kstep|rollout";
+static const char* const g_loss_names = "onestep|kstep|rollout|violation";
 static const char* const g_opt_names = "lm|lbfgsb|adam";
 static const char* const g_contact_names = "lcp|cone|ccp|penalty";
 static const char* const g_velocity_names = "auto|differenced|measured";   // physVelocitySource
@@ -108,8 +108,8 @@ int id_split_spec(char* buf, size_t nbuf, const char* opts[3], const char* text)
 
 // the data and loss options identify and sweep share (an idArgs named a in scope)
 #define ID_DATA_OPTIONS                                                                                        \
-  {"--loss", ARG_CHOICE, &a.loss, "onestep|kstep|rollout", "loss (default: kstep on positions if the velocities are "     \
-   "differenced positions, else onestep)", 0, 0, 0},                 \
+  {"--loss", ARG_CHOICE, &a.loss, "onestep|kstep|rollout|violation", "loss (default: kstep on positions if the "   \
+   "velocities are differenced positions, else onestep; violation: paper 004's implicit loss)", 0, 0, 0},      \
   {"--velocities", ARG_CHOICE, &a.velocities, "auto|differenced|measured", "what the velocity columns are: the "  \
    "default loss follows (default auto: differenced if they deviate from the positions' backward differences by " \
    "less than 0.2 of their change per sample)", 0, 0, 0},                                                       \
