@@ -3,9 +3,10 @@
 // the identified values and an HTML report.
 //
 // Settings come from the command line, or from a JSON job file (--job) whose keys are the long option names
-// (model, data, params, loss, horizon, substeps, optimizer, starts, seed, iters, weights, prior, lr, contact,
-// files, skip, map, observe, out, write_model, report, floating, quiet, checkpoint, resume); an option given
-// on the command line overrides the job's value (a list option, --param or --map, replaces the job's whole list).
+// (model, data, params, loss, horizon, substeps, optimizer, starts, seed, iters, weights, violation_weights,
+// prior, lr, contact, files, skip, map, observe, out, write_model, report, floating, quiet, checkpoint, resume);
+// an option given on the command line overrides the job's value (a list option, --param or --map, replaces the
+// job's whole list).
 // Every input is checked before any work: settings, model, parameter names and bounds, that --write-model can
 // hold every parameter, the output paths (check_outputs: tools/output.c), then the data. After the fit the outputs
 // go to temporary files beside their targets, renamed into place only when all of them were written; an error or
@@ -250,6 +251,7 @@ static int job_key(idArgs* a, const cJSON* v, const char* job) {
   if (!strcmp(k, "prior")) return job_number(&a->prior, v, 0, job);
   if (!strcmp(k, "lr")) return job_number(&a->lr, v, 1e-300, job);
   if (!strcmp(k, "weights")) return job_weights(a, v, job);
+  if (!strcmp(k, "violation_weights")) return job_string(&a->vweights, v, job);
   if (!strcmp(k, "observe")) return job_string(&a->observe, v, job);
   if (!strcmp(k, "out")) return job_string(&a->out, v, job);
   if (!strcmp(k, "write_model")) return job_string(&a->write_model, v, job);
@@ -274,7 +276,8 @@ static int job_key(idArgs* a, const cJSON* v, const char* job) {
     return 1;
   }
   cli_error("%s: unknown key '%s' (valid: model, data, params, loss, horizon, substeps, optimizer, starts, seed, "
-            "iters, bootstrap, weights, prior, lr, contact, velocities, files, skip, map, observe, out, write_model, "
+            "iters, bootstrap, weights, violation_weights, prior, lr, contact, velocities, files, skip, map, observe, out, "
+            "write_model, "
             "report, floating, actuate, add, quiet, checkpoint, resume)",
             job, k);
   return 0;
@@ -304,19 +307,28 @@ static int merge_job(idArgs* a) {
 //---------------------------------------------------------------------------------------------------------
 // settings
 
-// "a,b,c" -> three finite numbers >= 0
-static int parse_weights(double w[3], const char* text) {
+// "a,b,c" -> three finite numbers >= 0; the message names the option and its three values
+static int parse_three(double w[3], const char* text, const char* option, const char* names) {
   char* end;
   const char* p = text;
   for (int i = 0; i < 3; i++) {
     w[i] = strtod(p, &end);
     if (end == p || !(w[i] >= 0) || !isfinite(w[i]) || (i < 2 && *end != ',') || (i == 2 && *end)) {
-      cli_error("--weights '%s': expected pos,rot,vel (three numbers >= 0)", text);
+      cli_error("%s '%s': expected %s (three numbers >= 0)", option, text, names);
       return 0;
     }
     p = end + 1;
   }
   return 1;
+}
+
+static int parse_weights(double w[3], const char* text) {
+  return parse_three(w, text, "--weights", "pos,rot,vel");
+}
+
+// --violation-weights / job key violation_weights: "comp,diss,pen"
+static int parse_vweights(double w[3], const char* text) {
+  return parse_three(w, text, "--violation-weights", "comp,diss,pen");
 }
 
 // --resume needs --checkpoint; -1 if fine, else the exit code (that the checkpoint is no output is checked with
@@ -335,6 +347,7 @@ void id_args_init(idArgs* a, const char* cmd) {
   a->loss = a->optimizer = a->contact = a->seed = a->skip = a->velocities = -1;
   a->prior = a->lr = -1;
   a->w[0] = a->w[1] = a->w[2] = NAN;
+  a->vw[0] = a->vw[1] = a->vw[2] = NAN;
   a->cmd = cmd;
 }
 
@@ -347,8 +360,10 @@ int id_merge_settings(idArgs* a) {
   for (int i = 0; i < a->param.n; i++) a->spec[a->nspec++] = a->param.item[i];
   for (int i = 0; i < a->map.n; i++) a->maps[a->nmaps++] = a->map.item[i];
   if (a->weights && !parse_weights(a->w, a->weights)) return CLI_EXIT_USAGE;
+  if (a->vweights && !parse_vweights(a->vw, a->vweights)) return CLI_EXIT_USAGE;
   if (a->job && !merge_job(a)) return CLI_EXIT_INPUT;
   if (a->weights && isnan(a->w[0]) && !parse_weights(a->w, a->weights)) return CLI_EXIT_INPUT;
+  if (a->vweights && isnan(a->vw[0]) && !parse_vweights(a->vw, a->vweights)) return CLI_EXIT_INPUT;
   if (!a->model || a->ndata < 1 || a->nspec < 1) {
     cli_error("%s: %s%s%s (see 'physid %s --help')", a->cmd, !a->model ? "missing MODEL"
               : a->ndata < 1 ? "missing DATA (files or folders)" : "no parameter to ", a->model && a->ndata ? a->cmd : "",
@@ -390,6 +405,7 @@ static void fit_options(physFitOptions* o, const idArgs* a) {
   if (a->prior >= 0) o->prior = a->prior;
   if (a->lr > 0) o->lr = a->lr;
   if (!isnan(a->w[0])) o->w_pos = a->w[0], o->w_rot = a->w[1], o->w_vel = a->w[2];
+  if (!isnan(a->vw[0])) o->viol_comp = a->vw[0], o->viol_diss = a->vw[1], o->viol_pen = a->vw[2];
   o->verbose = !a->quiet;
   o->checkpoint = a->checkpoint;
   o->resume = a->resume;
@@ -657,6 +673,10 @@ static char* result_json(const idRun* r) {
   cJSON_AddNumberToObject(root, "horizon", r->fit.horizon);
   double w[3] = {r->fit.w_pos, r->fit.w_rot, r->fit.w_vel};
   cJSON_AddItemToObject(root, "weights", cJSON_CreateDoubleArray(w, 3));
+  if (r->fit.loss == PHYS_LOSS_VIOLATION) {
+    double vw[3] = {r->fit.viol_comp, r->fit.viol_diss, r->fit.viol_pen};
+    cJSON_AddItemToObject(root, "violation_weights", cJSON_CreateDoubleArray(vw, 3));
+  }
   cJSON_AddNumberToObject(root, "prior", r->fit.prior);
   cJSON_AddItemToObject(root, "params", json_params(r));
   cJSON* labels = cJSON_AddArrayToObject(root, "components");

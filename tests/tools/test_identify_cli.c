@@ -1403,6 +1403,25 @@ static void test_violation_loss(void) {
   cJSON_Delete(root);
   free(text);
   clear_outputs();
+  // the weights: given ones reach result.json and change the loss; a malformed list is a usage error
+  r = run("identify", "models/cube.xml", "data/cube_toss", "--files", "1", "--param", "friction:cube", "--loss",
+          "violation", "--violation-weights", "0.001,0.1,1000", "--iters", "1", "--quiet", "--out", path("out/v.json"),
+          NULL);
+  CHECK_MSG(r.code == 0, "%s", r.err);
+  run_free(&r);
+  text = slurp(path("out/v.json"));
+  root = cJSON_Parse(text);
+  const cJSON* vw = cJSON_GetObjectItem(root, "violation_weights");
+  CHECK(cJSON_GetArraySize(vw) == 3 && cJSON_GetArrayItem(vw, 2)->valuedouble == 1000 &&
+        cJSON_GetArrayItem(vw, 0)->valuedouble == 0.001);
+  CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(root, "loss0")) > 0.1);   // 0.0499687 with the default 100
+  cJSON_Delete(root);
+  free(text);
+  clear_outputs();
+  r = run("identify", "models/cube.xml", "data/cube_toss", "--param", "friction:cube", "--loss", "violation",
+          "--violation-weights", "1,2", "--quiet", "--out", path("out/v.json"), NULL);
+  CHECK(r.code == 2 && has(r.err, "--violation-weights '1,2': expected comp,diss,pen (three numbers >= 0)"));
+  run_free(&r);
   r = run("identify", "models/cube.xml", "data/cube_toss", "--files", "2", "--param", "restitution:cube", "--loss",
           "violation", "--quiet", "--out", path("out/v.json"), NULL);
   CHECK(r.code == 1 && has(r.err, "restitution does not enter the violation loss"));
