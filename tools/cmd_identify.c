@@ -3,8 +3,9 @@
 // the identified values and an HTML report.
 //
 // Settings come from the command line, or from a JSON job file (--job) whose keys are the long option names
-// (model, data, params, loss, horizon, substeps, optimizer, starts, seed, iters, weights, prior, lr, contact,
-// velocities, fit_start, files, skip, map, observe, out, write_model, report, floating, quiet, checkpoint, resume);
+// (model, data, params, loss, horizon, substeps, optimizer, starts, seed, iters, weights, violation_weights,
+// prior, lr, contact, velocities, fit_start, files, skip, map, observe, out, write_model, report, floating, quiet,
+// checkpoint, resume);
 // an option given on the command line overrides the job's value (a list option, --param or --map, replaces the
 // job's whole list).
 // Every input is checked before any work: settings, model, parameter names and bounds, that --write-model can
@@ -252,6 +253,7 @@ static int job_key(idArgs* a, const cJSON* v, const char* job) {
   if (!strcmp(k, "prior")) return job_number(&a->prior, v, 0, job);
   if (!strcmp(k, "lr")) return job_number(&a->lr, v, 1e-300, job);
   if (!strcmp(k, "weights")) return job_weights(a, v, job);
+  if (!strcmp(k, "violation_weights")) return job_string(&a->vweights, v, job);
   if (!strcmp(k, "observe")) return job_string(&a->observe, v, job);
   if (!strcmp(k, "out")) return job_string(&a->out, v, job);
   if (!strcmp(k, "write_model")) return job_string(&a->write_model, v, job);
@@ -276,8 +278,8 @@ static int job_key(idArgs* a, const cJSON* v, const char* job) {
     return 1;
   }
   cli_error("%s: unknown key '%s' (valid: model, data, params, loss, horizon, substeps, optimizer, starts, seed, "
-            "iters, bootstrap, weights, prior, lr, contact, velocities, fit_start, files, skip, map, observe, out, "
-            "write_model, report, floating, actuate, add, quiet, checkpoint, resume)",
+            "iters, bootstrap, weights, violation_weights, prior, lr, contact, velocities, fit_start, files, skip, map, "
+            "observe, out, write_model, report, floating, actuate, add, quiet, checkpoint, resume)",
             job, k);
   return 0;
 }
@@ -306,19 +308,28 @@ static int merge_job(idArgs* a) {
 //---------------------------------------------------------------------------------------------------------
 // settings
 
-// "a,b,c" -> three finite numbers >= 0
-static int parse_weights(double w[3], const char* text) {
+// "a,b,c" -> three finite numbers >= 0; the message names the option and its three values
+static int parse_three(double w[3], const char* text, const char* option, const char* names) {
   char* end;
   const char* p = text;
   for (int i = 0; i < 3; i++) {
     w[i] = strtod(p, &end);
     if (end == p || !(w[i] >= 0) || !isfinite(w[i]) || (i < 2 && *end != ',') || (i == 2 && *end)) {
-      cli_error("--weights '%s': expected pos,rot,vel (three numbers >= 0)", text);
+      cli_error("%s '%s': expected %s (three numbers >= 0)", option, text, names);
       return 0;
     }
     p = end + 1;
   }
   return 1;
+}
+
+static int parse_weights(double w[3], const char* text) {
+  return parse_three(w, text, "--weights", "pos,rot,vel");
+}
+
+// --violation-weights / job key violation_weights: "comp,diss,pen"
+static int parse_vweights(double w[3], const char* text) {
+  return parse_three(w, text, "--violation-weights", "comp,diss,pen");
 }
 
 // --resume needs --checkpoint; -1 if fine, else the exit code (that the checkpoint is no output is checked with
@@ -337,6 +348,7 @@ void id_args_init(idArgs* a, const char* cmd) {
   a->loss = a->optimizer = a->contact = a->seed = a->skip = a->velocities = a->fit_start = -1;
   a->prior = a->lr = -1;
   a->w[0] = a->w[1] = a->w[2] = NAN;
+  a->vw[0] = a->vw[1] = a->vw[2] = NAN;
   a->cmd = cmd;
 }
 
@@ -349,8 +361,10 @@ int id_merge_settings(idArgs* a) {
   for (int i = 0; i < a->param.n; i++) a->spec[a->nspec++] = a->param.item[i];
   for (int i = 0; i < a->map.n; i++) a->maps[a->nmaps++] = a->map.item[i];
   if (a->weights && !parse_weights(a->w, a->weights)) return CLI_EXIT_USAGE;
+  if (a->vweights && !parse_vweights(a->vw, a->vweights)) return CLI_EXIT_USAGE;
   if (a->job && !merge_job(a)) return CLI_EXIT_INPUT;
   if (a->weights && isnan(a->w[0]) && !parse_weights(a->w, a->weights)) return CLI_EXIT_INPUT;
+  if (a->vweights && isnan(a->vw[0]) && !parse_vweights(a->vw, a->vweights)) return CLI_EXIT_INPUT;
   if (!a->model || a->ndata < 1 || a->nspec < 1) {
     cli_error("%s: %s%s%s (see 'physid %s --help')", a->cmd, !a->model ? "missing MODEL"
               : a->ndata < 1 ? "missing DATA (files or folders)" : "no parameter to ", a->model && a->ndata ? a->cmd : "",
@@ -392,6 +406,7 @@ static void fit_options(physFitOptions* o, const idArgs* a) {
   if (a->prior >= 0) o->prior = a->prior;
   if (a->lr > 0) o->lr = a->lr;
   if (!isnan(a->w[0])) o->w_pos = a->w[0], o->w_rot = a->w[1], o->w_vel = a->w[2];
+  if (!isnan(a->vw[0])) o->viol_comp = a->vw[0], o->viol_diss = a->vw[1], o->viol_pen = a->vw[2];
   o->verbose = !a->quiet;
   o->checkpoint = a->checkpoint;
   o->resume = a->resume;
@@ -646,7 +661,7 @@ static void json_statistics(cJSON* root, const idRun* r) {
 
 // the whole result.json
 static char* result_json(const idRun* r) {
-  static const char* const loss[3] = {"onestep", "kstep", "rollout"};
+  static const char* const loss[4] = {"onestep", "kstep", "rollout", "violation"};
   static const char* const opt[3] = {"lm", "lbfgsb", "adam"};
   cJSON* root = cJSON_CreateObject();
   cJSON_AddStringToObject(root, "model", r->model_path);
@@ -660,6 +675,10 @@ static char* result_json(const idRun* r) {
   cJSON_AddBoolToObject(root, "fit_start", r->fit.fit_start);
   double w[3] = {r->fit.w_pos, r->fit.w_rot, r->fit.w_vel};
   cJSON_AddItemToObject(root, "weights", cJSON_CreateDoubleArray(w, 3));
+  if (r->fit.loss == PHYS_LOSS_VIOLATION) {
+    double vw[3] = {r->fit.viol_comp, r->fit.viol_diss, r->fit.viol_pen};
+    cJSON_AddItemToObject(root, "violation_weights", cJSON_CreateDoubleArray(vw, 3));
+  }
   cJSON_AddNumberToObject(root, "prior", r->fit.prior);
   cJSON_AddItemToObject(root, "params", json_params(r));
   cJSON* labels = cJSON_AddArrayToObject(root, "components");
@@ -893,6 +912,7 @@ static int intervals(idRun* r) {
 static void data_defaults(idRun* r, const idArgs* a) {
   unsigned given = (a->loss >= 0 ? PHYS_GIVEN_LOSS : 0) | (a->substeps > 0 ? PHYS_GIVEN_SUBSTEPS : 0) |
                    (!isnan(a->w[0]) ? PHYS_GIVEN_WEIGHTS : 0) | (a->horizon > 0 ? PHYS_GIVEN_HORIZON : 0);
+  if (r->fit.loss == PHYS_LOSS_VIOLATION) given |= PHYS_GIVEN_SUBSTEPS;   // one transition per sample interval
   char why[1600];
   int vel = a->velocities < 0 ? PHYS_VEL_AUTO : a->velocities;
   phys_fit_data_defaults(&r->fit, r->m, &r->ds, given, vel, why, sizeof why);
@@ -971,7 +991,7 @@ int id_load_data(idRun* r, const idArgs* a) {
     for (int k = 0; k < r->ds.ntraj; k++) nsample += r->ds.traj[k].T;
     fprintf(stderr, "physid: %s: %d trajectories (%d samples, dt %.6g s), %d parameters (%d values); loss %s, "
             "contact %s%s%s\n", a->cmd, r->ds.ntraj, nsample, r->ds.dt_obs, r->table.n, r->table.ntheta,
-            (const char*[]){"onestep", "kstep", "rollout"}[r->fit.loss], phys_contact_name(r->m->opt.contact),
+            (const char*[]){"onestep", "kstep", "rollout", "violation"}[r->fit.loss], phys_contact_name(r->m->opt.contact),
             r->ds.has_ctrl ? "; recorded controls" : "", r->ds.has_qfrc ? "; recorded joint forces" : "");
   }
   return 1;

@@ -18,7 +18,7 @@
 #define ID_MAXDATA (ARGS_MAXPOS + 256)   // data paths (command line or job)
 #define ID_MAXSPEC 256                   // --param entries (command line or job)
 
-static const char* const g_loss_names = "onestep|kstep|rollout";
+static const char* const g_loss_names = "onestep|kstep|rollout|violation";
 static const char* const g_opt_names = "lm|lbfgsb|adam";
 static const char* const g_contact_names = "lcp|cone|ccp|penalty";
 static const char* const g_velocity_names = "auto|differenced|measured";   // physVelocitySource
@@ -45,6 +45,8 @@ typedef struct idArgs_ {
   const char* maps[ID_MAXSPEC];
   int nmaps;
   double w[3];              // weights pos, rot, vel (NaN: default)
+  const char* vweights;     // --violation-weights COMP,DISS,PEN (violation loss)
+  double vw[3];             // its values (NaN: default)
   cJSON* json;              // the job file (owns the strings above that came from it)
   char* pool[ID_MAXSPEC];   // param strings built from the job's objects
   int npool;
@@ -110,8 +112,8 @@ int id_split_spec(char* buf, size_t nbuf, const char* opts[3], const char* text)
 
 // the data and loss options identify and sweep share (an idArgs named a in scope)
 #define ID_DATA_OPTIONS                                                                                        \
-  {"--loss", ARG_CHOICE, &a.loss, "onestep|kstep|rollout", "loss (default: kstep on positions if the velocities are "     \
-   "differenced positions, else onestep)", 0, 0, 0},                 \
+  {"--loss", ARG_CHOICE, &a.loss, "onestep|kstep|rollout|violation", "loss (default: kstep on positions if the "   \
+   "velocities are differenced positions, else onestep; violation: paper 004's implicit loss)", 0, 0, 0},      \
   {"--velocities", ARG_CHOICE, &a.velocities, "auto|differenced|measured", "what the velocity columns are: the "  \
    "default loss follows (default auto: differenced if they deviate from the positions' backward differences by " \
    "less than 0.2 of their change per sample)", 0, 0, 0},                                                       \
@@ -122,6 +124,8 @@ int id_split_spec(char* buf, size_t nbuf, const char* opts[3], const char* text)
    "interval / the model's timestep)", 1, 1e6, 0},                                                              \
   {"--weights", ARG_STRING, &a.weights, "POS,ROT,VEL", "residual weights, 1/m, 1/rad, s/m (default 1000,100,10)", \
    0, 0, 0},                                                                                                    \
+  {"--violation-weights", ARG_STRING, &a.vweights, "COMP,DISS,PEN", "weights of the violation loss's "        \
+   "complementarity, dissipation and penetration terms (default 0.001,0.1,100, paper 004)", 0, 0, 0},          \
   {"--prior", ARG_DOUBLE, &a.prior, "W", "prior: adds W/2 |theta - init|^2 to the loss (default 0)", 0, 1e300, 0}, \
   {"--contact", ARG_CHOICE, &a.contact, "lcp|cone|ccp|penalty", "contact model (default: the model's)", 0, 0, 0}, \
   {"--files", ARG_INT, &a.files, "N", "use the first N data files (name order)", 1, 1e8, 0},                  \

@@ -14,7 +14,7 @@
 #define REPORT_NTRAJ 3            // trajectories plotted
 #define REPORT_NTRACE 16          // parameter traces plotted
 
-static const char* const loss_name[3] = {"onestep", "kstep", "rollout"};
+static const char* const loss_name[4] = {"onestep", "kstep", "rollout", "violation"};
 static const char* const opt_name[3] = {"lm", "lbfgsb", "adam"};
 
 //---------------------------------------------------------------------------------------------------------

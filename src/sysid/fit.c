@@ -88,6 +88,7 @@
 #include "rot.h"
 #include "step_record.h"
 #include "sysid.h"
+#include "violation.h"
 
 //---------------------------------------------------------------------------------------------------------
 // defaults
@@ -102,6 +103,9 @@ void phys_fit_defaults(physFitOptions* opt) {
   opt->w_rot = 1 / 1e-2;
   opt->w_vel = 1 / 1e-1;
   opt->prior = 0;
+  opt->viol_comp = 1e-3;
+  opt->viol_diss = 1e-1;
+  opt->viol_pen = 1e2;
   opt->optimizer = PHYS_OPT_LM;
   opt->max_iter = 100;
   opt->tol = 1e-10;
@@ -184,7 +188,7 @@ static double now_sec(void) {
 
 // observation interval of k: the segment length h of the loss (sysid.h's segments) for a trajectory of T
 static int segment_len(const physFitOptions* opt, int T) {
-  if (opt->loss == PHYS_LOSS_ONESTEP) return 1;
+  if (opt->loss == PHYS_LOSS_ONESTEP || opt->loss == PHYS_LOSS_VIOLATION) return 1;
   if (opt->loss == PHYS_LOSS_KSTEP) return opt->horizon;
   return T - 1 > 0 ? T - 1 : 1;
 }
@@ -229,6 +233,25 @@ static int rot_group(const physModel* m, int i) {
   return -1;
 }
 
+// the violation loss's conditions (violation.h): every coordinate observed, one step per sample, weights >= 0,
+// the model's pairs and the parameters supported; nsel <- nv + 2 residuals per transition
+static physStatus violation_layout(const physModel* m, const physParamTable* t, const physDataset* ds,
+                                   const physFitOptions* opt, int* nsel, physLog* log) {
+  for (int i = 0; i < m->nv; i++)
+    if (!ds->obs_q[i] || !ds->obs_v[i])
+      return phys_error(log, PHYS_ERR_ARG, "fit: the violation loss needs every position and velocity observed "
+                        "(dof %d is not)", i);
+  if (opt->substeps != 1)
+    return phys_error(log, PHYS_ERR_ARG, "fit: the violation loss compares consecutive samples (dt = the sample "
+                      "spacing): substeps must be 1, not %d", opt->substeps);
+  if (!(opt->viol_comp >= 0 && opt->viol_diss >= 0 && opt->viol_pen >= 0))
+    return phys_error(log, PHYS_ERR_ARG, "fit: violation weights must be >= 0");
+  physStatus st = phys_violation_check(m, t, log);
+  if (st != PHYS_OK) return st;
+  *nsel = m->nv + 2;
+  return PHYS_OK;
+}
+
 // validate the options and the dataset, and count the residuals; nres = 0 on error (message in log)
 static physStatus layout(const physModel* m, const physParamTable* t, const physDataset* ds,
                          const physFitOptions* opt, int* nsel, int* ndata, physLog* log) {
@@ -237,7 +260,7 @@ static physStatus layout(const physModel* m, const physParamTable* t, const phys
   if (ds->nq != m->nq || ds->nv != m->nv)
     return phys_error(log, PHYS_ERR_SIZE, "fit: dataset has nq %d, nv %d; the model %d, %d", ds->nq, ds->nv,
                       m->nq, m->nv);
-  if (opt->loss < PHYS_LOSS_ONESTEP || opt->loss > PHYS_LOSS_ROLLOUT)
+  if (opt->loss < PHYS_LOSS_ONESTEP || opt->loss > PHYS_LOSS_VIOLATION)
     return phys_error(log, PHYS_ERR_ARG, "fit: unknown loss kind %d", opt->loss);
   if (opt->loss == PHYS_LOSS_KSTEP && opt->horizon < 1)
     return phys_error(log, PHYS_ERR_ARG, "fit: horizon %d < 1", opt->horizon);
@@ -246,9 +269,17 @@ static physStatus layout(const physModel* m, const physParamTable* t, const phys
     return phys_error(log, PHYS_ERR_ARG, "fit: dataset's sample spacing %g is not positive", ds->dt_obs);
   if (!(opt->w_pos >= 0 && opt->w_rot >= 0 && opt->w_vel >= 0 && opt->prior >= 0))
     return phys_error(log, PHYS_ERR_ARG, "fit: weights and prior must be >= 0");
-  for (int i = 0; i < 2 * m->nv; i++) {
-    int observed = i < m->nv ? ds->obs_q[i] : ds->obs_v[i - m->nv];
-    if (observed && coord_weight(m, opt, i) > 0) (*nsel)++;
+  if (opt->loss == PHYS_LOSS_VIOLATION && opt->fit_start)
+    return phys_error(log, PHYS_ERR_ARG, "fit: the violation loss simulates no segments: fitted segment starts "
+                      "(--fit-start on) do not apply to it");
+  if (opt->loss == PHYS_LOSS_VIOLATION) {
+    physStatus st = violation_layout(m, t, ds, opt, nsel, log);
+    if (st != PHYS_OK) return st;
+  } else {
+    for (int i = 0; i < 2 * m->nv; i++) {
+      int observed = i < m->nv ? ds->obs_q[i] : ds->obs_v[i - m->nv];
+      if (observed && coord_weight(m, opt, i) > 0) (*nsel)++;
+    }
   }
   int nobs = 0, nvf = phys_fit_start_layout(m, ds, opt, NULL, NULL);
   for (int k = 0; k < ds->ntraj; k++)
@@ -358,9 +389,9 @@ static physStatus problem_init(fitProblem* pb, physModel* m, const physParamTabl
   pb->resn = iw, iw += ds->ntraj;
   pb->xsel = iw;
   phys_fit_start_layout(m, ds, opt, pb->xsel, pb->wtie);
-  // selected coordinates and weights
+  // selected coordinates and weights (none for the violation loss: its residuals are its own)
   int n = 0;
-  for (int i = 0; i < nx; i++) {
+  for (int i = 0; i < nx && opt->loss != PHYS_LOSS_VIOLATION; i++) {
     int observed = i < nv ? ds->obs_q[i] : ds->obs_v[i - nv];
     double wi = coord_weight(m, opt, i);
     if (observed && wi > 0) pb->sel[n] = i, pb->wsel[n++] = wi;
@@ -748,6 +779,31 @@ static physStatus segment_start_fit(fitWorker* wk, int k, int s, int h, double* 
   return PHYS_OK;
 }
 
+// the violation loss's residuals of trajectory k (nsel = nv + 2 per transition s -> s + 1): d at sample s + 1
+// with the inputs held from sample s
+static physStatus violation_traj(fitWorker* wk, int k, double* r, double* J) {
+  const fitProblem* pb = wk->pb;
+  const physTrajectory* tr = &pb->ds->traj[k];
+  const physModel* m = pb->m;
+  int nth = pb->ntheta, nsel = pb->nsel;
+  physViolationWeights w;
+  phys_violation_defaults(&w);
+  w.comp = pb->opt->viol_comp, w.diss = pb->opt->viol_diss, w.pen = pb->opt->viol_pen;
+  for (int s = 0; s + 1 < tr->T; s++) {
+    set_sample(m, wk->d, tr, s + 1, pb->opt->ctrl, &wk->t, wk->insens);
+    set_inputs(m, wk->d, tr, s, pb->opt->ctrl, &wk->t, wk->insens);
+    double t0 = now_sec();
+    physStatus st = phys_violation_residuals(m, wk->d, &wk->t, tr->qvel + (size_t)s * m->nv, pb->ds->dt_obs, &w,
+                                             r + (size_t)s * nsel, J ? J + (size_t)s * nsel * nth : NULL, NULL, NULL);
+    *(J ? &wk->time_gradient : &wk->time_forward) += now_sec() - t0;
+    if (st != PHYS_OK)
+      return phys_error(&wk->log, st, "fit: violation loss: trajectory %d (%s), transition %d -> %d: %s", k,
+                        tr->source, s, s + 1, st == PHYS_ERR_NOMEM ? "scratch arena exhausted" :
+                        "the mass matrix is not positive definite or the inner solve failed");
+  }
+  return PHYS_OK;
+}
+
 // a worker's share of an evaluation: trajectories index, index + nworker, ... (stops at its first failure)
 static void* worker_run(void* arg) {
   fitWorker* wk = arg;
@@ -755,6 +811,15 @@ static void* worker_run(void* arg) {
   const physDataset* ds = pb->ds;
   int nth = pb->ntheta, nsel = pb->nsel;
   for (int k = wk->index; k < ds->ntraj; k += pb->nworker) {
+    if (pb->opt->loss == PHYS_LOSS_VIOLATION) {
+      size_t a = (size_t)pb->resadr[k];
+      physStatus st = ds->traj[k].T > 1 ? violation_traj(wk, k, wk->r + a, wk->J ? wk->J + a * nth : NULL) : PHYS_OK;
+      if (st != PHYS_OK) {
+        wk->status = st, wk->fail_k = k;
+        return NULL;
+      }
+      continue;
+    }
     int T = ds->traj[k].T, h = segment_len(pb->opt, T);
     size_t tie = (size_t)pb->resadr[k] + (size_t)(T - 1) * nsel;   // the tie rows of the fitted start states
     for (int s = 0; s + 1 < T; s += h, tie += (size_t)pb->nvf) {

@@ -70,7 +70,8 @@ void phys_wrap_continuous(double* vdiff, const physModel* m, double dt);
 typedef enum physLossKind_ {
   PHYS_LOSS_ONESTEP = 0,    // x_{k+1} vs step^s(x_k) from every observed sample (paper 000)
   PHYS_LOSS_KSTEP,          // multiple shooting: from every sample, `horizon` observations ahead
-  PHYS_LOSS_ROLLOUT         // one rollout per trajectory from its first sample (recurrent, paper 002)
+  PHYS_LOSS_ROLLOUT,        // one rollout per trajectory from its first sample (recurrent, paper 002)
+  PHYS_LOSS_VIOLATION       // paper 004's violation-based implicit loss per transition (violation.h); no simulation
 } physLossKind;
 
 typedef enum physOptimizer_ {
@@ -87,6 +88,7 @@ typedef struct physFitOptions_ {
   double w_rot;             // weight of orientation residuals (quaternion log, rad^-1; default 1/1e-2)
   double w_vel;             // weight of velocity residuals (s/m; default 1/1e-1; 0 ignores velocities)
   double prior;             // weight of the prior (theta - theta0)' (theta - theta0) (default 0)
+  double viol_comp, viol_diss, viol_pen;   // VIOLATION's weights (violation.h; defaults 0.001, 0.1, 100)
   int optimizer;            // physOptimizer
   int max_iter;             // iterations (default 100; Adam default 500)
   double tol;               // relative loss decrease that ends the fit (default 1e-10)

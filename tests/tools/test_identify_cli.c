@@ -1424,6 +1424,54 @@ static void test_uncertainty(void) {
   clear_outputs();
 }
 
+// --loss violation (issue 14 item 1; docs/cli.md, *Violation loss*): the documented example on the real cube's
+// first 2 tosses gives its printed friction, result.json names the loss; restitution and substeps other than 1
+// are refused with the reason and no output file
+static void test_violation_loss(void) {
+  idRunOut r = run("identify", "models/cube.xml", "data/cube_toss", "--files", "2", "--param",
+                   "friction:cube:min=0:max=2", "--loss", "violation", "--iters", "5", "--quiet", "--out",
+                   path("out/v.json"), NULL);
+  CHECK_MSG(r.code == 0, "%s", r.err);
+  CHECK_MSG(has(r.out, "friction:cube = 0.160275 "), "%s", r.out);
+  CHECK(has(r.out, "loss 0.0951432 -> 0.0948312 in 5 iterations"));
+  run_free(&r);
+  char* text = slurp(path("out/v.json"));
+  cJSON* root = cJSON_Parse(text);
+  CHECK(root && !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(root, "loss_kind")), "violation"));
+  cJSON_Delete(root);
+  free(text);
+  clear_outputs();
+  // the weights: given ones reach result.json and change the loss; a malformed list is a usage error
+  r = run("identify", "models/cube.xml", "data/cube_toss", "--files", "1", "--param", "friction:cube", "--loss",
+          "violation", "--violation-weights", "0.001,0.1,1000", "--iters", "1", "--quiet", "--out", path("out/v.json"),
+          NULL);
+  CHECK_MSG(r.code == 0, "%s", r.err);
+  run_free(&r);
+  text = slurp(path("out/v.json"));
+  root = cJSON_Parse(text);
+  const cJSON* vw = cJSON_GetObjectItem(root, "violation_weights");
+  CHECK(cJSON_GetArraySize(vw) == 3 && cJSON_GetArrayItem(vw, 2)->valuedouble == 1000 &&
+        cJSON_GetArrayItem(vw, 0)->valuedouble == 0.001);
+  CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(root, "loss0")) > 0.1);   // 0.0499687 with the default 100
+  cJSON_Delete(root);
+  free(text);
+  clear_outputs();
+  r = run("identify", "models/cube.xml", "data/cube_toss", "--param", "friction:cube", "--loss", "violation",
+          "--violation-weights", "1,2", "--quiet", "--out", path("out/v.json"), NULL);
+  CHECK(r.code == 2 && has(r.err, "--violation-weights '1,2': expected comp,diss,pen (three numbers >= 0)"));
+  run_free(&r);
+  r = run("identify", "models/cube.xml", "data/cube_toss", "--files", "2", "--param", "restitution:cube", "--loss",
+          "violation", "--quiet", "--out", path("out/v.json"), NULL);
+  CHECK(r.code == 1 && has(r.err, "restitution does not enter the violation loss"));
+  CHECK(access(path("out/v.json"), F_OK) != 0);
+  run_free(&r);
+  r = run("identify", "models/cube.xml", "data/cube_toss", "--files", "2", "--param", "friction:cube", "--loss",
+          "violation", "--substeps", "2", "--quiet", "--out", path("out/v.json"), NULL);
+  CHECK(r.code == 1 && has(r.err, "substeps must be 1"));
+  CHECK(access(path("out/v.json"), F_OK) != 0);
+  run_free(&r);
+}
+
 int main(void) {
   g_bin = getenv("PHYS_BIN");
   CHECK_MSG(g_bin != NULL && access(g_bin, X_OK) == 0, "PHYS_BIN not set or not executable");
@@ -1444,6 +1492,7 @@ int main(void) {
   test_write_mjcf();
   test_write_actuators();
   test_input_transform_cli();
+  test_violation_loss();
   test_write_urdf();
   test_write_world();
   test_bad_input();

@@ -1,0 +1,648 @@
+// violation.c - paper 004's violation-based implicit loss for one transition (violation.h has the equations).
+//
+// Steps of phys_violation_residuals, all at the next sample (q+, v+):
+//   1. the smooth dynamics: M~ (qM with armature, + dt diag(b)), its Cholesky factor L, the generalized force
+//      F the contacts must supply (RNEA at qacc = (v+ - v)/dt minus the applied forces), r0 = L^-1 dt F;
+//   2. the candidates (plane against box corners, sphere, capsule ends): point, frame, phi, mu, and the
+//      derivatives of point and phi in the geom's sizes; their relative point and rotation Jacobians;
+//   3. the inner problem: Y = L^-1 J' (nv x 3nc), Q = Y'Y + eps I, g = -Y'r0 + c with c the complementarity and
+//      dissipation coefficients; min 1/2 x'Qx + g'x over the unit cones by a log-barrier method (tight gap);
+//   4. residuals r_pred = r0 - Y lambda, r_c, r_pen and, if asked, their Jacobian with lambda fixed.
+// Derivative of r_pred = L^-1 w (w = dt F - J' lambda) in theta: L^-1 dw - Phi(L^-1 dM~ L^-T) r_pred, where dL =
+// L Phi(L^-1 dM~ L^-T) and Phi takes the lower triangle with half the diagonal; dw = dt R(qacc) - d(J' lambda);
+// the columns of dM~ from phys_param_forces: dM~ e_k = R(e_k) - R(0) (the force is affine in the acceleration).
+// Contact parameters move J and phi only: friction scales the tangent rows (d(J'lambda)/dmu = Jt' lambda_t,
+// ds/dmu = Jt v+); a size moves a candidate point by dp (phi by n . dp), so the point Jacobian moves by
+// -[dp]x Jr: d(J'lambda) = Jr'(dp x f) with f the candidate's world impulse, ds = mu T (omega x dp).
+#include <math.h>
+#include <string.h>
+
+#include "arena.h"
+#include "chol.h"
+#include "collision.h"
+#include "dyn.h"
+#include "primitive_deriv.h"
+#include "rot.h"
+#include "violation.h"
+
+#define VIOL_SLIDE_EPS 1e-9   // e of |s|_e (m/s)
+#define VIOL_GAP_REL 1e-12    // the inner solve's duality gap target: relative to 1/2 |r0|^2 (the loss at lambda = 0)
+#define VIOL_NEWTON_MAX 60    // Newton steps per centring before the solve stops at its last centre
+#define VIOL_REFINE 1         // iterative refinements of each Newton direction
+#define VIOL_GAP_ABS 1e-24    // and absolute (J), for transitions whose r0 vanishes (noise-free flight)
+
+void phys_violation_defaults(physViolationWeights* w) {
+  w->comp = 1e-3;
+  w->diss = 1e-1;
+  w->pen = 1e2;
+  w->eps = 1e-6;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// candidates
+
+// candidate points of a plane against geom type (0: the pair is not one of ours)
+static int cand_per_pair(int type) {
+  return type == PHYS_GEOM_BOX ? 8 : type == PHYS_GEOM_SPHERE ? 1 : type == PHYS_GEOM_CAPSULE ? 2 : 0;
+}
+
+// 1 if geoms a, b can ever touch: the filter admits them and at least one is on a moving body
+static int may_collide(const physModel* m, int a, int b) {
+  if (m->geom_bodyid[a] == 0 && m->geom_bodyid[b] == 0) return 0;
+  return phys_collision_filter(m, a, b);
+}
+
+int phys_violation_ncand(const physModel* m) {
+  int n = 0;
+  for (int p = 0; p < m->ngeom; p++) {
+    if (m->geom_type[p] != PHYS_GEOM_PLANE) continue;
+    for (int g = 0; g < m->ngeom; g++)
+      if (g != p && may_collide(m, p, g)) n += cand_per_pair(m->geom_type[g]);
+  }
+  return n;
+}
+
+// one candidate at the current kinematics
+typedef struct vCand_ {
+  int plane, geom;          // the plane (normal from it) and the other geom
+  double p[3];              // point on geom's surface closest to the plane, world
+  double frame[9];          // n, t1, t2 (rows), world
+  double phi, mu;
+  int nsz;                  // sizes of geom that move it
+  double dp[3][3];          // dp / dsize_k
+  double dphi[3];           // dphi / dsize_k
+} vCand;
+
+// candidate j (< cand_per_pair) of plane pl against geom g: point, signed distance and their size derivatives
+static void cand_eval(const physModel* m, const physData* d, int pl, int g, int j, vCand* c) {
+  const double* Rp = d->geom_xmat + 9 * pl;
+  const double* R = d->geom_xmat + 9 * g;
+  const double* x = d->geom_xpos + 3 * g;
+  const double* s = m->geom_size + 3 * g;
+  double n[3] = {Rp[2], Rp[5], Rp[8]};
+  memset(c, 0, sizeof(*c));
+  c->plane = pl, c->geom = g;
+  phys_contact_frame(c->frame, n);
+  c->mu = fmax(m->geom_friction[3 * pl], m->geom_friction[3 * g]);
+  int type = m->geom_type[g];
+  c->nsz = phys_geom_nsize(type);
+  if (type == PHYS_GEOM_BOX) {
+    double sg[3] = {(j & 1) ? 1 : -1, (j & 2) ? 1 : -1, (j & 4) ? 1 : -1};
+    for (int i = 0; i < 3; i++) {
+      c->p[i] = x[i];
+      for (int k = 0; k < 3; k++) c->p[i] += R[3 * i + k] * sg[k] * s[k];
+    }
+    for (int k = 0; k < 3; k++)
+      for (int i = 0; i < 3; i++) c->dp[k][i] = sg[k] * R[3 * i + k];
+  } else {
+    double ctr[3] = {x[0], x[1], x[2]};
+    if (type == PHYS_GEOM_CAPSULE) {   // end j: centre +- half-length along the capsule's z axis
+      double sg = j ? 1 : -1;
+      for (int i = 0; i < 3; i++) ctr[i] += sg * s[1] * R[3 * i + 2], c->dp[1][i] = sg * R[3 * i + 2];
+    }
+    for (int i = 0; i < 3; i++) c->p[i] = ctr[i] - s[0] * n[i], c->dp[0][i] = -n[i];
+  }
+  double rel[3] = {c->p[0] - d->geom_xpos[3 * pl], c->p[1] - d->geom_xpos[3 * pl + 1], c->p[2] - d->geom_xpos[3 * pl + 2]};
+  c->phi = phys_dot3(n, rel);
+  for (int k = 0; k < c->nsz; k++) c->dphi[k] = phys_dot3(n, c->dp[k]);
+}
+
+// all candidates into c (phys_violation_ncand of them)
+static int cand_all(const physModel* m, const physData* d, vCand* c) {
+  int n = 0;
+  for (int p = 0; p < m->ngeom; p++) {
+    if (m->geom_type[p] != PHYS_GEOM_PLANE) continue;
+    for (int g = 0; g < m->ngeom; g++) {
+      if (g == p || !may_collide(m, p, g)) continue;
+      for (int j = 0; j < cand_per_pair(m->geom_type[g]); j++) cand_eval(m, d, p, g, j, c + n++);
+    }
+  }
+  return n;
+}
+
+// relative point (3 x nv) and rotation (3 x nv) Jacobians of candidate c: geom's body minus the plane's
+static void cand_jac(const physModel* m, physData* d, const vCand* c, double* jp, double* jr) {
+  int nv = m->nv, b1 = m->geom_bodyid[c->geom], b0 = m->geom_bodyid[c->plane];
+  phys_jac(m, d, c->p, b1, jp, jr);
+  if (b0 == 0) return;
+  size_t mark = phys_stack_mark(d);
+  double* jp0 = phys_stack_alloc(d, 3 * (size_t)nv);
+  double* jr0 = phys_stack_alloc(d, 3 * (size_t)nv);
+  phys_jac(m, d, c->p, b0, jp0, jr0);
+  for (int i = 0; i < 3 * nv; i++) jp[i] -= jp0[i], jr[i] -= jr0[i];
+  phys_stack_free(d, mark);
+}
+
+//---------------------------------------------------------------------------------------------------------
+// checks
+
+// 1 if geom g has candidates (a box, sphere or capsule some plane may touch)
+static int has_cand(const physModel* m, int g) {
+  if (!cand_per_pair(m->geom_type[g])) return 0;
+  for (int p = 0; p < m->ngeom; p++)
+    if (m->geom_type[p] == PHYS_GEOM_PLANE && p != g && may_collide(m, p, g)) return 1;
+  return 0;
+}
+
+physStatus phys_violation_check(const physModel* m, const physParamTable* t, physLog* log) {
+  if (m->npair > 0)
+    return phys_error(log, PHYS_ERR_ARG, "violation loss: explicit <pair> elements are not supported (model has %d)",
+                      m->npair);
+  for (int a = 0; a < m->ngeom; a++)
+    for (int b = a + 1; b < m->ngeom; b++) {
+      if (!may_collide(m, a, b)) continue;
+      int pa = m->geom_type[a] == PHYS_GEOM_PLANE, pb = m->geom_type[b] == PHYS_GEOM_PLANE;
+      if (pa != pb && cand_per_pair(m->geom_type[pa ? b : a])) continue;
+      return phys_error(log, PHYS_ERR_ARG, "violation loss: geoms '%s' and '%s' may collide; only a plane against a "
+                        "box, sphere or capsule is supported", phys_id2name(m, "geom", a), phys_id2name(m, "geom", b));
+    }
+  for (int e = 0; e < t->n; e++) {
+    const physParam* p = t->param + e;
+    int k = p->kind;
+    if (k == PHYS_PAR_SIZE && !has_cand(m, p->id))
+      return phys_error(log, PHYS_ERR_ARG, "violation loss: param '%s': the geom has no contact candidates (a box, "
+                        "sphere or capsule that a plane may touch)", p->name);
+    if (k == PHYS_PAR_RESTITUTION)
+      return phys_error(log, PHYS_ERR_ARG, "violation loss: param '%s': restitution does not enter the violation loss "
+                        "(its contact model is inelastic, as paper 004's); fit it with a prediction loss", p->name);
+    if (k == PHYS_PAR_PENALTY_STIFFNESS || k == PHYS_PAR_PENALTY_DAMPING || k == PHYS_PAR_POS ||
+        k == PHYS_PAR_FRICTIONLOSS || phys_param_is_input(k))
+      return phys_error(log, PHYS_ERR_ARG, "violation loss: param '%s' is not supported by the violation loss", p->name);
+  }
+  return PHYS_OK;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// the inner problem: min 1/2 x'Qx + g'x over unit Lorentz cones, by a primal log-barrier method
+
+// The objective's Hessian is t (Y'Y + eps I) with Y (k x n) of few rows (k = nv): each Newton system is solved by
+// Woodbury, (B + t Y'Y)^-1 = B^-1 - B^-1 Y' (I/t + Y B^-1 Y')^-1 Y B^-1, where B = H_b + t eps I is block diagonal
+// and H_b, the barrier's Hessian of a cone at u = (a, b), is never formed: near the cone's surface it is a huge
+// rank-one matrix plus a small definite part that rounding destroys. Its inverse is explicit and well computed,
+// H_b^-1 = u u' - (dd/2) diag(1, -1, -1) with dd = a^2 - |b|^2 = (a - |b|)(a + |b|), and B^-1 = K (I + c K)^-1
+// with K = H_b^-1, c = t eps (K and (I + cK)^-1 commute: B^-1 is symmetric).
+
+// dd = a^2 - |b|^2 of a cone point, computed as (a - |b|)(a + |b|); <= 0 outside or on the cone
+static double cone_dd(const double* u) {
+  double nb = hypot(u[1], u[2]);
+  return u[0] > nb ? (u[0] - nb) * (u[0] + nb) : 0;
+}
+
+// 1 if every cone of x (nc) holds its point strictly inside
+static int cones_inside(const double* x, int nc) {
+  for (int i = 0; i < nc; i++)
+    if (!(cone_dd(x + 3 * i) > 0)) return 0;
+  return 1;
+}
+
+// the blocks of cone u: B = H_b + c I and Binv = B^-1 (3 x 3 each), from H_b's eigen-decomposition (computed
+// stably, so that both are positive definite to rounding): with u = (a, beta bh), |bh| = 1, beta >= 0 and bp the
+// unit vector orthogonal to bh, H_b = 2 [v1 v1' / (a + beta)^2 + v2 v2' / (a - beta)^2 + v3 v3' / dd] with
+// v1 = (1, -bh)/sqrt 2... (the eigenvectors of K = H_b^-1 = u u' - (dd/2) diag(1, -1, -1): v1 = (1, bh)/sqrt 2
+// with K-eigenvalue (a + beta)^2 / 2, v2 = (1, -bh)/sqrt 2 with (a - beta)^2 / 2, v3 = (0, bp) with dd / 2)
+static void cone_blocks(const double* u, double c, double* B, double* Binv) {
+  double beta = hypot(u[1], u[2]), bh[2] = {1, 0};
+  if (beta > 0) bh[0] = u[1] / beta, bh[1] = u[2] / beta;
+  double s2 = sqrt(0.5);
+  double v[3][3] = {{s2, s2 * bh[0], s2 * bh[1]}, {s2, -s2 * bh[0], -s2 * bh[1]}, {0, -bh[1], bh[0]}};
+  double am = u[0] - beta, ap = u[0] + beta;
+  double k[3] = {0.5 * ap * ap, 0.5 * am * am, 0.5 * am * ap};   // eigenvalues of K
+  memset(B, 0, 9 * sizeof(double));
+  memset(Binv, 0, 9 * sizeof(double));
+  for (int e = 0; e < 3; e++) {
+    double lb = 1 / k[e] + c, li = k[e] / (1 + c * k[e]);
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) B[3 * i + j] += lb * v[e][i] * v[e][j], Binv[3 * i + j] += li * v[e][i] * v[e][j];
+  }
+}
+
+// y = blockdiag(M) x for 3 x 3 blocks M (nc of them)
+static void block_apply(const double* M, const double* x, int nc, double* y) {
+  for (int i = 0; i < nc; i++)
+    for (int a = 0; a < 3; a++) {
+      double v = 0;
+      for (int b = 0; b < 3; b++) v += M[9 * i + 3 * a + b] * x[3 * i + b];
+      y[3 * i + a] = v;
+    }
+}
+
+// Newton system work at one point: blocks, W = B^-1 Y' (n x k), the factor of S = I/t + Y W (k x k)
+typedef struct vNewton_ {
+  const double* Y;
+  int k, nc;
+  double t;
+  double *B, *Binv, *W, *S, *z, *yk, *hx, *yx;
+} vNewton;
+
+// factor the system at x; 0 if S is not positive definite
+static int newton_factor(vNewton* nw, const double* x, double eps) {
+  int n = 3 * nw->nc, k = nw->k;
+  for (int i = 0; i < nw->nc; i++) cone_blocks(x + 3 * i, nw->t * eps, nw->B + 9 * i, nw->Binv + 9 * i);
+  for (int r = 0; r < k; r++)
+    for (int i = 0; i < nw->nc; i++)
+      for (int a = 0; a < 3; a++) {
+        double v = 0;
+        for (int b = 0; b < 3; b++) v += nw->Binv[9 * i + 3 * a + b] * nw->Y[(size_t)r * n + 3 * i + b];
+        nw->W[(size_t)(3 * i + a) * k + r] = v;
+      }
+  for (int r = 0; r < k; r++)
+    for (int q = 0; q < k; q++) {
+      double v = r == q ? 1 / nw->t : 0;
+      for (int j = 0; j < n; j++) v += nw->Y[(size_t)r * n + j] * nw->W[(size_t)j * k + q];
+      nw->S[r * k + q] = v;
+    }
+  return k == 0 || phys_chol_factor(nw->S, k, 0) == k;
+}
+
+// dx = (B + t Y'Y)^-1 rhs by Woodbury: B^-1 rhs - W S^-1 Y B^-1 rhs
+static void newton_solve(vNewton* nw, const double* rhs, double* dx) {
+  int n = 3 * nw->nc, k = nw->k;
+  block_apply(nw->Binv, rhs, nw->nc, nw->z);
+  for (int r = 0; r < k; r++) {
+    double v = 0;
+    for (int j = 0; j < n; j++) v += nw->Y[(size_t)r * n + j] * nw->z[j];
+    nw->yk[r] = v;
+  }
+  if (k > 0) phys_chol_solve(nw->yk, nw->S, nw->yk, k);
+  for (int j = 0; j < n; j++) {
+    double v = nw->z[j];
+    for (int r = 0; r < k; r++) v -= nw->W[(size_t)j * k + r] * nw->yk[r];
+    dx[j] = v;
+  }
+}
+
+// hx = (B + t Y'Y) x
+static void newton_apply(vNewton* nw, const double* x) {
+  int n = 3 * nw->nc, k = nw->k;
+  block_apply(nw->B, x, nw->nc, nw->hx);
+  for (int r = 0; r < k; r++) {
+    double v = 0;
+    for (int j = 0; j < n; j++) v += nw->Y[(size_t)r * n + j] * x[j];
+    nw->yx[r] = v;
+  }
+  for (int j = 0; j < n; j++)
+    for (int r = 0; r < k; r++) nw->hx[j] += nw->t * nw->Y[(size_t)r * n + j] * nw->yx[r];
+}
+
+// Newton steps on the barrier problem at t (damped Newton for a self-concordant function: the full step once
+// the decrement's root < 1/4, else 1 / (1 + root); halved should rounding leave the cones) until the decrement
+// is below 1e-12. Each direction is refined once against the system (Woodbury loses digits where t Y'Y dominates
+// B) and the decrement is dx' H dx, a sum of positive terms. Returns the steps, or -1 if a system failed.
+static int newton_center(const double* Y, int k, double eps, const double* g, int nc, double t, double* x,
+                         double* work) {
+  int n = 3 * nc, steps = 0;
+  vNewton nw = {Y, k, nc, t, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+  double *grad = work, *dx = grad + n, *xt = dx + n, *res = xt + n, *cor = res + n;
+  nw.B = cor + n, nw.Binv = nw.B + 9 * nc, nw.W = nw.Binv + 9 * nc, nw.S = nw.W + (size_t)n * k;
+  nw.z = nw.S + (size_t)k * k, nw.hx = nw.z + n, nw.yk = nw.hx + n, nw.yx = nw.yk + k;
+  double prev = HUGE_VAL;
+  for (int it = 0; it < VIOL_NEWTON_MAX; it++) {
+    for (int r = 0; r < k; r++) {
+      double v = 0;
+      for (int j = 0; j < n; j++) v += Y[(size_t)r * n + j] * x[j];
+      nw.yx[r] = v;
+    }
+    for (int j = 0; j < n; j++) {
+      double v = eps * x[j] + g[j];
+      for (int r = 0; r < k; r++) v += Y[(size_t)r * n + j] * nw.yx[r];
+      grad[j] = t * v;
+    }
+    for (int i = 0; i < nc; i++) {   // barrier gradient -(2a, -2b)/dd
+      const double* u = x + 3 * i;
+      double dd = cone_dd(u);
+      grad[3 * i] -= 2 * u[0] / dd;
+      grad[3 * i + 1] += 2 * u[1] / dd;
+      grad[3 * i + 2] += 2 * u[2] / dd;
+    }
+    if (!newton_factor(&nw, x, eps)) return -1;
+    for (int j = 0; j < n; j++) res[j] = -grad[j];
+    newton_solve(&nw, res, dx);
+    for (int ref = 0; ref < VIOL_REFINE; ref++) {
+      newton_apply(&nw, dx);
+      for (int j = 0; j < n; j++) res[j] = -grad[j] - nw.hx[j];
+      newton_solve(&nw, res, cor);
+      for (int j = 0; j < n; j++) dx[j] += cor[j];
+    }
+    newton_apply(&nw, dx);
+    double dec = 0;
+    for (int j = 0; j < n; j++) dec += dx[j] * nw.hx[j];
+    steps++;
+    if (!(dec >= 0)) return -1;
+    // converged, or at rounding's floor: a small decrement that no longer halves per full step
+    if (dec < 1e-12 || (dec < 1e-6 && dec > 0.5 * prev)) break;
+    prev = dec;
+    double a = dec < 0.0625 ? 1 : 1 / (1 + sqrt(dec));
+    for (int ls = 0; ls < 60; ls++, a *= 0.5) {
+      for (int j = 0; j < n; j++) xt[j] = x[j] + a * dx[j];
+      if (cones_inside(xt, nc)) break;
+    }
+    memcpy(x, xt, sizeof(double) * (size_t)n);
+    if (it == VIOL_NEWTON_MAX - 1) return -1;   // not centred: rounding has taken over
+  }
+  return steps;
+}
+
+int phys_violation_socp(physData* d, const double* Y, int k, double eps, const double* g, int nc, double tol,
+                        double* x, double* gap) {
+  int n = 3 * nc;
+  double gmax = 0, qmax = eps;
+  for (int j = 0; j < n; j++) {
+    double q = eps;
+    for (int r = 0; r < k; r++) q += Y[(size_t)r * n + j] * Y[(size_t)r * n + j];
+    gmax = fmax(gmax, fabs(g[j])), qmax = fmax(qmax, q);
+  }
+  memset(x, 0, sizeof(double) * (size_t)n);
+  *gap = 0;
+  if (nc == 0 || gmax == 0) return 0;   // the minimizer is 0
+  size_t mark = phys_stack_mark(d);
+  double* work = phys_stack_alloc(d, (size_t)n * (8 + (size_t)k) + 18 * (size_t)nc + (size_t)k * (k + 2) + 1);
+  // start on the cones' axes at the scale of the unconstrained minimizer, t balancing the two terms
+  double x0 = gmax / qmax;
+  for (int i = 0; i < nc; i++) x[3 * i] = x0;
+  double t = 1 / (gmax * x0);
+  double* xc = work + (size_t)n * (7 + (size_t)k) + 18 * (size_t)nc + (size_t)k * (k + 2);   // last centre
+  int steps = 0;
+  for (int outer = 0; outer < 400; outer++) {
+    int s = newton_center(Y, k, eps, g, nc, t, x, work);
+    if (s < 0) {   // keep the last centre and its gap (none yet: failure)
+      if (outer == 0) steps = -1;
+      memcpy(x, xc, sizeof(double) * (size_t)n);
+      break;
+    }
+    steps += s;
+    memcpy(xc, x, sizeof(double) * (size_t)n);
+    *gap = 2.0 * nc / t;
+    if (*gap <= tol) break;
+    t *= 16;
+  }
+  phys_stack_free(d, mark);
+  return steps;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// one transition
+
+// x = L^-1 b (L lower, n x n row-major); x may alias b
+static void lsolve(const double* L, double* x, const double* b, int n) {
+  for (int i = 0; i < n; i++) {
+    double s = b[i];
+    for (int k = 0; k < i; k++) s -= L[(size_t)i * n + k] * x[k];
+    x[i] = s / L[(size_t)i * n + i];
+  }
+}
+
+// |s|_e = sqrt(|s|^2 + e^2) - e of a tangent vector s (2)
+static double slide_norm(const double s[2]) {
+  return sqrt(s[0] * s[0] + s[1] * s[1] + VIOL_SLIDE_EPS * VIOL_SLIDE_EPS) - VIOL_SLIDE_EPS;
+}
+
+// the smooth part: F (nv) and M~ (nv x nv) at d's state (q+, v+) and acceleration qacc; d's kinematics computed
+static void smooth_force(const physModel* m, physData* d, const double* qacc, double dt, double* F, double* Mt) {
+  int nv = m->nv;
+  int implicit = !(m->opt.disableflags & PHYS_DSBL_EULERDAMP);
+  phys_kinematics(m, d);
+  phys_com_pos(m, d);
+  phys_com_vel(m, d);
+  phys_crb(m, d);
+  phys_passive(m, d);
+  phys_actuation(m, d);
+  phys_rnea(m, d, qacc, F);
+  memcpy(Mt, d->qM, sizeof(double) * (size_t)nv * nv);
+  for (int i = 0; i < nv; i++) {
+    double b = implicit ? dt * m->dof_damping[i] : 0;
+    F[i] += (m->dof_armature[i] + b) * qacc[i] - d->qfrc_passive[i] - d->qfrc_actuator[i] - d->qfrc_applied[i];
+    Mt[(size_t)i * nv + i] += b;
+  }
+}
+
+// the parameters' effect on the smooth part: dwF = dt dF/dtheta at qacc (nv x nt) and dM~ (nv x nv x nt, entry
+// [(i nv + k) nt + j] = dM~_ik / dtheta_j); zero when no parameter is a force kind
+static void smooth_param(const physModel* m, physData* d, const physParamTable* t, const double* qacc, double dt,
+                         double* dwF, double* dM) {
+  int nv = m->nv, nt = t->ntheta, force = 0;
+  for (int e = 0; e < t->n; e++)
+    if (t->param[e].kind != PHYS_PAR_FRICTION && t->param[e].kind != PHYS_PAR_SIZE) force = 1;
+  memset(dwF, 0, sizeof(double) * (size_t)nv * nt);
+  memset(dM, 0, sizeof(double) * (size_t)nv * nv * nt);
+  if (!force) return;
+  size_t mark = phys_stack_mark(d);
+  double* R0 = phys_stack_alloc(d, (size_t)nv * nt);
+  double* Rk = phys_stack_alloc(d, (size_t)nv * nt);
+  double* a = phys_stack_alloc(d, (size_t)nv);
+  phys_param_forces(m, d, t, qacc, dwF);
+  for (int i = 0; i < nv * nt; i++) dwF[i] *= dt;
+  memset(a, 0, sizeof(double) * (size_t)nv);
+  phys_param_forces(m, d, t, a, R0);
+  for (int k = 0; k < nv; k++) {
+    a[k] = 1;
+    phys_param_forces(m, d, t, a, Rk);
+    a[k] = 0;
+    for (int i = 0; i < nv; i++)
+      for (int j = 0; j < nt; j++)
+        dM[((size_t)i * nv + k) * nt + j] = Rk[(size_t)i * nt + j] - R0[(size_t)i * nt + j];
+  }
+  phys_stack_free(d, mark);
+}
+
+// the contact parameters' columns: dJl (nv x nt) += d(J' lambda)/dtheta, dxc (nt) += d(comp + diss)/dtheta,
+// dpen (nt) += d(pen)/dtheta, for candidate c with impulse l (3), Jacobians jp, jr (3 x nv), slide s (2) and the
+// unscaled tangent velocity st = T v+ (2)
+static void contact_param(const physModel* m, const physParamTable* t, const vCand* c, const double* l,
+                          const double* jp, const double* jr, const double* vnext, const double s[2], const double st[2],
+                          double dt, const physViolationWeights* w, double* dJl, double* dxc, double* dpen) {
+  int nv = m->nv, nt = t->ntheta;
+  const double* n = c->frame;
+  double sn = slide_norm(s), se = sn + VIOL_SLIDE_EPS;
+  double phip = fmax(c->phi, 0), phim = fmin(c->phi, 0);
+  for (int e = 0; e < t->n; e++) {
+    const physParam* p = t->param + e;
+    if (p->kind == PHYS_PAR_FRICTION) {
+      physContact pc;
+      memset(&pc, 0, sizeof(pc));
+      pc.geom[0] = c->plane, pc.geom[1] = c->geom, pc.pair = -1, pc.mu = c->mu;
+      if (!phys_contact_material_moves(m, &pc, p->id, 0)) continue;
+      // J' lambda has mu (Jt' lambda_t): d/dmu = Jt' lambda_t; s = mu st: ds/dmu = st
+      for (int k = 0; k < nv; k++) {
+        double v = 0;
+        for (int i = 0; i < 3; i++) v += (c->frame[3 + i] * l[1] + c->frame[6 + i] * l[2]) * jp[i * nv + k];
+        dJl[(size_t)k * nt + p->adr] += v;
+      }
+      double dsn = (s[0] * st[0] + s[1] * st[1]) / se;
+      dxc[p->adr] += w->diss * (l[0] * dsn + l[1] * st[0] + l[2] * st[1]);
+    } else if (p->kind == PHYS_PAR_SIZE && p->id == c->geom) {
+      double f[3], om[3] = {0, 0, 0};
+      for (int i = 0; i < 3; i++) f[i] = n[i] * l[0] + c->mu * (c->frame[3 + i] * l[1] + c->frame[6 + i] * l[2]);
+      for (int i = 0; i < 3; i++)
+        for (int k = 0; k < nv; k++) om[i] += jr[i * nv + k] * vnext[k];
+      for (int q = 0; q < c->nsz; q++) {
+        int col = p->adr + q;
+        double dxf[3], odp[3];
+        phys_cross3(dxf, c->dp[q], f);
+        phys_cross3(odp, om, c->dp[q]);
+        for (int k = 0; k < nv; k++) {
+          double v = 0;
+          for (int i = 0; i < 3; i++) v += jr[i * nv + k] * dxf[i];
+          dJl[(size_t)k * nt + col] += v;
+        }
+        double ds[2] = {c->mu * phys_dot3(c->frame + 3, odp), c->mu * phys_dot3(c->frame + 6, odp)};
+        double dsn = (s[0] * ds[0] + s[1] * ds[1]) / se;
+        dxc[col] += w->comp * 2 * phip * c->dphi[q] * l[0] / dt + w->diss * (l[0] * dsn + l[1] * ds[0] + l[2] * ds[1]);
+        dpen[col] += w->pen * 2 * phim * c->dphi[q];
+      }
+    }
+  }
+}
+
+// the residual Jacobian (violation.h) from the pieces: rows nv of r_pred, then r_c, r_pen
+static void residual_jacobian(int nv, int nt, const double* L, const double* rp, const double* dwF, const double* dJl,
+                              const double* dM, const double* dxc, const double* dpen, double rc, double rpen,
+                              double* J, double* tmp) {
+  double* Z = tmp;              // nv x nv
+  double* col = tmp + (size_t)nv * nv;   // nv
+  for (int j = 0; j < nt; j++) {
+    // L^-1 dw
+    for (int i = 0; i < nv; i++) col[i] = dwF[(size_t)i * nt + j] - dJl[(size_t)i * nt + j];
+    lsolve(L, col, col, nv);
+    for (int i = 0; i < nv; i++) J[(size_t)i * nt + j] = col[i];
+    // X = L^-1 dM L^-T: Z = L^-1 dM (columns), X = L^-1 Z' (dM symmetric: X' = X)
+    for (int k = 0; k < nv; k++) {
+      for (int i = 0; i < nv; i++) col[i] = dM[((size_t)i * nv + k) * nt + j];
+      lsolve(L, col, col, nv);
+      for (int i = 0; i < nv; i++) Z[(size_t)i * nv + k] = col[i];   // Z = L^-1 dM, column k
+    }
+    for (int k = 0; k < nv; k++) {   // X = (L^-1 Z')': its row k = L^-1 (row k of Z), written over that row
+      lsolve(L, col, Z + (size_t)k * nv, nv);
+      for (int i = 0; i < nv; i++) Z[(size_t)k * nv + i] = col[i];
+    }
+    // - Phi(X) r: lower triangle of X with half diagonal
+    for (int i = 0; i < nv; i++) {
+      double v = 0;
+      for (int k = 0; k <= i; k++) v += (k == i ? 0.5 : 1) * Z[(size_t)k * nv + i] * rp[k];
+      J[(size_t)i * nt + j] -= v;
+    }
+    J[(size_t)nv * nt + j] = rc > 0 ? dxc[j] / rc : 0;
+    J[(size_t)(nv + 1) * nt + j] = rpen > 0 ? dpen[j] / rpen : 0;
+  }
+}
+
+static physStatus transition(const physModel* m, physData* d, const physParamTable* t, const double* vprev, double dt,
+                             const physViolationWeights* w, double* r, double* J, double* lambda,
+                             physViolationInfo* info) {
+  int nv = m->nv, nc = phys_violation_ncand(m), n = 3 * nc, nt = t->ntheta;
+  const double* vnext = d->qvel;
+  double* qacc = phys_stack_alloc(d, (size_t)nv);
+  double* F = phys_stack_alloc(d, (size_t)nv);
+  double* L = phys_stack_alloc(d, (size_t)nv * nv);
+  for (int i = 0; i < nv; i++) qacc[i] = (vnext[i] - vprev[i]) / dt;
+  smooth_force(m, d, qacc, dt, F, L);
+  if (phys_chol_factor(L, nv, 0) != nv) return PHYS_ERR_NUMERIC;
+  double* r0 = phys_stack_alloc(d, (size_t)nv);
+  for (int i = 0; i < nv; i++) r0[i] = dt * F[i];
+  lsolve(L, r0, r0, nv);
+  // candidates, their Jacobians and J' as Y = L^-1 J' (nv x n, column 3i+a = L^-1 (row a of J_i)')
+  vCand* c = (vCand*)phys_stack_alloc(d, (sizeof(vCand) * (size_t)(nc > 0 ? nc : 1) + 7) / 8);
+  cand_all(m, d, c);
+  double* jp = phys_stack_alloc(d, 3 * (size_t)nv * (nc > 0 ? nc : 1));
+  double* jr = phys_stack_alloc(d, 3 * (size_t)nv * (nc > 0 ? nc : 1));
+  double* Y = phys_stack_alloc(d, (size_t)nv * (n > 0 ? n : 1));
+  double* JT = phys_stack_alloc(d, (size_t)nv * (n > 0 ? n : 1));   // J' (nv x n)
+  double* col = phys_stack_alloc(d, (size_t)nv);
+  double* s = phys_stack_alloc(d, 4 * (size_t)(nc > 0 ? nc : 1));   // s (2) and st (2) per candidate
+  for (int i = 0; i < nc; i++) {
+    double* jpi = jp + 3 * (size_t)nv * i;
+    double* jri = jr + 3 * (size_t)nv * i;
+    cand_jac(m, d, c + i, jpi, jri);
+    for (int a = 0; a < 3; a++) {
+      double scale = a == 0 ? 1 : c[i].mu;
+      for (int k = 0; k < nv; k++) {
+        double v = 0;
+        for (int q = 0; q < 3; q++) v += c[i].frame[3 * a + q] * jpi[q * nv + k];
+        JT[(size_t)k * n + 3 * i + a] = scale * v;
+        col[k] = scale * v;
+      }
+      lsolve(L, col, col, nv);
+      for (int k = 0; k < nv; k++) Y[(size_t)k * n + 3 * i + a] = col[k];
+      if (a > 0) {   // unscaled tangent velocity st = t_a . v_point and the slide s = mu st
+        double st = 0;
+        for (int k = 0; k < nv; k++) {
+          double v = 0;
+          for (int q = 0; q < 3; q++) v += c[i].frame[3 * a + q] * jpi[q * nv + k];
+          st += v * vnext[k];
+        }
+        s[4 * i + 2 + (a - 1)] = st;
+        s[4 * i + (a - 1)] = c[i].mu * st;
+      }
+    }
+  }
+  // the inner problem: Q = Y'Y + eps I, g = -Y' r0 + the complementarity and dissipation coefficients
+  double* g = phys_stack_alloc(d, (size_t)(n > 0 ? n : 1));
+  double* x = lambda ? lambda : phys_stack_alloc(d, (size_t)(n > 0 ? n : 1));
+  for (int a = 0; a < n; a++) {
+    double v = 0;
+    for (int k = 0; k < nv; k++) v -= Y[(size_t)k * n + a] * r0[k];
+    g[a] = v;
+  }
+  for (int i = 0; i < nc; i++) {
+    double phip = fmax(c[i].phi, 0);
+    g[3 * i] += w->comp * phip * phip / dt + w->diss * slide_norm(s + 4 * i);
+    g[3 * i + 1] += w->diss * s[4 * i];
+    g[3 * i + 2] += w->diss * s[4 * i + 1];
+  }
+  double e0 = 0;
+  for (int k = 0; k < nv; k++) e0 += r0[k] * r0[k];
+  double gap = 0;
+  int steps = phys_violation_socp(d, Y, nv, w->eps, g, nc, VIOL_GAP_REL * 0.5 * e0 + VIOL_GAP_ABS, x, &gap);
+  if (steps < 0) return PHYS_ERR_NUMERIC;
+  // residuals
+  double xc = 0, pen = 0;
+  for (int k = 0; k < nv; k++) {
+    double v = r0[k];
+    for (int a = 0; a < n; a++) v -= Y[(size_t)k * n + a] * x[a];
+    r[k] = v;
+  }
+  for (int i = 0; i < nc; i++) {
+    const double* l = x + 3 * i;
+    double phip = fmax(c[i].phi, 0), phim = fmin(c[i].phi, 0);
+    xc += w->comp * phip * phip / dt * l[0] + w->diss * (l[0] * slide_norm(s + 4 * i) + l[1] * s[4 * i] + l[2] * s[4 * i + 1]);
+    xc += 0.5 * w->eps * (l[0] * l[0] + l[1] * l[1] + l[2] * l[2]);
+    pen += w->pen * phim * phim;
+  }
+  double rc = sqrt(2 * fmax(xc, 0)), rpen = sqrt(2 * pen);
+  r[nv] = rc, r[nv + 1] = rpen;
+  if (info) {
+    info->ncand = nc, info->newton = steps, info->gap = gap;
+    info->loss = 0;
+    for (int k = 0; k < nv + 2; k++) info->loss += 0.5 * r[k] * r[k];
+  }
+  if (!J) return PHYS_OK;
+  // Jacobian with lambda fixed
+  double* dwF = phys_stack_alloc(d, (size_t)nv * (nt > 0 ? nt : 1));
+  double* dM = phys_stack_alloc(d, (size_t)nv * nv * (nt > 0 ? nt : 1));
+  double* dJl = phys_stack_alloc(d, (size_t)nv * (nt > 0 ? nt : 1));
+  double* dxc = phys_stack_alloc(d, (size_t)(nt > 0 ? nt : 1));
+  double* dpen = phys_stack_alloc(d, (size_t)(nt > 0 ? nt : 1));
+  double* tmp = phys_stack_alloc(d, (size_t)nv * nv + nv);
+  smooth_param(m, d, t, qacc, dt, dwF, dM);
+  memset(dJl, 0, sizeof(double) * (size_t)nv * nt);
+  memset(dxc, 0, sizeof(double) * (size_t)nt);
+  memset(dpen, 0, sizeof(double) * (size_t)nt);
+  for (int i = 0; i < nc; i++)
+    contact_param(m, t, c + i, x + 3 * i, jp + 3 * (size_t)nv * i, jr + 3 * (size_t)nv * i, vnext, s + 4 * i,
+                  s + 4 * i + 2, dt, w, dJl, dxc, dpen);
+  residual_jacobian(nv, nt, L, r, dwF, dJl, dM, dxc, dpen, rc, rpen, J, tmp);
+  (void)JT;
+  return PHYS_OK;
+}
+
+physStatus phys_violation_residuals(const physModel* m, physData* d, const physParamTable* t, const double* vprev,
+                                    double dt, const physViolationWeights* w, double* r, double* J, double* lambda,
+                                    physViolationInfo* info) {
+  physArenaGuard guard;
+  phys_arena_enter(d, &guard);
+  if (setjmp(guard.env)) return phys_arena_failed(d, &guard, PHYS_WARN_OTHER, "phys_violation_residuals");
+  size_t mark = phys_stack_mark(d);
+  physStatus st = transition(m, d, t, vprev, dt, w, r, J, lambda, info);
+  phys_stack_free(d, mark);
+  phys_arena_leave(d, &guard);
+  return st;
+}

@@ -1,0 +1,87 @@
+// violation.h - paper 004's violation-based implicit loss (ContactNets, Pfrommer, Halm, Posa 2020, as used by
+// Bianchini, Halm, Posa 2023 "CCN"; DESIGN.md section 5): for one observed transition (q, v) -> (q+, v+) the
+// contact impulses are not simulated but inferred, as the minimizer of a convex penalty on the violation of the
+// dynamics, of complementarity and of maximum dissipation; the loss is that minimum.
+//
+// At the next sample (q+, v+), with dt the sample spacing, qacc = (v+ - v) / dt and the model's contact
+// candidates i (below) with signed distance phi_i, friction mu_i, world frame (n_i, t1_i, t2_i) and contact
+// Jacobian rows J_i = [n_i; mu_i t1_i; mu_i t2_i]' Jrel(p_i) (friction folded in, so the cone is the unit one):
+//
+//   F      = RNEA(q+, v+, qacc) + (armature + dt b) qacc - f(q+, v+, u)      generalized force that the
+//            contacts must supply over the step, M~ = M + diag(armature + dt b) as the step's (param_forces.c)
+//   L(θ)   = min over lambda (3 per candidate, lambda_n_i >= |lambda_t_i|) of
+//              1/2 (dt F - J' lambda)' M~^-1 (dt F - J' lambda)      dynamics in energy units (paper eq. 11-12)
+//            + w_comp sum_i lambda_n_i max(phi_i, 0)^2 / dt            complementarity (dair_pll's form)
+//            + w_diss sum_i (lambda_n_i |s_i|_e + lambda_t_i . s_i)    maximum dissipation, s_i = mu_i Jt_i v+
+//            + eps/2 |lambda|^2                                          a tie-break (unique minimizer)
+//            + w_pen sum_i min(phi_i, 0)^2                               penetration (independent of lambda)
+//   |s|_e  = sqrt(|s|^2 + e^2) - e, e = 1e-9 m/s (smooth at s = 0)
+//
+// The loss is written as residuals for least squares, L = 1/2 |r|^2 with nv + 2 rows per transition:
+//   r_pred = L_M^-1 (dt F - J' lambda*) (M~ = L_M L_M'), r_c = sqrt(2 (comp + diss + eps term)), r_pen =
+//   sqrt(2 w_pen) |min(phi, 0)|, and their Jacobian by the envelope theorem: lambda* held fixed (the cone does not
+//   depend on theta because friction is folded into J), so J_r' r is the exact gradient of L; J_r itself is
+//   exact for r_pred and r_pen, and r_c's row is d(r_c^2/2)/dtheta / r_c (0 when r_c = 0).
+//
+// Contact candidates (the paper's: every corner of a box with its signed distance, touching or not): for each
+// pair that phys_collision_filter admits between a plane and a box (8 corners), a sphere (1 point) or a capsule
+// (its 2 end spheres), the points p_i on the non-plane geom closest to the plane. Other pairs that can collide
+// are refused (phys_violation_check).
+//
+// Parameters (phys_violation_check refuses the others with a message): the force kinds of params.h (mass, com,
+// inertia, damping, armature, stiffness, gravity, gear, springs, gain, bias, kp, kv) through phys_param_forces;
+// friction:GEOM (mu_i, MJCF's max rule as phys_contact_material_moves); size:GEOM of a box, sphere or capsule
+// with candidates. Not: restitution (the loss's contact model is inelastic, as the paper's), penalty:*, pos:BODY,
+// input kinds.
+#ifndef PHYS_VIOLATION_H
+#define PHYS_VIOLATION_H
+
+#include "params.h"
+#include "physid.h"
+
+typedef struct physViolationWeights_ {
+  double comp;    // w_comp, 1/(m s) x ... (dair_pll's complementarity term, units J per N s of impulse per m^2/s)
+  double diss;    // w_diss (dimensionless: lambda . s is energy)
+  double pen;     // w_pen (J/m^2)
+  double eps;     // the tie-break eps (1/kg, the unit of M^-1)
+} physViolationWeights;
+
+// the weights of paper 004's Table 2 for CCN on real data: comp 0.001, diss 0.1, pen 100 (their order is our
+// reading, the table lost its symbols: docs/identification.md), eps 1e-6 kg^-1
+void phys_violation_defaults(physViolationWeights* w);
+
+// the model's contact candidates (0 when none); 8 per plane-box pair, 1 per plane-sphere, 2 per plane-capsule
+int phys_violation_ncand(const physModel* m);
+
+// PHYS_OK if the loss can be evaluated for model m and table t: the only colliding pairs are planes against
+// boxes, spheres and capsules, no explicit <pair>, and every parameter kind is supported (see above); else
+// PHYS_ERR_ARG with a message naming the pair or the parameter
+physStatus phys_violation_check(const physModel* m, const physParamTable* t, physLog* log);
+
+// what one transition's inner problem found (may be NULL)
+typedef struct physViolationInfo_ {
+  double loss;        // 1/2 |r|^2 of the transition
+  int ncand;          // candidates (3 ncand impulses)
+  int newton;         // Newton steps of the barrier solve
+  double gap;         // its final duality gap bound, in the objective's units (J)
+} physViolationInfo;
+
+// residuals r (nv + 2) of one transition and, if J is not NULL, their Jacobian (nv + 2) x t->ntheta (row-major)
+// as described above. d holds the next sample: qpos = q+, qvel = v+, and the interval's inputs (ctrl,
+// qfrc_applied; xfrc_applied must be zero); vprev = v (nv); dt > 0. lambda (3 ncand, may be NULL) gets the
+// inferred impulses (contact-major: n, t1, t2, N s; the tangential ones scaled by 1/mu as above). Scratch from
+// d's arena, no allocation; deterministic. Errors: PHYS_ERR_NUMERIC (M~ not positive definite, the inner solve
+// failed), PHYS_ERR_NOMEM (arena). Call phys_violation_check first.
+physStatus phys_violation_residuals(const physModel* m, physData* d, const physParamTable* t, const double* vprev,
+                                    double dt, const physViolationWeights* w, double* r, double* J, double* lambda,
+                                    physViolationInfo* info);
+
+// the inner problem alone, for tests: min 1/2 |Y x|^2 + eps/2 |x|^2 + g'x over nc unit Lorentz cones (x
+// contact-major, n = 3 nc; Y k x n row-major, k may be 0; eps > 0); x (n) gets the minimizer. A primal
+// log-barrier method, Newton steps by Woodbury on the k rows of Y (violation.c), t raised 8x until the duality
+// gap bound 2 nc / t (written to gap) is below tol (absolute, in the objective's units). Scratch from d's arena.
+// Returns the Newton steps taken, or -1 if a Newton system was not positive definite.
+int phys_violation_socp(physData* d, const double* Y, int k, double eps, const double* g, int nc, double tol,
+                        double* x, double* gap);
+
+#endif  // PHYS_VIOLATION_H

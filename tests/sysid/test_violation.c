@@ -1,0 +1,323 @@
+// test_violation.c - paper 004's violation-based implicit loss (src/sysid/violation.c): the inner cone problem
+// against an analytic projection and its optimality conditions; the loss gradient J_r' r (envelope theorem,
+// impulses held fixed) against central differences of the loss with the inner problem re-solved, on a simulated
+// cube toss at friction 0 and 0.3 and on a cube resting on the floor, for friction, size, inertia (log-Cholesky)
+// and gravity; the refused parameters and pairs; the fit through phys_fit (loss kind violation).
+#include <string.h>
+
+#include "params.h"
+#include "physid.h"
+#include "rng.h"
+#include "sysid.h"
+#include "test.h"
+#include "violation.h"
+
+//---------------------------------------------------------------------------------------------------------
+// the inner problem
+
+// min 1/2 |x - z|^2 over one cone is the projection of z: for z = (1, 2, 0), ((1 + 2)/2) (1, 1, 0)
+static void test_socp_projection(void) {
+  physModel* m = phys_load("models/cube.xml", NULL, NULL);
+  physData* d = phys_make_data(m);
+  double x[3], gap;   // Q = I: no rows of Y, eps 1
+  double g1[3] = {-1, -2, 0};
+  int steps = phys_violation_socp(d, NULL, 0, 1, g1, 1, 1e-14, x, &gap);
+  CHECK(steps > 0);
+  CHECK_NEAR(x[0], 1.5, 1e-7);
+  CHECK_NEAR(x[1], 1.5, 1e-7);
+  CHECK_NEAR(x[2], 0, 1e-7);
+  double g2[3] = {-1, 0, 0};   // inside: the unconstrained minimizer (1, 0, 0)
+  phys_violation_socp(d, NULL, 0, 1, g2, 1, 1e-14, x, &gap);
+  CHECK_NEAR(x[0], 1, 1e-7);
+  CHECK_NEAR(x[1], 0, 1e-7);
+  double g3[3] = {1, 0.5, 0};  // in the (self-dual) cone: the minimizer is the apex
+  phys_violation_socp(d, NULL, 0, 1, g3, 1, 1e-14, x, &gap);
+  CHECK_NEAR(x[0], 0, 1e-7);
+  CHECK_NEAR(x[1], 0, 1e-7);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+// random problems shaped as the cube's, 8 cones, Q = Y'Y + 1e-8 I with Y 6 x 24, g = -Y'z + c with c in the
+// cones (the complementarity and dissipation terms): x in the cones, y = Qx + g in the cones (self-dual),
+// x_i . y_i = 0 per cone, to the solver's gap
+static void test_socp_kkt(void) {
+  physModel* m = phys_load("models/cube.xml", NULL, NULL);
+  physData* d = phys_make_data(m);
+  physRng rng;
+  phys_rng_seed(&rng, 7);
+  enum { NC = 8, N = 3 * NC, K = 6 };
+  double worst_gap = 0;
+  double Y[K * N], g[N], x[N], z[K], gap, eps = 1e-6;
+  for (int trial = 0; trial < 40; trial++) {
+    for (int i = 0; i < K * N; i++) Y[i] = 2 * phys_rng_uniform(&rng) - 1;
+    for (int r = 0; r < K; r++) z[r] = 2 * phys_rng_uniform(&rng) - 1;
+    for (int c = 0; c < NC; c++) {
+      double t1 = 2 * phys_rng_uniform(&rng) - 1, t2 = 2 * phys_rng_uniform(&rng) - 1;
+      double cn = (trial % 2 ? 0.1 : 1e-3) * phys_rng_uniform(&rng) * hypot(t1, t2) + hypot(t1, t2);
+      double cc[3] = {trial % 4 < 2 ? cn : 0, trial % 4 < 2 ? t1 : 0, trial % 4 < 2 ? t2 : 0};
+      for (int a = 0; a < 3; a++) {
+        double v = cc[a];
+        for (int r = 0; r < K; r++) v -= Y[r * N + 3 * c + a] * z[r];
+        g[3 * c + a] = v;
+      }
+    }
+    double tol = 1e-13;
+    int steps = phys_violation_socp(d, Y, K, eps, g, NC, tol, x, &gap);
+    CHECK_MSG(steps > 0 && steps < 3000, "trial %d: %d Newton steps", trial, steps);
+    // the barrier method stops at its last centred point when rounding takes over: a gap of 1e-8 at worst here
+    CHECK_MSG(gap <= 1e-8, "trial %d: gap %g", trial, gap);
+    worst_gap = fmax(worst_gap, gap);
+    double worst_cone = 0, worst_dual = 0, comp = 0, ymax = 0;
+    for (int c = 0; c < NC; c++) {
+      double y[3];
+      for (int a = 0; a < 3; a++) {
+        y[a] = g[3 * c + a] + eps * x[3 * c + a];
+        for (int r = 0; r < K; r++)
+          for (int j = 0; j < N; j++) y[a] += Y[r * N + 3 * c + a] * Y[r * N + j] * x[j];
+        ymax = fmax(ymax, fabs(y[a]));
+      }
+      const double* u = x + 3 * c;
+      worst_cone = fmax(worst_cone, hypot(u[1], u[2]) - u[0]);
+      worst_dual = fmax(worst_dual, hypot(y[1], y[2]) - y[0]);
+      comp += u[0] * y[0] + u[1] * y[1] + u[2] * y[2];
+    }
+    CHECK_MSG(worst_cone <= 0, "trial %d: outside a cone by %g", trial, worst_cone);
+    CHECK_MSG(worst_dual <= 1e-6 * ymax, "trial %d: dual outside a cone by %g (|y| %g)", trial, worst_dual, ymax);
+    CHECK_MSG(fabs(comp) <= 1.1 * gap + 1e-15, "trial %d: complementarity x'y %g, gap %g", trial, comp, gap);
+  }
+  printf("inner problem, 40 random cube-shaped problems: worst duality gap %.3g\n", worst_gap);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+//---------------------------------------------------------------------------------------------------------
+// gradient of the loss against central differences
+
+// loss of one transition (d at the next sample) and, with grad, J_r' r (nt)
+static double loss_at(physModel* m, physData* d, const physParamTable* t, const double* theta, const double* qn,
+                      const double* vn, const double* vprev, double dt, double* grad, double* lambda) {
+  CHECK(phys_param_set(t, m, theta) == PHYS_OK);
+  int nv = m->nv, nt = t->ntheta, nr = nv + 2;
+  double r[64], J[64 * 32];
+  memcpy(d->qpos, qn, sizeof(double) * (size_t)m->nq);
+  memcpy(d->qvel, vn, sizeof(double) * (size_t)nv);
+  physViolationWeights w;
+  phys_violation_defaults(&w);
+  physViolationInfo info;
+  physStatus st = phys_violation_residuals(m, d, t, vprev, dt, &w, r, grad ? J : NULL, lambda, &info);
+  CHECK(st == PHYS_OK);
+  if (grad)
+    for (int j = 0; j < nt; j++) {
+      grad[j] = 0;
+      for (int i = 0; i < nr; i++) grad[j] += J[i * nt + j] * r[i];
+    }
+  return info.loss;
+}
+
+// compare J_r' r with differences of the loss at theta; one-sided (second order) for a friction at 0
+static void gradcheck(physModel* m, physData* d, const physParamTable* t, const double* theta, const double* qn,
+                      const double* vn, const double* vprev, double dt, const char* what) {
+  int nt = t->ntheta;
+  double g[32], th[32], fd[32], gmax = 0;
+  double L = loss_at(m, d, t, theta, qn, vn, vprev, dt, g, NULL);
+  CHECK_MSG(L > 0, "%s: loss %g", what, L);
+  for (int j = 0; j < nt; j++) gmax = fmax(gmax, fabs(g[j]));
+  double worst = 0;
+  for (int j = 0; j < nt; j++) {
+    memcpy(th, theta, sizeof(double) * (size_t)nt);
+    double h = 1e-4 * fmax(fabs(theta[j]), 0.05);
+    int kind = -1;
+    for (int e = 0; e < t->n; e++)
+      if (j >= t->param[e].adr && j < t->param[e].adr + t->param[e].size) kind = t->param[e].kind;
+    if (kind == PHYS_PAR_FRICTION && theta[j] == 0) {
+      // at friction 0 the tangential impulses act only through eps: the minimizer turns within mu ~ eps of 0, so
+      // the loss has a corner there (right derivative < 0, envelope gradient 0; docs/identification.md). The
+      // envelope gradient is exactly 0 and the right derivative is not positive
+      th[j] = h;
+      double f1 = loss_at(m, d, t, th, qn, vn, vprev, dt, NULL, NULL);
+      CHECK_MSG(g[j] == 0 && f1 <= L * (1 + 1e-9), "%s: friction at 0: gradient %g, loss %g -> %g", what, g[j], L, f1);
+      continue;
+    } else {
+      th[j] = theta[j] + h;
+      double fp = loss_at(m, d, t, th, qn, vn, vprev, dt, NULL, NULL);
+      th[j] = theta[j] - h;
+      double fm = loss_at(m, d, t, th, qn, vn, vprev, dt, NULL, NULL);
+      fd[j] = (fp - fm) / (2 * h);
+    }
+    worst = fmax(worst, fabs(g[j] - fd[j]) / gmax);
+    CHECK_MSG(fabs(g[j] - fd[j]) <= 1e-4 * gmax, "%s: dL/dtheta[%d] %.10g, differences %.10g (max %g, L %g)",
+              what, j, g[j], fd[j], gmax, L);
+  }
+  printf("%s: loss %.6g, |grad| %.4g, worst difference %.2g of it\n", what, L, gmax, worst);
+  phys_param_set(t, m, theta);
+}
+
+// a cube toss simulated by physid (lcp, friction mu_sim), T samples of q and v
+static int toss(physModel* m, double mu_sim, int T, double* qs, double* vs) {
+  physData* d = phys_make_data(m);
+  m->geom_friction[3 * phys_name2id(m, "geom", "cube")] = mu_sim;
+  m->opt.gravity[0] = m->opt.gravity[1] = 0, m->opt.gravity[2] = -9.81;
+  double q0[7] = {0, 0, 0.25, 0.9238795, 0.3826834, 0, 0};
+  double v0[6] = {1.2, 0.4, -0.5, 3, -2, 1};
+  memcpy(d->qpos, q0, sizeof q0);
+  memcpy(d->qvel, v0, sizeof v0);
+  for (int k = 0; k < T; k++) {
+    memcpy(qs + 7 * k, d->qpos, sizeof q0);
+    memcpy(vs + 6 * k, d->qvel, sizeof v0);
+    phys_step(m, d);
+  }
+  phys_free_data(d);
+  return T;
+}
+
+// lowest corner of the cube at q (m)
+static double lowest_corner(physModel* m, physData* d, const double* q) {
+  memcpy(d->qpos, q, 7 * sizeof(double));
+  phys_kinematics(m, d);
+  int g = phys_name2id(m, "geom", "cube");
+  const double* R = d->geom_xmat + 9 * g;
+  double low = 1e9;
+  for (int j = 0; j < 8; j++) {
+    double z = d->geom_xpos[3 * g + 2];
+    for (int k = 0; k < 3; k++) z += R[6 + k] * ((j >> k) & 1 ? 1 : -1) * m->geom_size[3 * g + k];
+    low = fmin(low, z);
+  }
+  return low;
+}
+
+static void test_gradient(void) {
+  physModel* m = phys_load("models/cube.xml", NULL, NULL);
+  physData* d = phys_make_data(m);
+  const char* spec[4] = {"friction:cube", "size:cube", "inertia:cube", "gravity"};
+  physParamTable t;
+  CHECK(phys_param_table_build(&t, m, spec, 4, NULL) == PHYS_OK);
+  CHECK(t.ntheta == 1 + 3 + 10 + 3);
+  double dt = m->opt.timestep;
+  enum { T = 90 };
+  static double qs[T * 7], vs[T * 6];
+  for (int fr = 0; fr < 2; fr++) {
+    double mu = fr ? 0.3 : 0;
+    toss(m, fr ? 0.3 : 0.18, T, qs, vs);
+    double theta[32];
+    m->geom_friction[3 * phys_name2id(m, "geom", "cube")] = mu;
+    phys_param_get(&t, m, theta);
+    // a gravity that the data do not follow (they were made with (0, 0, -9.81)), so that flight has a residual
+    theta[14] = 0.3, theta[15] = -0.2, theta[16] = -9.3;
+    // the first transition into contact, the one after it, and one in flight (every candidate apart)
+    int impact = -1, flight = -1;
+    for (int k = 0; k + 1 < T; k++) {
+      double low = lowest_corner(m, d, qs + 7 * (k + 1));
+      if (low < 2e-3 && impact < 0) impact = k;
+      if (low > 0.05 && flight < 0) flight = k;
+    }
+    CHECK(impact > 0 && flight >= 0);
+    if (impact < 0 || flight < 0) continue;
+    char what[64];
+    int ks[3] = {impact, impact + 1, flight};
+    for (int i = 0; i < 3; i++) {
+      int k = ks[i];
+      snprintf(what, sizeof what, "toss, friction %g, transition %d", mu, k);
+      gradcheck(m, d, &t, theta, qs + 7 * (k + 1), vs + 6 * (k + 1), vs + 6 * k, dt, what);
+    }
+  }
+  // resting on the floor: v = v+ = 0, the corners at -0.1 mm (slight penetration) and a tilt of 1e-3 rad
+  double qr[7] = {0.1, -0.2, 0.0524 - 1e-4, 1, 0, 0, 0}, v0[6] = {0}, theta[32];
+  for (int fr = 0; fr < 2; fr++) {
+    m->geom_friction[3 * phys_name2id(m, "geom", "cube")] = fr ? 0.3 : 0;
+    m->opt.gravity[0] = m->opt.gravity[1] = 0, m->opt.gravity[2] = -9.81;
+    phys_param_get(&t, m, theta);
+    double lambda[24];
+    loss_at(m, d, &t, theta, qr, v0, v0, dt, NULL, lambda);
+    double sum = 0;
+    for (int i = 0; i < 8; i++) sum += lambda[3 * i];
+    // the normal impulses carry the weight over the step: m g dt
+    CHECK_REL(sum, 0.37 * 9.81 * dt, 1e-3, 0);
+    gradcheck(m, d, &t, theta, qr, v0, v0, dt, fr ? "resting, friction 0.3" : "resting, friction 0");
+  }
+  phys_param_table_free(&t);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+//---------------------------------------------------------------------------------------------------------
+// refusals
+
+static void test_refused(void) {
+  physModel* m = phys_load("models/cube.xml", NULL, NULL);
+  physParamTable t;
+  const char* rest[1] = {"restitution:cube"};
+  CHECK(phys_param_table_build(&t, m, rest, 1, NULL) == PHYS_OK);
+  physLog log = {0};
+  CHECK(phys_violation_check(m, &t, &log) == PHYS_ERR_ARG);
+  CHECK_MSG(strstr(log.error, "restitution:cube") && strstr(log.error, "inelastic"), "%s", log.error);
+  phys_param_table_free(&t);
+  const char* fl[1] = {"size:floor"};
+  if (phys_param_table_build(&t, m, fl, 1, NULL) == PHYS_OK) {
+    memset(&log, 0, sizeof log);
+    CHECK(phys_violation_check(m, &t, &log) == PHYS_ERR_ARG);
+    CHECK_MSG(strstr(log.error, "no contact candidates"), "%s", log.error);
+    phys_param_table_free(&t);
+  }
+  CHECK(phys_violation_ncand(m) == 8);
+  phys_free_model(m);
+}
+
+//---------------------------------------------------------------------------------------------------------
+// the fit
+
+// friction from simulated tosses with the violation loss: the loss falls and friction moves from 0.05 towards
+// the simulator's 0.3 (the simulator's lcp is not the loss's contact model: no exact recovery is expected)
+static void test_fit(void) {
+  physModel* m = phys_load("models/cube.xml", NULL, NULL);
+  enum { T = 80, NT = 3 };
+  physDataset ds;
+  memset(&ds, 0, sizeof ds);
+  ds.ntraj = NT, ds.nq = 7, ds.nv = 6, ds.dt_obs = m->opt.timestep;
+  physTrajectory tr[NT];
+  static double qs[NT][T * 7], vs[NT][T * 6], tm[T];
+  for (int k = 0; k < T; k++) tm[k] = k * ds.dt_obs;
+  for (int j = 0; j < NT; j++) {
+    toss(m, 0.3, T, qs[j], vs[j]);
+    memset(&tr[j], 0, sizeof tr[j]);
+    snprintf(tr[j].source, sizeof tr[j].source, "memory:%d", j);
+    tr[j].T = T, tr[j].time = tm, tr[j].qpos = qs[j], tr[j].qvel = vs[j], tr[j].has_qvel = 1;
+  }
+  unsigned char ones[6] = {1, 1, 1, 1, 1, 1};
+  ds.traj = tr, ds.obs_q = ones, ds.obs_v = ones;
+  const char* spec[1] = {"friction:cube"};
+  physParamTable t;
+  CHECK(phys_param_table_build(&t, m, spec, 1, NULL) == PHYS_OK);
+  physFitOptions opt;
+  phys_fit_defaults(&opt);
+  opt.loss = PHYS_LOSS_VIOLATION;
+  double th0[1] = {0.05}, lo[1] = {0}, hi[1] = {2};
+  physFitResult res;
+  physLog log = {0};
+  CHECK(phys_fit_nres(m, &t, &ds, &opt, &log) == NT * (T - 1) * 8);
+  physStatus st = phys_fit(m, &t, th0, lo, hi, &ds, &opt, &res, &log);
+  CHECK_MSG(st == PHYS_OK, "%s", log.error);
+  if (st == PHYS_OK) {
+    CHECK(res.loss < res.loss0);
+    CHECK_MSG(res.theta[0] > 0.15 && res.theta[0] < 0.6, "friction %g", res.theta[0]);
+    printf("violation fit of simulated tosses (lcp, friction 0.3): friction %.4f, loss %g -> %g, %d iterations\n",
+           res.theta[0], res.loss0, res.loss, res.iterations);
+    phys_fit_result_free(&res);
+  }
+  // substeps other than 1 are refused with the reason
+  opt.substeps = 2;
+  memset(&log, 0, sizeof log);
+  CHECK(phys_fit_nres(m, &t, &ds, &opt, &log) == 0);
+  CHECK_MSG(strstr(log.error, "substeps must be 1"), "%s", log.error);
+  phys_param_table_free(&t);
+  phys_free_model(m);
+}
+
+int main(void) {
+  test_socp_projection();
+  test_socp_kkt();
+  test_refused();
+  test_gradient();
+  test_fit();
+  return test_done();
+}
