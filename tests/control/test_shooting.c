@@ -222,8 +222,9 @@ static void test_adam_rejects(void) {
 
 // the gradient of a rollout that goes non-finite (a NaN control at step 3, a control of 1e308 whose state's
 // cost overflows): J = +inf with status PHYS_OK and no message (a rejected trial point, not an error), d back
-// at its state; L-BFGS-B started next to such controls (u_3 = 1e308 inside bounds of +-1e308) keeps a finite
-// best cost and returns finite controls
+// at its state; L-BFGS-B from the 1e308 control (bounds +-1e308) refuses the initial guess (PHYS_ERR_NUMERIC),
+// and from u_3 = 0.5 returns finite controls and costs (its line search is not forced onto a rejected point
+// here: test_adam_rejects forces Adam's)
 static void test_grad_rejects(void) {
   physModel* m = phys_load("models/pendulum_motor.xml", NULL, NULL);
   physData* d = phys_make_data(m);
