@@ -1,4 +1,5 @@
-// sampling.c - random shooting, CEM and MPPI with per-sample random streams and threaded rollouts (sampling.h)
+// sampling.c - random shooting, CEM and MPPI with per-sample random streams and rollouts on a thread pool
+// (sampling.h)
 #include "sampling.h"
 
 #include <math.h>
@@ -29,18 +30,20 @@ static double normal(physRng* rng) {
 }
 
 //---------------------------------------------------------------------------------------------------------
-// the run: shared arrays, one worker per thread
+// the run: shared arrays, one worker per thread, a pool of threads for the whole solve
 
 struct sampleRun_;
 typedef struct sampleWorker_ {
   struct sampleRun_* run;
   int id;
-  physData* d;              // the caller's d for worker 0, its own for the others
-  physControlProblem* p;    // the caller's problem for worker 0 (phys_control_rollout's scratch), a copy otherwise
+  physData* d;              // the caller's d for worker 0, its own for the others: all a rollout writes
+  pthread_t th;             // workers 1..: their thread, started once (started = 1)
+  int started;
 } sampleWorker;
 
 typedef struct sampleRun_ {
   const physSampleOptions* o;
+  const physControlProblem* p;   // read only during the rollouts (bounds, cost terms, weights)
   int N, n, nthreads, k;    // samples, T x nu, threads, the iteration
   double* rec;              // the initial state (phys_rollout_save_state)
   double *mean, *S;         // T x nu: the sampling mean and spread
@@ -50,27 +53,15 @@ typedef struct sampleRun_ {
   double* pair;             // N x 2: (cost, index) pairs, CEM's sort
   int* order;               // N: the elite's sample indices
   sampleWorker w[PHYS_SAMPLING_MAXTHREADS];
+  // the pool: the caller raises gen and broadcasts go (quit: leave); each started worker rolls out its share
+  // of iteration gen, then lowers pending, the last one signals done. The mutex orders the caller's writes
+  // (mean, S, k) before the workers' reads and the workers' J and U before the caller's reductions.
+  pthread_mutex_t lock;
+  pthread_cond_t go, done;
+  unsigned gen;
+  int pending, quit, pool;  // pool: lock and conditions initialized
   void* base;
 } sampleRun;
-
-// a copy of p's problem data (bounds, cost terms, weights) with its own workspace; NULL if out of memory
-static physControlProblem* clone_problem(const physControlProblem* p) {
-  const physModel* m = p->m;
-  physControlProblem* q = phys_control_make(m, p->T, 1);
-  if (!q) return NULL;
-  size_t nu = sizeof(double) * (size_t)p->nu, nq = sizeof(double) * (size_t)m->nq, nv = sizeof(double) * (size_t)m->nv;
-  memcpy(q->lo, p->lo, nu), memcpy(q->hi, p->hi, nu), memcpy(q->wu, p->wu, nu), memcpy(q->wdu, p->wdu, nu);
-  memcpy(q->uprev, p->uprev, nu);
-  physStateCost* dst[2] = {&q->run, &q->fin};
-  const physStateCost* src[2] = {&p->run, &p->fin};
-  for (int c = 0; c < 2; c++) {
-    memcpy(dst[c]->qref, src[c]->qref, nq), memcpy(dst[c]->vref, src[c]->vref, nv);
-    memcpy(dst[c]->wq, src[c]->wq, nv), memcpy(dst[c]->wv, src[c]->wv, nv);
-    dst[c]->npoint = src[c]->npoint;
-    memcpy(dst[c]->point, src[c]->point, sizeof src[c]->point);
-  }
-  return q;
-}
 
 // d's inputs held through the rollouts (applied forces) copied into a worker's data
 static void copy_inputs(const physModel* m, const physData* d, physData* e) {
@@ -78,19 +69,30 @@ static void copy_inputs(const physModel* m, const physData* d, physData* e) {
   memcpy(e->xfrc_applied, d->xfrc_applied, sizeof(double) * 6 * (size_t)m->nbody);
 }
 
+// the pool's threads told to leave and joined, then everything freed
 static void run_free(sampleRun* r) {
-  for (int t = 1; t < r->nthreads; t++) {
-    phys_control_free(r->w[t].p);
-    phys_free_data(r->w[t].d);
+  if (r->pool) {
+    pthread_mutex_lock(&r->lock);
+    r->quit = 1;
+    pthread_cond_broadcast(&r->go);
+    pthread_mutex_unlock(&r->lock);
   }
+  for (int t = 1; t < r->nthreads; t++)
+    if (r->w[t].started) pthread_join(r->w[t].th, NULL);
+  if (r->pool) {
+    pthread_cond_destroy(&r->go);
+    pthread_cond_destroy(&r->done);
+    pthread_mutex_destroy(&r->lock);
+  }
+  for (int t = 1; t < r->nthreads; t++) phys_free_data(r->w[t].d);
   free(r->base);
 }
 
-// the arrays and the workers; 0 if out of memory
+// the arrays and the workers' data (no thread yet: pool_start); 0 if out of memory
 static int run_alloc(sampleRun* r, physControlProblem* p, physData* d, const physSampleOptions* o) {
   const physModel* m = p->m;
   memset(r, 0, sizeof *r);
-  r->o = o, r->N = o->samples, r->n = p->T * p->nu;
+  r->o = o, r->p = p, r->N = o->samples, r->n = p->T * p->nu;
   r->nthreads = o->threads < o->samples ? o->threads : o->samples;
   size_t n = (size_t)r->n, N = (size_t)r->N, nrec = phys_rollout_record_size(m);
   double* s = calloc(nrec + 3 * n + N * n + 4 * N, sizeof(double));
@@ -103,12 +105,12 @@ static int run_alloc(sampleRun* r, physControlProblem* p, physData* d, const phy
   r->J = s, s += N;
   r->pair = s, s += 2 * N;
   r->order = (int*)s;   // N ints in N doubles
-  r->w[0] = (sampleWorker){r, 0, d, p};
+  r->w[0] = (sampleWorker){.run = r, .id = 0, .d = d};
   int ok = 1;
   for (int t = 1; t < r->nthreads; t++) {
-    r->w[t] = (sampleWorker){r, t, phys_make_data(m), clone_problem(p)};
+    r->w[t] = (sampleWorker){.run = r, .id = t, .d = phys_make_data(m)};
     if (r->w[t].d) copy_inputs(m, d, r->w[t].d);
-    ok = ok && r->w[t].d && r->w[t].p;
+    ok = ok && r->w[t].d;
   }
   if (!ok) run_free(r);
   return ok;
@@ -132,28 +134,100 @@ static void draw(const sampleRun* r, const physControlProblem* p, int i) {
   }
 }
 
-// a worker's share: samples id, id + nthreads, ... drawn and rolled out from the initial state
-static void* worker_run(void* arg) {
-  sampleWorker* w = arg;
-  sampleRun* r = w->run;
-  for (int i = w->id; i < r->N; i += r->nthreads) {
-    draw(r, w->p, i);
-    phys_rollout_load_state(w->p->m, w->d, r->rec);
-    r->J[i] = phys_control_rollout(w->p, w->d, r->U + (size_t)i * r->n, NULL);
-  }
-  return NULL;
+// 1 if no coordinate of d's state is not finite
+static int state_finite(const physModel* m, const physData* d) {
+  for (int i = 0; i < m->nq; i++)
+    if (!isfinite(d->qpos[i])) return 0;
+  for (int i = 0; i < m->nv; i++)
+    if (!isfinite(d->qvel[i])) return 0;
+  return 1;
 }
 
-// every sample of iteration k on the workers (worker 0 on the caller's thread); a thread that cannot start
-// leaves its share to the caller
+// J of the controls U from d's state, phys_control_rollout's terms in its order (the same bits) without its
+// states: it reads p and writes d alone (phys_state_cost's scratch is d's arena), so threads share p; +inf if
+// phys_step rejected a step or a state or J is not finite. d is left at x_T.
+static double sample_cost(const physControlProblem* p, physData* d, const double* U) {
+  const physModel* m = p->m;
+  double J = 0, dt = m->opt.timestep;
+  for (int t = 0; t < p->T; t++) {
+    const double* u = U + (size_t)t * p->nu;
+    J += dt * (phys_state_cost(m, d, &p->run, NULL, NULL) + phys_control_effort(p, u, t > 0 ? u - p->nu : p->uprev));
+    int rejected = d->warning_count[PHYS_WARN_REJECTED];
+    if (p->nu > 0) memcpy(d->ctrl, u, sizeof(double) * (size_t)p->nu);
+    phys_step(m, d);
+    if (d->warning_count[PHYS_WARN_REJECTED] > rejected || !state_finite(m, d)) return INFINITY;
+  }
+  J += phys_state_cost(m, d, &p->fin, NULL, NULL);
+  return isfinite(J) ? J : INFINITY;
+}
+
+// a worker's share of iteration r->k: samples id, id + nthreads, ... drawn and rolled out from the initial state
+static void worker_share(sampleWorker* w) {
+  sampleRun* r = w->run;
+  for (int i = w->id; i < r->N; i += r->nthreads) {
+    draw(r, r->p, i);
+    phys_rollout_load_state(r->p->m, w->d, r->rec);
+    r->J[i] = sample_cost(r->p, w->d, r->U + (size_t)i * r->n);
+  }
+}
+
+// a pool thread: waits for each new iteration (gen), rolls out its share, reports it done; leaves on quit
+static void* worker_loop(void* arg) {
+  sampleWorker* w = arg;
+  sampleRun* r = w->run;
+  unsigned seen = 0;
+  for (;;) {
+    pthread_mutex_lock(&r->lock);
+    while (r->gen == seen && !r->quit) pthread_cond_wait(&r->go, &r->lock);
+    int quit = r->quit;
+    seen = r->gen;
+    pthread_mutex_unlock(&r->lock);
+    if (quit) return NULL;
+    worker_share(w);
+    pthread_mutex_lock(&r->lock);
+    if (--r->pending == 0) pthread_cond_signal(&r->done);
+    pthread_mutex_unlock(&r->lock);
+  }
+}
+
+// the pool for the whole solve: workers 1.. on their threads, once; a thread that cannot start leaves its share
+// to the caller (rollouts); the pool's lock missing leaves every share to the caller
+static void pool_start(sampleRun* r) {
+  if (r->nthreads < 2) return;
+  if (pthread_mutex_init(&r->lock, NULL) != 0) return;
+  if (pthread_cond_init(&r->go, NULL) != 0) {
+    pthread_mutex_destroy(&r->lock);
+    return;
+  }
+  if (pthread_cond_init(&r->done, NULL) != 0) {
+    pthread_cond_destroy(&r->go);
+    pthread_mutex_destroy(&r->lock);
+    return;
+  }
+  r->pool = 1;
+  for (int t = 1; t < r->nthreads; t++)
+    r->w[t].started = pthread_create(&r->w[t].th, NULL, worker_loop, &r->w[t]) == 0;
+}
+
+// every sample of iteration k on the workers (worker 0, and any worker whose thread did not start, on the
+// caller's thread)
 static void rollouts(sampleRun* r) {
-  pthread_t th[PHYS_SAMPLING_MAXTHREADS];
-  int started[PHYS_SAMPLING_MAXTHREADS] = {0};
-  for (int t = 1; t < r->nthreads; t++) started[t] = pthread_create(&th[t], NULL, worker_run, &r->w[t]) == 0;
-  worker_run(&r->w[0]);
-  for (int t = 1; t < r->nthreads; t++) {
-    if (started[t]) pthread_join(th[t], NULL);
-    else worker_run(&r->w[t]);
+  int nstarted = 0;
+  for (int t = 1; t < r->nthreads; t++) nstarted += r->w[t].started;
+  if (nstarted > 0) {
+    pthread_mutex_lock(&r->lock);
+    r->pending = nstarted;
+    r->gen++;
+    pthread_cond_broadcast(&r->go);
+    pthread_mutex_unlock(&r->lock);
+  }
+  worker_share(&r->w[0]);
+  for (int t = 1; t < r->nthreads; t++)
+    if (!r->w[t].started) worker_share(&r->w[t]);
+  if (nstarted > 0) {
+    pthread_mutex_lock(&r->lock);
+    while (r->pending > 0) pthread_cond_wait(&r->done, &r->lock);
+    pthread_mutex_unlock(&r->lock);
   }
 }
 
@@ -263,6 +337,7 @@ physStatus phys_sampling_solve(physControlProblem* p, physData* d, const physSam
   phys_control_clamp(p, p->U);
   sampleRun r;
   if (!run_alloc(&r, p, d, o)) return phys_error(log, PHYS_ERR_NOMEM, "%s: out of memory", name[o->method]);
+  pool_start(&r);
   const physModel* m = p->m;
   double start = phys_control_clock();
   phys_rollout_save_state(m, d, r.rec);

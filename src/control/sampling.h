@@ -13,13 +13,14 @@
 // samples, .feedforward the number of finite samples.
 //
 // Determinism: sample i of iteration k draws from its own xoshiro256** stream seeded from (seed, k, i)
-// through splitmix64, whatever thread rolls it out; the rollouts run on `threads` pthreads (each its own
-// physData and problem copy, samples dealt round-robin), and every reduction (best, elite, weights, means)
-// runs afterwards in sample order on the caller's thread: the result is bit-identical for a seed and any
-// thread count.
+// through splitmix64, whatever thread rolls it out; the rollouts run on `threads` threads (each its own
+// physData, the problem shared read only; samples dealt round-robin), and every reduction (best, elite,
+// weights, means) runs afterwards in sample order on the caller's thread: the result is bit-identical for a
+// seed and any thread count. The threads are a pool started once per solve: the caller rolls out worker 0's
+// share, the others wait on a condition variable for each iteration and are joined at the end.
 //
-// Memory: phys_sampling_solve allocates once (N x T x nu samples, one physData and problem copy per thread);
-// nothing allocates inside a rollout.
+// Memory: phys_sampling_solve allocates once (N x T x nu samples, one physData per extra thread: a rollout
+// needs nothing else, not the DDP workspace of a problem copy); nothing allocates inside a rollout.
 #ifndef PHYS_SAMPLING_H
 #define PHYS_SAMPLING_H
 

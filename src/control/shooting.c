@@ -40,15 +40,18 @@ void phys_control_clamp(const physControlProblem* p, double* U) {
 //---------------------------------------------------------------------------------------------------------
 // the gradient
 
-// the loss callback's context: the problem, the data whose state the rollout holds, scratch
+// the loss callback's context: the problem, the controls, the data whose state the rollout holds, scratch
 typedef struct shootLoss_ {
   const physControlProblem* p;
+  const double* U;          // T x nu controls (their terms are in the value, not in the state gradient)
   physData* d;
   double* g;                // 2nv: the tangent gradient of the state terms (q, then v)
 } shootLoss;
 
-// l_t (times dt for t < T) at d's state (= (qpos, qvel)) with its tangent gradient (g_q, g_v): the terms of
-// phys_state_cost (the weighted residuals; site and body position and velocity terms by J' W e)
+// the stage cost of J at d's state (= (qpos, qvel)), computed as phys_control_rollout computes it so the
+// rollout's summed loss is J bit for bit: dt (l_t + c_t(u_t, u_{t-1})) for t < T, l_T at T; (g_q, g_v) the
+// state terms' tangent gradient (phys_state_cost: the weighted residuals, site and body position and velocity
+// terms by J' W e) times dt for t < T
 static double state_loss(void* ctx, int t, const double* qpos, const double* qvel, double* g_q, double* g_v) {
   (void)qpos, (void)qvel;
   shootLoss* s = ctx;
@@ -58,7 +61,9 @@ static double state_loss(void* ctx, int t, const double* qpos, const double* qve
   double scale = t < p->T ? m->opt.timestep : 1;
   double J = phys_state_cost(m, s->d, c, s->g, NULL);
   for (int i = 0; i < m->nv; i++) g_q[i] = scale * s->g[i], g_v[i] = scale * s->g[m->nv + i];
-  return scale * J;
+  if (t == p->T) return J;
+  const double* u = s->U + (size_t)t * p->nu;
+  return scale * (J + phys_control_effort(p, u, t > 0 ? u - p->nu : p->uprev));
 }
 
 // G += the control terms' gradient: dt (wu u_t + wdu (u_t - u_{t-1})) on u_t, -dt wdu (u_t - u_{t-1}) on u_{t-1}
@@ -83,22 +88,26 @@ size_t phys_control_grad_worksize(const physControlProblem* p) {
   return phys_rollout_worksize(m, p->T, grad_interval(p), 0) + phys_rollout_record_size(m) + 4 * (size_t)m->nv;
 }
 
+// one forward pass and one reverse pass (phys_rollout_grad): its summed loss is J (state_loss); a rejected
+// rollout (PHYS_ERR_NUMERIC with J = +inf: a step rejected, a state, the cost or the gradient not finite) is
+// J = +inf with status PHYS_OK, as phys_control_rollout's value for it; any other failure is the status
 double phys_control_grad(physControlProblem* p, physData* d, const double* U, double* G, double* work,
                          physStatus* status, physLog* log) {
   const physModel* m = p->m;
   double* rec = work + phys_rollout_worksize(m, p->T, grad_interval(p), 0);
   double* scratch = rec + phys_rollout_record_size(m);
   if (status) *status = PHYS_OK;
-  phys_rollout_save_state(m, d, rec);
-  double J = phys_control_rollout(p, d, U, NULL);
-  phys_rollout_load_state(m, d, rec);
-  if (!isfinite(J)) return INFINITY;
-  shootLoss s = {p, d, scratch};
-  double L;
-  physStatus st = phys_rollout_grad(m, d, NULL, p->T, grad_interval(p), U, state_loss, &s, work, &L, NULL, G, NULL, log);
-  phys_rollout_load_state(m, d, rec);
-  if (status) *status = st;
-  if (st != PHYS_OK) return INFINITY;
+  shootLoss s = {p, U, d, scratch};
+  double J = INFINITY;
+  physLog quiet;   // a rejected rollout is an answer (J = +inf), not an error of the caller's
+  memset(&quiet, 0, sizeof quiet);
+  physStatus st = phys_rollout_grad(m, d, NULL, p->T, grad_interval(p), U, state_loss, &s, work, &J, NULL, G, NULL,
+                                    &quiet);
+  if (st == PHYS_ERR_NUMERIC && J == INFINITY) return INFINITY;
+  if (st != PHYS_OK) {
+    if (status) *status = phys_error(log, st, "%s", quiet.error);
+    return INFINITY;
+  }
   control_grad(p, U, G);
   return J;
 }

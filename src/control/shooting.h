@@ -52,9 +52,11 @@ void phys_control_clamp(const physControlProblem* p, double* U);
 
 // doubles of the gradient's workspace for p (phys_control_grad)
 size_t phys_control_grad_worksize(const physControlProblem* p);
-// J(U) from d's state (phys_control_rollout's value) and, when finite, G = dJ/dU (T x nu) by the rollout
-// gradient; work: phys_control_grad_worksize(p) doubles. d is back at its state on return. Returns J (+inf:
-// G untouched); *status (may be NULL) the VJP's status (message in log) - a failed VJP returns +inf too.
+// J(U) from d's state (phys_control_rollout's value, bit for bit) and, when finite, G = dJ/dU (T x nu), both
+// from one forward pass and one reverse pass of the rollout gradient (phys_rollout_grad: its summed loss is J;
+// a rejected rollout is its PHYS_ERR_NUMERIC with +inf); work: phys_control_grad_worksize(p) doubles. d is
+// back at its state on return. Returns J (+inf: the rollout was rejected, G not a gradient); *status (may be
+// NULL) the VJP's status (message in log) - a failed VJP returns +inf too.
 double phys_control_grad(physControlProblem* p, physData* d, const double* U, double* G, double* work,
                          physStatus* status, physLog* log);
 

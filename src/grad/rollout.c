@@ -131,13 +131,38 @@ double phys_rollout(const physModel* m, physData* d, int T, const double* u, phy
   return L;
 }
 
+// the first of the n values that is not finite, or -1
+static int first_nonfinite(const double* x, int n) {
+  for (int i = 0; i < n; i++)
+    if (!isfinite(x[i])) return i;
+  return -1;
+}
+
 // one step of the gradient's forward pass (every contact model's step is differentiated: step_contact_deriv.h,
-// penalty_deriv.h)
+// penalty_deriv.h), checked as phys_control_rollout checks its steps: PHYS_ERR_NUMERIC with a message naming
+// step t if phys_step rejected it (its warning's text) or left a state coordinate not finite
 static physStatus checked_step(const physModel* m, physData* d, const double* u, int t, rolloutSteps* s,
                                physLog* log) {
-  (void)log;
+  int rejected = d->warning_count[PHYS_WARN_REJECTED];
   set_ctrl(m, d, u, t);
   step_listed(m, d, s);
+  if (d->warning_count[PHYS_WARN_REJECTED] > rejected)
+    return phys_error(log, PHYS_ERR_NUMERIC, "phys_rollout_grad: step %d rejected (%s)", t, d->lastwarning);
+  int iq = first_nonfinite(d->qpos, m->nq), iv = first_nonfinite(d->qvel, m->nv);
+  if (iq >= 0 || iv >= 0)
+    return phys_error(log, PHYS_ERR_NUMERIC, "phys_rollout_grad: step %d: %s[%d] is not finite", t,
+                      iq >= 0 ? "qpos" : "qvel", iq >= 0 ? iq : iv);
+  return PHYS_OK;
+}
+
+// l_t added to the forward pass's sum L: PHYS_ERR_NUMERIC naming t if l_t or the sum is not finite
+static physStatus checked_loss(const physModel* m, const physData* d, physLossFn loss, void* ctx, int t, double* g,
+                               double* L, physLog* log) {
+  double l = eval_loss(m, d, loss, ctx, t, g);
+  *L += l;
+  if (!isfinite(l)) return phys_error(log, PHYS_ERR_NUMERIC, "phys_rollout_grad: the loss at step %d is %g", t, l);
+  if (!isfinite(*L))
+    return phys_error(log, PHYS_ERR_NUMERIC, "phys_rollout_grad: the summed loss overflows at step %d", t);
   return PHYS_OK;
 }
 
@@ -196,15 +221,15 @@ static physStatus rollout_grad(const physModel* m, physData* d, const physParamT
   physStatus st = PHYS_OK;
   for (int t = 0; t < T && st == PHYS_OK; t++) {
     if (t > 0 && t % k == 0) save_state(m, d, &steps.w, chk + (size_t)(t / k) * nrec);
-    L += eval_loss(m, d, loss, ctx, t, g);
-    st = checked_step(m, d, u, t, &steps, log);
+    st = checked_loss(m, d, loss, ctx, t, g, &L, log);
+    if (st == PHYS_OK) st = checked_step(m, d, u, t, &steps, log);
   }
+  if (st == PHYS_OK) st = checked_loss(m, d, loss, ctx, T, xnext, &L, log);   // xnext = dl_T/dx_T
+  if (total) *total = st == PHYS_OK ? L : INFINITY;   // a rejected rollout: +inf, as phys_control_rollout's
   if (st != PHYS_OK) {
     load_state(m, d, chk);
     return st;
   }
-  L += eval_loss(m, d, loss, ctx, T, xnext);   // xnext = dl_T/dx_T
-  if (total) *total = L;
   if (ubar && nu > 0) memset(ubar, 0, sizeof(double) * (size_t)T * nu);
   if (thetabar && ntheta > 0) memset(thetabar, 0, sizeof(double) * (size_t)ntheta);
 
@@ -225,6 +250,13 @@ static physStatus rollout_grad(const physModel* m, physData* d, const physParamT
       if (st != PHYS_OK) {
         load_state(m, d, chk);
         return phys_error(log, st, "phys_rollout_grad: the VJP of step %d failed (status %d)", t, (int)st);
+      }
+      int ix = first_nonfinite(xbar, 2 * nv), iu = ubar && nu > 0 ? first_nonfinite(ubar + (size_t)t * nu, nu) : -1;
+      if (ix >= 0 || iu >= 0) {   // the loss is finite but its gradient overflows: rejected as well
+        load_state(m, d, chk);
+        if (total) *total = INFINITY;
+        return phys_error(log, PHYS_ERR_NUMERIC, "phys_rollout_grad: step %d: the gradient %s[%d] is not finite", t,
+                          ix >= 0 ? "dL/dx" : "dL/du", ix >= 0 ? ix : iu);
       }
       memcpy(xnext, xbar, sizeof(double) * 2 * (size_t)nv);
     }

@@ -64,7 +64,11 @@ double phys_rollout(const physModel* m, physData* d, int T, const double* u, phy
 // d is left at x_0 (d->contact, its counts and d->contact_prev untouched) and ctrl = u_0. Errors (message in
 // log, which may be NULL):
 // PHYS_ERR_ARG for bad arguments, or the status of a step's VJP (e.g. a contact pair without geometry
-// derivatives).
+// derivatives; *total = L). A rejected rollout - phys_step rejected a step (non-finite state, matrix not
+// positive definite, arena exhausted), a state, a loss term l_t, the sum L or the gradient is not finite -
+// returns PHYS_ERR_NUMERIC with *total = +inf (phys_control_rollout's value for it) and a message naming the
+// step and what failed ("phys_rollout_grad: step 3 rejected (phys_step: non-finite state ...)"); xbar0 and
+// thetabar are then untouched, ubar may be partly written: no non-finite number is returned.
 physStatus phys_rollout_grad(const physModel* m, physData* d, const physParamTable* t, int T, int k,
                              const double* u, physLossFn loss, void* ctx, double* work, double* total,
                              double* xbar0, double* ubar, double* thetabar, physLog* log);

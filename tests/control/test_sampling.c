@@ -1,6 +1,7 @@
 // test_sampling.c - random shooting, CEM and MPPI (src/control/sampling.c): the same seed gives bit-identical
 // controls with 1, 2 and 3 threads (and another seed other controls), also for the drone with its contacts; MPPI and CEM reduce the pendulum
-// swing-up's cost; random shooting finds the analytic minimum of a one-step problem; bad options are refused.
+// swing-up's cost; random shooting finds the analytic minimum of a one-step problem; bad options are refused;
+// a sample's cost is phys_control_rollout's bit for bit.
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,6 +123,44 @@ static void test_random_minimum(void) {
   phys_free_model(m);
 }
 
+// a sample's cost is phys_control_rollout's, bit for bit (the threads roll out with their own copy of its
+// arithmetic): one sample per iteration is the mean itself, so iteration 1's mean sample cost (.alpha) is the
+// initial guess's cost; the pendulum with site position and velocity terms, effort and rate, and the drone
+// falling onto the floor (lcp contacts), on 1 and 2 threads
+static void test_sample_cost(void) {
+  for (int scene = 0; scene < 2; scene++)
+    for (int threads = 1; threads <= 2; threads++) {
+      physModel* m = phys_load(scene ? "models/drone.xml" : "models/pendulum_motor.xml", NULL, NULL);
+      physData* d = phys_make_data(m);
+      int T = 30;
+      physControlProblem* p = phys_control_make(m, T, 2);
+      if (scene == 0) {
+        int tip = phys_name2id(m, "site", "tip");
+        p->run.wq[0] = 3, p->run.npoint = 1;
+        p->run.point[0] = (physPointCost){tip, {0.2, -0.1, 0.4}, {1, 2, 3}, 0, 1};
+        p->fin.npoint = 1;
+        p->fin.point[0] = (physPointCost){tip, {0.3, 0, 2.5}, {10, 1, 20}, 0, 0};
+        p->wu[0] = 0.1, p->wdu[0] = 5, p->uprev[0] = 0.7;
+        for (int t = 0; t < T; t++) p->U[t] = 2 * sin(0.3 * t) + 1;
+      } else {
+        phys_reset_keyframe(m, d, 0);
+        d->qpos[2] = 0.15;
+        p->fin.qref[2] = 1.0, p->fin.wq[2] = 10, p->run.wv[2] = 0.1;
+        for (int i = 0; i < 4 * T; i++) p->U[i] = 1.0 + 0.1 * (i % 4);
+      }
+      physSampleOptions o;
+      phys_sampling_defaults(&o);
+      o.samples = 1, o.iterations = 1, o.threads = threads;
+      CHECK(phys_sampling_solve(p, d, &o, NULL, NULL, NULL) == PHYS_OK);
+      CHECK(isfinite(p->iter[0].cost) && p->iter[1].feedforward == 1);
+      CHECK_MSG(p->iter[1].alpha == p->iter[0].cost, "%s: sample cost %.17g, phys_control_rollout %.17g",
+                scene ? "drone" : "pendulum", p->iter[1].alpha, p->iter[0].cost);
+      phys_control_free(p);
+      phys_free_data(d);
+      phys_free_model(m);
+    }
+}
+
 // the streams: a function of (seed, k, i) alone, different for neighbouring arguments
 static void test_streams(void) {
   physRng a, b;
@@ -167,6 +206,7 @@ static void test_bad(void) {
 
 int main(void) {
   test_streams();
+  test_sample_cost();
   test_threads();
   test_threads_contacts();
   test_swing_up();

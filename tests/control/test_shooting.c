@@ -3,7 +3,7 @@
 // the floor with its lcp contacts), L-BFGS-B and Adam on the pendulum swing-up inside the bounds, and paper
 // 001's drone contrast: resting on the ground the exact lcp gradient is zero and Adam stays at its start,
 // with the complementarity-aware gradient (PHYS_GRAD_COMPLEMENTARITY) it takes off; Adam rejects a step to a
-// non-finite rollout.
+// non-finite rollout; the gradient of a rollout that goes non-finite is J = +inf (a rejected point), never NaN.
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -220,8 +220,51 @@ static void test_adam_rejects(void) {
   phys_free_model(m);
 }
 
+// the gradient of a rollout that goes non-finite (a NaN control at step 3, a control of 1e308 whose state's
+// cost overflows): J = +inf with status PHYS_OK and no message (a rejected trial point, not an error), d back
+// at its state; L-BFGS-B from the 1e308 control (bounds +-1e308) refuses the initial guess (PHYS_ERR_NUMERIC),
+// and from u_3 = 0.5 with a final weight of 1e200 (gradient about 1e198; the bounds are finite, so its first
+// trial point is the Cauchy point u - g, whose rollout's cost overflows: a rejected trial, f = 1e300, seen by
+// a print in run_lbfgsb while this was written) backs off and returns finite controls and costs, never worse
+// than the start
+static void test_grad_rejects(void) {
+  physModel* m = phys_load("models/pendulum_motor.xml", NULL, NULL);
+  physData* d = phys_make_data(m);
+  physControlProblem* p = phys_control_make(m, 20, 5);
+  p->fin.qref[0] = 1, p->fin.wq[0] = 1, p->wu[0] = 1e-3;
+  double* G = malloc(sizeof(double) * 20);
+  double* work = malloc(sizeof(double) * phys_control_grad_worksize(p));
+  physLog log;
+  memset(&log, 0, sizeof log);
+  double bad[2] = {NAN, 1e308};
+  for (int i = 0; i < 2; i++) {
+    for (int t = 0; t < 20; t++) p->U[t] = t == 3 ? bad[i] : 0.5;
+    physStatus st = PHYS_ERR_ARG;
+    CHECK(phys_control_grad(p, d, p->U, G, work, &st, &log) == INFINITY);
+    CHECK(st == PHYS_OK && log.error[0] == 0);
+    CHECK(d->qpos[0] == 0 && d->qvel[0] == 0 && d->time == 0);
+  }
+  p->lo[0] = -1e308, p->hi[0] = 1e308;
+  physShootOptions o;
+  phys_shooting_defaults(&o);
+  CHECK(phys_shooting_solve(p, d, &o, NULL, NULL, &log) == PHYS_ERR_NUMERIC);   // the initial guess
+  p->U[3] = 0.5;
+  p->fin.wq[0] = 1e200;
+  CHECK(phys_shooting_solve(p, d, &o, NULL, NULL, &log) == PHYS_OK);
+  printf("  lbfgsb: cost %.6g -> %.6g in %d iterations (stop %d)\n", p->iter[0].cost, p->cost, p->niter, (int)p->stop);
+  CHECK(isfinite(p->cost) && p->cost <= p->iter[0].cost);
+  for (int t = 0; t < 20; t++) CHECK(isfinite(p->U[t]));
+  for (int k = 0; k <= p->niter; k++) CHECK(isfinite(p->iter[k].cost));
+  free(G);
+  free(work);
+  phys_control_free(p);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
 int main(void) {
   test_adam_rejects();
+  test_grad_rejects();
   test_gradient_pendulum();
   test_gradient_contacts();
   test_swing_up();

@@ -18,7 +18,9 @@
 //    the states of the plain phys_step loop.
 // 3. Memory: the workspace is exactly phys_rollout_worksize doubles (all of it written, nothing past it),
 //    2 ceil(sqrt T) states for T = 100 instead of T + 1.
-// 4. Penalty contact: a box sliding and spinning on the floor with its corners pressed in (60 steps), friction,
+// 4. A rollout that goes non-finite (a NaN, infinite or huge control, a loss or gradient that overflows) is refused
+//    with PHYS_ERR_NUMERIC, L = +inf and a message naming the step; nothing non-finite is returned.
+// 5. Penalty contact: a box sliding and spinning on the floor with its corners pressed in (60 steps), friction,
 //    restitution, penalty stiffness and mass as parameters: 1 and 2 as above (lcp, cone, ccp rollouts:
 //    test_step_contact_deriv.c).
 #include "grad_models.h"
@@ -406,6 +408,71 @@ static void check_refusal(void) {
   phys_free_model(m);
 }
 
+// loss of the rejection tests: l_t = 0.5 q_0^2 (ctx NULL) or a value and gradient entry that overflow (ctx: two
+// doubles, l_t and dl_t/dq_0)
+static double rejected_loss(void* ctx, int t, const double* qpos, const double* qvel, double* g_q, double* g_v) {
+  (void)t, (void)qvel, (void)g_v;
+  if (ctx) {
+    g_q[0] = ((double*)ctx)[1];
+    return ((double*)ctx)[0];
+  }
+  g_q[0] = qpos[0];
+  return 0.5 * qpos[0] * qpos[0];
+}
+
+// phys_rollout_grad of 10 steps of the pendulum with the motor from angle 0.3 at u; returns its status, its
+// message in err; checks that L is +inf when it fails, that d is back at x_0, that xbar0 is untouched and
+// that no number it wrote is not finite
+static physStatus rejected_case(double* u, double* ctx, char* err) {
+  physModel* m = phys_load("models/pendulum_motor.xml", NULL, NULL);
+  physData* d = phys_make_data(m);
+  int T = 10, k = phys_rollout_interval(T, 0);
+  d->qpos[0] = 0.3;
+  double* work = malloc(sizeof(double) * phys_rollout_worksize(m, T, k, 0));
+  double L = 0, xb[2] = {7, 7}, ub[10];
+  physLog log;
+  memset(&log, 0, sizeof(log));
+  physStatus st = phys_rollout_grad(m, d, NULL, T, k, u, rejected_loss, ctx, work, &L, xb, ub, NULL, &log);
+  CHECK(d->qpos[0] == 0.3 && d->qvel[0] == 0 && d->time == 0);
+  for (int t = 0; t < T; t++) CHECK(isfinite(ub[t]));
+  if (st != PHYS_OK) CHECK(L == INFINITY && xb[0] == 7 && xb[1] == 7);
+  else CHECK(isfinite(L) && isfinite(xb[0]) && isfinite(xb[1]));
+  strcpy(err, log.error);
+  printf("  rejected rollout: status %d, '%s'\n", (int)st, log.error);
+  free(work);
+  phys_free_data(d);
+  phys_free_model(m);
+  return st;
+}
+
+// a rollout that goes non-finite is reported with the step and what failed (PHYS_ERR_NUMERIC, L = +inf): a
+// NaN control at step 3, an infinite control at step 5, a control of 1e308 N m at step 5 (the state after it
+// is finite, its loss term overflows), a loss term of +inf at
+// every step, loss terms whose sum overflows, a gradient that overflows in the reverse pass; a finite one is
+// PHYS_OK
+static void check_rejected(void) {
+  double u[10] = {0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5};
+  char err[PHYS_MSGLEN];
+  CHECK(rejected_case(u, NULL, err) == PHYS_OK);
+  u[3] = NAN;
+  CHECK(rejected_case(u, NULL, err) == PHYS_ERR_NUMERIC);
+  CHECK_MSG(strstr(err, "phys_rollout_grad: step 3 rejected (phys_step: non-finite state"), "%s", err);
+  u[3] = 0.5, u[5] = INFINITY;
+  CHECK(rejected_case(u, NULL, err) == PHYS_ERR_NUMERIC);
+  CHECK_MSG(strstr(err, "phys_rollout_grad: step 5 rejected (phys_step: non-finite state"), "%s", err);
+  u[5] = 1e308;   // the angle after step 5 is finite (about 1e304 rad), its loss term is not
+  CHECK(rejected_case(u, NULL, err) == PHYS_ERR_NUMERIC);
+  CHECK_MSG(strstr(err, "phys_rollout_grad: the loss at step 6 is inf"), "%s", err);
+  u[5] = 0.5;
+  double inf_loss[2] = {INFINITY, 0}, big_loss[2] = {1e308, 0}, big_grad[2] = {0, 1e308};
+  CHECK(rejected_case(u, inf_loss, err) == PHYS_ERR_NUMERIC);
+  CHECK_MSG(strstr(err, "phys_rollout_grad: the loss at step 0 is inf"), "%s", err);
+  CHECK(rejected_case(u, big_loss, err) == PHYS_ERR_NUMERIC);
+  CHECK_MSG(strstr(err, "phys_rollout_grad: the summed loss overflows at step 1"), "%s", err);
+  CHECK(rejected_case(u, big_grad, err) == PHYS_ERR_NUMERIC);
+  CHECK_MSG(strstr(err, "phys_rollout_grad: step ") && strstr(err, "the gradient dL/dx[0] is not finite"), "%s", err);
+}
+
 // the interval for budgets
 static void check_interval(void) {
   CHECK(phys_rollout_interval(100, 0) == 10);
@@ -423,6 +490,7 @@ int main(void) {
   if (hs) H_FD = atof(hs);
   check_interval();
   check_refusal();
+  check_rejected();
   check_penalty();
   const char* pen[] = {"mass:bob", "com:bob", "damping:swing", "gravity"};
   const char* mix[] = {"inertia:arm", "stiffness:ball", "damping:slide", "stiffness:spring", "damping:spring",
