@@ -329,7 +329,7 @@ typedef enum physRowState_ {
 //  - a clipped point of a manifold of the GJK/EPA pairs (convex.h): the reference face (a box's or mesh's FACE, a
 //    cylinder's cap) flagged PHYS_FEATF_REF and the incident feature (a face, a cylinder's cap or SURFACE side, a
 //    capsule's EDGE 0) flagged PHYS_FEATF_INC; the point's number among the clipped points in physContact.clip,
-//    and with a cylinder the direction the features were chosen facing in physContact.featdir;
+//    and a cylinder's rim polygon angle in physContact.featangle;
 //  - the single witness point of the GJK/EPA pairs: flagged PHYS_FEATF_WITNESS, with PHYS_FEATF_INSIDE when the
 //    (cores of the) shapes overlap (EPA); on a polytope (box corners, mesh hull vertices, a sphere's centre or a
 //    capsule's segment as a core) a geom's VERTEX, EDGE or FACE when 1, 2 or 3 distinct support vertices of it span
@@ -377,9 +377,9 @@ typedef struct physContact_ {
                             // i of one paired with vertex i of the other (a box's corner numbered as its VERTEX, a
                             // mesh's hull vertex number, a capsule's end 0 / 1, a sphere's centre 0), -1 past its size
   int clip;                 // a clipped point of a GJK/EPA face manifold: its number among the clipped points, else -1
-  double featdir[3];        // a GJK/EPA face manifold with a cylinder: the direction (the distance's normal, in the
-                            // pair function's geom order, not flipped with pairflip) its features were chosen facing,
-                            // which sets the angle of a cylinder cap's rim polygon; else 0
+  double featangle[2];      // a clipped point of a GJK/EPA face manifold with a cylinder (geom[0], geom[1]): the angle
+                            // in the cylinder's frame of its cap polygon's first vertex or side segment, atan2 of the
+                            // direction its feature faced (the distance's normal); else 0
   int efc_adr;              // first of its 3 rows (normal, t1, t2) in the constraint problem (-1: none)
   double lambda[3];         // impulse (normal, t1, t2) from the last solve (N s), in frame coordinates
   int state[3];             // physRowState of each row after the last solve

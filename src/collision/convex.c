@@ -44,7 +44,7 @@ static void write_contact(physContact* c, const double pos[3], const double n[3]
   c->feature[0] = c->feature[1] = PHYS_FEATURE(PHYS_FEAT_UNKNOWN, 0);
   memset(c->witness, -1, sizeof(c->witness));
   c->clip = -1;
-  memset(c->featdir, 0, sizeof(c->featdir));
+  c->featangle[0] = c->featangle[1] = 0;
 }
 
 //---------------------------------------------------------------------------------------------------------
@@ -601,6 +601,7 @@ typedef struct convexFeature_ {
   double normal[3];                     // face: outward unit normal (world)
   int feat;                             // what it is (physid.h): a box's or mesh's FACE, a cylinder's cap (FACE)
                                         // or side (SURFACE), a capsule's segment (EDGE 0); UNKNOWN for a point
+  double angle;                         // a cylinder: the angle of its first rim point / side segment, else 0
 } convexFeature;
 
 // box face most aligned with local direction d: axis k = argmax |d_k|, corners counterclockwise about
@@ -656,6 +657,7 @@ static void feature_cylinder(convexFeature* f, const physConvex* c, const double
   double rho = sqrt(d[0] * d[0] + d[1] * d[1]);
   double phi0 = rho > 0 ? atan2(d[1], d[0]) : 0, nd = phys_norm3(d);
   double s = d[2] >= 0 ? 1 : -1;
+  f->angle = phi0;
   if (nd > 0 && fabs(d[2]) >= CAP_COS * nd) {
     // angles phi0 + s 2 pi q / N: counterclockwise about the outward normal s e_z
     for (int q = 0; q < PHYS_CYL_NRIM; q++) {
@@ -685,6 +687,7 @@ static void convex_feature(convexFeature* f, const physConvex* c, const double d
   phys_matT_vec3(d, c->mat, dir);
   memset(f->normal, 0, sizeof(f->normal));
   f->feat = PHYS_FEATURE(PHYS_FEAT_UNKNOWN, 0);
+  f->angle = 0;
   switch (c->type) {
     case PHYS_GEOM_BOX:
       feature_box(f, c, d);
@@ -1141,9 +1144,8 @@ int phys_convex_manifold(physContact* out, const physConvex* a, const physConvex
     cnt = clip_contacts(out, &fa, &fb, 1, margin, len);
   else if (alb >= PHYS_FACE_COS && fa.n >= 2)
     cnt = clip_contacts(out, &fb, &fa, -1, margin, len);
-  // with a cylinder the features depend on the direction n (its rim polygon's angle): recorded for the derivative
-  for (int k = 0; k < cnt && (a->type == PHYS_GEOM_CYLINDER || b->type == PHYS_GEOM_CYLINDER); k++)
-    phys_copy3(out[k].featdir, n);
+  // a cylinder's feature depends on the direction n (its rim polygon's angle): recorded for the derivative
+  for (int k = 0; k < cnt; k++) out[k].featangle[0] = fa.angle, out[k].featangle[1] = fb.angle;
   if (cnt > 0) return cnt;
   if (fa.n == 2 && fb.n == 2) cnt = segment_contacts(out, &fa, &fb, n, margin);
   if (cnt > 0) return cnt;

@@ -12,7 +12,8 @@
 //    when the support gap n.w - dist <= 1e-10 * scale. Exact for polytopes whose difference converges
 //    within the cap (box meshes, Atlas feet: measured 1e-16); for curved shapes (cylinder sides,
 //    ellipsoids) and deep overlaps of fine meshes (two icospheres of 162/642 vertices overlapping by 0.45:
-//    up to 7e-4) the depth is a lower bound accurate to the gap reached within the cap.
+//    up to 7e-4) the depth is a lower bound accurate to the gap reached within the cap. A single witness point on
+//    a smooth patch (cylinder rim, side or cap, ellipsoid) is then solved exactly (witness.h).
 //  - mesh support: a linear scan of the hull vertices (Atlas parts: 12..141; 642 vertices: ~30 us a pair).
 //  - manifolds: a face of one shape whose outward normal is within PHYS_FACE_COS of the contact normal is
 //    the reference face; the other shape's feature facing it (a face polygon, a cylinder cap as a

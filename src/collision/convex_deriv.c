@@ -261,31 +261,26 @@ static void dfeature_mesh_face(dFeature* f, const dualCtx* x, int i, const physC
 }
 
 // cylinder (feature_cylinder) seen from the unit world direction udir (its local dl = R' udir, rho =
-// |(dl_0, dl_1)|, (cos phi0, sin phi0) = (dl_0, dl_1)/rho): its cap (|dl_2| >= cos 45 deg) as the
-// PHYS_CYL_NRIM-gon of rim points at phi0 + s 2 pi q / N (s = sgn dl_2), z = s h, normal s a; else its side
+// |(dl_0, dl_1)|, (cos phi0, sin phi0) = (dl_0, dl_1)/rho): its cap (cap = +-1: the +-h cap) as the
+// PHYS_CYL_NRIM-gon of rim points at phi0 + s 2 pi q / N (s = cap), z = s h, normal s a; else (cap 0) its side
 // as the segment (r cos phi0, r sin phi0, +-h), normal R (cos phi0, sin phi0, 0). The first rim point, the
 // one extreme along udir, turns with udir; with udir NULL, or udir within 1e-6 rad of the axis (where its
-// direction is arbitrary), phi0 is held at its value for the direction dir and the rim turns with the body
-// (a cap as the reference face: its vertices only bound the clipping)
-static int dfeature_cylinder(dFeature* f, const dualCtx* x, int i, const double dir[3], const vd_t* udir) {
+// direction is arbitrary), phi0 is held at its recorded value and the rim turns with the body (a cap as the
+// reference face: its vertices only bound the clipping)
+static void dfeature_cylinder(dFeature* f, const dualCtx* x, int i, int cap, double phi0, const vd_t* udir) {
   vd_t ax[3], dl;
   axes(ax, x, i);
   sd_t co, si, r = in_size(x, i, 0), h = in_size(x, i, 1);
-  const double* R = x->d->geom_xmat + 9 * x->g[i];
-  double d[3];
-  phys_matT_vec3(d, R, dir);
-  double phi0 = sqrt(d[0] * d[0] + d[1] * d[1]) > 0 ? atan2(d[1], d[0]) : 0;  // convex.c's angle
   int turn = 0;
-  if (udir) {  // the angle's derivative from udir, its value from dir (convex.c's normal: EPA leaves it
+  if (udir) {  // the angle's derivative from udir, its value recorded (convex.c's normal's: EPA leaves it
                // ~1e-11 off the face normal, which would move the rim points by 1e-11/rho)
     dl = dual_unrotate(ax, udir);
     sd_t d0 = vd_get(&dl, 0), d1 = vd_get(&dl, 1), rho = sd_sqrt(sd_add(sd_mul(d0, d0), sd_mul(d1, d1)));
     if (rho.v > 1e-6) co = sd_div(d0, rho), si = sd_div(d1, rho), co.v = cos(phi0), si.v = sin(phi0), turn = 1;
   }
   if (!turn) co = sd_const(cos(phi0)), si = sd_const(sin(phi0));
-  dl = vd_const(d);
-  double s = dl.v[2] >= 0 ? 1 : -1, nd = phys_norm3(dl.v);
-  if (nd > 0 && fabs(dl.v[2]) >= 0.70710678118654752 * nd) {
+  double s = cap;
+  if (cap) {
     for (int q = 0; q < PHYS_CYL_NRIM; q++) {
       double k = s * 2 * 3.14159265358979323846 * q / PHYS_CYL_NRIM, ck = cos(k), sk = sin(k);
       vd_t xl;  // (r cos(phi0 + k), r sin(phi0 + k), s h)
@@ -296,7 +291,7 @@ static int dfeature_cylinder(dFeature* f, const dualCtx* x, int i, const double 
     }
     f->n = PHYS_CYL_NRIM;
     f->normal = vd_lscl(s, ax[2]);
-    return 0;
+    return;
   }
   for (int q = 0; q < 2; q++) {
     vd_t xl;
@@ -309,7 +304,6 @@ static int dfeature_cylinder(dFeature* f, const dualCtx* x, int i, const double 
   vd_t nl;
   vd_set(&nl, 0, co), vd_set(&nl, 1, si), vd_set(&nl, 2, sd_const(0));
   f->normal = dual_rotate(ax, &nl);
-  return 0;
 }
 
 // a capsule's incident segment (convex_feature's): its end spheres' extreme points c +- h a + r udir along the unit
@@ -443,18 +437,14 @@ static void clip_dual(vd_t* pos, vd_t* n, sd_t* dist, const clipState* c, int id
 
 // the features of geom i a clipped manifold point records (convex.h): its face (a box's FACE 2k + side, a mesh
 // hull face), a cylinder's cap (FACE) or side (SURFACE), or, incident, a capsule's segment (its end spheres'
-// extreme points along udir = minus the reference face's normal): 0; a cylinder's rim polygon starts at the angle
-// of the recorded direction nr (physContact.featdir: geom 0 faces nr, geom 1 -nr); -1 when the record does not fit
-static int drecorded_feature(dFeature* f, const dualCtx* x, int i, const physConvex* c, int feat, const vd_t* udir,
-                             const double* nr) {
+// extreme points along udir = minus the reference face's normal): 0; a cylinder's rim polygon starts at its recorded
+// angle (physContact.featangle); -1 when the record does not fit
+static int drecorded_feature(dFeature* f, const dualCtx* x, int i, const physConvex* c, int feat, const vd_t* udir) {
   int id = PHYS_CONVEX_CLIP_ID(feat), kind = PHYS_FEATURE_KIND(feat);
   if (c->type == PHYS_GEOM_CYLINDER) {
-    if (!(nr[0] || nr[1] || nr[2])) return -1;
-    double dir[3] = {i ? -nr[0] : nr[0], i ? -nr[1] : nr[1], i ? -nr[2] : nr[2]};
-    const double* R = x->d->geom_xmat + 9 * x->g[i];
-    if (dfeature_cylinder(f, x, i, dir, udir)) return -1;
-    int cap = f->n > 2, up = f->normal.v[0] * R[2] + f->normal.v[1] * R[5] + f->normal.v[2] * R[8] > 0;
-    return kind == (cap ? PHYS_FEAT_FACE : PHYS_FEAT_SURFACE) && (!cap || id == up) ? 0 : -1;
+    if (!(kind == PHYS_FEAT_FACE && id <= 1) && !(kind == PHYS_FEAT_SURFACE && id == 0)) return -1;
+    dfeature_cylinder(f, x, i, kind == PHYS_FEAT_SURFACE ? 0 : id ? 1 : -1, x->tc->featangle[i], udir);
+    return 0;
   }
   if (c->type == PHYS_GEOM_BOX && kind == PHYS_FEAT_FACE && id < 6) {
     dfeature_box_face(f, x, i, id / 2, id % 2 ? 1 : -1);
@@ -476,29 +466,29 @@ static int drecorded_feature(dFeature* f, const dualCtx* x, int i, const physCon
 // feature (only the point's number differs), so those are differentiated once per pair, not once per point
 typedef struct {
   int valid, key[5];    // r, the reference's kind and id, the incident's kind and id (without the point's number)
-  double nr[3];         // the direction the features were built facing (physContact.featdir)
+  double angle[2];      // the cylinders' recorded angles (physContact.featangle)
   int st;               // 0: f, c ready; else -1 (the features do not fit the geometry)
   dFeature f[2];
   clipState c;
   nodeMemo memo;        // node duals of c (shared by the targets: the same values as evaluated per target)
 } recClip;
 
-// the features a target's record names (reference geom r; nr its featdir), clipped on values into rc: 0, or -1
-// when they do not fit the geometry, cannot form a manifold or the clipping overflows
-static int recorded_clip_build(recClip* rc, const dualCtx* x, const physConvex* ab, int r, const double* nr) {
+// the features a target's record names (reference geom r), clipped on values into rc: 0, or -1 when they do not
+// fit the geometry, cannot form a manifold or the clipping overflows
+static int recorded_clip_build(recClip* rc, const dualCtx* x, const physConvex* ab, int r) {
   dFeature* f = rc->f;
   rc->memo.n = 0;
-  int rr = drecorded_feature(&f[r], x, r, ab + r, x->tfeat[r], NULL, nr);
+  int rr = drecorded_feature(&f[r], x, r, ab + r, x->tfeat[r], NULL);
   if (rr) return rr;
   vd_t u = vd_lscl(-1, f[r].normal);
-  int ri = drecorded_feature(&f[1 - r], x, 1 - r, ab + 1 - r, x->tfeat[1 - r], &u, nr);
+  int ri = drecorded_feature(&f[1 - r], x, 1 - r, ab + 1 - r, x->tfeat[1 - r], &u);
   if (ri) return ri;
   if (f[r].n < 3 || f[1 - r].n < 2) return -1;
   return clip_values(&rc->c, &f[r], &f[1 - r]) ? -1 : 0;
 }
 
 // a clipped manifold point as the target records it (reference face, incident feature, the point's number among
-// the clipped points in physContact.clip, with a cylinder the direction its features faced in featdir: convex.h),
+// the clipped points in physContact.clip, with a cylinder its rim polygon's angle in featangle: convex.h),
 // differentiated without running the distance again: 0; 1 when the target is no clipped point; -1 when the record
 // names a feature or point the geometry does not have. rc keeps the features and clipping across the targets of
 // one pair (valid = 0 before the first)
@@ -509,12 +499,12 @@ static int drecorded_clip(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, cons
   if (r < 0 || !(PHYS_FEATURE_FLAGS(x->tfeat[1 - r]) & PHYS_FEATF_INC)) return 1;
   int key[5] = {r, PHYS_FEATURE_KIND(x->tfeat[r]), PHYS_CONVEX_CLIP_ID(x->tfeat[r]),
                 PHYS_FEATURE_KIND(x->tfeat[1 - r]), PHYS_CONVEX_CLIP_ID(x->tfeat[1 - r])};
-  const double* nr = x->tc->featdir;
-  if (!rc->valid || memcmp(rc->nr, nr, sizeof(rc->nr)) || memcmp(rc->key, key, sizeof(key))) {
+  const double* ang = x->tc->featangle;
+  if (!rc->valid || memcmp(rc->angle, ang, sizeof(rc->angle)) || memcmp(rc->key, key, sizeof(key))) {
     rc->valid = 1;
-    memcpy(rc->nr, nr, sizeof(rc->nr));
+    memcpy(rc->angle, ang, sizeof(rc->angle));
     memcpy(rc->key, key, sizeof(key));
-    rc->st = recorded_clip_build(rc, x, ab, r, nr);
+    rc->st = recorded_clip_build(rc, x, ab, r);
   }
   if (rc->st) return -1;
   int pt = x->tc->clip;
