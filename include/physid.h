@@ -334,7 +334,8 @@ typedef enum physRowState_ {
 //    (cores of the) shapes overlap (EPA); on a polytope (box corners, mesh hull vertices, a sphere's centre or a
 //    capsule's segment as a core) a geom's VERTEX, EDGE or FACE when 1, 2 or 3 distinct support vertices of it span
 //    the simplex (its first vertex's id the index), the vertices in physContact.witness; on a smooth patch
-//    (witness -1) a cylinder's rim EDGE c, its side SURFACE 0 or its cap FACE c, an ellipsoid's SURFACE 0;
+//    (witness -1) a cylinder's rim EDGE c, its side SURFACE 0 or its cap FACE c, an ellipsoid's SURFACE 0, the
+//    other geom's feature then the distinct support vertices its point combines (witness: their ids ascending);
 //  - UNKNOWN: not recorded (the two points of parallel cylinder or capsule sides of the GJK/EPA pairs).
 // Flags (PHYS_FEATURE_FLAGS): PHYS_FEATF_REF / PHYS_FEATF_INC: the point is a clipped point of a face manifold and
 // this geom holds the reference face / the incident feature, for box-box with the face's axis PHYS_FEATURE_AXIS (a
@@ -375,7 +376,8 @@ typedef struct physContact_ {
   int witness[2][3];        // a single witness point of the GJK/EPA pairs (features flagged PHYS_FEATF_WITNESS): the
                             // support vertices of geom[0], geom[1] forming the final GJK simplex or EPA face, vertex
                             // i of one paired with vertex i of the other (a box's corner numbered as its VERTEX, a
-                            // mesh's hull vertex number, a capsule's end 0 / 1, a sphere's centre 0), -1 past its size
+                            // mesh's hull vertex number, a capsule's end 0 / 1, a sphere's centre 0), -1 past its size;
+                            // against a smooth patch (feature doc above) only the polytope's distinct vertices
   int clip;                 // a clipped point of a GJK/EPA face manifold: its number among the clipped points, else -1
   double featangle[2];      // a clipped point of a GJK/EPA face manifold with a cylinder (geom[0], geom[1]): the angle
                             // in the cylinder's frame of its cap polygon's first vertex or side segment, atan2 of the
