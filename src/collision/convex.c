@@ -1048,7 +1048,8 @@ typedef struct {
 } sideCand;
 
 // the candidates of side g: the smooth patches of its shape (smooth_candidates), else every non-empty subset of its
-// distinct support vertices (a spurious vertex of the simplex, of weight ~0, dropped); their count, -1 when a
+// distinct support vertices, all of them first (a spurious vertex of the simplex, of weight ~0, dropped in the
+// smaller ones); their count, -1 when a
 // support point is neither
 static int side_candidates(sideCand* cand, int ids[3], double P[3][3], int* nd, const physConvex* c, int core,
                            const double (*s)[3], int k) {
@@ -1059,7 +1060,7 @@ static int side_candidates(sideCand* cand, int ids[3], double P[3][3], int* nd, 
   for (int q = 0; q < n; q++) cand[q] = (sideCand){kind[q], 0, feat[q], cap[q]};
   if (n) return n;
   if ((*nd = distinct_vertices(ids, P, c, core, s, k)) < 0) return -1;
-  for (int mask = 1; mask < 1 << *nd; mask++) cand[n++] = (sideCand){PHYS_WS_POINTS, mask, 0, 0};
+  for (int mask = (1 << *nd) - 1; mask >= 1; mask--) cand[n++] = (sideCand){PHYS_WS_POINTS, mask, 0, 0};
   return n;
 }
 
@@ -1078,7 +1079,8 @@ static void side_build(physWitnessSide* w, sideCand* q, int wid[3], const physCo
 
 // the single witness point of result r when a side of it is a smooth patch (witness.h): solved exactly for each
 // pair of candidates (side_candidates), the solution kept that stays on its patches, whose vertex sides are the
-// support of all their simplex vertices, with the distance nearest r's (within 1e-3 of the shapes' size, the normal
+// support of all their simplex vertices, with the distance nearest r's (the first within 1e-8 of the shapes' size,
+// GJK's accuracy, ends the search; else the nearest within 1e-3 of the size, the normal
 // within 0.99); written to c with its features (a smooth side's patch, witness -1; a vertex side's subset, its ids
 // ascending in witness); -1 (c untouched) when there is none
 static int smooth_witness(physContact* c, const physConvex* a, const physConvex* b, const physGjkResult* r) {
@@ -1093,30 +1095,30 @@ static int smooth_witness(physContact* c, const physConvex* a, const physConvex*
     if ((nc[g] = side_candidates(cand[g], ids[g], P[g], &nd[g], sh[g], core[g], s[g], k)) < 0) return -1;
   if (cand[0][0].kind == PHYS_WS_POINTS && cand[1][0].kind == PHYS_WS_POINTS) return -1;
   double scale = a->scale + b->scale, best = 1e-3 * (1 + scale), tol = 1e-9 * (1 + scale), mid[3];
-  double z[PHYS_WITNESS_MAXZ], bp[3] = {0, 0, 0}, bn[3] = {0, 0, 1}, bd = 0;
-  int bf[2] = {0, 0}, bw[2][3], wid[2][3];
-  vd_t X, N;
-  sd_t D;
+  double z[PHYS_WITNESS_MAXZ], bp[3] = {0, 0, 0}, bn[3] = {0, 0, 1}, bd = 0, X[3], N[3], D;
+  int bf[2] = {0, 0}, bw[2][3], wid[2][3], done = 0;
   for (int q = 0; q < 3; q++) mid[q] = 0.5 * (r->p1[q] + r->p2[q]);
-  for (int i = 0; i < nc[0]; i++)
-    for (int j = 0; j < nc[1]; j++) {
+  for (int i = 0; i < nc[0] && !done; i++)
+    for (int j = 0; j < nc[1] && !done; j++) {
       physWitnessSide ws[2];
       side_build(&ws[0], &cand[0][i], wid[0], a, 0, core[0], ids[0], (const double(*)[3])P[0], nd[0]);
       side_build(&ws[1], &cand[1][j], wid[1], b, 1, core[1], ids[1], (const double(*)[3])P[1], nd[1]);
       phys_witness_start(z, ws, mid, r->normal, r->dist);
-      if (phys_witness_solve(z, ws, scale) || phys_witness_contact(&X, &N, &D, ws, z, 1e-12 * (1 + scale))) continue;
+      if (phys_witness_solve(z, ws, scale)) continue;
+      phys_witness_values(X, N, &D, ws, z);
       // each side's core point x_g = pos -+ (dist/2 + r_g) n supports its simplex vertices
       int ok = 1;
       for (int g = 0; g < 2 && ok; g++) {
         double x[3], sg = g ? 1 : -1;
-        for (int q = 0; q < 3; q++) x[q] = X.v[q] + sg * (0.5 * D.v + ws[g].radius.v) * N.v[q];
-        ok = supports(x, N.v, g ? -1 : 1, (const double(*)[3])P[g], nd[g], tol);
+        for (int q = 0; q < 3; q++) x[q] = X[q] + sg * (0.5 * D + ws[g].radius.v) * N[q];
+        ok = supports(x, N, g ? -1 : 1, (const double(*)[3])P[g], nd[g], tol);
       }
-      double gap = fabs(D.v - r->dist);
-      if (!ok || !(gap < best) || !(phys_dot3(N.v, r->normal) >= 0.99)) continue;
-      best = gap, bd = D.v, bf[0] = cand[0][i].feat, bf[1] = cand[1][j].feat;
-      phys_copy3(bp, X.v), phys_copy3(bn, N.v);
+      double gap = fabs(D - r->dist);
+      if (!ok || !(gap < best) || !(phys_dot3(N, r->normal) >= 0.99)) continue;
+      best = gap, bd = D, bf[0] = cand[0][i].feat, bf[1] = cand[1][j].feat;
+      phys_copy3(bp, X), phys_copy3(bn, N);
       memcpy(bw, wid, sizeof(bw));
+      done = gap <= 1e-8 * (1 + scale);   // GJK's distance to its accuracy: this is the patch
     }
   if (best == 1e-3 * (1 + scale)) return -1;
   write_contact(c, bp, bn, bd);

@@ -234,6 +234,21 @@ int phys_witness_solve(double* z, const physWitnessSide w[2], double scale) {
   return f <= 1e-12 * (1 + scale) && on_patches(v, z) ? 0 : -1;
 }
 
+void phys_witness_values(double pos[3], double n[3], double* dist, const physWitnessSide w[2], const double* z) {
+  physWitnessSide v[2];
+  side_values(v, w);
+  sd_t zc[PHYS_WITNESS_MAXZ];
+  memset(zc, 0, sizeof(zc));
+  for (int i = 0; i < phys_witness_nz(v); i++) zc[i] = sd_const(z[i]);
+  vd_t nd;
+  double rho;
+  for (int k = 0; k < 3; k++) vd_set(&nd, k, zc[k]), n[k] = z[k];
+  vd_t p0 = side_point(&v[0], &nd, zc + 4, &rho), p1 = side_point(&v[1], &nd, zc + 4 + nflat(&v[0]), &rho);
+  for (int k = 0; k < 3; k++)
+    pos[k] = 0.5 * ((p0.v[k] + v[0].radius.v * z[k]) + (p1.v[k] - v[1].radius.v * z[k]));
+  *dist = z[3] - v[0].radius.v - v[1].radius.v;
+}
+
 int phys_witness_contact(vd_t* pos, vd_t* n, sd_t* dist, const physWitnessSide w[2], const double* z, double tol) {
   physWitnessSide v[2];
   side_values(v, w);

@@ -52,6 +52,9 @@ void phys_witness_start(double* z, const physWitnessSide w[2], const double pos[
 // side's patch (a parameter outside its vertices, segment or cap)
 int phys_witness_solve(double* z, const physWitnessSide w[2], double scale);
 
+// the contact's values at z (pos, the unit normal n, dist), without Jacobians
+void phys_witness_values(double pos[3], double n[3], double* dist, const physWitnessSide w[2], const double* z);
+
 // the contact (pos, n, dist) at the solution z, with its Jacobian in the inputs w's duals carry (dual.h): -1
 // when z is no solution (max |F| > tol: the patches do not produce that contact) or F_z is singular
 int phys_witness_contact(vd_t* pos, vd_t* n, sd_t* dist, const physWitnessSide w[2], const double* z, double tol);
