@@ -328,12 +328,15 @@ typedef enum physRowState_ {
 //  - mesh: VERTEX i = hull vertex i (the i-th of the mesh's hull vertices); FACE f = hull face f;
 //  - a clipped point of a manifold of the GJK/EPA pairs (convex.h): the reference face (a box's or mesh's FACE, a
 //    cylinder's cap) flagged PHYS_FEATF_REF and the incident feature (a face, a cylinder's cap or SURFACE side, a
-//    capsule's EDGE 0) flagged PHYS_FEATF_INC, its index also numbering the point among the clipped points;
-//  - the single witness point of the GJK/EPA pairs on polytopes (box corners, mesh hull vertices, a sphere's centre
-//    or a capsule's segment as a core against them): flagged PHYS_FEATF_WITNESS, with PHYS_FEATF_INSIDE when
-//    the (cores of the) shapes overlap (EPA), a geom's VERTEX, EDGE or FACE when 1, 2 or 3 distinct support
-//    vertices of it span the simplex (its first vertex's id the index), the vertices in physContact.witness;
-//  - UNKNOWN: not recorded (witness points on curved supports: cylinder rims and sides, ellipsoids).
+//    capsule's EDGE 0) flagged PHYS_FEATF_INC; the point's number among the clipped points in physContact.clip,
+//    and a cylinder's rim polygon angle in physContact.featangle;
+//  - the single witness point of the GJK/EPA pairs: flagged PHYS_FEATF_WITNESS, with PHYS_FEATF_INSIDE when the
+//    (cores of the) shapes overlap (EPA); on a polytope (box corners, mesh hull vertices, a sphere's centre or a
+//    capsule's segment as a core) a geom's VERTEX, EDGE or FACE when 1, 2 or 3 distinct support vertices of it span
+//    the simplex (its first vertex's id the index), the vertices in physContact.witness; on a smooth patch
+//    (witness -1) a cylinder's rim EDGE c, its side SURFACE 0 or its cap FACE c, an ellipsoid's SURFACE 0, the
+//    other geom's feature then the distinct support vertices its point combines (witness: their ids ascending);
+//  - UNKNOWN: not recorded (the two points of parallel cylinder or capsule sides of the GJK/EPA pairs).
 // Flags (PHYS_FEATURE_FLAGS): PHYS_FEATF_REF / PHYS_FEATF_INC: the point is a clipped point of a face manifold and
 // this geom holds the reference face / the incident feature, for box-box with the face's axis PHYS_FEATURE_AXIS (a
 // box-box contact without them comes from an edge axis: the closest points of two edges); PHYS_FEATF_INSIDE: the
@@ -373,7 +376,12 @@ typedef struct physContact_ {
   int witness[2][3];        // a single witness point of the GJK/EPA pairs (features flagged PHYS_FEATF_WITNESS): the
                             // support vertices of geom[0], geom[1] forming the final GJK simplex or EPA face, vertex
                             // i of one paired with vertex i of the other (a box's corner numbered as its VERTEX, a
-                            // mesh's hull vertex number, a capsule's end 0 / 1, a sphere's centre 0), -1 past its size
+                            // mesh's hull vertex number, a capsule's end 0 / 1, a sphere's centre 0), -1 past its size;
+                            // against a smooth patch (feature doc above) only the polytope's distinct vertices
+  int clip;                 // a clipped point of a GJK/EPA face manifold: its number among the clipped points, else -1
+  double featangle[2];      // a clipped point of a GJK/EPA face manifold with a cylinder (geom[0], geom[1]): the angle
+                            // in the cylinder's frame of its cap polygon's first vertex or side segment, atan2 of the
+                            // direction its feature faced (the distance's normal); else 0
   int efc_adr;              // first of its 3 rows (normal, t1, t2) in the constraint problem (-1: none)
   double lambda[3];         // impulse (normal, t1, t2) from the last solve (N s), in frame coordinates
   int state[3];             // physRowState of each row after the last solve

@@ -81,6 +81,8 @@ int phys_collide_geoms(const physModel* m, const physData* d, int g1, int g2, do
       phys_contact_frame(out[i].frame, nrm);
       int f = out[i].feature[0], w[3];
       out[i].feature[0] = out[i].feature[1], out[i].feature[1] = f;
+      double a = out[i].featangle[0];
+      out[i].featangle[0] = out[i].featangle[1], out[i].featangle[1] = a;
       memcpy(w, out[i].witness[0], sizeof(w));
       memcpy(out[i].witness[0], out[i].witness[1], sizeof(w));
       memcpy(out[i].witness[1], w, sizeof(w));

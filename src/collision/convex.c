@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "rot.h"
+#include "witness.h"
 
 #define GJK_REL_TOL 1e-11     // GJK converged when |v|^2 - v.w <= GJK_REL_TOL |v|^2
 #define GJK_ABS_TOL 1e-10     // origin inside when |v| <= GJK_ABS_TOL * scale
@@ -42,6 +43,8 @@ static void write_contact(physContact* c, const double pos[3], const double n[3]
   c->dist = dist;
   c->feature[0] = c->feature[1] = PHYS_FEATURE(PHYS_FEAT_UNKNOWN, 0);
   memset(c->witness, -1, sizeof(c->witness));
+  c->clip = -1;
+  c->featangle[0] = c->featangle[1] = 0;
 }
 
 //---------------------------------------------------------------------------------------------------------
@@ -598,6 +601,7 @@ typedef struct convexFeature_ {
   double normal[3];                     // face: outward unit normal (world)
   int feat;                             // what it is (physid.h): a box's or mesh's FACE, a cylinder's cap (FACE)
                                         // or side (SURFACE), a capsule's segment (EDGE 0); UNKNOWN for a point
+  double angle;                         // a cylinder: the angle of its first rim point / side segment, else 0
 } convexFeature;
 
 // box face most aligned with local direction d: axis k = argmax |d_k|, corners counterclockwise about
@@ -653,6 +657,7 @@ static void feature_cylinder(convexFeature* f, const physConvex* c, const double
   double rho = sqrt(d[0] * d[0] + d[1] * d[1]);
   double phi0 = rho > 0 ? atan2(d[1], d[0]) : 0, nd = phys_norm3(d);
   double s = d[2] >= 0 ? 1 : -1;
+  f->angle = phi0;
   if (nd > 0 && fabs(d[2]) >= CAP_COS * nd) {
     // angles phi0 + s 2 pi q / N: counterclockwise about the outward normal s e_z
     for (int q = 0; q < PHYS_CYL_NRIM; q++) {
@@ -682,6 +687,7 @@ static void convex_feature(convexFeature* f, const physConvex* c, const double d
   phys_matT_vec3(d, c->mat, dir);
   memset(f->normal, 0, sizeof(f->normal));
   f->feat = PHYS_FEATURE(PHYS_FEAT_UNKNOWN, 0);
+  f->angle = 0;
   switch (c->type) {
     case PHYS_GEOM_BOX:
       feature_box(f, c, d);
@@ -821,16 +827,19 @@ static int clip_segment(double p[2][3], const double s[3], double off) {
 }
 
 // the features (physid.h) of point number i of a clipped manifold: the reference face flagged PHYS_FEATF_REF, the
-// incident feature flagged PHYS_FEATF_INC with i in its index (PHYS_CONVEX_CLIP_POINT, convex.h); UNKNOWN when
-// the ids do not fit (a face id beyond PHYS_CONVEX_FACE_MAX)
-static void clip_features(int* fref, int* finc, const convexFeature* ref, const convexFeature* inc, int i) {
+// incident feature flagged PHYS_FEATF_INC, i in c->clip; UNKNOWN when the ids do not fit (beyond
+// PHYS_FEATURE_INDEX_MAX)
+static void clip_features(physContact* c, int sign, const convexFeature* ref, const convexFeature* inc, int i) {
   int ir = PHYS_FEATURE_INDEX(ref->feat), ii = PHYS_FEATURE_INDEX(inc->feat);
-  if (ir >= PHYS_CONVEX_FACE_MAX || ii >= PHYS_CONVEX_FACE_MAX || PHYS_FEATURE_KIND(inc->feat) == PHYS_FEAT_UNKNOWN) {
+  int* fref = &c->feature[sign > 0 ? 0 : 1];
+  int* finc = &c->feature[sign > 0 ? 1 : 0];
+  if (ir > PHYS_FEATURE_INDEX_MAX || ii > PHYS_FEATURE_INDEX_MAX || PHYS_FEATURE_KIND(inc->feat) == PHYS_FEAT_UNKNOWN) {
     *fref = *finc = PHYS_FEATURE(PHYS_FEAT_UNKNOWN, 0);
     return;
   }
   *fref = PHYS_FEATURE_FLAGGED(PHYS_FEATURE_KIND(ref->feat), ir, PHYS_FEATF_REF);
-  *finc = PHYS_FEATURE_FLAGGED(PHYS_FEATURE_KIND(inc->feat), ii + PHYS_CONVEX_FACE_MAX * i, PHYS_FEATF_INC);
+  *finc = PHYS_FEATURE_FLAGGED(PHYS_FEATURE_KIND(inc->feat), ii, PHYS_FEATF_INC);
+  c->clip = i;
 }
 
 // clip the incident feature (points on the other shape) against the side planes of reference face ref
@@ -873,7 +882,7 @@ static int clip_contacts(physContact* out, const convexFeature* ref, const conve
     double pos[3];
     phys_addscl3(pos, poly[sel[k]], f, -0.5 * sep[sel[k]]);
     write_contact(out + k, pos, n, sep[sel[k]]);
-    clip_features(&out[k].feature[sign > 0 ? 0 : 1], &out[k].feature[sign > 0 ? 1 : 0], ref, inc, sel[k]);
+    clip_features(out + k, sign, ref, inc, sel[k]);
   }
   return cnt;
 }
@@ -945,13 +954,13 @@ static int vertex_id(const physConvex* c, int core, const double s[3]) {
 
 // the features of the single witness point of result r (physid.h): the support vertices of the final simplex or
 // EPA face on both shapes (cores as the distance used them), flagged PHYS_FEATF_WITNESS (and PHYS_FEATF_INSIDE
-// when penetrating); left UNKNOWN when a support point is no vertex
-static void witness_features(physContact* c, const physConvex* a, const physConvex* b, const physGjkResult* r) {
+// when penetrating); -1 (c untouched) when a support point is no vertex
+static int witness_features(physContact* c, const physConvex* a, const physConvex* b, const physGjkResult* r) {
   int core[2] = {a->radius > 0 && !(b->radius > 0), b->radius > 0 && !(a->radius > 0)}, k = r->nsimplex, ids[2][3];
-  if (k < 1 || k > 3) return;
+  if (k < 1 || k > 3) return -1;
   for (int i = 0; i < k; i++) {
     ids[0][i] = vertex_id(a, core[0], r->s1[i]), ids[1][i] = vertex_id(b, core[1], r->s2[i]);
-    if (ids[0][i] < 0 || ids[1][i] < 0) return;
+    if (ids[0][i] < 0 || ids[1][i] < 0) return -1;
   }
   for (int g = 0; g < 2; g++) {
     int nd = 1;
@@ -961,6 +970,164 @@ static void witness_features(physContact* c, const physConvex* a, const physConv
     c->feature[g] = PHYS_FEATURE_FLAGGED(kind, ids[g][0], fl);
     for (int i = 0; i < 3; i++) c->witness[g][i] = i < k ? ids[g][i] : -1;
   }
+  return 0;
+}
+
+// the smooth patches (witness.h) a witness point on shape c may lie on, the one its support points s[0..k) suggest
+// first (a cylinder's side when they are on both caps, else the rim of their cap), with their feature codes
+// (physid.h): an ellipsoid's surface; a cylinder's side, rims and caps; 0 (none) for other shapes
+static int smooth_candidates(int kind[5], double cap[5], int feat[5], const physConvex* c, const double (*s)[3],
+                             int k) {
+  if (c->type == PHYS_GEOM_ELLIPSOID) {
+    kind[0] = PHYS_WS_ELLIPSOID, cap[0] = 0, feat[0] = PHYS_FEATURE(PHYS_FEAT_SURFACE, 0);
+    return 1;
+  }
+  if (c->type != PHYS_GEOM_CYLINDER) return 0;
+  int up = 0, down = 0;
+  for (int i = 0; i < k; i++) {
+    double e[3];
+    phys_sub3(e, s[i], c->pos);
+    double zl = c->mat[2] * e[0] + c->mat[5] * e[1] + c->mat[8] * e[2];
+    up += zl > 0, down += zl <= 0;
+  }
+  double c0 = up >= down ? 1 : -1;
+  const int order[5][2] = {{PHYS_WS_SIDE, 0}, {PHYS_WS_RIM, 1}, {PHYS_WS_RIM, -1}, {PHYS_WS_CAP, 1}, {PHYS_WS_CAP, -1}};
+  int first = up && down ? 0 : c0 > 0 ? 1 : 2, n = 0;
+  for (int q = 0; q < 5; q++) {
+    int o = q == 0 ? first : q <= first ? q - 1 : q;
+    kind[n] = order[o][0], cap[n] = order[o][1];
+    feat[n] = order[o][0] == PHYS_WS_SIDE ? PHYS_FEATURE(PHYS_FEAT_SURFACE, 0)
+              : PHYS_FEATURE(order[o][0] == PHYS_WS_RIM ? PHYS_FEAT_EDGE : PHYS_FEAT_FACE, order[o][1] > 0);
+    n++;
+  }
+  return n;
+}
+
+// side g of a witness point as constants (witness.h): the shape's pose and sizes, its core's radius
+static void side_init(physWitnessSide* w, const physConvex* c, int g, int core) {
+  memset(w, 0, sizeof(*w));
+  w->sigma = g ? -1 : 1;
+  w->radius = sd_const(core ? c->radius : 0);
+  w->c = vd_const(c->pos);
+  for (int k = 0; k < 3; k++) {
+    double col[3] = {c->mat[k], c->mat[3 + k], c->mat[6 + k]};
+    w->ax[k] = vd_const(col), w->s[k] = sd_const(c->size[k]);
+  }
+}
+
+// the distinct support vertices s[0..k) of shape c (its core when core): their ids (vertex_id, ascending) and world
+// points; their count, or -1 when one is no vertex
+static int distinct_vertices(int ids[3], double P[3][3], const physConvex* c, int core, const double (*s)[3], int k) {
+  int nd = 0;
+  for (int i = 0; i < k; i++) {
+    int id = vertex_id(c, core, s[i]), at = nd;
+    if (id < 0) return -1;
+    for (int j = 0; j < nd; j++) at = ids[j] == id ? -1 : at;
+    if (at < 0) continue;
+    while (at > 0 && ids[at - 1] > id) ids[at] = ids[at - 1], phys_copy3(P[at], P[at - 1]), at--;
+    ids[at] = id, phys_copy3(P[at], s[i]), nd++;
+  }
+  return nd;
+}
+
+// whether x (side g's point of the solution, normal n) is the support of the vertices P[0..nd) along sigma n (to
+// tol): none of them further out
+static int supports(const double x[3], const double n[3], double sigma, const double (*P)[3], int nd, double tol) {
+  for (int i = 0; i < nd; i++) {
+    double e[3];
+    phys_sub3(e, P[i], x);
+    if (!(sigma * phys_dot3(n, e) <= tol)) return 0;
+  }
+  return 1;
+}
+
+// a candidate of a side of the witness point: a smooth patch (kind, cap) or a subset (bit mask) of the vertices
+typedef struct {
+  int kind, mask, feat;
+  double cap;
+} sideCand;
+
+// the candidates of side g: the smooth patches of its shape (smooth_candidates), else every non-empty subset of its
+// distinct support vertices, all of them first (a spurious vertex of the simplex, of weight ~0, dropped in the
+// smaller ones); their count, -1 when a
+// support point is neither
+static int side_candidates(sideCand* cand, int ids[3], double P[3][3], int* nd, const physConvex* c, int core,
+                           const double (*s)[3], int k) {
+  int kind[5], feat[5];
+  double cap[5];
+  int n = smooth_candidates(kind, cap, feat, c, s, k);
+  *nd = 0;
+  for (int q = 0; q < n; q++) cand[q] = (sideCand){kind[q], 0, feat[q], cap[q]};
+  if (n) return n;
+  if ((*nd = distinct_vertices(ids, P, c, core, s, k)) < 0) return -1;
+  for (int mask = (1 << *nd) - 1; mask >= 1; mask--) cand[n++] = (sideCand){PHYS_WS_POINTS, mask, 0, 0};
+  return n;
+}
+
+// side g of candidate q as constants: the shape's pose and sizes, the core's radius, the patch or the vertex subset
+// (feature VERTEX, EDGE or FACE by its size, its first id the index; ids of the subset in wid, -1 after)
+static void side_build(physWitnessSide* w, sideCand* q, int wid[3], const physConvex* c, int g, int core,
+                       const int ids[3], const double (*P)[3], int nd) {
+  side_init(w, c, g, core);
+  w->kind = q->kind, w->cap = q->cap;
+  for (int i = 0; i < 3; i++) wid[i] = -1;
+  if (q->kind != PHYS_WS_POINTS) return;
+  for (int i = 0; i < nd; i++)
+    if (q->mask >> i & 1) wid[w->np] = ids[i], w->P[w->np++] = vd_const(P[i]);
+  q->feat = PHYS_FEATURE(w->np == 1 ? PHYS_FEAT_VERTEX : w->np == 2 ? PHYS_FEAT_EDGE : PHYS_FEAT_FACE, wid[0]);
+}
+
+// the single witness point of result r when a side of it is a smooth patch (witness.h): solved exactly for each
+// pair of candidates (side_candidates), the solution kept that stays on its patches, whose vertex sides are the
+// support of all their simplex vertices, with the distance nearest r's (the first within 1e-8 of the shapes' size,
+// GJK's accuracy, ends the search; else the nearest within 1e-3 of the size, the normal
+// within 0.99); written to c with its features (a smooth side's patch, witness -1; a vertex side's subset, its ids
+// ascending in witness); -1 (c untouched) when there is none
+static int smooth_witness(physContact* c, const physConvex* a, const physConvex* b, const physGjkResult* r) {
+  int core[2] = {a->radius > 0 && !(b->radius > 0), b->radius > 0 && !(a->radius > 0)}, k = r->nsimplex;
+  if (k < 1 || k > 3) return -1;
+  const physConvex* sh[2] = {a, b};
+  const double(*s[2])[3] = {(const double(*)[3])r->s1, (const double(*)[3])r->s2};
+  sideCand cand[2][7];
+  int nc[2], nd[2], ids[2][3];
+  double P[2][3][3];
+  for (int g = 0; g < 2; g++)
+    if ((nc[g] = side_candidates(cand[g], ids[g], P[g], &nd[g], sh[g], core[g], s[g], k)) < 0) return -1;
+  if (cand[0][0].kind == PHYS_WS_POINTS && cand[1][0].kind == PHYS_WS_POINTS) return -1;
+  double scale = a->scale + b->scale, best = 1e-3 * (1 + scale), tol = 1e-9 * (1 + scale), mid[3];
+  double z[PHYS_WITNESS_MAXZ], bp[3] = {0, 0, 0}, bn[3] = {0, 0, 1}, bd = 0, X[3], N[3], D;
+  int bf[2] = {0, 0}, bw[2][3], wid[2][3], done = 0;
+  for (int q = 0; q < 3; q++) mid[q] = 0.5 * (r->p1[q] + r->p2[q]);
+  for (int i = 0; i < nc[0] && !done; i++)
+    for (int j = 0; j < nc[1] && !done; j++) {
+      physWitnessSide ws[2];
+      side_build(&ws[0], &cand[0][i], wid[0], a, 0, core[0], ids[0], (const double(*)[3])P[0], nd[0]);
+      side_build(&ws[1], &cand[1][j], wid[1], b, 1, core[1], ids[1], (const double(*)[3])P[1], nd[1]);
+      phys_witness_start(z, ws, mid, r->normal, r->dist);
+      if (phys_witness_solve(z, ws, scale)) continue;
+      phys_witness_values(X, N, &D, ws, z);
+      // each side's core point x_g = pos -+ (dist/2 + r_g) n supports its simplex vertices
+      int ok = 1;
+      for (int g = 0; g < 2 && ok; g++) {
+        double x[3], sg = g ? 1 : -1;
+        for (int q = 0; q < 3; q++) x[q] = X[q] + sg * (0.5 * D + ws[g].radius.v) * N[q];
+        ok = supports(x, N, g ? -1 : 1, (const double(*)[3])P[g], nd[g], tol);
+      }
+      double gap = fabs(D - r->dist);
+      if (!ok || !(gap < best) || !(phys_dot3(N, r->normal) >= 0.99)) continue;
+      best = gap, bd = D, bf[0] = cand[0][i].feat, bf[1] = cand[1][j].feat;
+      phys_copy3(bp, X), phys_copy3(bn, N);
+      memcpy(bw, wid, sizeof(bw));
+      done = gap <= 1e-8 * (1 + scale);   // GJK's distance to its accuracy: this is the patch
+    }
+  if (best == 1e-3 * (1 + scale)) return -1;
+  write_contact(c, bp, bn, bd);
+  int fl = PHYS_FEATF_WITNESS | (r->penetrating ? PHYS_FEATF_INSIDE : 0);
+  for (int g = 0; g < 2; g++) {
+    c->feature[g] = PHYS_FEATURE_FLAGGED(PHYS_FEATURE_KIND(bf[g]), PHYS_FEATURE_INDEX(bf[g]), fl);
+    memcpy(c->witness[g], bw[g], sizeof(bw[g]));
+  }
+  return 0;
 }
 
 int phys_convex_manifold(physContact* out, const physConvex* a, const physConvex* b, const physGjkResult* r,
@@ -979,6 +1146,8 @@ int phys_convex_manifold(physContact* out, const physConvex* a, const physConvex
     cnt = clip_contacts(out, &fa, &fb, 1, margin, len);
   else if (alb >= PHYS_FACE_COS && fa.n >= 2)
     cnt = clip_contacts(out, &fb, &fa, -1, margin, len);
+  // a cylinder's feature depends on the direction n (its rim polygon's angle): recorded for the derivative
+  for (int k = 0; k < cnt; k++) out[k].featangle[0] = fa.angle, out[k].featangle[1] = fb.angle;
   if (cnt > 0) return cnt;
   if (fa.n == 2 && fb.n == 2) cnt = segment_contacts(out, &fa, &fb, n, margin);
   if (cnt > 0) return cnt;
@@ -986,7 +1155,7 @@ int phys_convex_manifold(physContact* out, const physConvex* a, const physConvex
   double pos[3];
   for (int k = 0; k < 3; k++) pos[k] = 0.5 * (r->p1[k] + r->p2[k]);
   write_contact(out, pos, n, r->dist);
-  witness_features(out, a, b, r);
+  if (witness_features(out, a, b, r)) smooth_witness(out, a, b, r);
   return 1;
 }
 

@@ -12,7 +12,8 @@
 //    when the support gap n.w - dist <= 1e-10 * scale. Exact for polytopes whose difference converges
 //    within the cap (box meshes, Atlas feet: measured 1e-16); for curved shapes (cylinder sides,
 //    ellipsoids) and deep overlaps of fine meshes (two icospheres of 162/642 vertices overlapping by 0.45:
-//    up to 7e-4) the depth is a lower bound accurate to the gap reached within the cap.
+//    up to 7e-4) the depth is a lower bound accurate to the gap reached within the cap. A single witness point on
+//    a smooth patch (cylinder rim, side or cap, ellipsoid) is then solved exactly (witness.h).
 //  - mesh support: a linear scan of the hull vertices (Atlas parts: 12..141; 642 vertices: ~30 us a pair).
 //  - manifolds: a face of one shape whose outward normal is within PHYS_FACE_COS of the contact normal is
 //    the reference face; the other shape's feature facing it (a face polygon, a cylinder cap as a
@@ -36,12 +37,11 @@
 #define PHYS_FEATURE_MAX 32          // most vertices of a face feature (larger hull faces are subsampled)
 #define PHYS_CLIP_MAX (2 * PHYS_FEATURE_MAX + 2)       // points of a clipped polygon
 #define PHYS_FACE_COS (1 - 1e-6)     // a face is the reference face if its normal . contact normal >= this
-// a clipped point of a manifold records (physid.h) the reference face (FACE id, flagged PHYS_FEATF_REF) and the
-// incident feature (flagged PHYS_FEATF_INC) whose index is id + PHYS_CONVEX_FACE_MAX * (the point's number among
-// the clipped points, before the reduction to 4); faces with ids beyond PHYS_CONVEX_FACE_MAX record UNKNOWN
-#define PHYS_CONVEX_FACE_MAX 4096
-#define PHYS_CONVEX_CLIP_ID(f) (PHYS_FEATURE_INDEX(f) % PHYS_CONVEX_FACE_MAX)     // the face / feature id
-#define PHYS_CONVEX_CLIP_POINT(f) (PHYS_FEATURE_INDEX(f) / PHYS_CONVEX_FACE_MAX)  // the clipped point's number
+// a clipped point of a manifold records (physid.h) the reference face (FACE id, flagged PHYS_FEATF_REF), the
+// incident feature (flagged PHYS_FEATF_INC) and its number among the clipped points (before the reduction to 4) in
+// physContact.clip; face ids beyond PHYS_FEATURE_INDEX_MAX (the 19 bits of a feature's index) record UNKNOWN
+#define PHYS_FEATURE_INDEX_MAX ((1 << 19) - 1)
+#define PHYS_CONVEX_CLIP_ID(f) PHYS_FEATURE_INDEX(f)     // the face / feature id
 
 // a convex geom in world coordinates, with what its support function needs
 typedef struct physConvex_ {

@@ -1,16 +1,18 @@
-// convex_deriv.c - Jacobians of the contact geometry of the convex routines for polytopes (see
-// convex_deriv.h): convex.c's decisions (which vertex, which reference face and incident feature, which
-// clipped point, which support points form the final simplex) are read from the contact's record; the side
+// convex_deriv.c - Jacobians of the contact geometry of the convex routines (see convex_deriv.h): convex.c's
+// decisions (which vertex, which reference face and incident feature, which clipped point, which support points
+// form the final simplex, which smooth patch holds a witness point) are read from the contact's record; the side
 // planes that cut are found on the values (the clipping's arithmetic path); the contact is re-evaluated on dual
-// values (dual.h) with those features held fixed. Without a record (curved supports) the distance is run again
-// and the candidate matching the target contact returned; the caller (primitive_deriv.c) checks that the
-// result reproduces the contact to roundoff.
+// values (dual.h) with those features held fixed, a witness point on a smooth patch through its equations
+// (witness.h). Neither the distance nor the pair function is run again; a contact without a record is refused.
+// The caller (primitive_deriv.c) checks that the result reproduces the contact to roundoff.
 #include "convex_deriv.h"
 
 #include <float.h>
 
 #include "convex.h"
+#include "primitive_deriv.h"
 #include "rot.h"
+#include "witness.h"
 
 // a direction fixed in geom i (local vl): R vl (value as phys_mat_vec3), d/dw_i = -[R vl]x
 static vd_t in_dir(const dualCtx* x, int i, const double vl[3]) {
@@ -56,52 +58,6 @@ int phys_dconvex_plane(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, int con
 
 //---------------------------------------------------------------------------------------------------------
 // the single witness point of the distance result
-
-// the vertex of geom i's (core) shape c at world point s, as a point moving with the geom: a sphere's
-// centre, a capsule's segment end c +- h a, a box corner c + R (+-s_k), a mesh vertex c + R v (the
-// nearest one); -1 for other shapes or if no vertex is within 1e-9 of s
-static int support_vertex(vd_t* P, const dualCtx* x, int i, const physConvex* c, const double s[3]) {
-  double t[3], xl[3];
-  phys_sub3(t, s, c->pos);
-  phys_matT_vec3(xl, c->mat, t);
-  switch (c->type) {
-    case PHYS_GEOM_SPHERE:
-      if (!c->core) return -1;
-      *P = in_centre(x, i);
-      break;
-    case PHYS_GEOM_CAPSULE: {
-      if (!c->core) return -1;
-      vd_t a = in_axis(x, i, 2);
-      *P = vd_axpy(in_centre(x, i), sd_lscl(xl[2] >= 0 ? 1 : -1, in_size(x, i, 1)), &a);
-      break;
-    }
-    case PHYS_GEOM_BOX: {
-      vd_t v;
-      for (int k = 0; k < 3; k++) vd_set(&v, k, sd_lscl(xl[k] >= 0 ? 1 : -1, in_size(x, i, k)));
-      *P = local_point(x, i, &v);
-      break;
-    }
-    case PHYS_GEOM_MESH: {
-      int bv = -1;
-      double best = INFINITY;
-      for (int q = 0; q < c->nhull; q++) {
-        int v = c->hull ? c->hull[q] : q;
-        double e[3];
-        phys_sub3(e, c->vert + 3 * v, xl);
-        double d2 = phys_dot3(e, e);
-        if (d2 < best) best = d2, bv = v;
-      }
-      if (bv < 0) return -1;
-      *P = in_point(x, i, c->vert + 3 * bv);
-      break;
-    }
-    default:
-      return -1;
-  }
-  double e = 0;
-  for (int k = 0; k < 3; k++) e = fmax(e, fabs(P->v[k] - s[k]));
-  return e <= 1e-9 * (1 + c->scale) ? 0 : -1;
-}
 
 // weights of the point of the affine hull of W[0..k) nearest to the origin: k = 2: t = -W0.E/E.E with
 // E = W1 - W0; k = 3: the 2 x 2 normal equations of min |W0 + l1 E1 + l2 E2|^2; l0 = 1 - sum of the others
@@ -183,23 +139,8 @@ static int d_witness_points(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, in
   return 0;
 }
 
-// d_witness_points at the support vertices of the final simplex of result r, found from its support points
-static int d_witness(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, const physConvex* a, const physConvex* b,
-                     const physGjkResult* r) {
-  physConvex ca = *a, cb = *b;
-  ca.core = a->radius > 0 && !(b->radius > 0);
-  cb.core = b->radius > 0 && !(a->radius > 0);
-  int k = r->nsimplex;
-  vd_t A[3], B[3];
-  if (k < 1 || k > 3) return -1;
-  for (int i = 0; i < k; i++)
-    if (support_vertex(&A[i], x, 0, &ca, r->s1[i]) || support_vertex(&B[i], x, 1, &cb, r->s2[i])) return -1;
-  return d_witness_points(pos, n, dist, x, ca.core, cb.core, A, B, k, r->penetrating, r->normal);
-}
-
-// vertex id (physContact.witness) of geom i's (core) shape c as a point moving with the geom (support_vertex's
-// points: a sphere's centre, a capsule's end c +- h a, a box corner c + R (+-s_k), a mesh hull vertex); -1 if
-// there is no such vertex
+// vertex id (physContact.witness) of geom i's (core) shape c as a point moving with the geom (a sphere's centre, a
+// capsule's end c +- h a, a box corner c + R (+-s_k), a mesh hull vertex); -1 if there is no such vertex
 static int vertex_dual(vd_t* P, const dualCtx* x, int i, const physConvex* c, int core, int id) {
   switch (c->type) {
     case PHYS_GEOM_SPHERE:
@@ -227,13 +168,53 @@ static int vertex_dual(vd_t* P, const dualCtx* x, int i, const physConvex* c, in
   }
 }
 
+// side g of a witness point on a smooth patch as the target records it (witness.h), its geometry as duals: a
+// cylinder's rim (EDGE c), side (SURFACE) or cap (FACE c), an ellipsoid's SURFACE, or the distinct support vertices
+// the witness record names; -1 when the record does not fit the shape
+static int witness_side(physWitnessSide* w, const dualCtx* x, int g, const physConvex* c, int core) {
+  const physContact* t = x->tc;
+  int f = t->feature[g], kind = PHYS_FEATURE_KIND(f), id = PHYS_FEATURE_INDEX(f);
+  memset(w, 0, sizeof(*w));
+  w->sigma = g ? -1 : 1;
+  w->radius = core ? in_size(x, g, 0) : sd_const(0);
+  w->c = in_centre(x, g);
+  axes(w->ax, x, g);
+  for (int k = 0; k < phys_geom_nsize(c->type); k++) w->s[k] = in_size(x, g, k);
+  if (c->type == PHYS_GEOM_ELLIPSOID) {
+    w->kind = PHYS_WS_ELLIPSOID;
+    return kind == PHYS_FEAT_SURFACE && id == 0 ? 0 : -1;
+  }
+  if (c->type == PHYS_GEOM_CYLINDER) {
+    w->kind = kind == PHYS_FEAT_EDGE ? PHYS_WS_RIM : kind == PHYS_FEAT_FACE ? PHYS_WS_CAP : PHYS_WS_SIDE;
+    w->cap = id ? 1 : -1;
+    return kind == PHYS_FEAT_SURFACE ? (id == 0 ? 0 : -1) : (kind == PHYS_FEAT_EDGE || kind == PHYS_FEAT_FACE) &&
+           id <= 1 ? 0 : -1;
+  }
+  w->kind = PHYS_WS_POINTS;
+  for (int i = 0; i < 3 && t->witness[g][i] >= 0; i++) {
+    int seen = 0;
+    for (int j = 0; j < i; j++) seen |= t->witness[g][j] == t->witness[g][i];
+    if (!seen && vertex_dual(&w->P[w->np++], x, g, c, core, t->witness[g][i])) return -1;
+  }
+  return w->np > 0 ? 0 : -1;
+}
+
 // the witness point as the target records it (physContact.witness: the support vertices, PHYS_FEATF_INSIDE for
-// EPA), differentiated without running the distance again, the EPA face's normal oriented as the target's: 0 or
-// -1; 1 when the target records none
+// EPA; or the smooth patches), differentiated without running the distance again: on vertices the EPA face's
+// normal oriented as the target's; on a smooth patch by its equations at the target (witness.h). 0 or -1; 1 when
+// the target records none
 static int drecorded_witness(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, const physConvex* ab) {
   const physContact* t = x->tc;
   if (!t || !(PHYS_FEATURE_FLAGS(t->feature[0]) & PHYS_FEATURE_FLAGS(t->feature[1]) & PHYS_FEATF_WITNESS)) return 1;
   int core[2] = {ab[0].radius > 0 && !(ab[1].radius > 0), ab[1].radius > 0 && !(ab[0].radius > 0)}, k = 0;
+  if (t->witness[0][0] < 0 || t->witness[1][0] < 0) {   // a smooth patch
+    physWitnessSide w[2];
+    double z[PHYS_WITNESS_MAXZ];
+    for (int g = 0; g < 2; g++)
+      if (witness_side(&w[g], x, g, ab + g, core[g])) return -1;
+    phys_witness_start(z, w, t->pos, t->frame, t->dist);
+    return phys_witness_contact(pos, n, dist, w, z, 1e-9 * (1 + ab[0].scale + ab[1].scale));
+  }
   vd_t P[2][3];
   while (k < 3 && t->witness[0][k] >= 0) k++;
   for (int i = 0; i < k; i++)
@@ -270,12 +251,6 @@ static void dfeature_box_face(dFeature* f, const dualCtx* x, int i, int k, doubl
   f->normal = vd_lscl(s, in_axis(x, i, k));
 }
 
-// box face most aligned with local direction d (feature_box): axis k = argmax |d_k|, sign s
-static void dfeature_box(dFeature* f, const dualCtx* x, int i, const double d[3]) {
-  int k = fabs(d[0]) >= fabs(d[1]) ? (fabs(d[0]) >= fabs(d[2]) ? 0 : 2) : (fabs(d[1]) >= fabs(d[2]) ? 1 : 2);
-  dfeature_box_face(f, x, i, k, d[k] >= 0 ? 1 : -1);
-}
-
 // mesh hull face `face` (feature_mesh's face, same subsampling)
 static void dfeature_mesh_face(dFeature* f, const dualCtx* x, int i, const physConvex* c, int face) {
   int nv = c->facenum[face];
@@ -285,48 +260,27 @@ static void dfeature_mesh_face(dFeature* f, const dualCtx* x, int i, const physC
   f->normal = in_dir(x, i, c->facenormal + 4 * face);
 }
 
-// mesh hull face most aligned with local direction d (feature_mesh, same subsampling); 1 point without faces
-static void dfeature_mesh(dFeature* f, const dualCtx* x, int i, const physConvex* c, const double d[3]) {
-  if (c->nface == 0) {
-    f->n = 1;
-    return;
-  }
-  int best = 0;
-  double bd = -DBL_MAX;
-  for (int q = 0; q < c->nface; q++) {
-    const double* fn = c->facenormal + 4 * q;
-    double p = fn[0] * d[0] + fn[1] * d[1] + fn[2] * d[2];
-    if (p > bd) bd = p, best = q;
-  }
-  dfeature_mesh_face(f, x, i, c, best);
-}
-
 // cylinder (feature_cylinder) seen from the unit world direction udir (its local dl = R' udir, rho =
-// |(dl_0, dl_1)|, (cos phi0, sin phi0) = (dl_0, dl_1)/rho): its cap (|dl_2| >= cos 45 deg) as the
-// PHYS_CYL_NRIM-gon of rim points at phi0 + s 2 pi q / N (s = sgn dl_2), z = s h, normal s a; else its side
+// |(dl_0, dl_1)|, (cos phi0, sin phi0) = (dl_0, dl_1)/rho): its cap (cap = +-1: the +-h cap) as the
+// PHYS_CYL_NRIM-gon of rim points at phi0 + s 2 pi q / N (s = cap), z = s h, normal s a; else (cap 0) its side
 // as the segment (r cos phi0, r sin phi0, +-h), normal R (cos phi0, sin phi0, 0). The first rim point, the
 // one extreme along udir, turns with udir; with udir NULL, or udir within 1e-6 rad of the axis (where its
-// direction is arbitrary), phi0 is held at its value for the direction dir and the rim turns with the body
-// (a cap as the reference face: its vertices only bound the clipping)
-static int dfeature_cylinder(dFeature* f, const dualCtx* x, int i, const double dir[3], const vd_t* udir) {
+// direction is arbitrary), phi0 is held at its recorded value and the rim turns with the body (a cap as the
+// reference face: its vertices only bound the clipping)
+static void dfeature_cylinder(dFeature* f, const dualCtx* x, int i, int cap, double phi0, const vd_t* udir) {
   vd_t ax[3], dl;
   axes(ax, x, i);
   sd_t co, si, r = in_size(x, i, 0), h = in_size(x, i, 1);
-  const double* R = x->d->geom_xmat + 9 * x->g[i];
-  double d[3];
-  phys_matT_vec3(d, R, dir);
-  double phi0 = sqrt(d[0] * d[0] + d[1] * d[1]) > 0 ? atan2(d[1], d[0]) : 0;  // convex.c's angle
   int turn = 0;
-  if (udir) {  // the angle's derivative from udir, its value from dir (convex.c's normal: EPA leaves it
+  if (udir) {  // the angle's derivative from udir, its value recorded (convex.c's normal's: EPA leaves it
                // ~1e-11 off the face normal, which would move the rim points by 1e-11/rho)
     dl = dual_unrotate(ax, udir);
     sd_t d0 = vd_get(&dl, 0), d1 = vd_get(&dl, 1), rho = sd_sqrt(sd_add(sd_mul(d0, d0), sd_mul(d1, d1)));
     if (rho.v > 1e-6) co = sd_div(d0, rho), si = sd_div(d1, rho), co.v = cos(phi0), si.v = sin(phi0), turn = 1;
   }
   if (!turn) co = sd_const(cos(phi0)), si = sd_const(sin(phi0));
-  dl = vd_const(d);
-  double s = dl.v[2] >= 0 ? 1 : -1, nd = phys_norm3(dl.v);
-  if (nd > 0 && fabs(dl.v[2]) >= 0.70710678118654752 * nd) {
+  double s = cap;
+  if (cap) {
     for (int q = 0; q < PHYS_CYL_NRIM; q++) {
       double k = s * 2 * 3.14159265358979323846 * q / PHYS_CYL_NRIM, ck = cos(k), sk = sin(k);
       vd_t xl;  // (r cos(phi0 + k), r sin(phi0 + k), s h)
@@ -337,7 +291,7 @@ static int dfeature_cylinder(dFeature* f, const dualCtx* x, int i, const double 
     }
     f->n = PHYS_CYL_NRIM;
     f->normal = vd_lscl(s, ax[2]);
-    return 0;
+    return;
   }
   for (int q = 0; q < 2; q++) {
     vd_t xl;
@@ -350,31 +304,18 @@ static int dfeature_cylinder(dFeature* f, const dualCtx* x, int i, const double 
   vd_t nl;
   vd_set(&nl, 0, co), vd_set(&nl, 1, si), vd_set(&nl, 2, sd_const(0));
   f->normal = dual_rotate(ax, &nl);
-  return 0;
 }
 
-// the feature of shape i facing the unit world direction dir (values, as convex_feature decides); udir its
-// dual when the feature turns with it (a capsule's end spheres' extreme points c +- h a + r udir, a
-// cylinder's rim points), NULL to hold it at dir
-static int dfeature(dFeature* f, const dualCtx* x, int i, const physConvex* c, const double dir[3], const vd_t* udir) {
-  double d[3];
-  phys_matT_vec3(d, c->mat, dir);
-  switch (c->type) {
-    case PHYS_GEOM_BOX: dfeature_box(f, x, i, d); return 0;
-    case PHYS_GEOM_MESH: dfeature_mesh(f, x, i, c, d); return 0;
-    case PHYS_GEOM_CAPSULE: {
-      vd_t cc = in_centre(x, i), a = in_axis(x, i, 2), u = udir ? *udir : vd_const(dir);
-      sd_t h = in_size(x, i, 1), r = in_size(x, i, 0);
-      for (int q = 0; q < 2; q++) {
-        vd_t e = vd_axpy(cc, sd_lscl(q ? -1 : 1, h), &a);
-        f->p[q] = vd_axpy(e, r, &u);
-      }
-      f->n = 2;
-      return 0;
-    }
-    case PHYS_GEOM_CYLINDER: return dfeature_cylinder(f, x, i, dir, udir);
-    default: f->n = 1; return 0;
+// a capsule's incident segment (convex_feature's): its end spheres' extreme points c +- h a + r udir along the unit
+// direction udir (dual), which turns with the reference face's normal
+static void dfeature_capsule(dFeature* f, const dualCtx* x, int i, const vd_t* udir) {
+  vd_t cc = in_centre(x, i), a = in_axis(x, i, 2);
+  sd_t h = in_size(x, i, 1), r = in_size(x, i, 0);
+  for (int q = 0; q < 2; q++) {
+    vd_t e = vd_axpy(cc, sd_lscl(q ? -1 : 1, h), &a);
+    f->p[q] = vd_axpy(e, r, udir);
   }
+  f->n = 2;
 }
 
 // a node of the manifold's clipping (values): an incident point (a < 0, point b) or the crossing of the
@@ -481,24 +422,6 @@ static int clip_values(clipState* c, const dFeature* ref, const dFeature* inc) {
   return 0;
 }
 
-// the clipped point (sep = f.(p - r_0), pos = p - f sep/2) nearest the target of x, if nearer than *best
-// (max-norm gap of pos and dist, lowered to it): its node id, else -1
-static int clip_select(double* best, const clipState* c, const dFeature* ref, const dualCtx* x) {
-  const double* f = ref->normal.v;
-  int bi = -1;
-  for (int i = 0; i < c->np; i++) {
-    double e[3], q[3];
-    const double* pv = c->nd[c->poly[i]].p;
-    phys_sub3(e, pv, ref->p[0].v);
-    double sep = phys_dot3(f, e);
-    phys_addscl3(q, pv, f, -0.5 * sep);
-    double g = fabs(sep - x->tdist);
-    for (int k = 0; k < 3; k++) g = fmax(g, fabs(q[k] - x->tpos[k]));
-    if (g < *best) *best = g, bi = c->poly[i];
-  }
-  return bi;
-}
-
 // the contact at clipped node id on duals: p = node_dual(id), dist = f.(p - r_0), pos = p - f dist/2,
 // n = sign f
 static void clip_dual(vd_t* pos, vd_t* n, sd_t* dist, const clipState* c, int id, const dFeature* ref,
@@ -509,57 +432,19 @@ static void clip_dual(vd_t* pos, vd_t* n, sd_t* dist, const clipState* c, int id
   *n = vd_lscl(sign, ref->normal);
 }
 
-// clip_contacts: the clipped point nearest the target, if nearer than *best, differentiated through its
-// record (clip_values, clip_select, clip_dual)
-static void dclip_contacts(vd_t* pos, vd_t* n, sd_t* dist, double* best, const dualCtx* x, const dFeature* ref,
-                           const dFeature* inc, double sign) {
-  clipState c;
-  if (clip_values(&c, ref, inc)) return;
-  int bi = clip_select(best, &c, ref, x);
-  if (bi < 0) return;
-  nodeMemo memo;
-  memo.n = 0;
-  clip_dual(pos, n, dist, &c, bi, ref, inc, sign, &memo);
-}
-
 //---------------------------------------------------------------------------------------------------------
-// GJK/EPA pairs (phys_collide_convex_convex): the distance result, then the manifold's candidates
-
-// the features of the manifold (convex_feature's choice): both chosen on the result's normal nr (fa facing
-// nr, fb facing -nr), then the incident one re-evaluated facing the reference face (its normal reversed),
-// which the result's normal equals when the manifold is used; returns the reference face's geom (0: fa,
-// 1: fb), or -1 without a manifold
-static int manifold_features(dFeature* fa, dFeature* fb, const dualCtx* x, const physConvex* a,
-                             const physConvex* b, const physGjkResult* r) {
-  const double* nr = r->normal;
-  double nn[3] = {-nr[0], -nr[1], -nr[2]};
-  if (dfeature(fa, x, 0, a, nr, NULL) || dfeature(fb, x, 1, b, nn, NULL)) return -1;
-  double ala = fa->n >= 3 ? phys_dot3(fa->normal.v, nr) : -2, alb = fb->n >= 3 ? phys_dot3(fb->normal.v, nn) : -2;
-  if (ala >= PHYS_FACE_COS && fb->n >= 2 && (ala >= alb || fa->n < 2)) {
-    vd_t u = vd_lscl(-1, fa->normal);
-    return dfeature(fb, x, 1, b, nn, &u) ? -1 : 0;
-  }
-  if (alb >= PHYS_FACE_COS && fa->n >= 2) {
-    vd_t u = vd_lscl(-1, fb->normal);
-    return dfeature(fa, x, 0, a, nr, &u) ? -1 : 1;
-  }
-  return -1;
-}
+// GJK/EPA pairs (phys_collide_convex_convex): the recorded manifold point or witness point
 
 // the features of geom i a clipped manifold point records (convex.h): its face (a box's FACE 2k + side, a mesh
 // hull face), a cylinder's cap (FACE) or side (SURFACE), or, incident, a capsule's segment (its end spheres'
-// extreme points along udir = minus the reference face's normal): 0; a cylinder's rim polygon starts at the angle
-// of the distance's normal nr (geom 0 faces nr, geom 1 -nr): 1 without nr; -1 when the record does not fit
-static int drecorded_feature(dFeature* f, const dualCtx* x, int i, const physConvex* c, int feat, const vd_t* udir,
-                             const double* nr) {
+// extreme points along udir = minus the reference face's normal): 0; a cylinder's rim polygon starts at its recorded
+// angle (physContact.featangle); -1 when the record does not fit
+static int drecorded_feature(dFeature* f, const dualCtx* x, int i, const physConvex* c, int feat, const vd_t* udir) {
   int id = PHYS_CONVEX_CLIP_ID(feat), kind = PHYS_FEATURE_KIND(feat);
   if (c->type == PHYS_GEOM_CYLINDER) {
-    if (!nr) return 1;
-    double dir[3] = {i ? -nr[0] : nr[0], i ? -nr[1] : nr[1], i ? -nr[2] : nr[2]};
-    const double* R = x->d->geom_xmat + 9 * x->g[i];
-    if (dfeature_cylinder(f, x, i, dir, udir)) return -1;
-    int cap = f->n > 2, up = f->normal.v[0] * R[2] + f->normal.v[1] * R[5] + f->normal.v[2] * R[8] > 0;
-    return kind == (cap ? PHYS_FEAT_FACE : PHYS_FEAT_SURFACE) && (!cap || id == up) ? 0 : -1;
+    if (!(kind == PHYS_FEAT_FACE && id <= 1) && !(kind == PHYS_FEAT_SURFACE && id == 0)) return -1;
+    dfeature_cylinder(f, x, i, kind == PHYS_FEAT_SURFACE ? 0 : id ? 1 : -1, x->tc->featangle[i], udir);
+    return 0;
   }
   if (c->type == PHYS_GEOM_BOX && kind == PHYS_FEAT_FACE && id < 6) {
     dfeature_box_face(f, x, i, id / 2, id % 2 ? 1 : -1);
@@ -569,7 +454,10 @@ static int drecorded_feature(dFeature* f, const dualCtx* x, int i, const physCon
     dfeature_mesh_face(f, x, i, c, id);
     return 0;
   }
-  if (c->type == PHYS_GEOM_CAPSULE && kind == PHYS_FEAT_EDGE && udir) return dfeature(f, x, i, c, udir->v, udir);
+  if (c->type == PHYS_GEOM_CAPSULE && kind == PHYS_FEAT_EDGE && udir) {
+    dfeature_capsule(f, x, i, udir);
+    return 0;
+  }
   return -1;
 }
 
@@ -578,128 +466,84 @@ static int drecorded_feature(dFeature* f, const dualCtx* x, int i, const physCon
 // feature (only the point's number differs), so those are differentiated once per pair, not once per point
 typedef struct {
   int valid, key[5];    // r, the reference's kind and id, the incident's kind and id (without the point's number)
-  const double* nr;     // the distance's normal the features were built with (NULL: none)
-  int st;               // 0: f, c ready; else drecorded_clip's answer for these features (1 or -1)
+  double angle[2];      // the cylinders' recorded angles (physContact.featangle)
+  int st;               // 0: f, c ready; else -1 (the features do not fit the geometry)
   dFeature f[2];
   clipState c;
   nodeMemo memo;        // node duals of c (shared by the targets: the same values as evaluated per target)
 } recClip;
 
-// the features a target's record names (reference geom r; nr as drecorded_clip's), clipped on values into
-// rc: 0, or drecorded_feature's 1 / -1, or -1 when they cannot form a manifold or the clipping overflows
-static int recorded_clip_build(recClip* rc, const dualCtx* x, const physConvex* ab, int r, const double* nr) {
+// the features a target's record names (reference geom r), clipped on values into rc: 0, or -1 when they do not
+// fit the geometry, cannot form a manifold or the clipping overflows
+static int recorded_clip_build(recClip* rc, const dualCtx* x, const physConvex* ab, int r) {
   dFeature* f = rc->f;
   rc->memo.n = 0;
-  int rr = drecorded_feature(&f[r], x, r, ab + r, x->tfeat[r], NULL, nr);
+  int rr = drecorded_feature(&f[r], x, r, ab + r, x->tfeat[r], NULL);
   if (rr) return rr;
   vd_t u = vd_lscl(-1, f[r].normal);
-  int ri = drecorded_feature(&f[1 - r], x, 1 - r, ab + 1 - r, x->tfeat[1 - r], &u, nr);
+  int ri = drecorded_feature(&f[1 - r], x, 1 - r, ab + 1 - r, x->tfeat[1 - r], &u);
   if (ri) return ri;
   if (f[r].n < 3 || f[1 - r].n < 2) return -1;
   return clip_values(&rc->c, &f[r], &f[1 - r]) ? -1 : 0;
 }
 
 // a clipped manifold point as the target records it (reference face, incident feature, the point's number among
-// the clipped points: convex.h), differentiated without running the distance again (with cylinders: given the
-// distance's normal nr): 0; 1 when the target records none or nr is needed (then phys_dconvex_pair runs the
-// distance); -1 when the record names a feature or point the geometry does not have. rc keeps the features
-// and clipping across the targets of one pair (valid = 0 before the first)
-static int drecorded_clip(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, const physConvex* ab, const double* nr,
-                          recClip* rc) {
-  if (!x->tfeat) return 1;
+// the clipped points in physContact.clip, with a cylinder its rim polygon's angle in featangle: convex.h),
+// differentiated without running the distance again: 0; 1 when the target is no clipped point; -1 when the record
+// names a feature or point the geometry does not have. rc keeps the features and clipping across the targets of
+// one pair (valid = 0 before the first)
+static int drecorded_clip(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, const physConvex* ab, recClip* rc) {
+  if (!x->tfeat || !x->tc) return 1;
   int fl0 = PHYS_FEATURE_FLAGS(x->tfeat[0]), fl1 = PHYS_FEATURE_FLAGS(x->tfeat[1]);
   int r = fl0 & PHYS_FEATF_REF ? 0 : fl1 & PHYS_FEATF_REF ? 1 : -1;
   if (r < 0 || !(PHYS_FEATURE_FLAGS(x->tfeat[1 - r]) & PHYS_FEATF_INC)) return 1;
   int key[5] = {r, PHYS_FEATURE_KIND(x->tfeat[r]), PHYS_CONVEX_CLIP_ID(x->tfeat[r]),
                 PHYS_FEATURE_KIND(x->tfeat[1 - r]), PHYS_CONVEX_CLIP_ID(x->tfeat[1 - r])};
-  if (!rc->valid || rc->nr != nr || memcmp(rc->key, key, sizeof(key))) {
-    rc->valid = 1, rc->nr = nr;
+  const double* ang = x->tc->featangle;
+  if (!rc->valid || memcmp(rc->angle, ang, sizeof(rc->angle)) || memcmp(rc->key, key, sizeof(key))) {
+    rc->valid = 1;
+    memcpy(rc->angle, ang, sizeof(rc->angle));
     memcpy(rc->key, key, sizeof(key));
-    rc->st = recorded_clip_build(rc, x, ab, r, nr);
+    rc->st = recorded_clip_build(rc, x, ab, r);
   }
-  if (rc->st) return rc->st;
-  int pt = PHYS_CONVEX_CLIP_POINT(x->tfeat[1 - r]);
-  if (pt >= rc->c.np) return -1;
+  if (rc->st) return -1;
+  int pt = x->tc->clip;
+  if (pt < 0 || pt >= rc->c.np) return -1;
   clip_dual(pos, n, dist, &rc->c, rc->c.poly[pt], &rc->f[r], &rc->f[1 - r], r ? -1 : 1, &rc->memo);
   return 0;
 }
 
+// the target's recorded clipped point or witness point (rc shared across one pair's targets): 0, or -1 when it
+// records neither or its record does not fit
+static int drecorded(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, const physConvex* ab, recClip* rc) {
+  int rec = drecorded_clip(pos, n, dist, x, ab, rc);
+  if (rec > 0) rec = drecorded_witness(pos, n, dist, x, ab);
+  return rec > 0 ? -1 : rec;
+}
+
 int phys_dconvex_pair(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, int con) {
   (void)con;
-  physConvex ab[2], a, b;
+  physConvex ab[2];
   phys_convex_init(&ab[0], x->m, x->d, x->g[0]);
   phys_convex_init(&ab[1], x->m, x->d, x->g[1]);
   recClip rcl;
   rcl.valid = 0;
-  int rec = drecorded_clip(pos, n, dist, x, ab, NULL, &rcl);
-  if (rec > 0) rec = drecorded_witness(pos, n, dist, x, ab);
-  if (rec <= 0) return rec;
-  a = ab[0], b = ab[1];
-  physGjkResult r;
-  if (!phys_convex_distance(&r, &a, &b, INFINITY)) return -1;
-  rec = drecorded_clip(pos, n, dist, x, ab, r.normal, &rcl);   // a cylinder's recorded manifold point
-  if (rec <= 0) return rec;
-  // a manifold point when the manifold has one at the target (the witness point is written only when no
-  // clipped point is within the margin, so no clipped point then matches the target's dist)
-  dFeature f[2];
-  double best = INFINITY;
-  int ref = manifold_features(&f[0], &f[1], x, &a, &b, &r);
-  if (ref >= 0) dclip_contacts(pos, n, dist, &best, x, &f[ref], &f[1 - ref], ref ? -1 : 1);
-  if (best <= 1e-9 * (1 + a.scale + b.scale)) return 0;
-  return d_witness(pos, n, dist, x, &a, &b, &r);
+  return drecorded(pos, n, dist, x, ab, &rcl);
 }
 
-// phys_dconvex_pair for every target out[k] at once: the distance, the features and the clipping (values)
-// once; per target the matching clipped point (its node duals memoized across targets), else the witness
-// point (evaluated once)
+// phys_dconvex_pair for every target out[k] at once: the recorded features shared by the targets naming them
+// (their clipping and node duals evaluated once per pair)
 int phys_dconvex_pair_all(vd_t* pos, vd_t* n, sd_t* dist, int* rc, const dualCtx* x, const physContact* out,
                           int nout) {
-  for (int k = 0; k < nout; k++) rc[k] = -1;
-  physConvex ab[2], a, b;
+  physConvex ab[2];
   phys_convex_init(&ab[0], x->m, x->d, x->g[0]);
   phys_convex_init(&ab[1], x->m, x->d, x->g[1]);
-  a = ab[0], b = ab[1];
-  int left = 0, todo[PHYS_MAXPAIRCON];   // the targets not recorded as clipped points
-  recClip rcl;                            // the recorded features, shared by the targets naming them
+  recClip rcl;
   rcl.valid = 0;
   for (int k = 0; k < nout; k++) {
     dualCtx xk = *x;
     xk.tpos = out[k].pos, xk.tdist = out[k].dist, xk.tfeat = out[k].feature, xk.tc = out + k;
-    int rec = drecorded_clip(pos + k, n + k, dist + k, &xk, ab, NULL, &rcl);
-    if (rec > 0) rec = drecorded_witness(pos + k, n + k, dist + k, &xk, ab);
-    left += rec > 0;
-    rc[k] = rec > 0 ? -1 : rec, todo[k] = rec > 0;
-  }
-  if (!left) return 0;
-  physGjkResult r;
-  if (!phys_convex_distance(&r, &a, &b, INFINITY)) return -1;
-  dFeature f[2];
-  clipState c;
-  nodeMemo memo;
-  memo.n = 0;
-  int ref = manifold_features(&f[0], &f[1], x, &a, &b, &r), wi = -1;
-  if (ref >= 0 && clip_values(&c, &f[ref], &f[1 - ref])) ref = -1;
-  double tol = 1e-9 * (1 + a.scale + b.scale);
-  for (int k = 0; k < nout; k++) {
-    if (!todo[k]) continue;
-    dualCtx xk = *x;
-    xk.tpos = out[k].pos, xk.tdist = out[k].dist, xk.tfeat = out[k].feature, xk.tc = out + k;
-    int rec = drecorded_clip(pos + k, n + k, dist + k, &xk, ab, r.normal, &rcl);   // a cylinder's recorded point
-    if (rec <= 0) {
-      rc[k] = rec;
-      continue;
-    }
-    double best = INFINITY;
-    int bi = ref >= 0 ? clip_select(&best, &c, &f[ref], &xk) : -1;
-    if (bi >= 0 && best <= tol) {
-      clip_dual(pos + k, n + k, dist + k, &c, bi, &f[ref], &f[1 - ref], ref ? -1 : 1, &memo);
-      rc[k] = 0;
-    } else if (wi >= 0) {
-      pos[k] = pos[wi], n[k] = n[wi], dist[k] = dist[wi], rc[k] = rc[wi];
-    } else {
-      rc[k] = d_witness(pos + k, n + k, dist + k, x, &a, &b, &r);
-      wi = k;
-    }
+    rc[k] = drecorded(pos + k, n + k, dist + k, &xk, ab, &rcl);
   }
   return 0;
 }

@@ -69,6 +69,8 @@ static void set_contact(physContact* c, const double pos[3], const double n[3], 
   c->dist = dist;
   c->feature[0] = c->feature[1] = PHYS_FEATURE(PHYS_FEAT_UNKNOWN, 0);
   memset(c->witness, -1, sizeof(c->witness));
+  c->clip = -1;
+  c->featangle[0] = c->featangle[1] = 0;
 }
 
 // the features of the n contacts at c that produced them (physid.h), geom g1's f1 and g2's f2

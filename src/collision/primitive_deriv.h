@@ -18,11 +18,11 @@
 // sphere-cylinder's corner / edge / rim / face / side and whether the centre is inside, capsule-capsule's clamped
 // ends (and the second contact's end facing the other capsule's), capsule-box's face / edge / corner with the
 // segment's end, prism exit or inside flag, box-box's edge pair (edge axis) or reference and incident features
-// (face manifold: which clipped point), plane-mesh's hull vertex, the GJK/EPA pairs' manifold points and witness
-// support vertices (convex_deriv.h). Still decided on the values: where a segment's
+// (face manifold: which clipped point), plane-mesh's hull vertex, the GJK/EPA pairs' manifold points, witness
+// support vertices and smooth patches (convex_deriv.h). Still decided on the values: where a segment's
 // closest point to a box edge is clamped (box-box and capsule-box edge axes, capsule-box segment-edge), which side
-// plane clips capsule-box's segment, the clipping's arithmetic path of a box-box point (the same point, selected by
-// its features) and a GJK/EPA cylinder manifold's rim angle (convex_deriv.h). A wrong or missing feature gives -1.
+// plane clips capsule-box's segment and the clipping's arithmetic path of a box-box point (the same point, selected
+// by its features). A wrong or missing feature gives -1.
 // The contact is the one the pair function writes as number `con` at the given margin (the margin decides
 // which points of a manifold survive the reduction to 4: box-box, meshes); the derivative's own value must
 // reproduce that contact (pos, normal, dist to 1e-9 of the geoms' size), else -1.
@@ -47,10 +47,12 @@ int phys_primitive_deriv_ncol(const physModel* m, int g1, int g2);
 //    parallel capsules), capsule-box, box-box (face: vertex-face, edge-edge and face-corner points of the
 //    clipped polygon; edge: edge-edge);
 //  convex routines (convex.c, see convex_deriv.h): plane-mesh; mesh against sphere, capsule, box, mesh;
-//    face manifolds of cylinders against capsules, cylinders, boxes, meshes.
-// Not supported (-1): ellipsoids against anything but a plane, and single witness points on a cylinder's
-// curved surface (rim or side against an edge or vertex). Returns 0, or -1 (unsupported pair, contact index
-// out of range, degenerate geometry, feature not reproduced) leaving jac untouched.
+//    face manifolds of cylinders against capsules, cylinders, boxes, meshes; single witness points on smooth
+//    patches (cylinder rims, sides, caps; ellipsoids against spheres, capsules, ellipsoids, cylinders, boxes,
+//    meshes).
+// Not supported (-1): the two points of parallel cylinder or capsule sides of the GJK/EPA pairs. Returns 0, or
+// -1 (unsupported pair, contact index out of range, degenerate geometry, feature not reproduced) leaving jac
+// untouched.
 int phys_primitive_deriv_margin(double* jac, const physModel* m, const physData* d, int g1, int g2, int con,
                                 double margin);
 // the same from the pair function's output out (nout contacts) at that margin, already computed: for the
@@ -61,7 +63,7 @@ int phys_primitive_deriv_out(double* jac, const physModel* m, const physData* d,
 // phys_primitive_deriv_out for every contact of out at once: contact k's Jacobian at jac + 7 ncol k (nout x 7 x
 // ncol), rc[k] = phys_primitive_deriv_out's return for k (the same numbers bit for bit; a refused contact's
 // block untouched). The pairs of the convex routines' GJK/EPA (meshes, cylinder manifolds) evaluate the
-// distance, the features and the clipping once for the pair; the others run contact by contact. Returns 0
+// recorded features and their clipping once for the pair; the others run contact by contact. Returns 0
 // if every contact has its Jacobian, else -1
 int phys_primitive_deriv_all(double* jac, int* rc, const physModel* m, const physData* d, int g1, int g2,
                              const physContact* out, int nout);

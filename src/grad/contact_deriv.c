@@ -116,7 +116,7 @@ typedef struct {
 
 // the outputs of one pair-function call as the function wrote them (its geom order, normal and numbering), from
 // the stored contacts, and once a contact of the pair asked for them the Jacobians of all of them
-// (phys_primitive_deriv_all), kept for the pair's next contacts: a GJK/EPA pair's distance, features and
+// (phys_primitive_deriv_all), kept for the pair's next contacts: a GJK/EPA pair's recorded features and
 // clipping are differentiated once per pair
 typedef struct {
   int first, nout;           // p->con[first .. first + nout) are the call's outputs 0 .. nout-1; first < 0: empty
@@ -142,6 +142,7 @@ static int pair_outputs(const physConstraintProblem* p, int i, pairCache* pc) {
     if (o->pairflip) {   // the normal and the features in the function's order
       for (int j = 0; j < 3; j++) pc->out[k].frame[j] = -o->frame[j];
       pc->out[k].feature[0] = o->feature[1], pc->out[k].feature[1] = o->feature[0];
+      pc->out[k].featangle[0] = o->featangle[1], pc->out[k].featangle[1] = o->featangle[0];
       memcpy(pc->out[k].witness[0], o->witness[1], sizeof(o->witness[1]));
       memcpy(pc->out[k].witness[1], o->witness[0], sizeof(o->witness[0]));
     }

@@ -628,12 +628,12 @@ static void test_cylinder_plane(void) {
 // box's face normal; a small box on a large mesh face, a capsule lying on a mesh, a sphere on a mesh
 // the n manifold points c of geoms g1, g2 record (physid.h, convex.h) one geom's face as the reference (a box's
 // FACE 2k + side or a mesh's hull face, whose world normal is the contact normal up to its sign) and the other's
-// incident feature of kind inc, each point with its own number among the clipped points
+// incident feature of kind inc, each point with its own number among the clipped points (physContact.clip)
 static void check_manifold_record(const physContact* c, int n, int g1, int g2, int inc) {
   int seen = 0;
   for (int i = 0; i < n; i++) {
     int r = PHYS_FEATURE_FLAGS(c[i].feature[0]) == PHYS_FEATF_REF ? 0 : 1, fr = c[i].feature[r];
-    int fi = c[i].feature[1 - r], g = r ? g2 : g1, id = PHYS_CONVEX_CLIP_ID(fr), pt = PHYS_CONVEX_CLIP_POINT(fi);
+    int fi = c[i].feature[1 - r], g = r ? g2 : g1, id = PHYS_CONVEX_CLIP_ID(fr), pt = c[i].clip;
     CHECK_MSG(PHYS_FEATURE_FLAGS(fr) == PHYS_FEATF_REF && PHYS_FEATURE_KIND(fr) == PHYS_FEAT_FACE, "ref %#x", fr);
     CHECK_MSG(PHYS_FEATURE_FLAGS(fi) == PHYS_FEATF_INC && PHYS_FEATURE_KIND(fi) == inc, "incident %#x", fi);
     double nl[3] = {0, 0, 0}, nw[3];

@@ -3,6 +3,7 @@
 // random poses, rigid-motion invariance (a common translation or rotation of both geoms moves pos and n
 // rigidly and leaves dist unchanged), symmetric use (swapped geoms: n flips, pos and dist do not), and
 // rejection of unsupported pairs and contact indices.
+#include "convex.h"
 #include "primitive.h"
 #include "spec.h"
 
@@ -481,9 +482,6 @@ static void test_cylinder_upright(void) {
 // unsupported pairs and indices are refused
 static void test_refused(void) {
   double p[3] = {0, 0, 0}, q[3] = {0.1, 0.2, 0.3}, jac[7 * 18];
-  set_geom(0, PHYS_GEOM_ELLIPSOID, 0.3, 0.2, 0.1, p);
-  set_geom(1, PHYS_GEOM_ELLIPSOID, 0.3, 0.2, 0.1, q);
-  CHECK(phys_primitive_deriv(jac, M, D, 0, 1, 0) == -1);  // GJK/EPA on curved shapes: no exact feature
   set_geom(0, PHYS_GEOM_SPHERE, 0.3, 0, 0, p);
   set_geom(1, PHYS_GEOM_SPHERE, 0.3, 0, 0, q);
   CHECK(phys_primitive_deriv(jac, M, D, 0, 1, 1) == -1);
@@ -736,6 +734,81 @@ static void test_recorded_features(void) {
          ncmp, nsw);
   CHECK(ncmp >= 150 && nsw >= 6);
 }
+
+#define FB(kind, i) PHYS_FEATURE(PHYS_FEAT_##kind, i)
+
+// the witness point of the GJK/EPA pair (geoms 0, 1: phys_collide_convex_convex) lies on a smooth patch of geom
+// `which` (flagged WITNESS, no support vertices recorded for it) with the feature want (PHYS_FEATURE_BASE; -1: any)
+// and check_recorded's checks hold, another patch of the shape given as the wrong feature; returns the patch
+static int check_smooth(const char* what, int which, int want) {
+  physContact out[PHYS_MAXPAIRCON];
+  int n = phys_collide_convex_convex(M, D, 0, 1, MARGIN, out);
+  CHECK_MSG(n == 1, "%s: %d contacts", what, n);
+  if (n != 1) return -1;
+  int f = out[0].feature[which], base = PHYS_FEATURE_BASE(f), kind = PHYS_FEATURE_KIND(f), i = PHYS_FEATURE_INDEX(f);
+  CHECK_MSG((PHYS_FEATURE_FLAGS(f) & PHYS_FEATF_WITNESS) && out[0].witness[which][0] == -1 && (want < 0 ||
+            base == want), "%s: feature %#x, witness %d, want %#x", what, f, out[0].witness[which][0], want);
+  int other = kind == PHYS_FEAT_SURFACE && M->geom_type[which] == PHYS_GEOM_CYLINDER ? FB(EDGE, 1)
+              : kind == PHYS_FEAT_SURFACE ? FB(SURFACE, 1) : PHYS_FEATURE(kind, 1 - i);
+  check_recorded(what, phys_collide_convex_convex, 0, 1, 0, -1, -1, which, other | (f & 0xff0));
+  return base;
+}
+
+// the GJK/EPA witness point on smooth patches (witness.h): its pair function records the patch (a cylinder's rim
+// EDGE c, its side SURFACE 0, an ellipsoid's SURFACE 0, flagged WITNESS and INSIDE when the shapes overlap), the
+// point is exact (the distance's equations at the recorded patches: the differences of the pair function agree
+// with the derivative to 1e-6), the derivative reads the patch (another one is refused) and without its record
+// the contact is refused (no distance run again, no match by value)
+static void test_smooth_witness(void) {
+  const double o[3] = {0, 0, 0}, Z[3] = {0, 0, 1}, pi = 3.14159265358979323846;
+  double ab[3] = {1, 2, 3}, ae[3] = {0.3, 1, -0.2}, ad[3] = {1, -1, 0};
+  phys_normalize3(ab), phys_normalize3(ae), phys_normalize3(ad);
+  double corner = acos(1 / sqrt(3)), hc = 0.08 * sqrt(3);   // a cube turned corner down: its lowest corner hc below
+  // cylinder (r 0.2, h 0.3, upright) - cube (half 0.08, corner down): over the +h rim (outside it), beside the
+  // side, and (turned otherwise) its corner cutting into the side
+  set_pose(0, PHYS_GEOM_CYLINDER, 0.2, 0.3, 0, o, Z, 0);
+  double rim[3] = {0.24, 0.03, 0.32 + hc}, side[3] = {0.29, 0.02, 0.05};
+  set_pose(1, PHYS_GEOM_BOX, 0.08, 0.08, 0.08, rim, ad, corner);
+  check_smooth("cylinder-box rim", 0, FB(EDGE, 1));
+  set_pose(1, PHYS_GEOM_BOX, 0.08, 0.08, 0.08, side, Z, 0.3);
+  tilt(1, 0.2);
+  check_smooth("cylinder-box side", 0, FB(SURFACE, 0));
+  double deep[3] = {0.28, 0.02, 0.05};
+  set_pose(1, PHYS_GEOM_BOX, 0.1, 0.08, 0.06, deep, ab, 0.6);
+  check_smooth("cylinder-box side, overlapping", 0, FB(SURFACE, 0));
+  // ellipsoid (0.3, 0.2, 0.15, turned) - box: separated and overlapping; - ellipsoid; - cylinder (its rim)
+  const double eb[2][3] = {{0.1, 0.05, 0.33}, {0.1, 0.05, 0.15}};
+  set_pose(0, PHYS_GEOM_ELLIPSOID, 0.3, 0.2, 0.15, o, ae, 0.4);
+  for (int k = 0; k < 2; k++) {
+    set_pose(1, PHYS_GEOM_BOX, 0.1, 0.08, 0.06, eb[k], ab, 0.6);
+    check_smooth(k ? "ellipsoid-box, overlapping" : "ellipsoid-box", 0, FB(SURFACE, 0));
+  }
+  double e2[3] = {0.2, 0.1, 0.36};
+  set_pose(1, PHYS_GEOM_ELLIPSOID, 0.15, 0.25, 0.1, e2, ab, 1.1);
+  check_smooth("ellipsoid-ellipsoid", 1, FB(SURFACE, 0));
+  double ec[3] = {0.15, 0.02, 0.42};
+  set_pose(1, PHYS_GEOM_CYLINDER, 0.1, 0.12, 0, ec, ab, 2.6);
+  check_smooth("ellipsoid-cylinder", 1, -1);
+  check_smooth("ellipsoid-cylinder", 0, FB(SURFACE, 0));
+  // a sphere's centre and a capsule's segment (cores) against the ellipsoid and the cylinder
+  double sp[3] = {0.05, 0.32, 0.1}, cp[3] = {0.33, 0, 0.1};
+  set_pose(0, PHYS_GEOM_SPHERE, 0.05, 0, 0, sp, Z, 0);
+  set_pose(1, PHYS_GEOM_ELLIPSOID, 0.3, 0.2, 0.15, o, ae, 0.4);
+  check_smooth("sphere-ellipsoid", 1, FB(SURFACE, 0));
+  set_pose(0, PHYS_GEOM_CAPSULE, 0.05, 0.2, 0, cp, ae, pi / 3);
+  set_pose(1, PHYS_GEOM_CYLINDER, 0.2, 0.3, 0, o, Z, 0.2);
+  check_smooth("capsule-cylinder", 1, -1);
+  // without the record: refused
+  physContact out[PHYS_MAXPAIRCON];
+  double jac[7 * 18];
+  set_pose(0, PHYS_GEOM_CYLINDER, 0.2, 0.3, 0, o, Z, 0);
+  set_pose(1, PHYS_GEOM_BOX, 0.08, 0.08, 0.08, rim, ad, corner);
+  int n = phys_collide_convex_convex(M, D, 0, 1, MARGIN, out);
+  CHECK(n == 1 && phys_primitive_deriv_out(jac, M, D, 0, 1, 0, out, n) == 0);
+  out[0].feature[0] = out[0].feature[1] = PHYS_FEATURE(PHYS_FEAT_UNKNOWN, 0);
+  CHECK(phys_primitive_deriv_out(jac, M, D, 0, 1, 0, out, n) == -1);
+}
+#undef FB
 #undef FEAT
 #undef FIN
 
@@ -756,6 +829,7 @@ int main(void) {
   test_cylinder_upright();
   test_refused();
   test_recorded_features();
+  test_smooth_witness();
   printf("all contacts of a pair at once: %d pairs, %d contacts, %d pairs of 2+ contacts bit-identical to one by "
          "one\n", ALL_PAIRS, ALL_CON, ALL_MULTI);
   CHECK(ALL_CON > 300 && ALL_MULTI > 50);

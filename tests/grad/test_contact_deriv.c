@@ -653,6 +653,23 @@ static const char* const SPHERE_CYL =
     "<mujoco><compiler angle='radian'/><worldbody><geom name='post' type='cylinder' size='0.1 0.3' euler='0.2 0.1 0'/>"
     "<body pos='0.19 0.02 0.05'><freejoint/><geom type='sphere' size='0.1'/></body></worldbody></mujoco>";
 
+// GJK/EPA witness points on smooth patches (collision/witness.h), within the geoms' margins: a cube's corner over a
+// cylinder's rim, a box's corner over an ellipsoid, two ellipsoids (both sides smooth)
+static const char* const CYL_CUBE =
+    "<mujoco><worldbody><body><freejoint/><geom type='cylinder' size='0.2 0.3' margin='0.1'/></body>"
+    "<body pos='0.24 0.03 0.458564' quat='0.8880738 0.3250576 -0.3250576 0'><freejoint/>"
+    "<geom type='box' size='0.08 0.08 0.08' margin='0.1'/></body></worldbody></mujoco>";
+static const char* const ELL_BOX =
+    "<mujoco><worldbody><body quat='0.9800666 0.0560679 0.1868924 -0.0373776'><freejoint/>"
+    "<geom type='ellipsoid' size='0.3 0.2 0.15' margin='0.3'/></body>"
+    "<body pos='0.1 0.05 0.33' quat='0.9553365 0.0789808 0.1579616 0.2369424'><freejoint/>"
+    "<geom type='box' size='0.1 0.08 0.06' margin='0.3'/></body></worldbody></mujoco>";
+static const char* const ELL_ELL =
+    "<mujoco><worldbody><body quat='0.9800666 0.0560679 0.1868924 -0.0373776'><freejoint/>"
+    "<geom type='ellipsoid' size='0.3 0.2 0.15' margin='0.3'/></body>"
+    "<body pos='0.2 0.1 0.36' quat='0.8525245 0.1396933 0.2793866 0.4190798'><freejoint/>"
+    "<geom type='ellipsoid' size='0.15 0.25 0.1' margin='0.3'/></body></worldbody></mujoco>";
+
 // contacts within one tree: a grandchild's sphere against the root's capsule (one chain contains the other)
 // and two branches against each other (the root's free dofs shared: their rows cancel)
 static const char* const BRANCHES =
@@ -908,6 +925,9 @@ int main(void) {
   double xc[3] = {0.02, 0.03, 0.09}, ac[4] = {0.1, 1, 0, 1.5}, ad[4] = {1, 0.1, 0, -1.4}, x0[3] = {0, 0, 0};
   scene_two_free("capsule-capsule", "capsule", "0.05 0.2", "capsule", "0.06 0.15", x0, ac, xc, ad, 1, &rng);
   scene_two_free("capsule-sphere (swapped order)", "capsule", "0.05 0.2", "sphere", "0.1", xa, aa, xb, ab, 1, &rng);
+  scene_xml("cylinder rim - cube corner (margin)", CYL_CUBE, PHYS_CONTACT_LCP, 0, 0, 1, &rng);
+  scene_xml("ellipsoid - box corner (margin)", ELL_BOX, PHYS_CONTACT_LCP, 0, 0, 1, &rng);
+  scene_xml("ellipsoid - ellipsoid (margin)", ELL_ELL, PHYS_CONTACT_LCP, 0, 0, 1, &rng);
   scene_xml("ccp: sphere sliding within the envelope", CCP_SPHERE, PHYS_CONTACT_CCP, 2, -1e-3, 1, &rng);
   scene_xml("ccp: box sliding within the envelope", CCP_BOX, PHYS_CONTACT_CCP, 2, -1e-4, 4, &rng);
   scene_xml("<pair> b-a with a margin", PAIR_FLIP, PHYS_CONTACT_LCP, 0, 0, 1, &rng);
