@@ -143,9 +143,11 @@ double phys_control_violation(const physControlProblem* p, const double* U);
 physStatus phys_ddp_solve(physControlProblem* p, physData* d, physDdpProgress progress, void* ctx, physLog* log);
 
 // the value of c's terms at d's state (qpos, qvel); if g is not NULL, g (2nv: tangent of q, then v) <- its
-// gradient and, if H is not NULL, H (2nv x 2nv) <- its Gauss-Newton Hessian (diag(wq, wv) plus the point
-// terms' J' W J). Runs phys_kinematics and phys_com_pos at the state when c has point terms; scratch from d's
-// arena (PHYS_ERR_NOMEM-free: NaN if the arena is exhausted).
+// gradient and, if H is not NULL, H (2nv x 2nv) <- its Gauss-Newton Hessian (diag(wq, wv), on a ball's or a
+// free joint's rotation Jr^-1(r)' W Jr^-1(r) for r = q (-) qref, plus the point terms' J' W J). The gradient is
+// exact in the tangent offset delta of q (+) delta (a rotation's Jr^-1(r)' W r). Runs phys_kinematics and
+// phys_com_pos at the state when c has point terms; scratch from d's arena (PHYS_ERR_NOMEM-free: NaN if the
+// arena is exhausted).
 double phys_state_cost(const physModel* m, physData* d, const physStateCost* c, double* g, double* H);
 
 // the box QP of the backward pass: x = argmin 1/2 x' H x + g' x over lo <= x <= hi (n; H symmetric, row-major),

@@ -116,10 +116,35 @@ void phys_control_free(physControlProblem* p) {
 //---------------------------------------------------------------------------------------------------------
 // cost
 
-// the state terms of c at (q, v): value; g (2nv, may be NULL) <- the gradient in tangent coordinates; r (nv)
-// scratch
+// the qpos terms of c on the rotation groups (a ball, a free joint's last 3 dofs) differentiated exactly: for
+// r = q (-) qref and W = diag(wq) on the group, moving q to q (+) delta = q Exp(delta) moves r by Jr^-1(r) delta
+// (phys_so3_jr_inv), so the group's gradient rows of g become Jr^-1(r)' W r and the Gauss-Newton Hessian block
+// of H (leading dimension ldh, may be NULL) gains Jr^-1(r)' W Jr^-1(r) - W (state_cost put W there). Groups
+// without weight are left as they are
+static void rotation_terms(const physModel* m, const physStateCost* c, const double* r, double* g, double* H,
+                           size_t ldh) {
+  for (int j = 0; j < m->njnt; j++) {
+    int a = m->jnt_dofadr[j] + (m->jnt_type[j] == PHYS_JNT_FREE ? 3 : 0);
+    if (!(m->jnt_type[j] == PHYS_JNT_BALL || m->jnt_type[j] == PHYS_JNT_FREE)) continue;
+    const double* w = c->wq + a;
+    if (w[0] == 0 && w[1] == 0 && w[2] == 0) continue;
+    double Ji[9], wr[3] = {w[0] * r[a], w[1] * r[a + 1], w[2] * r[a + 2]};
+    phys_so3_jr_inv(Ji, r + a);
+    for (int i = 0; i < 3; i++) g[a + i] = Ji[0 * 3 + i] * wr[0] + Ji[1 * 3 + i] * wr[1] + Ji[2 * 3 + i] * wr[2];
+    for (int i = 0; i < 3 && H; i++)
+      for (int k = 0; k < 3; k++) {
+        double s = w[0] * Ji[0 * 3 + i] * Ji[0 * 3 + k] + w[1] * Ji[1 * 3 + i] * Ji[1 * 3 + k] +
+                   w[2] * Ji[2 * 3 + i] * Ji[2 * 3 + k];
+        H[(size_t)(a + i) * ldh + a + k] += s - (i == k ? w[i] : 0);
+      }
+  }
+}
+
+// the state terms of c at (q, v): value; g (2nv, may be NULL) <- the gradient in tangent coordinates; H (may
+// be NULL unless g is not, leading dimension ldh) += their Gauss-Newton Hessian (the weights; on a rotation
+// group Jr^-1' W Jr^-1); r (nv) scratch
 static double state_cost(const physModel* m, const physStateCost* c, const double* q, const double* v, double* g,
-                         double* r) {
+                         double* H, size_t ldh, double* r) {
   int nv = m->nv;
   double J = 0;
   phys_difference_pos(m, r, 1.0, c->qref, q);
@@ -128,6 +153,8 @@ static double state_cost(const physModel* m, const physStateCost* c, const doubl
     J += 0.5 * c->wq[i] * r[i] * r[i] + 0.5 * c->wv[i] * e * e;
     if (g) g[i] = c->wq[i] * r[i], g[nv + i] = c->wv[i] * e;
   }
+  for (int i = 0; i < nv && H; i++) H[(size_t)i * ldh + i] += c->wq[i], H[(size_t)(nv + i) * ldh + nv + i] += c->wv[i];
+  if (g) rotation_terms(m, c, r, g, H, ldh);
   return J;
 }
 
@@ -233,7 +260,7 @@ static void point_derivs(const physModel* m, const physStateCost* c, const physD
 // the state terms of c at d's state (qpos, qvel), point terms included (kinematics, and cdof for a velocity
 // term, run when there are any)
 static double state_cost_at(const physModel* m, const physStateCost* c, physData* d, double* r) {
-  double J = state_cost(m, c, d->qpos, d->qvel, NULL, r);
+  double J = state_cost(m, c, d->qpos, d->qvel, NULL, NULL, 0, r);
   if (c->npoint > 0) {
     phys_kinematics(m, d);
     if (has_velocity_term(c)) phys_com_pos(m, d);
@@ -248,7 +275,8 @@ double phys_state_cost(const physModel* m, physData* d, const physStateCost* c, 
   double* r = phys_stack_alloc(d, (size_t)nv + 9 * (size_t)nv + (size_t)n2 + (size_t)n2 * n2);
   if (!r) return NAN;
   double *scratch = r + nv, *gp = scratch + 9 * nv, *Hp = gp + n2;
-  double J = state_cost(m, c, d->qpos, d->qvel, g, r);
+  if (g && H) memset(H, 0, sizeof(double) * (size_t)n2 * n2);
+  double J = state_cost(m, c, d->qpos, d->qvel, g, g ? H : NULL, (size_t)n2, r);
   if (c->npoint > 0) {
     phys_kinematics(m, d);
     phys_com_pos(m, d);
@@ -258,10 +286,7 @@ double phys_state_cost(const physModel* m, physData* d, const physStateCost* c, 
     point_derivs(m, c, d, gp, H ? Hp : NULL, scratch);   // (the gradient alone: single shooting's loss)
     for (int a = 0; a < n2; a++) g[a] += gp[a];
   }
-  if (g && H) {
-    for (int a = 0; a < n2 * n2; a++) H[a] = c->npoint > 0 ? Hp[a] : 0;
-    for (int i = 0; i < nv; i++) H[(size_t)i * n2 + i] += c->wq[i], H[(size_t)(nv + i) * n2 + nv + i] += c->wv[i];
-  }
+  for (int a = 0; a < n2 * n2 && g && H && c->npoint > 0; a++) H[a] += Hp[a];
   phys_stack_free(d, mark);
   return J;
 }
@@ -644,11 +669,7 @@ static void cost_derivs(const physControlProblem* p, ddpWork* w, int t, double* 
   const double* x = p->X + (size_t)t * ns;
   memset(lx, 0, sizeof(double) * (size_t)nx);
   memset(lxx, 0, sizeof(double) * (size_t)nx * nx);
-  state_cost(m, c, x, x + m->nq, lx, w->r);
-  for (int i = 0; i < nv; i++) {
-    lxx[(size_t)i * nx + i] = c->wq[i];
-    lxx[(size_t)(nv + i) * nx + nv + i] = c->wv[i];
-  }
+  state_cost(m, c, x, x + m->nq, lx, lxx, (size_t)nx, w->r);
   if (c->npoint > 0 && w->Gp) {   // the point terms at the linearization (linearize)
     const double *g = w->Gp + (size_t)t * n2, *H = w->Hp + (size_t)t * n2 * n2;
     for (int a = 0; a < n2; a++) {
@@ -1026,7 +1047,8 @@ void phys_ddp_gains(const physControlProblem* p, int t, double* K, double* k) {
 double phys_control_stage_cost(physControlProblem* p, int t, const double* q, const double* v, const double* U) {
   ddpWork w;
   workspace(p, &w);
-  if (t == p->T) return state_cost(p->m, &p->fin, q, v, NULL, w.r);
+  if (t == p->T) return state_cost(p->m, &p->fin, q, v, NULL, NULL, 0, w.r);
   const double* u = U + (size_t)t * p->nu;
-  return p->m->opt.timestep * (state_cost(p->m, &p->run, q, v, NULL, w.r) + control_cost(p, u, prev_control(p, U, t)));
+  return p->m->opt.timestep *
+         (state_cost(p->m, &p->run, q, v, NULL, NULL, 0, w.r) + control_cost(p, u, prev_control(p, U, t)));
 }

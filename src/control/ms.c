@@ -50,22 +50,6 @@ physMsOptions phys_ms_defaults(void) {
 //---------------------------------------------------------------------------------------------------------
 // SO(3) chart Jacobians
 
-// the inverse of a 3x3 matrix (row-major) by its adjugate
-static void inv3(double R[9], const double M[9]) {
-  double c[9] = {M[4] * M[8] - M[5] * M[7], M[2] * M[7] - M[1] * M[8], M[1] * M[5] - M[2] * M[4],
-                 M[5] * M[6] - M[3] * M[8], M[0] * M[8] - M[2] * M[6], M[2] * M[3] - M[0] * M[5],
-                 M[3] * M[7] - M[4] * M[6], M[1] * M[6] - M[0] * M[7], M[0] * M[4] - M[1] * M[3]};
-  double det = M[0] * c[0] + M[1] * c[3] + M[2] * c[6];
-  for (int i = 0; i < 9; i++) R[i] = c[i] / det;
-}
-
-// Jr^-1(s phi), the inverse right Jacobian of SO(3) (s = -1: Jl^-1(phi))
-static void jr_inv(double Ji[9], const double* phi, double s) {
-  double v[3] = {s * phi[0], s * phi[1], s * phi[2]}, Jr[9];
-  phys_so3_jacobians(Jr, NULL, v);
-  inv3(Ji, Jr);
-}
-
 // rot[i] <- the first dof of dof i's rotation group (ball, or a free joint's last 3), -1 for the others
 static void rotation_groups(const physModel* m, int* rot) {
   for (int i = 0; i < m->nv; i++) {
@@ -116,27 +100,11 @@ static void load_x0(msCtx* c) {
   memcpy(d->contact, c->con0, sizeof(physContact) * (size_t)c->ncon0);
 }
 
-// g (the gradient of a qpos residual's terms in c, modelled as the identity) <- the exact gradient on the
-// rotation groups: Jr^-1(r)' (wq r) for r = q (-) qref
-static void rotation_cost_fix(const msCtx* c, const physStateCost* sc, const double* q, double* g, double scale) {
-  double* r = c->scratch;
-  phys_difference_pos(c->m, r, 1.0, sc->qref, q);
-  for (int a = 0; a < c->nv; a++) {
-    if (c->rot[a] != a) continue;
-    double Ji[9], wr[3];
-    jr_inv(Ji, r + a, 1);
-    for (int i = 0; i < 3; i++) wr[i] = sc->wq[a + i] * r[a + i];
-    for (int i = 0; i < 3; i++)
-      g[a + i] += scale * (Ji[0 * 3 + i] * wr[0] + Ji[1 * 3 + i] * wr[1] + Ji[2 * 3 + i] * wr[2] - wr[i]);
-  }
-}
-
 // the state terms of sc at d's state (= s_t) with their exact gradient times scale into g (n2), their
 // Gauss-Newton Hessian into H (n2 x n2, not scaled)
 static double state_terms(msCtx* c, const physStateCost* sc, double* g, double* H, double scale) {
   double J = phys_state_cost(c->m, c->d, sc, g, H);
   for (int i = 0; i < c->n2; i++) g[i] *= scale;
-  rotation_cost_fix(c, sc, c->d->qpos, g, scale);
   return scale * J;
 }
 
@@ -254,8 +222,8 @@ static void row_block(msCtx* c, const double* z, int t) {
   for (int i = 0; i < n2 * w; i++) M[i] = -M[i];
   for (int a = 0; a < c->nv; a++) {   // rows: Jl^-1(D) = Jr^-1(-D)
     if (c->rot[a] != a) continue;
-    double Ji[9];
-    jr_inv(Ji, D + a, -1);
+    double Ji[9], nD[3] = {-D[a], -D[a + 1], -D[a + 2]};
+    phys_so3_jr_inv(Ji, nD);
     for (int k = 0; k < w; k++) {
       double v[3] = {M[(size_t)a * w + k], M[(size_t)(a + 1) * w + k], M[(size_t)(a + 2) * w + k]};
       for (int i = 0; i < 3; i++) M[(size_t)(a + i) * w + k] = Ji[i * 3] * v[0] + Ji[i * 3 + 1] * v[1] + Ji[i * 3 + 2] * v[2];
@@ -269,7 +237,7 @@ static double next_block(const msCtx* c, const double* z, int t, int i, int j) {
   if (i >= c->nv || c->rot[i] < 0) return i == j;
   int a = c->rot[i];
   double Ji[9], Jr[9];
-  jr_inv(Ji, c->D + (size_t)t * c->n2 + a, 1);
+  phys_so3_jr_inv(Ji, c->D + (size_t)t * c->n2 + a);
   phys_so3_jacobians(Jr, NULL, z + dx_at(c, t + 1) + a);
   double s = 0;
   for (int k = 0; k < 3; k++) s += Ji[(i - a) * 3 + k] * Jr[k * 3 + (j - a)];
@@ -306,8 +274,8 @@ static void jacobian(msCtx* c, const double* z, int* rows, int* cols, double* va
 
 // the objective's Gauss-Newton Hessian at the last sweep (lower triangle): its pattern (rows, cols) or, with
 // val, its values times of. Per step t: u_t's diagonal, u_t with u_{t-1} (the rate term, t > 0), then dx_{t+1}:
-// the state terms' Gauss-Newton Hessian (phys_state_cost: the weights plus the point terms' J' W J; lower
-// triangle)
+// the state terms' Gauss-Newton Hessian (phys_state_cost: the weights, Jr^-1' W Jr^-1 on the rotations, plus
+// the point terms' J' W J; lower triangle)
 static size_t gauss_newton(const msCtx* c, int* rows, int* cols, double* val, double of) {
   const physControlProblem* p = c->p;
   double dt = c->m->opt.timestep;

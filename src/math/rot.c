@@ -327,6 +327,17 @@ void phys_so3_jacobians(double Jr[9], double Et[9], const double phi[3]) {
     }
 }
 
+void phys_so3_jr_inv(double Ji[9], const double phi[3]) {
+  double M[9];
+  phys_so3_jacobians(M, NULL, phi);
+  // the inverse by the adjugate
+  double c[9] = {M[4] * M[8] - M[5] * M[7], M[2] * M[7] - M[1] * M[8], M[1] * M[5] - M[2] * M[4],
+                 M[5] * M[6] - M[3] * M[8], M[0] * M[8] - M[2] * M[6], M[2] * M[3] - M[0] * M[5],
+                 M[3] * M[7] - M[4] * M[6], M[1] * M[6] - M[0] * M[7], M[0] * M[4] - M[1] * M[3]};
+  double det = M[0] * c[0] + M[1] * c[3] + M[2] * c[6];
+  for (int i = 0; i < 9; i++) Ji[i] = c[i] / det;
+}
+
 double phys_wrap_angle(double x) {
   const double pi = 3.14159265358979323846, two_pi = 2 * pi;
   if (x > -pi && x <= pi) return x;   // the common case, exactly

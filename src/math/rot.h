@@ -91,6 +91,9 @@ void phys_eig3(double eigval[3], double quat[4], const double mat[9]);
 // right Jacobian Jr(phi) of SO(3) and Exp(phi)' (3x3 row-major; Et may be NULL):
 // Exp(phi + dphi) = Exp(phi) Exp(Jr(phi) dphi) to first order
 void phys_so3_jacobians(double Jr[9], double Et[9], const double phi[3]);
+// Ji <- Jr(phi)^-1, the inverse right Jacobian (Jl(phi)^-1 = Jr(-phi)^-1): Log(Exp(phi) Exp(d)) = phi + Ji d to
+// first order
+void phys_so3_jr_inv(double Ji[9], const double phi[3]);
 
 // an angle difference wrapped into (-pi, pi] (x - 2 pi k for the integer k that puts it there): how a
 // continuous joint (a hinge without limits) compares two angles

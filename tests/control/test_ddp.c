@@ -364,7 +364,7 @@ static void test_point_gradient(void) {
   c->point[1] = (physPointCost){slider, {0.5, -0.2, 0.8}, {1, 2, 3}, 1, 0};
   c->point[2] = (physPointCost){tip, {0.3, 0.2, -0.1}, {2, 1, 4}, 1, 1};
   c->point[3] = (physPointCost){arm, {-0.2, 0.1, 0.3}, {1, 1, 1}, 1, 1};
-  // qpos weights on the slide and hinge only (the tangent residual of a rotation is a Gauss-Newton model)
+  // qpos weights on the slide and hinge only (the rotations' qpos terms: test_rotation_gradient)
   for (int i = 0; i < nv; i++) c->wq[i] = i >= nv - 2 ? 0.5 + 0.1 * i : 0, c->wv[i] = 0.2;
   phys_reset_data(m, d);
   const double q0[] = {0.1, -0.2, 1.1, 0.9, 0.2, -0.3, 0.25, 0.8, 0.3, 0.4, -0.33, 0.1, 0.7};
@@ -394,6 +394,70 @@ static void test_point_gradient(void) {
   CHECK(gmax > 1);
   CHECK_MSG(err < 1e-8 * gmax, "gradient error %.3g", err);
   CHECK_MSG(herr < 1e-6 * gmax, "Hessian vv error %.3g", herr);
+  phys_control_free(p);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+// the qpos terms on the rotation groups (issue 13): on mixed.xml (free, ball, slide, hinge) with every qpos
+// and qvel weighted and the free joint's and the ball's rotations 2 rad from qref, phys_state_cost's gradient
+// against central differences of the cost along tangent offsets q (+) delta, and its Gauss-Newton Hessian
+// against R' W R, R the residual r = q (-) qref's Jacobian in delta by central differences. (The old model,
+// gradient W r and Hessian W, is off by O(1) here.)
+static void test_rotation_gradient(void) {
+  physData* d;
+  physModel* m = load(&d, "tests/data/mixed.xml");
+  if (!m) return;
+  int nv = m->nv, nq = m->nq, n2 = 2 * nv;
+  CHECK(nq == 13 && nv == 11);
+  physControlProblem* p = phys_control_make(m, 1, 1);
+  physStateCost* c = &p->fin;
+  const double qref[] = {0.1, -0.2, 1.1, 0.9, 0.2, -0.3, 0.25, 0.8, 0.3, 0.4, -0.33, 0.1, 0.7};
+  memcpy(c->qref, qref, sizeof qref);
+  for (int i = 0; i < nv; i++) c->wq[i] = 1 + 0.3 * i, c->wv[i] = 0.2 + 0.1 * i, c->vref[i] = 0.05 * i;
+  // q = qref (+) r0: the free joint's rotation and the ball's by 2 rad about skew axes
+  double r0[11] = {0.3, -0.1, 0.2, 2 * 0.48, 2 * -0.6, 2 * 0.64, 2 * -0.8, 2 * 0.36, 2 * 0.48, 0.15, -0.4};
+  CHECK(fabs(r0[3] * r0[3] + r0[4] * r0[4] + r0[5] * r0[5] - 4) < 1e-12);
+  CHECK(fabs(r0[6] * r0[6] + r0[7] * r0[7] + r0[8] * r0[8] - 4) < 1e-12);
+  phys_reset_data(m, d);
+  memcpy(d->qpos, qref, sizeof qref);
+  phys_integrate_pos(m, d->qpos, r0, 1.0);
+  for (int i = 0; i < nv; i++) d->qvel[i] = 0.7 * sin(1.3 * i + 0.4);
+  double g[22], H[22 * 22], qs[13], vs[11], R[11 * 11], rp[2][11];
+  double J0 = phys_state_cost(m, d, c, g, H);
+  memcpy(qs, d->qpos, sizeof qs), memcpy(vs, d->qvel, sizeof vs);
+  double gerr = 0, gmax = 0, herr = 0, hmax = 0, rot = 0;
+  const double h = 1e-6;
+  for (int a = 0; a < n2; a++) {
+    double Jpm[2], dir[11] = {0};
+    for (int s = 0; s < 2; s++) {
+      memcpy(d->qpos, qs, sizeof qs), memcpy(d->qvel, vs, sizeof vs);
+      if (a < nv) dir[a] = 1, phys_integrate_pos(m, d->qpos, dir, s ? -h : h);
+      else d->qvel[a - nv] += s ? -h : h;
+      Jpm[s] = phys_state_cost(m, d, c, NULL, NULL);
+      if (a < nv) phys_difference_pos(m, rp[s], 1.0, qref, d->qpos);
+    }
+    double fd = (Jpm[0] - Jpm[1]) / (2 * h);
+    gerr = fmax(gerr, fabs(fd - g[a]));
+    gmax = fmax(gmax, fabs(g[a]));
+    if (a >= 3 && a < 9) rot = fmax(rot, fabs(fd - c->wq[a] * r0[a]));   // vs the old W r
+    for (int i = 0; i < nv && a < nv; i++) R[(size_t)i * nv + a] = (rp[0][i] - rp[1][i]) / (2 * h);
+  }
+  for (int a = 0; a < n2; a++)
+    for (int b = 0; b < n2; b++) {
+      double e = 0;   // the Gauss-Newton Hessian: R' W R on the qpos block, diag(wv) on the qvel block
+      if (a < nv && b < nv)
+        for (int i = 0; i < nv; i++) e += R[(size_t)i * nv + a] * c->wq[i] * R[(size_t)i * nv + b];
+      else if (a == b) e = c->wv[a - nv];
+      herr = fmax(herr, fabs(e - H[(size_t)a * n2 + b]));
+      hmax = fmax(hmax, fabs(e));
+    }
+  printf("rotation terms: cost %.9g, max |gradient| %.3g, error vs differences %.3g (old W r off by %.3g), "
+         "Gauss-Newton Hessian error %.3g (max %.3g)\n",
+         J0, gmax, gerr, rot, herr, hmax);
+  CHECK(gmax > 1 && rot > 0.1);
+  CHECK_MSG(gerr < 1e-8 * gmax, "gradient error %.3g", gerr);
+  CHECK_MSG(herr < 1e-8 * hmax, "Hessian error %.3g", herr);
   phys_control_free(p);
   phys_free_data(d);
   phys_free_model(m);
@@ -755,6 +819,7 @@ static void test_backward_reference(void) {
 int main(void) {
   test_backward_reference();
   test_point_gradient();
+  test_rotation_gradient();
   test_box_qp();
   test_lqr();
   test_rate_optimality();
