@@ -130,7 +130,7 @@ void phys_control_free(physControlProblem* p);
 // J of the controls U (T x nu) from d's state, the states written to X ((T+1) x (nq + nv), may be NULL);
 // +inf if a step was rejected or a state or the cost is not finite. d is left at x_T. Controls are applied as
 // given (no clamping).
-double phys_control_rollout(physControlProblem* p, physData* d, const double* U, double* X);
+double phys_control_rollout(const physControlProblem* p, physData* d, const double* U, double* X);
 // the largest violation of the bounds by U: max over t, j of lo_j - u or u - hi_j (0 when inside)
 double phys_control_violation(const physControlProblem* p, const double* U);
 

@@ -345,21 +345,32 @@ static int rollout_step(const physModel* m, physData* d, const double* u, double
   return all_finite(Xrow, m->nq + m->nv);
 }
 
-double phys_control_rollout(physControlProblem* p, physData* d, const double* U, double* X) {
+// the rollout's cost sum_t dt (l(x_t) + l_u(u_t, u_{t-1})) + l_f(x_T) from d's state, the states into X (may be
+// NULL); +inf if a step is rejected or a state, a term or the sum is not finite. p is only read (the sampling
+// methods' threads share it); the state terms are phys_state_cost's (arena scratch, freed per call)
+double phys_control_rollout(const physControlProblem* p, physData* d, const double* U, double* X) {
   const physModel* m = p->m;
-  ddpWork w;
-  workspace(p, &w);
   int ns = m->nq + m->nv;
-  double* Xw = X ? X : w.Xn;
-  memcpy(Xw, d->qpos, sizeof(double) * (size_t)m->nq);
-  memcpy(Xw + m->nq, d->qvel, sizeof(double) * (size_t)m->nv);
+  if (X) {
+    memcpy(X, d->qpos, sizeof(double) * (size_t)m->nq);
+    memcpy(X + m->nq, d->qvel, sizeof(double) * (size_t)m->nv);
+  }
   double J = 0;
   for (int t = 0; t < p->T; t++) {
     const double* u = U + (size_t)t * p->nu;
-    J += m->opt.timestep * (state_cost_at(m, &p->run, d, w.r) + control_cost(p, u, prev_control(p, U, t)));
-    if (!rollout_step(m, d, u, Xw + (size_t)(t + 1) * ns)) return INFINITY;
+    J += m->opt.timestep * (phys_state_cost(m, d, &p->run, NULL, NULL) + control_cost(p, u, prev_control(p, U, t)));
+    int rejected = d->warning_count[PHYS_WARN_REJECTED];
+    if (m->nu > 0) memcpy(d->ctrl, u, sizeof(double) * (size_t)m->nu);
+    phys_step(m, d);
+    if (d->warning_count[PHYS_WARN_REJECTED] > rejected || !all_finite(d->qpos, m->nq) ||
+        !all_finite(d->qvel, m->nv))
+      return INFINITY;
+    if (X) {
+      memcpy(X + (size_t)(t + 1) * ns, d->qpos, sizeof(double) * (size_t)m->nq);
+      memcpy(X + (size_t)(t + 1) * ns + m->nq, d->qvel, sizeof(double) * (size_t)m->nv);
+    }
   }
-  J += state_cost_at(m, &p->fin, d, w.r);
+  J += phys_state_cost(m, d, &p->fin, NULL, NULL);
   return isfinite(J) ? J : INFINITY;
 }
 

@@ -134,40 +134,13 @@ static void draw(const sampleRun* r, const physControlProblem* p, int i) {
   }
 }
 
-// 1 if no coordinate of d's state is not finite
-static int state_finite(const physModel* m, const physData* d) {
-  for (int i = 0; i < m->nq; i++)
-    if (!isfinite(d->qpos[i])) return 0;
-  for (int i = 0; i < m->nv; i++)
-    if (!isfinite(d->qvel[i])) return 0;
-  return 1;
-}
-
-// J of the controls U from d's state, phys_control_rollout's terms in its order (the same bits) without its
-// states: it reads p and writes d alone (phys_state_cost's scratch is d's arena), so threads share p; +inf if
-// phys_step rejected a step or a state or J is not finite. d is left at x_T.
-static double sample_cost(const physControlProblem* p, physData* d, const double* U) {
-  const physModel* m = p->m;
-  double J = 0, dt = m->opt.timestep;
-  for (int t = 0; t < p->T; t++) {
-    const double* u = U + (size_t)t * p->nu;
-    J += dt * (phys_state_cost(m, d, &p->run, NULL, NULL) + phys_control_effort(p, u, t > 0 ? u - p->nu : p->uprev));
-    int rejected = d->warning_count[PHYS_WARN_REJECTED];
-    if (p->nu > 0) memcpy(d->ctrl, u, sizeof(double) * (size_t)p->nu);
-    phys_step(m, d);
-    if (d->warning_count[PHYS_WARN_REJECTED] > rejected || !state_finite(m, d)) return INFINITY;
-  }
-  J += phys_state_cost(m, d, &p->fin, NULL, NULL);
-  return isfinite(J) ? J : INFINITY;
-}
-
 // a worker's share of iteration r->k: samples id, id + nthreads, ... drawn and rolled out from the initial state
 static void worker_share(sampleWorker* w) {
   sampleRun* r = w->run;
   for (int i = w->id; i < r->N; i += r->nthreads) {
     draw(r, r->p, i);
     phys_rollout_load_state(r->p->m, w->d, r->rec);
-    r->J[i] = sample_cost(r->p, w->d, r->U + (size_t)i * r->n);
+    r->J[i] = phys_control_rollout(r->p, w->d, r->U + (size_t)i * r->n, NULL);
   }
 }
 
