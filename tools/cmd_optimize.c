@@ -543,7 +543,8 @@ static void stop_reason(const physControlProblem* p, char* s, size_t n) {
   switch (p->stop) {
     case PHYS_DDP_COST: snprintf(s, n, "relative cost decrease below tol %g", p->tol); break;
     case PHYS_DDP_FEEDFORWARD:
-      snprintf(s, n, "feedforward below tol %g: the backward pass finds no descent direction", p->tol);
+      snprintf(s, n, "feedforward below tol %g: the backward pass finds no descent direction (a minimum, or a zero "
+               "gradient such as clamped contacts)", p->tol);
       break;
     case PHYS_DDP_MAXITER: snprintf(s, n, "maxiter (%d) iterations", p->maxiter); break;
     case PHYS_DDP_MU:
@@ -573,7 +574,7 @@ static int write_result(FILE* f, const physControlProblem* p, double dt, const o
   cJSON_AddNumberToObject(r, "iterations", p->niter);
   cJSON_AddStringToObject(r, "stop", ms ? ms->status_name : g_stop_name[p->stop]);
   if (!ms && !mo->name) {   // ddp: the reason in words and the gradient option
-    char why[160];
+    char why[200];
     stop_reason(p, why, sizeof why);
     cJSON_AddStringToObject(r, "stop_reason", why);
     cJSON_AddBoolToObject(r, "complementarity", mo->complementarity);
@@ -645,7 +646,7 @@ static int optimize(optTask* t, cliOutput* o, const physModel* m, physData* d, p
     fprintf(stderr, "optimize: %d iterations (stop: %s), final cost %.9g, bound violation %g\n", p->niter,
             g_stop_name[p->stop], p->cost, phys_control_violation(p, p->U));
     if (!t->meth.name) {
-      char why[160];
+      char why[200];
       stop_reason(p, why, sizeof why);
       fprintf(stderr, "optimize: stopped: %s\n", why);
     }
