@@ -189,14 +189,16 @@ static void test_bad(void) {
   physControlProblem* p = swing_problem(m, 10, 5);
   physSampleOptions o;
   physLog log;
-  const char* field[] = {"samples", "elite", "lambda", "threads", "sigma"};
-  for (int c = 0; c < 5; c++) {
+  const char* field[] = {"samples", "elite", "lambda", "threads", "sigma", "min_std", "noise_beta"};
+  for (int c = 0; c < 7; c++) {
     phys_sampling_defaults(&o);
     if (c == 0) o.samples = 0;
     if (c == 1) o.elite = 0;
     if (c == 2) o.lambda = 0;
     if (c == 3) o.threads = PHYS_SAMPLING_MAXTHREADS + 1;
     if (c == 4) o.sigma = NAN;
+    if (c == 5) o.min_std = -1;
+    if (c == 6) o.noise_beta = 10.5;
     memset(&log, 0, sizeof log);
     CHECK_MSG(phys_sampling_solve(p, d, &o, NULL, NULL, &log) == PHYS_ERR_ARG && strstr(log.error, "out of range"),
               "%s: %s", field[c], log.error);
