@@ -23,12 +23,8 @@ SAMPLES=${SAMPLES:-64}
 ITERS=${ITERS:-10}
 METHODS=${METHODS:-"random cem mppi"}
 OUT=${OUT:-bench/results/sampling.md}
-for b in "$PHYSID" $BEFORE; do
-  if [ ! -x "$b" ]; then
-    echo "bench_sampling.sh: $b not found or not executable: build first (cmake --build build)" >&2
-    exit 2
-  fi
-done
+. "$(dirname "$0")/bench_lib.sh"
+require_binaries bench_sampling.sh "$PHYSID" $BEFORE
 COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo '?')
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -18,12 +18,8 @@ AFTER=${1:-build/physid}
 BEFORE=${2:-}
 ITERS=${ITERS:-20}
 OUT=${OUT:-bench/results/shooting.md}
-for b in "$AFTER" $BEFORE; do
-  if [ ! -x "$b" ]; then
-    echo "bench_shooting.sh: $b not found or not executable: build first (cmake --build build)" >&2
-    exit 2
-  fi
-done
+. "$(dirname "$0")/bench_lib.sh"
+require_binaries bench_shooting.sh "$AFTER" $BEFORE
 COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo '?')
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -69,7 +69,7 @@ typedef struct mpcReplan_ {
 } mpcReplan;
 
 static const char* const g_plant_name[] = {"physid", "mujoco"};
-static const char* const g_stop_name[] = {"cost", "feedforward", "maxiter", "mu"};
+static const char* const g_stop_name[] = {"cost", "feedforward", "maxiter", "mu", "gradient", "linesearch", "stall"};
 
 // monotonic wall clock in seconds
 static double wall_seconds(void) {

@@ -156,11 +156,37 @@ static int read_out(optTask* t, const cJSON* o) {
   return 1;
 }
 
+// ddp's complementarity flag and stop rules: "complementarity" (bool), "mu_max", "stall" (K iterations),
+// "stall_tol"
+static int read_ddp_stop(optTask* t, const cJSON* o) {
+  const cJSON* v;
+  double x;
+  if ((v = cJSON_GetObjectItemCaseSensitive(o, "complementarity"))) {
+    if (!cJSON_IsBool(v)) {
+      cli_error("%s: options.complementarity: expected true or false", t->file);
+      return 0;
+    }
+    t->meth.complementarity = cJSON_IsTrue(v);
+  }
+  if ((v = cJSON_GetObjectItemCaseSensitive(o, "mu_max")) &&
+      !task_number(&t->mu_max, v, 1e-6, 1e300, 0, t, "options.mu_max"))
+    return 0;
+  if ((v = cJSON_GetObjectItemCaseSensitive(o, "stall"))) {
+    if (!task_number(&x, v, 1, 100000, 1, t, "options.stall")) return 0;
+    t->stall = (int)x;
+  }
+  if ((v = cJSON_GetObjectItemCaseSensitive(o, "stall_tol")) &&
+      !task_number(&t->stall_tol, v, 0, 1, 0, t, "options.stall_tol"))
+    return 0;
+  return 1;
+}
+
 // the "options" object of the method
 static int read_options(optTask* t, const cJSON* o) {
   if (t->ms) return opt_ms_options(t->file, o, &t->ms_opt, &t->maxiter, &t->tol);
-  static const char* const valid[] = {"maxiter", "tol", "regularization"};
-  if (!task_keys(o, valid, 3, t, "options")) return 0;
+  static const char* const valid[] = {"maxiter", "tol", "regularization", "complementarity", "mu_max", "stall",
+                                      "stall_tol"};
+  if (!task_keys(o, valid, 7, t, "options")) return 0;
   const cJSON* v;
   double x;
   if ((v = cJSON_GetObjectItemCaseSensitive(o, "maxiter"))) {
@@ -178,7 +204,7 @@ static int read_options(optTask* t, const cJSON* o) {
     }
     t->reg_state = strcmp(r, "state") == 0;
   }
-  return 1;
+  return read_ddp_stop(t, o);
 }
 
 // the "add" array: further model files
@@ -434,6 +460,9 @@ int opt_task_model(const optTask* t, const physModel* m, physData* d, physContro
   if (t->maxiter > 0) p->maxiter = t->maxiter < p->maxiter ? t->maxiter : p->maxiter;
   if (t->tol >= 0) p->tol = t->tol;
   p->reg_state = t->reg_state;
+  if (t->mu_max > 0) p->mu_max = t->mu_max;
+  p->stall = t->stall;
+  if (t->stall_tol >= 0) p->stall_tol = t->stall_tol;
   return 1;
 }
 
@@ -507,7 +536,28 @@ static void count_result(cJSON* r, int niter) {
   cJSON_AddItemToObject(r, "linearizations", l);
 }
 
-static const char* const g_stop_name[] = {"cost", "feedforward", "maxiter", "mu", "gradient", "linesearch"};
+static const char* const g_stop_name[] = {"cost", "feedforward", "maxiter", "mu", "gradient", "linesearch", "stall"};
+
+// why the solve stopped, in words (the result's "stop_reason" and the summary line on stderr)
+static void stop_reason(const physControlProblem* p, char* s, size_t n) {
+  switch (p->stop) {
+    case PHYS_DDP_COST: snprintf(s, n, "relative cost decrease below tol %g", p->tol); break;
+    case PHYS_DDP_FEEDFORWARD:
+      snprintf(s, n, "feedforward below tol %g: the backward pass finds no descent direction (a minimum, or a zero "
+               "gradient such as clamped contacts)", p->tol);
+      break;
+    case PHYS_DDP_MAXITER: snprintf(s, n, "maxiter (%d) iterations", p->maxiter); break;
+    case PHYS_DDP_MU:
+      snprintf(s, n, "regularization mu above mu_max %g: no descent step found at any regularization", p->mu_max);
+      break;
+    case PHYS_DDP_GRADIENT: snprintf(s, n, "the projected gradient is zero"); break;
+    case PHYS_DDP_LINESEARCH: snprintf(s, n, "the line search found no decrease"); break;
+    case PHYS_DDP_STALL:
+      snprintf(s, n, "stalled: the cost fell by less than stall_tol %g (relative) over the last %d iterations",
+               p->stall_tol, p->stall);
+      break;
+  }
+}
 
 // the result JSON: method, sizes, cost and time per iteration, final cost, bound violation, why it stopped
 static int write_result(FILE* f, const physControlProblem* p, double dt, const optMethod* mo,
@@ -523,6 +573,12 @@ static int write_result(FILE* f, const physControlProblem* p, double dt, const o
   cJSON_AddNumberToObject(r, "dt", dt);
   cJSON_AddNumberToObject(r, "iterations", p->niter);
   cJSON_AddStringToObject(r, "stop", ms ? ms->status_name : g_stop_name[p->stop]);
+  if (!ms && !mo->name) {   // ddp: the reason in words and the gradient option
+    char why[200];
+    stop_reason(p, why, sizeof why);
+    cJSON_AddStringToObject(r, "stop_reason", why);
+    cJSON_AddBoolToObject(r, "complementarity", mo->complementarity);
+  }
   cJSON_AddItemToObject(r, "cost", cost);
   cJSON_AddItemToObject(r, "seconds", secs);
   count_result(r, p->niter);
@@ -586,9 +642,15 @@ static int optimize(optTask* t, cliOutput* o, const physModel* m, physData* d, p
     return CLI_EXIT_INPUT;
   }
   if (t->ms) opt_ms_summary(p, &ms);
-  else if (!cli_quiet)
+  else if (!cli_quiet) {
     fprintf(stderr, "optimize: %d iterations (stop: %s), final cost %.9g, bound violation %g\n", p->niter,
             g_stop_name[p->stop], p->cost, phys_control_violation(p, p->U));
+    if (!t->meth.name) {
+      char why[200];
+      stop_reason(p, why, sizeof why);
+      fprintf(stderr, "optimize: stopped: %s\n", why);
+    }
+  }
   double* times = malloc(sizeof(double) * (size_t)(p->T + 1));
   int ok = times != NULL;
   for (int k = 0; k < OUT_N && ok; k++) ok = !t->has_out[k] || cli_output_open(&o[k]);
@@ -666,6 +728,7 @@ int opt_outputs_finish(const optTask* t, cliOutput* o, int ok) {
 int opt_task_load(optTask* t, const char* file) {
   t->file = file;
   t->tol = -1;
+  t->stall_tol = -1;
   t->ms_opt = phys_ms_defaults();
   const char* slash = strrchr(file, '/');
   if (slash) snprintf(t->dir, sizeof t->dir, "%.*s", (int)(slash - file) > 0 ? (int)(slash - file) : 1, file);

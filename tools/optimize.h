@@ -20,7 +20,7 @@ typedef struct optMethod_ {
   int sampling;             // 1: random, cem, mppi; 0: lbfgsb, adam
   int maxiter;              // iterations (p->maxiter)
   double tol;               // < 0: the problem's default
-  int complementarity;      // lbfgsb, adam: the complementarity-aware lcp gradient (PHYS_GRAD_COMPLEMENTARITY)
+  int complementarity;      // lbfgsb, adam, ddp: the complementarity-aware lcp gradient (PHYS_GRAD_COMPLEMENTARITY)
   physShootOptions shoot;
   physSampleOptions sample;
 } optMethod;
@@ -72,6 +72,9 @@ typedef struct optTask_ {
   int maxiter;              // 0: the default
   double tol;               // < 0: the default
   int reg_state;            // ddp: "regularization": "state" (1) or "control" (0, the default)
+  double mu_max;            // ddp: "mu_max" (0: the default)
+  int stall;                // ddp: "stall" K (0: off)
+  double stall_tol;         // ddp: "stall_tol" (< 0: the default)
   char method[16];          // "ddp"
   char out[OUT_N][OPT_PATH];
   int has_out[OUT_N];

@@ -23,18 +23,25 @@ int opt_sampling_options(optMethod* mo, const char* file, const cJSON* o) {
   optKey k[] = {{"samples", OPT_INTEGER, 1, 1e6, 0, 0},          {"iterations", OPT_INTEGER, 1, 100000, 0, 0},
                 {"sigma", OPT_NUMBER, 0, 1e300, 0, 0},            {"seed", OPT_INTEGER, 0, 9007199254740992.0, 0, 0},
                 {"threads", OPT_INTEGER, 1, PHYS_SAMPLING_MAXTHREADS, 0, 0}, {"elite", OPT_NUMBER, 1e-300, 1, 0, 0},
-                {"lambda", OPT_NUMBER, 1e-300, 1e300, 0, 0}};
+                {"lambda", OPT_NUMBER, 1e-300, 1e300, 0, 0}, {"noise_beta", OPT_NUMBER, 0, 10, 0, 0},
+                {"min_std", OPT_NUMBER, 0, 1e300, 0, 0}};
   physSampleOptions* s = &mo->sample;
-  // the keys of the method: random none of elite and lambda, cem elite, mppi lambda
+  // the keys of the method: every method noise_beta; cem elite and min_std, mppi lambda
+  optKey beta = k[7], floor = k[8];
   if (s->method == PHYS_SAMPLE_MPPI) k[5] = k[6];
-  int nk = s->method == PHYS_SAMPLE_RANDOM ? 5 : 6;
+  if (s->method == PHYS_SAMPLE_RANDOM) k[5] = beta;
+  else k[6] = beta, k[7] = floor;
+  int nk = s->method == PHYS_SAMPLE_RANDOM ? 6 : s->method == PHYS_SAMPLE_MPPI ? 7 : 8;
   if (!opt_read_keys(file, mo->name, o, k, nk)) return 0;
+  const optKey* kb = s->method == PHYS_SAMPLE_RANDOM ? &k[5] : &k[6];
+  if (kb->given) s->noise_beta = kb->value;
+  if (nk == 8 && k[7].given) s->min_std = k[7].value;
   if (k[0].given) s->samples = (int)k[0].value;
   if (k[1].given) s->iterations = (int)k[1].value;
   if (k[2].given) s->sigma = k[2].value;
   if (k[3].given) s->seed = (uint64_t)k[3].value;
   if (k[4].given) s->threads = (int)k[4].value;
-  if (nk == 6 && k[5].given) *(s->method == PHYS_SAMPLE_CEM ? &s->elite : &s->lambda) = k[5].value;
+  if (nk >= 7 && k[5].given) *(s->method == PHYS_SAMPLE_CEM ? &s->elite : &s->lambda) = k[5].value;
   mo->maxiter = s->iterations;
   return 1;
 }
@@ -60,6 +67,8 @@ void opt_sampling_result(cJSON* r, const optMethod* mo) {
   cJSON_AddNumberToObject(o, "sigma", s->sigma);
   if (s->method == PHYS_SAMPLE_CEM) cJSON_AddNumberToObject(o, "elite", s->elite);
   if (s->method == PHYS_SAMPLE_MPPI) cJSON_AddNumberToObject(o, "lambda", s->lambda);
+  if (s->method == PHYS_SAMPLE_CEM) cJSON_AddNumberToObject(o, "min_std", s->min_std);
+  cJSON_AddNumberToObject(o, "noise_beta", s->noise_beta);
   cJSON_AddNumberToObject(o, "seed", (double)s->seed);
   cJSON_AddNumberToObject(o, "threads", s->threads);
 }

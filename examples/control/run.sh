@@ -9,6 +9,8 @@
 # Tasks: cartpole and double pendulum swing-up (models/cartpole.xml, models/double_pendulum.xml, from hanging
 # at rest to upright at rest), the jump-worm's jump (models/jumpworm.xml, lcp contact: the root's height at
 # the final step pulled to 1 m), MuJoCo's humanoid jump (its root's height at the final step pulled to 2.4 m).
+# TASK-aware_ddp.json: the same task with "complementarity": true (complementarity-aware DDP); humanoid_jump-control:
+# with the control regularization (the default) instead of the state's.
 # Writes examples/control/results.md (a table per task), examples/control/costs.csv and one SVG per task
 # (cost against wall time and against iterations, plot_svg.py), outputs of each run under
 # examples/control/out/. Set TASKS to a list of task file names to run only those.
@@ -55,7 +57,7 @@ if task in ("cartpole", "double_pendulum"):
     extra = "final q = (%s), final v = (%s)" % (", ".join("%.5f" % last[1 + i] for i in range(nq)),
                                                   ", ".join("%.2g" % last[1 + nq + i] for i in range(nq)))
 else:   # the root's height: the jump-worm's root_z (q1) + 0.0395, the humanoid's q2
-    zi, z0 = (2, 0.0395) if task == "jumpworm" else (3, 0.0)
+    zi, z0 = (2, 0.0395) if task.startswith("jumpworm") else (3, 0.0)
     vz = last[zi + nq]
     top = max(x, key=lambda row: row[zi])
     extra = "root height at the start %.4f m, final %.4f m (vertical velocity %.3f m/s, ballistic apex %.4f m), highest %.4f m at t = %.3f s" % (

@@ -30,12 +30,19 @@
 // accepted when the cost decreases by at least 1e-4 of the model's expected decrease; a rollout with a
 // rejected step (phys_step's non-finite result) or a non-finite state or cost is a rejected alpha.
 // Stops when the relative cost decrease is below tol, when the feedforward is below tol (max |k| / (1 + |u|)
-// averaged over the steps), at maxiter, or when mu exceeds mu_max.
+// averaged over the steps), at maxiter, when mu exceeds mu_max (no descent step at any regularization), or
+// (stall = K > 0) when the cost fell by less than stall_tol relative over the last K iterations.
+// Complementarity-aware DDP (m->opt.gradflags has PHYS_GRAD_COMPLEMENTARITY, lcp): the backward pass takes
+// each constrained step's A, B with the contact labels the reverse mode picks for that step's value gradient
+// V_x(t+1) (grad.h phys_step_jacobian_aware: A' V_x and B' V_x are the complementarity-aware VJP's), so a
+// contact that clamps against the descent direction (the drone on the ground, thrust below its weight: exact
+// B = 0, feedforward 0) is seen as separating. One more Jacobian per constrained step and backward pass.
 //
 // Memory: phys_control_make allocates the problem and its workspace once; phys_ddp_solve allocates nothing
 // (the Jacobians take their scratch from d's arena) but, on a problem's first linearization with point terms,
 // their per-state gradients and Gauss-Newton Hessians ((T + 1)(2nv + 4nv^2) doubles, kept until
-// phys_control_free; a problem without point terms never holds them). Deterministic: the same problem and d
+// phys_control_free; a problem without point terms never holds them), and with complementarity-aware DDP the
+// T step records (awarework). Deterministic: the same problem and d
 // give the same bits.
 #ifndef PHYS_CONTROL_H
 #define PHYS_CONTROL_H
@@ -85,7 +92,8 @@ typedef enum physDdpStop_ {
   PHYS_DDP_MAXITER,         // maxiter iterations
   PHYS_DDP_MU,              // mu above mu_max: no descent step found
   PHYS_DDP_GRADIENT,        // single shooting (shooting.h): the projected gradient is zero
-  PHYS_DDP_LINESEARCH       // single shooting: L-BFGS-B's line search found no decrease
+  PHYS_DDP_LINESEARCH,      // single shooting: L-BFGS-B's line search found no decrease
+  PHYS_DDP_STALL            // the cost fell by less than stall_tol (relative) over the last stall iterations
 } physDdpStop;
 
 typedef struct physControlProblem_ {
@@ -108,6 +116,8 @@ typedef struct physControlProblem_ {
   double mu_min;            // 1e-6
   double mu_max;            // 1e10
   int reg_state;            // 0: mu regularizes the controls (Quu + mu I); 1: the state (Vxx + mu I in Quu, Qux)
+  int stall;                // 0 (off); K > 0: stop (PHYS_DDP_STALL) when J_{k-K} - J_k < stall_tol |J_{k-K}|
+  double stall_tol;         // 1e-6
   // results of the last solve
   int niter;                // iterations done; iter[0..niter] are their records
   physDdpIter* iter;        // maxiter + 1 records
@@ -117,6 +127,9 @@ typedef struct physControlProblem_ {
   size_t nwork;
   double* pointwork;        // the point terms' gradients and Hessians at the T + 1 states, allocated by the
                             // first linearization with point terms ((T + 1)(2nv + 4nv^2) doubles), else NULL
+  double* awarework;        // complementarity-aware DDP (m's gradflags PHYS_GRAD_COMPLEMENTARITY, lcp): each
+                            // step's state record (phys_rollout_record_size) and whether it had constraints,
+                            // allocated by the first such linearization, else NULL
 } physControlProblem;
 
 // progress callback: called after every iteration k (0: the initial rollout) with its record

@@ -7,6 +7,7 @@
 #include "chol.h"
 #include "control.h"
 #include "grad.h"
+#include "rollout.h"
 #include "rot.h"
 #include "spatial.h"
 
@@ -105,11 +106,13 @@ physControlProblem* phys_control_make(const physModel* m, int T, int maxiter) {
   p->tol = 1e-9;
   p->mu_min = 1e-6;
   p->mu_max = 1e10;
+  p->stall_tol = 1e-6;
   return p;
 }
 
 void phys_control_free(physControlProblem* p) {
   if (p) free(p->pointwork);
+  if (p) free(p->awarework);
   free(p);
 }
 
@@ -397,12 +400,54 @@ static void set_jacobian(const physControlProblem* p, ddpWork* w, int t, const d
   for (int j = 0; j < nu; j++) Bt[(size_t)(n2 + j) * nu + j] = 1;
 }
 
+//---------------------------------------------------------------------------------------------------------
+// complementarity-aware DDP: the step records the backward pass relinearizes from
+
+// 1 if the solve is complementarity-aware (the model's flag, lcp)
+static int aware(const physControlProblem* p) {
+  return (p->m->opt.gradflags & PHYS_GRAD_COMPLEMENTARITY) && p->m->opt.contact == PHYS_CONTACT_LCP;
+}
+
+// step t's state record (phys_rollout_save_state: qpos, qvel, time, the warm-start list) in p->awarework;
+// the T flags (1: the step had constraints) follow the T records
+static double* aware_record(const physControlProblem* p, int t) {
+  return p->awarework + (size_t)t * phys_rollout_record_size(p->m);
+}
+static double* aware_flag(const physControlProblem* p, int t) { return aware_record(p, p->T) + t; }
+
+// p->awarework, once: 0 if out of memory
+static int aware_alloc(physControlProblem* p) {
+  if (!p->awarework) p->awarework = calloc((size_t)p->T * (phys_rollout_record_size(p->m) + 1), sizeof(double));
+  return p->awarework != NULL;
+}
+
+// step t's A~, B~ for the value gradient V_x(t+1) (w->Vx's first 2nv entries): the step relinearized from its
+// record with the labels the complementarity-aware reverse mode picks for that cotangent
+// (phys_step_jacobian_aware); steps without constraints keep the linearization's Jacobians
+static physStatus aware_jacobian(const physControlProblem* p, physData* d, ddpWork* w, int t) {
+  const physModel* m = p->m;
+  if (*aware_flag(p, t) == 0) return PHYS_OK;
+  int n2 = 2 * m->nv, nu = p->nu;
+  size_t mark = phys_stack_mark(d);
+  double* A = phys_stack_alloc(d, (size_t)n2 * (n2 + nu));
+  if (!A) return PHYS_ERR_NOMEM;
+  phys_rollout_load_state(m, d, aware_record(p, t));
+  if (nu > 0) memcpy(d->ctrl, p->U + (size_t)t * nu, sizeof(double) * (size_t)nu);
+  physStatus st = phys_step_jacobian_aware(m, d, w->Vx, A, A + (size_t)n2 * n2, NULL);
+  if (st == PHYS_OK) set_jacobian(p, w, t, A, A + (size_t)n2 * n2);
+  phys_stack_free(d, mark);
+  return st;
+}
+
 // the augmented Jacobians of every step along (X, U) from the initial state: A~ = [A 0; 0 0], B~ = [B; I]
 // (the new state's last nu coordinates are the control just applied). Replays the steps (bit-identical to
-// the rollout that produced X).
+// the rollout that produced X). Complementarity-aware: also each step's record and whether it had
+// constraints (its contacts or limit rows), for the backward pass
 static physStatus linearize(physControlProblem* p, physData* d, ddpWork* w, physLog* log) {
   const physModel* m = p->m;
   int nv = m->nv, nu = p->nu, n2 = 2 * nv;
+  if (aware(p) && !aware_alloc(p))
+    return phys_error(log, PHYS_ERR_NOMEM, "ddp: out of memory for the steps' records (complementarity)");
   if ((p->run.npoint > 0 || p->fin.npoint > 0) && !p->pointwork) {   // the point terms' store, once
     p->pointwork = calloc(point_doubles(p), sizeof(double));
     if (!p->pointwork)
@@ -419,6 +464,7 @@ static physStatus linearize(physControlProblem* p, physData* d, ddpWork* w, phys
   for (int t = 0; t < p->T && st == PHYS_OK; t++) {
     const double* u = p->U + (size_t)t * nu;
     if (nu > 0) memcpy(d->ctrl, u, sizeof(double) * (size_t)nu);
+    if (aware(p)) phys_rollout_save_state(m, d, aware_record(p, t));
     st = phys_step_jacobian(m, d, A, B);
     if (st != PHYS_OK) {
       phys_error(log, st, "ddp: the step Jacobian at step %d failed: %s", t, d->lastwarning);
@@ -428,6 +474,7 @@ static physStatus linearize(physControlProblem* p, physData* d, ddpWork* w, phys
     if (p->run.npoint > 0)   // the Jacobian left kinematics and cdof at the state
       point_derivs(m, &p->run, d, w->Gp + (size_t)t * n2, w->Hp + (size_t)t * n2 * n2, w->jac);
     phys_step(m, d);
+    if (aware(p)) *aware_flag(p, t) = d->ncon + d->nlimit > 0;
   }
   if (st == PHYS_OK && p->fin.npoint > 0) {
     phys_kinematics(m, d);
@@ -808,7 +855,9 @@ static void value_update(const physControlProblem* p, ddpWork* w, int t, int na,
 
 // the backward pass at regularization mu: K, k for every step and the expected decrease terms dV[0] = sum
 // k' Qu, dV[1] = sum 1/2 k' Quu k; *ff the mean feedforward size. 0 if some Quu_ff + mu I is not positive
-// definite (the caller raises mu).
+// definite (the caller raises mu). d non-NULL and complementarity-aware: each constrained step's Jacobians are
+// first retaken for the value gradient of step t+1 (aware_jacobian; d is left at some step's state); -1 and
+// *st if one fails.
 //
 // Structure: A~ = [A 0; 0 0] is zero outside its 2nv x 2nv block, so Vxx A~ and A~' (Vxx A~) are formed on
 // that block only. Without a rate term (every wdu 0) the previous control's coordinates carry no cost and no
@@ -817,8 +866,9 @@ static void value_update(const physControlProblem* p, ddpWork* w, int t, int na,
 // feedback's solves and the value function's products run on the free rows only. Every entry sums its
 // products in the order of the plain dense formulas (tests/control/test_ddp.c keeps them as the reference:
 // equal to 1e-12 relative; the triangles differ from the dense products' other triangle by rounding only).
-static int backward(physControlProblem* p, ddpWork* w, double mu, double dV[2], double* ff) {
-  int nu = p->nu, nx = p->nx, na = 2 * p->nv;
+static int backward(physControlProblem* p, physData* d, ddpWork* w, double mu, double dV[2], double* ff,
+                    physStatus* st) {
+  int nu = p->nu, nx = p->nx, na = 2 * p->nv, relabel = d && aware(p) && p->awarework;
   for (int j = 0; j < nu; j++)
     if (p->wdu[j] != 0) na = nx;
   double* lux = w->VB;   // lux (nu x nx) is copied to Qux before VB is needed
@@ -826,6 +876,7 @@ static int backward(physControlProblem* p, ddpWork* w, double mu, double dV[2], 
   cost_derivs(p, w, p->T, w->Vx, w->Vxx, NULL, NULL, NULL);
   for (int t = p->T - 1; t >= 0; t--) {
     double* k = w->k + (size_t)t * nu;
+    if (relabel && (*st = aware_jacobian(p, d, w, t)) != PHYS_OK) return -1;
     cost_derivs(p, w, t, w->Qx, w->Qxx, w->Qu, w->Quu, lux);
     memcpy(w->Qux, lux, sizeof(double) * (size_t)nu * nx);
     q_derivs(p, w, t, na);
@@ -957,7 +1008,12 @@ physStatus phys_ddp_solve(physControlProblem* p, physData* d, physDdpProgress pr
     double dV[2], ff = 0, alpha = 0, Jn = INFINITY, expected = 0;
     int accepted = 0, stop = -1;
     while (!accepted && stop < 0) {
-      if (!backward(p, &w, mu, dV, &ff)) {
+      int b = backward(p, d, &w, mu, dV, &ff, &st);
+      if (b < 0) {
+        phys_error(log, st, "ddp: the complementarity-aware step Jacobian failed: %s", d->lastwarning);
+        break;
+      }
+      if (!b) {
         mu_update(p, &mu, &delta, 1);
         if (mu > p->mu_max) stop = PHYS_DDP_MU;
         continue;
@@ -979,6 +1035,7 @@ physStatus phys_ddp_solve(physControlProblem* p, physData* d, physDdpProgress pr
       }
     }
     load_initial(m, d, &w);
+    if (st != PHYS_OK) break;
     if (!accepted) {
       p->stop = (physDdpStop)stop;
       break;
@@ -994,6 +1051,13 @@ physStatus phys_ddp_solve(physControlProblem* p, physData* d, physDdpProgress pr
     if (dJ < p->tol * fabs(p->cost)) {
       p->stop = PHYS_DDP_COST;
       break;
+    }
+    if (p->stall > 0 && p->niter >= p->stall) {   // the cost over the last stall iterations
+      double J0 = p->iter[p->niter - p->stall].cost;
+      if (J0 - Jn < p->stall_tol * fabs(J0)) {
+        p->stop = PHYS_DDP_STALL;
+        break;
+      }
     }
   }
   load_initial(m, d, &w);
@@ -1028,7 +1092,8 @@ void phys_ddp_set_jacobian(physControlProblem* p, int t, const double* A, const 
 int phys_ddp_backward(physControlProblem* p, double mu, double dV[2], double* ff) {
   ddpWork w;
   workspace(p, &w);
-  return backward(p, &w, mu, dV, ff);
+  physStatus st = PHYS_OK;
+  return backward(p, NULL, &w, mu, dV, ff, &st);
 }
 
 double phys_ddp_forward(physControlProblem* p, physData* d, double alpha, double* Un, double* Xn) {

@@ -12,7 +12,7 @@
 #include "shooting.h"
 
 void phys_sampling_defaults(physSampleOptions* o) {
-  *o = (physSampleOptions){PHYS_SAMPLE_RANDOM, 64, 50, 1.0, 0.1, 1.0, 0, 1};
+  *o = (physSampleOptions){PHYS_SAMPLE_RANDOM, 64, 50, 1.0, 0.1, 1.0, 0.0, 0.0, 0, 1};
 }
 
 // splitmix64 of seed, then of that hash mixed with k, then with i: the stream's seed
@@ -27,6 +27,33 @@ void phys_sampling_stream(physRng* rng, uint64_t seed, int k, int i) {
 static double normal(physRng* rng) {
   double u1 = 1.0 - phys_rng_uniform(rng), u2 = phys_rng_uniform(rng);
   return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+void phys_sampling_trig(int T, double* trig) {
+  for (int m = 0; m < T; m++) {
+    double a = 6.283185307179586 * m / T;
+    trig[m] = cos(a), trig[T + m] = sin(a);
+  }
+}
+
+// the frequency k's amplitude before normalization: (max(k, 1) / T)^(-beta/2) (k = 0 takes the lowest frequency's)
+static double noise_scale(int k, int T, double beta) {
+  return pow((double)(k > 0 ? k : 1) / T, -0.5 * beta);
+}
+
+void phys_sampling_noise(physRng* rng, int T, double beta, const double* trig, double* x, int stride) {
+  int K = T / 2;
+  double var = 0;   // the variance of every x_t before scaling: sum of s_k^2 over the frequencies
+  for (int k = 0; k <= K; k++) var += noise_scale(k, T, beta) * noise_scale(k, T, beta);
+  double norm = 1.0 / sqrt(var);
+  for (int t = 0; t < T; t++) x[(size_t)t * stride] = 0;
+  for (int k = 0; k <= K; k++) {   // the cosine and sine terms of frequency k, summed into every x_t
+    double s = noise_scale(k, T, beta) * norm, a = s * normal(rng);
+    int sine = k > 0 && 2 * k != T;
+    double b = sine ? s * normal(rng) : 0;
+    for (int t = 0, m = 0; t < T; t++, m = (m + k) % T)   // m = k t mod T
+      x[(size_t)t * stride] += a * trig[m] + b * trig[T + m];
+  }
 }
 
 //---------------------------------------------------------------------------------------------------------
@@ -47,6 +74,7 @@ typedef struct sampleRun_ {
   int N, n, nthreads, k;    // samples, T x nu, threads, the iteration
   double* rec;              // the initial state (phys_rollout_save_state)
   double *mean, *S;         // T x nu: the sampling mean and spread
+  double* trig;             // 2T: phys_sampling_trig's table (noise_beta > 0)
   double* U;                // N x n: the samples
   double* J;                // N: their costs
   double* best;             // n: the cheapest controls so far
@@ -95,7 +123,7 @@ static int run_alloc(sampleRun* r, physControlProblem* p, physData* d, const phy
   r->o = o, r->p = p, r->N = o->samples, r->n = p->T * p->nu;
   r->nthreads = o->threads < o->samples ? o->threads : o->samples;
   size_t n = (size_t)r->n, N = (size_t)r->N, nrec = phys_rollout_record_size(m);
-  double* s = calloc(nrec + 3 * n + N * n + 4 * N, sizeof(double));
+  double* s = calloc(nrec + 3 * n + N * n + 4 * N + 2 * (size_t)p->T, sizeof(double));
   if (!(r->base = s)) return 0;
   r->rec = s, s += nrec;
   r->mean = s, s += n;
@@ -104,7 +132,9 @@ static int run_alloc(sampleRun* r, physControlProblem* p, physData* d, const phy
   r->U = s, s += N * n;
   r->J = s, s += N;
   r->pair = s, s += 2 * N;
-  r->order = (int*)s;   // N ints in N doubles
+  r->order = (int*)s, s += N;   // N ints in N doubles
+  r->trig = s;
+  phys_sampling_trig(p->T, r->trig);
   r->w[0] = (sampleWorker){.run = r, .id = 0, .d = d};
   int ok = 1;
   for (int t = 1; t < r->nthreads; t++) {
@@ -119,7 +149,8 @@ static int run_alloc(sampleRun* r, physControlProblem* p, physData* d, const phy
 //---------------------------------------------------------------------------------------------------------
 // sampling and rollouts
 
-// sample i of iteration k into r->U: the mean for i = 0, else clamp(mean + S o z) from its own stream
+// sample i of iteration k into r->U: the mean for i = 0, else clamp(mean + S o z) from its own stream (z white,
+// entry by entry; or with noise_beta > 0 coloured along time, control by control)
 static void draw(const sampleRun* r, const physControlProblem* p, int i) {
   double* u = r->U + (size_t)i * r->n;
   if (i == 0) {
@@ -128,9 +159,13 @@ static void draw(const sampleRun* r, const physControlProblem* p, int i) {
   }
   physRng rng;
   phys_sampling_stream(&rng, r->o->seed, r->k, i);
+  int coloured = r->o->noise_beta > 0;
+  if (coloured)
+    for (int j = 0; j < p->nu; j++) phys_sampling_noise(&rng, p->T, r->o->noise_beta, r->trig, u + j, p->nu);
   for (int e = 0; e < r->n; e++) {
     int j = e % p->nu;
-    u[e] = fmin(fmax(r->mean[e] + r->S[e] * normal(&rng), p->lo[j]), p->hi[j]);
+    double z = coloured ? u[e] : normal(&rng);
+    u[e] = fmin(fmax(r->mean[e] + r->S[e] * z, p->lo[j]), p->hi[j]);
   }
 }
 
@@ -228,7 +263,8 @@ static int by_cost(const void* a, const void* b) {
   return x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : (x[1] > y[1]) - (x[1] < y[1]);
 }
 
-// the mean and spread of the elite samples (their indices ascending in order[0..ne))
+// the mean and spread of the elite samples (their indices ascending in order[0..ne)), the spread floored at
+// min_std
 static void elite_update(sampleRun* r, int ne) {
   for (int e = 0; e < r->n; e++) {
     double mu = 0, var = 0;
@@ -238,7 +274,7 @@ static void elite_update(sampleRun* r, int ne) {
       double x = r->U[(size_t)r->order[a] * r->n + e] - mu;
       var += x * x;
     }
-    r->mean[e] = mu, r->S[e] = sqrt(var / ne);
+    r->mean[e] = mu, r->S[e] = fmax(sqrt(var / ne), r->o->min_std);
   }
 }
 
@@ -286,9 +322,11 @@ static double min_cost(const sampleRun* r) {
 // 0 and a message if an option is out of range
 static int options_ok(const physSampleOptions* o, physLog* log) {
   if (o->samples < 1 || o->iterations < 0 || !(o->sigma >= 0 && isfinite(o->sigma)) || !(o->elite > 0 && o->elite <= 1) ||
-      !(o->lambda > 0 && isfinite(o->lambda)) || o->threads < 1 || o->threads > PHYS_SAMPLING_MAXTHREADS) {
+      !(o->lambda > 0 && isfinite(o->lambda)) || o->threads < 1 || o->threads > PHYS_SAMPLING_MAXTHREADS ||
+      !(o->min_std >= 0 && isfinite(o->min_std)) || !(o->noise_beta >= 0 && o->noise_beta <= 10)) {
     phys_error(log, PHYS_ERR_ARG, "sampling: options out of range (samples %d, iterations %d, sigma %g, elite %g, "
-               "lambda %g, threads %d)", o->samples, o->iterations, o->sigma, o->elite, o->lambda, o->threads);
+               "lambda %g, threads %d, min_std %g, noise_beta %g)", o->samples, o->iterations, o->sigma, o->elite,
+               o->lambda, o->threads, o->min_std, o->noise_beta);
     return 0;
   }
   return 1;

@@ -3,14 +3,22 @@
 //
 // Each iteration draws N control sequences around a mean Ubar (T x nu): sample 0 is Ubar itself, sample i > 0
 // is U_i = clamp(Ubar + S o z_i) (z_i standard normal entries, S the per-entry spread, clamped into the
-// bounds), and rolls them out (phys_control_rollout; a rejected or non-finite rollout costs +inf). Then
+// bounds; with noise_beta > 0 each control's z_i along time is coloured, power-law noise, below), and rolls them
+// out (phys_control_rollout; a rejected or non-finite rollout costs +inf). Then
 //   random: Ubar <- the best sample (S = sigma fixed): a (1 + N) search around the best so far;
 //   cem:    the elite = the ceil(elite N) cheapest samples (ties by sample index); Ubar <- their mean, S <-
-//           their standard deviation per entry (S starts at sigma);
+//           max(their standard deviation per entry, min_std) (S starts at sigma; the floor min_std keeps the
+//           search from collapsing onto one sequence, as iCEM and MuJoCo MPC's CEM do);
 //   mppi:   weights w_i = exp(-(J_i - min J) / lambda); Ubar <- sum w_i U_i / sum w_i (S = sigma fixed).
 // The result is the cheapest sequence evaluated (p->U, p->X, p->cost); p->iter[k].cost is that cost after
 // iteration k (iteration 0: the initial guess), .alpha the iteration's mean sample cost over its finite
 // samples, .feedforward the number of finite samples.
+//
+// Coloured noise (iCEM, Pinneri et al. 2020): with noise_beta = beta > 0, sample i's z along time for each
+// control j is x_t = sum_k s_k (a_k cos(2 pi k t / T) + b_k sin(2 pi k t / T)), k = 0 .. floor(T/2) (no sine
+// at k = 0 and at k = T/2), a_k, b_k standard normal, s_k proportional to (max(k, 1)/T)^(-beta/2) and scaled so
+// that every x_t has variance 1: its power spectrum falls as 1/f^beta (beta = 0 would be white; 1 pink, 2
+// brown: smoother controls, more of the spread at low frequency). beta = 0 draws the white z of before.
 //
 // Determinism: sample i of iteration k draws from its own xoshiro256** stream seeded from (seed, k, i)
 // through splitmix64, whatever thread rolls it out; the rollouts run on `threads` threads (each its own
@@ -43,6 +51,8 @@ typedef struct physSampleOptions_ {
   double sigma;             // the sampling spread in control units (default 1)
   double elite;             // CEM's elite fraction (0, 1] (default 0.1)
   double lambda;            // MPPI's temperature (> 0, default 1, in cost units)
+  double min_std;           // CEM's floor on the spread S in control units (>= 0, default 0: none)
+  double noise_beta;        // the noise's power-law exponent along time, 0..10 (default 0: white)
   uint64_t seed;            // (default 0)
   int threads;              // rollout threads, 1..PHYS_SAMPLING_MAXTHREADS (default 1)
 } physSampleOptions;
@@ -53,6 +63,12 @@ void phys_sampling_defaults(physSampleOptions* o);
 // the stream of sample i of iteration k: phys_rng_seed of splitmix64 mixing seed, k and i (rng.h)
 struct physRng_;
 void phys_sampling_stream(struct physRng_* rng, uint64_t seed, int k, int i);
+
+// the table phys_sampling_noise reads for sequences of length T: cos and sin of 2 pi m / T, m = 0..T-1 (2T)
+void phys_sampling_trig(int T, double* trig);
+// x[t * stride], t = 0..T-1 <- one unit-variance sequence of power-law noise 1/f^beta (beta > 0, above) drawn
+// from rng, with trig from phys_sampling_trig(T)
+void phys_sampling_noise(struct physRng_* rng, int T, double beta, const double* trig, double* x, int stride);
 
 // stochastic search from d's state and the initial mean p->U (clamped into the bounds); on return p->U, p->X,
 // p->cost, p->iter[0..niter] (niter = iterations, at most p->maxiter), p->stop (maxiter); d back at its state.

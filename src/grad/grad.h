@@ -95,6 +95,15 @@ static inline int phys_grad_balls_last(const physModel* m) {
 // PHYS_ERR_NUMERIC (a counted warning) if M + dt B is not positive definite. The state is not advanced; kinematics,
 // qM, qfrc_bias, qfrc_passive, qfrc_actuator and qacc (the step's acceleration) are left at the state.
 physStatus phys_step_jacobian(const physModel* m, physData* d, double* A, double* B);
+// the complementarity-aware Jacobians for one cotangent xbar_next (2nv): with m->opt.gradflags
+// PHYS_GRAD_COMPLEMENTARITY and lcp, A and B of the step with the contact labels the reverse mode picks for
+// xbar_next (step_contact_deriv.h phys_constrained_aware_point), so that A' xbar_next and B' xbar_next equal
+// phys_step_vjp's; *relabelled (may be NULL) 1 when those labels differ from the solver's. Otherwise (smooth or
+// penalty step, another model, the flag off, the exact labels kept) phys_step_jacobian's A and B, bit for bit.
+// Conditions and status as phys_step_jacobian. DDP's backward pass (src/control/ddp.c) feeds it the value
+// gradient.
+physStatus phys_step_jacobian_aware(const physModel* m, physData* d, const double* xbar_next, double* A, double* B,
+                                    int* relabelled);
 // reverse mode of the same step: given xbar_next = dL/dx+ (2nv), xbar = A' xbar_next (2nv) and
 // ubar = B' xbar_next (nu); either output may be NULL. Same conditions and status as phys_step_jacobian.
 physStatus phys_step_vjp(const physModel* m, physData* d, const double* xbar_next, double* xbar, double* ubar);

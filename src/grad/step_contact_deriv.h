@@ -47,6 +47,16 @@ physStatus phys_constrained_jacobian_at(const physModel* m, physData* d, physCon
 physStatus phys_constrained_vjp_at(const physModel* m, physData* d, physConstrainedPoint* cp,
                                    const physParamTable* t, const double* xbar_next, double* xbar, double* ubar,
                                    double* theta_bar, double* force_bar);
+// the complementarity-aware point for the cotangent xbar_next = (qbar+, vbar+) (lcp with
+// PHYS_GRAD_COMPLEMENTARITY; paper 001 IV-D): *out = a copy of cp with the row labels the reverse mode takes for this
+// cotangent (contacts relabelled by the sign of their impulse adjoint, kept when the relabelled pair's
+// free-velocity adjoint is larger) and their lcp local structure, *relabelled = 1; else *out = cp itself,
+// *relabelled = 0 (other models, no rows, the flag off, no label changed or the exact pair kept). The Jacobian
+// at *out (phys_constrained_jacobian_at) then has A' xbar_next, B' xbar_next equal to
+// phys_constrained_vjp_at's for xbar_next: the forward form of the complementarity-aware rule for this one
+// cotangent (DDP's value gradient). Arena memory of the caller's mark (released with it).
+physStatus phys_constrained_aware_point(const physModel* m, physData* d, const physConstrainedPoint* cp,
+                                        const double* xbar_next, physConstrainedPoint** out, int* relabelled);
 // the linearization point: d->qacc = (v+ - v)/dt of the constrained step and L = the factor of M~ (nv x nv,
 // factor.h's storage). Status as above.
 physStatus phys_constrained_step_point(const physModel* m, physData* d, double* L);

@@ -71,18 +71,21 @@ static double vf_adjoint_norm2(const physConstraintProblem* p, const double* vnb
 // phys_lcp_aware_states (contacts relabelled by the sign of their impulse adjoint) give a second g_bar,
 // G_bar, mu_bar; the pair whose free-velocity adjoint vbar+ + J' g_bar is larger replaces the exact one. A
 // heuristic for optimizers stalled in a saddle (a resting contact that absorbs every push: exact gradient 0);
-// the forward-mode Jacobians are unchanged. gb, Gt, mub updated in place.
-// (F non-NULL: G_bar factored as phys_solve_lcp_vjp_factored's Ga, Gb, Gd at F, F + 3n, F + 6n; Gt unused)
-static physStatus aware_vjp(const physModel* m, physData* d, const physConstraintProblem* p,
-                            const physConstraintSolution* sol, const double* vnb, const double* lb, double* gb,
-                            double* Gt, double* F, double* mub) {
-  int n = p->n, nv = p->nv, nc = p->nc;
+// the forward-mode Jacobians take the same labels only through phys_constrained_aware_point. gb, Gt, mub
+// updated in place.
+// (F non-NULL: G_bar factored as phys_solve_lcp_vjp_factored's Ga, Gb, Gd at F, F + 3n, F + 6n; Gt unused;
+// won (n, may be NULL): the relabelled states when they replace the exact pair, else untouched; returns 1 then)
+static int aware_vjp(const physModel* m, physData* d, const physConstraintProblem* p,
+                     const physConstraintSolution* sol, const double* vnb, const double* lb, double* gb,
+                     double* Gt, double* F, double* mub, int* won, physStatus* status) {
+  int n = p->n, nv = p->nv, nc = p->nc, replaced = 0;
   size_t mark = phys_stack_mark(d);
   physConstraintSolution alt = *sol;
   alt.state = arena_ints(d, n);
+  *status = PHYS_OK;
   if (phys_lcp_aware_states(p, sol, lb, alt.state) == 0) {
     phys_stack_free(d, mark);
-    return PHYS_OK;
+    return 0;
   }
   double* gb2 = arena_zeros(d, n);
   double* Gt2 = arena_zeros(d, F ? 7 * n : n * n);
@@ -94,9 +97,12 @@ static physStatus aware_vjp(const physModel* m, physData* d, const physConstrain
     memcpy(gb, gb2, sizeof(double) * (size_t)n);
     memcpy(F ? F : Gt, Gt2, sizeof(double) * (size_t)n * (F ? 7 : n));
     if (mub) memcpy(mub, mub2, sizeof(double) * (size_t)nc);
+    if (won) memcpy(won, alt.state, sizeof(int) * (size_t)n);
+    replaced = 1;
   }
   phys_stack_free(d, mark);
-  return st;
+  *status = st;
+  return replaced;
 }
 
 // one outer product u v' of a factored G_bar (u, v: n): fa = Y' u, fb = Y' v stored in a, and its geometric
@@ -253,7 +259,7 @@ static physStatus contact_vjp(const physModel* m, physData* d, const contactPoin
   else if (st == PHYS_OK)
     st = phys_cp_solver_vjp(m, d, p, &cp->st.sol, lb, gb, Gt, a->mubar);
   if (st == PHYS_OK && m->opt.contact == PHYS_CONTACT_LCP && (m->opt.gradflags & PHYS_GRAD_COMPLEMENTARITY))
-    st = aware_vjp(m, d, p, &cp->st.sol, vnb, lb, gb, Gt, F, a->mubar);
+    aware_vjp(m, d, p, &cp->st.sol, vnb, lb, gb, Gt, F, a->mubar, NULL, &st);
   if (st != PHYS_OK) {
     phys_stack_free(d, mark);
     return st;
@@ -453,6 +459,49 @@ physStatus phys_constrained_vjp_at(const physModel* m, physData* d, physConstrai
     phys_data_warning(d, "phys_step_vjp: constraint solver derivative failed at time %g", d->time);
   }
   phys_stack_free(d, mark);
+  return st;
+}
+
+// the complementarity-aware point for the cotangent xbar_next (step_contact_deriv.h): the labels
+// contact_vjp's aware_vjp chooses for it, from the same adjoints (the sticking rows' correction, vbar+ + dt D'
+// qbar+, lambda_bar = J M~^-1 of it, the exact g_bar from the point's local structure)
+physStatus phys_constrained_aware_point(const physModel* m, physData* d, const physConstrainedPoint* cpp,
+                                        const double* xbar_next, physConstrainedPoint** outp, int* relabelled) {
+  int nv = m->nv, n = cpp->n;
+  double dt = m->opt.timestep;
+  *outp = (physConstrainedPoint*)cpp;
+  *relabelled = 0;
+  if (!cpp->lcp || n == 0 || !(m->opt.gradflags & PHYS_GRAD_COMPLEMENTARITY)) return PHYS_OK;
+  // (the caller's memory: the relabelled point and its labels)
+  contactPoint* out = (contactPoint*)phys_stack_alloc(d, (sizeof(contactPoint) + sizeof(double) - 1) / sizeof(double));
+  int* state = arena_ints(d, n);
+  size_t mark = phys_stack_mark(d);
+  const physConstraintProblem* p = &cpp->st.p;
+  double* xbn = phys_stack_alloc(d, 2 * (size_t)nv);
+  double* vnb = arena_zeros(d, nv);
+  double* z = arena_zeros(d, nv);
+  double* lb = arena_zeros(d, n);
+  double* gb = arena_zeros(d, n);
+  double* F = arena_zeros(d, 7 * n);
+  memcpy(xbn, xbar_next, sizeof(double) * 2 * (size_t)nv);
+  cpStick sf;
+  physStatus st = phys_cp_stick_build(m, d, cpp, NULL, &sf);
+  if (st == PHYS_OK) {
+    phys_cp_stick_adjoint(d, &sf, nv, xbn);
+    apply_blocks(m, cpp->rot, cpp->Jr, xbn, vnb, 1);
+    for (int i = 0; i < nv; i++) vnb[i] = xbn[nv + i] + dt * vnb[i];
+    phys_solve_m(m, cpp->L, z, vnb);
+    mul_j(lb, p->J, z, n, nv);
+    phys_solve_lcp_vjp_factored_local(cpp->lcp, d, p, &cpp->st.sol, lb, gb, F, F + 3 * n, F + 6 * n, NULL);
+    *relabelled = aware_vjp(m, d, p, &cpp->st.sol, vnb, lb, gb, NULL, F, NULL, state, &st);
+  }
+  phys_stack_free(d, mark);
+  if (st == PHYS_OK && *relabelled) {   // out: the point with these labels and their local structure
+    *out = *cpp;
+    *outp = out;
+    out->st.sol.state = state;
+    out->lcp = phys_solve_lcp_local(d, &out->st.p, &out->st.sol);
+  }
   return st;
 }
 

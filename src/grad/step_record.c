@@ -173,6 +173,32 @@ physStatus phys_step_jacobian(const physModel* m, physData* d, double* A, double
   PHYS_ARENA_CALL(d, "phys_step_jacobian", step_jacobian(m, d, A, B));
 }
 
+// the record's Jacobian at the point with the aware labels for xbar_next (constrained kind), else as
+// phys_step_record_jacobian; the time-of-impact correction as there
+static physStatus step_jacobian_aware(const physModel* m, physData* d, const double* xbar_next, double* A,
+                                      double* B, int* relabelled) {
+  physStepRecord rec;
+  int rl = 0;
+  physStatus st = phys_step_linearize(m, d, &rec);
+  if (st == PHYS_OK && rec.kind == PHYS_STEP_CONSTRAINED) {
+    physConstrainedPoint* aware;
+    st = phys_constrained_aware_point(m, d, rec.cp, xbar_next, &aware, &rl);
+    if (st == PHYS_OK) st = phys_constrained_jacobian_at(m, d, aware, NULL, A, B, NULL);
+    if (st == PHYS_OK && A && (m->opt.gradflags & PHYS_GRAD_TOI)) st = phys_toi_jacobian(m, d, &rec, A);
+  } else if (st == PHYS_OK) {
+    st = phys_step_record_jacobian(m, d, &rec, NULL, A, B, NULL);
+  }
+  phys_step_record_free(d, &rec);
+  if (relabelled) *relabelled = rl;
+  return st;
+}
+
+// under an arena guard (arena.h): an exhausted arena returns PHYS_ERR_NOMEM
+physStatus phys_step_jacobian_aware(const physModel* m, physData* d, const double* xbar_next, double* A, double* B,
+                                    int* relabelled) {
+  PHYS_ARENA_CALL(d, "phys_step_jacobian_aware", step_jacobian_aware(m, d, xbar_next, A, B, relabelled));
+}
+
 physStatus phys_step_vjp(const physModel* m, physData* d, const double* xbar_next, double* xbar, double* ubar) {
   return phys_step_vjp_lambda(m, d, xbar_next, xbar, ubar, NULL);
 }

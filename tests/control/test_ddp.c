@@ -1,7 +1,11 @@
 // test_ddp.c - control-limited iLQR (src/control/ddp.c): the box QP against enumeration of its active sets,
 // DDP on a linear model equal to the finite-horizon Riccati solution, the pendulum swing-up with bounded
 // torque, determinism, infeasible bounds; paper 001's cartpole and double pendulum swing-ups
-// (examples/control); the solver's parts (bench/bench_control.c) against phys_ddp_solve.
+// (examples/control); the solver's parts (bench/bench_control.c) against phys_ddp_solve; paper 001's drone
+// contrast for DDP: resting on the ground under lcp (thrust below its weight) the exact step Jacobians give
+// B = 0 through the clamped contacts, the feedforward is zero and DDP stops at once, with the
+// complementarity-aware Jacobians (phys_step_jacobian_aware fed the value gradient) it takes off to the target
+// height; the stall rule stops a solve whose cost no longer falls.
 #include <math.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -13,6 +17,7 @@
 #include "grad.h"
 #include "test.h"
 #include "lqr.h"
+#include "drone_task.h"
 
 //---------------------------------------------------------------------------------------------------------
 // box QP
@@ -816,7 +821,52 @@ static void test_backward_reference(void) {
   phys_free_model(m);
 }
 
+// the drone on the ground, T = 100 steps, final height 1 m and vertical velocity 0 (examples/drone's task):
+// DDP's final cost, iterations, stop and final height with and without the complementarity-aware Jacobians
+static double drone(int aware, int stall, double* J, int* niter, physDdpStop* stop, double* z) {
+  physModel* m;
+  physData* d;
+  physControlProblem* p = drone_task(aware, 100, &m, &d);
+  int T = p->T;
+  p->stall = stall, p->stall_tol = 0.5;
+  physLog log;
+  memset(&log, 0, sizeof log);
+  CHECK(phys_ddp_solve(p, d, NULL, NULL, &log) == PHYS_OK);
+  CHECK(phys_control_violation(p, p->U) == 0);
+  for (int k = 1; k <= p->niter; k++) CHECK(p->iter[k].cost < p->iter[k - 1].cost);
+  *niter = p->niter, *stop = p->stop, *z = p->X[(size_t)T * (m->nq + m->nv) + 2];
+  for (int k = 0; k <= p->niter; k++) J[k] = p->iter[k].cost;
+  printf("  drone, ddp, %s Jacobians%s: cost %.6g -> %.6g in %d iterations (stop %d), final height %.4f m\n",
+         aware ? "complementarity-aware" : "exact lcp", stall ? " (stall rule)" : "", J[0], p->cost, *niter,
+         (int)*stop, *z);
+  phys_control_free(p);
+  phys_free_data(d);
+  phys_free_model(m);
+  return J[*niter];
+}
+
+static void test_drone_contrast(void) {
+  int n0, n1, n2;
+  physDdpStop s0, s1, s2;
+  double C0[101], C1[101], C2[101], z0, z1, z2;
+  double J0 = drone(0, 0, C0, &n0, &s0, &z0), J1 = drone(1, 0, C1, &n1, &s1, &z1);
+  CHECK(C0[0] == C1[0]);
+  // exact: B = 0 at rest, no feedforward, no step
+  CHECK(n0 == 0 && s0 == PHYS_DDP_FEEDFORWARD && J0 == C0[0]);
+  CHECK(fabs(z0 - 0.05) < 1e-9);
+  // complementarity-aware: takes off
+  CHECK(J1 < 0.01 * C1[0]);
+  CHECK(fabs(z1 - 1.0) < 0.05);
+  // the stall rule (K = 2, stall_tol 0.5): the same iterates, stopped at the first k >= 2 where the cost fell by
+  // less than half over the last two
+  drone(1, 2, C2, &n2, &s2, &z2);
+  CHECK(s2 == PHYS_DDP_STALL && n2 >= 2 && n2 < n1);
+  for (int k = 0; k <= n2; k++) CHECK(C2[k] == C1[k]);
+  for (int k = 2; k <= n2; k++) CHECK((C2[k - 2] - C2[k] < 0.5 * C2[k - 2]) == (k == n2));
+}
+
 int main(void) {
+  test_drone_contrast();
   test_backward_reference();
   test_point_gradient();
   test_rotation_gradient();

@@ -1,7 +1,11 @@
 // test_sampling.c - random shooting, CEM and MPPI (src/control/sampling.c): the same seed gives bit-identical
 // controls with 1, 2 and 3 threads (and another seed other controls), also for the drone with its contacts; MPPI and CEM reduce the pendulum
 // swing-up's cost; random shooting finds the analytic minimum of a one-step problem; bad options are refused;
-// a sample's cost is phys_control_rollout's bit for bit.
+// a sample's cost is phys_control_rollout's bit for bit; coloured noise (noise_beta): the averaged periodogram
+// of 400 generated sequences falls with the slope -beta (beta 1 and 2) and every entry has variance 1, and the
+// solves with it are bit-identical for 1, 2 and 3 threads; CEM's spread floor (min_std): with a one-sample
+// elite and no floor the spread is 0 after the first iteration and every later sample is the mean, with the
+// floor the samples keep spreading.
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +15,7 @@
 #include "test.h"
 
 static const char* const g_name[] = {"random", "cem", "mppi"};
+static double g_beta = 0, g_min_std = 0;   // swing's noise_beta and min_std
 
 // the swing-up of docs/cli.md on T steps with |u| <= 10 (CEM: sigma 4, elite 0.2; MPPI: sigma 2, lambda 1)
 static physControlProblem* swing_problem(physModel* m, int T, int iterations) {
@@ -30,6 +35,7 @@ static double swing(physSampleMethod method, int T, int samples, int iterations,
   phys_sampling_defaults(&o);
   o.method = method, o.samples = samples, o.iterations = iterations, o.threads = threads, o.seed = seed;
   o.sigma = method == PHYS_SAMPLE_CEM ? 4 : 2, o.lambda = 1, o.elite = 0.2;
+  o.noise_beta = g_beta, o.min_std = g_min_std;
   physLog log;
   memset(&log, 0, sizeof log);
   CHECK_MSG(phys_sampling_solve(p, d, &o, NULL, NULL, &log) == PHYS_OK, "%s", log.error);
@@ -183,14 +189,16 @@ static void test_bad(void) {
   physControlProblem* p = swing_problem(m, 10, 5);
   physSampleOptions o;
   physLog log;
-  const char* field[] = {"samples", "elite", "lambda", "threads", "sigma"};
-  for (int c = 0; c < 5; c++) {
+  const char* field[] = {"samples", "elite", "lambda", "threads", "sigma", "min_std", "noise_beta"};
+  for (int c = 0; c < 7; c++) {
     phys_sampling_defaults(&o);
     if (c == 0) o.samples = 0;
     if (c == 1) o.elite = 0;
     if (c == 2) o.lambda = 0;
     if (c == 3) o.threads = PHYS_SAMPLING_MAXTHREADS + 1;
     if (c == 4) o.sigma = NAN;
+    if (c == 5) o.min_std = -1;
+    if (c == 6) o.noise_beta = 10.5;
     memset(&log, 0, sizeof log);
     CHECK_MSG(phys_sampling_solve(p, d, &o, NULL, NULL, &log) == PHYS_ERR_ARG && strstr(log.error, "out of range"),
               "%s: %s", field[c], log.error);
@@ -204,7 +212,94 @@ static void test_bad(void) {
   phys_free_model(m);
 }
 
+// the averaged periodogram of 400 sequences of T = 128 at beta: the least-squares slope of log power against
+// log frequency over k = 1..63, and the mean square of every entry
+static void noise_spectrum(double beta, double* slope, double* var) {
+  enum { T = 128, NSEQ = 400 };
+  static double trig[2 * T], x[T], P[T / 2 + 1];
+  phys_sampling_trig(T, trig);
+  memset(P, 0, sizeof P);
+  double sq = 0;
+  for (int s = 0; s < NSEQ; s++) {
+    physRng rng;
+    phys_sampling_stream(&rng, 3, 1, s);
+    phys_sampling_noise(&rng, T, beta, trig, x, 1);
+    for (int t = 0; t < T; t++) sq += x[t] * x[t];
+    for (int k = 1; k <= T / 2; k++) {
+      double re = 0, im = 0;
+      for (int t = 0; t < T; t++) re += x[t] * trig[k * t % T], im -= x[t] * trig[T + k * t % T];
+      P[k] += (re * re + im * im) / NSEQ;
+    }
+  }
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  int n = T / 2 - 1;
+  for (int k = 1; k < T / 2; k++) {
+    double lx = log((double)k), ly = log(P[k]);
+    sx += lx, sy += ly, sxx += lx * lx, sxy += lx * ly;
+  }
+  *slope = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+  *var = sq / (T * NSEQ);
+}
+
+static void test_noise(void) {
+  double betas[2] = {1, 2};
+  for (int b = 0; b < 2; b++) {
+    double slope, var;
+    noise_spectrum(betas[b], &slope, &var);
+    printf("coloured noise beta %g: periodogram slope %.4f, variance %.4f\n", betas[b], slope, var);
+    CHECK_MSG(fabs(slope + betas[b]) < 0.1, "beta %g: slope %g", betas[b], slope);
+    CHECK_MSG(fabs(var - 1) < 0.05, "beta %g: variance %g", betas[b], var);
+  }
+  // the solves with coloured noise and the floor: the same bits on 1, 2 and 3 threads
+  g_beta = 2, g_min_std = 0.3;
+  int T = 60;
+  double U1[60], U2[60], U3[60], U0[60], J0;
+  for (int method = 0; method < 3; method++) {
+    double J1 = swing((physSampleMethod)method, T, 24, 5, 1, 7, U1, &J0);
+    double J2 = swing((physSampleMethod)method, T, 24, 5, 2, 7, U2, &J0);
+    double J3 = swing((physSampleMethod)method, T, 24, 5, 3, 7, U3, &J0);
+    CHECK_MSG(memcmp(U1, U2, sizeof U1) == 0 && J1 == J2, "%s coloured: threads 1 and 2 differ", g_name[method]);
+    CHECK_MSG(memcmp(U1, U3, sizeof U1) == 0 && J1 == J3, "%s coloured: threads 1 and 3 differ", g_name[method]);
+    g_beta = 0;
+    swing((physSampleMethod)method, T, 24, 5, 1, 7, U0, &J0);   // white: other samples
+    CHECK(memcmp(U0, U1, sizeof U1) != 0);
+    g_beta = 2;
+  }
+  g_beta = 0, g_min_std = 0;
+}
+
+// CEM with a one-sample elite: each iteration's mean sample cost (iter[k].alpha) and best cost; the spread floor
+// min_std
+static void cem_single_elite(double min_std, double* alpha, double* cost) {
+  physModel* m = phys_load("models/pendulum_motor.xml", NULL, NULL);
+  physData* d = phys_make_data(m);
+  physControlProblem* p = swing_problem(m, 20, 4);
+  physSampleOptions o;
+  phys_sampling_defaults(&o);
+  o.method = PHYS_SAMPLE_CEM, o.samples = 16, o.iterations = 4, o.sigma = 2, o.elite = 1.0 / 16, o.min_std = min_std;
+  CHECK(phys_sampling_solve(p, d, &o, NULL, NULL, NULL) == PHYS_OK);
+  for (int k = 0; k <= 4; k++) alpha[k] = p->iter[k].alpha, cost[k] = p->iter[k].cost;
+  phys_control_free(p);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+static void test_min_std(void) {
+  double a0[5], c0[5], a1[5], c1[5];
+  cem_single_elite(0, a0, c0);
+  cem_single_elite(0.5, a1, c1);
+  CHECK(c0[1] == c1[1] && a0[1] == a1[1]);   // the first iteration samples at sigma either way
+  for (int k = 2; k <= 4; k++) {
+    CHECK_MSG(a0[k] == c0[1] && c0[k] == c0[1], "no floor, iteration %d: mean sample %g, best %g", k, a0[k], c0[k]);
+    CHECK_MSG(a1[k] > c1[k], "floor 0.5, iteration %d: mean sample %g, best %g", k, a1[k], c1[k]);
+  }
+  printf("CEM, one-sample elite: no floor every later sample costs %.6g; floor 0.5: mean sample %.6g, best %.6g\n",
+         c0[1], a1[4], c1[4]);
+}
+
 int main(void) {
+  test_noise();
+  test_min_std();
   test_streams();
   test_sample_cost();
   test_threads();

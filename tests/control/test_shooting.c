@@ -10,6 +10,7 @@
 
 #include "shooting.h"
 #include "test.h"
+#include "drone_task.h"
 
 // the largest |G - central differences of J| / max(1, |G|) over every control, step h
 static double fd_error(physControlProblem* p, physData* d, const double* U, const double* G, double h) {
@@ -163,14 +164,10 @@ static void test_swing_up(void) {
 // the drone on the ground, T steps, final height 1 m: L-BFGS-B's final cost and iterations with and without
 // the complementarity-aware gradient
 static double drone(physShootMethod method, int aware, int* niter, physDdpStop* stop, double* J0, double* z) {
-  physModel* m = phys_load("models/drone.xml", NULL, NULL);
-  if (aware) m->opt.gradflags |= PHYS_GRAD_COMPLEMENTARITY;
-  physData* d = phys_make_data(m);
-  phys_reset_keyframe(m, d, 0);
-  int T = 100;
-  physControlProblem* p = phys_control_make(m, T, 100);
-  p->fin.qref[2] = 1.0, p->fin.wq[2] = 100, p->fin.wv[2] = 10;
-  for (int j = 0; j < 4; j++) p->wu[j] = 1e-3;
+  physModel* m;
+  physData* d;
+  physControlProblem* p = drone_task(aware, 100, &m, &d);
+  int T = p->T;
   physShootOptions o;
   phys_shooting_defaults(&o);
   o.method = method, o.lr = 0.1;

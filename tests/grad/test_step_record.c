@@ -28,6 +28,13 @@
 //     position problem: 2 builds) and with cone or ccp (the position problem: 1), then none in the Jacobian with
 //     size:box (its P columns take 2nv = 12 reverse passes: lcp built 2 + 24, cone and ccp 1 + 12 before), the
 //     VJP and the parameter VJP; the public phys_step_param_jacobian builds as many as one linearization.
+//  8. the complementarity-aware Jacobians for one cotangent (phys_step_jacobian_aware): on paper 001's lifted
+//     ball (motor below m g, clamped) the cotangent that wants the ball up relabels the contact separating and
+//     B = (dt^2/m, dt/m), the free flight (the exact B is 0); on the drone resting on the ground (4 lcp
+//     contacts, free body, 4 motors) and the drone 1 mm into it, for 40 seeded random cotangents w:
+//     A' w and B' w equal phys_step_vjp's with the flag (dot-product test, 1e-10 relative), and the Jacobian
+//     differs from the exact one exactly when the labels changed (some did, some did not); with the flag off
+//     the Jacobians are phys_step_jacobian's bit for bit.
 #include "grad_models.h"
 #include "rollout.h"
 #include "step_record.h"
@@ -299,7 +306,91 @@ static void local_built_once(int model) {
   phys_free_model(m);
 }
 
+// the largest |X' w - xbar| / max(1, |xbar|) over X's ncol columns (X: 2nv rows, ncol columns)
+static double transpose_error(const double* X, int n2, int ncol, const double* w, const double* xbar) {
+  double e = 0;
+  for (int j = 0; j < ncol; j++) {
+    double s = 0;
+    for (int i = 0; i < n2; i++) s += X[(size_t)i * ncol + j] * w[i];
+    e = fmax(e, fabs(s - xbar[j]) / fmax(1, fabs(xbar[j])));
+  }
+  return e;
+}
+
+// 8. the lifted ball: the aware B for the cotangent of L = -z+ is the free flight, exact B 0
+static void test_aware_lift(void) {
+  physModel* m = gm_load("tests/data/contact/lift_ball.xml", 0);
+  physData* d = phys_make_data(m);
+  for (int k = 0; k < 50; k++) phys_step(m, d);
+  d->ctrl[0] = 2;
+  double dt = m->opt.timestep, w[2] = {-1, 0}, A[4], B[2], Ae[4], Be[2], xbar[2], ub;
+  int rl = -1;
+  CHECK(phys_step_jacobian(m, d, Ae, Be) == PHYS_OK);
+  CHECK(phys_step_jacobian_aware(m, d, w, A, B, &rl) == PHYS_OK);
+  CHECK(rl == 1);
+  CHECK(fabs(Be[0]) < 1e-15 && fabs(Be[1]) < 1e-12);
+  CHECK_NEAR(B[0], dt * dt, 1e-15);   // z+ = z + dt v+, v+ = v + dt (u - m g)/m, m = 1
+  CHECK_NEAR(B[1], dt, 1e-14);
+  CHECK(phys_step_vjp(m, d, w, xbar, &ub) == PHYS_OK);
+  CHECK(transpose_error(A, 2, 2, w, xbar) < 1e-12 && transpose_error(B, 2, 1, w, &ub) < 1e-12);
+  printf("aware Jacobian, lifted ball: B = (%.6e, %.6e) = (dt^2/m, dt/m); exact B = (%.1g, %.1g)\n", B[0], B[1],
+         Be[0], Be[1]);
+  w[0] = 1;   // pressing down: the exact labels kept
+  CHECK(phys_step_jacobian_aware(m, d, w, A, B, &rl) == PHYS_OK);
+  CHECK(rl == 0 && memcmp(A, Ae, sizeof A) == 0 && memcmp(B, Be, sizeof B) == 0);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+// 8. the drone on the ground at height z: random cotangents, dot-product test against the VJP
+static void test_aware_drone(double z) {
+  physModel* m = phys_load("models/drone.xml", NULL, NULL);
+  physData* d = phys_make_data(m);
+  phys_reset_keyframe(m, d, 0);
+  for (int k = 0; k < 30; k++) phys_step(m, d);   // settle into the contacts
+  d->qpos[2] += z - 0.05;
+  for (int j = 0; j < m->nu; j++) d->ctrl[j] = 0.5 + 0.3 * j;   // thrust below the weight
+  int nv = m->nv, nu = m->nu, n2 = 2 * nv, nrel = 0, nkept = 0;
+  double* A = malloc(sizeof(double) * (size_t)n2 * n2 * 2);
+  double* Ae = A + (size_t)n2 * n2;
+  double* B = malloc(sizeof(double) * (size_t)n2 * nu * 2);
+  double* Be = B + (size_t)n2 * nu;
+  double w[64], xbar[64], ub[16], emax = 0;
+  CHECK(n2 <= 64 && nu <= 16);
+  CHECK(phys_step_jacobian(m, d, Ae, Be) == PHYS_OK);
+  physRng rng;
+  phys_rng_seed(&rng, 13);
+  for (int k = 0; k < 40; k++) {
+    for (int i = 0; i < n2; i++) w[i] = 2 * phys_rng_uniform(&rng) - 1;
+    int rl = -1;
+    m->opt.gradflags = PHYS_GRAD_COMPLEMENTARITY;
+    CHECK(phys_step_jacobian_aware(m, d, w, A, B, &rl) == PHYS_OK);
+    CHECK(phys_step_vjp(m, d, w, xbar, ub) == PHYS_OK);
+    double e = fmax(transpose_error(A, n2, n2, w, xbar), transpose_error(B, n2, nu, w, ub));
+    emax = fmax(emax, e);
+    CHECK_MSG(e < 1e-10, "cotangent %d: |J' w - vjp| %g", k, e);
+    int same = !memcmp(A, Ae, sizeof(double) * (size_t)n2 * n2) && !memcmp(B, Be, sizeof(double) * (size_t)n2 * nu);
+    CHECK(rl == 1 || rl == 0);
+    CHECK(same == !rl);
+    nrel += rl, nkept += !rl;
+    m->opt.gradflags = 0;   // the flag off: the exact Jacobians
+    CHECK(phys_step_jacobian_aware(m, d, w, A, B, &rl) == PHYS_OK);
+    CHECK(rl == 0 && !memcmp(A, Ae, sizeof(double) * (size_t)n2 * n2) &&
+          !memcmp(B, Be, sizeof(double) * (size_t)n2 * nu));
+  }
+  CHECK(nrel > 0 && nkept > 0);
+  printf("aware Jacobian, drone at %.3f m: %d of 40 cotangents relabelled, |J' w - vjp| <= %.2g\n", z, nrel,
+         emax);
+  free(A);
+  free(B);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
 int main(void) {
+  test_aware_lift();
+  test_aware_drone(0.05);
+  test_aware_drone(0.049);
   const int models[4] = {PHYS_CONTACT_LCP, PHYS_CONTACT_CONE, PHYS_CONTACT_CCP, PHYS_CONTACT_PENALTY};
   for (int k = 0; k < 4; k++) {
     physModel* m = gm_load(BALL, 0);

@@ -15,6 +15,17 @@ static int has(const char* s, const char* frag) {
   return 0;
 }
 
+// examples/drone's task (drone.xml of the scratch folder resting on the ground, 100 steps, final height 1 m and
+// vertical velocity 0, control effort 1e-3) by method with the "options" value, the result written to res: the
+// task file's text into text (n bytes)
+static inline void drone_task_text(char* text, size_t n, const char* method, const char* options, const char* res) {
+  snprintf(text, n,
+           "{\"model\": \"drone.xml\", \"horizon\": 100, \"method\": \"%s\", \"init\": {\"keyframe\": \"ground\"},\n"
+           " \"cost\": {\"final\": [{\"qpos\": [0, 0, 1, 1, 0, 0, 0], \"weight\": [0, 0, 100, 0, 0, 0]},\n"
+           "  {\"qvel\": [0, 0, 0, 0, 0, 0], \"weight\": [0, 0, 10, 0, 0, 0]}], \"control\": 1e-3},\n"
+           " \"options\": %s,\n \"out\": {\"result\": \"%s\"}}\n", method, options, res);
+}
+
 // run the task file of the scratch folder (caller frees)
 static shRun optimize(const char* task) {
   char args[512];

@@ -2,7 +2,9 @@
 // verbatim swings the pendulum up (final angle within 1e-2 of pi); a torque bound of 3 N m over 400 steps still
 // swings it up with every control inside the bound; the controls CSV replayed by `simulate --ctrl-file`
 // reproduces the trajectory CSV byte for byte; two runs write identical bytes; bad task files exit 1 with a
-// message naming the JSON path and write nothing.
+// message naming the JSON path and write nothing; paper 001's drone (examples/drone's task) by ddp: with exact
+// lcp Jacobians it stops at once (stop "feedforward", the reason in words in the JSON and on stderr), with
+// "complementarity": true it takes off; the stall rule's stop and reason.
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
@@ -244,8 +246,13 @@ static void test_errors(void) {
       {"\"options\": {\"maxiter\": 0}, ", "bad.json: options.maxiter: expected an integer in [1, 100000]"},
       {"\"options\": {\"regularization\": \"states\"}, ",
        "bad.json: options.regularization: expected \"control\" or \"state\""},
-      {"\"options\": {\"complementarity\": true}, ",
-       "bad.json: options: unknown key 'complementarity' (valid: maxiter, tol, regularization)"},
+      {"\"options\": {\"complementarity\": 1}, ", "bad.json: options.complementarity: expected true or false"},
+      {"\"options\": {\"stall\": 0}, ", "bad.json: options.stall: expected an integer in [1, 100000]"},
+      {"\"options\": {\"mu_max\": 0}, ", "bad.json: options.mu_max: expected a number in [1e-06, 1e+300]"},
+      {"\"options\": {\"stall_tol\": 2}, ", "bad.json: options.stall_tol: expected a number in [0, 1]"},
+      {"\"options\": {\"lr\": 1}, ",
+       "bad.json: options: unknown key 'lr' (valid: maxiter, tol, regularization, complementarity, mu_max, stall, "
+       "stall_tol)"},
       {"\"out\": {\"control\": \"u.csv\"}, ", "bad.json: out: unknown key 'control' (valid: controls, trajectory, result, html)"},
       {"\"cost\": {\"final\": [{\"site\": \"nope\", \"pos\": [0, 0, 3], \"weight\": 1}]}, ",
        "bad.json: cost.final[0].site: no site 'nope' in model 'pendulum_motor'"},
@@ -299,6 +306,54 @@ static void test_errors(void) {
   run_free(&r);
 }
 
+// the drone task of examples/drone by ddp with the given options: the result JSON (caller frees), stderr in err
+static cJSON* drone_ddp(const char* name, const char* options, char** err) {
+  char text[1024], task[64], res[64];
+  snprintf(res, sizeof res, "%s_r.json", name);
+  drone_task_text(text, sizeof text, "ddp", options, res);
+  snprintf(task, sizeof task, "%s.json", name);
+  put(task, text);
+  shRun r = optimize(task);
+  CHECK(r.code == 0);
+  *err = strdup(r.err ? r.err : "");
+  run_free(&r);
+  char* t = slurp(path(res));
+  cJSON* j = cJSON_Parse(t);
+  free(t);
+  CHECK(j != NULL);
+  return j;
+}
+
+static void test_drone(void) {
+  char* model = slurp("models/drone.xml");
+  put("drone.xml", model);
+  free(model);
+  char* err;
+  cJSON* j = drone_ddp("exact", "{\"maxiter\": 100}", &err);
+  if (j) {
+    CHECK(strcmp(cJSON_GetObjectItem(j, "stop")->valuestring, "feedforward") == 0);
+    CHECK(has(cJSON_GetObjectItem(j, "stop_reason")->valuestring, "feedforward below tol"));
+    CHECK(cJSON_IsFalse(cJSON_GetObjectItem(j, "complementarity")));
+    CHECK(cJSON_GetObjectItem(j, "iterations")->valueint == 0 && cJSON_GetObjectItem(j, "final_cost")->valuedouble == 45.125);
+  }
+  CHECK(has(err, "optimize: stopped: feedforward below tol 1e-09: the backward pass finds no descent direction"));
+  cJSON_Delete(j);
+  free(err);
+  j = drone_ddp("aware", "{\"maxiter\": 100, \"complementarity\": true}", &err);
+  double J = j ? cJSON_GetObjectItem(j, "final_cost")->valuedouble : NAN;
+  CHECK_MSG(J < 0.05, "drone, ddp, complementarity-aware: final cost %g", J);
+  CHECK(j && cJSON_IsTrue(cJSON_GetObjectItem(j, "complementarity")));
+  printf("drone, ddp: exact lcp stays at 45.125, complementarity-aware %.9g\n", J);
+  cJSON_Delete(j);
+  free(err);
+  j = drone_ddp("stall", "{\"complementarity\": true, \"stall\": 2, \"stall_tol\": 0.5}", &err);
+  CHECK(j && strcmp(cJSON_GetObjectItem(j, "stop")->valuestring, "stall") == 0);
+  CHECK(has(err, "optimize: stopped: stalled: the cost fell by less than stall_tol 0.5 (relative) over the last 2 "
+                 "iterations"));
+  cJSON_Delete(j);
+  free(err);
+}
+
 int main(void) {
   g_bin = getenv("PHYS_BIN");
   CHECK_MSG(g_bin != NULL && access(g_bin, X_OK) == 0, "PHYS_BIN not set or not executable");
@@ -310,6 +365,7 @@ int main(void) {
   test_site();
   test_body_velocity();
   test_errors();
+  test_drone();
   remove_scratch();
   return test_done();
 }

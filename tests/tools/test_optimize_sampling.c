@@ -80,17 +80,22 @@ static void check_method(const char* method, const char* options, double factor)
 static void test_methods(void) {
   check_method("mppi", "\"samples\": 64, \"iterations\": 60, \"sigma\": 2, \"lambda\": 1", 0.02);
   check_method("cem", "\"samples\": 64, \"iterations\": 60, \"sigma\": 4, \"elite\": 0.2", 0.1);
+  check_method("cem", "\"samples\": 64, \"iterations\": 60, \"sigma\": 4, \"elite\": 0.2, \"min_std\": 0.2, \"noise_beta\": 2", 0.1);
+  check_method("mppi", "\"samples\": 64, \"iterations\": 60, \"sigma\": 2, \"lambda\": 1, \"noise_beta\": 1", 0.02);
   check_method("random", "\"samples\": 64, \"iterations\": 60, \"sigma\": 2", 0.02);
 }
 
 // bad options: exit 1, the message, no output
 static void test_errors(void) {
   static const badOptions c[] = {
-      {"random", "{\"elite\": 0.1}", "options: unknown key 'elite' (valid for method random: samples, iterations, sigma, seed, threads)"},
-      {"cem", "{\"lambda\": 1}", "options: unknown key 'lambda' (valid for method cem: samples, iterations, sigma, seed, threads, elite)"},
-      {"mppi", "{\"elite\": 0.5}", "options: unknown key 'elite' (valid for method mppi: samples, iterations, sigma, seed, threads, lambda)"},
+      {"random", "{\"elite\": 0.1}", "options: unknown key 'elite' (valid for method random: samples, iterations, sigma, seed, threads, noise_beta)"},
+      {"cem", "{\"lambda\": 1}", "options: unknown key 'lambda' (valid for method cem: samples, iterations, sigma, seed, threads, elite, noise_beta, min_std)"},
+      {"mppi", "{\"elite\": 0.5}", "options: unknown key 'elite' (valid for method mppi: samples, iterations, sigma, seed, threads, lambda, noise_beta)"},
       {"mppi", "{\"complementarity\": true}", "options: unknown key 'complementarity'"},
       {"cem", "{\"elite\": 1.5}", "options.elite: expected a number > 0 and <= 1"},
+      {"cem", "{\"min_std\": -1}", "options.min_std: expected a number >= 0"},
+      {"mppi", "{\"noise_beta\": 11}", "options.noise_beta: expected a number >= 0 and <= 10"},
+      {"mppi", "{\"min_std\": 0.1}", "options: unknown key 'min_std'"},
       {"mppi", "{\"lambda\": -1}", "options.lambda: expected a number > 0"},
       {"mppi", "{\"threads\": 0}", "options.threads: expected an integer >= 1 and <= 64"},
       {"random", "{\"samples\": 0}", "options.samples: expected an integer >= 1 and <= 1e+06"},

@@ -63,14 +63,10 @@ static void test_pendulum(void) {
 
 // the drone task of examples/drone with method adam, with or without complementarity: the final cost
 static double drone(const char* name, int aware) {
-  char text[1024], task[64], res[64];
+  char text[1024], task[64], res[64], options[128];
   snprintf(res, sizeof res, "%s_r.json", name);
-  snprintf(text, sizeof text,
-           "{\"model\": \"drone.xml\", \"horizon\": 100, \"method\": \"adam\", \"init\": {\"keyframe\": \"ground\"},\n"
-           " \"cost\": {\"final\": [{\"qpos\": [0, 0, 1, 1, 0, 0, 0], \"weight\": [0, 0, 100, 0, 0, 0]},\n"
-           "  {\"qvel\": [0, 0, 0, 0, 0, 0], \"weight\": [0, 0, 10, 0, 0, 0]}], \"control\": 1e-3},\n"
-           " \"options\": {\"maxiter\": 100, \"lr\": 0.1, \"complementarity\": %s},\n"
-           " \"out\": {\"result\": \"%s\"}}\n", aware ? "true" : "false", res);
+  snprintf(options, sizeof options, "{\"maxiter\": 100, \"lr\": 0.1, \"complementarity\": %s}", aware ? "true" : "false");
+  drone_task_text(text, sizeof text, "adam", options, res);
   snprintf(task, sizeof task, "%s.json", name);
   put(task, text);
   shRun r = optimize(task);
