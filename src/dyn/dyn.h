@@ -41,4 +41,7 @@ typedef struct physActuatorTerms_ {
 } physActuatorTerms;
 double phys_actuator_force(const physModel* m, const physData* d, int a, physActuatorTerms* t);
 
+// phys_sensor with the contacts con[0..ncon) (a step's list before d->ncon is set; phys_sensor: d's own)
+void phys_sensor_list(const physModel* m, physData* d, const physContact* con, int ncon);
+
 #endif  // PHYS_DYN_H
