@@ -22,7 +22,7 @@
 // frames of the sensed objects
 
 // world position, rotation and body of a frame object (body: its inertial frame; xbody: its frame)
-static void object_frame(const physModel* m, const physData* d, int objtype, int id, const double** pos,
+void phys_object_frame(const physModel* m, const physData* d, int objtype, int id, const double** pos,
                          const double** mat, int* body) {
   switch (objtype) {
     case PHYS_OBJ_XBODY: *pos = d->xpos + 3 * id, *mat = d->xmat + 9 * id, *body = id; break;
@@ -33,7 +33,7 @@ static void object_frame(const physModel* m, const physData* d, int objtype, int
 }
 
 // world orientation of a frame object as MuJoCo's framequat: the body quaternion times the object's local one
-static void object_quat(const physModel* m, const physData* d, int objtype, int id, double q[4]) {
+void phys_object_quat(const physModel* m, const physData* d, int objtype, int id, double q[4]) {
   const double* local = objtype == PHYS_OBJ_GEOM ? m->geom_quat + 4 * id
                         : objtype == PHYS_OBJ_SITE ? m->site_quat + 4 * id
                         : objtype == PHYS_OBJ_BODY ? m->body_iquat + 4 * id : NULL;
@@ -207,7 +207,7 @@ static void sensor_value(const physModel* m, const physData* d, const physContac
   int id = m->sensor_objid[i], objtype = m->sensor_objtype[i], body = 0;
   const double *pos = d->xpos, *R = d->xmat;
   double v[6], a[6], w[3];
-  if (objtype != PHYS_OBJ_JOINT && objtype != PHYS_OBJ_ACTUATOR) object_frame(m, d, objtype, id, &pos, &R, &body);
+  if (objtype != PHYS_OBJ_JOINT && objtype != PHYS_OBJ_ACTUATOR) phys_object_frame(m, d, objtype, id, &pos, &R, &body);
   switch (m->sensor_type[i]) {
     case PHYS_SENS_JOINTPOS: out[0] = d->qpos[m->jnt_qposadr[id]]; break;
     case PHYS_SENS_JOINTVEL: out[0] = d->qvel[m->jnt_dofadr[id]]; break;
@@ -215,7 +215,7 @@ static void sensor_value(const physModel* m, const physData* d, const physContac
       out[0] = (m->opt.disableflags & PHYS_DSBL_ACTUATION) ? 0 : phys_actuator_force(m, d, id, NULL);
       break;
     case PHYS_SENS_FRAMEPOS: phys_copy3(out, pos); break;
-    case PHYS_SENS_FRAMEQUAT: object_quat(m, d, objtype, id, out); break;
+    case PHYS_SENS_FRAMEQUAT: phys_object_quat(m, d, objtype, id, out); break;
     case PHYS_SENS_SUBTREECOM: subtree_com(m, d, id, out); break;
     case PHYS_SENS_FRAMELINVEL:
     case PHYS_SENS_FRAMEANGVEL:

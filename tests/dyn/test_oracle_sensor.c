@@ -1,6 +1,6 @@
 // test_oracle_sensor.c - MuJoCo 2.2.2 as the oracle of the sensors (src/dyn/sensor.c): tests/data/sensors.xml
 // uses every sensor type physid computes (frame sensors on bodies, xbodies, geoms and sites; accelerometers,
-// force and torque sensors on hinge, slide and free-joint bodies; cutoffs) on a contact-free model. Both engines
+// force and torque sensors on hinge, slide, free- and ball-joint bodies; cutoffs) on a contact-free model. Both engines
 // step 1 s from the same non-rest state with constant controls; after every step sensordata (computed at the
 // step's start state in both) agree to 1e-9 of each sensor's scale, and the sizes and layout are identical.
 #include <mujoco/mujoco.h>
@@ -54,9 +54,10 @@ int main(void) {
   physData* d = phys_make_data(m);
   mjData* md = mj_makeData(mm);
   // a non-rest start: joint angles, slide offset, free-body spin and drift; constant controls
-  const double q0[] = {0.4, -0.7, 0.05}, v0[] = {1.5, -2.0, 0.3, 0.2, -0.1, 0.4, 1.0, -2.0, 0.5};
+  const double q0[] = {0.4, -0.7, 0.05}, v0[] = {1.5, -2.0, 0.3, 0.2, -0.1, 0.4, 1.0, -2.0, 0.5, 0.7, -1.1, 0.4, 2.0};
   for (int i = 0; i < 3; i++) d->qpos[i] = md->qpos[i] = q0[i];
-  for (int i = 0; i < 9; i++) d->qvel[i] = md->qvel[i] = v0[i];
+  for (int i = 0; i < 13; i++) d->qvel[i] = md->qvel[i] = v0[i];
+  d->qpos[14] = md->qpos[14] = 0.3;   // the ball's child hinge (qpos 10..13: the ball)
   const double u[] = {0.3, 0.2, -0.5};
   for (int i = 0; i < 3; i++) d->ctrl[i] = md->ctrl[i] = u[i];
   sensorErr e;
