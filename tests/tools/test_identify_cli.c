@@ -276,6 +276,10 @@ static void test_sensor_observe(void) {
                    path("in_sens.csv"), NULL);
   CHECK(r.code == 0);
   run_free(&r);
+  char* data = slurp(path("in_sens.csv"));   // the header docs/cli.md shows
+  CHECK(!strncmp(data, "t,q0,q1,v0,v1,sensor:enc,sensor:imu:0,sensor:imu:1,sensor:imu:2,sensor:acc:0,sensor:acc:1,"
+                       "sensor:acc:2\n", 103));
+  free(data);
   const char* losses[] = {"onestep", "rollout"};
   for (int k = 0; k < 2; k++) {
     r = run("identify", model, path("in_sens.csv"), "--param", "damping:shoulder:init=0.1", "--observe",
