@@ -95,6 +95,12 @@ static void add_point_force(double f[6], const double point[3], const double for
   for (int k = 0; k < 3; k++) f[k] += sign * tq[k], f[3 + k] += sign * force[k];
 }
 
+// 1 if contact c carries a force: a row of the constraint problem (lcp, cone, ccp), or every penalty contact
+// (penalty forces have no rows; their impulses F dt are in lambda)
+static int contact_acts(const physModel* m, const physContact* c) {
+  return c->efc_adr >= 0 || m->opt.contact == PHYS_CONTACT_PENALTY;
+}
+
 // world force of contact i (normal and friction impulses / dt), acting on geom[1]'s body (minus on geom[0]'s)
 static void contact_force(const physModel* m, const physContact* c, double force[3]) {
   double dt = m->opt.timestep;
@@ -113,7 +119,7 @@ static void body_force(const physModel* m, const physData* d, const physContact*
   }
   for (int i = 0; i < ncon; i++) {
     const physContact* c = con + i;
-    if (c->efc_adr < 0) continue;
+    if (!contact_acts(m, c)) continue;
     double force[3];
     contact_force(m, c, force);
     add_point_force(cfrc + 6 * m->geom_bodyid[c->geom[1]], c->pos, force, -1);
@@ -183,7 +189,7 @@ static double touch(const physModel* m, const physData* d, const physContact* co
     const physContact* c = con + i;
     int b0 = m->geom_bodyid[c->geom[0]], b1 = m->geom_bodyid[c->geom[1]];
     double fn = c->lambda[0] / m->opt.timestep, ray[3];
-    if (c->efc_adr < 0 || (body != b0 && body != b1) || !(fn > 0)) continue;
+    if (!contact_acts(m, c) || (body != b0 && body != b1) || !(fn > 0)) continue;
     for (int k = 0; k < 3; k++) ray[k] = body == b1 ? -c->frame[k] : c->frame[k];
     if (ray_site(m, d, s, c->pos, ray)) sum += fn;
   }

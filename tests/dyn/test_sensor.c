@@ -1,5 +1,5 @@
 // test_sensor.c - sensors with contacts and noise (src/dyn/sensor.c), against analytic values: a 2 kg box at
-// rest on the floor (touch on its bottom zone = m g; zones the contact rays miss read 0; cutoff), a 1.5 kg
+// rest on the floor (touch on its bottom zone = m g in lcp, cone, ccp and penalty; zones the contact rays miss read 0; cutoff), a 1.5 kg
 // pendulum at rest (force sensor = the weight below the site, rotated into the site frame; torque of the bob's
 // weight about the site = 0 under the pivot); phys_sensor_noise's deviation, seeding and unit quaternions.
 // The contact-free values against MuJoCo 2.2.2 are in test_oracle_sensor.c.
@@ -19,6 +19,8 @@ static double value(const physModel* m, const physData* d, const char* name, int
   return i >= 0 ? d->sensordata[m->sensor_adr[i] + k] : NAN;
 }
 
+// the resting box and the pendulum after 1 s under contact model `contact` (penalty: its spring settles, the
+// force of the resting box to 1e-6 as well)
 static void test_rest(const physModel* m, int contact) {
   physModel* mc = phys_copy_model(m);
   mc->opt.contact = contact;
@@ -74,6 +76,7 @@ int main(void) {
   test_rest(m, PHYS_CONTACT_LCP);
   test_rest(m, PHYS_CONTACT_CONE);
   test_rest(m, PHYS_CONTACT_CCP);
+  test_rest(m, PHYS_CONTACT_PENALTY);
   test_noise(m);
   phys_free_model(m);
   return test_done();

@@ -288,6 +288,26 @@ static void test_sensor_observe(void) {
               losses[k], r.out, r.err);
     run_free(&r);
   }
+  // a composed world is written from the model: its sensors (and site types, sizes) are written too and read back
+  r = run("identify", model, path("in_sens.csv"), "--add", "models/floor.xml", "--param", "damping:shoulder",
+          "--observe", "sensor:enc,sensor:imu", "--loss", "rollout", "--write-model", path("out/ws.xml"), "--quiet", NULL);
+  CHECK_MSG(r.code == 0, "%s", r.err);
+  run_free(&r);
+  physLog wlog = {0};
+  physModel* wm = phys_load_mjcf(path("out/ws.xml"), &wlog);
+  physModel* om = phys_load_mjcf(model, &wlog);
+  CHECK_MSG(wm && om, "%s", wlog.error);
+  if (wm && om) {
+    CHECK(wm->nsensor == om->nsensor && wm->nsensordata == om->nsensordata);
+    for (int i = 0; i < wm->nsensor && wm->nsensor == om->nsensor; i++)
+      CHECK(wm->sensor_type[i] == om->sensor_type[i] && wm->sensor_objtype[i] == om->sensor_objtype[i] &&
+            !strcmp(phys_id2name(wm, "sensor", i), phys_id2name(om, "sensor", i)) &&
+            wm->sensor_noise[i] == om->sensor_noise[i]);
+    int s = phys_name2id(wm, "site", "imu_site");
+    CHECK(s >= 0 && wm->site_type[s] == PHYS_SITE_SPHERE && wm->site_size[3 * s] == 0.005);
+  }
+  phys_free_model(wm);
+  phys_free_model(om);
   r = run("identify", model, path("in_sens.csv"), "--param", "damping:shoulder", "--observe", "sensor:acc", NULL);
   CHECK(r.code == 1 && has(r.err, "sensor 'acc' (accelerometer) cannot be observed"));
   run_free(&r);
