@@ -87,6 +87,40 @@ typedef enum physTrn_ {
 
 typedef enum physIntegrator_ { PHYS_INT_EULER = 0 } physIntegrator;
 
+// sensor types (MJCF <sensor> children; MuJoCo 2.2.2's definitions, docs/mjcf.md), with their stage: position
+// (jointpos, framepos, framequat, subtreecom), velocity (jointvel, framelinvel, frameangvel, gyro,
+// velocimeter), acceleration (actuatorfrc, accelerometer, force, torque, touch: need the step's qacc and forces)
+typedef enum physSensor_ {
+  PHYS_SENS_JOINTPOS = 0,  // hinge/slide joint position (1)
+  PHYS_SENS_JOINTVEL,      // hinge/slide joint velocity (1)
+  PHYS_SENS_ACTUATORFRC,   // actuator force, before the gear (1)
+  PHYS_SENS_FRAMEPOS,      // position of a body (com frame), xbody, geom or site, world (3)
+  PHYS_SENS_FRAMEQUAT,     // orientation quaternion, w first (4)
+  PHYS_SENS_FRAMELINVEL,   // linear velocity of the object's origin, world (3)
+  PHYS_SENS_FRAMEANGVEL,   // angular velocity, world (3)
+  PHYS_SENS_ACCELEROMETER, // linear acceleration minus gravity of a site's origin, site frame (3)
+  PHYS_SENS_GYRO,          // angular velocity, site frame (3)
+  PHYS_SENS_VELOCIMETER,   // linear velocity of a site's origin, site frame (3)
+  PHYS_SENS_FORCE,         // force the parent exerts on the site's body's subtree, site frame (3)
+  PHYS_SENS_TORQUE,        // torque of that interaction about the site, site frame (3)
+  PHYS_SENS_TOUCH,         // sum of contact normal forces on the site's body inside the site's zone (1)
+  PHYS_SENS_SUBTREECOM,    // centre of mass of a body's subtree, world (3)
+  PHYS_NSENSTYPE
+} physSensorType;
+
+// objects a frame sensor is attached to (MuJoCo's objtype; body = the body's inertial frame)
+typedef enum physObj_ { PHYS_OBJ_NONE = 0, PHYS_OBJ_BODY, PHYS_OBJ_XBODY, PHYS_OBJ_JOINT, PHYS_OBJ_GEOM,
+                        PHYS_OBJ_SITE, PHYS_OBJ_ACTUATOR } physObjType;
+
+// site zone shape of a touch sensor (MJCF site type)
+typedef enum physSiteType_ { PHYS_SITE_SPHERE = 0, PHYS_SITE_CAPSULE, PHYS_SITE_ELLIPSOID, PHYS_SITE_CYLINDER,
+                             PHYS_SITE_BOX } physSiteType;
+
+// MJCF name of a sensor type ("jointpos", ...) and back (-1 if unknown); its number of values
+const char* phys_sensor_name(int type);
+int phys_sensor_from_name(const char* name);
+int phys_sensor_dim(int type);
+
 // frictional contact models (DESIGN.md section 4); a model option, overridable from the API and CLI
 typedef enum physContactModel_ {
   PHYS_CONTACT_LCP = 0,    // boxed LCP with a 4-sided friction pyramid, exact pivoting (paper 001, Nimble)
@@ -113,8 +147,10 @@ enum {
 
 // enable flags (option enableflags)
 enum {
-  PHYS_ENBL_ENERGY = 1 << 0   // phys_step checks energy: a step without work input that gains energy beyond
+  PHYS_ENBL_ENERGY = 1 << 0,  // phys_step checks energy: a step without work input that gains energy beyond
                               // a tolerance counts a PHYS_WARN_ENERGY warning (src/step/step.c)
+  PHYS_ENBL_SENSORNOISE = 1 << 1  // MJCF <flag sensornoise="enable">: `simulate --sensors` writes noisy values
+                              // (phys_sensor_noise); d->sensordata itself stays noise-free
 };
 
 //---------------------------------------------------------------------------------------------------------
@@ -183,6 +219,8 @@ enum {
   X(int, site_name, nsite, 1)            /* name address in names                           (nsite x 1) */ \
   X(double, site_pos, nsite, 3)          /* position in the body frame                      (nsite x 3) */ \
   X(double, site_quat, nsite, 4)         /* orientation in the body frame                   (nsite x 4) */ \
+  X(int, site_type, nsite, 1)            /* physSiteType (a touch sensor's zone)            (nsite x 1) */ \
+  X(double, site_size, nsite, 3)         /* zone sizes as MJCF site size                    (nsite x 3) */ \
   /* point-to-point springs (MJCF spatial tendons through sites): path of sites */                          \
   X(int, spring_adr, nspring, 1)         /* first entry in spring_site                    (nspring x 1) */ \
   X(int, spring_num, nspring, 1)         /* number of sites in the path (>= 2)            (nspring x 1) */ \
@@ -226,6 +264,15 @@ enum {
   X(double, pair_margin, npair, 1)       /* detection margin of the pair                    (npair x 1) */ \
   X(int, exclude_body1, nexclude, 1)     /* first body                                   (nexclude x 1) */ \
   X(int, exclude_body2, nexclude, 1)     /* second body                                  (nexclude x 1) */ \
+  /* sensors (MJCF <sensor>) */                                                                           \
+  X(int, sensor_type, nsensor, 1)        /* physSensorType                                (nsensor x 1) */ \
+  X(int, sensor_objtype, nsensor, 1)     /* physObjType of the object sensed              (nsensor x 1) */ \
+  X(int, sensor_objid, nsensor, 1)       /* its id                                        (nsensor x 1) */ \
+  X(int, sensor_dim, nsensor, 1)         /* number of values                              (nsensor x 1) */ \
+  X(int, sensor_adr, nsensor, 1)         /* first value in sensordata                     (nsensor x 1) */ \
+  X(int, sensor_name, nsensor, 1)        /* name address in names (-1 if unnamed)         (nsensor x 1) */ \
+  X(double, sensor_cutoff, nsensor, 1)   /* > 0: |value| clamped to it (touch: above)     (nsensor x 1) */ \
+  X(double, sensor_noise, nsensor, 1)    /* noise standard deviation (phys_sensor_noise)  (nsensor x 1) */ \
   /* keyframes */                                                                                          \
   X(double, key_time, nkey, 1)           /* time                                             (nkey x 1) */ \
   X(double, key_qpos, nkey, nq)          /* configuration                                   (nkey x nq) */ \
@@ -278,6 +325,8 @@ typedef struct physModel_ {
   int nhullface;            // total convex-hull faces (polygons)
   int nhullfacevert;        // total vertex entries of the hull faces
   int nkey;                 // number of keyframes
+  int nsensor;              // number of sensors
+  int nsensordata;          // values of all sensors (sum of sensor_dim)
   int npair;                // number of explicit contact pairs
   int nexclude;             // number of excluded body pairs
   int nconmax;              // capacity of the contact list (MJCF <size nconmax>; default from the geoms)
@@ -429,7 +478,9 @@ typedef struct physContact_ {
   /* contacts (phys_collision) and their impulses (the contact solver) */                                 \
   X(physContact, contact, nconmax, 1)    /* contact list, d->ncon used                   (nconmax x 1) */ \
   X(physContact, contact_prev, nconmax, 1) /* the list the last step started from      (nconmax x 1) */ \
-  X(double, qfrc_constraint, nv, 1)      /* J' lambda / dt of the last step                    (nv x 1) */
+  X(double, qfrc_constraint, nv, 1)      /* J' lambda / dt of the last step                    (nv x 1) */ \
+  /* sensors (src/dyn/sensor.c): at the state the last step started from, as MuJoCo's after mj_step */      \
+  X(double, sensordata, nsensordata, 1)  /* sensor values, noise-free                  (nsensordata x 1) */
 
 // kinds of the numerical warnings counted in physData (phys_data_warn): each kind keeps its count, the
 // time of its first occurrence and its first message, so identical warnings aggregate into one line
@@ -477,7 +528,7 @@ typedef struct physData_ {
   long long nlinearize;     // step linearizations on d (phys_step_linearize*: Jacobians, VJPs)
 
   // sizes copied from the model for self-contained views
-  int nq, nv, nbody, njnt, ngeom, nsite, nspring, nu, nconmax;
+  int nq, nv, nbody, njnt, ngeom, nsite, nspring, nu, nconmax, nsensordata;
 
 #define PHYS_X_DECL(type, name, n, m) type* name;
   PHYS_DATA_ARRAYS(PHYS_X_DECL)
@@ -593,7 +644,14 @@ void phys_jac(const physModel* m, const physData* d, const double point[3], int 
 //---------------------------------------------------------------------------------------------------------
 // simulation (src/step)
 
-void phys_forward(const physModel* m, physData* d);   // all of the above at the current state, and qacc
+void phys_forward(const physModel* m, physData* d);   // all of the above at the current state, qacc, sensordata
+// sensordata from d's kinematics and velocities (phys_kinematics, phys_com_pos, phys_com_vel done), d->qacc and the
+// contacts' impulses: phys_step and phys_forward call it (src/dyn/sensor.c; MuJoCo 2.2.2's definitions)
+void phys_sensor(const physModel* m, physData* d);
+// noisy = clean + Gaussian noise of each sensor's standard deviation (sensor_noise) from the seeded stream
+// *state (phys_splitmix64's state, advanced); framequat: rotated by a random rotation vector of that deviation
+// (stays unit), touch: kept >= 0. noisy may be clean
+void phys_sensor_noise(const physModel* m, const double* clean, double* noisy, uint64_t* state);
 // one semi-implicit Euler step as MuJoCo 2.2.2's mj_Euler: joint damping implicit ((M + dt*diag(damping))^-1),
 // with contact and joint-limit constraints by m->opt.contact (lcp, cone, ccp: impulses from the solver;
 // penalty: forces); without active constraints exactly the unconstrained step (one ABA pass, qM and

@@ -47,6 +47,7 @@ typedef struct simArgs_ {
   double noise;             // standard deviation of the noise on written translations (m; 0: none)
   const char* ctrl_value;   // NULL, or nu comma-separated constant controls
   const char* ctrl_file;    // NULL, or a data file whose recorded inputs are replayed
+  int sensors;              // --sensors: the model's sensors as sensor:NAME columns
 } simArgs;
 
 // the recorded inputs of --ctrl-file (one trajectory of a dataset) and where the replay is
@@ -186,15 +187,34 @@ static void noisy_row(const physModel* m, double* qpos, double* qvel, double* pr
   memcpy(prev, qpos, sizeof(double) * (size_t)m->nq);
 }
 
-// write the state as a row (through noisy_row with --noise) with the controls held from it (when nu > 0) and the
-// replayed joint forces (with a --ctrl-file that has them); scratch q, v, prev (nq, nv, nq)
+// --sensors: the sensors of the row's state, as MuJoCo's sensordata after mj_step from it: the step from d's
+// state taken on the copy `probe` (d untouched; the same step the run takes next, bit for bit), with the
+// sensors' noise (sensor_noise, stream seed + 2) when the model enables sensornoise
+static const double* probe_sensors(const physModel* m, const physData* d, physData* probe, uint64_t* nstate) {
+  physData keep = *probe;
+  *probe = *d;
+#define KEEP_PTR(type, name, n, mult) probe->name = keep.name;
+  PHYS_DATA_ARRAYS(KEEP_PTR)
+#undef KEEP_PTR
+  probe->stack = keep.stack, probe->buffer = keep.buffer, probe->arena_guard = NULL;
+  probe->pstack = 0;
+  memcpy(probe->buffer, d->buffer, d->nbuffer - d->nstack * sizeof(double));
+  phys_step(m, probe);
+  if (m->opt.enableflags & PHYS_ENBL_SENSORNOISE) phys_sensor_noise(m, probe->sensordata, probe->sensordata, nstate);
+  return probe->sensordata;
+}
+
+// write the state as a row (through noisy_row with --noise) with the controls held from it (when nu > 0), the
+// replayed joint forces (with a --ctrl-file that has them) and the sensors (probe not NULL: --sensors); scratch
+// q, v, prev (nq, nv, nq)
 static int write_state(FILE* f, const physModel* m, const physData* d, const simArgs* a, int first, int with_qfrc,
-                       double* q, double* v, double* prev, physRng* nrng) {
+                       double* q, double* v, double* prev, physRng* nrng, physData* probe, uint64_t* sstate) {
   memcpy(q, d->qpos, sizeof(double) * (size_t)m->nq);
   memcpy(v, d->qvel, sizeof(double) * (size_t)m->nv);
   if (a->noise > 0) noisy_row(m, q, v, prev, first, a->every * m->opt.timestep, a->noise, nrng);
-  return phys_traj_write_row_u(f, m, d->time, q, v, m->nu > 0 ? d->ctrl : NULL, with_qfrc ? d->qfrc_applied : NULL)
-         == PHYS_OK;
+  const double* sens = probe ? probe_sensors(m, d, probe, sstate) : NULL;
+  return phys_traj_write_row_s(f, m, d->time, q, v, m->nu > 0 ? d->ctrl : NULL, with_qfrc ? d->qfrc_applied : NULL,
+                               sens) == PHYS_OK;
 }
 
 // the inputs of the interval that starts at step k (1-based): the replayed file's at the current time, else
@@ -213,25 +233,30 @@ static int run_steps(cliOutput* o, const physModel* m, physData* d, const simArg
   physRng rng, nrng;
   phys_rng_seed(&rng, (uint64_t)a->seed);
   phys_rng_seed(&nrng, (uint64_t)a->seed + 1);
+  uint64_t sstate = (uint64_t)a->seed + 2;
   double* q = malloc(sizeof(double) * (size_t)(2 * m->nq + m->nv + 1));
-  if (!q) {
+  physData* probe = a->sensors ? phys_make_data(m) : NULL;
+  if (!q || (a->sensors && !probe)) {
     cli_error("%s: out of memory", a->model);
+    free(q);
+    phys_free_data(probe);
     return 0;
   }
   double *v = q + m->nq, *prev = v + m->nv;
   int wq = rp && rp->ds.has_qfrc;
   if (a->steps > 0) next_inputs(rp, m, d, a, cval, &rng, 1);
-  int ok = phys_traj_write_header_u(o->f, m, m->nu > 0, wq) == PHYS_OK &&
-           write_state(o->f, m, d, a, 1, wq, q, v, prev, &nrng);
+  int ok = phys_traj_write_header_s(o->f, m, m->nu > 0, wq, a->sensors) == PHYS_OK &&
+           write_state(o->f, m, d, a, 1, wq, q, v, prev, &nrng, probe, &sstate);
   for (int k = 1; ok && k <= a->steps && !g_signal; k++) {
     ok = step_checked(m, d, a, k);
     if (ok && k < a->steps) next_inputs(rp, m, d, a, cval, &rng, k + 1);   // before the row that starts it
-    if (ok && k % a->every == 0 && !write_state(o->f, m, d, a, 0, wq, q, v, prev, &nrng)) {
+    if (ok && k % a->every == 0 && !write_state(o->f, m, d, a, 0, wq, q, v, prev, &nrng, probe, &sstate)) {
       cli_error("%s %s: write error: %s", o->option, o->path ? o->path : "-", strerror(errno));
       ok = 0;
     }
   }
   free(q);
+  phys_free_data(probe);
   return ok && !g_signal;
 }
 
@@ -323,6 +348,9 @@ int cli_simulate(int argc, char** argv) {
       {"--ctrl-value", ARG_STRING, &a.ctrl_value, "U0,U1,..", "constant controls, one per actuator", 0, 0, 0},
       {"--ctrl-file", ARG_STRING, &a.ctrl_file, "FILE", "replay the controls (u0.. or ctrl:ACTUATOR) and joint "
        "forces (tau0.. or qfrc:JOINT) a data file records, each held from its time to the next row's", 0, 0, 0},
+      {"--sensors", ARG_FLAG, &a.sensors, "", "add the model's sensors (MJCF <sensor>) as columns sensor:NAME "
+       "(sensor:NAME:k for k = 0.. of a multi-value one), at each row's state as MuJoCo's sensordata after mj_step "
+       "from it; Gaussian noise of each sensor's noise attribute when the model enables sensornoise", 0, 0, 0},
   };
   const argCommand cmd = {"simulate",
                           "Simulate a model from its keyframe 0 (or qpos0, or --init) and write the trajectory "
@@ -348,6 +376,11 @@ int cli_simulate(int argc, char** argv) {
   if (!cli_output_check(&o, "--out", a.out) || cli_output_conflicts(&o, 1, input, 3)) return CLI_EXIT_INPUT;
   physModel* m = cli_load_model(a.model, a.floating);
   if (!m) return CLI_EXIT_INPUT;
+  if (a.sensors && m->nsensor == 0) {
+    cli_error("--sensors: model '%s' has no sensors (MJCF <sensor>)", a.model);
+    phys_free_model(m);
+    return CLI_EXIT_INPUT;
+  }
   double cval[64];
   if (a.ctrl_value && !cli_parse_controls(cval, m, a.ctrl_value)) {
     phys_free_model(m);

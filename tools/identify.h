@@ -133,7 +133,7 @@ int id_split_spec(char* buf, size_t nbuf, const char* opts[3], const char* text)
   {"--map", ARG_LIST, &a.map, "COLUMN=q:JOINT[:i]", "map a CSV column to a joint coordinate (or v:JOINT)", 0, 0, 0}, \
   {"--ctrl-value", ARG_STRING, &a.ctrl_value, "U0,U1,..", "controls held during every trajectory (a known "     \
    "push), one per actuator (default 0)", 0, 0, 0},                                                             \
-  {"--observe", ARG_STRING, &a.observe, "LIST", "use only these coordinates: q, v, q:JOINT[:i], v:JOINT[:i]", 0, 0, 0}, \
+  {"--observe", ARG_STRING, &a.observe, "LIST", "use only these coordinates: q, v, q:JOINT[:i], v:JOINT[:i]; sensor[:NAME]: residuals on these sensors (columns sensor:NAME[:k]) instead of the states, which then only start the simulation", 0, 0, 0}, \
   {"--floating", ARG_FLAG, &a.floating, "", "URDF: give the root link a free joint", 0, 0, 0},                 \
   CLI_MODEL_OPTIONS
 

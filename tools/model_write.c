@@ -336,6 +336,14 @@ static const char* const WORLD_GEOM_TYPE[PHYS_NGEOMTYPE] = {"plane", "sphere", "
 static const char* const WORLD_JOINT_TYPE[4] = {"free", "ball", "slide", "hinge"};
 
 // what a composed world must not hold to be written (meshes, unnamed referenced objects); 0 and a message
+// the name of sensor i's object ("" if unnamed; the world body is "world")
+static const char* sensor_object_name(const physModel* m, int i) {
+  static const char* const KIND[] = {"", "body", "body", "joint", "geom", "site", "actuator"};
+  int id = m->sensor_objid[i], type = m->sensor_objtype[i];
+  if ((type == PHYS_OBJ_BODY || type == PHYS_OBJ_XBODY) && id == 0) return "world";
+  return phys_id2name(m, KIND[type], id);
+}
+
 static int world_writable(const physModel* m, char* err, size_t nerr) {
   const char* what = NULL;
   const char* who = "";
@@ -347,6 +355,9 @@ static int world_writable(const physModel* m, char* err, size_t nerr) {
   for (int i = 0; !what && i < m->nu; i++) {
     const char* kind = m->actuator_trntype[i] == PHYS_TRN_JOINT ? "joint" : "spring";
     if (!*phys_id2name(m, kind, m->actuator_trnid[i])) what = "an actuator on an unnamed joint or tendon";
+  }
+  for (int i = 0; !what && i < m->nsensor; i++) {
+    if (!*sensor_object_name(m, i)) what = "a sensor on an unnamed object";
   }
   for (int i = 0; !what && i < m->nspringsite; i++) {
     if (!*phys_id2name(m, "site", m->spring_site[i])) what = "a tendon through an unnamed site";
@@ -385,6 +396,7 @@ static void world_options(FILE* f, const physModel* m) {
                              PHYS_DSBL_EULERDAMP, PHYS_DSBL_ACTUATION};
   for (int i = 0; i < 6; i++)
     if (o->disableflags & BITS[i]) fprintf(f, " %s=\"disable\"", NAMES[i]);
+  if (o->enableflags & PHYS_ENBL_SENSORNOISE) fprintf(f, " sensornoise=\"enable\"");
   fprintf(f, "/>\n  </option>\n");
   if (m->nconmax > 0) fprintf(f, "  <size nconmax=\"%d\"/>\n", m->nconmax);
   fprintf(f, "  <custom>\n    <text name=\"physid:contact\" data=\"%s\"/>\n", phys_contact_name(o->contact));
@@ -487,6 +499,9 @@ static void world_body(FILE* f, const physModel* m, int b, int indent) {
     put_name(f, m, "site", s);
     put_attr(f, "pos", m->site_pos + 3 * s, 3);
     put_attr(f, "quat", m->site_quat + 4 * s, 4);
+    static const char* const SITE_TYPE[] = {"sphere", "capsule", "ellipsoid", "cylinder", "box"};
+    fprintf(f, " type=\"%s\"", SITE_TYPE[m->site_type[s]]);
+    put_attr(f, "size", m->site_size + 3 * s, 3);
     fprintf(f, "/>\n");
   }
   for (int c = b + 1; c < m->nbody; c++)
@@ -534,6 +549,25 @@ static void world_lists(FILE* f, const physModel* m) {
     fprintf(f, "/>\n");
   }
   if (m->nu) fprintf(f, "  </actuator>\n");
+  // sensors: the object by its attribute (frame sensors: objtype and objname), noise and cutoff
+  if (m->nsensor) fprintf(f, "  <sensor>\n");
+  for (int i = 0; i < m->nsensor; i++) {
+    static const char* const ATTR[] = {"", "body", "body", "joint", "geom", "site", "actuator"};
+    static const char* const OBJ[] = {"", "body", "xbody", "joint", "geom", "site", "actuator"};
+    int type = m->sensor_type[i], ot = m->sensor_objtype[i];
+    int frame = type == PHYS_SENS_FRAMEPOS || type == PHYS_SENS_FRAMEQUAT || type == PHYS_SENS_FRAMELINVEL ||
+                type == PHYS_SENS_FRAMEANGVEL;
+    fprintf(f, "    <%s", phys_sensor_name(type));
+    put_name(f, m, "sensor", i);
+    if (frame) fprintf(f, " objtype=\"%s\" objname=\"", OBJ[ot]);
+    else fprintf(f, " %s=\"", ATTR[ot]);
+    put_text(f, sensor_object_name(m, i));
+    fputc('"', f);
+    put_attr(f, "noise", m->sensor_noise + i, 1);
+    put_attr(f, "cutoff", m->sensor_cutoff + i, 1);
+    fprintf(f, "/>\n");
+  }
+  if (m->nsensor) fprintf(f, "  </sensor>\n");
   if (m->npair || m->nexclude) fprintf(f, "  <contact>\n");
   for (int i = 0; i < m->npair; i++) {
     fprintf(f, "    <pair geom1=\"");

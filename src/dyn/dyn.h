@@ -41,4 +41,13 @@ typedef struct physActuatorTerms_ {
 } physActuatorTerms;
 double phys_actuator_force(const physModel* m, const physData* d, int a, physActuatorTerms* t);
 
+// world position *pos, rotation *mat and body of a sensor's frame object (physObjType body: the inertial frame,
+// xbody: the body frame, geom, site; sensor.c)
+void phys_object_frame(const physModel* m, const physData* d, int objtype, int id, const double** pos,
+                       const double** mat, int* body);
+// its world orientation as MuJoCo's framequat: the body quaternion times the object's local one
+void phys_object_quat(const physModel* m, const physData* d, int objtype, int id, double q[4]);
+// phys_sensor with the contacts con[0..ncon) (a step's list before d->ncon is set; phys_sensor: d's own)
+void phys_sensor_list(const physModel* m, physData* d, const physContact* con, int ncon);
+
 #endif  // PHYS_DYN_H

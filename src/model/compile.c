@@ -243,7 +243,7 @@ static int names_size(const physSpec* s) {
   int n = 0;
 #define NAMESUM(list) \
   for (int i = 0; i < s->n##list; i++) n += s->list[i].name[0] ? (int)strlen(s->list[i].name) + 1 : 0;
-  NAMESUM(body) NAMESUM(joint) NAMESUM(geom) NAMESUM(site) NAMESUM(spring) NAMESUM(actuator) NAMESUM(mesh) NAMESUM(key)
+  NAMESUM(body) NAMESUM(joint) NAMESUM(geom) NAMESUM(site) NAMESUM(spring) NAMESUM(actuator) NAMESUM(sensor) NAMESUM(mesh) NAMESUM(key)
 #undef NAMESUM
   return n + 1;
 }
@@ -260,6 +260,8 @@ static physStatus compile_sizes(const physSpec* s, physModel* sz, physLog* log) 
   sz->nsite = s->nsite;
   sz->nspring = s->nspring;
   sz->nu = s->nactuator;
+  sz->nsensor = s->nsensor;
+  for (int i = 0; i < s->nsensor; i++) sz->nsensordata += phys_sensor_dim(s->sensor[i].type);
   sz->nmesh = s->nmesh;
   sz->nkey = s->nkey;
   sz->npair = s->npair;
@@ -494,6 +496,8 @@ static physStatus compile_sites(const physSpec* s, physModel* m, int* namepos, p
     phys_copy3(m->site_pos + 3 * i, ss->pos);
     memcpy(m->site_quat + 4 * i, ss->quat, 4 * sizeof(double));
     phys_quat_normalize(m->site_quat + 4 * i);
+    m->site_type[i] = ss->type;
+    phys_copy3(m->site_size + 3 * i, ss->size);
   }
   return PHYS_OK;
 }
@@ -603,6 +607,66 @@ static physStatus compile_actuators(const physSpec* s, physModel* m, int* namepo
   return PHYS_OK;
 }
 
+//---------------------------------------------------------------------------------------------------------
+// sensors
+
+// index of the element named name in a spec list of n elements of size stride (name first in each); -1 if none
+static int find_named(const char* name, const void* list, int n, size_t stride) {
+  for (int i = 0; i < n; i++)
+    if (strcmp((const char*)list + (size_t)i * stride, name) == 0) return i;
+  return -1;
+}
+
+// the model id of a sensor's object (its objtype and target name); -1 if there is none of that name
+static int sensor_object(const physSpec* s, const physSpecSensor* se) {
+  switch (se->objtype) {
+    case PHYS_OBJ_BODY:
+    case PHYS_OBJ_XBODY: return find_named(se->target, s->body, s->nbody, sizeof(*s->body));
+    case PHYS_OBJ_JOINT: return find_named(se->target, s->joint, s->njoint, sizeof(*s->joint));
+    case PHYS_OBJ_GEOM: return find_named(se->target, s->geom, s->ngeom, sizeof(*s->geom));
+    case PHYS_OBJ_SITE: return find_named(se->target, s->site, s->nsite, sizeof(*s->site));
+    case PHYS_OBJ_ACTUATOR: return find_named(se->target, s->actuator, s->nactuator, sizeof(*s->actuator));
+    default: return -1;
+  }
+}
+
+// the sensor table: objects resolved by name, values laid out in order; joint sensors need a hinge or slide, a
+// touch sensor a sphere, ellipsoid or box zone (the zones physid's ray test has)
+static physStatus compile_sensors(const physSpec* s, physModel* m, int* namepos, physLog* log) {
+  static const char* const OBJNAME[] = {"object", "body", "body", "joint", "geom", "site", "actuator"};
+  char buf[600];
+  int adr = 0;
+  for (int i = 0; i < s->nsensor; i++) {
+    const physSpecSensor* se = s->sensor + i;
+    const char* at = where(s, *se, buf, sizeof(buf));
+    const char* kind = phys_sensor_name(se->type);
+    int id = sensor_object(s, se);
+    if (id < 0)
+      return phys_error(log, PHYS_ERR_MODEL, "%s<%s name='%s'>: %s '%s' not found", at, kind, se->name,
+                        OBJNAME[se->objtype], se->target);
+    if (se->objtype == PHYS_OBJ_JOINT && m->jnt_type[id] != PHYS_JNT_HINGE && m->jnt_type[id] != PHYS_JNT_SLIDE)
+      return phys_error(log, PHYS_ERR_MODEL, "%s<%s name='%s'>: joint '%s' is not a hinge or slide joint", at,
+                        kind, se->name, se->target);
+    if (se->type == PHYS_SENS_TOUCH && m->site_type[id] != PHYS_SITE_SPHERE &&
+        m->site_type[id] != PHYS_SITE_ELLIPSOID && m->site_type[id] != PHYS_SITE_BOX)
+      return phys_error(log, PHYS_ERR_MODEL, "%s<%s name='%s'>: the zone of a touch sensor must be a sphere, "
+                        "ellipsoid or box site (site '%s' is a capsule or cylinder)", at, kind, se->name, se->target);
+    if (!(se->noise >= 0) || !(se->cutoff >= 0) || !isfinite(se->noise) || !isfinite(se->cutoff))
+      return phys_error(log, PHYS_ERR_VALUE, "%s<%s name='%s'>: noise and cutoff must be finite and >= 0", at,
+                        kind, se->name);
+    m->sensor_type[i] = se->type;
+    m->sensor_objtype[i] = se->objtype;
+    m->sensor_objid[i] = id;
+    m->sensor_dim[i] = phys_sensor_dim(se->type);
+    m->sensor_adr[i] = adr;
+    m->sensor_name[i] = add_name(m, namepos, se->name);
+    m->sensor_cutoff[i] = se->cutoff;
+    m->sensor_noise[i] = se->noise;
+    adr += m->sensor_dim[i];
+  }
+  return PHYS_OK;
+}
+
 static physStatus compile_keys(const physSpec* s, physModel* m, int* namepos, physLog* log) {
   char buf[600];
   for (int k = 0; k < s->nkey; k++) {
@@ -628,12 +692,6 @@ static void compile_welds(physModel* m) {
   m->body_weldid[0] = 0;
   for (int b = 1; b < m->nbody; b++)
     m->body_weldid[b] = m->body_dofnum[b] > 0 ? b : m->body_weldid[m->body_parentid[b]];
-}
-
-static int find_named(const char* name, const void* list, int n, size_t stride) {
-  for (int i = 0; i < n; i++)
-    if (strcmp((const char*)list + (size_t)i * stride, name) == 0) return i;
-  return -1;
 }
 
 // explicit contact pairs and excluded body pairs: resolve names, fill unset values from the geoms
@@ -771,6 +829,7 @@ static physStatus check_names(const physSpec* s, physLog* log) {
   if (st == PHYS_OK) st = UNIQUE("site", site, physSpecSite);
   if (st == PHYS_OK) st = UNIQUE("tendon", spring, physSpecSpring);
   if (st == PHYS_OK) st = UNIQUE("actuator", actuator, physSpecActuator);
+  if (st == PHYS_OK) st = UNIQUE("sensor", sensor, physSpecSensor);
   if (st == PHYS_OK) st = UNIQUE("mesh", mesh, physSpecMesh);
   if (st == PHYS_OK) st = UNIQUE("key", key, physSpecKey);
   if (st == PHYS_OK) st = UNIQUE("pair", pair, physSpecPair);
@@ -950,6 +1009,7 @@ static physModel* compile_sorted(const physSpec* s, physLog* log) {
   if (st == PHYS_OK) st = compile_sites(s, m, &namepos, log);
   if (st == PHYS_OK) st = compile_springs(s, m, &namepos, log);
   if (st == PHYS_OK) st = compile_actuators(s, m, &namepos, log);
+  if (st == PHYS_OK) st = compile_sensors(s, m, &namepos, log);
   if (st == PHYS_OK) st = compile_keys(s, m, &namepos, log);
   if (st == PHYS_OK) st = compile_pairs(s, m, log);
   if (st == PHYS_OK) st = compile_body_inertia(s, m, log);

@@ -252,6 +252,7 @@ physData* phys_make_data(const physModel* m) {
   d->nspring = m->nspring;
   d->nu = m->nu;
   d->nconmax = m->nconmax;
+  d->nsensordata = m->nsensordata;
   d->nstack = phys_arena_size(m);
   d->nbuffer = data_arrays_size(d) + d->nstack * sizeof(double);
   d->buffer = calloc(1, d->nbuffer);

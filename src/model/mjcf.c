@@ -3,10 +3,10 @@
 // Supported (everything else: a warning for unknown elements, silence for known-but-irrelevant ones):
 //   <mujoco model>  <include file>  <compiler angle eulerseq inertiafromgeom coordinate(local)
 //   settotalmass boundmass boundinertia meshdir autolimits>  <option timestep gravity integrator(Euler)>
-//   <flag contact limit gravity passive eulerdamp actuation>  <default class> (joint geom site motor
+//   <flag contact limit gravity passive eulerdamp actuation sensornoise>  <default class> (joint geom site motor
 //   general position velocity tendon mesh)  <asset><mesh name file scale>  <worldbody><body name pos orientation childclass>
 //   <inertial> <joint> <freejoint> <geom> <site>  <tendon><spatial> with <site> only  <actuator><motor>
-//   <position> <velocity> <general> (fixed/affine gain and bias, no dynamics)  <keyframe><key>  <size nconmax>  <contact><pair name geom1 geom2 friction
+//   <position> <velocity> <general> (fixed/affine gain and bias, no dynamics)  <sensor> (mjcf_sensor.c)  <keyframe><key>  <size nconmax>  <contact><pair name geom1 geom2 friction
 //   margin> <exclude body1 body2>  <custom> physid extensions (contact model and options, restitution).
 // Sections are read in MuJoCo's order (compiler, option, default, asset, worldbody, ..., tendon,
 // actuator, keyframe) whatever their order in the file; several sections of one kind are read in turn.
@@ -269,7 +269,7 @@ static physStatus parse_compiler(mjcfCtx* c, xmlNode* el) {
   return PHYS_OK;
 }
 
-// <flag>: the disable flags physid knows (others are MuJoCo solver flags, ignored)
+// <flag>: the disable flags physid knows and the enable flag sensornoise (others are MuJoCo solver flags, ignored)
 static physStatus parse_flag(mjcfCtx* c, xmlNode* el) {
   static const char* const NAMES[] = {"contact", "limit", "gravity", "passive", "eulerdamp", "actuation",
                                       NULL};
@@ -288,6 +288,10 @@ static physStatus parse_flag(mjcfCtx* c, xmlNode* el) {
       } else {
         c->s->opt.disableflags &= ~BITS[i];
       }
+    }
+    if (!strcmp((const char*)a->name, "sensornoise")) {   // an enable flag: noise on written sensor values
+      if (v == 1) c->s->opt.enableflags |= PHYS_ENBL_SENSORNOISE;
+      else c->s->opt.enableflags &= ~PHYS_ENBL_SENSORNOISE;
     }
   }
   return PHYS_OK;
@@ -470,7 +474,7 @@ static const struct {
     {"equality", parse_ignored_section},
     {"tendon", mjcf_parse_tendon},         // mjcf_actuator.c
     {"actuator", mjcf_parse_actuator},     // mjcf_actuator.c
-    {"sensor", parse_nothing},
+    {"sensor", mjcf_parse_sensor},       // mjcf_sensor.c
     {"keyframe", mjcf_parse_keyframe},     // mjcf_actuator.c
     {"custom", mjcf_parse_custom},         // mjcf_contact.c; last: physid extensions name actuators and geoms
 };

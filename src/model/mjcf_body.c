@@ -200,7 +200,7 @@ static physStatus parse_geom(mjcfCtx* c, xmlNode* el, int body, int childclass) 
   return mjcf_get_int(c, &e, "group", &g->group, NULL);
 }
 
-// <site name class pos orientation>
+// <site name class pos orientation type size> (type and size: a touch sensor's zone)
 static physStatus parse_site(mjcfCtx* c, xmlNode* el, int body, int childclass) {
   int cls;
   physStatus st = mjcf_elem_class(c, el, "class", childclass, &cls);
@@ -213,6 +213,10 @@ static physStatus parse_site(mjcfCtx* c, xmlNode* el, int body, int childclass) 
   site->fileid = mjcf_elem_fileid(c, el);
   if ((st = mjcf_get_name(c, el, "name", site->name))) return st;
   if ((st = mjcf_get_vec(c, &e, "pos", 3, site->pos, NULL))) return st;
+  static const char* const TYPES[] = {"sphere", "capsule", "ellipsoid", "cylinder", "box", NULL};
+  int n;
+  if ((st = mjcf_get_keyword(c, &e, "type", TYPES, &site->type, NULL))) return st;
+  if ((st = mjcf_get_partial(c, &e, "size", 3, site->size, &n))) return st;
   return mjcf_get_orient(c, &e, site->quat, NULL);
 }
 

@@ -9,6 +9,7 @@
 //   mjcf_body.c      <worldbody>: bodies, inertials, joints, geoms, sites
 //   mjcf_actuator.c  <tendon> (spatial), <actuator> (motor, general), <keyframe>
 //   mjcf_contact.c   <contact> (pair, exclude) and physid's <custom> extension keys
+//   mjcf_sensor.c    <sensor>
 //
 // Every reader takes the reader state and one element, writes into the spec c->s and returns PHYS_OK or
 // the status of an error recorded in c->log as "file:line: <element name='..'>: reason".
@@ -152,6 +153,7 @@ physStatus mjcf_parse_worldbody(mjcfCtx* c, xmlNode* el);   // mjcf_body.c
 physStatus mjcf_parse_tendon(mjcfCtx* c, xmlNode* el);      // mjcf_actuator.c
 physStatus mjcf_parse_actuator(mjcfCtx* c, xmlNode* el);    // mjcf_actuator.c
 physStatus mjcf_parse_keyframe(mjcfCtx* c, xmlNode* el);    // mjcf_actuator.c
+physStatus mjcf_parse_sensor(mjcfCtx* c, xmlNode* el);      // mjcf_sensor.c
 physStatus mjcf_parse_contact(mjcfCtx* c, xmlNode* el);     // mjcf_contact.c
 physStatus mjcf_parse_custom(mjcfCtx* c, xmlNode* el);      // mjcf_contact.c
 

@@ -72,6 +72,7 @@ static const int* kind_names(const physModel* m, const char* kind, int* n) {
       {"actuator", offsetof(physModel, actuator_name), offsetof(physModel, nu)},
       {"mesh", offsetof(physModel, mesh_name), offsetof(physModel, nmesh)},
       {"key", offsetof(physModel, key_name), offsetof(physModel, nkey)},
+      {"sensor", offsetof(physModel, sensor_name), offsetof(physModel, nsensor)},
   };
   for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
     if (strcmp(kind, table[i].kind) == 0) {
@@ -98,3 +99,31 @@ const char* phys_id2name(const physModel* m, const char* kind, int id) {
   if (!adr || id < 0 || id >= n || adr[id] < 0) return "";
   return m->names + adr[id];
 }
+
+//---------------------------------------------------------------------------------------------------------
+// sensor types: MJCF names and sizes
+
+static const struct {
+  const char* name;
+  int dim;
+} SENSOR_TYPES[PHYS_NSENSTYPE] = {
+    [PHYS_SENS_JOINTPOS] = {"jointpos", 1},         [PHYS_SENS_JOINTVEL] = {"jointvel", 1},
+    [PHYS_SENS_ACTUATORFRC] = {"actuatorfrc", 1},   [PHYS_SENS_FRAMEPOS] = {"framepos", 3},
+    [PHYS_SENS_FRAMEQUAT] = {"framequat", 4},       [PHYS_SENS_FRAMELINVEL] = {"framelinvel", 3},
+    [PHYS_SENS_FRAMEANGVEL] = {"frameangvel", 3},   [PHYS_SENS_ACCELEROMETER] = {"accelerometer", 3},
+    [PHYS_SENS_GYRO] = {"gyro", 3},                 [PHYS_SENS_VELOCIMETER] = {"velocimeter", 3},
+    [PHYS_SENS_FORCE] = {"force", 3},               [PHYS_SENS_TORQUE] = {"torque", 3},
+    [PHYS_SENS_TOUCH] = {"touch", 1},               [PHYS_SENS_SUBTREECOM] = {"subtreecom", 3},
+};
+
+const char* phys_sensor_name(int type) {
+  return type >= 0 && type < PHYS_NSENSTYPE ? SENSOR_TYPES[type].name : "unknown";
+}
+
+int phys_sensor_from_name(const char* name) {
+  for (int i = 0; name && i < PHYS_NSENSTYPE; i++)
+    if (!strcmp(SENSOR_TYPES[i].name, name)) return i;
+  return -1;
+}
+
+int phys_sensor_dim(int type) { return type >= 0 && type < PHYS_NSENSTYPE ? SENSOR_TYPES[type].dim : 0; }

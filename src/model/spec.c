@@ -53,6 +53,7 @@ void phys_spec_free(physSpec* s) {
   free(s->site);
   free(s->spring);
   free(s->actuator);
+  free(s->sensor);
   free(s->mesh);
   free(s->key);
   free(s->pair);
@@ -137,6 +138,8 @@ int phys_spec_add_site(physSpec* s, int body) {
   if (i < 0) return -1;
   s->site[i].body = body;
   phys_quat_identity(s->site[i].quat);
+  s->site[i].type = PHYS_SITE_SPHERE;
+  s->site[i].size[0] = s->site[i].size[1] = s->site[i].size[2] = 0.005;
   return i;
 }
 
@@ -155,6 +158,9 @@ int phys_spec_add_actuator(physSpec* s) {
   s->actuator[i].trntype = PHYS_TRN_JOINT;
   return i;
 }
+
+// a sensor of type jointpos on no object, noise and cutoff 0
+int phys_spec_add_sensor(physSpec* s) { return GROW(s, sensor); }
 
 int phys_spec_add_mesh(physSpec* s) { return GROW(s, mesh); }
 
@@ -216,7 +222,7 @@ static int attach_mesh(physSpec* dst, const physSpecMesh* sm) {
 }
 
 // append src's bodies (all but its world body, in src's order, after dst's bodies) with their joints,
-// geoms, sites, springs, actuators, meshes, pairs and excludes to dst; src's world body becomes dst's body
+// geoms, sites, springs, actuators, sensors, meshes, pairs and excludes to dst; src's world body becomes dst's body
 // `parent` (its geoms and sites move there, its children hang from it; phys_compile refuses a free joint
 // whose body does not hang from the world). dst keeps its options and name; src's keyframes are not copied (they describe src's state
 // alone). Names are copied as they are: phys_compile reports duplicates. PHYS_OK, PHYS_ERR_ARG or
@@ -235,8 +241,8 @@ static int attach_file(physSpec* dst, const physSpec* src, int f) {
 
 physStatus phys_spec_attach(physSpec* dst, const physSpec* src, int parent) {
   if (!dst || !src || dst == src || parent < 0 || parent >= dst->nbody) return PHYS_ERR_ARG;
-  const int from[10] = {dst->nbody, dst->njoint, dst->ngeom, dst->nsite, dst->nspring, dst->nactuator, dst->nmesh,
-                        dst->nkey, dst->npair, dst->nexclude};
+  const int from[11] = {dst->nbody, dst->njoint, dst->ngeom, dst->nsite, dst->nspring, dst->nactuator, dst->nmesh,
+                        dst->nkey, dst->npair, dst->nexclude, dst->nsensor};
   int body0 = dst->nbody, site0 = dst->nsite, mesh0 = dst->nmesh;
   for (int b = 1; b < src->nbody; b++) {
     int i = phys_spec_add_body(dst, 0);
@@ -280,6 +286,11 @@ physStatus phys_spec_attach(physSpec* dst, const physSpec* src, int parent) {
     if (i < 0) return PHYS_ERR_NOMEM;
     dst->actuator[i] = src->actuator[k];
   }
+  for (int k = 0; k < src->nsensor; k++) {
+    int i = phys_spec_add_sensor(dst);
+    if (i < 0) return PHYS_ERR_NOMEM;
+    dst->sensor[i] = src->sensor[k];
+  }
   for (int k = 0; k < src->npair; k++) {
     int i = phys_spec_add_pair(dst);
     if (i < 0) return PHYS_ERR_NOMEM;
@@ -293,7 +304,7 @@ physStatus phys_spec_attach(physSpec* dst, const physSpec* src, int parent) {
   if (dst->nconmax > 0 && src->nconmax > 0) dst->nconmax += src->nconmax;
   ATTACH_FILES(body, from[0]) ATTACH_FILES(joint, from[1]) ATTACH_FILES(geom, from[2]) ATTACH_FILES(site, from[3])
   ATTACH_FILES(spring, from[4]) ATTACH_FILES(actuator, from[5]) ATTACH_FILES(mesh, from[6]) ATTACH_FILES(key, from[7])
-  ATTACH_FILES(pair, from[8]) ATTACH_FILES(exclude, from[9])
+  ATTACH_FILES(pair, from[8]) ATTACH_FILES(exclude, from[9]) ATTACH_FILES(sensor, from[10])
   return PHYS_OK;
 }
 #undef ATTACH_FILES

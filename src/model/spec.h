@@ -65,6 +65,8 @@ typedef struct physSpecSite_ {
   char name[PHYS_NAMELEN];
   int body;
   double pos[3], quat[4];
+  int type;                   // physSiteType (default sphere)
+  double size[3];             // MJCF site size (default 0.005 0.005 0.005)
   int line;
   int fileid;                 // source file: index into physSpec.srcfile, 0 = physSpec.filename
 } physSpecSite;
@@ -91,6 +93,17 @@ typedef struct physSpecActuator_ {
   int line;
   int fileid;                 // source file: index into physSpec.srcfile, 0 = physSpec.filename
 } physSpecActuator;
+
+typedef struct physSpecSensor_ {
+  char name[PHYS_NAMELEN];
+  int type;                   // physSensorType
+  int objtype;                // physObjType of the object named by target
+  char target[PHYS_NAMELEN];  // joint, actuator, site or frame object name, resolved by phys_compile
+  double noise;               // standard deviation (>= 0)
+  double cutoff;              // > 0: clamp (>= 0)
+  int line;
+  int fileid;                 // source file: index into physSpec.srcfile, 0 = physSpec.filename
+} physSpecSensor;
 
 typedef struct physSpecMesh_ {
   char name[PHYS_NAMELEN];
@@ -152,6 +165,7 @@ typedef struct physSpec_ {
   PHYS_SPEC_LIST(physSpecSite, site);
   PHYS_SPEC_LIST(physSpecSpring, spring);
   PHYS_SPEC_LIST(physSpecActuator, actuator);
+  PHYS_SPEC_LIST(physSpecSensor, sensor);
   PHYS_SPEC_LIST(physSpecMesh, mesh);
   PHYS_SPEC_LIST(physSpecKey, key);
   PHYS_SPEC_LIST(physSpecPair, pair);
@@ -170,6 +184,7 @@ int phys_spec_add_geom(physSpec* s, int body, int type);
 int phys_spec_add_site(physSpec* s, int body);
 int phys_spec_add_spring(physSpec* s);
 int phys_spec_add_actuator(physSpec* s);
+int phys_spec_add_sensor(physSpec* s);
 int phys_spec_add_mesh(physSpec* s);
 int phys_spec_add_key(physSpec* s);
 int phys_spec_add_pair(physSpec* s);        // friction, restitution, margin < 0: from the geoms

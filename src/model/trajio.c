@@ -444,11 +444,29 @@ physStatus phys_traj_check_quat(double* qpos, const physModel* m, const char* fi
 
 // header: t,q0,...,q{nq-1},v0,...,v{nv-1}[,u0,...,u{nu-1}][,tau0,...,tau{nv-1}]
 physStatus phys_traj_write_header_u(FILE* f, const physModel* m, int with_ctrl, int with_qfrc) {
+  return phys_traj_write_header_s(f, m, with_ctrl, with_qfrc, 0);
+}
+
+// column name of value k of sensor i: sensor:NAME (one value) or sensor:NAME:k, NAME its index when unnamed
+const char* phys_sensor_column(const physModel* m, int i, int k, char* buf, size_t n) {
+  const char* name = phys_id2name(m, "sensor", i);
+  char idx[16];
+  if (!name[0]) snprintf(idx, sizeof(idx), "%d", i), name = idx;
+  if (m->sensor_dim[i] == 1) snprintf(buf, n, "sensor:%s", name);
+  else snprintf(buf, n, "sensor:%s:%d", name, k);
+  return buf;
+}
+
+physStatus phys_traj_write_header_s(FILE* f, const physModel* m, int with_ctrl, int with_qfrc, int with_sensors) {
   fputc('t', f);
   for (int i = 0; i < m->nq; i++) fprintf(f, ",q%d", i);
   for (int i = 0; i < m->nv; i++) fprintf(f, ",v%d", i);
   for (int i = 0; with_ctrl && i < m->nu; i++) fprintf(f, ",u%d", i);
   for (int i = 0; with_qfrc && i < m->nv; i++) fprintf(f, ",tau%d", i);
+  for (int i = 0; with_sensors && i < m->nsensor; i++) {
+    char col[192];
+    for (int k = 0; k < m->sensor_dim[i]; k++) fprintf(f, ",%s", phys_sensor_column(m, i, k, col, sizeof(col)));
+  }
   fputc('\n', f);
   return ferror(f) ? PHYS_ERR_IO : PHYS_OK;
 }
@@ -460,11 +478,17 @@ physStatus phys_traj_write_header(FILE* f, const physModel* m) {
 // one row: time, qpos, qvel (and ctrl, qfrc unless NULL) as "%.17g" (17 significant digits identify a double uniquely)
 physStatus phys_traj_write_row_u(FILE* f, const physModel* m, double time, const double* qpos, const double* qvel,
                                  const double* ctrl, const double* qfrc) {
+  return phys_traj_write_row_s(f, m, time, qpos, qvel, ctrl, qfrc, NULL);
+}
+
+physStatus phys_traj_write_row_s(FILE* f, const physModel* m, double time, const double* qpos, const double* qvel,
+                                 const double* ctrl, const double* qfrc, const double* sensordata) {
   fprintf(f, "%.17g", time);
   for (int i = 0; i < m->nq; i++) fprintf(f, ",%.17g", qpos[i]);
   for (int i = 0; i < m->nv; i++) fprintf(f, ",%.17g", qvel[i]);
   for (int i = 0; ctrl && i < m->nu; i++) fprintf(f, ",%.17g", ctrl[i]);
   for (int i = 0; qfrc && i < m->nv; i++) fprintf(f, ",%.17g", qfrc[i]);
+  for (int i = 0; sensordata && i < m->nsensordata; i++) fprintf(f, ",%.17g", sensordata[i]);
   fputc('\n', f);
   return ferror(f) ? PHYS_ERR_IO : PHYS_OK;
 }

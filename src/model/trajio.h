@@ -93,4 +93,13 @@ physStatus phys_traj_write_header_u(FILE* f, const physModel* m, int with_ctrl, 
 physStatus phys_traj_write_row_u(FILE* f, const physModel* m, double time, const double* qpos, const double* qvel,
                                  const double* ctrl, const double* qfrc);
 
+// the same with the sensor columns last (with_sensors; rows: sensordata, nsensordata values, NULL: none), named by
+// phys_sensor_column
+physStatus phys_traj_write_header_s(FILE* f, const physModel* m, int with_ctrl, int with_qfrc, int with_sensors);
+physStatus phys_traj_write_row_s(FILE* f, const physModel* m, double time, const double* qpos, const double* qvel,
+                                 const double* ctrl, const double* qfrc, const double* sensordata);
+// column name of value k of sensor i into buf: `sensor:NAME` for a one-value sensor, `sensor:NAME:k` otherwise
+// (NAME: the sensor's index when it has no name)
+const char* phys_sensor_column(const physModel* m, int i, int k, char* buf, size_t n);
+
 #endif  // PHYS_TRAJIO_H

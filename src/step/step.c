@@ -14,6 +14,7 @@
 
 #include "arena.h"
 #include "collision.h"
+#include "dyn.h"
 #include "contact.h"
 #include "factor.h"
 #include "physid.h"
@@ -136,6 +137,7 @@ void phys_forward(const physModel* m, physData* d) {
   double* tau = phys_stack_alloc(d, (size_t)m->nv);
   smooth_pipeline(m, d, tau, 1);
   phys_aba(m, d, tau, NULL, d->qacc);
+  phys_sensor(m, d);
   phys_stack_free(d, mark);
 }
 
@@ -794,6 +796,7 @@ static void step_body(const physModel* m, physData* d, physSolverFn solver, cons
       d->qacc[i] = (vnew[i] - d->qvel[i]) / dt;
     }
   }
+  phys_sensor_list(m, d, cl->con, cl->n);   // at the step's start state, as MuJoCo's mj_step (its mj_forward before integrating)
 
   // v+ as computed; q+ = q (+) dt*(v+ + vpos), vpos the split-impulse position correction
   if (ok) {

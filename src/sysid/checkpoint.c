@@ -65,6 +65,7 @@ static uint64_t key_data(const physDataset* ds) {
   HASH(h, ds->dt_obs);
   h = fnv(h, ds->obs_q, (size_t)ds->nv);
   h = fnv(h, ds->obs_v, (size_t)ds->nv);
+  if (ds->obs_s) h = fnv(h, ds->obs_s, (size_t)ds->nsens);   // observed sensor values (none: hash as before)
   for (int k = 0; k < ds->ntraj; k++) {
     const physTrajectory* tr = &ds->traj[k];
     HASH(h, tr->T);

@@ -11,13 +11,18 @@
 //   4. "q<i>" / "v<i>": qpos[i] / qvel[i] of the model;
 //   5. a joint's name: "JOINT" / "JOINT_dot" for hinges and slides; "JOINT_<suffix>" with the suffixes of
 //      rule 3 for free joints (px..wz_body) and ball joints (qw..qz, wx_body..wz_body);
-//   6. "theta" / "theta_dot": the model's only hinge or slide joint, if it has exactly one (elbow tosses).
+//   6. "theta" / "theta_dot": the model's only hinge or slide joint, if it has exactly one (elbow tosses);
+//   7. "sensor:NAME" / "sensor:NAME:k": value k of the sensor NAME (its index when unnamed), as `physid simulate
+//      --sensors` writes them (phys_sensor_column): a sensor's value at the sample's state.
 // Any other column is an error listing what was expected. A file may hold a subset of the coordinates;
 // a quaternion is all four components or none. Missing positions are qpos0 (and not observed), missing
 // velocities are backward differences of the positions ((q_k (-) q_{k-1}) / (t_k - t_{k-1}), exactly the
 // semi-implicit Euler step's velocity; at k = 0 the linear extrapolation 2 v_1 - v_2) and not observed. All files of a set
 // must observe the same coordinates. opt->observe ("q", "v", "q:JOINT", "v:JOINT", "q:JOINT:i", comma
-// separated) keeps only the listed columns; the others are treated as absent.
+// separated) keeps only the listed columns; the others are treated as absent. With "sensor:NAME" items
+// (a sensor's values; "sensor" all of them) the residuals go on the listed sensors: the state columns are then
+// read as the values the loss starts from (a rollout's first sample, a segment's start) but observed only when
+// listed too.
 //
 // .npy: version 1-3, dtype '<f8', C order, shape (T, 1 + nq + nv) with columns t, qpos, qvel; others are
 // refused with the reason. Errors name file:line:column (CSV) or file: row, column (.npy).
@@ -37,7 +42,7 @@
 #define DS_MAXFILES 1000000       // files in one data set
 #define DS_MAXCOLS 100000         // columns in one file
 
-enum { COL_TIME = 0, COL_Q, COL_V, COL_U, COL_TAU };
+enum { COL_TIME = 0, COL_Q, COL_V, COL_U, COL_TAU, COL_SENS };
 
 // what one column of a file holds: the time, qpos[index], qvel[index], ctrl[index] or qfrc_applied[index]
 typedef struct dsColumn_ {
@@ -57,6 +62,9 @@ typedef struct dsFile_ {
   int nu, ntau;             // input columns given: the model's nu controls, nv joint forces (else 0)
   double* ctrl;             // recorded controls (NULL when nu = 0)                       (T x nu)
   double* qfrc;             // recorded applied joint forces (NULL when ntau = 0)         (T x nv)
+  int nsens;                // sensor values of the model when the file has sensor columns (else 0)
+  double* sens;             // recorded sensor values, 0 where absent (NULL when nsens = 0) (T x nsens)
+  unsigned char* has_s;     // sensor value given (the model's nsensordata flags; caller's)
 } dsFile;
 
 static const char* const free_q[7] = {"px", "py", "pz", "qw", "qx", "qy", "qz"};
@@ -108,7 +116,7 @@ static int single_scalar_joint(const physModel* m) {
 
 // column name for messages: "q3", "v2", "u1", "tau0" or "t"
 static void target_name(char out[32], const dsColumn* c) {
-  static const char* const prefix[5] = {"t", "q", "v", "u", "tau"};
+  static const char* const prefix[6] = {"t", "q", "v", "u", "tau", "sensordata"};
   if (c->kind == COL_TIME) snprintf(out, 32, "t");
   else snprintf(out, 32, "%s%d", prefix[c->kind], c->index);
 }
@@ -204,9 +212,31 @@ static physStatus parse_map(char col[256], dsColumn* target, const physModel* m,
   return PHYS_OK;
 }
 
-// mark the coordinates an observe item selects ("q", "v", "q:JOINT", "v:JOINT:i")
-static physStatus observe_item(unsigned char* keep_q, unsigned char* keep_v, const physModel* m,
-                               const char* item, physLog* log) {
+// mark the sensor values an observe item "sensor" (all) or "sensor:NAME" (one sensor's) selects
+static physStatus observe_sensor(unsigned char* keep_s, const physModel* m, const char* item, physLog* log) {
+  int i = item[6] ? phys_name2id(m, "sensor", item + 7) : -1;
+  if (!item[6]) {
+    memset(keep_s, 1, (size_t)m->nsensordata);
+    return m->nsensor ? PHYS_OK : phys_error(log, PHYS_ERR_ARG, "--observe item 'sensor': model '%s' has no "
+                                             "sensors", m->modelname);
+  }
+  if (i < 0) {
+    char names[400] = "";
+    for (int k = 0; k < m->nsensor; k++) {
+      const char* n = phys_id2name(m, "sensor", k);
+      if (*n) append(names, sizeof names, k ? " " : ""), append(names, sizeof names, n);
+    }
+    return phys_error(log, PHYS_ERR_ARG, "--observe item '%s': no sensor of that name; the model's named sensors: %s",
+                      item, names[0] ? names : "(none)");
+  }
+  memset(keep_s + m->sensor_adr[i], 1, (size_t)m->sensor_dim[i]);
+  return PHYS_OK;
+}
+
+// mark the coordinates an observe item selects ("q", "v", "q:JOINT", "v:JOINT:i", "sensor[:NAME]")
+static physStatus observe_item(unsigned char* keep_q, unsigned char* keep_v, unsigned char* keep_s,
+                               const physModel* m, const char* item, physLog* log) {
+  if (strncmp(item, "sensor", 6) == 0 && (item[6] == 0 || item[6] == ':')) return observe_sensor(keep_s, m, item, log);
   if (strcmp(item, "q") == 0 || strcmp(item, "v") == 0) {
     memset(item[0] == 'q' ? keep_q : keep_v, 1, (size_t)(item[0] == 'q' ? m->nq : m->nv));
     return PHYS_OK;
@@ -215,8 +245,8 @@ static physStatus observe_item(unsigned char* keep_q, unsigned char* keep_v, con
   if (!parse_target(&kind, &joint, &i, m, item, -1)) {
     char joints[400];
     list_joints(joints, sizeof joints, m);
-    return phys_error(log, PHYS_ERR_ARG, "--observe item '%s': expected q, v, q:JOINT[:i] or v:JOINT[:i] with "
-                      "JOINT one of: %s", item, joints);
+    return phys_error(log, PHYS_ERR_ARG, "--observe item '%s': expected q, v, q:JOINT[:i], v:JOINT[:i] or "
+                      "sensor[:NAME] with JOINT one of: %s", item, joints);
   }
   int type = m->jnt_type[joint];
   int n = kind == COL_Q ? jnt_nq(type) : jnt_nv(type);
@@ -234,22 +264,29 @@ static physStatus observe_item(unsigned char* keep_q, unsigned char* keep_v, con
   return PHYS_OK;
 }
 
-// the observe filter: keep_q (nq), keep_v (nv) from a comma list; everything when observe is NULL
-static physStatus parse_observe(unsigned char* keep_q, unsigned char* keep_v, const physModel* m,
-                                const char* observe, physLog* log) {
+// the observe filter: keep_q (nq), keep_v (nv), keep_s (nsensordata) from a comma list; every state coordinate
+// and no sensor when observe is NULL. 1: kept and observed; with sensor items, 2 for the state coordinates not listed: kept as start values,
+// not observed
+static physStatus parse_observe(unsigned char* keep_q, unsigned char* keep_v, unsigned char* keep_s,
+                                const physModel* m, const char* observe, physLog* log) {
   memset(keep_q, observe ? 0 : 1, (size_t)m->nq);
   memset(keep_v, observe ? 0 : 1, (size_t)m->nv);
+  memset(keep_s, 0, (size_t)m->nsensordata);   // sensors are observed only when listed
   if (!observe) return PHYS_OK;
   char buf[4096];
   if (strlen(observe) >= sizeof buf) return phys_error(log, PHYS_ERR_ARG, "--observe: list too long");
   snprintf(buf, sizeof buf, "%s", observe);
   int nitem = 0;
   for (char *save = NULL, *item = strtok_r(buf, ", ", &save); item; item = strtok_r(NULL, ", ", &save)) {
-    physStatus s = observe_item(keep_q, keep_v, m, item, log);
+    physStatus s = observe_item(keep_q, keep_v, keep_s, m, item, log);
     if (s != PHYS_OK) return s;
     nitem++;
   }
   if (!nitem) return phys_error(log, PHYS_ERR_ARG, "--observe '%s': no items", observe);
+  int sensors = 0;
+  for (int i = 0; i < m->nsensordata; i++) sensors |= keep_s[i];
+  for (int i = 0; sensors && i < m->nq; i++) keep_q[i] = keep_q[i] ? 1 : 2;
+  for (int i = 0; sensors && i < m->nv; i++) keep_v[i] = keep_v[i] ? 1 : 2;
   return PHYS_OK;
 }
 
@@ -308,8 +345,22 @@ static int match_input_column(dsColumn* c, const physModel* m, const char* name)
   return 1;
 }
 
-// the target of a column name by rules 2-6 (rule 1, --map, is checked by the caller); 0 if none
+// rule 7: "sensor:NAME[:k]" as phys_sensor_column names the values; 1 and the target if name is one of them
+static int match_sensor_column(dsColumn* c, const physModel* m, const char* name) {
+  if (strncmp(name, "sensor:", 7) != 0) return 0;
+  for (int i = 0; i < m->nsensor; i++)
+    for (int k = 0; k < m->sensor_dim[i]; k++) {
+      char col[192];
+      if (strcmp(phys_sensor_column(m, i, k, col, sizeof col), name) != 0) continue;
+      *c = (dsColumn){COL_SENS, m->sensor_adr[i] + k};
+      return 1;
+    }
+  return 0;
+}
+
+// the target of a column name by rules 2-7 (rule 1, --map, is checked by the caller); 0 if none
 static int match_column(dsColumn* c, const physModel* m, const char* name) {
+  if (match_sensor_column(c, m, name)) return 1;
   if (strcmp(name, "t") == 0 || strcmp(name, "time") == 0) {
     *c = (dsColumn){COL_TIME, 0};
     return 1;
@@ -352,6 +403,7 @@ static int file_grow(dsFile* f, int* cap, const physModel* m, int n) {
   if (p && (p = realloc(f->qvel, c * sizeof(double) * (size_t)(m->nv ? m->nv : 1)))) f->qvel = p;
   if (p && f->nu && (p = realloc(f->ctrl, c * sizeof(double) * (size_t)f->nu))) f->ctrl = p;
   if (p && f->ntau && (p = realloc(f->qfrc, c * sizeof(double) * (size_t)f->ntau))) f->qfrc = p;
+  if (p && f->nsens && (p = realloc(f->sens, c * sizeof(double) * (size_t)f->nsens))) f->sens = p;
   if (p) *cap = (int)c;
   return p != NULL;
 }
@@ -364,8 +416,9 @@ static void file_free(dsFile* f) {
   free(f->qvel);
   free(f->ctrl);
   free(f->qfrc);
+  free(f->sens);
   f->line = NULL;
-  f->time = f->qpos = f->qvel = f->ctrl = f->qfrc = NULL;
+  f->time = f->qpos = f->qvel = f->ctrl = f->qfrc = f->sens = NULL;
 }
 
 // a row with the defaults of absent coordinates: qpos0 and zero velocity
@@ -440,7 +493,7 @@ static physStatus check_inputs(dsFile* f, const physModel* m, const int* given_u
 static physStatus parse_named_header(dsColumn* col, int* ncol, dsFile* f, const physModel* m, char* header,
                                      const char* const* col_map, const dsColumn* map_target, int nmap,
                                      const char* file, physLog* log) {
-  int* owner = calloc((size_t)(1 + m->nq + 2 * m->nv + m->nu), sizeof(int));   // 1 + column that set each target
+  int* owner = calloc((size_t)(1 + m->nq + 2 * m->nv + m->nu + m->nsensordata), sizeof(int));   // 1 + column that set each target
   if (!owner) return phys_error(log, PHYS_ERR_NOMEM, "%s: out of memory", file);
   physStatus s = PHYS_OK;
   char* cursor = header;
@@ -452,7 +505,8 @@ static physStatus parse_named_header(dsColumn* col, int* ncol, dsFile* f, const 
     int kind = col[n].kind, slot = kind == COL_TIME ? 0 : kind == COL_Q ? 1 + col[n].index
                                    : kind == COL_V ? 1 + m->nq + col[n].index
                                    : kind == COL_U ? 1 + m->nq + m->nv + col[n].index
-                                                   : 1 + m->nq + m->nv + m->nu + col[n].index;
+                                   : kind == COL_TAU ? 1 + m->nq + m->nv + m->nu + col[n].index
+                                                     : 1 + m->nq + 2 * m->nv + m->nu + col[n].index;
     if (owner[slot]) {
       char t[32];
       target_name(t, col + n);
@@ -462,6 +516,7 @@ static physStatus parse_named_header(dsColumn* col, int* ncol, dsFile* f, const 
     owner[slot] = n + 1;
     if (col[n].kind == COL_Q) f->has_q[col[n].index] = 1;
     if (col[n].kind == COL_V) f->has_v[col[n].index] = 1;
+    if (col[n].kind == COL_SENS) f->has_s[col[n].index] = 1, f->nsens = m->nsensordata;
   }
   if (s == PHYS_OK && !owner[0]) {
     s = phys_error(log, PHYS_ERR_PARSE, "%s:1: no time column ('t')", file);
@@ -504,6 +559,7 @@ static void store_value(dsFile* f, int k, const dsColumn* c, double x, const phy
     case COL_Q: f->qpos[(size_t)k * m->nq + c->index] = x; break;
     case COL_V: f->qvel[(size_t)k * m->nv + c->index] = x; break;
     case COL_U: f->ctrl[(size_t)k * f->nu + c->index] = x; break;
+    case COL_SENS: f->sens[(size_t)k * f->nsens + c->index] = x; break;
     default: f->qfrc[(size_t)k * f->ntau + c->index] = x; break;
   }
 }
@@ -514,6 +570,7 @@ static physStatus parse_named_row(dsFile* f, int k, char* text, char* const* nam
   double* qpos = f->qpos + (size_t)k * m->nq;
   double* qvel = f->qvel + (size_t)k * m->nv;
   row_defaults(qpos, qvel, m);
+  if (f->nsens) memset(f->sens + (size_t)k * f->nsens, 0, sizeof(double) * (size_t)f->nsens);
   int nfield = 1;
   for (const char* c = text; *c; c++) nfield += *c == ',';
   if (nfield != ncol) {
@@ -598,6 +655,7 @@ static int is_simulate_header(const char* header, const physModel* m) {
     if (strncmp(p, want, n) != 0) return 0;
     p += n;
   }
+  if (strstr(p, ",sensor:")) return 0;   // sensor columns: read by name (rule 7)
   return *p == 0 || strncmp(p, ",u0", 3) == 0 || strncmp(p, ",tau0", 5) == 0;   // inputs: trajio checks them
 }
 
@@ -866,8 +924,11 @@ static physStatus read_npy(dsFile* f, const physModel* m, const char* const* col
 //---------------------------------------------------------------------------------------------------------
 // after reading: the observe filter, time, missing velocities
 
-// drop coordinates outside the observe filter (positions back to qpos0, velocities to 0)
-static void apply_observe(dsFile* f, const physModel* m, const unsigned char* keep_q, const unsigned char* keep_v) {
+// drop coordinates outside the observe filter (positions back to qpos0, velocities to 0, sensor values unmarked)
+static void apply_observe(dsFile* f, const physModel* m, const unsigned char* keep_q, const unsigned char* keep_v,
+                          const unsigned char* keep_s) {
+  for (int i = 0; f->nsens && i < m->nsensordata; i++)
+    if (!keep_s[i]) f->has_s[i] = 0;
   for (int i = 0; i < m->nq; i++) {
     if (!f->has_q[i] || keep_q[i]) continue;
     f->has_q[i] = 0;
@@ -1031,9 +1092,11 @@ static physStatus expand_paths(char*** list, int* n, const char* const* paths, i
 // read one file of any format into f (flags zeroed first), then observe, time checks and velocities
 static physStatus load_file(dsFile* f, const physModel* m, const char* file, const char* const* col_map,
                             const dsColumn* map_target, int nmap, const unsigned char* keep_q,
-                            const unsigned char* keep_v, double* vdiff, physLog* log) {
+                            const unsigned char* keep_v, const unsigned char* keep_s, double* vdiff, physLog* log) {
   memset(f->has_q, 0, (size_t)m->nq);
   memset(f->has_v, 0, (size_t)m->nv);
+  memset(f->has_s, 0, (size_t)m->nsensordata);
+  f->nsens = 0;
   f->nu = f->ntau = 0;
   FILE* fp;
   physStatus s = phys_input_open(&fp, file, log);
@@ -1043,7 +1106,7 @@ static physStatus load_file(dsFile* f, const physModel* m, const char* file, con
   if (ends_with(file, ".npy") || c == 0x93) s = read_npy(f, m, col_map, map_target, nmap, fp, file, log);
   else s = read_csv(f, m, col_map, map_target, nmap, fp, file, log);
   fclose(fp);
-  if (s == PHYS_OK) apply_observe(f, m, keep_q, keep_v);
+  if (s == PHYS_OK) apply_observe(f, m, keep_q, keep_v, keep_s);
   if (s == PHYS_OK) s = check_time(f, file, log);
   if (s == PHYS_OK) fill_velocities(f, m, vdiff);
   return s;
@@ -1058,20 +1121,39 @@ static void store_traj(physTrajectory* tr, dsFile* f, const physModel* m, const 
   tr->qvel = f->qvel;
   tr->ctrl = f->ctrl;
   tr->qfrc = f->qfrc;
+  tr->sens = f->sens;
   tr->has_qvel = 0;
   for (int i = 0; i < m->nv; i++) tr->has_qvel |= f->has_v[i];
   free(f->line);
   f->line = NULL;
-  f->time = f->qpos = f->qvel = f->ctrl = f->qfrc = NULL;
+  f->time = f->qpos = f->qvel = f->ctrl = f->qfrc = f->sens = NULL;
 }
 
-// the observed flags of a file; the first file sets them, the others must agree
+// the observed flags of a file (the coordinates it gives that the observe filter marks observed, keep 1); the
+// first file sets them, the others must agree
 static physStatus check_observed(physDataset* ds, const physModel* m, const dsFile* f, unsigned char* fq, int k,
-                                 const char* file, physLog* log) {
-  tangent_flags(fq, m, f->has_q);
+                                 const unsigned char* keep_q, const unsigned char* keep_v, const char* file,
+                                 physLog* log) {
+  unsigned char* hq = fq + m->nv;   // scratch: the observed positions (nq), velocities (nv)
+  unsigned char* hv = hq + m->nq;
+  for (int i = 0; i < m->nq; i++) hq[i] = f->has_q[i] && keep_q[i] == 1;
+  for (int i = 0; i < m->nv; i++) hv[i] = f->has_v[i] && keep_v[i] == 1;
+  tangent_flags(fq, m, hq);
+  int nobs_s = 0;
+  for (int i = 0; f->nsens && i < m->nsensordata; i++) nobs_s += f->has_s[i];
+  if (k == 0 && nobs_s) {
+    ds->nsens = m->nsensordata;
+    ds->obs_s = malloc((size_t)m->nsensordata);
+    if (!ds->obs_s) return phys_error(log, PHYS_ERR_NOMEM, "out of memory");
+    memcpy(ds->obs_s, f->has_s, (size_t)m->nsensordata);
+  } else if ((ds->obs_s != NULL) != (nobs_s > 0) ||
+             (ds->obs_s && memcmp(ds->obs_s, f->has_s, (size_t)m->nsensordata))) {
+    return phys_error(log, PHYS_ERR_PARSE, "%s: observes other sensor values than %s (all files must give the same "
+                      "sensor columns)", file, ds->traj[0].source);
+  }
   if (k == 0) {
     memcpy(ds->obs_q, fq, (size_t)m->nv);
-    memcpy(ds->obs_v, f->has_v, (size_t)m->nv);
+    memcpy(ds->obs_v, hv, (size_t)m->nv);
     ds->has_ctrl = f->nu > 0;
     ds->has_qfrc = f->ntau > 0;
     return PHYS_OK;
@@ -1082,9 +1164,9 @@ static physStatus check_observed(physDataset* ds, const physModel* m, const dsFi
                       f->ntau ? "records" : "no", ds->traj[0].source, ds->has_ctrl ? "records" : "has no",
                       ds->has_qfrc ? "records" : "no");
   }
-  if (!memcmp(ds->obs_q, fq, (size_t)m->nv) && !memcmp(ds->obs_v, f->has_v, (size_t)m->nv)) return PHYS_OK;
+  if (!memcmp(ds->obs_q, fq, (size_t)m->nv) && !memcmp(ds->obs_v, hv, (size_t)m->nv)) return PHYS_OK;
   char a[256], b[256];
-  describe_flags(a, sizeof a, fq, f->has_v, m);
+  describe_flags(a, sizeof a, fq, hv, m);
   describe_flags(b, sizeof b, ds->obs_q, ds->obs_v, m);
   return phys_error(log, PHYS_ERR_PARSE, "%s: observes%s, but %s observes%s (all files must give the same "
                     "coordinates)", file, a, ds->traj[0].source, b);
@@ -1124,17 +1206,20 @@ static physStatus parse_maps(char (*col_map)[256], dsColumn* target, const physM
 // read the files one by one into ds (its arrays already allocated)
 static physStatus load_files(physDataset* ds, const physModel* m, char* const* files, int nfile,
                              const char* const* col_map, const dsColumn* map_target, int nmap,
-                             const unsigned char* keep_q, const unsigned char* keep_v, physLog* log) {
+                             const unsigned char* keep_q, const unsigned char* keep_v, const unsigned char* keep_s,
+                             physLog* log) {
   size_t nvv = (size_t)(m->nv ? m->nv : 1);
-  unsigned char* flags = calloc((size_t)(m->nq + 2 * nvv), 1);   // has_q (nq), has_v (nv), tangent (nv)
+  // has_q (nq), has_v (nv), tangent (nv) with check_observed's scratch (nq + nv), has_s (nsensordata)
+  unsigned char* flags = calloc((size_t)(2 * m->nq + 4 * nvv + (size_t)m->nsensordata + 1), 1);
   double* vdiff = malloc(sizeof(double) * nvv);
   physStatus s = flags && vdiff ? PHYS_OK : phys_error(log, PHYS_ERR_NOMEM, "out of memory");
   for (int k = 0; k < nfile && s == PHYS_OK; k++) {
     dsFile f = {0};
     f.has_q = flags;
     f.has_v = flags + m->nq;
-    s = load_file(&f, m, files[k], col_map, map_target, nmap, keep_q, keep_v, vdiff, log);
-    if (s == PHYS_OK) s = check_observed(ds, m, &f, flags + m->nq + nvv, k, files[k], log);
+    f.has_s = flags + 2 * m->nq + 4 * nvv;
+    s = load_file(&f, m, files[k], col_map, map_target, nmap, keep_q, keep_v, keep_s, vdiff, log);
+    if (s == PHYS_OK) s = check_observed(ds, m, &f, flags + m->nq + nvv, k, keep_q, keep_v, files[k], log);
     if (s == PHYS_OK) {
       store_traj(ds->traj + k, &f, m, files[k]);
       ds->ntraj = k + 1;
@@ -1158,19 +1243,20 @@ physStatus phys_dataset_load(physDataset* ds, const physModel* m, const char* co
   char(*col_map)[256] = calloc((size_t)(nmap ? nmap : 1), 256);
   const char** col_ptr = calloc((size_t)(nmap ? nmap : 1), sizeof(char*));
   dsColumn* map_target = calloc((size_t)(nmap ? nmap : 1), sizeof(dsColumn));
-  unsigned char* keep = calloc((size_t)(m->nq + m->nv + 1), 1);
+  unsigned char* keep = calloc((size_t)(m->nq + m->nv + m->nsensordata + 1), 1);
   ds->obs_q = calloc((size_t)(m->nv ? m->nv : 1), 1);
   ds->obs_v = calloc((size_t)(m->nv ? m->nv : 1), 1);
   physStatus s = col_map && col_ptr && map_target && keep && ds->obs_q && ds->obs_v
                      ? PHYS_OK : phys_error(log, PHYS_ERR_NOMEM, "out of memory");
   if (s == PHYS_OK) s = parse_maps(col_map, map_target, m, opt, log);
-  if (s == PHYS_OK) s = parse_observe(keep, keep + m->nq, m, opt ? opt->observe : NULL, log);
+  if (s == PHYS_OK) s = parse_observe(keep, keep + m->nq, keep + m->nq + m->nv, m, opt ? opt->observe : NULL, log);
   if (s == PHYS_OK) s = expand_paths(&files, &nfile, paths, npath, opt, log);
   if (s == PHYS_OK && !(ds->traj = calloc((size_t)nfile, sizeof(physTrajectory)))) {
     s = phys_error(log, PHYS_ERR_NOMEM, "out of memory for %d trajectories", nfile);
   }
   for (int k = 0; k < nmap; k++) col_ptr[k] = col_map[k];
-  if (s == PHYS_OK) s = load_files(ds, m, files, nfile, col_ptr, map_target, nmap, keep, keep + m->nq, log);
+  if (s == PHYS_OK)
+    s = load_files(ds, m, files, nfile, col_ptr, map_target, nmap, keep, keep + m->nq, keep + m->nq + m->nv, log);
   if (s == PHYS_OK) s = median_spacing(ds, log);
   for (int k = 0; k < nfile; k++) free(files[k]);
   free(files);
@@ -1189,9 +1275,11 @@ void phys_dataset_free(physDataset* ds) {
     free(ds->traj[k].qvel);
     free(ds->traj[k].ctrl);
     free(ds->traj[k].qfrc);
+    free(ds->traj[k].sens);
   }
   free(ds->traj);
   free(ds->obs_q);
   free(ds->obs_v);
+  free(ds->obs_s);
   memset(ds, 0, sizeof *ds);
 }

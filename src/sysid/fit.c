@@ -82,6 +82,7 @@
 
 #include "arena.h"
 #include "checkpoint.h"
+#include "sensor_deriv.h"
 #include "chol.h"
 #include "grad.h"
 #include "rng.h"
@@ -145,6 +146,8 @@ typedef struct fitWorker_ {
   char simwarn[256];
   double time_forward, time_gradient;
   double *r, *J;            // the evaluation's outputs
+  double *Hs, *es;          // observed sensors: d value / d state (nsens x 2nv) and y_obs - value (nsens) at the
+                            // current observation
   physParamTable t;         // the problem's table with this worker's input sensitivities (t.insens: t.n)
   double* insens;
 } fitWorker;
@@ -158,7 +161,8 @@ typedef struct fitProblem_ {
   physLog* log;
   int nx, ntheta;           // 2nv, parameters
   int nsel;                 // residual coordinates per observation
-  int* sel;                 // nsel tangent indices in [0, 2nv)
+  int nsens;                // of them sensor values (the last ones)
+  int* sel;                 // nsel tangent indices in [0, 2nv), then sensor values 2nv + index in sensordata
   double* wsel;             // nsel weights
   int* rotgrp;              // nv: first dof of the rotation group of a q coordinate, -1 if not a rotation
   int* resadr;              // ntraj: first residual of each trajectory
@@ -252,6 +256,47 @@ static physStatus violation_layout(const physModel* m, const physParamTable* t, 
   return PHYS_OK;
 }
 
+// the sensor of sensordata value a
+static int sensor_of(const physModel* m, int a) {
+  int i = 0;
+  while (i + 1 < m->nsensor && m->sensor_adr[i + 1] <= a) i++;
+  return i;
+}
+
+// the observed sensor values (ds->obs_s) the fit puts residuals on: *nsens of them. Refused: sensors without a state
+// derivative (sensor_deriv.h: acceleration stage, actuatorfrc, touch), the violation loss, and parameters that
+// move a sensor's frame directly (mass, com, inertia, pos: their derivative of the sensor value at a fixed state is
+// not implemented) with any sensor other than jointpos and jointvel
+static physStatus sensor_layout(const physModel* m, const physParamTable* t, const physDataset* ds,
+                                const physFitOptions* opt, int* nsens, physLog* log) {
+  *nsens = 0;
+  if (!ds->obs_s) return PHYS_OK;
+  if (ds->nsens != m->nsensordata)
+    return phys_error(log, PHYS_ERR_SIZE, "fit: dataset has %d sensor values, the model %d", ds->nsens, m->nsensordata);
+  int frame = 0;
+  for (int a = 0; a < ds->nsens; a++) {
+    if (!ds->obs_s[a]) continue;
+    int i = sensor_of(m, a), type = m->sensor_type[i];
+    if (!phys_sensor_has_deriv(type))
+      return phys_error(log, PHYS_ERR_ARG, "fit: sensor '%s' (%s) cannot be observed: identification from sensors "
+                        "takes jointpos, jointvel, framepos, framequat, framelinvel, frameangvel, gyro, velocimeter "
+                        "and subtreecom (a state derivative exists for these)", phys_id2name(m, "sensor", i),
+                        phys_sensor_name(type));
+    frame |= type != PHYS_SENS_JOINTPOS && type != PHYS_SENS_JOINTVEL;
+    (*nsens)++;
+  }
+  if (*nsens && opt->loss == PHYS_LOSS_VIOLATION)
+    return phys_error(log, PHYS_ERR_ARG, "fit: the violation loss has no sensor residuals; use onestep, kstep or rollout");
+  for (int e = 0; frame && e < t->n; e++) {
+    int k = t->param[e].kind;
+    if (k == PHYS_PAR_MASS || k == PHYS_PAR_COM || k == PHYS_PAR_INERTIA || k == PHYS_PAR_POS)
+      return phys_error(log, PHYS_ERR_ARG, "fit: param '%s' moves the sensors' frames at a fixed state, a "
+                        "derivative not implemented: observe jointpos/jointvel sensors only, or states",
+                        t->param[e].name);
+  }
+  return PHYS_OK;
+}
+
 // validate the options and the dataset, and count the residuals; nres = 0 on error (message in log)
 static physStatus layout(const physModel* m, const physParamTable* t, const physDataset* ds,
                          const physFitOptions* opt, int* nsel, int* ndata, physLog* log) {
@@ -281,6 +326,10 @@ static physStatus layout(const physModel* m, const physParamTable* t, const phys
       if (observed && coord_weight(m, opt, i) > 0) (*nsel)++;
     }
   }
+  int nsens = 0;
+  physStatus sst = sensor_layout(m, t, ds, opt, &nsens, log);
+  if (sst != PHYS_OK) return sst;
+  *nsel += nsens;
   int nobs = 0, nvf = phys_fit_start_layout(m, ds, opt, NULL, NULL);
   for (int k = 0; k < ds->ntraj; k++)
     if (ds->traj[k].T > 1) nobs += ds->traj[k].T - 1;
@@ -322,7 +371,8 @@ static int worker_init(fitWorker* w, fitProblem* pb, int index) {
   const physModel* m = pb->m;
   int nx = pb->nx, nth = pb->ntheta, nvf = pb->nvf;
   size_t nr = nvf ? (size_t)pb->hmax * pb->nsel : 0;   // a segment's data rows (fitted start states only)
-  size_t nd = 3 * (size_t)nx * nth + (size_t)nx * nx + nx + 9 + (size_t)pb->t->n;
+  size_t ns = (size_t)m->nsensordata;
+  size_t nd = 3 * (size_t)nx * nth + (size_t)nx * nx + nx + 9 + (size_t)pb->t->n + ns * (size_t)nx + ns;
   size_t nds = 2 * (size_t)nx * nvf + nr * (1 + 2 * (size_t)nvf) + 4 * (size_t)nvf + (size_t)nvf * nvf +
                (size_t)nvf * nth;
   char* buf = calloc(1, (nd + nds) * sizeof(double) + 64);
@@ -337,6 +387,8 @@ static int worker_init(fitWorker* w, fitProblem* pb, int index) {
   w->e = p, p += nx;
   w->insens = p, p += pb->t->n;
   w->G = p, p += 9;
+  w->Hs = p, p += ns * (size_t)nx;
+  w->es = p, p += ns;
   w->Sv = p, p += (size_t)nx * nvf;
   w->Sv2 = p, p += (size_t)nx * nvf;
   w->rt = p, p += nr;
@@ -395,6 +447,13 @@ static physStatus problem_init(fitProblem* pb, physModel* m, const physParamTabl
     int observed = i < nv ? ds->obs_q[i] : ds->obs_v[i - nv];
     double wi = coord_weight(m, opt, i);
     if (observed && wi > 0) pb->sel[n] = i, pb->wsel[n++] = wi;
+  }
+  // observed sensor values, weighted 1/noise (the sensor's noise attribute; 1 when it has none)
+  for (int a = 0; ds->obs_s && a < ds->nsens && opt->loss != PHYS_LOSS_VIOLATION; a++) {
+    if (!ds->obs_s[a]) continue;
+    double sd = m->sensor_noise[sensor_of(m, a)];
+    pb->sel[n] = nx + a, pb->wsel[n++] = sd > 0 ? 1 / sd : 1;
+    pb->nsens++;
   }
   for (int i = 0; i < nv; i++) pb->rotgrp[i] = rot_group(m, i);
   for (int k = 0, a = 0; k < ds->ntraj; k++) {
@@ -484,9 +543,19 @@ static void obs_jacobian(fitWorker* wk, const double* S, int nth, double* J) {
   const double* e = wk->e;
   int lastgrp = -1;
   for (int s = 0; s < pb->nsel; s++) {
-    int i = pb->sel[s], g = i < nv ? pb->rotgrp[i] : -1;
+    int i = pb->sel[s], g = i < nv ? pb->rotgrp[i] : -1;   // (i >= 2nv: a sensor value)
     double* row = J + (size_t)s * nth;
     double w = pb->wsel[s];
+    if (i >= pb->nx) {
+      // a sensor value: de/dx = -H's row
+      const double* H = wk->Hs + (size_t)(i - pb->nx) * pb->nx;
+      for (int c = 0; c < nth; c++) {
+        double v = 0;
+        for (int x = 0; x < pb->nx; x++) v += H[x] * S[(size_t)x * nth + c];
+        row[c] = -w * v;
+      }
+      continue;
+    }
     if (g < 0) {
       // de_i/dx = -e_i'
       const double* Si = S + (size_t)i * nth;
@@ -509,9 +578,29 @@ static void obs_jacobian(fitWorker* wk, const double* S, int nth, double* J) {
   }
 }
 
-// r (nsel) = w (x_obs (-) x_pred) at d's state; with J, J (nsel x ntheta) = w de/dx_pred S; with Jv, Jv (nsel x
-// nvf) = w de/dx_pred S_v (the start offsets')
-static void obs_residual(fitWorker* wk, const double* qobs, const double* vobs, double* r, double* J, double* Jv) {
+// the observed sensors at d's state: es = y_obs - value, with J their derivatives Hs (sensor_deriv.h)
+static void obs_sensors(fitWorker* wk, const double* sobs, int with_jac) {
+  const fitProblem* pb = wk->pb;
+  const physModel* m = pb->m;
+  physData* d = wk->d;
+  phys_kinematics(m, d);
+  phys_com_pos(m, d);
+  phys_com_vel(m, d);
+  phys_sensor(m, d);
+  int last = -1;
+  for (int s = pb->nsel - pb->nsens; s < pb->nsel; s++) {
+    int a = pb->sel[s] - pb->nx, i = sensor_of(m, a);
+    wk->es[a] = sobs[a] - d->sensordata[a];
+    if (with_jac && i != last) phys_sensor_deriv(m, d, i, wk->Hs + (size_t)m->sensor_adr[i] * pb->nx);
+    last = i;
+  }
+}
+
+// r (nsel) = w (x_obs (-) x_pred) at d's state, then w (y_obs - sensor) for the observed sensors (sobs: the sample's
+// sensor values); with J, J (nsel x ntheta) = w de/dx_pred S; with Jv, Jv (nsel x nvf) = w de/dx_pred S_v (the start
+// offsets')
+static void obs_residual(fitWorker* wk, const double* qobs, const double* vobs, const double* sobs, double* r,
+                         double* J, double* Jv) {
   const fitProblem* pb = wk->pb;
   const physModel* m = pb->m;
   physData* d = wk->d;
@@ -521,7 +610,9 @@ static void obs_residual(fitWorker* wk, const double* qobs, const double* vobs, 
   for (int j = 0; j < m->njnt; j++)
     if (m->jnt_type[j] == PHYS_JNT_HINGE && !m->jnt_limited[j]) e[m->jnt_dofadr[j]] = phys_wrap_angle(e[m->jnt_dofadr[j]]);
   for (int i = 0; i < nv; i++) e[nv + i] = vobs[i] - d->qvel[i];
-  for (int s = 0; s < pb->nsel; s++) r[s] = pb->wsel[s] * e[pb->sel[s]];
+  if (pb->nsens) obs_sensors(wk, sobs, J || Jv);
+  for (int s = 0; s < pb->nsel; s++)
+    r[s] = pb->wsel[s] * (pb->sel[s] < pb->nx ? e[pb->sel[s]] : wk->es[pb->sel[s] - pb->nx]);
   if (J) obs_jacobian(wk, wk->S, pb->ntheta, J);
   if (Jv) obs_jacobian(wk, wk->Sv, pb->nvf, Jv);
 }
@@ -679,7 +770,8 @@ static physStatus segment(fitWorker* wk, int k, int s, int h, const double* delt
       if (st != PHYS_OK) return st;
     }
     int o = s + j;
-    obs_residual(wk, tr->qpos + (size_t)o * m->nq, tr->qvel + (size_t)o * m->nv, r + (size_t)(j - 1) * nsel,
+    obs_residual(wk, tr->qpos + (size_t)o * m->nq, tr->qvel + (size_t)o * m->nv,
+                 tr->sens ? tr->sens + (size_t)o * pb->ds->nsens : NULL, r + (size_t)(j - 1) * nsel,
                  J ? J + (size_t)(j - 1) * nsel * nth : NULL, Jv ? Jv + (size_t)(j - 1) * nsel * nvf : NULL);
   }
   return PHYS_OK;

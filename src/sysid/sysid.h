@@ -24,6 +24,8 @@ typedef struct physTrajectory_ {
   int has_qvel;             // 0 if the file had no velocity columns (then qvel is differenced positions)
   double* ctrl;             // T x nu recorded controls (NULL: none); sample k's holds from t_k to t_{k+1}
   double* qfrc;             // T x nv recorded applied joint forces (NULL: none), held likewise
+  double* sens;             // T x nsens recorded sensor values (columns sensor:NAME[:k]; NULL: none), each at its
+                            // sample's state as d->sensordata (0 where a value was not recorded)
 } physTrajectory;
 
 // a set of trajectories of one model; which state coordinates were observed (tangent layout, grad.h)
@@ -36,12 +38,16 @@ typedef struct physDataset_ {
   double dt_obs;            // median spacing of the samples (s)
   int has_ctrl, has_qfrc;   // every trajectory carries controls / joint forces (all files of a set agree)
   int nu;                   // the model's actuators (columns of traj[k].ctrl)
+  int nsens;                // the model's sensor values (nsensordata: columns of traj[k].sens)
+  unsigned char* obs_s;     // nsens flags: sensor value observed (NULL without sensor columns)
 } physDataset;
 
 typedef struct physDataOptions_ {
   const char* const* map;   // nmap column mappings "COLUMN=q:JOINT[:i]" or "COLUMN=v:JOINT[:i]", may be NULL
   int nmap;
-  const char* observe;      // NULL (all columns present) or a comma list "q:JOINT,v:JOINT,..." restricting them
+  const char* observe;      // NULL (all columns present) or a comma list "q:JOINT,v:JOINT,...,sensor:NAME,..."
+                            // restricting them (dataset.c: with sensor items the state columns stay as start
+                            // values but are observed only when listed)
   int max_files;            // 0: all files of a folder; else the first max_files in name order
   int first_file;           // skip this many files of a folder first (name order; for held-out splits)
 } physDataOptions;

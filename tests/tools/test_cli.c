@@ -502,6 +502,56 @@ static double noise_deviate(physRng* rng) {
 }
 
 // stdout output, the summary line, random controls (deterministic per seed), a step that blows up
+// --sensors: sensor:NAME columns, each row's values the library's sensordata of the step from that row's state
+// (bit for bit), jointpos equal to its q column; noise only with the model's sensornoise flag, seeded; a model
+// without sensors refused
+static void test_simulate_sensors(void) {
+  const char* model = PHYS_SOURCE_DIR "/tests/data/sensors.xml";
+  cliRun r = run("simulate", model, "--steps", "10", "--sensors", "--ctrl-value", "0.3,0.2,-0.5", NULL);
+  CHECK(r.code == 0 && count_lines(r.out) == 12);
+  CHECK(has(r.out, ",u2,sensor:q_shoulder,sensor:1,sensor:v_elbow,sensor:f_elbow,sensor:4,sensor:pos_body:0,"));
+  physModel* m = load_model(model);
+  physData* d = m ? phys_make_data(m) : NULL;
+  int ncol = m ? 1 + m->nq + m->nv + m->nu + m->nsensordata : 0;
+  double row[256];
+  for (int i = 0; d && i < 3; i++) d->ctrl[i] = (const double[]){0.3, 0.2, -0.5}[i];
+  for (int k = 0; d && k <= 10; k++) {
+    CHECK(row_values(row, ncol, r.out, k) == ncol);
+    const double* sens = row + 1 + m->nq + m->nv + m->nu;
+    CHECK_MSG(sens[0] == row[1], "row %d: sensor:q_shoulder %.17g, q0 %.17g", k, sens[0], row[1]);
+    phys_step(m, d);
+    int same = 1;
+    for (int i = 0; i < m->nsensordata; i++) same &= sens[i] == d->sensordata[i];
+    CHECK_MSG(same, "row %d: the sensor columns differ from the step's sensordata", k);
+  }
+  phys_free_data(d);
+  phys_free_model(m);
+  run_free(&r);
+
+  const char* noisy = write_file("in_noisy_sensor.xml",
+      "<mujoco><option><flag sensornoise=\"enable\"/></option><worldbody><body><joint name=\"j\" axis=\"0 1 0\"/>"
+      "<geom type=\"sphere\" size=\"0.1\" pos=\"0.3 0 0\"/></body></worldbody>"
+      "<sensor><jointpos name=\"qn\" joint=\"j\" noise=\"0.1\"/><jointpos name=\"q\" joint=\"j\"/></sensor></mujoco>");
+  cliRun a = run("simulate", noisy, "--steps", "20", "--sensors", "--seed", "4", NULL);
+  cliRun b = run("simulate", noisy, "--steps", "20", "--sensors", "--seed", "4", NULL);
+  cliRun c = run("simulate", noisy, "--steps", "20", "--sensors", "--seed", "5", NULL);
+  CHECK(a.code == 0 && b.code == 0 && c.code == 0 && strcmp(a.out, b.out) == 0 && strcmp(a.out, c.out) != 0);
+  double x[5], sum2 = 0;
+  int differ = 0;
+  for (int k = 0; k <= 20; k++) {
+    CHECK(row_values(x, 5, a.out, k) == 5);
+    differ += x[3] != x[1];
+    CHECK(x[4] == x[1]);                        // the noise-free sensor is the joint's position
+    sum2 += (x[3] - x[1]) * (x[3] - x[1]);
+  }
+  CHECK(differ == 21 && sqrt(sum2 / 21) > 0.05 && sqrt(sum2 / 21) < 0.2);
+  run_free(&a), run_free(&b), run_free(&c);
+
+  cliRun n = run("simulate", write_file("in_model.xml", g_model), "--steps", "2", "--sensors", NULL);
+  CHECK(n.code == 1 && has(n.err, "has no sensors") && n.out[0] == 0);
+  run_free(&n);
+}
+
 static void test_simulate_misc(void) {
   const char* model = write_file("in_model.xml", g_model);
   cliRun r = run("simulate", model, "--steps", "4", NULL);
@@ -1066,6 +1116,7 @@ int main(void) {
   test_bad_init();
   test_round_trip();
   test_simulate_misc();
+  test_simulate_sensors();
   test_simulate_sampling();
   test_simulate_warnings();
   test_contact_option();

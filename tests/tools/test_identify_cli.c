@@ -266,6 +266,54 @@ static void test_pendulum(void) {
   clear_outputs();
 }
 
+// identification from sensor columns: simulate --sensors writes them, identify --observe sensor:enc,sensor:imu fits
+// the shoulder damping to them alone (the state columns only start each step or the rollout); an accelerometer
+// cannot be observed (exit 1 naming it)
+static void test_sensor_observe(void) {
+  const char* model = PHYS_SOURCE_DIR "/tests/data/arm_sensors.xml";
+  const char* init = write_file("in_init.csv", "t,q0,q1,v0,v1\n0,0.8,-0.5,0,0\n");
+  idRunOut r = run("simulate", model, "--steps", "300", "--sensors", "--init", init, "--quiet", "--out",
+                   path("in_sens.csv"), NULL);
+  CHECK(r.code == 0);
+  run_free(&r);
+  char* data = slurp(path("in_sens.csv"));   // the header docs/cli.md shows
+  CHECK(!strncmp(data, "t,q0,q1,v0,v1,sensor:enc,sensor:imu:0,sensor:imu:1,sensor:imu:2,sensor:acc:0,sensor:acc:1,"
+                       "sensor:acc:2\n", 103));
+  free(data);
+  const char* losses[] = {"onestep", "rollout"};
+  for (int k = 0; k < 2; k++) {
+    r = run("identify", model, path("in_sens.csv"), "--param", "damping:shoulder:init=0.1", "--observe",
+            "sensor:enc,sensor:imu", "--loss", losses[k], NULL);
+    CHECK_MSG(r.code == 0 && has(r.out, "damping:shoulder = 0.3 ") && has(r.out, "1200 residuals"), "%s: %s %s",
+              losses[k], r.out, r.err);
+    run_free(&r);
+  }
+  // a composed world is written from the model: its sensors (and site types, sizes) are written too and read back
+  r = run("identify", model, path("in_sens.csv"), "--add", "models/floor.xml", "--param", "damping:shoulder",
+          "--observe", "sensor:enc,sensor:imu", "--loss", "rollout", "--write-model", path("out/ws.xml"), "--quiet", NULL);
+  CHECK_MSG(r.code == 0, "%s", r.err);
+  run_free(&r);
+  physLog wlog = {0};
+  physModel* wm = phys_load_mjcf(path("out/ws.xml"), &wlog);
+  physModel* om = phys_load_mjcf(model, &wlog);
+  CHECK_MSG(wm && om, "%s", wlog.error);
+  if (wm && om) {
+    CHECK(wm->nsensor == om->nsensor && wm->nsensordata == om->nsensordata);
+    for (int i = 0; i < wm->nsensor && wm->nsensor == om->nsensor; i++)
+      CHECK(wm->sensor_type[i] == om->sensor_type[i] && wm->sensor_objtype[i] == om->sensor_objtype[i] &&
+            !strcmp(phys_id2name(wm, "sensor", i), phys_id2name(om, "sensor", i)) &&
+            wm->sensor_noise[i] == om->sensor_noise[i]);
+    int s = phys_name2id(wm, "site", "imu_site");
+    CHECK(s >= 0 && wm->site_type[s] == PHYS_SITE_SPHERE && wm->site_size[3 * s] == 0.005);
+  }
+  phys_free_model(wm);
+  phys_free_model(om);
+  r = run("identify", model, path("in_sens.csv"), "--param", "damping:shoulder", "--observe", "sensor:acc", NULL);
+  CHECK(r.code == 1 && has(r.err, "sensor 'acc' (accelerometer) cannot be observed"));
+  run_free(&r);
+  clear_outputs();
+}
+
 // the value printed on stdout after "NAME = " (NaN if absent)
 static double printed(const char* out, const char* name) {
   const char* at = strstr(out, name);
@@ -1480,6 +1528,7 @@ int main(void) {
   if (!mkdtemp(g_dir)) return 1;
   mkdir(path("out"), 0755);
   test_pendulum();
+  test_sensor_observe();
   test_bound_warning();
   test_uncertainty();
   test_job();
