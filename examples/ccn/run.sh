@@ -127,6 +127,7 @@ for scen in $SCENARIOS; do
     *) echo "unknown scenario $scen" >&2; exit 2 ;;
   esac
   if [ "$scen" = gravity ]; then
+    row gravity "$GSIZE" nominal models/cube.xml "$data" 0 ok   # the true model with the data's gravity
     for fr in $GFRACS; do
       g=$(python3 -c "print('%.6g' % (9.81 * $fr))")
       start_model "$WORK/start_g$fr.xml" "$g"
