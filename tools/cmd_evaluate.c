@@ -10,13 +10,18 @@
 // inputs (controls u, joint forces tau) hold from their sample to the next at every substep. Segments start at samples 0, horizon, 2 horizon, ... (each from the observed state, the contact list
 // cleared: no warm start carries over). A step accepted with a warning (an inexact contact solve) is counted
 // and the first one reported; a rejected step (non-finite state) ends the run with exit 1. These are the multi-step prediction metrics of paper 004 (CCN) on
-// the tosses: the mean over all predicted samples and the error at the end of each segment.
+// the tosses: the mean over all predicted samples and the error at the end of each segment, and paper 004's
+// trajectory errors (per trajectory the mean over its predicted samples, then the mean over trajectories).
+// --truth MODEL adds paper 004's parameter errors against the true model (src/sysid/metrics.c): volume error of
+// each body's collision geometry (symmetric difference of convex hulls over the true volume), friction error
+// and inertia error.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "metrics.h"
 #include "rot.h"
 #include "sysid.h"
 
@@ -26,6 +31,8 @@ typedef struct evalArgs_ {
   int contact;              // -1: the model's
   int files, skip;
   const char* json;
+  const char* truth;        // true model for the parameter errors (NULL: none)
+  double length;            // inertia error's characteristic length (0: the true body's)
   int floating;
   int quiet;
 } evalArgs;
@@ -37,6 +44,10 @@ static char g_warn[1024];    // the first of them
 typedef struct evalSum_ {
   double sum, sum_end, max;
   long n, n_end;
+  double traj_sum;          // sum over trajectories of their mean (paper 004's trajectory error)
+  int ntraj;                // trajectories with samples in this channel
+  double t_sum;             // this trajectory's running sum and count
+  long t_n;
 } evalSum;
 
 enum { EV_POS = 0, EV_ROT, EV_HINGE, EV_SLIDE, EV_N };
@@ -46,6 +57,8 @@ static const char* g_ev_name[EV_N] = {"position_m", "rotation_deg", "hinge_deg",
 static void ev_add(evalSum* s, double e, int end) {
   s->sum += e;
   s->n++;
+  s->t_sum += e;
+  s->t_n++;
   if (e > s->max) s->max = e;
   if (end) s->sum_end += e, s->n_end++;
 }
@@ -88,6 +101,15 @@ static void compare(evalSum* sums, const physModel* m, const physDataset* ds, co
   }
 }
 
+// end a trajectory: add its mean to each channel's mean over trajectories
+static void ev_end_traj(evalSum* sums) {
+  for (int c = 0; c < EV_N; c++) {
+    evalSum* s = sums + c;
+    if (s->t_n) s->traj_sum += s->t_sum / s->t_n, s->ntraj++;
+    s->t_sum = 0, s->t_n = 0;
+  }
+}
+
 // roll trajectory tr out segment by segment and accumulate its errors into sums; 0 and a message if a step
 // fails (non-finite state)
 static int eval_traj(evalSum* sums, physModel* m, physData* d, const physDataset* ds, int ti, const evalArgs* a) {
@@ -121,22 +143,79 @@ static int eval_traj(evalSum* sums, physModel* m, physData* d, const physDataset
       compare(sums, m, ds, d->qpos, tr->qpos + (size_t)k * m->nq, k == last);
     }
   }
+  ev_end_traj(sums);
   return 1;
 }
 
+// a metric for printing: "%12.6g" or "n/a"
+static void print_metric(double x) {
+  if (isnan(x)) printf(" %12s", "n/a");
+  else printf(" %12.6g", x);
+}
+
+// a metric for JSON: %.17g or null
+static void json_metric(FILE* f, const char* key, double x, const char* sep) {
+  if (isnan(x)) fprintf(f, "\"%s\": null%s", key, sep);
+  else fprintf(f, "\"%s\": %.17g%s", key, x, sep);
+}
+
+// the parameter errors against the truth: a table on stdout
+static void print_param_errors(const physParamErrors* e, const physModel* m, const evalArgs* a) {
+  printf("parameter errors against %s (paper 004: volume |A xor B|/|B|, friction |mu - mu*|/mu*, inertia "
+         "|(theta - theta*)/rho|)\n", a->truth);
+  printf("%-14s %12s %12s %12s %12s\n", "body", "volume", "symdiff_m3", "friction", "inertia");
+  for (int i = 0; i < e->nbody; i++) {
+    const physBodyErrors* b = e->body + i;
+    const char* name = phys_id2name(m, "body", b->body);
+    printf("%-14s", name && name[0] ? name : "(unnamed)");
+    print_metric(b->volume_error);
+    print_metric(b->symdiff);
+    print_metric(b->friction_error);
+    print_metric(b->inertia_error);
+    printf("\n");
+  }
+  printf("%-14s", "mean");
+  print_metric(e->volume_error);
+  printf(" %12s", "");
+  print_metric(e->friction_error);
+  print_metric(e->inertia_error);
+  printf("\n");
+}
+
+// the parameter errors as the JSON member "parameter_errors"
+static void json_param_errors(FILE* f, const physParamErrors* e, const physModel* m, const evalArgs* a) {
+  fprintf(f, ",\n  \"parameter_errors\": {\"truth\": \"%s\", \"inertia_length\": %.17g, ", a->truth, a->length);
+  json_metric(f, "volume", e->volume_error, ", ");
+  json_metric(f, "friction", e->friction_error, ", ");
+  json_metric(f, "inertia", e->inertia_error, ",\n    \"bodies\": [");
+  for (int i = 0; i < e->nbody; i++) {
+    const physBodyErrors* b = e->body + i;
+    const char* name = phys_id2name(m, "body", b->body);
+    fprintf(f, "%s\n      {\"body\": \"%s\", ", i ? "," : "", name ? name : "");
+    json_metric(f, "volume", b->volume_error, ", ");
+    json_metric(f, "symdiff_m3", b->symdiff, ", ");
+    json_metric(f, "true_volume_m3", b->true_volume, ", ");
+    json_metric(f, "friction", b->friction_error, ", ");
+    json_metric(f, "inertia", b->inertia_error, "}");
+  }
+  fprintf(f, "]}");
+}
+
 // the table on stdout, and the same as JSON into the (checked) output o if asked
-static int report(cliOutput* o, const evalSum* sums, const physDataset* ds, const evalArgs* a, const char* model) {
+static int report(cliOutput* o, const evalSum* sums, const physDataset* ds, const evalArgs* a, const char* model,
+                  const physParamErrors* pe, const physModel* m) {
   char hz[32];
   snprintf(hz, sizeof hz, a->horizon > 0 ? "%d samples" : "full", a->horizon);
   printf("evaluate: %d trajectories, horizon %s, %d substep%s per sample (observed coordinates only)\n",
          ds->ntraj, hz, a->substeps, a->substeps > 1 ? "s" : "");
-  printf("%-14s %12s %12s %12s %10s\n", "channel", "mean", "at end", "max", "samples");
+  printf("%-14s %12s %12s %12s %12s %10s\n", "channel", "mean", "traj mean", "at end", "max", "samples");
   for (int c = 0; c < EV_N; c++) {
     const evalSum* s = sums + c;
     if (!s->n) continue;
-    printf("%-14s %12.6g %12.6g %12.6g %10ld\n", g_ev_name[c], s->sum / s->n, s->n_end ? s->sum_end / s->n_end : 0,
-           s->max, s->n);
+    printf("%-14s %12.6g %12.6g %12.6g %12.6g %10ld\n", g_ev_name[c], s->sum / s->n, s->traj_sum / s->ntraj,
+           s->n_end ? s->sum_end / s->n_end : 0, s->max, s->n);
   }
+  if (pe) print_param_errors(pe, m, a);
   if (g_nwarn) cli_warning("evaluate: %d simulation steps raised warnings (accepted; first: %s)", g_nwarn, g_warn);
   if (!a->json) return 1;
   if (!cli_output_open(o)) return 0;
@@ -145,11 +224,25 @@ static int report(cliOutput* o, const evalSum* sums, const physDataset* ds, cons
   for (int c = 0; c < EV_N; c++) {
     const evalSum* s = sums + c;
     if (!s->n) continue;
-    fprintf(o->f, ",\n  \"%s\": {\"mean\": %.17g, \"end\": %.17g, \"max\": %.17g, \"samples\": %ld}", g_ev_name[c],
-            s->sum / s->n, s->n_end ? s->sum_end / s->n_end : 0, s->max, s->n);
+    fprintf(o->f, ",\n  \"%s\": {\"mean\": %.17g, \"traj_mean\": %.17g, \"end\": %.17g, \"max\": %.17g, "
+            "\"samples\": %ld, \"trajectories\": %d}", g_ev_name[c], s->sum / s->n, s->traj_sum / s->ntraj,
+            s->n_end ? s->sum_end / s->n_end : 0, s->max, s->n, s->ntraj);
   }
+  if (pe) json_param_errors(o->f, pe, m, a);
   fprintf(o->f, ",\n  \"step_warnings\": %d\n}\n", g_nwarn);
   return cli_output_commit(o);
+}
+
+// load the true model a->truth and compute the parameter errors of m against it into pe; 0 after a message
+static int param_errors(physParamErrors* pe, const physModel* m, const evalArgs* a) {
+  physModel* t = cli_load_model(a->truth, a->floating);
+  if (!t) return 0;
+  physLog log;
+  memset(&log, 0, sizeof log);
+  physStatus st = phys_param_errors(m, t, a->length, pe, &log);
+  if (st != PHYS_OK) cli_error("%s: %s", a->truth, log.error);
+  phys_free_model(t);
+  return st == PHYS_OK;
 }
 
 // physid evaluate
@@ -166,6 +259,10 @@ int cli_evaluate(int argc, char** argv) {
       {"--files", ARG_INT, &a.files, "N", "use the first N files of a folder (default: all)", 0, 1e9, 0},
       {"--skip", ARG_INT, &a.skip, "N", "skip the first N files of a folder (held-out data)", 0, 1e9, 0},
       {"--json", ARG_STRING, &a.json, "FILE", "also write the figures as JSON", 0, 0, 0},
+      {"--truth", ARG_STRING, &a.truth, "MODEL", "also report paper 004's parameter errors (volume, friction, "
+       "inertia) against this true model (the same bodies and geoms)", 0, 0, 0},
+      {"--inertia-length", ARG_DOUBLE, &a.length, "L", "inertia error's characteristic length in m (default: each "
+       "true body's sqrt(tr I / 3 m))", 0, 1e9, 0},
       {"--floating", ARG_FLAG, &a.floating, "", "URDF: give the root link a free joint", 0, 0, 0},
       CLI_MODEL_OPTIONS,
       {"--quiet", ARG_FLAG, &a.quiet, "", "no warnings on stderr (errors still print)", 0, 0, 0},
@@ -180,9 +277,17 @@ int cli_evaluate(int argc, char** argv) {
   int code = cli_parse(pos, &cmd, argc, argv);
   if (code >= 0) return code;
   cliOutput o;
-  if (!cli_output_check(&o, "--json", a.json) || cli_output_conflicts(&o, 1, pos, 2)) return CLI_EXIT_INPUT;
+  const char* inputs[3] = {pos[0], pos[1], a.truth};   // the outputs may not replace an input
+  if (!cli_output_check(&o, "--json", a.json) || cli_output_conflicts(&o, 1, inputs, a.truth ? 3 : 2))
+    return CLI_EXIT_INPUT;
   physModel* m = cli_load_model(pos[0], a.floating);
   if (!m) return CLI_EXIT_INPUT;
+  physParamErrors pe;
+  memset(&pe, 0, sizeof pe);
+  if (a.truth && !param_errors(&pe, m, &a)) {
+    phys_free_model(m);
+    return CLI_EXIT_INPUT;
+  }
   if (a.contact >= 0) m->opt.contact = a.contact;
   physDataset ds;
   physLog log;
@@ -207,8 +312,9 @@ int cli_evaluate(int argc, char** argv) {
     memset(sums, 0, sizeof sums);
     int ok = 1;
     for (int k = 0; ok && k < ds.ntraj; k++) ok = eval_traj(sums, m, d, &ds, k, &a);
-    if (ok && report(&o, sums, &ds, &a, pos[0])) code = CLI_EXIT_OK;
+    if (ok && report(&o, sums, &ds, &a, pos[0], a.truth ? &pe : NULL, m)) code = CLI_EXIT_OK;
   }
+  phys_param_errors_free(&pe);
   phys_free_data(d);
   phys_dataset_free(&ds);
   phys_free_model(m);

@@ -7,7 +7,13 @@
 //   - the default substeps are identify's (sample interval / the model's timestep, printed): a 0.0025 s model on
 //     100 Hz data takes 4 (error |g| (0.01 - 0.0025) t / 2 exactly), --substeps 1 overrides;
 //   - --json writes the same figures; a data file that does not match the model exits 1 with no output; --json
-//     onto the data or the model file is refused before any work.
+//     onto the data or the model file is refused before any work;
+//   - paper 004's trajectory errors: a body at rest without gravity against samples moved by a known offset and
+//     turned by a known rotation (30 degrees): position error |offset|, rotational error 30; two files of 4 and
+//     2 predicted samples: the pooled mean and the mean over trajectories differ as computed by hand;
+//   - --truth: a box 10 % longer in x with friction 0.27 against the true 0.05 m box with 0.18: volume error
+//     0.1, friction error 0.5, in the table and the JSON; a true model with another body exits 1 naming it, with
+//     no output; --json onto the true model is refused.
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
@@ -149,6 +155,101 @@ static void test_default_substeps(void) {
   run_free(&r);
 }
 
+
+// a free box (half sizes hx 0.05 0.05, friction mu) without gravity above a floor it never reaches
+static const char* box_model(const char* name, double hx, double mu, const char* body) {
+  char text[1024];
+  snprintf(text, sizeof text,
+           "<mujoco><option timestep=\"0.01\" gravity=\"0 0 0\"/><worldbody><geom name=\"floor\" type=\"plane\" "
+           "size=\"5 5 0.1\" friction=\"0 0 0\"/><body name=\"%s\" pos=\"0 0 1\"><freejoint name=\"%s\"/>"
+           "<geom type=\"box\" size=\"%.17g 0.05 0.05\" mass=\"1\" friction=\"%.17g 0 0\"/></body></worldbody>"
+           "</mujoco>\n", body, body, hx, mu);
+  return put(name, text);
+}
+
+// a toss file in the ContactNets layout: sample 0 at (0, 0, 1) at rest with the identity orientation, samples
+// 1..n moved by (dx, dy, 0) and turned by angle deg about the axis (1, 2, 2)/3, at rest
+static const char* moved_file(const char* name, int n, double dx, double dy, double deg) {
+  char text[4096];
+  int k = snprintf(text, sizeof text, "t,px,py,pz,qw,qx,qy,qz,vx,vy,vz,wx_body,wy_body,wz_body\n"
+                   "0,0,0,1,1,0,0,0,0,0,0,0,0,0\n");
+  double h = deg * 3.14159265358979323846 / 360, c = cos(h), sn = sin(h);
+  for (int i = 1; i <= n; i++)
+    k += snprintf(text + k, sizeof text - k, "%.17g,%.17g,%.17g,1,%.17g,%.17g,%.17g,%.17g,0,0,0,0,0,0\n", 0.01 * i,
+                  dx, dy, c, sn / 3, 2 * sn / 3, 2 * sn / 3);
+  return put(name, text);
+}
+
+static void test_known_errors(void) {
+  char args[1024], model[256];
+  shRun r;
+  snprintf(model, sizeof model, "%s", box_model("rest.xml", 0.05, 0.18, "box"));
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "mkdir -p '%s'", path("moved"));
+  CHECK(system(cmd) == 0);
+  moved_file("moved/a.csv", 4, 0.03, 0.04, 30);   // 4 predicted samples, 0.05 m, 30 degrees
+  moved_file("moved/b.csv", 2, 0.12, 0.16, 30);   // 2 predicted samples, 0.2 m
+  snprintf(args, sizeof args, "evaluate '%s' '%s' --files 1 --json '%s'", model, path("moved"), path("a.json"));
+  r = run(args);
+  CHECK_MSG(r.code == 0, "%s", r.err);
+  CHECK_NEAR(json_value(path("a.json"), "position_m", "traj_mean"), 0.05, 1e-15);
+  CHECK_NEAR(json_value(path("a.json"), "position_m", "max"), 0.05, 1e-15);
+  CHECK_NEAR(json_value(path("a.json"), "rotation_deg", "traj_mean"), 30, 1e-12);
+  CHECK_NEAR(json_value(path("a.json"), "rotation_deg", "max"), 30, 1e-12);
+  run_free(&r);
+  snprintf(args, sizeof args, "evaluate '%s' '%s' --json '%s'", model, path("moved"), path("ab.json"));
+  r = run(args);
+  CHECK(r.code == 0 && strstr(r.out, "traj mean"));
+  CHECK_NEAR(json_value(path("ab.json"), "position_m", "mean"), (4 * 0.05 + 2 * 0.2) / 6, 1e-15);
+  CHECK_NEAR(json_value(path("ab.json"), "position_m", "traj_mean"), (0.05 + 0.2) / 2, 1e-15);
+  CHECK(json_value(path("ab.json"), "position_m", "trajectories") == 2);
+  run_free(&r);
+}
+
+// the value of parameter_errors.key in the JSON file p (NAN if absent or null)
+static double json_param(const char* p, const char* key) { return json_value(p, "parameter_errors", key); }
+
+static void test_truth(void) {
+  char args[2048], model[256], truth[256], other[256], data[256];
+  shRun r;
+  snprintf(truth, sizeof truth, "%s", box_model("true_box.xml", 0.05, 0.18, "box"));
+  snprintf(model, sizeof model, "%s", box_model("long_box.xml", 0.055, 0.27, "box"));
+  snprintf(other, sizeof other, "%s", box_model("other_box.xml", 0.05, 0.18, "cube"));
+  snprintf(data, sizeof data, "%s", moved_file("still.csv", 3, 0, 0, 0));
+  snprintf(args, sizeof args, "evaluate '%s' '%s' --truth '%s' --json '%s'", model, data, truth, path("t.json"));
+  r = run(args);
+  CHECK_MSG(r.code == 0 && strstr(r.out, "parameter errors against") && strstr(r.out, "box "), "%s%s", r.out, r.err);
+  CHECK_NEAR(json_param(path("t.json"), "volume"), 0.1, 1e-12);
+  CHECK_NEAR(json_param(path("t.json"), "friction"), 0.5, 1e-15);
+  CHECK(json_param(path("t.json"), "inertia") > 0);
+  char* text = slurp(path("t.json"));
+  CHECK(strstr(text, "\"bodies\": [") && strstr(text, "\"body\": \"box\"") && strstr(text, "\"symdiff_m3\": "));
+  free(text);
+  run_free(&r);
+  // against itself: zeros
+  snprintf(args, sizeof args, "evaluate '%s' '%s' --truth '%s' --json '%s'", truth, data, truth, path("s.json"));
+  r = run(args);
+  CHECK(r.code == 0);
+  CHECK_NEAR(json_param(path("s.json"), "volume"), 0, 1e-12);
+  CHECK(json_param(path("s.json"), "friction") == 0 && json_param(path("s.json"), "inertia") == 0);
+  run_free(&r);
+  // another body: exit 1 naming it, nothing written
+  snprintf(args, sizeof args, "evaluate '%s' '%s' --truth '%s' --json '%s'", model, data, other, path("o.json"));
+  r = run(args);
+  CHECK_MSG(r.code == 1 && strstr(r.err, "other_box.xml: truth model: body 1 is 'cube', in the model 'box'") &&
+                access(path("o.json"), F_OK) != 0, "%s", r.err);
+  run_free(&r);
+  // --json onto the true model: refused, the file unchanged
+  char* before = slurp(truth);
+  snprintf(args, sizeof args, "evaluate '%s' '%s' --truth '%s' --json '%s'", model, data, truth, truth);
+  r = run(args);
+  CHECK(r.code == 1 && strstr(r.err, "the same file as the input"));
+  char* after = slurp(truth);
+  CHECK(strcmp(before, after) == 0);
+  free(before), free(after);
+  run_free(&r);
+}
+
 int main(void) {
   g_bin = getenv("PHYS_BIN");
   CHECK_MSG(g_bin != NULL && access(g_bin, X_OK) == 0, "PHYS_BIN not set or not executable");
@@ -158,6 +259,8 @@ int main(void) {
   test_exact_and_gravity();
   test_bad_input();
   test_default_substeps();
+  test_known_errors();
+  test_truth();
   remove_scratch();
   return test_done();
 }

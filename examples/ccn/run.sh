@@ -1,0 +1,145 @@
+#!/bin/sh
+# examples/ccn/run.sh - issue 14 item 6: paper 004's experiments with the approaches physid has, errors against
+# training-set size on a fixed test set, tables and an SVG plot.
+#
+#   examples/ccn/run.sh [PHYSID]      (from the repository root; default build/physid)
+#
+# Environment (defaults):
+#   SCENARIOS="cube vortex gravity"   which experiments
+#   SIZES="4 8 16 32 64 128 256"      training-set sizes (tosses 0..N-1)
+#   APPROACHES="diffsim ccn"          fits run per size; also the hooks diffsim-r, ccn-r, e2e (see below)
+#   CUBE_DATA=../shared/data/cube_toss  the real cube tosses (ContactNets); TEST_SKIP=300 NTEST=50: test tosses
+#   GFRACS="0.5 0.75 1.25 1.5" GSIZE=256  gravity scenario: the model's gravity as fractions of the data's 9.81,
+#                                     one training-set size
+#   EVAL_CONTACT=ccp                  contact model of every evaluation (DiffSim's, Anitescu: paper 004)
+#   OUT=examples/ccn/results          tables (results.md, results.csv) and plots (*.svg)
+#   WORK=build/ccn                    simulated data and fitted models (kept: a rerun reuses the data)
+#
+# Scenarios (paper 004, section 5):
+#   cube     the real cube tosses; truth: models/cube.xml (the data authors' 0.1048 m cube, 0.37 kg uniform,
+#            friction 0.18: friction error against the authors' nominal value, not a measured truth)
+#   vortex   tosses of models/cube.xml made by MuJoCo 2.2.2 (examples/ccn/make_tosses.c) in a force field
+#            F = m (-a r + b e_z x r) around the vertical line (0.2, 0.2), a = b = 20 1/s^2; the model to fit
+#            knows nothing of it; truth: models/cube.xml
+#   gravity  tosses made by MuJoCo without the field, g = 9.81; the model to fit assumes g * FRAC
+# Every fit starts from the same wrong model (examples/ccn/start.xml): the cube's box 1.3 times larger (0.068 m half size),
+# friction 0.4, the mass held at 0.37 kg (paper 004: mass is unobservable without measured forces) with the
+# larger box's inertia. Fitted: friction:cube, size:cube, inertia:cube (log-Cholesky, component 0 fixed).
+#   diffsim  prediction loss (identify's default on these data), --contact ccp
+#   ccn      --loss violation (paper 004's violation-based implicit loss)
+#   diffsim-r, ccn-r, e2e  hooks for the residual network and the end-to-end MLP (issue 14 items 3-4): run only
+#            if `physid identify --help` lists --residual (the flags they pass are that helper's to settle);
+#            otherwise a row "not available" is written.
+# Metrics (`physid evaluate --truth`): full rollouts of every test toss from its first sample, paper 004's
+# trajectory position error (mm) and rotational error (deg) (per toss the mean over its samples, then the mean
+# over tosses), volume error, friction error, inertia error (default characteristic length).
+set -u
+PHYSID=${1:-build/physid}
+SCENARIOS=${SCENARIOS:-"cube vortex gravity"}
+SIZES=${SIZES:-"4 8 16 32 64 128 256"}
+APPROACHES=${APPROACHES:-"diffsim ccn"}
+CUBE_DATA=${CUBE_DATA:-../shared/data/cube_toss}
+TEST_SKIP=${TEST_SKIP:-300}
+NTEST=${NTEST:-50}
+GFRACS=${GFRACS:-"0.5 0.75 1.25 1.5"}
+GSIZE=${GSIZE:-256}
+EVAL_CONTACT=${EVAL_CONTACT:-ccp}
+OUT=${OUT:-examples/ccn/results}
+WORK=${WORK:-build/ccn}
+mkdir -p "$OUT" "$WORK"
+COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+CSV="$OUT/results.csv"
+[ -f "$CSV" ] || echo "scenario,size,approach,position_mm,rotation_deg,volume,friction,inertia,fit_s,status,commit" > "$CSV"
+
+# the start model examples/ccn/start.xml, with gravity G if given
+start_model() {   # OUT.xml [G]
+  cp examples/ccn/start.xml "$1"
+  [ $# -lt 2 ] || sed -i "s/gravity=\"0 0 -9.81\"/gravity=\"0 0 -$2\"/" "$1"
+}
+
+# simulated tosses, made once into WORK
+make_data() {   # NAME, then make_tosses arguments after OUTDIR N SAMPLES
+  name=$1; shift
+  [ -f "$WORK/$name/toss_349.csv" ] && return 0
+  [ -x "$WORK/make_tosses" ] || cc -O2 -o "$WORK/make_tosses" examples/ccn/make_tosses.c -lmujoco -lm || return 1
+  "$WORK/make_tosses" models/cube.xml "$WORK/$name" 350 100 "$@"
+}
+
+# log-Cholesky component 0 of the cube's inertia (mass 0.37 held): log(0.37)/2
+A=-0.49712613667193356
+B=1e6
+PARAMS="--param friction:cube:min=0:max=2 --param size:cube \
+--param inertia:cube:min=$A,-$B,-$B,-$B,-$B,-$B,-$B,-$B,-$B,-$B:max=$A,$B,$B,$B,$B,$B,$B,$B,$B,$B"
+
+# evaluate MODEL on the test tosses of DATA against models/cube.xml and append a CSV row
+row() {   # SCENARIO SIZE APPROACH MODEL DATA FIT_S STATUS
+  j="$WORK/eval_$1_$2_$3.json"
+  if [ -f "$4" ] && "$PHYSID" evaluate "$4" "$5" --skip "$TEST_SKIP" --files "$NTEST" --contact "$EVAL_CONTACT" \
+       --horizon 0 --quiet --truth models/cube.xml --json "$j" > /dev/null 2>> "$WORK/eval.err"; then
+    python3 - "$j" "$1" "$2" "$3" "$6" "$7" "$COMMIT" >> "$CSV" <<'PY'
+import json, sys
+j, scen, size, appr, secs, status, commit = sys.argv[1:8]
+d = json.load(open(j))
+p = d["parameter_errors"]
+f = lambda x, s=1: "" if x is None else "%.6g" % (x * s)
+print(",".join([scen, size, appr, f(d["position_m"]["traj_mean"], 1000), f(d["rotation_deg"]["traj_mean"]),
+                f(p["volume"]), f(p["friction"]), f(p["inertia"]), secs, status, commit]))
+PY
+  else
+    echo "$1,$2,$3,,,,,,$6,$7 (no model or evaluate failed),$COMMIT" >> "$CSV"
+  fi
+}
+
+# fit METHOD on the first SIZE tosses of DATA from START, row LABEL; then evaluate
+fit() {   # SCENARIO SIZE LABEL METHOD START DATA
+  tag="$1_$2_$3"
+  model="$WORK/$tag.xml"
+  meth=$4
+  case $meth in
+    diffsim) extra="--contact ccp" ;;
+    ccn) extra="--loss violation" ;;
+    *)
+      if ! "$PHYSID" identify --help 2>&1 | grep -q -- --residual; then
+        echo "$1,$2,$3,,,,,,,not available (no --residual in this physid),$COMMIT" >> "$CSV"
+        return
+      fi
+      case $meth in   # hooks: the residual helper's flags
+        diffsim-r) extra="--contact ccp --residual" ;;
+        ccn-r) extra="--loss violation --residual" ;;
+        e2e) extra="--residual-only" ;;
+      esac ;;
+  esac
+  t0=$(date +%s)
+  # shellcheck disable=SC2086
+  "$PHYSID" identify "$5" "$6" --files "$2" --quiet --out "$WORK/$tag.json" --write-model "$model" $extra $PARAMS \
+    > "$WORK/$tag.txt" 2> "$WORK/$tag.err"
+  st=$?
+  secs=$(( $(date +%s) - t0 ))
+  echo "== $tag: exit $st, ${secs} s" >&2
+  row "$1" "$2" "$3" "$model" "$6" "$secs" "exit $st"
+}
+
+for scen in $SCENARIOS; do
+  case $scen in
+    cube) data=$CUBE_DATA ;;
+    vortex) make_data vortex 20 20 0.2 0.2 > /dev/null || exit 1; data="$WORK/vortex" ;;
+    gravity) make_data gravity --gravity 9.81 > /dev/null || exit 1; data="$WORK/gravity" ;;
+    *) echo "unknown scenario $scen" >&2; exit 2 ;;
+  esac
+  if [ "$scen" = gravity ]; then
+    row gravity "$GSIZE" nominal models/cube.xml "$data" 0 ok   # the true model with the data's gravity
+    for fr in $GFRACS; do
+      g=$(python3 -c "print('%.6g' % (9.81 * $fr))")
+      start_model "$WORK/start_g$fr.xml" "$g"
+      row gravity "$GSIZE" "start_g$fr" "$WORK/start_g$fr.xml" "$data" 0 ok
+      for ap in $APPROACHES; do fit gravity "$GSIZE" "${ap}_g$fr" "$ap" "$WORK/start_g$fr.xml" "$data"; done
+    done
+    continue
+  fi
+  row "$scen" 0 nominal models/cube.xml "$data" 0 ok
+  row "$scen" 0 start examples/ccn/start.xml "$data" 0 ok
+  for n in $SIZES; do
+    for ap in $APPROACHES; do fit "$scen" "$n" "$ap" "$ap" examples/ccn/start.xml "$data"; done
+  done
+done
+python3 examples/ccn/tables.py "$CSV" "$OUT"
