@@ -87,6 +87,8 @@ int cli_outputs_commit(cliOutput* o, int n);
 void cli_output_abort(cliOutput* o);
 // remove every live temporary (async-signal-safe: SIGINT/SIGTERM handlers call it)
 void cli_output_remove_temporaries(void);
+// write s as a JSON string (RFC 8259: quotes, backslash and control characters escaped; NULL as "")
+void cli_json_string(FILE* f, const char* s);
 // flush and close stdout at exit; 0 on a write error (ENOSPC...), with a message if report
 int cli_stdout_close(int report);
 

@@ -184,14 +184,18 @@ static void print_param_errors(const physParamErrors* e, const physModel* m, con
 
 // the parameter errors as the JSON member "parameter_errors"
 static void json_param_errors(FILE* f, const physParamErrors* e, const physModel* m, const evalArgs* a) {
-  fprintf(f, ",\n  \"parameter_errors\": {\"truth\": \"%s\", \"inertia_length\": %.17g, ", a->truth, a->length);
+  fprintf(f, ",\n  \"parameter_errors\": {\"truth\": ");
+  cli_json_string(f, a->truth);
+  fprintf(f, ", \"inertia_length\": %.17g, ", a->length);
   json_metric(f, "volume", e->volume_error, ", ");
   json_metric(f, "friction", e->friction_error, ", ");
   json_metric(f, "inertia", e->inertia_error, ",\n    \"bodies\": [");
   for (int i = 0; i < e->nbody; i++) {
     const physBodyErrors* b = e->body + i;
     const char* name = phys_id2name(m, "body", b->body);
-    fprintf(f, "%s\n      {\"body\": \"%s\", ", i ? "," : "", name ? name : "");
+    fprintf(f, "%s\n      {\"body\": ", i ? "," : "");
+    cli_json_string(f, name);
+    fprintf(f, ", ");
     json_metric(f, "volume", b->volume_error, ", ");
     json_metric(f, "symdiff_m3", b->symdiff, ", ");
     json_metric(f, "true_volume_m3", b->true_volume, ", ");
@@ -219,8 +223,10 @@ static int report(cliOutput* o, const evalSum* sums, const physDataset* ds, cons
   if (g_nwarn) cli_warning("evaluate: %d simulation steps raised warnings (accepted; first: %s)", g_nwarn, g_warn);
   if (!a->json) return 1;
   if (!cli_output_open(o)) return 0;
-  fprintf(o->f, "{\n  \"model\": \"%s\",\n  \"trajectories\": %d,\n  \"horizon\": %d,\n  \"substeps\": %d", model,
-          ds->ntraj, a->horizon, a->substeps);
+  fprintf(o->f, "{\n  \"model\": ");
+  cli_json_string(o->f, model);
+  fprintf(o->f, ",\n  \"trajectories\": %d,\n  \"horizon\": %d,\n  \"substeps\": %d", ds->ntraj, a->horizon,
+          a->substeps);
   for (int c = 0; c < EV_N; c++) {
     const evalSum* s = sums + c;
     if (!s->n) continue;

@@ -421,6 +421,16 @@ int cli_outputs_commit(cliOutput* o, int n) {
   return ok;
 }
 
+void cli_json_string(FILE* f, const char* s) {
+  fputc('"', f);
+  for (const unsigned char* c = (const unsigned char*)(s ? s : ""); *c; c++) {
+    if (*c == '"' || *c == '\\') fprintf(f, "\\%c", *c);
+    else if (*c < 0x20) fprintf(f, "\\u%04x", *c);
+    else fputc(*c, f);
+  }
+  fputc('"', f);
+}
+
 int cli_stdout_close(int report) {
   int err, ok = stream_end(stdout, 0, &err);
   if (fclose(stdout) != 0 && ok) ok = 0, err = errno;

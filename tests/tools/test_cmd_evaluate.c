@@ -250,6 +250,30 @@ static void test_truth(void) {
   run_free(&r);
 }
 
+// file names with a quote, a backslash and a tab are written to the JSON as escaped strings (the file parses and
+// gives the names back): the writer put them in raw before
+static void test_json_strings(void) {
+  char args[2048], model[256], truth[256], data[256];
+  shRun r;
+  snprintf(truth, sizeof truth, "%s", box_model("tr\"ue\\box.xml", 0.05, 0.18, "box"));
+  snprintf(model, sizeof model, "%s", box_model("mo\tdel.xml", 0.055, 0.27, "box"));
+  snprintf(data, sizeof data, "%s", moved_file("still2.csv", 3, 0, 0, 0));
+  snprintf(args, sizeof args, "evaluate '%s' '%s' --truth '%s' --json '%s'", model, data, truth, path("q.json"));
+  r = run(args);
+  CHECK_MSG(r.code == 0, "%s", r.err);
+  char* text = slurp(path("q.json"));
+  cJSON* root = cJSON_Parse(text);
+  CHECK_MSG(root != NULL, "%s", text);
+  const cJSON* m = cJSON_GetObjectItemCaseSensitive(root, "model");
+  const cJSON* pe = cJSON_GetObjectItemCaseSensitive(root, "parameter_errors");
+  const cJSON* t = pe ? cJSON_GetObjectItemCaseSensitive(pe, "truth") : NULL;
+  CHECK(cJSON_IsString(m) && strcmp(m->valuestring, model) == 0);
+  CHECK(cJSON_IsString(t) && strcmp(t->valuestring, truth) == 0);
+  cJSON_Delete(root);
+  free(text);
+  run_free(&r);
+}
+
 int main(void) {
   g_bin = getenv("PHYS_BIN");
   CHECK_MSG(g_bin != NULL && access(g_bin, X_OK) == 0, "PHYS_BIN not set or not executable");
@@ -261,6 +285,7 @@ int main(void) {
   test_default_substeps();
   test_known_errors();
   test_truth();
+  test_json_strings();
   remove_scratch();
   return test_done();
 }
