@@ -12,8 +12,9 @@
 // param_size: the lcp parameter Jacobian P = dx+/dtheta (phys_step_param_jacobian) with size:GEOM of every named
 // geom (not a plane) in the saved state's contacts, whose columns take 2nv reverse passes at one linearization.
 //
-// usage: bench_table2 [--root DIR] [--samples N] [--rounds R] [--scene NAME] [--only TASK]
-//   DIR: the source tree (models/; default "." or $PHYS_SOURCE); tasks: step jacobian fd vjp mj_step
+// usage: bench_table2 [--root DIR] [--samples N] [--rounds R] [--scene NAME] [--only TASK] [--contact MODEL]
+//   MODEL: lcp (default, the table's), cone or ccp: the physid scenes' contact model (cone's and ccp's
+//   Jacobian and VJP on the same scenes, docs/performance.md); DIR: the source tree (models/; default "." or $PHYS_SOURCE); tasks: step jacobian fd vjp mj_step
 //   mj_fd_forward mj_fd_centered param_size. Prints per scene one INFO line (nv, nu, contacts, the status of the analytic
 //   Jacobian, its largest difference from the central differences away from mode switches, the number of
 //   input columns at a switch) and per task
@@ -45,6 +46,7 @@
 enum { SC_ATLAS = 0, SC_CHEETAH, SC_CATAPULT, SC_WORM, SC_HUMANOID, NSCENE };
 static const char* g_scene[NSCENE] = {"atlas", "half_cheetah", "catapult", "jump_worm", "humanoid_air"};
 static const int g_settle[NSCENE] = {10, 200, 5, 5, 0};
+static int g_contact = PHYS_CONTACT_LCP;   // the physid scenes' contact model (--contact)
 
 enum { T_STEP = 0, T_JAC, T_FD, T_VJP, T_PSIZE, T_MJ_STEP, T_MJ_FD_FWD, T_MJ_FD_CEN, NTASK };
 static const char* g_task[NTASK] = {"step",    "jacobian",      "fd",           "vjp", "param_size",
@@ -140,7 +142,7 @@ static int load_scene(benchScene* s, int sc, const char* root) {
     if (sc != SC_ATLAS) fprintf(stderr, "bench_table2: %s: %s\n", file, log.error);
     return 0;
   }
-  s->pm->opt.contact = PHYS_CONTACT_LCP;
+  s->pm->opt.contact = g_contact;
   if (sc == SC_HUMANOID) {
     char err[1000] = "";
     s->mm = mj_loadXML(HUMANOID, NULL, err, sizeof err);
@@ -363,8 +365,15 @@ int main(int argc, char** argv) {
       for (int k = 0; k < NSCENE; k++)
         if (!strcmp(name, g_scene[k])) scene = k;
       if (scene < 0) return fprintf(stderr, "bench_table2: unknown scene %s\n", name), 2;
+    } else if (!strcmp(argv[i], "--contact") && i + 1 < argc) {
+      const char* name = argv[++i];
+      if (!strcmp(name, "lcp")) g_contact = PHYS_CONTACT_LCP;
+      else if (!strcmp(name, "cone")) g_contact = PHYS_CONTACT_CONE;
+      else if (!strcmp(name, "ccp")) g_contact = PHYS_CONTACT_CCP;
+      else return fprintf(stderr, "bench_table2: unknown contact model %s (lcp, cone, ccp)\n", name), 2;
     } else {
-      fprintf(stderr, "usage: bench_table2 [--root DIR] [--samples N] [--rounds R] [--scene NAME] [--only TASK]\n");
+      fprintf(stderr, "usage: bench_table2 [--root DIR] [--samples N] [--rounds R] [--scene NAME] [--only TASK] "
+                      "[--contact MODEL]\n");
       return 2;
     }
   }

@@ -522,6 +522,9 @@ typedef struct physData_ {
   uint64_t nlcp_local;      // lcp local structures (the labels' partition, the clamped system's pseudo-inverse)
                             // the derivatives built since phys_make_data / phys_reset_data: a statistic (the step
                             // record builds one per problem and linearization, src/contact/contact.h)
+  uint64_t nccp_local;      // cone's and ccp's local structures (the natural map's linearization and its reverse
+                            // factor) the derivatives built since phys_make_data / phys_reset_data: a statistic
+                            // (the step record builds one per linearization, src/contact/contact.h)
   char lastwarning[256];    // text of the last warning
   // work counters for comparing methods (never read by the library; the caller may reset them)
   long long nstep;          // steps taken on d (phys_step and its variants; rejected ones included)

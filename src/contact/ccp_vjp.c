@@ -40,12 +40,16 @@
 #define PHYS_CCP_VJP_EPS 1e-12   // regularization eps relative to the largest diagonal of A'A
 #define PHYS_CCP_VJP_ITER 200    // refinement iterations at most
 
-// the linearization of the natural map at the solution: A (n x n), B = J_P R (block diagonal: 9 per
-// contact, then one per limit row), Pmu = dP/dmu (3 per contact)
-typedef struct ccpLin_ {
+// the linearization of the natural map at the solution (contact.h physCcpLocal): A (n x n), B = J_P R (block
+// diagonal: 9 per contact, then one per limit row), Pmu = dP/dmu (3 per contact), and the factors of the two
+// regularized normal matrices refine_solve iterates with: Nr of A A' + eps I (reverse mode, built with the
+// linearization) and Nf of A'A + eps I (forward mode; NULL until phys_solve_ccp_local_forward)
+struct physCcpLocal_ {
   int n, nc, nl;
   double *A, *B, *Pmu;
-} ccpLin;
+  double *Nr, *Nf;
+};
+typedef physCcpLocal ccpLin;
 
 // projection Jacobian P = dp/dv (3 x 3) of v = (a, b) onto the cone ||b|| <= mu a, and dp/dmu (3):
 // inside: identity, 0; polar cone: 0, 0; surface, with s = ||b||, u = b/s, c = 1/(1 + mu^2),
@@ -107,6 +111,7 @@ static void linearize(ccpLin* L, physData* d, const physConstraintProblem* p, co
   L->A = phys_stack_alloc(d, (size_t)n * n);
   L->B = phys_stack_alloc(d, 9 * (size_t)nc + nl + 1);
   L->Pmu = phys_stack_alloc(d, 3 * (size_t)nc + 1);
+  size_t mark = phys_stack_mark(d);
   double* Jp = phys_stack_alloc(d, 9 * (size_t)nc + nl + 1);
   for (int c = 0; c < nc; c++) {
     const double* G = p->G + (size_t)(3 * c) * n + 3 * c;
@@ -144,6 +149,7 @@ static void linearize(ccpLin* L, physData* d, const physConstraintProblem* p, co
     for (int j = 0; j < n; j++) Ar[j] = b * Gr[j];
     Ar[i] += 1 - Jp[9 * nc + i - 3 * nc];
   }
+  phys_stack_free(d, mark);
 }
 
 // y = M x (trans = 0) or M' x (trans = 1), M n x n row-major
@@ -161,15 +167,10 @@ static void matvec(double* y, const double* M, const double* x, int n, int trans
   }
 }
 
-// solve A x = b (trans = 0) or A'x = b (trans = 1) as the limit of x_k+1 = argmin 1/2 ||Op x - b||^2 +
-// eps/2 ||x - x_k||^2 from x_0 = 0, Op = A or A': with N = Op'Op + eps I (factored once),
-// x_k+1 = x_k + N^-1 Op'(b - Op x_k). Stops when the step is below 1e-15 ||x||, stops shrinking (rounding) or
-// after PHYS_CCP_VJP_ITER steps. Returns the number of steps.
-static int refine_solve(double* x, physData* d, const double* A, const double* b, int n, int trans) {
-  size_t mark = phys_stack_mark(d);
+// the factor of N = Op'Op + eps I (n x n, from d's arena), Op = A (trans = 0) or A' (trans = 1), eps =
+// PHYS_CCP_VJP_EPS times N's largest diagonal (1 if it is 0)
+static double* normal_factor(physData* d, const double* A, int n, int trans) {
   double* N = phys_stack_alloc(d, (size_t)n * n);
-  double* r = phys_stack_alloc(d, 2 * (size_t)n);
-  double* s = r + n;
   // N = Op'Op: trans = 0: (A'A)_ij = sum_k A_ki A_kj; trans = 1: (A A')_ij = sum_k A_ik A_jk
   double dmax = 0;
   for (int i = 0; i < n; i++) {
@@ -187,6 +188,18 @@ static int refine_solve(double* x, physData* d, const double* A, const double* b
   double eps = PHYS_CCP_VJP_EPS * (dmax > 0 ? dmax : 1);
   for (int i = 0; i < n; i++) N[(size_t)i * n + i] += eps;
   phys_chol_factor(N, n, 0);
+  return N;
+}
+
+// solve A x = b (trans = 0) or A'x = b (trans = 1) as the limit of x_k+1 = argmin 1/2 ||Op x - b||^2 +
+// eps/2 ||x - x_k||^2 from x_0 = 0, Op = A or A': with N = Op'Op + eps I (its factor from normal_factor),
+// x_k+1 = x_k + N^-1 Op'(b - Op x_k). Stops when the step is below 1e-15 ||x||, stops shrinking (rounding) or
+// after PHYS_CCP_VJP_ITER steps. Returns the number of steps.
+static int refine_solve(double* x, physData* d, const double* A, const double* N, const double* b, int n,
+                        int trans) {
+  size_t mark = phys_stack_mark(d);
+  double* r = phys_stack_alloc(d, 2 * (size_t)n);
+  double* s = r + n;
   for (int i = 0; i < n; i++) x[i] = 0;
   int it = 0;
   double last = INFINITY;
@@ -210,19 +223,39 @@ static int refine_solve(double* x, physData* d, const double* A, const double* b
   return it;
 }
 
-// reverse mode of the ccp (ccp = 1) or cone (0) solution
-static physStatus solution_vjp(physData* d, const physConstraintProblem* p, const physConstraintSolution* sol,
-                               const double* lambda_bar, double* g_bar, double* G_bar, double* mu_bar, int ccp) {
+// the local structure of the ccp (ccp = 1) or cone (0) solution sol of p (see contact.h)
+physCcpLocal* phys_solve_ccp_local(physData* d, const physConstraintProblem* p, const physConstraintSolution* sol,
+                                   int ccp) {
+  physCcpLocal* L = (physCcpLocal*)phys_stack_alloc(d, sizeof(physCcpLocal) / sizeof(double) + 1);
+  memset(L, 0, sizeof *L);
+  d->nccp_local++;
+  if (p->n == 0) return L;
+  linearize(L, d, p, sol->lambda, ccp);
+  L->Nr = normal_factor(d, L->A, p->n, 1);
+  return L;
+}
+
+// a copy of loc with the forward mode's factor (see contact.h)
+physCcpLocal* phys_solve_ccp_local_forward(physData* d, const physCcpLocal* loc) {
+  physCcpLocal* L = (physCcpLocal*)phys_stack_alloc(d, sizeof(physCcpLocal) / sizeof(double) + 1);
+  *L = *loc;
+  if (L->n > 0 && !L->Nf) L->Nf = normal_factor(d, L->A, L->n, 0);
+  return L;
+}
+
+// reverse mode at the local structure L of p's solution sol (see contact.h)
+physStatus phys_solve_ccp_vjp_local(const physCcpLocal* loc, physData* d, const physConstraintProblem* p,
+                                    const physConstraintSolution* sol, const double* lambda_bar, double* g_bar,
+                                    double* G_bar, double* mu_bar) {
   int n = p->n, nc = p->nc;
   for (int i = 0; i < n; i++) g_bar[i] = 0;
   if (G_bar) memset(G_bar, 0, (size_t)n * n * sizeof(double));
   if (mu_bar) memset(mu_bar, 0, (size_t)nc * sizeof(double));
   if (n == 0) return PHYS_OK;
   size_t mark = phys_stack_mark(d);
-  ccpLin L;
-  linearize(&L, d, p, sol->lambda, ccp);
+  const ccpLin L = *loc;
   double* x = phys_stack_alloc(d, (size_t)n);
-  refine_solve(x, d, L.A, lambda_bar, n, 1);
+  refine_solve(x, d, L.A, L.Nr, lambda_bar, n, 1);
   // g_bar = -B'x (B = J_P R block diagonal); mu_bar_i = x_i'P_mu,i
   for (int c = 0; c < nc; c++) {
     const double *B = L.B + 9 * c, *xc = x + 3 * c;
@@ -237,14 +270,14 @@ static physStatus solution_vjp(physData* d, const physConstraintProblem* p, cons
   return isfinite(sol->residual) ? PHYS_OK : PHYS_ERR_NUMERIC;
 }
 
-// forward mode of the ccp (ccp = 1) or cone (0) solution
-static physStatus solution_jvp(physData* d, const physConstraintProblem* p, const physConstraintSolution* sol,
-                               const double* dg, const double* dG, const double* dmu, double* dlambda, int ccp) {
+// forward mode at the local structure loc of p's solution sol (see contact.h)
+physStatus phys_solve_ccp_jvp_local(const physCcpLocal* loc, physData* d, const physConstraintProblem* p,
+                                    const physConstraintSolution* sol, const double* dg, const double* dG,
+                                    const double* dmu, double* dlambda) {
   int n = p->n, nc = p->nc;
   if (n == 0) return PHYS_OK;
   size_t mark = phys_stack_mark(d);
-  ccpLin L;
-  linearize(&L, d, p, sol->lambda, ccp);
+  const ccpLin L = *loc;
   double* e = phys_stack_alloc(d, 2 * (size_t)n);
   double* rhs = e + n;
   // e = dg + dG lambda; rhs = -B e + P_mu dmu
@@ -262,9 +295,28 @@ static physStatus solution_jvp(physData* d, const physConstraintProblem* p, cons
     }
   }
   for (int i = 3 * nc; i < n; i++) rhs[i] = -L.B[9 * nc + i - 3 * nc] * e[i];
-  refine_solve(dlambda, d, L.A, rhs, n, 0);
+  // (the forward factor: loc's, else built here; either way the same arithmetic)
+  refine_solve(dlambda, d, L.A, L.Nf ? L.Nf : normal_factor(d, L.A, n, 0), rhs, n, 0);
   phys_stack_free(d, mark);
   return isfinite(sol->residual) ? PHYS_OK : PHYS_ERR_NUMERIC;
+}
+
+// the one-shot entry points: a local structure of their own (counted in d->nccp_local), then the local mode
+static physStatus solution_vjp(physData* d, const physConstraintProblem* p, const physConstraintSolution* sol,
+                               const double* lambda_bar, double* g_bar, double* G_bar, double* mu_bar, int ccp) {
+  size_t mark = phys_stack_mark(d);
+  physStatus st = phys_solve_ccp_vjp_local(phys_solve_ccp_local(d, p, sol, ccp), d, p, sol, lambda_bar, g_bar, G_bar,
+                                           mu_bar);
+  phys_stack_free(d, mark);
+  return st;
+}
+
+static physStatus solution_jvp(physData* d, const physConstraintProblem* p, const physConstraintSolution* sol,
+                               const double* dg, const double* dG, const double* dmu, double* dlambda, int ccp) {
+  size_t mark = phys_stack_mark(d);
+  physStatus st = phys_solve_ccp_jvp_local(phys_solve_ccp_local(d, p, sol, ccp), d, p, sol, dg, dG, dmu, dlambda);
+  phys_stack_free(d, mark);
+  return st;
 }
 
 // reverse mode of ccp (see contact.h)

@@ -192,6 +192,25 @@ physStatus phys_solve_cone_vjp(const physModel* m, physData* d, const physConstr
 physStatus phys_solve_cone_jvp(const physModel* m, physData* d, const physConstraintProblem* p,
                                const physConstraintSolution* sol, const double* dg, const double* dG,
                                const double* dmu, double* dlambda);
+// many derivatives at one ccp (ccp = 1) or cone (0) solution: the local structure (the natural map's
+// linearization A, B = J_P R, dP/dmu and the factor of the reverse mode's normal matrix A A' + eps I; arena
+// memory of the caller's mark, 2 n^2 + 13 nc + 2 nl doubles, valid while p and sol are) built once, counted in
+// d->nccp_local (every build, the one-shot entry points' too), then per adjoint phys_solve_ccp_vjp_local (O(n^2)
+// per refinement step instead of the O(n^3) linearization and factor) or per direction phys_solve_ccp_jvp_local,
+// bit for bit the one-shot entry points. The forward mode's factor (A'A + eps I, n^2 more) is built by each
+// phys_solve_ccp_jvp_local call unless loc came from phys_solve_ccp_local_forward, a copy of loc carrying it (the
+// step's Jacobian takes one when it runs many directions forward). The step record builds one per problem
+// (src/grad/step_contact_deriv.c)
+typedef struct physCcpLocal_ physCcpLocal;
+physCcpLocal* phys_solve_ccp_local(physData* d, const physConstraintProblem* p, const physConstraintSolution* sol,
+                                   int ccp);
+physCcpLocal* phys_solve_ccp_local_forward(physData* d, const physCcpLocal* loc);
+physStatus phys_solve_ccp_vjp_local(const physCcpLocal* loc, physData* d, const physConstraintProblem* p,
+                                    const physConstraintSolution* sol, const double* lambda_bar, double* g_bar,
+                                    double* G_bar, double* mu_bar);
+physStatus phys_solve_ccp_jvp_local(const physCcpLocal* loc, physData* d, const physConstraintProblem* p,
+                                    const physConstraintSolution* sol, const double* dg, const double* dG,
+                                    const double* dmu, double* dlambda);
 // joint frictionloss rows (frictionloss.c): one row e_k per dof with dof_frictionloss > 0, |lambda_k| <= F_k dt
 typedef struct physFrictionRows_ {
   int nf;                   // rows

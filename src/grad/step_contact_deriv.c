@@ -154,9 +154,13 @@ static physStatus point_build(const physModel* m, physData* d, const physWarmSta
   tangent_blocks(m, cp);
   cp->nkink = kink_position_problem(m, d, cp);
   cp->geom = NULL;                // built by the Jacobians, which take many directions
-  // lcp's local structures once, at the problems the derivatives see (the kink's position problem included)
+  // lcp's local structures (cone's, ccp's: theirs) once, at the problems the derivatives see (the kink's position
+  // problem included)
   cp->lcp = m->opt.contact == PHYS_CONTACT_LCP ? phys_solve_lcp_local(d, p, &cp->st.sol) : NULL;
   cp->lcp_pos = p->npos > 0 ? phys_solve_lcp_local(d, &cp->st.pp, &cp->st.sol_pos) : NULL;
+  cp->ccp = m->opt.contact == PHYS_CONTACT_CONE || m->opt.contact == PHYS_CONTACT_CCP
+                ? phys_solve_ccp_local(d, p, &cp->st.sol, m->opt.contact == PHYS_CONTACT_CCP)
+                : NULL;
   cp->prod = 0;
   cp->zv = cp->uv = cp->zp = cp->up = NULL;
   return PHYS_OK;

@@ -7,14 +7,13 @@
 //---------------------------------------------------------------------------------------------------------
 // the solver's derivatives by contact model
 
-// dlambda = phys_cp_solver_jvp(dg, dG, dmu) of the model's solver at sol
-physStatus phys_cp_solver_jvp(const physModel* m, physData* d, const physConstraintProblem* p,
-                              const physConstraintSolution* sol, const double* dg, const double* dG,
-                              const double* dmu, double* dl) {
+// dlambda = phys_cp_solver_jvp(dg, dG, dmu) of the model's solver at cp's main problem
+physStatus phys_cp_solver_jvp(const physModel* m, physData* d, const contactPoint* cp, const double* dg,
+                              const double* dG, const double* dmu, double* dl) {
   switch (m->opt.contact) {
-    case PHYS_CONTACT_CONE: return phys_solve_cone_jvp(m, d, p, sol, dg, dG, dmu, dl);
-    case PHYS_CONTACT_CCP: return phys_solve_ccp_jvp(m, d, p, sol, dg, dG, dmu, dl);
-    default: return phys_solve_lcp_jvp(m, d, p, sol, dg, dG, dmu, dl);
+    case PHYS_CONTACT_CONE:
+    case PHYS_CONTACT_CCP: return phys_solve_ccp_jvp_local(cp->ccp, d, &cp->st.p, &cp->st.sol, dg, dG, dmu, dl);
+    default: return phys_solve_lcp_jvp(m, d, &cp->st.p, &cp->st.sol, dg, dG, dmu, dl);
   }
 }
 
@@ -159,7 +158,7 @@ static physStatus main_solver_jvp(const physModel* m, physData* d, const contact
   } else if (cp->lcp) {
     phys_solve_lcp_jvp_local(cp->lcp, d, p, &cp->st.sol, dg, rigid ? NULL : dG, x->dmu, dl);
   } else {
-    return phys_cp_solver_jvp(m, d, p, &cp->st.sol, dg, dG, x->dmu, dl);
+    return phys_cp_solver_jvp(m, d, cp, dg, dG, x->dmu, dl);
   }
   return PHYS_OK;
 }
@@ -406,8 +405,8 @@ static physStatus solver_tables(const physModel* m, physData* d, const contactPo
       phys_solve_lcp_vjp_local(cp->lcp, d, &cp->st.p, &cp->st.sol, E + (size_t)r * n, tb->gv + (size_t)r * n,
                                tb->Gv + r * nn, tb->mv + (size_t)r * nc);
     else
-      st = phys_cp_solver_vjp(m, d, &cp->st.p, &cp->st.sol, E + (size_t)r * n, tb->gv + (size_t)r * n,
-                              tb->Gv + r * nn, tb->mv + (size_t)r * nc);
+      st = phys_cp_solver_vjp(m, d, cp, E + (size_t)r * n, tb->gv + (size_t)r * n, tb->Gv + r * nn,
+                              tb->mv + (size_t)r * nc);
   }
   for (int r = 0; st == PHYS_OK && pos && r < n; r++)
     phys_solve_lcp_vjp_local(cp->lcp_pos, d, &cp->st.pp, &cp->st.sol_pos, E + (size_t)r * n, tb->gp + (size_t)r * n,
@@ -913,6 +912,8 @@ physStatus phys_constrained_jacobian_at(const physModel* m, physData* d, physCon
   if (m->opt.contact != PHYS_CONTACT_LCP && ndir > 2 * cp.n && ntab <= phys_arena_tables(m)) {
     st = solver_tables(m, d, &cp, &tab);
     tb = &tab;
+  } else if (cp.ccp && ndir > 0) {   // cone, ccp without tables: every direction forward on one forward factor
+    cp.ccp = phys_solve_ccp_local_forward(d, cp.ccp);
   }
   if (A && st == PHYS_OK) st = jacobian_a(m, d, &cp, tb, A);
   if (B && m->nu > 0 && st == PHYS_OK) st = jacobian_b(m, d, &cp, tb, B);

@@ -39,6 +39,9 @@ typedef struct contactPoint_ {
   physLcpLocal *lcp, *lcp_pos;  // lcp's local structure of the main problem (model lcp, else NULL) and of the
                              // position problem (npos > 0, any model: it is lcp), built once by the
                              // linearization; a Jacobian works on copies with its products' constants
+  physCcpLocal* ccp;         // cone's or ccp's local structure of the main problem (model cone or ccp, else NULL),
+                             // built once by the linearization; a Jacobian running directions forward works on
+                             // a copy with the forward factor
   int nkink;                 // rows on the position correction's kink (kink_position_problem)
   // products mode (lcp with its local structures): dG enters only as dG z_k for three vectors per problem
   // (phys_solve_lcp_jvp_prod) and its diagonal, so neither dG nor the n x n x nv mass terms are formed
@@ -131,14 +134,13 @@ void phys_cp_stick_columns(physData* d, const cpStick* sf, int nv, double* X, in
 // an adjoint of x+ (2nv) <- (I - T H^-1 E_S')' xb
 void phys_cp_stick_adjoint(physData* d, const cpStick* sf, int nv, double* xb);
 
-// dlambda = solver_jvp(dg, dG, dmu) of the model's solver at sol (step_contact_jvp.c)
-physStatus phys_cp_solver_jvp(const physModel* m, physData* d, const physConstraintProblem* p,
-                              const physConstraintSolution* sol, const double* dg, const double* dG,
-                              const double* dmu, double* dl);
-// the solver's reverse mode (step_contact_vjp.c)
-physStatus phys_cp_solver_vjp(const physModel* m, physData* d, const physConstraintProblem* p,
-                             const physConstraintSolution* sol, const double* lb, double* gb, double* Gb,
-                             double* mub);
+// dlambda = solver_jvp(dg, dG, dmu) of the model's solver at cp's main problem (step_contact_jvp.c; cone and
+// ccp on cp's local structure)
+physStatus phys_cp_solver_jvp(const physModel* m, physData* d, const contactPoint* cp, const double* dg,
+                              const double* dG, const double* dmu, double* dl);
+// the solver's reverse mode at cp's main problem (step_contact_vjp.c; cone and ccp on cp's local structure)
+physStatus phys_cp_solver_vjp(const physModel* m, physData* d, const contactPoint* cp, const double* lb, double* gb,
+                              double* Gb, double* mub);
 
 // P's size columns (the PHYS_PAR_SIZE entries of t; P 2nv x t->ntheta, its other columns untouched) by 2nv
 // reverse passes at the point cp, which the Jacobian was taken at (step_contact_vjp.c)

@@ -6,14 +6,13 @@
 //---------------------------------------------------------------------------------------------------------
 // the solver's reverse mode by contact model
 
-// g_bar, G_bar (n x n), mu_bar of the model's solver at sol from lambda_bar
-physStatus phys_cp_solver_vjp(const physModel* m, physData* d, const physConstraintProblem* p,
-                              const physConstraintSolution* sol, const double* lb, double* gb, double* Gb,
-                              double* mub) {
+// g_bar, G_bar (n x n), mu_bar of the model's solver at cp's main problem from lambda_bar
+physStatus phys_cp_solver_vjp(const physModel* m, physData* d, const contactPoint* cp, const double* lb, double* gb,
+                              double* Gb, double* mub) {
   switch (m->opt.contact) {
-    case PHYS_CONTACT_CONE: return phys_solve_cone_vjp(m, d, p, sol, lb, gb, Gb, mub);
-    case PHYS_CONTACT_CCP: return phys_solve_ccp_vjp(m, d, p, sol, lb, gb, Gb, mub);
-    default: return phys_solve_lcp_vjp(m, d, p, sol, lb, gb, Gb, mub);
+    case PHYS_CONTACT_CONE:
+    case PHYS_CONTACT_CCP: return phys_solve_ccp_vjp_local(cp->ccp, d, &cp->st.p, &cp->st.sol, lb, gb, Gb, mub);
+    default: return phys_solve_lcp_vjp(m, d, &cp->st.p, &cp->st.sol, lb, gb, Gb, mub);
   }
 }
 
@@ -257,7 +256,7 @@ static physStatus contact_vjp(const physModel* m, physData* d, const contactPoin
   if (st == PHYS_OK && a->fac)   // (lcp: on the point's local structure)
     phys_solve_lcp_vjp_factored_local(cp->lcp, d, p, &cp->st.sol, lb, gb, F, F + 3 * n, F + 6 * n, a->mubar);
   else if (st == PHYS_OK)
-    st = phys_cp_solver_vjp(m, d, p, &cp->st.sol, lb, gb, Gt, a->mubar);
+    st = phys_cp_solver_vjp(m, d, cp, lb, gb, Gt, a->mubar);
   if (st == PHYS_OK && m->opt.contact == PHYS_CONTACT_LCP && (m->opt.gradflags & PHYS_GRAD_COMPLEMENTARITY))
     aware_vjp(m, d, p, &cp->st.sol, vnb, lb, gb, Gt, F, a->mubar, NULL, &st);
   if (st != PHYS_OK) {

@@ -85,11 +85,15 @@ static size_t st_geometry(const arenaDims* a) { return a->c * (7 * 18 + 16); }
 // products' contact blocks 3 c^2)
 static size_t st_local_one(const arenaDims* a) { return 3 * a->n * a->n + 3 * a->c * a->c; }
 
+// cone's or ccp's local structure of the main problem (ccp_vjp.c phys_solve_ccp_local: A and the reverse
+// factor 2 n^2, B and dP/dmu 12 c + l; while it is built the projections' Jacobians 9 c + l lie on top)
+static size_t st_local_ccp(const arenaDims* a) { return 2 * a->n * a->n + 13 * a->c + 2 * a->l; }
+
 // the local structures the constrained record keeps (step_contact_deriv.c point_build): lcp's for the velocity
-// and the position problem, cone's and ccp's for the (lcp) position problem only; while one is built, its
-// pseudo-inverse's scratch (st_pinv) lies on top
+// and the position problem, cone's and ccp's own for the velocity problem and lcp's for the (lcp) position
+// problem; while one is built, its pseudo-inverse's scratch (st_pinv) lies on top
 static size_t st_local(const arenaDims* a, int model) {
-  return model == PHYS_CONTACT_LCP ? 2 * st_local_one(a) : st_local_one(a);
+  return model == PHYS_CONTACT_LCP ? 2 * st_local_one(a) : st_local_one(a) + st_local_ccp(a);
 }
 
 // the clamped system's pseudo-inverse of m <= n rows (lcp_vjp.c phys_lcp_pinv: with zero rows set aside, their
@@ -98,7 +102,8 @@ static size_t st_local(const arenaDims* a, int model) {
 static size_t st_pinv(const arenaDims* a) { return 6 * a->n * a->n; }
 
 // one direction's JVP of the contact problem (step_contact_jvp.c: contact_jvp dG n^2; the solver's JVP:
-// ccp_vjp.c linearize N n^2 and refine_solve n^2, lcp_vjp.c jvp_apply's dA n^2): 3 n^2
+// ccp_vjp.c's forward factor n^2 (the Jacobian's copy of the local structure, or built per call) and
+// refine_solve 2 n, lcp_vjp.c jvp_apply's dA n^2): 3 n^2
 static size_t st_direction(const arenaDims* a) { return 3 * a->n * a->n; }
 
 // the optional tables of cone and ccp (step_contact_jvp.c: solver_tables, taken when they fit in T):
@@ -136,8 +141,8 @@ static size_t st_jacobian_p(const arenaDims* a, int model) {
 
 // the reverse mode (step_contact_vjp.c): J-sized adjoints (n v); lcp's reverse mode on the record's local
 // structures, and with complementarity-aware labels (aware_vjp) one more local structure of the relabelled
-// problem with its pseudo-inverse, or cone's and ccp's own reverse mode (ccp_vjp's N n^2); the parameters' R
-// (v p) and regressor (10 v b)
+// problem with its pseudo-inverse, or cone's and ccp's reverse mode on the record's local structure (3 n); the
+// parameters' R (v p) and regressor (10 v b)
 static size_t st_vjp(const arenaDims* a, int model) {
   size_t aware = model == PHYS_CONTACT_LCP ? st_local_one(a) : 0;
   return a->n * a->v + aware + st_pinv(a) + a->v * a->p + 10 * a->v * a->b;
@@ -286,7 +291,7 @@ void phys_reset_data(const physModel* m, physData* d) {
   d->time = 0;
   d->ncon = d->ncon_prev = d->ncon_dropped = d->nlimit = d->solver_iter = 0;
   d->solver_residual = 0;
-  d->nlcp_local = 0;
+  d->nlcp_local = d->nccp_local = 0;
   d->nwarning = 0;
   d->lastwarning[0] = 0;
   memset(d->warning_count, 0, sizeof d->warning_count);

@@ -28,6 +28,11 @@
 //     position problem: 2 builds) and with cone or ccp (the position problem: 1), then none in the Jacobian with
 //     size:box (its P columns take 2nv = 12 reverse passes: lcp built 2 + 24, cone and ccp 1 + 12 before), the
 //     VJP and the parameter VJP; the public phys_step_param_jacobian builds as many as one linearization.
+//     The same for cone's and ccp's local structure of the velocity problem (the natural map's linearization and
+//     its reverse factor, d->nccp_local): one per linearization (none under lcp), none by the derivatives on the
+//     record (each reverse pass and forward direction built its own before: 26 by the Jacobian with size:box and
+//     the VJPs, 14 by phys_step_param_jacobian);
+//     item 6's derivatives are also unchanged with the arena above the record (the solvers' scratch) scribbled.
 //  8. the complementarity-aware Jacobians for one cotangent (phys_step_jacobian_aware): on paper 001's lifted
 //     ball (motor below m g, clamped) the cotangent that wants the ball up relabels the contact separating and
 //     B = (dt^2/m, dt/m), the free flight (the exact B is 0); on the drone resting on the ground (4 lcp
@@ -201,8 +206,16 @@ static void lists_untouched(int model) {
 //---------------------------------------------------------------------------------------------------------
 // items 6 and 7: what the record keeps
 
+// d->qLD and the arena above the record (the solvers' scratch: the next stage or solve run on d writes both)
+// filled with the byte b
+static void scribble(const physModel* m, physData* d, int b) {
+  memset(d->qLD, b, sizeof(double) * (size_t)m->nv * m->nv);
+  memset(d->stack + d->pstack, b, sizeof(double) * (d->nstack - d->pstack));
+}
+
 // the derivatives of the record at d's state with the table t (A, P: 2nv x 2nv, 2nv x t->ntheta; xb 2nv, tb
-// t->ntheta from the adjoint y); with clobber, d->qLD is filled with a pattern after the linearization
+// t->ntheta from the adjoint y); with clobber, d->qLD and the free arena are filled with a pattern after the
+// linearization
 static void record_derivs(const physModel* m, physData* d, const physParamTable* t, int clobber, double* A,
                           double* P, double* xb, double* tb) {
   int n2 = 2 * m->nv;
@@ -210,14 +223,15 @@ static void record_derivs(const physModel* m, physData* d, const physParamTable*
   for (int i = 0; i < n2; i++) y[i] = 0.1 * (i + 1) - 0.5;
   physStepRecord rec;
   CHECK(phys_step_linearize(m, d, &rec) == PHYS_OK);
-  if (clobber) memset(d->qLD, 0x5a, sizeof(double) * (size_t)m->nv * m->nv);
+  if (clobber) scribble(m, d, 0x5a);
   CHECK(phys_step_record_jacobian(m, d, &rec, t, A, NULL, P) == PHYS_OK);
-  if (clobber) memset(d->qLD, 0xa5, sizeof(double) * (size_t)m->nv * m->nv);
+  if (clobber) scribble(m, d, 0xa5);
   CHECK(phys_step_record_vjp(m, d, &rec, t, y, xb, NULL, tb, NULL) == PHYS_OK);
   phys_step_record_free(d, &rec);
 }
 
-// item 6 at d's state: the derivatives with d->qLD overwritten after the linearization are the ones without
+// item 6 at d's state: the derivatives with d->qLD and the solvers' scratch overwritten after the linearization
+// are the ones without
 static void factor_kept(const physModel* m, physData* d, const physParamTable* t, const char* what) {
   int n2 = 2 * m->nv, nt = t->ntheta;
   size_t sa = sizeof(double) * (size_t)n2 * n2, sp = sizeof(double) * (size_t)n2 * nt;
@@ -284,22 +298,28 @@ static void local_built_once(int model) {
   double *A = calloc((size_t)n2 * n2, sizeof(double)), *P = calloc((size_t)n2 * nt, sizeof(double));
   double y[12], xb[12], tb[8];
   for (int i = 0; i < n2; i++) y[i] = 0.1 * (i + 1) - 0.5;
-  uint64_t c0 = d->nlcp_local;
+  uint64_t c0 = d->nlcp_local, k0 = d->nccp_local;
   physStepRecord rec;
   CHECK(phys_step_linearize(m, d, &rec) == PHYS_OK);
-  uint64_t lin = d->nlcp_local - c0;
+  uint64_t lin = d->nlcp_local - c0, klin = d->nccp_local - k0;
   CHECK_MSG(lin == (model == PHYS_CONTACT_LCP ? 2u : 1u), "contact model %d: %d local structures by the linearization",
             model, (int)lin);
-  c0 = d->nlcp_local;
+  CHECK_MSG(klin == (model == PHYS_CONTACT_LCP ? 0u : 1u), "contact model %d: %d cone/ccp local structures by the "
+            "linearization", model, (int)klin);
+  c0 = d->nlcp_local, k0 = d->nccp_local;
   CHECK(phys_step_record_jacobian(m, d, &rec, &t, A, NULL, P) == PHYS_OK);
   CHECK(phys_step_record_vjp(m, d, &rec, &t, y, xb, NULL, tb, NULL) == PHYS_OK);
   CHECK_MSG(d->nlcp_local == c0, "contact model %d: %d local structures by the derivatives on the record", model,
             (int)(d->nlcp_local - c0));
+  CHECK_MSG(d->nccp_local == k0, "contact model %d: %d cone/ccp local structures by the derivatives on the record",
+            model, (int)(d->nccp_local - k0));
   phys_step_record_free(d, &rec);
-  c0 = d->nlcp_local;
+  c0 = d->nlcp_local, k0 = d->nccp_local;
   CHECK(phys_step_param_jacobian(m, d, &t, P) == PHYS_OK);
   CHECK_MSG(d->nlcp_local - c0 == lin, "contact model %d: %d local structures by phys_step_param_jacobian", model,
             (int)(d->nlcp_local - c0));
+  CHECK_MSG(d->nccp_local - k0 == klin, "contact model %d: %d cone/ccp local structures by phys_step_param_jacobian",
+            model, (int)(d->nccp_local - k0));
   free(A), free(P);
   phys_param_table_free(&t);
   phys_free_data(d);
