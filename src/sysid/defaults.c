@@ -175,17 +175,15 @@ void phys_fit_start_default(physFitOptions* opt, const physModel* m, const physD
              opt->fit_start ? "on" : "off");
     return;
   }
-  if (opt->loss != PHYS_LOSS_KSTEP || opt->w_vel != 0) {
-    opt->fit_start = 0;
-    snprintf(why, nwhy, "segment starts: the recorded samples (the loss is not kstep on positions; --fit-start on "
-             "to fit them)");
-    return;
-  }
-  opt->fit_start = velocities_differenced(m, ds, vel, reason, sizeof reason);
-  snprintf(why, nwhy, "segment starts: %s", opt->fit_start
-           ? "fitted, position and velocity per segment, tied to the sample (kstep on positions with differenced "
-             "velocities: a start from the noisy sample biases the fit; --fit-start off to override)"
-           : "the recorded samples (the velocities are measured; --fit-start on to fit them)");
+  // auto: a line only when the starts are fitted (a run from the recorded samples, e.g. every onestep run, is the
+  // usual case and needs no word)
+  if (nwhy) why[0] = 0;
+  opt->fit_start = opt->loss == PHYS_LOSS_KSTEP && opt->w_vel == 0 && velocities_differenced(m, ds, vel, reason,
+                                                                                            sizeof reason);
+  if (opt->fit_start)
+    snprintf(why, nwhy, "segment starts: fitted, position and velocity per segment, tied to the sample (kstep on "
+             "positions with differenced velocities: a start from the noisy sample biases the fit; --fit-start off "
+             "to override)");
 }
 
 // correlation of a and b over n values and lag-1 autocorrelation of b (NaN if degenerate)

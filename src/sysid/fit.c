@@ -53,7 +53,13 @@
 // Exp), chained by the exact step Jacobians A = dx+/dx that a rollout's gradient chains in src/grad/rollout.c (here
 // forward: nvf is small), a few simulations of each segment per evaluation (each with its linearizations) and an
 // nvf x nvf Cholesky; LM's system keeps its ntheta x ntheta size. Every evaluation starts each segment's delta at 0
-// whatever earlier evaluations found, so results do not depend on the history (checkpoints, threads).
+// whatever earlier evaluations found, so results do not depend on the history (checkpoints, threads). (Starting
+// from the previous evaluation's delta was tried: 1.6x fewer simulations, but the real cube's fit moved from friction
+// 0.1646 to 0.1620 and its loss rose 2 %: a segment's delta loss has several minima, and from a different start
+// the steps stop in another, its loss up to 2x apart either way.) What is saved instead keeps every bit: a trial
+// delta is simulated without its sensitivities (most trials are rejected; the accepted one is simulated again
+// with them), and LM's Jacobian evaluation at the point its trial just evaluated takes each segment's delta from
+// that trial (pb->dtrial) instead of repeating the same steps from 0.
 // phys_fit_predict starts each segment from the recorded sample.
 //
 // Optimizers. Levenberg-Marquardt is written here because Debian has no C LM with bounds (MINPACK's lmder
@@ -143,6 +149,7 @@ typedef struct fitWorker_ {
   physStatus status;
   int fail_k;               // trajectory that failed (ntraj: none)
   int nsimwarn, warn_k, warn_s;   // step warnings of the evaluation, where the first was
+  int trial;                // 1: a start offset's trial simulation (its warnings are counted when it is taken)
   char simwarn[256];
   double time_forward, time_gradient;
   double *r, *J;            // the evaluation's outputs
@@ -172,6 +179,10 @@ typedef struct fitProblem_ {
   double* wtie;             // nvf tie weights
   int hmax;                 // the longest segment
   int nnuis;                // start state unknowns of all segments
+  int* nuisadr;             // ntraj: first start state unknown of each trajectory (its segments' deltas in order)
+  double* dtrial;           // nnuis: each segment's delta at the last evaluation (one slot per segment, written only
+                            // by its trajectory's worker)
+  int reuse_starts;         // 1: the evaluation is at the point of the last one: its deltas are taken, not fitted
   int ndata, nres;          // data residuals (with the tie rows), all residuals (with the prior rows)
   double sqrt_prior;
   void* buf;                // allocation of sel, wsel, rotgrp, resadr, resn, xsel, wtie
@@ -426,19 +437,21 @@ static physStatus problem_init(fitProblem* pb, physModel* m, const physParamTabl
     if (T > 1) pb->hmax = h < T - 1 ? (h > pb->hmax ? h : pb->hmax) : (T - 1 > pb->hmax ? T - 1 : pb->hmax);
     pb->nnuis += segment_count(opt, T) * pb->nvf;
   }
-  char* buf = calloc(1, ((size_t)nsel + 2 * (size_t)nv) * sizeof(double) +
-                        ((size_t)nsel + 3 * (size_t)nv + 2 * (size_t)ds->ntraj) * sizeof(int) + 64);
+  char* buf = calloc(1, ((size_t)nsel + 2 * (size_t)nv + (size_t)pb->nnuis) * sizeof(double) +
+                        ((size_t)nsel + 3 * (size_t)nv + 3 * (size_t)ds->ntraj) * sizeof(int) + 64);
   pb->buf = buf;
   int ok = buf != NULL;
   for (int i = 0; i < pb->nworker; i++) ok = worker_init(&pb->worker[i], pb, i) && ok;
   if (!ok) return phys_error(log, PHYS_ERR_NOMEM, "fit: out of memory for %d residuals", pb->nres);
   pb->wsel = (double*)buf;
   pb->wtie = pb->wsel + nsel;
-  int* iw = (int*)(pb->wtie + 2 * nv);
+  pb->dtrial = pb->wtie + 2 * nv;
+  int* iw = (int*)(pb->dtrial + pb->nnuis);
   pb->sel = iw, iw += nsel;
   pb->rotgrp = iw, iw += nv;
   pb->resadr = iw, iw += ds->ntraj;
   pb->resn = iw, iw += ds->ntraj;
+  pb->nuisadr = iw, iw += ds->ntraj;
   pb->xsel = iw;
   phys_fit_start_layout(m, ds, opt, pb->xsel, pb->wtie);
   // selected coordinates and weights (none for the violation loss: its residuals are its own)
@@ -456,8 +469,10 @@ static physStatus problem_init(fitProblem* pb, physModel* m, const physParamTabl
     pb->nsens++;
   }
   for (int i = 0; i < nv; i++) pb->rotgrp[i] = rot_group(m, i);
-  for (int k = 0, a = 0; k < ds->ntraj; k++) {
+  for (int k = 0, a = 0, u = 0; k < ds->ntraj; k++) {
     int T = ds->traj[k].T;
+    pb->nuisadr[k] = u;
+    u += segment_count(opt, T) * pb->nvf;
     pb->resadr[k] = a;
     pb->resn[k] = T > 1 ? (T - 1) * nsel + segment_count(opt, T) * pb->nvf : 0;
     a += pb->resn[k];
@@ -716,7 +731,8 @@ static physStatus sens_step(fitWorker* wk, int k, int s, int first, int ws, int 
 
 // one phys_step; PHYS_ERR_NUMERIC if it was rejected (non-finite state or singular matrix: phys_step then
 // restores the state and the time). Other warnings of the step (a contact solver's inexact solution) are
-// counted and reported once at the end of the fit.
+// counted and reported once at the end of the fit: those of the simulations whose results an evaluation takes
+// (not of a start offset's trials: the one taken is simulated again with its sensitivities).
 static physStatus fwd_step(fitWorker* wk, int k, int s) {
   physData* d = wk->d;
   int nw = d->nwarning;
@@ -725,7 +741,7 @@ static physStatus fwd_step(fitWorker* wk, int k, int s) {
   if (d->nwarning != nw && d->time == t0)
     return phys_error(&wk->log, PHYS_ERR_NUMERIC, "fit: simulation failed on trajectory %d (%s) after sample %d, time %.9g: %s",
                       k, wk->pb->ds->traj[k].source, s, d->time, d->lastwarning);
-  if (d->nwarning != nw && wk->nsimwarn++ == 0) {
+  if (d->nwarning != nw && !wk->trial && wk->nsimwarn++ == 0) {
     wk->warn_k = k, wk->warn_s = s;
     snprintf(wk->simwarn, sizeof(wk->simwarn), "trajectory %d after sample %d: %.200s", k, s, d->lastwarning);
   }
@@ -812,17 +828,11 @@ static int vsystem(fitWorker* wk, const double* Jv, const double* r, int nr, con
   return phys_chol_factor(wk->Mv, nvf, 0) == nvf;
 }
 
-// the segment with its start state fitted (the header's *Segment start states*): delta from 0 by Gauss-Newton
-// steps in delta alone (each halved up to FIT_VMAX_HALF times until the segment's loss falls); r (h nsel) and
-// rtie (nvf) at the best delta; with J, one more simulation there with J and Jd, and the reduced Jacobian
-// J - Jd X of the data rows and wtie X of the tie rows (Jtie, nvf x ntheta), X = Md^-1 Jd'J. A trial delta whose
-// simulation fails is halved; a failure at the recorded sample is the segment's error
-static physStatus segment_start_fit(fitWorker* wk, int k, int s, int h, double* r, double* J, double* rtie, double* Jtie) {
+// Gauss-Newton steps of the segment's start offset from wk->vb (r, wk->Jvb: its residuals and their Jacobian in
+// delta there; on return the best delta's, r and wk->Jvb consistent with wk->vb)
+static void segment_start_steps(fitWorker* wk, int k, int s, int h, double* r) {
   const fitProblem* pb = wk->pb;
-  int nvf = pb->nvf, nth = pb->ntheta, nr = h * pb->nsel;
-  memset(wk->vb, 0, sizeof(double) * (size_t)nvf);
-  physStatus st = segment(wk, k, s, h, wk->vb, r, NULL, wk->Jvb);
-  if (st != PHYS_OK) return st;
+  int nvf = pb->nvf, nr = h * pb->nsel;
   double best = seg_loss(pb, r, nr, wk->vb);
   for (int it = 0; it < FIT_VMAX_IT; it++) {
     if (!vsystem(wk, wk->Jvb, r, nr, wk->vb)) break;
@@ -833,18 +843,49 @@ static physStatus segment_start_fit(fitWorker* wk, int k, int s, int h, double* 
     int accepted = 0;
     for (int half = 0, scale = 1; half <= FIT_VMAX_HALF && !accepted; half++, scale *= 2) {
       for (int c = 0; c < nvf; c++) wk->vt[c] = wk->vb[c] - wk->dv[c] / scale;
-      if (segment(wk, k, s, h, wk->vt, wk->rt, NULL, wk->Jvt) != PHYS_OK) {
+      wk->trial = 1;
+      physStatus st = segment(wk, k, s, h, wk->vt, wk->rt, NULL, NULL);
+      wk->trial = 0;
+      if (st != PHYS_OK) {
         memset(&wk->log, 0, sizeof(wk->log));   // a trial that cannot be simulated: halve the step
         continue;
       }
       double l = seg_loss(pb, wk->rt, nr, wk->vt);
       if (!(l < best)) continue;
+      // accepted: again with the sensitivities (the same residuals: they do not change the simulation; if they
+      // cannot be computed, the trial fails as one that cannot be simulated)
+      if (segment(wk, k, s, h, wk->vt, wk->rt, NULL, wk->Jvt) != PHYS_OK) {
+        memset(&wk->log, 0, sizeof(wk->log));
+        continue;
+      }
       accepted = 1, best = l;
       memcpy(wk->vb, wk->vt, sizeof(double) * (size_t)nvf);
       memcpy(r, wk->rt, sizeof(double) * (size_t)nr);
       memcpy(wk->Jvb, wk->Jvt, sizeof(double) * (size_t)nr * nvf);
     }
     if (!accepted) break;
+  }
+}
+
+// the segment with its start state fitted (the header's *Segment start states*): delta from 0 by Gauss-Newton
+// steps in delta alone (each halved up to FIT_VMAX_HALF times until the segment's loss falls; a trial simulated
+// without sensitivities, the accepted one again with them); the best delta into dslot (nvf), r (h nsel) and rtie
+// (nvf) there; with reuse, delta = dslot (the last evaluation's, at the same theta) without steps. With J, one
+// more simulation there with J and Jd, and the reduced Jacobian J - Jd X of the data rows and wtie X of the tie
+// rows (Jtie, nvf x ntheta), X = Md^-1 Jd'J. A trial delta whose simulation fails is halved; a failure at the
+// recorded sample is the segment's error
+static physStatus segment_start_fit(fitWorker* wk, int k, int s, int h, double* dslot, int reuse, double* r,
+                                    double* J, double* rtie, double* Jtie) {
+  const fitProblem* pb = wk->pb;
+  int nvf = pb->nvf, nth = pb->ntheta, nr = h * pb->nsel;
+  physStatus st;
+  if (reuse) {
+    memcpy(wk->vb, dslot, sizeof(double) * (size_t)nvf);
+  } else {
+    memset(wk->vb, 0, sizeof(double) * (size_t)nvf);
+    if ((st = segment(wk, k, s, h, wk->vb, r, NULL, wk->Jvb)) != PHYS_OK) return st;
+    segment_start_steps(wk, k, s, h, r);
+    memcpy(dslot, wk->vb, sizeof(double) * (size_t)nvf);
   }
   for (int c = 0; c < nvf; c++) rtie[c] = -pb->wtie[c] * wk->vb[c];
   if (!J) return PHYS_OK;
@@ -914,11 +955,13 @@ static void* worker_run(void* arg) {
     }
     int T = ds->traj[k].T, h = segment_len(pb->opt, T);
     size_t tie = (size_t)pb->resadr[k] + (size_t)(T - 1) * nsel;   // the tie rows of the fitted start states
-    for (int s = 0; s + 1 < T; s += h, tie += (size_t)pb->nvf) {
+    size_t u = (size_t)pb->nuisadr[k];                              // and their unknowns
+    for (int s = 0; s + 1 < T; s += h, tie += (size_t)pb->nvf, u += (size_t)pb->nvf) {
       int hh = s + h < T ? h : T - 1 - s;
       size_t a = (size_t)pb->resadr[k] + (size_t)s * nsel;
-      physStatus st = pb->nvf ? segment_start_fit(wk, k, s, hh, wk->r + a, wk->J ? wk->J + a * nth : NULL, wk->r + tie,
-                                             wk->J ? wk->J + tie * nth : NULL)
+      physStatus st = pb->nvf ? segment_start_fit(wk, k, s, hh, pb->dtrial + u, pb->reuse_starts, wk->r + a,
+                                                  wk->J ? wk->J + a * nth : NULL, wk->r + tie,
+                                                  wk->J ? wk->J + tie * nth : NULL)
                               : segment(wk, k, s, hh, NULL, wk->r + a, wk->J ? wk->J + a * nth : NULL, NULL);
       if (st != PHYS_OK) {
         wk->status = st, wk->fail_k = k;
@@ -1161,7 +1204,9 @@ static physStatus run_lm(fitProblem* pb, fitRun* run, const double* lo, const do
           if (lnew < loss) {
             double rho = pred > 0 ? (loss - lnew) / pred : 0, rel = (loss - lnew) / loss;
             memcpy(th, run->trial, sizeof(double) * (size_t)n);
+            pb->reuse_starts = 1;   // J at the trial point: its segment starts as the trial fitted them
             st = evaluate(pb, th, run->r, run->J);
+            pb->reuse_starts = 0;
             if (st != PHYS_OK) return st;
             loss = half_sq(run->r, nr);
             normal_eq(run->H, run->g, run->J, run->r, nr, n);

@@ -270,7 +270,8 @@ void phys_fit_data_defaults(physFitOptions* opt, const physModel* m, const physD
 typedef enum physFitStartMode_ { PHYS_START_AUTO = 0, PHYS_START_ON, PHYS_START_OFF } physFitStartMode;
 // sets opt->fit_start for mode (physFitStartMode) after phys_fit_data_defaults: AUTO is on when the loss is KSTEP on
 // positions (velocity weight 0) and the velocities are differenced positions (the test phys_fit_data_defaults
-// makes, with vel); ON and OFF as given. why (nwhy bytes) gets "segment starts: ..." with the reason.
+// makes, with vel); ON and OFF as given. why (nwhy bytes) gets "segment starts: ..." with the reason when the
+// starts are fitted or the mode was given (ON, OFF), else "".
 void phys_fit_start_default(physFitOptions* opt, const physModel* m, const physDataset* ds, int mode, int vel,
                             char* why, size_t nwhy);
 // whether one-step velocity residuals look like differencing noise (defaults.c's header): at m's parameters,
