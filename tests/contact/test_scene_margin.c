@@ -8,6 +8,7 @@
 // ccp at friction 0 once pulled the ball back while it left within the margin (its cone projection kept a
 // negative normal impulse on the ray mu = 0, admm.c) and the ball bounced in place at +-2 m/s; the
 // projection itself is checked in tests/contact/test_admm.c.
+// test_midstep: an impact inside a step, from within the margin, keeps the restitution law's rebound speed.
 // With gravity (ball_drop.xml: restitution 0.8, dropped 1 m, here friction 0 and margin 0.05) every model
 // rebounds to 0.8^2 m within 2%, as test_scene_bounce.c asks without a margin (ccp reached 3.6 mm before).
 #include "contact.h"
@@ -82,12 +83,44 @@ static void test_drop_margin(int contact) {
   phys_free_model(m);
 }
 
+// test_bounce's scene with restitution eps, margin 0.05 and friction 0, the impact inside a step (bottom b0
+// above the plane at 1 m/s, impact at t_c = b0): once bounced the ball leaves at exactly eps m/s, whatever
+// the phase of the impact within the step, and after 0.6 s its bottom is at the continuous eps (0.6 - t_c)
+// or up to (1 + eps) |v| dt above it (the rebound starts at the impact step's start, up to |v| dt early). A
+// velocity row that also carries the time-of-impact position (b = eps phi + (1 + eps) dist/dt) fails this:
+// it leaves at eps - (1 + eps) dist/dt (0.08 or 0.35 m/s instead of 0.8).
+static void test_midstep(int contact, double eps, double b0) {
+  physModel* m = load_ball(0, 0.05, contact, 1);
+  if (!m) return;
+  for (int g = 0; g < m->ngeom; g++) m->geom_restitution[g] = eps;
+  physData* d = phys_make_data(m);
+  d->qpos[2] = 0.1 + b0;
+  d->qvel[2] = -1;
+  int up = -1, ok = 1;
+  for (int i = 0; i < 60; i++) {
+    phys_step(m, d);
+    if (up < 0 && d->qvel[2] > 0) up = i;
+    if (up >= 0 && fabs(d->qvel[2] - eps) > 1e-9) ok = 0;
+  }
+  double zc = 0.1 + eps * (0.6 - b0), z = d->qpos[2], dt = m->opt.timestep;
+  CHECK_MSG(up >= 0 && ok, "%s eps %g b0 %g: the ball did not leave at +%g m/s (bounce step %d, vz %.9g at the end)",
+            name_of(contact), eps, b0, eps, up, d->qvel[2]);
+  CHECK_MSG(z >= zc - 1e-9 && z <= zc + (1 + eps) * dt + 1e-9, "%s eps %g b0 %g: z(0.6 s) = %.9f, continuous %.9f",
+            name_of(contact), eps, b0, z, zc);
+  printf("%-4s eps %.1f impact at %.4f s: leaves at step %d, vz %.12f, z(0.6 s) %.6f (continuous %.6f)\n",
+         name_of(contact), eps, b0, up, d->qvel[2], z, zc);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
 int main(void) {
   const int models[3] = {PHYS_CONTACT_LCP, PHYS_CONTACT_CONE, PHYS_CONTACT_CCP};
   for (int k = 0; k < 3; k++) {
     for (int f = 0; f < 2; f++)
       for (int g = 0; g < 2; g++) test_bounce(models[k], f ? 0.3 : 0, g ? 0.05 : 0);
     test_drop_margin(models[k]);
+    for (int e = 0; e < 2; e++)
+      for (int p = 0; p < 3; p++) test_midstep(models[k], e ? 0.8 : 0.5, 0.2025 + 0.0025 * p);
   }
   return test_done();
 }
