@@ -11,6 +11,15 @@
 // test_midstep: an impact inside a step, from within the margin, keeps the restitution law's rebound speed.
 // With gravity (ball_drop.xml: restitution 0.8, dropped 1 m, here friction 0 and margin 0.05) every model
 // rebounds to 0.8^2 m within 2%, as test_scene_bounce.c asks without a margin (ccp reached 3.6 mm before).
+// test_eps_continuity: one step of a ball 5 mm above the floor at v = (5, 0, -3), margin 0.01, dt 2 ms (the gap
+// closes at t* = 5/3 ms): the state after the step is continuous in restitution at 0 (every coordinate within
+// 1e-8 between eps 0 and 1e-9) in lcp, cone, ccp and penalty. Before the margin impact took eps phi(vn) at any
+// eps, eps = 0 took the gap bias dist/dt and eps > 0 the restitution bias: z jumped by up to dist.
+// test_landing_gravity: one step of a ball 1 mm above the floor at v_z = -1 under gravity (margin 0.01, dt 2 ms,
+// friction 0, restitution 0 and 0.5; the gap closes at t* = 1 ms): it leaves at eps |v| and ends at the
+// continuous-time height eps |v| (dt - t*) above the floor (1e-12), gravity's share of the impulse, m g dt,
+// acting over the whole step (step.c toi_displacement, assemble.c phys_toi_shift). Moving the whole impulse by
+// t* left it t* dt g = 19.6 um inside the floor.
 #include "contact.h"
 #include "scene.h"
 
@@ -34,7 +43,8 @@ static physModel* load_ball(double mu, double margin, int contact, int bounce) {
 }
 
 static const char* name_of(int contact) {
-  return contact == PHYS_CONTACT_LCP ? "lcp" : contact == PHYS_CONTACT_CONE ? "cone" : "ccp";
+  return contact == PHYS_CONTACT_LCP ? "lcp" : contact == PHYS_CONTACT_CONE ? "cone" :
+         contact == PHYS_CONTACT_CCP ? "ccp" : "penalty";
 }
 
 // the ball dropped at 1 m/s from a bottom height of 0.2 m, 40 steps (impact near t = 0.2 s)
@@ -113,12 +123,61 @@ static void test_midstep(int contact, double eps, double b0) {
   phys_free_model(m);
 }
 
+// the state (qpos, qvel: 13 values) after one step of the ball 5 mm above the floor at (5, 0, -3), restitution
+// eps on both geoms, margin 0.01, dt 2 ms, into x
+static void step_eps(int contact, double eps, double* x) {
+  physModel* m = load_ball(0.5, 0.01, contact, 0);
+  if (!m) return;
+  m->opt.timestep = 0.002;
+  for (int g = 0; g < m->ngeom; g++) m->geom_restitution[g] = eps;
+  physData* d = phys_make_data(m);
+  d->qpos[2] = 0.105;
+  d->qvel[0] = 5, d->qvel[2] = -3;
+  phys_step(m, d);
+  memcpy(x, d->qpos, sizeof(double) * 7);
+  memcpy(x + 7, d->qvel, sizeof(double) * 6);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+static void test_eps_continuity(int contact) {
+  double x0[13] = {0}, x1[13] = {0}, dx = 0;
+  step_eps(contact, 0, x0);
+  step_eps(contact, 1e-9, x1);
+  for (int i = 0; i < 13; i++) dx = fmax(dx, fabs(x1[i] - x0[i]));
+  CHECK_MSG(dx < 1e-8, "%s: one step's state moves by %.3g between restitution 0 and 1e-9 (z %.9f, %.9f)",
+            name_of(contact), dx, x0[2], x1[2]);
+  printf("%-7s restitution 0 -> 1e-9: state moves %.3g (z %.9f)\n", name_of(contact), dx, x0[2]);
+}
+
+static void test_landing_gravity(int contact, double eps) {
+  physModel* m = load_ball(0, 0.01, contact, 0);
+  if (!m) return;
+  m->opt.timestep = 0.002;
+  for (int g = 0; g < m->ngeom; g++) m->geom_restitution[g] = eps;
+  physData* d = phys_make_data(m);
+  d->qpos[2] = 0.101;
+  d->qvel[2] = -1;
+  phys_step(m, d);
+  double gap = d->qpos[2] - 0.1, want = eps * (0.002 - 0.001);
+  CHECK_MSG(fabs(d->qvel[2] - eps) < 1e-12 && fabs(gap - want) < 1e-12,
+            "%s eps %g: a landing under gravity leaves at %.12g (want %g), %.6g m above the floor (want %g)",
+            name_of(contact), eps, d->qvel[2], eps, gap, want);
+  printf("%-4s eps %.1f landing under gravity: vz %.12f, %.3g m above the floor (continuous %g)\n", name_of(contact),
+         eps, d->qvel[2], gap, want);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
 int main(void) {
+  const int all[4] = {PHYS_CONTACT_LCP, PHYS_CONTACT_CONE, PHYS_CONTACT_CCP, PHYS_CONTACT_PENALTY};
+  for (int k = 0; k < 4; k++) test_eps_continuity(all[k]);
   const int models[3] = {PHYS_CONTACT_LCP, PHYS_CONTACT_CONE, PHYS_CONTACT_CCP};
   for (int k = 0; k < 3; k++) {
     for (int f = 0; f < 2; f++)
       for (int g = 0; g < 2; g++) test_bounce(models[k], f ? 0.3 : 0, g ? 0.05 : 0);
     test_drop_margin(models[k]);
+    for (int e = 0; e < 2; e++) test_landing_gravity(models[k], e ? 0.5 : 0);
     for (int e = 0; e < 2; e++)
       for (int p = 0; p < 3; p++) test_midstep(models[k], e ? 0.8 : 0.5, 0.2025 + 0.0025 * p);
   }
