@@ -126,23 +126,72 @@ static void warm_start(physContact* con, int nc, const physWarmStart* ws, int* w
 //---------------------------------------------------------------------------------------------------------
 // the problem
 
-// b_normal of a contact with pre-step normal velocity vn and free normal velocity vfn (rows 3i of J v, J vf):
+// b_normal of a contact with pre-step normal velocity vn (row 3i of J v):
 //  - touching (dist <= 0): eps*phi(vn), restitution (paper 000 eq. 3; phi: min(vn, 0) smoothed, contact.h);
 //  - within the detection margin (dist > 0; ccp's collision envelope, or a geom margin): the gap may close
 //    within the step, w_n = J_n v+ + dist/dt >= 0 (Anitescu and Tasora's envelope), b = dist/dt; except an
-//    impact in this step (the free motion closes the gap, dist + dt vfn < 0, and eps*vn < 0), which takes the
-//    restitution term at once, b = eps*vn, as if touching: the rebound starts up to dist early (a position
-//    error <= dist, against a velocity error of up to dist/dt if restitution waited for the next step).
+//    impact in this step, phi(vn) dt < -dist (the pre-step motion closes the gap, at any eps), which takes the
+//    restitution velocity b = eps*phi(vn) as if touching, while the step moves the position by the time of
+//    impact t* = dist/(-phi(vn)) (phys_toi_time; step.c), the impact's share of the impulse only:
+//    q+ = q + dt v+ - sigma M~^-1 J_i' lambda_i (phys_toi_shift).
+// Both sides of every switch agree: at eps = 0 the impact's b = 0 and the position term stops the body at
+// the surface; as phi dt -> -dist, t* -> dt and a landing from rest ends at the surface, as the gap branch's;
+// as dist -> 0+, sigma -> 0 (the touching branch).
 // The branch taken goes to *branch (contact.h, may be NULL): the derivatives differentiate that one.
-double phys_normal_bias(const physContact* c, double vn, double vfn, double dt, int* branch) {
-  double rest = c->restitution * phys_restitution_phi(vn, NULL);
+double phys_normal_bias(const physContact* c, double vn, double dt, int* branch) {
+  double phi = phys_restitution_phi(vn, NULL), rest = c->restitution * phi;
   if (c->dist <= 0) {
     if (branch) *branch = vn < 0 ? PHYS_BIAS_REST : PHYS_BIAS_NONE;   // (phi = 0 for vn >= 0)
     return rest;
   }
-  int impact = c->dist + dt * vfn < 0 && rest < 0;
+  int impact = phys_toi_time(c, vn, dt) > 0;
   if (branch) *branch = impact ? PHYS_BIAS_REST : PHYS_BIAS_GAP;
   return impact ? rest : c->dist / dt;
+}
+
+// the time of impact t* = dist/(-phi(vn)) in (0, dt) of a contact within the margin (dist > 0) whose gap the
+// pre-step normal velocity vn closes in the step (phi(vn) dt < -dist), else 0
+double phys_toi_time(const physContact* c, double vn, double dt) {
+  double phi = phys_restitution_phi(vn, NULL);
+  if (!(c->dist > 0) || !(phi + c->dist / dt < 0)) return 0;
+  return c->dist / -phi;
+}
+
+// the speed the gravity of model m gives in one step, e = dt |g| (0 with gravity disabled): the normal speed a
+// contact holding a body against gravity removes in every step, whether or not it has just landed
+double phys_toi_hold_speed(const physModel* m) {
+  if (m->opt.disableflags & PHYS_DSBL_GRAVITY) return 0;
+  const double* g = m->opt.gravity;
+  return m->opt.timestep * sqrt(g[0] * g[0] + g[1] * g[1] + g[2] * g[2]);
+}
+
+// d(dt |g|)/dg = dt g/|g| into dg (0 with gravity disabled or zero)
+void phys_toi_hold_speed_grad(const physModel* m, double dg[3]) {
+  const double* g = m->opt.gravity;
+  double n = sqrt(g[0] * g[0] + g[1] * g[1] + g[2] * g[2]);
+  for (int k = 0; k < 3; k++)
+    dg[k] = (m->opt.disableflags & PHYS_DSBL_GRAVITY) || !(n > 0) ? 0 : m->opt.timestep * g[k] / n;
+}
+
+// the time shift sigma of a margin impact's impulse (phys_toi_time's t* > 0; else 0): the impulse lambda_i
+// splits into the impact's share I/(I + e) (I = -(1 + eps) phi(vn), the normal speed the impact itself removes)
+// moved to the time of impact t*, and the hold's share e/(I + e) (gravity's speed over the step, e =
+// phys_toi_hold_speed) left over the whole step as a resting contact's, so sigma = t* I/(I + e) =
+// (1 + eps) dist/(e - (1 + eps) phi(vn)) and the step moves q+ = q + dt v+ - sigma M~^-1 J_i' lambda_i. Without
+// gravity sigma = t*; as phi(vn) -> 0 (a resting contact) sigma -> (1 + eps) dist/e, bounded, and at the closing
+// boundary (t* = dt) a landing from rest ends at the surface, as the gap branch's. Its partial derivatives with
+// respect to vn, dist, eps and e go to ds[0..3] (ds may be NULL).
+double phys_toi_shift(const physContact* c, double vn, double dt, double e, double* ds) {
+  double dphi, phi = phys_restitution_phi(vn, &dphi), k = 1 + c->restitution;
+  double t = phys_toi_time(c, vn, dt), D = e - k * phi;
+  double s = t > 0 ? k * c->dist / D : 0;
+  if (ds) {
+    ds[0] = t > 0 ? s * k * dphi / D : 0;
+    ds[1] = t > 0 ? k / D : 0;
+    ds[2] = t > 0 ? c->dist / D + s * phi / D : 0;
+    ds[3] = t > 0 ? -s / D : 0;
+  }
+  return s;
 }
 
 // a . b for n-vectors
@@ -219,7 +268,7 @@ void phys_constraint_assemble(const physModel* m, physData* d, physContact* con,
     (*mu)[i] = c->mu;
     for (int r = 0; r < 3; r++) (*g)[3 * i + r] = dotn(rows + (size_t)r * nv, vf, nv);
     double vn = dotn(rows, d->qvel, nv);
-    (*g)[3 * i] += phys_normal_bias(c, vn, (*g)[3 * i], dt, NULL);
+    (*g)[3 * i] += phys_normal_bias(c, vn, dt, NULL);
     if (c->dist + PHYS_CONTACT_SLOP < -PHYS_CONTACT_SLOP_TOL) {
       gpos[3 * i] = beta * (c->dist + PHYS_CONTACT_SLOP) / dt;
       npos++;

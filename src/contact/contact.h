@@ -57,9 +57,20 @@ static inline double phys_restitution_phi(double v, double* dphi) {
 // restitution eps phi(J_n v) (touching and approaching, or an impact within the step from inside the margin),
 // gap dist/dt (within the margin)
 enum { PHYS_BIAS_NONE = 0, PHYS_BIAS_REST, PHYS_BIAS_GAP };
-// the normal bias b_n of contact c with pre-step normal velocity vn and free velocity vfn (the velocity
-// problem's g_n = J_n v_f + b_n), its branch into *branch (may be NULL)
-double phys_normal_bias(const physContact* c, double vn, double vfn, double dt, int* branch);
+// the normal bias b_n of contact c with pre-step normal velocity vn (the velocity problem's g_n = J_n v_f + b_n),
+// its branch into *branch (may be NULL)
+double phys_normal_bias(const physContact* c, double vn, double dt, int* branch);
+// the time of impact t* = dist/(-phi(vn)) in (0, dt) of a contact within the margin whose gap closes in the
+// step (the restitution branch with dist > 0), else 0: the step's position moves by -t* M~^-1 J_i' lambda_i
+double phys_toi_time(const physContact* c, double vn, double dt);
+// the speed the gravity gives in one step, dt |g| (0 with gravity disabled): a resting contact's share
+double phys_toi_hold_speed(const physModel* m);
+// the time shift sigma = t* I/(I + e), I = -(1 + eps) phi(vn), of a margin impact's impulse (0 if none; e =
+// phys_toi_hold_speed): the step moves q+ = q + dt v+ - sigma M~^-1 J_i' lambda_i; its partials in vn, dist,
+// eps, e into ds[0..3] (may be NULL)
+double phys_toi_shift(const physContact* c, double vn, double dt, double e, double* ds);
+// d(dt |g|)/dg into dg[3] (0 with gravity disabled or zero): the hold speed's gravity parameter derivative
+void phys_toi_hold_speed_grad(const physModel* m, double dg[3]);
 
 typedef struct physConstraintProblem_ {
   int nc;                   // contacts (3 rows each)

@@ -2,9 +2,13 @@
 //
 // The step (src/step/step.c phys_step_constrained), W = M~^-1, M~ = M + dt B:
 //   v_f = v + dt W (tau - c),  J, G = J W J',  g = J v_f + b,  lambda = solver(G, g, mu),
-//   v+ = v_f + W J' lambda,  lambda_p = lcp(G, gpos, 0),  vpos = W J' lambda_p,  q+ = q (+) dt (v+ + vpos),
-// b_normal = eps min(J_n v, 0) when touching (or within the margin when the free motion closes the gap),
-// dist/dt within the margin (assemble.c phys_normal_bias); gpos = beta (dist + slop)/dt on penetrating rows.
+//   v+ = v_f + W J' lambda,  lambda_p = lcp(G, gpos, 0),  vpos = W J' (lambda_p + s o lambda),
+//   q+ = q (+) dt (v+ + vpos),
+// b_normal = eps phi(J_n v) when touching (or within the margin when the pre-step motion closes the gap: a
+// margin impact), dist/dt within the margin (assemble.c phys_normal_bias); gpos = beta (dist + slop)/dt on
+// penetrating rows; s = -sigma_i/dt on the rows of a margin impact i, sigma_i = (1 + eps) dist_i/(e - (1 + eps)
+// phi(J_n v)) its time shift (e = dt |g|; contact.h phys_toi_shift), from its time of
+// impact (step.c toi_displacement), 0 on the others.
 // With y = v+ - v and a+ = y/dt: M~ y = dt (tau - c) + J' lambda, and M a + c = RNEA(q, v, a), so
 //   M~ dy = dt (dtau - dRNEA|a+) + dJ' lambda + J' dlambda,   dy = dy0 + W J' dlambda,
 //   dy0 = W (dt r + dJ' lambda),  r = dtau - dRNEA|a+   (dRNEA|a+: dtau/dq, dtau/dv of RNEA at qacc = a+).
@@ -17,7 +21,9 @@
 // through dJ' lambda. db: eps phi' (dJ_n v + J_n dv) + deps phi on the restitution branch (J_n v < 0), ddist/dt
 // on the gap branch. The position correction is the same structure on the frictionless problem:
 //   dlambda_p = lcp_jvp(dgpos = beta ddist/dt on the penetrating rows, dG, 0),
-//   dvpos = W (dJ' lambda_p + J' dlambda_p - dM~ vpos).
+//   dvpos = W (dJ' lpe + J' (dlambda_p + s o dlambda + ds o lambda) - dM~ vpos),  lpe = lambda_p + s o lambda,
+//   ds_i = -dsigma_i/dt,  dsigma_i = its partials (phys_toi_shift) times ddist_i, dJ_n v + J_n dv, deps_i and
+//   d(dt |g|) (a gravity parameter).
 // Integration (grad.h): dq+ = E dq + dt D (dv+ + dvpos), E = Exp(phi)', D = Jr(phi), phi = dt (v+ + vpos) on
 // rotation groups. Geometry (dJ, ddist with respect to q and geom sizes) comes from contact_deriv.h.
 // Parameters theta: r = -R(a+) dtheta, dM~ x = (R(x) - R(0)) dtheta (params.h phys_param_forces), dmu (the
@@ -114,6 +120,22 @@ static int kink_position_problem(const physModel* m, physData* d, contactPoint* 
   return added;
 }
 
+// the margin impacts' terms of the point (step.c toi_displacement): cp->ts, cp->lpe = lambda_p + s o lambda
+// (after kink_position_problem, whose lambda_p the derivatives use) and their count cp->nimp
+static void toi_terms(const physModel* m, physData* d, contactPoint* cp) {
+  const physConstraintProblem* p = &cp->st.p;
+  double dt = m->opt.timestep, e = phys_toi_hold_speed(m);
+  cp->nimp = 0;
+  cp->ts = arena_zeros(d, cp->nc);
+  cp->lpe = phys_stack_alloc(d, (size_t)cp->n + 1);
+  memcpy(cp->lpe, cp->st.sol_pos.lambda, sizeof(double) * (size_t)cp->n);
+  for (int i = 0; i < cp->nc; i++) {
+    double ts = cp->ts[i] = phys_toi_shift(p->con + i, cp->vn[i], dt, e, NULL);
+    if (ts > 0) cp->nimp++;
+    for (int r = 3 * i; r < 3 * i + 3 && ts > 0; r++) cp->lpe[r] += -ts / dt * cp->st.sol.lambda[r];
+  }
+}
+
 // run the step's stage at d's state from the warm start the step itself would take, warm (NULL: the caller's
 // list d->contact; read only), its detection into cp->det, and the quantities the derivatives share. Without
 // constraints PHYS_OK with cp->n = 0 (nothing else set); PHYS_ERR_ARG with penalty, PHYS_ERR_NUMERIC if M~
@@ -146,13 +168,14 @@ static physStatus point_build(const physModel* m, physData* d, const physWarmSta
   for (int i = 0; i < nc; i++) {
     const double* Jn = p->J + (size_t)(3 * i) * nv;
     cp->vn[i] = dotn(Jn, d->qvel, nv);
-    phys_normal_bias(p->con + i, cp->vn[i], dotn(Jn, cp->st.vf, nv), dt, cp->bias + i);   // (its branch)
+    phys_normal_bias(p->con + i, cp->vn[i], dt, cp->bias + i);   // (its branch)
   }
   cp->Jr = phys_stack_alloc(d, 9 * (size_t)nv);
   cp->Et = phys_stack_alloc(d, 9 * (size_t)nv);
   cp->rot = arena_ints(d, nv);
   tangent_blocks(m, cp);
   cp->nkink = kink_position_problem(m, d, cp);
+  toi_terms(m, d, cp);
   cp->geom = NULL;                // built by the Jacobians, which take many directions
   // lcp's local structures (cone's, ccp's: theirs) once, at the problems the derivatives see (the kink's position
   // problem included)

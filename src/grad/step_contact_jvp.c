@@ -39,9 +39,10 @@ typedef struct contactDir_ {
   const double* dmvpos;      // nv: dM~ vpos
   const double* dmu;         // nc
   const double* deps;        // nc: restitution
+  double dhold;              // d(dt |g|) along a gravity entry (the margin impacts' hold speed), else 0
   // the geometry along dq when precomputed (all five, or NULL: phys_constraint_jvp here)
   const double *dJvp, *dJtl, *ddist;   // dJ v+ (n), dJ' lambda (nv), ddist (n)
-  const double *dJv, *dJtlp;           // dJ v (n), dJ' lambda_p (nv)
+  const double *dJv, *dJtlp;           // dJ v (n), dJ' lpe (nv; lpe = lambda_p + s o lambda)
   const double* dJmat;       // n x nv: dJ along a parameter direction (pos:BODY; with the five above)
   const solverTable* tab;    // the solvers' tables (NULL: their JVPs)
   // products mode (cp->prod): dG z_k of both problems (3 x n each) and dG's diagonal (n); NULL: dG = 0
@@ -96,18 +97,43 @@ static void bias_jvp(const contactPoint* cp, const contactDir* x, const double* 
   }
 }
 
+// the margin impacts' part of dvpos's impulse (step_contact_deriv.c's file comment): dl += s o dlambda +
+// ds o lambda, ds_i = -dsigma_i/dt, dsigma_i from phys_toi_shift's partials in J_n v (dJ_n v + J_n dv), dist,
+// eps and dt |g| (x->dhold) (dlm: the main
+// problem's dlambda; dJv = dJ v, ddist the direction's)
+static void toi_jvp(const physModel* m, const contactPoint* cp, const contactDir* x, const double* dlm,
+                    const double* dJv, const double* ddist, double* dl) {
+  int nv = cp->nv;
+  double dt = m->opt.timestep;
+  const physConstraintProblem* p = &cp->st.p;
+  const double* lam = cp->st.sol.lambda;
+  double e = phys_toi_hold_speed(m);
+  for (int i = 0; i < cp->nc; i++) {
+    if (!(cp->ts[i] > 0)) continue;
+    double sp[4];
+    phys_toi_shift(p->con + i, cp->vn[i], dt, e, sp);
+    double dvn0 = dJv[3 * i] + (x->dv ? dotn(p->J + (size_t)(3 * i) * nv, x->dv, nv) : 0);
+    double dts = sp[1] * ddist[3 * i] + sp[0] * dvn0 + (x->deps ? sp[2] * x->deps[i] : 0) + sp[3] * x->dhold;
+    double s = -cp->ts[i] / dt, ds = -dts / dt;
+    for (int r = 3 * i; r < 3 * i + 3; r++) dl[r] += s * dlm[r] + ds * lam[r];
+  }
+}
+
 // the position problem's part of contact_jvp: dlambda_p = lcp_jvp(beta ddist/dt, dG) by the same route as the
-// main problem's (products, tables, local structure or the solver), dvpos = W (dJ' lambda_p + J' dlambda_p -
-// dM~ vpos) (dg, dl: scratch of n)
+// main problem's (products, tables, local structure or the solver; 0 without correction or along a rigid
+// direction), the margin impacts' terms (toi_jvp), dvpos = W (dJ' lpe + J' (dlambda_p + s o dlambda +
+// ds o lambda) - dM~ vpos) (dlm: the main problem's dlambda; dg, dl: scratch of n)
 static physStatus position_jvp(const physModel* m, physData* d, const contactPoint* cp, const contactDir* x,
-                               const double* ddist, const double* dG, const double* dJtlp, double* dg, double* dl,
-                               double* dvpos) {
+                               int rigid, const double* dlm, const double* dJv, const double* ddist,
+                               const double* dG, const double* dJtlp, double* dg, double* dl, double* dvpos) {
   int n = cp->n, nv = cp->nv;
   double dt = m->opt.timestep, beta = m->opt.baumgarte;
   const physConstraintProblem* p = &cp->st.p;
   const solverTable* tb = x->tab;
   for (int r = 0; r < n; r++) dg[r] = p->gpos[r] < 0 ? beta * ddist[r] / dt : 0;
-  if (cp->prod) {
+  if (p->npos == 0 || rigid) {
+    memset(dl, 0, sizeof(double) * (size_t)n);
+  } else if (cp->prod) {
     phys_solve_lcp_jvp_prod(cp->lcp_pos, d, &cp->st.pp, &cp->st.sol_pos, dg, x->dGzp, x->dGd, NULL, dl);
   } else if (tb) {
     size_t nn = (size_t)n * n;
@@ -115,6 +141,7 @@ static physStatus position_jvp(const physModel* m, physData* d, const contactPoi
   } else {   // (the point has the position problem's local structure whenever it has one)
     phys_solve_lcp_jvp_local(cp->lcp_pos, d, &cp->st.pp, &cp->st.sol_pos, dg, dG, NULL, dl);
   }
+  if (cp->nimp > 0) toi_jvp(m, cp, x, dlm, dJv, ddist, dl);
   mul_jt(dvpos, p->J, dl, n, nv, 0);
   for (int i = 0; i < nv; i++) dvpos[i] += dJtlp[i] - (x->dmvpos ? x->dmvpos[i] : 0);
   phys_solve_m(m, cp->L, dvpos, dvpos);
@@ -136,7 +163,7 @@ static physStatus direction_geometry(const physModel* m, physData* d, const cont
     memcpy(dJtlp, x->dJtlp, sizeof(double) * (size_t)nv);
   } else if (x->dq) {
     st = phys_constraint_jvp(m, d, p, x->dq, cp->st.sol.lambda, cp->st.vnew, dJvp, dJtl, ddist);
-    if (st == PHYS_OK) st = phys_constraint_jvp(m, d, p, x->dq, cp->st.sol_pos.lambda, d->qvel, dJv, dJtlp, NULL);
+    if (st == PHYS_OK) st = phys_constraint_jvp(m, d, p, x->dq, cp->lpe, d->qvel, dJv, dJtlp, NULL);
   }
   return st;
 }
@@ -197,6 +224,7 @@ static physStatus contact_jvp(const physModel* m, physData* d, const contactPoin
   double* w = arena_zeros(d, nv);
   double* dg = arena_zeros(d, n);
   double* dl = arena_zeros(d, n);
+  double* dlp = arena_zeros(d, n);      // dlambda_p (with the margin impacts' terms)
   double* dvpos = arena_zeros(d, nv);
   physStatus st = cp->prod ? PHYS_OK : delassus_jvp(m, d, cp, x, dG);
   if (st == PHYS_OK) st = direction_geometry(m, d, cp, x, dJvp, dJv, ddist, dJtl, dJtlp);
@@ -226,8 +254,10 @@ static physStatus contact_jvp(const physModel* m, physData* d, const contactPoin
     for (int i = 0; i < nv; i++) dvn[i] += w[i];
   }
 
-  // dvpos = W (dJ' lambda_p + J' dlambda_p - dM~ vpos), dlambda_p = lcp_jvp(beta ddist/dt, dG)
-  if (st == PHYS_OK && p->npos > 0 && !rigid) st = position_jvp(m, d, cp, x, ddist, dG, dJtlp, dg, dl, dvpos);
+  // dvpos = W (dJ' lpe + J' (dlambda_p + s o dlambda + ds o lambda) - dM~ vpos), dlambda_p = lcp_jvp(beta
+  // ddist/dt, dG) (a rigid direction moves vpos only through the margin impacts)
+  if (st == PHYS_OK && ((p->npos > 0 && !rigid) || cp->nimp > 0))
+    st = position_jvp(m, d, cp, x, rigid, dl, dJv, ddist, dG, dJtlp, dg, dlp, dvpos);
 
   // dq+ = E dq + dt D (dv+ + dvpos)
   if (st == PHYS_OK) integrate_jvp(m, cp, x, dvn, dvpos, w, dqn);
@@ -421,7 +451,7 @@ typedef struct qGeometry_ {
   double* Jt1;   // nv x nv: d(J' lambda)/dq
   double* Dd;    // n x nv: ddist/dq
   double* Jb2;   // n x nv: d(J v)/dq
-  double* Jt2;   // nv x nv: d(J' lambda_p)/dq
+  double* Jt2;   // nv x nv: d(J' lpe)/dq (lpe = lambda_p + s o lambda, step_contact_point.h)
   double* geo;   // one direction's columns of the five: 3 n + 2 nv
 } qGeometry;
 
@@ -439,7 +469,7 @@ static physStatus q_geometry(const physModel* m, physData* d, const contactPoint
   physStatus st = phys_constraint_jacobian_geom(m, d, p, cp->geom, cp->st.sol.lambda, cp->st.vnew, g->Jb1, g->Jt1,
                                                 g->Dd);
   if (st == PHYS_OK)
-    st = phys_constraint_jacobian_geom(m, d, p, cp->geom, cp->st.sol_pos.lambda, d->qvel, g->Jb2, g->Jt2, NULL);
+    st = phys_constraint_jacobian_geom(m, d, p, cp->geom, cp->lpe, d->qvel, g->Jb2, g->Jt2, NULL);
   return st;
 }
 
@@ -619,7 +649,7 @@ static physStatus pos_geometry(const physModel* m, physData* d, const contactPoi
   mul_j(jvp, dJ, cp->st.vnew, n, nv);
   mul_j(jv, dJ, d->qvel, n, nv);
   mul_jt(jtl, dJ, cp->st.sol.lambda, n, nv, 0);
-  mul_jt(jtlp, dJ, cp->st.sol_pos.lambda, n, nv, 0);
+  mul_jt(jtlp, dJ, cp->lpe, n, nv, 0);
   x->dJmat = dJ, x->ddist = dd, x->dJvp = jvp, x->dJv = jv, x->dJtl = jtl, x->dJtlp = jtlp;
   return PHYS_OK;
 }
@@ -745,8 +775,13 @@ static physStatus jacobian_p(const physModel* m, physData* d, const contactPoint
       }
       x.tab = tb;
       x.r = r;
-      x.dmvpos = cp->st.p.npos > 0 ? dmv : NULL;
+      x.dmvpos = cp->st.p.npos > 0 || cp->nimp > 0 ? dmv : NULL;
       if (pr->kind == PHYS_PAR_FRICTION || pr->kind == PHYS_PAR_RESTITUTION) material_direction(m, cp, pr, dmu, deps, &x);
+      if (pr->kind == PHYS_PAR_GRAVITY) {
+        double dg[3];
+        phys_toi_hold_speed_grad(m, dg);
+        x.dhold = dg[j - pr->adr];
+      }
       size_t cmark = phys_stack_mark(d);   // the column's geometry (pos) lives until its column is written
       if (pr->kind == PHYS_PAR_POS && nc > 0) st = pos_geometry(m, d, cp, pr->id, j - pr->adr, &x);
       if (st == PHYS_OK && cp->prod) p_products_column(cp, &pp, j, nt, &x);

@@ -28,6 +28,9 @@ typedef struct contactPoint_ {
   double* vsum;              // nv: v+ + vpos, the velocity of the position update
   double* vn;                // nc: J_n v before the step
   int* bias;                 // nc: PHYS_BIAS_* (contact.h)
+  double* ts;                // nc: the margin impacts' time shift sigma (phys_toi_shift; 0: none)
+  double* lpe;               // n: lambda_p + s o lambda, s = -sigma_i/dt on contact i's rows: vpos = W J' lpe
+  int nimp;                  // margin impacts (t* > 0): vpos moves with a position correction or one of these
   double* Jr;                // 9 per rotation group: Jr(phi)
   double* Et;                // 9 per rotation group: Exp(phi)'
   int* rot;                  // nv: rotation group block of each dof, -1 scalar

@@ -28,6 +28,7 @@ typedef struct contactAdj_ {
   double* Z;                 // n x nv: -sum_c Z_c' dM~ Y_c is the Delassus mass term
   double* mubar;             // nc
   double* epsbar;            // nc
+  double ebar;               // the margin impacts' hold speed dt |g| (toi_vjp)
   // lcp: G_bar factored (phys_solve_lcp_vjp_factored), the mass term is -sum_t fa_t' dM~ fb_t
   // - sum_r gd_r Y_r' dM~ Y_r (Z unused)
   int fac, nf;
@@ -127,27 +128,50 @@ static void add_factors(contactAdj* a, const contactPoint* cp, const double* F, 
 
 // the transpose of contact_jvp for xbar_next = (qbar+, vbar+): fills a (set, not added); the geometric
 // terms of sizes are added to theta_bar (t and theta_bar may be NULL)
-// the position problem's part of contact_vjp: zpos = W vsum_bar, lambda_p's adjoint through lcp, its G_bar
-// into Gb (or factored into W), its distance adjoint into gamma and dJ' lambda_p's weights into W (lb, gb, Gt,
-// F: contact_vjp's scratch)
+// the position problem's part of contact_vjp: zpos = W vsum_bar, lbp = J zpos (the adjoint of lpe), lambda_p's
+// adjoint through lcp (on the point's local structure of the position problem), its G_bar into Gb (or factored
+// into W), its distance adjoint into gamma and dJ' lpe's weights into W (lb, gb, Gt, F: contact_vjp's scratch)
 static void position_vjp(const physModel* m, physData* d, const contactPoint* cp, const double* vsb, contactAdj* a,
-                         double* lb, double* gb, double* Gb, double* Gt, double* F, double* gamma, double* W) {
+                         double* lbp, double* lb, double* gb, double* Gb, double* Gt, double* F, double* gamma,
+                         double* W) {
   int n = cp->n, nv = cp->nv;
   double dt = m->opt.timestep, beta = m->opt.baumgarte;
   const physConstraintProblem* p = &cp->st.p;
   phys_solve_m(m, cp->L, a->zpos, vsb);
-  mul_j(lb, p->J, a->zpos, n, nv);
-  // (on the point's local structure of the position problem)
-  if (a->fac) {
-    phys_solve_lcp_vjp_factored_local(cp->lcp_pos, d, &cp->st.pp, &cp->st.sol_pos, lb, gb, F, F + 3 * n, F + 6 * n,
-                                      NULL);
-    add_factors(a, cp, F, 0, W);
-  } else {
-    phys_solve_lcp_vjp_local(cp->lcp_pos, d, &cp->st.pp, &cp->st.sol_pos, lb, gb, Gt, NULL);
-    for (size_t i = 0; i < (size_t)n * n; i++) Gb[i] += Gt[i];
+  mul_j(lbp, p->J, a->zpos, n, nv);
+  if (p->npos > 0) {
+    memcpy(lb, lbp, sizeof(double) * (size_t)n);
+    if (a->fac) {
+      phys_solve_lcp_vjp_factored_local(cp->lcp_pos, d, &cp->st.pp, &cp->st.sol_pos, lb, gb, F, F + 3 * n,
+                                        F + 6 * n, NULL);
+      add_factors(a, cp, F, 0, W);
+    } else {
+      phys_solve_lcp_vjp_local(cp->lcp_pos, d, &cp->st.pp, &cp->st.sol_pos, lb, gb, Gt, NULL);
+      for (size_t i = 0; i < (size_t)n * n; i++) Gb[i] += Gt[i];
+    }
+    for (int r = 0; r < n; r++) gamma[r] += p->gpos[r] < 0 ? beta * gb[r] / dt : 0;
   }
-  for (int r = 0; r < n; r++) gamma[r] += p->gpos[r] < 0 ? beta * gb[r] / dt : 0;
-  add_outer(W, cp->st.sol_pos.lambda, a->zpos, n, nv);
+  add_outer(W, cp->lpe, a->zpos, n, nv);
+}
+
+// the margin impacts' adjoints (transpose of step_contact_jvp.c toi_jvp) from lbp = J zpos, the adjoint of
+// lpe = lambda_p + s o lambda: lambda_bar += s o lbp; s_bar_i = lambda_i . lbp_i, sigma_bar = -s_bar/dt times
+// phys_toi_shift's partials into J_n v's alv, dist's gamma, eps_bar and the hold speed's a->ebar
+static void toi_vjp(const physModel* m, const contactPoint* cp, const double* lbp, double* lb, double* gamma,
+                    double* alv, contactAdj* a) {
+  double dt = m->opt.timestep, e = phys_toi_hold_speed(m);
+  const double* lam = cp->st.sol.lambda;
+  for (int i = 0; i < cp->nc; i++) {
+    if (!(cp->ts[i] > 0)) continue;
+    double sp[4], s = -cp->ts[i] / dt, sb = 0;
+    phys_toi_shift(cp->st.p.con + i, cp->vn[i], dt, e, sp);
+    for (int r = 3 * i; r < 3 * i + 3; r++) lb[r] += s * lbp[r], sb += lam[r] * lbp[r];
+    double tb = -sb / dt;
+    alv[3 * i] += tb * sp[0];
+    gamma[3 * i] += tb * sp[1];
+    a->epsbar[i] += tb * sp[2];
+    a->ebar += tb * sp[3];
+  }
 }
 
 // the normal biases' adjoints from g_bar: restitution alpha of dJ v (alv) and eps_bar, the gap's dist_bar
@@ -157,8 +181,8 @@ static void bias_vjp(const contactPoint* cp, const double* gb, double dt, double
     const physContact* c = cp->st.p.con + i;
     if (cp->bias[i] == PHYS_BIAS_REST) {
       double dphi, phi = phys_restitution_phi(cp->vn[i], &dphi);
-      alv[3 * i] = c->restitution * dphi * gb[3 * i];
-      epsbar[i] = gb[3 * i] * phi;
+      alv[3 * i] += c->restitution * dphi * gb[3 * i];
+      epsbar[i] += gb[3 * i] * phi;
     } else if (cp->bias[i] == PHYS_BIAS_GAP) {
       gamma[3 * i] += gb[3 * i] / dt;
     }
@@ -195,6 +219,7 @@ static void adjoint_zero(contactAdj* a, int n, int nv, int nc) {
   memset(a->zpos, 0, sizeof(double) * (size_t)nv);
   memset(a->mubar, 0, sizeof(double) * ((size_t)nc + 1));
   memset(a->epsbar, 0, sizeof(double) * ((size_t)nc + 1));
+  a->ebar = 0;
 }
 
 // the geometric terms of G_bar and the one matrix call: dG = dJ Y' + Y dJ' - Y dM~ Y' gives
@@ -230,6 +255,7 @@ static physStatus contact_vjp(const physModel* m, physData* d, const contactPoin
   double* vnb = arena_zeros(d, nv);    // adjoint of v+
   double* z = arena_zeros(d, nv);
   double* lb = arena_zeros(d, n);
+  double* lbp = arena_zeros(d, n);     // adjoint of lpe (position_vjp)
   double* gb = arena_zeros(d, n);
   double* gamma = arena_zeros(d, n);   // adjoint of dist
   double* alv = arena_zeros(d, n);     // alpha of dJ v
@@ -246,13 +272,16 @@ static physStatus contact_vjp(const physModel* m, physData* d, const contactPoin
     vnb[i] = xbar_next[nv + i] + vsb[i];
   }
 
-  // position: dvpos = W (dJ' lambda_p + J' dlambda_p - dM~ vpos), zpos = W vsum_bar
-  if (p->npos > 0) position_vjp(m, d, cp, vsb, a, lb, gb, Gb, Gt, F, gamma, W);
+  // position: dvpos = W (dJ' lpe + J' (dlambda_p + s o dlambda + ds o lambda) - dM~ vpos), zpos = W vsum_bar
+  int pos = p->npos > 0 || cp->nimp > 0;
+  if (pos) position_vjp(m, d, cp, vsb, a, lbp, lb, gb, Gb, Gt, F, gamma, W);
 
-  // dv+ = dv + dy0 + W J' dlambda:  vbar = vbar+',  z = W vbar+',  lambda_bar = J z
+  // dv+ = dv + dy0 + W J' dlambda:  vbar = vbar+',  z = W vbar+',  lambda_bar = J z (+ s o lbp: the margin
+  // impacts' position term)
   memcpy(a->vbar, vnb, sizeof(double) * (size_t)nv);
   phys_solve_m(m, cp->L, z, vnb);
   mul_j(lb, p->J, z, n, nv);
+  if (cp->nimp > 0) toi_vjp(m, cp, lbp, lb, gamma, alv, a);
   if (st == PHYS_OK && a->fac)   // (lcp: on the point's local structure)
     phys_solve_lcp_vjp_factored_local(cp->lcp, d, p, &cp->st.sol, lb, gb, F, F + 3 * n, F + 6 * n, a->mubar);
   else if (st == PHYS_OK)
@@ -324,7 +353,7 @@ static void smooth_vjp(const physModel* m, physData* d, const contactPoint* cp, 
     for (int r = 0; r < n; r++)   // the quadratic terms first
       if (a->gd[r] != 0) lr_term(A, B, c, &nr, cp->Y + (size_t)r * nv, cp->Y + (size_t)r * nv, a->gd[r], nv);
     nq = nr;
-    if (cp->st.p.npos > 0) lr_term(A, B, c, &nr, a->zpos, cp->st.vpos, 1, nv);
+    if (cp->st.p.npos > 0 || cp->nimp > 0) lr_term(A, B, c, &nr, a->zpos, cp->st.vpos, 1, nv);
     for (int f = 0; f < a->nf; f++) lr_term(A, B, c, &nr, a->fa + (size_t)f * nv, a->fb + (size_t)f * nv, 1, nv);
     memset(qb, 0, sizeof(double) * (size_t)nv);
     phys_rnea_mass_trace_grad(m, d, nq, nr, A, B, c, qb);
@@ -333,7 +362,7 @@ static void smooth_vjp(const physModel* m, physData* d, const contactPoint* cp, 
     return;
   }
   // -zpos' dM~ vpos - sum_c Z_c' dM~ Y_c:  -(dtau/dq(x)' z) per term, + dtau/dq(0)' (zpos + sum Z_c)
-  if (cp->st.p.npos > 0) {
+  if (cp->st.p.npos > 0 || cp->nimp > 0) {
     phys_rnea_vjp(m, d, cp->st.vpos, a->zpos, qb, NULL, NULL);
     for (int i = 0; i < nv; i++) a->qbar[i] -= qb[i], zs[i] += a->zpos[i];
   }
@@ -351,11 +380,17 @@ static void smooth_vjp(const physModel* m, physData* d, const contactPoint* cp, 
 //---------------------------------------------------------------------------------------------------------
 // parameters
 
-// theta_bar += mu_bar, eps_bar through the friction and restitution entries of t (cp's contacts)
+// theta_bar += mu_bar, eps_bar through the friction and restitution entries of t (cp's contacts), and the
+// margin impacts' hold speed's ebar d(dt |g|)/dg through a gravity entry
 static void contact_param_vjp(const physModel* m, const contactPoint* cp, const physParamTable* t,
                               const contactAdj* a, double* theta_bar) {
   for (int e = 0; e < t->n; e++) {
     const physParam* pr = t->param + e;
+    if (pr->kind == PHYS_PAR_GRAVITY && a->ebar != 0) {
+      double dg[3];
+      phys_toi_hold_speed_grad(m, dg);
+      for (int k = 0; k < 3; k++) theta_bar[pr->adr + k] += a->ebar * dg[k];
+    }
     if (pr->kind != PHYS_PAR_FRICTION && pr->kind != PHYS_PAR_RESTITUTION) continue;
     int rest = pr->kind == PHYS_PAR_RESTITUTION;
     for (int i = 0; i < cp->nc; i++)
@@ -384,7 +419,7 @@ static void smooth_param_vjp(const physModel* m, physData* d, const contactPoint
   sub_rt(m, d, t, cp->acc, a->rbar, R, theta_bar);
   if (phys_friction_in_table(t))   // (frictionloss: sliding rows' constant forces, frictionloss_deriv.h)
     phys_friction_param_vjp(m, phys_friction_point_sliding(m, d, &cp->st.fr), t, cp->st.vnew, a->rbar, theta_bar);
-  if (cp->st.p.npos > 0) {
+  if (cp->st.p.npos > 0 || cp->nimp > 0) {
     sub_rt(m, d, t, cp->st.vpos, a->zpos, R, theta_bar);
     for (int i = 0; i < nv; i++) zs[i] -= a->zpos[i];
   }

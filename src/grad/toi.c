@@ -30,10 +30,13 @@
 // d(dist_T)/d(eps) = |v_n| (T - t_c) with the continuous impact time t_c), applied to the restitution:GEOM
 // entry of the geom the pair's restitution comes from (the larger, both on ties; none for a <pair>'s).
 //
-// Bouncing contacts: eps > 0, pushing (lambda_n > 0), approaching (v_n < 0) and on the restitution branch of
-// assemble.c's normal bias (touching, or within the margin with the free motion closing the gap,
-// dist + dt J_n v_f < 0). A resting contact with eps > 0 also meets this (the discrete step makes it bounce
-// by micro-impacts) and is corrected: the option is meant for bouncing scenes.
+// Bouncing contacts: touching (dist <= 0), pushing (lambda_n > 0) and approaching (v_n < 0), at any eps: at
+// eps = 0 the term is -W J_n' J_n / w (d(dist+)/d(dist) = 0, a landing stops at the surface), the limit of
+// eps -> 0+, so the Jacobian is continuous in eps at 0. A contact within the margin whose gap closes in the
+// step (assemble.c phys_normal_bias's margin impact) is not one: the step itself moves it by its time of
+// impact (step.c toi_displacement), and the step's derivatives carry that term. A resting contact also meets
+// this (the discrete step makes it bounce by micro-impacts) and is corrected: the option is meant for
+// bouncing scenes.
 #include "toi.h"
 
 #include <lapacke.h>
@@ -94,13 +97,12 @@ static void normal_row(const physModel* m, const physData* d, const physContact*
             c->frame[2] * (jac[2 * nv + j] - tmp[2 * nv + j]);
 }
 
-// 1 if contact c bounces in the step (file comment): v the pre-step velocity, vf the free velocity
-static int bounces(const physModel* m, const physContact* c, const double* jn, const double* v, const double* vf) {
+// 1 if contact c bounces in the step (file comment): touching, pushing and approaching (v the pre-step velocity)
+static int bounces(const physModel* m, const physContact* c, const double* jn, const double* v) {
   int nv = m->nv;
-  double vn = 0, vfn = 0;
-  for (int j = 0; j < nv; j++) vn += jn[j] * v[j], vfn += jn[j] * vf[j];
-  if (!(c->restitution > 0) || !(c->lambda[0] > 0) || !(vn < 0)) return 0;
-  return c->dist <= 0 || c->dist + m->opt.timestep * vfn < 0;
+  double vn = 0;
+  for (int j = 0; j < nv; j++) vn += jn[j] * v[j];
+  return c->dist <= 0 && c->lambda[0] > 0 && vn < 0;
 }
 
 // G^+ (n x n, symmetric positive semidefinite, in place) by eigen-decomposition, eigenvalues below 1e-12 of
@@ -149,22 +151,16 @@ static int build_delta(const physModel* m, physData* d, const physContactList* t
                        const double* v, const double* vsum, double* delta, double* U, int* geom) {
   int nv = m->nv, nc = tr->n, nb = 0;
   const physContact* con = tr->con;
-  double dt = m->opt.timestep;
   size_t mark = phys_stack_mark(d);
   double* Jb = phys_stack_alloc(d, (size_t)nc * nv + 1);
   double* eb = phys_stack_alloc(d, (size_t)nc + 1);
   double* db = phys_stack_alloc(d, (size_t)nc + 1);
   double* jac = phys_stack_alloc(d, 3 * (size_t)nv);
   double* tmp = phys_stack_alloc(d, 3 * (size_t)nv);
-  double* vf = phys_stack_alloc(d, (size_t)nv);
-  // v_f = v+ - W J' lambda = v+ - dt W qfrc_constraint
-  for (int i = 0; i < nv; i++) vf[i] = dt * d->qfrc_constraint[i];
-  phys_solve_m(m, L, vf, vf);
-  for (int i = 0; i < nv; i++) vf[i] = d->qvel[i] - vf[i];
   for (int i = 0; i < nc; i++) {
     double* jn = Jb + (size_t)nb * nv;
     normal_row(m, d, con + i, jn, jac, tmp);
-    if (!bounces(m, con + i, jn, v, vf)) continue;
+    if (!bounces(m, con + i, jn, v)) continue;
     // restitution law J_n v' = -eps phi(v_n) (contact.h): 1 + eps becomes 1 + eps phi(v_n)/v_n, d_b takes phi/v_n
     double vn = 0;
     for (int k = 0; k < nv; k++) vn += jn[k] * v[k];

@@ -299,6 +299,36 @@ static void position_correction(const physModel* m, physData* d, const physConst
   phys_stack_free(d, mark);
 }
 
+// the time-of-impact displacement of the margin impacts (assemble.c phys_normal_bias): contact i with t* > 0
+// (phys_toi_time) moves at the free velocity until t* and at v+ after, so with the impact's share of its
+// impulse lambda_i applied at t* instead of at the step's start (gravity's share held over the whole step):
+// q+ = q + dt v+ - sigma_i M~^-1 J_i' lambda_i (sigma_i: phys_toi_shift); added to the position update velocity:
+// vpos += M~^-1 J' (s o lambda), s = -sigma_i/dt on contact i's three rows (0 on the others)
+static void toi_displacement(const physModel* m, physData* d, const physConstraintProblem* p, const double* lambda,
+                             double* vpos) {
+  int nv = m->nv;
+  double dt = m->opt.timestep, e = phys_toi_hold_speed(m);
+  size_t mark = phys_stack_mark(d);
+  double* f = phys_stack_alloc(d, (size_t)nv);
+  int any = 0;
+  memset(f, 0, sizeof(double) * (size_t)nv);
+  for (int i = 0; i < p->nc; i++) {
+    const double* Jn = p->J + (size_t)(3 * i) * nv;
+    double vn = 0;
+    for (int k = 0; k < nv; k++) vn += Jn[k] * d->qvel[k];
+    double s = -phys_toi_shift(p->con + i, vn, dt, e, NULL) / dt;
+    if (s == 0) continue;
+    any = 1;
+    for (int r = 0; r < 3; r++)
+      for (int k = 0; k < nv; k++) f[k] += s * p->J[(size_t)(3 * i + r) * nv + k] * lambda[3 * i + r];
+  }
+  if (any) {
+    phys_solve_m(m, d->qLD, f, f);
+    for (int k = 0; k < nv; k++) vpos[k] += f[k];
+  }
+  phys_stack_free(d, mark);
+}
+
 // x' G x for the impulses x = (xc, xf) of the contact and frictionloss rows: |M~^-1 J' x|^2 in M~'s norm, twice
 // the kinetic energy the impulses give
 static double impulse_energy(const physConstraintProblem* p, const physFrictionRows* fr, const double* Gcf,
@@ -461,6 +491,7 @@ int phys_step_constrained(const physModel* m, physData* d, physSolverFn solver, 
   }
   if (st->fr.nf > 0) frictionloss_finish(m, d, &st->fr, vnew);
   position_correction(m, d, p, &st->pp, &st->sol_pos, st->vpos);
+  toi_displacement(m, d, p, sol->lambda, st->vpos);
   return 1;
 }
 

@@ -23,7 +23,12 @@
 //  7. the complementarity-aware reverse mode on paper 001's lifted ball (test_complementarity);
 //  8. the friction derivative at friction exactly 0 (test_friction_zero);
 //  9. the position correction's kink at rest: the humanoid's root-height column equals the one-sided difference
-//     lowering it (test_resting_kink).
+//     lowering it (test_resting_kink);
+// 10. a margin impact (test_margin_impact: a ball 2 mm above the floor inside its 1 cm margin at v = (5, 1, -3),
+//     the gap closing within the step, so the step moves it by the time of impact, assemble.c
+//     phys_normal_bias): A, B, P (friction, mass, size, restitution) against central differences and the dot
+//     tests, at restitution 0.3 and 0; at 0 the restitution column against the one-sided difference from
+//     above (restitution cannot go below 0).
 // ccp's humanoid is checked for switches within 2 h instead of 10 h: its gliding contacts sit at
 // dist = dt mu |v_t| ~ 2e-6 m (ccp's envelope, contact.h), within 10 h of the bias's kink at dist = 0
 // (b = dist/dt above, restitution below), so no state passes at 10 h. ccp's sliding box is taken at its
@@ -780,6 +785,65 @@ static void test_friction_zero(void) {
   }
 }
 
+// 10. the ball of tests/data/contact/ball_drop.xml 2 mm above the floor, margin 0.01 on both geoms, at
+// v = (5, 1, -3) with a spin: the gap closes at t* = 2/3 ms of the 1 ms step (a margin impact: v+_z = 3 eps,
+// q+ = q + dt v+ - t* W J' lambda). check_state's every check with friction, mass, size (dist moves t*) and,
+// at eps > 0, restitution; at eps = 0 the restitution column against (x+(h) - x+(0))/h, h = 1e-7, and its dot
+// test (the step is linear in eps but for the restitution law's impulse: the difference's error is O(h)).
+#define SLOW_VT 0.001
+static void test_margin_impact(int k, double eps, double gap, double vz, double vt) {
+  physModel* m = gm_load("tests/data/contact/ball_drop.xml", 0);
+  m->opt.contact = model_kind[k];
+  m->opt.solver_tolerance = CT_SOLVER_TOL;
+  int gball = phys_name2id(m, "geom", "ball");
+  for (int g = 0; g < m->ngeom; g++) m->geom_margin[g] = 0.01, m->geom_restitution[g] = g == gball ? eps : 0;
+  physData* d = phys_make_data(m);
+  static const char* spec[] = {"friction:ball", "mass:ball", "size:ball", "gravity", "restitution:ball"};
+  physParamTable t = table(m, spec, eps > 0 ? 5 : 4);
+  d->qpos[2] = 0.1 + gap;
+  d->qvel[0] = 5 * vt, d->qvel[1] = vt, d->qvel[2] = vz, d->qvel[3] = 2 * vt, d->qvel[5] = -vt;
+  char name[96];
+  snprintf(name, sizeof name, "margin impact gap=%g vz=%g eps=%g %s", gap, vz, eps, model_name[k]);
+  CHECK_MSG(smooth_here(m, d), "%s: a row switches within %g h", name, switch_radius);
+  snap s;
+  snap_take(m, d, &s);
+  phys_step(m, d);
+  CHECK_MSG(fabs(d->qvel[2] + vz * eps) < 1e-9, "%s: v+_z = %.12g, not -vz eps", name, d->qvel[2]);
+  snap_load(m, d, &s);
+  check_state(name, m, d, &t);
+  if (eps == 0) {
+    physParamTable te = table(m, spec + 4, 1);
+    int nv = m->nv, n2 = 2 * nv;
+    double h = 1e-7, P[12], Pf[12], y[12], tb[1], th = 0.7, q0[7], v0[6], dq[6];
+    CHECK(phys_step_param_jacobian(m, d, &te, P) == PHYS_OK);
+    phys_step(m, d);
+    memcpy(q0, d->qpos, sizeof q0), memcpy(v0, d->qvel, sizeof v0);
+    snap_load(m, d, &s);
+    m->geom_restitution[gball] = h;
+    phys_step(m, d);
+    m->geom_restitution[gball] = 0;
+    phys_difference_pos(m, dq, 1, q0, d->qpos);   // (q+(h) - q+(0))
+    for (int i = 0; i < nv; i++) Pf[i] = dq[i] / h, Pf[nv + i] = (d->qvel[i] - v0[i]) / h;
+    snap_load(m, d, &s);
+    char what[160];
+    snprintf(what, sizeof what, "%s restitution (one-sided)", name);
+    double eP = gm_compare(what, P, Pf, n2, 1, 1, CT_TOL);
+    physRng r;
+    phys_rng_seed(&r, 11);
+    gm_rand_vec(&r, y, n2);
+    CHECK(phys_step_param_vjp(m, d, &te, y, tb) == PHYS_OK);
+    double dP = dot_err(P, y, &th, tb, n2, 1);
+    CHECK_MSG(dP <= GM_DOT_TOL, "%s: restitution dot test %.3g", name, dP);
+    printf("%s: restitution column vs one-sided difference %.2e (dz+/deps %.6g), dot %.1e\n", name, eP, P[2], dP);
+    worst_all = fmax(worst_all, eP);
+    phys_param_table_free(&te);
+  }
+  snap_free(&s);
+  phys_param_table_free(&t);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
 // 7. complementarity-aware reverse mode (lcp, PHYS_GRAD_COMPLEMENTARITY; tests/data/contact/lift_ball.xml):
 // the ball resting on the floor with the motor pushing up 2 N (< m g = 9.81 N). L = -z+ (lift it): the exact
 // gradient dL/du = -dz+/du = 0 (clamped), the aware one relabels the contact separating: -dt^2/m exactly
@@ -825,6 +889,9 @@ int main(void) {
     switch_radius = 10;
     test_rollout(k);
     if (model_kind[k] != PHYS_CONTACT_CCP) test_resting_kink(k);
+    test_margin_impact(k, 0.3, 0.002, -3, 1);
+    test_margin_impact(k, 0, 0.002, -3, 1);
+    for (int e = 0; e < 2; e++) test_margin_impact(k, e ? 0 : 0.3, 1.5e-5, -0.03, SLOW_VT);   // a slow landing
   }
   printf("worst relative error against central differences %.3g (tol %.0e); worst dot test %.3g\n", worst_all,
          CT_TOL, worst_dot);

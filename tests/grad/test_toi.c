@@ -17,7 +17,12 @@
 //     (its reverse pass applies the correction too).
 // Items 2 and 5 run with the geoms' margin 0.05 (the impact step starts outside the plane) and 0 (it starts
 // penetrating, with a position correction: the discrete rollout's d(dist_T)/d(dist_0) is 1 - beta, and the
-// option must still give -eps: issue 10 item 15, it gave -eps - beta).
+// option must still give -eps: issue 10 item 15, it gave -eps - beta). Within the margin the step itself
+// moves the ball by its time of impact (assemble.c phys_normal_bias, step.c toi_displacement): the discrete
+// rollout, its central differences and its Jacobians give the continuous answers (-eps, |v| (T - t_c)) with
+// or without the option, which leaves such a contact alone (no Delta: the term is not counted twice).
+//  6. the option at restitution 0 (a touching approaching ball): d(dist+)/d(dist) = 0, and at 1e-9 within
+//     1e-8 of it (it switched on at eps > 0 only: +1 at 0, -1e-9 just above).
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -153,9 +158,9 @@ static void test_bounce(void) {
       physData* d = phys_make_data(m);
       int n2 = 2 * m->nv, T = 50;
       double z0 = 0.1 + 0.255, h = 1e-4;
-      // the discrete d(d_T)/d(d_0): 1, less beta where the impact step starts penetrating (margin 0: its
-      // split impulse corrects the depth at rate beta)
-      double discrete = g_margin > 0 ? 1 : 1 - m->opt.baumgarte;
+      // the discrete d(d_T)/d(d_0): margin 0: 1 less beta (the impact step starts penetrating, its split
+      // impulse corrects the depth at rate beta); margin 0.05: -1, the step's own time-of-impact position
+      double discrete = g_margin > 0 ? -1 : 1 - m->opt.baumgarte;
       double* C = malloc(sizeof(double) * (size_t)n2 * n2);
       set_ball(d, z0, 0.2, -1);
       int nb = rollout_jacobian(m, d, T, C);
@@ -171,7 +176,9 @@ static void test_bounce(void) {
       CHECK_NEAR(dvv, -1.0, 1e-9);
       CHECK_NEAR(dvz, 0.0, 1e-9);
       CHECK_NEAR(dxx, 1.0, 1e-9);
-      CHECK(nb == 1);   // one step has a nonzero Delta (computed either way, applied only with the flag)
+      // margin 0: one step has a nonzero Delta (computed either way, applied only with the flag); within the
+      // margin none (the step's own term)
+      CHECK(nb == (g_margin > 0 ? 0 : 1));
       free(C);
       phys_free_data(d);
       phys_free_model(m);
@@ -190,8 +197,16 @@ static void test_one_step(physRng* rng) {
   double* delta = malloc(sizeof(double) * (size_t)nv * nv);
   double *x = malloc(sizeof(double) * (size_t)n2), *y = malloc(sizeof(double) * (size_t)n2);
   double* xb = malloc(sizeof(double) * (size_t)n2);
-  // the bottom 4 mm above the plane, closing at 1 m/s: the impact is in this step
+  // the bottom 4 mm above the plane (within the margin), closing at 1 m/s: the impact is in this step and the
+  // step's own derivatives give -eps without the option; the option adds nothing
   set_ball(d, 0.104, 0.3, -1);
+  CHECK(toi_delta(m, d, delta) == 0);
+  m->opt.gradflags = 0;
+  CHECK(phys_step_jacobian(m, d, A, NULL) == PHYS_OK);
+  CHECK_NEAR(A[2 * n2 + 2], -0.5, 1e-12);
+  m->opt.gradflags = PHYS_GRAD_TOI;
+  // the bottom on the plane (dist 0, touching): the option's Delta
+  set_ball(d, 0.1, 0.3, -1);
   CHECK(toi_delta(m, d, delta) == 1);
   CHECK(phys_step_jacobian(m, d, A, NULL) == PHYS_OK);
   CHECK_NEAR(A[2 * n2 + 2], -0.5, 1e-12);
@@ -279,7 +294,7 @@ static void test_restitution(void) {
     // the first that starts in contact (margin 0, then with a position correction: discrete d(d_T)/d(d_0) is
     // 1 - beta)
     double tc = (z0 - 0.1) / -vz, ts = (g_margin > 0 ? floor(tc / dt) : ceil(tc / dt)) * dt, h = 1e-6;
-    double discrete = g_margin > 0 ? 1 : 1 - m->opt.baumgarte;
+    double discrete = g_margin > 0 ? -0.5 : 1 - m->opt.baumgarte;   // (margin: the step's own term, test_bounce)
     double th[1] = {0.5 + h};
     CHECK(phys_param_set(&t, m, th) == PHYS_OK);
     double zp = final_z(m, d, z0, T);
@@ -294,8 +309,8 @@ static void test_restitution(void) {
     CHECK_NEAR(dz, toi ? -0.5 : discrete, 1e-9);
     // the restitution law's phi(v_z) = v_z + delta at impact speed (contact.h) scales the rebound speed
     double ph = phys_restitution_phi(vz, NULL);
-    CHECK_NEAR(de, -ph * (T * dt - (toi ? tc : ts)), 1e-9);
-    CHECK_NEAR(fd, -ph * (T * dt - ts), 1e-6);
+    CHECK_NEAR(de, -ph * (T * dt - (toi || g_margin > 0 ? tc : ts)), 1e-9);
+    CHECK_NEAR(fd, -ph * (T * dt - (g_margin > 0 ? tc : ts)), 1e-6);
     if (toi) {
       // the rollout gradient's reverse pass applies the correction too
       int k = phys_rollout_interval(T, 0);
@@ -315,12 +330,37 @@ static void test_restitution(void) {
   }
 }
 
+// 6. the option at restitution 0 and 1e-9: the ball on the plane (dist 0) closing at 1 m/s; d(dist+)/d(dist)
+// = -eps: 0 and -1e-9 (before, the option switched on at eps > 0 only: +1 at 0)
+static void test_eps_zero(void) {
+  physLog log;
+  double a[2];
+  for (int k = 0; k < 2; k++) {
+    physModel* m = load_ball("toi", k ? 1e-9 : 0, &log);
+    CHECK_MSG(m != NULL, "%s", log.error);
+    if (!m) return;
+    physData* d = phys_make_data(m);
+    int n2 = 2 * m->nv;
+    double* A = malloc(sizeof(double) * (size_t)n2 * n2);
+    set_ball(d, 0.1, 0.3, -1);
+    CHECK(phys_step_jacobian(m, d, A, NULL) == PHYS_OK);
+    a[k] = A[2 * n2 + 2];
+    free(A);
+    phys_free_data(d);
+    phys_free_model(m);
+  }
+  printf("toi at restitution 0: d(dist+)/d(dist) = %.12g, at 1e-9: %.12g\n", a[0], a[1]);
+  CHECK_NEAR(a[0], 0, 1e-12);
+  CHECK_NEAR(a[1], a[0], 1e-8);
+}
+
 int main(void) {
   physRng rng;
   phys_rng_seed(&rng, 11);
   test_mjcf();
   test_bounce();
   test_one_step(&rng);
+  test_eps_zero();
   test_restitution();
   // the same without a margin: the impact step starts penetrating (issue 10 item 15: toi gave -1.2)
   g_margin = 0;
