@@ -3,7 +3,7 @@
 // Steps of phys_violation_residuals, all at the next sample (q+, v+):
 //   1. the smooth dynamics: M~ (qM with armature, + dt diag(b)), its Cholesky factor L, the generalized force
 //      F the contacts must supply (RNEA at qacc = (v+ - v)/dt minus the applied forces), r0 = L^-1 dt F;
-//   2. the candidates (plane against box corners, sphere, capsule ends): point, frame, phi, mu, and the
+//   2. the candidates (plane against box corners, sphere, capsule ends, mesh hull vertices): point, frame, phi, mu, and the
 //      derivatives of point and phi in the geom's sizes; their relative point and rotation Jacobians;
 //   3. the inner problem: Y = L^-1 J' (nv x 3nc), Q = Y'Y + eps I, g = -Y'r0 + c with c the complementarity and
 //      dissipation coefficients; min 1/2 x'Qx + g'x over the unit cones by a log-barrier method (tight gap);
@@ -41,9 +41,22 @@ void phys_violation_defaults(physViolationWeights* w) {
 //---------------------------------------------------------------------------------------------------------
 // candidates
 
-// candidate points of a plane against geom type (0: the pair is not one of ours)
-static int cand_per_pair(int type) {
-  return type == PHYS_GEOM_BOX ? 8 : type == PHYS_GEOM_SPHERE ? 1 : type == PHYS_GEOM_CAPSULE ? 2 : 0;
+// candidate points of a plane against geom g (0: the pair is not one of ours): a box's 8 corners, a sphere's 1,
+// a capsule's 2 end spheres, a mesh's convex-hull vertices (0 when the mesh has no hull)
+static int cand_per_pair(const physModel* m, int g) {
+  switch (m->geom_type[g]) {
+    case PHYS_GEOM_BOX: return 8;
+    case PHYS_GEOM_SPHERE: return 1;
+    case PHYS_GEOM_CAPSULE: return 2;
+    case PHYS_GEOM_MESH: return m->geom_dataid[g] >= 0 ? m->mesh_hullnum[m->geom_dataid[g]] : 0;
+    default: return 0;
+  }
+}
+
+// vertex j of mesh geom g's convex hull, in the geom frame
+static const double* hull_vertex(const physModel* m, int g, int j) {
+  int mid = m->geom_dataid[g];
+  return m->mesh_vert + 3 * (size_t)(m->mesh_vertadr[mid] + m->hull_vert[m->mesh_hulladr[mid] + j]);
 }
 
 // 1 if geoms a, b can ever touch: the filter admits them and at least one is on a moving body
@@ -57,7 +70,7 @@ int phys_violation_ncand(const physModel* m) {
   for (int p = 0; p < m->ngeom; p++) {
     if (m->geom_type[p] != PHYS_GEOM_PLANE) continue;
     for (int g = 0; g < m->ngeom; g++)
-      if (g != p && may_collide(m, p, g)) n += cand_per_pair(m->geom_type[g]);
+      if (g != p && may_collide(m, p, g)) n += cand_per_pair(m, g);
   }
   return n;
 }
@@ -94,6 +107,9 @@ static void cand_eval(const physModel* m, const physData* d, int pl, int g, int 
     }
     for (int k = 0; k < 3; k++)
       for (int i = 0; i < 3; i++) c->dp[k][i] = sg[k] * R[3 * i + k];
+  } else if (type == PHYS_GEOM_MESH) {   // hull vertex j: no size moves it
+    const double* v = hull_vertex(m, g, j);
+    for (int i = 0; i < 3; i++) c->p[i] = x[i] + R[3 * i] * v[0] + R[3 * i + 1] * v[1] + R[3 * i + 2] * v[2];
   } else {
     double ctr[3] = {x[0], x[1], x[2]};
     if (type == PHYS_GEOM_CAPSULE) {   // end j: centre +- half-length along the capsule's z axis
@@ -114,7 +130,7 @@ static int cand_all(const physModel* m, const physData* d, vCand* c) {
     if (m->geom_type[p] != PHYS_GEOM_PLANE) continue;
     for (int g = 0; g < m->ngeom; g++) {
       if (g == p || !may_collide(m, p, g)) continue;
-      for (int j = 0; j < cand_per_pair(m->geom_type[g]); j++) cand_eval(m, d, p, g, j, c + n++);
+      for (int j = 0; j < cand_per_pair(m, g); j++) cand_eval(m, d, p, g, j, c + n++);
     }
   }
   return n;
@@ -136,9 +152,9 @@ static void cand_jac(const physModel* m, physData* d, const vCand* c, double* jp
 //---------------------------------------------------------------------------------------------------------
 // checks
 
-// 1 if geom g has candidates (a box, sphere or capsule some plane may touch)
+// 1 if geom g has candidates (a box, sphere, capsule or convex mesh some plane may touch)
 static int has_cand(const physModel* m, int g) {
-  if (!cand_per_pair(m->geom_type[g])) return 0;
+  if (!cand_per_pair(m, g)) return 0;
   for (int p = 0; p < m->ngeom; p++)
     if (m->geom_type[p] == PHYS_GEOM_PLANE && p != g && may_collide(m, p, g)) return 1;
   return 0;
@@ -152,9 +168,9 @@ physStatus phys_violation_check(const physModel* m, const physParamTable* t, phy
     for (int b = a + 1; b < m->ngeom; b++) {
       if (!may_collide(m, a, b)) continue;
       int pa = m->geom_type[a] == PHYS_GEOM_PLANE, pb = m->geom_type[b] == PHYS_GEOM_PLANE;
-      if (pa != pb && cand_per_pair(m->geom_type[pa ? b : a])) continue;
+      if (pa != pb && cand_per_pair(m, pa ? b : a)) continue;
       return phys_error(log, PHYS_ERR_ARG, "violation loss: geoms '%s' and '%s' may collide; only a plane against a "
-                        "box, sphere or capsule is supported", phys_id2name(m, "geom", a), phys_id2name(m, "geom", b));
+                        "box, sphere, capsule or mesh with a convex hull is supported", phys_id2name(m, "geom", a), phys_id2name(m, "geom", b));
     }
   for (int e = 0; e < t->n; e++) {
     const physParam* p = t->param + e;

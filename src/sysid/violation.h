@@ -24,9 +24,9 @@
 //   exact for r_pred and r_pen, and r_c's row is d(r_c^2/2)/dtheta / r_c (0 when r_c = 0).
 //
 // Contact candidates (the paper's: every corner of a box with its signed distance, touching or not): for each
-// pair that phys_collision_filter admits between a plane and a box (8 corners), a sphere (1 point) or a capsule
-// (its 2 end spheres), the points p_i on the non-plane geom closest to the plane. Other pairs that can collide
-// are refused (phys_violation_check).
+// pair that phys_collision_filter admits between a plane and a box (8 corners), a sphere (1 point), a capsule
+// (its 2 end spheres) or a mesh (the vertices of its convex hull, model.h's hull_vert), the points p_i on the
+// non-plane geom closest to the plane. Other pairs that can collide are refused (phys_violation_check).
 //
 // Parameters (phys_violation_check refuses the others with a message): the force kinds of params.h (mass, com,
 // inertia, damping, armature, stiffness, gravity, gear, springs, gain, bias, kp, kv) through phys_param_forces;
@@ -50,12 +50,13 @@ typedef struct physViolationWeights_ {
 // reading, the table lost its symbols: docs/identification.md), eps 1e-6 kg^-1
 void phys_violation_defaults(physViolationWeights* w);
 
-// the model's contact candidates (0 when none); 8 per plane-box pair, 1 per plane-sphere, 2 per plane-capsule
+// the model's contact candidates (0 when none); 8 per plane-box pair, 1 per plane-sphere, 2 per plane-capsule,
+// the hull's vertex count per plane-mesh
 int phys_violation_ncand(const physModel* m);
 
 // PHYS_OK if the loss can be evaluated for model m and table t: the only colliding pairs are planes against
-// boxes, spheres and capsules, no explicit <pair>, and every parameter kind is supported (see above); else
-// PHYS_ERR_ARG with a message naming the pair or the parameter
+// boxes, spheres, capsules and meshes with a hull, no explicit <pair>, and every parameter kind is supported (see
+// above); else PHYS_ERR_ARG with a message naming the pair or the parameter
 physStatus phys_violation_check(const physModel* m, const physParamTable* t, physLog* log);
 
 // what one transition's inner problem found (may be NULL)

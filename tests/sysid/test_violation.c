@@ -3,7 +3,11 @@
 // impulses held fixed) against central differences of the loss with the inner problem re-solved, on a simulated
 // cube toss at friction 0 and 0.3 and on a cube resting on the floor, for friction, size, inertia (log-Cholesky)
 // and gravity; the refused parameters and pairs; the fit through phys_fit (loss kind violation).
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "params.h"
 #include "physid.h"
@@ -94,7 +98,9 @@ static void test_socp_kkt(void) {
 //---------------------------------------------------------------------------------------------------------
 // gradient of the loss against central differences
 
-// loss of one transition (d at the next sample) and, with grad, J_r' r (nt)
+static double last_gap;   // the inner solve's duality gap bound of loss_at's last call (J)
+
+// loss of one transition (d at the next sample) and, with grad, J_r' r (nt); its inner gap into last_gap
 static double loss_at(physModel* m, physData* d, const physParamTable* t, const double* theta, const double* qn,
                       const double* vn, const double* vprev, double dt, double* grad, double* lambda) {
   CHECK(phys_param_set(t, m, theta) == PHYS_OK);
@@ -107,6 +113,7 @@ static double loss_at(physModel* m, physData* d, const physParamTable* t, const 
   physViolationInfo info;
   physStatus st = phys_violation_residuals(m, d, t, vprev, dt, &w, r, grad ? J : NULL, lambda, &info);
   CHECK(st == PHYS_OK);
+  last_gap = info.gap;
   if (grad)
     for (int j = 0; j < nt; j++) {
       grad[j] = 0;
@@ -240,6 +247,97 @@ static void test_gradient(void) {
   phys_free_model(m);
 }
 
+// the cube as a convex mesh (its 8 corners, 12 triangles; same mass, so the same inertia) has the box's 8
+// candidates: the loss of every transition equals the box model's to the inner solve's accuracy, and its
+// gradient (friction, inertia, gravity) matches central differences
+static const char* const CUBE_OBJ =
+    "v -1 -1 -1\nv 1 -1 -1\nv 1 1 -1\nv -1 1 -1\nv -1 -1 1\nv 1 -1 1\nv 1 1 1\nv -1 1 1\n"
+    "f 1 4 3\nf 1 3 2\nf 5 6 7\nf 5 7 8\nf 1 2 6\nf 1 6 5\nf 2 3 7\nf 2 7 6\nf 3 4 8\nf 3 8 7\n"
+    "f 4 1 5\nf 4 5 8\n";
+static const char* const CUBE_MESH_XML =
+    "<mujoco><option timestep='0.006756756756756757' gravity='0 0 -9.81'/>"
+    "<asset><mesh name='cubemesh' file='%s' scale='0.0524 0.0524 0.0524'/></asset><worldbody>"
+    "<geom name='floor' type='plane' size='5 5 0.1' friction='0 0 0'/>"
+    "<body name='cube' pos='0 0 0.0524'><freejoint name='cube'/>"
+    "<geom name='cube' type='mesh' mesh='cubemesh' mass='0.37' friction='0.18 0 0'/></body>"
+    "</worldbody></mujoco>";
+
+// the mesh cube model (files in /tmp, removed after loading)
+static physModel* load_mesh_cube(void) {
+  char obj[] = "/tmp/test_violation_XXXXXX.obj", xml[] = "/tmp/test_violation_XXXXXX.xml";
+  int fo = mkstemps(obj, 4), fx = mkstemps(xml, 4);
+  CHECK(fo >= 0 && fx >= 0);
+  if (fo < 0 || fx < 0) return NULL;
+  FILE* f = fdopen(fo, "w");
+  fputs(CUBE_OBJ, f);
+  fclose(f);
+  f = fdopen(fx, "w");
+  fprintf(f, CUBE_MESH_XML, strrchr(obj, '/') + 1);
+  fclose(f);
+  physLog log = {0};
+  physModel* m = phys_load(xml, NULL, &log);
+  CHECK_MSG(m != NULL, "%s", log.error);
+  unlink(obj);
+  unlink(xml);
+  return m;
+}
+
+static void test_mesh_candidates(void) {
+  physModel* mb = phys_load("models/cube.xml", NULL, NULL);
+  physModel* mm = load_mesh_cube();
+  if (!mm) {
+    phys_free_model(mb);
+    return;
+  }
+  CHECK(phys_violation_ncand(mm) == 8);
+  CHECK(phys_violation_check(mm, &(physParamTable){0}, NULL) == PHYS_OK);
+  int gb = phys_name2id(mb, "geom", "cube"), gm = phys_name2id(mm, "geom", "cube");
+  int bb = mb->geom_bodyid[gb], bm = mm->geom_bodyid[gm];
+  CHECK_REL(mm->body_mass[bm], mb->body_mass[bb], 1e-12, 0);
+  for (int k = 0; k < 3; k++) CHECK_REL(mm->body_inertia[3 * bm + k], mb->body_inertia[3 * bb + k], 1e-9, 0);
+  physData* db = phys_make_data(mb);
+  physData* dm = phys_make_data(mm);
+  const char* spec[3] = {"friction:cube", "inertia:cube", "gravity"};
+  physParamTable tb, tm;
+  CHECK(phys_param_table_build(&tb, mb, spec, 3, NULL) == PHYS_OK);
+  CHECK(phys_param_table_build(&tm, mm, spec, 3, NULL) == PHYS_OK);
+  double dt = mb->opt.timestep;
+  enum { T = 90 };
+  static double qs[T * 7], vs[T * 6];
+  toss(mb, 0.3, T, qs, vs);
+  double thb[32], thm[32], worst = 0, worst_gap = 0;
+  mb->geom_friction[3 * gb] = 0.25, mm->geom_friction[3 * gm] = 0.25;
+  phys_param_get(&tb, mb, thb);
+  phys_param_get(&tm, mm, thm);
+  thb[11] = thm[11] = 0.3, thb[12] = thm[12] = -0.2, thb[13] = thm[13] = -9.3;
+  int contact = 0;
+  for (int k = 0; k + 1 < T; k++) {
+    double Lb = loss_at(mb, db, &tb, thb, qs + 7 * (k + 1), vs + 6 * (k + 1), vs + 6 * k, dt, NULL, NULL);
+    double gb_ = last_gap;
+    double Lm = loss_at(mm, dm, &tm, thm, qs + 7 * (k + 1), vs + 6 * (k + 1), vs + 6 * k, dt, NULL, NULL);
+    // each loss is within its inner gap above the same minimum (the penetration term is the same)
+    double bound = gb_ + last_gap + 1e-13 * Lb;
+    CHECK_MSG(fabs(Lb - Lm) <= bound, "transition %d: box loss %.12g, mesh loss %.12g, gaps %g %g", k, Lb, Lm,
+              gb_, last_gap);
+    worst = fmax(worst, fabs(Lb - Lm) / Lb);
+    worst_gap = fmax(worst_gap, fmax(gb_, last_gap) / Lb);
+    if (lowest_corner(mb, db, qs + 7 * (k + 1)) < 2e-3 && contact++ < 2) {
+      char what[64];
+      snprintf(what, sizeof what, "mesh cube, transition %d", k);
+      gradcheck(mm, dm, &tm, thm, qs + 7 * (k + 1), vs + 6 * (k + 1), vs + 6 * k, dt, what);
+    }
+  }
+  CHECK(contact >= 2);
+  printf("mesh cube against the box: %d transitions, worst relative loss difference %.2g (gap/loss at most %.2g)\n",
+         T - 1, worst, worst_gap);
+  phys_param_table_free(&tb);
+  phys_param_table_free(&tm);
+  phys_free_data(db);
+  phys_free_data(dm);
+  phys_free_model(mb);
+  phys_free_model(mm);
+}
+
 //---------------------------------------------------------------------------------------------------------
 // refusals
 
@@ -323,6 +421,7 @@ int main(void) {
   test_socp_kkt();
   test_refused();
   test_gradient();
+  test_mesh_candidates();
   test_fit();
   return test_done();
 }
