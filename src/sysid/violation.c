@@ -6,7 +6,8 @@
 //   2. the candidates (plane against box corners, sphere, capsule ends, mesh hull vertices): point, frame, phi, mu, and the
 //      derivatives of point and phi in the geom's sizes; their relative point and rotation Jacobians;
 //   3. the inner problem: Y = L^-1 J' (nv x 3nc), Q = Y'Y + eps I, g = -Y'r0 + c with c the complementarity and
-//      dissipation coefficients; min 1/2 x'Qx + g'x over the unit cones by a log-barrier method (tight gap);
+//      dissipation coefficients; min 1/2 x'Qx + g'x over the unit cones by a log-barrier method, polished by an
+//      active-set Newton method (certified gap ~1e-11 of the loss);
 //   4. residuals r_pred = r0 - Y lambda, r_c, r_pen and, if asked, their Jacobian with lambda fixed.
 // Derivative of r_pred = L^-1 w (w = dt F - J' lambda) in theta: L^-1 dw - Phi(L^-1 dM~ L^-T) r_pred, where dL =
 // L Phi(L^-1 dM~ L^-T) and Phi takes the lower triangle with half the diagonal; dw = dt R(qacc) - d(J' lambda);
@@ -358,6 +359,203 @@ static int newton_center(const double* Y, int k, double eps, const double* g, in
   return steps;
 }
 
+// u = Q x + g = Y'(Y x) + eps x + g (n = 3 nc); yx (k) scratch
+static void socp_grad(const double* Y, int k, double eps, const double* g, int n, const double* x, double* yx,
+                      double* u) {
+  for (int r = 0; r < k; r++) {
+    double v = 0;
+    for (int j = 0; j < n; j++) v += Y[(size_t)r * n + j] * x[j];
+    yx[r] = v;
+  }
+  for (int j = 0; j < n; j++) {
+    double v = eps * x[j] + g[j];
+    for (int r = 0; r < k; r++) v += Y[(size_t)r * n + j] * yx[r];
+    u[j] = v;
+  }
+}
+
+// a certified duality gap of x (in the cones): f(x) - f* <= x'y + |y - u|^2 / (2 eps) with u = Qx + g and y its
+// projection onto the (self-dual) cones. (The dual of min f over K is max over y in K of -1/2 (y - g)'Q^-1 (y - g);
+// at y = u + delta the difference f(x) - dual(y) is x'y + 1/2 delta'Q^-1 delta, and Q >= eps I.) u is overwritten.
+static double socp_cert_gap(const double* x, double* u, int nc, double eps) {
+  double xy = 0, dd = 0;
+  for (int i = 0; i < nc; i++) {
+    double* z = u + 3 * i;
+    double nb = hypot(z[1], z[2]), y[3] = {z[0], z[1], z[2]};
+    if (nb > z[0]) {
+      if (nb <= -z[0]) y[0] = y[1] = y[2] = 0;
+      else {
+        double a = 0.5 * (z[0] + nb);
+        y[0] = a, y[1] = a * z[1] / nb, y[2] = a * z[2] / nb;
+      }
+    }
+    for (int a = 0; a < 3; a++) xy += x[3 * i + a] * y[a], dd += (y[a] - z[a]) * (y[a] - z[a]);
+  }
+  return fmax(xy, 0) + dd / (2 * eps);
+}
+
+// The polish of the barrier's last centre (socp_polish): an active-set Newton method on the cones' classes,
+// 0 zero (x_i = 0), 3 inside (x_i free) or 2 on the surface, x_i = r (1, cos a, sin a).
+#define VIOL_POLISH_CLASS 1e-4    // zero: |x_i| below this of the solution's scale (and relatively below its u_i)
+#define VIOL_POLISH_INSIDE 1e-3   // inside: x_n - |x_t| above this of x_n (the centres approach only active surfaces)
+#define VIOL_POLISH_ROUNDS 4      // class changes tried
+
+typedef struct vPolish_ {
+  const double* Y;
+  int k, nc, nz;
+  double eps;
+  const double* g;
+  double *cls, *u, *yx, *z, *Jz, *YJ, *H, *gz;
+  int* col0;
+} vPolish;
+
+// x (3 nc) and dx/dz (Jz) at the unknowns z of the classes
+static void polish_point(vPolish* pp, double* x) {
+  memset(x, 0, sizeof(double) * 3 * (size_t)pp->nc);
+  memset(pp->Jz, 0, sizeof(double) * 3 * (size_t)pp->nz);
+  for (int i = 0; i < pp->nc; i++) {
+    int c = pp->col0[i];
+    double *xi = x + 3 * i, *J = pp->Jz + 3 * c, *z = pp->z + c;
+    if (pp->cls[i] == 3)
+      for (int a = 0; a < 3; a++) xi[a] = z[a], J[3 * a + a] = 1;
+    if (pp->cls[i] == 2) {
+      double r = z[0], ca = cos(z[1]), sa = sin(z[1]);
+      xi[0] = r, xi[1] = r * ca, xi[2] = r * sa;
+      J[0] = 1, J[1] = ca, J[2] = sa, J[4] = -r * sa, J[5] = r * ca;
+    }
+  }
+}
+
+// one Newton step on f(x(z)): gradient Jz'u, Hessian (Y Jz)'(Y Jz) + eps Jz'Jz + the surface's curvature u'd2x/dz2
+// (d2x/da2 = -r (0, cos a, sin a), d2x/dr da = (0, -sin a, cos a)); returns the step's largest entry relative to
+// z's, or -1 if the Hessian is not positive definite
+static double polish_newton(vPolish* pp, double* x) {
+  int n = 3 * pp->nc, k = pp->k, nz = pp->nz;
+  polish_point(pp, x);
+  socp_grad(pp->Y, k, pp->eps, pp->g, n, x, pp->yx, pp->u);
+  for (int i = 0; i < pp->nc; i++)
+    for (int q = 0; q < (int)pp->cls[i]; q++) {
+      int c = pp->col0[i] + q;
+      const double* J = pp->Jz + 3 * c;
+      pp->gz[c] = J[0] * pp->u[3 * i] + J[1] * pp->u[3 * i + 1] + J[2] * pp->u[3 * i + 2];
+      for (int r = 0; r < k; r++) {
+        const double* y = pp->Y + (size_t)r * n + 3 * i;
+        pp->YJ[(size_t)r * nz + c] = y[0] * J[0] + y[1] * J[1] + y[2] * J[2];
+      }
+    }
+  for (int a = 0; a < nz; a++)
+    for (int b = 0; b <= a; b++) {
+      double v = 0;
+      for (int r = 0; r < k; r++) v += pp->YJ[(size_t)r * nz + a] * pp->YJ[(size_t)r * nz + b];
+      pp->H[(size_t)a * nz + b] = v;
+    }
+  for (int i = 0; i < pp->nc; i++) {
+    int c = pp->col0[i], m = (int)pp->cls[i];
+    for (int q = 0; q < m; q++)
+      for (int p = 0; p <= q; p++) pp->H[(size_t)(c + q) * nz + c + p] += pp->eps * phys_dot3(pp->Jz + 3 * (c + q),
+                                                                                            pp->Jz + 3 * (c + p));
+    if (m == 2) {
+      double ca = cos(pp->z[c + 1]), sa = sin(pp->z[c + 1]);
+      const double* ui = pp->u + 3 * i;
+      pp->H[(size_t)(c + 1) * nz + c + 1] -= pp->z[c] * (ca * ui[1] + sa * ui[2]);
+      pp->H[(size_t)(c + 1) * nz + c] += -sa * ui[1] + ca * ui[2];
+    }
+  }
+  if (phys_chol_factor(pp->H, nz, 0) != nz) return -1;
+  phys_chol_solve(pp->gz, pp->H, pp->gz, nz);
+  double step = 0, size = 0;
+  for (int c = 0; c < nz; c++) pp->z[c] -= pp->gz[c], step = fmax(step, fabs(pp->gz[c])), size = fmax(size, fabs(pp->z[c]));
+  return size > 0 ? step / size : 0;
+}
+
+// the unknowns of the classes from the point x0 (nz and col0 set)
+static void polish_start(vPolish* pp, const double* x0) {
+  int c = 0;
+  for (int i = 0; i < pp->nc; i++) {
+    const double* xi = x0 + 3 * i;
+    pp->col0[i] = c;
+    if (pp->cls[i] == 3) pp->z[c] = xi[0], pp->z[c + 1] = xi[1], pp->z[c + 2] = xi[2];
+    if (pp->cls[i] == 2) pp->z[c] = 0.5 * (xi[0] + hypot(xi[1], xi[2])), pp->z[c + 1] = atan2(xi[2], xi[1]);
+    c += (int)pp->cls[i];
+  }
+  pp->nz = c;
+}
+
+// after Newton: the point xp in the cones (a surface cone's x_n no smaller than its computed |x_t|); 1 if no class
+// had to change, else the changes for the next round: a surface cone with r < 0 becomes zero, an inside cone
+// that left the cone a surface one
+static int polish_settle(vPolish* pp, double* xp) {
+  int same = 1;
+  for (int i = 0; i < pp->nc; i++) {
+    double *xi = xp + 3 * i, *z = pp->z + pp->col0[i];
+    if (pp->cls[i] == 2) {
+      if (z[0] < 0) pp->cls[i] = 0, same = 0;
+      xi[1] = z[0] * cos(z[1]), xi[2] = z[0] * sin(z[1]);
+      xi[0] = fmax(z[0], hypot(xi[1], xi[2]));
+    } else if (pp->cls[i] == 3 && !(cone_dd(xi) > 0)) {
+      pp->cls[i] = 2, same = 0;
+    }
+  }
+  return same;
+}
+
+// Polish of the barrier's last centre x (in/out; gap its certified gap, in/out): classes from x and u = Qx + g
+// (the barrier's dual estimate), Newton's method in the classes' unknowns for up to 8 steps from x, the class
+// changes of polish_settle and again (VIOL_POLISH_ROUNDS rounds); the polished point replaces x only if it lies
+// in the cones with an unchanged class and its certified gap is smaller. qmax: the largest diagonal of Q.
+static void socp_polish(physData* d, const double* Y, int k, double eps, const double* g, int nc, double qmax,
+                        double* x, double* gap) {
+  int n = 3 * nc;
+  size_t mark = phys_stack_mark(d);
+  vPolish pp = {Y, k, nc, 0, eps, g, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+  pp.cls = phys_stack_alloc(d, (size_t)nc);
+  pp.u = phys_stack_alloc(d, (size_t)n);
+  pp.yx = phys_stack_alloc(d, (size_t)k + 1);
+  pp.z = phys_stack_alloc(d, (size_t)n);
+  pp.Jz = phys_stack_alloc(d, 3 * (size_t)n);
+  pp.YJ = phys_stack_alloc(d, (size_t)k * n + 1);
+  pp.H = phys_stack_alloc(d, (size_t)n * n);
+  pp.gz = phys_stack_alloc(d, (size_t)n);
+  pp.col0 = (int*)phys_stack_alloc(d, ((size_t)nc * sizeof(int) + 7) / 8);
+  double* xp = phys_stack_alloc(d, (size_t)n);
+  socp_grad(Y, k, eps, g, n, x, pp.yx, pp.u);
+  double xs = 0, us = 0;
+  for (int i = 0; i < nc; i++) xs = fmax(xs, phys_norm3(x + 3 * i)), us = fmax(us, phys_norm3(pp.u + 3 * i));
+  xs = fmax(xs, us / qmax);   // no smaller than the unconstrained minimizer's scale (all cones zero in flight)
+  for (int i = 0; i < nc && us > 0; i++) {
+    const double* xi = x + 3 * i;
+    double ax = phys_norm3(xi) / xs, au = phys_norm3(pp.u + 3 * i) / us;
+    pp.cls[i] = ax < VIOL_POLISH_CLASS && ax < au ? 0 : xi[0] - hypot(xi[1], xi[2]) > VIOL_POLISH_INSIDE * xi[0] ? 3 : 2;
+  }
+  for (int round = 0; round < VIOL_POLISH_ROUNDS && us > 0; round++) {
+    polish_start(&pp, x);
+    double step = 1;
+    for (int it = 0; it < 8 && step > 1e-15; it++) step = polish_newton(&pp, xp);
+    if (step < 0) {   // not positive definite: the surface cone with the smallest r (likely a zero one) to zero
+      int low = -1;
+      for (int i = 0; i < nc; i++)
+        if (pp.cls[i] == 2 && (low < 0 || phys_norm3(x + 3 * i) < phys_norm3(x + 3 * low))) low = i;
+      if (low < 0) break;
+      pp.cls[low] = 0;
+      continue;
+    }
+    polish_point(&pp, xp);
+    if (!polish_settle(&pp, xp)) continue;
+    socp_grad(Y, k, eps, g, n, xp, pp.yx, pp.u);
+    double gp = socp_cert_gap(xp, pp.u, nc, eps);
+    if (gp < *gap) {
+      memcpy(x, xp, sizeof(double) * (size_t)n), *gap = gp;
+      break;
+    }
+    // not better: the zero cones whose u_i is outside the (dual) cone are active, on the surface
+    int moved = 0;
+    for (int i = 0; i < nc; i++)
+      if (pp.cls[i] == 0 && hypot(pp.u[3 * i + 1], pp.u[3 * i + 2]) > pp.u[3 * i]) pp.cls[i] = 2, moved = 1;
+    if (!moved) break;
+  }
+  phys_stack_free(d, mark);
+}
+
 int phys_violation_socp(physData* d, const double* Y, int k, double eps, const double* g, int nc, double tol,
                         double* x, double* gap) {
   int n = 3 * nc;
@@ -390,6 +588,12 @@ int phys_violation_socp(physData* d, const double* Y, int k, double eps, const d
     *gap = 2.0 * nc / t;
     if (*gap <= tol) break;
     t *= 16;
+  }
+  if (steps >= 0) {   // the certified gap of the last centre, then the polish
+    double* u = work;
+    socp_grad(Y, k, eps, g, n, x, work + n, u);
+    *gap = socp_cert_gap(x, u, nc, eps);
+    socp_polish(d, Y, k, eps, g, nc, qmax, x, gap);
   }
   phys_stack_free(d, mark);
   return steps;

@@ -64,7 +64,7 @@ typedef struct physViolationInfo_ {
   double loss;        // 1/2 |r|^2 of the transition
   int ncand;          // candidates (3 ncand impulses)
   int newton;         // Newton steps of the barrier solve
-  double gap;         // its final duality gap bound, in the objective's units (J)
+  double gap;         // its certified duality gap (phys_violation_socp), in the objective's units (J)
 } physViolationInfo;
 
 // residuals r (nv + 2) of one transition and, if J is not NULL, their Jacobian (nv + 2) x t->ntheta (row-major)
@@ -79,9 +79,12 @@ physStatus phys_violation_residuals(const physModel* m, physData* d, const physP
 
 // the inner problem alone, for tests: min 1/2 |Y x|^2 + eps/2 |x|^2 + g'x over nc unit Lorentz cones (x
 // contact-major, n = 3 nc; Y k x n row-major, k may be 0; eps > 0); x (n) gets the minimizer. A primal
-// log-barrier method, Newton steps by Woodbury on the k rows of Y (violation.c), t raised 8x until the duality
-// gap bound 2 nc / t (written to gap) is below tol (absolute, in the objective's units). Scratch from d's arena.
-// Returns the Newton steps taken, or -1 if a Newton system was not positive definite.
+// log-barrier method, Newton steps by Woodbury on the k rows of Y (violation.c), t raised 16x until the duality
+// gap bound 2 nc / t is below tol (absolute, in the objective's units) or rounding stops the centring; then an
+// active-set polish (each cone zero, inside or on its surface; Newton's method in those coordinates), kept if its
+// certified gap is smaller. gap gets the certified gap of the returned x: f(x) - min f <= x'y + |y - u|^2/(2 eps),
+// u = Qx + g, y its projection onto the cones. Scratch from d's arena. Returns the barrier's Newton steps, or -1
+// if a Newton system was not positive definite at the first centring.
 int phys_violation_socp(physData* d, const double* Y, int k, double eps, const double* g, int nc, double tol,
                         double* x, double* gap);
 
