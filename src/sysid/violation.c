@@ -511,11 +511,6 @@ static void socp_polish(physData* d, const double* Y, int k, double eps, const d
   pp.cls = phys_stack_alloc(d, (size_t)nc);
   pp.u = phys_stack_alloc(d, (size_t)n);
   pp.yx = phys_stack_alloc(d, (size_t)k + 1);
-  pp.z = phys_stack_alloc(d, (size_t)n);
-  pp.Jz = phys_stack_alloc(d, 3 * (size_t)n);
-  pp.YJ = phys_stack_alloc(d, (size_t)k * n + 1);
-  pp.H = phys_stack_alloc(d, (size_t)n * n);
-  pp.gz = phys_stack_alloc(d, (size_t)n);
   pp.col0 = (int*)phys_stack_alloc(d, ((size_t)nc * sizeof(int) + 7) / 8);
   double* xp = phys_stack_alloc(d, (size_t)n);
   socp_grad(Y, k, eps, g, n, x, pp.yx, pp.u);
@@ -527,7 +522,16 @@ static void socp_polish(physData* d, const double* Y, int k, double eps, const d
     double ax = phys_norm3(xi) / xs, au = phys_norm3(pp.u + 3 * i) / us;
     pp.cls[i] = ax < VIOL_POLISH_CLASS && ax < au ? 0 : xi[0] - hypot(xi[1], xi[2]) > VIOL_POLISH_INSIDE * xi[0] ? 3 : 2;
   }
+  size_t rmark = phys_stack_mark(d);
   for (int round = 0; round < VIOL_POLISH_ROUNDS && us > 0; round++) {
+    phys_stack_free(d, rmark);   // the last round's unknowns; this round's sized by its classes
+    int nz = 0;
+    for (int i = 0; i < nc; i++) nz += (int)pp.cls[i];
+    pp.z = phys_stack_alloc(d, (size_t)nz + 1);
+    pp.Jz = phys_stack_alloc(d, 3 * (size_t)nz + 1);
+    pp.YJ = phys_stack_alloc(d, (size_t)k * nz + 1);
+    pp.H = phys_stack_alloc(d, (size_t)nz * nz + 1);
+    pp.gz = phys_stack_alloc(d, (size_t)nz + 1);
     polish_start(&pp, x);
     double step = 1;
     for (int it = 0; it < 8 && step > 1e-15; it++) step = polish_newton(&pp, xp);
