@@ -3,10 +3,11 @@
 // Steps of phys_violation_residuals, all at the next sample (q+, v+):
 //   1. the smooth dynamics: M~ (qM with armature, + dt diag(b)), its Cholesky factor L, the generalized force
 //      F the contacts must supply (RNEA at qacc = (v+ - v)/dt minus the applied forces), r0 = L^-1 dt F;
-//   2. the candidates (plane against box corners, sphere, capsule ends): point, frame, phi, mu, and the
+//   2. the candidates (plane against box corners, sphere, capsule ends, mesh hull vertices): point, frame, phi, mu, and the
 //      derivatives of point and phi in the geom's sizes; their relative point and rotation Jacobians;
 //   3. the inner problem: Y = L^-1 J' (nv x 3nc), Q = Y'Y + eps I, g = -Y'r0 + c with c the complementarity and
-//      dissipation coefficients; min 1/2 x'Qx + g'x over the unit cones by a log-barrier method (tight gap);
+//      dissipation coefficients; min 1/2 x'Qx + g'x over the unit cones by a log-barrier method, polished by an
+//      active-set Newton method (certified gap ~1e-11 of the loss);
 //   4. residuals r_pred = r0 - Y lambda, r_c, r_pen and, if asked, their Jacobian with lambda fixed.
 // Derivative of r_pred = L^-1 w (w = dt F - J' lambda) in theta: L^-1 dw - Phi(L^-1 dM~ L^-T) r_pred, where dL =
 // L Phi(L^-1 dM~ L^-T) and Phi takes the lower triangle with half the diagonal; dw = dt R(qacc) - d(J' lambda);
@@ -41,9 +42,22 @@ void phys_violation_defaults(physViolationWeights* w) {
 //---------------------------------------------------------------------------------------------------------
 // candidates
 
-// candidate points of a plane against geom type (0: the pair is not one of ours)
-static int cand_per_pair(int type) {
-  return type == PHYS_GEOM_BOX ? 8 : type == PHYS_GEOM_SPHERE ? 1 : type == PHYS_GEOM_CAPSULE ? 2 : 0;
+// candidate points of a plane against geom g (0: the pair is not one of ours): a box's 8 corners, a sphere's 1,
+// a capsule's 2 end spheres, a mesh's convex-hull vertices (0 when the mesh has no hull)
+static int cand_per_pair(const physModel* m, int g) {
+  switch (m->geom_type[g]) {
+    case PHYS_GEOM_BOX: return 8;
+    case PHYS_GEOM_SPHERE: return 1;
+    case PHYS_GEOM_CAPSULE: return 2;
+    case PHYS_GEOM_MESH: return m->geom_dataid[g] >= 0 ? m->mesh_hullnum[m->geom_dataid[g]] : 0;
+    default: return 0;
+  }
+}
+
+// vertex j of mesh geom g's convex hull, in the geom frame
+static const double* hull_vertex(const physModel* m, int g, int j) {
+  int mid = m->geom_dataid[g];
+  return m->mesh_vert + 3 * (size_t)(m->mesh_vertadr[mid] + m->hull_vert[m->mesh_hulladr[mid] + j]);
 }
 
 // 1 if geoms a, b can ever touch: the filter admits them and at least one is on a moving body
@@ -57,7 +71,7 @@ int phys_violation_ncand(const physModel* m) {
   for (int p = 0; p < m->ngeom; p++) {
     if (m->geom_type[p] != PHYS_GEOM_PLANE) continue;
     for (int g = 0; g < m->ngeom; g++)
-      if (g != p && may_collide(m, p, g)) n += cand_per_pair(m->geom_type[g]);
+      if (g != p && may_collide(m, p, g)) n += cand_per_pair(m, g);
   }
   return n;
 }
@@ -94,6 +108,9 @@ static void cand_eval(const physModel* m, const physData* d, int pl, int g, int 
     }
     for (int k = 0; k < 3; k++)
       for (int i = 0; i < 3; i++) c->dp[k][i] = sg[k] * R[3 * i + k];
+  } else if (type == PHYS_GEOM_MESH) {   // hull vertex j: no size moves it
+    const double* v = hull_vertex(m, g, j);
+    for (int i = 0; i < 3; i++) c->p[i] = x[i] + R[3 * i] * v[0] + R[3 * i + 1] * v[1] + R[3 * i + 2] * v[2];
   } else {
     double ctr[3] = {x[0], x[1], x[2]};
     if (type == PHYS_GEOM_CAPSULE) {   // end j: centre +- half-length along the capsule's z axis
@@ -114,7 +131,7 @@ static int cand_all(const physModel* m, const physData* d, vCand* c) {
     if (m->geom_type[p] != PHYS_GEOM_PLANE) continue;
     for (int g = 0; g < m->ngeom; g++) {
       if (g == p || !may_collide(m, p, g)) continue;
-      for (int j = 0; j < cand_per_pair(m->geom_type[g]); j++) cand_eval(m, d, p, g, j, c + n++);
+      for (int j = 0; j < cand_per_pair(m, g); j++) cand_eval(m, d, p, g, j, c + n++);
     }
   }
   return n;
@@ -136,9 +153,9 @@ static void cand_jac(const physModel* m, physData* d, const vCand* c, double* jp
 //---------------------------------------------------------------------------------------------------------
 // checks
 
-// 1 if geom g has candidates (a box, sphere or capsule some plane may touch)
+// 1 if geom g has candidates (a box, sphere, capsule or convex mesh some plane may touch)
 static int has_cand(const physModel* m, int g) {
-  if (!cand_per_pair(m->geom_type[g])) return 0;
+  if (!cand_per_pair(m, g)) return 0;
   for (int p = 0; p < m->ngeom; p++)
     if (m->geom_type[p] == PHYS_GEOM_PLANE && p != g && may_collide(m, p, g)) return 1;
   return 0;
@@ -152,9 +169,9 @@ physStatus phys_violation_check(const physModel* m, const physParamTable* t, phy
     for (int b = a + 1; b < m->ngeom; b++) {
       if (!may_collide(m, a, b)) continue;
       int pa = m->geom_type[a] == PHYS_GEOM_PLANE, pb = m->geom_type[b] == PHYS_GEOM_PLANE;
-      if (pa != pb && cand_per_pair(m->geom_type[pa ? b : a])) continue;
+      if (pa != pb && cand_per_pair(m, pa ? b : a)) continue;
       return phys_error(log, PHYS_ERR_ARG, "violation loss: geoms '%s' and '%s' may collide; only a plane against a "
-                        "box, sphere or capsule is supported", phys_id2name(m, "geom", a), phys_id2name(m, "geom", b));
+                        "box, sphere, capsule or mesh with a convex hull is supported", phys_id2name(m, "geom", a), phys_id2name(m, "geom", b));
     }
   for (int e = 0; e < t->n; e++) {
     const physParam* p = t->param + e;
@@ -342,6 +359,207 @@ static int newton_center(const double* Y, int k, double eps, const double* g, in
   return steps;
 }
 
+// u = Q x + g = Y'(Y x) + eps x + g (n = 3 nc); yx (k) scratch
+static void socp_grad(const double* Y, int k, double eps, const double* g, int n, const double* x, double* yx,
+                      double* u) {
+  for (int r = 0; r < k; r++) {
+    double v = 0;
+    for (int j = 0; j < n; j++) v += Y[(size_t)r * n + j] * x[j];
+    yx[r] = v;
+  }
+  for (int j = 0; j < n; j++) {
+    double v = eps * x[j] + g[j];
+    for (int r = 0; r < k; r++) v += Y[(size_t)r * n + j] * yx[r];
+    u[j] = v;
+  }
+}
+
+// a certified duality gap of x (in the cones): f(x) - f* <= x'y + |y - u|^2 / (2 eps) with u = Qx + g and y its
+// projection onto the (self-dual) cones. (The dual of min f over K is max over y in K of -1/2 (y - g)'Q^-1 (y - g);
+// at y = u + delta the difference f(x) - dual(y) is x'y + 1/2 delta'Q^-1 delta, and Q >= eps I.) u is overwritten.
+static double socp_cert_gap(const double* x, double* u, int nc, double eps) {
+  double xy = 0, dd = 0;
+  for (int i = 0; i < nc; i++) {
+    double* z = u + 3 * i;
+    double nb = hypot(z[1], z[2]), y[3] = {z[0], z[1], z[2]};
+    if (nb > z[0]) {
+      if (nb <= -z[0]) y[0] = y[1] = y[2] = 0;
+      else {
+        double a = 0.5 * (z[0] + nb);
+        y[0] = a, y[1] = a * z[1] / nb, y[2] = a * z[2] / nb;
+      }
+    }
+    for (int a = 0; a < 3; a++) xy += x[3 * i + a] * y[a], dd += (y[a] - z[a]) * (y[a] - z[a]);
+  }
+  return fmax(xy, 0) + dd / (2 * eps);
+}
+
+// The polish of the barrier's last centre (socp_polish): an active-set Newton method on the cones' classes,
+// 0 zero (x_i = 0), 3 inside (x_i free) or 2 on the surface, x_i = r (1, cos a, sin a).
+#define VIOL_POLISH_CLASS 1e-4    // zero: |x_i| below this of the solution's scale (and relatively below its u_i)
+#define VIOL_POLISH_INSIDE 1e-3   // inside: x_n - |x_t| above this of x_n (the centres approach only active surfaces)
+#define VIOL_POLISH_ROUNDS 4      // class changes tried
+
+typedef struct vPolish_ {
+  const double* Y;
+  int k, nc, nz;
+  double eps;
+  const double* g;
+  double *cls, *u, *yx, *z, *Jz, *YJ, *H, *gz;
+  int* col0;
+} vPolish;
+
+// x (3 nc) and dx/dz (Jz) at the unknowns z of the classes
+static void polish_point(vPolish* pp, double* x) {
+  memset(x, 0, sizeof(double) * 3 * (size_t)pp->nc);
+  memset(pp->Jz, 0, sizeof(double) * 3 * (size_t)pp->nz);
+  for (int i = 0; i < pp->nc; i++) {
+    int c = pp->col0[i];
+    double *xi = x + 3 * i, *J = pp->Jz + 3 * c, *z = pp->z + c;
+    if (pp->cls[i] == 3)
+      for (int a = 0; a < 3; a++) xi[a] = z[a], J[3 * a + a] = 1;
+    if (pp->cls[i] == 2) {
+      double r = z[0], ca = cos(z[1]), sa = sin(z[1]);
+      xi[0] = r, xi[1] = r * ca, xi[2] = r * sa;
+      J[0] = 1, J[1] = ca, J[2] = sa, J[4] = -r * sa, J[5] = r * ca;
+    }
+  }
+}
+
+// one Newton step on f(x(z)): gradient Jz'u, Hessian (Y Jz)'(Y Jz) + eps Jz'Jz + the surface's curvature u'd2x/dz2
+// (d2x/da2 = -r (0, cos a, sin a), d2x/dr da = (0, -sin a, cos a)); returns the step's largest entry relative to
+// z's, or -1 if the Hessian is not positive definite
+static double polish_newton(vPolish* pp, double* x) {
+  int n = 3 * pp->nc, k = pp->k, nz = pp->nz;
+  polish_point(pp, x);
+  socp_grad(pp->Y, k, pp->eps, pp->g, n, x, pp->yx, pp->u);
+  for (int i = 0; i < pp->nc; i++)
+    for (int q = 0; q < (int)pp->cls[i]; q++) {
+      int c = pp->col0[i] + q;
+      const double* J = pp->Jz + 3 * c;
+      pp->gz[c] = J[0] * pp->u[3 * i] + J[1] * pp->u[3 * i + 1] + J[2] * pp->u[3 * i + 2];
+      for (int r = 0; r < k; r++) {
+        const double* y = pp->Y + (size_t)r * n + 3 * i;
+        pp->YJ[(size_t)r * nz + c] = y[0] * J[0] + y[1] * J[1] + y[2] * J[2];
+      }
+    }
+  for (int a = 0; a < nz; a++)
+    for (int b = 0; b <= a; b++) {
+      double v = 0;
+      for (int r = 0; r < k; r++) v += pp->YJ[(size_t)r * nz + a] * pp->YJ[(size_t)r * nz + b];
+      pp->H[(size_t)a * nz + b] = v;
+    }
+  for (int i = 0; i < pp->nc; i++) {
+    int c = pp->col0[i], m = (int)pp->cls[i];
+    for (int q = 0; q < m; q++)
+      for (int p = 0; p <= q; p++) pp->H[(size_t)(c + q) * nz + c + p] += pp->eps * phys_dot3(pp->Jz + 3 * (c + q),
+                                                                                            pp->Jz + 3 * (c + p));
+    if (m == 2) {
+      double ca = cos(pp->z[c + 1]), sa = sin(pp->z[c + 1]);
+      const double* ui = pp->u + 3 * i;
+      pp->H[(size_t)(c + 1) * nz + c + 1] -= pp->z[c] * (ca * ui[1] + sa * ui[2]);
+      pp->H[(size_t)(c + 1) * nz + c] += -sa * ui[1] + ca * ui[2];
+    }
+  }
+  if (phys_chol_factor(pp->H, nz, 0) != nz) return -1;
+  phys_chol_solve(pp->gz, pp->H, pp->gz, nz);
+  double step = 0, size = 0;
+  for (int c = 0; c < nz; c++) pp->z[c] -= pp->gz[c], step = fmax(step, fabs(pp->gz[c])), size = fmax(size, fabs(pp->z[c]));
+  return size > 0 ? step / size : 0;
+}
+
+// the unknowns of the classes from the point x0 (nz and col0 set)
+static void polish_start(vPolish* pp, const double* x0) {
+  int c = 0;
+  for (int i = 0; i < pp->nc; i++) {
+    const double* xi = x0 + 3 * i;
+    pp->col0[i] = c;
+    if (pp->cls[i] == 3) pp->z[c] = xi[0], pp->z[c + 1] = xi[1], pp->z[c + 2] = xi[2];
+    if (pp->cls[i] == 2) pp->z[c] = 0.5 * (xi[0] + hypot(xi[1], xi[2])), pp->z[c + 1] = atan2(xi[2], xi[1]);
+    c += (int)pp->cls[i];
+  }
+  pp->nz = c;
+}
+
+// after Newton: the point xp in the cones (a surface cone's x_n no smaller than its computed |x_t|); 1 if no class
+// had to change, else the changes for the next round: a surface cone with r < 0 becomes zero, an inside cone
+// that left the cone a surface one
+static int polish_settle(vPolish* pp, double* xp) {
+  int same = 1;
+  for (int i = 0; i < pp->nc; i++) {
+    double *xi = xp + 3 * i, *z = pp->z + pp->col0[i];
+    if (pp->cls[i] == 2) {
+      if (z[0] < 0) pp->cls[i] = 0, same = 0;
+      xi[1] = z[0] * cos(z[1]), xi[2] = z[0] * sin(z[1]);
+      xi[0] = fmax(z[0], hypot(xi[1], xi[2]));
+    } else if (pp->cls[i] == 3 && !(cone_dd(xi) > 0)) {
+      pp->cls[i] = 2, same = 0;
+    }
+  }
+  return same;
+}
+
+// Polish of the barrier's last centre x (in/out; gap its certified gap, in/out): classes from x and u = Qx + g
+// (the barrier's dual estimate), Newton's method in the classes' unknowns for up to 8 steps from x, the class
+// changes of polish_settle and again (VIOL_POLISH_ROUNDS rounds); the polished point replaces x only if it lies
+// in the cones with an unchanged class and its certified gap is smaller. qmax: the largest diagonal of Q.
+static void socp_polish(physData* d, const double* Y, int k, double eps, const double* g, int nc, double qmax,
+                        double* x, double* gap) {
+  int n = 3 * nc;
+  size_t mark = phys_stack_mark(d);
+  vPolish pp = {Y, k, nc, 0, eps, g, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+  pp.cls = phys_stack_alloc(d, (size_t)nc);
+  pp.u = phys_stack_alloc(d, (size_t)n);
+  pp.yx = phys_stack_alloc(d, (size_t)k + 1);
+  pp.col0 = (int*)phys_stack_alloc(d, ((size_t)nc * sizeof(int) + 7) / 8);
+  double* xp = phys_stack_alloc(d, (size_t)n);
+  socp_grad(Y, k, eps, g, n, x, pp.yx, pp.u);
+  double xs = 0, us = 0;
+  for (int i = 0; i < nc; i++) xs = fmax(xs, phys_norm3(x + 3 * i)), us = fmax(us, phys_norm3(pp.u + 3 * i));
+  xs = fmax(xs, us / qmax);   // no smaller than the unconstrained minimizer's scale (all cones zero in flight)
+  for (int i = 0; i < nc && us > 0; i++) {
+    const double* xi = x + 3 * i;
+    double ax = phys_norm3(xi) / xs, au = phys_norm3(pp.u + 3 * i) / us;
+    pp.cls[i] = ax < VIOL_POLISH_CLASS && ax < au ? 0 : xi[0] - hypot(xi[1], xi[2]) > VIOL_POLISH_INSIDE * xi[0] ? 3 : 2;
+  }
+  size_t rmark = phys_stack_mark(d);
+  for (int round = 0; round < VIOL_POLISH_ROUNDS && us > 0; round++) {
+    phys_stack_free(d, rmark);   // the last round's unknowns; this round's sized by its classes
+    int nz = 0;
+    for (int i = 0; i < nc; i++) nz += (int)pp.cls[i];
+    pp.z = phys_stack_alloc(d, (size_t)nz + 1);
+    pp.Jz = phys_stack_alloc(d, 3 * (size_t)nz + 1);
+    pp.YJ = phys_stack_alloc(d, (size_t)k * nz + 1);
+    pp.H = phys_stack_alloc(d, (size_t)nz * nz + 1);
+    pp.gz = phys_stack_alloc(d, (size_t)nz + 1);
+    polish_start(&pp, x);
+    double step = 1;
+    for (int it = 0; it < 8 && step > 1e-15; it++) step = polish_newton(&pp, xp);
+    if (step < 0) {   // not positive definite: the surface cone with the smallest r (likely a zero one) to zero
+      int low = -1;
+      for (int i = 0; i < nc; i++)
+        if (pp.cls[i] == 2 && (low < 0 || phys_norm3(x + 3 * i) < phys_norm3(x + 3 * low))) low = i;
+      if (low < 0) break;
+      pp.cls[low] = 0;
+      continue;
+    }
+    polish_point(&pp, xp);
+    if (!polish_settle(&pp, xp)) continue;
+    socp_grad(Y, k, eps, g, n, xp, pp.yx, pp.u);
+    double gp = socp_cert_gap(xp, pp.u, nc, eps);
+    if (gp < *gap) {
+      memcpy(x, xp, sizeof(double) * (size_t)n), *gap = gp;
+      break;
+    }
+    // not better: the zero cones whose u_i is outside the (dual) cone are active, on the surface
+    int moved = 0;
+    for (int i = 0; i < nc; i++)
+      if (pp.cls[i] == 0 && hypot(pp.u[3 * i + 1], pp.u[3 * i + 2]) > pp.u[3 * i]) pp.cls[i] = 2, moved = 1;
+    if (!moved) break;
+  }
+  phys_stack_free(d, mark);
+}
+
 int phys_violation_socp(physData* d, const double* Y, int k, double eps, const double* g, int nc, double tol,
                         double* x, double* gap) {
   int n = 3 * nc;
@@ -374,6 +592,12 @@ int phys_violation_socp(physData* d, const double* Y, int k, double eps, const d
     *gap = 2.0 * nc / t;
     if (*gap <= tol) break;
     t *= 16;
+  }
+  if (steps >= 0) {   // the certified gap of the last centre, then the polish
+    double* u = work;
+    socp_grad(Y, k, eps, g, n, x, work + n, u);
+    *gap = socp_cert_gap(x, u, nc, eps);
+    socp_polish(d, Y, k, eps, g, nc, qmax, x, gap);
   }
   phys_stack_free(d, mark);
   return steps;

@@ -24,9 +24,9 @@
 //   exact for r_pred and r_pen, and r_c's row is d(r_c^2/2)/dtheta / r_c (0 when r_c = 0).
 //
 // Contact candidates (the paper's: every corner of a box with its signed distance, touching or not): for each
-// pair that phys_collision_filter admits between a plane and a box (8 corners), a sphere (1 point) or a capsule
-// (its 2 end spheres), the points p_i on the non-plane geom closest to the plane. Other pairs that can collide
-// are refused (phys_violation_check).
+// pair that phys_collision_filter admits between a plane and a box (8 corners), a sphere (1 point), a capsule
+// (its 2 end spheres) or a mesh (the vertices of its convex hull, model.h's hull_vert), the points p_i on the
+// non-plane geom closest to the plane. Other pairs that can collide are refused (phys_violation_check).
 //
 // Parameters (phys_violation_check refuses the others with a message): the force kinds of params.h (mass, com,
 // inertia, damping, armature, stiffness, gravity, gear, springs, gain, bias, kp, kv) through phys_param_forces;
@@ -50,12 +50,13 @@ typedef struct physViolationWeights_ {
 // reading, the table lost its symbols: docs/identification.md), eps 1e-6 kg^-1
 void phys_violation_defaults(physViolationWeights* w);
 
-// the model's contact candidates (0 when none); 8 per plane-box pair, 1 per plane-sphere, 2 per plane-capsule
+// the model's contact candidates (0 when none); 8 per plane-box pair, 1 per plane-sphere, 2 per plane-capsule,
+// the hull's vertex count per plane-mesh
 int phys_violation_ncand(const physModel* m);
 
 // PHYS_OK if the loss can be evaluated for model m and table t: the only colliding pairs are planes against
-// boxes, spheres and capsules, no explicit <pair>, and every parameter kind is supported (see above); else
-// PHYS_ERR_ARG with a message naming the pair or the parameter
+// boxes, spheres, capsules and meshes with a hull, no explicit <pair>, and every parameter kind is supported (see
+// above); else PHYS_ERR_ARG with a message naming the pair or the parameter
 physStatus phys_violation_check(const physModel* m, const physParamTable* t, physLog* log);
 
 // what one transition's inner problem found (may be NULL)
@@ -63,7 +64,7 @@ typedef struct physViolationInfo_ {
   double loss;        // 1/2 |r|^2 of the transition
   int ncand;          // candidates (3 ncand impulses)
   int newton;         // Newton steps of the barrier solve
-  double gap;         // its final duality gap bound, in the objective's units (J)
+  double gap;         // its certified duality gap (phys_violation_socp), in the objective's units (J)
 } physViolationInfo;
 
 // residuals r (nv + 2) of one transition and, if J is not NULL, their Jacobian (nv + 2) x t->ntheta (row-major)
@@ -78,9 +79,12 @@ physStatus phys_violation_residuals(const physModel* m, physData* d, const physP
 
 // the inner problem alone, for tests: min 1/2 |Y x|^2 + eps/2 |x|^2 + g'x over nc unit Lorentz cones (x
 // contact-major, n = 3 nc; Y k x n row-major, k may be 0; eps > 0); x (n) gets the minimizer. A primal
-// log-barrier method, Newton steps by Woodbury on the k rows of Y (violation.c), t raised 8x until the duality
-// gap bound 2 nc / t (written to gap) is below tol (absolute, in the objective's units). Scratch from d's arena.
-// Returns the Newton steps taken, or -1 if a Newton system was not positive definite.
+// log-barrier method, Newton steps by Woodbury on the k rows of Y (violation.c), t raised 16x until the duality
+// gap bound 2 nc / t is below tol (absolute, in the objective's units) or rounding stops the centring; then an
+// active-set polish (each cone zero, inside or on its surface; Newton's method in those coordinates), kept if its
+// certified gap is smaller. gap gets the certified gap of the returned x: f(x) - min f <= x'y + |y - u|^2/(2 eps),
+// u = Qx + g, y its projection onto the cones. Scratch from d's arena. Returns the barrier's Newton steps, or -1
+// if a Newton system was not positive definite at the first centring.
 int phys_violation_socp(physData* d, const double* Y, int k, double eps, const double* g, int nc, double tol,
                         double* x, double* gap);
 
