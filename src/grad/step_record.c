@@ -42,6 +42,7 @@ static physStatus linearize_smooth(const physModel* m, physData* d, int kinemati
   rec->qacc = phys_stack_alloc(d, (size_t)nv);
   physStatus st = phys_smooth_step_point(m, d, kinematics, rec->L, rec->qacc);
   if (st != PHYS_OK || phys_frictionloss_count(m) == 0) return st;
+  if (m->residual) return PHYS_ERR_MODEL;   // (the residual's derivatives: smooth steps without frictionloss only)
   if (m->opt.contact == PHYS_CONTACT_PENALTY) rec->fp = phys_friction_point_penalty(m, d, rec->qacc);
   else rec->fp = phys_friction_point(m, d, rec->L, rec->qacc);
   return rec->fp ? PHYS_OK : PHYS_ERR_NUMERIC;
@@ -53,6 +54,7 @@ static physStatus linearize_constrained(const physModel* m, physData* d, physSte
   physStatus st = phys_constrained_linearize(m, d, &rec->warm, &rec->cp);
   if (st != PHYS_OK) return st;
   if (!rec->cp) return linearize_smooth(m, d, 0, rec);
+  if (m->residual) return PHYS_ERR_MODEL;   // (not yet: the residual in the constrained step's derivatives)
   rec->kind = PHYS_STEP_CONSTRAINED;
   rec->L = phys_constrained_factor(rec->cp);
   return PHYS_OK;
@@ -124,7 +126,7 @@ physStatus phys_step_record_vjp(const physModel* m, physData* d, const physStepR
       if (theta_bar) phys_param_forces_vjp(m, d, t, rec->qacc, lam, theta_bar);
       if (theta_bar && phys_friction_in_table(t)) {
         double* vnew = phys_stack_alloc(d, (size_t)nv);
-        for (int i = 0; i < nv; i++) vnew[i] = d->qvel[i] + m->opt.timestep * rec->qacc[i];
+        phys_smooth_step_vnew(m, d, rec->qacc, vnew);
         phys_friction_param_vjp(m, rec->fp, t, vnew, lam, theta_bar);
       }
       phys_stack_free(d, mark);
