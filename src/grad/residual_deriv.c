@@ -3,12 +3,14 @@
 // Rbar, dq_bar_k = <Rbar, R [e_k]x>, i.e. with P = R' Rbar: (P_21 - P_12, P_02 - P_20, P_10 - P_01).
 #include "residual_deriv.h"
 
+#include <cblas.h>
 #include <string.h>
 
 #include "arena.h"
 #include "mlp.h"
 #include "residual.h"
 #include "rot.h"
+#include "step.h"
 
 // dR = R [w]x (R 3x3 row-major)
 static void rot_jvp(const double R[9], const double w[3], double dR[9]) {
@@ -121,5 +123,48 @@ void phys_residual_vjp(const physModel* m, physData* d, const double* rbar, doub
   phys_mlp_forward(n, phi, r, act);
   phys_mlp_vjp(n, phi, act, rbar, qbar || vbar ? phibar : NULL, wbar, work);
   if (qbar || vbar) phys_residual_features_vjp(m, d->qpos, phibar, qbar, vbar);
+  phys_stack_free(d, mark);
+}
+
+// Mt (nv x nv) = M~ = qM + dt B at d's state (B the implicit joint damping, step.h)
+static void mass_tilde(const physModel* m, const physData* d, double* Mt, double* add) {
+  int nv = m->nv;
+  memcpy(Mt, d->qM, sizeof(double) * (size_t)nv * nv);
+  phys_implicit_damping_add(m, add);
+  for (int i = 0; i < nv; i++) Mt[(size_t)i * nv + i] += add[i];
+}
+
+void phys_residual_force_deriv(const physModel* m, physData* d, double* Fq, double* Fv) {
+  if (!m->residual) return;
+  int nv = m->nv, n2 = 2 * nv;
+  size_t mark = phys_stack_mark(d), nn = (size_t)nv * nv;
+  double* Mt = phys_stack_alloc(d, nn);
+  double* add = phys_stack_alloc(d, (size_t)nv);
+  double* Jr = phys_stack_alloc(d, 2 * nn);
+  double* MJ = phys_stack_alloc(d, 2 * nn);
+  mass_tilde(m, d, Mt, add);
+  memset(Jr, 0, sizeof(double) * 2 * nn);
+  phys_residual_jacobian_add(m, d, 1, Jr, n2);
+  // MJ (nv x 2nv) = M~ [dr/dq | dr/dv]
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nv, n2, nv, 1.0, Mt, nv, Jr, n2, 0.0, MJ, n2);
+  for (int i = 0; i < nv; i++)
+    for (int j = 0; j < nv; j++) {
+      Fq[(size_t)i * nv + j] += MJ[(size_t)i * n2 + j];
+      Fv[(size_t)i * nv + j] += MJ[(size_t)i * n2 + nv + j];
+    }
+  phys_stack_free(d, mark);
+}
+
+void phys_residual_force_vjp(const physModel* m, physData* d, const double* rho, double* qbar, double* vbar,
+                             double* wbar) {
+  if (!m->residual) return;
+  int nv = m->nv;
+  size_t mark = phys_stack_mark(d), nn = (size_t)nv * nv;
+  double* Mt = phys_stack_alloc(d, nn);
+  double* add = phys_stack_alloc(d, (size_t)nv);
+  double* rbar = phys_stack_alloc(d, (size_t)nv);
+  mass_tilde(m, d, Mt, add);
+  cblas_dgemv(CblasRowMajor, CblasNoTrans, nv, nv, 1.0, Mt, nv, rho, 1, 0.0, rbar, 1);   // (M~ symmetric)
+  phys_residual_vjp(m, d, rbar, qbar, vbar, wbar);
   phys_stack_free(d, mark);
 }

@@ -20,4 +20,17 @@ void phys_residual_jacobian_add(const physModel* m, physData* d, double s, doubl
 void phys_residual_vjp(const physModel* m, physData* d, const double* rbar, double* qbar, double* vbar,
                        double* wbar);
 
+
+// The constrained step (step_contact_deriv.h) differentiates M~ a + c - f - J' lambda / dt = 0 at its
+// linearization's acceleration a (RNEA's point); with the network v_f = v + dt (M~^-1 (f - c) + r), which is that
+// equation with a = a+ - r ((v+ - v)/dt less the residual: the point step_contact_deriv.c takes) and the extra
+// force f_r = M~ r whose M~ is held at the point (its derivative is in RNEA's at a), so its derivatives are
+// Fq (nv x nv) += M~ dr/dq, Fv += M~ dr/dv at d's state (qM at the state)
+void phys_residual_force_deriv(const physModel* m, physData* d, double* Fq, double* Fv);
+// reverse mode of f_r with the force's adjoint rho (nv): qbar += (M~ dr/dq)' rho, vbar += (M~ dr/dv)' rho,
+// wbar += (dr/dw)' M~ rho (any NULL: not wanted). With rho the adjoint of the smooth step's force
+// (phys_step_vjp_lambda's lambda = M~^-1 dt w) M~ rho = dt w = rbar: the weight gradient of any step.
+void phys_residual_force_vjp(const physModel* m, physData* d, const double* rho, double* qbar, double* vbar,
+                             double* wbar);
+
 #endif  // PHYS_RESIDUAL_DERIV_H

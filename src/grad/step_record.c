@@ -54,7 +54,6 @@ static physStatus linearize_constrained(const physModel* m, physData* d, physSte
   physStatus st = phys_constrained_linearize(m, d, &rec->warm, &rec->cp);
   if (st != PHYS_OK) return st;
   if (!rec->cp) return linearize_smooth(m, d, 0, rec);
-  if (m->residual) return PHYS_ERR_MODEL;   // (not yet: the residual in the constrained step's derivatives)
   rec->kind = PHYS_STEP_CONSTRAINED;
   rec->L = phys_constrained_factor(rec->cp);
   return PHYS_OK;
@@ -134,7 +133,7 @@ physStatus phys_step_record_vjp(const physModel* m, physData* d, const physStepR
     }
     case PHYS_STEP_PENALTY: return phys_penalty_step_vjp(m, d, t, xbar_next, xbar, ubar, theta_bar, NULL);
     case PHYS_STEP_CONSTRAINED:
-      st = phys_constrained_vjp_at(m, d, rec->cp, t, xbar_next, xbar, ubar, theta_bar, NULL);
+      st = phys_constrained_vjp_at(m, d, rec->cp, t, xbar_next, xbar, ubar, theta_bar, lambda);
       if (st == PHYS_OK && toi && xbar) st = phys_toi_vjp(m, d, rec, xbar_next, xbar);
       if (st == PHYS_OK && toi && theta_bar) st = phys_toi_param_vjp(m, d, rec, t, xbar_next, theta_bar);
       return st;

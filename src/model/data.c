@@ -211,12 +211,13 @@ int phys_arena_ntheta_max(const physModel* m) {
 }
 
 // the residual network's scratch (src/step/residual.c, src/grad/residual_deriv.c): features and their two
-// tangent directions, activations (two points), backward scratch, outputs, and its Jacobian's two nv x nv blocks
+// tangent directions, activations (two points), backward scratch, outputs, its Jacobian's two nv x nv blocks,
+// and the constrained step's force terms (M~, M~ dr/dx, d(M r)/dq: 5 nv x nv)
 static size_t residual_need(const physModel* m) {
   const physMlp* n = m->residual;
   if (!n) return 0;
   size_t nf = (size_t)n->size[0], v = (size_t)m->nv;
-  return 3 * nf + 2 * (size_t)phys_mlp_nact(n) + (size_t)phys_mlp_nwork(n) + 6 * v + 2 * v * v + 64;
+  return 3 * nf + 2 * (size_t)phys_mlp_nact(n) + (size_t)phys_mlp_nwork(n) + 8 * v + 8 * v * v + 64;
 }
 
 size_t phys_arena_need(const physModel* m, int model, int ncon, int nlim, int ntheta) {

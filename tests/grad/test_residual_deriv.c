@@ -7,11 +7,14 @@
 //     linear); the residual's own share of A is not small (it would fail without the residual's terms);
 //  3. phys_step_vjp by the dot-product test against A; phys_residual_vjp's weight gradient against central
 //     differences, its state part against phys_residual_jacobian_add;
-//  4. a constrained step (the cube on the floor) with a network: PHYS_ERR_MODEL (not yet differentiated).
+//  4. the weight gradient of one step (phys_step_vjp_lambda's force adjoint through phys_residual_force_vjp)
+//     against central differences of phys_step, contact-free (mixed.xml) and sliding on the floor (ccp, lcp).
+// (The constrained step's A and P with a network: test_step_contact_deriv.c, test_box_residual.)
 #include "grad_models.h"
 #include "mlp.h"
 #include "residual.h"
 #include "residual_deriv.h"
+#include "step.h"
 
 // the two-point step of the ReLU network's test: h^2 |f'''| / 6 and eps |f| / h both near 1e-11 (GM_H = 1e-6
 // leaves 1e-10 rounding, 1e-6 of the GM_FLOOR-scaled entries); a pre-activation within h |grad| of 0 (a kink
@@ -141,6 +144,59 @@ static void check_residual_vjp(physModel* m, physRng* r) {
   phys_free_data(d);
 }
 
+// the gradient of y' x+ w.r.t. the network's weights (phys_step_vjp_lambda's force adjoint through
+// phys_residual_force_vjp) against central differences of phys_step over every 29th weight; contact: the cube
+// sliding on the floor (resting depth 1e-4, v = (0.5, 0.2, 0), warm start restored before every step)
+static void check_weights(const char* name, physModel* m, physRng* r, int contact) {
+  int nv = m->nv, n2 = 2 * nv;
+  physMlp* n = m->residual;
+  physData* d = phys_make_data(m);
+  if (contact) {
+    d->qpos[2] = 0.0524 - 1e-4;
+    d->qvel[0] = 0.5, d->qvel[1] = 0.2;
+    phys_step(m, d);   // (the warm start: this step's contacts)
+  } else {
+    gm_random_state(m, d, r, 1);
+  }
+  int ncon = d->ncon;
+  physContact* con = malloc(sizeof(physContact) * (size_t)(ncon + 1));
+  memcpy(con, d->contact, sizeof(physContact) * (size_t)ncon);
+  double *x0 = malloc(sizeof(double) * (phys_state_size(m))), *y = malloc(sizeof(double) * n2);
+  double *lam = malloc(sizeof(double) * nv), *wb = calloc((size_t)n->nparam, sizeof(double));
+  double *dq = malloc(sizeof(double) * nv), *qp = malloc(sizeof(double) * m->nq), *vp = malloc(sizeof(double) * nv);
+  phys_state_save(m, d, x0);
+  gm_rand_vec(r, y, n2);
+  CHECK(phys_step_vjp_lambda(m, d, y, NULL, NULL, lam) == PHYS_OK);
+  phys_residual_force_vjp(m, d, lam, NULL, NULL, wb);
+  // the reference x+ (q+ by its tangent difference from the unperturbed step's)
+  phys_step(m, d);
+  if (contact) CHECK_MSG(d->ncon > 0, "%s: no contact", name);
+  memcpy(qp, d->qpos, sizeof(double) * m->nq);
+  memcpy(vp, d->qvel, sizeof(double) * nv);
+  double err = 0, scale = 0, h = 1e-6;
+  for (int k = 0; k < n->nparam; k += 29) {
+    double w0 = n->w[k], f[2];
+    for (int sgn = 0; sgn < 2; sgn++) {
+      n->w[k] = w0 + (sgn ? -h : h);
+      phys_state_load(m, d, x0);
+      memcpy(d->contact, con, sizeof(physContact) * (size_t)ncon);
+      d->ncon = ncon;
+      phys_step(m, d);
+      phys_difference_pos(m, dq, 1, qp, d->qpos);
+      f[sgn] = 0;
+      for (int i = 0; i < nv; i++) f[sgn] += y[i] * dq[i] + y[nv + i] * (d->qvel[i] - vp[i]);
+    }
+    n->w[k] = w0;
+    err = fmax(err, fabs((f[0] - f[1]) / (2 * h) - wb[k]));
+    scale = fmax(scale, fabs(wb[k]));
+  }
+  CHECK_MSG(scale > 1e-6 && err <= 1e-6 * scale, "%s: step weight gradient vs central differences %.3g (scale %.3g)",
+            name, err, scale);
+  printf("%-20s step weight gradient vs central differences %.2e (largest entry %.2e)\n", name, err, scale);
+  free(con), free(x0), free(y), free(lam), free(wb), free(dq), free(qp), free(vp);
+  phys_free_data(d);
+}
+
 int main(void) {
   physRng r;
   phys_rng_seed(&r, 14);
@@ -158,14 +214,18 @@ int main(void) {
   check_residual_vjp(fb, &r);
   phys_free_model(fb);
 
-  // a constrained step with a network: refused, not differentiated wrongly
-  physModel* cube = gm_load("models/cube.xml", 0);
-  attach(cube, 8, PHYS_MLP_TANH, 1, 5);
-  physData* d = phys_make_data(cube);
-  d->qpos[2] = 0.05;   // resting on the floor: contacts
-  double A[144];
-  CHECK(phys_step_jacobian(cube, d, A, NULL) == PHYS_ERR_MODEL);
-  phys_free_data(d);
-  phys_free_model(cube);
+  // the weight gradient of one step through the force adjoint, contact-free and in contact (ccp, lcp)
+  physModel* mx = gm_load("tests/data/mixed.xml", 0);
+  attach(mx, 24, PHYS_MLP_TANH, 20, 6);
+  check_weights("mixed.xml", mx, &r, 0);
+  phys_free_model(mx);
+  for (int k = 0; k < 2; k++) {
+    physModel* cube = gm_load("models/cube.xml", 0);
+    cube->opt.contact = k ? PHYS_CONTACT_LCP : PHYS_CONTACT_CCP;
+    cube->opt.solver_tolerance = 1e-12;
+    attach(cube, 16, PHYS_MLP_TANH, 3, 7);
+    check_weights(k ? "cube sliding, lcp" : "cube sliding, ccp", cube, &r, 1);
+    phys_free_model(cube);
+  }
   return test_done();
 }
