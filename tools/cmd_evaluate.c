@@ -289,6 +289,10 @@ int cli_evaluate(int argc, char** argv) {
     return CLI_EXIT_INPUT;
   }
   if (a.contact >= 0) m->opt.contact = a.contact;
+  if (!cli_residual_fits(m)) {
+    phys_free_model(m);
+    return CLI_EXIT_USAGE;
+  }
   physDataset ds;
   physLog log;
   memset(&log, 0, sizeof log);

@@ -869,6 +869,7 @@ int id_prepare(idRun* r, const idArgs* a) {
   r->m = cli_load_model(a->model, a->floating);
   if (!r->m) return CLI_EXIT_INPUT;
   if (a->contact >= 0) r->m->opt.contact = a->contact;
+  if (!cli_residual_fits(r->m)) return CLI_EXIT_USAGE;
   int code = setup_params(r, a);
   if (code >= 0) return code;
   char err[PHYS_MSGLEN];
@@ -878,6 +879,10 @@ int id_prepare(idRun* r, const idArgs* a) {
     return CLI_EXIT_INPUT;
   }
   fit_options(&r->fit, a);
+  if (r->m->residual && r->fit.loss == PHYS_LOSS_VIOLATION) {   // (src/sysid/violation.c has no residual term yet)
+    cli_error("--residual: the violation loss does not take a residual network yet (use onestep, kstep or rollout)");
+    return CLI_EXIT_USAGE;
+  }
   if (a->ctrl_value && !parse_ctrl(r, a->ctrl_value)) return CLI_EXIT_USAGE;
   return -1;
 }

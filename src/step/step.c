@@ -676,8 +676,10 @@ static double potential_energy(const physModel* m, const physData* d, const phys
   return U + *spring;
 }
 
-// 1 if a control (actuation enabled), qfrc_applied or xfrc_applied is nonzero: the step may do work
+// 1 if a control (actuation enabled), qfrc_applied or xfrc_applied is nonzero, or a residual network acts: the
+// step may do work
 static int work_input(const physModel* m, const physData* d) {
+  if (m->residual) return 1;
   if (!(m->opt.disableflags & PHYS_DSBL_ACTUATION)) {
     for (int i = 0; i < m->nu; i++)
       if (d->ctrl[i] != 0) return 1;
