@@ -345,7 +345,7 @@ static int check_checkpoint(const idArgs* a) {
 // every setting "not given"
 void id_args_init(idArgs* a, const char* cmd) {
   memset(a, 0, sizeof *a);
-  a->loss = a->optimizer = a->contact = a->seed = a->skip = a->velocities = a->fit_start = -1;
+  a->loss = a->optimizer = a->contact = a->seed = a->skip = a->velocities = a->fit_start = a->approach = -1;
   a->prior = a->lr = -1;
   a->w[0] = a->w[1] = a->w[2] = NAN;
   a->vw[0] = a->vw[1] = a->vw[2] = NAN;
@@ -1093,6 +1093,10 @@ int cli_identify(int argc, char** argv) {
        "iteration (atomically)", 0, 0, 0},
       {"--resume", ARG_FLAG, &a.resume, "", "continue from --checkpoint FILE (a fresh start if it does not exist)",
        0, 0, 0},
+      {"--approach", ARG_CHOICE, &a.approach, ID_APPROACH_NAMES, "paper 004's approaches (docs/identification.md; "
+       "identify_approach.c)", 0, 0, 0},
+      {"--network-out", ARG_STRING, &a.network_out, "FILE", "diffsim-r, end-to-end: write the trained network "
+       "(JSON, --residual FILE reads it)", 0, 0, 0},
   };
   const argCommand cmd = {"identify",
                           "Identify physical parameters of MODEL from recorded trajectories DATA (CSV or .npy files, "
@@ -1104,11 +1108,14 @@ int cli_identify(int argc, char** argv) {
                           "restitution:cube --out result.json"};
   int code = cli_parse(a.pos, &cmd, argc, argv);
   if (code >= 0) return code;
+  if (a.approach == ID_APP_E2E) return id_run_e2e(&a);
+  if ((code = id_approach_map(&a)) >= 0) return code;
   idRun r;
   memset(&r, 0, sizeof r);
   code = id_merge_settings(&a);
   r.model_path = a.model;
   if (code < 0) code = id_prepare(&r, &a);
+  if (code < 0 && a.approach == ID_APP_DIFFSIM_R) code = id_run_diffsim_r(&r, &a);
   if (code < 0) {
     cliOutput o[ID_NOUT];
     code = CLI_EXIT_INPUT;
