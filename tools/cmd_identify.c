@@ -879,8 +879,8 @@ int id_prepare(idRun* r, const idArgs* a) {
     return CLI_EXIT_INPUT;
   }
   fit_options(&r->fit, a);
-  if (r->m->residual && r->fit.loss == PHYS_LOSS_VIOLATION) {   // (src/sysid/violation.c has no residual term yet)
-    cli_error("--residual: the violation loss does not take a residual network yet (use onestep, kstep or rollout)");
+  if (r->m->residual && r->fit.loss == PHYS_LOSS_VIOLATION && a->approach != ID_APP_CCN_R) {   // (LM's fit: no weights)
+    cli_error("--residual: identify's violation fit does not train a network (--approach ccn-r does)");
     return CLI_EXIT_USAGE;
   }
   if (a->ctrl_value && !parse_ctrl(r, a->ctrl_value)) return CLI_EXIT_USAGE;
@@ -1095,7 +1095,7 @@ int cli_identify(int argc, char** argv) {
        0, 0, 0},
       {"--approach", ARG_CHOICE, &a.approach, ID_APPROACH_NAMES, "paper 004's approaches (docs/identification.md; "
        "identify_approach.c)", 0, 0, 0},
-      {"--network-out", ARG_STRING, &a.network_out, "FILE", "diffsim-r, end-to-end: write the trained network "
+      {"--network-out", ARG_STRING, &a.network_out, "FILE", "ccn-r, diffsim-r, end-to-end: write the trained network "
        "(JSON, --residual FILE reads it)", 0, 0, 0},
   };
   const argCommand cmd = {"identify",
@@ -1115,7 +1115,7 @@ int cli_identify(int argc, char** argv) {
   code = id_merge_settings(&a);
   r.model_path = a.model;
   if (code < 0) code = id_prepare(&r, &a);
-  if (code < 0 && a.approach == ID_APP_DIFFSIM_R) code = id_run_diffsim_r(&r, &a);
+  if (code < 0 && (a.approach == ID_APP_DIFFSIM_R || a.approach == ID_APP_CCN_R)) code = id_run_residual(&r, &a);
   if (code < 0) {
     cliOutput o[ID_NOUT];
     code = CLI_EXIT_INPUT;

@@ -1,6 +1,7 @@
 // identify_approach.c - `physid identify --approach NAME`: paper 004's Table 1 from the command line
-// (identify.h). ccn and diffsim map to identify's own fits; diffsim-r trains theta and a residual network (the
-// paper's 2 x 128 ReLU) jointly by Adam on the one-step loss (src/sysid/resnet.h); end-to-end trains the paper's
+// (identify.h). ccn and diffsim map to identify's own fits; ccn-r and diffsim-r train theta and a residual network
+// (the paper's 2 x 128 ReLU) jointly by Adam on the violation or the one-step loss (src/sysid/resnet.h);
+// end-to-end trains the paper's
 // 4 x 256 tanh next-velocity network (src/sysid/e2e.h). The networks are written with --network-out (JSON,
 // src/model/mlp_io.h) and read back by --residual FILE (simulate, evaluate, identify) or, for end-to-end, by
 // `physid evaluate --end-to-end FILE`.
@@ -21,18 +22,15 @@ static const char* const g_app_name[] = {"ccn", "ccn-r", "diffsim", "diffsim-r",
 int id_approach_map(idArgs* a) {
   if (a->approach < 0) {
     if (!a->network_out) return -1;
-    cli_error("--network-out: only with --approach diffsim-r or end-to-end");
+    cli_error("--network-out: only with --approach ccn-r, diffsim-r or end-to-end");
     return CLI_EXIT_USAGE;
   }
-  if (a->network_out && a->approach != ID_APP_DIFFSIM_R && a->approach != ID_APP_E2E) {
+  if (a->network_out && (a->approach == ID_APP_CCN || a->approach == ID_APP_DIFFSIM)) {
     cli_error("--network-out: --approach %s trains no network", g_app_name[a->approach]);
     return CLI_EXIT_USAGE;
   }
   switch (a->approach) {
     case ID_APP_CCN_R:
-      cli_error("--approach ccn-r: not available yet (the violation loss has no residual term; "
-                "docs/identification.md)");
-      return CLI_EXIT_USAGE;
     case ID_APP_CCN:
       if (a->loss >= 0 && a->loss != PHYS_LOSS_VIOLATION) break;
       a->loss = PHYS_LOSS_VIOLATION;
@@ -121,7 +119,7 @@ int id_run_e2e(idArgs* a) {
   return code;
 }
 
-int id_run_diffsim_r(idRun* r, const idArgs* a) {
+int id_run_residual(idRun* r, const idArgs* a) {
   cliOutput o, om;
   if (!check_network_out(&o, a) || !cli_output_check(&om, "--write-model", a->write_model)) return CLI_EXIT_INPUT;
   if (!id_load_data(r, a)) return CLI_EXIT_INPUT;
@@ -152,14 +150,20 @@ int id_run_diffsim_r(idRun* r, const idArgs* a) {
   memset(&log, 0, sizeof log);
   int ok = theta && hist;
   if (ok) memcpy(theta, r->theta0, sizeof(double) * (size_t)nt);
-  if (ok && phys_res_train(m, &r->table, theta, r->lower, r->upper, &r->ds, &ro, hist, &log) != PHYS_OK) {
+  physViolationWeights vw;
+  phys_violation_defaults(&vw);
+  if (!isnan(a->vw[0])) vw.comp = a->vw[0], vw.diss = a->vw[1], vw.pen = a->vw[2];
+  int ccn = a->approach == ID_APP_CCN_R;
+  if (ok && (ccn ? phys_res_train_violation(m, &r->table, theta, r->lower, r->upper, &r->ds, &vw, &ro, hist, &log)
+                 : phys_res_train(m, &r->table, theta, r->lower, r->upper, &r->ds, &ro, hist, &log)) != PHYS_OK) {
     cli_error("identify: %s", log.error);
     ok = 0;
   }
   if (ok) {
-    printf("diffsim-r (contact %s, residual %d-%d-%d-%d %s): one-step loss %.9g -> %.9g in %d iterations\n",
-           phys_contact_name(m->opt.contact), m->residual->size[0], m->residual->size[1], m->residual->size[2],
-           m->residual->size[m->residual->nlayer], phys_mlp_act_name(m->residual->act), hist[0], hist[ro.iters],
+    printf("%s (contact %s, residual %d-%d-%d-%d %s): %s loss %.9g -> %.9g in %d iterations\n",
+           g_app_name[a->approach], phys_contact_name(m->opt.contact), m->residual->size[0], m->residual->size[1], m->residual->size[2],
+           m->residual->size[m->residual->nlayer], phys_mlp_act_name(m->residual->act), ccn ? "violation" : "one-step",
+           hist[0], hist[ro.iters],
            ro.iters);
     for (int i = 0; i < nt; i++) printf("  %-32s %.9g  (start %.9g)\n", r->label[i], theta[i], r->theta0[i]);
     ok = write_network(&o, m->residual, "residual");

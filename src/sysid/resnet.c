@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "arena.h"
+#include "chol.h"
 #include "grad.h"
 #include "mlp.h"
 #include "residual.h"
@@ -15,6 +16,7 @@
 #include "rot.h"
 #include "step.h"
 #include "step_record.h"
+#include "violation.h"
 
 void phys_res_train_defaults(physResTrainOptions* o) {
   memset(o, 0, sizeof(*o));
@@ -183,9 +185,22 @@ static void adam_update(double* x, const double* g, double* mo, double* ve, int 
   }
 }
 
-physStatus phys_res_train(physModel* m, const physParamTable* t, double* theta, const double* lower,
-                          const double* upper, const physDataset* ds, const physResTrainOptions* o, double* hist,
-                          physLog* log) {
+// a loss of this file with its data (ds and, for the violation loss, the weights)
+typedef struct lossCtx_ {
+  const physDataset* ds;
+  const physViolationWeights* vw;   // NULL: the one-step loss
+} lossCtx;
+
+static physStatus eval_loss(physModel* m, physData* d, const physParamTable* t, const lossCtx* c,
+                            const physResTrainOptions* o, double* loss, double* gt, double* gw) {
+  return c->vw ? phys_res_violation_loss(m, d, t, c->ds, c->vw, o, loss, gt, gw)
+               : phys_res_loss(m, d, t, c->ds, o, loss, gt, gw);
+}
+
+// Adam on the loss of c from theta and m's weights (phys_res_train's contract)
+static physStatus adam_loop(physModel* m, const physParamTable* t, double* theta, const double* lower,
+                            const double* upper, const lossCtx* c, const physResTrainOptions* o, double* hist,
+                            physLog* log) {
   int nt = t ? t->ntheta : 0, nw = m->residual ? m->residual->nparam : 0;
   for (int i = 0; t && i < t->n; i++)
     if (phys_param_is_input(t->param[i].kind))
@@ -205,7 +220,7 @@ physStatus phys_res_train(physModel* m, const physParamTable* t, double* theta, 
   double loss = 0;
   physStatus st = PHYS_OK;
   for (int it = 0; it <= o->iters && st == PHYS_OK; it++) {
-    st = phys_res_loss(m, d, t, ds, o, &loss, nt ? g : NULL, nw ? g + nt : NULL);
+    st = eval_loss(m, d, t, c, o, &loss, nt ? g : NULL, nw ? g + nt : NULL);
     if (st != PHYS_OK) break;
     if (hist) hist[it] = loss;
     if (o->verbose && (it % 10 == 0 || it == o->iters)) fprintf(stderr, "physid: train: iteration %d loss %.9g\n", it, loss);
@@ -220,4 +235,123 @@ physStatus phys_res_train(physModel* m, const physParamTable* t, double* theta, 
   phys_free_data(d);
   free(buf);
   return st;
+}
+
+physStatus phys_res_train(physModel* m, const physParamTable* t, double* theta, const double* lower,
+                          const double* upper, const physDataset* ds, const physResTrainOptions* o, double* hist,
+                          physLog* log) {
+  lossCtx c = {ds, NULL};
+  return adam_loop(m, t, theta, lower, upper, &c, o, hist, log);
+}
+
+//---------------------------------------------------------------------------------------------------------
+// CCN-R
+
+void phys_violation_residual_force(const physModel* m, physData* d, const double* Mt, double* F) {
+  if (!m->residual) return;
+  int nv = m->nv;
+  size_t mark = phys_stack_mark(d);
+  double* r = phys_stack_alloc(d, (size_t)nv);
+  phys_residual_acc(m, d, r);
+  for (int i = 0; i < nv; i++)
+    for (int k = 0; k < nv; k++) F[i] -= Mt[(size_t)i * nv + k] * r[k];
+  phys_stack_free(d, mark);
+}
+
+// gw += (dr/dw)' (-dt L rp) at d's state, M~ = L L' as the violation loss's (qM + dt b)
+static physStatus violation_weights(const physModel* m, physData* d, double dt, const double* rp, double* gw) {
+  int nv = m->nv;
+  size_t mark = phys_stack_mark(d);
+  double* L = phys_stack_alloc(d, (size_t)nv * nv);
+  double* g = phys_stack_alloc(d, (size_t)nv);
+  int implicit = !(m->opt.disableflags & PHYS_DSBL_EULERDAMP);
+  phys_kinematics(m, d);
+  phys_crb(m, d);
+  memcpy(L, d->qM, sizeof(double) * (size_t)nv * nv);
+  for (int i = 0; i < nv; i++) L[(size_t)i * nv + i] += implicit ? dt * m->dof_damping[i] : 0;
+  if (phys_chol_factor(L, nv, 0) != nv) return PHYS_ERR_NUMERIC;
+  for (int i = 0; i < nv; i++) {
+    double s = 0;
+    for (int k = 0; k <= i; k++) s += L[(size_t)i * nv + k] * rp[k];
+    g[i] = -dt * s;
+  }
+  phys_residual_vjp(m, d, g, NULL, NULL, gw);
+  phys_stack_free(d, mark);
+  return PHYS_OK;
+}
+
+static physStatus violation_weights_guarded(const physModel* m, physData* d, double dt, const double* rp, double* gw) {
+  PHYS_ARENA_CALL(d, "residual training: violation weights", violation_weights(m, d, dt, rp, gw));
+}
+
+physStatus phys_res_violation_loss(physModel* m, physData* d, const physParamTable* t, const physDataset* ds,
+                                   const physViolationWeights* vw, const physResTrainOptions* o, double* loss,
+                                   double* gtheta, double* gw) {
+  int nv = m->nv, nt = t ? t->ntheta : 0, ntr = 0;
+  const physMlp* n = m->residual;
+  for (int k = 0; k < ds->ntraj; k++) ntr += ds->traj[k].T - 1;
+  *loss = 0;
+  if (gtheta) memset(gtheta, 0, sizeof(double) * (size_t)nt);
+  if (gw && n) memset(gw, 0, sizeof(double) * (size_t)n->nparam);
+  if (ntr <= 0) return PHYS_ERR_SIZE;
+  double* r = malloc(sizeof(double) * (size_t)(nv + 2));
+  double* J = malloc(sizeof(double) * (size_t)(nv + 2) * (size_t)(nt + 1));
+  resWork w;
+  if (!r || !J || !work_alloc(&w, m, t, 1)) {
+    free(r), free(J);
+    return PHYS_ERR_NOMEM;
+  }
+  double inv_n = 1.0 / ntr, dt = ds->dt_obs;
+  physStatus st = PHYS_OK;
+  for (int k = 0; k < ds->ntraj && st == PHYS_OK; k++) {
+    const physTrajectory* tr = ds->traj + k;
+    for (int s = 0; s + 1 < tr->T && st == PHYS_OK; s++) {
+      set_sample(m, d, tr, s + 1);
+      for (int i = 0; i < m->nu; i++) d->ctrl[i] = tr->ctrl ? tr->ctrl[(size_t)s * m->nu + i] : 0;
+      for (int i = 0; i < nv; i++) d->qfrc_applied[i] = tr->qfrc ? tr->qfrc[(size_t)s * nv + i] : 0;
+      st = phys_violation_residuals(m, d, t, tr->qvel + (size_t)s * nv, dt, vw, r, gtheta ? J : NULL, NULL, NULL);
+      if (st != PHYS_OK) break;
+      double l = 0;
+      for (int i = 0; i < nv + 2; i++) l += r[i] * r[i];
+      *loss += 0.5 * inv_n * l;
+      for (int j = 0; gtheta && j < nt; j++)
+        for (int i = 0; i < nv + 2; i++) gtheta[j] += inv_n * J[(size_t)i * nt + j] * r[i];
+      if (n && gw) {
+        for (int i = 0; i < nv; i++) r[i] *= inv_n;
+        st = violation_weights_guarded(m, d, dt, r, gw);
+      }
+      if (st == PHYS_OK && n && o->reg_out > 0) {
+        double r2;
+        st = out_norm_guarded(m, d, o->reg_out * inv_n, &w, gw, &r2);
+        *loss += o->reg_out * inv_n * r2;
+      }
+    }
+  }
+  if (n && o->reg_w > 0) {
+    double s2 = 0;
+    for (int i = 0; i < n->nparam; i++) s2 += n->w[i] * n->w[i];
+    *loss += o->reg_w * s2;
+    if (gw)
+      for (int i = 0; i < n->nparam; i++) gw[i] += 2 * o->reg_w * n->w[i];
+  }
+  free(r), free(J);
+  work_free(&w);
+  return st;
+}
+
+// 1 if kind enters the violation loss through the smooth force (params.h's force kinds)
+static int force_kind(int kind) { return kind != PHYS_PAR_FRICTION && kind != PHYS_PAR_SIZE; }
+
+physStatus phys_res_train_violation(physModel* m, const physParamTable* t, double* theta, const double* lower,
+                                    const double* upper, const physDataset* ds, const physViolationWeights* vw,
+                                    const physResTrainOptions* o, double* hist, physLog* log) {
+  physParamTable none = {0};
+  physStatus st = phys_violation_check(m, t ? t : &none, log);
+  if (st != PHYS_OK) return st;
+  for (int i = 0; m->residual && t && i < t->n; i++)
+    if (force_kind(t->param[i].kind))
+      return phys_error(log, PHYS_ERR_ARG, "CCN-R: parameter '%s': with a residual network only friction and size "
+                        "(the network's force M~ r has no theta derivative in the violation loss)", t->param[i].name);
+  lossCtx c = {ds, vw};
+  return adam_loop(m, t, theta, lower, upper, &c, o, hist, log);
 }

@@ -41,4 +41,29 @@ physStatus phys_res_train(physModel* m, const physParamTable* t, double* theta, 
                           const double* upper, const physDataset* ds, const physResTrainOptions* o, double* hist,
                           physLog* log);
 
+//---------------------------------------------------------------------------------------------------------
+// CCN-R: the violation loss (violation.h) with the residual network in its dynamics term. The step's
+// v+ = v + dt (M~^-1 (f - c) + r) + M~^-1 J' lambda makes the force the contacts must supply
+// F = M~ qacc + c - f - M~ r; like the rest of the loss, r is taken at the next sample (q+, v+) (violation.h).
+// The loss's residual r_pred = L^-1 (dt F - J' lambda*) (M~ = L L') gives, by the envelope theorem (lambda* held),
+// d(1/2 |r_pred|^2)/dr = -dt L r_pred, so gw += (dr/dw)' (-dt L r_pred).
+
+#include "violation.h"
+
+// F (nv) -= Mt r(d's state), Mt = M~ (nv x nv, before its factorization); nothing without a network
+// (src/sysid/violation.c's dynamics term calls it)
+void phys_violation_residual_force(const physModel* m, physData* d, const double* Mt, double* F);
+
+// the violation loss 1/N sum of the transitions' 1/2 |r|^2, plus the network's regularization as phys_res_loss,
+// and its gradients gtheta (t->ntheta; the table's kinds without force kinds: friction, size) and gw
+physStatus phys_res_violation_loss(physModel* m, physData* d, const physParamTable* t, const physDataset* ds,
+                                   const physViolationWeights* vw, const physResTrainOptions* o, double* loss,
+                                   double* gtheta, double* gw);
+// Adam on phys_res_violation_loss as phys_res_train (CCN-R; without a network, CCN by Adam). PHYS_ERR_ARG for a
+// force kind in t with a network (mass, com, inertia, damping, armature, ...: the -dM~/dtheta r term is not in
+// the violation's Jacobian) or what phys_violation_check refuses
+physStatus phys_res_train_violation(physModel* m, const physParamTable* t, double* theta, const double* lower,
+                                    const double* upper, const physDataset* ds, const physViolationWeights* vw,
+                                    const physResTrainOptions* o, double* hist, physLog* log);
+
 #endif  // PHYS_RESNET_H
