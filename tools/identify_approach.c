@@ -29,6 +29,14 @@ int id_approach_map(idArgs* a) {
     cli_error("--network-out: --approach %s trains no network", g_app_name[a->approach]);
     return CLI_EXIT_USAGE;
   }
+  int net = a->approach == ID_APP_CCN_R || a->approach == ID_APP_DIFFSIM_R || a->approach == ID_APP_E2E;
+  const char* unused = !net ? NULL : a->out ? "--out" : a->report ? "--report" : a->checkpoint ? "--checkpoint"
+                       : a->bootstrap > 0 ? "--bootstrap" : a->starts > 1 ? "--starts" : a->optimizer >= 0 ? "--optimizer"
+                       : a->approach == ID_APP_E2E && a->write_model ? "--write-model" : NULL;
+  if (unused) {   // (the networks' Adam runs print their result and write --network-out, --write-model only)
+    cli_error("%s: not with --approach %s", unused, g_app_name[a->approach]);
+    return CLI_EXIT_USAGE;
+  }
   switch (a->approach) {
     case ID_APP_CCN_R:
     case ID_APP_CCN:

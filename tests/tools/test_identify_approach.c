@@ -10,7 +10,8 @@
 //   - ccn-r trains friction and the network on the violation loss (exit 0, the loss falls); with mass it is
 //     refused (exit 1: the network's force has no mass derivative in that loss);
 //   - --network-out without a network approach, --loss given with an approach that fixes it (twice), --param
-//     with end-to-end: exit 2, nothing written.
+//     with end-to-end, --report with diffsim-r (the networks' runs write no result or report): exit 2, nothing
+//     written.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,8 +114,9 @@ int main(void) {
       {"--network-out x.json --param friction:cube", "--network-out: only with"},
       {"--approach ccn --loss onestep --param friction:cube", "--loss is not for it"},
       {"--approach end-to-end --param friction:cube", "no --param"},
+      {"--approach diffsim-r --param friction:cube --report r.html", "--report: not with --approach diffsim-r"},
   };
-  for (int i = 0; i < 4; i++) {
+  for (int i = 0; i < 5; i++) {
     snprintf(args, sizeof args, "identify %s '%s' %s", model, data, refusals[i][0]);
     r = run(args);
     CHECK_MSG(r.code == 2 && strstr(r.err, refusals[i][1]), "%s: %d %s", refusals[i][0], r.code, r.err);
