@@ -211,6 +211,8 @@ static void json_param_errors(FILE* f, const physParamErrors* e, const physModel
     json_metric(f, "inertia", b->inertia_error, "}");
   }
   fprintf(f, "]}");
+}
+
 // --end-to-end FILE into g_e2e (sizes checked against m); 0 and a message otherwise
 static int load_e2e(const physModel* m, const char* path) {
   physLog log;

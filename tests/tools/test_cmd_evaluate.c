@@ -251,6 +251,9 @@ static void test_truth(void) {
   char* after = slurp(truth);
   CHECK(strcmp(before, after) == 0);
   free(before), free(after);
+  run_free(&r);
+}
+
 // a residual network file for the ball (18 features to 6 accelerations): zero weights, bias (0, 0, az, 0, 0, 0);
 // nout outputs (6 fits the ball)
 static const char* residual_file(const char* name, double az, int nout) {
