@@ -345,6 +345,8 @@ typedef struct physModel_ {
 
   void* buffer;             // the single allocation the arrays point into
   size_t nbuffer;           // its size in bytes
+  struct physMlp_* residual;  // residual acceleration network added to the dynamics (src/step/residual.h;
+                              // owned: phys_free_model frees it, phys_copy_model copies it; NULL: none)
 } physModel;
 
 //---------------------------------------------------------------------------------------------------------

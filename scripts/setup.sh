@@ -4,6 +4,7 @@
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libxml2-dev libcjson-dev zlib1g-dev libqhull-dev
       libmujoco-dev libmujoco-samples dart-doc valgrind liblbfgsb-dev liblapacke-dev
+      libblas-dev                   # <cblas.h>, the reference BLAS: the networks (src/math/mlp.c); not OpenBLAS (README)
       clang-14 libclang-rt-14-dev   # clang-14 and its libFuzzer/sanitizer runtimes: scripts/fuzz.sh
       coinor-libipopt-dev)          # Ipopt 3.11: multiple shooting (src/control/ms.c)
 if [ "${1:-}" = "--bench" ]; then

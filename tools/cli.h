@@ -21,15 +21,21 @@ int cli_parse(const char** pos, const argCommand* cmd, int argc, char** argv);
 typedef struct cliModelArgs_ {
   int actuate;
   argList add;
+  const char* residual;     // --residual FILE: a residual acceleration network (src/model/mlp_io.h)
 } cliModelArgs;
 extern cliModelArgs cli_model;
 #define CLI_MODEL_OPTIONS                                                                                    \
   {"--actuate", ARG_FLAG, &cli_model.actuate, "",                                                           \
    "URDF: a motor on every revolute, continuous and prismatic joint (ctrlrange from <limit effort>)", 0, 0, 0}, \
-  {"--add", ARG_LIST, &cli_model.add, "FILE", "compose another MJCF or URDF file into the world of MODEL", 0, 0, 0}
+  {"--add", ARG_LIST, &cli_model.add, "FILE", "compose another MJCF or URDF file into the world of MODEL", 0, 0, 0}, \
+  {"--residual", ARG_STRING, &cli_model.residual, "FILE", "add the residual acceleration network of FILE (JSON, " \
+   "docs/identification.md) to the model's dynamics", 0, 0, 0}
 // load a model (URDF root floating if asked; --actuate and --add from cli_model); prints loader warnings and,
 // on failure, the error
 physModel* cli_load_model(const char* filename, int floating);
+// 1 if m's residual network (if any) fits m as it now is (sizes, contact model not penalty); else 0 and the
+// message (commands that change m's options after loading check again)
+int cli_residual_fits(const physModel* m);
 // --ctrl-value: exactly m->nu finite numbers separated by commas into u (at most 64 actuators); 0 and a
 // message otherwise
 int cli_parse_controls(double* u, const physModel* m, const char* text);

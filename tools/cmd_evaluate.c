@@ -22,6 +22,9 @@
 
 #include "cli.h"
 #include "metrics.h"
+#include "e2e.h"
+#include "mlp_io.h"
+#include "residual.h"
 #include "rot.h"
 #include "sysid.h"
 
@@ -35,7 +38,11 @@ typedef struct evalArgs_ {
   double length;            // inertia error's characteristic length (0: the true body's)
   int floating;
   int quiet;
+  const char* e2e;          // --end-to-end FILE: roll out this network instead of the model (e2e.h)
 } evalArgs;
+
+static physMlp* g_e2e;       // the --end-to-end network (NULL: the model)
+static double* g_e2e_work;   // its rollout scratch
 
 static int g_nwarn;          // steps accepted with a warning (inexact contact solves), over the run
 static char g_warn[1024];    // the first of them
@@ -127,6 +134,11 @@ static int eval_traj(evalSum* sums, physModel* m, physData* d, const physDataset
       // the recorded inputs of sample k - 1 hold until sample k (zero without them)
       if (tr->ctrl) memcpy(d->ctrl, tr->ctrl + (size_t)(k - 1) * m->nu, sizeof(double) * (size_t)m->nu);
       if (tr->qfrc) memcpy(d->qfrc_applied, tr->qfrc + (size_t)(k - 1) * m->nv, sizeof(double) * (size_t)m->nv);
+      if (g_e2e) {   // the end-to-end network: one prediction per sample interval, no physics
+        phys_e2e_step(m, g_e2e, tr->time[k] - tr->time[k - 1], d->qpos, d->qvel, g_e2e_work);
+        compare(sums, m, ds, d->qpos, tr->qpos + (size_t)k * m->nq, k == last);
+        continue;
+      }
       for (int s = 0; s < a->substeps; s++) {
         int nw = d->nwarning;
         double t0 = d->time;
@@ -205,6 +217,24 @@ static void json_param_errors(FILE* f, const physParamErrors* e, const physModel
   fprintf(f, "]}");
 }
 
+// --end-to-end FILE into g_e2e (sizes checked against m); 0 and a message otherwise
+static int load_e2e(const physModel* m, const char* path) {
+  physLog log;
+  memset(&log, 0, sizeof log);
+  g_e2e = phys_mlp_read_json(path, "end-to-end", &log);
+  if (!g_e2e) {
+    cli_error("%s", log.error);
+    return 0;
+  }
+  if (g_e2e->size[0] != phys_residual_nfeature(m) || g_e2e->size[g_e2e->nlayer] != m->nv) {
+    cli_error("%s: the network maps %d to %d values; the model needs %d (state features) to %d (nv)", path,
+              g_e2e->size[0], g_e2e->size[g_e2e->nlayer], phys_residual_nfeature(m), m->nv);
+    return 0;
+  }
+  g_e2e_work = malloc(sizeof(double) * (size_t)phys_e2e_nwork(m, g_e2e));
+  return g_e2e_work != NULL;
+}
+
 // the table on stdout, and the same as JSON into the (checked) output o if asked
 static int report(cliOutput* o, const evalSum* sums, const physDataset* ds, const evalArgs* a, const char* model,
                   const physParamErrors* pe, const physModel* m) {
@@ -272,6 +302,8 @@ int cli_evaluate(int argc, char** argv) {
       {"--floating", ARG_FLAG, &a.floating, "", "URDF: give the root link a free joint", 0, 0, 0},
       CLI_MODEL_OPTIONS,
       {"--quiet", ARG_FLAG, &a.quiet, "", "no warnings on stderr (errors still print)", 0, 0, 0},
+      {"--end-to-end", ARG_STRING, &a.e2e, "FILE", "roll out the end-to-end network of FILE (identify --approach "
+       "end-to-end --network-out) instead of the model's physics", 0, 0, 0},
   };
   const argCommand cmd = {"evaluate",
                           "Roll the model out from recorded states and report its prediction errors (position, "
@@ -295,6 +327,14 @@ int cli_evaluate(int argc, char** argv) {
     return CLI_EXIT_INPUT;
   }
   if (a.contact >= 0) m->opt.contact = a.contact;
+  if (!cli_residual_fits(m)) {
+    phys_free_model(m);
+    return CLI_EXIT_USAGE;
+  }
+  if (a.e2e && !load_e2e(m, a.e2e)) {
+    phys_free_model(m);
+    return CLI_EXIT_INPUT;
+  }
   physDataset ds;
   physLog log;
   memset(&log, 0, sizeof log);
@@ -324,5 +364,7 @@ int cli_evaluate(int argc, char** argv) {
   phys_free_data(d);
   phys_dataset_free(&ds);
   phys_free_model(m);
+  phys_mlp_free(g_e2e);
+  free(g_e2e_work);
   return code;
 }

@@ -27,6 +27,10 @@ physModel* grad_load_model(const gradArgs* a) {
   if (a->dt > 0) m->opt.timestep = a->dt;
   if (a->nocontact) m->opt.disableflags |= PHYS_DSBL_CONTACT;
   if (a->contact >= 0) m->opt.contact = a->contact;   // choices in physContactModel order
+  if (!cli_residual_fits(m)) {
+    phys_free_model(m);
+    return NULL;
+  }
   return m;
 }
 

@@ -345,7 +345,7 @@ static int check_checkpoint(const idArgs* a) {
 // every setting "not given"
 void id_args_init(idArgs* a, const char* cmd) {
   memset(a, 0, sizeof *a);
-  a->loss = a->optimizer = a->contact = a->seed = a->skip = a->velocities = a->fit_start = -1;
+  a->loss = a->optimizer = a->contact = a->seed = a->skip = a->velocities = a->fit_start = a->approach = -1;
   a->prior = a->lr = -1;
   a->w[0] = a->w[1] = a->w[2] = NAN;
   a->vw[0] = a->vw[1] = a->vw[2] = NAN;
@@ -869,6 +869,7 @@ int id_prepare(idRun* r, const idArgs* a) {
   r->m = cli_load_model(a->model, a->floating);
   if (!r->m) return CLI_EXIT_INPUT;
   if (a->contact >= 0) r->m->opt.contact = a->contact;
+  if (!cli_residual_fits(r->m)) return CLI_EXIT_USAGE;
   int code = setup_params(r, a);
   if (code >= 0) return code;
   char err[PHYS_MSGLEN];
@@ -878,6 +879,10 @@ int id_prepare(idRun* r, const idArgs* a) {
     return CLI_EXIT_INPUT;
   }
   fit_options(&r->fit, a);
+  if (r->m->residual && r->fit.loss == PHYS_LOSS_VIOLATION && a->approach != ID_APP_CCN_R) {   // (LM's fit: no weights)
+    cli_error("--residual: identify's violation fit does not train a network (--approach ccn-r does)");
+    return CLI_EXIT_USAGE;
+  }
   if (a->ctrl_value && !parse_ctrl(r, a->ctrl_value)) return CLI_EXIT_USAGE;
   return -1;
 }
@@ -1088,6 +1093,10 @@ int cli_identify(int argc, char** argv) {
        "iteration (atomically)", 0, 0, 0},
       {"--resume", ARG_FLAG, &a.resume, "", "continue from --checkpoint FILE (a fresh start if it does not exist)",
        0, 0, 0},
+      {"--approach", ARG_CHOICE, &a.approach, ID_APPROACH_NAMES, "paper 004's approaches (docs/identification.md; "
+       "identify_approach.c)", 0, 0, 0},
+      {"--network-out", ARG_STRING, &a.network_out, "FILE", "ccn-r, diffsim-r, end-to-end: write the trained network "
+       "(JSON, --residual FILE reads it)", 0, 0, 0},
   };
   const argCommand cmd = {"identify",
                           "Identify physical parameters of MODEL from recorded trajectories DATA (CSV or .npy files, "
@@ -1099,11 +1108,14 @@ int cli_identify(int argc, char** argv) {
                           "restitution:cube --out result.json"};
   int code = cli_parse(a.pos, &cmd, argc, argv);
   if (code >= 0) return code;
+  if (a.approach == ID_APP_E2E) return id_run_e2e(&a);
+  if ((code = id_approach_map(&a)) >= 0) return code;
   idRun r;
   memset(&r, 0, sizeof r);
   code = id_merge_settings(&a);
   r.model_path = a.model;
   if (code < 0) code = id_prepare(&r, &a);
+  if (code < 0 && (a.approach == ID_APP_DIFFSIM_R || a.approach == ID_APP_CCN_R)) code = id_run_residual(&r, &a);
   if (code < 0) {
     cliOutput o[ID_NOUT];
     code = CLI_EXIT_INPUT;

@@ -389,6 +389,10 @@ int cli_simulate(int argc, char** argv) {
   if (a.dt > 0) m->opt.timestep = a.dt;
   if (a.nocontact) m->opt.disableflags |= PHYS_DSBL_CONTACT;
   if (a.contact >= 0) m->opt.contact = a.contact;   // choices in physContactModel order
+  if (!cli_residual_fits(m)) {
+    phys_free_model(m);
+    return CLI_EXIT_USAGE;
+  }
   m->opt.enableflags |= PHYS_ENBL_ENERGY;            // count steps that gain energy without work input
   if (a.contact >= 0 || a.dt > 0 || a.nocontact) {   // the loader checked penalty at the file's options
     physLog log;

@@ -36,6 +36,8 @@ typedef struct idArgs_ {
   int bootstrap;            // --bootstrap N: refits on resampled trajectories (0: none)
   int velocities;           // --velocities: physVelocitySource (-1: not given, auto)
   int fit_start;            // --fit-start: physFitStartMode (-1: not given, auto)
+  int approach;             // --approach: idApproach (-1: not given; identify_approach.c)
+  const char* network_out;  // --network-out FILE: the trained network (diffsim-r, end-to-end)
   // merged
   const char* model;
   const char* data[ID_MAXDATA];
@@ -91,6 +93,21 @@ int id_write_world(FILE* f, const physModel* m, char* err, size_t nerr);
 // and observed vs predicted positions of up to three trajectories. Deterministic (no times or dates).
 // Returns 0 with a message in err on failure.
 int id_write_report(FILE* f, const idRun* run, char* err, size_t nerr);
+
+// --approach (identify_approach.c): paper 004's Table 1. ccn and diffsim are identify's own fits with the
+// options they name (id_approach_map sets them: --loss violation; --loss onestep --contact ccp --optimizer
+// adam); ccn-r, diffsim-r (the same losses with a residual network, trained by Adam: id_run_residual) and
+// end-to-end (id_run_e2e) train a network.
+enum { ID_APP_CCN = 0, ID_APP_CCN_R, ID_APP_DIFFSIM, ID_APP_DIFFSIM_R, ID_APP_E2E };
+#define ID_APPROACH_NAMES "ccn|ccn-r|diffsim|diffsim-r|end-to-end"
+// the options of the approach a->approach set where not given (none given: only --network-out is refused);
+// -1 to go on, else the exit code
+int id_approach_map(idArgs* a);
+// end-to-end: the whole command (model, data, training, --network-out); returns the exit code
+int id_run_e2e(idArgs* a);
+// ccn-r, diffsim-r after id_prepare: load the data, train theta and the residual network jointly, print, write
+// --write-model and --network-out; returns the exit code
+int id_run_residual(idRun* r, const idArgs* a);
 
 // the settings of job file path alone, as `physid identify --job PATH` reads them before anything else (the
 // entry of the fuzz harness tests/fuzz/fuzz_job.c): -1 if the job is complete (model, data and parameters),

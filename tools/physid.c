@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "cli.h"
+#include "mlp_io.h"
+#include "residual.h"
 
 typedef struct cliCommand_ {
   const char* name;
@@ -110,7 +112,22 @@ physModel* cli_load_model(const char* filename, int floating) {
   physModel* m = phys_load(filename, &opt, &log);
   cli_log_warnings(&log);   // one line per kind of warning, with its count
   if (!m) cli_error("%s", log.error[0] ? log.error : "cannot load model");
+  if (m && cli_model.residual) {
+    m->residual = phys_mlp_read_json(cli_model.residual, "residual", &log);
+    if (!m->residual) cli_error("%s", log.error);
+    if (!m->residual || !cli_residual_fits(m)) {
+      phys_free_model(m);
+      return NULL;
+    }
+  }
   return m;
+}
+
+int cli_residual_fits(const physModel* m) {
+  char err[256];
+  if (!phys_residual_check(m, m->residual, err, sizeof err)) return 1;
+  cli_error("%s: %s", cli_model.residual ? cli_model.residual : "--residual", err);
+  return 0;
 }
 
 // `physid --help`: the list of subcommands

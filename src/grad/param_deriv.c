@@ -72,7 +72,7 @@ void phys_smooth_step_param_jacobian(const physModel* m, physData* d, const doub
   double* col = phys_stack_alloc(d, (size_t)nv);
   double* dcol = phys_stack_alloc(d, (size_t)nv);
   double* vnew = phys_stack_alloc(d, (size_t)nv);
-  for (int i = 0; i < nv; i++) vnew[i] = d->qvel[i] + dt * qacc[i];
+  phys_smooth_step_vnew(m, d, qacc, vnew);
   if (phys_friction_in_table(t)) phys_friction_param_columns(m, fp, t, vnew, V);
   for (int c = 0; c < nt; c++) {
     for (int k = 0; k < nv; k++) col[k] = V[(size_t)k * nt + c];

@@ -40,6 +40,7 @@
 // when a problem is scaled); its VJP's G_bar comes factored (phys_solve_lcp_vjp_factored: outer products and a
 // diagonal), so -<G_bar, Y dM~ Y'> is a few bilinear forms and one weighted sum of quadratic forms (contactAdj's
 // fa, fb, gd) instead of one RNEA VJP per row. Scratch from d's arena; nothing allocates.
+#include "residual.h"
 #include "step_contact_point.h"
 
 //---------------------------------------------------------------------------------------------------------
@@ -154,6 +155,11 @@ static physStatus point_build(const physModel* m, physData* d, const physWarmSta
   }
   cp->acc = phys_stack_alloc(d, (size_t)nv);
   memcpy(cp->acc, d->qacc, sizeof(double) * (size_t)nv);
+  if (m->residual) {   // the point of RNEA is a+ - r (residual_deriv.h: the network's force M~ r)
+    double* r = phys_stack_alloc(d, (size_t)nv);
+    phys_residual_acc(m, d, r);
+    for (int i = 0; i < nv; i++) cp->acc[i] -= r[i];
+  }
   cp->L = phys_stack_alloc(d, (size_t)nv * nv);
   memcpy(cp->L, d->qLD, sizeof(double) * (size_t)nv * nv);
   const physConstraintProblem* p = &cp->st.p;

@@ -2,6 +2,7 @@
 // equations are in step_contact_deriv.c's file comment): the directions' JVP through the solvers, the
 // products mode of lcp, the solvers' tables, and the Jacobians A, B, P at a linearization point.
 #include "arena.h"
+#include "residual_deriv.h"
 #include "step_contact_point.h"
 
 //---------------------------------------------------------------------------------------------------------
@@ -345,6 +346,7 @@ static void state_terms(const physModel* m, physData* d, const contactPoint* cp,
   phys_passive_deriv(m, d, Fq, Fv, NULL);
   phys_actuation_deriv(m, d, Fq, Fv, NULL);
   phys_xfrc_deriv(m, d, Fq);
+  phys_residual_force_deriv(m, d, Fq, Fv);   // the residual network's force M~ r (none: nothing)
   if (cp->prod) {
     phys_rnea_mass_deriv(m, d, cp->st.vpos, kpos);
     return;

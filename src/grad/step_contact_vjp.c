@@ -1,6 +1,7 @@
 // step_contact_vjp.c - reverse mode of the constrained step's derivatives (step_contact_deriv.h; the
 // equations are in step_contact_deriv.c's file comment): the adjoints through the solvers, the geometry, the
 // smooth dynamics and the parameters, at a linearization point.
+#include "residual_deriv.h"
 #include "step_contact_point.h"
 
 //---------------------------------------------------------------------------------------------------------
@@ -340,6 +341,7 @@ static void smooth_vjp(const physModel* m, physData* d, const contactPoint* cp, 
   phys_passive_vjp(m, d, a->rbar, a->qbar, a->vbar, ubar);
   phys_actuation_vjp(m, d, a->rbar, a->qbar, a->vbar, ubar);
   phys_xfrc_vjp(m, d, a->rbar, a->qbar);
+  phys_residual_force_vjp(m, d, a->rbar, a->qbar, a->vbar, NULL);   // the residual network's force M~ r
   // factored: -zpos' dM~ vpos - sum_t fa_t' dM~ fb_t - sum_r gd_r Y_r' dM~ Y_r, each the gradient of a
   // (bi)linear form of M alone
   if (a->fac) {

@@ -27,6 +27,8 @@
 #include "grad.h"
 #include "rot.h"
 #include "step.h"
+#include "residual.h"
+#include "residual_deriv.h"
 #include "step_record.h"
 
 //---------------------------------------------------------------------------------------------------------
@@ -188,6 +190,7 @@ static void jacobian_a(const physModel* m, physData* d, const double* L, const d
   }
   phys_stack_free(d, mark);
   solve_rows(m, L, V, n2, n2);
+  phys_residual_jacobian_add(m, d, 1, V, n2);   // da/dx += dr/dx (the residual network; none: nothing)
   for (int i = 0; i < nv; i++) {
     double* Vi = V + (size_t)i * n2;
     for (int c = 0; c < n2; c++) Vi[c] *= dt;
@@ -220,17 +223,24 @@ static void jacobian_b(const physModel* m, physData* d, const double* L, const p
   position_rows(m, rot, Jr, V, B, nu, nu);
 }
 
+// vnew = v + dt (qacc + r) at d's state: the smooth step's v+ (r the residual network's acceleration, none: 0)
+void phys_smooth_step_vnew(const physModel* m, physData* d, const double* qacc, double* vnew) {
+  int nv = m->nv;
+  double dt = m->opt.timestep;
+  phys_residual_acc(m, d, vnew);
+  for (int i = 0; i < nv; i++) vnew[i] = d->qvel[i] + dt * (qacc[i] + vnew[i]);
+}
+
 // A and B of the smooth step at (L, qacc) (step_record.h)
 void phys_smooth_step_jacobian(const physModel* m, physData* d, const double* L, const double* qacc,
                                const physFrictionPoint* fp, double* A, double* B) {
   int nv = m->nv;
-  double dt = m->opt.timestep;
   size_t mark = phys_stack_mark(d);
   double* vnew = phys_stack_alloc(d, (size_t)nv);
   double* Jr = phys_stack_alloc(d, 9 * (size_t)nv);
   double* Et = phys_stack_alloc(d, 9 * (size_t)nv);
   int* rot = (int*)phys_stack_alloc(d, (size_t)nv);
-  for (int i = 0; i < nv; i++) vnew[i] = d->qvel[i] + dt * qacc[i];
+  phys_smooth_step_vnew(m, d, qacc, vnew);
   integration_blocks(m, vnew, rot, Jr, Et);
   if (A) jacobian_a(m, d, L, qacc, fp, rot, Jr, Et, A);
   if (B && m->nu > 0) jacobian_b(m, d, L, fp, rot, Jr, B);
@@ -258,7 +268,7 @@ void phys_smooth_step_vjp(const physModel* m, physData* d, const double* L, cons
   double* Jr = phys_stack_alloc(d, 9 * (size_t)nv);
   double* Et = phys_stack_alloc(d, 9 * (size_t)nv);
   int* rot = (int*)phys_stack_alloc(d, (size_t)nv);
-  for (int i = 0; i < nv; i++) vnew[i] = d->qvel[i] + dt * qacc[i];
+  phys_smooth_step_vnew(m, d, qacc, vnew);
   integration_blocks(m, vnew, rot, Jr, Et);
 
   const double *qbn = xbar_next, *vbn = xbar_next + nv;
@@ -284,6 +294,11 @@ void phys_smooth_step_vjp(const physModel* m, physData* d, const double* L, cons
   phys_friction_dfdv_vjp(m, fp, lam, xv);
   phys_actuation_vjp(m, d, lam, xq, xv, ub);
   if (xq) phys_xfrc_vjp(m, d, lam, xq);
+  // the residual network's acceleration: rbar = dt w, into qbar and vbar
+  if (xbar && m->residual) {
+    for (int i = 0; i < nv; i++) lam[i] = dt * w[i];
+    phys_residual_vjp(m, d, lam, xq, xv, NULL);
+  }
   phys_stack_free(d, mark);
 }
 

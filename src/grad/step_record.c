@@ -42,6 +42,7 @@ static physStatus linearize_smooth(const physModel* m, physData* d, int kinemati
   rec->qacc = phys_stack_alloc(d, (size_t)nv);
   physStatus st = phys_smooth_step_point(m, d, kinematics, rec->L, rec->qacc);
   if (st != PHYS_OK || phys_frictionloss_count(m) == 0) return st;
+  if (m->residual) return PHYS_ERR_MODEL;   // (the residual's derivatives: smooth steps without frictionloss only)
   if (m->opt.contact == PHYS_CONTACT_PENALTY) rec->fp = phys_friction_point_penalty(m, d, rec->qacc);
   else rec->fp = phys_friction_point(m, d, rec->L, rec->qacc);
   return rec->fp ? PHYS_OK : PHYS_ERR_NUMERIC;
@@ -124,7 +125,7 @@ physStatus phys_step_record_vjp(const physModel* m, physData* d, const physStepR
       if (theta_bar) phys_param_forces_vjp(m, d, t, rec->qacc, lam, theta_bar);
       if (theta_bar && phys_friction_in_table(t)) {
         double* vnew = phys_stack_alloc(d, (size_t)nv);
-        for (int i = 0; i < nv; i++) vnew[i] = d->qvel[i] + m->opt.timestep * rec->qacc[i];
+        phys_smooth_step_vnew(m, d, rec->qacc, vnew);
         phys_friction_param_vjp(m, rec->fp, t, vnew, lam, theta_bar);
       }
       phys_stack_free(d, mark);
@@ -132,7 +133,7 @@ physStatus phys_step_record_vjp(const physModel* m, physData* d, const physStepR
     }
     case PHYS_STEP_PENALTY: return phys_penalty_step_vjp(m, d, t, xbar_next, xbar, ubar, theta_bar, NULL);
     case PHYS_STEP_CONSTRAINED:
-      st = phys_constrained_vjp_at(m, d, rec->cp, t, xbar_next, xbar, ubar, theta_bar, NULL);
+      st = phys_constrained_vjp_at(m, d, rec->cp, t, xbar_next, xbar, ubar, theta_bar, lambda);
       if (st == PHYS_OK && toi && xbar) st = phys_toi_vjp(m, d, rec, xbar_next, xbar);
       if (st == PHYS_OK && toi && theta_bar) st = phys_toi_param_vjp(m, d, rec, t, xbar_next, theta_bar);
       return st;

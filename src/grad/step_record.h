@@ -79,6 +79,8 @@ physStatus phys_step_record_vjp(const physModel* m, physData* d, const physStepR
 physStatus phys_smooth_step_point(const physModel* m, physData* d, int kinematics_done, double* L,
                                   double* qacc);
 // (fp: the frictionloss rows' projection, NULL without rows)
+// vnew (nv) = v + dt (qacc + r): the smooth step's v+ at d's state, r the residual network's acceleration
+void phys_smooth_step_vnew(const physModel* m, physData* d, const double* qacc, double* vnew);
 void phys_smooth_step_jacobian(const physModel* m, physData* d, const double* L, const double* qacc,
                                const physFrictionPoint* fp, double* A, double* B);
 void phys_smooth_step_vjp(const physModel* m, physData* d, const double* L, const double* qacc,

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "arena.h"
+#include "mlp.h"
 #include "physid.h"
 
 size_t phys_arena_pairkeys(const physModel* m) {
@@ -214,12 +215,22 @@ int phys_arena_ntheta_max(const physModel* m) {
   return 13 * m->nbody + 7 * m->nv + 13 * m->nu + 3 * m->nspring + 5 * m->ngeom + 5;
 }
 
+// the residual network's scratch (src/step/residual.c, src/grad/residual_deriv.c): features and their two
+// tangent directions, activations (two points), backward scratch, outputs, its Jacobian's two nv x nv blocks,
+// and the constrained step's force terms (M~, M~ dr/dx, d(M r)/dq: 5 nv x nv)
+static size_t residual_need(const physModel* m) {
+  const physMlp* n = m->residual;
+  if (!n) return 0;
+  size_t nf = (size_t)n->size[0], v = (size_t)m->nv;
+  return 3 * nf + 2 * (size_t)phys_mlp_nact(n) + (size_t)phys_mlp_nwork(n) + 8 * v + 8 * v * v + 64;
+}
+
 size_t phys_arena_need(const physModel* m, int model, int ncon, int nlim, int ntheta) {
   arenaDims a;
   arena_dims(&a, m, ncon, nlim, ntheta);
   // the detection's own list (phys_collision_count), and the rollout gradient's two step lists (rollout.c)
   // around every chain; the finite-difference Jacobian's list (step_deriv.c) is inside them
-  return chain_need(&a, model) + broad_phase_size(m) + 3 * a.L;
+  return chain_need(&a, model) + broad_phase_size(m) + 3 * a.L + residual_need(m);
 }
 
 size_t phys_arena_size(const physModel* m) {

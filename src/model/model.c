@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mlp.h"
 #include "model.h"
 
 // bytes of the model's array buffer, each array aligned to 8 bytes
@@ -33,6 +34,7 @@ physModel* phys_model_alloc(const physModel* sizes) {
   physModel* m = calloc(1, sizeof(physModel));
   if (!m) return NULL;
   *m = *sizes;
+  m->residual = NULL;
   m->nbuffer = model_buffer_size(m);
   m->buffer = calloc(1, m->nbuffer ? m->nbuffer : 8);
   if (!m->buffer) {
@@ -45,6 +47,7 @@ physModel* phys_model_alloc(const physModel* sizes) {
 
 void phys_free_model(physModel* m) {
   if (!m) return;
+  phys_mlp_free(m->residual);
   free(m->buffer);
   free(m);
 }
@@ -55,6 +58,10 @@ physModel* phys_copy_model(const physModel* src) {
   physModel* m = phys_model_alloc(src);
   if (!m) return NULL;
   memcpy(m->buffer, src->buffer, src->nbuffer);
+  if (src->residual && !(m->residual = phys_mlp_copy(src->residual))) {
+    phys_free_model(m);
+    return NULL;
+  }
   return m;
 }
 

@@ -18,6 +18,7 @@
 #include "contact.h"
 #include "factor.h"
 #include "physid.h"
+#include "residual.h"
 #include "rot.h"
 #include "spatial.h"
 #include "step.h"
@@ -190,6 +191,16 @@ static void unconstrained_acc(const physModel* m, physData* d, const double* tau
   } else {
     phys_aba(m, d, tau, NULL, acc);
   }
+}
+
+// acc += r, the residual network's acceleration at d's state (residual.h; nothing without a network)
+static void add_residual(const physModel* m, physData* d, double* acc) {
+  if (!m->residual) return;
+  size_t mark = phys_stack_mark(d);
+  double* r = phys_stack_alloc(d, (size_t)m->nv);
+  phys_residual_acc(m, d, r);
+  for (int i = 0; i < m->nv; i++) acc[i] += r[i];
+  phys_stack_free(d, mark);
 }
 
 //---------------------------------------------------------------------------------------------------------
@@ -447,11 +458,12 @@ int phys_step_constrained(const physModel* m, physData* d, physSolverFn solver, 
     return 0;
   }
 
-  // v_f = v + dt M~^-1 (tau - c)
+  // v_f = v + dt (M~^-1 (tau - c) + r), r the residual network's acceleration (none: 0)
   for (int i = 0; i < nv; i++) {
     f[i] = tau[i] - d->qfrc_bias[i];
   }
   phys_solve_m(m, d->qLD, f, f);
+  add_residual(m, d, f);
   for (int i = 0; i < nv; i++) {
     vnew[i] = d->qvel[i] + dt * f[i];
   }
@@ -695,8 +707,10 @@ static double potential_energy(const physModel* m, const physData* d, const phys
   return U + *spring;
 }
 
-// 1 if a control (actuation enabled), qfrc_applied or xfrc_applied is nonzero: the step may do work
+// 1 if a control (actuation enabled), qfrc_applied or xfrc_applied is nonzero, or a residual network acts: the
+// step may do work
 static int work_input(const physModel* m, const physData* d) {
+  if (m->residual) return 1;
   if (!(m->opt.disableflags & PHYS_DSBL_ACTUATION)) {
     for (int i = 0; i < m->nu; i++)
       if (d->ctrl[i] != 0) return 1;
@@ -811,9 +825,11 @@ static void step_body(const physModel* m, physData* d, physSolverFn solver, cons
   d->solver_residual = 0;
   memset(vpos, 0, sizeof(double) * (size_t)nv);
   if (cl->n == 0 && nlimit == 0 && m->nfrictionloss == 0) {
-    // a = (M + dt B)^-1 (tau - c): one articulated-body pass, no mass matrix; v+ = v + dt a
+    // a = (M + dt B)^-1 (tau - c) + r: one articulated-body pass, no mass matrix, and the residual network's
+    // acceleration r (none: 0); v+ = v + dt a
     memset(d->qfrc_constraint, 0, sizeof(double) * (size_t)nv);
     unconstrained_acc(m, d, tau, d->qacc);
+    add_residual(m, d, d->qacc);
     for (int i = 0; i < nv; i++) {
       vnew[i] = d->qvel[i] + dt * d->qacc[i];
     }

@@ -23,6 +23,7 @@
 #include "collision.h"
 #include "dyn.h"
 #include "primitive_deriv.h"
+#include "resnet.h"
 #include "rot.h"
 #include "violation.h"
 
@@ -759,6 +760,7 @@ static physStatus transition(const physModel* m, physData* d, const physParamTab
   double* L = phys_stack_alloc(d, (size_t)nv * nv);
   for (int i = 0; i < nv; i++) qacc[i] = (vnext[i] - vprev[i]) / dt;
   smooth_force(m, d, qacc, dt, F, L);
+  phys_violation_residual_force(m, d, L, F);   // the residual network's force (resnet.h; none: nothing)
   if (phys_chol_factor(L, nv, 0) != nv) return PHYS_ERR_NUMERIC;
   double* r0 = phys_stack_alloc(d, (size_t)nv);
   for (int i = 0; i < nv; i++) r0[i] = dt * F[i];

@@ -29,6 +29,9 @@
 //     phys_normal_bias): A, B, P (friction, mass, size, restitution) against central differences and the dot
 //     tests, at restitution 0.3 and 0; at 0 the restitution column against the one-sided difference from
 //     above (restitution cannot go below 0).
+// 11. the tumbling cube of 1. with a residual acceleration network (src/step/residual.h, a tanh network of
+//     2 x 16 whose output is of the order of g): A, P (mass, friction, size) and the dot tests as in 1.-4.
+//     (test_box_residual).
 // ccp's humanoid is checked for switches within 2 h instead of 10 h: its gliding contacts sit at
 // dist = dt mu |v_t| ~ 2e-6 m (ccp's envelope, contact.h), within 10 h of the bias's kink at dist = 0
 // (b = dist/dt above, restitution below), so no state passes at 10 h. ccp's sliding box is taken at its
@@ -40,7 +43,9 @@
 // of noise into the differences of entries that are exactly 0.
 #include "collision.h"
 #include "grad_models.h"
+#include "mlp.h"
 #include "params.h"
+#include "residual.h"
 #include "rollout.h"
 #include "spec.h"
 #include "step.h"
@@ -365,10 +370,24 @@ static void axis_quat(double q[4], double x, double y, double z, double a) {
 //---------------------------------------------------------------------------------------------------------
 // scenes
 
-static const char* box_spec[] = {"mass:box", "friction:floor", "friction:box", "restitution:box", "size:box"};
+// the box tumbling: turned about (1, 2, 0), one corner 2e-4 deep, falling and spinning
+static void tumbling_state(physModel* m, physData* d) {
+  phys_reset_data(m, d);
+  axis_quat(d->qpos + 3, 1, 2, 0, 0.6);
+  d->qpos[2] = 0.5;
+  phys_kinematics(m, d);
+  double lo = INFINITY;
+  m->geom_margin[0] = m->geom_margin[1] = 1;
+  phys_collision(m, d);
+  for (int i = 0; i < d->ncon; i++) lo = fmin(lo, d->contact[i].dist);
+  m->geom_margin[0] = m->geom_margin[1] = 0;
+  d->ncon = 0;
+  d->qpos[2] -= lo + 2e-4;
+  d->qvel[0] = 0.4, d->qvel[1] = -0.2, d->qvel[2] = -0.3, d->qvel[3] = 1, d->qvel[4] = -2, d->qvel[5] = 0.5;
+}
 
-// the cube on the plane: sliding (settled for 20 steps), tumbling onto a corner, resting with penetration
-static void test_box(int k) {
+// the cube on the plane under contact model k
+static physModel* box_model(int k) {
   physModel* m = gm_load("tests/data/contact/box_plane.xml", 0);
   m->opt.contact = model_kind[k];
   m->opt.solver_tolerance = CT_SOLVER_TOL;
@@ -376,6 +395,14 @@ static void test_box(int k) {
   // corner with exactly zero load (mu h / a = 1/2 per axis), a tie
   m->geom_friction[3 * phys_name2id(m, "geom", "floor")] = 0.3;
   m->geom_friction[3 * phys_name2id(m, "geom", "box")] = 0.2;
+  return m;
+}
+
+static const char* box_spec[] = {"mass:box", "friction:floor", "friction:box", "restitution:box", "size:box"};
+
+// the cube on the plane: sliding (settled for 20 steps), tumbling onto a corner, resting with penetration
+static void test_box(int k) {
+  physModel* m = box_model(k);
   physData* d = phys_make_data(m);
   static const char* rest_spec[] = {"mass:box", "friction:floor", "size:box"};
   physParamTable t = table(m, rest_spec, 3);
@@ -398,18 +425,7 @@ static void test_box(int k) {
   phys_param_table_free(&t);
   t = table(m, box_spec, 5);
   m->geom_restitution[phys_name2id(m, "geom", "box")] = 0.3;
-  phys_reset_data(m, d);
-  axis_quat(d->qpos + 3, 1, 2, 0, 0.6);
-  d->qpos[2] = 0.5;
-  phys_kinematics(m, d);
-  double lo = INFINITY;
-  m->geom_margin[0] = m->geom_margin[1] = 1;
-  phys_collision(m, d);
-  for (int i = 0; i < d->ncon; i++) lo = fmin(lo, d->contact[i].dist);
-  m->geom_margin[0] = m->geom_margin[1] = 0;
-  d->ncon = 0;
-  d->qpos[2] -= lo + 2e-4;
-  d->qvel[0] = 0.4, d->qvel[1] = -0.2, d->qvel[2] = -0.3, d->qvel[3] = 1, d->qvel[4] = -2, d->qvel[5] = 0.5;
+  tumbling_state(m, d);
   snprintf(name, sizeof name, "box tumbling %s", model_name[k]);
   CHECK_MSG(smooth_here(m, d), "%s: near a mode switch", name);
   check_state(name, m, d, &t);
@@ -874,7 +890,33 @@ static void test_complementarity(void) {
   phys_free_model(m);
 }
 
+// the box tumbling onto a corner (test_box) with a residual network attached before its data
+static void test_box_residual(int k) {
+  physModel* m = box_model(k);
+  int size[4] = {phys_residual_nfeature(m), 16, 16, m->nv};
+  char err[128];
+  m->residual = phys_mlp_alloc(3, size, PHYS_MLP_TANH, err, sizeof err);
+  physRng r;
+  phys_rng_seed(&r, 41);
+  phys_mlp_randomize(m->residual, &r, 10);
+  physData* d = phys_make_data(m);
+  static const char* spec[] = {"mass:box", "friction:floor", "size:box"};
+  physParamTable t = table(m, spec, 3);
+  tumbling_state(m, d);
+  double rr[6];
+  phys_residual_acc(m, d, rr);
+  char name[64];
+  snprintf(name, sizeof name, "box + residual %s", model_name[k]);
+  CHECK_MSG(gm_maxabs(rr, 6) > 1, "%s: residual %.3g too small to matter", name, gm_maxabs(rr, 6));
+  CHECK_MSG(smooth_here(m, d), "%s: near a mode switch", name);
+  check_state(name, m, d, &t);
+  phys_param_table_free(&t);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
 int main(void) {
+  for (int k = 0; k < 3; k++) test_box_residual(k);
   test_complementarity();
   test_friction_zero();
   for (int k = 0; k < 3; k++) {

@@ -6,6 +6,10 @@
 //     restarts the sum every K samples; no rotation error;
 //   - the default substeps are identify's (sample interval / the model's timestep, printed): a 0.0025 s model on
 //     100 Hz data takes 4 (error |g| (0.01 - 0.0025) t / 2 exactly), --substeps 1 overrides;
+//   - --residual FILE (tools/physid.c, every command's model option): the ball's gravity error of 0.1 corrected by
+//     a residual network whose output is the constant (0, 0, -0.1, 0, 0, 0) (zero weights, that bias): evaluate's
+//     errors below 1e-12 again, and `simulate --residual` writes the truth's trajectory to 1e-12; a network of the
+//     wrong sizes exits 1 naming the file and nothing is written, with --contact penalty exits 2;
 //   - --json writes the same figures; a data file that does not match the model exits 1 with no output; --json
 //     onto the data or the model file is refused before any work;
 //   - paper 004's trajectory errors: a body at rest without gravity against samples moved by a known offset and
@@ -274,6 +278,69 @@ static void test_json_strings(void) {
   run_free(&r);
 }
 
+// a residual network file for the ball (18 features to 6 accelerations): zero weights, bias (0, 0, az, 0, 0, 0);
+// nout outputs (6 fits the ball)
+static const char* residual_file(const char* name, double az, int nout) {
+  char text[4096];
+  int k = snprintf(text, sizeof text, "{\"format\": \"physid-mlp\", \"version\": 1, \"role\": \"residual\", "
+                   "\"input\": \"state-rotmat\", \"activation\": \"relu\", \"sizes\": [18, %d], "
+                   "\"layers\": [{\"W\": [", nout);
+  for (int i = 0; i < nout; i++)
+    k += snprintf(text + k, sizeof text - k, "%s[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]", i ? "," : "");
+  k += snprintf(text + k, sizeof text - k, "], \"b\": [");
+  for (int i = 0; i < nout; i++) k += snprintf(text + k, sizeof text - k, "%s%.17g", i ? "," : "", i == 2 ? az : 0);
+  snprintf(text + k, sizeof text - k, "]}]}\n");
+  return put(name, text);
+}
+
+static void test_residual(void) {
+  char args[1024], truth[256], model[256], data[256], res[256], sim[256];
+  shRun r;
+  snprintf(truth, sizeof truth, "%s", ball_model("truth.xml", -9.81));
+  snprintf(model, sizeof model, "%s", ball_model("model.xml", -9.71));
+  snprintf(data, sizeof data, "%s", path("data.csv"));
+  snprintf(res, sizeof res, "%s", residual_file("res.json", -0.1, 6));
+  snprintf(args, sizeof args, "simulate '%s' --steps 50 --out '%s'", truth, data);
+  r = run(args);
+  CHECK(r.code == 0);
+  run_free(&r);
+  snprintf(args, sizeof args, "evaluate '%s' '%s' --residual '%s' --json '%s'", model, data, res, path("res_eval.json"));
+  r = run(args);
+  CHECK_MSG(r.code == 0, "%s", r.err);
+  CHECK(json_value(path("res_eval.json"), "position_m", "max") < 1e-12);
+  run_free(&r);
+  // simulate with the network: the truth's rows to 1e-12
+  snprintf(sim, sizeof sim, "%s", path("sim.csv"));
+  snprintf(args, sizeof args, "simulate '%s' --steps 50 --residual '%s' --out '%s' --quiet", model, res, sim);
+  r = run(args);
+  CHECK(r.code == 0);
+  run_free(&r);
+  char *a = slurp(data), *b = slurp(sim), *pa = strchr(a, '\n'), *pb = strchr(b, '\n');
+  double worst = 0;
+  int nval = 0;
+  while (pa && pb && *pa && *pb) {
+    char *ea, *eb;
+    double x = strtod(pa + 1, &ea), y = strtod(pb + 1, &eb);
+    if (ea == pa + 1 || eb == pb + 1) break;
+    worst = fmax(worst, fabs(x - y)), nval++;
+    pa = ea, pb = eb;
+  }
+  CHECK_MSG(nval == 51 * 14 && worst < 1e-12, "simulate --residual vs the truth: %d values, worst %.3g", nval, worst);
+  free(a), free(b);
+  // bad networks
+  snprintf(args, sizeof args, "simulate '%s' --steps 5 --residual '%s' --out '%s'", model,
+           residual_file("res5.json", 0, 5), path("none.csv"));
+  r = run(args);
+  CHECK_MSG(r.code == 1 && strstr(r.err, "res5.json") && strstr(r.err, "needs 18 (state features) to 6 (nv)") &&
+                access(path("none.csv"), F_OK) != 0, "%d %s", r.code, r.err);
+  run_free(&r);
+  snprintf(args, sizeof args, "simulate '%s' --steps 5 --residual '%s' --contact penalty --out '%s'", model, res,
+           path("none.csv"));
+  r = run(args);
+  CHECK_MSG(r.code == 2 && strstr(r.err, "penalty") && access(path("none.csv"), F_OK) != 0, "%d %s", r.code, r.err);
+  run_free(&r);
+}
+
 int main(void) {
   g_bin = getenv("PHYS_BIN");
   CHECK_MSG(g_bin != NULL && access(g_bin, X_OK) == 0, "PHYS_BIN not set or not executable");
@@ -286,6 +353,7 @@ int main(void) {
   test_known_errors();
   test_truth();
   test_json_strings();
+  test_residual();
   remove_scratch();
   return test_done();
 }
