@@ -81,7 +81,8 @@ physStatus phys_ms_solve(physControlProblem* p, physData* d, const physMsOptions
 // the constraints D (T x 2nv) at the unknowns z (layout above) around the reference Xr ((T+1) x (nq + nv),
 // row 0 the initial state) from d's state, and, if jac is not NULL, the Jacobian dD/dz densely (T 2nv x nz,
 // row-major, nz = T (nu + 2nv)); *J (may be NULL) the objective, grad (nz, may be NULL) its gradient; for
-// tests. d is left at the last step's state. PHYS_ERR_NUMERIC if a step was rejected or is not finite, a step
+// tests; complementarity-aware (header), jac holds the aware Jacobian. d is left at the last step's state (at
+// some step's state after an aware jac). PHYS_ERR_NUMERIC if a step was rejected or is not finite, a step
 // Jacobian's status, PHYS_ERR_NOMEM.
 physStatus phys_ms_constraints(physControlProblem* p, physData* d, const double* Xr, const double* z, double* D,
                                double* jac, double* J, double* grad, physLog* log);
