@@ -183,7 +183,7 @@ static int read_ddp_stop(optTask* t, const cJSON* o) {
 
 // the "options" object of the method
 static int read_options(optTask* t, const cJSON* o) {
-  if (t->ms) return opt_ms_options(t->file, o, &t->ms_opt, &t->maxiter, &t->tol);
+  if (t->ms) return opt_ms_options(t->file, o, &t->ms_opt, &t->maxiter, &t->tol, &t->meth.complementarity);
   static const char* const valid[] = {"maxiter", "tol", "regularization", "complementarity", "mu_max", "stall",
                                       "stall_tol"};
   if (!task_keys(o, valid, 7, t, "options")) return 0;
@@ -586,6 +586,7 @@ static int write_result(FILE* f, const physControlProblem* p, double dt, const o
   cJSON_AddNumberToObject(r, "violation", phys_control_violation(p, p->U));
   if (mo->name) opt_method_result(r, mo);
   if (ms) opt_ms_result(r, p, ms);
+  if (ms) cJSON_AddBoolToObject(r, "complementarity", mo->complementarity);
   char* s = cJSON_Print(r);
   int ok = s && fputs(s, f) >= 0 && fputc('\n', f) != EOF;
   free(s);

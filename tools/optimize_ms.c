@@ -29,7 +29,7 @@ static int ms_choice(const cJSON* v, const char* a, const char* b, const char* f
   return -1;
 }
 
-int opt_ms_options(const char* file, const cJSON* o, physMsOptions* opt, int* maxiter, double* tol) {
+int opt_ms_options(const char* file, const cJSON* o, physMsOptions* opt, int* maxiter, double* tol, int* aware) {
   if (!cJSON_IsObject(o)) {
     cli_error("%s: options: expected an object", file);
     return 0;
@@ -46,6 +46,14 @@ int opt_ms_options(const char* file, const cJSON* o, physMsOptions* opt, int* ma
       *(k[0] == 'i' ? &opt->init_ddp : &opt->gauss_newton) = which;
       continue;
     }
+    if (strcmp(k, "complementarity") == 0) {
+      if (!cJSON_IsBool(v)) {
+        cli_error("%s: options.complementarity: expected true or false (method ms)", file);
+        return 0;
+      }
+      *aware = cJSON_IsTrue(v);
+      continue;
+    }
     int ok = strcmp(k, "maxiter") == 0      ? ms_number(&x, v, 1, 100000, 1, file) && (*maxiter = (int)x, 1)
              : strcmp(k, "tol") == 0        ? ms_number(tol, v, 1e-15, 1, 0, file)
              : strcmp(k, "constr_tol") == 0 ? ms_number(&opt->constr_tol, v, 1e-15, 1, 0, file)
@@ -55,7 +63,7 @@ int opt_ms_options(const char* file, const cJSON* o, physMsOptions* opt, int* ma
                                             : -1;
     if (ok == -1)
       cli_error("%s: options: unknown key '%s' (valid for method ms: maxiter, tol, constr_tol, print_level, history, "
-                "init, hessian, best_defect)", file, k);
+                "init, hessian, best_defect, complementarity)", file, k);
     if (ok != 1) return 0;
   }
   return 1;
@@ -93,5 +101,6 @@ void opt_ms_result(cJSON* r, const physControlProblem* p, const physMsResult* re
   cJSON_AddNumberToObject(r, "drift", res->drift);
   cJSON_AddNumberToObject(r, "ddp_iterations", res->ddp_iterations);
   cJSON_AddNumberToObject(r, "returned_iteration", res->iterate);
+  cJSON_AddNumberToObject(r, "relabelled_steps", res->relabelled);
   cJSON_AddNumberToObject(r, "time", res->seconds);
 }

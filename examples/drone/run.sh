@@ -3,7 +3,8 @@
 # floor under lcp and must reach a height of 1 m after 1 s (100 steps of 10 ms). Single shooting on the
 # rollout gradient with exact lcp gradients sees a zero gradient at rest (the contacts clamp) and stalls; with
 # the complementarity-aware gradient ("complementarity": true) Adam escapes; so does DDP (the aware Jacobians of
-# its backward pass) where exact DDP stops at once. The sampling methods (no
+# its backward pass) where exact DDP stops at once, and multiple shooting (ms: the aware constraint Jacobian)
+# where exact ms stays on the floor. The sampling methods (no
 # gradient) for comparison. Every run starts from zero thrust.
 #
 #   examples/drone/run.sh [PHYSID]    (run from the repository root; writes examples/drone/results.md)
@@ -31,13 +32,15 @@ task adam_exact adam '{"maxiter": 100, "lr": 0.1}'
 task adam_aware adam '{"maxiter": 100, "lr": 0.1, "complementarity": true}'
 task ddp_exact ddp '{"maxiter": 100}'
 task ddp_aware ddp '{"maxiter": 100, "complementarity": true}'
+task ms_exact ms '{"maxiter": 100}'
+task ms_aware ms '{"maxiter": 100, "complementarity": true}'
 task mppi mppi '{"samples": 64, "iterations": 50, "sigma": 1, "lambda": 1, "seed": 0, "threads": 2}'
 task cem cem '{"samples": 64, "iterations": 50, "sigma": 1, "elite": 0.2, "seed": 0, "threads": 2}'
 task cem_floor cem '{"samples": 64, "iterations": 50, "sigma": 1, "elite": 0.2, "min_std": 0.2, "noise_beta": 2, "seed": 0, "threads": 2}'
 task mppi_coloured mppi '{"samples": 64, "iterations": 50, "sigma": 1, "lambda": 1, "noise_beta": 2, "seed": 0, "threads": 2}'
 task random random '{"samples": 64, "iterations": 50, "sigma": 1, "seed": 0, "threads": 2}'
 
-for t in lbfgsb_exact lbfgsb_aware adam_exact adam_aware ddp_exact ddp_aware mppi mppi_coloured cem cem_floor random; do
+for t in lbfgsb_exact lbfgsb_aware adam_exact adam_aware ddp_exact ddp_aware ms_exact ms_aware mppi mppi_coloured cem cem_floor random; do
   echo "== $t" >&2
   "$PHYSID" optimize "$TMP/$t.json" --quiet || echo "physid optimize $t failed" >&2
 done
@@ -48,6 +51,8 @@ tmp, out, commit = sys.argv[1:4]
 rows = [("lbfgsb_exact", "L-BFGS-B", "exact lcp"), ("lbfgsb_aware", "L-BFGS-B", "complementarity-aware"),
         ("adam_exact", "Adam (lr 0.1)", "exact lcp"), ("adam_aware", "Adam (lr 0.1)", "complementarity-aware"),
         ("ddp_exact", "DDP", "exact lcp"), ("ddp_aware", "DDP", "complementarity-aware"),
+        ("ms_exact", "multiple shooting (Ipopt, L-BFGS)", "exact lcp"),
+        ("ms_aware", "multiple shooting (Ipopt, L-BFGS)", "complementarity-aware"),
         ("mppi", "MPPI (64 x 50, sigma 1, lambda 1)", "none"),
         ("mppi_coloured", "MPPI (as above, noise_beta 2)", "none"), ("cem", "CEM (64 x 50, sigma 1, elite 0.2)", "none"),
         ("cem_floor", "CEM (as above, min_std 0.2, noise_beta 2)", "none"),

@@ -7,6 +7,7 @@
 
 #include "grad.h"
 #include "ms.h"
+#include "rollout.h"
 #include "rot.h"
 
 // the solve's state, shared by Ipopt's callbacks
@@ -34,6 +35,10 @@ typedef struct msCtx_ {
   double* zbest;            // the best feasible iterate (max |D| <= best_defect, lowest objective), its
   double best, best_defect; // objective (+inf: none yet) and the threshold
   int best_iter;
+  int aware;                // complementarity-aware constraint Jacobian (m's gradflags PHYS_GRAD_COMPLEMENTARITY, lcp)
+  double* rec;              // aware: T step records (phys_rollout_save_state) then T flags (the step had
+                            // constraints), then the cotangent and the adjoint (2 x n2); NULL otherwise
+  int relabelled;           // aware: steps whose labels the last Jacobian sweep changed
 } msCtx;
 
 // monotonic wall clock in seconds
@@ -108,12 +113,19 @@ static double state_terms(msCtx* c, const physStateCost* sc, double* g, double* 
   return scale * J;
 }
 
+// complementarity-aware: step t's record (qpos, qvel, time, warm-start list) and its flag (1: constraints)
+static double* aware_record(const msCtx* c, int t) {
+  return c->rec + (size_t)t * phys_rollout_record_size(c->m);
+}
+static double* aware_flag(const msCtx* c, int t) { return aware_record(c, c->T) + t; }
+
 // one step of the sweep from d's state at u_t into F_t (and A_t, B_t if jac); 0 if rejected or not finite
 static int sweep_step(msCtx* c, int t, const double* u, int jac) {
   const physModel* m = c->m;
   physData* d = c->d;
   if (jac) {
     if (c->nu > 0) memcpy(d->ctrl, u, sizeof(double) * (size_t)c->nu);
+    if (c->aware) phys_rollout_save_state(m, d, aware_record(c, t));
     physStatus st = phys_step_jacobian(m, d, c->A + (size_t)t * c->n2 * c->n2, c->B + (size_t)t * c->n2 * c->nu);
     if (st != PHYS_OK) {
       if (c->st == PHYS_OK && st != PHYS_ERR_NUMERIC)
@@ -125,6 +137,7 @@ static int sweep_step(msCtx* c, int t, const double* u, int jac) {
   if (c->nu > 0) memcpy(d->ctrl, u, sizeof(double) * (size_t)c->nu);
   phys_step(m, d);
   if (d->warning_count[PHYS_WARN_REJECTED] > rejected) return 0;
+  if (jac && c->aware) *aware_flag(c, t) = d->ncon + d->nlimit > 0;
   double* f = c->F + (size_t)t * c->ns;
   memcpy(f, d->qpos, sizeof(double) * (size_t)m->nq);
   memcpy(f + m->nq, d->qvel, sizeof(double) * (size_t)m->nv);
@@ -133,8 +146,64 @@ static int sweep_step(msCtx* c, int t, const double* u, int jac) {
   return 1;
 }
 
-// the sweep at z: S, F, D, the objective J and the state gradients gs, and with jac the step Jacobians;
-// 0 if a step was rejected or a value is not finite. d is left at s_T.
+// c_t <- the cotangent of step t's output f_t, R_t' lambda_t, from w = dL/ds_{t+1} (gs_{t+1} + A_{t+1}' c_{t+1}):
+// the multiplier lambda_t of D_t that makes the Lagrangian stationary in dx_{t+1},
+// lambda_t = -N_t^-T E_{t+1}' w (N_t = Jr^-1(D_t) Jr(dx_{t+1}), E = Jr(dx_{t+1}); R_t = -Jl^-1(D_t)), so c_t = w
+// off the rotations and Jr(D_t)^-1 Jr(D_t)' w on a rotation group (Jl^-T = Jr^-1, N^-T E' = Jr(D)')
+static void aware_cotangent(const msCtx* c, int t, const double* w, double* ct) {
+  memcpy(ct, w, sizeof(double) * (size_t)c->n2);
+  const double* D = c->D + (size_t)t * c->n2;
+  for (int a = 0; a < c->nv; a++) {
+    if (c->rot[a] != a) continue;
+    double Ji[9], Jr[9], v[3];
+    phys_so3_jr_inv(Ji, D + a);
+    phys_so3_jacobians(Jr, NULL, D + a);
+    for (int i = 0; i < 3; i++) v[i] = Jr[0 * 3 + i] * w[a] + Jr[1 * 3 + i] * w[a + 1] + Jr[2 * 3 + i] * w[a + 2];
+    for (int i = 0; i < 3; i++) ct[a + i] = Ji[i * 3] * v[0] + Ji[i * 3 + 1] * v[1] + Ji[i * 3 + 2] * v[2];
+  }
+}
+
+// complementarity-aware constraint Jacobian: backward over the sweep just made, each constrained step's A_t, B_t
+// retaken by phys_step_jacobian_aware for the cotangent c_t of aware_cotangent, the multipliers' estimate that
+// solves the Lagrangian's stationarity in the states (exact at a KKT point, where it equals Ipopt's
+// multipliers; at a defect-free point the costate of single shooting: the adjoint of the aware VJP). A function
+// of z alone, so deterministic whatever Ipopt's call order. 0 (c->st set) if a Jacobian failed; d is left at
+// some step's state
+static int aware_jacobians(msCtx* c, const double* z) {
+  const physModel* m = c->m;
+  physData* d = c->d;
+  int n2 = c->n2, nu = c->nu;
+  double *ct = aware_flag(c, c->T), *w = ct + n2;
+  memcpy(w, c->gs + (size_t)c->T * n2, sizeof(double) * (size_t)n2);
+  c->relabelled = 0;
+  for (int t = c->T - 1; t >= 0; t--) {
+    aware_cotangent(c, t, w, ct);
+    double *A = c->A + (size_t)t * n2 * n2, *B = c->B + (size_t)t * n2 * nu;
+    if (*aware_flag(c, t) != 0) {
+      phys_rollout_load_state(m, d, aware_record(c, t));
+      if (nu > 0) memcpy(d->ctrl, z + u_at(c, t), sizeof(double) * (size_t)nu);
+      int rel = 0;
+      physStatus st = phys_step_jacobian_aware(m, d, ct, A, B, &rel);
+      if (st != PHYS_OK) {
+        if (c->st == PHYS_OK)
+          c->st = phys_error(c->log, st, "ms: the complementarity-aware step Jacobian at step %d failed: %s", t,
+                             d->lastwarning);
+        return 0;
+      }
+      c->relabelled += rel;
+    }
+    for (int j = 0; j < n2; j++) {   // w <- gs_t + A_t' c_t
+      double s = c->gs[(size_t)t * n2 + j];
+      for (int i = 0; i < n2; i++) s += A[(size_t)i * n2 + j] * ct[i];
+      w[j] = s;
+    }
+  }
+  return 1;
+}
+
+// the sweep at z: S, F, D, the objective J and the state gradients gs, and with jac the step Jacobians
+// (complementarity-aware: aware_jacobians); 0 if a step was rejected or a value is not finite. d is left at
+// s_T (aware with jac: at a step's state).
 static int sweep(msCtx* c, const double* z, int jac) {
   if (memcmp(z, c->zf, sizeof(double) * (size_t)c->nz) == 0 && c->have_f && (!jac || c->have_j)) return 1;
   const physModel* m = c->m;
@@ -165,6 +234,7 @@ static int sweep(msCtx* c, const double* z, int jac) {
     for (int i = 0; i < c->nv; i++) D[c->nv + i] = sn[c->nq + i] - f[c->nq + i];
   }
   if (!isfinite(J)) return 0;
+  if (jac && c->aware && !aware_jacobians(c, z)) return 0;
   c->J = J;
   memcpy(c->zf, z, sizeof(double) * (size_t)c->nz);
   c->have_f = 1, c->have_j = jac;
@@ -405,12 +475,18 @@ static int ctx_make(msCtx* c, physControlProblem* p, physData* d) {
   c->con0 = (physContact*)s;
   rotation_groups(m, c->rot);
   c->nblk = next_block_nnz(c);
+  c->aware = (m->opt.gradflags & PHYS_GRAD_COMPLEMENTARITY) && m->opt.contact == PHYS_CONTACT_LCP;
+  if (c->aware && !(c->rec = calloc(T * (phys_rollout_record_size(m) + 1) + 2 * n2, sizeof(double)))) {
+    free(c->Xr);
+    return 0;
+  }
   return 1;
 }
 
-// the context's allocation
+// the context's allocations
 static void ctx_free(msCtx* c) {
   free(c->Xr);
+  free(c->rec);
 }
 
 // c <- d's state as the initial state
@@ -575,7 +651,7 @@ physStatus phys_ms_solve(physControlProblem* p, physData* d, const physMsOptions
     c.tlast = ms_seconds();
     double obj = 0;
     int s = IpoptSolve(nlp, z, NULL, &obj, NULL, NULL, NULL, &c);
-    res->status = s, res->status_name = status_name(s);
+    res->status = s, res->status_name = status_name(s), res->relabelled = c.relabelled;
     p->stop = s == Solve_Succeeded || s == Solved_To_Acceptable_Level ? PHYS_DDP_COST : PHYS_DDP_MAXITER;
     if (c.st != PHYS_OK) st = c.st;
     else if (s <= Not_Enough_Degrees_Of_Freedom)

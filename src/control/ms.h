@@ -18,6 +18,13 @@
 // quasi-Newton (L-BFGS): the step's exact second derivatives do not exist (the constrained step is only
 // piecewise smooth, and physid computes first derivatives only).
 //
+// Complementarity-aware (m's gradflags PHYS_GRAD_COMPLEMENTARITY, lcp): the constraint Jacobian's A_t, B_t are
+// phys_step_jacobian_aware's for the cotangent of step t's output R_t' lambda_t, lambda_t the multipliers'
+// estimate that makes the Lagrangian stationary in the states (a backward recursion over the sweep, the
+// costate of single shooting at a defect-free point; Ipopt's own multipliers at a KKT point). Ipopt 3.11's C
+// interface hands no multipliers to the Jacobian callback, nor to any callback under the L-BFGS Hessian, so they
+// are estimated from z alone. The objective's gradient stays exact. Flag off: the exact solve, bit for bit.
+//
 // Deterministic: the same problem and d give the same bits (sequential MUMPS, no threads).
 #ifndef PHYS_MS_H
 #define PHYS_MS_H
@@ -48,6 +55,7 @@ typedef struct physMsResult_ {
   int ddp_iterations;       // DDP iterations of the initialization (init_ddp)
   int iterate;              // the Ipopt iteration returned (niter, or an earlier best feasible one)
   double seconds;           // wall time of the solve (initialization included)
+  int relabelled;           // complementarity-aware: steps whose contact labels the last constraint Jacobian changed
   double* defect_iter;      // caller's array of p->maxiter + 1 (or NULL): Ipopt's inf_pr per iteration
 } physMsResult;
 
@@ -73,7 +81,8 @@ physStatus phys_ms_solve(physControlProblem* p, physData* d, const physMsOptions
 // the constraints D (T x 2nv) at the unknowns z (layout above) around the reference Xr ((T+1) x (nq + nv),
 // row 0 the initial state) from d's state, and, if jac is not NULL, the Jacobian dD/dz densely (T 2nv x nz,
 // row-major, nz = T (nu + 2nv)); *J (may be NULL) the objective, grad (nz, may be NULL) its gradient; for
-// tests. d is left at the last step's state. PHYS_ERR_NUMERIC if a step was rejected or is not finite, a step
+// tests; complementarity-aware (header), jac holds the aware Jacobian. d is left at the last step's state (at
+// some step's state after an aware jac). PHYS_ERR_NUMERIC if a step was rejected or is not finite, a step
 // Jacobian's status, PHYS_ERR_NOMEM.
 physStatus phys_ms_constraints(physControlProblem* p, physData* d, const double* Xr, const double* z, double* D,
                                double* jac, double* J, double* grad, physLog* log);

@@ -10,8 +10,10 @@
 #include "control.h"
 #include "grad.h"
 #include "ms.h"
+#include "shooting.h"
 #include "test.h"
 #include "lqr.h"
+#include "drone_task.h"
 
 // a deterministic pseudo-random number in [-1, 1]
 static double rnd(unsigned* s) {
@@ -223,9 +225,110 @@ static void test_swing_up(void) {
   phys_free_model(m);
 }
 
+// paper 001's drone (drone_task.h) from rest on the floor by multiple shooting, maxiter Ipopt iterations,
+// exact (aware 0) or complementarity-aware (aware 1); returns the problem (caller frees it, *m and *d)
+static physControlProblem* drone_ms(int aware, int maxiter, physModel** m, physData** d, physMsResult* res) {
+  physControlProblem* p = drone_task(aware, maxiter, m, d);
+  physLog log;
+  memset(&log, 0, sizeof log);
+  physMsOptions opt = phys_ms_defaults();
+  CHECK_MSG(phys_ms_solve(p, *d, &opt, res, NULL, NULL, &log) == PHYS_OK, "%s", log.error);
+  return p;
+}
+
+// the multipliers' estimate at a defect-free point: at the drone's initial rollout (z = 0) the reduced gradient
+// of the aware constraint Jacobian, grad_u + (dD/du)' lambda with lambda from the states' stationarity
+// (dD/ddx)' lambda = -grad_x (back substitution: dD_t/ddx_{t+1} = I at z = 0), equals single shooting's
+// complementarity-aware gradient (phys_control_grad with the flag), and is not zero where the exact one is
+static void test_drone_multipliers(void) {
+  physModel* m;
+  physData* d;
+  physControlProblem* p = drone_task(1, 1, &m, &d);
+  int T = p->T, nu = p->nu, n2 = 2 * m->nv, ns = m->nq + m->nv, nz = T * (nu + n2), nc = T * n2;
+  double *Xr = malloc(sizeof(double) * (size_t)(T + 1) * ns), *z = calloc((size_t)nz, sizeof(double));
+  double *D = malloc(sizeof(double) * (size_t)nc), *jac = malloc(sizeof(double) * (size_t)nc * nz);
+  double *g = malloc(sizeof(double) * (size_t)nz), *lam = malloc(sizeof(double) * (size_t)nc);
+  double *G = malloc(sizeof(double) * (size_t)T * nu), *work = malloc(sizeof(double) * phys_control_grad_worksize(p));
+  CHECK(Xr && z && D && jac && g && lam && G && work);
+  physLog log;
+  memset(&log, 0, sizeof log);
+  double J0 = phys_control_rollout(p, d, p->U, Xr);
+  phys_reset_keyframe(m, d, 0);
+  double J;
+  CHECK_MSG(phys_ms_constraints(p, d, Xr, z, D, jac, &J, g, &log) == PHYS_OK, "%s", log.error);
+  CHECK(J == J0);
+  for (int t = T - 1; t >= 0; t--)   // lambda_t = -g_x(t+1) - (dD_{t+1}/ddx_{t+1})' lambda_{t+1}
+    for (int j = 0; j < n2; j++) {
+      size_t col = (size_t)t * (nu + n2) + nu + j;
+      double s = -g[col];
+      for (int i = 0; i < n2 && t + 1 < T; i++) s -= jac[((size_t)(t + 1) * n2 + i) * nz + col] * lam[(t + 1) * n2 + i];
+      lam[t * n2 + j] = s;
+    }
+  phys_reset_keyframe(m, d, 0);
+  physStatus st;
+  phys_control_grad(p, d, p->U, G, work, &st, &log);
+  CHECK(st == PHYS_OK);
+  double err = 0, scale = 0;
+  for (int t = 0; t < T; t++)
+    for (int j = 0; j < nu; j++) {
+      size_t col = (size_t)t * (nu + n2) + j;
+      double r = g[col];
+      for (int i = 0; i < n2; i++) r += jac[((size_t)t * n2 + i) * nz + col] * lam[t * n2 + i];
+      err = fmax(err, fabs(r - G[t * nu + j]));
+      scale = fmax(scale, fabs(G[t * nu + j]));
+    }
+  printf("drone multipliers: reduced gradient of the aware ms Jacobian vs aware single shooting: max diff %.3g, "
+         "max |G| %.6g\n", err, scale);
+  CHECK_MSG(scale > 1e-3 && err <= 1e-9 * scale, "max diff %.3g, scale %.3g", err, scale);
+  free(Xr), free(z), free(D), free(jac), free(g), free(lam), free(G), free(work);
+  phys_control_free(p);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+// exact multiple shooting stalls at rest (B = 0 through the clamped contacts: the cost stays 45.125, the drone
+// on the floor); complementarity-aware, it takes off: solved, cost below 1 % of the initial, height within
+// 5 cm of 1 m, defects below 1e-8. A regression test of the option: before it, the flag left ms exact (the
+// first run), so the second run's checks failed
+static void test_drone(void) {
+  physModel* m[2];
+  physData* d[2];
+  physMsResult res[2] = {{0}, {0}};
+  physControlProblem* p[2];
+  double z[2];
+  for (int k = 0; k < 2; k++) {
+    p[k] = drone_ms(k, 60, &m[k], &d[k], &res[k]);
+    z[k] = p[k]->X[100 * (m[k]->nq + m[k]->nv) + 2];
+    printf("drone ms %s: %d iterations (%s), objective %.9g, rollout cost %.9g, height %.6f, max defect %.3g, "
+           "relabelled %d, %.2f s\n", k ? "complementarity-aware" : "exact", p[k]->niter, res[k].status_name,
+           res[k].objective, p[k]->cost, z[k], res[k].defect, res[k].relabelled, res[k].seconds);
+  }
+  CHECK_MSG(fabs(p[0]->cost - 45.125) < 1e-3 && fabs(z[0] - 0.05) < 1e-6, "exact: cost %.9g, height %.9g", p[0]->cost,
+            z[0]);
+  CHECK_MSG(res[1].status == 0 && p[1]->cost < 0.01 * 45.125 && fabs(z[1] - 1) < 0.05 && res[1].defect < 1e-8,
+            "aware: status %s, cost %.9g, height %.9g, defect %.3g", res[1].status_name, p[1]->cost, z[1],
+            res[1].defect);
+  // deterministic: solved again, the same bits
+  physModel* m2;
+  physData* d2;
+  physMsResult r2 = {0};
+  physControlProblem* p2 = drone_ms(1, 60, &m2, &d2, &r2);
+  CHECK(p2->niter == p[1]->niter && memcmp(p2->U, p[1]->U, sizeof(double) * 400) == 0 && p2->cost == p[1]->cost);
+  phys_control_free(p2);
+  phys_free_data(d2);
+  phys_free_model(m2);
+  for (int k = 0; k < 2; k++) {
+    phys_control_free(p[k]);
+    phys_free_data(d[k]);
+    phys_free_model(m[k]);
+  }
+}
+
 int main(void) {
   test_derivatives();
   test_lqr();
   test_swing_up();
+  test_drone_multipliers();
+  test_drone();
   return test_done();
 }

@@ -1,7 +1,8 @@
 // test_optimize_ms.c - `physid optimize TASK.json` with "method": "ms" (tools/optimize_ms.c) run as a user
 // would (env PHYS_BIN): issue 13's task by multiple shooting reaches the top with defects below 1e-8, its
 // controls replayed by `simulate --ctrl-file` reproduce the trajectory CSV byte for byte; a torque bound of
-// 3 N m started from DDP's solution keeps every control inside; two runs write identical bytes; bad options
+// 3 N m started from DDP's solution keeps every control inside; paper 001's drone takes off with
+// "complementarity": true and stays on the floor without; two runs write identical bytes; bad options
 // exit 1 naming the JSON path and write nothing. With --slow (CTest tools/test_optimize_ms_slow) only paper
 // 001's catapult: examples/catapult/task.json as it is, the ball within 5 mm of its target at step 250.
 #include <cjson/cJSON.h>
@@ -116,6 +117,46 @@ static void test_bounded_from_ddp(void) {
   check_replay(400, "ub.csv", "xb.csv");
 }
 
+// paper 001's drone at rest on the floor (examples/drone/run.sh's task) by ms with "complementarity": true
+// (the complementarity-aware constraint Jacobian): solved, final height within 5 cm of 1 m and the cost below
+// 1 % of the initial 45.125; with false (exact lcp Jacobians) it stays on the floor at 45.125
+static void test_drone_aware(void) {
+  char* model = slurp("models/drone.xml");
+  put("drone.xml", model);
+  free(model);
+  for (int k = 0; k < 2; k++) {
+    char text[1024], name[32];
+    snprintf(text, sizeof text,
+             "{\"model\": \"drone.xml\", \"horizon\": 100, \"method\": \"ms\", \"init\": {\"keyframe\": \"ground\"},\n"
+             " \"cost\": {\"final\": [{\"qpos\": [0, 0, 1, 1, 0, 0, 0], \"weight\": [0, 0, 100, 0, 0, 0]},\n"
+             "  {\"qvel\": [0, 0, 0, 0, 0, 0], \"weight\": [0, 0, 10, 0, 0, 0]}], \"control\": 1e-3},\n"
+             " \"options\": {\"maxiter\": 100, \"complementarity\": %s},\n"
+             " \"out\": {\"controls\": \"ud%d.csv\", \"trajectory\": \"xd%d.csv\", \"result\": \"rd%d.json\"}}\n",
+             k ? "true" : "false", k, k, k);
+    snprintf(name, sizeof name, "drone%d.json", k);
+    put(name, text);
+    CHECK(optimize_code(name, NULL) == 0);
+    snprintf(name, sizeof name, "xd%d.csv", k);
+    char* x = slurp(path(name));
+    double z = last_row_value(x, 3);
+    free(x);
+    snprintf(name, sizeof name, "d%d", k);
+    cJSON* j = result(name);
+    if (!j) continue;
+    double fc = cJSON_GetObjectItem(j, "final_cost")->valuedouble;
+    CHECK(cJSON_IsTrue(cJSON_GetObjectItem(j, "complementarity")) == k);
+    printf("ms drone %s: %d iterations (%s), rollout cost %.9g, height %.6f\n", k ? "aware" : "exact",
+           cJSON_GetObjectItem(j, "iterations")->valueint, cJSON_GetObjectItem(j, "stop")->valuestring, fc, z);
+    if (k) {
+      CHECK(strcmp(cJSON_GetObjectItem(j, "stop")->valuestring, "solved") == 0);
+      CHECK_MSG(fc < 0.01 * 45.125 && fabs(z - 1) < 0.05, "aware: cost %.9g, height %.9g", fc, z);
+    } else {
+      CHECK_MSG(fabs(fc - 45.125) < 1e-3 && fabs(z - 0.05) < 1e-6, "exact: cost %.9g, height %.9g", fc, z);
+    }
+    cJSON_Delete(j);
+  }
+}
+
 // bad options of method ms: exit 1, the message names the JSON path, no output file
 static void test_errors(void) {
   static const badOptions c[] = {
@@ -127,6 +168,7 @@ static void test_errors(void) {
       {"ms", "[1]", "options: expected an object"},
       {"ms", "{\"hessian\": \"newton\"}", "options.hessian: expected \"lbfgs\" or \"gauss-newton\" (method ms)"},
       {"ms", "{\"best_defect\": 2}", "options.best_defect: expected a number in [0, 1] (method ms)"},
+      {"ms", "{\"complementarity\": 1}", "options.complementarity: expected true or false (method ms)"},
   };
   check_bad_options(c, sizeof c / sizeof c[0]);
 }
@@ -199,6 +241,7 @@ int main(int argc, char** argv) {
   } else {
     test_swing_up();
     test_bounded_from_ddp();
+    test_drone_aware();
     test_errors();
   }
   remove_scratch();
