@@ -324,6 +324,7 @@ static void toi_displacement(const physModel* m, physData* d, const physConstrai
   int any = 0;
   memset(f, 0, sizeof(double) * (size_t)nv);
   for (int i = 0; i < p->nc; i++) {
+    if (!(p->con[i].dist > 0)) continue;   // touching or penetrating: no time of impact (phys_toi_time), sigma = 0
     const double* Jn = p->J + (size_t)(3 * i) * nv;
     double vn = 0;
     for (int k = 0; k < nv; k++) vn += Jn[k] * d->qvel[k];
