@@ -8,7 +8,8 @@
 //   3. the inner problem: Y = L^-1 J' (nv x 3nc), Q = Y'Y + eps I, g = -Y'r0 + c with c the complementarity and
 //      dissipation coefficients; min 1/2 x'Qx + g'x over the unit cones by a log-barrier method, polished by an
 //      active-set Newton method (certified gap ~1e-11 of the loss);
-//   4. residuals r_pred = r0 - Y lambda, r_c, r_pen and, if asked, their Jacobian with lambda fixed.
+//   4. residuals r_pred = r0 - Y lambda, r_c, r_pen and, if asked, their Jacobian: first with lambda fixed, then
+//      (unless weights.envelope) lambda's derivative added through d(J'lambda) and d(r_c^2/2) (socp_sensitivity).
 // Derivative of r_pred = L^-1 w (w = dt F - J' lambda) in theta: L^-1 dw - Phi(L^-1 dM~ L^-T) r_pred, where dL =
 // L Phi(L^-1 dM~ L^-T) and Phi takes the lower triangle with half the diagonal; dw = dt R(qacc) - d(J' lambda);
 // the columns of dM~ from phys_param_forces: dM~ e_k = R(e_k) - R(0) (the force is affine in the acceleration).
@@ -38,6 +39,7 @@ void phys_violation_defaults(physViolationWeights* w) {
   w->diss = 1e-1;
   w->pen = 1e2;
   w->eps = 1e-6;
+  w->envelope = 0;
 }
 
 //---------------------------------------------------------------------------------------------------------
@@ -427,10 +429,10 @@ static void polish_point(vPolish* pp, double* x) {
   }
 }
 
-// one Newton step on f(x(z)): gradient Jz'u, Hessian (Y Jz)'(Y Jz) + eps Jz'Jz + the surface's curvature u'd2x/dz2
-// (d2x/da2 = -r (0, cos a, sin a), d2x/dr da = (0, -sin a, cos a)); returns the step's largest entry relative to
-// z's, or -1 if the Hessian is not positive definite
-static double polish_newton(vPolish* pp, double* x) {
+// at the classes' unknowns z: x (3 nc), u = Qx + g, the gradient gz = Jz'u and the lower triangle of the Hessian
+// H = (Y Jz)'(Y Jz) + eps Jz'Jz + the surface's curvature u'd2x/dz2 (d2x/da2 = -r (0, cos a, sin a), d2x/dr da =
+// (0, -sin a, cos a))
+static void polish_hessian(vPolish* pp, double* x) {
   int n = 3 * pp->nc, k = pp->k, nz = pp->nz;
   polish_point(pp, x);
   socp_grad(pp->Y, k, pp->eps, pp->g, n, x, pp->yx, pp->u);
@@ -462,6 +464,13 @@ static double polish_newton(vPolish* pp, double* x) {
       pp->H[(size_t)(c + 1) * nz + c] += -sa * ui[1] + ca * ui[2];
     }
   }
+}
+
+// one Newton step on f(x(z)) (polish_hessian); returns the step's largest entry relative to z's, or -1 if the
+// Hessian is not positive definite
+static double polish_newton(vPolish* pp, double* x) {
+  int nz = pp->nz;
+  polish_hessian(pp, x);
   if (phys_chol_factor(pp->H, nz, 0) != nz) return -1;
   phys_chol_solve(pp->gz, pp->H, pp->gz, nz);
   double step = 0, size = 0;
@@ -505,7 +514,7 @@ static int polish_settle(vPolish* pp, double* xp) {
 // changes of polish_settle and again (VIOL_POLISH_ROUNDS rounds); the polished point replaces x only if it lies
 // in the cones with an unchanged class and its certified gap is smaller. qmax: the largest diagonal of Q.
 static void socp_polish(physData* d, const double* Y, int k, double eps, const double* g, int nc, double qmax,
-                        double* x, double* gap) {
+                        double* x, double* gap, double* cls) {
   int n = 3 * nc;
   size_t mark = phys_stack_mark(d);
   vPolish pp = {Y, k, nc, 0, eps, g, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
@@ -523,6 +532,8 @@ static void socp_polish(physData* d, const double* Y, int k, double eps, const d
     double ax = phys_norm3(xi) / xs, au = phys_norm3(pp.u + 3 * i) / us;
     pp.cls[i] = ax < VIOL_POLISH_CLASS && ax < au ? 0 : xi[0] - hypot(xi[1], xi[2]) > VIOL_POLISH_INSIDE * xi[0] ? 3 : 2;
   }
+  if (cls)   // the classes of x as kept: the centre's, replaced below by the polish's if its point is kept
+    for (int i = 0; i < nc; i++) cls[i] = us > 0 ? pp.cls[i] : 0;
   size_t rmark = phys_stack_mark(d);
   for (int round = 0; round < VIOL_POLISH_ROUNDS && us > 0; round++) {
     phys_stack_free(d, rmark);   // the last round's unknowns; this round's sized by its classes
@@ -550,6 +561,7 @@ static void socp_polish(physData* d, const double* Y, int k, double eps, const d
     double gp = socp_cert_gap(xp, pp.u, nc, eps);
     if (gp < *gap) {
       memcpy(x, xp, sizeof(double) * (size_t)n), *gap = gp;
+      if (cls) memcpy(cls, pp.cls, sizeof(double) * (size_t)nc);
       break;
     }
     // not better: the zero cones whose u_i is outside the (dual) cone are active, on the surface
@@ -561,9 +573,12 @@ static void socp_polish(physData* d, const double* Y, int k, double eps, const d
   phys_stack_free(d, mark);
 }
 
-int phys_violation_socp(physData* d, const double* Y, int k, double eps, const double* g, int nc, double tol,
-                        double* x, double* gap) {
+// phys_violation_socp, and (cls (nc) not NULL) the cones' classes at the returned x as the polish classes them
+// (0 zero, 3 inside, 2 surface; all 0 when the minimizer is 0)
+static int socp_solve(physData* d, const double* Y, int k, double eps, const double* g, int nc, double tol,
+                      double* x, double* gap, double* cls) {
   int n = 3 * nc;
+  if (cls) memset(cls, 0, sizeof(double) * (size_t)nc);
   double gmax = 0, qmax = eps;
   for (int j = 0; j < n; j++) {
     double q = eps;
@@ -598,10 +613,61 @@ int phys_violation_socp(physData* d, const double* Y, int k, double eps, const d
     double* u = work;
     socp_grad(Y, k, eps, g, n, x, work + n, u);
     *gap = socp_cert_gap(x, u, nc, eps);
-    socp_polish(d, Y, k, eps, g, nc, qmax, x, gap);
+    socp_polish(d, Y, k, eps, g, nc, qmax, x, gap, cls);
   }
   phys_stack_free(d, mark);
   return steps;
+}
+
+int phys_violation_socp(physData* d, const double* Y, int k, double eps, const double* g, int nc, double tol,
+                        double* x, double* gap) {
+  return socp_solve(d, Y, k, eps, g, nc, tol, x, gap, NULL);
+}
+
+// The minimizer's derivative by implicit differentiation of the optimality conditions: with the cones in the
+// classes cls (nc) of x, x* = x(z*) where the unknowns z* solve Jz'u(x(z), theta) = 0 (u = Qx + g), so dz =
+// -H^-1 Jz' du and dx = Jz dz, H the polish's Hessian at x (polish_hessian) and du (n x nt, row-major) the
+// derivative of u in theta at fixed x. dx (n x nt, row-major) gets dx*/dtheta; returns 1, or 0 with dx zero (the
+// envelope's choice) when H is not positive definite (a degenerate active set) or no cone is active.
+static int socp_sensitivity(physData* d, const double* Y, int k, double eps, const double* g, int nc,
+                            const double* cls, const double* x, const double* du, int nt, double* dx) {
+  int n = 3 * nc, nz = 0;
+  memset(dx, 0, sizeof(double) * (size_t)n * nt);
+  for (int i = 0; i < nc; i++) nz += (int)cls[i];
+  if (nz == 0) return 0;
+  size_t mark = phys_stack_mark(d);
+  vPolish pp = {Y, k, nc, 0, eps, g, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+  pp.cls = phys_stack_alloc(d, (size_t)nc);
+  memcpy(pp.cls, cls, sizeof(double) * (size_t)nc);
+  pp.u = phys_stack_alloc(d, (size_t)n);
+  pp.yx = phys_stack_alloc(d, (size_t)k + 1);
+  pp.col0 = (int*)phys_stack_alloc(d, ((size_t)nc * sizeof(int) + 7) / 8);
+  pp.z = phys_stack_alloc(d, (size_t)nz);
+  pp.Jz = phys_stack_alloc(d, 3 * (size_t)nz);
+  pp.YJ = phys_stack_alloc(d, (size_t)k * nz + 1);
+  pp.H = phys_stack_alloc(d, (size_t)nz * nz);
+  pp.gz = phys_stack_alloc(d, (size_t)nz);
+  double* xp = phys_stack_alloc(d, (size_t)n);
+  polish_start(&pp, x);
+  polish_hessian(&pp, xp);
+  int ok = phys_chol_factor(pp.H, nz, 0) == nz;
+  for (int j = 0; j < nt && ok; j++) {
+    for (int i = 0; i < nc; i++)
+      for (int q = 0; q < (int)cls[i]; q++) {
+        int c = pp.col0[i] + q;
+        const double* J = pp.Jz + 3 * c;
+        const double* u = du + (size_t)3 * i * nt + j;
+        pp.gz[c] = J[0] * u[0] + J[1] * u[nt] + J[2] * u[2 * (size_t)nt];
+      }
+    phys_chol_solve(pp.gz, pp.H, pp.gz, nz);
+    for (int i = 0; i < nc; i++)
+      for (int q = 0; q < (int)cls[i]; q++) {
+        int c = pp.col0[i] + q;
+        for (int a = 0; a < 3; a++) dx[(size_t)(3 * i + a) * nt + j] -= pp.Jz[3 * c + a] * pp.gz[c];
+      }
+  }
+  phys_stack_free(d, mark);
+  return ok;
 }
 
 //---------------------------------------------------------------------------------------------------------
@@ -671,11 +737,21 @@ static void smooth_param(const physModel* m, physData* d, const physParamTable* 
 
 // the contact parameters' columns: dJl (nv x nt) += d(J' lambda)/dtheta, dxc (nt) += d(comp + diss)/dtheta,
 // dpen (nt) += d(pen)/dtheta, for candidate c with impulse l (3), Jacobians jp, jr (3 x nv), slide s (2) and the
-// unscaled tangent velocity st = T v+ (2)
+// unscaled tangent velocity st = T v+ (2). If dC is not NULL, for the minimizer's derivative: dC (3 x nt) gets the
+// derivative of the candidate's coefficients c (g = -Y'r0 + c: comp and diss terms, lambda's coefficients) and
+// dJa (3 x nt) that of its scaled rows J_i applied to the generalized vector va (nv), both zeroed first.
 static void contact_param(const physModel* m, const physParamTable* t, const vCand* c, const double* l,
                           const double* jp, const double* jr, const double* vnext, const double s[2], const double st[2],
-                          double dt, const physViolationWeights* w, double* dJl, double* dxc, double* dpen) {
+                          double dt, const physViolationWeights* w, double* dJl, double* dxc, double* dpen,
+                          const double* va, double* dC, double* dJa) {
   int nv = m->nv, nt = t->ntheta;
+  double oa[3] = {0, 0, 0};   // the rotation velocity of va
+  if (dC) {
+    memset(dC, 0, sizeof(double) * 3 * (size_t)nt);
+    memset(dJa, 0, sizeof(double) * 3 * (size_t)nt);
+    for (int i = 0; i < 3; i++)
+      for (int k = 0; k < nv; k++) oa[i] += jr[i * nv + k] * va[k];
+  }
   const double* n = c->frame;
   double sn = slide_norm(s), se = sn + VIOL_SLIDE_EPS;
   double phip = fmax(c->phi, 0), phim = fmin(c->phi, 0);
@@ -694,6 +770,15 @@ static void contact_param(const physModel* m, const physParamTable* t, const vCa
       }
       double dsn = (s[0] * st[0] + s[1] * st[1]) / se;
       dxc[p->adr] += w->diss * (l[0] * dsn + l[1] * st[0] + l[2] * st[1]);
+      if (dC) {   // c = w_diss (|s|_e, s); the rows mu t_a' Jp: d/dmu = t_a' Jp
+        dC[p->adr] += w->diss * dsn, dC[nt + p->adr] += w->diss * st[0], dC[2 * nt + p->adr] += w->diss * st[1];
+        for (int a = 1; a < 3; a++) {
+          double v = 0;
+          for (int i = 0; i < 3; i++)
+            for (int k = 0; k < nv; k++) v += c->frame[3 * a + i] * jp[i * nv + k] * va[k];
+          dJa[a * nt + p->adr] += v;
+        }
+      }
     } else if (p->kind == PHYS_PAR_SIZE && p->id == c->geom) {
       double f[3], om[3] = {0, 0, 0};
       for (int i = 0; i < 3; i++) f[i] = n[i] * l[0] + c->mu * (c->frame[3 + i] * l[1] + c->frame[6 + i] * l[2]);
@@ -713,6 +798,13 @@ static void contact_param(const physModel* m, const physParamTable* t, const vCa
         double dsn = (s[0] * ds[0] + s[1] * ds[1]) / se;
         dxc[col] += w->comp * 2 * phip * c->dphi[q] * l[0] / dt + w->diss * (l[0] * dsn + l[1] * ds[0] + l[2] * ds[1]);
         dpen[col] += w->pen * 2 * phim * c->dphi[q];
+        if (dC) {   // the point moves by dp: a row's velocity of va moves by frame_a . (omega_a x dp)
+          double oadp[3];
+          phys_cross3(oadp, oa, c->dp[q]);
+          dC[col] += w->comp * 2 * phip * c->dphi[q] / dt + w->diss * dsn;
+          dC[nt + col] += w->diss * ds[0], dC[2 * nt + col] += w->diss * ds[1];
+          for (int a = 0; a < 3; a++) dJa[a * nt + col] += (a ? c->mu : 1) * phys_dot3(c->frame + 3 * a, oadp);
+        }
       }
     }
   }
@@ -750,9 +842,39 @@ static void residual_jacobian(int nv, int nt, const double* L, const double* rp,
   }
 }
 
+// x = L^-T b (L lower, n x n row-major); x may alias b
+static void ltsolve(const double* L, double* x, const double* b, int n) {
+  for (int i = n - 1; i >= 0; i--) {
+    double s = b[i];
+    for (int k = i + 1; k < n; k++) s -= L[(size_t)k * n + i] * x[k];
+    x[i] = s / L[(size_t)i * n + i];
+  }
+}
+
+// the derivative of u = Qx + g (n x nt, row-major) in theta at fixed x, from the pieces of the fixed-lambda
+// Jacobian: u = -J a + c + eps x with a = M~^-1 w, w = dt F - J'x, so du = -dJ a - J da + dc, da = M~^-1 (dw -
+// dM~ a) and J M~^-1 = Y' L^-1. dJa, dC (n x nt): dJ a and dc (contact_param); dw = dwF - dJl; a (nv).
+static void inner_du(int nv, int n, int nt, const double* L, const double* Y, const double* dwF, const double* dJl,
+                     const double* dM, const double* a, const double* dJa, const double* dC, double* du,
+                     double* col) {
+  for (int j = 0; j < nt; j++) {
+    for (int i = 0; i < nv; i++) {
+      double v = dwF[(size_t)i * nt + j] - dJl[(size_t)i * nt + j];
+      for (int k = 0; k < nv; k++) v -= dM[((size_t)i * nv + k) * nt + j] * a[k];
+      col[i] = v;
+    }
+    lsolve(L, col, col, nv);
+    for (int b = 0; b < n; b++) {
+      double v = dC[(size_t)b * nt + j] - dJa[(size_t)b * nt + j];
+      for (int k = 0; k < nv; k++) v -= Y[(size_t)k * n + b] * col[k];
+      du[(size_t)b * nt + j] = v;
+    }
+  }
+}
+
 static physStatus transition(const physModel* m, physData* d, const physParamTable* t, const double* vprev, double dt,
                              const physViolationWeights* w, double* r, double* J, double* lambda,
-                             physViolationInfo* info) {
+                             double* dlambda, physViolationInfo* info) {
   int nv = m->nv, nc = phys_violation_ncand(m), n = 3 * nc, nt = t->ntheta;
   const double* vnext = d->qvel;
   double* qacc = phys_stack_alloc(d, (size_t)nv);
@@ -808,16 +930,19 @@ static physStatus transition(const physModel* m, physData* d, const physParamTab
     for (int k = 0; k < nv; k++) v -= Y[(size_t)k * n + a] * r0[k];
     g[a] = v;
   }
+  double* cv = phys_stack_alloc(d, (size_t)(n > 0 ? n : 1));   // c, the comp and diss coefficients
   for (int i = 0; i < nc; i++) {
     double phip = fmax(c[i].phi, 0);
-    g[3 * i] += w->comp * phip * phip / dt + w->diss * slide_norm(s + 4 * i);
-    g[3 * i + 1] += w->diss * s[4 * i];
-    g[3 * i + 2] += w->diss * s[4 * i + 1];
+    cv[3 * i] = w->comp * phip * phip / dt + w->diss * slide_norm(s + 4 * i);
+    cv[3 * i + 1] = w->diss * s[4 * i];
+    cv[3 * i + 2] = w->diss * s[4 * i + 1];
+    for (int a = 0; a < 3; a++) g[3 * i + a] += cv[3 * i + a];
   }
   double e0 = 0;
   for (int k = 0; k < nv; k++) e0 += r0[k] * r0[k];
   double gap = 0;
-  int steps = phys_violation_socp(d, Y, nv, w->eps, g, nc, VIOL_GAP_REL * 0.5 * e0 + VIOL_GAP_ABS, x, &gap);
+  double* cls = phys_stack_alloc(d, (size_t)(nc > 0 ? nc : 1));
+  int steps = socp_solve(d, Y, nv, w->eps, g, nc, VIOL_GAP_REL * 0.5 * e0 + VIOL_GAP_ABS, x, &gap, cls);
   if (steps < 0) return PHYS_ERR_NUMERIC;
   // residuals
   double xc = 0, pen = 0;
@@ -840,7 +965,7 @@ static physStatus transition(const physModel* m, physData* d, const physParamTab
     info->loss = 0;
     for (int k = 0; k < nv + 2; k++) info->loss += 0.5 * r[k] * r[k];
   }
-  if (!J) return PHYS_OK;
+  if (!J && !dlambda) return PHYS_OK;
   // Jacobian with lambda fixed
   double* dwF = phys_stack_alloc(d, (size_t)nv * (nt > 0 ? nt : 1));
   double* dM = phys_stack_alloc(d, (size_t)nv * nv * (nt > 0 ? nt : 1));
@@ -852,11 +977,30 @@ static physStatus transition(const physModel* m, physData* d, const physParamTab
   memset(dJl, 0, sizeof(double) * (size_t)nv * nt);
   memset(dxc, 0, sizeof(double) * (size_t)nt);
   memset(dpen, 0, sizeof(double) * (size_t)nt);
+  int implicit = dlambda || !w->envelope;
+  double* va = phys_stack_alloc(d, (size_t)nv);   // a = M~^-1 w = L^-T r_pred
+  double* dC = implicit ? phys_stack_alloc(d, (size_t)n * nt + 1) : NULL;
+  double* dJa = implicit ? phys_stack_alloc(d, (size_t)n * nt + 1) : NULL;
+  ltsolve(L, va, r, nv);
   for (int i = 0; i < nc; i++)
     contact_param(m, t, c + i, x + 3 * i, jp + 3 * (size_t)nv * i, jr + 3 * (size_t)nv * i, vnext, s + 4 * i,
-                  s + 4 * i + 2, dt, w, dJl, dxc, dpen);
-  residual_jacobian(nv, nt, L, r, dwF, dJl, dM, dxc, dpen, rc, rpen, J, tmp);
-  (void)JT;
+                  s + 4 * i + 2, dt, w, dJl, dxc, dpen, va, implicit ? dC + (size_t)3 * i * nt : NULL,
+                  implicit ? dJa + (size_t)3 * i * nt : NULL);
+  if (implicit && n > 0 && nt > 0) {   // dlambda*/dtheta, then the reduced residual's pieces (violation.h)
+    double* du = phys_stack_alloc(d, (size_t)n * nt);
+    double* dx = dlambda ? dlambda : phys_stack_alloc(d, (size_t)n * nt);
+    inner_du(nv, n, nt, L, Y, dwF, dJl, dM, va, dJa, dC, du, col);
+    socp_sensitivity(d, Y, nv, w->eps, g, nc, cls, x, du, nt, dx);
+    for (int j = 0; j < nt && !w->envelope; j++) {   // d(J'x) += J' dx, d(c'x + eps/2 |x|^2) += (c + eps x)' dx
+      for (int b = 0; b < n; b++) dxc[j] += (cv[b] + w->eps * x[b]) * dx[(size_t)b * nt + j];
+      for (int k = 0; k < nv; k++) {
+        double v = 0;
+        for (int b = 0; b < n; b++) v += JT[(size_t)k * n + b] * dx[(size_t)b * nt + j];
+        dJl[(size_t)k * nt + j] += v;
+      }
+    }
+  }
+  if (J) residual_jacobian(nv, nt, L, r, dwF, dJl, dM, dxc, dpen, rc, rpen, J, tmp);
   return PHYS_OK;
 }
 
@@ -867,7 +1011,20 @@ physStatus phys_violation_residuals(const physModel* m, physData* d, const physP
   phys_arena_enter(d, &guard);
   if (setjmp(guard.env)) return phys_arena_failed(d, &guard, PHYS_WARN_OTHER, "phys_violation_residuals");
   size_t mark = phys_stack_mark(d);
-  physStatus st = transition(m, d, t, vprev, dt, w, r, J, lambda, info);
+  physStatus st = transition(m, d, t, vprev, dt, w, r, J, lambda, NULL, info);
+  phys_stack_free(d, mark);
+  phys_arena_leave(d, &guard);
+  return st;
+}
+
+physStatus phys_violation_dlambda(const physModel* m, physData* d, const physParamTable* t, const double* vprev,
+                                  double dt, const physViolationWeights* w, double* lambda, double* dlambda) {
+  physArenaGuard guard;
+  phys_arena_enter(d, &guard);
+  if (setjmp(guard.env)) return phys_arena_failed(d, &guard, PHYS_WARN_OTHER, "phys_violation_dlambda");
+  size_t mark = phys_stack_mark(d);
+  double* r = phys_stack_alloc(d, (size_t)m->nv + 2);
+  physStatus st = transition(m, d, t, vprev, dt, w, r, NULL, lambda, dlambda, NULL);
   phys_stack_free(d, mark);
   phys_arena_leave(d, &guard);
   return st;

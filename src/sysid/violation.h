@@ -19,9 +19,14 @@
 //
 // The loss is written as residuals for least squares, L = 1/2 |r|^2 with nv + 2 rows per transition:
 //   r_pred = L_M^-1 (dt F - J' lambda*) (M~ = L_M L_M'), r_c = sqrt(2 (comp + diss + eps term)), r_pen =
-//   sqrt(2 w_pen) |min(phi, 0)|, and their Jacobian by the envelope theorem: lambda* held fixed (the cone does not
-//   depend on theta because friction is folded into J), so J_r' r is the exact gradient of L; J_r itself is
-//   exact for r_pred and r_pen, and r_c's row is d(r_c^2/2)/dtheta / r_c (0 when r_c = 0).
+//   sqrt(2 w_pen) |min(phi, 0)|, and their Jacobian of the reduced residual r(theta, lambda*(theta)): lambda*'s
+//   derivative by implicit differentiation of the inner problem's optimality conditions in the active set of its
+//   solution (each cone zero, inside, or on its surface: the polish's unknowns z, dz = -H_zz^-1 d(grad_z)/dtheta),
+//   so J_r is exact for r_pred and r_pen away from active-set changes, and r_c's row is d(r_c^2/2)/dtheta / r_c (0
+//   when r_c = 0). J_r' r is the exact gradient of L either way (the envelope theorem: the cone does not depend
+//   on theta because friction is folded into J); with weights.envelope = 1 the Jacobian holds lambda* fixed (the
+//   envelope Jacobian, before session 27), whose J'J over-estimates L's curvature (the Gauss-Newton model of
+//   F(theta, lambda*), not of min over lambda of F, whose Hessian is a Schur complement).
 //
 // Contact candidates (the paper's: every corner of a box with its signed distance, touching or not): for each
 // pair that phys_collision_filter admits between a plane and a box (8 corners), a sphere (1 point), a capsule
@@ -44,6 +49,7 @@ typedef struct physViolationWeights_ {
   double diss;    // w_diss (dimensionless: lambda . s is energy)
   double pen;     // w_pen (J/m^2)
   double eps;     // the tie-break eps (1/kg, the unit of M^-1)
+  int envelope;   // 1: the residuals' Jacobian holds lambda* fixed; 0 (default): with dlambda*/dtheta (above)
 } physViolationWeights;
 
 // the weights of paper 004's Table 2 for CCN on real data: comp 0.001, diss 0.1, pen 100 (their order is our
@@ -76,6 +82,12 @@ typedef struct physViolationInfo_ {
 physStatus phys_violation_residuals(const physModel* m, physData* d, const physParamTable* t, const double* vprev,
                                     double dt, const physViolationWeights* w, double* r, double* J, double* lambda,
                                     physViolationInfo* info);
+
+// lambda* (3 ncand, as phys_violation_residuals') and its derivative dlambda (3 ncand x t->ntheta, row-major) by
+// implicit differentiation in the active set of lambda* (above); dlambda is zero where that set is degenerate
+// (its Hessian not positive definite) or no cone is active. Same arguments and errors as phys_violation_residuals.
+physStatus phys_violation_dlambda(const physModel* m, physData* d, const physParamTable* t, const double* vprev,
+                                  double dt, const physViolationWeights* w, double* lambda, double* dlambda);
 
 // the inner problem alone, for tests: min 1/2 |Y x|^2 + eps/2 |x|^2 + g'x over nc unit Lorentz cones (x
 // contact-major, n = 3 nc; Y k x n row-major, k may be 0; eps > 0); x (n) gets the minimizer. A primal

@@ -257,6 +257,130 @@ static void test_gradient(void) {
   phys_free_model(m);
 }
 
+//---------------------------------------------------------------------------------------------------------
+// the minimizer's derivative and the reduced residual's Jacobian against central differences
+
+// residuals r (nv + 2) of one transition at theta, and (J, dl not NULL) their Jacobian and dlambda*/dtheta
+static void resid_at(physModel* m, physData* d, const physParamTable* t, const double* theta, const double* qn,
+                     const double* vn, const double* vprev, double dt, int envelope, double* r, double* J, double* l,
+                     double* dl) {
+  CHECK(phys_param_set(t, m, theta) == PHYS_OK);
+  memcpy(d->qpos, qn, sizeof(double) * (size_t)m->nq);
+  memcpy(d->qvel, vn, sizeof(double) * (size_t)m->nv);
+  physViolationWeights w;
+  phys_violation_defaults(&w);
+  w.envelope = envelope;
+  CHECK(phys_violation_residuals(m, d, t, vprev, dt, &w, r, J, l, NULL) == PHYS_OK);
+  if (dl) {
+    double l2[24];
+    CHECK(phys_violation_dlambda(m, d, t, vprev, dt, &w, l2, dl) == PHYS_OK);
+    for (int i = 0; l && i < 24; i++) CHECK(l2[i] == l[i]);   // the same minimizer as the residuals'
+  }
+}
+
+// one transition: dlambda*/dtheta against central differences of lambda* (the inner problem re-solved; relative
+// to dlambda's largest entry in its column), the implicit Jacobian of the residual vector (the rows that depend on
+// lambda*: r_pred, r_c) against central differences of r (relative to the column's largest entry, plus the differences' noise), and J'r equal to the
+// envelope Jacobian's J'r (both exact gradients). Returns the worst of the two relative differences over the
+// columns above the noise (*ncol += their number); *stiff gets the worst ratio of the envelope's J'J to the
+// implicit's along a column (their diagonal), the curvature the envelope over-estimates.
+static double dlambda_check(physModel* m, physData* d, const physParamTable* t, const double* theta,
+                            const double* qn, const double* vn, const double* vprev, double dt, const char* what,
+                            double* stiff, int* ncol, double* wr) {
+  int nt = t->ntheta, nr = m->nv + 2;
+  double r[8], J[8 * 32], Je[8 * 32], re[8], l[24], dl[24 * 32], th[32], rp[8], rm[8], lp[24], lm[24];
+  resid_at(m, d, t, theta, qn, vn, vprev, dt, 0, r, J, l, dl);
+  resid_at(m, d, t, theta, qn, vn, vprev, dt, 1, re, Je, NULL, NULL);
+  double worst_l = 0, worst_r = 0, gmax = 0, gworst = 0;
+  *stiff = 0;
+  for (int j = 0; j < nt; j++) {
+    memcpy(th, theta, sizeof(double) * (size_t)nt);
+    double h = 1e-5 * fmax(fabs(theta[j]), 0.05);
+    th[j] = theta[j] + h;
+    resid_at(m, d, t, th, qn, vn, vprev, dt, 0, rp, NULL, lp, NULL);
+    th[j] = theta[j] - h;
+    resid_at(m, d, t, th, qn, vn, vprev, dt, 0, rm, NULL, lm, NULL);
+    double lmax = 0, rmax = 0, el = 0, er = 0;
+    for (int a = 0; a < 24; a++) {
+      double fd = (lp[a] - lm[a]) / (2 * h);
+      lmax = fmax(lmax, fmax(fabs(fd), fabs(dl[a * nt + j])));
+      el = fmax(el, fabs(fd - dl[a * nt + j]));
+    }
+    for (int i = 0; i < nr - 1; i++) {   // r_pred and r_c (r_pen does not depend on lambda; its kinks: gradcheck)
+      double fd = (rp[i] - rm[i]) / (2 * h);
+      rmax = fmax(rmax, fmax(fabs(fd), fabs(J[i * nt + j])));
+      er = fmax(er, fabs(fd - J[i * nt + j]));
+    }
+    // the differences' noise: the inner solve's rounding, 1e-9 of the largest impulse (residual) over h (its
+    // Hessian's condition reaches 1e7 where four coplanar corners touch: eps 1e-6 against Y'Y's ~10); a column
+    // is counted where it is above that noise (else the derivative is below what differences resolve)
+    double nl = 0, nrr = 0;
+    for (int a = 0; a < 24; a++) nl = fmax(nl, 1e-9 * fabs(l[a]) / h);
+    for (int i = 0; i < nr - 1; i++) nrr = fmax(nrr, 1e-9 * fabs(r[i]) / h);
+    CHECK_MSG(el <= 1e-6 * lmax + nl && er <= 1e-6 * rmax + nrr, "%s, column %d: dlambda %g (max %g, noise %g), "
+              "Jacobian %g (max %g, noise %g)", what, j, el, lmax, nl, er, rmax, nrr);
+    if (lmax > 1e3 * nl) worst_l = fmax(worst_l, el / lmax), (*ncol)++;
+    if (rmax > 1e3 * nrr) worst_r = fmax(worst_r, er / rmax);
+    double gi = 0, ge = 0, ci = 0, ce = 0;
+    for (int i = 0; i < nr; i++)
+      gi += J[i * nt + j] * r[i], ge += Je[i * nt + j] * re[i], ci += J[i * nt + j] * J[i * nt + j],
+          ce += Je[i * nt + j] * Je[i * nt + j];
+    gmax = fmax(gmax, fabs(ge)), gworst = fmax(gworst, fabs(gi - ge));
+    if (ci > 0) *stiff = fmax(*stiff, ce / ci);
+  }
+  for (int i = 0; i < nr; i++) CHECK(r[i] == re[i]);
+  if (getenv("PHYS_TEST_VERBOSE"))
+    printf("%s: dlambda vs differences %.2g, reduced Jacobian vs differences %.2g (columns above the noise), J'r "
+           "implicit vs envelope %.2g of |grad| %.3g, envelope J'J / implicit J'J diagonal up to %.3g\n", what,
+           worst_l, worst_r, gworst / gmax, gmax, *stiff);
+  CHECK_MSG(gworst <= 1e-9 * gmax, "%s: J'r %g of %g", what, gworst, gmax);
+  phys_param_set(t, m, theta);
+  *wr = fmax(*wr, worst_r);
+  return worst_l;
+}
+
+// a simulated cube toss (lcp, friction 0.3): the first two transitions into contact and sliding ones after it,
+// for friction, size, inertia and a gravity the data do not follow
+static void test_dlambda(void) {
+  physModel* m = phys_load("models/cube.xml", NULL, NULL);
+  physData* d = phys_make_data(m);
+  const char* spec[4] = {"friction:cube", "size:cube", "inertia:cube", "gravity"};
+  physParamTable t;
+  CHECK(phys_param_table_build(&t, m, spec, 4, NULL) == PHYS_OK);
+  double dt = m->opt.timestep;
+  enum { T = 90 };
+  static double qs[T * 7], vs[T * 6];
+  toss(m, 0.3, T, qs, vs);
+  double theta[32];
+  phys_param_get(&t, m, theta);
+  theta[14] = 0.3, theta[15] = -0.2, theta[16] = -9.3;
+  int impact = -1;
+  for (int k = 0; k + 1 < T && impact < 0; k++)
+    if (lowest_corner(m, d, qs + 7 * (k + 1)) < 2e-3) impact = k;
+  CHECK(impact > 0);
+  // every transition from the impact on whose impulses are not all zero
+  double worst = 0, wr = 0, stiff = 0, s, r[8], l[24];
+  int nchecked = 0, ncol = 0;
+  for (int k = impact; k > 0 && k + 1 < T; k++) {
+    resid_at(m, d, &t, theta, qs + 7 * (k + 1), vs + 6 * (k + 1), vs + 6 * k, dt, 0, r, NULL, l, NULL);
+    double ln = 0;
+    for (int i = 0; i < 8; i++) ln += l[3 * i];
+    if (!(ln > 0)) continue;
+    char what[64];
+    snprintf(what, sizeof what, "dlambda: toss transition %d", k);
+    worst = fmax(worst, dlambda_check(m, d, &t, theta, qs + 7 * (k + 1), vs + 6 * (k + 1), vs + 6 * k, dt, what, &s,
+                                      &ncol, &wr));
+    stiff = fmax(stiff, s), nchecked++;
+  }
+  CHECK(nchecked >= 10);
+  printf("dlambda: %d transitions in contact, %d columns above the differences' noise: dlambda vs differences "
+         "worst %.2g, the reduced Jacobian %.2g; envelope J'J up to %.3g times the reduced one's diagonal\n",
+         nchecked, ncol, worst, wr, stiff);
+  phys_param_table_free(&t);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
 // the cube as a convex mesh (its 8 corners, 12 triangles; same mass, so the same inertia) has the box's 8
 // candidates: the loss of every transition equals the box model's to the inner solve's accuracy, and its
 // gradient (friction, inertia, gravity) matches central differences
@@ -433,6 +557,7 @@ int main(void) {
   test_socp_kkt();
   test_refused();
   test_gradient();
+  test_dlambda();
   test_mesh_candidates();
   test_fit();
   return test_done();
