@@ -3,8 +3,9 @@
 // Steps of phys_violation_residuals, all at the next sample (q+, v+):
 //   1. the smooth dynamics: M~ (qM with armature, + dt diag(b)), its Cholesky factor L, the generalized force
 //      F the contacts must supply (RNEA at qacc = (v+ - v)/dt minus the applied forces), r0 = L^-1 dt F;
-//   2. the candidates (plane against box corners, sphere, capsule ends, mesh hull vertices): point, frame, phi, mu, and the
-//      derivatives of point and phi in the geom's sizes; their relative point and rotation Jacobians;
+//   2. the candidates (plane against box corners, sphere, capsule ends, mesh hull vertices; polytope vertices
+//      against another polytope's faces): point, frame, phi, mu, and the derivatives of point and phi in the
+//      geoms' sizes; their relative point and rotation Jacobians;
 //   3. the inner problem: Y = L^-1 J' (nv x 3nc), Q = Y'Y + eps I, g = -Y'r0 + c with c the complementarity and
 //      dissipation coefficients; min 1/2 x'Qx + g'x over the unit cones by a log-barrier method, polished by an
 //      active-set Newton method (certified gap ~1e-11 of the loss);
@@ -57,6 +58,12 @@ static int cand_per_pair(const physModel* m, int g) {
   }
 }
 
+// vertices of geom g as a convex polytope (a box's 8 corners, a mesh's hull vertices); 0 if g is not one
+static int poly_nvert(const physModel* m, int g) {
+  int t = m->geom_type[g];
+  return t == PHYS_GEOM_BOX || t == PHYS_GEOM_MESH ? cand_per_pair(m, g) : 0;
+}
+
 // vertex j of mesh geom g's convex hull, in the geom frame
 static const double* hull_vertex(const physModel* m, int g, int j) {
   int mid = m->geom_dataid[g];
@@ -69,6 +76,13 @@ static int may_collide(const physModel* m, int a, int b) {
   return phys_collision_filter(m, a, b);
 }
 
+// candidates of the pair a < b of two convex polytopes (box or hull mesh; 0 otherwise): b's vertices against a's
+// faces, then a's against b's
+static int poly_pair(const physModel* m, int a, int b) {
+  if (!poly_nvert(m, a) || !poly_nvert(m, b) || !may_collide(m, a, b)) return 0;
+  return poly_nvert(m, a) + poly_nvert(m, b);
+}
+
 int phys_violation_ncand(const physModel* m) {
   int n = 0;
   for (int p = 0; p < m->ngeom; p++) {
@@ -76,19 +90,71 @@ int phys_violation_ncand(const physModel* m) {
     for (int g = 0; g < m->ngeom; g++)
       if (g != p && may_collide(m, p, g)) n += cand_per_pair(m, g);
   }
+  for (int a = 0; a < m->ngeom; a++)
+    for (int b = a + 1; b < m->ngeom; b++) n += poly_pair(m, a, b);
   return n;
 }
 
 // one candidate at the current kinematics
 typedef struct vCand_ {
-  int plane, geom;          // the plane (normal from it) and the other geom
-  double p[3];              // point on geom's surface closest to the plane, world
+  int plane, geom;          // the surface (a plane, or a polytope's faces: the normal from it) and the point's geom
+  double p[3];              // point on geom's surface (closest to the plane; a vertex against a polytope), world
   double frame[9];          // n, t1, t2 (rows), world
   double phi, mu;
   int nsz;                  // sizes of geom that move it
   double dp[3][3];          // dp / dsize_k
   double dphi[3];           // dphi / dsize_k
+  double dphis[3];          // dphi / dsize_k of the surface geom (a box's faces move with its half sizes)
 } vCand;
+
+// the point of vertex j of polytope geom g (a box corner or a hull vertex), world, and (a box) its size derivatives
+static void vertex_point(const physModel* m, const physData* d, int g, int j, vCand* c) {
+  const double* R = d->geom_xmat + 9 * g;
+  const double* x = d->geom_xpos + 3 * g;
+  const double* s = m->geom_size + 3 * g;
+  if (m->geom_type[g] == PHYS_GEOM_BOX) {
+    double sg[3] = {(j & 1) ? 1 : -1, (j & 2) ? 1 : -1, (j & 4) ? 1 : -1};
+    for (int i = 0; i < 3; i++) {
+      c->p[i] = x[i];
+      for (int k = 0; k < 3; k++) c->p[i] += R[3 * i + k] * sg[k] * s[k];
+    }
+    for (int k = 0; k < 3; k++)
+      for (int i = 0; i < 3; i++) c->dp[k][i] = sg[k] * R[3 * i + k];
+  } else {   // hull vertex j: no size moves it
+    const double* v = hull_vertex(m, g, j);
+    for (int i = 0; i < 3; i++) c->p[i] = x[i] + R[3 * i] * v[0] + R[3 * i + 1] * v[1] + R[3 * i + 2] * v[2];
+  }
+}
+
+// the signed distance of world point p to polytope geom s as the largest of its faces' n.x - b (exact inside and
+// where p faces one face; below the distance beyond an edge or a vertex), that face's outward normal n (world)
+// and the derivative of the distance in s's sizes (a box: -1 for its face's axis)
+static double poly_distance(const physModel* m, const physData* d, int s, const double* p, double* n,
+                            double* dphis) {
+  const double* R = d->geom_xmat + 9 * s;
+  const double* xs = d->geom_xpos + 3 * s;
+  double x[3], nl[3] = {0, 0, 0}, best = -HUGE_VAL;
+  for (int k = 0; k < 3; k++)
+    x[k] = R[k] * (p[0] - xs[0]) + R[3 + k] * (p[1] - xs[1]) + R[6 + k] * (p[2] - xs[2]);
+  if (m->geom_type[s] == PHYS_GEOM_BOX) {
+    int axis = 0;
+    for (int k = 0; k < 3; k++)
+      for (int sg = 1; sg >= -1; sg -= 2) {
+        double v = sg * x[k] - m->geom_size[3 * s + k];
+        if (v > best) best = v, axis = k, nl[0] = nl[1] = nl[2] = 0, nl[k] = sg;
+      }
+    dphis[axis] = -1;
+  } else {
+    int mid = m->geom_dataid[s];
+    for (int f = 0; f < m->mesh_hullfacenum[mid]; f++) {
+      const double* h = m->hull_facenormal + 4 * (size_t)(m->mesh_hullfaceadr[mid] + f);
+      double v = h[0] * x[0] + h[1] * x[1] + h[2] * x[2] - h[3];
+      if (v > best) best = v, nl[0] = h[0], nl[1] = h[1], nl[2] = h[2];
+    }
+  }
+  for (int i = 0; i < 3; i++) n[i] = R[3 * i] * nl[0] + R[3 * i + 1] * nl[1] + R[3 * i + 2] * nl[2];
+  return best;
+}
 
 // candidate j (< cand_per_pair) of plane pl against geom g: point, signed distance and their size derivatives
 static void cand_eval(const physModel* m, const physData* d, int pl, int g, int j, vCand* c) {
@@ -103,17 +169,8 @@ static void cand_eval(const physModel* m, const physData* d, int pl, int g, int 
   c->mu = fmax(m->geom_friction[3 * pl], m->geom_friction[3 * g]);
   int type = m->geom_type[g];
   c->nsz = phys_geom_nsize(type);
-  if (type == PHYS_GEOM_BOX) {
-    double sg[3] = {(j & 1) ? 1 : -1, (j & 2) ? 1 : -1, (j & 4) ? 1 : -1};
-    for (int i = 0; i < 3; i++) {
-      c->p[i] = x[i];
-      for (int k = 0; k < 3; k++) c->p[i] += R[3 * i + k] * sg[k] * s[k];
-    }
-    for (int k = 0; k < 3; k++)
-      for (int i = 0; i < 3; i++) c->dp[k][i] = sg[k] * R[3 * i + k];
-  } else if (type == PHYS_GEOM_MESH) {   // hull vertex j: no size moves it
-    const double* v = hull_vertex(m, g, j);
-    for (int i = 0; i < 3; i++) c->p[i] = x[i] + R[3 * i] * v[0] + R[3 * i + 1] * v[1] + R[3 * i + 2] * v[2];
+  if (type == PHYS_GEOM_BOX || type == PHYS_GEOM_MESH) {
+    vertex_point(m, d, g, j, c);
   } else {
     double ctr[3] = {x[0], x[1], x[2]};
     if (type == PHYS_GEOM_CAPSULE) {   // end j: centre +- half-length along the capsule's z axis
@@ -127,7 +184,20 @@ static void cand_eval(const physModel* m, const physData* d, int pl, int g, int 
   for (int k = 0; k < c->nsz; k++) c->dphi[k] = phys_dot3(n, c->dp[k]);
 }
 
-// all candidates into c (phys_violation_ncand of them)
+// candidate j of polytope g's vertices against polytope s's faces
+static void cand_eval_poly(const physModel* m, const physData* d, int s, int g, int j, vCand* c) {
+  double n[3];
+  memset(c, 0, sizeof(*c));
+  c->plane = s, c->geom = g;
+  c->mu = fmax(m->geom_friction[3 * s], m->geom_friction[3 * g]);
+  c->nsz = phys_geom_nsize(m->geom_type[g]);
+  vertex_point(m, d, g, j, c);
+  c->phi = poly_distance(m, d, s, c->p, n, c->dphis);
+  phys_contact_frame(c->frame, n);
+  for (int k = 0; k < c->nsz; k++) c->dphi[k] = phys_dot3(n, c->dp[k]);
+}
+
+// all candidates into c (phys_violation_ncand of them): the plane pairs, then the polytope pairs
 static int cand_all(const physModel* m, const physData* d, vCand* c) {
   int n = 0;
   for (int p = 0; p < m->ngeom; p++) {
@@ -137,6 +207,12 @@ static int cand_all(const physModel* m, const physData* d, vCand* c) {
       for (int j = 0; j < cand_per_pair(m, g); j++) cand_eval(m, d, p, g, j, c + n++);
     }
   }
+  for (int a = 0; a < m->ngeom; a++)
+    for (int b = a + 1; b < m->ngeom; b++) {
+      if (!poly_pair(m, a, b)) continue;
+      for (int j = 0; j < poly_nvert(m, b); j++) cand_eval_poly(m, d, a, b, j, c + n++);
+      for (int j = 0; j < poly_nvert(m, a); j++) cand_eval_poly(m, d, b, a, j, c + n++);
+    }
   return n;
 }
 
@@ -156,11 +232,13 @@ static void cand_jac(const physModel* m, physData* d, const vCand* c, double* jp
 //---------------------------------------------------------------------------------------------------------
 // checks
 
-// 1 if geom g has candidates (a box, sphere, capsule or convex mesh some plane may touch)
+// 1 if geom g has candidates (a box, sphere, capsule or convex mesh some plane may touch) or is in a polytope
+// pair (its vertices and faces)
 static int has_cand(const physModel* m, int g) {
-  if (!cand_per_pair(m, g)) return 0;
-  for (int p = 0; p < m->ngeom; p++)
-    if (m->geom_type[p] == PHYS_GEOM_PLANE && p != g && may_collide(m, p, g)) return 1;
+  for (int p = 0; p < m->ngeom; p++) {
+    if (m->geom_type[p] == PHYS_GEOM_PLANE && p != g && may_collide(m, p, g) && cand_per_pair(m, g)) return 1;
+    if (p != g && poly_pair(m, p < g ? p : g, p < g ? g : p)) return 1;
+  }
   return 0;
 }
 
@@ -173,15 +251,18 @@ physStatus phys_violation_check(const physModel* m, const physParamTable* t, phy
       if (!may_collide(m, a, b)) continue;
       int pa = m->geom_type[a] == PHYS_GEOM_PLANE, pb = m->geom_type[b] == PHYS_GEOM_PLANE;
       if (pa != pb && cand_per_pair(m, pa ? b : a)) continue;
+      if (poly_pair(m, a, b)) continue;
       return phys_error(log, PHYS_ERR_ARG, "violation loss: geoms '%s' and '%s' may collide; only a plane against a "
-                        "box, sphere, capsule or mesh with a convex hull is supported", phys_id2name(m, "geom", a), phys_id2name(m, "geom", b));
+                        "box, sphere, capsule or mesh with a convex hull, and a box or such a mesh against another, "
+                        "are supported", phys_id2name(m, "geom", a), phys_id2name(m, "geom", b));
     }
   for (int e = 0; e < t->n; e++) {
     const physParam* p = t->param + e;
     int k = p->kind;
     if (k == PHYS_PAR_SIZE && !has_cand(m, p->id))
       return phys_error(log, PHYS_ERR_ARG, "violation loss: param '%s': the geom has no contact candidates (a box, "
-                        "sphere or capsule that a plane may touch)", p->name);
+                        "sphere or capsule that a plane may touch, or a box that may touch a box or a convex mesh)",
+                        p->name);
     if (k == PHYS_PAR_RESTITUTION)
       return phys_error(log, PHYS_ERR_ARG, "violation loss: param '%s': restitution does not enter the violation loss "
                         "(its contact model is inelastic, as paper 004's); fit it with a prediction loss", p->name);
@@ -778,6 +859,13 @@ static void contact_param(const physModel* m, const physParamTable* t, const vCa
             for (int k = 0; k < nv; k++) v += c->frame[3 * a + i] * jp[i * nv + k] * va[k];
           dJa[a * nt + p->adr] += v;
         }
+      }
+    } else if (p->kind == PHYS_PAR_SIZE && p->id == c->plane) {   // a box surface's faces: phi moves, p not
+      for (int q = 0; q < 3; q++) {
+        int col = p->adr + q;
+        dxc[col] += w->comp * 2 * phip * c->dphis[q] * l[0] / dt;
+        dpen[col] += w->pen * 2 * phim * c->dphis[q];
+        if (dC) dC[col] += w->comp * 2 * phip * c->dphis[q] / dt;
       }
     } else if (p->kind == PHYS_PAR_SIZE && p->id == c->geom) {
       double f[3], om[3] = {0, 0, 0};

@@ -31,12 +31,16 @@
 // Contact candidates (the paper's: every corner of a box with its signed distance, touching or not): for each
 // pair that phys_collision_filter admits between a plane and a box (8 corners), a sphere (1 point), a capsule
 // (its 2 end spheres) or a mesh (the vertices of its convex hull, model.h's hull_vert), the points p_i on the
-// non-plane geom closest to the plane. Other pairs that can collide are refused (phys_violation_check).
+// non-plane geom closest to the plane; then for each admitted pair of two convex polytopes (a box, or a mesh with
+// a hull), each one's vertices against the other's faces: phi = the largest n_f . x - b_f over the faces f (a
+// box's 6, the hull's hull_facenormal), normal n_f of that face (exact inside and where the vertex faces one face;
+// beyond an edge or a corner it under-estimates the distance and the loss has a kink where the face changes; edge
+// against edge contact is not a candidate). Other pairs that can collide are refused (phys_violation_check).
 //
 // Parameters (phys_violation_check refuses the others with a message): the force kinds of params.h (mass, com,
 // inertia, damping, armature, stiffness, gravity, gear, springs, gain, bias, kp, kv) through phys_param_forces;
 // friction:GEOM (mu_i, MJCF's max rule as phys_contact_material_moves); size:GEOM of a box, sphere or capsule
-// with candidates. Not: restitution (the loss's contact model is inelastic, as the paper's), penalty:*, pos:BODY,
+// with candidates (a box's sizes move its corners and, against another polytope, its faces). Not: restitution (the loss's contact model is inelastic, as the paper's), penalty:*, pos:BODY,
 // input kinds.
 #ifndef PHYS_VIOLATION_H
 #define PHYS_VIOLATION_H
@@ -57,11 +61,11 @@ typedef struct physViolationWeights_ {
 void phys_violation_defaults(physViolationWeights* w);
 
 // the model's contact candidates (0 when none); 8 per plane-box pair, 1 per plane-sphere, 2 per plane-capsule,
-// the hull's vertex count per plane-mesh
+// the hull's vertex count per plane-mesh, the two vertex counts per pair of polytopes (box-box 16)
 int phys_violation_ncand(const physModel* m);
 
 // PHYS_OK if the loss can be evaluated for model m and table t: the only colliding pairs are planes against
-// boxes, spheres, capsules and meshes with a hull, no explicit <pair>, and every parameter kind is supported (see
+// boxes, spheres, capsules and meshes with a hull, and boxes and such meshes against each other, no explicit <pair>, and every parameter kind is supported (see
 // above); else PHYS_ERR_ARG with a message naming the pair or the parameter
 physStatus phys_violation_check(const physModel* m, const physParamTable* t, physLog* log);
 
