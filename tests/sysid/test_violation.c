@@ -414,20 +414,33 @@ static physModel* load_text(const char* text) {
   return m;
 }
 
-// the mesh cube model (files in /tmp, removed after loading)
-static physModel* load_mesh_cube(void) {
-  char obj[] = "/tmp/test_violation_XXXXXX.obj", xml[512];
+// the mesh cube on a floor that is the same OBJ scaled to a 100 m x 100 m x 0.2 m box, its top face at z = 0
+// (mesh against mesh)
+static const char* const CUBE_MESH_FLOOR_XML =
+    "<mujoco><option timestep='0.006756756756756757' gravity='0 0 -9.81'/>"
+    "<asset><mesh name='cubemesh' file='%s' scale='0.0524 0.0524 0.0524'/>"
+    "<mesh name='floormesh' file='%s' scale='50 50 0.1'/></asset><worldbody>"
+    "<geom name='floor' type='mesh' mesh='floormesh' pos='0 0 -0.1' friction='0 0 0'/>"
+    "<body name='cube' pos='0 0 0.0524'><freejoint name='cube'/>"
+    "<geom name='cube' type='mesh' mesh='cubemesh' mass='0.37' friction='0.18 0 0'/></body>"
+    "</worldbody></mujoco>";
+
+// the mesh cube model from CUBE_MESH_XML or CUBE_MESH_FLOOR_XML (files in /tmp, removed after loading)
+static physModel* load_mesh_model(const char* tmpl) {
+  char obj[] = "/tmp/test_violation_XXXXXX.obj", xml[1024];
   int fo = mkstemps(obj, 4);
   CHECK(fo >= 0);
   if (fo < 0) return NULL;
   FILE* f = fdopen(fo, "w");
   fputs(CUBE_OBJ, f);
   fclose(f);
-  snprintf(xml, sizeof xml, CUBE_MESH_XML, obj);   // the OBJ by its absolute path
+  snprintf(xml, sizeof xml, tmpl, obj, obj);   // the OBJ by its absolute path
   physModel* m = load_text(xml);
   unlink(obj);
   return m;
 }
+
+static physModel* load_mesh_cube(void) { return load_mesh_model(CUBE_MESH_XML); }
 
 static void test_mesh_candidates(void) {
   physModel* mb = phys_load("models/cube.xml", NULL, NULL);
@@ -517,14 +530,17 @@ static const char* const TWO_CUBES_XML =
 // against the cube's), and on a toss simulated with that floor (physid's box-box collision) the loss of every
 // transition equals the plane floor's (models/cube.xml) to the two inner solves' gaps; the loss gradient and the
 // reduced Jacobian against differences, with size:floor (its top face moves) and size:cube. (2) the mesh cube on
-// the box floor (mesh-box): the same loss again. (3) two cubes (plane-box and box-box pairs): gradient and reduced Jacobian
-// against differences for both cubes' sizes and frictions, the top cube's inertia and gravity, on the transitions
-// where the top cube lands.
+// the box floor (mesh-box) and on a mesh floor (mesh-mesh): the same loss again. (3) two cubes (plane-box and
+// box-box pairs): gradient and reduced Jacobian against differences for both cubes' sizes and frictions, the top
+// cube's inertia and gravity, on the transitions where the top cube lands.
 static void test_poly_candidates(void) {
   physModel* mp = phys_load("models/cube.xml", NULL, NULL);
   physModel* mb = load_text(BOX_FLOOR_XML);
   physModel* mm = load_mesh_cube();
-  if (!mb || !mm) return;
+  physModel* mf = load_mesh_model(CUBE_MESH_FLOOR_XML);
+  if (!mb || !mm || !mf) return;
+  CHECK(phys_violation_ncand(mf) == 16 && phys_violation_check(mf, &(physParamTable){0}, NULL) == PHYS_OK);
+  physData* df = phys_make_data(mf);
   physModel* mmb = mm;   // the mesh cube with the box floor: the floor geom swapped in place (same geom order)
   int fl = phys_name2id(mmb, "geom", "floor");
   mmb->geom_type[fl] = PHYS_GEOM_BOX, mmb->geom_pos[3 * fl + 2] = -0.1;
@@ -540,17 +556,22 @@ static void test_poly_candidates(void) {
   CHECK(phys_param_table_build(&tp, mp, spec, 3, NULL) == PHYS_OK);
   CHECK(phys_param_table_build(&tb, mb, spec, 3, NULL) == PHYS_OK);
   CHECK(phys_param_table_build(&tm, mmb, spec, 3, NULL) == PHYS_OK);
+  physParamTable tf;
+  CHECK(phys_param_table_build(&tf, mf, spec, 3, NULL) == PHYS_OK);
   double dt = mp->opt.timestep;
   enum { T = 90 };
   static double qs[T * 7], vs[T * 6];
   toss(mb, 0.3, T, qs, vs);
-  double thp[32], thb[32], thm[32], worst = 0, worst_m = 0;
+  double thp[32], thb[32], thm[32], thf[32], worst = 0, worst_m = 0, worst_f = 0;
   int gc = phys_name2id(mp, "geom", "cube");
   mp->geom_friction[3 * gc] = mb->geom_friction[3 * gc] = mmb->geom_friction[3 * gc] = 0.25;
+  mf->geom_friction[3 * phys_name2id(mf, "geom", "cube")] = 0.25;
   phys_param_get(&tp, mp, thp);
   phys_param_get(&tb, mb, thb);
   phys_param_get(&tm, mmb, thm);
-  thp[11] = thb[11] = thm[11] = 0.3, thp[12] = thb[12] = thm[12] = -0.2, thp[13] = thb[13] = thm[13] = -9.3;
+  phys_param_get(&tf, mf, thf);
+  thp[11] = thb[11] = thm[11] = thf[11] = 0.3, thp[12] = thb[12] = thm[12] = thf[12] = -0.2;
+  thp[13] = thb[13] = thm[13] = thf[13] = -9.3;
   int contact = 0;
   for (int k = 0; k + 1 < T; k++) {
     const double *qn = qs + 7 * (k + 1), *vn = vs + 6 * (k + 1), *vp = vs + 6 * k;
@@ -560,12 +581,19 @@ static void test_poly_candidates(void) {
     CHECK_MSG(fabs(Lb - Lp) <= gp + gb + 1e-13 * Lp, "transition %d: box floor %.12g, plane %.12g", k, Lb, Lp);
     CHECK_MSG(fabs(Lm - Lp) <= gp + gm + 1e-13 * Lp, "transition %d: mesh on box floor %.12g, plane %.12g", k, Lm,
               Lp);
+    double Lf = loss_at(mf, df, &tf, thf, qn, vn, vp, dt, NULL, NULL), gf = last_gap;
+    CHECK_MSG(fabs(Lf - Lp) <= gp + gf + 1e-13 * Lp, "transition %d: mesh on mesh floor %.12g, plane %.12g", k, Lf,
+              Lp);
     worst = fmax(worst, fabs(Lb - Lp) / Lp), worst_m = fmax(worst_m, fabs(Lm - Lp) / Lp);
+    worst_f = fmax(worst_f, fabs(Lf - Lp) / Lp);
     if (lowest_corner(mp, dp, qn) < 2e-3) contact++;
   }
   CHECK(contact > 10);
   printf("box floor against the plane: %d transitions (%d in contact), worst relative loss difference %.2g (mesh "
-         "cube on the box floor %.2g)\n", T - 1, contact, worst, worst_m);
+         "cube on the box floor %.2g, on a mesh floor %.2g)\n", T - 1, contact, worst, worst_m, worst_f);
+  phys_param_table_free(&tf);
+  phys_free_data(df);
+  phys_free_model(mf);
   // gradients with the floor's and the cube's sizes
   const char* spec2[4] = {"friction:cube", "size:cube", "size:floor", "inertia:cube"};
   physParamTable t2;
