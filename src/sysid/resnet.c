@@ -302,6 +302,8 @@ physStatus phys_res_violation_loss(physModel* m, physData* d, const physParamTab
     return PHYS_ERR_NOMEM;
   }
   double inv_n = 1.0 / ntr, dt = ds->dt_obs;
+  physViolationWeights vwe = *vw;
+  vwe.envelope = 1;   // only J'r is used, the same gradient without the impulses' derivative (violation.h)
   physStatus st = PHYS_OK;
   for (int k = 0; k < ds->ntraj && st == PHYS_OK; k++) {
     const physTrajectory* tr = ds->traj + k;
@@ -309,7 +311,7 @@ physStatus phys_res_violation_loss(physModel* m, physData* d, const physParamTab
       set_sample(m, d, tr, s + 1);
       for (int i = 0; i < m->nu; i++) d->ctrl[i] = tr->ctrl ? tr->ctrl[(size_t)s * m->nu + i] : 0;
       for (int i = 0; i < nv; i++) d->qfrc_applied[i] = tr->qfrc ? tr->qfrc[(size_t)s * nv + i] : 0;
-      st = phys_violation_residuals(m, d, t, tr->qvel + (size_t)s * nv, dt, vw, r, gtheta ? J : NULL, NULL, NULL);
+      st = phys_violation_residuals(m, d, t, tr->qvel + (size_t)s * nv, dt, &vwe, r, gtheta ? J : NULL, NULL, NULL);
       if (st != PHYS_OK) break;
       double l = 0;
       for (int i = 0; i < nv + 2; i++) l += r[i] * r[i];

@@ -3,12 +3,14 @@
 // Steps of phys_violation_residuals, all at the next sample (q+, v+):
 //   1. the smooth dynamics: M~ (qM with armature, + dt diag(b)), its Cholesky factor L, the generalized force
 //      F the contacts must supply (RNEA at qacc = (v+ - v)/dt minus the applied forces), r0 = L^-1 dt F;
-//   2. the candidates (plane against box corners, sphere, capsule ends, mesh hull vertices): point, frame, phi, mu, and the
-//      derivatives of point and phi in the geom's sizes; their relative point and rotation Jacobians;
+//   2. the candidates (plane against box corners, sphere, capsule ends, mesh hull vertices; polytope vertices
+//      against another polytope's faces): point, frame, phi, mu, and the derivatives of point and phi in the
+//      geoms' sizes; their relative point and rotation Jacobians;
 //   3. the inner problem: Y = L^-1 J' (nv x 3nc), Q = Y'Y + eps I, g = -Y'r0 + c with c the complementarity and
 //      dissipation coefficients; min 1/2 x'Qx + g'x over the unit cones by a log-barrier method, polished by an
 //      active-set Newton method (certified gap ~1e-11 of the loss);
-//   4. residuals r_pred = r0 - Y lambda, r_c, r_pen and, if asked, their Jacobian with lambda fixed.
+//   4. residuals r_pred = r0 - Y lambda, r_c, r_pen and, if asked, their Jacobian: first with lambda fixed, then
+//      (unless weights.envelope) lambda's derivative added through d(J'lambda) and d(r_c^2/2) (socp_sensitivity).
 // Derivative of r_pred = L^-1 w (w = dt F - J' lambda) in theta: L^-1 dw - Phi(L^-1 dM~ L^-T) r_pred, where dL =
 // L Phi(L^-1 dM~ L^-T) and Phi takes the lower triangle with half the diagonal; dw = dt R(qacc) - d(J' lambda);
 // the columns of dM~ from phys_param_forces: dM~ e_k = R(e_k) - R(0) (the force is affine in the acceleration).
@@ -38,6 +40,7 @@ void phys_violation_defaults(physViolationWeights* w) {
   w->diss = 1e-1;
   w->pen = 1e2;
   w->eps = 1e-6;
+  w->envelope = 0;
 }
 
 //---------------------------------------------------------------------------------------------------------
@@ -55,6 +58,12 @@ static int cand_per_pair(const physModel* m, int g) {
   }
 }
 
+// vertices of geom g as a convex polytope (a box's 8 corners, a mesh's hull vertices); 0 if g is not one
+static int poly_nvert(const physModel* m, int g) {
+  int t = m->geom_type[g];
+  return t == PHYS_GEOM_BOX || t == PHYS_GEOM_MESH ? cand_per_pair(m, g) : 0;
+}
+
 // vertex j of mesh geom g's convex hull, in the geom frame
 static const double* hull_vertex(const physModel* m, int g, int j) {
   int mid = m->geom_dataid[g];
@@ -67,6 +76,13 @@ static int may_collide(const physModel* m, int a, int b) {
   return phys_collision_filter(m, a, b);
 }
 
+// candidates of the pair a < b of two convex polytopes (box or hull mesh; 0 otherwise): b's vertices against a's
+// faces, then a's against b's
+static int poly_pair(const physModel* m, int a, int b) {
+  if (!poly_nvert(m, a) || !poly_nvert(m, b) || !may_collide(m, a, b)) return 0;
+  return poly_nvert(m, a) + poly_nvert(m, b);
+}
+
 int phys_violation_ncand(const physModel* m) {
   int n = 0;
   for (int p = 0; p < m->ngeom; p++) {
@@ -74,19 +90,71 @@ int phys_violation_ncand(const physModel* m) {
     for (int g = 0; g < m->ngeom; g++)
       if (g != p && may_collide(m, p, g)) n += cand_per_pair(m, g);
   }
+  for (int a = 0; a < m->ngeom; a++)
+    for (int b = a + 1; b < m->ngeom; b++) n += poly_pair(m, a, b);
   return n;
 }
 
 // one candidate at the current kinematics
 typedef struct vCand_ {
-  int plane, geom;          // the plane (normal from it) and the other geom
-  double p[3];              // point on geom's surface closest to the plane, world
+  int plane, geom;          // the surface (a plane, or a polytope's faces: the normal from it) and the point's geom
+  double p[3];              // point on geom's surface (closest to the plane; a vertex against a polytope), world
   double frame[9];          // n, t1, t2 (rows), world
   double phi, mu;
   int nsz;                  // sizes of geom that move it
   double dp[3][3];          // dp / dsize_k
   double dphi[3];           // dphi / dsize_k
+  double dphis[3];          // dphi / dsize_k of the surface geom (a box's faces move with its half sizes)
 } vCand;
+
+// the point of vertex j of polytope geom g (a box corner or a hull vertex), world, and (a box) its size derivatives
+static void vertex_point(const physModel* m, const physData* d, int g, int j, vCand* c) {
+  const double* R = d->geom_xmat + 9 * g;
+  const double* x = d->geom_xpos + 3 * g;
+  const double* s = m->geom_size + 3 * g;
+  if (m->geom_type[g] == PHYS_GEOM_BOX) {
+    double sg[3] = {(j & 1) ? 1 : -1, (j & 2) ? 1 : -1, (j & 4) ? 1 : -1};
+    for (int i = 0; i < 3; i++) {
+      c->p[i] = x[i];
+      for (int k = 0; k < 3; k++) c->p[i] += R[3 * i + k] * sg[k] * s[k];
+    }
+    for (int k = 0; k < 3; k++)
+      for (int i = 0; i < 3; i++) c->dp[k][i] = sg[k] * R[3 * i + k];
+  } else {   // hull vertex j: no size moves it
+    const double* v = hull_vertex(m, g, j);
+    for (int i = 0; i < 3; i++) c->p[i] = x[i] + R[3 * i] * v[0] + R[3 * i + 1] * v[1] + R[3 * i + 2] * v[2];
+  }
+}
+
+// the signed distance of world point p to polytope geom s as the largest of its faces' n.x - b (exact inside and
+// where p faces one face; below the distance beyond an edge or a vertex), that face's outward normal n (world)
+// and the derivative of the distance in s's sizes (a box: -1 for its face's axis)
+static double poly_distance(const physModel* m, const physData* d, int s, const double* p, double* n,
+                            double* dphis) {
+  const double* R = d->geom_xmat + 9 * s;
+  const double* xs = d->geom_xpos + 3 * s;
+  double x[3], nl[3] = {0, 0, 0}, best = -HUGE_VAL;
+  for (int k = 0; k < 3; k++)
+    x[k] = R[k] * (p[0] - xs[0]) + R[3 + k] * (p[1] - xs[1]) + R[6 + k] * (p[2] - xs[2]);
+  if (m->geom_type[s] == PHYS_GEOM_BOX) {
+    int axis = 0;
+    for (int k = 0; k < 3; k++)
+      for (int sg = 1; sg >= -1; sg -= 2) {
+        double v = sg * x[k] - m->geom_size[3 * s + k];
+        if (v > best) best = v, axis = k, nl[0] = nl[1] = nl[2] = 0, nl[k] = sg;
+      }
+    dphis[axis] = -1;
+  } else {
+    int mid = m->geom_dataid[s];
+    for (int f = 0; f < m->mesh_hullfacenum[mid]; f++) {
+      const double* h = m->hull_facenormal + 4 * (size_t)(m->mesh_hullfaceadr[mid] + f);
+      double v = h[0] * x[0] + h[1] * x[1] + h[2] * x[2] - h[3];
+      if (v > best) best = v, nl[0] = h[0], nl[1] = h[1], nl[2] = h[2];
+    }
+  }
+  for (int i = 0; i < 3; i++) n[i] = R[3 * i] * nl[0] + R[3 * i + 1] * nl[1] + R[3 * i + 2] * nl[2];
+  return best;
+}
 
 // candidate j (< cand_per_pair) of plane pl against geom g: point, signed distance and their size derivatives
 static void cand_eval(const physModel* m, const physData* d, int pl, int g, int j, vCand* c) {
@@ -101,17 +169,8 @@ static void cand_eval(const physModel* m, const physData* d, int pl, int g, int 
   c->mu = fmax(m->geom_friction[3 * pl], m->geom_friction[3 * g]);
   int type = m->geom_type[g];
   c->nsz = phys_geom_nsize(type);
-  if (type == PHYS_GEOM_BOX) {
-    double sg[3] = {(j & 1) ? 1 : -1, (j & 2) ? 1 : -1, (j & 4) ? 1 : -1};
-    for (int i = 0; i < 3; i++) {
-      c->p[i] = x[i];
-      for (int k = 0; k < 3; k++) c->p[i] += R[3 * i + k] * sg[k] * s[k];
-    }
-    for (int k = 0; k < 3; k++)
-      for (int i = 0; i < 3; i++) c->dp[k][i] = sg[k] * R[3 * i + k];
-  } else if (type == PHYS_GEOM_MESH) {   // hull vertex j: no size moves it
-    const double* v = hull_vertex(m, g, j);
-    for (int i = 0; i < 3; i++) c->p[i] = x[i] + R[3 * i] * v[0] + R[3 * i + 1] * v[1] + R[3 * i + 2] * v[2];
+  if (type == PHYS_GEOM_BOX || type == PHYS_GEOM_MESH) {
+    vertex_point(m, d, g, j, c);
   } else {
     double ctr[3] = {x[0], x[1], x[2]};
     if (type == PHYS_GEOM_CAPSULE) {   // end j: centre +- half-length along the capsule's z axis
@@ -125,7 +184,20 @@ static void cand_eval(const physModel* m, const physData* d, int pl, int g, int 
   for (int k = 0; k < c->nsz; k++) c->dphi[k] = phys_dot3(n, c->dp[k]);
 }
 
-// all candidates into c (phys_violation_ncand of them)
+// candidate j of polytope g's vertices against polytope s's faces
+static void cand_eval_poly(const physModel* m, const physData* d, int s, int g, int j, vCand* c) {
+  double n[3];
+  memset(c, 0, sizeof(*c));
+  c->plane = s, c->geom = g;
+  c->mu = fmax(m->geom_friction[3 * s], m->geom_friction[3 * g]);
+  c->nsz = phys_geom_nsize(m->geom_type[g]);
+  vertex_point(m, d, g, j, c);
+  c->phi = poly_distance(m, d, s, c->p, n, c->dphis);
+  phys_contact_frame(c->frame, n);
+  for (int k = 0; k < c->nsz; k++) c->dphi[k] = phys_dot3(n, c->dp[k]);
+}
+
+// all candidates into c (phys_violation_ncand of them): the plane pairs, then the polytope pairs
 static int cand_all(const physModel* m, const physData* d, vCand* c) {
   int n = 0;
   for (int p = 0; p < m->ngeom; p++) {
@@ -135,6 +207,12 @@ static int cand_all(const physModel* m, const physData* d, vCand* c) {
       for (int j = 0; j < cand_per_pair(m, g); j++) cand_eval(m, d, p, g, j, c + n++);
     }
   }
+  for (int a = 0; a < m->ngeom; a++)
+    for (int b = a + 1; b < m->ngeom; b++) {
+      if (!poly_pair(m, a, b)) continue;
+      for (int j = 0; j < poly_nvert(m, b); j++) cand_eval_poly(m, d, a, b, j, c + n++);
+      for (int j = 0; j < poly_nvert(m, a); j++) cand_eval_poly(m, d, b, a, j, c + n++);
+    }
   return n;
 }
 
@@ -154,11 +232,13 @@ static void cand_jac(const physModel* m, physData* d, const vCand* c, double* jp
 //---------------------------------------------------------------------------------------------------------
 // checks
 
-// 1 if geom g has candidates (a box, sphere, capsule or convex mesh some plane may touch)
+// 1 if geom g has candidates (a box, sphere, capsule or convex mesh some plane may touch) or is in a polytope
+// pair (its vertices and faces)
 static int has_cand(const physModel* m, int g) {
-  if (!cand_per_pair(m, g)) return 0;
-  for (int p = 0; p < m->ngeom; p++)
-    if (m->geom_type[p] == PHYS_GEOM_PLANE && p != g && may_collide(m, p, g)) return 1;
+  for (int p = 0; p < m->ngeom; p++) {
+    if (m->geom_type[p] == PHYS_GEOM_PLANE && p != g && may_collide(m, p, g) && cand_per_pair(m, g)) return 1;
+    if (p != g && poly_pair(m, p < g ? p : g, p < g ? g : p)) return 1;
+  }
   return 0;
 }
 
@@ -171,15 +251,18 @@ physStatus phys_violation_check(const physModel* m, const physParamTable* t, phy
       if (!may_collide(m, a, b)) continue;
       int pa = m->geom_type[a] == PHYS_GEOM_PLANE, pb = m->geom_type[b] == PHYS_GEOM_PLANE;
       if (pa != pb && cand_per_pair(m, pa ? b : a)) continue;
+      if (poly_pair(m, a, b)) continue;
       return phys_error(log, PHYS_ERR_ARG, "violation loss: geoms '%s' and '%s' may collide; only a plane against a "
-                        "box, sphere, capsule or mesh with a convex hull is supported", phys_id2name(m, "geom", a), phys_id2name(m, "geom", b));
+                        "box, sphere, capsule or mesh with a convex hull, and a box or such a mesh against another, "
+                        "are supported", phys_id2name(m, "geom", a), phys_id2name(m, "geom", b));
     }
   for (int e = 0; e < t->n; e++) {
     const physParam* p = t->param + e;
     int k = p->kind;
     if (k == PHYS_PAR_SIZE && !has_cand(m, p->id))
       return phys_error(log, PHYS_ERR_ARG, "violation loss: param '%s': the geom has no contact candidates (a box, "
-                        "sphere or capsule that a plane may touch)", p->name);
+                        "sphere or capsule that a plane may touch, or a box that may touch a box or a convex mesh)",
+                        p->name);
     if (k == PHYS_PAR_RESTITUTION)
       return phys_error(log, PHYS_ERR_ARG, "violation loss: param '%s': restitution does not enter the violation loss "
                         "(its contact model is inelastic, as paper 004's); fit it with a prediction loss", p->name);
@@ -427,10 +510,10 @@ static void polish_point(vPolish* pp, double* x) {
   }
 }
 
-// one Newton step on f(x(z)): gradient Jz'u, Hessian (Y Jz)'(Y Jz) + eps Jz'Jz + the surface's curvature u'd2x/dz2
-// (d2x/da2 = -r (0, cos a, sin a), d2x/dr da = (0, -sin a, cos a)); returns the step's largest entry relative to
-// z's, or -1 if the Hessian is not positive definite
-static double polish_newton(vPolish* pp, double* x) {
+// at the classes' unknowns z: x (3 nc), u = Qx + g, the gradient gz = Jz'u and the lower triangle of the Hessian
+// H = (Y Jz)'(Y Jz) + eps Jz'Jz + the surface's curvature u'd2x/dz2 (d2x/da2 = -r (0, cos a, sin a), d2x/dr da =
+// (0, -sin a, cos a))
+static void polish_hessian(vPolish* pp, double* x) {
   int n = 3 * pp->nc, k = pp->k, nz = pp->nz;
   polish_point(pp, x);
   socp_grad(pp->Y, k, pp->eps, pp->g, n, x, pp->yx, pp->u);
@@ -462,6 +545,13 @@ static double polish_newton(vPolish* pp, double* x) {
       pp->H[(size_t)(c + 1) * nz + c] += -sa * ui[1] + ca * ui[2];
     }
   }
+}
+
+// one Newton step on f(x(z)) (polish_hessian); returns the step's largest entry relative to z's, or -1 if the
+// Hessian is not positive definite
+static double polish_newton(vPolish* pp, double* x) {
+  int nz = pp->nz;
+  polish_hessian(pp, x);
   if (phys_chol_factor(pp->H, nz, 0) != nz) return -1;
   phys_chol_solve(pp->gz, pp->H, pp->gz, nz);
   double step = 0, size = 0;
@@ -505,7 +595,7 @@ static int polish_settle(vPolish* pp, double* xp) {
 // changes of polish_settle and again (VIOL_POLISH_ROUNDS rounds); the polished point replaces x only if it lies
 // in the cones with an unchanged class and its certified gap is smaller. qmax: the largest diagonal of Q.
 static void socp_polish(physData* d, const double* Y, int k, double eps, const double* g, int nc, double qmax,
-                        double* x, double* gap) {
+                        double* x, double* gap, double* cls) {
   int n = 3 * nc;
   size_t mark = phys_stack_mark(d);
   vPolish pp = {Y, k, nc, 0, eps, g, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
@@ -523,6 +613,8 @@ static void socp_polish(physData* d, const double* Y, int k, double eps, const d
     double ax = phys_norm3(xi) / xs, au = phys_norm3(pp.u + 3 * i) / us;
     pp.cls[i] = ax < VIOL_POLISH_CLASS && ax < au ? 0 : xi[0] - hypot(xi[1], xi[2]) > VIOL_POLISH_INSIDE * xi[0] ? 3 : 2;
   }
+  if (cls)   // the classes of x as kept: the centre's, replaced below by the polish's if its point is kept
+    for (int i = 0; i < nc; i++) cls[i] = us > 0 ? pp.cls[i] : 0;
   size_t rmark = phys_stack_mark(d);
   for (int round = 0; round < VIOL_POLISH_ROUNDS && us > 0; round++) {
     phys_stack_free(d, rmark);   // the last round's unknowns; this round's sized by its classes
@@ -550,6 +642,7 @@ static void socp_polish(physData* d, const double* Y, int k, double eps, const d
     double gp = socp_cert_gap(xp, pp.u, nc, eps);
     if (gp < *gap) {
       memcpy(x, xp, sizeof(double) * (size_t)n), *gap = gp;
+      if (cls) memcpy(cls, pp.cls, sizeof(double) * (size_t)nc);
       break;
     }
     // not better: the zero cones whose u_i is outside the (dual) cone are active, on the surface
@@ -561,9 +654,12 @@ static void socp_polish(physData* d, const double* Y, int k, double eps, const d
   phys_stack_free(d, mark);
 }
 
-int phys_violation_socp(physData* d, const double* Y, int k, double eps, const double* g, int nc, double tol,
-                        double* x, double* gap) {
+// phys_violation_socp, and (cls (nc) not NULL) the cones' classes at the returned x as the polish classes them
+// (0 zero, 3 inside, 2 surface; all 0 when the minimizer is 0)
+static int socp_solve(physData* d, const double* Y, int k, double eps, const double* g, int nc, double tol,
+                      double* x, double* gap, double* cls) {
   int n = 3 * nc;
+  if (cls) memset(cls, 0, sizeof(double) * (size_t)nc);
   double gmax = 0, qmax = eps;
   for (int j = 0; j < n; j++) {
     double q = eps;
@@ -598,10 +694,61 @@ int phys_violation_socp(physData* d, const double* Y, int k, double eps, const d
     double* u = work;
     socp_grad(Y, k, eps, g, n, x, work + n, u);
     *gap = socp_cert_gap(x, u, nc, eps);
-    socp_polish(d, Y, k, eps, g, nc, qmax, x, gap);
+    socp_polish(d, Y, k, eps, g, nc, qmax, x, gap, cls);
   }
   phys_stack_free(d, mark);
   return steps;
+}
+
+int phys_violation_socp(physData* d, const double* Y, int k, double eps, const double* g, int nc, double tol,
+                        double* x, double* gap) {
+  return socp_solve(d, Y, k, eps, g, nc, tol, x, gap, NULL);
+}
+
+// The minimizer's derivative by implicit differentiation of the optimality conditions: with the cones in the
+// classes cls (nc) of x, x* = x(z*) where the unknowns z* solve Jz'u(x(z), theta) = 0 (u = Qx + g), so dz =
+// -H^-1 Jz' du and dx = Jz dz, H the polish's Hessian at x (polish_hessian) and du (n x nt, row-major) the
+// derivative of u in theta at fixed x. dx (n x nt, row-major) gets dx*/dtheta; returns 1, or 0 with dx zero (the
+// envelope's choice) when H is not positive definite (a degenerate active set) or no cone is active.
+static int socp_sensitivity(physData* d, const double* Y, int k, double eps, const double* g, int nc,
+                            const double* cls, const double* x, const double* du, int nt, double* dx) {
+  int n = 3 * nc, nz = 0;
+  memset(dx, 0, sizeof(double) * (size_t)n * nt);
+  for (int i = 0; i < nc; i++) nz += (int)cls[i];
+  if (nz == 0) return 0;
+  size_t mark = phys_stack_mark(d);
+  vPolish pp = {Y, k, nc, 0, eps, g, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+  pp.cls = phys_stack_alloc(d, (size_t)nc);
+  memcpy(pp.cls, cls, sizeof(double) * (size_t)nc);
+  pp.u = phys_stack_alloc(d, (size_t)n);
+  pp.yx = phys_stack_alloc(d, (size_t)k + 1);
+  pp.col0 = (int*)phys_stack_alloc(d, ((size_t)nc * sizeof(int) + 7) / 8);
+  pp.z = phys_stack_alloc(d, (size_t)nz);
+  pp.Jz = phys_stack_alloc(d, 3 * (size_t)nz);
+  pp.YJ = phys_stack_alloc(d, (size_t)k * nz + 1);
+  pp.H = phys_stack_alloc(d, (size_t)nz * nz);
+  pp.gz = phys_stack_alloc(d, (size_t)nz);
+  double* xp = phys_stack_alloc(d, (size_t)n);
+  polish_start(&pp, x);
+  polish_hessian(&pp, xp);
+  int ok = phys_chol_factor(pp.H, nz, 0) == nz;
+  for (int j = 0; j < nt && ok; j++) {
+    for (int i = 0; i < nc; i++)
+      for (int q = 0; q < (int)cls[i]; q++) {
+        int c = pp.col0[i] + q;
+        const double* J = pp.Jz + 3 * c;
+        const double* u = du + (size_t)3 * i * nt + j;
+        pp.gz[c] = J[0] * u[0] + J[1] * u[nt] + J[2] * u[2 * (size_t)nt];
+      }
+    phys_chol_solve(pp.gz, pp.H, pp.gz, nz);
+    for (int i = 0; i < nc; i++)
+      for (int q = 0; q < (int)cls[i]; q++) {
+        int c = pp.col0[i] + q;
+        for (int a = 0; a < 3; a++) dx[(size_t)(3 * i + a) * nt + j] -= pp.Jz[3 * c + a] * pp.gz[c];
+      }
+  }
+  phys_stack_free(d, mark);
+  return ok;
 }
 
 //---------------------------------------------------------------------------------------------------------
@@ -671,11 +818,21 @@ static void smooth_param(const physModel* m, physData* d, const physParamTable* 
 
 // the contact parameters' columns: dJl (nv x nt) += d(J' lambda)/dtheta, dxc (nt) += d(comp + diss)/dtheta,
 // dpen (nt) += d(pen)/dtheta, for candidate c with impulse l (3), Jacobians jp, jr (3 x nv), slide s (2) and the
-// unscaled tangent velocity st = T v+ (2)
+// unscaled tangent velocity st = T v+ (2). If dC is not NULL, for the minimizer's derivative: dC (3 x nt) gets the
+// derivative of the candidate's coefficients c (g = -Y'r0 + c: comp and diss terms, lambda's coefficients) and
+// dJa (3 x nt) that of its scaled rows J_i applied to the generalized vector va (nv), both zeroed first.
 static void contact_param(const physModel* m, const physParamTable* t, const vCand* c, const double* l,
                           const double* jp, const double* jr, const double* vnext, const double s[2], const double st[2],
-                          double dt, const physViolationWeights* w, double* dJl, double* dxc, double* dpen) {
+                          double dt, const physViolationWeights* w, double* dJl, double* dxc, double* dpen,
+                          const double* va, double* dC, double* dJa) {
   int nv = m->nv, nt = t->ntheta;
+  double oa[3] = {0, 0, 0};   // the rotation velocity of va
+  if (dC) {
+    memset(dC, 0, sizeof(double) * 3 * (size_t)nt);
+    memset(dJa, 0, sizeof(double) * 3 * (size_t)nt);
+    for (int i = 0; i < 3; i++)
+      for (int k = 0; k < nv; k++) oa[i] += jr[i * nv + k] * va[k];
+  }
   const double* n = c->frame;
   double sn = slide_norm(s), se = sn + VIOL_SLIDE_EPS;
   double phip = fmax(c->phi, 0), phim = fmin(c->phi, 0);
@@ -694,6 +851,22 @@ static void contact_param(const physModel* m, const physParamTable* t, const vCa
       }
       double dsn = (s[0] * st[0] + s[1] * st[1]) / se;
       dxc[p->adr] += w->diss * (l[0] * dsn + l[1] * st[0] + l[2] * st[1]);
+      if (dC) {   // c = w_diss (|s|_e, s); the rows mu t_a' Jp: d/dmu = t_a' Jp
+        dC[p->adr] += w->diss * dsn, dC[nt + p->adr] += w->diss * st[0], dC[2 * nt + p->adr] += w->diss * st[1];
+        for (int a = 1; a < 3; a++) {
+          double v = 0;
+          for (int i = 0; i < 3; i++)
+            for (int k = 0; k < nv; k++) v += c->frame[3 * a + i] * jp[i * nv + k] * va[k];
+          dJa[a * nt + p->adr] += v;
+        }
+      }
+    } else if (p->kind == PHYS_PAR_SIZE && p->id == c->plane) {   // a box surface's faces: phi moves, p not
+      for (int q = 0; q < 3; q++) {
+        int col = p->adr + q;
+        dxc[col] += w->comp * 2 * phip * c->dphis[q] * l[0] / dt;
+        dpen[col] += w->pen * 2 * phim * c->dphis[q];
+        if (dC) dC[col] += w->comp * 2 * phip * c->dphis[q] / dt;
+      }
     } else if (p->kind == PHYS_PAR_SIZE && p->id == c->geom) {
       double f[3], om[3] = {0, 0, 0};
       for (int i = 0; i < 3; i++) f[i] = n[i] * l[0] + c->mu * (c->frame[3 + i] * l[1] + c->frame[6 + i] * l[2]);
@@ -713,6 +886,13 @@ static void contact_param(const physModel* m, const physParamTable* t, const vCa
         double dsn = (s[0] * ds[0] + s[1] * ds[1]) / se;
         dxc[col] += w->comp * 2 * phip * c->dphi[q] * l[0] / dt + w->diss * (l[0] * dsn + l[1] * ds[0] + l[2] * ds[1]);
         dpen[col] += w->pen * 2 * phim * c->dphi[q];
+        if (dC) {   // the point moves by dp: a row's velocity of va moves by frame_a . (omega_a x dp)
+          double oadp[3];
+          phys_cross3(oadp, oa, c->dp[q]);
+          dC[col] += w->comp * 2 * phip * c->dphi[q] / dt + w->diss * dsn;
+          dC[nt + col] += w->diss * ds[0], dC[2 * nt + col] += w->diss * ds[1];
+          for (int a = 0; a < 3; a++) dJa[a * nt + col] += (a ? c->mu : 1) * phys_dot3(c->frame + 3 * a, oadp);
+        }
       }
     }
   }
@@ -750,9 +930,39 @@ static void residual_jacobian(int nv, int nt, const double* L, const double* rp,
   }
 }
 
+// x = L^-T b (L lower, n x n row-major); x may alias b
+static void ltsolve(const double* L, double* x, const double* b, int n) {
+  for (int i = n - 1; i >= 0; i--) {
+    double s = b[i];
+    for (int k = i + 1; k < n; k++) s -= L[(size_t)k * n + i] * x[k];
+    x[i] = s / L[(size_t)i * n + i];
+  }
+}
+
+// the derivative of u = Qx + g (n x nt, row-major) in theta at fixed x, from the pieces of the fixed-lambda
+// Jacobian: u = -J a + c + eps x with a = M~^-1 w, w = dt F - J'x, so du = -dJ a - J da + dc, da = M~^-1 (dw -
+// dM~ a) and J M~^-1 = Y' L^-1. dJa, dC (n x nt): dJ a and dc (contact_param); dw = dwF - dJl; a (nv).
+static void inner_du(int nv, int n, int nt, const double* L, const double* Y, const double* dwF, const double* dJl,
+                     const double* dM, const double* a, const double* dJa, const double* dC, double* du,
+                     double* col) {
+  for (int j = 0; j < nt; j++) {
+    for (int i = 0; i < nv; i++) {
+      double v = dwF[(size_t)i * nt + j] - dJl[(size_t)i * nt + j];
+      for (int k = 0; k < nv; k++) v -= dM[((size_t)i * nv + k) * nt + j] * a[k];
+      col[i] = v;
+    }
+    lsolve(L, col, col, nv);
+    for (int b = 0; b < n; b++) {
+      double v = dC[(size_t)b * nt + j] - dJa[(size_t)b * nt + j];
+      for (int k = 0; k < nv; k++) v -= Y[(size_t)k * n + b] * col[k];
+      du[(size_t)b * nt + j] = v;
+    }
+  }
+}
+
 static physStatus transition(const physModel* m, physData* d, const physParamTable* t, const double* vprev, double dt,
                              const physViolationWeights* w, double* r, double* J, double* lambda,
-                             physViolationInfo* info) {
+                             double* dlambda, physViolationInfo* info) {
   int nv = m->nv, nc = phys_violation_ncand(m), n = 3 * nc, nt = t->ntheta;
   const double* vnext = d->qvel;
   double* qacc = phys_stack_alloc(d, (size_t)nv);
@@ -808,16 +1018,19 @@ static physStatus transition(const physModel* m, physData* d, const physParamTab
     for (int k = 0; k < nv; k++) v -= Y[(size_t)k * n + a] * r0[k];
     g[a] = v;
   }
+  double* cv = phys_stack_alloc(d, (size_t)(n > 0 ? n : 1));   // c, the comp and diss coefficients
   for (int i = 0; i < nc; i++) {
     double phip = fmax(c[i].phi, 0);
-    g[3 * i] += w->comp * phip * phip / dt + w->diss * slide_norm(s + 4 * i);
-    g[3 * i + 1] += w->diss * s[4 * i];
-    g[3 * i + 2] += w->diss * s[4 * i + 1];
+    cv[3 * i] = w->comp * phip * phip / dt + w->diss * slide_norm(s + 4 * i);
+    cv[3 * i + 1] = w->diss * s[4 * i];
+    cv[3 * i + 2] = w->diss * s[4 * i + 1];
+    for (int a = 0; a < 3; a++) g[3 * i + a] += cv[3 * i + a];
   }
   double e0 = 0;
   for (int k = 0; k < nv; k++) e0 += r0[k] * r0[k];
   double gap = 0;
-  int steps = phys_violation_socp(d, Y, nv, w->eps, g, nc, VIOL_GAP_REL * 0.5 * e0 + VIOL_GAP_ABS, x, &gap);
+  double* cls = phys_stack_alloc(d, (size_t)(nc > 0 ? nc : 1));
+  int steps = socp_solve(d, Y, nv, w->eps, g, nc, VIOL_GAP_REL * 0.5 * e0 + VIOL_GAP_ABS, x, &gap, cls);
   if (steps < 0) return PHYS_ERR_NUMERIC;
   // residuals
   double xc = 0, pen = 0;
@@ -840,7 +1053,7 @@ static physStatus transition(const physModel* m, physData* d, const physParamTab
     info->loss = 0;
     for (int k = 0; k < nv + 2; k++) info->loss += 0.5 * r[k] * r[k];
   }
-  if (!J) return PHYS_OK;
+  if (!J && !dlambda) return PHYS_OK;
   // Jacobian with lambda fixed
   double* dwF = phys_stack_alloc(d, (size_t)nv * (nt > 0 ? nt : 1));
   double* dM = phys_stack_alloc(d, (size_t)nv * nv * (nt > 0 ? nt : 1));
@@ -852,11 +1065,30 @@ static physStatus transition(const physModel* m, physData* d, const physParamTab
   memset(dJl, 0, sizeof(double) * (size_t)nv * nt);
   memset(dxc, 0, sizeof(double) * (size_t)nt);
   memset(dpen, 0, sizeof(double) * (size_t)nt);
+  int implicit = dlambda || !w->envelope;
+  double* va = phys_stack_alloc(d, (size_t)nv);   // a = M~^-1 w = L^-T r_pred
+  double* dC = implicit ? phys_stack_alloc(d, (size_t)n * nt + 1) : NULL;
+  double* dJa = implicit ? phys_stack_alloc(d, (size_t)n * nt + 1) : NULL;
+  ltsolve(L, va, r, nv);
   for (int i = 0; i < nc; i++)
     contact_param(m, t, c + i, x + 3 * i, jp + 3 * (size_t)nv * i, jr + 3 * (size_t)nv * i, vnext, s + 4 * i,
-                  s + 4 * i + 2, dt, w, dJl, dxc, dpen);
-  residual_jacobian(nv, nt, L, r, dwF, dJl, dM, dxc, dpen, rc, rpen, J, tmp);
-  (void)JT;
+                  s + 4 * i + 2, dt, w, dJl, dxc, dpen, va, implicit ? dC + (size_t)3 * i * nt : NULL,
+                  implicit ? dJa + (size_t)3 * i * nt : NULL);
+  if (implicit && n > 0 && nt > 0) {   // dlambda*/dtheta, then the reduced residual's pieces (violation.h)
+    double* du = phys_stack_alloc(d, (size_t)n * nt);
+    double* dx = dlambda ? dlambda : phys_stack_alloc(d, (size_t)n * nt);
+    inner_du(nv, n, nt, L, Y, dwF, dJl, dM, va, dJa, dC, du, col);
+    socp_sensitivity(d, Y, nv, w->eps, g, nc, cls, x, du, nt, dx);
+    for (int j = 0; j < nt && !w->envelope; j++) {   // d(J'x) += J' dx, d(c'x + eps/2 |x|^2) += (c + eps x)' dx
+      for (int b = 0; b < n; b++) dxc[j] += (cv[b] + w->eps * x[b]) * dx[(size_t)b * nt + j];
+      for (int k = 0; k < nv; k++) {
+        double v = 0;
+        for (int b = 0; b < n; b++) v += JT[(size_t)k * n + b] * dx[(size_t)b * nt + j];
+        dJl[(size_t)k * nt + j] += v;
+      }
+    }
+  }
+  if (J) residual_jacobian(nv, nt, L, r, dwF, dJl, dM, dxc, dpen, rc, rpen, J, tmp);
   return PHYS_OK;
 }
 
@@ -867,7 +1099,20 @@ physStatus phys_violation_residuals(const physModel* m, physData* d, const physP
   phys_arena_enter(d, &guard);
   if (setjmp(guard.env)) return phys_arena_failed(d, &guard, PHYS_WARN_OTHER, "phys_violation_residuals");
   size_t mark = phys_stack_mark(d);
-  physStatus st = transition(m, d, t, vprev, dt, w, r, J, lambda, info);
+  physStatus st = transition(m, d, t, vprev, dt, w, r, J, lambda, NULL, info);
+  phys_stack_free(d, mark);
+  phys_arena_leave(d, &guard);
+  return st;
+}
+
+physStatus phys_violation_dlambda(const physModel* m, physData* d, const physParamTable* t, const double* vprev,
+                                  double dt, const physViolationWeights* w, double* lambda, double* dlambda) {
+  physArenaGuard guard;
+  phys_arena_enter(d, &guard);
+  if (setjmp(guard.env)) return phys_arena_failed(d, &guard, PHYS_WARN_OTHER, "phys_violation_dlambda");
+  size_t mark = phys_stack_mark(d);
+  double* r = phys_stack_alloc(d, (size_t)m->nv + 2);
+  physStatus st = transition(m, d, t, vprev, dt, w, r, NULL, lambda, dlambda, NULL);
   phys_stack_free(d, mark);
   phys_arena_leave(d, &guard);
   return st;

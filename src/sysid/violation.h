@@ -19,19 +19,28 @@
 //
 // The loss is written as residuals for least squares, L = 1/2 |r|^2 with nv + 2 rows per transition:
 //   r_pred = L_M^-1 (dt F - J' lambda*) (M~ = L_M L_M'), r_c = sqrt(2 (comp + diss + eps term)), r_pen =
-//   sqrt(2 w_pen) |min(phi, 0)|, and their Jacobian by the envelope theorem: lambda* held fixed (the cone does not
-//   depend on theta because friction is folded into J), so J_r' r is the exact gradient of L; J_r itself is
-//   exact for r_pred and r_pen, and r_c's row is d(r_c^2/2)/dtheta / r_c (0 when r_c = 0).
+//   sqrt(2 w_pen) |min(phi, 0)|, and their Jacobian of the reduced residual r(theta, lambda*(theta)): lambda*'s
+//   derivative by implicit differentiation of the inner problem's optimality conditions in the active set of its
+//   solution (each cone zero, inside, or on its surface: the polish's unknowns z, dz = -H_zz^-1 d(grad_z)/dtheta),
+//   so J_r is exact for r_pred and r_pen away from active-set changes, and r_c's row is d(r_c^2/2)/dtheta / r_c (0
+//   when r_c = 0). J_r' r is the exact gradient of L either way (the envelope theorem: the cone does not depend
+//   on theta because friction is folded into J); with weights.envelope = 1 the Jacobian holds lambda* fixed (the
+//   envelope Jacobian, before session 27), whose J'J over-estimates L's curvature (the Gauss-Newton model of
+//   F(theta, lambda*), not of min over lambda of F, whose Hessian is a Schur complement).
 //
 // Contact candidates (the paper's: every corner of a box with its signed distance, touching or not): for each
 // pair that phys_collision_filter admits between a plane and a box (8 corners), a sphere (1 point), a capsule
 // (its 2 end spheres) or a mesh (the vertices of its convex hull, model.h's hull_vert), the points p_i on the
-// non-plane geom closest to the plane. Other pairs that can collide are refused (phys_violation_check).
+// non-plane geom closest to the plane; then for each admitted pair of two convex polytopes (a box, or a mesh with
+// a hull), each one's vertices against the other's faces: phi = the largest n_f . x - b_f over the faces f (a
+// box's 6, the hull's hull_facenormal), normal n_f of that face (exact inside and where the vertex faces one face;
+// beyond an edge or a corner it under-estimates the distance and the loss has a kink where the face changes; edge
+// against edge contact is not a candidate). Other pairs that can collide are refused (phys_violation_check).
 //
 // Parameters (phys_violation_check refuses the others with a message): the force kinds of params.h (mass, com,
 // inertia, damping, armature, stiffness, gravity, gear, springs, gain, bias, kp, kv) through phys_param_forces;
 // friction:GEOM (mu_i, MJCF's max rule as phys_contact_material_moves); size:GEOM of a box, sphere or capsule
-// with candidates. Not: restitution (the loss's contact model is inelastic, as the paper's), penalty:*, pos:BODY,
+// with candidates (a box's sizes move its corners and, against another polytope, its faces). Not: restitution (the loss's contact model is inelastic, as the paper's), penalty:*, pos:BODY,
 // input kinds.
 #ifndef PHYS_VIOLATION_H
 #define PHYS_VIOLATION_H
@@ -44,6 +53,7 @@ typedef struct physViolationWeights_ {
   double diss;    // w_diss (dimensionless: lambda . s is energy)
   double pen;     // w_pen (J/m^2)
   double eps;     // the tie-break eps (1/kg, the unit of M^-1)
+  int envelope;   // 1: the residuals' Jacobian holds lambda* fixed; 0 (default): with dlambda*/dtheta (above)
 } physViolationWeights;
 
 // the weights of paper 004's Table 2 for CCN on real data: comp 0.001, diss 0.1, pen 100 (their order is our
@@ -51,11 +61,11 @@ typedef struct physViolationWeights_ {
 void phys_violation_defaults(physViolationWeights* w);
 
 // the model's contact candidates (0 when none); 8 per plane-box pair, 1 per plane-sphere, 2 per plane-capsule,
-// the hull's vertex count per plane-mesh
+// the hull's vertex count per plane-mesh, the two vertex counts per pair of polytopes (box-box 16)
 int phys_violation_ncand(const physModel* m);
 
 // PHYS_OK if the loss can be evaluated for model m and table t: the only colliding pairs are planes against
-// boxes, spheres, capsules and meshes with a hull, no explicit <pair>, and every parameter kind is supported (see
+// boxes, spheres, capsules and meshes with a hull, and boxes and such meshes against each other, no explicit <pair>, and every parameter kind is supported (see
 // above); else PHYS_ERR_ARG with a message naming the pair or the parameter
 physStatus phys_violation_check(const physModel* m, const physParamTable* t, physLog* log);
 
@@ -76,6 +86,12 @@ typedef struct physViolationInfo_ {
 physStatus phys_violation_residuals(const physModel* m, physData* d, const physParamTable* t, const double* vprev,
                                     double dt, const physViolationWeights* w, double* r, double* J, double* lambda,
                                     physViolationInfo* info);
+
+// lambda* (3 ncand, as phys_violation_residuals') and its derivative dlambda (3 ncand x t->ntheta, row-major) by
+// implicit differentiation in the active set of lambda* (above); dlambda is zero where that set is degenerate
+// (its Hessian not positive definite) or no cone is active. Same arguments and errors as phys_violation_residuals.
+physStatus phys_violation_dlambda(const physModel* m, physData* d, const physParamTable* t, const double* vprev,
+                                  double dt, const physViolationWeights* w, double* lambda, double* dlambda);
 
 // the inner problem alone, for tests: min 1/2 |Y x|^2 + eps/2 |x|^2 + g'x over nc unit Lorentz cones (x
 // contact-major, n = 3 nc; Y k x n row-major, k may be 0; eps > 0); x (n) gets the minimizer. A primal

@@ -1477,15 +1477,15 @@ static void test_uncertainty(void) {
 }
 
 // --loss violation (issue 14 item 1; docs/cli.md, *Violation loss*): the documented example on the real cube's
-// first 2 tosses gives its printed friction, result.json names the loss; restitution and substeps other than 1
-// are refused with the reason and no output file
+// first 2 tosses gives its printed friction, converged in 3 iterations (with the impulses held fixed in the
+// Jacobian, before session 27: 21 iterations, stalled, at 0.155763), result.json names the loss; restitution and
+// substeps other than 1 are refused with the reason and no output file
 static void test_violation_loss(void) {
   idRunOut r = run("identify", "models/cube.xml", "data/cube_toss", "--files", "2", "--param",
-                   "friction:cube:min=0:max=2", "--loss", "violation", "--iters", "5", "--quiet", "--out",
-                   path("out/v.json"), NULL);
+                   "friction:cube:min=0:max=2", "--loss", "violation", "--quiet", "--out", path("out/v.json"), NULL);
   CHECK_MSG(r.code == 0, "%s", r.err);
-  CHECK_MSG(has(r.out, "friction:cube = 0.160275 "), "%s", r.out);
-  CHECK(has(r.out, "loss 0.0951432 -> 0.0948312 in 5 iterations"));
+  CHECK_MSG(has(r.out, "friction:cube = 0.155742 "), "%s", r.out);
+  CHECK_MSG(has(r.out, "loss 0.0951432 -> 0.0948196 in 3 iterations (converged"), "%s", r.out);
   run_free(&r);
   char* text = slurp(path("out/v.json"));
   cJSON* root = cJSON_Parse(text);
