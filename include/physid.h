@@ -85,6 +85,11 @@ typedef enum physTrn_ {
   PHYS_TRN_RESTLENGTH      // ctrl sets the spring's rest length: L0 = spring_restlength + gear*ctrl
 } physTrnType;
 
+typedef enum physSpringType_ {
+  PHYS_SPRING_PATH = 0,    // length along a path of sites (MJCF spatial tendon through sites)
+  PHYS_SPRING_FIXED        // length sum_k coef_k q(joint_k) of hinge/slide joints (MJCF fixed tendon)
+} physSpringType;
+
 typedef enum physIntegrator_ { PHYS_INT_EULER = 0 } physIntegrator;
 
 // sensor types (MJCF <sensor> children; MuJoCo 2.2.2's definitions, docs/mjcf.md), with their stage: position
@@ -228,7 +233,10 @@ enum {
   X(double, spring_stiffness, nspring, 1) /* tension = stiffness*(L - L0) (both signs) ... (nspring x 1) */ \
   X(double, spring_damping, nspring, 1)  /* ... - damping*dL/dt                           (nspring x 1) */ \
   X(double, spring_restlength, nspring, 1) /* rest length L0                              (nspring x 1) */ \
-  X(int, spring_site, nspringsite, 1)    /* site ids of all spring paths              (nspringsite x 1) */ \
+  X(int, spring_site, nspringsite, 1)    /* site ids of all spring paths (joint ids: fixed) (nspringsite x 1) */ \
+  /* issue 15 item 3 (tendons): fixed tendons L = sum coef_k q(joint_k) over hinge/slide joints */        \
+  X(int, spring_type, nspring, 1)        /* physSpringType: site path or fixed            (nspring x 1) */ \
+  X(double, spring_coef, nspringsite, 1) /* fixed: coefficient of joint spring_site (path: 1) (nspringsite x 1) */ \
   /* actuators */                                                                                          \
   X(int, actuator_trntype, nu, 1)        /* physTrnType                                        (nu x 1) */ \
   X(int, actuator_trnid, nu, 1)          /* joint or spring id                                 (nu x 1) */ \

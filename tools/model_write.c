@@ -120,7 +120,7 @@ static xmlNode* mjcf_target(xmlNode* root, const physModel* m, const physParam* 
     case PHYS_PAR_DAMPING: case PHYS_PAR_ARMATURE: case PHYS_PAR_STIFFNESS: case PHYS_PAR_FRICTIONLOSS:
       kind = "joint", tags = "joint|freejoint"; break;
     case PHYS_PAR_SPRING_STIFFNESS: case PHYS_PAR_SPRING_DAMPING: case PHYS_PAR_SPRING_RESTLENGTH:
-      kind = "spring", tags = "spatial"; break;
+      kind = "spring", tags = "spatial|fixed"; break;
     case PHYS_PAR_GEAR: case PHYS_PAR_GAIN: case PHYS_PAR_BIAS: case PHYS_PAR_KP: case PHYS_PAR_KV:
       kind = "actuator", tags = "motor|general|position|velocity"; break;
     default: break;
@@ -359,8 +359,11 @@ static int world_writable(const physModel* m, char* err, size_t nerr) {
   for (int i = 0; !what && i < m->nsensor; i++) {
     if (!*sensor_object_name(m, i)) what = "a sensor on an unnamed object";
   }
-  for (int i = 0; !what && i < m->nspringsite; i++) {
-    if (!*phys_id2name(m, "site", m->spring_site[i])) what = "a tendon through an unnamed site";
+  for (int s = 0; !what && s < m->nspring; s++) {
+    int fixed = m->spring_type[s] == PHYS_SPRING_FIXED;
+    for (int k = m->spring_adr[s]; !what && k < m->spring_adr[s] + m->spring_num[s]; k++)
+      if (!*phys_id2name(m, fixed ? "joint" : "site", m->spring_site[k]))
+        what = fixed ? "a fixed tendon on an unnamed joint" : "a tendon through an unnamed site";
   }
   for (int i = 0; !what && i < m->npair; i++) {
     if (!*phys_id2name(m, "geom", m->pair_geom1[i]) || !*phys_id2name(m, "geom", m->pair_geom2[i]))
@@ -513,18 +516,21 @@ static void world_body(FILE* f, const physModel* m, int b, int indent) {
 static void world_lists(FILE* f, const physModel* m) {
   if (m->nspring) fprintf(f, "  <tendon>\n");
   for (int i = 0; i < m->nspring; i++) {
-    fprintf(f, "    <spatial");
+    int fixed = m->spring_type[i] == PHYS_SPRING_FIXED;
+    fprintf(f, "    <%s", fixed ? "fixed" : "spatial");
     put_name(f, m, "spring", i);
     put_attr(f, "stiffness", m->spring_stiffness + i, 1);
     put_attr(f, "damping", m->spring_damping + i, 1);
     put_attr(f, "springlength", m->spring_restlength + i, 1);
     fprintf(f, ">\n");
-    for (int k = 0; k < m->spring_num[i]; k++) {
-      fprintf(f, "      <site site=\"");
-      put_text(f, phys_id2name(m, "site", m->spring_site[m->spring_adr[i] + k]));
-      fprintf(f, "\"/>\n");
+    for (int k = m->spring_adr[i]; k < m->spring_adr[i] + m->spring_num[i]; k++) {
+      fprintf(f, fixed ? "      <joint joint=\"" : "      <site site=\"");
+      put_text(f, phys_id2name(m, fixed ? "joint" : "site", m->spring_site[k]));
+      fputc('"', f);
+      if (fixed) put_attr(f, "coef", m->spring_coef + k, 1);
+      fprintf(f, "/>\n");
     }
-    fprintf(f, "    </spatial>\n");
+    fprintf(f, "    </%s>\n", fixed ? "fixed" : "spatial");
   }
   if (m->nspring) fprintf(f, "  </tendon>\n");
   if (m->nu) fprintf(f, "  <actuator>\n");

@@ -8,10 +8,27 @@
 //---------------------------------------------------------------------------------------------------------
 // springs along site paths
 
-// L = sum_k |x_{k+1} - x_k|;  dL/dx_k = u_{k-1} - u_k with u_k the unit vector from site k to site k+1;
-// Ldot = sum_k dL/dx_k . v_k;  qfrc += sum_k J_k' (-tension dL/dx_k)
+// fixed tendon s: L = sum_k c_k q(j_k), Ldot = sum_k c_k qdot(j_k), qfrc(j_k) += -tension c_k
+static double fixed_eval(const physModel* m, const physData* d, int s, double* velocity, double tension,
+                         double* qfrc) {
+  const int* jnt = m->spring_site + m->spring_adr[s];
+  const double* coef = m->spring_coef + m->spring_adr[s];
+  double length = 0, ldot = 0;
+  for (int k = 0; k < m->spring_num[s]; k++) {
+    int qa = m->jnt_qposadr[jnt[k]], da = m->jnt_dofadr[jnt[k]];
+    length += coef[k] * d->qpos[qa];
+    ldot += coef[k] * d->qvel[da];
+    if (qfrc && tension != 0) qfrc[da] -= tension * coef[k];
+  }
+  if (velocity) *velocity = ldot;
+  return length;
+}
+
+// path: L = sum_k |x_{k+1} - x_k|;  dL/dx_k = u_{k-1} - u_k with u_k the unit vector from site k to site
+// k+1;  Ldot = sum_k dL/dx_k . v_k;  qfrc += sum_k J_k' (-tension dL/dx_k). Fixed: fixed_eval.
 double phys_spring_eval(const physModel* m, const physData* d, int s, double* velocity, double tension,
                         double* qfrc) {
+  if (m->spring_type[s] == PHYS_SPRING_FIXED) return fixed_eval(m, d, s, velocity, tension, qfrc);
   const int* site = m->spring_site + m->spring_adr[s];
   int n = m->spring_num[s];
   double length = 0, ldot = 0, uprev[3] = {0, 0, 0};

@@ -251,9 +251,10 @@ static double spring_tension(const physModel* m, const physData* d, int sp) {
 }
 
 // R[:, col] += -d f_spring / dz of spring sp when the subtree (ins) of a body with parent pp moves by t;
-// ugen, tmp nv scratch
+// ugen, tmp nv scratch. A fixed tendon does not depend on body positions.
 static void pos_spring_column(const physModel* m, physData* d, int sp, const int* ins, int pp, const double t[3],
                               double* R, int ld, int col, double* ugen, double* tmp) {
+  if (m->spring_type[sp] == PHYS_SPRING_FIXED) return;
   const int* site = m->spring_site + m->spring_adr[sp];
   int n = m->spring_num[sp], any = 0;
   for (int k = 0; k < n; k++) any |= ins[m->site_bodyid[site[k]]];

@@ -131,12 +131,28 @@ static double ctrl_clamped(const physModel* m, const physData* d, int a, double*
   return c;
 }
 
+// fixed tendon s, linear in q: L = sum c_k q(j_k), JL = c_k at the joints' dofs, dLdot = 0, K = 0 (the
+// caller's); returns L
+static double fixed_geometry(const physModel* m, const physData* d, int s, double* JL, double* dLdot) {
+  memset(JL, 0, sizeof(double) * (size_t)m->nv);
+  if (dLdot) memset(dLdot, 0, sizeof(double) * (size_t)m->nv);
+  for (int k = 0; k < m->spring_num[s]; k++) {
+    int j = m->spring_site[m->spring_adr[s] + k];
+    JL[m->jnt_dofadr[j]] += m->spring_coef[m->spring_adr[s] + k];
+  }
+  return phys_spring_eval(m, d, s, NULL, 0, NULL);
+}
+
 // geometry of spring s to second order, segments d = x_b - x_a (x on bodies), l = |d|, u = d/l,
 // P = (E - u u')/l, J_d = J(x_b) - J(x_a) (3 x nv):
 //   L = sum l,  JL = dL/dq = sum u' J_d,  K = d(JL')/dq = sum J_d' P J_d + u . dJ_d/dq   (nv x nv),
 //   dLdot = d(JL v)/dq = sum (J_d v)' P J_d + v' (u . dJ_d/dq)   (nv; NULL to skip)
-// Returns L. Scratch: 6 nv + nv^2 from d's arena.
+// Returns L. Scratch: 6 nv + nv^2 from d's arena. A fixed tendon: fixed_geometry.
 static double spring_geometry(const physModel* m, physData* d, int s, double* JL, double* K, double* dLdot) {
+  if (m->spring_type[s] == PHYS_SPRING_FIXED) {
+    memset(K, 0, sizeof(double) * (size_t)m->nv * m->nv);
+    return fixed_geometry(m, d, s, JL, dLdot);
+  }
   int nv = m->nv, n = m->spring_num[s];
   const int* site = m->spring_site + m->spring_adr[s];
   size_t mark = phys_stack_mark(d), nn = (size_t)nv * nv;
@@ -191,9 +207,13 @@ static double spring_geometry(const physModel* m, physData* d, int s, double* JL
 
 // spring_geometry's quantities as products, no nv x nv matrix: L, JL, Kx = K' x (nv) and dLdot (nv; NULL to
 // skip), per segment  K' x = sum (J_d x)' P J_d + x' (u . dJ_d/dq)  (J_d' P J_d is symmetric).
-// Returns L. Scratch: 6 nv from d's arena.
+// Returns L. Scratch: 6 nv from d's arena. A fixed tendon: fixed_geometry, Kx = 0.
 static double spring_geometry_vjp(const physModel* m, physData* d, int s, const double* x, double* JL,
                                   double* Kx, double* dLdot) {
+  if (m->spring_type[s] == PHYS_SPRING_FIXED) {
+    memset(Kx, 0, sizeof(double) * (size_t)m->nv);
+    return fixed_geometry(m, d, s, JL, dLdot);
+  }
   int nv = m->nv, n = m->spring_num[s];
   const int* site = m->spring_site + m->spring_adr[s];
   size_t mark = phys_stack_mark(d);

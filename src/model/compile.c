@@ -541,7 +541,11 @@ static physStatus compile_springs(const physSpec* s, physModel* m, int* namepos,
   for (int i = 0; i < s->nspring; i++) {
     const physSpecSpring* sp = s->spring + i;
     const char* at = where(s, *sp, buf, sizeof(buf));
-    if (sp->nsite < 2) return phys_error(log, PHYS_ERR_MODEL, "%sspring '%s': needs at least 2 sites", at, sp->name);
+    int fixed = sp->type == PHYS_SPRING_FIXED;
+    if (sp->type != PHYS_SPRING_PATH && !fixed)
+      return phys_error(log, PHYS_ERR_MODEL, "%sspring '%s': invalid type %d", at, sp->name, sp->type);
+    if (sp->nsite < 2 - fixed)
+      return phys_error(log, PHYS_ERR_MODEL, "%sspring '%s': needs at least %s", at, sp->name, fixed ? "1 joint" : "2 sites");
     if (!(sp->stiffness >= 0) || !(sp->damping >= 0) || !isfinite(sp->stiffness) || !isfinite(sp->damping) || !isfinite(sp->restlength))
       return phys_error(log, PHYS_ERR_VALUE, "%sspring '%s': stiffness and damping must be finite and >= 0", at, sp->name);
     m->spring_adr[i] = adr;
@@ -549,8 +553,22 @@ static physStatus compile_springs(const physSpec* s, physModel* m, int* namepos,
     m->spring_name[i] = add_name(m, namepos, sp->name);
     m->spring_stiffness[i] = sp->stiffness;
     m->spring_damping[i] = sp->damping;
+    m->spring_type[i] = sp->type;
     double len = 0;
-    for (int k = 0; k < sp->nsite; k++) {
+    if (fixed) {
+      if (!finite_n(sp->coef, sp->nsite))
+        return phys_error(log, PHYS_ERR_VALUE, "%sfixed tendon '%s': coef must be finite", at, sp->name);
+      for (int k = 0; k < sp->nsite; k++) {
+        int j = sp->site[k];
+        if (j < 0 || j >= s->njoint || (s->joint[j].type != PHYS_JNT_HINGE && s->joint[j].type != PHYS_JNT_SLIDE))
+          return phys_error(log, PHYS_ERR_MODEL, "%sfixed tendon '%s': its joints must be hinges or slides", at, sp->name);
+        m->spring_site[adr + k] = j;
+        m->spring_coef[adr + k] = sp->coef[k];
+        len += sp->coef[k] * m->qpos_spring[m->jnt_qposadr[j]];
+      }
+    }
+    for (int k = 0; k < sp->nsite && !fixed; k++) {
+      m->spring_coef[adr + k] = 1;
       if (sp->site[k] < 0 || sp->site[k] >= s->nsite)
         return phys_error(log, PHYS_ERR_MODEL, "%sspring '%s': invalid site", at, sp->name);
       m->spring_site[adr + k] = sp->site[k];
@@ -928,19 +946,25 @@ static void penalty_check(const physModel* m, const physSpec* s, physLog* log) {
 void phys_penalty_check(const physModel* m, physLog* log) { penalty_check(m, NULL, log); }
 
 // a shallow copy of the spec whose joints, geoms and sites are stably sorted by body (MuJoCo numbers them
-// body by body, in body order, keeping file order within a body); spring site indices are remapped
+// body by body, in body order, keeping file order within a body); spring site indices (joint indices of
+// fixed tendons) are remapped
 static int sort_by_body(physSpec* t, const physSpec* s, int** tmp) {
   int* map = malloc(sizeof(int) * (size_t)(s->nsite + 1));
+  int* jmap = malloc(sizeof(int) * (size_t)(s->njoint + 1));
   t->joint = malloc(sizeof(physSpecJoint) * (size_t)(s->njoint + 1));
   t->geom = malloc(sizeof(physSpecGeom) * (size_t)(s->ngeom + 1));
   t->site = malloc(sizeof(physSpecSite) * (size_t)(s->nsite + 1));
   t->spring = malloc(sizeof(physSpecSpring) * (size_t)(s->nspring + 1));
   tmp[0] = map;
-  if (!map || !t->joint || !t->geom || !t->site || !t->spring) return 0;
+  tmp[1] = jmap;
+  if (!map || !jmap || !t->joint || !t->geom || !t->site || !t->spring) return 0;
   int nj = 0, ng = 0, ns = 0;
   for (int b = 0; b < s->nbody; b++) {
     for (int j = 0; j < s->njoint; j++)
-      if (s->joint[j].body == b) t->joint[nj++] = s->joint[j];
+      if (s->joint[j].body == b) {
+        jmap[j] = nj;
+        t->joint[nj++] = s->joint[j];
+      }
     for (int g = 0; g < s->ngeom; g++)
       if (s->geom[g].body == b) t->geom[ng++] = s->geom[g];
     for (int i = 0; i < s->nsite; i++)
@@ -951,7 +975,10 @@ static int sort_by_body(physSpec* t, const physSpec* s, int** tmp) {
   }
   // elements whose body is invalid go last, so validation reports them
   for (int j = 0; j < s->njoint; j++)
-    if (s->joint[j].body < 0 || s->joint[j].body >= s->nbody) t->joint[nj++] = s->joint[j];
+    if (s->joint[j].body < 0 || s->joint[j].body >= s->nbody) {
+      jmap[j] = nj;
+      t->joint[nj++] = s->joint[j];
+    }
   for (int g = 0; g < s->ngeom; g++)
     if (s->geom[g].body < 0 || s->geom[g].body >= s->nbody) t->geom[ng++] = s->geom[g];
   for (int i = 0; i < s->nsite; i++)
@@ -963,7 +990,10 @@ static int sort_by_body(physSpec* t, const physSpec* s, int** tmp) {
     t->spring[i] = s->spring[i];
     for (int k = 0; k < s->spring[i].nsite; k++) {
       int id = s->spring[i].site[k];
-      t->spring[i].site[k] = id >= 0 && id < s->nsite ? map[id] : -1;
+      if (s->spring[i].type == PHYS_SPRING_FIXED)
+        t->spring[i].site[k] = id >= 0 && id < s->njoint ? jmap[id] : -1;
+      else
+        t->spring[i].site[k] = id >= 0 && id < s->nsite ? map[id] : -1;
     }
   }
   return 1;
@@ -975,13 +1005,14 @@ static void free_sorted(physSpec* t, int** tmp) {
   free(t->site);
   free(t->spring);
   free(tmp[0]);
+  free(tmp[1]);
 }
 
 static physModel* compile_sorted(const physSpec* s, physLog* log);
 
 physModel* phys_compile(const physSpec* s, physLog* log) {
   physSpec t = *s;
-  int* tmp[1] = {NULL};
+  int* tmp[2] = {NULL, NULL};
   physModel* m = NULL;
   if (sort_by_body(&t, s, tmp))
     m = compile_sorted(&t, log);

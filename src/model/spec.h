@@ -73,8 +73,10 @@ typedef struct physSpecSite_ {
 
 typedef struct physSpecSpring_ {
   char name[PHYS_NAMELEN];
-  int site[64];               // path of site indices
+  int site[64];               // path of site indices, or joint indices of a fixed tendon
   int nsite;
+  int type;                   // physSpringType (0 site path)
+  double coef[64];            // fixed tendon: coefficient of joint site[k]
   double stiffness, damping;
   double restlength;          // < 0: length at qpos0 (MuJoCo's springlength = -1)
   int line;

@@ -5,6 +5,7 @@
 //     and 2h combined as (4 J_h - J_2h) / 3, which is the four-point central stencil (grad_models.h), with
 //     h = 1e-3: relative 1e-6 per block (q+, v+ rows; q, v, u columns) at random states of the pendulum, the
 //     double pendulum, a free tumbling asymmetric body, mixed.xml (every joint type, springs, tendon motor),
+//     tendons_fixed.xml (fixed tendons: springs, dampers, motors; a spatial tendon),
 //     two random trees (one with PHYS_DSBL_EULERDAMP), MuJoCo's humanoid in the air (contacts and limits
 //     disabled); random qfrc_applied and xfrc_applied;
 //  3. phys_step_vjp by the dot-product test y'(A x) = (A'y)'x and y'(B u) = (B'y)'u to 1e-12;
@@ -208,6 +209,9 @@ int main(void) {
   phys_free_model(m);
   m = gm_load("tests/data/mixed.xml", PHYS_DSBL_CONTACT);
   check_model("mixed", m, 4, 2);
+  phys_free_model(m);
+  m = gm_load("tests/data/tendons_fixed.xml", 0);
+  check_model("tendons_fixed", m, 8, 3);
   phys_free_model(m);
   m = tm_tree(51, 1);
   check_model("tree (free)", m, 5, 2);

@@ -17,6 +17,7 @@
 
 #include <mujoco/mujoco.h>
 
+#include "dyn.h"
 #include "physid.h"
 #include "test.h"
 
@@ -162,8 +163,10 @@ static void copy_state(const physModel* pm, const physData* pd, mjData* md) {
 // random states: M, bias, passive, actuator forces, qacc and energies against mj_forward
 static void check_states(const char* name, const physModel* pm, physData* pd, mjModel* mm, mjData* md) {
   int nv = pm->nv;
+  int nt = pm->nspring;
   double* M = calloc((size_t)nv * nv + 1, sizeof(double));
-  double worst[6] = {0};
+  double* moment = calloc((size_t)nt * nv + 1, sizeof(double));
+  double worst[8] = {0};
   for (int k = 0; k < NSTATE; k++) {
     random_state(pm, pd->qpos, pd->qvel, pd->ctrl, 2.0);
     for (int i = 0; i < nv; i++) {
@@ -176,8 +179,13 @@ static void check_states(const char* name, const physModel* pm, physData* pd, mj
     phys_forward(pm, pd);
     mj_forward(mm, md);
     mj_fullM(mm, M, md->qM);
-    double e[6];
+    double e[8];
     double energy[2];
+    // tendon lengths and moments dL/dq (phys_spring_eval's generalized force of tension -1; MuJoCo's ten_J)
+    memset(moment, 0, sizeof(double) * (size_t)nt * nv);
+    for (int t = 0; t < nt; t++) phys_spring_eval(pm, pd, t, NULL, -1, moment + (size_t)t * nv);
+    e[6] = rel_err(pd->spring_length, md->ten_length, nt);
+    e[7] = mj_isSparse(mm) ? 0 : rel_err(moment, md->ten_J, nt * nv);   // ten_J is dense below nv 60
     phys_energy(pm, pd, energy);
     e[0] = rel_err(pd->qM, M, nv * nv);
     e[1] = rel_err(pd->qfrc_bias, md->qfrc_bias, nv);
@@ -185,18 +193,20 @@ static void check_states(const char* name, const physModel* pm, physData* pd, mj
     e[3] = rel_err(pd->qfrc_actuator, md->qfrc_actuator, nv);
     e[4] = rel_err(pd->qacc, md->qacc, nv);
     e[5] = rel_err(energy, md->energy, 2);
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < 8; i++) {
       worst[i] = fmax(worst[i], e[i]);
     }
   }
-  static const char* what[6] = {"qM", "qfrc_bias", "qfrc_passive", "qfrc_actuator", "qacc", "energy"};
+  static const char* what[8] = {"qM", "qfrc_bias", "qfrc_passive", "qfrc_actuator", "qacc", "energy",
+                                "ten_length", "ten_moment"};
   printf("%-14s %d states, worst relative error:", name, NSTATE);
-  for (int i = 0; i < 6; i++) {
+  for (int i = 0; i < 8; i++) {
     printf(" %s %.1e", what[i], worst[i]);
     CHECK_MSG(worst[i] <= TOL_DYN, "%s: %s rel err %.3g > %.1g", name, what[i], worst[i], TOL_DYN);
   }
   printf("\n");
   free(M);
+  free(moment);
 }
 
 // 1 s trajectory from a random state with random constant ctrl: phys_step vs mj_step. The two engines
@@ -292,5 +302,7 @@ int main(void) {
   check_model("double_pendulum", "tests/data/double_pendulum.xml", TOL_TRAJ);
   // motor, position, velocity and affine <general> actuators: gain and bias as MuJoCo's, the trajectory to 1e-9
   check_model("actuators", "tests/data/actuators.xml", 1e-9);
+  // fixed tendons (springs, dampers, springlength at springref, actuators on them) beside a spatial one
+  check_model("tendons_fixed", "tests/data/tendons_fixed.xml", 1e-9);
   return test_done();
 }
