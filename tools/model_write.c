@@ -359,11 +359,13 @@ static int world_writable(const physModel* m, char* err, size_t nerr) {
   for (int i = 0; !what && i < m->nsensor; i++) {
     if (!*sensor_object_name(m, i)) what = "a sensor on an unnamed object";
   }
-  for (int s = 0; !what && s < m->nspring; s++) {
-    int fixed = m->spring_type[s] == PHYS_SPRING_FIXED;
-    for (int k = m->spring_adr[s]; !what && k < m->spring_adr[s] + m->spring_num[s]; k++)
-      if (!*phys_id2name(m, fixed ? "joint" : "site", m->spring_site[k]))
-        what = fixed ? "a fixed tendon on an unnamed joint" : "a tendon through an unnamed site";
+  for (int k = 0; !what && k < m->nspringsite; k++) {
+    int t = m->spring_objtype[k], geom = t == PHYS_WRAP_SPHERE || t == PHYS_WRAP_CYLINDER;
+    if (t == PHYS_WRAP_JOINT && !*phys_id2name(m, "joint", m->spring_site[k])) what = "a fixed tendon on an unnamed joint";
+    if (t == PHYS_WRAP_SITE && !*phys_id2name(m, "site", m->spring_site[k])) what = "a tendon through an unnamed site";
+    if (geom && (!*phys_id2name(m, "geom", m->spring_site[k]) ||
+                 (m->spring_prm[k] >= 0 && !*phys_id2name(m, "site", (int)m->spring_prm[k]))))
+      what = "a tendon wrapping an unnamed geom or with an unnamed side site";
   }
   for (int i = 0; !what && i < m->npair; i++) {
     if (!*phys_id2name(m, "geom", m->pair_geom1[i]) || !*phys_id2name(m, "geom", m->pair_geom2[i]))
@@ -512,6 +514,27 @@ static void world_body(FILE* f, const physModel* m, int b, int indent) {
   if (b > 0) fprintf(f, "%*s</body>\n", indent - 2, "");
 }
 
+// one entry of a tendon's path: <joint joint coef>, <site site>, <geom geom sidesite>, <pulley divisor>
+static void world_path_entry(FILE* f, const physModel* m, int k) {
+  static const char* const TAG[] = {"site", "joint", "pulley", "geom", "geom"};
+  static const char* const KIND[] = {"site", "joint", "", "geom", "geom"};
+  int t = m->spring_objtype[k];
+  fprintf(f, "      <%s", TAG[t]);
+  if (t != PHYS_WRAP_PULLEY) {
+    fprintf(f, " %s=\"", TAG[t]);
+    put_text(f, phys_id2name(m, KIND[t], m->spring_site[k]));
+    fputc('"', f);
+  }
+  if (t == PHYS_WRAP_JOINT) put_attr(f, "coef", m->spring_prm + k, 1);
+  if (t == PHYS_WRAP_PULLEY) put_attr(f, "divisor", m->spring_prm + k, 1);
+  if ((t == PHYS_WRAP_SPHERE || t == PHYS_WRAP_CYLINDER) && m->spring_prm[k] >= 0) {
+    fprintf(f, " sidesite=\"");
+    put_text(f, phys_id2name(m, "site", (int)m->spring_prm[k]));
+    fputc('"', f);
+  }
+  fprintf(f, "/>\n");
+}
+
 // tendons, actuators, contact pairs and excludes, keyframes
 static void world_lists(FILE* f, const physModel* m) {
   if (m->nspring) fprintf(f, "  <tendon>\n");
@@ -523,13 +546,7 @@ static void world_lists(FILE* f, const physModel* m) {
     put_attr(f, "damping", m->spring_damping + i, 1);
     put_attr(f, "springlength", m->spring_restlength + i, 1);
     fprintf(f, ">\n");
-    for (int k = m->spring_adr[i]; k < m->spring_adr[i] + m->spring_num[i]; k++) {
-      fprintf(f, fixed ? "      <joint joint=\"" : "      <site site=\"");
-      put_text(f, phys_id2name(m, fixed ? "joint" : "site", m->spring_site[k]));
-      fputc('"', f);
-      if (fixed) put_attr(f, "coef", m->spring_coef + k, 1);
-      fprintf(f, "/>\n");
-    }
+    for (int k = m->spring_adr[i]; k < m->spring_adr[i] + m->spring_num[i]; k++) world_path_entry(f, m, k);
     fprintf(f, "    </%s>\n", fixed ? "fixed" : "spatial");
   }
   if (m->nspring) fprintf(f, "  </tendon>\n");

@@ -138,7 +138,7 @@ static double fixed_geometry(const physModel* m, const physData* d, int s, doubl
   if (dLdot) memset(dLdot, 0, sizeof(double) * (size_t)m->nv);
   for (int k = 0; k < m->spring_num[s]; k++) {
     int j = m->spring_site[m->spring_adr[s] + k];
-    JL[m->jnt_dofadr[j]] += m->spring_coef[m->spring_adr[s] + k];
+    JL[m->jnt_dofadr[j]] += m->spring_prm[m->spring_adr[s] + k];
   }
   return phys_spring_eval(m, d, s, NULL, 0, NULL);
 }

@@ -141,7 +141,7 @@ static void test_sections(void) {
   CHECK(s->nspring == 2 && s->spring[0].nsite == 2 && s->spring[0].site[0] == 0 && s->spring[0].site[1] == 1);
   CHECK(s->spring[0].stiffness == 10 && s->spring[0].damping == 2 && s->spring[0].restlength == .4);
   CHECK(s->spring[0].type == PHYS_SPRING_PATH && s->spring[1].type == PHYS_SPRING_FIXED);
-  CHECK(s->spring[1].nsite == 1 && s->spring[1].site[0] == 0 && s->spring[1].coef[0] == 1);  // joint root
+  CHECK(s->spring[1].nsite == 1 && s->spring[1].site[0] == 0 && s->spring[1].prm[0] == 1);  // joint root
   CHECK(s->nactuator == 5);
   if (s->nactuator == 5) {
     CHECK(s->actuator[0].trntype == PHYS_TRN_SPRING && !strcmp(s->actuator[0].target, "sp"));

@@ -15,9 +15,22 @@
 static void test_errors(void) {
   EXPECT_ERROR(MJT("<site name='a'/>", "<tendon><spatial name='t'><site site='a'/><site site='b'/></spatial></tendon>"),
                PHYS_ERR_MODEL, "unknown site 'b'");
+  // wraps: sphere or cylinder geoms, existing side sites, pulleys with a divisor > 0
+  EXPECT_ERROR(MJT("<site name='a'/><site name='b'/><geom name='g' type='box' size='1 1 1'/>",
+                   "<tendon><spatial><site site='a'/><geom geom='g'/><site site='b'/></spatial></tendon>"),
+               PHYS_ERR_MODEL, "<geom>", "wraps sphere and cylinder geoms only");
+  EXPECT_ERROR(MJT("<site name='a'/><site name='b'/><geom name='g' size='1'/>",
+                   "<tendon><spatial><site site='a'/><geom geom='g' sidesite='c'/><site site='b'/></spatial></tendon>"),
+               PHYS_ERR_MODEL, "unknown site 'c'");
   EXPECT_ERROR(MJT("<site name='a'/><site name='b'/>",
                    "<tendon><spatial><site site='a'/><geom geom='g'/><site site='b'/></spatial></tendon>"),
-               PHYS_ERR_MODEL, "<geom>", "not supported (sites only)");
+               PHYS_ERR_MODEL, "unknown geom 'g'");
+  EXPECT_ERROR(MJT("<site name='a'/><site name='b'/>",
+                   "<tendon><spatial><site site='a'/><site site='b'/><pulley/><site site='a'/><site site='b'/></spatial></tendon>"),
+               PHYS_ERR_MODEL, "<pulley>", "attribute 'divisor' is required");
+  EXPECT_ERROR(MJT("<site name='a'/><site name='b'/>",
+                   "<tendon><spatial><site site='a'/><site site='b'/><pulley divisor='0'/><site site='a'/><site site='b'/></spatial></tendon>"),
+               PHYS_ERR_MODEL, "divisor must be > 0");
   EXPECT_ERROR(MJT("<site name='a'/>", "<tendon><spatial><site site='a'/></spatial></tendon>"), PHYS_ERR_MODEL,
                "at least 2 sites");
   EXPECT_ERROR(MJT("<site name='a'/><site name='a'/>",
@@ -34,8 +47,24 @@ static void test_errors(void) {
                "at least 1 joint");
   EXPECT_ERROR(MJT(ARM, "<tendon><fixed><joint joint='h' coef='x'/></fixed></tendon>"), PHYS_ERR_PARSE,
                "'x' is not a number");
-  // a ball joint: refused by phys_compile, naming the tendon's file and line
+  // the path's rules (MuJoCo 2.2.2's): refused by phys_compile, naming the tendon's file and line
+  static const char* const PATHS[][2] = {
+      {"<site site='a'/><geom geom='g'/><geom geom='g'/><site site='b'/>", "entry 1: a wrapped geom must be between two sites"},
+      {"<site site='a'/><site site='b'/><pulley divisor='2'/>", "entry 2: a path cannot begin or end with a pulley"},
+      {"<site site='a'/><pulley divisor='2'/><site site='b'/><site site='a'/>", "entry 0: each site needs a neighbour"},
+  };
+  char text[1024];
   physLog log;
+  for (int i = 0; i < 3; i++) {
+    snprintf(text, sizeof text, MJT("<site name='a'/><site name='b' pos='1 0 0'/><geom name='g' size='.1'/>",
+                                    "<tendon>\n<spatial name='p'>%s</spatial></tendon>"), PATHS[i][0]);
+    physModel* m = load_text(text, &log);
+    CHECK(m == NULL && log.status == PHYS_ERR_MODEL);
+    CHECK_MSG(strstr(log.error, "model.xml:6") && strstr(log.error, "tendon 'p'") && strstr(log.error, PATHS[i][1]),
+              "%s", log.error);
+    phys_free_model(m);
+  }
+  // a ball joint: refused by phys_compile, naming the tendon's file and line
   physModel* m = load_text(MJT(ARM, "<tendon>\n<fixed name='f'><joint joint='b' coef='1'/></fixed></tendon>"), &log);
   CHECK(m == NULL && log.status == PHYS_ERR_MODEL);
   CHECK_MSG(strstr(log.error, "model.xml:6") && strstr(log.error, "fixed tendon 'f': its joints must be hinges or slides"),
@@ -77,9 +106,9 @@ static void test_values(void) {
   if (s->nspring == 3) {
     const physSpecSpring* f = s->spring;
     CHECK(f[0].type == PHYS_SPRING_FIXED && f[0].nsite == 2 && f[0].site[0] == 1 && f[0].site[1] == 0);
-    CHECK(f[0].coef[0] == 2 && f[0].coef[1] == -0.5 && f[0].stiffness == 2 && f[0].damping == 3);
+    CHECK(f[0].prm[0] == 2 && f[0].prm[1] == -0.5 && f[0].stiffness == 2 && f[0].damping == 3);
     CHECK(f[0].restlength == -1 && f[0].line == 13);
-    CHECK(f[1].type == PHYS_SPRING_FIXED && f[1].stiffness == 50 && f[1].restlength == .3 && f[1].coef[0] == 4);
+    CHECK(f[1].type == PHYS_SPRING_FIXED && f[1].stiffness == 50 && f[1].restlength == .3 && f[1].prm[0] == 4);
     CHECK(f[2].type == PHYS_SPRING_PATH && f[2].nsite == 2);
   }
   CHECK(has_warning(&log, "model.xml:14: <fixed name='f2'>: tendon length limits are not supported"));
@@ -92,8 +121,9 @@ static void test_values(void) {
   if (!m) return;
   CHECK(m->nspring == 3 && m->nspringsite == 5);
   CHECK(m->spring_type[0] == PHYS_SPRING_FIXED && m->spring_type[2] == PHYS_SPRING_PATH);
-  CHECK(m->spring_site[0] == 1 && m->spring_site[1] == 0 && m->spring_coef[0] == 2 && m->spring_coef[1] == -0.5);
-  CHECK(m->spring_coef[3] == 1 && m->spring_coef[4] == 1);   // path entries
+  CHECK(m->spring_site[0] == 1 && m->spring_site[1] == 0 && m->spring_prm[0] == 2 && m->spring_prm[1] == -0.5);
+  CHECK(m->spring_prm[3] == 0 && m->spring_prm[4] == 0);   // sites
+  CHECK(m->spring_objtype[0] == PHYS_WRAP_JOINT && m->spring_objtype[3] == PHYS_WRAP_SITE);
   // rest length at springref: 2 (0.2) - 0.5 (30 degrees)
   CHECK_NEAR(m->spring_restlength[0], 0.4 - 0.5 * 30 * M_PI / 180, 1e-15);
   CHECK(m->spring_restlength[1] == .3);
@@ -112,9 +142,41 @@ static void test_values(void) {
   phys_free_model(m);
 }
 
+// a path with wrapped geoms (a sphere with a side site, a cylinder) and a pulley: entries, their types and
+// parameters, in the spec and in the compiled model (geom and site indices after MuJoCo's body order)
+static void test_wraps(void) {
+  physLog log;
+  const char* text = MJT("<site name='a' pos='-1 0 0'/><geom name='ball' size='.1'/>"
+                         "<body><joint axis='0 0 1'/><site name='b' pos='1 0 0'/><site name='side' pos='0 1 0'/>"
+                         "<geom name='drum' type='cylinder' size='.1 .1'/></body>",
+                         "<tendon><spatial name='w'><site site='a'/><geom geom='ball' sidesite='side'/><site site='b'/>"
+                         "<pulley divisor='3'/><site site='b'/><geom geom='drum'/><site site='a'/></spatial></tendon>");
+  physSpec* s = parse_text(text, &log);
+  CHECK_MSG(s != NULL, "%s", log.error);
+  if (s) {
+    const physSpecSpring* sp = s->spring;
+    CHECK(s->nspring == 1 && sp->nsite == 7 && sp->type == PHYS_SPRING_PATH);
+    CHECK(sp->objtype[1] == PHYS_WRAP_SPHERE && sp->site[1] == 0 && sp->prm[1] == 2);   // side site 'side'
+    CHECK(sp->objtype[3] == PHYS_WRAP_PULLEY && sp->prm[3] == 3 && sp->site[3] == -1);
+    CHECK(sp->objtype[5] == PHYS_WRAP_CYLINDER && sp->site[5] == 1 && sp->prm[5] == -1);
+  }
+  phys_spec_free(s);
+  physModel* m = load_text(text, &log);
+  CHECK_MSG(m != NULL, "%s", log.error);
+  if (!m) return;
+  CHECK(m->nspringsite == 7 && m->spring_objtype[1] == PHYS_WRAP_SPHERE && m->spring_prm[3] == 3);
+  CHECK(m->spring_site[5] == 1 && m->spring_objtype[5] == PHYS_WRAP_CYLINDER && m->spring_prm[1] == 2);
+  // at qpos0: a (-1, 0, 0) to b (1, 0, 0) round the ball of radius 0.1 on the side of (0, 1, 0):
+  // 2 sqrt(1 - 0.01) + 0.1 (pi - 2 acos(0.1)); then b to a round the drum, divided by 3
+  double half = 2 * sqrt(1 - 0.01) + 0.1 * (M_PI - 2 * acos(0.1));
+  CHECK_NEAR(m->spring_restlength[0], half + half / 3, 1e-14);
+  phys_free_model(m);
+}
+
 int main(void) {
   mjcf_text_begin("test_mjcf_tendon");
   test_values();
+  test_wraps();
   test_errors();
   return mjcf_text_end();
 }

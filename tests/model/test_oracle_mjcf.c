@@ -228,18 +228,23 @@ static void cmp_actuators(const char* name, const physModel* p, const mjModel* m
   free(rm);
 }
 
-// springs (spatial tendons through sites, fixed tendons: their joints and coefficients) and keyframes
+// springs (spatial tendons: sites, wrapped geoms with side sites, pulleys with divisors; fixed tendons: joints
+// and coefficients) and keyframes
 static void cmp_springs_keys(const char* name, const physModel* p, const mjModel* m, int no_keys) {
   CHECK_MSG(p->nspring == m->ntendon, "%s: nspring %d ntendon %d", name, p->nspring, m->ntendon);
   CHECK_MSG(p->nspringsite == m->nwrap, "%s: nspringsite %d nwrap %d", name, p->nspringsite, m->nwrap);
   if (p->nspring == m->ntendon && p->nspringsite == m->nwrap) {
     for (int i = 0; i < m->ntendon; i++) {
       CHECK(p->spring_adr[i] == m->tendon_adr[i] && p->spring_num[i] == m->tendon_num[i]);
+      // physWrapType against mjtWrap: site, joint, pulley, sphere, cylinder
+      static const int MJTYPE[5] = {mjWRAP_SITE, mjWRAP_JOINT, mjWRAP_PULLEY, mjWRAP_SPHERE, mjWRAP_CYLINDER};
       for (int k = m->tendon_adr[i]; k < m->tendon_adr[i] + m->tendon_num[i]; k++) {
-        int fixed = m->wrap_type[k] == mjWRAP_JOINT;
+        int fixed = m->wrap_type[k] == mjWRAP_JOINT, t = p->spring_objtype[k];
         CHECK_MSG(fixed == (p->spring_type[i] == PHYS_SPRING_FIXED), "%s: tendon %d type", name, i);
+        CHECK_MSG(t >= 0 && t < 5 && MJTYPE[t] == m->wrap_type[k], "%s: tendon %d entry %d type", name, i, k);
         CHECK_MSG(p->spring_site[k] == m->wrap_objid[k], "%s: tendon %d object %d", name, i, k);
-        if (fixed) CHECK_NEAR(p->spring_coef[k], m->wrap_prm[k], 0);
+        CHECK_MSG(p->spring_prm[k] == m->wrap_prm[k], "%s: tendon %d prm %d: %g %g", name, i, k, p->spring_prm[k],
+                  m->wrap_prm[k]);
       }
     }
     cmp_field(name, "spring_stiffness", p->spring_stiffness, m->tendon_stiffness, m->ntendon, 1, 1e-300);
@@ -475,6 +480,7 @@ int main(void) {
       "tests/data/actuators.xml",
       "tests/data/actuator_defaults.xml",
       "tests/data/tendons_fixed.xml",
+      "tests/data/tendons_wrap.xml",
   };
   for (size_t i = 0; i < sizeof(FULL) / sizeof(FULL[0]); i++) compare_model(FULL[i], 1, strstr(FULL[i], "humanoid.xml.gz") != NULL);
 
