@@ -965,6 +965,13 @@ static void test_write_world(void) {
   want = world_round_trip("tests/data/tendons_fixed.xml", "stiffness:couple", "10", "tendon");
   CHECK(want && want->nspring == 4 && want->spring_type[0] == PHYS_SPRING_FIXED);
   phys_free_model(want);
+  // tendons wrapping geoms or through pulleys have no step derivatives: refused before any work (exit 1)
+  r = run("identify", "tests/data/tendons_wrap.xml", path("in_tendon_world.csv"), "--param", "stiffness:helix",
+          "--out", path("out/wrap.json"), NULL);
+  CHECK_MSG(r.code == 1 && has(r.err, "tendons_wrap.xml: a tendon wraps a geom or passes a pulley: the step "
+                                      "derivatives do not support it"), "exit %d: %s", r.code, r.err);
+  CHECK(access(path("out/wrap.json"), F_OK) != 0);
+  run_free(&r);
   // an --add file is an input: never an output (refused before any work, the file unchanged)
   const char* floor_text = "<mujoco><worldbody><geom name='floor' type='plane' size='5 5 .1'/></worldbody></mujoco>\n";
   const char* floor = write_file("in_floor.xml", floor_text);
