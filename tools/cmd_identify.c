@@ -869,8 +869,8 @@ int id_prepare(idRun* r, const idArgs* a) {
   cli_quiet = a->quiet;   // also from the job file
   r->m = cli_load_model(a->model, a->floating);
   if (!r->m) return CLI_EXIT_INPUT;
-  if (!phys_grad_tendons_plain(r->m)) {   // before any work: the fit needs the step derivatives
-    cli_error("identify: %s: a tendon wraps a geom or passes a pulley: the step derivatives do not support it "
+  if (!phys_grad_tendons_ok(r->m)) {   // before any work: the fit needs the step derivatives
+    cli_error("identify: %s: a tendon wraps a geom: the step derivatives do not support it "
               "(lengths, moments and forces only)", a->model);
     return CLI_EXIT_INPUT;
   }

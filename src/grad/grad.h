@@ -86,11 +86,11 @@ static inline int phys_grad_balls_last(const physModel* m) {
   return 1;
 }
 
-// 1 if every spatial tendon runs through sites only: a path that wraps a geom or passes a pulley has its length,
-// moment and forces (issue 15 item 3) but not the second derivatives the step derivatives need
-static inline int phys_grad_tendons_plain(const physModel* m) {
+// 1 if no tendon wraps a geom: a wrapped path has its length, moment and forces (issue 15 item 3) but not the
+// second derivatives the step derivatives need (where the tangent points slide on the geom); pulleys are fine
+static inline int phys_grad_tendons_ok(const physModel* m) {
   for (int s = 0; s < m->nspring; s++)
-    if (m->spring_type[s] == PHYS_SPRING_PATH && !phys_tendon_plain(m, s)) return 0;
+    if (phys_tendon_wraps(m, s)) return 0;
   return 1;
 }
 
@@ -101,7 +101,7 @@ static inline int phys_grad_tendons_plain(const physModel* m) {
 // With contacts or active joint limits and m->opt.contact lcp, cone or ccp the constrained step's derivatives
 // (step_contact_deriv.h: d's contact lists only read, PHYS_ERR_ARG if a contact pair has no geometry derivative);
 // penalty contact: penalty_deriv.h. PHYS_ERR_MODEL if a ball joint is not the last joint of its body or a
-// tendon wraps a geom or passes a pulley (phys_grad_tendons_plain);
+// tendon wraps a geom (phys_grad_tendons_ok);
 // PHYS_ERR_NUMERIC (a counted warning) if M + dt B is not positive definite. The state is not advanced; kinematics,
 // qM, qfrc_bias, qfrc_passive, qfrc_actuator and qacc (the step's acceleration) are left at the state.
 physStatus phys_step_jacobian(const physModel* m, physData* d, double* A, double* B);

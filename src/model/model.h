@@ -27,7 +27,9 @@ typedef struct physTendonPath_ {
 // the path of spatial tendon s from world site and geom poses (a physData's, or the compiler's at qpos_spring)
 void phys_tendon_path(const physModel* m, int s, const double* site_xpos, const double* geom_xpos,
                       const double* geom_xmat, physTendonPath* p);
-// 1 if spring s is a path through sites only (no geom, no pulley): its derivatives are supported
+// 1 if spring s is a path through sites only (no geom, no pulley)
 int phys_tendon_plain(const physModel* m, int s);
+// 1 if spring s wraps a sphere or cylinder geom (its step derivatives are not built)
+int phys_tendon_wraps(const physModel* m, int s);
 
 #endif  // PHYS_MODEL_H

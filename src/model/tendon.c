@@ -13,6 +13,12 @@ int phys_tendon_plain(const physModel* m, int s) {
   return 1;
 }
 
+int phys_tendon_wraps(const physModel* m, int s) {
+  for (int k = m->spring_adr[s]; k < m->spring_adr[s] + m->spring_num[s]; k++)
+    if (m->spring_objtype[k] == PHYS_WRAP_SPHERE || m->spring_objtype[k] == PHYS_WRAP_CYLINDER) return 1;
+  return 0;
+}
+
 // appends point x on body b to the path, with gap weight w to the next point
 static void add_point(physTendonPath* p, const double x[3], int b, double w) {
   int n = p->npoint++;

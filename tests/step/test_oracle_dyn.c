@@ -285,8 +285,11 @@ static void check_model(const char* name, const char* path, double tol) {
 }
 
 // a model whose actuators physid does not build (arm26's muscles, warned about): the tendons' lengths and
-// moments along physid's own 1 s motion from a random state (constraints off, ctrl 0) against mj_forward at
-// the same positions, to tol absolute (m; moments m per rad)
+// moments along physid's own 1 s motion from a random state (contacts off, joint limits on, ctrl 0) against
+// mj_forward at the same positions, to tol absolute (m; moments m per rad). The limits keep arm26 in its joint
+// ranges: beyond them (shoulder past ~150 degrees) the straight path's point nearest the shoulder cylinder is
+// s0, which its side site x0 sees at exactly 90 degrees, so whether the path wraps is a tie that rounding
+// decides, in MuJoCo as in physid (wrap.h: the side point's dot product with that nearest point is 0).
 static void check_tendon_geometry(const char* name, const char* path, double tol) {
   char err[1024] = "";
   physLog log;
@@ -301,7 +304,7 @@ static void check_tendon_geometry(const char* name, const char* path, double tol
   }
   CHECK(pm->nq == mm->nq && pm->nv == mm->nv && pm->nspring == mm->ntendon && pm->nspringsite == mm->nwrap);
   int nv = pm->nv, nt = pm->nspring;
-  pm->opt.disableflags |= PHYS_DSBL_CONTACT | PHYS_DSBL_LIMIT;
+  pm->opt.disableflags |= PHYS_DSBL_CONTACT;
   physData* pd = phys_make_data(pm);
   mjData* md = mj_makeData(mm);
   double* J = calloc((size_t)nv + 1, sizeof(double));
