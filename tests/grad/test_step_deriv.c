@@ -11,7 +11,7 @@
 //  3. phys_step_vjp by the dot-product test y'(A x) = (A'y)'x and y'(B u) = (B'y)'u to 1e-12;
 //  4. d->qacc is the step's own acceleration; contacts or active limits (constrained step) leave the
 //     contact list (warm start) untouched; a ball followed by another joint of its body PHYS_ERR_MODEL, and so
-//     does a tendon wrapping a geom or through a pulley (tests/data/tendons_wrap.xml).
+//     does a tendon wrapping a geom (tests/data/tendons_wrap.xml).
 #include "grad_models.h"
 
 #define NSTATE 3
@@ -194,7 +194,7 @@ static void check_refusals(void) {
   phys_free_data(d);
   phys_free_model(m);
 
-  // tendons wrapping geoms and through a pulley: forward only, the Jacobian and the VJP refuse (PHYS_ERR_MODEL)
+  // tendons wrapping geoms: forward only, the Jacobian and the VJP refuse (PHYS_ERR_MODEL)
   m = gm_load("tests/data/tendons_wrap.xml", 0);
   d = phys_make_data(m);
   A = malloc(sizeof(double) * 4 * m->nv * m->nv);
