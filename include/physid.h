@@ -85,6 +85,19 @@ typedef enum physTrn_ {
   PHYS_TRN_RESTLENGTH      // ctrl sets the spring's rest length: L0 = spring_restlength + gear*ctrl
 } physTrnType;
 
+typedef enum physSpringType_ {
+  PHYS_SPRING_PATH = 0,    // length along a path of sites (MJCF spatial tendon through sites)
+  PHYS_SPRING_FIXED        // length sum_k coef_k q(joint_k) of hinge/slide joints (MJCF fixed tendon)
+} physSpringType;
+
+typedef enum physWrapType_ {
+  PHYS_WRAP_SITE = 0,      // a site of a spatial path
+  PHYS_WRAP_JOINT,         // a joint of a fixed tendon (prm: its coefficient)
+  PHYS_WRAP_PULLEY,        // a pulley: the path branches; later segments count 1/divisor (prm)
+  PHYS_WRAP_SPHERE,        // a sphere geom the path between two sites wraps (prm: side site or -1)
+  PHYS_WRAP_CYLINDER       // a cylinder geom likewise, on its circle projection with a helix
+} physWrapType;
+
 typedef enum physIntegrator_ { PHYS_INT_EULER = 0 } physIntegrator;
 
 // sensor types (MJCF <sensor> children; MuJoCo 2.2.2's definitions, docs/mjcf.md), with their stage: position
@@ -228,7 +241,12 @@ enum {
   X(double, spring_stiffness, nspring, 1) /* tension = stiffness*(L - L0) (both signs) ... (nspring x 1) */ \
   X(double, spring_damping, nspring, 1)  /* ... - damping*dL/dt                           (nspring x 1) */ \
   X(double, spring_restlength, nspring, 1) /* rest length L0                              (nspring x 1) */ \
-  X(int, spring_site, nspringsite, 1)    /* site ids of all spring paths              (nspringsite x 1) */ \
+  X(int, spring_site, nspringsite, 1)    /* object ids: site, joint or geom (pulley -1) (nspringsite x 1) */ \
+  /* issue 15 item 3 (tendons): fixed tendons L = sum coef_k q(joint_k) over hinge/slide joints; spatial   \
+     paths through sites, wrapping sphere and cylinder geoms, split by pulleys (MuJoCo's wrap_type/prm) */ \
+  X(int, spring_type, nspring, 1)        /* physSpringType: site path or fixed            (nspring x 1) */ \
+  X(int, spring_objtype, nspringsite, 1) /* physWrapType of each path entry           (nspringsite x 1) */ \
+  X(double, spring_prm, nspringsite, 1)  /* joint: coef; geom: side site or -1; pulley: divisor; site: 0 (nspringsite x 1) */ \
   /* actuators */                                                                                          \
   X(int, actuator_trntype, nu, 1)        /* physTrnType                                        (nu x 1) */ \
   X(int, actuator_trnid, nu, 1)          /* joint or spring id                                 (nu x 1) */ \

@@ -197,6 +197,9 @@ void grad_explain_status(const physModel* m, physData* d, physStatus st, const c
               "not implemented for this geom pair or parameter%s%s%s", where, what,
               phys_contact_name(m->opt.contact), nlimit > 0 ? "" : " (--no-contact disables contacts)",
               d->lastwarning[0] ? "; last library message: " : "", d->lastwarning);
+  } else if (st == PHYS_ERR_MODEL && !phys_grad_tendons_ok(m)) {
+    cli_error("%s: a tendon wraps a geom: the step Jacobians do not support it (lengths, moments "
+              "and forces only)", where);
   } else if (st == PHYS_ERR_MODEL) {
     cli_error("%s: a ball joint is not the last joint of its body: the step Jacobians do not support it", where);
   } else {

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "grad.h"
 #include "identify.h"
 #include "trajio.h"
 
@@ -868,6 +869,11 @@ int id_prepare(idRun* r, const idArgs* a) {
   cli_quiet = a->quiet;   // also from the job file
   r->m = cli_load_model(a->model, a->floating);
   if (!r->m) return CLI_EXIT_INPUT;
+  if (!phys_grad_tendons_ok(r->m)) {   // before any work: the fit needs the step derivatives
+    cli_error("identify: %s: a tendon wraps a geom: the step derivatives do not support it "
+              "(lengths, moments and forces only)", a->model);
+    return CLI_EXIT_INPUT;
+  }
   if (a->contact >= 0) r->m->opt.contact = a->contact;
   if (!cli_residual_fits(r->m)) return CLI_EXIT_USAGE;
   int code = setup_params(r, a);

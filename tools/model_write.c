@@ -120,7 +120,7 @@ static xmlNode* mjcf_target(xmlNode* root, const physModel* m, const physParam* 
     case PHYS_PAR_DAMPING: case PHYS_PAR_ARMATURE: case PHYS_PAR_STIFFNESS: case PHYS_PAR_FRICTIONLOSS:
       kind = "joint", tags = "joint|freejoint"; break;
     case PHYS_PAR_SPRING_STIFFNESS: case PHYS_PAR_SPRING_DAMPING: case PHYS_PAR_SPRING_RESTLENGTH:
-      kind = "spring", tags = "spatial"; break;
+      kind = "spring", tags = "spatial|fixed"; break;
     case PHYS_PAR_GEAR: case PHYS_PAR_GAIN: case PHYS_PAR_BIAS: case PHYS_PAR_KP: case PHYS_PAR_KV:
       kind = "actuator", tags = "motor|general|position|velocity"; break;
     default: break;
@@ -359,8 +359,13 @@ static int world_writable(const physModel* m, char* err, size_t nerr) {
   for (int i = 0; !what && i < m->nsensor; i++) {
     if (!*sensor_object_name(m, i)) what = "a sensor on an unnamed object";
   }
-  for (int i = 0; !what && i < m->nspringsite; i++) {
-    if (!*phys_id2name(m, "site", m->spring_site[i])) what = "a tendon through an unnamed site";
+  for (int k = 0; !what && k < m->nspringsite; k++) {
+    int t = m->spring_objtype[k], geom = t == PHYS_WRAP_SPHERE || t == PHYS_WRAP_CYLINDER;
+    if (t == PHYS_WRAP_JOINT && !*phys_id2name(m, "joint", m->spring_site[k])) what = "a fixed tendon on an unnamed joint";
+    if (t == PHYS_WRAP_SITE && !*phys_id2name(m, "site", m->spring_site[k])) what = "a tendon through an unnamed site";
+    if (geom && (!*phys_id2name(m, "geom", m->spring_site[k]) ||
+                 (m->spring_prm[k] >= 0 && !*phys_id2name(m, "site", (int)m->spring_prm[k]))))
+      what = "a tendon wrapping an unnamed geom or with an unnamed side site";
   }
   for (int i = 0; !what && i < m->npair; i++) {
     if (!*phys_id2name(m, "geom", m->pair_geom1[i]) || !*phys_id2name(m, "geom", m->pair_geom2[i]))
@@ -509,22 +514,40 @@ static void world_body(FILE* f, const physModel* m, int b, int indent) {
   if (b > 0) fprintf(f, "%*s</body>\n", indent - 2, "");
 }
 
+// one entry of a tendon's path: <joint joint coef>, <site site>, <geom geom sidesite>, <pulley divisor>
+static void world_path_entry(FILE* f, const physModel* m, int k) {
+  static const char* const TAG[] = {"site", "joint", "pulley", "geom", "geom"};
+  static const char* const KIND[] = {"site", "joint", "", "geom", "geom"};
+  int t = m->spring_objtype[k];
+  fprintf(f, "      <%s", TAG[t]);
+  if (t != PHYS_WRAP_PULLEY) {
+    fprintf(f, " %s=\"", TAG[t]);
+    put_text(f, phys_id2name(m, KIND[t], m->spring_site[k]));
+    fputc('"', f);
+  }
+  if (t == PHYS_WRAP_JOINT) put_attr(f, "coef", m->spring_prm + k, 1);
+  if (t == PHYS_WRAP_PULLEY) put_attr(f, "divisor", m->spring_prm + k, 1);
+  if ((t == PHYS_WRAP_SPHERE || t == PHYS_WRAP_CYLINDER) && m->spring_prm[k] >= 0) {
+    fprintf(f, " sidesite=\"");
+    put_text(f, phys_id2name(m, "site", (int)m->spring_prm[k]));
+    fputc('"', f);
+  }
+  fprintf(f, "/>\n");
+}
+
 // tendons, actuators, contact pairs and excludes, keyframes
 static void world_lists(FILE* f, const physModel* m) {
   if (m->nspring) fprintf(f, "  <tendon>\n");
   for (int i = 0; i < m->nspring; i++) {
-    fprintf(f, "    <spatial");
+    int fixed = m->spring_type[i] == PHYS_SPRING_FIXED;
+    fprintf(f, "    <%s", fixed ? "fixed" : "spatial");
     put_name(f, m, "spring", i);
     put_attr(f, "stiffness", m->spring_stiffness + i, 1);
     put_attr(f, "damping", m->spring_damping + i, 1);
     put_attr(f, "springlength", m->spring_restlength + i, 1);
     fprintf(f, ">\n");
-    for (int k = 0; k < m->spring_num[i]; k++) {
-      fprintf(f, "      <site site=\"");
-      put_text(f, phys_id2name(m, "site", m->spring_site[m->spring_adr[i] + k]));
-      fprintf(f, "\"/>\n");
-    }
-    fprintf(f, "    </spatial>\n");
+    for (int k = m->spring_adr[i]; k < m->spring_adr[i] + m->spring_num[i]; k++) world_path_entry(f, m, k);
+    fprintf(f, "    </%s>\n", fixed ? "fixed" : "spatial");
   }
   if (m->nspring) fprintf(f, "  </tendon>\n");
   if (m->nu) fprintf(f, "  <actuator>\n");

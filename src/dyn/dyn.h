@@ -26,8 +26,8 @@ void phys_apply_force(const physModel* m, const physData* d, double* qfrc, int b
 // velocity of a world point attached to body: v = v_O + w x point (from cvel)
 void phys_point_velocity(double res[3], const physData* d, int body, const double point[3]);
 
-// length of spring s along its site path (sum of segment lengths), its rate of change (NULL to skip;
-// needs cvel) and, if qfrc is not NULL, qfrc += -tension * dL/dq' (tension > 0 pulls the sites together)
+// length of spring s along its site path (sum of segment lengths; a fixed tendon's sum coef q), its rate
+// of change (NULL to skip; needs cvel) and, if qfrc is not NULL, qfrc += -tension * dL/dq' (tension > 0 pulls the sites together)
 double phys_spring_eval(const physModel* m, const physData* d, int s, double* velocity, double tension,
                         double* qfrc);
 

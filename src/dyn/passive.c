@@ -3,29 +3,49 @@
 #include <string.h>
 
 #include "dyn.h"
+#include "model.h"
 #include "rot.h"
 
 //---------------------------------------------------------------------------------------------------------
 // springs along site paths
 
-// L = sum_k |x_{k+1} - x_k|;  dL/dx_k = u_{k-1} - u_k with u_k the unit vector from site k to site k+1;
-// Ldot = sum_k dL/dx_k . v_k;  qfrc += sum_k J_k' (-tension dL/dx_k)
+// fixed tendon s: L = sum_k c_k q(j_k), Ldot = sum_k c_k qdot(j_k), qfrc(j_k) += -tension c_k
+static double fixed_eval(const physModel* m, const physData* d, int s, double* velocity, double tension,
+                         double* qfrc) {
+  const int* jnt = m->spring_site + m->spring_adr[s];
+  const double* coef = m->spring_prm + m->spring_adr[s];
+  double length = 0, ldot = 0;
+  for (int k = 0; k < m->spring_num[s]; k++) {
+    int qa = m->jnt_qposadr[jnt[k]], da = m->jnt_dofadr[jnt[k]];
+    length += coef[k] * d->qpos[qa];
+    ldot += coef[k] * d->qvel[da];
+    if (qfrc && tension != 0) qfrc[da] -= tension * coef[k];
+  }
+  if (velocity) *velocity = ldot;
+  return length;
+}
+
+// path (phys_tendon_path: sites and wrap tangent points x_k, gap weights w_k): L = sum_k w_k |x_{k+1} - x_k|
+// + arcs;  dL/dx_k = w_{k-1} u_{k-1} - w_k u_k with u_k the unit vector from point k to k+1 (tangent points held
+// on their geom's body: the arcs' own change is second order);  Ldot = sum_k dL/dx_k . v_k;  qfrc += sum_k J_k'
+// (-tension dL/dx_k). A path through sites only gives the same bits as the per-site sums (w = 1). Fixed:
+// fixed_eval.
 double phys_spring_eval(const physModel* m, const physData* d, int s, double* velocity, double tension,
                         double* qfrc) {
-  const int* site = m->spring_site + m->spring_adr[s];
-  int n = m->spring_num[s];
-  double length = 0, ldot = 0, uprev[3] = {0, 0, 0};
-  for (int k = 0; k < n; k++) {
-    const double* x = d->site_xpos + 3 * site[k];
-    double u[3] = {0, 0, 0};
-    if (k + 1 < n) {
-      const double* xn = d->site_xpos + 3 * site[k + 1];
-      for (int i = 0; i < 3; i++) u[i] = xn[i] - x[i];
+  if (m->spring_type[s] == PHYS_SPRING_FIXED) return fixed_eval(m, d, s, velocity, tension, qfrc);
+  physTendonPath p;
+  phys_tendon_path(m, s, d->site_xpos, d->geom_xpos, d->geom_xmat, &p);
+  double length = 0, ldot = 0, uprev[3] = {0, 0, 0}, wprev = 0;
+  for (int k = 0; k < p.npoint; k++) {
+    const double* x = p.x[k];
+    double u[3] = {0, 0, 0}, w = p.w[k];
+    if (w != 0) {
+      for (int i = 0; i < 3; i++) u[i] = p.x[k + 1][i] - x[i];
       double len = phys_normalize3(u);  // a zero-length segment contributes no direction
-      length += len;
+      length += w * len;
     }
-    double g[3] = {uprev[0] - u[0], uprev[1] - u[1], uprev[2] - u[2]};  // dL/dx_k
-    int body = m->site_bodyid[site[k]];
+    double g[3] = {wprev * uprev[0] - w * u[0], wprev * uprev[1] - w * u[1], wprev * uprev[2] - w * u[2]};  // dL/dx_k
+    int body = p.body[k];
     if (velocity) {
       double v[3];
       phys_point_velocity(v, d, body, x);
@@ -36,9 +56,10 @@ double phys_spring_eval(const physModel* m, const physData* d, int s, double* ve
       phys_apply_force(m, d, qfrc, body, x, f, NULL);
     }
     phys_copy3(uprev, u);
+    wprev = w;
   }
   if (velocity) *velocity = ldot;
-  return length;
+  return length + p.arcs;
 }
 
 // clamped control of actuator a

@@ -18,6 +18,7 @@
 #ifndef PHYS_GRAD_H
 #define PHYS_GRAD_H
 
+#include "model.h"
 #include "physid.h"
 
 //---------------------------------------------------------------------------------------------------------
@@ -85,13 +86,22 @@ static inline int phys_grad_balls_last(const physModel* m) {
   return 1;
 }
 
+// 1 if no tendon wraps a geom: a wrapped path has its length, moment and forces (issue 15 item 3) but not the
+// second derivatives the step derivatives need (where the tangent points slide on the geom); pulleys are fine
+static inline int phys_grad_tendons_ok(const physModel* m) {
+  for (int s = 0; s < m->nspring; s++)
+    if (phys_tendon_wraps(m, s)) return 0;
+  return 1;
+}
+
 //---------------------------------------------------------------------------------------------------------
 // the contact-free step (step_deriv.c): x = (q tangent, v) (2nv), x+ = step(x, u)
 
 // A = dx+/dx (2nv x 2nv) and B = dx+/du (2nv x nu) of one phys_step at d's state (either may be NULL).
 // With contacts or active joint limits and m->opt.contact lcp, cone or ccp the constrained step's derivatives
 // (step_contact_deriv.h: d's contact lists only read, PHYS_ERR_ARG if a contact pair has no geometry derivative);
-// penalty contact: penalty_deriv.h. PHYS_ERR_MODEL if a ball joint is not the last joint of its body;
+// penalty contact: penalty_deriv.h. PHYS_ERR_MODEL if a ball joint is not the last joint of its body or a
+// tendon wraps a geom (phys_grad_tendons_ok);
 // PHYS_ERR_NUMERIC (a counted warning) if M + dt B is not positive definite. The state is not advanced; kinematics,
 // qM, qfrc_bias, qfrc_passive, qfrc_actuator and qacc (the step's acceleration) are left at the state.
 physStatus phys_step_jacobian(const physModel* m, physData* d, double* A, double* B);

@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "dyn.h"
+#include "model.h"
 #include "params.h"
 #include "rot.h"
 #include "spatial.h"
@@ -251,31 +252,34 @@ static double spring_tension(const physModel* m, const physData* d, int sp) {
 }
 
 // R[:, col] += -d f_spring / dz of spring sp when the subtree (ins) of a body with parent pp moves by t;
-// ugen, tmp nv scratch
+// ugen, tmp nv scratch. A fixed tendon does not depend on body positions.
 static void pos_spring_column(const physModel* m, physData* d, int sp, const int* ins, int pp, const double t[3],
                               double* R, int ld, int col, double* ugen, double* tmp) {
-  const int* site = m->spring_site + m->spring_adr[sp];
-  int n = m->spring_num[sp], any = 0;
-  for (int k = 0; k < n; k++) any |= ins[m->site_bodyid[site[k]]];
+  if (m->spring_type[sp] == PHYS_SPRING_FIXED) return;
+  physTendonPath p;   // sites (wrapped geoms: refused by phys_grad_tendons_ok), segment weights w (pulleys)
+  phys_tendon_path(m, sp, d->site_xpos, d->geom_xpos, d->geom_xmat, &p);
+  int n = p.npoint, any = 0;
+  for (int k = 0; k < n; k++) any |= ins[p.body[k]];
   if (!any) return;
   double T = spring_tension(m, d, sp), wxt[3], uprev[3] = {0, 0, 0}, duprev[3] = {0, 0, 0}, dL = 0, dLdot = 0;
+  double wprev = 0;
   phys_cross3(wxt, d->cvel + 6 * pp, t);
   memset(tmp, 0, sizeof(double) * (size_t)m->nv);
   for (int k = 0; k < n; k++) {
-    int body = m->site_bodyid[site[k]], in = ins[body];
-    const double* x = d->site_xpos + 3 * site[k];
-    double u[3] = {0, 0, 0}, du[3] = {0, 0, 0}, g[3], dg[3], v[3];
-    if (k + 1 < n) {
+    int body = p.body[k], in = ins[body];
+    const double* x = p.x[k];
+    double u[3] = {0, 0, 0}, du[3] = {0, 0, 0}, g[3], dg[3], v[3], w = p.w[k];
+    if (w != 0) {
       // du/dz = (E - u u') (t_{k+1} - t_k) / l
-      const double* xn = d->site_xpos + 3 * site[k + 1];
+      const double* xn = p.x[k + 1];
       for (int i = 0; i < 3; i++) u[i] = xn[i] - x[i];
-      double len = phys_normalize3(u), s = ins[m->site_bodyid[site[k + 1]]] - in;
+      double len = phys_normalize3(u), s = ins[p.body[k + 1]] - in;
       if (len > 0 && s != 0) {
         double ut = phys_dot3(u, t);
         for (int i = 0; i < 3; i++) du[i] = s * (t[i] - u[i] * ut) / len;
       }
     }
-    for (int i = 0; i < 3; i++) g[i] = uprev[i] - u[i], dg[i] = duprev[i] - du[i];
+    for (int i = 0; i < 3; i++) g[i] = wprev * uprev[i] - w * u[i], dg[i] = wprev * duprev[i] - w * du[i];
     phys_point_velocity(v, d, body, x);
     dL += in * phys_dot3(g, t);
     dLdot += phys_dot3(dg, v) + in * phys_dot3(g, wxt);
@@ -289,6 +293,7 @@ static void pos_spring_column(const physModel* m, physData* d, int sp, const int
     }
     phys_copy3(uprev, u);
     phys_copy3(duprev, du);
+    wprev = w;
   }
   double Tp = m->opt.disableflags & PHYS_DSBL_PASSIVE ? 0 : m->spring_stiffness[sp] * dL + m->spring_damping[sp] * dLdot;
   memset(ugen, 0, sizeof(double) * (size_t)m->nv);

@@ -12,6 +12,7 @@
 
 #include "dyn.h"
 #include "grad.h"
+#include "model.h"
 #include "rot.h"
 #include "spatial.h"
 
@@ -131,14 +132,32 @@ static double ctrl_clamped(const physModel* m, const physData* d, int a, double*
   return c;
 }
 
-// geometry of spring s to second order, segments d = x_b - x_a (x on bodies), l = |d|, u = d/l,
-// P = (E - u u')/l, J_d = J(x_b) - J(x_a) (3 x nv):
-//   L = sum l,  JL = dL/dq = sum u' J_d,  K = d(JL')/dq = sum J_d' P J_d + u . dJ_d/dq   (nv x nv),
-//   dLdot = d(JL v)/dq = sum (J_d v)' P J_d + v' (u . dJ_d/dq)   (nv; NULL to skip)
-// Returns L. Scratch: 6 nv + nv^2 from d's arena.
+// fixed tendon s, linear in q: L = sum c_k q(j_k), JL = c_k at the joints' dofs, dLdot = 0, K = 0 (the
+// caller's); returns L
+static double fixed_geometry(const physModel* m, const physData* d, int s, double* JL, double* dLdot) {
+  memset(JL, 0, sizeof(double) * (size_t)m->nv);
+  if (dLdot) memset(dLdot, 0, sizeof(double) * (size_t)m->nv);
+  for (int k = 0; k < m->spring_num[s]; k++) {
+    int j = m->spring_site[m->spring_adr[s] + k];
+    JL[m->jnt_dofadr[j]] += m->spring_prm[m->spring_adr[s] + k];
+  }
+  return phys_spring_eval(m, d, s, NULL, 0, NULL);
+}
+
+// geometry of spring s to second order, segments d = x_b - x_a (x on bodies; phys_tendon_path) of weight w
+// (1 / the divisor of their pulley branch), l = |d|, u = d/l, P = (E - u u')/l, J_d = J(x_b) - J(x_a) (3 x nv):
+//   L = sum w l,  JL = dL/dq = sum w u' J_d,  K = d(JL')/dq = sum w (J_d' P J_d + u . dJ_d/dq)   (nv x nv),
+//   dLdot = d(JL v)/dq = sum w ((J_d v)' P J_d + v' (u . dJ_d/dq))   (nv; NULL to skip)
+// (a path through sites only: w = 1, the per-site-pair sums; wrapped geoms: not handled, phys_grad_tendons_ok)
+// Returns L. Scratch: 6 nv + nv^2 from d's arena. A fixed tendon: fixed_geometry.
 static double spring_geometry(const physModel* m, physData* d, int s, double* JL, double* K, double* dLdot) {
-  int nv = m->nv, n = m->spring_num[s];
-  const int* site = m->spring_site + m->spring_adr[s];
+  if (m->spring_type[s] == PHYS_SPRING_FIXED) {
+    memset(K, 0, sizeof(double) * (size_t)m->nv * m->nv);
+    return fixed_geometry(m, d, s, JL, dLdot);
+  }
+  int nv = m->nv;
+  physTendonPath p;
+  phys_tendon_path(m, s, d->site_xpos, d->geom_xpos, d->geom_xmat, &p);
   size_t mark = phys_stack_mark(d), nn = (size_t)nv * nv;
   double* Ja = phys_stack_alloc(d, 3 * (size_t)nv);
   double* Jd = phys_stack_alloc(d, 3 * (size_t)nv);
@@ -148,12 +167,14 @@ static double spring_geometry(const physModel* m, physData* d, int s, double* JL
   memset(K, 0, sizeof(double) * nn);
   memset(Hs, 0, sizeof(double) * nn);
   if (dLdot) memset(dLdot, 0, sizeof(double) * (size_t)nv);
-  for (int k = 0; k + 1 < n; k++) {
-    int sa = site[k], sb = site[k + 1], ba = m->site_bodyid[sa], bb = m->site_bodyid[sb];
-    const double *xa = d->site_xpos + 3 * sa, *xb = d->site_xpos + 3 * sb;
+  for (int k = 0; k + 1 < p.npoint; k++) {
+    double w = p.w[k];   // the segment's weight: 1 / its pulley branch's divisor (0: no segment)
+    if (w == 0) continue;
+    int ba = p.body[k], bb = p.body[k + 1];
+    const double *xa = p.x[k], *xb = p.x[k + 1];
     double u[3] = {xb[0] - xa[0], xb[1] - xa[1], xb[2] - xa[2]};
     double l = phys_normalize3(u);
-    L += l;
+    L += w * l;
     if (l == 0) continue;   // a zero-length segment has no direction (phys_spring_eval skips it too)
     phys_jac(m, d, xa, ba, Ja, NULL);
     phys_jac(m, d, xb, bb, Jd, NULL);
@@ -168,16 +189,16 @@ static double spring_geometry(const physModel* m, physData* d, int s, double* JL
     }
     for (int i = 0; i < nv; i++) {
       double ci[3] = {Jd[i], Jd[nv + i], Jd[2 * nv + i]};
-      JL[i] += phys_dot3(u, ci);
+      JL[i] += w * phys_dot3(u, ci);
       if (ci[0] == 0 && ci[1] == 0 && ci[2] == 0) continue;
       for (int j = 0; j < nv; j++)
-        K[(size_t)i * nv + j] += ci[0] * Ja[j] + ci[1] * Ja[nv + j] + ci[2] * Ja[2 * nv + j];
+        K[(size_t)i * nv + j] += w * (ci[0] * Ja[j] + ci[1] * Ja[nv + j] + ci[2] * Ja[2 * nv + j]);
     }
     if (dLdot)
-      for (int j = 0; j < nv; j++) dLdot[j] += dd[0] * Ja[j] + dd[1] * Ja[nv + j] + dd[2] * Ja[2 * nv + j];
+      for (int j = 0; j < nv; j++) dLdot[j] += w * (dd[0] * Ja[j] + dd[1] * Ja[nv + j] + dd[2] * Ja[2 * nv + j]);
     // u . dJ_d/dq = H_u(x_b) - H_u(x_a)
-    point_hessian(m, d, bb, xb, u, 1, Hs);
-    point_hessian(m, d, ba, xa, u, -1, Hs);
+    point_hessian(m, d, bb, xb, u, w, Hs);
+    point_hessian(m, d, ba, xa, u, -w, Hs);
   }
   for (size_t i = 0; i < nn; i++) K[i] += Hs[i];
   if (dLdot)
@@ -191,11 +212,16 @@ static double spring_geometry(const physModel* m, physData* d, int s, double* JL
 
 // spring_geometry's quantities as products, no nv x nv matrix: L, JL, Kx = K' x (nv) and dLdot (nv; NULL to
 // skip), per segment  K' x = sum (J_d x)' P J_d + x' (u . dJ_d/dq)  (J_d' P J_d is symmetric).
-// Returns L. Scratch: 6 nv from d's arena.
+// Returns L. Scratch: 6 nv from d's arena. A fixed tendon: fixed_geometry, Kx = 0.
 static double spring_geometry_vjp(const physModel* m, physData* d, int s, const double* x, double* JL,
                                   double* Kx, double* dLdot) {
-  int nv = m->nv, n = m->spring_num[s];
-  const int* site = m->spring_site + m->spring_adr[s];
+  if (m->spring_type[s] == PHYS_SPRING_FIXED) {
+    memset(Kx, 0, sizeof(double) * (size_t)m->nv);
+    return fixed_geometry(m, d, s, JL, dLdot);
+  }
+  int nv = m->nv;
+  physTendonPath p;
+  phys_tendon_path(m, s, d->site_xpos, d->geom_xpos, d->geom_xmat, &p);
   size_t mark = phys_stack_mark(d);
   double* Ja = phys_stack_alloc(d, 3 * (size_t)nv);
   double* Jd = phys_stack_alloc(d, 3 * (size_t)nv);
@@ -203,12 +229,14 @@ static double spring_geometry_vjp(const physModel* m, physData* d, int s, const 
   memset(JL, 0, sizeof(double) * (size_t)nv);
   memset(Kx, 0, sizeof(double) * (size_t)nv);
   if (dLdot) memset(dLdot, 0, sizeof(double) * (size_t)nv);
-  for (int k = 0; k + 1 < n; k++) {
-    int sa = site[k], sb = site[k + 1], ba = m->site_bodyid[sa], bb = m->site_bodyid[sb];
-    const double *xa = d->site_xpos + 3 * sa, *xb = d->site_xpos + 3 * sb;
+  for (int k = 0; k + 1 < p.npoint; k++) {
+    double w = p.w[k];   // as spring_geometry
+    if (w == 0) continue;
+    int ba = p.body[k], bb = p.body[k + 1];
+    const double *xa = p.x[k], *xb = p.x[k + 1];
     double u[3] = {xb[0] - xa[0], xb[1] - xa[1], xb[2] - xa[2]};
     double l = phys_normalize3(u);
-    L += l;
+    L += w * l;
     if (l == 0) continue;   // no direction (as spring_geometry)
     phys_jac(m, d, xa, ba, Ja, NULL);
     phys_jac(m, d, xb, bb, Jd, NULL);
@@ -222,17 +250,17 @@ static double spring_geometry_vjp(const physModel* m, physData* d, int s, const 
       }
     for (int j = 0; j < nv; j++) {
       double c[3] = {Jd[j], Jd[nv + j], Jd[2 * nv + j]}, uc = phys_dot3(u, c);
-      JL[j] += uc;
+      JL[j] += w * uc;
       for (int r = 0; r < 3; r++) Ja[r * nv + j] = (c[r] - u[r] * uc) / l;
-      Kx[j] += dx[0] * Ja[j] + dx[1] * Ja[nv + j] + dx[2] * Ja[2 * nv + j];
-      if (dLdot) dLdot[j] += dd[0] * Ja[j] + dd[1] * Ja[nv + j] + dd[2] * Ja[2 * nv + j];
+      Kx[j] += w * (dx[0] * Ja[j] + dx[1] * Ja[nv + j] + dx[2] * Ja[2 * nv + j]);
+      if (dLdot) dLdot[j] += w * (dd[0] * Ja[j] + dd[1] * Ja[nv + j] + dd[2] * Ja[2 * nv + j]);
     }
     // x' (u . dJ_d/dq) and v' (u . dJ_d/dq) with u . dJ_d/dq = H_u(x_b) - H_u(x_a)
-    point_hessian_vjp(m, d, bb, xb, u, 1, x, Kx);
-    point_hessian_vjp(m, d, ba, xa, u, -1, x, Kx);
+    point_hessian_vjp(m, d, bb, xb, u, w, x, Kx);
+    point_hessian_vjp(m, d, ba, xa, u, -w, x, Kx);
     if (dLdot) {
-      point_hessian_vjp(m, d, bb, xb, u, 1, d->qvel, dLdot);
-      point_hessian_vjp(m, d, ba, xa, u, -1, d->qvel, dLdot);
+      point_hessian_vjp(m, d, bb, xb, u, w, d->qvel, dLdot);
+      point_hessian_vjp(m, d, ba, xa, u, -w, d->qvel, dLdot);
     }
   }
   phys_stack_free(d, mark);

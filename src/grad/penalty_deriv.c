@@ -239,7 +239,7 @@ static physStatus replay_solves(const physModel* m, physData* d, penTape* T, con
 // the step; d->qacc = a_{K-1}
 static physStatus tape_build(const physModel* m, physData* d, penTape* T) {
   int nv = m->nv;
-  if (!phys_grad_balls_last(m)) return PHYS_ERR_MODEL;
+  if (!phys_grad_balls_last(m) || !phys_grad_tendons_ok(m)) return PHYS_ERR_MODEL;
   phys_kinematics(m, d);
   phys_com_pos(m, d);
   phys_com_vel(m, d);

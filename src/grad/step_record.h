@@ -50,9 +50,9 @@ typedef struct physStepRecord_ {
 } physStepRecord;
 
 // linearize the step at d's state into rec (arena memory; release with phys_step_record_free even on
-// error). PHYS_ERR_MODEL if a ball joint is not the last joint of its body, PHYS_ERR_NUMERIC (a counted
-// warning) if M~ is not positive definite. d's state is left as it was, and so are its contact lists (the
-// next step's warm start, read only: a constrained record holds the stage's detected contacts in arena memory);
+// error). PHYS_ERR_MODEL if a ball joint is not the last joint of its body or a tendon wraps a geom,
+// PHYS_ERR_NUMERIC (a counted warning) if M~ is not positive definite. d's state is left as it was, and so
+// are its contact lists (the next step's warm start, read only: a constrained record holds the stage's detected contacts in arena memory);
 // kinematics, qM, qfrc_bias, qfrc_passive, qfrc_actuator and qacc (the step's acceleration) are at the state.
 physStatus phys_step_linearize(const physModel* m, physData* d, physStepRecord* rec);
 // the same for the step from the warm-start input warm (read only, kept by pointer in rec; NULL: d's own list)

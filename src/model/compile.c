@@ -505,34 +505,99 @@ static physStatus compile_sites(const physSpec* s, physModel* m, int* namepos, p
 //---------------------------------------------------------------------------------------------------------
 // springs and actuators
 
-// world position of a site at qpos_spring, where MuJoCo 2.2.2 measures a spring's default rest length
-// (tendon_lengthspring when springlength < 0; checked in tests/model/test_oracle_mjcf.c). Body frames are
-// body_pos/body_quat at qpos0; a body's joints then move a point p of its frame, last joint first:
-// hinge p <- a + R(axis, qs - q0) (p - a) about the anchor a, slide p <- p + axis (qs - q0); ball and free
-// joints have qpos_spring = qpos0 and do not move.
-static void site_pos0(const physModel* m, int site, double out[3]) {
-  double p[3];
-  phys_copy3(p, m->site_pos + 3 * site);
-  for (int b = m->site_bodyid[site]; b > 0; b = m->body_parentid[b]) {
+// world position p (in: in body's frame) and orientation q (in: in body's frame; NULL to skip) at qpos_spring,
+// where MuJoCo 2.2.2 measures a spring's default rest length (tendon_lengthspring when springlength < 0; checked
+// in tests/model/test_oracle_mjcf.c). Body frames are body_pos/body_quat at qpos0; a body's joints then move a
+// point p of its frame, last joint first: hinge p <- a + R(axis, qs - q0) (p - a) about the anchor a (q <- R q),
+// slide p <- p + axis (qs - q0); ball and free joints have qpos_spring = qpos0 and do not move.
+static void frame0(const physModel* m, int body, double p[3], double* q) {
+  for (int b = body; b > 0; b = m->body_parentid[b]) {
     for (int j = m->body_jntadr[b] + m->body_jntnum[b] - 1; m->body_jntnum[b] > 0 && j >= m->body_jntadr[b]; j--) {
       int a = m->jnt_qposadr[j];
-      double dq = m->qpos_spring[a] - m->qpos0[a], q[4], d[3];
+      double dq = m->qpos_spring[a] - m->qpos0[a], r[4], d[3];
       const double* anchor = m->jnt_pos + 3 * j;
       const double* axis = m->jnt_axis + 3 * j;
       if (dq == 0) continue;
       if (m->jnt_type[j] == PHYS_JNT_HINGE) {
         for (int k = 0; k < 3; k++) d[k] = p[k] - anchor[k];
-        phys_axisangle2quat(q, axis, dq);
-        phys_quat_rotate(d, q, d);
+        phys_axisangle2quat(r, axis, dq);
+        phys_quat_rotate(d, r, d);
         for (int k = 0; k < 3; k++) p[k] = anchor[k] + d[k];
+        if (q) phys_quat_mul(q, r, q);
       } else if (m->jnt_type[j] == PHYS_JNT_SLIDE) {
         for (int k = 0; k < 3; k++) p[k] += axis[k] * dq;
       }
     }
     phys_quat_rotate(p, m->body_quat + 4 * b, p);
     for (int k = 0; k < 3; k++) p[k] += m->body_pos[3 * b + k];
+    if (q) phys_quat_mul(q, m->body_quat + 4 * b, q);
   }
-  phys_copy3(out, p);
+}
+
+// world position of a site at qpos_spring (frame0)
+static void site_pos0(const physModel* m, int site, double out[3]) {
+  phys_copy3(out, m->site_pos + 3 * site);
+  frame0(m, m->site_bodyid[site], out, NULL);
+}
+
+// world frame of geom g at qpos_spring (frame0) as position and row-major rotation
+static void geom_frame0(const physModel* m, int g, double pos[3], double mat[9]) {
+  double q[4] = {m->geom_quat[4 * g], m->geom_quat[4 * g + 1], m->geom_quat[4 * g + 2], m->geom_quat[4 * g + 3]};
+  phys_copy3(pos, m->geom_pos + 3 * g);
+  frame0(m, m->geom_bodyid[g], pos, q);
+  phys_quat2mat(mat, q);
+}
+
+static physStatus check_path(const physSpec* s, const physSpecSpring* sp, const char* at, physLog* log) {
+  int nsite = 0, n = sp->nsite;
+  const int* t = sp->objtype;
+  for (int k = 0; k < n; k++) {
+    int id = sp->site[k], site = t[k] == PHYS_WRAP_SITE, geom = t[k] == PHYS_WRAP_SPHERE || t[k] == PHYS_WRAP_CYLINDER;
+    const char* bad = NULL;
+    if (site && (id < 0 || id >= s->nsite)) bad = "invalid site";
+    else if (geom && (id < 0 || id >= s->ngeom)) bad = "invalid geom";
+    else if (geom && s->geom[id].type != (t[k] == PHYS_WRAP_SPHERE ? PHYS_GEOM_SPHERE : PHYS_GEOM_CYLINDER))
+      bad = "a wrapped geom must be a sphere or a cylinder";
+    else if (geom && (sp->prm[k] < -1 || sp->prm[k] >= s->nsite || sp->prm[k] != floor(sp->prm[k]))) bad = "invalid side site";
+    else if (geom && (k == 0 || k == n - 1 || t[k - 1] != PHYS_WRAP_SITE || t[k + 1] != PHYS_WRAP_SITE))
+      bad = "a wrapped geom must be between two sites";
+    else if (t[k] == PHYS_WRAP_PULLEY && !(sp->prm[k] > 0 && isfinite(sp->prm[k]))) bad = "a pulley's divisor must be finite and > 0";
+    else if (t[k] == PHYS_WRAP_PULLEY && (k == 0 || k == n - 1)) bad = "a path cannot begin or end with a pulley";
+    else if (site && (k == 0 || t[k - 1] == PHYS_WRAP_PULLEY) && (k == n - 1 || t[k + 1] == PHYS_WRAP_PULLEY))
+      bad = "each site needs a neighbour that is not a pulley";
+    else if (!site && !geom && t[k] != PHYS_WRAP_PULLEY) bad = "invalid path entry";
+    if (bad) return phys_error(log, PHYS_ERR_MODEL, "%stendon '%s': entry %d: %s", at, sp->name, k, bad);
+    nsite += site;
+  }
+  if (nsite < 2) return phys_error(log, PHYS_ERR_MODEL, "%sspring '%s': needs at least 2 sites", at, sp->name);
+  return PHYS_OK;
+}
+
+// rest lengths of the spatial tendons that wrap geoms or pass pulleys and have springlength < 0: the path
+// length (phys_tendon_path) at qpos_spring, as MuJoCo 2.2.2's tendon_lengthspring
+static physStatus wrapped_restlengths(const physSpec* s, physModel* m, physLog* log) {
+  int any = 0;
+  for (int i = 0; i < m->nspring; i++) any |= s->spring[i].restlength < 0 && m->spring_type[i] == PHYS_SPRING_PATH &&
+                                            !phys_tendon_plain(m, i);
+  if (!any) return PHYS_OK;
+  double* sx = malloc(sizeof(double) * (3 * (size_t)m->nsite + 12 * (size_t)m->ngeom + 1));
+  if (!sx) return phys_error(log, PHYS_ERR_NOMEM, "%s: out of memory", s->filename);
+  double *gx = sx + 3 * m->nsite, *gm = gx + 3 * m->ngeom;
+  for (int i = 0; i < m->nsite; i++) site_pos0(m, i, sx + 3 * i);
+  for (int g = 0; g < m->ngeom; g++) geom_frame0(m, g, gx + 3 * g, gm + 9 * g);
+  for (int i = 0; i < m->nspring; i++) {
+    if (s->spring[i].restlength >= 0 || m->spring_type[i] != PHYS_SPRING_PATH || phys_tendon_plain(m, i)) continue;
+    physTendonPath p;
+    phys_tendon_path(m, i, sx, gx, gm, &p);
+    double len = 0;
+    for (int k = 0; k + 1 < p.npoint; k++) {
+      double d[3] = {p.x[k + 1][0] - p.x[k][0], p.x[k + 1][1] - p.x[k][1], p.x[k + 1][2] - p.x[k][2]};
+      len += p.w[k] * phys_norm3(d);
+    }
+    m->spring_restlength[i] = len + p.arcs;
+  }
+  free(sx);
+  return PHYS_OK;
 }
 
 static physStatus compile_springs(const physSpec* s, physModel* m, int* namepos, physLog* log) {
@@ -541,7 +606,11 @@ static physStatus compile_springs(const physSpec* s, physModel* m, int* namepos,
   for (int i = 0; i < s->nspring; i++) {
     const physSpecSpring* sp = s->spring + i;
     const char* at = where(s, *sp, buf, sizeof(buf));
-    if (sp->nsite < 2) return phys_error(log, PHYS_ERR_MODEL, "%sspring '%s': needs at least 2 sites", at, sp->name);
+    int fixed = sp->type == PHYS_SPRING_FIXED;
+    if (sp->type != PHYS_SPRING_PATH && !fixed)
+      return phys_error(log, PHYS_ERR_MODEL, "%sspring '%s': invalid type %d", at, sp->name, sp->type);
+    if (sp->nsite < 2 - fixed)
+      return phys_error(log, PHYS_ERR_MODEL, "%sspring '%s': needs at least %s", at, sp->name, fixed ? "1 joint" : "2 sites");
     if (!(sp->stiffness >= 0) || !(sp->damping >= 0) || !isfinite(sp->stiffness) || !isfinite(sp->damping) || !isfinite(sp->restlength))
       return phys_error(log, PHYS_ERR_VALUE, "%sspring '%s': stiffness and damping must be finite and >= 0", at, sp->name);
     m->spring_adr[i] = adr;
@@ -549,12 +618,29 @@ static physStatus compile_springs(const physSpec* s, physModel* m, int* namepos,
     m->spring_name[i] = add_name(m, namepos, sp->name);
     m->spring_stiffness[i] = sp->stiffness;
     m->spring_damping[i] = sp->damping;
+    m->spring_type[i] = sp->type;
     double len = 0;
-    for (int k = 0; k < sp->nsite; k++) {
-      if (sp->site[k] < 0 || sp->site[k] >= s->nsite)
-        return phys_error(log, PHYS_ERR_MODEL, "%sspring '%s': invalid site", at, sp->name);
+    if (fixed) {
+      if (!finite_n(sp->prm, sp->nsite))
+        return phys_error(log, PHYS_ERR_VALUE, "%sfixed tendon '%s': coef must be finite", at, sp->name);
+      for (int k = 0; k < sp->nsite; k++) {
+        int j = sp->site[k];
+        if (j < 0 || j >= s->njoint || (s->joint[j].type != PHYS_JNT_HINGE && s->joint[j].type != PHYS_JNT_SLIDE))
+          return phys_error(log, PHYS_ERR_MODEL, "%sfixed tendon '%s': its joints must be hinges or slides", at, sp->name);
+        m->spring_site[adr + k] = j;
+        m->spring_prm[adr + k] = sp->prm[k];
+        len += sp->prm[k] * m->qpos_spring[m->jnt_qposadr[j]];
+      }
+    }
+    if (!fixed) {
+      physStatus st = check_path(s, sp, at, log);
+      if (st != PHYS_OK) return st;
+    }
+    for (int k = 0; k < sp->nsite && !fixed; k++) {
       m->spring_site[adr + k] = sp->site[k];
-      if (k) {
+      m->spring_objtype[adr + k] = sp->objtype[k];
+      m->spring_prm[adr + k] = sp->objtype[k] == PHYS_WRAP_SITE ? 0 : sp->prm[k];
+      if (k && sp->objtype[k] == PHYS_WRAP_SITE && sp->objtype[k - 1] == PHYS_WRAP_SITE) {
         double a[3], b[3];
         site_pos0(m, sp->site[k - 1], a);
         site_pos0(m, sp->site[k], b);
@@ -562,10 +648,12 @@ static physStatus compile_springs(const physSpec* s, physModel* m, int* namepos,
         len += phys_norm3(d);
       }
     }
+    if (fixed)
+      for (int k = 0; k < sp->nsite; k++) m->spring_objtype[adr + k] = PHYS_WRAP_JOINT;
     m->spring_restlength[i] = sp->restlength >= 0 ? sp->restlength : len;
     adr += sp->nsite;
   }
-  return PHYS_OK;
+  return wrapped_restlengths(s, m, log);
 }
 
 static physStatus compile_actuators(const physSpec* s, physModel* m, int* namepos, physLog* log) {
@@ -928,21 +1016,32 @@ static void penalty_check(const physModel* m, const physSpec* s, physLog* log) {
 void phys_penalty_check(const physModel* m, physLog* log) { penalty_check(m, NULL, log); }
 
 // a shallow copy of the spec whose joints, geoms and sites are stably sorted by body (MuJoCo numbers them
-// body by body, in body order, keeping file order within a body); spring site indices are remapped
+// body by body, in body order, keeping file order within a body); spring site indices (joint indices of
+// fixed tendons, geom indices and side sites of wraps) are remapped
 static int sort_by_body(physSpec* t, const physSpec* s, int** tmp) {
   int* map = malloc(sizeof(int) * (size_t)(s->nsite + 1));
+  int* jmap = malloc(sizeof(int) * (size_t)(s->njoint + 1));
+  int* gmap = malloc(sizeof(int) * (size_t)(s->ngeom + 1));
   t->joint = malloc(sizeof(physSpecJoint) * (size_t)(s->njoint + 1));
   t->geom = malloc(sizeof(physSpecGeom) * (size_t)(s->ngeom + 1));
   t->site = malloc(sizeof(physSpecSite) * (size_t)(s->nsite + 1));
   t->spring = malloc(sizeof(physSpecSpring) * (size_t)(s->nspring + 1));
   tmp[0] = map;
-  if (!map || !t->joint || !t->geom || !t->site || !t->spring) return 0;
+  tmp[1] = jmap;
+  tmp[2] = gmap;
+  if (!map || !jmap || !gmap || !t->joint || !t->geom || !t->site || !t->spring) return 0;
   int nj = 0, ng = 0, ns = 0;
   for (int b = 0; b < s->nbody; b++) {
     for (int j = 0; j < s->njoint; j++)
-      if (s->joint[j].body == b) t->joint[nj++] = s->joint[j];
+      if (s->joint[j].body == b) {
+        jmap[j] = nj;
+        t->joint[nj++] = s->joint[j];
+      }
     for (int g = 0; g < s->ngeom; g++)
-      if (s->geom[g].body == b) t->geom[ng++] = s->geom[g];
+      if (s->geom[g].body == b) {
+        gmap[g] = ng;
+        t->geom[ng++] = s->geom[g];
+      }
     for (int i = 0; i < s->nsite; i++)
       if (s->site[i].body == b) {
         map[i] = ns;
@@ -951,9 +1050,15 @@ static int sort_by_body(physSpec* t, const physSpec* s, int** tmp) {
   }
   // elements whose body is invalid go last, so validation reports them
   for (int j = 0; j < s->njoint; j++)
-    if (s->joint[j].body < 0 || s->joint[j].body >= s->nbody) t->joint[nj++] = s->joint[j];
+    if (s->joint[j].body < 0 || s->joint[j].body >= s->nbody) {
+      jmap[j] = nj;
+      t->joint[nj++] = s->joint[j];
+    }
   for (int g = 0; g < s->ngeom; g++)
-    if (s->geom[g].body < 0 || s->geom[g].body >= s->nbody) t->geom[ng++] = s->geom[g];
+    if (s->geom[g].body < 0 || s->geom[g].body >= s->nbody) {
+      gmap[g] = ng;
+      t->geom[ng++] = s->geom[g];
+    }
   for (int i = 0; i < s->nsite; i++)
     if (s->site[i].body < 0 || s->site[i].body >= s->nbody) {
       map[i] = ns;
@@ -962,8 +1067,16 @@ static int sort_by_body(physSpec* t, const physSpec* s, int** tmp) {
   for (int i = 0; i < s->nspring; i++) {
     t->spring[i] = s->spring[i];
     for (int k = 0; k < s->spring[i].nsite; k++) {
-      int id = s->spring[i].site[k];
-      t->spring[i].site[k] = id >= 0 && id < s->nsite ? map[id] : -1;
+      int id = s->spring[i].site[k], type = s->spring[i].objtype[k];
+      if (s->spring[i].type == PHYS_SPRING_FIXED)
+        t->spring[i].site[k] = id >= 0 && id < s->njoint ? jmap[id] : -1;
+      else if (type == PHYS_WRAP_SITE)
+        t->spring[i].site[k] = id >= 0 && id < s->nsite ? map[id] : -1;
+      else if (type == PHYS_WRAP_SPHERE || type == PHYS_WRAP_CYLINDER) {
+        t->spring[i].site[k] = id >= 0 && id < s->ngeom ? gmap[id] : -1;
+        int side = (int)s->spring[i].prm[k];   // a side site's index (-1: none; invalid ones stay for check_path)
+        if (side >= 0 && side < s->nsite && side == s->spring[i].prm[k]) t->spring[i].prm[k] = map[side];
+      }
     }
   }
   return 1;
@@ -975,13 +1088,15 @@ static void free_sorted(physSpec* t, int** tmp) {
   free(t->site);
   free(t->spring);
   free(tmp[0]);
+  free(tmp[1]);
+  free(tmp[2]);
 }
 
 static physModel* compile_sorted(const physSpec* s, physLog* log);
 
 physModel* phys_compile(const physSpec* s, physLog* log) {
   physSpec t = *s;
-  int* tmp[1] = {NULL};
+  int* tmp[3] = {NULL, NULL, NULL};
   physModel* m = NULL;
   if (sort_by_body(&t, s, tmp))
     m = compile_sorted(&t, log);

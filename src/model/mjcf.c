@@ -5,7 +5,7 @@
 //   settotalmass boundmass boundinertia meshdir autolimits>  <option timestep gravity integrator(Euler)>
 //   <flag contact limit gravity passive eulerdamp actuation sensornoise>  <default class> (joint geom site motor
 //   general position velocity tendon mesh)  <asset><mesh name file scale>  <worldbody><body name pos orientation childclass>
-//   <inertial> <joint> <freejoint> <geom> <site>  <tendon><spatial> with <site> only  <actuator><motor>
+//   <inertial> <joint> <freejoint> <geom> <site>  <tendon><spatial> through sites, <fixed>  <actuator><motor>
 //   <position> <velocity> <general> (fixed/affine gain and bias, no dynamics)  <sensor> (mjcf_sensor.c)  <keyframe><key>  <size nconmax>  <contact><pair name geom1 geom2 friction
 //   margin> <exclude body1 body2>  <custom> physid extensions (contact model and options, restitution).
 // Sections are read in MuJoCo's order (compiler, option, default, asset, worldbody, ..., tendon,
@@ -472,7 +472,7 @@ static const struct {
     {"worldbody", mjcf_parse_worldbody},   // mjcf_body.c
     {"contact", mjcf_parse_contact},       // mjcf_contact.c
     {"equality", parse_ignored_section},
-    {"tendon", mjcf_parse_tendon},         // mjcf_actuator.c
+    {"tendon", mjcf_parse_tendon},         // mjcf_tendon.c
     {"actuator", mjcf_parse_actuator},     // mjcf_actuator.c
     {"sensor", mjcf_parse_sensor},       // mjcf_sensor.c
     {"keyframe", mjcf_parse_keyframe},     // mjcf_actuator.c
@@ -541,7 +541,6 @@ static void ctx_free(mjcfCtx* c) {
   free(c->cls);
   strlist_free(&c->files);
   strlist_free(&c->missing_mesh);
-  strlist_free(&c->ignored_tendon);
 }
 
 physSpec* phys_parse_mjcf_opt(const char* filename, const physLoadOptions* opt, physLog* log) {

@@ -1,91 +1,13 @@
-// mjcf_actuator.c - MJCF <tendon>, <actuator> and <keyframe>: spatial tendons through sites (springs of
-// the spec), fixed tendons ignored with a warning; <motor>, <position>, <velocity> and <general> actuators
-// without dynamics, with fixed or affine gain and bias (MuJoCo 2.2.2's gainprm, biasprm through default
-// classes), on a joint or a spatial tendon; keys with time, qpos, qvel and ctrl.
+// mjcf_actuator.c - MJCF <actuator> and <keyframe>: <motor>, <position>, <velocity> and <general>
+// actuators without dynamics, with fixed or affine gain and bias (MuJoCo 2.2.2's gainprm, biasprm through
+// default classes), on a joint or a tendon (mjcf_tendon.c); keys with time, qpos, qvel and ctrl.
 #include <stdlib.h>
 #include <string.h>
 
 #include "mjcf_reader.h"
 
 //---------------------------------------------------------------------------------------------------------
-// <tendon>, <actuator>, <keyframe>
-
-// index of the site named name; -1 if none, -2 if several
-static int find_site(const physSpec* s, const char* name) {
-  int id = -1;
-  for (int i = 0; i < s->nsite; i++) {
-    if (strcmp(s->site[i].name, name)) continue;
-    if (id >= 0) return -2;
-    id = i;
-  }
-  return id;
-}
-
-// <spatial name class stiffness damping springlength limited range frictionloss> through <site site>
-// children only: a point-to-point spring path (range and frictionloss are warned about)
-static physStatus parse_spatial(mjcfCtx* c, xmlNode* el) {
-  int cls, limited, found;
-  double range[2] = {0, 0}, fl = 0;
-  physStatus st = mjcf_elem_class(c, el, "class", 0, &cls);
-  if (st) return st;
-  mjcfElem e = {el, K_TENDON, cls};
-  int id = phys_spec_add_spring(c->s);
-  if (id < 0) return phys_error(c->log, PHYS_ERR_NOMEM, "out of memory");
-  physSpecSpring* sp = c->s->spring + id;
-  sp->line = (int)xmlGetLineNo(el);
-  sp->fileid = mjcf_elem_fileid(c, el);
-  if ((st = mjcf_get_name(c, el, "name", sp->name))) return st;
-  if ((st = mjcf_get_nonneg(c, &e, "stiffness", &sp->stiffness))) return st;
-  if ((st = mjcf_get_nonneg(c, &e, "damping", &sp->damping))) return st;
-  if ((st = mjcf_get_real(c, &e, "springlength", &sp->restlength, NULL))) return st;
-  if ((st = mjcf_get_limited(c, &e, "limited", "range", range, &limited))) return st;
-  if (limited) mjcf_elem_warning(c, el, "tendon length limits are not supported; ignored");
-  if ((st = mjcf_get_real(c, &e, "frictionloss", &fl, &found))) return st;
-  if (fl != 0) mjcf_elem_warning(c, el, "frictionloss is not supported; ignored");
-  for (xmlNode* ch = el->children; ch; ch = ch->next) {
-    if (ch->type != XML_ELEMENT_NODE) continue;
-    if (mjcf_is_elem(ch, "geom") || mjcf_is_elem(ch, "pulley")) {
-      return mjcf_elem_error(c, ch, PHYS_ERR_MODEL, "spatial tendons through <%s> are not supported (sites only)",
-                             (const char*)ch->name);
-    }
-    if (!mjcf_is_elem(ch, "site")) {
-      mjcf_unknown_element(c, ch);
-      continue;
-    }
-    const char* name = mjcf_attr_text(ch, "site");
-    if (!name) return mjcf_elem_error(c, ch, PHYS_ERR_MODEL, "attribute 'site' is required");
-    int site = find_site(c->s, name);
-    if (site == -1) return mjcf_elem_error(c, ch, PHYS_ERR_MODEL, "unknown site '%.64s'", name);
-    if (site == -2) return mjcf_elem_error(c, ch, PHYS_ERR_MODEL, "site name '%.64s' is not unique", name);
-    if (sp->nsite == (int)(sizeof(sp->site) / sizeof(sp->site[0]))) {
-      return mjcf_elem_error(c, ch, PHYS_ERR_SIZE, "a spatial tendon has at most %d sites",
-                             (int)(sizeof(sp->site) / sizeof(sp->site[0])));
-    }
-    sp->site[sp->nsite++] = site;
-  }
-  if (sp->nsite < 2) return mjcf_elem_error(c, el, PHYS_ERR_MODEL, "a spatial tendon needs at least 2 sites");
-  return PHYS_OK;
-}
-
-// <tendon>: spatial tendons become springs; fixed tendons are ignored with a warning
-physStatus mjcf_parse_tendon(mjcfCtx* c, xmlNode* el) {
-  for (xmlNode* ch = el->children; ch; ch = ch->next) {
-    if (ch->type != XML_ELEMENT_NODE) continue;
-    if (mjcf_is_elem(ch, "spatial")) {
-      physStatus st = parse_spatial(c, ch);
-      if (st) return st;
-    } else if (mjcf_is_elem(ch, "fixed")) {
-      mjcf_elem_warning(c, ch, "fixed tendons are not supported; ignored (with actuators on them)");
-      const char* name = mjcf_attr_text(ch, "name");
-      if (name && !mjcf_strlist_add(&c->ignored_tendon, name)) {
-        return phys_error(c->log, PHYS_ERR_NOMEM, "out of memory");
-      }
-    } else {
-      mjcf_unknown_element(c, ch);
-    }
-  }
-  return PHYS_OK;
-}
+// <actuator>, <keyframe>
 
 // MuJoCo 2.2.2's actuator parameters as its reader builds them: one set per default class (inherited, then
 // edited by the class's actuator nodes in order) and per element (its class's, edited by the element)
@@ -169,13 +91,8 @@ static physStatus parse_motor(mjcfCtx* c, xmlNode* el) {
     }
   }
   if (ntarget != 1) return mjcf_elem_error(c, el, PHYS_ERR_MODEL, "needs exactly one of 'joint' and 'tendon'");
-  const char* target = mjcf_attr_text(el, TARGETS[which]);
   if (which >= 2) {
     mjcf_elem_warning(c, el, "actuators on a %s are not supported; ignored", TARGETS[which]);
-    return PHYS_OK;
-  }
-  if (which == 1 && mjcf_strlist_has(&c->ignored_tendon, target)) {
-    mjcf_elem_warning(c, el, "actuator on the ignored fixed tendon '%.64s'; ignored", target);
     return PHYS_OK;
   }
   if ((st = actuator_prm(c, &e, gainprm, biasprm, &ok)) || !ok) return st;

@@ -7,7 +7,8 @@
 //                    limits, orientations
 //   mjcf_asset.c     <asset>: meshes
 //   mjcf_body.c      <worldbody>: bodies, inertials, joints, geoms, sites
-//   mjcf_actuator.c  <tendon> (spatial), <actuator> (motor, general), <keyframe>
+//   mjcf_tendon.c    <tendon> (spatial through sites, fixed)
+//   mjcf_actuator.c  <actuator> (motor, general), <keyframe>
 //   mjcf_contact.c   <contact> (pair, exclude) and physid's <custom> extension keys
 //   mjcf_sensor.c    <sensor>
 //
@@ -72,7 +73,6 @@ typedef struct mjcfCtx_ {
   strList files;              // included file names (element nodes point to them in _private)
   int ninclude;
   strList missing_mesh;       // meshes whose file is missing (their geoms are dropped)
-  strList ignored_tendon;     // fixed tendons (ignored; actuators on them too)
 } mjcfCtx;
 
 // add a copy of str; 0 on allocation failure
@@ -150,7 +150,7 @@ physStatus mjcf_get_orient(mjcfCtx* c, const mjcfElem* e, double q[4], int* give
 int mjcf_find_mesh(const physSpec* s, const char* name);
 physStatus mjcf_parse_asset(mjcfCtx* c, xmlNode* el);       // mjcf_asset.c
 physStatus mjcf_parse_worldbody(mjcfCtx* c, xmlNode* el);   // mjcf_body.c
-physStatus mjcf_parse_tendon(mjcfCtx* c, xmlNode* el);      // mjcf_actuator.c
+physStatus mjcf_parse_tendon(mjcfCtx* c, xmlNode* el);      // mjcf_tendon.c
 physStatus mjcf_parse_actuator(mjcfCtx* c, xmlNode* el);    // mjcf_actuator.c
 physStatus mjcf_parse_keyframe(mjcfCtx* c, xmlNode* el);    // mjcf_actuator.c
 physStatus mjcf_parse_sensor(mjcfCtx* c, xmlNode* el);      // mjcf_sensor.c

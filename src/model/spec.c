@@ -243,7 +243,7 @@ physStatus phys_spec_attach(physSpec* dst, const physSpec* src, int parent) {
   if (!dst || !src || dst == src || parent < 0 || parent >= dst->nbody) return PHYS_ERR_ARG;
   const int from[11] = {dst->nbody, dst->njoint, dst->ngeom, dst->nsite, dst->nspring, dst->nactuator, dst->nmesh,
                         dst->nkey, dst->npair, dst->nexclude, dst->nsensor};
-  int body0 = dst->nbody, site0 = dst->nsite, mesh0 = dst->nmesh;
+  int body0 = dst->nbody, site0 = dst->nsite, mesh0 = dst->nmesh, joint0 = dst->njoint, geom0 = dst->ngeom;
   for (int b = 1; b < src->nbody; b++) {
     int i = phys_spec_add_body(dst, 0);
     if (i < 0) return PHYS_ERR_NOMEM;
@@ -279,7 +279,15 @@ physStatus phys_spec_attach(physSpec* dst, const physSpec* src, int parent) {
     int i = phys_spec_add_spring(dst);
     if (i < 0) return PHYS_ERR_NOMEM;
     dst->spring[i] = src->spring[k];
-    for (int j = 0; j < src->spring[k].nsite; j++) dst->spring[i].site[j] = site0 + src->spring[k].site[j];
+    // entries: joints (fixed), sites, geoms (their side sites too) shift by dst's counts; pulleys keep -1
+    for (int j = 0; j < src->spring[k].nsite; j++) {
+      int type = src->spring[k].objtype[j], id = src->spring[k].site[j];
+      int geom = type == PHYS_WRAP_SPHERE || type == PHYS_WRAP_CYLINDER;
+      if (src->spring[k].type == PHYS_SPRING_FIXED) dst->spring[i].site[j] = joint0 + id;
+      else if (type == PHYS_WRAP_SITE) dst->spring[i].site[j] = site0 + id;
+      else if (geom) dst->spring[i].site[j] = geom0 + id;
+      if (geom && src->spring[k].prm[j] >= 0) dst->spring[i].prm[j] = site0 + src->spring[k].prm[j];
+    }
   }
   for (int k = 0; k < src->nactuator; k++) {
     int i = phys_spec_add_actuator(dst);

@@ -73,8 +73,11 @@ typedef struct physSpecSite_ {
 
 typedef struct physSpecSpring_ {
   char name[PHYS_NAMELEN];
-  int site[64];               // path of site indices
+  int site[64];               // path: site, joint (fixed tendon) or geom indices (pulley: -1), as objtype
   int nsite;
+  int type;                   // physSpringType (0 site path)
+  int objtype[64];            // physWrapType of each entry (0 site)
+  double prm[64];             // joint: coef; geom: side site index or -1; pulley: divisor
   double stiffness, damping;
   double restlength;          // < 0: length at qpos0 (MuJoCo's springlength = -1)
   int line;

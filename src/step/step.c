@@ -17,6 +17,7 @@
 #include "dyn.h"
 #include "contact.h"
 #include "factor.h"
+#include "model.h"
 #include "physid.h"
 #include "residual.h"
 #include "rot.h"
@@ -946,8 +947,10 @@ int phys_step_stage(const physModel* m, physData* d, physSolverFn solver, const 
 //---------------------------------------------------------------------------------------------------------
 // energy
 
-// length of spring s: sum of the distances between consecutive path sites (needs site_xpos)
+// length of spring s: sum of the distances between consecutive path sites (needs site_xpos); a fixed
+// tendon's sum coef q and a path with wraps or pulleys: phys_spring_eval
 static double spring_length(const physModel* m, const physData* d, int s) {
+  if (!phys_tendon_plain(m, s)) return phys_spring_eval(m, d, s, NULL, 0, NULL);
   double len = 0;
   const int* site = m->spring_site + m->spring_adr[s];
   for (int k = 0; k + 1 < m->spring_num[s]; k++) {

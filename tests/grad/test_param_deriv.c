@@ -16,6 +16,8 @@
 //     contact model) the tied columns of damping, mass, gear and bias equal the summed ones to 1e-10 relative;
 //   - actuator gain, bias, kp and kv (tests/data/actuators.xml's servos and affine <general>; the motors of
 //     mixed.xml, one on a spring) against the differences and the dot-product test;
+//   - fixed tendons (tests/data/tendons_fixed.xml): every tendon's stiffness, damping and rest length, the
+//     gears, gains and biases of the motors on them, every inertia and joint parameter, placements;
 // on the pendulum, tests/data/mixed.xml (every joint type, springs, motors on joints and on a spring, random
 // xfrc_applied so that the com's force point moves with com and inertia; with implicit and explicit damping)
 // and MuJoCo's humanoid in the air (contacts and limits disabled, every body's inertia, every joint, every gear).
@@ -440,6 +442,16 @@ int main(void) {
   }
   check_model("mixed gain/bias", m, (const char* const*)as, na, 3, 2, 1);
   free_specs(as, na);
+  phys_free_model(m);
+
+  // fixed tendons: every tendon's stiffness, damping and rest length, the gears, gains and biases of the
+  // actuators on them, placements (the spatial tendon moves with pos:l2, the fixed ones do not)
+  m = gm_load("tests/data/tendons_fixed.xml", 0);
+  positive_armature_damping(m);
+  const char* ten[] = {"gain:pull", "gain:twist", "bias:twist", "pos:l2", "pos:l3"};
+  n = all_specs(m, &s, ten, 5);
+  check_model("tendons_fixed", m, (const char* const*)s, n, 3, 2, 1);
+  free_specs(s, n);
   phys_free_model(m);
 
   m = gm_load("tests/data/double_pendulum.xml", 0);

@@ -4,7 +4,8 @@
 // tangent coordinates, velocities and controls, at random states with random applied forces, on
 // tests/data/mixed.xml (every joint type, joint springs and dampers, a spring with a motor; again with a gain
 // and a bias on every actuator), tests/data/actuators.xml (position and velocity servos, affine gain and
-// bias: forces that depend on position and velocity), two random trees
+// bias: forces that depend on position and velocity), tests/data/tendons_fixed.xml (fixed tendons with
+// springs, dampers and motors, a spatial tendon), two random trees
 // (2- and 3-site springs, a motor on a spring, a rest-length actuator, ball joints) and the humanoid; their
 // reverse modes phys_passive_vjp, phys_actuation_vjp and phys_xfrc_vjp by dot-product tests
 // (<y, J x> = <J' y, x> to GM_DOT_TOL) against those matrices at the same states; plus
@@ -227,6 +228,10 @@ int main(void) {
   // position and velocity servos, an affine gain and bias (length and velocity terms)
   m = gm_load("tests/data/actuators.xml", 0);
   check_model("actuators", m, 12);
+  phys_free_model(m);
+  // fixed tendons (springs, dampers, motors on them) beside a spatial tendon
+  m = gm_load("tests/data/tendons_fixed.xml", 0);
+  check_model("tendons_fixed", m, 13);
   phys_free_model(m);
   for (int k = 0; k < 2; k++) {
     m = tm_tree(41 + k, 1 - k);

@@ -5,11 +5,13 @@
 //     and 2h combined as (4 J_h - J_2h) / 3, which is the four-point central stencil (grad_models.h), with
 //     h = 1e-3: relative 1e-6 per block (q+, v+ rows; q, v, u columns) at random states of the pendulum, the
 //     double pendulum, a free tumbling asymmetric body, mixed.xml (every joint type, springs, tendon motor),
+//     tendons_fixed.xml (fixed tendons: springs, dampers, motors; a spatial tendon),
 //     two random trees (one with PHYS_DSBL_EULERDAMP), MuJoCo's humanoid in the air (contacts and limits
 //     disabled); random qfrc_applied and xfrc_applied;
 //  3. phys_step_vjp by the dot-product test y'(A x) = (A'y)'x and y'(B u) = (B'y)'u to 1e-12;
 //  4. d->qacc is the step's own acceleration; contacts or active limits (constrained step) leave the
-//     contact list (warm start) untouched; a ball followed by another joint of its body PHYS_ERR_MODEL.
+//     contact list (warm start) untouched; a ball followed by another joint of its body PHYS_ERR_MODEL, and so
+//     does a tendon wrapping a geom (tests/data/tendons_wrap.xml).
 #include "grad_models.h"
 
 #define NSTATE 3
@@ -191,6 +193,17 @@ static void check_refusals(void) {
   free(A);
   phys_free_data(d);
   phys_free_model(m);
+
+  // tendons wrapping geoms: forward only, the Jacobian and the VJP refuse (PHYS_ERR_MODEL)
+  m = gm_load("tests/data/tendons_wrap.xml", 0);
+  d = phys_make_data(m);
+  A = malloc(sizeof(double) * 4 * m->nv * m->nv);
+  double ybar[8] = {1, 0, 0, 0, 0, 0, 0, 0}, xbar[8];
+  CHECK(phys_step_jacobian(m, d, A, NULL) == PHYS_ERR_MODEL);
+  CHECK(phys_step_vjp(m, d, ybar, xbar, NULL) == PHYS_ERR_MODEL);
+  free(A);
+  phys_free_data(d);
+  phys_free_model(m);
 }
 
 int main(void) {
@@ -208,6 +221,9 @@ int main(void) {
   phys_free_model(m);
   m = gm_load("tests/data/mixed.xml", PHYS_DSBL_CONTACT);
   check_model("mixed", m, 4, 2);
+  phys_free_model(m);
+  m = gm_load("tests/data/tendons_fixed.xml", 0);
+  check_model("tendons_fixed", m, 8, 3);
   phys_free_model(m);
   m = tm_tree(51, 1);
   check_model("tree (free)", m, 5, 2);

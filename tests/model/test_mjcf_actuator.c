@@ -1,30 +1,18 @@
-// test_mjcf_actuator.c - MJCF <tendon>, <actuator> and <keyframe> (src/model/mjcf_actuator.c): spatial tendons,
-// motors and fixed-gain general actuators with their defaults and limits, keys; errors with file:line: <element>.
+// test_mjcf_actuator.c - MJCF <actuator> and <keyframe> (src/model/mjcf_actuator.c): motors and fixed-gain
+// general actuators on joints and tendons with their defaults and limits, keys; errors with file:line: <element>.
 #include <string.h>
 
 #include "mjcf_text.h"
 
 // bad tendons, actuators and keys
 static void test_errors(void) {
-#define MJT(body, tail) "<mujoco>\n<worldbody>\n" body "\n</worldbody>\n" tail "</mujoco>\n"
   EXPECT_ERROR("<mujoco><worldbody><body><joint name='j'/><geom size='1'/></body></worldbody>\n"
                "<actuator><motor joint='j' ctrlrange='-1 1'/></actuator></mujoco>",
                PHYS_ERR_MODEL, "model.xml:2: <motor>", "ctrllimited");
-  // tendons and actuators
-  EXPECT_ERROR(MJT("<site name='a'/>", "<tendon><spatial name='t'><site site='a'/><site site='b'/></spatial></tendon>"),
-               PHYS_ERR_MODEL, "unknown site 'b'");
-  EXPECT_ERROR(MJT("<site name='a'/><site name='b'/>",
-                   "<tendon><spatial><site site='a'/><geom geom='g'/><site site='b'/></spatial></tendon>"),
-               PHYS_ERR_MODEL, "<geom>", "not supported (sites only)");
-  EXPECT_ERROR(MJT("<site name='a'/>", "<tendon><spatial><site site='a'/></spatial></tendon>"), PHYS_ERR_MODEL,
-               "at least 2 sites");
-  EXPECT_ERROR(MJT("<site name='a'/><site name='a'/>",
-                   "<tendon><spatial><site site='a'/><site site='a'/></spatial></tendon>"),
-               PHYS_ERR_MODEL, "not unique");
+  // actuators (tendons: test_mjcf_tendon.c)
   EXPECT_ERROR("<mujoco><actuator><motor/></actuator></mujoco>", PHYS_ERR_MODEL, "exactly one of 'joint' and 'tendon'");
   EXPECT_ERROR("<mujoco><actuator><motor joint='a' tendon='b'/></actuator></mujoco>", PHYS_ERR_MODEL, "exactly one");
   EXPECT_ERROR("<mujoco><keyframe><key qpos='1 x'/></keyframe></mujoco>", PHYS_ERR_PARSE, "'x' is not a number");
-#undef MJT
 }
 
 // the model of the value tests: a slider with two sites, a spatial tendon between them, a fixed tendon
@@ -66,28 +54,28 @@ static void test_values(void) {
   physSpec* s = parse_text(text, &log);
   CHECK_MSG(s != NULL, "%s", log.error);
   if (!s) return;
-  CHECK(s->nspring == 1 && s->spring[0].stiffness == 50 && s->spring[0].damping == 3);
+  CHECK(s->nspring == 2 && s->spring[0].stiffness == 50 && s->spring[0].damping == 3);
   CHECK(s->spring[0].restlength == .7 && s->spring[0].nsite == 2 && s->spring[0].site[0] == 0);
-  CHECK(s->nactuator == 4);   // m, g, the forcelimited motor and the velocity servo
-  if (s->nactuator == 4) {
+  CHECK(s->nactuator == 5);   // m, g, the motor on the fixed tendon, the forcelimited motor, the velocity servo
+  if (s->nactuator == 5) {
     const physSpecActuator* a = s->actuator;
     CHECK(!strcmp(a[0].name, "m") && a[0].trntype == PHYS_TRN_JOINT && !strcmp(a[0].target, "z"));
     CHECK(a[0].gear[0] == 4 && a[0].ctrllimited && a[0].ctrlrange[0] == -1 && a[0].ctrlrange[1] == 1);
     CHECK(a[0].line == 16);
     CHECK(a[1].trntype == PHYS_TRN_SPRING && !strcmp(a[1].target, "cable"));
     CHECK(a[1].gear[0] == 10 && a[1].gainprm[0] == 2.5 && !a[1].ctrllimited);   // gear of class strong
-    CHECK(a[2].gear[0] == 4);
-    CHECK(a[3].gainprm[0] == 1 && a[3].biasprm[0] == 0 && a[3].biasprm[1] == 0 && a[3].biasprm[2] == -1);
+    CHECK(a[2].trntype == PHYS_TRN_SPRING && !strcmp(a[2].target, "fx") && a[2].gear[0] == 4);
+    CHECK(a[3].gear[0] == 4);
+    CHECK(a[4].gainprm[0] == 1 && a[4].biasprm[0] == 0 && a[4].biasprm[1] == 0 && a[4].biasprm[2] == -1);
   }
   CHECK(s->nkey == 2 && !strcmp(s->key[0].name, "rest") && s->key[0].nqvel == 1 && s->key[0].qvel[0] == .5);
   CHECK(s->nkey == 2 && s->key[0].nctrl == 2 && s->key[0].ctrl[1] == -1 && s->key[0].nqpos == 0);
   CHECK(s->nkey == 2 && s->key[1].time == 2 && s->key[1].qpos == NULL && s->key[1].ctrl == NULL);
-  CHECK(has_warning(&log, "model.xml:13: <fixed name='fx'>: fixed tendons are not supported"));
+  CHECK(!has_warning(&log, "fixed tendon"));
   CHECK(has_warning(&log, "model.xml:18: <general>: only actuators without dynamics and with fixed or affine"));
-  CHECK(has_warning(&log, "model.xml:19: <motor>: actuator on the ignored fixed tendon 'fx'"));
   CHECK(has_warning(&log, "model.xml:20: <motor>: actuators on a site are not supported"));
   CHECK(has_warning(&log, "model.xml:21: <motor>: forcelimited is not supported"));
-  CHECK(log.nwarning == 6);   // the muscle gain (line 23) is a second warning of line 18's kind
+  CHECK(log.nwarning == 4);   // the muscle gain (line 23) is a second warning of line 18's kind
   phys_spec_free(s);
 }
 

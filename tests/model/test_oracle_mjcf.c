@@ -228,14 +228,30 @@ static void cmp_actuators(const char* name, const physModel* p, const mjModel* m
   free(rm);
 }
 
-// springs (spatial tendons through sites) and keyframes
-static void cmp_springs_keys(const char* name, const physModel* p, const mjModel* m) {
+// springs (spatial tendons: sites, wrapped geoms with side sites, pulleys with divisors; fixed tendons: joints
+// and coefficients) and keyframes
+static void cmp_springs_keys(const char* name, const physModel* p, const mjModel* m, int no_keys) {
   CHECK_MSG(p->nspring == m->ntendon, "%s: nspring %d ntendon %d", name, p->nspring, m->ntendon);
-  if (p->nspring == m->ntendon) {
+  CHECK_MSG(p->nspringsite == m->nwrap, "%s: nspringsite %d nwrap %d", name, p->nspringsite, m->nwrap);
+  if (p->nspring == m->ntendon && p->nspringsite == m->nwrap) {
+    for (int i = 0; i < m->ntendon; i++) {
+      CHECK(p->spring_adr[i] == m->tendon_adr[i] && p->spring_num[i] == m->tendon_num[i]);
+      // physWrapType against mjtWrap: site, joint, pulley, sphere, cylinder
+      static const int MJTYPE[5] = {mjWRAP_SITE, mjWRAP_JOINT, mjWRAP_PULLEY, mjWRAP_SPHERE, mjWRAP_CYLINDER};
+      for (int k = m->tendon_adr[i]; k < m->tendon_adr[i] + m->tendon_num[i]; k++) {
+        int fixed = m->wrap_type[k] == mjWRAP_JOINT, t = p->spring_objtype[k];
+        CHECK_MSG(fixed == (p->spring_type[i] == PHYS_SPRING_FIXED), "%s: tendon %d type", name, i);
+        CHECK_MSG(t >= 0 && t < 5 && MJTYPE[t] == m->wrap_type[k], "%s: tendon %d entry %d type", name, i, k);
+        CHECK_MSG(p->spring_site[k] == m->wrap_objid[k], "%s: tendon %d object %d", name, i, k);
+        CHECK_MSG(p->spring_prm[k] == m->wrap_prm[k], "%s: tendon %d prm %d: %g %g", name, i, k, p->spring_prm[k],
+                  m->wrap_prm[k]);
+      }
+    }
     cmp_field(name, "spring_stiffness", p->spring_stiffness, m->tendon_stiffness, m->ntendon, 1, 1e-300);
     cmp_field(name, "spring_damping", p->spring_damping, m->tendon_damping, m->ntendon, 1, 1e-300);
     cmp_field(name, "spring_restlength", p->spring_restlength, m->tendon_lengthspring, m->ntendon, 1, 1e-300);
   }
+  if (no_keys) return;
   CHECK_MSG(p->nkey == m->nkey, "%s: nkey %d %d", name, p->nkey, m->nkey);
   if (p->nkey == m->nkey) {
     cmp_field(name, "key_time", p->key_time, m->key_time, m->nkey, 1, 1);
@@ -271,9 +287,9 @@ static const char* gunzip(const char* src) {
   return out;
 }
 
-// load path in both engines and compare everything; sizes only if full == 0; ignore_tendons: the model
-// has tendons physid ignores (fixed tendons)
-static void compare_model(const char* path, int full, int ignore_tendons) {
+// load path in both engines and compare everything; sizes only if full == 0; no_keys: the model's
+// <size nkey> makes MuJoCo allocate empty keyframes physid does not create (keys not compared)
+static void compare_model(const char* path, int full, int no_keys) {
   const char* mjpath = path;
   size_t len = strlen(path);
   if (len > 3 && !strcmp(path + len - 3, ".gz")) mjpath = gunzip(path);
@@ -305,7 +321,7 @@ static void compare_model(const char* path, int full, int ignore_tendons) {
     cmp_joints(name, p, m);
     cmp_geoms(name, p, m);
     cmp_actuators(name, p, m);
-    if (!ignore_tendons) cmp_springs_keys(name, p, m);
+    cmp_springs_keys(name, p, m, no_keys);
   }
   printf("%-28s nq %3d nv %3d nbody %3d ngeom %3d nu %3d  warnings %d%s\n", name, p->nq, p->nv, p->nbody,
          p->ngeom, p->nu, log.nwarning, log.nwarning ? ":" : "");
@@ -445,7 +461,7 @@ int main(void) {
       "/usr/share/mujoco/model/hammock/humanoid_body.xml",
       "/usr/share/doc/dart/data/mjcf/openai/half_cheetah.xml.gz",
       "/usr/share/doc/dart/data/mjcf/openai/ant.xml.gz",
-      "/usr/share/doc/dart/data/mjcf/openai/humanoid.xml.gz",   // fixed tendons ignored (limits only)
+      "/usr/share/doc/dart/data/mjcf/openai/humanoid.xml.gz",   // fixed tendons (limits warned); <size nkey='5'>
       "/usr/share/doc/dart/data/mjcf/openai/pusher.xml.gz",
       "/usr/share/doc/dart/data/mjcf/openai/striker.xml.gz",
       "/usr/share/doc/dart/data/mjcf/openai/thrower.xml.gz",
@@ -463,6 +479,8 @@ int main(void) {
       "tests/data/springmass.xml",
       "tests/data/actuators.xml",
       "tests/data/actuator_defaults.xml",
+      "tests/data/tendons_fixed.xml",
+      "tests/data/tendons_wrap.xml",
   };
   for (size_t i = 0; i < sizeof(FULL) / sizeof(FULL[0]); i++) compare_model(FULL[i], 1, strstr(FULL[i], "humanoid.xml.gz") != NULL);
 

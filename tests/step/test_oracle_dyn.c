@@ -17,6 +17,7 @@
 
 #include <mujoco/mujoco.h>
 
+#include "dyn.h"
 #include "physid.h"
 #include "test.h"
 
@@ -162,8 +163,10 @@ static void copy_state(const physModel* pm, const physData* pd, mjData* md) {
 // random states: M, bias, passive, actuator forces, qacc and energies against mj_forward
 static void check_states(const char* name, const physModel* pm, physData* pd, mjModel* mm, mjData* md) {
   int nv = pm->nv;
+  int nt = pm->nspring;
   double* M = calloc((size_t)nv * nv + 1, sizeof(double));
-  double worst[6] = {0};
+  double* moment = calloc((size_t)nt * nv + 1, sizeof(double));
+  double worst[8] = {0};
   for (int k = 0; k < NSTATE; k++) {
     random_state(pm, pd->qpos, pd->qvel, pd->ctrl, 2.0);
     for (int i = 0; i < nv; i++) {
@@ -176,8 +179,13 @@ static void check_states(const char* name, const physModel* pm, physData* pd, mj
     phys_forward(pm, pd);
     mj_forward(mm, md);
     mj_fullM(mm, M, md->qM);
-    double e[6];
+    double e[8];
     double energy[2];
+    // tendon lengths and moments dL/dq (phys_spring_eval's generalized force of tension -1; MuJoCo's ten_J)
+    memset(moment, 0, sizeof(double) * (size_t)nt * nv);
+    for (int t = 0; t < nt; t++) phys_spring_eval(pm, pd, t, NULL, -1, moment + (size_t)t * nv);
+    e[6] = rel_err(pd->spring_length, md->ten_length, nt);
+    e[7] = mj_isSparse(mm) ? 0 : rel_err(moment, md->ten_J, nt * nv);   // ten_J is dense below nv 60
     phys_energy(pm, pd, energy);
     e[0] = rel_err(pd->qM, M, nv * nv);
     e[1] = rel_err(pd->qfrc_bias, md->qfrc_bias, nv);
@@ -185,18 +193,20 @@ static void check_states(const char* name, const physModel* pm, physData* pd, mj
     e[3] = rel_err(pd->qfrc_actuator, md->qfrc_actuator, nv);
     e[4] = rel_err(pd->qacc, md->qacc, nv);
     e[5] = rel_err(energy, md->energy, 2);
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < 8; i++) {
       worst[i] = fmax(worst[i], e[i]);
     }
   }
-  static const char* what[6] = {"qM", "qfrc_bias", "qfrc_passive", "qfrc_actuator", "qacc", "energy"};
+  static const char* what[8] = {"qM", "qfrc_bias", "qfrc_passive", "qfrc_actuator", "qacc", "energy",
+                                "ten_length", "ten_moment"};
   printf("%-14s %d states, worst relative error:", name, NSTATE);
-  for (int i = 0; i < 6; i++) {
+  for (int i = 0; i < 8; i++) {
     printf(" %s %.1e", what[i], worst[i]);
     CHECK_MSG(worst[i] <= TOL_DYN, "%s: %s rel err %.3g > %.1g", name, what[i], worst[i], TOL_DYN);
   }
   printf("\n");
   free(M);
+  free(moment);
 }
 
 // 1 s trajectory from a random state with random constant ctrl: phys_step vs mj_step. The two engines
@@ -274,6 +284,57 @@ static void check_model(const char* name, const char* path, double tol) {
   mj_deleteModel(mm);
 }
 
+// a model whose actuators physid does not build (arm26's muscles, warned about): the tendons' lengths and
+// moments along physid's own 1 s motion from a random state (contacts off, joint limits on, ctrl 0) against
+// mj_forward at the same positions, to tol absolute (m; moments m per rad). The limits keep arm26 in its joint
+// ranges: beyond them (shoulder past ~150 degrees) the straight path's point nearest the shoulder cylinder is
+// s0, which its side site x0 sees at exactly 90 degrees, so whether the path wraps is a tie that rounding
+// decides, in MuJoCo as in physid (wrap.h: the side point's dot product with that nearest point is 0).
+static void check_tendon_geometry(const char* name, const char* path, double tol) {
+  char err[1024] = "";
+  physLog log;
+  memset(&log, 0, sizeof(log));
+  mjModel* mm = mj_loadXML(path, NULL, err, sizeof(err));
+  physModel* pm = phys_load_mjcf(path, &log);
+  CHECK_MSG(mm && pm, "%s: %s / %s", name, err, log.error);
+  if (!mm || !pm) {
+    mj_deleteModel(mm);
+    phys_free_model(pm);
+    return;
+  }
+  CHECK(pm->nq == mm->nq && pm->nv == mm->nv && pm->nspring == mm->ntendon && pm->nspringsite == mm->nwrap);
+  int nv = pm->nv, nt = pm->nspring;
+  pm->opt.disableflags |= PHYS_DSBL_CONTACT;
+  physData* pd = phys_make_data(pm);
+  mjData* md = mj_makeData(mm);
+  double* J = calloc((size_t)nv + 1, sizeof(double));
+  double ctrl[64];
+  random_state(pm, pd->qpos, pd->qvel, ctrl, 2.0);
+  double worst_l = 0, worst_j = 0, lmin = INFINITY, lmax = -INFINITY;
+  int nstep = (int)lround(1.0 / pm->opt.timestep);
+  for (int s = 0; s <= nstep; s++) {
+    memcpy(md->qpos, pd->qpos, sizeof(double) * (size_t)pm->nq);
+    mj_forward(mm, md);
+    phys_forward(pm, pd);
+    for (int t = 0; t < nt; t++) {
+      worst_l = fmax(worst_l, fabs(pd->spring_length[t] - md->ten_length[t]));
+      lmin = fmin(lmin, pd->spring_length[t]), lmax = fmax(lmax, pd->spring_length[t]);
+      memset(J, 0, sizeof(double) * (size_t)nv);
+      phys_spring_eval(pm, pd, t, NULL, -1, J);
+      for (int i = 0; i < nv && !mj_isSparse(mm); i++) worst_j = fmax(worst_j, fabs(J[i] - md->ten_J[t * nv + i]));
+    }
+    if (s < nstep) phys_step(pm, pd);
+  }
+  printf("%-14s %d tendons over %d steps (lengths %.3f .. %.3f m): max |ten_length diff| %.1e, max |ten_J diff| %.1e\n",
+         name, nt, nstep, lmin, lmax, worst_l, worst_j);
+  CHECK_MSG(worst_l <= tol && worst_j <= tol, "%s: tendon geometry differs: %.3g, %.3g > %.1g", name, worst_l, worst_j, tol);
+  free(J);
+  phys_free_data(pd);
+  mj_deleteData(md);
+  phys_free_model(pm);
+  mj_deleteModel(mm);
+}
+
 int main(void) {
   char cheetah[64];
   int have_cheetah = gunzip_temp(cheetah, "/usr/share/doc/dart/data/mjcf/openai/half_cheetah.xml.gz");
@@ -292,5 +353,11 @@ int main(void) {
   check_model("double_pendulum", "tests/data/double_pendulum.xml", TOL_TRAJ);
   // motor, position, velocity and affine <general> actuators: gain and bias as MuJoCo's, the trajectory to 1e-9
   check_model("actuators", "tests/data/actuators.xml", 1e-9);
+  // fixed tendons (springs, dampers, springlength at springref, actuators on them) beside a spatial one
+  check_model("tendons_fixed", "tests/data/tendons_fixed.xml", 1e-9);
+  // spatial tendons wrapping spheres and cylinders (side sites, a helix), a pulley, springs, motors on them
+  check_model("tendons_wrap", "tests/data/tendons_wrap.xml", 1e-9);
+  // MuJoCo's arm26: six tendons wrapping two cylinders with and without side sites (its muscles: not built)
+  check_tendon_geometry("arm26", "/usr/share/mujoco/model/tendon_arm/arm26.xml", 1e-12);
   return test_done();
 }

@@ -870,6 +870,44 @@ static int same_model(const physModel* a, const physModel* b) {
   return ok;
 }
 
+// model + the floor simulated, identified in one parameter (spec, started at init) with --write-model: the
+// written world loads back as the composed world with the identified value (same_model); returns the composed
+// world (caller frees; NULL on failure)
+static physModel* world_round_trip(const char* model, const char* spec, const char* init, const char* tag) {
+  char data[64], json[64], out[64], param[128];
+  snprintf(data, sizeof data, "in_%s_world.csv", tag);
+  snprintf(json, sizeof json, "out/%s_w.json", tag);
+  snprintf(out, sizeof out, "out/%s_world.xml", tag);
+  snprintf(param, sizeof param, "%s:init=%s", spec, init);
+  idRunOut r = run("simulate", model, "--add", "models/floor.xml", "--steps", "10", "--quiet", "--out", path(data), NULL);
+  CHECK(r.code == 0);
+  run_free(&r);
+  r = run("identify", model, path(data), "--add", "models/floor.xml", "--param", param, "--iters", "1", "--quiet",
+          "--out", path(json), "--write-model", path(out), NULL);
+  CHECK_MSG(r.code == 0, "exit %d: %s", r.code, r.err);
+  run_free(&r);
+  char* text = slurp(path(json));
+  cJSON* root = cJSON_Parse(text);
+  double theta[1];
+  CHECK(result_values(theta, root, "value") == 1);
+  physLog log = {0};
+  const char* add[1] = {"models/floor.xml"};
+  physLoadOptions lo = {.add = add, .nadd = 1};
+  physModel* want = phys_load(model, &lo, &log);
+  physModel* got = phys_load(path(out), NULL, &log);
+  physParamTable t;
+  CHECK_MSG(want && got, "%s", log.error);
+  if (want && got && phys_param_table_build(&t, want, &spec, 1, &log) == PHYS_OK) {
+    CHECK(phys_param_set(&t, want, theta) == PHYS_OK);
+    CHECK(same_model(got, want));
+    phys_param_table_free(&t);
+  }
+  phys_free_model(got);
+  cJSON_Delete(root);
+  free(text);
+  return want;
+}
+
 // --write-model of a world composed with --add: one MJCF file that loads back as the identified world (every
 // array of the model, the identified values included, within 1e-12); a .urdf name is refused before the fit
 static void test_write_world(void) {
@@ -920,32 +958,21 @@ static void test_write_world(void) {
   run_free(&r);
   // a world with every element the writer knows (tests/data/mixed.xml: ball, hinge, slide and free joints, a
   // spatial tendon through sites, motors on joints and on the tendon) plus the floor
-  r = run("simulate", "tests/data/mixed.xml", "--add", "models/floor.xml", "--steps", "10", "--quiet", "--out",
-          path("in_mixed_world.csv"), NULL);
-  CHECK(r.code == 0);
-  run_free(&r);
-  r = run("identify", "tests/data/mixed.xml", path("in_mixed_world.csv"), "--add", "models/floor.xml", "--param",
-          "damping:slide:init=0.5", "--iters", "1", "--quiet", "--out", path("out/mw.json"), "--write-model",
-          path("out/mixed_world.xml"), NULL);
-  CHECK_MSG(r.code == 0, "exit %d: %s", r.code, r.err);
-  run_free(&r);
-  text = slurp(path("out/mw.json"));
-  root = cJSON_Parse(text);
-  CHECK(result_values(theta, root, "value") == 1);
-  lo = (physLoadOptions){.add = add, .nadd = 1};
-  want = phys_load("tests/data/mixed.xml", &lo, &log);
-  got = phys_load(path("out/mixed_world.xml"), NULL, &log);
-  const char* slide[1] = {"damping:slide"};
-  if (want && got && phys_param_table_build(&t, want, slide, 1, &log) == PHYS_OK) {
-    CHECK(phys_param_set(&t, want, theta) == PHYS_OK);
-    CHECK(want->nspring == 1 && want->nsite == 2 && want->nu == 3 && same_model(got, want));
-    phys_param_table_free(&t);
-  }
-  CHECK_MSG(want && got, "%s", log.error);
+  want = world_round_trip("tests/data/mixed.xml", "damping:slide", "0.5", "mixed");
+  CHECK(want && want->nspring == 1 && want->nsite == 2 && want->nu == 3);
   phys_free_model(want);
-  phys_free_model(got);
-  cJSON_Delete(root);
-  free(text);
+  // fixed tendons (issue 15 item 3: <fixed> with joints and coefficients, spatial tendons, one through a pulley,
+  // motors on tendons)
+  want = world_round_trip("tests/data/tendons_fixed.xml", "stiffness:couple", "10", "tendon");
+  CHECK(want && want->nspring == 5 && want->spring_type[0] == PHYS_SPRING_FIXED);
+  phys_free_model(want);
+  // tendons wrapping geoms have no step derivatives: refused before any work (exit 1)
+  r = run("identify", "tests/data/tendons_wrap.xml", path("in_tendon_world.csv"), "--param", "stiffness:helix",
+          "--out", path("out/wrap.json"), NULL);
+  CHECK_MSG(r.code == 1 && has(r.err, "tendons_wrap.xml: a tendon wraps a geom: the step "
+                                      "derivatives do not support it"), "exit %d: %s", r.code, r.err);
+  CHECK(access(path("out/wrap.json"), F_OK) != 0);
+  run_free(&r);
   // an --add file is an input: never an output (refused before any work, the file unchanged)
   const char* floor_text = "<mujoco><worldbody><geom name='floor' type='plane' size='5 5 .1'/></worldbody></mujoco>\n";
   const char* floor = write_file("in_floor.xml", floor_text);
