@@ -1534,6 +1534,7 @@ void phys_fit_result_free(physFitResult* res) {
   free(res->loss_hist);
   free(res->theta_hist);
   free(res->null_dirs);
+  free(res->stage_theta);
   memset(res, 0, sizeof(*res));
 }
 
@@ -1703,10 +1704,25 @@ static physStatus ckpt_begin(fitCkpt* ck, fitProblem* pb, fitRun* run, physFitRe
   return PHYS_OK;
 }
 
-// the fit (sysid.h)
-physStatus phys_fit(physModel* m, const physParamTable* t, const double* theta0, const double* lower,
-                    const double* upper, const physDataset* ds, const physFitOptions* opt, physFitResult* res,
-                    physLog* log) {
+// the checkpoint key of a fit's inputs as phys_fit receives them (bounds: the given ones, else the table's; lo and
+// hi are n-long scratch)
+static void fit_key(uint64_t key[PHYS_CKPT_NKEY], const physModel* m, const physParamTable* t, const double* theta0,
+                    const double* lower, const double* upper, const physDataset* ds, const physFitOptions* opt,
+                    double* lo, double* hi) {
+  int n = t->ntheta;
+  phys_param_bounds(t, lo, hi);
+  if (lower) memcpy(lo, lower, sizeof(double) * (size_t)n);
+  if (upper) memcpy(hi, upper, sizeof(double) * (size_t)n);
+  physFitOptions okey = *opt;
+  okey.max_iter = opt->max_iter > 0 ? opt->max_iter : 1;
+  phys_ckpt_key(key, m, t, theta0, lo, hi, ds, &okey);
+}
+
+// one fit (phys_fit's, one stage of a staged one): start 0 from first (NULL: theta0; theta0 stays the prior's
+// centre and the draws' centre), the checkpoint keyed by kkey (NULL: the key of these inputs)
+static physStatus fit_once(physModel* m, const physParamTable* t, const double* theta0, const double* first,
+                           const double* lower, const double* upper, const physDataset* ds, const physFitOptions* opt,
+                           const uint64_t* kkey, physFitResult* res, physLog* log) {
   physLog dummy = {0};
   if (!log) log = &dummy;
   if (!res) return phys_error(log, PHYS_ERR_ARG, "fit: no result");
@@ -1726,9 +1742,10 @@ physStatus phys_fit(physModel* m, const physParamTable* t, const double* theta0,
   physStatus st = check_bounds(t, theta0, lo, hi, log);
   // the checkpoint's key: the inputs as given (the model before the fit changes its timestep and theta)
   uint64_t key[PHYS_CKPT_NKEY];
-  physFitOptions okey = *opt;
-  okey.max_iter = maxit;
-  if (st == PHYS_OK && opt->checkpoint) phys_ckpt_key(key, m, t, theta0, lo, hi, ds, &okey);
+  if (st == PHYS_OK && opt->checkpoint) {
+    if (kkey) memcpy(key, kkey, sizeof key);
+    else fit_key(key, m, t, theta0, lower, upper, ds, opt, lo, hi);
+  }
   double dt = m->opt.timestep;
   fitProblem pb;
   memset(&pb, 0, sizeof(pb));
@@ -1770,7 +1787,7 @@ physStatus phys_fit(physModel* m, const physParamTable* t, const double* theta0,
     st = ckpt_begin(&ck, &pb, &run, res, &rng, &best_loss, key, nstart, &s0);
   for (int s = s0; st == PHYS_OK && s < nstart; s++) {
     if (!run.resumed) {
-      if (s == 0) memcpy(run.theta, theta0, sizeof(double) * (size_t)n);
+      if (s == 0) memcpy(run.theta, first ? first : theta0, sizeof(double) * (size_t)n);
       else phys_fit_draw_start(run.theta, theta0, lo, hi, n, &rng);
       memset(run.loss_hist, 0, sizeof(double) * (size_t)(maxit + 1));
     }
@@ -1826,6 +1843,89 @@ physStatus phys_fit(physModel* m, const physParamTable* t, const double* theta0,
   free(runbuf);
   free(bnd);
   if (st != PHYS_OK) phys_fit_result_free(res);
+  return st;
+}
+
+// the loss at theta with opt (a fresh evaluation; HUGE_VAL if it fails), m left at theta
+static double loss_at(physModel* m, const physParamTable* t, const double* theta, const double* theta0,
+                      const physDataset* ds, const physFitOptions* opt) {
+  physLog lq = {0};
+  int nres = phys_fit_nres(m, t, ds, opt, &lq);
+  double* r = nres > 0 ? malloc(sizeof(double) * (size_t)nres) : NULL;
+  double loss = r && phys_fit_residuals(m, t, theta, theta0, ds, opt, r, NULL, &lq) == PHYS_OK ? half_sq(r, nres)
+                                                                                                 : HUGE_VAL;
+  free(r);
+  return loss;
+}
+
+// the staged fit (opt->fit_start == PHYS_FIT_START_STAGED; sysid.h, fit.c's *Segment start states*): stage 1 fits
+// opt's loss with every segment from its recorded sample, stage 2 the one-step loss (same weights, recorded samples),
+// each with opt's starts and without a checkpoint (a resume repeats them, bit for bit); stage 3 fits opt's loss with
+// the segment starts fitted, one start from whichever of the two answers has the lower stage-3 loss, with opt's
+// checkpoint keyed by opt as given. res is stage 3's (its loss0 the stage-3 loss at theta0) with the first stages'
+// figures in its stage_ fields and all stages' times
+static physStatus fit_staged(physModel* m, const physParamTable* t, const double* theta0, const double* lower,
+                             const double* upper, const physDataset* ds, const physFitOptions* opt,
+                             physFitResult* res, physLog* log) {
+  static const char* const what[2] = {"segments from their recorded samples", "onestep from the recorded samples"};
+  if (!m || !t || !theta0 || !ds || !res || t->ntheta < 1)   // fit_once's message
+    return fit_once(m, t, theta0, NULL, lower, upper, ds, opt, NULL, res, log);
+  int n = t->ntheta;
+  physFitOptions o[2] = {*opt, *opt}, o3 = *opt;
+  for (int k = 0; k < 2; k++) o[k].fit_start = 0, o[k].checkpoint = NULL, o[k].resume = 0, o[k].on_checkpoint = NULL;
+  o[1].loss = PHYS_LOSS_ONESTEP;
+  o3.fit_start = 1, o3.starts = 1;
+  physFitResult r[2];
+  memset(r, 0, sizeof r);
+  physStatus st = PHYS_OK;
+  // the checkpoint's key: the inputs as given (before stage 1 moves the model's theta)
+  uint64_t key[PHYS_CKPT_NKEY];
+  double* bnd = opt->checkpoint ? malloc(sizeof(double) * 2 * (size_t)n) : NULL;
+  if (bnd) fit_key(key, m, t, theta0, lower, upper, ds, opt, bnd, bnd + n);
+  else if (opt->checkpoint) st = phys_error(log, PHYS_ERR_NOMEM, "fit: out of memory");
+  free(bnd);
+  double fitted[2] = {HUGE_VAL, HUGE_VAL}, tf = 0, tg = 0;
+  for (int k = 0; k < 2 && st == PHYS_OK; k++) {
+    if (opt->verbose) fprintf(stderr, "fit: stage %d of 3: %s\n", k + 1, what[k]);
+    st = fit_once(m, t, theta0, NULL, lower, upper, ds, &o[k], NULL, &r[k], log);
+    if (st != PHYS_OK) break;
+    fitted[k] = loss_at(m, t, r[k].theta, theta0, ds, &o3);
+    tf += r[k].time_forward, tg += r[k].time_gradient;
+  }
+  int from = fitted[1] < fitted[0];   // ties: stage 1's (opt's loss)
+  if (st == PHYS_OK) {
+    if (opt->verbose)
+      fprintf(stderr, "fit: stage 3 of 3: segment starts fitted, from stage %d's answer (loss %.6g there, %.6g at "
+              "stage %d's)\n", from + 1, fitted[from], fitted[!from], !from + 1);
+    st = fit_once(m, t, theta0, r[from].theta, lower, upper, ds, &o3, key, res, log);
+  }
+  if (st == PHYS_OK && !(res->stage_theta = malloc(sizeof(double) * 2 * (size_t)n)))
+    st = phys_error(log, PHYS_ERR_NOMEM, "fit: out of memory");
+  if (st == PHYS_OK) {
+    res->stages = 3, res->stage_from = from + 1;
+    res->loss0 = loss_at(m, t, theta0, theta0, ds, &o3);   // at theta0, as a one-stage fit's
+    phys_param_set(t, m, res->theta);                     // (valid: stage 3's answer)
+    for (int k = 0; k < 2; k++) {
+      memcpy(res->stage_theta + (size_t)k * n, r[k].theta, sizeof(double) * (size_t)n);
+      res->stage_loss0[k] = r[k].loss0, res->stage_loss[k] = r[k].loss, res->stage_fitted[k] = fitted[k];
+      res->stage_iterations[k] = r[k].iterations, res->stage_stop[k] = r[k].stop, res->stage_start[k] = r[k].start;
+    }
+    res->time_forward += tf, res->time_gradient += tg;
+  } else if (res->theta) {
+    phys_fit_result_free(res);
+  }
+  phys_fit_result_free(&r[0]);
+  phys_fit_result_free(&r[1]);
+  return st;
+}
+
+// the fit (sysid.h)
+physStatus phys_fit(physModel* m, const physParamTable* t, const double* theta0, const double* lower,
+                    const double* upper, const physDataset* ds, const physFitOptions* opt, physFitResult* res,
+                    physLog* log) {
+  if (opt && opt->fit_start == PHYS_FIT_START_STAGED) return fit_staged(m, t, theta0, lower, upper, ds, opt, res, log);
+  physStatus st = fit_once(m, t, theta0, NULL, lower, upper, ds, opt, NULL, res, log);
+  if (st == PHYS_OK) res->stages = 1;
   return st;
 }
 
@@ -1960,6 +2060,7 @@ physStatus phys_fit_bootstrap(physModel* m, const physParamTable* t, const doubl
   rs.traj = traj;
   physFitOptions o = *opt;
   o.starts = 1, o.verbose = 0, o.checkpoint = NULL, o.resume = 0, o.on_checkpoint = NULL;
+  if (o.fit_start) o.fit_start = 1;   // a staged fit's refits start at its answer: its last stage only
   physRng rng;
   phys_rng_seed(&rng, seed);
   for (int b = 0; b < nboot; b++) {
