@@ -748,6 +748,20 @@ static physStatus fwd_step(fitWorker* wk, int k, int s) {
   return PHYS_OK;
 }
 
+// a segment's start x_rec (+) delta in place (qpos, qvel: the sample's): the fitted coordinates (pb->xsel) offset by
+// delta (nvf), positions by phys_integrate_pos (e: nv scratch), velocities added
+static void offset_start(const fitProblem* pb, const double* delta, double* qpos, double* qvel, double* e) {
+  const physModel* m = pb->m;
+  int nv = m->nv, npos = 0;
+  memset(e, 0, sizeof(double) * (size_t)nv);
+  for (int c = 0; c < pb->nvf; c++) {
+    int i = pb->xsel[c];
+    if (i < nv) e[i] = delta[c], npos++;
+    else qvel[i - nv] += delta[c];
+  }
+  if (npos) phys_integrate_pos(m, qpos, e, 1.0);
+}
+
 // simulate the segment of trajectory k from sample s over h observations: residuals r (h x nsel), with J their
 // Jacobian (h nsel x ntheta); with delta (nvf) from x_rec (+) delta (the fitted coordinates offset: positions by
 // phys_integrate_pos, velocities added) instead of the sample x_rec, and with Jv the residuals' Jacobian in delta
@@ -760,16 +774,7 @@ static physStatus segment(fitWorker* wk, int k, int s, int h, const double* delt
   int nth = pb->ntheta, nsel = pb->nsel, nvf = pb->nvf;
   load_sample(wk, tr, s);
   wk->dcur = delta;
-  if (delta) {
-    int nv = m->nv, npos = 0;
-    memset(wk->e, 0, sizeof(double) * (size_t)nv);
-    for (int c = 0; c < nvf; c++) {
-      int i = pb->xsel[c];
-      if (i < nv) wk->e[i] = delta[c], npos++;
-      else wk->d->qvel[i - nv] += delta[c];
-    }
-    if (npos) phys_integrate_pos(m, wk->d->qpos, wk->e, 1.0);
-  }
+  if (delta) offset_start(pb, delta, wk->d->qpos, wk->d->qvel, wk->e);
   for (int j = 1; j <= h; j++) {
     if (j > 1) set_inputs(m, wk->d, tr, s + j - 1, pb->opt->ctrl, &wk->t, wk->insens);   // the hold of sample s + j - 1
     for (int sub = 0; sub < pb->opt->substeps; sub++) {
@@ -1929,10 +1934,56 @@ physStatus phys_fit(physModel* m, const physParamTable* t, const double* theta0,
   return st;
 }
 
+// segments of the loss over the dataset (sysid.h)
+int phys_fit_nsegments(const physDataset* ds, const physFitOptions* opt) {
+  int n = 0;
+  for (int k = 0; ds && opt && k < ds->ntraj; k++) n += segment_count(opt, ds->traj[k].T);
+  return n;
+}
+
+// the fitted segment starts at theta, from the loss's own evaluation (sysid.h)
+physStatus phys_fit_segment_starts(physModel* m, const physParamTable* t, const double* theta, const physDataset* ds,
+                                   const physFitOptions* opt, double* qstart, double* vstart, double* loss,
+                                   physLog* log) {
+  physLog dummy = {0};
+  if (!log) log = &dummy;
+  if (!m || !opt || !opt->fit_start || !qstart || !vstart)
+    return phys_error(log, PHYS_ERR_ARG, "fit: segment_starts needs a model, fit_start and the outputs");
+  double dt = m->opt.timestep;
+  fitProblem pb;
+  physStatus st = problem_init(&pb, m, t, NULL, ds, opt, log);
+  double* r = st == PHYS_OK ? malloc(sizeof(double) * (size_t)pb.nres) : NULL;
+  if (st == PHYS_OK && !r) st = phys_error(log, PHYS_ERR_NOMEM, "fit: out of memory");
+  if (st == PHYS_OK) st = evaluate(&pb, theta, r, NULL);   // every segment's delta into pb.dtrial, as a fit's
+  if (st == PHYS_OK && loss) *loss = half_sq(r, pb.nres);
+  int nq = m->nq, nv = m->nv;
+  for (int k = 0, j = 0; st == PHYS_OK && k < ds->ntraj; k++) {
+    const physTrajectory* tr = &ds->traj[k];
+    int h = segment_len(opt, tr->T);
+    for (int s = 0, c = 0; s + 1 < tr->T; s += h, c++, j++) {
+      memcpy(qstart + (size_t)j * nq, tr->qpos + (size_t)s * nq, sizeof(double) * (size_t)nq);
+      memcpy(vstart + (size_t)j * nv, tr->qvel + (size_t)s * nv, sizeof(double) * (size_t)nv);
+      offset_start(&pb, pb.dtrial + pb.nuisadr[k] + (size_t)c * pb.nvf, qstart + (size_t)j * nq,
+                   vstart + (size_t)j * nv, pb.worker[0].e);
+    }
+  }
+  free(r);
+  problem_free(&pb);
+  m->opt.timestep = dt;
+  return st;
+}
+
 // predictions for trajectory k as the loss sees them (sysid.h); the model is copied when the loss's dt
 // differs from its timestep
 physStatus phys_fit_predict(const physModel* m, const physDataset* ds, int k, const physFitOptions* opt,
                             double* qpos, double* qvel, physLog* log) {
+  return phys_fit_predict_from(m, ds, k, opt, NULL, NULL, qpos, qvel, NULL, log);
+}
+
+// the same from given segment starts (sysid.h)
+physStatus phys_fit_predict_from(const physModel* m, const physDataset* ds, int k, const physFitOptions* opt,
+                                 const double* qstart, const double* vstart, double* qpos, double* qvel, int* nwarn,
+                                 physLog* log) {
   if (!m || !ds || !opt || !qpos || !qvel || k < 0 || k >= ds->ntraj)
     return phys_error(log, PHYS_ERR_ARG, "fit_predict: bad arguments (trajectory %d of %d)", k, ds ? ds->ntraj : 0);
   if (ds->nq != m->nq || ds->nv != m->nv || opt->substeps < 1 || !(ds->dt_obs > 0))
@@ -1952,14 +2003,23 @@ physStatus phys_fit_predict(const physModel* m, const physDataset* ds, int k, co
     memcpy(qpos, tr->qpos, sizeof(double) * (size_t)nq);
     memcpy(qvel, tr->qvel, sizeof(double) * (size_t)nv);
   }
-  for (int s = 0; st == PHYS_OK && s + 1 < T; s += h) {
+  for (int s = 0, c = 0; st == PHYS_OK && s + 1 < T; s += h, c++) {
     set_sample(mc, d, tr, s, opt->ctrl, opt->inputs, NULL);
+    if (qstart) {   // the given start of segment c
+      memcpy(d->qpos, qstart + (size_t)c * nq, sizeof(double) * (size_t)nq);
+      memcpy(d->qvel, vstart + (size_t)c * nv, sizeof(double) * (size_t)nv);
+    }
     for (int j = 1; j <= h && s + j < T; j++) {
       if (j > 1) set_inputs(mc, d, tr, s + j - 1, opt->ctrl, opt->inputs, NULL);
       for (int sub = 0; sub < opt->substeps; sub++) {
         set_substep_inputs(mc, d, tr, s + j - 1, sub, opt->inputs, NULL);
         int nw = d->nwarning;
+        double t0 = d->time;
         phys_step(mc, d);
+        if (d->nwarning != nw && nwarn && d->time != t0) {   // accepted with a warning (an inexact solve): counted
+          (*nwarn)++;
+          continue;
+        }
         if (d->nwarning != nw) {
           st = phys_error(log, PHYS_ERR_NUMERIC, "fit_predict: simulation failed on trajectory %d after sample %d: %s",
                           k, s + j - 1, d->lastwarning);

@@ -249,9 +249,26 @@ physStatus phys_fit_segment_start_jac(physModel* m, const physParamTable* t, con
                                  physLog* log);
 
 // the fit's predictions for trajectory k, as the loss sees them: for ONESTEP/KSTEP each predicted sample from
-// its segment's start, for ROLLOUT the rollout; qpos (T x nq), qvel (T x nv) caller-owned
+// its segment's start, for ROLLOUT the rollout; qpos (T x nq), qvel (T x nv) caller-owned. Every segment starts
+// from its recorded sample; a step warning fails the prediction (PHYS_ERR_NUMERIC)
 physStatus phys_fit_predict(const physModel* m, const physDataset* ds, int k, const physFitOptions* opt,
                             double* qpos, double* qvel, physLog* log);
+// the same with segment c of the trajectory started from qstart[c] (nq), vstart[c] (nv) (NULL: the samples; the
+// trajectory's block of phys_fit_segment_starts' output); with nwarn, a step accepted with a warning (an inexact
+// contact solve) is counted into *nwarn instead of failing the prediction (a rejected step still fails)
+physStatus phys_fit_predict_from(const physModel* m, const physDataset* ds, int k, const physFitOptions* opt,
+                                 const double* qstart, const double* vstart, double* qpos, double* qvel, int* nwarn,
+                                 physLog* log);
+// the segments of opt's loss over ds (sysid.h's layout: KSTEP ceil((T - 1) / horizon) per trajectory, ONESTEP
+// T - 1, ROLLOUT 1; none for T < 2)
+int phys_fit_nsegments(const physDataset* ds, const physFitOptions* opt);
+// with opt->fit_start: the start state of every segment (phys_fit_nsegments of them, trajectory by trajectory) as
+// phys_fit's evaluation at theta fits it, x_rec (+) delta (the same evaluation as phys_fit_residuals': delta
+// fitted from 0), into qstart (nseg x nq) and vstart (nseg x nv), and that evaluation's loss into *loss (may be
+// NULL): phys_fit's final loss when theta is its answer. m is left at theta. Errors: phys_fit_residuals'
+physStatus phys_fit_segment_starts(physModel* m, const physParamTable* t, const double* theta, const physDataset* ds,
+                                   const physFitOptions* opt, double* qstart, double* vstart, double* loss,
+                                   physLog* log);
 
 //---------------------------------------------------------------------------------------------------------
 // identify's data-dependent defaults (defaults.c; issue 12 item 5)
