@@ -39,6 +39,8 @@ typedef struct evalArgs_ {
   int floating;
   int quiet;
   const char* e2e;          // --end-to-end FILE: roll out this network instead of the model (e2e.h)
+  int start;                // --start: 0 recorded (each segment from its sample), 1 fitted (as identify fits them)
+  double fit_loss;          // with --start fitted: identify's loss there (kstep on positions, starts fitted)
 } evalArgs;
 
 static physMlp* g_e2e;       // the --end-to-end network (NULL: the model)
@@ -159,6 +161,48 @@ static int eval_traj(evalSum* sums, physModel* m, physData* d, const physDataset
   return 1;
 }
 
+// --start fitted: every segment started as identify's fit starts it (issue 12): the loss identify fits for
+// differenced velocities (kstep over the horizon, or one rollout per trajectory with horizon 0, on positions:
+// weights 1000, 100, 0), its start offsets fitted by the fit's own evaluation (phys_fit_segment_starts), the
+// predictions from there (phys_fit_predict_from: the fit's steps of dt_obs / substeps) compared as eval_traj
+// compares; a->fit_loss gets that evaluation's loss. 0 after a message
+static int eval_fitted(evalSum* sums, physModel* m, const physDataset* ds, evalArgs* a) {
+  physFitOptions opt;
+  phys_fit_defaults(&opt);
+  opt.loss = a->horizon > 0 ? PHYS_LOSS_KSTEP : PHYS_LOSS_ROLLOUT;
+  opt.horizon = a->horizon > 0 ? a->horizon : 1;
+  opt.substeps = a->substeps, opt.w_vel = 0, opt.fit_start = 1;
+  physParamTable t;
+  physLog log;
+  memset(&log, 0, sizeof log);
+  if (phys_param_table_build(&t, m, NULL, 0, &log) != PHYS_OK) {
+    cli_error("evaluate: %s", log.error);
+    return 0;
+  }
+  int nseg = phys_fit_nsegments(ds, &opt), T = 0;
+  for (int k = 0; k < ds->ntraj; k++) T = ds->traj[k].T > T ? ds->traj[k].T : T;
+  double* qs = malloc(sizeof(double) * ((size_t)nseg * (m->nq + m->nv) + (size_t)T * (m->nq + m->nv) + 1));
+  double *vs = qs + (size_t)nseg * m->nq, *qp = vs + (size_t)nseg * m->nv, *vp = qp + (size_t)T * m->nq;
+  double theta[1] = {0};
+  physStatus st = qs ? phys_fit_segment_starts(m, &t, theta, ds, &opt, qs, vs, &a->fit_loss, &log)
+                     : phys_error(&log, PHYS_ERR_NOMEM, "evaluate: out of memory");
+  for (int k = 0, j = 0; st == PHYS_OK && k < ds->ntraj; k++) {
+    const physTrajectory* tr = ds->traj + k;
+    st = phys_fit_predict_from(m, ds, k, &opt, qs + (size_t)j * m->nq, vs + (size_t)j * m->nv, qp, vp, &g_nwarn,
+                               &log);
+    int h = a->horizon > 0 ? a->horizon : tr->T - 1;
+    for (int i = 1; st == PHYS_OK && i < tr->T; i++)
+      compare(sums, m, ds, qp + (size_t)i * m->nq, tr->qpos + (size_t)i * m->nq, i % h == 0 || i == tr->T - 1);
+    ev_end_traj(sums);
+    j += tr->T > 1 ? (tr->T - 1 + h - 1) / h : 0;
+  }
+  if (st != PHYS_OK) cli_error("evaluate: %s", log.error);
+  if (g_nwarn) snprintf(g_warn, sizeof g_warn, "in the predictions from the fitted starts");
+  free(qs);
+  phys_param_table_free(&t);
+  return st == PHYS_OK;
+}
+
 // a metric for printing: "%12.6g" or "n/a"
 static void print_metric(double x) {
   if (isnan(x)) printf(" %12s", "n/a");
@@ -240,8 +284,12 @@ static int report(cliOutput* o, const evalSum* sums, const physDataset* ds, cons
                   const physParamErrors* pe, const physModel* m) {
   char hz[32];
   snprintf(hz, sizeof hz, a->horizon > 0 ? "%d samples" : "full", a->horizon);
-  printf("evaluate: %d trajectories, horizon %s, %d substep%s per sample (observed coordinates only)\n",
-         ds->ntraj, hz, a->substeps, a->substeps > 1 ? "s" : "");
+  printf("evaluate: %d trajectories, horizon %s, %d substep%s per sample (observed coordinates only)%s\n",
+         ds->ntraj, hz, a->substeps, a->substeps > 1 ? "s" : "",
+         a->start ? "; segment starts fitted as identify fits them" : "");
+  if (a->start)
+    printf("loss (identify's: %s on positions, weights 1000 100 0, segment starts fitted): %.9g\n",
+           a->horizon > 0 ? "kstep" : "rollout", a->fit_loss);
   printf("%-14s %12s %12s %12s %12s %10s\n", "channel", "mean", "traj mean", "at end", "max", "samples");
   for (int c = 0; c < EV_N; c++) {
     const evalSum* s = sums + c;
@@ -257,6 +305,8 @@ static int report(cliOutput* o, const evalSum* sums, const physDataset* ds, cons
   cli_json_string(o->f, model);
   fprintf(o->f, ",\n  \"trajectories\": %d,\n  \"horizon\": %d,\n  \"substeps\": %d", ds->ntraj, a->horizon,
           a->substeps);
+  fprintf(o->f, ",\n  \"start\": \"%s\"", a->start ? "fitted" : "recorded");
+  if (a->start) fprintf(o->f, ",\n  \"fit_loss\": %.17g", a->fit_loss);
   for (int c = 0; c < EV_N; c++) {
     const evalSum* s = sums + c;
     if (!s->n) continue;
@@ -304,6 +354,8 @@ int cli_evaluate(int argc, char** argv) {
       {"--quiet", ARG_FLAG, &a.quiet, "", "no warnings on stderr (errors still print)", 0, 0, 0},
       {"--end-to-end", ARG_STRING, &a.e2e, "FILE", "roll out the end-to-end network of FILE (identify --approach "
        "end-to-end --network-out) instead of the model's physics", 0, 0, 0},
+      {"--start", ARG_CHOICE, &a.start, "recorded|fitted", "segment starts: the recorded samples (default) or "
+       "fitted as identify fits them (kstep on positions; the loss printed)", 0, 0, 0},
   };
   const argCommand cmd = {"evaluate",
                           "Roll the model out from recorded states and report its prediction errors (position, "
@@ -328,6 +380,11 @@ int cli_evaluate(int argc, char** argv) {
   }
   if (a.contact >= 0) m->opt.contact = a.contact;
   if (!cli_residual_fits(m)) {
+    phys_free_model(m);
+    return CLI_EXIT_USAGE;
+  }
+  if (a.e2e && a.start) {
+    cli_error("evaluate: --start fitted fits the model's segment starts; --end-to-end rolls out a network");
     phys_free_model(m);
     return CLI_EXIT_USAGE;
   }
@@ -357,7 +414,8 @@ int cli_evaluate(int argc, char** argv) {
     evalSum sums[EV_N];
     memset(sums, 0, sizeof sums);
     int ok = 1;
-    for (int k = 0; ok && k < ds.ntraj; k++) ok = eval_traj(sums, m, d, &ds, k, &a);
+    if (a.start) ok = eval_fitted(sums, m, &ds, &a);
+    for (int k = 0; ok && !a.start && k < ds.ntraj; k++) ok = eval_traj(sums, m, d, &ds, k, &a);
     if (ok && report(&o, sums, &ds, &a, pos[0], a.truth ? &pe : NULL, m)) code = CLI_EXIT_OK;
   }
   phys_param_errors_free(&pe);

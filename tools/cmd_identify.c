@@ -689,6 +689,23 @@ static char* result_json(const idRun* r) {
   cJSON_AddNumberToObject(root, "residuals", r->res.nres);
   cJSON_AddNumberToObject(root, "iterations", r->res.iterations);
   cJSON_AddStringToObject(root, "stop", phys_fit_stop_name(r->res.stop));
+  if (r->res.stages == 3) {   // the staged default: the fields above are stage 3's (starts fitted)
+    cJSON* st = cJSON_AddArrayToObject(root, "stages");
+    for (int k = 0; k < 2; k++) {
+      cJSON* s = cJSON_CreateObject();
+      cJSON_AddStringToObject(s, "loss_kind", k ? "onestep" : loss[r->fit.loss]);
+      cJSON_AddItemToObject(s, "theta", cJSON_CreateDoubleArray(r->res.stage_theta + (size_t)k * r->res.ntheta,
+                                                                 r->res.ntheta));
+      cJSON_AddItemToObject(s, "loss0", json_num(r->res.stage_loss0[k]));
+      cJSON_AddItemToObject(s, "loss", json_num(r->res.stage_loss[k]));
+      cJSON_AddItemToObject(s, "loss_fitted_starts", json_num(r->res.stage_fitted[k]));
+      cJSON_AddNumberToObject(s, "iterations", r->res.stage_iterations[k]);
+      cJSON_AddStringToObject(s, "stop", phys_fit_stop_name(r->res.stage_stop[k]));
+      cJSON_AddNumberToObject(s, "best_start", r->res.stage_start[k]);
+      cJSON_AddItemToArray(st, s);
+    }
+    cJSON_AddNumberToObject(root, "from_stage", r->res.stage_from);
+  }
   cJSON_AddNumberToObject(root, "starts", r->fit.starts);
   cJSON_AddNumberToObject(root, "best_start", r->res.start);
   cJSON* hist = cJSON_AddArrayToObject(root, "loss_history");
@@ -753,9 +770,21 @@ static void print_results(const idRun* r) {
     }
   }
   printf("\n");
-  printf("loss %.6g -> %.6g in %d iterations (%s; best of %d starts), %d residuals; fit %.2f s (forward %.2f s, "
-         "gradient %.2f s)\n", res->loss0, res->loss, res->iterations, phys_fit_stop_name(res->stop), r->fit.starts,
-         res->nres, r->wall, res->time_forward, res->time_gradient);
+  if (res->stages == 3) {   // the staged fit (sysid.h): its first two stages, then the last from the better answer
+    static const char* const what[2] = {"segments from the recorded samples", "onestep from the recorded samples"};
+    for (int k = 0; k < 2; k++)
+      printf("stage %d, %s: loss %.6g -> %.6g in %d iterations (%s; best of %d starts); with the segment starts "
+             "fitted %.6g\n", k + 1, what[k], res->stage_loss0[k], res->stage_loss[k], res->stage_iterations[k],
+             phys_fit_stop_name(res->stage_stop[k]), r->fit.starts, res->stage_fitted[k]);
+    printf("stage 3, segment starts fitted from stage %d's answer: loss %.6g -> %.6g in %d iterations (%s; %.6g at "
+           "the initial values), %d residuals; fit %.2f s (forward %.2f s, gradient %.2f s)\n", res->stage_from,
+           res->stage_fitted[res->stage_from - 1], res->loss, res->iterations, phys_fit_stop_name(res->stop),
+           res->loss0, res->nres, r->wall, res->time_forward, res->time_gradient);
+  }
+  else
+    printf("loss %.6g -> %.6g in %d iterations (%s; best of %d starts), %d residuals; fit %.2f s (forward %.2f s, "
+           "gradient %.2f s)\n", res->loss0, res->loss, res->iterations, phys_fit_stop_name(res->stop), r->fit.starts,
+           res->nres, r->wall, res->time_forward, res->time_gradient);
   fflush(stdout);
   print_bound_warnings(r);
   for (int k = 0; k < res->nnull; k++) {   // part of the result (stdout points to it): printed with --quiet too

@@ -29,7 +29,9 @@ static void section_settings(FILE* f, const idRun* run, const char* command) {
   html_text(f, run->ds.ntraj ? run->ds.traj[0].source : "");
   fprintf(f, "; observation interval %.6g s</td></tr>\n", run->ds.dt_obs);
   fprintf(f, "<tr><th>loss</th><td>%s (horizon %d%s), %d substeps, weights pos %g rot %g vel %g, prior %g</td></tr>\n",
-          loss_name[run->fit.loss], run->fit.horizon, run->fit.fit_start ? ", segment starts fitted" : "",
+          loss_name[run->fit.loss], run->fit.horizon,
+          run->fit.fit_start == PHYS_FIT_START_STAGED ? ", segment starts fitted after two stages from the recorded samples"
+          : run->fit.fit_start ? ", segment starts fitted" : "",
           run->fit.substeps, run->fit.w_pos, run->fit.w_rot, run->fit.w_vel, run->fit.prior);
   fprintf(f, "<tr><th>contact</th><td>%s</td></tr>\n", phys_contact_name(run->m->opt.contact));
 }
@@ -38,8 +40,16 @@ static void section_settings(FILE* f, const idRun* run, const char* command) {
 static void section_summary(FILE* f, const idRun* run) {
   const physFitResult* res = &run->res;
   section_settings(f, run, "identify");
-  fprintf(f, "<tr><th>optimizer</th><td>%s, %d start(s), best start %d, %d iterations</td></tr>\n",
-          opt_name[run->fit.optimizer], run->fit.starts, res->start, res->iterations);
+  if (res->stages == 3)   // the staged fit (sysid.h): stages 1 and 2 from the recorded samples, 3 from the better
+    fprintf(f, "<tr><th>optimizer</th><td>%s, %d start(s); stage 1 (segments from the recorded samples) %d "
+            "iterations, loss %.6g &rarr; %.6g; stage 2 (onestep) %d iterations, loss %.6g &rarr; %.6g; stage 3 "
+            "(segment starts fitted) from stage %d's answer, %d iterations</td></tr>\n",
+            opt_name[run->fit.optimizer], run->fit.starts, res->stage_iterations[0], res->stage_loss0[0],
+            res->stage_loss[0], res->stage_iterations[1], res->stage_loss0[1], res->stage_loss[1], res->stage_from,
+            res->iterations);
+  else
+    fprintf(f, "<tr><th>optimizer</th><td>%s, %d start(s), best start %d, %d iterations</td></tr>\n",
+            opt_name[run->fit.optimizer], run->fit.starts, res->start, res->iterations);
   fprintf(f, "<tr><th>loss</th><td>%.6g &rarr; %.6g (%d residuals)</td></tr>\n</table>\n", res->loss0, res->loss,
           res->nres);
 }

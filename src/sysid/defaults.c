@@ -179,11 +179,13 @@ void phys_fit_start_default(physFitOptions* opt, const physModel* m, const physD
   // usual case and needs no word)
   if (nwhy) why[0] = 0;
   opt->fit_start = opt->loss == PHYS_LOSS_KSTEP && opt->w_vel == 0 && velocities_differenced(m, ds, vel, reason,
-                                                                                            sizeof reason);
+                                                                                            sizeof reason)
+                       ? PHYS_FIT_START_STAGED : 0;
   if (opt->fit_start)
-    snprintf(why, nwhy, "segment starts: fitted, position and velocity per segment, tied to the sample (kstep on "
-             "positions with differenced velocities: a start from the noisy sample biases the fit; --fit-start off "
-             "to override)");
+    snprintf(why, nwhy, "segment starts: fitted, position and velocity per segment, tied to the sample, after a first "
+             "fit from the recorded samples (kstep on positions with differenced velocities: a start from the noisy "
+             "sample biases the fit, and fitted starts alone can stop behind a contact-timing jump; --fit-start "
+             "on|off to override)");
 }
 
 // correlation of a and b over n values and lag-1 autocorrelation of b (NaN if degenerate)

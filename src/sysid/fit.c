@@ -748,6 +748,20 @@ static physStatus fwd_step(fitWorker* wk, int k, int s) {
   return PHYS_OK;
 }
 
+// a segment's start x_rec (+) delta in place (qpos, qvel: the sample's): the fitted coordinates (pb->xsel) offset by
+// delta (nvf), positions by phys_integrate_pos (e: nv scratch), velocities added
+static void offset_start(const fitProblem* pb, const double* delta, double* qpos, double* qvel, double* e) {
+  const physModel* m = pb->m;
+  int nv = m->nv, npos = 0;
+  memset(e, 0, sizeof(double) * (size_t)nv);
+  for (int c = 0; c < pb->nvf; c++) {
+    int i = pb->xsel[c];
+    if (i < nv) e[i] = delta[c], npos++;
+    else qvel[i - nv] += delta[c];
+  }
+  if (npos) phys_integrate_pos(m, qpos, e, 1.0);
+}
+
 // simulate the segment of trajectory k from sample s over h observations: residuals r (h x nsel), with J their
 // Jacobian (h nsel x ntheta); with delta (nvf) from x_rec (+) delta (the fitted coordinates offset: positions by
 // phys_integrate_pos, velocities added) instead of the sample x_rec, and with Jv the residuals' Jacobian in delta
@@ -760,16 +774,7 @@ static physStatus segment(fitWorker* wk, int k, int s, int h, const double* delt
   int nth = pb->ntheta, nsel = pb->nsel, nvf = pb->nvf;
   load_sample(wk, tr, s);
   wk->dcur = delta;
-  if (delta) {
-    int nv = m->nv, npos = 0;
-    memset(wk->e, 0, sizeof(double) * (size_t)nv);
-    for (int c = 0; c < nvf; c++) {
-      int i = pb->xsel[c];
-      if (i < nv) wk->e[i] = delta[c], npos++;
-      else wk->d->qvel[i - nv] += delta[c];
-    }
-    if (npos) phys_integrate_pos(m, wk->d->qpos, wk->e, 1.0);
-  }
+  if (delta) offset_start(pb, delta, wk->d->qpos, wk->d->qvel, wk->e);
   for (int j = 1; j <= h; j++) {
     if (j > 1) set_inputs(m, wk->d, tr, s + j - 1, pb->opt->ctrl, &wk->t, wk->insens);   // the hold of sample s + j - 1
     for (int sub = 0; sub < pb->opt->substeps; sub++) {
@@ -1534,6 +1539,7 @@ void phys_fit_result_free(physFitResult* res) {
   free(res->loss_hist);
   free(res->theta_hist);
   free(res->null_dirs);
+  free(res->stage_theta);
   memset(res, 0, sizeof(*res));
 }
 
@@ -1703,10 +1709,25 @@ static physStatus ckpt_begin(fitCkpt* ck, fitProblem* pb, fitRun* run, physFitRe
   return PHYS_OK;
 }
 
-// the fit (sysid.h)
-physStatus phys_fit(physModel* m, const physParamTable* t, const double* theta0, const double* lower,
-                    const double* upper, const physDataset* ds, const physFitOptions* opt, physFitResult* res,
-                    physLog* log) {
+// the checkpoint key of a fit's inputs as phys_fit receives them (bounds: the given ones, else the table's; lo and
+// hi are n-long scratch)
+static void fit_key(uint64_t key[PHYS_CKPT_NKEY], const physModel* m, const physParamTable* t, const double* theta0,
+                    const double* lower, const double* upper, const physDataset* ds, const physFitOptions* opt,
+                    double* lo, double* hi) {
+  int n = t->ntheta;
+  phys_param_bounds(t, lo, hi);
+  if (lower) memcpy(lo, lower, sizeof(double) * (size_t)n);
+  if (upper) memcpy(hi, upper, sizeof(double) * (size_t)n);
+  physFitOptions okey = *opt;
+  okey.max_iter = opt->max_iter > 0 ? opt->max_iter : 1;
+  phys_ckpt_key(key, m, t, theta0, lo, hi, ds, &okey);
+}
+
+// one fit (phys_fit's, one stage of a staged one): start 0 from first (NULL: theta0; theta0 stays the prior's
+// centre and the draws' centre), the checkpoint keyed by kkey (NULL: the key of these inputs)
+static physStatus fit_once(physModel* m, const physParamTable* t, const double* theta0, const double* first,
+                           const double* lower, const double* upper, const physDataset* ds, const physFitOptions* opt,
+                           const uint64_t* kkey, physFitResult* res, physLog* log) {
   physLog dummy = {0};
   if (!log) log = &dummy;
   if (!res) return phys_error(log, PHYS_ERR_ARG, "fit: no result");
@@ -1726,9 +1747,10 @@ physStatus phys_fit(physModel* m, const physParamTable* t, const double* theta0,
   physStatus st = check_bounds(t, theta0, lo, hi, log);
   // the checkpoint's key: the inputs as given (the model before the fit changes its timestep and theta)
   uint64_t key[PHYS_CKPT_NKEY];
-  physFitOptions okey = *opt;
-  okey.max_iter = maxit;
-  if (st == PHYS_OK && opt->checkpoint) phys_ckpt_key(key, m, t, theta0, lo, hi, ds, &okey);
+  if (st == PHYS_OK && opt->checkpoint) {
+    if (kkey) memcpy(key, kkey, sizeof key);
+    else fit_key(key, m, t, theta0, lower, upper, ds, opt, lo, hi);
+  }
   double dt = m->opt.timestep;
   fitProblem pb;
   memset(&pb, 0, sizeof(pb));
@@ -1770,7 +1792,7 @@ physStatus phys_fit(physModel* m, const physParamTable* t, const double* theta0,
     st = ckpt_begin(&ck, &pb, &run, res, &rng, &best_loss, key, nstart, &s0);
   for (int s = s0; st == PHYS_OK && s < nstart; s++) {
     if (!run.resumed) {
-      if (s == 0) memcpy(run.theta, theta0, sizeof(double) * (size_t)n);
+      if (s == 0) memcpy(run.theta, first ? first : theta0, sizeof(double) * (size_t)n);
       else phys_fit_draw_start(run.theta, theta0, lo, hi, n, &rng);
       memset(run.loss_hist, 0, sizeof(double) * (size_t)(maxit + 1));
     }
@@ -1829,10 +1851,139 @@ physStatus phys_fit(physModel* m, const physParamTable* t, const double* theta0,
   return st;
 }
 
+// the loss at theta with opt (a fresh evaluation; HUGE_VAL if it fails), m left at theta
+static double loss_at(physModel* m, const physParamTable* t, const double* theta, const double* theta0,
+                      const physDataset* ds, const physFitOptions* opt) {
+  physLog lq = {0};
+  int nres = phys_fit_nres(m, t, ds, opt, &lq);
+  double* r = nres > 0 ? malloc(sizeof(double) * (size_t)nres) : NULL;
+  double loss = r && phys_fit_residuals(m, t, theta, theta0, ds, opt, r, NULL, &lq) == PHYS_OK ? half_sq(r, nres)
+                                                                                                 : HUGE_VAL;
+  free(r);
+  return loss;
+}
+
+// the staged fit (opt->fit_start == PHYS_FIT_START_STAGED; sysid.h, fit.c's *Segment start states*): stage 1 fits
+// opt's loss with every segment from its recorded sample, stage 2 the one-step loss (same weights, recorded samples),
+// each with opt's starts and without a checkpoint (a resume repeats them, bit for bit); stage 3 fits opt's loss with
+// the segment starts fitted, one start from whichever of the two answers has the lower stage-3 loss, with opt's
+// checkpoint keyed by opt as given. res is stage 3's (its loss0 the stage-3 loss at theta0) with the first stages'
+// figures in its stage_ fields and all stages' times
+static physStatus fit_staged(physModel* m, const physParamTable* t, const double* theta0, const double* lower,
+                             const double* upper, const physDataset* ds, const physFitOptions* opt,
+                             physFitResult* res, physLog* log) {
+  static const char* const what[2] = {"segments from their recorded samples", "onestep from the recorded samples"};
+  if (!m || !t || !theta0 || !ds || !res || t->ntheta < 1)   // fit_once's message
+    return fit_once(m, t, theta0, NULL, lower, upper, ds, opt, NULL, res, log);
+  int n = t->ntheta;
+  physFitOptions o[2] = {*opt, *opt}, o3 = *opt;
+  for (int k = 0; k < 2; k++) o[k].fit_start = 0, o[k].checkpoint = NULL, o[k].resume = 0, o[k].on_checkpoint = NULL;
+  o[1].loss = PHYS_LOSS_ONESTEP;
+  o3.fit_start = 1, o3.starts = 1;
+  physFitResult r[2];
+  memset(r, 0, sizeof r);
+  physStatus st = PHYS_OK;
+  // the checkpoint's key: the inputs as given (before stage 1 moves the model's theta)
+  uint64_t key[PHYS_CKPT_NKEY];
+  double* bnd = opt->checkpoint ? malloc(sizeof(double) * 2 * (size_t)n) : NULL;
+  if (bnd) fit_key(key, m, t, theta0, lower, upper, ds, opt, bnd, bnd + n);
+  else if (opt->checkpoint) st = phys_error(log, PHYS_ERR_NOMEM, "fit: out of memory");
+  free(bnd);
+  double fitted[2] = {HUGE_VAL, HUGE_VAL}, tf = 0, tg = 0;
+  for (int k = 0; k < 2 && st == PHYS_OK; k++) {
+    if (opt->verbose) fprintf(stderr, "fit: stage %d of 3: %s\n", k + 1, what[k]);
+    st = fit_once(m, t, theta0, NULL, lower, upper, ds, &o[k], NULL, &r[k], log);
+    if (st != PHYS_OK) break;
+    fitted[k] = loss_at(m, t, r[k].theta, theta0, ds, &o3);
+    tf += r[k].time_forward, tg += r[k].time_gradient;
+  }
+  int from = fitted[1] < fitted[0];   // ties: stage 1's (opt's loss)
+  if (st == PHYS_OK) {
+    if (opt->verbose)
+      fprintf(stderr, "fit: stage 3 of 3: segment starts fitted, from stage %d's answer (loss %.6g there, %.6g at "
+              "stage %d's)\n", from + 1, fitted[from], fitted[!from], !from + 1);
+    st = fit_once(m, t, theta0, r[from].theta, lower, upper, ds, &o3, key, res, log);
+  }
+  if (st == PHYS_OK && !(res->stage_theta = malloc(sizeof(double) * 2 * (size_t)n)))
+    st = phys_error(log, PHYS_ERR_NOMEM, "fit: out of memory");
+  if (st == PHYS_OK) {
+    res->stages = 3, res->stage_from = from + 1;
+    res->loss0 = loss_at(m, t, theta0, theta0, ds, &o3);   // at theta0, as a one-stage fit's
+    phys_param_set(t, m, res->theta);                     // (valid: stage 3's answer)
+    for (int k = 0; k < 2; k++) {
+      memcpy(res->stage_theta + (size_t)k * n, r[k].theta, sizeof(double) * (size_t)n);
+      res->stage_loss0[k] = r[k].loss0, res->stage_loss[k] = r[k].loss, res->stage_fitted[k] = fitted[k];
+      res->stage_iterations[k] = r[k].iterations, res->stage_stop[k] = r[k].stop, res->stage_start[k] = r[k].start;
+    }
+    res->time_forward += tf, res->time_gradient += tg;
+  } else if (res->theta) {
+    phys_fit_result_free(res);
+  }
+  phys_fit_result_free(&r[0]);
+  phys_fit_result_free(&r[1]);
+  return st;
+}
+
+// the fit (sysid.h)
+physStatus phys_fit(physModel* m, const physParamTable* t, const double* theta0, const double* lower,
+                    const double* upper, const physDataset* ds, const physFitOptions* opt, physFitResult* res,
+                    physLog* log) {
+  if (opt && opt->fit_start == PHYS_FIT_START_STAGED) return fit_staged(m, t, theta0, lower, upper, ds, opt, res, log);
+  physStatus st = fit_once(m, t, theta0, NULL, lower, upper, ds, opt, NULL, res, log);
+  if (st == PHYS_OK) res->stages = 1;
+  return st;
+}
+
+// segments of the loss over the dataset (sysid.h)
+int phys_fit_nsegments(const physDataset* ds, const physFitOptions* opt) {
+  int n = 0;
+  for (int k = 0; ds && opt && k < ds->ntraj; k++) n += segment_count(opt, ds->traj[k].T);
+  return n;
+}
+
+// the fitted segment starts at theta, from the loss's own evaluation (sysid.h)
+physStatus phys_fit_segment_starts(physModel* m, const physParamTable* t, const double* theta, const physDataset* ds,
+                                   const physFitOptions* opt, double* qstart, double* vstart, double* loss,
+                                   physLog* log) {
+  physLog dummy = {0};
+  if (!log) log = &dummy;
+  if (!m || !opt || !opt->fit_start || !qstart || !vstart)
+    return phys_error(log, PHYS_ERR_ARG, "fit: segment_starts needs a model, fit_start and the outputs");
+  double dt = m->opt.timestep;
+  fitProblem pb;
+  physStatus st = problem_init(&pb, m, t, NULL, ds, opt, log);
+  double* r = st == PHYS_OK ? malloc(sizeof(double) * (size_t)pb.nres) : NULL;
+  if (st == PHYS_OK && !r) st = phys_error(log, PHYS_ERR_NOMEM, "fit: out of memory");
+  if (st == PHYS_OK) st = evaluate(&pb, theta, r, NULL);   // every segment's delta into pb.dtrial, as a fit's
+  if (st == PHYS_OK && loss) *loss = half_sq(r, pb.nres);
+  int nq = m->nq, nv = m->nv;
+  for (int k = 0, j = 0; st == PHYS_OK && k < ds->ntraj; k++) {
+    const physTrajectory* tr = &ds->traj[k];
+    int h = segment_len(opt, tr->T);
+    for (int s = 0, c = 0; s + 1 < tr->T; s += h, c++, j++) {
+      memcpy(qstart + (size_t)j * nq, tr->qpos + (size_t)s * nq, sizeof(double) * (size_t)nq);
+      memcpy(vstart + (size_t)j * nv, tr->qvel + (size_t)s * nv, sizeof(double) * (size_t)nv);
+      offset_start(&pb, pb.dtrial + pb.nuisadr[k] + (size_t)c * pb.nvf, qstart + (size_t)j * nq,
+                   vstart + (size_t)j * nv, pb.worker[0].e);
+    }
+  }
+  free(r);
+  problem_free(&pb);
+  m->opt.timestep = dt;
+  return st;
+}
+
 // predictions for trajectory k as the loss sees them (sysid.h); the model is copied when the loss's dt
 // differs from its timestep
 physStatus phys_fit_predict(const physModel* m, const physDataset* ds, int k, const physFitOptions* opt,
                             double* qpos, double* qvel, physLog* log) {
+  return phys_fit_predict_from(m, ds, k, opt, NULL, NULL, qpos, qvel, NULL, log);
+}
+
+// the same from given segment starts (sysid.h)
+physStatus phys_fit_predict_from(const physModel* m, const physDataset* ds, int k, const physFitOptions* opt,
+                                 const double* qstart, const double* vstart, double* qpos, double* qvel, int* nwarn,
+                                 physLog* log) {
   if (!m || !ds || !opt || !qpos || !qvel || k < 0 || k >= ds->ntraj)
     return phys_error(log, PHYS_ERR_ARG, "fit_predict: bad arguments (trajectory %d of %d)", k, ds ? ds->ntraj : 0);
   if (ds->nq != m->nq || ds->nv != m->nv || opt->substeps < 1 || !(ds->dt_obs > 0))
@@ -1852,14 +2003,23 @@ physStatus phys_fit_predict(const physModel* m, const physDataset* ds, int k, co
     memcpy(qpos, tr->qpos, sizeof(double) * (size_t)nq);
     memcpy(qvel, tr->qvel, sizeof(double) * (size_t)nv);
   }
-  for (int s = 0; st == PHYS_OK && s + 1 < T; s += h) {
+  for (int s = 0, c = 0; st == PHYS_OK && s + 1 < T; s += h, c++) {
     set_sample(mc, d, tr, s, opt->ctrl, opt->inputs, NULL);
+    if (qstart) {   // the given start of segment c
+      memcpy(d->qpos, qstart + (size_t)c * nq, sizeof(double) * (size_t)nq);
+      memcpy(d->qvel, vstart + (size_t)c * nv, sizeof(double) * (size_t)nv);
+    }
     for (int j = 1; j <= h && s + j < T; j++) {
       if (j > 1) set_inputs(mc, d, tr, s + j - 1, opt->ctrl, opt->inputs, NULL);
       for (int sub = 0; sub < opt->substeps; sub++) {
         set_substep_inputs(mc, d, tr, s + j - 1, sub, opt->inputs, NULL);
         int nw = d->nwarning;
+        double t0 = d->time;
         phys_step(mc, d);
+        if (d->nwarning != nw && nwarn && d->time != t0) {   // accepted with a warning (an inexact solve): counted
+          (*nwarn)++;
+          continue;
+        }
         if (d->nwarning != nw) {
           st = phys_error(log, PHYS_ERR_NUMERIC, "fit_predict: simulation failed on trajectory %d after sample %d: %s",
                           k, s + j - 1, d->lastwarning);
@@ -1960,6 +2120,7 @@ physStatus phys_fit_bootstrap(physModel* m, const physParamTable* t, const doubl
   rs.traj = traj;
   physFitOptions o = *opt;
   o.starts = 1, o.verbose = 0, o.checkpoint = NULL, o.resume = 0, o.on_checkpoint = NULL;
+  if (o.fit_start) o.fit_start = 1;   // a staged fit's refits start at its answer: its last stage only
   physRng rng;
   phys_rng_seed(&rng, seed);
   for (int b = 0; b < nboot; b++) {

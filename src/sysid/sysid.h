@@ -107,7 +107,11 @@ typedef struct physFitOptions_ {
   int threads;              // threads sharing the trajectories (default 1; results bit-identical for any count)
   int fit_start;            // 1: fit each segment's start position and velocity (the dofs observed in position) as
                             // nuisance unknowns tied to the sample, eliminated per segment (fit.c, *Segment start
-                            // states*); 0 (default): every segment starts from its recorded sample
+                            // states*); 0 (default): every segment starts from its recorded sample;
+                            // PHYS_FIT_START_STAGED (2): first fits from the recorded samples with the loss and
+                            // with onestep (every start of `starts`), then one with the starts fitted from the
+                            // better answer (identify's default: the fitted starts alone stop in local minima
+                            // behind contact-timing jumps of the kstep loss; fit.c, *Segment start states*)
   const double* ctrl;       // nu controls held during every trajectory (a known push; NULL: zero)
   const physParamTable* inputs;   // phys_fit_predict only: the table whose input kinds (delay, inputgain,
                             // inputbias) transform the recorded inputs (NULL: none; phys_fit uses its own table)
@@ -119,6 +123,9 @@ typedef struct physFitOptions_ {
                             // start `start` was written; nonzero ends the fit with PHYS_ERR_ARG (tests: a kill)
   void* on_checkpoint_ctx;
 } physFitOptions;
+
+// physFitOptions.fit_start: the staged fit (issue 12; fit.c, *Segment start states*)
+#define PHYS_FIT_START_STAGED 2
 
 // defaults above
 void phys_fit_defaults(physFitOptions* opt);
@@ -164,6 +171,17 @@ typedef struct physFitResult_ {
   double time_forward, time_gradient;   // seconds spent in simulation and in derivatives
   int resumed;              // 1: the fit continued from a checkpoint written after iteration resumed_iter
   int resumed_start, resumed_iter;      // of start resumed_start
+  // a staged fit (opt->fit_start PHYS_FIT_START_STAGED): the fields above are its last stage's (stage 3: the segment
+  // starts fitted, one start from an earlier stage's answer; loss0 its loss at theta0 all the same, the times all
+  // stages'), these its first two stages'
+  // (recorded segment starts; stage 1 opt's loss, stage 2 onestep); stages 1 otherwise (stage_theta NULL)
+  int stages;
+  int stage_from;           // stage 3 started from the answer of this stage (1 or 2): the one with the lower
+                            // stage-3 loss
+  double* stage_theta;      // 2 x ntheta: the answers of stages 1 and 2
+  double stage_loss0[2], stage_loss[2];   // each one's own loss at theta0 and at its answer
+  double stage_fitted[2];   // stage 3's loss (starts fitted) at each answer
+  int stage_iterations[2], stage_stop[2], stage_start[2];   // of each one's best start
 } physFitResult;
 
 // fit theta (table t, starting at theta0 within [lower, upper]) to ds: m is modified during the fit and
@@ -231,9 +249,26 @@ physStatus phys_fit_segment_start_jac(physModel* m, const physParamTable* t, con
                                  physLog* log);
 
 // the fit's predictions for trajectory k, as the loss sees them: for ONESTEP/KSTEP each predicted sample from
-// its segment's start, for ROLLOUT the rollout; qpos (T x nq), qvel (T x nv) caller-owned
+// its segment's start, for ROLLOUT the rollout; qpos (T x nq), qvel (T x nv) caller-owned. Every segment starts
+// from its recorded sample; a step warning fails the prediction (PHYS_ERR_NUMERIC)
 physStatus phys_fit_predict(const physModel* m, const physDataset* ds, int k, const physFitOptions* opt,
                             double* qpos, double* qvel, physLog* log);
+// the same with segment c of the trajectory started from qstart[c] (nq), vstart[c] (nv) (NULL: the samples; the
+// trajectory's block of phys_fit_segment_starts' output); with nwarn, a step accepted with a warning (an inexact
+// contact solve) is counted into *nwarn instead of failing the prediction (a rejected step still fails)
+physStatus phys_fit_predict_from(const physModel* m, const physDataset* ds, int k, const physFitOptions* opt,
+                                 const double* qstart, const double* vstart, double* qpos, double* qvel, int* nwarn,
+                                 physLog* log);
+// the segments of opt's loss over ds (sysid.h's layout: KSTEP ceil((T - 1) / horizon) per trajectory, ONESTEP
+// T - 1, ROLLOUT 1; none for T < 2)
+int phys_fit_nsegments(const physDataset* ds, const physFitOptions* opt);
+// with opt->fit_start: the start state of every segment (phys_fit_nsegments of them, trajectory by trajectory) as
+// phys_fit's evaluation at theta fits it, x_rec (+) delta (the same evaluation as phys_fit_residuals': delta
+// fitted from 0), into qstart (nseg x nq) and vstart (nseg x nv), and that evaluation's loss into *loss (may be
+// NULL): phys_fit's final loss when theta is its answer. m is left at theta. Errors: phys_fit_residuals'
+physStatus phys_fit_segment_starts(physModel* m, const physParamTable* t, const double* theta, const physDataset* ds,
+                                   const physFitOptions* opt, double* qstart, double* vstart, double* loss,
+                                   physLog* log);
 
 //---------------------------------------------------------------------------------------------------------
 // identify's data-dependent defaults (defaults.c; issue 12 item 5)
@@ -268,9 +303,9 @@ void phys_fit_data_defaults(physFitOptions* opt, const physModel* m, const physD
                             char* why, size_t nwhy);
 // whether each kstep segment's start state is fitted (--fit-start): decided by the loss and the data, or as given
 typedef enum physFitStartMode_ { PHYS_START_AUTO = 0, PHYS_START_ON, PHYS_START_OFF } physFitStartMode;
-// sets opt->fit_start for mode (physFitStartMode) after phys_fit_data_defaults: AUTO is on when the loss is KSTEP on
-// positions (velocity weight 0) and the velocities are differenced positions (the test phys_fit_data_defaults
-// makes, with vel); ON and OFF as given. why (nwhy bytes) gets "segment starts: ..." with the reason when the
+// sets opt->fit_start for mode (physFitStartMode) after phys_fit_data_defaults: AUTO is PHYS_FIT_START_STAGED when the
+// loss is KSTEP on positions (velocity weight 0) and the velocities are differenced positions (the test
+// phys_fit_data_defaults makes, with vel), else 0; ON (1) and OFF (0) as given. why (nwhy bytes) gets "segment starts: ..." with the reason when the
 // starts are fitted or the mode was given (ON, OFF), else "".
 void phys_fit_start_default(physFitOptions* opt, const physModel* m, const physDataset* ds, int mode, int vel,
                             char* why, size_t nwhy);

@@ -68,9 +68,12 @@ static int run_killed(const char* kill_at, const char* args) {
 // resumed with the same command: exit 0, "resuming from CK: start S, iteration K" on stderr, result.json equal
 // to the uninterrupted run's but for time; no result file was left by the killed run, no temporary by either
 static void test_hook_kill(void) {
-  // LM with identify's default on these data, fitted segment starts; the others from the recorded starts (a third of
-  // the time)
-  static const char* const opt[3] = {"lm", "lbfgsb --fit-start off", "adam --iters 40 --fit-start off"};
+  // LM with identify's default on these data, the staged fit (stages 1 and 2 from the recorded samples with every
+  // start, not checkpointed: a resume repeats them; stage 3 with the segment starts fitted, one start, checkpointed);
+  // LM with the starts fitted from the first iteration (--fit-start on: every start checkpointed); the others from
+  // the recorded starts (a third of the time)
+  static const char* const opt[4] = {"lm", "lm --fit-start on", "lbfgsb --fit-start off",
+                                     "adam --iters 40 --fit-start off"};
   static const char* const at[2][2] = {{"0:0", "0:3"}, {"0:2", "1:1"}};   // [starts - 1][point]
   char args[2048], want[512], tmp[320];
   char ck[300];
@@ -81,8 +84,9 @@ static void test_hook_kill(void) {
   keep(out, "res.json");
   snprintf(tmp, sizeof tmp, "%s.physid-tmp", ck);
   int nsame = 0, nrun = 0;
-  for (int o = 0; o < 3; o++)
+  for (int o = 0; o < 4; o++)
     for (int starts = 1; starts <= 2; starts++) {
+      const char* const* kill = at[o == 0 ? 0 : starts - 1];   // the staged fit's stage 3 has one start
       snprintf(args, sizeof args, FIT " --optimizer %s --starts %d --quiet --out '%s'", opt[o], starts, ref);
       shRun r = run(args);
       CHECK_MSG(r.code == 0, "%s", r.err);
@@ -92,17 +96,17 @@ static void test_hook_kill(void) {
         unlink(out);
         snprintf(args, sizeof args, FIT " --optimizer %s --starts %d --checkpoint '%s' --out '%s'", opt[o], starts,
                  ck, out);
-        CHECK_MSG(run_killed(at[starts - 1][p], args), "%s starts %d kill at %s", opt[o], starts, at[starts - 1][p]);
+        CHECK_MSG(run_killed(kill[p], args), "%s starts %d kill at %s", opt[o], starts, kill[p]);
         CHECK(exists(ck) && !exists(out) && !exists(tmp));
         size_t len = strlen(args);
         snprintf(args + len, sizeof args - len, " --resume");
         r = run(args);
         int s, k;
-        sscanf(at[starts - 1][p], "%d:%d", &s, &k);
+        sscanf(kill[p], "%d:%d", &s, &k);
         snprintf(want, sizeof want, "fit: resuming from %s: start %d, iteration %d\n", ck, s, k);
         CHECK_MSG(r.code == 0 && strstr(r.err, want), "exit %d, stderr lacks '%s':\n%s", r.code, want, r.err);
         int same = same_result(ref, out);
-        CHECK_MSG(same, "%s starts %d killed at %s", opt[o], starts, at[starts - 1][p]);
+        CHECK_MSG(same, "%s starts %d killed at %s", opt[o], starts, kill[p]);
         CHECK(!exists(tmp));
         nsame += same, nrun++;
         run_free(&r);
