@@ -337,8 +337,8 @@ static physStatus parse_option(mjcfCtx* c, xmlNode* el) {
 static int default_kind(const char* name, int* known) {
   static const char* const KINDS[NKIND][5] = {{"joint", NULL}, {"geom", NULL}, {"site", NULL},
                                               {"motor", "general", "position", "velocity", NULL},
-                                              {"tendon", NULL}, {"mesh", NULL}};
-  static const char* const IGNORED[] = {"camera",   "light",    "material", "pair",     "equality",
+                                              {"tendon", NULL}, {"mesh", NULL}, {"equality", NULL}};
+  static const char* const IGNORED[] = {"camera",   "light",    "material", "pair",
                                         "cylinder", "muscle",   "adhesion",
                                         "damper",   "intvelocity", "texture", "hfield", "skin", NULL};
   *known = 1;
@@ -432,16 +432,6 @@ static physStatus parse_size(mjcfCtx* c, xmlNode* el) {
   return PHYS_OK;
 }
 
-// <equality>: constraints physid does not model yet
-static physStatus parse_ignored_section(mjcfCtx* c, xmlNode* el) {
-  for (xmlNode* ch = el->children; ch; ch = ch->next) {
-    if (ch->type != XML_ELEMENT_NODE) continue;
-    mjcf_elem_warning(c, ch, "<%s> in <%s> is not supported; ignored", (const char*)ch->name,
-                      (const char*)el->name);
-  }
-  return PHYS_OK;
-}
-
 //---------------------------------------------------------------------------------------------------------
 // the model
 
@@ -471,7 +461,7 @@ static const struct {
     {"asset", mjcf_parse_asset},           // mjcf_asset.c
     {"worldbody", mjcf_parse_worldbody},   // mjcf_body.c
     {"contact", mjcf_parse_contact},       // mjcf_contact.c
-    {"equality", parse_ignored_section},
+    {"equality", mjcf_parse_equality},     // mjcf_equality.c
     {"tendon", mjcf_parse_tendon},         // mjcf_actuator.c
     {"actuator", mjcf_parse_actuator},     // mjcf_actuator.c
     {"sensor", mjcf_parse_sensor},       // mjcf_sensor.c
