@@ -43,15 +43,6 @@ static void test_values(void) {
   phys_free_model(m);
 }
 
-// text must fail to compile (it parses) with status st and a message containing frag
-static void expect_compile_error(const char* text, physStatus st, const char* frag) {
-  physLog log;
-  physModel* m = load_text(text, &log);
-  CHECK_MSG(m == NULL && log.status == st && strstr(log.error, frag), "status %d, message '%s' lacks '%s'",
-            log.status, log.error, frag);
-  phys_free_model(m);
-}
-
 // refused: tendon and distance equalities, missing attributes and objects, ball joints, one body twice
 static void test_errors(void) {
   EXPECT_ERROR(EQ_MODEL("<tendon tendon1='t'/>"), PHYS_ERR_MODEL, "model.xml:6: <tendon>",
