@@ -153,7 +153,8 @@ enum {
   PHYS_DSBL_PASSIVE = 1 << 3,     // joint springs/dampers and spring forces
   PHYS_DSBL_EULERDAMP = 1 << 4,   // integrate joint damping explicitly instead of implicitly
   PHYS_DSBL_ACTUATION = 1 << 5,
-  PHYS_DSBL_SELFCOLLISION = 1 << 6  // geoms of one kinematic tree (same body_rootid) do not collide
+  PHYS_DSBL_SELFCOLLISION = 1 << 6, // geoms of one kinematic tree (same body_rootid) do not collide
+  PHYS_DSBL_EQUALITY = 1 << 7       // equality constraints do not act (MJCF <flag equality="disable">)
 };
 
 // enable flags (option enableflags)

@@ -17,6 +17,7 @@ int phys_equality_dim(const physModel* m, int e) {
 
 int phys_equality_rows(const physModel* m) {
   int n = 0;
+  if (m->opt.disableflags & PHYS_DSBL_EQUALITY) return 0;
   for (int e = 0; e < m->neq; e++)
     if (m->eq_active[e]) n += phys_equality_dim(m, e);
   return n;
@@ -110,6 +111,7 @@ static const physEqRowFn EQ_ROWS[] = {[PHYS_EQ_CONNECT] = connect_rows, [PHYS_EQ
 
 int phys_equality_eval(const physModel* m, const physData* d, double* r, double* J) {
   int n = 0, nv = m->nv;
+  if (m->opt.disableflags & PHYS_DSBL_EQUALITY) return 0;
   for (int e = 0; e < m->neq; e++) {
     if (!m->eq_active[e]) continue;
     int dim = phys_equality_dim(m, e);

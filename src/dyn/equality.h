@@ -13,12 +13,12 @@
 
 // rows of equality constraint e's kind (connect 3, weld 6, joint 1, tendon 1)
 int phys_equality_dim(const physModel* m, int e);
-// rows of every active equality constraint (0 with none)
+// rows of every active equality constraint (0 with none, or with PHYS_DSBL_EQUALITY: <flag equality="disable">)
 int phys_equality_rows(const physModel* m);
 // one kind's rows: residual r (dim) and Jacobian J (dim x nv, zeroed by the caller) of constraint e at d's
 // kinematics (phys_kinematics, phys_com_pos: cdof)
 typedef void (*physEqRowFn)(const physModel* m, const physData* d, int e, double* r, double* J);
-// the active constraints' rows in model order into r (ne) and J (ne x nv); returns ne. Scratch: none
+// the active constraints' rows in model order into r (ne) and J (ne x nv); returns ne (0 with PHYS_DSBL_EQUALITY)
 int phys_equality_eval(const physModel* m, const physData* d, double* r, double* J);
 
 #endif  // PHYS_EQUALITY_H

@@ -272,9 +272,9 @@ static physStatus parse_compiler(mjcfCtx* c, xmlNode* el) {
 // <flag>: the disable flags physid knows and the enable flag sensornoise (others are MuJoCo solver flags, ignored)
 static physStatus parse_flag(mjcfCtx* c, xmlNode* el) {
   static const char* const NAMES[] = {"contact", "limit", "gravity", "passive", "eulerdamp", "actuation",
-                                      NULL};
+                                      "equality", NULL};
   static const int BITS[] = {PHYS_DSBL_CONTACT, PHYS_DSBL_LIMIT,     PHYS_DSBL_GRAVITY,
-                             PHYS_DSBL_PASSIVE, PHYS_DSBL_EULERDAMP, PHYS_DSBL_ACTUATION};
+                             PHYS_DSBL_PASSIVE, PHYS_DSBL_EULERDAMP, PHYS_DSBL_ACTUATION, PHYS_DSBL_EQUALITY};
   static const char* const VALUES[] = {"disable", "enable", NULL};
   mjcfElem e = {el, K_NONE, 0};
   for (xmlAttr* a = el->properties; a; a = a->next) {

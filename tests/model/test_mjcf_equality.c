@@ -40,6 +40,10 @@ static void test_values(void) {
   CHECK(m->eq_type[2] == PHYS_EQ_JOINT && m->eq_obj1id[2] == 0 && m->eq_obj2id[2] == 1);
   for (int k = 0; k < 5; k++) CHECK(m->eq_data[2 * PHYS_EQ_NDATA + k] == k + 1);
   CHECK(m->eq_obj2id[3] == -1 && m->eq_data[3 * PHYS_EQ_NDATA + 1] == 1);   // polycoef default 0 1 0 0 0
+  CHECK(!(m->opt.disableflags & PHYS_DSBL_EQUALITY));
+  phys_free_model(m);
+  m = load_text("<mujoco><option><flag equality='disable'/></option><worldbody/></mujoco>", &log);
+  CHECK(m && (m->opt.disableflags & PHYS_DSBL_EQUALITY));
   phys_free_model(m);
 }
 
