@@ -91,6 +91,19 @@ static double traj_diff(const physModel* m, const double* a, const double* b, in
   return e;
 }
 
+// the violation over time: largest |r| over the constraints at t = 0.1, 0.25, 0.5, 0.75, 1 s of a stored run
+static void print_violation_series(const physModel* m, physData* pd, const double* traj, const char* who) {
+  static const int AT[] = {100, 250, 500, 750, 1000};
+  printf("    %s violation at t = 0.1, 0.25, 0.5, 0.75, 1 s:", who);
+  for (int k = 0; k < 5; k++) {
+    double v[16] = {0}, w = 0;
+    mj_violations(m, pd, traj + (size_t)AT[k] * m->nq, v);
+    for (int e = 0; e < m->neq; e++) w = fmax(w, v[e]);
+    printf(" %.2e", w);
+  }
+  printf("\n");
+}
+
 // the figures of one model: physid's largest violation per contact model (over the constraints) and its
 // distance to MuJoCo (dmax 0.9999, solref 0.002) at 0.1 s and 1 s; MuJoCo's own distances for softer settings
 typedef struct runFigures_ {
@@ -117,7 +130,9 @@ static runFigures compare_model(const char* path) {
   printf("%s, 1 s at dt 1 ms from rest under gravity\n", path);
   printf("  MuJoCo 2.2.2 (solref 0.002 1, solimp 0.9999): violation per constraint");
   for (int e = 0; e < m->neq; e++) printf(" %.3g", vr[e]);
-  printf("\n  MuJoCo's own spread: dmax 0.999 vs 0.9999 |dqpos| %.3g (0.1 s) %.3g (1 s); solref 0.003 vs 0.002 %.3g "
+  printf("\n");
+  print_violation_series(m, pd, ref, "MuJoCo        ");
+  printf("  MuJoCo's own spread: dmax 0.999 vs 0.9999 |dqpos| %.3g (0.1 s) %.3g (1 s); solref 0.003 vs 0.002 %.3g "
          "(0.1 s) %.3g (1 s)\n", f.mj_dmax01, f.mj_dmax1, f.mj_tc01, f.mj_tc1);
   static const char* const NAMES[] = {"lcp", "cone", "ccp", "penalty"};
   for (int cm = 0; cm < 4; cm++) {
@@ -128,6 +143,7 @@ static runFigures compare_model(const char* path) {
     printf("  physid %-7s: violation per constraint", NAMES[cm]);
     for (int e = 0; e < m->neq; e++) printf(" %.3g", v[e]);
     printf("; |qpos - MuJoCo| %.3g (0.1 s) %.3g (1 s)\n", f.diff01[cm], f.diff1[cm]);
+    print_violation_series(m, pd, ph, NAMES[cm]);
   }
   phys_free_data(pd);
   phys_free_model(m);
