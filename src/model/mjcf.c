@@ -3,18 +3,20 @@
 // Supported (everything else: a warning for unknown elements, silence for known-but-irrelevant ones):
 //   <mujoco model>  <include file>  <compiler angle eulerseq inertiafromgeom coordinate(local)
 //   settotalmass boundmass boundinertia meshdir autolimits>  <option timestep gravity integrator(Euler)>
-//   <flag contact limit gravity passive eulerdamp actuation sensornoise>  <default class> (joint geom site motor
-//   general position velocity tendon mesh)  <asset><mesh name file scale>  <worldbody><body name pos orientation childclass>
+//   <flag contact limit gravity passive eulerdamp actuation equality sensornoise>  <default class> (joint geom site
+//   motor general position velocity tendon mesh equality)  <asset><mesh name file scale>  <worldbody><body name pos orientation childclass>
 //   <inertial> <joint> <freejoint> <geom> <site>  <tendon><spatial> with <site> only  <actuator><motor>
 //   <position> <velocity> <general> (fixed/affine gain and bias, no dynamics)  <sensor> (mjcf_sensor.c)  <keyframe><key>  <size nconmax>  <contact><pair name geom1 geom2 friction
-//   margin> <exclude body1 body2>  <custom> physid extensions (contact model and options, restitution).
+//   margin> <exclude body1 body2>  <equality><connect> <weld> <joint> (mjcf_equality.c)  <custom> physid extensions
+//   (contact model and options, restitution).
 // Sections are read in MuJoCo's order (compiler, option, default, asset, worldbody, ..., tendon,
 // actuator, keyframe) whatever their order in the file; several sections of one kind are read in turn.
 // Body ids are depth-first in file order; a body's joints, geoms and sites come before its children's.
 //
 // This file: the document (reading, <include>, the sections in order), messages at an element, paths,
 // and the sections that set the reader's state: <compiler>, <option>, <size>, <default>. The other
-// sections are read in mjcf_asset.c, mjcf_body.c, mjcf_actuator.c and mjcf_contact.c (mjcf_reader.h).
+// sections are read in mjcf_asset.c, mjcf_body.c, mjcf_actuator.c, mjcf_contact.c, mjcf_sensor.c and
+// mjcf_equality.c (mjcf_reader.h).
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
