@@ -281,8 +281,8 @@ enum {
   X(int, eq_obj1id, neq, 1)              /* body1 (connect, weld) or joint1 (joint)           (neq x 1) */ \
   X(int, eq_obj2id, neq, 1)              /* body2 (0: world) or joint2 (-1: none)             (neq x 1) */ \
   X(int, eq_active, neq, 1)              /* 1 if the constraint acts                          (neq x 1) */ \
-  X(double, eq_solref, neq, 2)           /* MuJoCo solref (penalty's spring-damper)           (neq x 2) */ \
-  X(double, eq_solimp, neq, 5)           /* MuJoCo solimp (read, kept; physid solves hard)    (neq x 5) */ \
+  X(double, eq_solref, neq, 2)           /* MuJoCo solref (penalty's spring and damper)       (neq x 2) */ \
+  X(double, eq_solimp, neq, 5)           /* MuJoCo solimp (penalty reads solimp[1])           (neq x 5) */ \
   X(double, eq_data, neq, 11)            /* MuJoCo 2.2.2's eq_data layout (physEqType)       (neq x 11) */ \
   /* sensors (MJCF <sensor>) */                                                                           \
   X(int, sensor_type, nsensor, 1)        /* physSensorType                                (nsensor x 1) */ \
