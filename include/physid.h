@@ -122,6 +122,17 @@ typedef enum physSensor_ {
 } physSensorType;
 
 // objects a frame sensor is attached to (MuJoCo's objtype; body = the body's inertial frame)
+// equality constraint types (MJCF <equality>, MuJoCo 2.2.2's mjtEq order) and their eq_data layout:
+//   connect: data[0..2] anchor in body1's frame, data[3..5] the same point in body2's frame at qpos0;
+//            residual p1 - p2 (3 rows)
+//   weld:    data[0..2] anchor in body2's frame (0), data[3..5] body2's anchor in body1's frame and
+//            data[6..9] body2's orientation relative to body1 (relpose, or from qpos0), data[10] torquescale;
+//            residual p1 - p2 (3 rows), torquescale * vec(conj(q2) q1 relquat) (3 rows)
+//   joint:   data[0..4] polycoef: q1 - q1_0 = sum_k data[k] (q2 - q2_0)^k (1 row; no joint2: q1 - q1_0 = data[0])
+//   tendon:  refused by the MJCF reader until fixed tendons exist (the row kind is the hook)
+typedef enum physEq_ { PHYS_EQ_CONNECT = 0, PHYS_EQ_WELD, PHYS_EQ_JOINT, PHYS_EQ_TENDON } physEqType;
+#define PHYS_EQ_NDATA 11
+
 typedef enum physObj_ { PHYS_OBJ_NONE = 0, PHYS_OBJ_BODY, PHYS_OBJ_XBODY, PHYS_OBJ_JOINT, PHYS_OBJ_GEOM,
                         PHYS_OBJ_SITE, PHYS_OBJ_ACTUATOR } physObjType;
 
@@ -155,7 +166,8 @@ enum {
   PHYS_DSBL_PASSIVE = 1 << 3,     // joint springs/dampers and spring forces
   PHYS_DSBL_EULERDAMP = 1 << 4,   // integrate joint damping explicitly instead of implicitly
   PHYS_DSBL_ACTUATION = 1 << 5,
-  PHYS_DSBL_SELFCOLLISION = 1 << 6  // geoms of one kinematic tree (same body_rootid) do not collide
+  PHYS_DSBL_SELFCOLLISION = 1 << 6, // geoms of one kinematic tree (same body_rootid) do not collide
+  PHYS_DSBL_EQUALITY = 1 << 7       // equality constraints do not act (MJCF <flag equality="disable">)
 };
 
 // enable flags (option enableflags)
@@ -282,6 +294,14 @@ enum {
   X(double, pair_margin, npair, 1)       /* detection margin of the pair                    (npair x 1) */ \
   X(int, exclude_body1, nexclude, 1)     /* first body                                   (nexclude x 1) */ \
   X(int, exclude_body2, nexclude, 1)     /* second body                                  (nexclude x 1) */ \
+  /* issue 15 item 1: equality constraints (MJCF <equality>; src/dyn/equality.c)                  */     \
+  X(int, eq_type, neq, 1)                /* physEqType                                        (neq x 1) */ \
+  X(int, eq_obj1id, neq, 1)              /* body1 (connect, weld) or joint1 (joint)           (neq x 1) */ \
+  X(int, eq_obj2id, neq, 1)              /* body2 (0: world) or joint2 (-1: none)             (neq x 1) */ \
+  X(int, eq_active, neq, 1)              /* 1 if the constraint acts                          (neq x 1) */ \
+  X(double, eq_solref, neq, 2)           /* MuJoCo solref (penalty's spring and damper)       (neq x 2) */ \
+  X(double, eq_solimp, neq, 5)           /* MuJoCo solimp (penalty reads solimp[1])           (neq x 5) */ \
+  X(double, eq_data, neq, 11)            /* MuJoCo 2.2.2's eq_data layout (physEqType)       (neq x 11) */ \
   /* sensors (MJCF <sensor>) */                                                                           \
   X(int, sensor_type, nsensor, 1)        /* physSensorType                                (nsensor x 1) */ \
   X(int, sensor_objtype, nsensor, 1)     /* physObjType of the object sensed              (nsensor x 1) */ \
@@ -347,6 +367,7 @@ typedef struct physModel_ {
   int nsensordata;          // values of all sensors (sum of sensor_dim)
   int npair;                // number of explicit contact pairs
   int nexclude;             // number of excluded body pairs
+  int neq;                  // number of equality constraints (issue 15 item 1)
   int nconmax;              // capacity of the contact list (MJCF <size nconmax>; default from the geoms)
   int nfrictionloss;        // dofs with dof_frictionloss > 0 (derived: the compiler and phys_param_set keep it;
                             // recount it after changing dof_frictionloss by hand)

@@ -186,6 +186,13 @@ static int count_contacts(const physModel* m, physData* d) {
   return phys_collision_count(m, d);
 }
 
+// the number of equality constraints that act (none when <flag equality="disable">)
+static int active_equalities(const physModel* m) {
+  int n = 0;
+  for (int e = 0; e < m->neq && !(m->opt.disableflags & PHYS_DSBL_EQUALITY); e++) n += m->eq_active[e] != 0;
+  return n;
+}
+
 void grad_explain_status(const physModel* m, physData* d, physStatus st, const char* where) {
   if (st == PHYS_ERR_ARG) {
     int nlimit = phys_constraint_nlimit(m, d), ncon = count_contacts(m, d);
@@ -200,6 +207,9 @@ void grad_explain_status(const physModel* m, physData* d, physStatus st, const c
   } else if (st == PHYS_ERR_MODEL && !phys_grad_tendons_ok(m)) {
     cli_error("%s: a tendon wraps a geom: the step Jacobians do not support it (lengths, moments "
               "and forces only)", where);
+  } else if (st == PHYS_ERR_MODEL && active_equalities(m) > 0) {
+    cli_error("%s: the model has %d active equality constraints: the step Jacobians do not support them yet "
+              "(<flag equality=\"disable\"/> turns them off)", where, active_equalities(m));
   } else if (st == PHYS_ERR_MODEL) {
     cli_error("%s: a ball joint is not the last joint of its body: the step Jacobians do not support it", where);
   } else {

@@ -359,6 +359,7 @@ static int world_writable(const physModel* m, char* err, size_t nerr) {
   for (int i = 0; !what && i < m->nsensor; i++) {
     if (!*sensor_object_name(m, i)) what = "a sensor on an unnamed object";
   }
+  if (!what && m->neq > 0) what = "equality constraints (not written into a composed world yet)";
   for (int k = 0; !what && k < m->nspringsite; k++) {
     int t = m->spring_objtype[k], geom = t == PHYS_WRAP_SPHERE || t == PHYS_WRAP_CYLINDER;
     if (t == PHYS_WRAP_JOINT && !*phys_id2name(m, "joint", m->spring_site[k])) what = "a fixed tendon on an unnamed joint";
@@ -396,10 +397,10 @@ static void world_options(FILE* f, const physModel* m) {
   fprintf(f, ">\n    <flag");
   // the disabled ones only (every flag's default is enabled): MuJoCo 2.2.2, which has no eulerdamp flag, then
   // loads the file unless it is disabled (`physid mpc`'s MuJoCo plant loads such a file)
-  static const char* const NAMES[] = {"contact", "limit", "gravity", "passive", "eulerdamp", "actuation"};
+  static const char* const NAMES[] = {"contact", "limit", "gravity", "passive", "eulerdamp", "actuation", "equality"};
   static const int BITS[] = {PHYS_DSBL_CONTACT, PHYS_DSBL_LIMIT, PHYS_DSBL_GRAVITY, PHYS_DSBL_PASSIVE,
-                             PHYS_DSBL_EULERDAMP, PHYS_DSBL_ACTUATION};
-  for (int i = 0; i < 6; i++)
+                             PHYS_DSBL_EULERDAMP, PHYS_DSBL_ACTUATION, PHYS_DSBL_EQUALITY};
+  for (int i = 0; i < 7; i++)
     if (o->disableflags & BITS[i]) fprintf(f, " %s=\"disable\"", NAMES[i]);
   if (o->enableflags & PHYS_ENBL_SENSORNOISE) fprintf(f, " sensornoise=\"enable\"");
   fprintf(f, "/>\n  </option>\n");

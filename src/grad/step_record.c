@@ -14,6 +14,7 @@
 #include "collision.h"
 #include "contact.h"
 #include "dyn.h"
+#include "equality.h"
 #include "grad.h"
 #include "penalty_deriv.h"
 #include "step_contact_deriv.h"
@@ -71,6 +72,11 @@ physStatus phys_step_linearize_warm(const physModel* m, physData* d, const physW
   rec->solver = m->opt.contact;
   rec->warm = warm ? *warm : (physWarmStart){d->ncon, d->contact};
   if (!phys_grad_balls_last(m) || !phys_grad_tendons_ok(m)) return PHYS_ERR_MODEL;
+  if (phys_equality_rows(m) > 0) {   // issue 15 item 1: the equality rows' derivatives are not built yet
+    phys_data_warning(d, "phys_step derivatives: the model has active equality constraints, whose derivatives "
+                      "are not supported yet");
+    return PHYS_ERR_MODEL;
+  }
   if (m->opt.contact == PHYS_CONTACT_PENALTY) {
     if (phys_penalty_deriv_applies(m, d)) {
       rec->kind = PHYS_STEP_PENALTY;

@@ -266,6 +266,7 @@ static physStatus compile_sizes(const physSpec* s, physModel* sz, physLog* log) 
   sz->nkey = s->nkey;
   sz->npair = s->npair;
   sz->nexclude = s->nexclude;
+  sz->neq = s->nequality;   // issue 15 item 1 (compile_equality.c)
   // contact capacity: MJCF <size nconmax>, else 8 per geom (a box face gives 4), in [64, 256]; the arena
   // holds dense problems of 3*nconmax rows (phys_arena_size: about 11 (3 nconmax)^2 doubles for lcp's
   // Jacobian chain, Atlas at nconmax 240: 59.5 MB)
@@ -1127,6 +1128,7 @@ static physModel* compile_sorted(const physSpec* s, physLog* log) {
   if (st == PHYS_OK) st = compile_sensors(s, m, &namepos, log);
   if (st == PHYS_OK) st = compile_keys(s, m, &namepos, log);
   if (st == PHYS_OK) st = compile_pairs(s, m, log);
+  if (st == PHYS_OK) st = phys_compile_equality(s, m, log);   // compile_equality.c
   if (st == PHYS_OK) st = compile_body_inertia(s, m, log);
   if (st == PHYS_OK) {
     scale_masses(s, m);

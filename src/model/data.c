@@ -208,6 +208,8 @@ static int limit_rows(const physModel* m) {
   int l = 0;
   for (int j = 0; j < m->njnt; j++)
     l += m->jnt_limited[j] && (m->jnt_type[j] == PHYS_JNT_HINGE || m->jnt_type[j] == PHYS_JNT_SLIDE) ? 2 : 0;
+  for (int e = 0; e < m->neq; e++)   // issue 15 item 1: equality rows are sized like limit rows
+    l += m->eq_type[e] == PHYS_EQ_WELD ? 6 : m->eq_type[e] == PHYS_EQ_CONNECT ? 3 : 1;
   return l;
 }
 

@@ -3,18 +3,20 @@
 // Supported (everything else: a warning for unknown elements, silence for known-but-irrelevant ones):
 //   <mujoco model>  <include file>  <compiler angle eulerseq inertiafromgeom coordinate(local)
 //   settotalmass boundmass boundinertia meshdir autolimits>  <option timestep gravity integrator(Euler)>
-//   <flag contact limit gravity passive eulerdamp actuation sensornoise>  <default class> (joint geom site motor
-//   general position velocity tendon mesh)  <asset><mesh name file scale>  <worldbody><body name pos orientation childclass>
+//   <flag contact limit gravity passive eulerdamp actuation equality sensornoise>  <default class> (joint geom site
+//   motor general position velocity tendon mesh equality)  <asset><mesh name file scale>  <worldbody><body name pos orientation childclass>
 //   <inertial> <joint> <freejoint> <geom> <site>  <tendon><spatial> through sites, <fixed>  <actuator><motor>
 //   <position> <velocity> <general> (fixed/affine gain and bias, no dynamics)  <sensor> (mjcf_sensor.c)  <keyframe><key>  <size nconmax>  <contact><pair name geom1 geom2 friction
-//   margin> <exclude body1 body2>  <custom> physid extensions (contact model and options, restitution).
+//   margin> <exclude body1 body2>  <equality><connect> <weld> <joint> (mjcf_equality.c)  <custom> physid extensions
+//   (contact model and options, restitution).
 // Sections are read in MuJoCo's order (compiler, option, default, asset, worldbody, ..., tendon,
 // actuator, keyframe) whatever their order in the file; several sections of one kind are read in turn.
 // Body ids are depth-first in file order; a body's joints, geoms and sites come before its children's.
 //
 // This file: the document (reading, <include>, the sections in order), messages at an element, paths,
 // and the sections that set the reader's state: <compiler>, <option>, <size>, <default>. The other
-// sections are read in mjcf_asset.c, mjcf_body.c, mjcf_actuator.c and mjcf_contact.c (mjcf_reader.h).
+// sections are read in mjcf_asset.c, mjcf_body.c, mjcf_actuator.c, mjcf_contact.c, mjcf_sensor.c and
+// mjcf_equality.c (mjcf_reader.h).
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -272,9 +274,9 @@ static physStatus parse_compiler(mjcfCtx* c, xmlNode* el) {
 // <flag>: the disable flags physid knows and the enable flag sensornoise (others are MuJoCo solver flags, ignored)
 static physStatus parse_flag(mjcfCtx* c, xmlNode* el) {
   static const char* const NAMES[] = {"contact", "limit", "gravity", "passive", "eulerdamp", "actuation",
-                                      NULL};
+                                      "equality", NULL};
   static const int BITS[] = {PHYS_DSBL_CONTACT, PHYS_DSBL_LIMIT,     PHYS_DSBL_GRAVITY,
-                             PHYS_DSBL_PASSIVE, PHYS_DSBL_EULERDAMP, PHYS_DSBL_ACTUATION};
+                             PHYS_DSBL_PASSIVE, PHYS_DSBL_EULERDAMP, PHYS_DSBL_ACTUATION, PHYS_DSBL_EQUALITY};
   static const char* const VALUES[] = {"disable", "enable", NULL};
   mjcfElem e = {el, K_NONE, 0};
   for (xmlAttr* a = el->properties; a; a = a->next) {
@@ -337,8 +339,8 @@ static physStatus parse_option(mjcfCtx* c, xmlNode* el) {
 static int default_kind(const char* name, int* known) {
   static const char* const KINDS[NKIND][5] = {{"joint", NULL}, {"geom", NULL}, {"site", NULL},
                                               {"motor", "general", "position", "velocity", NULL},
-                                              {"tendon", NULL}, {"mesh", NULL}};
-  static const char* const IGNORED[] = {"camera",   "light",    "material", "pair",     "equality",
+                                              {"tendon", NULL}, {"mesh", NULL}, {"equality", NULL}};
+  static const char* const IGNORED[] = {"camera",   "light",    "material", "pair",
                                         "cylinder", "muscle",   "adhesion",
                                         "damper",   "intvelocity", "texture", "hfield", "skin", NULL};
   *known = 1;
@@ -432,16 +434,6 @@ static physStatus parse_size(mjcfCtx* c, xmlNode* el) {
   return PHYS_OK;
 }
 
-// <equality>: constraints physid does not model yet
-static physStatus parse_ignored_section(mjcfCtx* c, xmlNode* el) {
-  for (xmlNode* ch = el->children; ch; ch = ch->next) {
-    if (ch->type != XML_ELEMENT_NODE) continue;
-    mjcf_elem_warning(c, ch, "<%s> in <%s> is not supported; ignored", (const char*)ch->name,
-                      (const char*)el->name);
-  }
-  return PHYS_OK;
-}
-
 //---------------------------------------------------------------------------------------------------------
 // the model
 
@@ -471,7 +463,7 @@ static const struct {
     {"asset", mjcf_parse_asset},           // mjcf_asset.c
     {"worldbody", mjcf_parse_worldbody},   // mjcf_body.c
     {"contact", mjcf_parse_contact},       // mjcf_contact.c
-    {"equality", parse_ignored_section},
+    {"equality", mjcf_parse_equality},     // mjcf_equality.c
     {"tendon", mjcf_parse_tendon},         // mjcf_tendon.c
     {"actuator", mjcf_parse_actuator},     // mjcf_actuator.c
     {"sensor", mjcf_parse_sensor},       // mjcf_sensor.c

@@ -11,6 +11,7 @@
 //   mjcf_actuator.c  <actuator> (motor, general), <keyframe>
 //   mjcf_contact.c   <contact> (pair, exclude) and physid's <custom> extension keys
 //   mjcf_sensor.c    <sensor>
+//   mjcf_equality.c  <equality> (connect, weld, joint; tendon refused)
 //
 // Every reader takes the reader state and one element, writes into the spec c->s and returns PHYS_OK or
 // the status of an error recorded in c->log as "file:line: <element name='..'>: reason".
@@ -34,7 +35,7 @@
 // reader state
 
 // kinds of elements that default classes hold
-enum { K_NONE = -1, K_JOINT = 0, K_GEOM, K_SITE, K_ACTUATOR, K_TENDON, K_MESH, NKIND };
+enum { K_NONE = -1, K_JOINT = 0, K_GEOM, K_SITE, K_ACTUATOR, K_TENDON, K_MESH, K_EQUALITY, NKIND };
 
 // one default class: its parent and its default elements of each kind, in file order
 typedef struct mjcfClass_ {
@@ -156,5 +157,6 @@ physStatus mjcf_parse_keyframe(mjcfCtx* c, xmlNode* el);    // mjcf_actuator.c
 physStatus mjcf_parse_sensor(mjcfCtx* c, xmlNode* el);      // mjcf_sensor.c
 physStatus mjcf_parse_contact(mjcfCtx* c, xmlNode* el);     // mjcf_contact.c
 physStatus mjcf_parse_custom(mjcfCtx* c, xmlNode* el);      // mjcf_contact.c
+physStatus mjcf_parse_equality(mjcfCtx* c, xmlNode* el);    // mjcf_equality.c
 
 #endif  // PHYS_MJCF_READER_H

@@ -58,6 +58,7 @@ void phys_spec_free(physSpec* s) {
   free(s->key);
   free(s->pair);
   free(s->exclude);
+  free(s->equality);
   for (int i = 1; i < s->nsrcfile; i++) free(s->srcfile[i]);
   free(s->srcfile);
   free(s);
@@ -174,6 +175,18 @@ int phys_spec_add_pair(physSpec* s) {
 }
 
 int phys_spec_add_exclude(physSpec* s) { return GROW(s, exclude); }
+
+int phys_spec_add_equality(physSpec* s) {
+  int i = GROW(s, equality);
+  if (i < 0) return i;
+  physSpecEquality* e = s->equality + i;
+  e->active = 1;
+  e->solref[0] = 0.02, e->solref[1] = 1;
+  const double imp[5] = {0.9, 0.95, 0.001, 0.5, 2};
+  memcpy(e->solimp, imp, sizeof imp);
+  e->data[10] = 1;
+  return i;
+}
 
 void phys_default_option(physOption* opt) {
   memset(opt, 0, sizeof(*opt));
@@ -309,6 +322,13 @@ physStatus phys_spec_attach(physSpec* dst, const physSpec* src, int parent) {
     if (i < 0) return PHYS_ERR_NOMEM;
     dst->exclude[i] = src->exclude[k];
   }
+  int eq0 = dst->nequality;
+  for (int k = 0; k < src->nequality; k++) {
+    int i = phys_spec_add_equality(dst);
+    if (i < 0) return PHYS_ERR_NOMEM;
+    dst->equality[i] = src->equality[k];
+  }
+  ATTACH_FILES(equality, eq0)
   if (dst->nconmax > 0 && src->nconmax > 0) dst->nconmax += src->nconmax;
   ATTACH_FILES(body, from[0]) ATTACH_FILES(joint, from[1]) ATTACH_FILES(geom, from[2]) ATTACH_FILES(site, from[3])
   ATTACH_FILES(spring, from[4]) ATTACH_FILES(actuator, from[5]) ATTACH_FILES(mesh, from[6]) ATTACH_FILES(key, from[7])

@@ -148,6 +148,18 @@ typedef struct physSpecExclude_ {
   int fileid;                 // source file: index into physSpec.srcfile, 0 = physSpec.filename
 } physSpecExclude;
 
+// issue 15 item 1: an MJCF <equality> element (names resolved by phys_compile; eq_data by physEqType)
+typedef struct physSpecEquality_ {
+  int type;                   // physEqType
+  char obj1[PHYS_NAMELEN], obj2[PHYS_NAMELEN];  // body1/body2 (connect, weld) or joint1/joint2 (joint); "" unset
+  double data[PHYS_EQ_NDATA]; // anchor (connect: data[0..2]), relpose (weld: data[3..9], quat 0: from qpos0),
+                              // torquescale (weld: data[10]), polycoef (joint: data[0..4])
+  int active;
+  double solref[2], solimp[5];
+  int line;
+  int fileid;                 // source file: index into physSpec.srcfile, 0 = physSpec.filename
+} physSpecEquality;
+
 // growable arrays: T* items; int n, cap
 #define PHYS_SPEC_LIST(T, name) T* name; int n##name; int cap_##name
 
@@ -173,6 +185,7 @@ typedef struct physSpec_ {
   PHYS_SPEC_LIST(physSpecKey, key);
   PHYS_SPEC_LIST(physSpecPair, pair);
   PHYS_SPEC_LIST(physSpecExclude, exclude);
+  PHYS_SPEC_LIST(physSpecEquality, equality);   // issue 15 item 1
   int nconmax;                // contact capacity (0: default from the geoms)
 } physSpec;
 
@@ -192,6 +205,7 @@ int phys_spec_add_mesh(physSpec* s);
 int phys_spec_add_key(physSpec* s);
 int phys_spec_add_pair(physSpec* s);        // friction, restitution, margin < 0: from the geoms
 int phys_spec_add_exclude(physSpec* s);
+int phys_spec_add_equality(physSpec* s);      // MuJoCo's defaults (active, solref 0.02 1, solimp, torquescale 1)
 
 // index of file name in s->srcfile for an element's `fileid` (added once; 0 for s->filename), -1 out of memory
 int phys_spec_add_file(physSpec* s, const char* name);
@@ -212,6 +226,9 @@ physSpec* phys_parse_world(const char* filename, const physLoadOptions* opt, phy
 
 // default options (MuJoCo's where MuJoCo has them; physid's contact settings otherwise)
 void phys_default_option(physOption* opt);
+
+// phys_compile's equality part (compile_equality.c): ids, MuJoCo 2.2.2's qpos0 data (m's bodies and joints done)
+physStatus phys_compile_equality(const physSpec* s, physModel* m, physLog* log);
 
 // compile into a model: resolve names, compute addresses, qpos0, inertia from geoms, validate.
 // Errors name s->filename, the element's line and name.

@@ -16,6 +16,7 @@
 #include "collision.h"
 #include "dyn.h"
 #include "contact.h"
+#include "equality.h"
 #include "factor.h"
 #include "model.h"
 #include "physid.h"
@@ -476,6 +477,11 @@ int phys_step_constrained(const physModel* m, physData* d, physSolverFn solver, 
   double *J, *G, *g, *mu;
   phys_constraint_assemble(m, d, st->con->con, st->con->n, vnew, warm, p, &J, &G, &g, &mu);
   st->con->nlimit = p->nl;
+  st->eq.ne = 0;
+  if (m->neq > 0) {   // equality rows, eliminated from the contact problem (step_equality.c)
+    phys_equality_assemble(m, d, d->qLD, &st->eq);
+    if (st->eq.ne > 0 && p->n > 0) phys_equality_eliminate(m, d, &st->eq, vnew, p);
+  }
   physConstraintSolution* sol = &st->sol;
   memset(sol, 0, sizeof(*sol));
   sol->lambda = phys_stack_alloc(d, (size_t)p->n + 1);
@@ -504,7 +510,9 @@ int phys_step_constrained(const physModel* m, physData* d, physSolverFn solver, 
     vnew[i] += f[i];
   }
   if (st->fr.nf > 0) frictionloss_finish(m, d, &st->fr, vnew);
+  if (st->eq.ne > 0) phys_equality_finish(m, d, &st->eq, vnew, d->qfrc_constraint);
   position_correction(m, d, p, &st->pp, &st->sol_pos, st->vpos);
+  if (st->eq.ne > 0) phys_equality_position(m, d, &st->eq, st->vpos);
   toi_displacement(m, d, p, sol->lambda, st->vpos);
   return 1;
 }
@@ -553,7 +561,8 @@ static int penalty_dense(const physModel* m, physData* d, physContactList* cl, c
   double* H = phys_stack_alloc(d, nn);
   physPenaltyContact* pc = (physPenaltyContact*)phys_stack_alloc(
       d, ((size_t)nc * sizeof(physPenaltyContact) + sizeof(double) - 1) / sizeof(double) + 1);
-  const int* parent = phys_penalty_tree(m, cl->con, nc) ? m->dof_parentid : NULL;   // NULL: dense
+  physEqualityRows er = {0};   // equality springs (step_equality.c): H dense
+  const int* parent = phys_penalty_tree(m, cl->con, nc) && m->neq == 0 ? m->dof_parentid : NULL;   // NULL: dense
   phys_crb(m, d);
   phys_bias_forces(m, d);
 
@@ -561,6 +570,7 @@ static int penalty_dense(const physModel* m, physData* d, physContactList* cl, c
   phys_implicit_damping_add(m, vnew);
   int ok = phys_factor_m(m, d->qLD, d->qM, vnew) == nv;
   if (ok) phys_penalty_contacts(m, d, cl->con, nc, d->qLD, pc, J);
+  if (ok && m->neq > 0) phys_equality_assemble(m, d, d->qLD, &er);
 
   // H a = rhs, again after phys_penalty_update changed a coefficient (once) or released a contact
   for (int it = 0; ok && it < PHYS_PENALTY_SOLVES; it++) {
@@ -570,6 +580,7 @@ static int penalty_dense(const physModel* m, physData* d, physContactList* cl, c
       vnew[i] = tau[i] + d->qfrc_constraint[i] - d->qfrc_bias[i];
     }
     phys_penalty_assemble(m, d, nc, pc, J, vnew, H);
+    if (er.ne > 0) phys_equality_penalty_assemble(m, d, &er, vnew, H);
     ok = phys_ldl_factor(H, parent, nv) == nv;
     if (!ok) break;
     phys_ldl_solve(vnew, H, parent, vnew, nv);
@@ -585,6 +596,7 @@ static int penalty_dense(const physModel* m, physData* d, physContactList* cl, c
 
   // forces at v+: contacts (and their impulses), limits (f - A a)
   phys_penalty_finish(m, cl->con, nc, pc, J, vnew, d->qfrc_constraint);
+  if (er.ne > 0) phys_equality_penalty_finish(m, d, &er, vnew, d->qfrc_constraint);
   for (int i = 0; i < nv; i++) d->qfrc_constraint[i] -= alim[i] * (vnew[i] - d->qvel[i]) / dt;
   phys_stack_free(d, mark);
   return 1;
@@ -607,7 +619,7 @@ static int penalty_velocity(const physModel* m, physData* d, physContactList* cl
   phys_penalty_frictionloss(m, d, d->qfrc_constraint, alim);
   int damp = implicit_damping(m);
   for (int i = 0; i < nv; i++) add[i] = alim[i] + (damp ? dt * m->dof_damping[i] : 0);
-  if (penalty_penetrating(cl)) {
+  if (penalty_penetrating(cl) || phys_equality_rows(m) > 0) {
     int ok = penalty_dense(m, d, cl, tau, add, alim, vnew);
     phys_stack_free(d, mark);
     return ok;
@@ -826,7 +838,7 @@ static void step_body(const physModel* m, physData* d, physSolverFn solver, cons
   d->solver_iter = 0;
   d->solver_residual = 0;
   memset(vpos, 0, sizeof(double) * (size_t)nv);
-  if (cl->n == 0 && nlimit == 0 && m->nfrictionloss == 0) {
+  if (cl->n == 0 && nlimit == 0 && m->nfrictionloss == 0 && phys_equality_rows(m) == 0) {
     // a = (M + dt B)^-1 (tau - c) + r: one articulated-body pass, no mass matrix, and the residual network's
     // acceleration r (none: 0); v+ = v + dt a
     memset(d->qfrc_constraint, 0, sizeof(double) * (size_t)nv);

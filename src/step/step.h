@@ -35,6 +35,35 @@ void phys_step_solver(const physModel* m, physData* d, physSolverFn solver);
 void phys_step_warm(const physModel* m, physData* d, physSolverFn solver, const physWarmStart* warm,
                     physContactList* out);
 
+// equality constraint rows of a constrained step (issue 15 item 1; step_equality.c), arena memory
+typedef struct physEqualityRows_ {
+  int ne;                        // rows (0: none active)
+  int rank;                      // rank of G_ee = J_e M~^-1 J_e'
+  double* J;                     // ne x nv: J_e = dr/dq (src/dyn/equality.h)
+  double* r;                     // ne: residuals at the step's start
+  double* WJ;                    // nv x ne: M~^-1 J_e'
+  double* P;                     // ne x ne: G_ee^+
+  double* lambda;                // ne: impulses
+  double* lambda_pos;            // ne: position pseudo-impulses
+} physEqualityRows;
+// the rows at d's kinematics through the factor qLD of M~
+void phys_equality_assemble(const physModel* m, physData* d, const double* qLD, physEqualityRows* er);
+// eliminate them from the contact problem p (G, g, gpos replaced by their Schur complements, npos recounted)
+void phys_equality_eliminate(const physModel* m, physData* d, const physEqualityRows* er, const double* vf,
+                             physConstraintProblem* p);
+// their impulses lambda = -P J_e v+: v+ (vnew) += M~^-1 J_e' lambda, qfrc += J_e' lambda / dt
+void phys_equality_finish(const physModel* m, physData* d, physEqualityRows* er, double* vnew, double* qfrc);
+// their position pseudo-impulses: vpos += M~^-1 J_e' lambda_p, lambda_p = -P (beta r / dt + J_e vpos)
+void phys_equality_position(const physModel* m, physData* d, physEqualityRows* er, double* vpos);
+
+// penalty: each constraint a stiff spring-damper from its solref as MuJoCo 2.2.2 reads it, acting through its
+// constraint-space inertia (step_equality.c), in the linearly implicit step H a = rhs (rhs += J_e' f(v),
+// H += dt J_e' Lambda C J_e), then qfrc += its force at v+
+void phys_equality_penalty_assemble(const physModel* m, physData* d, const physEqualityRows* er, double* rhs,
+                                    double* H);
+void phys_equality_penalty_finish(const physModel* m, physData* d, physEqualityRows* er, const double* vnew,
+                                  double* qfrc);
+
 // the velocity stage of a constrained step (lcp, cone, ccp), in arena memory of the caller's mark
 typedef struct physStepStage_ {
   double* tau;                   // nv: smooth generalized force without bias (passive, actuator, applied)
@@ -47,6 +76,7 @@ typedef struct physStepStage_ {
   physConstraintSolution sol_pos;  // lambda_p and row states (all 0 when p.npos == 0)
   physFrictionRows fr;           // joint frictionloss rows and their impulses (nf = 0: none)
   physContactList* con;          // the contacts detected at the stage's state, with their impulses (p.con)
+  physEqualityRows eq;           // equality rows (eq.ne = 0: none), eliminated from p (step_equality.c)
 } physStepStage;
 
 // phys_step's constrained velocity update from tau at d's current kinematics and contacts (st->con, as

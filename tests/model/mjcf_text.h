@@ -75,6 +75,15 @@ static inline physModel* load_text(const char* text, physLog* log) {
     phys_spec_free(s_);                                                                                    \
   } while (0)
 
+// text must fail to compile (it parses) with status st and a message containing frag
+static inline void expect_compile_error(const char* text, physStatus st, const char* frag) {
+  physLog log;
+  physModel* m = load_text(text, &log);
+  CHECK_MSG(m == NULL && log.status == st && strstr(log.error, frag), "status %d, message '%s' lacks '%s'",
+            log.status, log.error, frag);
+  phys_free_model(m);
+}
+
 // 1 if any warning contains frag
 static inline int has_warning(const physLog* log, const char* frag) {
   for (int i = 0; i < log->nkind && i < PHYS_MAXWARN; i++) {

@@ -33,15 +33,6 @@ static void test_table(void) {
   phys_free_model(m);
 }
 
-// text must fail to compile (it parses) with status st and a message containing frag
-static void expect_compile_error(const char* text, physStatus st, const char* frag) {
-  physLog log;
-  physModel* m = load_text(text, &log);
-  CHECK_MSG(m == NULL && log.status == st && strstr(log.error, frag), "status %d, message '%s' lacks '%s'",
-            log.status, log.error, frag);
-  phys_free_model(m);
-}
-
 // refused: other sensor types, reference frames, cameras, missing attributes and objects, wrong joints and zones
 static void test_errors(void) {
   EXPECT_ERROR(SENSOR_MODEL("<magnetometer site='s'/>"), PHYS_ERR_MODEL, "model.xml:7: <magnetometer>",

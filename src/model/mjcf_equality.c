@@ -1,0 +1,112 @@
+// mjcf_equality.c - MJCF <equality> (issue 15 item 1): connect, weld and joint constraints as MuJoCo 2.2.2
+// reads them, with their default classes (<default><equality active solref solimp/>). Names are resolved and
+// the qpos0-dependent data (connect's second anchor, weld's relative pose when relpose's quaternion is 0)
+// computed by phys_compile. <tendon> equalities are refused until fixed tendons exist; <distance> is refused as
+// MuJoCo 2.2.2 refuses it.
+#include <math.h>
+#include <string.h>
+
+#include "mjcf_reader.h"
+
+// the attributes every equality element has: name (unused), class, active, solref, solimp
+static physStatus eq_common(mjcfCtx* c, const mjcfElem* e, physSpecEquality* q) {
+  physStatus st;
+  int found, active = 1;
+  if ((st = mjcf_get_keyword(c, e, "active", MJCF_BOOL_WORDS, &active, &found))) return st;
+  q->active = active;
+  if ((st = mjcf_get_vec(c, e, "solref", 2, q->solref, NULL))) return st;
+  if ((st = mjcf_get_vec(c, e, "solimp", 5, q->solimp, NULL))) return st;
+  for (int i = 0; i < 2; i++)
+    if (!isfinite(q->solref[i])) return mjcf_elem_error(c, e->el, PHYS_ERR_VALUE, "solref must be finite");
+  return PHYS_OK;
+}
+
+// body1 (required) and body2 (optional: the world) of connect and weld
+static physStatus eq_bodies(mjcfCtx* c, xmlNode* el, physSpecEquality* q) {
+  if (!mjcf_attr_text(el, "body1")) return mjcf_elem_error(c, el, PHYS_ERR_MODEL, "attribute 'body1' is required");
+  physStatus st = mjcf_get_name(c, el, "body1", q->obj1);
+  if (st) return st;
+  if (!mjcf_attr_text(el, "body2")) {
+    strcpy(q->obj2, "world");
+    return PHYS_OK;
+  }
+  return mjcf_get_name(c, el, "body2", q->obj2);
+}
+
+// <connect body1 body2 anchor>: a ball joint between body1's point anchor (its frame) and body2
+static physStatus parse_connect(mjcfCtx* c, const mjcfElem* e, physSpecEquality* q) {
+  physStatus st = eq_bodies(c, e->el, q);
+  if (st) return st;
+  int found;
+  if ((st = mjcf_get_vec(c, e, "anchor", 3, q->data, &found))) return st;
+  if (!found) return mjcf_elem_error(c, e->el, PHYS_ERR_MODEL, "attribute 'anchor' is required");
+  return PHYS_OK;
+}
+
+// <weld body1 body2 relpose anchor torquescale>: body2's pose fixed relative to body1 (relpose: its position
+// and quaternion in body1's frame; a zero quaternion, the default, takes the relative pose at qpos0)
+static physStatus parse_weld(mjcfCtx* c, const mjcfElem* e, physSpecEquality* q) {
+  physStatus st = eq_bodies(c, e->el, q);
+  if (st) return st;
+  double relpose[7] = {0, 1, 0, 0, 0, 0, 0};
+  if ((st = mjcf_get_vec(c, e, "relpose", 7, relpose, NULL))) return st;
+  if ((st = mjcf_get_vec(c, e, "anchor", 3, q->data, NULL))) return st;
+  memcpy(q->data + 3, relpose, sizeof relpose);
+  double ts = 1;
+  int found;
+  if ((st = mjcf_get_real(c, e, "torquescale", &ts, &found))) return st;
+  if (found && !(ts >= 0)) return mjcf_elem_error(c, e->el, PHYS_ERR_VALUE, "torquescale must be >= 0, got %g", ts);
+  q->data[10] = ts;
+  return PHYS_OK;
+}
+
+// <joint joint1 joint2 polycoef>: q1 - q1_0 = polynomial (degree 4) of q2 - q2_0 (no joint2: q1 - q1_0 = polycoef[0])
+static physStatus parse_joint(mjcfCtx* c, const mjcfElem* e, physSpecEquality* q) {
+  if (!mjcf_attr_text(e->el, "joint1"))
+    return mjcf_elem_error(c, e->el, PHYS_ERR_MODEL, "attribute 'joint1' is required");
+  physStatus st = mjcf_get_name(c, e->el, "joint1", q->obj1);
+  if (!st && mjcf_attr_text(e->el, "joint2")) st = mjcf_get_name(c, e->el, "joint2", q->obj2);
+  if (st) return st;
+  double poly[5] = {0, 1, 0, 0, 0};
+  if ((st = mjcf_get_vec(c, e, "polycoef", 5, poly, NULL))) return st;
+  memcpy(q->data, poly, sizeof poly);
+  return PHYS_OK;
+}
+
+// one child of <equality>
+static physStatus parse_one(mjcfCtx* c, xmlNode* el) {
+  static const char* const TYPES[] = {"connect", "weld", "joint", NULL};
+  int type = -1;
+  for (int k = 0; TYPES[k]; k++)
+    if (mjcf_is_elem(el, TYPES[k])) type = k;
+  if (type < 0 && (mjcf_is_elem(el, "tendon") || mjcf_is_elem(el, "distance")))
+    return mjcf_elem_error(c, el, PHYS_ERR_MODEL, "%s equality constraints are not supported (connect, weld and "
+                           "joint are)", mjcf_is_elem(el, "tendon") ? "tendon" : "distance");
+  if (type < 0) {
+    mjcf_unknown_element(c, el);
+    return PHYS_OK;
+  }
+  int cls;
+  physStatus st = mjcf_elem_class(c, el, "class", 0, &cls);
+  if (st) return st;
+  mjcfElem e = {el, K_EQUALITY, cls};
+  int id = phys_spec_add_equality(c->s);
+  if (id < 0) return phys_error(c->log, PHYS_ERR_NOMEM, "out of memory");
+  physSpecEquality* q = c->s->equality + id;
+  q->type = type;
+  q->line = (int)xmlGetLineNo(el);
+  q->fileid = mjcf_elem_fileid(c, el);
+  if ((st = eq_common(c, &e, q))) return st;
+  return type == PHYS_EQ_CONNECT ? parse_connect(c, &e, q) : type == PHYS_EQ_WELD ? parse_weld(c, &e, q)
+                                                                                   : parse_joint(c, &e, q);
+}
+
+// <equality>: its constraints in file order
+physStatus mjcf_parse_equality(mjcfCtx* c, xmlNode* el) {
+  for (xmlNode* ch = el->children; ch; ch = ch->next) {
+    if (ch->type != XML_ELEMENT_NODE) continue;
+    physStatus st = parse_one(c, ch);
+    if (st) return st;
+  }
+  return PHYS_OK;
+}
