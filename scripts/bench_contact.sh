@@ -6,7 +6,8 @@
 #
 # usage: scripts/bench_contact.sh [SCENE ...]   (box_rest box_slide half_cheetah humanoid atlas; default all)
 # env:   BUILD_DIR (default build-bench), SAMPLES (default 500), ROUNDS (default 3),
-#        CG_SAMPLES (callgrind samples, default 50), NO_CALLGRIND=1 to skip instruction counts
+#        CG_SAMPLES (callgrind samples, default 50), NO_CALLGRIND=1 to skip instruction counts,
+#        NO_SETUP=1 to skip scripts/setup.sh --bench (packages already installed)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${BUILD_DIR:-$root/build-bench}"
@@ -16,7 +17,7 @@ cg_samples="${CG_SAMPLES:-50}"
 scenes=("$@")
 [ ${#scenes[@]} -gt 0 ] || scenes=(box_rest box_slide half_cheetah humanoid atlas)
 
-bash "$root/scripts/setup.sh" --bench
+if [ -z "${NO_SETUP:-}" ]; then bash "$root/scripts/setup.sh" --bench; fi
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$build" -j2 --target bench_contact >/dev/null
 dart=""

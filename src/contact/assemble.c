@@ -255,7 +255,7 @@ void phys_constraint_assemble(const physModel* m, physData* d, physContact* con,
   int* warm = (int*)phys_stack_alloc(d, (size_t)n + 1);
   double* gpos = phys_stack_alloc(d, (size_t)n + 1);
   double* lambda0 = phys_stack_alloc(d, (size_t)n + 1);
-  int npos = 0;
+  int npos = 0, nmargin = 0;
   memset(gpos, 0, sizeof(double) * ((size_t)n + 1));
   memset(lambda0, 0, sizeof(double) * ((size_t)n + 1));
 
@@ -269,7 +269,9 @@ void phys_constraint_assemble(const physModel* m, physData* d, physContact* con,
     for (int r = 0; r < 3; r++) (*g)[3 * i + r] = dotn(rows + (size_t)r * nv, vf, nv);
     double vn = dotn(rows, d->qvel, nv);
     (*g)[3 * i] += phys_normal_bias(c, vn, dt, NULL);
-    if (c->dist + PHYS_CONTACT_SLOP < -PHYS_CONTACT_SLOP_TOL) {
+    if (c->dist > 0) {
+      nmargin++;   // within the margin (then never below the slop: no position correction)
+    } else if (c->dist + PHYS_CONTACT_SLOP < -PHYS_CONTACT_SLOP_TOL) {
       gpos[3 * i] = beta * (c->dist + PHYS_CONTACT_SLOP) / dt;
       npos++;
     }
@@ -302,6 +304,7 @@ void phys_constraint_assemble(const physModel* m, physData* d, physContact* con,
   p->g = *g;
   p->gpos = gpos;
   p->npos = npos;
+  p->nmargin = nmargin;
   p->mu = *mu;
   p->warm = warm;
   p->lambda0 = lambda0;

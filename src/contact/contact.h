@@ -86,6 +86,7 @@ typedef struct physConstraintProblem_ {
   const double* lambda0;    // n impulse guesses (last step's, matched as warm; limit rows 0), or NULL
   const double* gpos;       // n: position-correction bias beta*min(dist + slop, 0)/dt (normal and limit rows)
   int npos;                 // rows with gpos < 0 (0: no position correction needed)
+  int nmargin;              // contacts with dist > 0 (within the detection margin: a time of impact is possible)
 } physConstraintProblem;
 
 // solver results: impulses and the active structure the VJP needs, without recomputation

@@ -49,12 +49,18 @@
                                 // Cholesky pivot <= tol * the first (both measure eigenvalues)
 #define LCP_TOL_PIVOT 1e-11     // Lemke: pivots below tol * max|alpha| are never taken
 #define LCP_TOL_TIE 1e-11       // Lemke: ratio ties (scaled units) go to the lexicographic rule
+#define LCP_TOL_Z0 1e-9         // Lemke: an artificial z0 at or below this (scaled units) has left
 #define LCP_TOL_STATUS 1e-8     // a best effort above this relative residual is reported as PHYS_ERR_NUMERIC
-#define LCP_REGULARIZE 1e-8     // diagonal added to G^ when Lemke fails on the exact problem (then re-checked)
+#define LCP_NREGULARIZE 2       // Lemke's retries on G^ + eps I when it fails on the exact problem (then re-checked)
 #define LCP_PGS_SWEEPS 300      // Gauss-Seidel sweeps of the last fallback
 #define LCP_TOL_DOWNDATE 1.5e-8 // QR column norms: a downdated |a|^2 below tol * its exact value is recomputed
 #define LCP_TOL_LU 1e-9         // nonsymmetric subsystem: elimination pivots below tol * max|A| send it to QR
 #define LCP_CORRECTIONS 3       // active-set corrections of a failed warm-start guess before Lemke
+
+// the diagonals eps of the retries (LCP_NREGULARIZE): 1e-8 keeps the retry's point within rounding of the exact
+// problem's; 1e-6 bounds G^'s condition so that the pivots stay well conditioned on rank-deficient G (12 rows
+// of rank 6: a face resting on 4 corners), and the exact subsystem on its labels removes the eps again
+static const double lcp_regularize[LCP_NREGULARIZE] = {1e-8, 1e-6};
 
 // the scaled problem (see the file comment)
 typedef struct lcpScaled_ {
@@ -649,7 +655,20 @@ static int lcp_ratio(const lcpTableau* T, const double* alpha, int* cand) {
   return best;
 }
 
-// Lemke with covering vector 1: z (N) at a solution, returns 1; 0 on ray termination or the pivot cap.
+// the degenerate end of Lemke's path: 1 if the artificial z0 is basic at rounding level (<= LCP_TOL_Z0).
+// Every basis on the path is almost complementary (one pair w_j, z_j both nonbasic), so its basic point with
+// z0 = 0 is complementary and solves w = M z + q up to z0. On a rank-deficient G (a face resting on 4 corners:
+// 12 rows of rank 6) the ratio ties that would let z0 leave are exact only in exact arithmetic: rounding
+// leaves z0 at ~1e-11, the path takes a few more degenerate pivots and ends on a secondary ray. That point is
+// then the solution (the caller classifies it, solves its clamping subsystem and checks the result exactly).
+static int lcp_z0_vanished(const lcpTableau* T) {
+  for (int i = 0; i < T->N; i++)
+    if (T->basis[i] == 2 * T->N) return T->xb[i] <= LCP_TOL_Z0;
+  return 0;
+}
+
+// Lemke with covering vector 1: z (N) at a solution, returns 1; 0 on ray termination or the pivot cap unless
+// z0 has vanished there (lcp_z0_vanished).
 // Equation form w - M z - 1 z0 = q; an entering variable's column is e_i (w_i), -M_j (z_j) or -1 (z0)
 static int lcp_lemke(double* z, int* npivot, physData* d, const lcpVars* V, const lcpScaled* P) {
   int N = V->N, ok = 0;
@@ -701,6 +720,7 @@ static int lcp_lemke(double* z, int* npivot, physData* d, const lcpVars* V, cons
     lcp_pivot(&T, alpha, pos, enter);
     (*npivot)++;
   }
+  if (!ok) ok = lcp_z0_vanished(&T);
   if (ok)
     for (int i = 0; i < N; i++)
       if (T.basis[i] >= N && T.basis[i] < 2 * N) z[T.basis[i] - N] = lcp_pos(T.xb[i]);
@@ -745,19 +765,13 @@ static int lcp_try(lcpBest* best, double* wh, double* big, const lcpScaled* P, c
   return rel <= LCP_TOL_ACCEPT;
 }
 
-// Lemke on the scaled problem, retried with G^ + eps I if the exact one fails; lambda^ out, 1 on success
-static int lcp_full(double* lh, int* npivot, physData* d, lcpScaled* P) {
+// Lemke on the scaled problem G^ + eps I (eps = P->eps); lambda^ out, 1 if it ended at a solution
+static int lcp_full(double* lh, int* npivot, physData* d, const lcpScaled* P) {
   size_t mark = phys_stack_mark(d);
   lcpVars V;
   lcp_vars(&V, d, P);
   double* z = phys_stack_alloc(d, (size_t)V.N + 1);
-  int ok = lcp_lemke(z, npivot, d, &V, P), more = 0;
-  if (!ok) {
-    P->eps = LCP_REGULARIZE;
-    ok = lcp_lemke(z, &more, d, &V, P);
-    *npivot += more;
-    P->eps = 0;
-  }
+  int ok = lcp_lemke(z, npivot, d, &V, P);
   lcp_lambda_from_z(lh, &V, z, P->n);
   phys_stack_free(d, mark);
   return ok;
@@ -876,12 +890,29 @@ static physStatus lcp_refuse(physConstraintSolution* sol, physData* d, const phy
   return PHYS_ERR_NUMERIC;
 }
 
+// a point lambda^ from Lemke (or Gauss-Seidel) as a candidate: its classification (ties as clamping) stabilized
+// to the minimal-norm solution of its clamping subsystem, else its own point refined on its labels (ties as
+// separating); each checked by lcp_try. Returns 1 when one is accepted. Scratch lab, lh, wh (n).
+static int lcp_candidate(lcpBest* best, physData* d, const lcpScaled* P, const double* lemke, int* lab,
+                         double* lh, double* wh) {
+  double big = lcp_velocity(wh, P, lemke), tolc = LCP_TOL_CLASS * fmax(1, big), scale;
+  lcp_classify(lab, P, lemke, wh, tolc, 1);
+  lcp_subsystem(lh, d, P, lab, NULL);
+  if (lcp_try(best, wh, &scale, P, lh, lab)) return 1;
+  lcp_velocity(wh, P, lemke);
+  lcp_classify(lab, P, lemke, wh, tolc, 0);
+  lcp_try(best, wh, &scale, P, lemke, lab);
+  lcp_subsystem(lh, d, P, lab, lemke);
+  return lcp_try(best, wh, &scale, P, lh, lab);
+}
+
 // Solve the pyramid LCP of p (see the file comment). Order: the warm start (p->warm's labels, the
 // subsystem, the check, then up to LCP_CORRECTIONS active-set corrections of the labels, each checked);
-// else Lemke (on G^, and if that fails on G^ + 1e-8 I, and if that fails too Gauss-Seidel), then its
-// classification stabilized to the minimal-norm solution (ties as clamping), else its own point refined on
-// its labels (ties as separating), else the best of these with PHYS_ERR_NUMERIC and a data warning (nearly
-// singular, nearly inconsistent problems: relative residuals ~1e-7). sol->residual is the largest
+// else Lemke (lcp_candidate: its classification stabilized to the minimal-norm solution (ties as clamping),
+// else its own point refined on its labels (ties as separating)); when Lemke ends on a ray or its candidate is
+// not exact, the same on G^ + 1e-8 I, then on G^ + 1e-6 I, and if that ends on a ray too Gauss-Seidel's point;
+// else the best of these with PHYS_ERR_NUMERIC and a data warning (nearly singular, nearly inconsistent
+// problems: relative residuals ~1e-7). sol->residual is the largest
 // natural-map residual in row-velocity units (m/s or rad/s): min(d lambda, w) on normals and limits,
 // d lambda - clamp(d lambda - w, -d mu lambda_n, d mu lambda_n) on tangents, d = the mean diagonal of G over
 // the contact's rows (0 at an exact solution). sol->iterations counts Lemke's pivots (0 when the warm start
@@ -924,19 +955,18 @@ static physStatus solve_lcp(const physModel* m, physData* d, const physConstrain
     }
   }
 
-  // Lemke, then the stabilized (minimal-norm) solution on its labels, then its own point refined
-  int ok = lcp_full(lemke, &sol->iterations, d, &P);
-  if (!ok) lcp_pgs(lemke, &P, LCP_PGS_SWEEPS);
-  double big = lcp_velocity(wh, &P, lemke), tolc = LCP_TOL_CLASS * fmax(1, big), scale;
-  lcp_classify(lab, &P, lemke, wh, tolc, 1);
-  lcp_subsystem(lh, d, &P, lab, NULL);
-  int accepted = lcp_try(&best, wh, &scale, &P, lh, lab);
-  if (!accepted) {
-    lcp_velocity(wh, &P, lemke);
-    lcp_classify(lab, &P, lemke, wh, tolc, 0);
-    lcp_try(&best, wh, &scale, &P, lemke, lab);
-    lcp_subsystem(lh, d, &P, lab, lemke);
-    accepted = lcp_try(&best, wh, &scale, &P, lh, lab);
+  // Lemke on G^, then (if it ends on a ray, or its point does not give an exact solution) on G^ + eps I for
+  // each eps of lcp_regularize, then Gauss-Seidel; each point through lcp_candidate
+  int ok = 0, accepted = 0;
+  for (int k = 0; k <= LCP_NREGULARIZE && !accepted; k++) {
+    int more = 0;
+    P.eps = k ? lcp_regularize[k - 1] : 0;
+    ok = lcp_full(lemke, &more, d, &P);
+    P.eps = 0;
+    sol->iterations += more;
+    if (!ok && k < LCP_NREGULARIZE) continue;   // a ray: the next eps
+    if (!ok) lcp_pgs(lemke, &P, LCP_PGS_SWEEPS);
+    accepted = lcp_candidate(&best, d, &P, lemke, lab, lh, wh);
   }
   if (!accepted && !(best.rel <= LCP_TOL_STATUS)) {
     status = PHYS_ERR_NUMERIC;

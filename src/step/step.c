@@ -317,30 +317,35 @@ static void position_correction(const physModel* m, physData* d, const physConst
 // impulse lambda_i applied at t* instead of at the step's start (gravity's share held over the whole step):
 // q+ = q + dt v+ - sigma_i M~^-1 J_i' lambda_i (sigma_i: phys_toi_shift); added to the position update velocity:
 // vpos += M~^-1 J' (s o lambda), s = -sigma_i/dt on contact i's three rows (0 on the others)
+// A step without margin contacts (p->nmargin = 0) returns at once; e, the scratch f and its zeroing wait for
+// the first contact whose shift is nonzero (the same sums in the same order).
 static void toi_displacement(const physModel* m, physData* d, const physConstraintProblem* p, const double* lambda,
                              double* vpos) {
+  if (p->nmargin == 0) return;
   int nv = m->nv;
-  double dt = m->opt.timestep, e = phys_toi_hold_speed(m);
-  size_t mark = phys_stack_mark(d);
-  double* f = phys_stack_alloc(d, (size_t)nv);
-  int any = 0;
-  memset(f, 0, sizeof(double) * (size_t)nv);
+  double dt = m->opt.timestep, e = -1, *f = NULL;
+  size_t mark = 0;
   for (int i = 0; i < p->nc; i++) {
     if (!(p->con[i].dist > 0)) continue;   // touching or penetrating: no time of impact (phys_toi_time), sigma = 0
     const double* Jn = p->J + (size_t)(3 * i) * nv;
     double vn = 0;
     for (int k = 0; k < nv; k++) vn += Jn[k] * d->qvel[k];
+    if (e < 0) e = phys_toi_hold_speed(m);
     double s = -phys_toi_shift(p->con + i, vn, dt, e, NULL) / dt;
     if (s == 0) continue;
-    any = 1;
+    if (!f) {
+      mark = phys_stack_mark(d);
+      f = phys_stack_alloc(d, (size_t)nv);
+      memset(f, 0, sizeof(double) * (size_t)nv);
+    }
     for (int r = 0; r < 3; r++)
       for (int k = 0; k < nv; k++) f[k] += s * p->J[(size_t)(3 * i + r) * nv + k] * lambda[3 * i + r];
   }
-  if (any) {
+  if (f) {
     phys_solve_m(m, d->qLD, f, f);
     for (int k = 0; k < nv; k++) vpos[k] += f[k];
+    phys_stack_free(d, mark);
   }
-  phys_stack_free(d, mark);
 }
 
 // x' G x for the impulses x = (xc, xf) of the contact and frictionloss rows: |M~^-1 J' x|^2 in M~'s norm, twice
@@ -857,7 +862,8 @@ static void step_body(const physModel* m, physData* d, physSolverFn solver, cons
       d->qacc[i] = (vnew[i] - d->qvel[i]) / dt;
     }
   }
-  phys_sensor_list(m, d, cl->con, cl->n);   // at the step's start state, as MuJoCo's mj_step (its mj_forward before integrating)
+  // sensors at the step's start state, as MuJoCo's mj_step (its mj_forward before integrating); none: no call
+  if (m->nsensor > 0) phys_sensor_list(m, d, cl->con, cl->n);
 
   // v+ as computed; q+ = q (+) dt*(v+ + vpos), vpos the split-impulse position correction
   if (ok) {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "contact.h"
+#include "lcp_resting_faces.h"
 #include "rng.h"
 #include "test.h"
 
@@ -638,6 +639,31 @@ static void test_nearly_singular(void) {
   CHECK(worst <= 1e-6);
 }
 
+// a cube's face resting on the floor (lcp_resting_faces.h: 12 rows, G of rank 6, recorded from the main job):
+// solved exactly (status, natural-map residual ~1e-17 m/s, the conditions, consistent labels), where Lemke used
+// to end on a ray or at a point without an exact solution; the result is the minimal-norm solution of its
+// clamping subsystem, so the warm start from its own labels returns it again without a pivot
+static void test_resting_face(void) {
+  testProblem* tp = &g_tp;
+  for (int f = 0; f < RESTING_NFACE; f++) {
+    tp->nc = 4, tp->nl = 0, tp->n = 12, tp->nv = 6;
+    memcpy(tp->G, resting_G[f], sizeof(resting_G[f]));
+    memcpy(tp->g, resting_g[f], sizeof(resting_g[f]));
+    memcpy(tp->mu, resting_mu[f], sizeof(resting_mu[f]));
+    double lambda[MAXN], lw[MAXN];
+    int state[MAXN], sw[MAXN];
+    physConstraintSolution sol;
+    CHECK(solve(tp, NULL, lambda, state, &sol) == PHYS_OK);
+    printf("resting face %d: %d pivots, residual %.3g m/s, violation %.3g\n", f, sol.iterations, sol.residual,
+           violation(tp, lambda, TOL));
+    CHECK(sol.iterations > 0 && sol.residual <= 1e-12);
+    CHECK(violation(tp, lambda, TOL) <= 1e-12);
+    CHECK(states_consistent(tp, lambda, state));
+    CHECK(solve(tp, state, lw, sw, &sol) == PHYS_OK && sol.warm_used == 1 && sol.iterations == 0);
+    for (int i = 0; i < 12; i++) CHECK(lw[i] == lambda[i]);
+  }
+}
+
 // degenerate input: no rows; g = 0 (lambda = 0); non-finite G (status, warning, zeros, no NaN)
 static void test_degenerate(void) {
   double lambda[MAXN];
@@ -735,6 +761,7 @@ int main(void) {
   test_duplicate();
   test_tied();
   test_nearly_singular();
+  test_resting_face();
   test_degenerate();
   test_arena();
   return test_done();

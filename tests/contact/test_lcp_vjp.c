@@ -10,11 +10,13 @@
 // (phys_solve_lcp_jvp_prod: dG z_k and dG's diagonal only) against the whole dG's at every direction, and the
 // reverse mode's factored G_bar (phys_solve_lcp_vjp_factored) against the whole G_bar; both reverse modes on a
 // local structure built once (phys_solve_lcp_vjp_local, phys_solve_lcp_vjp_factored_local: one build counted in
-// d->nlcp_local, none by them) bit for bit the one-shot ones.
+// d->nlcp_local, none by them) bit for bit the one-shot ones. The cube faces resting on the floor that Lemke
+// used to fail on (lcp_resting_faces.h, G of rank 6), perturbed in g within G's range.
 #include <math.h>
 #include <string.h>
 
 #include "contact.h"
+#include "lcp_resting_faces.h"
 #include "rng.h"
 #include "test.h"
 
@@ -382,6 +384,62 @@ static void test_box(void) {
   }
 }
 
+// the recorded resting faces (lcp_resting_faces.h: 12 rows, G of rank 6): the solution's derivative in g along
+// dg = G r (G's range, which keeps the system consistent, as a change of the free velocity does) against
+// central differences of the solver warm-started from the solution's labels, as the step is (h = 1e-6 relative;
+// the guess verified and kept), and the reverse mode by the dot product. Cold, the perturbed solves of the second
+// face (every tangent sticking with impulses ~1e-8) may return another exact solution of the non-unique problem
+// (one tangent at its friction bound, 5e-4): the labels, and so the derivative, are those of the solution returned
+static void test_resting_face(void) {
+  physRng rng;
+  phys_rng_seed(&rng, 12);
+  static double G[144], g[12], gq[12], mu[4];
+  for (int f = 0; f < RESTING_NFACE; f++) {
+    memcpy(G, resting_G[f], sizeof(G)), memcpy(g, resting_g[f], sizeof(g)), memcpy(mu, resting_mu[f], sizeof(mu));
+    double lam[12], lp[12], lm[12], dl[12], dg[12], lb[12], gb[12], mub[4], r[12], gmax = 0;
+    static double Gb[144];
+    int st[12], sp[12], sm[12];
+    physData d = make_data();
+    physConstraintProblem pp = {.nc = 4, .n = 12, .nv = 6, .G = G, .g = g, .mu = mu};
+    physConstraintSolution sol = {.lambda = lam, .state = st};
+    CHECK(phys_solve_lcp(NULL, &d, &pp, &sol) == PHYS_OK);
+    for (int trial = 0; trial < 4; trial++) {
+      for (int i = 0; i < 12; i++) r[i] = phys_rng_range(&rng, -1, 1), gmax = fmax(fabs(g[i]), gmax);
+      for (int i = 0; i < 12; i++) {
+        dg[i] = 0;
+        for (int j = 0; j < 12; j++) dg[i] += G[i * 12 + j] * r[j];
+      }
+      CHECK(phys_solve_lcp_jvp(NULL, &d, &pp, &sol, dg, NULL, NULL, dl) == PHYS_OK);
+      double h = 1e-6 * gmax, err = 0, scale = 0, lmax = 0;
+      for (int sgn = -1; sgn <= 1; sgn += 2) {
+        for (int i = 0; i < 12; i++) gq[i] = g[i] + sgn * h * dg[i];
+        physConstraintProblem pq = pp;
+        pq.g = gq, pq.warm = st;
+        physConstraintSolution sq = {.lambda = sgn > 0 ? lp : lm, .state = sgn > 0 ? sp : sm};
+        physData dq = make_data();
+        CHECK(phys_solve_lcp(NULL, &dq, &pq, &sq) == PHYS_OK && sq.warm_used == 1);
+      }
+      CHECK(!memcmp(sp, st, sizeof(st)) && !memcmp(sm, st, sizeof(st)));
+      for (int i = 0; i < 12; i++) scale = fmax(fabs(dl[i]), scale), lmax = fmax(fabs(lam[i]), lmax);
+      scale = fmax(scale, 1e-3 * lmax);
+      for (int i = 0; i < 12; i++) err = fmax(fabs((lp[i] - lm[i]) / (2 * h) - dl[i]), err);
+      g_fd_worst = fmax(err / scale, g_fd_worst);
+      CHECK_MSG(err <= FD_TOL * scale, "resting face %d: |fd - jvp| %.3g, scale %.3g", f, err, scale);
+      // <lambda_bar, dl> = <g_bar, dg>
+      double lhs = 0, rhs = 0, mag = 0;
+      for (int i = 0; i < 12; i++) lb[i] = phys_rng_range(&rng, -1, 1);
+      CHECK(phys_solve_lcp_vjp(NULL, &d, &pp, &sol, lb, gb, Gb, mub) == PHYS_OK);
+      for (int i = 0; i < 12; i++) {
+        lhs += lb[i] * dl[i], rhs += gb[i] * dg[i];
+        mag += fabs(lb[i] * dl[i]) + fabs(gb[i] * dg[i]);
+      }
+      g_dot_worst = fmax(fabs(lhs - rhs) / mag, g_dot_worst);
+      CHECK(fabs(lhs - rhs) <= DOT_TOL * mag);
+      printf("resting face %d: |fd - jvp| %.3g relative\n", f, err / scale);
+    }
+  }
+}
+
 // complementarity-aware labels (paper 001 IV-D, Fig. 3): a ball resting on the ground (one contact, G = 1/m
 // on the normal, pressed in: g_n = -0.1) and the loss L = -w_n (lift it: w = G lambda + g is the row's velocity
 // after the step). Exact: clamped, w_n = 0 whatever g does, so dL/dg_n = 0 (a saddle). The adjoint reaching
@@ -506,6 +564,7 @@ int main(void) {
   test_random();
   test_mu_zero();
   test_box();
+  test_resting_face();
   test_aware();
   test_pinv();
   printf("finite differences: %d directions tested, %d skipped (states changed); worst %.3g (tol %.0e)\n",
