@@ -85,15 +85,25 @@ static inline int phys_grad_balls_last(const physModel* m) {
   return 1;
 }
 
+// 1 if the step derivatives cover m's actuators: no activations (na = 0: the state (q, v) has no act block
+// yet) and no site transmissions (issue 15 item 2; their derivatives are not built)
+static inline int phys_grad_actuators_ok(const physModel* m) {
+  if (m->na) return 0;
+  for (int a = 0; a < m->nu; a++)
+    if (m->actuator_trntype[a] == PHYS_TRN_SITE) return 0;
+  return 1;
+}
+
 //---------------------------------------------------------------------------------------------------------
 // the contact-free step (step_deriv.c): x = (q tangent, v) (2nv), x+ = step(x, u)
 
 // A = dx+/dx (2nv x 2nv) and B = dx+/du (2nv x nu) of one phys_step at d's state (either may be NULL).
 // With contacts or active joint limits and m->opt.contact lcp, cone or ccp the constrained step's derivatives
 // (step_contact_deriv.h: d's contact lists only read, PHYS_ERR_ARG if a contact pair has no geometry derivative);
-// penalty contact: penalty_deriv.h. PHYS_ERR_MODEL if a ball joint is not the last joint of its body;
-// PHYS_ERR_NUMERIC (a counted warning) if M + dt B is not positive definite. The state is not advanced; kinematics,
-// qM, qfrc_bias, qfrc_passive, qfrc_actuator and qacc (the step's acceleration) are left at the state.
+// penalty contact: penalty_deriv.h. PHYS_ERR_MODEL if a ball joint is not the last joint of its body or
+// !phys_grad_actuators_ok(m); PHYS_ERR_NUMERIC (a counted warning) if M + dt B is not positive definite. The state
+// is not advanced; kinematics, qM, qfrc_bias, qfrc_passive, qfrc_actuator and qacc (the step's acceleration) are
+// left at the state.
 physStatus phys_step_jacobian(const physModel* m, physData* d, double* A, double* B);
 // the complementarity-aware Jacobians for one cotangent xbar_next (2nv): with m->opt.gradflags
 // PHYS_GRAD_COMPLEMENTARITY and lcp, A and B of the step with the contact labels the reverse mode picks for

@@ -157,7 +157,7 @@ static void gear_columns(const physModel* m, physData* d, const physParam* p, do
 
 // gain, bias, kp or kv of actuator a: R = -gear df/dtheta on a joint's dofs, gear df/dtheta u on a spring,
 // with df/dgain = c (the clamped control), df/dbias = 1, df/dkp = c - L, df/dkv = c - Ldot (L = gear q,
-// Ldot = gear qdot of its hinge or slide)
+// Ldot = gear qdot of its hinge or slide), all 0 where the force is clamped to forcerange
 static void actuator_columns(const physModel* m, physData* d, const physParam* p, double* R, int ld, double* tmp) {
   int a = p->id, id = m->actuator_trnid[a];
   if (m->opt.disableflags & PHYS_DSBL_ACTUATION) return;
@@ -167,6 +167,7 @@ static void actuator_columns(const physModel* m, physData* d, const physParam* p
   double s = p->kind == PHYS_PAR_BIAS ? 1 : t.c;
   if (p->kind == PHYS_PAR_KP) s -= gear[0] * d->qpos[m->jnt_qposadr[id]];
   if (p->kind == PHYS_PAR_KV) s -= gear[0] * d->qvel[m->jnt_dofadr[id]];
+  s *= t.fslope;   // a force clamped to forcerange does not move
   if (m->actuator_trntype[a] == PHYS_TRN_JOINT) {
     int type = m->jnt_type[id], da = m->jnt_dofadr[id];
     int n = type == PHYS_JNT_FREE ? 6 : (type == PHYS_JNT_BALL ? 3 : 1);

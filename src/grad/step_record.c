@@ -70,7 +70,7 @@ physStatus phys_step_linearize_warm(const physModel* m, physData* d, const physW
   rec->mark = phys_stack_mark(d);
   rec->solver = m->opt.contact;
   rec->warm = warm ? *warm : (physWarmStart){d->ncon, d->contact};
-  if (!phys_grad_balls_last(m)) return PHYS_ERR_MODEL;
+  if (!phys_grad_balls_last(m) || !phys_grad_actuators_ok(m)) return PHYS_ERR_MODEL;
   if (m->opt.contact == PHYS_CONTACT_PENALTY) {
     if (phys_penalty_deriv_applies(m, d)) {
       rec->kind = PHYS_STEP_PENALTY;

@@ -267,6 +267,7 @@ physData* phys_make_data(const physModel* m) {
   d->nsite = m->nsite;
   d->nspring = m->nspring;
   d->nu = m->nu;
+  d->na = m->na;
   d->nconmax = m->nconmax;
   d->nsensordata = m->nsensordata;
   d->nstack = phys_arena_size(m);

@@ -1,7 +1,8 @@
 // mjcf_actuator.c - MJCF <tendon>, <actuator> and <keyframe>: spatial tendons through sites (springs of
 // the spec), fixed tendons ignored with a warning; <motor>, <position>, <velocity> and <general> actuators
-// without dynamics, with fixed or affine gain and bias (MuJoCo 2.2.2's gainprm, biasprm through default
-// classes), on a joint or a spatial tendon; keys with time, qpos, qvel and ctrl.
+// with none, integrator or filter dynamics, fixed or affine gain and bias (MuJoCo 2.2.2's dynprm, gainprm,
+// biasprm through default classes), control, force and activation limits, on a joint, a spatial tendon or a
+// site; keys with time, qpos, qvel and ctrl.
 #include <stdlib.h>
 #include <string.h>
 
@@ -90,8 +91,8 @@ physStatus mjcf_parse_tendon(mjcfCtx* c, xmlNode* el) {
 // MuJoCo 2.2.2's actuator parameters as its reader builds them: one set per default class (inherited, then
 // edited by the class's actuator nodes in order) and per element (its class's, edited by the element)
 typedef struct actPrm_ {
-  int dyn, gain, bias;        // dyntype (0 none), gaintype (0 fixed, 1 affine), biastype (0 none, 1 affine)
-  double gainprm[10], biasprm[10];
+  int dyn, gain, bias;        // dyntype (0 none, 1 integrator, 2 filter), gaintype (0 fixed, 1 affine), biastype
+  double dynprm[10], gainprm[10], biasprm[10];   // (0 none, 1 affine)
 } actPrm;
 
 // edit p by one <motor|general|position|velocity> node (an element or a default node, its own attributes
@@ -109,6 +110,7 @@ static physStatus edit_actuator(mjcfCtx* c, xmlNode* el, actPrm* p) {
     st = mjcf_get_keyword(c, &own, "dyntype", DYN, &p->dyn, NULL);
     if (!st) st = mjcf_get_keyword(c, &own, "gaintype", GAIN, &p->gain, NULL);
     if (!st) st = mjcf_get_keyword(c, &own, "biastype", BIAS, &p->bias, NULL);
+    if (!st) st = mjcf_get_partial(c, &own, "dynprm", 10, p->dynprm, &n);
     if (!st) st = mjcf_get_partial(c, &own, "gainprm", 10, p->gainprm, &n);
     if (!st) st = mjcf_get_partial(c, &own, "biasprm", 10, p->biasprm, &n);
     return st;
@@ -127,12 +129,13 @@ static physStatus edit_actuator(mjcfCtx* c, xmlNode* el, actPrm* p) {
   return st;
 }
 
-// the parameters of element e (class chain root first, then the element); *ok = 0 with a warning for
-// dynamics and gain or bias types other than fixed/affine (MuJoCo's none/fixed/affine are what physid has)
-static physStatus actuator_prm(mjcfCtx* c, const mjcfElem* e, double gainprm[3], double biasprm[3], int* ok) {
+// the parameters of element e (class chain root first, then the element) into a's dyntype, dynprm, gainprm,
+// biasprm; *ok = 0 with a warning for muscle and user dynamics, gain or bias types (physid has MuJoCo's none,
+// integrator and filter dynamics, fixed and affine gain and bias)
+static physStatus actuator_prm(mjcfCtx* c, const mjcfElem* e, physSpecActuator* a, int* ok) {
   int chain[PHYS_MJCF_MAXDEPTH], nchain = 0;
   for (int k = e->cls; k >= 0 && nchain < PHYS_MJCF_MAXDEPTH; k = c->cls[k].parent) chain[nchain++] = k;
-  actPrm p = {.gainprm = {1}};
+  actPrm p = {.dynprm = {1}, .gainprm = {1}};
   for (int i = nchain - 1; i >= -1; i--) {
     int nnode = i >= 0 ? c->cls[chain[i]].nnode[K_ACTUATOR] : 1;
     for (int j = 0; j < nnode; j++) {
@@ -140,25 +143,26 @@ static physStatus actuator_prm(mjcfCtx* c, const mjcfElem* e, double gainprm[3],
       if (st) return st;
     }
   }
-  *ok = p.dyn == 0 && p.gain <= 1 && p.bias <= 1;
+  *ok = p.dyn <= 2 && p.gain <= 1 && p.bias <= 1;
   if (!*ok) {
-    mjcf_elem_warning(c, e->el, "only actuators without dynamics and with fixed or affine gain and bias are "
-                      "supported; ignored");
+    mjcf_elem_warning(c, e->el, "only actuators with none, integrator or filter dynamics and fixed or affine gain "
+                      "and bias are supported; ignored");
   }
+  a->dyntype = p.dyn;
   for (int i = 0; i < 3; i++) {
-    gainprm[i] = i == 0 || p.gain == 1 ? p.gainprm[i] : 0;
-    biasprm[i] = p.bias == 1 ? p.biasprm[i] : 0;
+    a->dynprm[i] = p.dynprm[i];
+    a->gainprm[i] = i == 0 || p.gain == 1 ? p.gainprm[i] : 0;
+    a->biasprm[i] = p.bias == 1 ? p.biasprm[i] : 0;
   }
   return PHYS_OK;
 }
 
 // <motor>, <general>, <position> or <velocity> (actuator_prm) with name class, one target of joint tendon
-// site jointinparent body cranksite (only joint and spatial tendon are used), gear ctrllimited ctrlrange
-// forcelimited
+// site (jointinparent body cranksite refused), gear ctrllimited ctrlrange forcelimited forcerange actlimited
+// actrange (MuJoCo 2.2.2's limit rule, mjcf_get_limited)
 static physStatus parse_motor(mjcfCtx* c, xmlNode* el) {
   static const char* const TARGETS[] = {"joint", "tendon", "site", "jointinparent", "body", "cranksite"};
-  int cls, ntarget = 0, which = -1, ok = 1, n, v, found;
-  double gainprm[3], biasprm[3];
+  int cls, ntarget = 0, which = -1, ok = 1, n;
   physStatus st = mjcf_elem_class(c, el, "class", 0, &cls);
   if (st) return st;
   mjcfElem e = {el, K_ACTUATOR, cls};
@@ -168,17 +172,18 @@ static physStatus parse_motor(mjcfCtx* c, xmlNode* el) {
       which = i;
     }
   }
-  if (ntarget != 1) return mjcf_elem_error(c, el, PHYS_ERR_MODEL, "needs exactly one of 'joint' and 'tendon'");
+  if (ntarget != 1) return mjcf_elem_error(c, el, PHYS_ERR_MODEL, "needs exactly one of 'joint', 'tendon' and 'site'");
   const char* target = mjcf_attr_text(el, TARGETS[which]);
-  if (which >= 2) {
-    mjcf_elem_warning(c, el, "actuators on a %s are not supported; ignored", TARGETS[which]);
-    return PHYS_OK;
+  if (which >= 3) {
+    return mjcf_elem_error(c, el, PHYS_ERR_MODEL, "actuators with a '%s' transmission are not supported (joint, "
+                           "tendon and site are)", TARGETS[which]);
   }
   if (which == 1 && mjcf_strlist_has(&c->ignored_tendon, target)) {
     mjcf_elem_warning(c, el, "actuator on the ignored fixed tendon '%.64s'; ignored", target);
     return PHYS_OK;
   }
-  if ((st = actuator_prm(c, &e, gainprm, biasprm, &ok)) || !ok) return st;
+  physSpecActuator prm = {0};
+  if ((st = actuator_prm(c, &e, &prm, &ok)) || !ok) return st;
   int id = phys_spec_add_actuator(c->s);
   if (id < 0) return phys_error(c->log, PHYS_ERR_NOMEM, "out of memory");
   physSpecActuator* a = c->s->actuator + id;
@@ -186,14 +191,15 @@ static physStatus parse_motor(mjcfCtx* c, xmlNode* el) {
   a->fileid = mjcf_elem_fileid(c, el);
   if ((st = mjcf_get_name(c, el, "name", a->name))) return st;
   if ((st = mjcf_get_name(c, el, TARGETS[which], a->target))) return st;
-  a->trntype = which == 0 ? PHYS_TRN_JOINT : PHYS_TRN_SPRING;
+  a->trntype = which == 0 ? PHYS_TRN_JOINT : (which == 1 ? PHYS_TRN_SPRING : PHYS_TRN_SITE);
   if ((st = mjcf_get_partial(c, &e, "gear", 6, a->gear, &n))) return st;
-  memcpy(a->gainprm, gainprm, sizeof(gainprm));
-  memcpy(a->biasprm, biasprm, sizeof(biasprm));
+  a->dyntype = prm.dyntype;
+  memcpy(a->dynprm, prm.dynprm, sizeof(prm.dynprm));
+  memcpy(a->gainprm, prm.gainprm, sizeof(prm.gainprm));
+  memcpy(a->biasprm, prm.biasprm, sizeof(prm.biasprm));
   if ((st = mjcf_get_limited(c, &e, "ctrllimited", "ctrlrange", a->ctrlrange, &a->ctrllimited))) return st;
-  if ((st = mjcf_get_keyword(c, &e, "forcelimited", MJCF_LIMITED_WORDS, &v, &found))) return st;
-  if (found && v == 1) mjcf_elem_warning(c, el, "forcelimited is not supported; ignored");
-  return PHYS_OK;
+  if ((st = mjcf_get_limited(c, &e, "forcelimited", "forcerange", a->forcerange, &a->forcelimited))) return st;
+  return mjcf_get_limited(c, &e, "actlimited", "actrange", a->actrange, &a->actlimited);
 }
 
 // <actuator>: <motor>, <general>, <position> and <velocity>; the other actuator types are warned about

@@ -155,6 +155,7 @@ int phys_spec_add_actuator(physSpec* s) {
   if (i < 0) return -1;
   s->actuator[i].gear[0] = 1;
   s->actuator[i].gainprm[0] = 1;
+  s->actuator[i].dynprm[0] = 1;   // MuJoCo's default dynprm
   s->actuator[i].trntype = PHYS_TRN_JOINT;
   return i;
 }
