@@ -199,8 +199,8 @@ void grad_explain_status(const physModel* m, physData* d, physStatus st, const c
               d->lastwarning[0] ? "; last library message: " : "", d->lastwarning);
   } else if (st == PHYS_ERR_MODEL) {
     if (!phys_grad_actuators_ok(m))
-      cli_error("%s: the model has actuators with dynamics (activations) or on a site: the step Jacobians do not "
-                "support them yet", where);
+      cli_error("%s: the model has actuators with dynamics (activations): the step Jacobians do not support them "
+                "yet", where);
     else
       cli_error("%s: a ball joint is not the last joint of its body: the step Jacobians do not support it", where);
   } else {

@@ -46,6 +46,9 @@ double phys_actuator_force(const physModel* m, const physData* d, int a, physAct
 // world force and torque (3 each) of site actuator a (PHYS_TRN_SITE) at force f: the site's rotation times
 // gear[0..2] f and gear[3..5] f (MuJoCo's mjTRN_SITE wrench)
 void phys_site_wrench(const physModel* m, const physData* d, int a, double f, double force[3], double torque[3]);
+// moment (nv, overwritten) of site actuator a through the gear vector gear (6; the model's: actuator_gear + 6 a):
+// the generalized force of a unit actuator force, Jp' R gear[0..2] + Jr' R gear[3..5] at the site
+void phys_site_moment(const physModel* m, const physData* d, int a, const double gear[6], double* moment);
 
 // world position *pos, rotation *mat and body of a sensor's frame object (physObjType body: the inertial frame,
 // xbody: the body frame, geom, site; sensor.c)

@@ -161,14 +161,29 @@ static double actuator_act_dot(const physModel* m, const physData* d, int a) {
   return (c - d->act[m->actuator_actadr[a]]) / (tau > 1e-15 ? tau : 1e-15);
 }
 
-// world force and torque of a site actuator (PHYS_TRN_SITE) of force f: R gear[0..2] f and R gear[3..5] f
-// with R the site's rotation
-void phys_site_wrench(const physModel* m, const physData* d, int a, double f, double force[3], double torque[3]) {
-  const double *R = d->site_xmat + 9 * m->actuator_trnid[a], *gear = m->actuator_gear + 6 * a;
+// world force and torque of site actuator a (PHYS_TRN_SITE) of force f through the gear vector gear: R
+// gear[0..2] f and R gear[3..5] f with R the site's rotation
+static void site_wrench_gear(const physModel* m, const physData* d, int a, const double gear[6], double f,
+                             double force[3], double torque[3]) {
+  const double* R = d->site_xmat + 9 * m->actuator_trnid[a];
   for (int i = 0; i < 3; i++) {
     force[i] = (R[3 * i] * gear[0] + R[3 * i + 1] * gear[1] + R[3 * i + 2] * gear[2]) * f;
     torque[i] = (R[3 * i] * gear[3] + R[3 * i + 1] * gear[4] + R[3 * i + 2] * gear[5]) * f;
   }
+}
+
+// phys_site_wrench (dyn.h) through the model's gear
+void phys_site_wrench(const physModel* m, const physData* d, int a, double f, double force[3], double torque[3]) {
+  site_wrench_gear(m, d, a, m->actuator_gear + 6 * a, f, force, torque);
+}
+
+// moment (nv) of site actuator a with the gear vector gear (6): the generalized force of a unit actuator force
+void phys_site_moment(const physModel* m, const physData* d, int a, const double gear[6], double* moment) {
+  int s = m->actuator_trnid[a];
+  double force[3], torque[3];
+  memset(moment, 0, sizeof(double) * (size_t)m->nv);
+  site_wrench_gear(m, d, a, gear, 1, force, torque);
+  phys_apply_force(m, d, moment, m->site_bodyid[s], d->site_xpos + 3 * s, force, torque);
 }
 
 // qfrc_actuator = sum_a moment_a' force_a (phys_actuator_force): joint hinge/slide gear[0]; ball gear[0..2]

@@ -85,14 +85,9 @@ static inline int phys_grad_balls_last(const physModel* m) {
   return 1;
 }
 
-// 1 if the step derivatives cover m's actuators: no activations (na = 0: the state (q, v) has no act block
-// yet) and no site transmissions (issue 15 item 2; their derivatives are not built)
-static inline int phys_grad_actuators_ok(const physModel* m) {
-  if (m->na) return 0;
-  for (int a = 0; a < m->nu; a++)
-    if (m->actuator_trntype[a] == PHYS_TRN_SITE) return 0;
-  return 1;
-}
+// 1 if the step derivatives cover m's actuators: no activations (na = 0: the state (q, v) of the Jacobians
+// and VJPs has no act block yet; issue 15 item 2)
+static inline int phys_grad_actuators_ok(const physModel* m) { return m->na == 0; }
 
 //---------------------------------------------------------------------------------------------------------
 // the contact-free step (step_deriv.c): x = (q tangent, v) (2nv), x+ = step(x, u)

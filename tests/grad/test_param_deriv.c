@@ -15,7 +15,8 @@
 //     central differences and the dot-product test through check_model; on the jumpworm in contact (every
 //     contact model) the tied columns of damping, mass, gear and bias equal the summed ones to 1e-10 relative;
 //   - actuator gain, bias, kp and kv (tests/data/actuators.xml's servos and affine <general>; the motors of
-//     mixed.xml, one on a spring) against the differences and the dot-product test;
+//     mixed.xml, one on a spring; tests/data/actuator_site.xml's site actuators and force-limited motor and
+//     servo, with their gears) against the differences and the dot-product test;
 // on the pendulum, tests/data/mixed.xml (every joint type, springs, motors on joints and on a spring, random
 // xfrc_applied so that the com's force point moves with com and inertia; with implicit and explicit damping)
 // and MuJoCo's humanoid in the air (contacts and limits disabled, every body's inertia, every joint, every gear).
@@ -425,6 +426,12 @@ int main(void) {
   const char* act[] = {"gain:push", "bias:push", "kp:shoulder", "kv:elbow", "gain:wrist", "bias:wrist",
                        "gear:wrist", "gear:shoulder", "bias:elbow", "gain:assist", "mass:l2"};
   check_model("actuators gain/bias", m, act, 11, 3, 2, 0);
+  phys_free_model(m);
+  // site transmissions (6 gear entries each) and force limits (tests/data/actuator_site.xml)
+  m = gm_load("tests/data/actuator_site.xml", 0);
+  const char* site[] = {"gear:tipwrench", "gain:tipwrench", "gear:thrust", "bias:thrust", "gain:thrust",
+                        "kp:servo", "gear:capped", "gain:capped", "mass:l3"};
+  check_model("actuator_site", m, site, 9, 3, 2, 0);
   phys_free_model(m);
   m = gm_load("tests/data/mixed.xml", 0);
   char** as;

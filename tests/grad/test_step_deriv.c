@@ -6,10 +6,12 @@
 //     h = 1e-3: relative 1e-6 per block (q+, v+ rows; q, v, u columns) at random states of the pendulum, the
 //     double pendulum, a free tumbling asymmetric body, mixed.xml (every joint type, springs, tendon motor),
 //     two random trees (one with PHYS_DSBL_EULERDAMP), MuJoCo's humanoid in the air (contacts and limits
-//     disabled); random qfrc_applied and xfrc_applied;
+//     disabled), tests/data/actuator_site.xml (site actuators, force limits); random qfrc_applied and
+//     xfrc_applied;
 //  3. phys_step_vjp by the dot-product test y'(A x) = (A'y)'x and y'(B u) = (B'y)'u to 1e-12;
 //  4. d->qacc is the step's own acceleration; contacts or active limits (constrained step) leave the
-//     contact list (warm start) untouched; a ball followed by another joint of its body PHYS_ERR_MODEL.
+//     contact list (warm start) untouched; a ball followed by another joint of its body PHYS_ERR_MODEL, and
+//     so does a model with activations (na > 0).
 #include "grad_models.h"
 
 #define NSTATE 3
@@ -191,6 +193,18 @@ static void check_refusals(void) {
   free(A);
   phys_free_data(d);
   phys_free_model(m);
+
+  // actuator activations (act in the state): the Jacobians of (q, v) have no act block yet
+  m = gm_load("tests/data/actuator_dynamics.xml", 0);
+  d = phys_make_data(m);
+  A = malloc(sizeof(double) * 4 * m->nv * m->nv);
+  CHECK(m->na == 4 && phys_step_jacobian(m, d, A, NULL) == PHYS_ERR_MODEL);
+  double* xbar = calloc((size_t)(2 * m->nv), sizeof(double));
+  CHECK(phys_step_vjp(m, d, xbar, xbar, NULL) == PHYS_ERR_MODEL);
+  free(xbar);
+  free(A);
+  phys_free_data(d);
+  phys_free_model(m);
 }
 
 int main(void) {
@@ -218,6 +232,9 @@ int main(void) {
   phys_free_model(m);
   m = gm_load(GM_HUMANOID, PHYS_DSBL_CONTACT | PHYS_DSBL_LIMIT);
   check_model("humanoid (air)", m, 7, 1);
+  phys_free_model(m);
+  m = gm_load("tests/data/actuator_site.xml", 0);   // site actuators, force-limited motor and servo
+  check_model("actuator_site", m, 8, 3);
   phys_free_model(m);
   return test_done();
 }

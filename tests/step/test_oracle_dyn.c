@@ -307,5 +307,6 @@ int main(void) {
   // integrator and filter dynamics (act in the state), activation, control and force ranges, site transmissions
   // with 6-entry gears (issue 15 item 2): the trajectory and act to 1e-9
   check_model("actuator_dyn", "tests/data/actuator_dynamics.xml", 1e-9);
+  check_model("actuator_site", "tests/data/actuator_site.xml", 1e-9);
   return test_done();
 }
