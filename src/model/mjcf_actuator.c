@@ -95,10 +95,12 @@ typedef struct actPrm_ {
   double dynprm[10], gainprm[10], biasprm[10];   // (0 none, 1 affine)
 } actPrm;
 
-// edit p by one <motor|general|position|velocity> node (an element or a default node, its own attributes
-// only) as MuJoCo 2.2.2 does: general reads dyntype gaintype biastype and the partial gainprm biasprm; motor
-// sets gain [1, 0, ...] and no bias; position (velocity) clears the bias, reads kp (kv) into gainprm[0] and
-// sets bias affine with biasprm[1] (biasprm[2]) = -gainprm[0]
+// edit p by one <motor|general|position|velocity|cylinder> node (an element or a default node, its own
+// attributes only) as MuJoCo 2.2.2 does: general reads dyntype gaintype biastype and the partial dynprm
+// gainprm biasprm; motor sets gain [1, 0, ...] and no bias; position (velocity) clears the bias, reads kp (kv)
+// into gainprm[0] and sets bias affine with biasprm[1] (biasprm[2]) = -gainprm[0]; cylinder reads timeconst
+// into dynprm[0], bias into biasprm[0..2], area (or diameter d: pi d^2 / 4) into gainprm[0], with filter
+// dynamics, fixed gain and affine bias
 static physStatus edit_actuator(mjcfCtx* c, xmlNode* el, actPrm* p) {
   static const char* const DYN[] = {"none", "integrator", "filter", "muscle", "user", NULL};
   static const char* const GAIN[] = {"fixed", "affine", "muscle", "user", NULL};
@@ -113,6 +115,17 @@ static physStatus edit_actuator(mjcfCtx* c, xmlNode* el, actPrm* p) {
     if (!st) st = mjcf_get_partial(c, &own, "dynprm", 10, p->dynprm, &n);
     if (!st) st = mjcf_get_partial(c, &own, "gainprm", 10, p->gainprm, &n);
     if (!st) st = mjcf_get_partial(c, &own, "biasprm", 10, p->biasprm, &n);
+    return st;
+  }
+  if (mjcf_is_elem(el, "cylinder")) {   // a filter with the cylinder's area as gain and an affine bias
+    double diameter = -1;
+    int found;
+    st = mjcf_get_real(c, &own, "timeconst", p->dynprm, NULL);
+    if (!st) st = mjcf_get_vec(c, &own, "bias", 3, p->biasprm, NULL);
+    if (!st) st = mjcf_get_real(c, &own, "area", p->gainprm, NULL);
+    if (!st) st = mjcf_get_real(c, &own, "diameter", &diameter, &found);
+    if (!st && found) p->gainprm[0] = 3.14159265358979323846 / 4 * diameter * diameter;
+    p->dyn = 2, p->gain = 0, p->bias = 1;
     return st;
   }
   int position = mjcf_is_elem(el, "position"), velocity = mjcf_is_elem(el, "velocity");
@@ -130,8 +143,8 @@ static physStatus edit_actuator(mjcfCtx* c, xmlNode* el, actPrm* p) {
 }
 
 // the parameters of element e (class chain root first, then the element) into a's dyntype, dynprm, gainprm,
-// biasprm; *ok = 0 with a warning for muscle and user dynamics, gain or bias types (physid has MuJoCo's none,
-// integrator and filter dynamics, fixed and affine gain and bias)
+// biasprm; muscle and user dynamics, gain or bias types are refused (physid has MuJoCo's none, integrator and
+// filter dynamics, fixed and affine gain and bias)
 static physStatus actuator_prm(mjcfCtx* c, const mjcfElem* e, physSpecActuator* a, int* ok) {
   int chain[PHYS_MJCF_MAXDEPTH], nchain = 0;
   for (int k = e->cls; k >= 0 && nchain < PHYS_MJCF_MAXDEPTH; k = c->cls[k].parent) chain[nchain++] = k;
@@ -145,8 +158,11 @@ static physStatus actuator_prm(mjcfCtx* c, const mjcfElem* e, physSpecActuator* 
   }
   *ok = p.dyn <= 2 && p.gain <= 1 && p.bias <= 1;
   if (!*ok) {
-    mjcf_elem_warning(c, e->el, "only actuators with none, integrator or filter dynamics and fixed or affine gain "
-                      "and bias are supported; ignored");
+    static const char* const TYPE[] = {"", "", "", "muscle", "user"};
+    const char* what = p.dyn > 2 ? "dyntype" : (p.gain > 1 ? "gaintype" : "biastype");
+    int v = p.dyn > 2 ? p.dyn : (p.gain > 1 ? p.gain + 1 : p.bias + 1);
+    return mjcf_elem_error(c, e->el, PHYS_ERR_MODEL, "%s '%s' is not supported (dynamics none, integrator and filter; "
+                           "gain fixed and affine; bias none and affine)", what, TYPE[v]);
   }
   a->dyntype = p.dyn;
   for (int i = 0; i < 3; i++) {
@@ -202,21 +218,22 @@ static physStatus parse_motor(mjcfCtx* c, xmlNode* el) {
   return mjcf_get_limited(c, &e, "actlimited", "actrange", a->actrange, &a->actlimited);
 }
 
-// <actuator>: <motor>, <general>, <position> and <velocity>; the other actuator types are warned about
+// <actuator>: <motor>, <general>, <position>, <velocity> and <cylinder>; the other actuator types are refused
 physStatus mjcf_parse_actuator(mjcfCtx* c, xmlNode* el) {
-  static const char* const UNSUPPORTED[] = {"cylinder", "muscle", "adhesion", "damper", "intvelocity", NULL};
+  static const char* const UNSUPPORTED[] = {"muscle", "adhesion", "damper", "intvelocity", NULL};
   for (xmlNode* ch = el->children; ch; ch = ch->next) {
     if (ch->type != XML_ELEMENT_NODE) continue;
     int known = 0;
     if (mjcf_is_elem(ch, "motor") || mjcf_is_elem(ch, "general") || mjcf_is_elem(ch, "position") ||
-        mjcf_is_elem(ch, "velocity")) {
+        mjcf_is_elem(ch, "velocity") || mjcf_is_elem(ch, "cylinder")) {
       physStatus st = parse_motor(c, ch);
       if (st) return st;
       continue;
     }
     for (int i = 0; UNSUPPORTED[i]; i++) known |= mjcf_is_elem(ch, UNSUPPORTED[i]);
     if (known) {
-      mjcf_elem_warning(c, ch, "<%s> actuators are not supported; ignored", (const char*)ch->name);
+      return mjcf_elem_error(c, ch, PHYS_ERR_MODEL, "<%s> actuators are not supported (motor, general, position, "
+                             "velocity and cylinder are)", (const char*)ch->name);
     } else {
       mjcf_unknown_element(c, ch);
     }

@@ -237,7 +237,7 @@ int main(void) {
   }
   // site transmissions with 6-entry gears (the wrench turns with the site), force-limited motors, activations
   m = gm_load("tests/data/actuator_dynamics.xml", 0);
-  check_model("actuator_dyn", m, 13);
+  check_model("actuator_dyn", m, 14);
   phys_free_model(m);
   m = gm_load(GM_HUMANOID, 0);
   check_model("humanoid", m, 4);

@@ -36,6 +36,16 @@ static void test_errors(void) {
                PHYS_ERR_MODEL, "model.xml:2: <general>", "'actrange' given without 'actlimited'");
   EXPECT_ERROR("<mujoco><actuator>\n<general joint='j' dyntype='filterexact'/></actuator></mujoco>", PHYS_ERR_VALUE,
                "model.xml:2: <general>", "filterexact");
+  EXPECT_ERROR("<mujoco><actuator>\n<general joint='j' gaintype='muscle'/></actuator></mujoco>", PHYS_ERR_MODEL,
+               "model.xml:2: <general>", "gaintype 'muscle' is not supported");
+  EXPECT_ERROR("<mujoco><actuator>\n<general joint='j' biastype='user'/></actuator></mujoco>", PHYS_ERR_MODEL,
+               "model.xml:2: <general>", "biastype 'user' is not supported");
+  EXPECT_ERROR("<mujoco><default><general dyntype='muscle'/></default><actuator>\n<general joint='j'/></actuator>"
+               "</mujoco>", PHYS_ERR_MODEL, "model.xml:2: <general>", "dyntype 'muscle' is not supported");
+  EXPECT_ERROR("<mujoco><actuator>\n<muscle joint='j'/></actuator></mujoco>", PHYS_ERR_MODEL,
+               "model.xml:2: <muscle>", "<muscle> actuators are not supported");
+  EXPECT_ERROR("<mujoco><actuator>\n<damper joint='j' ctrlrange='0 1'/></actuator></mujoco>", PHYS_ERR_MODEL,
+               "model.xml:2: <damper>", "<damper> actuators are not supported");
   EXPECT_ERROR("<mujoco><actuator><motor joint='a' tendon='b'/></actuator></mujoco>", PHYS_ERR_MODEL, "exactly one");
   EXPECT_ERROR("<mujoco><keyframe><key qpos='1 x'/></keyframe></mujoco>", PHYS_ERR_PARSE, "'x' is not a number");
 #undef MJT
@@ -75,8 +85,7 @@ static void test_values(void) {
            "    <motor tendon='fx'/>\n"
            "    <motor site='top'/>\n"
            "    <motor joint='z' forcelimited='true' forcerange='-2 3'/>\n"
-           "    <velocity joint='z'/>\n"
-           "    <general joint='z' gaintype='muscle'/>\n");
+           "    <velocity joint='z'/>\n");
   physSpec* s = parse_text(text, &log);
   CHECK_MSG(s != NULL, "%s", log.error);
   if (!s) return;
@@ -102,8 +111,7 @@ static void test_values(void) {
   CHECK(s->nkey == 2 && s->key[1].time == 2 && s->key[1].qpos == NULL && s->key[1].ctrl == NULL);
   CHECK(has_warning(&log, "model.xml:13: <fixed name='fx'>: fixed tendons are not supported"));
   CHECK(has_warning(&log, "model.xml:19: <motor>: actuator on the ignored fixed tendon 'fx'"));
-  CHECK(has_warning(&log, "model.xml:23: <general>: only actuators with none, integrator or filter dynamics"));
-  CHECK(log.nwarning == 3);
+  CHECK(log.nwarning == 2);
   phys_spec_free(s);
 }
 

@@ -464,17 +464,17 @@ static void test_state_save_load(void) {
   phys_free_model(m);
 }
 
-// actuator dynamics (tests/data/actuator_dynamics.xml: actuators 2..5 with act 0..3): one step advances act by
+// actuator dynamics (tests/data/actuator_dynamics.xml: actuators 2..7 with act 0..5): one step advances act by
 // dt act_dot from the step's start (integrator: ctrl; filter: (clamped ctrl - act) / tau), clamped to actrange;
-// the force uses the act at the start (filt: 3 act, clamped to [-1.5, 2]); the state record carries act; a
+// the force uses the act at the start (filt: 3 act, clamped to [-1.5, 2]; cyl2 on the same joint: 0); the state record carries act; a
 // rejected step restores it
 static void test_step_act(void) {
   physModel* m = load("tests/data/actuator_dynamics.xml");
   if (!m) return;
   physData* d = phys_make_data(m);
   int nq = m->nq, nv = m->nv, na = m->na;
-  CHECK(na == 4 && phys_state_size(m) == (size_t)(nq + nv + na + 1));
-  double dt = m->opt.timestep, act0[4] = {0.39, 0.9, -0.2, 0.1}, ctrl[6] = {0, 0, 5, 0.7, -3, 0.4};
+  CHECK(na == 6 && phys_state_size(m) == (size_t)(nq + nv + na + 1));
+  double dt = m->opt.timestep, act0[6] = {0.39, 0.9, -0.2, 0.1, 0, 0}, ctrl[6] = {0, 0, 5, 0.7, -3, 0.4};
   memcpy(d->act, act0, sizeof act0);
   memcpy(d->ctrl, ctrl, sizeof ctrl);
   phys_forward(m, d);
