@@ -292,6 +292,7 @@ enum {
   X(double, key_qpos, nkey, nq)          /* configuration                                   (nkey x nq) */ \
   X(double, key_qvel, nkey, nv)          /* velocity                                        (nkey x nv) */ \
   X(double, key_ctrl, nkey, nu)          /* control                                         (nkey x nu) */ \
+  X(double, key_act, nkey, na)           /* activations (issue 15 item 2)                   (nkey x na) */ \
   X(int, key_name, nkey, 1)              /* name address in names                            (nkey x 1) */ \
   /* names: concatenated zero-terminated strings */                                                        \
   X(char, names, nnames, 1)              /* all names                                      (nnames x 1) */

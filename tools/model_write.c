@@ -611,6 +611,7 @@ static void world_lists(FILE* f, const physModel* m) {
     put_attr(f, "qpos", m->key_qpos + (size_t)k * m->nq, m->nq);
     if (m->nv) put_attr(f, "qvel", m->key_qvel + (size_t)k * m->nv, m->nv);
     if (m->nu) put_attr(f, "ctrl", m->key_ctrl + (size_t)k * m->nu, m->nu);
+    if (m->na) put_attr(f, "act", m->key_act + (size_t)k * m->na, m->na);
     fprintf(f, "/>\n");
   }
   if (m->nkey) fprintf(f, "  </keyframe>\n");

@@ -711,13 +711,18 @@ static physStatus compile_keys(const physSpec* s, physModel* m, int* namepos, ph
     if ((sk->qpos && sk->nqpos != m->nq) || (sk->qvel && sk->nqvel != m->nv) || (sk->ctrl && sk->nctrl != m->nu))
       return phys_error(log, PHYS_ERR_SIZE, "%s<key name='%s'>: qpos/qvel/ctrl need %d/%d/%d values (got %d/%d/%d)", at,
                         sk->name, m->nq, m->nv, m->nu, sk->nqpos, sk->nqvel, sk->nctrl);
+    if (sk->act && sk->nact != m->na)
+      return phys_error(log, PHYS_ERR_SIZE, "%s<key name='%s'>: act needs %d values, one per actuator with dynamics "
+                        "(got %d)", at, sk->name, m->na, sk->nact);
+    if (sk->act) memcpy(m->key_act + (size_t)k * m->na, sk->act, sizeof(double) * (size_t)m->na);
     m->key_time[k] = sk->time;
     m->key_name[k] = add_name(m, namepos, sk->name);
     double* q = m->key_qpos + (size_t)k * m->nq;
     memcpy(q, sk->qpos ? sk->qpos : m->qpos0, sizeof(double) * (size_t)m->nq);
     if (sk->qvel) memcpy(m->key_qvel + (size_t)k * m->nv, sk->qvel, sizeof(double) * (size_t)m->nv);
     if (sk->ctrl) memcpy(m->key_ctrl + (size_t)k * m->nu, sk->ctrl, sizeof(double) * (size_t)m->nu);
-    if (!finite_n(q, m->nq) || !finite_n(m->key_qvel + (size_t)k * m->nv, m->nv))
+    if (!finite_n(q, m->nq) || !finite_n(m->key_qvel + (size_t)k * m->nv, m->nv) ||
+        !finite_n(m->key_act + (size_t)k * m->na, m->na))
       return phys_error(log, PHYS_ERR_VALUE, "%s<key name='%s'>: values must be finite", at, sk->name);
   }
   return PHYS_OK;

@@ -254,7 +254,7 @@ static physStatus get_list(mjcfCtx* c, xmlNode* el, const char* name, double** o
   return mjcf_parse_numbers(c, el, name, text, *out, cnt, n);
 }
 
-// <key name time qpos qvel ctrl>; sizes are checked by phys_compile
+// <key name time qpos qvel ctrl act>; sizes are checked by phys_compile
 static physStatus parse_key(mjcfCtx* c, xmlNode* el) {
   mjcfElem e = {el, K_NONE, 0};
   int id = phys_spec_add_key(c->s);
@@ -267,9 +267,10 @@ static physStatus parse_key(mjcfCtx* c, xmlNode* el) {
   if (!st) st = get_list(c, el, "qpos", &k->qpos, &k->nqpos);
   if (!st) st = get_list(c, el, "qvel", &k->qvel, &k->nqvel);
   if (!st) st = get_list(c, el, "ctrl", &k->ctrl, &k->nctrl);
+  if (!st) st = get_list(c, el, "act", &k->act, &k->nact);
   if (st) return st;
-  static const char* const OTHER[] = {"act", "mocap_pos", "mocap_quat", NULL};
-  if (mjcf_has_any_attr(el, OTHER)) mjcf_elem_warning(c, el, "act and mocap values are not supported; ignored");
+  static const char* const OTHER[] = {"mocap_pos", "mocap_quat", NULL};
+  if (mjcf_has_any_attr(el, OTHER)) mjcf_elem_warning(c, el, "mocap values are not supported; ignored");
   return PHYS_OK;
 }
 

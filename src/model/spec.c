@@ -46,6 +46,7 @@ void phys_spec_free(physSpec* s) {
     free(s->key[i].qpos);
     free(s->key[i].qvel);
     free(s->key[i].ctrl);
+    free(s->key[i].act);
   }
   free(s->body);
   free(s->joint);

@@ -130,6 +130,8 @@ typedef struct physSpecKey_ {
   int nqvel;
   double* ctrl;               // owned or NULL
   int nctrl;
+  double* act;                // activations (na values) or NULL (owned)
+  int nact;
   int line;
   int fileid;                 // source file: index into physSpec.srcfile, 0 = physSpec.filename
 } physSpecKey;

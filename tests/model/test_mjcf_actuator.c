@@ -185,6 +185,25 @@ static void test_dynamics_compile(void) {
     phys_free_data(d);
   }
   phys_free_model(m);
+  // keyframe activations: one per actuator with dynamics, set by phys_reset_keyframe
+  const char* keyed = "<mujoco><worldbody><body><joint name='j' type='slide'/><geom size='1'/></body></worldbody>"
+                      "<actuator><motor joint='j'/><general joint='j' dyntype='integrator'/>"
+                      "<general joint='j' dyntype='filter'/></actuator><keyframe>\n<key act='%s'/></keyframe></mujoco>";
+  snprintf(text, sizeof(text), keyed, "0.25 -0.5");
+  m = load_text(text, &log);
+  CHECK_MSG(m != NULL, "%s", log.error);
+  if (m) {
+    physData* d = phys_make_data(m);
+    CHECK(m->nkey == 1 && m->key_act[0] == 0.25 && m->key_act[1] == -0.5);
+    CHECK(phys_reset_keyframe(m, d, 0) == PHYS_OK && d->act[0] == 0.25 && d->act[1] == -0.5);
+    phys_free_data(d);
+  }
+  phys_free_model(m);
+  snprintf(text, sizeof(text), keyed, "0.25");
+  m = load_text(text, &log);
+  CHECK_MSG(m == NULL && log.status == PHYS_ERR_SIZE && strstr(log.error, "model.xml:2: <key name=''>: act needs 2 "
+            "values, one per actuator with dynamics (got 1)"), "%s", log.error);
+  phys_free_model(m);
 }
 
 int main(void) {

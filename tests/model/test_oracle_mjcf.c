@@ -274,6 +274,7 @@ static void cmp_springs_keys(const char* name, const physModel* p, const mjModel
     cmp_field(name, "key_qpos", p->key_qpos, m->key_qpos, m->nkey, m->nq, 1);
     cmp_field(name, "key_qvel", p->key_qvel, m->key_qvel, m->nkey, m->nv, 1);
     cmp_field(name, "key_ctrl", p->key_ctrl, m->key_ctrl, m->nkey, m->nu, 1);
+    cmp_field(name, "key_act", p->key_act, m->key_act, m->nkey, m->na, 1);
   }
 }
 

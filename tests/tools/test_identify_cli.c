@@ -856,7 +856,7 @@ static int same_model(const physModel* a, const physModel* b) {
            a->opt.timestep == b->opt.timestep && a->opt.contact == b->opt.contact &&
            a->opt.disableflags == b->opt.disableflags && !memcmp(a->opt.gravity, b->opt.gravity, sizeof(a->opt.gravity));
   if (!ok) fprintf(stderr, "  sizes or options differ\n");
-  const int nq = a->nq, nv = a->nv, nu = a->nu;   // the row lengths of the keyframe arrays
+  const int nq = a->nq, nv = a->nv, nu = a->nu, na = a->na;   // the row lengths of the keyframe arrays
 #define SAME(type, name, count, mult)                                                                   \
   for (int i_ = 0; ok && i_ < a->count * (mult); i_++) {                                                  \
     double x_ = (double)a->name[i_], y_ = (double)b->name[i_];                                             \
