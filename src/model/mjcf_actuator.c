@@ -173,8 +173,8 @@ static physStatus actuator_prm(mjcfCtx* c, const mjcfElem* e, physSpecActuator* 
   return PHYS_OK;
 }
 
-// <motor>, <general>, <position> or <velocity> (actuator_prm) with name class, one target of joint tendon
-// site (jointinparent body cranksite refused), gear ctrllimited ctrlrange forcelimited forcerange actlimited
+// <motor>, <general>, <position>, <velocity> or <cylinder> (actuator_prm) with name class, one target of joint tendon
+// site (refsite, jointinparent, body, cranksite refused), gear ctrllimited ctrlrange forcelimited forcerange actlimited
 // actrange (MuJoCo 2.2.2's limit rule, mjcf_get_limited)
 static physStatus parse_motor(mjcfCtx* c, xmlNode* el) {
   static const char* const TARGETS[] = {"joint", "tendon", "site", "jointinparent", "body", "cranksite"};
@@ -193,6 +193,10 @@ static physStatus parse_motor(mjcfCtx* c, xmlNode* el) {
   if (which >= 3) {
     return mjcf_elem_error(c, el, PHYS_ERR_MODEL, "actuators with a '%s' transmission are not supported (joint, "
                            "tendon and site are)", TARGETS[which]);
+  }
+  if (which == 2 && mjcf_attr_text(el, "refsite")) {
+    return mjcf_elem_error(c, el, PHYS_ERR_MODEL, "site transmissions with a 'refsite' (a reference frame) are not "
+                           "supported");
   }
   if (which == 1 && mjcf_strlist_has(&c->ignored_tendon, target)) {
     mjcf_elem_warning(c, el, "actuator on the ignored fixed tendon '%.64s'; ignored", target);

@@ -28,6 +28,8 @@ static void test_errors(void) {
                "model.xml:2: <motor>", "'jointinparent' transmission are not supported");
   EXPECT_ERROR("<mujoco><actuator>\n<general cranksite='c' slidersite='s'/></actuator></mujoco>", PHYS_ERR_MODEL,
                "model.xml:2: <general>", "'cranksite' transmission are not supported");
+  EXPECT_ERROR("<mujoco><actuator>\n<general site='s' refsite='r'/></actuator></mujoco>", PHYS_ERR_MODEL,
+               "model.xml:2: <general>", "site transmissions with a 'refsite' (a reference frame) are not supported");
   EXPECT_ERROR("<mujoco><actuator>\n<general body='b'/></actuator></mujoco>", PHYS_ERR_MODEL,
                "model.xml:2: <general>", "'body' transmission are not supported");
   EXPECT_ERROR("<mujoco><actuator>\n<motor joint='j' forcelimited='true'/></actuator></mujoco>", PHYS_ERR_VALUE,
