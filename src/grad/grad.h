@@ -63,6 +63,9 @@ void phys_passive_deriv(const physModel* m, physData* d, double* dfdq, double* d
 // arm dL/dq depends on q); dfdq, dfdv nv x nv, dfdu nv x nu. A clamped control (outside ctrlrange) has
 // derivative 0.
 void phys_actuation_deriv(const physModel* m, physData* d, double* dfdq, double* dfdv, double* dfdu);
+// d qfrc_actuator / d act (nv x na, ADDED): each actuator with dynamics's moment times dforce/dact (0 where
+// its force is clamped to forcerange); act_deriv.h puts it into the step's Jacobian
+void phys_actuation_act_deriv(const physModel* m, physData* d, double* dfda);
 // d (sum_b J_b' xfrc_applied_b) / dq, the applied world forces at the centres of mass and torques (nv x nv)
 void phys_xfrc_deriv(const physModel* m, physData* d, double* dfdq);
 // reverse modes of the three (no nv x nv matrix formed, O(nv) scratch): each ADDS the transposed derivative

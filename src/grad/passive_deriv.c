@@ -490,6 +490,34 @@ void phys_actuation_deriv(const physModel* m, physData* d, double* dfdq, double*
   phys_stack_free(d, mark);
 }
 
+// d qfrc_actuator / d act (nv x na, added): actuator a with activation k = actadr adds its moment (joint: gear on
+// the dofs; spring: JL' gear; site: phys_site_moment) times dforce/dact (phys_actuator_force's dact)
+void phys_actuation_act_deriv(const physModel* m, physData* d, double* dfda) {
+  int nv = m->nv, na = m->na;
+  if (m->opt.disableflags & PHYS_DSBL_ACTUATION) return;
+  size_t mark = phys_stack_mark(d);
+  double* mom = phys_stack_alloc(d, (size_t)nv);
+  for (int a = 0; a < m->nu; a++) {
+    int k = m->actuator_actadr[a], id = m->actuator_trnid[a];
+    if (k < 0) continue;
+    physActuatorTerms t;
+    phys_actuator_force(m, d, a, &t);
+    const double* gear = m->actuator_gear + 6 * a;
+    memset(mom, 0, sizeof(double) * (size_t)nv);
+    if (m->actuator_trntype[a] == PHYS_TRN_JOINT) {
+      int type = m->jnt_type[id], da = m->jnt_dofadr[id];
+      int n = type == PHYS_JNT_FREE ? 6 : (type == PHYS_JNT_BALL ? 3 : 1);
+      for (int j = 0; j < n; j++) mom[da + j] = gear[j];
+    } else if (m->actuator_trntype[a] == PHYS_TRN_SITE) {
+      phys_site_moment(m, d, a, gear, mom);
+    } else {
+      phys_spring_eval(m, d, id, NULL, -gear[0], mom);
+    }
+    for (int i = 0; i < nv; i++) dfda[(size_t)i * na + k] += mom[i] * t.dact;
+  }
+  phys_stack_free(d, mark);
+}
+
 // reverse mode of phys_actuation: the transpose of phys_actuation_deriv applied to f_bar
 void phys_actuation_vjp(const physModel* m, physData* d, const double* f_bar, double* q_bar, double* v_bar,
                         double* u_bar) {

@@ -83,6 +83,9 @@ physStatus phys_smooth_step_point(const physModel* m, physData* d, int kinematic
 void phys_smooth_step_vnew(const physModel* m, physData* d, const double* qacc, double* vnew);
 void phys_smooth_step_jacobian(const physModel* m, physData* d, const double* L, const double* qacc,
                                const physFrictionPoint* fp, double* A, double* B);
+// X (2nv x ncol) = d(q+, v+) / d(ncol generalized force columns F), F (nv x ncol) in X's v+ rows on entry
+void phys_smooth_step_force_jacobian(const physModel* m, physData* d, const double* L, const double* qacc,
+                                     const physFrictionPoint* fp, double* X, int ncol);
 void phys_smooth_step_vjp(const physModel* m, physData* d, const double* L, const double* qacc,
                           const physFrictionPoint* fp, const double* xbar_next, double* xbar, double* ubar,
                           double* lambda);

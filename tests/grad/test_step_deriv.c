@@ -194,11 +194,11 @@ static void check_refusals(void) {
   phys_free_data(d);
   phys_free_model(m);
 
-  // actuator activations (act in the state): the Jacobians of (q, v) have no act block yet
+  // actuator activations (act in the state): the Jacobians of (q, v) have no act block (act_deriv.h has them)
   m = gm_load("tests/data/actuator_dynamics.xml", 0);
   d = phys_make_data(m);
   A = malloc(sizeof(double) * 4 * m->nv * m->nv);
-  CHECK(m->na == 4 && phys_step_jacobian(m, d, A, NULL) == PHYS_ERR_MODEL);
+  CHECK(m->na == 6 && phys_step_jacobian(m, d, A, NULL) == PHYS_ERR_MODEL);
   double* xbar = calloc((size_t)(2 * m->nv), sizeof(double));
   CHECK(phys_step_vjp(m, d, xbar, xbar, NULL) == PHYS_ERR_MODEL);
   free(xbar);
