@@ -87,3 +87,25 @@ physStatus phys_step_act_jacobian(const physModel* m, physData* d, double* A, do
   phys_stack_free(d, mark);
   return st;
 }
+
+// dact+/dtau (na): a filter's act+ = act + dt (c - act) / tau: -dt (c - act) / tau^2 for tau > 1e-15 (the
+// clamp max(tau, 1e-15) has derivative 0 below), 0 when act+ is clamped; other actuators 0
+void phys_step_act_timeconst(const physModel* m, physData* d, double* dtau) {
+  int na = m->na;
+  double dt = m->opt.timestep;
+  memset(dtau, 0, sizeof(double) * (size_t)na);
+  if (m->opt.disableflags & PHYS_DSBL_ACTUATION) return;
+  phys_kinematics(m, d);
+  phys_com_pos(m, d);
+  phys_com_vel(m, d);
+  phys_actuation(m, d);   // act_dot at d's state
+  for (int a = 0; a < m->nu; a++) {
+    int k = m->actuator_actadr[a];
+    double tau = m->actuator_dynprm[3 * a];
+    if (k < 0 || m->actuator_dyntype[a] != PHYS_DYN_FILTER || !(tau > 1e-15)) continue;
+    double x = d->act[k] + dt * d->act_dot[k];
+    const double* r = m->actuator_actrange + 2 * a;
+    if (m->actuator_actlimited[a] && (x < r[0] || x > r[1])) continue;
+    dtau[k] = -dt * d->act_dot[k] / tau;   // act_dot = (c - act) / tau
+  }
+}

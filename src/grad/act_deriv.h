@@ -17,5 +17,10 @@
 // the scratch (the arena is sized for phys_step_jacobian; this needs 2nv x (2nv + na) more). The state is not
 // advanced.
 physStatus phys_step_act_jacobian(const physModel* m, physData* d, double* A, double* B);
+// dact+/dtau (na) of one step at d's state: the derivative of each filter's updated activation with respect to
+// its time constant dynprm[0] (-dt (clamped ctrl - act) / tau^2; 0 when act+ is clamped to actrange, for
+// integrators and with actuation disabled). The step's (q+, v+) do not depend on tau (the force uses the current
+// act). Runs the kinematics and phys_actuation at d's state.
+void phys_step_act_timeconst(const physModel* m, physData* d, double* dtau);
 
 #endif  // PHYS_ACT_DERIV_H

@@ -4,7 +4,8 @@
 // tests/data/actuator_dynamics.xml (an integrator with an activation range, filters with a force range and with
 // a control range and affine bias, site actuators, cylinders); the act rows against their closed forms
 // (1 - dt/tau, dt/tau, 0 when act+ is clamped); the (q, v) block equals phys_step_jacobian's on a model without
-// activations bit for bit (tests/data/actuator_site.xml); refusals.
+// activations bit for bit (tests/data/actuator_site.xml); refusals; dact+/dtau (phys_step_act_timeconst)
+// against differences in each time constant.
 #include "act_deriv.h"
 #include "grad_models.h"
 #include "step.h"
@@ -151,8 +152,53 @@ static void check_same_and_refusals(void) {
   phys_free_model(m);
 }
 
+// dact+/dtau of the filters ('filt', 'servo', 'thrust', the two cylinders) against four-point differences of
+// phys_step in each actuator's dynprm[0]; 0 for the integrator
+static void check_timeconst(void) {
+  physModel* m = gm_load("tests/data/actuator_dynamics.xml", 0);
+  if (!m) return;
+  int na = m->na;
+  physData* d = phys_make_data(m);
+  physRng r;
+  phys_rng_seed(&r, 23);
+  gm_random_state(m, d, &r, 1.0);
+  for (int k = 0; k < na; k++) d->act[k] = phys_rng_range(&r, -0.2, 0.3);
+  double dtau[8], f[4], worst = 0, h = 1e-5;
+  size_t ns = phys_state_size(m);
+  double* x0 = malloc(sizeof(double) * ns);
+  phys_state_save(m, d, x0);
+  phys_step_act_timeconst(m, d, dtau);
+  for (int a = 0; a < m->nu; a++) {
+    int k = m->actuator_actadr[a];
+    if (k < 0) continue;
+    double tau = m->actuator_dynprm[3 * a];
+    static const double S[4] = {2, 1, -1, -2};
+    for (int i = 0; i < 4; i++) {
+      m->actuator_dynprm[3 * a] = tau + S[i] * h;
+      phys_state_load(m, d, x0);
+      phys_step(m, d);
+      f[i] = d->act[k];
+    }
+    m->actuator_dynprm[3 * a] = tau;
+    phys_state_load(m, d, x0);
+    double fd = gm_fd4(f[0], f[1], f[2], f[3], h);
+    if (m->actuator_dyntype[a] == PHYS_DYN_INTEGRATOR) {   // act+ does not depend on dynprm: the same bits
+      CHECK(dtau[k] == 0 && f[0] == f[1] && f[1] == f[2] && f[2] == f[3]);
+      continue;
+    }
+    double e = fabs(dtau[k] - fd) / fmax(fabs(fd), 1e-8);
+    CHECK_MSG(e <= GM_RTOL, "actuator %d: dact+/dtau %.12g, differences %.12g", a, dtau[k], fd);
+    worst = fmax(worst, e);
+  }
+  printf("actuator_dynamics: dact+/dtau of %d activations vs four-point differences %.2e\n", na, worst);
+  free(x0);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
 int main(void) {
   check_fd();
+  check_timeconst();
   check_act_rows();
   check_same_and_refusals();
   return test_done();
