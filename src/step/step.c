@@ -635,7 +635,7 @@ static int penalty_velocity(const physModel* m, physData* d, physContactList* cl
 //   gain = E - E0 - W_pos - U_fresh,
 // W_pos = dt vpos . c the potential energy its position correction added (split impulse, removing
 // penetration; c ~ the gravity load when resting), U_fresh the springs of penalty contacts found already
-// penetrating (the detection's energy, penalty_energy). Without work input in that step (every ctrl,
+// penetrating (the detection's energy, penalty_energy). Without work input in that step (every ctrl, act,
 // qfrc_applied and xfrc_applied zero) a gain above
 //   PHYS_ENERGY_RTOL (S0 + S) + PHYS_ENERGY_ATOL (|U0| + |U|) + PHYS_ENERGY_LIFT M_total |g|
 // (S = T plus the penalty springs' energy) is a PHYS_WARN_ENERGY warning, its time the gaining step's start.
@@ -708,13 +708,15 @@ static double potential_energy(const physModel* m, const physData* d, const phys
   return U + *spring;
 }
 
-// 1 if a control (actuation enabled), qfrc_applied or xfrc_applied is nonzero, or a residual network acts: the
-// step may do work
+// 1 if a control or an activation (actuation enabled), qfrc_applied or xfrc_applied is nonzero, or a residual
+// network acts: the step may do work
 static int work_input(const physModel* m, const physData* d) {
   if (m->residual) return 1;
   if (!(m->opt.disableflags & PHYS_DSBL_ACTUATION)) {
     for (int i = 0; i < m->nu; i++)
       if (d->ctrl[i] != 0) return 1;
+    for (int i = 0; i < m->na; i++)   // an activation drives its actuator after its control went to 0
+      if (d->act[i] != 0) return 1;
   }
   for (int i = 0; i < m->nv; i++)
     if (d->qfrc_applied[i] != 0) return 1;

@@ -502,8 +502,25 @@ static void test_step_act(void) {
   phys_free_model(m);
 }
 
+// the energy check counts a nonzero activation as a work input: a filter's force after its control went to 0
+// (actuator_dynamics.xml's 'thrust' at act 1 pushing the free puck from rest, no gravity, ctrl 0) raises no
+// energy warning
+static void test_energy_act(void) {
+  physModel* m = load("tests/data/actuator_dynamics.xml");
+  if (!m) return;
+  m->opt.enableflags |= PHYS_ENBL_ENERGY;
+  m->opt.gravity[2] = 0;
+  physData* d = phys_make_data(m);
+  d->act[m->actuator_actadr[phys_name2id(m, "actuator", "thrust")]] = 1;
+  for (int i = 0; i < 50; i++) phys_step(m, d);
+  CHECK_MSG(d->warning_count[PHYS_WARN_ENERGY] == 0, "%s", d->warning_first[PHYS_WARN_ENERGY]);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
 int main(void) {
   test_step_act();
+  test_energy_act();
   test_state_save_load();
   test_energy_check();
   test_integrate_difference();
