@@ -82,7 +82,9 @@ typedef enum physGeom_ {
 typedef enum physTrn_ {
   PHYS_TRN_JOINT = 0,      // force gear*ctrl on a hinge/slide joint (or gear[0..5] on free/ball dofs)
   PHYS_TRN_SPRING,         // tension gear*ctrl along a spring (MJCF motor on a spatial tendon)
-  PHYS_TRN_RESTLENGTH      // ctrl sets the spring's rest length: L0 = spring_restlength + gear*ctrl
+  PHYS_TRN_RESTLENGTH,     // ctrl sets the spring's rest length: L0 = spring_restlength + gear*ctrl
+  PHYS_TRN_SITE            // force gear[0..2]*f and torque gear[3..5]*f at a site, in the site's frame (MuJoCo's
+                           // mjTRN_SITE without refsite)
 } physTrnType;
 
 typedef enum physSpringType_ {
@@ -97,6 +99,10 @@ typedef enum physWrapType_ {
   PHYS_WRAP_SPHERE,        // a sphere geom the path between two sites wraps (prm: side site or -1)
   PHYS_WRAP_CYLINDER       // a cylinder geom likewise, on its circle projection with a helix
 } physWrapType;
+
+// actuator dynamics (MuJoCo 2.2.2's mjtDyn none, integrator, filter): the actuator's input is ctrl (none) or
+// its activation act, advanced by the step with act_dot = ctrl (integrator) or (ctrl - act) / dynprm[0] (filter)
+typedef enum physDyn_ { PHYS_DYN_NONE = 0, PHYS_DYN_INTEGRATOR, PHYS_DYN_FILTER } physDynType;
 
 typedef enum physIntegrator_ { PHYS_INT_EULER = 0 } physIntegrator;
 
@@ -268,6 +274,14 @@ enum {
   X(double, actuator_ctrlrange, nu, 2)   /* control range                                      (nu x 2) */ \
   X(double, actuator_gainprm, nu, 3)     /* gain g0 + g1 L + g2 Ldot (MuJoCo gainprm[0..2])    (nu x 3) */ \
   X(double, actuator_biasprm, nu, 3)     /* bias b0 + b1 L + b2 Ldot (MuJoCo biasprm[0..2])    (nu x 3) */ \
+  /* actuator dynamics and limits (issue 15 item 2) */                                                     \
+  X(int, actuator_dyntype, nu, 1)        /* physDynType                                        (nu x 1) */ \
+  X(int, actuator_actadr, nu, 1)         /* its activation's index in act (-1: none)           (nu x 1) */ \
+  X(int, actuator_forcelimited, nu, 1)   /* 1 if the force is clamped to forcerange            (nu x 1) */ \
+  X(int, actuator_actlimited, nu, 1)     /* 1 if the activation is clamped to actrange         (nu x 1) */ \
+  X(double, actuator_dynprm, nu, 3)      /* dynamics parameters (filter: dynprm[0] = tau)      (nu x 3) */ \
+  X(double, actuator_forcerange, nu, 2)  /* force range                                        (nu x 2) */ \
+  X(double, actuator_actrange, nu, 2)    /* activation range                                   (nu x 2) */ \
   /* meshes */                                                                                             \
   X(int, mesh_vertadr, nmesh, 1)         /* first vertex                                    (nmesh x 1) */ \
   X(int, mesh_vertnum, nmesh, 1)         /* number of vertices                              (nmesh x 1) */ \
@@ -316,6 +330,7 @@ enum {
   X(double, key_qpos, nkey, nq)          /* configuration                                   (nkey x nq) */ \
   X(double, key_qvel, nkey, nv)          /* velocity                                        (nkey x nv) */ \
   X(double, key_ctrl, nkey, nu)          /* control                                         (nkey x nu) */ \
+  X(double, key_act, nkey, na)           /* activations (issue 15 item 2)                   (nkey x na) */ \
   X(int, key_name, nkey, 1)              /* name address in names                            (nkey x 1) */ \
   /* names: concatenated zero-terminated strings */                                                        \
   X(char, names, nnames, 1)              /* all names                                      (nnames x 1) */
@@ -356,6 +371,7 @@ typedef struct physModel_ {
   int nspring;              // number of point-to-point springs
   int nspringsite;          // total number of sites in spring paths
   int nu;                   // number of actuators (controls)
+  int na;                   // number of activations (actuators with dynamics; issue 15 item 2)
   int nmesh;                // number of meshes
   int nmeshvert;            // total mesh vertices
   int nmeshface;            // total mesh triangles
@@ -485,10 +501,12 @@ typedef struct physContact_ {
   X(double, qpos, nq, 1)                 /* position                                           (nq x 1) */ \
   X(double, qvel, nv, 1)                 /* velocity                                           (nv x 1) */ \
   X(double, ctrl, nu, 1)                 /* control                                            (nu x 1) */ \
+  X(double, act, na, 1)                  /* actuator activations (state)                       (na x 1) */ \
   X(double, qfrc_applied, nv, 1)         /* applied generalized force                          (nv x 1) */ \
   X(double, xfrc_applied, nbody, 6)      /* applied world force 3, torque 3 at the body com  (nbody x 6) */ \
   /* outputs of the step */                                                                                \
   X(double, qacc, nv, 1)                 /* acceleration                                       (nv x 1) */ \
+  X(double, act_dot, na, 1)              /* activation rate (phys_actuation)                   (na x 1) */ \
   /* kinematics (phys_kinematics) */                                                                       \
   X(double, xpos, nbody, 3)              /* body frame position, world                       (nbody x 3) */ \
   X(double, xquat, nbody, 4)             /* body frame orientation, world                    (nbody x 4) */ \
@@ -573,6 +591,7 @@ typedef struct physData_ {
 
   // sizes copied from the model for self-contained views
   int nq, nv, nbody, njnt, ngeom, nsite, nspring, nu, nconmax, nsensordata;
+  int na;                   // activations (issue 15 item 2)
 
 #define PHYS_X_DECL(type, name, n, m) type* name;
   PHYS_DATA_ARRAYS(PHYS_X_DECL)

@@ -211,7 +211,11 @@ void grad_explain_status(const physModel* m, physData* d, physStatus st, const c
     cli_error("%s: the model has %d active equality constraints: the step Jacobians do not support them yet "
               "(<flag equality=\"disable\"/> turns them off)", where, active_equalities(m));
   } else if (st == PHYS_ERR_MODEL) {
-    cli_error("%s: a ball joint is not the last joint of its body: the step Jacobians do not support it", where);
+    if (!phys_grad_actuators_ok(m))
+      cli_error("%s: the model has actuators with dynamics (activations): the step Jacobians do not support them "
+                "yet", where);
+    else
+      cli_error("%s: a ball joint is not the last joint of its body: the step Jacobians do not support it", where);
   } else {
     cli_error("%s: numerical failure in the step Jacobians: %s", where, d->lastwarning);
   }

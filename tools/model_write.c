@@ -553,16 +553,23 @@ static void world_lists(FILE* f, const physModel* m) {
   if (m->nspring) fprintf(f, "  </tendon>\n");
   if (m->nu) fprintf(f, "  <actuator>\n");
   for (int i = 0; i < m->nu; i++) {
-    int joint = m->actuator_trntype[i] == PHYS_TRN_JOINT;
+    static const char* const DYN[] = {"none", "integrator", "filter"};
+    int trn = m->actuator_trntype[i], dyn = m->actuator_dyntype[i];
+    const char* attr = trn == PHYS_TRN_JOINT ? "joint" : (trn == PHYS_TRN_SITE ? "site" : "tendon");
     const double *g = m->actuator_gainprm + 3 * i, *b = m->actuator_biasprm + 3 * i;
-    int motor = g[0] == 1 && g[1] == 0 && g[2] == 0 && b[0] == 0 && b[1] == 0 && b[2] == 0;
+    int motor = dyn == PHYS_DYN_NONE && g[0] == 1 && g[1] == 0 && g[2] == 0 && b[0] == 0 && b[1] == 0 && b[2] == 0;
     fprintf(f, "    <%s", motor ? "motor" : "general");
     put_name(f, m, "actuator", i);
-    fprintf(f, " %s=\"", joint ? "joint" : "tendon");
-    put_text(f, phys_id2name(m, joint ? "joint" : "spring", m->actuator_trnid[i]));
+    fprintf(f, " %s=\"", attr);
+    put_text(f, phys_id2name(m, trn == PHYS_TRN_JOINT ? "joint" : (trn == PHYS_TRN_SITE ? "site" : "spring"),
+                             m->actuator_trnid[i]));
     fputc('"', f);
     put_attr(f, "gear", m->actuator_gear + 6 * i, 6);
     if (!motor) {
+      if (dyn != PHYS_DYN_NONE) {
+        fprintf(f, " dyntype=\"%s\"", DYN[dyn]);
+        put_attr(f, "dynprm", m->actuator_dynprm + 3 * i, 3);
+      }
       fprintf(f, " gaintype=\"affine\"");
       put_attr(f, "gainprm", g, 3);
       fprintf(f, " biastype=\"affine\"");
@@ -570,6 +577,14 @@ static void world_lists(FILE* f, const physModel* m) {
     }
     fprintf(f, " ctrllimited=\"%s\"", m->actuator_ctrllimited[i] ? "true" : "false");
     if (m->actuator_ctrllimited[i]) put_attr(f, "ctrlrange", m->actuator_ctrlrange + 2 * i, 2);
+    if (m->actuator_forcelimited[i]) {
+      fprintf(f, " forcelimited=\"true\"");
+      put_attr(f, "forcerange", m->actuator_forcerange + 2 * i, 2);
+    }
+    if (m->actuator_actlimited[i]) {
+      fprintf(f, " actlimited=\"true\"");
+      put_attr(f, "actrange", m->actuator_actrange + 2 * i, 2);
+    }
     fprintf(f, "/>\n");
   }
   if (m->nu) fprintf(f, "  </actuator>\n");
@@ -620,6 +635,7 @@ static void world_lists(FILE* f, const physModel* m) {
     put_attr(f, "qpos", m->key_qpos + (size_t)k * m->nq, m->nq);
     if (m->nv) put_attr(f, "qvel", m->key_qvel + (size_t)k * m->nv, m->nv);
     if (m->nu) put_attr(f, "ctrl", m->key_ctrl + (size_t)k * m->nu, m->nu);
+    if (m->na) put_attr(f, "act", m->key_act + (size_t)k * m->na, m->na);
     fprintf(f, "/>\n");
   }
   if (m->nkey) fprintf(f, "  </keyframe>\n");

@@ -31,15 +31,24 @@ void phys_point_velocity(double res[3], const physData* d, int body, const doubl
 double phys_spring_eval(const physModel* m, const physData* d, int s, double* velocity, double tension,
                         double* qfrc);
 
-// actuator a's scalar force (passive.c, MuJoCo's affine gain and bias): with c its control clamped to
-// ctrlrange and L = gear[0] qpos, Ldot = gear[0] qvel of its hinge or slide joint (0 for other targets, where
-// compile refuses g1, g2, b1, b2):  force = (g0 + g1 L + g2 Ldot) c + b0 + b1 L + b2 Ldot. The terms its
-// derivatives need go to *t (may be NULL): c, slope = dc/dctrl (0 outside the range), gain = g0 + g1 L + g2
-// Ldot, dL = dforce/dL = g1 c + b1, dLdot = dforce/dLdot = g2 c + b2 (both 0 unless g1, g2, b1 or b2 is nonzero).
+// actuator a's scalar force (passive.c, MuJoCo's affine gain and bias): with c its input (its control clamped
+// to ctrlrange, or its activation act[actadr] for an actuator with dynamics) and L = gear[0] qpos, Ldot =
+// gear[0] qvel of its hinge or slide joint (0 for other targets, where compile refuses g1, g2, b1, b2):
+// force = (g0 + g1 L + g2 Ldot) c + b0 + b1 L + b2 Ldot, clamped to forcerange when forcelimited. The terms
+// its derivatives need go to *t (may be NULL): c, slope = dc/dctrl (0 outside the range, 0 with dynamics),
+// gain = g0 + g1 L + g2 Ldot, dL = dforce/dL = g1 c + b1, dLdot = dforce/dLdot = g2 c + b2 (both 0 unless g1,
+// g2, b1 or b2 is nonzero), fslope = 0 when the force is clamped (slope, dL, dLdot then 0 too) else 1, dact =
+// dforce/dact (gain fslope with dynamics, else 0).
 typedef struct physActuatorTerms_ {
-  double c, slope, gain, dL, dLdot;
+  double c, slope, gain, dL, dLdot, fslope, dact;
 } physActuatorTerms;
 double phys_actuator_force(const physModel* m, const physData* d, int a, physActuatorTerms* t);
+// world force and torque (3 each) of site actuator a (PHYS_TRN_SITE) at force f: the site's rotation times
+// gear[0..2] f and gear[3..5] f (MuJoCo's mjTRN_SITE wrench)
+void phys_site_wrench(const physModel* m, const physData* d, int a, double f, double force[3], double torque[3]);
+// moment (nv, overwritten) of site actuator a through the gear vector gear (6; the model's: actuator_gear + 6 a):
+// the generalized force of a unit actuator force, Jp' R gear[0..2] + Jr' R gear[3..5] at the site
+void phys_site_moment(const physModel* m, const physData* d, int a, const double gear[6], double* moment);
 
 // world position *pos, rotation *mat and body of a sensor's frame object (physObjType body: the inertial frame,
 // xbody: the body frame, geom, site; sensor.c)

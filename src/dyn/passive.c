@@ -141,11 +141,15 @@ void phys_passive(const physModel* m, physData* d) {
 // actuation
 
 // actuator a's force (dyn.h); the length terms only when g1, g2, b1 or b2 is nonzero, so a motor's force is
-// its clamped control bit for bit (1 c + 0)
+// its clamped control bit for bit (1 c + 0); the input is the activation for actuators with dynamics; the
+// force clamped to forcerange when forcelimited (then every derivative 0)
 double phys_actuator_force(const physModel* m, const physData* d, int a, physActuatorTerms* t) {
   const double *g = m->actuator_gainprm + 3 * a, *b = m->actuator_biasprm + 3 * a;
-  double c = d->ctrl[a], slope = 1, gain = g[0], bias = b[0], dL = 0, dLdot = 0;
-  if (m->actuator_ctrllimited[a]) {
+  int adr = m->actuator_actadr[a];
+  double c = adr >= 0 ? d->act[adr] : d->ctrl[a], slope = 1, gain = g[0], bias = b[0], dL = 0, dLdot = 0;
+  if (adr >= 0) {
+    slope = 0;   // d force / d ctrl: through the activation only
+  } else if (m->actuator_ctrllimited[a]) {
     const double* r = m->actuator_ctrlrange + 2 * a;
     if (c < r[0] || c > r[1]) slope = 0;
     c = c < r[0] ? r[0] : (c > r[1] ? r[1] : c);
@@ -159,18 +163,61 @@ double phys_actuator_force(const physModel* m, const physData* d, int a, physAct
     dL = g[1] * c + b[1];
     dLdot = g[2] * c + b[2];
   }
-  if (t) *t = (physActuatorTerms){c, slope, gain, dL, dLdot};
-  return gain * c + bias;
+  double f = gain * c + bias, fslope = 1;
+  if (m->actuator_forcelimited[a]) {
+    const double* r = m->actuator_forcerange + 2 * a;
+    if (f < r[0] || f > r[1]) fslope = 0, slope = 0, dL = 0, dLdot = 0;
+    f = f < r[0] ? r[0] : (f > r[1] ? r[1] : f);
+  }
+  if (t) *t = (physActuatorTerms){c, slope, gain, dL, dLdot, fslope, adr >= 0 ? gain * fslope : 0};
+  return f;
+}
+
+// act_dot of actuator a with dynamics (MuJoCo 2.2.2's mj_fwdActuation): ctrl clamped to ctrlrange when
+// ctrllimited, then integrator ctrl, filter (ctrl - act) / max(tau, 1e-15)
+static double actuator_act_dot(const physModel* m, const physData* d, int a) {
+  double c = actuator_ctrl(m, d, a);
+  if (m->actuator_dyntype[a] == PHYS_DYN_INTEGRATOR) return c;
+  double tau = m->actuator_dynprm[3 * a];
+  return (c - d->act[m->actuator_actadr[a]]) / (tau > 1e-15 ? tau : 1e-15);
+}
+
+// world force and torque of site actuator a (PHYS_TRN_SITE) of force f through the gear vector gear: R
+// gear[0..2] f and R gear[3..5] f with R the site's rotation
+static void site_wrench_gear(const physModel* m, const physData* d, int a, const double gear[6], double f,
+                             double force[3], double torque[3]) {
+  const double* R = d->site_xmat + 9 * m->actuator_trnid[a];
+  for (int i = 0; i < 3; i++) {
+    force[i] = (R[3 * i] * gear[0] + R[3 * i + 1] * gear[1] + R[3 * i + 2] * gear[2]) * f;
+    torque[i] = (R[3 * i] * gear[3] + R[3 * i + 1] * gear[4] + R[3 * i + 2] * gear[5]) * f;
+  }
+}
+
+// phys_site_wrench (dyn.h) through the model's gear
+void phys_site_wrench(const physModel* m, const physData* d, int a, double f, double force[3], double torque[3]) {
+  site_wrench_gear(m, d, a, m->actuator_gear + 6 * a, f, force, torque);
+}
+
+// moment (nv) of site actuator a with the gear vector gear (6): the generalized force of a unit actuator force
+void phys_site_moment(const physModel* m, const physData* d, int a, const double gear[6], double* moment) {
+  int s = m->actuator_trnid[a];
+  double force[3], torque[3];
+  memset(moment, 0, sizeof(double) * (size_t)m->nv);
+  site_wrench_gear(m, d, a, gear, 1, force, torque);
+  phys_apply_force(m, d, moment, m->site_bodyid[s], d->site_xpos + 3 * s, force, torque);
 }
 
 // qfrc_actuator = sum_a moment_a' force_a (phys_actuator_force): joint hinge/slide gear[0]; ball gear[0..2]
 // and free gear[0..5] on the joint's dofs; spring: force gear[0]*force on the path length (MuJoCo's tendon
-// motor: qfrc = J_L' f, positive f lengthens the spring, i.e. tension -f); restlength actuators act in
-// phys_passive
+// motor: qfrc = J_L' f, positive f lengthens the spring, i.e. tension -f); site: the wrench phys_site_wrench
+// at the site; restlength actuators act in phys_passive. act_dot of the actuators with dynamics (0 with
+// actuation disabled)
 void phys_actuation(const physModel* m, physData* d) {
   memset(d->qfrc_actuator, 0, sizeof(double) * (size_t)m->nv);
+  if (m->na) memset(d->act_dot, 0, sizeof(double) * (size_t)m->na);
   if (m->opt.disableflags & PHYS_DSBL_ACTUATION) return;
   for (int a = 0; a < m->nu; a++) {
+    if (m->actuator_actadr[a] >= 0) d->act_dot[m->actuator_actadr[a]] = actuator_act_dot(m, d, a);
     if (m->actuator_trntype[a] == PHYS_TRN_RESTLENGTH) continue;
     double c = phys_actuator_force(m, d, a, NULL);
     const double* gear = m->actuator_gear + 6 * a;
@@ -179,6 +226,10 @@ void phys_actuation(const physModel* m, physData* d) {
       int type = m->jnt_type[id], da = m->jnt_dofadr[id];
       int n = type == PHYS_JNT_FREE ? 6 : (type == PHYS_JNT_BALL ? 3 : 1);
       for (int k = 0; k < n; k++) d->qfrc_actuator[da + k] += gear[k] * c;
+    } else if (m->actuator_trntype[a] == PHYS_TRN_SITE) {
+      double force[3], torque[3];
+      phys_site_wrench(m, d, a, c, force, torque);
+      phys_apply_force(m, d, d->qfrc_actuator, m->site_bodyid[id], d->site_xpos + 3 * id, force, torque);
     } else {
       phys_spring_eval(m, d, id, NULL, -gear[0] * c, d->qfrc_actuator);
     }

@@ -64,6 +64,9 @@ void phys_passive_deriv(const physModel* m, physData* d, double* dfdq, double* d
 // arm dL/dq depends on q); dfdq, dfdv nv x nv, dfdu nv x nu. A clamped control (outside ctrlrange) has
 // derivative 0.
 void phys_actuation_deriv(const physModel* m, physData* d, double* dfdq, double* dfdv, double* dfdu);
+// d qfrc_actuator / d act (nv x na, ADDED): each actuator with dynamics's moment times dforce/dact (0 where
+// its force is clamped to forcerange); act_deriv.h puts it into the step's Jacobian
+void phys_actuation_act_deriv(const physModel* m, physData* d, double* dfda);
 // d (sum_b J_b' xfrc_applied_b) / dq, the applied world forces at the centres of mass and torques (nv x nv)
 void phys_xfrc_deriv(const physModel* m, physData* d, double* dfdq);
 // reverse modes of the three (no nv x nv matrix formed, O(nv) scratch): each ADDS the transposed derivative
@@ -94,16 +97,20 @@ static inline int phys_grad_tendons_ok(const physModel* m) {
   return 1;
 }
 
+// 1 if the step derivatives cover m's actuators: no activations (na = 0: the state (q, v) of the Jacobians
+// and VJPs has no act block yet; issue 15 item 2)
+static inline int phys_grad_actuators_ok(const physModel* m) { return m->na == 0; }
+
 //---------------------------------------------------------------------------------------------------------
 // the contact-free step (step_deriv.c): x = (q tangent, v) (2nv), x+ = step(x, u)
 
 // A = dx+/dx (2nv x 2nv) and B = dx+/du (2nv x nu) of one phys_step at d's state (either may be NULL).
 // With contacts or active joint limits and m->opt.contact lcp, cone or ccp the constrained step's derivatives
 // (step_contact_deriv.h: d's contact lists only read, PHYS_ERR_ARG if a contact pair has no geometry derivative);
-// penalty contact: penalty_deriv.h. PHYS_ERR_MODEL if a ball joint is not the last joint of its body or a
-// tendon wraps a geom (phys_grad_tendons_ok);
-// PHYS_ERR_NUMERIC (a counted warning) if M + dt B is not positive definite. The state is not advanced; kinematics,
-// qM, qfrc_bias, qfrc_passive, qfrc_actuator and qacc (the step's acceleration) are left at the state.
+// penalty contact: penalty_deriv.h. PHYS_ERR_MODEL if a ball joint is not the last joint of its body, a
+// tendon wraps a geom (phys_grad_tendons_ok) or !phys_grad_actuators_ok(m); PHYS_ERR_NUMERIC (a counted warning)
+// if M + dt B is not positive definite. The state is not advanced; kinematics, qM, qfrc_bias, qfrc_passive,
+// qfrc_actuator and qacc (the step's acceleration) are left at the state.
 physStatus phys_step_jacobian(const physModel* m, physData* d, double* A, double* B);
 // the complementarity-aware Jacobians for one cotangent xbar_next (2nv): with m->opt.gradflags
 // PHYS_GRAD_COMPLEMENTARITY and lcp, A and B of the step with the contact labels the reverse mode picks for

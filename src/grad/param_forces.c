@@ -135,7 +135,8 @@ static void gravity_columns(const physModel* m, physData* d, const physParam* p,
 }
 
 // gear of actuator a (force f = phys_actuator_force): joint actuator R[da+k, col+k] = -f, on a hinge or
-// slide minus also gear (dL q + dLdot qdot) (L = gear q); spring actuator R = f u; rest length R = -k c u
+// slide minus also gear (dL q + dLdot qdot) (L = gear q); spring actuator R = f u; rest length R = -k c u; site
+// actuator (6 entries) R[:, col+k] = -f moment(e_k)
 static void gear_columns(const physModel* m, physData* d, const physParam* p, double* R, int ld, double* tmp) {
   int a = p->id, id = m->actuator_trnid[a];
   if (m->opt.disableflags & PHYS_DSBL_ACTUATION) return;
@@ -151,6 +152,13 @@ static void gear_columns(const physModel* m, physData* d, const physParam* p, do
     if (t.dL != 0 || t.dLdot != 0)
       f += m->actuator_gear[6 * a] * (t.dL * d->qpos[m->jnt_qposadr[id]] + t.dLdot * d->qvel[da]);
     for (int k = 0; k < p->size; k++) R[(size_t)(da + k) * ld + p->adr + k] -= f;
+  } else if (m->actuator_trntype[a] == PHYS_TRN_SITE) {
+    for (int k = 0; k < 6; k++) {   // qfrc = f moment(gear), linear in gear: column k = f moment(e_k)
+      double e[6] = {0, 0, 0, 0, 0, 0};
+      e[k] = 1;
+      phys_site_moment(m, d, a, e, tmp);
+      for (int i = 0; i < m->nv; i++) R[(size_t)i * ld + p->adr + k] -= f * tmp[i];
+    }
   } else {
     spring_column(m, d, id, -f, R, ld, p->adr, tmp);
   }
@@ -158,7 +166,7 @@ static void gear_columns(const physModel* m, physData* d, const physParam* p, do
 
 // gain, bias, kp or kv of actuator a: R = -gear df/dtheta on a joint's dofs, gear df/dtheta u on a spring,
 // with df/dgain = c (the clamped control), df/dbias = 1, df/dkp = c - L, df/dkv = c - Ldot (L = gear q,
-// Ldot = gear qdot of its hinge or slide)
+// Ldot = gear qdot of its hinge or slide), all 0 where the force is clamped to forcerange
 static void actuator_columns(const physModel* m, physData* d, const physParam* p, double* R, int ld, double* tmp) {
   int a = p->id, id = m->actuator_trnid[a];
   if (m->opt.disableflags & PHYS_DSBL_ACTUATION) return;
@@ -168,12 +176,16 @@ static void actuator_columns(const physModel* m, physData* d, const physParam* p
   double s = p->kind == PHYS_PAR_BIAS ? 1 : t.c;
   if (p->kind == PHYS_PAR_KP) s -= gear[0] * d->qpos[m->jnt_qposadr[id]];
   if (p->kind == PHYS_PAR_KV) s -= gear[0] * d->qvel[m->jnt_dofadr[id]];
+  s *= t.fslope;   // a force clamped to forcerange does not move
   if (m->actuator_trntype[a] == PHYS_TRN_JOINT) {
     int type = m->jnt_type[id], da = m->jnt_dofadr[id];
     int n = type == PHYS_JNT_FREE ? 6 : (type == PHYS_JNT_BALL ? 3 : 1);
     for (int k = 0; k < n; k++) R[(size_t)(da + k) * ld + p->adr] -= gear[k] * s;
   } else if (m->actuator_trntype[a] == PHYS_TRN_SPRING) {
     spring_column(m, d, id, -gear[0] * s, R, ld, p->adr, tmp);
+  } else if (m->actuator_trntype[a] == PHYS_TRN_SITE) {
+    phys_site_moment(m, d, a, gear, tmp);
+    for (int i = 0; i < m->nv; i++) R[(size_t)i * ld + p->adr] -= tmp[i] * s;
   }
 }
 
@@ -198,6 +210,9 @@ static void input_column(const physModel* m, physData* d, const physParam* p, do
     for (int k = 0; k < n; k++) R[(size_t)(da + k) * ld + p->adr] -= gear[k] * at.gain * at.slope * s;
   } else if (m->actuator_trntype[a] == PHYS_TRN_SPRING) {
     spring_column(m, d, id, -gear[0] * at.gain * at.slope * s, R, ld, p->adr, tmp);
+  } else if (m->actuator_trntype[a] == PHYS_TRN_SITE) {
+    phys_site_moment(m, d, a, gear, tmp);
+    for (int i = 0; i < m->nv; i++) R[(size_t)i * ld + p->adr] -= tmp[i] * at.gain * at.slope * s;
   } else if (!(m->opt.disableflags & PHYS_DSBL_PASSIVE)) {
     spring_column(m, d, id, -m->spring_stiffness[id] * gear[0] * at.slope * s, R, ld, p->adr, tmp);
   }

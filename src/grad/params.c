@@ -96,13 +96,14 @@ static int object_count(const physModel* m, const char* obj) {
   return m->ngeom;
 }
 
-// size of an entry: gear has as many entries as its joint has dofs (1 for springs); size as many as the
+// size of an entry: gear has as many entries as its joint has dofs (1 for springs, 6 for sites); size as many as the
 // geom type has differentiable sizes (phys_geom_nsize)
 static int param_size(const physModel* m, int kind, int id) {
   if (kind == PHYS_PAR_GEAR && m->actuator_trntype[id] == PHYS_TRN_JOINT) {
     int type = m->jnt_type[m->actuator_trnid[id]];
     return type == PHYS_JNT_FREE ? 6 : (type == PHYS_JNT_BALL ? 3 : 1);
   }
+  if (kind == PHYS_PAR_GEAR && m->actuator_trntype[id] == PHYS_TRN_SITE) return 6;
   if (kind == PHYS_PAR_SIZE) return phys_geom_nsize(m->geom_type[id]);
   return kind_row(kind).size;
 }

@@ -428,10 +428,58 @@ void phys_passive_vjp(const physModel* m, physData* d, const double* f_bar, doub
 //---------------------------------------------------------------------------------------------------------
 // actuation
 
+// d qfrc / dq of a site actuator's wrench F (force), T (torque) at site s: with F, T fixed in the world the
+// point and rotation Hessians; the wrench turns with the site's frame, dF/dq_j = w_j x F (w_j the rotation
+// Jacobian column of chain dof j), adding c_i . (w_j x F) + w_i . (w_j x T) (c_i the site point's column)
+static void site_wrench_deriv(const physModel* m, physData* d, int s, const double F[3], const double T[3],
+                              double* dfdq) {
+  int nv = m->nv, body = m->site_bodyid[s];
+  const double* p = d->site_xpos + 3 * s;
+  point_hessian(m, d, body, p, F, 1, dfdq);
+  rotation_hessian(m, d, body, T, 1, dfdq);
+  for (int i = phys_body_lastdof(m, body); i >= 0; i = m->dof_parentid[i]) {
+    const double* wi = d->cdof + 6 * i;
+    double ci[3], t[3];
+    phys_cross3(t, wi, p);
+    for (int r = 0; r < 3; r++) ci[r] = wi[3 + r] + t[r];
+    for (int j = phys_body_lastdof(m, body); j >= 0; j = m->dof_parentid[j]) {
+      const double* wj = d->cdof + 6 * j;
+      double tf[3], tt[3];
+      phys_cross3(tf, wj, F);
+      phys_cross3(tt, wj, T);
+      dfdq[(size_t)i * nv + j] += phys_dot3(ci, tf) + phys_dot3(wi, tt);
+    }
+  }
+}
+
+// reverse mode of site_wrench_deriv: q_bar += dfdq' f_bar; the turning term is w_j . (F x P + T x W) with
+// P = Jp f_bar, W = Jr f_bar
+static void site_wrench_vjp(const physModel* m, physData* d, int s, const double F[3], const double T[3],
+                            const double* f_bar, double* q_bar) {
+  int body = m->site_bodyid[s];
+  const double* p = d->site_xpos + 3 * s;
+  point_hessian_vjp(m, d, body, p, F, 1, f_bar, q_bar);
+  rotation_hessian_vjp(m, d, body, T, 1, f_bar, q_bar);
+  double P[3] = {0, 0, 0}, W[3] = {0, 0, 0}, t[3], g[3], h[3];
+  for (int i = phys_body_lastdof(m, body); i >= 0; i = m->dof_parentid[i]) {
+    const double* wi = d->cdof + 6 * i;
+    phys_cross3(t, wi, p);
+    for (int r = 0; r < 3; r++) {
+      P[r] += f_bar[i] * (wi[3 + r] + t[r]);
+      W[r] += f_bar[i] * wi[r];
+    }
+  }
+  phys_cross3(g, F, P);
+  phys_cross3(h, T, W);
+  for (int r = 0; r < 3; r++) g[r] += h[r];
+  for (int j = phys_body_lastdof(m, body); j >= 0; j = m->dof_parentid[j]) q_bar[j] += phys_dot3(d->cdof + 6 * j, g);
+}
+
 // d qfrc_actuator with f = force (phys_actuator_force: (g0 + g1 L + g2 Ldot) c + b0 + b1 L + b2 Ldot):
 // joint actuators gear f on the joint's dofs: df/du = gear gain slope, and on a hinge or slide with
 // L = gear q, Ldot = gear qdot: df/dq = gear^2 dL, df/dv = gear^2 dLdot; actuators on springs f_gen = JL'
-// gear f (tension -gear f, f = gain c + b0): df/du = JL' gear gain slope, df/dq = gear f K
+// gear f (tension -gear f, f = gain c + b0): df/du = JL' gear gain slope, df/dq = gear f K; on sites f_gen =
+// moment f (phys_site_moment): df/du = moment gain slope, df/dq = site_wrench_deriv
 void phys_actuation_deriv(const physModel* m, physData* d, double* dfdq, double* dfdv, double* dfdu) {
   int nv = m->nv, nu = m->nu;
   if (m->opt.disableflags & PHYS_DSBL_ACTUATION) return;
@@ -451,6 +499,14 @@ void phys_actuation_deriv(const physModel* m, physData* d, double* dfdq, double*
         for (int k = 0; k < n; k++) dfdu[(size_t)(da + k) * nu + a] += gear[k] * t.gain * t.slope;
       if (dfdq) dfdq[(size_t)da * nv + da] += gear[0] * gear[0] * t.dL;
       if (dfdv) dfdv[(size_t)da * nv + da] += gear[0] * gear[0] * t.dLdot;
+    } else if (m->actuator_trntype[a] == PHYS_TRN_SITE) {
+      if (dfdu) {
+        phys_site_moment(m, d, a, gear, JL);
+        for (int i = 0; i < nv; i++) dfdu[(size_t)i * nu + a] += JL[i] * t.gain * t.slope;
+      }
+      double F[3], T[3];
+      phys_site_wrench(m, d, a, f, F, T);
+      if (dfdq) site_wrench_deriv(m, d, id, F, T, dfdq);
     } else {
       spring_geometry(m, d, id, JL, K, NULL);
       if (dfdu)
@@ -458,6 +514,34 @@ void phys_actuation_deriv(const physModel* m, physData* d, double* dfdq, double*
       if (dfdq)
         for (size_t i = 0; i < (size_t)nv * nv; i++) dfdq[i] += gear[0] * f * K[i];
     }
+  }
+  phys_stack_free(d, mark);
+}
+
+// d qfrc_actuator / d act (nv x na, added): actuator a with activation k = actadr adds its moment (joint: gear on
+// the dofs; spring: JL' gear; site: phys_site_moment) times dforce/dact (phys_actuator_force's dact)
+void phys_actuation_act_deriv(const physModel* m, physData* d, double* dfda) {
+  int nv = m->nv, na = m->na;
+  if (m->opt.disableflags & PHYS_DSBL_ACTUATION) return;
+  size_t mark = phys_stack_mark(d);
+  double* mom = phys_stack_alloc(d, (size_t)nv);
+  for (int a = 0; a < m->nu; a++) {
+    int k = m->actuator_actadr[a], id = m->actuator_trnid[a];
+    if (k < 0) continue;
+    physActuatorTerms t;
+    phys_actuator_force(m, d, a, &t);
+    const double* gear = m->actuator_gear + 6 * a;
+    memset(mom, 0, sizeof(double) * (size_t)nv);
+    if (m->actuator_trntype[a] == PHYS_TRN_JOINT) {
+      int type = m->jnt_type[id], da = m->jnt_dofadr[id];
+      int n = type == PHYS_JNT_FREE ? 6 : (type == PHYS_JNT_BALL ? 3 : 1);
+      for (int j = 0; j < n; j++) mom[da + j] = gear[j];
+    } else if (m->actuator_trntype[a] == PHYS_TRN_SITE) {
+      phys_site_moment(m, d, a, gear, mom);
+    } else {
+      phys_spring_eval(m, d, id, NULL, -gear[0], mom);
+    }
+    for (int i = 0; i < nv; i++) dfda[(size_t)i * na + k] += mom[i] * t.dact;
   }
   phys_stack_free(d, mark);
 }
@@ -483,6 +567,14 @@ void phys_actuation_vjp(const physModel* m, physData* d, const double* f_bar, do
         for (int k = 0; k < n; k++) u_bar[a] += gear[k] * t.gain * t.slope * f_bar[da + k];
       if (q_bar) q_bar[da] += gear[0] * gear[0] * t.dL * f_bar[da];
       if (v_bar) v_bar[da] += gear[0] * gear[0] * t.dLdot * f_bar[da];
+    } else if (m->actuator_trntype[a] == PHYS_TRN_SITE) {
+      if (u_bar) {
+        phys_site_moment(m, d, a, gear, JL);
+        for (int i = 0; i < nv; i++) u_bar[a] += JL[i] * t.gain * t.slope * f_bar[i];
+      }
+      double F[3], T[3];
+      phys_site_wrench(m, d, a, f, F, T);
+      if (q_bar) site_wrench_vjp(m, d, id, F, T, f_bar, q_bar);
     } else {
       spring_geometry_vjp(m, d, id, f_bar, JL, Kf, NULL);
       if (u_bar)

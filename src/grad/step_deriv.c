@@ -208,19 +208,55 @@ static void jacobian_a(const physModel* m, physData* d, const double* L, const d
   }
 }
 
+// the integration blocks at the smooth step's v+ (integration_blocks), in arena memory of the caller's mark
+typedef struct stepBlocks_ {
+  int* rot;
+  double *Jr, *Et;
+} stepBlocks;
+
+static stepBlocks step_blocks(const physModel* m, physData* d, const double* qacc) {
+  int nv = m->nv;
+  double* vnew = phys_stack_alloc(d, (size_t)nv);
+  stepBlocks b;
+  b.Jr = phys_stack_alloc(d, 9 * (size_t)nv);
+  b.Et = phys_stack_alloc(d, 9 * (size_t)nv);
+  b.rot = (int*)phys_stack_alloc(d, (size_t)nv);
+  phys_smooth_step_vnew(m, d, qacc, vnew);
+  integration_blocks(m, vnew, b.rot, b.Jr, b.Et);
+  return b;
+}
+
+// X (2nv x ncol) = d(q+, v+) / d(generalized force columns): the v+ rows hold the columns (nv x ncol) on entry,
+// solved in place, V = dt M~^-1 F; the q+ rows = dt D V
+static void force_columns(const physModel* m, physData* d, const double* L, const physFrictionPoint* fp,
+                          const int* rot, const double* Jr, double* X, int ncol) {
+  int nv = m->nv;
+  double dt = m->opt.timestep;
+  double* V = X + (size_t)nv * ncol;
+  solve_rows(m, L, V, ncol, ncol);
+  for (size_t i = 0; i < (size_t)nv * ncol; i++) V[i] *= dt;
+  phys_friction_project(m, d, fp, V, ncol, ncol);
+  position_rows(m, rot, Jr, V, X, ncol, ncol);
+}
+
 // B: the v+ rows hold df/du (nv x nu), solved in place, V_u = dt da/du; the q+ rows = dt D V_u
 static void jacobian_b(const physModel* m, physData* d, const double* L, const physFrictionPoint* fp,
                        const int* rot, const double* Jr, double* B) {
   int nv = m->nv, nu = m->nu;
-  double dt = m->opt.timestep;
   double* V = B + (size_t)nv * nu;
   memset(V, 0, sizeof(double) * (size_t)nv * nu);
   phys_passive_deriv(m, d, NULL, NULL, V);
   phys_actuation_deriv(m, d, NULL, NULL, V);
-  solve_rows(m, L, V, nu, nu);
-  for (size_t i = 0; i < (size_t)nv * nu; i++) V[i] *= dt;
-  phys_friction_project(m, d, fp, V, nu, nu);
-  position_rows(m, rot, Jr, V, B, nu, nu);
+  force_columns(m, d, L, fp, rot, Jr, B, nu);
+}
+
+// d(q+, v+) / d(force columns) of the smooth step at (L, qacc) (step_record.h)
+void phys_smooth_step_force_jacobian(const physModel* m, physData* d, const double* L, const double* qacc,
+                                     const physFrictionPoint* fp, double* X, int ncol) {
+  size_t mark = phys_stack_mark(d);
+  stepBlocks b = step_blocks(m, d, qacc);
+  force_columns(m, d, L, fp, b.rot, b.Jr, X, ncol);
+  phys_stack_free(d, mark);
 }
 
 // vnew = v + dt (qacc + r) at d's state: the smooth step's v+ (r the residual network's acceleration, none: 0)
@@ -234,16 +270,10 @@ void phys_smooth_step_vnew(const physModel* m, physData* d, const double* qacc, 
 // A and B of the smooth step at (L, qacc) (step_record.h)
 void phys_smooth_step_jacobian(const physModel* m, physData* d, const double* L, const double* qacc,
                                const physFrictionPoint* fp, double* A, double* B) {
-  int nv = m->nv;
   size_t mark = phys_stack_mark(d);
-  double* vnew = phys_stack_alloc(d, (size_t)nv);
-  double* Jr = phys_stack_alloc(d, 9 * (size_t)nv);
-  double* Et = phys_stack_alloc(d, 9 * (size_t)nv);
-  int* rot = (int*)phys_stack_alloc(d, (size_t)nv);
-  phys_smooth_step_vnew(m, d, qacc, vnew);
-  integration_blocks(m, vnew, rot, Jr, Et);
-  if (A) jacobian_a(m, d, L, qacc, fp, rot, Jr, Et, A);
-  if (B && m->nu > 0) jacobian_b(m, d, L, fp, rot, Jr, B);
+  stepBlocks b = step_blocks(m, d, qacc);
+  if (A) jacobian_a(m, d, L, qacc, fp, b.rot, b.Jr, b.Et, A);
+  if (B && m->nu > 0) jacobian_b(m, d, L, fp, b.rot, b.Jr, B);
   phys_stack_free(d, mark);
 }
 
@@ -260,19 +290,14 @@ void phys_smooth_step_vjp(const physModel* m, physData* d, const double* L, cons
   int nv = m->nv, nu = m->nu;
   double dt = m->opt.timestep;
   size_t mark = phys_stack_mark(d);
-  double* vnew = phys_stack_alloc(d, (size_t)nv);
   double* w = phys_stack_alloc(d, (size_t)nv);
   double* lam = phys_stack_alloc(d, (size_t)nv);
   double* qb = phys_stack_alloc(d, (size_t)nv);
   double* vb = phys_stack_alloc(d, (size_t)nv);
-  double* Jr = phys_stack_alloc(d, 9 * (size_t)nv);
-  double* Et = phys_stack_alloc(d, 9 * (size_t)nv);
-  int* rot = (int*)phys_stack_alloc(d, (size_t)nv);
-  phys_smooth_step_vnew(m, d, qacc, vnew);
-  integration_blocks(m, vnew, rot, Jr, Et);
+  stepBlocks b = step_blocks(m, d, qacc);
 
   const double *qbn = xbar_next, *vbn = xbar_next + nv;
-  apply_blocks(m, rot, Jr, qbn, w, 1);
+  apply_blocks(m, b.rot, b.Jr, qbn, w, 1);
   for (int i = 0; i < nv; i++) w[i] = vbn[i] + dt * w[i];
   phys_friction_project_t(m, d, fp, w);   // (frictionloss rows: w <- Pi' w)
   for (int i = 0; i < nv; i++) lam[i] = dt * w[i];
@@ -283,7 +308,7 @@ void phys_smooth_step_vjp(const physModel* m, physData* d, const double* L, cons
   if (xbar) {
     xq = xbar;
     xv = xbar + nv;
-    apply_blocks(m, rot, Et, qbn, xq, 1);
+    apply_blocks(m, b.rot, b.Et, qbn, xq, 1);
     memcpy(xv, w, sizeof(double) * (size_t)nv);
     phys_rnea_vjp(m, d, qacc, lam, qb, vb, NULL);
     for (int i = 0; i < nv; i++) xq[i] -= qb[i], xv[i] -= vb[i];

@@ -50,7 +50,8 @@ typedef struct physStepRecord_ {
 } physStepRecord;
 
 // linearize the step at d's state into rec (arena memory; release with phys_step_record_free even on
-// error). PHYS_ERR_MODEL if a ball joint is not the last joint of its body or a tendon wraps a geom,
+// error). PHYS_ERR_MODEL if a ball joint is not the last joint of its body a tendon wraps a geom or
+// !phys_grad_actuators_ok(m),
 // PHYS_ERR_NUMERIC (a counted warning) if M~ is not positive definite. d's state is left as it was, and so
 // are its contact lists (the next step's warm start, read only: a constrained record holds the stage's detected contacts in arena memory);
 // kinematics, qM, qfrc_bias, qfrc_passive, qfrc_actuator and qacc (the step's acceleration) are at the state.
@@ -83,6 +84,9 @@ physStatus phys_smooth_step_point(const physModel* m, physData* d, int kinematic
 void phys_smooth_step_vnew(const physModel* m, physData* d, const double* qacc, double* vnew);
 void phys_smooth_step_jacobian(const physModel* m, physData* d, const double* L, const double* qacc,
                                const physFrictionPoint* fp, double* A, double* B);
+// X (2nv x ncol) = d(q+, v+) / d(ncol generalized force columns F), F (nv x ncol) in X's v+ rows on entry
+void phys_smooth_step_force_jacobian(const physModel* m, physData* d, const double* L, const double* qacc,
+                                     const physFrictionPoint* fp, double* X, int ncol);
 void phys_smooth_step_vjp(const physModel* m, physData* d, const double* L, const double* qacc,
                           const physFrictionPoint* fp, const double* xbar_next, double* xbar, double* ubar,
                           double* lambda);

@@ -260,6 +260,7 @@ static physStatus compile_sizes(const physSpec* s, physModel* sz, physLog* log) 
   sz->nsite = s->nsite;
   sz->nspring = s->nspring;
   sz->nu = s->nactuator;
+  for (int i = 0; i < s->nactuator; i++) sz->na += s->actuator[i].dyntype != PHYS_DYN_NONE;
   sz->nsensor = s->nsensor;
   for (int i = 0; i < s->nsensor; i++) sz->nsensordata += phys_sensor_dim(s->sensor[i].type);
   sz->nmesh = s->nmesh;
@@ -657,8 +658,39 @@ static physStatus compile_springs(const physSpec* s, physModel* m, int* namepos,
   return wrapped_restlengths(s, m, log);
 }
 
+static int find_named(const char* name, const void* list, int n, size_t stride);   // (sensors, below)
+
+// actuator i's dynamics and limits (issue 15 item 2): its activation's index (the next of *na) when it has
+// dynamics; refused: non-finite values, a negative filter time constant, a range with lower > upper
+static physStatus actuator_dynamics(const physSpecActuator* a, const char* at, physModel* m, int i, int* na,
+                                    physLog* log) {
+  if (!finite_n(a->dynprm, 3) || !finite_n(a->forcerange, 2) || !finite_n(a->actrange, 2))
+    return phys_error(log, PHYS_ERR_VALUE, "%sactuator '%s': dynprm, forcerange and actrange must be finite", at,
+                      a->name);
+  if (a->dyntype == PHYS_DYN_FILTER && a->dynprm[0] < 0)
+    return phys_error(log, PHYS_ERR_VALUE, "%sactuator '%s': the filter's time constant dynprm[0] = %g is negative",
+                      at, a->name, a->dynprm[0]);
+  if ((a->forcelimited && a->forcerange[0] > a->forcerange[1]) || (a->actlimited && a->actrange[0] > a->actrange[1]))
+    return phys_error(log, PHYS_ERR_VALUE, "%sactuator '%s': forcerange and actrange need lower <= upper", at, a->name);
+  if (a->dyntype == PHYS_DYN_NONE && *na > 0)
+    return phys_error(log, PHYS_ERR_MODEL, "%sactuator '%s': actuators without dynamics must come before those with "
+                      "dynamics (MuJoCo 2.2.2 refuses this order too)", at, a->name);
+  if (a->dyntype != PHYS_DYN_NONE && a->trntype == PHYS_TRN_RESTLENGTH)
+    return phys_error(log, PHYS_ERR_MODEL, "%sactuator '%s': a rest-length actuator has no dynamics", at, a->name);
+  m->actuator_dyntype[i] = a->dyntype;
+  m->actuator_actadr[i] = a->dyntype != PHYS_DYN_NONE ? (*na)++ : -1;
+  m->actuator_forcelimited[i] = a->forcelimited;
+  m->actuator_actlimited[i] = a->actlimited;
+  memcpy(m->actuator_dynprm + 3 * i, a->dynprm, 3 * sizeof(double));
+  memcpy(m->actuator_forcerange + 2 * i, a->forcerange, 2 * sizeof(double));
+  memcpy(m->actuator_actrange + 2 * i, a->actrange, 2 * sizeof(double));
+  return PHYS_OK;
+}
+
 static physStatus compile_actuators(const physSpec* s, physModel* m, int* namepos, physLog* log) {
   char buf[600];
+  int na = 0;
+  physStatus st;
   for (int i = 0; i < s->nactuator; i++) {
     const physSpecActuator* a = s->actuator + i;
     const char* at = where(s, *a, buf, sizeof(buf));
@@ -666,13 +698,16 @@ static physStatus compile_actuators(const physSpec* s, physModel* m, int* namepo
     if (a->trntype == PHYS_TRN_JOINT) {
       for (int j = 0; j < s->njoint && id < 0; j++)
         if (strcmp(s->joint[j].name, a->target) == 0) id = j;
+    } else if (a->trntype == PHYS_TRN_SITE) {
+      id = find_named(a->target, s->site, s->nsite, sizeof(*s->site));
     } else {
       for (int j = 0; j < s->nspring && id < 0; j++)
         if (strcmp(s->spring[j].name, a->target) == 0) id = j;
     }
     if (id < 0)
       return phys_error(log, PHYS_ERR_MODEL, "%sactuator '%s': %s '%s' not found", at, a->name,
-                        a->trntype == PHYS_TRN_JOINT ? "joint" : "tendon", a->target);
+                        a->trntype == PHYS_TRN_JOINT ? "joint" : (a->trntype == PHYS_TRN_SITE ? "site" : "tendon"),
+                        a->target);
     if (!finite_n(a->gear, 6) || !finite_n(a->ctrlrange, 2) || (a->ctrllimited && a->ctrlrange[0] > a->ctrlrange[1]))
       return phys_error(log, PHYS_ERR_VALUE, "%sactuator '%s': gear and ctrlrange must be finite, lower <= upper", at, a->name);
     if (!finite_n(a->gainprm, 3) || !finite_n(a->biasprm, 3))
@@ -684,6 +719,7 @@ static physStatus compile_actuators(const physSpec* s, physModel* m, int* namepo
                           "length or velocity (gainprm[1..2], biasprm[1..2], position and velocity servos) is "
                           "supported on hinge and slide joints only", at, a->name);
     }
+    if ((st = actuator_dynamics(a, at, m, i, &na, log))) return st;
     m->actuator_trntype[i] = a->trntype;
     m->actuator_trnid[i] = id;
     m->actuator_ctrllimited[i] = a->ctrllimited;
@@ -764,13 +800,18 @@ static physStatus compile_keys(const physSpec* s, physModel* m, int* namepos, ph
     if ((sk->qpos && sk->nqpos != m->nq) || (sk->qvel && sk->nqvel != m->nv) || (sk->ctrl && sk->nctrl != m->nu))
       return phys_error(log, PHYS_ERR_SIZE, "%s<key name='%s'>: qpos/qvel/ctrl need %d/%d/%d values (got %d/%d/%d)", at,
                         sk->name, m->nq, m->nv, m->nu, sk->nqpos, sk->nqvel, sk->nctrl);
+    if (sk->act && sk->nact != m->na)
+      return phys_error(log, PHYS_ERR_SIZE, "%s<key name='%s'>: act needs %d values, one per actuator with dynamics "
+                        "(got %d)", at, sk->name, m->na, sk->nact);
+    if (sk->act) memcpy(m->key_act + (size_t)k * m->na, sk->act, sizeof(double) * (size_t)m->na);
     m->key_time[k] = sk->time;
     m->key_name[k] = add_name(m, namepos, sk->name);
     double* q = m->key_qpos + (size_t)k * m->nq;
     memcpy(q, sk->qpos ? sk->qpos : m->qpos0, sizeof(double) * (size_t)m->nq);
     if (sk->qvel) memcpy(m->key_qvel + (size_t)k * m->nv, sk->qvel, sizeof(double) * (size_t)m->nv);
     if (sk->ctrl) memcpy(m->key_ctrl + (size_t)k * m->nu, sk->ctrl, sizeof(double) * (size_t)m->nu);
-    if (!finite_n(q, m->nq) || !finite_n(m->key_qvel + (size_t)k * m->nv, m->nv))
+    if (!finite_n(q, m->nq) || !finite_n(m->key_qvel + (size_t)k * m->nv, m->nv) ||
+        !finite_n(m->key_act + (size_t)k * m->na, m->na))
       return phys_error(log, PHYS_ERR_VALUE, "%s<key name='%s'>: values must be finite", at, sk->name);
   }
   return PHYS_OK;

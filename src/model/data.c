@@ -269,6 +269,7 @@ physData* phys_make_data(const physModel* m) {
   d->nsite = m->nsite;
   d->nspring = m->nspring;
   d->nu = m->nu;
+  d->na = m->na;
   d->nconmax = m->nconmax;
   d->nsensordata = m->nsensordata;
   d->nstack = phys_arena_size(m);
@@ -325,6 +326,7 @@ physStatus phys_reset_keyframe(const physModel* m, physData* d, int k) {
   memcpy(d->qpos, m->key_qpos + (size_t)k * m->nq, sizeof(double) * (size_t)m->nq);
   memcpy(d->qvel, m->key_qvel + (size_t)k * m->nv, sizeof(double) * (size_t)m->nv);
   memcpy(d->ctrl, m->key_ctrl + (size_t)k * m->nu, sizeof(double) * (size_t)m->nu);
+  if (m->na) memcpy(d->act, m->key_act + (size_t)k * m->na, sizeof(double) * (size_t)m->na);
   return PHYS_OK;
 }
 

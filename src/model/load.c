@@ -137,7 +137,7 @@ static int joint_qpos0(const physSpec* s, const physSpecJoint* j, double* q) {
   }
 }
 
-// append the added spec a's share to every keyframe of the world w: a's qpos0 to qpos, zeros to qvel and ctrl
+// append the added spec a's share to every keyframe of the world w: a's qpos0 to qpos, zeros to qvel, ctrl and act
 // (a's own keyframes describe a alone and are not used: a warning says so)
 static int extend_keys(physSpec* w, const physSpec* a, physLog* log) {
   if (a->nkey > 0) {
@@ -163,6 +163,12 @@ static int extend_keys(physSpec* w, const physSpec* a, physLog* log) {
     if (ok && key->qvel && nv) {
       double* p = realloc(key->qvel, (size_t)(key->nqvel + nv) * sizeof(double));
       if ((ok = p != NULL)) memset(p + key->nqvel, 0, (size_t)nv * sizeof(double)), key->qvel = p, key->nqvel += nv;
+    }
+    int nact = 0;   // a's activations, after the world's
+    for (int i = 0; i < a->nactuator; i++) nact += a->actuator[i].dyntype != PHYS_DYN_NONE;
+    if (ok && key->act && nact) {
+      double* p = realloc(key->act, (size_t)(key->nact + nact) * sizeof(double));
+      if ((ok = p != NULL)) memset(p + key->nact, 0, (size_t)nact * sizeof(double)), key->act = p, key->nact += nact;
     }
     if (ok && key->ctrl && a->nactuator) {
       double* p = realloc(key->ctrl, (size_t)(key->nctrl + a->nactuator) * sizeof(double));

@@ -1,6 +1,7 @@
-// mjcf_actuator.c - MJCF <actuator> and <keyframe>: <motor>, <position>, <velocity> and <general>
-// actuators without dynamics, with fixed or affine gain and bias (MuJoCo 2.2.2's gainprm, biasprm through
-// default classes), on a joint or a tendon (mjcf_tendon.c); keys with time, qpos, qvel and ctrl.
+// mjcf_actuator.c - MJCF <actuator> and <keyframe>: <motor>, <position>, <velocity>, <general> and <cylinder>
+// actuators with none, integrator or filter dynamics, fixed or affine gain and bias (MuJoCo 2.2.2's dynprm,
+// gainprm, biasprm through default classes), control, force and activation limits, on a joint, a tendon
+// (mjcf_tendon.c) or a site; keys with time, qpos, qvel and ctrl.
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,14 +13,16 @@
 // MuJoCo 2.2.2's actuator parameters as its reader builds them: one set per default class (inherited, then
 // edited by the class's actuator nodes in order) and per element (its class's, edited by the element)
 typedef struct actPrm_ {
-  int dyn, gain, bias;        // dyntype (0 none), gaintype (0 fixed, 1 affine), biastype (0 none, 1 affine)
-  double gainprm[10], biasprm[10];
+  int dyn, gain, bias;        // dyntype (0 none, 1 integrator, 2 filter), gaintype (0 fixed, 1 affine), biastype
+  double dynprm[10], gainprm[10], biasprm[10];   // (0 none, 1 affine)
 } actPrm;
 
-// edit p by one <motor|general|position|velocity> node (an element or a default node, its own attributes
-// only) as MuJoCo 2.2.2 does: general reads dyntype gaintype biastype and the partial gainprm biasprm; motor
-// sets gain [1, 0, ...] and no bias; position (velocity) clears the bias, reads kp (kv) into gainprm[0] and
-// sets bias affine with biasprm[1] (biasprm[2]) = -gainprm[0]
+// edit p by one <motor|general|position|velocity|cylinder> node (an element or a default node, its own
+// attributes only) as MuJoCo 2.2.2 does: general reads dyntype gaintype biastype and the partial dynprm
+// gainprm biasprm; motor sets gain [1, 0, ...] and no bias; position (velocity) clears the bias, reads kp (kv)
+// into gainprm[0] and sets bias affine with biasprm[1] (biasprm[2]) = -gainprm[0]; cylinder reads timeconst
+// into dynprm[0], bias into biasprm[0..2], area (or diameter d: pi d^2 / 4) into gainprm[0], with filter
+// dynamics, fixed gain and affine bias
 static physStatus edit_actuator(mjcfCtx* c, xmlNode* el, actPrm* p) {
   static const char* const DYN[] = {"none", "integrator", "filter", "muscle", "user", NULL};
   static const char* const GAIN[] = {"fixed", "affine", "muscle", "user", NULL};
@@ -31,8 +34,20 @@ static physStatus edit_actuator(mjcfCtx* c, xmlNode* el, actPrm* p) {
     st = mjcf_get_keyword(c, &own, "dyntype", DYN, &p->dyn, NULL);
     if (!st) st = mjcf_get_keyword(c, &own, "gaintype", GAIN, &p->gain, NULL);
     if (!st) st = mjcf_get_keyword(c, &own, "biastype", BIAS, &p->bias, NULL);
+    if (!st) st = mjcf_get_partial(c, &own, "dynprm", 10, p->dynprm, &n);
     if (!st) st = mjcf_get_partial(c, &own, "gainprm", 10, p->gainprm, &n);
     if (!st) st = mjcf_get_partial(c, &own, "biasprm", 10, p->biasprm, &n);
+    return st;
+  }
+  if (mjcf_is_elem(el, "cylinder")) {   // a filter with the cylinder's area as gain and an affine bias
+    double diameter = -1;
+    int found;
+    st = mjcf_get_real(c, &own, "timeconst", p->dynprm, NULL);
+    if (!st) st = mjcf_get_vec(c, &own, "bias", 3, p->biasprm, NULL);
+    if (!st) st = mjcf_get_real(c, &own, "area", p->gainprm, NULL);
+    if (!st) st = mjcf_get_real(c, &own, "diameter", &diameter, &found);
+    if (!st && found) p->gainprm[0] = 3.14159265358979323846 / 4 * diameter * diameter;
+    p->dyn = 2, p->gain = 0, p->bias = 1;
     return st;
   }
   int position = mjcf_is_elem(el, "position"), velocity = mjcf_is_elem(el, "velocity");
@@ -49,12 +64,13 @@ static physStatus edit_actuator(mjcfCtx* c, xmlNode* el, actPrm* p) {
   return st;
 }
 
-// the parameters of element e (class chain root first, then the element); *ok = 0 with a warning for
-// dynamics and gain or bias types other than fixed/affine (MuJoCo's none/fixed/affine are what physid has)
-static physStatus actuator_prm(mjcfCtx* c, const mjcfElem* e, double gainprm[3], double biasprm[3], int* ok) {
+// the parameters of element e (class chain root first, then the element) into a's dyntype, dynprm, gainprm,
+// biasprm; muscle and user dynamics, gain or bias types are refused (physid has MuJoCo's none, integrator and
+// filter dynamics, fixed and affine gain and bias)
+static physStatus actuator_prm(mjcfCtx* c, const mjcfElem* e, physSpecActuator* a, int* ok) {
   int chain[PHYS_MJCF_MAXDEPTH], nchain = 0;
   for (int k = e->cls; k >= 0 && nchain < PHYS_MJCF_MAXDEPTH; k = c->cls[k].parent) chain[nchain++] = k;
-  actPrm p = {.gainprm = {1}};
+  actPrm p = {.dynprm = {1}, .gainprm = {1}};
   for (int i = nchain - 1; i >= -1; i--) {
     int nnode = i >= 0 ? c->cls[chain[i]].nnode[K_ACTUATOR] : 1;
     for (int j = 0; j < nnode; j++) {
@@ -62,25 +78,29 @@ static physStatus actuator_prm(mjcfCtx* c, const mjcfElem* e, double gainprm[3],
       if (st) return st;
     }
   }
-  *ok = p.dyn == 0 && p.gain <= 1 && p.bias <= 1;
+  *ok = p.dyn <= 2 && p.gain <= 1 && p.bias <= 1;
   if (!*ok) {
-    mjcf_elem_warning(c, e->el, "only actuators without dynamics and with fixed or affine gain and bias are "
-                      "supported; ignored");
+    static const char* const TYPE[] = {"", "", "", "muscle", "user"};
+    const char* what = p.dyn > 2 ? "dyntype" : (p.gain > 1 ? "gaintype" : "biastype");
+    int v = p.dyn > 2 ? p.dyn : (p.gain > 1 ? p.gain + 1 : p.bias + 1);
+    return mjcf_elem_error(c, e->el, PHYS_ERR_MODEL, "%s '%s' is not supported (dynamics none, integrator and filter; "
+                           "gain fixed and affine; bias none and affine)", what, TYPE[v]);
   }
+  a->dyntype = p.dyn;
   for (int i = 0; i < 3; i++) {
-    gainprm[i] = i == 0 || p.gain == 1 ? p.gainprm[i] : 0;
-    biasprm[i] = p.bias == 1 ? p.biasprm[i] : 0;
+    a->dynprm[i] = p.dynprm[i];
+    a->gainprm[i] = i == 0 || p.gain == 1 ? p.gainprm[i] : 0;
+    a->biasprm[i] = p.bias == 1 ? p.biasprm[i] : 0;
   }
   return PHYS_OK;
 }
 
-// <motor>, <general>, <position> or <velocity> (actuator_prm) with name class, one target of joint tendon
-// site jointinparent body cranksite (only joint and spatial tendon are used), gear ctrllimited ctrlrange
-// forcelimited
+// <motor>, <general>, <position>, <velocity> or <cylinder> (actuator_prm) with name class, one target of joint tendon
+// site (refsite, jointinparent, body, cranksite refused), gear ctrllimited ctrlrange forcelimited forcerange actlimited
+// actrange (MuJoCo 2.2.2's limit rule, mjcf_get_limited)
 static physStatus parse_motor(mjcfCtx* c, xmlNode* el) {
   static const char* const TARGETS[] = {"joint", "tendon", "site", "jointinparent", "body", "cranksite"};
-  int cls, ntarget = 0, which = -1, ok = 1, n, v, found;
-  double gainprm[3], biasprm[3];
+  int cls, ntarget = 0, which = -1, ok = 1, n;
   physStatus st = mjcf_elem_class(c, el, "class", 0, &cls);
   if (st) return st;
   mjcfElem e = {el, K_ACTUATOR, cls};
@@ -90,12 +110,17 @@ static physStatus parse_motor(mjcfCtx* c, xmlNode* el) {
       which = i;
     }
   }
-  if (ntarget != 1) return mjcf_elem_error(c, el, PHYS_ERR_MODEL, "needs exactly one of 'joint' and 'tendon'");
-  if (which >= 2) {
-    mjcf_elem_warning(c, el, "actuators on a %s are not supported; ignored", TARGETS[which]);
-    return PHYS_OK;
+  if (ntarget != 1) return mjcf_elem_error(c, el, PHYS_ERR_MODEL, "needs exactly one of 'joint', 'tendon' and 'site'");
+  if (which >= 3) {
+    return mjcf_elem_error(c, el, PHYS_ERR_MODEL, "actuators with a '%s' transmission are not supported (joint, "
+                           "tendon and site are)", TARGETS[which]);
   }
-  if ((st = actuator_prm(c, &e, gainprm, biasprm, &ok)) || !ok) return st;
+  if (which == 2 && mjcf_attr_text(el, "refsite")) {
+    return mjcf_elem_error(c, el, PHYS_ERR_MODEL, "site transmissions with a 'refsite' (a reference frame) are not "
+                           "supported");
+  }
+  physSpecActuator prm = {0};
+  if ((st = actuator_prm(c, &e, &prm, &ok)) || !ok) return st;
   int id = phys_spec_add_actuator(c->s);
   if (id < 0) return phys_error(c->log, PHYS_ERR_NOMEM, "out of memory");
   physSpecActuator* a = c->s->actuator + id;
@@ -103,31 +128,33 @@ static physStatus parse_motor(mjcfCtx* c, xmlNode* el) {
   a->fileid = mjcf_elem_fileid(c, el);
   if ((st = mjcf_get_name(c, el, "name", a->name))) return st;
   if ((st = mjcf_get_name(c, el, TARGETS[which], a->target))) return st;
-  a->trntype = which == 0 ? PHYS_TRN_JOINT : PHYS_TRN_SPRING;
+  a->trntype = which == 0 ? PHYS_TRN_JOINT : (which == 1 ? PHYS_TRN_SPRING : PHYS_TRN_SITE);
   if ((st = mjcf_get_partial(c, &e, "gear", 6, a->gear, &n))) return st;
-  memcpy(a->gainprm, gainprm, sizeof(gainprm));
-  memcpy(a->biasprm, biasprm, sizeof(biasprm));
+  a->dyntype = prm.dyntype;
+  memcpy(a->dynprm, prm.dynprm, sizeof(prm.dynprm));
+  memcpy(a->gainprm, prm.gainprm, sizeof(prm.gainprm));
+  memcpy(a->biasprm, prm.biasprm, sizeof(prm.biasprm));
   if ((st = mjcf_get_limited(c, &e, "ctrllimited", "ctrlrange", a->ctrlrange, &a->ctrllimited))) return st;
-  if ((st = mjcf_get_keyword(c, &e, "forcelimited", MJCF_LIMITED_WORDS, &v, &found))) return st;
-  if (found && v == 1) mjcf_elem_warning(c, el, "forcelimited is not supported; ignored");
-  return PHYS_OK;
+  if ((st = mjcf_get_limited(c, &e, "forcelimited", "forcerange", a->forcerange, &a->forcelimited))) return st;
+  return mjcf_get_limited(c, &e, "actlimited", "actrange", a->actrange, &a->actlimited);
 }
 
-// <actuator>: <motor>, <general>, <position> and <velocity>; the other actuator types are warned about
+// <actuator>: <motor>, <general>, <position>, <velocity> and <cylinder>; the other actuator types are refused
 physStatus mjcf_parse_actuator(mjcfCtx* c, xmlNode* el) {
-  static const char* const UNSUPPORTED[] = {"cylinder", "muscle", "adhesion", "damper", "intvelocity", NULL};
+  static const char* const UNSUPPORTED[] = {"muscle", "adhesion", "damper", "intvelocity", NULL};
   for (xmlNode* ch = el->children; ch; ch = ch->next) {
     if (ch->type != XML_ELEMENT_NODE) continue;
     int known = 0;
     if (mjcf_is_elem(ch, "motor") || mjcf_is_elem(ch, "general") || mjcf_is_elem(ch, "position") ||
-        mjcf_is_elem(ch, "velocity")) {
+        mjcf_is_elem(ch, "velocity") || mjcf_is_elem(ch, "cylinder")) {
       physStatus st = parse_motor(c, ch);
       if (st) return st;
       continue;
     }
     for (int i = 0; UNSUPPORTED[i]; i++) known |= mjcf_is_elem(ch, UNSUPPORTED[i]);
     if (known) {
-      mjcf_elem_warning(c, ch, "<%s> actuators are not supported; ignored", (const char*)ch->name);
+      return mjcf_elem_error(c, ch, PHYS_ERR_MODEL, "<%s> actuators are not supported (motor, general, position, "
+                             "velocity and cylinder are)", (const char*)ch->name);
     } else {
       mjcf_unknown_element(c, ch);
     }
@@ -148,7 +175,7 @@ static physStatus get_list(mjcfCtx* c, xmlNode* el, const char* name, double** o
   return mjcf_parse_numbers(c, el, name, text, *out, cnt, n);
 }
 
-// <key name time qpos qvel ctrl>; sizes are checked by phys_compile
+// <key name time qpos qvel ctrl act>; sizes are checked by phys_compile
 static physStatus parse_key(mjcfCtx* c, xmlNode* el) {
   mjcfElem e = {el, K_NONE, 0};
   int id = phys_spec_add_key(c->s);
@@ -161,9 +188,10 @@ static physStatus parse_key(mjcfCtx* c, xmlNode* el) {
   if (!st) st = get_list(c, el, "qpos", &k->qpos, &k->nqpos);
   if (!st) st = get_list(c, el, "qvel", &k->qvel, &k->nqvel);
   if (!st) st = get_list(c, el, "ctrl", &k->ctrl, &k->nctrl);
+  if (!st) st = get_list(c, el, "act", &k->act, &k->nact);
   if (st) return st;
-  static const char* const OTHER[] = {"act", "mocap_pos", "mocap_quat", NULL};
-  if (mjcf_has_any_attr(el, OTHER)) mjcf_elem_warning(c, el, "act and mocap values are not supported; ignored");
+  static const char* const OTHER[] = {"mocap_pos", "mocap_quat", NULL};
+  if (mjcf_has_any_attr(el, OTHER)) mjcf_elem_warning(c, el, "mocap values are not supported; ignored");
   return PHYS_OK;
 }
 

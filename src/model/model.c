@@ -10,8 +10,8 @@
 static size_t model_buffer_size(const physModel* m) {
   size_t size = 0;
 #define PHYS_X_SIZE(type, name, n, mult) size += ((sizeof(type) * (size_t)(m->n) * (size_t)(mult) + 7) / 8) * 8;
-  const int nq = m->nq, nv = m->nv, nu = m->nu;  // second sizes of key arrays
-  (void)nq, (void)nv, (void)nu;
+  const int nq = m->nq, nv = m->nv, nu = m->nu, na = m->na;  // second sizes of key arrays
+  (void)nq, (void)nv, (void)nu, (void)na;
   PHYS_MODEL_ARRAYS(PHYS_X_SIZE)
 #undef PHYS_X_SIZE
   return size;
@@ -23,8 +23,8 @@ static void model_set_pointers(physModel* m) {
 #define PHYS_X_PTR(type, name, n, mult)                                          \
   m->name = (type*)p;                                                            \
   p += ((sizeof(type) * (size_t)(m->n) * (size_t)(mult) + 7) / 8) * 8;
-  const int nq = m->nq, nv = m->nv, nu = m->nu;
-  (void)nq, (void)nv, (void)nu;
+  const int nq = m->nq, nv = m->nv, nu = m->nu, na = m->na;
+  (void)nq, (void)nv, (void)nu, (void)na;
   PHYS_MODEL_ARRAYS(PHYS_X_PTR)
 #undef PHYS_X_PTR
 }

@@ -46,6 +46,7 @@ void phys_spec_free(physSpec* s) {
     free(s->key[i].qpos);
     free(s->key[i].qvel);
     free(s->key[i].ctrl);
+    free(s->key[i].act);
   }
   free(s->body);
   free(s->joint);
@@ -156,6 +157,7 @@ int phys_spec_add_actuator(physSpec* s) {
   if (i < 0) return -1;
   s->actuator[i].gear[0] = 1;
   s->actuator[i].gainprm[0] = 1;
+  s->actuator[i].dynprm[0] = 1;   // MuJoCo's default dynprm
   s->actuator[i].trntype = PHYS_TRN_JOINT;
   return i;
 }

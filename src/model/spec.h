@@ -93,6 +93,11 @@ typedef struct physSpecActuator_ {
   double biasprm[3];          // gain and bias; L = gear q, Ldot = gear qdot): default gain 1, bias 0
   int ctrllimited;
   double ctrlrange[2];
+  // dynamics and limits (issue 15 item 2): physDynType, dynprm[0..2] (filter: tau), clamps of force and act
+  int dyntype;
+  double dynprm[3];
+  int forcelimited, actlimited;
+  double forcerange[2], actrange[2];
   int line;
   int fileid;                 // source file: index into physSpec.srcfile, 0 = physSpec.filename
 } physSpecActuator;
@@ -128,6 +133,8 @@ typedef struct physSpecKey_ {
   int nqvel;
   double* ctrl;               // owned or NULL
   int nctrl;
+  double* act;                // activations (na values) or NULL (owned)
+  int nact;
   int line;
   int fileid;                 // source file: index into physSpec.srcfile, 0 = physSpec.filename
 } physSpecKey;

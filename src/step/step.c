@@ -653,7 +653,7 @@ static int penalty_velocity(const physModel* m, physData* d, physContactList* cl
 //   gain = E - E0 - W_pos - U_fresh,
 // W_pos = dt vpos . c the potential energy its position correction added (split impulse, removing
 // penetration; c ~ the gravity load when resting), U_fresh the springs of penalty contacts found already
-// penetrating (the detection's energy, penalty_energy). Without work input in that step (every ctrl,
+// penetrating (the detection's energy, penalty_energy). Without work input in that step (every ctrl, act,
 // qfrc_applied and xfrc_applied zero) a gain above
 //   PHYS_ENERGY_RTOL (S0 + S) + PHYS_ENERGY_ATOL (|U0| + |U|) + PHYS_ENERGY_LIFT M_total |g|
 // (S = T plus the penalty springs' energy) is a PHYS_WARN_ENERGY warning, its time the gaining step's start.
@@ -726,13 +726,15 @@ static double potential_energy(const physModel* m, const physData* d, const phys
   return U + *spring;
 }
 
-// 1 if a control (actuation enabled), qfrc_applied or xfrc_applied is nonzero, or a residual network acts: the
-// step may do work
+// 1 if a control or an activation (actuation enabled), qfrc_applied or xfrc_applied is nonzero, or a residual
+// network acts: the step may do work
 static int work_input(const physModel* m, const physData* d) {
   if (m->residual) return 1;
   if (!(m->opt.disableflags & PHYS_DSBL_ACTUATION)) {
     for (int i = 0; i < m->nu; i++)
       if (d->ctrl[i] != 0) return 1;
+    for (int i = 0; i < m->na; i++)   // an activation drives its actuator after its control went to 0
+      if (d->act[i] != 0) return 1;
   }
   for (int i = 0; i < m->nv; i++)
     if (d->qfrc_applied[i] != 0) return 1;
@@ -815,7 +817,23 @@ void phys_step(const physModel* m, physData* d) { phys_step_solver(m, d, NULL); 
 typedef struct stepBackup_ {
   double* qpos0;
   double* qvel0;
+  double* act0;
 } stepBackup;
+
+// act += dt act_dot (MuJoCo 2.2.2's Euler: after the forces used the current act), clamped to actrange where
+// actlimited
+static void integrate_act(const physModel* m, physData* d, double dt) {
+  for (int a = 0; a < m->nu; a++) {
+    int adr = m->actuator_actadr[a];
+    if (adr < 0) continue;
+    double x = d->act[adr] + dt * d->act_dot[adr];
+    if (m->actuator_actlimited[a]) {
+      const double* r = m->actuator_actrange + 2 * a;
+      x = x < r[0] ? r[0] : (x > r[1] ? r[1] : x);
+    }
+    d->act[adr] = x;
+  }
+}
 
 // phys_step_solver's body with the warm-start input warm (NULL: d's last list, moved to d->contact_prev
 // first as phys_step does), the step's contacts into cl; bk receives the saved state
@@ -829,9 +847,11 @@ static void step_body(const physModel* m, physData* d, physSolverFn solver, cons
   double* vpos = phys_stack_alloc(d, (size_t)nv);   // position-only correction velocity (split impulse)
   double* qpos0 = phys_stack_alloc(d, (size_t)nq);
   double* qvel0 = phys_stack_alloc(d, (size_t)nv);
+  double* act0 = phys_stack_alloc(d, (size_t)m->na);
   memcpy(qpos0, d->qpos, sizeof(double) * (size_t)nq);
   memcpy(qvel0, d->qvel, sizeof(double) * (size_t)nv);
-  bk->qpos0 = qpos0, bk->qvel0 = qvel0;
+  if (m->na) memcpy(act0, d->act, sizeof(double) * (size_t)m->na);
+  bk->qpos0 = qpos0, bk->qvel0 = qvel0, bk->act0 = act0;
 
   smooth_pipeline(m, d, tau, 0);
   physWarmStart prev = warm ? *warm : keep_previous(d);
@@ -873,10 +893,11 @@ static void step_body(const physModel* m, physData* d, physSolverFn solver, cons
       vpos[i] += vnew[i];
     }
     phys_integrate_pos(m, d->qpos, vpos, dt);
+    integrate_act(m, d, dt);
   }
 
   // reject a non-finite state: restore and count a warning
-  if (ok && all_finite(d->qpos, nq) && all_finite(d->qvel, nv)) {
+  if (ok && all_finite(d->qpos, nq) && all_finite(d->qvel, nv) && all_finite(d->act, m->na)) {
     d->time += dt;
     if (energy) {
       d->energy_tend = d->time;
@@ -886,6 +907,7 @@ static void step_body(const physModel* m, physData* d, physSolverFn solver, cons
     d->energy_tend = NAN;
     memcpy(d->qpos, qpos0, sizeof(double) * (size_t)nq);
     memcpy(d->qvel, qvel0, sizeof(double) * (size_t)nv);
+    if (m->na) memcpy(d->act, act0, sizeof(double) * (size_t)m->na);
     if (ok) {
       phys_data_warn(d, PHYS_WARN_REJECTED, "phys_step: non-finite state at time %g; step rejected, state restored", d->time);
     }
@@ -897,7 +919,7 @@ static void step_body(const physModel* m, physData* d, physSolverFn solver, cons
 // rejected: qpos, qvel and time as at its start, a PHYS_WARN_REJECTED warning
 static void guarded_step(const physModel* m, physData* d, physSolverFn solver, const physWarmStart* warm,
                          physContactList* cl) {
-  volatile stepBackup bk = {NULL, NULL};
+  volatile stepBackup bk = {NULL, NULL, NULL};
   physArenaGuard g;
   d->nstep++;
   phys_arena_enter(d, &g);
@@ -905,6 +927,7 @@ static void guarded_step(const physModel* m, physData* d, physSolverFn solver, c
     // the saved state is still in the arena (the refused request wrote nothing)
     if (bk.qpos0) memcpy(d->qpos, bk.qpos0, sizeof(double) * (size_t)m->nq);
     if (bk.qvel0) memcpy(d->qvel, bk.qvel0, sizeof(double) * (size_t)m->nv);
+    if (bk.act0 && m->na) memcpy(d->act, bk.act0, sizeof(double) * (size_t)m->na);
     d->energy_tend = NAN;
     phys_arena_failed(d, &g, PHYS_WARN_REJECTED, "phys_step: step rejected, state restored");
     return;
@@ -1076,18 +1099,20 @@ void phys_energy(const physModel* m, physData* d, double energy[2]) {
 //---------------------------------------------------------------------------------------------------------
 // the state a step advances (step.h): qpos, qvel, time
 
-size_t phys_state_size(const physModel* m) { return (size_t)(m->nq + m->nv + 1); }
+size_t phys_state_size(const physModel* m) { return (size_t)(m->nq + m->nv + m->na + 1); }
 
-// x <- (qpos, qvel, time) of d
+// x <- (qpos, qvel, act, time) of d
 void phys_state_save(const physModel* m, const physData* d, double* x) {
   memcpy(x, d->qpos, sizeof(double) * (size_t)m->nq);
   memcpy(x + m->nq, d->qvel, sizeof(double) * (size_t)m->nv);
-  x[m->nq + m->nv] = d->time;
+  if (m->na) memcpy(x + m->nq + m->nv, d->act, sizeof(double) * (size_t)m->na);
+  x[m->nq + m->nv + m->na] = d->time;
 }
 
-// d's qpos, qvel, time <- x
+// d's qpos, qvel, act, time <- x
 void phys_state_load(const physModel* m, physData* d, const double* x) {
   memcpy(d->qpos, x, sizeof(double) * (size_t)m->nq);
   memcpy(d->qvel, x + m->nq, sizeof(double) * (size_t)m->nv);
-  d->time = x[m->nq + m->nv];
+  if (m->na) memcpy(d->act, x + m->nq + m->nv, sizeof(double) * (size_t)m->na);
+  d->time = x[m->nq + m->nv + m->na];
 }

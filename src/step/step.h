@@ -94,7 +94,8 @@ int phys_step_constrained(const physModel* m, physData* d, physSolverFn solver, 
 int phys_step_stage(const physModel* m, physData* d, physSolverFn solver, const physWarmStart* warm,
                     physContactList* con, physStepStage* st);
 
-// the state a step advances, as one record of phys_state_size(m) = nq + nv + 1 doubles: qpos, qvel, time
+// the state a step advances, as one record of phys_state_size(m) = nq + nv + na + 1 doubles: qpos, qvel, act
+// (the actuators' activations; none when na = 0), time
 // (what the derivatives' trial and perturbed steps save and restore, and the head of a rollout's state record,
 // rollout.h). phys_state_save writes d's into x; phys_state_load sets d's from x (nothing else of d changes)
 size_t phys_state_size(const physModel* m);

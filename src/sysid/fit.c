@@ -710,6 +710,9 @@ static physStatus sens_step(fitWorker* wk, int k, int s, int first, int ws, int 
   int nx = pb->nx, nth = pb->ntheta, nvf = pb->nvf;
   double* A = wv || (ws && !first) ? wk->A : NULL;
   physStatus st = linearize_guarded(wk, A, ws ? wk->P : NULL);
+  if (st == PHYS_ERR_MODEL && !phys_grad_actuators_ok(pb->m))
+    return phys_error(&wk->log, st, "fit: the model has actuators with dynamics (activations, MuJoCo's act): the "
+                      "step derivatives of the fit do not support them yet");
   if (st != PHYS_OK)
     return phys_error(&wk->log, st, "fit: the step derivative failed on trajectory %d (%s) after sample %d, time %.9g: %s (%s)",
                       k, pb->ds->traj[k].source, s, d->time, phys_status_str(st), d->lastwarning);

@@ -15,7 +15,8 @@
 //     central differences and the dot-product test through check_model; on the jumpworm in contact (every
 //     contact model) the tied columns of damping, mass, gear and bias equal the summed ones to 1e-10 relative;
 //   - actuator gain, bias, kp and kv (tests/data/actuators.xml's servos and affine <general>; the motors of
-//     mixed.xml, one on a spring) against the differences and the dot-product test;
+//     mixed.xml, one on a spring; tests/data/actuator_site.xml's site actuators and force-limited motor and
+//     servo, with their gears) against the differences and the dot-product test;
 //   - fixed tendons (tests/data/tendons_fixed.xml): every tendon's stiffness, damping and rest length, the
 //     gears, gains and biases of the motors on them, every inertia and joint parameter, placements;
 // on the pendulum, tests/data/mixed.xml (every joint type, springs, motors on joints and on a spring, random
@@ -427,6 +428,12 @@ int main(void) {
   const char* act[] = {"gain:push", "bias:push", "kp:shoulder", "kv:elbow", "gain:wrist", "bias:wrist",
                        "gear:wrist", "gear:shoulder", "bias:elbow", "gain:assist", "mass:l2"};
   check_model("actuators gain/bias", m, act, 11, 3, 2, 0);
+  phys_free_model(m);
+  // site transmissions (6 gear entries each) and force limits (tests/data/actuator_site.xml)
+  m = gm_load("tests/data/actuator_site.xml", 0);
+  const char* site[] = {"gear:tipwrench", "gain:tipwrench", "gear:thrust", "bias:thrust", "gain:thrust",
+                        "kp:servo", "gear:capped", "gain:capped", "mass:l3"};
+  check_model("actuator_site", m, site, 9, 3, 2, 0);
   phys_free_model(m);
   m = gm_load("tests/data/mixed.xml", 0);
   char** as;

@@ -5,7 +5,8 @@
 // tests/data/mixed.xml (every joint type, joint springs and dampers, a spring with a motor; again with a gain
 // and a bias on every actuator), tests/data/actuators.xml (position and velocity servos, affine gain and
 // bias: forces that depend on position and velocity), tests/data/tendons_fixed.xml (fixed tendons with
-// springs, dampers and motors, a spatial tendon), two random trees
+// springs, dampers and motors, a spatial tendon), tests/data/actuator_dynamics.xml (site actuators with
+// 6-entry gears, force limits, activations held fixed), two random trees
 // (2- and 3-site springs, a motor on a spring, a rest-length actuator, ball joints) and the humanoid; their
 // reverse modes phys_passive_vjp, phys_actuation_vjp and phys_xfrc_vjp by dot-product tests
 // (<y, J x> = <J' y, x> to GM_DOT_TOL) against those matrices at the same states; plus
@@ -143,6 +144,7 @@ static void check_model(const char* name, const physModel* m, uint64_t seed) {
   double worst[3] = {0, 0, 0};
   for (int s = 0; s < NSTATE; s++) {
     gm_random_state(m, d, &r, 2.0);
+    for (int i = 0; i < m->na; i++) d->act[i] = phys_rng_range(&r, -1, 1);   // (none: the same stream)
     for (int b = 1; b < m->nbody; b++) gm_rand_vec(&r, d->xfrc_applied + 6 * b, 6);
     double sq = forces_fd(m, d, IN_Q, Fq), sv = forces_fd(m, d, IN_V, Fv), su = nu ? forces_fd(m, d, IN_U, Fu) : 0;
     for (int k = 0; k < 3; k++) memset(Aq[k], 0, sizeof(double) * nn);
@@ -238,6 +240,10 @@ int main(void) {
     check_model(k ? "tree (fixed)" : "tree (free)", m, 2 + k);
     phys_free_model(m);
   }
+  // site transmissions with 6-entry gears (the wrench turns with the site), force-limited motors, activations
+  m = gm_load("tests/data/actuator_dynamics.xml", 0);
+  check_model("actuator_dyn", m, 14);
+  phys_free_model(m);
   m = gm_load(GM_HUMANOID, 0);
   check_model("humanoid", m, 4);
   phys_free_model(m);

@@ -7,11 +7,12 @@
 //     double pendulum, a free tumbling asymmetric body, mixed.xml (every joint type, springs, tendon motor),
 //     tendons_fixed.xml (fixed tendons: springs, dampers, motors; a spatial tendon),
 //     two random trees (one with PHYS_DSBL_EULERDAMP), MuJoCo's humanoid in the air (contacts and limits
-//     disabled); random qfrc_applied and xfrc_applied;
+//     disabled), tests/data/actuator_site.xml (site actuators, force limits); random qfrc_applied and
+//     xfrc_applied;
 //  3. phys_step_vjp by the dot-product test y'(A x) = (A'y)'x and y'(B u) = (B'y)'u to 1e-12;
 //  4. d->qacc is the step's own acceleration; contacts or active limits (constrained step) leave the
 //     contact list (warm start) untouched; a ball followed by another joint of its body PHYS_ERR_MODEL, and so
-//     does a tendon wrapping a geom (tests/data/tendons_wrap.xml).
+//     do a tendon wrapping a geom (tests/data/tendons_wrap.xml) and a model with activations (na > 0).
 #include "grad_models.h"
 
 #define NSTATE 3
@@ -204,6 +205,17 @@ static void check_refusals(void) {
   free(A);
   phys_free_data(d);
   phys_free_model(m);
+  // actuator activations (act in the state): the Jacobians of (q, v) have no act block (act_deriv.h has them)
+  m = gm_load("tests/data/actuator_dynamics.xml", 0);
+  d = phys_make_data(m);
+  A = malloc(sizeof(double) * 4 * m->nv * m->nv);
+  CHECK(m->na == 6 && phys_step_jacobian(m, d, A, NULL) == PHYS_ERR_MODEL);
+  double* xbar2 = calloc((size_t)(2 * m->nv), sizeof(double));
+  CHECK(phys_step_vjp(m, d, xbar2, xbar2, NULL) == PHYS_ERR_MODEL);
+  free(xbar2);
+  free(A);
+  phys_free_data(d);
+  phys_free_model(m);
 }
 
 int main(void) {
@@ -234,6 +246,9 @@ int main(void) {
   phys_free_model(m);
   m = gm_load(GM_HUMANOID, PHYS_DSBL_CONTACT | PHYS_DSBL_LIMIT);
   check_model("humanoid (air)", m, 7, 1);
+  phys_free_model(m);
+  m = gm_load("tests/data/actuator_site.xml", 0);   // site actuators, force-limited motor and servo
+  check_model("actuator_site", m, 8, 3);
   phys_free_model(m);
   return test_done();
 }

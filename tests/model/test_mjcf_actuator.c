@@ -10,7 +10,33 @@ static void test_errors(void) {
                "<actuator><motor joint='j' ctrlrange='-1 1'/></actuator></mujoco>",
                PHYS_ERR_MODEL, "model.xml:2: <motor>", "ctrllimited");
   // actuators (tendons: test_mjcf_tendon.c)
-  EXPECT_ERROR("<mujoco><actuator><motor/></actuator></mujoco>", PHYS_ERR_MODEL, "exactly one of 'joint' and 'tendon'");
+  EXPECT_ERROR("<mujoco><actuator><motor/></actuator></mujoco>", PHYS_ERR_MODEL,
+               "exactly one of 'joint', 'tendon' and 'site'");
+  // transmissions physid does not build, limits without a range (MuJoCo 2.2.2 refuses those too)
+  EXPECT_ERROR("<mujoco><actuator>\n<motor jointinparent='j'/></actuator></mujoco>", PHYS_ERR_MODEL,
+               "model.xml:2: <motor>", "'jointinparent' transmission are not supported");
+  EXPECT_ERROR("<mujoco><actuator>\n<general cranksite='c' slidersite='s'/></actuator></mujoco>", PHYS_ERR_MODEL,
+               "model.xml:2: <general>", "'cranksite' transmission are not supported");
+  EXPECT_ERROR("<mujoco><actuator>\n<general site='s' refsite='r'/></actuator></mujoco>", PHYS_ERR_MODEL,
+               "model.xml:2: <general>", "site transmissions with a 'refsite' (a reference frame) are not supported");
+  EXPECT_ERROR("<mujoco><actuator>\n<general body='b'/></actuator></mujoco>", PHYS_ERR_MODEL,
+               "model.xml:2: <general>", "'body' transmission are not supported");
+  EXPECT_ERROR("<mujoco><actuator>\n<motor joint='j' forcelimited='true'/></actuator></mujoco>", PHYS_ERR_VALUE,
+               "model.xml:2: <motor>", "forcerange [0, 0]: the lower limit must be below the upper");
+  EXPECT_ERROR("<mujoco><actuator>\n<general joint='j' dyntype='integrator' actrange='-1 1'/></actuator></mujoco>",
+               PHYS_ERR_MODEL, "model.xml:2: <general>", "'actrange' given without 'actlimited'");
+  EXPECT_ERROR("<mujoco><actuator>\n<general joint='j' dyntype='filterexact'/></actuator></mujoco>", PHYS_ERR_VALUE,
+               "model.xml:2: <general>", "filterexact");
+  EXPECT_ERROR("<mujoco><actuator>\n<general joint='j' gaintype='muscle'/></actuator></mujoco>", PHYS_ERR_MODEL,
+               "model.xml:2: <general>", "gaintype 'muscle' is not supported");
+  EXPECT_ERROR("<mujoco><actuator>\n<general joint='j' biastype='user'/></actuator></mujoco>", PHYS_ERR_MODEL,
+               "model.xml:2: <general>", "biastype 'user' is not supported");
+  EXPECT_ERROR("<mujoco><default><general dyntype='muscle'/></default><actuator>\n<general joint='j'/></actuator>"
+               "</mujoco>", PHYS_ERR_MODEL, "model.xml:2: <general>", "dyntype 'muscle' is not supported");
+  EXPECT_ERROR("<mujoco><actuator>\n<muscle joint='j'/></actuator></mujoco>", PHYS_ERR_MODEL,
+               "model.xml:2: <muscle>", "<muscle> actuators are not supported");
+  EXPECT_ERROR("<mujoco><actuator>\n<damper joint='j' ctrlrange='0 1'/></actuator></mujoco>", PHYS_ERR_MODEL,
+               "model.xml:2: <damper>", "<damper> actuators are not supported");
   EXPECT_ERROR("<mujoco><actuator><motor joint='a' tendon='b'/></actuator></mujoco>", PHYS_ERR_MODEL, "exactly one");
   EXPECT_ERROR("<mujoco><keyframe><key qpos='1 x'/></keyframe></mujoco>", PHYS_ERR_PARSE, "'x' is not a number");
 }
@@ -45,37 +71,38 @@ static void test_values(void) {
   snprintf(text, sizeof(text), ACT_MODEL,
            "    <motor name='m' joint='z'/>\n"
            "    <general name='g' class='strong' tendon='cable' gainprm='2.5' ctrllimited='false'/>\n"
-           "    <general joint='z' dyntype='filter'/>\n"
+           "    <general joint='z' dyntype='filter' dynprm='0.2 7' actlimited='true' actrange='-1 2'/>\n"
            "    <motor tendon='fx'/>\n"
            "    <motor site='top'/>\n"
-           "    <motor joint='z' forcelimited='true'/>\n"
-           "    <velocity joint='z'/>\n"
-           "    <general joint='z' gaintype='muscle'/>\n");
+           "    <motor joint='z' forcelimited='true' forcerange='-2 3'/>\n"
+           "    <velocity joint='z'/>\n");
   physSpec* s = parse_text(text, &log);
   CHECK_MSG(s != NULL, "%s", log.error);
   if (!s) return;
   CHECK(s->nspring == 2 && s->spring[0].stiffness == 50 && s->spring[0].damping == 3);
   CHECK(s->spring[0].restlength == .7 && s->spring[0].nsite == 2 && s->spring[0].site[0] == 0);
-  CHECK(s->nactuator == 5);   // m, g, the motor on the fixed tendon, the forcelimited motor, the velocity servo
-  if (s->nactuator == 5) {
+  CHECK(s->nactuator == 7);   // m, g, the filter, the motor on the fixed tendon, the site motor, the forcelimited
+                              // motor and the velocity servo
+  if (s->nactuator == 7) {
     const physSpecActuator* a = s->actuator;
     CHECK(!strcmp(a[0].name, "m") && a[0].trntype == PHYS_TRN_JOINT && !strcmp(a[0].target, "z"));
     CHECK(a[0].gear[0] == 4 && a[0].ctrllimited && a[0].ctrlrange[0] == -1 && a[0].ctrlrange[1] == 1);
     CHECK(a[0].line == 16);
     CHECK(a[1].trntype == PHYS_TRN_SPRING && !strcmp(a[1].target, "cable"));
     CHECK(a[1].gear[0] == 10 && a[1].gainprm[0] == 2.5 && !a[1].ctrllimited);   // gear of class strong
-    CHECK(a[2].trntype == PHYS_TRN_SPRING && !strcmp(a[2].target, "fx") && a[2].gear[0] == 4);
-    CHECK(a[3].gear[0] == 4);
-    CHECK(a[4].gainprm[0] == 1 && a[4].biasprm[0] == 0 && a[4].biasprm[1] == 0 && a[4].biasprm[2] == -1);
+    CHECK(a[2].dyntype == PHYS_DYN_FILTER && a[2].dynprm[0] == 0.2 && a[2].dynprm[1] == 7 && a[2].dynprm[2] == 0);
+    CHECK(a[2].actlimited && a[2].actrange[0] == -1 && a[2].actrange[1] == 2 && !a[2].forcelimited);
+    CHECK(a[3].trntype == PHYS_TRN_SPRING && !strcmp(a[3].target, "fx") && a[3].gear[0] == 4);
+    CHECK(a[4].trntype == PHYS_TRN_SITE && !strcmp(a[4].target, "top") && a[4].gear[0] == 4);
+    CHECK(a[4].dyntype == PHYS_DYN_NONE && a[4].dynprm[0] == 1);   // MuJoCo's default dynprm
+    CHECK(a[5].forcelimited && a[5].forcerange[0] == -2 && a[5].forcerange[1] == 3 && a[5].gear[0] == 4);
+    CHECK(a[6].gainprm[0] == 1 && a[6].biasprm[0] == 0 && a[6].biasprm[1] == 0 && a[6].biasprm[2] == -1);
   }
   CHECK(s->nkey == 2 && !strcmp(s->key[0].name, "rest") && s->key[0].nqvel == 1 && s->key[0].qvel[0] == .5);
   CHECK(s->nkey == 2 && s->key[0].nctrl == 2 && s->key[0].ctrl[1] == -1 && s->key[0].nqpos == 0);
   CHECK(s->nkey == 2 && s->key[1].time == 2 && s->key[1].qpos == NULL && s->key[1].ctrl == NULL);
   CHECK(!has_warning(&log, "fixed tendon"));
-  CHECK(has_warning(&log, "model.xml:18: <general>: only actuators without dynamics and with fixed or affine"));
-  CHECK(has_warning(&log, "model.xml:20: <motor>: actuators on a site are not supported"));
-  CHECK(has_warning(&log, "model.xml:21: <motor>: forcelimited is not supported"));
-  CHECK(log.nwarning == 4);   // the muscle gain (line 23) is a second warning of line 18's kind
+  CHECK(log.nwarning == 0);
   phys_spec_free(s);
 }
 
@@ -112,8 +139,67 @@ static void test_affine_targets(void) {
   phys_free_model(m);
 }
 
+// the compiler's checks of actuator dynamics and site transmissions, naming file, line and actuator: MuJoCo
+// 2.2.2's order (actuators without dynamics first), a negative filter time constant (MuJoCo takes it and
+// diverges), an unknown site; a good model's sizes: na and the activation addresses
+static void test_dynamics_compile(void) {
+  const char* body = "<mujoco><worldbody><body><joint name='j' type='slide'/><geom size='1'/><site name='s'/></body>"
+                     "</worldbody>\n<actuator>%s</actuator></mujoco>";
+  static const struct { const char* act; const char* msg; } BAD[] = {
+      {"<general name='f' joint='j' dyntype='filter'/><motor name='m' joint='j'/>",
+       "model.xml:2: actuator 'm': actuators without dynamics must come before those with dynamics"},
+      {"<general name='f' joint='j' dyntype='filter' dynprm='-0.1'/>",
+       "model.xml:2: actuator 'f': the filter's time constant dynprm[0] = -0.1 is negative"},
+      {"<motor name='w' site='nosite'/>", "model.xml:2: actuator 'w': site 'nosite' not found"},
+      {"<position name='p' site='s'/>", "model.xml:2: actuator 'p'"},
+  };
+  char text[1024];
+  physLog log;
+  for (size_t i = 0; i < sizeof(BAD) / sizeof(BAD[0]); i++) {
+    snprintf(text, sizeof(text), body, BAD[i].act);
+    physModel* m = load_text(text, &log);
+    CHECK_MSG(m == NULL && strstr(log.error, BAD[i].msg), "%s: %s", BAD[i].act, log.error);
+    phys_free_model(m);
+  }
+  snprintf(text, sizeof(text), body,
+           "<motor joint='j' forcelimited='true' forcerange='-1 1'/><motor site='s' gear='1 2 3 4 5 6'/>"
+           "<general joint='j' dyntype='integrator'/><general joint='j' dyntype='filter' dynprm='0.3'/>");
+  physModel* m = load_text(text, &log);
+  CHECK_MSG(m != NULL, "%s", log.error);
+  if (m) {
+    CHECK(m->nu == 4 && m->na == 2 && m->actuator_actadr[0] == -1 && m->actuator_actadr[1] == -1);
+    CHECK(m->actuator_actadr[2] == 0 && m->actuator_actadr[3] == 1 && m->actuator_dynprm[9] == 0.3);
+    CHECK(m->actuator_trntype[1] == PHYS_TRN_SITE && m->actuator_trnid[1] == 0 && m->actuator_gear[11] == 6);
+    CHECK(m->actuator_forcelimited[0] && m->actuator_forcerange[1] == 1);
+    physData* d = phys_make_data(m);
+    CHECK(d != NULL && d->na == 2);
+    phys_free_data(d);
+  }
+  phys_free_model(m);
+  // keyframe activations: one per actuator with dynamics, set by phys_reset_keyframe
+  const char* keyed = "<mujoco><worldbody><body><joint name='j' type='slide'/><geom size='1'/></body></worldbody>"
+                      "<actuator><motor joint='j'/><general joint='j' dyntype='integrator'/>"
+                      "<general joint='j' dyntype='filter'/></actuator><keyframe>\n<key act='%s'/></keyframe></mujoco>";
+  snprintf(text, sizeof(text), keyed, "0.25 -0.5");
+  m = load_text(text, &log);
+  CHECK_MSG(m != NULL, "%s", log.error);
+  if (m) {
+    physData* d = phys_make_data(m);
+    CHECK(m->nkey == 1 && m->key_act[0] == 0.25 && m->key_act[1] == -0.5);
+    CHECK(phys_reset_keyframe(m, d, 0) == PHYS_OK && d->act[0] == 0.25 && d->act[1] == -0.5);
+    phys_free_data(d);
+  }
+  phys_free_model(m);
+  snprintf(text, sizeof(text), keyed, "0.25");
+  m = load_text(text, &log);
+  CHECK_MSG(m == NULL && log.status == PHYS_ERR_SIZE && strstr(log.error, "model.xml:2: <key name=''>: act needs 2 "
+            "values, one per actuator with dynamics (got 1)"), "%s", log.error);
+  phys_free_model(m);
+}
+
 int main(void) {
   mjcf_text_begin("test_mjcf_actuator");
+  test_dynamics_compile();
   test_values();
   test_affine_targets();
   test_errors();

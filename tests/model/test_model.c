@@ -7,7 +7,7 @@
 int main(void) {
   physModel sz;
   memset(&sz, 0, sizeof(sz));
-  sz.nq = 7, sz.nv = 6, sz.nbody = 2, sz.njnt = 1, sz.ngeom = 3, sz.nu = 2, sz.nkey = 2, sz.nnames = 10;
+  sz.nq = 7, sz.nv = 6, sz.nbody = 2, sz.njnt = 1, sz.ngeom = 3, sz.nu = 2, sz.na = 1, sz.nkey = 2, sz.nnames = 10;
   physModel* m = phys_model_alloc(&sz);
   CHECK(m != NULL);
   // fill each array in table order with its index; nothing written later may overwrite earlier arrays
@@ -15,7 +15,7 @@ int main(void) {
 #define FILL(type, name, n, mult)                                                 \
   for (size_t i = 0; i < (size_t)m->n * (size_t)(mult); i++) m->name[i] = (type)idx; \
   idx++;
-  const int nq = m->nq, nv = m->nv, nu = m->nu;
+  const int nq = m->nq, nv = m->nv, nu = m->nu, na = m->na;
   PHYS_MODEL_ARRAYS(FILL)
   idx = 0;
   int ok = 1;
@@ -23,7 +23,7 @@ int main(void) {
   for (size_t i = 0; i < (size_t)m->n * (size_t)(mult); i++) ok &= m->name[i] == (type)idx; \
   idx++;
   PHYS_MODEL_ARRAYS(VERIFY)
-  (void)nq, (void)nv, (void)nu;
+  (void)nq, (void)nv, (void)nu, (void)na;
   CHECK(ok);
   CHECK((char*)m->names + m->nnames <= (char*)m->buffer + m->nbuffer);
   phys_free_model(m);

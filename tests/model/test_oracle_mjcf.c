@@ -190,10 +190,41 @@ static void cmp_geoms(const char* name, const physModel* p, const mjModel* m) {
   free(rgba);
 }
 
-// actuators: transmission, gear, control range where limited, gain and bias
+// actuator dynamics and limits (issue 15 item 2): na, dyntype, dynprm[0..2], force and activation ranges where
+// limited
+static void cmp_actuator_dynamics(const char* name, const physModel* p, const mjModel* m) {
+  CHECK_MSG(p->na == m->na, "%s: na physid %d mujoco %d", name, p->na, m->na);
+  cmp_int(name, "actuator_dyntype", p->actuator_dyntype, m->actuator_dyntype, m->nu);
+  cmp_byte(name, "actuator_forcelimited", p->actuator_forcelimited, m->actuator_forcelimited, m->nu);
+  cmp_byte(name, "actuator_actlimited", p->actuator_actlimited, m->actuator_actlimited, m->nu);
+  double* dm = calloc(3 * m->nu + 1, sizeof(double));
+  double* rp = calloc(4 * m->nu + 1, sizeof(double));
+  double* rm = calloc(4 * m->nu + 1, sizeof(double));
+  for (int i = 0; i < m->nu; i++) {
+    for (int k = 0; k < 3; k++) dm[3 * i + k] = m->actuator_dynprm[mjNDYN * i + k];
+    for (int k = 0; k < 2 && m->actuator_forcelimited[i]; k++) {
+      rp[4 * i + k] = p->actuator_forcerange[2 * i + k];
+      rm[4 * i + k] = m->actuator_forcerange[2 * i + k];
+    }
+    for (int k = 0; k < 2 && m->actuator_actlimited[i]; k++) {
+      rp[4 * i + 2 + k] = p->actuator_actrange[2 * i + k];
+      rm[4 * i + 2 + k] = m->actuator_actrange[2 * i + k];
+    }
+  }
+  cmp_field(name, "actuator_dynprm", p->actuator_dynprm, dm, m->nu, 3, 1e-300);
+  cmp_field(name, "actuator_forcerange, actrange (limited)", rp, rm, m->nu, 4, 1);
+  free(dm);
+  free(rp);
+  free(rm);
+}
+
+// actuators: transmission, gear, control range where limited, gain and bias; dynamics and limits
 static void cmp_actuators(const char* name, const physModel* p, const mjModel* m) {
   int* trn = malloc(sizeof(int) * (m->nu + 1));
-  for (int i = 0; i < m->nu; i++) trn[i] = p->actuator_trntype[i] == PHYS_TRN_JOINT ? mjTRN_JOINT : mjTRN_TENDON;
+  for (int i = 0; i < m->nu; i++)
+    trn[i] = p->actuator_trntype[i] == PHYS_TRN_JOINT  ? mjTRN_JOINT
+             : p->actuator_trntype[i] == PHYS_TRN_SITE ? mjTRN_SITE
+                                                       : mjTRN_TENDON;
   cmp_int(name, "actuator_trntype", trn, m->actuator_trntype, m->nu);
   free(trn);
   int* trnid = malloc(sizeof(int) * (m->nu + 1));
@@ -226,6 +257,7 @@ static void cmp_actuators(const char* name, const physModel* p, const mjModel* m
   free(bm);
   free(rp);
   free(rm);
+  cmp_actuator_dynamics(name, p, m);
 }
 
 // springs (spatial tendons: sites, wrapped geoms with side sites, pulleys with divisors; fixed tendons: joints
@@ -258,6 +290,7 @@ static void cmp_springs_keys(const char* name, const physModel* p, const mjModel
     cmp_field(name, "key_qpos", p->key_qpos, m->key_qpos, m->nkey, m->nq, 1);
     cmp_field(name, "key_qvel", p->key_qvel, m->key_qvel, m->nkey, m->nv, 1);
     cmp_field(name, "key_ctrl", p->key_ctrl, m->key_ctrl, m->nkey, m->nu, 1);
+    cmp_field(name, "key_act", p->key_act, m->key_act, m->nkey, m->na, 1);
   }
 }
 
@@ -481,6 +514,8 @@ int main(void) {
       "tests/data/actuator_defaults.xml",
       "tests/data/tendons_fixed.xml",
       "tests/data/tendons_wrap.xml",
+      "tests/data/actuator_dynamics.xml",
+      "tests/data/actuator_site.xml",
   };
   for (size_t i = 0; i < sizeof(FULL) / sizeof(FULL[0]); i++) compare_model(FULL[i], 1, strstr(FULL[i], "humanoid.xml.gz") != NULL);
 

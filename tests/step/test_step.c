@@ -1,5 +1,6 @@
 // test_step.c - src/step/step.c: position integration and its inverse, forward dynamics with applied
-// forces, the semi-implicit Euler step with implicit damping, rejection of non-finite states, energy.
+// forces, the semi-implicit Euler step with implicit damping, rejection of non-finite states, energy, actuator
+// activations in the state.
 // Reference values are computed here by hand from the definitions (closed forms, independent quaternion
 // arithmetic); MuJoCo comparisons are in test_oracle_dyn.c.
 #include <math.h>
@@ -463,7 +464,63 @@ static void test_state_save_load(void) {
   phys_free_model(m);
 }
 
+// actuator dynamics (tests/data/actuator_dynamics.xml: actuators 2..7 with act 0..5): one step advances act by
+// dt act_dot from the step's start (integrator: ctrl; filter: (clamped ctrl - act) / tau), clamped to actrange;
+// the force uses the act at the start (filt: 3 act, clamped to [-1.5, 2]; cyl2 on the same joint: 0); the state record carries act; a
+// rejected step restores it
+static void test_step_act(void) {
+  physModel* m = load("tests/data/actuator_dynamics.xml");
+  if (!m) return;
+  physData* d = phys_make_data(m);
+  int nq = m->nq, nv = m->nv, na = m->na;
+  CHECK(na == 6 && phys_state_size(m) == (size_t)(nq + nv + na + 1));
+  double dt = m->opt.timestep, act0[6] = {0.39, 0.9, -0.2, 0.1, 0, 0}, ctrl[6] = {0, 0, 5, 0.7, -3, 0.4};
+  memcpy(d->act, act0, sizeof act0);
+  memcpy(d->ctrl, ctrl, sizeof ctrl);
+  phys_forward(m, d);
+  CHECK(d->act_dot[0] == 5 && fabs(d->act_dot[1] - (0.7 - 0.9) / 0.05) < 1e-14);
+  CHECK(fabs(d->act_dot[2] - (-1 + 0.2) / 0.05) < 1e-14);   // servo: ctrl -3 clamped to -1
+  // the filter's force 3 * 0.9 = 2.7 clamped to 2 on j1 (dof 1)
+  CHECK(fabs(d->qfrc_actuator[1] - 2) < 1e-15);
+  double x[64], y[64];
+  phys_state_save(m, d, x);
+  CHECK(memcmp(x + nq + nv, act0, sizeof act0) == 0 && x[nq + nv + na] == d->time);
+  phys_step(m, d);
+  CHECK(d->act[0] == 0.4);   // 0.39 + 0.002 * 5 = 0.4 is the range's upper end (clamped: 0.40 exactly)
+  CHECK(fabs(d->act[1] - (0.9 + dt * (0.7 - 0.9) / 0.05)) < 1e-15);
+  CHECK(fabs(d->act[3] - (0.1 + dt * (0.4 - 0.1) / 0.05)) < 1e-15);
+  phys_step(m, d);
+  CHECK(d->act[0] == 0.4);   // held at the range's end
+  phys_state_save(m, d, y);
+  phys_state_load(m, d, x);
+  CHECK(memcmp(d->act, act0, sizeof act0) == 0);
+  int nw = d->nwarning;
+  d->ctrl[5] = NAN;          // a non-finite activation rate: the step is rejected, act restored
+  phys_step(m, d);
+  CHECK(d->nwarning == nw + 1 && memcmp(d->act, act0, sizeof act0) == 0);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+// the energy check counts a nonzero activation as a work input: a filter's force after its control went to 0
+// (actuator_dynamics.xml's 'thrust' at act 1 pushing the free puck from rest, no gravity, ctrl 0) raises no
+// energy warning
+static void test_energy_act(void) {
+  physModel* m = load("tests/data/actuator_dynamics.xml");
+  if (!m) return;
+  m->opt.enableflags |= PHYS_ENBL_ENERGY;
+  m->opt.gravity[2] = 0;
+  physData* d = phys_make_data(m);
+  d->act[m->actuator_actadr[phys_name2id(m, "actuator", "thrust")]] = 1;
+  for (int i = 0; i < 50; i++) phys_step(m, d);
+  CHECK_MSG(d->warning_count[PHYS_WARN_ENERGY] == 0, "%s", d->warning_first[PHYS_WARN_ENERGY]);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
 int main(void) {
+  test_step_act();
+  test_energy_act();
   test_state_save_load();
   test_energy_check();
   test_integrate_difference();

@@ -636,6 +636,14 @@ static void test_bad_input(void) {
       {{start, data, "--param", "damping:swing", "--loss", "twostep"}, 2, "--loss must be one of"},
       {{start, data, "--param", "damping:swing", "--velocities", "sometimes"}, 2, "--velocities must be one of"},
       {{path("in_nomodel.xml"), data, "--param", "damping:swing"}, 1, "in_nomodel.xml"},
+      // a model with actuator activations (MuJoCo's act): the fit's step derivatives do not cover them
+      {{"tests/data/actuator_dynamics.xml",
+        write_file("in_act.csv", "t,q0,q1,q2,q3,q4,q5,q6,q7,q8,q9,q10,v0,v1,v2,v3,v4,v5,v6,v7,v8,v9\n"
+                                 "0,0,0,0,0,1,0,1,1,0,0,0,0,0,0,0,0,0,0,0,0,0\n"
+                                 "0.002,0,0,0,0,1,0,1,1,0,0,0,0,0,0,0,0,0,0,0,0,0\n"),
+        "--param", "gain:capped"},
+       1, "the model has actuators with dynamics (activations, MuJoCo's act): the step derivatives of the fit do not "
+          "support them yet"},
   };
   mkdir(path("in_emptydir"), 0755);
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
@@ -856,7 +864,7 @@ static int same_model(const physModel* a, const physModel* b) {
            a->opt.timestep == b->opt.timestep && a->opt.contact == b->opt.contact &&
            a->opt.disableflags == b->opt.disableflags && !memcmp(a->opt.gravity, b->opt.gravity, sizeof(a->opt.gravity));
   if (!ok) fprintf(stderr, "  sizes or options differ\n");
-  const int nq = a->nq, nv = a->nv, nu = a->nu;   // the row lengths of the keyframe arrays
+  const int nq = a->nq, nv = a->nv, nu = a->nu, na = a->na;   // the row lengths of the keyframe arrays
 #define SAME(type, name, count, mult)                                                                   \
   for (int i_ = 0; ok && i_ < a->count * (mult); i_++) {                                                  \
     double x_ = (double)a->name[i_], y_ = (double)b->name[i_];                                             \
