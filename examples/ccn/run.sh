@@ -97,6 +97,8 @@ import json, sys
 j, scen, size, appr, secs, status, commit = sys.argv[1:8]
 d = json.load(open(j))
 p = d["parameter_errors"]
+if appr.startswith("e2e"):   # no physical parameters: the start model's errors would be reported
+    p = {"volume": None, "friction": None, "inertia": None}
 f = lambda x, s=1: "" if x is None else "%.6g" % (x * s)
 print(",".join([scen, size, appr, f(d["position_m"]["traj_mean"], 1000), f(d["rotation_deg"]["traj_mean"]),
                 f(p["volume"]), f(p["friction"]), f(p["inertia"]), secs, status, commit]))
