@@ -7,13 +7,17 @@
 # Environment (defaults):
 #   SCENARIOS="cube vortex gravity"   which experiments
 #   SIZES="4 8 16 32 64 128 256"      training-set sizes (tosses 0..N-1)
-#   APPROACHES="diffsim ccn"          fits run per size; also the hooks diffsim-r, ccn-r, e2e (see below)
+#   APPROACHES="diffsim ccn"          fits run per size; also diffsim-kstep, diffsim-r, ccn-r, e2e (see below)
 #   CUBE_DATA=../shared/data/cube_toss  the real cube tosses (ContactNets); TEST_SKIP=300 NTEST=50: test tosses
 #   GFRACS="0.5 0.75 1.25 1.5" GSIZE=256  gravity scenario: the model's gravity as fractions of the data's 9.81,
 #                                     one training-set size
 #   EVAL_CONTACT=ccp                  contact model of every evaluation (DiffSim's, Anitescu: paper 004)
 #   OUT=examples/ccn/results          tables (results.md, results.csv) and plots (*.svg)
 #   WORK=build/ccn                    simulated data and fitted models (kept: a rerun reuses the data)
+#   ITERS=100                         LM iterations per fit at most (the status column says how many ran and why
+#                                     the fit stopped: max_iter means the cap ended it)
+#   ITERS_ADAM=100                    Adam iterations of diffsim, diffsim-r, ccn-r (epochs of e2e)
+#   REUSE=0                           1: a fit whose model and JSON are already in WORK is evaluated, not rerun
 #
 # Scenarios (paper 004, section 5):
 #   cube     the real cube tosses; truth: models/cube.xml (the data authors' 0.1048 m cube, 0.37 kg uniform,
@@ -23,13 +27,17 @@
 #            knows nothing of it; truth: models/cube.xml
 #   gravity  tosses made by MuJoCo without the field, g = 9.81; the model to fit assumes g * FRAC
 # Every fit starts from the same wrong model (examples/ccn/start.xml): the cube's box 1.3 times larger (0.068 m half size),
-# friction 0.4, the mass held at 0.37 kg (paper 004: mass is unobservable without measured forces) with the
+# friction 1.3 times the nominal (0.234; paper 004's starts lie within 0.5-1.5 times the true sizes and friction), the mass held at 0.37 kg (paper 004: mass is unobservable without measured forces) with the
 # larger box's inertia. Fitted: friction:cube, size:cube, inertia:cube (log-Cholesky, component 0 fixed).
-#   diffsim  prediction loss (identify's default on these data), --contact ccp
-#   ccn      --loss violation (paper 004's violation-based implicit loss)
-#   diffsim-r, ccn-r, e2e  hooks for the residual network and the end-to-end MLP (issue 14 items 3-4): run only
-#            if `physid identify --help` lists --residual (the flags they pass are that helper's to settle);
-#            otherwise a row "not available" is written.
+#   ccn      --loss violation (paper 004's violation-based implicit loss), LM
+#   diffsim  --approach diffsim: paper 004's DiffSim, the one-step prediction loss through the ccp (Anitescu)
+#            simulation, by Adam (ITERS_ADAM iterations; finite bounds: Adam's step is lr x bound width)
+#   diffsim-kstep  --contact ccp with identify's default loss on these data (kstep, horizon 30, positions), LM:
+#            a stronger prediction baseline than the paper's (until s27 this was the row called "diffsim")
+#   ccn-r, diffsim-r  --approach ccn-r|diffsim-r: the loss with the paper's 2 x 128 ReLU residual network, Adam;
+#            evaluated with `evaluate --residual NET` (ccn-r fits friction and size only: the network's force
+#            has no inertia derivative in the violation loss)
+#   e2e      --approach end-to-end (4 x 256 tanh next-velocity network), evaluated with `--end-to-end NET`
 # Metrics (`physid evaluate --truth`): full rollouts of every test toss from its first sample, paper 004's
 # trajectory position error (mm) and rotational error (deg) (per toss the mean over its samples, then the mean
 # over tosses), volume error, friction error, inertia error (default characteristic length).
@@ -46,6 +54,8 @@ GSIZE=${GSIZE:-256}
 EVAL_CONTACT=${EVAL_CONTACT:-ccp}
 OUT=${OUT:-examples/ccn/results}
 WORK=${WORK:-build/ccn}
+ITERS=${ITERS:-100}
+REUSE=${REUSE:-0}
 mkdir -p "$OUT" "$WORK"
 COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 CSV="$OUT/results.csv"
@@ -70,17 +80,25 @@ A=-0.49712613667193356
 B=1e6
 PARAMS="--param friction:cube:min=0:max=2 --param size:cube \
 --param inertia:cube:min=$A,-$B,-$B,-$B,-$B,-$B,-$B,-$B,-$B,-$B:max=$A,$B,$B,$B,$B,$B,$B,$B,$B,$B"
+# Adam's (the ±1e6 above would make its first step 2e4 in log-Cholesky: no model, stop sim_failed)
+PARAMS_ADAM="--param friction:cube:min=0:max=2 --param size:cube:min=0.01:max=0.2 \
+--param inertia:cube:min=$A,-10,-10,-10,-1,-1,-1,-1,-1,-1:max=$A,2,2,2,1,1,1,1,1,1"
+PARAMS_CCNR="--param friction:cube:min=0:max=2 --param size:cube:min=0.01:max=0.2"
+ITERS_ADAM=${ITERS_ADAM:-100}
 
 # evaluate MODEL on the test tosses of DATA against models/cube.xml and append a CSV row
-row() {   # SCENARIO SIZE APPROACH MODEL DATA FIT_S STATUS
+row() {   # SCENARIO SIZE APPROACH MODEL DATA FIT_S STATUS [EVALUATE OPTIONS]
   j="$WORK/eval_$1_$2_$3.json"
+  # shellcheck disable=SC2086
   if [ -f "$4" ] && "$PHYSID" evaluate "$4" "$5" --skip "$TEST_SKIP" --files "$NTEST" --contact "$EVAL_CONTACT" \
-       --horizon 0 --quiet --truth models/cube.xml --json "$j" > /dev/null 2>> "$WORK/eval.err"; then
+       --horizon 0 --quiet --truth models/cube.xml --json "$j" ${8:-} > /dev/null 2>> "$WORK/eval.err"; then
     python3 - "$j" "$1" "$2" "$3" "$6" "$7" "$COMMIT" >> "$CSV" <<'PY'
 import json, sys
 j, scen, size, appr, secs, status, commit = sys.argv[1:8]
 d = json.load(open(j))
 p = d["parameter_errors"]
+if appr.startswith("e2e"):   # no physical parameters: the start model's errors would be reported
+    p = {"volume": None, "friction": None, "inertia": None}
 f = lambda x, s=1: "" if x is None else "%.6g" % (x * s)
 print(",".join([scen, size, appr, f(d["position_m"]["traj_mean"], 1000), f(d["rotation_deg"]["traj_mean"]),
                 f(p["volume"]), f(p["friction"]), f(p["inertia"]), secs, status, commit]))
@@ -94,29 +112,37 @@ PY
 fit() {   # SCENARIO SIZE LABEL METHOD START DATA
   tag="$1_$2_$3"
   model="$WORK/$tag.xml"
-  meth=$4
+  net="$WORK/$tag.net.json"
+  meth=$4 it=$ITERS out="--out $WORK/$tag.json" wm="--write-model $model" ev=""
   case $meth in
-    diffsim) extra="--contact ccp" ;;
-    ccn) extra="--loss violation" ;;
-    *)
-      if ! "$PHYSID" identify --help 2>&1 | grep -q -- --residual; then
-        echo "$1,$2,$3,,,,,,,not available (no --residual in this physid),$COMMIT" >> "$CSV"
-        return
-      fi
-      case $meth in   # hooks: the residual helper's flags
-        diffsim-r) extra="--contact ccp --residual" ;;
-        ccn-r) extra="--loss violation --residual" ;;
-        e2e) extra="--residual-only" ;;
-      esac ;;
+    ccn) extra="--loss violation $PARAMS" ;;
+    diffsim-kstep) extra="--contact ccp $PARAMS" ;;
+    diffsim) extra="--approach diffsim $PARAMS_ADAM" it=$ITERS_ADAM ;;
+    diffsim-r) extra="--approach diffsim-r --network-out $net $PARAMS_ADAM" it=$ITERS_ADAM out="" ev="--residual $net" ;;
+    ccn-r) extra="--approach ccn-r --network-out $net $PARAMS_CCNR" it=$ITERS_ADAM out="" ev="--residual $net" ;;
+    e2e) extra="--approach end-to-end --network-out $net" it=$ITERS_ADAM out="" wm="" ev="--end-to-end $net"
+         model=$5 ;;
+    *) echo "run.sh: unknown approach $meth" >&2; return ;;
   esac
-  t0=$(date +%s)
-  # shellcheck disable=SC2086
-  "$PHYSID" identify "$5" "$6" --files "$2" --quiet --out "$WORK/$tag.json" --write-model "$model" $extra $PARAMS \
-    > "$WORK/$tag.txt" 2> "$WORK/$tag.err"
-  st=$?
-  secs=$(( $(date +%s) - t0 ))
-  echo "== $tag: exit $st, ${secs} s" >&2
-  row "$1" "$2" "$3" "$model" "$6" "$secs" "exit $st"
+  if [ "$REUSE" = 1 ] && [ -f "$WORK/$tag.secs" ]; then
+    st=0; secs=$(cat "$WORK/$tag.secs")
+  else
+    t0=$(date +%s)
+    # shellcheck disable=SC2086
+    "$PHYSID" identify "$5" "$6" --files "$2" --iters "$it" --quiet $out $wm $extra > "$WORK/$tag.txt" \
+      2> "$WORK/$tag.err"
+    st=$?
+    secs=$(( $(date +%s) - t0 ))
+    [ "$st" != 0 ] || echo "$secs" > "$WORK/$tag.secs"
+  fi
+  if [ -n "$out" ]; then   # the JSON result: iterations and why the fit stopped
+    its=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("%d it. %s" % (d["iterations"], d["stop"]))' \
+          "$WORK/$tag.json" 2> /dev/null)
+  else                     # the networks' approaches print "...: LOSS a -> b in N iterations|epochs"
+    its=$(sed -n '1s/.* in \([0-9]*\) \(iterations\|epochs\).*/\1 \2/p' "$WORK/$tag.txt")
+  fi
+  echo "== $tag: exit $st, ${secs} s, $its" >&2
+  row "$1" "$2" "$3" "$model" "$6" "$secs" "exit $st; $its" "$ev"
 }
 
 for scen in $SCENARIOS; do

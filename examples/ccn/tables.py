@@ -11,7 +11,7 @@ import sys
 
 METRICS = [("position_mm", "position error (mm)"), ("rotation_deg", "rotational error (deg)"),
            ("volume", "volume error"), ("friction", "friction error"), ("inertia", "inertia error")]
-COLORS = {"diffsim": "#1f77b4", "ccn": "#d62728", "diffsim-r": "#17becf", "ccn-r": "#ff7f0e", "e2e": "#2ca02c",
+COLORS = {"diffsim": "#1f77b4", "diffsim-kstep": "#9467bd", "ccn": "#d62728", "diffsim-r": "#17becf", "ccn-r": "#ff7f0e", "e2e": "#2ca02c",
           "nominal": "#555", "start": "#aaa"}
 W, H, L, R, T, B = 300, 230, 56, 10, 26, 40
 

@@ -1340,8 +1340,10 @@ static physStatus run_lbfgsb(fitProblem* pb, fitRun* run, const double* lo, cons
 // Adam (Kingma & Ba) on loss(theta): m = b1 m + (1-b1) g, v = b2 v + (1-b2) g^2, theta -= lr_t scale
 // mhat / (sqrt(vhat) + eps), projected; scale = the bound's width or |theta0| (1 if 0); constant lr (a
 // decay 1/(1 + 10 t/max_iter) was tried: 100x slower along the pendulum's damping-mass valley). Returns the
-// best iterate; stops after max_iter or when the best loss has not improved by a relative tol in 100
-// iterations. An iteration leaves the updated theta, the moments, b1^t, b2^t, the best iterate and the
+// best iterate; stops after max_iter, when the best loss has not improved by a relative tol in 100
+// iterations, or when an iterate cannot be simulated (run->stop PHYS_STOP_SIMFAIL and a warning with the
+// error: Adam has no step to reject, and its step lr * width can leave the model's valid set inside wide
+// bounds). An iteration leaves the updated theta, the moments, b1^t, b2^t, the best iterate and the
 // stopping counters (checkpointed; a resumed run starts from them).
 static physStatus run_adam(fitProblem* pb, fitRun* run, const double* lo, const double* hi, int start) {
   const double b1 = 0.9, b2 = 0.999, eps = 1e-12;
@@ -1358,10 +1360,19 @@ static physStatus run_adam(fitProblem* pb, fitRun* run, const double* lo, const 
   run->resumed = 0;
   double best = run->o.cur, b1t = run->o.b1t, b2t = run->o.b2t, lastbest = run->o.lastbest;
   int it = run->o.iter, since = run->o.since;
+  run->stop = PHYS_STOP_CONVERGED;
   for (;;) {
-    physStatus st = it == 0 ? evaluate(pb, th, run->r, run->J) : eval_quiet(pb, th, run->r, run->J);
+    physLog scratch = {0}, *keep = pb->log;
+    if (it > 0) pb->log = &scratch;   // a later iterate's error is reported as a warning below
+    physStatus st = evaluate(pb, th, run->r, run->J);
+    pb->log = keep;
     if (st != PHYS_OK) {
       if (it == 0) return st;
+      phys_warning(pb->log, "fit: adam start %d stopped at iteration %d: its iterate cannot be simulated (%.80s); "
+                   "result: the best before it (step: lr x bound width; narrow the bounds or lower --lr)", start, it,
+                   scratch.error);
+      run->stop = PHYS_STOP_SIMFAIL;
+      it--;   // the failed iterate is not an iteration of the result (the history ends before it)
       break;
     }
     double loss = half_sq(run->r, nr);
@@ -1373,7 +1384,10 @@ static physStatus run_adam(fitProblem* pb, fitRun* run, const double* lo, const 
     progress(pb, "adam", start, it, loss, lr, th);
     if (best < lastbest * (1 - pb->opt->tol)) lastbest = best, since = 0;
     else since++;
-    if (it >= maxit || best == 0 || since >= 100) break;
+    if (it >= maxit || best == 0 || since >= 100) {
+      if (it >= maxit) run->stop = PHYS_STOP_MAXITER;
+      break;
+    }
     it++;
     b1t *= b1, b2t *= b2;
     for (int i = 0; i < n; i++) {
@@ -1509,7 +1523,8 @@ static physStatus statistics(fitProblem* pb, physFitResult* res, const double* H
 
 // free what phys_fit allocated
 const char* phys_fit_stop_name(int stop) {
-  return stop == PHYS_STOP_STALLED ? "stalled" : stop == PHYS_STOP_MAXITER ? "max_iter" : "converged";
+  return stop == PHYS_STOP_STALLED ? "stalled" : stop == PHYS_STOP_MAXITER ? "max_iter"
+         : stop == PHYS_STOP_SIMFAIL ? "sim_failed" : "converged";
 }
 
 // the starts disagree: a start (of those run in this process, from s0) that ended at a loss more than 0.1 %
@@ -1802,7 +1817,7 @@ static physStatus fit_once(physModel* m, const physParamTable* t, const double* 
     if (o2.optimizer == PHYS_OPT_LM) st = run_lm(&pb, &run, lo, hi, s);
     else if (o2.optimizer == PHYS_OPT_LBFGSB) st = run_lbfgsb(&pb, &run, lo, hi, s);
     else st = run_adam(&pb, &run, lo, hi, s);
-    if (o2.optimizer != PHYS_OPT_LM) run.stop = run.iterations >= maxit ? PHYS_STOP_MAXITER : PHYS_STOP_CONVERGED;
+    if (o2.optimizer == PHYS_OPT_LBFGSB) run.stop = run.iterations >= maxit ? PHYS_STOP_MAXITER : PHYS_STOP_CONVERGED;
     if (st != PHYS_OK && s > 0 && !(pb.ck && pb.ck->failed)) {
       // a drawn start that cannot be simulated is skipped
       if (opt->verbose) fprintf(stderr, "fit: start %d skipped: %s\n", s, log->error);

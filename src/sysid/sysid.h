@@ -132,9 +132,10 @@ void phys_fit_defaults(physFitOptions* opt);
 
 // why an optimizer stopped: converged (the loss fell by less than tol in an accepted step, the step no longer
 // changes theta, every coordinate held at a bound, or zero loss), stalled (LM: less than stall_tol over
-// stall_iters iterations, or lambda beyond 1e30), or max_iter reached
-typedef enum physFitStop_ { PHYS_STOP_CONVERGED = 0, PHYS_STOP_STALLED, PHYS_STOP_MAXITER } physFitStop;
-// "converged", "stalled", "max_iter"
+// stall_iters iterations, or lambda beyond 1e30), max_iter reached, or sim_failed (Adam: its next iterate is not
+// a model that can be simulated; the result is the best iterate before it, and a warning names the error)
+typedef enum physFitStop_ { PHYS_STOP_CONVERGED = 0, PHYS_STOP_STALLED, PHYS_STOP_MAXITER, PHYS_STOP_SIMFAIL } physFitStop;
+// "converged", "stalled", "max_iter", "sim_failed"
 const char* phys_fit_stop_name(int stop);
 // how the uncertainty of theta is estimated (issue 12 item 6; docs/cli.md, *Uncertainty*)
 typedef enum physSeMethod_ {

@@ -539,6 +539,43 @@ static void test_bounds(void) {
   scene_free(&sc);
 }
 
+// Adam whose first step leaves the valid models: the pendulum's mass from 2 (truth 1.3) inside [-1000, 1000]
+// moves by lr * 2000 = 20 to -18, which is no model. The fit returns the start as its best iterate with stop
+// "sim_failed", a history of iteration 0 only and a warning naming the error (it stopped as "converged" with
+// a history ending in a 0 loss before).
+static void test_adam_sim_failed(void) {
+  scene sc;
+  scene_pendulum(&sc, 51);
+  double lo[2] = {0, -1000}, hi[2] = {1, 1000}, start[2] = {0.12, 2.0};
+  physFitOptions opt;
+  phys_fit_defaults(&opt);
+  opt.optimizer = PHYS_OPT_ADAM;
+  opt.substeps = 10;
+  opt.loss = PHYS_LOSS_KSTEP;
+  opt.max_iter = 50;
+  physFitResult res;
+  physLog log = {0};
+  physStatus st = phys_fit(sc.m, &sc.t, start, lo, hi, &sc.ds, &opt, &res, &log);
+  CHECK_MSG(st == PHYS_OK, "%s", log.error);
+  if (st == PHYS_OK) {
+    CHECK_MSG(res.stop == PHYS_STOP_SIMFAIL, "stop %s", phys_fit_stop_name(res.stop));
+    CHECK(strcmp(phys_fit_stop_name(res.stop), "sim_failed") == 0);
+    CHECK_MSG(res.iterations == 0 && res.niter_hist == 1, "iterations %d, history %d", res.iterations,
+              res.niter_hist);
+    CHECK(res.theta[0] == start[0] && res.theta[1] == start[1]);
+    CHECK(res.loss == res.loss0 && res.loss_hist[0] == res.loss0 && res.loss0 > 0);
+    int found = 0;
+    for (int k = 0; k < log.nkind && k < PHYS_MAXWARN; k++)
+      found |= strstr(log.warning[k], "adam start 0 stopped at iteration 1: its iterate cannot be simulated") != NULL
+               && strstr(log.warning[k], "(fit: theta is not a valid model (phys_param_set))") != NULL
+               && strstr(log.warning[k], "narrow the bounds or lower --lr)") != NULL;
+    CHECK_MSG(found, "no warning naming the failed iterate (%d kinds, first: %s)", log.nkind,
+              log.nkind ? log.warning[0] : "");
+    phys_fit_result_free(&res);
+  }
+  scene_free(&sc);
+}
+
 // bad input: errors before any work, naming the parameter
 static void test_errors(void) {
   scene sc;
@@ -1500,6 +1537,7 @@ int main(int argc, char** argv) {
   test_jacobian();
   test_null_direction();
   test_bounds();
+  test_adam_sim_failed();
   test_errors();
   test_determinism_predict();
   test_controls();
