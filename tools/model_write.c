@@ -214,7 +214,7 @@ static int mjcf_param(xmlNode* root, const physModel* m, const physParam* p, cha
     case PHYS_PAR_GEAR: set_numbers(n, "gear", m->actuator_gear + 6 * id, 6); break;
     case PHYS_PAR_GAIN: case PHYS_PAR_BIAS: case PHYS_PAR_KP: case PHYS_PAR_KV: mjcf_actuator_gain(n, m, p); break;
     case PHYS_PAR_POS: set_numbers(n, "pos", m->body_pos + 3 * id, 3); break;
-    case PHYS_PAR_MASS: case PHYS_PAR_COM: case PHYS_PAR_INERTIA: mjcf_inertial(n, root, m, id); break;
+    case PHYS_PAR_MASS: case PHYS_PAR_COM: case PHYS_PAR_INERTIA: case PHYS_PAR_INERTIA9: mjcf_inertial(n, root, m, id); break;
     default: snprintf(err, nerr, "--write-model: %s: this kind cannot be written to MJCF", p->name); return 0;
   }
   return 1;
@@ -245,7 +245,7 @@ static void urdf_inertial(xmlNode* link, const physModel* m, int b) {
 // one parameter into a URDF document; 0 and a message if it has no URDF form
 static int urdf_param(xmlNode* root, const physModel* m, const physParam* p, char* err, size_t nerr) {
   int kind = p->kind;
-  if (kind == PHYS_PAR_MASS || kind == PHYS_PAR_COM || kind == PHYS_PAR_INERTIA) {
+  if (phys_param_is_inertial(kind)) {
     const char* name = phys_id2name(m, "body", p->id);
     xmlNode* link = find_named(root, "link", name);
     if (!link) snprintf(err, nerr, "--write-model: %s: no <link name='%s'> in the URDF file", p->name, name);

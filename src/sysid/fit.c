@@ -300,7 +300,7 @@ static physStatus sensor_layout(const physModel* m, const physParamTable* t, con
     return phys_error(log, PHYS_ERR_ARG, "fit: the violation loss has no sensor residuals; use onestep, kstep or rollout");
   for (int e = 0; frame && e < t->n; e++) {
     int k = t->param[e].kind;
-    if (k == PHYS_PAR_MASS || k == PHYS_PAR_COM || k == PHYS_PAR_INERTIA || k == PHYS_PAR_POS)
+    if (phys_param_is_inertial(k) || k == PHYS_PAR_POS)
       return phys_error(log, PHYS_ERR_ARG, "fit: param '%s' moves the sensors' frames at a fixed state, a "
                         "derivative not implemented: observe jointpos/jointvel sensors only, or states",
                         t->param[e].name);

@@ -500,6 +500,45 @@ static void test_mesh_candidates(void) {
   phys_free_model(mm);
 }
 
+// issue 14 item 2: the cube loaded with a learned shape (vertices:cube: its 8 corners) and its vertices moved off
+// the box (scaled by 1.2, corner 5 pushed out by (0.01, -0.004, 0.006)): the violation loss's gradient in the 24
+// vertex coordinates and friction matches central differences at the first two contact transitions of a toss
+static void test_learned_vertices(void) {
+  const char* geoms[1] = {"cube"};
+  physLoadOptions opt = {0};
+  opt.vertex_geoms = geoms, opt.nvertex_geoms = 1;
+  physModel* mb = phys_load("models/cube.xml", NULL, NULL);
+  physModel* m = phys_load("models/cube.xml", &opt, NULL);
+  CHECK(m != NULL && mb != NULL);
+  if (!m || !mb) return;
+  physData* d = phys_make_data(m);
+  const char* spec[2] = {"friction:cube", "vertices:cube"};
+  physParamTable t;
+  CHECK(phys_param_table_build(&t, m, spec, 2, NULL) == PHYS_OK);
+  CHECK(t.ntheta == 25 && phys_violation_ncand(m) == 8 && phys_violation_check(m, &t, NULL) == PHYS_OK);
+  double dt = m->opt.timestep, theta[32];
+  enum { T = 90 };
+  static double qs[T * 7], vs[T * 6];
+  toss(mb, 0.3, T, qs, vs);
+  phys_param_get(&t, m, theta);
+  theta[0] = 0.25;
+  for (int j = 1; j < 25; j++) theta[j] *= 1.2;
+  theta[1 + 15] += 0.01, theta[1 + 16] -= 0.004, theta[1 + 17] += 0.006;
+  int contact = 0;
+  for (int k = 0; k + 1 < T && contact < 2; k++) {
+    if (lowest_corner(mb, d, qs + 7 * (k + 1)) >= 2e-3) continue;
+    char what[64];
+    snprintf(what, sizeof what, "learned vertices, transition %d", k);
+    gradcheck(m, d, &t, theta, qs + 7 * (k + 1), vs + 6 * (k + 1), vs + 6 * k, dt, what);
+    contact++;
+  }
+  CHECK(contact == 2);
+  phys_param_table_free(&t);
+  phys_free_data(d);
+  phys_free_model(m);
+  phys_free_model(mb);
+}
+
 //---------------------------------------------------------------------------------------------------------
 // polytope pairs: box against box, mesh against box
 
@@ -757,6 +796,7 @@ int main(void) {
   test_dlambda();
   test_mesh_candidates();
   test_poly_candidates();
+  test_learned_vertices();
   test_fit();
   return test_done();
 }
