@@ -540,6 +540,23 @@ static void test_learned_vertices(void) {
   phys_free_model(mb);
 }
 
+// ds = NT in-memory trajectories of T samples (tr, qs NT x T x 7, vs NT x T x 6, the sample times tm filled),
+// every q and v observed
+static void memory_dataset(physDataset* ds, physTrajectory* tr, int NT, int T, double* qs, double* vs, double* tm,
+                           double dt) {
+  static unsigned char ones[6] = {1, 1, 1, 1, 1, 1};
+  memset(ds, 0, sizeof *ds);
+  ds->ntraj = NT, ds->nq = 7, ds->nv = 6, ds->dt_obs = dt;
+  for (int k = 0; k < T; k++) tm[k] = k * dt;
+  for (int j = 0; j < NT; j++) {
+    memset(&tr[j], 0, sizeof tr[j]);
+    snprintf(tr[j].source, sizeof tr[j].source, "memory:%d", j);
+    tr[j].T = T, tr[j].time = tm, tr[j].qpos = qs + (size_t)7 * T * j, tr[j].qvel = vs + (size_t)6 * T * j;
+    tr[j].has_qvel = 1;
+  }
+  ds->traj = tr, ds->obs_q = ones, ds->obs_v = ones;
+}
+
 // issue 14 item 2 / 6: the cube's 8 vertices identified from NT simulated tosses (physid lcp, friction 0.3, random
 // orientations and spins) by the violation loss, started from the box scaled by 1.3 with friction 0.2: the volume
 // error |A xor B| / |B| of the learned hull against the true cube (metrics.h) before and after
@@ -551,11 +568,8 @@ static void test_fit_vertices(void) {
   physModel* m = phys_load("models/cube.xml", &lo, NULL);
   enum { T = 60, NT = 8 };
   physDataset ds;
-  memset(&ds, 0, sizeof ds);
-  ds.ntraj = NT, ds.nq = 7, ds.nv = 6, ds.dt_obs = m->opt.timestep;
   physTrajectory tr[NT];
   static double qs[NT][T * 7], vs[NT][T * 6], tm[T];
-  for (int k = 0; k < T; k++) tm[k] = k * ds.dt_obs;
   physRng r;
   phys_rng_seed(&r, 14);
   physData* d = phys_make_data(mb);
@@ -572,13 +586,9 @@ static void test_fit_vertices(void) {
       memcpy(vs[j] + 6 * k, d->qvel, 6 * sizeof(double));
       phys_step(mb, d);
     }
-    memset(&tr[j], 0, sizeof tr[j]);
-    snprintf(tr[j].source, sizeof tr[j].source, "memory:%d", j);
-    tr[j].T = T, tr[j].time = tm, tr[j].qpos = qs[j], tr[j].qvel = vs[j], tr[j].has_qvel = 1;
   }
   phys_free_data(d);
-  unsigned char ones[6] = {1, 1, 1, 1, 1, 1};
-  ds.traj = tr, ds.obs_q = ones, ds.obs_v = ones;
+  memory_dataset(&ds, tr, NT, T, qs[0], vs[0], tm, m->opt.timestep);
   const char* spec[2] = {"friction:cube", "vertices:cube"};
   physParamTable t;
   CHECK(phys_param_table_build(&t, m, spec, 2, NULL) == PHYS_OK);
@@ -819,19 +829,10 @@ static void test_fit(void) {
   physModel* m = phys_load("models/cube.xml", NULL, NULL);
   enum { T = 80, NT = 3 };
   physDataset ds;
-  memset(&ds, 0, sizeof ds);
-  ds.ntraj = NT, ds.nq = 7, ds.nv = 6, ds.dt_obs = m->opt.timestep;
   physTrajectory tr[NT];
   static double qs[NT][T * 7], vs[NT][T * 6], tm[T];
-  for (int k = 0; k < T; k++) tm[k] = k * ds.dt_obs;
-  for (int j = 0; j < NT; j++) {
-    toss(m, 0.3, T, qs[j], vs[j]);
-    memset(&tr[j], 0, sizeof tr[j]);
-    snprintf(tr[j].source, sizeof tr[j].source, "memory:%d", j);
-    tr[j].T = T, tr[j].time = tm, tr[j].qpos = qs[j], tr[j].qvel = vs[j], tr[j].has_qvel = 1;
-  }
-  unsigned char ones[6] = {1, 1, 1, 1, 1, 1};
-  ds.traj = tr, ds.obs_q = ones, ds.obs_v = ones;
+  for (int j = 0; j < NT; j++) toss(m, 0.3, T, qs[j], vs[j]);
+  memory_dataset(&ds, tr, NT, T, qs[0], vs[0], tm, m->opt.timestep);
   const char* spec[1] = {"friction:cube"};
   physParamTable t;
   CHECK(phys_param_table_build(&t, m, spec, 1, NULL) == PHYS_OK);

@@ -1648,6 +1648,35 @@ static void test_violation_loss(void) {
   run_free(&r);
 }
 
+// vertices:GEOM, scale= and inertia9:BODY (issue 14 item 2; docs/cli.md, *Learned shapes*): the documented example
+// on the real cube's first 2 tosses (the box's 8 corners from 1.3 times the box, friction, the inertia with the
+// mass held) prints its friction and loss; init with scale, a geom that is not a box or mesh, and --write-model
+// with vertices are refused (2, 2, 1) with the reason and no output
+static void test_vertices_cli(void) {
+  idRunOut r = run("identify", "models/cube.xml", "data/cube_toss", "--files", "2", "--loss", "violation", "--param",
+                   "friction:cube:min=0:max=2", "--param", "vertices:cube:scale=1.3", "--param", "inertia9:cube",
+                   "--iters", "10", "--quiet", "--out", path("out/v.json"), NULL);
+  CHECK_MSG(r.code == 0, "%s", r.err);
+  CHECK_MSG(has(r.out, "friction:cube     = 0.162066 "), "%s", r.out);
+  CHECK(has(r.out, "vertices:cube[0]  = -0.0511754 ") && has(r.out, "(iid +- 0.000462; initial -0.06812)"));
+  CHECK(has(r.out, "loss 17.6642 -> 0.00585779 in 10 iterations"));
+  run_free(&r);
+  clear_outputs();
+  r = run("identify", "models/cube.xml", "data/cube_toss", "--files", "1", "--loss", "violation", "--param",
+          "vertices:cube:scale=1.3:init=1", "--quiet", "--out", path("out/v.json"), NULL);
+  CHECK(r.code == 2 && has(r.err, "param 'vertices:cube:scale=1.3:init=1': give init or scale, not both"));
+  run_free(&r);
+  r = run("identify", "models/cube.xml", "data/cube_toss", "--files", "1", "--loss", "violation", "--param",
+          "vertices:floor", "--quiet", "--out", path("out/v.json"), NULL);
+  CHECK(r.code == 2 && has(r.err, "models/cube.xml:15: vertices:floor: the geom is not a box or a mesh"));
+  run_free(&r);
+  r = run("identify", "models/cube.xml", "data/cube_toss", "--files", "1", "--loss", "violation", "--param",
+          "vertices:cube", "--quiet", "--write-model", path("out/w.xml"), "--out", path("out/v.json"), NULL);
+  CHECK(r.code == 1 && has(r.err, "--write-model: vertices:cube: this kind cannot be written to MJCF"));
+  CHECK(access(path("out/v.json"), F_OK) != 0 && access(path("out/w.xml"), F_OK) != 0);
+  run_free(&r);
+}
+
 int main(void) {
   g_bin = getenv("PHYS_BIN");
   CHECK_MSG(g_bin != NULL && access(g_bin, X_OK) == 0, "PHYS_BIN not set or not executable");
@@ -1671,6 +1700,7 @@ int main(void) {
   test_write_actuators();
   test_input_transform_cli();
   test_violation_loss();
+  test_vertices_cli();
   test_write_urdf();
   test_write_world();
   test_bad_input();
