@@ -17,6 +17,24 @@ int mjcf_find_mesh(const physSpec* s, const char* name) {
   return -1;
 }
 
+// PHYS_OK if no mesh (loaded or missing) is named name yet, else the error at el
+static physStatus unused_name(mjcfCtx* c, xmlNode* el, const char* name) {
+  if (mjcf_find_mesh(c->s, name) >= 0 || mjcf_strlist_has(&c->missing_mesh, name))
+    return mjcf_elem_error(c, el, PHYS_ERR_MODEL, "mesh name '%s' used twice", name);
+  return PHYS_OK;
+}
+
+// a new mesh of the spec named name, at el's file and line; NULL out of memory
+static physSpecMesh* add_mesh(mjcfCtx* c, xmlNode* el, const char* name) {
+  int i = phys_spec_add_mesh(c->s);
+  if (i < 0) return NULL;
+  physSpecMesh* m = c->s->mesh + i;
+  snprintf(m->name, sizeof m->name, "%s", name);
+  m->line = (int)xmlGetLineNo(el);
+  m->fileid = mjcf_elem_fileid(c, el);
+  return m;
+}
+
 // issue 14 item 2: <mesh name vertex face> (as identify --write-model writes a learned shape): 3 N vertex numbers
 // (N >= 4), 3 F face indices in [0, N) (required: physid takes the mass properties from the faces), scaled by scale
 static physStatus inline_mesh(mjcfCtx* c, xmlNode* el, const double scale[3], physSpecMesh* m) {
@@ -61,17 +79,11 @@ static physStatus parse_mesh(mjcfCtx* c, xmlNode* el) {
     char name[PHYS_NAMELEN] = "";
     if ((st = mjcf_get_name(c, el, "name", name))) return st;
     if (!name[0]) return mjcf_elem_error(c, el, PHYS_ERR_MODEL, "an inline mesh (vertex=) needs a name");
-    if (mjcf_find_mesh(c->s, name) >= 0 || mjcf_strlist_has(&c->missing_mesh, name))
-      return mjcf_elem_error(c, el, PHYS_ERR_MODEL, "mesh name '%s' used twice", name);
+    if ((st = unused_name(c, el, name))) return st;
     double scale[3] = {1, 1, 1};
     if ((st = mjcf_get_vec(c, &e, "scale", 3, scale, NULL))) return st;
-    int i = phys_spec_add_mesh(c->s);
-    if (i < 0) return phys_error(c->log, PHYS_ERR_NOMEM, "out of memory");
-    physSpecMesh* m = c->s->mesh + i;
-    strcpy(m->name, name);
-    m->line = (int)xmlGetLineNo(el);
-    m->fileid = mjcf_elem_fileid(c, el);
-    return inline_mesh(c, el, scale, m);
+    physSpecMesh* m = add_mesh(c, el, name);
+    return m ? inline_mesh(c, el, scale, m) : phys_error(c->log, PHYS_ERR_NOMEM, "out of memory");
   }
   if (!file || !file[0]) return mjcf_elem_error(c, el, PHYS_ERR_MODEL, "attribute 'file' is required");
   char name[PHYS_NAMELEN] = "";
@@ -82,9 +94,7 @@ static physStatus parse_mesh(mjcfCtx* c, xmlNode* el) {
     char* dot = strrchr(name, '.');
     if (dot && dot != name) *dot = 0;
   }
-  if (mjcf_find_mesh(c->s, name) >= 0 || mjcf_strlist_has(&c->missing_mesh, name)) {
-    return mjcf_elem_error(c, el, PHYS_ERR_MODEL, "mesh name '%s' used twice", name);
-  }
+  if ((st = unused_name(c, el, name))) return st;
   double scale[3] = {1, 1, 1};
   if ((st = mjcf_get_vec(c, &e, "scale", 3, scale, NULL))) return st;
 
@@ -101,12 +111,8 @@ static physStatus parse_mesh(mjcfCtx* c, xmlNode* el) {
     if (!mjcf_strlist_add(&c->missing_mesh, name)) return phys_error(c->log, PHYS_ERR_NOMEM, "out of memory");
     return PHYS_OK;
   }
-  int i = phys_spec_add_mesh(c->s);
-  if (i < 0) return phys_error(c->log, PHYS_ERR_NOMEM, "out of memory");
-  physSpecMesh* m = c->s->mesh + i;
-  strcpy(m->name, name);
-  m->line = (int)xmlGetLineNo(el);
-  m->fileid = mjcf_elem_fileid(c, el);
+  physSpecMesh* m = add_mesh(c, el, name);
+  if (!m) return phys_error(c->log, PHYS_ERR_NOMEM, "out of memory");
   physLog mlog = {0};   // the mesh file's own error, then where the model uses it
   if ((st = phys_mesh_load(path, scale, m, &mlog))) return mjcf_elem_error(c, el, st, "mesh: %s", mlog.error);
   return PHYS_OK;
