@@ -1136,7 +1136,7 @@ int cli_identify(int argc, char** argv) {
   idArgs a;
   id_args_init(&a, "identify");
   const argOption opt[] = {
-      {"--param", ARG_LIST, &a.param, "KIND:NAME[:init=V][:min=A][:max=B]", "a parameter to identify", 0, 0, 0},
+      {"--param", ARG_LIST, &a.param, "KIND:NAME[:init=V][:min=A][:max=B][:scale=S]", "a parameter to identify", 0, 0, 0},
       ID_DATA_OPTIONS,
       {"--optimizer", ARG_CHOICE, &a.optimizer, "lm|lbfgsb|adam", "optimizer (default lm)", 0, 0, 0},
       {"--starts", ARG_INT, &a.starts, "N", "multi-start: initial values, then N-1 draws in the bounds", 1, 1e4, 0},

@@ -154,8 +154,8 @@ static physStatus check_entry(const physModel* m, const physParam* p, physLog* l
     int g = p->id, mid = m->geom_type[g] == PHYS_GEOM_MESH ? m->geom_dataid[g] : -1;
     if (mid < 0 || m->mesh_hullcap[mid] <= 0)
       return phys_error(log, PHYS_ERR_ARG, "param '%s': geom '%s' (a %s) was not loaded with a learned shape: load "
-                        "it with physLoadOptions.vertex_geoms (the CLI does for --param vertices:GEOM; a box becomes "
-                        "its 8 corners)", p->name, phys_id2name(m, "geom", g), geom_type_name(m->geom_type[g]));
+                        "it with physLoadOptions.vertex_geoms (physid identify does for its vertices:GEOM parameters; a "
+                        "box becomes its 8 corners)", p->name, phys_id2name(m, "geom", g), geom_type_name(m->geom_type[g]));
     return PHYS_OK;
   }
   if (p->kind != PHYS_PAR_POS) return PHYS_OK;

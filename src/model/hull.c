@@ -331,6 +331,13 @@ physStatus phys_hull_rebuild(physModel* m, int mesh, physLog* log) {
     return phys_error(log, rc > 0 ? PHYS_ERR_VALUE : PHYS_ERR_NOMEM, "mesh '%s': %s", phys_id2name(m, "mesh", mesh),
                       rc > 0 ? "its vertices span no volume (all coplanar or collinear): no convex hull"
                              : "out of memory computing its convex hull");
+  int rv, rf, rfv;
+  hull_region(&h, 1, cap, &rv, &rf, &rfv);
+  if (h.nvert > rv || h.nface > rf || h.nfacevert > rfv) {   // (cannot happen: the largest hull of cap points)
+    hull_tmp_free(&h);
+    return phys_error(log, PHYS_ERR_MODEL, "mesh '%s': its hull exceeds the reserved regions (a bug)",
+                      phys_id2name(m, "mesh", mesh));
+  }
   int fa = m->mesh_hullfaceadr[mesh];
   hull_store(m, mesh, &h, m->mesh_hulladr[mesh], fa, m->hull_faceadr[fa]);
   hull_tmp_free(&h);

@@ -1,6 +1,7 @@
 // test_params.c - the parameter table: names and sizes, get/set round trips, the log-Cholesky map (inverse,
 // derivative against central differences, physical consistency of every image), bounds, and the errors
-// for invalid names (which list the valid ones); tied specs (patterns: entries, shared theta, get/set, errors).
+// for invalid names (which list the valid ones); tied specs (patterns: entries, shared theta, get/set, errors);
+// inertia9 (the mass held) and vertices (a learned shape: loading, set, refusals).
 #include "grad_models.h"
 #include "params.h"
 

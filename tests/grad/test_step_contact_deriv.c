@@ -32,6 +32,9 @@
 // 11. the tumbling cube of 1. with a residual acceleration network (src/step/residual.h, a tanh network of
 //     2 x 16 whose output is of the order of g): A, P (mass, friction, size) and the dot tests as in 1.-4.
 //     (test_box_residual).
+// 12. issue 14 item 2: P's columns in a learned shape's 24 vertex coordinates (vertices:box, the hull remade at
+//     every parameter change) against central differences and the dot tests: a corner contact, a triangular face
+//     (3 hull vertices in contact) and a vertex moved inside the hull, whose columns are exactly 0 (test_vertices).
 // ccp's humanoid is checked for switches within 2 h instead of 10 h: its gliding contacts sit at
 // dist = dt mu |v_t| ~ 2e-6 m (ccp's envelope, contact.h), within 10 h of the bias's kink at dist = 0
 // (b = dist/dt above, restitution below), so no state passes at 10 h. ccp's sliding box is taken at its

@@ -1,6 +1,7 @@
 // test_hull.c - convex hulls of meshes at compile time: exact hulls of a cube (with interior and face
 // points), an icosahedron, random point clouds and an open mesh (Atlas foot): containment, Euler's
-// formula, counterclockwise faces; degenerate meshes are errors naming the mesh unless no geom collides.
+// formula, counterclockwise faces; degenerate meshes are errors naming the mesh unless no geom collides; a learned
+// mesh's reserved regions and phys_hull_rebuild (test_rebuild).
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

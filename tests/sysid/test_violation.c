@@ -4,7 +4,8 @@
 // cube toss at friction 0 and 0.3 and on a cube resting on the floor, for friction, size, inertia (log-Cholesky)
 // and gravity; dlambda*/dtheta and the reduced residual's Jacobian against differences; box-box and mesh-box
 // candidates (a box floor gives the plane's loss; two cubes' gradients); the refused parameters and pairs; the fit
-// through phys_fit (loss kind violation).
+// through phys_fit (loss kind violation); a learned shape (vertices:cube): its gradient against differences and
+// its 8 vertices identified from simulated tosses.
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
