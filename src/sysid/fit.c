@@ -927,6 +927,7 @@ static physStatus violation_traj(fitWorker* wk, int k, double* r, double* J) {
   physViolationWeights w;
   phys_violation_defaults(&w);
   w.comp = pb->opt->viol_comp, w.diss = pb->opt->viol_diss, w.pen = pb->opt->viol_pen;
+  w.envelope = pb->opt->viol_envelope;
   for (int s = 0; s + 1 < tr->T; s++) {
     set_sample(m, wk->d, tr, s + 1, pb->opt->ctrl, &wk->t, wk->insens);
     set_inputs(m, wk->d, tr, s, pb->opt->ctrl, &wk->t, wk->insens);
