@@ -300,6 +300,8 @@ enum {
   X(int, hull_faceadr, nhullface, 1)     /* first entry of the face in hull_facevert      (nhullface x 1) */ \
   X(int, hull_facenum, nhullface, 1)     /* vertices of the face (>= 3)                   (nhullface x 1) */ \
   X(int, hull_facevert, nhullfacevert, 1) /* face polygons, counterclockwise seen from outside, vertex indices within the mesh (nhullfacevert x 1) */ \
+  /* issue 14 item 2 (vertices:GEOM): a learned mesh's hull regions are reserved for any hull of its vertices */ \
+  X(int, mesh_hullcap, nmesh, 1)         /* 0: hull fixed; N: regions for N vertices, 2N-4 faces, 6N-12 face vertices (phys_hull_rebuild) (nmesh x 1) */ \
   /* explicit contact pairs (MJCF <contact><pair>) and excluded body pairs (<exclude>) */                  \
   X(int, pair_geom1, npair, 1)           /* first geom                                      (npair x 1) */ \
   X(int, pair_geom2, npair, 1)           /* second geom                                     (npair x 1) */ \
@@ -622,6 +624,9 @@ typedef struct physLoadOptions_ {
                             // not control-limited), in joint order
   const char* const* add;   // further model files (MJCF or URDF) composed into one world with the first (see
   int nadd;                 // phys_load): their bodies hang from the world, options come from the first file
+  const char* const* vertex_geoms;   // geoms whose shape is learned as the hull of its vertices (vertices:GEOM,
+  int nvertex_geoms;                 // issue 14 item 2): a box becomes a mesh of its 8 corners, a mesh keeps its
+                                     // vertices; the model reserves room for any hull of them (mesh_hullcap)
 } physLoadOptions;
 
 // load an MJCF (.xml, .xml.gz) or URDF (.urdf) file; NULL on error (log->error says why). With opt->add, the

@@ -22,6 +22,7 @@ typedef struct cliModelArgs_ {
   int actuate;
   argList add;
   const char* residual;     // --residual FILE: a residual acceleration network (src/model/mlp_io.h)
+  argList vertices;         // geoms loaded with a learned shape (a command's vertices:GEOM parameters; not an option)
 } cliModelArgs;
 extern cliModelArgs cli_model;
 #define CLI_MODEL_OPTIONS                                                                                    \

@@ -439,19 +439,19 @@ static int parse_values(double* x, int size, const char* text, const char* spec,
   return 1;
 }
 
-// split "KIND:NAME[:init=V][:min=A][:max=B]" into its spec (into buf) and the option texts
-int id_split_spec(char* buf, size_t nbuf, const char* opts[3], const char* text) {
-  static const char* const key[3] = {"init=", "min=", "max="};
+// split "KIND:NAME[:init=V][:min=A][:max=B][:scale=S]" into its spec (into buf) and the option texts
+int id_split_spec(char* buf, size_t nbuf, const char* opts[4], const char* text) {
+  static const char* const key[4] = {"init=", "min=", "max=", "scale="};
   char tmp[1024];
   if (strlen(text) >= sizeof tmp || strlen(text) >= nbuf) return 0;
   strcpy(tmp, text);
   buf[0] = 0;
-  opts[0] = opts[1] = opts[2] = NULL;
+  opts[0] = opts[1] = opts[2] = opts[3] = NULL;
   char* save = NULL;
   for (char* tok = strtok_r(tmp, ":", &save); tok; tok = strtok_r(NULL, ":", &save)) {
     int k = 0;
-    while (k < 3 && strncmp(tok, key[k], strlen(key[k])) != 0) k++;
-    if (k < 3) {
+    while (k < 4 && strncmp(tok, key[k], strlen(key[k])) != 0) k++;
+    if (k < 4) {
       opts[k] = text + (tok - tmp) + strlen(key[k]);
       continue;
     }
@@ -469,16 +469,22 @@ static void opt_text(char out[512], const char* s) {
   out[n] = 0;
 }
 
-// apply one spec's init/min/max to theta0 and the bounds, with the checks of issue 5
-static int apply_bounds(idRun* r, const physParam* p, const char* const opts[3], const char* spec) {
-  double v[3][64];
-  int given[3] = {0, 0, 0};
-  for (int k = 0; k < 3; k++) {
+// apply one spec's init/min/max/scale to theta0 and the bounds, with the checks of issue 5; scale=S starts from
+// S times the model's values (every component; not with init)
+static int apply_bounds(idRun* r, const physParam* p, const char* const opts[4], const char* spec) {
+  static const char* const what[4] = {"init", "min", "max", "scale"};
+  double v[4][64];
+  int given[4] = {0, 0, 0, 0};
+  for (int k = 0; k < 4; k++) {
     char text[512];
     if (!opts[k]) continue;
     opt_text(text, opts[k]);
-    if (p->size > 64 || !parse_values(v[k], p->size, text, spec, k == 0 ? "init" : k == 1 ? "min" : "max")) return 0;
+    if ((k < 3 && p->size > 64) || !parse_values(v[k], k == 3 ? 1 : p->size, text, spec, what[k])) return 0;
     given[k] = 1;
+  }
+  if (given[0] && given[3]) {
+    cli_error("param '%s': give init or scale, not both", spec);
+    return 0;
   }
   for (int i = 0; i < p->size; i++) {
     int a = p->adr + i;
@@ -498,6 +504,7 @@ static int apply_bounds(idRun* r, const physParam* p, const char* const opts[3],
       return 0;
     }
     if (given[0]) r->theta0[a] = v[0][i];
+    if (given[3]) r->theta0[a] *= v[3][0];
     if (!(r->theta0[a] >= r->lower[a] && r->theta0[a] <= r->upper[a])) {
       cli_error("param '%s': %s %g lies outside [%g, %g]%s", spec, given[0] ? "init" : "the model's value",
                 r->theta0[a], r->lower[a], r->upper[a], given[0] ? "" : " (give init=V)");
@@ -524,7 +531,7 @@ static void make_labels(idRun* r) {
 static int setup_params(idRun* r, const idArgs* a) {
   int spec_exit = a->param.n > 0 ? CLI_EXIT_USAGE : CLI_EXIT_INPUT;   // --param replaces the job's list
   char (*name)[1024] = calloc((size_t)a->nspec, sizeof *name);
-  const char* (*o)[3] = calloc((size_t)a->nspec, sizeof *o);
+  const char* (*o)[4] = calloc((size_t)a->nspec, sizeof *o);
   const char** names = calloc((size_t)a->nspec, sizeof(char*));
   int ok = name && o && names;
   if (!ok) spec_exit = CLI_EXIT_INPUT;   // out of memory
@@ -883,6 +890,19 @@ static int is_urdf(const char* path) {
   return n >= 5 && strcasecmp(path + n - 5, ".urdf") == 0;
 }
 
+// the geoms of the specs' vertices:GEOM parameters into cli_model.vertices: the model is loaded with their shapes
+// learned (physLoadOptions.vertex_geoms; names kept in a static buffer)
+static void learned_geoms(const idArgs* a) {
+  static char name[ARGS_MAXLIST][128];   // (a model name: at most 127 bytes)
+  cli_model.vertices.n = 0;
+  for (int i = 0; i < a->nspec && cli_model.vertices.n < ARGS_MAXLIST; i++) {
+    if (strncmp(a->spec[i], "vertices:", 9)) continue;
+    char* out = name[cli_model.vertices.n];
+    snprintf(out, 128, "%.*s", (int)strcspn(a->spec[i] + 9, ":"), a->spec[i] + 9);
+    cli_model.vertices.item[cli_model.vertices.n++] = out;
+  }
+}
+
 // load the model and set up parameters; the checks that need the model (identify.h)
 int id_prepare(idRun* r, const idArgs* a) {
   if (a->write_model && cli_model.add.n && is_urdf(a->write_model)) {
@@ -896,7 +916,14 @@ int id_prepare(idRun* r, const idArgs* a) {
     return CLI_EXIT_USAGE;
   }
   cli_quiet = a->quiet;   // also from the job file
+  learned_geoms(a);
   r->m = cli_load_model(a->model, a->floating);
+  if (!r->m && cli_model.vertices.n > 0) {   // the model loads without the learned shapes: a vertices spec is bad
+    cli_model.vertices.n = 0;
+    physModel* plain = cli_load_model(a->model, a->floating);
+    phys_free_model(plain);
+    return plain ? (a->param.n > 0 ? CLI_EXIT_USAGE : CLI_EXIT_INPUT) : CLI_EXIT_INPUT;
+  }
   if (!r->m) return CLI_EXIT_INPUT;
   if (!phys_grad_tendons_ok(r->m)) {   // before any work: the fit needs the step derivatives
     cli_error("identify: %s: a tendon wraps a geom: the step derivatives do not support it "
@@ -1109,7 +1136,7 @@ int cli_identify(int argc, char** argv) {
   idArgs a;
   id_args_init(&a, "identify");
   const argOption opt[] = {
-      {"--param", ARG_LIST, &a.param, "KIND:NAME[:init=V][:min=A][:max=B]", "a parameter to identify", 0, 0, 0},
+      {"--param", ARG_LIST, &a.param, "KIND:NAME[:init=V][:min=A][:max=B][:scale=S]", "a parameter to identify", 0, 0, 0},
       ID_DATA_OPTIONS,
       {"--optimizer", ARG_CHOICE, &a.optimizer, "lm|lbfgsb|adam", "optimizer (default lm)", 0, 0, 0},
       {"--starts", ARG_INT, &a.starts, "N", "multi-start: initial values, then N-1 draws in the bounds", 1, 1e4, 0},

@@ -47,7 +47,7 @@ static int spec_number(double* x, const char* text) {
 // the one --param KIND:NAME:min=A:max=B: the range into g and the bare KIND:NAME into name (the parameter
 // is set up at the model's value and the kind's bounds); -1 or the exit code (2, a bad command line)
 static int sweep_spec(swRange* g, char* name, size_t nname, const idArgs* a) {
-  const char* o[3];
+  const char* o[4];
   if (a->nspec != 1) {
     cli_error("sweep: give exactly one --param KIND:NAME:min=A:max=B (got %d)", a->nspec);
     return CLI_EXIT_USAGE;

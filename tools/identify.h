@@ -123,9 +123,9 @@ int id_merge_settings(idArgs* a);
 int id_prepare(idRun* r, const idArgs* a);
 int id_load_data(idRun* r, const idArgs* a);
 void id_cleanup(idRun* r, idArgs* a);
-// split "KIND:NAME[:init=V][:min=A][:max=B]" into KIND:NAME (buf) and the texts after init=, min=, max= (opts,
-// NULL if absent; each runs to the next ':'); 0 if too long
-int id_split_spec(char* buf, size_t nbuf, const char* opts[3], const char* text);
+// split "KIND:NAME[:init=V][:min=A][:max=B][:scale=S]" into KIND:NAME (buf) and the texts after init=, min=, max=,
+// scale= (opts, NULL if absent; each runs to the next ':'); 0 if too long
+int id_split_spec(char* buf, size_t nbuf, const char* opts[4], const char* text);
 
 // the data and loss options identify and sweep share (an idArgs named a in scope)
 #define ID_DATA_OPTIONS                                                                                        \

@@ -116,7 +116,7 @@ static xmlNode* mjcf_target(xmlNode* root, const physModel* m, const physParam* 
   const char* kind = "body";
   const char* tags = "body";
   switch (p->kind) {
-    case PHYS_PAR_FRICTION: case PHYS_PAR_SIZE: kind = "geom", tags = "geom"; break;
+    case PHYS_PAR_FRICTION: case PHYS_PAR_SIZE: case PHYS_PAR_VERTICES: kind = "geom", tags = "geom"; break;
     case PHYS_PAR_DAMPING: case PHYS_PAR_ARMATURE: case PHYS_PAR_STIFFNESS: case PHYS_PAR_FRICTIONLOSS:
       kind = "joint", tags = "joint|freejoint"; break;
     case PHYS_PAR_SPRING_STIFFNESS: case PHYS_PAR_SPRING_DAMPING: case PHYS_PAR_SPRING_RESTLENGTH:
@@ -179,6 +179,64 @@ static void mjcf_actuator_gain(xmlNode* n, const physModel* m, const physParam* 
   set_numbers(n, "biasprm", m->actuator_biasprm + 3 * a, 3);
 }
 
+// issue 14 item 2: attribute key of n = the count values x ("%.17g" doubles, or ints when xi), any length
+static int set_long_list(xmlNode* n, const char* key, const double* x, const int* xi, int count) {
+  char* buf = malloc(32 * (size_t)count + 1);
+  if (!buf) return 0;
+  size_t len = 0;
+  buf[0] = 0;
+  for (int i = 0; i < count; i++)
+    len += (size_t)(xi ? sprintf(buf + len, "%s%d", i ? " " : "", xi[i]) : sprintf(buf + len, "%s%.17g", i ? " " : "", x[i]));
+  xmlSetProp(n, (const xmlChar*)key, (const xmlChar*)buf);
+  free(buf);
+  return 1;
+}
+
+// a learned shape (vertices:GEOM) as an inline mesh: <mesh name vertex face> with every vertex and the hull's
+// polygons as triangle fans (closed and outward: the mass properties physid reads from faces; a vertex inside the
+// hull is in no face), the geom a mesh geom of it, and the body's <inertial> as compiled (the identified model's
+// mass properties did not follow the shape). The mesh element replaces a file mesh's (its scale dropped: the
+// vertices are scaled) or is added for a box
+static int mjcf_vertices(xmlNode* root, xmlNode* geom, const physModel* m, const physParam* p, char* err,
+                         size_t nerr) {
+  int g = p->id, mid = m->geom_dataid[g], b = m->geom_bodyid[g];
+  const char* mname = phys_id2name(m, "mesh", mid);
+  const char* bname = phys_id2name(m, "body", b);
+  xmlNode* body = *bname ? find_named(root, "body", bname) : NULL;
+  if (!body) {
+    snprintf(err, nerr, "--write-model: %s: its body is not a named <body> of the model file (its <inertial> must "
+             "be written)", p->name);
+    return 0;
+  }
+  xmlNode* mesh = find_named(root, "mesh", mname);
+  if (!mesh) {
+    mesh = xmlNewChild(child(root, "asset", 1, 1), NULL, (const xmlChar*)"mesh", NULL);
+    xmlSetProp(mesh, (const xmlChar*)"name", (const xmlChar*)mname);
+  }
+  const char* drop[6] = {"file", "scale", "refpos", "refquat", "smoothnormal", "class"};
+  for (int k = 0; k < 6; k++) xmlUnsetProp(mesh, (const xmlChar*)drop[k]);
+  int ntri = 0, f0 = m->mesh_hullfaceadr[mid], nf = m->mesh_hullfacenum[mid];
+  for (int f = f0; f < f0 + nf; f++) ntri += m->hull_facenum[f] - 2;
+  int* tri = malloc(sizeof(int) * 3 * (size_t)(ntri ? ntri : 1));
+  int ok = tri != NULL, t = 0;
+  for (int f = f0; ok && f < f0 + nf; f++) {
+    const int* fv = m->hull_facevert + m->hull_faceadr[f];
+    for (int k = 1; k + 1 < m->hull_facenum[f]; k++, t++) tri[3 * t] = fv[0], tri[3 * t + 1] = fv[k], tri[3 * t + 2] = fv[k + 1];
+  }
+  ok = ok && set_long_list(mesh, "vertex", m->mesh_vert + 3 * m->mesh_vertadr[mid], NULL, 3 * m->mesh_vertnum[mid]) &&
+       set_long_list(mesh, "face", NULL, tri, 3 * ntri);
+  free(tri);
+  if (!ok) {
+    snprintf(err, nerr, "--write-model: %s: out of memory", p->name);
+    return 0;
+  }
+  xmlSetProp(geom, (const xmlChar*)"type", (const xmlChar*)"mesh");
+  xmlSetProp(geom, (const xmlChar*)"mesh", (const xmlChar*)mname);
+  xmlUnsetProp(geom, (const xmlChar*)"size");
+  mjcf_inertial(body, root, m, b);
+  return 1;
+}
+
 // one parameter into an MJCF document; 0 and a message if it cannot be written
 static int mjcf_param(xmlNode* root, const physModel* m, const physParam* p, char* err, size_t nerr) {
   int id = p->id;
@@ -214,7 +272,8 @@ static int mjcf_param(xmlNode* root, const physModel* m, const physParam* p, cha
     case PHYS_PAR_GEAR: set_numbers(n, "gear", m->actuator_gear + 6 * id, 6); break;
     case PHYS_PAR_GAIN: case PHYS_PAR_BIAS: case PHYS_PAR_KP: case PHYS_PAR_KV: mjcf_actuator_gain(n, m, p); break;
     case PHYS_PAR_POS: set_numbers(n, "pos", m->body_pos + 3 * id, 3); break;
-    case PHYS_PAR_MASS: case PHYS_PAR_COM: case PHYS_PAR_INERTIA: mjcf_inertial(n, root, m, id); break;
+    case PHYS_PAR_MASS: case PHYS_PAR_COM: case PHYS_PAR_INERTIA: case PHYS_PAR_INERTIA9: mjcf_inertial(n, root, m, id); break;
+    case PHYS_PAR_VERTICES: return mjcf_vertices(root, n, m, p, err, nerr);
     default: snprintf(err, nerr, "--write-model: %s: this kind cannot be written to MJCF", p->name); return 0;
   }
   return 1;
@@ -245,7 +304,7 @@ static void urdf_inertial(xmlNode* link, const physModel* m, int b) {
 // one parameter into a URDF document; 0 and a message if it has no URDF form
 static int urdf_param(xmlNode* root, const physModel* m, const physParam* p, char* err, size_t nerr) {
   int kind = p->kind;
-  if (kind == PHYS_PAR_MASS || kind == PHYS_PAR_COM || kind == PHYS_PAR_INERTIA) {
+  if (phys_param_is_inertial(kind)) {
     const char* name = phys_id2name(m, "body", p->id);
     xmlNode* link = find_named(root, "link", name);
     if (!link) snprintf(err, nerr, "--write-model: %s: no <link name='%s'> in the URDF file", p->name, name);

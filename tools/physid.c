@@ -109,6 +109,8 @@ physModel* cli_load_model(const char* filename, int floating) {
   opt.urdf_actuate = cli_model.actuate;
   opt.add = cli_model.add.item;
   opt.nadd = cli_model.add.n;
+  opt.vertex_geoms = cli_model.vertices.item;
+  opt.nvertex_geoms = cli_model.vertices.n;
   physModel* m = phys_load(filename, &opt, &log);
   cli_log_warnings(&log);   // one line per kind of warning, with its count
   if (!m) cli_error("%s", log.error[0] ? log.error : "cannot load model");

@@ -601,6 +601,20 @@ physStatus phys_constraint_vjp_matrix(const physModel* m, physData* d, const phy
 //---------------------------------------------------------------------------------------------------------
 // sizes
 
+// contact i's geometry (cg) and *col = D' bar7 (cg->ncol, arena of the caller's mark): the weights' gradient in
+// its geometry columns (both geoms' twists, then their sizes)
+static physStatus contact_col(const physModel* m, physData* d, const physConstraintProblem* p, int i,
+                              const revWeights* w, pairCache* pc, contactGeom* cg, double** col) {
+  physStatus st = contact_geom(m, d, p, i, cg, pc);
+  if (st != PHYS_OK) return st;
+  double bar7[7], Phi[18];
+  const double* rowbeta[3];
+  *col = phys_stack_alloc(d, (size_t)cg->ncol);
+  contact_bar(bar7, Phi, rowbeta, m, d, i, cg, w);
+  geom_vjp(*col, cg, bar7);
+  return PHYS_OK;
+}
+
 // size_bar += the gradient of the weights' s in the sizes of geom g
 static physStatus size_reverse(const physModel* m, physData* d, const physConstraintProblem* p, int g,
                                const revWeights* w, double* size_bar) {
@@ -614,13 +628,9 @@ static physStatus size_reverse(const physModel* m, physData* d, const physConstr
     if (c->geom[0] != g && c->geom[1] != g) continue;
     size_t mk = phys_stack_mark(d);
     contactGeom cg;
-    st = contact_geom(m, d, p, i, &cg, &pc);
+    double* col = NULL;
+    st = contact_col(m, d, p, i, w, &pc, &cg, &col);
     if (st == PHYS_OK) {
-      double bar7[7], Phi[18];
-      const double* rowbeta[3];
-      double* col = phys_stack_alloc(d, (size_t)cg.ncol);
-      contact_bar(bar7, Phi, rowbeta, m, d, i, &cg, w);
-      geom_vjp(col, &cg, bar7);
       int off = g == cg.ga ? 12 : 12 + cg.nsa, ns = phys_geom_nsize(m->geom_type[g]);
       for (int k = 0; k < ns; k++) size_bar[k] += col[off + k];
     }
@@ -639,6 +649,43 @@ physStatus phys_constraint_size_vjp_matrix(const physModel* m, physData* d, cons
                                            const double* A, const double* gamma, double* size_bar) {
   revWeights w = {NULL, NULL, A, gamma, m->nv};
   return size_reverse(m, d, p, g, &w, size_bar);
+}
+
+// issue 14 item 2: vbar (3 mesh_vertnum) += the gradient of the weights' s in the vertices of learned mesh geom g.
+// A contact of g with a plane is a hull vertex v (its record: convex_deriv.h) that depends on g's vertices only
+// through its world point x = c + R v, so d/dv = (d/dt) R with t g's world translation, the twist columns of the
+// contact's geometry Jacobian; the other vertices' entries are 0. Contacts of g with other geoms are refused.
+static physStatus vertex_reverse(const physModel* m, physData* d, const physConstraintProblem* p, int g,
+                                 const revWeights* w, double* vbar) {
+  physStatus st = check_problem(m, d, p);
+  if (st != PHYS_OK) return st;
+  int mid = m->geom_dataid[g];
+  const double* R = d->geom_xmat + 9 * g;
+  pairCache pc;
+  pc.first = -1, pc.hasjac = 0;
+  for (int i = 0; i < p->nc && st == PHYS_OK; i++) {
+    const physContact* c = p->con + i;
+    if (c->geom[0] != g && c->geom[1] != g) continue;
+    int side = c->geom[1] == g, other = c->geom[1 - side], f = c->feature[side], hv = PHYS_FEATURE_INDEX(f);
+    if (m->geom_type[other] != PHYS_GEOM_PLANE)
+      return refuse(d, "contact_deriv: contact %d of learned geom '%s' with the %s '%s': derivatives with respect to "
+                    "learned vertices are for contacts with planes only", i, phys_id2name(m, "geom", g),
+                    type_name(m->geom_type[other]), phys_id2name(m, "geom", other));
+    if (PHYS_FEATURE_KIND(f) != PHYS_FEAT_VERTEX || hv < 0 || hv >= m->mesh_hullnum[mid])
+      return refuse(d, "contact_deriv: contact %d of learned geom '%s': no hull vertex recorded", i,
+                    phys_id2name(m, "geom", g));
+    size_t mk = phys_stack_mark(d);
+    contactGeom cg;
+    double* col = NULL;
+    st = contact_col(m, d, p, i, w, &pc, &cg, &col);
+    if (st == PHYS_OK) {
+      const double* dt = col + (g == cg.ga ? 0 : 6);
+      double* vb = vbar + 3 * m->hull_vert[m->mesh_hulladr[mid] + hv];
+      for (int k = 0; k < 3; k++) vb[k] += R[k] * dt[0] + R[3 + k] * dt[1] + R[6 + k] * dt[2];
+    }
+    phys_stack_free(d, mk);
+  }
+  return st;
 }
 
 //---------------------------------------------------------------------------------------------------------
@@ -873,6 +920,10 @@ physStatus phys_constraint_param_vjp_matrix(const physModel* m, physData* d, con
   for (int e = 0; st == PHYS_OK && e < t->n; e++)
     if (t->param[e].kind == PHYS_PAR_SIZE)
       st = phys_constraint_size_vjp_matrix(m, d, p, t->param[e].id, W, gamma, theta_bar + t->param[e].adr);
+    else if (t->param[e].kind == PHYS_PAR_VERTICES) {
+      revWeights w = {NULL, NULL, W, gamma, m->nv};
+      st = vertex_reverse(m, d, p, t->param[e].id, &w, theta_bar + t->param[e].adr);
+    }
   // pos:BODY: theta_bar_k += <W, dJ_k> + gamma . ddist_k along each placement direction (forward, 3 per body)
   size_t mark = phys_stack_mark(d);
   physConstraintGeom* g = NULL;

@@ -372,7 +372,8 @@ static void entry_columns(const physModel* m, physData* d, const physParam* p, c
   switch (p->kind) {
     case PHYS_PAR_MASS:
     case PHYS_PAR_COM:
-    case PHYS_PAR_INERTIA: inertial_columns(m, d, p, Y, R, ld); break;
+    case PHYS_PAR_INERTIA:
+    case PHYS_PAR_INERTIA9: inertial_columns(m, d, p, Y, R, ld); break;
     case PHYS_PAR_DAMPING:
       for (int k = da; k < da + nd; k++)
         R[(size_t)k * ld + col] += (passive ? d->qvel[k] : 0) + (implicit ? dt * qacc[k] : 0);
@@ -413,7 +414,7 @@ void phys_param_forces(const physModel* m, physData* d, const physParamTable* t,
   double* tmp = phys_stack_alloc(d, (size_t)nv);
   double* Y = NULL;
   for (int e = 0; e < t->n; e++)
-    if (t->param[e].kind <= PHYS_PAR_INERTIA && !Y) {
+    if (phys_param_is_inertial(t->param[e].kind) && !Y) {
       Y = phys_stack_alloc(d, (size_t)nv * 10 * (size_t)(m->nbody - 1));
       phys_regressor(m, d, qacc, Y);
     }

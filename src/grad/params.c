@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "dyn.h"
+#include "hull.h"
 #include "model.h"
 #include "primitive_deriv.h"
 #include "rot.h"
@@ -53,6 +54,8 @@ static kindRow kind_row(int kind) {
     case PHYS_PAR_INPUT_DELAY: return (kindRow){"delay", 1};
     case PHYS_PAR_INPUT_GAIN: return (kindRow){"inputgain", 1};
     case PHYS_PAR_INPUT_BIAS: return (kindRow){"inputbias", 1};
+    case PHYS_PAR_VERTICES: return (kindRow){"vertices", 0};      // 3 mesh_vertnum of the geom's mesh
+    case PHYS_PAR_INERTIA9: return (kindRow){"inertia9", 9};
     case PHYS_NPARKIND: break;
   }
   return (kindRow){"", 0};   // out of range: matches no spec
@@ -63,7 +66,8 @@ static const char* kind_object(int kind) {
   switch (kind) {
     case PHYS_PAR_MASS:
     case PHYS_PAR_COM:
-    case PHYS_PAR_INERTIA: return "body";
+    case PHYS_PAR_INERTIA:
+    case PHYS_PAR_INERTIA9: return "body";
     case PHYS_PAR_DAMPING:
     case PHYS_PAR_ARMATURE:
     case PHYS_PAR_STIFFNESS:
@@ -81,7 +85,8 @@ static const char* kind_object(int kind) {
     case PHYS_PAR_SPRING_RESTLENGTH: return "spring";
     case PHYS_PAR_FRICTION:
     case PHYS_PAR_RESTITUTION:
-    case PHYS_PAR_SIZE: return "geom";
+    case PHYS_PAR_SIZE:
+    case PHYS_PAR_VERTICES: return "geom";
     case PHYS_PAR_POS: return "body";
     default: return NULL;
   }
@@ -105,6 +110,8 @@ static int param_size(const physModel* m, int kind, int id) {
   }
   if (kind == PHYS_PAR_GEAR && m->actuator_trntype[id] == PHYS_TRN_SITE) return 6;
   if (kind == PHYS_PAR_SIZE) return phys_geom_nsize(m->geom_type[id]);
+  if (kind == PHYS_PAR_VERTICES)
+    return m->geom_type[id] == PHYS_GEOM_MESH && m->geom_dataid[id] >= 0 ? 3 * m->mesh_vertnum[m->geom_dataid[id]] : 0;
   return kind_row(kind).size;
 }
 
@@ -144,6 +151,14 @@ static physStatus check_entry(const physModel* m, const physParam* p, physLog* l
     return phys_error(log, PHYS_ERR_ARG, "param '%s': geom '%s' is a %s; sizes can be parameters of sphere (1), "
                       "capsule (2) and box (3) geoms", p->name, phys_id2name(m, "geom", p->id),
                       geom_type_name(m->geom_type[p->id]));
+  if (p->kind == PHYS_PAR_VERTICES) {
+    int g = p->id, mid = m->geom_type[g] == PHYS_GEOM_MESH ? m->geom_dataid[g] : -1;
+    if (mid < 0 || m->mesh_hullcap[mid] <= 0)
+      return phys_error(log, PHYS_ERR_ARG, "param '%s': geom '%s' (a %s) was not loaded with a learned shape: load "
+                        "it with physLoadOptions.vertex_geoms (physid identify does for its vertices:GEOM parameters; a "
+                        "box becomes its 8 corners)", p->name, phys_id2name(m, "geom", g), geom_type_name(m->geom_type[g]));
+    return PHYS_OK;
+  }
   if (p->kind != PHYS_PAR_POS) return PHYS_OK;
   int b = p->id;
   if (m->body_jntnum[b] > 0 && m->jnt_type[m->body_jntadr[b]] == PHYS_JNT_FREE)
@@ -190,7 +205,8 @@ static int is_pattern(const char* name) { return strpbrk(name, "*?[") != NULL; }
 // 1 if kind k may take a pattern: kinds whose derivative is a force column (param_deriv.c accumulates the
 // entries of one theta column); the contact kinds' columns are written per entry, so they stay single
 static int tieable(int k) {
-  return k != PHYS_PAR_FRICTION && k != PHYS_PAR_RESTITUTION && k != PHYS_PAR_SIZE && k != PHYS_PAR_POS;
+  return k != PHYS_PAR_FRICTION && k != PHYS_PAR_RESTITUTION && k != PHYS_PAR_SIZE && k != PHYS_PAR_POS &&
+         k != PHYS_PAR_VERTICES;
 }
 
 // 1 if object i of kind obj matches name (a pattern or an exact name); the world body never matches
@@ -236,6 +252,10 @@ static physStatus unknown_name(const physModel* m, int k, const char* spec, cons
   }
   return phys_error(log, PHYS_ERR_ARG, "param '%s': no %s%s %s '%s' (valid: %s)", spec, obj,
                     both ? " or spring" : "", is_pattern(name) ? "matches" : "named", name, valid);
+}
+
+int phys_param_is_inertial(int kind) {
+  return kind == PHYS_PAR_MASS || kind == PHYS_PAR_COM || kind == PHYS_PAR_INERTIA || kind == PHYS_PAR_INERTIA9;
 }
 
 int phys_param_is_input(int kind) {
@@ -336,7 +356,7 @@ static physStatus parse_spec(physParam** out, int* count, const physModel* m, co
       return phys_error(log, PHYS_ERR_ARG,
                         "param '%s': unknown kind '%s' (valid: mass, com, inertia, damping, armature, stiffness, "
                         "frictionloss, restlength, gravity, gear, gain, bias, kp, kv, friction, restitution, size, pos, "
-                        "penalty, delay, inputgain, inputbias)", spec, kind);
+                        "penalty, delay, inputgain, inputbias, vertices, inertia9)", spec, kind);
     if (!kind_object(k)) return phys_error(log, PHYS_ERR_ARG, "param '%s': kind '%s' is not supported yet", spec, kind);
     if (phys_param_is_input(k)) {
       int first, nch;
@@ -350,7 +370,7 @@ static physStatus parse_spec(physParam** out, int* count, const physModel* m, co
                         spec, kind);
     n = is_pattern(name) ? count_matches(m, kind_object(k), name) : name[0] != 0;
     if (n == 0 || (!is_pattern(name) && phys_name2id(m, kind_object(k), name) < 0) ||
-        (!is_pattern(name) && (k <= PHYS_PAR_INERTIA || k == PHYS_PAR_POS) && phys_name2id(m, "body", name) == 0))
+        (!is_pattern(name) && (phys_param_is_inertial(k) || k == PHYS_PAR_POS) && phys_name2id(m, "body", name) == 0))
       return unknown_name(m, k, spec, name, log);
   }
   physParam* grown = realloc(*out, sizeof(physParam) * (size_t)(*count + n));
@@ -388,8 +408,10 @@ static int sets_gain(int k) { return k == PHYS_PAR_GAIN || k == PHYS_PAR_KP || k
 static int conflict(const physParam* a, const physParam* b) {
   if (a->kind == b->kind && a->id == b->id) return 1;
   if (sets_gain(a->kind) && sets_gain(b->kind) && a->id == b->id) return 1;
-  int ia = a->kind <= PHYS_PAR_INERTIA, ib = b->kind <= PHYS_PAR_INERTIA;
-  return ia && ib && a->id == b->id && (a->kind == PHYS_PAR_INERTIA || b->kind == PHYS_PAR_INERTIA);
+  int ia = phys_param_is_inertial(a->kind), ib = phys_param_is_inertial(b->kind);
+  int full = a->kind == PHYS_PAR_INERTIA || b->kind == PHYS_PAR_INERTIA || a->kind == PHYS_PAR_INERTIA9 ||
+             b->kind == PHYS_PAR_INERTIA9;
+  return ia && ib && a->id == b->id && full;
 }
 
 // t->input for a table with input kinds: delay 0, gain 1, bias 0 at their adr
@@ -425,7 +447,7 @@ physStatus phys_param_table_build(physParamTable* t, const physModel* m, const c
             return phys_error(log, PHYS_ERR_ARG, "param '%s': overlaps '%s' (both set %s '%s'%s)", p->name,
                               t->param[j].name, obj, phys_id2name(m, obj, p->id),
                               p->kind == t->param[j].kind ? "" : ": gain, kp and kv are its gainprm[0]");
-          return phys_error(log, PHYS_ERR_ARG, "param '%s': overlaps '%s' (a body takes inertia or mass/com)",
+          return phys_error(log, PHYS_ERR_ARG, "param '%s': overlaps '%s' (a body takes inertia, inertia9 or mass/com)",
                             p->name, t->param[j].name);
         }
       p->spec = i;
@@ -574,13 +596,16 @@ void phys_param_dpi(const physModel* m, const physParam* p, double* dpi) {
         }
     }
   } else {
-    double pi[10], th[10];
+    double pi[10], th[10], full[100];
     phys_inertial_params(m, b, pi);
     if (!phys_pi_to_logchol(th, pi)) {
-      memset(dpi, 0, 100 * sizeof(double));
+      memset(dpi, 0, 10 * (size_t)p->size * sizeof(double));
       return;
     }
-    phys_logchol_to_pi(pi, dpi, th);
+    phys_logchol_to_pi(pi, full, th);
+    int skip = 10 - p->size;   // inertia9: alpha's column 0 is not a parameter
+    for (int r = 0; r < 10; r++)
+      for (int k = skip; k < 10; k++) dpi[r * p->size + k - skip] = full[10 * r + k];
   }
 }
 
@@ -620,13 +645,18 @@ void phys_param_get(const physParamTable* t, const physModel* m, double* theta) 
     switch (p->kind) {
       case PHYS_PAR_MASS: th[0] = m->body_mass[id]; break;
       case PHYS_PAR_COM: phys_copy3(th, m->body_ipos + 3 * id); break;
-      case PHYS_PAR_INERTIA: {
-        double pi[10];
+      case PHYS_PAR_INERTIA:
+      case PHYS_PAR_INERTIA9: {
+        double pi[10], full[10];
         phys_inertial_params(m, id, pi);
-        if (!phys_pi_to_logchol(th, pi))
-          for (int i = 0; i < 10; i++) th[i] = NAN;   // an inconsistent body has no log-Cholesky point
+        if (!phys_pi_to_logchol(full, pi))
+          for (int i = 0; i < 10; i++) full[i] = NAN;   // an inconsistent body has no log-Cholesky point
+        memcpy(th, full + 10 - p->size, sizeof(double) * (size_t)p->size);
         break;
       }
+      case PHYS_PAR_VERTICES:
+        memcpy(th, m->mesh_vert + 3 * (size_t)m->mesh_vertadr[m->geom_dataid[id]], sizeof(double) * (size_t)p->size);
+        break;
       case PHYS_PAR_DAMPING: joint_dofs(m, id, &da, &nd); th[0] = m->dof_damping[da]; break;
       case PHYS_PAR_ARMATURE: joint_dofs(m, id, &da, &nd); th[0] = m->dof_armature[da]; break;
       case PHYS_PAR_STIFFNESS: th[0] = m->jnt_stiffness[id]; break;
@@ -672,6 +702,21 @@ static physStatus set_entry(physModel* m, double* input, const physParam* p, con
       double pi[10];
       phys_logchol_to_pi(pi, NULL, th);
       return set_pi(m, id, pi);
+    }
+    case PHYS_PAR_INERTIA9: {   // alpha = log(m)/2 at the model's (held) mass
+      double pi[10], full[10];
+      full[0] = 0.5 * log(m->body_mass[id]);
+      memcpy(full + 1, th, 9 * sizeof(double));
+      phys_logchol_to_pi(pi, NULL, full);
+      pi[0] = m->body_mass[id];   // exp(2 alpha) rounded: the mass stays bit for bit
+      return set_pi(m, id, pi);
+    }
+    case PHYS_PAR_VERTICES: {   // the hull follows (outside the step: Qhull allocates)
+      int mid = m->geom_dataid[id];
+      memcpy(m->mesh_vert + 3 * (size_t)m->mesh_vertadr[mid], th, sizeof(double) * (size_t)p->size);
+      physStatus st = phys_hull_rebuild(m, mid, NULL);
+      m->geom_rbound[id] = phys_geom_rbound(m, id);
+      return st;
     }
     case PHYS_PAR_DAMPING:
       joint_dofs(m, id, &da, &nd);

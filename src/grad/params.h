@@ -31,6 +31,14 @@
 //                        -kp together; >= 0; refused unless the actuator is one (biasprm[1] = -gainprm[0] != 0)
 //   kv:ACTUATOR      1   a velocity servo's gain (<velocity kv>): gainprm[0] = kv, biasprm[2] = -kv; likewise
 //                        The actuator kinds act on joint and spring (tendon) actuators, not on rest-length ones.
+//   vertices:GEOM    3N  the N vertices (x, y, z in the geom frame) of a learned mesh: its collision shape is their
+//                        convex hull, remade by phys_hull_rebuild at every phys_param_set (vertices off the hull
+//                        have zero derivatives). The geom must be loaded as learned (physLoadOptions.vertex_geoms:
+//                        a box becomes its 8 corners). The body's mass and inertia stay (fit inertia9:BODY).
+//                        Contact only; derivatives for contacts with planes (the contact is a hull vertex)
+//   inertia9:BODY    9   the log-Cholesky parameters but alpha (d1, d2, d3, s12, s23, s13, t1, t2, t3): alpha =
+//                        log(m)/2 is held at the model's mass, so every value is a consistent body of that mass
+//                        (paper 004: the mass is unobservable without measured forces)
 // Input kinds (param_inputs.c): transforms of the recorded inputs of a data set, u_eff(t) = g u(t - D) + b per
 // channel, the values held in the table (t->input), not in the model:
 //   delay:CHANNEL    1   D >= 0 in seconds (fractional: each step receives the held recording averaged over
@@ -83,6 +91,9 @@ typedef enum physParamKind_ {
   PHYS_PAR_INPUT_DELAY,       // delay of a recorded input channel, s ("delay:CHANNEL"; param_inputs.c)
   PHYS_PAR_INPUT_GAIN,        // its gain ("inputgain:CHANNEL")
   PHYS_PAR_INPUT_BIAS,        // its offset ("inputbias:CHANNEL")
+  // issue 14 item 2
+  PHYS_PAR_VERTICES,          // a learned mesh's vertices, geom frame ("vertices:GEOM"; model/vertices.c)
+  PHYS_PAR_INERTIA9,          // log-Cholesky inertia with the mass held ("inertia9:BODY")
   PHYS_NPARKIND
 } physParamKind;
 
@@ -106,6 +117,8 @@ typedef struct physParamTable_ {
                     // being differentiated (phys_param_input_hold); NULL: the input kinds' columns are 0
 } physParamTable;
 
+// 1 if kind sets a body's inertial parameters (mass, com, inertia, inertia9)
+int phys_param_is_inertial(int kind);
 // 1 if kind is an input kind (delay, inputgain, inputbias)
 int phys_param_is_input(int kind);
 // the inputs of step `sub` after sample s of a recording (T samples at times tm; ctrl T x nu and qfrc T x nv,

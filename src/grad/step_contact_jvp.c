@@ -758,14 +758,14 @@ static physStatus jacobian_p(const physModel* m, physData* d, const contactPoint
   *nsize = 0;
   for (int e = 0; e < t->n && st == PHYS_OK; e++) {
     const physParam* pr = t->param + e;
-    if (pr->kind == PHYS_PAR_SIZE) (*nsize)++;
+    if (pr->kind == PHYS_PAR_SIZE || pr->kind == PHYS_PAR_VERTICES) (*nsize)++;
     for (int j = pr->adr; j < pr->adr + pr->size && st == PHYS_OK; j++) {
       if (j == j0 && !cp->prod) {   // the next block of mass terms (columns in table order)
         nb = nt - j0 < B ? nt - j0 : B;
         mass_block_p(m, d, cp, t, R0, j0, nb, K);
         j0 += nb;
       }
-      if (pr->kind == PHYS_PAR_SIZE) continue;   // the caller's reverse passes
+      if (pr->kind == PHYS_PAR_SIZE || pr->kind == PHYS_PAR_VERTICES) continue;   // the caller's reverse passes
       contactDir x = {0};
       for (int i = 0; i < nv; i++) {
         r[i] = -Ra[(size_t)i * nt + j];

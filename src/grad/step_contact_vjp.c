@@ -556,7 +556,7 @@ physStatus phys_cp_size_rows(const physModel* m, physData* d, contactPoint* cp, 
     e[i] = 0;
     for (int k = 0; k < t->n && st == PHYS_OK; k++) {
       const physParam* pr = t->param + k;
-      if (pr->kind == PHYS_PAR_SIZE)
+      if (pr->kind == PHYS_PAR_SIZE || pr->kind == PHYS_PAR_VERTICES)
         for (int j = pr->adr; j < pr->adr + pr->size; j++) P[(size_t)i * nt + j] = tb[j];
     }
   }

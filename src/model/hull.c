@@ -165,6 +165,38 @@ static int hull_extract(hullTmp* h, qhT* qh, const double* vert) {
   return 1;
 }
 
+// the hull of the nvert points vert (3 each) into h: 0, 1 when Qhull fails (its first message line in msg), -1
+// out of memory
+static int hull_run(hullTmp* h, const double* vert, int nvert, char* msg, size_t cap) {
+  memset(h, 0, sizeof(*h));
+  msg[0] = 0;
+  coordT* pts = malloc(sizeof(coordT) * 3 * (size_t)nvert);
+  qhT* qh = malloc(sizeof(qhT));
+  if (!pts || !qh) {
+    free(pts);
+    free(qh);
+    return -1;
+  }
+  memcpy(pts, vert, sizeof(coordT) * 3 * (size_t)nvert);
+  // Qhull's messages go to a memory stream: the first line is quoted in our error
+  FILE* err = fmemopen(msg, cap - 1, "w");
+  char cmd[] = "qhull";  // default options: coplanar facets merged (C-0), no output
+  QHULL_LIB_CHECK
+  qh_zero(qh, err ? err : stderr);
+  int code = qh_new_qhull(qh, 3, nvert, pts, False, cmd, NULL, err ? err : stderr);
+  int ok = code == 0 ? hull_extract(h, qh, vert) : 1;
+  int curlong, totlong;
+  qh_freeqhull(qh, !qh_ALL);
+  qh_memfreeshort(qh, &curlong, &totlong);
+  if (err) fclose(err);
+  free(qh);
+  free(pts);
+  char* nl = strchr(msg, '\n');
+  if (nl) *nl = 0;
+  if (code != 0 || !ok) hull_tmp_free(h);
+  return code != 0 ? 1 : (ok ? 0 : -1);
+}
+
 // the hull of mesh i of s into h; an error names the mesh when it spans no volume
 static physStatus hull_build(hullTmp* h, const physSpec* s, int i, physLog* log) {
   const physSpecMesh* sm = s->mesh + i;
@@ -174,41 +206,23 @@ static physStatus hull_build(hullTmp* h, const physSpec* s, int i, physLog* log)
   if (sm->nvert < 4)
     return phys_error(log, PHYS_ERR_MODEL, "%smesh '%s' (%s): %d vertices cannot span a convex hull (need 4 not "
                       "coplanar)", at, sm->name, sm->file, sm->nvert);
-  coordT* pts = malloc(sizeof(coordT) * 3 * (size_t)sm->nvert);
-  qhT* qh = malloc(sizeof(qhT));
-  if (!pts || !qh) {
-    free(pts);
-    free(qh);
-    return phys_error(log, PHYS_ERR_NOMEM, "%smesh '%s': out of memory computing its convex hull", at, sm->name);
-  }
-  memcpy(pts, sm->vert, sizeof(coordT) * 3 * (size_t)sm->nvert);
-  // Qhull's messages go to a memory stream: the first line is quoted in our error
-  char msg[2048] = "";
-  FILE* err = fmemopen(msg, sizeof(msg) - 1, "w");
-  char cmd[] = "qhull";  // default options: coplanar facets merged (C-0), no output
-  QHULL_LIB_CHECK
-  qh_zero(qh, err ? err : stderr);
-  int code = qh_new_qhull(qh, 3, sm->nvert, pts, False, cmd, NULL, err ? err : stderr);
-  int ok = code == 0 ? hull_extract(h, qh, sm->vert) : 1;
-  int curlong, totlong;
-  qh_freeqhull(qh, !qh_ALL);
-  qh_memfreeshort(qh, &curlong, &totlong);
-  if (err) fclose(err);
-  free(qh);
-  free(pts);
-  if (code != 0) {
-    char* nl = strchr(msg, '\n');
-    if (nl) *nl = 0;
-    hull_tmp_free(h);
+  char msg[2048];
+  int rc = hull_run(h, sm->vert, sm->nvert, msg, sizeof(msg));
+  if (rc > 0)
     return phys_error(log, PHYS_ERR_MODEL,
                       "%smesh '%s' (%s): its vertices span no volume (all coplanar or collinear): no convex hull "
                       "(Qhull: %s)", at, sm->name, sm->file, msg[0] ? msg : "error");
-  }
-  if (!ok) {
-    hull_tmp_free(h);
+  if (rc < 0)
     return phys_error(log, PHYS_ERR_NOMEM, "%smesh '%s': out of memory computing its convex hull", at, sm->name);
-  }
   return PHYS_OK;
+}
+
+// the hull regions' sizes of a mesh of nvert vertices whose hull is h: h's own, or for a learned mesh the largest
+// hull of nvert points (every point a vertex: 2 nvert - 4 triangles, 3 vertices each)
+static void hull_region(const hullTmp* h, int learn, int nvert, int* nv, int* nf, int* nfv) {
+  *nv = learn ? nvert : h->nvert;
+  *nf = learn ? 2 * nvert - 4 : h->nface;
+  *nfv = learn ? 6 * nvert - 12 : h->nfacevert;
 }
 
 //---------------------------------------------------------------------------------------------------------
@@ -221,9 +235,11 @@ physStatus phys_hull_sizes(const physSpec* s, physModel* sz, physLog* log) {
     hullTmp h;
     physStatus st = hull_build(&h, s, i, log);
     if (st != PHYS_OK) return st;
-    sz->nhullvert += h.nvert;
-    sz->nhullface += h.nface;
-    sz->nhullfacevert += h.nfacevert;
+    int rv, rf, rfv;
+    hull_region(&h, s->mesh[i].learn, s->mesh[i].nvert, &rv, &rf, &rfv);
+    sz->nhullvert += rv;
+    sz->nhullface += rf;
+    sz->nhullfacevert += rfv;
     hull_tmp_free(&h);
   }
   return PHYS_OK;
@@ -254,34 +270,42 @@ static void warn_nonconvex(const physSpec* s, int i, const double* plane, int nf
   }
 }
 
+// h as mesh i's hull in m's arrays at vertex entry va, face fa and face-vertex entry fva
+static void hull_store(physModel* m, int i, const hullTmp* h, int va, int fa, int fva) {
+  m->mesh_hullnum[i] = h->nvert;
+  m->mesh_hullfacenum[i] = h->nface;
+  memcpy(m->hull_vert + va, h->vert, sizeof(int) * (size_t)h->nvert);
+  memcpy(m->hull_facenormal + 4 * fa, h->normal, sizeof(double) * 4 * (size_t)h->nface);
+  memcpy(m->hull_facevert + fva, h->facevert, sizeof(int) * (size_t)h->nfacevert);
+  for (int f = 0; f < h->nface; f++) {
+    m->hull_faceadr[fa + f] = fva + h->faceadr[f];
+    m->hull_facenum[fa + f] = h->facenum[f];
+  }
+}
+
 physStatus phys_hull_compile(const physSpec* s, physModel* m, physLog* log) {
   int va = 0, fa = 0, fva = 0;
   for (int i = 0; i < s->nmesh; i++) {
     m->mesh_hulladr[i] = va;
     m->mesh_hullfaceadr[i] = fa;
-    m->mesh_hullnum[i] = m->mesh_hullfacenum[i] = 0;
+    m->mesh_hullnum[i] = m->mesh_hullfacenum[i] = m->mesh_hullcap[i] = 0;
     if (!mesh_needs_hull(s, i)) continue;
     hullTmp h;
     physStatus st = hull_build(&h, s, i, log);
     if (st != PHYS_OK) return st;
-    if (va + h.nvert > m->nhullvert || fa + h.nface > m->nhullface || fva + h.nfacevert > m->nhullfacevert) {
+    int rv, rf, rfv;
+    hull_region(&h, s->mesh[i].learn, s->mesh[i].nvert, &rv, &rf, &rfv);
+    if (s->mesh[i].learn) m->mesh_hullcap[i] = s->mesh[i].nvert;
+    if (va + rv > m->nhullvert || fa + rf > m->nhullface || fva + rfv > m->nhullfacevert) {
       hull_tmp_free(&h);
       return phys_error(log, PHYS_ERR_MODEL, "%s: mesh '%s': hull sizes differ from phys_hull_sizes (a bug)",
                         s->filename, s->mesh[i].name);
     }
-    m->mesh_hullnum[i] = h.nvert;
-    m->mesh_hullfacenum[i] = h.nface;
-    memcpy(m->hull_vert + va, h.vert, sizeof(int) * (size_t)h.nvert);
-    memcpy(m->hull_facenormal + 4 * fa, h.normal, sizeof(double) * 4 * (size_t)h.nface);
-    memcpy(m->hull_facevert + fva, h.facevert, sizeof(int) * (size_t)h.nfacevert);
-    for (int f = 0; f < h.nface; f++) {
-      m->hull_faceadr[fa + f] = fva + h.faceadr[f];
-      m->hull_facenum[fa + f] = h.facenum[f];
-    }
+    hull_store(m, i, &h, va, fa, fva);
     warn_nonconvex(s, i, h.normal, h.nface, log);
-    va += h.nvert;
-    fa += h.nface;
-    fva += h.nfacevert;
+    va += rv;
+    fa += rf;
+    fva += rfv;
     hull_tmp_free(&h);
   }
   return PHYS_OK;
@@ -291,4 +315,31 @@ void phys_hull_normals(physModel* m, int mesh) {
   const double* vert = m->mesh_vert + 3 * m->mesh_vertadr[mesh];
   for (int f = m->mesh_hullfaceadr[mesh]; f < m->mesh_hullfaceadr[mesh] + m->mesh_hullfacenum[mesh]; f++)
     polygon_plane(m->hull_facenormal + 4 * f, vert, m->hull_facevert + m->hull_faceadr[f], m->hull_facenum[f]);
+}
+
+// the facevert region of mesh i starts at its first face's entry (a hull has at least 4 faces)
+physStatus phys_hull_rebuild(physModel* m, int mesh, physLog* log) {
+  int cap = mesh >= 0 && mesh < m->nmesh ? m->mesh_hullcap[mesh] : 0;
+  if (cap < 4)
+    return phys_error(log, PHYS_ERR_ARG, "phys_hull_rebuild: mesh %d has no reserved hull (not loaded as learned)",
+                      mesh);
+  const double* vert = m->mesh_vert + 3 * (size_t)m->mesh_vertadr[mesh];
+  hullTmp h;
+  char msg[2048];
+  int rc = hull_run(&h, vert, m->mesh_vertnum[mesh], msg, sizeof(msg));
+  if (rc)
+    return phys_error(log, rc > 0 ? PHYS_ERR_VALUE : PHYS_ERR_NOMEM, "mesh '%s': %s", phys_id2name(m, "mesh", mesh),
+                      rc > 0 ? "its vertices span no volume (all coplanar or collinear): no convex hull"
+                             : "out of memory computing its convex hull");
+  int rv, rf, rfv;
+  hull_region(&h, 1, cap, &rv, &rf, &rfv);
+  if (h.nvert > rv || h.nface > rf || h.nfacevert > rfv) {   // (cannot happen: the largest hull of cap points)
+    hull_tmp_free(&h);
+    return phys_error(log, PHYS_ERR_MODEL, "mesh '%s': its hull exceeds the reserved regions (a bug)",
+                      phys_id2name(m, "mesh", mesh));
+  }
+  int fa = m->mesh_hullfaceadr[mesh];
+  hull_store(m, mesh, &h, m->mesh_hulladr[mesh], fa, m->hull_faceadr[fa]);
+  hull_tmp_free(&h);
+  return PHYS_OK;
 }

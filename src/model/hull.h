@@ -24,4 +24,10 @@ physStatus phys_hull_compile(const physSpec* s, physModel* m, physLog* log);
 // keep the hull's combinatorics
 void phys_hull_normals(physModel* m, int mesh);
 
+// issue 14 item 2: remake mesh `mesh`'s hull (Qhull) from its current mesh_vert, its combinatorics included, in
+// the regions the model reserved for it (mesh_hullcap > 0: a learned mesh, physSpecMesh.learn). Not for a step
+// (Qhull allocates). PHYS_ERR_VALUE when the vertices span no volume, PHYS_ERR_ARG for a mesh without reserved
+// regions; the hull is then unchanged
+physStatus phys_hull_rebuild(physModel* m, int mesh, physLog* log);
+
 #endif  // PHYS_HULL_H

@@ -266,6 +266,10 @@ physSpec* phys_parse_world(const char* filename, const physLoadOptions* opt, phy
 physModel* phys_load(const char* filename, const physLoadOptions* opt, physLog* log) {
   physSpec* s = phys_parse_world(filename, opt, log);
   if (!s) return NULL;
+  if (opt && opt->nvertex_geoms > 0 && phys_spec_learn_vertices(s, opt->vertex_geoms, opt->nvertex_geoms, log)) {
+    phys_spec_free(s);
+    return NULL;
+  }
   physModel* m = phys_compile(s, log);
   phys_spec_free(s);
   return m;

@@ -3,6 +3,7 @@
 // physLoadOptions.strict_mesh; textures, materials, skins and height fields are for rendering, skipped.
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mesh.h"
@@ -16,20 +17,75 @@ int mjcf_find_mesh(const physSpec* s, const char* name) {
   return -1;
 }
 
+// PHYS_OK if no mesh (loaded or missing) is named name yet, else the error at el
+static physStatus unused_name(mjcfCtx* c, xmlNode* el, const char* name) {
+  if (mjcf_find_mesh(c->s, name) >= 0 || mjcf_strlist_has(&c->missing_mesh, name))
+    return mjcf_elem_error(c, el, PHYS_ERR_MODEL, "mesh name '%s' used twice", name);
+  return PHYS_OK;
+}
+
+// a new mesh of the spec named name, at el's file and line; NULL out of memory
+static physSpecMesh* add_mesh(mjcfCtx* c, xmlNode* el, const char* name) {
+  int i = phys_spec_add_mesh(c->s);
+  if (i < 0) return NULL;
+  physSpecMesh* m = c->s->mesh + i;
+  snprintf(m->name, sizeof m->name, "%s", name);
+  m->line = (int)xmlGetLineNo(el);
+  m->fileid = mjcf_elem_fileid(c, el);
+  return m;
+}
+
+// issue 14 item 2: <mesh name vertex face> (as identify --write-model writes a learned shape): 3 N vertex numbers
+// (N >= 4), 3 F face indices in [0, N) (required: physid takes the mass properties from the faces), scaled by scale
+static physStatus inline_mesh(mjcfCtx* c, xmlNode* el, const double scale[3], physSpecMesh* m) {
+  const char* vt = mjcf_attr_text(el, "vertex");
+  const char* ft = mjcf_attr_text(el, "face");
+  if (!ft) return mjcf_elem_error(c, el, PHYS_ERR_MODEL, "inline mesh data (vertex=) needs face= (physid takes the "
+                                  "mass properties from the faces)");
+  int nv = mjcf_count_tokens(vt), nf = mjcf_count_tokens(ft), n;
+  if (nv % 3 || nv < 12 || nf % 3 || nf < 12)
+    return mjcf_elem_error(c, el, PHYS_ERR_MODEL, "inline mesh: vertex= has %d numbers and face= %d (multiples of "
+                           "3: at least 4 vertices and 4 triangles)", nv, nf);
+  m->vert = malloc(sizeof(double) * (size_t)nv);
+  double* f = malloc(sizeof(double) * (size_t)nf);
+  m->face = malloc(sizeof(int) * (size_t)nf);
+  physStatus st = !m->vert || !f || !m->face ? phys_error(c->log, PHYS_ERR_NOMEM, "out of memory") : PHYS_OK;
+  if (!st) st = mjcf_parse_numbers(c, el, "vertex", vt, m->vert, nv, &n);
+  if (!st) st = mjcf_parse_numbers(c, el, "face", ft, f, nf, &n);
+  for (int i = 0; !st && i < nf; i++) {
+    if (!(f[i] >= 0 && f[i] < nv / 3 && f[i] == (int)f[i]))
+      st = mjcf_elem_error(c, el, PHYS_ERR_MODEL, "inline mesh: face= entry %d (%g) is not a vertex index in [0, %d)",
+                           i, f[i], nv / 3);
+    else
+      m->face[i] = (int)f[i];
+  }
+  free(f);
+  if (st) return st;   // (vert and face are freed with the spec)
+  for (int i = 0; i < nv; i++) m->vert[i] *= scale[i % 3];
+  m->nvert = nv / 3, m->nface = nf / 3;
+  snprintf(m->file, sizeof m->file, "inline vertex=");
+  return PHYS_OK;
+}
+
 // <mesh name class file scale>: loaded now (the name defaults to the file name without folder and
-// extension; inline vertex= data is refused)
+// extension); or inline, <mesh name vertex face scale> (inline_mesh)
 static physStatus parse_mesh(mjcfCtx* c, xmlNode* el) {
   int cls;
   physStatus st = mjcf_elem_class(c, el, "class", 0, &cls);
   if (st) return st;
   mjcfElem e = {el, K_MESH, cls};
   const char* file = mjcf_attr_text(el, "file");
-  if (!file || !file[0]) {
-    if (mjcf_attr_text(el, "vertex")) {
-      return mjcf_elem_error(c, el, PHYS_ERR_MODEL, "inline mesh data (vertex=) is not supported; use a file");
-    }
-    return mjcf_elem_error(c, el, PHYS_ERR_MODEL, "attribute 'file' is required");
+  if ((!file || !file[0]) && mjcf_attr_text(el, "vertex")) {
+    char name[PHYS_NAMELEN] = "";
+    if ((st = mjcf_get_name(c, el, "name", name))) return st;
+    if (!name[0]) return mjcf_elem_error(c, el, PHYS_ERR_MODEL, "an inline mesh (vertex=) needs a name");
+    if ((st = unused_name(c, el, name))) return st;
+    double scale[3] = {1, 1, 1};
+    if ((st = mjcf_get_vec(c, &e, "scale", 3, scale, NULL))) return st;
+    physSpecMesh* m = add_mesh(c, el, name);
+    return m ? inline_mesh(c, el, scale, m) : phys_error(c->log, PHYS_ERR_NOMEM, "out of memory");
   }
+  if (!file || !file[0]) return mjcf_elem_error(c, el, PHYS_ERR_MODEL, "attribute 'file' is required");
   char name[PHYS_NAMELEN] = "";
   if ((st = mjcf_get_name(c, el, "name", name))) return st;
   if (!name[0]) {   // file name without folder and extension
@@ -38,9 +94,7 @@ static physStatus parse_mesh(mjcfCtx* c, xmlNode* el) {
     char* dot = strrchr(name, '.');
     if (dot && dot != name) *dot = 0;
   }
-  if (mjcf_find_mesh(c->s, name) >= 0 || mjcf_strlist_has(&c->missing_mesh, name)) {
-    return mjcf_elem_error(c, el, PHYS_ERR_MODEL, "mesh name '%s' used twice", name);
-  }
+  if ((st = unused_name(c, el, name))) return st;
   double scale[3] = {1, 1, 1};
   if ((st = mjcf_get_vec(c, &e, "scale", 3, scale, NULL))) return st;
 
@@ -57,12 +111,8 @@ static physStatus parse_mesh(mjcfCtx* c, xmlNode* el) {
     if (!mjcf_strlist_add(&c->missing_mesh, name)) return phys_error(c->log, PHYS_ERR_NOMEM, "out of memory");
     return PHYS_OK;
   }
-  int i = phys_spec_add_mesh(c->s);
-  if (i < 0) return phys_error(c->log, PHYS_ERR_NOMEM, "out of memory");
-  physSpecMesh* m = c->s->mesh + i;
-  strcpy(m->name, name);
-  m->line = (int)xmlGetLineNo(el);
-  m->fileid = mjcf_elem_fileid(c, el);
+  physSpecMesh* m = add_mesh(c, el, name);
+  if (!m) return phys_error(c->log, PHYS_ERR_NOMEM, "out of memory");
   physLog mlog = {0};   // the mesh file's own error, then where the model uses it
   if ((st = phys_mesh_load(path, scale, m, &mlog))) return mjcf_elem_error(c, el, st, "mesh: %s", mlog.error);
   return PHYS_OK;

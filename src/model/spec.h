@@ -122,6 +122,8 @@ typedef struct physSpecMesh_ {
   int nface;
   int line;
   int fileid;                 // source file: index into physSpec.srcfile, 0 = physSpec.filename
+  int learn;                  // issue 14 item 2: 1 = its vertices are learned (vertices:GEOM): the model reserves
+                              // hull regions for any hull of them (mesh_hullcap) and phys_hull_rebuild remakes it
 } physSpecMesh;
 
 typedef struct physSpecKey_ {
@@ -216,6 +218,11 @@ int phys_spec_add_equality(physSpec* s);      // MuJoCo's defaults (active, solr
 
 // index of file name in s->srcfile for an element's `fileid` (added once; 0 for s->filename), -1 out of memory
 int phys_spec_add_file(physSpec* s, const char* name);
+
+// issue 14 item 2 (model/vertices.c): the geoms named in geoms[0..n) get learned shapes: a box becomes a mesh of
+// its 8 corners named after the geom (same mass and inertia), a mesh (used by no other geom) keeps its vertices;
+// their meshes are marked learn. PHYS_ERR_ARG naming the geom for another type or an unknown name
+physStatus phys_spec_learn_vertices(physSpec* s, const char* const* geoms, int n, physLog* log);
 
 // "file:line: " of an element (its `fileid` and `line`; "file: " when the line is unknown) into buf
 const char* phys_spec_where(const physSpec* s, int file, int line, char* buf, size_t n);

@@ -300,7 +300,7 @@ static physStatus sensor_layout(const physModel* m, const physParamTable* t, con
     return phys_error(log, PHYS_ERR_ARG, "fit: the violation loss has no sensor residuals; use onestep, kstep or rollout");
   for (int e = 0; frame && e < t->n; e++) {
     int k = t->param[e].kind;
-    if (k == PHYS_PAR_MASS || k == PHYS_PAR_COM || k == PHYS_PAR_INERTIA || k == PHYS_PAR_POS)
+    if (phys_param_is_inertial(k) || k == PHYS_PAR_POS)
       return phys_error(log, PHYS_ERR_ARG, "fit: param '%s' moves the sensors' frames at a fixed state, a "
                         "derivative not implemented: observe jointpos/jointvel sensors only, or states",
                         t->param[e].name);
@@ -930,6 +930,7 @@ static physStatus violation_traj(fitWorker* wk, int k, double* r, double* J) {
   physViolationWeights w;
   phys_violation_defaults(&w);
   w.comp = pb->opt->viol_comp, w.diss = pb->opt->viol_diss, w.pen = pb->opt->viol_pen;
+  w.envelope = pb->opt->viol_envelope;
   for (int s = 0; s + 1 < tr->T; s++) {
     set_sample(m, wk->d, tr, s + 1, pb->opt->ctrl, &wk->t, wk->insens);
     set_inputs(m, wk->d, tr, s, pb->opt->ctrl, &wk->t, wk->insens);

@@ -101,8 +101,9 @@ typedef struct vCand_ {
   double p[3];              // point on geom's surface (closest to the plane; a vertex against a polytope), world
   double frame[9];          // n, t1, t2 (rows), world
   double phi, mu;
-  int nsz;                  // sizes of geom that move it
-  double dp[3][3];          // dp / dsize_k
+  int nsz;                  // sizes of geom that move it (a mesh: 3, its vertex's coordinates)
+  int vert;                 // a mesh's candidate: its mesh vertex (vertices:GEOM's block 3 vert), else -1
+  double dp[3][3];          // dp / dsize_k (a mesh: dp / dv_k, the geom's axis k)
   double dphi[3];           // dphi / dsize_k
   double dphis[3];          // dphi / dsize_k of the surface geom (a box's faces move with its half sizes)
 } vCand;
@@ -120,9 +121,14 @@ static void vertex_point(const physModel* m, const physData* d, int g, int j, vC
     }
     for (int k = 0; k < 3; k++)
       for (int i = 0; i < 3; i++) c->dp[k][i] = sg[k] * R[3 * i + k];
-  } else {   // hull vertex j: no size moves it
+  } else {   // hull vertex j: no size moves it; its own coordinates do (vertices:GEOM: dp/dv_k = R's column k)
     const double* v = hull_vertex(m, g, j);
+    int mid = m->geom_dataid[g];
+    c->vert = m->hull_vert[m->mesh_hulladr[mid] + j];
+    c->nsz = 3;
     for (int i = 0; i < 3; i++) c->p[i] = x[i] + R[3 * i] * v[0] + R[3 * i + 1] * v[1] + R[3 * i + 2] * v[2];
+    for (int k = 0; k < 3; k++)
+      for (int i = 0; i < 3; i++) c->dp[k][i] = R[3 * i + k];
   }
 }
 
@@ -169,6 +175,7 @@ static void cand_eval(const physModel* m, const physData* d, int pl, int g, int 
   c->mu = fmax(m->geom_friction[3 * pl], m->geom_friction[3 * g]);
   int type = m->geom_type[g];
   c->nsz = phys_geom_nsize(type);
+  c->vert = -1;
   if (type == PHYS_GEOM_BOX || type == PHYS_GEOM_MESH) {
     vertex_point(m, d, g, j, c);
   } else {
@@ -191,6 +198,7 @@ static void cand_eval_poly(const physModel* m, const physData* d, int s, int g, 
   c->plane = s, c->geom = g;
   c->mu = fmax(m->geom_friction[3 * s], m->geom_friction[3 * g]);
   c->nsz = phys_geom_nsize(m->geom_type[g]);
+  c->vert = -1;
   vertex_point(m, d, g, j, c);
   c->phi = poly_distance(m, d, s, c->p, n, c->dphis);
   phys_contact_frame(c->frame, n);
@@ -232,6 +240,13 @@ static void cand_jac(const physModel* m, physData* d, const vCand* c, double* jp
 //---------------------------------------------------------------------------------------------------------
 // checks
 
+// 1 if geom g is in a polytope pair (its vertices against the other's faces and the other way round)
+static int in_poly_pair(const physModel* m, int g) {
+  for (int p = 0; p < m->ngeom; p++)
+    if (p != g && poly_pair(m, p < g ? p : g, p < g ? g : p)) return 1;
+  return 0;
+}
+
 // 1 if geom g has candidates (a box, sphere, capsule or convex mesh some plane may touch) or is in a polytope
 // pair (its vertices and faces)
 static int has_cand(const physModel* m, int g) {
@@ -259,9 +274,13 @@ physStatus phys_violation_check(const physModel* m, const physParamTable* t, phy
   for (int e = 0; e < t->n; e++) {
     const physParam* p = t->param + e;
     int k = p->kind;
-    if (k == PHYS_PAR_SIZE && !has_cand(m, p->id))
+    if ((k == PHYS_PAR_SIZE || k == PHYS_PAR_VERTICES) && !has_cand(m, p->id))
       return phys_error(log, PHYS_ERR_ARG, "violation loss: param '%s': the geom has no contact candidates (a box, "
-                        "sphere or capsule that a plane may touch, or a box that may touch a box or a convex mesh)",
+                        "sphere, capsule or mesh that a plane may touch, or a box that may touch a box or a convex "
+                        "mesh)", p->name);
+    if (k == PHYS_PAR_VERTICES && in_poly_pair(m, p->id))
+      return phys_error(log, PHYS_ERR_ARG, "violation loss: param '%s': the learned shape may touch a box or a mesh; "
+                        "its candidates against other polytopes are not differentiated in its vertices (planes only)",
                         p->name);
     if (k == PHYS_PAR_RESTITUTION)
       return phys_error(log, PHYS_ERR_ARG, "violation loss: param '%s': restitution does not enter the violation loss "
@@ -793,7 +812,9 @@ static void smooth_param(const physModel* m, physData* d, const physParamTable* 
                          double* dwF, double* dM) {
   int nv = m->nv, nt = t->ntheta, force = 0;
   for (int e = 0; e < t->n; e++)
-    if (t->param[e].kind != PHYS_PAR_FRICTION && t->param[e].kind != PHYS_PAR_SIZE) force = 1;
+    if (t->param[e].kind != PHYS_PAR_FRICTION && t->param[e].kind != PHYS_PAR_SIZE &&
+        t->param[e].kind != PHYS_PAR_VERTICES)
+      force = 1;
   memset(dwF, 0, sizeof(double) * (size_t)nv * nt);
   memset(dM, 0, sizeof(double) * (size_t)nv * nv * nt);
   if (!force) return;
@@ -867,13 +888,13 @@ static void contact_param(const physModel* m, const physParamTable* t, const vCa
         dpen[col] += w->pen * 2 * phim * c->dphis[q];
         if (dC) dC[col] += w->comp * 2 * phip * c->dphis[q] / dt;
       }
-    } else if (p->kind == PHYS_PAR_SIZE && p->id == c->geom) {
+    } else if ((p->kind == PHYS_PAR_SIZE || (p->kind == PHYS_PAR_VERTICES && c->vert >= 0)) && p->id == c->geom) {
       double f[3], om[3] = {0, 0, 0};
       for (int i = 0; i < 3; i++) f[i] = n[i] * l[0] + c->mu * (c->frame[3 + i] * l[1] + c->frame[6 + i] * l[2]);
       for (int i = 0; i < 3; i++)
         for (int k = 0; k < nv; k++) om[i] += jr[i * nv + k] * vnext[k];
       for (int q = 0; q < c->nsz; q++) {
-        int col = p->adr + q;
+        int col = p->adr + (p->kind == PHYS_PAR_VERTICES ? 3 * c->vert : 0) + q;
         double dxf[3], odp[3];
         phys_cross3(dxf, c->dp[q], f);
         phys_cross3(odp, om, c->dp[q]);

@@ -37,7 +37,11 @@
 // models
 
 // write xml to a temporary file and load it
-static physModel* load_xml(const char* xml) {
+static physModel* load_xml_opt(const char* xml, const physLoadOptions* opt);
+static physModel* load_xml(const char* xml) { return load_xml_opt(xml, NULL); }
+
+// load_xml with load options
+static physModel* load_xml_opt(const char* xml, const physLoadOptions* opt) {
   char path[] = "/tmp/test_contact_deriv_XXXXXX";
   int fd = mkstemp(path);
   CHECK(fd >= 0);
@@ -48,8 +52,13 @@ static physModel* load_xml(const char* xml) {
   char file[64];
   snprintf(file, sizeof file, "%s.xml", path);
   rename(path, file);
-  physModel* m = gm_load(file, 0);
+  physLog log = {0};
+  physModel* m = phys_load(file, opt, &log);
   unlink(file);
+  if (!m) {
+    fprintf(stderr, "cannot load %s: %s\n", file, log.error);
+    exit(2);
+  }
   return m;
 }
 
@@ -904,7 +913,33 @@ static void test_refusals(void) {
   phys_free_model(m);
 }
 
+// issue 14 item 2: the derivative in a learned shape's vertices is for its contacts with planes only: the box of
+// BOX_BOX loaded as a learned mesh (vertices:top) on the table box is refused (PHYS_ERR_ARG) with the reason
+// (plane contacts: test_step_contact_deriv.c's test_vertices)
+static void test_vertices_refused(void) {
+  const char* geoms[1] = {"top"};
+  physLoadOptions opt = {0};
+  opt.vertex_geoms = geoms, opt.nvertex_geoms = 1;
+  physModel* m = load_xml_opt(
+      "<mujoco><compiler angle='radian'/><worldbody><geom name='table' type='box' size='0.5 0.5 0.1'/>"
+      "<body pos='0.1 -0.05 0.199' euler='0.0003 -0.0002 0.3'><freejoint/>"
+      "<geom name='top' type='box' size='0.1 0.08 0.1'/></body></worldbody></mujoco>", &opt);
+  physData* d = phys_make_data(m);
+  const char* spec[1] = {"vertices:top"};
+  physParamTable t;
+  CHECK(phys_param_table_build(&t, m, spec, 1, NULL) == PHYS_OK);
+  double xb[12] = {0}, tb[24];
+  xb[2] = 1;
+  CHECK(phys_step_param_vjp(m, d, &t, xb, tb) == PHYS_ERR_ARG);
+  CHECK_MSG(strstr(d->lastwarning, "of learned geom 'top' with the box 'table': derivatives with respect to learned "
+                   "vertices are for contacts with planes only"), "%s", d->lastwarning);
+  phys_param_table_free(&t);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
 int main(void) {
+  test_vertices_refused();
   physRng rng;
   phys_rng_seed(&rng, 20261122);
   double ex[3] = {1, 0, 0}, ob[3] = {0.3, -0.5, 0.8};

@@ -1,6 +1,7 @@
 // test_params.c - the parameter table: names and sizes, get/set round trips, the log-Cholesky map (inverse,
 // derivative against central differences, physical consistency of every image), bounds, and the errors
-// for invalid names (which list the valid ones); tied specs (patterns: entries, shared theta, get/set, errors).
+// for invalid names (which list the valid ones); tied specs (patterns: entries, shared theta, get/set, errors);
+// inertia9 (the mass held) and vertices (a learned shape: loading, set, refusals).
 #include "grad_models.h"
 #include "params.h"
 
@@ -488,6 +489,86 @@ static void check_actuator_kinds(void) {
   phys_free_model(m);
 }
 
+// issue 14 item 2: inertia9:BODY (log-Cholesky without alpha) holds the mass bit for bit while the com and the
+// rotational inertia move (every value a consistent body); its 9 dpi columns are the full map's columns 1..9; it
+// overlaps inertia and mass on the same body
+static void check_inertia9(void) {
+  physModel* m = gm_load("models/cube.xml", 0);
+  int b = phys_name2id(m, "body", "cube");
+  double mass = m->body_mass[b];
+  const char* spec[1] = {"inertia9:cube"};
+  physParamTable t, tf;
+  physLog log = {0};
+  CHECK(phys_param_table_build(&t, m, spec, 1, &log) == PHYS_OK && t.ntheta == 9);
+  const char* full[1] = {"inertia:cube"};
+  CHECK(phys_param_table_build(&tf, m, full, 1, &log) == PHYS_OK);
+  double th[9], thf[10], dpi9[90], dpi[100];
+  phys_param_get(&t, m, th);
+  phys_param_get(&tf, m, thf);
+  for (int i = 0; i < 9; i++) CHECK(th[i] == thf[1 + i]);
+  phys_param_dpi(m, t.param, dpi9);
+  phys_param_dpi(m, tf.param, dpi);
+  for (int r = 0; r < 10; r++)
+    for (int k = 0; k < 9; k++) CHECK(dpi9[9 * r + k] == dpi[10 * r + 1 + k]);
+  physRng rng;
+  phys_rng_seed(&rng, 9);
+  double th0[9];
+  memcpy(th0, th, sizeof th0);
+  for (int trial = 0; trial < 20; trial++) {   // (set-get as check_roundtrip: 1e-10 relative)
+    for (int i = 0; i < 9; i++) th[i] = th0[i] + 0.3 * (2 * phys_rng_uniform(&rng) - 1);
+    CHECK(phys_param_set(&t, m, th) == PHYS_OK);
+    CHECK(m->body_mass[b] == mass && consistent(m, b));
+    double back[9];
+    phys_param_get(&t, m, back);
+    for (int i = 0; i < 9; i++) CHECK_REL(back[i], th[i], 1e-10, 1e-10);
+  }
+  CHECK(fabs(m->body_ipos[3 * b]) > 1e-3);   // the com moved
+  phys_param_table_free(&t);
+  phys_param_table_free(&tf);
+  const char* both[2] = {"inertia9:cube", "mass:cube"};
+  memset(&log, 0, sizeof log);
+  CHECK(phys_param_table_build(&t, m, both, 2, &log) == PHYS_ERR_ARG);
+  CHECK_MSG(strstr(log.error, "overlaps 'inertia9:cube' (a body takes inertia, inertia9 or mass/com)"), "%s",
+            log.error);
+  phys_param_table_free(&t);
+  phys_free_model(m);
+}
+
+// vertices:GEOM needs the geom loaded with a learned shape (physLoadOptions.vertex_geoms); loaded so, its 24
+// values are the box's corners, and phys_param_set moves them, remakes the hull and the bounding radius; coplanar
+// vertices are refused (PHYS_ERR_VALUE)
+static void check_vertices(void) {
+  physModel* m = gm_load("models/cube.xml", 0);
+  const char* spec[1] = {"vertices:cube"};
+  physParamTable t;
+  physLog log = {0};
+  CHECK(phys_param_table_build(&t, m, spec, 1, &log) == PHYS_ERR_ARG);
+  CHECK_MSG(strstr(log.error, "param 'vertices:cube': geom 'cube' (a box) was not loaded with a learned shape"), "%s",
+            log.error);
+  phys_param_table_free(&t);
+  phys_free_model(m);
+  const char* geoms[1] = {"cube"};
+  physLoadOptions opt = {0};
+  opt.vertex_geoms = geoms, opt.nvertex_geoms = 1;
+  m = phys_load("models/cube.xml", &opt, &log);
+  CHECK_MSG(m != NULL, "%s", log.error);
+  if (!m) return;
+  int g = phys_name2id(m, "geom", "cube");
+  CHECK(phys_param_table_build(&t, m, spec, 1, &log) == PHYS_OK && t.ntheta == 24);
+  double th[24];
+  phys_param_get(&t, m, th);
+  for (int c = 0; c < 8; c++)
+    for (int k = 0; k < 3; k++) CHECK(th[3 * c + k] == ((c >> k & 1) ? 0.0524 : -0.0524));
+  th[21] = th[22] = th[23] = 0.1;   // corner 7 pulled out
+  CHECK(phys_param_set(&t, m, th) == PHYS_OK);
+  CHECK_REL(m->geom_rbound[g], sqrt(0.03), 1e-15, 0);
+  CHECK(m->mesh_hullnum[m->geom_dataid[g]] == 8);
+  for (int c = 0; c < 8; c++) th[3 * c + 2] = 0;   // all on z = 0
+  CHECK(phys_param_set(&t, m, th) == PHYS_ERR_VALUE);
+  phys_param_table_free(&t);
+  phys_free_model(m);
+}
+
 int main(void) {
   check_actuator_kinds();
   check_build();
@@ -500,5 +581,7 @@ int main(void) {
   check_size_pos_penalty();
   check_refused_geometry();
   check_size_rbound();
+  check_inertia9();
+  check_vertices();
   return test_done();
 }

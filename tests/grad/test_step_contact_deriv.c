@@ -32,6 +32,9 @@
 // 11. the tumbling cube of 1. with a residual acceleration network (src/step/residual.h, a tanh network of
 //     2 x 16 whose output is of the order of g): A, P (mass, friction, size) and the dot tests as in 1.-4.
 //     (test_box_residual).
+// 12. issue 14 item 2: P's columns in a learned shape's 24 vertex coordinates (vertices:box, the hull remade at
+//     every parameter change) against central differences and the dot tests: a corner contact, a triangular face
+//     (3 hull vertices in contact) and a vertex moved inside the hull, whose columns are exactly 0 (test_vertices).
 // ccp's humanoid is checked for switches within 2 h instead of 10 h: its gliding contacts sit at
 // dist = dt mu |v_t| ~ 2e-6 m (ccp's envelope, contact.h), within 10 h of the bias's kink at dist = 0
 // (b = dist/dt above, restitution below), so no state passes at 10 h. ccp's sliding box is taken at its
@@ -915,7 +918,80 @@ static void test_box_residual(int k) {
   phys_free_model(m);
 }
 
+// issue 14 item 2: the cube of box_plane.xml loaded with a learned shape (vertices:box: a mesh of its 8 corners)
+static physModel* learned_box_model(int k) {
+  const char* geoms[1] = {"box"};
+  physLoadOptions opt = {0};
+  opt.vertex_geoms = geoms, opt.nvertex_geoms = 1;
+  physLog log;
+  memset(&log, 0, sizeof log);
+  physModel* m = phys_load("tests/data/contact/box_plane.xml", &opt, &log);
+  if (!m) {
+    fprintf(stderr, "cannot load the learned box: %s\n", log.error);
+    exit(2);
+  }
+  m->opt.contact = model_kind[k];
+  m->opt.solver_tolerance = CT_SOLVER_TOL;
+  m->geom_friction[3 * phys_name2id(m, "geom", "floor")] = 0.3;
+  m->geom_friction[3 * phys_name2id(m, "geom", "box")] = 0.2;
+  return m;
+}
+
+// P's vertex columns (vertices:box, 24) against central differences of phys_step and the dot tests, with the
+// hull remade at every phys_param_set: tumbling onto a corner (one hull vertex in contact); resting on a
+// triangular face (three hull vertices in contact: corners 1 and 2 pushed out to (0.2, -0.1, -0.1) and
+// (-0.1, 0.2, -0.1), corner 3 lifted to (0.1, 0.1, -0.05), so the bottom face is the triangle 0-1-2 around the
+// centre of mass; a square face's four coplanar contacts are a kink in each vertex alone: their load shifts with
+// the sign of the move); then corner 0 moved inside the hull (to -0.02 (1, 1, 1): 7 of 8 vertices on the
+// hull), whose three columns are exactly zero, in P and in the differences
+static void test_vertices(int k) {
+  physModel* m = learned_box_model(k);
+  physData* d = phys_make_data(m);
+  int g = phys_name2id(m, "geom", "box"), mid = m->geom_dataid[g];
+  CHECK(m->geom_type[g] == PHYS_GEOM_MESH && m->mesh_vertnum[mid] == 8 && m->mesh_hullnum[mid] == 8);
+  static const char* spec[] = {"vertices:box", "friction:floor"};
+  physParamTable t = table(m, spec, 2);
+  CHECK(t.ntheta == 25);
+  double th0[25], th[25];
+  phys_param_get(&t, m, th0);
+  char name[64];
+  tumbling_state(m, d);
+  snprintf(name, sizeof name, "vertices tumbling %s", model_name[k]);
+  CHECK_MSG(smooth_here(m, d), "%s: near a mode switch", name);
+  check_state(name, m, d, &t);
+  memcpy(th, th0, sizeof th);
+  th[3] = 0.2, th[7] = 0.2, th[9] = th[10] = 0.1, th[11] = -0.05;
+  CHECK(phys_param_set(&t, m, th) == PHYS_OK);
+  phys_reset_data(m, d);
+  d->qpos[2] = 0.1 - 3e-4;
+  for (int i = 0; i < 5; i++) phys_step(m, d);
+  snprintf(name, sizeof name, "vertices triangle face %s", model_name[k]);
+  CHECK_MSG(smooth_here(m, d), "%s: near a mode switch", name);
+  CHECK_MSG(d->ncon == 3, "%s: %d contacts (the triangle: 3)", name, d->ncon);
+  check_state(name, m, d, &t);
+  memcpy(th, th0, sizeof th);
+  for (int i = 0; i < 3; i++) th[i] = -0.02;
+  CHECK(phys_param_set(&t, m, th) == PHYS_OK);
+  CHECK(m->mesh_hullnum[mid] == 7);
+  tumbling_state(m, d);
+  snprintf(name, sizeof name, "vertices off hull %s", model_name[k]);
+  CHECK_MSG(smooth_here(m, d), "%s: near a mode switch", name);
+  check_state(name, m, d, &t);
+  int n2 = 2 * m->nv;
+  double* P = calloc((size_t)n2 * 25, sizeof(double));
+  CHECK(phys_step_param_jacobian(m, d, &t, P) == PHYS_OK);
+  int zero = 1;
+  for (int i = 0; i < n2; i++)
+    for (int j = 0; j < 3; j++) zero &= P[i * 25 + j] == 0;
+  CHECK_MSG(zero, "%s: the inner vertex's columns are not 0", name);
+  free(P);
+  phys_param_table_free(&t);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
 int main(void) {
+  for (int k = 0; k < 3; k++) test_vertices(k);
   for (int k = 0; k < 3; k++) test_box_residual(k);
   test_complementarity();
   test_friction_zero();

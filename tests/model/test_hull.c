@@ -1,6 +1,7 @@
 // test_hull.c - convex hulls of meshes at compile time: exact hulls of a cube (with interior and face
 // points), an icosahedron, random point clouds and an open mesh (Atlas foot): containment, Euler's
-// formula, counterclockwise faces; degenerate meshes are errors naming the mesh unless no geom collides.
+// formula, counterclockwise faces; degenerate meshes are errors naming the mesh unless no geom collides; a learned
+// mesh's reserved regions and phys_hull_rebuild (test_rebuild).
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -226,11 +227,72 @@ static void test_atlas_foot(void) {
   free(sm.face);
 }
 
+// issue 14 item 2: a learned mesh (physSpecMesh.learn) of N = 20 points reserves N hull vertices, 2N - 4 faces and
+// 6N - 12 face vertices (mesh_hullcap = N); phys_hull_rebuild remakes the hull from moved vertices: a cloud with
+// some points inside, then all 20 on a sphere (every point a vertex, 36 triangles: the regions full), each hull
+// valid (check_hull); coplanar vertices are refused (PHYS_ERR_VALUE) with the hull unchanged, and a mesh without
+// reserved regions is refused (PHYS_ERR_ARG)
+static void test_rebuild(void) {
+  enum { N = 20 };
+  double p[3 * N];
+  physRng rng;
+  phys_rng_seed(&rng, 11);
+  for (int i = 0; i < 3 * N; i++) p[i] = 2 * phys_rng_uniform(&rng) - 1;
+  physSpec* s = one_mesh_spec(p, N, 1);
+  s->mesh[0].learn = 1;
+  physLog log = {0};
+  physModel* m = phys_compile(s, &log);
+  CHECK_MSG(m != NULL, "%s", log.error);
+  if (!m) {
+    phys_spec_free(s);
+    return;
+  }
+  CHECK(m->mesh_hullcap[0] == N && m->nhullvert == N && m->nhullface == 2 * N - 4 && m->nhullfacevert == 6 * N - 12);
+  CHECK(check_hull(m, 0, 1e-12) == 0 && m->mesh_hullnum[0] < N);
+  // every point on the unit sphere: all N are hull vertices
+  for (int i = 0; i < N; i++) {
+    double* v = m->mesh_vert + 3 * i;
+    double n = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+    for (int k = 0; k < 3; k++) v[k] /= n;
+  }
+  CHECK(phys_hull_rebuild(m, 0, &log) == PHYS_OK);
+  CHECK(check_hull(m, 0, 1e-12) == 0);
+  CHECK(m->mesh_hullnum[0] == N && m->mesh_hullfacenum[0] == 2 * N - 4);
+  int nfv = 0;
+  for (int f = 0; f < m->mesh_hullfacenum[0]; f++) nfv += m->hull_facenum[f];
+  CHECK(nfv == 6 * N - 12);
+  // flattened: refused, the sphere's hull stays
+  int nface = m->mesh_hullfacenum[0];
+  double* keep = malloc(sizeof(double) * 3 * N);
+  memcpy(keep, m->mesh_vert, sizeof(double) * 3 * N);
+  for (int i = 0; i < N; i++) m->mesh_vert[3 * i + 2] = 0;
+  physLog log2 = {0};
+  CHECK(phys_hull_rebuild(m, 0, &log2) == PHYS_ERR_VALUE);
+  CHECK_MSG(strstr(log2.error, "mesh 'blob': its vertices span no volume") != NULL, "%s", log2.error);
+  CHECK(m->mesh_hullnum[0] == N && m->mesh_hullfacenum[0] == nface);
+  memcpy(m->mesh_vert, keep, sizeof(double) * 3 * N);
+  free(keep);
+  phys_free_model(m);
+  phys_spec_free(s);
+  // a mesh compiled without learn has no reserved regions
+  s = one_mesh_spec(p, N, 1);
+  m = phys_compile(s, &log);
+  CHECK(m != NULL);
+  if (m) {
+    physLog log3 = {0};
+    CHECK(m->mesh_hullcap[0] == 0 && phys_hull_rebuild(m, 0, &log3) == PHYS_ERR_ARG);
+    CHECK_MSG(strstr(log3.error, "no reserved hull") != NULL, "%s", log3.error);
+  }
+  phys_free_model(m);
+  phys_spec_free(s);
+}
+
 int main(void) {
   test_cube();
   test_icosahedron();
   test_random_cloud();
   test_degenerate();
   test_atlas_foot();
+  test_rebuild();
   return test_done();
 }

@@ -72,8 +72,23 @@ static void test_mesh_names(void) {
   phys_spec_free(s);
   EXPECT_ERROR("<mujoco><asset><mesh file='meshes/tet.obj'/>\n<mesh name='tet' file='meshes/tet.obj'/></asset></mujoco>",
                PHYS_ERR_MODEL, "model.xml:2: <mesh name='tet'>: mesh name 'tet' used twice");
+  // inline meshes (issue 14 item 2: identify --write-model's learned shapes): vertex= with face=, scaled
+  s = parse_text("<mujoco><asset><mesh name='v' scale='2 2 2' vertex='0 0 0 1 0 0 0 1 0 0 0 1' "
+                 "face='0 2 1 0 1 3 0 3 2 1 2 3'/></asset></mujoco>", &log);
+  CHECK_MSG(s != NULL, "%s", log.error);
+  if (s) CHECK(s->nmesh == 1 && s->mesh[0].nvert == 4 && s->mesh[0].nface == 4 && s->mesh[0].vert[3] == 2 &&
+               s->mesh[0].face[1] == 2 && !strcmp(s->mesh[0].file, "inline vertex="));
+  phys_spec_free(s);
   EXPECT_ERROR("<mujoco><asset><mesh name='v' vertex='0 0 0 1 0 0 0 1 0 0 0 1'/></asset></mujoco>", PHYS_ERR_MODEL,
-               "<mesh name='v'>: inline mesh data (vertex=) is not supported");
+               "<mesh name='v'>: inline mesh data (vertex=) needs face=");
+  EXPECT_ERROR("<mujoco><asset><mesh vertex='0 0 0 1 0 0 0 1 0 0 0 1' face='0 1 2'/></asset></mujoco>", PHYS_ERR_MODEL,
+               "an inline mesh (vertex=) needs a name");
+  EXPECT_ERROR("<mujoco><asset><mesh name='v' vertex='0 0 0 1 0 0 0 1 0 0 0' face='0 2 1 0 1 3 0 3 2 1 2 3'/></asset>"
+               "</mujoco>", PHYS_ERR_MODEL, "inline mesh: vertex= has 11 numbers and face= 12");
+  EXPECT_ERROR("<mujoco><asset><mesh name='v' vertex='0 0 0 1 0 0 0 1 0 0 0 1' face='0 2 1 0 1 3 0 3 2 1 2 4'/>"
+               "</asset></mujoco>", PHYS_ERR_MODEL, "inline mesh: face= entry 11 (4) is not a vertex index in [0, 4)");
+  EXPECT_ERROR("<mujoco><asset><mesh name='v' vertex='0 0 0 1 0 0 0 1 0 0 0 x' face='0 2 1 0 1 3 0 3 2 1 2 3'/>"
+               "</asset></mujoco>", PHYS_ERR_PARSE, "attribute 'vertex': 'x' is not a number");
   EXPECT_ERROR("<mujoco><asset><mesh name='n'/></asset></mujoco>", PHYS_ERR_MODEL, "attribute 'file' is required");
   EXPECT_ERROR("<mujoco><asset><mesh file='meshes/tet.obj' scale='1 2'/></asset></mujoco>", PHYS_ERR_SIZE,
                "attribute 'scale' needs 3 values, found 2");

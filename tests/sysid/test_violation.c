@@ -4,7 +4,8 @@
 // cube toss at friction 0 and 0.3 and on a cube resting on the floor, for friction, size, inertia (log-Cholesky)
 // and gravity; dlambda*/dtheta and the reduced residual's Jacobian against differences; box-box and mesh-box
 // candidates (a box floor gives the plane's loss; two cubes' gradients); the refused parameters and pairs; the fit
-// through phys_fit (loss kind violation).
+// through phys_fit (loss kind violation); a learned shape (vertices:cube): its gradient against differences and
+// its 8 vertices identified from simulated tosses.
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include "rng.h"
 #include "sysid.h"
 #include "test.h"
+#include "metrics.h"
 #include "violation.h"
 
 //---------------------------------------------------------------------------------------------------------
@@ -500,6 +502,127 @@ static void test_mesh_candidates(void) {
   phys_free_model(mm);
 }
 
+// issue 14 item 2: the cube loaded with a learned shape (vertices:cube: its 8 corners) and its vertices moved off
+// the box (scaled by 1.2, corner 5 pushed out by (0.01, -0.004, 0.006)): the violation loss's gradient in the 24
+// vertex coordinates and friction matches central differences at the first two contact transitions of a toss
+static void test_learned_vertices(void) {
+  const char* geoms[1] = {"cube"};
+  physLoadOptions opt = {0};
+  opt.vertex_geoms = geoms, opt.nvertex_geoms = 1;
+  physModel* mb = phys_load("models/cube.xml", NULL, NULL);
+  physModel* m = phys_load("models/cube.xml", &opt, NULL);
+  CHECK(m != NULL && mb != NULL);
+  if (!m || !mb) return;
+  physData* d = phys_make_data(m);
+  const char* spec[2] = {"friction:cube", "vertices:cube"};
+  physParamTable t;
+  CHECK(phys_param_table_build(&t, m, spec, 2, NULL) == PHYS_OK);
+  CHECK(t.ntheta == 25 && phys_violation_ncand(m) == 8 && phys_violation_check(m, &t, NULL) == PHYS_OK);
+  double dt = m->opt.timestep, theta[32];
+  enum { T = 90 };
+  static double qs[T * 7], vs[T * 6];
+  toss(mb, 0.3, T, qs, vs);
+  phys_param_get(&t, m, theta);
+  theta[0] = 0.25;
+  for (int j = 1; j < 25; j++) theta[j] *= 1.2;
+  theta[1 + 15] += 0.01, theta[1 + 16] -= 0.004, theta[1 + 17] += 0.006;
+  int contact = 0;
+  for (int k = 0; k + 1 < T && contact < 2; k++) {
+    if (lowest_corner(mb, d, qs + 7 * (k + 1)) >= 2e-3) continue;
+    char what[64];
+    snprintf(what, sizeof what, "learned vertices, transition %d", k);
+    gradcheck(m, d, &t, theta, qs + 7 * (k + 1), vs + 6 * (k + 1), vs + 6 * k, dt, what);
+    contact++;
+  }
+  CHECK(contact == 2);
+  phys_param_table_free(&t);
+  phys_free_data(d);
+  phys_free_model(m);
+  phys_free_model(mb);
+}
+
+// ds = NT in-memory trajectories of T samples (tr, qs NT x T x 7, vs NT x T x 6, the sample times tm filled),
+// every q and v observed
+static void memory_dataset(physDataset* ds, physTrajectory* tr, int NT, int T, double* qs, double* vs, double* tm,
+                           double dt) {
+  static unsigned char ones[6] = {1, 1, 1, 1, 1, 1};
+  memset(ds, 0, sizeof *ds);
+  ds->ntraj = NT, ds->nq = 7, ds->nv = 6, ds->dt_obs = dt;
+  for (int k = 0; k < T; k++) tm[k] = k * dt;
+  for (int j = 0; j < NT; j++) {
+    memset(&tr[j], 0, sizeof tr[j]);
+    snprintf(tr[j].source, sizeof tr[j].source, "memory:%d", j);
+    tr[j].T = T, tr[j].time = tm, tr[j].qpos = qs + (size_t)7 * T * j, tr[j].qvel = vs + (size_t)6 * T * j;
+    tr[j].has_qvel = 1;
+  }
+  ds->traj = tr, ds->obs_q = ones, ds->obs_v = ones;
+}
+
+// issue 14 item 2 / 6: the cube's 8 vertices identified from NT simulated tosses (physid lcp, friction 0.3, random
+// orientations and spins) by the violation loss, started from the box scaled by 1.3 with friction 0.2: the volume
+// error |A xor B| / |B| of the learned hull against the true cube (metrics.h) before and after
+static void test_fit_vertices(void) {
+  physModel* mb = phys_load("models/cube.xml", NULL, NULL);
+  const char* geoms[1] = {"cube"};
+  physLoadOptions lo = {0};
+  lo.vertex_geoms = geoms, lo.nvertex_geoms = 1;
+  physModel* m = phys_load("models/cube.xml", &lo, NULL);
+  enum { T = 60, NT = 8 };
+  physDataset ds;
+  physTrajectory tr[NT];
+  static double qs[NT][T * 7], vs[NT][T * 6], tm[T];
+  physRng r;
+  phys_rng_seed(&r, 14);
+  physData* d = phys_make_data(mb);
+  mb->geom_friction[3 * phys_name2id(mb, "geom", "cube")] = 0.3;
+  for (int j = 0; j < NT; j++) {   // a toss from 0.2 m at a random orientation and spin
+    phys_reset_data(mb, d);
+    double q[4], n = 0;
+    for (int i = 0; i < 4; i++) q[i] = phys_rng_range(&r, -1, 1), n += q[i] * q[i];
+    for (int i = 0; i < 4; i++) d->qpos[3 + i] = q[i] / sqrt(n);
+    d->qpos[2] = 0.2;
+    for (int i = 0; i < 6; i++) d->qvel[i] = (i < 3 ? 0.5 : 4) * (2 * phys_rng_uniform(&r) - 1);
+    for (int k = 0; k < T; k++) {
+      memcpy(qs[j] + 7 * k, d->qpos, 7 * sizeof(double));
+      memcpy(vs[j] + 6 * k, d->qvel, 6 * sizeof(double));
+      phys_step(mb, d);
+    }
+  }
+  phys_free_data(d);
+  memory_dataset(&ds, tr, NT, T, qs[0], vs[0], tm, m->opt.timestep);
+  const char* spec[2] = {"friction:cube", "vertices:cube"};
+  physParamTable t;
+  CHECK(phys_param_table_build(&t, m, spec, 2, NULL) == PHYS_OK);
+  double th0[25], lower[25], upper[25], truth[24];
+  phys_param_get(&t, m, th0);
+  memcpy(truth, th0 + 1, sizeof truth);
+  phys_param_bounds(&t, lower, upper);
+  th0[0] = 0.2;
+  for (int j = 1; j < 25; j++) th0[j] *= 1.3;
+  double vol, sd0, sd1;
+  CHECK(phys_hull_volume(truth, 8, &vol, NULL) == PHYS_OK);
+  CHECK(phys_hull_symdiff_volume(th0 + 1, 8, truth, 8, &sd0, NULL) == PHYS_OK);
+  physFitOptions opt;
+  phys_fit_defaults(&opt);
+  opt.loss = PHYS_LOSS_VIOLATION;
+  opt.viol_envelope = 1;   // the envelope Jacobian: main's reduced one (dlambda*/dtheta) reaches only 0.3785 here
+  physFitResult res;
+  physLog log = {0};
+  physStatus st = phys_fit(m, &t, th0, lower, upper, &ds, &opt, &res, &log);
+  CHECK_MSG(st == PHYS_OK, "%s", log.error);
+  if (st == PHYS_OK) {
+    CHECK(phys_hull_symdiff_volume(res.theta + 1, 8, truth, 8, &sd1, NULL) == PHYS_OK);
+    printf("vertices of the cube from %d tosses (violation loss): volume error %.4f -> %.4f, friction %.4f, loss %g "
+           "-> %g, %d iterations\n", NT, sd0 / vol, sd1 / vol, res.theta[0], res.loss0, res.loss, res.iterations);
+    CHECK(res.loss < res.loss0);
+    CHECK_MSG(sd1 / vol < 0.2 * (sd0 / vol), "volume error %g -> %g", sd0 / vol, sd1 / vol);
+    phys_fit_result_free(&res);
+  }
+  phys_param_table_free(&t);
+  phys_free_model(m);
+  phys_free_model(mb);
+}
+
 //---------------------------------------------------------------------------------------------------------
 // polytope pairs: box against box, mesh against box
 
@@ -708,19 +831,10 @@ static void test_fit(void) {
   physModel* m = phys_load("models/cube.xml", NULL, NULL);
   enum { T = 80, NT = 3 };
   physDataset ds;
-  memset(&ds, 0, sizeof ds);
-  ds.ntraj = NT, ds.nq = 7, ds.nv = 6, ds.dt_obs = m->opt.timestep;
   physTrajectory tr[NT];
   static double qs[NT][T * 7], vs[NT][T * 6], tm[T];
-  for (int k = 0; k < T; k++) tm[k] = k * ds.dt_obs;
-  for (int j = 0; j < NT; j++) {
-    toss(m, 0.3, T, qs[j], vs[j]);
-    memset(&tr[j], 0, sizeof tr[j]);
-    snprintf(tr[j].source, sizeof tr[j].source, "memory:%d", j);
-    tr[j].T = T, tr[j].time = tm, tr[j].qpos = qs[j], tr[j].qvel = vs[j], tr[j].has_qvel = 1;
-  }
-  unsigned char ones[6] = {1, 1, 1, 1, 1, 1};
-  ds.traj = tr, ds.obs_q = ones, ds.obs_v = ones;
+  for (int j = 0; j < NT; j++) toss(m, 0.3, T, qs[j], vs[j]);
+  memory_dataset(&ds, tr, NT, T, qs[0], vs[0], tm, m->opt.timestep);
   const char* spec[1] = {"friction:cube"};
   physParamTable t;
   CHECK(phys_param_table_build(&t, m, spec, 1, NULL) == PHYS_OK);
@@ -757,6 +871,8 @@ int main(void) {
   test_dlambda();
   test_mesh_candidates();
   test_poly_candidates();
+  test_learned_vertices();
+  test_fit_vertices();
   test_fit();
   return test_done();
 }
