@@ -401,7 +401,8 @@ static const char* const CUBE_MESH_XML =
     "</worldbody></mujoco>";
 
 // a model from MJCF text (through a file in /tmp, removed after loading)
-static physModel* load_text(const char* text) {
+// the MJCF text loaded with load options opt (NULL: the defaults)
+static physModel* load_text_opt(const char* text, const physLoadOptions* opt) {
   char xml[] = "/tmp/test_violation_XXXXXX.xml";
   int fx = mkstemps(xml, 4);
   CHECK(fx >= 0);
@@ -410,11 +411,13 @@ static physModel* load_text(const char* text) {
   fputs(text, f);
   fclose(f);
   physLog log = {0};
-  physModel* m = phys_load(xml, NULL, &log);
+  physModel* m = phys_load(xml, opt, &log);
   CHECK_MSG(m != NULL, "%s", log.error);
   unlink(xml);
   return m;
 }
+
+static physModel* load_text(const char* text) { return load_text_opt(text, NULL); }
 
 // the mesh cube on a floor that is the same OBJ scaled to a 100 m x 100 m x 0.2 m box, its top face at z = 0
 // (mesh against mesh)
@@ -819,6 +822,21 @@ static void test_refused(void) {
   CHECK(phys_violation_check(m, &(physParamTable){0}, &log) == PHYS_ERR_ARG);
   CHECK_MSG(strstr(log.error, "geoms 'cube' and 'ball' may collide") && strstr(log.error, "a box or such a mesh "
             "against another"), "%s", log.error);
+  phys_free_model(m);
+  // a learned shape that may touch a box: its box-box candidates are not differentiated in its vertices, so the
+  // check refuses vertices:cube there (on the plane floor it is accepted: test_learned_vertices)
+  const char* geoms[1] = {"cube"};
+  physLoadOptions opt = {0};
+  opt.vertex_geoms = geoms, opt.nvertex_geoms = 1;
+  m = load_text_opt(BOX_FLOOR_XML, &opt);
+  if (!m) return;
+  const char* vx[1] = {"vertices:cube"};
+  CHECK(phys_param_table_build(&t, m, vx, 1, NULL) == PHYS_OK);
+  memset(&log, 0, sizeof log);
+  CHECK(phys_violation_check(m, &t, &log) == PHYS_ERR_ARG);
+  CHECK_MSG(strstr(log.error, "vertices:cube") && strstr(log.error, "may touch a box or a mesh"), "%s", log.error);
+  CHECK(phys_violation_check(m, &(physParamTable){0}, NULL) == PHYS_OK);   // without the vertices: box-box is fine
+  phys_param_table_free(&t);
   phys_free_model(m);
 }
 
