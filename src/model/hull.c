@@ -165,36 +165,57 @@ static int hull_extract(hullTmp* h, qhT* qh, const double* vert) {
   return 1;
 }
 
-// the hull of the nvert points vert (3 each) into h: 0, 1 when Qhull fails (its first message line in msg), -1
-// out of memory
-static int hull_run(hullTmp* h, const double* vert, int nvert, char* msg, size_t cap) {
-  memset(h, 0, sizeof(*h));
+int phys_qhull_run(const double* p, int n, const char* cmd, int (*visit)(struct qhT* qh, void* ctx), void* ctx,
+                   int* visited, char* msg, size_t cap) {
   msg[0] = 0;
-  coordT* pts = malloc(sizeof(coordT) * 3 * (size_t)nvert);
+  coordT* pts = malloc(sizeof(coordT) * 3 * (size_t)n);
   qhT* qh = malloc(sizeof(qhT));
-  if (!pts || !qh) {
+  char* command = strdup(cmd);   // qh_new_qhull takes a writable string
+  if (!pts || !qh || !command) {
     free(pts);
     free(qh);
+    free(command);
     return -1;
   }
-  memcpy(pts, vert, sizeof(coordT) * 3 * (size_t)nvert);
-  // Qhull's messages go to a memory stream: the first line is quoted in our error
-  FILE* err = fmemopen(msg, cap - 1, "w");
-  char cmd[] = "qhull";  // default options: coplanar facets merged (C-0), no output
+  memcpy(pts, p, sizeof(coordT) * 3 * (size_t)n);
+  FILE* err = fmemopen(msg, cap - 1, "w");   // Qhull's messages: the first line is quoted in our errors
   QHULL_LIB_CHECK
   qh_zero(qh, err ? err : stderr);
-  int code = qh_new_qhull(qh, 3, nvert, pts, False, cmd, NULL, err ? err : stderr);
-  int ok = code == 0 ? hull_extract(h, qh, vert) : 1;
+  int code = qh_new_qhull(qh, 3, n, pts, False, command, NULL, err ? err : stderr);
+  if (code == 0) *visited = visit(qh, ctx);
   int curlong, totlong;
   qh_freeqhull(qh, !qh_ALL);
   qh_memfreeshort(qh, &curlong, &totlong);
   if (err) fclose(err);
+  free(command);
   free(qh);
   free(pts);
   char* nl = strchr(msg, '\n');
   if (nl) *nl = 0;
+  return code;
+}
+
+typedef struct {
+  hullTmp* h;
+  const double* vert;
+} hullVisit;
+
+// phys_qhull_run's visitor: the hull's faces into h (hull_extract: 1, or 0 out of memory)
+static int hull_visit(qhT* qh, void* ctx) {
+  hullVisit* v = ctx;
+  return hull_extract(v->h, qh, v->vert);
+}
+
+// the hull of the nvert points vert (3 each) into h: 0, 1 when Qhull fails (its first message line in msg), -1
+// out of memory
+static int hull_run(hullTmp* h, const double* vert, int nvert, char* msg, size_t cap) {
+  memset(h, 0, sizeof(*h));
+  hullVisit v = {h, vert};
+  int ok = 0;
+  // default options: coplanar facets merged (C-0), no output
+  int code = phys_qhull_run(vert, nvert, "qhull", hull_visit, &v, &ok, msg, cap);
   if (code != 0 || !ok) hull_tmp_free(h);
-  return code != 0 ? 1 : (ok ? 0 : -1);
+  return code < 0 ? -1 : code != 0 ? 1 : (ok ? 0 : -1);
 }
 
 // the hull of mesh i of s into h; an error names the mesh when it spans no volume

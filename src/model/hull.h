@@ -30,4 +30,13 @@ void phys_hull_normals(physModel* m, int mesh);
 // regions; the hull is then unchanged
 physStatus phys_hull_rebuild(physModel* m, int mesh, physLog* log);
 
+// Qhull's lifecycle for every caller (hull.c's meshes, sysid/metrics.c's volumes): run Qhull with command cmd
+// ("qhull ..." options) on the n points p (3 each); on success call visit(qh, ctx), which reads the hull while
+// Qhull's state lives, and store its return in *visited (left untouched otherwise). Qhull's first message line goes
+// to msg (cap bytes; "" when it printed nothing). Returns Qhull's exit code (0 success, qh_ERRsingular and
+// qh_ERRprec for flat input, ...), or -1 when out of memory.
+struct qhT;
+int phys_qhull_run(const double* p, int n, const char* cmd, int (*visit)(struct qhT* qh, void* ctx), void* ctx,
+                   int* visited, char* msg, size_t cap);
+
 #endif  // PHYS_HULL_H

@@ -9,6 +9,7 @@
 
 #include <libqhull_r/qhull_ra.h>
 
+#include "hull.h"
 #include "rot.h"
 
 //---------------------------------------------------------------------------------------------------------
@@ -54,6 +55,19 @@ static int convex_extract(convexSet* c, qhT* qh) {
   return 1;
 }
 
+typedef struct {
+  convexSet* c;
+  int want_faces;
+} convexVisit;
+
+// phys_qhull_run's visitor: the volume, and the facets and edges when wanted (0 out of memory)
+static int convex_visit(qhT* qh, void* ctx) {
+  convexVisit* v = ctx;
+  qh_getarea(qh, qh->facet_list);
+  v->c->vol = qh->totvol;
+  return !v->want_faces || convex_extract(v->c, qh);
+}
+
 // the hull of the n points p into c (with its facets and edges when want_faces); c->vol = 0 and no facets
 // when they span no volume
 static physStatus convex_build(convexSet* c, const double* p, int n, int want_faces, physLog* log) {
@@ -61,37 +75,17 @@ static physStatus convex_build(convexSet* c, const double* p, int n, int want_fa
   for (int i = 0; i < 3 * n; i++)
     if (!isfinite(p[i])) return phys_error(log, PHYS_ERR_VALUE, "convex hull: point %d is not finite", i / 3);
   if (n < 4) return PHYS_OK;
-  coordT* pts = malloc(sizeof(coordT) * 3 * (size_t)n);
-  qhT* qh = malloc(sizeof(qhT));
-  if (!pts || !qh) {
-    free(pts);
-    free(qh);
-    return phys_error(log, PHYS_ERR_NOMEM, "convex hull: out of memory (%d points)", n);
-  }
-  memcpy(pts, p, sizeof(double) * 3 * (size_t)n);
-  char msg[1024] = "";
-  FILE* err = fmemopen(msg, sizeof msg - 1, "w");
-  char cmd[] = "qhull Qt";   // triangulated output: every facet a triangle
-  QHULL_LIB_CHECK
-  qh_zero(qh, err ? err : stderr);
-  int code = qh_new_qhull(qh, 3, n, pts, False, cmd, NULL, err ? err : stderr);
+  char msg[1024];
+  convexVisit v = {c, want_faces};
+  int ok = 1;
+  int code = phys_qhull_run(p, n, "qhull Qt", convex_visit, &v, &ok, msg, sizeof msg);   // Qt: triangles
   physStatus st = PHYS_OK;
-  if (code == 0) {
-    qh_getarea(qh, qh->facet_list);
-    c->vol = qh->totvol;
-    if (want_faces && !convex_extract(c, qh)) st = phys_error(log, PHYS_ERR_NOMEM, "convex hull: out of memory");
-  } else if (code != qh_ERRsingular && code != qh_ERRprec) {   // flat input: volume 0; anything else fails
-    char* nl = strchr(msg, '\n');
-    if (nl) *nl = 0;
+  if (code < 0 || (code == 0 && !ok)) {
+    st = phys_error(log, PHYS_ERR_NOMEM, "convex hull: out of memory (%d points)", n);
+  } else if (code != 0 && code != qh_ERRsingular && code != qh_ERRprec) {   // flat input: volume 0; else fails
     st = phys_error(log, code == qh_ERRmem ? PHYS_ERR_NOMEM : PHYS_ERR_NUMERIC, "convex hull of %d points: Qhull: %s",
                     n, msg[0] ? msg : "error");
   }
-  int curlong, totlong;
-  qh_freeqhull(qh, !qh_ALL);
-  qh_memfreeshort(qh, &curlong, &totlong);
-  if (err) fclose(err);
-  free(qh);
-  free(pts);
   if (st != PHYS_OK) convex_free(c);
   return st;
 }
