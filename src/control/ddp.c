@@ -976,6 +976,48 @@ static int bounds_ok(const physControlProblem* p, physLog* log) {
   return 1;
 }
 
+// an accepted trial of one iteration: its cost, the model's expected decrease, the step alpha, the feedforward
+// size ff
+typedef struct {
+  double alpha, expected, cost, ff;
+  int accepted;
+} ddpTrial;
+
+// one iteration's search (Tassa, Erez and Todorov 2012): backward passes with mu raised until one succeeds and a
+// line search over alpha = 10^(-0.3 i), i = 0..10, finds a decrease of at least 1e-4 of the expected one; mu is
+// raised after each failure. Returns -1 with tr->accepted set, or the stop (PHYS_DDP_MU, PHYS_DDP_FEEDFORWARD);
+// *st is set (and a message logged) when the complementarity-aware Jacobian fails
+static int try_step(physControlProblem* p, physData* d, ddpWork* w, double* mu, double* delta, ddpTrial* tr,
+                    physStatus* st, physLog* log) {
+  double dV[2];
+  int stop = -1;
+  while (!tr->accepted && stop < 0) {
+    int b = backward(p, d, w, *mu, dV, &tr->ff, st);
+    if (b < 0) {
+      phys_error(log, *st, "ddp: the complementarity-aware step Jacobian failed: %s", d->lastwarning);
+      return -1;
+    }
+    if (!b) {
+      mu_update(p, mu, delta, 1);
+      if (*mu > p->mu_max) stop = PHYS_DDP_MU;
+      continue;
+    }
+    if (tr->ff < p->tol) return PHYS_DDP_FEEDFORWARD;
+    for (int i = 0; i <= 10 && !tr->accepted; i++) {
+      tr->alpha = pow(10.0, -0.3 * i);
+      tr->expected = -(tr->alpha * dV[0] + tr->alpha * tr->alpha * dV[1]);
+      tr->cost = forward(p, d, w, tr->alpha);
+      double z = tr->expected > 0 ? (p->cost - tr->cost) / tr->expected : (tr->cost < p->cost ? 1 : -1);
+      tr->accepted = tr->cost < p->cost && z > 1e-4;
+    }
+    if (!tr->accepted) {
+      mu_update(p, mu, delta, 1);
+      if (*mu > p->mu_max) stop = PHYS_DDP_MU;
+    }
+  }
+  return stop;
+}
+
 physStatus phys_ddp_solve(physControlProblem* p, physData* d, physDdpProgress progress, void* ctx, physLog* log) {
   const physModel* m = p->m;
   int nu = p->nu, ns = m->nq + m->nv;
@@ -1005,41 +1047,15 @@ physStatus phys_ddp_solve(physControlProblem* p, physData* d, physDdpProgress pr
     start = wall_seconds();
     st = linearize(p, d, &w, log);
     if (st != PHYS_OK) break;
-    double dV[2], ff = 0, alpha = 0, Jn = INFINITY, expected = 0;
-    int accepted = 0, stop = -1;
-    while (!accepted && stop < 0) {
-      int b = backward(p, d, &w, mu, dV, &ff, &st);
-      if (b < 0) {
-        phys_error(log, st, "ddp: the complementarity-aware step Jacobian failed: %s", d->lastwarning);
-        break;
-      }
-      if (!b) {
-        mu_update(p, &mu, &delta, 1);
-        if (mu > p->mu_max) stop = PHYS_DDP_MU;
-        continue;
-      }
-      if (ff < p->tol) {
-        stop = PHYS_DDP_FEEDFORWARD;
-        break;
-      }
-      for (int i = 0; i <= 10 && !accepted; i++) {
-        alpha = pow(10.0, -0.3 * i);
-        expected = -(alpha * dV[0] + alpha * alpha * dV[1]);
-        Jn = forward(p, d, &w, alpha);
-        double z = expected > 0 ? (p->cost - Jn) / expected : (Jn < p->cost ? 1 : -1);
-        accepted = Jn < p->cost && z > 1e-4;
-      }
-      if (!accepted) {
-        mu_update(p, &mu, &delta, 1);
-        if (mu > p->mu_max) stop = PHYS_DDP_MU;
-      }
-    }
+    ddpTrial tr = {0, 0, INFINITY, 0, 0};
+    int stop = try_step(p, d, &w, &mu, &delta, &tr, &st, log);
     load_initial(m, d, &w);
     if (st != PHYS_OK) break;
-    if (!accepted) {
+    if (stop >= 0) {
       p->stop = (physDdpStop)stop;
       break;
     }
+    double Jn = tr.cost, expected = tr.expected, alpha = tr.alpha, ff = tr.ff;
     double dJ = p->cost - Jn;
     memcpy(p->U, w.Un, sizeof(double) * (size_t)p->T * nu);
     memcpy(p->X, w.Xn, sizeof(double) * (size_t)(p->T + 1) * ns);
