@@ -332,6 +332,30 @@ static int param_errors(physParamErrors* pe, const physModel* m, const evalArgs*
 }
 
 // physid evaluate
+// the model evaluate rolls out (MODEL with --floating, --contact, its residual network checked, the end-to-end
+// network of --end-to-end loaded) and, with --truth, the parameter errors against the true model into pe; NULL
+// and the exit code in *code (an error printed) when one fails
+static physModel* evaluated_model(evalArgs* a, const char* path, physParamErrors* pe, int* code) {
+  *code = CLI_EXIT_INPUT;
+  physModel* m = cli_load_model(path, a->floating);
+  if (!m) return NULL;
+  int ok = !a->truth || param_errors(pe, m, a);
+  if (ok && a->contact >= 0) m->opt.contact = a->contact;
+  if (ok && !cli_residual_fits(m)) {
+    *code = CLI_EXIT_USAGE;
+    ok = 0;
+  }
+  if (ok && a->e2e && a->start) {
+    cli_error("evaluate: --start fitted fits the model's segment starts; --end-to-end rolls out a network");
+    *code = CLI_EXIT_USAGE;
+    ok = 0;
+  }
+  if (ok && a->e2e && !load_e2e(m, a->e2e)) ok = 0;
+  if (ok) return m;
+  phys_free_model(m);
+  return NULL;
+}
+
 int cli_evaluate(int argc, char** argv) {
   evalArgs a = {0};
   a.contact = -1;
@@ -370,28 +394,10 @@ int cli_evaluate(int argc, char** argv) {
   const char* inputs[3] = {pos[0], pos[1], a.truth};   // the outputs may not replace an input
   if (!cli_output_check(&o, "--json", a.json) || cli_output_conflicts(&o, 1, inputs, a.truth ? 3 : 2))
     return CLI_EXIT_INPUT;
-  physModel* m = cli_load_model(pos[0], a.floating);
-  if (!m) return CLI_EXIT_INPUT;
   physParamErrors pe;
   memset(&pe, 0, sizeof pe);
-  if (a.truth && !param_errors(&pe, m, &a)) {
-    phys_free_model(m);
-    return CLI_EXIT_INPUT;
-  }
-  if (a.contact >= 0) m->opt.contact = a.contact;
-  if (!cli_residual_fits(m)) {
-    phys_free_model(m);
-    return CLI_EXIT_USAGE;
-  }
-  if (a.e2e && a.start) {
-    cli_error("evaluate: --start fitted fits the model's segment starts; --end-to-end rolls out a network");
-    phys_free_model(m);
-    return CLI_EXIT_USAGE;
-  }
-  if (a.e2e && !load_e2e(m, a.e2e)) {
-    phys_free_model(m);
-    return CLI_EXIT_INPUT;
-  }
+  physModel* m = evaluated_model(&a, pos[0], &pe, &code);
+  if (!m) return code;
   physDataset ds;
   physLog log;
   memset(&log, 0, sizeof log);
