@@ -37,6 +37,10 @@ physModel* cli_load_model(const char* filename, int floating);
 // 1 if m's residual network (if any) fits m as it now is (sizes, contact model not penalty); else 0 and the
 // message (commands that change m's options after loading check again)
 int cli_residual_fits(const physModel* m);
+// the step options that simulate and the gradient commands take: a timestep dt (if > 0), contacts off (nocontact),
+// the contact model (if >= 0, physContactModel order); then the residual network checked against m as it now
+// is. 1, or 0 with the message (the caller frees m)
+int cli_step_options(physModel* m, double dt, int nocontact, int contact);
 // --ctrl-value: exactly m->nu finite numbers separated by commas into u (at most 64 actuators); 0 and a
 // message otherwise
 int cli_parse_controls(double* u, const physModel* m, const char* text);

@@ -24,10 +24,7 @@
 physModel* grad_load_model(const gradArgs* a) {
   physModel* m = cli_load_model(a->model, a->floating);
   if (!m) return NULL;
-  if (a->dt > 0) m->opt.timestep = a->dt;
-  if (a->nocontact) m->opt.disableflags |= PHYS_DSBL_CONTACT;
-  if (a->contact >= 0) m->opt.contact = a->contact;   // choices in physContactModel order
-  if (!cli_residual_fits(m)) {
+  if (!cli_step_options(m, a->dt, a->nocontact, a->contact)) {
     phys_free_model(m);
     return NULL;
   }

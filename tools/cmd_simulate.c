@@ -322,6 +322,37 @@ static int simulate(cliOutput* o, const physModel* m, physData* d, const simArgs
 }
 
 // physid simulate
+// the model simulate runs: MODEL (--floating) with --dt, --no-contact, --contact, the energy check on, its
+// sensors (--sensors) and residual network checked, the --ctrl-value controls parsed into cval; NULL and the exit
+// code in *code (an error printed) when one fails
+static physModel* simulated_model(const simArgs* a, double cval[64], int* code) {
+  *code = CLI_EXIT_INPUT;
+  physModel* m = cli_load_model(a->model, a->floating);
+  if (!m) return NULL;
+  if (a->sensors && m->nsensor == 0) {
+    cli_error("--sensors: model '%s' has no sensors (MJCF <sensor>)", a->model);
+    phys_free_model(m);
+    return NULL;
+  }
+  *code = CLI_EXIT_USAGE;
+  if (a->ctrl_value && !cli_parse_controls(cval, m, a->ctrl_value)) {
+    phys_free_model(m);
+    return NULL;
+  }
+  if (!cli_step_options(m, a->dt, a->nocontact, a->contact)) {
+    phys_free_model(m);
+    return NULL;
+  }
+  m->opt.enableflags |= PHYS_ENBL_ENERGY;               // count steps that gain energy without work input
+  if (a->contact >= 0 || a->dt > 0 || a->nocontact) {   // the loader checked penalty at the file's options
+    physLog log;
+    memset(&log, 0, sizeof log);
+    phys_penalty_check(m, &log);
+    cli_log_warnings(&log);
+  }
+  return m;
+}
+
 int cli_simulate(int argc, char** argv) {
   simArgs a = {0};
   a.contact = -1;
@@ -374,32 +405,9 @@ int cli_simulate(int argc, char** argv) {
   cliOutput o;
   const char* input[3] = {a.model, a.init, a.ctrl_file};
   if (!cli_output_check(&o, "--out", a.out) || cli_output_conflicts(&o, 1, input, 3)) return CLI_EXIT_INPUT;
-  physModel* m = cli_load_model(a.model, a.floating);
-  if (!m) return CLI_EXIT_INPUT;
-  if (a.sensors && m->nsensor == 0) {
-    cli_error("--sensors: model '%s' has no sensors (MJCF <sensor>)", a.model);
-    phys_free_model(m);
-    return CLI_EXIT_INPUT;
-  }
   double cval[64];
-  if (a.ctrl_value && !cli_parse_controls(cval, m, a.ctrl_value)) {
-    phys_free_model(m);
-    return CLI_EXIT_USAGE;
-  }
-  if (a.dt > 0) m->opt.timestep = a.dt;
-  if (a.nocontact) m->opt.disableflags |= PHYS_DSBL_CONTACT;
-  if (a.contact >= 0) m->opt.contact = a.contact;   // choices in physContactModel order
-  if (!cli_residual_fits(m)) {
-    phys_free_model(m);
-    return CLI_EXIT_USAGE;
-  }
-  m->opt.enableflags |= PHYS_ENBL_ENERGY;            // count steps that gain energy without work input
-  if (a.contact >= 0 || a.dt > 0 || a.nocontact) {   // the loader checked penalty at the file's options
-    physLog log;
-    memset(&log, 0, sizeof log);
-    phys_penalty_check(m, &log);
-    cli_log_warnings(&log);
-  }
+  physModel* m = simulated_model(&a, cval, &code);
+  if (!m) return code;
   physData* d = phys_make_data(m);
   simReplay rp;
   memset(&rp, 0, sizeof rp);

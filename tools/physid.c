@@ -132,6 +132,13 @@ int cli_residual_fits(const physModel* m) {
   return 0;
 }
 
+int cli_step_options(physModel* m, double dt, int nocontact, int contact) {
+  if (dt > 0) m->opt.timestep = dt;
+  if (nocontact) m->opt.disableflags |= PHYS_DSBL_CONTACT;
+  if (contact >= 0) m->opt.contact = contact;
+  return cli_residual_fits(m);
+}
+
 // `physid --help`: the list of subcommands
 static void print_usage(FILE* f) {
   fprintf(f, "usage: physid COMMAND [options]    (physid COMMAND --help for each command)\n\n"
