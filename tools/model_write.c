@@ -595,8 +595,8 @@ static void world_path_entry(FILE* f, const physModel* m, int k) {
   fprintf(f, "/>\n");
 }
 
-// tendons, actuators, contact pairs and excludes, keyframes
-static void world_lists(FILE* f, const physModel* m) {
+// <tendon>: fixed and spatial tendons with their paths
+static void world_tendons(FILE* f, const physModel* m) {
   if (m->nspring) fprintf(f, "  <tendon>\n");
   for (int i = 0; i < m->nspring; i++) {
     int fixed = m->spring_type[i] == PHYS_SPRING_FIXED;
@@ -610,6 +610,10 @@ static void world_lists(FILE* f, const physModel* m) {
     fprintf(f, "    </%s>\n", fixed ? "fixed" : "spatial");
   }
   if (m->nspring) fprintf(f, "  </tendon>\n");
+}
+
+// <actuator>: motors, or general actuators with their dynamics, gain, bias and limits
+static void world_actuators(FILE* f, const physModel* m) {
   if (m->nu) fprintf(f, "  <actuator>\n");
   for (int i = 0; i < m->nu; i++) {
     static const char* const DYN[] = {"none", "integrator", "filter"};
@@ -647,7 +651,10 @@ static void world_lists(FILE* f, const physModel* m) {
     fprintf(f, "/>\n");
   }
   if (m->nu) fprintf(f, "  </actuator>\n");
-  // sensors: the object by its attribute (frame sensors: objtype and objname), noise and cutoff
+}
+
+// <sensor>: the object by its attribute (frame sensors: objtype and objname), noise and cutoff
+static void world_sensors(FILE* f, const physModel* m) {
   if (m->nsensor) fprintf(f, "  <sensor>\n");
   for (int i = 0; i < m->nsensor; i++) {
     static const char* const ATTR[] = {"", "body", "body", "joint", "geom", "site", "actuator"};
@@ -666,6 +673,10 @@ static void world_lists(FILE* f, const physModel* m) {
     fprintf(f, "/>\n");
   }
   if (m->nsensor) fprintf(f, "  </sensor>\n");
+}
+
+// <contact>: pairs and exclusions
+static void world_contacts(FILE* f, const physModel* m) {
   if (m->npair || m->nexclude) fprintf(f, "  <contact>\n");
   for (int i = 0; i < m->npair; i++) {
     fprintf(f, "    <pair geom1=\"");
@@ -686,6 +697,10 @@ static void world_lists(FILE* f, const physModel* m) {
     fprintf(f, "\"/>\n");
   }
   if (m->npair || m->nexclude) fprintf(f, "  </contact>\n");
+}
+
+// <keyframe>: every key with time, qpos, qvel, ctrl and act
+static void world_keys(FILE* f, const physModel* m) {
   if (m->nkey) fprintf(f, "  <keyframe>\n");
   for (int k = 0; k < m->nkey; k++) {
     fprintf(f, "    <key");
@@ -698,6 +713,15 @@ static void world_lists(FILE* f, const physModel* m) {
     fprintf(f, "/>\n");
   }
   if (m->nkey) fprintf(f, "  </keyframe>\n");
+}
+
+// tendons, actuators, sensors, contact pairs and excludes, keyframes
+static void world_lists(FILE* f, const physModel* m) {
+  world_tendons(f, m);
+  world_actuators(f, m);
+  world_sensors(f, m);
+  world_contacts(f, m);
+  world_keys(f, m);
 }
 
 int id_write_world(FILE* f, const physModel* m, char* err, size_t nerr) {
