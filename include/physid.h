@@ -444,7 +444,11 @@ typedef enum physRowState_ {
 //    the simplex (its first vertex's id the index), the vertices in physContact.witness; on a smooth patch
 //    (witness -1) a cylinder's rim EDGE c, its side SURFACE 0 or its cap FACE c, an ellipsoid's SURFACE 0, the
 //    other geom's feature then the distinct support vertices its point combines (witness: their ids ascending);
-//  - UNKNOWN: not recorded (the two points of parallel cylinder or capsule sides of the GJK/EPA pairs).
+//  - the two points of a line contact of parallel sides of the GJK/EPA pairs (cylinder-cylinder, capsule-cylinder):
+//    geom[0]'s side (a cylinder's SURFACE 0, a capsule's EDGE 0) flagged PHYS_FEATF_REF, geom[1]'s flagged
+//    PHYS_FEATF_INC, the overlap's end (0 low, 1 high along geom[0]'s axis) in physContact.clip, the cylinders' side
+//    angles in physContact.featangle; the normal is perpendicular to geom[0]'s axis, towards geom[1]'s centre;
+//  - UNKNOWN: not recorded.
 // Flags (PHYS_FEATURE_FLAGS): PHYS_FEATF_REF / PHYS_FEATF_INC: the point is a clipped point of a face manifold and
 // this geom holds the reference face / the incident feature, for box-box with the face's axis PHYS_FEATURE_AXIS (a
 // box-box contact without them comes from an edge axis: the closest points of two edges); PHYS_FEATF_INSIDE: the
@@ -486,7 +490,8 @@ typedef struct physContact_ {
                             // i of one paired with vertex i of the other (a box's corner numbered as its VERTEX, a
                             // mesh's hull vertex number, a capsule's end 0 / 1, a sphere's centre 0), -1 past its size;
                             // against a smooth patch (feature doc above) only the polytope's distinct vertices
-  int clip;                 // a clipped point of a GJK/EPA face manifold: its number among the clipped points, else -1
+  int clip;                 // a clipped point of a GJK/EPA face manifold: its number among the clipped points; a
+                            // line contact's point (features above): its overlap end 0 / 1; else -1
   double featangle[2];      // a clipped point of a GJK/EPA face manifold with a cylinder (geom[0], geom[1]): the angle
                             // in the cylinder's frame of its cap polygon's first vertex or side segment, atan2 of the
                             // direction its feature faced (the distance's normal); else 0

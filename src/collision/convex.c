@@ -913,7 +913,44 @@ static int segment_contacts(physContact* out, const convexFeature* a, const conv
     double dist = dot3(e, n);
     if (dist > margin) continue;
     for (int q = 0; q < 3; q++) pos[q] = 0.5 * (pa[q] + qb[q]);
-    write_contact(out + cnt++, pos, n, dist);
+    write_contact(out + cnt, pos, n, dist);
+    out[cnt++].clip = k;   // the overlap's end: 0 low, 1 high (line_contacts keeps it with the features)
+  }
+  return cnt;
+}
+
+// the line contact of parallel sides (segment_contacts) along its own normal m: perpendicular to a's axis, from
+// a's axis towards b's centre (a point of b's axis), so that it turns smoothly with the tilt (GJK's normal n has a
+// kink at exactly parallel sides), as a face manifold uses its reference face's normal; the sides are taken again
+// along m. n is kept when m is not within 0.9 of n (b's centre near a's axis: deep penetration): then the points
+// record no feature. Else each records a's side (a cylinder's SURFACE 0, a capsule's EDGE 0) flagged PHYS_FEATF_REF,
+// b's flagged PHYS_FEATF_INC, the overlap's end (0 low, 1 high along a's p[0] -> p[1]) in clip and the cylinders'
+// side angles in featangle (convex_deriv.c differentiates them)
+static int line_contacts(physContact* out, const physConvex* a, const physConvex* b, convexFeature* fa,
+                         convexFeature* fb, const double n[3], double margin) {
+  double ax[3] = {a->mat[2], a->mat[5], a->mat[8]}, e[3], m[3];
+  phys_sub3(e, b->pos, a->pos);
+  phys_addscl3(m, e, ax, -dot3(e, ax));
+  int own = 0;
+  if (phys_normalize3(m) > 0 && dot3(m, n) >= 0.9) {
+    double mm[3] = {-m[0], -m[1], -m[2]};
+    convexFeature ga, gb;
+    convex_feature(&ga, a, m);
+    convex_feature(&gb, b, mm);
+    if (ga.n == 2 && gb.n == 2) {
+      *fa = ga, *fb = gb;
+      n = m, own = 1;
+    }
+  }
+  int cnt = segment_contacts(out, fa, fb, n, margin);
+  for (int k = 0; k < cnt; k++) {
+    if (!own) {
+      out[k].clip = -1;
+      continue;
+    }
+    out[k].feature[0] = PHYS_FEATURE_FLAGGED(PHYS_FEATURE_KIND(fa->feat), 0, PHYS_FEATF_REF);
+    out[k].feature[1] = PHYS_FEATURE_FLAGGED(PHYS_FEATURE_KIND(fb->feat), 0, PHYS_FEATF_INC);
+    out[k].featangle[0] = fa->angle, out[k].featangle[1] = fb->angle;
   }
   return cnt;
 }
@@ -1149,7 +1186,7 @@ int phys_convex_manifold(physContact* out, const physConvex* a, const physConvex
   // a cylinder's feature depends on the direction n (its rim polygon's angle): recorded for the derivative
   for (int k = 0; k < cnt; k++) out[k].featangle[0] = fa.angle, out[k].featangle[1] = fb.angle;
   if (cnt > 0) return cnt;
-  if (fa.n == 2 && fb.n == 2) cnt = segment_contacts(out, &fa, &fb, n, margin);
+  if (fa.n == 2 && fb.n == 2) cnt = line_contacts(out, a, b, &fa, &fb, n, margin);
   if (cnt > 0) return cnt;
   // one point midway between the witness points
   double pos[3];

@@ -487,9 +487,54 @@ static int recorded_clip_build(recClip* rc, const dualCtx* x, const physConvex* 
   return clip_values(&rc->c, &f[r], &f[1 - r]) ? -1 : 0;
 }
 
+// the side of cylinder or capsule i as a line contact records it (a cylinder's SURFACE 0, a capsule's EDGE 0, at
+// the recorded angle), taken along the unit direction udir: 0, or -1 when the record does not fit the geom
+static int dline_side(dFeature* f, const dualCtx* x, int i, const physConvex* c, int feat, const vd_t* udir) {
+  int kind = PHYS_FEATURE_KIND(feat);
+  if (PHYS_CONVEX_CLIP_ID(feat) != 0) return -1;
+  if (c->type == PHYS_GEOM_CYLINDER && kind == PHYS_FEAT_SURFACE)
+    dfeature_cylinder(f, x, i, 0, x->tc->featangle[i], udir);
+  else if (c->type == PHYS_GEOM_CAPSULE && kind == PHYS_FEAT_EDGE)
+    dfeature_capsule(f, x, i, udir);
+  else
+    return -1;
+  return 0;
+}
+
+// a line contact of parallel sides (convex.c's line_contacts) as the target records it: geom 0's side (REF) and
+// geom 1's side (INC) along the normal m = the unit part of c_1 - c_0 perpendicular to geom 0's axis, the overlap
+// of geom 1's side projected on geom 0's (t in [max(0, min(t0, t1)), min(l_a, max(t0, t1))], the bounds chosen by
+// value), its end pt (0 low, 1 high): pa on geom 0's side, qb on geom 1's at the same t, pos their midpoint, dist
+// (qb - pa).m. 0, or -1 when the record does not fit
+static int dline_contact(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, const physConvex* ab, int pt) {
+  vd_t a = in_axis(x, 0, 2), c0 = in_centre(x, 0), c1 = in_centre(x, 1), e = vd_sub(c1, &c0);
+  vd_t m = vd_axpy(e, sd_lscl(-1, vd_dot(&e, &a)), &a);
+  m = vd_unit(&m);
+  vd_t mm = vd_lscl(-1, m);
+  dFeature f[2];
+  if (pt < 0 || pt > 1 || dline_side(&f[0], x, 0, &ab[0], x->tfeat[0], &m) ||
+      dline_side(&f[1], x, 1, &ab[1], x->tfeat[1], &mm))
+    return -1;
+  vd_t ua = vd_sub(f[0].p[1], &f[0].p[0]), ub = vd_sub(f[1].p[1], &f[1].p[0]);
+  sd_t la = vd_norm(&ua);
+  ua = vd_unit(&ua);
+  vd_t e0 = vd_sub(f[1].p[0], &f[0].p[0]), e1 = vd_sub(f[1].p[1], &f[0].p[0]);
+  sd_t t0 = vd_dot(&e0, &ua), t1 = vd_dot(&e1, &ua);
+  sd_t lo = t0.v < t1.v ? t0 : t1, hi = t0.v < t1.v ? t1 : t0;
+  sd_t t = pt ? (hi.v < la.v ? hi : la) : (lo.v > 0 ? lo : sd_const(0));
+  vd_t pa = vd_axpy(f[0].p[0], t, &ua);
+  vd_t qb = vd_axpy(f[1].p[0], sd_div(sd_sub(t, t0), sd_sub(t1, t0)), &ub);
+  vd_t d = vd_sub(qb, &pa);
+  *dist = vd_dot(&d, &m);
+  *pos = vd_lscl(0.5, vd_add(pa, &qb));
+  *n = m;
+  return 0;
+}
+
 // a clipped manifold point as the target records it (reference face, incident feature, the point's number among
-// the clipped points in physContact.clip, with a cylinder its rim polygon's angle in featangle: convex.h),
-// differentiated without running the distance again: 0; 1 when the target is no clipped point; -1 when the record
+// the clipped points in physContact.clip, with a cylinder its rim polygon's angle in featangle: convex.h), or a line
+// contact of parallel sides (a side as the reference: dline_contact), differentiated without running the distance
+// again: 0; 1 when the target is no clipped point; -1 when the record
 // names a feature or point the geometry does not have. rc keeps the features and clipping across the targets of
 // one pair (valid = 0 before the first)
 static int drecorded_clip(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, const physConvex* ab, recClip* rc) {
@@ -497,6 +542,9 @@ static int drecorded_clip(vd_t* pos, vd_t* n, sd_t* dist, const dualCtx* x, cons
   int fl0 = PHYS_FEATURE_FLAGS(x->tfeat[0]), fl1 = PHYS_FEATURE_FLAGS(x->tfeat[1]);
   int r = fl0 & PHYS_FEATF_REF ? 0 : fl1 & PHYS_FEATF_REF ? 1 : -1;
   if (r < 0 || !(PHYS_FEATURE_FLAGS(x->tfeat[1 - r]) & PHYS_FEATF_INC)) return 1;
+  int kr = PHYS_FEATURE_KIND(x->tfeat[r]);
+  if (kr == PHYS_FEAT_SURFACE || kr == PHYS_FEAT_EDGE)   // a side, not a face: a line contact (geom 0's side REF)
+    return r == 0 ? dline_contact(pos, n, dist, x, ab, x->tc->clip) : -1;
   int key[5] = {r, PHYS_FEATURE_KIND(x->tfeat[r]), PHYS_CONVEX_CLIP_ID(x->tfeat[r]),
                 PHYS_FEATURE_KIND(x->tfeat[1 - r]), PHYS_CONVEX_CLIP_ID(x->tfeat[1 - r])};
   const double* ang = x->tc->featangle;

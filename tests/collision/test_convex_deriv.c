@@ -527,6 +527,73 @@ static void test_big_mesh(void) {
   CHECK(ncmp == 3);
 }
 
+// parallel sides (issue 11): cylinder-cylinder and capsule-cylinder (capsule-capsule is primitive.c's closed form,
+// not a GJK pair) in both geom orders, the first
+// along a random direction, the second parallel beside it (sunk 1..3 mm, shifted along the axis so that either
+// side's end bounds the overlap), then tilted by 0 or +-2e-3 rad about a random axis (each side of GJK's normal's
+// kink): both points of the line contact record the sides (REF on the first geom, INC on the second) and their
+// Jacobian matches central differences; the record's normal is perpendicular to the first geom's axis
+static void test_parallel_sides(void) {
+  int types[2][2] = {{PHYS_GEOM_CYLINDER, PHYS_GEOM_CYLINDER}, {PHYS_GEOM_CAPSULE, PHYS_GEOM_CYLINDER}};
+  int ncmp[2][3] = {{0}}, nskip = 0, nline = 0, nrec = 0;
+  double rb[G_NGEOM], worst_perp = 0;
+  memcpy(rb, M->geom_rbound, sizeof(rb));
+  for (int it = 0; it < 120; it++) {
+    int k = it % 2, order = it / 2 % 2, tilted = it / 4 % 3, g[2] = {G_ANY, G_ROCKA};
+    int t1 = types[k][order], t2 = types[k][1 - order];
+    double r1 = t1 == PHYS_GEOM_CYLINDER ? 0.1 : 0.05, r2 = t2 == PHYS_GEOM_CYLINDER ? 0.06 : 0.04, h1 = 0.2, h2 = 0.12;
+    double c[3] = {0, 0, 0}, q[4], ax[3], Ra[9], up[3] = {0, 0, 1};
+    set_geom(g[0], t1, r1, h1, 0, c);
+    set_geom(g[1], t2, r2, h2, 0, c);
+    M->geom_rbound[g[0]] = t1 == PHYS_GEOM_CAPSULE ? r1 + h1 : sqrt(r1 * r1 + h1 * h1);
+    M->geom_rbound[g[1]] = t2 == PHYS_GEOM_CAPSULE ? r2 + h2 : sqrt(r2 * r2 + h2 * h2);
+    // the second geom: the first's rotation, its centre at a random direction perpendicular to the axis
+    memcpy(Ra, D->geom_xmat + 9 * g[0], sizeof(Ra));
+    memcpy(D->geom_xmat + 9 * g[1], Ra, sizeof(Ra));
+    for (int j = 0; j < 3; j++) ax[j] = Ra[3 * j + 2];
+    double w[3], dir[3], Rw[9];
+    phys_cross3(w, ax, up);
+    phys_normalize3(w);
+    phys_axisangle2quat(q, ax, phys_rng_range(&RNG, -3.14, 3.14));
+    phys_quat2mat(Rw, q);
+    phys_mat_vec3(dir, Rw, w);
+    double dist = r1 + r2 - phys_rng_range(&RNG, 0.001, 0.003), along = phys_rng_range(&RNG, -0.12, 0.12);
+    for (int j = 0; j < 3; j++) D->geom_xpos[3 * g[1] + j] = dist * dir[j] + along * ax[j];
+    if (tilted) {
+      double tw[3], dt[3] = {0, 0, 0};
+      rand_pt(tw, 1);
+      phys_normalize3(tw);
+      for (int j = 0; j < 3; j++) tw[j] *= tilted == 1 ? 2e-3 : -2e-3;
+      twist(g[1], dt, tw);
+    }
+    int swap;   // capsule-cylinder in the pair function's order: the tilted geom first when swapped
+    phys_collide_fn(t1, t2, &swap);
+    if (swap) {
+      int gt = g[0];
+      g[0] = g[1], g[1] = gt, t1 = t2;
+      for (int j = 0; j < 3; j++) ax[j] = D->geom_xmat[9 * g[0] + 3 * j + 2];
+    }
+    physContact out[PHYS_MAXPAIRCON];
+    int nout = phys_collide_convex_convex(M, D, g[0], g[1], MARGIN, out);
+    nline += nout == 2;
+    for (int i = 0; i < nout; i++) {
+      int* f = out[i].feature;
+      nrec += PHYS_FEATURE_FLAGS(f[0]) == PHYS_FEATF_REF && PHYS_FEATURE_FLAGS(f[1]) == PHYS_FEATF_INC &&
+              PHYS_FEATURE_KIND(f[0]) == (t1 == PHYS_GEOM_CYLINDER ? PHYS_FEAT_SURFACE : PHYS_FEAT_EDGE);
+      worst_perp = fmax(worst_perp, fabs(phys_dot3(out[i].frame, ax)));
+    }
+    check_pair(phys_collide_convex_convex, g[0], g[1], &ncmp[k][tilted], &nskip);
+    M->geom_type[G_ANY] = PHYS_GEOM_SPHERE, M->geom_type[G_ROCKA] = PHYS_GEOM_MESH;
+    memcpy(M->geom_rbound, rb, sizeof(rb));
+  }
+  printf("parallel sides: %d line contacts of 120, %d points recorded; compared (parallel, +tilt, -tilt): "
+         "cylinders %d %d %d, capsule-cylinder %d %d %d, %d skipped; normal . axis %.2g\n", nline, nrec, ncmp[0][0],
+         ncmp[0][1], ncmp[0][2], ncmp[1][0], ncmp[1][1], ncmp[1][2], nskip, worst_perp);
+  CHECK(nline == 120 && nrec == 240 && worst_perp < 1e-14);
+  for (int k = 0; k < 2; k++)
+    for (int t = 0; t < 3; t++) CHECK(ncmp[k][t] >= 36);
+}
+
 // out-of-range indices and the wrong geom order are refused (-1)
 static void test_refused(void) {
   double p[3] = {0, 0, 0}, q[3] = {0.1, 0.2, 0.3}, jac[7 * 18];
@@ -547,6 +614,7 @@ int main(void) {
   test_cylinder_upright();
   test_smooth_random();
   test_big_mesh();
+  test_parallel_sides();
   test_refused();
   printf("all contacts of a pair at once: %d pairs, %d contacts, %d pairs of 2+ contacts bit-identical to one by "
          "one\n", ALL_PAIRS, ALL_CON, ALL_MULTI);
