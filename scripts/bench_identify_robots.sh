@@ -20,7 +20,7 @@
 #   scripts/bench_identify_robots.sh [PHYSID] [DATA] [MAKER]   (from the repository root; defaults build/physid,
 #        ../shared/data/elbow_toss, build/sysid_test_oracle_fit; NTRAIN=100, MODELS="lcp cone ccp penalty")
 #
-# Writes bench/results/identify_robots.md.
+# Writes bench/results/identify_robots.md (OUT=FILE writes FILE instead: two runs with different MODELS side by side).
 set -u
 PHYSID=${1:-build/physid}
 DATA=${2:-../shared/data/elbow_toss}
@@ -28,7 +28,7 @@ MAKER=${3:-build/sysid_test_oracle_fit}
 NTRAIN=${NTRAIN:-100}
 MODELS=${MODELS:-"lcp cone ccp penalty"}
 CALLGRIND=${CALLGRIND:-1}
-OUT=bench/results/identify_robots.md
+OUT=${OUT:-bench/results/identify_robots.md}
 ELBOW="tests/data/elbow/elbow.urdf --floating --add models/floor.xml"
 for f in "$PHYSID" "$MAKER"; do
   if [ ! -x "$f" ]; then
