@@ -37,6 +37,9 @@ typedef enum physStatus_ {
 } physStatus;
 
 const char* phys_status_str(physStatus s);
+// the version of the library linked at run time ("0.1.0"): compare with the header's PHYS_VERSION to catch a
+// program built against other headers than the libphysid.so it runs with
+const char* phys_version(void);
 
 #define PHYS_MSGLEN 1024
 #define PHYS_MAXWARN 16

@@ -23,6 +23,9 @@ const char* phys_status_str(physStatus s) {
   return status_text[s];
 }
 
+// the library's version, compiled in (the header a program was built with has its own PHYS_VERSION)
+const char* phys_version(void) { return PHYS_VERSION; }
+
 // record an error; the first error wins so the root cause is reported, not its consequences
 physStatus phys_error(physLog* log, physStatus s, const char* fmt, ...) {
   if (log && log->status == PHYS_OK) {

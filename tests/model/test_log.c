@@ -51,6 +51,7 @@ int main(void) {
   CHECK(log.nkind == 1 && !strcmp(log.warning[0], "again"));
   CHECK(strcmp(phys_status_str(PHYS_OK), "ok") == 0);
   CHECK(strcmp(phys_status_str((physStatus)99), "unknown status") == 0);
+  CHECK(strcmp(phys_version(), PHYS_VERSION) == 0);   // the library and the header it was built with agree
   CHECK(phys_error(NULL, PHYS_ERR_IO, "no log") == PHYS_ERR_IO);
   return test_done();
 }

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# tests/install/run.sh BUILD SOURCE - issue 18 item 1: install physid from BUILD into a scratch prefix and use it
+# from outside, as another project would: consumer.c built through pkg-config (shared, and the static archive)
+# and through find_package(physid) (physid::physid, physid::physid_static); all four print the same line. Also:
+# libphysid.so's SONAME carries the ABI version, it exports phys_* symbols only, and the installed
+# `physid --version` is the package's version. Exits 1 with a message on the first failure.
+set -euo pipefail
+BUILD=$(cd "$1" && pwd)
+SRC=$(cd "$2" && pwd)
+TMP=$(mktemp -d /tmp/physid_install_XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+fail() { echo "install test: $*" >&2; exit 1; }
+P=$TMP/prefix
+cmake --install "$BUILD" --prefix "$P" > "$TMP/install.log" || { cat "$TMP/install.log" >&2; fail "cmake --install failed"; }
+LIB=$(find "$P" -name 'libphysid.so' | head -1)
+[ -n "$LIB" ] || fail "no libphysid.so under $P"
+LIBDIR=$(dirname "$LIB")
+export PKG_CONFIG_PATH=$LIBDIR/pkgconfig
+VERSION=$(pkg-config --modversion physid) || fail "pkg-config does not find physid.pc in $LIBDIR/pkgconfig"
+MAJMIN=${VERSION%.*}
+soname=$(objdump -p "$LIB" | awk '$1 == "SONAME" { print $2 }')
+[ "$soname" = "libphysid.so.$MAJMIN" ] || fail "SONAME '$soname', expected libphysid.so.$MAJMIN"
+others=$(nm -D --defined-only "$LIB" | awk '{ print $3 }' | grep -v '^phys_' || true)
+[ -z "$others" ] || fail "libphysid.so exports symbols other than phys_*: $(echo "$others" | head -5 | tr '\n' ' ')"
+[ "$("$P/bin/physid" --version)" = "physid $VERSION" ] || fail "installed physid --version: $("$P/bin/physid" --version)"
+for f in include/physid.h share/doc/physid/LICENSE share/doc/physid/CHANGELOG.md; do
+  [ -f "$P/$f" ] || fail "$f not installed"
+done
+MODEL=$SRC/models/arm7.xml
+CC=${CC:-cc}
+# pkg-config, shared (run-time path to the scratch prefix) and the static archive
+# shellcheck disable=SC2046
+"$CC" "$SRC/tests/install/consumer.c" -o "$TMP/pc_shared" $(pkg-config --cflags --libs physid) -Wl,-rpath,"$LIBDIR" ||
+  fail "pkg-config shared build failed"
+# shellcheck disable=SC2046
+"$CC" "$SRC/tests/install/consumer.c" -o "$TMP/pc_static" $(pkg-config --cflags physid) -L"$LIBDIR" \
+  -Wl,-Bstatic -lphysid -Wl,-Bdynamic $(pkg-config --static --libs-only-l physid | sed 's/-lphysid //') ||
+  fail "pkg-config static build failed"
+# find_package(physid)
+for t in physid physid_static; do
+  cmake -S "$SRC/tests/install" -B "$TMP/cm_$t" -DCMAKE_PREFIX_PATH="$P" -DPHYS_LINK="physid::$t" \
+    -DCMAKE_BUILD_TYPE=Release > "$TMP/cm_$t.log" 2>&1 || { cat "$TMP/cm_$t.log" >&2; fail "find_package(physid) failed ($t)"; }
+  cmake --build "$TMP/cm_$t" > "$TMP/cm_${t}_build.log" 2>&1 || { cat "$TMP/cm_${t}_build.log" >&2; fail "CMake build failed ($t)"; }
+done
+ldd "$TMP/pc_shared" | grep -q "libphysid.so.$MAJMIN => $LIBDIR" || fail "pc_shared does not load $LIBDIR/libphysid.so.$MAJMIN"
+! ldd "$TMP/pc_static" | grep -q libphysid || fail "pc_static loads libphysid.so"
+ldd "$TMP/cm_physid/consumer" | grep -q "libphysid.so.$MAJMIN => $LIBDIR" || fail "the CMake shared consumer does not load $LIBDIR/libphysid.so.$MAJMIN"
+! ldd "$TMP/cm_physid_static/consumer" | grep -q libphysid || fail "the CMake static consumer loads libphysid.so"
+want=$("$TMP/pc_shared" "$MODEL") || fail "pc_shared failed"
+case "$want" in "physid $VERSION: nq 7, t 0.200, qpos[0] "*) ;; *) fail "pc_shared printed '$want'" ;; esac
+for b in pc_static cm_physid/consumer cm_physid_static/consumer; do
+  got=$("$TMP/$b" "$MODEL") || fail "$b failed"
+  [ "$got" = "$want" ] || fail "$b printed '$got', pc_shared '$want'"
+done
+echo "install test: $want (pkg-config and find_package, shared and static; SONAME $soname; $(nm -D --defined-only "$LIB" | wc -l) phys_* symbols)"
