@@ -424,6 +424,9 @@ static physStatus problem_init(fitProblem* pb, physModel* m, const physParamTabl
   int nsel, ndata;
   physStatus st = layout(m, t, ds, opt, &nsel, &ndata, log);
   if (st != PHYS_OK) return st;
+  if (m->na > 0)   // issue 15 item 2: the step derivatives have act (act_deriv.h), the fit's state and data not yet
+    return phys_error(log, PHYS_ERR_MODEL, "fit: the model has actuators with dynamics (%d activations, MuJoCo's "
+                      "act): the fit's data and sensitivities do not carry act yet (the step derivatives do)", m->na);
   int nv = m->nv, nx = 2 * nv, nth = t->ntheta;
   pb->m = m, pb->t = t, pb->ds = ds, pb->opt = opt, pb->log = log, pb->theta0 = theta0;
   pb->nx = nx, pb->ntheta = nth, pb->nsel = nsel, pb->ndata = ndata;
@@ -710,9 +713,6 @@ static physStatus sens_step(fitWorker* wk, int k, int s, int first, int ws, int 
   int nx = pb->nx, nth = pb->ntheta, nvf = pb->nvf;
   double* A = wv || (ws && !first) ? wk->A : NULL;
   physStatus st = linearize_guarded(wk, A, ws ? wk->P : NULL);
-  if (st == PHYS_ERR_MODEL && !phys_grad_actuators_ok(pb->m))
-    return phys_error(&wk->log, st, "fit: the model has actuators with dynamics (activations, MuJoCo's act): the "
-                      "step derivatives of the fit do not support them yet");
   if (st != PHYS_OK)
     return phys_error(&wk->log, st, "fit: the step derivative failed on trajectory %d (%s) after sample %d, time %.9g: %s (%s)",
                       k, pb->ds->traj[k].source, s, d->time, phys_status_str(st), d->lastwarning);

@@ -23,6 +23,9 @@
 // 5. Penalty contact: a box sliding and spinning on the floor with its corners pressed in (60 steps), friction,
 //    restitution, penalty stiffness and mass as parameters: 1 and 2 as above (lcp, cone, ccp rollouts:
 //    test_step_contact_deriv.c).
+// 6. Activations (issue 15 item 2): tests/data/actuator_contact.xml's cube on one corner pushed by a filtered
+//    thruster beside an arm with an integrator and a filtered servo, lcp, 40 steps: dL/dx0 (x = q, v, act),
+//    dL/du and dL/dtheta (timeconst of both filters, gain, mass) as 1, and 2 (records with act).
 #include "grad_models.h"
 #include "params.h"
 #include "rollout.h"
@@ -88,7 +91,7 @@ typedef struct rollCase_ {
   physModel* m;
   physData* d;
   physParamTable tab;
-  double *qpos0, *qvel0, time0, *u;
+  double *qpos0, *qvel0, *act0, time0, *u;   // act0: NULL without activations
   int T;
 } rollCase;
 
@@ -96,6 +99,7 @@ typedef struct rollCase_ {
 static void reset_case(rollCase* c) {
   memcpy(c->d->qpos, c->qpos0, sizeof(double) * c->m->nq);
   memcpy(c->d->qvel, c->qvel0, sizeof(double) * c->m->nv);
+  if (c->act0) memcpy(c->d->act, c->act0, sizeof(double) * c->m->na);
   c->d->time = c->time0;
   c->d->ncon = c->d->ncon_prev = 0;
 }
@@ -121,20 +125,22 @@ static double fd6(rollCase* c, perturbFn set, int i) {
   return s / (60 * H_FD);
 }
 
-// x_0 tangent coordinate i (q tangent for i < nv, else qvel) moved by h; -h undoes it (integration of a
+// x_0 tangent coordinate i (q tangent for i < nv, qvel for i < 2nv, else act) moved by h; -h undoes it (integration of a
 // single tangent coordinate is exactly invertible only to rounding: restore from a copy instead)
 static double* g_xsave;
 static void perturb_x(rollCase* c, int i, double h) {
   int nv = c->m->nv;
   if (g_xsave == NULL) {   // apply
-    g_xsave = malloc(sizeof(double) * (c->m->nq + nv));
+    g_xsave = malloc(sizeof(double) * (c->m->nq + nv + 1));
     memcpy(g_xsave, c->qpos0, sizeof(double) * c->m->nq);
     memcpy(g_xsave + c->m->nq, c->qvel0, sizeof(double) * nv);
     if (i < nv) gm_perturb(c->m, c->qpos0, g_xsave, i, h);
-    else c->qvel0[i - nv] += h;
+    else if (i < 2 * nv) c->qvel0[i - nv] += h;
+    else g_xsave[c->m->nq + nv] = c->act0[i - 2 * nv], c->act0[i - 2 * nv] += h;
   } else {                 // undo
     memcpy(c->qpos0, g_xsave, sizeof(double) * c->m->nq);
     memcpy(c->qvel0, g_xsave + c->m->nq, sizeof(double) * nv);
+    if (i >= 2 * nv) c->act0[i - 2 * nv] = g_xsave[c->m->nq + nv];
     free(g_xsave);
     g_xsave = NULL;
   }
@@ -185,7 +191,7 @@ static gradOut run_grad(rollCase* c, int k, physLog* log) {
   o.nwork = phys_rollout_worksize(m, c->T, kk, c->tab.ntheta);
   o.work = malloc(sizeof(double) * (o.nwork + 16));
   memset(o.work, 0xA5, sizeof(double) * (o.nwork + 16));   // sentinel bytes: written words change
-  o.xb = calloc(2 * m->nv, sizeof(double));
+  o.xb = calloc(2 * m->nv + m->na, sizeof(double));
   o.ub = calloc((size_t)c->T * m->nu + 1, sizeof(double));
   o.tb = calloc(c->tab.ntheta + 1, sizeof(double));
   lossCtx lc = {m, NULL, 0};
@@ -205,7 +211,7 @@ static void free_grad(gradOut* o) {
 // 1: the gradient against central differences of the rollout
 static void check_fd(rollCase* c) {
   const physModel* m = c->m;
-  int nv = m->nv, nu = m->nu, T = c->T, nt = c->tab.ntheta;
+  int nv = m->nv, nu = m->nu, T = c->T, nt = c->tab.ntheta, nx = 2 * nv + m->na;
   physLog log;
   memset(&log, 0, sizeof(log));
   gradOut o = run_grad(c, 0, &log);
@@ -213,11 +219,11 @@ static void check_fd(rollCase* c) {
   double L = rollout_loss(c);
   CHECK_MSG(memcmp(&L, &o.L, sizeof(L)) == 0, "%s T=%d: loss %.17g != rollout %.17g", c->name, T, o.L, L);
 
-  double* ref = malloc(sizeof(double) * (2 * nv + (size_t)T * nu + nt + 1));
-  for (int i = 0; i < 2 * nv; i++) ref[i] = fd6(c, perturb_x, i);
+  double* ref = malloc(sizeof(double) * (nx + (size_t)T * nu + nt + 1));
+  for (int i = 0; i < nx; i++) ref[i] = fd6(c, perturb_x, i);
   char what[128];
   snprintf(what, sizeof(what), "%s T=%d dL/dx0", c->name, T);
-  double ex = gm_compare(what, o.xb, ref, 1, 2 * nv, fabs(L), GM_RTOL);
+  double ex = gm_compare(what, o.xb, ref, 1, nx, fabs(L), GM_RTOL);
   double eu = 0, et = 0;
   if (nu > 0) {
     for (int i = 0; i < T * nu; i++) ref[i] = fd6(c, perturb_u, i);
@@ -241,9 +247,10 @@ static void check_fd(rollCase* c) {
 // 2, 3: bit-identical gradients for every interval, bit-identical recomputed states, exact memory
 static void check_checkpoints(rollCase* c) {
   const physModel* m = c->m;
-  // a record: qpos, qvel, time, ncon, the contact list padded to nconmax (rollout.h)
-  int T = c->T, nq = m->nq, nv = m->nv;
-  int nrec = nq + nv + 2 + (int)((sizeof(physContact) * (size_t)m->nconmax + sizeof(double) - 1) / sizeof(double));
+  // a record: qpos, qvel, act, time, ncon, the contact list padded to nconmax (rollout.h)
+  int T = c->T, nq = m->nq, nv = m->nv, na = m->na;
+  int nrec = nq + nv + na + 2 +
+             (int)((sizeof(physContact) * (size_t)m->nconmax + sizeof(double) - 1) / sizeof(double));
   physLog log;
   memset(&log, 0, sizeof(log));
 
@@ -270,7 +277,7 @@ static void check_checkpoints(rollCase* c) {
     gradOut o = run_grad(c, k, &log);
     CHECK(o.st == PHYS_OK);
     CHECK_MSG(memcmp(&o.L, &full.L, sizeof(double)) == 0, "%s T=%d k=%d: loss differs", c->name, T, k);
-    CHECK_MSG(memcmp(o.xb, full.xb, sizeof(double) * 2 * nv) == 0, "%s T=%d k=%d: dL/dx0 differs from the "
+    CHECK_MSG(memcmp(o.xb, full.xb, sizeof(double) * (2 * nv + na)) == 0, "%s T=%d k=%d: dL/dx0 differs from the "
               "full tape", c->name, T, k);
     CHECK_MSG(memcmp(o.ub, full.ub, sizeof(double) * (size_t)T * m->nu) == 0, "%s T=%d k=%d: dL/du differs",
               c->name, T, k);
@@ -283,12 +290,12 @@ static void check_checkpoints(rollCase* c) {
       int t = s < nchk ? s * k : s - nchk;
       const double* r = o.work + (size_t)s * nrec;
       int same = memcmp(r, states + (size_t)t * (nq + nv), sizeof(double) * (nq + nv)) == 0 &&
-                 memcmp(r + nq + nv, times + t, sizeof(double)) == 0;
+                 memcmp(r + nq + nv + na, times + t, sizeof(double)) == 0;
       CHECK_MSG(same, "%s T=%d k=%d: record %d (state %d) differs from phys_step's", c->name, T, k, s, t);
     }
 
     // memory: the predicted size, all of it used, nothing past it
-    size_t pred = (size_t)phys_rollout_nstate(T, k) * nrec + 6 * (size_t)nv + c->tab.ntheta;
+    size_t pred = (size_t)phys_rollout_nstate(T, k) * nrec + 3 * (size_t)(2 * nv + na) + c->tab.ntheta;
     CHECK(o.nwork == pred);
     unsigned char pat[sizeof(double)];
     memset(pat, 0xA5, sizeof(pat));
@@ -355,6 +362,7 @@ static void free_case(rollCase* c) {
   phys_free_model(c->m);
   free(c->qpos0);
   free(c->qvel0);
+  free(c->act0);
   free(c->u);
 }
 
@@ -390,6 +398,45 @@ static void check_penalty(void) {
   reset_case(&c);
   double h = H_FD;
   H_FD = 1e-5;   // the corners stay in contact within perturbations of this size (2.5e-4 m pressed in)
+  check_fd(&c);
+  H_FD = h;
+  check_checkpoints(&c);
+  free_case(&c);
+}
+
+// 6: activations through the rollout (lcp): the cube on one corner sliding and spinning (in contact the whole
+// rollout), pushed by its filtered thruster, and the arm's integrator and filtered servo, with controls that
+// keep every activation inside its range and every control inside its ctrlrange
+static void check_act(void) {
+  const char* spec[] = {"timeconst:thrust", "timeconst:servo", "gain:thrust", "mass:box"};
+  rollCase c;
+  memset(&c, 0, sizeof c);
+  c.name = "act_contact";
+  c.m = gm_load("tests/data/actuator_contact.xml", 0);
+  c.d = phys_make_data(c.m);
+  physLog log;
+  memset(&log, 0, sizeof(log));
+  CHECK_MSG(phys_param_table_build(&c.tab, c.m, spec, 4, &log) == PHYS_OK, "act: %s", log.error);
+  c.d->qpos[2] = 0.1 - 2e-4;
+  c.d->qvel[0] = 1, c.d->qvel[1] = 0.3, c.d->qvel[5] = 0.5;
+  c.d->qpos[7] = 0.3, c.d->qpos[8] = -0.4, c.d->qvel[6] = 0.5, c.d->qvel[7] = -1;
+  c.T = 40;
+  c.qpos0 = malloc(sizeof(double) * c.m->nq);
+  c.qvel0 = malloc(sizeof(double) * c.m->nv);
+  c.act0 = malloc(sizeof(double) * c.m->na);
+  memcpy(c.qpos0, c.d->qpos, sizeof(double) * c.m->nq);
+  memcpy(c.qvel0, c.d->qvel, sizeof(double) * c.m->nv);
+  double act0[3] = {0.4, 0.1, -0.3};
+  memcpy(c.act0, act0, sizeof act0);
+  c.u = malloc(sizeof(double) * (size_t)c.T * c.m->nu);
+  for (int t = 0; t < c.T; t++)
+    for (int i = 0; i < c.m->nu; i++) c.u[t * c.m->nu + i] = 0.3 * sin(0.05 * t + 1.3 * i + 0.2) + (i == 1 ? 0.5 : 0);
+  reset_case(&c);
+  phys_step(c.m, c.d);
+  CHECK_MSG(c.d->ncon > 0, "act: no contact after one step");
+  reset_case(&c);
+  double h = H_FD;
+  H_FD = 1e-5;   // contact kept within perturbations of this size
   check_fd(&c);
   H_FD = h;
   check_checkpoints(&c);
@@ -492,6 +539,7 @@ int main(void) {
   check_refusal();
   check_rejected();
   check_penalty();
+  check_act();
   const char* pen[] = {"mass:bob", "com:bob", "damping:swing", "gravity"};
   const char* mix[] = {"inertia:arm", "stiffness:ball", "damping:slide", "stiffness:spring", "damping:spring",
                        "restlength:spring", "gear:m_hinge", "mass:base", "gravity"};

@@ -636,14 +636,14 @@ static void test_bad_input(void) {
       {{start, data, "--param", "damping:swing", "--loss", "twostep"}, 2, "--loss must be one of"},
       {{start, data, "--param", "damping:swing", "--velocities", "sometimes"}, 2, "--velocities must be one of"},
       {{path("in_nomodel.xml"), data, "--param", "damping:swing"}, 1, "in_nomodel.xml"},
-      // a model with actuator activations (MuJoCo's act): the fit's step derivatives do not cover them
+      // a model with actuator activations (MuJoCo's act): the step derivatives cover them, the fit's data not yet
       {{"tests/data/actuator_dynamics.xml",
         write_file("in_act.csv", "t,q0,q1,q2,q3,q4,q5,q6,q7,q8,q9,q10,v0,v1,v2,v3,v4,v5,v6,v7,v8,v9\n"
                                  "0,0,0,0,0,1,0,1,1,0,0,0,0,0,0,0,0,0,0,0,0,0\n"
                                  "0.002,0,0,0,0,1,0,1,1,0,0,0,0,0,0,0,0,0,0,0,0,0\n"),
         "--param", "gain:capped"},
-       1, "the model has actuators with dynamics (activations, MuJoCo's act): the step derivatives of the fit do not "
-          "support them yet"},
+       1, "the model has actuators with dynamics (6 activations, MuJoCo's act): the fit's data and sensitivities do "
+          "not carry act yet"},
   };
   mkdir(path("in_emptydir"), 0755);
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
