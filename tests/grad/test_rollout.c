@@ -26,9 +26,12 @@
 // 6. Activations (issue 15 item 2): tests/data/actuator_contact.xml's cube on one corner pushed by a filtered
 //    thruster beside an arm with an integrator and a filtered servo, lcp, 40 steps: dL/dx0 (x = q, v, act),
 //    dL/du and dL/dtheta (timeconst of both filters, gain, mass) as 1, and 2 (records with act).
+// 7. The thruster's time constant recovered from a simulated recording (200 lcp steps, truth 0.05 s, start 0.1)
+//    by Newton steps on the rollout gradient's dL/dtau, to 1e-6.
 #include "grad_models.h"
 #include "params.h"
 #include "rollout.h"
+#include "step.h"
 
 static double H_FD = 1e-3;   // ROLLOUT_H overrides (to measure the error against h)
 #define MAXREC 20000   // recorded states (qpos, qvel) of the plain rollout
@@ -443,6 +446,66 @@ static void check_act(void) {
   free_case(&c);
 }
 
+// 7: a time constant recovered from simulated data through the rollout gradient (issue 15 item 2): the cube's
+// thruster (tau 0.05 s) recorded over 200 lcp steps from act 0 under a step in its control (1 then 0.7), the
+// model's tau set to 0.1, then Newton steps on dL/dtau = 0 with dL/dtau from phys_rollout_grad and the curvature
+// from a difference of two such gradients: the loss is the squared error of the cube's x position and velocity
+// against the recording
+typedef struct tauCtx_ {
+  const double* rec;   // (T + 1) x 2: x, vx
+} tauCtx;
+
+static double tau_loss(void* vctx, int t, const double* qpos, const double* qvel, double* gq, double* gv) {
+  const tauCtx* c = vctx;
+  double ex = qpos[0] - c->rec[2 * t], ev = qvel[0] - c->rec[2 * t + 1];
+  gq[0] = 1e4 * ex, gv[0] = 1e2 * ev;
+  return 0.5 * (1e4 * ex * ex + 1e2 * ev * ev);
+}
+
+static void check_act_identify(void) {
+  physModel* m = gm_load("tests/data/actuator_contact.xml", 0);
+  physData* d = phys_make_data(m);
+  const char* spec[] = {"timeconst:thrust"};
+  physParamTable tab;
+  physLog log;
+  memset(&log, 0, sizeof log);
+  CHECK_MSG(phys_param_table_build(&tab, m, spec, 1, &log) == PHYS_OK, "%s", log.error);
+  int T = 200, nu = m->nu;
+  double* u = calloc((size_t)T * nu, sizeof(double));
+  double* rec = malloc(sizeof(double) * 2 * (size_t)(T + 1));
+  for (int t = 0; t < T; t++) u[(size_t)t * nu + 1] = t < 100 ? 1.0 : 0.7;   // the thruster's control
+  size_t ns = phys_state_size(m);
+  double* x0 = malloc(sizeof(double) * ns);
+  d->qpos[2] = 0.1 - 2e-4;
+  phys_state_save(m, d, x0);
+  for (int t = 0; t <= T; t++) {   // the recording at the true tau (0.05)
+    rec[2 * t] = d->qpos[0], rec[2 * t + 1] = d->qvel[0];
+    if (t < T) memcpy(d->ctrl, u + (size_t)t * nu, sizeof(double) * nu), phys_step(m, d);
+  }
+  CHECK_MSG(rec[2 * T] > 0.02, "x_T %g", rec[2 * T]);   // the cube slid (3.85 cm)
+  tauCtx c = {rec};
+  int k = phys_rollout_interval(T, 0);
+  double* work = malloc(sizeof(double) * phys_rollout_worksize(m, T, k, 1));
+  double tau = 0.1, L = 0, g = 0, gh = 0, h = 1e-6;
+  for (int it = 0; it < 8; it++) {   // Newton on dL/dtau = 0 (the curvature by a difference of the gradient)
+    CHECK(phys_param_set(&tab, m, &tau) == PHYS_OK);
+    phys_state_load(m, d, x0), d->ncon = 0;
+    CHECK(phys_rollout_grad(m, d, &tab, T, k, u, tau_loss, &c, work, &L, NULL, NULL, &g, &log) == PHYS_OK);
+    double th = tau + h;
+    CHECK(phys_param_set(&tab, m, &th) == PHYS_OK);
+    phys_state_load(m, d, x0), d->ncon = 0;
+    CHECK(phys_rollout_grad(m, d, &tab, T, k, u, tau_loss, &c, work, NULL, NULL, NULL, &gh, &log) == PHYS_OK);
+    double step = -g / ((gh - g) / h);
+    tau = fmax(0.5 * tau, fmin(2 * tau, tau + step));
+  }
+  printf("act_identify: timeconst:thrust from 0.1 to %.12g (truth 0.05), loss %.3g\n", tau, L);
+  CHECK_MSG(fabs(tau - 0.05) < 1e-6, "timeconst recovered as %.12g (truth 0.05)", tau);
+  phys_param_table_free(&tab);
+  free(u), free(rec), free(x0), free(work);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
 // bad arguments are refused
 static void check_refusal(void) {
   physModel* m = gm_load("tests/data/box.xml", 0);
@@ -540,6 +603,7 @@ int main(void) {
   check_rejected();
   check_penalty();
   check_act();
+  check_act_identify();
   const char* pen[] = {"mass:bob", "com:bob", "damping:swing", "gravity"};
   const char* mix[] = {"inertia:arm", "stiffness:ball", "damping:slide", "stiffness:spring", "damping:spring",
                        "restlength:spring", "gear:m_hinge", "mass:base", "gravity"};
