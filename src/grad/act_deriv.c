@@ -38,7 +38,7 @@ static void act_param_rows(const physModel* m, const physData* d, const physPara
     if (p->kind != PHYS_PAR_TIMECONST) continue;
     int k = m->actuator_actadr[p->id];
     double dtau;
-    phys_step_act_timeconst_one(m, d, p->id, &dtau);
+    phys_step_act_timeconst(m, d, p->id, &dtau);
     P[(size_t)(2 * nv + k) * ld + p->adr] += dtau;
   }
 }
@@ -126,7 +126,7 @@ physStatus phys_act_record_vjp(const physModel* m, physData* d, const physStepRe
         const physParam* p = t->param + e;
         if (p->kind != PHYS_PAR_TIMECONST) continue;
         double dtau;
-        phys_step_act_timeconst_one(m, d, p->id, &dtau);
+        phys_step_act_timeconst(m, d, p->id, &dtau);
         theta_bar[p->adr] += dtau * abn[m->actuator_actadr[p->id]];
       }
     }
@@ -138,7 +138,7 @@ physStatus phys_act_record_vjp(const physModel* m, physData* d, const physStepRe
 // dact+/dtau of actuator a (a filter: act+ = act + dt (c - act) / tau, so -dt act_dot / tau for tau > 1e-15 (the
 // clamp max(tau, 1e-15) has derivative 0 below); 0 when act+ is clamped, for other actuators, with actuation
 // disabled)
-void phys_step_act_timeconst_one(const physModel* m, const physData* d, int a, double* dtau) {
+void phys_step_act_timeconst(const physModel* m, const physData* d, int a, double* dtau) {
   int k = m->actuator_actadr[a];
   double tau = m->actuator_dynprm[3 * a], dt = m->opt.timestep;
   *dtau = 0;
@@ -149,10 +149,4 @@ void phys_step_act_timeconst_one(const physModel* m, const physData* d, int a, d
   const double* r = m->actuator_actrange + 2 * a;
   if (m->actuator_actlimited[a] && (x < r[0] || x > r[1])) return;
   *dtau = -dt * d->act_dot[k] / tau;
-}
-
-void phys_step_act_timeconst(const physModel* m, const physData* d, double* dtau) {
-  memset(dtau, 0, sizeof(double) * (size_t)m->na);
-  for (int a = 0; a < m->nu; a++)
-    if (m->actuator_actadr[a] >= 0) phys_step_act_timeconst_one(m, d, a, dtau + m->actuator_actadr[a]);
 }

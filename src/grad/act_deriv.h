@@ -36,12 +36,9 @@ physStatus phys_act_record_jacobian(const physModel* m, physData* d, const physS
 physStatus phys_act_record_vjp(const physModel* m, physData* d, const physStepRecord* rec, const physParamTable* t,
                                const double* xbar_next, double* xbar, double* ubar, double* theta_bar,
                                double* lambda, physKindVjp kind);
-// dact+/dtau of actuator a's activation (0 unless a is a filter; the rest as below)
-void phys_step_act_timeconst_one(const physModel* m, const physData* d, int a, double* dtau);
-// dact+/dtau (na) of one step at d's state: the derivative of each filter's updated activation with respect to
-// its time constant dynprm[0] (-dt (clamped ctrl - act) / tau^2; 0 when act+ is clamped to actrange, for
-// integrators and with actuation disabled). The step's (q+, v+) do not depend on tau (the force uses the current
-// act). Reads d->act_dot (phys_actuation at d's state: every linearization runs it).
-void phys_step_act_timeconst(const physModel* m, const physData* d, double* dtau);
+// dact+/dtau of actuator a's activation in one step at d's state: a filter's -dt (clamped ctrl - act) / tau^2
+// (0 when act+ is clamped to actrange, for other actuators and with actuation disabled). Reads d->act_dot
+// (phys_actuation at d's state: every linearization runs it).
+void phys_step_act_timeconst(const physModel* m, const physData* d, int a, double* dtau);
 
 #endif  // PHYS_ACT_DERIV_H
