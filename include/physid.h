@@ -613,6 +613,9 @@ typedef struct physData_ {
   size_t pstack;            // first free slot
   size_t pstack_max;        // largest pstack reached since phys_make_data / phys_reset_data (high-water mark)
   void* arena_guard;        // innermost phys_arena_guard of the running call (NULL: none; internal)
+  // issue 15 item 2 (activations in the derivatives; internal): 1 while the step derivatives take the input
+  // column of an actuator with dynamics as its activation's (src/grad/act_deriv.h), 0 otherwise
+  int grad_act_input;
 
   void* buffer;             // the single allocation
   size_t nbuffer;

@@ -28,6 +28,12 @@ physModel* grad_load_model(const gradArgs* a) {
     phys_free_model(m);
     return NULL;
   }
+  if (m->na > 0) {   // issue 15 item 2: the library's Jacobians have act (x = q, v, act), these outputs not yet
+    cli_error("%s: the model has actuators with dynamics (%d activations, MuJoCo's act): jacobian and gradcheck "
+              "write (q, v) only; the library's phys_step_jacobian has the act rows and columns", a->model, m->na);
+    phys_free_model(m);
+    return NULL;
+  }
   return m;
 }
 
@@ -209,8 +215,7 @@ void grad_explain_status(const physModel* m, physData* d, physStatus st, const c
               "(<flag equality=\"disable\"/> turns them off)", where, active_equalities(m));
   } else if (st == PHYS_ERR_MODEL) {
     if (!phys_grad_actuators_ok(m))
-      cli_error("%s: the model has actuators with dynamics (activations): the step Jacobians do not support them "
-                "yet", where);
+      cli_error("%s: a rest-length actuator has dynamics: the step Jacobians do not support it", where);
     else
       cli_error("%s: a ball joint is not the last joint of its body: the step Jacobians do not support it", where);
   } else {

@@ -66,7 +66,8 @@ static void on_signal(int sig) {
 //---------------------------------------------------------------------------------------------------------
 // simulation
 
-// the initial state: --init file, else keyframe 0, else qpos0 and zero velocity
+// the initial state: --init file (its act0.. columns the activations, else 0), else keyframe 0, else qpos0 and
+// zero velocity
 static int init_state(const physModel* m, physData* d, const char* init) {
   if (!init) {
     if (m->nkey > 0) phys_reset_keyframe(m, d, 0);
@@ -76,7 +77,7 @@ static int init_state(const physModel* m, physData* d, const char* init) {
   physLog log;
   memset(&log, 0, sizeof log);
   phys_reset_data(m, d);
-  if (phys_traj_read_state(&d->time, d->qpos, d->qvel, m, init, &log) == PHYS_OK) return 1;
+  if (phys_traj_read_state_act(&d->time, d->qpos, d->qvel, d->act, NULL, NULL, m, init, &log) == PHYS_OK) return 1;
   cli_error("%s", log.error);
   return 0;
 }
@@ -214,7 +215,7 @@ static int write_state(FILE* f, const physModel* m, const physData* d, const sim
   if (a->noise > 0) noisy_row(m, q, v, prev, first, a->every * m->opt.timestep, a->noise, nrng);
   const double* sens = probe ? probe_sensors(m, d, probe, sstate) : NULL;
   return phys_traj_write_row_s(f, m, d->time, q, v, m->nu > 0 ? d->ctrl : NULL, with_qfrc ? d->qfrc_applied : NULL,
-                               sens) == PHYS_OK;
+                               m->na > 0 ? d->act : NULL, sens) == PHYS_OK;
 }
 
 // the inputs of the interval that starts at step k (1-based): the replayed file's at the current time, else
@@ -245,7 +246,7 @@ static int run_steps(cliOutput* o, const physModel* m, physData* d, const simArg
   double *v = q + m->nq, *prev = v + m->nv;
   int wq = rp && rp->ds.has_qfrc;
   if (a->steps > 0) next_inputs(rp, m, d, a, cval, &rng, 1);
-  int ok = phys_traj_write_header_s(o->f, m, m->nu > 0, wq, a->sensors) == PHYS_OK &&
+  int ok = phys_traj_write_header_s(o->f, m, m->nu > 0, wq, m->na > 0, a->sensors) == PHYS_OK &&
            write_state(o->f, m, d, a, 1, wq, q, v, prev, &nrng, probe, &sstate);
   for (int k = 1; ok && k <= a->steps && !g_signal; k++) {
     ok = step_checked(m, d, a, k);
@@ -385,7 +386,8 @@ int cli_simulate(int argc, char** argv) {
   };
   const argCommand cmd = {"simulate",
                           "Simulate a model from its keyframe 0 (or qpos0, or --init) and write the trajectory "
-                          "as CSV:\nheader t,q0..q{nq-1},v0..v{nv-1} (then u0..u{nu-1}: the controls held from each row to the next), "
+                          "as CSV:\nheader t,q0..q{nq-1},v0..v{nv-1} (then u0..u{nu-1}: the controls held from each row to the next; "
+                          "act0..act{na-1}: the activations of a model with actuator dynamics), "
                           "values as %.17g, N+1 rows.",
                           "MODEL", 1, opt, sizeof opt / sizeof opt[0],
                           "physid simulate arm7.xml --steps 1000 --ctrl random --seed 3 --out arm7.csv"};

@@ -122,7 +122,8 @@ static xmlNode* mjcf_target(xmlNode* root, const physModel* m, const physParam* 
     case PHYS_PAR_SPRING_STIFFNESS: case PHYS_PAR_SPRING_DAMPING: case PHYS_PAR_SPRING_RESTLENGTH:
       kind = "spring", tags = "spatial|fixed"; break;
     case PHYS_PAR_GEAR: case PHYS_PAR_GAIN: case PHYS_PAR_BIAS: case PHYS_PAR_KP: case PHYS_PAR_KV:
-      kind = "actuator", tags = "motor|general|position|velocity"; break;
+    case PHYS_PAR_TIMECONST:
+      kind = "actuator", tags = "motor|general|position|velocity|cylinder"; break;
     default: break;
   }
   const char* name = phys_id2name(m, kind, p->id);
@@ -271,6 +272,10 @@ static int mjcf_param(xmlNode* root, const physModel* m, const physParam* p, cha
     case PHYS_PAR_SPRING_RESTLENGTH: set_numbers(n, "springlength", m->spring_restlength + id, 1); break;
     case PHYS_PAR_GEAR: set_numbers(n, "gear", m->actuator_gear + 6 * id, 6); break;
     case PHYS_PAR_GAIN: case PHYS_PAR_BIAS: case PHYS_PAR_KP: case PHYS_PAR_KV: mjcf_actuator_gain(n, m, p); break;
+    case PHYS_PAR_TIMECONST:   // a filter: <cylinder timeconst>, else <general dynprm> (all three entries)
+      set_numbers(n, is_elem(n, "cylinder") ? "timeconst" : "dynprm", m->actuator_dynprm + 3 * id,
+                  is_elem(n, "cylinder") ? 1 : 3);
+      break;
     case PHYS_PAR_POS: set_numbers(n, "pos", m->body_pos + 3 * id, 3); break;
     case PHYS_PAR_MASS: case PHYS_PAR_COM: case PHYS_PAR_INERTIA: case PHYS_PAR_INERTIA9: mjcf_inertial(n, root, m, id); break;
     case PHYS_PAR_VERTICES: return mjcf_vertices(root, n, m, p, err, nerr);

@@ -9,6 +9,7 @@
 #include "grad.h"
 #include "rollout.h"
 #include "rot.h"
+#include "shooting.h"
 #include "spatial.h"
 
 //---------------------------------------------------------------------------------------------------------
@@ -1022,6 +1023,7 @@ physStatus phys_ddp_solve(physControlProblem* p, physData* d, physDdpProgress pr
   const physModel* m = p->m;
   int nu = p->nu, ns = m->nq + m->nv;
   if (!bounds_ok(p, log)) return PHYS_ERR_ARG;
+  if (!phys_control_state_ok(p, "ddp", log)) return PHYS_ERR_MODEL;
   ddpWork w;
   workspace(p, &w);
   save_initial(m, d, &w);
@@ -1091,6 +1093,7 @@ double phys_control_effort(const physControlProblem* p, const double* u, const d
 // the solver's parts (control.h): one iteration from outside, for benchmarks and external dynamics
 
 physStatus phys_ddp_linearize(physControlProblem* p, physData* d, physLog* log) {
+  if (!phys_control_state_ok(p, "ddp", log)) return PHYS_ERR_MODEL;
   ddpWork w;
   workspace(p, &w);
   save_initial(p->m, d, &w);

@@ -9,6 +9,7 @@
 #include "ms.h"
 #include "rollout.h"
 #include "rot.h"
+#include "shooting.h"
 
 // the solve's state, shared by Ipopt's callbacks
 typedef struct msCtx_ {
@@ -501,6 +502,7 @@ static void save_x0(msCtx* c) {
 
 physStatus phys_ms_constraints(physControlProblem* p, physData* d, const double* Xr, const double* z, double* D,
                                double* jac, double* J, double* grad, physLog* log) {
+  if (!phys_control_state_ok(p, "ms", log)) return PHYS_ERR_MODEL;
   msCtx c;
   if (!ctx_make(&c, p, d)) return phys_error(log, PHYS_ERR_NOMEM, "ms: out of memory");
   c.log = log;
@@ -636,6 +638,7 @@ physStatus phys_ms_solve(physControlProblem* p, physData* d, const physMsOptions
   for (int j = 0; j < p->nu; j++)
     if (!(p->lo[j] <= p->hi[j]) || p->lo[j] == INFINITY || p->hi[j] == -INFINITY)
       return phys_error(log, PHYS_ERR_ARG, "ms: control %d: infeasible bounds [%g, %g]", j, p->lo[j], p->hi[j]);
+  if (!phys_control_state_ok(p, "ms", log)) return PHYS_ERR_MODEL;
   msCtx c;
   if (!ctx_make(&c, p, d)) return phys_error(log, PHYS_ERR_NOMEM, "ms: out of memory");
   c.log = log, c.progress = progress, c.pctx = ctx, c.defect_iter = defect_iter;

@@ -30,6 +30,14 @@ int phys_control_bounds_ok(const physControlProblem* p, const char* who, physLog
   return 1;
 }
 
+int phys_control_state_ok(const physControlProblem* p, const char* who, physLog* log) {
+  if (p->m->na == 0) return 1;
+  phys_error(log, PHYS_ERR_MODEL, "%s: the model has actuators with dynamics (%d activations, MuJoCo's act): its "
+             "linearization keeps the state (q, v); use the gradient (adam, lbfgsb) or sampling methods (mppi, cem)",
+             who, p->m->na);
+  return 0;
+}
+
 void phys_control_clamp(const physControlProblem* p, double* U) {
   for (size_t i = 0; i < (size_t)p->T * p->nu; i++) {
     int j = (int)(i % (size_t)p->nu);

@@ -49,6 +49,10 @@ void phys_shooting_defaults(physShootOptions* o);
 double phys_control_clock(void);
 int phys_control_bounds_ok(const physControlProblem* p, const char* who, physLog* log);
 void phys_control_clamp(const physControlProblem* p, double* U);
+// 1 if method who's state covers p's model: DDP and multiple shooting keep x = (q, v) in their linearizations,
+// so a model with activations (na > 0) is refused by them (PHYS_ERR_MODEL's message in log, 0); the gradient
+// (shooting) and sampling methods roll the whole state, act included (issue 15 item 2)
+int phys_control_state_ok(const physControlProblem* p, const char* who, physLog* log);
 
 // doubles of the gradient's workspace for p (phys_control_grad)
 size_t phys_control_grad_worksize(const physControlProblem* p);

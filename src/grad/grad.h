@@ -64,9 +64,6 @@ void phys_passive_deriv(const physModel* m, physData* d, double* dfdq, double* d
 // arm dL/dq depends on q); dfdq, dfdv nv x nv, dfdu nv x nu. A clamped control (outside ctrlrange) has
 // derivative 0.
 void phys_actuation_deriv(const physModel* m, physData* d, double* dfdq, double* dfdv, double* dfdu);
-// d qfrc_actuator / d act (nv x na, ADDED): each actuator with dynamics's moment times dforce/dact (0 where
-// its force is clamped to forcerange); act_deriv.h puts it into the step's Jacobian
-void phys_actuation_act_deriv(const physModel* m, physData* d, double* dfda);
 // d (sum_b J_b' xfrc_applied_b) / dq, the applied world forces at the centres of mass and torques (nv x nv)
 void phys_xfrc_deriv(const physModel* m, physData* d, double* dfdq);
 // reverse modes of the three (no nv x nv matrix formed, O(nv) scratch): each ADDS the transposed derivative
@@ -97,12 +94,19 @@ static inline int phys_grad_tendons_ok(const physModel* m) {
   return 1;
 }
 
-// 1 if the step derivatives cover m's actuators: no activations (na = 0: the state (q, v) of the Jacobians
-// and VJPs has no act block yet; issue 15 item 2)
-static inline int phys_grad_actuators_ok(const physModel* m) { return m->na == 0; }
+// 1 if the step derivatives cover m's actuators: no rest-length actuator with dynamics (its input is ctrl
+// while its activation integrates: act_deriv.h takes an actuator with dynamics's input column as its act's)
+static inline int phys_grad_actuators_ok(const physModel* m) {
+  for (int a = 0; a < m->nu; a++)
+    if (m->actuator_trntype[a] == PHYS_TRN_RESTLENGTH && m->actuator_actadr[a] >= 0) return 0;
+  return 1;
+}
 
 //---------------------------------------------------------------------------------------------------------
-// the contact-free step (step_deriv.c): x = (q tangent, v) (2nv), x+ = step(x, u)
+// the contact-free step (step_deriv.c): x = (q tangent, v) (2nv), x+ = step(x, u). A model with actuator
+// activations (na > 0: integrator and filter dynamics, issue 15 item 2) has x = (q tangent, v, act), nx = 2nv +
+// na numbers, in every function below and in the rollout, parameter and control derivatives built on them
+// (act_deriv.h: the act rows and columns); "2nv" below is then nx.
 
 // A = dx+/dx (2nv x 2nv) and B = dx+/du (2nv x nu) of one phys_step at d's state (either may be NULL).
 // With contacts or active joint limits and m->opt.contact lcp, cone or ccp the constrained step's derivatives

@@ -56,6 +56,7 @@ static kindRow kind_row(int kind) {
     case PHYS_PAR_INPUT_BIAS: return (kindRow){"inputbias", 1};
     case PHYS_PAR_VERTICES: return (kindRow){"vertices", 0};      // 3 mesh_vertnum of the geom's mesh
     case PHYS_PAR_INERTIA9: return (kindRow){"inertia9", 9};
+    case PHYS_PAR_TIMECONST: return (kindRow){"timeconst", 1};
     case PHYS_NPARKIND: break;
   }
   return (kindRow){"", 0};   // out of range: matches no spec
@@ -77,6 +78,7 @@ static const char* kind_object(int kind) {
     case PHYS_PAR_BIAS:
     case PHYS_PAR_KP:
     case PHYS_PAR_KV:
+    case PHYS_PAR_TIMECONST:
     case PHYS_PAR_INPUT_DELAY:   // input channels named by actuator (the others: parse_channel)
     case PHYS_PAR_INPUT_GAIN:
     case PHYS_PAR_INPUT_BIAS: return "actuator";
@@ -145,6 +147,9 @@ static physStatus check_actuator_entry(const physModel* m, const physParam* p, p
 // the checks a resolved pos:BODY, size:GEOM or actuator entry needs beyond its name; PHYS_ERR_ARG with a
 // message
 static physStatus check_entry(const physModel* m, const physParam* p, physLog* log) {
+  if (p->kind == PHYS_PAR_TIMECONST && m->actuator_dyntype[p->id] != PHYS_DYN_FILTER)
+    return phys_error(log, PHYS_ERR_ARG, "param '%s': actuator '%s' has no filter dynamics (dyntype=\"filter\"); "
+                      "timeconst is a filter's time constant dynprm[0]", p->name, phys_id2name(m, "actuator", p->id));
   if (p->kind == PHYS_PAR_GAIN || p->kind == PHYS_PAR_BIAS || p->kind == PHYS_PAR_KP || p->kind == PHYS_PAR_KV)
     return check_actuator_entry(m, p, log);
   if (p->kind == PHYS_PAR_SIZE && p->size == 0)
@@ -675,6 +680,7 @@ void phys_param_get(const physParamTable* t, const physModel* m, double* theta) 
       case PHYS_PAR_KP:
       case PHYS_PAR_KV: th[0] = m->actuator_gainprm[3 * id]; break;
       case PHYS_PAR_BIAS: th[0] = m->actuator_biasprm[3 * id]; break;
+      case PHYS_PAR_TIMECONST: th[0] = m->actuator_dynprm[3 * id]; break;
       case PHYS_PAR_INPUT_DELAY:
       case PHYS_PAR_INPUT_GAIN:
       case PHYS_PAR_INPUT_BIAS: th[0] = t->input[p->adr]; break;
@@ -758,6 +764,10 @@ static physStatus set_entry(physModel* m, double* input, const physParam* p, con
       break;
     case PHYS_PAR_GAIN: m->actuator_gainprm[3 * id] = th[0]; break;
     case PHYS_PAR_BIAS: m->actuator_biasprm[3 * id] = th[0]; break;
+    case PHYS_PAR_TIMECONST:
+      if (!(th[0] > 0)) return PHYS_ERR_VALUE;
+      m->actuator_dynprm[3 * id] = th[0];
+      break;
     case PHYS_PAR_KP:
     case PHYS_PAR_KV:
       if (!(th[0] >= 0)) return PHYS_ERR_VALUE;
@@ -799,7 +809,7 @@ void phys_param_bounds(const physParamTable* t, double* lower, double* upper) {
                  k == PHYS_PAR_SPRING_STIFFNESS || k == PHYS_PAR_SPRING_DAMPING || k == PHYS_PAR_SPRING_RESTLENGTH ||
                  k == PHYS_PAR_FRICTION || k == PHYS_PAR_RESTITUTION || k == PHYS_PAR_SIZE ||
                  k == PHYS_PAR_PENALTY_STIFFNESS || k == PHYS_PAR_PENALTY_DAMPING || k == PHYS_PAR_FRICTIONLOSS ||
-                 k == PHYS_PAR_KP || k == PHYS_PAR_KV || k == PHYS_PAR_INPUT_DELAY;
+                 k == PHYS_PAR_KP || k == PHYS_PAR_KV || k == PHYS_PAR_INPUT_DELAY || k == PHYS_PAR_TIMECONST;
     for (int i = 0; i < p->size; i++) {
       if (lower) lower[p->adr + i] = nonneg ? 0 : -HUGE_VAL;
       if (upper) upper[p->adr + i] = k == PHYS_PAR_RESTITUTION ? 1 : HUGE_VAL;

@@ -36,6 +36,10 @@
 //                        have zero derivatives). The geom must be loaded as learned (physLoadOptions.vertex_geoms:
 //                        a box becomes its 8 corners). The body's mass and inertia stay (fit inertia9:BODY).
 //                        Contact only; derivatives for contacts with planes (the contact is a hull vertex)
+//   timeconst:ACTUATOR 1 the time constant tau = dynprm[0] of an actuator with dyntype="filter" (act_dot = (ctrl -
+//                        act) / tau; MuJoCo's name for it: the timeconst attribute of later versions' <position> and
+//                        <velocity>); > 0; refused for other actuators. It moves act+ only (act_deriv.h), so its
+//                        derivative reaches (q, v) one step later, through the activation
 //   inertia9:BODY    9   the log-Cholesky parameters but alpha (d1, d2, d3, s12, s23, s13, t1, t2, t3): alpha =
 //                        log(m)/2 is held at the model's mass, so every value is a consistent body of that mass
 //                        (paper 004: the mass is unobservable without measured forces)
@@ -48,8 +52,8 @@
 //   CHANNEL: an actuator's name or pattern (its control), "ctrl:ACTUATOR" likewise, "uI" (control column I),
 //   "tauI" (applied force of dof I), "qfrc:JOINT" (every dof of the joint, one shared value).
 // A body may appear with inertia or with mass/com, not both; an actuator with one of gain, kp, kv; a spec may
-// appear once. phys_param_set refuses (PHYS_ERR_VALUE) non-finite values, masses, sizes and penalty stiffness
-// <= 0, negative friction, penalty damping, kp and kv, and restitution outside [0, 1].
+// appear once. phys_param_set refuses (PHYS_ERR_VALUE) non-finite values, masses, sizes, time constants and
+// penalty stiffness <= 0, negative friction, penalty damping, kp and kv, and restitution outside [0, 1].
 //
 // Log-Cholesky parametrization (Rucker & Wensing 2022, "Smooth parameterization of rigid-body inertia"):
 // the pseudo-inertia J = [[S, h], [h', m]] (4x4), S = tr(Ibar)/2 E - Ibar, h = m c, Ibar = rotational inertia
@@ -94,6 +98,8 @@ typedef enum physParamKind_ {
   // issue 14 item 2
   PHYS_PAR_VERTICES,          // a learned mesh's vertices, geom frame ("vertices:GEOM"; model/vertices.c)
   PHYS_PAR_INERTIA9,          // log-Cholesky inertia with the mass held ("inertia9:BODY")
+  // issue 15 item 2
+  PHYS_PAR_TIMECONST,         // a filter actuator's time constant dynprm[0] ("timeconst:ACTUATOR")
   PHYS_NPARKIND
 } physParamKind;
 

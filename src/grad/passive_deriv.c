@@ -475,6 +475,12 @@ static void site_wrench_vjp(const physModel* m, physData* d, int s, const double
   for (int j = phys_body_lastdof(m, body); j >= 0; j = m->dof_parentid[j]) q_bar[j] += phys_dot3(d->cdof + 6 * j, g);
 }
 
+// d force / d input of actuator a is t->gain t->slope; while d->grad_act_input is set (act_deriv.h) an actuator
+// with dynamics takes its activation as the input: gain = dforce/dact, slope 1
+static void input_terms(const physModel* m, const physData* d, int a, physActuatorTerms* t) {
+  if (d->grad_act_input && m->actuator_actadr[a] >= 0) t->gain = t->dact, t->slope = 1;
+}
+
 // d qfrc_actuator with f = force (phys_actuator_force: (g0 + g1 L + g2 Ldot) c + b0 + b1 L + b2 Ldot):
 // joint actuators gear f on the joint's dofs: df/du = gear gain slope, and on a hinge or slide with
 // L = gear q, Ldot = gear qdot: df/dq = gear^2 dL, df/dv = gear^2 dLdot; actuators on springs f_gen = JL'
@@ -490,6 +496,7 @@ void phys_actuation_deriv(const physModel* m, physData* d, double* dfdq, double*
     if (m->actuator_trntype[a] == PHYS_TRN_RESTLENGTH) continue;
     physActuatorTerms t;
     double f = phys_actuator_force(m, d, a, &t);
+    input_terms(m, d, a, &t);
     const double* gear = m->actuator_gear + 6 * a;
     int id = m->actuator_trnid[a];
     if (m->actuator_trntype[a] == PHYS_TRN_JOINT) {
@@ -518,34 +525,6 @@ void phys_actuation_deriv(const physModel* m, physData* d, double* dfdq, double*
   phys_stack_free(d, mark);
 }
 
-// d qfrc_actuator / d act (nv x na, added): actuator a with activation k = actadr adds its moment (joint: gear on
-// the dofs; spring: JL' gear; site: phys_site_moment) times dforce/dact (phys_actuator_force's dact)
-void phys_actuation_act_deriv(const physModel* m, physData* d, double* dfda) {
-  int nv = m->nv, na = m->na;
-  if (m->opt.disableflags & PHYS_DSBL_ACTUATION) return;
-  size_t mark = phys_stack_mark(d);
-  double* mom = phys_stack_alloc(d, (size_t)nv);
-  for (int a = 0; a < m->nu; a++) {
-    int k = m->actuator_actadr[a], id = m->actuator_trnid[a];
-    if (k < 0) continue;
-    physActuatorTerms t;
-    phys_actuator_force(m, d, a, &t);
-    const double* gear = m->actuator_gear + 6 * a;
-    memset(mom, 0, sizeof(double) * (size_t)nv);
-    if (m->actuator_trntype[a] == PHYS_TRN_JOINT) {
-      int type = m->jnt_type[id], da = m->jnt_dofadr[id];
-      int n = type == PHYS_JNT_FREE ? 6 : (type == PHYS_JNT_BALL ? 3 : 1);
-      for (int j = 0; j < n; j++) mom[da + j] = gear[j];
-    } else if (m->actuator_trntype[a] == PHYS_TRN_SITE) {
-      phys_site_moment(m, d, a, gear, mom);
-    } else {
-      phys_spring_eval(m, d, id, NULL, -gear[0], mom);
-    }
-    for (int i = 0; i < nv; i++) dfda[(size_t)i * na + k] += mom[i] * t.dact;
-  }
-  phys_stack_free(d, mark);
-}
-
 // reverse mode of phys_actuation: the transpose of phys_actuation_deriv applied to f_bar
 void phys_actuation_vjp(const physModel* m, physData* d, const double* f_bar, double* q_bar, double* v_bar,
                         double* u_bar) {
@@ -558,6 +537,7 @@ void phys_actuation_vjp(const physModel* m, physData* d, const double* f_bar, do
     if (m->actuator_trntype[a] == PHYS_TRN_RESTLENGTH) continue;
     physActuatorTerms t;
     double f = phys_actuator_force(m, d, a, &t);
+    input_terms(m, d, a, &t);
     const double* gear = m->actuator_gear + 6 * a;
     int id = m->actuator_trnid[a];
     if (m->actuator_trntype[a] == PHYS_TRN_JOINT) {

@@ -34,20 +34,24 @@ int phys_rollout_interval(int T, int budget) {
   return -1;
 }
 
-// doubles of one state record: qpos, qvel, time (phys_state_save, step.h), ncon, the contact list (warm start) of nconmax contacts
+// doubles of one state record: qpos, qvel, act, time (phys_state_save, step.h), ncon, the contact list (warm
+// start) of nconmax contacts
 static size_t record_size(const physModel* m) {
   size_t con = (sizeof(physContact) * (size_t)m->nconmax + sizeof(double) - 1) / sizeof(double);
-  return (size_t)(m->nq + m->nv + 2) + con;
+  return phys_state_size(m) + 1 + con;
 }
 
-// doubles: nstate state records, then xbar, xnext, g (2nv each), theta scratch (ntheta)
+// the differentiated state's size: 2nv, with activations 2nv + na (grad.h)
+static int state_dim(const physModel* m) { return 2 * m->nv + m->na; }
+
+// doubles: nstate state records, then xbar, xnext, g (nx = 2nv + na each), theta scratch (ntheta)
 size_t phys_rollout_worksize(const physModel* m, int T, int k, int ntheta) {
   size_t ns = (size_t)phys_rollout_nstate(T, k);
-  return ns * record_size(m) + 6 * (size_t)m->nv + (size_t)(ntheta > 0 ? ntheta : 0);
+  return ns * record_size(m) + 3 * (size_t)state_dim(m) + (size_t)(ntheta > 0 ? ntheta : 0);
 }
 
 //---------------------------------------------------------------------------------------------------------
-// state records: qpos (nq), qvel (nv), time (1), ncon (1), contacts (nconmax physContact, record_size):
+// state records: qpos (nq), qvel (nv), act (na), time (1), ncon (1), contacts (nconmax physContact, record_size):
 // phys_step reads the last step's contacts as its warm-start input (physWarmStart, contact.h), so a
 // recomputation from a record reproduces the forward pass bit for bit only with them. They are the state's
 // own list, kept beside qpos and qvel and passed to the steps (phys_step_warm) and their linearizations
@@ -56,20 +60,20 @@ size_t phys_rollout_worksize(const physModel* m, int T, int k, int ntheta) {
 
 // record <- d's qpos, qvel, time and the state's contact list w (the unused part zeroed)
 static void save_state(const physModel* m, const physData* d, const physWarmStart* w, double* rec) {
-  int nq = m->nq, nv = m->nv;
+  size_t ns = phys_state_size(m);
   phys_state_save(m, d, rec);
-  rec[nq + nv + 1] = w->n;
-  double* con = rec + nq + nv + 2;
-  size_t used = sizeof(physContact) * (size_t)w->n, all = sizeof(double) * (record_size(m) - (size_t)(nq + nv + 2));
+  rec[ns] = w->n;
+  double* con = rec + ns + 1;
+  size_t used = sizeof(physContact) * (size_t)w->n, all = sizeof(double) * (record_size(m) - (ns + 1));
   if (used) memcpy(con, w->con, used);
   memset((char*)con + used, 0, all - used);
 }
 
 // d's qpos, qvel, time <- record; returns the record's contact list (the next step's warm start, read in place)
 static physWarmStart load_state(const physModel* m, physData* d, const double* rec) {
-  int nq = m->nq, nv = m->nv;
+  size_t ns = phys_state_size(m);
   phys_state_load(m, d, rec);
-  return (physWarmStart){(int)rec[nq + nv + 1], (const physContact*)(rec + nq + nv + 2)};
+  return (physWarmStart){(int)rec[ns], (const physContact*)(rec + ns + 1)};
 }
 
 // the steps of a pass: the current state's contact list w and two arena lists the steps write by turns
@@ -107,9 +111,9 @@ static void set_ctrl(const physModel* m, physData* d, const double* u, int t) {
   if (m->nu > 0) memcpy(d->ctrl, u + (size_t)t * m->nu, sizeof(double) * (size_t)m->nu);
 }
 
-// l_t at d's state with its gradient g = (g_q, g_v) (2nv, zeroed first)
+// l_t at d's state with its gradient g = (g_q, g_v, 0) (nx, zeroed first: the loss does not read act)
 static double eval_loss(const physModel* m, const physData* d, physLossFn loss, void* ctx, int t, double* g) {
-  memset(g, 0, sizeof(double) * 2 * (size_t)m->nv);
+  memset(g, 0, sizeof(double) * (size_t)state_dim(m));
   return loss(ctx, t, d->qpos, d->qvel, g, g + m->nv);
 }
 
@@ -119,7 +123,7 @@ static double eval_loss(const physModel* m, const physData* d, physLossFn loss, 
 // L = sum_t l_t(x_t) along the plain rollout; d ends at x_T
 double phys_rollout(const physModel* m, physData* d, int T, const double* u, physLossFn loss, void* ctx) {
   size_t mark = phys_stack_mark(d);
-  double* g = phys_stack_alloc(d, 2 * (size_t)m->nv + 1);
+  double* g = phys_stack_alloc(d, (size_t)state_dim(m) + 1);
   double L = 0;
   for (int t = 0; t < T; t++) {
     L += eval_loss(m, d, loss, ctx, t, g);
@@ -174,7 +178,7 @@ static physStatus checked_loss(const physModel* m, const physData* d, physLossFn
 static physStatus reverse_step(const physModel* m, physData* d, const physParamTable* tab, const double* rec,
                                const double* u, int t, physLossFn loss, void* ctx, const double* xnext,
                                double* xbar, double* g, double* tb, double* ubar, double* thetabar) {
-  int nv = m->nv;
+  int nx = state_dim(m);
   physWarmStart w = load_state(m, d, rec);
   set_ctrl(m, d, u, t);
   int params = tab && tab->ntheta > 0 && thetabar;
@@ -189,7 +193,7 @@ static physStatus reverse_step(const physModel* m, physData* d, const physParamT
   if (params)
     for (int i = 0; i < tab->ntheta; i++) thetabar[i] += tb[i];
   eval_loss(m, d, loss, ctx, t, g);
-  for (int i = 0; i < 2 * nv; i++) xbar[i] += g[i];
+  for (int i = 0; i < nx; i++) xbar[i] += g[i];
   return PHYS_OK;
 }
 
@@ -200,16 +204,16 @@ static physStatus rollout_grad(const physModel* m, physData* d, const physParamT
   if (!d || T < 1 || k < 0 || k > T || !loss || !work || (m->nu > 0 && !u))
     return phys_error(log, PHYS_ERR_ARG, "phys_rollout_grad: bad arguments (T %d, k %d)", T, k);
   if (k == 0) k = phys_rollout_interval(T, 0);
-  int nv = m->nv, nu = m->nu, nrec = (int)record_size(m), nchk = (T + k - 1) / k;
+  int nx = state_dim(m), nu = m->nu, nrec = (int)record_size(m), nchk = (T + k - 1) / k;
   int ntheta = tab ? tab->ntheta : 0;
 
-  // workspace layout: checkpoints, segment buffer, xbar, xnext, g (2nv each), theta scratch
+  // workspace layout: checkpoints, segment buffer, xbar, xnext, g (nx each), theta scratch
   double* chk = work;
   double* seg = chk + (size_t)nchk * nrec;
   double* xbar = seg + (size_t)k * nrec;
-  double* xnext = xbar + 2 * nv;
-  double* g = xnext + 2 * nv;
-  double* tb = g + 2 * nv;
+  double* xnext = xbar + nx;
+  double* g = xnext + nx;
+  double* tb = g + nx;
 
   // forward from x_0's list d->contact: loss and checkpoints x_0, x_k, ... (x_0 first: an exhausted arena
   // returns to it, phys_rollout_grad)
@@ -251,17 +255,17 @@ static physStatus rollout_grad(const physModel* m, physData* d, const physParamT
         load_state(m, d, chk);
         return phys_error(log, st, "phys_rollout_grad: the VJP of step %d failed (status %d)", t, (int)st);
       }
-      int ix = first_nonfinite(xbar, 2 * nv), iu = ubar && nu > 0 ? first_nonfinite(ubar + (size_t)t * nu, nu) : -1;
+      int ix = first_nonfinite(xbar, nx), iu = ubar && nu > 0 ? first_nonfinite(ubar + (size_t)t * nu, nu) : -1;
       if (ix >= 0 || iu >= 0) {   // the loss is finite but its gradient overflows: rejected as well
         load_state(m, d, chk);
         if (total) *total = INFINITY;
         return phys_error(log, PHYS_ERR_NUMERIC, "phys_rollout_grad: step %d: the gradient %s[%d] is not finite", t,
                           ix >= 0 ? "dL/dx" : "dL/du", ix >= 0 ? ix : iu);
       }
-      memcpy(xnext, xbar, sizeof(double) * 2 * (size_t)nv);
+      memcpy(xnext, xbar, sizeof(double) * (size_t)nx);
     }
   }
-  if (xbar0) memcpy(xbar0, xnext, sizeof(double) * 2 * (size_t)nv);
+  if (xbar0) memcpy(xbar0, xnext, sizeof(double) * (size_t)nx);
   load_state(m, d, chk);
   set_ctrl(m, d, u, 0);
   return PHYS_OK;

@@ -1,10 +1,12 @@
 // rollout.h - gradient of a rollout's summed loss by reverse mode with checkpointing.
 //
-// Rollout: x_0 = d's state (qpos, qvel, time), x_{t+1} = phys_step(x_t, u_t) for t = 0..T-1, with
+// Rollout: x_0 = d's state (qpos, qvel, act, time), x_{t+1} = phys_step(x_t, u_t) for t = 0..T-1, with
 // ctrl = u[t*nu .. t*nu+nu) during step t (qfrc_applied, xfrc_applied and the model held fixed). Loss:
 // L = sum_{t=0..T} l_t(x_t). Reverse mode: xbar_T = dl_T/dx_T, and for t = T-1..0
 //   ubar_t = B_t' xbar_{t+1},  thetabar += P_t' xbar_{t+1},  xbar_t = A_t' xbar_{t+1} + dl_t/dx_t,
-// in grad.h's tangent coordinates x = (q tangent, v), 2nv numbers.
+// in grad.h's tangent coordinates x = (q tangent, v), 2nv numbers; with activations (na > 0) x = (q tangent, v,
+// act), nx = 2nv + na numbers (the losses l_t read (qpos, qvel): their act gradient is 0, and act's adjoint is
+// carried through the steps).
 //
 // Checkpointing: the forward pass keeps the state every k steps (x_0, x_k, x_2k, ...: ceil(T/k) states);
 // the backward pass takes the segments last to first, recomputes each segment forward from its checkpoint
@@ -40,13 +42,13 @@ typedef double (*physLossFn)(void* ctx, int t, const double* qpos, const double*
 int phys_rollout_interval(int T, int budget);
 // states held by a rollout gradient with interval k: ceil(T/k) checkpoints + k segment states
 int phys_rollout_nstate(int T, int k);
-// size in doubles of the workspace phys_rollout_grad needs: nstate (nq + nv + 2 + c) + 6 nv + ntheta, c =
+// size in doubles of the workspace phys_rollout_grad needs: nstate (nq + nv + na + 2 + c) + 3 nx + ntheta, c =
 // ceil(nconmax sizeof(physContact) / sizeof(double)). Layout (tests read it): ceil(T/k) checkpoint records,
-// then the k-record segment buffer (each record qpos, qvel, time, ncon, the contact list padded with
+// then the k-record segment buffer (each record qpos, qvel, act, time, ncon, the contact list padded with
 // zeros to nconmax); on return the buffer holds segment 0's recomputed states x_0 .. x_{min(k,T)-1}.
 size_t phys_rollout_worksize(const physModel* m, int T, int k, int ntheta);
 
-// one state record as the rollout keeps it (qpos, qvel, time, ncon, the contact list: everything a step reads
+// one state record as the rollout keeps it (qpos, qvel, act, time, ncon, the contact list: everything a step reads
 // that changes): its size in doubles, d's state saved into rec, and d's state loaded from rec (a step from a
 // loaded record reproduces the saved state's step bit for bit)
 size_t phys_rollout_record_size(const physModel* m);
@@ -60,7 +62,7 @@ double phys_rollout(const physModel* m, physData* d, int T, const double* u, phy
 // the rollout's loss and gradient. Inputs: d's state is x_0; u (T x nu); t the parameter table (NULL: no
 // theta); k the checkpoint interval (1..T; 0 means phys_rollout_interval(T, 0)); work of
 // phys_rollout_worksize(m, T, k, t ? t->ntheta : 0) doubles. Outputs (any may be NULL): *loss = L,
-// xbar0 = dL/dx_0 (2nv), ubar = dL/du (T x nu), thetabar = dL/dtheta (ntheta).
+// xbar0 = dL/dx_0 (nx), ubar = dL/du (T x nu), thetabar = dL/dtheta (ntheta).
 // d is left at x_0 (d->contact, its counts and d->contact_prev untouched) and ctrl = u_0. Errors (message in
 // log, which may be NULL):
 // PHYS_ERR_ARG for bad arguments, or the status of a step's VJP (e.g. a contact pair without geometry

@@ -362,8 +362,8 @@ static void step_from(const physModel* m, physData* d, stepSave* s) {
   phys_step_warm(m, d, NULL, &warm, &s->out);
 }
 
-// one perturbed step from s: input coordinate j of kind k (0 q tangent, 1 v, 2 ctrl) moved by h; res (2nv)
-// = (q+ (-) q+_0, v+ - v+_0) against the nominal result (q0n, v0n)
+// one perturbed step from s: input coordinate j of kind k (0 q tangent, 1 v, 2 ctrl, 3 act) moved by h; res
+// (nx) = (q+ (-) q+_0, v+ - v+_0, act+ - act+_0) against the nominal result (q0n, v0n: v+_0 then act+_0)
 static void perturbed_step(const physModel* m, physData* d, stepSave* s, int k, int j, double h,
                            const double* q0n, const double* v0n, double* e, double* res) {
   int nv = m->nv;
@@ -374,21 +374,24 @@ static void perturbed_step(const physModel* m, physData* d, stepSave* s, int k, 
     phys_integrate_pos(m, d->qpos, e, h);
   } else if (k == 1) {
     d->qvel[j] += h;
-  } else {
+  } else if (k == 2) {
     d->ctrl[j] += h;
+  } else {
+    d->act[j] += h;
   }
   step_from(m, d, s);
   phys_difference_pos(m, res, 1, q0n, d->qpos);
   for (int i = 0; i < nv; i++) res[nv + i] = d->qvel[i] - v0n[i];
+  for (int i = 0; i < m->na; i++) res[2 * nv + i] = d->act[i] - v0n[nv + i];
 }
 
 physStatus phys_step_jacobian_fd(const physModel* m, physData* d, double eps, double* A, double* B) {
-  int nv = m->nv, nu = m->nu, n2 = 2 * nv;
+  int nv = m->nv, nu = m->nu, na = m->na, n2 = 2 * nv + na;   // (n2: nx with activations)
   size_t mark = phys_stack_mark(d);
   stepSave s;
   save_state(m, d, &s);
   double* q0n = phys_stack_alloc(d, (size_t)m->nq);
-  double* v0n = phys_stack_alloc(d, (size_t)nv);
+  double* v0n = phys_stack_alloc(d, (size_t)nv + (size_t)na);
   double* e = phys_stack_alloc(d, (size_t)nv);
   double* rp = phys_stack_alloc(d, (size_t)n2);
   double* rm = phys_stack_alloc(d, (size_t)n2);
@@ -397,11 +400,12 @@ physStatus phys_step_jacobian_fd(const physModel* m, physData* d, double eps, do
   step_from(m, d, &s);
   memcpy(q0n, d->qpos, sizeof(double) * (size_t)m->nq);
   memcpy(v0n, d->qvel, sizeof(double) * (size_t)nv);
+  if (na > 0) memcpy(v0n + nv, d->act, sizeof(double) * (size_t)na);
 
   // central differences: column = (x+(x + eps e) - x+(x - eps e)) / 2 eps, in the tangent space at x+_0
-  for (int k = 0; k < 3; k++) {
-    double* M = k < 2 ? A : B;
-    int ncol = k < 2 ? nv : nu, ld = k < 2 ? n2 : nu, off = k == 1 ? nv : 0;
+  for (int k = 0; k < 4; k++) {
+    double* M = k == 2 ? B : A;
+    int ncol = k < 2 ? nv : (k == 2 ? nu : na), ld = k == 2 ? nu : n2, off = k == 1 ? nv : (k == 3 ? 2 * nv : 0);
     if (!M) continue;
     for (int j = 0; j < ncol; j++) {
       perturbed_step(m, d, &s, k, j, eps, q0n, v0n, e, rp);

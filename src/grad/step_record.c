@@ -10,6 +10,7 @@
 // constrained stage first, which detects the contacts once; when it finds none the smooth point follows.
 #include <string.h>
 
+#include "act_deriv.h"
 #include "arena.h"
 #include "collision.h"
 #include "contact.h"
@@ -97,8 +98,10 @@ void phys_step_record_free(physData* d, physStepRecord* rec) {
   phys_stack_free(d, rec->mark);
 }
 
-physStatus phys_step_record_jacobian(const physModel* m, physData* d, const physStepRecord* rec,
-                                     const physParamTable* t, double* A, double* B, double* P) {
+// the kind's A, B, P in x = (q, v) (act_deriv.h's physKindJacobian; ctx unused)
+static physStatus kind_jacobian(const physModel* m, physData* d, const physStepRecord* rec, const physParamTable* t,
+                                double* A, double* B, double* P, void* ctx) {
+  (void)ctx;
   int toi = (m->opt.gradflags & PHYS_GRAD_TOI) != 0;
   physStatus st = PHYS_OK;
   if (P && t && t->ntheta == 0) P = NULL;
@@ -117,9 +120,9 @@ physStatus phys_step_record_jacobian(const physModel* m, physData* d, const phys
   return PHYS_ERR_ARG;
 }
 
-physStatus phys_step_record_vjp(const physModel* m, physData* d, const physStepRecord* rec,
-                                const physParamTable* t, const double* xbar_next, double* xbar, double* ubar,
-                                double* theta_bar, double* lambda) {
+// the kind's reverse mode in x = (q, v) (act_deriv.h's physKindVjp)
+static physStatus kind_vjp(const physModel* m, physData* d, const physStepRecord* rec, const physParamTable* t,
+                           const double* xbar_next, double* xbar, double* ubar, double* theta_bar, double* lambda) {
   int toi = (m->opt.gradflags & PHYS_GRAD_TOI) != 0, nv = m->nv;
   physStatus st = PHYS_OK;
   if (!t || t->ntheta == 0) theta_bar = NULL;
@@ -145,6 +148,20 @@ physStatus phys_step_record_vjp(const physModel* m, physData* d, const physStepR
       return st;
   }
   return PHYS_ERR_ARG;
+}
+
+// with activations (na > 0) the kind's derivatives in the (q, v, act) layout (act_deriv.h)
+physStatus phys_step_record_jacobian(const physModel* m, physData* d, const physStepRecord* rec,
+                                     const physParamTable* t, double* A, double* B, double* P) {
+  if (m->na > 0) return phys_act_record_jacobian(m, d, rec, t, A, B, P, kind_jacobian, NULL);
+  return kind_jacobian(m, d, rec, t, A, B, P, NULL);
+}
+
+physStatus phys_step_record_vjp(const physModel* m, physData* d, const physStepRecord* rec,
+                                const physParamTable* t, const double* xbar_next, double* xbar, double* ubar,
+                                double* theta_bar, double* lambda) {
+  if (m->na > 0) return phys_act_record_vjp(m, d, rec, t, xbar_next, xbar, ubar, theta_bar, lambda, kind_vjp);
+  return kind_vjp(m, d, rec, t, xbar_next, xbar, ubar, theta_bar, lambda);
 }
 
 //---------------------------------------------------------------------------------------------------------
@@ -180,23 +197,34 @@ physStatus phys_step_jacobian(const physModel* m, physData* d, double* A, double
   PHYS_ARENA_CALL(d, "phys_step_jacobian", step_jacobian(m, d, A, B));
 }
 
+// the aware labels' Jacobians (ctx: awareCtx) of a constrained record in x = (q, v), else the kind's
+typedef struct awareCtx_ {
+  const double* xbar_next;
+  int relabelled;
+} awareCtx;
+
+static physStatus aware_jacobian(const physModel* m, physData* d, const physStepRecord* rec, const physParamTable* t,
+                                 double* A, double* B, double* P, void* ctx) {
+  awareCtx* c = (awareCtx*)ctx;
+  if (rec->kind != PHYS_STEP_CONSTRAINED) return kind_jacobian(m, d, rec, t, A, B, P, NULL);
+  physConstrainedPoint* aware;
+  physStatus st = phys_constrained_aware_point(m, d, rec->cp, c->xbar_next, &aware, &c->relabelled);
+  if (st == PHYS_OK) st = phys_constrained_jacobian_at(m, d, aware, NULL, A, B, NULL);
+  if (st == PHYS_OK && A && (m->opt.gradflags & PHYS_GRAD_TOI)) st = phys_toi_jacobian(m, d, rec, A);
+  return st;
+}
+
 // the record's Jacobian at the point with the aware labels for xbar_next (constrained kind), else as
-// phys_step_record_jacobian; the time-of-impact correction as there
+// phys_step_record_jacobian; the time-of-impact correction as there; activations as there
 static physStatus step_jacobian_aware(const physModel* m, physData* d, const double* xbar_next, double* A,
                                       double* B, int* relabelled) {
   physStepRecord rec;
-  int rl = 0;
+  awareCtx c = {xbar_next, 0};
   physStatus st = phys_step_linearize(m, d, &rec);
-  if (st == PHYS_OK && rec.kind == PHYS_STEP_CONSTRAINED) {
-    physConstrainedPoint* aware;
-    st = phys_constrained_aware_point(m, d, rec.cp, xbar_next, &aware, &rl);
-    if (st == PHYS_OK) st = phys_constrained_jacobian_at(m, d, aware, NULL, A, B, NULL);
-    if (st == PHYS_OK && A && (m->opt.gradflags & PHYS_GRAD_TOI)) st = phys_toi_jacobian(m, d, &rec, A);
-  } else if (st == PHYS_OK) {
-    st = phys_step_record_jacobian(m, d, &rec, NULL, A, B, NULL);
-  }
+  if (st == PHYS_OK && m->na > 0) st = phys_act_record_jacobian(m, d, &rec, NULL, A, B, NULL, aware_jacobian, &c);
+  else if (st == PHYS_OK) st = aware_jacobian(m, d, &rec, NULL, A, B, NULL, &c);
   phys_step_record_free(d, &rec);
-  if (relabelled) *relabelled = rl;
+  if (relabelled) *relabelled = c.relabelled;
   return st;
 }
 

@@ -9,12 +9,14 @@
 #include <sys/stat.h>
 
 // column layout of a file: optional t, then nq positions, nv velocities, then the optional recorded inputs:
-// nu controls u0..u{nu-1} and ntau applied joint forces tau0..tau{nv-1} (0 when the file has none)
+// nu controls u0..u{nu-1} and ntau applied joint forces tau0..tau{nv-1} (0 when the file has none), then the
+// optional activations act0..act{na-1} (issue 15 item 2; 0 when the file has none)
 typedef struct trajLayout_ {
   int has_time;
   int nq, nv;
   int nu, ntau;
   int mnu;                  // the model's actuators (for messages)
+  int na, mna;              // activation columns of the file (0 or the model's mna)
 } trajLayout;
 
 //---------------------------------------------------------------------------------------------------------
@@ -22,7 +24,7 @@ typedef struct trajLayout_ {
 
 // number of columns of a layout
 static int layout_ncol(const trajLayout* L) {
-  return L->has_time + L->nq + L->nv + L->nu + L->ntau;
+  return L->has_time + L->nq + L->nv + L->nu + L->ntau + L->na;
 }
 
 // name of column c of a layout: "t", "q<i>" or "v<i>"
@@ -36,8 +38,10 @@ static void column_name(char name[32], const trajLayout* L, int c) {
     snprintf(name, 32, "v%d", i - L->nq);
   } else if (i < L->nq + L->nv + L->nu) {
     snprintf(name, 32, "u%d", i - L->nq - L->nv);
-  } else {
+  } else if (i < L->nq + L->nv + L->nu + L->ntau) {
     snprintf(name, 32, "tau%d", i - L->nq - L->nv - L->nu);
+  } else {
+    snprintf(name, 32, "act%d", i - L->nq - L->nv - L->nu - L->ntau);
   }
 }
 
@@ -52,6 +56,8 @@ static void layout_describe(char* text, size_t n, const trajLayout* L) {
   if (L->nu && len < n) snprintf(text + len, n - len, ",u0..u%d", L->nu - 1);
   len = strlen(text);
   if (L->ntau && len < n) snprintf(text + len, n - len, ",tau0..tau%d", L->ntau - 1);
+  len = strlen(text);
+  if (L->na && len < n) snprintf(text + len, n - len, ",act0..act%d", L->na - 1);
 }
 
 //---------------------------------------------------------------------------------------------------------
@@ -198,8 +204,8 @@ static void header_field(char out[32], const char* line, int c) {
   if (n < 32) memcpy(out, line, n), out[n] = 0;
 }
 
-// which input groups follow the state columns: u0.. (the model's nu controls) then tau0.. (nv forces),
-// recognised by the first name after the state; the count and every name are checked by the caller
+// which input groups follow the state columns: u0.. (the model's nu controls) then tau0.. (nv forces), then
+// the activations act0.. (the model's na), recognised by the first name after the state; the count and every name are checked by the caller
 static void header_inputs(trajLayout* L, const char* line, int mnu) {
   char name[32];
   int base = L->has_time + L->nq + L->nv;
@@ -208,7 +214,11 @@ static void header_inputs(trajLayout* L, const char* line, int mnu) {
     L->nu = mnu;
     header_field(name, line, base + mnu);
   }
-  if (L->nv > 0 && strcmp(name, "tau0") == 0) L->ntau = L->nv;
+  if (L->nv > 0 && strcmp(name, "tau0") == 0) {
+    L->ntau = L->nv;
+    header_field(name, line, base + L->nu + L->nv);
+  }
+  if (L->mna > 0 && strcmp(name, "act0") == 0) L->na = L->mna;
 }
 
 // parse the header (the reader's current line): decide whether `t` is present and which recorded inputs follow
@@ -258,17 +268,17 @@ static physStatus parse_value(double* value, const char* field, const physLineRe
   return PHYS_OK;
 }
 
-// parse the current line as a data row into time (0 without a t column), qpos, qvel and the inputs (ctrl: L->nu
-// values, qfrc: L->ntau values)
-static physStatus parse_row(double* time, double* qpos, double* qvel, double* ctrl, double* qfrc,
+// parse the current line as a data row into time (0 without a t column), qpos, qvel, the inputs (ctrl: L->nu
+// values, qfrc: L->ntau values) and the activations (act: L->na values)
+static physStatus parse_row(double* time, double* qpos, double* qvel, double* ctrl, double* qfrc, double* act,
                             physLineReader* r, const trajLayout* L, physLog* log) {
   physStatus s = check_ncol(r, L, count_fields(r->buf), log);
   char* cursor = r->buf;
   *time = 0;
   for (int c = 0; s == PHYS_OK && c < layout_ncol(L); c++) {
-    int i = c - L->has_time, iu = i - L->nq - L->nv;
+    int i = c - L->has_time, iu = i - L->nq - L->nv, ia = iu - L->nu - L->ntau;
     double* dst = i < 0 ? time : i < L->nq ? qpos + i : iu < 0 ? qvel + (i - L->nq)
-                  : iu < L->nu ? ctrl + iu : qfrc + (iu - L->nu);
+                  : iu < L->nu ? ctrl + iu : ia < 0 ? qfrc + (iu - L->nu) : act + ia;
     s = parse_value(dst, phys_csv_field(&cursor), r, L, c, log);
   }
   return s;
@@ -295,6 +305,7 @@ static physStatus traj_reserve(physTraj* t, int* cap, const physLineReader* r, p
   if (p && (p = realloc(t->qvel, n * vsize))) t->qvel = p;
   if (p && t->nu && (p = realloc(t->ctrl, n * (size_t)t->nu * sizeof(double)))) t->ctrl = p;
   if (p && t->ntau && (p = realloc(t->qfrc, n * vsize))) t->qfrc = p;
+  if (p && t->na && (p = realloc(t->act, n * (size_t)t->na * sizeof(double)))) t->act = p;
   if (!p) return phys_error(log, PHYS_ERR_NOMEM, "%s: out of memory at %d rows", filename, t->nrow);
   *cap = (int)n;
   return PHYS_OK;
@@ -308,6 +319,7 @@ void phys_traj_free(physTraj* traj) {
   free(traj->qvel);
   free(traj->ctrl);
   free(traj->qfrc);
+  free(traj->act);
   memset(traj, 0, sizeof *traj);
 }
 
@@ -328,7 +340,8 @@ static physStatus read_rows(physTraj* t, physLineReader* r, const trajLayout* L,
     if (s == PHYS_OK) {
       s = parse_row(t->time + t->nrow, t->qpos + (size_t)t->nrow * t->nq, t->qvel + (size_t)t->nrow * t->nv,
                     t->nu ? t->ctrl + (size_t)t->nrow * t->nu : NULL,
-                    t->ntau ? t->qfrc + (size_t)t->nrow * t->ntau : NULL, r, L, log);
+                    t->ntau ? t->qfrc + (size_t)t->nrow * t->ntau : NULL,
+                    t->na ? t->act + (size_t)t->nrow * t->na : NULL, r, L, log);
     }
     if (s == PHYS_OK) s = phys_traj_check_quat(t->qpos + (size_t)t->nrow * t->nq, m, r->filename,
                                                 r->lineno, log);
@@ -344,10 +357,11 @@ physStatus phys_traj_read_lines(physTraj* traj, const physModel* m, physLineRead
   memset(traj, 0, sizeof *traj);
   traj->nq = m->nq;
   traj->nv = m->nv;
-  trajLayout L = {1, m->nq, m->nv, 0, 0, m->nu};
+  trajLayout L = {1, m->nq, m->nv, 0, 0, m->nu, 0, m->na};
   physStatus s = parse_header(&L, r, flags, log);
   traj->nu = L.nu;
   traj->ntau = L.ntau;
+  traj->na = L.na;
   if (s == PHYS_OK) s = read_rows(traj, r, &L, m, log);
   traj->has_time = L.has_time;
   if (s != PHYS_OK) phys_traj_free(traj);
@@ -376,9 +390,10 @@ physStatus phys_traj_read(physTraj* traj, const physModel* m, const char* filena
   return s;
 }
 
-// read exactly one state row (t optional), its inputs into ctrl / qfrc when given (else zero)
-physStatus phys_traj_read_state_inputs(double* time, double* qpos, double* qvel, double* ctrl, double* qfrc,
-                                       const physModel* m, const char* filename, physLog* log) {
+// read exactly one state row (t optional), its inputs into ctrl / qfrc and its activations into act when given
+// (else zero)
+physStatus phys_traj_read_state_act(double* time, double* qpos, double* qvel, double* act, double* ctrl,
+                                    double* qfrc, const physModel* m, const char* filename, physLog* log) {
   physTraj t;
   physStatus s = phys_traj_read(&t, m, filename, PHYS_TRAJ_TIME_OPTIONAL, log);
   if (s != PHYS_OK) return s;
@@ -391,9 +406,15 @@ physStatus phys_traj_read_state_inputs(double* time, double* qpos, double* qvel,
     if (m->nv) memcpy(qvel, t.qvel, (size_t)m->nv * sizeof(double));
     for (int i = 0; ctrl && i < m->nu; i++) ctrl[i] = t.nu ? t.ctrl[i] : 0;
     for (int i = 0; qfrc && i < m->nv; i++) qfrc[i] = t.ntau ? t.qfrc[i] : 0;
+    for (int i = 0; act && i < m->na; i++) act[i] = t.na ? t.act[i] : 0;
   }
   phys_traj_free(&t);
   return s;
+}
+
+physStatus phys_traj_read_state_inputs(double* time, double* qpos, double* qvel, double* ctrl, double* qfrc,
+                                       const physModel* m, const char* filename, physLog* log) {
+  return phys_traj_read_state_act(time, qpos, qvel, NULL, ctrl, qfrc, m, filename, log);
 }
 
 physStatus phys_traj_read_state(double* time, double* qpos, double* qvel, const physModel* m,
@@ -444,7 +465,7 @@ physStatus phys_traj_check_quat(double* qpos, const physModel* m, const char* fi
 
 // header: t,q0,...,q{nq-1},v0,...,v{nv-1}[,u0,...,u{nu-1}][,tau0,...,tau{nv-1}]
 physStatus phys_traj_write_header_u(FILE* f, const physModel* m, int with_ctrl, int with_qfrc) {
-  return phys_traj_write_header_s(f, m, with_ctrl, with_qfrc, 0);
+  return phys_traj_write_header_s(f, m, with_ctrl, with_qfrc, 0, 0);
 }
 
 // column name of value k of sensor i: sensor:NAME (one value) or sensor:NAME:k, NAME its index when unnamed
@@ -457,12 +478,14 @@ const char* phys_sensor_column(const physModel* m, int i, int k, char* buf, size
   return buf;
 }
 
-physStatus phys_traj_write_header_s(FILE* f, const physModel* m, int with_ctrl, int with_qfrc, int with_sensors) {
+physStatus phys_traj_write_header_s(FILE* f, const physModel* m, int with_ctrl, int with_qfrc, int with_act,
+                                    int with_sensors) {
   fputc('t', f);
   for (int i = 0; i < m->nq; i++) fprintf(f, ",q%d", i);
   for (int i = 0; i < m->nv; i++) fprintf(f, ",v%d", i);
   for (int i = 0; with_ctrl && i < m->nu; i++) fprintf(f, ",u%d", i);
   for (int i = 0; with_qfrc && i < m->nv; i++) fprintf(f, ",tau%d", i);
+  for (int i = 0; with_act && i < m->na; i++) fprintf(f, ",act%d", i);
   for (int i = 0; with_sensors && i < m->nsensor; i++) {
     char col[192];
     for (int k = 0; k < m->sensor_dim[i]; k++) fprintf(f, ",%s", phys_sensor_column(m, i, k, col, sizeof(col)));
@@ -478,16 +501,17 @@ physStatus phys_traj_write_header(FILE* f, const physModel* m) {
 // one row: time, qpos, qvel (and ctrl, qfrc unless NULL) as "%.17g" (17 significant digits identify a double uniquely)
 physStatus phys_traj_write_row_u(FILE* f, const physModel* m, double time, const double* qpos, const double* qvel,
                                  const double* ctrl, const double* qfrc) {
-  return phys_traj_write_row_s(f, m, time, qpos, qvel, ctrl, qfrc, NULL);
+  return phys_traj_write_row_s(f, m, time, qpos, qvel, ctrl, qfrc, NULL, NULL);
 }
 
 physStatus phys_traj_write_row_s(FILE* f, const physModel* m, double time, const double* qpos, const double* qvel,
-                                 const double* ctrl, const double* qfrc, const double* sensordata) {
+                                 const double* ctrl, const double* qfrc, const double* act, const double* sensordata) {
   fprintf(f, "%.17g", time);
   for (int i = 0; i < m->nq; i++) fprintf(f, ",%.17g", qpos[i]);
   for (int i = 0; i < m->nv; i++) fprintf(f, ",%.17g", qvel[i]);
   for (int i = 0; ctrl && i < m->nu; i++) fprintf(f, ",%.17g", ctrl[i]);
   for (int i = 0; qfrc && i < m->nv; i++) fprintf(f, ",%.17g", qfrc[i]);
+  for (int i = 0; act && i < m->na; i++) fprintf(f, ",%.17g", act[i]);
   for (int i = 0; sensordata && i < m->nsensordata; i++) fprintf(f, ",%.17g", sensordata[i]);
   fputc('\n', f);
   return ferror(f) ? PHYS_ERR_IO : PHYS_OK;

@@ -1,6 +1,8 @@
 // trajio.h - trajectory CSV files: one row per time sample, header `t,q0..q{nq-1},v0..v{nv-1}`, optionally
 // followed by recorded inputs: the controls `u0..u{nu-1}` (all of the model's actuators) and then the applied
-// joint forces `tau0..tau{nv-1}` (each value holds from its sample to the next).
+// joint forces `tau0..tau{nv-1}` (each value holds from its sample to the next), then, for a model with
+// actuator activations, optionally its activations `act0..act{na-1}` (MuJoCo's act, in actuator order among the
+// actuators with dynamics: the state's third part; issue 15 item 2).
 //
 // Writing uses "%.17g", so a written file reads back bit for bit. Reading validates strictly: header names
 // and column count against the model, every value a finite number, quaternions of free and ball joints of
@@ -33,6 +35,8 @@ typedef struct physTraj_ {
   int nu, ntau;             // input columns the file had: nu = the model's nu or 0, ntau = nv or 0
   double* ctrl;             // controls u (NULL without)                              (nrow x nu)
   double* qfrc;             // applied joint forces tau (NULL without)                (nrow x nv)
+  int na;                   // activation columns act0..act{na-1} the file had: the model's na or 0
+  double* act;              // activations (NULL without; issue 15 item 2)            (nrow x na)
 } physTraj;
 
 // open an input file for reading: only a regular file or a FIFO (a device such as /dev/zero, a folder, a
@@ -74,6 +78,9 @@ physStatus phys_traj_read_state(double* time, double* qpos, double* qvel, const 
 
 // the same, with the row's inputs: ctrl (nu) and qfrc (nv) get its u / tau columns, zero when the file has none
 // (either may be NULL: not wanted)
+// the same with the row's activations: act (na) gets its act columns, zero when the file has none (may be NULL)
+physStatus phys_traj_read_state_act(double* time, double* qpos, double* qvel, double* act, double* ctrl,
+                                    double* qfrc, const physModel* m, const char* filename, physLog* log);
 physStatus phys_traj_read_state_inputs(double* time, double* qpos, double* qvel, double* ctrl, double* qfrc,
                                        const physModel* m, const char* filename, physLog* log);
 
@@ -93,11 +100,12 @@ physStatus phys_traj_write_header_u(FILE* f, const physModel* m, int with_ctrl, 
 physStatus phys_traj_write_row_u(FILE* f, const physModel* m, double time, const double* qpos, const double* qvel,
                                  const double* ctrl, const double* qfrc);
 
-// the same with the sensor columns last (with_sensors; rows: sensordata, nsensordata values, NULL: none), named by
-// phys_sensor_column
-physStatus phys_traj_write_header_s(FILE* f, const physModel* m, int with_ctrl, int with_qfrc, int with_sensors);
+// the same with the activations act0..act{na-1} (with_act; rows: act, na values, NULL: none) and the sensor columns
+// last (with_sensors; rows: sensordata, nsensordata values, NULL: none), named by phys_sensor_column
+physStatus phys_traj_write_header_s(FILE* f, const physModel* m, int with_ctrl, int with_qfrc, int with_act,
+                                    int with_sensors);
 physStatus phys_traj_write_row_s(FILE* f, const physModel* m, double time, const double* qpos, const double* qvel,
-                                 const double* ctrl, const double* qfrc, const double* sensordata);
+                                 const double* ctrl, const double* qfrc, const double* act, const double* sensordata);
 // column name of value k of sensor i into buf: `sensor:NAME` for a one-value sensor, `sensor:NAME:k` otherwise
 // (NAME: the sensor's index when it has no name)
 const char* phys_sensor_column(const physModel* m, int i, int k, char* buf, size_t n);

@@ -65,6 +65,7 @@ typedef struct dsFile_ {
   int nsens;                // sensor values of the model when the file has sensor columns (else 0)
   double* sens;             // recorded sensor values, 0 where absent (NULL when nsens = 0) (T x nsens)
   unsigned char* has_s;     // sensor value given (the model's nsensordata flags; caller's)
+  double* act;              // recorded activations act0.. (simulate's layout; NULL without)  (T x na)
 } dsFile;
 
 static const char* const free_q[7] = {"px", "py", "pz", "qw", "qx", "qy", "qz"};
@@ -417,8 +418,9 @@ static void file_free(dsFile* f) {
   free(f->ctrl);
   free(f->qfrc);
   free(f->sens);
+  free(f->act);
   f->line = NULL;
-  f->time = f->qpos = f->qvel = f->ctrl = f->qfrc = f->sens = NULL;
+  f->time = f->qpos = f->qvel = f->ctrl = f->qfrc = f->sens = f->act = NULL;
 }
 
 // a row with the defaults of absent coordinates: qpos0 and zero velocity
@@ -643,7 +645,8 @@ static physStatus read_named_csv(dsFile* f, physLineReader* r, const physModel* 
   return s;
 }
 
-// 1 if a header line is physid simulate's "t,q0,...,q{nq-1},v0,...,v{nv-1}", maybe followed by ",u0..", ",tau0.."
+// 1 if a header line is physid simulate's "t,q0,...,q{nq-1},v0,...,v{nv-1}", maybe followed by ",u0..", ",tau0..",
+// ",act0.."
 static int is_simulate_header(const char* header, const physModel* m) {
   char want[32];
   const char* p = header;
@@ -656,7 +659,8 @@ static int is_simulate_header(const char* header, const physModel* m) {
     p += n;
   }
   if (strstr(p, ",sensor:")) return 0;   // sensor columns: read by name (rule 7)
-  return *p == 0 || strncmp(p, ",u0", 3) == 0 || strncmp(p, ",tau0", 5) == 0;   // inputs: trajio checks them
+  return *p == 0 || strncmp(p, ",u0", 3) == 0 || strncmp(p, ",tau0", 5) == 0 ||
+         strncmp(p, ",act0", 5) == 0;   // inputs and activations: trajio checks them
 }
 
 // a file in physid simulate's layout, read by trajio.c (the same validation as --init) from the header on
@@ -673,6 +677,7 @@ static physStatus read_simulate_csv(dsFile* f, const physModel* m, physLineReade
   f->ntau = t.ntau;
   f->ctrl = t.ctrl;
   f->qfrc = t.qfrc;
+  f->act = t.act;
   memset(f->has_q, 1, (size_t)m->nq);
   memset(f->has_v, 1, (size_t)m->nv);
   return PHYS_OK;
@@ -1122,11 +1127,12 @@ static void store_traj(physTrajectory* tr, dsFile* f, const physModel* m, const 
   tr->ctrl = f->ctrl;
   tr->qfrc = f->qfrc;
   tr->sens = f->sens;
+  tr->act = f->act;
   tr->has_qvel = 0;
   for (int i = 0; i < m->nv; i++) tr->has_qvel |= f->has_v[i];
   free(f->line);
   f->line = NULL;
-  f->time = f->qpos = f->qvel = f->ctrl = f->qfrc = f->sens = NULL;
+  f->time = f->qpos = f->qvel = f->ctrl = f->qfrc = f->sens = f->act = NULL;
 }
 
 // the observed flags of a file (the coordinates it gives that the observe filter marks observed, keep 1); the
@@ -1276,6 +1282,7 @@ void phys_dataset_free(physDataset* ds) {
     free(ds->traj[k].ctrl);
     free(ds->traj[k].qfrc);
     free(ds->traj[k].sens);
+    free(ds->traj[k].act);
   }
   free(ds->traj);
   free(ds->obs_q);

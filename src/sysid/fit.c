@@ -167,6 +167,7 @@ typedef struct fitProblem_ {
   const double* theta0;     // prior centre (NULL without prior)
   physLog* log;
   int nx, ntheta;           // 2nv, parameters
+  int nxs;                  // the sensitivities' state: 2nv + na (act's rows: issue 15 item 2)
   int nsel;                 // residual coordinates per observation
   int nsens;                // of them sensor values (the last ones)
   int* sel;                 // nsel tangent indices in [0, 2nv), then sensor values 2nv + index in sensordata
@@ -328,6 +329,9 @@ static physStatus layout(const physModel* m, const physParamTable* t, const phys
   if (opt->loss == PHYS_LOSS_VIOLATION && opt->fit_start)
     return phys_error(log, PHYS_ERR_ARG, "fit: the violation loss simulates no segments: fitted segment starts "
                       "(--fit-start on) do not apply to it");
+  if (opt->loss == PHYS_LOSS_VIOLATION && m->na > 0)   // (its residuals are (q, v) forces: issue 15 item 2)
+    return phys_error(log, PHYS_ERR_MODEL, "fit: the violation loss does not model actuator activations (the model "
+                      "has %d, MuJoCo's act); use --loss kstep or onestep", m->na);
   if (opt->loss == PHYS_LOSS_VIOLATION) {
     physStatus st = violation_layout(m, t, ds, opt, nsel, log);
     if (st != PHYS_OK) return st;
@@ -380,28 +384,28 @@ static void warn_spacing(const physDataset* ds, physLog* log) {
 // one worker's data and scratch (one allocation)
 static int worker_init(fitWorker* w, fitProblem* pb, int index) {
   const physModel* m = pb->m;
-  int nx = pb->nx, nth = pb->ntheta, nvf = pb->nvf;
+  int nx = pb->nx, nxs = pb->nxs, nth = pb->ntheta, nvf = pb->nvf;
   size_t nr = nvf ? (size_t)pb->hmax * pb->nsel : 0;   // a segment's data rows (fitted start states only)
   size_t ns = (size_t)m->nsensordata;
-  size_t nd = 3 * (size_t)nx * nth + (size_t)nx * nx + nx + 9 + (size_t)pb->t->n + ns * (size_t)nx + ns;
-  size_t nds = 2 * (size_t)nx * nvf + nr * (1 + 2 * (size_t)nvf) + 4 * (size_t)nvf + (size_t)nvf * nvf +
+  size_t nd = 3 * (size_t)nxs * nth + (size_t)nxs * nxs + nx + 9 + (size_t)pb->t->n + ns * (size_t)nx + ns;
+  size_t nds = 2 * (size_t)nxs * nvf + nr * (1 + 2 * (size_t)nvf) + 4 * (size_t)nvf + (size_t)nvf * nvf +
                (size_t)nvf * nth;
   char* buf = calloc(1, (nd + nds) * sizeof(double) + 64);
   w->pb = pb, w->index = index, w->buf = buf;
   w->d = phys_make_data(m);
   if (!buf || !w->d) return 0;
   double* p = (double*)buf;
-  w->S = p, p += (size_t)nx * nth;
-  w->S2 = p, p += (size_t)nx * nth;
-  w->P = p, p += (size_t)nx * nth;
-  w->A = p, p += (size_t)nx * nx;
+  w->S = p, p += (size_t)nxs * nth;   // (S, S2, P, A, Sv, Sv2: the nxs = 2nv + na state of the step derivatives)
+  w->S2 = p, p += (size_t)nxs * nth;
+  w->P = p, p += (size_t)nxs * nth;
+  w->A = p, p += (size_t)nxs * nxs;
   w->e = p, p += nx;
   w->insens = p, p += pb->t->n;
   w->G = p, p += 9;
   w->Hs = p, p += ns * (size_t)nx;
   w->es = p, p += ns;
-  w->Sv = p, p += (size_t)nx * nvf;
-  w->Sv2 = p, p += (size_t)nx * nvf;
+  w->Sv = p, p += (size_t)nxs * nvf;
+  w->Sv2 = p, p += (size_t)nxs * nvf;
   w->rt = p, p += nr;
   w->Jvt = p, p += nr * nvf;
   w->Jvb = p, p += nr * nvf;
@@ -427,6 +431,7 @@ static physStatus problem_init(fitProblem* pb, physModel* m, const physParamTabl
   int nv = m->nv, nx = 2 * nv, nth = t->ntheta;
   pb->m = m, pb->t = t, pb->ds = ds, pb->opt = opt, pb->log = log, pb->theta0 = theta0;
   pb->nx = nx, pb->ntheta = nth, pb->nsel = nsel, pb->ndata = ndata;
+  pb->nxs = nx + m->na;
   pb->sqrt_prior = sqrt(opt->prior);
   pb->nres = ndata + (opt->prior > 0 ? nth : 0);
   pb->nworker = opt->threads < 1 ? 1 : opt->threads > FIT_MAXTHREADS ? FIT_MAXTHREADS : opt->threads;
@@ -651,12 +656,14 @@ static void set_substep_inputs(const physModel* m, physData* d, const physTrajec
     phys_param_input_hold(t, m, tr->time, tr->T, s, sub, tr->ctrl, tr->qfrc, d->ctrl, d->qfrc_applied, sens);
 }
 
-// d's state <- sample s of trajectory tr, its contact list empty (the next step starts cold: no warm start),
+// d's state <- sample s of trajectory tr (act: its act columns, 0 without), its contact list empty (the next step starts cold: no warm start),
 // the inputs of sample s (set_inputs)
 static void set_sample(const physModel* m, physData* d, const physTrajectory* tr, int s, const double* ctrl,
                        const physParamTable* t, double* sens) {
   memcpy(d->qpos, tr->qpos + (size_t)s * m->nq, sizeof(double) * (size_t)m->nq);
   memcpy(d->qvel, tr->qvel + (size_t)s * m->nv, sizeof(double) * (size_t)m->nv);
+  if (m->na > 0 && tr->act) memcpy(d->act, tr->act + (size_t)s * m->na, sizeof(double) * (size_t)m->na);
+  else if (m->na > 0) memset(d->act, 0, sizeof(double) * (size_t)m->na);   // (no act columns: MuJoCo's initial 0)
   set_inputs(m, d, tr, s, ctrl, t, sens);
   d->time = tr->time[s];
   d->ncon = 0;
@@ -682,12 +689,13 @@ static physStatus linearize_guarded(fitWorker* wk, double* A, double* P) {
   PHYS_ARENA_CALL(wk->d, "fit: step derivative", linearize(wk, A, P));
 }
 
-// E (2nv x nvf) = d x_start / d delta in the tangent coordinates at x_start = x_rec (+) delta (delta = wk->dcur):
-// unit columns, except a rotation's block Jr(delta_rot), the right Jacobian of Exp (rot.h)
+// E (nxs x nvf) = d x_start / d delta in the tangent coordinates at x_start = x_rec (+) delta (delta = wk->dcur):
+// unit columns, except a rotation's block Jr(delta_rot), the right Jacobian of Exp (rot.h); act rows 0 (the
+// starts' offsets are (q, v))
 static void start_tangent(const fitWorker* wk, double* E) {
   const fitProblem* pb = wk->pb;
-  int nvf = pb->nvf, nv = pb->nx / 2;
-  memset(E, 0, sizeof(double) * (size_t)pb->nx * nvf);
+  int nvf = pb->nvf, nv = pb->m->nv;
+  memset(E, 0, sizeof(double) * (size_t)pb->nxs * nvf);
   for (int c = 0; c < nvf; c++) E[(size_t)pb->xsel[c] * nvf + c] = 1;
   for (int c = 0; c + 2 < nvf; c++) {
     int i = pb->xsel[c], g = i < nv ? pb->rotgrp[i] : -1;
@@ -707,12 +715,9 @@ static void start_tangent(const fitWorker* wk, double* E) {
 static physStatus sens_step(fitWorker* wk, int k, int s, int first, int ws, int wv) {
   const fitProblem* pb = wk->pb;
   physData* d = wk->d;
-  int nx = pb->nx, nth = pb->ntheta, nvf = pb->nvf;
+  int nx = pb->nxs, nth = pb->ntheta, nvf = pb->nvf;   // (the step derivatives' state: 2nv + na)
   double* A = wv || (ws && !first) ? wk->A : NULL;
   physStatus st = linearize_guarded(wk, A, ws ? wk->P : NULL);
-  if (st == PHYS_ERR_MODEL && !phys_grad_actuators_ok(pb->m))
-    return phys_error(&wk->log, st, "fit: the model has actuators with dynamics (activations, MuJoCo's act): the "
-                      "step derivatives of the fit do not support them yet");
   if (st != PHYS_OK)
     return phys_error(&wk->log, st, "fit: the step derivative failed on trajectory %d (%s) after sample %d, time %.9g: %s (%s)",
                       k, pb->ds->traj[k].source, s, d->time, phys_status_str(st), d->lastwarning);

@@ -153,6 +153,7 @@ physStatus phys_res_loss(physModel* m, physData* d, const physParamTable* t, con
   for (int k = 0; k < ds->ntraj; k++) ntr += ds->traj[k].T - 1;
   *loss = 0;
   if (ntr <= 0) return PHYS_ERR_SIZE;
+  if (m->na > 0) return PHYS_ERR_MODEL;   // (its records' adjoints are (q, v): activations not carried yet)
   resWork w;
   if (!work_alloc(&w, m, t, o->substeps > 0 ? o->substeps : 1)) return PHYS_ERR_NOMEM;
   double vw = o->vel_weight >= 0 ? o->vel_weight : ds->dt_obs;
@@ -294,6 +295,7 @@ physStatus phys_res_violation_loss(physModel* m, physData* d, const physParamTab
   if (gtheta) memset(gtheta, 0, sizeof(double) * (size_t)nt);
   if (gw && n) memset(gw, 0, sizeof(double) * (size_t)n->nparam);
   if (ntr <= 0) return PHYS_ERR_SIZE;
+  if (m->na > 0) return PHYS_ERR_MODEL;   // (as phys_res_loss)
   double* r = malloc(sizeof(double) * (size_t)(nv + 2));
   double* J = malloc(sizeof(double) * (size_t)(nv + 2) * (size_t)(nt + 1));
   resWork w;

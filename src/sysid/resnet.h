@@ -30,7 +30,8 @@ typedef struct physResTrainOptions_ {
 void phys_res_train_defaults(physResTrainOptions* o);
 
 // L and its gradients at m's current theta and weights: gtheta (t->ntheta, NULL: not wanted) and gw
-// (m->residual->nparam, NULL or no network: not wanted). d is m's data (made after the network was attached)
+// (m->residual->nparam, NULL or no network: not wanted). d is m's data (made after the network was attached).
+// PHYS_ERR_MODEL for a model with activations (na > 0; this one and the violation loss: not carried yet)
 physStatus phys_res_loss(physModel* m, physData* d, const physParamTable* t, const physDataset* ds,
                          const physResTrainOptions* o, double* loss, double* gtheta, double* gw);
 

@@ -26,6 +26,8 @@ typedef struct physTrajectory_ {
   double* qfrc;             // T x nv recorded applied joint forces (NULL: none), held likewise
   double* sens;             // T x nsens recorded sensor values (columns sensor:NAME[:k]; NULL: none), each at its
                             // sample's state as d->sensordata (0 where a value was not recorded)
+  double* act;              // T x na recorded activations (columns act0..act{na-1}, `physid simulate`'s layout;
+                            // NULL: none, the fit then starts every segment at act 0; issue 15 item 2)
 } physTrajectory;
 
 // a set of trajectories of one model; which state coordinates were observed (tangent layout, grad.h)

@@ -5,13 +5,15 @@
 // of 400 generated sequences falls with the slope -beta (beta 1 and 2) and every entry has variance 1, and the
 // solves with it are bit-identical for 1, 2 and 3 threads; CEM's spread floor (min_std): with a one-sample
 // elite and no floor the spread is 0 after the first iteration and every later sample is the mean, with the
-// floor the samples keep spreading.
+// floor the samples keep spreading. Activations (issue 15 item 2): MPPI on tests/data/actuator_dynamics.xml (na 6)
+// lowers the cost, is bit-identical for 1 and 2 threads and leaves d at its state, act included.
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "rng.h"
 #include "sampling.h"
+#include "step.h"
 #include "test.h"
 
 static const char* const g_name[] = {"random", "cem", "mppi"};
@@ -297,7 +299,43 @@ static void test_min_std(void) {
          c0[1], a1[4], c1[4]);
 }
 
+// MPPI on a model with activations from its keyframe (act set): every sample's rollout starts at the saved act
+static void test_act(void) {
+  physModel* m = phys_load("tests/data/actuator_dynamics.xml", NULL, NULL);
+  physData* d = phys_make_data(m);
+  m->opt.gravity[2] = 0;   // (the puck would fall away: the target is the arm's)
+  double U[2][30 * 8], J[2];
+  size_t ns = phys_state_size(m);
+  double *x0 = malloc(sizeof(double) * ns), *x1 = malloc(sizeof(double) * ns);
+  for (int k = 0; k < 2; k++) {
+    physControlProblem* p = phys_control_make(m, 30, 20);
+    p->run.qref[1] = 0.5, p->run.wq[1] = 5, p->fin.qref[1] = 0.5, p->fin.wq[1] = 50;
+    phys_reset_keyframe(m, d, 0);
+    phys_state_save(m, d, x0);
+    double J0 = phys_control_rollout(p, d, p->U, NULL);
+    phys_state_load(m, d, x0);
+    physSampleOptions o;
+    phys_sampling_defaults(&o);
+    o.method = PHYS_SAMPLE_MPPI, o.iterations = 20, o.threads = k + 1;
+    physLog log;
+    memset(&log, 0, sizeof log);
+    CHECK_MSG(phys_sampling_solve(p, d, &o, NULL, NULL, &log) == PHYS_OK, "%s", log.error);
+    phys_state_save(m, d, x1);
+    CHECK(m->na == 6 && memcmp(x0, x1, sizeof(double) * ns) == 0);   // d back at its state, act included
+    CHECK(p->cost < J0);
+    memcpy(U[k], p->U, sizeof U[k]);
+    J[k] = p->cost;
+    if (k == 0) printf("  activations (na %d): mppi cost %.6g -> %.6g\n", m->na, J0, p->cost);
+    phys_control_free(p);
+  }
+  CHECK(memcmp(U[0], U[1], sizeof U[0]) == 0 && J[0] == J[1]);
+  free(x0), free(x1);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
 int main(void) {
+  test_act();
   test_noise();
   test_min_std();
   test_streams();

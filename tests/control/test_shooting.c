@@ -4,11 +4,16 @@
 // 001's drone contrast: resting on the ground the exact lcp gradient is zero and Adam stays at its start,
 // with the complementarity-aware gradient (PHYS_GRAD_COMPLEMENTARITY) it takes off; Adam rejects a step to a
 // non-finite rollout; the gradient of a rollout that goes non-finite is J = +inf (a rejected point), never NaN.
+// A model with activations (issue 15 item 2, tests/data/actuator_dynamics.xml: integrator and filters, act in
+// the state): the gradient against differences (act restored with the state), L-BFGS-B lowers the cost and
+// leaves d at its state, act included; DDP and multiple shooting refuse it (PHYS_ERR_MODEL, message).
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ms.h"
 #include "shooting.h"
+#include "step.h"
 #include "test.h"
 #include "drone_task.h"
 
@@ -16,26 +21,23 @@
 static double fd_error(physControlProblem* p, physData* d, const double* U, const double* G, double h) {
   size_t n = (size_t)p->T * p->nu;
   double* V = malloc(sizeof(double) * n);
-  double* x0 = malloc(sizeof(double) * (size_t)(p->m->nq + p->m->nv));
-  memcpy(x0, d->qpos, sizeof(double) * (size_t)p->m->nq);
-  memcpy(x0 + p->m->nq, d->qvel, sizeof(double) * (size_t)p->m->nv);
-  double t0 = d->time, err = 0;
+  double* x0 = malloc(sizeof(double) * phys_state_size(p->m));   // qpos, qvel, act, time
+  phys_state_save(p->m, d, x0);
+  double err = 0;
   for (size_t i = 0; i < n; i++) {
     double J[2];
     for (int s = 0; s < 2; s++) {
       memcpy(V, U, sizeof(double) * n);
       V[i] += s ? -h : h;
-      memcpy(d->qpos, x0, sizeof(double) * (size_t)p->m->nq);
-      memcpy(d->qvel, x0 + p->m->nq, sizeof(double) * (size_t)p->m->nv);
-      d->time = t0, d->ncon = 0;
+      phys_state_load(p->m, d, x0);
+      d->ncon = 0;
       J[s] = phys_control_rollout(p, d, V, NULL);
     }
     double fd = (J[0] - J[1]) / (2 * h);
     err = fmax(err, fabs(G[i] - fd) / fmax(1, fabs(G[i])));
   }
-  memcpy(d->qpos, x0, sizeof(double) * (size_t)p->m->nq);
-  memcpy(d->qvel, x0 + p->m->nq, sizeof(double) * (size_t)p->m->nv);
-  d->time = t0, d->ncon = 0;
+  phys_state_load(p->m, d, x0);
+  d->ncon = 0;
   free(V);
   free(x0);
   return err;
@@ -49,15 +51,17 @@ static double check_gradient(physControlProblem* p, physData* d, const double* U
   physStatus st;
   physLog log;
   memset(&log, 0, sizeof log);
-  double q0 = d->qpos[p->m->nq - 1], t0 = d->time;
+  double* x0 = malloc(sizeof(double) * phys_state_size(p->m)), *x1 = malloc(sizeof(double) * phys_state_size(p->m));
+  phys_state_save(p->m, d, x0);
   double J = phys_control_grad(p, d, U, G, work, &st, &log);
-  CHECK(d->qpos[p->m->nq - 1] == q0 && d->time == t0);   // d back at its state
+  phys_state_save(p->m, d, x1);
+  CHECK(memcmp(x0, x1, sizeof(double) * phys_state_size(p->m)) == 0);   // d back at its state (act included)
   double J2 = phys_control_rollout(p, d, U, p->X);
   CHECK_MSG(st == PHYS_OK, "%s", log.error);
   CHECK(J == J2);   // the same value as phys_control_rollout's
-  memcpy(d->qpos, p->X, sizeof(double) * (size_t)p->m->nq);   // back to the initial state (X_0 of the rollout)
-  memcpy(d->qvel, p->X + p->m->nq, sizeof(double) * (size_t)p->m->nv);
-  d->time = t0, d->ncon = 0;
+  phys_state_load(p->m, d, x0);   // back to the initial state
+  d->ncon = 0;
+  free(x0), free(x1);
   double gmax = 0;
   for (size_t i = 0; i < n; i++) gmax = fmax(gmax, fabs(G[i]));
   double err = fd_error(p, d, U, G, h);
@@ -116,6 +120,52 @@ static void test_gradient_contacts(void) {
   p->wu[0] = p->wu[1] = 0;
   for (int i = 0; i < T * 4; i++) p->U[i] = 1.0;
   CHECK(check_gradient(p, d, p->U, 1e-6, 1e-5) < 1e-12);
+  phys_control_free(p);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+// activations: the arm and puck of tests/data/actuator_dynamics.xml from its keyframe (act set), the hinges
+// driven toward targets through the integrator and filters for 30 steps: the gradient against differences,
+// L-BFGS-B lowers the cost and leaves d at its state (act included), DDP and multiple shooting refuse
+static void test_act(void) {
+  physModel* m = phys_load("tests/data/actuator_dynamics.xml", NULL, NULL);
+  physData* d = phys_make_data(m);
+  m->opt.gravity[2] = 0;   // (the puck would fall away: the targets are the arm's)
+  int T = 30;
+  physControlProblem* p = phys_control_make(m, T, 40);
+  p->run.qref[0] = 0.2, p->run.wq[0] = 5, p->run.qref[1] = 0.5, p->run.wq[1] = 5, p->run.qref[2] = -0.3;
+  p->run.wq[2] = 5, p->fin.qref[1] = 0.5, p->fin.wq[1] = 50, p->run.wv[1] = 0.1;
+  for (int j = 0; j < m->nu; j++) p->wu[j] = 0.01;
+  phys_reset_keyframe(m, d, 0);
+  CHECK(m->na == 6 && d->act[0] == 0.1);
+  for (int t = 0; t < T; t++)
+    for (int j = 0; j < m->nu; j++) p->U[t * m->nu + j] = 0.3 * sin(0.2 * t + j);
+  double gmax = check_gradient(p, d, p->U, 1e-6, 1e-6);
+  CHECK(gmax > 1e-3);
+  double* x0 = malloc(sizeof(double) * phys_state_size(m)), *x1 = malloc(sizeof(double) * phys_state_size(m));
+  phys_state_save(m, d, x0);
+  physShootOptions o;
+  phys_shooting_defaults(&o);
+  physLog log;
+  memset(&log, 0, sizeof log);
+  double J0 = phys_control_rollout(p, d, p->U, NULL);
+  phys_state_load(m, d, x0);
+  CHECK_MSG(phys_shooting_solve(p, d, &o, NULL, NULL, &log) == PHYS_OK, "%s", log.error);
+  phys_state_save(m, d, x1);
+  CHECK(memcmp(x0, x1, sizeof(double) * phys_state_size(m)) == 0);
+  printf("  activations (na %d): lbfgsb cost %.6g -> %.6g in %d iterations\n", m->na, J0, p->cost, p->niter);
+  CHECK(p->niter >= 1 && p->iter[0].cost == J0 && p->cost < J0);
+  for (int k = 1; k <= p->niter; k++) CHECK(p->iter[k].cost <= p->iter[k - 1].cost);
+  CHECK(phys_ddp_solve(p, d, NULL, NULL, &log) == PHYS_ERR_MODEL);
+  CHECK_MSG(strstr(log.error, "ddp: the model has actuators with dynamics (6 activations") != NULL, "%s", log.error);
+  physMsOptions mo = phys_ms_defaults();
+  physMsResult res;
+  memset(&res, 0, sizeof res);
+  memset(&log, 0, sizeof log);
+  CHECK(phys_ms_solve(p, d, &mo, &res, NULL, NULL, &log) == PHYS_ERR_MODEL);
+  CHECK_MSG(strstr(log.error, "ms: the model has actuators with dynamics") != NULL, "%s", log.error);
+  free(x0), free(x1);
   phys_control_free(p);
   phys_free_data(d);
   phys_free_model(m);
@@ -260,6 +310,7 @@ static void test_grad_rejects(void) {
 }
 
 int main(void) {
+  test_act();
   test_adam_rejects();
   test_grad_rejects();
   test_gradient_pendulum();

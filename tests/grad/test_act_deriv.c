@@ -1,13 +1,23 @@
-// test_act_deriv.c - src/grad/act_deriv.c: the step's Jacobians with actuator activations in the state,
-// x = (q tangent, v, act), against four-point central differences of phys_step (grad_models.h: h = 1e-3,
-// relative 1e-6) in every tangent, velocity, activation and control coordinate, at random states of
-// tests/data/actuator_dynamics.xml (an integrator with an activation range, filters with a force range and with
-// a control range and affine bias, site actuators, cylinders); the act rows against their closed forms
-// (1 - dt/tau, dt/tau, 0 when act+ is clamped); the (q, v) block equals phys_step_jacobian's on a model without
-// activations bit for bit (tests/data/actuator_site.xml); refusals; dact+/dtau (phys_step_act_timeconst)
-// against differences in each time constant.
+// test_act_deriv.c - src/grad/act_deriv.c: the step's derivatives with actuator activations in the state,
+// x = (q tangent, v, act) (issue 15 item 2), through phys_step_jacobian, phys_step_vjp, phys_step_param_jacobian
+// and phys_step_param_vjp:
+//  1. contact-free: A, B against four-point central differences of phys_step (grad_models.h: h = 1e-3,
+//     relative 1e-6) in every tangent, velocity, activation and control coordinate, at random states of
+//     tests/data/actuator_dynamics.xml (an integrator with an activation range, filters with a force range and
+//     with a control range and affine bias, site actuators, cylinders);
+//  2. the act rows against their closed forms (1 - dt/tau, dt/tau); the kinks: an integrator whose act+ lands
+//     exactly on its actrange bound (dact+/dact = 1, the inside's one-sided value, equal to the one-sided
+//     difference from inside) and beyond it (0), a filter with ctrl at its ctrlrange bound (slope 1) and beyond
+//     it (dact+/dctrl = 0), each against one-sided differences;
+//  3. timeconst:ACTUATOR (P's act rows) against differences of phys_step in each filter's dynprm[0]; its (q, v)
+//     rows are exactly 0; the table refuses an actuator without filter dynamics;
+//  4. with contact, lcp, cone, ccp and penalty (tests/data/actuator_contact.xml: a cube on one corner sliding
+//     on the floor, pushed by a filtered site thruster): A, B against phys_step_jacobian_fd (central differences at h = 1e-6,
+//     which perturb act too) to 1e-4 relative (the contact tests' tolerance, test_step_contact_deriv.c), and
+//     the dot-product tests <y, A x> = <A'y, x>, <y, B u> = <B'y, u>, <y, P t> = <P'y, t> to 1e-12.
 #include "act_deriv.h"
 #include "grad_models.h"
+#include "params.h"
 #include "step.h"
 
 #define NSTATE 3
@@ -84,7 +94,7 @@ static void check_fd(void) {
       d->act[k] = m->actuator_actlimited[a] ? phys_rng_range(&r, 0.8 * rg[0] + 0.2 * rg[1], 0.2 * rg[0] + 0.8 * rg[1])
                                             : phys_rng_range(&r, -0.5, 0.5);
     }
-    CHECK(phys_step_act_jacobian(m, d, A, B) == PHYS_OK);
+    CHECK(phys_step_jacobian(m, d, A, B) == PHYS_OK);
     step_fd(m, d, Af, Bf);
     char what[96];
     snprintf(what, sizeof what, "actuator_dynamics state %d A", s);
@@ -99,8 +109,26 @@ static void check_fd(void) {
   phys_free_model(m);
 }
 
-// the act rows' closed forms: filter tau = 0.05 (actuator 'filt', act 1), dt = 0.002: dact+/dact = 1 - dt/tau,
-// dact+/dctrl = dt/tau; the integrator (act 0) held at the end of its range [-0.3, 0.4]: both 0
+// act+ of the activation k after one step from d's state with act[k] (ctrl[a]) moved by h; d's state restored
+static double act_after(const physModel* m, physData* d, int k, int a, double h) {
+  size_t ns = phys_state_size(m);
+  double* x0 = malloc(sizeof(double) * ns);
+  double c0 = d->ctrl[a];
+  phys_state_save(m, d, x0);
+  if (a < 0) d->act[k] += h;
+  else d->ctrl[a] += h;
+  phys_step(m, d);
+  double v = d->act[k];
+  phys_state_load(m, d, x0);
+  if (a >= 0) d->ctrl[a] = c0;
+  free(x0);
+  return v;
+}
+
+// the act rows' closed forms: filter tau = 0.05 (actuator 'filt'), dt = 0.002: dact+/dact = 1 - dt/tau,
+// dact+/dctrl = dt/tau; the integrator 'int' (range [-0.3, 0.4]): act+ beyond the bound (clamped: both 0),
+// exactly on it (the inside's derivatives 1 and dt, equal to the one-sided differences from inside), moving back
+// (1, dt); the filtered servo 'servo' (ctrlrange [-1, 1]): ctrl on the bound (slope 1: dt/tau) and beyond (0)
 static void check_act_rows(void) {
   physModel* m = gm_load("tests/data/actuator_dynamics.xml", 0);
   if (!m) return;
@@ -108,90 +136,183 @@ static void check_act_rows(void) {
   physData* d = phys_make_data(m);
   double *A = calloc((size_t)nx * nx, sizeof(double)), *B = calloc((size_t)nx * nu, sizeof(double));
   int filt = phys_name2id(m, "actuator", "filt"), integ = phys_name2id(m, "actuator", "int");
-  int kf = m->actuator_actadr[filt], ki = m->actuator_actadr[integ];
+  int servo = phys_name2id(m, "actuator", "servo");
+  int kf = m->actuator_actadr[filt], ki = m->actuator_actadr[integ], ks = m->actuator_actadr[servo];
+  double dt = m->opt.timestep, h = 1e-6;
+#define AA(k) A[(size_t)(2 * nv + (k)) * nx + 2 * nv + (k)]
+#define BB(k, a) B[(size_t)(2 * nv + (k)) * nu + (a)]
   d->act[ki] = 0.4;
   d->ctrl[integ] = 1;   // act + dt ctrl > 0.4: clamped
-  CHECK(phys_step_act_jacobian(m, d, A, B) == PHYS_OK);
-  double dt = m->opt.timestep;
-  CHECK_NEAR(A[(size_t)(2 * nv + kf) * nx + 2 * nv + kf], 1 - dt / 0.05, 1e-15);
-  CHECK_NEAR(B[(size_t)(2 * nv + kf) * nu + filt], dt / 0.05, 1e-15);
-  CHECK(A[(size_t)(2 * nv + ki) * nx + 2 * nv + ki] == 0 && B[(size_t)(2 * nv + ki) * nu + integ] == 0);
+  CHECK(phys_step_jacobian(m, d, A, B) == PHYS_OK);
+  CHECK_NEAR(AA(kf), 1 - dt / 0.05, 1e-15);
+  CHECK_NEAR(BB(kf, filt), dt / 0.05, 1e-15);
+  CHECK(AA(ki) == 0 && BB(ki, integ) == 0);
+  d->ctrl[integ] = 0;   // act+ = 0.4 exactly: on the bound, the inside's slopes (a kink)
+  CHECK(phys_step_jacobian(m, d, A, B) == PHYS_OK);
+  CHECK(AA(ki) == 1 && BB(ki, integ) == dt);
+  double x0 = act_after(m, d, ki, -1, 0);
+  CHECK_NEAR((x0 - act_after(m, d, ki, -1, -h)) / h, 1, 1e-9);        // from inside: 1
+  CHECK_NEAR((act_after(m, d, ki, -1, h) - x0) / h, 0, 1e-9);         // from outside: 0 (clamped)
+  CHECK_NEAR((x0 - act_after(m, d, ki, integ, -h)) / h, dt, 1e-9);
   d->ctrl[integ] = -1;  // moving back into the range: dact+/dact = 1, dact+/dctrl = dt
-  CHECK(phys_step_act_jacobian(m, d, A, B) == PHYS_OK);
-  CHECK(A[(size_t)(2 * nv + ki) * nx + 2 * nv + ki] == 1 && B[(size_t)(2 * nv + ki) * nu + integ] == dt);
+  CHECK(phys_step_jacobian(m, d, A, B) == PHYS_OK);
+  CHECK(AA(ki) == 1 && BB(ki, integ) == dt);
+  double tau_s = m->actuator_dynprm[3 * servo];
+  d->ctrl[servo] = 1;   // on the control bound: the inside's slope
+  CHECK(phys_step_jacobian(m, d, A, B) == PHYS_OK);
+  CHECK_NEAR(BB(ks, servo), dt / tau_s, 1e-15);
+  x0 = act_after(m, d, ks, servo, 0);
+  CHECK_NEAR((x0 - act_after(m, d, ks, servo, -h)) / h, dt / tau_s, 1e-8);
+  d->ctrl[servo] = 1.5;   // beyond it: the clamped control does not move
+  CHECK(phys_step_jacobian(m, d, A, B) == PHYS_OK);
+  CHECK(BB(ks, servo) == 0);
+  CHECK(act_after(m, d, ks, servo, h) == act_after(m, d, ks, servo, -h));
+  CHECK_NEAR(AA(ks), 1 - dt / tau_s, 1e-15);
+#undef AA
+#undef BB
   free(A), free(B);
   phys_free_data(d);
   phys_free_model(m);
 }
 
-// without activations the Jacobians are phys_step_jacobian's, bit for bit; refusals: an active contact or limit
-// (PHYS_ERR_ARG)
-static void check_same_and_refusals(void) {
-  physModel* m = gm_load("tests/data/actuator_site.xml", 0);
-  if (!m) return;
-  int nv = m->nv, nu = m->nu, n2 = 2 * nv;
-  physData* d = phys_make_data(m);
-  physRng r;
-  phys_rng_seed(&r, 22);
-  gm_random_state(m, d, &r, 1.0);
-  double *A = malloc(sizeof(double) * (size_t)n2 * n2), *B = malloc(sizeof(double) * (size_t)n2 * nu);
-  double *A0 = malloc(sizeof(double) * (size_t)n2 * n2), *B0 = malloc(sizeof(double) * (size_t)n2 * nu);
-  CHECK(phys_step_act_jacobian(m, d, A, B) == PHYS_OK);
-  CHECK(phys_step_jacobian(m, d, A0, B0) == PHYS_OK);
-  CHECK(memcmp(A, A0, sizeof(double) * (size_t)n2 * n2) == 0 && memcmp(B, B0, sizeof(double) * (size_t)n2 * nu) == 0);
-  free(A), free(B), free(A0), free(B0);
-  phys_free_data(d);
-  phys_free_model(m);
-  m = gm_load("tests/data/mixed.xml", PHYS_DSBL_CONTACT);
-  d = phys_make_data(m);
-  A = malloc(sizeof(double) * 4 * (size_t)m->nv * m->nv);
-  d->qpos[m->jnt_qposadr[phys_name2id(m, "joint", "slide")]] = 0.35;   // beyond its range [-0.2, 0.3]
-  CHECK(phys_step_act_jacobian(m, d, A, NULL) == PHYS_ERR_ARG);
-  free(A);
-  phys_free_data(d);
-  phys_free_model(m);
+// a table from specs, or a failed check
+static physParamTable act_table(const physModel* m, const char* const* spec, int n) {
+  physParamTable t;
+  physLog log;
+  memset(&log, 0, sizeof(log));
+  CHECK_MSG(phys_param_table_build(&t, m, spec, n, &log) == PHYS_OK, "table: %s", log.error);
+  return t;
 }
 
-// dact+/dtau of the filters ('filt', 'servo', 'thrust', the two cylinders) against four-point differences of
-// phys_step in each actuator's dynprm[0]; 0 for the integrator
+// timeconst:ACTUATOR: P's act rows (dact+/dtau) against four-point differences of phys_step in each filter's
+// dynprm[0]; P's (q, v) rows exactly 0 (the force uses the current act); the integrator refused by the table
 static void check_timeconst(void) {
   physModel* m = gm_load("tests/data/actuator_dynamics.xml", 0);
   if (!m) return;
-  int na = m->na;
+  int nv = m->nv, na = m->na, nx = 2 * nv + na;
+  static const char* spec[] = {"timeconst:filt", "timeconst:servo", "timeconst:thrust", "timeconst:cyl",
+                               "timeconst:cyl2"};
+  physParamTable t = act_table(m, spec, 5);
   physData* d = phys_make_data(m);
   physRng r;
   phys_rng_seed(&r, 23);
   gm_random_state(m, d, &r, 1.0);
   for (int k = 0; k < na; k++) d->act[k] = phys_rng_range(&r, -0.2, 0.3);
-  double dtau[8], f[4], worst = 0, h = 1e-5;
-  size_t ns = phys_state_size(m);
-  double* x0 = malloc(sizeof(double) * ns);
-  phys_state_save(m, d, x0);
-  phys_step_act_timeconst(m, d, dtau);
-  for (int a = 0; a < m->nu; a++) {
-    int k = m->actuator_actadr[a];
-    if (k < 0) continue;
+  double* P = malloc(sizeof(double) * (size_t)nx * 5);
+  CHECK(phys_step_param_jacobian(m, d, &t, P) == PHYS_OK);
+  double f[4], worst = 0, h = 1e-5;
+  int zero = 1;
+  for (int c = 0; c < 5; c++) {
+    int a = t.param[c].id, k = m->actuator_actadr[a];
     double tau = m->actuator_dynprm[3 * a];
     static const double S[4] = {2, 1, -1, -2};
     for (int i = 0; i < 4; i++) {
       m->actuator_dynprm[3 * a] = tau + S[i] * h;
-      phys_state_load(m, d, x0);
-      phys_step(m, d);
-      f[i] = d->act[k];
+      f[i] = act_after(m, d, k, -1, 0);
     }
     m->actuator_dynprm[3 * a] = tau;
-    phys_state_load(m, d, x0);
-    double fd = gm_fd4(f[0], f[1], f[2], f[3], h);
-    if (m->actuator_dyntype[a] == PHYS_DYN_INTEGRATOR) {   // act+ does not depend on dynprm: the same bits
-      CHECK(dtau[k] == 0 && f[0] == f[1] && f[1] == f[2] && f[2] == f[3]);
-      continue;
-    }
-    double e = fabs(dtau[k] - fd) / fmax(fabs(fd), 1e-8);
-    CHECK_MSG(e <= GM_RTOL, "actuator %d: dact+/dtau %.12g, differences %.12g", a, dtau[k], fd);
+    double fd = gm_fd4(f[0], f[1], f[2], f[3], h), an = P[(size_t)(2 * nv + k) * 5 + c];
+    double e = fabs(an - fd) / fmax(fabs(fd), 1e-8);
+    CHECK_MSG(e <= GM_RTOL, "%s: dact+/dtau %.12g, differences %.12g", spec[c], an, fd);
     worst = fmax(worst, e);
+    for (int i = 0; i < nx; i++) zero &= i == 2 * nv + k || P[(size_t)i * 5 + c] == 0;
   }
-  printf("actuator_dynamics: dact+/dtau of %d activations vs four-point differences %.2e\n", na, worst);
-  free(x0);
+  CHECK_MSG(zero, "timeconst: P has nonzero entries outside the filter's own act row");
+  printf("actuator_dynamics: timeconst of %d filters (P's act rows) vs four-point differences %.2e\n", 5, worst);
+  physParamTable bad;
+  physLog log;
+  memset(&log, 0, sizeof(log));
+  static const char* ispec[] = {"timeconst:int"};
+  CHECK(phys_param_table_build(&bad, m, ispec, 1, &log) == PHYS_ERR_ARG);
+  CHECK_MSG(strstr(log.error, "actuator 'int' has no filter dynamics") != NULL, "message: %s", log.error);
+  phys_param_table_free(&bad);
+  phys_param_table_free(&t);
+  free(P);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+static const int ct_kind[] = {PHYS_CONTACT_LCP, PHYS_CONTACT_CONE, PHYS_CONTACT_CCP, PHYS_CONTACT_PENALTY};
+static const char* const ct_name[] = {"lcp", "cone", "ccp", "penalty"};
+
+// the dot-product tests of phys_step_vjp and phys_step_param_vjp against A, B, P (nx = 2nv + na)
+static void dot_tests(const char* what, const physModel* m, physData* d, const physParamTable* t, const double* A,
+                      const double* B, const double* P, physRng* r) {
+  int nx = 2 * m->nv + m->na, nu = m->nu, nt = t->ntheta;
+  double *y = malloc(sizeof(double) * (size_t)nx), *x = malloc(sizeof(double) * (size_t)nx);
+  double *u = malloc(sizeof(double) * (size_t)nu), *th = malloc(sizeof(double) * (size_t)nt);
+  double *xb = malloc(sizeof(double) * (size_t)nx), *ub = malloc(sizeof(double) * (size_t)nu);
+  double* tb = malloc(sizeof(double) * (size_t)nt);
+  gm_rand_vec(r, y, nx), gm_rand_vec(r, x, nx), gm_rand_vec(r, u, nu), gm_rand_vec(r, th, nt);
+  CHECK(phys_step_vjp(m, d, y, xb, ub) == PHYS_OK);
+  CHECK(phys_step_param_vjp(m, d, t, y, tb) == PHYS_OK);
+  double sa, sb, sp, one[1] = {1};
+  double ya = gm_bilinear(A, y, x, nx, nx, &sa), yb = gm_bilinear(B, y, u, nx, nu, &sb);
+  double yp = gm_bilinear(P, y, th, nx, nt, &sp);
+  double xa = gm_bilinear(xb, one, x, 1, nx, NULL), ubu = gm_bilinear(ub, one, u, 1, nu, NULL);
+  double tp = gm_bilinear(tb, one, th, 1, nt, NULL);
+  CHECK_MSG(fabs(ya - xa) <= GM_DOT_TOL * sa, "%s: <y, A x> %.17g, <A'y, x> %.17g", what, ya, xa);
+  CHECK_MSG(fabs(yb - ubu) <= GM_DOT_TOL * sb, "%s: <y, B u> %.17g, <B'y, u> %.17g", what, yb, ubu);
+  CHECK_MSG(fabs(yp - tp) <= GM_DOT_TOL * sp, "%s: <y, P t> %.17g, <P'y, t> %.17g", what, yp, tp);
+  free(y), free(x), free(u), free(th), free(xb), free(ub), free(tb);
+}
+
+// the cube on one corner: turned by 0.6 about (1, 2, 0) (as test_step_contact_deriv.c's tumbling box), the
+// lowest corner 2e-4 deep, sliding along (1, 0.3), sinking and spinning; the thruster's and the arm's
+// activations set; under contact model k: A, B against phys_step_jacobian_fd, P (timeconst, gain, mass) and the
+// VJPs by the dot-product tests
+static void corner_state(const physModel* m, physData* d) {
+  double s = sin(0.3), n = sqrt(5.0);
+  d->qpos[3] = cos(0.3), d->qpos[4] = s / n, d->qpos[5] = 2 * s / n, d->qpos[6] = 0;
+  d->qpos[2] = 0.5;
+  phys_kinematics(m, d);
+  double lo = INFINITY;
+  for (int c = 0; c < 8; c++) {   // the corners' heights: xpos + R (+-0.1, +-0.1, +-0.1)
+    const double* R = d->xmat + 9;
+    double z = d->xpos[5];
+    for (int i = 0; i < 3; i++) z += R[6 + i] * ((c >> i) & 1 ? 0.1 : -0.1);
+    lo = fmin(lo, z);
+  }
+  d->qpos[2] -= lo + 2e-4;
+  d->qvel[0] = 1, d->qvel[1] = 0.3, d->qvel[2] = -0.2, d->qvel[3] = 0.5, d->qvel[4] = -1, d->qvel[5] = 2;
+}
+
+static void check_contact(int k) {
+  physModel* m = gm_load("tests/data/actuator_contact.xml", 0);
+  m->opt.contact = ct_kind[k];
+  m->opt.solver_tolerance = 1e-11;
+  int nv = m->nv, na = m->na, nu = m->nu, nx = 2 * nv + na;
+  static const char* spec[] = {"timeconst:thrust", "timeconst:servo", "gain:thrust", "mass:box"};
+  physParamTable t = act_table(m, spec, 4);
+  physData* d = phys_make_data(m);
+  corner_state(m, d);
+  d->qpos[7] = 0.3, d->qpos[8] = -0.4, d->qvel[6] = 0.5, d->qvel[7] = -1;
+  double act[3] = {0.4, 0.1, -0.3}, ctrl[4] = {0.2, 0.9, 0.5, 0.7};
+  memcpy(d->act, act, sizeof act), memcpy(d->ctrl, ctrl, sizeof ctrl);
+  double *A = malloc(sizeof(double) * (size_t)nx * nx), *B = malloc(sizeof(double) * (size_t)nx * nu);
+  double *Af = malloc(sizeof(double) * (size_t)nx * nx), *Bf = malloc(sizeof(double) * (size_t)nx * nu);
+  double* P = malloc(sizeof(double) * (size_t)nx * (size_t)t.ntheta);
+  CHECK(phys_step_jacobian(m, d, A, B) == PHYS_OK);
+  CHECK(phys_step_param_jacobian(m, d, &t, P) == PHYS_OK);
+  CHECK(phys_step_jacobian_fd(m, d, 1e-6, Af, Bf) == PHYS_OK);
+  char what[64];
+  snprintf(what, sizeof what, "box thruster %s A", ct_name[k]);
+  double eA = gm_compare(what, A, Af, nx, nx, 1, 1e-4);
+  snprintf(what, sizeof what, "box thruster %s B", ct_name[k]);
+  double eB = gm_compare(what, B, Bf, nx, nu, 1, 1e-4);
+  // the thruster's act column reaches the box's velocity (the contact's response included)
+  int kt = m->actuator_actadr[phys_name2id(m, "actuator", "thrust")];
+  CHECK(fabs(A[(size_t)nv * nx + 2 * nv + kt]) > 1e-4);
+  physRng r;
+  phys_rng_seed(&r, 31 + k);
+  snprintf(what, sizeof what, "box thruster %s", ct_name[k]);
+  dot_tests(what, m, d, &t, A, B, P, &r);
+  phys_step(m, d);
+  CHECK_MSG(d->ncon > 0, "box thruster %s: no contact", ct_name[k]);
+  printf("box thruster %s (nv %d na %d nu %d): A %.2e, B %.2e vs central differences\n", ct_name[k], nv, na, nu,
+         eA, eB);
+  free(A), free(B), free(Af), free(Bf), free(P);
+  phys_param_table_free(&t);
   phys_free_data(d);
   phys_free_model(m);
 }
@@ -200,6 +321,6 @@ int main(void) {
   check_fd();
   check_timeconst();
   check_act_rows();
-  check_same_and_refusals();
+  for (int k = 0; k < 4; k++) check_contact(k);
   return test_done();
 }

@@ -23,9 +23,15 @@
 // 5. Penalty contact: a box sliding and spinning on the floor with its corners pressed in (60 steps), friction,
 //    restitution, penalty stiffness and mass as parameters: 1 and 2 as above (lcp, cone, ccp rollouts:
 //    test_step_contact_deriv.c).
+// 6. Activations (issue 15 item 2): tests/data/actuator_contact.xml's cube on one corner pushed by a filtered
+//    thruster beside an arm with an integrator and a filtered servo, lcp, 40 steps: dL/dx0 (x = q, v, act),
+//    dL/du and dL/dtheta (timeconst of both filters, gain, mass) as 1, and 2 (records with act).
+// 7. The thruster's time constant recovered from a simulated recording (200 lcp steps, truth 0.05 s, start 0.1)
+//    by Newton steps on the rollout gradient's dL/dtau, to 1e-6.
 #include "grad_models.h"
 #include "params.h"
 #include "rollout.h"
+#include "step.h"
 
 static double H_FD = 1e-3;   // ROLLOUT_H overrides (to measure the error against h)
 #define MAXREC 20000   // recorded states (qpos, qvel) of the plain rollout
@@ -88,7 +94,7 @@ typedef struct rollCase_ {
   physModel* m;
   physData* d;
   physParamTable tab;
-  double *qpos0, *qvel0, time0, *u;
+  double *qpos0, *qvel0, *act0, time0, *u;   // act0: NULL without activations
   int T;
 } rollCase;
 
@@ -96,6 +102,7 @@ typedef struct rollCase_ {
 static void reset_case(rollCase* c) {
   memcpy(c->d->qpos, c->qpos0, sizeof(double) * c->m->nq);
   memcpy(c->d->qvel, c->qvel0, sizeof(double) * c->m->nv);
+  if (c->act0) memcpy(c->d->act, c->act0, sizeof(double) * c->m->na);
   c->d->time = c->time0;
   c->d->ncon = c->d->ncon_prev = 0;
 }
@@ -121,20 +128,22 @@ static double fd6(rollCase* c, perturbFn set, int i) {
   return s / (60 * H_FD);
 }
 
-// x_0 tangent coordinate i (q tangent for i < nv, else qvel) moved by h; -h undoes it (integration of a
+// x_0 tangent coordinate i (q tangent for i < nv, qvel for i < 2nv, else act) moved by h; -h undoes it (integration of a
 // single tangent coordinate is exactly invertible only to rounding: restore from a copy instead)
 static double* g_xsave;
 static void perturb_x(rollCase* c, int i, double h) {
   int nv = c->m->nv;
   if (g_xsave == NULL) {   // apply
-    g_xsave = malloc(sizeof(double) * (c->m->nq + nv));
+    g_xsave = malloc(sizeof(double) * (c->m->nq + nv + 1));
     memcpy(g_xsave, c->qpos0, sizeof(double) * c->m->nq);
     memcpy(g_xsave + c->m->nq, c->qvel0, sizeof(double) * nv);
     if (i < nv) gm_perturb(c->m, c->qpos0, g_xsave, i, h);
-    else c->qvel0[i - nv] += h;
+    else if (i < 2 * nv) c->qvel0[i - nv] += h;
+    else g_xsave[c->m->nq + nv] = c->act0[i - 2 * nv], c->act0[i - 2 * nv] += h;
   } else {                 // undo
     memcpy(c->qpos0, g_xsave, sizeof(double) * c->m->nq);
     memcpy(c->qvel0, g_xsave + c->m->nq, sizeof(double) * nv);
+    if (i >= 2 * nv) c->act0[i - 2 * nv] = g_xsave[c->m->nq + nv];
     free(g_xsave);
     g_xsave = NULL;
   }
@@ -185,7 +194,7 @@ static gradOut run_grad(rollCase* c, int k, physLog* log) {
   o.nwork = phys_rollout_worksize(m, c->T, kk, c->tab.ntheta);
   o.work = malloc(sizeof(double) * (o.nwork + 16));
   memset(o.work, 0xA5, sizeof(double) * (o.nwork + 16));   // sentinel bytes: written words change
-  o.xb = calloc(2 * m->nv, sizeof(double));
+  o.xb = calloc(2 * m->nv + m->na, sizeof(double));
   o.ub = calloc((size_t)c->T * m->nu + 1, sizeof(double));
   o.tb = calloc(c->tab.ntheta + 1, sizeof(double));
   lossCtx lc = {m, NULL, 0};
@@ -205,7 +214,7 @@ static void free_grad(gradOut* o) {
 // 1: the gradient against central differences of the rollout
 static void check_fd(rollCase* c) {
   const physModel* m = c->m;
-  int nv = m->nv, nu = m->nu, T = c->T, nt = c->tab.ntheta;
+  int nv = m->nv, nu = m->nu, T = c->T, nt = c->tab.ntheta, nx = 2 * nv + m->na;
   physLog log;
   memset(&log, 0, sizeof(log));
   gradOut o = run_grad(c, 0, &log);
@@ -213,11 +222,11 @@ static void check_fd(rollCase* c) {
   double L = rollout_loss(c);
   CHECK_MSG(memcmp(&L, &o.L, sizeof(L)) == 0, "%s T=%d: loss %.17g != rollout %.17g", c->name, T, o.L, L);
 
-  double* ref = malloc(sizeof(double) * (2 * nv + (size_t)T * nu + nt + 1));
-  for (int i = 0; i < 2 * nv; i++) ref[i] = fd6(c, perturb_x, i);
+  double* ref = malloc(sizeof(double) * (nx + (size_t)T * nu + nt + 1));
+  for (int i = 0; i < nx; i++) ref[i] = fd6(c, perturb_x, i);
   char what[128];
   snprintf(what, sizeof(what), "%s T=%d dL/dx0", c->name, T);
-  double ex = gm_compare(what, o.xb, ref, 1, 2 * nv, fabs(L), GM_RTOL);
+  double ex = gm_compare(what, o.xb, ref, 1, nx, fabs(L), GM_RTOL);
   double eu = 0, et = 0;
   if (nu > 0) {
     for (int i = 0; i < T * nu; i++) ref[i] = fd6(c, perturb_u, i);
@@ -241,9 +250,10 @@ static void check_fd(rollCase* c) {
 // 2, 3: bit-identical gradients for every interval, bit-identical recomputed states, exact memory
 static void check_checkpoints(rollCase* c) {
   const physModel* m = c->m;
-  // a record: qpos, qvel, time, ncon, the contact list padded to nconmax (rollout.h)
-  int T = c->T, nq = m->nq, nv = m->nv;
-  int nrec = nq + nv + 2 + (int)((sizeof(physContact) * (size_t)m->nconmax + sizeof(double) - 1) / sizeof(double));
+  // a record: qpos, qvel, act, time, ncon, the contact list padded to nconmax (rollout.h)
+  int T = c->T, nq = m->nq, nv = m->nv, na = m->na;
+  int nrec = nq + nv + na + 2 +
+             (int)((sizeof(physContact) * (size_t)m->nconmax + sizeof(double) - 1) / sizeof(double));
   physLog log;
   memset(&log, 0, sizeof(log));
 
@@ -270,7 +280,7 @@ static void check_checkpoints(rollCase* c) {
     gradOut o = run_grad(c, k, &log);
     CHECK(o.st == PHYS_OK);
     CHECK_MSG(memcmp(&o.L, &full.L, sizeof(double)) == 0, "%s T=%d k=%d: loss differs", c->name, T, k);
-    CHECK_MSG(memcmp(o.xb, full.xb, sizeof(double) * 2 * nv) == 0, "%s T=%d k=%d: dL/dx0 differs from the "
+    CHECK_MSG(memcmp(o.xb, full.xb, sizeof(double) * (2 * nv + na)) == 0, "%s T=%d k=%d: dL/dx0 differs from the "
               "full tape", c->name, T, k);
     CHECK_MSG(memcmp(o.ub, full.ub, sizeof(double) * (size_t)T * m->nu) == 0, "%s T=%d k=%d: dL/du differs",
               c->name, T, k);
@@ -283,12 +293,12 @@ static void check_checkpoints(rollCase* c) {
       int t = s < nchk ? s * k : s - nchk;
       const double* r = o.work + (size_t)s * nrec;
       int same = memcmp(r, states + (size_t)t * (nq + nv), sizeof(double) * (nq + nv)) == 0 &&
-                 memcmp(r + nq + nv, times + t, sizeof(double)) == 0;
+                 memcmp(r + nq + nv + na, times + t, sizeof(double)) == 0;
       CHECK_MSG(same, "%s T=%d k=%d: record %d (state %d) differs from phys_step's", c->name, T, k, s, t);
     }
 
     // memory: the predicted size, all of it used, nothing past it
-    size_t pred = (size_t)phys_rollout_nstate(T, k) * nrec + 6 * (size_t)nv + c->tab.ntheta;
+    size_t pred = (size_t)phys_rollout_nstate(T, k) * nrec + 3 * (size_t)(2 * nv + na) + c->tab.ntheta;
     CHECK(o.nwork == pred);
     unsigned char pat[sizeof(double)];
     memset(pat, 0xA5, sizeof(pat));
@@ -355,6 +365,7 @@ static void free_case(rollCase* c) {
   phys_free_model(c->m);
   free(c->qpos0);
   free(c->qvel0);
+  free(c->act0);
   free(c->u);
 }
 
@@ -394,6 +405,105 @@ static void check_penalty(void) {
   H_FD = h;
   check_checkpoints(&c);
   free_case(&c);
+}
+
+// 6: activations through the rollout (lcp): the cube on one corner sliding and spinning (in contact the whole
+// rollout), pushed by its filtered thruster, and the arm's integrator and filtered servo, with controls that
+// keep every activation inside its range and every control inside its ctrlrange
+static void check_act(void) {
+  const char* spec[] = {"timeconst:thrust", "timeconst:servo", "gain:thrust", "mass:box"};
+  rollCase c;
+  memset(&c, 0, sizeof c);
+  c.name = "act_contact";
+  c.m = gm_load("tests/data/actuator_contact.xml", 0);
+  c.d = phys_make_data(c.m);
+  physLog log;
+  memset(&log, 0, sizeof(log));
+  CHECK_MSG(phys_param_table_build(&c.tab, c.m, spec, 4, &log) == PHYS_OK, "act: %s", log.error);
+  c.d->qpos[2] = 0.1 - 2e-4;
+  c.d->qvel[0] = 1, c.d->qvel[1] = 0.3, c.d->qvel[5] = 0.5;
+  c.d->qpos[7] = 0.3, c.d->qpos[8] = -0.4, c.d->qvel[6] = 0.5, c.d->qvel[7] = -1;
+  c.T = 40;
+  c.qpos0 = malloc(sizeof(double) * c.m->nq);
+  c.qvel0 = malloc(sizeof(double) * c.m->nv);
+  c.act0 = malloc(sizeof(double) * c.m->na);
+  memcpy(c.qpos0, c.d->qpos, sizeof(double) * c.m->nq);
+  memcpy(c.qvel0, c.d->qvel, sizeof(double) * c.m->nv);
+  double act0[3] = {0.4, 0.1, -0.3};
+  memcpy(c.act0, act0, sizeof act0);
+  c.u = malloc(sizeof(double) * (size_t)c.T * c.m->nu);
+  for (int t = 0; t < c.T; t++)
+    for (int i = 0; i < c.m->nu; i++) c.u[t * c.m->nu + i] = 0.3 * sin(0.05 * t + 1.3 * i + 0.2) + (i == 1 ? 0.5 : 0);
+  reset_case(&c);
+  phys_step(c.m, c.d);
+  CHECK_MSG(c.d->ncon > 0, "act: no contact after one step");
+  reset_case(&c);
+  double h = H_FD;
+  H_FD = 1e-5;   // contact kept within perturbations of this size
+  check_fd(&c);
+  H_FD = h;
+  check_checkpoints(&c);
+  free_case(&c);
+}
+
+// 7: a time constant recovered from simulated data through the rollout gradient (issue 15 item 2): the cube's
+// thruster (tau 0.05 s) recorded over 200 lcp steps from act 0 under a step in its control (1 then 0.7), the
+// model's tau set to 0.1, then Newton steps on dL/dtau = 0 with dL/dtau from phys_rollout_grad and the curvature
+// from a difference of two such gradients: the loss is the squared error of the cube's x position and velocity
+// against the recording
+typedef struct tauCtx_ {
+  const double* rec;   // (T + 1) x 2: x, vx
+} tauCtx;
+
+static double tau_loss(void* vctx, int t, const double* qpos, const double* qvel, double* gq, double* gv) {
+  const tauCtx* c = vctx;
+  double ex = qpos[0] - c->rec[2 * t], ev = qvel[0] - c->rec[2 * t + 1];
+  gq[0] = 1e4 * ex, gv[0] = 1e2 * ev;
+  return 0.5 * (1e4 * ex * ex + 1e2 * ev * ev);
+}
+
+static void check_act_identify(void) {
+  physModel* m = gm_load("tests/data/actuator_contact.xml", 0);
+  physData* d = phys_make_data(m);
+  const char* spec[] = {"timeconst:thrust"};
+  physParamTable tab;
+  physLog log;
+  memset(&log, 0, sizeof log);
+  CHECK_MSG(phys_param_table_build(&tab, m, spec, 1, &log) == PHYS_OK, "%s", log.error);
+  int T = 200, nu = m->nu;
+  double* u = calloc((size_t)T * nu, sizeof(double));
+  double* rec = malloc(sizeof(double) * 2 * (size_t)(T + 1));
+  for (int t = 0; t < T; t++) u[(size_t)t * nu + 1] = t < 100 ? 1.0 : 0.7;   // the thruster's control
+  size_t ns = phys_state_size(m);
+  double* x0 = malloc(sizeof(double) * ns);
+  d->qpos[2] = 0.1 - 2e-4;
+  phys_state_save(m, d, x0);
+  for (int t = 0; t <= T; t++) {   // the recording at the true tau (0.05)
+    rec[2 * t] = d->qpos[0], rec[2 * t + 1] = d->qvel[0];
+    if (t < T) memcpy(d->ctrl, u + (size_t)t * nu, sizeof(double) * nu), phys_step(m, d);
+  }
+  CHECK_MSG(rec[2 * T] > 0.02, "x_T %g", rec[2 * T]);   // the cube slid (3.85 cm)
+  tauCtx c = {rec};
+  int k = phys_rollout_interval(T, 0);
+  double* work = malloc(sizeof(double) * phys_rollout_worksize(m, T, k, 1));
+  double tau = 0.1, L = 0, g = 0, gh = 0, h = 1e-6;
+  for (int it = 0; it < 8; it++) {   // Newton on dL/dtau = 0 (the curvature by a difference of the gradient)
+    CHECK(phys_param_set(&tab, m, &tau) == PHYS_OK);
+    phys_state_load(m, d, x0), d->ncon = 0;
+    CHECK(phys_rollout_grad(m, d, &tab, T, k, u, tau_loss, &c, work, &L, NULL, NULL, &g, &log) == PHYS_OK);
+    double th = tau + h;
+    CHECK(phys_param_set(&tab, m, &th) == PHYS_OK);
+    phys_state_load(m, d, x0), d->ncon = 0;
+    CHECK(phys_rollout_grad(m, d, &tab, T, k, u, tau_loss, &c, work, NULL, NULL, NULL, &gh, &log) == PHYS_OK);
+    double step = -g / ((gh - g) / h);
+    tau = fmax(0.5 * tau, fmin(2 * tau, tau + step));
+  }
+  printf("act_identify: timeconst:thrust from 0.1 to %.12g (truth 0.05), loss %.3g\n", tau, L);
+  CHECK_MSG(fabs(tau - 0.05) < 1e-6, "timeconst recovered as %.12g (truth 0.05)", tau);
+  phys_param_table_free(&tab);
+  free(u), free(rec), free(x0), free(work);
+  phys_free_data(d);
+  phys_free_model(m);
 }
 
 // bad arguments are refused
@@ -492,6 +602,8 @@ int main(void) {
   check_refusal();
   check_rejected();
   check_penalty();
+  check_act();
+  check_act_identify();
   const char* pen[] = {"mass:bob", "com:bob", "damping:swing", "gravity"};
   const char* mix[] = {"inertia:arm", "stiffness:ball", "damping:slide", "stiffness:spring", "damping:spring",
                        "restlength:spring", "gear:m_hinge", "mass:base", "gravity"};

@@ -12,7 +12,7 @@
 //  3. phys_step_vjp by the dot-product test y'(A x) = (A'y)'x and y'(B u) = (B'y)'u to 1e-12;
 //  4. d->qacc is the step's own acceleration; contacts or active limits (constrained step) leave the
 //     contact list (warm start) untouched; a ball followed by another joint of its body PHYS_ERR_MODEL, and so
-//     do a tendon wrapping a geom (tests/data/tendons_wrap.xml) and a model with activations (na > 0).
+//     do a tendon wrapping a geom (tests/data/tendons_wrap.xml) (activations: test_act_deriv.c).
 #include "grad_models.h"
 
 #define NSTATE 3
@@ -202,17 +202,6 @@ static void check_refusals(void) {
   double ybar[8] = {1, 0, 0, 0, 0, 0, 0, 0}, xbar[8];
   CHECK(phys_step_jacobian(m, d, A, NULL) == PHYS_ERR_MODEL);
   CHECK(phys_step_vjp(m, d, ybar, xbar, NULL) == PHYS_ERR_MODEL);
-  free(A);
-  phys_free_data(d);
-  phys_free_model(m);
-  // actuator activations (act in the state): the Jacobians of (q, v) have no act block (act_deriv.h has them)
-  m = gm_load("tests/data/actuator_dynamics.xml", 0);
-  d = phys_make_data(m);
-  A = malloc(sizeof(double) * 4 * m->nv * m->nv);
-  CHECK(m->na == 6 && phys_step_jacobian(m, d, A, NULL) == PHYS_ERR_MODEL);
-  double* xbar2 = calloc((size_t)(2 * m->nv), sizeof(double));
-  CHECK(phys_step_vjp(m, d, xbar2, xbar2, NULL) == PHYS_ERR_MODEL);
-  free(xbar2);
   free(A);
   phys_free_data(d);
   phys_free_model(m);

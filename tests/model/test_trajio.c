@@ -1,4 +1,5 @@
-// test_trajio.c - trajectory CSV: exact round trip, strict validation with file:line:column messages,
+// test_trajio.c - trajectory CSV: exact round trip (activation columns act0.. included), strict validation with
+// file:line:column messages,
 // quaternion checks, the input limits (only regular files and FIFOs, lines of at most 1 MiB, no NUL byte, a
 // row limit, "out of memory" when an allocation fails). The model is built by hand (free joint 'root' +
 // hinge 'elbow' + ball 'wrist').
@@ -394,6 +395,37 @@ static void test_out_of_memory(void) {
   CHECK_MSG(!strstr(msg, "empty file"), "%s", msg);
 }
 
+// activations (issue 15 item 2): with na = 2 the columns act0, act1 after the inputs round-trip bit for bit,
+// phys_traj_read_state_act reads them (0 without them), a file without them reads (na 0), a misnamed one is refused
+static void test_act_columns(void) {
+  physModel m = make_model();
+  m.na = 2, m.nu = 1;
+  double q[12], v[10], u[1] = {0.25}, act[2] = {1.0 / 3.0, -5e-324}, a2[2] = {7, 7}, time = -1;
+  memset(v, 0, sizeof v);
+  memset(q, 0, sizeof q);
+  q[3] = q[8] = 1;
+  FILE* f = fopen(path("act.csv"), "w");
+  CHECK(phys_traj_write_header_s(f, &m, 1, 0, 1, 0) == PHYS_OK);
+  CHECK(phys_traj_write_row_s(f, &m, 0.5, q, v, u, NULL, act, NULL) == PHYS_OK);
+  fclose(f);
+  physLog log = {0};
+  physTraj tr;
+  CHECK(phys_traj_read(&tr, &m, path("act.csv"), 0, &log) == PHYS_OK);
+  CHECK(tr.nrow == 1 && tr.na == 2 && tr.nu == 1 && memcmp(tr.act, act, sizeof act) == 0 && tr.ctrl[0] == 0.25);
+  phys_traj_free(&tr);
+  CHECK(phys_traj_read_state_act(&time, q, v, a2, NULL, NULL, &m, path("act.csv"), &log) == PHYS_OK);
+  CHECK(time == 0.5 && memcmp(a2, act, sizeof act) == 0);
+  char text[1024];
+  snprintf(text, sizeof text, "%s0,%s\n", header, state_text());
+  CHECK(phys_traj_read_state_act(&time, q, v, a2, NULL, NULL, &m, write_file("noact.csv", text), &log) == PHYS_OK);
+  CHECK(a2[0] == 0 && a2[1] == 0);
+  snprintf(text, sizeof text, "t,q0,q1,q2,q3,q4,q5,q6,q7,q8,q9,q10,q11,v0,v1,v2,v3,v4,v5,v6,v7,v8,v9,act0,act2\n0,%s,0,0\n",
+           state_text());
+  memset(&log, 0, sizeof log);
+  CHECK(phys_traj_read(&tr, &m, write_file("badact.csv", text), 0, &log) == PHYS_ERR_PARSE);
+  CHECK(msg_has(&log, "badact.csv:1:", "header column 25 is 'act2'", "expected 'act1'"));
+}
+
 int main(void) {
   snprintf(g_dir, sizeof g_dir, "/tmp/test_trajio_XXXXXX");
   if (!mkdtemp(g_dir)) return 1;
@@ -402,6 +434,7 @@ int main(void) {
   test_value_errors();
   test_layout_tolerance();
   test_read_state();
+  test_act_columns();
   test_quaternions();
   test_out_of_memory();   // before the tests that allocate and free large blocks (free heap would serve it)
   test_input_kinds();

@@ -229,6 +229,11 @@ static void test_wrt_errors(void) {
   r = run("gradcheck tests/data/pendulum.xml --wrt state,,ctrl");
   CHECK(r.code == 2 && has(r.err, "empty or too long item"));
   run_free(&r);
+  // a model with activations (issue 15 item 2): these commands write (q, v) only, refused (exit 1) before any work
+  r = run("gradcheck tests/data/actuator_dynamics.xml");
+  CHECK_MSG(r.code == 1 && has(r.err, "actuator_dynamics.xml: the model has actuators with dynamics (6 activations, "
+                                       "MuJoCo's act): jacobian and gradcheck write (q, v) only"), "%d %s", r.code, r.err);
+  run_free(&r);
 }
 
 //---------------------------------------------------------------------------------------------------------

@@ -636,14 +636,13 @@ static void test_bad_input(void) {
       {{start, data, "--param", "damping:swing", "--loss", "twostep"}, 2, "--loss must be one of"},
       {{start, data, "--param", "damping:swing", "--velocities", "sometimes"}, 2, "--velocities must be one of"},
       {{path("in_nomodel.xml"), data, "--param", "damping:swing"}, 1, "in_nomodel.xml"},
-      // a model with actuator activations (MuJoCo's act): the fit's step derivatives do not cover them
+      // the violation loss does not model actuator activations (issue 15 item 2)
       {{"tests/data/actuator_dynamics.xml",
         write_file("in_act.csv", "t,q0,q1,q2,q3,q4,q5,q6,q7,q8,q9,q10,v0,v1,v2,v3,v4,v5,v6,v7,v8,v9\n"
                                  "0,0,0,0,0,1,0,1,1,0,0,0,0,0,0,0,0,0,0,0,0,0\n"
                                  "0.002,0,0,0,0,1,0,1,1,0,0,0,0,0,0,0,0,0,0,0,0,0\n"),
-        "--param", "gain:capped"},
-       1, "the model has actuators with dynamics (activations, MuJoCo's act): the step derivatives of the fit do not "
-          "support them yet"},
+        "--param", "gain:capped", "--loss", "violation"},
+       1, "fit: the violation loss does not model actuator activations (the model has 6, MuJoCo's act)"},
   };
   mkdir(path("in_emptydir"), 0755);
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
@@ -1073,6 +1072,54 @@ static void test_recorded_round_trip(void) {
 // frictionloss rows' derivatives; measured to 1e-6, asserted at 1%), writes them back as the joints' frictionloss
 // attribute, and the tied pattern frictionloss:j* fits one value between the two; with the arm in a world composed
 // with a floor (--add), the written world file carries both joints' frictionloss
+// activations (issue 15 item 2): `simulate` writes act0 (the filter's activation) after u0; identify recovers the
+// filter's time constant timeconst:lag (truth 0.05) from 0.1 with the default staged fit, the segments starting at
+// the recorded act, and --write-model writes it as dynprm; the same file without its act column (the documented default: act 0 at every segment start)
+// reads and fits, but is biased (the mid-trajectory segments start from the wrong activation)
+static void test_act_timeconst(void) {
+  const char* model = "tests/data/actuator_filter.xml";
+  idRunOut r = run("simulate", model, "--steps", "400", "--every", "5", "--ctrl", "random", "--seed", "4", "--quiet",
+                   "--out", path("in_act_filter.csv"), NULL);
+  CHECK_MSG(r.code == 0, "%s", r.err);
+  run_free(&r);
+  char* text = slurp(path("in_act_filter.csv"));
+  CHECK_MSG(text && strncmp(text, "t,q0,v0,u0,act0\n", 16) == 0, "%s", text ? text : "(none)");
+  r = run("identify", model, path("in_act_filter.csv"), "--param", "timeconst:lag:init=0.1", "--quiet",
+          "--write-model", path("out/act_filter.xml"), NULL);
+  CHECK_MSG(r.code == 0, "%s", r.err);
+  double tau = printed(r.out, "timeconst:lag");
+  printf("timeconst:lag from simulated data with act0 (truth 0.05): %.12g\n", tau);
+  CHECK(fabs(tau - 0.05) < 1e-9);
+  run_free(&r);
+  char* xml = slurp(path("out/act_filter.xml"));   // written as <general dynprm="tau 0 0">
+  const char* dp = xml ? strstr(xml, "dynprm=\"") : NULL;
+  CHECK_MSG(dp && fabs(atof(dp + 8) - tau) < 1e-12, "written model: %s", xml ? xml : "(none)");
+  free(xml);
+  // without the act column: act 0 at each segment start
+  char* cut = text ? strdup(text) : NULL;
+  for (char *rd = cut, *wr = cut; rd && *rd; ) {   // drop the last field of every line
+    char* eol = strchr(rd, '\n');
+    char* comma = eol ? eol : rd + strlen(rd);
+    while (comma > rd && *comma != ',') comma--;
+    size_t n = (size_t)(comma - rd);
+    memmove(wr, rd, n);
+    wr += n;
+    *wr++ = '\n';
+    *wr = 0;
+    rd = eol ? eol + 1 : rd + strlen(rd);
+  }
+  const char* noact = write_file("in_act_filter_noact.csv", cut ? cut : "");
+  CHECK(cut && strncmp(cut, "t,q0,v0,u0\n", 11) == 0);
+  r = run("identify", model, noact, "--param", "timeconst:lag:init=0.1", "--quiet", NULL);
+  CHECK_MSG(r.code == 0, "%s", r.err);
+  double tau0 = printed(r.out, "timeconst:lag");
+  printf("timeconst:lag from the same data without act0 (act 0 at segment starts): %.9g\n", tau0);
+  CHECK(fabs(tau0 - 0.05) > 1e-6);   // (the documented bias of the default)
+  run_free(&r);
+  free(cut);
+  free(text);
+}
+
 static void test_frictionloss_round_trip(void) {
   const char* model = write_file("in_arm2f.xml",
       "<mujoco model='arm2f'><option timestep='0.002'/><worldbody><body name='a'>"
@@ -1715,6 +1762,7 @@ int main(void) {
   test_known_push();
   test_recorded_round_trip();
   test_frictionloss_round_trip();
+  test_act_timeconst();
   test_tied_round_trip();
   test_write_mjcf();
   test_write_actuators();
