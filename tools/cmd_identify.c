@@ -926,8 +926,8 @@ int id_prepare(idRun* r, const idArgs* a) {
   }
   if (!r->m) return CLI_EXIT_INPUT;
   if (!phys_grad_tendons_ok(r->m)) {   // before any work: the fit needs the step derivatives
-    cli_error("identify: %s: a tendon wraps a geom: the step derivatives do not support it "
-              "(lengths, moments and forces only)", a->model);
+    cli_error("identify: %s: %s: the step derivatives do not support it (lengths, moments and forces only)",
+              a->model, phys_grad_tendons_why(r->m));
     return CLI_EXIT_INPUT;
   }
   if (a->contact >= 0) r->m->opt.contact = a->contact;

@@ -1,7 +1,8 @@
 // contact.h - the constraint problem of one step and its solvers (DESIGN.md section 4).
 //
 // Rows: contact i owns rows 3i (normal), 3i+1, 3i+2 (tangents, its frame's rows 1, 2); then one row per
-// active joint limit (lambda >= 0, no friction). With M~ = M + dt*diag(damping) (the step's effective mass)
+// active joint limit (lambda >= 0, no friction), then one per active tendon limit (tendon_rows.c). With
+// M~ = M + dt*diag(damping) (the step's effective mass)
 // and v_f the unconstrained next velocity, the impulses lambda give v+ = v_f + M~^-1 J' lambda, and
 //   G = J M~^-1 J'  (Delassus),   g = J v_f + b,   row velocity after the step: w = G lambda + g,
 //   b_normal = restitution*phi(J_n v) (phi ~ min(., 0), smoothed below),  b_limit = 0,  b_tangent = 0   (paper 000 eq. 3: the velocity
@@ -118,6 +119,17 @@ void phys_constraint_assemble(const physModel* m, physData* d, physContact* con,
                               double** g, double** mu);
 // number of joint-limit rows phys_constraint_assemble would add at the current qpos (dist <= 0)
 int phys_constraint_nlimit(const physModel* m, const physData* d);
+
+// tendon length limits (tendon_rows.c, issue 15 item 3): the number of active limit rows (dist <= 0) at d's
+// kinematics, listed (tendon, side 0 lower / 1 upper) into ten, side when not NULL (capacity 2 nspring)
+int phys_tendon_limits_active(const physModel* m, const physData* d, int* ten, int* side);
+// the row (nv) of limit side `side` of tendon s, +dL/dq (lower) or -dL/dq (upper), and its dist (L - lo, hi - L)
+double phys_tendon_limit_row(const physModel* m, const physData* d, int s, int side, double* row);
+// penalty's tendon limit springs (penalty.c's implicit joint-limit rule along the row r), for each active row
+// with f = -k_c dist - d_c (r . v) > 0: qfrc += (f - dt k_c (r . v)) r (vnew NULL), H (nv x nv) += (dt d_c +
+// dt^2 k_c) r r', and with vnew qfrc -= (dt d_c + dt^2 k_c) r (r . (vnew - v))/dt (the force at v+); each
+// pointer may be NULL; returns the number of pushing rows
+int phys_penalty_tendon_limits(const physModel* m, physData* d, double* qfrc, double* H, const double* vnew);
 
 // the solvers: each writes sol->lambda and sol->state (n each, caller-owned) and uses d's arena for
 // scratch; PHYS_OK or PHYS_ERR_NUMERIC (then lambda is the best iterate and a data warning is counted);

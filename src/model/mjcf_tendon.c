@@ -1,7 +1,7 @@
 // mjcf_tendon.c - MJCF <tendon> (issue 15 item 3): <spatial> tendons through <site>s, wrapping sphere and
 // cylinder <geom>s (with a sidesite) and branching at <pulley>s, and <fixed> tendons through hinge and slide
-// <joint>s with coefficients, both springs of the spec (stiffness, damping, springlength); tendon length limits
-// and frictionloss are warned about and ignored.
+// <joint>s with coefficients, both springs of the spec (stiffness, damping, springlength, length limits);
+// tendon frictionloss is warned about and ignored.
 #include <string.h>
 
 #include "mjcf_reader.h"
@@ -21,7 +21,7 @@ static int find_named(const physSpec* s, int kind, const char* name) {
 }
 
 // a new spring for tendon element el of type type (physSpringType) with name class stiffness damping
-// springlength limited range frictionloss (range and frictionloss are warned about); *out = its index
+// springlength limited range frictionloss (frictionloss is warned about); *out = its index
 static physStatus parse_common(mjcfCtx* c, xmlNode* el, int type, int* out) {
   int cls, limited, found;
   double range[2] = {0, 0}, fl = 0;
@@ -40,7 +40,8 @@ static physStatus parse_common(mjcfCtx* c, xmlNode* el, int type, int* out) {
   if ((st = mjcf_get_nonneg(c, &e, "damping", &sp->damping))) return st;
   if ((st = mjcf_get_real(c, &e, "springlength", &sp->restlength, NULL))) return st;
   if ((st = mjcf_get_limited(c, &e, "limited", "range", range, &limited))) return st;
-  if (limited) mjcf_elem_warning(c, el, "tendon length limits are not supported; ignored");
+  sp->limited = limited;
+  sp->range[0] = range[0], sp->range[1] = range[1];
   if ((st = mjcf_get_real(c, &e, "frictionloss", &fl, &found))) return st;
   if (fl != 0) mjcf_elem_warning(c, el, "frictionloss is not supported; ignored");
   return PHYS_OK;

@@ -567,7 +567,8 @@ static int penalty_dense(const physModel* m, physData* d, physContactList* cl, c
   physPenaltyContact* pc = (physPenaltyContact*)phys_stack_alloc(
       d, ((size_t)nc * sizeof(physPenaltyContact) + sizeof(double) - 1) / sizeof(double) + 1);
   physEqualityRows er = {0};   // equality springs (step_equality.c): H dense
-  const int* parent = phys_penalty_tree(m, cl->con, nc) && m->neq == 0 ? m->dof_parentid : NULL;   // NULL: dense
+  int ntl = phys_penalty_tendon_limits(m, d, NULL, NULL, NULL);   // tendon limit springs (tendon_rows.c): dense
+  const int* parent = phys_penalty_tree(m, cl->con, nc) && m->neq == 0 && ntl == 0 ? m->dof_parentid : NULL;
   phys_crb(m, d);
   phys_bias_forces(m, d);
 
@@ -586,6 +587,7 @@ static int penalty_dense(const physModel* m, physData* d, physContactList* cl, c
     }
     phys_penalty_assemble(m, d, nc, pc, J, vnew, H);
     if (er.ne > 0) phys_equality_penalty_assemble(m, d, &er, vnew, H);
+    if (ntl > 0) phys_penalty_tendon_limits(m, d, NULL, H, NULL);
     ok = phys_ldl_factor(H, parent, nv) == nv;
     if (!ok) break;
     phys_ldl_solve(vnew, H, parent, vnew, nv);
@@ -603,6 +605,7 @@ static int penalty_dense(const physModel* m, physData* d, physContactList* cl, c
   phys_penalty_finish(m, cl->con, nc, pc, J, vnew, d->qfrc_constraint);
   if (er.ne > 0) phys_equality_penalty_finish(m, d, &er, vnew, d->qfrc_constraint);
   for (int i = 0; i < nv; i++) d->qfrc_constraint[i] -= alim[i] * (vnew[i] - d->qvel[i]) / dt;
+  if (ntl > 0) phys_penalty_tendon_limits(m, d, d->qfrc_constraint, NULL, vnew);
   phys_stack_free(d, mark);
   return 1;
 }
@@ -610,7 +613,8 @@ static int penalty_dense(const physModel* m, physData* d, physContactList* cl, c
 // v+ with penalty forces. Joint-limit springs in implicit form (A = diag(dt d_c + dt^2 k_c) on limited
 // dofs, phys_penalty_limits). Without penetrating contacts, one ABA pass:
 //   v+ = v + dt (M + dt B + A)^-1 (tau + f_limit - c),  qfrc_constraint = f_limit - A a;
-// with them the dense implicit step penalty_dense. The contacts cl receive their impulses and the number of
+// with them, with equality rows or with pushing tendon limits (their springs r r', phys_penalty_tendon_limits)
+// the dense implicit step penalty_dense. The contacts cl receive their impulses and the number of
 // active limits. Returns 0 if the step is rejected.
 static int penalty_velocity(const physModel* m, physData* d, physContactList* cl, double* tau, double* vnew) {
   int nv = m->nv;
@@ -621,10 +625,12 @@ static int penalty_velocity(const physModel* m, physData* d, physContactList* cl
   memset(d->qfrc_constraint, 0, sizeof(double) * (size_t)nv);
   memset(alim, 0, sizeof(double) * (size_t)nv);
   cl->nlimit = phys_penalty_limits(m, d, d->qfrc_constraint, alim);
+  int ntl = m->nspring > 0 ? phys_penalty_tendon_limits(m, d, d->qfrc_constraint, NULL, NULL) : 0;
+  cl->nlimit += ntl;
   phys_penalty_frictionloss(m, d, d->qfrc_constraint, alim);
   int damp = implicit_damping(m);
   for (int i = 0; i < nv; i++) add[i] = alim[i] + (damp ? dt * m->dof_damping[i] : 0);
-  if (penalty_penetrating(cl) || phys_equality_rows(m) > 0) {
+  if (penalty_penetrating(cl) || phys_equality_rows(m) > 0 || ntl > 0) {   // (tendon limits: H dense)
     int ok = penalty_dense(m, d, cl, tau, add, alim, vnew);
     phys_stack_free(d, mark);
     return ok;
