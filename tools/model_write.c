@@ -610,6 +610,7 @@ static void world_tendons(FILE* f, const physModel* m) {
     put_attr(f, "stiffness", m->spring_stiffness + i, 1);
     put_attr(f, "damping", m->spring_damping + i, 1);
     put_attr(f, "springlength", m->spring_restlength + i, 1);
+    if (m->spring_frictionloss[i] > 0) put_attr(f, "frictionloss", m->spring_frictionloss + i, 1);
     if (m->spring_limited[i]) {
       fprintf(f, " limited=\"true\"");
       put_attr(f, "range", m->spring_range + 2 * i, 2);

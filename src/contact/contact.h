@@ -235,10 +235,13 @@ physStatus phys_solve_ccp_vjp_local(const physCcpLocal* loc, physData* d, const 
 physStatus phys_solve_ccp_jvp_local(const physCcpLocal* loc, physData* d, const physConstraintProblem* p,
                                     const physConstraintSolution* sol, const double* dg, const double* dG,
                                     const double* dmu, double* dlambda);
-// joint frictionloss rows (frictionloss.c): one row e_k per dof with dof_frictionloss > 0, |lambda_k| <= F_k dt
+// joint frictionloss rows (frictionloss.c): one row e_k per dof with dof_frictionloss > 0, |lambda_k| <= F_k dt;
+// then one row per tendon with spring_frictionloss > 0, its moment dL/dq (tendon_rows.c, issue 15 item 3)
 typedef struct physFrictionRows_ {
   int nf;                   // rows
-  int* dof;                 // nf: their dofs, ascending
+  int* dof;                 // nf: their dofs, ascending (tendon rows: -1)
+  int nfd;                  // dof rows (the first nfd); rows nfd..nf-1 are tendons'
+  double* R;                // (nf - nfd) x nv: the tendon rows
   double* b;                // nf: impulse bounds F dt
   double* G;                // nf x nf: E' M~^-1 E
   double* g;                // nf: free dof velocities E' v_f (plus the contact rows' coupling, when any)
@@ -257,6 +260,22 @@ int phys_frictionloss_box(physData* d, const double* G, const double* g, const d
                           int* state);
 // v += M~^-1 E lambda, sticking dofs set to 0 exactly
 void phys_frictionloss_apply(const physModel* m, const physFrictionRows* fr, double* v);
+// qfrc += E lambda / dt, the rows' generalized force over the step
+void phys_frictionloss_qfrc(const physModel* m, const physFrictionRows* fr, double* qfrc);
+// 1 if m has frictionloss rows: a dof's (m->nfrictionloss) or a tendon's (spring_frictionloss > 0)
+static inline int phys_frictionloss_any(const physModel* m) {
+  if (m->nfrictionloss > 0) return 1;
+  for (int s = 0; s < m->nspring; s++)
+    if (m->spring_frictionloss[s] > 0) return 1;
+  return 0;
+}
+// the tendons' frictionloss rows (tendon_rows.c): for each tendon with spring_frictionloss F > 0 in order, its
+// moment dL/dq into R (a row of nv; R NULL: count only) and F into F (may be NULL); returns their number
+int phys_tendon_frictionloss_rows(const physModel* m, const physData* d, double* R, double* F);
+// penalty's tendon frictionloss (penalty.c's regularized rule along the moment r, C = F / max(|r . v|, vslip)):
+// qfrc -= C (r . v) r (vnew NULL), H (nv x nv) += dt C r r', with vnew qfrc -= C r (r . (vnew - v)) (the force at
+// v+); each pointer may be NULL; returns the number of rows
+int phys_penalty_tendon_frictionloss(const physModel* m, physData* d, double* qfrc, double* H, const double* vnew);
 // penalty's regularized frictionloss (penalty.c): per friction dof C = F / max(|v|, penalty_vslip),
 // qfrc -= C v, add += dt C (the force -C v+ at the new velocity, implicit as the joint damping)
 void phys_penalty_frictionloss(const physModel* m, const physData* d, double* qfrc, double* add);

@@ -88,17 +88,21 @@ static inline int phys_grad_balls_last(const physModel* m) {
 
 // 1 if no tendon wraps a geom: a wrapped path has its length, moment and forces (issue 15 item 3) but not the
 // second derivatives the step derivatives need (where the tangent points slide on the geom); pulleys are fine.
-// Limited tendons (their limit rows, src/contact/tendon_rows.c) are refused too while limits are enabled: the
-// derivatives read limit rows as +-e_dof
+// Limited tendons (their limit rows, src/contact/tendon_rows.c) are refused too while limits are enabled, and
+// tendons with frictionloss: the derivatives read limit and frictionloss rows as +-e_dof
 static inline int phys_grad_tendons_ok(const physModel* m) {
   for (int s = 0; s < m->nspring; s++)
-    if (phys_tendon_wraps(m, s) || (m->spring_limited[s] && !(m->opt.disableflags & PHYS_DSBL_LIMIT))) return 0;
+    if (phys_tendon_wraps(m, s) || (m->spring_limited[s] && !(m->opt.disableflags & PHYS_DSBL_LIMIT)) ||
+        m->spring_frictionloss[s] > 0)
+      return 0;
   return 1;
 }
 // why phys_grad_tendons_ok(m) is 0 (the CLI's message), "" if it is 1
 static inline const char* phys_grad_tendons_why(const physModel* m) {
   for (int s = 0; s < m->nspring; s++)
     if (phys_tendon_wraps(m, s)) return "a tendon wraps a geom";
+  for (int s = 0; s < m->nspring; s++)
+    if (m->spring_frictionloss[s] > 0) return "a tendon has frictionloss";
   return phys_grad_tendons_ok(m) ? "" : "a tendon has length limits";
 }
 

@@ -82,6 +82,7 @@ typedef struct physSpecSpring_ {
   double restlength;          // < 0: length at qpos0 (MuJoCo's springlength = -1)
   int limited;                // issue 15 item 3: 1 if the length is limited to range (lower < upper)
   double range[2];
+  double frictionloss;        // issue 15 item 3: dry friction along the tendon (>= 0)
   int line;
   int fileid;                 // source file: index into physSpec.srcfile, 0 = physSpec.filename
 } physSpecSpring;
