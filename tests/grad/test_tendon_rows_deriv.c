@@ -1,0 +1,99 @@
+// test_tendon_rows_deriv.c - derivatives of the tendon limit rows (src/grad/tendon_rows_deriv.c, issue 15 item 3)
+// through the constrained step's Jacobians: an arm held by a rope (a spatial tendon through sites, limited above;
+// its row's Jacobian moves with q: dJ = -K dq) and a ball on a fixed-tendon stop (limited below: dJ = 0), a motor
+// on the rope. At states where the rows are active, pressing and corrected (dist below the slop), in lcp, cone
+// and ccp: A and B against central differences of phys_step (h = 1e-6, GM_RTOL), and the dot test of
+// phys_step_vjp against A and B (y' A x = (A' y)' x to GM_DOT_TOL). Penalty: refused (its tendon springs' derivatives
+// are not built), as tendon frictionloss in every model.
+#include "contact.h"
+#include "grad_models.h"
+#include "model/mjcf_text.h"
+
+static const char* MODEL =
+    "<mujoco><compiler angle='radian'/><option timestep='0.001'/><worldbody><site name='top' pos='0.3 0 0.4'/>"
+    "<body><joint name='h' axis='0 1 0' damping='0.1'/><geom type='capsule' fromto='0 0 0 .5 0 0' size='.02' "
+    "mass='.5' contype='0' conaffinity='0'/><site name='tip' pos='.5 0 0'/></body>"
+    "<body pos='1 0 0'><joint name='z' type='slide' axis='0 0 1'/><geom size='.05' mass='1' contype='0' "
+    "conaffinity='0'/></body></worldbody><tendon>"
+    "<spatial name='rope' limited='true' range='0 0.55'><site site='top'/><site site='tip'/></spatial>"
+    "<fixed name='stop' limited='true' range='-0.1 5'><joint joint='z' coef='2'/></fixed></tendon>"
+    "<actuator><motor tendon='rope' gear='2'/></actuator></mujoco>";
+
+// A, B of phys_step_jacobian against phys_step_jacobian_fd, and the dot tests of phys_step_vjp; returns the worst
+// relative error
+static double check_state(physModel* m, physData* d, const char* what) {
+  int nx = 2 * m->nv, nu = m->nu;
+  double A[16], B[4], Af[16], Bf[4];
+  physStatus st = phys_step_jacobian(m, d, A, B);
+  CHECK_MSG(st == PHYS_OK, "%s: status %d (%s)", what, st, d->lastwarning);
+  CHECK(phys_step_jacobian_fd(m, d, GM_H, Af, Bf) == PHYS_OK);
+  double ea = gm_compare(what, A, Af, nx, nx, 1, GM_RTOL), eb = gm_compare(what, B, Bf, nx, nu, 1, GM_RTOL);
+  physRng r;
+  phys_rng_seed(&r, 7);
+  double y[4], x[4], u[1], xbar[4], ubar[1], sa, sb;
+  gm_rand_vec(&r, y, nx);
+  gm_rand_vec(&r, x, nx);
+  gm_rand_vec(&r, u, nu);
+  CHECK(phys_step_vjp(m, d, y, xbar, ubar) == PHYS_OK);
+  double yAx = gm_bilinear(A, y, x, nx, nx, &sa), yBu = gm_bilinear(B, y, u, nx, nu, &sb), xa = 0;
+  for (int i = 0; i < nx; i++) xa += xbar[i] * x[i];
+  // (with the rope clamping, the motor on it moves nothing: B = 0 to rounding, 1e-18; B's entries are of order
+  // dt / mass, so the test's scale has dt sum |y| |u| as its floor)
+  double yu = 0;
+  for (int i = 0; i < nx; i++) yu += fabs(y[i] * u[0]);
+  sb = fmax(sb, m->opt.timestep * yu);
+  CHECK_MSG(fabs(xa - yAx) <= GM_DOT_TOL * sa && fabs(ubar[0] * u[0] - yBu) <= GM_DOT_TOL * sb,
+            "%s: dot tests %g %g", what, fabs(xa - yAx) / sa, fabs(ubar[0] * u[0] - yBu) / sb);
+  printf("  %-28s A %.2e  B %.2e  (against central differences)\n", what, ea, eb);
+  return fmax(ea, eb);
+}
+
+// states: the rope stretched 1 mm past its limit and stretching (the arm swinging down), the ball 1 mm into its
+// stop and falling, both at once; each in lcp, cone and ccp
+static void test_step_jacobians(void) {
+  physLog log;
+  physModel* m = load_text(MODEL, &log);
+  CHECK_MSG(m != NULL, "%s", log.error);
+  if (!m) return;
+  physData* d = phys_make_data(m);
+  static const char* const NAMES[] = {"lcp", "cone", "ccp"};
+  // q_h with the rope at 0.551 m: L(q) = |top - tip(q)|, tip = (0.5 cos q, 0, -0.5 sin q)
+  double lo = 0, hi = 1.2;
+  for (int it = 0; it < 60; it++) {
+    double q = 0.5 * (lo + hi), tx = 0.5 * cos(q) - 0.3, tz = -0.5 * sin(q) - 0.4;
+    if (sqrt(tx * tx + tz * tz) < 0.551) lo = q;
+    else hi = q;
+  }
+  // (q_h, z, v_h, v_z): the rope 1 mm past its limit and the ball 4 mm into its stop (L = 2 z), moving into them
+  const double state[3][4] = {{lo, -0.052, 0.2, -0.3}, {lo, 0.2, 0.2, -0.5}, {0.1, -0.052, 1.5, -0.5}};
+  const char* const WHAT[3] = {"rope and stop", "rope", "stop"};
+  double worst = 0;
+  for (int cm = 0; cm < 3; cm++) {
+    m->opt.contact = cm;
+    for (int k = 0; k < 3; k++) {
+      char what[64];
+      snprintf(what, sizeof what, "%s, %s", NAMES[cm], WHAT[k]);
+      d->qpos[0] = state[k][0], d->qpos[1] = state[k][1], d->qvel[0] = state[k][2], d->qvel[1] = state[k][3];
+      d->ctrl[0] = 0.4;
+      phys_forward(m, d);
+      CHECK(phys_constraint_nlimit(m, d) == (k == 0 ? 2 : 1));
+      worst = fmax(worst, check_state(m, d, what));
+    }
+  }
+  printf("worst relative error %.3g (tolerance %.0e)\n", worst, GM_RTOL);
+  // penalty and frictionloss: refused
+  m->opt.contact = PHYS_CONTACT_PENALTY;
+  double A[16];
+  CHECK(!phys_grad_tendons_ok(m) && phys_step_jacobian(m, d, A, NULL) == PHYS_ERR_MODEL);
+  m->opt.contact = PHYS_CONTACT_LCP;
+  m->spring_frictionloss[1] = 1;
+  CHECK(!phys_grad_tendons_ok(m) && phys_step_jacobian(m, d, A, NULL) == PHYS_ERR_MODEL);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+int main(void) {
+  mjcf_text_begin("tendon_rows_deriv");
+  test_step_jacobians();
+  return mjcf_text_end();
+}
