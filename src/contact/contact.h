@@ -249,7 +249,8 @@ typedef struct physFrictionRows_ {
   double* lambda;           // nf: impulses
   int* state;               // nf: PHYS_ROW_CLAMPING (sticking), PHYS_ROW_UPPER (+b), PHYS_ROW_LOWER (-b)
 } physFrictionRows;
-// the number of frictionloss rows of m (dofs with dof_frictionloss > 0), and their dofs (capacity nv)
+// the number of frictionloss rows of m (dofs with dof_frictionloss > 0, tendons with frictionloss > 0), and the
+// dofs of the dof rows (capacity nv)
 int phys_frictionloss_count(const physModel* m);
 int phys_frictionloss_dofs(const physModel* m, int* dof);
 // the rows at d's state through the factor qLD of M~ and the free velocity vf (arena memory of the caller)
@@ -262,15 +263,9 @@ int phys_frictionloss_box(physData* d, const double* G, const double* g, const d
 void phys_frictionloss_apply(const physModel* m, const physFrictionRows* fr, double* v);
 // qfrc += E lambda / dt, the rows' generalized force over the step
 void phys_frictionloss_qfrc(const physModel* m, const physFrictionRows* fr, double* qfrc);
-// 1 if m has frictionloss rows: a dof's (m->nfrictionloss) or a tendon's (spring_frictionloss > 0)
-static inline int phys_frictionloss_any(const physModel* m) {
-  if (m->nfrictionloss > 0) return 1;
-  for (int s = 0; s < m->nspring; s++)
-    if (m->spring_frictionloss[s] > 0) return 1;
-  return 0;
-}
 // the tendons' frictionloss rows (tendon_rows.c): for each tendon with spring_frictionloss F > 0 in order, its
-// moment dL/dq into R (a row of nv; R NULL: count only) and F into F (may be NULL); returns their number
+// moment dL/dq into R (a row of nv; R NULL: count only, d then unread) and F into F (may be NULL); returns their
+// number
 int phys_tendon_frictionloss_rows(const physModel* m, const physData* d, double* R, double* F);
 // penalty's tendon frictionloss (penalty.c's regularized rule along the moment r, C = F / max(|r . v|, vslip)):
 // qfrc -= C (r . v) r (vnew NULL), H (nv x nv) += dt C r r', with vnew qfrc -= C r (r . (vnew - v)) (the force at

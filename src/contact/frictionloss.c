@@ -25,8 +25,10 @@
 #include "factor.h"
 
 // the number of frictionloss rows of m: dofs with dof_frictionloss > 0 (m->nfrictionloss, kept by the compiler
-// and phys_param_set: the step reads it without scanning the dofs)
-int phys_frictionloss_count(const physModel* m) { return m->nfrictionloss; }
+// and phys_param_set: the step reads it without scanning the dofs) and tendons with frictionloss (tendon_rows.c)
+int phys_frictionloss_count(const physModel* m) {
+  return m->nfrictionloss + (m->nspring > 0 ? phys_tendon_frictionloss_rows(m, NULL, NULL, NULL) : 0);
+}
 
 // the friction dofs of m in order into dof (capacity nv); returns their number
 int phys_frictionloss_dofs(const physModel* m, int* dof) {

@@ -497,7 +497,7 @@ int phys_step_constrained(const physModel* m, physData* d, physSolverFn solver, 
   d->solver_iter = sol->iterations;
   d->solver_residual = sol->residual;
   st->fr.nf = 0;
-  if (phys_frictionloss_any(m)) frictionloss_solve(m, d, solver, st);
+  if (phys_frictionloss_count(m) > 0) frictionloss_solve(m, d, solver, st);
   for (int i = 0; i < p->nc; i++) {
     for (int r = 0; r < 3; r++) {
       st->con->con[i].lambda[r] = sol->lambda[3 * i + r];
@@ -874,7 +874,7 @@ static void step_body(const physModel* m, physData* d, physSolverFn solver, cons
   d->solver_iter = 0;
   d->solver_residual = 0;
   memset(vpos, 0, sizeof(double) * (size_t)nv);
-  if (cl->n == 0 && nlimit == 0 && !phys_frictionloss_any(m) && phys_equality_rows(m) == 0) {
+  if (cl->n == 0 && nlimit == 0 && phys_frictionloss_count(m) == 0 && phys_equality_rows(m) == 0) {
     // a = (M + dt B)^-1 (tau - c) + r: one articulated-body pass, no mass matrix, and the residual network's
     // acceleration r (none: 0); v+ = v + dt a
     memset(d->qfrc_constraint, 0, sizeof(double) * (size_t)nv);

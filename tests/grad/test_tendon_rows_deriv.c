@@ -3,8 +3,10 @@
 // its row's Jacobian moves with q: dJ = -K dq) and a ball on a fixed-tendon stop (limited below: dJ = 0), a motor
 // on the rope. At states where the rows are active, pressing and corrected (dist below the slop), in lcp, cone
 // and ccp: A and B against central differences of phys_step (h = 1e-6, GM_RTOL), and the dot test of
-// phys_step_vjp against A and B (y' A x = (A' y)' x to GM_DOT_TOL). Penalty: refused (its tendon springs' derivatives
+// phys_step_vjp against A and B (y' A x = (A' y)' x to GM_DOT_TOL); the ball exactly at its stop (the kink: one
+// side against one-sided differences, the other side's jump shown). Penalty: refused (its tendon springs' derivatives
 // are not built), as tendon frictionloss in every model.
+#include "act_deriv.h"
 #include "contact.h"
 #include "grad_models.h"
 #include "model/mjcf_text.h"
@@ -88,6 +90,71 @@ static void test_step_jacobians(void) {
   m->opt.contact = PHYS_CONTACT_LCP;
   m->spring_frictionloss[1] = 1;
   CHECK(!phys_grad_tendons_ok(m) && phys_step_jacobian(m, d, A, NULL) == PHYS_ERR_MODEL);
+  CHECK(phys_frictionloss_count(m) == 1 && phys_step_act_jacobian(m, d, A, NULL) == PHYS_ERR_ARG);   // (its rows)
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+// x+ = (qpos, qvel) after one step from (q, v) (hinge and slide: qpos is the tangent coordinate)
+static void step_from(const physModel* m, physData* d, const double* x, double* xn) {
+  memcpy(d->qpos, x, sizeof(double) * 2);
+  memcpy(d->qvel, x + 2, sizeof(double) * 2);
+  phys_step(m, d);
+  memcpy(xn, d->qpos, sizeof(double) * 2);
+  memcpy(xn + 2, d->qvel, sizeof(double) * 2);
+}
+
+// the ball exactly at its stop (z = -0.05: L = 2 z = -0.1 = the lower bound, dist = 0, the row active) and at rest,
+// pressed by gravity: the step is not differentiable in z there (raised, the row is off and the ball falls freely
+// for a step). A's z column equals the one-sided difference into the stop (Richardson-extrapolated from h and 2h,
+// h = 1e-7), its other columns central differences (none of them moves the row off); the dot test as above
+static void test_kink(void) {
+  physLog log;
+  physModel* m = load_text(MODEL, &log);
+  CHECK_MSG(m != NULL, "%s", log.error);
+  if (!m) return;
+  physData* d = phys_make_data(m);
+  for (int cm = 0; cm < 3; cm++) {
+    m->opt.contact = cm;
+    const double x0[4] = {0.1, -0.05, 0.3, 0};
+    double A[16], Af[16], xp[4], xm[4], x1[4], x2[4], x[4];
+    memcpy(d->qpos, x0, sizeof(double) * 2), memcpy(d->qvel, x0 + 2, sizeof(double) * 2);
+    d->ctrl[0] = 0;
+    phys_forward(m, d);
+    CHECK(phys_constraint_nlimit(m, d) == 1 && d->spring_length[1] == -0.1);
+    CHECK(phys_step_jacobian(m, d, A, NULL) == PHYS_OK);
+    double x0n[4];
+    step_from(m, d, x0, x0n);
+    for (int j = 0; j < 4; j++) {
+      const double h = j == 1 ? 1e-7 : 1e-6;
+      if (j == 1) {   // one-sided into the stop: D(h) = (x+(x0) - x+(x0 - h))/h, 2 D(h) - D(2h)
+        memcpy(x, x0, sizeof x), x[1] -= h, step_from(m, d, x, x1);
+        memcpy(x, x0, sizeof x), x[1] -= 2 * h, step_from(m, d, x, x2);
+        for (int i = 0; i < 4; i++) Af[i * 4 + j] = 2 * (x0n[i] - x1[i]) / h - (x0n[i] - x2[i]) / (2 * h);
+        continue;
+      }
+      memcpy(x, x0, sizeof x), x[j] += h, step_from(m, d, x, xp);
+      memcpy(x, x0, sizeof x), x[j] -= h, step_from(m, d, x, xm);
+      for (int i = 0; i < 4; i++) Af[i * 4 + j] = (xp[i] - xm[i]) / (2 * h);
+    }
+    memcpy(d->qpos, x0, sizeof(double) * 2), memcpy(d->qvel, x0 + 2, sizeof(double) * 2);
+    double e = gm_compare(cm == 0 ? "kink lcp" : (cm == 1 ? "kink cone" : "kink ccp"), A, Af, 4, 4, 1, GM_RTOL);
+    // the other side: raised by h the row is off and the ball falls for a step (v_z+ = -g dt, not A's 0)
+    memcpy(x, x0, sizeof x), x[1] += 1e-7, step_from(m, d, x, xp);
+    CHECK_MSG(fabs(xp[3] + 9.81 * m->opt.timestep) < 1e-12 && fabs(x0n[3]) < 1e-12, "v_z %g (at the stop %g)", xp[3],
+              x0n[3]);
+    memcpy(d->qpos, x0, sizeof(double) * 2), memcpy(d->qvel, x0 + 2, sizeof(double) * 2);
+    physRng r;
+    phys_rng_seed(&r, 11);
+    double y[4], xv[4], xbar[4], ubar[1], sa, xa = 0;
+    gm_rand_vec(&r, y, 4);
+    gm_rand_vec(&r, xv, 4);
+    CHECK(phys_step_vjp(m, d, y, xbar, ubar) == PHYS_OK);
+    double yAx = gm_bilinear(A, y, xv, 4, 4, &sa);
+    for (int i = 0; i < 4; i++) xa += xbar[i] * xv[i];
+    CHECK_MSG(fabs(xa - yAx) <= GM_DOT_TOL * sa, "kink dot test %g", fabs(xa - yAx) / sa);
+    printf("  at the stop exactly (kink), model %d: A %.2e against one-sided differences into the stop\n", cm, e);
+  }
   phys_free_data(d);
   phys_free_model(m);
 }
@@ -95,5 +162,6 @@ static void test_step_jacobians(void) {
 int main(void) {
   mjcf_text_begin("tendon_rows_deriv");
   test_step_jacobians();
+  test_kink();
   return mjcf_text_end();
 }
