@@ -924,7 +924,7 @@ void phys_body_pos_direction(double tr[3], const physModel* m, const physData* d
 physStatus phys_constraint_param_vjp_matrix(const physModel* m, physData* d, const physConstraintProblem* p,
                                             const physParamTable* t, const double* W, const double* gamma,
                                             double* theta_bar) {
-  physStatus st = PHYS_OK;
+  physStatus st = phys_tendon_rows_param_check(m, d, p, t);   // (pos:BODY with a spatial tendon's limit row)
   for (int e = 0; st == PHYS_OK && e < t->n; e++)
     if (t->param[e].kind == PHYS_PAR_SIZE)
       st = phys_constraint_size_vjp_matrix(m, d, p, t->param[e].id, W, gamma, theta_bar + t->param[e].adr);

@@ -1,6 +1,7 @@
 // tendon_rows_deriv.c - derivatives of the tendon limit rows (tendon_rows_deriv.h).
 #include "tendon_rows_deriv.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "grad.h"
@@ -113,4 +114,21 @@ void phys_tendon_rows_vjp(const physModel* m, physData* d, const physConstraintP
     }
   }
   phys_stack_free(d, mark);
+}
+
+physStatus phys_tendon_rows_param_check(const physModel* m, physData* d, const physConstraintProblem* p,
+                                        const physParamTable* t) {
+  int pos = 0;
+  for (int e = 0; e < t->n; e++) pos |= t->param[e].kind == PHYS_PAR_POS;
+  if (!pos) return PHYS_OK;
+  size_t mark = phys_stack_mark(d);
+  int* ten = (int*)phys_stack_alloc(d, (size_t)m->nspring + 1);   // 2 nspring ints
+  int nt = phys_tendon_rows_of(m, d, p, ten, ten + m->nspring), spatial = -1;
+  for (int k = 0; k < nt && spatial < 0; k++)
+    if (m->spring_type[ten[k]] != PHYS_SPRING_FIXED) spatial = ten[k];
+  phys_stack_free(d, mark);
+  if (spatial < 0) return PHYS_OK;
+  snprintf(d->lastwarning, sizeof(d->lastwarning), "pos:BODY parameters with the active length limit of spatial "
+           "tendon '%s': that derivative is not built", phys_id2name(m, "spring", spatial));
+  return PHYS_ERR_ARG;
 }

@@ -8,6 +8,7 @@
 #define PHYS_TENDON_ROWS_DERIV_H
 
 #include "contact.h"
+#include "params.h"
 #include "physid.h"
 
 // the number of tendon limit rows of p (its last ones); the tendon and side of the k-th into ten, side (may be
@@ -28,5 +29,11 @@ void phys_tendon_rows_jacobian(const physModel* m, physData* d, const physConstr
 // beta given) or A's row r (A given), gamma may be NULL
 void phys_tendon_rows_vjp(const physModel* m, physData* d, const physConstraintProblem* p, const double* alpha,
                           const double* beta, const double* A, const double* gamma, double* q_bar);
+
+// PHYS_OK unless t has a pos:BODY parameter and p an active limit row of a spatial tendon (its row and dist move
+// with the placements of the bodies its sites ride on; that derivative is not built): then PHYS_ERR_ARG with the
+// message in d->lastwarning (not counted)
+physStatus phys_tendon_rows_param_check(const physModel* m, physData* d, const physConstraintProblem* p,
+                                        const physParamTable* t);
 
 #endif  // PHYS_TENDON_ROWS_DERIV_H

@@ -10,10 +10,11 @@
 #include "contact.h"
 #include "grad_models.h"
 #include "model/mjcf_text.h"
+#include "params.h"
 
 static const char* MODEL =
     "<mujoco><compiler angle='radian'/><option timestep='0.001'/><worldbody><site name='top' pos='0.3 0 0.4'/>"
-    "<body><joint name='h' axis='0 1 0' damping='0.1'/><geom type='capsule' fromto='0 0 0 .5 0 0' size='.02' "
+    "<body name='arm'><joint name='h' axis='0 1 0' damping='0.1'/><geom type='capsule' fromto='0 0 0 .5 0 0' size='.02' "
     "mass='.5' contype='0' conaffinity='0'/><site name='tip' pos='.5 0 0'/></body>"
     "<body pos='1 0 0'><joint name='z' type='slide' axis='0 0 1'/><geom size='.05' mass='1' contype='0' "
     "conaffinity='0'/></body></worldbody><tendon>"
@@ -159,9 +160,51 @@ static void test_kink(void) {
   phys_free_model(m);
 }
 
+// P = dx+/dtheta with the stop's row active (lcp): damping:h against central differences of phys_step (h = 1e-6); a
+// pos:BODY parameter with the rope's row active is refused (PHYS_ERR_ARG, the tendon named: that derivative is
+// not built), forward and reverse
+static void test_params(void) {
+  physLog log;
+  physModel* m = load_text(MODEL, &log);
+  CHECK_MSG(m != NULL, "%s", log.error);
+  if (!m) return;
+  physData* d = phys_make_data(m);
+  // the ball 4 mm into its stop (its row active), the arm swinging free (the rope slack: with it taut the arm's
+  // velocity is the rope's and damping:h moves nothing)
+  const double x0[4] = {0.1, -0.052, 1.5, -0.5}, xr[4] = {0.25, 0.2, 0.2, -0.5};
+  double x[4], xp[4], xm[4], P[4], Pf[4], xbar[4] = {1, 0, 0, 0}, tbar[3];
+  memcpy(x, x0, sizeof x);
+  physParamTable t;
+  static const char* const spec[] = {"damping:h"};
+  CHECK(phys_param_table_build(&t, m, spec, 1, &log) == PHYS_OK);
+  memcpy(d->qpos, x0, sizeof(double) * 2), memcpy(d->qvel, x0 + 2, sizeof(double) * 2);
+  phys_forward(m, d);
+  CHECK(phys_constraint_nlimit(m, d) == 1 && d->spring_length[1] < -0.1);
+  CHECK(phys_step_param_jacobian(m, d, &t, P) == PHYS_OK);
+  double b0 = m->dof_damping[0];
+  m->dof_damping[0] = b0 + GM_H, step_from(m, d, x, xp);
+  m->dof_damping[0] = b0 - GM_H, step_from(m, d, x, xm);
+  m->dof_damping[0] = b0;
+  for (int i = 0; i < 4; i++) Pf[i] = (xp[i] - xm[i]) / (2 * GM_H);
+  printf("  P (damping:h) with the stop's row active: %.2e against central differences\n",
+         gm_compare("P damping", P, Pf, 4, 1, 1, GM_RTOL));
+  phys_param_table_free(&t);
+  static const char* const spec2[] = {"pos:arm"};
+  CHECK(phys_param_table_build(&t, m, spec2, 1, &log) == PHYS_OK);
+  double P3[12];
+  memcpy(d->qpos, xr, sizeof(double) * 2), memcpy(d->qvel, xr + 2, sizeof(double) * 2);   // the rope taut
+  CHECK(phys_step_param_jacobian(m, d, &t, P3) == PHYS_ERR_ARG && strstr(d->lastwarning, "spatial tendon 'rope'"));
+  memcpy(d->qpos, xr, sizeof(double) * 2), memcpy(d->qvel, xr + 2, sizeof(double) * 2);
+  CHECK(phys_step_param_vjp(m, d, &t, xbar, tbar) == PHYS_ERR_ARG && strstr(d->lastwarning, "spatial tendon 'rope'"));
+  phys_param_table_free(&t);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
 int main(void) {
   mjcf_text_begin("tendon_rows_deriv");
   test_step_jacobians();
   test_kink();
+  test_params();
   return mjcf_text_end();
 }
