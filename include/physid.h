@@ -268,6 +268,10 @@ enum {
   X(int, spring_type, nspring, 1)        /* physSpringType: site path or fixed            (nspring x 1) */ \
   X(int, spring_objtype, nspringsite, 1) /* physWrapType of each path entry           (nspringsite x 1) */ \
   X(double, spring_prm, nspringsite, 1)  /* joint: coef; geom: side site or -1; pulley: divisor; site: 0 (nspringsite x 1) */ \
+  /* issue 15 item 3 (tendon limits and frictionloss, session 28): constraint rows (src/contact/tendon_rows.c) */ \
+  X(int, spring_limited, nspring, 1)     /* 1 if the length is limited to spring_range    (nspring x 1) */ \
+  X(double, spring_range, nspring, 2)    /* lower, upper length limit (m; fixed: its units) (nspring x 2) */ \
+  X(double, spring_frictionloss, nspring, 1) /* dry friction along the tendon: |force| <= it (nspring x 1) */ \
   /* actuators */                                                                                          \
   X(int, actuator_trntype, nu, 1)        /* physTrnType                                        (nu x 1) */ \
   X(int, actuator_trnid, nu, 1)          /* joint or spring id                                 (nu x 1) */ \

@@ -208,8 +208,8 @@ void grad_explain_status(const physModel* m, physData* d, physStatus st, const c
               phys_contact_name(m->opt.contact), nlimit > 0 ? "" : " (--no-contact disables contacts)",
               d->lastwarning[0] ? "; last library message: " : "", d->lastwarning);
   } else if (st == PHYS_ERR_MODEL && !phys_grad_tendons_ok(m)) {
-    cli_error("%s: a tendon wraps a geom: the step Jacobians do not support it (lengths, moments "
-              "and forces only)", where);
+    cli_error("%s: %s: the step Jacobians do not support it (lengths, moments and forces only)", where,
+              phys_grad_tendons_why(m));
   } else if (st == PHYS_ERR_MODEL && active_equalities(m) > 0) {
     cli_error("%s: the model has %d active equality constraints: the step Jacobians do not support them yet "
               "(<flag equality=\"disable\"/> turns them off)", where, active_equalities(m));

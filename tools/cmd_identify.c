@@ -925,12 +925,12 @@ int id_prepare(idRun* r, const idArgs* a) {
     return plain ? (a->param.n > 0 ? CLI_EXIT_USAGE : CLI_EXIT_INPUT) : CLI_EXIT_INPUT;
   }
   if (!r->m) return CLI_EXIT_INPUT;
+  if (a->contact >= 0) r->m->opt.contact = a->contact;
   if (!phys_grad_tendons_ok(r->m)) {   // before any work: the fit needs the step derivatives
-    cli_error("identify: %s: a tendon wraps a geom: the step derivatives do not support it "
-              "(lengths, moments and forces only)", a->model);
+    cli_error("identify: %s: %s: the step derivatives do not support it (lengths, moments and forces only)",
+              a->model, phys_grad_tendons_why(r->m));
     return CLI_EXIT_INPUT;
   }
-  if (a->contact >= 0) r->m->opt.contact = a->contact;
   if (!cli_residual_fits(r->m)) return CLI_EXIT_USAGE;
   int code = setup_params(r, a);
   if (code >= 0) return code;

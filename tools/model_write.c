@@ -610,6 +610,11 @@ static void world_tendons(FILE* f, const physModel* m) {
     put_attr(f, "stiffness", m->spring_stiffness + i, 1);
     put_attr(f, "damping", m->spring_damping + i, 1);
     put_attr(f, "springlength", m->spring_restlength + i, 1);
+    if (m->spring_frictionloss[i] > 0) put_attr(f, "frictionloss", m->spring_frictionloss + i, 1);
+    if (m->spring_limited[i]) {
+      fprintf(f, " limited=\"true\"");
+      put_attr(f, "range", m->spring_range + 2 * i, 2);
+    }
     fprintf(f, ">\n");
     for (int k = m->spring_adr[i]; k < m->spring_adr[i] + m->spring_num[i]; k++) world_path_entry(f, m, k);
     fprintf(f, "    </%s>\n", fixed ? "fixed" : "spatial");

@@ -7,6 +7,7 @@
 // normal velocity separates. Joint limits (hinge and slide joints with a range, PHYS_DSBL_LIMIT unset)
 // follow: a row +e_dof for a lower limit (dist = q - lo), -e_dof for an upper limit (dist = hi - q), when
 // dist <= 0 (no joint margin is modelled, as MuJoCo's default jnt margin 0); lambda >= 0, no friction.
+// Limited tendons' rows come last, the tendon's moment for the unit row (tendon_rows.c).
 //
 // Terms. b_normal = eps*phi(J_n v) (phi = min(., 0) smoothed near 0, contact.h) with v the velocity before the step (the restitution term acts only on
 // approaching contacts, paper 000 eq. 3); for a contact within the margin (dist > 0) b_normal = dist/dt, so
@@ -243,10 +244,11 @@ void phys_constraint_assemble(const physModel* m, physData* d, physContact* con,
                               double** g, double** mu) {
   int nv = m->nv;
   double dt = m->opt.timestep, beta = m->opt.baumgarte;
-  size_t nl_cap = 2 * (size_t)m->njnt + 1;
-  int* ljnt = (int*)phys_stack_alloc(d, nl_cap);    // 2*njnt ints fit in as many doubles
+  size_t nl_cap = 2 * ((size_t)m->njnt + (size_t)m->nspring) + 1;
+  int* ljnt = (int*)phys_stack_alloc(d, nl_cap);    // 2*(njnt + nspring) ints fit in as many doubles
   int* lside = (int*)phys_stack_alloc(d, nl_cap);
-  int nl = active_limits(m, d, ljnt, lside);
+  int nlj = active_limits(m, d, ljnt, lside);   // joint limits, then tendon limits (tendon_rows.c)
+  int nl = nlj + phys_tendon_limits_active(m, d, ljnt + nlj, lside + nlj);
   int n = 3 * nc + nl;
   *J = phys_stack_alloc(d, (size_t)n * (size_t)nv + 1);
   *G = phys_stack_alloc(d, (size_t)n * (size_t)n + 1);
@@ -278,14 +280,21 @@ void phys_constraint_assemble(const physModel* m, physData* d, physContact* con,
   }
   warm_start(con, nc, ws, warm, lambda0);
 
-  // limit rows: +-e_dof, g = +-vf_dof; gpos = beta*min(dist + slop, 0)/dt
+  // limit rows: +-e_dof, g = +-vf_dof (tendons: their row r, g = r . vf); gpos = beta*min(dist + slop, 0)/dt
   for (int l = 0; l < nl; l++) {
-    int row = 3 * nc + l, dof = m->jnt_dofadr[ljnt[l]];
-    double sign = lside[l] == 0 ? 1.0 : -1.0, dist = limit_dist(m, d, ljnt[l], lside[l]);
-    double* Jr = *J + (size_t)row * nv;
-    memset(Jr, 0, sizeof(double) * (size_t)nv);
-    Jr[dof] = sign;
-    (*g)[row] = sign * vf[dof];
+    int row = 3 * nc + l;
+    double* Jr = *J + (size_t)row * nv, dist;
+    if (l < nlj) {
+      int dof = m->jnt_dofadr[ljnt[l]];
+      double sign = lside[l] == 0 ? 1.0 : -1.0;
+      dist = limit_dist(m, d, ljnt[l], lside[l]);
+      memset(Jr, 0, sizeof(double) * (size_t)nv);
+      Jr[dof] = sign;
+      (*g)[row] = sign * vf[dof];
+    } else {
+      dist = phys_tendon_limit_row(m, d, ljnt[l], lside[l], Jr);
+      (*g)[row] = dotn(Jr, vf, nv);
+    }
     if (dist + PHYS_CONTACT_SLOP < -PHYS_CONTACT_SLOP_TOL) {
       gpos[row] = beta * (dist + PHYS_CONTACT_SLOP) / dt;
       npos++;
@@ -311,4 +320,6 @@ void phys_constraint_assemble(const physModel* m, physData* d, physContact* con,
 }
 
 // number of active joint-limit rows at the current qpos (the step's test for the constrained path)
-int phys_constraint_nlimit(const physModel* m, const physData* d) { return active_limits(m, d, NULL, NULL); }
+int phys_constraint_nlimit(const physModel* m, const physData* d) {
+  return active_limits(m, d, NULL, NULL) + phys_tendon_limits_active(m, d, NULL, NULL);
+}

@@ -1,7 +1,8 @@
 // contact.h - the constraint problem of one step and its solvers (DESIGN.md section 4).
 //
 // Rows: contact i owns rows 3i (normal), 3i+1, 3i+2 (tangents, its frame's rows 1, 2); then one row per
-// active joint limit (lambda >= 0, no friction). With M~ = M + dt*diag(damping) (the step's effective mass)
+// active joint limit (lambda >= 0, no friction), then one per active tendon limit (tendon_rows.c). With
+// M~ = M + dt*diag(damping) (the step's effective mass)
 // and v_f the unconstrained next velocity, the impulses lambda give v+ = v_f + M~^-1 J' lambda, and
 //   G = J M~^-1 J'  (Delassus),   g = J v_f + b,   row velocity after the step: w = G lambda + g,
 //   b_normal = restitution*phi(J_n v) (phi ~ min(., 0), smoothed below),  b_limit = 0,  b_tangent = 0   (paper 000 eq. 3: the velocity
@@ -119,6 +120,17 @@ void phys_constraint_assemble(const physModel* m, physData* d, physContact* con,
 // number of joint-limit rows phys_constraint_assemble would add at the current qpos (dist <= 0)
 int phys_constraint_nlimit(const physModel* m, const physData* d);
 
+// tendon length limits (tendon_rows.c, issue 15 item 3): the number of active limit rows (dist <= 0) at d's
+// kinematics, listed (tendon, side 0 lower / 1 upper) into ten, side when not NULL (capacity 2 nspring)
+int phys_tendon_limits_active(const physModel* m, const physData* d, int* ten, int* side);
+// the row (nv) of limit side `side` of tendon s, +dL/dq (lower) or -dL/dq (upper), and its dist (L - lo, hi - L)
+double phys_tendon_limit_row(const physModel* m, const physData* d, int s, int side, double* row);
+// penalty's tendon limit springs (penalty.c's implicit joint-limit rule along the row r), for each active row
+// with f = -k_c dist - d_c (r . v) > 0: qfrc += (f - dt k_c (r . v)) r (vnew NULL), H (nv x nv) += (dt d_c +
+// dt^2 k_c) r r', and with vnew qfrc -= (dt d_c + dt^2 k_c) r (r . (vnew - v))/dt (the force at v+); each
+// pointer may be NULL; returns the number of pushing rows
+int phys_penalty_tendon_limits(const physModel* m, physData* d, double* qfrc, double* H, const double* vnew);
+
 // the solvers: each writes sol->lambda and sol->state (n each, caller-owned) and uses d's arena for
 // scratch; PHYS_OK or PHYS_ERR_NUMERIC (then lambda is the best iterate and a data warning is counted);
 // phys_solve_lcp returns PHYS_ERR_NOMEM (impulses 0, a warning) if d's arena cannot hold its scratch
@@ -223,10 +235,13 @@ physStatus phys_solve_ccp_vjp_local(const physCcpLocal* loc, physData* d, const 
 physStatus phys_solve_ccp_jvp_local(const physCcpLocal* loc, physData* d, const physConstraintProblem* p,
                                     const physConstraintSolution* sol, const double* dg, const double* dG,
                                     const double* dmu, double* dlambda);
-// joint frictionloss rows (frictionloss.c): one row e_k per dof with dof_frictionloss > 0, |lambda_k| <= F_k dt
+// joint frictionloss rows (frictionloss.c): one row e_k per dof with dof_frictionloss > 0, |lambda_k| <= F_k dt;
+// then one row per tendon with spring_frictionloss > 0, its moment dL/dq (tendon_rows.c, issue 15 item 3)
 typedef struct physFrictionRows_ {
   int nf;                   // rows
-  int* dof;                 // nf: their dofs, ascending
+  int* dof;                 // nf: their dofs, ascending (tendon rows: -1)
+  int nfd;                  // dof rows (the first nfd); rows nfd..nf-1 are tendons'
+  double* R;                // (nf - nfd) x nv: the tendon rows
   double* b;                // nf: impulse bounds F dt
   double* G;                // nf x nf: E' M~^-1 E
   double* g;                // nf: free dof velocities E' v_f (plus the contact rows' coupling, when any)
@@ -234,7 +249,8 @@ typedef struct physFrictionRows_ {
   double* lambda;           // nf: impulses
   int* state;               // nf: PHYS_ROW_CLAMPING (sticking), PHYS_ROW_UPPER (+b), PHYS_ROW_LOWER (-b)
 } physFrictionRows;
-// the number of frictionloss rows of m (dofs with dof_frictionloss > 0), and their dofs (capacity nv)
+// the number of frictionloss rows of m (dofs with dof_frictionloss > 0, tendons with frictionloss > 0), and the
+// dofs of the dof rows (capacity nv)
 int phys_frictionloss_count(const physModel* m);
 int phys_frictionloss_dofs(const physModel* m, int* dof);
 // the rows at d's state through the factor qLD of M~ and the free velocity vf (arena memory of the caller)
@@ -245,6 +261,16 @@ int phys_frictionloss_box(physData* d, const double* G, const double* g, const d
                           int* state);
 // v += M~^-1 E lambda, sticking dofs set to 0 exactly
 void phys_frictionloss_apply(const physModel* m, const physFrictionRows* fr, double* v);
+// qfrc += E lambda / dt, the rows' generalized force over the step
+void phys_frictionloss_qfrc(const physModel* m, const physFrictionRows* fr, double* qfrc);
+// the tendons' frictionloss rows (tendon_rows.c): for each tendon with spring_frictionloss F > 0 in order, its
+// moment dL/dq into R (a row of nv; R NULL: count only, d then unread) and F into F (may be NULL); returns their
+// number
+int phys_tendon_frictionloss_rows(const physModel* m, const physData* d, double* R, double* F);
+// penalty's tendon frictionloss (penalty.c's regularized rule along the moment r, C = F / max(|r . v|, vslip)):
+// qfrc -= C (r . v) r (vnew NULL), H (nv x nv) += dt C r r', with vnew qfrc -= C r (r . (vnew - v)) (the force at
+// v+); each pointer may be NULL; returns the number of rows
+int phys_penalty_tendon_frictionloss(const physModel* m, physData* d, double* qfrc, double* H, const double* vnew);
 // penalty's regularized frictionloss (penalty.c): per friction dof C = F / max(|v|, penalty_vslip),
 // qfrc -= C v, add += dt C (the force -C v+ at the new velocity, implicit as the joint damping)
 void phys_penalty_frictionloss(const physModel* m, const physData* d, double* qfrc, double* add);

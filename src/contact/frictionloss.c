@@ -1,7 +1,8 @@
 // frictionloss.c - dry joint friction (MuJoCo's joint frictionloss) as constraint rows (contact.h).
 //
 // Every dof k with dof_frictionloss F_k > 0 owns one row e_k (its own velocity) with an impulse bounded by the
-// friction's impulse over the step: |lambda_k| <= F_k dt. With W = M~^-1 (M~ = M + dt B) and the free velocity
+// friction's impulse over the step: |lambda_k| <= F_k dt; every tendon with frictionloss F > 0 one row, its moment
+// dL/dq (its rate; tendon_rows.c), bounded likewise. E (nv x nf) holds the rows as columns. With W = M~^-1 (M~ = M + dt B) and the free velocity
 // v_f, the rows' Delassus matrix is G = E' W E (E the nv x nf selection of the friction dofs, a principal
 // block of W: symmetric positive definite) and g = E' v_f (plus the coupling to the contact and limit rows,
 // G_fc lambda_c, when there are some). The rows' conditions (maximal dissipation):
@@ -24,8 +25,10 @@
 #include "factor.h"
 
 // the number of frictionloss rows of m: dofs with dof_frictionloss > 0 (m->nfrictionloss, kept by the compiler
-// and phys_param_set: the step reads it without scanning the dofs)
-int phys_frictionloss_count(const physModel* m) { return m->nfrictionloss; }
+// and phys_param_set: the step reads it without scanning the dofs) and tendons with frictionloss (tendon_rows.c)
+int phys_frictionloss_count(const physModel* m) {
+  return m->nfrictionloss + (m->nspring > 0 ? phys_tendon_frictionloss_rows(m, NULL, NULL, NULL) : 0);
+}
 
 // the friction dofs of m in order into dof (capacity nv); returns their number
 int phys_frictionloss_dofs(const physModel* m, int* dof) {
@@ -139,8 +142,11 @@ void phys_frictionloss_assemble(const physModel* m, physData* d, const double* q
                                 physFrictionRows* fr) {
   int nv = m->nv;
   double dt = m->opt.timestep;
-  fr->dof = (int*)phys_stack_alloc(d, (size_t)nv / 2 + 1);
-  int nf = fr->nf = phys_frictionloss_dofs(m, fr->dof);
+  int nft = m->nspring > 0 ? phys_tendon_frictionloss_rows(m, d, NULL, NULL) : 0;   // tendons' rows (tendon_rows.c)
+  fr->dof = (int*)phys_stack_alloc(d, ((size_t)nv + (size_t)nft) / 2 + 1);
+  int nfd = fr->nfd = phys_frictionloss_dofs(m, fr->dof);
+  int nf = fr->nf = nfd + nft;
+  fr->R = phys_stack_alloc(d, (size_t)nft * nv + 1);
   fr->b = phys_stack_alloc(d, (size_t)nf + 1);
   fr->g = phys_stack_alloc(d, (size_t)nf + 1);
   fr->G = phys_stack_alloc(d, (size_t)nf * nf + 1);
@@ -148,16 +154,37 @@ void phys_frictionloss_assemble(const physModel* m, physData* d, const double* q
   fr->lambda = phys_stack_alloc(d, (size_t)nf + 1);
   fr->state = (int*)phys_stack_alloc(d, (size_t)nf / 2 + 1);
   double* col = phys_stack_alloc(d, (size_t)nv);
+  if (nft > 0) phys_tendon_frictionloss_rows(m, d, fr->R, fr->b + nfd);
   for (int i = 0; i < nf; i++) {
-    memset(col, 0, sizeof(double) * (size_t)nv);
-    col[fr->dof[i]] = 1;
+    const double* Ri = fr->R + (size_t)(i - nfd) * nv;   // (a tendon row)
+    if (i < nfd) {
+      memset(col, 0, sizeof(double) * (size_t)nv);
+      col[fr->dof[i]] = 1;
+    } else {
+      memcpy(col, Ri, sizeof(double) * (size_t)nv);
+      fr->dof[i] = -1;
+    }
     phys_solve_m(m, qLD, col, col);
     for (int k = 0; k < nv; k++) fr->WE[(size_t)k * nf + i] = col[k];
-    fr->b[i] = m->dof_frictionloss[fr->dof[i]] * dt;
-    fr->g[i] = vf[fr->dof[i]];
+    if (i < nfd) {
+      fr->b[i] = m->dof_frictionloss[fr->dof[i]] * dt;
+      fr->g[i] = vf[fr->dof[i]];
+    } else {
+      fr->b[i] *= dt;
+      fr->g[i] = 0;
+      for (int k = 0; k < nv; k++) fr->g[i] += Ri[k] * vf[k];
+    }
   }
   for (int i = 0; i < nf; i++)
-    for (int j = 0; j < nf; j++) fr->G[(size_t)i * nf + j] = fr->WE[(size_t)fr->dof[i] * nf + j];
+    for (int j = 0; j < nf; j++) {
+      if (i < nfd) {
+        fr->G[(size_t)i * nf + j] = fr->WE[(size_t)fr->dof[i] * nf + j];
+        continue;
+      }
+      double sum = 0;   // R_i M~^-1 E_j
+      for (int k = 0; k < nv; k++) sum += fr->R[(size_t)(i - nfd) * nv + k] * fr->WE[(size_t)k * nf + j];
+      fr->G[(size_t)i * nf + j] = sum;
+    }
   // exactly symmetric (the two solves round differently)
   for (int i = 0; i < nf; i++)
     for (int j = 0; j < i; j++) {
@@ -176,6 +203,14 @@ void phys_frictionloss_apply(const physModel* m, const physFrictionRows* fr, dou
     for (int i = 0; i < nf; i++) s += fr->WE[(size_t)k * nf + i] * fr->lambda[i];
     v[k] += s;
   }
-  for (int i = 0; i < nf; i++)
+  for (int i = 0; i < fr->nfd; i++)   // (a sticking tendon row holds its rate 0 to rounding only)
     if (fr->state[i] == PHYS_ROW_CLAMPING) v[fr->dof[i]] = 0;
+}
+
+// qfrc += E lambda / dt: a dof row's impulse on its dof, a tendon row's along its moment
+void phys_frictionloss_qfrc(const physModel* m, const physFrictionRows* fr, double* qfrc) {
+  double dt = m->opt.timestep;
+  for (int i = 0; i < fr->nfd; i++) qfrc[fr->dof[i]] += fr->lambda[i] / dt;
+  for (int i = fr->nfd; i < fr->nf; i++)
+    for (int k = 0; k < m->nv; k++) qfrc[k] += fr->R[(size_t)(i - fr->nfd) * m->nv + k] * fr->lambda[i] / dt;
 }

@@ -33,6 +33,7 @@
 
 #include "collision.h"
 #include "contact_deriv.h"
+#include "tendon_rows_deriv.h"
 #include "dyn.h"
 #include "grad.h"
 #include "params.h"
@@ -323,7 +324,7 @@ static physStatus check_problem(const physModel* m, physData* d, const physConst
   if ((p->nc > 0 && !p->con) || p->nv != m->nv || p->n != 3 * p->nc + p->nl)
     return refuse(d, "contact_deriv: the problem (nc %d, nl %d, n %d, nv %d, contacts %s) is not the one of d (nv %d)",
                   p->nc, p->nl, p->n, p->nv, p->con ? "given" : "missing", m->nv);
-  for (int l = 0; l < p->nl; l++) {
+  for (int l = 0; l < p->nl - phys_tendon_rows_of(m, d, p, NULL, NULL); l++) {   // (tendon rows: their own file)
     double s;
     if (limit_dof(p, 3 * p->nc + l, &s) < 0)
       return refuse(d, "contact_deriv: row %d of the problem is not a joint-limit row (+-e_dof)", 3 * p->nc + l);
@@ -342,20 +343,22 @@ static contactGeom* geom_all(const physModel* m, physData* d, const physConstrai
 }
 
 // the forward outputs along dq (P, dcdof: nv x 6 scratch) from the contacts' geometry cg
-static void jvp_rows(const physModel* m, const physData* d, const physConstraintProblem* p, const contactGeom* cg,
+static void jvp_rows(const physModel* m, physData* d, const physConstraintProblem* p, const contactGeom* cg,
                      const double* dq, const double* alpha, const double* beta, double* dJ_beta, double* dJt_alpha,
                      double* ddist, double* P, double* dcdof) {
   dof_motions(m, d, dq, P, dcdof);
   if (dJt_alpha) memset(dJt_alpha, 0, sizeof(double) * (size_t)m->nv);
   for (int i = 0; i < p->nc; i++) contact_jvp(m, d, i, cg + i, P, dcdof, alpha, beta, dJ_beta, dJt_alpha, ddist);
-  // limit rows: dJ = 0, ddist = sign dq_dof
-  for (int l = 0; l < p->nl; l++) {
+  // limit rows: dJ = 0, ddist = sign dq_dof; tendon limit rows (tendon_rows_deriv.c)
+  int nt = phys_tendon_rows_of(m, d, p, NULL, NULL);
+  for (int l = 0; l < p->nl - nt; l++) {
     int row = 3 * p->nc + l;
     double s = 0;
     int dof = limit_dof(p, row, &s);
     if (dJ_beta) dJ_beta[row] = 0;
     if (ddist) ddist[row] = s * dq[dof];
   }
+  if (nt > 0) phys_tendon_rows_jvp(m, d, p, dq, alpha, beta, dJ_beta, dJt_alpha, ddist, NULL);
 }
 
 physStatus phys_constraint_jvp(const physModel* m, physData* d, const physConstraintProblem* p, const double* dq,
@@ -424,6 +427,7 @@ static void dJ_from(const physModel* m, physData* d, const physConstraintProblem
   memset(flag, 0, sizeof(int) * (size_t)nv);
   dof_motions(m, d, dq, P, dcdof);
   for (int i = 0; i < p->nc; i++) contact_dJ(m, d, i, cg + i, P, NULL, dcdof, flag, dJ);
+  if (phys_tendon_rows_of(m, d, p, NULL, NULL) > 0) phys_tendon_rows_jvp(m, d, p, dq, NULL, NULL, NULL, NULL, NULL, dJ);
   phys_stack_free(d, mark);
 }
 
@@ -577,12 +581,14 @@ static physStatus reverse(const physModel* m, physData* d, const physConstraintP
     }
     phys_stack_free(d, mk);
   }
-  for (int l = 0; l < p->nl && st == PHYS_OK && w->gamma; l++) {
+  int nt = phys_tendon_rows_of(m, d, p, NULL, NULL);
+  for (int l = 0; l < p->nl - nt && st == PHYS_OK && w->gamma; l++) {
     int row = 3 * p->nc + l;
     double s = 0;
     int dof = limit_dof(p, row, &s);
     q_bar[dof] += s * w->gamma[row];
   }
+  if (nt > 0 && st == PHYS_OK) phys_tendon_rows_vjp(m, d, p, w->alpha, w->beta, w->A, w->gamma, q_bar);
   return st;
 }
 
@@ -846,8 +852,10 @@ static physStatus jacobian_from(const physModel* m, physData* d, const physConst
     memset(w.Phit, 0, 6 * sizeof(double) * (size_t)nv);
     for (int i = 0; i < p->nc; i++) contact_matrices(&w, m, d, i, cg + i, alpha, beta, dJb_dq, dJta_dq, ddist_dq);
     if (dJta_dq) turning_terms(m, d, w.Phit, dJta_dq);
-    // limit rows: d dist / dq_dof = sign
-    for (int l = 0; l < p->nl && ddist_dq; l++) {
+    // limit rows: d dist / dq_dof = sign; tendon limit rows (tendon_rows_deriv.c)
+    int nt = phys_tendon_rows_of(m, d, p, NULL, NULL);
+    if (nt > 0) phys_tendon_rows_jacobian(m, d, p, alpha, beta, dJb_dq, dJta_dq, ddist_dq);
+    for (int l = 0; l < p->nl - nt && ddist_dq; l++) {
       int row = 3 * p->nc + l;
       double sgn = 0;
       int dof = limit_dof(p, row, &sgn);
@@ -916,7 +924,7 @@ void phys_body_pos_direction(double tr[3], const physModel* m, const physData* d
 physStatus phys_constraint_param_vjp_matrix(const physModel* m, physData* d, const physConstraintProblem* p,
                                             const physParamTable* t, const double* W, const double* gamma,
                                             double* theta_bar) {
-  physStatus st = PHYS_OK;
+  physStatus st = phys_tendon_rows_param_check(m, d, p, t);   // (pos:BODY with a spatial tendon's limit row)
   for (int e = 0; st == PHYS_OK && e < t->n; e++)
     if (t->param[e].kind == PHYS_PAR_SIZE)
       st = phys_constraint_size_vjp_matrix(m, d, p, t->param[e].id, W, gamma, theta_bar + t->param[e].adr);

@@ -87,11 +87,27 @@ static inline int phys_grad_balls_last(const physModel* m) {
 }
 
 // 1 if no tendon wraps a geom: a wrapped path has its length, moment and forces (issue 15 item 3) but not the
-// second derivatives the step derivatives need (where the tangent points slide on the geom); pulleys are fine
+// second derivatives the step derivatives need (where the tangent points slide on the geom); pulleys are fine.
+// Tendons with frictionloss are refused too (the frictionloss derivatives read their rows as e_dof), and with
+// m->opt.contact penalty limited tendons while limits are enabled (their springs' derivatives are not built; lcp,
+// cone and ccp differentiate their limit rows, tendon_rows_deriv.c)
 static inline int phys_grad_tendons_ok(const physModel* m) {
+  int penalty_limits = m->opt.contact == PHYS_CONTACT_PENALTY && !(m->opt.disableflags & PHYS_DSBL_LIMIT);
   for (int s = 0; s < m->nspring; s++)
-    if (phys_tendon_wraps(m, s)) return 0;
+    if (phys_tendon_wraps(m, s) || (penalty_limits && m->spring_limited[s]) || m->spring_frictionloss[s] > 0)
+      return 0;
   return 1;
+}
+// the length of spring s, its moment JL (nv) and K = d(JL')/dq (nv x nv, K[i][j] = dJL_i/dq_j), a path through
+// sites and pulleys or a fixed tendon (passive_deriv.c)
+double phys_spring_hessian(const physModel* m, physData* d, int s, double* JL, double* K);
+// why phys_grad_tendons_ok(m) is 0 (the CLI's message), "" if it is 1
+static inline const char* phys_grad_tendons_why(const physModel* m) {
+  for (int s = 0; s < m->nspring; s++)
+    if (phys_tendon_wraps(m, s)) return "a tendon wraps a geom";
+  for (int s = 0; s < m->nspring; s++)
+    if (m->spring_frictionloss[s] > 0) return "a tendon has frictionloss";
+  return phys_grad_tendons_ok(m) ? "" : "a tendon has length limits (contact model penalty)";
 }
 
 // 1 if the step derivatives cover m's actuators: no rest-length actuator with dynamics (its input is ctrl

@@ -42,6 +42,7 @@
 // fa, fb, gd) instead of one RNEA VJP per row. Scratch from d's arena; nothing allocates.
 #include "residual.h"
 #include "step_contact_point.h"
+#include "tendon_rows_deriv.h"
 
 //---------------------------------------------------------------------------------------------------------
 // integration on SO(3): per rotation group Jr(phi), Exp(phi)' with phi = dt (v+ + vpos)
@@ -68,9 +69,10 @@ static void tangent_blocks(const physModel* m, contactPoint* cp) {
 #define PHYS_KINK_BAND 1e-9
 
 // distance of row r of p (a contact normal or a joint limit; not a tangent) at d's state: a contact's dist;
-// a limit row is +-e_dof (assemble.c): q - lo for +, hi - q for -
-static double row_dist(const physModel* m, const physData* d, const physConstraintProblem* p, int r) {
+// a limit row is +-e_dof (assemble.c): q - lo for +, hi - q for -; a tendon limit row's (tendon_rows_deriv.h)
+static double row_dist(const physModel* m, physData* d, const physConstraintProblem* p, int r) {
   if (r < 3 * p->nc) return p->con[r / 3].dist;
+  if (r >= p->n - phys_tendon_rows_of(m, d, p, NULL, NULL)) return phys_tendon_rows_dist(m, d, p, r);
   const double* Jr = p->J + (size_t)r * p->nv;
   int k = 0;
   while (k < p->nv - 1 && Jr[k] == 0) k++;

@@ -4,6 +4,7 @@
 #include "arena.h"
 #include "residual_deriv.h"
 #include "step_contact_point.h"
+#include "tendon_rows_deriv.h"
 
 //---------------------------------------------------------------------------------------------------------
 // the solver's derivatives by contact model
@@ -732,6 +733,7 @@ static void material_direction(const physModel* m, const contactPoint* cp, const
 // material entry, the geometry of a pos:BODY entry (pos_geometry)
 static physStatus jacobian_p(const physModel* m, physData* d, const contactPoint* cp, const physParamTable* t,
                              const solverTable* tb, double* P, int* nsize) {
+  if (phys_tendon_rows_param_check(m, d, &cp->st.p, t) != PHYS_OK) return PHYS_ERR_ARG;   // (tendon_rows_deriv.h)
   int nv = m->nv, n = cp->n, nt = t->ntheta, nc = cp->nc;
   size_t mark = phys_stack_mark(d), nr = (size_t)nv * nt;
   double* Ra = phys_stack_alloc(d, nr);

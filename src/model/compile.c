@@ -621,6 +621,15 @@ static physStatus compile_springs(const physSpec* s, physModel* m, int* namepos,
     m->spring_stiffness[i] = sp->stiffness;
     m->spring_damping[i] = sp->damping;
     m->spring_type[i] = sp->type;
+    if (sp->limited && !(sp->range[0] < sp->range[1]))   // (finite: NaN and inf fail or are caught below)
+      return phys_error(log, PHYS_ERR_VALUE, "%stendon '%s': a limited tendon needs range lower < upper", at, sp->name);
+    if (sp->limited && !finite_n(sp->range, 2))
+      return phys_error(log, PHYS_ERR_VALUE, "%stendon '%s': range must be finite", at, sp->name);
+    if (!(sp->frictionloss >= 0) || !isfinite(sp->frictionloss))
+      return phys_error(log, PHYS_ERR_VALUE, "%stendon '%s': frictionloss must be finite and >= 0", at, sp->name);
+    m->spring_frictionloss[i] = sp->frictionloss;
+    m->spring_limited[i] = sp->limited != 0;
+    m->spring_range[2 * i] = sp->range[0], m->spring_range[2 * i + 1] = sp->range[1];
     double len = 0;
     if (fixed) {
       if (!finite_n(sp->prm, sp->nsite))

@@ -1,7 +1,7 @@
 // mjcf_tendon.c - MJCF <tendon> (issue 15 item 3): <spatial> tendons through <site>s, wrapping sphere and
 // cylinder <geom>s (with a sidesite) and branching at <pulley>s, and <fixed> tendons through hinge and slide
-// <joint>s with coefficients, both springs of the spec (stiffness, damping, springlength); tendon length limits
-// and frictionloss are warned about and ignored.
+// <joint>s with coefficients, both springs of the spec (stiffness, damping, springlength, length limits,
+// frictionloss).
 #include <string.h>
 
 #include "mjcf_reader.h"
@@ -21,10 +21,10 @@ static int find_named(const physSpec* s, int kind, const char* name) {
 }
 
 // a new spring for tendon element el of type type (physSpringType) with name class stiffness damping
-// springlength limited range frictionloss (range and frictionloss are warned about); *out = its index
+// springlength limited range frictionloss; *out = its index
 static physStatus parse_common(mjcfCtx* c, xmlNode* el, int type, int* out) {
-  int cls, limited, found;
-  double range[2] = {0, 0}, fl = 0;
+  int cls, limited;
+  double range[2] = {0, 0};
   physStatus st = mjcf_elem_class(c, el, "class", 0, &cls);
   if (st) return st;
   mjcfElem e = {el, K_TENDON, cls};
@@ -40,10 +40,9 @@ static physStatus parse_common(mjcfCtx* c, xmlNode* el, int type, int* out) {
   if ((st = mjcf_get_nonneg(c, &e, "damping", &sp->damping))) return st;
   if ((st = mjcf_get_real(c, &e, "springlength", &sp->restlength, NULL))) return st;
   if ((st = mjcf_get_limited(c, &e, "limited", "range", range, &limited))) return st;
-  if (limited) mjcf_elem_warning(c, el, "tendon length limits are not supported; ignored");
-  if ((st = mjcf_get_real(c, &e, "frictionloss", &fl, &found))) return st;
-  if (fl != 0) mjcf_elem_warning(c, el, "frictionloss is not supported; ignored");
-  return PHYS_OK;
+  sp->limited = limited;
+  sp->range[0] = range[0], sp->range[1] = range[1];
+  return mjcf_get_nonneg(c, &e, "frictionloss", &sp->frictionloss);
 }
 
 // the index of the object (kind OBJ_*) that attribute attr of ch names (required unless optional: *id = -1)

@@ -80,6 +80,9 @@ typedef struct physSpecSpring_ {
   double prm[64];             // joint: coef; geom: side site index or -1; pulley: divisor
   double stiffness, damping;
   double restlength;          // < 0: length at qpos0 (MuJoCo's springlength = -1)
+  int limited;                // issue 15 item 3: 1 if the length is limited to range (lower < upper)
+  double range[2];
+  double frictionloss;        // issue 15 item 3: dry friction along the tendon (>= 0)
   int line;
   int fileid;                 // source file: index into physSpec.srcfile, 0 = physSpec.filename
 } physSpecSpring;

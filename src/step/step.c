@@ -440,7 +440,7 @@ static __attribute__((noinline)) void frictionloss_solve(const physModel* m, phy
 static __attribute__((noinline)) void frictionloss_finish(const physModel* m, physData* d,
                                                           const physFrictionRows* fr, double* vnew) {
   phys_frictionloss_apply(m, fr, vnew);
-  for (int i = 0; i < fr->nf; i++) d->qfrc_constraint[fr->dof[i]] += fr->lambda[i] / m->opt.timestep;
+  phys_frictionloss_qfrc(m, fr, d->qfrc_constraint);
 }
 
 // v+ through the constraint problem (lcp, cone, ccp) into st (step.h; arena memory of the caller's mark):
@@ -497,7 +497,7 @@ int phys_step_constrained(const physModel* m, physData* d, physSolverFn solver, 
   d->solver_iter = sol->iterations;
   d->solver_residual = sol->residual;
   st->fr.nf = 0;
-  if (m->nfrictionloss > 0) frictionloss_solve(m, d, solver, st);
+  if (phys_frictionloss_count(m) > 0) frictionloss_solve(m, d, solver, st);
   for (int i = 0; i < p->nc; i++) {
     for (int r = 0; r < 3; r++) {
       st->con->con[i].lambda[r] = sol->lambda[3 * i + r];
@@ -567,7 +567,9 @@ static int penalty_dense(const physModel* m, physData* d, physContactList* cl, c
   physPenaltyContact* pc = (physPenaltyContact*)phys_stack_alloc(
       d, ((size_t)nc * sizeof(physPenaltyContact) + sizeof(double) - 1) / sizeof(double) + 1);
   physEqualityRows er = {0};   // equality springs (step_equality.c): H dense
-  const int* parent = phys_penalty_tree(m, cl->con, nc) && m->neq == 0 ? m->dof_parentid : NULL;   // NULL: dense
+  // tendon limit springs and frictionloss (tendon_rows.c): H dense
+  int ntl = phys_penalty_tendon_limits(m, d, NULL, NULL, NULL) + phys_penalty_tendon_frictionloss(m, d, NULL, NULL, NULL);
+  const int* parent = phys_penalty_tree(m, cl->con, nc) && m->neq == 0 && ntl == 0 ? m->dof_parentid : NULL;
   phys_crb(m, d);
   phys_bias_forces(m, d);
 
@@ -586,6 +588,7 @@ static int penalty_dense(const physModel* m, physData* d, physContactList* cl, c
     }
     phys_penalty_assemble(m, d, nc, pc, J, vnew, H);
     if (er.ne > 0) phys_equality_penalty_assemble(m, d, &er, vnew, H);
+    if (ntl > 0) phys_penalty_tendon_limits(m, d, NULL, H, NULL), phys_penalty_tendon_frictionloss(m, d, NULL, H, NULL);
     ok = phys_ldl_factor(H, parent, nv) == nv;
     if (!ok) break;
     phys_ldl_solve(vnew, H, parent, vnew, nv);
@@ -603,6 +606,10 @@ static int penalty_dense(const physModel* m, physData* d, physContactList* cl, c
   phys_penalty_finish(m, cl->con, nc, pc, J, vnew, d->qfrc_constraint);
   if (er.ne > 0) phys_equality_penalty_finish(m, d, &er, vnew, d->qfrc_constraint);
   for (int i = 0; i < nv; i++) d->qfrc_constraint[i] -= alim[i] * (vnew[i] - d->qvel[i]) / dt;
+  if (ntl > 0) {
+    phys_penalty_tendon_limits(m, d, d->qfrc_constraint, NULL, vnew);
+    phys_penalty_tendon_frictionloss(m, d, d->qfrc_constraint, NULL, vnew);
+  }
   phys_stack_free(d, mark);
   return 1;
 }
@@ -610,7 +617,8 @@ static int penalty_dense(const physModel* m, physData* d, physContactList* cl, c
 // v+ with penalty forces. Joint-limit springs in implicit form (A = diag(dt d_c + dt^2 k_c) on limited
 // dofs, phys_penalty_limits). Without penetrating contacts, one ABA pass:
 //   v+ = v + dt (M + dt B + A)^-1 (tau + f_limit - c),  qfrc_constraint = f_limit - A a;
-// with them the dense implicit step penalty_dense. The contacts cl receive their impulses and the number of
+// with them, with equality rows, pushing tendon limits or tendon frictionloss (rank-one terms r r' along the
+// tendon's moment, tendon_rows.c) the dense implicit step penalty_dense. The contacts cl receive their impulses and the number of
 // active limits. Returns 0 if the step is rejected.
 static int penalty_velocity(const physModel* m, physData* d, physContactList* cl, double* tau, double* vnew) {
   int nv = m->nv;
@@ -621,10 +629,13 @@ static int penalty_velocity(const physModel* m, physData* d, physContactList* cl
   memset(d->qfrc_constraint, 0, sizeof(double) * (size_t)nv);
   memset(alim, 0, sizeof(double) * (size_t)nv);
   cl->nlimit = phys_penalty_limits(m, d, d->qfrc_constraint, alim);
+  int ntl = m->nspring > 0 ? phys_penalty_tendon_limits(m, d, d->qfrc_constraint, NULL, NULL) : 0;
+  cl->nlimit += ntl;
+  if (m->nspring > 0) ntl += phys_penalty_tendon_frictionloss(m, d, d->qfrc_constraint, NULL, NULL);
   phys_penalty_frictionloss(m, d, d->qfrc_constraint, alim);
   int damp = implicit_damping(m);
   for (int i = 0; i < nv; i++) add[i] = alim[i] + (damp ? dt * m->dof_damping[i] : 0);
-  if (penalty_penetrating(cl) || phys_equality_rows(m) > 0) {
+  if (penalty_penetrating(cl) || phys_equality_rows(m) > 0 || ntl > 0) {   // (tendon limits: H dense)
     int ok = penalty_dense(m, d, cl, tau, add, alim, vnew);
     phys_stack_free(d, mark);
     return ok;
@@ -863,7 +874,7 @@ static void step_body(const physModel* m, physData* d, physSolverFn solver, cons
   d->solver_iter = 0;
   d->solver_residual = 0;
   memset(vpos, 0, sizeof(double) * (size_t)nv);
-  if (cl->n == 0 && nlimit == 0 && m->nfrictionloss == 0 && phys_equality_rows(m) == 0) {
+  if (cl->n == 0 && nlimit == 0 && phys_frictionloss_count(m) == 0 && phys_equality_rows(m) == 0) {
     // a = (M + dt B)^-1 (tau - c) + r: one articulated-body pass, no mass matrix, and the residual network's
     // acceleration r (none: 0); v+ = v + dt a
     memset(d->qfrc_constraint, 0, sizeof(double) * (size_t)nv);

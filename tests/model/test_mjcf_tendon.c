@@ -1,6 +1,6 @@
 // test_mjcf_tendon.c - MJCF <tendon> (src/model/mjcf_tendon.c): spatial tendons through sites and fixed
 // tendons through joints with coefficients, their default classes, the compiled springs (joint ids,
-// coefficients, the rest length at springref), warnings for limits and frictionloss, and errors with
+// coefficients, the rest length at springref), length limits and frictionloss, and errors with
 // file:line: <element>.
 #include <math.h>
 #include <string.h>
@@ -43,6 +43,13 @@ static void test_errors(void) {
                "unknown joint 'x'");
   EXPECT_ERROR(MJT(ARM, "<tendon><fixed><joint coef='1'/></fixed></tendon>"), PHYS_ERR_MODEL,
                "attribute 'joint' is required");
+  // length limits (issue 15 item 3): lower below upper, limited given with range (no autolimits)
+  EXPECT_ERROR(MJT(ARM, "<tendon>\n<fixed limited='true' range='1 0'><joint joint='h' coef='1'/></fixed></tendon>"),
+               PHYS_ERR_VALUE, "model.xml:6: <fixed>", "range [1, 0]: the lower limit must be below the upper");
+  EXPECT_ERROR(MJT(ARM, "<tendon><fixed range='0 1'><joint joint='h' coef='1'/></fixed></tendon>"), PHYS_ERR_MODEL,
+               "'range' given without 'limited'");
+  EXPECT_ERROR(MJT(ARM, "<tendon><fixed frictionloss='-1'><joint joint='h' coef='1'/></fixed></tendon>"),
+               PHYS_ERR_VALUE, "frictionloss");
   EXPECT_ERROR(MJT(ARM, "<tendon>\n<fixed name='f'/></tendon>"), PHYS_ERR_MODEL, "model.xml:6: <fixed name='f'>",
                "at least 1 joint");
   EXPECT_ERROR(MJT(ARM, "<tendon><fixed><joint joint='h' coef='x'/></fixed></tendon>"), PHYS_ERR_PARSE,
@@ -110,10 +117,10 @@ static void test_values(void) {
     CHECK(f[0].restlength == -1 && f[0].line == 13);
     CHECK(f[1].type == PHYS_SPRING_FIXED && f[1].stiffness == 50 && f[1].restlength == .3 && f[1].prm[0] == 4);
     CHECK(f[2].type == PHYS_SPRING_PATH && f[2].nsite == 2);
+    CHECK(f[1].limited == 1 && f[1].range[0] == 0 && f[1].range[1] == 1 && f[0].limited == 0 && f[2].limited == 0);
   }
-  CHECK(has_warning(&log, "model.xml:14: <fixed name='f2'>: tendon length limits are not supported"));
-  CHECK(has_warning(&log, "model.xml:14: <fixed name='f2'>: frictionloss is not supported"));
-  CHECK(log.nwarning == 2);
+  CHECK(s->nspring == 3 && s->spring[1].frictionloss == .1 && s->spring[0].frictionloss == 0);
+  CHECK(log.nwarning == 0);
   phys_spec_free(s);
 
   physModel* m = load_text(TEN_MODEL, &log);
@@ -121,6 +128,9 @@ static void test_values(void) {
   if (!m) return;
   CHECK(m->nspring == 3 && m->nspringsite == 5);
   CHECK(m->spring_type[0] == PHYS_SPRING_FIXED && m->spring_type[2] == PHYS_SPRING_PATH);
+  CHECK(m->spring_limited[1] == 1 && m->spring_range[2] == 0 && m->spring_range[3] == 1);   // issue 15 item 3
+  CHECK(m->spring_limited[0] == 0 && m->spring_limited[2] == 0);
+  CHECK(m->spring_frictionloss[1] == .1 && m->spring_frictionloss[0] == 0 && m->spring_frictionloss[2] == 0);
   CHECK(m->spring_site[0] == 1 && m->spring_site[1] == 0 && m->spring_prm[0] == 2 && m->spring_prm[1] == -0.5);
   CHECK(m->spring_prm[3] == 0 && m->spring_prm[4] == 0);   // sites
   CHECK(m->spring_objtype[0] == PHYS_WRAP_JOINT && m->spring_objtype[3] == PHYS_WRAP_SITE);
