@@ -170,7 +170,8 @@ void phys_equality_jvp(const physModel* m, physData* d, const double* dq, double
   phys_stack_free(d, mark);
 }
 
-void phys_equality_curvature(const physModel* m, physData* d, const double* x, double* K) {
+// K (ne x nv, transpose 0) = column k dJ(e_k) x, or T (nv x nv, transpose 1) = column k dJ(e_k)' x
+static void curvature(const physModel* m, physData* d, const double* x, int transpose, double* K) {
   int nv = m->nv, ne = phys_equality_rows(m);
   if (ne == 0) return;
   size_t mark = phys_stack_mark(d);
@@ -181,11 +182,36 @@ void phys_equality_curvature(const physModel* m, physData* d, const double* x, d
     e[k] = 1;
     phys_equality_jvp(m, d, e, NULL, dJ);
     e[k] = 0;
-    for (int i = 0; i < ne; i++) {
+    for (int i = 0; i < (transpose ? nv : ne); i++) {
       double s = 0;
-      for (int l = 0; l < nv; l++) s += dJ[(size_t)i * nv + l] * x[l];
+      if (transpose)
+        for (int l = 0; l < ne; l++) s += dJ[(size_t)l * nv + i] * x[l];
+      else
+        for (int l = 0; l < nv; l++) s += dJ[(size_t)i * nv + l] * x[l];
       K[(size_t)i * nv + k] = s;
     }
   }
   phys_stack_free(d, mark);
+}
+
+// 1 if body a is b or below b
+static int in_subtree(const physModel* m, int a, int b) {
+  for (; a > 0; a = m->body_parentid[a])
+    if (a == b) return 1;
+  return a == b;
+}
+
+int phys_equality_moved_by_body(const physModel* m, int b) {
+  if (phys_equality_rows(m) == 0) return 0;
+  for (int e = 0; e < m->neq; e++)
+    if (m->eq_active[e] && (m->eq_type[e] == PHYS_EQ_CONNECT || m->eq_type[e] == PHYS_EQ_WELD) &&
+        (in_subtree(m, m->eq_obj1id[e], b) || in_subtree(m, m->eq_obj2id[e], b)))
+      return 1;
+  return 0;
+}
+
+void phys_equality_curvature(const physModel* m, physData* d, const double* x, double* K) { curvature(m, d, x, 0, K); }
+
+void phys_equality_curvature_t(const physModel* m, physData* d, const double* lambda, double* T) {
+  curvature(m, d, lambda, 1, T);
 }

@@ -15,4 +15,11 @@ void phys_equality_jvp(const physModel* m, physData* d, const double* dq, double
 // K (ne x nv) = d(J_e(q) x)/dq for a fixed x (nv): column k is phys_equality_jvp's dJ along e_k times x
 void phys_equality_curvature(const physModel* m, physData* d, const double* x, double* K);
 
+// T (nv x nv) = d(J_e(q)' lambda)/dq for fixed impulses lambda (ne): column k is dJ(e_k)' lambda
+void phys_equality_curvature_t(const physModel* m, physData* d, const double* lambda, double* T);
+
+// 1 if moving body b's placement (parameter pos:BODY) moves an active connect or weld row: one of its bodies is b
+// or below b (the rows' derivatives with respect to placements are not built; params.c refuses such entries)
+int phys_equality_moved_by_body(const physModel* m, int b);
+
 #endif  // PHYS_EQUALITY_DERIV_H

@@ -45,6 +45,8 @@ typedef struct physStepRecord_ {
   physFrictionPoint* fp;      // smooth: the frictionloss rows' solution (frictionloss_deriv.h), NULL without rows
   physConstrainedPoint* cp;   // constrained: the stage, contacts, row states, warm start, lcp's local structures
                               // (step_contact_deriv.h)
+  struct physEqualityPoint_* eq;   // smooth with equality rows (issue 15 item 1, step_equality_deriv.h): the
+                              // rows, impulses and v+; qacc is then the step's (v+ - v)/dt. NULL without rows
   physWarmStart warm;         // the step's warm-start input (d's own list, or the one phys_step_linearize_warm got)
   size_t mark;                // d's arena mark before the record
 } physStepRecord;
