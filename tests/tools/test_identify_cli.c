@@ -1184,7 +1184,8 @@ static void test_frictionloss_round_trip(void) {
 // identification through equality constraints (issue 15 item 3): tests/data/equality_deriv.xml (a four-bar closed
 // by a connect, with a motor on its crank, a box welded to the crank and a joint coupling) simulated under random
 // controls; damping:rocker and mass:coupler fitted from 0.3 and 0.5 recover the file's values (0.1 and the
-// capsule's mass) to 1e-9 (measured 1.6e-14, 3.3e-14), through the step derivatives with equality rows (src/grad/step_equality_deriv.c)
+// capsule's mass) to 1e-9 (measured 1.6e-14, 3.3e-14), through the step derivatives with equality rows
+// (src/grad/step_equality_deriv.c)
 static void test_equality_round_trip(void) {
   static const char* model = "tests/data/equality_deriv.xml";
   static const char* const spec[] = {"damping:rocker", "mass:coupler"};
