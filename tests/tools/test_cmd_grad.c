@@ -13,7 +13,7 @@
 //     the cube sliding (ccp, lcp, penalty) it passes, with the solver tightened for ccp (said in its header);
 //   - equality constraints (issue 15 item 1): gradcheck --wrt state,ctrl,params passes on equality_deriv.xml (a
 //     four-bar with a motor, a welded box, a joint coupling; placements of bodies that move a connect or weld are
-//     left out of params) and on fourbar.xml; a state with contacts (equality_contact.xml) and the penalty model
+//     left out of params), on equality.xml (free boxes drawn near their welds) and on fourbar.xml; a state with contacts (equality_contact.xml) and the penalty model
 //     exit 1 with the library's reason;
 //   - bad --wrt lists exit 2 with the valid choices.
 #include <math.h>
@@ -265,6 +265,10 @@ static void test_gradcheck_equality(void) {
         has(r.out, "dv+/ddamping") && has(r.out, "dv+/dgear") && has(r.out, "dv+/dpos") &&
         has(r.out, "18 of 18 blocks pass"));
   CHECK(!strstr(r.out, "FAIL"));
+  run_free(&r);
+  r = run("gradcheck tests/data/equality.xml --states 3 --wrt state,params");   // free boxes near their welds
+  CHECK_MSG(r.code == 0, "%s%s", r.out, r.err);
+  CHECK(has(r.out, "14 of 14 blocks pass"));
   run_free(&r);
   r = run("gradcheck tests/data/fourbar.xml --states 3 --wrt state,params");
   CHECK_MSG(r.code == 0, "%s%s", r.out, r.err);
