@@ -11,10 +11,12 @@
 //   - P (phys_step_param_jacobian) for mass, damping and gear against four-point central differences of phys_step
 //     over theta (h = 1e-3 of the value);
 //   - phys_step_vjp and phys_step_param_vjp by dot-product tests against A, B and P (GM_DOT_TOL);
+//   - phys_rollout_grad over 40 steps: dL/du and dL/d(mass, damping) against central differences of phys_rollout;
 //   - the three contact models give the same bits; penalty, lcp with a contact and a placement parameter of a body
 //     that moves a connect or weld are refused with a message.
 #include "grad_models.h"
 #include "params.h"
+#include "rollout.h"
 
 #define NSTATE 3
 #define FD_H 1e-3
@@ -165,6 +167,64 @@ static void check_param(physRng* rng) {
   phys_free_model(m);
 }
 
+// loss 1/2 |v_t|^2 summed over the rollout (rollout.h's physLossFn)
+static double vel_loss(void* ctx, int t, const double* qpos, const double* qvel, double* g_q, double* g_v) {
+  (void)ctx, (void)t, (void)qpos, (void)g_q;
+  const int nv = *(const int*)ctx;
+  double l = 0;
+  for (int i = 0; i < nv; i++) l += 0.5 * qvel[i] * qvel[i], g_v[i] = qvel[i];
+  return l;
+}
+
+// phys_rollout_grad through 40 steps with equality rows: dL/du and dL/dtheta (mass, damping) against central
+// differences of phys_rollout (h = 1e-4, relative for the parameters; rounding noise grows below: 2.1e-8 at 1e-4,
+// 1.2e-7 at 1e-5, 2.1e-6 at 1e-6), 1e-6 relative (floor 1e-3 of the largest dL/du)
+static void check_rollout(physRng* rng) {
+  physModel* m = gm_load(PHYS_SOURCE_DIR "/tests/data/equality_deriv.xml", 0);
+  static const char* const spec[] = {"mass:coupler", "damping:rocker"};
+  physParamTable t;
+  physLog log = {0};
+  CHECK_MSG(phys_param_table_build(&t, m, spec, 2, &log) == PHYS_OK, "%s", log.error);
+  physData* d = phys_make_data(m);
+  enum { T = 40 };
+  int nv = m->nv, nu = m->nu, nq = m->nq;
+  double u[T * 2], ubar[T * 2], th0[2], th[2], tbar[2], total, q0[64], v0[32];
+  near_state(m, d, rng, 0.5);
+  memcpy(d->qpos, m->qpos0, sizeof(double) * nq);   // on the constraints: moving with velocities and controls
+  for (int i = 0; i < T * nu; i++) u[i] = phys_rng_range(rng, -1, 1);
+  memcpy(q0, d->qpos, sizeof(double) * nq), memcpy(v0, d->qvel, sizeof(double) * nv);
+  phys_param_get(&t, m, th0);
+  int k = phys_rollout_interval(T, 0);
+  double* work = malloc(sizeof(double) * phys_rollout_worksize(m, T, k, t.ntheta));
+  CHECK(phys_rollout_grad(m, d, &t, T, k, u, vel_loss, &nv, work, &total, NULL, ubar, tbar, &log) == PHYS_OK);
+  double worst = 0, gmax = 0;
+  for (int i = 0; i < T * nu; i++) gmax = fmax(gmax, fabs(ubar[i]));
+  for (k = 0; k < T * nu + 2; k++) {   // controls, then the two parameters
+    double f[2];
+    for (int s = 0; s < 2; s++) {
+      double sgn = s ? -1 : 1, h = k < T * nu ? 1e-4 : 1e-4 * th0[k - T * nu];
+      memcpy(th, th0, sizeof th);
+      double uk = u[k < T * nu ? k : 0];
+      if (k < T * nu) u[k] += sgn * h;
+      else th[k - T * nu] += sgn * h;
+      CHECK(phys_param_set(&t, m, th) == PHYS_OK);
+      memcpy(d->qpos, q0, sizeof(double) * nq), memcpy(d->qvel, v0, sizeof(double) * nv);
+      f[s] = phys_rollout(m, d, T, u, vel_loss, &nv);
+      if (k < T * nu) u[k] = uk;
+      f[s] /= 2 * h;
+    }
+    double fd = f[0] - f[1], an = k < T * nu ? ubar[k] : tbar[k - T * nu];
+    worst = fmax(worst, fabs(fd - an) / fmax(fabs(fd), 1e-3 * fmax(gmax, 1)));
+  }
+  CHECK(phys_param_set(&t, m, th0) == PHYS_OK);
+  printf("rollout of %d steps with equalities: dL/du, dL/dtheta vs differences %.3g (loss %g)\n", T, worst, total);
+  CHECK_MSG(worst < 1e-6, "rollout gradient %g", worst);
+  free(work);
+  phys_param_table_free(&t);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
 // lcp, cone and ccp give the same A; penalty and a state with a contact are refused with their messages
 static void check_models_and_refusals(void) {
   physModel* m = gm_load(PHYS_SOURCE_DIR "/tests/data/equality_deriv.xml", 0);
@@ -215,6 +275,7 @@ int main(void) {
   check_ab(PHYS_SOURCE_DIR "/tests/data/fourbar.xml", PHYS_CONTACT_CONE, &rng);
   check_ab(PHYS_SOURCE_DIR "/tests/data/equality_tendon.xml", PHYS_CONTACT_LCP, &rng);
   check_param(&rng);
+  check_rollout(&rng);
   check_models_and_refusals();
   return test_done();
 }
