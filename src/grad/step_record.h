@@ -72,7 +72,7 @@ void phys_step_record_free(physData* d, physStepRecord* rec);
 physStatus phys_step_record_jacobian(const physModel* m, physData* d, const physStepRecord* rec,
                                      const physParamTable* t, double* A, double* B, double* P);
 // reverse mode at rec: xbar = A' xbar_next (2nv), ubar = B' xbar_next (nu), theta_bar = P' xbar_next
-// (t->ntheta); any output may be NULL. lambda (nv, may be NULL; smooth kind only, else left untouched):
+// (t->ntheta); any output may be NULL. lambda (nv, may be NULL; smooth kind without equality rows only, else left untouched):
 // the smooth step's force adjoint M~^-1 dt (vbar+ + dt D' qbar+).
 physStatus phys_step_record_vjp(const physModel* m, physData* d, const physStepRecord* rec,
                                 const physParamTable* t, const double* xbar_next, double* xbar, double* ubar,
