@@ -172,7 +172,8 @@ static physStatus check_entry(const physModel* m, const physParam* p, physLog* l
                       "the state (qpos), not a parameter", p->name, phys_id2name(m, "body", b));
   if (phys_equality_moved_by_body(m, b))   // issue 15 item 1 (equality_deriv.h)
     return phys_error(log, PHYS_ERR_ARG, "param '%s': body '%s' moves a connect or weld equality constraint, whose "
-                      "derivatives with respect to placements are not supported yet", p->name, phys_id2name(m, "body", b));
+                      "derivatives with respect to placements are not supported yet", p->name,
+                      phys_id2name(m, "body", b));
   return PHYS_OK;
 }
 
