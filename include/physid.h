@@ -138,7 +138,8 @@ typedef enum physSensor_ {
 //            data[6..9] body2's orientation relative to body1 (relpose, or from qpos0), data[10] torquescale;
 //            residual p1 - p2 (3 rows), torquescale * vec(conj(q2) q1 relquat) (3 rows)
 //   joint:   data[0..4] polycoef: q1 - q1_0 = sum_k data[k] (q2 - q2_0)^k (1 row; no joint2: q1 - q1_0 = data[0])
-//   tendon:  refused by the MJCF reader until fixed tendons exist (the row kind is the hook)
+//   tendon:  data[0..4] polycoef as joint with fixed tendons' lengths: L1 - L1_0 = sum_k data[k] (L2 - L2_0)^k,
+//            L_0 the length at qpos0 (1 row; no tendon2: L1 - L1_0 = data[0]); obj1id/obj2id: spring ids
 typedef enum physEq_ { PHYS_EQ_CONNECT = 0, PHYS_EQ_WELD, PHYS_EQ_JOINT, PHYS_EQ_TENDON } physEqType;
 #define PHYS_EQ_NDATA 11
 

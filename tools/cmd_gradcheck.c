@@ -37,8 +37,10 @@
 #include <string.h>
 
 #include "cmd_grad.h"
+#include "equality.h"
 #include "grad.h"
 #include "rng.h"
+#include "rot.h"
 #include "step_contact_deriv.h"
 
 #define GC_H 1e-3           // smooth states: finite-difference step of A, B (rad, m, rad/s, m/s, control units)
@@ -158,8 +160,23 @@ static void random_ctrl(const physModel* m, physData* d, physRng* r) {
   }
 }
 
+// ball and free joints near qpos0 (a model with equality constraints, which qpos0 satisfies): free positions
+// qpos0 + [-0.1, 0.1]^3, orientations qpos0's turned by a rotation vector in [-0.2, 0.2]^3 (body frame)
+static void near_rotations(const physModel* m, physData* d, physRng* r) {
+  for (int j = 0; j < m->njnt; j++) {
+    int type = m->jnt_type[j], qa = m->jnt_qposadr[j];
+    if (type != PHYS_JNT_FREE && type != PHYS_JNT_BALL) continue;
+    double* q = d->qpos + qa;
+    memcpy(q, m->qpos0 + qa, sizeof(double) * (type == PHYS_JNT_FREE ? 7 : 4));
+    if (type == PHYS_JNT_FREE)
+      for (int i = 0; i < 3; i++) q[i] += phys_rng_range(r, -0.1, 0.1);
+    double w[3] = {phys_rng_range(r, -0.2, 0.2), phys_rng_range(r, -0.2, 0.2), phys_rng_range(r, -0.2, 0.2)};
+    phys_quat_integrate(q + (type == PHYS_JNT_FREE ? 3 : 0), w, 1);
+  }
+}
+
 // random state: hinge/slide within the inner 90% of their ranges (or qpos0 +- 1), unit quaternions, free
-// positions in [-1, 1]^3, qvel in [-1, 1], random controls
+// positions in [-1, 1]^3 (with active equality constraints: near_rotations), qvel in [-1, 1], random controls
 static void random_state(const physModel* m, physData* d, physRng* r) {
   phys_reset_data(m, d);
   for (int j = 0; j < m->njnt; j++) {
@@ -176,6 +193,7 @@ static void random_state(const physModel* m, physData* d, physRng* r) {
       q[0] = m->qpos0[m->jnt_qposadr[j]] + phys_rng_range(r, -1, 1);
     }
   }
+  if (phys_equality_rows(m) > 0) near_rotations(m, d, r);   // (after the draws above: the same stream)
   for (int i = 0; i < m->nv; i++) d->qvel[i] = phys_rng_range(r, -1, 1);
   random_ctrl(m, d, r);
 }

@@ -2,6 +2,7 @@
 // derivatives of the dof subspaces (phys_com_vel). World-aligned, about the world origin.
 #include <string.h>
 
+#include "dyn.h"
 #include "physid.h"
 #include "rot.h"
 #include "spatial.h"
@@ -64,17 +65,21 @@ static void add_dof_velocity(double v[6], const double* cdof, const double* qvel
 // own term drops since cdof x cdof = 0); for ball/free rotations the velocity including all three
 // rotation dofs, since their axes turn with the body (exact when the ball is the body's last joint).
 // Free translations are constant: cdof_dot = 0. The sum sum_j cdof_dot_j qvel_j equals MuJoCo's.
-void phys_com_vel(const physModel* m, physData* d) {
-  memset(d->cvel, 0, 6 * sizeof(double));
+void phys_com_vel(const physModel* m, physData* d) { phys_com_vel_of(m, d->cdof, d->qvel, d->cvel, d->cdof_dot); }
+
+// phys_com_vel's sums for any qvel (nv) into cvel (6 nbody) and cdof_dot (6 nv); with qvel a tangent dq of the
+// configuration these are the bodies' twists and the dofs' axes' derivatives along dq (src/grad/equality_deriv.c)
+void phys_com_vel_of(const physModel* m, const double* cdofs, const double* qvels, double* cvel, double* cdof_dots) {
+  memset(cvel, 0, 6 * sizeof(double));
   for (int b = 1; b < m->nbody; b++) {
-    double* v = d->cvel + 6 * b;
-    memcpy(v, d->cvel + 6 * m->body_parentid[b], 6 * sizeof(double));
+    double* v = cvel + 6 * b;
+    memcpy(v, cvel + 6 * m->body_parentid[b], 6 * sizeof(double));
     int j0 = m->body_jntadr[b], nj = m->body_jntnum[b];
     for (int j = j0; j < j0 + nj; j++) {
       int da = m->jnt_dofadr[j];
-      const double* cdof = d->cdof + 6 * da;
-      const double* qvel = d->qvel + da;
-      double* cdof_dot = d->cdof_dot + 6 * da;
+      const double* cdof = cdofs + 6 * da;
+      const double* qvel = qvels + da;
+      double* cdof_dot = cdof_dots + 6 * da;
       switch (m->jnt_type[j]) {
         case PHYS_JNT_FREE:
           memset(cdof_dot, 0, 18 * sizeof(double));

@@ -8,6 +8,10 @@
 
 #include "physid.h"
 
+// phys_com_vel's body velocities (cvel, 6 nbody) and dof-axis rates (cdof_dot, 6 nv) for any qvel (nv) from the
+// axes cdof (6 nv); with a configuration tangent dq as qvel: each body's twist and each axis's derivative along dq
+void phys_com_vel_of(const physModel* m, const double* cdof, const double* qvel, double* cvel, double* cdof_dot);
+
 // last dof of body or of its nearest ancestor that has dofs (-1 if none): start of a dof_parentid walk
 int phys_body_lastdof(const physModel* m, int body);
 

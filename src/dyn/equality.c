@@ -105,9 +105,40 @@ static void joint_rows(const physModel* m, const physData* d, int e, double* r, 
   J[m->jnt_dofadr[j2]] -= c[1] + x * (2 * c[2] + x * (3 * c[3] + x * 4 * c[4]));
 }
 
-// the row functions by physEqType (the hook: a tendon equality adds its function here)
+// fixed tendon s's length minus its length at qpos0 (MuJoCo's ten_length - tendon_length0) and, J != NULL,
+// J += scale times its moment dL/dq (the coefficients at the joints' dofs)
+static double fixed_tendon(const physModel* m, const physData* d, int s, double scale, double* J) {
+  const int* jnt = m->spring_site + m->spring_adr[s];
+  const double* coef = m->spring_prm + m->spring_adr[s];
+  double len = 0, len0 = 0;
+  for (int k = 0; k < m->spring_num[s]; k++) {
+    int qa = m->jnt_qposadr[jnt[k]];
+    len += coef[k] * d->qpos[qa];
+    len0 += coef[k] * m->qpos0[qa];
+    if (J) J[m->jnt_dofadr[jnt[k]]] += scale * coef[k];
+  }
+  return len - len0;
+}
+
+// tendon (issue 15 item 2; fixed tendons, phys_compile refuses spatial ones): as joint with the tendons'
+// lengths, r = (L1 - L1_0) - sum_k c_k x^k, x = L2 - L2_0 (no tendon2: r = L1 - L1_0 - c_0);
+// J = dL1/dq - (sum_k k c_k x^(k-1)) dL2/dq (MuJoCo 2.2.2's mj_instantiateEquality)
+static void tendon_rows(const physModel* m, const physData* d, int e, double* r, double* J) {
+  const double* c = m->eq_data + PHYS_EQ_NDATA * e;
+  int t1 = m->eq_obj1id[e], t2 = m->eq_obj2id[e];
+  double y = fixed_tendon(m, d, t1, 1, J);
+  if (t2 < 0) {
+    r[0] = y - c[0];
+    return;
+  }
+  double x = fixed_tendon(m, d, t2, 0, NULL);
+  r[0] = y - (c[0] + x * (c[1] + x * (c[2] + x * (c[3] + x * c[4]))));
+  fixed_tendon(m, d, t2, -(c[1] + x * (2 * c[2] + x * (3 * c[3] + x * 4 * c[4]))), J);
+}
+
+// the row functions by physEqType (a new row kind adds its function here)
 static const physEqRowFn EQ_ROWS[] = {[PHYS_EQ_CONNECT] = connect_rows, [PHYS_EQ_WELD] = weld_rows,
-                                      [PHYS_EQ_JOINT] = joint_rows, [PHYS_EQ_TENDON] = NULL};
+                                      [PHYS_EQ_JOINT] = joint_rows, [PHYS_EQ_TENDON] = tendon_rows};
 
 int phys_equality_eval(const physModel* m, const physData* d, double* r, double* J) {
   int n = 0, nv = m->nv;

@@ -1,8 +1,8 @@
 // equality.h - equality constraint rows (issue 15 item 1; src/dyn/equality.c): the residual r(q) and its
 // Jacobian J = dr/dq (in velocity coordinates: dr/dt = J v) of each active MJCF <equality>, MuJoCo 2.2.2's
-// definitions (physEqType, physid.h): connect 3 rows, weld 6, joint 1.
+// definitions (physEqType, physid.h): connect 3 rows, weld 6, joint 1, tendon 1 (fixed tendons).
 //
-// The hook for other row kinds (tendon equalities, issue 15 item 3): each physEqType has one row function
+// Row kinds: each physEqType has one row function
 // in the table of equality.c, physEqRowFn, which writes its rows' residual and Jacobian at d's kinematics.
 // A new kind adds its enum value, its row count in phys_equality_dim and its function in the table; the
 // step, the solvers and the derivatives see only rows (r, J).

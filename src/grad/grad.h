@@ -148,7 +148,8 @@ physStatus phys_step_vjp(const physModel* m, physData* d, const double* xbar_nex
 // the step's force, from which the parameter VJP follows without a second linearization
 // (phys_step_param_vjp_at in params.h); d is left at the step's linearization point. For a constrained
 // step lambda is the adjoint of the smooth force at a+ = (v+ - v)/dt only: its parameter VJP needs the
-// contact terms too (phys_constrained_step_vjp with the table, step_contact_deriv.h)
+// contact terms too (phys_constrained_step_vjp with the table, step_contact_deriv.h); with equality rows
+// (step_equality_deriv.h) lambda is left untouched
 physStatus phys_step_vjp_lambda(const physModel* m, physData* d, const double* xbar_next, double* xbar,
                                 double* ubar, double* lambda);
 // the linearization point of the step at d's state: kinematics, qM, qfrc_bias, passive and actuator forces,

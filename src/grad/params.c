@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "dyn.h"
+#include "equality_deriv.h"
 #include "hull.h"
 #include "model.h"
 #include "primitive_deriv.h"
@@ -169,6 +170,10 @@ static physStatus check_entry(const physModel* m, const physParam* p, physLog* l
   if (m->body_jntnum[b] > 0 && m->jnt_type[m->body_jntadr[b]] == PHYS_JNT_FREE)
     return phys_error(log, PHYS_ERR_ARG, "param '%s': body '%s' has a free joint, so its placement is part of "
                       "the state (qpos), not a parameter", p->name, phys_id2name(m, "body", b));
+  if (phys_equality_moved_by_body(m, b))   // issue 15 item 1 (equality_deriv.h)
+    return phys_error(log, PHYS_ERR_ARG, "param '%s': body '%s' moves a connect or weld equality constraint, whose "
+                      "derivatives with respect to placements are not supported yet", p->name,
+                      phys_id2name(m, "body", b));
   return PHYS_OK;
 }
 

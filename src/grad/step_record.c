@@ -19,6 +19,7 @@
 #include "grad.h"
 #include "penalty_deriv.h"
 #include "step_contact_deriv.h"
+#include "step_equality_deriv.h"
 #include "step_record.h"
 #include "toi.h"
 
@@ -35,6 +36,18 @@ static int has_constraints(const physModel* m, physData* d) {
   return !(m->opt.disableflags & PHYS_DSBL_CONTACT) && phys_collision_count(m, d) > 0;
 }
 
+// the equality rows' point of a smooth-kind step (issue 15 item 1, step_equality_deriv.h): refused with
+// frictionloss rows or a residual network (their derivatives are not combined with the rows yet)
+static physStatus linearize_equality(const physModel* m, physData* d, physStepRecord* rec) {
+  if (phys_frictionloss_count(m) > 0 || m->residual) {
+    phys_data_warning(d, "phys_step derivatives: equality constraints together with %s are not supported",
+                      m->residual ? "a residual network" : "frictionloss rows");
+    return PHYS_ERR_MODEL;
+  }
+  rec->eq = phys_equality_point(m, d, rec->L, rec->qacc);
+  return PHYS_OK;
+}
+
 // the smooth kind: L and a in arena memory of rec's mark (kinematics: 1 if d's are at the state already); with
 // frictionloss rows (lcp, cone, ccp) their solution, a = the step's a+ (frictionloss_deriv.h)
 static physStatus linearize_smooth(const physModel* m, physData* d, int kinematics, physStepRecord* rec) {
@@ -43,6 +56,7 @@ static physStatus linearize_smooth(const physModel* m, physData* d, int kinemati
   rec->L = phys_stack_alloc(d, (size_t)nv * nv);
   rec->qacc = phys_stack_alloc(d, (size_t)nv);
   physStatus st = phys_smooth_step_point(m, d, kinematics, rec->L, rec->qacc);
+  if (st == PHYS_OK && phys_equality_rows(m) > 0) return linearize_equality(m, d, rec);
   if (st != PHYS_OK || phys_frictionloss_count(m) == 0) return st;
   if (m->residual) return PHYS_ERR_MODEL;   // (the residual's derivatives: smooth steps without frictionloss only)
   if (m->opt.contact == PHYS_CONTACT_PENALTY) rec->fp = phys_friction_point_penalty(m, d, rec->qacc);
@@ -56,6 +70,11 @@ static physStatus linearize_constrained(const physModel* m, physData* d, physSte
   physStatus st = phys_constrained_linearize(m, d, &rec->warm, &rec->cp);
   if (st != PHYS_OK) return st;
   if (!rec->cp) return linearize_smooth(m, d, 0, rec);
+  if (phys_equality_rows(m) > 0) {   // issue 15 item 1: rows with contacts or limits not differentiated yet
+    phys_data_warning(d, "phys_step derivatives: equality constraints at a state with contacts or joint limits are "
+                      "not supported yet (contact-free states are)");
+    return PHYS_ERR_MODEL;
+  }
   rec->kind = PHYS_STEP_CONSTRAINED;
   rec->L = phys_constrained_factor(rec->cp);
   return PHYS_OK;
@@ -73,9 +92,9 @@ physStatus phys_step_linearize_warm(const physModel* m, physData* d, const physW
   rec->solver = m->opt.contact;
   rec->warm = warm ? *warm : (physWarmStart){d->ncon, d->contact};
   if (!phys_grad_balls_last(m) || !phys_grad_tendons_ok(m) || !phys_grad_actuators_ok(m)) return PHYS_ERR_MODEL;
-  if (phys_equality_rows(m) > 0) {   // issue 15 item 1: the equality rows' derivatives are not built yet
-    phys_data_warning(d, "phys_step derivatives: the model has active equality constraints, whose derivatives "
-                      "are not supported yet");
+  if (phys_equality_rows(m) > 0 && m->opt.contact == PHYS_CONTACT_PENALTY) {   // issue 15 item 1
+    phys_data_warning(d, "phys_step derivatives: equality constraints under the penalty contact model are not "
+                      "supported yet (lcp, cone and ccp at contact-free states are)");
     return PHYS_ERR_MODEL;
   }
   if (m->opt.contact == PHYS_CONTACT_PENALTY) {
@@ -107,6 +126,10 @@ static physStatus kind_jacobian(const physModel* m, physData* d, const physStepR
   if (P && t && t->ntheta == 0) P = NULL;
   switch (rec->kind) {
     case PHYS_STEP_SMOOTH:
+      if (rec->eq) {
+        phys_equality_step_jacobian(m, d, rec->L, rec->qacc, rec->eq, t, A, B, P);
+        return PHYS_OK;
+      }
       phys_smooth_step_jacobian(m, d, rec->L, rec->qacc, rec->fp, A, B);
       if (P && t) phys_smooth_step_param_jacobian(m, d, rec->L, rec->qacc, rec->fp, t, P);
       return PHYS_OK;
@@ -128,6 +151,10 @@ static physStatus kind_vjp(const physModel* m, physData* d, const physStepRecord
   if (!t || t->ntheta == 0) theta_bar = NULL;
   switch (rec->kind) {
     case PHYS_STEP_SMOOTH: {
+      if (rec->eq) {
+        phys_equality_step_vjp(m, d, rec->L, rec->qacc, rec->eq, t, xbar_next, xbar, ubar, theta_bar);
+        return PHYS_OK;
+      }
       size_t mark = phys_stack_mark(d);
       double* lam = lambda ? lambda : phys_stack_alloc(d, (size_t)nv);
       phys_smooth_step_vjp(m, d, rec->L, rec->qacc, rec->fp, xbar_next, xbar, ubar, lam);

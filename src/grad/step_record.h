@@ -45,6 +45,8 @@ typedef struct physStepRecord_ {
   physFrictionPoint* fp;      // smooth: the frictionloss rows' solution (frictionloss_deriv.h), NULL without rows
   physConstrainedPoint* cp;   // constrained: the stage, contacts, row states, warm start, lcp's local structures
                               // (step_contact_deriv.h)
+  struct physEqualityPoint_* eq;   // smooth with equality rows (issue 15 item 1, step_equality_deriv.h): the
+                              // rows, impulses and v+; qacc is then the step's (v+ - v)/dt. NULL without rows
   physWarmStart warm;         // the step's warm-start input (d's own list, or the one phys_step_linearize_warm got)
   size_t mark;                // d's arena mark before the record
 } physStepRecord;
@@ -70,7 +72,7 @@ void phys_step_record_free(physData* d, physStepRecord* rec);
 physStatus phys_step_record_jacobian(const physModel* m, physData* d, const physStepRecord* rec,
                                      const physParamTable* t, double* A, double* B, double* P);
 // reverse mode at rec: xbar = A' xbar_next (2nv), ubar = B' xbar_next (nu), theta_bar = P' xbar_next
-// (t->ntheta); any output may be NULL. lambda (nv, may be NULL; smooth kind only, else left untouched):
+// (t->ntheta); any output may be NULL. lambda (nv, may be NULL; smooth kind without equality rows only, else left untouched):
 // the smooth step's force adjoint M~^-1 dt (vbar+ + dt D' qbar+).
 physStatus phys_step_record_vjp(const physModel* m, physData* d, const physStepRecord* rec,
                                 const physParamTable* t, const double* xbar_next, double* xbar, double* ubar,

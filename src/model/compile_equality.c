@@ -21,6 +21,24 @@ static int find_joint(const physSpec* s, const char* name) {
   return -1;
 }
 
+// tendon equality (issue 15 item 2): the spring ids of tendon1 and tendon2 ("" : -1) into o[0], o[1]; both must
+// be fixed tendons (a spatial tendon's length at qpos0, MuJoCo's tendon_length0, is not kept)
+static physStatus tendon_objects(const physSpec* s, const physSpecEquality* e, const char* at, int o[2],
+                                 physLog* log) {
+  for (int k = 0; k < 2; k++) {
+    const char* name = k ? e->obj2 : e->obj1;
+    o[k] = -1;
+    if (k && !name[0]) break;
+    for (int i = 0; i < s->nspring && o[k] < 0; i++)
+      if (!strcmp(s->spring[i].name, name)) o[k] = i;
+    if (o[k] < 0) return phys_error(log, PHYS_ERR_MODEL, "%s<tendon>: tendon '%s' not found", at, name);
+    if (s->spring[o[k]].type != PHYS_SPRING_FIXED)
+      return phys_error(log, PHYS_ERR_MODEL, "%s<tendon>: tendon '%s' is spatial: tendon equalities are supported "
+                        "between fixed tendons only", at, name);
+  }
+  return PHYS_OK;
+}
+
 // world position and orientation of body b at qpos0: its body_pos/body_quat composed along the tree (every
 // joint is at its reference there: free and ball joints' qpos0 are the body's own pose)
 static void body_frame0(const physModel* m, int b, double pos[3], double quat[4]) {
@@ -79,11 +97,17 @@ physStatus phys_compile_equality(const physSpec* s, physModel* m, physLog* log) 
   for (int i = 0; i < s->nequality; i++) {
     const physSpecEquality* e = s->equality + i;
     const char* at = phys_spec_where(s, e->fileid, e->line, buf, sizeof(buf));
-    static const char* const TAG[] = {"connect", "weld", "joint"};
-    if (e->type < PHYS_EQ_CONNECT || e->type > PHYS_EQ_JOINT)
+    static const char* const TAG[] = {"connect", "weld", "joint", "tendon"};
+    if (e->type < PHYS_EQ_CONNECT || e->type > PHYS_EQ_TENDON)
       return phys_error(log, PHYS_ERR_MODEL, "%sequality %d: unsupported type", at, i);
     int o1, o2;
-    if (e->type == PHYS_EQ_JOINT) {
+    if (e->type == PHYS_EQ_TENDON) {
+      int o[2];
+      physStatus st = tendon_objects(s, e, at, o, log);
+      if (st) return st;
+      o1 = o[0];
+      o2 = o[1];
+    } else if (e->type == PHYS_EQ_JOINT) {
       o1 = find_joint(s, e->obj1);
       o2 = e->obj2[0] ? find_joint(s, e->obj2) : -1;
       if (o1 < 0 || (e->obj2[0] && o2 < 0))

@@ -1,9 +1,10 @@
 // mjcf_equality.c - MJCF <equality> (issue 15 item 1): connect, weld and joint constraints as MuJoCo 2.2.2
 // reads them, with their default classes (<default><equality active solref solimp/>). Names are resolved and
 // the qpos0-dependent data (connect's second anchor, weld's relative pose when relpose's quaternion is 0)
-// computed by phys_compile. <tendon> equalities are refused until fixed tendons exist; <distance> is refused as
-// MuJoCo 2.2.2 refuses it.
+// computed by phys_compile. <tendon> equalities couple fixed tendons (phys_compile refuses spatial ones);
+// <distance> is refused as MuJoCo 2.2.2 refuses it.
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "mjcf_reader.h"
@@ -60,12 +61,16 @@ static physStatus parse_weld(mjcfCtx* c, const mjcfElem* e, physSpecEquality* q)
   return PHYS_OK;
 }
 
-// <joint joint1 joint2 polycoef>: q1 - q1_0 = polynomial (degree 4) of q2 - q2_0 (no joint2: q1 - q1_0 = polycoef[0])
-static physStatus parse_joint(mjcfCtx* c, const mjcfElem* e, physSpecEquality* q) {
-  if (!mjcf_attr_text(e->el, "joint1"))
-    return mjcf_elem_error(c, e->el, PHYS_ERR_MODEL, "attribute 'joint1' is required");
-  physStatus st = mjcf_get_name(c, e->el, "joint1", q->obj1);
-  if (!st && mjcf_attr_text(e->el, "joint2")) st = mjcf_get_name(c, e->el, "joint2", q->obj2);
+// <joint joint1 joint2 polycoef>: q1 - q1_0 = polynomial (degree 4) of q2 - q2_0 (no joint2: q1 - q1_0 = polycoef[0]);
+// <tendon tendon1 tendon2 polycoef>: the same with the tendons' lengths L - L(qpos0) (kind: "joint" or "tendon")
+static physStatus parse_coupling(mjcfCtx* c, const mjcfElem* e, const char* kind, physSpecEquality* q) {
+  char a1[16], a2[16];
+  snprintf(a1, sizeof a1, "%s1", kind);
+  snprintf(a2, sizeof a2, "%s2", kind);
+  if (!mjcf_attr_text(e->el, a1))
+    return mjcf_elem_error(c, e->el, PHYS_ERR_MODEL, "attribute '%s' is required", a1);
+  physStatus st = mjcf_get_name(c, e->el, a1, q->obj1);
+  if (!st && mjcf_attr_text(e->el, a2)) st = mjcf_get_name(c, e->el, a2, q->obj2);
   if (st) return st;
   double poly[5] = {0, 1, 0, 0, 0};
   if ((st = mjcf_get_vec(c, e, "polycoef", 5, poly, NULL))) return st;
@@ -75,13 +80,13 @@ static physStatus parse_joint(mjcfCtx* c, const mjcfElem* e, physSpecEquality* q
 
 // one child of <equality>
 static physStatus parse_one(mjcfCtx* c, xmlNode* el) {
-  static const char* const TYPES[] = {"connect", "weld", "joint", NULL};
+  static const char* const TYPES[] = {"connect", "weld", "joint", "tendon", NULL};   // physEqType's order
   int type = -1;
   for (int k = 0; TYPES[k]; k++)
     if (mjcf_is_elem(el, TYPES[k])) type = k;
-  if (type < 0 && (mjcf_is_elem(el, "tendon") || mjcf_is_elem(el, "distance")))
-    return mjcf_elem_error(c, el, PHYS_ERR_MODEL, "%s equality constraints are not supported (connect, weld and "
-                           "joint are)", mjcf_is_elem(el, "tendon") ? "tendon" : "distance");
+  if (type < 0 && mjcf_is_elem(el, "distance"))
+    return mjcf_elem_error(c, el, PHYS_ERR_MODEL, "distance equality constraints are not supported (connect, weld, "
+                           "joint and tendon are)");
   if (type < 0) {
     mjcf_unknown_element(c, el);
     return PHYS_OK;
@@ -97,8 +102,9 @@ static physStatus parse_one(mjcfCtx* c, xmlNode* el) {
   q->line = (int)xmlGetLineNo(el);
   q->fileid = mjcf_elem_fileid(c, el);
   if ((st = eq_common(c, &e, q))) return st;
-  return type == PHYS_EQ_CONNECT ? parse_connect(c, &e, q) : type == PHYS_EQ_WELD ? parse_weld(c, &e, q)
-                                                                                   : parse_joint(c, &e, q);
+  if (type == PHYS_EQ_CONNECT) return parse_connect(c, &e, q);
+  if (type == PHYS_EQ_WELD) return parse_weld(c, &e, q);
+  return parse_coupling(c, &e, TYPES[type], q);
 }
 
 // <equality>: its constraints in file order

@@ -1,7 +1,8 @@
 // test_oracle_equality.c - MuJoCo 2.2.2 as the oracle of the equality rows (src/dyn/equality.c) and of their
 // model data (src/model/mjcf_equality.c, compile_equality.c): on tests/data/equality.xml (connect, weld with
 // anchor and torquescale, joint quartic, weld to the world with relpose, an inactive connect) the sizes and
-// eq_* arrays equal mjModel's, and at random configurations the residuals and Jacobians equal MuJoCo's
+// eq_* arrays equal mjModel's (likewise tests/data/equality_tendon.xml: fixed-tendon equalities, one with a quartic
+// of a second tendon and a joint ref, one without tendon2), and at random configurations the residuals and Jacobians equal MuJoCo's
 // equality efc rows (efc_pos, efc_J) to 1e-12 (a weld's rotation residual is torquescale efc_pos: physid's J = dr/dq).
 #include <mujoco/mujoco.h>
 #include <math.h>
@@ -14,6 +15,7 @@
 #include "test.h"
 
 static const char* MODEL = PHYS_SOURCE_DIR "/tests/data/equality.xml";
+static const char* TENDON = PHYS_SOURCE_DIR "/tests/data/equality_tendon.xml";   // fixed-tendon equalities
 
 // eq_type, objects, active, solref, solimp and data as mjModel's
 static void check_model(const physModel* m, const mjModel* mm) {
@@ -64,17 +66,18 @@ static double compare_rows(const physModel* m, physData* d, const mjModel* mm, m
   return err;
 }
 
-int main(void) {
+// model file's sizes and eq_* arrays, its number of rows (nrows) and its rows at 20 configurations against MuJoCo
+static void check_file(const char* file, int nrows) {
   physLog log = {0};
-  physModel* m = phys_load_mjcf(MODEL, &log);
+  physModel* m = phys_load_mjcf(file, &log);
   CHECK_MSG(m != NULL, "load: %s", log.error);
   char err[512];
-  mjModel* mm = mj_loadXML(MODEL, NULL, err, sizeof(err));
+  mjModel* mm = mj_loadXML(file, NULL, err, sizeof(err));
   CHECK_MSG(mm != NULL, "mujoco: %s", err);
-  if (!m || !mm) return test_done();
+  if (!m || !mm) return;
   CHECK(m->nq == mm->nq && m->nv == mm->nv && m->nv <= 32);
   check_model(m, mm);
-  CHECK(phys_equality_rows(m) == 3 + 6 + 1 + 6);
+  CHECK(phys_equality_rows(m) == nrows);
   physData* d = phys_make_data(m);
   mjData* md = mj_makeData(mm);
   double worst = 0;
@@ -95,11 +98,16 @@ int main(void) {
     if (trial == 0) CHECK_MSG(e < 1e-12, "at qpos0: %g", e);
     worst = fmax(worst, e);
   }
-  printf("equality rows vs MuJoCo 2.2.2 at 20 configurations: largest difference %.3g\n", worst);
+  printf("%s: equality rows vs MuJoCo 2.2.2 at 20 configurations: largest difference %.3g\n", file, worst);
   CHECK_MSG(worst < 1e-12, "residual/Jacobian difference %g", worst);
   mj_deleteData(md);
   mj_deleteModel(mm);
   phys_free_data(d);
   phys_free_model(m);
+}
+
+int main(void) {
+  check_file(MODEL, 3 + 6 + 1 + 6);
+  check_file(TENDON, 1 + 1);
   return test_done();
 }

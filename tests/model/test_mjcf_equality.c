@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "dyn.h"
+#include "equality.h"
 #include "mjcf_text.h"
 
 #define EQ_MODEL(eq)                                                                                          \
@@ -47,11 +49,56 @@ static void test_values(void) {
   phys_free_model(m);
 }
 
-// refused: tendon and distance equalities, missing attributes and objects, ball joints, one body twice
+// a model with two fixed tendons (f1 on h, f2 on s and h) and a spatial one (p), one equality eq
+#define TEN_MODEL(eq)                                                                                         \
+  "<mujoco>\n"                                                                                                \
+  "  <worldbody><body name='a'><joint name='h' type='hinge' ref='0.5'/><joint name='s' type='slide'/>\n"       \
+  "    <geom size='.1'/><site name='s1'/></body><site name='s0' pos='0 0 1'/></worldbody>\n"                   \
+  "  <tendon><fixed name='f1'><joint joint='h' coef='2'/></fixed><spatial name='p'><site site='s0'/>"         \
+  "<site site='s1'/></spatial><fixed name='f2'><joint joint='s' coef='1'/><joint joint='h' coef='-1'/></fixed></tendon>\n" \
+  "  <equality>\n"                                                                                            \
+  "    " eq "\n"                                                                                               \
+  "  </equality>\n"                                                                                           \
+  "</mujoco>\n"
+
+// tendon equalities (issue 15 item 2): spring ids, polycoef (default 0 1 0 0 0), no tendon2 = -1; the row at qpos0
+// is 0 although the tendon's length there is not (h's ref 0.5 degrees), and moves with the lengths' changes
+static void test_tendon(void) {
+  physLog log;
+  physModel* m = load_text(TEN_MODEL("<tendon tendon1='f2' tendon2='f1' polycoef='0 3 1 0 0'/><tendon tendon1='f1'/>"),
+                           &log);
+  CHECK_MSG(m != NULL, "%s", log.error);
+  if (!m) return;
+  CHECK(m->neq == 2 && m->eq_type[0] == PHYS_EQ_TENDON && m->eq_obj1id[0] == 2 && m->eq_obj2id[0] == 0);
+  CHECK(m->eq_obj1id[1] == 0 && m->eq_obj2id[1] == -1 && m->eq_data[PHYS_EQ_NDATA + 1] == 1);
+  CHECK(m->eq_data[1] == 3 && m->eq_data[2] == 1);
+  physData* d = phys_make_data(m);
+  double r[2], J[4];
+  CHECK(fabs(m->qpos0[0] - 0.5 * M_PI / 180) < 1e-17);
+  d->qpos[0] = m->qpos0[0] + 0.1;   // h: f1 changes by 0.2, f2 by -0.1
+  d->qpos[1] = 0.3;         // s: f2 by +0.3
+  phys_kinematics(m, d);
+  phys_com_pos(m, d);
+  CHECK(phys_equality_eval(m, d, r, J) == 2);
+  // r0 = (0.3 - 0.1) - (3 x + x^2), x = 0.2; J0 = dL2/dq - (3 + 2 x) dL1/dq = (-1, 1) - 3.4 (2, 0)
+  CHECK_MSG(fabs(r[0] - (0.2 - 0.6 - 0.04)) < 1e-15, "r0 %.17g", r[0]);
+  CHECK_MSG(fabs(J[0] - (-1 - 6.8)) < 1e-14 && J[1] == 1, "J0 %.17g %.17g", J[0], J[1]);
+  CHECK_MSG(fabs(r[1] - 0.2) < 1e-15 && J[2] == 2 && J[3] == 0, "r1 %.17g J1 %g %g", r[1], J[2], J[3]);
+  phys_free_data(d);
+  phys_free_model(m);
+  EXPECT_ERROR(TEN_MODEL("<tendon tendon2='f1'/>"), PHYS_ERR_MODEL, "model.xml:6: <tendon>",
+               "attribute 'tendon1' is required");
+  expect_compile_error(TEN_MODEL("<tendon tendon1='f1' tendon2='nope'/>"), PHYS_ERR_MODEL,
+                       "model.xml:6: <tendon>: tendon 'nope' not found");
+  expect_compile_error(TEN_MODEL("<tendon tendon1='p'/>"), PHYS_ERR_MODEL,
+                       "model.xml:6: <tendon>: tendon 'p' is spatial: tendon equalities are supported between fixed "
+                       "tendons only");
+}
+
+// refused: distance equalities, missing attributes and objects, ball joints, one body twice
 static void test_errors(void) {
-  EXPECT_ERROR(EQ_MODEL("<tendon tendon1='t'/>"), PHYS_ERR_MODEL, "model.xml:6: <tendon>",
-               "tendon equality constraints are not supported");
-  EXPECT_ERROR(EQ_MODEL("<distance geom1='x' geom2='y'/>"), PHYS_ERR_MODEL, "model.xml:6: <distance>", "not supported");
+  EXPECT_ERROR(EQ_MODEL("<distance geom1='x' geom2='y'/>"), PHYS_ERR_MODEL, "model.xml:6: <distance>",
+               "distance equality constraints are not supported (connect, weld, joint and tendon are)");
   EXPECT_ERROR(EQ_MODEL("<connect body1='b'/>"), PHYS_ERR_MODEL, "<connect>", "attribute 'anchor' is required");
   EXPECT_ERROR(EQ_MODEL("<weld body2='b'/>"), PHYS_ERR_MODEL, "<weld>", "attribute 'body1' is required");
   EXPECT_ERROR(EQ_MODEL("<joint joint2='h'/>"), PHYS_ERR_MODEL, "<joint>", "attribute 'joint1' is required");
@@ -69,6 +116,7 @@ static void test_errors(void) {
 int main(void) {
   mjcf_text_begin("test_mjcf_equality");
   test_values();
+  test_tendon();
   test_errors();
   return mjcf_text_end();
 }

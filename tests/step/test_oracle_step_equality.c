@@ -2,7 +2,8 @@
 // 2.2.2, which solves them softly. tests/data/equality.xml (connect, weld with anchor and torquescale, joint
 // quartic, weld to the world with relpose; contact-free) runs 1 s (1000 steps) from rest under gravity in every
 // physid contact model and in MuJoCo (solref 0.002 1, solimp 0.9999).
-// tests/data/fourbar.xml (a planar four-bar closed by a connect: one dof, not chaotic) likewise. Printed: each
+// tests/data/fourbar.xml (a planar four-bar closed by a connect: one dof, not chaotic) and
+// tests/data/equality_tendon.xml (fixed-tendon equalities, issue 15 item 2) likewise. Printed: each
 // constraint's largest violation in both engines, the distance |qpos - MuJoCo| at 0.1 s and 1 s, and MuJoCo's
 // own spread (dmax 0.999 vs 0.9999; solref 0.003 vs 0.002). Asserted (check_figures): physid's hard models are
 // closer to MuJoCo than MuJoCo at solref 0.003 is to itself at 0.002, with violations below 1e-3.
@@ -18,6 +19,7 @@
 
 static const char* MODEL = PHYS_SOURCE_DIR "/tests/data/equality.xml";
 static const char* FOURBAR = PHYS_SOURCE_DIR "/tests/data/fourbar.xml";
+static const char* TENDON = PHYS_SOURCE_DIR "/tests/data/equality_tendon.xml";
 static const char* file = NULL;   // the model run
 #define T 1000
 
@@ -153,8 +155,11 @@ static runFigures compare_model(const char* path) {
 // the assertions on one model's figures: lcp, cone and ccp are one path without contacts (bit-identical runs);
 // their violation stays below 1e-3 and their distance to MuJoCo below MuJoCo's own change from solref 0.002 to
 // 0.003 (at 0.1 s and 1 s): the disagreement is smaller than what MuJoCo's softness setting moves. Penalty's
-// springs are soft in their own way: within twice that change at 1 s, violation below 5e-3.
-static void check_figures(const runFigures* f) {
+// springs are soft in their own way: within twice that change at 1 s (penalty_distance), violation below 5e-3.
+// equality_tendon.xml is not held to penalty's distance: there MuJoCo's solref change moves 2.7e-4 while
+// penalty's softer spring on the one-row t3 constraint (violation 1.25e-3, MuJoCo's 1.8e-7) puts it 1.35e-3 away
+// (lcp/cone/ccp 3.3e-5): penalty's softness, not the tendon rows (which equal MuJoCo's, test_oracle_equality).
+static void check_figures(const runFigures* f, int penalty_distance) {
   for (int cm = 0; cm < 3; cm++) {
     CHECK(f->diff1[cm] == f->diff1[0] && f->viol[cm] == f->viol[0]);
     CHECK_MSG(f->viol[cm] < 1e-3, "violation %g", f->viol[cm]);
@@ -162,12 +167,13 @@ static void check_figures(const runFigures* f) {
               f->diff01[cm], f->diff1[cm], f->mj_tc01, f->mj_tc1);
   }
   CHECK_MSG(f->viol[3] < 5e-3, "penalty violation %g", f->viol[3]);
-  CHECK_MSG(f->diff1[3] < 2 * f->mj_tc1, "penalty: %g (MuJoCo's spread %g)", f->diff1[3], f->mj_tc1);
+  CHECK_MSG(!penalty_distance || f->diff1[3] < 2 * f->mj_tc1, "penalty: %g (MuJoCo's spread %g)", f->diff1[3], f->mj_tc1);
 }
 
 int main(void) {
-  runFigures a = compare_model(MODEL), b = compare_model(FOURBAR);
-  check_figures(&a);
-  check_figures(&b);
+  runFigures a = compare_model(MODEL), b = compare_model(FOURBAR), c = compare_model(TENDON);
+  check_figures(&a, 1);
+  check_figures(&b, 1);
+  check_figures(&c, 0);
   return test_done();
 }

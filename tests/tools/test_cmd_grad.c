@@ -11,6 +11,10 @@
 //     in contact it samples states along drops (the header says so and counts the contacts), deterministic
 //     per seed; it passes there if the library differentiates the contact model, else exits 1 naming it; on
 //     the cube sliding (ccp, lcp, penalty) it passes, with the solver tightened for ccp (said in its header);
+//   - equality constraints (issue 15 item 1): gradcheck --wrt state,ctrl,params passes on equality_deriv.xml (a
+//     four-bar with a motor, a welded box, a joint coupling; placements of bodies that move a connect or weld are
+//     left out of params), on equality.xml (free boxes drawn near their welds) and on fourbar.xml; a state with contacts (equality_contact.xml) and the penalty model
+//     exit 1 with the library's reason;
 //   - bad --wrt lists exit 2 with the valid choices.
 #include <math.h>
 #include <stdio.h>
@@ -253,6 +257,33 @@ static void test_gradcheck_params(void) {
   run_free(&r);
 }
 
+// equality constraints at contact-free states: every block passes; contacts and penalty are refused (exit 1)
+static void test_gradcheck_equality(void) {
+  shRun r = run("gradcheck tests/data/equality_deriv.xml --states 3 --wrt state,ctrl,params");
+  CHECK_MSG(r.code == 0, "%s%s", r.out, r.err);
+  CHECK(has(r.out, "contact-free") && has(r.out, "dv+/dq") && has(r.out, "dv+/du") && has(r.out, "dv+/dinertia") &&
+        has(r.out, "dv+/ddamping") && has(r.out, "dv+/dgear") && has(r.out, "dv+/dpos") &&
+        has(r.out, "18 of 18 blocks pass"));
+  CHECK(!strstr(r.out, "FAIL"));
+  run_free(&r);
+  r = run("gradcheck tests/data/equality.xml --states 3 --wrt state,params");   // free boxes near their welds
+  CHECK_MSG(r.code == 0, "%s%s", r.out, r.err);
+  CHECK(has(r.out, "14 of 14 blocks pass"));
+  run_free(&r);
+  r = run("gradcheck tests/data/fourbar.xml --states 3 --wrt state,params");
+  CHECK_MSG(r.code == 0, "%s%s", r.out, r.err);
+  CHECK(has(r.out, "10 of 10 blocks pass") && !strstr(r.out, "dv+/dpos"));   // every body moves the connect
+  run_free(&r);
+  r = run("gradcheck tests/data/equality_contact.xml --states 1");
+  CHECK(r.code == 1 && has(r.err, "the model has 2 active equality constraints: the step Jacobians support them at "
+                                  "contact-free states under lcp, cone and ccp only") &&
+        has(r.err, "equality constraints at a state with contacts or joint limits are not supported yet"));
+  run_free(&r);
+  r = run("gradcheck tests/data/fourbar.xml --contact penalty --states 1");
+  CHECK(r.code == 1 && has(r.err, "equality constraints under the penalty contact model are not supported yet"));
+  run_free(&r);
+}
+
 // joint frictionloss (both joints of arm2_frictionloss.xml): --wrt params includes frictionloss:JOINT where
 // positive, and its blocks (with A, B and every other kind) pass at 1e-6 in each contact model
 static void test_gradcheck_frictionloss(void) {
@@ -342,6 +373,7 @@ int main(void) {
   test_jacobian_contact();
   test_wrt_errors();
   test_gradcheck_params();
+  test_gradcheck_equality();
   test_gradcheck_frictionloss();
   test_gradcheck_contact();
   test_gradcheck_converged();

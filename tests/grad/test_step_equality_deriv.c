@@ -1,0 +1,281 @@
+// test_step_equality_deriv.c - the step's derivatives with equality rows (src/grad/step_equality_deriv.c), lcp,
+// cone and ccp at contact-free states:
+//   - A and B (phys_step_jacobian) against four-point central differences of phys_step (h = 1e-3 in every
+//     tangent, velocity and control coordinate; the Baumgarte rows put entries of 1e3..1e4 in A, so smaller steps
+//     are rounding noise: worst error 7.5e-8 at h = 1e-3, 3.1e-7 at 3e-4, 7e-6 at 1e-5, and 1e-3 with two-point
+//     differences at 1e-6) at GM_RTOL relative (grad_models.h's floor) on tests/data/equality_deriv.xml (a four-bar whose connect has a
+//     row without lever, G_ee singular, driven by a motor; a box welded to the crank with anchor and torquescale;
+//     a quartic joint coupling driven by a motor), tests/data/equality.xml, tests/data/fourbar.xml and
+//     tests/data/equality_tendon.xml, at random states near the constraints (violated to ~0.1: Baumgarte's term
+//     acts);
+//   - P (phys_step_param_jacobian) for mass, damping and gear against four-point central differences of phys_step
+//     over theta (h = 1e-3 of the value);
+//   - phys_step_vjp and phys_step_param_vjp by dot-product tests against A, B and P (GM_DOT_TOL);
+//   - phys_rollout_grad over 40 steps: dL/du and dL/d(mass, damping) against central differences of phys_rollout;
+//   - the three contact models give the same bits; penalty, lcp with a contact and a placement parameter of a body
+//     that moves a connect or weld are refused with a message.
+#include "grad_models.h"
+#include "params.h"
+#include "rollout.h"
+
+#define NSTATE 3
+#define FD_H 1e-3
+
+// x+ (-) xref (2nv) of one phys_step from (q, v, u)
+static void step_from(const physModel* m, physData* d, const double* q, const double* v, const double* u,
+                      const double* qref, const double* vref, double* res) {
+  memcpy(d->qpos, q, sizeof(double) * m->nq);
+  memcpy(d->qvel, v, sizeof(double) * m->nv);
+  memcpy(d->ctrl, u, sizeof(double) * m->nu);
+  phys_step(m, d);
+  phys_difference_pos(m, res, 1, qref, d->qpos);
+  for (int i = 0; i < m->nv; i++) res[m->nv + i] = d->qvel[i] - vref[i];
+}
+
+// Af (2nv x 2nv), Bf (2nv x nu) by four-point central differences of phys_step (FD_H); d's state restored
+static void fd_ab(const physModel* m, physData* d, double* Af, double* Bf) {
+  int nv = m->nv, nq = m->nq, nu = m->nu, n2 = 2 * nv;
+  double q0[64], v0[32], u0[16], qr[64], vr[32], q[64], v[32], u[16], r[4][64];
+  memcpy(q0, d->qpos, sizeof(double) * nq), memcpy(v0, d->qvel, sizeof(double) * nv), memcpy(u0, d->ctrl, sizeof(double) * nu);
+  double t0 = d->time;
+  phys_step(m, d);
+  memcpy(qr, d->qpos, sizeof(double) * nq), memcpy(vr, d->qvel, sizeof(double) * nv);
+  static const double off[4] = {2, 1, -1, -2};
+  for (int c = 0; c < n2 + nu; c++) {
+    for (int k = 0; k < 4; k++) {
+      memcpy(q, q0, sizeof(double) * nq), memcpy(v, v0, sizeof(double) * nv), memcpy(u, u0, sizeof(double) * nu);
+      if (c < nv) gm_perturb(m, q, q0, c, off[k] * FD_H);
+      else if (c < n2) v[c - nv] += off[k] * FD_H;
+      else u[c - n2] += off[k] * FD_H;
+      d->time = t0;
+      step_from(m, d, q, v, u, qr, vr, r[k]);
+    }
+    for (int i = 0; i < n2; i++) {
+      double x = gm_fd4(r[0][i], r[1][i], r[2][i], r[3][i], FD_H);
+      if (c < n2) Af[i * n2 + c] = x;
+      else Bf[i * nu + c - n2] = x;
+    }
+  }
+  memcpy(d->qpos, q0, sizeof(double) * nq), memcpy(d->qvel, v0, sizeof(double) * nv), memcpy(d->ctrl, u0, sizeof(double) * nu);
+  d->time = t0;
+}
+
+// a random state near the constraints: q = qpos0 (+) 0.2 w (qpos0 satisfies every constraint of these models;
+// the rows are violated to ~0.1, so Baumgarte's term acts), v = vs w', controls in [-1, 1]
+static void near_state(const physModel* m, physData* d, physRng* rng, double vs) {
+  double w[32];
+  memcpy(d->qpos, m->qpos0, sizeof(double) * m->nq);
+  gm_rand_vec(rng, w, m->nv);
+  phys_integrate_pos(m, d->qpos, w, 0.2);
+  gm_rand_vec(rng, d->qvel, m->nv);
+  for (int i = 0; i < m->nv; i++) d->qvel[i] *= vs;
+  gm_rand_vec(rng, d->ctrl, m->nu);
+}
+
+// worst relative error of A, B against differences and of the VJP's dot test at nstate random states
+static void check_ab(const char* path, int cm, physRng* rng) {
+  physModel* m = gm_load(path, 0);
+  m->opt.contact = cm;
+  physData* d = phys_make_data(m);
+  int nv = m->nv, n2 = 2 * nv, nu = m->nu;
+  double *A = malloc(sizeof(double) * n2 * n2), *Af = malloc(sizeof(double) * n2 * n2);
+  double *B = malloc(sizeof(double) * (n2 * nu + 1)), *Bf = malloc(sizeof(double) * (n2 * nu + 1));
+  double *xn = malloc(sizeof(double) * n2), *xb = malloc(sizeof(double) * n2), *xd = malloc(sizeof(double) * n2);
+  double *ub = malloc(sizeof(double) * (nu + 1)), *ud = malloc(sizeof(double) * (nu + 1));
+  double worst = 0, dot = 0;
+  for (int s = 0; s < NSTATE; s++) {
+    near_state(m, d, rng, 0.5);
+    physStatus st = phys_step_jacobian(m, d, A, B);
+    CHECK_MSG(st == PHYS_OK, "%s: status %d: %s", path, st, d->lastwarning);
+    if (st != PHYS_OK) break;
+    fd_ab(m, d, Af, Bf);
+    worst = fmax(worst, gm_compare("A", A, Af, n2, n2, 1, GM_RTOL));
+    if (nu > 0) worst = fmax(worst, gm_compare("B", B, Bf, n2, nu, 1, GM_RTOL));
+    gm_rand_vec(rng, xn, n2);
+    gm_rand_vec(rng, xd, n2);
+    gm_rand_vec(rng, ud, nu);
+    CHECK(phys_step_vjp(m, d, xn, xb, ub) == PHYS_OK);
+    double sc, sb = 0, lhs = gm_bilinear(A, xn, xd, n2, n2, &sc), rhs = 0;
+    if (nu > 0) lhs += gm_bilinear(B, xn, ud, n2, nu, &sb);
+    for (int i = 0; i < n2; i++) rhs += xb[i] * xd[i];
+    for (int i = 0; i < nu; i++) rhs += ub[i] * ud[i];
+    dot = fmax(dot, fabs(lhs - rhs) / (sc + sb));
+  }
+  printf("%s (contact model %d): A, B vs differences %.3g, VJP dot test %.3g\n", path, cm, worst, dot);
+  CHECK_MSG(dot < GM_DOT_TOL, "%s: dot %g", path, dot);
+  free(A), free(Af), free(B), free(Bf), free(xn), free(xb), free(xd), free(ub), free(ud);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+// one step from (q0, v0) with theta, result (q+ (-) qref, v+ - vref) in res (2nv)
+static void step_theta(physModel* m, physData* d, const physParamTable* t, const double* th, const double* q0,
+                       const double* v0, const double* qref, const double* vref, double* res) {
+  CHECK(phys_param_set(t, m, th) == PHYS_OK);
+  memcpy(d->qpos, q0, sizeof(double) * m->nq);
+  memcpy(d->qvel, v0, sizeof(double) * m->nv);
+  phys_step(m, d);
+  phys_difference_pos(m, res, 1, qref, d->qpos);
+  for (int i = 0; i < m->nv; i++) res[m->nv + i] = d->qvel[i] - vref[i];
+}
+
+// P of mass, damping and gear against four-point differences, and phys_step_param_vjp's dot test
+static void check_param(physRng* rng) {
+  physModel* m = gm_load(PHYS_SOURCE_DIR "/tests/data/equality_deriv.xml", 0);
+  static const char* const spec[] = {"mass:coupler", "mass:box", "damping:rocker", "gear:m*"};
+  physParamTable t;
+  physLog log = {0};
+  CHECK_MSG(phys_param_table_build(&t, m, spec, 4, &log) == PHYS_OK, "%s", log.error);
+  physData* d = phys_make_data(m);
+  int nv = m->nv, n2 = 2 * nv, nt = t.ntheta;
+  double th0[16], th[16], q0[64], v0[32], qr[64], vr[32], r[4][64], P[64 * 16], Pf[64 * 16], xn[64], tb[16], td[16];
+  phys_param_get(&t, m, th0);
+  double worst = 0, dot = 0;
+  for (int s = 0; s < NSTATE; s++) {
+    near_state(m, d, rng, 0.5);
+    memcpy(q0, d->qpos, sizeof(double) * m->nq);
+    memcpy(v0, d->qvel, sizeof(double) * nv);
+    CHECK(phys_step_param_jacobian(m, d, &t, P) == PHYS_OK);
+    phys_step(m, d);
+    memcpy(qr, d->qpos, sizeof(double) * m->nq);
+    memcpy(vr, d->qvel, sizeof(double) * nv);
+    for (int j = 0; j < nt; j++) {
+      double h = 1e-3 * fmax(fabs(th0[j]), 1e-2);
+      static const double off[4] = {2, 1, -1, -2};
+      for (int k = 0; k < 4; k++) {
+        memcpy(th, th0, sizeof(double) * nt);
+        th[j] += off[k] * h;
+        step_theta(m, d, &t, th, q0, v0, qr, vr, r[k]);
+      }
+      for (int i = 0; i < n2; i++) Pf[i * nt + j] = gm_fd4(r[0][i], r[1][i], r[2][i], r[3][i], h);
+    }
+    CHECK(phys_param_set(&t, m, th0) == PHYS_OK);
+    memcpy(d->qpos, q0, sizeof(double) * m->nq);
+    memcpy(d->qvel, v0, sizeof(double) * nv);
+    worst = fmax(worst, gm_compare("P", P, Pf, n2, nt, 1, GM_RTOL));
+    gm_rand_vec(rng, xn, n2);
+    gm_rand_vec(rng, td, nt);
+    CHECK(phys_step_param_vjp(m, d, &t, xn, tb) == PHYS_OK);
+    double sc, lhs = gm_bilinear(P, xn, td, n2, nt, &sc), rhs = 0;
+    for (int j = 0; j < nt; j++) rhs += tb[j] * td[j];
+    dot = fmax(dot, fabs(lhs - rhs) / sc);
+  }
+  printf("equality_deriv.xml: P (%d columns) vs differences %.3g, VJP dot test %.3g\n", nt, worst, dot);
+  CHECK_MSG(dot < GM_DOT_TOL, "param dot %g", dot);
+  phys_param_table_free(&t);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+// loss 1/2 |v_t|^2 summed over the rollout (rollout.h's physLossFn)
+static double vel_loss(void* ctx, int t, const double* qpos, const double* qvel, double* g_q, double* g_v) {
+  (void)ctx, (void)t, (void)qpos, (void)g_q;
+  const int nv = *(const int*)ctx;
+  double l = 0;
+  for (int i = 0; i < nv; i++) l += 0.5 * qvel[i] * qvel[i], g_v[i] = qvel[i];
+  return l;
+}
+
+// phys_rollout_grad through 40 steps with equality rows: dL/du and dL/dtheta (mass, damping) against central
+// differences of phys_rollout (h = 1e-4, relative for the parameters; rounding noise grows below: 2.1e-8 at 1e-4,
+// 1.2e-7 at 1e-5, 2.1e-6 at 1e-6), 1e-6 relative (floor 1e-3 of the largest dL/du)
+static void check_rollout(physRng* rng) {
+  physModel* m = gm_load(PHYS_SOURCE_DIR "/tests/data/equality_deriv.xml", 0);
+  static const char* const spec[] = {"mass:coupler", "damping:rocker"};
+  physParamTable t;
+  physLog log = {0};
+  CHECK_MSG(phys_param_table_build(&t, m, spec, 2, &log) == PHYS_OK, "%s", log.error);
+  physData* d = phys_make_data(m);
+  enum { T = 40 };
+  int nv = m->nv, nu = m->nu, nq = m->nq;
+  double u[T * 2], ubar[T * 2], th0[2], th[2], tbar[2], total, q0[64], v0[32];
+  near_state(m, d, rng, 0.5);
+  memcpy(d->qpos, m->qpos0, sizeof(double) * nq);   // on the constraints: moving with velocities and controls
+  for (int i = 0; i < T * nu; i++) u[i] = phys_rng_range(rng, -1, 1);
+  memcpy(q0, d->qpos, sizeof(double) * nq), memcpy(v0, d->qvel, sizeof(double) * nv);
+  phys_param_get(&t, m, th0);
+  int k = phys_rollout_interval(T, 0);
+  double* work = malloc(sizeof(double) * phys_rollout_worksize(m, T, k, t.ntheta));
+  CHECK(phys_rollout_grad(m, d, &t, T, k, u, vel_loss, &nv, work, &total, NULL, ubar, tbar, &log) == PHYS_OK);
+  double worst = 0, gmax = 0;
+  for (int i = 0; i < T * nu; i++) gmax = fmax(gmax, fabs(ubar[i]));
+  for (k = 0; k < T * nu + 2; k++) {   // controls, then the two parameters
+    double f[2];
+    for (int s = 0; s < 2; s++) {
+      double sgn = s ? -1 : 1, h = k < T * nu ? 1e-4 : 1e-4 * th0[k - T * nu];
+      memcpy(th, th0, sizeof th);
+      double uk = u[k < T * nu ? k : 0];
+      if (k < T * nu) u[k] += sgn * h;
+      else th[k - T * nu] += sgn * h;
+      CHECK(phys_param_set(&t, m, th) == PHYS_OK);
+      memcpy(d->qpos, q0, sizeof(double) * nq), memcpy(d->qvel, v0, sizeof(double) * nv);
+      f[s] = phys_rollout(m, d, T, u, vel_loss, &nv);
+      if (k < T * nu) u[k] = uk;
+      f[s] /= 2 * h;
+    }
+    double fd = f[0] - f[1], an = k < T * nu ? ubar[k] : tbar[k - T * nu];
+    worst = fmax(worst, fabs(fd - an) / fmax(fabs(fd), 1e-3 * fmax(gmax, 1)));
+  }
+  CHECK(phys_param_set(&t, m, th0) == PHYS_OK);
+  printf("rollout of %d steps with equalities: dL/du, dL/dtheta vs differences %.3g (loss %g)\n", T, worst, total);
+  CHECK_MSG(worst < 1e-6, "rollout gradient %g", worst);
+  free(work);
+  phys_param_table_free(&t);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+// lcp, cone and ccp give the same A; penalty and a state with a contact are refused with their messages
+static void check_models_and_refusals(void) {
+  physModel* m = gm_load(PHYS_SOURCE_DIR "/tests/data/equality_deriv.xml", 0);
+  physData* d = phys_make_data(m);
+  int n2 = 2 * m->nv;
+  double *A0 = malloc(sizeof(double) * n2 * n2), *A1 = malloc(sizeof(double) * n2 * n2);
+  d->qvel[0] = 0.3;
+  CHECK(phys_step_jacobian(m, d, A0, NULL) == PHYS_OK);
+  for (int cm = PHYS_CONTACT_CONE; cm <= PHYS_CONTACT_CCP; cm++) {
+    m->opt.contact = cm;
+    CHECK(phys_step_jacobian(m, d, A1, NULL) == PHYS_OK);
+    CHECK_MSG(!memcmp(A0, A1, sizeof(double) * n2 * n2), "contact model %d differs", cm);
+  }
+  physParamTable t;   // a placement that moves the connect is refused; one that moves a joint coupling only is not
+  physLog log = {0};
+  const char* spec[1] = {"pos:rocker"};
+  CHECK(phys_param_table_build(&t, m, spec, 1, &log) == PHYS_ERR_ARG);
+  CHECK_MSG(strstr(log.error, "param 'pos:rocker': body 'rocker' moves a connect or weld equality constraint, whose "
+                   "derivatives with respect to placements are not supported yet"), "%s", log.error);
+  phys_param_table_free(&t);
+  spec[0] = "pos:pend";
+  CHECK_MSG(phys_param_table_build(&t, m, spec, 1, &log) == PHYS_OK, "%s", log.error);
+  phys_param_table_free(&t);
+  m->opt.contact = PHYS_CONTACT_PENALTY;
+  CHECK(phys_step_jacobian(m, d, A1, NULL) == PHYS_ERR_MODEL);
+  CHECK_MSG(strstr(d->lastwarning, "equality constraints under the penalty contact model are not supported"),
+            "%s", d->lastwarning);
+  free(A0), free(A1);
+  phys_free_data(d);
+  phys_free_model(m);
+  m = gm_load(PHYS_SOURCE_DIR "/tests/data/equality_contact.xml", 0);   // the box rests on the floor
+  d = phys_make_data(m);
+  A0 = malloc(sizeof(double) * 4 * m->nv * m->nv);
+  CHECK(phys_step_jacobian(m, d, A0, NULL) == PHYS_ERR_MODEL);
+  CHECK_MSG(strstr(d->lastwarning, "equality constraints at a state with contacts or joint limits are not "
+                   "supported yet"), "%s", d->lastwarning);
+  free(A0);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+int main(void) {
+  physRng rng;
+  phys_rng_seed(&rng, 20261128u);
+  check_ab(PHYS_SOURCE_DIR "/tests/data/equality_deriv.xml", PHYS_CONTACT_LCP, &rng);
+  check_ab(PHYS_SOURCE_DIR "/tests/data/equality_deriv.xml", PHYS_CONTACT_CCP, &rng);
+  check_ab(PHYS_SOURCE_DIR "/tests/data/equality.xml", PHYS_CONTACT_LCP, &rng);
+  check_ab(PHYS_SOURCE_DIR "/tests/data/fourbar.xml", PHYS_CONTACT_CONE, &rng);
+  check_ab(PHYS_SOURCE_DIR "/tests/data/equality_tendon.xml", PHYS_CONTACT_LCP, &rng);
+  check_param(&rng);
+  check_rollout(&rng);
+  check_models_and_refusals();
+  return test_done();
+}
