@@ -347,6 +347,7 @@ static int check_checkpoint(const idArgs* a) {
 void id_args_init(idArgs* a, const char* cmd) {
   memset(a, 0, sizeof *a);
   a->loss = a->optimizer = a->contact = a->seed = a->skip = a->velocities = a->fit_start = a->approach = -1;
+  a->vmetric = -1;
   a->prior = a->lr = -1;
   a->w[0] = a->w[1] = a->w[2] = NAN;
   a->vw[0] = a->vw[1] = a->vw[2] = NAN;
@@ -408,6 +409,7 @@ static void fit_options(physFitOptions* o, const idArgs* a) {
   if (a->lr > 0) o->lr = a->lr;
   if (!isnan(a->w[0])) o->w_pos = a->w[0], o->w_rot = a->w[1], o->w_vel = a->w[2];
   if (!isnan(a->vw[0])) o->viol_comp = a->vw[0], o->viol_diss = a->vw[1], o->viol_pen = a->vw[2];
+  if (a->vmetric >= 0) o->viol_metric = a->vmetric;
   o->verbose = !a->quiet;
   o->checkpoint = a->checkpoint;
   o->resume = a->resume;
@@ -686,6 +688,7 @@ static char* result_json(const idRun* r) {
   if (r->fit.loss == PHYS_LOSS_VIOLATION) {
     double vw[3] = {r->fit.viol_comp, r->fit.viol_diss, r->fit.viol_pen};
     cJSON_AddItemToObject(root, "violation_weights", cJSON_CreateDoubleArray(vw, 3));
+    cJSON_AddStringToObject(root, "violation_metric", r->fit.viol_metric ? "velocity" : "energy");
   }
   cJSON_AddNumberToObject(root, "prior", r->fit.prior);
   cJSON_AddItemToObject(root, "params", json_params(r));

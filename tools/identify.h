@@ -49,6 +49,7 @@ typedef struct idArgs_ {
   double w[3];              // weights pos, rot, vel (NaN: default)
   const char* vweights;     // --violation-weights COMP,DISS,PEN (violation loss)
   double vw[3];             // its values (NaN: default)
+  int vmetric;              // --violation-metric energy|velocity (0 / 1; -1: default energy)
   cJSON* json;              // the job file (owns the strings above that came from it)
   char* pool[ID_MAXSPEC];   // param strings built from the job's objects
   int npool;
@@ -143,6 +144,9 @@ int id_split_spec(char* buf, size_t nbuf, const char* opts[4], const char* text)
    0, 0, 0},                                                                                                    \
   {"--violation-weights", ARG_STRING, &a.vweights, "COMP,DISS,PEN", "weights of the violation loss's "        \
    "complementarity, dissipation and penetration terms (default 0.001,0.1,100, paper 004)", 0, 0, 0},          \
+  {"--violation-metric", ARG_CHOICE, &a.vmetric, "energy|velocity", "the violation loss's dynamics term: the "  \
+   "velocity error in energy units, weighted by the model's own mass matrix (default, paper 004), or weighted by "  \
+   "the start model's fixed diag(M) (its minimum is not pulled to zero inertia)", 0, 0, 0},                       \
   {"--prior", ARG_DOUBLE, &a.prior, "W", "prior: adds W/2 |theta - init|^2 to the loss (default 0)", 0, 1e300, 0}, \
   {"--contact", ARG_CHOICE, &a.contact, "lcp|cone|ccp|penalty", "contact model (default: the model's)", 0, 0, 0}, \
   {"--files", ARG_INT, &a.files, "N", "use the first N data files (name order)", 1, 1e8, 0},                  \

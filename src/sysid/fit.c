@@ -193,6 +193,8 @@ typedef struct fitProblem_ {
   int nsimwarn;             // warnings of simulation steps that were not rejected, over the fit
   char simwarn[256];        // the first of them
   struct fitCkpt_* ck;      // the checkpoint written after every iteration (NULL: none)
+  double* vmetric;          // nv: the violation loss's velocity metric (opt->viol_metric), from the model as given;
+                            // NULL: energy units
 } fitProblem;
 
 // seconds of a monotonic clock
@@ -482,6 +484,11 @@ static physStatus problem_init(fitProblem* pb, physModel* m, const physParamTabl
     pb->resn[k] = T > 1 ? (T - 1) * nsel + segment_count(opt, T) * pb->nvf : 0;
     a += pb->resn[k];
   }
+  if (opt->loss == PHYS_LOSS_VIOLATION && opt->viol_metric) {   // fixed at the model as given (violation.h)
+    pb->vmetric = malloc(sizeof(double) * (size_t)nv);
+    if (!pb->vmetric) return phys_error(log, PHYS_ERR_NOMEM, "fit: out of memory for the velocity metric");
+    phys_violation_metric(m, pb->worker[0].d, pb->vmetric);
+  }
   m->opt.timestep = ds->dt_obs / opt->substeps;
   warn_spacing(ds, log);
   return PHYS_OK;
@@ -497,6 +504,8 @@ static void problem_free(fitProblem* pb) {
   }
   free(pb->buf);
   pb->buf = NULL;
+  free(pb->vmetric);
+  pb->vmetric = NULL;
 }
 
 // seconds spent by the workers in simulation and in derivatives
@@ -936,6 +945,7 @@ static physStatus violation_traj(fitWorker* wk, int k, double* r, double* J) {
   phys_violation_defaults(&w);
   w.comp = pb->opt->viol_comp, w.diss = pb->opt->viol_diss, w.pen = pb->opt->viol_pen;
   w.envelope = pb->opt->viol_envelope;
+  w.metric = pb->vmetric;
   for (int s = 0; s + 1 < tr->T; s++) {
     set_sample(m, wk->d, tr, s + 1, pb->opt->ctrl, &wk->t, wk->insens);
     set_inputs(m, wk->d, tr, s, pb->opt->ctrl, &wk->t, wk->insens);

@@ -98,6 +98,8 @@ typedef struct physFitOptions_ {
   double prior;             // weight of the prior (theta - theta0)' (theta - theta0) (default 0)
   double viol_comp, viol_diss, viol_pen;   // VIOLATION's weights (violation.h; defaults 0.001, 0.1, 100)
   int viol_envelope;        // VIOLATION: 1 = LM's Jacobian holds lambda* fixed (violation.h weights.envelope); 0 default
+  int viol_metric;          // VIOLATION: 0 (default) the dynamics term in energy units (paper 004); 1 the velocity error
+                            // weighted by the start model's fixed diag(M~) at qpos0 (violation.h weights.metric)
   int optimizer;            // physOptimizer
   int max_iter;             // iterations (default 100; Adam default 500)
   double tol;               // relative loss decrease that ends the fit (default 1e-10)

@@ -41,6 +41,7 @@ void phys_violation_defaults(physViolationWeights* w) {
   w->pen = 1e2;
   w->eps = 1e-6;
   w->envelope = 0;
+  w->metric = NULL;
 }
 
 //---------------------------------------------------------------------------------------------------------
@@ -782,6 +783,30 @@ static void lsolve(const double* L, double* x, const double* b, int n) {
   }
 }
 
+// x = L^-T b (L lower, n x n row-major); x may alias b
+static void ltsolve(const double* L, double* x, const double* b, int n) {
+  for (int i = n - 1; i >= 0; i--) {
+    double s = b[i];
+    for (int k = i + 1; k < n; k++) s -= L[(size_t)k * n + i] * x[k];
+    x[i] = s / L[(size_t)i * n + i];
+  }
+}
+
+// x = T b, the map of the dynamics residual (violation.h): L^-1 b (energy; P NULL) or P M~^-1 b = P L^-T L^-1 b
+// (velocity metric, P = sqrt(W)); x may alias b
+static void tmap(const double* L, const double* P, double* x, const double* b, int n) {
+  lsolve(L, x, b, n);
+  if (!P) return;
+  ltsolve(L, x, x, n);
+  for (int i = 0; i < n; i++) x[i] *= P[i];
+}
+
+// x = M~^-1 b = L^-T L^-1 b; x may alias b
+static void msolve(const double* L, double* x, const double* b, int n) {
+  lsolve(L, x, b, n);
+  ltsolve(L, x, x, n);
+}
+
 // |s|_e = sqrt(|s|^2 + e^2) - e of a tangent vector s (2)
 static double slide_norm(const double s[2]) {
   return sqrt(s[0] * s[0] + s[1] * s[1] + VIOL_SLIDE_EPS * VIOL_SLIDE_EPS) - VIOL_SLIDE_EPS;
@@ -804,6 +829,16 @@ static void smooth_force(const physModel* m, physData* d, const double* qacc, do
     F[i] += (m->dof_armature[i] + b) * qacc[i] - d->qfrc_passive[i] - d->qfrc_actuator[i] - d->qfrc_applied[i];
     Mt[(size_t)i * nv + i] += b;
   }
+}
+
+void phys_violation_metric(const physModel* m, physData* d, double* W) {
+  int nv = m->nv;
+  memcpy(d->qpos, m->qpos0, sizeof(double) * (size_t)m->nq);
+  memset(d->qvel, 0, sizeof(double) * (size_t)nv);
+  phys_kinematics(m, d);
+  phys_com_pos(m, d);
+  phys_crb(m, d);
+  for (int i = 0; i < nv; i++) W[i] = d->qM[(size_t)i * nv + i] + m->dof_armature[i];
 }
 
 // the parameters' effect on the smooth part: dwF = dt dF/dtheta at qacc (nv x nt) and dM~ (nv x nv x nt, entry
@@ -920,12 +955,23 @@ static void contact_param(const physModel* m, const physParamTable* t, const vCa
 }
 
 // the residual Jacobian (violation.h) from the pieces: rows nv of r_pred, then r_c, r_pen
-static void residual_jacobian(int nv, int nt, const double* L, const double* rp, const double* dwF, const double* dJl,
-                              const double* dM, const double* dxc, const double* dpen, double rc, double rpen,
-                              double* J, double* tmp) {
+static void residual_jacobian(int nv, int nt, const double* L, const double* P, const double* a, const double* rp,
+                              const double* dwF, const double* dJl, const double* dM, const double* dxc,
+                              const double* dpen, double rc, double rpen, double* J, double* tmp) {
   double* Z = tmp;              // nv x nv
   double* col = tmp + (size_t)nv * nv;   // nv
-  for (int j = 0; j < nt; j++) {
+  for (int j = 0; j < nt && P; j++) {   // velocity metric: d(P M~^-1 w) = P M~^-1 (dw - dM~ a), a = M~^-1 w
+    for (int i = 0; i < nv; i++) {
+      double v = dwF[(size_t)i * nt + j] - dJl[(size_t)i * nt + j];
+      for (int k = 0; k < nv; k++) v -= dM[((size_t)i * nv + k) * nt + j] * a[k];
+      col[i] = v;
+    }
+    tmap(L, P, col, col, nv);
+    for (int i = 0; i < nv; i++) J[(size_t)i * nt + j] = col[i];
+    J[(size_t)nv * nt + j] = rc > 0 ? dxc[j] / rc : 0;
+    J[(size_t)(nv + 1) * nt + j] = rpen > 0 ? dpen[j] / rpen : 0;
+  }
+  for (int j = 0; j < nt && !P; j++) {
     // L^-1 dw
     for (int i = 0; i < nv; i++) col[i] = dwF[(size_t)i * nt + j] - dJl[(size_t)i * nt + j];
     lsolve(L, col, col, nv);
@@ -951,32 +997,35 @@ static void residual_jacobian(int nv, int nt, const double* L, const double* rp,
   }
 }
 
-// x = L^-T b (L lower, n x n row-major); x may alias b
-static void ltsolve(const double* L, double* x, const double* b, int n) {
-  for (int i = n - 1; i >= 0; i--) {
-    double s = b[i];
-    for (int k = i + 1; k < n; k++) s -= L[(size_t)k * n + i] * x[k];
-    x[i] = s / L[(size_t)i * n + i];
-  }
-}
-
 // the derivative of u = Qx + g (n x nt, row-major) in theta at fixed x, from the pieces of the fixed-lambda
-// Jacobian: u = -J a + c + eps x with a = M~^-1 w, w = dt F - J'x, so du = -dJ a - J da + dc, da = M~^-1 (dw -
-// dM~ a) and J M~^-1 = Y' L^-1. dJa, dC (n x nt): dJ a and dc (contact_param); dw = dwF - dJl; a (nv).
-static void inner_du(int nv, int n, int nt, const double* L, const double* Y, const double* dwF, const double* dJl,
-                     const double* dM, const double* a, const double* dJa, const double* dC, double* du,
-                     double* col) {
+// Jacobian: u = -J b + c + eps x with b = T'r (T the residual's map, tmap), w = dt F - J'x, a = M~^-1 w.
+// Energy (P NULL): b = a, du = -dJ a - J da + dc, da = M~^-1 (dw - dM~ a), J M~^-1 = Y' L^-1. Velocity metric:
+// b = M~^-1 P^2 a, db = M~^-1 (P^2 da - dM~ b), J M~^-1 = Y' P^-1. dJa, dC (n x nt): dJ b and dc
+// (contact_param); dw = dwF - dJl; a, b (nv); col, col2 (nv) scratch.
+static void inner_du(int nv, int n, int nt, const double* L, const double* P, const double* Y, const double* dwF,
+                     const double* dJl, const double* dM, const double* a, const double* b, const double* dJa,
+                     const double* dC, double* du, double* col) {
   for (int j = 0; j < nt; j++) {
     for (int i = 0; i < nv; i++) {
       double v = dwF[(size_t)i * nt + j] - dJl[(size_t)i * nt + j];
       for (int k = 0; k < nv; k++) v -= dM[((size_t)i * nv + k) * nt + j] * a[k];
       col[i] = v;
     }
-    lsolve(L, col, col, nv);
-    for (int b = 0; b < n; b++) {
-      double v = dC[(size_t)b * nt + j] - dJa[(size_t)b * nt + j];
-      for (int k = 0; k < nv; k++) v -= Y[(size_t)k * n + b] * col[k];
-      du[(size_t)b * nt + j] = v;
+    if (P) {   // col = P^-1 (P^2 M~^-1 (dw - dM~ a) - dM~ b)
+      msolve(L, col, col, nv);
+      for (int i = 0; i < nv; i++) {
+        double v = P[i] * P[i] * col[i];
+        for (int k = 0; k < nv; k++) v -= dM[((size_t)i * nv + k) * nt + j] * b[k];
+        col[i] = v;
+      }
+      for (int i = 0; i < nv; i++) col[i] /= P[i];
+    } else {
+      lsolve(L, col, col, nv);
+    }
+    for (int e = 0; e < n; e++) {
+      double v = dC[(size_t)e * nt + j] - dJa[(size_t)e * nt + j];
+      for (int k = 0; k < nv; k++) v -= Y[(size_t)k * n + e] * col[k];
+      du[(size_t)e * nt + j] = v;
     }
   }
 }
@@ -993,10 +1042,15 @@ static physStatus transition(const physModel* m, physData* d, const physParamTab
   smooth_force(m, d, qacc, dt, F, L);
   phys_violation_residual_force(m, d, L, F);   // the residual network's force (resnet.h; none: nothing)
   if (phys_chol_factor(L, nv, 0) != nv) return PHYS_ERR_NUMERIC;
+  double* P = NULL;   // sqrt(W) of the velocity metric; NULL: energy
+  if (w->metric) {
+    P = phys_stack_alloc(d, (size_t)nv);
+    for (int i = 0; i < nv; i++) P[i] = sqrt(w->metric[i]);
+  }
   double* r0 = phys_stack_alloc(d, (size_t)nv);
   for (int i = 0; i < nv; i++) r0[i] = dt * F[i];
-  lsolve(L, r0, r0, nv);
-  // candidates, their Jacobians and J' as Y = L^-1 J' (nv x n, column 3i+a = L^-1 (row a of J_i)')
+  tmap(L, P, r0, r0, nv);
+  // candidates, their Jacobians and J' as Y = T J' (nv x n, column 3i+a = T (row a of J_i)'; T = L^-1 or P M~^-1)
   vCand* c = (vCand*)phys_stack_alloc(d, (sizeof(vCand) * (size_t)(nc > 0 ? nc : 1) + 7) / 8);
   cand_all(m, d, c);
   double* jp = phys_stack_alloc(d, 3 * (size_t)nv * (nc > 0 ? nc : 1));
@@ -1017,7 +1071,7 @@ static physStatus transition(const physModel* m, physData* d, const physParamTab
         JT[(size_t)k * n + 3 * i + a] = scale * v;
         col[k] = scale * v;
       }
-      lsolve(L, col, col, nv);
+      tmap(L, P, col, col, nv);
       for (int k = 0; k < nv; k++) Y[(size_t)k * n + 3 * i + a] = col[k];
       if (a > 0) {   // unscaled tangent velocity st = t_a . v_point and the slide s = mu st
         double st = 0;
@@ -1087,18 +1141,25 @@ static physStatus transition(const physModel* m, physData* d, const physParamTab
   memset(dxc, 0, sizeof(double) * (size_t)nt);
   memset(dpen, 0, sizeof(double) * (size_t)nt);
   int implicit = dlambda || !w->envelope;
-  double* va = phys_stack_alloc(d, (size_t)nv);   // a = M~^-1 w = L^-T r_pred
+  double* va = phys_stack_alloc(d, (size_t)nv);   // a = M~^-1 w: L^-T r_pred, or r_pred / P
+  double* vb = va;                                 // b = T' r_pred: a, or M~^-1 P r_pred
   double* dC = implicit ? phys_stack_alloc(d, (size_t)n * nt + 1) : NULL;
   double* dJa = implicit ? phys_stack_alloc(d, (size_t)n * nt + 1) : NULL;
-  ltsolve(L, va, r, nv);
+  if (P) {
+    vb = phys_stack_alloc(d, (size_t)nv);
+    for (int k = 0; k < nv; k++) va[k] = r[k] / P[k], vb[k] = P[k] * r[k];
+    msolve(L, vb, vb, nv);
+  } else {
+    ltsolve(L, va, r, nv);
+  }
   for (int i = 0; i < nc; i++)
     contact_param(m, t, c + i, x + 3 * i, jp + 3 * (size_t)nv * i, jr + 3 * (size_t)nv * i, vnext, s + 4 * i,
-                  s + 4 * i + 2, dt, w, dJl, dxc, dpen, va, implicit ? dC + (size_t)3 * i * nt : NULL,
+                  s + 4 * i + 2, dt, w, dJl, dxc, dpen, vb, implicit ? dC + (size_t)3 * i * nt : NULL,
                   implicit ? dJa + (size_t)3 * i * nt : NULL);
   if (implicit && n > 0 && nt > 0) {   // dlambda*/dtheta, then the reduced residual's pieces (violation.h)
     double* du = phys_stack_alloc(d, (size_t)n * nt);
     double* dx = dlambda ? dlambda : phys_stack_alloc(d, (size_t)n * nt);
-    inner_du(nv, n, nt, L, Y, dwF, dJl, dM, va, dJa, dC, du, col);
+    inner_du(nv, n, nt, L, P, Y, dwF, dJl, dM, va, vb, dJa, dC, du, col);
     socp_sensitivity(d, Y, nv, w->eps, g, nc, cls, x, du, nt, dx);
     for (int j = 0; j < nt && !w->envelope; j++) {   // d(J'x) += J' dx, d(c'x + eps/2 |x|^2) += (c + eps x)' dx
       for (int b = 0; b < n; b++) dxc[j] += (cv[b] + w->eps * x[b]) * dx[(size_t)b * nt + j];
@@ -1109,7 +1170,7 @@ static physStatus transition(const physModel* m, physData* d, const physParamTab
       }
     }
   }
-  if (J) residual_jacobian(nv, nt, L, r, dwF, dJl, dM, dxc, dpen, rc, rpen, J, tmp);
+  if (J) residual_jacobian(nv, nt, L, P, va, r, dwF, dJl, dM, dxc, dpen, rc, rpen, J, tmp);
   return PHYS_OK;
 }
 

@@ -28,6 +28,15 @@
 //   envelope Jacobian, before session 27), whose J'J over-estimates L's curvature (the Gauss-Newton model of
 //   F(theta, lambda*), not of min over lambda of F, whose Hessian is a Schur complement).
 //
+// The velocity metric (weights.metric = W, fixed; phys_violation_metric): the dynamics term becomes
+//   1/2 |P M~^-1 (dt F - J' lambda)|^2,  P = diag(sqrt(W))
+// the velocity error of the transition weighted by a FIXED W instead of by M~ itself (dair_pll's
+// "inertia-agnostic" loss variations). The energy term 1/2 e' M~ e (e = M~^-1 (dt F - J' lambda) the velocity
+// error) vanishes as the rotational inertia goes to zero with the mass held: in flight e = the measured change of
+// the angular velocity (noise), whose cost 1/2 dw' I dw is linear in I, so the energy loss has its infimum at zero
+// inertia whenever the flight transitions are noisy (docs/identification.md). With W fixed the flight term does not
+// depend on the inertia. The residual r_pred = P M~^-1 (dt F - J' lambda), Y = P M~^-1 J'; the rest unchanged.
+//
 // Contact candidates (the paper's: every corner of a box with its signed distance, touching or not): for each
 // pair that phys_collision_filter admits between a plane and a box (8 corners), a sphere (1 point), a capsule
 // (its 2 end spheres) or a mesh (the vertices of its convex hull, model.h's hull_vert), the points p_i on the
@@ -54,11 +63,17 @@ typedef struct physViolationWeights_ {
   double pen;     // w_pen (J/m^2)
   double eps;     // the tie-break eps (1/kg, the unit of M^-1)
   int envelope;   // 1: the residuals' Jacobian holds lambda* fixed; 0 (default): with dlambda*/dtheta (above)
+  const double* metric;   // NULL (default): the dynamics term in energy units (M~^-1, above); else nv weights
+                          // W_k > 0 (kg, kg m^2), held fixed: the velocity-space term 1/2 |dv_err|_W^2 (below)
 } physViolationWeights;
 
 // the weights of paper 004's Table 2 for CCN on real data: comp 0.001, diss 0.1, pen 100 (their order is our
 // reading, the table lost its symbols: docs/identification.md), eps 1e-6 kg^-1
 void phys_violation_defaults(physViolationWeights* w);
+
+// the velocity metric W (nv) of model m as loaded: the diagonal of M~ = M + diag(armature) at qpos0 (the free
+// body: its mass, then its inertia's diagonal in the world frame at qpos0). Overwrites d's state and kinematics.
+void phys_violation_metric(const physModel* m, physData* d, double* W);
 
 // the model's contact candidates (0 when none); 8 per plane-box pair, 1 per plane-sphere, 2 per plane-capsule,
 // the hull's vertex count per plane-mesh, the two vertex counts per pair of polytopes (box-box 16)

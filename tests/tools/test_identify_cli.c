@@ -1739,6 +1739,22 @@ static void test_violation_loss(void) {
   cJSON_Delete(root);
   free(text);
   clear_outputs();
+  // --violation-metric: result.json names it (energy by default, as the runs above); a wrong name is a usage error
+  r = run("identify", "models/cube.xml", "data/cube_toss", "--files", "1", "--param", "friction:cube", "--loss",
+          "violation", "--violation-metric", "velocity", "--iters", "1", "--quiet", "--out", path("out/v.json"), NULL);
+  CHECK_MSG(r.code == 0, "%s", r.err);
+  run_free(&r);
+  text = slurp(path("out/v.json"));
+  root = cJSON_Parse(text);
+  CHECK(root && !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(root, "violation_metric")), "velocity"));
+  cJSON_Delete(root);
+  free(text);
+  clear_outputs();
+  r = run("identify", "models/cube.xml", "data/cube_toss", "--files", "1", "--param", "friction:cube", "--loss",
+          "violation", "--violation-metric", "speed", "--quiet", "--out", path("out/v.json"), NULL);
+  CHECK(r.code == 2 && has(r.err, "--violation-metric must be one of energy|velocity, not 'speed'"));
+  CHECK(access(path("out/v.json"), F_OK) != 0);
+  run_free(&r);
   r = run("identify", "models/cube.xml", "data/cube_toss", "--param", "friction:cube", "--loss", "violation",
           "--violation-weights", "1,2", "--quiet", "--out", path("out/v.json"), NULL);
   CHECK(r.code == 2 && has(r.err, "--violation-weights '1,2': expected comp,diss,pen (three numbers >= 0)"));
