@@ -11,8 +11,9 @@
 // zero-order hold, so `physid identify` replays them). Controls: a new value for every cable every 0.1 s,
 // uniform in [-A, A] (default A = 0.5: +-500 N, a rest-length shift of +-5 cm at gain 1000 and stiffness
 // 10,000; the model's ctrlrange +-100 would shift a 0.95 m cable by 10 m). Initial state: the model's pose at
-// rest (non-contact); the contact set turns the pose by a random yaw and starts it with a random horizontal
-// velocity of 0 .. 1 m/s in a random direction. Trajectory j of a set draws from seed S + 1000 k + j
+// rest (non-contact); the contact set turns the pose (lying on a cable triangle) by a random yaw and starts it
+// tumbling about the floor point below its centre at 0 .. 3 rad/s about a random horizontal axis
+// (start_rolling). Trajectory j of a set draws from seed S + 1000 k + j
 // (k = 0, 1, 2 for train, valid, test). The activations (act) of a filter model start at 0 and are not
 // written (physid's data files have no act columns yet).
 #include <errno.h>
@@ -26,6 +27,7 @@
 #include "rng.h"
 
 enum { STEPS = 5000, HOLD = 100 };
+static const double WMAX = 3;   // the contact set's largest initial tumbling rate, rad/s
 
 typedef struct {
   const char* name;
@@ -57,23 +59,27 @@ static void write_row(FILE* f, const mjModel* m, const mjData* d) {
   fprintf(f, "\n");
 }
 
-// the contact set's start: every free rod's pose turned by yaw psi about the world z axis through the origin,
-// and every rod given the linear velocity (vx, vy, 0)
+// the contact set's start: every free rod's pose turned by a random yaw psi about the world z axis through
+// the origin (the structure's centre lies on it), and the whole structure set tumbling as one rigid body about
+// the floor point below its centre: angular velocity w (uniform 0 .. WMAX rad/s about a random horizontal axis),
+// each rod's centre moving at w x (c - p0), its angular velocity w in its own frame (MuJoCo's free-joint qvel)
 static void start_rolling(const mjModel* m, mjData* d, physRng* rng) {
-  double psi = phys_rng_range(rng, -M_PI, M_PI), speed = phys_rng_range(rng, 0, 1);
+  double psi = phys_rng_range(rng, -M_PI, M_PI), wmag = phys_rng_range(rng, 0, WMAX);
   double dir = phys_rng_range(rng, -M_PI, M_PI), c = cos(psi), s = sin(psi);
-  double qz[4] = {cos(psi / 2), 0, 0, sin(psi / 2)};
+  double qz[4] = {cos(psi / 2), 0, 0, sin(psi / 2)}, w[3] = {wmag * cos(dir), wmag * sin(dir), 0};
   for (int j = 0; j < m->njnt; j++) {
     if (m->jnt_type[j] != mjJNT_FREE) continue;
     mjtNum* q = d->qpos + m->jnt_qposadr[j];
     mjtNum* v = d->qvel + m->jnt_dofadr[j];
-    double x = q[0], y = q[1], quat[4];
+    double x = q[0], y = q[1], quat[4], r[3], qneg[4];
     q[0] = c * x - s * y;
     q[1] = s * x + c * y;
     mju_mulQuat(quat, qz, q + 3);
     mju_copy(q + 3, quat, 4);
-    v[0] = speed * cos(dir);
-    v[1] = speed * sin(dir);
+    mju_copy3(r, q);   // from the floor point below the centre (the origin's x, y) to the rod's centre
+    mju_cross(v, w, r);
+    mju_negQuat(qneg, quat);
+    mju_rotVecQuat(v + 3, w, qneg);
   }
 }
 

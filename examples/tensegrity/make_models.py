@@ -11,7 +11,8 @@
 Geometry: the 6-bar "expanded octahedron" (the SUPERball's icosahedral tensegrity): rods in three parallel pairs
 along x, y and z, half-length a = 0.842 m (rod 1.684 m), each pair offset by +-a/2 (the equal-tension
 equilibrium of this topology); the 24 cables join every two rod ends sqrt(3/2) a = 1.031 m apart (each end
-carries 4 cables). Run from the repository root: python3 examples/tensegrity/make_models.py
+carries 4 cables; they bound 8 triangles). The floor models rest on one cable triangle: the pose is turned so
+that the triangle's centroid direction points down, its three rod ends 1 cm above the floor. Run from the repository root: python3 examples/tensegrity/make_models.py
 """
 import itertools
 import math
@@ -24,7 +25,6 @@ MASS = 10.0          # rod mass, kg
 STIFF, DAMP, REST = 10000.0, 1000.0, 0.95
 GAIN, CTRL = 1000.0, 100.0
 TAU = 0.1            # filter time constant (the paper gives none; one 10 Hz control period)
-LIFT = A + RADIUS + 0.01   # the centre's height: the lowest rods' surface 1 cm above the floor
 FIXED_LIFT = 3.0     # the fixed variant's centre height (no floor)
 
 # rods: (name, centre, axis index); ends at centre -+ a e_axis
@@ -64,13 +64,48 @@ def cables():
     return out
 
 
+def face_down():
+    """the rotation (3x3 rows) that turns the centroid direction of one closed cable triangle to -z: the floor
+    model's rest pose lies on that face"""
+    cab = cables()
+    adj = {}
+    for e in cab:
+        adj.setdefault(e[0], set()).add(e[1])
+        adj.setdefault(e[1], set()).add(e[0])
+    pts = {(i, k): p for i, rod in enumerate(RODS) for k, p in enumerate(ends(rod))}
+    tri = sorted(t for t in itertools.combinations(sorted(pts), 3)
+                 if t[1] in adj[t[0]] and t[2] in adj[t[0]] and t[2] in adj[t[1]])
+    assert len(tri) == 8, len(tri)
+    c = [sum(pts[n][k] for n in tri[0]) / 3 for k in range(3)]
+    n = [x / math.sqrt(sum(y * y for y in c)) for x in c]
+    # Rodrigues: turn n onto -z about the axis n x (-z)
+    tz = [0.0, 0.0, -1.0]
+    ax = [n[1] * tz[2] - n[2] * tz[1], n[2] * tz[0] - n[0] * tz[2], n[0] * tz[1] - n[1] * tz[0]]
+    s_ = math.sqrt(sum(x * x for x in ax))
+    c_ = sum(n[k] * tz[k] for k in range(3))
+    k_ = [x / s_ for x in ax]
+    K = [[0, -k_[2], k_[1]], [k_[2], 0, -k_[0]], [-k_[1], k_[0], 0]]
+    K2 = [[sum(K[i][m] * K[m][j] for m in range(3)) for j in range(3)] for i in range(3)]
+    return [[(1.0 if i == j else 0.0) + s_ * K[i][j] + (1 - c_) * K2[i][j] for j in range(3)] for i in range(3)]
+
+
+def mat_quat(R):
+    """unit quaternion (w first) of a rotation matrix with trace > -1"""
+    w = math.sqrt(max(0.0, 1 + R[0][0] + R[1][1] + R[2][2])) / 2
+    return [w, (R[2][1] - R[1][2]) / (4 * w), (R[0][2] - R[2][0]) / (4 * w), (R[1][0] - R[0][1]) / (4 * w)]
+
+
 def fmt(v):
     return " ".join("%.10g" % x for x in v)
 
 
 def model(fixed, dyn):
     """the MJCF text of one variant"""
-    lift = FIXED_LIFT if fixed else LIFT
+    R = [[1.0, 0, 0], [0, 1.0, 0], [0, 0, 1.0]] if fixed else face_down()
+    rot = lambda p: [sum(R[i][k] * p[k] for k in range(3)) for i in range(3)]
+    nodes_z = [rot(p)[2] for rod in RODS for p in ends(rod)]
+    lift = FIXED_LIFT if fixed else RADIUS + 0.01 - min(nodes_z)   # the lowest rod end 1 cm above the floor
+    quat = mat_quat(R)
     name = "superball" + ("_fixed" if fixed else "") + ("" if dyn else "_nodyn")
     L = []
     L.append('<mujoco model="%s">' % name)
@@ -86,11 +121,13 @@ def model(fixed, dyn):
         L.append('    <geom name="floor" type="plane" size="20 20 0.1"/>')
     for i, rod in enumerate(RODS):
         nm, c, ax = rod
-        pos = [c[0], c[1], c[2] + lift]
+        pos = rot(c)
+        pos[2] += lift
         e0 = [0.0, 0.0, 0.0]
         e1 = [0.0, 0.0, 0.0]
         e0[ax], e1[ax] = -A, A
-        L.append('    <body name="%s" pos="%s">' % (nm, fmt(pos)))
+        turn = '' if fixed else ' quat="%s"' % fmt(quat)
+        L.append('    <body name="%s" pos="%s"%s>' % (nm, fmt(pos), turn))
         if not (fixed and i == 0):
             L.append('      <freejoint/>')
         L.append('      <geom name="%s" type="capsule" fromto="%s %s" size="%g" mass="%g"/>'
