@@ -7,6 +7,7 @@
                                                 no floor
   examples/tensegrity/superball_nodyn.xml       as superball.xml with actuators without dynamics
   examples/tensegrity/superball_fixed_nodyn.xml as superball_fixed.xml with actuators without dynamics
+  examples/tensegrity/superball_condim3_nodyn.xml as superball_nodyn.xml with sliding friction only (condim 3)
 
 Geometry: the 6-bar "expanded octahedron" (the SUPERball's icosahedral tensegrity): rods in three parallel pairs
 along x, y and z, half-length a = 0.842 m (rod 1.684 m), each pair offset by +-a/2 (the equal-tension
@@ -99,21 +100,21 @@ def fmt(v):
     return " ".join("%.10g" % x for x in v)
 
 
-def model(fixed, dyn):
-    """the MJCF text of one variant"""
+def model(fixed, dyn, condim=6):
+    """the MJCF text of one variant (condim 3: sliding friction only, what physid's contact models have)"""
     R = [[1.0, 0, 0], [0, 1.0, 0], [0, 0, 1.0]] if fixed else face_down()
     rot = lambda p: [sum(R[i][k] * p[k] for k in range(3)) for i in range(3)]
     nodes_z = [rot(p)[2] for rod in RODS for p in ends(rod)]
     lift = FIXED_LIFT if fixed else RADIUS + 0.01 - min(nodes_z)   # the lowest rod end 1 cm above the floor
     quat = mat_quat(R)
-    name = "superball" + ("_fixed" if fixed else "") + ("" if dyn else "_nodyn")
+    name = "superball" + ("_fixed" if fixed else "") + ("_condim3" if condim == 3 else "") + ("" if dyn else "_nodyn")
     L = []
     L.append('<mujoco model="%s">' % name)
     L.append('  <!-- written by examples/tensegrity/make_models.py (issue 16, paper 002); edit that script, not this'
              ' file -->')
     L.append('  <option timestep="0.001" integrator="Euler"/>')
     L.append('  <default>')
-    L.append('    <geom friction="1 1 1" condim="6"/>')
+    L.append('    <geom friction="1 1 1" condim="%d"/>' % condim)
     L.append('    <tendon stiffness="%g" damping="%g" springlength="%g"/>' % (STIFF, DAMP, REST))
     L.append('  </default>')
     L.append('  <worldbody>')
@@ -158,6 +159,11 @@ def main():
         with open(path, "w") as f:
             f.write(text)
         print(path)
+    name, text = model(False, False, 3)
+    path = os.path.join("examples/tensegrity", name + ".xml")
+    with open(path, "w") as f:
+        f.write(text)
+    print(path)
 
 
 if __name__ == "__main__":
