@@ -137,10 +137,16 @@ int main(int argc, char** argv) {
       fprintf(stderr, "gen_superball: option %s needs a value\n", argv[a]);
       return 2;
     }
-    if (!strcmp(argv[a], "--amp")) amp = atof(argv[a + 1]);
-    else if (!strcmp(argv[a], "--seed")) seed0 = strtoull(argv[a + 1], NULL, 10);
+    char* end = NULL;
+    if (!strcmp(argv[a], "--amp")) amp = strtod(argv[a + 1], &end);
+    else if (!strcmp(argv[a], "--seed")) seed0 = strtoull(argv[a + 1], &end, 10);
     else {
       fprintf(stderr, "gen_superball: unknown option %s\n", argv[a]);
+      return 2;
+    }
+    if (*end || end == argv[a + 1] || !(amp > 0 && amp <= 100)) {
+      fprintf(stderr, "gen_superball: %s '%s': expected %s\n", argv[a], argv[a + 1],
+              strcmp(argv[a], "--amp") ? "a whole number" : "a number in (0, 100]");
       return 2;
     }
   }
