@@ -294,6 +294,53 @@ static void check_tied(void) {
   phys_free_model(m);
 }
 
+// the SUPERball tensegrity's cables (issue 16; examples/tensegrity/superball_nodyn.xml: actuators without
+// dynamics, contacts off): "stiffness:*", "damping:*", "restlength:*" tie the 24 spatial tendons (the rods' free
+// joints are unnamed, so the patterns match tendons only); each tied column equals the sum of the 24 separate
+// ones to 1e-13 relative to the sum of their magnitudes (rods moved off the
+// symmetric pose), and the tied table with a rod mass and the tied gains agrees with differences and the
+// dot-product test
+static void check_superball_cables(void) {
+  physModel* m = gm_load("examples/tensegrity/superball_nodyn.xml", PHYS_DSBL_CONTACT | PHYS_DSBL_LIMIT);
+  physData* d = phys_make_data(m);
+  physRng r;
+  phys_rng_seed(&r, 16);
+  for (int i = 0; i < m->nv; i++) d->qvel[i] = phys_rng_range(&r, -0.5, 0.5);
+  for (int j = 0; j < m->njnt; j++)   // the rods moved by up to 2 cm off the symmetric pose
+    for (int i = 0; i < 3; i++) d->qpos[m->jnt_qposadr[j] + i] += phys_rng_range(&r, -0.02, 0.02);
+  for (int a = 0; a < m->nu; a++) d->ctrl[a] = phys_rng_range(&r, -0.5, 0.5);
+  static const char* kinds[3] = {"stiffness", "damping", "restlength"};
+  for (int k = 0; k < 3; k++) {
+    char tied[64], *sep[24];
+    snprintf(tied, sizeof tied, "%s:*", kinds[k]);
+    for (int c = 0; c < 24; c++) {
+      sep[c] = malloc(64);
+      snprintf(sep[c], 64, "%s:c%d", kinds[k], c);
+    }
+    const char* tp = tied;
+    int nt = 0, ns = 0;
+    double *Pt = param_jacobian(m, d, &tp, 1, &nt), *Ps = param_jacobian(m, d, (const char* const*)sep, 24, &ns);
+    CHECK(nt == 1 && ns == 24);
+    double worst = 0, scale = 0;
+    for (int i = 0; Pt && Ps && i < 2 * m->nv; i++) {
+      double sum = 0;
+      double mag = 0;   // the scale: the sum of magnitudes (the 24 columns cancel in part)
+      for (int c = 0; c < 24; c++) sum += Ps[i * 24 + c], mag += fabs(Ps[i * 24 + c]);
+      worst = fmax(worst, fabs(Pt[i] - sum));
+      scale = fmax(scale, mag);
+    }
+    CHECK_MSG(scale > 0 && worst <= 1e-13 * scale, "superball %s: tied vs summed columns: %g of %g", tied, worst, scale);
+    printf("superball %s: max |tied - sum of 24 columns| %.3g of %.3g\n", tied, worst, scale);
+    free(Pt);
+    free(Ps);
+    for (int c = 0; c < 24; c++) free(sep[c]);
+  }
+  phys_free_data(d);
+  const char* spec[] = {"stiffness:*", "damping:*", "restlength:*", "mass:r1", "gain:*"};
+  check_model("superball cables", m, spec, 5, 2, 1, 0);
+  phys_free_model(m);
+}
+
 // the jumpworm lying on its floor, every contact model: the tied columns (hinge damping, link masses, motor
 // gears) are the sums of the separate ones through the constrained step's Jacobian
 static void check_tied_contact(void) {
@@ -465,6 +512,7 @@ int main(void) {
   const char* dp[] = {"pos:link1", "pos:link2", "mass:link2", "gravity"};
   check_model("double pendulum pos", m, dp, 4, 4, 3, 1);
   phys_free_model(m);
+  check_superball_cables();
 
   m = gm_load(GM_HUMANOID, PHYS_DSBL_CONTACT | PHYS_DSBL_LIMIT);
   positive_armature_damping(m);

@@ -516,6 +516,8 @@ int main(void) {
       "tests/data/tendons_wrap.xml",
       "tests/data/actuator_dynamics.xml",
       "tests/data/actuator_site.xml",
+      "models/superball.xml",
+      "models/superball_fixed.xml",
   };
   for (size_t i = 0; i < sizeof(FULL) / sizeof(FULL[0]); i++) compare_model(FULL[i], 1, strstr(FULL[i], "humanoid.xml.gz") != NULL);
 
