@@ -69,7 +69,7 @@ static int state_rows(const physModel* m, physData* d, const double* L, const do
 
 physStatus phys_step_act_jacobian(const physModel* m, physData* d, double* A, double* B) {
   int nv = m->nv, na = m->na, nu = m->nu, nx = 2 * nv + na;
-  if (!phys_grad_balls_last(m) || m->residual) return PHYS_ERR_MODEL;
+  if (!phys_grad_balls_last(m) || m->residual || !phys_grad_muscles_ok(m)) return PHYS_ERR_MODEL;
   phys_kinematics(m, d);
   if (phys_frictionloss_count(m) > 0 || phys_constraint_nlimit(m, d) > 0 ||
       (!(m->opt.disableflags & PHYS_DSBL_CONTACT) && phys_collision_count(m, d) > 0))

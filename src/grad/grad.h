@@ -18,6 +18,7 @@
 #ifndef PHYS_GRAD_H
 #define PHYS_GRAD_H
 
+#include "dyn.h"
 #include "model.h"
 #include "physid.h"
 
@@ -100,6 +101,14 @@ static inline int phys_grad_tendons_ok(const physModel* m) {
 // 1 if the step derivatives cover m's actuators: no activations (na = 0: the state (q, v) of the Jacobians
 // and VJPs has no act block yet; issue 15 item 2)
 static inline int phys_grad_actuators_ok(const physModel* m) { return m->na == 0; }
+
+// 1 if no actuator has a muscle gain, bias or dynamics or a slider-crank transmission (issue 15 items 2 and 6:
+// simulated as MuJoCo 2.2.2, src/dyn/muscle.c; their derivatives are not built, every derivative path refuses them)
+static inline int phys_grad_muscles_ok(const physModel* m) {
+  for (int a = 0; a < m->nu; a++)
+    if (m->actuator_trntype[a] == PHYS_TRN_SLIDERCRANK || phys_actuator_muscle(m, a)) return 0;
+  return 1;
+}
 
 //---------------------------------------------------------------------------------------------------------
 // the contact-free step (step_deriv.c): x = (q tangent, v) (2nv), x+ = step(x, u)
