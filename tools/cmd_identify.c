@@ -925,6 +925,11 @@ int id_prepare(idRun* r, const idArgs* a) {
     return plain ? (a->param.n > 0 ? CLI_EXIT_USAGE : CLI_EXIT_INPUT) : CLI_EXIT_INPUT;
   }
   if (!r->m) return CLI_EXIT_INPUT;
+  if (!phys_grad_muscles_ok(r->m)) {   // before any work: the fit needs the step derivatives (issue 15 items 2, 6)
+    cli_error("identify: %s: the model has muscles or slider-crank transmissions: the step derivatives do not "
+              "support them (simulate only)", a->model);
+    return CLI_EXIT_INPUT;
+  }
   if (!phys_grad_tendons_ok(r->m)) {   // before any work: the fit needs the step derivatives
     cli_error("identify: %s: a tendon wraps a geom: the step derivatives do not support it "
               "(lengths, moments and forces only)", a->model);

@@ -113,8 +113,8 @@ static physStatus actuator_prm(mjcfCtx* c, const mjcfElem* e, physSpecActuator* 
     a->gainprm[i] = p.gain < 2 && (i == 0 || p.gain == 1) ? p.gainprm[i] : 0;
     a->biasprm[i] = p.bias == 1 ? p.biasprm[i] : 0;
   }
-  memcpy(a->musclegain, p.gainprm, sizeof(a->musclegain));
-  memcpy(a->musclebias, p.biasprm, sizeof(a->musclebias));
+  if (p.gain == 2) memcpy(a->musclegain, p.gainprm, sizeof(a->musclegain));   // (else 0: the model's muscle
+  if (p.bias == 2) memcpy(a->musclebias, p.biasprm, sizeof(a->musclebias));   // parameters only for muscles)
   return PHYS_OK;
 }
 
