@@ -223,7 +223,7 @@ static void check_slider(void) {
 }
 
 int main(void) {
-  if (access(ARM26, R_OK) != 0) {
+  if (access(ARM26, R_OK) != 0) {   // (ctest: SKIP_RETURN_CODE 77)
     printf("SKIP: libmujoco-samples is not installed\n");
     return 77;
   }
