@@ -158,11 +158,8 @@ static physStatus parse_motor(mjcfCtx* c, xmlNode* el) {
   }
   physSpecActuator prm = {0};
   if ((st = actuator_prm(c, &e, &prm, &ok)) || !ok) return st;
-  int id = phys_spec_add_actuator(c->s);
-  if (id < 0) return phys_error(c->log, PHYS_ERR_NOMEM, "out of memory");
-  physSpecActuator* a = c->s->actuator + id;
-  a->line = (int)xmlGetLineNo(el);
-  a->fileid = mjcf_elem_fileid(c, el);
+  physSpecActuator* a;
+  MJCF_ADD(c, el, actuator, actuator, a);
   if ((st = mjcf_get_name(c, el, "name", a->name))) return st;
   if ((st = mjcf_get_name(c, el, TARGETS[which], a->target))) return st;
   a->trntype = TRN[which];
@@ -222,11 +219,8 @@ static physStatus get_list(mjcfCtx* c, xmlNode* el, const char* name, double** o
 // <key name time qpos qvel ctrl act>; sizes are checked by phys_compile
 static physStatus parse_key(mjcfCtx* c, xmlNode* el) {
   mjcfElem e = {el, K_NONE, 0};
-  int id = phys_spec_add_key(c->s);
-  if (id < 0) return phys_error(c->log, PHYS_ERR_NOMEM, "out of memory");
-  physSpecKey* k = c->s->key + id;
-  k->line = (int)xmlGetLineNo(el);
-  k->fileid = mjcf_elem_fileid(c, el);
+  physSpecKey* k;
+  MJCF_ADD(c, el, key, key, k);
   physStatus st = mjcf_get_name(c, el, "name", k->name);
   if (!st) st = mjcf_get_real(c, &e, "time", &k->time, NULL);
   if (!st) st = get_list(c, el, "qpos", &k->qpos, &k->nqpos);
