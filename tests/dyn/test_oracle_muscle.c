@@ -146,6 +146,7 @@ static void trajectory(const physModel* pm, mjModel* mm, const double* ctrl, dou
     for (int i = 0; i < pm->nv; i++) worst[1] = fmax(worst[1], fabs(pd->qvel[i] - md->qvel[i]) / fmax(1, fabs(md->qvel[i])));
     for (int i = 0; i < pm->na; i++) worst[2] = fmax(worst[2], fabs(pd->act[i] - md->act[i]));
   }
+  CHECK_MSG(pd->nwarning == 0, "%d warnings, the last: %s", pd->nwarning, pd->lastwarning);
   phys_free_data(pd);
   mj_deleteData(md);
 }
