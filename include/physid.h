@@ -86,8 +86,10 @@ typedef enum physTrn_ {
   PHYS_TRN_JOINT = 0,      // force gear*ctrl on a hinge/slide joint (or gear[0..5] on free/ball dofs)
   PHYS_TRN_SPRING,         // tension gear*ctrl along a spring (MJCF motor on a spatial tendon)
   PHYS_TRN_RESTLENGTH,     // ctrl sets the spring's rest length: L0 = spring_restlength + gear*ctrl
-  PHYS_TRN_SITE            // force gear[0..2]*f and torque gear[3..5]*f at a site, in the site's frame (MuJoCo's
+  PHYS_TRN_SITE,           // force gear[0..2]*f and torque gear[3..5]*f at a site, in the site's frame (MuJoCo's
                            // mjTRN_SITE without refsite)
+  PHYS_TRN_SLIDERCRANK     // MuJoCo's slider-crank: length a'v - sqrt((a'v)^2 + r^2 - v'v) of the crank site (trnid)
+                           // seen from the slider site (trnid2, axis a its z) with rod length r (cranklength)
 } physTrnType;
 
 typedef enum physSpringType_ {
@@ -105,7 +107,11 @@ typedef enum physWrapType_ {
 
 // actuator dynamics (MuJoCo 2.2.2's mjtDyn none, integrator, filter): the actuator's input is ctrl (none) or
 // its activation act, advanced by the step with act_dot = ctrl (integrator) or (ctrl - act) / dynprm[0] (filter)
-typedef enum physDyn_ { PHYS_DYN_NONE = 0, PHYS_DYN_INTEGRATOR, PHYS_DYN_FILTER } physDynType;
+// (muscle: MuJoCo 2.2.2's mju_muscleDynamics with the activation and deactivation time constants dynprm[0..1])
+typedef enum physDyn_ { PHYS_DYN_NONE = 0, PHYS_DYN_INTEGRATOR, PHYS_DYN_FILTER, PHYS_DYN_MUSCLE } physDynType;
+// an actuator's gain or bias type: affine (MuJoCo's fixed and affine: actuator_gainprm / biasprm) or MuJoCo
+// 2.2.2's muscle (mju_muscleGain / mju_muscleBias of the actuator's length and velocity, actuator_muscleprm)
+typedef enum physGain_ { PHYS_GAIN_AFFINE = 0, PHYS_GAIN_MUSCLE } physGainType;
 
 typedef enum physIntegrator_ { PHYS_INT_EULER = 0 } physIntegrator;
 
@@ -290,6 +296,14 @@ enum {
   X(double, actuator_dynprm, nu, 3)      /* dynamics parameters (filter: dynprm[0] = tau)      (nu x 3) */ \
   X(double, actuator_forcerange, nu, 2)  /* force range                                        (nu x 2) */ \
   X(double, actuator_actrange, nu, 2)    /* activation range                                   (nu x 2) */ \
+  /* muscles and slider-crank transmissions (issue 15 items 2 and 6, session 28; src/dyn/muscle.c) */      \
+  X(int, actuator_gaintype, nu, 1)       /* physGainType (muscle: actuator_muscleprm[0..8])    (nu x 1) */ \
+  X(int, actuator_biastype, nu, 1)       /* physGainType (muscle: actuator_muscleprm[9..17])   (nu x 1) */ \
+  X(double, actuator_muscleprm, nu, 18)  /* MuJoCo's muscle gainprm[0..8], biasprm[0..8]      (nu x 18) */ \
+  X(double, actuator_lengthrange, nu, 2) /* actuator length range (muscles' normalization)     (nu x 2) */ \
+  X(double, actuator_acc0, nu, 1)        /* |M^-1 moment| at qpos0 (muscles: force = scale/acc0) (nu x 1) */ \
+  X(int, actuator_trnid2, nu, 1)         /* slider-crank: the slider site (-1 otherwise)       (nu x 1) */ \
+  X(double, actuator_cranklength, nu, 1) /* slider-crank: the rod's length                     (nu x 1) */ \
   /* meshes */                                                                                             \
   X(int, mesh_vertadr, nmesh, 1)         /* first vertex                                    (nmesh x 1) */ \
   X(int, mesh_vertnum, nmesh, 1)         /* number of vertices                              (nmesh x 1) */ \

@@ -63,4 +63,32 @@ void phys_object_quat(const physModel* m, const physData* d, int objtype, int id
 // phys_sensor with the contacts con[0..ncon) (a step's list before d->ncon is set; phys_sensor: d's own)
 void phys_sensor_list(const physModel* m, physData* d, const physContact* con, int ncon);
 
+// MuJoCo 2.2.2's muscles (muscle.c; issue 15 items 2 and 6): with the 9 parameters prm = (range[2], force,
+// scale, lmin, lmax, vmax, fpmax, fvmax), the peak force F = force, or scale / acc0 when force < 0, the optimal
+// length L0 = (lr[1] - lr[0]) / (range[1] - range[0]), the normalized length l = range[0] + (len - lr[0]) / L0
+// and velocity v = vel / (L0 vmax): gain = -F FL(l) FV(v) (mju_muscleGain), bias = -F FP(l) (mju_muscleBias),
+// act_dot = (clip(ctrl, 0, 1) - act) / tau with tau = prm[0] (0.5 + 1.5 a) when the clipped ctrl exceeds act,
+// else prm[1] / (0.5 + 1.5 a), a = clip(act, 0, 1) (mju_muscleDynamics)
+double phys_muscle_gain(double len, double vel, const double lr[2], double acc0, const double prm[9]);
+double phys_muscle_bias(double len, const double lr[2], double acc0, const double prm[9]);
+double phys_muscle_dynamics(double ctrl, double act, const double prm[2]);
+// slider-crank actuator a (PHYS_TRN_SLIDERCRANK) at d's kinematics: its length (gear[0] times MuJoCo 2.2.2's
+// a'v - sqrt((a'v)^2 + r^2 - v'v)); its rate into *vel (may be NULL; needs cvel); qfrc += moment' f (may be NULL)
+double phys_slidercrank(const physModel* m, const physData* d, int a, double f, double* qfrc, double* vel);
+// actuator a's length and rate (*vel): gear[0] times a hinge's or slide's position, a tendon's length or the
+// slider-crank's; 0 for other transmissions
+double phys_actuator_length(const physModel* m, const physData* d, int a, double* vel);
+// 1 if actuator a has muscle dynamics, gain or bias
+int phys_actuator_muscle(const physModel* m, int a);
+// the force of actuator a at input c (clamped ctrl or act) with MuJoCo 2.2.2's gain and bias of its length and
+// velocity (muscle or affine), clamped to forcerange when forcelimited: phys_actuator_force for muscles and
+// slider-cranks
+double phys_actuator_force_length(const physModel* m, const physData* d, int a, double c);
+// the muscles' constants at compile time (model arrays): actuator_lengthrange where lower >= upper (physid: the
+// least and greatest length over the corners of the ranges of the joints the length depends on; MuJoCo 2.2.2
+// simulates the model pushed each way, mj_setLengthRange) and actuator_acc0 = |M^-1 moment| at qpos0 (mj_setConst).
+// Returns -1, or the actuator whose lengthrange cannot be computed with *joint the joint without a range (-2 out
+// of memory, -3 M not positive definite)
+int phys_actuator_setconst(physModel* m, int* joint);
+
 #endif  // PHYS_DYN_H

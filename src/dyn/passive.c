@@ -147,6 +147,11 @@ double phys_actuator_force(const physModel* m, const physData* d, int a, physAct
   const double *g = m->actuator_gainprm + 3 * a, *b = m->actuator_biasprm + 3 * a;
   int adr = m->actuator_actadr[a];
   double c = adr >= 0 ? d->act[adr] : d->ctrl[a], slope = 1, gain = g[0], bias = b[0], dL = 0, dLdot = 0;
+  if (m->actuator_trntype[a] == PHYS_TRN_SLIDERCRANK || phys_actuator_muscle(m, a)) {   // (no derivatives: refused)
+    double f = phys_actuator_force_length(m, d, a, adr >= 0 ? c : actuator_ctrl(m, d, a));
+    if (t) *t = (physActuatorTerms){0};
+    return f;
+  }
   if (adr >= 0) {
     slope = 0;   // d force / d ctrl: through the activation only
   } else if (m->actuator_ctrllimited[a]) {
@@ -178,6 +183,8 @@ double phys_actuator_force(const physModel* m, const physData* d, int a, physAct
 static double actuator_act_dot(const physModel* m, const physData* d, int a) {
   double c = actuator_ctrl(m, d, a);
   if (m->actuator_dyntype[a] == PHYS_DYN_INTEGRATOR) return c;
+  if (m->actuator_dyntype[a] == PHYS_DYN_MUSCLE)
+    return phys_muscle_dynamics(c, d->act[m->actuator_actadr[a]], m->actuator_dynprm + 3 * a);
   double tau = m->actuator_dynprm[3 * a];
   return (c - d->act[m->actuator_actadr[a]]) / (tau > 1e-15 ? tau : 1e-15);
 }
@@ -230,6 +237,8 @@ void phys_actuation(const physModel* m, physData* d) {
       double force[3], torque[3];
       phys_site_wrench(m, d, a, c, force, torque);
       phys_apply_force(m, d, d->qfrc_actuator, m->site_bodyid[id], d->site_xpos + 3 * id, force, torque);
+    } else if (m->actuator_trntype[a] == PHYS_TRN_SLIDERCRANK) {
+      phys_slidercrank(m, d, a, c, d->qfrc_actuator, NULL);
     } else {
       phys_spring_eval(m, d, id, NULL, -gear[0] * c, d->qfrc_actuator);
     }

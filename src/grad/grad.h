@@ -18,6 +18,7 @@
 #ifndef PHYS_GRAD_H
 #define PHYS_GRAD_H
 
+#include "dyn.h"
 #include "model.h"
 #include "physid.h"
 
@@ -115,6 +116,14 @@ static inline const char* phys_grad_tendons_why(const physModel* m) {
 static inline int phys_grad_actuators_ok(const physModel* m) {
   for (int a = 0; a < m->nu; a++)
     if (m->actuator_trntype[a] == PHYS_TRN_RESTLENGTH && m->actuator_actadr[a] >= 0) return 0;
+  return 1;
+}
+
+// 1 if no actuator has a muscle gain, bias or dynamics or a slider-crank transmission (issue 15 items 2 and 6:
+// simulated as MuJoCo 2.2.2, src/dyn/muscle.c; their derivatives are not built, every derivative path refuses them)
+static inline int phys_grad_muscles_ok(const physModel* m) {
+  for (int a = 0; a < m->nu; a++)
+    if (m->actuator_trntype[a] == PHYS_TRN_SLIDERCRANK || phys_actuator_muscle(m, a)) return 0;
   return 1;
 }
 

@@ -91,6 +91,11 @@ physStatus phys_step_linearize_warm(const physModel* m, physData* d, const physW
   rec->mark = phys_stack_mark(d);
   rec->solver = m->opt.contact;
   rec->warm = warm ? *warm : (physWarmStart){d->ncon, d->contact};
+  if (!phys_grad_muscles_ok(m)) {   // issue 15 items 2 and 6: simulated, not differentiated
+    phys_data_warning(d, "phys_step derivatives: the model has muscles or slider-crank transmissions, whose "
+                      "derivatives are not supported yet");
+    return PHYS_ERR_MODEL;
+  }
   if (!phys_grad_balls_last(m) || !phys_grad_tendons_ok(m) || !phys_grad_actuators_ok(m)) return PHYS_ERR_MODEL;
   if (phys_equality_rows(m) > 0 && m->opt.contact == PHYS_CONTACT_PENALTY) {   // issue 15 item 1
     phys_data_warning(d, "phys_step derivatives: equality constraints under the penalty contact model are not "

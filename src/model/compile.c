@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dyn.h"
 #include "hull.h"
 #include "mesh.h"
 #include "model.h"
@@ -696,6 +697,63 @@ static physStatus actuator_dynamics(const physSpecActuator* a, const char* at, p
   return PHYS_OK;
 }
 
+// actuator i's muscle parameters, lengthrange and slider-crank (issue 15 items 2 and 6): gain and bias types and
+// their parameters, the slider site resolved by name and the crank length; refused: non-finite values, a muscle on
+// a site or on a ball or free joint (MuJoCo's length there is 0), a missing slider site
+static physStatus actuator_muscle(const physSpec* s, const physSpecActuator* a, const char* at, physModel* m, int i,
+                                  physLog* log) {
+  if (!finite_n(a->musclegain, 9) || !finite_n(a->musclebias, 9) || !finite_n(a->lengthrange, 2) ||
+      !isfinite(a->cranklength))
+    return phys_error(log, PHYS_ERR_VALUE, "%sactuator '%s': the muscle parameters, lengthrange and cranklength must "
+                      "be finite", at, a->name);
+  int muscle = a->gaintype == PHYS_GAIN_MUSCLE || a->biastype == PHYS_GAIN_MUSCLE || a->dyntype == PHYS_DYN_MUSCLE;
+  int id = a->trntype == PHYS_TRN_JOINT ? find_named(a->target, s->joint, s->njoint, sizeof(*s->joint)) : -1;
+  if (muscle && (a->trntype == PHYS_TRN_SITE || (id >= 0 && s->joint[id].type != PHYS_JNT_HINGE &&
+                                                 s->joint[id].type != PHYS_JNT_SLIDE)))
+    return phys_error(log, PHYS_ERR_MODEL, "%sactuator '%s': muscles act on hinge and slide joints, tendons and "
+                      "slider-cranks (their length is what the muscle's curves read)", at, a->name);
+  for (int k = 0; k < 2; k++) {   // MuJoCo 2.2.2's checks of a muscle gain's and bias's parameters (it refuses these too)
+    const double* p = k ? a->musclebias : a->musclegain;
+    if ((k ? a->biastype : a->gaintype) != PHYS_GAIN_MUSCLE) continue;
+    if (!(p[0] < p[1]))
+      return phys_error(log, PHYS_ERR_VALUE, "%sactuator '%s': a muscle needs range[0] < range[1]", at, a->name);
+    if (!(p[3] > 0 && p[6] > 0 && p[7] > 0 && p[8] > 0))
+      return phys_error(log, PHYS_ERR_VALUE, "%sactuator '%s': a muscle needs scale, vmax, fpmax and fvmax > 0", at,
+                        a->name);
+    if (!(p[4] < 1 && p[5] > 1))
+      return phys_error(log, PHYS_ERR_VALUE, "%sactuator '%s': a muscle needs lmin < 1 < lmax", at, a->name);
+  }
+  m->actuator_gaintype[i] = a->gaintype;
+  m->actuator_biastype[i] = a->biastype;
+  memcpy(m->actuator_muscleprm + 18 * i, a->musclegain, 9 * sizeof(double));
+  memcpy(m->actuator_muscleprm + 18 * i + 9, a->musclebias, 9 * sizeof(double));
+  memcpy(m->actuator_lengthrange + 2 * i, a->lengthrange, 2 * sizeof(double));
+  m->actuator_trnid2[i] = -1;
+  if (a->trntype != PHYS_TRN_SLIDERCRANK) return PHYS_OK;
+  m->actuator_trnid2[i] = find_named(a->slider, s->site, s->nsite, sizeof(*s->site));
+  m->actuator_cranklength[i] = a->cranklength;
+  if (m->actuator_trnid2[i] < 0)
+    return phys_error(log, PHYS_ERR_MODEL, "%sactuator '%s': slidersite '%s' not found", at, a->name, a->slider);
+  return PHYS_OK;
+}
+
+// the muscles' lengthrange and acc0 (phys_actuator_setconst, at qpos0 once the model is complete); refused: a
+// muscle without lengthrange whose length depends on a joint without a range
+static physStatus compile_muscles(const physSpec* s, physModel* m, physLog* log) {
+  char buf[600];
+  int joint, a = phys_actuator_setconst(m, &joint);
+  if (a < 0) return PHYS_OK;
+  if (joint == -2) return phys_error(log, PHYS_ERR_NOMEM, "%s: out of memory", s->filename);
+  const char* at = where(s, s->actuator[a], buf, sizeof(buf));
+  if (joint == -3)
+    return phys_error(log, PHYS_ERR_MODEL, "%sthe mass matrix at qpos0 is not positive definite: the muscles' acc0 "
+                      "cannot be computed", at);
+  return phys_error(log, PHYS_ERR_MODEL, "%sactuator '%s': give the muscle a 'lengthrange': its length depends on "
+                    "joint '%s', which has no range (physid takes the length range over the corners of the joints' "
+                    "ranges; MuJoCo 2.2.2 simulates the model, mj_setLengthRange)", at, s->actuator[a].name,
+                    phys_id2name(m, "joint", joint) ? phys_id2name(m, "joint", joint) : "(unnamed)");
+}
+
 static physStatus compile_actuators(const physSpec* s, physModel* m, int* namepos, physLog* log) {
   char buf[600];
   int na = 0;
@@ -707,7 +765,7 @@ static physStatus compile_actuators(const physSpec* s, physModel* m, int* namepo
     if (a->trntype == PHYS_TRN_JOINT) {
       for (int j = 0; j < s->njoint && id < 0; j++)
         if (strcmp(s->joint[j].name, a->target) == 0) id = j;
-    } else if (a->trntype == PHYS_TRN_SITE) {
+    } else if (a->trntype == PHYS_TRN_SITE || a->trntype == PHYS_TRN_SLIDERCRANK) {
       id = find_named(a->target, s->site, s->nsite, sizeof(*s->site));
     } else {
       for (int j = 0; j < s->nspring && id < 0; j++)
@@ -715,13 +773,15 @@ static physStatus compile_actuators(const physSpec* s, physModel* m, int* namepo
     }
     if (id < 0)
       return phys_error(log, PHYS_ERR_MODEL, "%sactuator '%s': %s '%s' not found", at, a->name,
-                        a->trntype == PHYS_TRN_JOINT ? "joint" : (a->trntype == PHYS_TRN_SITE ? "site" : "tendon"),
+                        a->trntype == PHYS_TRN_JOINT ? "joint" : (a->trntype == PHYS_TRN_SPRING ? "tendon" : "site"),
                         a->target);
     if (!finite_n(a->gear, 6) || !finite_n(a->ctrlrange, 2) || (a->ctrllimited && a->ctrlrange[0] > a->ctrlrange[1]))
       return phys_error(log, PHYS_ERR_VALUE, "%sactuator '%s': gear and ctrlrange must be finite, lower <= upper", at, a->name);
     if (!finite_n(a->gainprm, 3) || !finite_n(a->biasprm, 3))
       return phys_error(log, PHYS_ERR_VALUE, "%sactuator '%s': gainprm and biasprm must be finite", at, a->name);
-    if (a->gainprm[1] != 0 || a->gainprm[2] != 0 || a->biasprm[1] != 0 || a->biasprm[2] != 0) {
+    if ((st = actuator_muscle(s, a, at, m, i, log))) return st;
+    if (a->trntype != PHYS_TRN_SLIDERCRANK &&
+        (a->gainprm[1] != 0 || a->gainprm[2] != 0 || a->biasprm[1] != 0 || a->biasprm[2] != 0)) {
       int jt = a->trntype == PHYS_TRN_JOINT ? s->joint[id].type : -1;
       if (jt != PHYS_JNT_HINGE && jt != PHYS_JNT_SLIDE)
         return phys_error(log, PHYS_ERR_MODEL, "%sactuator '%s': a gain or bias that depends on the actuator's "
@@ -1190,6 +1250,10 @@ static physModel* compile_sorted(const physSpec* s, physLog* log) {
   }
   for (int g = 0; g < m->ngeom; g++) m->geom_rbound[g] = phys_geom_rbound(m, g);
   compile_welds(m);
+  if (compile_muscles(s, m, log) != PHYS_OK) {
+    phys_free_model(m);
+    return NULL;
+  }
   penalty_check(m, s, log);
   return m;
 }

@@ -1,7 +1,7 @@
-// mjcf_actuator.c - MJCF <actuator> and <keyframe>: <motor>, <position>, <velocity>, <general> and <cylinder>
-// actuators with none, integrator or filter dynamics, fixed or affine gain and bias (MuJoCo 2.2.2's dynprm,
-// gainprm, biasprm through default classes), control, force and activation limits, on a joint, a tendon
-// (mjcf_tendon.c) or a site; keys with time, qpos, qvel and ctrl.
+// mjcf_actuator.c - MJCF <actuator> and <keyframe>: <motor>, <position>, <velocity>, <general>, <cylinder> and
+// <muscle> actuators with none, integrator, filter or muscle dynamics, fixed, affine or muscle gain and bias
+// (MuJoCo 2.2.2's dynprm, gainprm, biasprm through default classes), control, force and activation limits,
+// lengthrange, on a joint, a tendon (mjcf_tendon.c), a site or a slider-crank; keys with time, qpos, qvel and ctrl.
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,9 +13,29 @@
 // MuJoCo 2.2.2's actuator parameters as its reader builds them: one set per default class (inherited, then
 // edited by the class's actuator nodes in order) and per element (its class's, edited by the element)
 typedef struct actPrm_ {
-  int dyn, gain, bias;        // dyntype (0 none, 1 integrator, 2 filter), gaintype (0 fixed, 1 affine), biastype
-  double dynprm[10], gainprm[10], biasprm[10];   // (0 none, 1 affine)
+  int dyn, gain, bias;        // dyntype (0 none, 1 integrator, 2 filter, 3 muscle), gaintype (0 fixed, 1 affine,
+  double dynprm[10], gainprm[10], biasprm[10];   // 2 muscle), biastype (0 none, 1 affine, 2 muscle)
 } actPrm;
+
+// <muscle> as MuJoCo 2.2.2's reader edits p: muscle dynamics, gain and bias; the parameters still at the
+// global defaults (dynprm 1 0, gainprm 1 0 0 ...) take the muscle's (timeconst 0.01 0.04, range 0.75 1.05,
+// force -1, scale 200, lmin 0.5, lmax 1.6, vmax 1.5, fpmax 1.3, fvmax 1.2); then timeconst range force scale
+// lmin lmax vmax fpmax fvmax are read and the gain parameters copied to the bias's
+static physStatus edit_muscle(mjcfCtx* c, const mjcfElem* own, actPrm* p) {
+  static const char* const ONE[] = {"force", "scale", "lmin", "lmax", "vmax", "fpmax", "fvmax"};
+  static const double DEF[9] = {0.75, 1.05, -1, 200, 0.5, 1.6, 1.5, 1.3, 1.2};
+  p->dyn = 3, p->gain = 2, p->bias = 2;
+  if (p->dynprm[0] == 1) p->dynprm[0] = 0.01;
+  if (p->dynprm[1] == 0) p->dynprm[1] = 0.04;
+  if (p->gainprm[0] == 1) p->gainprm[0] = DEF[0];
+  for (int i = 1; i < 9; i++)
+    if (p->gainprm[i] == 0) p->gainprm[i] = DEF[i];
+  physStatus st = mjcf_get_vec(c, own, "timeconst", 2, p->dynprm, NULL);
+  if (!st) st = mjcf_get_vec(c, own, "range", 2, p->gainprm, NULL);
+  for (int i = 0; i < 7 && !st; i++) st = mjcf_get_real(c, own, ONE[i], p->gainprm + 2 + i, NULL);
+  memcpy(p->biasprm, p->gainprm, sizeof(p->biasprm));
+  return st;
+}
 
 // edit p by one <motor|general|position|velocity|cylinder> node (an element or a default node, its own
 // attributes only) as MuJoCo 2.2.2 does: general reads dyntype gaintype biastype and the partial dynprm
@@ -39,6 +59,7 @@ static physStatus edit_actuator(mjcfCtx* c, xmlNode* el, actPrm* p) {
     if (!st) st = mjcf_get_partial(c, &own, "biasprm", 10, p->biasprm, &n);
     return st;
   }
+  if (mjcf_is_elem(el, "muscle")) return edit_muscle(c, &own, p);
   if (mjcf_is_elem(el, "cylinder")) {   // a filter with the cylinder's area as gain and an affine bias
     double diameter = -1;
     int found;
@@ -65,8 +86,8 @@ static physStatus edit_actuator(mjcfCtx* c, xmlNode* el, actPrm* p) {
 }
 
 // the parameters of element e (class chain root first, then the element) into a's dyntype, dynprm, gainprm,
-// biasprm; muscle and user dynamics, gain or bias types are refused (physid has MuJoCo's none, integrator and
-// filter dynamics, fixed and affine gain and bias)
+// biasprm, gaintype, biastype, musclegain and musclebias; user dynamics, gain or bias types are refused
+// (physid has MuJoCo's none, integrator, filter and muscle dynamics, fixed, affine and muscle gain and bias)
 static physStatus actuator_prm(mjcfCtx* c, const mjcfElem* e, physSpecActuator* a, int* ok) {
   int chain[PHYS_MJCF_MAXDEPTH], nchain = 0;
   for (int k = e->cls; k >= 0 && nchain < PHYS_MJCF_MAXDEPTH; k = c->cls[k].parent) chain[nchain++] = k;
@@ -78,28 +99,43 @@ static physStatus actuator_prm(mjcfCtx* c, const mjcfElem* e, physSpecActuator* 
       if (st) return st;
     }
   }
-  *ok = p.dyn <= 2 && p.gain <= 1 && p.bias <= 1;
+  *ok = p.dyn <= 3 && p.gain <= 2 && p.bias <= 2;
   if (!*ok) {
-    static const char* const TYPE[] = {"", "", "", "muscle", "user"};
-    const char* what = p.dyn > 2 ? "dyntype" : (p.gain > 1 ? "gaintype" : "biastype");
-    int v = p.dyn > 2 ? p.dyn : (p.gain > 1 ? p.gain + 1 : p.bias + 1);
-    return mjcf_elem_error(c, e->el, PHYS_ERR_MODEL, "%s '%s' is not supported (dynamics none, integrator and filter; "
-                           "gain fixed and affine; bias none and affine)", what, TYPE[v]);
+    const char* what = p.dyn > 3 ? "dyntype" : (p.gain > 2 ? "gaintype" : "biastype");
+    return mjcf_elem_error(c, e->el, PHYS_ERR_MODEL, "%s 'user' is not supported (dynamics none, integrator, filter "
+                           "and muscle; gain fixed, affine and muscle; bias none, affine and muscle)", what);
   }
   a->dyntype = p.dyn;
+  a->gaintype = p.gain == 2 ? PHYS_GAIN_MUSCLE : PHYS_GAIN_AFFINE;
+  a->biastype = p.bias == 2 ? PHYS_GAIN_MUSCLE : PHYS_GAIN_AFFINE;
   for (int i = 0; i < 3; i++) {
     a->dynprm[i] = p.dynprm[i];
-    a->gainprm[i] = i == 0 || p.gain == 1 ? p.gainprm[i] : 0;
+    a->gainprm[i] = p.gain < 2 && (i == 0 || p.gain == 1) ? p.gainprm[i] : 0;
     a->biasprm[i] = p.bias == 1 ? p.biasprm[i] : 0;
   }
+  if (p.gain == 2) memcpy(a->musclegain, p.gainprm, sizeof(a->musclegain));   // (else 0: the model's muscle
+  if (p.bias == 2) memcpy(a->musclebias, p.biasprm, sizeof(a->musclebias));   // parameters only for muscles)
   return PHYS_OK;
 }
 
-// <motor>, <general>, <position>, <velocity> or <cylinder> (actuator_prm) with name class, one target of joint tendon
-// site (refsite, jointinparent, body, cranksite refused), gear ctrllimited ctrlrange forcelimited forcerange actlimited
-// actrange (MuJoCo 2.2.2's limit rule, mjcf_get_limited)
+// a slider-crank's slider site (slidersite, required) and crank length (cranklength, own or default, > 0) into a
+static physStatus parse_slidercrank(mjcfCtx* c, const mjcfElem* e, physSpecActuator* a) {
+  if (!mjcf_attr_text(e->el, "slidersite"))
+    return mjcf_elem_error(c, e->el, PHYS_ERR_MODEL, "a slider-crank transmission (cranksite) needs a 'slidersite'");
+  physStatus st = mjcf_get_name(c, e->el, "slidersite", a->slider);
+  if (!st) st = mjcf_get_real(c, e, "cranklength", &a->cranklength, NULL);
+  if (!st && !(a->cranklength > 0))
+    return mjcf_elem_error(c, e->el, PHYS_ERR_VALUE, "a slider-crank needs cranklength > 0 (MuJoCo 2.2.2 refuses "
+                           "it too)");
+  return st;
+}
+
+// <motor>, <general>, <position>, <velocity>, <cylinder> or <muscle> (actuator_prm) with name class, one target of
+// joint tendon site cranksite (with slidersite cranklength; refsite, jointinparent, body refused), gear ctrllimited
+// ctrlrange forcelimited forcerange actlimited actrange (MuJoCo 2.2.2's limit rule, mjcf_get_limited), lengthrange
 static physStatus parse_motor(mjcfCtx* c, xmlNode* el) {
-  static const char* const TARGETS[] = {"joint", "tendon", "site", "jointinparent", "body", "cranksite"};
+  static const char* const TARGETS[] = {"joint", "tendon", "site", "cranksite", "jointinparent", "body"};
+  static const int TRN[] = {PHYS_TRN_JOINT, PHYS_TRN_SPRING, PHYS_TRN_SITE, PHYS_TRN_SLIDERCRANK};
   int cls, ntarget = 0, which = -1, ok = 1, n;
   physStatus st = mjcf_elem_class(c, el, "class", 0, &cls);
   if (st) return st;
@@ -110,10 +146,11 @@ static physStatus parse_motor(mjcfCtx* c, xmlNode* el) {
       which = i;
     }
   }
-  if (ntarget != 1) return mjcf_elem_error(c, el, PHYS_ERR_MODEL, "needs exactly one of 'joint', 'tendon' and 'site'");
-  if (which >= 3) {
+  if (ntarget != 1)
+    return mjcf_elem_error(c, el, PHYS_ERR_MODEL, "needs exactly one of 'joint', 'tendon', 'site' and 'cranksite'");
+  if (which >= 4) {
     return mjcf_elem_error(c, el, PHYS_ERR_MODEL, "actuators with a '%s' transmission are not supported (joint, "
-                           "tendon and site are)", TARGETS[which]);
+                           "tendon, site and slider-crank are)", TARGETS[which]);
   }
   if (which == 2 && mjcf_attr_text(el, "refsite")) {
     return mjcf_elem_error(c, el, PHYS_ERR_MODEL, "site transmissions with a 'refsite' (a reference frame) are not "
@@ -121,32 +158,36 @@ static physStatus parse_motor(mjcfCtx* c, xmlNode* el) {
   }
   physSpecActuator prm = {0};
   if ((st = actuator_prm(c, &e, &prm, &ok)) || !ok) return st;
-  int id = phys_spec_add_actuator(c->s);
-  if (id < 0) return phys_error(c->log, PHYS_ERR_NOMEM, "out of memory");
-  physSpecActuator* a = c->s->actuator + id;
-  a->line = (int)xmlGetLineNo(el);
-  a->fileid = mjcf_elem_fileid(c, el);
+  physSpecActuator* a;
+  MJCF_ADD(c, el, actuator, actuator, a);
   if ((st = mjcf_get_name(c, el, "name", a->name))) return st;
   if ((st = mjcf_get_name(c, el, TARGETS[which], a->target))) return st;
-  a->trntype = which == 0 ? PHYS_TRN_JOINT : (which == 1 ? PHYS_TRN_SPRING : PHYS_TRN_SITE);
+  a->trntype = TRN[which];
+  if (which == 3 && (st = parse_slidercrank(c, &e, a))) return st;
   if ((st = mjcf_get_partial(c, &e, "gear", 6, a->gear, &n))) return st;
+  if ((st = mjcf_get_vec(c, &e, "lengthrange", 2, a->lengthrange, NULL))) return st;
   a->dyntype = prm.dyntype;
+  a->gaintype = prm.gaintype;
+  a->biastype = prm.biastype;
   memcpy(a->dynprm, prm.dynprm, sizeof(prm.dynprm));
   memcpy(a->gainprm, prm.gainprm, sizeof(prm.gainprm));
   memcpy(a->biasprm, prm.biasprm, sizeof(prm.biasprm));
+  memcpy(a->musclegain, prm.musclegain, sizeof(prm.musclegain));
+  memcpy(a->musclebias, prm.musclebias, sizeof(prm.musclebias));
   if ((st = mjcf_get_limited(c, &e, "ctrllimited", "ctrlrange", a->ctrlrange, &a->ctrllimited))) return st;
   if ((st = mjcf_get_limited(c, &e, "forcelimited", "forcerange", a->forcerange, &a->forcelimited))) return st;
   return mjcf_get_limited(c, &e, "actlimited", "actrange", a->actrange, &a->actlimited);
 }
 
-// <actuator>: <motor>, <general>, <position>, <velocity> and <cylinder>; the other actuator types are refused
+// <actuator>: <motor>, <general>, <position>, <velocity>, <cylinder> and <muscle>; MuJoCo 2.2.2's other actuator
+// types (adhesion: a force through the body's contacts, damper, intvelocity) are refused
 physStatus mjcf_parse_actuator(mjcfCtx* c, xmlNode* el) {
-  static const char* const UNSUPPORTED[] = {"muscle", "adhesion", "damper", "intvelocity", NULL};
+  static const char* const UNSUPPORTED[] = {"adhesion", "damper", "intvelocity", NULL};
   for (xmlNode* ch = el->children; ch; ch = ch->next) {
     if (ch->type != XML_ELEMENT_NODE) continue;
     int known = 0;
     if (mjcf_is_elem(ch, "motor") || mjcf_is_elem(ch, "general") || mjcf_is_elem(ch, "position") ||
-        mjcf_is_elem(ch, "velocity") || mjcf_is_elem(ch, "cylinder")) {
+        mjcf_is_elem(ch, "velocity") || mjcf_is_elem(ch, "cylinder") || mjcf_is_elem(ch, "muscle")) {
       physStatus st = parse_motor(c, ch);
       if (st) return st;
       continue;
@@ -154,7 +195,7 @@ physStatus mjcf_parse_actuator(mjcfCtx* c, xmlNode* el) {
     for (int i = 0; UNSUPPORTED[i]; i++) known |= mjcf_is_elem(ch, UNSUPPORTED[i]);
     if (known) {
       return mjcf_elem_error(c, ch, PHYS_ERR_MODEL, "<%s> actuators are not supported (motor, general, position, "
-                             "velocity and cylinder are)", (const char*)ch->name);
+                             "velocity, cylinder and muscle are)", (const char*)ch->name);
     } else {
       mjcf_unknown_element(c, ch);
     }
@@ -178,11 +219,8 @@ static physStatus get_list(mjcfCtx* c, xmlNode* el, const char* name, double** o
 // <key name time qpos qvel ctrl act>; sizes are checked by phys_compile
 static physStatus parse_key(mjcfCtx* c, xmlNode* el) {
   mjcfElem e = {el, K_NONE, 0};
-  int id = phys_spec_add_key(c->s);
-  if (id < 0) return phys_error(c->log, PHYS_ERR_NOMEM, "out of memory");
-  physSpecKey* k = c->s->key + id;
-  k->line = (int)xmlGetLineNo(el);
-  k->fileid = mjcf_elem_fileid(c, el);
+  physSpecKey* k;
+  MJCF_ADD(c, el, key, key, k);
   physStatus st = mjcf_get_name(c, el, "name", k->name);
   if (!st) st = mjcf_get_real(c, &e, "time", &k->time, NULL);
   if (!st) st = get_list(c, el, "qpos", &k->qpos, &k->nqpos);

@@ -1,6 +1,6 @@
 // mjcf_body.c - MJCF <worldbody>: bodies (depth first, in file order) and what each holds: <inertial>,
 // <joint>/<freejoint>, <geom> (type, sizes, fromto, contact and mass properties), <site>. A body's joints,
-// geoms and sites come before its children's. Cameras and lights are skipped, composites warned about.
+// geoms and sites come before its children's. Cameras and lights are skipped, composites refused.
 #include <math.h>
 #include <string.h>
 
@@ -244,7 +244,9 @@ static physStatus parse_body_items(mjcfCtx* c, xmlNode* el, int body, int childc
     } else if (mjcf_is_elem(ch, "site")) {
       st = parse_site(c, ch, body, childclass);
     } else if (mjcf_is_elem(ch, "composite")) {
-      mjcf_elem_warning(c, ch, "composite objects are not supported; ignored");
+      st = mjcf_elem_error(c, ch, PHYS_ERR_MODEL, "composite objects are not supported (MuJoCo expands them into "
+                           "bodies, joints, tendons and equalities; physid refuses the model rather than load it "
+                           "with other sizes)");
     } else {
       mjcf_unknown_element(c, ch);
     }

@@ -90,6 +90,17 @@ int mjcf_is_elem(const xmlNode* el, const char* name);
 const char* mjcf_attr_text(const xmlNode* el, const char* name);
 // the spec's index of the file el came from (an <include>d file, or 0 for the main file and on no memory)
 int mjcf_elem_fileid(mjcfCtx* c, const xmlNode* el);
+// append a new element to the spec's list `list` (phys_spec_add_<add>), point `out` at it and set its source line
+// and file from el (the prologue of every element parser); out of memory: returns PHYS_ERR_NOMEM with the message
+// from the enclosing function
+#define MJCF_ADD(c, el, add, list, out)                                                                     \
+  do {                                                                                                     \
+    int id_ = phys_spec_add_##add((c)->s);                                                                 \
+    if (id_ < 0) return phys_error((c)->log, PHYS_ERR_NOMEM, "out of memory");                             \
+    (out) = (c)->s->list + id_;                                                                            \
+    (out)->line = (int)xmlGetLineNo(el);                                                                   \
+    (out)->fileid = mjcf_elem_fileid((c), (el));                                                           \
+  } while (0)
 // record an error "file:line: <element name='..'>: what" in c->log; returns st
 __attribute__((format(printf, 4, 5))) physStatus mjcf_elem_error(mjcfCtx* c, const xmlNode* el,
                                                                  physStatus st, const char* fmt, ...);

@@ -51,12 +51,9 @@ static physStatus frame_target(mjcfCtx* c, xmlNode* el, physSpecSensor* se) {
 
 // one sensor element of type `type`
 static physStatus parse_sensor(mjcfCtx* c, xmlNode* el, int type) {
-  int id = phys_spec_add_sensor(c->s);
-  if (id < 0) return phys_error(c->log, PHYS_ERR_NOMEM, "out of memory");
-  physSpecSensor* se = c->s->sensor + id;
+  physSpecSensor* se;
+  MJCF_ADD(c, el, sensor, sensor, se);
   se->type = type;
-  se->line = (int)xmlGetLineNo(el);
-  se->fileid = mjcf_elem_fileid(c, el);
   mjcfElem own = {el, K_NONE, 0};
   physStatus st = mjcf_get_name(c, el, "name", se->name);
   if (!st) st = mjcf_get_nonneg(c, &own, "noise", &se->noise);

@@ -28,13 +28,10 @@ static physStatus parse_common(mjcfCtx* c, xmlNode* el, int type, int* out) {
   physStatus st = mjcf_elem_class(c, el, "class", 0, &cls);
   if (st) return st;
   mjcfElem e = {el, K_TENDON, cls};
-  int id = phys_spec_add_spring(c->s);
-  if (id < 0) return phys_error(c->log, PHYS_ERR_NOMEM, "out of memory");
-  physSpecSpring* sp = c->s->spring + id;
-  sp->line = (int)xmlGetLineNo(el);
-  sp->fileid = mjcf_elem_fileid(c, el);
+  physSpecSpring* sp;
+  MJCF_ADD(c, el, spring, spring, sp);
   sp->type = type;
-  *out = id;
+  *out = (int)(sp - c->s->spring);
   if ((st = mjcf_get_name(c, el, "name", sp->name))) return st;
   if ((st = mjcf_get_nonneg(c, &e, "stiffness", &sp->stiffness))) return st;
   if ((st = mjcf_get_nonneg(c, &e, "damping", &sp->damping))) return st;

@@ -101,6 +101,14 @@ typedef struct physSpecActuator_ {
   double dynprm[3];
   int forcelimited, actlimited;
   double forcerange[2], actrange[2];
+  // muscles and slider-crank transmissions (issue 15 items 2 and 6, session 28): MuJoCo 2.2.2's muscle gain and
+  // bias (physGainType) with their 9 parameters each, lengthrange (lower >= upper: computed by phys_compile),
+  // the slider site's name and the crank length of a PHYS_TRN_SLIDERCRANK actuator
+  int gaintype, biastype;
+  double musclegain[9], musclebias[9];
+  double lengthrange[2];
+  char slider[PHYS_NAMELEN];
+  double cranklength;
   int line;
   int fileid;                 // source file: index into physSpec.srcfile, 0 = physSpec.filename
 } physSpecActuator;

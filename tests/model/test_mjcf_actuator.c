@@ -1,8 +1,11 @@
 // test_mjcf_actuator.c - MJCF <actuator> and <keyframe> (src/model/mjcf_actuator.c): motors and fixed-gain
 // general actuators on joints and tendons with their defaults and limits, keys; errors with file:line: <element>.
+#include <math.h>
 #include <string.h>
 
 #include "mjcf_text.h"
+
+#define PI 3.14159265358979323846
 
 // bad tendons, actuators and keys
 static void test_errors(void) {
@@ -11,12 +14,16 @@ static void test_errors(void) {
                PHYS_ERR_MODEL, "model.xml:2: <motor>", "ctrllimited");
   // actuators (tendons: test_mjcf_tendon.c)
   EXPECT_ERROR("<mujoco><actuator><motor/></actuator></mujoco>", PHYS_ERR_MODEL,
-               "exactly one of 'joint', 'tendon' and 'site'");
+               "exactly one of 'joint', 'tendon', 'site' and 'cranksite'");
   // transmissions physid does not build, limits without a range (MuJoCo 2.2.2 refuses those too)
   EXPECT_ERROR("<mujoco><actuator>\n<motor jointinparent='j'/></actuator></mujoco>", PHYS_ERR_MODEL,
                "model.xml:2: <motor>", "'jointinparent' transmission are not supported");
-  EXPECT_ERROR("<mujoco><actuator>\n<general cranksite='c' slidersite='s'/></actuator></mujoco>", PHYS_ERR_MODEL,
-               "model.xml:2: <general>", "'cranksite' transmission are not supported");
+  EXPECT_ERROR("<mujoco><actuator>\n<general cranksite='c'/></actuator></mujoco>", PHYS_ERR_MODEL,
+               "model.xml:2: <general>", "a slider-crank transmission (cranksite) needs a 'slidersite'");
+  EXPECT_ERROR("<mujoco><actuator>\n<general cranksite='c' slidersite='s'/></actuator></mujoco>", PHYS_ERR_VALUE,
+               "model.xml:2: <general>", "a slider-crank needs cranklength > 0");
+  expect_compile_error("<mujoco><worldbody><site name='c'/></worldbody><actuator>\n<general cranksite='c' "
+                       "slidersite='s' cranklength='1'/></actuator></mujoco>", PHYS_ERR_MODEL, "slidersite 's' not found");
   EXPECT_ERROR("<mujoco><actuator>\n<general site='s' refsite='r'/></actuator></mujoco>", PHYS_ERR_MODEL,
                "model.xml:2: <general>", "site transmissions with a 'refsite' (a reference frame) are not supported");
   EXPECT_ERROR("<mujoco><actuator>\n<general body='b'/></actuator></mujoco>", PHYS_ERR_MODEL,
@@ -27,14 +34,32 @@ static void test_errors(void) {
                PHYS_ERR_MODEL, "model.xml:2: <general>", "'actrange' given without 'actlimited'");
   EXPECT_ERROR("<mujoco><actuator>\n<general joint='j' dyntype='filterexact'/></actuator></mujoco>", PHYS_ERR_VALUE,
                "model.xml:2: <general>", "filterexact");
-  EXPECT_ERROR("<mujoco><actuator>\n<general joint='j' gaintype='muscle'/></actuator></mujoco>", PHYS_ERR_MODEL,
-               "model.xml:2: <general>", "gaintype 'muscle' is not supported");
+  EXPECT_ERROR("<mujoco><actuator>\n<general joint='j' gaintype='user'/></actuator></mujoco>", PHYS_ERR_MODEL,
+               "model.xml:2: <general>", "gaintype 'user' is not supported");
   EXPECT_ERROR("<mujoco><actuator>\n<general joint='j' biastype='user'/></actuator></mujoco>", PHYS_ERR_MODEL,
                "model.xml:2: <general>", "biastype 'user' is not supported");
-  EXPECT_ERROR("<mujoco><default><general dyntype='muscle'/></default><actuator>\n<general joint='j'/></actuator>"
-               "</mujoco>", PHYS_ERR_MODEL, "model.xml:2: <general>", "dyntype 'muscle' is not supported");
-  EXPECT_ERROR("<mujoco><actuator>\n<muscle joint='j'/></actuator></mujoco>", PHYS_ERR_MODEL,
-               "model.xml:2: <muscle>", "<muscle> actuators are not supported");
+  EXPECT_ERROR("<mujoco><default><general dyntype='user'/></default><actuator>\n<general joint='j'/></actuator>"
+               "</mujoco>", PHYS_ERR_MODEL, "model.xml:2: <general>", "dyntype 'user' is not supported");
+  // muscles: on a site or a ball joint (no length), a length over an unlimited joint without lengthrange
+  expect_compile_error("<mujoco><worldbody><body><joint name='j' type='ball'/><geom size='1'/></body></worldbody>"
+                       "<actuator>\n<muscle joint='j'/></actuator></mujoco>", PHYS_ERR_MODEL, "muscles act on hinge and slide");
+  expect_compile_error("<mujoco><worldbody><body><joint name='j' limited='true' range='0 1'/><geom size='1'/></body>"
+                       "</worldbody><actuator>\n<muscle name='m' joint='j' range='1 0.5'/></actuator></mujoco>",
+                       PHYS_ERR_VALUE, "actuator 'm': a muscle needs range[0] < range[1]");
+  expect_compile_error("<mujoco><worldbody><body><joint name='j' limited='true' range='0 1'/><geom size='1'/></body>"
+                       "</worldbody><actuator>\n<muscle name='m' joint='j' fvmax='0'/></actuator></mujoco>",
+                       PHYS_ERR_VALUE, "actuator 'm': a muscle needs scale, vmax, fpmax and fvmax > 0");
+  expect_compile_error("<mujoco><worldbody><body><joint name='j' limited='true' range='0 1'/><geom size='1'/></body>"
+                       "</worldbody><actuator>\n<muscle name='m' joint='j' lmax='0.9'/></actuator></mujoco>",
+                       PHYS_ERR_VALUE, "actuator 'm': a muscle needs lmin < 1 < lmax");
+  expect_compile_error("<mujoco><worldbody><body><joint/><geom size='1'/><site name='s'/></body></worldbody><actuator>\n"
+                       "<muscle site='s'/></actuator></mujoco>", PHYS_ERR_MODEL, "muscles act on hinge and slide");
+  expect_compile_error("<mujoco><worldbody><body><joint name='j'/><geom size='1'/></body></worldbody><actuator>\n"
+                       "<muscle name='m' joint='j'/></actuator></mujoco>", PHYS_ERR_MODEL,
+                       "model.xml:2: actuator 'm': give the muscle a 'lengthrange': its length depends on joint 'j', "
+                       "which has no range");
+  EXPECT_ERROR("<mujoco><actuator>\n<adhesion body='b' gain='5'/></actuator></mujoco>", PHYS_ERR_MODEL,
+               "model.xml:2: <adhesion>", "<adhesion> actuators are not supported");
   EXPECT_ERROR("<mujoco><actuator>\n<damper joint='j' ctrlrange='0 1'/></actuator></mujoco>", PHYS_ERR_MODEL,
                "model.xml:2: <damper>", "<damper> actuators are not supported");
   EXPECT_ERROR("<mujoco><actuator><motor joint='a' tendon='b'/></actuator></mujoco>", PHYS_ERR_MODEL, "exactly one");
@@ -197,8 +222,51 @@ static void test_dynamics_compile(void) {
   phys_free_model(m);
 }
 
+// (a <muscle> in a default class edits the class's one actuator default, as in MuJoCo: every actuator of the
+// class becomes a muscle; MuJoCo 2.2.2 then refuses a <general> of the class without a muscle range)
+// <muscle> with MuJoCo 2.2.2's defaults (timeconst 0.01 0.04, range 0.75 1.05, force -1, scale 200, lmin 0.5,
+// lmax 1.6, vmax 1.5, fpmax 1.3, fvmax 1.2) where the global defaults stand, its own attributes and a class's
+// over them, lengthrange read (and computed from the joint's range when absent: gear times the range), a
+// <general> with muscle types taking gainprm/biasprm as given; a slider-crank's sites and crank length
+static void test_muscle_values(void) {
+  physLog log;
+  physModel* m = load_text("<mujoco><default><default class='m'><muscle scale='100' timeconst='0.02 0.04'/>"
+                           "</default></default>"
+                           "<worldbody><body><joint name='j' limited='true' range='-1 2'/><geom size='1'/><site name='c' pos='1 0 0'/>"
+                           "</body><site name='s'/></worldbody>\n<actuator>"
+                           "<general name='sc' cranksite='c' slidersite='s' cranklength='.5' gainprm='7'/>"
+                           "<muscle name='a' joint='j' gear='2' ctrllimited='true' ctrlrange='0 1'/>"
+                           "<muscle name='b' class='m' joint='j' lmax='1.4' lengthrange='0.1 0.3'/>"
+                           "<general name='g' joint='j' dyntype='muscle' gaintype='muscle' biastype='muscle' "
+                           "dynprm='.03 .05' gainprm='.7 1.1 50 10 .4 1.5 2 1.2 1.3' biasprm='.7 1.1 60 20 .4 1.7 2 1.4 1.3' "
+                           "lengthrange='-1 1'/></actuator></mujoco>", &log);
+  CHECK_MSG(m != NULL, "%s", log.error);
+  if (!m) return;
+  static const double A[9] = {0.75, 1.05, -1, 200, 0.5, 1.6, 1.5, 1.3, 1.2}, G[9] = {0.7, 1.1, 50, 10, 0.4, 1.5, 2, 1.2, 1.3};
+  CHECK(m->nu == 4 && m->na == 3 && m->actuator_dyntype[1] == PHYS_DYN_MUSCLE && m->actuator_gaintype[1] == PHYS_GAIN_MUSCLE &&
+        m->actuator_biastype[1] == PHYS_GAIN_MUSCLE && m->actuator_ctrllimited[1] && m->actuator_ctrlrange[3] == 1);
+  CHECK(m->actuator_dynprm[3] == 0.01 && m->actuator_dynprm[4] == 0.04 && m->actuator_dynprm[6] == 0.02 &&
+        m->actuator_dynprm[7] == 0.04 && m->actuator_dynprm[9] == 0.03 && m->actuator_dynprm[10] == 0.05);
+  for (int i = 0; i < 9; i++) {
+    CHECK(m->actuator_muscleprm[18 + i] == A[i] && m->actuator_muscleprm[27 + i] == A[i]);
+    CHECK(m->actuator_muscleprm[36 + i] == (i == 3 ? 100 : (i == 5 ? 1.4 : A[i])));
+    CHECK(m->actuator_muscleprm[54 + i] == G[i]);
+    CHECK(m->actuator_muscleprm[63 + i] == (i == 2 ? 60 : (i == 3 ? 20 : (i == 5 ? 1.7 : (i == 7 ? 1.4 : G[i])))));
+  }
+  CHECK_NEAR(m->actuator_lengthrange[2], -2 * PI / 180, 1e-15);   // gear 2 times the range (degrees)
+  CHECK_NEAR(m->actuator_lengthrange[3], 4 * PI / 180, 1e-15);
+  CHECK(m->actuator_lengthrange[4] == 0.1 && m->actuator_lengthrange[5] == 0.3);
+  // acc0 as MuJoCo 2.2.2's (0.0011936620731892152, 0.00059683103659460759; the broken crank's moment is 0)
+  CHECK(fabs(m->actuator_acc0[1] - 0.0011936620731892152) <= 1e-15 && m->actuator_acc0[0] == 0);
+  CHECK(fabs(m->actuator_acc0[2] - 0.00059683103659460759) <= 1e-15);
+  CHECK(m->actuator_trntype[0] == PHYS_TRN_SLIDERCRANK && m->actuator_trnid[0] == 1 && m->actuator_trnid2[0] == 0 &&
+        m->actuator_cranklength[0] == 0.5 && m->actuator_gainprm[0] == 7 && m->actuator_dyntype[0] == PHYS_DYN_NONE);
+  phys_free_model(m);
+}
+
 int main(void) {
   mjcf_text_begin("test_mjcf_actuator");
+  test_muscle_values();
   test_dynamics_compile();
   test_values();
   test_affine_targets();

@@ -110,7 +110,7 @@ static void test_errors(void) {
 }
 
 // inertial frames (diagonal with an orientation, full tensor), sites with class defaults, skipped and
-// warned-about children of a body
+// warned-about children of a body; a composite is refused (MuJoCo's expansion would change every size)
 static void test_body_items(void) {
   physLog log;
   physSpec* s = parse_text(
@@ -122,7 +122,6 @@ static void test_body_items(void) {
       "      <geom size='1'/>\n"
       "      <site name='s1' class='s'/>\n"
       "      <camera/><light/>\n"
-      "      <composite type='grid' count='2 2 1'/>\n"
       "    </body>\n"
       "    <body name='b' childclass='s'>\n"
       "      <inertial pos='0 0 0' mass='0' diaginertia='0 0 0'/>\n"
@@ -142,13 +141,22 @@ static void test_body_items(void) {
   CHECK(s->site[1].body == 2 && s->site[1].pos[2] == 2);       // childclass s
   CHECK(s->site[2].pos[0] == 1 && s->site[2].pos[2] == 1);     // own pos replaces the default's
   CHECK(has_warning(&log, "model.xml:4: <body name='a'>: mocap bodies are not supported"));
-  CHECK(has_warning(&log, "model.xml:9: <composite>: composite objects are not supported"));
-  CHECK(log.nwarning == 2);   // cameras and lights are skipped silently
+  CHECK(log.nwarning == 1);   // cameras and lights are skipped silently
+  phys_spec_free(s);
+}
+
+static void test_composite_refused(void) {
+  physLog log;
+  physSpec* s = parse_text("<mujoco><worldbody><body>\n<composite type='grid' count='2 2 1'/></body></worldbody>"
+                           "</mujoco>", &log);
+  CHECK(s == NULL && log.status == PHYS_ERR_MODEL);
+  CHECK_MSG(strstr(log.error, "model.xml:2: <composite>: composite objects are not supported"), "%s", log.error);
   phys_spec_free(s);
 }
 
 int main(void) {
   mjcf_text_begin("test_mjcf_body");
+  test_composite_refused();
   test_units_and_limits();
   test_ordering();
   test_body_items();

@@ -1002,6 +1002,16 @@ static void test_write_world(void) {
                                       "derivatives do not support it"), "exit %d: %s", r.code, r.err);
   CHECK(access(path("out/lim.json"), F_OK) != 0);
   run_free(&r);
+  // muscles and slider-cranks (issue 15 items 2, 6) have no step derivatives either: refused before any work
+  const char* crank = write_file("in_crank.xml", "<mujoco><worldbody><site name='s' pos='0 -.1 0'/><body><joint "
+                                 "name='j' damping='.1'/><geom size='.1' fromto='0 0 0 .2 0 0' type='capsule'/><site "
+                                 "name='c' pos='.1 0 0'/></body></worldbody><actuator><position cranksite='c' "
+                                 "slidersite='s' cranklength='.08' kp='30'/></actuator></mujoco>\n");
+  r = run("identify", crank, path("in_tendon_world.csv"), "--param", "damping:j", "--out", path("out/crank.json"), NULL);
+  CHECK_MSG(r.code == 1 && has(r.err, "in_crank.xml: the model has muscles or slider-crank transmissions: the step "
+                                      "derivatives do not support them"), "exit %d: %s", r.code, r.err);
+  CHECK(access(path("out/crank.json"), F_OK) != 0);
+  run_free(&r);
   // an --add file is an input: never an output (refused before any work, the file unchanged)
   const char* floor_text = "<mujoco><worldbody><geom name='floor' type='plane' size='5 5 .1'/></worldbody></mujoco>\n";
   const char* floor = write_file("in_floor.xml", floor_text);

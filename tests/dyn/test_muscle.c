@@ -1,0 +1,137 @@
+// test_muscle.c - muscles and slider-crank transmissions (src/dyn/muscle.c) without MuJoCo (the oracle comparison
+// is test_oracle_muscle.c): the slider-crank's moment (the generalized force of a unit actuator force) against
+// central differences of its length, its velocity against the moment times qvel, the broken crank's branch; the
+// muscle curves' values at their knots (continuous, 1 at the optimum, 0 at lmin and lmax) and the activation
+// time constants; the step derivatives refuse muscles and slider-cranks with a message.
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dyn.h"
+#include "grad.h"
+#include "physid.h"
+#include "test.h"
+
+// a two-link arm with a slider-crank from a world slider site (tilted axis) to a site on the second link, a
+// muscle on a fixed tendon of both joints, given lengthrange
+static const char* MODEL =
+    "<mujoco><option gravity='0 0 0'/><worldbody>\n"
+    "<site name='slider' pos='0.05 -0.3 0.02' zaxis='1 .4 .2'/>\n"
+    "<body><joint name='a' axis='0 0 1' damping='.1'/><geom type='capsule' size='.02' fromto='0 0 0 .3 0 0'/>\n"
+    "<body pos='.3 0 0'><joint name='b' axis='0 1 1'/><geom type='capsule' size='.02' fromto='0 0 0 .2 0 0'/>\n"
+    "<site name='crank' pos='.15 .02 0'/></body></body></worldbody>\n"
+    "<tendon><fixed name='t'><joint joint='a' coef='1'/><joint joint='b' coef='-.5'/></fixed></tendon>\n"
+    "<actuator><general name='sc' cranksite='crank' slidersite='slider' cranklength='.45' gear='1.5' gainprm='2' "
+    "biastype='affine' biasprm='0 -3 -.5'/>\n"
+    "<muscle name='m' tendon='t' lengthrange='-1 1' ctrllimited='true' ctrlrange='0 1'/></actuator></mujoco>";
+
+// MODEL in a temporary file, loaded
+static physModel* load_model(const char* text) {
+  char path[] = "/tmp/physid_test_muscle_XXXXXX.xml";
+  int fd = mkstemps(path, 4);
+  if (fd < 0) return NULL;
+  FILE* f = fdopen(fd, "w");
+  fputs(text, f);
+  fclose(f);
+  physLog log;
+  memset(&log, 0, sizeof(log));
+  physModel* m = phys_load_mjcf(path, &log);
+  unlink(path);
+  CHECK_MSG(m != NULL, "%s", log.error);
+  return m;
+}
+
+// the slider-crank's length at qpos q (kinematics run)
+static double crank_length(const physModel* m, physData* d, const double* q) {
+  memcpy(d->qpos, q, sizeof(double) * (size_t)m->nq);
+  phys_kinematics(m, d);
+  phys_com_pos(m, d);
+  phys_com_vel(m, d);
+  double vel;
+  return phys_slidercrank(m, d, 0, 0, NULL, &vel);
+}
+
+// moment = dL/dq by central differences (h 1e-6) at 20 configurations, one of them a broken crank (det <= 0);
+// velocity = moment . qvel
+static void test_slidercrank(void) {
+  physModel* m = load_model(MODEL);
+  if (!m) return;
+  physData* d = phys_make_data(m);
+  double worst_m = 0, worst_v = 0;
+  int broken = 0;
+  for (int k = 0; k < 20; k++) {
+    double q[2] = {-1.2 + 0.13 * k, 0.9 - 0.11 * k}, moment[2] = {0, 0};
+    if (k == 19) q[0] = 2.8, q[1] = 0;   // the crank far from the slider: det < 0, the length is a'v
+    for (int i = 0; i < 2; i++) d->qvel[i] = 0.7 - 0.4 * i;
+    double L = crank_length(m, d, q), vel;
+    phys_slidercrank(m, d, 0, 1, moment, &vel);
+    const double *pc = d->site_xpos + 3 * m->actuator_trnid[0], *ps = d->site_xpos + 3 * m->actuator_trnid2[0];
+    const double* R = d->site_xmat + 9 * m->actuator_trnid2[0];
+    double v[3] = {pc[0] - ps[0], pc[1] - ps[1], pc[2] - ps[2]}, av = R[2] * v[0] + R[5] * v[1] + R[8] * v[2];
+    broken += av * av + 0.45 * 0.45 - (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) <= 0;
+    CHECK(isfinite(L));
+    for (int i = 0; i < 2; i++) {
+      double qp[2] = {q[0], q[1]}, qm[2] = {q[0], q[1]};
+      qp[i] += 1e-6, qm[i] -= 1e-6;
+      double fd = (crank_length(m, d, qp) - crank_length(m, d, qm)) / 2e-6;
+      worst_m = fmax(worst_m, fabs(fd - moment[i]));
+    }
+    worst_v = fmax(worst_v, fabs(vel - (moment[0] * d->qvel[0] + moment[1] * d->qvel[1])));
+  }
+  printf("slider-crank, 20 configurations (%d broken): moment vs differences %.1e, velocity vs moment.qvel %.1e\n",
+         broken, worst_m, worst_v);
+  CHECK(broken >= 1 && broken < 20);
+  CHECK_MSG(worst_m <= 1e-8, "moment differs from the differences by %.3g", worst_m);
+  CHECK_MSG(worst_v <= 1e-14, "velocity differs from moment . qvel by %.3g", worst_v);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+// the curves at their knots with MuJoCo's default parameters (lengthrange [0, 0.3], range 0.75 1.05: L0 = 1,
+// the normalized length is 0.75 + len): FL 1 at L = 1, 0.5 at the midpoints, 0 at lmin and lmax and beyond lmax;
+// FV 1 at rest, 0 at V = -1, fvmax beyond fvmax - 1; FP 0 up to L = 1, fpmax / 2 at b = (1 + lmax)/2; the
+// peak force scale / acc0; the activation time constants tau_act (0.5 + 1.5 a) and tau_deact / (0.5 + 1.5 a)
+static void test_curves(void) {
+  static const double P[9] = {0.75, 1.05, -1, 200, 0.5, 1.6, 1.5, 1.3, 1.2}, LR[2] = {0, 0.3}, TAU[2] = {0.01, 0.04};
+  double F = 200 / 4.0;   // acc0 4
+  CHECK_NEAR(phys_muscle_gain(0.25, 0, LR, 4, P), -F, 1e-12);               // L = 1
+  CHECK_NEAR(phys_muscle_gain(0.0, 0, LR, 4, P), -F * 0.5, 1e-12);          // L = 0.75 = (lmin + 1)/2
+  CHECK_NEAR(phys_muscle_gain(0.55, 0, LR, 4, P), -F * 0.5, 1e-12);         // L = 1.3 = (1 + lmax)/2
+  CHECK_NEAR(phys_muscle_gain(-0.2499, 0, LR, 4, P), 0, 1e-5);              // L just above lmin (0 at lmin;
+  CHECK_NEAR(phys_muscle_gain(-0.2501, 0, LR, 4, P), F * 1.00080008, 1e-9);   // just below: 2.2.2 jumps to FL -1.0008)
+  CHECK_NEAR(phys_muscle_gain(0.85, 0, LR, 4, P), 0, 1e-12);                // L = lmax
+  CHECK(phys_muscle_gain(1.0, 0, LR, 4, P) == 0);                           // beyond lmax
+  CHECK(phys_muscle_gain(-0.35, 0, LR, 4, P) > 0);                          // below lmin: 2.2.2's curve goes on
+  CHECK(phys_muscle_gain(0.25, -1.5, LR, 4, P) == 0);                       // V = -1
+  CHECK_NEAR(phys_muscle_gain(0.25, 3, LR, 4, P), -F * 1.2, 1e-12);         // V beyond fvmax - 1
+  CHECK(phys_muscle_bias(0.25, LR, 4, P) == 0);
+  CHECK_NEAR(phys_muscle_bias(0.55, LR, 4, P), -F * 1.3 * 0.5, 1e-12);      // L = b
+  CHECK_NEAR(phys_muscle_bias(0.85, LR, 4, P), -F * 1.3 * 1.5, 1e-12);      // L = lmax: linear beyond b
+  CHECK_NEAR(phys_muscle_dynamics(1, 0, TAU), 1 / (0.01 * 0.5), 1e-9);      // activating from 0
+  CHECK_NEAR(phys_muscle_dynamics(0, 1, TAU), -1 / (0.04 / 2.0), 1e-9);     // deactivating from 1
+  CHECK_NEAR(phys_muscle_dynamics(2, 0.5, TAU), 0.5 / (0.01 * 1.25), 1e-9);   // ctrl clipped to 1
+}
+
+// the step derivatives refuse the model (PHYS_ERR_MODEL) with a message naming muscles and slider-cranks
+static void test_derivatives_refused(void) {
+  physModel* m = load_model(MODEL);
+  if (!m) return;
+  physData* d = phys_make_data(m);
+  double* A = calloc(4 * 4 + 4 * 2, sizeof(double));
+  physStatus st = phys_step_jacobian(m, d, A, A + 16);
+  CHECK(st == PHYS_ERR_MODEL);
+  CHECK_MSG(strstr(d->lastwarning, "muscles or slider-crank transmissions, whose derivatives are not supported"),
+            "%s", d->lastwarning);
+  free(A);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+int main(void) {
+  test_slidercrank();
+  test_curves();
+  test_derivatives_refused();
+  return test_done();
+}
