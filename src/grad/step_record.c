@@ -72,6 +72,10 @@ physStatus phys_step_linearize_warm(const physModel* m, physData* d, const physW
   rec->solver = m->opt.contact;
   rec->warm = warm ? *warm : (physWarmStart){d->ncon, d->contact};
   if (!phys_grad_balls_last(m) || !phys_grad_tendons_ok(m) || !phys_grad_actuators_ok(m)) return PHYS_ERR_MODEL;
+  if (m->opt.integrator == PHYS_INT_PBD) {   // issue 17 item 2: the pbd step's derivatives are not built yet
+    phys_data_warning(d, "phys_step derivatives: the pbd integrator's step has no derivatives yet");
+    return PHYS_ERR_MODEL;
+  }
   if (phys_equality_rows(m) > 0) {   // issue 15 item 1: the equality rows' derivatives are not built yet
     phys_data_warning(d, "phys_step derivatives: the model has active equality constraints, whose derivatives "
                       "are not supported yet");
