@@ -3,8 +3,8 @@
 //
 // usage: bench_pbd [--no-armature] [--no-limit] [--T SECONDS] [--dt DT] MODEL
 //          the agreement rows: from the start state (the model's keyframe 0, else qpos0 + 0.3 on every hinge and
-//          slide joint, at rest), contacts off, T seconds (default 0.5) at the model's timestep (or DT): the pbd step at
-//          1, 2, ..., 64 substeps, the Euler engine and MuJoCo 2.2.2 (mj_step, Euler) at the model's timestep;
+//          slide joint, at rest), contacts off, T seconds (default 0.5) at the model's timestep (or DT): the pbd
+//          step at 1, 2, ..., 64 substeps, the Euler engine and MuJoCo 2.2.2 (mj_step, Euler) at the model's timestep;
 //          each one's largest joint error at T against the Euler engine and against MuJoCo at dt 1e-5 (the
 //          references, first order: their own error is dt_ref/dt of the Euler engine's at dt). Tab-separated
 //          RESULT lines.

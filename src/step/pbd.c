@@ -61,6 +61,7 @@ typedef struct pbdJoint_ {
 
 // a contact constraint between the bodies of its two geoms
 typedef struct pbdContact_ {
+  int src;                  // its index in the step's contact list
   int b0, b1;               // PBD bodies of geom 0 and geom 1 (-1: world)
   double r0[3], r1[3];      // the surface points relative to the centre of mass, root frame (world if -1)
   double n[3];              // normal from geom 0 to geom 1 (world, fixed over the step)
@@ -90,6 +91,14 @@ typedef struct pbdCtx_ {
 //---------------------------------------------------------------------------------------------------------
 // support
 
+// mass of body b and its welded descendants (the bodies whose weldid is b): the PBD body's mass
+static double weld_mass(const physModel* m, int b) {
+  double mass = 0;
+  for (int k = b; k < m->nbody; k++)
+    if (m->body_weldid[k] == b) mass += m->body_mass[k];
+  return mass;
+}
+
 // 1 if the PBD step supports m; else 0 and the reason in msg
 int phys_pbd_supported(const physModel* m, char* msg, size_t n) {
   const char* what = NULL;
@@ -97,7 +106,8 @@ int phys_pbd_supported(const physModel* m, char* msg, size_t n) {
   int id = -1;
   for (int b = 1; b < m->nbody && !what; b++) {
     if (m->body_jntnum[b] > 1) what = "a body with more than one joint", kind = "body", id = b;
-    else if (m->body_jntnum[b] > 0 && m->body_subtreemass[b] <= 0) what = "a body with joints and no mass", kind = "body", id = b;
+    else if (m->body_jntnum[b] > 0 && !(weld_mass(m, b) > 0))
+      what = "a body with joints and no mass (its own and its welded descendants')", kind = "body", id = b;
   }
   for (int j = 0; j < m->njnt && !what; j++) {
     int t = m->jnt_type[j], dof = m->jnt_dofadr[j], rot = t == PHYS_JNT_BALL || t == PHYS_JNT_FREE;
@@ -645,7 +655,8 @@ static int build_bodies(pbdCtx* c, physData* d, int* idx) {
     for (int i = 0; i < 3; i++) B->p[i] /= M;
     // parallel axis to the centre of mass, then into the root body frame: R' Ic R
     for (int i = 0; i < 3; i++)
-      for (int l = 0; l < 3; l++) Ic[3 * i + l] = I[3 * i + l] - M * ((i == l) * phys_dot3(B->p, B->p) - B->p[i] * B->p[l]);
+      for (int l = 0; l < 3; l++)
+        Ic[3 * i + l] = I[3 * i + l] - M * ((i == l) * phys_dot3(B->p, B->p) - B->p[i] * B->p[l]);
     int b = B->body;
     memcpy(B->q, d->xquat + 4 * b, 4 * sizeof(double));
     memcpy(B->R, d->xmat + 9 * b, 9 * sizeof(double));
@@ -750,6 +761,11 @@ static void build_contacts(pbdCtx* c, const physContactList* cl, const int* idx)
     pbdContact* C = c->con + c->nc++;
     memset(C, 0, sizeof(*C));
     int g0 = m->body_weldid[m->geom_bodyid[k->geom[0]]], g1 = m->body_weldid[m->geom_bodyid[k->geom[1]]];
+    if (g0 == g1) {   // two geoms of one rigid body (or both on the world): nothing to solve
+      c->nc--;
+      continue;
+    }
+    C->src = i;
     C->b0 = g0 > 0 ? idx[g0] : -1, C->b1 = g1 > 0 ? idx[g1] : -1;
     phys_copy3(C->n, k->frame);
     C->mu = k->mu, C->e = k->restitution;
@@ -949,7 +965,8 @@ static int joint_velocities(pbdCtx* c, physData* d, double* A, double* rhs, doub
     mat3_vec(Iwv, Iw, B->w);
     for (int a = 0; a < nv; a++) {
       double IJ[3];
-      for (int i = 0; i < 3; i++) IJ[i] = Iw[3 * i] * jacr[a] + Iw[3 * i + 1] * jacr[nv + a] + Iw[3 * i + 2] * jacr[2 * nv + a];
+      for (int i = 0; i < 3; i++)
+        IJ[i] = Iw[3 * i] * jacr[a] + Iw[3 * i + 1] * jacr[nv + a] + Iw[3 * i + 2] * jacr[2 * nv + a];
       for (int b2 = 0; b2 < nv; b2++) {
         double s = 0;
         for (int i = 0; i < 3; i++) s += M * jacp[i * nv + a] * jacp[i * nv + b2] + IJ[i] * jacr[i * nv + b2];
@@ -1040,10 +1057,8 @@ int phys_pbd_step(const physModel* m, physData* d, physContactList* cl, double* 
     refresh_com(&c, d);
     ok = joint_velocities(&c, d, A, rhs, jacp, jacr);
   }
-  for (int i = 0; ok && i < c.nc; i++) {
-    physContact* k = cl->con + i;
-    k->lambda[0] = c.con[i].impulse, k->lambda[1] = k->lambda[2] = 0;
-  }
+  for (int i = 0; i < cl->n; i++) memset(cl->con[i].lambda, 0, sizeof(cl->con[i].lambda));
+  for (int i = 0; ok && i < c.nc; i++) cl->con[c.con[i].src].lambda[0] = c.con[i].impulse;
   memset(d->qfrc_constraint, 0, sizeof(double) * (size_t)nv);
   int finite = ok;
   for (int i = 0; finite && i < nq; i++) finite = isfinite(d->qpos[i]);

@@ -117,7 +117,8 @@ static void test_joints(void) {
   q0[qk] = 0.5;
   // free fall of the slider before its limit: 0.2 s
   CHECK(rollout(m, PHYS_INT_PBD, 0.002, 20, 1, 0, 0.2, q0, v0, q, v) == 0);
-  printf("slider after 0.2 s: q = %.6f (g t^2/2: %.6f), v = %.6f (%.6f)\n", q[qs], -0.5 * 9.81 * 0.04, v[qs], -9.81 * 0.2);
+  printf("slider after 0.2 s: q = %.6f (g t^2/2: %.6f), v = %.6f (%.6f)\n", q[qs], -0.5 * 9.81 * 0.04, v[qs],
+         -9.81 * 0.2);
   CHECK_NEAR(q[qs], -0.5 * 9.81 * 0.04, 1e-3);
   CHECK_NEAR(v[m->jnt_dofadr[phys_name2id(m, "joint", "slide")]], -9.81 * 0.2, 1e-6);
   rollout(m, PHYS_INT_EULER, 1e-5, 1, 1, 0, 1, q0, v0, qr, vr);
@@ -204,11 +205,36 @@ static void test_refusal_determinism(void) {
   phys_free_model(m);
 }
 
+// contacts between moving bodies: three stacked 1 kg cubes (tests/data/contact/stack3.xml) stay stacked for 1 s;
+// two equal balls with restitution 1, the first at 1 m/s head-on (balls_collide.xml): momentum conserved to
+// rounding and the velocities exchanged
+static void test_contact_bodies(void) {
+  physModel* m = load("tests/data/contact/stack3.xml");
+  double q[21], q0[21];
+  memcpy(q0, m->qpos0, sizeof q0);
+  CHECK(rollout(m, PHYS_INT_PBD, 0.001, 10, 1, 0, 1, q0, NULL, q, NULL) == 0);
+  double drift = 0;
+  for (int i = 0; i < 21; i++) drift = fmax(drift, fabs(q[i] - q0[i]));
+  printf("stack3 after 1 s: largest coordinate change %.3e\n", drift);
+  CHECK_MSG(drift < 1e-3, "stack moved by %g", drift);
+  phys_free_model(m);
+  m = load("tests/data/contact/balls_collide.xml");
+  double v0[12] = {1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, v[12];
+  memcpy(q0, m->qpos0, sizeof(double) * 14);
+  CHECK(rollout(m, PHYS_INT_PBD, 0.001, 10, 1, 0, 0.3, q0, v0, q, v) == 0);
+  printf("balls after 0.3 s: v1 %.6f, v2 %.6f (momentum %.3e off)\n", v[0], v[6], v[0] + v[6] - 1);
+  CHECK_NEAR(v[0] + v[6], 1, 1e-12);
+  CHECK_NEAR(v[0], 0, 1e-2);
+  CHECK_NEAR(v[6], 1, 1e-2);
+  phys_free_model(m);
+}
+
 int main(void) {
   test_convergence_pendulum();
   test_arm7();
   test_joints();
   test_contact();
+  test_contact_bodies();
   test_refusal_determinism();
   return test_done();
 }
