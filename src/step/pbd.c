@@ -8,23 +8,28 @@
 //     phys_kinematics, its velocity the centre of mass's from the body Jacobians times v. Hinge armature is
 //     the child's inertia a*axis*axis' about its axis, ball and free armature a*I (exact for a joint on the
 //     world; otherwise the rotor's inertia counts the child's absolute rather than relative rotation).
-//  2. contacts detected once at the start state (phys_collision_into, the geoms' margins); their points are
-//     kept in the two bodies' frames and their penetration re-evaluated at every substep along the fixed normal.
-//  3. substeps h = dt / pbd_substeps: predict (gravity, the step's constant actuator, applied and xfrc forces,
-//     the substep's joint springs and damping as forces and torques; gyroscopic term), then pbd_iterations
-//     sweeps over the constraints (Gauss-Seidel: each correction applied at once; Jacobi: the corrections of a
-//     sweep summed per body, relaxed by 1 / the most constraints touching one body), velocities from the pose change,
-//     then the contacts' dynamic friction and restitution on the velocities.
-//     Joints: hinge = anchor coincidence (positional) + axis alignment (angular); ball = positional; slide =
-//     relative orientation locked (angular) + position perpendicular to the axis (positional); free: none;
-//     with XPBD compliance pbd_compliance (0: rigid). Limits of hinge and slide joints: inequality constraints.
-//     Contacts: normal positional constraint, static friction as a positional constraint on the tangential
-//     drift while its multiplier stays inside mu * the normal multiplier, dynamic friction mu |f_n| on the
-//     velocities (one coefficient, the contact's mu, for both).
+//  2. contacts detected once at the start state (phys_collision_into within the pbd envelope, collision.c: the
+//     distance the geoms can close over the step); their points are kept in the two bodies' frames and their
+//     distance re-evaluated at every substep along the fixed normal.
+//  3. substeps h = dt / pbd_substeps: the velocities predicted (gravity, the step's constant actuator, applied
+//     and xfrc forces, the substep's joint springs; gyroscopic term), joint damping as an implicit velocity
+//     update, the poses predicted, then pbd_iterations sweeps over the constraints (Gauss-Seidel: each
+//     correction applied at once; Jacobi: the corrections of a sweep summed per body and relaxed by one factor,
+//     1 / the most constraints touching one body), velocities from the pose change, then the contacts' dynamic
+//     friction and restitution on the velocities.
+//     Joints: hinge = anchor coincidence (3 rows) + axis alignment (the 2 rows across the axis); ball = anchor;
+//     slide = relative orientation locked (3 rows) + the 2 rows across its axis; free: none. The rows of one
+//     joint part are solved together as a block with XPBD compliance pbd_compliance (0: rigid) - Mueller's
+//     one-direction form converges badly when a body's rotational and translational inverse masses differ
+//     by orders (a point-mass pendulum). Limits of hinge and slide joints, contact normals: one-sided rows.
+//     Static friction: a positional row on the tangential drift while its multiplier stays within mu times
+//     the normal multiplier; dynamic friction: a tangential impulse of at most mu times the normal impulse
+//     (one coefficient, the contact's mu, for both).
 //  4. back to (q, v): joint coordinates from the relative pose of each body and its parent frame (hinge angle
 //     unwrapped next to the step's start value, ball quaternion with the sign of the start value), then v the
 //     kinetic-energy least squares of the maximal velocities: (sum J' W J) v = sum J' W (vcom, omega), W the
 //     body's mass and inertia.
+// Everything lives in the arena (phys_pbd_arena_need); nothing allocates.
 #include "pbd.h"
 
 #include <math.h>
@@ -42,7 +47,7 @@ typedef struct pbdBody_ {
   double v[3], w[3];        // centre of mass velocity, angular velocity (world)
   double pp[3], qp[4];      // pose at the substep's start
   double f[3], t[3];        // the step's constant force and torque (world, about the centre of mass)
-  double fs[3], ts[3];      // the substep's spring and damping force and torque
+  double fs[3], ts[3];      // the substep's joint spring force and torque
   double I[9], Iinv[9];     // inertia about the centre of mass and its inverse, root body frame
   double R[9];              // rotation matrix of q (kept current)
   double minv;              // inverse mass
@@ -111,11 +116,11 @@ int phys_pbd_supported(const physModel* m, char* msg, size_t n) {
   }
   for (int j = 0; j < m->njnt && !what; j++) {
     int t = m->jnt_type[j], dof = m->jnt_dofadr[j], rot = t == PHYS_JNT_BALL || t == PHYS_JNT_FREE;
+    int ndof = t == PHYS_JNT_FREE ? 6 : (t == PHYS_JNT_BALL ? 3 : 1), damped = 0;
+    for (int i = 0; i < ndof; i++) damped |= m->dof_damping[dof + i] != 0;
     kind = "joint", id = j;
     if (rot && m->jnt_limited[j]) what = "limits on a ball or free joint";
-    else if (rot && (m->jnt_stiffness[j] != 0 || m->dof_damping[dof] != 0 || m->dof_damping[dof + 1] != 0 ||
-                     m->dof_damping[dof + 2] != 0))
-      what = "a spring or damping on a ball or free joint";
+    else if (rot && (m->jnt_stiffness[j] != 0 || damped)) what = "a spring or damping on a ball or free joint";
     else if (t == PHYS_JNT_SLIDE && m->dof_armature[dof] != 0) what = "armature on a slide joint";
     else if (t == PHYS_JNT_FREE && (m->dof_armature[dof] != 0 || m->dof_armature[dof + 1] != 0 ||
                                     m->dof_armature[dof + 2] != 0))

@@ -187,6 +187,13 @@ static void test_refusal_determinism(void) {
   phys_free_data(d);
   phys_free_model(m);
 
+  // damping on a free joint's rotation (its dofs 3..5) is refused too, naming the joint
+  m = load("models/cube.xml");
+  CHECK(phys_pbd_supported(m, msg, sizeof msg));
+  m->dof_damping[4] = 0.1;
+  CHECK(!phys_pbd_supported(m, msg, sizeof msg) && strstr(msg, "damping on a ball or free joint yet (joint 'cube'"));
+  phys_free_model(m);
+
   m = load("tests/data/double_pendulum.xml");
   double qa[2], qb[2], va[2], vb[2], q0s[2] = {0.5, -0.3};
   CHECK(phys_pbd_supported(m, msg, sizeof msg));
