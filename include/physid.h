@@ -113,7 +113,9 @@ typedef enum physDyn_ { PHYS_DYN_NONE = 0, PHYS_DYN_INTEGRATOR, PHYS_DYN_FILTER,
 // 2.2.2's muscle (mju_muscleGain / mju_muscleBias of the actuator's length and velocity, actuator_muscleprm)
 typedef enum physGain_ { PHYS_GAIN_AFFINE = 0, PHYS_GAIN_MUSCLE } physGainType;
 
-typedef enum physIntegrator_ { PHYS_INT_EULER = 0 } physIntegrator;
+// time integrators (option integrator; CLI --integrator): semi-implicit Euler (MuJoCo 2.2.2's), and position-based
+// dynamics in maximal coordinates (XPBD, src/step/pbd.c; issue 17 item 1, options pbd_* below)
+typedef enum physIntegrator_ { PHYS_INT_EULER = 0, PHYS_INT_PBD = 2 } physIntegrator;
 
 // sensor types (MJCF <sensor> children; MuJoCo 2.2.2's definitions, docs/mjcf.md), with their stage: position
 // (jointpos, framepos, framequat, subtreecom), velocity (jointvel, framelinvel, frameangvel, gyro,
@@ -376,6 +378,11 @@ typedef struct physOption_ {
   int solver_iterations;    // iteration cap of iterative solvers (ADMM; default 100)
   double solver_tolerance;  // residual tolerance of iterative solvers (default 1e-10)
   int gradflags;            // PHYS_GRAD_* bits: options of the step's derivatives (default 0)
+  // issue 17 item 1: the pbd integrator (PHYS_INT_PBD, src/step/pbd.c)
+  int pbd_substeps;         // substeps per step (default 20)
+  int pbd_iterations;       // constraint sweeps per substep (default 1)
+  int pbd_jacobi;           // 1: Jacobi sweeps (corrections averaged per body); 0: Gauss-Seidel (default)
+  double pbd_compliance;    // XPBD compliance of the joint constraints (m/N and rad/(N m); default 0: rigid)
 } physOption;
 
 // gradient options (option gradflags; MJCF <custom><text name="physid:grad" data="toi complementarity"/>)
@@ -756,6 +763,12 @@ void phys_sensor_noise(const physModel* m, const double* clean, double* noisy, u
 // qfrc_bias not computed). A non-finite new state is rejected (state restored, warning counted in d).
 // d->qacc is the acceleration used, (v+ - v)/dt; d->contact and d->qfrc_constraint the constraint result
 void phys_step(const physModel* m, physData* d);
+// 1 if the pbd integrator (PHYS_INT_PBD) supports m; else 0 and, in msg (n bytes), what it does not support yet
+// (src/step/pbd.c: one joint per body, no limits/springs/damping on ball and free joints, no armature on slide
+// joints or free translations, no tendons, equality constraints, frictionloss, activations, sensors, residual
+// networks). phys_step with PHYS_INT_PBD on an unsupported model rejects every step with that message.
+// Set opt.integrator before phys_make_data: the arena holds the pbd step's arrays only then
+int phys_pbd_supported(const physModel* m, char* msg, size_t n);
 // qpos <- qpos (+) dt*qvel  (exponential map on quaternions)
 void phys_integrate_pos(const physModel* m, double* qpos, const double* qvel, double dt);
 // qvel = (qpos2 (-) qpos1)/dt in tangent coordinates (as mj_differentiatePos)

@@ -41,6 +41,31 @@ int cli_residual_fits(const physModel* m);
 // the contact model (if >= 0, physContactModel order); then the residual network checked against m as it now
 // is. 1, or 0 with the message (the caller frees m)
 int cli_step_options(physModel* m, double dt, int nocontact, int contact);
+// --integrator and the pbd integrator's options (issue 17 item 1): the commands that step take them
+typedef struct cliIntegratorArgs_ {
+  int integrator;           // -1: the model's; 0 euler, 1 pbd (the choice's index)
+  int substeps, iterations; // 0: the model's (pbd_substeps, pbd_iterations)
+  int jacobi;               // --pbd-jacobi
+  double compliance;        // -1: the model's pbd_compliance
+} cliIntegratorArgs;
+extern cliIntegratorArgs cli_integrator;
+#define CLI_INTEGRATOR_OPTIONS                                                                               \
+  {"--integrator", ARG_CHOICE, &cli_integrator.integrator, "euler|pbd",                                     \
+   "time integrator: semi-implicit Euler (default) or position-based dynamics in maximal coordinates", 0, 0, 0}, \
+  {"--pbd-substeps", ARG_INT, &cli_integrator.substeps, "N", "pbd: substeps per step (default 20)", 1, 1e6, 0}, \
+  {"--pbd-iterations", ARG_INT, &cli_integrator.iterations, "N",                                             \
+   "pbd: constraint sweeps per substep (default 1)", 1, 1e6, 0},                                            \
+  {"--pbd-jacobi", ARG_FLAG, &cli_integrator.jacobi, "",                                                     \
+   "pbd: Jacobi sweeps (corrections averaged per body) instead of Gauss-Seidel", 0, 0, 0},                  \
+  {"--pbd-compliance", ARG_DOUBLE, &cli_integrator.compliance, "ALPHA",                                      \
+   "pbd: XPBD compliance of the joints, m/N and rad/(N m) (default 0: rigid)", 0, 1e6, 0}
+// apply --integrator and the pbd options to m (before phys_make_data). -1 on success; else the exit code after a
+// message: 2 for a pbd option without --integrator pbd, or pbd in a command that needs the step's derivatives
+// (derivatives 1: none for pbd yet), 1 for a model the pbd integrator does not support (model names the file)
+int cli_integrator_options(physModel* m, const char* command, const char* model, int derivatives);
+// the commands that need the step's derivatives (jacobian, gradcheck, identify): -1 if no pbd was asked for, else
+// 2 after the message that the pbd step has no derivatives yet
+int cli_integrator_derivatives(const char* command);
 // --ctrl-value: exactly m->nu finite numbers separated by commas into u (at most 64 actuators); 0 and a
 // message otherwise
 int cli_parse_controls(double* u, const physModel* m, const char* text);

@@ -372,6 +372,7 @@ int cli_jacobian(int argc, char** argv) {
       {"--no-contact", ARG_FLAG, &a.nocontact, "", "disable contacts (PHYS_DSBL_CONTACT)", 0, 0, 0},
       {"--floating", ARG_FLAG, &a.floating, "", "URDF: give the root link a free joint", 0, 0, 0},
       CLI_MODEL_OPTIONS,
+      CLI_INTEGRATOR_OPTIONS,
       {"--quiet", ARG_FLAG, &a.quiet, "", "no warnings on stderr (errors still print)", 0, 0, 0},
   };
   const argCommand cmd = {"jacobian",
@@ -385,6 +386,7 @@ int cli_jacobian(int argc, char** argv) {
   const char* pos[ARGS_MAXPOS];
   int code = cli_parse(pos, &cmd, argc, argv);
   if (code >= 0) return code;
+  if ((code = cli_integrator_derivatives("jacobian")) >= 0) return code;
   a.model = pos[0];
   cliOutput o;
   const char* input[2] = {a.model, a.init};

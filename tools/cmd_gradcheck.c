@@ -607,6 +607,7 @@ int cli_gradcheck(int argc, char** argv) {
       {"--no-contact", ARG_FLAG, &a.nocontact, "", "disable contacts: random contact-free states", 0, 0, 0},
       {"--floating", ARG_FLAG, &a.floating, "", "URDF: give the root link a free joint", 0, 0, 0},
       CLI_MODEL_OPTIONS,
+      CLI_INTEGRATOR_OPTIONS,
       {"--quiet", ARG_FLAG, &a.quiet, "", "no warnings on stderr (errors still print)", 0, 0, 0},
   };
   const argCommand cmd = {"gradcheck",
@@ -620,6 +621,7 @@ int cli_gradcheck(int argc, char** argv) {
   const char* pos[ARGS_MAXPOS];
   int code = cli_parse(pos, &cmd, argc, argv);
   if (code >= 0) return code;
+  if ((code = cli_integrator_derivatives("gradcheck")) >= 0) return code;
   a.model = pos[0];
   physModel* m = grad_load_model(&a);
   if (!m) return CLI_EXIT_INPUT;

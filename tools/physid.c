@@ -139,6 +139,43 @@ int cli_step_options(physModel* m, double dt, int nocontact, int contact) {
   return cli_residual_fits(m);
 }
 
+cliIntegratorArgs cli_integrator = {-1, 0, 0, 0, -1};
+
+int cli_integrator_options(physModel* m, const char* command, const char* model, int derivatives) {
+  const cliIntegratorArgs* a = &cli_integrator;
+  int pbd_option = a->substeps || a->iterations || a->jacobi || a->compliance >= 0;
+  if (pbd_option && a->integrator != 1) {
+    cli_error("%s: --pbd-substeps, --pbd-iterations, --pbd-jacobi and --pbd-compliance need --integrator pbd", command);
+    return CLI_EXIT_USAGE;
+  }
+  if (a->integrator < 0) return -1;
+  if (a->integrator == 0) {
+    m->opt.integrator = PHYS_INT_EULER;
+    return -1;
+  }
+  if (derivatives) {
+    cli_error("%s: --integrator pbd: the pbd step has no derivatives yet (simulate and evaluate take it)", command);
+    return CLI_EXIT_USAGE;
+  }
+  char msg[256];
+  if (!phys_pbd_supported(m, msg, sizeof msg)) {
+    cli_error("%s: %s", model, msg);
+    return CLI_EXIT_INPUT;
+  }
+  m->opt.integrator = PHYS_INT_PBD;
+  if (a->substeps) m->opt.pbd_substeps = a->substeps;
+  if (a->iterations) m->opt.pbd_iterations = a->iterations;
+  if (a->jacobi) m->opt.pbd_jacobi = 1;
+  if (a->compliance >= 0) m->opt.pbd_compliance = a->compliance;
+  return -1;
+}
+
+int cli_integrator_derivatives(const char* command) {
+  const cliIntegratorArgs* a = &cli_integrator;
+  if (a->integrator != 1 && !(a->substeps || a->iterations || a->jacobi || a->compliance >= 0)) return -1;
+  return cli_integrator_options(NULL, command, NULL, 1);
+}
+
 // `physid --help`: the list of subcommands
 static void print_usage(FILE* f) {
   fprintf(f, "usage: physid COMMAND [options]    (physid COMMAND --help for each command)\n\n"

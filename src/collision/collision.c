@@ -269,9 +269,20 @@ static double geom_speed(const physModel* m, const physData* d, int g) {
 // 1 if the model's contact solver uses the envelope (lcp, cone, ccp; not penalty, whose force needs dist < 0)
 static int envelope_model(const physModel* m) { return m->opt.contact != PHYS_CONTACT_PENALTY; }
 
+// the pbd integrator (issue 17, src/step/pbd.c) detects once per step and re-evaluates each contact's distance
+// at every substep: pairs are kept within the distance their points can close over the step, 2 dt s + |g| dt^2
+// (s: the sum of the two geoms' largest point speeds), at least PHYS_ENVELOPE_MIN; a geom's broad-phase share is
+// the same with s = 2 of its own speed (the larger share covers the pair's)
+static double pbd_envelope(const physModel* m, double s) {
+  double dt = m->opt.timestep;
+  return maxd(2 * dt * s + sqrt(m->opt.gravity[0] * m->opt.gravity[0] + m->opt.gravity[1] * m->opt.gravity[1] +
+                                m->opt.gravity[2] * m->opt.gravity[2]) * dt * dt, PHYS_ENVELOPE_MIN);
+}
+
 // envelope of a pair with friction mu: ccp max(2 dt mu (s1 + s2), PHYS_ENVELOPE_MIN); lcp and cone
 // PHYS_ENVELOPE_MIN; 0 for penalty
 static double pair_envelope(const physModel* m, const physData* d, int g1, int g2, double mu) {
+  if (m->opt.integrator == PHYS_INT_PBD) return pbd_envelope(m, geom_speed(m, d, g1) + geom_speed(m, d, g2));
   if (!envelope_model(m)) return 0;
   if (m->opt.contact == PHYS_CONTACT_LCP) return PHYS_ENVELOPE_LCP;
   if (m->opt.contact != PHYS_CONTACT_CCP || !(mu > 0)) return PHYS_ENVELOPE_MIN;
@@ -281,6 +292,7 @@ static double pair_envelope(const physModel* m, const physData* d, int g1, int g
 // broad-phase share of geom g (mu_max: the largest friction of the model): 4 dt mu_max s (ccp), so that the
 // larger of two geoms' shares covers their pair's envelope, 2 dt mu (s1 + s2) <= 4 dt mu_max max(s1, s2)
 static double geom_envelope(const physModel* m, const physData* d, int g, double mu_max) {
+  if (m->opt.integrator == PHYS_INT_PBD) return pbd_envelope(m, 2 * geom_speed(m, d, g));
   if (!envelope_model(m)) return 0;
   if (m->opt.contact == PHYS_CONTACT_LCP) return PHYS_ENVELOPE_LCP;
   if (m->opt.contact != PHYS_CONTACT_CCP) return PHYS_ENVELOPE_MIN;

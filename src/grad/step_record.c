@@ -96,7 +96,24 @@ physStatus phys_step_linearize_warm(const physModel* m, physData* d, const physW
                       "derivatives are not supported yet");
     return PHYS_ERR_MODEL;
   }
-  if (!phys_grad_balls_last(m) || !phys_grad_tendons_ok(m) || !phys_grad_actuators_ok(m)) return PHYS_ERR_MODEL;
+  if (!phys_grad_balls_last(m)) {   // (the message: identify printed "invalid model ()" without it)
+    phys_data_warning(d, "phys_step derivatives: a ball joint is not the last joint of its body, which the "
+                      "derivatives do not support (put the ball joint last)");
+    return PHYS_ERR_MODEL;
+  }
+  if (!phys_grad_tendons_ok(m)) {
+    phys_data_warning(d, "phys_step derivatives: %s, which the derivatives do not support", phys_grad_tendons_why(m));
+    return PHYS_ERR_MODEL;
+  }
+  if (!phys_grad_actuators_ok(m)) {
+    phys_data_warning(d, "phys_step derivatives: a rest-length actuator has activation dynamics, which the "
+                      "derivatives do not support");
+    return PHYS_ERR_MODEL;
+  }
+  if (m->opt.integrator == PHYS_INT_PBD) {   // issue 17 item 2: the pbd step's derivatives are not built yet
+    phys_data_warning(d, "phys_step derivatives: the pbd integrator's step has no derivatives yet");
+    return PHYS_ERR_MODEL;
+  }
   if (phys_equality_rows(m) > 0 && m->opt.contact == PHYS_CONTACT_PENALTY) {   // issue 15 item 1
     phys_data_warning(d, "phys_step derivatives: equality constraints under the penalty contact model are not "
                       "supported yet (lcp, cone and ccp at contact-free states are)");

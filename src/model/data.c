@@ -7,6 +7,7 @@
 
 #include "arena.h"
 #include "mlp.h"
+#include "pbd.h"
 #include "physid.h"
 
 size_t phys_arena_pairkeys(const physModel* m) {
@@ -239,6 +240,8 @@ size_t phys_arena_size(const physModel* m) {
   size_t need = 0;
   for (int model = 0; model < PHYS_NCONTACTMODEL; model++)
     need = zmax(need, phys_arena_need(m, model, m->nconmax, limit_rows(m), phys_arena_ntheta_max(m)));
+  // the pbd step (issue 17): its own arrays besides the contact detection nested in it
+  if (m->opt.integrator == PHYS_INT_PBD) need += phys_pbd_arena_need(m);
   return need;
 }
 

@@ -202,6 +202,8 @@ void phys_default_option(physOption* opt) {
   opt->penalty_vslip = 1e-3;
   opt->solver_iterations = 100;
   opt->solver_tolerance = 1e-10;
+  opt->pbd_substeps = 20;
+  opt->pbd_iterations = 1;
 }
 
 static const char* const CONTACT_NAMES[PHYS_NCONTACTMODEL] = {"lcp", "cone", "ccp", "penalty"};

@@ -24,6 +24,7 @@
 #include "rot.h"
 #include "spatial.h"
 #include "step.h"
+#include "pbd.h"
 
 //---------------------------------------------------------------------------------------------------------
 // configuration manifold
@@ -943,7 +944,8 @@ static void guarded_step(const physModel* m, physData* d, physSolverFn solver, c
     phys_arena_failed(d, &g, PHYS_WARN_REJECTED, "phys_step: step rejected, state restored");
     return;
   }
-  step_body(m, d, solver, warm, cl, &bk);
+  if (m->opt.integrator == PHYS_INT_PBD) phys_pbd_step(m, d, cl, &bk.qpos0, &bk.qvel0);
+  else step_body(m, d, solver, warm, cl, &bk);
   phys_arena_leave(d, &g);
 }
 

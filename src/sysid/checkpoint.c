@@ -46,13 +46,18 @@ static uint64_t key_model(const physModel* m) {
                        m->nkey, m->npair, m->nexclude, m->nconmax, m->nnames};
   HASH(h, sizes);
   // a new field may fill padding and leave the size alone: the lists below are checked by hand too
-  _Static_assert(sizeof(physOption) == 104, "a field added to physOption must enter the checkpoint's key here");
+  _Static_assert(sizeof(physOption) == 120, "a field added to physOption must enter the checkpoint's key here");
   const physOption* o = &m->opt;   // every field
   const double od[] = {o->timestep, o->gravity[0], o->gravity[1], o->gravity[2], o->baumgarte, o->penalty_stiffness,
                        o->penalty_damping, o->penalty_vslip, o->solver_tolerance};
   const int oi[] = {o->integrator, o->disableflags, o->contact, o->solver_iterations, o->gradflags, o->enableflags};
   HASH(h, od);
   HASH(h, oi);
+  if (o->integrator == PHYS_INT_PBD) {   // the pbd options (issue 17; other integrators' keys unchanged)
+    const int op[] = {o->pbd_substeps, o->pbd_iterations, o->pbd_jacobi};
+    HASH(h, op);
+    HASH(h, o->pbd_compliance);
+  }
   return fnv(h, m->buffer, m->nbuffer);
 }
 

@@ -40,6 +40,9 @@
 //     A' w and B' w equal phys_step_vjp's with the flag (dot-product test, 1e-10 relative), and the Jacobian
 //     differs from the exact one exactly when the labels changed (some did, some did not); with the flag off
 //     the Jacobians are phys_step_jacobian's bit for bit.
+#include <string.h>
+#include <unistd.h>
+
 #include "grad_models.h"
 #include "rollout.h"
 #include "step_record.h"
@@ -407,7 +410,33 @@ static void test_aware_drone(double z) {
   phys_free_model(m);
 }
 
+// a model the derivatives refuse says why (identify printed "invalid model ()" for a ball joint that is not the
+// last joint of its body: the refusal had no message)
+static void test_refusal_says_why(void) {
+  char path[] = "/tmp/test_step_record_XXXXXX";
+  int fd = mkstemp(path);
+  const char* xml = "<mujoco><worldbody><body name='a' pos='0 0 1'><joint name='b' type='ball'/><joint name='s' "
+                    "type='slide' axis='0 0 1'/><geom type='capsule' fromto='0 0 0 0 0 -.5' size='.05' mass='1'/>"
+                    "</body></worldbody></mujoco>\n";
+  CHECK(fd >= 0 && write(fd, xml, strlen(xml)) == (ssize_t)strlen(xml));
+  if (fd >= 0) close(fd);
+  physLog log = {0};
+  physModel* m = phys_load(path, NULL, &log);
+  CHECK_MSG(m != NULL, "%s", log.error);
+  if (m) {
+    physData* d = phys_make_data(m);
+    physStepRecord rec;
+    CHECK(phys_step_linearize(m, d, &rec) == PHYS_ERR_MODEL);
+    phys_step_record_free(d, &rec);
+    CHECK_MSG(strstr(d->lastwarning, "a ball joint is not the last joint of its body") != NULL, "%s", d->lastwarning);
+    phys_free_data(d);
+    phys_free_model(m);
+  }
+  unlink(path);
+}
+
 int main(void) {
+  test_refusal_says_why();
   test_aware_lift();
   test_aware_drone(0.05);
   test_aware_drone(0.049);

@@ -891,6 +891,59 @@ static void test_contact_option(void) {
   run_free(&r);
 }
 
+// --integrator pbd and its options (issue 17 item 1): simulate runs the pbd step (the last row is the library's
+// state after the same steps, to the 17 digits written), a pbd option without --integrator pbd is a usage error,
+// the commands that need derivatives refuse pbd (2), an unsupported model is refused with the file and the joint
+// named (1) and nothing written
+static void test_integrator_option(void) {
+  const char* model = "tests/data/double_pendulum.xml";
+  cliRun e = run("simulate", model, "--steps", "100", NULL);
+  cliRun p = run("simulate", model, "--steps", "100", "--integrator", "pbd", "--pbd-substeps", "10",
+                 "--pbd-iterations", "2", NULL);
+  CHECK(e.code == 0 && p.code == 0);
+  const char* le = line_at(e.out, 101);
+  const char* lp = line_at(p.out, 101);
+  CHECK(le && lp && strcmp(le, lp) != 0);
+  physLog log;
+  memset(&log, 0, sizeof log);
+  physModel* m = phys_load(model, NULL, &log);
+  m->opt.integrator = PHYS_INT_PBD;
+  m->opt.pbd_substeps = 10;
+  m->opt.pbd_iterations = 2;
+  physData* d = phys_make_data(m);
+  CHECK(phys_reset_keyframe(m, d, 0) == PHYS_OK);   // simulate starts at the model's keyframe 0
+  for (int i = 0; i < 100; i++) phys_step(m, d);
+  double row[5] = {0};
+  if (lp) sscanf(lp, "%lf,%lf,%lf,%lf,%lf", row, row + 1, row + 2, row + 3, row + 4);
+  CHECK_MSG(row[1] == d->qpos[0] && row[2] == d->qpos[1] && row[3] == d->qvel[0] && row[4] == d->qvel[1],
+            "cli %.17g %.17g, library %.17g %.17g", row[1], row[2], d->qpos[0], d->qpos[1]);
+  phys_free_data(d);
+  phys_free_model(m);
+  run_free(&e);
+  run_free(&p);
+  cliRun j = run("simulate", model, "--steps", "10", "--integrator", "pbd", "--pbd-jacobi", "--pbd-compliance", "1e-6",
+                 NULL);
+  CHECK(j.code == 0 && count_lines(j.out) == 12);   // the header and 11 rows
+  run_free(&j);
+  cliRun u = run("simulate", model, "--steps", "10", "--pbd-substeps", "4", NULL);
+  CHECK(u.code == 2 && has(u.err, "--pbd-substeps, --pbd-iterations, --pbd-jacobi and --pbd-compliance need "
+                                  "--integrator pbd"));
+  run_free(&u);
+  cliRun g = run("gradcheck", model, "--integrator", "pbd", NULL);
+  CHECK(g.code == 2 && has(g.err, "gradcheck: --integrator pbd: the pbd step has no derivatives yet"));
+  run_free(&g);
+  g = run("jacobian", model, "--init", write_file("in_pbd_state.csv", "t,q0,q1,v0,v1\n0,0.5,-0.3,0,0\n"),
+          "--integrator", "pbd", NULL);
+  CHECK(g.code == 2 && has(g.err, "jacobian: --integrator pbd: the pbd step has no derivatives yet"));
+  run_free(&g);
+  cliRun b = run("simulate", "tests/data/sensors.xml", "--steps", "10", "--integrator", "pbd", "--out",
+                 path("pbd.csv"), NULL);
+  CHECK(b.code == 1 && has(b.err, "tests/data/sensors.xml: the pbd integrator does not support a spring or damping "
+                                  "on a ball or free joint yet (joint 'ball', id 4)"));
+  CHECK(access(path("pbd.csv"), F_OK) != 0);
+  run_free(&b);
+}
+
 //---------------------------------------------------------------------------------------------------------
 // jacobian and gradcheck
 
@@ -1130,6 +1183,7 @@ int main(void) {
   test_simulate_sampling();
   test_simulate_warnings();
   test_contact_option();
+  test_integrator_option();
   test_jacobian();
   test_jacobian_bad();
   test_jacobian_inputs();

@@ -19,6 +19,8 @@
 //     0.1, friction error 0.5, in the table and the JSON; a true model with another body exits 1 naming it, with
 //     no output; --json onto the true model is refused;
 //   - --start fitted: identify's final loss reproduced on the fit's own data (test_start_fitted).
+//   - --integrator pbd: the free ball predicted by the pbd step at N substeps, off by g dt^2 n (1 - 1/N) / 2 after
+//     n steps exactly (test_integrator_pbd).
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
@@ -403,6 +405,33 @@ static void test_start_fitted(void) {
   run_free(&r);
 }
 
+// --integrator pbd (issue 17): the free ball's own trajectory (semi-implicit Euler at dt) predicted by the pbd step
+// with N substeps, which is semi-implicit Euler at dt / N for a free body: after n steps the height differs by
+// g dt^2 n (1 - 1/N) / 2 exactly, so the end error of a 50-step rollout is that at n = 50 and the mean over
+// n = 1..50 that at n = 25.5; with --pbd-substeps 1 the prediction is exact again
+static void test_integrator_pbd(void) {
+  char args[1024], truth[256], data[256];
+  snprintf(truth, sizeof truth, "%s", ball_model("pbd_truth.xml", -9.81));
+  snprintf(data, sizeof data, "%s", path("pbd_data.csv"));
+  snprintf(args, sizeof args, "simulate '%s' --steps 50 --out '%s'", truth, data);
+  shRun r = run(args);
+  CHECK(r.code == 0);
+  run_free(&r);
+  double k = 9.81 * 0.01 * 0.01 * (1 - 1.0 / 4) / 2;
+  snprintf(args, sizeof args, "evaluate '%s' '%s' --integrator pbd --pbd-substeps 4 --json '%s'", truth, data,
+           path("pbd.json"));
+  r = run(args);
+  CHECK(r.code == 0);
+  CHECK_REL(json_value(path("pbd.json"), "position_m", "end"), k * 50, 1e-9, 0);
+  CHECK_REL(json_value(path("pbd.json"), "position_m", "mean"), k * 25.5, 1e-9, 0);
+  run_free(&r);
+  snprintf(args, sizeof args, "evaluate '%s' '%s' --integrator pbd --pbd-substeps 1 --json '%s'", truth, data,
+           path("pbd1.json"));
+  r = run(args);
+  CHECK(r.code == 0 && json_value(path("pbd1.json"), "position_m", "max") < 1e-12);
+  run_free(&r);
+}
+
 int main(void) {
   g_bin = getenv("PHYS_BIN");
   CHECK_MSG(g_bin != NULL && access(g_bin, X_OK) == 0, "PHYS_BIN not set or not executable");
@@ -417,6 +446,7 @@ int main(void) {
   test_json_strings();
   test_residual();
   test_start_fitted();
+  test_integrator_pbd();
   remove_scratch();
   return test_done();
 }
