@@ -107,7 +107,9 @@ typedef enum physWrapType_ {
 // its activation act, advanced by the step with act_dot = ctrl (integrator) or (ctrl - act) / dynprm[0] (filter)
 typedef enum physDyn_ { PHYS_DYN_NONE = 0, PHYS_DYN_INTEGRATOR, PHYS_DYN_FILTER } physDynType;
 
-typedef enum physIntegrator_ { PHYS_INT_EULER = 0 } physIntegrator;
+// the integrator (opt.integrator): semi-implicit Euler (MuJoCo 2.2.2's mj_Euler) or backward Euler linearized on
+// the passive forces (springs and dampers of joints, paths and tendons; src/step/step.h phys_implicit_acc)
+typedef enum physIntegrator_ { PHYS_INT_EULER = 0, PHYS_INT_IMPLICIT = 1 } physIntegrator;
 
 // sensor types (MJCF <sensor> children; MuJoCo 2.2.2's definitions, docs/mjcf.md), with their stage: position
 // (jointpos, framepos, framequat, subtreecom), velocity (jointvel, framelinvel, frameangvel, gyro,

@@ -133,6 +133,9 @@ static void smooth_pipeline(const physModel* m, physData* d, double* tau, int wi
   add_xfrc(m, d, tau);
 }
 
+// the smooth pipeline with qM and qfrc_bias, tau as above (step.h)
+void phys_step_force(const physModel* m, physData* d, double* tau) { smooth_pipeline(m, d, tau, 1); }
+
 // all smooth quantities at the current state, and qacc = M^-1 (tau - qfrc_bias) with tau as above
 // (MuJoCo's mj_forward with constraints disabled reports this qacc)
 void phys_forward(const physModel* m, physData* d) {
@@ -867,7 +870,9 @@ static void step_body(const physModel* m, physData* d, physSolverFn solver, cons
     // a = (M + dt B)^-1 (tau - c) + r: one articulated-body pass, no mass matrix, and the residual network's
     // acceleration r (none: 0); v+ = v + dt a
     memset(d->qfrc_constraint, 0, sizeof(double) * (size_t)nv);
-    unconstrained_acc(m, d, tau, d->qacc);
+    if (m->opt.integrator == PHYS_INT_IMPLICIT) ok = phys_implicit_acc(m, d, tau, d->qacc);   // (implicit.c)
+    else unconstrained_acc(m, d, tau, d->qacc);
+    if (!ok) phys_data_warn(d, PHYS_WARN_REJECTED, "phys_step: implicit matrix M + dt D + dt^2 K not positive definite at time %g; step rejected", d->time);
     add_residual(m, d, d->qacc);
     for (int i = 0; i < nv; i++) {
       vnew[i] = d->qvel[i] + dt * d->qacc[i];
