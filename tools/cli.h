@@ -41,6 +41,18 @@ int cli_residual_fits(const physModel* m);
 // the contact model (if >= 0, physContactModel order); then the residual network checked against m as it now
 // is. 1, or 0 with the message (the caller frees m)
 int cli_step_options(physModel* m, double dt, int nocontact, int contact);
+// --integrator (issue 16 item 4: implicit): the commands that step take it
+typedef struct cliIntegratorArgs_ {
+  int integrator;           // -1: the model's; else the physIntegrator (the choice's index: 0 euler, 1 implicit)
+} cliIntegratorArgs;
+extern cliIntegratorArgs cli_integrator;
+#define CLI_INTEGRATOR_OPTIONS                                                                                   \
+  {"--integrator", ARG_CHOICE, &cli_integrator.integrator, "euler|implicit",                                     \
+   "time integrator: semi-implicit Euler (default) or implicit (backward Euler linearized on the joint and "     \
+   "tendon springs and dampers: stiff cables)", 0, 0, 0}
+// apply --integrator to m (before phys_make_data). -1 on success (the implicit step has derivatives: every
+// command takes it); command, model and derivatives name the caller (for integrators that refuse some)
+int cli_integrator_options(physModel* m, const char* command, const char* model, int derivatives);
 // --ctrl-value: exactly m->nu finite numbers separated by commas into u (at most 64 actuators); 0 and a
 // message otherwise
 int cli_parse_controls(double* u, const physModel* m, const char* text);

@@ -341,6 +341,7 @@ static physModel* evaluated_model(evalArgs* a, const char* path, physParamErrors
   if (!m) return NULL;
   int ok = !a->truth || param_errors(pe, m, a);
   if (ok && a->contact >= 0) m->opt.contact = a->contact;
+  if (ok) cli_integrator_options(m, "evaluate", path, 0);
   if (ok && !cli_residual_fits(m)) {
     *code = CLI_EXIT_USAGE;
     ok = 0;
@@ -375,6 +376,7 @@ int cli_evaluate(int argc, char** argv) {
        "true body's sqrt(tr I / 3 m))", 0, 1e9, 0},
       {"--floating", ARG_FLAG, &a.floating, "", "URDF: give the root link a free joint", 0, 0, 0},
       CLI_MODEL_OPTIONS,
+      CLI_INTEGRATOR_OPTIONS,
       {"--quiet", ARG_FLAG, &a.quiet, "", "no warnings on stderr (errors still print)", 0, 0, 0},
       {"--end-to-end", ARG_STRING, &a.e2e, "FILE", "roll out the end-to-end network of FILE (identify --approach "
        "end-to-end --network-out) instead of the model's physics", 0, 0, 0},

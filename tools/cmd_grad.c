@@ -28,6 +28,7 @@ physModel* grad_load_model(const gradArgs* a) {
     phys_free_model(m);
     return NULL;
   }
+  cli_integrator_options(m, "jacobian", a->model, 1);
   return m;
 }
 
@@ -363,6 +364,7 @@ int cli_jacobian(int argc, char** argv) {
       {"--no-contact", ARG_FLAG, &a.nocontact, "", "disable contacts (PHYS_DSBL_CONTACT)", 0, 0, 0},
       {"--floating", ARG_FLAG, &a.floating, "", "URDF: give the root link a free joint", 0, 0, 0},
       CLI_MODEL_OPTIONS,
+      CLI_INTEGRATOR_OPTIONS,
       {"--quiet", ARG_FLAG, &a.quiet, "", "no warnings on stderr (errors still print)", 0, 0, 0},
   };
   const argCommand cmd = {"jacobian",

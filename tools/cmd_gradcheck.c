@@ -589,6 +589,7 @@ int cli_gradcheck(int argc, char** argv) {
       {"--no-contact", ARG_FLAG, &a.nocontact, "", "disable contacts: random contact-free states", 0, 0, 0},
       {"--floating", ARG_FLAG, &a.floating, "", "URDF: give the root link a free joint", 0, 0, 0},
       CLI_MODEL_OPTIONS,
+      CLI_INTEGRATOR_OPTIONS,
       {"--quiet", ARG_FLAG, &a.quiet, "", "no warnings on stderr (errors still print)", 0, 0, 0},
   };
   const argCommand cmd = {"gradcheck",

@@ -343,6 +343,7 @@ static physModel* simulated_model(const simArgs* a, double cval[64], int* code) 
     phys_free_model(m);
     return NULL;
   }
+  cli_integrator_options(m, "simulate", a->model, 0);
   m->opt.enableflags |= PHYS_ENBL_ENERGY;               // count steps that gain energy without work input
   if (a->contact >= 0 || a->dt > 0 || a->nocontact) {   // the loader checked penalty at the file's options
     physLog log;
@@ -369,6 +370,7 @@ int cli_simulate(int argc, char** argv) {
       {"--out", ARG_STRING, &a.out, "FILE", "write the trajectory here (default: stdout)", 0, 0, 0},
       {"--floating", ARG_FLAG, &a.floating, "", "URDF: give the root link a free joint", 0, 0, 0},
       CLI_MODEL_OPTIONS,
+      CLI_INTEGRATOR_OPTIONS,
       {"--quiet", ARG_FLAG, &a.quiet, "", "no summary line and no warnings on stderr (errors still print)", 0, 0,
        0},
       {"--strict", ARG_FLAG, &a.strict, "", "stop at the first step warning (exit 1, no output)", 0, 0, 0},

@@ -139,6 +139,14 @@ int cli_step_options(physModel* m, double dt, int nocontact, int contact) {
   return cli_residual_fits(m);
 }
 
+cliIntegratorArgs cli_integrator = {-1};
+
+int cli_integrator_options(physModel* m, const char* command, const char* model, int derivatives) {
+  (void)command, (void)model, (void)derivatives;
+  if (cli_integrator.integrator >= 0) m->opt.integrator = cli_integrator.integrator;
+  return -1;
+}
+
 // `physid --help`: the list of subcommands
 static void print_usage(FILE* f) {
   fprintf(f, "usage: physid COMMAND [options]    (physid COMMAND --help for each command)\n\n"

@@ -55,9 +55,9 @@ physStatus phys_fit_progressive(physModel* m, const physParamTable* t, const dou
                                 const physFitOptions* opt, const physProgressiveOptions* popt, physFitResult* res,
                                 physProgressiveEpoch* hist, int* nhist, physLog* log) {
   int nt = t->ntheta, sfinal = opt->substeps, integ0 = m->opt.integrator;
-  if (sfinal < 1 || popt->lr0 <= 0 || !(popt->lr_min > 0) || popt->max_epochs < 1)
+  if (sfinal < 1 || popt->lr0 <= 0 || !(popt->lr_min > 0) || popt->max_epochs < 1 || !(popt->rtol >= 0 && popt->rtol < 1))
     return phys_error(log, PHYS_ERR_ARG, "progressive training: substeps %d, lr %g, lr_min %g, max_epochs %d must be "
-                      "positive", sfinal, popt->lr0, popt->lr_min, popt->max_epochs);
+                      "positive, rtol %g in [0, 1)", sfinal, popt->lr0, popt->lr_min, popt->max_epochs, popt->rtol);
   if (opt->prior > 0)
     return phys_error(log, PHYS_ERR_ARG, "progressive training: no prior (each epoch starts from the last one's answer)");
   double* theta = malloc(sizeof(double) * (size_t)(nt + 1));
@@ -76,7 +76,7 @@ physStatus phys_fit_progressive(physModel* m, const physParamTable* t, const dou
     if (st != PHYS_OK) break;
     if (hist && n < popt->max_epochs * 2) hist[n] = (physProgressiveEpoch){1, s, lr, tl, vl};
     n++;
-    if (!(vl < prev)) {
+    if (!(vl < (1 - popt->rtol) * prev)) {
       if (s < sfinal) s = 2 * s < sfinal ? 2 * s : sfinal;
       else lr /= 2;
     }
@@ -91,7 +91,7 @@ physStatus phys_fit_progressive(physModel* m, const physParamTable* t, const dou
     if (st != PHYS_OK) break;
     if (hist && n < popt->max_epochs * 2) hist[n] = (physProgressiveEpoch){2, sfinal, lr, tl, vl};
     n++;
-    if (!(vl < prev)) lr /= 2;
+    if (!(vl < (1 - popt->rtol) * prev)) lr /= 2;
     prev = vl;
   }
   m->opt.integrator = integ0;

@@ -337,7 +337,7 @@ physStatus phys_fit_probe(physModel* m, const physParamTable* t, const double* t
 // issue 16 item 4: paper 002's progressive training (Alg. 1; progressive.c). Epochs of opt->max_iter Adam
 // iterations (phys_fit with one start; each epoch starts from the last one's answer): stage 1 with the implicit
 // integrator (PHYS_INT_IMPLICIT) at 1 substep per observation interval (the largest step) and learning rate lr0;
-// whenever the validation loss does not fall below the previous epoch's, the substeps double (the step halves)
+// whenever the validation loss does not fall below (1 - rtol) times the previous epoch's, the substeps double (the step halves)
 // up to opt->substeps (the model's step), after that the learning rate halves; the stage ends when it is below
 // lr_min. Stage 2: semi-implicit Euler at opt->substeps from lr0, halving on each rise, until below lr_min. Each
 // stage runs at most max_epochs epochs. The validation loss is 0.5 |r|^2 of valid (NULL: train) at the epoch's
@@ -348,6 +348,7 @@ typedef struct physProgressiveOptions_ {
   double lr0;               // initial learning rate of both stages (paper: 0.1)
   double lr_min;            // a stage ends when its learning rate falls below (paper: 1e-4)
   int max_epochs;           // per stage
+  double rtol;              // the validation loss "falls" when below (1 - rtol) times the previous epoch's (1e-3)
 } physProgressiveOptions;
 typedef struct physProgressiveEpoch_ {
   int stage;                // 1 implicit, 2 semi-implicit Euler

@@ -76,7 +76,7 @@ int main(void) {
   o.horizon = 5;
   o.substeps = SUB;
   o.max_iter = 20;
-  physProgressiveOptions po = {0.1, 1e-4, 100};
+  physProgressiveOptions po = {0.1, 1e-4, 100, 1e-3};
   physProgressiveEpoch hist[200];
   int nh = 0;
   physFitResult res;
