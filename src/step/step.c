@@ -813,6 +813,9 @@ static void energy_poswork(const physModel* m, physData* d, const double* vpos) 
 // d->contact the contacts with their impulses; the previous list moves to d->contact_prev, the step's
 // warm-start input (physWarmStart, contact.h; phys_step_warm takes it explicitly instead).
 // A non-finite new state is not accepted: qpos, qvel and time are restored and a warning is counted in d.
+// With m->opt.integrator PHYS_INT_IMPLICIT the velocity stage without active constraints is backward Euler
+// linearized on the passive forces instead (implicit.c, step.h phys_implicit_acc; issue 16 item 4); a step
+// with active constraints stays as above.
 // Scratch comes from d's stack arena; nothing is allocated.
 void phys_step(const physModel* m, physData* d) { phys_step_solver(m, d, NULL); }
 
