@@ -113,9 +113,11 @@ typedef enum physDyn_ { PHYS_DYN_NONE = 0, PHYS_DYN_INTEGRATOR, PHYS_DYN_FILTER,
 // 2.2.2's muscle (mju_muscleGain / mju_muscleBias of the actuator's length and velocity, actuator_muscleprm)
 typedef enum physGain_ { PHYS_GAIN_AFFINE = 0, PHYS_GAIN_MUSCLE } physGainType;
 
-// time integrators (option integrator; CLI --integrator): semi-implicit Euler (MuJoCo 2.2.2's), and position-based
-// dynamics in maximal coordinates (XPBD, src/step/pbd.c; issue 17 item 1, options pbd_* below)
-typedef enum physIntegrator_ { PHYS_INT_EULER = 0, PHYS_INT_PBD = 2 } physIntegrator;
+// time integrators (option integrator; CLI --integrator): semi-implicit Euler (MuJoCo 2.2.2's mj_Euler), backward
+// Euler linearized on the passive forces (springs and dampers of joints, paths and tendons; src/step/step.h
+// phys_implicit_acc; issue 16 item 4), and position-based dynamics in maximal coordinates (XPBD, src/step/pbd.c;
+// issue 17 item 1, options pbd_* below)
+typedef enum physIntegrator_ { PHYS_INT_EULER = 0, PHYS_INT_IMPLICIT = 1, PHYS_INT_PBD = 2 } physIntegrator;
 
 // sensor types (MJCF <sensor> children; MuJoCo 2.2.2's definitions, docs/mjcf.md), with their stage: position
 // (jointpos, framepos, framequat, subtreecom), velocity (jointvel, framelinvel, frameangvel, gyro,

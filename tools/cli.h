@@ -41,17 +41,19 @@ int cli_residual_fits(const physModel* m);
 // the contact model (if >= 0, physContactModel order); then the residual network checked against m as it now
 // is. 1, or 0 with the message (the caller frees m)
 int cli_step_options(physModel* m, double dt, int nocontact, int contact);
-// --integrator and the pbd integrator's options (issue 17 item 1): the commands that step take them
+// --integrator (issue 16 item 4: implicit; issue 17 item 1: pbd) and the pbd integrator's options: the commands
+// that step take them
 typedef struct cliIntegratorArgs_ {
-  int integrator;           // -1: the model's; 0 euler, 1 pbd (the choice's index)
+  int integrator;           // -1: the model's; else the physIntegrator (the choice's index: 0 euler, 1 implicit, 2 pbd)
   int substeps, iterations; // 0: the model's (pbd_substeps, pbd_iterations)
   int jacobi;               // --pbd-jacobi
   double compliance;        // -1: the model's pbd_compliance
 } cliIntegratorArgs;
 extern cliIntegratorArgs cli_integrator;
 #define CLI_INTEGRATOR_OPTIONS                                                                               \
-  {"--integrator", ARG_CHOICE, &cli_integrator.integrator, "euler|pbd",                                     \
-   "time integrator: semi-implicit Euler (default) or position-based dynamics in maximal coordinates", 0, 0, 0}, \
+  {"--integrator", ARG_CHOICE, &cli_integrator.integrator, "euler|implicit|pbd",                            \
+   "time integrator: semi-implicit Euler (default), implicit (backward Euler linearized on the joint and "   \
+   "tendon springs and dampers: stiff cables) or position-based dynamics in maximal coordinates", 0, 0, 0},  \
   {"--pbd-substeps", ARG_INT, &cli_integrator.substeps, "N", "pbd: substeps per step (default 20)", 1, 1e6, 0}, \
   {"--pbd-iterations", ARG_INT, &cli_integrator.iterations, "N",                                             \
    "pbd: constraint sweeps per substep (default 1)", 1, 1e6, 0},                                            \

@@ -34,6 +34,7 @@ physModel* grad_load_model(const gradArgs* a) {
     phys_free_model(m);
     return NULL;
   }
+  cli_integrator_options(m, "jacobian", a->model, 1);
   return m;
 }
 

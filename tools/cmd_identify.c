@@ -349,6 +349,7 @@ void id_args_init(idArgs* a, const char* cmd) {
   a->loss = a->optimizer = a->contact = a->seed = a->skip = a->velocities = a->fit_start = a->approach = -1;
   a->vmetric = -1;
   a->prior = a->lr = -1;
+  a->validation = -1;
   a->w[0] = a->w[1] = a->w[2] = NAN;
   a->vw[0] = a->vw[1] = a->vw[2] = NAN;
   a->cmd = cmd;
@@ -939,6 +940,7 @@ int id_prepare(idRun* r, const idArgs* a) {
               a->model, phys_grad_tendons_why(r->m));
     return CLI_EXIT_INPUT;
   }
+  cli_integrator_options(r->m, a->cmd, a->model, 1);
   if (!cli_residual_fits(r->m)) return CLI_EXIT_USAGE;
   int code = setup_params(r, a);
   if (code >= 0) return code;
@@ -1072,13 +1074,58 @@ int id_load_data(idRun* r, const idArgs* a) {
   return 1;
 }
 
+// --progressive with the settings it cannot take: 2 after a message, else -1 (before any work)
+static int progressive_refusal(const idArgs* a) {
+  if (!a->progressive) {
+    if (a->validation < 0) return -1;
+    cli_error("%s: --validation N needs --progressive", a->cmd);
+    return CLI_EXIT_USAGE;
+  }
+  const char* bad = a->optimizer >= 0 && a->optimizer != PHYS_OPT_ADAM ? "--optimizer (it trains with adam)"
+                    : a->starts > 1 ? "--starts" : a->bootstrap > 0 ? "--bootstrap"
+                    : a->checkpoint ? "--checkpoint" : a->prior > 0 ? "--prior" : a->approach >= 0 ? "--approach" : NULL;
+  if (!bad) return -1;
+  cli_error("%s: --progressive does not take %s", a->cmd, bad);
+  return CLI_EXIT_USAGE;
+}
+
+// --progressive (sysid.h phys_fit_progressive): the last --validation trajectories validate (default 1 of two or
+// more, else the training set); one line per epoch on stderr unless --quiet
+static physStatus fit_progressive(idRun* r, const idArgs* a, physLog* log) {
+  int nval = a->validation >= 0 ? a->validation : (r->ds.ntraj >= 2 ? 1 : 0);
+  if (nval >= r->ds.ntraj) {
+    return phys_error(log, PHYS_ERR_ARG, "--validation %d leaves no trajectory to fit (%d loaded)", nval,
+                      r->ds.ntraj);
+  }
+  physDataset train = r->ds, valid = r->ds;
+  train.ntraj = r->ds.ntraj - nval;
+  valid.traj = r->ds.traj + train.ntraj;
+  valid.ntraj = nval;
+  physFitOptions o = r->fit;
+  o.max_iter = a->iters > 0 ? a->iters : 10;
+  o.verbose = 0;
+  physProgressiveOptions po = {a->lr > 0 ? a->lr : 0.1, 1e-4, 100, 1e-3};
+  physProgressiveEpoch* hist = malloc(sizeof(physProgressiveEpoch) * 2 * (size_t)po.max_epochs);
+  if (!hist) return phys_error(log, PHYS_ERR_NOMEM, "out of memory");
+  int nh = 0;
+  physStatus s = phys_fit_progressive(r->m, &r->table, r->theta0, r->lower, r->upper, &train, nval ? &valid : NULL,
+                                      &o, &po, &r->res, hist, &nh, log);
+  for (int e = 0; e < nh && !a->quiet; e++)
+    fprintf(stderr, "progressive epoch %d: %s, %d substeps (dt %g s), lr %g: loss %.9g, validation %.9g\n", e + 1,
+            hist[e].stage == 1 ? "implicit" : "semi-implicit", hist[e].substeps, r->ds.dt_obs / hist[e].substeps,
+            hist[e].lr, hist[e].train, hist[e].valid);
+  free(hist);
+  return s;
+}
+
 // load the data, fit, print
 static int run_fit(idRun* r, const idArgs* a) {
   if (!id_load_data(r, a)) return 0;
   physLog log = {0};
   physStatus s;
   double t0 = wall_seconds();
-  s = phys_fit(r->m, &r->table, r->theta0, r->lower, r->upper, &r->ds, &r->fit, &r->res, &log);
+  if (a->progressive) s = fit_progressive(r, a, &log);
+  else s = phys_fit(r->m, &r->table, r->theta0, r->lower, r->upper, &r->ds, &r->fit, &r->res, &log);
   r->wall = wall_seconds() - t0;
   print_log_warnings(&log);
   if (s != PHYS_OK) {
@@ -1168,6 +1215,11 @@ int cli_identify(int argc, char** argv) {
        "identify_approach.c)", 0, 0, 0},
       {"--network-out", ARG_STRING, &a.network_out, "FILE", "ccn-r, diffsim-r, end-to-end: write the trained network "
        "(JSON, --residual FILE reads it)", 0, 0, 0},
+      {"--progressive", ARG_FLAG, &a.progressive, "", "paper 002's progressive training: Adam epochs of --iters "
+       "iterations (default 10), implicit from one step per sample (the step halving, then --lr (default 0.1) "
+       "halving, on each rise of the validation loss), then semi-implicit Euler (docs/identification.md)", 0, 0, 0},
+      {"--validation", ARG_INT, &a.validation, "N", "--progressive: the last N trajectories validate and are not "
+       "fitted (default 1 with two or more trajectories; 0: the training set validates)", 0, 1e6, 0},
   };
   const argCommand cmd = {"identify",
                           "Identify physical parameters of MODEL from recorded trajectories DATA (CSV or .npy files, "
@@ -1185,6 +1237,7 @@ int cli_identify(int argc, char** argv) {
   idRun r;
   memset(&r, 0, sizeof r);
   code = id_merge_settings(&a);
+  if (code < 0) code = progressive_refusal(&a);
   r.model_path = a.model;
   if (code < 0) code = id_prepare(&r, &a);
   if (code < 0 && (a.approach == ID_APP_DIFFSIM_R || a.approach == ID_APP_CCN_R)) code = id_run_residual(&r, &a);

@@ -227,8 +227,9 @@ static int read_add(optTask* t, const cJSON* v) {
 
 // the first pass: the keys that need no model; the model-sized keys are checked by the second
 int opt_task_top(optTask* t, const char* const* extra, int nextra) {
-  const char* valid[24] = {"model", "add", "dt", "horizon", "method", "init", "ctrlrange", "cost", "options", "out"};
-  int nvalid = 10;
+  const char* valid[24] = {"model", "add", "dt", "horizon", "method", "init", "ctrlrange", "cost", "options", "out",
+                           "integrator"};
+  int nvalid = 11;
   for (int i = 0; i < nextra && nvalid < 24; i++) valid[nvalid++] = extra[i];
   const cJSON* r = t->root;
   if (!task_keys(r, valid, nvalid, t, "the task")) return 0;
@@ -242,6 +243,15 @@ int opt_task_top(optTask* t, const char* const* extra, int nextra) {
   if (!task_string(&s, v, t, "model") || !task_path(t->model, t, s, "model")) return 0;
   if ((v = cJSON_GetObjectItemCaseSensitive(r, "add")) && !read_add(t, v)) return 0;
   if ((v = cJSON_GetObjectItemCaseSensitive(r, "dt")) && !task_number(&t->dt, v, 1e-9, 1, 0, t, "dt")) return 0;
+  t->integrator = -1;
+  if ((v = cJSON_GetObjectItemCaseSensitive(r, "integrator"))) {   // "euler" or "implicit" (the physIntegrator order)
+    const char* name = cJSON_IsString(v) ? v->valuestring : "";
+    t->integrator = !strcmp(name, "euler") ? PHYS_INT_EULER : !strcmp(name, "implicit") ? PHYS_INT_IMPLICIT : -2;
+    if (t->integrator == -2) {
+      cli_error("%s: integrator: expected \"euler\" or \"implicit\"", t->file);
+      return 0;
+    }
+  }
   if (!(v = cJSON_GetObjectItemCaseSensitive(r, "horizon"))) {
     cli_error("%s: horizon: missing (the number of steps)", t->file);
     return 0;
@@ -694,6 +704,7 @@ int opt_check_outputs(optTask* t, cliOutput* o) {
 int opt_task_problem(optTask* t, physModel** m, physData** d, physControlProblem** p) {
   if (!(*m = cli_load_model(t->model, 0))) return 0;
   if (t->dt > 0) (*m)->opt.timestep = t->dt;
+  if (t->integrator >= 0) (*m)->opt.integrator = t->integrator;
   if (t->meth.complementarity) (*m)->opt.gradflags |= PHYS_GRAD_COMPLEMENTARITY;
   *d = phys_make_data(*m);
   *p = *d ? phys_control_make(*m, t->T, t->maxiter) : NULL;

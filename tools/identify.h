@@ -38,6 +38,8 @@ typedef struct idArgs_ {
   int fit_start;            // --fit-start: physFitStartMode (-1: not given, auto)
   int approach;             // --approach: idApproach (-1: not given; identify_approach.c)
   const char* network_out;  // --network-out FILE: the trained network (diffsim-r, end-to-end)
+  int progressive;          // --progressive: paper 002's progressive training (issue 16 item 4; sysid.h)
+  int validation;           // --validation N: its validation trajectories, the last N (-1: not given)
   // merged
   const char* model;
   const char* data[ID_MAXDATA];
@@ -156,7 +158,8 @@ int id_split_spec(char* buf, size_t nbuf, const char* opts[4], const char* text)
    "push), one per actuator (default 0)", 0, 0, 0},                                                             \
   {"--observe", ARG_STRING, &a.observe, "LIST", "use only these coordinates: q, v, q:JOINT[:i], v:JOINT[:i]; sensor[:NAME]: residuals on these sensors (columns sensor:NAME[:k]) instead of the states, which then only start the simulation", 0, 0, 0}, \
   {"--floating", ARG_FLAG, &a.floating, "", "URDF: give the root link a free joint", 0, 0, 0},                 \
-  CLI_MODEL_OPTIONS
+  CLI_MODEL_OPTIONS,                                                                                           \
+  CLI_INTEGRATOR_OPTIONS
 
 // sweep's HTML report (report.c): the settings and the loss along the parameter (n points x, loss y)
 int id_write_sweep_report(FILE* f, const idRun* run, const char* label, const double* x, const double* y, int n,

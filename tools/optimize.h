@@ -68,6 +68,7 @@ typedef struct optTask_ {
   char model[OPT_PATH];
   char add[ARGS_MAXLIST][OPT_PATH];
   double dt;                // 0: the model's
+  int integrator;           // "integrator": -1 the model's, else physIntegrator ("euler", "implicit"; issue 16 item 4)
   int T;
   int maxiter;              // 0: the default
   double tol;               // < 0: the default

@@ -144,13 +144,13 @@ cliIntegratorArgs cli_integrator = {-1, 0, 0, 0, -1};
 int cli_integrator_options(physModel* m, const char* command, const char* model, int derivatives) {
   const cliIntegratorArgs* a = &cli_integrator;
   int pbd_option = a->substeps || a->iterations || a->jacobi || a->compliance >= 0;
-  if (pbd_option && a->integrator != 1) {
+  if (pbd_option && a->integrator != PHYS_INT_PBD) {
     cli_error("%s: --pbd-substeps, --pbd-iterations, --pbd-jacobi and --pbd-compliance need --integrator pbd", command);
     return CLI_EXIT_USAGE;
   }
   if (a->integrator < 0) return -1;
-  if (a->integrator == 0) {
-    m->opt.integrator = PHYS_INT_EULER;
+  if (a->integrator != PHYS_INT_PBD) {   // euler, implicit: every command takes them (both have derivatives)
+    m->opt.integrator = a->integrator;
     return -1;
   }
   if (derivatives) {
@@ -172,7 +172,7 @@ int cli_integrator_options(physModel* m, const char* command, const char* model,
 
 int cli_integrator_derivatives(const char* command) {
   const cliIntegratorArgs* a = &cli_integrator;
-  if (a->integrator != 1 && !(a->substeps || a->iterations || a->jacobi || a->compliance >= 0)) return -1;
+  if (a->integrator != PHYS_INT_PBD && !(a->substeps || a->iterations || a->jacobi || a->compliance >= 0)) return -1;
   return cli_integrator_options(NULL, command, NULL, 1);
 }
 

@@ -75,6 +75,10 @@ void phys_actuation_vjp(const physModel* m, physData* d, const double* f_bar, do
                         double* u_bar);
 void phys_xfrc_vjp(const physModel* m, physData* d, const double* f_bar, double* q_bar);
 
+// spring s's length L (returned), JL = dL/dq (nv) and K = d(JL')/dq (nv x nv, K[i*nv + j] = d JL_i / d q_j) at
+// d's kinematics (no wrapped geoms: phys_grad_tendons_ok); scratch from d's arena
+double phys_spring_hessian(const physModel* m, physData* d, int s, double* JL, double* K);
+
 // 1 if every ball and free joint is the last joint of its body (the step derivatives' condition: cdof of a
 // ball is its body's frame)
 static inline int phys_grad_balls_last(const physModel* m) {

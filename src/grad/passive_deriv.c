@@ -210,6 +210,11 @@ static double spring_geometry(const physModel* m, physData* d, int s, double* JL
   return L;
 }
 
+// spring_geometry without dLdot (grad.h): L, JL (nv) and K = d(JL')/dq (nv x nv) of spring s
+double phys_spring_hessian(const physModel* m, physData* d, int s, double* JL, double* K) {
+  return spring_geometry(m, d, s, JL, K, NULL);
+}
+
 // spring_geometry's quantities as products, no nv x nv matrix: L, JL, Kx = K' x (nv) and dLdot (nv; NULL to
 // skip), per segment  K' x = sum (J_d x)' P J_d + x' (u . dJ_d/dq)  (J_d' P J_d is symmetric).
 // Returns L. Scratch: 6 nv from d's arena. A fixed tendon: fixed_geometry, Kx = 0.

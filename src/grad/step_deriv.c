@@ -167,6 +167,17 @@ static void position_rows(const physModel* m, const int* rot, const double* Jr, 
   }
 }
 
+// G_q = df/dq - dtau/dq, G_v = df/dv - dtau/dv (nv x nv each) at a = qacc: f the passive, actuator and applied
+// forces, tau = RNEA(q, v, a) (step_record.h)
+void phys_step_force_deriv(const physModel* m, physData* d, const double* qacc, double* Gq, double* Gv) {
+  size_t nn = (size_t)m->nv * m->nv;
+  phys_rnea_deriv(m, d, qacc, Gq, Gv, NULL);
+  for (size_t i = 0; i < nn; i++) Gq[i] = -Gq[i], Gv[i] = -Gv[i];
+  phys_passive_deriv(m, d, Gq, Gv, NULL);
+  phys_actuation_deriv(m, d, Gq, Gv, NULL);
+  phys_xfrc_deriv(m, d, Gq);
+}
+
 // A: the v+ rows hold [G_q | G_v] (nv x 2nv), solved in place to da/dq, da/dv, then V_q = dt da/dq,
 // V_v = E + dt da/dv; the q+ rows = dt D V plus E on the q columns (Exp(phi)' blocks, 1 on scalar dofs)
 static void jacobian_a(const physModel* m, physData* d, const double* L, const double* qacc,
@@ -176,12 +187,7 @@ static void jacobian_a(const physModel* m, physData* d, const double* L, const d
   size_t mark = phys_stack_mark(d), nn = (size_t)nv * nv;
   double* Gq = phys_stack_alloc(d, nn);
   double* Gv = phys_stack_alloc(d, nn);
-  // G_q = df/dq - dtau/dq, G_v = df/dv - dtau/dv
-  phys_rnea_deriv(m, d, qacc, Gq, Gv, NULL);
-  for (size_t i = 0; i < nn; i++) Gq[i] = -Gq[i], Gv[i] = -Gv[i];
-  phys_passive_deriv(m, d, Gq, Gv, NULL);
-  phys_actuation_deriv(m, d, Gq, Gv, NULL);
-  phys_xfrc_deriv(m, d, Gq);
+  phys_step_force_deriv(m, d, qacc, Gq, Gv);
   phys_friction_dfdv(m, fp, Gv);
   double* V = A + (size_t)nv * n2;
   for (int i = 0; i < nv; i++) {
@@ -206,6 +212,28 @@ static void jacobian_a(const physModel* m, physData* d, const double* L, const d
     int g = phys_dof_group(m, k), r = k - g;
     for (int c = 0; c < 3; c++) A[(size_t)k * n2 + g + c] += Et[9 * rot[k] + 3 * r + c];
   }
+}
+
+// X (2nv x ncol, row-major): the v+ rows hold V = dv+/d(inputs) on entry; the q+ rows become dt D V, plus E on
+// the first nv columns when q_cols (the columns of the state's q tangent: A's), D and E at v+ = vnew
+// (step_record.h; the implicit step's Jacobians, implicit_deriv.c)
+void phys_step_position_rows(const physModel* m, physData* d, const double* vnew, double* X, int ncol, int q_cols) {
+  int nv = m->nv;
+  size_t mark = phys_stack_mark(d);
+  double* Jr = phys_stack_alloc(d, 9 * (size_t)nv);
+  double* Et = phys_stack_alloc(d, 9 * (size_t)nv);
+  int* rot = (int*)phys_stack_alloc(d, (size_t)nv);
+  integration_blocks(m, vnew, rot, Jr, Et);
+  position_rows(m, rot, Jr, X + (size_t)nv * ncol, X, ncol, ncol);
+  for (int k = 0; k < nv && q_cols; k++) {
+    if (rot[k] < 0) {
+      X[(size_t)k * ncol + k] += 1;
+      continue;
+    }
+    int g = phys_dof_group(m, k), r = k - g;
+    for (int c = 0; c < 3; c++) X[(size_t)k * ncol + g + c] += Et[9 * rot[k] + 3 * r + c];
+  }
+  phys_stack_free(d, mark);
 }
 
 // the integration blocks at the smooth step's v+ (integration_blocks), in arena memory of the caller's mark

@@ -55,6 +55,10 @@ static physStatus linearize_smooth(const physModel* m, physData* d, int kinemati
   rec->kind = PHYS_STEP_SMOOTH;
   rec->L = phys_stack_alloc(d, (size_t)nv * nv);
   rec->qacc = phys_stack_alloc(d, (size_t)nv);
+  if (m->opt.integrator == PHYS_INT_IMPLICIT && m->nfrictionloss == 0) {   // (the step's own choice, step.c)
+    rec->kind = PHYS_STEP_IMPLICIT;
+    return phys_implicit_step_point(m, d, kinematics, rec->L, rec->qacc);
+  }
   physStatus st = phys_smooth_step_point(m, d, kinematics, rec->L, rec->qacc);
   if (st == PHYS_OK && phys_equality_rows(m) > 0) return linearize_equality(m, d, rec);
   if (st != PHYS_OK || phys_frictionloss_count(m) == 0) return st;
@@ -114,6 +118,11 @@ physStatus phys_step_linearize_warm(const physModel* m, physData* d, const physW
     phys_data_warning(d, "phys_step derivatives: the pbd integrator's step has no derivatives yet");
     return PHYS_ERR_MODEL;
   }
+  if (m->opt.integrator == PHYS_INT_IMPLICIT && (m->na > 0 || phys_equality_rows(m) > 0)) {   // (merged apart)
+    phys_data_warning(d, "phys_step derivatives: the implicit integrator's derivatives cover neither activations "
+                      "nor equality constraints yet");
+    return PHYS_ERR_MODEL;
+  }
   if (phys_equality_rows(m) > 0 && m->opt.contact == PHYS_CONTACT_PENALTY) {   // issue 15 item 1
     phys_data_warning(d, "phys_step derivatives: equality constraints under the penalty contact model are not "
                       "supported yet (lcp, cone and ccp at contact-free states are)");
@@ -156,6 +165,7 @@ static physStatus kind_jacobian(const physModel* m, physData* d, const physStepR
       if (P && t) phys_smooth_step_param_jacobian(m, d, rec->L, rec->qacc, rec->fp, t, P);
       return PHYS_OK;
     case PHYS_STEP_PENALTY: return phys_penalty_step_jacobian(m, d, t, A, B, P);
+    case PHYS_STEP_IMPLICIT: return phys_implicit_step_jacobian(m, d, rec->L, rec->qacc, t, A, B, P);
     case PHYS_STEP_CONSTRAINED:
       st = phys_constrained_jacobian_at(m, d, rec->cp, t, A, B, P);
       if (st == PHYS_OK && toi && A) st = phys_toi_jacobian(m, d, rec, A);
@@ -190,6 +200,7 @@ static physStatus kind_vjp(const physModel* m, physData* d, const physStepRecord
       return PHYS_OK;
     }
     case PHYS_STEP_PENALTY: return phys_penalty_step_vjp(m, d, t, xbar_next, xbar, ubar, theta_bar, NULL);
+    case PHYS_STEP_IMPLICIT: return phys_implicit_step_vjp(m, d, rec->L, rec->qacc, t, xbar_next, xbar, ubar, theta_bar);
     case PHYS_STEP_CONSTRAINED:
       st = phys_constrained_vjp_at(m, d, rec->cp, t, xbar_next, xbar, ubar, theta_bar, lambda);
       if (st == PHYS_OK && toi && xbar) st = phys_toi_vjp(m, d, rec, xbar_next, xbar);
@@ -221,7 +232,7 @@ static physStatus step_point(const physModel* m, physData* d, double* L) {
   physStepRecord rec;
   physStatus st = phys_step_linearize(m, d, &rec);
   if (st == PHYS_OK) {
-    if (rec.kind == PHYS_STEP_PENALTY) st = PHYS_ERR_ARG;   // (no single factor: one solve per stage)
+    if (rec.kind == PHYS_STEP_PENALTY || rec.kind == PHYS_STEP_IMPLICIT) st = PHYS_ERR_ARG;   // (no tree factor)
     else memcpy(L, rec.L, sizeof(double) * (size_t)m->nv * m->nv);
   }
   phys_step_record_free(d, &rec);

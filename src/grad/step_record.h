@@ -30,7 +30,8 @@
 typedef enum physStepKind_ {
   PHYS_STEP_SMOOTH = 0,    // no contact or active joint limit: a = M~^-1 (f - c), v+ = v + dt a
   PHYS_STEP_CONSTRAINED,   // lcp, cone or ccp with contacts or limits: the solver's impulse (step_contact_deriv.h)
-  PHYS_STEP_PENALTY        // penalty contact with contacts or limit springs (penalty_deriv.h)
+  PHYS_STEP_PENALTY,       // penalty contact with contacts or limit springs (penalty_deriv.h)
+  PHYS_STEP_IMPLICIT       // PHYS_INT_IMPLICIT without active constraints: H a = tau - c - dt K v (implicit_deriv.c)
 } physStepKind;
 
 // the constrained step's linearization point (step_contact_deriv.c), opaque here
@@ -39,9 +40,10 @@ typedef struct contactPoint_ physConstrainedPoint;
 typedef struct physStepRecord_ {
   physStepKind kind;
   int solver;                 // PHYS_CONTACT_* of m (the constrained step's solver)
-  double* L;                  // smooth and constrained: the tree factor of M~ = M + dt B at the state (nv x nv,
+  double* L;                  // implicit: the dense Cholesky factor of H = M + dt D + dt^2 K (chol.h; nv x nv)
+                              // smooth and constrained: the tree factor of M~ = M + dt B at the state (nv x nv,
                               // factor.h's storage), which every derivative reads (never d->qLD)
-  double* qacc;               // smooth: a = M~^-1 (f - c) (nv), with frictionloss rows the step's a+ = (v+ - v)/dt
+  double* qacc;               // implicit: a = H^-1 (tau - c - dt K v) (nv); smooth: a = M~^-1 (f - c) (nv), with frictionloss rows the step's a+ = (v+ - v)/dt
   physFrictionPoint* fp;      // smooth: the frictionloss rows' solution (frictionloss_deriv.h), NULL without rows
   physConstrainedPoint* cp;   // constrained: the stage, contacts, row states, warm start, lcp's local structures
                               // (step_contact_deriv.h)
@@ -94,5 +96,21 @@ void phys_smooth_step_vjp(const physModel* m, physData* d, const double* L, cons
                           double* lambda);
 void phys_smooth_step_param_jacobian(const physModel* m, physData* d, const double* L, const double* qacc,
                                      const physFrictionPoint* fp, const physParamTable* t, double* P);
+
+// G_q = df/dq - dRNEA/dq, G_v = df/dv - dRNEA/dv at a = qacc (nv x nv each; f: passive, actuator, applied forces)
+void phys_step_force_deriv(const physModel* m, physData* d, const double* qacc, double* Gq, double* Gv);
+// X (2nv x ncol): the v+ rows V on entry, the q+ rows dt D V (+ E on the first nv columns if q_cols) at v+ = vnew
+void phys_step_position_rows(const physModel* m, physData* d, const double* vnew, double* X, int ncol, int q_cols);
+
+// the implicit kind (implicit_deriv.c): the point (H's factor into L, a into qacc; d's kinematics at the state
+// if kinematics_done), A, B and P, and the reverse mode (the dense Jacobians transposed; lambda not written).
+// PHYS_ERR_MODEL with a residual network or (P) pos:BODY parameters on a model with springs; PHYS_ERR_NUMERIC
+// (a counted warning) if H is not positive definite
+physStatus phys_implicit_step_point(const physModel* m, physData* d, int kinematics_done, double* L, double* qacc);
+physStatus phys_implicit_step_jacobian(const physModel* m, physData* d, const double* L, const double* qacc,
+                                       const physParamTable* t, double* A, double* B, double* P);
+physStatus phys_implicit_step_vjp(const physModel* m, physData* d, const double* L, const double* qacc,
+                                  const physParamTable* t, const double* xbar_next, double* xbar, double* ubar,
+                                  double* theta_bar);
 
 #endif  // PHYS_STEP_RECORD_H

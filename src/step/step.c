@@ -134,6 +134,9 @@ static void smooth_pipeline(const physModel* m, physData* d, double* tau, int wi
   add_xfrc(m, d, tau);
 }
 
+// the smooth pipeline with qM and qfrc_bias, tau as above (step.h)
+void phys_step_force(const physModel* m, physData* d, double* tau) { smooth_pipeline(m, d, tau, 1); }
+
 // all smooth quantities at the current state, and qacc = M^-1 (tau - qfrc_bias) with tau as above
 // (MuJoCo's mj_forward with constraints disabled reports this qacc)
 void phys_forward(const physModel* m, physData* d) {
@@ -822,6 +825,9 @@ static void energy_poswork(const physModel* m, physData* d, const double* vpos) 
 // d->contact the contacts with their impulses; the previous list moves to d->contact_prev, the step's
 // warm-start input (physWarmStart, contact.h; phys_step_warm takes it explicitly instead).
 // A non-finite new state is not accepted: qpos, qvel and time are restored and a warning is counted in d.
+// With m->opt.integrator PHYS_INT_IMPLICIT the velocity stage without active constraints is backward Euler
+// linearized on the passive forces instead (implicit.c, step.h phys_implicit_acc; issue 16 item 4); a step
+// with active constraints stays as above.
 // Scratch comes from d's stack arena; nothing is allocated.
 void phys_step(const physModel* m, physData* d) { phys_step_solver(m, d, NULL); }
 
@@ -879,7 +885,9 @@ static void step_body(const physModel* m, physData* d, physSolverFn solver, cons
     // a = (M + dt B)^-1 (tau - c) + r: one articulated-body pass, no mass matrix, and the residual network's
     // acceleration r (none: 0); v+ = v + dt a
     memset(d->qfrc_constraint, 0, sizeof(double) * (size_t)nv);
-    unconstrained_acc(m, d, tau, d->qacc);
+    if (m->opt.integrator == PHYS_INT_IMPLICIT) ok = phys_implicit_acc(m, d, tau, d->qacc);   // (implicit.c)
+    else unconstrained_acc(m, d, tau, d->qacc);
+    if (!ok) phys_data_warn(d, PHYS_WARN_REJECTED, "phys_step: implicit matrix M + dt D + dt^2 K not positive definite at time %g; step rejected", d->time);
     add_residual(m, d, d->qacc);
     for (int i = 0; i < nv; i++) {
       vnew[i] = d->qvel[i] + dt * d->qacc[i];

@@ -13,6 +13,24 @@ int phys_implicit_damping(const physModel* m);
 // add = dt B (dt dof_damping) if phys_implicit_damping, else 0 (nv): the diagonal M~ adds to M
 void phys_implicit_damping_add(const physModel* m, double* add);
 
+// the implicit integrator (PHYS_INT_IMPLICIT, implicit.c; issue 16 item 4): backward Euler linearized once per
+// step on the passive forces f_p (joint springs and dampers, springs and dampers along paths and fixed tendons),
+//   M (v+ - v) = dt (f(q, v) - c) + dt (df_p/dv (v+ - v) + dt df_p/dq v+),   q+ = q (+) dt v+,
+// i.e. H a = tau - c - dt K v with a = (v+ - v)/dt, H = M + dt D + dt^2 K, K ~ -df_p/dq and D = -df_p/dv their
+// positive semidefinite parts (implicit.c's header): K = diag(joint stiffness) + sum_s k_s u_s u_s',
+// D = diag(dof_damping) + sum_s b_s u_s u_s', u_s = dL_s/dq'. Without springs K = 0 and D = B: the Euler step.
+// It is the step's velocity stage when no constraint is active (no contact, limit, frictionloss or equality
+// row); a step with active constraints is the Euler step's (the stiffness is not in its effective mass).
+// K, D (nv x nv, either may be NULL) at d's kinematics
+void phys_implicit_kd(const physModel* m, physData* d, double* K, double* D);
+// H (nv x nv) and r = tau - c - dt K v (nv) at d's state (needs qM and qfrc_bias)
+void phys_implicit_system(const physModel* m, physData* d, const double* tau, double* H, double* r);
+// the step's smooth pipeline at d's state with qM and qfrc_bias: kinematics, com, passive and actuator forces, and
+// tau = qfrc_passive + qfrc_actuator + qfrc_applied + J' xfrc_applied (nv), the bits the step's own
+void phys_step_force(const physModel* m, physData* d, double* tau);
+// acc = H^-1 (tau - c - dt K v) with qM and qfrc_bias computed here; 0 if H is not positive definite
+int phys_implicit_acc(const physModel* m, physData* d, const double* tau, double* acc);
+
 // a contact solver with the signature of phys_solve_lcp / phys_solve_cone / phys_solve_ccp
 typedef physStatus (*physSolverFn)(const physModel* m, physData* d, const physConstraintProblem* p,
                                    physConstraintSolution* sol);

@@ -338,4 +338,31 @@ physStatus phys_fit_probe(physModel* m, const physParamTable* t, const double* t
                           const double* upper, const physDataset* ds, const physFitOptions* opt,
                           const physFitResult* res, int nprobe, double* theta_best, double* loss_best, physLog* log);
 
+// issue 16 item 4: paper 002's progressive training (Alg. 1; progressive.c). Epochs of opt->max_iter Adam
+// iterations (phys_fit with one start; each epoch starts from the last one's answer): stage 1 with the implicit
+// integrator (PHYS_INT_IMPLICIT) at 1 substep per observation interval (the largest step) and learning rate lr0;
+// whenever the validation loss does not fall below (1 - rtol) times the previous epoch's, the substeps double (the step halves)
+// up to opt->substeps (the model's step), after that the learning rate halves; the stage ends when it is below
+// lr_min. Stage 2: semi-implicit Euler at opt->substeps from lr0, halving on each rise, until below lr_min. Each
+// stage runs at most max_epochs epochs. The validation loss is 0.5 |r|^2 of valid (NULL: train) at the epoch's
+// answer under its integrator and step. res gets the last epoch's fit (its theta the answer; m holds it, with
+// m->opt.integrator as on entry); hist (2 max_epochs entries, may be NULL) one entry per epoch, *nhist their count.
+// PHYS_ERR_ARG with a prior (opt->prior > 0) or non-positive settings; else phys_fit's errors.
+typedef struct physProgressiveOptions_ {
+  double lr0;               // initial learning rate of both stages (paper: 0.1)
+  double lr_min;            // a stage ends when its learning rate falls below (paper: 1e-4)
+  int max_epochs;           // per stage
+  double rtol;              // the validation loss "falls" when below (1 - rtol) times the previous epoch's (1e-3)
+} physProgressiveOptions;
+typedef struct physProgressiveEpoch_ {
+  int stage;                // 1 implicit, 2 semi-implicit Euler
+  int substeps;             // steps per observation interval (dt = dt_obs / substeps)
+  double lr;                // learning rate
+  double train, valid;      // training loss (the epoch's best iterate) and validation loss
+} physProgressiveEpoch;
+physStatus phys_fit_progressive(physModel* m, const physParamTable* t, const double* theta0, const double* lower,
+                                const double* upper, const physDataset* train, const physDataset* valid,
+                                const physFitOptions* opt, const physProgressiveOptions* popt, physFitResult* res,
+                                physProgressiveEpoch* hist, int* nhist, physLog* log);
+
 #endif  // PHYS_SYSID_H
