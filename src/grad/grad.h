@@ -103,9 +103,6 @@ static inline int phys_grad_tendons_ok(const physModel* m) {
       return 0;
   return 1;
 }
-// the length of spring s, its moment JL (nv) and K = d(JL')/dq (nv x nv, K[i][j] = dJL_i/dq_j), a path through
-// sites and pulleys or a fixed tendon (passive_deriv.c)
-double phys_spring_hessian(const physModel* m, physData* d, int s, double* JL, double* K);
 // why phys_grad_tendons_ok(m) is 0 (the CLI's message), "" if it is 1
 static inline const char* phys_grad_tendons_why(const physModel* m) {
   for (int s = 0; s < m->nspring; s++)

@@ -594,8 +594,3 @@ void phys_xfrc_vjp(const physModel* m, physData* d, const double* f_bar, double*
   }
 }
 
-// the length of spring s, its moment JL (nv) and K = d(JL')/dq (nv x nv, K[i][j] = dJL_i/dq_j; spring_geometry:
-// the limit rows' derivatives, tendon_rows_deriv.c)
-double phys_spring_hessian(const physModel* m, physData* d, int s, double* JL, double* K) {
-  return spring_geometry(m, d, s, JL, K, NULL);
-}
