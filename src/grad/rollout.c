@@ -46,6 +46,7 @@ static int state_dim(const physModel* m) { return 2 * m->nv + m->na; }
 
 // doubles: nstate state records, then xbar, xnext, g (nx = 2nv + na each), theta scratch (ntheta)
 size_t phys_rollout_worksize(const physModel* m, int T, int k, int ntheta) {
+  if (k == 0) k = phys_rollout_interval(T, 0);   // as phys_rollout_grad: 0 is the default interval
   size_t ns = (size_t)phys_rollout_nstate(T, k);
   return ns * record_size(m) + 3 * (size_t)state_dim(m) + (size_t)(ntheta > 0 ? ntheta : 0);
 }

@@ -42,7 +42,7 @@ typedef double (*physLossFn)(void* ctx, int t, const double* qpos, const double*
 int phys_rollout_interval(int T, int budget);
 // states held by a rollout gradient with interval k: ceil(T/k) checkpoints + k segment states
 int phys_rollout_nstate(int T, int k);
-// size in doubles of the workspace phys_rollout_grad needs: nstate (nq + nv + na + 2 + c) + 3 nx + ntheta, c =
+// size in doubles of the workspace phys_rollout_grad needs (k = 0: the default interval, as there): nstate (nq + nv + na + 2 + c) + 3 nx + ntheta, c =
 // ceil(nconmax sizeof(physContact) / sizeof(double)). Layout (tests read it): ceil(T/k) checkpoint records,
 // then the k-record segment buffer (each record qpos, qvel, act, time, ncon, the contact list padded with
 // zeros to nconmax); on return the buffer holds segment 0's recomputed states x_0 .. x_{min(k,T)-1}.

@@ -593,6 +593,11 @@ static void check_interval(void) {
   CHECK(phys_rollout_interval(100, 25) == 5);    // ceil(100/5) + 5 = 25; k = 4 needs 29
   CHECK(phys_rollout_interval(100, 19) == -1);   // min over k of ceil(100/k) + k is 20
   CHECK(phys_rollout_interval(100, 200) == 1);   // the full tape fits
+  // k = 0 means the default interval in the size as in phys_rollout_grad (the size gave no state records for k = 0
+  // while the gradient wrote ceil(T/k) + k of them past the caller's buffer)
+  physModel* m = gm_load("tests/data/box.xml", 0);
+  CHECK(m && phys_rollout_worksize(m, 100, 0, 3) == phys_rollout_worksize(m, 100, 10, 3));
+  phys_free_model(m);
 }
 
 int main(void) {
