@@ -96,7 +96,9 @@ static void test_progressive(void) {
   CHECK(has(r.err, "progressive epoch 1: implicit, 1 substeps (dt 0.04 s), lr 0.1:"));
   CHECK(has(r.err, "semi-implicit, 40 substeps (dt 0.001 s)"));
   run_free(&r);
-  cJSON* root = cJSON_Parse(slurp(path("prog.json")));
+  char* text = slurp(path("prog.json"));
+  cJSON* root = cJSON_Parse(text);
+  free(text);
   CHECK(root != NULL);
   const cJSON* ps = cJSON_GetObjectItem(root, "params");
   double k = cJSON_GetNumberValue(cJSON_GetObjectItem(cJSON_GetArrayItem(ps, 0), "value"));
