@@ -34,7 +34,8 @@ list_seeds() {
   local d=$B/seeds/$1
   rm -rf "$d" && mkdir -p "$d"
   case $1 in
-    mjcf) cp tests/data/*.xml tests/data/contact/*.xml models/*.xml "$d"/ ;;
+    mjcf)   # named after their folders: models/ and tests/data/ both have a double_pendulum.xml
+      for f in tests/data/*.xml tests/data/contact/*.xml models/*.xml; do cp "$f" "$d/$(echo "$f" | tr / _)"; done ;;
     urdf) cp tests/data/elbow/elbow.urdf tests/data/baxter/baxter.urdf "$d"/ ;;
     data_csv)   # the first rows of a real cube toss and of an elbow toss
       head -n 6 data/cube_toss/toss_000.csv > "$d"/cube_toss_000_head.csv

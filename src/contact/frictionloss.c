@@ -156,7 +156,7 @@ void phys_frictionloss_assemble(const physModel* m, physData* d, const double* q
   double* col = phys_stack_alloc(d, (size_t)nv);
   if (nft > 0) phys_tendon_frictionloss_rows(m, d, fr->R, fr->b + nfd);
   for (int i = 0; i < nf; i++) {
-    const double* Ri = fr->R + (size_t)(i - nfd) * nv;   // (a tendon row)
+    const double* Ri = i < nfd ? NULL : fr->R + (size_t)(i - nfd) * nv;   // (a tendon row; NULL for a dof row)
     if (i < nfd) {
       memset(col, 0, sizeof(double) * (size_t)nv);
       col[fr->dof[i]] = 1;
