@@ -202,6 +202,8 @@ static physStatus point_build(const physModel* m, physData* d, const physWarmSta
 
 double* phys_constrained_factor(const physConstrainedPoint* cp) { return cp->L; }
 
+int phys_constrained_position_rows(const physConstrainedPoint* cp) { return cp->st.p.npos; }   // (kink rows added)
+
 physStatus phys_constrained_linearize(const physModel* m, physData* d, const physWarmStart* warm,
                                       physConstrainedPoint** out) {
   *out = NULL;

@@ -41,6 +41,9 @@ physStatus phys_constrained_linearize(const physModel* m, physData* d, const phy
                                       physConstrainedPoint** cp);
 // M~'s factor at cp's state (nv x nv, factor.h's storage; cp's memory)
 double* phys_constrained_factor(const physConstrainedPoint* cp);
+// cp's rows on the position correction or its kink (penetrating rows plus kink rows; 0: q+ moves by v+ and the
+// time-of-impact displacement only)
+int phys_constrained_position_rows(const physConstrainedPoint* cp);
 // the two at a linearization point cp (d's kinematics still at its state)
 physStatus phys_constrained_jacobian_at(const physModel* m, physData* d, physConstrainedPoint* cp,
                                         const physParamTable* t, double* A, double* B, double* P);

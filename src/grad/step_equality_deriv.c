@@ -1,9 +1,13 @@
 // step_equality_deriv.c - the step's derivatives with equality rows (step_equality_deriv.h).
 #include <string.h>
 
+#include "collision.h"
+#include "contact.h"
+#include "equality.h"
 #include "equality_deriv.h"
 #include "factor.h"
 #include "step.h"
+#include "step_contact_deriv.h"
 #include "step_equality_deriv.h"
 #include "step_record.h"
 
@@ -22,7 +26,7 @@ physEqualityPoint* phys_equality_point(const physModel* m, physData* d, const do
   phys_stack_free(d, mark);
   for (int i = 0; i < nv; i++) qacc[i] = (vnew[i] - d->qvel[i]) / dt;
   memcpy(d->qacc, qacc, sizeof(double) * (size_t)nv);
-  *ep = (physEqualityPoint){er.ne, er.J, er.P, er.lambda, vnew};
+  *ep = (physEqualityPoint){er.ne, er.J, er.P, er.lambda, vnew, NULL, NULL, NULL, er.rank};
   return ep;
 }
 
@@ -127,4 +131,176 @@ void phys_equality_step_vjp(const physModel* m, physData* d, const double* L, co
   if (B) transpose_mul(n2, nu, B, xbar_next, ubar);
   if (P) transpose_mul(n2, nt, P, xbar_next, theta_bar);
   phys_stack_free(d, mark);
+}
+
+//---------------------------------------------------------------------------------------------------------
+// with contacts or limits: the implicit function on top of the constrained step Phi (header comment)
+
+// *m2 = m without its equality rows (PHYS_DSBL_EQUALITY): the model whose constrained step is Phi
+static void model_without_rows(const physModel* m, physModel* m2) {
+  *m2 = *m;
+  m2->opt.disableflags |= PHYS_DSBL_EQUALITY;
+}
+
+// refuse (PHYS_ERR_MODEL, a warning naming what) the cases the implicit function does not cover
+static physStatus refuse(physData* d, const char* what) {
+  phys_data_warning(d, "phys_step derivatives: equality constraints at a state with contacts or limits together "
+                    "with %s are not supported yet", what);
+  return PHYS_ERR_MODEL;
+}
+
+// lambda (ne) and J (ne x nv) of the step's own stage from warm (into ep's arrays), 0 if the stage has no
+// constraint, -1 (a warning) if refused or M~ failed (*st set)
+static int stage_impulses(const physModel* m, physData* d, const physWarmStart* warm, double* J, double* lambda,
+                          int* rank, physStatus* st) {
+  size_t mark = phys_stack_mark(d);
+  physContactList det = phys_contact_list_arena(d);
+  physStepStage sg;
+  int ok = phys_step_stage(m, d, NULL, warm, &det, &sg);
+  *st = ok < 0 ? PHYS_ERR_NUMERIC : PHYS_OK;
+  if (ok == 1 && sg.p.npos > 0) *st = refuse(d, "a contact or limit under position correction (deeper than the slop)");
+  if (ok == 1 && *st == PHYS_OK) {
+    memcpy(J, sg.eq.J, sizeof(double) * (size_t)sg.eq.ne * m->nv);
+    memcpy(lambda, sg.eq.lambda, sizeof(double) * (size_t)sg.eq.ne);
+    *rank = sg.eq.rank;
+  }
+  phys_stack_free(d, mark);
+  return *st != PHYS_OK ? -1 : ok;
+}
+
+// S^+ (ep->P) from ne reverse passes of Phi: row i of S = (J_e Phi_vF' J_e,i')' / dt
+static physStatus build_s(const physModel* m2, physData* d, physEqualityPoint* ep) {
+  int nv = m2->nv, ne = ep->ne;
+  double dt = m2->opt.timestep;
+  size_t mark = phys_stack_mark(d);
+  double* xb = phys_stack_alloc(d, 2 * (size_t)nv);
+  double* fb = phys_stack_alloc(d, (size_t)nv);
+  double* S = phys_stack_alloc(d, (size_t)ne * ne + 1);
+  physStatus st = PHYS_OK;
+  for (int i = 0; i < ne && st == PHYS_OK; i++) {
+    memset(xb, 0, sizeof(double) * (size_t)nv);
+    memcpy(xb + nv, ep->J + (size_t)i * nv, sizeof(double) * (size_t)nv);
+    st = phys_constrained_vjp_at(m2, d, ep->cp, NULL, xb, NULL, NULL, NULL, fb);
+    for (int j = 0; j < ne; j++) {   // S_ij = J_e,i Phi_vF J_e,j' / dt = (J_e,j . fb) / dt
+      double s = 0;
+      for (int k = 0; k < nv; k++) s += ep->J[(size_t)j * nv + k] * fb[k];
+      S[(size_t)i * ne + j] = s / dt;
+    }
+  }
+  if (st == PHYS_OK) {
+    int rank = phys_lcp_pinv((double*)ep->P, d, S, ne);
+    if (rank < ep->rank) st = refuse(d, "a sticking contact or an active limit that holds a motion an equality row holds too");
+  }
+  phys_stack_free(d, mark);
+  return st;
+}
+
+physStatus phys_equality_constrained_point(const physModel* m, physData* d, const physWarmStart* warm,
+                                           physEqualityPoint** out) {
+  int nv = m->nv, ne = phys_equality_rows(m);
+  double dt = m->opt.timestep;
+  *out = NULL;
+  if (phys_frictionloss_count(m) > 0) return refuse(d, "frictionloss rows");
+  if (m->residual) return refuse(d, "a residual network");
+  physEqualityPoint* ep = (physEqualityPoint*)phys_stack_alloc(d, (sizeof(physEqualityPoint) + 7) / 8);
+  double* J = phys_stack_alloc(d, (size_t)ne * nv + 1);
+  double* lambda = phys_stack_alloc(d, (size_t)ne + 1);
+  physStatus st;
+  int rank = 0;
+  int ok = stage_impulses(m, d, warm, J, lambda, &rank, &st);
+  if (ok <= 0) return st;
+  if (m->opt.gradflags & PHYS_GRAD_TOI) return refuse(d, "the time-of-impact correction");
+  // Phi's point: the model without its rows under F = J_e' lambda / dt (through qfrc_applied, restored)
+  double* keep = phys_stack_alloc(d, (size_t)nv);
+  memcpy(keep, d->qfrc_applied, sizeof(double) * (size_t)nv);
+  for (int i = 0; i < ne; i++)
+    for (int k = 0; k < nv; k++) d->qfrc_applied[k] += J[(size_t)i * nv + k] * lambda[i] / dt;
+  physModel m2;
+  model_without_rows(m, &m2);
+  physConstrainedPoint* cp = NULL;
+  st = phys_constrained_linearize(&m2, d, warm, &cp);
+  memcpy(d->qfrc_applied, keep, sizeof(double) * (size_t)nv);
+  if (st != PHYS_OK) return st;
+  if (!cp) return PHYS_ERR_NUMERIC;   // (the stage had constraints: Phi's has the same)
+  if (phys_constrained_position_rows(cp) > 0) return refuse(d, "a contact or limit on the position correction's kink");
+  double* vnew = phys_stack_alloc(d, (size_t)nv);
+  for (int k = 0; k < nv; k++) vnew[k] = d->qvel[k] + dt * d->qacc[k];
+  double* T = phys_stack_alloc(d, (size_t)nv * nv);
+  double* C = phys_stack_alloc(d, (size_t)ne * nv + 1);
+  double* P = phys_stack_alloc(d, (size_t)ne * ne + 1);
+  phys_equality_curvature_t(m, d, lambda, T);
+  phys_equality_curvature(m, d, vnew, C);
+  double bdt = m->opt.baumgarte / dt;
+  for (size_t i = 0; i < (size_t)ne * nv; i++) C[i] += bdt * J[i];
+  *ep = (physEqualityPoint){ne, J, P, lambda, vnew, cp, T, C, rank};
+  st = build_s(&m2, d, ep);
+  if (st == PHYS_OK) *out = ep;
+  return st;
+}
+
+physStatus phys_equality_constrained_vjp(const physModel* m, physData* d, const physEqualityPoint* ep,
+                                         const physParamTable* t, const double* xbar_next, double* xbar,
+                                         double* ubar, double* theta_bar, double* force_bar) {
+  int nv = m->nv, ne = ep->ne;
+  double dt = m->opt.timestep;
+  physModel m2;
+  model_without_rows(m, &m2);
+  size_t mark = phys_stack_mark(d);
+  double* fb = phys_stack_alloc(d, (size_t)nv);
+  double* lb = phys_stack_alloc(d, 2 * (size_t)ne + 1);
+  double* y = lb + ne;
+  double* psib = phys_stack_alloc(d, 2 * (size_t)nv);
+  double* xq = phys_stack_alloc(d, 2 * (size_t)nv);
+  // lambdabar = J_e Phi_F' xbar+ / dt, y = -S^+' lambdabar
+  physStatus st = phys_constrained_vjp_at(&m2, d, ep->cp, NULL, xbar_next, NULL, NULL, NULL, fb);
+  for (int i = 0; i < ne; i++) {
+    double s = 0;
+    for (int k = 0; k < nv; k++) s += ep->J[(size_t)i * nv + k] * fb[k];
+    lb[i] = s / dt;
+  }
+  for (int j = 0; j < ne; j++) {
+    double s = 0;
+    for (int i = 0; i < ne; i++) s -= ep->P[(size_t)i * ne + j] * lb[i];
+    y[j] = s;
+  }
+  // Phi's reverse mode of xbar+ + (0, J_e' y)
+  memcpy(psib, xbar_next, sizeof(double) * 2 * (size_t)nv);
+  for (int i = 0; i < ne; i++)
+    for (int k = 0; k < nv; k++) psib[nv + k] += ep->J[(size_t)i * nv + k] * y[i];
+  if (st == PHYS_OK) st = phys_constrained_vjp_at(&m2, d, ep->cp, t, psib, xq, ubar, theta_bar, fb);
+  if (st == PHYS_OK && xbar) {   // q part += T' Fbar / dt + C' y
+    for (int c = 0; c < nv; c++) {
+      double s = 0;
+      for (int k = 0; k < nv; k++) s += ep->T[(size_t)k * nv + c] * fb[k];
+      s /= dt;
+      for (int i = 0; i < ne; i++) s += ep->C[(size_t)i * nv + c] * y[i];
+      xbar[c] = xq[c] + s;
+      xbar[nv + c] = xq[nv + c];
+    }
+  }
+  if (st == PHYS_OK && force_bar) memcpy(force_bar, fb, sizeof(double) * (size_t)nv);
+  phys_stack_free(d, mark);
+  return st;
+}
+
+physStatus phys_equality_constrained_jacobian(const physModel* m, physData* d, const physEqualityPoint* ep,
+                                              const physParamTable* t, double* A, double* B, double* P) {
+  int n2 = 2 * m->nv, nu = m->nu, nt = P && t ? t->ntheta : 0;
+  size_t mark = phys_stack_mark(d);
+  double* e = phys_stack_alloc(d, (size_t)n2);
+  double* xb = phys_stack_alloc(d, (size_t)n2);
+  double* ub = phys_stack_alloc(d, (size_t)nu + 1);
+  double* tb = phys_stack_alloc(d, (size_t)nt + 1);
+  physStatus st = PHYS_OK;
+  for (int r = 0; r < n2 && st == PHYS_OK; r++) {   // row r of A, B, P: the reverse mode of e_r
+    memset(e, 0, sizeof(double) * (size_t)n2);
+    e[r] = 1;
+    st = phys_equality_constrained_vjp(m, d, ep, nt > 0 ? t : NULL, e, A ? xb : NULL, B && nu > 0 ? ub : NULL,
+                                       nt > 0 ? tb : NULL, NULL);
+    if (A) memcpy(A + (size_t)r * n2, xb, sizeof(double) * (size_t)n2);
+    if (B && nu > 0) memcpy(B + (size_t)r * nu, ub, sizeof(double) * (size_t)nu);
+    if (nt > 0) memcpy(P + (size_t)r * nt, tb, sizeof(double) * (size_t)nt);
+  }
+  phys_stack_free(d, mark);
+  return st;
 }

@@ -7,7 +7,9 @@
 // The kind is the step's own choice (src/step/step.c phys_step_solver): constrained or penalty when the state
 // has contacts (m->opt.disableflags without PHYS_DSBL_CONTACT) or active joint limits, smooth otherwise. A
 // constrained model whose last step had constraints (d->ncon, d->nlimit) is linearized through the
-// constrained stage first, which detects the contacts once; when it finds none the smooth point follows.
+// constrained stage first, which detects the contacts once; when it finds none the smooth point follows. With
+// equality rows the constrained kind is constrained_eq (the rows' implicit function on the constrained step of
+// the model without them, step_equality_deriv.h).
 #include <string.h>
 
 #include "act_deriv.h"
@@ -71,14 +73,18 @@ static physStatus linearize_smooth(const physModel* m, physData* d, int kinemati
 // the constrained kind (step_contact_deriv.h) from rec's warm start if the stage has constraints; without any
 // (rec->cp NULL) the smooth kind at the kinematics the stage left
 static physStatus linearize_constrained(const physModel* m, physData* d, physStepRecord* rec) {
+  if (phys_equality_rows(m) > 0) {   // issue 15 item 1: the equality rows' implicit function on Phi's point
+    physStatus st = phys_equality_constrained_point(m, d, &rec->warm, &rec->eq);
+    if (st != PHYS_OK) return st;
+    if (!rec->eq) return linearize_smooth(m, d, 0, rec);
+    rec->kind = PHYS_STEP_CONSTRAINED_EQ;
+    rec->cp = rec->eq->cp;
+    rec->L = phys_constrained_factor(rec->cp);
+    return PHYS_OK;
+  }
   physStatus st = phys_constrained_linearize(m, d, &rec->warm, &rec->cp);
   if (st != PHYS_OK) return st;
   if (!rec->cp) return linearize_smooth(m, d, 0, rec);
-  if (phys_equality_rows(m) > 0) {   // issue 15 item 1: rows with contacts or limits not differentiated yet
-    phys_data_warning(d, "phys_step derivatives: equality constraints at a state with contacts or joint limits are "
-                      "not supported yet (contact-free states are)");
-    return PHYS_ERR_MODEL;
-  }
   rec->kind = PHYS_STEP_CONSTRAINED;
   rec->L = phys_constrained_factor(rec->cp);
   return PHYS_OK;
@@ -125,7 +131,7 @@ physStatus phys_step_linearize_warm(const physModel* m, physData* d, const physW
   }
   if (phys_equality_rows(m) > 0 && m->opt.contact == PHYS_CONTACT_PENALTY) {   // issue 15 item 1
     phys_data_warning(d, "phys_step derivatives: equality constraints under the penalty contact model are not "
-                      "supported yet (lcp, cone and ccp at contact-free states are)");
+                      "supported yet (lcp, cone and ccp are)");
     return PHYS_ERR_MODEL;
   }
   if (m->opt.contact == PHYS_CONTACT_PENALTY) {
@@ -166,6 +172,7 @@ static physStatus kind_jacobian(const physModel* m, physData* d, const physStepR
       return PHYS_OK;
     case PHYS_STEP_PENALTY: return phys_penalty_step_jacobian(m, d, t, A, B, P);
     case PHYS_STEP_IMPLICIT: return phys_implicit_step_jacobian(m, d, rec->L, rec->qacc, t, A, B, P);
+    case PHYS_STEP_CONSTRAINED_EQ: return phys_equality_constrained_jacobian(m, d, rec->eq, t, A, B, P);
     case PHYS_STEP_CONSTRAINED:
       st = phys_constrained_jacobian_at(m, d, rec->cp, t, A, B, P);
       if (st == PHYS_OK && toi && A) st = phys_toi_jacobian(m, d, rec, A);
@@ -201,6 +208,8 @@ static physStatus kind_vjp(const physModel* m, physData* d, const physStepRecord
     }
     case PHYS_STEP_PENALTY: return phys_penalty_step_vjp(m, d, t, xbar_next, xbar, ubar, theta_bar, NULL);
     case PHYS_STEP_IMPLICIT: return phys_implicit_step_vjp(m, d, rec->L, rec->qacc, t, xbar_next, xbar, ubar, theta_bar);
+    case PHYS_STEP_CONSTRAINED_EQ:
+      return phys_equality_constrained_vjp(m, d, rec->eq, t, xbar_next, xbar, ubar, theta_bar, lambda);
     case PHYS_STEP_CONSTRAINED:
       st = phys_constrained_vjp_at(m, d, rec->cp, t, xbar_next, xbar, ubar, theta_bar, lambda);
       if (st == PHYS_OK && toi && xbar) st = phys_toi_vjp(m, d, rec, xbar_next, xbar);

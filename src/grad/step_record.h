@@ -31,7 +31,8 @@ typedef enum physStepKind_ {
   PHYS_STEP_SMOOTH = 0,    // no contact or active joint limit: a = M~^-1 (f - c), v+ = v + dt a
   PHYS_STEP_CONSTRAINED,   // lcp, cone or ccp with contacts or limits: the solver's impulse (step_contact_deriv.h)
   PHYS_STEP_PENALTY,       // penalty contact with contacts or limit springs (penalty_deriv.h)
-  PHYS_STEP_IMPLICIT       // PHYS_INT_IMPLICIT without active constraints: H a = tau - c - dt K v (implicit_deriv.c)
+  PHYS_STEP_IMPLICIT,      // PHYS_INT_IMPLICIT without active constraints: H a = tau - c - dt K v (implicit_deriv.c)
+  PHYS_STEP_CONSTRAINED_EQ  // lcp, cone or ccp with equality rows and contacts or limits (step_equality_deriv.h)
 } physStepKind;
 
 // the constrained step's linearization point (step_contact_deriv.c), opaque here
@@ -47,8 +48,10 @@ typedef struct physStepRecord_ {
   physFrictionPoint* fp;      // smooth: the frictionloss rows' solution (frictionloss_deriv.h), NULL without rows
   physConstrainedPoint* cp;   // constrained: the stage, contacts, row states, warm start, lcp's local structures
                               // (step_contact_deriv.h)
-  struct physEqualityPoint_* eq;   // smooth with equality rows (issue 15 item 1, step_equality_deriv.h): the
-                              // rows, impulses and v+; qacc is then the step's (v+ - v)/dt. NULL without rows
+  struct physEqualityPoint_* eq;   // smooth or constrained_eq with equality rows (issue 15 item 1,
+                              // step_equality_deriv.h): the rows, impulses and v+; smooth: qacc is then the step's
+                              // (v+ - v)/dt; constrained_eq: cp is the point of the model without its rows. NULL
+                              // without rows
   physWarmStart warm;         // the step's warm-start input (d's own list, or the one phys_step_linearize_warm got)
   size_t mark;                // d's arena mark before the record
 } physStepRecord;

@@ -95,12 +95,9 @@ static physStatus parse_one(mjcfCtx* c, xmlNode* el) {
   physStatus st = mjcf_elem_class(c, el, "class", 0, &cls);
   if (st) return st;
   mjcfElem e = {el, K_EQUALITY, cls};
-  int id = phys_spec_add_equality(c->s);
-  if (id < 0) return phys_error(c->log, PHYS_ERR_NOMEM, "out of memory");
-  physSpecEquality* q = c->s->equality + id;
+  physSpecEquality* q;
+  MJCF_ADD(c, el, equality, equality, q);
   q->type = type;
-  q->line = (int)xmlGetLineNo(el);
-  q->fileid = mjcf_elem_fileid(c, el);
   if ((st = eq_common(c, &e, q))) return st;
   if (type == PHYS_EQ_CONNECT) return parse_connect(c, &e, q);
   if (type == PHYS_EQ_WELD) return parse_weld(c, &e, q);
