@@ -181,7 +181,12 @@ static void test_frictionloss(void) {
       if (k == 1 && cm == 3) CHECK_MSG(fabs(v - slide) < 0.03 * fabs(slide), "penalty: v %.12g (%.12g)", v, slide);
       phys_free_data(d);
     }
-    CHECK(!phys_grad_tendons_ok(m) && !strcmp(phys_grad_tendons_why(m), "a tendon has frictionloss"));
+    // derivatives: lcp, cone and ccp take the rows (tests/grad/test_frictionloss_deriv.c); penalty's are not built
+    m->opt.contact = PHYS_CONTACT_LCP;
+    CHECK(phys_grad_tendons_ok(m) && !strcmp(phys_grad_tendons_why(m), ""));
+    m->opt.contact = PHYS_CONTACT_PENALTY;
+    CHECK(!phys_grad_tendons_ok(m) && !strcmp(phys_grad_tendons_why(m), "a tendon has frictionloss (contact model "
+                                                                        "penalty)"));
     phys_free_model(m);
   }
 }

@@ -981,15 +981,16 @@ static void test_write_world(void) {
                                       "derivatives do not support it"), "exit %d: %s", r.code, r.err);
   CHECK(access(path("out/wrap.json"), F_OK) != 0);
   run_free(&r);
-  // likewise a tendon with frictionloss, and a limited tendon with --contact penalty (issue 15 item 3: those rows
-  // have no derivatives); lcp takes the limited one (tests/grad/test_tendon_rows_deriv.c)
+  // likewise a tendon with frictionloss and a limited tendon with --contact penalty (issue 15 item 3: those springs
+  // have no derivatives); lcp takes both (tests/grad/test_tendon_rows_deriv.c, test_frictionloss_deriv.c)
   const char* dry = write_file("in_dry.xml",
                                "<mujoco><worldbody><body><joint name='z' type='slide'/><geom size='.1'/></body>"
                                "</worldbody><tendon><fixed name='t' frictionloss='1'><joint joint='z' coef='1'/>"
                                "</fixed></tendon></mujoco>\n");
-  r = run("identify", dry, path("in_tendon_world.csv"), "--param", "damping:z", "--out", path("out/dry.json"), NULL);
-  CHECK_MSG(r.code == 1 && has(r.err, "in_dry.xml: a tendon has frictionloss: the step derivatives do not support it"),
-            "exit %d: %s", r.code, r.err);
+  r = run("identify", dry, path("in_tendon_world.csv"), "--param", "damping:z", "--contact", "penalty", "--out",
+          path("out/dry.json"), NULL);
+  CHECK_MSG(r.code == 1 && has(r.err, "in_dry.xml: a tendon has frictionloss (contact model penalty): the step "
+                                      "derivatives do not support it"), "exit %d: %s", r.code, r.err);
   CHECK(access(path("out/dry.json"), F_OK) != 0);
   run_free(&r);
   const char* lim = write_file("in_lim.xml",
