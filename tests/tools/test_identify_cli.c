@@ -1128,6 +1128,15 @@ static void test_act_timeconst(void) {
   const char* dp = xml ? strstr(xml, "dynprm=\"") : NULL;
   CHECK_MSG(dp && fabs(atof(dp + 8) - tau) < 1e-12, "written model: %s", xml ? xml : "(none)");
   free(xml);
+  // the same rows with named columns (act:ACTUATOR, issue 15): the same fit to the last bit
+  const char* body = text ? strchr(text, '\n') : NULL;
+  char* named = malloc(strlen(body ? body : "") + 64);
+  snprintf(named, strlen(body ? body : "") + 64, "time,hinge,hinge_dot,ctrl:lag,act:lag%s", body ? body : "");
+  r = run("identify", model, write_file("in_act_named.csv", named), "--param", "timeconst:lag:init=0.1", "--quiet",
+          NULL);
+  CHECK_MSG(r.code == 0 && printed(r.out, "timeconst:lag") == tau, "exit %d: %s %s", r.code, r.out, r.err);
+  run_free(&r);
+  free(named);
   // without the act column: act 0 at each segment start
   char* cut = text ? strdup(text) : NULL;
   for (char *rd = cut, *wr = cut; rd && *rd; ) {   // drop the last field of every line
