@@ -625,6 +625,13 @@ int cli_gradcheck(int argc, char** argv) {
   a.model = pos[0];
   physModel* m = grad_load_model(&a);
   if (!m) return CLI_EXIT_INPUT;
+  if (m->na > 0) {   // issue 15: its differences and blocks are (q, v) only; `physid jacobian` writes act's
+    cli_error("%s: the model has actuators with dynamics (%d activations, MuJoCo's act): gradcheck compares (q, v) "
+              "only; `physid jacobian` writes the act rows and columns, the library's tests check them", a.model,
+              m->na);
+    phys_free_model(m);
+    return CLI_EXIT_INPUT;
+  }
   m->opt.disableflags |= PHYS_DSBL_LIMIT;
   gradWrt w;
   if (!grad_parse_wrt(&w, m, a.wrt ? a.wrt : (m->nu > 0 ? "state,ctrl" : "state"))) {
