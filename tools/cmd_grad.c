@@ -228,14 +228,16 @@ int grad_save_alloc(gradSave* s, const physModel* m) {
   s->qpos = malloc(sizeof(double) * (size_t)m->nq);
   s->qvel = malloc(sizeof(double) * ((size_t)m->nv + 1));
   s->ctrl = malloc(sizeof(double) * ((size_t)m->nu + 1));
+  s->act = malloc(sizeof(double) * ((size_t)m->na + 1));
   s->contact = malloc(sizeof(physContact) * nc);
-  return s->qpos && s->qvel && s->ctrl && s->contact;
+  return s->qpos && s->qvel && s->ctrl && s->act && s->contact;
 }
 
 void grad_save_free(gradSave* s) {
   free(s->qpos);
   free(s->qvel);
   free(s->ctrl);
+  free(s->act);
   free(s->contact);
   memset(s, 0, sizeof *s);
 }
@@ -246,6 +248,7 @@ void grad_save(gradSave* s, const physModel* m, const physData* d) {
   memcpy(s->qpos, d->qpos, sizeof(double) * (size_t)m->nq);
   memcpy(s->qvel, d->qvel, sizeof(double) * (size_t)m->nv);
   memcpy(s->ctrl, d->ctrl, sizeof(double) * (size_t)m->nu);
+  memcpy(s->act, d->act, sizeof(double) * (size_t)m->na);
   memcpy(s->contact, d->contact, sizeof(physContact) * (size_t)d->ncon);
 }
 
@@ -255,6 +258,7 @@ void grad_restore(physData* d, const physModel* m, const gradSave* s) {
   memcpy(d->qpos, s->qpos, sizeof(double) * (size_t)m->nq);
   memcpy(d->qvel, s->qvel, sizeof(double) * (size_t)m->nv);
   memcpy(d->ctrl, s->ctrl, sizeof(double) * (size_t)m->nu);
+  memcpy(d->act, s->act, sizeof(double) * (size_t)m->na);
   memcpy(d->contact, s->contact, sizeof(physContact) * (size_t)s->ncon);
 }
 

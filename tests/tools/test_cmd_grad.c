@@ -3,7 +3,8 @@
 //   - jacobian --wrt state,ctrl,param:... writes [A B P] bit for bit equal to phys_step_jacobian and
 //     phys_step_param_jacobian, with the spec names in the header; the pendulum's armature column against
 //     dv+/darmature = -dt a / (I + armature); --wrt params has one column per default parameter number; a
-//     model with an activation: x = (dq, dv, dact) from --init's act0, bit for bit the library's (gradcheck: exit 1);
+//     model with an activation: x = (dq, dv, dact) from --init's act0, bit for bit the library's; gradcheck on
+//     a model with six activations passes every (q, v, act) block;
 //   - states in contact (ball on a plane, box on a plane; lcp and penalty): whatever the library does at that
 //     state, the CLI does: the same numbers bit for bit when phys_step_jacobian differentiates it, else exit 1
 //     with a message naming the contacts and the contact model, and no output file;
@@ -234,12 +235,6 @@ static void test_wrt_errors(void) {
   r = run("gradcheck tests/data/pendulum.xml --wrt state,,ctrl");
   CHECK(r.code == 2 && has(r.err, "empty or too long item"));
   run_free(&r);
-  // a model with activations (issue 15 item 2): gradcheck compares (q, v) only, refused (exit 1) before any work
-  // (jacobian writes act's rows and columns: test_jacobian_act)
-  r = run("gradcheck tests/data/actuator_dynamics.xml");
-  CHECK_MSG(r.code == 1 && has(r.err, "actuator_dynamics.xml: the model has actuators with dynamics (6 activations, "
-                                       "MuJoCo's act): gradcheck compares (q, v) only"), "%d %s", r.code, r.err);
-  run_free(&r);
 }
 
 // a model with an activation (tests/data/actuator_filter.xml: a filter of tau 0.05 s on a hinge): jacobian reads
@@ -282,6 +277,19 @@ static void test_jacobian_act(void) {
 
 //---------------------------------------------------------------------------------------------------------
 // gradcheck
+
+// a model with activations (issue 15 item 2: actuator_dynamics.xml, 6 activations, site actuators, cylinders):
+// gradcheck compares x = (q, v, act): the act rows and columns as their own blocks, with a time constant (P's
+// act rows) among the parameters; every block passes at 1e-6 contact-free
+static void test_gradcheck_act(void) {
+  shRun r = run("gradcheck tests/data/actuator_dynamics.xml --no-contact --states 2 --wrt state,ctrl,"
+                "param:timeconst:filt,param:mass:l2");
+  CHECK_MSG(r.code == 0, "%s%s", r.out, r.err);
+  CHECK(has(r.out, "na 6 (x = q, v, act)") && has(r.out, "dact+/dact ") && has(r.out, "dq+/dact ") &&
+        has(r.out, "dact+/du ") && has(r.out, "dact+/dtimeconst ") && has(r.out, "dv+/dmass ") &&
+        has(r.out, "blocks pass"));
+  run_free(&r);
+}
 
 // every parameter kind of the double pendulum and of the humanoid in the air passes at 1e-6
 static void test_gradcheck_params(void) {
@@ -413,6 +421,7 @@ int main(void) {
   test_jacobian_contact();
   test_wrt_errors();
   test_jacobian_act();
+  test_gradcheck_act();
   test_gradcheck_params();
   test_gradcheck_equality();
   test_gradcheck_frictionloss();
