@@ -1,5 +1,5 @@
 // cmd_grad.c - `physid jacobian`: the Jacobians of one step at a given state as CSV, A = dx+/dx, B = dx+/du
-// and P = dx+/dtheta for the parameters --wrt names, x = (tangent of q, v), 2nv numbers (src/grad/grad.h);
+// and P = dx+/dtheta for the parameters --wrt names, x = (tangent of q, v, act), 2nv + na numbers (grad.h);
 // and what it shares with `physid gradcheck` (cmd_gradcheck.c, declarations in cmd_grad.h).
 //
 // The Jacobians come from phys_step_jacobian and phys_step_param_jacobian, which differentiate the step the
@@ -25,12 +25,6 @@ physModel* grad_load_model(const gradArgs* a) {
   physModel* m = cli_load_model(a->model, a->floating);
   if (!m) return NULL;
   if (!cli_step_options(m, a->dt, a->nocontact, a->contact)) {
-    phys_free_model(m);
-    return NULL;
-  }
-  if (m->na > 0) {   // issue 15 item 2: the library's Jacobians have act (x = q, v, act), these outputs not yet
-    cli_error("%s: the model has actuators with dynamics (%d activations, MuJoCo's act): jacobian and gradcheck "
-              "write (q, v) only; the library's phys_step_jacobian has the act rows and columns", a->model, m->na);
     phys_free_model(m);
     return NULL;
   }
@@ -235,14 +229,16 @@ int grad_save_alloc(gradSave* s, const physModel* m) {
   s->qpos = malloc(sizeof(double) * (size_t)m->nq);
   s->qvel = malloc(sizeof(double) * ((size_t)m->nv + 1));
   s->ctrl = malloc(sizeof(double) * ((size_t)m->nu + 1));
+  s->act = malloc(sizeof(double) * ((size_t)m->na + 1));
   s->contact = malloc(sizeof(physContact) * nc);
-  return s->qpos && s->qvel && s->ctrl && s->contact;
+  return s->qpos && s->qvel && s->ctrl && s->act && s->contact;
 }
 
 void grad_save_free(gradSave* s) {
   free(s->qpos);
   free(s->qvel);
   free(s->ctrl);
+  free(s->act);
   free(s->contact);
   memset(s, 0, sizeof *s);
 }
@@ -253,6 +249,7 @@ void grad_save(gradSave* s, const physModel* m, const physData* d) {
   memcpy(s->qpos, d->qpos, sizeof(double) * (size_t)m->nq);
   memcpy(s->qvel, d->qvel, sizeof(double) * (size_t)m->nv);
   memcpy(s->ctrl, d->ctrl, sizeof(double) * (size_t)m->nu);
+  memcpy(s->act, d->act, sizeof(double) * (size_t)m->na);
   memcpy(s->contact, d->contact, sizeof(physContact) * (size_t)d->ncon);
 }
 
@@ -262,30 +259,33 @@ void grad_restore(physData* d, const physModel* m, const gradSave* s) {
   memcpy(d->qpos, s->qpos, sizeof(double) * (size_t)m->nq);
   memcpy(d->qvel, s->qvel, sizeof(double) * (size_t)m->nv);
   memcpy(d->ctrl, s->ctrl, sizeof(double) * (size_t)m->nu);
+  memcpy(d->act, s->act, sizeof(double) * (size_t)m->na);
   memcpy(d->contact, s->contact, sizeof(physContact) * (size_t)s->ncon);
 }
 
 //---------------------------------------------------------------------------------------------------------
 // physid jacobian
 
-// the state of the --init file (t column optional) with its recorded inputs: controls u0.. into ctrl, joint
-// forces tau0.. into qfrc_applied (zero without those columns)
+// the state of the --init file (t column optional) with its activations act0.. into act and its recorded inputs:
+// controls u0.. into ctrl, joint forces tau0.. into qfrc_applied (zero without those columns)
 static int read_state(const physModel* m, physData* d, const char* init) {
   physLog log;
   memset(&log, 0, sizeof log);
   phys_reset_data(m, d);
-  if (phys_traj_read_state_inputs(&d->time, d->qpos, d->qvel, d->ctrl, d->qfrc_applied, m, init, &log) == PHYS_OK)
+  if (phys_traj_read_state_act(&d->time, d->qpos, d->qvel, d->act, d->ctrl, d->qfrc_applied, m, init, &log) ==
+      PHYS_OK)
     return 1;
   cli_error("%s", log.error);
   return 0;
 }
 
-// one header row: dq0..dq{nv-1},dv0..dv{nv-1} (state), u0..u{nu-1} (ctrl), then the parameter specs
-// (KIND:NAME, with [i] for entries of several numbers)
+// one header row: dq0..dq{nv-1},dv0..dv{nv-1},dact0..dact{na-1} (state), u0..u{nu-1} (ctrl), then the parameter
+// specs (KIND:NAME, with [i] for entries of several numbers)
 static void write_header(FILE* f, const physModel* m, const gradWrt* w) {
   int nv = m->nv, first = 1;
   if (w->state)
-    for (int j = 0; j < 2 * nv; j++, first = 0) fprintf(f, "%s%s%d", first ? "" : ",", j < nv ? "dq" : "dv", j % nv);
+    for (int j = 0; j < 2 * nv + m->na; j++, first = 0)
+      fprintf(f, "%s%s%d", first ? "" : ",", j < nv ? "dq" : (j < 2 * nv ? "dv" : "dact"), j < 2 * nv ? j % nv : j - 2 * nv);
   if (w->ctrl)
     for (int j = 0; j < m->nu; j++, first = 0) fprintf(f, "%su%d", first ? "" : ",", j);
   for (int e = 0; e < w->table.n; e++) {
@@ -301,10 +301,10 @@ static void write_header(FILE* f, const physModel* m, const gradWrt* w) {
 // x as %.17g, a negative zero as 0
 static void put_number(FILE* f, int first, double x) { fprintf(f, "%s%.17g", first ? "" : ",", x == 0 ? 0.0 : x); }
 
-// the 2nv rows [A B P] (the parts w asks for) as %.17g
+// the nx = 2nv + na rows [A B P] (the parts w asks for) as %.17g
 static int write_jacobian(FILE* f, const physModel* m, const double* A, const double* B, const double* P,
                           const gradWrt* w) {
-  int n2 = 2 * m->nv, nu = m->nu, nt = w->table.ntheta;
+  int n2 = 2 * m->nv + m->na, nu = m->nu, nt = w->table.ntheta;
   write_header(f, m, w);
   for (int i = 0; i < n2; i++) {
     int first = 1;
@@ -336,7 +336,7 @@ static physStatus compute(const physModel* m, physData* d, const gradWrt* w, dou
 
 // compute the Jacobians at the state, then write them to the (checked) output
 static int jacobian(cliOutput* o, const physModel* m, physData* d, const gradArgs* a, const gradWrt* w) {
-  size_t n2 = 2 * (size_t)m->nv, na = n2 * n2, nb = n2 * (size_t)m->nu, np = n2 * (size_t)w->table.ntheta;
+  size_t n2 = 2 * (size_t)m->nv + (size_t)m->na, na = n2 * n2, nb = n2 * (size_t)m->nu, np = n2 * (size_t)w->table.ntheta;
   double* buf = malloc(sizeof(double) * (na + nb + np + 1));
   if (!buf) {
     cli_error("%s: out of memory", a->model);
@@ -362,8 +362,8 @@ int cli_jacobian(int argc, char** argv) {
   gradArgs a = {0};
   a.contact = -1;
   const argOption opt[] = {
-      {"--init", ARG_STRING, &a.init, "FILE", "the state: CSV with one row (t column optional; u0.., tau0.. columns: its controls and joint "
-       "forces, else zero)",
+      {"--init", ARG_STRING, &a.init, "FILE", "the state: CSV with one row (t column optional; u0.., tau0.., act0.. columns: its controls, "
+       "joint forces and activations, else zero)",
        0, 0, 1},
       {"--wrt", ARG_STRING, &a.wrt, "LIST",
        "columns, comma-separated: state (A, default), ctrl (B), param:KIND:NAME, params (P)", 0, 0, 0},
@@ -378,8 +378,8 @@ int cli_jacobian(int argc, char** argv) {
       {"--quiet", ARG_FLAG, &a.quiet, "", "no warnings on stderr (errors still print)", 0, 0, 0},
   };
   const argCommand cmd = {"jacobian",
-                          "Write the Jacobians of one step x+ = step(x, u), x = (dq, v) in tangent coordinates, "
-                          "as CSV:\n2nv rows (dq+0.., dv+0..); columns dq0..dq{nv-1},dv0..dv{nv-1} (A = dx+/dx), "
+                          "Write the Jacobians of one step x+ = step(x, u), x = (dq, v, act) in tangent coordinates, "
+                          "as CSV:\n2nv + na rows (dq+0.., dv+0.., dact+0..); columns dq0..,dv0..,dact0.. (A = dx+/dx), "
                           "u0..u{nu-1} (B = dx+/du)\nand one per parameter number (P = dx+/dtheta, named by "
                           "its spec), one header row, values as %.17g.\nA state whose contacts or limits have "
                           "no derivative in the library is refused (exit 1).",

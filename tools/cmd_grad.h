@@ -54,7 +54,7 @@ void grad_explain_status(const physModel* m, physData* d, physStatus st, const c
 typedef struct gradSave_ {
   double time;
   int ncon;
-  double *qpos, *qvel, *ctrl;
+  double *qpos, *qvel, *ctrl, *act;   // (act: na activations)
   physContact* contact;
 } gradSave;
 

@@ -74,15 +74,22 @@ typedef struct gcBlock_ {
 } gcBlock;
 
 // the blocks --wrt asks for: dq+/dq, dq+/dv, dv+/dq, dv+/dv (state), dq+/du, dv+/du (ctrl), and dq+/dKIND,
-// dv+/dKIND for every parameter kind in the table (params); returns the count (at most 6 + 2 PHYS_NPARKIND)
+// dv+/dKIND for every parameter kind in the table (params); with activations (na > 0, x = (q, v, act)) also the
+// act rows and columns: dq+/dact .. dact+/dact, dact+/du, dact+/dKIND. Returns the count (at most GC_MAXBLK)
+#define GC_MAXBLK (12 + 3 * PHYS_NPARKIND)
 static int make_blocks(gcBlock* blk, const physModel* m, const gradWrt* w) {
-  static const char* names[6] = {"dq+/dq", "dq+/dv", "dv+/dq", "dv+/dv", "dq+/du", "dv+/du"};
-  int nv = m->nv, n = 0;
-  for (int k = 0; k < 6; k++) {
-    int isB = k >= 4;
-    if ((isB && !w->ctrl) || (!isB && !w->state)) continue;
-    gcBlock b = {"", isB, isB ? (k - 4) * nv : (k / 2) * nv, nv, isB ? 0 : (k % 2) * nv, isB ? m->nu : nv, -1, 0, 0};
-    snprintf(b.name, sizeof b.name, "%s", names[k]);
+  static const char* const part[3] = {"q", "v", "act"};
+  int nv = m->nv, na = m->na, n = 0, ngrp = na > 0 ? 3 : 2;
+  const int r0[3] = {0, nv, 2 * nv}, len[3] = {nv, nv, na};
+  for (int ro = 0; ro < ngrp && w->state; ro++)   // A: rows (q+, v+, act+) x columns (q, v, act)
+    for (int co = 0; co < ngrp; co++) {
+      gcBlock b = {"", 0, r0[ro], len[ro], r0[co], len[co], -1, 0, 0};
+      snprintf(b.name, sizeof b.name, "d%s+/d%s", part[ro], part[co]);
+      blk[n++] = b;
+    }
+  for (int ro = 0; ro < ngrp && w->ctrl; ro++) {
+    gcBlock b = {"", 1, r0[ro], len[ro], 0, m->nu, -1, 0, 0};
+    snprintf(b.name, sizeof b.name, "d%s+/du", part[ro]);
     blk[n++] = b;
   }
   for (int kind = 0; kind < PHYS_NPARKIND; kind++) {
@@ -95,9 +102,9 @@ static int make_blocks(gcBlock* blk, const physModel* m, const gradWrt* w) {
     size_t kl = strcspn(spec, ":");
     snprintf(kname, sizeof kname, "%.*s%s", (int)(kl < 16 ? kl : 16), spec,
              kind == PHYS_PAR_SPRING_STIFFNESS || kind == PHYS_PAR_SPRING_DAMPING ? "(sp)" : "");
-    for (int r = 0; r < 2; r++) {
-      gcBlock b = {"", 2, r * nv, nv, 0, 0, kind, 0, 0};
-      snprintf(b.name, sizeof b.name, "%s/d%s", r ? "dv+" : "dq+", kname);
+    for (int r = 0; r < ngrp; r++) {
+      gcBlock b = {"", 2, r0[r], len[r], 0, 0, kind, 0, 0};
+      snprintf(b.name, sizeof b.name, "d%s+/d%s", part[r], kname);
       blk[n++] = b;
     }
   }
@@ -196,6 +203,13 @@ static void random_state(const physModel* m, physData* d, physRng* r) {
   if (phys_equality_rows(m) > 0) near_rotations(m, d, r);   // (after the draws above: the same stream)
   for (int i = 0; i < m->nv; i++) d->qvel[i] = phys_rng_range(r, -1, 1);
   random_ctrl(m, d, r);
+  for (int a = 0; a < m->nu; a++) {   // activations: the inner 80% of actrange (or [-0.5, 0.5])
+    int k = m->actuator_actadr[a];
+    const double* rg = m->actuator_actrange + 2 * a;
+    if (k < 0) continue;
+    d->act[k] = m->actuator_actlimited[a] ? phys_rng_range(r, 0.9 * rg[0] + 0.1 * rg[1], 0.1 * rg[0] + 0.9 * rg[1])
+                                          : phys_rng_range(r, -0.5, 0.5);
+  }
 }
 
 // a state in contact along a random drop (see the file comment), warm starts included: 1 found, 0 the drop
@@ -245,8 +259,8 @@ static double param_step(const physParamTable* t, const double* th, int j, doubl
   return rel;
 }
 
-// x+ of one step from the saved state with theta set, as (q+ (-) q0n, v+ - v0n) in res (2nv); 0 if the
-// model refused theta or the step warned
+// x+ of one step from the saved state with theta set, as (q+ (-) q0n, v+ - v0n, act+ - a0n) in res (nx =
+// 2nv + na; v0n then a0n in one array); 0 if the model refused theta or the step warned
 static int param_step_at(physModel* m, physData* d, const physParamTable* t, const double* th,
                          const gradSave* sv, const double* q0n, const double* v0n, double* res) {
   if (phys_param_set(t, m, th) != PHYS_OK) return 0;
@@ -255,10 +269,11 @@ static int param_step_at(physModel* m, physData* d, const physParamTable* t, con
   phys_step(m, d);
   phys_difference_pos(m, res, 1, q0n, d->qpos);
   for (int i = 0; i < m->nv; i++) res[m->nv + i] = d->qvel[i] - v0n[i];
+  for (int i = 0; i < m->na; i++) res[2 * m->nv + i] = d->act[i] - v0n[m->nv + i];
   return d->nwarning == nwarn;
 }
 
-// Pf (2nv x nt) by central differences over theta: the six-point stencil at rel (contact 0) or the two
+// Pf (nx x nt) by central differences over theta: the six-point stencil at rel (contact 0) or the two
 // central quotients at h and 2h (contact 1: Pf = (4 P_h - P_2h) / 3, P2 = P_2h for the mode-switch test, and
 // kink[j] = 1 where the one-sided quotients f(+h)/h and -f(-h)/h differ by more than GC_KINK relative to
 // max(|P_h|, GC_FLOOR fscale max(1, GC_H_CONTACT / h_j)), the comparison's floor: the step has a kink at
@@ -267,13 +282,14 @@ static int param_step_at(physModel* m, physData* d, const physParamTable* t, con
 // state are restored. 0 if a step failed.
 static int param_fd(physModel* m, physData* d, const physParamTable* t, int contact, double fscale, double* Pf,
                     double* P2, double* kink, double* hstep, gradSave* sv, double* work) {
-  int nv = m->nv, n2 = 2 * nv, nt = t->ntheta, ok = 1;
-  double *th0 = work, *th = th0 + nt, *q0n = th + nt, *v0n = q0n + m->nq, *r = v0n + nv;
+  int nv = m->nv, n2 = 2 * nv + m->na, nt = t->ntheta, ok = 1;
+  double *th0 = work, *th = th0 + nt, *q0n = th + nt, *v0n = q0n + m->nq, *r = v0n + nv + m->na;
   grad_save(sv, m, d);
   phys_param_get(t, m, th0);
   phys_step(m, d);
   memcpy(q0n, d->qpos, sizeof(double) * (size_t)m->nq);
   memcpy(v0n, d->qvel, sizeof(double) * (size_t)nv);
+  memcpy(v0n + nv, d->act, sizeof(double) * (size_t)m->na);
   static const double off[6] = {1, -1, 2, -2, 3, -3}, w6[3] = {45, -9, 1};
   int npt = contact ? 4 : 6;
   for (int j = 0; j < nt && ok; j++) {
@@ -352,7 +368,7 @@ static physStatus analytic(const physModel* m, physData* d, const gradWrt* w, gc
 // (message printed unless quiet)
 static int reference(physModel* m, physData* d, const gradWrt* w, gcWork* k, int contact, int quiet,
                      double fscale, const char* where) {
-  int n2 = 2 * m->nv, nu = m->nu;
+  int n2 = 2 * m->nv + m->na, nu = m->nu;
   double h = contact ? GC_H_CONTACT : GC_H;
   if ((w->state || w->ctrl) && (phys_step_jacobian_fd(m, d, h, k->Ah, k->Bh) != PHYS_OK ||
                                 phys_step_jacobian_fd(m, d, 2 * h, k->A2, k->B2) != PHYS_OK)) {
@@ -392,20 +408,20 @@ typedef struct gcCount_ {
 // either way loses half its tilt in a step, the touching branch keeps it all), a contact at the verge of
 // sticking. Scratch: k's A2, Ah and pwork; the state is restored.
 static int at_kink(const physModel* m, physData* d, physRng* r, gcWork* k) {
-  int nv = m->nv, n2 = 2 * nv;
+  int nv = m->nv, nx = 2 * nv + m->na;
   double *u = k->pwork, *du = u + 2 * nv;
   if (phys_constrained_step_kinks(m, d) > 0) return 1;
   grad_save(&k->sv2, m, d);
   int kink = phys_step_jacobian(m, d, k->A2, NULL) != PHYS_OK;
-  double scale = fmax(1, maxabs(k->A2, (size_t)n2 * n2));
-  for (int i = 0; i < n2; i++) u[i] = phys_rng_range(r, -1, 1) * GC_KINK_STEP;
+  double scale = fmax(1, maxabs(k->A2, (size_t)nx * nx));
+  for (int i = 0; i < 2 * nv; i++) u[i] = phys_rng_range(r, -1, 1) * GC_KINK_STEP;
   for (int sign = -1; sign <= 1 && !kink; sign += 2) {
     for (int i = 0; i < nv; i++) du[i] = sign * u[i];
     phys_integrate_pos(m, d->qpos, du, 1);
     for (int i = 0; i < nv; i++) d->qvel[i] += sign * u[nv + i];
     kink = phys_step_jacobian(m, d, k->Ah, NULL) != PHYS_OK;
     grad_restore(d, m, &k->sv2);
-    for (size_t i = 0; !kink && i < (size_t)n2 * n2; i++) kink = !(fabs(k->Ah[i] - k->A2[i]) <= GC_KINK * scale);
+    for (size_t i = 0; !kink && i < (size_t)nx * nx; i++) kink = !(fabs(k->Ah[i] - k->A2[i]) <= GC_KINK * scale);
   }
   return kink;
 }
@@ -414,7 +430,7 @@ static int at_kink(const physModel* m, physData* d, physRng* r, gcWork* k) {
 // 1 ready, 0 failed (message printed)
 static int draw(physModel* m, physData* d, physRng* r, const gradWrt* w, gcWork* k, gcCount* c,
                 double* fscale, const char* where) {
-  int n2 = 2 * m->nv, nu = m->nu, nt = w->table.ntheta, refused = 0;
+  int n2 = 2 * m->nv + m->na, nu = m->nu, nt = w->table.ntheta, refused = 0;
   for (int t = 0; t < GC_TRIES; t++) {
     if (c->contact) {
       int got = drop_state(m, d, r, &k->sv);
@@ -441,6 +457,7 @@ static int draw(physModel* m, physData* d, physRng* r, const gradWrt* w, gcWork*
     // rounding of x+ scales with |q|, |v| and the velocity change dt |a| (d->qacc: the step's acceleration)
     *fscale = fmax(fmax(1, maxabs(d->qpos, (size_t)m->nq)), maxabs(d->qvel, (size_t)m->nv));
     *fscale = fmax(*fscale, m->opt.timestep * maxabs(d->qacc, (size_t)m->nv));
+    *fscale = fmax(*fscale, maxabs(d->act, (size_t)m->na));
     if (c->contact && at_kink(m, d, r, k)) {   // no derivative there: another state
       c->nkink++;
       continue;
@@ -478,7 +495,7 @@ static int draw(physModel* m, physData* d, physRng* r, const gradWrt* w, gcWork*
 // one state: analytic against reference in every block; 0 (message printed) if no usable state was found
 static int check_state(gcBlock* blk, int nblk, physModel* m, physData* d, physRng* r, const gradWrt* w,
                        gcWork* k, gcCount* c, const char* where) {
-  int n2 = 2 * m->nv, nt = w->table.ntheta;
+  int n2 = 2 * m->nv + m->na, nt = w->table.ntheta;
   double fscale;
   if (!draw(m, d, r, w, k, c, &fscale, where)) return 0;
   // a P column differenced with a step h_j below A's and B's h holds fscale h / h_j (rounding eps |x| / h_j)
@@ -511,7 +528,9 @@ static void tighten_solver(physModel* m) {
 static int print_table(const gcBlock* blk, int nblk, const physModel* m, const gradArgs* a, const gradWrt* w,
                        const gcCount* c) {
   double tol = c->contact ? GC_TOL_CONTACT : GC_TOL;
-  printf("gradcheck %s: nv %d, nu %d, ntheta %d, dt %g, %d state%s %s, seed %d\n", a->model, m->nv, m->nu,
+  char nas[64] = "";
+  if (m->na > 0) snprintf(nas, sizeof nas, "na %d (x = q, v, act), ", m->na);
+  printf("gradcheck %s: nv %d, nu %d, %sntheta %d, dt %g, %d state%s %s, seed %d\n", a->model, m->nv, m->nu, nas,
          w->table.ntheta, m->opt.timestep, a->states, a->states == 1 ? "" : "s",
          c->contact ? "in contact" : "contact-free", a->seed);
   if (c->contact)
@@ -539,8 +558,8 @@ static int print_table(const gcBlock* blk, int nblk, const physModel* m, const g
 
 // allocate the scratch; 0 if out of memory
 static int work_alloc(gcWork* k, const physModel* m, int nt) {
-  size_t n2 = 2 * (size_t)m->nv, na = n2 * n2 + 1, nb = n2 * (size_t)m->nu + 1, np = n2 * (size_t)nt + 1;
-  size_t npw = 2 * (size_t)nt + (size_t)m->nq + (size_t)m->nv + 6 * n2 + 1;
+  size_t n2 = 2 * (size_t)m->nv + (size_t)m->na, na = n2 * n2 + 1, nb = n2 * (size_t)m->nu + 1;
+  size_t np = n2 * (size_t)nt + 1, npw = 2 * (size_t)nt + (size_t)m->nq + n2 + 6 * n2 + 1;
   memset(k, 0, sizeof *k);
   double* buf = malloc(sizeof(double) * (3 * (na + nb + np) + 4 * ((size_t)nt + 1) + n2 + m->nu + 2 + npw));
   if (!buf) return 0;
@@ -574,7 +593,7 @@ static int gradcheck(physModel* m, physData* d, const gradArgs* a, const gradWrt
     phys_param_get(&w->table, m, k.pwork);
     phys_param_set(&w->table, m, k.pwork);
   }
-  gcBlock blk[6 + 2 * PHYS_NPARKIND];
+  gcBlock blk[GC_MAXBLK];
   int nblk = make_blocks(blk, m, w), ok = 1;
   gcCount c = {.contact = !(m->opt.disableflags & PHYS_DSBL_CONTACT), .tol0 = m->opt.solver_tolerance,
                .iter0 = m->opt.solver_iterations};

@@ -16,6 +16,12 @@
 // (step_deriv.c's point) and the force's own derivatives, df/dv = -C - C'(v) v+ on the diagonal (C' = -F sign(v)
 // / v^2 above v_slip, 0 below) and -df/dF = v+ / s (R's column); no projection. With penalty contacts or limit
 // springs the same terms enter each of the penalty step's solves (penalty_deriv.c, at that solve's v+).
+// Tendon frictionloss rows (issue 15 item 3; lcp, cone, ccp): a row's column is the tendon's moment r(q) = dL/dq
+// instead of e_k, so E_S above holds r_a for a sticking tendon row, and two terms in q follow from r's own
+// derivative K_r = d r/dq (phys_spring_hessian; 0 for a fixed tendon): the rows' forces (lambda_i/dt) r_i(q) add
+// Fq = sum_i (lambda_i/dt) K_ri to df/dq (sliding and sticking rows alike), and a sticking row's condition
+// r_a(q)' v+ = 0 moves with q: r_a' dv+ = -C_a dq, C_a = v+' K_ra, so dv+ = Pi dv_smooth - K K_SS^-1 C dq on A's
+// q columns (phys_friction_q_term), qbar -= C' K_SS^-1 K' w in reverse (w the v+ adjoint before Pi').
 #ifndef PHYS_FRICTIONLOSS_DERIV_H
 #define PHYS_FRICTIONLOSS_DERIV_H
 
@@ -26,9 +32,12 @@
 typedef struct physFrictionPoint_ {
   physFrictionRows fr;   // the rows at the state and their solution
   int ns;                // sticking rows
-  int* sdof;             // ns: their dofs
+  int* sdof;             // ns: their dofs (-1: a tendon's row, its column in ES)
   double* K;             // nv x ns: dt M~^-1 E_S
   double* Kss;           // ns x ns: Cholesky factor of E_S' K
+  double* ES;            // nv x ns: the sticking rows' columns E_S (e_dof or a tendon's moment dL/dq)
+  double* Fq;            // nv x nv: d(sum_i lambda_i/dt r_i(q))/dq, the tendon rows' forces (NULL: fixed tendons)
+  double* Cq;            // ns x nv: d(r_a(q)' v+)/dq at fixed v+ of the sticking rows (NULL as Fq)
   int* sign;             // nv: s_k of a sliding row, 0 sticking or no row
   double* dfdv;          // penalty: nv, the friction force's diagonal df/dv = -C - C' v+ (NULL: rows)
   double* rcol;          // penalty: nv, R's entry -df/dF = v+ / s of each dof (NULL: rows)
@@ -56,6 +65,17 @@ void phys_friction_project(const physModel* m, physData* d, const physFrictionPo
                            int ld);
 // w (nv, a velocity adjoint) <- Pi' w
 void phys_friction_project_t(const physModel* m, physData* d, const physFrictionPoint* fp, double* w);
+// Gq (nv x nv) += Fq; qbar (nv) += Fq' lambda (tendon rows' forces; nothing without spatial tendon rows)
+void phys_friction_dfdq(const physModel* m, const physFrictionPoint* fp, double* Gq);
+void phys_friction_dfdq_vjp(const physModel* m, const physFrictionPoint* fp, const double* lambda, double* qbar);
+// V (nv x ld, the v+ rows after phys_friction_project): its first nv columns (d/dq) -= K K_SS^-1 C; and the
+// reverse, qbar (nv) -= C' K_SS^-1 K' w for the v+ adjoint w before phys_friction_project_t (nothing if no Cq)
+void phys_friction_q_term(const physModel* m, physData* d, const physFrictionPoint* fp, double* V, int ld);
+void phys_friction_q_term_t(const physModel* m, physData* d, const physFrictionPoint* fp, const double* w,
+                            double* qbar);
+// PHYS_OK unless t has a pos:BODY entry and m a spatial tendon with frictionloss (its rows' moment moves with the
+// bodies' placements: not built): then PHYS_ERR_ARG with the message in d->lastwarning (not counted)
+physStatus phys_friction_param_check(const physModel* m, physData* d, const physParamTable* t);
 // 1 if t has a frictionloss entry
 int phys_friction_in_table(const physParamTable* t);
 // R (nv x t->ntheta) += the frictionloss entries' columns: -s_k e_k (rows), v+_k / s e_k (penalty); fp may be

@@ -93,23 +93,21 @@ static inline int phys_grad_balls_last(const physModel* m) {
 
 // 1 if no tendon wraps a geom: a wrapped path has its length, moment and forces (issue 15 item 3) but not the
 // second derivatives the step derivatives need (where the tangent points slide on the geom); pulleys are fine.
-// Tendons with frictionloss are refused too (the frictionloss derivatives read their rows as e_dof), and with
-// m->opt.contact penalty limited tendons while limits are enabled (their springs' derivatives are not built; lcp,
-// cone and ccp differentiate their limit rows, tendon_rows_deriv.c)
+// Under m->opt.contact penalty, tendons with frictionloss (penalty's dense implicit friction, tendon_rows.c) are
+// refused too (their derivatives are not built); lcp, cone and ccp differentiate their frictionloss rows at
+// states without contacts or limits (frictionloss_deriv.h; step_record.c refuses them with contacts or limits);
+// tendon length limits have derivatives in every contact model (tendon_rows_deriv.c, penalty_deriv.c)
 static inline int phys_grad_tendons_ok(const physModel* m) {
-  int penalty_limits = m->opt.contact == PHYS_CONTACT_PENALTY && !(m->opt.disableflags & PHYS_DSBL_LIMIT);
+  int penalty = m->opt.contact == PHYS_CONTACT_PENALTY;
   for (int s = 0; s < m->nspring; s++)
-    if (phys_tendon_wraps(m, s) || (penalty_limits && m->spring_limited[s]) || m->spring_frictionloss[s] > 0)
-      return 0;
+    if (phys_tendon_wraps(m, s) || (penalty && m->spring_frictionloss[s] > 0)) return 0;
   return 1;
 }
 // why phys_grad_tendons_ok(m) is 0 (the CLI's message), "" if it is 1
 static inline const char* phys_grad_tendons_why(const physModel* m) {
   for (int s = 0; s < m->nspring; s++)
     if (phys_tendon_wraps(m, s)) return "a tendon wraps a geom";
-  for (int s = 0; s < m->nspring; s++)
-    if (m->spring_frictionloss[s] > 0) return "a tendon has frictionloss";
-  return phys_grad_tendons_ok(m) ? "" : "a tendon has length limits (contact model penalty)";
+  return phys_grad_tendons_ok(m) ? "" : "a tendon has frictionloss (contact model penalty)";
 }
 
 // 1 if the step derivatives cover m's actuators: no rest-length actuator with dynamics (its input is ctrl

@@ -53,6 +53,7 @@
 #include "penalty_deriv.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "collision.h"
@@ -121,6 +122,11 @@ typedef struct penTape_ {
   double* zeta;            // nc damping ratios
   double* dzeta;           // nc: d zeta / d eps (0 where zeta is held)
   int* lim;                // nlim x 2: dof, side (0 lower, 1 upper)
+  int ntl;                 // pushing tendon limit springs (phys_penalty_tendon_limits; issue 15 item 3)
+  double* tr;              // ntl x nv: their rows r = +-dL/dq
+  double* tK;              // ntl x nv x nv: dr/dq = +-d2L/dq2 (0 for fixed tendons)
+  double* tdist;           // ntl: dist = +-(L - bound)
+  int* tspring;            // ntl: the tendons
 } penTape;
 
 // arena array of n ints (caller's mark)
@@ -140,6 +146,36 @@ static int active_limits(const physModel* m, const physData* d, int* lim) {
       n++;
     }
   return n;
+}
+
+// the pushing tendon limit springs of phys_penalty_tendon_limits (its test: f = -k dist - c r.v > 0) into T: rows,
+// their derivatives K = dr/dq (phys_spring_hessian, signed as the row), dist, tendons (arena, caller's mark)
+static void tendon_limits_tape(const physModel* m, physData* d, penTape* T) {
+  int nv = m->nv, na = m->nspring > 0 ? phys_tendon_limits_active(m, d, NULL, NULL) : 0;
+  double k = m->opt.penalty_stiffness, c = m->opt.penalty_damping;
+  T->ntl = 0;
+  if (na == 0) return;
+  int* ten = alloc_int(d, (size_t)na);
+  int* side = alloc_int(d, (size_t)na);
+  T->tr = phys_stack_alloc(d, (size_t)na * nv);
+  T->tK = phys_stack_alloc(d, (size_t)na * nv * nv);
+  T->tdist = phys_stack_alloc(d, (size_t)na);
+  T->tspring = alloc_int(d, (size_t)na);
+  phys_tendon_limits_active(m, d, ten, side);
+  for (int l = 0; l < na; l++) {
+    double *r = T->tr + (size_t)T->ntl * nv, *K = T->tK + (size_t)T->ntl * nv * nv, rv = 0;
+    double dist = phys_tendon_limit_row(m, d, ten[l], side[l], r);
+    for (int i = 0; i < nv; i++) rv += r[i] * d->qvel[i];
+    if (!(-k * dist - c * rv > 0)) continue;   // (phys_penalty_tendon_limits' test)
+    size_t mark = phys_stack_mark(d);
+    double* JL = phys_stack_alloc(d, (size_t)nv);
+    phys_spring_hessian(m, d, ten[l], JL, K);
+    phys_stack_free(d, mark);
+    if (side[l] == 1)
+      for (size_t i = 0; i < (size_t)nv * nv; i++) K[i] = -K[i];
+    T->tdist[T->ntl] = dist;
+    T->tspring[T->ntl++] = ten[l];
+  }
 }
 
 // tau = passive + actuator + applied + J' xfrc_applied (the step's force without bias; needs phys_passive,
@@ -206,6 +242,7 @@ static physStatus replay_solves(const physModel* m, physData* d, penTape* T, con
       a[i] = rhs0[i];
     }
     phys_penalty_assemble(m, d, nc, cur, T->J, a, H);
+    if (T->ntl > 0) phys_penalty_tendon_limits(m, d, NULL, H, NULL);   // (penalty_dense's order)
     if (phys_ldl_factor(H, T->parent, nv) != nv) {
       phys_data_warning(d, "phys_step_jacobian: penalty matrix not positive definite at time %g", d->time);
       st = PHYS_ERR_NUMERIC;
@@ -269,6 +306,7 @@ static physStatus tape_build(const physModel* m, physData* d, penTape* T) {
   T->nlim = active_limits(m, d, NULL);
   T->lim = alloc_int(d, 2 * (size_t)T->nlim);
   active_limits(m, d, T->lim);
+  tendon_limits_tape(m, d, T);
   memset(T->J, 0, sizeof(double) * 3 * (size_t)nc * nv);
 
   // rhs = tau + f_limit - c, add = alim + dt B, M~ = qM + dt B factored (qLD) for the Delassus diagonals
@@ -281,7 +319,8 @@ static physStatus tape_build(const physModel* m, physData* d, penTape* T) {
   memset(flim, 0, sizeof(double) * (size_t)nv);
   memset(add, 0, sizeof(double) * (size_t)nv);
   phys_penalty_limits(m, d, flim, add);
-  phys_penalty_frictionloss(m, d, flim, add);   // (step.c's order: limits, then the joints' frictionloss)
+  if (T->ntl > 0) phys_penalty_tendon_limits(m, d, flim, NULL, NULL);   // (f - dt k r.v) r
+  phys_penalty_frictionloss(m, d, flim, add);   // (step.c's order: limits, tendon limits, the joints' frictionloss)
   phys_implicit_damping_add(m, madd);
   step_force(m, d, rhs);
   for (int i = 0; i < nv; i++) {
@@ -294,7 +333,7 @@ static physStatus tape_build(const physModel* m, physData* d, penTape* T) {
     st = PHYS_ERR_NUMERIC;
   }
   if (st == PHYS_OK) {
-    T->parent = phys_penalty_tree(m, T->con, nc) ? m->dof_parentid : NULL;
+    T->parent = phys_penalty_tree(m, T->con, nc) && T->ntl == 0 ? m->dof_parentid : NULL;   // (r r': dense)
     if (nc > 0) phys_penalty_contacts(m, d, T->con, nc, qLD, T->pc, T->J);
     contact_masses(m, qLD, T);
     st = replay_solves(m, d, T, rhs, add);
@@ -393,6 +432,46 @@ static void limits_reverse(const physModel* m, const physData* d, const penTape*
     A->vbar[dof] -= (c + dt * k) * lam;
     A->kbar -= (dt * dt * ak[dof] + (q - qlim) + dt * v) * lam;
     A->cbar -= (dt * ak[dof] + v) * lam;
+  }
+}
+
+// the part of tendon limit spring l in Res_k: g r with g = k dist + (c + dt k) r.v + A r.a_k, A = dt c + dt^2 k
+// (tendon_rows.c: its force at the step's end is -g; A r r' is in H_k); u = (c + dt k) K' v + A K' a_k, the
+// q-gradient of g beside k r (K = dr/dq), into u (nv); returns g
+static double tendon_limit_terms(const physModel* m, const physData* d, const penTape* T, int l, const double* ak,
+                                 double* u) {
+  int nv = m->nv;
+  double k = m->opt.penalty_stiffness, c = m->opt.penalty_damping, dt = m->opt.timestep;
+  double cv = c + dt * k, A = dt * c + dt * dt * k, rv = 0, ra = 0;
+  const double *r = T->tr + (size_t)l * nv, *K = T->tK + (size_t)l * nv * nv;
+  for (int i = 0; i < nv; i++) rv += r[i] * d->qvel[i], ra += r[i] * ak[i];
+  for (int j = 0; j < nv; j++) u[j] = 0;
+  for (int i = 0; i < nv; i++) {
+    double w = cv * d->qvel[i] + A * ak[i];
+    if (w == 0) continue;
+    for (int j = 0; j < nv; j++) u[j] += w * K[(size_t)i * nv + j];
+  }
+  return k * T->tdist[l] + cv * rv + A * ra;
+}
+
+// tendon limit springs of solve k in reverse: d(g r) = r (k r + u)' dq + g K dq + (c + dt k) r r' dv, and
+// dg/dk = dist + dt r.v + dt^2 r.a_k, dg/dc = r.v + dt r.a_k (tendon_limit_terms)
+static void tendon_limits_reverse(const physModel* m, const physData* d, const penTape* T, const double* ak,
+                                  penAdj* A) {
+  int nv = m->nv;
+  double k = m->opt.penalty_stiffness, c = m->opt.penalty_damping, dt = m->opt.timestep;
+  for (int l = 0; l < T->ntl; l++) {
+    const double *r = T->tr + (size_t)l * nv, *K = T->tK + (size_t)l * nv * nv;
+    double g = tendon_limit_terms(m, d, T, l, ak, A->tmp), rl = 0, rv = 0, ra = 0;
+    for (int i = 0; i < nv; i++) rl += r[i] * A->lam[i], rv += r[i] * d->qvel[i], ra += r[i] * ak[i];
+    for (int j = 0; j < nv; j++) {
+      double s = 0;   // (K' lam)_j
+      for (int i = 0; i < nv; i++) s += K[(size_t)i * nv + j] * A->lam[i];
+      A->qbar[j] -= rl * (k * r[j] + A->tmp[j]) + g * s;
+      A->vbar[j] -= (c + dt * k) * r[j] * rl;
+    }
+    A->kbar -= (T->tdist[l] + dt * rv + dt * dt * ra) * rl;
+    A->cbar -= (rv + dt * ra) * rl;
   }
 }
 
@@ -623,6 +702,7 @@ static physStatus tape_vjp(const physModel* m, physData* d, const penTape* T, co
       for (int i = 0; i < nv; i++) force_bar[i] += A.lam[i];
     smooth_reverse(m, d, t, ak, &A);
     limits_reverse(m, d, T, ak, &A);
+    tendon_limits_reverse(m, d, T, ak, &A);
     frictionloss_reverse(m, d, t, ak, &A);
     st = contacts_reverse(m, d, T, k, &A);
   }
@@ -846,6 +926,25 @@ static void smooth_forward(const physModel* m, const penTape* T, const penFwd* F
   }
 }
 
+// W->r -= the tendon limit springs' part of dRes_k along (dq, dv): r (k r + u) . dq + g K dq + (c + dt k) r r.dv
+// (tendon_limit_terms, tendon_limits_reverse)
+static void tendon_limits_forward(const physModel* m, const physData* d, const penTape* T, int k,
+                                  const double* dq, const double* dv, penDir* W) {
+  int nv = m->nv;
+  double kc = m->opt.penalty_stiffness, cv = m->opt.penalty_damping + m->opt.timestep * kc;
+  const double* ak = T->a + (size_t)k * nv;
+  for (int l = 0; l < T->ntl; l++) {
+    const double *r = T->tr + (size_t)l * nv, *K = T->tK + (size_t)l * nv * nv;
+    double g = tendon_limit_terms(m, d, T, l, ak, W->w), s = 0;
+    for (int j = 0; j < nv; j++) s += (kc * r[j] + W->w[j]) * dq[j] + cv * r[j] * dv[j];
+    for (int i = 0; i < nv; i++) {
+      double Kdq = 0;
+      for (int j = 0; j < nv; j++) Kdq += K[(size_t)i * nv + j] * dq[j];
+      W->r[i] -= r[i] * s + g * Kdq;
+    }
+  }
+}
+
 // v+ = v + dt a_{K-1}: dv+ = dv + dt da; q+ = q (+) dt v+: dq+ = E dq + dt D dv+ (E = Exp(phi)', D = Jr(phi),
 // phi = dt v+ on rotation groups) into xdot = (dq+, dv+)
 static void integrate_forward(const physModel* m, const physData* d, const penTape* T, const double* dq,
@@ -890,6 +989,7 @@ static physStatus tape_jvp(const physModel* m, physData* d, const penTape* T, co
   physStatus st = coefficients_forward(m, d, T, F, dq, &W);
   for (int k = 0; k < K && st == PHYS_OK; k++) {
     smooth_forward(m, T, F, k, dq, dv, du, &W);
+    tendon_limits_forward(m, d, T, k, dq, dv, &W);
     contacts_forward(m, d, T, k, dv, &W);
     phys_ldl_solve(W.da + (size_t)k * nv, T->H + (size_t)k * nn, T->parent, W.r, nv);
   }
@@ -961,6 +1061,20 @@ static physStatus jacobian_rows(const physModel* m, physData* d, const penTape* 
   return st;
 }
 
+// PHYS_OK unless t has a pos:BODY entry and T a pushing limit spring of a spatial tendon (its row and dist move
+// with the bodies' placements: not built): then PHYS_ERR_ARG with the message in d->lastwarning
+static physStatus tendon_param_check(const physModel* m, physData* d, const penTape* T, const physParamTable* t) {
+  int pos = 0;
+  for (int e = 0; e < t->n; e++) pos |= t->param[e].kind == PHYS_PAR_POS;
+  for (int l = 0; pos && l < T->ntl; l++) {
+    if (m->spring_type[T->tspring[l]] == PHYS_SPRING_FIXED) continue;
+    snprintf(d->lastwarning, sizeof(d->lastwarning), "pos:BODY parameters with the pushing length limit of spatial "
+             "tendon '%s' (penalty): that derivative is not built", phys_id2name(m, "spring", T->tspring[l]));
+    return PHYS_ERR_ARG;
+  }
+  return PHYS_OK;
+}
+
 // build the tape at d's state (its own contact list), run the vjp or the Jacobian rows
 static physStatus penalty_call(const physModel* m, physData* d, const penCall* c, int jacobian) {
   physStatus st = PHYS_OK;
@@ -968,6 +1082,7 @@ static physStatus penalty_call(const physModel* m, physData* d, const penCall* c
   penTape T;
   memset(&T, 0, sizeof T);
   st = tape_build(m, d, &T);
+  if (st == PHYS_OK && c->t) st = tendon_param_check(m, d, &T, c->t);
   if (st == PHYS_OK && jacobian && (c->A || c->B)) st = jacobian_columns(m, d, &T, c->A, c->B);
   if (st == PHYS_OK && jacobian && c->P) st = jacobian_rows(m, d, &T, c);
   if (st == PHYS_OK && !jacobian) st = tape_vjp(m, d, &T, c->t, c->xbar_next, c->xbar, c->ubar, c->theta_bar, c->force_bar);

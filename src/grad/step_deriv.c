@@ -189,6 +189,7 @@ static void jacobian_a(const physModel* m, physData* d, const double* L, const d
   double* Gv = phys_stack_alloc(d, nn);
   phys_step_force_deriv(m, d, qacc, Gq, Gv);
   phys_friction_dfdv(m, fp, Gv);
+  phys_friction_dfdq(m, fp, Gq);   // (tendon frictionloss rows' forces along r(q))
   double* V = A + (size_t)nv * n2;
   for (int i = 0; i < nv; i++) {
     memcpy(V + (size_t)i * n2, Gq + (size_t)i * nv, sizeof(double) * (size_t)nv);
@@ -203,6 +204,7 @@ static void jacobian_a(const physModel* m, physData* d, const double* L, const d
     Vi[nv + i] += 1;
   }
   phys_friction_project(m, d, fp, V, n2, n2);
+  phys_friction_q_term(m, d, fp, V, n2);   // (sticking tendon rows' r(q)' v+ = 0 moves with q)
   position_rows(m, rot, Jr, V, A, n2, n2);
   for (int k = 0; k < nv; k++) {
     if (rot[k] < 0) {
@@ -327,7 +329,9 @@ void phys_smooth_step_vjp(const physModel* m, physData* d, const double* L, cons
   const double *qbn = xbar_next, *vbn = xbar_next + nv;
   apply_blocks(m, b.rot, b.Jr, qbn, w, 1);
   for (int i = 0; i < nv; i++) w[i] = vbn[i] + dt * w[i];
-  phys_friction_project_t(m, d, fp, w);   // (frictionloss rows: w <- Pi' w)
+  memset(qb, 0, sizeof(double) * (size_t)nv);
+  phys_friction_q_term_t(m, d, fp, w, qb);   // (sticking tendon rows: qbar -= C' K_SS^-1 K' w, added below)
+  phys_friction_project_t(m, d, fp, w);      // (frictionloss rows: w <- Pi' w)
   for (int i = 0; i < nv; i++) lam[i] = dt * w[i];
   phys_solve_m(m, L, lam, lam);
   memcpy(lambda, lam, sizeof(double) * (size_t)nv);
@@ -338,6 +342,8 @@ void phys_smooth_step_vjp(const physModel* m, physData* d, const double* L, cons
     xv = xbar + nv;
     apply_blocks(m, b.rot, b.Et, qbn, xq, 1);
     memcpy(xv, w, sizeof(double) * (size_t)nv);
+    if (fp && fp->Cq)
+      for (int i = 0; i < nv; i++) xq[i] += qb[i];
     phys_rnea_vjp(m, d, qacc, lam, qb, vb, NULL);
     for (int i = 0; i < nv; i++) xq[i] -= qb[i], xv[i] -= vb[i];
   }
@@ -345,6 +351,7 @@ void phys_smooth_step_vjp(const physModel* m, physData* d, const double* L, cons
   if (ub) memset(ub, 0, sizeof(double) * (size_t)nu);
   phys_passive_vjp(m, d, lam, xq, xv, ub);
   phys_friction_dfdv_vjp(m, fp, lam, xv);
+  phys_friction_dfdq_vjp(m, fp, lam, xq);
   phys_actuation_vjp(m, d, lam, xq, xv, ub);
   if (xq) phys_xfrc_vjp(m, d, lam, xq);
   // the residual network's acceleration: rbar = dt w, into qbar and vbar

@@ -57,7 +57,7 @@ static physStatus linearize_smooth(const physModel* m, physData* d, int kinemati
   rec->kind = PHYS_STEP_SMOOTH;
   rec->L = phys_stack_alloc(d, (size_t)nv * nv);
   rec->qacc = phys_stack_alloc(d, (size_t)nv);
-  if (m->opt.integrator == PHYS_INT_IMPLICIT && m->nfrictionloss == 0) {   // (the step's own choice, step.c)
+  if (m->opt.integrator == PHYS_INT_IMPLICIT && phys_frictionloss_count(m) == 0) {   // (the step's choice, step.c)
     rec->kind = PHYS_STEP_IMPLICIT;
     return phys_implicit_step_point(m, d, kinematics, rec->L, rec->qacc);
   }
@@ -85,6 +85,11 @@ static physStatus linearize_constrained(const physModel* m, physData* d, physSte
   physStatus st = phys_constrained_linearize(m, d, &rec->warm, &rec->cp);
   if (st != PHYS_OK) return st;
   if (!rec->cp) return linearize_smooth(m, d, 0, rec);
+  if (phys_frictionloss_count(m) > m->nfrictionloss) {   // issue 15 item 3: tendon rows' E_S is r(q), not e_k
+    phys_data_warning(d, "phys_step derivatives: tendon frictionloss at a state with contacts or limits is not "
+                      "supported yet (contact-free states are)");
+    return PHYS_ERR_MODEL;
+  }
   rec->kind = PHYS_STEP_CONSTRAINED;
   rec->L = phys_constrained_factor(rec->cp);
   return PHYS_OK;
@@ -163,6 +168,7 @@ static physStatus kind_jacobian(const physModel* m, physData* d, const physStepR
   if (P && t && t->ntheta == 0) P = NULL;
   switch (rec->kind) {
     case PHYS_STEP_SMOOTH:
+      if (P && t && rec->fp && phys_friction_param_check(m, d, t) != PHYS_OK) return PHYS_ERR_ARG;
       if (rec->eq) {
         phys_equality_step_jacobian(m, d, rec->L, rec->qacc, rec->eq, t, A, B, P);
         return PHYS_OK;
@@ -190,6 +196,7 @@ static physStatus kind_vjp(const physModel* m, physData* d, const physStepRecord
   if (!t || t->ntheta == 0) theta_bar = NULL;
   switch (rec->kind) {
     case PHYS_STEP_SMOOTH: {
+      if (theta_bar && rec->fp && phys_friction_param_check(m, d, t) != PHYS_OK) return PHYS_ERR_ARG;
       if (rec->eq) {
         phys_equality_step_vjp(m, d, rec->L, rec->qacc, rec->eq, t, xbar_next, xbar, ubar, theta_bar);
         return PHYS_OK;

@@ -680,8 +680,9 @@ static physStatus actuator_dynamics(const physSpecActuator* a, const char* at, p
   if (a->dyntype == PHYS_DYN_FILTER && a->dynprm[0] < 0)
     return phys_error(log, PHYS_ERR_VALUE, "%sactuator '%s': the filter's time constant dynprm[0] = %g is negative",
                       at, a->name, a->dynprm[0]);
-  if ((a->forcelimited && a->forcerange[0] > a->forcerange[1]) || (a->actlimited && a->actrange[0] > a->actrange[1]))
-    return phys_error(log, PHYS_ERR_VALUE, "%sactuator '%s': forcerange and actrange need lower <= upper", at, a->name);
+  if ((a->forcelimited && a->forcerange[0] >= a->forcerange[1]) || (a->actlimited && a->actrange[0] >= a->actrange[1]))
+    return phys_error(log, PHYS_ERR_VALUE, "%sactuator '%s': forcerange and actrange need lower < upper (MuJoCo 2.2.2: "
+                      "\"invalid force range\", \"invalid activation range\")", at, a->name);
   if (a->dyntype == PHYS_DYN_NONE && *na > 0)
     return phys_error(log, PHYS_ERR_MODEL, "%sactuator '%s': actuators without dynamics must come before those with "
                       "dynamics (MuJoCo 2.2.2 refuses this order too)", at, a->name);
@@ -775,8 +776,9 @@ static physStatus compile_actuators(const physSpec* s, physModel* m, int* namepo
       return phys_error(log, PHYS_ERR_MODEL, "%sactuator '%s': %s '%s' not found", at, a->name,
                         a->trntype == PHYS_TRN_JOINT ? "joint" : (a->trntype == PHYS_TRN_SPRING ? "tendon" : "site"),
                         a->target);
-    if (!finite_n(a->gear, 6) || !finite_n(a->ctrlrange, 2) || (a->ctrllimited && a->ctrlrange[0] > a->ctrlrange[1]))
-      return phys_error(log, PHYS_ERR_VALUE, "%sactuator '%s': gear and ctrlrange must be finite, lower <= upper", at, a->name);
+    if (!finite_n(a->gear, 6) || !finite_n(a->ctrlrange, 2) || (a->ctrllimited && a->ctrlrange[0] >= a->ctrlrange[1]))
+      return phys_error(log, PHYS_ERR_VALUE, "%sactuator '%s': gear and ctrlrange must be finite, lower < upper (MuJoCo "
+                        "2.2.2: \"invalid control range\")", at, a->name);
     if (!finite_n(a->gainprm, 3) || !finite_n(a->biasprm, 3))
       return phys_error(log, PHYS_ERR_VALUE, "%sactuator '%s': gainprm and biasprm must be finite", at, a->name);
     if ((st = actuator_muscle(s, a, at, m, i, log))) return st;

@@ -1,5 +1,5 @@
-// mjcf_actuator.c - MJCF <actuator> and <keyframe>: <motor>, <position>, <velocity>, <general>, <cylinder> and
-// <muscle> actuators with none, integrator, filter or muscle dynamics, fixed, affine or muscle gain and bias
+// mjcf_actuator.c - MJCF <actuator> and <keyframe>: <motor>, <position>, <velocity>, <general>, <cylinder>,
+// <muscle>, <damper> and <intvelocity> actuators with none, integrator, filter or muscle dynamics, fixed, affine or muscle gain and bias
 // (MuJoCo 2.2.2's dynprm, gainprm, biasprm through default classes), control, force and activation limits,
 // lengthrange, on a joint, a tendon (mjcf_tendon.c), a site or a slider-crank; keys with time, qpos, qvel and ctrl.
 #include <stdlib.h>
@@ -37,10 +37,28 @@ static physStatus edit_muscle(mjcfCtx* c, const mjcfElem* own, actPrm* p) {
   return st;
 }
 
-// edit p by one <motor|general|position|velocity|cylinder> node (an element or a default node, its own
+// <damper kv> as MuJoCo 2.2.2's reader edits p: the gain cleared, gainprm[2] = -kv (kv >= 0: "damping
+// coefficient cannot be negative"), affine gain, no bias, no dynamics: force = -kv Ldot ctrl, a damping set by
+// the control (its ctrllimited and the sign of its ctrlrange: parse_motor)
+static physStatus edit_damper(mjcfCtx* c, const mjcfElem* own, actPrm* p) {
+  if (!mjcf_attr_text(own->el, "ctrlrange"))   // (2.2.2 reads it as required, in a default class's node too)
+    return mjcf_elem_error(c, own->el, PHYS_ERR_MODEL, "a <damper> needs its own 'ctrlrange' (MuJoCo 2.2.2 requires "
+                           "it on every <damper> node, default classes' too)");
+  memset(p->gainprm, 0, sizeof(p->gainprm));
+  physStatus st = mjcf_get_real(c, own, "kv", p->gainprm + 2, NULL);
+  if (!st && p->gainprm[2] < 0)
+    return mjcf_elem_error(c, own->el, PHYS_ERR_VALUE, "damping coefficient cannot be negative (kv %g)", p->gainprm[2]);
+  p->gainprm[2] = -p->gainprm[2];
+  p->dyn = 0, p->gain = 1, p->bias = 0;
+  return st;
+}
+
+// edit p by one <motor|general|position|velocity|cylinder|damper|intvelocity> node (an element or a default node, its own
 // attributes only) as MuJoCo 2.2.2 does: general reads dyntype gaintype biastype and the partial dynprm
 // gainprm biasprm; motor sets gain [1, 0, ...] and no bias; position (velocity) clears the bias, reads kp (kv)
-// into gainprm[0] and sets bias affine with biasprm[1] (biasprm[2]) = -gainprm[0]; cylinder reads timeconst
+// into gainprm[0] and sets bias affine with biasprm[1] (biasprm[2]) = -gainprm[0]; damper: edit_damper;
+// intvelocity clears the bias, reads kp into gainprm[0], sets integrator dynamics, fixed gain and affine bias
+// with biasprm[1] = -kp (its actlimited is implied: parse_motor); cylinder reads timeconst
 // into dynprm[0], bias into biasprm[0..2], area (or diameter d: pi d^2 / 4) into gainprm[0], with filter
 // dynamics, fixed gain and affine bias
 static physStatus edit_actuator(mjcfCtx* c, xmlNode* el, actPrm* p) {
@@ -69,6 +87,14 @@ static physStatus edit_actuator(mjcfCtx* c, xmlNode* el, actPrm* p) {
     if (!st) st = mjcf_get_real(c, &own, "diameter", &diameter, &found);
     if (!st && found) p->gainprm[0] = 3.14159265358979323846 / 4 * diameter * diameter;
     p->dyn = 2, p->gain = 0, p->bias = 1;
+    return st;
+  }
+  if (mjcf_is_elem(el, "damper")) return edit_damper(c, &own, p);
+  if (mjcf_is_elem(el, "intvelocity")) {   // an integrator whose activation is a position servo's setpoint
+    memset(p->biasprm, 0, sizeof(p->biasprm));
+    st = mjcf_get_real(c, &own, "kp", p->gainprm, NULL);
+    p->dyn = 1, p->gain = 0, p->bias = 1;
+    p->biasprm[1] = -p->gainprm[0];
     return st;
   }
   int position = mjcf_is_elem(el, "position"), velocity = mjcf_is_elem(el, "velocity");
@@ -130,7 +156,29 @@ static physStatus parse_slidercrank(mjcfCtx* c, const mjcfElem* e, physSpecActua
   return st;
 }
 
-// <motor>, <general>, <position>, <velocity>, <cylinder> or <muscle> (actuator_prm) with name class, one target of
+// the limits MuJoCo 2.2.2's reader implies, in place of the ctrllimited/actlimited rule (mjcf_get_limited): a
+// <damper> is ctrllimited with its own ctrlrange (required on every damper node: edit_damper) >= 0 ("damper control range cannot be negative"); an <intvelocity> is actlimited with its actrange (own or its
+// class's). 2.2.2's schema has no ctrllimited on <damper>, no actlimited or kv on <intvelocity>: refused.
+static physStatus implied_limits(mjcfCtx* c, const mjcfElem* e, physSpecActuator* a, int damper) {
+  const char* bad = damper ? (mjcf_attr_text(e->el, "ctrllimited") ? "ctrllimited" : NULL)
+                           : (mjcf_attr_text(e->el, "actlimited") ? "actlimited" : (mjcf_attr_text(e->el, "kv") ? "kv" : NULL));
+  if (bad)
+    return mjcf_elem_error(c, e->el, PHYS_ERR_MODEL, "'%s' is not an attribute of <%s> in MuJoCo 2.2.2 (%s)", bad,
+                           damper ? "damper" : "intvelocity", bad[0] == 'k' ? "its servo has kp only" : "its limit is "
+                           "implied");
+  if (!damper) {
+    a->actlimited = 1;
+    return mjcf_get_vec(c, e, "actrange", 2, a->actrange, NULL);
+  }
+  a->ctrllimited = 1;   // (its 'ctrlrange' is on the element: edit_damper)
+  physStatus st = mjcf_get_vec(c, e, "ctrlrange", 2, a->ctrlrange, NULL);
+  if (!st && (a->ctrlrange[0] < 0 || a->ctrlrange[1] < 0))
+    return mjcf_elem_error(c, e->el, PHYS_ERR_VALUE, "damper control range cannot be negative (ctrlrange %g %g)",
+                           a->ctrlrange[0], a->ctrlrange[1]);
+  return st;
+}
+
+// <motor>, <general>, <position>, <velocity>, <cylinder>, <muscle>, <damper> or <intvelocity> (actuator_prm) with name class, one target of
 // joint tendon site cranksite (with slidersite cranklength; refsite, jointinparent, body refused), gear ctrllimited
 // ctrlrange forcelimited forcerange actlimited actrange (MuJoCo 2.2.2's limit rule, mjcf_get_limited), lengthrange
 static physStatus parse_motor(mjcfCtx* c, xmlNode* el) {
@@ -174,20 +222,23 @@ static physStatus parse_motor(mjcfCtx* c, xmlNode* el) {
   memcpy(a->biasprm, prm.biasprm, sizeof(prm.biasprm));
   memcpy(a->musclegain, prm.musclegain, sizeof(prm.musclegain));
   memcpy(a->musclebias, prm.musclebias, sizeof(prm.musclebias));
-  if ((st = mjcf_get_limited(c, &e, "ctrllimited", "ctrlrange", a->ctrlrange, &a->ctrllimited))) return st;
+  int damper = mjcf_is_elem(el, "damper"), intvelocity = mjcf_is_elem(el, "intvelocity");
+  if (!damper && (st = mjcf_get_limited(c, &e, "ctrllimited", "ctrlrange", a->ctrlrange, &a->ctrllimited))) return st;
   if ((st = mjcf_get_limited(c, &e, "forcelimited", "forcerange", a->forcerange, &a->forcelimited))) return st;
-  return mjcf_get_limited(c, &e, "actlimited", "actrange", a->actrange, &a->actlimited);
+  if (!intvelocity && (st = mjcf_get_limited(c, &e, "actlimited", "actrange", a->actrange, &a->actlimited))) return st;
+  return damper || intvelocity ? implied_limits(c, &e, a, damper) : PHYS_OK;
 }
 
-// <actuator>: <motor>, <general>, <position>, <velocity>, <cylinder> and <muscle>; MuJoCo 2.2.2's other actuator
-// types (adhesion: a force through the body's contacts, damper, intvelocity) are refused
+// <actuator>: <motor>, <general>, <position>, <velocity>, <cylinder>, <muscle>, <damper> and <intvelocity>;
+// MuJoCo 2.2.2's other actuator type (adhesion: a force through the body's contacts) is refused
 physStatus mjcf_parse_actuator(mjcfCtx* c, xmlNode* el) {
-  static const char* const UNSUPPORTED[] = {"adhesion", "damper", "intvelocity", NULL};
+  static const char* const UNSUPPORTED[] = {"adhesion", NULL};
   for (xmlNode* ch = el->children; ch; ch = ch->next) {
     if (ch->type != XML_ELEMENT_NODE) continue;
     int known = 0;
     if (mjcf_is_elem(ch, "motor") || mjcf_is_elem(ch, "general") || mjcf_is_elem(ch, "position") ||
-        mjcf_is_elem(ch, "velocity") || mjcf_is_elem(ch, "cylinder") || mjcf_is_elem(ch, "muscle")) {
+        mjcf_is_elem(ch, "velocity") || mjcf_is_elem(ch, "cylinder") || mjcf_is_elem(ch, "muscle") ||
+        mjcf_is_elem(ch, "damper") || mjcf_is_elem(ch, "intvelocity")) {
       physStatus st = parse_motor(c, ch);
       if (st) return st;
       continue;
@@ -195,7 +246,7 @@ physStatus mjcf_parse_actuator(mjcfCtx* c, xmlNode* el) {
     for (int i = 0; UNSUPPORTED[i]; i++) known |= mjcf_is_elem(ch, UNSUPPORTED[i]);
     if (known) {
       return mjcf_elem_error(c, ch, PHYS_ERR_MODEL, "<%s> actuators are not supported (motor, general, position, "
-                             "velocity, cylinder and muscle are)", (const char*)ch->name);
+                             "velocity, cylinder, muscle, damper and intvelocity are)", (const char*)ch->name);
     } else {
       mjcf_unknown_element(c, ch);
     }

@@ -13,7 +13,9 @@
 //      rule 3 for free joints (px..wz_body) and ball joints (qw..qz, wx_body..wz_body);
 //   6. "theta" / "theta_dot": the model's only hinge or slide joint, if it has exactly one (elbow tosses);
 //   7. "sensor:NAME" / "sensor:NAME:k": value k of the sensor NAME (its index when unnamed), as `physid simulate
-//      --sensors` writes them (phys_sensor_column): a sensor's value at the sample's state.
+//      --sensors` writes them (phys_sensor_column): a sensor's value at the sample's state;
+//   8. "act<i>" / "act:ACTUATOR": the activation act[i] (the actuator's, which must have dynamics): the state's
+//      act part (issue 15), all na of them or none; identify and evaluate start each segment at it (none: 0).
 // Any other column is an error listing what was expected. A file may hold a subset of the coordinates;
 // a quaternion is all four components or none. Missing positions are qpos0 (and not observed), missing
 // velocities are backward differences of the positions ((q_k (-) q_{k-1}) / (t_k - t_{k-1}), exactly the
@@ -42,7 +44,7 @@
 #define DS_MAXFILES 1000000       // files in one data set
 #define DS_MAXCOLS 100000         // columns in one file
 
-enum { COL_TIME = 0, COL_Q, COL_V, COL_U, COL_TAU, COL_SENS };
+enum { COL_TIME = 0, COL_Q, COL_V, COL_U, COL_TAU, COL_SENS, COL_ACT };
 
 // what one column of a file holds: the time, qpos[index], qvel[index], ctrl[index] or qfrc_applied[index]
 typedef struct dsColumn_ {
@@ -65,7 +67,8 @@ typedef struct dsFile_ {
   int nsens;                // sensor values of the model when the file has sensor columns (else 0)
   double* sens;             // recorded sensor values, 0 where absent (NULL when nsens = 0) (T x nsens)
   unsigned char* has_s;     // sensor value given (the model's nsensordata flags; caller's)
-  double* act;              // recorded activations act0.. (simulate's layout; NULL without)  (T x na)
+  double* act;              // recorded activations act0.. (NULL without)                   (T x na)
+  int nact;                 // named columns: m->na when the file has activation columns (else 0)
 } dsFile;
 
 static const char* const free_q[7] = {"px", "py", "pz", "qw", "qx", "qy", "qz"};
@@ -117,7 +120,7 @@ static int single_scalar_joint(const physModel* m) {
 
 // column name for messages: "q3", "v2", "u1", "tau0" or "t"
 static void target_name(char out[32], const dsColumn* c) {
-  static const char* const prefix[6] = {"t", "q", "v", "u", "tau", "sensordata"};
+  static const char* const prefix[7] = {"t", "q", "v", "u", "tau", "sensordata", "act"};
   if (c->kind == COL_TIME) snprintf(out, 32, "t");
   else snprintf(out, 32, "%s%d", prefix[c->kind], c->index);
 }
@@ -158,6 +161,10 @@ static void describe_expected(char* buf, size_t n, const physModel* m) {
   }
   snprintf(tmp, sizeof tmp, "; joint forces tau0..tau%d or qfrc:JOINT[:i] (all %d or none)", m->nv - 1, m->nv);
   append(buf, n, tmp);
+  if (m->na > 0) {
+    snprintf(tmp, sizeof tmp, "; activations act0..act%d or act:ACTUATOR (all %d or none)", m->na - 1, m->na);
+    append(buf, n, tmp);
+  }
   append(buf, n, "; or --map COLUMN=q:JOINT[:i]");
 }
 
@@ -359,9 +366,22 @@ static int match_sensor_column(dsColumn* c, const physModel* m, const char* name
   return 0;
 }
 
-// the target of a column name by rules 2-7 (rule 1, --map, is checked by the caller); 0 if none
+// rule 8: "act<i>" (i < na) or "act:ACTUATOR" (an actuator with dynamics); 1 and the target if name is one
+static int match_act_column(dsColumn* c, const physModel* m, const char* name) {
+  int i = strncmp(name, "act", 3) == 0 ? parse_index(name + 3) : -1, a;
+  if (i >= 0 && i < m->na) {
+    *c = (dsColumn){COL_ACT, i};
+    return 1;
+  }
+  if (strncmp(name, "act:", 4) != 0 || (a = phys_name2id(m, "actuator", name + 4)) < 0 || m->actuator_actadr[a] < 0)
+    return 0;
+  *c = (dsColumn){COL_ACT, m->actuator_actadr[a]};
+  return 1;
+}
+
+// the target of a column name by rules 2-8 (rule 1, --map, is checked by the caller); 0 if none
 static int match_column(dsColumn* c, const physModel* m, const char* name) {
-  if (match_sensor_column(c, m, name)) return 1;
+  if (match_sensor_column(c, m, name) || match_act_column(c, m, name)) return 1;
   if (strcmp(name, "t") == 0 || strcmp(name, "time") == 0) {
     *c = (dsColumn){COL_TIME, 0};
     return 1;
@@ -405,6 +425,7 @@ static int file_grow(dsFile* f, int* cap, const physModel* m, int n) {
   if (p && f->nu && (p = realloc(f->ctrl, c * sizeof(double) * (size_t)f->nu))) f->ctrl = p;
   if (p && f->ntau && (p = realloc(f->qfrc, c * sizeof(double) * (size_t)f->ntau))) f->qfrc = p;
   if (p && f->nsens && (p = realloc(f->sens, c * sizeof(double) * (size_t)f->nsens))) f->sens = p;
+  if (p && f->nact && (p = realloc(f->act, c * sizeof(double) * (size_t)f->nact))) f->act = p;
   if (p) *cap = (int)c;
   return p != NULL;
 }
@@ -490,12 +511,29 @@ static physStatus check_inputs(dsFile* f, const physModel* m, const int* given_u
   return PHYS_OK;
 }
 
+// the activation columns of a header (given: na flags, nonzero where a column gives one): all or none; sets
+// f->nact
+static physStatus check_acts(dsFile* f, const physModel* m, const int* given, const char* file, physLog* log) {
+  int n = 0, miss = -1;
+  for (int i = 0; i < m->na; i++) n += given[i] != 0;
+  for (int i = 0; i < m->na && miss < 0; i++)
+    if (!given[i]) miss = i;
+  f->nact = n ? m->na : 0;
+  if (!n || n == m->na) return PHYS_OK;
+  const char* name = "";
+  for (int a = 0; a < m->nu; a++)
+    if (m->actuator_actadr[a] == miss) name = phys_id2name(m, "actuator", a);
+  return phys_error(log, PHYS_ERR_PARSE, "%s:1: the columns give %d of the %d activations of model '%s'; give all of "
+                    "act0..act%d (or act:ACTUATOR) or none; missing act%d%s%.80s%s", file, n, m->na, m->modelname,
+                    m->na - 1, miss, *name ? " (act:" : "", name, *name ? ")" : "");
+}
+
 // the header of a named CSV: every column's target, no duplicates, a time column, whole quaternions, inputs
 // all or none
 static physStatus parse_named_header(dsColumn* col, int* ncol, dsFile* f, const physModel* m, char* header,
                                      const char* const* col_map, const dsColumn* map_target, int nmap,
                                      const char* file, physLog* log) {
-  int* owner = calloc((size_t)(1 + m->nq + 2 * m->nv + m->nu + m->nsensordata), sizeof(int));   // 1 + column that set each target
+  int* owner = calloc((size_t)(1 + m->nq + 2 * m->nv + m->nu + m->nsensordata + m->na), sizeof(int));   // 1 + column that set each target
   if (!owner) return phys_error(log, PHYS_ERR_NOMEM, "%s: out of memory", file);
   physStatus s = PHYS_OK;
   char* cursor = header;
@@ -508,7 +546,8 @@ static physStatus parse_named_header(dsColumn* col, int* ncol, dsFile* f, const 
                                    : kind == COL_V ? 1 + m->nq + col[n].index
                                    : kind == COL_U ? 1 + m->nq + m->nv + col[n].index
                                    : kind == COL_TAU ? 1 + m->nq + m->nv + m->nu + col[n].index
-                                                     : 1 + m->nq + 2 * m->nv + m->nu + col[n].index;
+                                   : kind == COL_SENS ? 1 + m->nq + 2 * m->nv + m->nu + col[n].index
+                                                      : 1 + m->nq + 2 * m->nv + m->nu + m->nsensordata + col[n].index;
     if (owner[slot]) {
       char t[32];
       target_name(t, col + n);
@@ -524,6 +563,7 @@ static physStatus parse_named_header(dsColumn* col, int* ncol, dsFile* f, const 
     s = phys_error(log, PHYS_ERR_PARSE, "%s:1: no time column ('t')", file);
   }
   if (s == PHYS_OK) s = check_inputs(f, m, owner + 1 + m->nq + m->nv, owner + 1 + m->nq + m->nv + m->nu, file, log);
+  if (s == PHYS_OK) s = check_acts(f, m, owner + 1 + m->nq + 2 * m->nv + m->nu + m->nsensordata, file, log);
   free(owner);
   for (int j = 0; s == PHYS_OK && j < m->njnt; j++) {
     int type = m->jnt_type[j], adr = m->jnt_qposadr[j] + (type == PHYS_JNT_FREE ? 3 : 0);
@@ -562,6 +602,7 @@ static void store_value(dsFile* f, int k, const dsColumn* c, double x, const phy
     case COL_V: f->qvel[(size_t)k * m->nv + c->index] = x; break;
     case COL_U: f->ctrl[(size_t)k * f->nu + c->index] = x; break;
     case COL_SENS: f->sens[(size_t)k * f->nsens + c->index] = x; break;
+    case COL_ACT: f->act[(size_t)k * f->nact + c->index] = x; break;
     default: f->qfrc[(size_t)k * f->ntau + c->index] = x; break;
   }
 }
@@ -1102,7 +1143,7 @@ static physStatus load_file(dsFile* f, const physModel* m, const char* file, con
   memset(f->has_v, 0, (size_t)m->nv);
   memset(f->has_s, 0, (size_t)m->nsensordata);
   f->nsens = 0;
-  f->nu = f->ntau = 0;
+  f->nu = f->ntau = f->nact = 0;
   FILE* fp;
   physStatus s = phys_input_open(&fp, file, log);
   if (s != PHYS_OK) return s;

@@ -109,11 +109,11 @@ static void test_hold(const char* text, double limit, int upper) {
     CHECK_MSG(nwarn == 0, "model %d: %d warnings", cm, nwarn);
     phys_free_data(d);
   }
-  // derivatives (tests/grad/test_tendon_rows_deriv.c): penalty's are refused (PHYS_ERR_MODEL) for a limited tendon
-  CHECK(m->opt.contact == PHYS_CONTACT_PENALTY && !phys_grad_tendons_ok(m));
+  // derivatives (tests/grad/test_tendon_rows_deriv.c): penalty's limit spring has them too
+  CHECK(m->opt.contact == PHYS_CONTACT_PENALTY && phys_grad_tendons_ok(m));
   physData* d = phys_make_data(m);
   double A[4];
-  CHECK(phys_step_jacobian(m, d, A, NULL) == PHYS_ERR_MODEL);
+  CHECK(phys_step_jacobian(m, d, A, NULL) == PHYS_OK);
   phys_free_data(d);
   phys_free_model(m);
 }
@@ -181,7 +181,12 @@ static void test_frictionloss(void) {
       if (k == 1 && cm == 3) CHECK_MSG(fabs(v - slide) < 0.03 * fabs(slide), "penalty: v %.12g (%.12g)", v, slide);
       phys_free_data(d);
     }
-    CHECK(!phys_grad_tendons_ok(m) && !strcmp(phys_grad_tendons_why(m), "a tendon has frictionloss"));
+    // derivatives: lcp, cone and ccp take the rows (tests/grad/test_frictionloss_deriv.c); penalty's are not built
+    m->opt.contact = PHYS_CONTACT_LCP;
+    CHECK(phys_grad_tendons_ok(m) && !strcmp(phys_grad_tendons_why(m), ""));
+    m->opt.contact = PHYS_CONTACT_PENALTY;
+    CHECK(!phys_grad_tendons_ok(m) && !strcmp(phys_grad_tendons_why(m), "a tendon has frictionloss (contact model "
+                                                                        "penalty)"));
     phys_free_model(m);
   }
 }

@@ -4,7 +4,8 @@
 //  1. contact-free: A, B against four-point central differences of phys_step (grad_models.h: h = 1e-3,
 //     relative 1e-6) in every tangent, velocity, activation and control coordinate, at random states of
 //     tests/data/actuator_dynamics.xml (an integrator with an activation range, filters with a force range and
-//     with a control range and affine bias, site actuators, cylinders);
+//     with a control range and affine bias, site actuators, cylinders) and tests/data/actuator_damper.xml
+//     (MuJoCo 2.2.2's damper: a gain affine in the velocity; intvelocity: an integrator driving a position servo);
 //  2. the act rows against their closed forms (1 - dt/tau, dt/tau); the kinks: an integrator whose act+ lands
 //     exactly on its actrange bound (dact+/dact = 1, the inside's one-sided value, equal to the one-sided
 //     difference from inside) and beyond it (0), a filter with ctrl at its ctrlrange bound (slope 1) and beyond
@@ -74,9 +75,9 @@ static void step_fd(const physModel* m, physData* d, double* Af, double* Bf) {
   free(x0);
 }
 
-// random states with random activations inside their ranges: A and B against the differences
-static void check_fd(void) {
-  physModel* m = gm_load("tests/data/actuator_dynamics.xml", 0);
+// random states of the model in file with random activations inside their ranges: A and B against the differences
+static void check_fd(const char* file) {
+  physModel* m = gm_load(file, 0);
   if (!m) return;
   int nv = m->nv, na = m->na, nu = m->nu, nx = 2 * nv + na;
   physData* d = phys_make_data(m);
@@ -97,13 +98,12 @@ static void check_fd(void) {
     CHECK(phys_step_jacobian(m, d, A, B) == PHYS_OK);
     step_fd(m, d, Af, Bf);
     char what[96];
-    snprintf(what, sizeof what, "actuator_dynamics state %d A", s);
+    snprintf(what, sizeof what, "%s state %d A", file, s);
     worst = fmax(worst, gm_compare(what, A, Af, nx, nx, 1, GM_RTOL));
-    snprintf(what, sizeof what, "actuator_dynamics state %d B", s);
+    snprintf(what, sizeof what, "%s state %d B", file, s);
     worst = fmax(worst, gm_compare(what, B, Bf, nx, nu, 1, GM_RTOL));
   }
-  printf("actuator_dynamics nv %d na %d nu %d: A, B (x = q, v, act) vs four-point differences %.2e\n", nv, na, nu,
-         worst);
+  printf("%s nv %d na %d nu %d: A, B (x = q, v, act) vs four-point differences %.2e\n", file, nv, na, nu, worst);
   free(A), free(B), free(Af), free(Bf);
   phys_free_data(d);
   phys_free_model(m);
@@ -318,7 +318,8 @@ static void check_contact(int k) {
 }
 
 int main(void) {
-  check_fd();
+  check_fd("tests/data/actuator_dynamics.xml");
+  check_fd("tests/data/actuator_damper.xml");
   check_timeconst();
   check_act_rows();
   for (int k = 0; k < 4; k++) check_contact(k);

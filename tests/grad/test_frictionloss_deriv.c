@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "contact.h"
 #include "grad.h"
 #include "params.h"
 #include "physid.h"
@@ -36,16 +37,21 @@ static const char* ARM =
     "<geom type='capsule' fromto='0 0 0 0.2 0 0' size='0.02' mass='0.5'/></body></body></body></worldbody>"
     "<actuator><motor joint='j1'/><motor joint='j2'/><motor joint='j3'/></actuator></mujoco>";
 
-// the arm with frictionloss F1, F2, F3 under contact model c (contacts off: only the friction rows)
-static physModel* arm(double F1, double F2, double F3, int c) {
-  char xml[2048];
-  snprintf(xml, sizeof xml, ARM, F1, F2, F3);
+// the model of MJCF text xml under contact model c (exits on a load failure)
+static physModel* model_text(const char* xml, int c) {
   physLog log;
   physModel* m = load_text(xml, &log);
   CHECK_MSG(m != NULL, "%s", log.error);
   if (!m) exit(1);
   m->opt.contact = c;
   return m;
+}
+
+// the arm with frictionloss F1, F2, F3 under contact model c (contacts off: only the friction rows)
+static physModel* arm(double F1, double F2, double F3, int c) {
+  char xml[2048];
+  snprintf(xml, sizeof xml, ARM, F1, F2, F3);
+  return model_text(xml, c);
 }
 
 // max |a_i|
@@ -95,18 +101,54 @@ static void param_fd(physModel* m, physData* d, const physParamTable* t, double*
   memcpy(d->qvel, v, sizeof(double) * nv);
 }
 
-// the checks at one state of m (file comment); sticking: dofs held at rest (their rows must be 0)
-static void check_state(physModel* m, const double* q, const double* v, const double* u, const char* what,
-                        const int* sticking) {
+// the dot-product test of phys_step_vjp and phys_step_param_vjp against A, B, P (2nv x 2nv, nu, t's ntheta) at
+// d's state with random vectors (seed): |y'(A x + B u + P th) - (A'y . x + B'y . u + P'y . th)| <= 1e-12 sum of
+// the terms' magnitudes; returns that relative difference
+static double dot_test(physModel* m, physData* d, const physParamTable* t, const double* A, const double* B,
+                       const double* P, int seed, const char* what) {
+  int n2 = 2 * m->nv, nu = m->nu, nt = t->ntheta;
+  physRng rng;
+  phys_rng_seed(&rng, (uint64_t)seed);
+  double xb[8], dx[8], du[4], dth[8], xbo[8], ub[4], thb[8], l = 0, r = 0, s = 0;
+  for (int i = 0; i < n2; i++) xb[i] = phys_rng_range(&rng, -1, 1), dx[i] = phys_rng_range(&rng, -1, 1);
+  for (int i = 0; i < nu; i++) du[i] = phys_rng_range(&rng, -1, 1);
+  for (int i = 0; i < nt; i++) dth[i] = phys_rng_range(&rng, -1, 1);
+  CHECK(phys_step_vjp(m, d, xb, xbo, ub) == PHYS_OK);
+  CHECK(phys_step_param_vjp(m, d, t, xb, thb) == PHYS_OK);
+  for (int i = 0; i < n2; i++) {
+    for (int j = 0; j < n2; j++) l += xb[i] * A[i * n2 + j] * dx[j], s += fabs(xb[i] * A[i * n2 + j] * dx[j]);
+    for (int j = 0; j < nu; j++) l += xb[i] * B[i * nu + j] * du[j], s += fabs(xb[i] * B[i * nu + j] * du[j]);
+    for (int j = 0; j < nt; j++) l += xb[i] * P[i * nt + j] * dth[j], s += fabs(xb[i] * P[i * nt + j] * dth[j]);
+  }
+  for (int j = 0; j < n2; j++) r += xbo[j] * dx[j];
+  for (int j = 0; j < nu; j++) r += ub[j] * du[j];
+  for (int j = 0; j < nt; j++) r += thb[j] * dth[j];
+  CHECK_MSG(fabs(l - r) <= 1e-12 * s, "%s: dot-product %.17g vs %.17g", what, l, r);
+  return fabs(l - r) / s;
+}
+
+// new data of m at (q, v, ctrl u) (hinges: nq = nv), its A, B (phys_step_jacobian) and their errors against
+// central differences (phys_step_jacobian_fd, step 1e-6; relerr) into *ea, *eb
+static physData* jacobians_at(physModel* m, const double* q, const double* v, const double* u, const char* what,
+                              double* A, double* B, double* ea, double* eb) {
   int nv = m->nv, n2 = 2 * nv, nu = m->nu;
   physData* d = phys_make_data(m);
   memcpy(d->qpos, q, sizeof(double) * nv);
   memcpy(d->qvel, v, sizeof(double) * nv);
   memcpy(d->ctrl, u, sizeof(double) * nu);
-  double A[36], B[18], Af[36], Bf[18];
+  double Af[36], Bf[18];
   CHECK_MSG(phys_step_jacobian(m, d, A, B) == PHYS_OK, "%s: %s", what, d->lastwarning);
   CHECK(phys_step_jacobian_fd(m, d, 1e-6, Af, Bf) == PHYS_OK);
-  double ea = relerr(A, Af, n2 * n2), eb = relerr(B, Bf, n2 * nu);
+  *ea = relerr(A, Af, n2 * n2), *eb = relerr(B, Bf, n2 * nu);
+  return d;
+}
+
+// the checks at one state of m (file comment); sticking: dofs held at rest (their rows must be 0)
+static void check_state(physModel* m, const double* q, const double* v, const double* u, const char* what,
+                        const int* sticking) {
+  int nv = m->nv, n2 = 2 * nv, nu = m->nu;
+  double A[36], B[18], ea, eb;
+  physData* d = jacobians_at(m, q, v, u, what, A, B, &ea, &eb);
   CHECK_MSG(ea < 1e-6 && eb < 1e-6, "%s (%s): A err %.3g, B err %.3g", what, phys_contact_name(m->opt.contact), ea, eb);
 
   const char* spec[] = {"frictionloss:j1", "frictionloss:j2", "frictionloss:j3", "damping:j2", "mass:l2",
@@ -130,25 +172,7 @@ static void check_state(physModel* m, const double* q, const double* v, const do
     for (int c = 0; c < nt; c++) CHECK(P[(nv + k) * nt + c] == 0);
   }
 
-  // dot-product tests
-  physRng rng;
-  phys_rng_seed(&rng, 11);
-  double xb[6], dx[6], du[3], dth[5], xbo[6], ub[3], thb[5];
-  for (int i = 0; i < n2; i++) xb[i] = phys_rng_range(&rng, -1, 1), dx[i] = phys_rng_range(&rng, -1, 1);
-  for (int i = 0; i < nu; i++) du[i] = phys_rng_range(&rng, -1, 1);
-  for (int i = 0; i < nt; i++) dth[i] = phys_rng_range(&rng, -1, 1);
-  CHECK(phys_step_vjp(m, d, xb, xbo, ub) == PHYS_OK);
-  CHECK(phys_step_param_vjp(m, d, &t, xb, thb) == PHYS_OK);
-  double l = 0, r = 0, s = 0;
-  for (int i = 0; i < n2; i++) {
-    for (int j = 0; j < n2; j++) l += xb[i] * A[i * n2 + j] * dx[j], s += fabs(xb[i] * A[i * n2 + j] * dx[j]);
-    for (int j = 0; j < nu; j++) l += xb[i] * B[i * nu + j] * du[j], s += fabs(xb[i] * B[i * nu + j] * du[j]);
-    for (int j = 0; j < nt; j++) l += xb[i] * P[i * nt + j] * dth[j], s += fabs(xb[i] * P[i * nt + j] * dth[j]);
-  }
-  for (int j = 0; j < n2; j++) r += xbo[j] * dx[j];
-  for (int j = 0; j < nu; j++) r += ub[j] * du[j];
-  for (int j = 0; j < nt; j++) r += thb[j] * dth[j];
-  CHECK_MSG(fabs(l - r) <= 1e-12 * s, "%s: dot-product %.17g vs %.17g", what, l, r);
+  dot_test(m, d, &t, A, B, P, 11, what);   // dot-product tests
 
   // tied: frictionloss:j* = the sum of the three columns
   physParamTable tt;
@@ -381,6 +405,114 @@ static void test_penalty_contact(void) {
   }
 }
 
+// tendon frictionloss rows (issue 15 item 3): a two-link arm with a rope (a spatial tendon from a world site to the
+// second link's tip: its moment r(q) moves with q) and a fixed coupling j1 - 0.5 j2, each with frictionloss, under
+// lcp, cone and ccp without contacts. A, B and P (damping:j2, mass:l2) against central differences (relative 1e-6)
+// and the dot-product test (1e-12) at: both rows sliding; the arm held at rest by both; the rope's row sticking
+// while the arm moves along its null space (r' v = 0: v+ != 0, so the condition r(q)' v+ = 0 moves with q, the
+// term C = v+' K_r); the rope sticking and the coupling sliding; the same under the implicit integrator (whose
+// step takes frictionloss rows as the Euler step). The measured errors are printed.
+static const char* ROPE_ARM =
+    "<mujoco><option timestep='0.002'/><worldbody><site name='top' pos='0.2 0 0.5'/>"
+    "<body name='l1'><joint name='j1' axis='0 1 0'/>"
+    "<geom type='capsule' fromto='0 0 0 0.4 0 0' size='0.04' mass='1.5' contype='0' conaffinity='0'/>"
+    "<body name='l2' pos='0.4 0 0'><joint name='j2' axis='0 1 0' damping='0.3'/>"
+    "<geom type='capsule' fromto='0 0 0 0.3 0 0' size='0.03' mass='1' contype='0' conaffinity='0'/>"
+    "<site name='tip' pos='0.3 0 0'/></body></body></worldbody><tendon>"
+    "<spatial name='rope' frictionloss='%g'><site site='top'/><site site='tip'/></spatial>"
+    "<fixed name='couple' frictionloss='%g'><joint joint='j1' coef='1'/><joint joint='j2' coef='-0.5'/></fixed>"
+    "</tendon><actuator><motor joint='j1'/><motor joint='j2'/></actuator></mujoco>";
+
+// A, B, P of the rope arm at (q, v, u) against central differences and the dot-product test; the worst error
+static double check_tendon_state(physModel* m, const double* q, const double* v, const double* u, const char* what) {
+  int n2 = 2 * m->nv;
+  double A[16], B[8], ea, eb;
+  physData* d = jacobians_at(m, q, v, u, what, A, B, &ea, &eb);
+  const char* spec[] = {"damping:j2", "mass:l2"};
+  physParamTable t;
+  physLog log;
+  memset(&log, 0, sizeof log);
+  CHECK_MSG(phys_param_table_build(&t, m, spec, 2, &log) == PHYS_OK, "%s", log.error);
+  int nt = t.ntheta;
+  double P[8], Pf[8];
+  CHECK_MSG(phys_step_param_jacobian(m, d, &t, P) == PHYS_OK, "%s", d->lastwarning);
+  param_fd(m, d, &t, Pf);
+  double ep = relerr(P, Pf, n2 * nt);
+  CHECK_MSG(ea < 1e-6 && eb < 1e-6 && ep < 1e-6, "%s (%s): A %.3g B %.3g P %.3g", what,
+            phys_contact_name(m->opt.contact), ea, eb, ep);
+  double dot = dot_test(m, d, &t, A, B, P, 5, what);
+  printf("  tendon frictionloss, %-4s %-31s A %.2e  B %.2e  P %.2e  dot %.1e\n", phys_contact_name(m->opt.contact),
+         what, ea, eb, ep, dot);
+  phys_param_table_free(&t);
+  phys_free_data(d);
+  return fmax(ea, fmax(eb, ep));
+}
+
+// the rope arm with frictionlosses F_rope, F_couple under contact model c
+static physModel* rope_arm(double Fr, double Fc, int c) {
+  char xml[2048];
+  snprintf(xml, sizeof xml, ROPE_ARM, Fr, Fc);
+  return model_text(xml, c);
+}
+
+// the rope's rate r(q) . v at (q, v) and its moment into r (2)
+static double rope_rate(physModel* m, const double* q, const double* v, double* r) {
+  physData* d = phys_make_data(m);
+  memcpy(d->qpos, q, sizeof(double) * 2);
+  phys_forward(m, d);
+  phys_tendon_limit_row(m, d, 0, 0, r);
+  phys_free_data(d);
+  return r[0] * v[0] + r[1] * v[1];
+}
+
+static void test_tendon_rows(void) {
+  double q[2] = {0.3, -0.6}, u[2] = {0.4, -0.2}, worst = 0;
+  for (int c = 0; c < 3; c++) {
+    physModel* m = rope_arm(0.5, 0.3, c);
+    double v[2] = {2.0, -1.5}, r[2];
+    CHECK(phys_frictionloss_count(m) == 2);
+    worst = fmax(worst, check_tendon_state(m, q, v, u, "both sliding"));
+    phys_free_model(m);
+    m = rope_arm(60, 40, c);
+    double v0[2] = {0, 0};
+    worst = fmax(worst, check_tendon_state(m, q, v0, u, "held at rest"));
+    phys_free_model(m);
+    // along the rope's null space: v = (r1, -r0), rate 0; its row sticks, the arm moves on
+    m = rope_arm(60, 0, c);
+    rope_rate(m, q, v0, r);
+    double vn[2] = {1.5 * r[1] / hypot(r[0], r[1]), -1.5 * r[0] / hypot(r[0], r[1])};
+    CHECK(fabs(rope_rate(m, q, vn, r)) < 1e-15);
+    worst = fmax(worst, check_tendon_state(m, q, vn, u, "rope sticking, arm moving"));
+    phys_free_model(m);
+    m = rope_arm(60, 0.3, c);
+    worst = fmax(worst, check_tendon_state(m, q, vn, u, "rope sticking, coupling sliding"));
+    m->opt.integrator = PHYS_INT_IMPLICIT;   // (the step's own choice: rows take the Euler step, as the dofs')
+    worst = fmax(worst, check_tendon_state(m, q, vn, u, "implicit integrator"));
+    phys_free_model(m);
+  }
+  printf("tendon frictionloss rows: worst relative error %.3g (tolerance 1e-6)\n", worst);
+  // refused with a message, not wrong: penalty's tendon friction (dense implicit, not built), a pos:BODY parameter
+  // (the rope's moment moves with the link's placement), the implicit integrator's step takes the rows as lcp's
+  physModel* m = rope_arm(0.5, 0.3, PHYS_CONTACT_PENALTY);
+  physData* d = phys_make_data(m);
+  double A[16], P[8], v[2] = {2.0, -1.5};
+  memcpy(d->qpos, q, sizeof q);
+  memcpy(d->qvel, v, sizeof v);
+  CHECK(phys_step_jacobian(m, d, A, NULL) == PHYS_ERR_MODEL);
+  CHECK_MSG(strstr(d->lastwarning, "a tendon has frictionloss (contact model penalty)"), "%s", d->lastwarning);
+  m->opt.contact = PHYS_CONTACT_LCP;
+  const char* spec[] = {"pos:l2"};
+  physParamTable t;
+  physLog log;
+  memset(&log, 0, sizeof log);
+  CHECK_MSG(phys_param_table_build(&t, m, spec, 1, &log) == PHYS_OK, "%s", log.error);
+  CHECK(phys_step_param_jacobian(m, d, &t, P) == PHYS_ERR_ARG);
+  CHECK_MSG(strstr(d->lastwarning, "frictionloss of spatial tendon 'rope'"), "%s", d->lastwarning);
+  phys_param_table_free(&t);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
 int main(void) {
   mjcf_text_begin("fl_deriv");
   test_states();
@@ -388,5 +520,6 @@ int main(void) {
   test_with_contact();
   test_limit();
   test_penalty_contact();
+  test_tendon_rows();
   return mjcf_text_end();
 }

@@ -4,8 +4,9 @@
 // on the rope. At states where the rows are active, pressing and corrected (dist below the slop), in lcp, cone
 // and ccp: A and B against central differences of phys_step (h = 1e-6, GM_RTOL), and the dot test of
 // phys_step_vjp against A and B (y' A x = (A' y)' x to GM_DOT_TOL); the ball exactly at its stop (the kink: one
-// side against one-sided differences, the other side's jump shown). Penalty: refused (its tendon springs' derivatives
-// are not built), as tendon frictionloss in every model.
+// side against one-sided differences, the other side's jump shown). Penalty's limit springs (src/grad/penalty_deriv.c:
+// f = -k dist - c r.v along r, implicit) at the same states: A, B likewise, P over penalty:stiffness and
+// penalty:damping against central differences. Tendon frictionloss at states with limit rows: refused.
 #include "contact.h"
 #include "grad_models.h"
 #include "model/mjcf_text.h"
@@ -58,7 +59,7 @@ static void test_step_jacobians(void) {
   CHECK_MSG(m != NULL, "%s", log.error);
   if (!m) return;
   physData* d = phys_make_data(m);
-  static const char* const NAMES[] = {"lcp", "cone", "ccp"};
+  static const char* const NAMES[] = {"lcp", "cone", "ccp", "penalty"};
   // q_h with the rope at 0.551 m: L(q) = |top - tip(q)|, tip = (0.5 cos q, 0, -0.5 sin q)
   double lo = 0, hi = 1.2;
   for (int it = 0; it < 60; it++) {
@@ -70,7 +71,7 @@ static void test_step_jacobians(void) {
   const double state[3][4] = {{lo, -0.052, 0.2, -0.3}, {lo, 0.2, 0.2, -0.5}, {0.1, -0.052, 1.5, -0.5}};
   const char* const WHAT[3] = {"rope and stop", "rope", "stop"};
   double worst = 0;
-  for (int cm = 0; cm < 3; cm++) {
+  for (int cm = 0; cm < 4; cm++) {
     m->opt.contact = cm;
     for (int k = 0; k < 3; k++) {
       char what[64];
@@ -83,13 +84,14 @@ static void test_step_jacobians(void) {
     }
   }
   printf("worst relative error %.3g (tolerance %.0e)\n", worst, GM_RTOL);
-  // penalty and frictionloss: refused
-  m->opt.contact = PHYS_CONTACT_PENALTY;
   double A[16];
-  CHECK(!phys_grad_tendons_ok(m) && phys_step_jacobian(m, d, A, NULL) == PHYS_ERR_MODEL);
+  // tendon frictionloss rows together with limit rows (the constrained kind): refused with a message (contact-free
+  // states are differentiated: tests/grad/test_frictionloss_deriv.c)
   m->opt.contact = PHYS_CONTACT_LCP;
   m->spring_frictionloss[1] = 1;
-  CHECK(!phys_grad_tendons_ok(m) && phys_step_jacobian(m, d, A, NULL) == PHYS_ERR_MODEL);
+  CHECK(phys_grad_tendons_ok(m) && phys_step_jacobian(m, d, A, NULL) == PHYS_ERR_MODEL);
+  CHECK_MSG(strstr(d->lastwarning, "tendon frictionloss at a state with contacts or limits is not supported yet"),
+            "%s", d->lastwarning);
   CHECK(phys_frictionloss_count(m) == 1);   // (its rows count)
   phys_free_data(d);
   phys_free_model(m);
@@ -188,6 +190,44 @@ static void test_params(void) {
   printf("  P (damping:h) with the stop's row active: %.2e against central differences\n",
          gm_compare("P damping", P, Pf, 4, 1, 1, GM_RTOL));
   phys_param_table_free(&t);
+  // penalty: the rope's and the stop's springs push (rope 1 mm past its limit: the state of test_step_jacobians);
+  // P over penalty:stiffness and penalty:damping (k, c in f = -k dist - c r.v) against central differences
+  // (relative step 1e-6) and the dot test of phys_step_param_vjp
+  m->opt.contact = PHYS_CONTACT_PENALTY;
+  static const char* const spec3[] = {"penalty:stiffness", "penalty:damping"};
+  CHECK(phys_param_table_build(&t, m, spec3, 2, &log) == PHYS_OK && t.ntheta == 2);
+  double xs[4] = {0, -0.052, 0.2, -0.3}, lo = 0, hi = 1.2, P2[8], P2f[8], th[2], tb2[2];
+  for (int it = 0; it < 60; it++) {   // (the rope at 0.551 m, as test_step_jacobians)
+    double q = 0.5 * (lo + hi), tx = 0.5 * cos(q) - 0.3, tz = -0.5 * sin(q) - 0.4;
+    if (sqrt(tx * tx + tz * tz) < 0.551) lo = q;
+    else hi = q;
+  }
+  xs[0] = lo;
+  memcpy(d->qpos, xs, sizeof(double) * 2), memcpy(d->qvel, xs + 2, sizeof(double) * 2);
+  d->ctrl[0] = 0.4;
+  CHECK_MSG(phys_step_param_jacobian(m, d, &t, P2) == PHYS_OK, "%s", d->lastwarning);
+  phys_param_get(&t, m, th);
+  for (int j = 0; j < 2; j++) {
+    double h = 1e-6 * th[j], t0 = th[j];
+    th[j] = t0 + h;
+    CHECK(phys_param_set(&t, m, th) == PHYS_OK);
+    step_from(m, d, xs, xp);
+    th[j] = t0 - h;
+    CHECK(phys_param_set(&t, m, th) == PHYS_OK);
+    step_from(m, d, xs, xm);
+    th[j] = t0;
+    CHECK(phys_param_set(&t, m, th) == PHYS_OK);
+    for (int i = 0; i < 4; i++) P2f[i * 2 + j] = (xp[i] - xm[i]) / (2 * h);
+  }
+  printf("  penalty P (penalty:stiffness, penalty:damping) with both springs pushing: %.2e against central "
+         "differences\n", gm_compare("P penalty", P2, P2f, 4, 2, 1, GM_RTOL));
+  memcpy(d->qpos, xs, sizeof(double) * 2), memcpy(d->qvel, xs + 2, sizeof(double) * 2);
+  CHECK(phys_step_param_vjp(m, d, &t, xbar, tb2) == PHYS_OK);
+  double sc = fabs(P2[0]) + fabs(P2[1]);
+  CHECK_MSG(fabs(tb2[0] - P2[0]) <= 1e-12 * sc && fabs(tb2[1] - P2[1]) <= 1e-12 * sc,
+            "P' e0 %g %g vs %g %g", tb2[0], tb2[1], P2[0], P2[1]);
+  phys_param_table_free(&t);
+  m->opt.contact = PHYS_CONTACT_LCP;
   static const char* const spec2[] = {"pos:arm"};
   CHECK(phys_param_table_build(&t, m, spec2, 1, &log) == PHYS_OK);
   double P3[12];
@@ -195,6 +235,10 @@ static void test_params(void) {
   CHECK(phys_step_param_jacobian(m, d, &t, P3) == PHYS_ERR_ARG && strstr(d->lastwarning, "spatial tendon 'rope'"));
   memcpy(d->qpos, xr, sizeof(double) * 2), memcpy(d->qvel, xr + 2, sizeof(double) * 2);
   CHECK(phys_step_param_vjp(m, d, &t, xbar, tbar) == PHYS_ERR_ARG && strstr(d->lastwarning, "spatial tendon 'rope'"));
+  m->opt.contact = PHYS_CONTACT_PENALTY;   // (penalty: the rope's spring pushes at xs)
+  memcpy(d->qpos, xs, sizeof(double) * 2), memcpy(d->qvel, xs + 2, sizeof(double) * 2);
+  CHECK(phys_step_param_jacobian(m, d, &t, P3) == PHYS_ERR_ARG &&
+        strstr(d->lastwarning, "pushing length limit of spatial tendon 'rope' (penalty)"));
   phys_param_table_free(&t);
   phys_free_data(d);
   phys_free_model(m);

@@ -1,5 +1,6 @@
 // test_mjcf_actuator.c - MJCF <actuator> and <keyframe> (src/model/mjcf_actuator.c): motors and fixed-gain
-// general actuators on joints and tendons with their defaults and limits, keys; errors with file:line: <element>.
+// general actuators on joints and tendons with their defaults and limits, dampers and intvelocity servos, keys;
+// errors with file:line: <element>.
 #include <math.h>
 #include <string.h>
 
@@ -60,8 +61,25 @@ static void test_errors(void) {
                        "which has no range");
   EXPECT_ERROR("<mujoco><actuator>\n<adhesion body='b' gain='5'/></actuator></mujoco>", PHYS_ERR_MODEL,
                "model.xml:2: <adhesion>", "<adhesion> actuators are not supported");
-  EXPECT_ERROR("<mujoco><actuator>\n<damper joint='j' ctrlrange='0 1'/></actuator></mujoco>", PHYS_ERR_MODEL,
-               "model.xml:2: <damper>", "<damper> actuators are not supported");
+  // <damper> and <intvelocity> as MuJoCo 2.2.2's reader and schema have them (test_oracle_mjcf: the same refusals)
+  EXPECT_ERROR("<mujoco><actuator>\n<damper joint='j' kv='-1' ctrlrange='0 1'/></actuator></mujoco>", PHYS_ERR_VALUE,
+               "model.xml:2: <damper>", "damping coefficient cannot be negative (kv -1)");
+  EXPECT_ERROR("<mujoco><actuator>\n<damper joint='j' kv='1' ctrlrange='-1 1'/></actuator></mujoco>", PHYS_ERR_VALUE,
+               "model.xml:2: <damper>", "damper control range cannot be negative (ctrlrange -1 1)");
+  EXPECT_ERROR("<mujoco><default><damper ctrlrange='0 1'/></default><actuator>\n<damper joint='j' kv='1'/>"
+               "</actuator></mujoco>", PHYS_ERR_MODEL, "model.xml:2: <damper>", "a <damper> needs its own 'ctrlrange'");
+  EXPECT_ERROR("<mujoco><actuator>\n<damper joint='j' kv='1' ctrlrange='0 1' ctrllimited='true'/></actuator></mujoco>",
+               PHYS_ERR_MODEL, "model.xml:2: <damper>", "'ctrllimited' is not an attribute of <damper> in MuJoCo 2.2.2");
+  EXPECT_ERROR("<mujoco><actuator>\n<intvelocity joint='j' kp='1' actrange='-1 1' actlimited='true'/></actuator>"
+               "</mujoco>", PHYS_ERR_MODEL, "model.xml:2: <intvelocity>", "'actlimited' is not an attribute");
+  EXPECT_ERROR("<mujoco><actuator>\n<intvelocity joint='j' kp='1' actrange='-1 1' kv='2'/></actuator></mujoco>",
+               PHYS_ERR_MODEL, "model.xml:2: <intvelocity>", "its servo has kp only");
+  EXPECT_ERROR("<mujoco><actuator>\n<adhesion body='b' gain='5'/></actuator></mujoco>", PHYS_ERR_MODEL,
+               "model.xml:2: <adhesion>", "(motor, general, position, velocity, cylinder, muscle, damper and "
+               "intvelocity are)");
+  expect_compile_error("<mujoco><worldbody><body><joint name='j'/><geom size='1'/></body></worldbody><actuator>\n"
+                       "<intvelocity joint='j' kp='1'/></actuator></mujoco>", PHYS_ERR_VALUE,
+                       "forcerange and actrange need lower < upper");
   EXPECT_ERROR("<mujoco><actuator><motor joint='a' tendon='b'/></actuator></mujoco>", PHYS_ERR_MODEL, "exactly one");
   EXPECT_ERROR("<mujoco><keyframe><key qpos='1 x'/></keyframe></mujoco>", PHYS_ERR_PARSE, "'x' is not a number");
 }
@@ -213,6 +231,24 @@ static void test_dynamics_compile(void) {
     CHECK(m->nkey == 1 && m->key_act[0] == 0.25 && m->key_act[1] == -0.5);
     CHECK(phys_reset_keyframe(m, d, 0) == PHYS_OK && d->act[0] == 0.25 && d->act[1] == -0.5);
     phys_free_data(d);
+  }
+  phys_free_model(m);
+  // <damper kv ctrlrange>: affine gain (0, 0, -kv), no bias, ctrllimited; <intvelocity kp actrange>: integrator,
+  // gain kp, bias (0, -kp, 0), actlimited; a default class's kv does not reach an element without its own (2.2.2's
+  // reader clears the gain and reads the element's kv: gain 0, as MuJoCo loads tests/data/actuator_damper.xml)
+  m = load_text("<mujoco><default><default class='b'><damper kv='0.8' ctrlrange='0 1'/></default></default>"
+                "<worldbody><body><joint name='j' type='slide'/><geom size='1'/></body></worldbody><actuator>"
+                "<damper joint='j' class='b' ctrlrange='0 2' kv='3'/><damper joint='j' class='b' ctrlrange='0 1'/>"
+                "<intvelocity joint='j' kp='15' actrange='-0.6 0.8'/></actuator></mujoco>", &log);
+  CHECK_MSG(m != NULL, "%s", log.error);
+  if (m) {
+    const double *g = m->actuator_gainprm, *b = m->actuator_biasprm;
+    CHECK(m->nu == 3 && m->na == 1 && m->actuator_actadr[0] == -1 && m->actuator_actadr[2] == 0);
+    CHECK(g[0] == 0 && g[1] == 0 && g[2] == -3 && b[0] == 0 && b[1] == 0 && b[2] == 0 && g[5] == 0);
+    CHECK(m->actuator_ctrllimited[0] && m->actuator_ctrlrange[0] == 0 && m->actuator_ctrlrange[1] == 2);
+    CHECK(m->actuator_dyntype[2] == PHYS_DYN_INTEGRATOR && g[6] == 15 && b[6] == 0 && b[7] == -15 && b[8] == 0);
+    CHECK(m->actuator_actlimited[2] && m->actuator_actrange[4] == -0.6 && m->actuator_actrange[5] == 0.8);
+    CHECK(!m->actuator_ctrllimited[2]);
   }
   phys_free_model(m);
   snprintf(text, sizeof(text), keyed, "0.25");

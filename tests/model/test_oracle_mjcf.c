@@ -457,6 +457,33 @@ static void refusals_agree(void) {
       "<worldbody>\n<body><joint/><body><joint/><geom size='1'/></body></body></worldbody>",
       "<worldbody>\n<body><freejoint/><geom type='sphere' size='1e-6'/></body></worldbody>",
       "<worldbody><body><inertial pos='0 0 0' mass='1' diaginertia='0 0 0'/></body></worldbody>",
+      // <damper>: kv >= 0 and ctrlrange >= 0 (MuJoCo: "damping coefficient cannot be negative", "damper control
+      // range cannot be negative"); a damper with ctrlrange 0 1 and an intvelocity load
+      "<worldbody><body><joint name='j'/><geom size='1'/></body></worldbody><actuator>\n<damper joint='j' kv='-1' "
+      "ctrlrange='0 1'/></actuator>",
+      "<worldbody><body><joint name='j'/><geom size='1'/></body></worldbody><actuator>\n<damper joint='j' kv='1' "
+      "ctrlrange='-1 1'/></actuator>",
+      "<worldbody><body><joint name='j'/><geom size='1'/></body></worldbody><actuator>\n<damper joint='j' kv='1' "
+      "ctrlrange='0 1'/><intvelocity joint='j' kp='2' actrange='-1 1'/></actuator>",
+      // ... its ctrlrange required on the element (a default's does not count), no ctrllimited attribute; an
+      // intvelocity needs an actrange (actlimited implied: [0, 0] is invalid) and has no actlimited or kv
+      "<default><damper ctrlrange='0 1'/></default><worldbody><body><joint name='j'/><geom size='1'/></body>"
+      "</worldbody><actuator>\n<damper joint='j' kv='1'/></actuator>",
+      "<worldbody><body><joint name='j'/><geom size='1'/></body></worldbody><actuator>\n<damper joint='j' kv='1' "
+      "ctrlrange='0 1' ctrllimited='false'/></actuator>",
+      "<worldbody><body><joint name='j'/><geom size='1'/></body></worldbody><actuator>\n<intvelocity joint='j' "
+      "kp='2'/></actuator>",
+      "<worldbody><body><joint name='j'/><geom size='1'/></body></worldbody><actuator>\n<intvelocity joint='j' "
+      "kp='2' actrange='-1 1' actlimited='false'/></actuator>",
+      "<worldbody><body><joint name='j'/><geom size='1'/></body></worldbody><actuator>\n<intvelocity joint='j' "
+      "kp='2' actrange='-1 1' kv='1'/></actuator>",
+      // empty ranges: MuJoCo refuses lower == upper ("invalid control/force/activation range")
+      "<worldbody><body><joint name='j'/><geom size='1'/></body></worldbody><actuator>\n<general joint='j' "
+      "ctrllimited='true' ctrlrange='0 0'/></actuator>",
+      "<worldbody><body><joint name='j'/><geom size='1'/></body></worldbody><actuator>\n<general joint='j' "
+      "forcelimited='true' forcerange='1 1'/></actuator>",
+      "<worldbody><body><joint name='j'/><geom size='1'/></body></worldbody><actuator>\n<general joint='j' "
+      "dyntype='integrator' actlimited='true' actrange='0 0'/></actuator>",
   };
   char path[600];
   snprintf(path, sizeof(path), "%s/refuse.xml", tmpdir);
@@ -478,7 +505,7 @@ static void refusals_agree(void) {
     if (mm) mj_deleteModel(mm);
     phys_free_model(pm);
   }
-  CHECK_MSG(nrefused == 20, "%d refused", nrefused);
+  CHECK_MSG(nrefused == 30, "%d refused", nrefused);
 }
 
 int main(void) {
@@ -516,6 +543,7 @@ int main(void) {
       "tests/data/tendons_wrap.xml",
       "tests/data/actuator_dynamics.xml",
       "tests/data/actuator_site.xml",
+      "tests/data/actuator_damper.xml",
       "models/superball.xml",
       "models/superball_fixed.xml",
   };

@@ -448,6 +448,7 @@ int main(void) {
   // with 6-entry gears (issue 15 item 2): the trajectory and act to 1e-9
   check_model("actuator_dyn", "tests/data/actuator_dynamics.xml", 1e-9);
   check_model("actuator_site", "tests/data/actuator_site.xml", 1e-9);
+  check_model("actuator_damper", "tests/data/actuator_damper.xml", 1e-9);   // (damper, intvelocity)
   // the SUPERball tensegrity (issue 16): six free rods, 24 cable tendons with filter actuators; and the
   // non-contact set's variant with rod r0 welded to the world
   check_superball("models/superball.xml", 1e-9);

@@ -657,6 +657,38 @@ static void test_wrapped_differences(void) {
   }
 }
 
+// activation columns (issue 15): "act<i>" and "act:ACTUATOR" in a named CSV and a structured .npy give the state's
+// act part exactly (traj.act, T x na); without them traj.act is NULL; some but not all, or act:NAME of an actuator
+// without dynamics, are refused naming the columns
+static void test_act_columns(void) {
+  physLog log = {0};
+  physModel* m = phys_load("tests/data/actuator_damper.xml", NULL, &log);   // (na 2: 'servo' act0, 'track' act1)
+  CHECK_MSG(m && m->na == 2, "%s", log.error);
+  if (!m) return;
+  physDataset ds;
+  CHECK_MSG(load1(&ds, m, write_text("in_act.csv", "t,slide,j1,j2,act:track,act0\n0,0.1,0.2,0.3,-0.125,0.5\n"
+                                     "0.01,0.1,0.2,0.3,0.25,-0.75\n"), NULL, &log) == PHYS_OK, "%s", log.error);
+  const double want[4] = {0.5, -0.125, -0.75, 0.25};
+  CHECK(ds.ntraj == 1 && ds.traj[0].act && same(ds.traj[0].act, want, 4));
+  phys_dataset_free(&ds);
+  double rows[2 * 4] = {0, 1, 0.5, -0.125, 0.01, 2, -0.75, 0.25};
+  write_npy_raw(tmp_path("in_act.npy"), "[('t', '<f8'), ('q0', '<f8'), ('act0', '<f8'), ('act1', '<f8')]", "False",
+                "(2,)", rows, 8);
+  CHECK_MSG(load1(&ds, m, tmp_path("in_act.npy"), NULL, &log) == PHYS_OK, "%s", log.error);
+  CHECK(ds.ntraj == 1 && ds.traj[0].act && same(ds.traj[0].act, want, 4));
+  phys_dataset_free(&ds);
+  CHECK(load1(&ds, m, write_text("in_noact.csv", "t,slide\n0,0\n0.01,0\n"), NULL, &log) == PHYS_OK);
+  CHECK(ds.ntraj == 1 && ds.traj[0].act == NULL);
+  phys_dataset_free(&ds);
+  expect_error(m, write_text("in_act_some.csv", "t,slide,act:servo\n0,0,1\n0.01,0,1\n"),
+               NULL, "in_act_some.csv:1: the columns give 1 of the 2 activations", "missing act1 (act:track)");
+  expect_error(m, write_text("in_act_nodyn.csv", "t,slide,act:shock\n0,0,1\n0.01,0,1\n"), NULL,
+               "column 'act:shock' matches no coordinate", "activations act0..act1 or act:ACTUATOR");
+  expect_error(m, write_text("in_act_dup.csv", "t,slide,act0,act1,act:servo\n0,0,1,1,1\n0.01,0,1,1,1\n"), NULL,
+               "column 'act:servo' gives act0", "column 3");
+  phys_free_model(m);
+}
+
 int main(void) {
   double one = 1;
   unsigned char b[8];
@@ -676,6 +708,7 @@ int main(void) {
   test_recorded_inputs();
   test_recorded_inputs_bad();
   test_wrapped_differences();
+  test_act_columns();
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
   if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", g_dir);

@@ -2,7 +2,9 @@
 // tools/cmd_gradcheck.c), run as a user would (env PHYS_BIN):
 //   - jacobian --wrt state,ctrl,param:... writes [A B P] bit for bit equal to phys_step_jacobian and
 //     phys_step_param_jacobian, with the spec names in the header; the pendulum's armature column against
-//     dv+/darmature = -dt a / (I + armature); --wrt params has one column per default parameter number;
+//     dv+/darmature = -dt a / (I + armature); --wrt params has one column per default parameter number; a
+//     model with an activation: x = (dq, dv, dact) from --init's act0, bit for bit the library's; gradcheck on
+//     a model with six activations passes every (q, v, act) block;
 //   - states in contact (ball on a plane, box on a plane; lcp and penalty): whatever the library does at that
 //     state, the CLI does: the same numbers bit for bit when phys_step_jacobian differentiates it, else exit 1
 //     with a message naming the contacts and the contact model, and no output file;
@@ -233,15 +235,61 @@ static void test_wrt_errors(void) {
   r = run("gradcheck tests/data/pendulum.xml --wrt state,,ctrl");
   CHECK(r.code == 2 && has(r.err, "empty or too long item"));
   run_free(&r);
-  // a model with activations (issue 15 item 2): these commands write (q, v) only, refused (exit 1) before any work
-  r = run("gradcheck tests/data/actuator_dynamics.xml");
-  CHECK_MSG(r.code == 1 && has(r.err, "actuator_dynamics.xml: the model has actuators with dynamics (6 activations, "
-                                       "MuJoCo's act): jacobian and gradcheck write (q, v) only"), "%d %s", r.code, r.err);
+}
+
+// a model with an activation (tests/data/actuator_filter.xml: a filter of tau 0.05 s on a hinge): jacobian reads
+// act0 from --init and writes x = (dq, dv, dact): 3 rows, columns dq0,dv0,dact0,u0, bit for bit the library's
+// A and B at that state; the act row is the filter's closed form (1 - dt/tau on act, dt/tau on u, 0 on q, v)
+static void test_jacobian_act(void) {
+  const char* model = "tests/data/actuator_filter.xml";
+  const char* init = put("in_act.csv", "t,q0,v0,u0,act0\n0,0.3,-0.5,0.7,0.25\n");
+  char args[512];
+  snprintf(args, sizeof args, "jacobian %s --init %s --wrt state,ctrl", model, init);
+  shRun r = run(args);
+  CHECK_MSG(r.code == 0, "%s", r.err);
+  CHECK(has(r.out, "dq0,dv0,dact0,u0\n"));
+  double X[3 * 4];
+  CHECK(read_matrix(X, 12, r.out, 4) == 12);
+  physLog log;
+  memset(&log, 0, sizeof log);
+  physModel* m = phys_load(model, NULL, &log);
+  physData* d = m ? phys_make_data(m) : NULL;
+  CHECK(m && d && m->na == 1);
+  if (d) {
+    CHECK(phys_traj_read_state_act(&d->time, d->qpos, d->qvel, d->act, d->ctrl, NULL, m, init, &log) == PHYS_OK);
+    CHECK(d->act[0] == 0.25 && d->ctrl[0] == 0.7);
+    double A[9], B[3];
+    CHECK(phys_step_jacobian(m, d, A, B) == PHYS_OK);
+    int same = 1;
+    for (int i = 0; i < 3; i++) {
+      for (int j = 0; j < 3; j++) same &= X[i * 4 + j] == A[i * 3 + j];
+      same &= X[i * 4 + 3] == B[i];
+    }
+    CHECK_MSG(same, "jacobian [A B] with act differs from the library");
+    double dt = m->opt.timestep, tau = m->actuator_dynprm[0];
+    CHECK_MSG(X[8] == 0 && X[9] == 0 && fabs(X[10] - (1 - dt / tau)) < 1e-15 && fabs(X[11] - dt / tau) < 1e-15,
+              "act row %g %g %g %g", X[8], X[9], X[10], X[11]);
+  }
+  phys_free_data(d);
+  phys_free_model(m);
   run_free(&r);
 }
 
 //---------------------------------------------------------------------------------------------------------
 // gradcheck
+
+// a model with activations (issue 15 item 2: actuator_dynamics.xml, 6 activations, site actuators, cylinders):
+// gradcheck compares x = (q, v, act): the act rows and columns as their own blocks, with a time constant (P's
+// act rows) among the parameters; every block passes at 1e-6 contact-free
+static void test_gradcheck_act(void) {
+  shRun r = run("gradcheck tests/data/actuator_dynamics.xml --no-contact --states 2 --wrt state,ctrl,"
+                "param:timeconst:filt,param:mass:l2");
+  CHECK_MSG(r.code == 0, "%s%s", r.out, r.err);
+  CHECK(has(r.out, "na 6 (x = q, v, act)") && has(r.out, "dact+/dact ") && has(r.out, "dq+/dact ") &&
+        has(r.out, "dact+/du ") && has(r.out, "dact+/dtimeconst ") && has(r.out, "dv+/dmass ") &&
+        has(r.out, "blocks pass"));
+  run_free(&r);
+}
 
 // every parameter kind of the double pendulum and of the humanoid in the air passes at 1e-6
 static void test_gradcheck_params(void) {
@@ -373,6 +421,8 @@ int main(void) {
   test_jacobian_armature();
   test_jacobian_contact();
   test_wrt_errors();
+  test_jacobian_act();
+  test_gradcheck_act();
   test_gradcheck_params();
   test_gradcheck_equality();
   test_gradcheck_frictionloss();

@@ -981,26 +981,33 @@ static void test_write_world(void) {
                                       "derivatives do not support it"), "exit %d: %s", r.code, r.err);
   CHECK(access(path("out/wrap.json"), F_OK) != 0);
   run_free(&r);
-  // likewise a tendon with frictionloss, and a limited tendon with --contact penalty (issue 15 item 3: those rows
-  // have no derivatives); lcp takes the limited one (tests/grad/test_tendon_rows_deriv.c)
+  // likewise a tendon with frictionloss and a limited tendon with --contact penalty (issue 15 item 3: those springs
+  // have no derivatives); lcp takes both (tests/grad/test_tendon_rows_deriv.c, test_frictionloss_deriv.c)
   const char* dry = write_file("in_dry.xml",
                                "<mujoco><worldbody><body><joint name='z' type='slide'/><geom size='.1'/></body>"
                                "</worldbody><tendon><fixed name='t' frictionloss='1'><joint joint='z' coef='1'/>"
                                "</fixed></tendon></mujoco>\n");
-  r = run("identify", dry, path("in_tendon_world.csv"), "--param", "damping:z", "--out", path("out/dry.json"), NULL);
-  CHECK_MSG(r.code == 1 && has(r.err, "in_dry.xml: a tendon has frictionloss: the step derivatives do not support it"),
-            "exit %d: %s", r.code, r.err);
+  r = run("identify", dry, path("in_tendon_world.csv"), "--param", "damping:z", "--contact", "penalty", "--out",
+          path("out/dry.json"), NULL);
+  CHECK_MSG(r.code == 1 && has(r.err, "in_dry.xml: a tendon has frictionloss (contact model penalty): the step "
+                                      "derivatives do not support it"), "exit %d: %s", r.code, r.err);
   CHECK(access(path("out/dry.json"), F_OK) != 0);
   run_free(&r);
+  // a limited tendon under penalty: its limit spring has derivatives (penalty_deriv.c): a ball on a slide falls
+  // 1.2 s onto the tendon's lower limit (L = z >= -1) and rests on its spring; penalty:stiffness from 5000 back to
+  // the simulated 10000
   const char* lim = write_file("in_lim.xml",
-                               "<mujoco><worldbody><body><joint name='z' type='slide'/><geom size='.1'/></body>"
-                               "</worldbody><tendon><fixed name='t' limited='true' range='-1 1'><joint joint='z' "
+                               "<mujoco><worldbody><body><joint name='z' type='slide' damping='0.5'/><geom size='.1'/>"
+                               "</body></worldbody><tendon><fixed name='t' limited='true' range='-1 1'><joint joint='z' "
                                "coef='1'/></fixed></tendon></mujoco>\n");
-  r = run("identify", lim, path("in_tendon_world.csv"), "--param", "damping:z", "--contact", "penalty", "--out",
-          path("out/lim.json"), NULL);
-  CHECK_MSG(r.code == 1 && has(r.err, "in_lim.xml: a tendon has length limits (contact model penalty): the step "
-                                      "derivatives do not support it"), "exit %d: %s", r.code, r.err);
-  CHECK(access(path("out/lim.json"), F_OK) != 0);
+  r = run("simulate", lim, "--steps", "600", "--contact", "penalty", "--quiet", "--out", path("in_lim.csv"), NULL);
+  CHECK_MSG(r.code == 0, "%s", r.err);
+  run_free(&r);
+  r = run("identify", lim, path("in_lim.csv"), "--param", "penalty:stiffness:init=5000", "--contact", "penalty",
+          "--quiet", NULL);
+  double kc = r.code == 0 ? printed(r.out, "penalty:stiffness") : 0;
+  CHECK_MSG(r.code == 0 && fabs(kc - 10000) < 1e-6, "exit %d: %s %s", r.code, r.out, r.err);
+  printf("penalty:stiffness through a tendon's limit spring (truth 10000, from 5000): %.12g\n", kc);
   run_free(&r);
   // muscles and slider-cranks (issue 15 items 2, 6) have no step derivatives either: refused before any work
   const char* crank = write_file("in_crank.xml", "<mujoco><worldbody><site name='s' pos='0 -.1 0'/><body><joint "
@@ -1127,6 +1134,15 @@ static void test_act_timeconst(void) {
   const char* dp = xml ? strstr(xml, "dynprm=\"") : NULL;
   CHECK_MSG(dp && fabs(atof(dp + 8) - tau) < 1e-12, "written model: %s", xml ? xml : "(none)");
   free(xml);
+  // the same rows with named columns (act:ACTUATOR, issue 15): the same fit to the last bit
+  const char* body = text ? strchr(text, '\n') : NULL;
+  char* named = malloc(strlen(body ? body : "") + 64);
+  snprintf(named, strlen(body ? body : "") + 64, "time,hinge,hinge_dot,ctrl:lag,act:lag%s", body ? body : "");
+  r = run("identify", model, write_file("in_act_named.csv", named), "--param", "timeconst:lag:init=0.1", "--quiet",
+          NULL);
+  CHECK_MSG(r.code == 0 && printed(r.out, "timeconst:lag") == tau, "exit %d: %s %s", r.code, r.out, r.err);
+  run_free(&r);
+  free(named);
   // without the act column: act 0 at each segment start
   char* cut = text ? strdup(text) : NULL;
   for (char *rd = cut, *wr = cut; rd && *rd; ) {   // drop the last field of every line
