@@ -529,6 +529,10 @@ typedef struct physContact_ {
   int efc_adr;              // first of its 3 rows (normal, t1, t2) in the constraint problem (-1: none)
   double lambda[3];         // impulse (normal, t1, t2) from the last solve (N s), in frame coordinates
   int state[3];             // physRowState of each row after the last solve
+  // torsional and rolling friction (issue 16, MuJoCo's condim 4 and 6; penalty contact only, docs/contact.md)
+  double mu_spin;           // torsional friction (m): the larger of the geoms' friction[1] if the pair's condim >= 4, else 0
+  double mu_roll;           // rolling friction (m): the larger of the geoms' friction[2] if the pair's condim is 6, else 0
+  double lambda_ang[3];     // angular impulse (N m s) about the normal, t1, t2 from the last step (penalty)
 } physContact;
 
 //---------------------------------------------------------------------------------------------------------
@@ -679,7 +683,9 @@ void phys_free_model(physModel* m);
 // penalty contact at the model's options (opt.contact penalty, else nothing): a warning when some body's
 // contacts need more damping than their restitution gives for the step to integrate them (k_c dt^2 > 2 m_e,
 // m_e its smallest effective mass at a contact), and one when some body's weight compresses a contact spring
-// beyond its size (m g / k_c); the loader runs it, call it again after changing contact, timestep or k_c
+// beyond its size (m g / k_c); the loader runs it, call it again after changing contact, timestep or k_c.
+// Under lcp, cone and ccp it warns instead when a geom has condim 4 or 6 (torsional and rolling friction are
+// simulated under penalty only: those models treat them as condim 3)
 void phys_penalty_check(const physModel* m, physLog* log);
 physModel* phys_copy_model(const physModel* m);
 
