@@ -1137,7 +1137,7 @@ static void condim_check(const physModel* m, const physSpec* s, physLog* log) {
   if (n > 1) snprintf(more, sizeof more, " (and %d other geoms)", n - 1);
   const char* pre = s ? where(s, s->geom[first], buf, sizeof buf) : (snprintf(buf, sizeof buf, "%s: ", m->filename), buf);
   phys_warning(log, "%sgeom '%s'%s: condim %d: torsional and rolling friction are simulated under contact model "
-               "penalty only; contact model %s treats it as condim 3 (sliding friction)", pre,
+               "penalty only; lcp, cone and ccp (this model's: %s) treat it as condim 3 (sliding friction)", pre,
                phys_id2name(m, "geom", first), more, m->geom_condim[first], phys_contact_name(m->opt.contact));
 }
 

@@ -90,8 +90,8 @@ static void test_constrained(void) {
   m->opt.contact = PHYS_CONTACT_LCP;
   phys_penalty_check(m, &log);
   CHECK_MSG(log.nwarning == 1 && strstr(log.warning[0], "geom 'ball': condim 6: torsional and rolling friction are "
-                                                          "simulated under contact model penalty only; contact model "
-                                                          "lcp treats it as condim 3"),
+                                                          "simulated under contact model penalty only; lcp, cone and "
+                                                          "ccp (this model's: lcp) treat it as condim 3"),
             "%s", log.warning[0]);
   physData* d = phys_make_data(m);
   const double zero[3] = {0, 0, 0}, spin[3] = {0, 0, 20};
