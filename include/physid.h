@@ -529,10 +529,6 @@ typedef struct physContact_ {
   int efc_adr;              // first of its 3 rows (normal, t1, t2) in the constraint problem (-1: none)
   double lambda[3];         // impulse (normal, t1, t2) from the last solve (N s), in frame coordinates
   int state[3];             // physRowState of each row after the last solve
-  // torsional and rolling friction (issue 16, MuJoCo's condim 4 and 6; penalty contact only, docs/contact.md)
-  double mu_spin;           // torsional friction (m): the larger of the geoms' friction[1] if the pair's condim >= 4, else 0
-  double mu_roll;           // rolling friction (m): the larger of the geoms' friction[2] if the pair's condim is 6, else 0
-  double lambda_ang[3];     // angular impulse (N m s) about the normal, t1, t2 from the last step (penalty)
 } physContact;
 
 //---------------------------------------------------------------------------------------------------------

@@ -304,20 +304,18 @@ static double geom_envelope(const physModel* m, const physData* d, int g, double
 
 // sliding friction of a contact: the <pair>'s, else the larger of the geoms' (MuJoCo); 0 when the pair's
 // contact dimension, the larger of the geoms' condim (MuJoCo's rule), is 1: a frictionless contact.
-// Torsional and rolling friction: contact_friction_ang.
+// Torsional and rolling friction: phys_contact_friction_ang.
 static double contact_friction(const physModel* m, int g1, int g2, int pair) {
   if (pair >= 0) return m->pair_friction[pair];
   int condim = m->geom_condim[g1] > m->geom_condim[g2] ? m->geom_condim[g1] : m->geom_condim[g2];
   return condim == 1 ? 0 : maxd(m->geom_friction[3 * g1], m->geom_friction[3 * g2]);
 }
 
-// torsional (ang[0]) and rolling (ang[1]) friction of a contact, in m (MuJoCo's condim 4 and 6, issue 16): with
-// the pair's condim the larger of the geoms', the larger of the geoms' friction[1] when condim >= 4 and of
-// friction[2] when condim is 6, else 0; 0 for a <pair> (physid keeps only its sliding friction)
-static void contact_friction_ang(const physModel* m, int g1, int g2, int pair, double ang[2]) {
+void phys_contact_friction_ang(const physModel* m, const physContact* c, double ang[2]) {
+  int g1 = c->geom[0], g2 = c->geom[1];
   int condim = m->geom_condim[g1] > m->geom_condim[g2] ? m->geom_condim[g1] : m->geom_condim[g2];
-  ang[0] = pair < 0 && condim >= 4 ? maxd(m->geom_friction[3 * g1 + 1], m->geom_friction[3 * g2 + 1]) : 0;
-  ang[1] = pair < 0 && condim == 6 ? maxd(m->geom_friction[3 * g1 + 2], m->geom_friction[3 * g2 + 2]) : 0;
+  ang[0] = c->pair < 0 && condim >= 4 ? maxd(m->geom_friction[3 * g1 + 1], m->geom_friction[3 * g2 + 1]) : 0;
+  ang[1] = c->pair < 0 && condim == 6 ? maxd(m->geom_friction[3 * g1 + 2], m->geom_friction[3 * g2 + 2]) : 0;
 }
 
 int phys_contact_material_moves(const physModel* m, const physContact* c, int g, int what) {
@@ -343,14 +341,9 @@ static void add_pair(const physModel* m, const physData* d, physContactList* lis
   if (n > room) list->dropped += n - room, n = room;
   if (out == tmp && n > 0) memcpy(list->con + list->n, tmp, sizeof(physContact) * (size_t)n);
   double mu = mu_pair, eps = pair >= 0 ? m->pair_restitution[pair] : maxd(m->geom_restitution[g1], m->geom_restitution[g2]);
-  double ang[2];
-  contact_friction_ang(m, g1, g2, pair, ang);
   for (int i = 0; i < n; i++) {
     physContact* c = list->con + list->n + i;
     c->mu = mu;
-    c->mu_spin = ang[0];
-    c->mu_roll = ang[1];
-    c->lambda_ang[0] = c->lambda_ang[1] = c->lambda_ang[2] = 0;
     c->restitution = eps;
     c->pair = pair;
     c->efc_adr = -1;

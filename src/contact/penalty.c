@@ -70,6 +70,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "collision.h"
 #include "contact.h"
 #include "dyn.h"
 #include "factor.h"
@@ -214,7 +215,6 @@ void phys_penalty_contacts(const physModel* m, physData* d, physContact* con, in
     double* Ji = J + (size_t)(3 * i) * nv;
     memset(p, 0, sizeof *p);
     memset(c->lambda, 0, sizeof c->lambda);
-    memset(c->lambda_ang, 0, sizeof c->lambda_ang);
     c->efc_adr = -1;
     if (!(c->dist < 0)) continue;
 
@@ -238,19 +238,18 @@ void phys_penalty_contacts(const physModel* m, physData* d, physContact* con, in
   phys_stack_free(d, mark);
 }
 
-// torsional and rolling coefficients of contact c at normal force fn and relative angular velocity w (frame
+// torsional and rolling coefficients of a contact at normal force fn and relative angular velocity w (frame
 // coordinates: w[0] about the normal, w[1], w[2] about the tangents), regularized as the sliding friction:
 // Cs = mu_spin fn / slip_s, slip_s = max(|w_n|, v_slip), Cr = mu_roll fn / slip_r, slip_r = max(|w_t|, v_slip)
-// (v_slip's value read in rad/s). Returns 1 if a slip changed and then sets both; a contact below v_slip
-// before and after keeps its coefficients, as phys_penalty_update's C
-static int ang_coefficients(const physModel* m, const physContact* c, physPenaltyContact* p, double fn,
-                            const double w[3]) {
+// (v_slip's value read in rad/s; p->mu_spin, p->mu_roll). Returns 1 if a slip changed and then sets both; a
+// contact below v_slip before and after keeps its coefficients, as phys_penalty_update's C
+static int ang_coefficients(const physModel* m, physPenaltyContact* p, double fn, const double w[3]) {
   double vs = m->opt.penalty_vslip, ss = fmax(fabs(w[0]), vs), sr = fmax(hypot(w[1], w[2]), vs);
   if (ss == p->slip_s && sr == p->slip_r) return 0;
   p->slip_s = ss;
   p->slip_r = sr;
-  p->Cs = c->mu_spin * fn / ss;
-  p->Cr = c->mu_roll * fn / sr;
+  p->Cs = p->mu_spin * fn / ss;
+  p->Cr = p->mu_roll * fn / sr;
   return 1;
 }
 
@@ -263,7 +262,9 @@ int phys_penalty_contacts_ang(const physModel* m, physData* d, const physContact
   for (int i = 0; i < nc; i++) {
     const physContact* c = con + i;
     physPenaltyContact* p = pc + i;
-    if (!p->active || !(c->mu_spin > 0 || c->mu_roll > 0)) continue;
+    double ang[2];
+    phys_contact_friction_ang(m, c, ang);
+    if (!p->active || !(ang[0] > 0 || ang[1] > 0)) continue;
     // rows: frame * (J_rot(body of geom[1]) - J_rot(body of geom[0])), the relative angular velocity
     double* Ai = Ja + (size_t)(3 * i) * nv;
     phys_jac(m, d, c->pos, m->geom_bodyid[c->geom[1]], NULL, Jrel);
@@ -274,8 +275,10 @@ int phys_penalty_contacts_ang(const physModel* m, physData* d, const physContact
     row_velocity(vr, J + (size_t)(3 * i) * nv, d->qvel, nv);
     row_velocity(w, Ai, d->qvel, nv);
     p->ang = Ai;
+    p->mu_spin = ang[0];
+    p->mu_roll = ang[1];
     p->slip_s = p->slip_r = -1;
-    ang_coefficients(m, c, p, p->spring - p->damping * vr[0], w);
+    ang_coefficients(m, p, p->spring - p->damping * vr[0], w);
     n++;
   }
   phys_stack_free(d, mark);
@@ -363,7 +366,7 @@ int phys_penalty_update(const physModel* m, const physContact* con, int nc, phys
     if (p->ang) {   // torsion and rolling: their slips at v+ (ang_coefficients)
       double w[3];
       row_velocity(w, p->ang, vnew, nv);
-      if (ang_coefficients(m, con + i, p, fn, w)) changed |= 1;
+      if (ang_coefficients(m, p, fn, w)) changed |= 1;
     }
     double slip = fmax(hypot(v[1], v[2]), m->opt.penalty_vslip);
     if (slip == p->slip) continue;   // below v_slip before and after: C keeps its value
@@ -376,7 +379,7 @@ int phys_penalty_update(const physModel* m, const physContact* con, int nc, phys
 
 // the forces at the new velocity vnew: qfrc += J_i' F_i, F_i = (k_c (-phi) - d v_n+, -C v_t+) in frame
 // coordinates, and each contact's impulse lambda = F dt; with angular rows A_i also qfrc += A_i' T_i,
-// T_i = (-Cs w_n+, -Cr w_t+), lambda_ang = T dt
+// T_i = (-Cs w_n+, -Cr w_t+)
 void phys_penalty_finish(const physModel* m, physContact* con, int nc, const physPenaltyContact* pc,
                          const double* J, const double* vnew, double* qfrc) {
   int nv = m->nv;
@@ -395,7 +398,6 @@ void phys_penalty_finish(const physModel* m, physContact* con, int nc, const phy
     double T[3] = {-p->Cs * v[0], -p->Cr * v[1], -p->Cr * v[2]};
     const double* A = p->ang;
     for (int j = 0; j < nv; j++) qfrc[j] += A[j] * T[0] + A[nv + j] * T[1] + A[2 * nv + j] * T[2];
-    for (int k = 0; k < 3; k++) con[i].lambda_ang[k] = T[k] * dt;
   }
 }
 

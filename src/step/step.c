@@ -549,9 +549,12 @@ static int penalty_penetrating(const physContactList* cl) {
 }
 
 // 1 if some contact of cl has torsional or rolling friction (penalty's angular rows)
-static int penalty_angular(const physContactList* cl) {
-  for (int i = 0; i < cl->n; i++)
-    if (cl->con[i].mu_spin > 0 || cl->con[i].mu_roll > 0) return 1;
+static int penalty_angular(const physModel* m, const physContactList* cl) {
+  for (int i = 0; i < cl->n; i++) {
+    double ang[2];
+    phys_contact_friction_ang(m, cl->con + i, ang);
+    if (ang[0] > 0 || ang[1] > 0) return 1;
+  }
   return 0;
 }
 
@@ -588,7 +591,7 @@ static int penalty_dense(const physModel* m, physData* d, physContactList* cl, c
   phys_implicit_damping_add(m, vnew);
   int ok = phys_factor_m(m, d->qLD, d->qM, vnew) == nv;
   if (ok) phys_penalty_contacts(m, d, cl->con, nc, d->qLD, pc, J);
-  if (ok && penalty_angular(cl))   // torsional and rolling friction (issue 16): angular rows
+  if (ok && penalty_angular(m, cl))   // torsional and rolling friction (issue 16): angular rows
     phys_penalty_contacts_ang(m, d, cl->con, nc, pc, J, phys_stack_alloc(d, 3 * (size_t)nc * (size_t)nv + 1));
   if (ok && m->neq > 0) phys_equality_assemble(m, d, d->qLD, &er);
 
@@ -655,7 +658,6 @@ static int penalty_velocity(const physModel* m, physData* d, physContactList* cl
   }
   for (int i = 0; i < cl->n; i++) {
     memset(cl->con[i].lambda, 0, sizeof cl->con[i].lambda);   // contacts without force
-    memset(cl->con[i].lambda_ang, 0, sizeof cl->con[i].lambda_ang);
     cl->con[i].efc_adr = -1;
   }
   for (int i = 0; i < nv; i++) tau[i] += d->qfrc_constraint[i];
