@@ -304,11 +304,18 @@ static double geom_envelope(const physModel* m, const physData* d, int g, double
 
 // sliding friction of a contact: the <pair>'s, else the larger of the geoms' (MuJoCo); 0 when the pair's
 // contact dimension, the larger of the geoms' condim (MuJoCo's rule), is 1: a frictionless contact.
-// condim 4 and 6 (torsional, rolling friction) act as 3.
+// Torsional and rolling friction: phys_contact_friction_ang.
 static double contact_friction(const physModel* m, int g1, int g2, int pair) {
   if (pair >= 0) return m->pair_friction[pair];
   int condim = m->geom_condim[g1] > m->geom_condim[g2] ? m->geom_condim[g1] : m->geom_condim[g2];
   return condim == 1 ? 0 : maxd(m->geom_friction[3 * g1], m->geom_friction[3 * g2]);
+}
+
+void phys_contact_friction_ang(const physModel* m, const physContact* c, double ang[2]) {
+  int g1 = c->geom[0], g2 = c->geom[1];
+  int condim = m->geom_condim[g1] > m->geom_condim[g2] ? m->geom_condim[g1] : m->geom_condim[g2];
+  ang[0] = c->pair < 0 && condim >= 4 ? maxd(m->geom_friction[3 * g1 + 1], m->geom_friction[3 * g2 + 1]) : 0;
+  ang[1] = c->pair < 0 && condim == 6 ? maxd(m->geom_friction[3 * g1 + 2], m->geom_friction[3 * g2 + 2]) : 0;
 }
 
 int phys_contact_material_moves(const physModel* m, const physContact* c, int g, int what) {

@@ -64,6 +64,12 @@ int phys_collision_count(const physModel* m, physData* d);
 // of restitution 0 would otherwise never leave the bound. The derivative code of every contact model uses it.
 int phys_contact_material_moves(const physModel* m, const physContact* c, int g, int what);
 
+// torsional (ang[0]) and rolling (ang[1]) friction of contact c, in m (MuJoCo's condim 4 and 6, issue 16;
+// simulated under penalty only, docs/contact.md): with the pair's condim the larger of its geoms', the larger
+// of the geoms' friction[1] when condim >= 4 and of friction[2] when condim is 6, else 0; 0 for a <pair>
+// (physid keeps only its sliding friction). Not stored in physContact (its size sets the arena's lists)
+void phys_contact_friction_ang(const physModel* m, const physContact* c, double ang[2]);
+
 // an orthonormal right-handed frame whose first row is the unit normal n (tangents chosen
 // deterministically and continuously where possible)
 void phys_contact_frame(double frame[9], const double n[3]);

@@ -284,12 +284,25 @@ typedef struct physPenaltyContact_ {
   double C;                 // friction's viscous coefficient mu f_n / slip (N s/m)
   double slip;              // max(|v_t|, v_slip) of C (m/s)
   int active;               // 1 if the contact pushes (f_n > 0)
+  // torsional and rolling friction (issue 16; phys_penalty_contacts_ang): torques -Cs w_n, -Cr w_t on the
+  // relative angular velocity w = ang J_rel_rot v in the contact frame, regularized as the sliding friction
+  const double* ang;        // 3 x nv angular rows (normal, t1, t2), NULL: no torsional or rolling friction
+  double mu_spin, mu_roll;  // the contact's torsional and rolling friction (m; phys_contact_friction_ang)
+  double Cs;                // torsion's viscous coefficient mu_spin f_n / slip_s (N m s/rad)
+  double slip_s;            // max(|w_n|, v_slip) of Cs (rad/s; v_slip's value)
+  double Cr;                // rolling's viscous coefficient mu_roll f_n / slip_r (N m s/rad)
+  double slip_r;            // max(|w_t|, v_slip) of Cr
 } physPenaltyContact;
 // the nc contacts con at the current state: J (3 nc x nv) their rows (normal, tangents) and pc their
 // linearization (their impulses cleared); qLD the tree-sparse factor of M~ = M + dt B (phys_factor_m,
 // src/dyn/factor.h), for the Delassus diagonals m_e
 void phys_penalty_contacts(const physModel* m, physData* d, physContact* con, int nc, const double* qLD,
                            physPenaltyContact* pc, double* J);
+// the torsional and rolling friction of the active contacts pc among con (nc) with torsional or rolling friction
+// (phys_contact_friction_ang), after phys_penalty_contacts (same state, its rows J): their angular rows into Ja (3 nc x nv; contact
+// i's at row 3i) and pc[i].ang, Cs, Cr at the current velocity. Returns the number of such contacts
+int phys_penalty_contacts_ang(const physModel* m, physData* d, const physContact* con, int nc,
+                              physPenaltyContact* pc, const double* J, double* Ja);
 // 1 if every penetrating contact of con (nc) keeps the step's matrix on the kinematic tree's pattern (its two
 // bodies on one chain): phys_ldl_factor along dof_parentid then factors it without fill-in, else along a
 // chain (dense)

@@ -70,6 +70,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "collision.h"
 #include "contact.h"
 #include "dyn.h"
 #include "factor.h"
@@ -183,6 +184,14 @@ static double contact_damping(const physModel* m, const physContact* c, const do
   return phys_penalty_damping(zeta, m->opt.penalty_stiffness, w, m->opt.timestep, NULL, NULL, NULL);
 }
 
+// Ji (3 x nv) = frame * Jrel: a contact's rows from its relative Jacobian Jrel (3 x nv, world)
+static void frame_rows(double* Ji, const double frame[9], const double* Jrel, int nv) {
+  for (int r = 0; r < 3; r++) {
+    const double* f = frame + 3 * r;
+    for (int j = 0; j < nv; j++) Ji[r * nv + j] = f[0] * Jrel[j] + f[1] * Jrel[nv + j] + f[2] * Jrel[2 * nv + j];
+  }
+}
+
 // frame-coordinate velocity of a contact's rows Ji (3 x nv) at velocity v
 static void row_velocity(double res[3], const double* Ji, const double* v, int nv) {
   res[0] = res[1] = res[2] = 0;
@@ -213,10 +222,7 @@ void phys_penalty_contacts(const physModel* m, physData* d, physContact* con, in
     phys_jac(m, d, c->pos, m->geom_bodyid[c->geom[1]], Jrel, NULL);
     phys_jac(m, d, c->pos, m->geom_bodyid[c->geom[0]], jac, NULL);
     for (int k = 0; k < 3 * nv; k++) Jrel[k] -= jac[k];
-    for (int r = 0; r < 3; r++) {
-      const double* f = c->frame + 3 * r;
-      for (int j = 0; j < nv; j++) Ji[r * nv + j] = f[0] * Jrel[j] + f[1] * Jrel[nv + j] + f[2] * Jrel[2 * nv + j];
-    }
+    frame_rows(Ji, c->frame, Jrel, nv);
     double vr[3];
     row_velocity(vr, Ji, d->qvel, nv);
 
@@ -232,6 +238,53 @@ void phys_penalty_contacts(const physModel* m, physData* d, physContact* con, in
   phys_stack_free(d, mark);
 }
 
+// torsional and rolling coefficients of a contact at normal force fn and relative angular velocity w (frame
+// coordinates: w[0] about the normal, w[1], w[2] about the tangents), regularized as the sliding friction:
+// Cs = mu_spin fn / slip_s, slip_s = max(|w_n|, v_slip), Cr = mu_roll fn / slip_r, slip_r = max(|w_t|, v_slip)
+// (v_slip's value read in rad/s; p->mu_spin, p->mu_roll). Returns 1 if a slip changed and then sets both; a
+// contact below v_slip before and after keeps its coefficients, as phys_penalty_update's C
+static int ang_coefficients(const physModel* m, physPenaltyContact* p, double fn, const double w[3]) {
+  double vs = m->opt.penalty_vslip, ss = fmax(fabs(w[0]), vs), sr = fmax(hypot(w[1], w[2]), vs);
+  if (ss == p->slip_s && sr == p->slip_r) return 0;
+  p->slip_s = ss;
+  p->slip_r = sr;
+  p->Cs = p->mu_spin * fn / ss;
+  p->Cr = p->mu_roll * fn / sr;
+  return 1;
+}
+
+int phys_penalty_contacts_ang(const physModel* m, physData* d, const physContact* con, int nc,
+                              physPenaltyContact* pc, const double* J, double* Ja) {
+  int nv = m->nv, n = 0;
+  size_t mark = phys_stack_mark(d);
+  double* Jrel = phys_stack_alloc(d, 3 * (size_t)nv + 1);
+  double* jac = phys_stack_alloc(d, 3 * (size_t)nv + 1);
+  for (int i = 0; i < nc; i++) {
+    const physContact* c = con + i;
+    physPenaltyContact* p = pc + i;
+    double ang[2];
+    phys_contact_friction_ang(m, c, ang);
+    if (!p->active || !(ang[0] > 0 || ang[1] > 0)) continue;
+    // rows: frame * (J_rot(body of geom[1]) - J_rot(body of geom[0])), the relative angular velocity
+    double* Ai = Ja + (size_t)(3 * i) * nv;
+    phys_jac(m, d, c->pos, m->geom_bodyid[c->geom[1]], NULL, Jrel);
+    phys_jac(m, d, c->pos, m->geom_bodyid[c->geom[0]], NULL, jac);
+    for (int k = 0; k < 3 * nv; k++) Jrel[k] -= jac[k];
+    frame_rows(Ai, c->frame, Jrel, nv);
+    double vr[3], w[3];
+    row_velocity(vr, J + (size_t)(3 * i) * nv, d->qvel, nv);
+    row_velocity(w, Ai, d->qvel, nv);
+    p->ang = Ai;
+    p->mu_spin = ang[0];
+    p->mu_roll = ang[1];
+    p->slip_s = p->slip_r = -1;
+    ang_coefficients(m, p, p->spring - p->damping * vr[0], w);
+    n++;
+  }
+  phys_stack_free(d, mark);
+  return n;
+}
+
 // idx <- the columns where one of the 3 rows of Ji (3 x nv) is nonzero; returns their number
 static int row_support(int* idx, const double* Ji, int nv) {
   int n = 0;
@@ -240,8 +293,32 @@ static int row_support(int* idx, const double* Ji, int nv) {
   return n;
 }
 
+// v[r] = row r of Ji (3 x nv) times qvel over the columns idx (n of them, row_support)
+static void support_velocity(double v[3], const double* Ji, const int* idx, int n, const double* qvel, int nv) {
+  v[0] = v[1] = v[2] = 0;
+  for (int r = 0; r < 3; r++)
+    for (int q = 0; q < n; q++) v[r] += Ji[r * nv + idx[q]] * qvel[idx[q]];
+}
+
+// rhs += Ji' f, H (lower triangle) += Ji' diag(w) Ji over the columns idx (n of them) of the rows Ji (3 x nv)
+static void add_row_terms(const double* Ji, const int* idx, int n, int nv, const double f[3], const double w[3],
+                          double* rhs, double* H) {
+  for (int a = 0; a < n; a++) {
+    int j = idx[a];
+    double* Hj = H + (size_t)j * nv;
+    double wj[3] = {w[0] * Ji[j], w[1] * Ji[nv + j], w[2] * Ji[2 * nv + j]};
+    rhs[j] += Ji[j] * f[0] + Ji[nv + j] * f[1] + Ji[2 * nv + j] * f[2];
+    for (int b = 0; b <= a; b++) {
+      int k = idx[b];
+      Hj[k] += wj[0] * Ji[k] + wj[1] * Ji[nv + k] + wj[2] * Ji[2 * nv + k];
+    }
+  }
+}
+
 // the linearly implicit step's terms of the active contacts at the current velocity v = qvel:
 //   rhs += J_n' (k_c (-phi) - d v_n) - C J_t' v_t,   H (lower triangle) += dt (d J_n' J_n + C J_t' J_t)
+// and with angular rows A (torsional, rolling friction): rhs -= Cs A_n' w_n + Cr A_t' w_t, H += dt (Cs A_n' A_n +
+// Cr A_t' A_t)
 void phys_penalty_assemble(const physModel* m, physData* d, int nc, const physPenaltyContact* pc, const double* J,
                            double* rhs, double* H) {
   int nv = m->nv;
@@ -253,20 +330,16 @@ void phys_penalty_assemble(const physModel* m, physData* d, int nc, const physPe
     if (!p->active) continue;
     const double* Ji = J + (size_t)(3 * i) * nv;
     int n = row_support(idx, Ji, nv);
-    double v[3] = {0, 0, 0}, w[3] = {dt * p->damping, dt * p->C, dt * p->C};
-    for (int r = 0; r < 3; r++)
-      for (int q = 0; q < n; q++) v[r] += Ji[r * nv + idx[q]] * d->qvel[idx[q]];
+    double v[3], w[3] = {dt * p->damping, dt * p->C, dt * p->C};
+    support_velocity(v, Ji, idx, n, d->qvel, nv);
     double f[3] = {p->spring - p->damping * v[0], -p->C * v[1], -p->C * v[2]};
-    for (int a = 0; a < n; a++) {
-      int j = idx[a];
-      double* Hj = H + (size_t)j * nv;
-      double wj[3] = {w[0] * Ji[j], w[1] * Ji[nv + j], w[2] * Ji[2 * nv + j]};
-      rhs[j] += Ji[j] * f[0] + Ji[nv + j] * f[1] + Ji[2 * nv + j] * f[2];
-      for (int b = 0; b <= a; b++) {
-        int k = idx[b];
-        Hj[k] += wj[0] * Ji[k] + wj[1] * Ji[nv + k] + wj[2] * Ji[2 * nv + k];
-      }
-    }
+    add_row_terms(Ji, idx, n, nv, f, w, rhs, H);
+    if (!p->ang) continue;
+    n = row_support(idx, p->ang, nv);
+    double wa[3] = {dt * p->Cs, dt * p->Cr, dt * p->Cr};
+    support_velocity(v, p->ang, idx, n, d->qvel, nv);
+    double fa[3] = {-p->Cs * v[0], -p->Cr * v[1], -p->Cr * v[2]};
+    add_row_terms(p->ang, idx, n, nv, fa, wa, rhs, H);
   }
   phys_stack_free(d, mark);
 }
@@ -286,9 +359,14 @@ int phys_penalty_update(const physModel* m, const physContact* con, int nc, phys
     double fn = p->spring - p->damping * v[0];
     if (!(fn > 0)) {
       p->active = 0;
-      p->C = 0;
+      p->C = p->Cs = p->Cr = 0;
       changed |= 2;
       continue;
+    }
+    if (p->ang) {   // torsion and rolling: their slips at v+ (ang_coefficients)
+      double w[3];
+      row_velocity(w, p->ang, vnew, nv);
+      if (ang_coefficients(m, p, fn, w)) changed |= 1;
     }
     double slip = fmax(hypot(v[1], v[2]), m->opt.penalty_vslip);
     if (slip == p->slip) continue;   // below v_slip before and after: C keeps its value
@@ -300,7 +378,8 @@ int phys_penalty_update(const physModel* m, const physContact* con, int nc, phys
 }
 
 // the forces at the new velocity vnew: qfrc += J_i' F_i, F_i = (k_c (-phi) - d v_n+, -C v_t+) in frame
-// coordinates, and each contact's impulse lambda = F dt
+// coordinates, and each contact's impulse lambda = F dt; with angular rows A_i also qfrc += A_i' T_i,
+// T_i = (-Cs w_n+, -Cr w_t+)
 void phys_penalty_finish(const physModel* m, physContact* con, int nc, const physPenaltyContact* pc,
                          const double* J, const double* vnew, double* qfrc) {
   int nv = m->nv;
@@ -314,6 +393,11 @@ void phys_penalty_finish(const physModel* m, physContact* con, int nc, const phy
     double F[3] = {p->spring - p->damping * v[0], -p->C * v[1], -p->C * v[2]};
     for (int j = 0; j < nv; j++) qfrc[j] += Ji[j] * F[0] + Ji[nv + j] * F[1] + Ji[2 * nv + j] * F[2];
     for (int k = 0; k < 3; k++) con[i].lambda[k] = F[k] * dt;
+    if (!p->ang) continue;
+    row_velocity(v, p->ang, vnew, nv);   // torques (frame) -Cs w_n, -Cr w_t at v+
+    double T[3] = {-p->Cs * v[0], -p->Cr * v[1], -p->Cr * v[2]};
+    const double* A = p->ang;
+    for (int j = 0; j < nv; j++) qfrc[j] += A[j] * T[0] + A[nv + j] * T[1] + A[2 * nv + j] * T[2];
   }
 }
 

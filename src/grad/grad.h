@@ -118,6 +118,21 @@ static inline int phys_grad_actuators_ok(const physModel* m) {
   return 1;
 }
 
+// 1 if no contact of m can have torsional or rolling friction under penalty contact (contacts enabled): issue 16,
+// a geom of condim >= 4 while some geom has torsional friction, or of condim 6 while some geom has rolling
+// friction. penalty.c's angular rows are simulated, their derivatives not built: penalty_deriv.c refuses a state
+// with such a penetrating contact, identify such a model up front. lcp, cone and ccp simulate condim 4 and 6 as
+// 3 and differentiate what they simulate
+static inline int phys_grad_condim_ok(const physModel* m) {
+  if (m->opt.contact != PHYS_CONTACT_PENALTY || (m->opt.disableflags & PHYS_DSBL_CONTACT)) return 1;
+  int c4 = 0, c6 = 0, spin = 0, roll = 0;
+  for (int g = 0; g < m->ngeom; g++) {
+    c4 |= m->geom_condim[g] >= 4, c6 |= m->geom_condim[g] == 6;
+    spin |= m->geom_friction[3 * g + 1] > 0, roll |= m->geom_friction[3 * g + 2] > 0;
+  }
+  return !(c4 && spin) && !(c6 && roll);
+}
+
 // 1 if no actuator has a muscle gain, bias or dynamics or a slider-crank transmission (issue 15 items 2 and 6:
 // simulated as MuJoCo 2.2.2, src/dyn/muscle.c; their derivatives are not built, every derivative path refuses them)
 static inline int phys_grad_muscles_ok(const physModel* m) {

@@ -285,6 +285,15 @@ static physStatus tape_build(const physModel* m, physData* d, penTape* T) {
   if (!(m->opt.disableflags & PHYS_DSBL_CONTACT)) phys_collision_into(m, d, &det);
   int nc = T->nc = det.n;
   T->con = det.con;
+  for (int i = 0; i < nc; i++) {
+    double ang[2];
+    phys_contact_friction_ang(m, det.con + i, ang);
+    if (det.con[i].dist < 0 && (ang[0] > 0 || ang[1] > 0)) {   // issue 16
+      phys_data_warning(d, "phys_step derivatives: a contact with torsional or rolling friction (condim 4 or 6) "
+                        "under penalty contact, whose derivatives are not supported yet");
+      return PHYS_ERR_MODEL;
+    }
+  }
   phys_crb(m, d);
   phys_bias_forces(m, d);
   phys_passive(m, d);

@@ -66,7 +66,7 @@ static size_t st_solver(const arenaDims* a, int model) {
 // the constrained step (step.c: phys_step_constrained): the detected list (c k), the kept problem, then the
 // larger of G's temporaries and the solve (the position correction solves again on the same J, G)
 static size_t st_step(const arenaDims* a, int model) {
-  if (model == PHYS_CONTACT_PENALTY)   // step.c penalty_dense: J (3 c v), H (v^2), the contacts (c k)
+  if (model == PHYS_CONTACT_PENALTY)   // step.c penalty_dense: J and the angular rows (2 x 3 c v), H (v^2), the contacts (c k)
     return a->c * a->k + 3 * a->c * a->v + a->v * a->v;
   return a->c * a->k + st_assemble_kept(a) + zmax(st_assemble_tmp(a), st_solver(a, model));
 }

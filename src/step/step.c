@@ -548,6 +548,16 @@ static int penalty_penetrating(const physContactList* cl) {
   return 0;
 }
 
+// 1 if some contact of cl has torsional or rolling friction (penalty's angular rows)
+static int penalty_angular(const physModel* m, const physContactList* cl) {
+  for (int i = 0; i < cl->n; i++) {
+    double ang[2];
+    phys_contact_friction_ang(m, cl->con + i, ang);
+    if (ang[0] > 0 || ang[1] > 0) return 1;
+  }
+  return 0;
+}
+
 // at most this many solves of one penalty step (penalty_dense)
 #define PHYS_PENALTY_SOLVES 3
 
@@ -581,6 +591,8 @@ static int penalty_dense(const physModel* m, physData* d, physContactList* cl, c
   phys_implicit_damping_add(m, vnew);
   int ok = phys_factor_m(m, d->qLD, d->qM, vnew) == nv;
   if (ok) phys_penalty_contacts(m, d, cl->con, nc, d->qLD, pc, J);
+  if (ok && penalty_angular(m, cl))   // torsional and rolling friction (issue 16): angular rows
+    phys_penalty_contacts_ang(m, d, cl->con, nc, pc, J, phys_stack_alloc(d, 3 * (size_t)nc * (size_t)nv + 1));
   if (ok && m->neq > 0) phys_equality_assemble(m, d, d->qLD, &er);
 
   // H a = rhs, again after phys_penalty_update changed a coefficient (once) or released a contact
