@@ -7,7 +7,9 @@
 #                                             examples/tensegrity/compare.md, data and fits under BUILD/tensegrity)
 # env: NTRAIN (training trajectories, default 3 of the 10: the shared machine's budget; 10 is the paper's),
 #      ROUTES (default recurrent,khz,feedforward,implicit,implicit10,progressive), OUT (the table's file),
-#      PROG_ITERS (Adam iterations per progressive epoch, default 5: the budget again; identify's default is 10).
+#      PROG_ITERS (Adam iterations per progressive epoch, default 5: the budget again; identify's default is 10),
+#      F (the folder of the fits, default BUILD/tensegrity/compare). The table lists every route whose fit is in F
+#      (ROUTES=none only writes it).
 #
 # Every fit starts from the same perturbed parameters: the 24 cables' stiffness 8,000 (truth 10,000, -20 %) and
 # damping 800 (1,000, -20 %), the five moving rods' mass 12 kg (10, +20 %), tied (one value each). The data are
@@ -30,7 +32,7 @@ NTRAIN=${NTRAIN:-3}
 ROUTES=${ROUTES:-recurrent,khz,feedforward,implicit,implicit10,progressive}
 M=examples/tensegrity/superball_fixed_nodyn.xml
 D=$B/tensegrity
-F=$D/compare
+F=${F:-$D/compare}
 mkdir -p "$F"
 has() { case ",$ROUTES," in *",$1,"*) return 0 ;; esac; return 1; }
 [ -d "$D/fixed_nodyn/test/10hz" ] || "$B/gen_superball" $M "$D/fixed_nodyn" noncontact || exit 1
@@ -78,7 +80,8 @@ has progressive && {
   echo "\`sh examples/tensegrity/compare.sh\` ($(date -u +%Y-%m-%d), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?'));"
   echo "$NTRAIN training trajectories of 5 s, the 10 test trajectories; start stiffness 8000, damping 800, mass 12"
   echo "(truth 10000, 1000, 10). CoM error: |CoM predicted - CoM recorded| at the 50 samples of each test"
-  echo "trajectory, rolled out for 5 s from its first state (the recorded CoM moves 0.7-1 m). See docs/tensegrity.md."
+  echo "trajectory, rolled out for 5 s from its first state (the recorded CoM's path: $(cut -d'|' -f6 "$F/recurrent.com1ms" 2>/dev/null | tr -d ' ') m"
+  echo "per trajectory on average, summed over the 10 Hz samples). See docs/tensegrity.md."
   echo
   echo "| route | data | step in the fit | stiffness | damping | mass (kg) | iterations, stop | fit (s) | CoM error at 1 ms Euler: mean / at 5 s / max (m) | CoM error with the fit's own step: mean / at 5 s / max (m) |"
   echo "|---|---|---|---|---|---|---|---|---|---|"
@@ -100,7 +103,7 @@ it = "%d, %s" % (j["iterations"], j["stop"])
 epochs = sum(1 for line in open(sys.argv[5]) if line.startswith("progressive epoch"))
 if epochs:
     it = "%d epochs of %d Adam iterations" % (epochs, j["iterations"])
-print("| %s | %s | %s | %.6g | %.6g | %.6g | %s | %.0f | %s | %s |" % (route + (v["stiffness"], v["damping"], v["mass"], it,
+print("| %s | %s | %s | %.6g | %.6g | %.6g | %s | %.1f | %s | %s |" % (route + (v["stiffness"], v["damping"], v["mass"], it,
       j["time"]["total"], com(sys.argv[2]), com(sys.argv[3]))))
 EOF
   done
