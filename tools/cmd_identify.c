@@ -4,7 +4,7 @@
 //
 // Settings come from the command line, or from a JSON job file (--job) whose keys are the long option names
 // (model, data, params, loss, horizon, substeps, optimizer, starts, seed, iters, weights, violation_weights,
-// prior, lr, contact, velocities, fit_start, files, skip, map, observe, out, write_model, report, floating, quiet,
+// prior, lr, contact, integrator, velocities, fit_start, files, skip, map, observe, out, write_model, report, floating, quiet,
 // checkpoint, resume);
 // an option given on the command line overrides the job's value (a list option, --param or --map, replaces the
 // job's whole list).
@@ -231,6 +231,18 @@ static int job_add(const cJSON* v, const char* job) {
   return 1;
 }
 
+// job key "integrator": euler or implicit (the --integrator of the command line, which overrides it; pbd has no
+// step derivatives, so a job asking for it is refused as --integrator pbd is)
+static int job_integrator(const cJSON* v, const char* job) {
+  int k = cJSON_IsString(v) ? choice("euler|implicit", v->valuestring) : -1;
+  if (k < 0) {
+    cli_error("%s: key 'integrator': expected euler or implicit (the pbd step has no derivatives yet)", job);
+    return 0;
+  }
+  if (cli_integrator.integrator < 0) cli_integrator.integrator = k;
+  return 1;
+}
+
 // one key of the job object
 static int job_key(idArgs* a, const cJSON* v, const char* job) {
   const char* k = v->string;
@@ -241,6 +253,7 @@ static int job_key(idArgs* a, const cJSON* v, const char* job) {
   if (!strcmp(k, "loss")) return job_choice(&a->loss, v, g_loss_names, job);
   if (!strcmp(k, "optimizer")) return job_choice(&a->optimizer, v, g_opt_names, job);
   if (!strcmp(k, "contact")) return job_choice(&a->contact, v, g_contact_names, job);
+  if (!strcmp(k, "integrator")) return job_integrator(v, job);
   if (!strcmp(k, "velocities")) return job_choice(&a->velocities, v, g_velocity_names, job);
   if (!strcmp(k, "fit_start")) return job_choice(&a->fit_start, v, g_fit_start_names, job);
   if (!strcmp(k, "horizon")) return job_int(&a->horizon, 0, v, 1, 1000000, job);
@@ -279,7 +292,8 @@ static int job_key(idArgs* a, const cJSON* v, const char* job) {
     return 1;
   }
   cli_error("%s: unknown key '%s' (valid: model, data, params, loss, horizon, substeps, optimizer, starts, seed, "
-            "iters, bootstrap, weights, violation_weights, prior, lr, contact, velocities, fit_start, files, skip, map, "
+            "iters, bootstrap, weights, violation_weights, prior, lr, contact, integrator, velocities, fit_start, files, "
+            "skip, map, "
             "observe, out, write_model, report, floating, actuate, add, quiet, checkpoint, resume)",
             job, k);
   return 0;
@@ -680,6 +694,8 @@ static char* result_json(const idRun* r) {
   for (int k = 0; k < r->ds.ntraj; k++) cJSON_AddItemToArray(data, cJSON_CreateString(r->ds.traj[k].source));
   cJSON_AddStringToObject(root, "loss_kind", loss[r->fit.loss]);
   cJSON_AddStringToObject(root, "contact", phys_contact_name(r->m->opt.contact));
+  static const char* const integrator[3] = {"euler", "implicit", "pbd"};
+  cJSON_AddStringToObject(root, "integrator", integrator[r->m->opt.integrator]);
   cJSON_AddStringToObject(root, "optimizer", opt[r->fit.optimizer]);
   cJSON_AddNumberToObject(root, "substeps", r->fit.substeps);
   cJSON_AddNumberToObject(root, "horizon", r->fit.horizon);
@@ -1115,6 +1131,8 @@ static physStatus fit_progressive(idRun* r, const idArgs* a, physLog* log) {
   int nh = 0;
   physStatus s = phys_fit_progressive(r->m, &r->table, r->theta0, r->lower, r->upper, &train, nval ? &valid : NULL,
                                       &o, &po, &r->res, hist, &nh, log);
+  r->m->opt.integrator = PHYS_INT_EULER;   // the values are stage 2's, fine-tuned for semi-implicit Euler: the
+                                           // integrator result.json records and --write-model writes
   for (int e = 0; e < nh && !a->quiet; e++)
     fprintf(stderr, "progressive epoch %d: %s, %d substeps (dt %g s), lr %g: loss %.9g, validation %.9g\n", e + 1,
             hist[e].stage == 1 ? "implicit" : "semi-implicit", hist[e].substeps, r->ds.dt_obs / hist[e].substeps,

@@ -111,6 +111,33 @@ static void set_custom_numeric(xmlNode* root, const char* key, const double* x, 
 //---------------------------------------------------------------------------------------------------------
 // MJCF
 
+// the integrator the fit ran with (issue 16): MuJoCo's <option integrator> set to "Euler" when it names another
+// (physid ran semi-implicit Euler or its own implicit step, which is not MuJoCo's: MuJoCo 2.2.2's implicit treats
+// only the velocity terms implicitly), and physid's own value in <custom><text name="physid:integrator">,
+// written for implicit and pbd, removed for euler (the default)
+static void mjcf_integrator(xmlNode* root, const physModel* m) {
+  static const char* const NAMES[] = {"euler", "implicit", "pbd"};
+  int physid = m->opt.integrator != PHYS_INT_EULER;
+  xmlNode* opt = child(root, "option", physid, 1);
+  xmlChar* v = opt ? xmlGetProp(opt, (const xmlChar*)"integrator") : NULL;
+  if (opt && (physid || (v && strcmp((const char*)v, "Euler") != 0)))
+    xmlSetProp(opt, (const xmlChar*)"integrator", (const xmlChar*)"Euler");
+  xmlFree(v);
+  xmlNode* custom = child(root, "custom", physid, 0);
+  xmlNode* text = NULL;
+  for (xmlNode* c = custom ? custom->children : NULL; c && !text; c = c->next)
+    if (is_elem(c, "text") && has_attr(c, "name", "physid:integrator")) text = c;
+  if (!physid) {
+    if (text) xmlUnlinkNode(text), xmlFreeNode(text);
+    return;
+  }
+  if (!text) {
+    text = xmlNewChild(custom, NULL, (const xmlChar*)"text", NULL);
+    xmlSetProp(text, (const xmlChar*)"name", (const xmlChar*)"physid:integrator");
+  }
+  xmlSetProp(text, (const xmlChar*)"data", (const xmlChar*)NAMES[m->opt.integrator]);
+}
+
 // the element of a parameter's object, or NULL with a message
 static xmlNode* mjcf_target(xmlNode* root, const physModel* m, const physParam* p, char* err, size_t nerr) {
   const char* kind = "body";
@@ -350,6 +377,7 @@ int id_write_model(FILE* f, const char* src, const physModel* m, const physParam
     if (phys_param_is_input(t->param[i].kind)) continue;   // the data's input transforms, not the model's
     ok = urdf ? urdf_param(root, m, t->param + i, err, nerr) : mjcf_param(root, m, t->param + i, err, nerr);
   }
+  if (ok && !urdf) mjcf_integrator(root, m);
   if (ok && f && xmlDocFormatDump(f, doc, 0) < 0) {
     snprintf(err, nerr, "--write-model: cannot write the model");
     ok = 0;
@@ -474,6 +502,9 @@ static void world_options(FILE* f, const physModel* m) {
   fprintf(f, "/>\n  </option>\n");
   if (m->nconmax > 0) fprintf(f, "  <size nconmax=\"%d\"/>\n", m->nconmax);
   fprintf(f, "  <custom>\n    <text name=\"physid:contact\" data=\"%s\"/>\n", phys_contact_name(o->contact));
+  static const char* const INTEGRATOR[] = {"euler", "implicit", "pbd"};
+  if (o->integrator != PHYS_INT_EULER)   // physid's own (the <option> has MuJoCo's default, Euler)
+    fprintf(f, "    <text name=\"physid:integrator\" data=\"%s\"/>\n", INTEGRATOR[o->integrator]);
   if (o->gradflags) {
     fprintf(f, "    <text name=\"physid:grad\" data=\"%s%s%s\"/>\n", o->gradflags & PHYS_GRAD_TOI ? "toi" : "",
             o->gradflags == (PHYS_GRAD_TOI | PHYS_GRAD_COMPLEMENTARITY) ? " " : "",

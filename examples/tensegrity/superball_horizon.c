@@ -19,8 +19,9 @@
 #include "params.h"
 #include "physid.h"
 #include "rollout.h"
+#include "superball_csv.h"
 
-enum { HOLD = 100, MAXROW = 100000 };
+enum { HOLD = 100 };
 
 typedef struct {
   const physModel* m;
@@ -44,23 +45,6 @@ static double obs_loss(void* ctx, int t, const double* qpos, const double* qvel,
     l += 0.5 * (c->dq[i] * c->dq[i] + ev * ev);
   }
   return l;
-}
-
-// reads a CSV of ncol numeric columns after a header line into rows (at most MAXROW rows); the number of rows
-static int read_rows(const char* path, int ncol, double* rows) {
-  FILE* f = fopen(path, "r");
-  if (!f) return -1;
-  int c, n = 0;
-  while ((c = fgetc(f)) != EOF && c != '\n') continue;
-  while (n < MAXROW) {
-    int k = 0;
-    for (; k < ncol; k++)
-      if (fscanf(f, k ? ",%lf" : "%lf", rows + (size_t)n * ncol + k) != 1) break;
-    if (k < ncol) break;
-    n++;
-  }
-  fclose(f);
-  return n;
 }
 
 // the loss and gradient of horizon T steps from row 0 at theta; 0 on success
@@ -93,8 +77,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   int nq = m->nq, nv = m->nv, nu = m->nu, ncol = 1 + nq + nv + nu, nt = t.ntheta;
-  double* rows = malloc(sizeof(double) * (size_t)MAXROW * ncol);
-  int nrow = read_rows(argv[2], ncol, rows);
+  double* rows = malloc(sizeof(double) * (size_t)SUPERBALL_MAXROW * ncol);
+  int nrow = superball_read_rows(argv[2], ncol, rows);
   if (nrow < 2) {
     fprintf(stderr, "superball_horizon: %s: fewer than 2 rows of %d numbers\n", argv[2], ncol);
     return 1;

@@ -82,6 +82,8 @@ physStatus mjcf_parse_contact(mjcfCtx* c, xmlNode* el) {
 //   <custom><text name="physid:restlength" data="act1 act2"/></custom>
 //   <text name="physid:contact" data="lcp|cone|ccp|penalty"/>      contact model (default lcp)
 //   <text name="physid:grad" data="toi complementarity"/>           gradient options (opt.gradflags)
+//   <text name="physid:integrator" data="euler|implicit|pbd"/>      physid's integrator (default euler; issue 16:
+//                                                                   identify --write-model writes it)
 //   <numeric name="physid:baumgarte" data="0.2"/>                   drift stabilization in [0, 1]
 //   <numeric name="physid:penalty" data="k_c d_lim v_slip"/>        penalty model (1 to 3 values; d_lim: joint limits)
 //   <numeric name="physid:solver" data="iterations tolerance"/>     iterative solvers (1 or 2 values)
@@ -148,6 +150,20 @@ static physStatus ext_contact(mjcfCtx* c, xmlNode* el, const char* data) {
     return mjcf_elem_error(c, el, PHYS_ERR_VALUE, "unknown contact model '%.40s' (lcp, cone, ccp or penalty)", data);
   c->s->opt.contact = model;
   return PHYS_OK;
+}
+
+// physid:integrator: physid's own time integrator, one word euler, implicit or pbd (opt.integrator; the
+// <option integrator> attribute is MuJoCo's and stays semi-implicit Euler for physid)
+static physStatus ext_integrator(mjcfCtx* c, xmlNode* el, const char* data) {
+  static const char* const NAMES[] = {"euler", "implicit", "pbd"};
+  size_t a = strspn(data, " \t\n"), len = strcspn(data + a, " \t\n");
+  int trailing = data[a + len + strspn(data + a + len, " \t\n")] != 0;
+  for (int k = 0; k < 3 && !trailing; k++)
+    if (len == strlen(NAMES[k]) && strncmp(data + a, NAMES[k], len) == 0) {
+      c->s->opt.integrator = k;
+      return PHYS_OK;
+    }
+  return mjcf_elem_error(c, el, PHYS_ERR_VALUE, "unknown integrator '%.40s' (euler, implicit or pbd)", data);
 }
 
 // physid:grad: gradient options, words "toi" and "complementarity" (opt.gradflags: PHYS_GRAD_TOI,
@@ -267,6 +283,7 @@ static const struct {
     {"physid:restlength", "text", 0, ext_restlength},
     {"physid:contact", "text", 0, ext_contact},
     {"physid:grad", "text", 0, ext_grad},
+    {"physid:integrator", "text", 0, ext_integrator},
     {"physid:baumgarte", "numeric", 0, ext_baumgarte},
     {"physid:penalty", "numeric", 0, ext_penalty},
     {"physid:solver", "numeric", 0, ext_solver},

@@ -1,7 +1,7 @@
 // test_mjcf_contact.c - the MJCF reader's contact settings: physid's <custom> extensions (contact model,
 // Baumgarte, penalty, solver, per-geom and per-pair restitution), <contact><pair>/<exclude>, <size nconmax>,
-// through phys_load_mjcf into the compiled model; the rest-length actuators of physid:restlength; and every bad
-// value as a file:line error (src/model/mjcf_contact.c).
+// through phys_load_mjcf into the compiled model; the rest-length actuators of physid:restlength; physid's own
+// integrator (physid:integrator); and every bad value as a file:line error (src/model/mjcf_contact.c).
 // (tests/model/test_oracle_mjcf_contact.c checks that MuJoCo 2.2.2 loads the same file.)
 #include <string.h>
 
@@ -212,8 +212,34 @@ static void test_extensions(void) {
   phys_spec_free(s);
 }
 
+// physid:integrator (issue 16: identify --write-model writes it): each word sets opt.integrator, also when the
+// <custom> precedes an <option integrator='Euler'> (MuJoCo's attribute does not reset physid's own); no
+// value, or a word other than euler|implicit|pbd, is a file:line error
+static void test_integrator(void) {
+  static const char* const WORDS[3] = {"euler", "implicit", "pbd"};
+  char text[1024];
+  physLog log;
+  for (int k = 0; k < 3; k++) {
+    snprintf(text, sizeof text,
+             "<mujoco>\n  <custom><text name='physid:integrator' data=' %s '/></custom>\n"
+             "  <option integrator='Euler' timestep='0.002'/>\n"
+             "  <worldbody><body><freejoint/><geom type='sphere' size='0.1'/></body></worldbody>\n</mujoco>\n",
+             WORDS[k]);
+    physModel* m = load_text(text, &log);
+    CHECK_MSG(m != NULL, "%s", log.error);
+    CHECK_MSG(m && (int)m->opt.integrator == k && log.nwarning == 0, "%s: integrator %d", WORDS[k],
+              m ? (int)m->opt.integrator : -1);
+    phys_free_model(m);
+  }
+  expect_error("", "<text name='physid:integrator' data='rk4'/>\n", PHYS_ERR_VALUE,
+               "model.xml:17: <text name='physid:integrator'>: unknown integrator 'rk4' (euler, implicit or pbd)");
+  expect_error("", "<text name='physid:integrator' data='implicit euler'/>\n", PHYS_ERR_VALUE, "unknown integrator");
+  expect_error("", "<numeric name='physid:integrator' data='1'/>\n", PHYS_ERR_MODEL, "must be a <text> element");
+}
+
 int main(void) {
   mjcf_text_begin("test_mjcf_contact");
+  test_integrator();
   test_values();
   test_errors();
   test_extensions();

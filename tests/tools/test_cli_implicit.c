@@ -8,9 +8,14 @@
 //  4. identify --progressive on three 25 Hz recordings of the stiff spring-mass from k = 1.2e4, b = 5: k within
 //     0.1 % of 2e4 and b within 1 % of 20; the epoch lines start implicit at 1 substep and end semi-implicit;
 //     --progressive with --optimizer lm, and --validation without --progressive, exit 2; --validation 3 of 3
-//     trajectories exits 1; evaluate --integrator implicit of the answer runs (exit 0);
+//     trajectories exits 1; evaluate --integrator implicit of the answer runs (exit 0); result.json's
+//     "integrator" is "euler" (the fine-tuning stage's);
 //  5. optimize: a task with "integrator": "implicit" on the cables runs (exit 0), "integrator": "rk4" exits 1
-//     naming the key.
+//     naming the key;
+//  6. identify's integrator fields: a job's "integrator": "implicit" is recorded in result.json ("integrator")
+//     and written by --write-model (<option integrator="Euler">, physid's own value in <custom><text
+//     name="physid:integrator">), which reads back as implicit; --integrator euler overrides the job's and
+//     drops physid's value from the written model; "pbd" and "rk4" in a job exit 1 naming the key.
 #include <math.h>
 #include <unistd.h>
 
@@ -106,6 +111,7 @@ static void test_progressive(void) {
   printf("identify --progressive: k %.6g (true 2e4), b %.6g (true 20)\n", k, b);
   CHECK_REL(k, 2e4, 1e-3, 0);
   CHECK_REL(b, 20, 1e-2, 0);
+  CHECK(!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(root, "integrator")), "euler"));   // stage 2's
   cJSON_Delete(root);
   // refusals
   snprintf(args, sizeof args, "identify '%s' '%s' '%s' %s --progressive --optimizer lm", start, data[0], data[1], params);
@@ -144,6 +150,83 @@ static void test_optimize(const char* src) {
   }
 }
 
+// the "integrator" string of result.json at p ("" if missing)
+static void result_integrator(const char* p, char* out, size_t n) {
+  char* text = slurp(p);
+  cJSON* root = text ? cJSON_Parse(text) : NULL;
+  free(text);
+  const char* v = cJSON_GetStringValue(cJSON_GetObjectItem(root, "integrator"));
+  snprintf(out, n, "%s", v ? v : "");
+  cJSON_Delete(root);
+}
+
+// 1 if the file at p contains what
+static int file_has(const char* p, const char* what) {
+  char* text = slurp(p);
+  int yes = text && has(text, what);
+  free(text);
+  return yes;
+}
+
+static void test_integrator_fields(void) {
+  char args[2048], job[1024], model[256], data[256], integ[32], w1[256];
+  snprintf(model, sizeof model, "%s", springmass("sm_start.xml", "1.2e4", "20"));
+  const char* truth = springmass("sm_true.xml", "2e4", "20");
+  snprintf(data, sizeof data, "%s", path("sm_data.csv"));
+  snprintf(args, sizeof args, "simulate '%s' --init '%s' --steps 200 --every 10 --quiet --out '%s'", truth,
+           put("sm_init.csv", "q0,v0\n0.3,0\n"), data);
+  shRun r = run(args);
+  CHECK(r.code == 0);
+  run_free(&r);
+  // the job's "integrator": implicit, recorded in result.json and written into the model
+  snprintf(w1, sizeof w1, "%s", path("w_implicit.xml"));
+  snprintf(job, sizeof job, "{\"model\": \"%s\", \"data\": [\"%s\"], \"params\": [\"stiffness:x:min=1000:max=1e5\"], "
+           "\"integrator\": \"implicit\", \"iters\": 3, \"quiet\": true, \"out\": \"%s\", \"write_model\": \"%s\"}\n",
+           model, data, path("r_implicit.json"), w1);
+  snprintf(args, sizeof args, "identify --job '%s'", put("job.json", job));
+  r = run(args);
+  CHECK_MSG(r.code == 0, "exit %d: %s", r.code, r.err);
+  run_free(&r);
+  result_integrator(path("r_implicit.json"), integ, sizeof integ);
+  CHECK_MSG(!strcmp(integ, "implicit"), "result.json integrator '%s'", integ);
+  CHECK(file_has(w1, "<text name=\"physid:integrator\" data=\"implicit\"/>"));
+  CHECK(file_has(w1, "integrator=\"Euler\""));
+  // --integrator euler on the command line overrides the job's
+  snprintf(args, sizeof args, "identify --job '%s' --integrator euler --out '%s' --write-model '%s'",
+           path("job.json"), path("r_euler.json"), path("w_euler.xml"));
+  r = run(args);
+  CHECK_MSG(r.code == 0, "exit %d: %s", r.code, r.err);
+  run_free(&r);
+  result_integrator(path("r_euler.json"), integ, sizeof integ);
+  CHECK_MSG(!strcmp(integ, "euler"), "result.json integrator '%s'", integ);
+  CHECK(!file_has(path("w_euler.xml"), "physid:integrator"));
+  // the written implicit model reads back as implicit (no --integrator); an euler fit of it drops physid's value
+  snprintf(args, sizeof args, "identify '%s' '%s' --param stiffness:x:min=1000:max=1e5 --iters 2 --quiet --out '%s'",
+           w1, data, path("r_back.json"));
+  r = run(args);
+  CHECK_MSG(r.code == 0, "exit %d: %s", r.code, r.err);
+  run_free(&r);
+  result_integrator(path("r_back.json"), integ, sizeof integ);
+  CHECK_MSG(!strcmp(integ, "implicit"), "result.json integrator '%s'", integ);
+  snprintf(args, sizeof args, "identify '%s' '%s' --param stiffness:x:min=1000:max=1e5 --iters 2 --quiet "
+           "--integrator euler --write-model '%s'", w1, data, path("w_back.xml"));
+  r = run(args);
+  CHECK_MSG(r.code == 0, "exit %d: %s", r.code, r.err);
+  run_free(&r);
+  CHECK(!file_has(path("w_back.xml"), "physid:integrator") && file_has(path("w_back.xml"), "integrator=\"Euler\""));
+  // a job asking for pbd (no step derivatives) or an unknown integrator: exit 1 naming the key
+  const char* bad[2] = {"pbd", "rk4"};
+  for (int k = 0; k < 2; k++) {
+    snprintf(job, sizeof job, "{\"model\": \"%s\", \"data\": [\"%s\"], \"params\": [\"stiffness:x\"], "
+             "\"integrator\": \"%s\"}\n", model, data, bad[k]);
+    snprintf(args, sizeof args, "identify --job '%s'", put("bad.json", job));
+    r = run(args);
+    CHECK_MSG(r.code == 1 && has(r.err, "bad.json: key 'integrator': expected euler or implicit (the pbd step has no "
+                                 "derivatives yet)"), "exit %d: %s", r.code, r.err);
+    run_free(&r);
+  }
+}
+
 int main(void) {
   g_bin = getenv("PHYS_BIN");
   const char* src = getenv("PHYS_SOURCE");
@@ -156,6 +239,7 @@ int main(void) {
   test_gradcheck(src);
   test_progressive();
   test_optimize(src);
+  test_integrator_fields();
   remove_scratch();
   return test_done();
 }
