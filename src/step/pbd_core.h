@@ -89,7 +89,7 @@ static void mat3_vec(pbdReal res[3], const pbdReal A[9], const pbdReal v[3]) { r
 static int inv3(pbdReal res[9], const pbdReal A[9]) {
   pbdReal c0 = A[4] * A[8] - A[5] * A[7], c1 = A[5] * A[6] - A[3] * A[8], c2 = A[3] * A[7] - A[4] * A[6];
   pbdReal det = A[0] * c0 + A[1] * c1 + A[2] * c2;
-  if (!(det > 0)) return 0;
+  if (!(RE(det) > 0)) return 0;
   res[0] = c0 / det, res[1] = (A[2] * A[7] - A[1] * A[8]) / det, res[2] = (A[1] * A[5] - A[2] * A[4]) / det;
   res[3] = c1 / det, res[4] = (A[0] * A[8] - A[2] * A[6]) / det, res[5] = (A[2] * A[3] - A[0] * A[5]) / det;
   res[6] = c2 / det, res[7] = (A[1] * A[6] - A[0] * A[7]) / det, res[8] = (A[0] * A[4] - A[1] * A[3]) / det;
@@ -224,7 +224,7 @@ static void solve_block(pbdCtx* c, int k1, const pbdReal* r1, int k2, const pbdR
 static pbdReal solve_positional(pbdCtx* c, int k1, const pbdReal r1[3], int k2, const pbdReal r2[3], const pbdReal e[3],
                                pbdReal alpha, pbdReal* lam) {
   pbdReal C = r_norm3(e), lam0 = *lam;
-  if (C < 1e-15) return 0;
+  if (RE(C) < 1e-15) return 0;
   const pbdReal t[1][3] = {{e[0] / C, e[1] / C, e[2] / C}};
   solve_block(c, k1, r1, k2, r2, t, 1, e, alpha, lam);
   return *lam - lam0;
@@ -233,7 +233,7 @@ static pbdReal solve_positional(pbdCtx* c, int k1, const pbdReal r1[3], int k2, 
 // XPBD angular constraint: body k1 must turn by -e relative to k2 (e a rotation vector, world): one row
 static void solve_angular(pbdCtx* c, int k1, int k2, const pbdReal e[3], pbdReal alpha, pbdReal* lam) {
   pbdReal th = r_norm3(e);
-  if (th < 1e-15) return;
+  if (RE(th) < 1e-15) return;
   const pbdReal t[1][3] = {{e[0] / th, e[1] / th, e[2] / th}};
   solve_block(c, k1, NULL, k2, NULL, t, 1, e, alpha, lam);
 }
@@ -241,7 +241,7 @@ static void solve_angular(pbdCtx* c, int k1, int k2, const pbdReal e[3], pbdReal
 // two unit vectors completing the unit a to an orthonormal basis
 static void perp_basis(const pbdReal a[3], pbdReal t[2][3]) {
   pbdReal x[3] = {1, 0, 0};
-  if (r_fabs(a[0]) > 0.6) x[0] = 0, x[1] = 1;
+  if (RE(r_fabs(a[0])) > 0.6) x[0] = 0, x[1] = 1;
   r_cross3(t[0], a, x);
   r_normalize3(t[0]);
   r_cross3(t[1], a, t[0]);
@@ -329,7 +329,7 @@ static void solve_joint(pbdCtx* c, pbdJoint* J, int limits) {
     pbdReal fc[4], err[4];
     r_quat_conj(fc, fq);
     r_quat_mul(err, B->q, fc);
-    pbdReal sg = err[0] < 0 ? -2 : 2;
+    pbdReal sg = RE(err[0]) < 0 ? -2 : 2;
     for (int i = 0; i < 3; i++) e[i] = sg * err[1 + i];
     solve_block(c, J->child, NULL, J->parent, NULL, AXES, 3, e, c->compliance, J->lam_ang);
   }
@@ -356,7 +356,7 @@ static void solve_joint(pbdCtx* c, pbdJoint* J, int limits) {
   if (!limits || !m->jnt_limited[j]) return;
   // limits: the coordinate back to its range (rigid inequality)
   pbdReal axis[3], x = joint_coord(c, J, axis), lo = m->jnt_range[2 * j], hi = m->jnt_range[2 * j + 1];
-  pbdReal over = x < lo ? x - lo : (x > hi ? x - hi : 0);
+  pbdReal over = RE(x) < RE(lo) ? x - lo : (RE(x) > RE(hi) ? x - hi : 0);
   if (over == 0) return;
   for (int i = 0; i < 3; i++) e[i] = over * axis[i];
   if (J->type == PHYS_JNT_HINGE) {
@@ -398,7 +398,7 @@ static void solve_contact(pbdCtx* c, pbdContact* C) {
   contact_point(c, C->b1, C->r1, a1, p1);
   r_sub3(dp, p1, p0);
   pbdReal d = r_dot3(dp, C->n);
-  if (d >= 0) return;
+  if (RE(d) >= 0) return;
   pbdReal lam = 0;
   for (int i = 0; i < 3; i++) e[i] = d * C->n[i];
   C->lam_n -= solve_positional(c, C->b1, a1, C->b0, a0, e, 0, &lam);
@@ -413,10 +413,10 @@ static void solve_contact(pbdCtx* c, pbdContact* C) {
   pbdReal dn = r_dot3(drift, C->n);
   for (int i = 0; i < 3; i++) drift[i] -= dn * C->n[i];
   pbdReal len = r_norm3(drift);
-  if (len < 1e-15) return;
+  if (RE(len) < 1e-15) return;
   pbdReal t[3] = {drift[0] / len, drift[1] / len, drift[2] / len};
   pbdReal w = gen_inv_mass(c, C->b1, a1, t) + gen_inv_mass(c, C->b0, a0, t);
-  if (w <= 0 || len / w >= C->mu * C->lam_n) return;
+  if (RE(w) <= 0 || RE(len / w) >= RE(C->mu * C->lam_n)) return;
   lam = 0;
   solve_positional(c, C->b1, a1, C->b0, a0, drift, 0, &lam);
 }
@@ -457,16 +457,16 @@ static void apply_velocity_impulse(pbdCtx* c, int k, const pbdReal r[3], const p
 // restitution, the normal velocity set to max(-e vn_pre, 0) (e = 0 below 2 |g| h). Impulses, not velocity
 // changes, are bounded: the bound on the velocity change is the impulse times the pair's generalized inverse mass
 static void contact_velocity_pass(pbdCtx* c, pbdContact* C, pbdReal gmag) {
-  if (C->lam_n <= 0) return;
+  if (RE(C->lam_n) <= 0) return;
   pbdReal vrel[3], a0[3], a1[3], vt[3];
   contact_velocity(c, C, vrel, a0, a1);
   pbdReal vn = r_dot3(vrel, C->n);
   for (int i = 0; i < 3; i++) vt[i] = vrel[i] - vn * C->n[i];
   pbdReal vtn = r_norm3(vt), h = c->h;
-  if (vtn > 1e-15) {
+  if (RE(vtn) > 1e-15) {
     pbdReal t[3] = {vt[0] / vtn, vt[1] / vtn, vt[2] / vtn};
     pbdReal w = gen_inv_mass(c, C->b1, a1, t) + gen_inv_mass(c, C->b0, a0, t);
-    if (w > 0) {
+    if (RE(w) > 0) {
       pbdReal imp = r_fmin(C->mu * C->lam_n / h, vtn / w);
       pbdReal P[3] = {-imp * t[0], -imp * t[1], -imp * t[2]};
       apply_velocity_impulse(c, C->b1, a1, P, 1);
@@ -475,10 +475,10 @@ static void contact_velocity_pass(pbdCtx* c, pbdContact* C, pbdReal gmag) {
       vn = r_dot3(vrel, C->n);
     }
   }
-  pbdReal e = r_fabs(C->vn_pre) <= 2 * gmag * h ? 0 : C->e;
+  pbdReal e = RE(r_fabs(C->vn_pre)) <= RE(2 * gmag * h) ? 0 : C->e;
   pbdReal dvn = r_fmax(-e * C->vn_pre, 0) - vn;
   pbdReal w = gen_inv_mass(c, C->b1, a1, C->n) + gen_inv_mass(c, C->b0, a0, C->n);
-  if (w <= 0 || dvn == 0) return;
+  if (RE(w) <= 0 || dvn == 0) return;
   pbdReal P[3] = {dvn / w * C->n[0], dvn / w * C->n[1], dvn / w * C->n[2]};
   apply_velocity_impulse(c, C->b1, a1, P, 1);
   apply_velocity_impulse(c, C->b0, a0, P, -1);
@@ -590,7 +590,7 @@ static int build_bodies(pbdCtx* c, PBD_DATA* d, int* idx) {
   for (int k = 0; k < c->nb; k++) {
     pbdBody* B = c->body + k;
     pbdReal M = B->minv, *I = Iw + 9 * k, Ic[9], tmp[9], R[9];
-    if (!(M > 0)) return 0;
+    if (!(RE(M) > 0)) return 0;
     for (int i = 0; i < 3; i++) B->p[i] /= M;
     // parallel axis to the centre of mass, then into the root body frame: R' Ic R
     for (int i = 0; i < 3; i++)
@@ -810,7 +810,7 @@ static void apply_jacobi(pbdCtx* c) {
   for (int k = 0; k < c->nb; k++) most = r_fmax(most, c->acc[7 * k + 6]);
   for (int k = 0; k < c->nb; k++) {
     pbdReal* a = c->acc + 7 * k;
-    if (a[6] > 0) {
+    if (RE(a[6]) > 0) {
       pbdBody* B = c->body + k;
       pbdReal dth[3];
       for (int i = 0; i < 3; i++) B->p[i] += a[i] / most, dth[i] = a[3 + i] / most;
@@ -828,7 +828,7 @@ static void update_velocities(pbdCtx* c) {
     for (int i = 0; i < 3; i++) B->v[i] = (B->p[i] - B->pp[i]) / c->h;
     r_quat_conj(qc, B->qp);
     r_quat_mul(dq, B->q, qc);
-    pbdReal s = (dq[0] < 0 ? -2 : 2) / c->h;
+    pbdReal s = (RE(dq[0]) < 0 ? -2 : 2) / c->h;
     for (int i = 0; i < 3; i++) B->w[i] = s * dq[1 + i];
   }
 }
@@ -884,7 +884,7 @@ static void joint_positions(const pbdCtx* c, PBD_DATA* d) {
       r_quat_mul(rel, fc, B->q);
     }
     pbdReal* qq = q + (J->type == PHYS_JNT_FREE ? 3 : 0);
-    pbdReal sg = rel[0] * qq[0] + rel[1] * qq[1] + rel[2] * qq[2] + rel[3] * qq[3] < 0 ? -1 : 1;
+    pbdReal sg = RE(rel[0] * qq[0] + rel[1] * qq[1] + rel[2] * qq[2] + rel[3] * qq[3]) < 0 ? -1 : 1;
     for (int l = 0; l < 4; l++) qq[l] = sg * rel[l];
   }
 }
