@@ -19,8 +19,8 @@
 //    friction:GEOM (the contact's mu where that geom's friction is the pair's; explicit <pair>s have none);
 //    other kinds are refused (PHYS_ERR_MODEL with a data warning).
 // The outputs' tangents: q+ as grad.h's tangent of the complex qpos (2 vec(conj(q) (x) dq) for rotations), v+
-// directly. A has 2nv columns, B nu, P ntheta: one complex step each (O(cost of the step x 4) per column). The
-// reverse mode forms A, B, P and applies their transposes (as the implicit kind does).
+// directly. A has 2nv columns, B nu, P ntheta: one complex step each (about 4 steps' cost per column). The
+// reverse mode takes the same columns and returns their products with the cotangent (xbar_k = column_k . xbar+).
 // Scratch from d's arena (phys_pbd_arena_need covers the complex copy); nothing allocates.
 #include <complex.h>
 #include <math.h>
@@ -452,11 +452,6 @@ static int column(const physModel* m, physData* d, const pbdPoint* pt, const dou
   return ok;
 }
 
-// X (2nv x ncol, row-major) column k = out
-static void put_column(double* X, int ncol, int k, const double* out, int n2) {
-  for (int r = 0; r < n2; r++) X[(size_t)r * ncol + k] = out[r];
-}
-
 // the parameter seed of table entry e (params.h) into s, directions from the arena of nbody + nv + njnt + ngeom
 // zeros (dir); PHYS_ERR_MODEL (a data warning) for a kind the pbd derivatives do not cover
 static physStatus param_seed(const physModel* m, physData* d, const physParam* p, double* dir, pbdSeed* s) {
@@ -480,9 +475,20 @@ static physStatus param_seed(const physModel* m, physData* d, const physParam* p
   return PHYS_ERR_MODEL;
 }
 
-// A, B, P of the pbd step at d's state (step_record.h)
+// column k of X (rows x ncol, row-major; may be NULL) = out, and y[k] = out . x (y, x may be NULL): the column
+// stored for the Jacobians, its product with the cotangent for the reverse mode
+static void use_column(double* X, double* y, const double* x, int ncol, int k, const double* out, int rows) {
+  if (X)
+    for (int r = 0; r < rows; r++) X[(size_t)r * ncol + k] = out[r];
+  if (!y) return;
+  y[k] = 0;
+  for (int r = 0; r < rows; r++) y[k] += out[r] * x[r];
+}
+
+// A, B, P of the pbd step at d's state (step_record.h; any may be NULL) and, with xbar_next, the reverse mode
+// xbar = A' xbar_next, ubar = B' xbar_next, theta_bar = P' xbar_next (any may be NULL), column by column
 static physStatus pbd_jacobian(const physModel* m, physData* d, const physParamTable* t, double* A, double* B,
-                               double* P) {
+                               double* P, const double* xbar_next, double* xbar, double* ubar, double* theta_bar) {
   int nv = m->nv, nu = m->nu, n2 = 2 * nv;
   pbdPoint pt;
   physStatus st = point_at(m, d, &pt);
@@ -494,7 +500,7 @@ static physStatus pbd_jacobian(const physModel* m, physData* d, const physParamT
   int nc = pt.cl.n, ok = 1;
   pbdSeed s0;
   memset(&s0, 0, sizeof s0);
-  for (int k = 0; A && ok && k < n2; k++) {   // q tangents, then v
+  for (int k = 0; (A || xbar) && ok && k < n2; k++) {   // q tangents, then v
     int j = k % nv;
     const double* F = k < nv ? pt.Fq : pt.Fv;
     memset(e, 0, sizeof(double) * (size_t)nv);
@@ -503,19 +509,19 @@ static physStatus pbd_jacobian(const physModel* m, physData* d, const physParamT
     pbdSeed s = s0;
     if (k < nv && nc > 0) s.contact = pt.Dc + (size_t)j * 7 * nc;
     ok = column(m, d, &pt, k < nv ? e : NULL, k < nv ? NULL : e, df, &s, out);
-    if (ok) put_column(A, n2, k, out, n2);
+    if (ok) use_column(A, xbar, xbar_next, n2, k, out, n2);
   }
-  for (int k = 0; B && ok && k < nu; k++) {
+  for (int k = 0; (B || ubar) && ok && k < nu; k++) {
     for (int i = 0; i < nv; i++) df[i] = pt.Fu[(size_t)i * nu + k];
     ok = column(m, d, &pt, NULL, NULL, df, &s0, out);
-    if (ok) put_column(B, nu, k, out, n2);
+    if (ok) use_column(B, ubar, xbar_next, nu, k, out, n2);
   }
-  for (int e2 = 0; P && t && ok && st == PHYS_OK && e2 < t->n; e2++) {
+  for (int e2 = 0; (P || theta_bar) && t && ok && st == PHYS_OK && e2 < t->n; e2++) {
     const physParam* p = t->param + e2;
     pbdSeed s;
     st = param_seed(m, d, p, dir, &s);
     if (st == PHYS_OK) ok = column(m, d, &pt, NULL, NULL, NULL, &s, out);
-    if (st == PHYS_OK && ok) put_column(P, t->ntheta, p->adr, out, n2);
+    if (st == PHYS_OK && ok) use_column(P, theta_bar, xbar_next, t->ntheta, p->adr, out, n2);
   }
   if (st == PHYS_OK && !ok) {
     phys_data_warning(d, "phys_step_jacobian: pbd: singular body inertia or velocity system at time %g", d->time);
@@ -527,31 +533,16 @@ static physStatus pbd_jacobian(const physModel* m, physData* d, const physParamT
 physStatus phys_pbd_step_jacobian(const physModel* m, physData* d, const physParamTable* t, double* A, double* B,
                                   double* P) {
   size_t mark = phys_stack_mark(d);
-  physStatus st = pbd_jacobian(m, d, t, A, B, P);
+  physStatus st = pbd_jacobian(m, d, t, A, B, P, NULL, NULL, NULL, NULL);
   phys_stack_free(d, mark);
   return st;
 }
 
-// y (ncol) = X' x for X (rows x ncol) and x (rows)
-static void transpose_apply(const double* X, const double* x, double* y, int rows, int ncol) {
-  memset(y, 0, sizeof(double) * (size_t)ncol);
-  for (int r = 0; r < rows; r++)
-    for (int k = 0; k < ncol; k++) y[k] += X[(size_t)r * ncol + k] * x[r];
-}
-
 physStatus phys_pbd_step_vjp(const physModel* m, physData* d, const physParamTable* t, const double* xbar_next,
                              double* xbar, double* ubar, double* theta_bar) {
-  int nv = m->nv, nu = m->nu, n2 = 2 * nv, nt = t && theta_bar ? t->ntheta : 0;
   size_t mark = phys_stack_mark(d);
-  double* A = xbar ? phys_stack_alloc(d, (size_t)n2 * n2) : NULL;
-  double* B = ubar && nu > 0 ? phys_stack_alloc(d, (size_t)n2 * nu) : NULL;
-  double* P = nt > 0 ? phys_stack_alloc(d, (size_t)n2 * nt) : NULL;
-  physStatus st = pbd_jacobian(m, d, t, A, B, P);
-  if (st == PHYS_OK) {
-    if (A) transpose_apply(A, xbar_next, xbar, n2, n2);
-    if (B) transpose_apply(B, xbar_next, ubar, n2, nu);
-    if (P) transpose_apply(P, xbar_next, theta_bar, n2, nt);
-  }
+  physStatus st = pbd_jacobian(m, d, t, NULL, NULL, NULL, xbar_next, xbar, m->nu > 0 ? ubar : NULL,
+                               t && t->ntheta > 0 ? theta_bar : NULL);
   phys_stack_free(d, mark);
   return st;
 }

@@ -128,9 +128,15 @@ int phys_pbd_supported(const physModel* m, char* msg, size_t n) {
 }
 
 size_t phys_pbd_arena_need(const physModel* m) {
-  size_t nb = (size_t)m->nbody, nv = (size_t)m->nv;
-  return nb * PBD_NDOUBLE(pbdBody) + (size_t)m->njnt * PBD_NDOUBLE(pbdJoint) +
-         (size_t)m->nconmax * PBD_NDOUBLE(pbdContact) + 7 * nb + nb + nv * nv + 8 * nv + (size_t)m->nq + nv + 16;
+  size_t nb = (size_t)m->nbody, nv = (size_t)m->nv, nc = (size_t)m->nconmax;
+  size_t step = nb * PBD_NDOUBLE(pbdBody) + (size_t)m->njnt * PBD_NDOUBLE(pbdJoint) +
+                nc * PBD_NDOUBLE(pbdContact) + 7 * nb + nb + nv * nv + 8 * nv + (size_t)m->nq + nv + 16;
+  // the derivatives (src/grad/pbd_deriv.c): the step's arrays on complex numbers (twice the doubles), the
+  // complex kinematics, their contact list, the actuator force and contact geometry derivatives, the columns
+  size_t cdata = (size_t)m->nq + 3 * nv + 34 * nb + 6 * (size_t)m->njnt + 40;
+  size_t point = nc * ((sizeof(physContact) + 7) / 8 + 7 * nv) + nv * (2 * nv + (size_t)m->nu + 4) + nb +
+                 (size_t)m->ngeom + (size_t)m->njnt + 16;
+  return step + 2 * (step + cdata) + point;
 }
 
 //---------------------------------------------------------------------------------------------------------
