@@ -10,7 +10,9 @@
 //          RESULT lines.
 //        bench_pbd --cost ENGINE [--no-armature] [--no-limit] [--dt DT] MODEL STEPS
 //          STEPS steps of one engine through measured_step (callgrind --toggle-collect='measured_*' counts them):
-//          pbd:N (N substeps), euler, mujoco
+//          pbd:N (N substeps), euler, mujoco; the derivatives (issue 17 item 6; measured_deriv, the state advanced by
+//          an unmeasured step after each): pbdjac:N, eulerjac (phys_step_jacobian: A and B), pbdvjp:N, eulervjp
+//          (phys_step_vjp of one cotangent), mujocofd (mjd_transitionFD, centred, eps 1e-6: A and B)
 // --no-armature zeroes dof_armature in both engines (the pbd step's armature is approximate on a moving parent);
 // --no-limit turns joint limits off in both.
 // Timing and instruction counts are information, never pass/fail.
@@ -20,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grad.h"
 #include "physid.h"
 
 #define DT_REF 1e-5
@@ -50,6 +53,43 @@ static void start_state(const physModel* m, double* q, double* v) {
 __attribute__((noinline)) void measured_phys_step(const physModel* m, physData* d) { phys_step(m, d); }
 
 __attribute__((noinline)) void measured_mj_step(const mjModel* m, mjData* d) { mj_step(m, d); }
+
+// one derivative of the step at d's state: A and B (vjp 0) or the reverse mode of the cotangent y (vjp 1)
+__attribute__((noinline)) void measured_deriv(const physModel* m, physData* d, int vjp, double* A, double* B,
+                                              const double* y) {
+  if (vjp) phys_step_vjp(m, d, y, A, B);
+  else phys_step_jacobian(m, d, A, B);
+}
+
+__attribute__((noinline)) void measured_mjd(const mjModel* m, mjData* d, mjtNum* A, mjtNum* B) {
+  mjd_transitionFD(m, d, 1e-6, 1, A, B, NULL, NULL);
+}
+
+// the derivatives along n steps from the start state: physid's (integrator, substeps; vjp as measured_deriv), or
+// MuJoCo's transitionFD when mm is given; each derivative followed by a step
+static void run_deriv(physModel* m, mjModel* mm, int integrator, int substeps, int vjp, long n) {
+  int n2 = 2 * m->nv, nu = m->nu;
+  double* A = malloc(sizeof(double) * (size_t)(n2 * n2 + n2 * nu + n2 + 1));
+  double *B = A + n2 * n2, *y = B + n2 * nu;
+  for (int i = 0; i < n2; i++) y[i] = 1.0 / (i + 1);
+  if (mm) {
+    mm->opt.disableflags |= mjDSBL_CONTACT;
+    mjData* md = mj_makeData(mm);
+    start_state(m, md->qpos, md->qvel);
+    for (long i = 0; i < n; i++) measured_mjd(mm, md, A, B), mj_step(mm, md);
+    mj_deleteData(md);
+    free(A);
+    return;
+  }
+  m->opt.integrator = integrator;
+  m->opt.pbd_substeps = substeps;
+  physData* d = phys_make_data(m);
+  start_state(m, d->qpos, d->qvel);
+  for (long i = 0; i < n; i++) measured_deriv(m, d, vjp, A, B, y), phys_step(m, d);
+  if (d->nwarning) fprintf(stderr, "bench_pbd: %d warnings (%s)\n", d->nwarning, d->lastwarning);
+  phys_free_data(d);
+  free(A);
+}
 
 // physid from the start state for n steps of dt under integrator (pbd: substeps); the end qpos into q
 static void run_physid(physModel* m, int integrator, int substeps, double dt, long n, double* q) {
@@ -115,6 +155,11 @@ static int cost(physModel* m, mjModel* mm, const pbdBenchArgs* a) {
   if (strncmp(a->cost, "pbd:", 4) == 0) run_physid(m, PHYS_INT_PBD, atoi(a->cost + 4), dt, a->steps, NULL);
   else if (strcmp(a->cost, "euler") == 0) run_physid(m, PHYS_INT_EULER, 1, dt, a->steps, NULL);
   else if (strcmp(a->cost, "mujoco") == 0 && mm) run_mujoco(mm, m, dt, a->steps, NULL);
+  else if (strncmp(a->cost, "pbdjac:", 7) == 0) run_deriv(m, NULL, PHYS_INT_PBD, atoi(a->cost + 7), 0, a->steps);
+  else if (strncmp(a->cost, "pbdvjp:", 7) == 0) run_deriv(m, NULL, PHYS_INT_PBD, atoi(a->cost + 7), 1, a->steps);
+  else if (strcmp(a->cost, "eulerjac") == 0) run_deriv(m, NULL, PHYS_INT_EULER, 1, 0, a->steps);
+  else if (strcmp(a->cost, "eulervjp") == 0) run_deriv(m, NULL, PHYS_INT_EULER, 1, 1, a->steps);
+  else if (strcmp(a->cost, "mujocofd") == 0 && mm) run_deriv(m, mm, 0, 0, 0, a->steps);
   else return 2;
   return 0;
 }
@@ -132,7 +177,8 @@ int main(int argc, char** argv) {
   }
   if (k >= argc || (a.cost && k + 1 >= argc)) {
     fprintf(stderr, "usage: bench_pbd [--no-armature] [--no-limit] [--T SECONDS] [--dt DT] MODEL\n"
-                    "       bench_pbd --cost pbd:N|euler|mujoco [--no-armature] [--no-limit] [--dt DT] MODEL STEPS\n");
+                    "       bench_pbd --cost pbd:N|euler|mujoco|pbdjac:N|eulerjac|pbdvjp:N|eulervjp|mujocofd "
+                    "[--no-armature] [--no-limit] [--dt DT] MODEL STEPS\n");
     return 2;
   }
   a.model = argv[k];

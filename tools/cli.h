@@ -62,11 +62,11 @@ extern cliIntegratorArgs cli_integrator;
   {"--pbd-compliance", ARG_DOUBLE, &cli_integrator.compliance, "ALPHA",                                      \
    "pbd: XPBD compliance of the joints, m/N and rad/(N m) (default 0: rigid)", 0, 1e6, 0}
 // apply --integrator and the pbd options to m (before phys_make_data). -1 on success; else the exit code after a
-// message: 2 for a pbd option without --integrator pbd, or pbd in a command that needs the step's derivatives
-// (derivatives 1: none for pbd yet), 1 for a model the pbd integrator does not support (model names the file)
+// message: 2 for a pbd option without --integrator pbd, 1 for a model the pbd integrator does not support (model
+// names the file). derivatives: 1 in the commands that need the step's derivatives (every integrator has them)
 int cli_integrator_options(physModel* m, const char* command, const char* model, int derivatives);
-// the commands that need the step's derivatives (jacobian, gradcheck, identify): -1 if no pbd was asked for, else
-// 2 after the message that the pbd step has no derivatives yet
+// the commands that need the step's derivatives (jacobian, gradcheck, identify), before loading the model: -1, or
+// 2 after the message for a pbd option without --integrator pbd
 int cli_integrator_derivatives(const char* command);
 // --ctrl-value: exactly m->nu finite numbers separated by commas into u (at most 64 actuators); 0 and a
 // message otherwise

@@ -28,7 +28,10 @@ physModel* grad_load_model(const gradArgs* a) {
     phys_free_model(m);
     return NULL;
   }
-  cli_integrator_options(m, "jacobian", a->model, 1);
+  if (cli_integrator_options(m, "jacobian", a->model, 1) >= 0) {   // (a model the pbd step refuses: message given)
+    phys_free_model(m);
+    return NULL;
+  }
   return m;
 }
 

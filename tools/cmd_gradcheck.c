@@ -47,6 +47,8 @@
 #define GC_HP 1e-2          // smooth states: relative step of the parameters (six-point stencil)
 #define GC_H_CONTACT 1e-5   // in contact: step of A, B and relative step of the parameters (four-point)
 #define GC_TOL 1e-6         // relative tolerance in smooth states
+#define GC_H_PBD 3e-3       // pbd (issue 17), contact-free: step of A, B (the step's rounding, amplified by 1/substep)
+#define GC_TOL_PBD 1e-4     // pbd: relative tolerance (the differences' noise; tests/grad/test_pbd_deriv.c)
 #define GC_TOL_CONTACT 1e-4 // relative tolerance in contact
 #define GC_SWITCH 1e-5      // in contact: J_h and J_2h further apart than this: a mode switch nearby
 #define GC_KINK 1e-3        // in contact: one-sided quotients of a parameter further apart: a kink at theta
@@ -369,7 +371,7 @@ static physStatus analytic(const physModel* m, physData* d, const gradWrt* w, gc
 static int reference(physModel* m, physData* d, const gradWrt* w, gcWork* k, int contact, int quiet,
                      double fscale, const char* where) {
   int n2 = 2 * m->nv + m->na, nu = m->nu;
-  double h = contact ? GC_H_CONTACT : GC_H;
+  double h = contact ? GC_H_CONTACT : (m->opt.integrator == PHYS_INT_PBD ? GC_H_PBD : GC_H);
   if ((w->state || w->ctrl) && (phys_step_jacobian_fd(m, d, h, k->Ah, k->Bh) != PHYS_OK ||
                                 phys_step_jacobian_fd(m, d, 2 * h, k->A2, k->B2) != PHYS_OK)) {
     if (!quiet) cli_error("%s: a perturbed step failed: %s", where, d->lastwarning);
@@ -527,7 +529,8 @@ static void tighten_solver(physModel* m) {
 // print the table; returns 1 if every block passes
 static int print_table(const gcBlock* blk, int nblk, const physModel* m, const gradArgs* a, const gradWrt* w,
                        const gcCount* c) {
-  double tol = c->contact ? GC_TOL_CONTACT : GC_TOL;
+  int pbd = m->opt.integrator == PHYS_INT_PBD;
+  double tol = c->contact ? GC_TOL_CONTACT : (pbd ? GC_TOL_PBD : GC_TOL);
   char nas[64] = "";
   if (m->na > 0) snprintf(nas, sizeof nas, "na %d (x = q, v, act), ", m->na);
   printf("gradcheck %s: nv %d, nu %d, %sntheta %d, dt %g, %d state%s %s, seed %d\n", a->model, m->nv, m->nu, nas,
@@ -539,7 +542,8 @@ static int print_table(const gcBlock* blk, int nblk, const physModel* m, const g
            "switch; differences at h = %g\n", phys_contact_name(m->opt.contact), c->ncon, c->nrefused, c->nwarned,
            c->nkink, c->nskip, c->ncol, GC_H_CONTACT);
   else
-    printf("four-point central differences at h = %g (parameters: six-point at %g of their scale)\n", GC_H, GC_HP);
+    printf("four-point central differences at h = %g (parameters: six-point at %g of their scale)\n",
+           pbd ? GC_H_PBD : GC_H, GC_HP);
   if (c->contact && iterative(m))
     printf("solver tightened for the check: tolerance %g, %d iterations (the model's: %g, %d), so that the "
            "differences are of converged solves\n", m->opt.solver_tolerance, m->opt.solver_iterations, c->tol0,

@@ -961,7 +961,8 @@ int id_prepare(idRun* r, const idArgs* a) {
               "the step derivatives do not support it yet (simulate only; lcp, cone and ccp act as condim 3)", a->model);
     return CLI_EXIT_INPUT;
   }
-  cli_integrator_options(r->m, a->cmd, a->model, 1);
+  int icode = cli_integrator_options(r->m, a->cmd, a->model, 1);
+  if (icode >= 0) return icode;
   if (!cli_residual_fits(r->m)) return CLI_EXIT_USAGE;
   int code = setup_params(r, a);
   if (code >= 0) return code;

@@ -956,3 +956,20 @@ physStatus phys_constraint_param_vjp_matrix(const physModel* m, physData* d, con
   phys_stack_free(d, mark);
   return st;
 }
+
+// the contacts' geometry along the tangent dq (issue 17 item 2, pbd_deriv.c): out (7 per contact of p) =
+// (d pos (3), d normal (3), d dist) = D [tw_a; tw_b] of each contact (geom_jvp), the normal the contact's own
+physStatus phys_constraint_geom_jvp(const physModel* m, physData* d, const physConstraintProblem* p, const double* dq,
+                                    double* out) {
+  physStatus st = PHYS_OK;
+  size_t mark = phys_stack_mark(d);
+  contactGeom* cg = geom_all(m, d, p, &st);
+  if (cg) {
+    double* P = phys_stack_alloc(d, 6 * (size_t)m->nv + 1);
+    double* dcdof = phys_stack_alloc(d, 6 * (size_t)m->nv + 1);
+    dof_motions(m, d, dq, P, dcdof);
+    for (int i = 0; i < p->nc; i++) geom_jvp(out + 7 * i, out + 7 * i + 3, out + 7 * i + 6, m, d, cg + i, P, NULL);
+  }
+  phys_stack_free(d, mark);
+  return st;
+}

@@ -97,4 +97,10 @@ physStatus phys_constraint_param_vjp_matrix(const physModel* m, physData* d, con
                                             const physParamTable* t, const double* W, const double* gamma,
                                             double* theta_bar);
 
+// the contacts' geometry along the tangent dq: out (7 per contact of p->con, p->nc of them) = (d pos, d normal,
+// d dist), the features held (issue 17 item 2: the pbd step's contact points, pbd_deriv.c); PHYS_ERR_ARG as
+// phys_constraint_dJ
+physStatus phys_constraint_geom_jvp(const physModel* m, physData* d, const physConstraintProblem* p, const double* dq,
+                                    double* out);
+
 #endif  // PHYS_CONTACT_DERIV_H

@@ -19,6 +19,7 @@
 #include "dyn.h"
 #include "equality.h"
 #include "grad.h"
+#include "pbd.h"
 #include "penalty_deriv.h"
 #include "step_contact_deriv.h"
 #include "step_equality_deriv.h"
@@ -125,9 +126,14 @@ physStatus phys_step_linearize_warm(const physModel* m, physData* d, const physW
                       "derivatives do not support");
     return PHYS_ERR_MODEL;
   }
-  if (m->opt.integrator == PHYS_INT_PBD) {   // issue 17 item 2: the pbd step's derivatives are not built yet
-    phys_data_warning(d, "phys_step derivatives: the pbd integrator's step has no derivatives yet");
-    return PHYS_ERR_MODEL;
+  if (m->opt.integrator == PHYS_INT_PBD) {   // issue 17 item 2 (pbd_deriv.c): the model as the step takes it
+    char msg[200];
+    if (!phys_pbd_supported(m, msg, sizeof msg)) {
+      phys_data_warning(d, "phys_step derivatives: %s", msg);
+      return PHYS_ERR_MODEL;
+    }
+    rec->kind = PHYS_STEP_PBD;
+    return PHYS_OK;
   }
   if (m->opt.integrator == PHYS_INT_IMPLICIT && (m->na > 0 || phys_equality_rows(m) > 0)) {   // (merged apart)
     phys_data_warning(d, "phys_step derivatives: the implicit integrator's derivatives cover neither activations "
@@ -179,6 +185,7 @@ static physStatus kind_jacobian(const physModel* m, physData* d, const physStepR
     case PHYS_STEP_PENALTY: return phys_penalty_step_jacobian(m, d, t, A, B, P);
     case PHYS_STEP_IMPLICIT: return phys_implicit_step_jacobian(m, d, rec->L, rec->qacc, t, A, B, P);
     case PHYS_STEP_CONSTRAINED_EQ: return phys_equality_constrained_jacobian(m, d, rec->eq, t, A, B, P);
+    case PHYS_STEP_PBD: return phys_pbd_step_jacobian(m, d, t, A, B, P);
     case PHYS_STEP_CONSTRAINED:
       st = phys_constrained_jacobian_at(m, d, rec->cp, t, A, B, P);
       if (st == PHYS_OK && toi && A) st = phys_toi_jacobian(m, d, rec, A);
@@ -217,6 +224,7 @@ static physStatus kind_vjp(const physModel* m, physData* d, const physStepRecord
     case PHYS_STEP_IMPLICIT: return phys_implicit_step_vjp(m, d, rec->L, rec->qacc, t, xbar_next, xbar, ubar, theta_bar);
     case PHYS_STEP_CONSTRAINED_EQ:
       return phys_equality_constrained_vjp(m, d, rec->eq, t, xbar_next, xbar, ubar, theta_bar, lambda);
+    case PHYS_STEP_PBD: return phys_pbd_step_vjp(m, d, t, xbar_next, xbar, ubar, theta_bar);
     case PHYS_STEP_CONSTRAINED:
       st = phys_constrained_vjp_at(m, d, rec->cp, t, xbar_next, xbar, ubar, theta_bar, lambda);
       if (st == PHYS_OK && toi && xbar) st = phys_toi_vjp(m, d, rec, xbar_next, xbar);
@@ -248,7 +256,7 @@ static physStatus step_point(const physModel* m, physData* d, double* L) {
   physStepRecord rec;
   physStatus st = phys_step_linearize(m, d, &rec);
   if (st == PHYS_OK) {
-    if (rec.kind == PHYS_STEP_PENALTY || rec.kind == PHYS_STEP_IMPLICIT) st = PHYS_ERR_ARG;   // (no tree factor)
+    if (rec.kind == PHYS_STEP_PENALTY || rec.kind == PHYS_STEP_IMPLICIT || rec.kind == PHYS_STEP_PBD) st = PHYS_ERR_ARG;   // (no tree factor)
     else memcpy(L, rec.L, sizeof(double) * (size_t)m->nv * m->nv);
   }
   phys_step_record_free(d, &rec);

@@ -32,7 +32,8 @@ typedef enum physStepKind_ {
   PHYS_STEP_CONSTRAINED,   // lcp, cone or ccp with contacts or limits: the solver's impulse (step_contact_deriv.h)
   PHYS_STEP_PENALTY,       // penalty contact with contacts or limit springs (penalty_deriv.h)
   PHYS_STEP_IMPLICIT,      // PHYS_INT_IMPLICIT without active constraints: H a = tau - c - dt K v (implicit_deriv.c)
-  PHYS_STEP_CONSTRAINED_EQ  // lcp, cone or ccp with equality rows and contacts or limits (step_equality_deriv.h)
+  PHYS_STEP_CONSTRAINED_EQ, // lcp, cone or ccp with equality rows and contacts or limits (step_equality_deriv.h)
+  PHYS_STEP_PBD            // PHYS_INT_PBD: the position-based step, differentiated on complex numbers (pbd_deriv.c)
 } physStepKind;
 
 // the constrained step's linearization point (step_contact_deriv.c), opaque here
@@ -115,5 +116,14 @@ physStatus phys_implicit_step_jacobian(const physModel* m, physData* d, const do
 physStatus phys_implicit_step_vjp(const physModel* m, physData* d, const double* L, const double* qacc,
                                   const physParamTable* t, const double* xbar_next, double* xbar, double* ubar,
                                   double* theta_bar);
+
+// the pbd kind (pbd_deriv.c): A, B, P at d's state (any may be NULL, P needs t) by one complex step per column,
+// and the reverse mode (those Jacobians transposed). PHYS_ERR_MODEL (a data warning) for a parameter kind other
+// than mass, damping, stiffness and friction; PHYS_ERR_ARG for a contact whose geometry has no derivative
+// (contact_deriv.h); PHYS_ERR_NUMERIC if the step's inertia or velocity system is singular
+physStatus phys_pbd_step_jacobian(const physModel* m, physData* d, const physParamTable* t, double* A, double* B,
+                                  double* P);
+physStatus phys_pbd_step_vjp(const physModel* m, physData* d, const physParamTable* t, const double* xbar_next,
+                             double* xbar, double* ubar, double* theta_bar);
 
 #endif  // PHYS_STEP_RECORD_H

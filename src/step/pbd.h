@@ -9,8 +9,9 @@
 #include "physid.h"
 
 // the arena (doubles) the PBD step takes besides its contact detection: its bodies, joints, contacts, Jacobi
-// accumulators, the velocity least-squares system and the saved state (data.c adds it to the arena when
-// m->opt.integrator is PHYS_INT_PBD)
+// accumulators, the velocity least-squares system and the saved state, plus what its derivatives take
+// (src/grad/pbd_deriv.c: the same on complex numbers, their kinematics and contact list); data.c adds it to the
+// arena when m->opt.integrator is PHYS_INT_PBD
 size_t phys_pbd_arena_need(const physModel* m);
 
 // one PBD step of m->opt.timestep from d's (qpos, qvel): contacts detected into cl at the start state; on success

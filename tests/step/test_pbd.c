@@ -171,7 +171,7 @@ static void test_contact(void) {
 // unsupported models: phys_pbd_supported names the reason and the object; phys_step rejects the step (state and
 // time unchanged, a PHYS_WARN_REJECTED warning with the reason); the arena is back at its mark after every step
 // (a step that kept its arrays ran the arena out after 480 steps of a 3-body model: the regression checked);
-// two runs are bit-identical; phys_step_jacobian refuses the pbd step
+// two runs are bit-identical; phys_step_jacobian of the pbd step works and refuses what the step refuses
 static void test_refusal_determinism(void) {
   physModel* m = load("tests/data/sensors.xml");
   char msg[256];
@@ -204,10 +204,21 @@ static void test_refusal_determinism(void) {
   size_t mark = phys_stack_mark(d);
   for (int i = 0; i < 10; i++) phys_step(m, d);
   CHECK(phys_stack_mark(d) == mark);
-  // the analytic derivatives refuse the pbd step (none yet) instead of returning the Euler step's
+  // the analytic derivatives are the pbd step's (tests/grad/test_pbd_deriv.c), and they leave the arena at its mark
   double A[16], B[8];
-  CHECK(phys_step_jacobian(m, d, A, B) == PHYS_ERR_MODEL);
-  CHECK(strstr(d->lastwarning, "pbd integrator's step has no derivatives yet") != NULL);
+  CHECK(phys_step_jacobian(m, d, A, B) == PHYS_OK);
+  CHECK(phys_stack_mark(d) == mark);
+  phys_free_data(d);
+  phys_free_model(m);
+  // a model the step refuses is refused by the derivatives with the step's reason
+  m = load("models/cube.xml");
+  m->opt.integrator = PHYS_INT_PBD;
+  m->dof_damping[4] = 0.1;
+  d = phys_make_data(m);
+  double As[144], Bs[1];
+  CHECK(phys_step_jacobian(m, d, As, Bs) == PHYS_ERR_MODEL);
+  CHECK_MSG(strstr(d->lastwarning, "derivatives: the pbd integrator does not support a spring or damping on a ball "
+                   "or free joint yet (joint 'cube'") != NULL, "%s", d->lastwarning);
   phys_free_data(d);
   phys_free_model(m);
 }

@@ -1,0 +1,330 @@
+// test_pbd_deriv.c - derivatives of the position-based step (src/grad/pbd_deriv.c, PHYS_INT_PBD, issue 17 item 2):
+//  1. A and B against four-point central differences of phys_step (phys_step_jacobian_fd at h and 2h, combined)
+//     to PBD_RTOL = 1e-5 relative (entries held to 1e-4 of the block's scale): the double pendulum (motors;
+//     Gauss-Seidel 1 and 4 iterations, Jacobi 4) and arm7 at random states, tests/data/pbd_joints.xml (slide,
+//     limited hinge, ball, sprung and damped hinge) at a random state and with the slider and a hinge hitting
+//     their limits inside the step, the cube on one corner sliding (dynamic friction, restitution) and held by
+//     static friction. The derivatives are exact to rounding (complex step); the tolerance is the references'
+//     noise: the step's rounding is amplified by 1/h_substep (v = dx / h), so the differences' error on arm7 is
+//     4e-5, 2.7e-6, 1.4e-6, 1.6e-6 at h = 1e-4, 1e-3, 3e-3, 1e-2 (rounding-dominated below 3e-3); near a limit or
+//     contact switch h must stay below the distance to it (the limits 1.5e-4 away: h = 1e-5, 3.2e-6; the corner
+//     2.5e-6 away: h = 1e-6, 1.4e-6; at h = 1e-5 the sticking corner's differences cross it: 4.9e-3);
+//  2. the reverse mode by the dot-product test y'(A x) = (A'y)'x, y'(B u) = (B'y)'u, y'(P th) = (P'y)'th (1e-12);
+//  3. P for mass, damping, stiffness and friction against four-point differences of phys_step under phys_param_set
+//     (steps 1e-3 of each value) to 1e-6; a kind the pbd derivatives do not cover is refused (PHYS_ERR_MODEL);
+//  4. a 40-step rollout's gradient (phys_rollout_grad) of the double pendulum with a damping parameter against
+//     central differences of its loss.
+#include "grad_models.h"
+#include "params.h"
+#include "rollout.h"
+#include "step.h"
+
+// the references' steps and tolerance (header): 3e-3 on smooth states, smaller near a limit's or contact's switch
+#define SMOOTH_H 3e-3
+#define KINK_H 1e-5      // the limits: 1.5e-4 from a switch
+#define CONTACT_H 1e-6   // the corner: each substep ends it on the floor, g h_substep^2 = 2.5e-6 m from the switch
+#define PBD_RTOL 1e-5
+
+// A, B by the four-point combination of the twin at h and 2h: (4 J_h - J_2h) / 3
+static void fd4_jacobian(const physModel* m, physData* d, double fd_h, double* A, double* B) {
+  int n2 = 2 * m->nv, nu = m->nu;
+  double* At = malloc(sizeof(double) * n2 * n2);
+  double* Bt = malloc(sizeof(double) * (n2 * nu + 1));
+  CHECK(phys_step_jacobian_fd(m, d, fd_h, A, B) == PHYS_OK);
+  CHECK(phys_step_jacobian_fd(m, d, 2 * fd_h, At, Bt) == PHYS_OK);
+  for (int i = 0; i < n2 * n2; i++) A[i] = (4 * A[i] - At[i]) / 3;
+  for (int i = 0; i < n2 * nu; i++) B[i] = (4 * B[i] - Bt[i]) / 3;
+  free(At), free(Bt);
+}
+
+// y'(J x) = (J'y)'x to GM_DOT_TOL of sum |y_i J_ij x_j|
+static void dot_check(const char* what, const double* J, const double* y, const double* x, const double* Jty,
+                      int rows, int cols) {
+  double scale, lhs = gm_bilinear(J, y, x, rows, cols, &scale), rhs = 0;
+  for (int j = 0; j < cols; j++) rhs += Jty[j] * x[j];
+  CHECK_MSG(fabs(lhs - rhs) <= GM_DOT_TOL * scale, "%s: y'Jx %.17g vs (J'y)'x %.17g", what, lhs, rhs);
+}
+
+// the pbd options of m
+static void pbd_options(physModel* m, double dt, int substeps, int iterations, int jacobi) {
+  m->opt.integrator = PHYS_INT_PBD;
+  m->opt.timestep = dt;
+  m->opt.pbd_substeps = substeps;
+  m->opt.pbd_iterations = iterations;
+  m->opt.pbd_jacobi = jacobi;
+}
+
+// A, B of the pbd step at d's state against four-point differences (GM_RTOL) and their VJPs by the dot-product
+// test; returns the worst relative error
+static double check_ab(const char* name, const physModel* m, physData* d, double fd_h, uint64_t seed) {
+  int n2 = 2 * m->nv, nu = m->nu;
+  double *A = malloc(sizeof(double) * n2 * n2), *Af = malloc(sizeof(double) * n2 * n2);
+  double *B = malloc(sizeof(double) * (n2 * nu + 1)), *Bf = malloc(sizeof(double) * (n2 * nu + 1));
+  double *y = malloc(sizeof(double) * n2), *x = malloc(sizeof(double) * n2), *xb = malloc(sizeof(double) * n2);
+  double *u = malloc(sizeof(double) * (nu + 1)), *ub = malloc(sizeof(double) * (nu + 1));
+  CHECK_MSG(phys_step_jacobian(m, d, A, B) == PHYS_OK, "%s: %s", name, d->lastwarning);
+  fd4_jacobian(m, d, fd_h, Af, Bf);
+  double worst = gm_compare(name, A, Af, n2, n2, 1, PBD_RTOL);
+  if (nu > 0) worst = fmax(worst, gm_compare(name, B, Bf, n2, nu, 1, PBD_RTOL));
+  physRng r;
+  phys_rng_seed(&r, seed);
+  gm_rand_vec(&r, y, n2);
+  gm_rand_vec(&r, x, n2);
+  gm_rand_vec(&r, u, nu);
+  CHECK(phys_step_vjp(m, d, y, xb, ub) == PHYS_OK);
+  dot_check("vjp A", A, y, x, xb, n2, n2);
+  if (nu > 0) dot_check("vjp B", B, y, u, ub, n2, nu);
+  printf("%-34s pbd: A, B against four-point differences, max rel err %.2e\n", name, worst);
+  free(A), free(Af), free(B), free(Bf), free(y), free(x), free(xb), free(u), free(ub);
+  return worst;
+}
+
+// A, B at 3 random states of the double pendulum (Gauss-Seidel 1 and 4 iterations, Jacobi 4) and of arm7
+static void test_ab_chains(void) {
+  physModel* m = gm_load("tests/data/double_pendulum.xml", 0);
+  static const int cfg[3][3] = {{20, 1, 0}, {10, 4, 0}, {10, 4, 1}};
+  for (int c = 0; c < 3; c++) {
+    pbd_options(m, 0.01, cfg[c][0], cfg[c][1], cfg[c][2]);
+    physData* d = phys_make_data(m);
+    physRng r;
+    phys_rng_seed(&r, 11 + c);
+    for (int k = 0; k < 3; k++) {
+      gm_random_state(m, d, &r, 2);
+      char name[80];
+      snprintf(name, sizeof name, "double pendulum %s %d it, state %d", cfg[c][2] ? "jacobi" : "gs", cfg[c][1], k);
+      check_ab(name, m, d, SMOOTH_H, 100 + k);
+    }
+    phys_free_data(d);
+  }
+  phys_free_model(m);
+  m = gm_load("models/arm7.xml", 0);
+  pbd_options(m, 0.005, 8, 2, 0);
+  physData* d = phys_make_data(m);
+  physRng r;
+  phys_rng_seed(&r, 7);
+  gm_random_state(m, d, &r, 1);
+  check_ab("arm7 gs 2 it", m, d, SMOOTH_H, 5);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+// the joints of tests/data/pbd_joints.xml (slide with its limit, a limited hinge, a ball, a sprung and damped
+// hinge) at a random state, then with the slider and the hinge driven into their limits during the step
+static void test_ab_joints(void) {
+  physModel* m = gm_load("tests/data/pbd_joints.xml", 0);
+  pbd_options(m, 0.002, 10, 2, 0);
+  physData* d = phys_make_data(m);
+  physRng r;
+  phys_rng_seed(&r, 3);
+  gm_random_state(m, d, &r, 1);
+  check_ab("pbd_joints random state", m, d, SMOOTH_H, 9);
+  int vs = m->jnt_dofadr[phys_name2id(m, "joint", "slide")], vh = m->jnt_dofadr[phys_name2id(m, "joint", "hinge")];
+  int qs = m->jnt_qposadr[phys_name2id(m, "joint", "slide")], qh = m->jnt_qposadr[phys_name2id(m, "joint", "hinge")];
+  // the slider crosses -0.5 half-way through substep 4 of 10, the hinge 0.2 half-way through substep 5: the
+  // substeps' coordinates stay 2e-4 m and 1.5e-4 rad from the limits, far beyond the differences' steps
+  d->qpos[qs] = -0.4986, d->qvel[vs] = -2;
+  d->qpos[qh] = 0.19865, d->qvel[vh] = 1.5;
+  check_ab("pbd_joints limits hit in the step", m, d, KINK_H, 10);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+// the cube (free joint, box on the plane, mu 0.18, restitution 0.125) tilted onto one corner, that corner 1 mm
+// deep and moving down at 0.1 m/s: sliding at 0.5 m/s (dynamic friction), then pushed at 1 mm/s (static
+// friction holds the corner). (A cube resting flat sits on the step's kink: its corners end each substep
+// exactly on the floor, where the contact row switches off; no difference quotient is a derivative there.)
+static void cube_on_corner(const physModel* m, physData* d, double vx) {
+  double q[4], qx[4] = {cos(0.2), sin(0.2), 0, 0}, qy[4] = {cos(0.15), 0, sin(0.15), 0}, R[9], a = 0.0524, low = 1;
+  phys_quat_mul(q, qx, qy);
+  phys_quat2mat(R, q);
+  for (int k = 0; k < 8; k++)
+    low = fmin(low, (k & 1 ? a : -a) * R[6] + (k & 2 ? a : -a) * R[7] + (k & 4 ? a : -a) * R[8]);
+  phys_reset_data(m, d);
+  d->qpos[0] = 0, d->qpos[1] = 0, d->qpos[2] = -low - 1e-3;
+  memcpy(d->qpos + 3, q, sizeof q);
+  memset(d->qvel, 0, sizeof(double) * 6);
+  d->qvel[0] = vx, d->qvel[2] = -0.1;
+}
+
+static void test_ab_cube(void) {
+  physModel* m = gm_load("models/cube.xml", 0);
+  pbd_options(m, 0.005, 10, 1, 0);
+  physData* d = phys_make_data(m);
+  cube_on_corner(m, d, 0.5);
+  check_ab("cube sliding on a corner", m, d, CONTACT_H, 21);
+  cube_on_corner(m, d, 1e-3);
+  check_ab("cube sticking on a corner", m, d, CONTACT_H, 22);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+// x+ (-) x0n (2nv) of one step from (q, v) with theta set
+static void step_theta(physModel* m, physData* d, const physParamTable* t, const double* th, const double* q,
+                       const double* v, const double* q0n, const double* v0n, double* res) {
+  CHECK(phys_param_set(t, m, th) == PHYS_OK);
+  memcpy(d->qpos, q, sizeof(double) * m->nq);
+  memcpy(d->qvel, v, sizeof(double) * m->nv);
+  d->time = 0;
+  phys_step(m, d);
+  phys_difference_pos(m, res, 1, q0n, d->qpos);
+  for (int i = 0; i < m->nv; i++) res[m->nv + i] = d->qvel[i] - v0n[i];
+}
+
+// P against four-point differences over theta (steps 1e-3 of each value, at least 1e-3 absolute) and P's VJP at
+// d's state
+static void check_p(const char* name, physModel* m, physData* d, const char* const* spec, int nspec) {
+  physLog log;
+  memset(&log, 0, sizeof(log));
+  physParamTable t;
+  CHECK_MSG(phys_param_table_build(&t, m, spec, nspec, &log) == PHYS_OK, "%s", log.error);
+  int nv = m->nv, nq = m->nq, n2 = 2 * nv, nt = t.ntheta;
+  double *q = malloc(sizeof(double) * nq), *v = malloc(sizeof(double) * nv), *q0n = malloc(sizeof(double) * nq);
+  double *v0n = malloc(sizeof(double) * nv), *th0 = malloc(sizeof(double) * nt), *th = malloc(sizeof(double) * nt);
+  double *P = malloc(sizeof(double) * n2 * nt), *Pf = malloc(sizeof(double) * n2 * nt), *f = malloc(sizeof(double) * 4 * n2);
+  double *y = malloc(sizeof(double) * n2), *x = malloc(sizeof(double) * nt), *tb = malloc(sizeof(double) * nt);
+  memcpy(q, d->qpos, sizeof(double) * nq);
+  memcpy(v, d->qvel, sizeof(double) * nv);
+  phys_param_get(&t, m, th0);
+  CHECK_MSG(phys_step_param_jacobian(m, d, &t, P) == PHYS_OK, "%s", d->lastwarning);
+  physRng r;
+  phys_rng_seed(&r, 77);
+  gm_rand_vec(&r, y, n2);
+  gm_rand_vec(&r, x, nt);
+  CHECK(phys_step_param_vjp(m, d, &t, y, tb) == PHYS_OK);
+  dot_check("vjp theta", P, y, x, tb, n2, nt);
+  phys_step(m, d);
+  memcpy(q0n, d->qpos, sizeof(double) * nq);
+  memcpy(v0n, d->qvel, sizeof(double) * nv);
+  static const double off[4] = {2, 1, -1, -2};
+  for (int j = 0; j < nt; j++) {
+    double h = 1e-3 * fmax(fabs(th0[j]), 1);
+    for (int k = 0; k < 4; k++) {
+      memcpy(th, th0, sizeof(double) * nt);
+      th[j] += off[k] * h;
+      step_theta(m, d, &t, th, q, v, q0n, v0n, f + k * n2);
+    }
+    for (int i = 0; i < n2; i++) Pf[(size_t)i * nt + j] = gm_fd4(f[i], f[n2 + i], f[2 * n2 + i], f[3 * n2 + i], h);
+  }
+  CHECK(phys_param_set(&t, m, th0) == PHYS_OK);
+  memcpy(d->qpos, q, sizeof(double) * nq);
+  memcpy(d->qvel, v, sizeof(double) * nv);
+  double worst = gm_compare(name, P, Pf, n2, nt, 1, PBD_RTOL);
+  printf("%-34s pbd: P (%d parameters) against four-point differences, max rel err %.2e\n", name, nt, worst);
+  free(q), free(v), free(q0n), free(v0n), free(th0), free(th), free(P), free(Pf), free(f), free(y), free(x), free(tb);
+  phys_param_table_free(&t);
+}
+
+// P of mass, damping and stiffness on pbd_joints, mass and friction on the sliding cube; gravity is refused
+static void test_p(void) {
+  physModel* m = gm_load("tests/data/pbd_joints.xml", 0);
+  pbd_options(m, 0.002, 10, 2, 0);
+  physData* d = phys_make_data(m);
+  physRng r;
+  phys_rng_seed(&r, 5);
+  gm_random_state(m, d, &r, 1);
+  const char* spec[] = {"mass:arm", "mass:ballpend", "damping:sprung", "stiffness:sprung", "mass:slider"};
+  check_p("pbd_joints", m, d, spec, 5);
+  physLog log;
+  memset(&log, 0, sizeof(log));
+  physParamTable t;
+  const char* grav[] = {"gravity"};
+  CHECK_MSG(phys_param_table_build(&t, m, grav, 1, &log) == PHYS_OK, "%s", log.error);
+  double P[64];
+  CHECK(2 * m->nv * t.ntheta <= 64);
+  CHECK(phys_step_param_jacobian(m, d, &t, P) == PHYS_ERR_MODEL);
+  CHECK_MSG(strstr(d->lastwarning, "mass, damping, stiffness and friction; not gravity") != NULL, "%s", d->lastwarning);
+  phys_param_table_free(&t);
+  phys_free_data(d);
+  phys_free_model(m);
+  m = gm_load("models/cube.xml", 0);
+  pbd_options(m, 0.005, 10, 1, 0);
+  d = phys_make_data(m);
+  cube_on_corner(m, d, 0.5);
+  const char* cspec[] = {"mass:cube", "friction:cube"};
+  check_p("cube sliding", m, d, cspec, 2);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+// loss: sum_t |q_t - 0.1|^2 / 2 over the hinge angles, with its gradient
+static double pos_loss(void* ctx, int t, const double* qpos, const double* qvel, double* g_q, double* g_v) {
+  const physModel* m = ctx;
+  (void)t, (void)qvel;
+  double l = 0;
+  memset(g_v, 0, sizeof(double) * m->nv);
+  for (int i = 0; i < m->nv; i++) {
+    double e = qpos[i] - 0.1;
+    l += 0.5 * e * e;
+    g_q[i] = e;
+  }
+  return l;
+}
+
+// phys_rollout_grad through 40 pbd steps of the double pendulum with damping (motor torques applied): dL/dtheta
+// (damping and mass) and dL/dx_0 against central differences of phys_rollout
+static void test_rollout(void) {
+  physModel* m = gm_load("tests/data/double_pendulum.xml", 0);
+  pbd_options(m, 0.01, 10, 2, 0);
+  m->dof_damping[0] = 0.2, m->dof_damping[1] = 0.1;
+  int T = 40, nv = m->nv;
+  physLog log;
+  memset(&log, 0, sizeof(log));
+  physParamTable t;
+  const char* spec[] = {"damping:shoulder", "mass:link2"};
+  CHECK(phys_param_table_build(&t, m, spec, 2, &log) == PHYS_OK);
+  physData* d = phys_make_data(m);
+  double* u = calloc((size_t)T * m->nu + 1, sizeof(double));
+  for (int s = 0; s < T; s++) u[2 * s] = 2 * sin(0.3 * s), u[2 * s + 1] = cos(0.2 * s);
+  int kc = phys_rollout_interval(T, 0);
+  double* work = malloc(sizeof(double) * phys_rollout_worksize(m, T, kc, t.ntheta));
+  double L, xb[4], tb[2], th0[2], th[2];
+  phys_reset_data(m, d);
+  d->qpos[0] = 0.5, d->qpos[1] = -0.3, d->qvel[0] = 0.4;
+  double* x0 = malloc(sizeof(double) * phys_state_size(m));
+  phys_state_save(m, d, x0);
+  CHECK_MSG(phys_rollout_grad(m, d, &t, T, kc, u, pos_loss, m, work, &L, xb, NULL, tb, &log) == PHYS_OK, "%s",
+            log.error);
+  phys_param_get(&t, m, th0);
+  double worst = 0;
+  for (int j = 0; j < 2; j++) {
+    double h = 1e-4 * th0[j], f[2];
+    for (int k = 0; k < 2; k++) {
+      memcpy(th, th0, sizeof th);
+      th[j] += (k ? -h : h);
+      CHECK(phys_param_set(&t, m, th) == PHYS_OK);
+      phys_state_load(m, d, x0);
+      f[k] = phys_rollout(m, d, T, u, pos_loss, m);
+    }
+    double fd = (f[0] - f[1]) / (2 * h);
+    worst = fmax(worst, fabs(fd - tb[j]) / fabs(fd));
+    CHECK_REL(tb[j], fd, 1e-5, 1e-8);
+  }
+  CHECK(phys_param_set(&t, m, th0) == PHYS_OK);
+  for (int i = 0; i < 2 * nv; i++) {
+    double h = 1e-5, f[2];
+    for (int k = 0; k < 2; k++) {
+      phys_state_load(m, d, x0);
+      if (i < nv) d->qpos[i] += k ? -h : h;
+      else d->qvel[i - nv] += k ? -h : h;
+      f[k] = phys_rollout(m, d, T, u, pos_loss, m);
+    }
+    double fd = (f[0] - f[1]) / (2 * h);
+    worst = fmax(worst, fabs(fd - xb[i]) / fabs(fd));
+    CHECK_REL(xb[i], fd, 1e-5, 1e-8);
+  }
+  printf("double pendulum pbd rollout of %d steps at dt %g: loss %.6g, gradient (x_0, damping, mass) vs central "
+         "differences max rel err %.2e\n", T, m->opt.timestep, L, worst);
+  free(u), free(work), free(x0);
+  phys_param_table_free(&t);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+int main(void) {
+  test_ab_chains();
+  test_ab_joints();
+  test_ab_cube();
+  test_p();
+  test_rollout();
+  return test_done();
+}
