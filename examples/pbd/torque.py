@@ -12,7 +12,9 @@ joints, 1 N m on the wrist, 0.5 .. 1.1 Hz, seed 2); measured states with noise 1
 
 The loss is a quadratic in u_t on the step's linearization at the initial guess (`physid jacobian --wrt ctrl` at
 (s_t, u_init)): exact while no joint limit engages, since the Euler step is affine in the controls. Horizon 3 and
-the MPC with a torque-rate term are not run (see docs/paper003.md).
+the MPC with a torque-rate term are not run (see docs/paper003.md). The truth is always the Euler engine's;
+INTEGRATOR (default euler) is the estimator's, for its steps and their Jacobians alike (`physid jacobian
+--integrator pbd` exits 2 until the pbd step has derivatives).
 
 usage: examples/pbd/torque.py [PHYSID]   (from the repository root; writes examples/pbd/torque.md)
 """
@@ -36,9 +38,8 @@ SCHEMES = [("angles", 1.0, 0.0), ("velocities", 0.0, 1.0), ("both", 1.0, 0.02)]
 INITS = ["zero", "previous", "gravity"]
 
 
-def run(args):
-    p = subprocess.run([PHYSID] + args + ["--integrator", INTEGRATOR, "--quiet"] if args[0] == "simulate"
-                       else [PHYSID] + args + ["--quiet"], capture_output=True, text=True)
+def run(args, integrator):
+    p = subprocess.run([PHYSID] + args + ["--integrator", integrator, "--quiet"], capture_output=True, text=True)
     if p.returncode != 0:
         sys.exit("torque.py: physid %s failed: %s" % (args[0], p.stderr.strip()))
     return p.stdout
@@ -64,8 +65,8 @@ def solve(a, b):
 class Arm:
     """one step of the model from a state with given torques, and its derivative in the torques"""
 
-    def __init__(self, model, tmp):
-        self.model, self.tmp = model, tmp
+    def __init__(self, model, tmp, integrator):
+        self.model, self.tmp, self.integrator = model, tmp, integrator
 
     def _files(self, x, u):
         init, ctrl = os.path.join(self.tmp, "x.csv"), os.path.join(self.tmp, "u.csv")
@@ -82,13 +83,14 @@ class Arm:
     def step(self, x, u):
         """the state after one step"""
         init, ctrl = self._files(x, u)
-        row = run(["simulate", self.model, "--steps", "1", "--init", init, "--ctrl-file", ctrl]).splitlines()[2]
+        row = run(["simulate", self.model, "--steps", "1", "--init", init, "--ctrl-file", ctrl],
+                  self.integrator).splitlines()[2]
         return [float(v) for v in row.split(",")[1:1 + 2 * NV]]
 
     def dstep(self, x, u):
         """d(q+, v+)/du, 2 NV x NV"""
         init, _ = self._files(x, u)
-        rows = run(["jacobian", self.model, "--init", init, "--wrt", "ctrl"]).splitlines()[1:]
+        rows = run(["jacobian", self.model, "--init", init, "--wrt", "ctrl"], self.integrator).splitlines()[1:]
         return [[float(v) for v in r.split(",")] for r in rows]
 
     def gravity(self, q):
@@ -144,16 +146,16 @@ def main():
         model = os.path.join(tmp, "arm.xml")
         with open(model, "w") as f:
             f.write(baxter_arm.arm_mjcf(timestep=DT))
-        arm = Arm(model, tmp)
+        truth_arm, arm = Arm(model, tmp, "euler"), Arm(model, tmp, INTEGRATOR)
         amp = [3, 3, 3, 3, 1, 1, 1]
         freq = [rng.uniform(0.5, 1.1) for _ in range(NV)]
         phase = [rng.uniform(0, 2 * math.pi) for _ in range(NV)]
         x = Q0 + [0.0] * NV
         truth, utrue = [x], []
         for t in range(STEPS):   # gravity compensation at the current pose plus the sinusoids
-            ug = arm.gravity(x[:NV])
+            ug = truth_arm.gravity(x[:NV])
             utrue.append([ug[j] + amp[j] * math.sin(2 * math.pi * freq[j] * t * DT + phase[j]) for j in range(NV)])
-            x = arm.step(x, utrue[t])
+            x = truth_arm.step(x, utrue[t])
             truth.append(x)
         qrange = [(min(x[j] for x in truth), max(x[j] for x in truth)) for j in range(NV)]
         meas = [[v + rng.gauss(0, SIGMA_Q if i < NV else SIGMA_V) for i, v in enumerate(x)] for x in truth]
