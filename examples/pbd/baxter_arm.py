@@ -1,7 +1,8 @@
 """examples/pbd/baxter_arm.py - Baxter's left arm as MJCF text, converted from tests/data/baxter/baxter.urdf
 (the chain left_arm_mount -> left_hand, fixed at the arm mount; links hanging off the chain by fixed joints,
 the 0.1 g visual and sensor frames, are left out), with one motor per joint and room for extra elements inside
-any link (`extra`: link name -> MJCF text) and after the world (`tail`). Used by spring.py."""
+any link (`extra`: link name -> MJCF text) and after the world (`tail`); and the small linear solve both
+scripts need. Used by spring.py and torque.py."""
 import math
 import xml.etree.ElementTree as ET
 
@@ -63,3 +64,20 @@ def arm_mjcf(extra=None, tail="", timestep=0.002):
     motors = "\n".join('    <motor name="m_%s" joint="%s" gear="1"/>' % (n, n) for n in JOINTS)
     return ('<mujoco model="baxter_left_arm">\n  <compiler angle="radian"/>\n  <option timestep="%g"/>\n  <worldbody>\n%s\n  </worldbody>\n%s'
             '  <actuator>\n%s\n  </actuator>\n</mujoco>\n' % (timestep, "\n".join(out), tail, motors))
+
+
+def solve(a, b):
+    """x with a x = b (Gaussian elimination with partial pivoting)"""
+    n = len(b)
+    m = [row[:] + [b[i]] for i, row in enumerate(a)]
+    for c in range(n):
+        p = max(range(c, n), key=lambda r: abs(m[r][c]))
+        m[c], m[p] = m[p], m[c]
+        for r in range(c + 1, n):
+            f = m[r][c] / m[c][c]
+            for k in range(c, n + 1):
+                m[r][k] -= f * m[c][k]
+    x = [0.0] * n
+    for r in range(n - 1, -1, -1):
+        x[r] = (m[r][n] - sum(m[r][k] * x[k] for k in range(r + 1, n))) / m[r][r]
+    return x

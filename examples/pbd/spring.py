@@ -63,23 +63,6 @@ def run(args):
     return p.stdout
 
 
-def solve(a, b):
-    """x with a x = b (Gaussian elimination with partial pivoting)"""
-    n = len(b)
-    m = [row[:] + [b[i]] for i, row in enumerate(a)]
-    for c in range(n):
-        p = max(range(c, n), key=lambda r: abs(m[r][c]))
-        m[c], m[p] = m[p], m[c]
-        for r in range(c + 1, n):
-            f = m[r][c] / m[c][c]
-            for k in range(c, n + 1):
-                m[r][k] -= f * m[c][k]
-    x = [0.0] * n
-    for r in range(n - 1, -1, -1):
-        x[r] = (m[r][n] - sum(m[r][k] * x[k] for k in range(r + 1, n))) / m[r][r]
-    return x
-
-
 def pose_file(truth, q, tmp, i, rng):
     """the 2-row data file of pose q held still by its motor torques, measured with noise (SIGMA_Q on the
     angles, SIGMA_U on the torques); returns (path, largest |v+| of the true torques' step, true torques)"""
@@ -92,7 +75,7 @@ def pose_file(truth, q, tmp, i, rng):
     vfree = [float(x) for x in free[1 + nv:1 + 2 * nv]]
     jac = run(["jacobian", truth, "--init", init, "--wrt", "ctrl", "--quiet"]).splitlines()[1:]
     bv = [[float(x) for x in row.split(",")] for row in jac[nv:2 * nv]]
-    u = solve(bv, [-v for v in vfree])
+    u = baxter_arm.solve(bv, [-v for v in vfree])
     ctrl = os.path.join(tmp, "u%d.csv" % i)
     with open(ctrl, "w") as f:
         f.write("t," + ",".join("u%d" % j for j in range(nv)) + "\n")

@@ -48,23 +48,6 @@ def run(args, integrator):
     return p.stdout
 
 
-def solve(a, b):
-    """x with a x = b (Gaussian elimination with partial pivoting)"""
-    n = len(b)
-    m = [row[:] + [b[i]] for i, row in enumerate(a)]
-    for c in range(n):
-        p = max(range(c, n), key=lambda r: abs(m[r][c]))
-        m[c], m[p] = m[p], m[c]
-        for r in range(c + 1, n):
-            f = m[r][c] / m[c][c]
-            for k in range(c, n + 1):
-                m[r][k] -= f * m[c][k]
-    x = [0.0] * n
-    for r in range(n - 1, -1, -1):
-        x[r] = (m[r][n] - sum(m[r][k] * x[k] for k in range(r + 1, n))) / m[r][r]
-    return x
-
-
 class Arm:
     """one step of the model from a state with given torques, and its derivative in the torques"""
 
@@ -104,7 +87,7 @@ class Arm:
         zero = [0.0] * NV
         vfree = self.step(x, zero)[NV:]
         b = self.dstep(x, zero)[NV:]
-        return solve(b, [-v for v in vfree])
+        return baxter_arm.solve(b, [-v for v in vfree])
 
 
 def adam(x0, b, target, w, u0, lr, iters=80):
