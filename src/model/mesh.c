@@ -1,4 +1,5 @@
-// mesh.c - triangle mesh files (binary/ASCII STL, Wavefront OBJ) and exact mesh mass properties.
+// mesh.c - triangle mesh files (binary/ASCII STL, Wavefront OBJ, Collada through mesh_assimp.c) and exact
+// mesh mass properties.
 #include "mesh.h"
 
 #include <ctype.h>
@@ -12,6 +13,8 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "mesh_assimp.h"
 
 //---------------------------------------------------------------------------------------------------------
 // growable vertex / face buffers with hard caps
@@ -413,6 +416,34 @@ static physStatus obj_load(meshBuf* out, FILE* fp, const double scale[3], const 
 }
 
 //---------------------------------------------------------------------------------------------------------
+// Collada (mesh_assimp.c reads the scene; its triangles are scaled and merged here like STL's)
+
+typedef struct daeLoad_ {
+  vertMerge mg;
+  const double* scale;
+  const char* path;
+  physLog* log;
+} daeLoad;
+
+// one triangle of the scene: scaled, its corners merged with the vertices seen so far
+static physStatus dae_tri(void* ctx, const double p[9]) {
+  daeLoad* d = ctx;
+  double q[9];
+  memcpy(q, p, sizeof(q));
+  for (int k = 0; k < 3; k++) scale_vert(q + 3 * k, d->scale);
+  return merge_tri(&d->mg, q, d->path, d->log);
+}
+
+// a Collada file (size bytes on fp) into out, scaled
+static physStatus dae_load(meshBuf* out, FILE* fp, long size, const double scale[3], const char* path,
+                           physLog* log) {
+  daeLoad d = {.mg = {.out = out}, .scale = scale, .path = path, .log = log};
+  physStatus st = phys_mesh_scene_read(fp, size, path, dae_tri, &d, log);
+  free(d.mg.slot);
+  return st;
+}
+
+//---------------------------------------------------------------------------------------------------------
 // public entry
 
 // open path for reading only if it is a regular file (a FIFO would block, a device never end, a folder
@@ -432,7 +463,7 @@ static FILE* open_regular(const char* path) {
   return fp;
 }
 
-// load an STL or OBJ file (format from the extension) into out, scaled
+// load an STL, OBJ or DAE file (format from the extension) into out, scaled
 physStatus phys_mesh_load(const char* path, const double scale[3], physSpecMesh* out, physLog* log) {
   static const double one[3] = {1, 1, 1};
   if (!path || !out) return phys_error(log, PHYS_ERR_ARG, "phys_mesh_load: NULL argument");
@@ -443,8 +474,9 @@ physStatus phys_mesh_load(const char* path, const double scale[3], physSpecMesh*
     }
   }
   int isstl = ends_with_nocase(path, ".stl"), isobj = ends_with_nocase(path, ".obj");
-  if (!isstl && !isobj) {
-    return phys_error(log, PHYS_ERR_ARG, "%s: unsupported mesh format (STL and OBJ are supported)", path);
+  int isdae = ends_with_nocase(path, ".dae");
+  if (!isstl && !isobj && !isdae) {
+    return phys_error(log, PHYS_ERR_ARG, "%s: unsupported mesh format (STL, OBJ and DAE are supported)", path);
   }
   FILE* fp = open_regular(path);
   if (!fp) {
@@ -459,7 +491,9 @@ physStatus phys_mesh_load(const char* path, const double scale[3], physSpecMesh*
   }
 
   meshBuf b = {0};
-  physStatus st = isstl ? stl_load(&b, fp, size, scale, path, log) : obj_load(&b, fp, scale, path, log);
+  physStatus st = isstl   ? stl_load(&b, fp, size, scale, path, log)
+                  : isobj ? obj_load(&b, fp, scale, path, log)
+                          : dae_load(&b, fp, size, scale, path, log);
   fclose(fp);
   if (st == PHYS_OK && b.nface == 0) st = phys_error(log, PHYS_ERR_VALUE, "%s: empty mesh (no faces)", path);
   if (st != PHYS_OK) {

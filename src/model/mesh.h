@@ -1,4 +1,5 @@
-// mesh.h - triangle mesh files (binary/ASCII STL, Wavefront OBJ) and exact mesh mass properties.
+// mesh.h - triangle mesh files (binary/ASCII STL, Wavefront OBJ, Collada .dae through libassimp: mesh_assimp.h)
+// and exact mesh mass properties.
 //
 // Untrusted input: every count is checked against the file size or a hard cap before allocation, every
 // number must be finite, every face index must be in range. Errors name the file (and line for text).
@@ -13,9 +14,11 @@
 #define PHYS_MESH_MAXLINE 65538      // longest line of a text mesh (OBJ, ASCII STL): 65536 bytes + newline + NUL
 
 // load a mesh file into out->vert/nvert/face/nface (owned, malloc'ed) and out->file, scaling every
-// vertex by scale (x, y, z; NULL: 1 1 1). The format follows the extension (.stl, .obj, any case).
+// vertex by scale (x, y, z; NULL: 1 1 1). The format follows the extension (.stl, .obj, .dae, any case).
 // Duplicate STL vertices (STL repeats them per facet) are merged by exact position. OBJ polygons are
 // fan-triangulated (v0 vi vi+1); v, v/vt, v//vn, v/vt/vn and negative (relative) indices are accepted.
+// A DAE file's triangles (every mesh instance of its node tree, moved by its nodes' transforms, <unit> applied,
+// <up_axis> ignored) are merged like STL's (mesh_assimp.h; refused when the build has no libassimp).
 // Other fields of out (name, line) are left alone. On failure out->vert/face stay NULL.
 physStatus phys_mesh_load(const char* path, const double scale[3], physSpecMesh* out, physLog* log);
 

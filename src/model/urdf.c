@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "mesh.h"
+#include "mesh_assimp.h"
 #include "path.h"
 #include "xmlread.h"
 
@@ -617,8 +618,11 @@ static physStatus make_mesh(urdfCtx* c, const xmlNode* node, const char* link, i
   physStatus st = get_vec(c, node, "scale", 3, one, scale, "link", link);
   if (st != PHYS_OK) return st;
   size_t n = strlen(uri);
-  int supported = n > 4 && (!strcasecmp(uri + n - 4, ".stl") || !strcasecmp(uri + n - 4, ".obj"));
-  if (!supported) return mesh_problem(c, node, link, uri, "is not STL or OBJ (unsupported format)");
+  int isdae = n > 4 && !strcasecmp(uri + n - 4, ".dae");
+  int supported = n > 4 && (!strcasecmp(uri + n - 4, ".stl") || !strcasecmp(uri + n - 4, ".obj") ||
+                            (isdae && phys_mesh_scene_supported()));
+  if (!supported && isdae) return mesh_problem(c, node, link, uri, "is DAE and this build has no libassimp");
+  if (!supported) return mesh_problem(c, node, link, uri, "is not STL, OBJ or DAE (unsupported format)");
   physPathResult r = resolve_mesh(c, uri, path);
   if (r == PHYS_PATH_OUTSIDE || r == PHYS_PATH_TOOLONG) {   // hostile, not a missing file: always an error
     return uerr(c, node, "link", link, PHYS_ERR_ARG, "mesh '%s' resolves outside the model folder (refused)",

@@ -9,9 +9,9 @@
 //    link named "world" is the world body itself (its children attach to body 0).
 //  - links without <inertial> have mass 0; a moving link whose whole subtree is massless is an error.
 //  - mesh files: relative to the URDF's folder; package://PKG/rest searches `rest` under the URDF's folder
-//    and up to 3 parent folders; nothing resolving outside the 3rd parent is opened. A missing file, an
-//    unsupported format (only STL and OBJ are read) or a refused path drops the geom with a warning, or
-//    fails with opt->strict_mesh.
+//    and up to 3 parent folders; nothing resolving outside the 3rd parent is opened (an error). A missing
+//    file or an unsupported format (STL, OBJ and, built with libassimp, Collada DAE are read) drops the geom
+//    with a warning, or fails with opt->strict_mesh.
 //  - collision geoms are named by <collision name>, else LINK for the link's first <collision> and LINK_K for
 //    its (K+1)-th; a name asked for twice goes to a name attribute before a generated name, then to the
 //    earlier geom, the other geom staying unnamed with a warning (MuJoCo 2.2.2 names none).

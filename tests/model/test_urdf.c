@@ -8,12 +8,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "mesh_assimp.h"
 #include "test.h"
 
 #define ATLAS "/usr/share/doc/dart/data/sdf/atlas/atlas_v3_no_head.urdf"
 #define GROUND "/usr/share/doc/dart/data/sdf/atlas/ground.urdf"
 #define BAXTER "tests/data/baxter/baxter.urdf"
 #define ELBOW "tests/data/elbow/elbow.urdf"
+#define DAE_CUBE "tests/data/dae/cube.dae"
+#define DAE_LINK "tests/data/dae/cube_link.urdf"
 
 static char dir[256];
 
@@ -816,6 +819,132 @@ static void test_actuate(void) {
   phys_free_model(m);
 }
 
+// copy the file at src to dir/name (binary); 0 on failure
+static int copy_file(const char* src, const char* name) {
+  char dst[600];
+  snprintf(dst, sizeof(dst), "%s/%s", dir, name);
+  FILE* in = fopen(src, "rb");
+  FILE* out = fopen(dst, "wb");
+  int ok = in && out;
+  char buf[4096];
+  size_t n;
+  while (ok && (n = fread(buf, 1, sizeof(buf), in)) > 0) ok = fwrite(buf, 1, n, out) == n;
+  if (in) fclose(in);
+  if (out) fclose(out);
+  return ok;
+}
+
+// a Collada collision mesh (tests/data/dae/cube.dae: a 10 cm cube in centimetres, node at (10, 0, 20) cm, Z_UP)
+// loads as a mesh geom of 8 vertices; the link's mass and inertia are the URDF's, not the mesh's
+static void test_dae(void) {
+  physLog log = {0};
+  physModel* m = phys_load_urdf(DAE_LINK, NULL, &log);
+  if (!phys_mesh_scene_supported()) {   // a build without libassimp: the geom is dropped with a warning
+    CHECK_MSG(m && log.nwarning == 1 && strstr(log.warning[0], "is DAE and this build has no libassimp"), "%s",
+              log.nwarning ? log.warning[0] : log.error);
+    phys_free_model(m);
+    return;
+  }
+  CHECK_MSG(m != NULL && log.nwarning == 0, "%s", log.nwarning ? log.warning[0] : log.error);
+  if (!m) return;
+  CHECK(m->nmesh == 1 && m->ngeom == 1);
+  if (m->nmesh == 1 && m->ngeom == 1) {
+    CHECK(m->mesh_vertnum[0] == 8 && m->geom_type[0] == PHYS_GEOM_MESH && m->geom_dataid[0] == 0);
+    // the mesh's extent: 0.1 m on every axis (unit 0.01 applied), centred at the node's (0.1, 0, 0.2) m
+    double lo[3] = {1e9, 1e9, 1e9}, hi[3] = {-1e9, -1e9, -1e9};
+    for (int v = 0; v < m->mesh_vertnum[0]; v++) {
+      const double* x = m->mesh_vert + 3 * (m->mesh_vertadr[0] + v);
+      for (int k = 0; k < 3; k++) lo[k] = x[k] < lo[k] ? x[k] : lo[k], hi[k] = x[k] > hi[k] ? x[k] : hi[k];
+    }
+    for (int k = 0; k < 3; k++) CHECK_NEAR(hi[k] - lo[k], 0.1, 1e-7);   // float coordinates in libassimp
+    const double centre[3] = {0.1, 0, 0.2};
+    for (int k = 0; k < 3; k++) CHECK_NEAR(m->geom_pos[k] + 0.5 * (lo[k] + hi[k]), centre[k], 1e-7);
+  }
+  int b = find(m, m->body_name, m->nbody, "box");
+  CHECK(b > 0);
+  if (b > 0) {
+    CHECK(m->body_mass[b] == 1);
+    for (int k = 0; k < 3; k++) CHECK_NEAR(m->body_inertia[3 * b + k], 0.001667, 1e-15);
+  }
+  phys_free_model(m);
+}
+
+// Collada paths follow the model-folder rule too: a .dae outside the URDF's folder or package is refused
+// (an error, with or without strict_mesh), one inside it loads
+static void test_dae_paths(void) {
+  if (!phys_mesh_scene_supported()) return;
+  CHECK(copy_file(DAE_CUBE, "paths/outside.dae") && copy_file(DAE_CUBE, "paths/pkg/meshes/cube.dae"));
+  const char* refused[] = {"package://../outside.dae", "package://pkg/../outside.dae", "../../outside.dae"};
+  for (int i = 0; i < 3; i++) {
+    for (int strict = 0; strict < 2; strict++) {
+      physLog log;
+      physStatus st = load_mesh_robot(refused[i], strict, &log);
+      CHECK_MSG(st == PHYS_ERR_ARG && strstr(log.error, "r.urdf:4: link 'a': mesh '") &&
+                strstr(log.error, refused[i]) && strstr(log.error, "outside the model folder"),
+                "'%s' (strict %d): status %d: %s", refused[i], strict, st, log.error);
+    }
+  }
+  physLog log;
+  physStatus st = load_mesh_robot("package://pkg/meshes/cube.dae", 1, &log);
+  CHECK_MSG(st == PHYS_OK, "status %d: %s", st, log.error);
+  // a file that is not Collada: an error naming the URDF's line and the mesh file
+  write_text("paths/pkg/meshes/bad.dae", "<COLLADA><library_geometries><geometry><mesh><source>");
+  st = load_mesh_robot("package://pkg/meshes/bad.dae", 0, &log);
+  CHECK_MSG(st == PHYS_ERR_PARSE && strstr(log.error, "r.urdf:4: link 'a': mesh: ") &&
+            strstr(log.error, "bad.dae: not a readable Collada file"), "status %d: %s", st, log.error);
+}
+
+// Baxter in its ROS package layout with stand-in collision meshes (the repository has no Baxter DAE files:
+// the torso's and the pedestal's collision meshes are tests/data/dae/cube.dae under their URDF names): no
+// warning, both meshes loaded; the left arm collides through the URDF's own cylinders, and its masses and
+// inertias are the URDF's
+static void test_baxter_meshes(void) {
+  if (!phys_mesh_scene_supported()) return;
+  const char* folders[] = {"bx", "bx/baxter_description", "bx/baxter_description/urdf",
+                           "bx/baxter_description/meshes", "bx/baxter_description/meshes/torso",
+                           "bx/baxter_description/meshes/base"};
+  for (int i = 0; i < 6; i++) {
+    char p[600];
+    snprintf(p, sizeof(p), "%s/%s", dir, folders[i]);
+    mkdir(p, 0700);
+  }
+  CHECK(copy_file(BAXTER, "bx/baxter_description/urdf/baxter.urdf"));
+  CHECK(copy_file(DAE_CUBE, "bx/baxter_description/meshes/torso/base_link_collision.DAE"));
+  CHECK(copy_file(DAE_CUBE, "bx/baxter_description/meshes/base/pedestal_link_collision.DAE"));
+  char path[600];
+  snprintf(path, sizeof(path), "%s/bx/baxter_description/urdf/baxter.urdf", dir);
+  int ncol;
+  scan_collision_meshes(BAXTER, &ncol);
+  physLog log = {0};
+  physModel* m = phys_load_urdf(path, NULL, &log);
+  CHECK_MSG(m != NULL && log.nwarning == 0, "%s", log.nwarning ? log.warning[0] : log.error);
+  if (!m) return;
+  CHECK(m->ngeom == ncol && m->nmesh == 2);
+  for (int i = 0; i < m->nmesh; i++) CHECK(m->mesh_vertnum[i] == 8);
+  CHECK(find(m, m->geom_name, m->ngeom, "torso") >= 0 && find(m, m->geom_name, m->ngeom, "pedestal") >= 0);
+
+  // the left arm: cylinder radius and half length, mass, and the inertia's trace (invariant under the
+  // principal axes) as written in the URDF
+  static const struct { const char* link; double radius, halflen, mass, trace; } arm[] = {
+      {"left_upper_shoulder", 0.06, 0.1361, 5.70044, 0.04709102262 + 0.03766976455 + 0.03595988478},
+      {"left_hand", 0.04, 0.0232, 0.19125, -1},
+  };
+  for (int i = 0; i < 2; i++) {
+    int g = find(m, m->geom_name, m->ngeom, arm[i].link), b = find(m, m->body_name, m->nbody, arm[i].link);
+    CHECK_MSG(g >= 0 && b > 0, "%s", arm[i].link);
+    if (g < 0 || b <= 0) continue;
+    CHECK(m->geom_type[g] == PHYS_GEOM_CYLINDER && m->geom_bodyid[g] == b);
+    CHECK_NEAR(m->geom_size[3 * g], arm[i].radius, 1e-15);
+    CHECK_NEAR(m->geom_size[3 * g + 1], arm[i].halflen, 1e-15);
+    CHECK(m->body_mass[b] == arm[i].mass);
+    if (arm[i].trace > 0) {
+      const double* I = m->body_inertia + 3 * b;
+      CHECK_NEAR(I[0] + I[1] + I[2], arm[i].trace, 1e-14);
+    }
+  }
+  phys_free_model(m);
+}
+
 int main(void) {
   snprintf(dir, sizeof(dir), "/tmp/physid_test_urdf_XXXXXX");
   if (!mkdtemp(dir)) return 1;
@@ -826,6 +955,9 @@ int main(void) {
   test_elbow();
   test_frames();
   test_mesh_paths();
+  test_dae();
+  test_dae_paths();
+  test_baxter_meshes();
   test_malformed();
   test_quiet_libxml();
   test_geom_names();
