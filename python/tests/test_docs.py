@@ -3,7 +3,6 @@ from the repository root, and prints what the page shows in the plain ``` block 
 stands for any text)."""
 import contextlib
 import io
-import os
 import re
 
 import pytest

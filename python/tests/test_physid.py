@@ -1,6 +1,4 @@
 """The Python binding against the C CLI, central differences and its own promises (issue 18 items 2, 3)."""
-import io
-import os
 import subprocess
 
 import numpy as np
@@ -81,13 +79,8 @@ def test_jacobians_match_cli(tmp_path):
     np.testing.assert_array_equal(P, rows[:, 4:])
 
 
-def tangent_state(m, d):
-    """d's (qpos, qvel) as a copy."""
-    return d.qpos.copy(), d.qvel.copy()
-
-
 def step_from(m, d, q, v, u=None):
-    """x+ of one step from (q, v, u) in tangent form relative to q: (dq+ (nv), v+ (nv))."""
+    """(qpos+, qvel+) of one step from (q, v) with controls u (copies)."""
     d.reset()
     d.qpos[:], d.qvel[:] = q, v
     if u is not None:
@@ -273,3 +266,24 @@ def test_identify_returns_dict(tmp_path):
     with pytest.raises(physid.Error) as e:
         physid.identify(model, str(data), ["damping:nosuch"])
     assert "nosuch" in str(e.value)
+
+
+def test_rollout_errors():
+    m = physid.load(path("tests", "data", "double_pendulum.xml"))
+    d = m.make_data()
+    # a non-finite state: the step is rejected, the rollout raises with the step and the simulator's warning
+    d.qvel[0] = np.inf
+    with pytest.raises(physid.Error) as e:
+        m.rollout(d, steps=5)
+    assert str(e.value).startswith("rollout: step 0 rejected (") and e.value.status == 8
+    # an exception in a Python loss passes back through the C rollout gradient
+    d.reset(0)
+
+    def bad(t, q, v):
+        raise ValueError(f"loss failed at {t}")
+
+    with pytest.raises(ValueError, match="loss failed at"):
+        m.rollout_grad(d, np.zeros((3, 2)), bad)
+    with pytest.raises(physid.Error) as e:
+        m.rollout(d, steps=3, ctrl=np.zeros((4, 2)))
+    assert "ctrl has 4 rows, steps is 3" in str(e.value)
