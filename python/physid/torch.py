@@ -115,6 +115,51 @@ class _StepFn(torch.autograd.Function):
                 torch.from_numpy(gth) if p is not None else None, None)
 
 
+class _RolloutFn(torch.autograd.Function):
+    """(qpos0, qvel0, U (B, T, nu), theta) -> (qpos (B, T + 1, nq), qvel (B, T + 1, nv)); the backward is one
+    phys_rollout_grad per row whose loss is the cotangents' inner product with the states (its gradient: the
+    VJP of the whole rollout, with checkpoints, not one Python call per step)."""
+
+    @staticmethod
+    def forward(ctx, qpos, qvel, ctrl, theta, owner):
+        m, d, p = owner.model, owner.data, owner.params
+        Q, V, U = _np(qpos), _np(qvel), _np(ctrl)
+        if p is not None:
+            p.set(_np(theta))
+        nb, T = U.shape[0], U.shape[1]
+        Qs, Vs = np.empty((nb, T + 1, m.nq)), np.empty((nb, T + 1, m.nv))
+        for b in range(nb):
+            owner._load(Q[b], V[b], U[b, 0] if T else None)
+            xs = m.rollout(d, ctrl=U[b])
+            Qs[b], Vs[b] = xs[:, :m.nq], xs[:, m.nq:]
+        ctx.owner, ctx.saved = owner, (Q, V, U, _np(theta) if p is not None else None)
+        return torch.from_numpy(Qs), torch.from_numpy(Vs)
+
+    @staticmethod
+    def backward(ctx, gqs, gvs):
+        owner = ctx.owner
+        m, d, p, tan = owner.model, owner.data, owner.params, owner.tangent
+        Q, V, U, theta = ctx.saved
+        if p is not None:
+            p.set(theta)
+        nb, T = U.shape[0], U.shape[1]
+        GQ = np.zeros((nb, T + 1, m.nq)) if gqs is None else _np(gqs)
+        GV = np.zeros((nb, T + 1, m.nv)) if gvs is None else _np(gvs)
+        gq, gv, gu = np.empty_like(Q), np.empty_like(V), np.empty_like(U)
+        gth = np.zeros(p.ntheta if p is not None else 0)
+        for b in range(nb):
+            def loss(t, q, v, b=b):
+                return float(GQ[b, t] @ q + GV[b, t] @ v), tan.qpos_to_tangent_bar(q, GQ[b, t]), GV[b, t]
+            owner._load(Q[b], V[b], U[b, 0] if T else None)
+            g = m.rollout_grad(d, U[b], loss, params=p)
+            gq[b] = tan.tangent_to_qpos_bar(Q[b], g["x0"][:m.nv])
+            gv[b], gu[b] = g["x0"][m.nv:2 * m.nv], g["ctrl"]
+            if p is not None:
+                gth += g["theta"]
+        return (torch.from_numpy(gq), torch.from_numpy(gv), torch.from_numpy(gu),
+                torch.from_numpy(gth) if p is not None else None, None)
+
+
 class Step:
     """One physid step of model m as a differentiable torch function: step(qpos, qvel, ctrl=None, theta=None) ->
     (qpos+, qvel+). Inputs are float64 tensors, batched (B, n) or single (n,); theta (ntheta,) are the values of
@@ -133,7 +178,7 @@ class Step:
         d = self.data
         d.reset()
         d.qpos[:], d.qvel[:] = q, v
-        if self.model.nu:
+        if self.model.nu and u is not None:
             d.ctrl[:] = u
 
     def __call__(self, qpos, qvel, ctrl=None, theta=None):
@@ -151,10 +196,24 @@ class Step:
 
     def rollout(self, qpos, qvel, ctrl, theta=None):
         """The states after each of T = len(ctrl) steps (ctrl (T, nu) or (T, B, nu)): (T + 1, ...) tensors of
-        qpos and qvel, differentiable through every step's VJP."""
+        qpos and qvel, differentiable through every step's VJP (one autograd node per step)."""
         qs, vs = [qpos], [qvel]
         for t in range(ctrl.shape[0]):
             q, v = self(qs[-1], vs[-1], ctrl[t], theta)
             qs.append(q)
             vs.append(v)
         return torch.stack(qs), torch.stack(vs)
+
+    def rollout_fn(self, qpos, qvel, ctrl, theta=None):
+        """The same states as one autograd node: qpos (B, nq) or (nq,), ctrl (B, T, nu) or (T, nu) -> qpos (B, T + 1,
+        nq), qvel (B, T + 1, nv) (no B: (T + 1, ...)). Its backward is phys_rollout_grad (reverse mode with
+        checkpoints, in C) with the incoming cotangents as the loss."""
+        m = self.model
+        single = qpos.dim() == 1
+        qpos, qvel = qpos.reshape(-1, m.nq), qvel.reshape(-1, m.nv)
+        T = ctrl.shape[-2]
+        ctrl = ctrl.reshape(ctrl.shape[0] if ctrl.dim() == 3 else 1, T, m.nu).expand(qpos.shape[0], T, m.nu)
+        if theta is None:
+            theta = torch.as_tensor(self.params.get() if self.params is not None else np.zeros(0))
+        qs, vs = _RolloutFn.apply(qpos, qvel, ctrl, theta, self)
+        return (qs[0], vs[0]) if single else (qs, vs)

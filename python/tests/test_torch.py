@@ -74,3 +74,29 @@ def test_cube_fit_example():
     theta, losses = fit.main(iters=5, ntoss=2)
     assert len(losses) == 6 and losses[-1] < 0.8 * losses[0]
     assert np.all(theta >= 0) and np.all(theta < 0.4)
+
+
+def test_rollout_fn():
+    # the rollout as one autograd node (backward: phys_rollout_grad) gives the chained steps' states and gradients,
+    # and passes gradcheck with theta (pendulum, 2 rows, 15 steps)
+    m = physid.load(path("tests", "data", "double_pendulum.xml"))
+    step = pt.Step(m, ["mass:link1"])
+    rng = np.random.default_rng(7)
+    q = torch.tensor([[0.5, -0.3], [0.2, 0.4]], dtype=torch.float64, requires_grad=True)
+    v = torch.tensor([[0.1, 0.0], [-0.3, 0.2]], dtype=torch.float64, requires_grad=True)
+    U = torch.tensor(0.5 * rng.standard_normal((2, 15, 2)), requires_grad=True)
+    th = torch.tensor([1.1], dtype=torch.float64, requires_grad=True)
+    qs, vs = step.rollout_fn(q, v, U, th)
+    assert qs.shape == (2, 16, 2) and vs.shape == (2, 16, 2)
+    w = torch.tensor(rng.standard_normal((2, 16, 2)))
+    (w * qs).sum().add((vs ** 2).sum()).backward()
+    grads = [x.grad.clone() for x in (q, v, U, th)]
+    for x in (q, v, U, th):
+        x.grad = None
+    qs2, vs2 = step.rollout(q, v, U.transpose(0, 1), th)   # chained steps: (T + 1, B, n)
+    torch.testing.assert_close(qs2.transpose(0, 1), qs, rtol=0, atol=0)
+    (w * qs2.transpose(0, 1)).sum().add((vs2 ** 2).sum()).backward()
+    for g, x in zip(grads, (q, v, U, th)):
+        torch.testing.assert_close(g, x.grad, rtol=1e-9, atol=1e-12)
+    assert torch.autograd.gradcheck(lambda q, v, U, th: step.rollout_fn(q, v, U, th), (q, v, U, th), eps=1e-6,
+                                    atol=1e-5, rtol=1e-4)
