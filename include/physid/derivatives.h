@@ -6,8 +6,9 @@
 // rotation vector (q' = q * exp(dq / 2)), a free translation the world position; phys_integrate_pos and
 // phys_difference_pos (physid.h) map between qpos and the tangent. Matrices are row-major: D[i * ncol + j] =
 // d out_i / d in_j. Nothing allocates: scratch comes from d's arena. Every function works with contact (each
-// contact model) and joint limits; PHYS_ERR_MODEL names what a model has that the derivatives do not cover
-// (a tendon wrapping a geom, a muscle, ...).
+// contact model) and joint limits; PHYS_ERR_MODEL for what a model has that the derivatives do not cover (a
+// tendon wrapping a geom, a muscle, a ball joint not last on its body), PHYS_ERR_ARG for a contact pair without
+// geometry derivatives, PHYS_ERR_NOMEM when d's arena is too small (docs/derivatives.md, docs/limits.md).
 //
 //   double A[nx * nx], B[nx * nu];
 //   physStatus s = phys_step_jacobian(m, d, A, B);   // d's state is not advanced
