@@ -74,9 +74,7 @@ class _StepFn(torch.autograd.Function):
     @staticmethod
     def forward(ctx, qpos, qvel, ctrl, theta, owner):
         m, d, p = owner.model, owner.data, owner.params
-        Q, V, U = _np(qpos), _np(qvel), _np(ctrl)
-        if p is not None:
-            p.set(_np(theta))
+        Q, V, U, th = owner._inputs(qpos, qvel, ctrl, theta)
         Q1, V1 = np.empty_like(Q), np.empty_like(V)
         for b in range(Q.shape[0]):
             owner._load(Q[b], V[b], U[b])
@@ -85,7 +83,7 @@ class _StepFn(torch.autograd.Function):
             if int(d.warnings[6]) != before:
                 raise Error(f"physid.torch: step rejected ({d.last_warning})", 8)
             Q1[b], V1[b] = d.qpos, d.qvel
-        ctx.owner, ctx.saved = owner, (Q, V, U, Q1, _np(theta) if p is not None else None)
+        ctx.owner, ctx.saved = owner, (Q, V, U, Q1, th)
         return torch.from_numpy(Q1), torch.from_numpy(V1)
 
     @staticmethod
@@ -123,16 +121,14 @@ class _RolloutFn(torch.autograd.Function):
     @staticmethod
     def forward(ctx, qpos, qvel, ctrl, theta, owner):
         m, d, p = owner.model, owner.data, owner.params
-        Q, V, U = _np(qpos), _np(qvel), _np(ctrl)
-        if p is not None:
-            p.set(_np(theta))
+        Q, V, U, th = owner._inputs(qpos, qvel, ctrl, theta)
         nb, T = U.shape[0], U.shape[1]
         Qs, Vs = np.empty((nb, T + 1, m.nq)), np.empty((nb, T + 1, m.nv))
         for b in range(nb):
             owner._load(Q[b], V[b], U[b, 0] if T else None)
             xs = m.rollout(d, ctrl=U[b])
             Qs[b], Vs[b] = xs[:, :m.nq], xs[:, m.nq:]
-        ctx.owner, ctx.saved = owner, (Q, V, U, _np(theta) if p is not None else None)
+        ctx.owner, ctx.saved = owner, (Q, V, U, th)
         return torch.from_numpy(Qs), torch.from_numpy(Vs)
 
     @staticmethod
@@ -173,6 +169,13 @@ class Step:
         self.model, self.data = model, model.make_data()
         self.params = params if params is None or isinstance(params, Params) else model.params(params)
         self.tangent = _Tangent(model)
+
+    def _inputs(self, qpos, qvel, ctrl, theta):
+        """The tensors as float64 arrays (theta None without a table), theta written into the model."""
+        th = _np(theta) if self.params is not None else None
+        if th is not None:
+            self.params.set(th)
+        return _np(qpos), _np(qvel), _np(ctrl), th
 
     def _load(self, q, v, u):
         d = self.data
