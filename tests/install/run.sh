@@ -4,7 +4,8 @@
 # and through find_package(physid) (physid::physid, physid::physid_static); all four print the same line, which
 # includes one call of each public header of include/physid/ (an identification of simulated data too). Also:
 # libphysid.so's SONAME carries the ABI version, it exports phys_* symbols only, and the installed
-# `physid --version` is the package's version. Exits 1 with a message on the first failure.
+# `physid --version` is the package's version, and the Python package (python/, not installed) finds the installed
+# library beside the installed physid on PATH. Exits 1 with a message on the first failure.
 set -euo pipefail
 BUILD=$(cd "$1" && pwd)
 SRC=$(cd "$2" && pwd)
@@ -62,4 +63,9 @@ for b in pc_static cm_physid/consumer cm_physid_static/consumer; do
   got=$("$TMP/$b" "$MODEL" "$TMP/arm7.csv") || fail "$b failed"
   [ "$got" = "$want" ] || fail "$b printed '$got', pc_shared '$want'"
 done
+# the Python package finds the installed library beside the installed physid on PATH (docs/python.md)
+PY=${PHYS_PYTHON:-/usr/bin/python3}
+pyout=$(cd "$TMP" && PATH="$P/bin:$PATH" PYTHONPATH="$SRC/python" PYTHONDONTWRITEBYTECODE=1 "$PY" -c \
+  'import physid, physid._lib as l; print(physid.version(), l.library_path())') || fail "python: import physid failed"
+[ "$pyout" = "$VERSION $LIBDIR/libphysid.so.$MAJMIN" ] || fail "python found '$pyout', expected $VERSION $LIBDIR/libphysid.so.$MAJMIN"
 echo "install test: $want (pkg-config and find_package, shared and static; SONAME $soname; $(nm -D --defined-only "$LIB" | wc -l) phys_* symbols)"
