@@ -21,6 +21,7 @@
 #include "dyn.h"
 #include "model.h"
 #include "physid.h"
+#include "physid/derivatives.h"   // the public declarations of this header's API (the compiler checks both agree)
 
 //---------------------------------------------------------------------------------------------------------
 // dof groups (rnea_deriv.c)

@@ -68,6 +68,7 @@
 #define PHYS_PARAMS_H
 
 #include "physid.h"
+#include "physid/params.h"
 
 typedef enum physParamKind_ {
   PHYS_PAR_MASS = 0,
@@ -103,25 +104,7 @@ typedef enum physParamKind_ {
   PHYS_NPARKIND
 } physParamKind;
 
-// one entry: theta[adr .. adr+size) acts on object id (body, joint, actuator, spring, geom; -1 gravity).
-// A tied spec (a pattern, below) gives one entry per matched object, all with the same adr: theta holds one
-// shared value and the derivative columns of its entries add up (param_deriv.c accumulates into R).
-typedef struct physParam_ {
-  int kind, id, adr, size;
-  int spec;         // index of the spec it came from
-  int tied;         // 1 for the second and later entries of a pattern (list, label and read theta from the first)
-  char name[160];   // the spec "KIND:NAME" (the pattern for every entry of a tied spec)
-} physParam;
-
-typedef struct physParamTable_ {
-  int n;            // entries
-  int ntheta;       // total length of theta
-  physParam* param;
-  double* input;    // ntheta: the values of the input kinds at their adr (delay 0, gain 1, bias 0 at build);
-                    // phys_param_get/set read and write them here (NULL without input kinds)
-  const double* insens;   // n, caller-owned, may be NULL: d u_eff / d theta of each input entry for the step
-                    // being differentiated (phys_param_input_hold); NULL: the input kinds' columns are 0
-} physParamTable;
+// physParam, physParamTable: include/physid/params.h (public)
 
 // 1 if kind sets a body's inertial parameters (mass, com, inertia, inertia9)
 int phys_param_is_inertial(int kind);

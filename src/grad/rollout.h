@@ -30,6 +30,7 @@
 
 #include "params.h"
 #include "physid.h"
+#include "physid/derivatives.h"   // the public declarations of this header's API (the compiler checks both agree)
 
 // per-step loss l_t at (qpos, qvel): returns its value and writes dl_t/dq in tangent coordinates (g_q, nv)
 // and dl_t/dv (g_v, nv); both arrays are zeroed before the call. t runs from 0 to T.

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # tests/install/run.sh BUILD SOURCE - issue 18 item 1: install physid from BUILD into a scratch prefix and use it
 # from outside, as another project would: consumer.c built through pkg-config (shared, and the static archive)
-# and through find_package(physid) (physid::physid, physid::physid_static); all four print the same line. Also:
+# and through find_package(physid) (physid::physid, physid::physid_static); all four print the same line, which
+# includes one call of each public header of include/physid/ (an identification of simulated data too). Also:
 # libphysid.so's SONAME carries the ABI version, it exports phys_* symbols only, and the installed
-# `physid --version` is the package's version. Exits 1 with a message on the first failure.
+# `physid --version` is the package's version, and the Python package (python/, not installed) finds the installed
+# library beside the installed physid on PATH. Exits 1 with a message on the first failure.
 set -euo pipefail
 BUILD=$(cd "$1" && pwd)
 SRC=$(cd "$2" && pwd)
@@ -23,10 +25,14 @@ soname=$(objdump -p "$LIB" | awk '$1 == "SONAME" { print $2 }')
 others=$(nm -D --defined-only "$LIB" | awk '{ print $3 }' | grep -v '^phys_' || true)
 [ -z "$others" ] || fail "libphysid.so exports symbols other than phys_*: $(echo "$others" | head -5 | tr '\n' ' ')"
 [ "$("$P/bin/physid" --version)" = "physid $VERSION" ] || fail "installed physid --version: $("$P/bin/physid" --version)"
-for f in include/physid.h share/doc/physid/LICENSE share/doc/physid/CHANGELOG.md; do
+for f in include/physid.h include/physid/derivatives.h include/physid/params.h include/physid/identify.h \
+         include/physid/control.h include/physid/fields.h share/doc/physid/LICENSE share/doc/physid/CHANGELOG.md; do
   [ -f "$P/$f" ] || fail "$f not installed"
 done
 MODEL=$SRC/models/arm7.xml
+# the data the consumers identify from: 100 steps of the arm under random controls (damping 0.5 in the model)
+"$P/bin/physid" simulate "$MODEL" --steps 100 --ctrl random --seed 3 --out "$TMP/arm7.csv" --quiet ||
+  fail "installed physid simulate failed"
 CC=${CC:-cc}
 # pkg-config, shared (run-time path to the scratch prefix) and the static archive
 # shellcheck disable=SC2046
@@ -50,10 +56,16 @@ loads "$TMP/pc_shared" || fail "pc_shared does not load $LIBDIR/libphysid.so.$MA
 ! links_physid "$TMP/pc_static" || fail "pc_static loads libphysid.so"
 loads "$TMP/cm_physid/consumer" || fail "the CMake shared consumer does not load $LIBDIR/libphysid.so.$MAJMIN"
 ! links_physid "$TMP/cm_physid_static/consumer" || fail "the CMake static consumer loads libphysid.so"
-want=$("$TMP/pc_shared" "$MODEL") || fail "pc_shared failed"
-case "$want" in "physid $VERSION: nq 7, t 0.200, qpos[0] "*) ;; *) fail "pc_shared printed '$want'" ;; esac
+want=$("$TMP/pc_shared" "$MODEL" "$TMP/arm7.csv") || fail "pc_shared failed"
+case "$want" in "physid $VERSION: nq 7, t 0.200, qpos[0] "*", identified 0.500000 ("*) ;;
+  *) fail "pc_shared printed '$want'" ;; esac
 for b in pc_static cm_physid/consumer cm_physid_static/consumer; do
-  got=$("$TMP/$b" "$MODEL") || fail "$b failed"
+  got=$("$TMP/$b" "$MODEL" "$TMP/arm7.csv") || fail "$b failed"
   [ "$got" = "$want" ] || fail "$b printed '$got', pc_shared '$want'"
 done
+# the Python package finds the installed library beside the installed physid on PATH (docs/python.md)
+PY=${PHYS_PYTHON:-/usr/bin/python3}
+pyout=$(cd "$TMP" && PATH="$P/bin:$PATH" PYTHONPATH="$SRC/python" PYTHONDONTWRITEBYTECODE=1 "$PY" -c \
+  'import physid, physid._lib as l; print(physid.version(), l.library_path())') || fail "python: import physid failed"
+[ "$pyout" = "$VERSION $LIBDIR/libphysid.so.$MAJMIN" ] || fail "python found '$pyout', expected $VERSION $LIBDIR/libphysid.so.$MAJMIN"
 echo "install test: $want (pkg-config and find_package, shared and static; SONAME $soname; $(nm -D --defined-only "$LIB" | wc -l) phys_* symbols)"
