@@ -292,7 +292,13 @@
       document.body.appendChild(out);
     }
   } else {
-    setTime(0);
+    // "#t=SECONDS": start paused at that time (scripts/view_screenshot.sh)
+    const at = /t=([0-9.]+)/.exec(location.hash);
+    if (at) {
+      playing = false;
+      playButton.textContent = 'play';
+    }
+    setTime(at ? parseFloat(at[1]) : 0);
     requestAnimationFrame(frame);
   }
 })();

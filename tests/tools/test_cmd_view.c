@@ -139,6 +139,31 @@ static void test_identify_replay(void) {
   run_free(&r);
 }
 
+// optimize's page with "replay": true embeds the player of the planned motion; a replay that is not a boolean: exit 1
+static void test_optimize_replay(void) {
+  char cwd[1024], task[2048], args[1024];
+  if (!getcwd(cwd, sizeof cwd)) return;
+  const char* fmt =
+      "{\"model\": \"%s/models/cartpole.xml\", \"horizon\": 100, \"method\": \"ddp\",\n"
+      " \"init\": {\"qpos\": [0, 0], \"qvel\": [0, 0]},\n"
+      " \"cost\": {\"final\": [{\"qpos\": [0, 3.14159265], \"weight\": 100}], \"control\": 1e-3},\n"
+      " \"options\": {\"maxiter\": 20}, \"replay\": %s, \"out\": {\"html\": \"%s\"}}\n";
+  snprintf(task, sizeof task, fmt, cwd, "true", path("plan.html"));
+  snprintf(args, sizeof args, "optimize %s --quiet", put("plan.json", task));
+  run_ok(args);
+  char* page = slurp(path("plan.html"));
+  CHECK(has(page, "<h2>Replay</h2>") && has(page, "label:\"planned\""));
+  free(page);
+  long pixels = 0, drawn = 0, changed = 0, errors = -1;
+  CHECK(browse(path("plan.html"), &pixels, &drawn, &changed, &errors));
+  CHECK(errors == 0 && drawn > 1000 && changed > 100);
+  snprintf(task, sizeof task, fmt, cwd, "1", path("plan2.html"));
+  snprintf(args, sizeof args, "optimize %s --quiet", put("plan2.json", task));
+  shRun r = run(args);
+  CHECK(r.code == 1 && has(r.err, "replay: expected true or false") && access(path("plan2.html"), F_OK) != 0);
+  run_free(&r);
+}
+
 // a box at rest: drawn, but the picture at the end is the picture at t = 0
 static void test_box_at_rest(void) {
   char args[1024];
@@ -224,6 +249,7 @@ int main(void) {
   if (!mkdtemp(g_dir)) return 1;
   test_thrown_box();
   test_identify_replay();
+  test_optimize_replay();
   test_box_at_rest();
   test_escaped_label();
   test_humanoid_size();
