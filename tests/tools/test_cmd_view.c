@@ -2,7 +2,8 @@
 // headless Chromium (Debian's chromium, installed by scripts/setup.sh) loads the page with "#selftest", which renders
 // t = 0 and the end and writes how many pixels differ from the background and between the two pictures, and the
 // script errors it caught (tools/view_page.js). A box thrown onto a plane: no errors, geoms drawn, the picture
-// changes; the same box at rest: the picture does not change (the check can fail). The page needs no network (no
+// changes; the same box at rest: the picture does not change (the check can fail); every geom type drawn without
+// errors. The page needs no network (no
 // external address), the predicted rollout of the model that made the data equals the data, the same inputs give
 // the same bytes, a label with markup is escaped, a 10 s humanoid page is under 2 MB, and bad input exits non-zero
 // with a message and no page.
@@ -164,6 +165,40 @@ static void test_optimize_replay(void) {
   run_free(&r);
 }
 
+// every geom type (plane, mesh, ellipsoid, cylinder, capsule, sphere) falling: drawn without script errors
+static void test_all_geoms(void) {
+  const char* model = put("shapes.xml",
+      "<mujoco model=\"shapes\">\n"
+      "  <asset><mesh name=\"tet\" vertex=\"0 0 0  0.1 0 0  0 0.1 0  0 0 0.1\" face=\"0 2 1  0 1 3  0 3 2  1 2 3\"/></asset>\n"
+      "  <worldbody>\n"
+      "    <geom type=\"plane\" size=\"1 1 0.1\"/>\n"
+      "    <body pos=\"0 0 0.3\"><freejoint/><geom type=\"mesh\" mesh=\"tet\" rgba=\"0.9 0.3 0.2 1\"/>\n"
+      "      <geom type=\"ellipsoid\" size=\"0.03 0.05 0.02\" pos=\"0.2 0 0\"/>\n"
+      "      <geom type=\"cylinder\" size=\"0.02 0.05\" pos=\"-0.2 0 0\"/>\n"
+      "      <geom type=\"capsule\" size=\"0.02 0.05\" pos=\"0 0.2 0\"/>\n"
+      "      <geom type=\"sphere\" size=\"0.03\" pos=\"0 -0.2 0\"/></body>\n"
+      "  </worldbody>\n"
+      "</mujoco>\n");
+  char keep[300], args[1024];
+  snprintf(keep, sizeof keep, "%s", model);
+  snprintf(args, sizeof args, "simulate %s --steps 150 --quiet --out %s", keep, path("shapes.csv"));
+  run_ok(args);
+  snprintf(args, sizeof args, "view %s %s --contacts --out %s", keep, path("shapes.csv"), path("shapes.html"));
+  run_ok(args);
+  char* page = slurp(path("shapes.html"));
+  static const char* const type[] = {"plane", "mesh", "ellipsoid", "cylinder", "capsule", "sphere"};
+  for (int i = 0; i < 6; i++) {
+    char frag[64];
+    snprintf(frag, sizeof frag, "type:\"%s\"", type[i]);
+    CHECK(has(page, frag));
+  }
+  CHECK(has(page, "meshes:[{vert:[0,0,0,0.1,0,0,0,0.1,0,0,0,0.1],face:[0,2,1,0,1,3,0,3,2,1,2,3]}]"));
+  free(page);
+  long pixels = 0, drawn = 0, changed = 0, errors = -1;
+  CHECK(browse(path("shapes.html"), &pixels, &drawn, &changed, &errors));
+  CHECK(errors == 0 && drawn > pixels / 10 && changed > 200);
+}
+
 // a box at rest: drawn, but the picture at the end is the picture at t = 0
 static void test_box_at_rest(void) {
   char args[1024];
@@ -250,6 +285,7 @@ int main(void) {
   test_thrown_box();
   test_identify_replay();
   test_optimize_replay();
+  test_all_geoms();
   test_box_at_rest();
   test_escaped_label();
   test_humanoid_size();
