@@ -3,10 +3,10 @@
 // t = 0 and the end and writes how many pixels differ from the background and between the two pictures, and the
 // script errors it caught (tools/view_page.js). A box thrown onto a plane: no errors, geoms drawn, the picture
 // changes; the same box at rest: the picture does not change (the check can fail); every geom type drawn without
-// errors. The page needs no network (no
-// external address), the predicted rollout of the model that made the data equals the data, the same inputs give
-// the same bytes, a label with markup is escaped, a 10 s humanoid page is under 2 MB, and bad input exits non-zero
-// with a message and no page.
+// errors; identify's report and optimize's page with their replays. The page needs no network (no external
+// address), the predicted rollout of the model that made the data equals the data, the same inputs give the same
+// bytes, a label with markup is escaped, a 10 s humanoid page is under 2 MB, and bad input exits non-zero with a
+// message and no page.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
