@@ -4,8 +4,8 @@
 //   bodies   the ids of the bodies drawn (those with geoms, the world apart: its geoms are static)
 //   traj     [{label, time [F], pose [F x bodies x 7: x y z qw qx qy qz, world], contacts [F][6 c: point, force]}]
 //   contacts 1 if the frames carry contacts; center[3], radius: a sphere around all the motion (the first camera);
-//   extent: half size of an infinite plane; forcescale: metres of arrow per newton (the largest force a quarter
-//   of the radius)
+//   extent: half size of an infinite plane; forcescale: metres of arrow per newton (the model's weight, total mass
+//   times |g|, half the radius; without gravity the largest force; the player clamps arrows at the radius)
 // Frames are samples at least 1/fps apart (the first and last always kept); the player interpolates between them
 // (positions linearly, orientations by slerp). Numbers are printed with 4 decimals for positions (0.1 mm) and 5 for
 // quaternions and forces' directions, trailing zeros dropped: a 10 s humanoid trajectory at 60 frames per second
@@ -289,8 +289,13 @@ static void put_frame_of_view(FILE* f, const physModel* m, const viewBounds* bd,
   put_num(f, r, 4);
   fputs(",extent:", f);
   put_num(f, r * 3 > 5 ? r * 3 : 5, 4);
+  // arrows to the scale of the weight (a resting body's forces sum to it; an impact's are clamped by the player)
+  double mass = 0, g = sqrt(m->opt.gravity[0] * m->opt.gravity[0] + m->opt.gravity[1] * m->opt.gravity[1] +
+                            m->opt.gravity[2] * m->opt.gravity[2]);
+  for (int b = 1; b < m->nbody; b++) mass += m->body_mass[b];
+  double ref = mass * g > 0 ? mass * g : bd->fmax;
   fputs(",forcescale:", f);
-  put_num(f, bd->fmax > 0 ? 0.25 * r / bd->fmax : 0, 8);
+  put_num(f, ref > 0 ? 0.5 * r / ref : 0, 8);
 }
 
 int view_write_data(FILE* f, const physModel* m, const viewTrajectory* tr, int ntraj, const viewOptions* opt) {

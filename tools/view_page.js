@@ -185,7 +185,7 @@
       const c = tr.contacts[jw[0] + (jw[1] > 0.5 ? 1 : 0)];
       for (let i = 0; i < c.length; i += 6) {
         const m = contactMarker(ncontact++), f = new THREE.Vector3(c[i + 3], c[i + 4], c[i + 5]);
-        const len = f.length() * D.forcescale;
+        const len = Math.min(f.length() * D.forcescale, D.radius);   // an impact's arrow clamped at the radius
         m.dot.position.set(c[i], c[i + 1], c[i + 2]);
         m.arrow.position.set(c[i], c[i + 1], c[i + 2]);
         m.dot.visible = true;
