@@ -133,6 +133,7 @@ int cli_stdout_close(int report);
 // subcommands: argv[0] is the subcommand name; return the exit code
 int cli_info(int argc, char** argv);
 int cli_simulate(int argc, char** argv);
+int cli_view(int argc, char** argv);
 int cli_jacobian(int argc, char** argv);
 int cli_gradcheck(int argc, char** argv);
 int cli_identify(int argc, char** argv);

@@ -464,7 +464,7 @@ static int write_html(FILE* f, const optTask* t, const mpcArgs* a, const physMod
   snprintf(v[2], sizeof v[2], "%d replans, %d iterations, %.3f s", r->nrep, iters, r->seconds);
   snprintf(v[3], sizeof v[3], "%.9g", r->cost);
   const char* rows[] = {"method", v[0], "plant", v[1], "planning", v[2], "executed cost", v[3]};
-  optPage pg = {"mpc", t->file, cost, r->nrep, "replan", r->times, r->U, r->X, a->steps, rows, 4};
+  optPage pg = {"mpc", t->file, cost, r->nrep, "replan", r->times, r->U, r->X, a->steps, rows, 4, t->replay};
   int ok = opt_write_html(f, m, &pg, t->plot, t->nplot);
   free(cost);
   return ok;
@@ -550,8 +550,8 @@ int cli_mpc(int argc, char** argv) {
   physControlProblem* p = NULL;
   mpcArgs a;
   memset(&a, 0, sizeof a);
-  static const char* const extra[] = {"plot", "steps", "replan", "plant", "plant_model"};
-  if (opt_task_top(&t, extra, 5) && read_mpc(&t, &a) && opt_check_outputs(&t, o) && check_plant_output(&t, &a, o) &&
+  static const char* const extra[] = {"plot", "replay", "steps", "replan", "plant", "plant_model"};
+  if (opt_task_top(&t, extra, 6) && read_mpc(&t, &a) && opt_check_outputs(&t, o) && check_plant_output(&t, &a, o) &&
       opt_task_problem(&t, &m, &d, &p))
     code = mpc(&t, &a, o, p, d);
   opt_task_free(&t, m, d, p);

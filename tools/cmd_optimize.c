@@ -616,7 +616,7 @@ static int write_html(FILE* f, const optTask* t, const physModel* m, const physC
   snprintf(v[2], sizeof v[2], "%.9g -> %.9g", p->iter[0].cost, p->cost);
   snprintf(v[3], sizeof v[3], "%g", phys_control_violation(p, p->U));
   const char* rows[] = {"method", v[0], "iterations", v[1], "cost", v[2], "bound violation", v[3]};
-  optPage pg = {"optimize", t->file, cost, p->niter + 1, "iteration", times, p->U, p->X, p->T, rows, 4};
+  optPage pg = {"optimize", t->file, cost, p->niter + 1, "iteration", times, p->U, p->X, p->T, rows, 4, t->replay};
   int ok = opt_write_html(f, m, &pg, t->plot, t->nplot);
   free(cost);
   return ok;
@@ -785,8 +785,8 @@ int cli_optimize(int argc, char** argv) {
   physModel* m = NULL;
   physData* d = NULL;
   physControlProblem* p = NULL;
-  static const char* const extra[] = {"plot"};
-  if (opt_task_top(&t, extra, 1) && opt_check_outputs(&t, o) && opt_task_problem(&t, &m, &d, &p))
+  static const char* const extra[] = {"plot", "replay"};
+  if (opt_task_top(&t, extra, 2) && opt_check_outputs(&t, o) && opt_task_problem(&t, &m, &d, &p))
     code = optimize(&t, o, m, d, p);
   opt_task_free(&t, m, d, p);
   return code;

@@ -40,6 +40,7 @@ typedef struct idArgs_ {
   const char* network_out;  // --network-out FILE: the trained network (diffsim-r, end-to-end)
   int progressive;          // --progressive: paper 002's progressive training (issue 16 item 4; sysid.h)
   int validation;           // --validation N: its validation trajectories, the last N (-1: not given)
+  int replay;               // --replay: the report embeds a 3-D replay of the first trajectory (issue 20 item 2)
   // merged
   const char* model;
   const char* data[ID_MAXDATA];
@@ -73,6 +74,8 @@ typedef struct idRun_ {
   double *se, *ci_lo, *ci_hi;   // the default method's (res.method) standard errors and 95% intervals, clipped to
                             // the bounds (ntheta each; one allocation at se)
   double wall;              // wall time of the fit (s)
+  int replay;               // --replay: the report embeds a 3-D replay (tools/view.c) of the first trajectory:
+                            // observed, the identified model's rollout and the initial model's
 } idRun;
 
 // names of physSeMethod: result.json's "method", the report
@@ -91,9 +94,10 @@ int id_write_model(FILE* f, const char* src, const physModel* m, const physParam
 // meshes, no unnamed object that another refers to, no massless moving body). Returns 0 with a message in err.
 int id_write_world(FILE* f, const physModel* m, char* err, size_t nerr);
 
-// --report: one self-contained HTML page (inline SVG, no scripts or external resources) with the settings,
+// --report: one self-contained HTML page (inline SVG, no external resources) with the settings,
 // the parameter table, the loss per iteration (log scale), the parameter traces, the correlation heat map
-// and observed vs predicted positions of up to three trajectories. Deterministic (no times or dates).
+// and observed vs predicted positions of up to three trajectories; with run->replay also the 3-D player
+// (tools/view.h: three.js and the player's scripts inlined). Deterministic (no times or dates).
 // Returns 0 with a message in err on failure.
 int id_write_report(FILE* f, const idRun* run, char* err, size_t nerr);
 

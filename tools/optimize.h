@@ -82,6 +82,7 @@ typedef struct optTask_ {
   int quiet;
   int plot[OPT_PLOT_MAX];   // state columns (qpos, then qvel) of the HTML page (opt_read_plot)
   int nplot;
+  int replay;               // "replay": true: the HTML page embeds the 3-D player of the motion (tools/view.h)
   optMethod meth;           // the method beside ddp (meth.name NULL: ddp)
   int ms;                   // "method": "ms": multiple shooting (optimize_ms.c)
   physMsOptions ms_opt;
@@ -136,11 +137,14 @@ typedef struct optPage_ {
   int T;
   const char* const* rows;  // summary table: n_rows (name, value) pairs
   int n_rows;
+  int replay;               // 1: the 3-D player of the motion X (tools/view.h) after the plots
 } optPage;
 // the "plot" key into t->plot: the state coordinates ("q0", "v1": trajectory CSV names) to plot; default the
-// first 6 positions and velocities. 0 and a message naming plot[i] if a name is not one of m's.
+// first 6 positions and velocities; and the "replay" key (true / false) into t->replay, three.js checked then.
+// 0 and a message naming plot[i] if a name is not one of m's, or on a bad replay.
 int opt_read_plot(optTask* t, const physModel* m);
-// write the self-contained page (inline SVG, no scripts or external resources); sel: state columns
+// write the self-contained page (inline SVG, no external resources; with pg->replay the 3-D player's scripts
+// inlined); sel: state columns
 int opt_write_html(FILE* f, const physModel* m, const optPage* pg, const int* sel, int nsel);
 
 #endif  // PHYS_OPTIMIZE_H

@@ -1,12 +1,14 @@
 // optimize_html.c - the HTML page of `physid optimize` and `physid mpc` (optimize.h): one self-contained page
-// (inline SVG and CSS through svgplot.c, no scripts, no external resources) with a summary table, the cost per
+// (inline SVG and CSS through svgplot.c, no external resources) with a summary table, the cost per
 // iteration (optimize) or per replan (mpc) on a log scale, every control over time and the chosen state
-// coordinates over time. Deterministic for given data (no dates or times of day).
+// coordinates over time; with the task's "replay": true the 3-D player of the planned (optimize) or executed (mpc)
+// motion (tools/view.h: three.js inlined, scripts). Deterministic for given data (no dates or times of day).
 #include <stdlib.h>
 #include <string.h>
 
 #include "optimize.h"
 #include "svgplot.h"
+#include "view.h"
 
 // the index of a trajectory CSV column name "qI" or "vI" in the state row (qpos, qvel); -1 if not one of m's
 static int state_column(const physModel* m, const char* name) {
@@ -17,7 +19,24 @@ static int state_column(const physModel* m, const char* name) {
   return name[0] == 'q' ? (int)i : m->nq + (int)i;
 }
 
+// the "replay" key: absent or a boolean; when true three.js must be readable (before any work)
+static int read_replay(optTask* t) {
+  const cJSON* v = cJSON_GetObjectItemCaseSensitive(t->root, "replay");
+  t->replay = 0;
+  if (!v) return 1;
+  if (!cJSON_IsBool(v)) {
+    cli_error("%s: replay: expected true or false", t->file);
+    return 0;
+  }
+  t->replay = cJSON_IsTrue(v);
+  char* three = NULL;
+  if (t->replay && !view_read_three(&three, NULL)) return 0;
+  free(three);
+  return 1;
+}
+
 int opt_read_plot(optTask* t, const physModel* m) {
+  if (!read_replay(t)) return 0;
   const cJSON* v = cJSON_GetObjectItemCaseSensitive(t->root, "plot");
   int *sel = t->plot, *nsel = &t->nplot;
   *nsel = 0;
@@ -59,6 +78,25 @@ static void page_summary(FILE* f, const optPage* pg) {
   fputs("</table>\n", f);
 }
 
+// the 3-D player of the motion: X's positions (T + 1 rows of nq + nv) as one trajectory; 0 on failure (message)
+static int section_replay(FILE* f, const physModel* m, const optPage* pg) {
+  int n = pg->T + 1, ns = m->nq + m->nv;
+  double* qpos = malloc(sizeof(double) * (size_t)n * (size_t)(m->nq ? m->nq : 1));
+  char* three = NULL;
+  int ok = qpos && view_read_three(&three, NULL);
+  if (!qpos) cli_error("out of memory");
+  if (ok) {
+    for (int k = 0; k < n; k++) memcpy(qpos + (size_t)k * m->nq, pg->X + (size_t)k * ns, sizeof(double) * (size_t)m->nq);
+    viewTrajectory v = {!strcmp(pg->command, "mpc") ? "executed" : "planned", n, pg->times, qpos, NULL, NULL, NULL};
+    viewOptions opt = {60, 0, NULL, NULL};
+    fputs("<h2>Replay</h2>\n", f);
+    ok = view_write_player(f, m, &v, 1, &opt, three);
+  }
+  free(three);
+  free(qpos);
+  return ok;
+}
+
 int opt_write_html(FILE* f, const physModel* m, const optPage* pg, const int* sel, int nsel) {
   int ns = m->nq + m->nv, nk = pg->n_iter > 0 ? pg->n_iter : 1;
   double* k = malloc(sizeof(double) * (size_t)nk);
@@ -84,7 +122,9 @@ int opt_write_html(FILE* f, const physModel* m, const optPage* pg, const int* se
     snprintf(title, sizeof title, "%c%d", q ? 'q' : 'v', q ? col : col - m->nq);
     svg_plot(f, title, "time (s)", &x, 1, 0);
   }
-  fputs("</div>\n</body></html>\n", f);
+  fputs("</div>\n", f);
+  int ok = !pg->replay || section_replay(f, m, pg);
+  fputs("</body></html>\n", f);
   free(k);
-  return !ferror(f);
+  return ok && !ferror(f);
 }

@@ -24,6 +24,7 @@ static const cliCommand g_commands[] = {
     {"evaluate", "report a model's prediction errors against recorded trajectories", cli_evaluate},
     {"sweep", "write the loss along one parameter (CSV, HTML plot): look before fitting", cli_sweep},
     {"optimize", "plan a trajectory (control-limited DDP) from a task file: controls, trajectory, result", cli_optimize},
+    {"view", "write a 3-D replay of trajectories (observed and predicted) as one self-contained HTML page", cli_view},
     {"mpc", "model-predictive control from a task file, on a physid or MuJoCo plant: controls, trajectory, result", cli_mpc},
 };
 static const int g_ncommand = sizeof g_commands / sizeof g_commands[0];

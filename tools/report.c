@@ -2,6 +2,8 @@
 // no external resources), deterministic for a given fit (no times or dates): settings, parameter table,
 // loss per iteration (log scale), parameter traces, correlation heat map, observed vs predicted positions
 // and orientations (rotation vectors) of up to three trajectories (phys_fit_predict: what the loss compares).
+// With --replay the page also holds a 3-D replay (tools/view.c: three.js inlined, scripts) of the first trajectory:
+// observed, the identified model's rollout and the initial model's.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +12,7 @@
 #include "identify.h"
 #include "rot.h"
 #include "svgplot.h"
+#include "view.h"
 
 #define REPORT_NTRAJ 3            // trajectories plotted
 #define REPORT_NTRACE 16          // parameter traces plotted
@@ -232,6 +235,38 @@ static int section_trajectories(FILE* f, const idRun* run, char* err, size_t ner
   return ok;
 }
 
+// --replay: trajectory 0 observed, rolled out by the identified model and by the initial one (m set to theta0 for
+// that rollout, then back to the fit's answer), in the 3-D player
+static int section_replay(FILE* f, const idRun* run, char* err, size_t nerr) {
+  const physTrajectory* tr = run->ds.traj;
+  size_t T = (size_t)tr->T, nq = (size_t)run->m->nq, nv = (size_t)(run->m->nv ? run->m->nv : 1);
+  double* qpos = malloc(sizeof(double) * T * 2 * nq);
+  double* qvel = malloc(sizeof(double) * T * nv);
+  char* three = NULL;
+  int ok = qpos && qvel && view_read_three(&three, NULL);
+  if (!ok) snprintf(err, nerr, "--replay: %s", qpos && qvel ? "three.js not readable" : "out of memory");
+  if (ok) {
+    fputs("<h2>Replay: observed, identified and initial model</h2>\n", f);
+    predict(f, run, 0, PHYS_LOSS_ROLLOUT, qpos, qvel);
+    ok = phys_param_set(&run->table, run->m, run->theta0) == PHYS_OK;
+    if (ok) predict(f, run, 0, PHYS_LOSS_ROLLOUT, qpos + T * nq, qvel);
+    ok = phys_param_set(&run->table, run->m, run->res.theta) == PHYS_OK && ok;
+    if (!ok) snprintf(err, nerr, "--replay: cannot set the parameters");
+  }
+  if (ok) {
+    viewTrajectory v[3] = {{"observed", tr->T, tr->time, tr->qpos, tr->qvel, tr->ctrl, tr->qfrc},
+                           {"identified model, rolled out", tr->T, tr->time, qpos, NULL, tr->ctrl, tr->qfrc},
+                           {"initial model, rolled out", tr->T, tr->time, qpos + T * nq, NULL, tr->ctrl, tr->qfrc}};
+    viewOptions opt = {60, 0, NULL, NULL};
+    ok = view_write_player(f, run->m, v, 3, &opt, three);
+    if (!ok) snprintf(err, nerr, "--replay: out of memory");
+  }
+  free(three);
+  free(qpos);
+  free(qvel);
+  return ok;
+}
+
 // the whole page
 int id_write_report(FILE* f, const idRun* run, char* err, size_t nerr) {
   page_head(f, "identify");
@@ -240,6 +275,7 @@ int id_write_report(FILE* f, const idRun* run, char* err, size_t nerr) {
   section_history(f, run);
   section_correlation(f, run);
   int ok = section_trajectories(f, run, err, nerr);
+  if (ok && run->replay && run->ds.ntraj > 0) ok = section_replay(f, run, err, nerr);
   fputs("</body></html>\n", f);
   return ok;
 }
