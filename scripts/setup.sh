@@ -6,7 +6,8 @@ pkgs=(build-essential cmake pkg-config libxml2-dev libcjson-dev zlib1g-dev libqh
       libmujoco-dev libmujoco-samples dart-doc valgrind liblbfgsb-dev liblapacke-dev
       libblas-dev                   # <cblas.h>, the reference BLAS: the networks (src/math/mlp.c); not OpenBLAS (README)
       clang-14 libclang-rt-14-dev   # clang-14 and its libFuzzer/sanitizer runtimes: scripts/fuzz.sh
-      coinor-libipopt-dev)          # Ipopt 3.11: multiple shooting (src/control/ms.c)
+      coinor-libipopt-dev           # Ipopt 3.11: multiple shooting (src/control/ms.c)
+      libopenmpi-dev openmpi-bin)   # Open MPI: mpirun -np N physid identify (tools/mpi.c)
 if [ "${1:-}" = "--bench" ]; then
   pkgs+=(g++ libdart-dev libdart-collision-bullet-dev libdart-utils-urdf-dev)   # bench/bench_dart.cpp only
 fi

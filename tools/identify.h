@@ -40,6 +40,7 @@ typedef struct idArgs_ {
   const char* network_out;  // --network-out FILE: the trained network (diffsim-r, end-to-end)
   int progressive;          // --progressive: paper 002's progressive training (issue 16 item 4; sysid.h)
   int validation;           // --validation N: its validation trajectories, the last N (-1: not given)
+  int threads;              // --threads N: threads simulating the trajectories (0: not given, cli_default_threads)
   // merged
   const char* model;
   const char* data[ID_MAXDATA];
