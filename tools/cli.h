@@ -135,7 +135,7 @@ typedef struct physFitComm_ physFitComm;
 // start MPI if mpirun launched this process (process 0 prints and writes; the others are silent); -1 to go on,
 // else the exit code after the message (launched by mpirun, but built without MPI)
 int cli_mpi_start(int* argc, char*** argv);
-// -1 if command may run on this many processes (one, or identify), else 2 after the message
+// -1 if command may run on this many processes (one, or identify and sweep), else 2 after the message
 int cli_mpi_check(const char* command);
 // the fit's exchange among the processes (NULL: one process)
 const physFitComm* cli_mpi_comm(void);

@@ -1,5 +1,5 @@
-// mpi.c - the command-line tool on several processes (issue 21): `mpirun -np N physid identify ...` shares every
-// evaluation of the fit among the N processes (src/sysid/fit.c: each simulates a contiguous range of the
+// mpi.c - the command-line tool on several processes (issue 21): `mpirun -np N physid identify ...` (and sweep)
+// shares every evaluation of the fit among the N processes (src/sysid/fit.c: each simulates a contiguous range of the
 // trajectories, then the processes exchange their residual and Jacobian rows), so the result is the one process's,
 // bit for bit, for every N. Built with Open MPI when CMake finds it (PHYS_MPI); MPI is started only when the
 // process was launched by mpirun (Open MPI's or PMIx's environment), so the plain binary behaves as without MPI.
@@ -83,9 +83,9 @@ int cli_mpi_start(int* argc, char*** argv) {
 }
 
 int cli_mpi_check(const char* command) {
-  if (g_size <= 1 || strcmp(command, "identify") == 0) return -1;
-  cli_error("%s: only identify shares its work among processes: run '%s' without mpirun (%d processes started)",
-            command, command, g_size);
+  if (g_size <= 1 || strcmp(command, "identify") == 0 || strcmp(command, "sweep") == 0) return -1;
+  cli_error("%s: only identify and sweep share their work among processes: run '%s' without mpirun (%d processes "
+            "started)", command, command, g_size);
   return CLI_EXIT_USAGE;
 }
 

@@ -3,7 +3,8 @@
 // on 1, 2 and 3 processes (--oversubscribe) and with 1 and 2 threads give result.json equal to the plain binary's
 // byte for byte but for "time"; a process killed in the middle of the fit (the CLI's test hook in process 1 only)
 // makes mpirun exit non-zero with no result file; the checkpoint process 0 wrote resumes on another number of
-// processes to the uninterrupted result; a command that does not share its work is refused on 2 processes.
+// processes to the uninterrupted result; sweep on 2 processes writes the plain binary's CSV; a command that does not
+// share its work is refused on 2 processes.
 // Built without MPI (the sanitizer build): a process started by mpirun is refused with the reason.
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,6 +77,21 @@ static void test_killed_process(const char* plain) {
   CHECK(same_result(plain, out));
 }
 
+// sweep on two processes: the plain binary's CSV, byte for byte
+static void test_sweep(void) {
+  char line[4096];
+  const char* sw = "sweep models/cube.xml data/cube_toss --files 3 --param friction:cube:min=0.1:max=0.3 --points 3 "
+                   "--quiet";
+  snprintf(line, sizeof line, "'%s' %s --out %s", g_bin, sw, path("sweep1.csv"));
+  CHECK(shell(line) == 0);
+  snprintf(line, sizeof line, MPIRUN " '%s' %s --out %s", 2, g_bin, sw, path("sweep2.csv"));
+  CHECK(shell(line) == 0);
+  char *a = slurp(path("sweep1.csv")), *b = slurp(path("sweep2.csv"));
+  CHECK(strncmp(a, "value,loss\n", 11) == 0 && strcmp(a, b) == 0);
+  free(a);
+  free(b);
+}
+
 // simulate on two processes: refused (exit 2) with the reason, nothing written
 static void test_refused_command(void) {
   char line[4096];
@@ -83,8 +99,8 @@ static void test_refused_command(void) {
            path("sim.csv"));
   CHECK(shell(line) != 0);
   char* err = slurp(path(".err"));
-  CHECK(strstr(err, "physid: simulate: only identify shares its work among processes: run 'simulate' without "
-                    "mpirun (2 processes started)") != NULL);
+  CHECK(strstr(err, "physid: simulate: only identify and sweep share their work among processes: run 'simulate' "
+                    "without mpirun (2 processes started)") != NULL);
   free(err);
   struct stat sb;
   CHECK(stat(path("sim.csv"), &sb) != 0);
@@ -113,6 +129,7 @@ int main(void) {
   char plain[300];
   test_same_result(plain);
   test_killed_process(plain);
+  test_sweep();
   test_refused_command();
 #else
   test_without_mpi();
