@@ -8,6 +8,7 @@ pkgs=(build-essential cmake pkg-config libxml2-dev libcjson-dev zlib1g-dev libqh
       clang-14 libclang-rt-14-dev   # clang-14 and its libFuzzer/sanitizer runtimes: scripts/fuzz.sh
       coinor-libipopt-dev           # Ipopt 3.11: multiple shooting (src/control/ms.c)
       libassimp-dev                 # Collada (.dae) meshes (src/model/mesh_assimp.c; optional: -DPHYS_ASSIMP=OFF)
+      libopenmpi-dev openmpi-bin    # Open MPI: mpirun -np N physid identify (tools/mpi.c)
       libjs-three chromium          # physid view: three.js inlined in its pages; headless Chromium tests them
       python3-numpy python3-pytest python3-torch python3-pip python3-setuptools)   # the Python binding (python/):
                                     # Debian's /usr/bin/python3 has them, not a pyenv python3 earlier on PATH

@@ -130,6 +130,22 @@ void cli_json_string(FILE* f, const char* s);
 // flush and close stdout at exit; 0 on a write error (ENOSPC...), with a message if report
 int cli_stdout_close(int report);
 
+// the processes of mpirun (tools/mpi.c, issue 21)
+typedef struct physFitComm_ physFitComm;
+// start MPI if mpirun launched this process (process 0 prints and writes; the others are silent); -1 to go on,
+// else the exit code after the message (launched by mpirun, but built without MPI)
+int cli_mpi_start(int* argc, char*** argv);
+// -1 if command may run on this many processes (one, or identify and sweep), else 2 after the message
+int cli_mpi_check(const char* command);
+// the fit's exchange among the processes (NULL: one process)
+const physFitComm* cli_mpi_comm(void);
+int cli_mpi_rank(void);
+// end MPI (if started)
+void cli_mpi_end(void);
+// threads a command uses by default: the cores this process may run on (sched_getaffinity), divided among the
+// processes mpirun started on this machine, 1 to 16
+int cli_default_threads(void);
+
 // subcommands: argv[0] is the subcommand name; return the exit code
 int cli_info(int argc, char** argv);
 int cli_simulate(int argc, char** argv);

@@ -264,6 +264,7 @@ static int job_key(idArgs* a, const cJSON* v, const char* job) {
   if (!strcmp(k, "iters")) return job_int(&a->iters, 0, v, 1, 10000000, job);
   if (!strcmp(k, "bootstrap")) return job_int(&a->bootstrap, 0, v, 1, 100000, job);
   if (!strcmp(k, "files")) return job_int(&a->files, 0, v, 1, 100000000, job);
+  if (!strcmp(k, "threads")) return job_int(&a->threads, 0, v, 1, 16, job);
   if (!strcmp(k, "skip")) return job_int(&a->skip, -1, v, 0, 100000000, job);
   if (!strcmp(k, "prior")) return job_number(&a->prior, v, 0, job);
   if (!strcmp(k, "lr")) return job_number(&a->lr, v, 1e-300, job);
@@ -293,8 +294,8 @@ static int job_key(idArgs* a, const cJSON* v, const char* job) {
     return 1;
   }
   cli_error("%s: unknown key '%s' (valid: model, data, params, loss, horizon, substeps, optimizer, starts, seed, "
-            "iters, bootstrap, weights, violation_weights, prior, lr, contact, integrator, velocities, fit_start, files, "
-            "skip, map, "
+            "iters, threads, bootstrap, weights, violation_weights, prior, lr, contact, integrator, velocities, fit_start, "
+            "files, skip, map, "
             "observe, out, write_model, report, replay, floating, actuate, add, quiet, checkpoint, resume)",
             job, k);
   return 0;
@@ -430,6 +431,8 @@ static void fit_options(physFitOptions* o, const idArgs* a) {
   o->checkpoint = a->checkpoint;
   o->resume = a->resume;
   o->on_checkpoint = getenv("PHYSID_TEST_KILL_AFTER_ITER") ? test_kill : NULL;
+  o->threads = a->threads > 0 ? a->threads : cli_default_threads();   // the result is the same for any count
+  o->comm = cli_mpi_comm();   // mpirun: the processes share every evaluation (tools/mpi.c)
 }
 
 //---------------------------------------------------------------------------------------------------------
@@ -1234,6 +1237,9 @@ int cli_identify(int argc, char** argv) {
       {"--bootstrap", ARG_INT, &a.bootstrap, "N", "N refits on trajectories resampled with replacement (percentile "
        "intervals; default 0: none)", 1, 1e5, 0},
       {"--iters", ARG_INT, &a.iters, "N", "iterations per start (default 100, adam 500)", 1, 1e7, 0},
+      {"--threads", ARG_INT, &a.threads, "N", "threads simulating the trajectories (default: the cores this process "
+       "may use, shared among mpirun's processes on the machine; at most 16); the result is the same for any N", 1,
+       16, 0},
       {"--lr", ARG_DOUBLE, &a.lr, "RATE", "Adam's learning rate (default 0.01)", 1e-300, 1e300, 0},
       {"--job", ARG_STRING, &a.job, "FILE.json", "settings from a JSON job file (options override it)", 0, 0, 0},
       {"--out", ARG_STRING, &a.out, "FILE.json", "write the result as JSON", 0, 0, 0},
@@ -1267,6 +1273,12 @@ int cli_identify(int argc, char** argv) {
   int code = cli_parse(a.pos, &cmd, argc, argv);
   if (code >= 0) return code;
   if ((code = cli_integrator_derivatives("identify")) >= 0) return code;
+  if (cli_mpi_comm() && (a.approach == ID_APP_E2E || a.approach == ID_APP_DIFFSIM_R || a.approach == ID_APP_CCN_R ||
+                         a.progressive)) {   // their training loops run on one process
+    cli_error("identify: %s runs on one process: start it without mpirun",
+              a.progressive ? "--progressive" : "--approach with a network");
+    return CLI_EXIT_USAGE;
+  }
   if (a.approach == ID_APP_E2E) return id_run_e2e(&a);
   if ((code = id_approach_map(&a)) >= 0) return code;
   idRun r;
@@ -1279,7 +1291,10 @@ int cli_identify(int argc, char** argv) {
   if (code < 0) {
     cliOutput o[ID_NOUT];
     code = CLI_EXIT_INPUT;
-    if (check_outputs(o, &a) && run_fit(&r, &a) && write_outputs(o, &r)) code = CLI_EXIT_OK;
+    if (check_outputs(o, &a) && run_fit(&r, &a)) {
+      r.fit.comm = NULL;   // the outputs (the report's predictions) are process 0's alone
+      if (cli_mpi_rank() > 0 || write_outputs(o, &r)) code = CLI_EXIT_OK;
+    }
   }
   id_cleanup(&r, &a);
   return code;

@@ -222,7 +222,7 @@ int cli_sweep(int argc, char** argv) {
     else if (cli_output_check(o, "--out", out) && cli_output_check(o + 1, "--report", a.report) &&
              !cli_output_conflicts(o, 2, input, n) && id_load_data(&r, &a) && (find_channels(&g, &r), 1) &&
              sweep_losses(&r, &g, buf, buf + g.n) &&
-             write_sweep(o, &r, &g, buf, buf + g.n))
+             (cli_mpi_rank() > 0 || write_sweep(o, &r, &g, buf, buf + g.n)))   // mpirun: process 0 writes
       code = CLI_EXIT_OK;
     free(buf);
   }

@@ -41,6 +41,7 @@ typedef struct idArgs_ {
   int progressive;          // --progressive: paper 002's progressive training (issue 16 item 4; sysid.h)
   int validation;           // --validation N: its validation trajectories, the last N (-1: not given)
   int replay;               // --replay: the report embeds a 3-D replay of the first trajectory (issue 20 item 2)
+  int threads;              // --threads N: threads simulating the trajectories (0: not given, cli_default_threads)
   // merged
   const char* model;
   const char* data[ID_MAXDATA];

@@ -199,7 +199,9 @@ static int dispatch(int argc, char** argv) {
     return CLI_EXIT_OK;
   }
   for (int i = 0; i < g_ncommand; i++) {
-    if (strcmp(argv[1], g_commands[i].name) == 0) return g_commands[i].run(argc - 1, argv + 1);
+    if (strcmp(argv[1], g_commands[i].name) != 0) continue;
+    int code = cli_mpi_check(argv[1]);
+    return code >= 0 ? code : g_commands[i].run(argc - 1, argv + 1);
   }
   cli_error("unknown command '%s' (see 'physid --help')", argv[1]);
   return CLI_EXIT_USAGE;
@@ -207,7 +209,9 @@ static int dispatch(int argc, char** argv) {
 
 // the command, then stdout flushed and closed: a write error there (ENOSPC, EIO) fails a run that succeeded
 int main(int argc, char** argv) {
-  int code = dispatch(argc, argv);
+  int code = cli_mpi_start(&argc, &argv);
+  if (code < 0) code = dispatch(argc, argv);
   if (!cli_stdout_close(code == CLI_EXIT_OK) && code == CLI_EXIT_OK) code = CLI_EXIT_INPUT;
+  cli_mpi_end();
   return code;
 }

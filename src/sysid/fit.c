@@ -75,6 +75,11 @@
 // evaluation (trajectory k to worker k mod nworker), each with its own physData; the model is only read
 // while they run. Every segment starts from its sample with empty contact lists, so residuals, Jacobians,
 // the fit and its messages are bit-identical for any thread count (time_forward/gradient add the workers').
+// Processes (opt->comm, sysid.h: MPI through the CLI): process p simulates the trajectories [k0, k1) whose first
+// residual row lies in [p ndata / size, (p + 1) ndata / size) (its threads share them as above); after each
+// evaluation the processes agree on the failure and the first step warning (the lowest trajectory's, as the
+// threads) and exchange their residual rows, Jacobian rows and segment start offsets, so every process continues
+// with the same arrays as one process would: the fit is bit-identical for any number of processes and threads.
 //
 // Memory: allocated once per fit (the tables, a physData and scratch per worker, the optimizer's arrays);
 // the step and Jacobian calls take their scratch from each physData's arena.
@@ -193,9 +198,20 @@ typedef struct fitProblem_ {
   int nsimwarn;             // warnings of simulation steps that were not rejected, over the fit
   char simwarn[256];        // the first of them
   struct fitCkpt_* ck;      // the checkpoint written after every iteration (NULL: none)
+  int k0, k1;               // this process's trajectories (opt->comm; all without)
+  size_t* part;             // opt->comm with size > 1: count and displ (size each) of the exchanges
+  struct fitOutcome_* outs; // and the processes' outcomes of an evaluation (size)
   double* vmetric;          // nv: the violation loss's velocity metric (opt->viol_metric), from the model as given;
                             // NULL: energy units
 } fitProblem;
+
+// an evaluation's outcome on one process (the processes exchange it: fit.c's header)
+typedef struct fitOutcome_ {
+  int status, fail_k;       // the failure of the lowest trajectory (PHYS_OK and ntraj: none) and its message
+  int nsimwarn, warn_k, warn_s;   // step warnings, and where the first was (trajectory, sample)
+  char error[PHYS_MSGLEN];
+  char simwarn[256];
+} fitOutcome;
 
 // seconds of a monotonic clock
 static double now_sec(void) {
@@ -422,6 +438,43 @@ static int worker_init(fitWorker* w, fitProblem* pb, int index) {
   return 1;
 }
 
+// process p's trajectories [k0, k1) of size processes: those whose first residual row lies in
+// [p ndata / size, (p + 1) ndata / size) (the last process takes the rest)
+static void proc_range(const fitProblem* pb, int p, int size, int* k0, int* k1) {
+  int n = pb->ds->ntraj;
+  size_t lo = (size_t)pb->ndata * (size_t)p / (size_t)size, hi = (size_t)pb->ndata * (size_t)(p + 1) / (size_t)size;
+  *k0 = 0;
+  while (*k0 < n && (size_t)pb->resadr[*k0] < lo) (*k0)++;
+  *k1 = *k0;
+  while (*k1 < n && ((size_t)pb->resadr[*k1] < hi || p == size - 1)) (*k1)++;
+}
+
+// pb->k0, k1 of this process and the exchange's arrays (opt->comm with size > 1); 0 when out of memory
+static int comm_ranges(fitProblem* pb) {
+  const physFitComm* c = pb->opt->comm;
+  pb->k0 = 0, pb->k1 = pb->ds->ntraj;
+  if (!c || c->size <= 1) return 1;
+  proc_range(pb, c->rank, c->size, &pb->k0, &pb->k1);
+  pb->part = malloc(sizeof(size_t) * 2 * (size_t)c->size);
+  pb->outs = malloc(sizeof(fitOutcome) * (size_t)c->size);
+  return pb->part && pb->outs;
+}
+
+// every process's part of buf to every process: process p's trajectories [k0, k1) own the entries
+// [adr[k0], adr[k1]) (adr[ntraj] read as total) times width doubles; 0 if the exchange failed
+static int comm_share(fitProblem* pb, double* buf, const int* adr, int total, size_t width) {
+  const physFitComm* c = pb->opt->comm;
+  size_t *cnt = pb->part, *dsp = pb->part + c->size;
+  int n = pb->ds->ntraj;
+  for (int p = 0; p < c->size; p++) {
+    int k0, k1;
+    proc_range(pb, p, c->size, &k0, &k1);
+    size_t a = (size_t)(k0 < n ? adr[k0] : total), b = (size_t)(k1 < n ? adr[k1] : total);
+    dsp[p] = a * width, cnt[p] = (b - a) * width;
+  }
+  return c->allgatherv(c->ctx, buf, cnt, dsp);
+}
+
 // allocate and fill the problem (its tables, then one data and scratch per worker); the model's timestep
 // becomes dt_obs / substeps
 static physStatus problem_init(fitProblem* pb, physModel* m, const physParamTable* t, const double* theta0,
@@ -489,6 +542,7 @@ static physStatus problem_init(fitProblem* pb, physModel* m, const physParamTabl
     if (!pb->vmetric) return phys_error(log, PHYS_ERR_NOMEM, "fit: out of memory for the velocity metric");
     phys_violation_metric(m, pb->worker[0].d, pb->vmetric);
   }
+  if (!comm_ranges(pb)) return phys_error(log, PHYS_ERR_NOMEM, "fit: out of memory");
   m->opt.timestep = ds->dt_obs / opt->substeps;
   warn_spacing(ds, log);
   return PHYS_OK;
@@ -506,6 +560,10 @@ static void problem_free(fitProblem* pb) {
   pb->buf = NULL;
   free(pb->vmetric);
   pb->vmetric = NULL;
+  free(pb->part);
+  free(pb->outs);
+  pb->part = NULL;
+  pb->outs = NULL;
 }
 
 // seconds spent by the workers in simulation and in derivatives
@@ -967,7 +1025,7 @@ static void* worker_run(void* arg) {
   const fitProblem* pb = wk->pb;
   const physDataset* ds = pb->ds;
   int nth = pb->ntheta, nsel = pb->nsel;
-  for (int k = wk->index; k < ds->ntraj; k += pb->nworker) {
+  for (int k = pb->k0 + wk->index; k < pb->k1; k += pb->nworker) {
     if (pb->opt->loss == PHYS_LOSS_VIOLATION) {
       size_t a = (size_t)pb->resadr[k];
       physStatus st = ds->traj[k].T > 1 ? violation_traj(wk, k, wk->r + a, wk->J ? wk->J + a * nth : NULL) : PHYS_OK;
@@ -996,6 +1054,49 @@ static void* worker_run(void* arg) {
   return NULL;
 }
 
+// this process's outcome of the evaluation from its workers': the failure of the lowest trajectory, the step
+// warnings and the first of them (lowest trajectory, then sample)
+static void outcome_local(const fitProblem* pb, fitOutcome* o) {
+  memset(o, 0, sizeof(*o));
+  o->status = PHYS_OK, o->fail_k = pb->ds->ntraj;
+  const fitWorker* first = NULL;
+  for (int i = 0; i < pb->nworker; i++) {
+    const fitWorker* wk = &pb->worker[i];
+    o->nsimwarn += wk->nsimwarn;
+    if (wk->nsimwarn &&
+        (!first || wk->warn_k < first->warn_k || (wk->warn_k == first->warn_k && wk->warn_s < first->warn_s)))
+      first = wk;
+    if (wk->status != PHYS_OK && wk->fail_k < o->fail_k) {
+      o->status = wk->status, o->fail_k = wk->fail_k;
+      memcpy(o->error, wk->log.error, sizeof o->error);
+    }
+  }
+  if (first) {
+    o->warn_k = first->warn_k, o->warn_s = first->warn_s;
+    memcpy(o->simwarn, first->simwarn, sizeof(o->simwarn));
+  }
+}
+
+// the processes' outcomes merged into *o (the same on every process): the failure of the lowest trajectory, the
+// warnings summed, the first warning of the lowest process that had one (processes hold increasing trajectories);
+// 0 if the exchange failed
+static int comm_outcome(fitProblem* pb, fitOutcome* o) {
+  const physFitComm* c = pb->opt->comm;
+  if (!c->allgather(c->ctx, o, pb->outs, sizeof(*o))) return 0;
+  fitOutcome all = pb->outs[0];
+  for (int p = 1; p < c->size; p++) {
+    const fitOutcome* q = &pb->outs[p];
+    if (q->nsimwarn && !all.nsimwarn) all.warn_k = q->warn_k, all.warn_s = q->warn_s, memcpy(all.simwarn, q->simwarn, sizeof(all.simwarn));
+    all.nsimwarn += q->nsimwarn;
+    if (q->status != PHYS_OK && q->fail_k < all.fail_k) {
+      all.status = q->status, all.fail_k = q->fail_k;
+      memcpy(all.error, q->error, sizeof(all.error));
+    }
+  }
+  *o = all;
+  return 1;
+}
+
 // all residuals r (nres) at theta and their Jacobian J (nres x ntheta, may be NULL); theta is written into
 // the model first. Trajectories are shared among the workers (threads); every segment starts from its
 // sample with empty contact lists, so the result is the same, bit for bit, for any number of threads, and
@@ -1018,21 +1119,21 @@ static physStatus evaluate(fitProblem* pb, const double* theta, double* r, doubl
   worker_run(&pb->worker[0]);
   for (int i = 1; i < nw; i++)
     if (started[i]) pthread_join(th[i], NULL);
-  // merge: step warnings, then the failure of the lowest trajectory
-  const fitWorker* first = NULL;
-  for (int i = 0; i < nw; i++) {
-    const fitWorker* wk = &pb->worker[i];
-    if (!wk->nsimwarn) continue;
-    if (!first || wk->warn_k < first->warn_k || (wk->warn_k == first->warn_k && wk->warn_s < first->warn_s))
-      first = wk;
-  }
-  if (first && pb->nsimwarn == 0) memcpy(pb->simwarn, first->simwarn, sizeof(pb->simwarn));
-  const fitWorker* fail = NULL;
-  for (int i = 0; i < nw; i++) {
-    pb->nsimwarn += pb->worker[i].nsimwarn;
-    if (pb->worker[i].status != PHYS_OK && (!fail || pb->worker[i].fail_k < fail->fail_k)) fail = &pb->worker[i];
-  }
-  if (fail) return phys_error(pb->log, fail->status, "%s", fail->log.error);
+  // merge: step warnings, then the failure of the lowest trajectory (of every process's)
+  fitOutcome out;
+  outcome_local(pb, &out);
+  const physFitComm* c = pb->opt->comm;
+  int shared = c && c->size > 1;
+  if (shared && !comm_outcome(pb, &out))
+    return phys_error(pb->log, PHYS_ERR_IO, "fit: the processes could not exchange an evaluation's outcome");
+  if (out.nsimwarn && pb->nsimwarn == 0) memcpy(pb->simwarn, out.simwarn, sizeof(pb->simwarn));
+  pb->nsimwarn += out.nsimwarn;
+  if (out.status != PHYS_OK) return phys_error(pb->log, out.status, "%s", out.error);
+  // every process's rows, Jacobian rows and segment start offsets to every process
+  if (shared && !(comm_share(pb, r, pb->resadr, pb->ndata, 1) &&
+                  (!J || comm_share(pb, J, pb->resadr, pb->ndata, (size_t)nth)) &&
+                  (!pb->nvf || comm_share(pb, pb->dtrial, pb->nuisadr, pb->nnuis, 1))))
+    return phys_error(pb->log, PHYS_ERR_IO, "fit: the processes could not exchange their residuals");
   // prior rows sqrt(prior) (theta - theta0)
   if (pb->nres > pb->ndata) {
     for (int i = 0; i < nth; i++) {
@@ -1125,7 +1226,8 @@ static physStatus checkpoint(fitProblem* pb, fitRun* run, int start) {
   st->nsimwarn = pb->nsimwarn;
   memcpy(st->simwarn, pb->simwarn, sizeof(st->simwarn));
   problem_times(pb, &st->time_forward, &st->time_gradient);
-  physStatus s = phys_ckpt_save(ck->path, st, pb->log);
+  const physFitComm* c = pb->opt->comm;   // one file: the first process writes it
+  physStatus s = c && c->rank > 0 ? PHYS_OK : phys_ckpt_save(ck->path, st, pb->log);
   ck->failed = s != PHYS_OK;
   if (s != PHYS_OK) return s;
   const physFitOptions* o = pb->opt;

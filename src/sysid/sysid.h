@@ -88,6 +88,21 @@ typedef enum physOptimizer_ {
   PHYS_OPT_ADAM             // Adam on the summed loss
 } physOptimizer;
 
+// a fit's evaluations shared among processes (issue 21; the CLI's MPI layer, tools/mpi.c, provides one): every
+// process runs the same fit on the whole dataset; each simulates a contiguous range of trajectories (split by
+// residual rows) and the processes exchange their rows, so every process holds every residual and Jacobian row,
+// and every decision of the fit is taken on the same numbers: the result is that of one process, bit for bit, for
+// any number of processes. The library itself does not depend on MPI.
+typedef struct physFitComm_ {
+  int rank, size;           // this process, of size (size 1: nothing is exchanged)
+  void* ctx;                // the callbacks' context
+  // every process's nbytes bytes of mine, in process order, into all (size * nbytes); 0 on failure
+  int (*allgather)(void* ctx, const void* mine, void* all, size_t nbytes);
+  // buf holds doubles: process p's part is [displ[p], displ[p] + count[p]); each process has filled its own part;
+  // afterwards every process holds every part; 0 on failure
+  int (*allgatherv)(void* ctx, double* buf, const size_t* count, const size_t* displ);
+} physFitComm;
+
 typedef struct physFitOptions_ {
   int loss;                 // physLossKind
   int horizon;              // observations per shooting segment (KSTEP; default 10)
@@ -127,6 +142,7 @@ typedef struct physFitOptions_ {
   int (*on_checkpoint)(void* ctx, int start, int iter);   // called after the state of iteration `iter` of
                             // start `start` was written; nonzero ends the fit with PHYS_ERR_ARG (tests: a kill)
   void* on_checkpoint_ctx;
+  const physFitComm* comm;  // NULL: one process (above); with size > 1 only rank 0 writes the checkpoint
 } physFitOptions;
 
 // physFitOptions.fit_start: the staged fit (issue 12; fit.c, *Segment start states*)

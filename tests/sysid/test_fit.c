@@ -7,6 +7,7 @@
 // experiments); with --slow only the slow part: Adam's recoveries, the 40-seed Monte Carlo of the standard
 // errors and the coverage from 200 experiments (onestep and kstep, 12, 30 and 5 trajectories) and of the
 // bootstrap (sysid/test_fit_slow, label slow).
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
@@ -669,6 +670,109 @@ static void test_determinism_predict(void) {
   phys_fit_result_free(&a);
   phys_fit_result_free(&b);
   phys_fit_result_free(&c);
+  scene_free(&sc);
+}
+
+//---------------------------------------------------------------------------------------------------------
+// processes (opt.comm, issue 21): two threads stand for two processes, each with its own model, exchanging
+// through shared memory as the CLI's MPI layer (tools/mpi.c) does through MPI
+
+typedef struct fakeWorld_ {
+  pthread_barrier_t bar;
+  const void* mine[2];      // each process's outgoing bytes (allgather) or buffer (allgatherv)
+  size_t own[2];            // the doubles each process owned in the last exchange (allgatherv)
+} fakeWorld;
+
+typedef struct fakeProc_ {
+  fakeWorld* w;
+  physFitComm comm;
+  physModel* m;
+  physParamTable t;
+  const scene* sc;
+  physFitOptions opt;
+  physFitResult res;
+  physStatus st;
+} fakeProc;
+
+static fakeWorld g_world;
+
+// physFitComm.allgather through shared memory: publish, wait, copy everyone's, wait
+static int fake_allgather(void* ctx, const void* mine, void* all, size_t nbytes) {
+  fakeProc* p = ctx;
+  fakeWorld* w = p->w;
+  w->mine[p->comm.rank] = mine;
+  pthread_barrier_wait(&w->bar);
+  for (int q = 0; q < 2; q++) memcpy((char*)all + (size_t)q * nbytes, w->mine[q], nbytes);
+  pthread_barrier_wait(&w->bar);
+  return 1;
+}
+
+// physFitComm.allgatherv: every process's part copied from its buffer into this one's
+static int fake_allgatherv(void* ctx, double* buf, const size_t* count, const size_t* displ) {
+  fakeProc* p = ctx;
+  fakeWorld* w = p->w;
+  w->mine[p->comm.rank] = buf;
+  if (p->comm.rank == 0) w->own[0] = count[0], w->own[1] = count[1];
+  pthread_barrier_wait(&w->bar);
+  for (int q = 0; q < 2; q++)
+    if (q != p->comm.rank) memcpy(buf + displ[q], (const double*)w->mine[q] + displ[q], sizeof(double) * count[q]);
+  pthread_barrier_wait(&w->bar);
+  return 1;
+}
+
+// one process: its own model and table, the shared data, the fit
+static void* fake_process(void* arg) {
+  fakeProc* p = arg;
+  physLog log = {0};
+  p->st = phys_fit(p->m, &p->t, p->sc->start, NULL, NULL, &p->sc->ds, &p->opt, &p->res, &log);
+  return NULL;
+}
+
+// the pendulum's fit (kstep, fitted segment starts, 3 starts) on one process and on two: both processes end with
+// the one process's result, bit for bit; each simulated a part (the residual rows split between them)
+static void test_processes(void) {
+  scene sc;
+  scene_pendulum(&sc, 101);
+  add_noise(&sc.ds, 1e-3, 1e-2, 7);
+  physFitOptions opt;
+  phys_fit_defaults(&opt);
+  opt.substeps = 10, opt.loss = PHYS_LOSS_KSTEP, opt.starts = 3, opt.seed = 11, opt.fit_start = 1;
+  physFitResult one;
+  physLog log = {0};
+  CHECK(phys_fit(sc.m, &sc.t, sc.start, NULL, NULL, &sc.ds, &opt, &one, &log) == PHYS_OK);
+  fakeProc proc[2];
+  pthread_t th[2];
+  memset(proc, 0, sizeof proc);
+  pthread_barrier_init(&g_world.bar, NULL, 2);
+  const char* spec[] = {"damping:swing", "mass:bob"};
+  for (int r = 0; r < 2; r++) {
+    fakeProc* p = &proc[r];
+    p->w = &g_world, p->sc = &sc, p->opt = opt, p->m = phys_copy_model(sc.m);
+    table(&p->t, p->m, spec, 2);
+    p->comm = (physFitComm){r, 2, p, fake_allgather, fake_allgatherv};
+    p->opt.comm = &p->comm;
+  }
+  for (int r = 0; r < 2; r++) CHECK(pthread_create(&th[r], NULL, fake_process, &proc[r]) == 0);
+  for (int r = 0; r < 2; r++) pthread_join(th[r], NULL);
+  for (int r = 0; r < 2; r++) {
+    const physFitResult* b = &proc[r].res;
+    CHECK(proc[r].st == PHYS_OK);
+    CHECK(memcmp(one.theta, b->theta, 2 * sizeof(double)) == 0 && one.loss == b->loss && one.start == b->start);
+    CHECK(one.niter_hist == b->niter_hist &&
+          memcmp(one.loss_hist, b->loss_hist, sizeof(double) * (size_t)one.niter_hist) == 0);
+    CHECK(memcmp(one.stderr_, b->stderr_, 2 * sizeof(double)) == 0);
+  }
+  // the two trajectories split one each (the last exchange: the segment start offsets, equal counts)
+  CHECK(g_world.own[0] > 0 && g_world.own[0] == g_world.own[1]);
+  printf("two processes: %zu and %zu doubles each in the last exchange, the one-process fit bit for bit (loss %.9g)\n",
+         g_world.own[0], g_world.own[1], one.loss);
+  for (int r = 0; r < 2; r++) {
+    phys_fit_result_free(&proc[r].res);
+    phys_param_table_free(&proc[r].t);
+    phys_free_model(proc[r].m);
+  }
+  pthread_barrier_destroy(&g_world.bar);
+  phys_fit_result_free(&one);
   scene_free(&sc);
 }
 
@@ -1540,6 +1644,7 @@ int main(int argc, char** argv) {
   test_adam_sim_failed();
   test_errors();
   test_determinism_predict();
+  test_processes();
   test_controls();
   test_recorded_inputs();
   test_input_transforms();

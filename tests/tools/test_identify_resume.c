@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "sh_run.h"
+#include "result_cmp.h"
 #include "test.h"
 
 extern char** environ;
@@ -27,24 +28,6 @@ extern char** environ;
 // the scratch path of name into buf (300 bytes: path()'s buffers rotate)
 static void keep(char* buf, const char* name) {
   snprintf(buf, 300, "%s", path(name));
-}
-
-// result.json's text up to its "time" object (the last key: wall and CPU times differ between runs)
-static char* without_time(const char* p) {
-  char* s = slurp(p);
-  char* t = strstr(s, "\"time\":");
-  if (t) *t = 0;
-  return s;
-}
-
-// 1 if the two result files are equal but for "time" (and both have one: they are results)
-static int same_result(const char* a, const char* b) {
-  char *x = without_time(a), *y = without_time(b);
-  int same = x[0] && strstr(x, "\"loss_history\"") && strcmp(x, y) == 0;
-  if (!same) fprintf(stderr, "  results differ:\n---\n%s\n---\n%s\n---\n", x, y);
-  free(x);
-  free(y);
-  return same;
 }
 
 // 1 if the file exists
