@@ -140,8 +140,8 @@ int cli_mpi_check(const char* command);
 // the fit's exchange among the processes (NULL: one process)
 const physFitComm* cli_mpi_comm(void);
 int cli_mpi_rank(void);
-// end MPI (if started)
-void cli_mpi_end(void);
+// end MPI (if started); a run that failed (code not 0) on several processes aborts the whole job
+void cli_mpi_end(int code);
 // threads a command uses by default: the cores this process may run on (sched_getaffinity), divided among the
 // processes mpirun started on this machine, 1 to 16
 int cli_default_threads(void);

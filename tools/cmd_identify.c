@@ -1229,7 +1229,6 @@ int cli_identify(int argc, char** argv) {
   const argOption opt[] = {
       {"--param", ARG_LIST, &a.param, "KIND:NAME[:init=V][:min=A][:max=B][:scale=S]", "a parameter to identify", 0, 0, 0},
       ID_DATA_OPTIONS,
-      CLI_INTEGRATOR_OPTIONS,
       {"--optimizer", ARG_CHOICE, &a.optimizer, "lm|lbfgsb|adam", "optimizer (default lm)", 0, 0, 0},
       {"--starts", ARG_INT, &a.starts, "N", "multi-start: initial values, then N-1 draws in the bounds", 1, 1e4, 0},
       {"--seed", ARG_INT, &a.seed, "S", "seed of the multi-start draws and the bootstrap (default 1)", 0, 2147483647,

@@ -109,9 +109,14 @@ int cli_default_threads(void) {
   return n < 1 ? 1 : n > 16 ? 16 : n;
 }
 
-void cli_mpi_end(void) {
+void cli_mpi_end(int code) {
 #ifdef PHYS_MPI
+  // a failed run on several processes aborts the job: MPI_Finalize would wait for a process that died or took
+  // another path (mpirun then ends every process and exits non-zero)
+  if (g_started && code != CLI_EXIT_OK && g_size > 1) PMPI_Abort(MPI_COMM_WORLD, code);
   if (g_started) PMPI_Finalize();
+#else
+  (void)code;
 #endif
   g_started = 0;
 }

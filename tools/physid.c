@@ -212,6 +212,6 @@ int main(int argc, char** argv) {
   int code = cli_mpi_start(&argc, &argv);
   if (code < 0) code = dispatch(argc, argv);
   if (!cli_stdout_close(code == CLI_EXIT_OK) && code == CLI_EXIT_OK) code = CLI_EXIT_INPUT;
-  cli_mpi_end();
+  cli_mpi_end(code);
   return code;
 }

@@ -1813,7 +1813,9 @@ static physStatus ckpt_begin(fitCkpt* ck, fitProblem* pb, fitRun* run, physFitRe
   pb->ck = ck;
   int found = 0;
   if (opt->resume && (s = phys_ckpt_load(ck->path, st, &found, pb->log)) != PHYS_OK) return s;
-  if ((s = phys_ckpt_check_target(ck->path, pb->log)) != PHYS_OK) return s;
+  // the first process alone tries the file (it alone writes it: the others' trial temporaries raced with its own)
+  const physFitComm* c = opt->comm;
+  if ((!c || c->rank == 0) && (s = phys_ckpt_check_target(ck->path, pb->log)) != PHYS_OK) return s;
   if (!found) {
     if (opt->resume && opt->verbose) fprintf(stderr, "fit: no checkpoint %s yet: starting fresh\n", ck->path);
     return PHYS_OK;

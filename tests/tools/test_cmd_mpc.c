@@ -112,7 +112,7 @@ static void test_errors(void) {
       {" \"steps\": 0,", "bad.json: steps: expected an integer in [1, 1e+07]"},
       {" \"plant\": \"bullet\",", "bad.json: plant: expected \"physid\" or \"mujoco\""},
       {" \"replans\": 3,", "bad.json: the task: unknown key 'replans' (valid: model, add, dt, horizon, method, init, "
-                           "ctrlrange, cost, options, out, integrator, plot, steps, replan, plant, plant_model)"},
+                           "ctrlrange, cost, options, out, integrator, plot, replay, steps, replan, plant, plant_model)"},
       {" \"plant_model\": \"nomotor.xml\",", "has nq 1, nv 1, nu 0; the planner's model 'pendulum_motor' has 1, 1, 1"},
       {" \"plot\": [\"v2\"],", "bad.json: plot[0]: expected a state coordinate of model 'pendulum_motor'"},
   };
