@@ -1810,6 +1810,26 @@ static void test_violation_loss(void) {
   CHECK(r.code == 1 && has(r.err, "substeps must be 1"));
   CHECK(access(path("out/v.json"), F_OK) != 0);
   run_free(&r);
+  // height:GEOM (s29): a box's height is refused with the reason and no output; the floor's fitted height is
+  // written by --write-model as the plane's pos (its z: the printed value)
+  r = run("identify", "models/cube.xml", "data/cube_toss", "--files", "1", "--param", "height:cube", "--loss",
+          "violation", "--quiet", "--out", path("out/v.json"), NULL);
+  CHECK(r.code == 2 && has(r.err, "param 'height:cube': geom 'cube' is a box; height is the offset of a plane"));
+  CHECK(access(path("out/v.json"), F_OK) != 0);
+  run_free(&r);
+  r = run("identify", "models/cube.xml", "data/cube_toss", "--files", "1", "--param", "height:floor", "--loss",
+          "violation", "--iters", "3", "--quiet", "--write-model", path("out/h.xml"), NULL);
+  CHECK_MSG(r.code == 0, "%s", r.err);
+  double h = printed(r.out, "height:floor");
+  CHECK_MSG(h < 0 && h > -0.01, "height:floor %g", h);
+  run_free(&r);
+  text = slurp(path("out/h.xml"));
+  const char* fl = text ? strstr(text, "name=\"floor\"") : NULL;
+  const char* pz = fl ? strstr(fl, "pos=\"0 0 ") : NULL;
+  CHECK_MSG(pz && pz < strchr(fl, '>') && fabs(atof(pz + 10) - h) <= 1e-6 * fabs(h), "written floor: %.80s",
+            fl ? fl : "(none)");
+  free(text);
+  clear_outputs();
 }
 
 // vertices:GEOM, scale= and inertia9:BODY (issue 14 item 2; docs/cli.md, *Learned shapes*): the documented example
