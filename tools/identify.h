@@ -150,10 +150,10 @@ int id_split_spec(char* buf, size_t nbuf, const char* opts[4], const char* text)
   {"--weights", ARG_STRING, &a.weights, "POS,ROT,VEL", "residual weights, 1/m, 1/rad, s/m (default 1000,100,10)", \
    0, 0, 0},                                                                                                    \
   {"--violation-weights", ARG_STRING, &a.vweights, "COMP,DISS,PEN", "weights of the violation loss's "        \
-   "complementarity, dissipation and penetration terms (default 0.001,0.1,100, paper 004)", 0, 0, 0},          \
+   "complementarity, dissipation and penetration terms (default 1,0.1,100: examples/ccn/validate.sh)", 0, 0, 0}, \
   {"--violation-metric", ARG_CHOICE, &a.vmetric, "energy|velocity", "the violation loss's dynamics term: the "  \
-   "velocity error in energy units, weighted by the model's own mass matrix (default, paper 004), or weighted by "  \
-   "the start model's fixed diag(M) (its minimum is not pulled to zero inertia)", 0, 0, 0},                       \
+   "velocity error in energy units, weighted by the model's own mass matrix (paper 004), or weighted by the "     \
+   "start model's fixed diag(M) (default: its minimum is not pulled to zero inertia)", 0, 0, 0},                  \
   {"--prior", ARG_DOUBLE, &a.prior, "W", "prior: adds W/2 |theta - init|^2 to the loss (default 0)", 0, 1e300, 0}, \
   {"--contact", ARG_CHOICE, &a.contact, "lcp|cone|ccp|penalty", "contact model (default: the model's)", 0, 0, 0}, \
   {"--files", ARG_INT, &a.files, "N", "use the first N data files (name order)", 1, 1e8, 0},                  \

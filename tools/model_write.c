@@ -143,7 +143,8 @@ static xmlNode* mjcf_target(xmlNode* root, const physModel* m, const physParam* 
   const char* kind = "body";
   const char* tags = "body";
   switch (p->kind) {
-    case PHYS_PAR_FRICTION: case PHYS_PAR_SIZE: case PHYS_PAR_VERTICES: kind = "geom", tags = "geom"; break;
+    case PHYS_PAR_FRICTION: case PHYS_PAR_SIZE: case PHYS_PAR_VERTICES: case PHYS_PAR_HEIGHT:
+      kind = "geom", tags = "geom"; break;
     case PHYS_PAR_DAMPING: case PHYS_PAR_ARMATURE: case PHYS_PAR_STIFFNESS: case PHYS_PAR_FRICTIONLOSS:
       kind = "joint", tags = "joint|freejoint"; break;
     case PHYS_PAR_SPRING_STIFFNESS: case PHYS_PAR_SPRING_DAMPING: case PHYS_PAR_SPRING_RESTLENGTH:
@@ -304,6 +305,7 @@ static int mjcf_param(xmlNode* root, const physModel* m, const physParam* p, cha
                   is_elem(n, "cylinder") ? 1 : 3);
       break;
     case PHYS_PAR_POS: set_numbers(n, "pos", m->body_pos + 3 * id, 3); break;
+    case PHYS_PAR_HEIGHT: set_numbers(n, "pos", m->geom_pos + 3 * id, 3); break;   // (a plane: its body frame's)
     case PHYS_PAR_MASS: case PHYS_PAR_COM: case PHYS_PAR_INERTIA: case PHYS_PAR_INERTIA9: mjcf_inertial(n, root, m, id); break;
     case PHYS_PAR_VERTICES: return mjcf_vertices(root, n, m, p, err, nerr);
     default: snprintf(err, nerr, "--write-model: %s: this kind cannot be written to MJCF", p->name); return 0;

@@ -18,9 +18,11 @@
 #                                     the fit stopped: max_iter means the cap ended it)
 #   ITERS_ADAM=100                    Adam iterations of diffsim, diffsim-r, ccn-r (epochs of e2e)
 #   REUSE=0                           1: a fit whose model and JSON are already in WORK is evaluated, not rerun
-#   VW=0.1,0.1,100                    ccn's --violation-weights COMP,DISS,PEN (s28: paper 004's 0.001 for COMP, as
-#                                     we read its Table 2, lets far corners explain angular noise and the inertia
-#                                     collapse; docs/identification.md, "Why the converged CCN fit collapsed")
+#   VW=                               ccn's --violation-weights COMP,DISS,PEN; empty: the CLI's default (s29: 1,0.1,100
+#                                     chosen on a validation split by examples/ccn/validate.sh; s28 ran 0.1,0.1,100;
+#                                     paper 004's 0.001 for COMP, as we read its Table 2, lets far corners explain
+#                                     angular noise and the inertia collapse: docs/identification.md)
+#   VMETRIC=                          ccn's --violation-metric energy|velocity; empty: the CLI's default (s29: velocity)
 #   FLOOR_Z=0                         the start model's table height (m); -0.00185: where the recorded cube rests
 #
 # Scenarios (paper 004, section 5):
@@ -34,6 +36,7 @@
 # friction 1.3 times the nominal (0.234; paper 004's starts lie within 0.5-1.5 times the true sizes and friction), the mass held at 0.37 kg (paper 004: mass is unobservable without measured forces) with the
 # larger box's inertia. Fitted: friction:cube, size:cube, inertia:cube (log-Cholesky, component 0 fixed).
 #   ccn      --loss violation (paper 004's violation-based implicit loss), LM
+#   ccn-floor  ccn with the table's height fitted as well (--param height:floor; s29)
 #   diffsim  --approach diffsim: paper 004's DiffSim, the one-step prediction loss through the ccp (Anitescu)
 #            simulation, by Adam (ITERS_ADAM iterations; finite bounds: Adam's step is lr x bound width)
 #   diffsim-kstep  --contact ccp with identify's default loss on these data (kstep, horizon 30, positions), LM:
@@ -60,7 +63,8 @@ OUT=${OUT:-examples/ccn/results}
 WORK=${WORK:-build/ccn}
 ITERS=${ITERS:-100}
 REUSE=${REUSE:-0}
-VW=${VW:-0.1,0.1,100}
+VW=${VW:-}
+VMETRIC=${VMETRIC:-}
 FLOOR_Z=${FLOOR_Z:-0}
 mkdir -p "$OUT" "$WORK"
 COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
@@ -122,7 +126,9 @@ fit() {   # SCENARIO SIZE LABEL METHOD START DATA
   net="$WORK/$tag.net.json"
   meth=$4 it=$ITERS out="--out $WORK/$tag.json" wm="--write-model $model" ev=""
   case $meth in
-    ccn) extra="--loss violation --violation-weights $VW $PARAMS" ;;
+    ccn) extra="--loss violation ${VW:+--violation-weights $VW} ${VMETRIC:+--violation-metric $VMETRIC} $PARAMS" ;;
+    ccn-floor) extra="--loss violation ${VW:+--violation-weights $VW} ${VMETRIC:+--violation-metric $VMETRIC} $PARAMS \
+--param height:floor" ;;
     diffsim-kstep) extra="--contact ccp $PARAMS" ;;
     diffsim) extra="--approach diffsim $PARAMS_ADAM" it=$ITERS_ADAM ;;
     diffsim-r) extra="--approach diffsim-r --network-out $net $PARAMS_ADAM" it=$ITERS_ADAM out="" ev="--residual $net" ;;

@@ -878,14 +878,32 @@ physStatus phys_constraint_jacobian_geom(const physModel* m, physData* d, const 
   return jacobian_from(m, d, p, g ? g->cg : NULL, alpha, beta, dJb_dq, dJta_dq, ddist_dq);
 }
 
+// dJ (n x nv) and ddist (n) of the contacts (those of geom only if geom >= 0, the others' rows 0) under the dof
+// motions P, dcdof and the per-body motions Vb (contact_dJ, geom_jvp)
+static void moved_contacts(const physModel* m, physData* d, const physConstraintProblem* p,
+                           const physConstraintGeom* g, const double* P, const double* Vb, const double* dcdof,
+                           int geom, double* dJ, double* ddist) {
+  memset(dJ, 0, sizeof(double) * (size_t)p->n * m->nv);
+  memset(ddist, 0, sizeof(double) * (size_t)p->n);
+  size_t mark = phys_stack_mark(d);
+  int* flag = (int*)phys_stack_alloc(d, (size_t)m->nv / 2 + 1);
+  memset(flag, 0, sizeof(int) * (size_t)m->nv);
+  for (int i = 0; i < p->nc; i++) {
+    const physContact* c = g->cg[i].c;
+    if (geom >= 0 && c->geom[0] != geom && c->geom[1] != geom) continue;
+    double dp[3], dn[3];
+    geom_jvp(dp, dn, ddist + 3 * i, m, d, g->cg + i, P, Vb);
+    contact_dJ(m, d, i, g->cg + i, P, Vb, dcdof, flag, dJ);
+  }
+  phys_stack_free(d, mark);
+}
+
 physStatus phys_constraint_pos_dJ(const physModel* m, physData* d, const physConstraintProblem* p,
                                   const physConstraintGeom* g, int body, const double t[3], double* dJ,
                                   double* ddist) {
   if (!g || !dJ || !ddist || body <= 0 || body >= m->nbody)
     return refuse(d, "phys_constraint_pos_dJ: g, dJ, ddist and a body are required");
   int nv = m->nv;
-  memset(dJ, 0, sizeof(double) * (size_t)p->n * nv);
-  memset(ddist, 0, sizeof(double) * (size_t)p->n);
   size_t mark = phys_stack_mark(d);
   double* P = phys_stack_alloc(d, 6 * (size_t)nv + 1);
   double* dcdof = phys_stack_alloc(d, 6 * (size_t)nv + 1);
@@ -896,25 +914,50 @@ physStatus phys_constraint_pos_dJ(const physModel* m, physData* d, const physCon
     int sub = in_subtree(m, b, body);
     for (int k = 0; k < 3; k++) Vb[6 * b + k] = 0, Vb[6 * b + 3 + k] = sub ? t[k] : 0;
   }
-  int* flag = (int*)phys_stack_alloc(d, (size_t)nv / 2 + 1);
-  memset(flag, 0, sizeof(int) * (size_t)nv);
   // every dof frame of the subtree translates by V = (0, t): P_j = V there, 0 elsewhere; dcdof_j = V x cdof_j
   for (int j = 0; j < nv; j++) {
     int sub = in_subtree(m, m->dof_bodyid[j], body);
     for (int k = 0; k < 3; k++) P[6 * j + k] = 0, P[6 * j + 3 + k] = sub ? t[k] : 0;
   }
   for (int j = 0; j < nv; j++) phys_cross_motion(dcdof + 6 * j, P + 6 * group_last(m, j), d->cdof + 6 * j);
-  for (int i = 0; i < p->nc; i++) {
-    double dp[3], dn[3];
-    geom_jvp(dp, dn, ddist + 3 * i, m, d, g->cg + i, P, Vb);
-    contact_dJ(m, d, i, g->cg + i, P, Vb, dcdof, flag, dJ);
-  }
+  moved_contacts(m, d, p, g, P, Vb, dcdof, -1, dJ, ddist);
+  phys_stack_free(d, mark);
+  return PHYS_OK;
+}
+
+physStatus phys_constraint_geom_shift_dJ(const physModel* m, physData* d, const physConstraintProblem* p,
+                                        const physConstraintGeom* g, int geom, const double t[3], double* dJ,
+                                        double* ddist) {
+  if (!g || !dJ || !ddist || geom < 0 || geom >= m->ngeom)
+    return refuse(d, "phys_constraint_geom_shift_dJ: g, dJ, ddist and a geom are required");
+  size_t mark = phys_stack_mark(d);
+  // no dof frame moves (P = dcdof = 0: zero); geom's body moves by Vb = (0, t), every other body not, and only the
+  // contacts of geom itself are differentiated (its body's other geoms stay)
+  size_t nz = 6 * (size_t)m->nv + 1, nb = 6 * (size_t)m->nbody;
+  double* zero = phys_stack_alloc(d, nz);
+  double* Vb = phys_stack_alloc(d, nb);
+  memset(zero, 0, sizeof(double) * nz);
+  memset(Vb, 0, sizeof(double) * nb);
+  for (int k = 0; k < 3; k++) Vb[6 * m->geom_bodyid[geom] + 3 + k] = t[k];
+  moved_contacts(m, d, p, g, zero, Vb, zero, geom, dJ, ddist);
   phys_stack_free(d, mark);
   return PHYS_OK;
 }
 
 //---------------------------------------------------------------------------------------------------------
 // parameters
+
+physStatus phys_constraint_place_dJ(const physModel* m, physData* d, const physConstraintProblem* p,
+                                    const physConstraintGeom* g, const physParam* pr, int k, double* dJ,
+                                    double* ddist) {
+  double tr[3];
+  if (pr->kind == PHYS_PAR_HEIGHT) {   // the plane's world normal: column 2 of its rotation
+    for (int i = 0; i < 3; i++) tr[i] = d->geom_xmat[9 * pr->id + 3 * i + 2];
+    return phys_constraint_geom_shift_dJ(m, d, p, g, pr->id, tr, dJ, ddist);
+  }
+  phys_body_pos_direction(tr, m, d, pr->id, k);
+  return phys_constraint_pos_dJ(m, d, p, g, pr->id, tr, dJ, ddist);
+}
 
 void phys_body_pos_direction(double tr[3], const physModel* m, const physData* d, int b, int k) {
   const double* R = d->xmat + 9 * m->body_parentid[b];
@@ -932,20 +975,19 @@ physStatus phys_constraint_param_vjp_matrix(const physModel* m, physData* d, con
       revWeights w = {NULL, NULL, W, gamma, m->nv};
       st = vertex_reverse(m, d, p, t->param[e].id, &w, theta_bar + t->param[e].adr);
     }
-  // pos:BODY: theta_bar_k += <W, dJ_k> + gamma . ddist_k along each placement direction (forward, 3 per body)
+  // pos:BODY, height:GEOM: theta_bar_k += <W, dJ_k> + gamma . ddist_k along each placement direction (forward, 3
+  // per body, 1 per plane)
   size_t mark = phys_stack_mark(d);
   physConstraintGeom* g = NULL;
   for (int e = 0; st == PHYS_OK && e < t->n; e++) {
     const physParam* pr = t->param + e;
-    if (pr->kind != PHYS_PAR_POS || p->nc == 0) continue;
+    if ((pr->kind != PHYS_PAR_POS && pr->kind != PHYS_PAR_HEIGHT) || p->nc == 0) continue;
     if (!g) g = phys_constraint_geom(m, d, p, &st);
-    for (int k = 0; k < 3 && st == PHYS_OK; k++) {
+    for (int k = 0; k < pr->size && st == PHYS_OK; k++) {
       size_t mk = phys_stack_mark(d);
       double* dJ = phys_stack_alloc(d, (size_t)p->n * p->nv + 1);
       double* dd = phys_stack_alloc(d, (size_t)p->n + 1);
-      double tr[3];
-      phys_body_pos_direction(tr, m, d, pr->id, k);
-      st = phys_constraint_pos_dJ(m, d, p, g, pr->id, tr, dJ, dd);
+      st = phys_constraint_place_dJ(m, d, p, g, pr, k, dJ, dd);
       double sum = 0;
       for (size_t i = 0; st == PHYS_OK && W && i < (size_t)p->n * p->nv; i++) sum += W[i] * dJ[i];
       for (int i = 0; st == PHYS_OK && gamma && i < p->n; i++) sum += gamma[i] * dd[i];

@@ -85,12 +85,23 @@ physStatus phys_constraint_pos_dJ(const physModel* m, physData* d, const physCon
                                   const physConstraintGeom* g, int body, const double t[3], double* dJ,
                                   double* ddist);
 
+// dJ (n x nv) and ddist (n) when geom alone moves by the world translation t (height:GEOM, issue 14 s29): only
+// the contacts of geom change (its body's other geoms and every dof frame stay)
+physStatus phys_constraint_geom_shift_dJ(const physModel* m, physData* d, const physConstraintProblem* p,
+                                        const physConstraintGeom* g, int geom, const double t[3], double* dJ,
+                                        double* ddist);
+// dJ and ddist along component k of a placement entry pr: pos:BODY (phys_body_pos_direction, then
+// phys_constraint_pos_dJ) or height:GEOM (the plane moves along its world normal; k = 0)
+physStatus phys_constraint_place_dJ(const physModel* m, physData* d, const physConstraintProblem* p,
+                                    const physConstraintGeom* g, const physParam* pr, int k, double* dJ,
+                                    double* ddist);
+
 // the world translation of body b's subtree per unit of its body_pos component k (pos:BODY, parent frame):
 // column k of the parent's rotation
 void phys_body_pos_direction(double tr[3], const physModel* m, const physData* d, int b, int k);
 
 // theta_bar += grad_theta [<W, J> + gamma' dist] over the geometric entries of the parameter table t (params.h):
-// size:GEOM by phys_constraint_size_vjp_matrix, pos:BODY by phys_constraint_pos_dJ along each component (the
+// size:GEOM by phys_constraint_size_vjp_matrix, pos:BODY and height:GEOM by phys_constraint_place_dJ (the
 // other kinds do not move the contact geometry). W (n x nv) or gamma (n) may be NULL. Every model's reverse
 // mode (constrained and penalty) adds its geometric terms to the parameters through this one call.
 physStatus phys_constraint_param_vjp_matrix(const physModel* m, physData* d, const physConstraintProblem* p,

@@ -58,6 +58,7 @@ static kindRow kind_row(int kind) {
     case PHYS_PAR_VERTICES: return (kindRow){"vertices", 0};      // 3 mesh_vertnum of the geom's mesh
     case PHYS_PAR_INERTIA9: return (kindRow){"inertia9", 9};
     case PHYS_PAR_TIMECONST: return (kindRow){"timeconst", 1};
+    case PHYS_PAR_HEIGHT: return (kindRow){"height", 1};
     case PHYS_NPARKIND: break;
   }
   return (kindRow){"", 0};   // out of range: matches no spec
@@ -89,7 +90,8 @@ static const char* kind_object(int kind) {
     case PHYS_PAR_FRICTION:
     case PHYS_PAR_RESTITUTION:
     case PHYS_PAR_SIZE:
-    case PHYS_PAR_VERTICES: return "geom";
+    case PHYS_PAR_VERTICES:
+    case PHYS_PAR_HEIGHT: return "geom";
     case PHYS_PAR_POS: return "body";
     default: return NULL;
   }
@@ -165,6 +167,9 @@ static physStatus check_entry(const physModel* m, const physParam* p, physLog* l
                         "box becomes its 8 corners)", p->name, phys_id2name(m, "geom", g), geom_type_name(m->geom_type[g]));
     return PHYS_OK;
   }
+  if (p->kind == PHYS_PAR_HEIGHT && m->geom_type[p->id] != PHYS_GEOM_PLANE)
+    return phys_error(log, PHYS_ERR_ARG, "param '%s': geom '%s' is a %s; height is the offset of a plane along its "
+                      "normal", p->name, phys_id2name(m, "geom", p->id), geom_type_name(m->geom_type[p->id]));
   if (p->kind != PHYS_PAR_POS) return PHYS_OK;
   int b = p->id;
   if (m->body_jntnum[b] > 0 && m->jnt_type[m->body_jntadr[b]] == PHYS_JNT_FREE)
@@ -216,7 +221,7 @@ static int is_pattern(const char* name) { return strpbrk(name, "*?[") != NULL; }
 // entries of one theta column); the contact kinds' columns are written per entry, so they stay single
 static int tieable(int k) {
   return k != PHYS_PAR_FRICTION && k != PHYS_PAR_RESTITUTION && k != PHYS_PAR_SIZE && k != PHYS_PAR_POS &&
-         k != PHYS_PAR_VERTICES;
+         k != PHYS_PAR_VERTICES && k != PHYS_PAR_HEIGHT;
 }
 
 // 1 if object i of kind obj matches name (a pattern or an exact name); the world body never matches
@@ -646,6 +651,16 @@ static void joint_dofs(const physModel* m, int j, int* da, int* nd) {
   *nd = type == PHYS_JNT_FREE ? 6 : (type == PHYS_JNT_BALL ? 3 : 1);
 }
 
+// height:GEOM (issue 14, s29): plane g's offset n . geom_pos along its normal n in the body frame (geom_quat's z
+// axis), and n (may be NULL)
+static double plane_height(const physModel* m, int g, double n_out[3]) {
+  double R[9], n[3];
+  phys_quat2mat(R, m->geom_quat + 4 * g);
+  for (int i = 0; i < 3; i++) n[i] = R[3 * i + 2];
+  if (n_out) phys_copy3(n_out, n);
+  return phys_dot3(n, m->geom_pos + 3 * g);
+}
+
 void phys_param_get(const physParamTable* t, const physModel* m, double* theta) {
   for (int e = 0; e < t->n; e++) {
     const physParam* p = t->param + e;
@@ -686,6 +701,7 @@ void phys_param_get(const physParamTable* t, const physModel* m, double* theta) 
       case PHYS_PAR_KV: th[0] = m->actuator_gainprm[3 * id]; break;
       case PHYS_PAR_BIAS: th[0] = m->actuator_biasprm[3 * id]; break;
       case PHYS_PAR_TIMECONST: th[0] = m->actuator_dynprm[3 * id]; break;
+      case PHYS_PAR_HEIGHT: th[0] = plane_height(m, id, NULL); break;
       case PHYS_PAR_INPUT_DELAY:
       case PHYS_PAR_INPUT_GAIN:
       case PHYS_PAR_INPUT_BIAS: th[0] = t->input[p->adr]; break;
@@ -773,6 +789,11 @@ static physStatus set_entry(physModel* m, double* input, const physParam* p, con
       if (!(th[0] > 0)) return PHYS_ERR_VALUE;
       m->actuator_dynprm[3 * id] = th[0];
       break;
+    case PHYS_PAR_HEIGHT: {   // geom_pos moves along the normal n by th - n . geom_pos
+      double n[3], h = plane_height(m, id, n);
+      for (int i = 0; i < 3; i++) m->geom_pos[3 * id + i] += (th[0] - h) * n[i];
+      break;
+    }
     case PHYS_PAR_KP:
     case PHYS_PAR_KV:
       if (!(th[0] >= 0)) return PHYS_ERR_VALUE;

@@ -43,6 +43,10 @@
 //   inertia9:BODY    9   the log-Cholesky parameters but alpha (d1, d2, d3, s12, s23, s13, t1, t2, t3): alpha =
 //                        log(m)/2 is held at the model's mass, so every value is a consistent body of that mass
 //                        (paper 004: the mass is unobservable without measured forces)
+//   height:GEOM      1   a plane geom's offset along its own normal: n . geom_pos, n the plane's normal in its body
+//                        frame (geom_quat's z axis); setting it moves geom_pos along n (the table's height; issue 14,
+//                        s29). Contact only: zero contact-free derivative; the contact derivatives move the plane
+//                        alone (its other geoms on the same body stay)
 // Input kinds (param_inputs.c): transforms of the recorded inputs of a data set, u_eff(t) = g u(t - D) + b per
 // channel, the values held in the table (t->input), not in the model:
 //   delay:CHANNEL    1   D >= 0 in seconds (fractional: each step receives the held recording averaged over
@@ -101,6 +105,8 @@ typedef enum physParamKind_ {
   PHYS_PAR_INERTIA9,          // log-Cholesky inertia with the mass held ("inertia9:BODY")
   // issue 15 item 2
   PHYS_PAR_TIMECONST,         // a filter actuator's time constant dynprm[0] ("timeconst:ACTUATOR")
+  // issue 14 (s29): the floor's height
+  PHYS_PAR_HEIGHT,            // a plane's offset along its normal ("height:GEOM")
   PHYS_NPARKIND
 } physParamKind;
 

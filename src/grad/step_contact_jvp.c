@@ -633,9 +633,10 @@ static physStatus jacobian_b(const physModel* m, physData* d, const contactPoint
   return st;
 }
 
-// the contact geometry along pos:BODY component k into x (dJmat and the five products; arena memory of the
-// caller's mark): the body's subtree translates by column k of its parent's rotation
-static physStatus pos_geometry(const physModel* m, physData* d, const contactPoint* cp, int body, int k,
+// the contact geometry along component k of pos:BODY or height:GEOM entry pr into x (dJmat and the five
+// products; arena memory of the caller's mark): the body's subtree translates by column k of its parent's
+// rotation, a plane along its normal
+static physStatus pos_geometry(const physModel* m, physData* d, const contactPoint* cp, const physParam* pr, int k,
                                contactDir* x) {
   int n = cp->n, nv = cp->nv;
   if (!cp->geom) return PHYS_ERR_ARG;   // a pair without geometry derivatives (message in d->lastwarning)
@@ -645,9 +646,7 @@ static physStatus pos_geometry(const physModel* m, physData* d, const contactPoi
   double* jv = phys_stack_alloc(d, (size_t)n + 1);
   double* jtl = phys_stack_alloc(d, (size_t)nv);
   double* jtlp = phys_stack_alloc(d, (size_t)nv);
-  double tr[3];
-  phys_body_pos_direction(tr, m, d, body, k);
-  physStatus st = phys_constraint_pos_dJ(m, d, &cp->st.p, cp->geom, body, tr, dJ, dd);
+  physStatus st = phys_constraint_place_dJ(m, d, &cp->st.p, cp->geom, pr, k, dJ, dd);
   if (st != PHYS_OK) return st;
   mul_j(jvp, dJ, cp->st.vnew, n, nv);
   mul_j(jv, dJ, d->qvel, n, nv);
@@ -787,7 +786,8 @@ static physStatus jacobian_p(const physModel* m, physData* d, const contactPoint
         x.dhold = dg[j - pr->adr];
       }
       size_t cmark = phys_stack_mark(d);   // the column's geometry (pos) lives until its column is written
-      if (pr->kind == PHYS_PAR_POS && nc > 0) st = pos_geometry(m, d, cp, pr->id, j - pr->adr, &x);
+      if ((pr->kind == PHYS_PAR_POS || pr->kind == PHYS_PAR_HEIGHT) && nc > 0)
+        st = pos_geometry(m, d, cp, pr, j - pr->adr, &x);
       if (st == PHYS_OK && cp->prod) p_products_column(cp, &pp, j, nt, &x);
       if (st == PHYS_OK) st = contact_jvp(m, d, cp, &x, dqn, dvn);
       if (st == PHYS_OK) put_column(P, nv, nt, j, dqn, dvn);

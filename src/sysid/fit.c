@@ -115,9 +115,10 @@ void phys_fit_defaults(physFitOptions* opt) {
   opt->w_rot = 1 / 1e-2;
   opt->w_vel = 1 / 1e-1;
   opt->prior = 0;
-  opt->viol_comp = 1e-3;
+  opt->viol_comp = 1;   // (s29: examples/ccn/validate.sh's choice, with the velocity metric)
   opt->viol_diss = 1e-1;
   opt->viol_pen = 1e2;
+  opt->viol_metric = 1;
   opt->optimizer = PHYS_OPT_LM;
   opt->max_iter = 100;
   opt->tol = 1e-10;

@@ -111,10 +111,10 @@ typedef struct physFitOptions_ {
   double w_rot;             // weight of orientation residuals (quaternion log, rad^-1; default 1/1e-2)
   double w_vel;             // weight of velocity residuals (s/m; default 1/1e-1; 0 ignores velocities)
   double prior;             // weight of the prior (theta - theta0)' (theta - theta0) (default 0)
-  double viol_comp, viol_diss, viol_pen;   // VIOLATION's weights (violation.h; defaults 0.001, 0.1, 100)
+  double viol_comp, viol_diss, viol_pen;   // VIOLATION's weights (violation.h; defaults 1, 0.1, 100 since s29)
   int viol_envelope;        // VIOLATION: 1 = LM's Jacobian holds lambda* fixed (violation.h weights.envelope); 0 default
-  int viol_metric;          // VIOLATION: 0 (default) the dynamics term in energy units (paper 004); 1 the velocity error
-                            // weighted by the start model's fixed diag(M~) at qpos0 (violation.h weights.metric)
+  int viol_metric;          // VIOLATION: 0 the dynamics term in energy units (paper 004); 1 (default since s29) the
+                            // velocity error weighted by the start model's fixed diag(M~) at qpos0 (violation.h)
   int optimizer;            // physOptimizer
   int max_iter;             // iterations (default 100; Adam default 500)
   double tol;               // relative loss decrease that ends the fit (default 1e-10)

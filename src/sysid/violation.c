@@ -36,7 +36,7 @@
 #define VIOL_GAP_ABS 1e-24    // and absolute (J), for transitions whose r0 vanishes (noise-free flight)
 
 void phys_violation_defaults(physViolationWeights* w) {
-  w->comp = 1e-3;
+  w->comp = 1;
   w->diss = 1e-1;
   w->pen = 1e2;
   w->eps = 1e-6;
@@ -258,6 +258,13 @@ static int has_cand(const physModel* m, int g) {
   return 0;
 }
 
+// 1 if plane p has candidates: some geom with them that p may touch (height:GEOM)
+static int plane_has_cand(const physModel* m, int p) {
+  for (int g = 0; g < m->ngeom; g++)
+    if (g != p && may_collide(m, p, g) && cand_per_pair(m, g)) return 1;
+  return 0;
+}
+
 physStatus phys_violation_check(const physModel* m, const physParamTable* t, physLog* log) {
   if (m->npair > 0)
     return phys_error(log, PHYS_ERR_ARG, "violation loss: explicit <pair> elements are not supported (model has %d)",
@@ -279,6 +286,9 @@ physStatus phys_violation_check(const physModel* m, const physParamTable* t, phy
       return phys_error(log, PHYS_ERR_ARG, "violation loss: param '%s': the geom has no contact candidates (a box, "
                         "sphere, capsule or mesh that a plane may touch, or a box that may touch a box or a convex "
                         "mesh)", p->name);
+    if (k == PHYS_PAR_HEIGHT && !plane_has_cand(m, p->id))
+      return phys_error(log, PHYS_ERR_ARG, "violation loss: param '%s': the plane may touch no box, sphere, capsule or "
+                        "mesh with a hull (no contact candidates)", p->name);
     if (k == PHYS_PAR_VERTICES && in_poly_pair(m, p->id))
       return phys_error(log, PHYS_ERR_ARG, "violation loss: param '%s': the learned shape may touch a box or a mesh; "
                         "its candidates against other polytopes are not differentiated in its vertices (planes only)",
@@ -848,7 +858,7 @@ static void smooth_param(const physModel* m, physData* d, const physParamTable* 
   int nv = m->nv, nt = t->ntheta, force = 0;
   for (int e = 0; e < t->n; e++)
     if (t->param[e].kind != PHYS_PAR_FRICTION && t->param[e].kind != PHYS_PAR_SIZE &&
-        t->param[e].kind != PHYS_PAR_VERTICES)
+        t->param[e].kind != PHYS_PAR_VERTICES && t->param[e].kind != PHYS_PAR_HEIGHT)
       force = 1;
   memset(dwF, 0, sizeof(double) * (size_t)nv * nt);
   memset(dM, 0, sizeof(double) * (size_t)nv * nv * nt);
@@ -916,6 +926,10 @@ static void contact_param(const physModel* m, const physParamTable* t, const vCa
           dJa[a * nt + p->adr] += v;
         }
       }
+    } else if (p->kind == PHYS_PAR_HEIGHT && p->id == c->plane) {   // the plane moves along n: dphi = -1, p stays
+      dxc[p->adr] -= w->comp * 2 * phip * l[0] / dt;
+      dpen[p->adr] -= w->pen * 2 * phim;
+      if (dC) dC[p->adr] -= w->comp * 2 * phip / dt;
     } else if (p->kind == PHYS_PAR_SIZE && p->id == c->plane) {   // a box surface's faces: phi moves, p not
       for (int q = 0; q < 3; q++) {
         int col = p->adr + q;

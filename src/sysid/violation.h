@@ -67,8 +67,10 @@ typedef struct physViolationWeights_ {
                           // W_k > 0 (kg, kg m^2), held fixed: the velocity-space term 1/2 |dv_err|_W^2 (below)
 } physViolationWeights;
 
-// the weights of paper 004's Table 2 for CCN on real data: comp 0.001, diss 0.1, pen 100 (their order is our
-// reading, the table lost its symbols: docs/identification.md), eps 1e-6 kg^-1
+// the default weights: comp 1, diss 0.1, pen 100, eps 1e-6 kg^-1 (s29: chosen on a validation split of the real cube
+// tosses, examples/ccn/validate.sh, with the velocity metric, physFitOptions.viol_metric's default; paper 004's
+// Table 2 reads 0.001, 0.1, 100 in our reading, whose comp 0.001 collapses the inertia: docs/identification.md).
+// metric NULL here (the energy form): the velocity metric needs the model (phys_violation_metric)
 void phys_violation_defaults(physViolationWeights* w);
 
 // the velocity metric W (nv) of model m as loaded: the diagonal of M~ = M + diag(armature) at qpos0 (the free

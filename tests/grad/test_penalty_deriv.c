@@ -431,17 +431,19 @@ static void scene_ball(physRng* rng) {
   physModel* m = load_xml(BALL);
   physData* d = phys_make_data(m);
   d->time = 1;   // not time 0: no interpenetration warning
-  const char* spec[] = {"friction:ball", "restitution:ball", "penalty:stiffness", "inertia:ball", "size:ball"};
+  // (height:floor: issue 14 s29, the plane's offset; through phys_constraint_param_vjp_matrix like size and pos)
+  const char* spec[] = {"friction:ball", "restitution:ball", "penalty:stiffness", "inertia:ball", "size:ball",
+                        "height:floor"};
   double p[3] = {0.1, -0.2, 0}, z[3] = {0, 0, 1};
   // resting: at rest 0.5 mm deep (friction viscous, one solve)
   set_free(m, d, 0, p, z, 0.3);
   sink(m, d, 0, 5e-4);
-  check_scene("ball resting", m, d, spec, 5, rng);
+  check_scene("ball resting", m, d, spec, 6, rng);
   // hitting the plane while sliding and spinning (C re-evaluated: 3 solves)
   sink(m, d, 0, 2e-3);
   double v[6] = {0.4, -0.3, -1.2, 2, -1, 3};
   memcpy(d->qvel, v, sizeof v);
-  check_scene("ball bouncing, sliding", m, d, spec, 5, rng);
+  check_scene("ball bouncing, sliding", m, d, spec, 6, rng);
   phys_free_data(d);
   phys_free_model(m);
 }

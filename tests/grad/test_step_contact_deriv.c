@@ -448,6 +448,40 @@ static void test_box(int k) {
   phys_free_model(m);
 }
 
+// height:floor (issue 14, s29): the plane's offset along its normal, with friction and the box's size, at the
+// sliding, tumbling and resting states of test_box (the floor raised by 0.1 mm first, so the offset is not 0)
+static void test_height(int k) {
+  physModel* m = box_model(k);
+  physData* d = phys_make_data(m);
+  static const char* spec[] = {"height:floor", "friction:floor", "size:box"};
+  physParamTable t = table(m, spec, 3);
+  double th[8];
+  phys_param_get(&t, m, th);
+  th[0] = 1e-4;
+  CHECK(phys_param_set(&t, m, th) == PHYS_OK);
+  char name[64];
+  phys_reset_data(m, d);
+  d->qpos[2] = 0.1 + 1e-4 - 3e-5;
+  d->qvel[0] = 1, d->qvel[1] = 0.3;
+  d->qvel[5] = model_kind[k] == PHYS_CONTACT_CONE ? 0 : 2;
+  if (model_kind[k] != PHYS_CONTACT_CCP) phys_step(m, d);
+  snprintf(name, sizeof name, "height sliding %s", model_name[k]);
+  settle_and_check(name, m, d, &t, 20);
+  tumbling_state(m, d);
+  snprintf(name, sizeof name, "height tumbling %s", model_name[k]);
+  CHECK_MSG(smooth_here(m, d), "%s: near a mode switch", name);
+  check_state(name, m, d, &t);
+  phys_reset_data(m, d);
+  d->qpos[2] = 0.1 + 1e-4 - 3e-4;
+  for (int i = 0; i < 5; i++) phys_step(m, d);
+  snprintf(name, sizeof name, "height resting %s", model_name[k]);
+  CHECK_MSG(smooth_here(m, d), "%s: near a mode switch", name);
+  check_state(name, m, d, &t);
+  phys_param_table_free(&t);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
 // two equal balls head-on, touching (dist -5e-6, inside the slop), restitution 1, friction 0.5 or (frictionless
 // = 1) 0: a frictionless contact has no tangential response in any model, so besides the differences the
 // sticking-friction entries cone and ccp once had (d(w2z+)/d(y1) = -17.86, d(w2z+)/d(v1y) = -25/7: their
@@ -997,6 +1031,7 @@ int main(void) {
   test_friction_zero();
   for (int k = 0; k < 3; k++) {
     test_box(k);
+    test_height(k);
     test_balls(k, 0);
     test_balls(k, 1);
     test_limit(k);
