@@ -77,7 +77,7 @@ void phys_actuation_vjp(const physModel* m, physData* d, const double* f_bar, do
 void phys_xfrc_vjp(const physModel* m, physData* d, const double* f_bar, double* q_bar);
 
 // spring s's length L (returned), JL = dL/dq (nv) and K = d(JL')/dq (nv x nv, K[i*nv + j] = d JL_i / d q_j) at
-// d's kinematics (no wrapped geoms: phys_grad_tendons_ok); scratch from d's arena
+// d's kinematics (a wrapped path's tangent points sliding: tendon_deriv.h); scratch from d's arena
 double phys_spring_hessian(const physModel* m, physData* d, int s, double* JL, double* K);
 
 // 1 if every ball and free joint is the last joint of its body (the step derivatives' condition: cdof of a
@@ -92,22 +92,20 @@ static inline int phys_grad_balls_last(const physModel* m) {
   return 1;
 }
 
-// 1 if no tendon wraps a geom: a wrapped path has its length, moment and forces (issue 15 item 3) but not the
-// second derivatives the step derivatives need (where the tangent points slide on the geom); pulleys are fine.
-// Under m->opt.contact penalty, tendons with frictionloss (penalty's dense implicit friction, tendon_rows.c) are
-// refused too (their derivatives are not built); lcp, cone and ccp differentiate their frictionloss rows at
-// states without contacts or limits (frictionloss_deriv.h; step_record.c refuses them with contacts or limits);
-// tendon length limits have derivatives in every contact model (tendon_rows_deriv.c, penalty_deriv.c)
+// 1 if the step derivatives cover m's tendons: every tendon but, under m->opt.contact penalty, those with
+// frictionloss (penalty's dense implicit friction, tendon_rows.c: their derivatives are not built). Wrapped
+// paths (issue 15 item 3) are differentiated with their tangent points sliding on the geom (tendon_deriv.h);
+// lcp, cone and ccp differentiate their frictionloss rows at states without contacts or limits
+// (frictionloss_deriv.h; step_record.c refuses them with contacts or limits); tendon length limits have
+// derivatives in every contact model (tendon_rows_deriv.c, penalty_deriv.c)
 static inline int phys_grad_tendons_ok(const physModel* m) {
-  int penalty = m->opt.contact == PHYS_CONTACT_PENALTY;
+  if (m->opt.contact != PHYS_CONTACT_PENALTY) return 1;
   for (int s = 0; s < m->nspring; s++)
-    if (phys_tendon_wraps(m, s) || (penalty && m->spring_frictionloss[s] > 0)) return 0;
+    if (m->spring_frictionloss[s] > 0) return 0;
   return 1;
 }
 // why phys_grad_tendons_ok(m) is 0 (the CLI's message), "" if it is 1
 static inline const char* phys_grad_tendons_why(const physModel* m) {
-  for (int s = 0; s < m->nspring; s++)
-    if (phys_tendon_wraps(m, s)) return "a tendon wraps a geom";
   return phys_grad_tendons_ok(m) ? "" : "a tendon has frictionloss (contact model penalty)";
 }
 
@@ -151,8 +149,8 @@ static inline int phys_grad_muscles_ok(const physModel* m) {
 // A = dx+/dx (2nv x 2nv) and B = dx+/du (2nv x nu) of one phys_step at d's state (either may be NULL).
 // With contacts or active joint limits and m->opt.contact lcp, cone or ccp the constrained step's derivatives
 // (step_contact_deriv.h: d's contact lists only read, PHYS_ERR_ARG if a contact pair has no geometry derivative);
-// penalty contact: penalty_deriv.h. PHYS_ERR_MODEL if a ball joint is not the last joint of its body, a
-// tendon wraps a geom (phys_grad_tendons_ok) or !phys_grad_actuators_ok(m); PHYS_ERR_NUMERIC (a counted warning)
+// penalty contact: penalty_deriv.h. PHYS_ERR_MODEL if a ball joint is not the last joint of its body,
+// !phys_grad_tendons_ok(m) or !phys_grad_actuators_ok(m); PHYS_ERR_NUMERIC (a counted warning)
 // if M + dt B is not positive definite. The state is not advanced; kinematics, qM, qfrc_bias, qfrc_passive,
 // qfrc_actuator and qacc (the step's acceleration) are left at the state.
 physStatus phys_step_jacobian(const physModel* m, physData* d, double* A, double* B);

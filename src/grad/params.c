@@ -147,6 +147,21 @@ static physStatus check_actuator_entry(const physModel* m, const physParam* p, p
   return PHYS_OK;
 }
 
+// 1 if moving body b moves (its subtree holds) a site or geom of a spatial tendon that wraps a geom: the
+// tangent points' sliding (tendon_deriv.h) is not in param_forces.c's pos:BODY columns
+static int moves_wrapped_tendon(const physModel* m, int b) {
+  for (int s = 0; s < m->nspring; s++) {
+    if (!phys_tendon_wraps(m, s)) continue;
+    for (int k = m->spring_adr[s]; k < m->spring_adr[s] + m->spring_num[s]; k++) {
+      int t = m->spring_objtype[k], id = m->spring_site[k];
+      if (t == PHYS_WRAP_PULLEY) continue;
+      for (int c = t == PHYS_WRAP_SITE ? m->site_bodyid[id] : m->geom_bodyid[id]; c > 0; c = m->body_parentid[c])
+        if (c == b) return 1;
+    }
+  }
+  return 0;
+}
+
 // the checks a resolved pos:BODY, size:GEOM or actuator entry needs beyond its name; PHYS_ERR_ARG with a
 // message
 static physStatus check_entry(const physModel* m, const physParam* p, physLog* log) {
@@ -175,6 +190,10 @@ static physStatus check_entry(const physModel* m, const physParam* p, physLog* l
   if (m->body_jntnum[b] > 0 && m->jnt_type[m->body_jntadr[b]] == PHYS_JNT_FREE)
     return phys_error(log, PHYS_ERR_ARG, "param '%s': body '%s' has a free joint, so its placement is part of "
                       "the state (qpos), not a parameter", p->name, phys_id2name(m, "body", b));
+  if (moves_wrapped_tendon(m, b))
+    return phys_error(log, PHYS_ERR_ARG, "param '%s': body '%s' moves a site or geom of a tendon that wraps a geom, "
+                      "whose derivatives with respect to placements are not supported yet", p->name,
+                      phys_id2name(m, "body", b));
   if (phys_equality_moved_by_body(m, b))   // issue 15 item 1 (equality_deriv.h)
     return phys_error(log, PHYS_ERR_ARG, "param '%s': body '%s' moves a connect or weld equality constraint, whose "
                       "derivatives with respect to placements are not supported yet", p->name,

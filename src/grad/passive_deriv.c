@@ -15,6 +15,7 @@
 #include "model.h"
 #include "rot.h"
 #include "spatial.h"
+#include "tendon_deriv.h"
 
 //---------------------------------------------------------------------------------------------------------
 // second derivatives of points and rotations
@@ -148,8 +149,9 @@ static double fixed_geometry(const physModel* m, const physData* d, int s, doubl
 // (1 / the divisor of their pulley branch), l = |d|, u = d/l, P = (E - u u')/l, J_d = J(x_b) - J(x_a) (3 x nv):
 //   L = sum w l,  JL = dL/dq = sum w u' J_d,  K = d(JL')/dq = sum w (J_d' P J_d + u . dJ_d/dq)   (nv x nv),
 //   dLdot = d(JL v)/dq = sum w ((J_d v)' P J_d + v' (u . dJ_d/dq))   (nv; NULL to skip)
-// (a path through sites only: w = 1, the per-site-pair sums; wrapped geoms: not handled, phys_grad_tendons_ok)
-// Returns L. Scratch: 6 nv + nv^2 from d's arena. A fixed tendon: fixed_geometry.
+// plus, where an end is a tangent point of a wrapped geom, its sliding terms (tendon_deriv.h)
+// (a path through sites only: w = 1, the per-site-pair sums)
+// Returns L. Scratch: 21 nv + nv^2 from d's arena. A fixed tendon: fixed_geometry.
 static double spring_geometry(const physModel* m, physData* d, int s, double* JL, double* K, double* dLdot) {
   if (m->spring_type[s] == PHYS_SPRING_FIXED) {
     memset(K, 0, sizeof(double) * (size_t)m->nv * m->nv);
@@ -196,6 +198,8 @@ static double spring_geometry(const physModel* m, physData* d, int s, double* JL
     }
     if (dLdot)
       for (int j = 0; j < nv; j++) dLdot[j] += w * (dd[0] * Ja[j] + dd[1] * Ja[nv + j] + dd[2] * Ja[2 * nv + j]);
+    // tangent points sliding on their geom (tendon_deriv.h): K += G' S, dLdot += S' (G v)
+    phys_tendon_slide_add(m, d, s, &p, k, u, w, Ja, K, NULL, NULL, dLdot ? d->qvel : NULL, dLdot);
     // u . dJ_d/dq = H_u(x_b) - H_u(x_a)
     point_hessian(m, d, bb, xb, u, w, Hs);
     point_hessian(m, d, ba, xa, u, -w, Hs);
@@ -207,7 +211,7 @@ static double spring_geometry(const physModel* m, physData* d, int s, double* JL
       for (int j = 0; j < nv; j++) dLdot[j] += d->qvel[i] * Hs[(size_t)i * nv + j];
     }
   phys_stack_free(d, mark);
-  return L;
+  return L + p.arcs;   // the wrapped arcs (rigid with their geoms: no first-order term of their own)
 }
 
 // spring_geometry without dLdot (grad.h): L, JL (nv) and K = d(JL')/dq (nv x nv) of spring s
@@ -217,7 +221,7 @@ double phys_spring_hessian(const physModel* m, physData* d, int s, double* JL, d
 
 // spring_geometry's quantities as products, no nv x nv matrix: L, JL, Kx = K' x (nv) and dLdot (nv; NULL to
 // skip), per segment  K' x = sum (J_d x)' P J_d + x' (u . dJ_d/dq)  (J_d' P J_d is symmetric).
-// Returns L. Scratch: 6 nv from d's arena. A fixed tendon: fixed_geometry, Kx = 0.
+// Returns L. Scratch: 21 nv from d's arena. A fixed tendon: fixed_geometry, Kx = 0.
 static double spring_geometry_vjp(const physModel* m, physData* d, int s, const double* x, double* JL,
                                   double* Kx, double* dLdot) {
   if (m->spring_type[s] == PHYS_SPRING_FIXED) {
@@ -260,6 +264,8 @@ static double spring_geometry_vjp(const physModel* m, physData* d, int s, const 
       Kx[j] += w * (dx[0] * Ja[j] + dx[1] * Ja[nv + j] + dx[2] * Ja[2 * nv + j]);
       if (dLdot) dLdot[j] += w * (dd[0] * Ja[j] + dd[1] * Ja[nv + j] + dd[2] * Ja[2 * nv + j]);
     }
+    // tangent points sliding on their geom (tendon_deriv.h): S' (G x), S' (G v)
+    phys_tendon_slide_add(m, d, s, &p, k, u, w, Ja, NULL, x, Kx, dLdot ? d->qvel : NULL, dLdot);
     // x' (u . dJ_d/dq) and v' (u . dJ_d/dq) with u . dJ_d/dq = H_u(x_b) - H_u(x_a)
     point_hessian_vjp(m, d, bb, xb, u, w, x, Kx);
     point_hessian_vjp(m, d, ba, xa, u, -w, x, Kx);
@@ -269,7 +275,7 @@ static double spring_geometry_vjp(const physModel* m, physData* d, int s, const 
     }
   }
   phys_stack_free(d, mark);
-  return L;
+  return L + p.arcs;
 }
 
 // the generalized force f = -t JL' of a tension t (t may depend on q, v, u):

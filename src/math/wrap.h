@@ -16,4 +16,14 @@
 double phys_wrap(double t[6], const double x0[3], const double x1[3], const double pos[3], const double mat[9],
                  double r, int cylinder, const double* side);
 
+// The tangent points' derivatives in the geom's frame (wrap_deriv.c): p0, p1 (and side, or NULL) the two points
+// (and the side point) relative to the geom's centre along its axes, as phys_wrap takes them; D (6 x 6,
+// row-major) = d loc / d (p0, p1), loc the tangent points in that frame (loc = mat' (t - pos)). The side point
+// only picks the way round (its derivative is 0, except where the points are in line with a sphere's centre,
+// the plane's degenerate case, whose derivative is not taken). Returns 1, or 0 (D undefined) for a straight path.
+// Of the path's length only the tangent points move to first order: by their tangency the length's derivative
+// holds them fixed (the envelope theorem; phys_spring_eval), so D is what second derivatives need.
+int phys_wrap_deriv(double D[36], const double p0[3], const double p1[3], const double* side, double r,
+                    int cylinder);
+
 #endif

@@ -194,8 +194,9 @@ static size_t chain_need(const arenaDims* a, int model) {
   }
   need = zmax(need, ctl + st_smooth_deriv(a));
   // issue 16 item 4: the implicit step's derivatives (implicit_deriv.c): H's factor, three nv x nv blocks, a
-  // spring's Hessian twice, and the VJP's dense A, B, P
-  need = zmax(need, 11 * a->v * a->v + 2 * a->v * (a->u + a->p) + 16 * a->v);
+  // spring's Hessian twice (21 v scratch each with a wrapped tendon's sliding tangent points, tendon_deriv.h),
+  // and the VJP's dense A, B, P
+  need = zmax(need, 11 * a->v * a->v + 2 * a->v * (a->u + a->p) + 46 * a->v);
   return need + 96 * (a->n + a->v + a->f) + 64 * a->b + 4096;
 }
 

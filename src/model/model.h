@@ -21,6 +21,8 @@ typedef struct physTendonPath_ {
   double x[PHYS_TENDON_MAXPOINT][3];   // world positions
   int body[PHYS_TENDON_MAXPOINT];      // the body each point moves with
   double w[PHYS_TENDON_MAXPOINT];      // weight of the gap to the next point (0: none)
+  int wrap[PHYS_TENDON_MAXPOINT];      // a tangent point: 2 * (its geom's path entry) + (0: the first, 1: the
+                                       // second); a site: -1 (the derivatives' sliding tangent points)
   double arcs;                         // the wrapped arcs' lengths, each divided by its branch's divisor
 } physTendonPath;
 

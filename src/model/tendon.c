@@ -19,12 +19,13 @@ int phys_tendon_wraps(const physModel* m, int s) {
   return 0;
 }
 
-// appends point x on body b to the path, with gap weight w to the next point
-static void add_point(physTendonPath* p, const double x[3], int b, double w) {
+// appends point x on body b to the path, with gap weight w to the next point (wrap: physTendonPath's)
+static void add_point(physTendonPath* p, const double x[3], int b, double w, int wrap) {
   int n = p->npoint++;
   for (int i = 0; i < 3; i++) p->x[n][i] = x[i];
   p->body[n] = b;
   p->w[n] = w;
+  p->wrap[n] = wrap;
 }
 
 void phys_tendon_path(const physModel* m, int s, const double* site_xpos, const double* geom_xpos,
@@ -45,7 +46,7 @@ void phys_tendon_path(const physModel* m, int s, const double* site_xpos, const 
     }
     if (type[k] != PHYS_WRAP_SITE) continue;   // geoms are read with the site before them
     const double* x = site_xpos + 3 * obj[k];
-    add_point(p, x, m->site_bodyid[obj[k]], scale);
+    add_point(p, x, m->site_bodyid[obj[k]], scale, -1);
     if (k + 2 < n && (type[k + 1] == PHYS_WRAP_SPHERE || type[k + 1] == PHYS_WRAP_CYLINDER)) {
       int g = obj[k + 1], side = (int)prm[k + 1];
       double t[6];
@@ -53,8 +54,8 @@ void phys_tendon_path(const physModel* m, int s, const double* site_xpos, const 
                              type[k + 1] == PHYS_WRAP_CYLINDER, side >= 0 ? site_xpos + 3 * side : NULL);
       if (len >= 0) {
         // site -> tangent point (straight), arc (no straight gap), tangent point -> next site
-        add_point(p, t, m->geom_bodyid[g], 0);
-        add_point(p, t + 3, m->geom_bodyid[g], scale);
+        add_point(p, t, m->geom_bodyid[g], 0, 2 * (k + 1));
+        add_point(p, t + 3, m->geom_bodyid[g], scale, 2 * (k + 1) + 1);
         p->arcs += scale * len;
       }
     }

@@ -19,6 +19,7 @@
 //     servo, with their gears) against the differences and the dot-product test;
 //   - fixed tendons (tests/data/tendons_fixed.xml): every tendon's stiffness, damping and rest length, the
 //     gears, gains and biases of the motors on them, every inertia and joint parameter, placements;
+//   - wrapped spatial tendons (tests/data/tendons_wrap.xml): the same without placements, which are refused;
 // on the pendulum, tests/data/mixed.xml (every joint type, springs, motors on joints and on a spring, random
 // xfrc_applied so that the com's force point moves with com and inertia; with implicit and explicit damping)
 // and MuJoCo's humanoid in the air (contacts and limits disabled, every body's inertia, every joint, every gear).
@@ -506,6 +507,22 @@ int main(void) {
   n = all_specs(m, &s, ten, 5);
   check_model("tendons_fixed", m, (const char* const*)s, n, 3, 2, 1);
   free_specs(s, n);
+  phys_free_model(m);
+
+  // wrapped spatial tendons: every tendon's stiffness, damping and rest length, the motors' gears, every inertia
+  // and joint parameter; a placement that moves a wrapped tendon's site or geom is refused (PHYS_ERR_ARG)
+  m = gm_load("tests/data/tendons_wrap.xml", 0);
+  positive_armature_damping(m);
+  n = all_specs(m, &s, NULL, 0);
+  check_model("tendons_wrap", m, (const char* const*)s, n, 3, 2, 1);
+  free_specs(s, n);
+  {
+    physLog wl;
+    physParamTable wt;
+    memset(&wl, 0, sizeof(wl));
+    static const char* const wpos[] = {"pos:fore"};
+    CHECK(phys_param_table_build(&wt, m, wpos, 1, &wl) == PHYS_ERR_ARG && strstr(wl.error, "wraps a geom"));
+  }
   phys_free_model(m);
 
   m = gm_load("tests/data/double_pendulum.xml", 0);

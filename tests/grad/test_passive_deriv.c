@@ -5,7 +5,8 @@
 // tests/data/mixed.xml (every joint type, joint springs and dampers, a spring with a motor; again with a gain
 // and a bias on every actuator), tests/data/actuators.xml (position and velocity servos, affine gain and
 // bias: forces that depend on position and velocity), tests/data/tendons_fixed.xml (fixed tendons with
-// springs, dampers and motors, a spatial tendon), tests/data/actuator_dynamics.xml (site actuators with
+// springs, dampers and motors, a spatial tendon), tests/data/tendons_wrap.xml (spatial tendons wrapping spheres
+// and cylinders, springs, dampers, motors on them), tests/data/actuator_dynamics.xml (site actuators with
 // 6-entry gears, force limits, activations held fixed), two random trees
 // (2- and 3-site springs, a motor on a spring, a rest-length actuator, ball joints) and the humanoid; their
 // reverse modes phys_passive_vjp, phys_actuation_vjp and phys_xfrc_vjp by dot-product tests
@@ -234,6 +235,10 @@ int main(void) {
   // fixed tendons (springs, dampers, motors on them) beside a spatial tendon
   m = gm_load("tests/data/tendons_fixed.xml", 0);
   check_model("tendons_fixed", m, 13);
+  phys_free_model(m);
+  // spatial tendons wrapping spheres and cylinders (side sites, a helix, a pulley), motors on them
+  m = gm_load("tests/data/tendons_wrap.xml", 0);
+  check_model("tendons_wrap", m, 15);
   phys_free_model(m);
   for (int k = 0; k < 2; k++) {
     m = tm_tree(41 + k, 1 - k);

@@ -6,9 +6,12 @@
 // phys_step_vjp against A and B (y' A x = (A' y)' x to GM_DOT_TOL); the ball exactly at its stop (the kink: one
 // side against one-sided differences, the other side's jump shown). Penalty's limit springs (src/grad/penalty_deriv.c:
 // f = -k dist - c r.v along r, implicit) at the same states: A, B likewise, P over penalty:stiffness and
-// penalty:damping against central differences. Tendon frictionloss at states with limit rows: refused.
+// penalty:damping against central differences. Tendon frictionloss at states with limit rows: refused. The rope
+// wrapped over a drum (a cylinder; its row's Jacobian moves with the tangent points sliding on the drum,
+// tendon_deriv.h) at its limit, in all four models: A, B and the dot tests as above.
 #include "contact.h"
 #include "grad_models.h"
+#include "model.h"
 #include "model/mjcf_text.h"
 #include "params.h"
 
@@ -19,6 +22,20 @@ static const char* MODEL =
     "<body pos='1 0 0'><joint name='z' type='slide' axis='0 0 1'/><geom size='.05' mass='1' contype='0' "
     "conaffinity='0'/></body></worldbody><tendon>"
     "<spatial name='rope' limited='true' range='0 0.55'><site site='top'/><site site='tip'/></spatial>"
+    "<fixed name='stop' limited='true' range='-0.1 5'><joint joint='z' coef='2'/></fixed></tendon>"
+    "<actuator><motor tendon='rope' gear='2'/></actuator></mujoco>";
+
+// the same arm with its rope over a drum (a cylinder, tilted out of square with the arm's plane so that the path
+// climbs it and the tangent points slide off that plane) between top and tip
+static const char* MODEL_WRAP =
+    "<mujoco><compiler angle='radian'/><option timestep='0.001'/><worldbody><site name='top' pos='0.3 0 0.4'/>"
+    "<geom name='drum' type='cylinder' size='.06 .05' pos='.42 0 .18' euler='1.3 0.3 0' contype='0' "
+    "conaffinity='0'/>"
+    "<body name='arm'><joint name='h' axis='0 1 0' damping='0.1'/><geom type='capsule' fromto='0 0 0 .5 0 0' size='.02' "
+    "mass='.5' contype='0' conaffinity='0'/><site name='tip' pos='.5 0 0'/></body>"
+    "<body pos='1 0 0'><joint name='z' type='slide' axis='0 0 1'/><geom size='.05' mass='1' contype='0' "
+    "conaffinity='0'/></body></worldbody><tendon>"
+    "<spatial name='rope' limited='true' range='0 0.55'><site site='top'/><geom geom='drum'/><site site='tip'/></spatial>"
     "<fixed name='stop' limited='true' range='-0.1 5'><joint joint='z' coef='2'/></fixed></tendon>"
     "<actuator><motor tendon='rope' gear='2'/></actuator></mujoco>";
 
@@ -244,9 +261,44 @@ static void test_params(void) {
   phys_free_model(m);
 }
 
+// the wrapped rope 1 mm past its limit (found by bisection on the simulated length) and stretching, the stop
+// free: lcp, cone, ccp and penalty
+static void test_wrapped_limit(void) {
+  physLog log;
+  physModel* m = load_text(MODEL_WRAP, &log);
+  CHECK_MSG(m != NULL, "%s", log.error);
+  if (!m) return;
+  physData* d = phys_make_data(m);
+  double lo = 0, hi = 1.2;
+  d->qpos[1] = 0.2;
+  for (int it = 0; it < 60; it++) {
+    d->qpos[0] = 0.5 * (lo + hi);
+    phys_forward(m, d);
+    if (d->spring_length[0] < 0.551) lo = d->qpos[0];
+    else hi = d->qpos[0];
+  }
+  static const char* const NAMES[] = {"lcp", "cone", "ccp", "penalty"};
+  double worst = 0;
+  for (int cm = 0; cm < 4; cm++) {
+    m->opt.contact = cm;
+    char what[64];
+    snprintf(what, sizeof what, "%s, wrapped rope", NAMES[cm]);
+    d->qpos[0] = lo, d->qpos[1] = 0.2, d->qvel[0] = 0.2, d->qvel[1] = -0.5, d->ctrl[0] = 0.4;
+    phys_forward(m, d);
+    physTendonPath p;
+    phys_tendon_path(m, 0, d->site_xpos, d->geom_xpos, d->geom_xmat, &p);
+    CHECK(p.npoint == 4 && phys_constraint_nlimit(m, d) == 1);   // wrapped, its row active
+    worst = fmax(worst, check_state(m, d, what));
+  }
+  printf("wrapped rope at its limit (hinge %.4f rad): worst relative error %.3g\n", lo, worst);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
 int main(void) {
   mjcf_text_begin("tendon_rows_deriv");
   test_step_jacobians();
+  test_wrapped_limit();
   test_kink();
   test_params();
   return mjcf_text_end();
