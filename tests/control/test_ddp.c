@@ -233,9 +233,9 @@ static void test_mixed(int site) {
   if (site) {
     int tip = phys_name2id(m, "site", "tipsite");
     p->fin.npoint = 1;
-    p->fin.point[0] = (physPointCost){tip, {0.6, 0.1, 1.0}, {30, 30, 10}, 0, 0};
+    p->fin.point[0] = (physPointCost){tip, {0.6, 0.1, 1.0}, {30, 30, 10}, 0, 0, 0, 0, 0};
     p->run.npoint = 1;
-    p->run.point[0] = (physPointCost){phys_name2id(m, "site", "anchor"), {0.5, 0.3, 2.4}, {1, 1, 1}, 0, 0};
+    p->run.point[0] = (physPointCost){phys_name2id(m, "site", "anchor"), {0.5, 0.3, 2.4}, {1, 1, 1}, 0, 0, 0, 0, 0};
     CHECK(tip >= 0);
   }
   for (int j = 0; j < m->nu; j++) CHECK(p->lo[j] == m->actuator_ctrlrange[2 * j] && p->hi[j] == m->actuator_ctrlrange[2 * j + 1]);
@@ -334,7 +334,7 @@ static void test_site_swing_up(void) {
   if (!m) return;
   physControlProblem* p = phys_control_make(m, 200, 300);
   p->fin.npoint = 1;
-  p->fin.point[0] = (physPointCost){phys_name2id(m, "site", "tip"), {0, 0, 3}, {100, 100, 100}, 0, 0};
+  p->fin.point[0] = (physPointCost){phys_name2id(m, "site", "tip"), {0, 0, 3}, {100, 100, 100}, 0, 0, 0, 0, 0};
   p->fin.wv[0] = 10;
   p->wu[0] = 1e-3;
   physLog log;
@@ -365,10 +365,10 @@ static void test_point_gradient(void) {
   int tipsite = phys_name2id(m, "site", "tipsite"), slider = phys_name2id(m, "body", "slider");
   int tip = phys_name2id(m, "body", "tip"), arm = phys_name2id(m, "body", "arm");
   c->npoint = 4;
-  c->point[0] = (physPointCost){tipsite, {0.4, 0.1, 1.2}, {3, 2, 1}, 0, 1};
-  c->point[1] = (physPointCost){slider, {0.5, -0.2, 0.8}, {1, 2, 3}, 1, 0};
-  c->point[2] = (physPointCost){tip, {0.3, 0.2, -0.1}, {2, 1, 4}, 1, 1};
-  c->point[3] = (physPointCost){arm, {-0.2, 0.1, 0.3}, {1, 1, 1}, 1, 1};
+  c->point[0] = (physPointCost){tipsite, {0.4, 0.1, 1.2}, {3, 2, 1}, 0, 1, 0, 0, 0};
+  c->point[1] = (physPointCost){slider, {0.5, -0.2, 0.8}, {1, 2, 3}, 1, 0, 0, 0, 0};
+  c->point[2] = (physPointCost){tip, {0.3, 0.2, -0.1}, {2, 1, 4}, 1, 1, 0, 0, 0};
+  c->point[3] = (physPointCost){arm, {-0.2, 0.1, 0.3}, {1, 1, 1}, 1, 1, 0, 0, 0};
   // qpos weights on the slide and hinge only (the rotations' qpos terms: test_rotation_gradient)
   for (int i = 0; i < nv; i++) c->wq[i] = i >= nv - 2 ? 0.5 + 0.1 * i : 0, c->wv[i] = 0.2;
   phys_reset_data(m, d);
