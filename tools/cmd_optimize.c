@@ -358,7 +358,8 @@ static int point_id(const optTask* t, const physModel* m, const cJSON* o, const 
     return -1;
   }
   if (id < 0)
-    cli_error("%s: %s.%s: no %s %s%s%s in model '%s'", t->file, where, b ? kb : ks, kind, cJSON_IsString(s) ? "'" : "",
+    cli_error("%s: %s.%s: no %s %s%s%s in model '%s'", t->file, where, b ? kb : ks, kind,
+              cJSON_IsString(s) ? "'" : "",
               cJSON_IsString(s) ? s->valuestring : "name (expected a string)", cJSON_IsString(s) ? "'" : "",
               m->modelname);
   return id;
@@ -372,7 +373,8 @@ static int read_point_term(const optTask* t, const physModel* m, physStateCost* 
   const cJSON* pos = vel ? vel : cJSON_GetObjectItemCaseSensitive(o, "pos");
   const cJSON* w = cJSON_GetObjectItemCaseSensitive(o, "weight");
   char at[128];
-  int isbody, refbody, id = point_id(t, m, o, where, "", 1, &isbody), ref = point_id(t, m, o, where, "ref_", 0, &refbody);
+  int isbody, refbody, id = point_id(t, m, o, where, "", 1, &isbody);
+  int ref = point_id(t, m, o, where, "ref_", 0, &refbody);
   if (id < 0 || ref == -1) return 0;
   if (c->npoint == PHYS_CONTROL_MAXPOINT) {
     cli_error("%s: %s: more than %d site or body terms in this list", t->file, where, PHYS_CONTROL_MAXPOINT);
@@ -397,7 +399,8 @@ static int read_point_term(const optTask* t, const physModel* m, physStateCost* 
 // or final list (at where) into c; seen[0..1] marks the qpos and qvel kinds already given (each once per list)
 static int read_term(const optTask* t, const physModel* m, physStateCost* c, const cJSON* o, const char* where,
                      int seen[2]) {
-  static const char* const valid[] = {"qpos", "qvel", "site", "body", "pos", "vel", "weight", "ref_site", "ref_body"};
+  static const char* const valid[] = {"qpos", "qvel", "site", "body", "pos", "vel", "weight", "ref_site",
+                                      "ref_body"};
   if (!task_keys(o, valid, 9, t, where)) return 0;
   const cJSON *q = cJSON_GetObjectItemCaseSensitive(o, "qpos"), *v = cJSON_GetObjectItemCaseSensitive(o, "qvel");
   const cJSON *w = cJSON_GetObjectItemCaseSensitive(o, "weight"), *s = cJSON_GetObjectItemCaseSensitive(o, "site");

@@ -91,7 +91,8 @@ static void design_terms(const physModel* m, const physData* d, const physStateC
       const double* pr = pc->refbody ? d->xpos + 3 * pc->ref : d->site_xpos + 3 * pc->ref;
       for (int a = 0; a < 3; a++) {   // dl/dtheta_a = sum_i w_i e_i R_ia (sign)
         double s = 0;
-        for (int r = 0; r < 3; r++) s += pc->w[r] * (p[r] - (pc->has_ref ? pr[r] : 0) - pc->target[r]) * R[3 * r + a];
+        for (int r = 0; r < 3; r++)
+          s += pc->w[r] * (p[r] - (pc->has_ref ? pr[r] : 0) - pc->target[r]) * R[3 * r + a];
         gtheta[e->adr + a] += scale * sign * s;
       }
     }
@@ -367,8 +368,7 @@ static int design_ok(physControlProblem* p, physLog* log) {
   const physParamTable* t = p->design;
   if (!t) return 1;
   if (p->design_model != p->m || !p->theta || !p->theta_lo || !p->theta_hi)
-    return phys_error(log, PHYS_ERR_ARG, "shooting: design parameters need design_model = m, theta and its bounds"),
-           0;
+    return phys_error(log, PHYS_ERR_ARG, "shooting: a design needs design_model = m, theta and its bounds"), 0;
   for (int i = 0; i < t->ntheta; i++) {
     if (!(p->theta_lo[i] <= p->theta_hi[i]) || !isfinite(p->theta[i]))
       return phys_error(log, PHYS_ERR_ARG, "shooting: design value %d: %g or its bounds [%g, %g] infeasible", i,
