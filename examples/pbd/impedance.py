@@ -21,8 +21,9 @@ with the paper's K = 30, D = 0.01 and scaling s = 1. External torque on s1: 5 N 
 to 30 s; 35 s from rest at the goal. Each step the controller reads the state, sets the motor's control and the
 external torque (qfrc_applied), and the simulator steps (physid's Python package on libphysid.so).
 
-usage: examples/pbd/impedance.py   (from the repository root, after building the shared library: PHYSID_LIBRARY
-and PHYSID (default build/libphysid.so, build/physid); writes examples/pbd/impedance.md and impedance.csv)
+usage: /usr/bin/python3 examples/pbd/impedance.py   (from the repository root, a Python with numpy, after building
+the shared library: PHYSID_LIBRARY and PHYSID default to build/libphysid.so and build/physid; INTEGRATORS default
+"euler,pbd"; writes examples/pbd/impedance.md and impedance.csv; about a minute)
 """
 import json
 import math
@@ -45,14 +46,17 @@ CSV = os.environ.get("CSV", os.path.join(HERE, "impedance.csv"))
 DT, T_END = 0.01, 35.0
 QD, K, D, SCALE = -0.45, 30.0, 0.01, 1.0
 DQ_MAX, W_MAX, NGRID = 0.00625, 0.5, 11
+CSV_EVERY = 5   # impedance.csv: every 5th step (0.05 s)
+INTEGRATORS = os.environ.get("INTEGRATORS", "euler,pbd").split(",")
 PUSHES = [(5.0, 15.0, 5.0), (20.0, 30.0, 10.0)]   # (from, to, N m)
 
 
-def s1_model():
-    """the arm's MJCF with s1 the only joint and motor, gravity off"""
+def s1_model(integrator):
+    """the arm's MJCF with s1 the only joint and motor, gravity off, physid's integrator named"""
     text = baxter_arm.arm_mjcf(timestep=DT)
     text = re.sub(r'\s*<joint name="left_(s0|e0|e1|w0|w1|w2)"[^>]*/>', "", text)
     text = re.sub(r'\s*<motor name="m_left_(s0|e0|e1|w0|w1|w2)"[^>]*/>', "", text)
+    text = text.replace("</mujoco>", '  <custom><text name="physid:integrator" data="%s"/></custom>\n</mujoco>' % integrator)
     return text.replace('<option timestep="%g"/>' % DT, '<option timestep="%g" gravity="0 0 0"/>' % DT)
 
 
@@ -110,49 +114,62 @@ def run(model, tmap, impedance):
 
 
 def stats(rows, t0, t1):
-    """during [t0, t1): largest |q - q_d|, q - q_d and the motor torque over its last second, largest |u|"""
+    """during [t0, t1): largest |q - q_d|; q - q_d, the motor torque, its PD and impedance parts averaged over the
+    last second; largest |u|; rms velocity over the last second"""
     seg = [r for r in rows if t0 <= r[0] < t1]
     last = [r for r in seg if r[0] >= t1 - 1.0]
-    return (max(abs(r[1] - QD) for r in seg), sum(r[1] - QD for r in last) / len(last),
-            sum(r[3] for r in last) / len(last), max(abs(r[3]) for r in seg),
+    mean = [sum(r[k] for r in last) / len(last) for k in (1, 3, 4, 5)]
+    return (max(abs(r[1] - QD) for r in seg), mean[0] - QD, mean[1], mean[2], mean[3], max(abs(r[3]) for r in seg),
             math.sqrt(sum(r[2] ** 2 for r in last) / len(last)))
 
 
-def main():
+def experiment(integrator):
+    """the map and both controllers' runs on one integrator"""
     with tempfile.TemporaryDirectory() as tmp:
         with open(os.path.join(tmp, "s1.xml"), "w") as f:
-            f.write(s1_model())
+            f.write(s1_model(integrator))
         model = physid.load(os.path.join(tmp, "s1.xml"))
         tmap = build_map(tmp)
-    runs = {"PD": run(model, tmap, False), "impedance": run(model, tmap, True)}
-    with open(CSV, "w") as f:
-        f.write("t,q_pd,u_pd,q_imp,u_imp,pd_part_imp,imp_part_imp,tau_ext\n")
-        for a, b in zip(runs["PD"], runs["impedance"]):
-            f.write("%.2f,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%g\n" % (a[0], a[1], a[3], b[1], b[3], b[4], b[5], a[6]))
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    return tmap, {"PD": run(model, tmap, False), "impedance": run(model, tmap, True)}
+
+
+def write_table(f, integrator, tmap, runs):
     kq, kw, tab = tmap
+    f.write("## Integrator `%s`\n\nNet-torque map (N m; %d x %d keys by `physid optimize`, horizon 1), corners and "
+            "centre:\n\n" % (integrator, NGRID, NGRID))
+    f.write("| dq (rad) \\\\ w (rad/s) | %g | 0 | %g |\n|---|---|---|---|\n" % (kw[0], kw[-1]))
+    for i in (0, NGRID // 2, NGRID - 1):
+        f.write("| %g | %.6g | %.6g | %.6g |\n" % (kq[i], tab[i][0], tab[i][NGRID // 2], tab[i][-1]))
+    f.write("\n| controller | push (N m) | largest \\|q - q_d\\| (rad) | q - q_d, last 1 s of the push (rad) "
+            "| motor torque, last 1 s (N m) | its PD part | its impedance part | largest \\|u\\| (N m) | rms "
+            "velocity, last 1 s (rad/s) |\n|---|---|---|---|---|---|---|---|---|\n")
+    for name, rows in runs.items():
+        for t0, t1, tau in PUSHES:
+            f.write("| %s | %g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.3g |\n" % ((name, tau) +
+                                                                                    stats(rows, t0, t1)))
+    for name, rows in runs.items():
+        s = stats(rows, 30.0, T_END)
+        f.write("\n%s after the last push (30-35 s): largest |q - q_d| %.4g rad, rms velocity over the last 1 s "
+                "%.3g rad/s." % (name, s[0], s[6]))
+    f.write("\n\n")
+
+
+def main():
+    results = {i: experiment(i) for i in INTEGRATORS}
+    with open(CSV, "w") as f:
+        f.write("integrator,t,q_pd,u_pd,q_imp,u_imp,pd_part_imp,imp_part_imp,tau_ext\n")
+        for integ, (tmap, runs) in results.items():
+            for a, b in list(zip(runs["PD"], runs["impedance"]))[::CSV_EVERY]:
+                f.write("%s,%.2f,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%g\n" % (integ, a[0], a[1], a[3], b[1], b[3], b[4], b[5],
+                                                                      a[6]))
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     with open(OUT, "w") as f:
         f.write("# Paper 003, Figs. 12-13: impedance control of Baxter's joint s1 (examples/pbd/impedance.py)\n\n")
         f.write("Generated at %s. Baxter's left arm (baxter_arm.py), s1 alone free, no gravity (compensated), dt "
                 "%g s; goal %g rad; K = %g, D = %g, scaling %g; external torque 5 N m over [5, 15) s and 10 N m over "
                 "[20, 30) s; time series in impedance.csv.\n\n" % (commit or "?", DT, QD, K, D, SCALE))
-        f.write("Net-torque map (N m; %d x %d keys by `physid optimize`, horizon 1), corners and centre:\n\n" %
-                (NGRID, NGRID))
-        f.write("| dq (rad) \\\\ w (rad/s) | %g | 0 | %g |\n|---|---|---|---|\n" % (kw[0], kw[-1]))
-        for i in (0, NGRID // 2, NGRID - 1):
-            f.write("| %g | %.6g | %.6g | %.6g |\n" % (kq[i], tab[i][0], tab[i][NGRID // 2], tab[i][-1]))
-        f.write("\n| controller | push (N m) | largest \\|q - q_d\\| (rad) | q - q_d, last 1 s of the push (rad) "
-                "| motor torque, last 1 s (N m) | largest \\|u\\| (N m) | rms velocity, last 1 s (rad/s) |\n"
-                "|---|---|---|---|---|---|---|\n")
-        for name, rows in runs.items():
-            for t0, t1, tau in PUSHES:
-                s = stats(rows, t0, t1)
-                f.write("| %s | %g | %.4g | %.4g | %.4g | %.4g | %.3g |\n" % ((name, tau) + s))
-        for name, rows in runs.items():
-            s = stats(rows, 30.0, T_END)
-            f.write("\n%s after the last push (30-35 s): largest |q - q_d| %.4g rad, rms velocity over the last 1 s "
-                    "%.3g rad/s." % (name, s[0], s[4]))
-        f.write("\n")
+        for integ, (tmap, runs) in results.items():
+            write_table(f, integ, tmap, runs)
     print(open(OUT).read())
 
 
