@@ -341,33 +341,48 @@ static int read_ctrlrange(const optTask* t, const physModel* m, physControlProbl
   return 1;
 }
 
-// a point term {"site" | "body": NAME, "pos" | "vel": [x, y, z], "weight": w or [wx, wy, wz]} (at where)
-// appended to c's points: the site's or the body frame's world position or linear velocity
+// the point named by key "body" or "site" (prefix "" or "ref_") of term o: its id (-1 and a message if absent or
+// unknown: required says whether absence is an error; -2 when absent and not required), *isbody
+static int point_id(const optTask* t, const physModel* m, const cJSON* o, const char* where, const char* prefix,
+                    int required, int* isbody) {
+  char kb[16], ks[16];
+  snprintf(kb, sizeof kb, "%sbody", prefix), snprintf(ks, sizeof ks, "%ssite", prefix);
+  const cJSON* b = cJSON_GetObjectItemCaseSensitive(o, kb);
+  const cJSON* s = b ? b : cJSON_GetObjectItemCaseSensitive(o, ks);
+  const char* kind = b ? "body" : "site";
+  *isbody = b != NULL;
+  if (!s && !required) return -2;
+  int id = cJSON_IsString(s) ? phys_name2id(m, kind, s->valuestring) : -1;
+  if (b && id == 0) {
+    cli_error("%s: %s.%s: '%s' is the world: it does not move", t->file, where, kb, s->valuestring);
+    return -1;
+  }
+  if (id < 0)
+    cli_error("%s: %s.%s: no %s %s%s%s in model '%s'", t->file, where, b ? kb : ks, kind,
+              cJSON_IsString(s) ? "'" : "",
+              cJSON_IsString(s) ? s->valuestring : "name (expected a string)", cJSON_IsString(s) ? "'" : "",
+              m->modelname);
+  return id;
+}
+
+// a point term {"site" | "body": NAME, "pos" | "vel": [x, y, z], "weight": w or [wx, wy, wz]} (at where), with
+// an optional reference point "ref_site" | "ref_body": NAME (the term is then on p - p_ref - target: a moving
+// target), appended to c's points: the site's or the body frame's world position or linear velocity
 static int read_point_term(const optTask* t, const physModel* m, physStateCost* c, const cJSON* o, const char* where) {
-  const cJSON* b = cJSON_GetObjectItemCaseSensitive(o, "body");
-  const cJSON* s = b ? b : cJSON_GetObjectItemCaseSensitive(o, "site");
   const cJSON* vel = cJSON_GetObjectItemCaseSensitive(o, "vel");
   const cJSON* pos = vel ? vel : cJSON_GetObjectItemCaseSensitive(o, "pos");
   const cJSON* w = cJSON_GetObjectItemCaseSensitive(o, "weight");
-  const char* kind = b ? "body" : "site";
   char at[128];
-  int id = cJSON_IsString(s) ? phys_name2id(m, kind, s->valuestring) : -1;
-  if (b && id == 0) {
-    cli_error("%s: %s.body: '%s' is the world: it does not move", t->file, where, s->valuestring);
-    return 0;
-  }
-  if (id < 0) {
-    cli_error("%s: %s.%s: no %s %s%s%s in model '%s'", t->file, where, kind, kind, cJSON_IsString(s) ? "'" : "",
-              cJSON_IsString(s) ? s->valuestring : "name (expected a string)", cJSON_IsString(s) ? "'" : "",
-              m->modelname);
-    return 0;
-  }
+  int isbody, refbody, id = point_id(t, m, o, where, "", 1, &isbody);
+  int ref = point_id(t, m, o, where, "ref_", 0, &refbody);
+  if (id < 0 || ref == -1) return 0;
   if (c->npoint == PHYS_CONTROL_MAXPOINT) {
     cli_error("%s: %s: more than %d site or body terms in this list", t->file, where, PHYS_CONTROL_MAXPOINT);
     return 0;
   }
   physPointCost* pc = c->point + c->npoint;
-  pc->site = id, pc->body = b != NULL, pc->vel = vel != NULL;
+  pc->site = id, pc->body = isbody, pc->vel = vel != NULL;
+  pc->has_ref = ref >= 0, pc->ref = ref >= 0 ? ref : 0, pc->refbody = refbody;
   snprintf(at, sizeof at, "%s.%s", where, vel ? "vel" : "pos");
   if (!task_array(pc->target, 3, -INFINITY, pos, t, at, vel ? "a world velocity" : "a world position")) return 0;
   snprintf(at, sizeof at, "%s.weight", where);
@@ -384,8 +399,9 @@ static int read_point_term(const optTask* t, const physModel* m, physStateCost* 
 // or final list (at where) into c; seen[0..1] marks the qpos and qvel kinds already given (each once per list)
 static int read_term(const optTask* t, const physModel* m, physStateCost* c, const cJSON* o, const char* where,
                      int seen[2]) {
-  static const char* const valid[] = {"qpos", "qvel", "site", "body", "pos", "vel", "weight"};
-  if (!task_keys(o, valid, 7, t, where)) return 0;
+  static const char* const valid[] = {"qpos", "qvel", "site", "body", "pos", "vel", "weight", "ref_site",
+                                      "ref_body"};
+  if (!task_keys(o, valid, 9, t, where)) return 0;
   const cJSON *q = cJSON_GetObjectItemCaseSensitive(o, "qpos"), *v = cJSON_GetObjectItemCaseSensitive(o, "qvel");
   const cJSON *w = cJSON_GetObjectItemCaseSensitive(o, "weight"), *s = cJSON_GetObjectItemCaseSensitive(o, "site");
   const cJSON *b = cJSON_GetObjectItemCaseSensitive(o, "body"), *pos = cJSON_GetObjectItemCaseSensitive(o, "pos");
@@ -458,7 +474,7 @@ static int read_cost(const optTask* t, const physModel* m, physControlProblem* p
 // task's), ctrlrange, cost
 int opt_task_model(const optTask* t, const physModel* m, physData* d, physControlProblem* p) {
   const cJSON* v;
-  if (m->nu == 0) {
+  if (m->nu == 0 && !cJSON_GetObjectItemCaseSensitive(t->root, "design")) {
     cli_error("%s: model: '%s' has no actuators: no controls to optimize", t->file, m->modelname);
     return 0;
   }
@@ -570,7 +586,7 @@ static void stop_reason(const physControlProblem* p, char* s, size_t n) {
 }
 
 // the result JSON: method, sizes, cost and time per iteration, final cost, bound violation, why it stopped
-static int write_result(FILE* f, const physControlProblem* p, double dt, const optMethod* mo,
+static int write_result(FILE* f, const optTask* t, const physControlProblem* p, double dt, const optMethod* mo,
                         const physMsResult* ms) {
   cJSON* r = cJSON_CreateObject();
   cJSON *cost = cJSON_CreateArray(), *secs = cJSON_CreateArray();
@@ -595,6 +611,7 @@ static int write_result(FILE* f, const physControlProblem* p, double dt, const o
   cJSON_AddNumberToObject(r, "final_cost", p->cost);
   cJSON_AddNumberToObject(r, "violation", phys_control_violation(p, p->U));
   if (mo->name) opt_method_result(r, mo);
+  opt_design_result(r, t);
   if (ms) opt_ms_result(r, p, ms);
   if (ms) cJSON_AddBoolToObject(r, "complementarity", mo->complementarity);
   char* s = cJSON_Print(r);
@@ -668,7 +685,7 @@ static int optimize(optTask* t, cliOutput* o, const physModel* m, physData* d, p
   ok = ok && write_trajectory(t->has_out[OUT_TRAJECTORY] ? o[OUT_TRAJECTORY].f : NULL, m, d, p, times);
   ok = ok && (!t->has_out[OUT_CONTROLS] || opt_write_controls(o[OUT_CONTROLS].f, m, p->U, p->T, times));
   ok = ok && (!t->has_out[OUT_RESULT] ||
-              write_result(o[OUT_RESULT].f, p, m->opt.timestep, &t->meth, t->ms ? &ms : NULL));
+              write_result(o[OUT_RESULT].f, t, p, m->opt.timestep, &t->meth, t->ms ? &ms : NULL));
   ok = ok && (!t->has_out[OUT_HTML] || write_html(o[OUT_HTML].f, t, m, p, times));
   free(times);
   free(ms.defect_iter);
@@ -719,6 +736,7 @@ void opt_task_free(optTask* t, physModel* m, physData* d, physControlProblem* p)
   phys_control_free(p);
   phys_free_data(d);
   phys_free_model(m);
+  opt_design_free(t);
   cJSON_Delete(t->root);
   t->root = NULL;
 }
@@ -785,8 +803,9 @@ int cli_optimize(int argc, char** argv) {
   physModel* m = NULL;
   physData* d = NULL;
   physControlProblem* p = NULL;
-  static const char* const extra[] = {"plot", "replay"};
-  if (opt_task_top(&t, extra, 2) && opt_check_outputs(&t, o) && opt_task_problem(&t, &m, &d, &p))
+  static const char* const extra[] = {"plot", "replay", "design"};
+  if (opt_task_top(&t, extra, 3) && opt_check_outputs(&t, o) && opt_task_problem(&t, &m, &d, &p) &&
+      opt_read_design(&t, m, p))
     code = optimize(&t, o, m, d, p);
   opt_task_free(&t, m, d, p);
   return code;

@@ -87,6 +87,11 @@ typedef struct optTask_ {
   int ms;                   // "method": "ms": multiple shooting (optimize_ms.c)
   physMsOptions ms_opt;
   physMsResult* ms_res;     // where opt_plan leaves ms's result (NULL: not kept)
+  // "design" (optimize_design.c): the parameter table, theta (the initial value in, the best out), theta0 (the
+  // initial value), the bounds (one allocation from theta)
+  int has_design;
+  physParamTable design;
+  double *theta, *theta0, *theta_lo, *theta_hi;
 } optTask;
 
 // t <- the task file parsed (t->file, dir, root; the rest zero, tol -1); 0 and a message if unreadable or not
@@ -115,6 +120,14 @@ physStatus opt_plan(const optTask* t, physControlProblem* p, physData* d, physDd
 int opt_count_begin(physData* d, int n);
 void opt_count_mark(int k);
 void opt_count_end(void);
+// the task's "design" list (optimize_design.c; optimize only): the table built on m, theta from the model and
+// the entries' init, bounds from the kind's and the entries', all into p (p->design, design_model = m, theta,
+// bounds); 1 without a design; 0 and a message naming design[i] otherwise (also for a method other than lbfgsb
+// and adam). opt_design_result adds "design": [{"param", "initial", "value"}] to the result JSON r;
+// opt_design_free frees what opt_read_design made.
+int opt_read_design(optTask* t, physModel* m, physControlProblem* p);
+void opt_design_result(cJSON* r, const optTask* t);
+void opt_design_free(optTask* t);
 // the controls CSV: t,u0..u{nu-1}, row k the controls U[k] held from times[k] (T rows)
 int opt_write_controls(FILE* f, const physModel* m, const double* U, int T, const double* times);
 

@@ -16,8 +16,8 @@ long-horizon MPC (horizon 3, torque-rate weight lambda3 = 2e-7, ADAM 120 iterati
 previous torque for two steps and the gravity compensation for the third) runs on the rollout's linearization
 (the chained `physid jacobian --wrt state,ctrl` of its 3 steps), one per time step; its state error is not
 tracked (nan). The truth is always the Euler engine's;
-INTEGRATOR (default euler) is the estimator's, for its steps and their Jacobians alike (`physid jacobian
---integrator pbd` exits 2 until the pbd step has derivatives).
+INTEGRATOR (default euler) is the estimator's, for its steps and their Jacobians alike (pbd: the pbd step's
+exact derivatives; examples/pbd/torque_pbd.md, about 17 minutes).
 
 usage: examples/pbd/torque.py [PHYSID]   (from the repository root; writes examples/pbd/torque.md)
 """

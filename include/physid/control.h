@@ -48,6 +48,7 @@
 #define PHYSID_CONTROL_H
 
 #include "../physid.h"
+#include "params.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -67,6 +68,9 @@ typedef struct physPointCost_ {
   double w[3];              // weights of x, y, z
   int body;                 // 0: site, 1: body (its frame origin)
   int vel;                  // 0: position, 1: linear velocity
+  int has_ref;              // 1: the term is on p - p_ref - target (a moving target: a tracking error), p_ref
+  int ref;                  // the position (or velocity) of site ref (refbody 0) or of body ref's frame origin
+  int refbody;              // (refbody 1); the residual's Jacobian J - J_ref. 0: the fixed target alone
 } physPointCost;
 
 // quadratic terms on the state: targets and per-coordinate weights (tangent layout for wq), and site positions
@@ -122,6 +126,16 @@ typedef struct physControlProblem_ {
   int reg_state;            // 0: mu regularizes the controls (Quu + mu I); 1: the state (Vxx + mu I in Quu, Qux)
   int stall;                // 0 (off); K > 0: stop (PHYS_DDP_STALL) when J_{k-K} - J_k < stall_tol |J_{k-K}|
   double stall_tol;         // 1e-6
+  // design parameters (single shooting only, shooting.h; design NULL: none): theta of the table, optimized
+  // with the controls (or alone: equal control bounds hold the controls), written into design_model (the model
+  // m points to, writable) by phys_param_set before each rollout. Caller-owned arrays of design->ntheta: theta
+  // (the initial design in, the best design out; design_model holds it after a solve) and its bounds theta_lo,
+  // theta_hi (equal bounds hold a component)
+  const physParamTable* design;
+  physModel* design_model;
+  double* theta;
+  const double* theta_lo;
+  const double* theta_hi;
   // results of the last solve
   int niter;                // iterations done; iter[0..niter] are their records
   physDdpIter* iter;        // maxiter + 1 records

@@ -12,6 +12,8 @@
 #include "shooting.h"
 #include "spatial.h"
 
+#define PHYS_POINT_SCRATCH 18   // point_derivs' scratch per dof: two Jacobians (3 nv), G and G_ref (6 nv)
+
 //---------------------------------------------------------------------------------------------------------
 // the problem and its workspace
 
@@ -27,7 +29,7 @@ typedef struct ddpWork_ {
   double* Qr;               // nu x nx: Qux + mu B' A, the state regularization's (backward)
   double *Gp, *Hp;          // the point terms' gradient ((T+1) x 2nv) and Gauss-Newton Hessian ((T+1) x 2nv x
                             // 2nv) at each state of the linearization: p->pointwork (NULL until needed)
-  double* jac;              // the point terms' Jacobians' scratch (9 nv)
+  double* jac;              // the point terms' Jacobians' scratch (PHYS_POINT_SCRATCH nv)
   int* free;                // nu: rows of the box QP not at a bound
   int ncon0;
 } ddpWork;
@@ -45,7 +47,8 @@ static size_t carve(const physModel* m, int T, double* base, ddpWork* w) {
                      &w->hi, &w->dx, &w->r, &w->jac, &w->Kc, &w->Quxc, &w->Qr};
   size_t size[] = {T * nx * nx, T * nx * nu, T * nu * nx, T * nu, (T + 1) * ns, T * nu, ns + 1,
                    contact_doubles(m), nx, nx * nx, nx, nu, nx * nx, nu * nu, nu * nx, nu * nu, nx * nx, nx * nu,
-                   nu * nu, 3 * nu, nu, nu, nx, (size_t)m->nv, 9 * (size_t)m->nv, nu * nx, nu * nx, nu * nx};
+                   nu * nu, 3 * nu, nu, nu, nx, (size_t)m->nv, PHYS_POINT_SCRATCH * (size_t)m->nv, nu * nx, nu * nx,
+                   nu * nx};
   for (size_t i = 0; i < sizeof size / sizeof size[0]; i++) {
     if (base) *slot[i] = base + n;
     n += size[i];
@@ -169,10 +172,12 @@ static int has_velocity_term(const physStateCost* c) {
   return 0;
 }
 
-// the world point of a term at d's kinematics: the site's position or the body's frame origin; *body its body
-static const double* point_pos(const physModel* m, const physData* d, const physPointCost* pc, int* body) {
-  *body = pc->body ? pc->site : m->site_bodyid[pc->site];
-  return pc->body ? d->xpos + 3 * pc->site : d->site_xpos + 3 * pc->site;
+// the world point of a term (ref 0) or of its reference point (ref 1) at d's kinematics: the site's position or
+// the body's frame origin; *body its body
+static const double* point_pos(const physModel* m, const physData* d, const physPointCost* pc, int ref, int* body) {
+  int isbody = ref ? pc->refbody : pc->body, id = ref ? pc->ref : pc->site;
+  *body = isbody ? id : m->site_bodyid[id];
+  return isbody ? d->xpos + 3 * id : d->site_xpos + 3 * id;
 }
 
 // the linear velocity vp of the world point p of body b at d's cdof and qvel, and if G is not NULL its
@@ -212,48 +217,67 @@ static void point_velocity(const physModel* m, const physData* d, int b, const d
   }
 }
 
+// the point of term pc (ref 0) or of its reference (ref 1) at d's kinematics: its position or linear velocity y
+// and, if G is not NULL, y's derivative G (3 x 2nv: [jacp, 0] for a position, point_velocity's for a velocity);
+// jac: 3 nv scratch
+static void point_value(const physModel* m, const physData* d, const physPointCost* pc, int ref, double y[3],
+                        double* G, double* jac) {
+  int b, nv = m->nv;
+  const double* p = point_pos(m, d, pc, ref, &b);
+  if (G) phys_jac(m, d, p, b, jac, NULL);
+  if (pc->vel) {
+    point_velocity(m, d, b, p, G ? jac : NULL, y, G);
+    return;
+  }
+  phys_copy3(y, p);
+  if (!G) return;
+  memset(G, 0, sizeof(double) * 6 * (size_t)nv);
+  for (int i = 0; i < 3; i++) memcpy(G + (size_t)i * 2 * nv, jac + (size_t)i * nv, sizeof(double) * (size_t)nv);
+}
+
+// the residual e = y - y_ref - target of term pc (y_ref = 0 without a reference) and, if G is not NULL, its
+// derivative G = G_y - G_ref (3 x 2nv); scratch 12 nv doubles
+static void point_residual(const physModel* m, const physData* d, const physPointCost* pc, double e[3], double* G,
+                           double* scratch) {
+  size_t n6 = 6 * (size_t)m->nv;
+  double yr[3] = {0, 0, 0}, *Gr = G ? scratch + 3 * m->nv : NULL;
+  point_value(m, d, pc, 0, e, G, scratch);
+  if (pc->has_ref) {
+    point_value(m, d, pc, 1, yr, Gr, scratch);
+    for (size_t a = 0; a < n6 && G; a++) G[a] -= Gr[a];
+  }
+  for (int i = 0; i < 3; i++) e[i] -= yr[i] + pc->target[i];
+}
+
 // the point terms of c at d's kinematics (and cdof if c has a velocity term): value
 static double point_cost(const physModel* m, const physStateCost* c, const physData* d) {
   double J = 0;
   for (int k = 0; k < c->npoint; k++) {
-    const physPointCost* pc = c->point + k;
-    int b;
-    const double* p = point_pos(m, d, pc, &b);
-    double vp[3];
-    if (pc->vel) point_velocity(m, d, b, p, NULL, vp, NULL);
-    for (int i = 0; i < 3; i++) {
-      double e = (pc->vel ? vp[i] : p[i]) - pc->target[i];
-      J += 0.5 * pc->w[i] * e * e;
-    }
+    double e[3];
+    point_residual(m, d, c->point + k, e, NULL, NULL);
+    for (int i = 0; i < 3; i++) J += 0.5 * c->point[k].w[i] * e[i] * e[i];
   }
   return J;
 }
 
 // the point terms' gradient g (2nv) and, if H is not NULL, their Gauss-Newton Hessian H (2nv x 2nv) at d's
-// kinematics and cdof (phys_kinematics and phys_com_pos at the state); scratch 9 nv doubles
+// kinematics and cdof (phys_kinematics and phys_com_pos at the state); scratch PHYS_POINT_SCRATCH nv doubles
 static void point_derivs(const physModel* m, const physStateCost* c, const physData* d, double* g, double* H,
                          double* scratch) {
   int nv = m->nv, n2 = 2 * nv;
-  double *jac = scratch, *G = scratch + 3 * nv;
+  double* G = scratch + 12 * nv;
   memset(g, 0, sizeof(double) * (size_t)n2);
   if (H) memset(H, 0, sizeof(double) * (size_t)n2 * n2);
   for (int k = 0; k < c->npoint; k++) {
     const physPointCost* pc = c->point + k;
-    int b;
-    const double* p = point_pos(m, d, pc, &b);
-    double vp[3];
-    phys_jac(m, d, p, b, jac, NULL);
-    if (pc->vel) point_velocity(m, d, b, p, jac, vp, G);
-    else {   // a position: G = [jacp, 0]
-      memset(G, 0, sizeof(double) * 3 * (size_t)n2);
-      for (int i = 0; i < 3; i++) memcpy(G + (size_t)i * n2, jac + (size_t)i * nv, sizeof(double) * (size_t)nv);
-    }
+    double e[3];
+    point_residual(m, d, pc, e, G, scratch);
     for (int i = 0; i < 3; i++) {
-      double e = (pc->vel ? vp[i] : p[i]) - pc->target[i], w = pc->w[i];
+      double w = pc->w[i];
       if (w == 0) continue;
       const double* Gi = G + (size_t)i * n2;
       for (int a = 0; a < n2; a++) {
-        g[a] += w * e * Gi[a];
+        g[a] += w * e[i] * Gi[a];
         if (H)
           for (int bb = 0; bb < n2; bb++) H[(size_t)a * n2 + bb] += w * Gi[a] * Gi[bb];
       }
@@ -276,9 +300,9 @@ static double state_cost_at(const physModel* m, const physStateCost* c, physData
 double phys_state_cost(const physModel* m, physData* d, const physStateCost* c, double* g, double* H) {
   int nv = m->nv, n2 = 2 * nv;
   size_t mark = phys_stack_mark(d);
-  double* r = phys_stack_alloc(d, (size_t)nv + 9 * (size_t)nv + (size_t)n2 + (size_t)n2 * n2);
+  double* r = phys_stack_alloc(d, (size_t)nv + PHYS_POINT_SCRATCH * (size_t)nv + (size_t)n2 + (size_t)n2 * n2);
   if (!r) return NAN;
-  double *scratch = r + nv, *gp = scratch + 9 * nv, *Hp = gp + n2;
+  double *scratch = r + nv, *gp = scratch + PHYS_POINT_SCRATCH * nv, *Hp = gp + n2;
   if (g && H) memset(H, 0, sizeof(double) * (size_t)n2 * n2);
   double J = state_cost(m, c, d->qpos, d->qvel, g, g ? H : NULL, (size_t)n2, r);
   if (c->npoint > 0) {

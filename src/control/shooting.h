@@ -19,6 +19,13 @@
 //     1e-8), clamped into the bounds; lr in control units. A step whose rollout is not finite is rejected
 //     (the controls stay, lr halves). Stops at maxiter, when the gradient is exactly zero ("gradient"), or
 //     when the best cost has not fallen by a relative tol in 50 iterations ("cost").
+// Design parameters (p->design, control.h; issue 17): the unknowns are (U, theta), theta the table's values,
+// written into the model (phys_param_set) before each rollout, bounded by theta_lo/theta_hi (equal bounds hold
+// a component; equal control bounds hold the controls, so the design alone is optimized). dJ/dtheta = sum_t
+// P_t' xbar_{t+1} (phys_rollout_grad's parameter adjoint) + the cost's explicit derivative: a pos:B moves every
+// point of B's subtree by R_parent(B) dtheta, so a point term's residual (p - p_ref - target) moves with it
+// (added once per state, in the forward pass); a velocity term on such a point is refused (PHYS_ERR_ARG). A value
+// phys_param_set refuses is a rejected point (J = +inf). On return p->theta and the model hold the best design.
 // Both return the best controls evaluated (p->U, p->X, p->cost); p->iter[k].cost is the best cost after
 // iteration k, p->iter[k].feedforward the largest |projected gradient| at that iterate, .alpha Adam's lr.
 //
@@ -57,6 +64,7 @@ int phys_control_state_ok(const physControlProblem* p, const char* who, physLog*
 // doubles of the gradient's workspace for p (phys_control_grad)
 size_t phys_control_grad_worksize(const physControlProblem* p);
 // J(U) from d's state (phys_control_rollout's value, bit for bit) and, when finite, G = dJ/dU (T x nu), both
+// (with a design: U holds the T x nu controls then theta, G likewise, the design set into the model first)
 // from one forward pass and one reverse pass of the rollout gradient (phys_rollout_grad: its summed loss is J;
 // a rejected rollout is its PHYS_ERR_NUMERIC with +inf); work: phys_control_grad_worksize(p) doubles. d is
 // back at its state on return. Returns J (+inf: the rollout was rejected, G not a gradient); *status (may be

@@ -233,9 +233,9 @@ static void test_mixed(int site) {
   if (site) {
     int tip = phys_name2id(m, "site", "tipsite");
     p->fin.npoint = 1;
-    p->fin.point[0] = (physPointCost){tip, {0.6, 0.1, 1.0}, {30, 30, 10}, 0, 0};
+    p->fin.point[0] = (physPointCost){tip, {0.6, 0.1, 1.0}, {30, 30, 10}, 0, 0, 0, 0, 0};
     p->run.npoint = 1;
-    p->run.point[0] = (physPointCost){phys_name2id(m, "site", "anchor"), {0.5, 0.3, 2.4}, {1, 1, 1}, 0, 0};
+    p->run.point[0] = (physPointCost){phys_name2id(m, "site", "anchor"), {0.5, 0.3, 2.4}, {1, 1, 1}, 0, 0, 0, 0, 0};
     CHECK(tip >= 0);
   }
   for (int j = 0; j < m->nu; j++) CHECK(p->lo[j] == m->actuator_ctrlrange[2 * j] && p->hi[j] == m->actuator_ctrlrange[2 * j + 1]);
@@ -334,7 +334,7 @@ static void test_site_swing_up(void) {
   if (!m) return;
   physControlProblem* p = phys_control_make(m, 200, 300);
   p->fin.npoint = 1;
-  p->fin.point[0] = (physPointCost){phys_name2id(m, "site", "tip"), {0, 0, 3}, {100, 100, 100}, 0, 0};
+  p->fin.point[0] = (physPointCost){phys_name2id(m, "site", "tip"), {0, 0, 3}, {100, 100, 100}, 0, 0, 0, 0, 0};
   p->fin.wv[0] = 10;
   p->wu[0] = 1e-3;
   physLog log;
@@ -354,7 +354,7 @@ static void test_site_swing_up(void) {
 
 // the point terms' gradient (phys_state_cost) against central differences in the tangent, on mixed.xml
 // (free, ball, slide, hinge on one path) at a moving state: a site and a body, position and velocity, each
-// with every weight; and the Gauss-Newton Hessian's velocity block, exact there (v_p is linear in qvel)
+// with every weight, two of them relative to a moving reference point (ref); and the Gauss-Newton Hessian's velocity block, exact there (v_p is linear in qvel)
 static void test_point_gradient(void) {
   physData* d;
   physModel* m = load(&d, "tests/data/mixed.xml");
@@ -364,11 +364,15 @@ static void test_point_gradient(void) {
   physStateCost* c = &p->fin;
   int tipsite = phys_name2id(m, "site", "tipsite"), slider = phys_name2id(m, "body", "slider");
   int tip = phys_name2id(m, "body", "tip"), arm = phys_name2id(m, "body", "arm");
-  c->npoint = 4;
-  c->point[0] = (physPointCost){tipsite, {0.4, 0.1, 1.2}, {3, 2, 1}, 0, 1};
-  c->point[1] = (physPointCost){slider, {0.5, -0.2, 0.8}, {1, 2, 3}, 1, 0};
-  c->point[2] = (physPointCost){tip, {0.3, 0.2, -0.1}, {2, 1, 4}, 1, 1};
-  c->point[3] = (physPointCost){arm, {-0.2, 0.1, 0.3}, {1, 1, 1}, 1, 1};
+  c->npoint = 6;
+  c->point[0] = (physPointCost){tipsite, {0.4, 0.1, 1.2}, {3, 2, 1}, 0, 1, 0, 0, 0};
+  c->point[1] = (physPointCost){slider, {0.5, -0.2, 0.8}, {1, 2, 3}, 1, 0, 0, 0, 0};
+  c->point[2] = (physPointCost){tip, {0.3, 0.2, -0.1}, {2, 1, 4}, 1, 1, 0, 0, 0};
+  c->point[3] = (physPointCost){arm, {-0.2, 0.1, 0.3}, {1, 1, 1}, 1, 1, 0, 0, 0};
+  // relative to a moving reference (issue 17): the site's position from the arm body's origin, and the tip's
+  // velocity relative to the site's (residual Jacobian J - J_ref)
+  c->point[4] = (physPointCost){tipsite, {0.1, -0.3, 0.2}, {2, 1, 3}, 0, 0, 1, arm, 1};
+  c->point[5] = (physPointCost){tip, {0.2, 0.1, -0.2}, {1, 3, 2}, 1, 1, 1, tipsite, 0};
   // qpos weights on the slide and hinge only (the rotations' qpos terms: test_rotation_gradient)
   for (int i = 0; i < nv; i++) c->wq[i] = i >= nv - 2 ? 0.5 + 0.1 * i : 0, c->wv[i] = 0.2;
   phys_reset_data(m, d);

@@ -44,7 +44,7 @@ static void test_derivatives(void) {
   for (int i = 3; i < 7; i++) p->fin.qref[i] /= sqrt(nrm);
   for (int j = 0; j < nu; j++) p->wu[j] = 0.1, p->wdu[j] = 0.3, p->uprev[j] = 0.2;
   p->fin.npoint = 1;
-  p->fin.point[0] = (physPointCost){phys_name2id(m, "site", "tipsite"), {0.6, 0.1, 1.0}, {3, 2, 1}, 0, 0};
+  p->fin.point[0] = (physPointCost){phys_name2id(m, "site", "tipsite"), {0.6, 0.1, 1.0}, {3, 2, 1}, 0, 0, 0, 0, 0};
   double *Xr = calloc((size_t)(T + 1) * ns, sizeof(double)), *z = calloc((size_t)nz, sizeof(double));
   double *D = malloc(sizeof(double) * nc), *Dp = malloc(sizeof(double) * nc), *Dm = malloc(sizeof(double) * nc);
   double *jac = malloc(sizeof(double) * nc * nz), *grad = malloc(sizeof(double) * nz);

@@ -145,9 +145,9 @@ static void test_sample_cost(void) {
       if (scene == 0) {
         int tip = phys_name2id(m, "site", "tip");
         p->run.wq[0] = 3, p->run.npoint = 1;
-        p->run.point[0] = (physPointCost){tip, {0.2, -0.1, 0.4}, {1, 2, 3}, 0, 1};
+        p->run.point[0] = (physPointCost){tip, {0.2, -0.1, 0.4}, {1, 2, 3}, 0, 1, 0, 0, 0};
         p->fin.npoint = 1;
-        p->fin.point[0] = (physPointCost){tip, {0.3, 0, 2.5}, {10, 1, 20}, 0, 0};
+        p->fin.point[0] = (physPointCost){tip, {0.3, 0, 2.5}, {10, 1, 20}, 0, 0, 0, 0, 0};
         p->wu[0] = 0.1, p->wdu[0] = 5, p->uprev[0] = 0.7;
         for (int t = 0; t < T; t++) p->U[t] = 2 * sin(0.3 * t) + 1;
       } else {

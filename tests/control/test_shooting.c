@@ -17,9 +17,20 @@
 #include "test.h"
 #include "drone_task.h"
 
-// the largest |G - central differences of J| / max(1, |G|) over every control, step h
+// the unknowns: T nu controls, then the design's theta (p->design)
+static size_t nvar(const physControlProblem* p) {
+  return (size_t)p->T * p->nu + (p->design ? (size_t)p->design->ntheta : 0);
+}
+
+// J at the unknowns V (controls, then the design, set into the model first)
+static double cost_at(physControlProblem* p, physData* d, const double* V) {
+  if (p->design) CHECK(phys_param_set(p->design, p->design_model, V + (size_t)p->T * p->nu) == PHYS_OK);
+  return phys_control_rollout(p, d, V, NULL);
+}
+
+// the largest |G - central differences of J| / max(1, |G|) over every unknown, step h
 static double fd_error(physControlProblem* p, physData* d, const double* U, const double* G, double h) {
-  size_t n = (size_t)p->T * p->nu;
+  size_t n = nvar(p);
   double* V = malloc(sizeof(double) * n);
   double* x0 = malloc(sizeof(double) * phys_state_size(p->m));   // qpos, qvel, act, time
   phys_state_save(p->m, d, x0);
@@ -31,11 +42,14 @@ static double fd_error(physControlProblem* p, physData* d, const double* U, cons
       V[i] += s ? -h : h;
       phys_state_load(p->m, d, x0);
       d->ncon = 0;
-      J[s] = phys_control_rollout(p, d, V, NULL);
+      J[s] = cost_at(p, d, V);
     }
     double fd = (J[0] - J[1]) / (2 * h);
     err = fmax(err, fabs(G[i] - fd) / fmax(1, fabs(G[i])));
   }
+  phys_state_load(p->m, d, x0);
+  d->ncon = 0;
+  cost_at(p, d, U);   // the model back at U's design
   phys_state_load(p->m, d, x0);
   d->ncon = 0;
   free(V);
@@ -43,9 +57,10 @@ static double fd_error(physControlProblem* p, physData* d, const double* U, cons
   return err;
 }
 
-// dJ/dU of p at U from d's state, checked against differences; returns the largest |G|
+// dJ/dU (and dJ/dtheta of a design: U then holds theta after the controls) of p at U from d's state, checked
+// against differences; returns the largest |G|
 static double check_gradient(physControlProblem* p, physData* d, const double* U, double h, double tol) {
-  size_t n = (size_t)p->T * p->nu;
+  size_t n = nvar(p);
   double* G = malloc(sizeof(double) * n);
   double* work = malloc(sizeof(double) * phys_control_grad_worksize(p));
   physStatus st;
@@ -82,10 +97,10 @@ static void test_gradient_pendulum(void) {
   p->run.qref[0] = 1.0, p->run.wq[0] = 3, p->run.wv[0] = 0.5;
   int tip = phys_name2id(m, "site", "tip");   // the body's origin is on the hinge: the site moves
   p->run.npoint = 1;
-  p->run.point[0] = (physPointCost){tip, {0.2, -0.1, 0.4}, {1, 2, 3}, 0, 1};
+  p->run.point[0] = (physPointCost){tip, {0.2, -0.1, 0.4}, {1, 2, 3}, 0, 1, 0, 0, 0};
   p->fin.npoint = 2;
-  p->fin.point[0] = (physPointCost){phys_name2id(m, "site", "tip"), {0.3, 0, 2.5}, {10, 1, 20}, 0, 0};
-  p->fin.point[1] = (physPointCost){tip, {0.5, 0, -1}, {4, 1, 2}, 0, 1};
+  p->fin.point[0] = (physPointCost){phys_name2id(m, "site", "tip"), {0.3, 0, 2.5}, {10, 1, 20}, 0, 0, 0, 0, 0};
+  p->fin.point[1] = (physPointCost){tip, {0.5, 0, -1}, {4, 1, 2}, 0, 1, 0, 0, 0};
   p->fin.wv[0] = 2;
   p->wu[0] = 0.1, p->wdu[0] = 5, p->uprev[0] = 0.7;
   d->qpos[0] = 0.3;
@@ -107,7 +122,7 @@ static void test_gradient_contacts(void) {
   p->fin.qref[2] = 1.0, p->fin.wq[2] = 10, p->fin.wq[0] = 1, p->fin.wq[3] = 2;
   p->run.wv[2] = 0.1;
   p->fin.npoint = 1;
-  p->fin.point[0] = (physPointCost){phys_name2id(m, "site", "centre"), {0.1, 0, 0.5}, {1, 1, 1}, 0, 0};
+  p->fin.point[0] = (physPointCost){phys_name2id(m, "site", "centre"), {0.1, 0, 0.5}, {1, 1, 1}, 0, 0, 0, 0, 0};
   p->wu[0] = p->wu[1] = 0.01;
   phys_reset_keyframe(m, d, 0);
   d->qpos[2] = 0.15;
@@ -309,8 +324,102 @@ static void test_grad_rejects(void) {
   phys_free_model(m);
 }
 
+// the design arm (tests/data/design_arm.xml) tracking its circling target: running term on ee - target (a
+// reference body), a final term on the tip body, a velocity term on the target (a point no design moves);
+// the design pos:elbow, pos:tip (the link lengths, every component), mass:tip, damping:j2 and the tendon's
+// stiffness with the controls: dJ/d(U, theta) against central differences. Then the refusal of a velocity term
+// on a point a pos: parameter moves
+static void test_design_gradient(void) {
+  physModel* m = phys_load("tests/data/design_arm.xml", NULL, NULL);
+  CHECK(m != NULL);
+  if (!m) return;
+  physData* d = phys_make_data(m);
+  int T = 40;
+  physControlProblem* p = phys_control_make(m, T, 0);
+  int ee = phys_name2id(m, "site", "ee"), target = phys_name2id(m, "body", "target");
+  int tip = phys_name2id(m, "body", "tip");
+  p->run.npoint = 2;
+  p->run.point[0] = (physPointCost){ee, {0.01, -0.02, 0}, {5, 3, 1}, 0, 0, 1, target, 1};
+  p->run.point[1] = (physPointCost){target, {0, 0.5, 0}, {0.5, 0.2, 0}, 1, 1, 0, 0, 0};
+  p->fin.npoint = 1;
+  p->fin.point[0] = (physPointCost){tip, {1.9, 0.3, 0}, {10, 4, 1}, 1, 0, 0, 0, 0};
+  p->wu[0] = 0.05;
+  const char* spec[] = {"pos:elbow", "pos:tip", "mass:tip", "damping:j2", "stiffness:kx"};
+  physParamTable tab;
+  physLog log;
+  memset(&log, 0, sizeof log);
+  CHECK_MSG(phys_param_table_build(&tab, m, spec, 5, &log) == PHYS_OK, "%s", log.error);
+  int nth = tab.ntheta;
+  CHECK(nth == 9);
+  double* x = malloc(sizeof(double) * ((size_t)T + 3 * (size_t)nth));
+  double *th = x + T, *lo = th + nth, *hi = lo + nth;
+  phys_param_get(&tab, m, th);
+  th[0] = 1.4, th[1] = 0.1, th[3] = 0.6, th[4] = -0.05, th[6] = 1.3;   // a bent, shorter first link
+  for (int i = 0; i < nth; i++) lo[i] = -10, hi[i] = 10;
+  p->design = &tab, p->design_model = m, p->theta = th, p->theta_lo = lo, p->theta_hi = hi;
+  d->qpos[0] = 0.2, d->qpos[1] = 0.4, d->qpos[2] = 0.3, d->qvel[3] = 1.9, d->qvel[0] = 0.5;
+  for (int t = 0; t < T; t++) x[t] = 0.8 * sin(0.2 * t);
+  double gmax = check_gradient(p, d, x, 1e-6, 2e-6);
+  CHECK(gmax > 1e-2);
+  // a velocity term on the end effector, which pos:elbow and pos:tip move: refused by the solve
+  p->fin.point[0] = (physPointCost){ee, {0, 0, 0}, {1, 1, 1}, 0, 1, 0, 0, 0};
+  physShootOptions o;
+  phys_shooting_defaults(&o);
+  p->maxiter = 2;
+  CHECK(phys_shooting_solve(p, d, &o, NULL, NULL, &log) == PHYS_ERR_ARG);
+  CHECK(strstr(log.error, "pos:elbow") && strstr(log.error, "velocity term"));   // the first that moves ee
+  printf("  refused: %s\n", log.error);
+  free(x);
+  phys_param_table_free(&tab);
+  phys_control_free(p);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+// the design alone, the control held at 0 by equal bounds: the arm of design_arm.xml without its tendons at
+// rest, straight along x; a final term puts the tip at x = 2.35 with l1 held at 1.5 (lower = upper), so the
+// optimum is l2 = 0.85 exactly (the cost is zero there); L-BFGS-B and Adam find it from 0.5
+static void test_design_solve(void) {
+  physModel* m = phys_load("tests/data/design_arm.xml", NULL, NULL);
+  physData* d = phys_make_data(m);
+  int T = 20;
+  for (int i = 0; i < m->nspring; i++) m->spring_stiffness[i] = 0, m->spring_damping[i] = 0;   // the arm alone
+  for (int method = 0; method < 2; method++) {
+    physControlProblem* p = phys_control_make(m, T, 200);
+    p->fin.npoint = 1;
+    p->fin.point[0] = (physPointCost){phys_name2id(m, "body", "tip"), {2.35, 0, 0}, {1, 1, 1}, 1, 0, 0, 0, 0};
+    p->lo[0] = p->hi[0] = 0;
+    const char* spec[] = {"pos:elbow", "pos:tip"};
+    physParamTable tab;
+    physLog log;
+    memset(&log, 0, sizeof log);
+    CHECK(phys_param_table_build(&tab, m, spec, 2, &log) == PHYS_OK);
+    double th[6] = {1.5, 0, 0, 0.5, 0, 0}, lo[6] = {1.5, 0, 0, 0.05, 0, 0}, hi[6] = {1.5, 0, 0, 3, 0, 0};
+    p->design = &tab, p->design_model = m, p->theta = th, p->theta_lo = lo, p->theta_hi = hi;
+    phys_reset_data(m, d);
+    physShootOptions o;
+    phys_shooting_defaults(&o);
+    o.method = method ? PHYS_SHOOT_ADAM : PHYS_SHOOT_LBFGSB;
+    o.lr = 0.01;
+    p->tol = 1e-14;
+    CHECK_MSG(phys_shooting_solve(p, d, &o, NULL, NULL, &log) == PHYS_OK, "%s", log.error);
+    printf("  %s: l2 %.9g (optimum 0.85), cost %.3g -> %.3g in %d iterations\n", method ? "adam" : "lbfgsb", th[3],
+           p->iter[0].cost, p->cost, p->niter);
+    CHECK(fabs(th[3] - 0.85) < (method ? 1e-3 : 1e-6));
+    CHECK(th[0] == 1.5 && th[1] == 0 && th[4] == 0);   // held components
+    CHECK(m->body_pos[3 * phys_name2id(m, "body", "tip")] == th[3]);   // the model holds the best design
+    for (int t = 0; t < T; t++) CHECK(p->U[t] == 0);
+    phys_param_table_free(&tab);
+    phys_control_free(p);
+  }
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
 int main(void) {
   test_act();
+  test_design_gradient();
+  test_design_solve();
   test_adam_rejects();
   test_grad_rejects();
   test_gradient_pendulum();
