@@ -138,7 +138,7 @@ static void put_geoms(FILE* f, const physModel* m) {
     fputs("],quat:[", f);
     put_nums(f, m->geom_quat + 4 * g, 4, 6);
     fputs("],rgba:[", f);
-    put_nums(f, m->geom_rgba + 4 * g, 4, 3);
+    put_nums(f, m->geom_visrgba + 4 * g, 4, 3);
     fprintf(f, "],mesh:%d}", type == PHYS_GEOM_MESH ? m->geom_dataid[g] : -1);
   }
   fputs("],\n", f);
