@@ -259,6 +259,7 @@ enum {
   X(double, geom_margin, ngeom, 1)       /* contact detection margin                        (ngeom x 1) */ \
   X(double, geom_rbound, ngeom, 1)       /* radius of the bounding sphere (0: infinite)     (ngeom x 1) */ \
   X(double, geom_rgba, ngeom, 4)         /* colour                                          (ngeom x 4) */ \
+  X(double, geom_visrgba, ngeom, 4)      /* colour drawn: the material's when MuJoCo draws it (ngeom x 4) */ \
   /* sites */                                                                                              \
   X(int, site_bodyid, nsite, 1)          /* body id                                         (nsite x 1) */ \
   X(int, site_name, nsite, 1)            /* name address in names                           (nsite x 1) */ \

@@ -275,6 +275,7 @@ static int job_key(idArgs* a, const cJSON* v, const char* job) {
   if (!strcmp(k, "write_model")) return job_string(&a->write_model, v, job);
   if (!strcmp(k, "report")) return job_string(&a->report, v, job);
   if (!strcmp(k, "checkpoint")) return job_string(&a->checkpoint, v, job);
+  if (!strcmp(k, "replay_trajectories")) return job_string(&a->replay_of, v, job);
   if (!strcmp(k, "add")) return job_add(v, job);
   if (!strcmp(k, "actuate")) {
     if (!cJSON_IsBool(v)) {
@@ -296,10 +297,12 @@ static int job_key(idArgs* a, const cJSON* v, const char* job) {
   cli_error("%s: unknown key '%s' (valid: model, data, params, loss, horizon, substeps, optimizer, starts, seed, "
             "iters, threads, bootstrap, weights, violation_weights, prior, lr, contact, integrator, velocities, fit_start, "
             "files, skip, map, "
-            "observe, out, write_model, report, replay, floating, actuate, add, quiet, checkpoint, resume)",
+            "observe, out, write_model, report, replay, replay_trajectories, floating, actuate, add, quiet, checkpoint, resume)",
             job, k);
   return 0;
 }
+
+static int replay_list(const char* list, int ntraj, idRun* r);
 
 // read the job file and fill every setting the command line left unset
 static int merge_job(idArgs* a) {
@@ -939,14 +942,16 @@ int id_prepare(idRun* r, const idArgs* a) {
               is_urdf(a->model) ? ".urdf" : "MJCF .xml");
     return CLI_EXIT_USAGE;
   }
-  if (a->replay && !a->report) {
-    cli_error("identify: --replay embeds a replay in the report: give --report FILE.html");
+  r->replay = a->replay || a->replay_of;
+  if (r->replay && !a->report) {
+    cli_error("identify: %s embeds a replay in the report: give --report FILE.html",
+              a->replay_of ? "--replay-trajectories" : "--replay");
     return CLI_EXIT_USAGE;
   }
+  if (a->replay_of && !replay_list(a->replay_of, -1, r)) return CLI_EXIT_USAGE;
   char* three = NULL;   // before any work: the replay needs three.js (tools/view.c)
-  if (a->replay && !view_read_three(&three, NULL)) return CLI_EXIT_INPUT;
+  if (r->replay && !view_read_three(&three, NULL)) return CLI_EXIT_INPUT;
   free(three);
-  r->replay = a->replay;
   cli_quiet = a->quiet;   // also from the job file
   learned_geoms(a);
   r->m = cli_load_model(a->model, a->floating);
@@ -1077,6 +1082,36 @@ static void check_basin(idRun* r, const idArgs* a) {
 }
 
 // load the data and print the summary line (identify.h)
+// --replay-trajectories LIST ("0,3,7" or "all"; NULL: the first) into r->replay_idx: indices into the data's
+// trajectories in the order the files are given, at most ID_MAXREPLAY, each below ntraj (ntraj < 0: the syntax only,
+// before the data are read); 0 after a message
+static int replay_list(const char* list, int ntraj, idRun* r) {
+  r->nreplay = 0;
+  if (!list || !strcmp(list, "all")) {
+    int n = !list ? 1 : ntraj < 0 ? 0 : ntraj < ID_MAXREPLAY ? ntraj : ID_MAXREPLAY;
+    for (int k = 0; k < n; k++) r->replay_idx[r->nreplay++] = k;
+    return 1;
+  }
+  for (const char* s = list; *s;) {
+    char* end;
+    long k = strtol(s, &end, 10);
+    if (end == s || k < 0 || (*end && *end != ',') || (ntraj >= 0 && k >= ntraj) || r->nreplay == ID_MAXREPLAY) {
+      if (ntraj >= 0 && end != s && k >= ntraj)
+        cli_error("--replay-trajectories %s: trajectory %ld: the data hold %d (indices 0 to %d)", list, k, ntraj,
+                  ntraj - 1);
+      else
+        cli_error("--replay-trajectories %s: expected 'all' or up to %d comma-separated trajectory indices from 0",
+                  list, ID_MAXREPLAY);
+      return 0;
+    }
+    r->replay_idx[r->nreplay++] = (int)k;
+    s = *end ? end + 1 : end;
+  }
+  if (r->nreplay > 0) return 1;
+  cli_error("--replay-trajectories '%s': no trajectory given", list);
+  return 0;
+}
+
 int id_load_data(idRun* r, const idArgs* a) {
   physDataOptions dopt = {0};
   dopt.map = a->maps;
@@ -1097,6 +1132,7 @@ int id_load_data(idRun* r, const idArgs* a) {
     return 0;
   }
   data_defaults(r, a);
+  if (r->replay && !replay_list(a->replay_of, r->ds.ntraj, r)) return 0;
   if (!a->quiet) {
     int nsample = 0;
     for (int k = 0; k < r->ds.ntraj; k++) nsample += r->ds.traj[k].T;
@@ -1246,6 +1282,8 @@ int cli_identify(int argc, char** argv) {
       {"--report", ARG_STRING, &a.report, "FILE.html", "write an HTML report (inline SVG)", 0, 0, 0},
       {"--replay", ARG_FLAG, &a.replay, "", "the report also embeds a 3-D replay of the first trajectory: observed, "
        "the identified and the initial model's rollouts (three.js inlined: +0.9 MB)", 0, 0, 0},
+      {"--replay-trajectories", ARG_STRING, &a.replay_of, "LIST", "--replay of these trajectories (indices from 0 in "
+       "the data's order, comma-separated, or 'all'; at most 16), one scene each with a selector", 0, 0, 0},
       {"--quiet", ARG_FLAG, &a.quiet, "", "no progress and no warnings on stderr (errors still print)", 0, 0, 0},
       {"--checkpoint", ARG_STRING, &a.checkpoint, "FILE", "write the optimizer's state to FILE after every "
        "iteration (atomically)", 0, 0, 0},

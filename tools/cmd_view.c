@@ -2,7 +2,8 @@
 // page (tools/view.c: three.js from Debian's libjs-three inlined, no network). DATA are trajectory files or folders
 // as `physid identify` reads them (src/sysid/dataset.c), each file one trajectory; the first in the model's colours,
 // the others as ghosts with a legend. --rollout adds, for every trajectory, the model's own rollout from its first
-// sample under its recorded inputs (observed against predicted). --contacts adds each frame's contact points and
+// sample under its recorded inputs (observed against predicted; with several files, a scene per file and a
+// selector). --contacts adds each frame's contact points and
 // the forces of one model step from there.
 //
 // --out is checked before anything is read (tools/output.c) and written through a temporary renamed into place
@@ -64,15 +65,17 @@ static int roll_out(physModel* m, physData* d, const physTrajectory* tr, int sub
   return 1;
 }
 
-// the trajectories to draw: every recorded one, then (--rollout) each one's prediction; labels in lab (640 bytes
-// each), predicted positions in pred. 0 and a message on failure
+// the trajectories to draw: every recorded one; with --rollout each followed by its prediction, and with several
+// recorded ones each pair a scene of its own (the page's selector, named after the file); labels in lab (640
+// bytes each), predicted positions in pred. 0 and a message on failure
 static int gather(viewTrajectory* v, char (*lab)[640], double** pred, physModel* m, const physDataset* ds,
                   const viewArgs* a) {
-  int n = ds->ntraj;
+  int n = ds->ntraj, per = a->rollout ? 2 : 1;
   for (int k = 0; k < n; k++) {
     const physTrajectory* tr = ds->traj + k;
-    label(lab[k], sizeof lab[k], a->rollout ? "observed: " : "", tr);
-    v[k] = (viewTrajectory){lab[k], tr->T, tr->time, tr->qpos, tr->qvel, tr->ctrl, tr->qfrc};
+    label(lab[per * k], sizeof lab[per * k], a->rollout ? "observed: " : "", tr);
+    const char* scene = a->rollout && n > 1 ? lab[per * k] + strlen("observed: ") : NULL;
+    v[per * k] = (viewTrajectory){lab[per * k], tr->T, tr->time, tr->qpos, tr->qvel, tr->ctrl, tr->qfrc, scene};
   }
   if (!a->rollout) return 1;
   physData* d = phys_make_data(m);
@@ -86,8 +89,8 @@ static int gather(viewTrajectory* v, char (*lab)[640], double** pred, physModel*
     pred[k] = malloc(sizeof(double) * (size_t)tr->T * (size_t)m->nq);
     ok = pred[k] && roll_out(m, d, tr, a->substeps, pred[k]);
     if (!pred[k]) cli_error("out of memory");
-    label(lab[n + k], sizeof lab[n + k], "predicted: ", tr);
-    v[n + k] = (viewTrajectory){lab[n + k], tr->T, tr->time, pred[k], NULL, tr->ctrl, tr->qfrc};
+    label(lab[2 * k + 1], sizeof lab[2 * k + 1], "predicted: ", tr);
+    v[2 * k + 1] = (viewTrajectory){lab[2 * k + 1], tr->T, tr->time, pred[k], NULL, tr->ctrl, tr->qfrc, v[2 * k].group};
   }
   phys_free_data(d);
   return ok;

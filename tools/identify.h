@@ -41,6 +41,7 @@ typedef struct idArgs_ {
   int progressive;          // --progressive: paper 002's progressive training (issue 16 item 4; sysid.h)
   int validation;           // --validation N: its validation trajectories, the last N (-1: not given)
   int replay;               // --replay: the report embeds a 3-D replay of the first trajectory (issue 20 item 2)
+  const char* replay_of;    // --replay-trajectories LIST: the trajectories replayed ("0,3" or "all"; implies --replay)
   int threads;              // --threads N: threads simulating the trajectories (0: not given, cli_default_threads)
   // merged
   const char* model;
@@ -59,6 +60,8 @@ typedef struct idArgs_ {
   int npool;
 } idArgs;
 
+#define ID_MAXREPLAY 16    // trajectories one report replays (each a scene of the player: three rollouts)
+
 // everything a run produced, for the result file, the written model and the report
 typedef struct idRun_ {
   const char* model_path;   // the model file as given
@@ -75,8 +78,10 @@ typedef struct idRun_ {
   double *se, *ci_lo, *ci_hi;   // the default method's (res.method) standard errors and 95% intervals, clipped to
                             // the bounds (ntheta each; one allocation at se)
   double wall;              // wall time of the fit (s)
-  int replay;               // --replay: the report embeds a 3-D replay (tools/view.c) of the first trajectory:
-                            // observed, the identified model's rollout and the initial model's
+  int replay;               // --replay: the report embeds a 3-D replay (tools/view.c) of trajectories replay_idx:
+                            // observed, the identified model's rollout and the initial model's, one scene each
+  int replay_idx[ID_MAXREPLAY];
+  int nreplay;              // how many (1: the first trajectory, when --replay-trajectories is not given)
 } idRun;
 
 // names of physSeMethod: result.json's "method", the report

@@ -87,7 +87,7 @@ static int section_replay(FILE* f, const physModel* m, const optPage* pg) {
   if (!qpos) cli_error("out of memory");
   if (ok) {
     for (int k = 0; k < n; k++) memcpy(qpos + (size_t)k * m->nq, pg->X + (size_t)k * ns, sizeof(double) * (size_t)m->nq);
-    viewTrajectory v = {!strcmp(pg->command, "mpc") ? "executed" : "planned", n, pg->times, qpos, NULL, NULL, NULL};
+    viewTrajectory v = {!strcmp(pg->command, "mpc") ? "executed" : "planned", n, pg->times, qpos, NULL, NULL, NULL, NULL};
     viewOptions opt = {60, 0, NULL, NULL};
     fputs("<h2>Replay</h2>\n", f);
     ok = view_write_player(f, m, &v, 1, &opt, three);

@@ -2,8 +2,9 @@
 // no external resources), deterministic for a given fit (no times or dates): settings, parameter table,
 // loss per iteration (log scale), parameter traces, correlation heat map, observed vs predicted positions
 // and orientations (rotation vectors) of up to three trajectories (phys_fit_predict: what the loss compares).
-// With --replay the page also holds a 3-D replay (tools/view.c: three.js inlined, scripts) of the first trajectory:
-// observed, the identified model's rollout and the initial model's.
+// With --replay the page also holds a 3-D replay (tools/view.c: three.js inlined, scripts) of the first trajectory
+// (--replay-trajectories: of the chosen ones, a scene each): observed, the identified model's rollout and the
+// initial model's.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -235,33 +236,59 @@ static int section_trajectories(FILE* f, const idRun* run, char* err, size_t ner
   return ok;
 }
 
-// --replay: trajectory 0 observed, rolled out by the identified model and by the initial one (m set to theta0 for
-// that rollout, then back to the fit's answer), in the 3-D player
+// --replay: each replayed trajectory observed, rolled out by the identified model and by the initial one (m set to
+// theta0 for those rollouts, then back to the fit's answer) into qpos (per trajectory k: T_k x nq identified, then
+// T_k x nq initial, at off[i])
+static int replay_rollouts(FILE* f, const idRun* run, double* qpos, const size_t* off, double* qvel) {
+  size_t nq = (size_t)run->m->nq;
+  for (int i = 0; i < run->nreplay; i++) predict(f, run, run->replay_idx[i], PHYS_LOSS_ROLLOUT, qpos + off[i], qvel);
+  if (phys_param_set(&run->table, run->m, run->theta0) != PHYS_OK) return 0;
+  for (int i = 0; i < run->nreplay; i++) {
+    int k = run->replay_idx[i];
+    predict(f, run, k, PHYS_LOSS_ROLLOUT, qpos + off[i] + (size_t)run->ds.traj[k].T * nq, qvel);
+  }
+  return phys_param_set(&run->table, run->m, run->res.theta) == PHYS_OK;
+}
+
+// --replay: the 3-D player with one scene per replayed trajectory (a selector when there are several): observed,
+// the identified model's rollout and the initial model's
 static int section_replay(FILE* f, const idRun* run, char* err, size_t nerr) {
-  const physTrajectory* tr = run->ds.traj;
-  size_t T = (size_t)tr->T, nq = (size_t)run->m->nq, nv = (size_t)(run->m->nv ? run->m->nv : 1);
-  double* qpos = malloc(sizeof(double) * T * 2 * nq);
-  double* qvel = malloc(sizeof(double) * T * nv);
+  size_t nq = (size_t)run->m->nq, nv = (size_t)(run->m->nv ? run->m->nv : 1), off[ID_MAXREPLAY + 1] = {0}, tmax = 1;
+  for (int i = 0; i < run->nreplay; i++) {
+    size_t T = (size_t)run->ds.traj[run->replay_idx[i]].T;
+    off[i + 1] = off[i] + 2 * T * nq;
+    if (T > tmax) tmax = T;
+  }
+  double* qpos = malloc(sizeof(double) * (off[run->nreplay] ? off[run->nreplay] : 1));
+  double* qvel = malloc(sizeof(double) * tmax * nv);
+  viewTrajectory* v = calloc((size_t)(3 * run->nreplay + 1), sizeof *v);
+  char(*group)[560] = calloc((size_t)run->nreplay + 1, sizeof *group);
   char* three = NULL;
-  int ok = qpos && qvel && view_read_three(&three, NULL);
-  if (!ok) snprintf(err, nerr, "--replay: %s", qpos && qvel ? "three.js not readable" : "out of memory");
+  int ok = qpos && qvel && v && group && view_read_three(&three, NULL);
+  if (!ok) snprintf(err, nerr, "--replay: %s", qpos && qvel && v && group ? "three.js not readable" : "out of memory");
   if (ok) {
     fputs("<h2>Replay: observed, identified and initial model</h2>\n", f);
-    predict(f, run, 0, PHYS_LOSS_ROLLOUT, qpos, qvel);
-    ok = phys_param_set(&run->table, run->m, run->theta0) == PHYS_OK;
-    if (ok) predict(f, run, 0, PHYS_LOSS_ROLLOUT, qpos + T * nq, qvel);
-    ok = phys_param_set(&run->table, run->m, run->res.theta) == PHYS_OK && ok;
+    ok = replay_rollouts(f, run, qpos, off, qvel);
     if (!ok) snprintf(err, nerr, "--replay: cannot set the parameters");
   }
+  for (int i = 0; ok && i < run->nreplay; i++) {
+    const physTrajectory* tr = run->ds.traj + run->replay_idx[i];
+    const double* q = qpos + off[i];
+    snprintf(group[i], sizeof group[i], "trajectory %d: %s", run->replay_idx[i], tr->source);
+    v[3 * i] = (viewTrajectory){"observed", tr->T, tr->time, tr->qpos, tr->qvel, tr->ctrl, tr->qfrc, group[i]};
+    v[3 * i + 1] = (viewTrajectory){"identified model, rolled out", tr->T, tr->time, q, NULL, tr->ctrl, tr->qfrc,
+                                    group[i]};
+    v[3 * i + 2] = (viewTrajectory){"initial model, rolled out", tr->T, tr->time, q + (size_t)tr->T * nq, NULL,
+                                    tr->ctrl, tr->qfrc, group[i]};
+  }
   if (ok) {
-    viewTrajectory v[3] = {{"observed", tr->T, tr->time, tr->qpos, tr->qvel, tr->ctrl, tr->qfrc},
-                           {"identified model, rolled out", tr->T, tr->time, qpos, NULL, tr->ctrl, tr->qfrc},
-                           {"initial model, rolled out", tr->T, tr->time, qpos + T * nq, NULL, tr->ctrl, tr->qfrc}};
     viewOptions opt = {60, 0, NULL, NULL};
-    ok = view_write_player(f, run->m, v, 3, &opt, three);
+    ok = view_write_player(f, run->m, v, 3 * run->nreplay, &opt, three);
     if (!ok) snprintf(err, nerr, "--replay: out of memory");
   }
   free(three);
+  free(group);
+  free(v);
   free(qpos);
   free(qvel);
   return ok;

@@ -2,7 +2,9 @@
 //   geoms    [{body, type, size[3], pos[3], quat[4] (w x y z, in the body frame), rgba[4], mesh}] every geom
 //   meshes   [{vert [3 n] in the geom frame, face [3 f]}] the model's meshes
 //   bodies   the ids of the bodies drawn (those with geoms, the world apart: its geoms are static)
-//   traj     [{label, time [F], pose [F x bodies x 7: x y z qw qx qy qz, world], contacts [F][6 c: point, force]}]
+//   traj     [{label, group, time [F], pose [F x bodies x 7: x y z qw qx qy qz, world], contacts [F][6 c: point,
+//            force]}]; group: the index into groups of the scene the trajectory belongs to
+//   groups   [label] the scenes (one unnamed scene when no trajectory names a group); the player shows one at a time
 //   contacts 1 if the frames carry contacts; center[3], radius: a sphere around all the motion (the first camera);
 //   extent: half size of an infinite plane; forcescale: metres of arrow per newton (the model's weight, total mass
 //   times |g|, half the radius; without gravity the largest force; the player clamps arrows at the radius)
@@ -136,7 +138,7 @@ static void put_geoms(FILE* f, const physModel* m) {
     fputs("],quat:[", f);
     put_nums(f, m->geom_quat + 4 * g, 4, 6);
     fputs("],rgba:[", f);
-    put_nums(f, m->geom_rgba + 4 * g, 4, 3);
+    put_nums(f, m->geom_visrgba + 4 * g, 4, 3);
     fprintf(f, "],mesh:%d}", type == PHYS_GEOM_MESH ? m->geom_dataid[g] : -1);
   }
   fputs("],\n", f);
@@ -250,14 +252,14 @@ static void put_contacts(FILE* f, const physModel* m, physData* d, const viewTra
 }
 
 // one trajectory's frames
-static int put_trajectory(FILE* f, const physModel* m, physData* d, const viewTrajectory* tr, const viewOptions* opt,
-                          const int* body, int nb, viewBounds* bd) {
+static int put_trajectory(FILE* f, const physModel* m, physData* d, const viewTrajectory* tr, int group,
+                          const viewOptions* opt, const int* body, int nb, viewBounds* bd) {
   int* keep = malloc(sizeof(int) * (size_t)(tr->T > 0 ? tr->T : 1));
   if (!keep) return 0;
   int nf = frame_samples(tr, opt->fps > 0 ? opt->fps : 60, keep);
   fputs("{label:", f);
   put_js_string(f, tr->label);
-  fputs(",time:[", f);
+  fprintf(f, ",group:%d,time:[", group);
   for (int j = 0; j < nf; j++) {
     if (j) fputc(',', f);
     put_num(f, tr->time[keep[j]], 6);
@@ -298,6 +300,12 @@ static void put_frame_of_view(FILE* f, const physModel* m, const viewBounds* bd,
   put_num(f, ref > 0 ? 0.5 * r / ref : 0, 8);
 }
 
+// 1 when trajectory k (> 0) starts a new group: its group text differs from trajectory k - 1's
+static int new_group(const viewTrajectory* tr, int k) {
+  const char *a = tr[k - 1].group, *b = tr[k].group;
+  return (a == NULL) != (b == NULL) || (a && strcmp(a, b) != 0);
+}
+
 int view_write_data(FILE* f, const physModel* m, const viewTrajectory* tr, int ntraj, const viewOptions* opt) {
   int* body = malloc(sizeof(int) * (size_t)m->nbody);
   physData* d = phys_make_data(m);
@@ -314,10 +322,18 @@ int view_write_data(FILE* f, const physModel* m, const viewTrajectory* tr, int n
   fputs("bodies:[", f);
   for (int i = 0; i < nb; i++) fprintf(f, i ? ",%d" : "%d", body[i]);
   fprintf(f, "],contacts:%s,\ntraj:[", opt->contacts ? "true" : "false");
-  for (int k = 0; k < ntraj && ok; k++) {
+  for (int k = 0, group = 0; k < ntraj && ok; k++) {
     if (k) fputs(",\n", f);
-    ok = put_trajectory(f, m, d, tr + k, opt, body, nb, &bd);
+    group += k > 0 && new_group(tr, k);
+    ok = put_trajectory(f, m, d, tr + k, group, opt, body, nb, &bd);
   }
+  fputs("],\ngroups:[", f);
+  for (int k = 0, n = 0; k < ntraj; k++) {
+    if (k > 0 && !new_group(tr, k)) continue;
+    if (n++) fputc(',', f);
+    put_js_string(f, tr[k].group ? tr[k].group : "");
+  }
+  if (ntraj == 0) put_js_string(f, "");
   fputc(']', f);
   put_frame_of_view(f, m, &bd, nb && ntraj);
   fputs("};\n", f);
@@ -346,10 +362,11 @@ static const char g_markup[] =
     "<option value=\"0.5\">0.5x</option><option value=\"1\" selected>1x</option><option value=\"2\">2x</option>"
     "<option value=\"4\">4x</option></select></label>"
     "<label><input id=\"follow\" type=\"checkbox\"> follow</label>"
-    "<label><input id=\"contacts\" type=\"checkbox\" checked> contacts</label></div>\n"
+    "<label><input id=\"contacts\" type=\"checkbox\" checked> contacts</label>"
+    "<label id=\"grouplabel\">show <select id=\"group\"></select></label></div>\n"
     "<div id=\"legend\"></div>\n"
-    "<p>Drag to orbit, right-drag to pan, scroll to zoom. The first trajectory in the model's colours, the others as "
-    "ghosts.</p>\n</div>\n";
+    "<p>Drag to orbit, right-drag to pan, scroll to zoom. The first trajectory (of each scene) in the model's "
+    "colours, the others as ghosts.</p>\n</div>\n";
 
 int view_write_player(FILE* f, const physModel* m, const viewTrajectory* tr, int ntraj, const viewOptions* opt,
                       const char* three_js) {

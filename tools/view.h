@@ -18,6 +18,9 @@ typedef struct viewTrajectory_ {
   const double* qvel;
   const double* ctrl;
   const double* qfrc;
+  const char* group;        // NULL: one scene with every trajectory; else consecutive trajectories of the same group
+                            // text form one scene, and the page has a selector of the groups (identify --replay of
+                            // several trajectories: observed and rolled out per toss)
 } viewTrajectory;
 
 typedef struct viewOptions_ {

@@ -17,6 +17,17 @@
 
   const BACKGROUND = [235, 238, 242];   // sRGB of the clear colour (the self-test counts pixels that differ)
   const GHOST = [0xe8710a, 0x1f77b4, 0x2ca02c, 0xd62728, 0x9467bd, 0x8c564b, 0xe377c2];
+  // groups: the scenes the page can show, one at a time (D.groups); rank[k]: trajectory k's place in its group (the
+  // first in the model's colours, the others ghosts)
+  const groups = D.groups && D.groups.length ? D.groups : [''];
+  const rank = [], seen = {};
+  D.traj.forEach(function (tr, k) {
+    tr.group = tr.group || 0;
+    rank[k] = seen[tr.group] = tr.group in seen ? seen[tr.group] + 1 : 0;
+  });
+  let active = 0;
+  const pick = /[#&]g=([0-9]+)/.exec(location.hash);   // "#g=N": start with scene N (the self-test of scene N)
+  if (pick && parseInt(pick[1], 10) < groups.length) active = parseInt(pick[1], 10);
 
   // ---------------------------------------------------------------------------------------------- scene
   const view = document.getElementById('view');
@@ -91,13 +102,14 @@
     return new THREE.Group();
   }
 
-  // the material of geom g in trajectory k: the model's colours for the first, a tinted ghost for the others
+  // the material of geom g in trajectory k: the model's colours for the first of its group, a tinted ghost for the
+  // others
   function material(g, k) {
-    if (k === 0 || g.body === 0) {
+    if (rank[k] === 0 || g.body === 0) {
       return new THREE.MeshPhongMaterial({color: new THREE.Color(g.rgba[0], g.rgba[1], g.rgba[2]),
         transparent: g.rgba[3] < 1, opacity: g.rgba[3], side: g.type === 'plane' ? THREE.DoubleSide : THREE.FrontSide});
     }
-    return new THREE.MeshPhongMaterial({color: GHOST[(k - 1) % GHOST.length], transparent: true, opacity: 0.4,
+    return new THREE.MeshPhongMaterial({color: GHOST[(rank[k] - 1) % GHOST.length], transparent: true, opacity: 0.4,
       depthWrite: false});
   }
 
@@ -165,12 +177,19 @@
     THREE.Quaternion.slerp(qa, qb, group.quaternion, w);
   }
 
-  let duration = 0, t0 = Infinity;
-  for (const tr of D.traj) {
-    t0 = Math.min(t0, tr.time[0]);
-    duration = Math.max(duration, tr.time[tr.time.length - 1]);
+  // the active group's time span: t0 its first sample, duration to its last
+  let duration = 0, t0 = 0;
+  function span() {
+    let lo = Infinity, hi = -Infinity;
+    D.traj.forEach(function (tr) {
+      if (tr.group !== active) return;
+      lo = Math.min(lo, tr.time[0]);
+      hi = Math.max(hi, tr.time[tr.time.length - 1]);
+    });
+    t0 = lo < Infinity ? lo : 0;
+    duration = hi > lo ? hi - lo : 0;
   }
-  duration -= t0;
+  span();
   let now = 0, playing = true, speed = 1, follow = false, showContacts = D.contacts;
   const target = new THREE.Vector3();
 
@@ -178,7 +197,12 @@
   function setTime(t) {
     now = Math.min(Math.max(t, 0), duration);
     let ncontact = 0;
+    let lead = -1;   // the first trajectory of the active group (follow)
     D.traj.forEach(function (tr, k) {
+      const shown = tr.group === active;
+      for (let i = 0; i < D.bodies.length; i++) bodies[k][i].visible = shown;
+      if (!shown) return;
+      if (lead < 0) lead = k;
       const jw = bracket(tr.time, now + t0);
       for (let i = 0; i < D.bodies.length; i++) pose(tr, jw[0], jw[1], i, bodies[k][i]);
       if (!showContacts || !tr.contacts) return;
@@ -197,8 +221,8 @@
       }
     });
     for (let i = ncontact; i < pool.length; i++) pool[i].dot.visible = pool[i].arrow.visible = false;
-    if (follow && bodies[0].length) {
-      const p = bodies[0][0].position, d = new THREE.Vector3().subVectors(p, controls.target);
+    if (follow && lead >= 0 && bodies[lead].length) {
+      const p = bodies[lead][0].position, d = new THREE.Vector3().subVectors(p, controls.target);
       controls.target.copy(p);
       camera.position.add(d);
     }
@@ -225,15 +249,39 @@
   if (D.contacts) contactBox.onchange = function (e) { showContacts = e.target.checked; setTime(now); };
   else contactBox.parentNode.style.display = 'none';
   const legend = document.getElementById('legend');
-  D.traj.forEach(function (tr, k) {
-    const row = document.createElement('div'), swatch = document.createElement('span');
-    swatch.className = 'swatch';
-    swatch.style.background = k === 0 ? '#888' : '#' + GHOST[(k - 1) % GHOST.length].toString(16).padStart(6, '0');
-    if (k === 0) swatch.style.border = '2px solid #333';
-    row.appendChild(swatch);
-    row.appendChild(document.createTextNode(tr.label));
-    legend.appendChild(row);
-  });
+  // the legend of the active group's trajectories
+  function fillLegend() {
+    while (legend.firstChild) legend.removeChild(legend.firstChild);
+    D.traj.forEach(function (tr, k) {
+      if (tr.group !== active) return;
+      const row = document.createElement('div'), swatch = document.createElement('span'), r = rank[k];
+      swatch.className = 'swatch';
+      swatch.style.background = r === 0 ? '#888' : '#' + GHOST[(r - 1) % GHOST.length].toString(16).padStart(6, '0');
+      if (r === 0) swatch.style.border = '2px solid #333';
+      row.appendChild(swatch);
+      row.appendChild(document.createTextNode(tr.label));
+      legend.appendChild(row);
+    });
+  }
+  fillLegend();
+  const groupSelect = document.getElementById('group');
+  if (groupSelect && groups.length > 1) {
+    groups.forEach(function (label, i) {
+      const option = document.createElement('option');
+      option.value = String(i);
+      option.textContent = label || String(i + 1);
+      groupSelect.appendChild(option);
+    });
+    groupSelect.value = String(active);
+    groupSelect.onchange = function (e) {
+      active = parseInt(e.target.value, 10);
+      span();
+      fillLegend();
+      setTime(0);
+    };
+  } else if (groupSelect) {
+    groupSelect.parentNode.style.display = 'none';
+  }
 
   function resize() {
     const w = view.clientWidth || 800, h = view.clientHeight || 600;
@@ -266,7 +314,7 @@
     const out = document.createElement('pre');
     out.id = 'physid-selftest';
     out.textContent = 'pixels ' + a.length / 4 + ' drawn ' + drawn + ' changed ' + changed + ' errors ' + errors.length +
-      (errors.length ? ' first: ' + errors[0] : '');
+      ' groups ' + groups.length + (errors.length ? ' first: ' + errors[0] : '');
     document.body.appendChild(out);
   }
 

@@ -465,6 +465,7 @@ static physStatus compile_geoms(const physSpec* s, physModel* m, int* namepos, p
     m->geom_restitution[g] = sg->restitution;
     m->geom_margin[g] = sg->margin;
     memcpy(m->geom_rgba + 4 * g, sg->rgba, 4 * sizeof(double));
+    memcpy(m->geom_visrgba + 4 * g, phys_spec_geom_drawn_rgba(sg), 4 * sizeof(double));
     if (m->body_geomadr[b] < 0) m->body_geomadr[b] = g;
     m->body_geomnum[b]++;
   }

@@ -340,9 +340,9 @@ static int default_kind(const char* name, int* known) {
   static const char* const KINDS[NKIND][9] = {{"joint", NULL}, {"geom", NULL}, {"site", NULL},
                                               {"motor", "general", "position", "velocity", "cylinder", "muscle",
                                                "damper", "intvelocity", NULL},
-                                              {"tendon", NULL}, {"mesh", NULL}, {"equality", NULL}};
-  static const char* const IGNORED[] = {"camera",   "light",    "material", "pair",
-                                        "adhesion", "texture", "hfield", "skin", NULL};
+                                              {"tendon", NULL}, {"mesh", NULL}, {"equality", NULL},
+                                              {"material", NULL}};
+  static const char* const IGNORED[] = {"camera", "light", "pair", "adhesion", "texture", "hfield", "skin", NULL};
   *known = 1;
   for (int k = 0; k < NKIND; k++) {
     for (int i = 0; KINDS[k][i]; i++) {
@@ -533,6 +533,7 @@ static void ctx_free(mjcfCtx* c) {
   free(c->cls);
   strlist_free(&c->files);
   strlist_free(&c->missing_mesh);
+  free(c->material);
 }
 
 physSpec* phys_parse_mjcf_opt(const char* filename, const physLoadOptions* opt, physLog* log) {

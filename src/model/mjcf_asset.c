@@ -118,15 +118,43 @@ static physStatus parse_mesh(mjcfCtx* c, xmlNode* el) {
   return PHYS_OK;
 }
 
-// <asset>: meshes; textures, materials, skins are for rendering
+// <material name class rgba>: kept for the geoms that reference it (their drawn colour, mjcf_material_rgba)
+static physStatus add_material(mjcfCtx* c, xmlNode* el) {
+  const char* name = mjcf_attr_text(el, "name");
+  if (!name || !name[0]) return mjcf_elem_error(c, el, PHYS_ERR_MODEL, "a material needs a name");
+  if (c->nmaterial == c->capmaterial) {
+    int cap = c->capmaterial ? 2 * c->capmaterial : 16;
+    xmlNode** grown = realloc(c->material, sizeof(xmlNode*) * (size_t)cap);
+    if (!grown) return phys_error(c->log, PHYS_ERR_NOMEM, "out of memory");
+    c->material = grown, c->capmaterial = cap;
+  }
+  c->material[c->nmaterial++] = el;
+  return PHYS_OK;
+}
+
+physStatus mjcf_material_rgba(mjcfCtx* c, const xmlNode* user, const char* name, double rgba[4]) {
+  for (int i = 0; i < c->nmaterial; i++) {
+    const char* own = mjcf_attr_text(c->material[i], "name");
+    if (strcmp(own, name) != 0) continue;
+    int cls;
+    physStatus st = mjcf_elem_class(c, c->material[i], "class", 0, &cls);
+    if (st) return st;
+    mjcfElem e = {c->material[i], K_MATERIAL, cls};
+    rgba[0] = rgba[1] = rgba[2] = rgba[3] = 1;   // MuJoCo's default material colour
+    return mjcf_get_vec(c, &e, "rgba", 4, rgba, NULL);
+  }
+  return mjcf_elem_error(c, user, PHYS_ERR_MODEL, "unknown material '%.100s'", name);
+}
+
+// <asset>: meshes and materials (their colours); textures and skins are for rendering
 physStatus mjcf_parse_asset(mjcfCtx* c, xmlNode* el) {
   for (xmlNode* ch = el->children; ch; ch = ch->next) {
     if (ch->type != XML_ELEMENT_NODE) continue;
-    if (mjcf_is_elem(ch, "mesh")) {
-      physStatus st = parse_mesh(c, ch);
-      if (st) return st;
-    } else if (!mjcf_is_elem(ch, "texture") && !mjcf_is_elem(ch, "material") && !mjcf_is_elem(ch, "skin") &&
-               !mjcf_is_elem(ch, "hfield")) {
+    int mesh = mjcf_is_elem(ch, "mesh"), material = mjcf_is_elem(ch, "material");
+    physStatus st = mesh ? parse_mesh(c, ch) : material ? add_material(c, ch) : PHYS_OK;
+    if (st) return st;
+    if (!mesh && !material && !mjcf_is_elem(ch, "texture") && !mjcf_is_elem(ch, "skin") &&
+        !mjcf_is_elem(ch, "hfield")) {
       mjcf_unknown_element(c, ch);
     }
   }

@@ -197,6 +197,10 @@ static physStatus parse_geom(mjcfCtx* c, xmlNode* el, int body, int childclass) 
   g->condim = condim;
   if ((st = mjcf_get_nonneg(c, &e, "margin", &g->margin))) return st;
   if ((st = mjcf_get_vec(c, &e, "rgba", 4, g->rgba, NULL))) return st;
+  const xmlNode* at;
+  const char* material = mjcf_find_attr(c, &e, "material", &at);
+  g->has_material = material && material[0];
+  if (g->has_material && (st = mjcf_material_rgba(c, el, material, g->matrgba))) return st;
   return mjcf_get_int(c, &e, "group", &g->group, NULL);
 }
 

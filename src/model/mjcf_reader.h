@@ -35,7 +35,7 @@
 // reader state
 
 // kinds of elements that default classes hold
-enum { K_NONE = -1, K_JOINT = 0, K_GEOM, K_SITE, K_ACTUATOR, K_TENDON, K_MESH, K_EQUALITY, NKIND };
+enum { K_NONE = -1, K_JOINT = 0, K_GEOM, K_SITE, K_ACTUATOR, K_TENDON, K_MESH, K_EQUALITY, K_MATERIAL, NKIND };
 
 // one default class: its parent and its default elements of each kind, in file order
 typedef struct mjcfClass_ {
@@ -74,6 +74,8 @@ typedef struct mjcfCtx_ {
   strList files;              // included file names (element nodes point to them in _private)
   int ninclude;
   strList missing_mesh;       // meshes whose file is missing (their geoms are dropped)
+  xmlNode** material;         // the <asset><material> elements (colours of the geoms that reference them)
+  int nmaterial, capmaterial;
 } mjcfCtx;
 
 // add a copy of str; 0 on allocation failure
@@ -151,6 +153,9 @@ physStatus mjcf_get_limited(mjcfCtx* c, const mjcfElem* e, const char* lname, co
 physStatus mjcf_elem_class(mjcfCtx* c, xmlNode* el, const char* attr, int inherited, int* cls);
 // 1 if the element has any of the attributes (NULL-terminated list) itself
 int mjcf_has_any_attr(const xmlNode* el, const char* const* names);
+// the rgba (own or default; MuJoCo's default 1 1 1 1) of the <asset><material> called name, for the element user
+// that references it; PHYS_ERR_MODEL naming user if there is no such material
+physStatus mjcf_material_rgba(mjcfCtx* c, const xmlNode* user, const char* name, double rgba[4]);
 // orientation of e (quat, axisangle, euler, xyaxes or zaxis; own, else the nearest default's): identity if
 // none. *given = 1 if any was found (may be NULL).
 physStatus mjcf_get_orient(mjcfCtx* c, const mjcfElem* e, double q[4], int* given);

@@ -135,6 +135,11 @@ int phys_spec_add_geom(physSpec* s, int body, int type) {
   return i;
 }
 
+const double* phys_spec_geom_drawn_rgba(const physSpecGeom* g) {
+  int own = g->rgba[0] != 0.5 || g->rgba[1] != 0.5 || g->rgba[2] != 0.5 || g->rgba[3] != 1;
+  return g->has_material && !own ? g->matrgba : g->rgba;
+}
+
 int phys_spec_add_site(physSpec* s, int body) {
   int i = GROW(s, site);
   if (i < 0) return -1;

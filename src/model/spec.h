@@ -56,6 +56,8 @@ typedef struct physSpecGeom_ {
   double mass;                // < 0: from density*volume
   int mesh;                   // index into meshes, -1 if none
   double rgba[4];
+  double matrgba[4];          // the colour of the MJCF material the geom references (has_material: 1)
+  int has_material;
   int group;
   int line;
   int fileid;                 // source file: index into physSpec.srcfile, 0 = physSpec.filename
@@ -217,6 +219,9 @@ void phys_spec_free(physSpec* s);
 int phys_spec_add_body(physSpec* s, int parent);
 int phys_spec_add_joint(physSpec* s, int body, int type);
 int phys_spec_add_geom(physSpec* s, int body, int type);
+// the colour a geom is drawn in, by MuJoCo's rule: its material's rgba when it references a material and its own
+// rgba is the default 0.5 0.5 0.5 1 (an rgba of its own takes precedence), else its rgba
+const double* phys_spec_geom_drawn_rgba(const physSpecGeom* g);
 int phys_spec_add_site(physSpec* s, int body);
 int phys_spec_add_spring(physSpec* s);
 int phys_spec_add_actuator(physSpec* s);

@@ -1,5 +1,5 @@
 // test_mjcf_asset.c - MJCF <asset> meshes (src/model/mjcf_asset.c): meshdir, scale, names, missing and broken
-// files, paths outside the model folder, mesh geoms without a mesh.
+// files, paths outside the model folder, mesh geoms without a mesh; materials' colours (the drawn geom colour).
 #include <string.h>
 #include <sys/stat.h>
 
@@ -96,8 +96,49 @@ static void test_mesh_names(void) {
                "unknown default class 'nope'");
 }
 
+// materials: a geom with material= and no rgba of its own is drawn in the material's rgba (own, from its class, or
+// MuJoCo's default white); a geom rgba other than MuJoCo's default 0.5 0.5 0.5 1 wins, a default-class material
+// counts as the geom's own; geom_rgba itself stays the geom's (as MuJoCo's); an unknown material or a nameless
+// one is an error naming the line
+static void test_materials(void) {
+  physLog log;
+  physModel* m = phys_load_mjcf(put("mat.xml",
+      "<mujoco>\n"
+      "  <default><material rgba='0 0 1 1'/><default class='red'><geom material='r'/></default>\n"
+      "    <default class='plain'><material rgba='1 1 1 1'/></default></default>\n"
+      "  <asset><material name='r' rgba='1 0 0 0.5'/><material name='blue'/>\n"
+      "         <material name='white' class='plain'/></asset>\n"
+      "  <worldbody>\n"
+      "    <geom type='plane' size='1 1 1' material='r'/>\n"
+      "    <geom type='sphere' size='.1' material='blue'/>\n"
+      "    <geom type='sphere' size='.1' material='r' rgba='0 1 0 1'/>\n"
+      "    <geom type='sphere' size='.1' class='red'/>\n"
+      "    <geom type='sphere' size='.1'/>\n"
+      "    <geom type='sphere' size='.1' material='white'/>\n"
+      "  </worldbody>\n"
+      "</mujoco>\n"), &log);
+  CHECK_MSG(m != NULL, "%s", log.error);
+  if (m) {
+    static const double want[6][4] = {{1, 0, 0, 0.5}, {0, 0, 1, 1}, {0, 1, 0, 1}, {1, 0, 0, 0.5}, {0.5, 0.5, 0.5, 1},
+                                      {1, 1, 1, 1}};
+    for (int g = 0; g < 6; g++) {
+      for (int k = 0; k < 4; k++) {
+        CHECK_MSG(m->geom_visrgba[4 * g + k] == want[g][k], "geom %d rgba[%d] = %g, want %g", g, k,
+                  m->geom_visrgba[4 * g + k], want[g][k]);
+      }
+    }
+    CHECK(m->geom_rgba[0] == 0.5 && m->geom_rgba[3] == 1 && m->geom_rgba[8] == 0 && m->geom_rgba[9] == 1);
+  }
+  phys_free_model(m);
+  EXPECT_ERROR("<mujoco>\n<worldbody>\n<geom type='sphere' size='.1' material='nope'/></worldbody></mujoco>",
+               PHYS_ERR_MODEL, "model.xml:3: <geom>: unknown material 'nope'");
+  EXPECT_ERROR("<mujoco>\n<asset><material rgba='1 1 1 1'/></asset></mujoco>", PHYS_ERR_MODEL,
+               "model.xml:2: <material>: a material needs a name");
+}
+
 int main(void) {
   mjcf_text_begin("test_mjcf_asset");
+  test_materials();
   test_meshes();
   test_mesh_names();
   return mjcf_text_end();

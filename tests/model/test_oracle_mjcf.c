@@ -187,6 +187,13 @@ static void cmp_geoms(const char* name, const physModel* p, const mjModel* m) {
   double* rgba = malloc(sizeof(double) * 4 * (m->ngeom + 1));
   for (int i = 0; i < 4 * m->ngeom; i++) rgba[i] = m->geom_rgba[i];
   cmp_field_tol(name, "geom_rgba", p->geom_rgba, rgba, m->ngeom, 4, 1, 6e-8);   // MuJoCo stores floats
+  // the drawn colour: MuJoCo's renderer takes the material's rgba when the geom's own is the default
+  for (int g = 0; g < m->ngeom; g++) {
+    const float* own = m->geom_rgba + 4 * g;
+    int dflt = own[0] == 0.5f && own[1] == 0.5f && own[2] == 0.5f && own[3] == 1.0f, mat = m->geom_matid[g];
+    for (int k = 0; k < 4; k++) rgba[4 * g + k] = mat >= 0 && dflt ? m->mat_rgba[4 * mat + k] : own[k];
+  }
+  cmp_field_tol(name, "geom_visrgba", p->geom_visrgba, rgba, m->ngeom, 4, 1, 6e-8);
   free(rgba);
 }
 

@@ -59,9 +59,11 @@ static const char* box_data(const char* name, const char* z, const char* v, int 
   return keep[k];
 }
 
-// the self-test line of page (opened in headless Chromium with #selftest): pixels, drawn, changed, errors; 0 if
-// the browser did not run or the page wrote no line
-static int browse(const char* page, long* pixels, long* drawn, long* changed, long* errors) {
+// the self-test line of page opened in headless Chromium with the fragment "#selftest" + extra ("&g=1": the
+// second scene): pixels, drawn, changed, errors; *groups the scenes the page has (when not NULL); 0 if the browser
+// did not run or the page wrote no line
+static int browse_at(const char* page, const char* extra, long* pixels, long* drawn, long* changed, long* errors,
+                     long* groups) {
   char cmd[2048];
   if (system("command -v chromium > /dev/null") != 0) {
     fprintf(stderr, "  chromium not found: scripts/setup.sh installs Debian's chromium\n");
@@ -71,12 +73,14 @@ static int browse(const char* page, long* pixels, long* drawn, long* changed, lo
   snprintf(cmd, sizeof cmd,
            "timeout 120 chromium --headless=new --no-sandbox --disable-gpu --use-angle=swiftshader "
            "--enable-unsafe-swiftshader --window-size=800,700 --virtual-time-budget=5000 --dump-dom "
-           "'file://%s#selftest' > '%s' 2> '%s'",
-           page, path("dom.html"), path("chromium.err"));
+           "'file://%s#selftest%s' > '%s' 2> '%s'",
+           page, extra, path("dom.html"), path("chromium.err"));
   int st = system(cmd);
   char* dom = slurp(path("dom.html"));
   const char* line = strstr(dom, "<pre id=\"physid-selftest\">pixels ");
   int n = line ? sscanf(line + 26, "pixels %ld drawn %ld changed %ld errors %ld", pixels, drawn, changed, errors) : 0;
+  const char* g = line ? strstr(line, " groups ") : NULL;
+  if (groups && (!g || sscanf(g, " groups %ld", groups) != 1)) n = 0;
   if (n != 4) {
     char* err = slurp(path("chromium.err"));
     fprintf(stderr, "  no self-test line from chromium (status %d); stderr:\n%.3000s\n", st, err);
@@ -84,6 +88,11 @@ static int browse(const char* page, long* pixels, long* drawn, long* changed, lo
   }
   free(dom);
   return n == 4;
+}
+
+// browse_at with "#selftest": the first scene
+static int browse(const char* page, long* pixels, long* drawn, long* changed, long* errors) {
+  return browse_at(page, "", pixels, drawn, changed, errors, NULL);
 }
 
 // the page of a thrown box with its rollout and contacts: no network, labels, rollout = data, deterministic bytes;
@@ -138,6 +147,55 @@ static void test_identify_replay(void) {
   shRun r = run(args);
   CHECK(r.code == 2 && has(r.err, "--replay embeds a replay in the report: give --report FILE.html"));
   run_free(&r);
+}
+
+// --replay-trajectories: one scene per chosen trajectory, in the order given, with a selector; the box at rest
+// (trajectory 1, the first scene) does not move, the thrown box (trajectory 0, the second scene) does: the scene
+// shown is the one selected. Bad lists: exit 2 before any work, an index past the data: exit 1
+static void test_identify_replay_several(void) {
+  char args[1024];
+  box_data("rest4.xml", "0.05", "0 0 0 0 0 0", 200, "rest4.csv");
+  snprintf(args, sizeof args, "identify %s %s %s --param friction:floor --iters 2 --quiet --report %s "
+           "--replay-trajectories 1,0", path("box.xml"), path("toss.csv"), path("rest4.csv"), path("report2.html"));
+  run_ok(args);
+  char* page = slurp(path("report2.html"));
+  char scenes[1024];
+  snprintf(scenes, sizeof scenes, "groups:[\"trajectory 1: %s\",\"trajectory 0: %s\"]", path("rest4.csv"),
+           path("toss.csv"));
+  CHECK(has(page, scenes) && has(page, "label:\"initial model, rolled out\",group:1,"));
+  free(page);
+  long pixels = 0, drawn = 0, changed = -1, errors = -1, groups = 0;
+  CHECK(browse_at(path("report2.html"), "", &pixels, &drawn, &changed, &errors, &groups));
+  CHECK(errors == 0 && groups == 2 && drawn > pixels / 10 && changed == 0);
+  fprintf(stderr, "  replay scene 1 (at rest): %ld drawn, %ld changed, %ld errors\n", drawn, changed, errors);
+  CHECK(browse_at(path("report2.html"), "&g=1", &pixels, &drawn, &changed, &errors, &groups));
+  CHECK(errors == 0 && groups == 2 && drawn > pixels / 10 && changed > 200);
+  fprintf(stderr, "  replay scene 2 (thrown): %ld drawn, %ld changed, %ld errors\n", drawn, changed, errors);
+  static const char* const bad[] = {"1,x", "-1", "", "0,,1"};
+  for (int i = 0; i < 4; i++) {
+    snprintf(args, sizeof args, "identify %s %s --param friction:floor --report %s --replay-trajectories '%s'",
+             path("box.xml"), path("toss.csv"), path("bad.html"), bad[i]);
+    shRun r = run(args);
+    CHECK(r.code == 2 && has(r.err, "--replay-trajectories") && access(path("bad.html"), F_OK) != 0);
+    run_free(&r);
+  }
+  snprintf(args, sizeof args, "identify %s %s --param friction:floor --report %s --replay-trajectories 0,1",
+           path("box.xml"), path("toss.csv"), path("bad.html"));
+  shRun r = run(args);
+  CHECK(r.code == 1 && has(r.err, "trajectory 1: the data hold 1 (indices 0 to 0)") && access(path("bad.html"), F_OK) != 0);
+  run_free(&r);
+  // view --rollout of two files: a scene per file, each the observed trajectory then its prediction
+  snprintf(args, sizeof args, "view %s %s %s --rollout --out %s", path("box.xml"), path("toss.csv"), path("rest4.csv"),
+           path("two.html"));
+  run_ok(args);
+  page = slurp(path("two.html"));
+  CHECK(has(page, "groups:[\"toss.csv\",\"rest4.csv\"]"));
+  const char* o0 = strstr(page, "label:\"observed: toss.csv\",group:0,");
+  const char* p0 = strstr(page, "label:\"predicted: toss.csv\",group:0,");
+  const char* o1 = strstr(page, "label:\"observed: rest4.csv\",group:1,");
+  const char* p1 = strstr(page, "label:\"predicted: rest4.csv\",group:1,");
+  CHECK(o0 && p0 && o1 && p1 && o0 < p0 && p0 < o1 && o1 < p1);
+  free(page);
 }
 
 // optimize's page with "replay": true embeds the player of the planned motion; a replay that is not a boolean: exit 1
@@ -284,6 +342,7 @@ int main(void) {
   if (!mkdtemp(g_dir)) return 1;
   test_thrown_box();
   test_identify_replay();
+  test_identify_replay_several();
   test_optimize_replay();
   test_all_geoms();
   test_box_at_rest();
