@@ -1,7 +1,7 @@
 // bench_fit_eval.c - the cost of one evaluation of identify's loss per trajectory (issue 21 item 4, the cost model
 // in docs/performance.md, *Identification on many processes*): on the first NFILES recorded trajectories of DATA,
 // identify's fit of the cube (kstep over 10 samples, weights 1000/m, 100/rad, velocities 0, lcp, the sample interval
-// over the model's timestep as substeps; one thread), the median over ROUNDS of the wall time of an evaluation with
+// over the model's timestep as substeps; one thread), the median over ROUNDS of the CPU time of an evaluation with
 // the residual Jacobian (phys_fit_residuals with J: what an accepted Levenberg-Marquardt step evaluates) and of one
 // without it (phys_fit_loss: a trial step), each divided by the trajectories; and the residual rows per trajectory.
 // Not a test: scripts/cost_model_mpi.sh turns these figures into the model's predictions.
@@ -21,7 +21,7 @@
 
 static double now(void) {
   struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);   // (CPU time: one thread; wall time on a shared machine drifts)
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/cost_model_mpi.sh - the cost model of one Levenberg-Marquardt iteration of `mpirun -np P physid identify`
 # (issue 21 item 4; docs/performance.md, *Identification on many processes*): bench/bench_fit_eval.c measures the
-# wall time of an evaluation per trajectory on NTRAIN real cube tosses (default 40; one thread), then the model
+# CPU time of an evaluation per trajectory on NTRAIN real cube tosses (default 40; one thread), then the model
 # predicts an iteration on P processes for G trajectories: compute (G / P) (c_J + c_f) (one evaluation with the
 # Jacobian and one trial, an accepted step), the exchange of the reduction (fit.c, *Reduction*: every process
 # receives every process's tree nodes, 1 + p + p^2 numbers each after the Jacobian's evaluation, 1 after a trial,
@@ -25,7 +25,7 @@ OUT=${OUT:-bench/results/cost_model_mpi.md}
 . "$(dirname "$0")/bench_lib.sh"
 require_binaries cost_model_mpi.sh "$BUILD/bench_fit_eval"
 mkdir -p "$(dirname "$OUT")"
-FIG=$("$BUILD/bench_fit_eval" models/cube.xml "$DATA" "$NTRAIN" friction:cube:min=0:max=2,restitution:cube:min=0:max=1 5)
+FIG=$("$BUILD/bench_fit_eval" models/cube.xml "$DATA" "$NTRAIN" friction:cube,restitution:cube 5)
 python3 - "$ALPHA" "$BETA" "$NTRAIN" "$(git rev-parse --short HEAD 2>/dev/null || echo '?')" > "$OUT" <<EOF
 import sys
 alpha, beta, ntrain, commit = float(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
