@@ -15,6 +15,9 @@
 // --truth MODEL adds paper 004's parameter errors against the true model (src/sysid/metrics.c): volume error of
 // each body's collision geometry (symmetric difference of convex hulls over the true volume), friction error
 // and inertia error.
+// Under mpirun (tools/mpi.c) the processes split the trajectories in blocks and exchange each trajectory's error
+// sums, added in trajectory order as the plain binary adds them (eval_all): the same figures on any number of
+// processes; process 0 prints and writes.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +51,7 @@ static double* g_e2e_work;   // its rollout scratch
 
 static int g_nwarn;          // steps accepted with a warning (inexact contact solves), over the run
 static char g_warn[1024];    // the first of them
+static char g_err[1024];     // why a rollout stopped (eval_traj)
 
 // running sums of one error channel: mean over predicted samples and over segment ends
 typedef struct evalSum_ {
@@ -119,8 +123,8 @@ static void ev_end_traj(evalSum* sums) {
   }
 }
 
-// roll trajectory tr out segment by segment and accumulate its errors into sums; 0 and a message if a step
-// fails (non-finite state)
+// roll trajectory tr out segment by segment and accumulate its errors into sums; 0 and the message in g_err if a
+// step fails (non-finite state)
 static int eval_traj(evalSum* sums, physModel* m, physData* d, const physDataset* ds, int ti, const evalArgs* a) {
   const physTrajectory* tr = ds->traj + ti;
   int H = a->horizon > 0 ? a->horizon : tr->T - 1;
@@ -147,7 +151,7 @@ static int eval_traj(evalSum* sums, physModel* m, physData* d, const physDataset
         phys_step(m, d);
         if (d->nwarning == nw) continue;
         if (d->time == t0) {   // rejected (non-finite state, singular matrix): the rollout cannot go on
-          cli_error("%s: sample %d (t = %.9g): %s", tr->source, k, tr->time[k], d->lastwarning);
+          snprintf(g_err, sizeof g_err, "%s: sample %d (t = %.9g): %s", tr->source, k, tr->time[k], d->lastwarning);
           return 0;
         }
         // accepted with a warning (an inexact contact solve): counted, the first one reported at the end
@@ -159,6 +163,77 @@ static int eval_traj(evalSum* sums, physModel* m, physData* d, const physDataset
   }
   ev_end_traj(sums);
   return 1;
+}
+
+// a trajectory's record in eval_all's exchange: per channel its sum, sum at segment ends, max, samples, segment
+// ends, mean (0 or 1 trajectories); then its step warnings and 1 if its rollout failed
+#define EV_CH 7
+#define EV_REC (EV_N * EV_CH + 2)
+
+// trajectory sums s (one trajectory's) into rec, or rec folded into the running sums s (in trajectory order)
+static void ev_record(double* rec, evalSum* s, int fold) {
+  for (int c = 0; c < EV_N; c++, rec += EV_CH) {
+    evalSum* e = s + c;
+    if (!fold) {
+      double x[EV_CH] = {e->sum, e->sum_end, e->max, (double)e->n, (double)e->n_end, e->traj_sum, e->ntraj};
+      memcpy(rec, x, sizeof x);
+      continue;
+    }
+    e->sum += rec[0], e->sum_end += rec[1], e->max = rec[2] > e->max ? rec[2] : e->max;
+    e->n += (long)rec[3], e->n_end += (long)rec[4], e->traj_sum += rec[5], e->ntraj += (int)rec[6];
+  }
+}
+
+// every trajectory's errors, each summed on its own, then the trajectories' sums added in trajectory order. Under
+// mpirun process p rolls out the trajectories [p G / P, (p + 1) G / P) and the processes exchange their records and
+// their first message (the error that stopped a rollout, else the first step warning): the figures, warnings and
+// error are the same on any number of processes. 0 after a message (process 0 prints it)
+static int eval_all(evalSum* sums, physModel* m, physData* d, const physDataset* ds, const evalArgs* a) {
+  const physFitComm* c = cli_mpi_comm();
+  int P = c ? c->size : 1, me = c ? c->rank : 0, G = ds->ntraj, ok = 1;
+  double* rec = calloc((size_t)G * EV_REC + 1, sizeof(double));
+  size_t* part = malloc(sizeof(size_t) * 2 * (size_t)P);
+  char* msg = malloc(sizeof g_warn * ((size_t)P + 1));
+  if (!rec || !part || !msg) {   // (no exchange: the other processes wait for the abort)
+    free(rec), free(part), free(msg);
+    cli_error("evaluate: out of memory");
+    return 0;
+  }
+  for (int p = 0; p < P; p++) {
+    long long k0 = (long long)G * p / P, k1 = (long long)G * (p + 1) / P;
+    part[P + p] = (size_t)k0 * EV_REC, part[p] = (size_t)(k1 - k0) * EV_REC;
+  }
+  int k0 = (int)(part[P + me] / EV_REC), k1 = k0 + (int)(part[me] / EV_REC);
+  for (int k = k0; ok && k < k1; k++) {
+    evalSum one[EV_N];
+    memset(one, 0, sizeof one);
+    int w0 = g_nwarn;
+    ok = eval_traj(one, m, d, ds, k, a);
+    ev_record(rec + (size_t)k * EV_REC, one, 0);
+    rec[(size_t)k * EV_REC + EV_N * EV_CH] = g_nwarn - w0, rec[(size_t)k * EV_REC + EV_N * EV_CH + 1] = !ok;
+  }
+  memcpy(msg + (size_t)P * sizeof g_warn, ok ? g_warn : g_err, sizeof g_warn);
+  int shared = !c || (c->allgatherv(c->ctx, rec, part, part + P) &&
+                      c->allgather(c->ctx, msg + (size_t)P * sizeof g_warn, msg, sizeof g_warn));
+  if (!shared) cli_error("evaluate: the processes could not exchange their figures");
+  if (!c) memcpy(msg, msg + sizeof g_warn, sizeof g_warn);
+  g_nwarn = 0;
+  ok = shared;
+  for (int k = 0; ok && k < G; k++) {
+    double* r = rec + (size_t)k * EV_REC;
+    int p = 0;   // the trajectory's process
+    while (p + 1 < P && part[P + p + 1] <= (size_t)k * EV_REC) p++;
+    if (r[EV_N * EV_CH + 1] != 0) {
+      cli_error("%s", msg + (size_t)p * sizeof g_warn);
+      ok = 0;
+    } else {
+      if (r[EV_N * EV_CH] > 0 && !g_nwarn) memcpy(g_warn, msg + (size_t)p * sizeof g_warn, sizeof g_warn);
+      g_nwarn += (int)r[EV_N * EV_CH];
+      ev_record(r, sums, 1);
+    }
+  }
+  free(rec), free(part), free(msg);
+  return ok;
 }
 
 // --start fitted: every segment started as identify's fit starts it (issue 12): the loss identify fits for
@@ -427,8 +502,9 @@ int cli_evaluate(int argc, char** argv) {
     memset(sums, 0, sizeof sums);
     int ok = 1;
     if (a.start) ok = eval_fitted(sums, m, &ds, &a);
-    for (int k = 0; ok && !a.start && k < ds.ntraj; k++) ok = eval_traj(sums, m, d, &ds, k, &a);
-    if (ok && report(&o, sums, &ds, &a, pos[0], a.truth ? &pe : NULL, m)) code = CLI_EXIT_OK;
+    else ok = eval_all(sums, m, d, &ds, &a);
+    if (ok && (cli_mpi_rank() > 0 || report(&o, sums, &ds, &a, pos[0], a.truth ? &pe : NULL, m)))   // process 0 writes
+      code = CLI_EXIT_OK;
   }
   phys_param_errors_free(&pe);
   phys_free_data(d);

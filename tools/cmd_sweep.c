@@ -1,7 +1,8 @@
 // cmd_sweep.c - `physid sweep MODEL DATA --param KIND:NAME:min=A:max=B --points N`: the loss identify would
 // minimize, along one scalar parameter, every other parameter at the model's values (mujoco.sysid's
 // sweep_parameter). Model, data and loss options are identify's (cmd_identify.c: id_merge_settings,
-// id_prepare, id_load_data); the loss at each point is phys_fit_residuals' 0.5 |r|^2. The points are
+// id_prepare, id_load_data); the loss at each point is phys_fit_loss' 0.5 |r|^2, the fit's sum (under mpirun each
+// process simulates its share of the trajectories and the processes exchange sums: fit.c's *Reduction*). The points are
 // A + (B - A) k / (N - 1), k = 0..N-1 (both ends included), or with --log geometric from A to B (A > 0).
 // --channels adds the loss of each residual channel present (positions, rotations, velocities: the weights
 // of the other channels and the prior set to 0; they add up to the loss without the prior, except with fitted
@@ -97,18 +98,15 @@ static double sweep_point(const swRange* g, int k) {
   return g->logx ? exp(log(g->lo) + t * (log(g->hi) - log(g->lo))) : g->lo + (g->hi - g->lo) * k / (g->n - 1);
 }
 
-// the loss 0.5 |r|^2 of options o at theta x into *loss, residuals in res (nres); 0 and a message on failure
-static int point_loss(idRun* r, const physFitOptions* o, const double* x, double* res, int nres, double* loss) {
+// the loss 0.5 |r|^2 of options o at theta x into *loss; 0 and a message on failure
+static int point_loss(idRun* r, const physFitOptions* o, const double* x, double* loss) {
   physLog log = {0};
-  physStatus s = phys_fit_residuals(r->m, &r->table, x, r->theta0, &r->ds, o, res, NULL, &log);
+  physStatus s = phys_fit_loss(r->m, &r->table, x, r->theta0, &r->ds, o, loss, &log);
   cli_log_warnings(&log);
   if (s != PHYS_OK) {
     cli_error("sweep: at %s = %g: %s", r->label[0], x[0], log.error[0] ? log.error : phys_status_str(s));
     return 0;
   }
-  double sum = 0;
-  for (int i = 0; i < nres; i++) sum += res[i] * res[i];
-  *loss = 0.5 * sum;
   return 1;
 }
 
@@ -126,23 +124,15 @@ static void find_channels(swRange* g, const idRun* r) {
 // the loss 0.5 |r|^2 at every point into loss (theta0 is the prior's centre), and with --channels each
 // channel's into loss[n (1 + j) + k]; 0 and a message on failure
 static int sweep_losses(idRun* r, const swRange* g, double* x, double* loss) {
-  physLog log = {0};
-  int nres = phys_fit_nres(r->m, &r->table, &r->ds, &r->fit, &log);
-  double* res = nres > 0 ? malloc(sizeof(double) * (size_t)nres) : NULL;
-  if (!res) {
-    cli_error("sweep: %s", nres > 0 ? "out of memory" : log.error);
-    return 0;
-  }
   int ok = 1;
   for (int k = 0; ok && k < g->n; k++) {
     x[k] = sweep_point(g, k);
-    ok = point_loss(r, &r->fit, x + k, res, nres, loss + k);
+    ok = point_loss(r, &r->fit, x + k, loss + k);
     for (int j = 0; ok && j < g->nch; j++) {
       physFitOptions oc = channel_options(&r->fit, g->ch[j]);
-      ok = point_loss(r, &oc, x + k, res, g->nres[j], loss + (size_t)g->n * (1 + j) + k);   // g->nres[j] <= nres
+      ok = point_loss(r, &oc, x + k, loss + (size_t)g->n * (1 + j) + k);
     }
   }
-  free(res);
   return ok;
 }
 

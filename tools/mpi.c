@@ -1,7 +1,7 @@
 // mpi.c - the command-line tool on several processes (issue 21): `mpirun -np N physid identify ...` (and sweep)
 // shares every evaluation of the fit among the N processes (src/sysid/fit.c: each simulates a contiguous range of the
-// trajectories, then the processes exchange their residual and Jacobian rows), so the result is the one process's,
-// bit for bit, for every N. Built with Open MPI when CMake finds it (PHYS_MPI); MPI is started only when the
+// trajectories, then the processes exchange the sums r'r, J'r, J'J as nodes of a tree fixed by the trajectories,
+// fit.c's *Reduction*), so the result is the one process's, bit for bit, for every N. Built with Open MPI when CMake finds it (PHYS_MPI); MPI is started only when the
 // process was launched by mpirun (Open MPI's or PMIx's environment), so the plain binary behaves as without MPI.
 // Process 0 prints and writes every output; the others are silent (stdout and stderr to /dev/null). A process
 // that dies makes mpirun end the job with a non-zero exit; the outputs are written only after the fit, through
@@ -35,18 +35,18 @@ static int comm_allgather(void* ctx, const void* mine, void* all, size_t nbytes)
   return MPI_Allgather(mine, (int)nbytes, MPI_BYTE, all, (int)nbytes, MPI_BYTE, MPI_COMM_WORLD) == MPI_SUCCESS;
 }
 
+static int* g_counts;   // 2 g_size: MPI's int counts and displacements of an allgatherv (allocated once)
+
 // physFitComm.allgatherv over MPI_COMM_WORLD, in place (MPI counts are ints: a part over 2^31 doubles fails)
 static int comm_allgatherv(void* ctx, double* buf, const size_t* count, const size_t* displ) {
   (void)ctx;
-  int *c = malloc(sizeof(int) * 2 * (size_t)g_size), ok = c != NULL;
+  int *c = g_counts, ok = c != NULL;
   for (int p = 0; ok && p < g_size; p++) {
     ok = count[p] <= INT_MAX && displ[p] <= INT_MAX;
     if (ok) c[p] = (int)count[p], c[g_size + p] = (int)displ[p];
   }
-  ok = ok && MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, c, c + g_size, MPI_DOUBLE, MPI_COMM_WORLD) ==
-                 MPI_SUCCESS;
-  free(c);
-  return ok;
+  return ok && MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, c, c + g_size, MPI_DOUBLE, MPI_COMM_WORLD) ==
+                   MPI_SUCCESS;
 }
 
 static const physFitComm g_comm_mpi = {0, 1, NULL, comm_allgather, comm_allgatherv};
@@ -67,6 +67,7 @@ int cli_mpi_start(int* argc, char*** argv) {
   PMPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &g_size);
   g_comm = g_comm_mpi;
+  g_counts = malloc(sizeof(int) * 2 * (size_t)g_size);   // (NULL: every exchange fails, the fit says so)
   g_comm.rank = g_rank, g_comm.size = g_size;
   if (g_rank > 0) {   // silent: process 0 prints and writes (an error of its own ends the job through mpirun)
     int fd = open("/dev/null", O_WRONLY);
@@ -83,9 +84,11 @@ int cli_mpi_start(int* argc, char*** argv) {
 }
 
 int cli_mpi_check(const char* command) {
-  if (g_size <= 1 || strcmp(command, "identify") == 0 || strcmp(command, "sweep") == 0) return -1;
-  cli_error("%s: only identify and sweep share their work among processes: run '%s' without mpirun (%d processes "
-            "started)", command, command, g_size);
+  if (g_size <= 1 || strcmp(command, "identify") == 0 || strcmp(command, "sweep") == 0 ||
+      strcmp(command, "evaluate") == 0)
+    return -1;
+  cli_error("%s: only identify, sweep and evaluate share their work among processes: run '%s' without mpirun (%d "
+            "processes started)", command, command, g_size);
   return CLI_EXIT_USAGE;
 }
 
@@ -115,6 +118,8 @@ void cli_mpi_end(int code) {
   // another path (mpirun then ends every process and exits non-zero)
   if (g_started && code != CLI_EXIT_OK && g_size > 1) PMPI_Abort(MPI_COMM_WORLD, code);
   if (g_started) PMPI_Finalize();
+  free(g_counts);
+  g_counts = NULL;
 #else
   (void)code;
 #endif

@@ -282,11 +282,9 @@ physStatus phys_fit_probe(physModel* m, const physParamTable* t, const double* t
   *loss_best = NAN;
   if (!m || !t || !theta0 || !lower || !upper || !ds || !opt || !res || !res->theta || nprobe < 0 || !theta_best)
     return phys_error(log, PHYS_ERR_ARG, "probe: missing arguments");
-  int n = res->ntheta, nres = phys_fit_nres(m, t, ds, opt, log);
-  if (nres <= 0) return PHYS_ERR_ARG;
-  double* buf = malloc(sizeof(double) * ((size_t)nres + (size_t)n));
-  if (!buf) return phys_error(log, PHYS_ERR_NOMEM, "probe: out of memory");
-  double *r = buf, *th = buf + nres;
+  int n = res->ntheta;
+  double* th = malloc(sizeof(double) * (size_t)n);
+  if (!th) return phys_error(log, PHYS_ERR_NOMEM, "probe: out of memory");
   physRng rng;
   phys_rng_seed(&rng, opt->seed ^ 0x9e3779b97f4a7c15ULL);   // draws of their own, not the multi-start's
   physFitOptions o = *opt;
@@ -294,14 +292,13 @@ physStatus phys_fit_probe(physModel* m, const physParamTable* t, const double* t
   for (int p = 0; p < nprobe; p++) {
     phys_fit_draw_start(th, theta0, lower, upper, n, &rng);
     physLog plog = {0};
-    if (phys_fit_residuals(m, t, th, NULL, ds, &o, r, NULL, &plog) != PHYS_OK) continue;   // a probe that fails
-    double loss = 0;
-    for (int k = 0; k < nres; k++) loss += 0.5 * r[k] * r[k];
+    double loss;   // (summed as the fit sums it: shared among opt->comm's processes)
+    if (phys_fit_loss(m, t, th, NULL, ds, &o, &loss, &plog) != PHYS_OK) continue;   // a probe that fails
     if (isfinite(loss) && (isnan(*loss_best) || loss < *loss_best)) {
       *loss_best = loss;
       for (int i = 0; i < n; i++) theta_best[i] = th[i];
     }
   }
-  free(buf);
+  free(th);
   return phys_param_set(t, m, res->theta);
 }

@@ -78,10 +78,24 @@
 // Processes (opt->comm, sysid.h: MPI through the CLI): process p simulates the trajectories [k0, k1) whose first
 // residual row lies in [p ndata / size, (p + 1) ndata / size) (its threads share them as above); after each
 // evaluation the processes agree on the failure and the first step warning (the lowest trajectory's, as the
-// threads) and exchange their residual rows, Jacobian rows and segment start offsets, so every process continues
-// with the same arrays as one process would: the fit is bit-identical for any number of processes and threads.
+// threads) and exchange sums (*Reduction*), so every process continues with the same loss, J'r and J'J as one
+// process would: the fit is bit-identical for any number of processes and threads. A process holds the residual
+// and Jacobian rows of its own trajectories only (and each of its segments' fitted start offset: the same process
+// simulates the same segments at every evaluation).
 //
-// Memory: allocated once per fit (the tables, a physData and scratch per worker, the optimizer's arrays);
+// Reduction. What the optimizers and the statistics need of an evaluation is the loss 0.5 r'r, the gradient J'r,
+// J'J (LM, the statistics) and the cluster-robust meat sum_k g_k g_k' (g_k = J_k' r_k of trajectory k): sums over
+// trajectories. Each trajectory's r_k'r_k, g_k and J_k'J_k are summed over its rows in row order by the worker that
+// simulated it (its slot); the slots are summed by a binary tree fixed by the trajectory count G alone (node
+// [lo, hi) = node [lo, mid) + node [mid, hi), mid = lo + (hi - lo) / 2; a leaf is one trajectory), then the prior
+// rows are added. A process computes the largest nodes that lie within its trajectories (at most about
+// 2 log2(G)), every process's nodes are gathered (allgatherv of 1 + p + p^2 numbers per node, p = ntheta; with the
+// meat 1 + p + 2p^2, once per fit) and every process completes the tree from them, the same additions in the same
+// order whatever the number of processes: one process computes the root alone, with the same additions. (Pairwise
+// summation is also more accurate than the running sum over rows it replaced in s30: O(log G) rounding growth.)
+//
+// Memory: allocated once per fit (the tables, a physData and scratch per worker, the optimizer's arrays, the
+// reduction's slots, nodes and scratch; r and J hold this process's rows and the prior's, not every process's);
 // the step and Jacobian calls take their scratch from each physData's arena.
 #include <lapacke.h>
 #include <math.h>
@@ -200,8 +214,22 @@ typedef struct fitProblem_ {
   char simwarn[256];        // the first of them
   struct fitCkpt_* ck;      // the checkpoint written after every iteration (NULL: none)
   int k0, k1;               // this process's trajectories (opt->comm; all without)
-  size_t* part;             // opt->comm with size > 1: count and displ (size each) of the exchanges
-  struct fitOutcome_* outs; // and the processes' outcomes of an evaluation (size)
+  int nproc, rank;          // processes (1 without opt->comm) and this one
+  int* kstart;              // nproc + 1: process p's trajectories are [kstart[p], kstart[p + 1])
+  int* nnode;               // nproc + 1: the tree nodes each process reduces (*Reduction*), then their total
+  int* cur;                 // nproc: the first node of each process, then the next one to combine
+  size_t* part;             // count and displ (nproc each) of the exchanges
+  struct fitOutcome_* outs; // the processes' outcomes of an evaluation (nproc)
+  int* outi;                // their counts (5 nproc: comm_outcome)
+  int want;                 // what the current evaluation reduces (fitReduce)
+  double* slot;             // (k1 - k0) x (1 + n + n^2): each own trajectory's sum r'r, J'r, J'J (*Reduction*)
+  double* nodes;            // nnode[nproc] x red_width(RED_STATS): the tree nodes of every process
+  double* tmp;              // (tree depth + 2) x red_width(RED_STATS): the tree's scratch
+  double* red;              // red_width(RED_STATS): the evaluation's reduced r'r, J'r, J'J (and sum g_k g_k')
+  int rows;                 // 1: the processes also exchange their residual and Jacobian rows (phys_fit_residuals)
+  int row0, nown;           // the first data row of this process's trajectories and their count (all: 0, ndata)
+  int off, nheld;           // the evaluation's arrays r, J: data row i at i - off, nheld data rows, then the prior rows
+                            // (own rows: off row0, nheld nown; with pb->rows every row: 0, ndata)
   double* vmetric;          // nv: the violation loss's velocity metric (opt->viol_metric), from the model as given;
                             // NULL: energy units
 } fitProblem;
@@ -439,37 +467,80 @@ static int worker_init(fitWorker* w, fitProblem* pb, int index) {
   return 1;
 }
 
-// process p's trajectories [k0, k1) of size processes: those whose first residual row lies in
-// [p ndata / size, (p + 1) ndata / size) (the last process takes the rest)
-static void proc_range(const fitProblem* pb, int p, int size, int* k0, int* k1) {
-  int n = pb->ds->ntraj;
-  size_t lo = (size_t)pb->ndata * (size_t)p / (size_t)size, hi = (size_t)pb->ndata * (size_t)(p + 1) / (size_t)size;
-  *k0 = 0;
-  while (*k0 < n && (size_t)pb->resadr[*k0] < lo) (*k0)++;
-  *k1 = *k0;
-  while (*k1 < n && ((size_t)pb->resadr[*k1] < hi || p == size - 1)) (*k1)++;
+// what an evaluation reduces over the trajectories (fit.c's *Reduction*): the loss r'r; and J'r; and J'J; and the
+// cluster-robust meat sum_k g_k g_k' (g_k = J_k' r_k)
+enum { RED_LOSS = 0, RED_GRAD, RED_NORMAL, RED_STATS };
+
+// doubles of a reduction of want for n parameters: r'r, J'r (n), J'J (n x n), sum g_k g_k' (n x n)
+static size_t red_width(int n, int want) {
+  size_t nn = (size_t)n * n;
+  return want == RED_LOSS ? 1 : want == RED_GRAD ? 1 + (size_t)n : want == RED_NORMAL ? 1 + n + nn : 1 + n + 2 * nn;
 }
 
-// pb->k0, k1 of this process and the exchange's arrays (opt->comm with size > 1); 0 when out of memory
+// the process whose trajectories hold the tree node [lo, hi) whole; -1 if it spans two
+static int node_owner(const fitProblem* pb, int lo, int hi) {
+  int a = 0, b = pb->nproc - 1;   // the last p with kstart[p] <= lo: its range holds lo (kstart[nproc] = ntraj)
+  while (a < b) {
+    int c = (a + b + 1) / 2;
+    if (pb->kstart[c] <= lo) a = c;
+    else b = c - 1;
+  }
+  return hi <= pb->kstart[a + 1] ? a : -1;
+}
+
+// the maximal tree nodes inside [lo, hi) owned whole by a process, counted per owner into cnt (nproc)
+static void tree_count(const fitProblem* pb, int lo, int hi, int* cnt) {
+  int p = node_owner(pb, lo, hi);
+  if (p >= 0) {
+    cnt[p]++;
+    return;
+  }
+  int mid = lo + (hi - lo) / 2;
+  tree_count(pb, lo, mid, cnt);
+  tree_count(pb, mid, hi, cnt);
+}
+
+// pb->nproc, rank, kstart (process p: the trajectories whose first residual row lies in [p ndata / size,
+// (p + 1) ndata / size), the last process the rest), k0, k1, the tree nodes per process and the exchange's
+// arrays (allocated once); 0 when out of memory
 static int comm_ranges(fitProblem* pb) {
   const physFitComm* c = pb->opt->comm;
-  pb->k0 = 0, pb->k1 = pb->ds->ntraj;
-  if (!c || c->size <= 1) return 1;
-  proc_range(pb, c->rank, c->size, &pb->k0, &pb->k1);
-  pb->part = malloc(sizeof(size_t) * 2 * (size_t)c->size);
-  pb->outs = malloc(sizeof(fitOutcome) * (size_t)c->size);
-  return pb->part && pb->outs;
+  int P = c && c->size > 1 ? c->size : 1, n = pb->ds->ntraj;
+  pb->nproc = P, pb->rank = P > 1 ? c->rank : 0;
+  pb->kstart = malloc(sizeof(int) * (3 * ((size_t)P + 1) + 5 * (size_t)P));
+  pb->part = malloc(sizeof(size_t) * 2 * (size_t)P);
+  pb->outs = malloc(sizeof(fitOutcome) * (size_t)P);
+  if (!pb->kstart || !pb->part || !pb->outs) return 0;
+  pb->nnode = pb->kstart + P + 1, pb->cur = pb->nnode + P + 1, pb->outi = pb->cur + P + 1;
+  for (int p = 0, k = 0; p <= P; p++) {
+    size_t lo = (size_t)pb->ndata * (size_t)p / (size_t)P;
+    while (k < n && (size_t)pb->resadr[k] < lo) k++;
+    pb->kstart[p] = p == 0 ? 0 : p == P ? n : k;
+  }
+  pb->k0 = pb->kstart[pb->rank], pb->k1 = pb->kstart[pb->rank + 1];
+  pb->row0 = pb->k0 < n ? pb->resadr[pb->k0] : pb->ndata;
+  pb->nown = (pb->k1 < n ? pb->resadr[pb->k1] : pb->ndata) - pb->row0;
+  memset(pb->nnode, 0, sizeof(int) * ((size_t)P + 1));
+  if (n > 0) tree_count(pb, 0, n, pb->nnode);
+  for (int p = 0; p < P; p++) pb->nnode[P] += pb->nnode[p];
+  int depth = 2;
+  for (int m = 1; m < n; m *= 2) depth++;
+  size_t w = red_width(pb->ntheta, RED_STATS);
+  pb->slot = calloc((size_t)(pb->k1 - pb->k0) * red_width(pb->ntheta, RED_NORMAL) + 1, sizeof(double));
+  pb->nodes = malloc(sizeof(double) * ((size_t)pb->nnode[P] * w + 1));
+  pb->tmp = malloc(sizeof(double) * (size_t)(depth + 2) * w);
+  pb->red = calloc(w, sizeof(double));
+  return pb->slot && pb->nodes && pb->tmp && pb->red;
 }
 
 // every process's part of buf to every process: process p's trajectories [k0, k1) own the entries
 // [adr[k0], adr[k1]) (adr[ntraj] read as total) times width doubles; 0 if the exchange failed
 static int comm_share(fitProblem* pb, double* buf, const int* adr, int total, size_t width) {
   const physFitComm* c = pb->opt->comm;
-  size_t *cnt = pb->part, *dsp = pb->part + c->size;
+  size_t *cnt = pb->part, *dsp = pb->part + pb->nproc;
   int n = pb->ds->ntraj;
-  for (int p = 0; p < c->size; p++) {
-    int k0, k1;
-    proc_range(pb, p, c->size, &k0, &k1);
+  for (int p = 0; p < pb->nproc; p++) {
+    int k0 = pb->kstart[p], k1 = pb->kstart[p + 1];
     size_t a = (size_t)(k0 < n ? adr[k0] : total), b = (size_t)(k1 < n ? adr[k1] : total);
     dsp[p] = a * width, cnt[p] = (b - a) * width;
   }
@@ -561,10 +632,15 @@ static void problem_free(fitProblem* pb) {
   pb->buf = NULL;
   free(pb->vmetric);
   pb->vmetric = NULL;
+  free(pb->kstart);
   free(pb->part);
   free(pb->outs);
-  pb->part = NULL;
-  pb->outs = NULL;
+  free(pb->slot);
+  free(pb->nodes);
+  free(pb->tmp);
+  free(pb->red);
+  pb->kstart = NULL, pb->part = NULL, pb->outs = NULL;
+  pb->slot = pb->nodes = pb->tmp = pb->red = NULL;
 }
 
 // seconds spent by the workers in simulation and in derivatives
@@ -595,21 +671,6 @@ static void matmul(double* C, const double* A, const double* B, int n, int p) {
       if (a == 0) continue;
       const double* b = B + (size_t)k * p;
       for (int j = 0; j < p; j++) c[j] += a * b[j];
-    }
-  }
-}
-
-// H = J'J (n x n) and g = J'r (n) of J (nr x n), either output may be NULL
-static void normal_eq(double* H, double* g, const double* J, const double* r, int nr, int n) {
-  if (H) memset(H, 0, sizeof(double) * (size_t)n * n);
-  if (g) memset(g, 0, sizeof(double) * (size_t)n);
-  for (int k = 0; k < nr; k++) {
-    const double* row = J + (size_t)k * n;
-    for (int i = 0; i < n; i++) {
-      if (row[i] == 0) continue;
-      if (g) g[i] += row[i] * r[k];
-      if (H)
-        for (int j = 0; j < n; j++) H[(size_t)i * n + j] += row[i] * row[j];
     }
   }
 }
@@ -1020,6 +1081,109 @@ static physStatus violation_traj(fitWorker* wk, int k, double* r, double* J) {
   return PHYS_OK;
 }
 
+// the sums of rows [a, e) of r and J (n columns) as want asks (fitReduce) into out: r'r, J'r, J'J in row order
+// (zero entries of J skipped)
+static void rows_partial(const double* r, const double* J, size_t a, size_t e, int n, int want, double* out) {
+  memset(out, 0, sizeof(double) * red_width(n, want < RED_NORMAL ? want : RED_NORMAL));
+  double *g = out + 1, *H = g + n;
+  for (size_t k = a; k < e; k++) {
+    out[0] += r[k] * r[k];
+    const double* row = J ? J + k * (size_t)n : NULL;
+    for (int i = 0; row && want >= RED_GRAD && i < n; i++) {
+      if (row[i] == 0) continue;
+      g[i] += row[i] * r[k];
+      if (want >= RED_NORMAL)
+        for (int j = 0; j < n; j++) H[(size_t)i * n + j] += row[i] * row[j];
+    }
+  }
+}
+
+// a leaf of the tree: own trajectory k's slot as want asks, with RED_STATS g_k g_k' after it
+static void tree_leaf(const fitProblem* pb, int k, int want, double* out) {
+  int n = pb->ntheta;
+  const double* sl = pb->slot + (size_t)(k - pb->k0) * red_width(n, RED_NORMAL);
+  memcpy(out, sl, sizeof(double) * red_width(n, want < RED_NORMAL ? want : RED_NORMAL));
+  if (want < RED_STATS) return;
+  double* M = out + red_width(n, RED_NORMAL);
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) M[(size_t)i * n + j] = sl[1 + i] * sl[1 + j];
+}
+
+// the tree's sum over own trajectories [lo, hi) into out: a leaf's slot, else left half + right half (the halves
+// split at lo + (hi - lo) / 2: the tree depends on the trajectory count alone); depth: the node's, for its scratch
+static void tree_local(const fitProblem* pb, int lo, int hi, int depth, int want, double* out) {
+  if (hi - lo == 1) {
+    tree_leaf(pb, lo, want, out);
+    return;
+  }
+  size_t w = red_width(pb->ntheta, want);
+  int mid = lo + (hi - lo) / 2;
+  double* right = pb->tmp + (size_t)depth * red_width(pb->ntheta, RED_STATS);
+  tree_local(pb, lo, mid, depth + 1, want, out);
+  tree_local(pb, mid, hi, depth + 1, want, right);
+  for (size_t i = 0; i < w; i++) out[i] += right[i];
+}
+
+// this process's maximal whole nodes of [lo, hi), in tree order, into *out (advanced)
+static void tree_collect(const fitProblem* pb, int lo, int hi, int depth, int want, double** out) {
+  int p = node_owner(pb, lo, hi);
+  if (p >= 0) {
+    if (p == pb->rank) tree_local(pb, lo, hi, depth, want, *out), *out += red_width(pb->ntheta, want);
+    return;
+  }
+  int mid = lo + (hi - lo) / 2;
+  tree_collect(pb, lo, mid, depth + 1, want, out);
+  tree_collect(pb, mid, hi, depth + 1, want, out);
+}
+
+// the tree's sum of [lo, hi) from every process's nodes (pb->nodes, process p's from node nnode[0] + ... +
+// nnode[p - 1]; cur[p]: its next) into out
+static void tree_combine(const fitProblem* pb, int lo, int hi, int depth, int want, int* cur, double* out) {
+  size_t w = red_width(pb->ntheta, want);
+  int p = node_owner(pb, lo, hi);
+  if (p >= 0) {
+    memcpy(out, pb->nodes + (size_t)cur[p]++ * w, sizeof(double) * w);
+    return;
+  }
+  int mid = lo + (hi - lo) / 2;
+  double* right = pb->tmp + (size_t)depth * red_width(pb->ntheta, RED_STATS);
+  tree_combine(pb, lo, mid, depth + 1, want, cur, out);
+  tree_combine(pb, mid, hi, depth + 1, want, cur, right);
+  for (size_t i = 0; i < w; i++) out[i] += right[i];
+}
+
+// the evaluation's reduction into pb->red (fit.c's *Reduction*): every process's nodes of the fixed tree over the
+// trajectories, exchanged, combined up the same tree, then the prior rows [ndata, nres) of r and J added; the same
+// bits for any number of processes and threads. 0 if the exchange failed
+static int reduce(fitProblem* pb, const double* r, const double* J) {
+  int P = pb->nproc, n = pb->ntheta, G = pb->ds->ntraj, want = pb->want;
+  size_t w = red_width(n, want);
+  int* c = pb->cur;
+  for (int p = 0, a = 0; p < P; p++) c[p] = a, a += pb->nnode[p];
+  double* mine = pb->nodes + (size_t)c[pb->rank] * w;
+  tree_collect(pb, 0, G, 1, want, &mine);
+  if (P > 1) {
+    size_t *cnt = pb->part, *dsp = pb->part + P;
+    for (int p = 0; p < P; p++) cnt[p] = (size_t)pb->nnode[p] * w, dsp[p] = (size_t)c[p] * w;
+    const physFitComm* cm = pb->opt->comm;
+    if (!cm->allgatherv(cm->ctx, pb->nodes, cnt, dsp)) return 0;
+  }
+  tree_combine(pb, 0, G, 1, want, c, pb->red);
+  if (pb->nres > pb->ndata) {   // the prior rows
+    double* pr = pb->tmp;
+    rows_partial(r, J, (size_t)pb->nheld, (size_t)(pb->nheld + n), n, want, pr);
+    for (size_t i = 0; i < red_width(n, want < RED_NORMAL ? want : RED_NORMAL); i++) pb->red[i] += pr[i];
+  }
+  return 1;
+}
+
+// own trajectory k's sums r'r, J'r, J'J over its rows (data and tie rows) as the evaluation wants, into its slot
+static void traj_slot(const fitProblem* pb, int k, const double* r, const double* J) {
+  size_t a = (size_t)(pb->resadr[k] - pb->off);
+  rows_partial(r, J, a, a + (size_t)pb->resn[k], pb->ntheta, pb->want,
+               pb->slot + (size_t)(k - pb->k0) * red_width(pb->ntheta, RED_NORMAL));
+}
+
 // a worker's share of an evaluation: trajectories index, index + nworker, ... (stops at its first failure)
 static void* worker_run(void* arg) {
   fitWorker* wk = arg;
@@ -1028,20 +1192,21 @@ static void* worker_run(void* arg) {
   int nth = pb->ntheta, nsel = pb->nsel;
   for (int k = pb->k0 + wk->index; k < pb->k1; k += pb->nworker) {
     if (pb->opt->loss == PHYS_LOSS_VIOLATION) {
-      size_t a = (size_t)pb->resadr[k];
+      size_t a = (size_t)(pb->resadr[k] - pb->off);
       physStatus st = ds->traj[k].T > 1 ? violation_traj(wk, k, wk->r + a, wk->J ? wk->J + a * nth : NULL) : PHYS_OK;
       if (st != PHYS_OK) {
         wk->status = st, wk->fail_k = k;
         return NULL;
       }
+      traj_slot(pb, k, wk->r, wk->J);
       continue;
     }
     int T = ds->traj[k].T, h = segment_len(pb->opt, T);
-    size_t tie = (size_t)pb->resadr[k] + (size_t)(T - 1) * nsel;   // the tie rows of the fitted start states
+    size_t tie = (size_t)(pb->resadr[k] - pb->off) + (size_t)(T - 1) * nsel;   // the tie rows of the fitted starts
     size_t u = (size_t)pb->nuisadr[k];                              // and their unknowns
     for (int s = 0; s + 1 < T; s += h, tie += (size_t)pb->nvf, u += (size_t)pb->nvf) {
       int hh = s + h < T ? h : T - 1 - s;
-      size_t a = (size_t)pb->resadr[k] + (size_t)s * nsel;
+      size_t a = (size_t)(pb->resadr[k] - pb->off) + (size_t)s * nsel;
       physStatus st = pb->nvf ? segment_start_fit(wk, k, s, hh, pb->dtrial + u, pb->reuse_starts, wk->r + a,
                                                   wk->J ? wk->J + a * nth : NULL, wk->r + tie,
                                                   wk->J ? wk->J + tie * nth : NULL)
@@ -1051,6 +1216,7 @@ static void* worker_run(void* arg) {
         return NULL;
       }
     }
+    traj_slot(pb, k, wk->r, wk->J);
   }
   return NULL;
 }
@@ -1079,30 +1245,41 @@ static void outcome_local(const fitProblem* pb, fitOutcome* o) {
 }
 
 // the processes' outcomes merged into *o (the same on every process): the failure of the lowest trajectory, the
-// warnings summed, the first warning of the lowest process that had one (processes hold increasing trajectories);
-// 0 if the exchange failed
+// warnings summed, the first warning of the lowest process that had one (processes hold increasing trajectories).
+// The counts (5 ints a process) are exchanged first; the messages only when there is a failure, or warnings and
+// the fit has kept none yet (evaluate keeps the first). 0 if the exchange failed
 static int comm_outcome(fitProblem* pb, fitOutcome* o) {
   const physFitComm* c = pb->opt->comm;
-  if (!c->allgather(c->ctx, o, pb->outs, sizeof(*o))) return 0;
-  fitOutcome all = pb->outs[0];
-  for (int p = 1; p < c->size; p++) {
-    const fitOutcome* q = &pb->outs[p];
-    if (q->nsimwarn && !all.nsimwarn) all.warn_k = q->warn_k, all.warn_s = q->warn_s, memcpy(all.simwarn, q->simwarn, sizeof(all.simwarn));
-    all.nsimwarn += q->nsimwarn;
-    if (q->status != PHYS_OK && q->fail_k < all.fail_k) {
-      all.status = q->status, all.fail_k = q->fail_k;
-      memcpy(all.error, q->error, sizeof(all.error));
-    }
+  int mine[5] = {o->status, o->fail_k, o->nsimwarn, o->warn_k, o->warn_s}, *all = pb->outi, msg = 0, first = -1;
+  if (!c->allgather(c->ctx, mine, all, sizeof mine)) return 0;
+  o->nsimwarn = 0;
+  for (int p = 0; p < c->size; p++) {
+    const int* q = all + 5 * p;
+    if (q[2] && first < 0) first = p;
+    o->nsimwarn += q[2];
+    msg |= q[0] != PHYS_OK || (q[2] && pb->nsimwarn == 0);
   }
-  *o = all;
+  if (msg && !c->allgather(c->ctx, o, pb->outs, sizeof(*o))) return 0;
+  if (first >= 0) {
+    o->warn_k = all[5 * first + 3], o->warn_s = all[5 * first + 4];
+    if (msg) memcpy(o->simwarn, pb->outs[first].simwarn, sizeof(o->simwarn));
+  }
+  for (int p = 0; p < c->size; p++)
+    if (all[5 * p] != PHYS_OK && all[5 * p + 1] < o->fail_k) {   // (msg is set: the messages were exchanged)
+      o->status = all[5 * p], o->fail_k = all[5 * p + 1];
+      memcpy(o->error, pb->outs[p].error, sizeof(o->error));
+    }
   return 1;
 }
 
-// all residuals r (nres) at theta and their Jacobian J (nres x ntheta, may be NULL); theta is written into
-// the model first. Trajectories are shared among the workers (threads); every segment starts from its
-// sample with empty contact lists, so the result is the same, bit for bit, for any number of threads, and
-// so are the error (the lowest failing trajectory) and the first step warning (lowest trajectory, sample).
-static physStatus evaluate(fitProblem* pb, const double* theta, double* r, double* J) {
+// the residuals r (nres) at theta and their Jacobian J (nres x ntheta, may be NULL), and want's reduction of
+// them into pb->red (fitReduce; J needed from RED_GRAD); theta is written into the model first. Trajectories are
+// shared among the workers (threads) and the processes; every segment starts from its sample with empty contact
+// lists, and the reduction follows a tree fixed by the trajectories, so pb->red is the same, bit for bit, for any
+// number of threads and processes, and so are the error (the lowest failing trajectory) and the first step
+// warning (lowest trajectory, sample). r and J hold this process's rows (its trajectories') and the prior rows;
+// with pb->rows every process's.
+static physStatus evaluate(fitProblem* pb, const double* theta, double* r, double* J, int want) {
   physStatus st = phys_param_set(pb->t, pb->m, theta);
   if (st != PHYS_OK) return phys_error(pb->log, st, "fit: theta is not a valid model (phys_param_set)");
   pb->neval++;
@@ -1112,6 +1289,8 @@ static physStatus evaluate(fitProblem* pb, const double* theta, double* r, doubl
     memset(&wk->log, 0, sizeof(wk->log));
     wk->status = PHYS_OK, wk->fail_k = pb->ds->ntraj, wk->nsimwarn = 0, wk->r = r, wk->J = J;
   }
+  pb->want = J ? want : RED_LOSS;
+  pb->off = pb->rows ? 0 : pb->row0, pb->nheld = pb->rows ? pb->ndata : pb->nown;
   pthread_t th[FIT_MAXTHREADS];
   int started[FIT_MAXTHREADS] = {0};
   for (int i = 1; i < nw; i++) started[i] = pthread_create(&th[i], NULL, worker_run, &pb->worker[i]) == 0;
@@ -1123,29 +1302,30 @@ static physStatus evaluate(fitProblem* pb, const double* theta, double* r, doubl
   // merge: step warnings, then the failure of the lowest trajectory (of every process's)
   fitOutcome out;
   outcome_local(pb, &out);
-  const physFitComm* c = pb->opt->comm;
-  int shared = c && c->size > 1;
+  int shared = pb->nproc > 1;
   if (shared && !comm_outcome(pb, &out))
     return phys_error(pb->log, PHYS_ERR_IO, "fit: the processes could not exchange an evaluation's outcome");
   if (out.nsimwarn && pb->nsimwarn == 0) memcpy(pb->simwarn, out.simwarn, sizeof(pb->simwarn));
   pb->nsimwarn += out.nsimwarn;
   if (out.status != PHYS_OK) return phys_error(pb->log, out.status, "%s", out.error);
-  // every process's rows, Jacobian rows and segment start offsets to every process
-  if (shared && !(comm_share(pb, r, pb->resadr, pb->ndata, 1) &&
+  // pb->rows: every process's rows, Jacobian rows and segment start offsets to every process
+  if (shared && pb->rows && !(comm_share(pb, r, pb->resadr, pb->ndata, 1) &&
                   (!J || comm_share(pb, J, pb->resadr, pb->ndata, (size_t)nth)) &&
                   (!pb->nvf || comm_share(pb, pb->dtrial, pb->nuisadr, pb->nnuis, 1))))
     return phys_error(pb->log, PHYS_ERR_IO, "fit: the processes could not exchange their residuals");
   // prior rows sqrt(prior) (theta - theta0)
   if (pb->nres > pb->ndata) {
     for (int i = 0; i < nth; i++) {
-      r[pb->ndata + i] = pb->sqrt_prior * (theta[i] - pb->theta0[i]);
+      r[pb->nheld + i] = pb->sqrt_prior * (theta[i] - pb->theta0[i]);
       if (J) {
-        double* row = J + (size_t)(pb->ndata + i) * nth;
+        double* row = J + (size_t)(pb->nheld + i) * nth;
         memset(row, 0, sizeof(double) * (size_t)nth);
         row[i] = pb->sqrt_prior;
       }
     }
   }
+  if (!reduce(pb, r, J))
+    return phys_error(pb->log, PHYS_ERR_IO, "fit: the processes could not exchange their sums");
   return PHYS_OK;
 }
 
@@ -1178,18 +1358,26 @@ typedef struct fitCkpt_ {
 } fitCkpt;
 
 // evaluate without touching the caller's log (a trial point may fail: the optimizer backs off)
-static physStatus eval_quiet(fitProblem* pb, const double* theta, double* r, double* J) {
+static physStatus eval_quiet(fitProblem* pb, const double* theta, double* r, double* J, int want) {
   physLog scratch = {0}, *keep = pb->log;
   pb->log = &scratch;
-  physStatus st = evaluate(pb, theta, r, J);
+  physStatus st = evaluate(pb, theta, r, J, want);
   pb->log = keep;
   return st;
+}
+
+// the last evaluation's loss 0.5 r'r, and its J'r into g and J'J into H (each may be NULL) from pb->red
+static double reduced(const fitProblem* pb, double* g, double* H) {
+  int n = pb->ntheta;
+  if (g) memcpy(g, pb->red + 1, sizeof(double) * (size_t)n);
+  if (H) memcpy(H, pb->red + 1 + n, sizeof(double) * (size_t)n * n);
+  return 0.5 * pb->red[0];
 }
 
 // loss at a trial point (HUGE_VAL if theta is not a valid model or the simulation fails there: the
 // optimizer backs off); residuals into r; the caller's log is not touched
 static double trial_loss(fitProblem* pb, const double* theta, double* r) {
-  return eval_quiet(pb, theta, r, NULL) == PHYS_OK ? half_sq(r, pb->nres) : HUGE_VAL;
+  return eval_quiet(pb, theta, r, NULL, RED_LOSS) == PHYS_OK ? reduced(pb, NULL, NULL) : HUGE_VAL;
 }
 
 // record iteration it's loss and theta
@@ -1288,15 +1476,14 @@ static int lm_trial(fitRun* run, const double* th, const double* lo, const doubl
 // iteration leaves theta, its loss, H = J'J and g = J'r there, D, lambda and nu (checkpointed; a resumed
 // run starts from them)
 static physStatus run_lm(fitProblem* pb, fitRun* run, const double* lo, const double* hi, int start) {
-  int n = pb->ntheta, nr = pb->nres, maxit = pb->opt->max_iter;
+  int n = pb->ntheta, maxit = pb->opt->max_iter;
   double* th = run->theta;
   physStatus st;
   if (!run->resumed) {
-    st = evaluate(pb, th, run->r, run->J);
+    st = evaluate(pb, th, run->r, run->J, RED_NORMAL);
     if (st != PHYS_OK) return st;
-    run->o.cur = half_sq(run->r, nr), run->o.lambda = 1e-3, run->o.nu = 2, run->o.iter = 0;
+    run->o.cur = reduced(pb, run->g, run->H), run->o.lambda = 1e-3, run->o.nu = 2, run->o.iter = 0;
     run->o.lastbest = run->o.cur, run->o.since = 0;
-    normal_eq(run->H, run->g, run->J, run->r, nr, n);
     for (int i = 0; i < n; i++) run->D[i] = run->H[(size_t)i * n + i];
     run->o.loss0 = run->o.cur;
     record(pb, run, 0, run->o.cur, th);
@@ -1332,11 +1519,10 @@ static physStatus run_lm(fitProblem* pb, fitRun* run, const double* lo, const do
             double rho = pred > 0 ? (loss - lnew) / pred : 0, rel = (loss - lnew) / loss;
             memcpy(th, run->trial, sizeof(double) * (size_t)n);
             pb->reuse_starts = 1;   // J at the trial point: its segment starts as the trial fitted them
-            st = evaluate(pb, th, run->r, run->J);
+            st = evaluate(pb, th, run->r, run->J, RED_NORMAL);
             pb->reuse_starts = 0;
             if (st != PHYS_OK) return st;
-            loss = half_sq(run->r, nr);
-            normal_eq(run->H, run->g, run->J, run->r, nr, n);
+            loss = reduced(pb, run->g, run->H);
             double f = 2 * rho - 1;
             lambda *= fmax(1.0 / 3, 1 - f * f * f);
             nu = 2;
@@ -1391,7 +1577,7 @@ static void ftask(char task[60], const char* s) {
 // dsave(6..10) are CPU timers it only prints), so a checkpoint of these and of the best iterate, at NEW_X and
 // after the first evaluation (iteration 0), continues the same sequence of calls
 static physStatus run_lbfgsb(fitProblem* pb, fitRun* run, const double* lo, const double* hi, int start) {
-  int n = pb->ntheta, nr = pb->nres, mcorr = LBFGSB_M, iprint = -1;
+  int n = pb->ntheta, mcorr = LBFGSB_M, iprint = -1;
   double *wa = run->wa, *g = run->g;
   int* iwa = run->iwa;
   int* nbd = iwa + 3 * n;
@@ -1416,10 +1602,9 @@ static physStatus run_lbfgsb(fitProblem* pb, fitRun* run, const double* lo, cons
     setulb_(&n, &mcorr, th, lo, hi, nbd, &o->f, g, &factr, &pgtol, wa, iwa, o->task, &iprint, o->csave,
             o->lsave, o->isave, o->dsave, 60, 60);
     if (strncmp(o->task, "FG", 2) == 0) {
-      physStatus st = first ? evaluate(pb, th, run->r, run->J) : eval_quiet(pb, th, run->r, run->J);
+      physStatus st = first ? evaluate(pb, th, run->r, run->J, RED_GRAD) : eval_quiet(pb, th, run->r, run->J, RED_GRAD);
       if (st == PHYS_OK) {
-        o->f = half_sq(run->r, nr);
-        normal_eq(NULL, g, run->J, run->r, nr, n);
+        o->f = reduced(pb, g, NULL);
       } else if (first) {
         return st;
       } else {
@@ -1466,7 +1651,7 @@ static physStatus run_lbfgsb(fitProblem* pb, fitRun* run, const double* lo, cons
 // stopping counters (checkpointed; a resumed run starts from them).
 static physStatus run_adam(fitProblem* pb, fitRun* run, const double* lo, const double* hi, int start) {
   const double b1 = 0.9, b2 = 0.999, eps = 1e-12;
-  int n = pb->ntheta, nr = pb->nres, maxit = pb->opt->max_iter;
+  int n = pb->ntheta, maxit = pb->opt->max_iter;
   double* th = run->theta;
   if (!run->resumed) {
     for (int i = 0; i < n; i++) {
@@ -1483,7 +1668,7 @@ static physStatus run_adam(fitProblem* pb, fitRun* run, const double* lo, const 
   for (;;) {
     physLog scratch = {0}, *keep = pb->log;
     if (it > 0) pb->log = &scratch;   // a later iterate's error is reported as a warning below
-    physStatus st = evaluate(pb, th, run->r, run->J);
+    physStatus st = evaluate(pb, th, run->r, run->J, RED_GRAD);
     pb->log = keep;
     if (st != PHYS_OK) {
       if (it == 0) return st;
@@ -1494,8 +1679,7 @@ static physStatus run_adam(fitProblem* pb, fitRun* run, const double* lo, const 
       it--;   // the failed iterate is not an iteration of the result (the history ends before it)
       break;
     }
-    double loss = half_sq(run->r, nr);
-    normal_eq(NULL, run->g, run->J, run->r, nr, n);
+    double loss = reduced(pb, run->g, NULL);
     if (loss < best) best = loss, memcpy(run->best, th, sizeof(double) * (size_t)n);
     if (it == 0) run->o.loss0 = loss;
     double lr = pb->opt->lr;
@@ -1550,22 +1734,9 @@ void phys_fit_draw_start(double* th, const double* theta0, const double* lo, con
 
 // the cluster-robust covariance by trajectory (issue 12 item 6): with Hp = (J'J)^+ and u_g = J_g' r_g the
 // score of trajectory g (its data rows and start state tie rows; the prior rows are no data),
-// cov = G/(G-1) Hp (sum_g u_g u_g') Hp. u (n) and M (n x n) are scratch; cov NaN when G < 2
-static void cluster_cov(const fitProblem* pb, const double* J, const double* r, const double* Hp, double* u,
-                        double* M, double* cov) {
-  int n = pb->ntheta, G = 0;
-  const physDataset* ds = pb->ds;
-  memset(M, 0, sizeof(double) * (size_t)n * n);
-  for (int k = 0; k < ds->ntraj; k++) {
-    if (ds->traj[k].T < 2) continue;
-    G++;
-    size_t a = (size_t)pb->resadr[k], e = a + (size_t)pb->resn[k];
-    memset(u, 0, sizeof(double) * (size_t)n);
-    for (size_t row = a; row < e; row++)
-      for (int i = 0; i < n; i++) u[i] += J[row * n + i] * r[row];
-    for (int i = 0; i < n; i++)
-      for (int j = 0; j < n; j++) M[(size_t)i * n + j] += u[i] * u[j];
-  }
+// cov = G/(G-1) Hp M Hp, M = sum_g u_g u_g' (the evaluation's RED_STATS reduction); cov NaN when G < 2
+static void cluster_cov(const fitProblem* pb, const double* M, const double* Hp, int G, double* cov) {
+  int n = pb->ntheta;
   if (G < 2) {
     for (int i = 0; i < n * n; i++) cov[i] = NAN;
     return;
@@ -1592,9 +1763,10 @@ static void correlation(double* corr, const double* cov, int n) {
 // statistics at the fit: eigen-decomposition of H = J'J (dsyev), Hp = H^+ (eigenvalues < 1e-8 max dropped),
 // the iid covariance s^2 Hp and the cluster-robust one (J, r: residual Jacobian and residuals at the fit),
 // standard errors, the default method, the correlation of its covariance, null directions (sign: largest
-// component positive). ev (n), V (n x n), scratch (n x n + n) are work space
-static physStatus statistics(fitProblem* pb, physFitResult* res, const double* H, const double* J,
-                             const double* r, double loss, double* ev, double* V, double* scratch) {
+// component positive). M: the trajectories' sum of g_k g_k' (cluster_cov). ev (n), V (n x n), scratch (n x n + n)
+// are work space
+static physStatus statistics(fitProblem* pb, physFitResult* res, const double* H, const double* M, double loss,
+                             double* ev, double* V, double* scratch) {
   int n = pb->ntheta;
   memcpy(V, H, sizeof(double) * (size_t)n * n);
   lapack_int info = LAPACKE_dsyev(LAPACK_ROW_MAJOR, 'V', 'U', n, V, n, ev);
@@ -1618,7 +1790,7 @@ static physStatus statistics(fitProblem* pb, physFitResult* res, const double* H
   for (int i = 0; i < n; i++) res->stderr_[i] = sqrt(res->cov_iid[(size_t)i * n + i]);
   res->ngroups = 0;
   for (int k = 0; k < pb->ds->ntraj; k++) res->ngroups += pb->ds->traj[k].T > 1;
-  cluster_cov(pb, J, r, Hp, scratch + (size_t)n * n, res->corr, res->cov_cluster);
+  cluster_cov(pb, M, Hp, res->ngroups, res->cov_cluster);
   for (int i = 0; i < n; i++) res->se_cluster[i] = sqrt(res->cov_cluster[(size_t)i * n + i]);
   res->method = res->ngroups >= 2 ? PHYS_SE_CLUSTER : PHYS_SE_IID;
   correlation(res->corr, res->method == PHYS_SE_CLUSTER ? res->cov_cluster : res->cov_iid, n);
@@ -1716,7 +1888,27 @@ physStatus phys_fit_residuals(physModel* m, const physParamTable* t, const doubl
   double dt = m->opt.timestep;
   fitProblem pb;
   physStatus st = problem_init(&pb, m, t, theta0, ds, opt, log);
-  if (st == PHYS_OK) st = evaluate(&pb, theta, r, J);
+  pb.rows = 1;   // every process returns every row
+  if (st == PHYS_OK) st = evaluate(&pb, theta, r, J, RED_LOSS);
+  problem_free(&pb);
+  m->opt.timestep = dt;
+  return st;
+}
+
+// the loss as the fit reduces it (sysid.h)
+physStatus phys_fit_loss(physModel* m, const physParamTable* t, const double* theta, const double* theta0,
+                         const physDataset* ds, const physFitOptions* opt, double* loss, physLog* log) {
+  if (opt && opt->prior > 0 && !theta0) return phys_error(log, PHYS_ERR_ARG, "fit: a prior needs theta0");
+  if (!loss) return phys_error(log, PHYS_ERR_ARG, "fit: no loss output");
+  double dt = m->opt.timestep;
+  fitProblem pb;
+  physStatus st = problem_init(&pb, m, t, theta0, ds, opt, log);
+  size_t nr = (size_t)(pb.nown + pb.nres - pb.ndata);   // this process's rows and the prior's
+  double* r = st == PHYS_OK ? malloc(sizeof(double) * (nr + 1)) : NULL;
+  if (st == PHYS_OK && !r) st = phys_error(log, PHYS_ERR_NOMEM, "fit: out of memory for %d residuals", pb.nres);
+  if (st == PHYS_OK) st = evaluate(&pb, theta, r, NULL, RED_LOSS);
+  if (st == PHYS_OK) *loss = reduced(&pb, NULL, NULL);
+  free(r);
   problem_free(&pb);
   m->opt.timestep = dt;
   return st;
@@ -1862,6 +2054,157 @@ static void fit_key(uint64_t key[PHYS_CKPT_NKEY], const physModel* m, const phys
   phys_ckpt_key(key, m, t, theta0, lo, hi, ds, &okey);
 }
 
+// a fit's starts: start 0 from first, then draws around theta0 in [lo, hi] from rng; each one's final loss into
+// sloss (NaN: skipped), the best loss so far
+typedef struct fitStarts_ {
+  int nstart;
+  double* sloss;
+  double* best_loss;
+  const double *first, *theta0, *lo, *hi;
+  physRng* rng;
+} fitStarts;
+
+// start s's theta into run->theta (the next draw for s >= 1) and its history cleared
+static void start_point(fitRun* run, const fitStarts* fs, int s, int n, int maxit) {
+  if (s == 0) memcpy(run->theta, fs->first, sizeof(double) * (size_t)n);
+  else phys_fit_draw_start(run->theta, fs->theta0, fs->lo, fs->hi, n, fs->rng);
+  memset(run->loss_hist, 0, sizeof(double) * (size_t)(maxit + 1));
+}
+
+// the optimizer of start s from run->theta
+static physStatus run_start(fitProblem* pb, fitRun* run, const fitStarts* fs, int s) {
+  int opt = pb->opt->optimizer;
+  physStatus st = opt == PHYS_OPT_LM       ? run_lm(pb, run, fs->lo, fs->hi, s)
+                  : opt == PHYS_OPT_LBFGSB ? run_lbfgsb(pb, run, fs->lo, fs->hi, s)
+                                           : run_adam(pb, run, fs->lo, fs->hi, s);
+  if (opt == PHYS_OPT_LBFGSB) run->stop = run->iterations >= pb->opt->max_iter ? PHYS_STOP_MAXITER : PHYS_STOP_CONVERGED;
+  return st;
+}
+
+// start s ended at loss with theta, its histories (iters + 1 entries), loss0 and stop: its loss into sloss[s],
+// and into res when below the best so far (ties: the earlier start)
+static void keep_start(physFitResult* res, const fitStarts* fs, int s, int n, double loss, const double* theta,
+                       const double* lh, const double* th, int iters, double loss0, int stop) {
+  fs->sloss[s] = loss;
+  if (!(loss < *fs->best_loss)) return;
+  *fs->best_loss = loss;
+  memcpy(res->theta, theta, sizeof(double) * (size_t)n);
+  memcpy(res->loss_hist, lh, sizeof(double) * (size_t)(iters + 1));
+  memcpy(res->theta_hist, th, sizeof(double) * (size_t)(iters + 1) * n);
+  res->loss0 = loss0, res->iterations = iters, res->niter_hist = iters + 1, res->start = s, res->stop = stop;
+}
+
+// a drawn start that cannot be simulated is skipped: its error leaves the log
+static void skip_start(const fitProblem* pb, int s, physLog* log) {
+  if (pb->opt->verbose) fprintf(stderr, "fit: start %d skipped: %s\n", s, log->error);
+  log->status = PHYS_OK;
+  log->error[0] = 0;
+}
+
+// the starts s0.. one after another, each evaluation shared among the processes (a resumed run continues start s0)
+static physStatus run_starts(fitProblem* pb, fitRun* run, int s0, const fitStarts* fs, physFitResult* res) {
+  int n = pb->ntheta;
+  for (int s = s0; s < fs->nstart; s++) {
+    if (!run->resumed) start_point(run, fs, s, n, pb->opt->max_iter);
+    physStatus st = run_start(pb, run, fs, s);
+    if (st != PHYS_OK && s > 0 && !(pb->ck && pb->ck->failed)) {
+      skip_start(pb, s, pb->log);
+      continue;
+    }
+    if (st != PHYS_OK) return st;
+    keep_start(res, fs, s, n, run->loss, run->theta, run->loss_hist, run->theta_hist, run->iterations, run->o.loss0,
+               run->stop);
+  }
+  return PHYS_OK;
+}
+
+// nitem items of w doubles each in contiguous blocks over P processes, process p's [p nitem / P, (p + 1) nitem / P):
+// its count (part[p]) and displacement (part[P + p]) in doubles
+static void block_parts(size_t* part, int P, int nitem, size_t w) {
+  for (int p = 0; p < P; p++) {
+    long long a = (long long)nitem * p / P, b = (long long)nitem * (p + 1) / P;
+    part[P + p] = (size_t)a * w, part[p] = (size_t)(b - a) * w;
+  }
+}
+
+// a start's record in run_starts_spread's exchange: status, loss, iterations, stop, loss0, step warnings, the
+// simulation and derivative times, theta, the histories, the first warning (256 bytes)
+#define FIT_REC_HEAD 8
+static size_t start_rec_len(int n, int maxit) {
+  return FIT_REC_HEAD + (size_t)n + (size_t)(maxit + 1) * (1 + (size_t)n) + 256 / sizeof(double);
+}
+
+// run start s on this process (pb holds every trajectory) into its record
+static void start_record(fitProblem* pb, fitRun* run, const fitStarts* fs, int s, double* rec) {
+  int n = pb->ntheta, maxit = pb->opt->max_iter;
+  double tf0, tg0, tf1, tg1;
+  problem_times(pb, &tf0, &tg0);
+  pb->nsimwarn = 0, pb->simwarn[0] = 0;
+  physStatus st = run_start(pb, run, fs, s);
+  if (st != PHYS_OK && s > 0) skip_start(pb, s, pb->log);   // (start 0's error stays in the log)
+  problem_times(pb, &tf1, &tg1);
+  double head[FIT_REC_HEAD] = {st, run->loss, run->iterations, run->stop, run->o.loss0, pb->nsimwarn, tf1 - tf0,
+                               tg1 - tg0};
+  memcpy(rec, head, sizeof head);
+  double* p = rec + FIT_REC_HEAD;
+  memcpy(p, run->theta, sizeof(double) * (size_t)n), p += n;
+  memcpy(p, run->loss_hist, sizeof(double) * (size_t)(maxit + 1)), p += maxit + 1;
+  memcpy(p, run->theta_hist, sizeof(double) * (size_t)(maxit + 1) * n), p += (size_t)(maxit + 1) * n;
+  memcpy(p, pb->simwarn, 256);
+}
+
+// the starts spread over the processes of c (fit_once: several processes, no checkpoint, at least one start per
+// process): process p runs starts [p nstart / P, (p + 1) nstart / P) whole on every trajectory (the draws replayed
+// by every process), the starts' records are gathered and taken in start order as run_starts takes them (the
+// warnings counted and the first one kept in that order): the same result as one process
+static physStatus run_starts_spread(fitProblem* pb, fitRun* run, const physFitComm* c, const fitStarts* fs,
+                                    physFitResult* res) {
+  int n = pb->ntheta, maxit = pb->opt->max_iter, ns = fs->nstart, P = c->size;
+  size_t w = start_rec_len(n, maxit);
+  double* rec = calloc((size_t)ns * w, sizeof(double));
+  size_t* part = malloc(sizeof(size_t) * 2 * (size_t)P);
+  if (!rec || !part) {
+    free(rec), free(part);
+    return phys_error(pb->log, PHYS_ERR_NOMEM, "fit: out of memory for the starts' records");
+  }
+  block_parts(part, P, ns, w);
+  int a = (int)(part[P + c->rank] / w), b = a + (int)(part[c->rank] / w);
+  for (int s = 0; s < b; s++) {
+    start_point(run, fs, s, n, maxit);   // (every draw, to reach this process's)
+    if (s >= a) start_record(pb, run, fs, s, rec + (size_t)s * w);
+  }
+  physStatus st = c->allgatherv(c->ctx, rec, part, part + P) ? PHYS_OK
+                  : phys_error(pb->log, PHYS_ERR_IO, "fit: the processes could not exchange their starts");
+  pb->nsimwarn = 0;
+  for (int s = 0; st == PHYS_OK && s < ns; s++) {
+    const double* r = rec + (size_t)s * w;
+    const double *th = r + FIT_REC_HEAD, *lh = th + n, *thh = lh + maxit + 1;
+    if ((int)r[5] && !pb->nsimwarn) memcpy(pb->simwarn, thh + (size_t)(maxit + 1) * n, sizeof pb->simwarn - 1);
+    pb->nsimwarn += (int)r[5];
+    if (s < a || s >= b) pb->worker[0].time_forward += r[6], pb->worker[0].time_gradient += r[7];   // others'
+    if ((int)r[0] == PHYS_OK) keep_start(res, fs, s, n, r[1], th, lh, thh, (int)r[2], r[4], (int)r[3]);
+    else if (s == 0)   // (skipped when s > 0: start_record)
+      st = a == 0 ? (physStatus)(int)r[0] : phys_error(pb->log, (physStatus)(int)r[0], "fit: start 0 failed on process 0");
+  }
+  free(rec);
+  free(part);
+  return st;
+}
+
+// a result's arrays for n parameters and maxit iterations (zeroed); 0 if out of memory
+static int result_alloc(physFitResult* res, int n, int maxit) {
+  res->theta = calloc((size_t)n, sizeof(double));
+  res->stderr_ = calloc((size_t)n, sizeof(double));
+  res->corr = calloc((size_t)n * n, sizeof(double));
+  res->cov_iid = calloc((size_t)n * n, sizeof(double));
+  res->cov_cluster = calloc((size_t)n * n, sizeof(double));
+  res->se_cluster = calloc((size_t)n, sizeof(double));
+  res->loss_hist = calloc((size_t)maxit + 1, sizeof(double));
+  res->theta_hist = calloc((size_t)(maxit + 1) * n, sizeof(double));
+  return res->theta && res->stderr_ && res->corr && res->cov_iid && res->cov_cluster && res->se_cluster &&
+         res->loss_hist && res->theta_hist;
+}
+
 // one fit (phys_fit's, one stage of a staged one): start 0 from first (NULL: theta0; theta0 stays the prior's
 // centre and the draws' centre), the checkpoint keyed by kkey (NULL: the key of these inputs)
 static physStatus fit_once(physModel* m, const physParamTable* t, const double* theta0, const double* first,
@@ -1890,87 +2233,43 @@ static physStatus fit_once(physModel* m, const physParamTable* t, const double* 
     if (kkey) memcpy(key, kkey, sizeof key);
     else fit_key(key, m, t, theta0, lower, upper, ds, opt, lo, hi);
   }
+  // multi-start on several processes without a checkpoint: each start whole on one process (run_starts_spread)
+  const physFitComm* c = opt->comm;
+  int nstart = opt->starts > 0 ? opt->starts : 1, s0 = 0;
+  int spread = c && c->size > 1 && !opt->checkpoint && nstart >= c->size;
+  physFitOptions o2 = *opt;
+  o2.max_iter = maxit;
+  if (spread) o2.comm = NULL;   // every process holds every trajectory
   double dt = m->opt.timestep;
   fitProblem pb;
   memset(&pb, 0, sizeof(pb));
-  if (st == PHYS_OK) st = problem_init(&pb, m, t, theta0, ds, opt, log);
+  if (st == PHYS_OK) st = problem_init(&pb, m, t, theta0, ds, &o2, log);
   fitRun run;
   memset(&run, 0, sizeof(run));
   void* runbuf = NULL;
-  double *best_theta = NULL, *best_lh = NULL, *best_th = NULL;
-  if (st == PHYS_OK) {
-    runbuf = run_alloc(&run, n, pb.nres, maxit);
-    res->theta = calloc((size_t)n, sizeof(double));
-    res->stderr_ = calloc((size_t)n, sizeof(double));
-    res->corr = calloc((size_t)n * n, sizeof(double));
-    res->cov_iid = calloc((size_t)n * n, sizeof(double));
-    res->cov_cluster = calloc((size_t)n * n, sizeof(double));
-    res->se_cluster = calloc((size_t)n, sizeof(double));
-    res->loss_hist = calloc((size_t)maxit + 1, sizeof(double));
-    res->theta_hist = calloc((size_t)(maxit + 1) * n, sizeof(double));
-    best_theta = res->theta, best_lh = res->loss_hist, best_th = res->theta_hist;
-    if (!runbuf || !res->theta || !res->stderr_ || !res->corr || !res->cov_iid || !res->cov_cluster || !res->se_cluster || !res->loss_hist || !res->theta_hist)
-      st = phys_error(log, PHYS_ERR_NOMEM, "fit: out of memory for %d residuals x %d parameters", pb.nres, n);
-  }
-  physFitOptions o2;
-  if (st == PHYS_OK) {
-    o2 = *opt;
-    o2.max_iter = maxit;
-    pb.opt = &o2;
-  }
+  double* sloss = st == PHYS_OK ? malloc(sizeof(double) * (size_t)nstart) : NULL;   // each start's final loss
+  if (st == PHYS_OK) runbuf = run_alloc(&run, n, pb.nown + pb.nres - pb.ndata, maxit);   // own rows, the prior's
+  if (st == PHYS_OK && (!runbuf || !sloss || !result_alloc(res, n, maxit)))
+    st = phys_error(log, PHYS_ERR_NOMEM, "fit: out of memory for %d residuals x %d parameters", pb.nres, n);
+  for (int s = 0; sloss && s < nstart; s++) sloss[s] = NAN;
   // the starts: theta0, then starts-1 draws
   physRng rng;
   phys_rng_seed(&rng, opt->seed);
   double best_loss = HUGE_VAL;
-  int nstart = opt->starts > 0 ? opt->starts : 1, s0 = 0;
-  double* sloss = st == PHYS_OK ? malloc(sizeof(double) * (size_t)nstart) : NULL;   // each start's final loss
-  if (st == PHYS_OK && !sloss) st = phys_error(log, PHYS_ERR_NOMEM, "fit: out of memory");
-  for (int s = 0; sloss && s < nstart; s++) sloss[s] = NAN;
   fitCkpt ck;
   if (st == PHYS_OK && opt->checkpoint)
     st = ckpt_begin(&ck, &pb, &run, res, &rng, &best_loss, key, nstart, &s0);
-  for (int s = s0; st == PHYS_OK && s < nstart; s++) {
-    if (!run.resumed) {
-      if (s == 0) memcpy(run.theta, first ? first : theta0, sizeof(double) * (size_t)n);
-      else phys_fit_draw_start(run.theta, theta0, lo, hi, n, &rng);
-      memset(run.loss_hist, 0, sizeof(double) * (size_t)(maxit + 1));
-    }
-    if (o2.optimizer == PHYS_OPT_LM) st = run_lm(&pb, &run, lo, hi, s);
-    else if (o2.optimizer == PHYS_OPT_LBFGSB) st = run_lbfgsb(&pb, &run, lo, hi, s);
-    else st = run_adam(&pb, &run, lo, hi, s);
-    if (o2.optimizer == PHYS_OPT_LBFGSB) run.stop = run.iterations >= maxit ? PHYS_STOP_MAXITER : PHYS_STOP_CONVERGED;
-    if (st != PHYS_OK && s > 0 && !(pb.ck && pb.ck->failed)) {
-      // a drawn start that cannot be simulated is skipped
-      if (opt->verbose) fprintf(stderr, "fit: start %d skipped: %s\n", s, log->error);
-      st = PHYS_OK;
-      log->status = PHYS_OK;
-      log->error[0] = 0;
-      continue;
-    }
-    if (st != PHYS_OK) break;
-    sloss[s] = run.loss;
-    if (run.loss < best_loss) {
-      best_loss = run.loss;
-      memcpy(best_theta, run.theta, sizeof(double) * (size_t)n);
-      memcpy(best_lh, run.loss_hist, sizeof(double) * (size_t)(run.iterations + 1));
-      memcpy(best_th, run.theta_hist, sizeof(double) * (size_t)(run.iterations + 1) * n);
-      res->loss0 = run.o.loss0;
-      res->iterations = run.iterations;
-      res->niter_hist = run.iterations + 1;
-      res->start = s;
-      res->stop = run.stop;
-    }
-  }
+  fitStarts fs = {nstart, sloss, &best_loss, first ? first : theta0, theta0, lo, hi, &rng};
+  if (st == PHYS_OK) st = spread ? run_starts_spread(&pb, &run, c, &fs, res) : run_starts(&pb, &run, s0, &fs, res);
   // statistics at the best fit (H and g reused as scratch: eigenvalues in g, eigenvectors in Hf)
   if (st == PHYS_OK) {
-    st = evaluate(&pb, best_theta, run.r, run.J);
+    st = evaluate(&pb, res->theta, run.r, run.J, RED_STATS);
     if (st == PHYS_OK) {
       res->ntheta = n;
       res->nres = pb.nres;
-      res->loss = half_sq(run.r, pb.nres);
-      normal_eq(run.H, NULL, run.J, run.r, pb.nres, n);
+      res->loss = reduced(&pb, NULL, run.H);
       double* scratch = malloc(sizeof(double) * ((size_t)n * n + n));
-      st = scratch ? statistics(&pb, res, run.H, run.J, run.r, res->loss, run.g, run.Hf, scratch)
+      st = scratch ? statistics(&pb, res, run.H, pb.red + 1 + n + (size_t)n * n, res->loss, run.g, run.Hf, scratch)
                    : phys_error(log, PHYS_ERR_NOMEM, "fit: out of memory");
       free(scratch);
     }
@@ -1980,7 +2279,7 @@ static physStatus fit_once(physModel* m, const physParamTable* t, const double* 
   if (st == PHYS_OK) warn_starts(sloss, nstart, s0, res->start, res->loss, log);
   problem_times(&pb, &res->time_forward, &res->time_gradient);
   m->opt.timestep = dt;
-  if (st == PHYS_OK) st = phys_param_set(t, m, best_theta);
+  if (st == PHYS_OK) st = phys_param_set(t, m, res->theta);
   else if (pb.buf) phys_param_set(t, m, theta0);   // a failed fit leaves the model at theta0
   problem_free(&pb);
   free(sloss);
@@ -1994,12 +2293,8 @@ static physStatus fit_once(physModel* m, const physParamTable* t, const double* 
 static double loss_at(physModel* m, const physParamTable* t, const double* theta, const double* theta0,
                       const physDataset* ds, const physFitOptions* opt) {
   physLog lq = {0};
-  int nres = phys_fit_nres(m, t, ds, opt, &lq);
-  double* r = nres > 0 ? malloc(sizeof(double) * (size_t)nres) : NULL;
-  double loss = r && phys_fit_residuals(m, t, theta, theta0, ds, opt, r, NULL, &lq) == PHYS_OK ? half_sq(r, nres)
-                                                                                                 : HUGE_VAL;
-  free(r);
-  return loss;
+  double loss;
+  return phys_fit_loss(m, t, theta, theta0, ds, opt, &loss, &lq) == PHYS_OK ? loss : HUGE_VAL;
 }
 
 // the staged fit (opt->fit_start == PHYS_FIT_START_STAGED; sysid.h, fit.c's *Segment start states*): stage 1 fits
@@ -2093,8 +2388,9 @@ physStatus phys_fit_segment_starts(physModel* m, const physParamTable* t, const 
   physStatus st = problem_init(&pb, m, t, NULL, ds, opt, log);
   double* r = st == PHYS_OK ? malloc(sizeof(double) * (size_t)pb.nres) : NULL;
   if (st == PHYS_OK && !r) st = phys_error(log, PHYS_ERR_NOMEM, "fit: out of memory");
-  if (st == PHYS_OK) st = evaluate(&pb, theta, r, NULL);   // every segment's delta into pb.dtrial, as a fit's
-  if (st == PHYS_OK && loss) *loss = half_sq(r, pb.nres);
+  pb.rows = 1;   // every process holds every segment's delta
+  if (st == PHYS_OK) st = evaluate(&pb, theta, r, NULL, RED_LOSS);   // every segment's delta into pb.dtrial, as a fit's
+  if (st == PHYS_OK && loss) *loss = reduced(&pb, NULL, NULL);
   int nq = m->nq, nv = m->nv;
   for (int k = 0, j = 0; st == PHYS_OK && k < ds->ntraj; k++) {
     const physTrajectory* tr = &ds->traj[k];
@@ -2260,20 +2556,37 @@ physStatus phys_fit_bootstrap(physModel* m, const physParamTable* t, const doubl
   physFitOptions o = *opt;
   o.starts = 1, o.verbose = 0, o.checkpoint = NULL, o.resume = 0, o.on_checkpoint = NULL;
   if (o.fit_start) o.fit_start = 1;   // a staged fit's refits start at its answer: its last stage only
+  // several processes: refit b whole on the process of block b (o.comm NULL: every trajectory), gathered below
+  const physFitComm* c = opt->comm && opt->comm->size > 1 ? opt->comm : NULL;
+  int P = c ? c->size : 1, me = c ? c->rank : 0;
+  o.comm = NULL;
+  double* rec = calloc((size_t)nboot * (n + 1) + 1, sizeof(double));   // per refit: 1 if it succeeded, theta
+  size_t* part = malloc(sizeof(size_t) * 2 * (size_t)P);
+  physStatus st = rec && part ? PHYS_OK : phys_error(log, PHYS_ERR_NOMEM, "bootstrap: out of memory");
+  if (st == PHYS_OK) block_parts(part, P, nboot, (size_t)n + 1);
+  int b0 = st == PHYS_OK ? (int)(part[P + me] / (n + 1)) : 0, b1 = st == PHYS_OK ? b0 + (int)(part[me] / (n + 1)) : 0;
   physRng rng;
   phys_rng_seed(&rng, seed);
-  for (int b = 0; b < nboot; b++) {
+  for (int b = 0; b < b1; b++) {   // (every resample drawn, to reach this process's)
     for (int g = 0; g < G; g++) traj[g] = ds->traj[phys_rng_next(&rng) % (uint64_t)G];
     physFitResult rb;
     physLog lb = {0};
-    if (phys_fit(m, t, res->theta, lower, upper, &rs, &o, &rb, &lb) == PHYS_OK) {
-      memcpy(res->boot_theta + (size_t)res->nboot_ok * n, rb.theta, sizeof(double) * (size_t)n);
-      res->nboot_ok++;
+    if (b >= b0 && phys_fit(m, t, res->theta, lower, upper, &rs, &o, &rb, &lb) == PHYS_OK) {
+      rec[(size_t)b * (n + 1)] = 1;
+      memcpy(rec + (size_t)b * (n + 1) + 1, rb.theta, sizeof(double) * (size_t)n);
       phys_fit_result_free(&rb);
     }
   }
+  if (st == PHYS_OK && c && !c->allgatherv(c->ctx, rec, part, part + P))
+    st = phys_error(log, PHYS_ERR_IO, "bootstrap: the processes could not exchange their refits");
+  for (int b = 0; st == PHYS_OK && b < nboot; b++)
+    if (rec[(size_t)b * (n + 1)] == 1)
+      memcpy(res->boot_theta + (size_t)res->nboot_ok++ * n, rec + (size_t)b * (n + 1) + 1, sizeof(double) * (size_t)n);
   free(traj);
+  free(rec);
+  free(part);
+  if (st != PHYS_OK) return st;
   sample_cov(res->boot_theta, res->nboot_ok, n, res->cov_boot, res->se_boot);
-  physStatus st = phys_param_set(t, m, res->theta);
+  st = phys_param_set(t, m, res->theta);
   return st == PHYS_OK ? PHYS_OK : phys_error(log, st, "bootstrap: the fit's theta is not a valid model");
 }

@@ -90,16 +90,19 @@ typedef enum physOptimizer_ {
 
 // a fit's evaluations shared among processes (issue 21; the CLI's MPI layer, tools/mpi.c, provides one): every
 // process runs the same fit on the whole dataset; each simulates a contiguous range of trajectories (split by
-// residual rows) and the processes exchange their rows, so every process holds every residual and Jacobian row,
-// and every decision of the fit is taken on the same numbers: the result is that of one process, bit for bit, for
-// any number of processes. The library itself does not depend on MPI.
+// residual rows) and sums its trajectories' r'r, J'r and J'J; the processes exchange these sums as nodes of a
+// binary tree over the trajectories that does not depend on the number of processes (fit.c, *Reduction*: at most
+// about 2 log2(G) nodes of 1 + p + p^2 numbers per process and evaluation), so every process holds the same
+// loss, gradient and normal equations and takes every decision of the fit on the same numbers: the result is that
+// of one process, bit for bit, for any number of processes and threads. phys_fit_residuals alone exchanges rows
+// (it returns them all). The library itself does not depend on MPI.
 typedef struct physFitComm_ {
   int rank, size;           // this process, of size (size 1: nothing is exchanged)
   void* ctx;                // the callbacks' context
   // every process's nbytes bytes of mine, in process order, into all (size * nbytes); 0 on failure
   int (*allgather)(void* ctx, const void* mine, void* all, size_t nbytes);
   // buf holds doubles: process p's part is [displ[p], displ[p] + count[p]); each process has filled its own part;
-  // afterwards every process holds every part; 0 on failure
+  // afterwards every process holds every part, in place; 0 on failure
   int (*allgatherv)(void* ctx, double* buf, const size_t* count, const size_t* displ);
 } physFitComm;
 
@@ -142,7 +145,9 @@ typedef struct physFitOptions_ {
   int (*on_checkpoint)(void* ctx, int start, int iter);   // called after the state of iteration `iter` of
                             // start `start` was written; nonzero ends the fit with PHYS_ERR_ARG (tests: a kill)
   void* on_checkpoint_ctx;
-  const physFitComm* comm;  // NULL: one process (above); with size > 1 only rank 0 writes the checkpoint
+  const physFitComm* comm;  // NULL: one process (above); with size > 1 only rank 0 writes the checkpoint, and with
+                            // starts >= size and no checkpoint each start runs whole on one process (the results
+                            // gathered; phys_fit_bootstrap spreads its refits so too): the same result
 } physFitOptions;
 
 // physFitOptions.fit_start: the staged fit (issue 12; fit.c, *Segment start states*)
@@ -252,6 +257,11 @@ int phys_fit_nres(const physModel* m, const physParamTable* t, const physDataset
 physStatus phys_fit_residuals(physModel* m, const physParamTable* t, const double* theta, const double* theta0,
                               const physDataset* ds, const physFitOptions* opt, double* r, double* J,
                               physLog* log);
+// the loss 0.5 r'r at theta as phys_fit sums it (fit.c, *Reduction*: by trajectories, then a fixed binary tree over
+// them, then the prior rows), bit for bit the fit's loss there for any number of threads and processes (opt->comm:
+// each process simulates its share and only the sums are exchanged); m is left at theta
+physStatus phys_fit_loss(physModel* m, const physParamTable* t, const double* theta, const double* theta0,
+                         const physDataset* ds, const physFitOptions* opt, double* loss, physLog* log);
 
 // with opt->fit_start: nvf, the start state coordinates fitted per segment (the tangent position coordinates
 // observed with a nonzero weight, then the same dofs' velocities), their indices in the tangent state [0, 2nv)

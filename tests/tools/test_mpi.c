@@ -3,8 +3,9 @@
 // on 1, 2 and 3 processes (--oversubscribe) and with 1 and 2 threads give result.json equal to the plain binary's
 // byte for byte but for "time"; a process killed in the middle of the fit (the CLI's test hook in process 1 only)
 // makes mpirun exit non-zero with no result file; the checkpoint process 0 wrote resumes on another number of
-// processes to the uninterrupted result; sweep on 2 processes writes the plain binary's CSV; a command that does not
-// share its work is refused on 2 processes.
+// processes to the uninterrupted result; sweep on 2 processes writes the plain binary's CSV; multi-start and the
+// bootstrap (their runs spread over the processes) on 2 processes give the plain binary's result.json, and evaluate
+// on 2 and 3 its JSON; a command that does not share its work is refused on 2 processes.
 // Built without MPI (the sanitizer build): a process started by mpirun is refused with the reason.
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,6 +93,41 @@ static void test_sweep(void) {
   free(b);
 }
 
+// multi-start and bootstrap on 2 processes (each start and each refit whole on one process, gathered): the plain
+// binary's result.json but for "time" (a cheaper fit: one stage, 10 iterations, 2 starts, 2 refits)
+static void test_spread_runs(void) {
+  char line[4096], plain[300], out[300];
+  const char* fit = "identify models/cube.xml data/cube_toss --files 3 --param friction:cube --fit-start off --starts 2 "
+                    "--bootstrap 2 --iters 10 --quiet";
+  snprintf(plain, sizeof plain, "%s", path("spread1.json"));
+  snprintf(line, sizeof line, "'%s' %s --out %s", g_bin, fit, plain);
+  CHECK(shell(line) == 0);
+  snprintf(out, sizeof out, "%s", path("spread2.json"));
+  snprintf(line, sizeof line, MPIRUN " '%s' %s --out %s", 2, g_bin, fit, out);
+  CHECK(shell(line) == 0 && same_result(plain, out));
+  char* text = slurp(plain);   // (the bootstrap's refits are in the result)
+  CHECK(text && strstr(text, "\"refits\":\t2") != NULL);
+  free(text);
+}
+
+// evaluate on 2 and 3 processes: the plain binary's JSON figures, byte for byte
+static void test_evaluate(void) {
+  char line[4096];
+  const char* ev = "evaluate models/cube.xml data/cube_toss --files 5 --horizon 10 --quiet";
+  snprintf(line, sizeof line, "'%s' %s --json %s", g_bin, ev, path("ev1.json"));
+  CHECK(shell(line) == 0);
+  char* a = slurp(path("ev1.json"));
+  CHECK(a && strstr(a, "\"trajectories\": 5") != NULL);
+  for (int n = 2; n <= 3; n++) {
+    snprintf(line, sizeof line, MPIRUN " '%s' %s --json %s", n, g_bin, ev, path("evn.json"));
+    CHECK(shell(line) == 0);
+    char* b = slurp(path("evn.json"));
+    CHECK(a && b && strcmp(a, b) == 0);
+    free(b);
+  }
+  free(a);
+}
+
 // simulate on two processes: refused (exit 2) with the reason, nothing written
 static void test_refused_command(void) {
   char line[4096];
@@ -99,8 +135,8 @@ static void test_refused_command(void) {
            path("sim.csv"));
   CHECK(shell(line) != 0);
   char* err = slurp(path(".err"));
-  CHECK(strstr(err, "physid: simulate: only identify and sweep share their work among processes: run 'simulate' "
-                    "without mpirun (2 processes started)") != NULL);
+  CHECK(strstr(err, "physid: simulate: only identify, sweep and evaluate share their work among processes: run "
+                    "'simulate' without mpirun (2 processes started)") != NULL);
   free(err);
   struct stat sb;
   CHECK(stat(path("sim.csv"), &sb) != 0);
@@ -130,6 +166,8 @@ int main(void) {
   test_same_result(plain);
   test_killed_process(plain);
   test_sweep();
+  test_spread_runs();
+  test_evaluate();
   test_refused_command();
 #else
   (void)same_result;   // (the comparisons need MPI)
