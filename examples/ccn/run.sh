@@ -24,6 +24,9 @@
 #                                     angular noise and the inertia collapse: docs/identification.md)
 #   VMETRIC=                          ccn's --violation-metric energy|velocity; empty: the CLI's default (s29: velocity)
 #   FLOOR_Z=0                         the start model's table height (m); -0.00185: where the recorded cube rests
+#   RREG=                             ccn-r's and diffsim-r's --residual-reg OUT,W (the network's output-norm and
+#                                     weight-norm weights); empty: the CLI's 1e-4,1e-8; given, the rows are labelled
+#                                     APPROACH@OUT/W (s30: 1e-11,1e-12, see docs/identification.md)
 #
 # Scenarios (paper 004, section 5):
 #   cube     the real cube tosses; truth: models/cube.xml (the data authors' 0.1048 m cube, 0.37 kg uniform,
@@ -66,6 +69,7 @@ REUSE=${REUSE:-0}
 VW=${VW:-}
 VMETRIC=${VMETRIC:-}
 FLOOR_Z=${FLOOR_Z:-0}
+RREG=${RREG:-}
 mkdir -p "$OUT" "$WORK"
 COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 CSV="$OUT/results.csv"
@@ -105,7 +109,7 @@ ITERS_ADAM=${ITERS_ADAM:-100}
 
 # evaluate MODEL on the test tosses of DATA against models/cube.xml and append a CSV row
 row() {   # SCENARIO SIZE APPROACH MODEL DATA FIT_S STATUS [EVALUATE OPTIONS]
-  j="$WORK/eval_$1_$2_$3.json"
+  j="$WORK/eval_$(echo "$1_$2_$3" | tr /@ -+).json"
   # shellcheck disable=SC2086
   if [ -f "$4" ] && "$PHYSID" evaluate "$4" "$5" --skip "$TEST_SKIP" --files "$NTEST" --contact "$EVAL_CONTACT" \
        --horizon 0 --quiet --truth models/cube.xml --json "$j" ${8:-} > /dev/null 2>> "$WORK/eval.err"; then
@@ -127,7 +131,7 @@ PY
 
 # fit METHOD on the first SIZE tosses of DATA from START, row LABEL; then evaluate
 fit() {   # SCENARIO SIZE LABEL METHOD START DATA
-  tag="$1_$2_$3"
+  tag=$(echo "$1_$2_$3" | tr /@ -+)   # a file name (labels may carry @OUT/W)
   model="$WORK/$tag.xml"
   net="$WORK/$tag.net.json"
   meth=$4 it=$ITERS out="--out $WORK/$tag.json" wm="--write-model $model" ev=""
@@ -137,8 +141,10 @@ fit() {   # SCENARIO SIZE LABEL METHOD START DATA
 --param height:floor" ;;
     diffsim-kstep) extra="--contact ccp $PARAMS" ;;
     diffsim) extra="--approach diffsim $PARAMS_ADAM" it=$ITERS_ADAM ;;
-    diffsim-r) extra="--approach diffsim-r --network-out $net $PARAMS_ADAM" it=$ITERS_ADAM out="" ev="--residual $net" ;;
-    ccn-r) extra="--approach ccn-r --network-out $net $PARAMS_CCNR" it=$ITERS_ADAM out="" ev="--residual $net" ;;
+    diffsim-r) extra="--approach diffsim-r --network-out $net $PARAMS_ADAM ${RREG:+--residual-reg $RREG}" it=$ITERS_ADAM
+               out="" ev="--residual $net" ;;
+    ccn-r) extra="--approach ccn-r --network-out $net $PARAMS_CCNR ${RREG:+--residual-reg $RREG}" it=$ITERS_ADAM out=""
+           ev="--residual $net" ;;
     e2e) extra="--approach end-to-end --network-out $net" it=$ITERS_ADAM out="" wm="" ev="--end-to-end $net"
          model=$5 ;;
     *) echo "run.sh: unknown approach $meth" >&2; return ;;
@@ -164,6 +170,14 @@ fit() {   # SCENARIO SIZE LABEL METHOD START DATA
   row "$1" "$2" "$3" "$model" "$6" "$secs" "exit $st; $its" "$ev"
 }
 
+# a row's approach label: the residual approaches with RREG carry it (APPROACH@OUT/W)
+label() {   # APPROACH
+  case $1 in
+    ccn-r|diffsim-r) if [ -n "$RREG" ]; then echo "$1@$(echo "$RREG" | tr , /)"; else echo "$1"; fi ;;
+    *) echo "$1" ;;
+  esac
+}
+
 for scen in $SCENARIOS; do
   case $scen in
     cube) data=$CUBE_DATA ;;
@@ -177,7 +191,7 @@ for scen in $SCENARIOS; do
       g=$(python3 -c "print('%.6g' % (9.81 * $fr))")
       start_model "$WORK/start_g$fr.xml" "$g"
       row gravity "$GSIZE" "start_g$fr" "$WORK/start_g$fr.xml" "$data" 0 ok
-      for ap in $APPROACHES; do fit gravity "$GSIZE" "${ap}_g$fr" "$ap" "$WORK/start_g$fr.xml" "$data"; done
+      for ap in $APPROACHES; do fit gravity "$GSIZE" "$(label "$ap")_g$fr" "$ap" "$WORK/start_g$fr.xml" "$data"; done
     done
     continue
   fi
@@ -185,7 +199,7 @@ for scen in $SCENARIOS; do
   start_model "$WORK/start.xml"
   row "$scen" 0 start "$WORK/start.xml" "$data" 0 ok
   for n in $SIZES; do
-    for ap in $APPROACHES; do fit "$scen" "$n" "$ap" "$ap" "$WORK/start.xml" "$data"; done
+    for ap in $APPROACHES; do fit "$scen" "$n" "$(label "$ap")" "$ap" "$WORK/start.xml" "$data"; done
   done
 done
 python3 examples/ccn/tables.py "$CSV" "$OUT"
