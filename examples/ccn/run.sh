@@ -31,7 +31,8 @@
 # Scenarios (paper 004, section 5):
 #   cube     the real cube tosses; truth: models/cube.xml (the data authors' 0.1048 m cube, 0.37 kg uniform,
 #            friction 0.18: friction error against the authors' nominal value, not a measured truth)
-#   vortex   tosses of models/cube.xml made by MuJoCo 2.2.2 (examples/ccn/make_tosses.c) in a force field
+#   vortex   tosses of models/cube.xml made by MuJoCo 2.2.2 (examples/ccn/make_tosses.c, build/make_tosses;
+#            checked by tests/tools/test_oracle_make_tosses.c) in a force field
 #            F = m (-a r + b e_z x r) around the vertical line (0.2, 0.2), a = b = 20 1/s^2; the model to fit
 #            knows nothing of it; truth: models/cube.xml
 #   gravity  tosses made by MuJoCo without the field, g = 9.81; the model to fit assumes g * FRAC
