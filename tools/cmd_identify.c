@@ -328,19 +328,23 @@ static int merge_job(idArgs* a) {
 //---------------------------------------------------------------------------------------------------------
 // settings
 
-// "a,b,c" -> three finite numbers >= 0; the message names the option and its three values
-static int parse_three(double w[3], const char* text, const char* option, const char* names) {
+// "a,b,..." -> n finite numbers >= 0; the message names the option and its values
+static int parse_n(double* w, int n, const char* text, const char* option, const char* names) {
   char* end;
   const char* p = text;
-  for (int i = 0; i < 3; i++) {
+  for (int i = 0; i < n; i++) {
     w[i] = strtod(p, &end);
-    if (end == p || !(w[i] >= 0) || !isfinite(w[i]) || (i < 2 && *end != ',') || (i == 2 && *end)) {
-      cli_error("%s '%s': expected %s (three numbers >= 0)", option, text, names);
+    if (end == p || !(w[i] >= 0) || !isfinite(w[i]) || (i < n - 1 && *end != ',') || (i == n - 1 && *end)) {
+      cli_error("%s '%s': expected %s (%s numbers >= 0)", option, text, names, n == 2 ? "two" : "three");
       return 0;
     }
     p = end + 1;
   }
   return 1;
+}
+
+static int parse_three(double w[3], const char* text, const char* option, const char* names) {
+  return parse_n(w, 3, text, option, names);
 }
 
 static int parse_weights(double w[3], const char* text) {
@@ -371,6 +375,7 @@ void id_args_init(idArgs* a, const char* cmd) {
   a->validation = -1;
   a->w[0] = a->w[1] = a->w[2] = NAN;
   a->vw[0] = a->vw[1] = a->vw[2] = NAN;
+  a->rr[0] = a->rr[1] = NAN;
   a->cmd = cmd;
 }
 
@@ -384,6 +389,7 @@ int id_merge_settings(idArgs* a) {
   for (int i = 0; i < a->map.n; i++) a->maps[a->nmaps++] = a->map.item[i];
   if (a->weights && !parse_weights(a->w, a->weights)) return CLI_EXIT_USAGE;
   if (a->vweights && !parse_vweights(a->vw, a->vweights)) return CLI_EXIT_USAGE;
+  if (a->rreg && !parse_n(a->rr, 2, a->rreg, "--residual-reg", "out,w")) return CLI_EXIT_USAGE;
   if (a->job && !merge_job(a)) return CLI_EXIT_INPUT;
   if (a->weights && isnan(a->w[0]) && !parse_weights(a->w, a->weights)) return CLI_EXIT_INPUT;
   if (a->vweights && isnan(a->vw[0]) && !parse_vweights(a->vw, a->vweights)) return CLI_EXIT_INPUT;
@@ -1293,6 +1299,8 @@ int cli_identify(int argc, char** argv) {
        "identify_approach.c)", 0, 0, 0},
       {"--network-out", ARG_STRING, &a.network_out, "FILE", "ccn-r, diffsim-r, end-to-end: write the trained network "
        "(JSON, --residual FILE reads it)", 0, 0, 0},
+      {"--residual-reg", ARG_STRING, &a.rreg, "OUT,W", "ccn-r, diffsim-r: weights of the network's output-norm "
+       "(mean |r|^2) and weight-norm (|w|^2) terms (default 1e-4,1e-8; docs/identification.md)", 0, 0, 0},
       {"--progressive", ARG_FLAG, &a.progressive, "", "paper 002's progressive training: Adam epochs of --iters "
        "iterations (default 10), implicit from one step per sample (the step halving, then --lr (default 0.1) "
        "halving, on each rise of the validation loss), then semi-implicit Euler (docs/identification.md)", 0, 0, 0},

@@ -38,6 +38,7 @@ typedef struct idArgs_ {
   int fit_start;            // --fit-start: physFitStartMode (-1: not given, auto)
   int approach;             // --approach: idApproach (-1: not given; identify_approach.c)
   const char* network_out;  // --network-out FILE: the trained network (diffsim-r, end-to-end)
+  const char* rreg;         // --residual-reg OUT,W: the network's output-norm and weight-norm weights (ccn-r, diffsim-r)
   int progressive;          // --progressive: paper 002's progressive training (issue 16 item 4; sysid.h)
   int validation;           // --validation N: its validation trajectories, the last N (-1: not given)
   int replay;               // --replay: the report embeds a 3-D replay of the first trajectory (issue 20 item 2)
@@ -54,6 +55,7 @@ typedef struct idArgs_ {
   double w[3];              // weights pos, rot, vel (NaN: default)
   const char* vweights;     // --violation-weights COMP,DISS,PEN (violation loss)
   double vw[3];             // its values (NaN: default)
+  double rr[2];             // --residual-reg's values (NaN: default, physResTrainOptions')
   int vmetric;              // --violation-metric energy|velocity (0 / 1; -1: default energy)
   cJSON* json;              // the job file (owns the strings above that came from it)
   char* pool[ID_MAXSPEC];   // param strings built from the job's objects

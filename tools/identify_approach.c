@@ -20,6 +20,10 @@
 static const char* const g_app_name[] = {"ccn", "ccn-r", "diffsim", "diffsim-r", "end-to-end"};
 
 int id_approach_map(idArgs* a) {
+  if (a->rreg && a->approach != ID_APP_CCN_R && a->approach != ID_APP_DIFFSIM_R) {
+    cli_error("--residual-reg: only with --approach ccn-r or diffsim-r (the residual network's regularization)");
+    return CLI_EXIT_USAGE;
+  }
   if (a->approach < 0) {
     if (!a->network_out) return -1;
     cli_error("--network-out: only with --approach ccn-r, diffsim-r or end-to-end");
@@ -149,6 +153,7 @@ int id_run_residual(idRun* r, const idArgs* a) {
   phys_res_train_defaults(&ro);
   if (a->iters > 0) ro.iters = a->iters;
   if (a->lr > 0) ro.lr_theta = a->lr;
+  if (!isnan(a->rr[0])) ro.reg_out = a->rr[0], ro.reg_w = a->rr[1];
   ro.substeps = r->fit.substeps > 0 ? r->fit.substeps : 1;
   ro.verbose = !a->quiet;
   int nt = r->table.ntheta;

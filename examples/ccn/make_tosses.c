@@ -10,7 +10,9 @@
 // Each file is one toss at the model's timestep, in the ContactNets column layout physid reads
 // (t,px,py,pz,qw,qx,qy,qz,vx,vy,vz,wx_body,wy_body,wz_body).
 //
+//   built as build/make_tosses when MuJoCo is present (PHYS_ORACLE), or
 //   cc -O2 -o make_tosses examples/ccn/make_tosses.c -lmujoco -lm
+// Checked by tests/tools/test_oracle_make_tosses.c (the recorded accelerations are the field's, to rounding).
 //   make_tosses MODEL.xml OUTDIR N SAMPLES [a b cx cy] [--gravity G] [--seed S]
 #include <math.h>
 #include <stdio.h>
@@ -75,6 +77,11 @@ int main(int argc, char** argv) {
     fprintf(stderr, "make_tosses: %s: the model must be one free body\n", pos[0]);
     return 1;
   }
+  if (m->opt.integrator != mjINT_EULER) {   // mj_step1/mj_step2 (the force at this sample) are Euler's split
+    fprintf(stderr, "make_tosses: %s: the model must use MuJoCo's Euler integrator\n", pos[0]);
+    mj_deleteModel(m);
+    return 1;
+  }
   if (!isnan(g)) m->opt.gravity[0] = 0, m->opt.gravity[1] = 0, m->opt.gravity[2] = -g;
   mkdir(pos[1], 0755);
   mjData* d = mj_makeData(m);
@@ -98,14 +105,17 @@ int main(int argc, char** argv) {
       for (int i = 0; i < 7; i++) fprintf(f, ",%.10g", d->qpos[i]);
       for (int i = 0; i < 6; i++) fprintf(f, ",%.10g", d->qvel[i]);
       fprintf(f, "\n");
-      // the vortex force at the centre of mass (xipos), no torque
+      // the vortex force at the centre of mass of this sample, no torque: mj_step1 computes the kinematics
+      // (xipos) at the current state, mj_step2 integrates with the force (MuJoCo's Euler). Until s30 the force
+      // was read from xipos after mj_step, i.e. at the previous sample's position (a one-step lag).
+      mj_step1(m, d);
       const double* c = d->xipos + 3 * body;
       double rx = c[0] - cx, ry = c[1] - cy;
       double* xf = d->xfrc_applied + 6 * body;
       xf[0] = mass * (-a * rx - b * ry);
       xf[1] = mass * (-a * ry + b * rx);
       xf[2] = 0;
-      mj_step(m, d);
+      mj_step2(m, d);
     }
     fclose(f);
   }

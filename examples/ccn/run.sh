@@ -24,11 +24,15 @@
 #                                     angular noise and the inertia collapse: docs/identification.md)
 #   VMETRIC=                          ccn's --violation-metric energy|velocity; empty: the CLI's default (s29: velocity)
 #   FLOOR_Z=0                         the start model's table height (m); -0.00185: where the recorded cube rests
+#   RREG=                             ccn-r's and diffsim-r's --residual-reg OUT,W (the network's output-norm and
+#                                     weight-norm weights); empty: the CLI's 1e-4,1e-8; given, the rows are labelled
+#                                     APPROACH@OUT/W (s30: 1e-11,1e-12, see docs/identification.md)
 #
 # Scenarios (paper 004, section 5):
 #   cube     the real cube tosses; truth: models/cube.xml (the data authors' 0.1048 m cube, 0.37 kg uniform,
 #            friction 0.18: friction error against the authors' nominal value, not a measured truth)
-#   vortex   tosses of models/cube.xml made by MuJoCo 2.2.2 (examples/ccn/make_tosses.c) in a force field
+#   vortex   tosses of models/cube.xml made by MuJoCo 2.2.2 (examples/ccn/make_tosses.c, build/make_tosses;
+#            checked by tests/tools/test_oracle_make_tosses.c) in a force field
 #            F = m (-a r + b e_z x r) around the vertical line (0.2, 0.2), a = b = 20 1/s^2; the model to fit
 #            knows nothing of it; truth: models/cube.xml
 #   gravity  tosses made by MuJoCo without the field, g = 9.81; the model to fit assumes g * FRAC
@@ -66,6 +70,7 @@ REUSE=${REUSE:-0}
 VW=${VW:-}
 VMETRIC=${VMETRIC:-}
 FLOOR_Z=${FLOOR_Z:-0}
+RREG=${RREG:-}
 mkdir -p "$OUT" "$WORK"
 COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 CSV="$OUT/results.csv"
@@ -78,12 +83,18 @@ start_model() {   # OUT.xml [G]
   [ $# -lt 2 ] || sed -i "s/gravity=\"0 0 -9.81\"/gravity=\"0 0 -$2\"/" "$1"
 }
 
-# simulated tosses, made once into WORK
+# simulated tosses, made once into WORK by build/make_tosses (PHYS_ORACLE builds it beside the CLI), else compiled
+# here. The vortex folder is vortex2 since s30: the earlier generator applied the force at the previous sample's
+# position (a one-step lag, found by tests/tools/test_oracle_make_tosses.c), so data in WORK/vortex are stale.
 make_data() {   # NAME, then make_tosses arguments after OUTDIR N SAMPLES
   name=$1; shift
   [ -f "$WORK/$name/toss_349.csv" ] && return 0
-  [ -x "$WORK/make_tosses" ] || cc -O2 -o "$WORK/make_tosses" examples/ccn/make_tosses.c -lmujoco -lm || return 1
-  "$WORK/make_tosses" models/cube.xml "$WORK/$name" 350 100 "$@"
+  gen=$(dirname "$PHYSID")/make_tosses
+  if [ ! -x "$gen" ]; then
+    gen=$WORK/make_tosses
+    cc -O2 -o "$gen" examples/ccn/make_tosses.c -lmujoco -lm || return 1
+  fi
+  "$gen" models/cube.xml "$WORK/$name" 350 100 "$@"
 }
 
 # log-Cholesky component 0 of the cube's inertia (mass 0.37 held): log(0.37)/2
@@ -99,7 +110,7 @@ ITERS_ADAM=${ITERS_ADAM:-100}
 
 # evaluate MODEL on the test tosses of DATA against models/cube.xml and append a CSV row
 row() {   # SCENARIO SIZE APPROACH MODEL DATA FIT_S STATUS [EVALUATE OPTIONS]
-  j="$WORK/eval_$1_$2_$3.json"
+  j="$WORK/eval_$(echo "$1_$2_$3" | tr /@ -+).json"
   # shellcheck disable=SC2086
   if [ -f "$4" ] && "$PHYSID" evaluate "$4" "$5" --skip "$TEST_SKIP" --files "$NTEST" --contact "$EVAL_CONTACT" \
        --horizon 0 --quiet --truth models/cube.xml --json "$j" ${8:-} > /dev/null 2>> "$WORK/eval.err"; then
@@ -121,7 +132,7 @@ PY
 
 # fit METHOD on the first SIZE tosses of DATA from START, row LABEL; then evaluate
 fit() {   # SCENARIO SIZE LABEL METHOD START DATA
-  tag="$1_$2_$3"
+  tag=$(echo "$1_$2_$3" | tr /@ -+)   # a file name (labels may carry @OUT/W)
   model="$WORK/$tag.xml"
   net="$WORK/$tag.net.json"
   meth=$4 it=$ITERS out="--out $WORK/$tag.json" wm="--write-model $model" ev=""
@@ -131,8 +142,10 @@ fit() {   # SCENARIO SIZE LABEL METHOD START DATA
 --param height:floor" ;;
     diffsim-kstep) extra="--contact ccp $PARAMS" ;;
     diffsim) extra="--approach diffsim $PARAMS_ADAM" it=$ITERS_ADAM ;;
-    diffsim-r) extra="--approach diffsim-r --network-out $net $PARAMS_ADAM" it=$ITERS_ADAM out="" ev="--residual $net" ;;
-    ccn-r) extra="--approach ccn-r --network-out $net $PARAMS_CCNR" it=$ITERS_ADAM out="" ev="--residual $net" ;;
+    diffsim-r) extra="--approach diffsim-r --network-out $net $PARAMS_ADAM ${RREG:+--residual-reg $RREG}" it=$ITERS_ADAM
+               out="" ev="--residual $net" ;;
+    ccn-r) extra="--approach ccn-r --network-out $net $PARAMS_CCNR ${RREG:+--residual-reg $RREG}" it=$ITERS_ADAM out=""
+           ev="--residual $net" ;;
     e2e) extra="--approach end-to-end --network-out $net" it=$ITERS_ADAM out="" wm="" ev="--end-to-end $net"
          model=$5 ;;
     *) echo "run.sh: unknown approach $meth" >&2; return ;;
@@ -158,10 +171,18 @@ fit() {   # SCENARIO SIZE LABEL METHOD START DATA
   row "$1" "$2" "$3" "$model" "$6" "$secs" "exit $st; $its" "$ev"
 }
 
+# a row's approach label: the residual approaches with RREG carry it (APPROACH@OUT/W)
+label() {   # APPROACH
+  case $1 in
+    ccn-r|diffsim-r) if [ -n "$RREG" ]; then echo "$1@$(echo "$RREG" | tr , /)"; else echo "$1"; fi ;;
+    *) echo "$1" ;;
+  esac
+}
+
 for scen in $SCENARIOS; do
   case $scen in
     cube) data=$CUBE_DATA ;;
-    vortex) make_data vortex 20 20 0.2 0.2 > /dev/null || exit 1; data="$WORK/vortex" ;;
+    vortex) make_data vortex2 20 20 0.2 0.2 > /dev/null || exit 1; data="$WORK/vortex2" ;;
     gravity) make_data gravity --gravity 9.81 > /dev/null || exit 1; data="$WORK/gravity" ;;
     *) echo "unknown scenario $scen" >&2; exit 2 ;;
   esac
@@ -171,7 +192,7 @@ for scen in $SCENARIOS; do
       g=$(python3 -c "print('%.6g' % (9.81 * $fr))")
       start_model "$WORK/start_g$fr.xml" "$g"
       row gravity "$GSIZE" "start_g$fr" "$WORK/start_g$fr.xml" "$data" 0 ok
-      for ap in $APPROACHES; do fit gravity "$GSIZE" "${ap}_g$fr" "$ap" "$WORK/start_g$fr.xml" "$data"; done
+      for ap in $APPROACHES; do fit gravity "$GSIZE" "$(label "$ap")_g$fr" "$ap" "$WORK/start_g$fr.xml" "$data"; done
     done
     continue
   fi
@@ -179,7 +200,7 @@ for scen in $SCENARIOS; do
   start_model "$WORK/start.xml"
   row "$scen" 0 start "$WORK/start.xml" "$data" 0 ok
   for n in $SIZES; do
-    for ap in $APPROACHES; do fit "$scen" "$n" "$ap" "$ap" "$WORK/start.xml" "$data"; done
+    for ap in $APPROACHES; do fit "$scen" "$n" "$(label "$ap")" "$ap" "$WORK/start.xml" "$data"; done
   done
 done
 python3 examples/ccn/tables.py "$CSV" "$OUT"

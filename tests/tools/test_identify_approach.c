@@ -9,6 +9,10 @@
 //     --end-to-end` rolls it out (exit 0, position and rotation rows) and refuses a residual network (exit 1);
 //   - ccn-r trains friction and the network on the violation loss (exit 0, the loss falls); with mass it is
 //     refused (exit 1: the network's force has no mass derivative in that loss);
+//   - --residual-reg OUT,W: with a network whose output is the constant (0, 0, c, 0, 0, 0) (every weight 0 but
+//     that bias), the loss before the first iteration is the data loss + OUT c^2 + W c^2, for diffsim-r and
+//     ccn-r (the printed initial losses at 2,0 and 0,3 minus the one at 0,0: 2c^2 and 3c^2 to the printed
+//     digits); refused with ccn or a malformed value;
 //   - --network-out without a network approach, --loss given with an approach that fixes it (twice), --param
 //     with end-to-end, --report with diffsim-r (the networks' runs write no result or report): exit 2, nothing
 //     written.
@@ -91,6 +95,28 @@ int main(void) {
   CHECK_MSG(r.code == 1 && strstr(r.err, "only friction and size"), "ccn-r mass: %d %s", r.code, r.err);
   run_free(&r);
 
+  // --residual-reg: the regularization's weights, exactly, at a constant-output network
+  const double c = 0.5;
+  char cnet[4096];
+  snprintf(cnet, sizeof cnet, "{\"format\": \"physid-mlp\", \"version\": 1, \"role\": \"residual\", \"input\": "
+           "\"state-rotmat\", \"activation\": \"relu\", \"sizes\": [18, 1, 1, 6], \"layers\": ["
+           "{\"W\": [[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]], \"b\": [0]}, {\"W\": [[0]], \"b\": [0]}, "
+           "{\"W\": [[0],[0],[0],[0],[0],[0]], \"b\": [0,0,%g,0,0,0]}]}", c);
+  const char* cpath = put("const.json", cnet);
+  const char* regs[3] = {"0,0", "2,0", "0,3"};
+  for (int ap = 0; ap < 2; ap++) {
+    double l0[3] = {0, 0, 0};
+    for (int i = 0; i < 3; i++) {
+      snprintf(args, sizeof args, "identify %s '%s' --residual '%s' --approach %s --param friction:cube --iters 1 "
+               "--residual-reg %s --quiet", model, data, cpath, ap ? "ccn-r" : "diffsim-r", regs[i]);
+      r = run(args);
+      CHECK_MSG(r.code == 0 && loss_pair(r.out, l0 + i, &b), "--residual-reg %s: %d %s", regs[i], r.code, r.err);
+      run_free(&r);
+    }
+    CHECK_NEAR(l0[1] - l0[0], 2 * c * c, 1e-8);
+    CHECK_NEAR(l0[2] - l0[0], 3 * c * c, 1e-8);
+  }
+
   // end-to-end
   snprintf(e2e, sizeof e2e, "%s", path("e2e.json"));
   snprintf(args, sizeof args, "identify %s '%s' --approach end-to-end --iters 20 --network-out '%s' --quiet", model,
@@ -115,8 +141,11 @@ int main(void) {
       {"--approach ccn --loss onestep --param friction:cube", "--loss is not for it"},
       {"--approach end-to-end --param friction:cube", "no --param"},
       {"--approach diffsim-r --param friction:cube --report r.html", "--report: not with --approach diffsim-r"},
+      {"--approach ccn --param friction:cube --residual-reg 1,1", "--residual-reg: only with"},
+      {"--approach ccn-r --param friction:cube --residual-reg 1", "expected out,w (two numbers"},
+      {"--approach diffsim-r --param friction:cube --residual-reg 1,-1", "expected out,w (two numbers"},
   };
-  for (int i = 0; i < 5; i++) {
+  for (int i = 0; i < 8; i++) {
     snprintf(args, sizeof args, "identify %s '%s' %s", model, data, refusals[i][0]);
     r = run(args);
     CHECK_MSG(r.code == 2 && strstr(r.err, refusals[i][1]), "%s: %d %s", refusals[i][0], r.code, r.err);
