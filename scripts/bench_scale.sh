@@ -46,7 +46,7 @@ instr() {  # scene engine task -> instructions per call
   valgrind --tool=callgrind --instr-atstart=no --toggle-collect='measured_*' --callgrind-out-file="$out" \
     "$bin" --root "$root" --states "$tmp" --samples "$cg_samples" --only "$2" --task "$3" --scene "$1" \
     >/dev/null 2>&1 || { echo "-"; return; }
-  awk -v n="$cg_samples" '/^(summary|totals):/ { print int($2 / n); exit }' "$out"
+  awk -v n="$cg_samples" '/^(summary|totals):/ { if ($2 > v) v = $2 } END { print int(v / n) }' "$out"   # summary is 0 with --instr-atstart=no
 }
 ratio() { [[ "$1" =~ ^[0-9]+$ && "$2" =~ ^[0-9]+$ && "$2" != 0 ]] && awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }' || echo "-"; }
 
