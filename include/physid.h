@@ -187,7 +187,9 @@ enum {
   PHYS_DSBL_EULERDAMP = 1 << 4,   // integrate joint damping explicitly instead of implicitly
   PHYS_DSBL_ACTUATION = 1 << 5,
   PHYS_DSBL_SELFCOLLISION = 1 << 6, // geoms of one kinematic tree (same body_rootid) do not collide
-  PHYS_DSBL_EQUALITY = 1 << 7       // equality constraints do not act (MJCF <flag equality="disable">)
+  PHYS_DSBL_EQUALITY = 1 << 7,      // equality constraints do not act (MJCF <flag equality="disable">)
+  PHYS_DSBL_ISLAND = 1 << 8         // lcp, cone, ccp solve the whole constraint problem at once instead of
+                                    // island by island (src/contact/island.c; the same solution to rounding)
 };
 
 // enable flags (option enableflags)

@@ -140,6 +140,28 @@ physStatus phys_solve_cone(const physModel* m, physData* d, const physConstraint
                            physConstraintSolution* sol);
 physStatus phys_solve_ccp(const physModel* m, physData* d, const physConstraintProblem* p,
                           physConstraintSolution* sol);
+// islands (island.c, issue 19 item 1): the problem's rows grouped by the kinematic trees they couple (contacts,
+// limits, tendon limits and the eliminated equality rows Je, ne x nv, may be NULL), islands in the order of
+// their smallest tree (root dof), rows ascending inside each
+typedef struct physIslands_ {
+  int n;                    // islands
+  int* start;               // n + 1: island k's rows are row[start[k] .. start[k+1]-1]
+  int* row;                 // the problem's rows, island by island
+  int* ndof;                // n: dofs of each island's trees (its rank bound)
+} physIslands;
+// the islands of p (arena memory of the caller's mark); returns their number (0 without rows)
+int phys_islands(const physModel* m, physData* d, const physConstraintProblem* p, const double* Je, int ne,
+                 physIslands* isl);
+// a contact solver (phys_solve_lcp, phys_solve_cone, phys_solve_ccp; step.h's physSolverFn)
+typedef physStatus (*physIslandSolver)(const physModel* m, physData* d, const physConstraintProblem* p,
+                                       physConstraintSolution* sol);
+// solver on p island by island (each island's sub-problem: its rows of G, g, mu, the guesses and gpos, its
+// contacts, p->nv its dofs, J NULL), impulses and row states scattered back into sol (n each); iterations
+// summed, the largest residual, warm_used if every island kept its guess, the first status not PHYS_OK. One
+// island or PHYS_DSBL_ISLAND: solver(m, d, p, sol) itself, bit for bit
+physStatus phys_solve_islands(const physModel* m, physData* d, physIslandSolver solver,
+                              const physConstraintProblem* p, const double* Je, int ne,
+                              physConstraintSolution* sol);
 // derivatives of phys_solve_lcp's lambda at its solution sol (src/contact/lcp_vjp.c): forward (dG, dmu may be
 // NULL) and reverse (dL/dlambda -> dL/dg, dL/dG (entrywise, may be NULL), dL/dmu (may be NULL))
 physStatus phys_solve_lcp_jvp(const physModel* m, physData* d, const physConstraintProblem* p,

@@ -57,10 +57,12 @@ static size_t st_assemble_tmp(const arenaDims* a) { return a->n * a->v + a->n * 
 //   ccp (ccp.c, admm.c): the scaled Gs (n^2), the ADMM factor (n^2), the polish (3 n^2): 5 n^2
 //   frictionloss rows coupled to it (step.c: frictionloss_coupled, frictionloss.c): G (f^2), W E (v f),
 //     G_cf (n f), the box solve's A (f^2): 2 f^2 + f (n + v)
+//   split into islands (island.c: phys_solve_islands): one island's G (<= n^2), its contacts (c k) and its
+//   solve, no larger than the whole problem's
 static size_t st_solver(const arenaDims* a, int model) {
-  size_t n2 = a->n * a->n, fl = 2 * a->f * a->f + a->f * (a->n + a->v);
-  if (model == PHYS_CONTACT_LCP) return zmax(a->N * a->N, 3 * n2) + fl;
-  return 5 * n2 + fl;
+  size_t n2 = a->n * a->n, fl = 2 * a->f * a->f + a->f * (a->n + a->v), isl = n2 + a->c * a->k;
+  if (model == PHYS_CONTACT_LCP) return zmax(a->N * a->N, 3 * n2) + fl + isl;
+  return 5 * n2 + fl + isl;
 }
 
 // the constrained step (step.c: phys_step_constrained): the detected list (c k), the kept problem, then the

@@ -288,7 +288,8 @@ static void add_impulse_velocity(const physModel* m, const physData* d, double* 
 // a symmetric positive semidefinite LCP has a unique G lambda_p). pp and sol (lambda_p, all 0 without
 // correction) in arena memory of the caller's mark.
 static void position_correction(const physModel* m, physData* d, const physConstraintProblem* p,
-                                physConstraintProblem* pp, physConstraintSolution* sol, double* vpos) {
+                                const physEqualityRows* eq, physConstraintProblem* pp, physConstraintSolution* sol,
+                                double* vpos) {
   int nv = m->nv;
   memset(vpos, 0, sizeof(double) * (size_t)nv);
   double* mu0 = phys_stack_alloc(d, (size_t)p->nc + 1);
@@ -311,7 +312,7 @@ static void position_correction(const physModel* m, physData* d, const physConst
   }
   size_t mark = phys_stack_mark(d);
   double* f = phys_stack_alloc(d, (size_t)nv);
-  phys_solve_lcp(m, d, pp, sol);
+  phys_solve_islands(m, d, phys_solve_lcp, pp, eq->ne > 0 ? eq->J : NULL, eq->ne, sol);
   add_impulse_velocity(m, d, vpos, p->J, sol->lambda, p->n, nv, f);
   phys_stack_free(d, mark);
 }
@@ -497,7 +498,7 @@ int phys_step_constrained(const physModel* m, physData* d, physSolverFn solver, 
   sol->state = (int*)phys_stack_alloc(d, (size_t)p->n + 1);
   memset(sol->lambda, 0, sizeof(double) * (size_t)p->n);
   memset(sol->state, 0, sizeof(int) * (size_t)p->n);
-  if (p->n > 0) solver(m, d, p, sol);
+  if (p->n > 0) phys_solve_islands(m, d, solver, p, st->eq.ne > 0 ? st->eq.J : NULL, st->eq.ne, sol);   // (island.c)
   d->solver_iter = sol->iterations;
   d->solver_residual = sol->residual;
   st->fr.nf = 0;
@@ -520,7 +521,7 @@ int phys_step_constrained(const physModel* m, physData* d, physSolverFn solver, 
   }
   if (st->fr.nf > 0) frictionloss_finish(m, d, &st->fr, vnew);
   if (st->eq.ne > 0) phys_equality_finish(m, d, &st->eq, vnew, d->qfrc_constraint);
-  position_correction(m, d, p, &st->pp, &st->sol_pos, st->vpos);
+  position_correction(m, d, p, &st->eq, &st->pp, &st->sol_pos, st->vpos);
   if (st->eq.ne > 0) phys_equality_position(m, d, &st->eq, st->vpos);
   toi_displacement(m, d, p, sol->lambda, st->vpos);
   return 1;
