@@ -59,6 +59,7 @@
 #define LCP_TOL_LU 1e-9         // nonsymmetric subsystem: elimination pivots below tol * max|A| send it to QR
 #define LCP_BPP_ROUNDS 24        // subsystems of the warm start and its block principal pivoting before Lemke
 #define LCP_BPP_STALL 3         // block corrections without fewer violated labels before single ones
+#define LCP_CORRECTIONS 3       // corrections after which a singular subsystem hands the problem to Lemke
 
 // the diagonals eps of the retries (LCP_NREGULARIZE): 1e-8 keeps the retry's point within rounding of the exact
 // problem's; 1e-6 bounds G^'s condition so that the pivots stay well conditioned on rank-deficient G (12 rows
@@ -478,8 +479,9 @@ static int lcp_try_lu(double* x, physData* d, const double* A, const double* b, 
 // lambda^ from the labels: lambda_S = 0, lambda_U/L = +-mu lambda_n, and lambda_C from
 //   (G^_CC + G^_CB E) lambda_C = -g^_C
 // by its minimal-norm solution (x0 = NULL), or as x0_C plus the minimal-norm correction of x0's residual
-// (x0 = a solution from Lemke, refined without moving it elsewhere)
-static void lcp_subsystem(double* lh, physData* d, const lcpScaled* P, const int* lab, const double* x0) {
+// (x0 = a solution from Lemke, refined without moving it elsewhere). Returns 1 if the subsystem is regular
+// (full rank: its solution is the only one with these labels), 0 if singular
+static int lcp_subsystem(double* lh, physData* d, const lcpScaled* P, const int* lab, const double* x0) {
   int n = P->n, m = 0;
   size_t mark = phys_stack_mark(d);
   int* pos = lcp_ints(d, n);
@@ -514,8 +516,9 @@ static void lcp_subsystem(double* lh, physData* d, const lcpScaled* P, const int
     if (x0)
       for (int k = 0; k < m; k++) b[i] -= A[(size_t)k * m + i] * x0[cr[k]];
   }
-  if (m > 0 && symmetric) lcp_minnorm_sym(y, d, A, b, m);
-  else if (m > 0 && !lcp_try_lu(y, d, A, b, m, m <= P->nv)) lcp_minnorm(y, d, A, b, m);
+  int regular = 1;
+  if (m > 0 && symmetric) regular = lcp_minnorm_sym(y, d, A, b, m) == m;
+  else if (m > 0 && !lcp_try_lu(y, d, A, b, m, m <= P->nv)) regular = lcp_minnorm(y, d, A, b, m) == m;
 
   // assemble: C rows, then S rows 0 and bounded rows +-mu lambda_n
   for (int i = 0; i < n; i++) lh[i] = pos[i] >= 0 ? y[pos[i]] + (x0 ? x0[i] : 0) : 0;
@@ -526,6 +529,7 @@ static void lcp_subsystem(double* lh, physData* d, const lcpScaled* P, const int
     if (lab[j] == PHYS_ROW_LOWER) lh[j] = -P->mu[c] * lh[3 * c];
   }
   phys_stack_free(d, mark);
+  return regular;
 }
 
 //---------------------------------------------------------------------------------------------------------
@@ -870,6 +874,10 @@ static void lcp_correct_single(int* lab, const lcpScaled* P, const int* next) {
 // subsystems can cycle); Lemke follows if none holds. Returns 1 when a candidate is accepted (best
 // holds it), *as_is = 1 if the guess itself was; 0 if none was; -1 if the first candidate's w^ is not finite
 // (then G or g is not: see phys_solve_lcp). Scratch lh, wh (n).
+// Past LCP_CORRECTIONS corrections a singular subsystem (a face resting on 4 corners: the LCP's solutions are
+// not unique) ends the pivoting: Lemke's labels choose the solution there, as they did before the pivoting
+// went beyond 3 corrections, so that its trajectories do not move; a regular one (spheres, one point per
+// pair) is the only solution with its labels.
 static int lcp_warm(lcpBest* best, int* as_is, physData* d, const lcpScaled* P, int* lab, double* lh,
                     double* wh) {
   size_t mark = phys_stack_mark(d);
@@ -879,7 +887,8 @@ static int lcp_warm(lcpBest* best, int* as_is, physData* d, const lcpScaled* P, 
   seen[0] = lcp_label_hash(lab, P->n);
   for (int round = 0;; round++) {
     double big;
-    lcp_subsystem(lh, d, P, lab, NULL);
+    int regular = lcp_subsystem(lh, d, P, lab, NULL);
+    if (round > LCP_CORRECTIONS && !regular) break;   // past the corrections: Lemke picks among many solutions
     int ok = lcp_try(best, wh, &big, P, lh, lab);
     if (round == 0 && !lcp_all_finite(wh, (size_t)P->n)) {
       result = -1;

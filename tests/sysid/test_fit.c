@@ -1282,8 +1282,11 @@ static physModel* cube_job(physParamTable* t, physDataset* ds, double th0[2], in
 // [0, 2] and restitution from the model's values): LM used to spend 22 of 27 iterations at the same loss while
 // lambda grew to 1e11 (the loss has kinks: Lemke's fallbacks, contact changes); the rule stopped it "stalled"
 // after 10. Since Lemke no longer falls back on resting faces (session 27: 79 steps of the main job did), the rule
-// still stops it "stalled", after 17; with stall_iters 0 (the rule off) it runs 22 and ends "converged" at the
-// same values to 1e-8 relative and the same loss to 3e-5
+// still stopped it "stalled", after 17, and with stall_iters 0 (the rule off) it ran 22 and ended "converged" at the
+// same values to 1e-8 relative and the same loss to 3e-5. Since lcp's warm start goes on with block principal
+// pivoting past its 3 corrections (session 30), the steps that took Lemke there take the pivoting's solution,
+// equal to rounding where it is unique, and the fit's path moves (loss 58226.45 -> 58258.70, friction 0.229098 ->
+// 0.229096): the rule stops it after 11, without it it converges in 14, at the same values
 static void test_stall(void) {
   physParamTable t;
   physDataset ds;
@@ -1301,8 +1304,8 @@ static void test_stall(void) {
     printf("cube, stall rule %s: %d iterations, %s, loss %.9g, friction %.12g, restitution %g\n", k ? "off" : "on",
            res[k].iterations, phys_fit_stop_name(res[k].stop), res[k].loss, res[k].theta[0], res[k].theta[1]);
   }
-  CHECK(res[0].stop == PHYS_STOP_STALLED && res[0].iterations == 17);
-  CHECK(res[1].stop == PHYS_STOP_CONVERGED && res[1].iterations == 22);
+  CHECK(res[0].stop == PHYS_STOP_STALLED && res[0].iterations == 11);
+  CHECK(res[1].stop == PHYS_STOP_CONVERGED && res[1].iterations == 14);
   CHECK_NEAR(res[0].theta[0] / res[1].theta[0], 1, 1e-8);
   CHECK(res[0].theta[1] == 0 && res[1].theta[1] == 0);   // at its bound both times
   CHECK_NEAR(res[0].loss / res[1].loss, 1, 3e-5);
