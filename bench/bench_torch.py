@@ -108,6 +108,8 @@ def main():
         tq = fwd_bwd(tstep, start, theta0)()
         step = pt.Step(m, [spec])
         pq = fwd_bwd(lambda q, v, u, th: step(q, v, u if m.nu else None, th.reshape(1)), start, theta0)()
+        # (physid.torch's quaternion gradient is the one in the tangent plane: torch's projected the same way)
+        tm.project_quat_grad(start[0], tq[0].grad.numpy())
         gdiff = max(float((x.grad - y.grad).abs().max()) for x, y in zip(tq, pq) if x.grad is not None)
         print(f"CHECK\t{name}\tgrad_max_diff={gdiff:.3g}", flush=True)
         t_torch = median_us(fwd_bwd(tstep, start, theta0), a.repeats)

@@ -450,3 +450,11 @@ def trajectories(model, step, qpos, qvel, ctrl, steps):
             a.append(np.concatenate([d.qpos, d.qvel]))
             b.append(np.concatenate([q.numpy(), v.numpy()]))
     return np.array(a), np.array(b)
+
+
+def project_quat_grad(qpos, grad, at=3):
+    """A quaternion input's gradient as physid.torch gives it: its part in the tangent plane at the unit
+    quaternion qpos[at:at + 4] (orthogonal to it), in place on grad (numpy)."""
+    q = np.asarray(qpos[at:at + 4], dtype=float)
+    grad[at:at + 4] -= q * (q @ grad[at:at + 4]) / (q @ q)
+    return grad

@@ -7,14 +7,15 @@
 #
 # usage: scripts/bench_torch.sh
 # env:   BUILD_DIR (default build), REPEATS (default 200), STEPS (agreement check, default 100), OUT (default
-#        bench/results/torch.md), PYTHON (default /usr/bin/python3, Debian's, which has python3-torch)
+#        bench/results/torch.md), PYTHON (default /usr/bin/python3, Debian's, which has python3-torch), NO_BUILD=1
+#        to use the build as it is
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${BUILD_DIR:-$root/build}"
 out="${OUT:-$root/bench/results/torch.md}"
 py="${PYTHON:-/usr/bin/python3}"
 
-cmake --build "$build" -j2 --target physid_shared physid_cli bench_torch >/dev/null
+if [ -z "${NO_BUILD:-}" ]; then cmake --build "$build" -j2 --target physid_shared physid_cli bench_torch >/dev/null; fi
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 PHYSID_LIBRARY="$build/libphysid.so" PYTHONPATH="$root/python" OMP_NUM_THREADS=1 \
@@ -63,7 +64,7 @@ us() { awk -v x="$1" 'BEGIN { if (x >= 1000) printf "%.2f ms", x / 1000; else pr
   echo "Goal of issue 18 item 5, physid >= 100x faster than PyTorch autograd (reported, never asserted):"
   echo
   while read -r s t b cf; do
-    echo "- $s: C API $(ratio "$t" "$cf")x ($(awk -v a="$t" -v b="$cf" 'BEGIN { print a / b >= 100 ? "met" : "not met" }')), binding $(ratio "$t" "$b")x ($(awk -v a="$t" -v b="$b" 'BEGIN { print a / b >= 100 ? "met" : "not met" }'))"
+    echo "- $s: C API $(ratio "$t" "$cf")x ($(awk -v a="$t" -v b="$cf" 'BEGIN { print (a / b >= 100) ? "met" : "not met" }')), binding $(ratio "$t" "$b")x ($(awk -v a="$t" -v b="$b" 'BEGIN { print (a / b >= 100) ? "met" : "not met" }'))"
   done < "$tmp/rows.txt"
 } > "$tmp/table.md"
 mkdir -p "$(dirname "$out")"
