@@ -58,3 +58,27 @@ def test_step_jacobian_act_blocks():
     Af, Bf = m.step_jacobian_fd(d, 1e-6)
     assert np.abs(A - Af).max() < 1e-7 and np.abs(B - Bf).max() < 1e-7
     assert A[1, 2] != 0
+
+
+def test_torch_step_with_act_passes_gradcheck():
+    import torch
+    import physid.torch as pt
+    m, _ = _model()
+    step = pt.Step(m, ["timeconst:lag"])
+    q = torch.tensor([[0.3], [-0.1]], dtype=torch.float64, requires_grad=True)
+    v = torch.tensor([[-0.4], [0.2]], dtype=torch.float64, requires_grad=True)
+    u = torch.tensor([[0.6], [-0.3]], dtype=torch.float64, requires_grad=True)
+    a = torch.tensor([[0.25], [0.1]], dtype=torch.float64, requires_grad=True)
+    th = torch.tensor(step.params.get(), dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda q, v, u, th, a: step(q, v, u, th, a), (q, v, u, th, a), eps=1e-6,
+                                    atol=1e-7, rtol=1e-6)
+    # the forward is physid's step: act+ by the filter's law, with tau the parameter's value
+    q1, v1, a1 = step(q[0], v[0], u[0], th, a[0])
+    dt, tau = m.timestep, float(th[0])
+    assert abs(float(a1[0]) - (0.25 + dt * (0.6 - 0.25) / tau)) < 1e-15
+    # the chained rollout has no act input: refused with a message
+    try:
+        step.rollout(q[0], v[0], u)
+        raise AssertionError("rollout with act accepted")
+    except physid.Error as e:
+        assert "activations" in str(e)
