@@ -170,7 +170,8 @@ void phys_equality_jvp(const physModel* m, physData* d, const double* dq, double
   phys_stack_free(d, mark);
 }
 
-// K (ne x nv, transpose 0) = column k dJ(e_k) x, or T (nv x nv, transpose 1) = column k dJ(e_k)' x
+// K (ne x nv, transpose 0) = column k dJ(e_k) x, or T (nv x nv, transpose 1) = column k dJ(e_k)' x, or (transpose
+// 2, x the weights B: ne x nv) the gradient K (nv) with K_k = <dJ(e_k), B>
 static void curvature(const physModel* m, physData* d, const double* x, int transpose, double* K) {
   int nv = m->nv, ne = phys_equality_rows(m);
   if (ne == 0) return;
@@ -182,6 +183,12 @@ static void curvature(const physModel* m, physData* d, const double* x, int tran
     e[k] = 1;
     phys_equality_jvp(m, d, e, NULL, dJ);
     e[k] = 0;
+    if (transpose == 2) {
+      double s = 0;
+      for (size_t i = 0; i < (size_t)ne * nv; i++) s += dJ[i] * x[i];
+      K[k] = s;
+      continue;
+    }
     for (int i = 0; i < (transpose ? nv : ne); i++) {
       double s = 0;
       if (transpose)
@@ -214,4 +221,8 @@ void phys_equality_curvature(const physModel* m, physData* d, const double* x, d
 
 void phys_equality_curvature_t(const physModel* m, physData* d, const double* lambda, double* T) {
   curvature(m, d, lambda, 1, T);
+}
+
+void phys_equality_curvature_w(const physModel* m, physData* d, const double* B, double* g) {
+  curvature(m, d, B, 2, g);
 }

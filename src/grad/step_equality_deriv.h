@@ -23,8 +23,8 @@
 // xbar's q part gains T' Fbar / dt + C' y; two reverse passes of Phi per cotangent, the Jacobians by rows. S is
 // built by ne reverse passes at the linearization. Refused: a contact or limit on the position correction or its
 // kink (the step corrects positions in the constrained mechanism, Phi in the free one), frictionloss rows, a
-// residual network, the time-of-impact correction. Not built: under penalty (its spring-damper), the equalities'
-// own parameters.
+// residual network, the time-of-impact correction. Under penalty the rows are spring-dampers, differentiated in
+// penalty's tape (step_equality_penalty_deriv.h).
 #ifndef PHYS_STEP_EQUALITY_DERIV_H
 #define PHYS_STEP_EQUALITY_DERIV_H
 
