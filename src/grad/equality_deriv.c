@@ -201,6 +201,39 @@ static void curvature(const physModel* m, physData* d, const double* x, int tran
   phys_stack_free(d, mark);
 }
 
+int phys_equality_polycoef_deriv(const physModel* m, const physData* d, int e, int c, double* dr, double* dJ) {
+  int row = 0;
+  memset(dJ, 0, sizeof(double) * (size_t)m->nv);
+  *dr = 0;
+  if ((m->opt.disableflags & PHYS_DSBL_EQUALITY) || !m->eq_active[e]) return -1;
+  for (int k = 0; k < e; k++)
+    if (m->eq_active[k]) row += phys_equality_dim(m, k);
+  int o2 = m->eq_obj2id[e];
+  if (o2 < 0) {   // r = y - c0
+    *dr = c == 0 ? -1 : 0;
+    return row;
+  }
+  // r = y - sum_k c_k x^k: dr/dc = -x^c; J's x part -(sum_k k c_k x^(k-1)) dx/dq: dJ/dc = -c x^(c-1) dx/dq
+  double x, xm = 1, rate;   // xm = x^(c-1)
+  if (m->eq_type[e] == PHYS_EQ_JOINT) x = d->qpos[m->jnt_qposadr[o2]] - m->qpos0[m->jnt_qposadr[o2]];
+  else x = tendon_length(m, d, o2, dJ, &rate);   // (dJ as a zero direction: rate unused)
+  if (c == 0) {
+    *dr = -1;
+    return row;
+  }
+  for (int k = 1; k < c; k++) xm *= x;
+  *dr = -xm * x;
+  double s = -c * xm;
+  if (m->eq_type[e] == PHYS_EQ_JOINT) {
+    dJ[m->jnt_dofadr[o2]] = s;
+    return row;
+  }
+  const int* jnt = m->spring_site + m->spring_adr[o2];
+  const double* coef = m->spring_prm + m->spring_adr[o2];
+  for (int k = 0; k < m->spring_num[o2]; k++) dJ[m->jnt_dofadr[jnt[k]]] += s * coef[k];
+  return row;
+}
+
 // 1 if body a is b or below b
 static int in_subtree(const physModel* m, int a, int b) {
   for (; a > 0; a = m->body_parentid[a])

@@ -20,6 +20,11 @@ void phys_equality_curvature_t(const physModel* m, physData* d, const double* la
 // g (nv) = d<J_e(q), B>/dq for fixed weights B (ne x nv): g_k = <dJ(e_k), B> (the penalty springs' reverse mode)
 void phys_equality_curvature_w(const physModel* m, physData* d, const double* B, double* g);
 
+// the rows' derivatives with respect to coefficient c (0..4) of joint or tendon coupling e's polycoef (parameter
+// polycoef:EQ): its one row's dr (scalar) and dJ (nv, written whole) at d's state; returns the row's index among
+// the active rows (phys_equality_eval's order), -1 if e is not active
+int phys_equality_polycoef_deriv(const physModel* m, const physData* d, int e, int c, double* dr, double* dJ);
+
 // 1 if moving body b's placement (parameter pos:BODY) moves an active connect or weld row: one of its bodies is b
 // or below b (the rows' derivatives with respect to placements are not built; params.c refuses such entries)
 int phys_equality_moved_by_body(const physModel* m, int b);

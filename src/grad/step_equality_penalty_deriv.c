@@ -235,6 +235,52 @@ static void inertia_reverse(const physModel* m, physData* d, const physEqPenalty
   phys_stack_free(d, mark);
 }
 
+// dk/dsolref and db/dsolref (2 each) of constraint e's spring and damper (phys_equality_spring: k = 1/(d^2 tc^2 dr^2),
+// b = 2/(d tc) with tc = max(solref[0], 2 dt); or k = -solref[0]/d^2, b = -solref[1]/d)
+static void spring_deriv(const physModel* m, int e, double dk[2], double db[2]) {
+  const double* ref = m->eq_solref + 2 * e;
+  double k, b, dmax = m->eq_solimp[5 * e + 1];
+  if (!(dmax > 1e-4)) dmax = 1e-4;
+  if (dmax > 0.9999) dmax = 0.9999;
+  phys_equality_spring(m, e, &k, &b);
+  if (ref[0] > 0) {
+    int held = !(ref[0] > 2 * m->opt.timestep);
+    dk[0] = held ? 0 : -2 * k / ref[0], db[0] = held ? 0 : -b / ref[0];
+    dk[1] = -2 * k / ref[1], db[1] = 0;
+  } else {
+    dk[0] = -1 / (dmax * dmax), db[0] = 0;
+    dk[1] = 0, db[1] = -1 / dmax;
+  }
+}
+
+// the rows' own parameters in reverse (lam' E's gradient: <dJ/dtheta, B> + (k o p) . dr/dtheta through polycoef;
+// d/dk = p . (r + dt J x), d/db = p . J x per constraint through solref): tbar -= it; Jx = J x (ne)
+static void row_params_reverse(const physModel* m, const physData* d, const physEqPenaltyPoint* ep,
+                               const physParamTable* t, const double* B, const double* p, const double* Jx,
+                               double* dJ, double* tbar) {
+  int nv = m->nv;
+  double dt = m->opt.timestep;
+  for (int e = 0; e < t->n; e++) {
+    const physParam* q = t->param + e;
+    if (q->kind == PHYS_PAR_POLYCOEF)
+      for (int c = 0; c < 5; c++) {
+        double dr, g = 0;
+        int row = phys_equality_polycoef_deriv(m, d, q->id, c, &dr, dJ);
+        if (row < 0) continue;
+        for (int k = 0; k < nv; k++) g += dJ[k] * B[(size_t)row * nv + k];
+        tbar[q->adr + c] -= g + ep->kk[row] * p[row] * dr;
+      }
+    if (q->kind != PHYS_PAR_SOLREF) continue;
+    for (int b = 0; b < ep->nb; b++) {
+      if (ep->beq[b] != q->id) continue;
+      double sr = 0, sx = 0, dk[2], db[2];
+      for (int i = ep->badr[b]; i < ep->badr[b] + ep->bdim[b]; i++) sr += p[i] * ep->er.r[i], sx += p[i] * Jx[i];
+      spring_deriv(m, q->id, dk, db);
+      for (int c = 0; c < 2; c++) tbar[q->adr + c] -= dk[c] * (sr + dt * sx) + db[c] * sx;
+    }
+  }
+}
+
 void phys_equality_penalty_vjp(const physModel* m, physData* d, const physEqPenaltyPoint* ep,
                                const physParamTable* t, const double* ak, const double* lam, double* qbar,
                                double* vbar, double* tbar) {
@@ -267,5 +313,9 @@ void phys_equality_penalty_vjp(const physModel* m, physData* d, const physEqPena
   for (int i = 0; i < ne; i++) kp[i] = ep->cc[i] * p[i];
   rows_tmul_add(m, ep, J, kp, -1, vbar);
   inertia_reverse(m, d, ep, t, Om, qbar, tbar);
+  if (t && tbar) {   // (kp: J x, g: scratch)
+    rows_mul(m, ep, J, x, kp);
+    row_params_reverse(m, d, ep, t, B, p, kp, g, tbar);
+  }
   phys_stack_free(d, mark);
 }

@@ -12,7 +12,7 @@
 // so a planar mechanism's connect, whose out-of-plane row has no lever, is covered), with
 //   dG_ij = dJ_i Y_j + Y_i' dJ_j' - Y_i' dM~ Y_j,   Y = M~^-1 J' (the rows' curvature dJ from equality_deriv.h;
 //   d(M~ Y_j) along q from phys_rnea_mass_deriv / _vjp, along theta R(Y_j) - R(0) of params.h),
-// and the rows' own parameters (polycoef:EQ in r and J, solref:EQ in k and b; param_equality.c).
+// and the rows' own parameters (polycoef:EQ in r and J, solref:EQ in k and b; params.h).
 #ifndef PHYS_STEP_EQUALITY_PENALTY_DERIV_H
 #define PHYS_STEP_EQUALITY_PENALTY_DERIV_H
 

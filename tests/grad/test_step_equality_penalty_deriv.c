@@ -22,10 +22,13 @@
 
 #define NSTATE 2
 // four-point differences in q and v: 1e-4 contact-free (the springs' rates ~ 1e3..1e5 / s^2), 1e-5 in contact
-// (tilting the pressed box: at 1e-4 its d(v+)/d(z) errs by 1.1e-6 relative, the stencil's h^4 term)
+// (tilting the pressed box: at 1e-4 its d(v+)/d(z) errs by 1.1e-6 relative, the stencil's h^4 term), 1e-3 for the
+// hard rows (check_hard)
 static double g_h = 1e-4;
 #define FD_H g_h
-#define FD_PH 1e-4   // relative, in theta
+static double g_ph = 1e-4;   // relative, in theta
+static double g_tol = GM_RTOL;   // analytic against the differences (relative, grad_models.h's floor)
+#define FD_PH g_ph
 
 // x+ (-) (q0, v0) of phys_step from d's saved state (q, v, u) into res (2nv); e is the scratch data
 static void step_res(const physModel* m, const physData* d, physData* e, const double* q0, const double* v0,
@@ -97,10 +100,11 @@ static void check_state(const char* what, physModel* m, physData* d, const physP
   double *td = calloc(nt + 1, 8), *tb = calloc(nt + 1, 8);
   physStatus st = phys_step_jacobian(m, d, A, B);
   CHECK_MSG(st == PHYS_OK, "%s: status %d: %s", what, st, d->lastwarning);
-  CHECK_MSG(replays_step(m, d), "%s: the tape's v+ differs from phys_step's", what);
+  if (m->opt.contact == PHYS_CONTACT_PENALTY)
+    CHECK_MSG(replays_step(m, d), "%s: the tape's v+ differs from phys_step's", what);
   ab_fd(m, d, Af, Bf);
-  err[0] = fmax(err[0], gm_compare(what, A, Af, n2, n2, 1, GM_RTOL));
-  if (nu > 0) err[1] = fmax(err[1], gm_compare(what, B, Bf, n2, nu, 1, GM_RTOL));
+  err[0] = fmax(err[0], gm_compare(what, A, Af, n2, n2, 1, g_tol));
+  if (nu > 0) err[1] = fmax(err[1], gm_compare(what, B, Bf, n2, nu, 1, g_tol));
   if (nt > 0) {
     CHECK(phys_step_param_jacobian(m, d, t, P) == PHYS_OK);
     param_fd(m, d, t, Pf);
@@ -110,7 +114,7 @@ static void check_state(const char* what, physModel* m, physData* d, const physP
       for (int i = 0; i < n2; i++)
         for (int j = 0; j < p->size; j++)
           a[i * p->size + j] = P[(size_t)i * nt + p->adr + j], b[i * p->size + j] = Pf[(size_t)i * nt + p->adr + j];
-      err[2] = fmax(err[2], gm_compare(p->name, a, b, n2, p->size, 1, GM_RTOL));
+      err[2] = fmax(err[2], gm_compare(p->name, a, b, n2, p->size, 1, g_tol));
       free(a), free(b);
     }
   }
@@ -195,15 +199,63 @@ static void check_contact(physRng* rng) {
   phys_free_model(m);
 }
 
+// the polycoef parameter in the hard rows (lcp; the smooth equality step contact-free, the kind
+// PHYS_STEP_CONSTRAINED_EQ with contacts and a limit): P against four-point differences (GM_RTOL contact-free; in
+// contact 1e-5, the solver's tolerance in the differences) and the dot tests; solref has zero columns there
+static void check_hard(physRng* rng) {
+  physModel* m = gm_load(PHYS_SOURCE_DIR "/tests/data/equality_deriv.xml", 0);
+  static const char* const spec[] = {"polycoef:couple", "solref:hold", "mass:box"};
+  physParamTable t;
+  physLog log = {0};
+  CHECK_MSG(phys_param_table_build(&t, m, spec, 3, &log) == PHYS_OK, "%s", log.error);
+  physData* d = phys_make_data(m);
+  double err[4] = {0, 0, 0, 0}, *P = calloc(4 * m->nv * t.ntheta, 8);
+  g_h = 1e-3;   // (the hard rows' Baumgarte terms: test_step_equality_deriv.c's step; B errs by 6.3e-6 at 1e-4)
+  near_state(m, d, rng);
+  check_state("equality_deriv.xml (lcp)", m, d, &t, rng, err);
+  CHECK(phys_step_param_jacobian(m, d, &t, P) == PHYS_OK);
+  for (int i = 0; i < 2 * m->nv; i++) CHECK(P[i * t.ntheta + 5] == 0 && P[i * t.ntheta + 6] == 0);
+  printf("equality_deriv.xml (lcp, contact-free): A %.3g, B %.3g, P (polycoef, solref, mass) %.3g; dot %.3g\n",
+         err[0], err[1], err[2], err[3]);
+  free(P);
+  phys_param_table_free(&t);
+  phys_free_data(d);
+  phys_free_model(m);
+  // with contacts and a limit (the kind PHYS_STEP_CONSTRAINED_EQ): the welded pair 5e-6 into the floor (inside the
+  // slop: no position correction), spinning; the coupled hinge at its upper limit; differences at 1e-6 (inside
+  // the slop), 1e-5 relative as test_step_equality_deriv.c's contact checks
+  m = gm_load(PHYS_SOURCE_DIR "/tests/data/equality_contact_deriv.xml", 0);
+  m->opt.solver_tolerance = 1e-12;
+  static const char* const cspec[] = {"polycoef:couple", "mass:base"};
+  CHECK_MSG(phys_param_table_build(&t, m, cspec, 2, &log) == PHYS_OK, "%s", log.error);
+  d = phys_make_data(m);
+  for (int j = 0; j < m->njnt; j++) {
+    int qa = m->jnt_qposadr[j], da = m->jnt_dofadr[j];
+    if (m->jnt_type[j] == PHYS_JNT_FREE && d->qpos[qa + 2] < 0.3) d->qpos[qa + 2] -= 5e-6, d->qvel[da + 5] = 1.5;
+    if (m->jnt_type[j] == PHYS_JNT_HINGE && m->jnt_limited[j]) d->qpos[qa] = m->jnt_range[2 * j + 1];
+  }
+  g_h = g_ph = 1e-6, g_tol = 1e-5;
+  memset(err, 0, sizeof err);
+  check_state("equality_contact_deriv.xml (lcp)", m, d, &t, rng, err);
+  printf("equality_contact_deriv.xml (lcp, contacts and a limit): A %.3g, B %.3g, P (polycoef, mass) %.3g; dot "
+         "%.3g\n", err[0], err[1], err[2], err[3]);
+  g_ph = 1e-4, g_tol = GM_RTOL;
+  phys_param_table_free(&t);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
 int main(void) {
   physRng rng;
   phys_rng_seed(&rng, 15);
-  static const char* const deriv_spec[] = {"mass:box", "damping:crank", "gear:m1", "mass:pend"};
-  static const char* const tendon_spec[] = {"mass:b", "damping:j1"};
+  static const char* const deriv_spec[] = {"mass:box", "damping:crank", "gear:m1", "mass:pend", "polycoef:couple",
+                                           "solref:hold", "solref:couple"};
+  static const char* const tendon_spec[] = {"mass:b", "damping:j1", "polycoef:tcouple"};
   static const char* const fourbar_spec[] = {"mass:coupler"};
-  check_model("equality_deriv.xml", deriv_spec, 4, &rng);
-  check_model("equality_tendon.xml", tendon_spec, 2, &rng);
+  check_model("equality_deriv.xml", deriv_spec, 7, &rng);
+  check_model("equality_tendon.xml", tendon_spec, 3, &rng);
   check_model("fourbar.xml", fourbar_spec, 1, &rng);
   check_contact(&rng);
+  check_hard(&rng);
   return test_done();
 }
