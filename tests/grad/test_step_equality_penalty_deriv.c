@@ -13,6 +13,9 @@
 //     pendulum pair past its limit (tests/data/equality_contact_deriv.xml);
 //   - dot-product tests: phys_step_vjp against A, B from the forward mode (columns) and phys_step_param_vjp
 //     against P (GM_DOT_TOL);
+//   - polycoef through the hard rows (lcp): P against differences contact-free on equality_deriv.xml (solref's
+//     columns exactly 0 there) and with contacts and a limit (the kind PHYS_STEP_CONSTRAINED_EQ) on
+//     equality_contact_deriv.xml;
 // These checks catch a missing term: with the constraint-space inertia's derivative dLambda left out of the forward
 // mode, A errs by 36, 1.75 and 0.15 relative on the three contact-free models (measured by removing it).
 // slider_crank.xml of libmujoco-samples has no <equality> (its actuators are slider-crank transmissions, whose
