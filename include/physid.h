@@ -341,6 +341,7 @@ enum {
   X(int, exclude_body2, nexclude, 1)     /* second body                                  (nexclude x 1) */ \
   /* issue 15 item 1: equality constraints (MJCF <equality>; src/dyn/equality.c)                  */     \
   X(int, eq_type, neq, 1)                /* physEqType                                        (neq x 1) */ \
+  X(int, eq_name, neq, 1)                /* name address in names (-1: unnamed; issue 15 item 2) (neq x 1) */ \
   X(int, eq_obj1id, neq, 1)              /* body1 (connect, weld) or joint1 (joint)           (neq x 1) */ \
   X(int, eq_obj2id, neq, 1)              /* body2 (0: world) or joint2 (-1: none)             (neq x 1) */ \
   X(int, eq_active, neq, 1)              /* 1 if the constraint acts                          (neq x 1) */ \

@@ -244,7 +244,7 @@ static int names_size(const physSpec* s) {
   int n = 0;
 #define NAMESUM(list) \
   for (int i = 0; i < s->n##list; i++) n += s->list[i].name[0] ? (int)strlen(s->list[i].name) + 1 : 0;
-  NAMESUM(body) NAMESUM(joint) NAMESUM(geom) NAMESUM(site) NAMESUM(spring) NAMESUM(actuator) NAMESUM(sensor) NAMESUM(mesh) NAMESUM(key)
+  NAMESUM(body) NAMESUM(joint) NAMESUM(geom) NAMESUM(site) NAMESUM(spring) NAMESUM(actuator) NAMESUM(sensor) NAMESUM(mesh) NAMESUM(key) NAMESUM(equality)
 #undef NAMESUM
   return n + 1;
 }
@@ -1035,6 +1035,7 @@ static physStatus check_names(const physSpec* s, physLog* log) {
   if (st == PHYS_OK) st = UNIQUE("mesh", mesh, physSpecMesh);
   if (st == PHYS_OK) st = UNIQUE("key", key, physSpecKey);
   if (st == PHYS_OK) st = UNIQUE("pair", pair, physSpecPair);
+  if (st == PHYS_OK) st = UNIQUE("equality", equality, physSpecEquality);
 #undef UNIQUE
   return st;
 }
@@ -1262,6 +1263,7 @@ static physModel* compile_sorted(const physSpec* s, physLog* log) {
   if (st == PHYS_OK) st = compile_keys(s, m, &namepos, log);
   if (st == PHYS_OK) st = compile_pairs(s, m, log);
   if (st == PHYS_OK) st = phys_compile_equality(s, m, log);   // compile_equality.c
+  for (int i = 0; st == PHYS_OK && i < s->nequality; i++) m->eq_name[i] = add_name(m, &namepos, s->equality[i].name);
   if (st == PHYS_OK) st = compile_body_inertia(s, m, log);
   if (st == PHYS_OK) {
     scale_masses(s, m);

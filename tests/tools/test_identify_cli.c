@@ -1246,7 +1246,8 @@ static void test_frictionloss_round_trip(void) {
 // by a connect, with a motor on its crank, a box welded to the crank and a joint coupling) simulated under random
 // controls; damping:rocker and mass:coupler fitted from 0.3 and 0.5 recover the file's values (0.1 and the
 // capsule's mass) to 1e-9 (measured 1.6e-14, 3.3e-14), through the step derivatives with equality rows
-// (src/grad/step_equality_deriv.c)
+// (src/grad/step_equality_deriv.c); then the coupling's polycoef:couple (issue 15 item 2) from a linear guess, and
+// under penalty its solref
 static void test_equality_round_trip(void) {
   static const char* model = "tests/data/equality_deriv.xml";
   static const char* const spec[] = {"damping:rocker", "mass:coupler"};
@@ -1269,6 +1270,30 @@ static void test_equality_round_trip(void) {
   CHECK(fabs(v[0] - truth[0]) < 1e-9 && fabs(v[1] - truth[1]) < 1e-9);
   cJSON_Delete(root);
   free(json);
+  // issue 15 item 2: the quartic coupling's polycoef (truth 0 0.5 0.3 -0.2 0.1) from a linear guess, through the
+  // hard rows (lcp) and written back to <equality><joint polycoef>
+  r = run("identify", model, path("in_eq.csv"), "--param", "polycoef:couple:init=0,0.4,0,0,0", "--quiet",
+          "--write-model", path("out/eq.xml"), NULL);
+  CHECK_MSG(r.code == 0, "%s", r.err);
+  run_free(&r);
+  physModel* got = phys_load(path("out/eq.xml"), NULL, NULL);
+  double want[5] = {0, 0.5, 0.3, -0.2, 0.1}, worst = 0;
+  for (int k = 0; got && k < 5; k++) worst = fmax(worst, fabs(got->eq_data[PHYS_EQ_NDATA * 2 + k] - want[k]));
+  printf("four-bar's quartic coupling: polycoef:couple from (0 0.4 0 0 0), worst error %.3g\n", worst);
+  CHECK(got && worst < 1e-8);
+  phys_free_model(got);
+  // under penalty the coupling is a spring-damper: its solref (0.02 1, the default) from (0.03 0.8), through the
+  // springs' derivatives (100 steps: the penalty tape's parameter rows are the costly part)
+  r = run("simulate", model, "--steps", "100", "--every", "5", "--ctrl", "random", "--seed", "3", "--contact", "penalty",
+          "--quiet", "--out", path("in_eqp.csv"), NULL);
+  CHECK_MSG(r.code == 0, "%s", r.err);
+  run_free(&r);
+  r = run("identify", model, path("in_eqp.csv"), "--contact", "penalty", "--param", "solref:couple:init=0.03,0.8",
+          "--quiet", NULL);
+  double tc = printed(r.out, "solref:couple[0]"), dr = printed(r.out, "solref:couple[1]");
+  printf("penalty coupling: solref:couple from (0.03 0.8): %.15g %.15g (truth 0.02 1)\n", tc, dr);
+  CHECK_MSG(r.code == 0 && fabs(tc - 0.02) < 1e-9 && fabs(dr - 1) < 1e-9, "exit %d: %s %s", r.code, r.out, r.err);
+  run_free(&r);
   clear_outputs();
 }
 
