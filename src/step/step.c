@@ -407,7 +407,7 @@ static void frictionloss_coupled(const physModel* m, physData* d, physSolverFn s
       gf[i] = fr->g[i];
       for (int r = 0; r < n; r++) gf[i] += Gcf[(size_t)r * nf + i] * lc[r];
     }
-    phys_frictionloss_box(d, fr->G, gf, fr->b, nf, fr->lambda, fr->state);
+    phys_friction_block_solve(d, fr, gf, lc);   // (angular rows: bounds mu lambda_n from lc, angular.c)
     for (int r = 0; r < n; r++) {
       gc[r] = g0[r];
       for (int i = 0; i < nf; i++) gc[r] += Gcf[(size_t)r * nf + i] * fr->lambda[i];
@@ -430,12 +430,14 @@ static void frictionloss_coupled(const physModel* m, physData* d, physSolverFn s
   d->solver_residual = sol->residual;
 }
 
-// the frictionloss rows of st (the velocity problem st->p solved as st->sol without them): alone in one box
+// the frictionloss rows of st (the velocity problem st->p solved as st->sol without them) and the contacts'
+// torsional and rolling friction rows (angular.c; rolling pairs one disk under cone and ccp): alone in one box
 // solve, with contact or limit rows by frictionloss_coupled (out of line: models without frictionloss skip it)
 static __attribute__((noinline)) void frictionloss_solve(const physModel* m, physData* d, physSolverFn solver,
                                                          physStepStage* st) {
   physFrictionRows* fr = &st->fr;
-  phys_frictionloss_assemble(m, d, d->qLD, st->vf, fr);
+  int disk = m->opt.contact == PHYS_CONTACT_CONE || m->opt.contact == PHYS_CONTACT_CCP;
+  phys_friction_rows_assemble(m, d, d->qLD, st->vf, st->p.con, st->p.nc, disk, fr);
   if (st->p.n == 0) phys_frictionloss_box(d, fr->G, fr->g, fr->b, fr->nf, fr->lambda, fr->state);
   else frictionloss_coupled(m, d, solver, &st->p, &st->sol, fr);
 }
@@ -500,8 +502,8 @@ int phys_step_constrained(const physModel* m, physData* d, physSolverFn solver, 
   if (p->n > 0) solver(m, d, p, sol);
   d->solver_iter = sol->iterations;
   d->solver_residual = sol->residual;
-  st->fr.nf = 0;
-  if (phys_frictionloss_count(m) > 0) frictionloss_solve(m, d, solver, st);
+  st->fr.nf = st->fr.nfa = 0;
+  if (phys_frictionloss_count(m) > 0 || phys_angular_count(m, p->con, p->nc) > 0) frictionloss_solve(m, d, solver, st);
   for (int i = 0; i < p->nc; i++) {
     for (int r = 0; r < 3; r++) {
       st->con->con[i].lambda[r] = sol->lambda[3 * i + r];
