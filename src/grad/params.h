@@ -11,8 +11,8 @@
 //   restlength:SPRING 1  spring rest length
 //   gravity          3   opt.gravity (NAME empty or "world")
 //   gear:ACTUATOR    1, 3 or 6  actuator_gear: 1 for hinge/slide/spring targets, 3 ball, 6 free
-//   friction:GEOM    1   geom_friction[0], the sliding coefficient (torsional and rolling friction do not act:
-//                        condim 4 and 6 behave as 3); >= 0. Contact only: zero contact-free derivative
+//   friction:GEOM    1   geom_friction[0], the sliding coefficient (torsional and rolling friction, condim 4 and
+//                        6, have no derivatives: refused); >= 0. Contact only: zero contact-free derivative
 //   restitution:GEOM 1   geom_restitution, in [0, 1] (contact only: likewise)
 //   size:GEOM        phys_geom_nsize(type): sphere 1 (radius), capsule 2 (radius, half-length), box 3 (half
 //                        sizes); > 0; geom_rbound follows. The body's mass and inertia stay as compiled (fit

@@ -1128,26 +1128,8 @@ static void penalty_check(const physModel* m, const physSpec* s, physLog* log) {
   }
 }
 
-// issue 16: torsional and rolling friction (condim 4 and 6) are simulated under penalty contact only; under lcp,
-// cone and ccp (contacts enabled) a warning names the first geom of condim >= 4 (with s: its file and line) and
-// says they act as condim 3
-static void condim_check(const physModel* m, const physSpec* s, physLog* log) {
-  if (m->opt.contact == PHYS_CONTACT_PENALTY || (m->opt.disableflags & PHYS_DSBL_CONTACT)) return;
-  int first = -1, n = 0;
-  for (int g = 0; g < m->ngeom; g++)
-    if (m->geom_condim[g] >= 4 && n++ == 0) first = g;
-  if (first < 0) return;
-  char buf[600], more[64] = "";
-  if (n > 1) snprintf(more, sizeof more, " (and %d other geoms)", n - 1);
-  const char* pre = s ? where(s, s->geom[first], buf, sizeof buf) : (snprintf(buf, sizeof buf, "%s: ", m->filename), buf);
-  phys_warning(log, "%sgeom '%s'%s: condim %d: torsional and rolling friction are simulated under contact model "
-               "penalty only; lcp, cone and ccp (this model's: %s) treat it as condim 3 (sliding friction)", pre,
-               phys_id2name(m, "geom", first), more, m->geom_condim[first], phys_contact_name(m->opt.contact));
-}
-
 void phys_penalty_check(const physModel* m, physLog* log) {
   penalty_check(m, NULL, log);
-  condim_check(m, NULL, log);
 }
 
 // a shallow copy of the spec whose joints, geoms and sites are stably sorted by body (MuJoCo numbers them
@@ -1280,6 +1262,6 @@ static physModel* compile_sorted(const physSpec* s, physLog* log) {
     return NULL;
   }
   penalty_check(m, s, log);
-  condim_check(m, s, log);
+
   return m;
 }
