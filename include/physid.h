@@ -187,7 +187,9 @@ enum {
   PHYS_DSBL_EULERDAMP = 1 << 4,   // integrate joint damping explicitly instead of implicitly
   PHYS_DSBL_ACTUATION = 1 << 5,
   PHYS_DSBL_SELFCOLLISION = 1 << 6, // geoms of one kinematic tree (same body_rootid) do not collide
-  PHYS_DSBL_EQUALITY = 1 << 7       // equality constraints do not act (MJCF <flag equality="disable">)
+  PHYS_DSBL_EQUALITY = 1 << 7,      // equality constraints do not act (MJCF <flag equality="disable">)
+  PHYS_DSBL_ISLAND = 1 << 8         // lcp, cone, ccp solve the whole constraint problem at once instead of
+                                    // island by island (src/contact/island.c; the same solution to rounding)
 };
 
 // enable flags (option enableflags)
@@ -339,6 +341,7 @@ enum {
   X(int, exclude_body2, nexclude, 1)     /* second body                                  (nexclude x 1) */ \
   /* issue 15 item 1: equality constraints (MJCF <equality>; src/dyn/equality.c)                  */     \
   X(int, eq_type, neq, 1)                /* physEqType                                        (neq x 1) */ \
+  X(int, eq_name, neq, 1)                /* name address in names (-1: unnamed; issue 15 item 2) (neq x 1) */ \
   X(int, eq_obj1id, neq, 1)              /* body1 (connect, weld) or joint1 (joint)           (neq x 1) */ \
   X(int, eq_obj2id, neq, 1)              /* body2 (0: world) or joint2 (-1: none)             (neq x 1) */ \
   X(int, eq_active, neq, 1)              /* 1 if the constraint acts                          (neq x 1) */ \

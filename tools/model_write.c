@@ -284,6 +284,17 @@ static int mjcf_param(xmlNode* root, const physModel* m, const physParam* p, cha
     set_custom_numeric(root, key, m->geom_restitution + id, 1);
     return 1;
   }
+  if (p->kind == PHYS_PAR_POLYCOEF || p->kind == PHYS_PAR_SOLREF) {   // issue 15 item 2: an <equality> child
+    const char* name = phys_id2name(m, "equality", id);
+    xmlNode* e = *name ? find_named(child(root, "equality", 0, 0), "connect|weld|joint|tendon", name) : NULL;
+    if (!e) {
+      snprintf(err, nerr, "--write-model: %s: no <equality> element named '%s' in the model file itself", p->name, name);
+      return 0;
+    }
+    if (p->kind == PHYS_PAR_POLYCOEF) set_numbers(e, "polycoef", m->eq_data + PHYS_EQ_NDATA * id, 5);
+    else set_numbers(e, "solref", m->eq_solref + 2 * id, 2);
+    return 1;
+  }
   xmlNode* n = mjcf_target(root, m, p, err, nerr);
   if (!n) return 0;
   int dof = p->kind == PHYS_PAR_DAMPING || p->kind == PHYS_PAR_ARMATURE || p->kind == PHYS_PAR_FRICTIONLOSS

@@ -164,19 +164,24 @@ class Model:
         return np.concatenate([d.qpos, d.qvel])
 
     def set_state(self, d, x):
-        """d's (qpos, qvel) from x (nq + nv); time and activations are left as they are."""
-        x = _f64(x, (self.nq + self.nv,), "set_state: x")
-        d.qpos[:], d.qvel[:] = x[:self.nq], x[self.nq:]
+        """d's (qpos, qvel) from x (nq + nv), or (qpos, qvel, act) from x (nq + nv + na); time (and otherwise the
+        activations) are left as they are."""
+        n = self.nq + self.nv
+        x = _f64(x, (n + self.na,) if np.size(x) == n + self.na and self.na else (n,), "set_state: x")
+        d.qpos[:], d.qvel[:] = x[:self.nq], x[self.nq:n]
+        if len(x) > n:
+            d.act[:] = x[n:]
 
-    def rollout(self, d, steps=None, ctrl=None, x0=None):
+    def rollout(self, d, steps=None, ctrl=None, x0=None, act=False):
         """States (qpos, qvel) along phys_step from d's state. ctrl (T, nu) gives the controls of each step (T =
         steps; without ctrl: steps steps at d's ctrl). Returns (T + 1, nq + nv), row 0 the start. A batch: x0 (B,
         nq + nv) start states and/or ctrl (B, T, nu): returns (B, T + 1, nq + nv), each row run from d's state
         with its x0 (d's time, activations and contacts as warm start) on one scratch Data; d is not changed
-        then. A rejected step (non-finite state) raises Error."""
+        then. act=True: the rows are (qpos, qvel, act), nq + nv + na columns, and x0 may hold the activations too.
+        A rejected step (non-finite state) raises Error."""
         batched = (x0 is not None and np.ndim(x0) == 2) or (ctrl is not None and np.ndim(ctrl) == 3)
         if not batched:
-            return self._rollout_one(d, steps, ctrl, x0)
+            return self._rollout_one(d, steps, ctrl, x0, act)
         nb = np.shape(x0)[0] if x0 is not None and np.ndim(x0) == 2 else np.shape(ctrl)[0]
         if x0 is not None and np.ndim(x0) == 1:
             x0 = np.broadcast_to(x0, (nb, len(x0)))
@@ -185,13 +190,13 @@ class Model:
         for b in range(nb):
             d.copy_to(scratch)
             xs = self._rollout_one(scratch, steps, None if ctrl is None else (ctrl if np.ndim(ctrl) == 2 else ctrl[b]),
-                                   None if x0 is None else x0[b])
+                                   None if x0 is None else x0[b], act)
             if out is None:
                 out = np.empty((nb,) + xs.shape)
             out[b] = xs
         return out
 
-    def _rollout_one(self, d, steps, ctrl, x0):
+    def _rollout_one(self, d, steps, ctrl, x0, act=False):
         if x0 is not None:
             self.set_state(d, x0)
         if ctrl is not None:
@@ -202,18 +207,18 @@ class Model:
         if steps is None or steps < 0:
             raise Error("rollout: give steps or ctrl", 1)
         L = _c.lib()
-        out = np.empty((steps + 1, self.nq + self.nv))
-        nq = self.nq
-        qpos, qvel, rejected = d.qpos, d.qvel, d._warning_count
+        nq, n = self.nq, self.nq + self.nv
+        out = np.empty((steps + 1, n + (self.na if act else 0)))
+        qpos, qvel, acts, rejected = d.qpos, d.qvel, d.act, d._warning_count
         before = int(rejected[_REJECTED])
-        out[0, :nq], out[0, nq:] = qpos, qvel
+        out[0, :nq], out[0, nq:n], out[0, n:] = qpos, qvel, acts if act else ()
         for t in range(steps):
             if ctrl is not None:
                 d.ctrl[:] = ctrl[t]
             L.phys_step(self._ptr, d._ptr)
             if rejected[_REJECTED] != before:
                 raise Error(f"rollout: step {t} rejected ({d.last_warning})", 8)
-            out[t + 1, :nq], out[t + 1, nq:] = qpos, qvel
+            out[t + 1, :nq], out[t + 1, nq:n], out[t + 1, n:] = qpos, qvel, acts if act else ()
         return out
 
     # --- derivatives (include/physid/derivatives.h)

@@ -69,48 +69,52 @@ def _np(t):
 
 
 class _StepFn(torch.autograd.Function):
-    """(qpos, qvel, ctrl, theta) -> (qpos+, qvel+) of one phys_step per batch row."""
+    """(qpos, qvel, ctrl, theta, act) -> (qpos+, qvel+, act+) of one phys_step per batch row (act: (B, na), na may
+    be 0)."""
 
     @staticmethod
-    def forward(ctx, qpos, qvel, ctrl, theta, owner):
+    def forward(ctx, qpos, qvel, ctrl, theta, act, owner):
         m, d, p = owner.model, owner.data, owner.params
         Q, V, U, th = owner._inputs(qpos, qvel, ctrl, theta)
-        Q1, V1 = np.empty_like(Q), np.empty_like(V)
+        Act = _np(act)
+        Q1, V1, A1 = np.empty_like(Q), np.empty_like(V), np.empty_like(Act)
         for b in range(Q.shape[0]):
-            owner._load(Q[b], V[b], U[b])
+            owner._load(Q[b], V[b], U[b], Act[b])
             before = int(d.warnings[6])
             m.step(d)
             if int(d.warnings[6]) != before:
                 raise Error(f"physid.torch: step rejected ({d.last_warning})", 8)
-            Q1[b], V1[b] = d.qpos, d.qvel
-        ctx.owner, ctx.saved = owner, (Q, V, U, Q1, th)
-        return torch.from_numpy(Q1), torch.from_numpy(V1)
+            Q1[b], V1[b], A1[b] = d.qpos, d.qvel, d.act
+        ctx.owner, ctx.saved = owner, (Q, V, U, Q1, th, Act)
+        return torch.from_numpy(Q1), torch.from_numpy(V1), torch.from_numpy(A1)
 
     @staticmethod
-    def backward(ctx, gq1, gv1):
+    def backward(ctx, gq1, gv1, ga1):
         owner = ctx.owner
         m, d, p, tan = owner.model, owner.data, owner.params, owner.tangent
-        Q, V, U, Q1, theta = ctx.saved
+        Q, V, U, Q1, theta, Act = ctx.saved
         if p is not None:
             p.set(theta)
         GQ1 = np.zeros_like(Q1) if gq1 is None else _np(gq1)
         GV1 = np.zeros((Q.shape[0], m.nv)) if gv1 is None else _np(gv1)
-        gq, gv, gu = np.empty_like(Q), np.empty_like(V), np.empty_like(U)
+        GA1 = np.zeros_like(Act) if ga1 is None else _np(ga1)
+        gq, gv, gu, ga = np.empty_like(Q), np.empty_like(V), np.empty_like(U), np.empty_like(Act)
         gth = np.zeros(p.ntheta if p is not None else 0)
         for b in range(Q.shape[0]):
             xbar_next = np.zeros(m.nx)
             xbar_next[:m.nv] = tan.qpos_to_tangent_bar(Q1[b], GQ1[b])
             xbar_next[m.nv:2 * m.nv] = GV1[b]
-            owner._load(Q[b], V[b], U[b])
+            xbar_next[2 * m.nv:] = GA1[b]
+            owner._load(Q[b], V[b], U[b], Act[b])
             if p is None:
                 xbar, ubar = m.step_vjp(d, xbar_next)
             else:
                 xbar, ubar, tbar = m.step_vjp(d, xbar_next, params=p)
                 gth += tbar
             gq[b] = tan.tangent_to_qpos_bar(Q[b], xbar[:m.nv])
-            gv[b], gu[b] = xbar[m.nv:2 * m.nv], ubar
+            gv[b], gu[b], ga[b] = xbar[m.nv:2 * m.nv], ubar, xbar[2 * m.nv:]
         return (torch.from_numpy(gq), torch.from_numpy(gv), torch.from_numpy(gu),
-                torch.from_numpy(gth) if p is not None else None, None)
+                torch.from_numpy(gth) if p is not None else None, torch.from_numpy(ga), None)
 
 
 class _RolloutFn(torch.autograd.Function):
@@ -160,12 +164,11 @@ class Step:
     """One physid step of model m as a differentiable torch function: step(qpos, qvel, ctrl=None, theta=None) ->
     (qpos+, qvel+). Inputs are float64 tensors, batched (B, n) or single (n,); theta (ntheta,) are the values of
     the Params table (given: they are written into the model before the step, the model keeps the last ones).
-    The backward pass is phys_step_vjp (and phys_step_param_vjp for theta) at the same state."""
+    The backward pass is phys_step_vjp (and phys_step_param_vjp for theta) at the same state. A model with actuator
+    activations (na > 0): step(qpos, qvel, ctrl, theta, act) -> (qpos+, qvel+, act+), act (B, na) or (na,) (None:
+    zero), differentiable in act too; rollout and rollout_fn refuse such models."""
 
     def __init__(self, model, params=None):
-        if model.na:
-            raise Error("physid.torch: models with actuator activations are not supported (the state is qpos, "
-                        "qvel)", 1)
         self.model, self.data = model, model.make_data()
         self.params = params if params is None or isinstance(params, Params) else model.params(params)
         self.tangent = _Tangent(model)
@@ -177,14 +180,16 @@ class Step:
             self.params.set(th)
         return _np(qpos), _np(qvel), _np(ctrl), th
 
-    def _load(self, q, v, u):
+    def _load(self, q, v, u, act=None):
         d = self.data
         d.reset()
         d.qpos[:], d.qvel[:] = q, v
         if self.model.nu and u is not None:
             d.ctrl[:] = u
+        if self.model.na and act is not None:
+            d.act[:] = act
 
-    def __call__(self, qpos, qvel, ctrl=None, theta=None):
+    def __call__(self, qpos, qvel, ctrl=None, theta=None, act=None):
         m = self.model
         single = qpos.dim() == 1
         qpos, qvel = qpos.reshape(-1, m.nq), qvel.reshape(-1, m.nv)
@@ -194,12 +199,18 @@ class Step:
             ctrl = ctrl.reshape(-1, m.nu).expand(qpos.shape[0], m.nu)
         if theta is None:
             theta = torch.as_tensor(self.params.get() if self.params is not None else np.zeros(0))
-        q1, v1 = _StepFn.apply(qpos, qvel, ctrl, theta, self)
-        return (q1[0], v1[0]) if single else (q1, v1)
+        if act is None:   # the model's initial activations (zero)
+            act = torch.zeros(qpos.shape[0], m.na, dtype=torch.float64)
+        else:
+            act = act.reshape(-1, m.na).expand(qpos.shape[0], m.na)
+        q1, v1, a1 = _StepFn.apply(qpos, qvel, ctrl, theta, act, self)
+        out = (q1, v1, a1) if m.na else (q1, v1)
+        return tuple(x[0] for x in out) if single else out
 
     def rollout(self, qpos, qvel, ctrl, theta=None):
         """The states after each of T = len(ctrl) steps (ctrl (T, nu) or (T, B, nu)): (T + 1, ...) tensors of
         qpos and qvel, differentiable through every step's VJP (one autograd node per step)."""
+        self._no_act("rollout")
         qs, vs = [qpos], [qvel]
         for t in range(ctrl.shape[0]):
             q, v = self(qs[-1], vs[-1], ctrl[t], theta)
@@ -211,6 +222,7 @@ class Step:
         """The same states as one autograd node: qpos (B, nq) or (nq,), ctrl (B, T, nu) or (T, nu) -> qpos (B, T + 1,
         nq), qvel (B, T + 1, nv) (no B: (T + 1, ...)). Its backward is phys_rollout_grad (reverse mode with
         checkpoints, in C) with the incoming cotangents as the loss."""
+        self._no_act("rollout_fn")
         m = self.model
         single = qpos.dim() == 1
         qpos, qvel = qpos.reshape(-1, m.nq), qvel.reshape(-1, m.nv)
@@ -220,3 +232,8 @@ class Step:
             theta = torch.as_tensor(self.params.get() if self.params is not None else np.zeros(0))
         qs, vs = _RolloutFn.apply(qpos, qvel, ctrl, theta, self)
         return (qs[0], vs[0]) if single else (qs, vs)
+
+    def _no_act(self, what):
+        if self.model.na:
+            raise Error(f"physid.torch: {what} of a model with actuator activations is not supported (chain "
+                        "step(q, v, u, theta, act) instead)", 1)

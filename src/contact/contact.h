@@ -140,6 +140,28 @@ physStatus phys_solve_cone(const physModel* m, physData* d, const physConstraint
                            physConstraintSolution* sol);
 physStatus phys_solve_ccp(const physModel* m, physData* d, const physConstraintProblem* p,
                           physConstraintSolution* sol);
+// islands (island.c, issue 19 item 1): the problem's rows grouped by the kinematic trees they couple (contacts,
+// limits, tendon limits and the eliminated equality rows Je, ne x nv, may be NULL), islands in the order of
+// their smallest tree (root dof), rows ascending inside each
+typedef struct physIslands_ {
+  int n;                    // islands
+  int* start;               // n + 1: island k's rows are row[start[k] .. start[k+1]-1]
+  int* row;                 // the problem's rows, island by island
+  int* ndof;                // n: dofs of each island's trees (its rank bound)
+} physIslands;
+// the islands of p (arena memory of the caller's mark); returns their number (0 without rows)
+int phys_islands(const physModel* m, physData* d, const physConstraintProblem* p, const double* Je, int ne,
+                 physIslands* isl);
+// a contact solver (phys_solve_lcp, phys_solve_cone, phys_solve_ccp; step.h's physSolverFn)
+typedef physStatus (*physIslandSolver)(const physModel* m, physData* d, const physConstraintProblem* p,
+                                       physConstraintSolution* sol);
+// solver on p island by island (each island's sub-problem: its rows of G, g, mu, the guesses and gpos, its
+// contacts, p->nv its dofs, J NULL), impulses and row states scattered back into sol (n each); iterations
+// summed, the largest residual, warm_used if every island kept its guess, the first status not PHYS_OK. One
+// island or PHYS_DSBL_ISLAND: solver(m, d, p, sol) itself, bit for bit
+physStatus phys_solve_islands(const physModel* m, physData* d, physIslandSolver solver,
+                              const physConstraintProblem* p, const double* Je, int ne,
+                              physConstraintSolution* sol);
 // derivatives of phys_solve_lcp's lambda at its solution sol (src/contact/lcp_vjp.c): forward (dG, dmu may be
 // NULL) and reverse (dL/dlambda -> dL/dg, dL/dG (entrywise, may be NULL), dL/dmu (may be NULL))
 physStatus phys_solve_lcp_jvp(const physModel* m, physData* d, const physConstraintProblem* p,
@@ -248,6 +270,12 @@ typedef struct physFrictionRows_ {
   double* WE;               // nv x nf: M~^-1 E
   double* lambda;           // nf: impulses
   int* state;               // nf: PHYS_ROW_CLAMPING (sticking), PHYS_ROW_UPPER (+b), PHYS_ROW_LOWER (-b)
+  // torsional and rolling friction rows (angular.c, issue 16): the last nfa rows (their moments in R after the
+  // tendon rows), bounded by amu lambda_n of their contact acon (an index of the contact problem's contacts)
+  int nfa;                  // angular rows (0: none; the block is then solved exactly by phys_frictionloss_box)
+  int* acon;                // nfa: their contacts
+  double* amu;              // nfa: their coefficients mu_s or mu_r (m)
+  int* pair;                // nf: a rolling row's partner in one disk (cone, ccp), -1 for a row bounded alone
 } physFrictionRows;
 // the number of frictionloss rows of m (dofs with dof_frictionloss > 0, tendons with frictionloss > 0), and the
 // dofs of the dof rows (capacity nv)
@@ -256,6 +284,24 @@ int phys_frictionloss_dofs(const physModel* m, int* dof);
 // the rows at d's state through the factor qLD of M~ and the free velocity vf (arena memory of the caller)
 void phys_frictionloss_assemble(const physModel* m, physData* d, const double* qLD, const double* vf,
                                 physFrictionRows* fr);
+// the same with the torsional and rolling friction rows of the nc contacts con (angular.c) appended, their
+// rolling pairs one disk each if disk (cone, ccp), bounds 0 until phys_friction_block_solve sets them
+void phys_friction_rows_assemble(const physModel* m, physData* d, const double* qLD, const double* vf,
+                                 const physContact* con, int nc, int disk, physFrictionRows* fr);
+// torsional and rolling friction as constraint rows (angular.c; issue 16, MuJoCo's condim 4 and 6): the number
+// of rows the nc contacts con have (one per contact with torsional friction, two with rolling friction)
+int phys_angular_count(const physModel* m, const physContact* con, int nc);
+// contact c's angular rows A (3 x nv): frame (J_rot(body of geom[1]) - J_rot(body of geom[0])), the relative
+// angular velocity about the normal and the two tangents (needs kinematics; scratch from d's arena)
+void phys_contact_angular_jac(const physModel* m, physData* d, const physContact* c, double* A);
+// the rows of the nc contacts con into R (rows x nv), each row's contact into acon, coefficient into amu, a
+// rolling row's partner (an index among these rows; disk only, else -1) into pair; returns their number
+int phys_angular_rows(const physModel* m, physData* d, const physContact* con, int nc, double* R, int* acon,
+                      double* amu, int* pair, int disk);
+// the friction block fr given the contact impulses lambda_c (their normal impulses bound the angular rows)
+// and the block's free velocities g (nf): without angular rows phys_frictionloss_box (exact), with them the
+// box and disks by accelerated projected gradient from fr->lambda (angular.c); fr->b, lambda, state written
+void phys_friction_block_solve(physData* d, physFrictionRows* fr, const double* g, const double* lambda_c);
 // the box problem min 1/2 l'Gl + g'l over |l_i| <= b_i, exactly (principal pivoting): rounds, -1 on fallback
 int phys_frictionloss_box(physData* d, const double* G, const double* g, const double* b, int nf, double* lambda,
                           int* state);

@@ -140,13 +140,34 @@ int phys_frictionloss_box(physData* d, const double* G, const double* g, const d
 // qLD of M~, G = E' W E, g = E' vf. Arrays in d's arena (the caller's mark).
 void phys_frictionloss_assemble(const physModel* m, physData* d, const double* qLD, const double* vf,
                                 physFrictionRows* fr) {
+  phys_friction_rows_assemble(m, d, qLD, vf, NULL, 0, 0, fr);
+}
+
+// the angular rows' bookkeeping (acon, amu, pair: nfa rows after n0 others) in d's arena, their moments into
+// R_ang (nfa x nv); every pair index made one of the whole block
+static void angular_assemble(const physModel* m, physData* d, const physContact* con, int nc, int disk, int nfa,
+                             int n0, physFrictionRows* fr, double* R_ang) {
+  fr->nfa = nfa;
+  fr->acon = (int*)phys_stack_alloc(d, (size_t)nfa / 2 + 1);
+  fr->amu = phys_stack_alloc(d, (size_t)nfa + 1);
+  fr->pair = (int*)phys_stack_alloc(d, ((size_t)n0 + (size_t)nfa) / 2 + 1);
+  for (int i = 0; i < n0; i++) fr->pair[i] = -1;
+  if (nfa > 0) phys_angular_rows(m, d, con, nc, R_ang, fr->acon, fr->amu, fr->pair + n0, disk);
+  for (int i = n0; i < n0 + nfa; i++)
+    if (fr->pair[i] >= 0) fr->pair[i] += n0;
+}
+
+void phys_friction_rows_assemble(const physModel* m, physData* d, const double* qLD, const double* vf,
+                                 const physContact* con, int nc, int disk, physFrictionRows* fr) {
   int nv = m->nv;
   double dt = m->opt.timestep;
+  int nfa = nc > 0 ? phys_angular_count(m, con, nc) : 0;   // torsional and rolling rows (angular.c)
   int nft = m->nspring > 0 ? phys_tendon_frictionloss_rows(m, d, NULL, NULL) : 0;   // tendons' rows (tendon_rows.c)
-  fr->dof = (int*)phys_stack_alloc(d, ((size_t)nv + (size_t)nft) / 2 + 1);
+  fr->dof = (int*)phys_stack_alloc(d, ((size_t)nv + (size_t)nft + (size_t)nfa) / 2 + 1);
   int nfd = fr->nfd = phys_frictionloss_dofs(m, fr->dof);
-  int nf = fr->nf = nfd + nft;
-  fr->R = phys_stack_alloc(d, (size_t)nft * nv + 1);
+  int nf = fr->nf = nfd + nft + nfa;
+  fr->R = phys_stack_alloc(d, ((size_t)nft + (size_t)nfa) * nv + 1);
+  angular_assemble(m, d, con, nc, disk, nfa, nfd + nft, fr, fr->R + (size_t)nft * nv);
   fr->b = phys_stack_alloc(d, (size_t)nf + 1);
   fr->g = phys_stack_alloc(d, (size_t)nf + 1);
   fr->G = phys_stack_alloc(d, (size_t)nf * nf + 1);
@@ -170,7 +191,7 @@ void phys_frictionloss_assemble(const physModel* m, physData* d, const double* q
       fr->b[i] = m->dof_frictionloss[fr->dof[i]] * dt;
       fr->g[i] = vf[fr->dof[i]];
     } else {
-      fr->b[i] *= dt;
+      fr->b[i] = i < nfd + nft ? fr->b[i] * dt : 0;   // (angular rows: mu lambda_n, phys_friction_block_solve)
       fr->g[i] = 0;
       for (int k = 0; k < nv; k++) fr->g[i] += Ri[k] * vf[k];
     }

@@ -30,13 +30,15 @@
 // for its minimal-norm solution by a rank-revealing factorization (pivoted QR or Cholesky) and the shortest
 // solution over its null space (a box's four coplanar corners make it singular: the four get equal
 // shares), and keep it if every condition above holds. The warm start does exactly this with last step's
-// labels and skips Lemke when the check passes; when it fails, a few active-set corrections of the labels
-// (each one checked the same way) usually reach the new contact state before Lemke is needed.
+// labels and skips Lemke when the check passes; when it fails, block principal pivoting on the labels (Judice
+// & Pires: every violated label corrected at once while that lowers the number violated, else one contact at
+// a time; each candidate checked the same way) usually reaches the new contact state before Lemke is needed.
 //
 // Everything runs on a scaled problem: per contact s = 1/sqrt(mean diag of its 3 rows of G), and a velocity
 // scale gamma = max |s g|: G^ = S G S, g^ = S g / gamma, lambda = gamma S lambda^, w^ = S w / gamma, so that
 // diag G^ ~ 1 and |g^| <= 1 whatever the units; the scaling keeps each contact's pyramid (one s per contact).
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "arena.h"
@@ -55,7 +57,9 @@
 #define LCP_PGS_SWEEPS 300      // Gauss-Seidel sweeps of the last fallback
 #define LCP_TOL_DOWNDATE 1.5e-8 // QR column norms: a downdated |a|^2 below tol * its exact value is recomputed
 #define LCP_TOL_LU 1e-9         // nonsymmetric subsystem: elimination pivots below tol * max|A| send it to QR
-#define LCP_CORRECTIONS 3       // active-set corrections of a failed warm-start guess before Lemke
+#define LCP_BPP_ROUNDS 24        // subsystems of the warm start and its block principal pivoting before Lemke
+#define LCP_BPP_STALL 3         // block corrections without fewer violated labels before single ones
+#define LCP_CORRECTIONS 3       // corrections after which a singular subsystem hands the problem to Lemke
 
 // the diagonals eps of the retries (LCP_NREGULARIZE): 1e-8 keeps the retry's point within rounding of the exact
 // problem's; 1e-6 bounds G^'s condition so that the pivots stay well conditioned on rank-deficient G (12 rows
@@ -475,8 +479,9 @@ static int lcp_try_lu(double* x, physData* d, const double* A, const double* b, 
 // lambda^ from the labels: lambda_S = 0, lambda_U/L = +-mu lambda_n, and lambda_C from
 //   (G^_CC + G^_CB E) lambda_C = -g^_C
 // by its minimal-norm solution (x0 = NULL), or as x0_C plus the minimal-norm correction of x0's residual
-// (x0 = a solution from Lemke, refined without moving it elsewhere)
-static void lcp_subsystem(double* lh, physData* d, const lcpScaled* P, const int* lab, const double* x0) {
+// (x0 = a solution from Lemke, refined without moving it elsewhere). Returns 1 if the subsystem is regular
+// (full rank: its solution is the only one with these labels), 0 if singular
+static int lcp_subsystem(double* lh, physData* d, const lcpScaled* P, const int* lab, const double* x0) {
   int n = P->n, m = 0;
   size_t mark = phys_stack_mark(d);
   int* pos = lcp_ints(d, n);
@@ -511,8 +516,9 @@ static void lcp_subsystem(double* lh, physData* d, const lcpScaled* P, const int
     if (x0)
       for (int k = 0; k < m; k++) b[i] -= A[(size_t)k * m + i] * x0[cr[k]];
   }
-  if (m > 0 && symmetric) lcp_minnorm_sym(y, d, A, b, m);
-  else if (m > 0 && !lcp_try_lu(y, d, A, b, m, m <= P->nv)) lcp_minnorm(y, d, A, b, m);
+  int regular = 1;
+  if (m > 0 && symmetric) regular = lcp_minnorm_sym(y, d, A, b, m) == m;
+  else if (m > 0 && !lcp_try_lu(y, d, A, b, m, m <= P->nv)) regular = lcp_minnorm(y, d, A, b, m) == m;
 
   // assemble: C rows, then S rows 0 and bounded rows +-mu lambda_n
   for (int i = 0; i < n; i++) lh[i] = pos[i] >= 0 ? y[pos[i]] + (x0 ? x0[i] : 0) : 0;
@@ -523,6 +529,7 @@ static void lcp_subsystem(double* lh, physData* d, const lcpScaled* P, const int
     if (lab[j] == PHYS_ROW_LOWER) lh[j] = -P->mu[c] * lh[3 * c];
   }
   phys_stack_free(d, mark);
+  return regular;
 }
 
 //---------------------------------------------------------------------------------------------------------
@@ -836,24 +843,77 @@ static int lcp_correct(int* lab, const lcpScaled* P, const double* lh, const dou
   return changed;
 }
 
-// the warm start: the subsystem on the guessed labels lab and the check; while it fails, up to
-// LCP_CORRECTIONS active-set corrections of the labels from the candidate (lcp_correct), each checked the
-// same way. Returns 1 when a candidate is accepted (best holds it), *as_is = 1 if the guess itself was;
-// 0 if none was; -1 if the first candidate's w^ is not finite (then G or g is not: see phys_solve_lcp).
-// Scratch lh, wh (n).
+// FNV-1a hash of the n labels (a repeated label set in block principal pivoting is a cycle; a collision only
+// hands the problem to Lemke early)
+static uint64_t lcp_label_hash(const int* lab, int n) {
+  uint64_t h = 1469598103934665603ull;
+  for (int i = 0; i < n; i++) h = (h ^ (uint64_t)(unsigned)lab[i]) * 1099511628211ull;
+  return h;
+}
+
+// the single-pivot step of block principal pivoting (Murty's rule as Judice & Pires use it): of the labels
+// lcp_correct changed (next, from lab), keep only the last changed unit's (the highest-numbered contact's
+// three rows, or one limit row) and undo the others; lab <- that, sanitized
+static void lcp_correct_single(int* lab, const lcpScaled* P, const int* next) {
+  int last = -1;
+  for (int i = 0; i < P->n; i++)
+    if (next[i] != lab[i]) last = i;
+  if (last < 0) return;
+  int c = lcp_contact(P, last), lo = c < 0 ? last : 3 * c, hi = c < 0 ? last + 1 : 3 * c + 3;
+  for (int i = lo; i < hi; i++) lab[i] = next[i];
+  lcp_sanitize(lab, P, lab);
+}
+
+// the warm start, then block principal pivoting on the labels (Judice & Pires 1994): the subsystem on the
+// guessed labels lab and the check; while it fails, every label the candidate violates is corrected at once
+// (lcp_correct) and the new labels checked the same way. The number of violated labels (changed by a
+// correction) is the merit: while it falls below its least value the block corrections go on; after
+// LCP_BPP_STALL corrections without a new least value, one unit is corrected at a time (lcp_correct_single:
+// Murty's least-index rule, from the other end), until a block step sets a new least value again. At most
+// LCP_BPP_ROUNDS subsystems in all, and never the same labels twice (on a singular G the minimal-norm
+// subsystems can cycle); Lemke follows if none holds. Returns 1 when a candidate is accepted (best
+// holds it), *as_is = 1 if the guess itself was; 0 if none was; -1 if the first candidate's w^ is not finite
+// (then G or g is not: see phys_solve_lcp). Scratch lh, wh (n).
+// Past LCP_CORRECTIONS corrections a singular subsystem (a face resting on 4 corners: the LCP's solutions are
+// not unique) ends the pivoting: Lemke's labels choose the solution there, as they did before the pivoting
+// went beyond 3 corrections, so that its trajectories do not move; a regular one (spheres, one point per
+// pair) is the only solution with its labels.
 static int lcp_warm(lcpBest* best, int* as_is, physData* d, const lcpScaled* P, int* lab, double* lh,
                     double* wh) {
+  size_t mark = phys_stack_mark(d);
+  int* next = lcp_ints(d, P->n);
+  int least = P->n + 1, stall = 0, result = 0;
+  uint64_t seen[LCP_BPP_ROUNDS];
+  seen[0] = lcp_label_hash(lab, P->n);
   for (int round = 0;; round++) {
     double big;
-    lcp_subsystem(lh, d, P, lab, NULL);
+    int regular = lcp_subsystem(lh, d, P, lab, NULL);
+    if (round > LCP_CORRECTIONS && !regular) break;   // past the corrections: Lemke picks among many solutions
     int ok = lcp_try(best, wh, &big, P, lh, lab);
-    if (round == 0 && !lcp_all_finite(wh, (size_t)P->n)) return -1;
+    if (round == 0 && !lcp_all_finite(wh, (size_t)P->n)) {
+      result = -1;
+      break;
+    }
     if (ok) {
       *as_is = round == 0;
-      return 1;
+      result = 1;
+      break;
     }
-    if (round == LCP_CORRECTIONS || !lcp_correct(lab, P, lh, wh, LCP_TOL_CLASS * fmax(1, big))) return 0;
+    if (round + 1 >= LCP_BPP_ROUNDS) break;
+    memcpy(next, lab, sizeof(int) * (size_t)P->n);
+    int changed = lcp_correct(next, P, lh, wh, LCP_TOL_CLASS * fmax(1, big));
+    if (!changed) break;
+    if (changed < least) least = changed, stall = 0;
+    else stall++;
+    if (stall <= LCP_BPP_STALL) memcpy(lab, next, sizeof(int) * (size_t)P->n);
+    else lcp_correct_single(lab, P, next);
+    seen[round + 1] = lcp_label_hash(lab, P->n);
+    int again = 0;
+    for (int k = 0; k <= round; k++) again |= seen[k] == seen[round + 1];
+    if (again) break;   // labels already tried: a cycle (on a singular G), Lemke decides
   }
+  phys_stack_free(d, mark);
+  return result;
 }
 
 // write the best candidate as the result: lambda = gamma s lambda^, labels (mu = 0 tangents by the sign of
@@ -907,7 +967,7 @@ static int lcp_candidate(lcpBest* best, physData* d, const lcpScaled* P, const d
 }
 
 // Solve the pyramid LCP of p (see the file comment). Order: the warm start (p->warm's labels, the
-// subsystem, the check, then up to LCP_CORRECTIONS active-set corrections of the labels, each checked);
+// subsystem, the check, then block principal pivoting on the labels, each candidate checked: lcp_warm);
 // else Lemke (lcp_candidate: its classification stabilized to the minimal-norm solution (ties as clamping),
 // else its own point refined on its labels (ties as separating)); when Lemke ends on a ray or its candidate is
 // not exact, the same on G^ + 1e-8 I, then on G^ + 1e-6 I, and if that ends on a ray too Gauss-Seidel's point;
@@ -916,7 +976,7 @@ static int lcp_candidate(lcpBest* best, physData* d, const lcpScaled* P, const d
 // natural-map residual in row-velocity units (m/s or rad/s): min(d lambda, w) on normals and limits,
 // d lambda - clamp(d lambda - w, -d mu lambda_n, d mu lambda_n) on tangents, d = the mean diagonal of G over
 // the contact's rows (0 at an exact solution). sol->iterations counts Lemke's pivots (0 when the warm start
-// or its corrections hold); sol->warm_used is 1 only if the guess itself held. p->nv (dofs, rank G <= nv)
+// or its block principal pivoting holds); sol->warm_used is 1 only if the guess itself held. p->nv (dofs, rank G <= nv)
 // may be 0 (unknown). m may be NULL.
 static physStatus solve_lcp(const physModel* m, physData* d, const physConstraintProblem* p,
                             physConstraintSolution* sol) {

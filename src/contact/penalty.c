@@ -256,9 +256,6 @@ static int ang_coefficients(const physModel* m, physPenaltyContact* p, double fn
 int phys_penalty_contacts_ang(const physModel* m, physData* d, const physContact* con, int nc,
                               physPenaltyContact* pc, const double* J, double* Ja) {
   int nv = m->nv, n = 0;
-  size_t mark = phys_stack_mark(d);
-  double* Jrel = phys_stack_alloc(d, 3 * (size_t)nv + 1);
-  double* jac = phys_stack_alloc(d, 3 * (size_t)nv + 1);
   for (int i = 0; i < nc; i++) {
     const physContact* c = con + i;
     physPenaltyContact* p = pc + i;
@@ -267,10 +264,7 @@ int phys_penalty_contacts_ang(const physModel* m, physData* d, const physContact
     if (!p->active || !(ang[0] > 0 || ang[1] > 0)) continue;
     // rows: frame * (J_rot(body of geom[1]) - J_rot(body of geom[0])), the relative angular velocity
     double* Ai = Ja + (size_t)(3 * i) * nv;
-    phys_jac(m, d, c->pos, m->geom_bodyid[c->geom[1]], NULL, Jrel);
-    phys_jac(m, d, c->pos, m->geom_bodyid[c->geom[0]], NULL, jac);
-    for (int k = 0; k < 3 * nv; k++) Jrel[k] -= jac[k];
-    frame_rows(Ai, c->frame, Jrel, nv);
+    phys_contact_angular_jac(m, d, c, Ai);   // (angular.c)
     double vr[3], w[3];
     row_velocity(vr, J + (size_t)(3 * i) * nv, d->qvel, nv);
     row_velocity(w, Ai, d->qvel, nv);
@@ -281,7 +275,6 @@ int phys_penalty_contacts_ang(const physModel* m, physData* d, const physContact
     ang_coefficients(m, p, p->spring - p->damping * vr[0], w);
     n++;
   }
-  phys_stack_free(d, mark);
   return n;
 }
 

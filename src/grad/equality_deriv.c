@@ -170,7 +170,8 @@ void phys_equality_jvp(const physModel* m, physData* d, const double* dq, double
   phys_stack_free(d, mark);
 }
 
-// K (ne x nv, transpose 0) = column k dJ(e_k) x, or T (nv x nv, transpose 1) = column k dJ(e_k)' x
+// K (ne x nv, transpose 0) = column k dJ(e_k) x, or T (nv x nv, transpose 1) = column k dJ(e_k)' x, or (transpose
+// 2, x the weights B: ne x nv) the gradient K (nv) with K_k = <dJ(e_k), B>
 static void curvature(const physModel* m, physData* d, const double* x, int transpose, double* K) {
   int nv = m->nv, ne = phys_equality_rows(m);
   if (ne == 0) return;
@@ -182,6 +183,12 @@ static void curvature(const physModel* m, physData* d, const double* x, int tran
     e[k] = 1;
     phys_equality_jvp(m, d, e, NULL, dJ);
     e[k] = 0;
+    if (transpose == 2) {
+      double s = 0;
+      for (size_t i = 0; i < (size_t)ne * nv; i++) s += dJ[i] * x[i];
+      K[k] = s;
+      continue;
+    }
     for (int i = 0; i < (transpose ? nv : ne); i++) {
       double s = 0;
       if (transpose)
@@ -192,6 +199,39 @@ static void curvature(const physModel* m, physData* d, const double* x, int tran
     }
   }
   phys_stack_free(d, mark);
+}
+
+int phys_equality_polycoef_deriv(const physModel* m, const physData* d, int e, int c, double* dr, double* dJ) {
+  int row = 0;
+  memset(dJ, 0, sizeof(double) * (size_t)m->nv);
+  *dr = 0;
+  if ((m->opt.disableflags & PHYS_DSBL_EQUALITY) || !m->eq_active[e]) return -1;
+  for (int k = 0; k < e; k++)
+    if (m->eq_active[k]) row += phys_equality_dim(m, k);
+  int o2 = m->eq_obj2id[e];
+  if (o2 < 0) {   // r = y - c0
+    *dr = c == 0 ? -1 : 0;
+    return row;
+  }
+  // r = y - sum_k c_k x^k: dr/dc = -x^c; J's x part -(sum_k k c_k x^(k-1)) dx/dq: dJ/dc = -c x^(c-1) dx/dq
+  double x, xm = 1, rate;   // xm = x^(c-1)
+  if (m->eq_type[e] == PHYS_EQ_JOINT) x = d->qpos[m->jnt_qposadr[o2]] - m->qpos0[m->jnt_qposadr[o2]];
+  else x = tendon_length(m, d, o2, dJ, &rate);   // (dJ as a zero direction: rate unused)
+  if (c == 0) {
+    *dr = -1;
+    return row;
+  }
+  for (int k = 1; k < c; k++) xm *= x;
+  *dr = -xm * x;
+  double s = -c * xm;
+  if (m->eq_type[e] == PHYS_EQ_JOINT) {
+    dJ[m->jnt_dofadr[o2]] = s;
+    return row;
+  }
+  const int* jnt = m->spring_site + m->spring_adr[o2];
+  const double* coef = m->spring_prm + m->spring_adr[o2];
+  for (int k = 0; k < m->spring_num[o2]; k++) dJ[m->jnt_dofadr[jnt[k]]] += s * coef[k];
+  return row;
 }
 
 // 1 if body a is b or below b
@@ -214,4 +254,8 @@ void phys_equality_curvature(const physModel* m, physData* d, const double* x, d
 
 void phys_equality_curvature_t(const physModel* m, physData* d, const double* lambda, double* T) {
   curvature(m, d, lambda, 1, T);
+}
+
+void phys_equality_curvature_w(const physModel* m, physData* d, const double* B, double* g) {
+  curvature(m, d, B, 2, g);
 }

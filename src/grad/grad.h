@@ -117,13 +117,13 @@ static inline int phys_grad_actuators_ok(const physModel* m) {
   return 1;
 }
 
-// 1 if no contact of m can have torsional or rolling friction under penalty contact (contacts enabled): issue 16,
-// a geom of condim >= 4 while some geom has torsional friction, or of condim 6 while some geom has rolling
-// friction. penalty.c's angular rows are simulated, their derivatives not built: penalty_deriv.c refuses a state
-// with such a penetrating contact, identify such a model up front. lcp, cone and ccp simulate condim 4 and 6 as
-// 3 and differentiate what they simulate
+// 1 if no contact of m can have torsional or rolling friction (contacts enabled): issue 16, a geom of condim >= 4
+// while some geom has torsional friction, or of condim 6 while some geom has rolling friction. Every contact
+// model simulates them (penalty.c's angular forces, angular.c's rows for lcp, cone and ccp), their derivatives
+// are not built: penalty_deriv.c refuses a state with such a penetrating contact, step_contact_deriv.c one with
+// such a contact, identify such a model up front
 static inline int phys_grad_condim_ok(const physModel* m) {
-  if (m->opt.contact != PHYS_CONTACT_PENALTY || (m->opt.disableflags & PHYS_DSBL_CONTACT)) return 1;
+  if (m->opt.disableflags & PHYS_DSBL_CONTACT) return 1;
   int c4 = 0, c6 = 0, spin = 0, roll = 0;
   for (int g = 0; g < m->ngeom; g++) {
     c4 |= m->geom_condim[g] >= 4, c6 |= m->geom_condim[g] == 6;

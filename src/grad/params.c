@@ -59,6 +59,8 @@ static kindRow kind_row(int kind) {
     case PHYS_PAR_INERTIA9: return (kindRow){"inertia9", 9};
     case PHYS_PAR_TIMECONST: return (kindRow){"timeconst", 1};
     case PHYS_PAR_HEIGHT: return (kindRow){"height", 1};
+    case PHYS_PAR_POLYCOEF: return (kindRow){"polycoef", 5};
+    case PHYS_PAR_SOLREF: return (kindRow){"solref", 2};
     case PHYS_NPARKIND: break;
   }
   return (kindRow){"", 0};   // out of range: matches no spec
@@ -93,6 +95,8 @@ static const char* kind_object(int kind) {
     case PHYS_PAR_VERTICES:
     case PHYS_PAR_HEIGHT: return "geom";
     case PHYS_PAR_POS: return "body";
+    case PHYS_PAR_POLYCOEF:
+    case PHYS_PAR_SOLREF: return "equality";
     default: return NULL;
   }
 }
@@ -103,6 +107,7 @@ static int object_count(const physModel* m, const char* obj) {
   if (!strcmp(obj, "joint")) return m->njnt;
   if (!strcmp(obj, "actuator")) return m->nu;
   if (!strcmp(obj, "spring")) return m->nspring;
+  if (!strcmp(obj, "equality")) return m->neq;
   return m->ngeom;
 }
 
@@ -182,6 +187,10 @@ static physStatus check_entry(const physModel* m, const physParam* p, physLog* l
                         "box becomes its 8 corners)", p->name, phys_id2name(m, "geom", g), geom_type_name(m->geom_type[g]));
     return PHYS_OK;
   }
+  if (p->kind == PHYS_PAR_POLYCOEF && m->eq_type[p->id] != PHYS_EQ_JOINT && m->eq_type[p->id] != PHYS_EQ_TENDON)
+    return phys_error(log, PHYS_ERR_ARG, "param '%s': equality '%s' is a %s; polycoef belongs to joint and tendon "
+                      "couplings", p->name, phys_id2name(m, "equality", p->id),
+                      m->eq_type[p->id] == PHYS_EQ_CONNECT ? "connect" : "weld");
   if (p->kind == PHYS_PAR_HEIGHT && m->geom_type[p->id] != PHYS_GEOM_PLANE)
     return phys_error(log, PHYS_ERR_ARG, "param '%s': geom '%s' is a %s; height is the offset of a plane along its "
                       "normal", p->name, phys_id2name(m, "geom", p->id), geom_type_name(m->geom_type[p->id]));
@@ -390,7 +399,8 @@ static physStatus parse_spec(physParam** out, int* count, const physModel* m, co
       return phys_error(log, PHYS_ERR_ARG,
                         "param '%s': unknown kind '%s' (valid: mass, com, inertia, damping, armature, stiffness, "
                         "frictionloss, restlength, gravity, gear, gain, bias, kp, kv, friction, restitution, size, pos, "
-                        "penalty, delay, inputgain, inputbias, vertices, inertia9)", spec, kind);
+                        "penalty, delay, inputgain, inputbias, vertices, inertia9, timeconst, height, polycoef, solref)", spec,
+                        kind);
     if (!kind_object(k)) return phys_error(log, PHYS_ERR_ARG, "param '%s': kind '%s' is not supported yet", spec, kind);
     if (phys_param_is_input(k)) {
       int first, nch;
@@ -721,6 +731,8 @@ void phys_param_get(const physParamTable* t, const physModel* m, double* theta) 
       case PHYS_PAR_BIAS: th[0] = m->actuator_biasprm[3 * id]; break;
       case PHYS_PAR_TIMECONST: th[0] = m->actuator_dynprm[3 * id]; break;
       case PHYS_PAR_HEIGHT: th[0] = plane_height(m, id, NULL); break;
+      case PHYS_PAR_POLYCOEF: memcpy(th, m->eq_data + PHYS_EQ_NDATA * id, 5 * sizeof(double)); break;
+      case PHYS_PAR_SOLREF: memcpy(th, m->eq_solref + 2 * id, 2 * sizeof(double)); break;
       case PHYS_PAR_INPUT_DELAY:
       case PHYS_PAR_INPUT_GAIN:
       case PHYS_PAR_INPUT_BIAS: th[0] = t->input[p->adr]; break;
@@ -830,6 +842,11 @@ static physStatus set_entry(physModel* m, double* input, const physParam* p, con
     case PHYS_PAR_TIMECONST:
       if (!(th[0] > 0)) return PHYS_ERR_VALUE;
       m->actuator_dynprm[3 * id] = th[0];
+      break;
+    case PHYS_PAR_POLYCOEF: memcpy(m->eq_data + PHYS_EQ_NDATA * id, th, 5 * sizeof(double)); break;
+    case PHYS_PAR_SOLREF:   // (timeconst > 0, dampratio > 0) or (-stiffness < 0, -damping <= 0)
+      if (th[0] == 0 || (th[0] > 0 && !(th[1] > 0)) || (th[0] < 0 && th[1] > 0)) return PHYS_ERR_VALUE;
+      memcpy(m->eq_solref + 2 * id, th, 2 * sizeof(double));
       break;
     case PHYS_PAR_KP:
     case PHYS_PAR_KV:   // gain kp (kv) and bias -kp q (-kv qdot)

@@ -11,8 +11,8 @@
 //   restlength:SPRING 1  spring rest length
 //   gravity          3   opt.gravity (NAME empty or "world")
 //   gear:ACTUATOR    1, 3 or 6  actuator_gear: 1 for hinge/slide/spring targets, 3 ball, 6 free
-//   friction:GEOM    1   geom_friction[0], the sliding coefficient (torsional and rolling friction do not act:
-//                        condim 4 and 6 behave as 3); >= 0. Contact only: zero contact-free derivative
+//   friction:GEOM    1   geom_friction[0], the sliding coefficient (torsional and rolling friction, condim 4 and
+//                        6, have no derivatives: refused); >= 0. Contact only: zero contact-free derivative
 //   restitution:GEOM 1   geom_restitution, in [0, 1] (contact only: likewise)
 //   size:GEOM        phys_geom_nsize(type): sphere 1 (radius), capsule 2 (radius, half-length), box 3 (half
 //                        sizes); > 0; geom_rbound follows. The body's mass and inertia stay as compiled (fit
@@ -47,6 +47,14 @@
 //                        frame (geom_quat's z axis); setting it moves geom_pos along n (the table's height; issue 14,
 //                        s29). Contact only: zero contact-free derivative; the contact derivatives move the plane
 //                        alone (its other geoms on the same body stay)
+//   polycoef:EQ      5   the polynomial c0..c4 of a joint or tendon coupling (MJCF <equality><joint|tendon polycoef>,
+//                        y - y0 = c0 + c1 x + ... + c4 x^4, x = x - x0): gear ratios, offsets, cam profiles; EQ the
+//                        <equality> element's name. Refused for connect and weld. Differentiated in every contact
+//                        model (the hard rows of lcp, cone, ccp at contact-free states; penalty's springs anywhere)
+//   solref:EQ        2   the equality's solref (timeconst, dampratio), or (-stiffness, -damping): penalty's spring
+//                        and damper (phys_equality_spring); the hard rows of lcp, cone and ccp ignore it (zero
+//                        derivative). phys_param_set refuses solref[0] = 0 and a dampratio <= 0 with timeconst > 0
+//                        (a damping > 0 with -stiffness); a timeconst below 2 dt acts as 2 dt (zero derivative)
 // Input kinds (param_inputs.c): transforms of the recorded inputs of a data set, u_eff(t) = g u(t - D) + b per
 // channel, the values held in the table (t->input), not in the model:
 //   delay:CHANNEL    1   D >= 0 in seconds (fractional: each step receives the held recording averaged over
@@ -107,6 +115,9 @@ typedef enum physParamKind_ {
   PHYS_PAR_TIMECONST,         // a filter actuator's time constant dynprm[0] ("timeconst:ACTUATOR")
   // issue 14 (s29): the floor's height
   PHYS_PAR_HEIGHT,            // a plane's offset along its normal ("height:GEOM")
+  // issue 15 item 2 (s30): the equality constraints' own data
+  PHYS_PAR_POLYCOEF,          // a joint or tendon coupling's polynomial eq_data[0..4] ("polycoef:EQ")
+  PHYS_PAR_SOLREF,            // an equality's solref, penalty's spring and damper ("solref:EQ")
   PHYS_NPARKIND
 } physParamKind;
 

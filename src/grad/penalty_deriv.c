@@ -50,6 +50,10 @@
 // geom's: no <pair>, the larger of the two), restitution:GEOM (through zeta and d), size:GEOM and pos:BODY
 // (the contact geometry: the reverse pass's geometric weights through phys_constraint_param_vjp_matrix; pos
 // also moves the dynamics, through the smooth part as every other kind).
+//
+// Equality constraints (issue 15 item 1): their spring-dampers J_e' Lambda (k r + c J_e (v + dt a_k)) join every
+// Res_k and dt J_e' Lambda C J_e every H_k (penalty_dense's order; H dense), differentiated in q, v and theta by
+// step_equality_penalty_deriv.h; with equality rows the step is always this tape's, contacts or not.
 #include "penalty_deriv.h"
 
 #include <math.h>
@@ -60,11 +64,13 @@
 #include "contact.h"
 #include "contact_deriv.h"
 #include "dyn.h"
+#include "equality.h"
 #include "factor.h"
 #include "frictionloss_deriv.h"
 #include "grad.h"
 #include "rot.h"
 #include "step.h"
+#include "step_equality_penalty_deriv.h"
 
 // the step's maximum number of solves (step.c's PHYS_PENALTY_SOLVES; test_penalty_deriv checks that the
 // replayed v+ is phys_step's bit for bit)
@@ -127,6 +133,7 @@ typedef struct penTape_ {
   double* tK;              // ntl x nv x nv: dr/dq = +-d2L/dq2 (0 for fixed tendons)
   double* tdist;           // ntl: dist = +-(L - bound)
   int* tspring;            // ntl: the tendons
+  physEqPenaltyPoint* eq;  // equality spring-dampers (NULL: none; step_equality_penalty_deriv.h)
 } penTape;
 
 // arena array of n ints (caller's mark)
@@ -242,6 +249,7 @@ static physStatus replay_solves(const physModel* m, physData* d, penTape* T, con
       a[i] = rhs0[i];
     }
     phys_penalty_assemble(m, d, nc, cur, T->J, a, H);
+    if (T->eq) phys_equality_penalty_assemble(m, d, &T->eq->er, a, H);
     if (T->ntl > 0) phys_penalty_tendon_limits(m, d, NULL, H, NULL);   // (penalty_dense's order)
     if (phys_ldl_factor(H, T->parent, nv) != nv) {
       phys_data_warning(d, "phys_step_jacobian: penalty matrix not positive definite at time %g", d->time);
@@ -318,31 +326,35 @@ static physStatus tape_build(const physModel* m, physData* d, penTape* T) {
   tendon_limits_tape(m, d, T);
   memset(T->J, 0, sizeof(double) * 3 * (size_t)nc * nv);
 
-  // rhs = tau + f_limit - c, add = alim + dt B, M~ = qM + dt B factored (qLD) for the Delassus diagonals
+  // M~ = qM + dt B factored (qLD) for the Delassus diagonals and the equality rows (tape memory); rhs = tau +
+  // f_limit - c, add = alim + dt B
+  double* madd = phys_stack_alloc(d, (size_t)nv);
+  double* qLD = phys_stack_alloc(d, nn);
+  phys_implicit_damping_add(m, madd);
+  int factored = phys_factor_m(m, qLD, d->qM, madd) == nv;
+  if (factored) T->eq = phys_equality_penalty_point(m, d, qLD);
   size_t mark = phys_stack_mark(d);
   double* rhs = phys_stack_alloc(d, (size_t)nv);
   double* flim = phys_stack_alloc(d, (size_t)nv);
   double* add = phys_stack_alloc(d, (size_t)nv);
-  double* madd = phys_stack_alloc(d, (size_t)nv);
-  double* qLD = phys_stack_alloc(d, nn);
   memset(flim, 0, sizeof(double) * (size_t)nv);
   memset(add, 0, sizeof(double) * (size_t)nv);
   phys_penalty_limits(m, d, flim, add);
   if (T->ntl > 0) phys_penalty_tendon_limits(m, d, flim, NULL, NULL);   // (f - dt k r.v) r
   phys_penalty_frictionloss(m, d, flim, add);   // (step.c's order: limits, tendon limits, the joints' frictionloss)
-  phys_implicit_damping_add(m, madd);
   step_force(m, d, rhs);
   for (int i = 0; i < nv; i++) {
     add[i] += madd[i];
     rhs[i] = rhs[i] + flim[i] - d->qfrc_bias[i];   // step.c's order: (tau + f_limit) - c
   }
   physStatus st = PHYS_OK;
-  if (phys_factor_m(m, qLD, d->qM, madd) != nv) {
+  if (!factored) {
     phys_data_warning(d, "phys_step_jacobian: M + dt B not positive definite at time %g", d->time);
     st = PHYS_ERR_NUMERIC;
   }
   if (st == PHYS_OK) {
-    T->parent = phys_penalty_tree(m, T->con, nc) && T->ntl == 0 ? m->dof_parentid : NULL;   // (r r': dense)
+    // (r r' and the equality rows: dense, as step.c's penalty_dense)
+    T->parent = phys_penalty_tree(m, T->con, nc) && T->ntl == 0 && m->neq == 0 ? m->dof_parentid : NULL;
     if (nc > 0) phys_penalty_contacts(m, d, T->con, nc, qLD, T->pc, T->J);
     contact_masses(m, qLD, T);
     st = replay_solves(m, d, T, rhs, add);
@@ -713,6 +725,7 @@ static physStatus tape_vjp(const physModel* m, physData* d, const penTape* T, co
     limits_reverse(m, d, T, ak, &A);
     tendon_limits_reverse(m, d, T, ak, &A);
     frictionloss_reverse(m, d, t, ak, &A);
+    if (T->eq) phys_equality_penalty_vjp(m, d, T->eq, t, ak, A.lam, A.qbar, A.vbar, A.tbar);
     st = contacts_reverse(m, d, T, k, &A);
   }
   // the C sources' row adjoints through J(q): beta = v, v+_0, ...
@@ -759,6 +772,7 @@ static void forward_prepare(const physModel* m, physData* d, const penTape* T, p
   F->Gv = phys_stack_alloc(d, (size_t)K * nn);
   F->Gu = phys_stack_alloc(d, (size_t)nv * nu + 1);
   F->gm = phys_stack_alloc(d, (size_t)nc * nv + 1);
+  if (T->eq) phys_equality_penalty_prepare(m, d, T->eq);   // (kept for the passes, as F)
   mark = phys_stack_mark(d);
   double* fq = phys_stack_alloc(d, nn);
   double* fv = phys_stack_alloc(d, nn);
@@ -1000,6 +1014,7 @@ static physStatus tape_jvp(const physModel* m, physData* d, const penTape* T, co
     smooth_forward(m, T, F, k, dq, dv, du, &W);
     tendon_limits_forward(m, d, T, k, dq, dv, &W);
     contacts_forward(m, d, T, k, dv, &W);
+    if (T->eq) phys_equality_penalty_jvp(m, d, T->eq, T->a + (size_t)k * nv, dq, dv, W.r);
     phys_ldl_solve(W.da + (size_t)k * nv, T->H + (size_t)k * nn, T->parent, W.r, nv);
   }
   if (st == PHYS_OK) integrate_forward(m, d, T, dq, dv, &W, xdot);
@@ -1037,6 +1052,7 @@ static physStatus jacobian_columns(const physModel* m, physData* d, const penTap
 int phys_penalty_deriv_applies(const physModel* m, physData* d) {
   if (m->opt.contact != PHYS_CONTACT_PENALTY) return 0;
   phys_kinematics(m, d);
+  if (phys_equality_rows(m) > 0) return 1;   // (the step's dense solve with its spring-dampers, issue 15)
   if (active_limits(m, d, NULL) > 0 || phys_constraint_nlimit(m, d) > 0) return 1;
   if (m->opt.disableflags & PHYS_DSBL_CONTACT) return 0;
   return phys_collision_count(m, d) > 0;

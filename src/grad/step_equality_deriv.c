@@ -31,10 +31,11 @@ physEqualityPoint* phys_equality_point(const physModel* m, physData* d, const do
 }
 
 // X (2nv x ncol, the smooth step's columns) += the impulse's response (file comment of the header): per column c,
-// y = J_e V_c (+ C_c for the q columns when C: C = K(v+) + (beta/dt) J_e + J_e M~^-1 T), dlambda = -P y,
-// F_c = (J_e' dlambda (+ T_c)) / dt, X += d(q+, v+)/dF
+// y = J_e V_c (+ C_c for the first nc columns when C: C = K(v+) + (beta/dt) J_e + J_e M~^-1 T for q, ne x nc and
+// nv x nc), dlambda = -P y, F_c = (J_e' dlambda (+ T_c)) / dt, X += d(q+, v+)/dF
 static void add_impulse_columns(const physModel* m, physData* d, const double* L, const double* qacc,
-                                const physEqualityPoint* ep, double* X, int ncol, const double* C, const double* T) {
+                                const physEqualityPoint* ep, double* X, int ncol, const double* C, const double* T,
+                                int nc) {
   int nv = m->nv, ne = ep->ne;
   double dt = m->opt.timestep;
   size_t mark = phys_stack_mark(d);
@@ -44,9 +45,9 @@ static void add_impulse_columns(const physModel* m, physData* d, const double* L
   double* dl = phys_stack_alloc(d, (size_t)ne);
   const double* V = X + (size_t)nv * ncol;
   for (int c = 0; c < ncol; c++) {
-    int qcol = C && c < nv;
+    int qcol = C && c < nc;
     for (int i = 0; i < ne; i++) {
-      double s = qcol ? C[(size_t)i * nv + c] : 0;
+      double s = qcol ? C[(size_t)i * nc + c] : 0;
       for (int k = 0; k < nv; k++) s += ep->J[(size_t)i * nv + k] * V[(size_t)k * ncol + c];
       y[i] = s;
     }
@@ -56,7 +57,7 @@ static void add_impulse_columns(const physModel* m, physData* d, const double* L
       dl[i] = s;
     }
     for (int k = 0; k < nv; k++) {
-      double s = qcol ? T[(size_t)k * nv + c] : 0;
+      double s = qcol ? T[(size_t)k * nc + c] : 0;
       for (int i = 0; i < ne; i++) s += ep->J[(size_t)i * nv + k] * dl[i];
       F[(size_t)k * ncol + c] = s / dt;
     }
@@ -91,6 +92,43 @@ static void curvature_terms(const physModel* m, physData* d, const double* L, co
   phys_stack_free(d, mark);
 }
 
+// the rows' polycoef entries of t (parameters moving r and J_e): T (nv x nt) = dJ_e/dtheta' lambda and C (ne x nt)
+// = dJ_e/dtheta v+ + (beta/dt) dr/dtheta + J_e M~^-1 T, the theta columns' counterparts of curvature_terms
+// (zero elsewhere; L may be NULL: no J_e M~^-1 T part, for the constrained point whose F carries T itself);
+// returns 1 if t has any
+static int polycoef_terms(const physModel* m, physData* d, const double* L, const physEqualityPoint* ep,
+                          const physParamTable* t, double* T, double* C) {
+  int nv = m->nv, ne = ep->ne, nt = t->ntheta, any = 0;
+  double bdt = m->opt.baumgarte / m->opt.timestep;
+  size_t mark = phys_stack_mark(d);
+  double* dJ = phys_stack_alloc(d, (size_t)nv);
+  double* w = phys_stack_alloc(d, 2 * (size_t)nv);
+  memset(T, 0, sizeof(double) * (size_t)nv * nt);
+  memset(C, 0, sizeof(double) * ((size_t)ne * nt + 1));
+  for (int e = 0; e < t->n; e++) {
+    const physParam* q = t->param + e;
+    for (int c = 0; q->kind == PHYS_PAR_POLYCOEF && c < 5; c++) {
+      double dr, s = 0;
+      int row = phys_equality_polycoef_deriv(m, d, q->id, c, &dr, dJ), col = q->adr + c;
+      if (row < 0) continue;
+      any = 1;
+      for (int k = 0; k < nv; k++) T[(size_t)k * nt + col] += dJ[k] * ep->lambda[row], s += dJ[k] * ep->vnew[k];
+      C[(size_t)row * nt + col] += s + bdt * dr;
+    }
+  }
+  for (int col = 0; any && L && col < nt; col++) {   // C += J_e M~^-1 T
+    for (int k = 0; k < nv; k++) w[k] = T[(size_t)k * nt + col];
+    phys_solve_m(m, L, w + nv, w);
+    for (int i = 0; i < ne; i++) {
+      double s = 0;
+      for (int k = 0; k < nv; k++) s += ep->J[(size_t)i * nv + k] * w[nv + k];
+      C[(size_t)i * nt + col] += s;
+    }
+  }
+  phys_stack_free(d, mark);
+  return any;
+}
+
 void phys_equality_step_jacobian(const physModel* m, physData* d, const double* L, const double* qacc,
                                  const physEqualityPoint* ep, const physParamTable* t, double* A, double* B,
                                  double* P) {
@@ -102,11 +140,19 @@ void phys_equality_step_jacobian(const physModel* m, physData* d, const double* 
     double* T = phys_stack_alloc(d, (size_t)nv * nv);
     double* C = phys_stack_alloc(d, (size_t)ep->ne * nv + 1);
     curvature_terms(m, d, L, ep, T, C);
-    add_impulse_columns(m, d, L, qacc, ep, A, 2 * nv, C, T);
+    add_impulse_columns(m, d, L, qacc, ep, A, 2 * nv, C, T, nv);
     phys_stack_free(d, mark);
   }
-  if (B && m->nu > 0) add_impulse_columns(m, d, L, qacc, ep, B, m->nu, NULL, NULL);
-  if (P && t && t->ntheta > 0) add_impulse_columns(m, d, L, qacc, ep, P, t->ntheta, NULL, NULL);
+  if (B && m->nu > 0) add_impulse_columns(m, d, L, qacc, ep, B, m->nu, NULL, NULL, 0);
+  if (P && t && t->ntheta > 0) {
+    int nt = t->ntheta;
+    size_t mark = phys_stack_mark(d);
+    double* T = phys_stack_alloc(d, (size_t)nv * nt);
+    double* C = phys_stack_alloc(d, (size_t)ep->ne * nt + 1);
+    int rows = polycoef_terms(m, d, L, ep, t, T, C);
+    add_impulse_columns(m, d, L, qacc, ep, P, nt, rows ? C : NULL, T, nt);
+    phys_stack_free(d, mark);
+  }
 }
 
 // out (ncol) = X' xbar for X (2nv x ncol)
@@ -238,6 +284,26 @@ physStatus phys_equality_constrained_point(const physModel* m, physData* d, cons
   return st;
 }
 
+// the polycoef entries of t in the constrained reverse mode: F = J_e' lambda / dt gains T_theta / dt and the rows'
+// equation dJ_e/dtheta v+ + (beta/dt) dr/dtheta, so theta_bar += Fbar' T_theta / dt + y' C_theta (polycoef_terms
+// without its J_e M~^-1 T part, which Phi's own F carries)
+static void polycoef_reverse(const physModel* m, physData* d, const physEqualityPoint* ep, const physParamTable* t,
+                             const double* fb, const double* y, double* theta_bar) {
+  int nv = m->nv, ne = ep->ne, nt = t->ntheta;
+  double dt = m->opt.timestep;
+  size_t mark = phys_stack_mark(d);
+  double* T = phys_stack_alloc(d, (size_t)nv * nt);
+  double* C = phys_stack_alloc(d, (size_t)ne * nt + 1);
+  if (polycoef_terms(m, d, NULL, ep, t, T, C))
+    for (int col = 0; col < nt; col++) {
+      double s = 0;
+      for (int k = 0; k < nv; k++) s += fb[k] * T[(size_t)k * nt + col] / dt;
+      for (int i = 0; i < ne; i++) s += y[i] * C[(size_t)i * nt + col];
+      theta_bar[col] += s;
+    }
+  phys_stack_free(d, mark);
+}
+
 physStatus phys_equality_constrained_vjp(const physModel* m, physData* d, const physEqualityPoint* ep,
                                          const physParamTable* t, const double* xbar_next, double* xbar,
                                          double* ubar, double* theta_bar, double* force_bar) {
@@ -278,6 +344,7 @@ physStatus phys_equality_constrained_vjp(const physModel* m, physData* d, const 
       xbar[nv + c] = xq[nv + c];
     }
   }
+  if (st == PHYS_OK && theta_bar && t) polycoef_reverse(m, d, ep, t, fb, y, theta_bar);
   if (st == PHYS_OK && force_bar) memcpy(force_bar, fb, sizeof(double) * (size_t)nv);
   phys_stack_free(d, mark);
   return st;

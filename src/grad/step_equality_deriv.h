@@ -23,8 +23,11 @@
 // xbar's q part gains T' Fbar / dt + C' y; two reverse passes of Phi per cotangent, the Jacobians by rows. S is
 // built by ne reverse passes at the linearization. Refused: a contact or limit on the position correction or its
 // kink (the step corrects positions in the constrained mechanism, Phi in the free one), frictionloss rows, a
-// residual network, the time-of-impact correction. Not built: under penalty (its spring-damper), the equalities'
-// own parameters.
+// residual network, the time-of-impact correction (docs/derivatives.md says why position correction is not
+// combined). Under penalty the rows are spring-dampers, differentiated in penalty's tape
+// (step_equality_penalty_deriv.h). The rows' polycoef:EQ parameters (params.h) move r and J_e: their columns add
+// dJ_e/dtheta v+ + (beta/dt) dr/dtheta to the rows' equation and dJ_e/dtheta' lambda to the impulse's force, in
+// both cases (polycoef_terms, polycoef_reverse); solref:EQ does not act on hard rows (zero columns).
 #ifndef PHYS_STEP_EQUALITY_DERIV_H
 #define PHYS_STEP_EQUALITY_DERIV_H
 

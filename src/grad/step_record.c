@@ -140,11 +140,6 @@ physStatus phys_step_linearize_warm(const physModel* m, physData* d, const physW
                       "nor equality constraints yet");
     return PHYS_ERR_MODEL;
   }
-  if (phys_equality_rows(m) > 0 && m->opt.contact == PHYS_CONTACT_PENALTY) {   // issue 15 item 1
-    phys_data_warning(d, "phys_step derivatives: equality constraints under the penalty contact model are not "
-                      "supported yet (lcp, cone and ccp are)");
-    return PHYS_ERR_MODEL;
-  }
   if (m->opt.contact == PHYS_CONTACT_PENALTY) {
     if (phys_penalty_deriv_applies(m, d)) {
       rec->kind = PHYS_STEP_PENALTY;

@@ -244,7 +244,7 @@ static int names_size(const physSpec* s) {
   int n = 0;
 #define NAMESUM(list) \
   for (int i = 0; i < s->n##list; i++) n += s->list[i].name[0] ? (int)strlen(s->list[i].name) + 1 : 0;
-  NAMESUM(body) NAMESUM(joint) NAMESUM(geom) NAMESUM(site) NAMESUM(spring) NAMESUM(actuator) NAMESUM(sensor) NAMESUM(mesh) NAMESUM(key)
+  NAMESUM(body) NAMESUM(joint) NAMESUM(geom) NAMESUM(site) NAMESUM(spring) NAMESUM(actuator) NAMESUM(sensor) NAMESUM(mesh) NAMESUM(key) NAMESUM(equality)
 #undef NAMESUM
   return n + 1;
 }
@@ -1035,6 +1035,7 @@ static physStatus check_names(const physSpec* s, physLog* log) {
   if (st == PHYS_OK) st = UNIQUE("mesh", mesh, physSpecMesh);
   if (st == PHYS_OK) st = UNIQUE("key", key, physSpecKey);
   if (st == PHYS_OK) st = UNIQUE("pair", pair, physSpecPair);
+  if (st == PHYS_OK) st = UNIQUE("equality", equality, physSpecEquality);
 #undef UNIQUE
   return st;
 }
@@ -1127,26 +1128,8 @@ static void penalty_check(const physModel* m, const physSpec* s, physLog* log) {
   }
 }
 
-// issue 16: torsional and rolling friction (condim 4 and 6) are simulated under penalty contact only; under lcp,
-// cone and ccp (contacts enabled) a warning names the first geom of condim >= 4 (with s: its file and line) and
-// says they act as condim 3
-static void condim_check(const physModel* m, const physSpec* s, physLog* log) {
-  if (m->opt.contact == PHYS_CONTACT_PENALTY || (m->opt.disableflags & PHYS_DSBL_CONTACT)) return;
-  int first = -1, n = 0;
-  for (int g = 0; g < m->ngeom; g++)
-    if (m->geom_condim[g] >= 4 && n++ == 0) first = g;
-  if (first < 0) return;
-  char buf[600], more[64] = "";
-  if (n > 1) snprintf(more, sizeof more, " (and %d other geoms)", n - 1);
-  const char* pre = s ? where(s, s->geom[first], buf, sizeof buf) : (snprintf(buf, sizeof buf, "%s: ", m->filename), buf);
-  phys_warning(log, "%sgeom '%s'%s: condim %d: torsional and rolling friction are simulated under contact model "
-               "penalty only; lcp, cone and ccp (this model's: %s) treat it as condim 3 (sliding friction)", pre,
-               phys_id2name(m, "geom", first), more, m->geom_condim[first], phys_contact_name(m->opt.contact));
-}
-
 void phys_penalty_check(const physModel* m, physLog* log) {
   penalty_check(m, NULL, log);
-  condim_check(m, NULL, log);
 }
 
 // a shallow copy of the spec whose joints, geoms and sites are stably sorted by body (MuJoCo numbers them
@@ -1262,6 +1245,7 @@ static physModel* compile_sorted(const physSpec* s, physLog* log) {
   if (st == PHYS_OK) st = compile_keys(s, m, &namepos, log);
   if (st == PHYS_OK) st = compile_pairs(s, m, log);
   if (st == PHYS_OK) st = phys_compile_equality(s, m, log);   // compile_equality.c
+  for (int i = 0; st == PHYS_OK && i < s->nequality; i++) m->eq_name[i] = add_name(m, &namepos, s->equality[i].name);
   if (st == PHYS_OK) st = compile_body_inertia(s, m, log);
   if (st == PHYS_OK) {
     scale_masses(s, m);
@@ -1278,6 +1262,6 @@ static physModel* compile_sorted(const physSpec* s, physLog* log) {
     return NULL;
   }
   penalty_check(m, s, log);
-  condim_check(m, s, log);
+
   return m;
 }

@@ -28,7 +28,8 @@ static size_t broad_phase_size(const physModel* m) {
 // Every stage below states what it takes from the arena (doubles) as a function of the model's sizes and of
 // the problem: v = nv, b = nbody, u = nu, c contacts, l limit rows (at most 2 per limited hinge or slide),
 // n = 3c + l constraint rows, N = 7c + l Lemke variables (lcp.c: a normal, b+-, sigma per contact),
-// f = frictionloss rows (at most v: phys_param_set may give any dof a frictionloss), p parameters, k =
+// f = frictionloss rows (at most v: phys_param_set may give any dof a frictionloss; plus 3c torsional and rolling
+// rows when a geom has condim >= 4), p parameters, k =
 // sizeof(physContact)/8 + 1 doubles per contact of a copied list, L = nconmax sizeof(physContact)/8 + 1
 // doubles per detection list in scratch (phys_contact_list_arena: every list has the model's capacity),
 // T = the derivatives' table budget
@@ -56,11 +57,14 @@ static size_t st_assemble_tmp(const arenaDims* a) { return a->n * a->v + a->n * 
 //     columns and matrices (col k n + A k^2 + N k^2 <= 3 n^2; Newton's A, N 2 n^2): 5 n^2
 //   ccp (ccp.c, admm.c): the scaled Gs (n^2), the ADMM factor (n^2), the polish (3 n^2): 5 n^2
 //   frictionloss rows coupled to it (step.c: frictionloss_coupled, frictionloss.c): G (f^2), W E (v f),
-//     G_cf (n f), the box solve's A (f^2): 2 f^2 + f (n + v)
+//     G_cf (n f), the box solve's A (f^2), the tendon and angular rows R (v f; f counts 3 angular rows per
+//     contact when a geom has condim >= 4, angular.c): 2 f^2 + f (n + 2 v)
+//   split into islands (island.c: phys_solve_islands): one island's G (<= n^2), its contacts (c k) and its
+//   solve, no larger than the whole problem's
 static size_t st_solver(const arenaDims* a, int model) {
-  size_t n2 = a->n * a->n, fl = 2 * a->f * a->f + a->f * (a->n + a->v);
-  if (model == PHYS_CONTACT_LCP) return zmax(a->N * a->N, 3 * n2) + fl;
-  return 5 * n2 + fl;
+  size_t n2 = a->n * a->n, fl = 2 * a->f * a->f + a->f * (a->n + 2 * a->v), isl = n2 + a->c * a->k;
+  if (model == PHYS_CONTACT_LCP) return zmax(a->N * a->N, 3 * n2) + fl + isl;
+  return 5 * n2 + fl + isl;
 }
 
 // the constrained step (step.c: phys_step_constrained): the detected list (c k), the kept problem, then the
@@ -200,10 +204,18 @@ static size_t chain_need(const arenaDims* a, int model) {
   return need + 96 * (a->n + a->v + a->f) + 64 * a->b + 4096;
 }
 
+// 1 if some geom has condim >= 4 (torsional or rolling friction rows possible: src/contact/angular.c)
+static int angular_friction(const physModel* m) {
+  for (int g = 0; g < m->ngeom; g++)
+    if (m->geom_condim[g] >= 4) return 1;
+  return 0;
+}
+
 static void arena_dims(arenaDims* a, const physModel* m, int ncon, int nlim, int ntheta) {
   a->v = (size_t)m->nv, a->b = (size_t)m->nbody, a->u = (size_t)m->nu;
   a->c = (size_t)ncon, a->l = (size_t)nlim, a->n = 3 * a->c + a->l, a->N = 7 * a->c + a->l;
-  a->f = a->v, a->p = (size_t)ntheta, a->k = sizeof(physContact) / sizeof(double) + 1;
+  a->f = a->v + (angular_friction(m) ? 3 * a->c : 0);   // (angular.c: up to 3 rows per contact with condim >= 4)
+  a->p = (size_t)ntheta, a->k = sizeof(physContact) / sizeof(double) + 1;
   a->L = (size_t)m->nconmax * sizeof(physContact) / sizeof(double) + 1;
   a->T = phys_arena_tables(m);
 }

@@ -9,10 +9,12 @@
 
 #include "mjcf_reader.h"
 
-// the attributes every equality element has: name (unused), class, active, solref, solimp
+// the attributes every equality element has: name (parameters name it: polycoef:NAME, solref:NAME), class,
+// active, solref, solimp
 static physStatus eq_common(mjcfCtx* c, const mjcfElem* e, physSpecEquality* q) {
   physStatus st;
   int found, active = 1;
+  if ((st = mjcf_get_name(c, e->el, "name", q->name))) return st;
   if ((st = mjcf_get_keyword(c, e, "active", MJCF_BOOL_WORDS, &active, &found))) return st;
   q->active = active;
   if ((st = mjcf_get_vec(c, e, "solref", 2, q->solref, NULL))) return st;

@@ -80,6 +80,7 @@ static const int* kind_names(const physModel* m, const char* kind, int* n) {
       {"mesh", offsetof(physModel, mesh_name), offsetof(physModel, nmesh)},
       {"key", offsetof(physModel, key_name), offsetof(physModel, nkey)},
       {"sensor", offsetof(physModel, sensor_name), offsetof(physModel, nsensor)},
+      {"equality", offsetof(physModel, eq_name), offsetof(physModel, neq)},
   };
   for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
     if (strcmp(kind, table[i].kind) == 0) {

@@ -172,6 +172,7 @@ typedef struct physSpecExclude_ {
 
 // issue 15 item 1: an MJCF <equality> element (names resolved by phys_compile; eq_data by physEqType)
 typedef struct physSpecEquality_ {
+  char name[PHYS_NAMELEN];    // "" unnamed (first member: compile.c's unique_names)
   int type;                   // physEqType
   char obj1[PHYS_NAMELEN], obj2[PHYS_NAMELEN];  // body1/body2 (connect, weld) or joint1/joint2 (joint); "" unset
   double data[PHYS_EQ_NDATA]; // anchor (connect: data[0..2]), relpose (weld: data[3..9], quat 0: from qpos0),

@@ -288,7 +288,8 @@ static void add_impulse_velocity(const physModel* m, const physData* d, double* 
 // a symmetric positive semidefinite LCP has a unique G lambda_p). pp and sol (lambda_p, all 0 without
 // correction) in arena memory of the caller's mark.
 static void position_correction(const physModel* m, physData* d, const physConstraintProblem* p,
-                                physConstraintProblem* pp, physConstraintSolution* sol, double* vpos) {
+                                const physEqualityRows* eq, physConstraintProblem* pp, physConstraintSolution* sol,
+                                double* vpos) {
   int nv = m->nv;
   memset(vpos, 0, sizeof(double) * (size_t)nv);
   double* mu0 = phys_stack_alloc(d, (size_t)p->nc + 1);
@@ -311,7 +312,7 @@ static void position_correction(const physModel* m, physData* d, const physConst
   }
   size_t mark = phys_stack_mark(d);
   double* f = phys_stack_alloc(d, (size_t)nv);
-  phys_solve_lcp(m, d, pp, sol);
+  phys_solve_islands(m, d, phys_solve_lcp, pp, eq->ne > 0 ? eq->J : NULL, eq->ne, sol);
   add_impulse_velocity(m, d, vpos, p->J, sol->lambda, p->n, nv, f);
   phys_stack_free(d, mark);
 }
@@ -371,6 +372,8 @@ static double impulse_energy(const physConstraintProblem* p, const physFrictionR
 
 // at most this many alternations of the frictionloss rows and the contact problem (frictionloss_coupled)
 #define PHYS_FRICTIONLOSS_SWEEPS 100
+// the same with torsional or rolling friction rows (angular.c), whose under-relaxed sweeps converge more slowly
+#define PHYS_ANGULAR_SWEEPS 400
 
 // the frictionloss rows fr together with the contact and limit rows p (solved once as sol, without friction):
 // block Gauss-Seidel, the friction box problem given the contact impulses (g_f + G_fc lambda_c), then the
@@ -379,8 +382,12 @@ static double impulse_energy(const physConstraintProblem* p, const physFrictionR
 // impulses themselves need not settle, a singular G leaves them free along its null space), or by at most 1e-6
 // of itself without shrinking any more (the rounding floor along a null space: contact and friction rows that
 // share a load trade it by rounding-sized steps forever). A fixed point is a solution of the whole problem
-// (each block's conditions hold with the other's impulses). p->g, p->warm, p->lambda0 end as the last solve's
-// (arena memory of the caller's mark). A counted warning if the sweeps run out.
+// (each block's conditions hold with the other's impulses). With torsional or rolling friction rows (angular.c:
+// their bounds follow lambda_n) the sweeps can cycle (a rod on two contacts trades a pitching rolling torque for
+// a shift of its normal impulses): the friction block's new impulses are then under-relaxed, lambda_f = om new +
+// (1 - om) old, om halved (down to 1/64) at each sweep that does not shrink the change, and up to
+// PHYS_ANGULAR_SWEEPS sweeps run. p->g, p->warm, p->lambda0 end as the last solve's (arena memory of the
+// caller's mark). A counted warning if the sweeps run out.
 static void frictionloss_coupled(const physModel* m, physData* d, physSolverFn solver, physConstraintProblem* p,
                                  physConstraintSolution* sol, physFrictionRows* fr) {
   int n = p->n, nf = fr->nf, nv = m->nv;
@@ -399,15 +406,18 @@ static void frictionloss_coupled(const physModel* m, physData* d, physSolverFn s
       Gcf[(size_t)r * nf + i] = s;
     }
   int it;
-  double dE0 = INFINITY;
-  for (it = 0; it < PHYS_FRICTIONLOSS_SWEEPS; it++) {
+  double dE0 = INFINITY, om = 1;
+  int sweeps = fr->nfa > 0 ? PHYS_ANGULAR_SWEEPS : PHYS_FRICTIONLOSS_SWEEPS;
+  for (it = 0; it < sweeps; it++) {
     memcpy(lc, sol->lambda, sizeof(double) * (size_t)n);
     memcpy(lf, fr->lambda, sizeof(double) * (size_t)nf);
     for (int i = 0; i < nf; i++) {
       gf[i] = fr->g[i];
       for (int r = 0; r < n; r++) gf[i] += Gcf[(size_t)r * nf + i] * lc[r];
     }
-    phys_frictionloss_box(d, fr->G, gf, fr->b, nf, fr->lambda, fr->state);
+    phys_friction_block_solve(d, fr, gf, lc);   // (angular rows: bounds mu lambda_n from lc, angular.c)
+    if (fr->nfa > 0 && it > 0 && om < 1)
+      for (int i = 0; i < nf; i++) fr->lambda[i] = om * fr->lambda[i] + (1 - om) * lf[i];
     for (int r = 0; r < n; r++) {
       gc[r] = g0[r];
       for (int i = 0; i < nf; i++) gc[r] += Gcf[(size_t)r * nf + i] * fr->lambda[i];
@@ -421,21 +431,24 @@ static void frictionloss_coupled(const physModel* m, physData* d, physSolverFn s
     for (int i = 0; i < nf; i++) lf[i] = fr->lambda[i] - lf[i];
     double dE = impulse_energy(p, fr, Gcf, lc, lf), E = impulse_energy(p, fr, Gcf, sol->lambda, fr->lambda);
     if (dE <= 1e-20 * E || (dE <= 1e-12 * E && dE >= 0.5 * dE0)) break;
+    if (fr->nfa > 0 && dE >= dE0 && om > 1.0 / 64) om *= 0.5;
     dE0 = dE;
   }
-  if (it == PHYS_FRICTIONLOSS_SWEEPS)
+  if (it == sweeps)
     phys_data_warn(d, PHYS_WARN_SOLVER, "phys_step: frictionloss and contact rows did not settle in %d sweeps at "
-                   "time %g", PHYS_FRICTIONLOSS_SWEEPS, d->time);
+                   "time %g", sweeps, d->time);
   d->solver_iter = sol->iterations;
   d->solver_residual = sol->residual;
 }
 
-// the frictionloss rows of st (the velocity problem st->p solved as st->sol without them): alone in one box
+// the frictionloss rows of st (the velocity problem st->p solved as st->sol without them) and the contacts'
+// torsional and rolling friction rows (angular.c; rolling pairs one disk under cone and ccp): alone in one box
 // solve, with contact or limit rows by frictionloss_coupled (out of line: models without frictionloss skip it)
 static __attribute__((noinline)) void frictionloss_solve(const physModel* m, physData* d, physSolverFn solver,
                                                          physStepStage* st) {
   physFrictionRows* fr = &st->fr;
-  phys_frictionloss_assemble(m, d, d->qLD, st->vf, fr);
+  int disk = m->opt.contact == PHYS_CONTACT_CONE || m->opt.contact == PHYS_CONTACT_CCP;
+  phys_friction_rows_assemble(m, d, d->qLD, st->vf, st->p.con, st->p.nc, disk, fr);
   if (st->p.n == 0) phys_frictionloss_box(d, fr->G, fr->g, fr->b, fr->nf, fr->lambda, fr->state);
   else frictionloss_coupled(m, d, solver, &st->p, &st->sol, fr);
 }
@@ -497,11 +510,11 @@ int phys_step_constrained(const physModel* m, physData* d, physSolverFn solver, 
   sol->state = (int*)phys_stack_alloc(d, (size_t)p->n + 1);
   memset(sol->lambda, 0, sizeof(double) * (size_t)p->n);
   memset(sol->state, 0, sizeof(int) * (size_t)p->n);
-  if (p->n > 0) solver(m, d, p, sol);
+  if (p->n > 0) phys_solve_islands(m, d, solver, p, st->eq.ne > 0 ? st->eq.J : NULL, st->eq.ne, sol);   // (island.c)
   d->solver_iter = sol->iterations;
   d->solver_residual = sol->residual;
-  st->fr.nf = 0;
-  if (phys_frictionloss_count(m) > 0) frictionloss_solve(m, d, solver, st);
+  st->fr.nf = st->fr.nfa = 0;
+  if (phys_frictionloss_count(m) > 0 || phys_angular_count(m, p->con, p->nc) > 0) frictionloss_solve(m, d, solver, st);
   for (int i = 0; i < p->nc; i++) {
     for (int r = 0; r < 3; r++) {
       st->con->con[i].lambda[r] = sol->lambda[3 * i + r];
@@ -520,7 +533,7 @@ int phys_step_constrained(const physModel* m, physData* d, physSolverFn solver, 
   }
   if (st->fr.nf > 0) frictionloss_finish(m, d, &st->fr, vnew);
   if (st->eq.ne > 0) phys_equality_finish(m, d, &st->eq, vnew, d->qfrc_constraint);
-  position_correction(m, d, p, &st->pp, &st->sol_pos, st->vpos);
+  position_correction(m, d, p, &st->eq, &st->pp, &st->sol_pos, st->vpos);
   if (st->eq.ne > 0) phys_equality_position(m, d, &st->eq, st->vpos);
   toi_displacement(m, d, p, sol->lambda, st->vpos);
   return 1;

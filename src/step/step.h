@@ -79,6 +79,12 @@ void phys_equality_position(const physModel* m, physData* d, physEqualityRows* e
 // H += dt J_e' Lambda C J_e), then qfrc += its force at v+
 void phys_equality_penalty_assemble(const physModel* m, physData* d, const physEqualityRows* er, double* rhs,
                                     double* H);
+// the spring k and damper b of constraint e (rates per unit residual: MuJoCo 2.2.2's solref at solimp[1])
+void phys_equality_spring(const physModel* m, int e, double* k, double* b);
+// the block of rows row .. row+dim (one constraint) of er: Gb = J_b M~^-1 J_b' (dim x dim, exactly symmetric) and
+// its pseudo-inverse Lb, the constraint-space inertia Lambda_b (phys_lcp_pinv)
+void phys_equality_block_inertia(const physModel* m, physData* d, const physEqualityRows* er, int row, int dim,
+                                 double* Gb, double* Lb);
 void phys_equality_penalty_finish(const physModel* m, physData* d, physEqualityRows* er, const double* vnew,
                                   double* qfrc);
 

@@ -169,7 +169,7 @@ void phys_equality_position(const physModel* m, physData* d, physEqualityRows* e
 // b = damping/d. Both are accelerations per unit residual (rate), as MuJoCo's reference acceleration
 // -b dr/dt - k r: the constraint's force is Lambda_e (-k r - b dr/dt), Lambda_e = (J_e M~^-1 J_e')^+ its
 // constraint-space inertia (the block of its own rows: a weld's translation and rotation rows together)
-static void eq_spring(const physModel* m, int e, double* k, double* b) {
+void phys_equality_spring(const physModel* m, int e, double* k, double* b) {
   const double* ref = m->eq_solref + 2 * e;
   double dmax = m->eq_solimp[5 * e + 1], dt = m->opt.timestep;
   if (!(dmax > 1e-4)) dmax = 1e-4;
@@ -184,12 +184,27 @@ static void eq_spring(const physModel* m, int e, double* k, double* b) {
   }
 }
 
+void phys_equality_block_inertia(const physModel* m, physData* d, const physEqualityRows* er, int row, int dim,
+                                 double* Gb, double* Lb) {
+  int nv = m->nv, ne = er->ne;
+  const double* Jb = er->J + (size_t)row * nv;
+  for (int i = 0; i < dim; i++)
+    for (int j = 0; j < dim; j++) {
+      double s = 0;
+      for (int l = 0; l < nv; l++) s += Jb[(size_t)i * nv + l] * er->WJ[(size_t)l * ne + row + j];
+      Gb[i * dim + j] = s;
+    }
+  for (int i = 0; i < dim; i++)   // exactly symmetric
+    for (int j = 0; j < i; j++) Gb[i * dim + j] = Gb[j * dim + i] = 0.5 * (Gb[i * dim + j] + Gb[j * dim + i]);
+  phys_lcp_pinv(Lb, d, Gb, dim);
+}
+
 // the penalty force at velocity v, f = Lambda (-k o r - c o J_e v) (ne; k, c per row: c = dt k + b, the
 // spring's rate at v+ and the damper, linearly implicit), and with H not NULL H += dt J_e' Lambda C J_e (both
 // triangles; Lambda block-diagonal per constraint, C = c I on each block: symmetric positive semidefinite)
 static void penalty_force(const physModel* m, physData* d, const physEqualityRows* er, const double* v, double* f,
                           double* H) {
-  int nv = m->nv, ne = er->ne, row = 0;
+  int nv = m->nv, row = 0;
   double dt = m->opt.timestep;
   size_t mark = phys_stack_mark(d);
   double* Gb = phys_stack_alloc(d, 36);
@@ -200,22 +215,15 @@ static void penalty_force(const physModel* m, physData* d, const physEqualityRow
     if (!m->eq_active[e]) continue;
     int dim = phys_equality_dim(m, e);
     double k, b;
-    eq_spring(m, e, &k, &b);
+    phys_equality_spring(m, e, &k, &b);
     double c = dt * k + b;
     const double* Jb = er->J + (size_t)row * nv;
+    phys_equality_block_inertia(m, d, er, row, dim, Gb, Lb);
     for (int i = 0; i < dim; i++) {
-      for (int j = 0; j < dim; j++) {
-        double s = 0;
-        for (int l = 0; l < nv; l++) s += Jb[(size_t)i * nv + l] * er->WJ[(size_t)l * ne + row + j];
-        Gb[i * dim + j] = s;
-      }
       double s = 0;
       for (int l = 0; l < nv; l++) s += Jb[(size_t)i * nv + l] * v[l];
       y[i] = -k * er->r[row + i] - c * s;
     }
-    for (int i = 0; i < dim; i++)   // exactly symmetric
-      for (int j = 0; j < i; j++) Gb[i * dim + j] = Gb[j * dim + i] = 0.5 * (Gb[i * dim + j] + Gb[j * dim + i]);
-    phys_lcp_pinv(Lb, d, Gb, dim);
     for (int i = 0; i < dim; i++) {
       double s = 0;
       for (int j = 0; j < dim; j++) s += Lb[i * dim + j] * y[j];

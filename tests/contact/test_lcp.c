@@ -751,6 +751,44 @@ static void test_arena(void) {
   }
 }
 
+// block principal pivoting from the step's cold guess (every row separating: no contact in the last list):
+// solved without Lemke, exactly. Frictionless problems with a positive definite G have one solution: the
+// pivoting's is Lemke's (cold, no guess) to rounding. With friction: every condition, and most without Lemke
+static void test_pivoting(void) {
+  physRng rng;
+  phys_rng_seed(&rng, 4242);
+  int nprob = 0, nlemke = 0, nfail = 0, far = 0;
+  double worst = 0, diff = 0;
+  for (int rep = 0; rep < 40; rep++) {
+    int nc = 8 + rep % 13, frictionless = rep % 2 == 0, n = 3 * nc, nv = n + 2;
+    random_problem(&g_tp, &rng, nc, 0, nv, frictionless ? 1.0 : 0.0);
+    static double lcold[MAXN], lwarm[MAXN];
+    int scold[MAXN], swarm[MAXN], guess[MAXN], flips = 0;
+    for (int i = 0; i < n; i++) guess[i] = PHYS_ROW_SEPARATING;
+    physConstraintSolution sc, sw;
+    CHECK(solve(&g_tp, NULL, lcold, scold, &sc) == PHYS_OK);
+    CHECK(solve(&g_tp, guess, lwarm, swarm, &sw) == PHYS_OK);
+    for (int i = 0; i < n; i += 3) flips += swarm[i] != PHYS_ROW_SEPARATING;
+    far += flips >= 4;   // more normals to correct than the 3 corrections before this took
+    double v = violation(&g_tp, lwarm, TOL), scale = 0;
+    worst = fmax(worst, v);
+    nfail += !(v <= TOL) || !states_consistent(&g_tp, lwarm, swarm);
+    nlemke += sw.iterations > 0;
+    if (frictionless) {
+      CHECK(sw.iterations == 0);
+      for (int i = 0; i < n; i++) scale = fmax(scale, fabs(lcold[i]));
+      for (int i = 0; i < n; i++) diff = fmax(diff, fabs(lwarm[i] - lcold[i]) / fmax(scale, 1e-300));
+    }
+    nprob++;
+  }
+  printf("pivoting: %d problems (%d with >= 4 normals to clamp), %d needed Lemke, worst violation %.2g, "
+         "frictionless vs Lemke %.2g\n", nprob, far, nlemke, worst, diff);
+  CHECK(nfail == 0);
+  CHECK(far >= 15);
+  CHECK(nlemke <= nprob / 4);
+  CHECK(diff <= 1e-12);
+}
+
 int main(void) {
   test_random();
   test_brute_force();
@@ -764,5 +802,6 @@ int main(void) {
   test_resting_face();
   test_degenerate();
   test_arena();
+  test_pivoting();
   return test_done();
 }

@@ -450,7 +450,8 @@ static void scene_ball(physRng* rng) {
 
 // issue 16: the ball of BALL with condim 6 (its friction's torsional and rolling defaults 0.005, 1e-4): the step
 // derivatives refuse a state whose penetrating contact has torsional or rolling friction (penalty.c's angular
-// rows have no derivatives yet), with a message; in the air they are the contact-free step's
+// rows have no derivatives yet), with a message; in the air they are the contact-free step's. So do lcp, cone and
+// ccp's (angular.c), at condim 6 and not at 3
 static void scene_ball_condim6(void) {
   physModel* m = load_xml(BALL);
   physData* d = phys_make_data(m);
@@ -468,6 +469,23 @@ static void scene_ball_condim6(void) {
   p[2] = 1;
   set_free(m, d, 0, p, z, 0.3);
   CHECK(phys_step_jacobian(m, d, A, NULL) == PHYS_OK);
+  // lcp, cone and ccp simulate the rows (src/contact/angular.c) and refuse their derivatives likewise
+  for (int c = PHYS_CONTACT_LCP; c <= PHYS_CONTACT_CCP; c++) {
+    if (c == PHYS_CONTACT_PENALTY) continue;
+    m->opt.contact = c;
+    p[2] = 0;
+    set_free(m, d, 0, p, z, 0.3);
+    sink(m, d, 0, 5e-4);
+    d->lastwarning[0] = 0;
+    st = phys_step_jacobian(m, d, A, NULL);
+    CHECK_MSG(st == PHYS_ERR_MODEL && strstr(d->lastwarning, "a contact with torsional or rolling friction (condim 4 "
+                                                             "or 6), whose derivatives are not supported yet"),
+              "%s: status %d: %s", phys_contact_name(c), (int)st, d->lastwarning);
+    m->geom_condim[1] = 3;   // condim 3: differentiated
+    CHECK(phys_step_jacobian(m, d, A, NULL) == PHYS_OK);
+    m->geom_condim[1] = 6;
+  }
+  m->opt.contact = PHYS_CONTACT_PENALTY;
   free(A);
   phys_free_data(d);
   phys_free_model(m);

@@ -111,6 +111,20 @@ static void test_errors(void) {
   expect_compile_error(EQ_MODEL("<joint joint1='ball'/>"), PHYS_ERR_MODEL, "joint 'ball' must be a hinge or a slide");
   expect_compile_error(EQ_MODEL("<joint joint1='h' joint2='x'/>"), PHYS_ERR_MODEL, "joint 'x' not found");
   expect_compile_error(EQ_MODEL("<weld body1='a' solref='0 1'/>"), PHYS_ERR_VALUE, "solref[0] must be nonzero");
+  expect_compile_error(EQ_MODEL("<joint name='k' joint1='h'/><weld name='k' body1='a'/>"), PHYS_ERR_MODEL,
+                       "equality 'k': duplicate name");
+}
+
+// names (issue 15 item 2: parameters name equalities): phys_name2id/phys_id2name of kind "equality"
+static void test_names(void) {
+  physLog log;
+  physModel* m = load_text(EQ_MODEL("<connect body1='b' anchor='1 2 3'/><joint name='gearing' joint1='h' joint2='s'/>"),
+                           &log);
+  CHECK_MSG(m != NULL, "%s", log.error);
+  if (!m) return;
+  CHECK(phys_name2id(m, "equality", "gearing") == 1 && phys_name2id(m, "equality", "nope") == -1);
+  CHECK(!strcmp(phys_id2name(m, "equality", 1), "gearing") && !strcmp(phys_id2name(m, "equality", 0), ""));
+  phys_free_model(m);
 }
 
 int main(void) {
@@ -118,5 +132,6 @@ int main(void) {
   test_values();
   test_tendon();
   test_errors();
+  test_names();
   return mjcf_text_end();
 }

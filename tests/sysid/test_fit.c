@@ -1322,11 +1322,11 @@ static physModel* cube_job(physParamTable* t, physDataset* ds, double th0[2], in
 // the stall rule on the real cube (the main job: models/cube.xml, the 12 tosses of data/cube_toss, friction in
 // [0, 2] and restitution from the model's values): LM used to spend 22 of 27 iterations at the same loss while
 // lambda grew to 1e11 (the loss has kinks: Lemke's fallbacks, contact changes); the rule stopped it "stalled"
-// after 10. Since the sums are reduced along the trajectories' tree (session 30, fit.c *Reduction*) LM creeps along
-// a kink from iteration 4 to 9 (3e-8 relative), where the rule stops it "stalled"; with stall_iters 0 (the rule off)
-// a step at iteration 11 crosses the kink (1.8e-5 lower) and the fit ends "converged" after 21 at the same values to
-// 2e-5 relative. (Summed row by row as before session 30, the same fits ran 17 and 22 iterations to the same
-// values to 1e-8: on this kinked loss the path, and where the rule stops, follow the rounding of the sums.)
+// after 10. On this kinked loss the path, the iteration counts and where the rule stops follow the rounding of the
+// sums and of the contact solves: they moved with every change of either (17 / 22 iterations in session 27; 9 / 21
+// with the sums added along the trajectories' tree, 11 / 14 with lcp's block principal pivoting, session 30). What
+// the rule promises is asserted: it stops "stalled", before the fit without it (stall_iters 0) ends "converged",
+// at a loss within 3e-5 and a friction within 1 % of that fit's standard error of the other's
 static void test_stall(void) {
   physParamTable t;
   physDataset ds;
@@ -1344,9 +1344,10 @@ static void test_stall(void) {
     printf("cube, stall rule %s: %d iterations, %s, loss %.9g, friction %.12g, restitution %g\n", k ? "off" : "on",
            res[k].iterations, phys_fit_stop_name(res[k].stop), res[k].loss, res[k].theta[0], res[k].theta[1]);
   }
-  CHECK(res[0].stop == PHYS_STOP_STALLED && res[0].iterations == 9);
-  CHECK(res[1].stop == PHYS_STOP_CONVERGED && res[1].iterations == 21);
-  CHECK_NEAR(res[0].theta[0] / res[1].theta[0], 1, 2e-5);
+  CHECK(res[0].stop == PHYS_STOP_STALLED && res[1].stop == PHYS_STOP_CONVERGED);
+  CHECK(res[0].iterations < res[1].iterations);
+  CHECK_MSG(fabs(res[0].theta[0] - res[1].theta[0]) < 0.01 * res[1].stderr_[0], "friction %.9g vs %.9g, stderr %.3g",
+            res[0].theta[0], res[1].theta[0], res[1].stderr_[0]);
   CHECK(res[0].theta[1] == 0 && res[1].theta[1] == 0);   // at its bound both times
   CHECK_NEAR(res[0].loss / res[1].loss, 1, 3e-5);
   CHECK(strcmp(phys_fit_stop_name(PHYS_STOP_MAXITER), "max_iter") == 0);

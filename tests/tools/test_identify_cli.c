@@ -1023,16 +1023,18 @@ static void test_write_world(void) {
                                       "derivatives do not support them"), "exit %d: %s", r.code, r.err);
   CHECK(access(path("out/crank.json"), F_OK) != 0);
   run_free(&r);
-  // torsional and rolling friction under penalty (issue 16) have no step derivatives yet: refused before any work
+  // torsional and rolling friction (issue 16) have no step derivatives yet under any contact model: refused
+  // before any work
   const char* spin = write_file("in_spin.xml", "<mujoco><worldbody><geom type='plane' size='5 5 .1'/><body><joint "
                                 "name='z' type='slide'/><geom size='.1' condim='6'/></body></worldbody></mujoco>\n");
-  r = run("identify", spin, path("in_tendon_world.csv"), "--param", "damping:z", "--contact", "penalty", "--out",
-          path("out/spin.json"), NULL);
-  CHECK_MSG(r.code == 1 && has(r.err, "in_spin.xml: a geom has condim 4 or 6 (torsional or rolling friction) under "
-                                      "contact model penalty: the step derivatives do not support it yet"),
-            "exit %d: %s", r.code, r.err);
-  CHECK(access(path("out/spin.json"), F_OK) != 0);
-  run_free(&r);
+  for (int k = 0; k < 2; k++) {
+    r = run("identify", spin, path("in_tendon_world.csv"), "--param", "damping:z", "--contact", k ? "lcp" : "penalty",
+            "--out", path("out/spin.json"), NULL);
+    CHECK_MSG(r.code == 1 && has(r.err, "in_spin.xml: a geom has condim 4 or 6 (torsional or rolling friction): the "
+                                        "step derivatives do not support it yet"), "exit %d: %s", r.code, r.err);
+    CHECK(access(path("out/spin.json"), F_OK) != 0);
+    run_free(&r);
+  }
   // an --add file is an input: never an output (refused before any work, the file unchanged)
   const char* floor_text = "<mujoco><worldbody><geom name='floor' type='plane' size='5 5 .1'/></worldbody></mujoco>\n";
   const char* floor = write_file("in_floor.xml", floor_text);
@@ -1246,7 +1248,8 @@ static void test_frictionloss_round_trip(void) {
 // by a connect, with a motor on its crank, a box welded to the crank and a joint coupling) simulated under random
 // controls; damping:rocker and mass:coupler fitted from 0.3 and 0.5 recover the file's values (0.1 and the
 // capsule's mass) to 1e-9 (measured 1.6e-14, 3.3e-14), through the step derivatives with equality rows
-// (src/grad/step_equality_deriv.c)
+// (src/grad/step_equality_deriv.c); then the coupling's polycoef:couple (issue 15 item 2) from a linear guess, and
+// under penalty its solref
 static void test_equality_round_trip(void) {
   static const char* model = "tests/data/equality_deriv.xml";
   static const char* const spec[] = {"damping:rocker", "mass:coupler"};
@@ -1269,6 +1272,30 @@ static void test_equality_round_trip(void) {
   CHECK(fabs(v[0] - truth[0]) < 1e-9 && fabs(v[1] - truth[1]) < 1e-9);
   cJSON_Delete(root);
   free(json);
+  // issue 15 item 2: the quartic coupling's polycoef (truth 0 0.5 0.3 -0.2 0.1) from a linear guess, through the
+  // hard rows (lcp) and written back to <equality><joint polycoef>
+  r = run("identify", model, path("in_eq.csv"), "--param", "polycoef:couple:init=0,0.4,0,0,0", "--quiet",
+          "--write-model", path("out/eq.xml"), NULL);
+  CHECK_MSG(r.code == 0, "%s", r.err);
+  run_free(&r);
+  physModel* got = phys_load(path("out/eq.xml"), NULL, NULL);
+  double want[5] = {0, 0.5, 0.3, -0.2, 0.1}, worst = 0;
+  for (int k = 0; got && k < 5; k++) worst = fmax(worst, fabs(got->eq_data[PHYS_EQ_NDATA * 2 + k] - want[k]));
+  printf("four-bar's quartic coupling: polycoef:couple from (0 0.4 0 0 0), worst error %.3g\n", worst);
+  CHECK(got && worst < 1e-8);
+  phys_free_model(got);
+  // under penalty the coupling is a spring-damper: its solref (0.02 1, the default) from (0.03 0.8), through the
+  // springs' derivatives (100 steps: the penalty tape's parameter rows are the costly part)
+  r = run("simulate", model, "--steps", "100", "--every", "5", "--ctrl", "random", "--seed", "3", "--contact", "penalty",
+          "--quiet", "--out", path("in_eqp.csv"), NULL);
+  CHECK_MSG(r.code == 0, "%s", r.err);
+  run_free(&r);
+  r = run("identify", model, path("in_eqp.csv"), "--contact", "penalty", "--param", "solref:couple:init=0.03,0.8",
+          "--quiet", NULL);
+  double tc = printed(r.out, "solref:couple[0]"), dr = printed(r.out, "solref:couple[1]");
+  printf("penalty coupling: solref:couple from (0.03 0.8): %.15g %.15g (truth 0.02 1)\n", tc, dr);
+  CHECK_MSG(r.code == 0 && fabs(tc - 0.02) < 1e-9 && fabs(dr - 1) < 1e-9, "exit %d: %s %s", r.code, r.out, r.err);
+  run_free(&r);
   clear_outputs();
 }
 

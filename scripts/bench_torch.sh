@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# bench_torch.sh - issue 18 item 5: the cube with penalty contact and MuJoCo's humanoid (in the air) stepped forward
+# plus backward in plain PyTorch with autograd (bench/torch_models.py) against physid through its Python binding
+# (physid.torch.Step) and through the C API (bench/bench_torch.c), with the check that the torch models compute
+# physid's physics (bench/bench_torch.py). Writes bench/results/torch.md (and prints it). Timing is information
+# only: nothing here passes or fails; the goal (physid >= 100x faster) is reported as met or not.
+#
+# usage: scripts/bench_torch.sh
+# env:   BUILD_DIR (default build), REPEATS (default 200), STEPS (agreement check, default 100), OUT (default
+#        bench/results/torch.md), PYTHON (default /usr/bin/python3, Debian's, which has python3-torch), NO_BUILD=1
+#        to use the build as it is
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+build="${BUILD_DIR:-$root/build}"
+out="${OUT:-$root/bench/results/torch.md}"
+py="${PYTHON:-/usr/bin/python3}"
+
+if [ -z "${NO_BUILD:-}" ]; then cmake --build "$build" -j2 --target physid_shared physid_cli bench_torch >/dev/null; fi
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+PHYSID_LIBRARY="$build/libphysid.so" PYTHONPATH="$root/python" OMP_NUM_THREADS=1 \
+  "$py" "$root/bench/bench_torch.py" --repeats "${REPEATS:-200}" --steps "${STEPS:-100}" \
+  --bench "$build/bench_torch" | tee "$tmp/out.txt" >&2
+
+r() { awk -F'\t' -v s="$1" -v t="$2" '$1=="RESULT" && $2==s && $3==t { print $4 }' "$tmp/out.txt"; }
+c() { awk -F'\t' -v s="$1" -v k="$2" '$1=="CHECK" && $2==s { for (i = 3; i <= NF; i++) { split($i, a, "="); if (a[1]==k) print a[2] } }' "$tmp/out.txt"; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3g", a / b }'; }
+us() { awk -v x="$1" 'BEGIN { if (x >= 1000) printf "%.2f ms", x / 1000; else printf "%.1f us", x }'; }
+{
+  echo "# PyTorch autograd against physid: one step forward plus backward"
+  echo
+  echo "\`bash scripts/bench_torch.sh\` ($(date -u +%Y-%m-%d), commit ${COMMIT:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')}, $(nproc) cores shared"
+  echo "by several sessions: wall times drift up to 2x). torch $("$py" -c 'import torch; print(torch.__version__)'), float64, CPU, torch.set_num_threads(1)."
+  echo "One step forward plus the backward pass of loss = next state . a fixed random vector to the state, the"
+  echo "controls and one physical parameter, medians of ${REPEATS:-200} repeats (C API: of 1000):"
+  echo
+  echo "- **torch**: the step written directly in PyTorch (bench/torch_models.py), backward by autograd through"
+  echo "  every operation (the route of papers 000 and 003);"
+  echo "- **binding**: physid.torch.Step (the C step, backward phys_step_vjp + phys_step_param_vjp through ctypes);"
+  echo "- **C API**: phys_step, then phys_step_vjp and phys_step_param_vjp at the same state (bench/bench_torch.c)."
+  echo
+  echo "Scenes: **cube** = models/cube.xml under penalty contact (as \`--contact penalty\`: spring-damper normal"
+  echo "force with restitution damping, regularized Coulomb friction, linearly implicit step with re-solves), tossed"
+  echo "5 mm into the table, sliding and spinning; parameter friction:cube, no controls. **humanoid** = MuJoCo's"
+  echo "humanoid (27 dofs, 21 motors) in the air, contacts and limits disabled (as bench/bench_grad.c), random joint"
+  echo "angles, velocities and controls; parameter damping:right_hip_y; the torch model is RNEA + mass matrix from"
+  echo "the dofs' spatial vectors with implicit joint damping, joint springs, armature and motors."
+  echo
+  echo "Same physics, checked first: ${STEPS:-100} steps of each from the same start, largest difference of qpos /"
+  echo "qvel; and the largest difference of the gradients (state, controls, parameter) of the two routes at the start:"
+  echo
+  echo "| scene | max qpos diff | max qvel diff | max gradient diff |"
+  echo "|---|---|---|---|"
+  for s in cube humanoid; do echo "| $s | $(c $s max_dq) | $(c $s max_dv) | $(c $s grad_max_diff) |"; done
+  echo
+  echo "| scene | torch forward | torch forward + backward | binding forward + backward | C API step | C API forward + backward | torch / binding | torch / C API |"
+  echo "|---|---|---|---|---|---|---|---|"
+  for s in cube humanoid; do
+    tf="$(r $s torch_fwd)"; t="$(r $s torch_fwd_bwd)"; b="$(r $s binding_fwd_bwd)"; cs="$(r $s c_step)"; cf="$(r $s c_fwd_bwd)"
+    echo "| $s | $(us "$tf") | $(us "$t") | $(us "$b") | $(us "$cs") | $(us "$cf") | $(ratio "$t" "$b")x | $(ratio "$t" "$cf")x |"
+    echo "$s $t $b $cf" >> "$tmp/rows.txt"
+  done
+  echo
+  echo "Goal of issue 18 item 5, physid >= 100x faster than PyTorch autograd (reported, never asserted):"
+  echo
+  while read -r s t b cf; do
+    echo "- $s: C API $(ratio "$t" "$cf")x ($(awk -v a="$t" -v b="$cf" 'BEGIN { print (a / b >= 100) ? "met" : "not met" }')), binding $(ratio "$t" "$b")x ($(awk -v a="$t" -v b="$b" 'BEGIN { print (a / b >= 100) ? "met" : "not met" }'))"
+  done < "$tmp/rows.txt"
+} > "$tmp/table.md"
+mkdir -p "$(dirname "$out")"
+cp "$tmp/table.md" "$out"
+cat "$out"

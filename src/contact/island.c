@@ -1,0 +1,206 @@
+// island.c - the constraint problem split into islands (issue 19 item 1).
+//
+// A kinematic tree is the set of dofs below one root dof (dof_parentid = -1); it is named by that root dof,
+// the smallest dof index of the tree. Two trees belong to one island when a row of the problem reaches both:
+// a contact between their bodies, a tendon limit spanning them, an equality constraint eliminated from the
+// problem (its rows Je couple every tree they touch through the Schur complement). A row's trees are those
+// of the dofs where its Jacobian row is nonzero (contacts: the chains of its two bodies, read from the
+// geoms without scanning the row). Union-find over the root dofs, the smaller root kept as the
+// representative, so an island is named by its smallest tree and islands come in that order; rows keep
+// their order inside an island (contacts first, then limits, as in the whole problem).
+//
+// With M~ block diagonal over trees, G = J M~^-1 J' has G_ij = 0 exactly between rows of different islands
+// (assemble.c sums products over the rows' common dofs only), and the impulse problems (lcp, cone, ccp: each
+// couples a contact's three rows only through G and its own mu) separate: the solution of the whole problem
+// is the islands' solutions side by side. Each island's sub-problem takes its rows of G, g, mu, the warm
+// guesses and gpos, its contacts, and its dofs' count as the rank bound p->nv; J is not gathered (the solvers
+// never read it: NULL in the sub-problem). A problem that is one island is solved as it is (the same bits as
+// without islands); PHYS_DSBL_ISLAND turns the split off.
+#include <string.h>
+
+#include "arena.h"
+#include "contact.h"
+#include "dyn.h"
+
+// n ints from d's arena
+static int* island_ints(physData* d, size_t n) { return (int*)phys_stack_alloc(d, n / 2 + 1); }
+
+// the representative (smallest root dof) of root r's set, with path halving
+static int uf_find(int* parent, int r) {
+  while (parent[r] != r) {
+    parent[r] = parent[parent[r]];
+    r = parent[r];
+  }
+  return r;
+}
+
+// join the sets of roots a and b (either may be -1: the world, no dof), the smaller representative kept
+static void uf_join(int* parent, int a, int b) {
+  if (a < 0 || b < 0) return;
+  a = uf_find(parent, a);
+  b = uf_find(parent, b);
+  if (a < b) parent[b] = a;
+  else if (b < a) parent[a] = b;
+}
+
+// the root dof of body's tree, -1 for a body without dofs on its chain (the world, a welded body)
+static int body_root(const physModel* m, const int* droot, int body) {
+  int j = phys_body_lastdof(m, body);
+  return j < 0 ? -1 : droot[j];
+}
+
+// join every tree row (nv numbers) reaches with the first one; the first root reached, -1 if none
+static int join_row(int* parent, const int* droot, const double* row, int nv) {
+  int first = -1;
+  for (int j = 0; j < nv; j++) {
+    if (row[j] == 0) continue;
+    if (first < 0) first = droot[j];
+    else uf_join(parent, first, droot[j]);
+  }
+  return first;
+}
+
+// the island (representative root) of each row of p into rep (n; -1: a row that reaches no dof), the trees
+// joined by the rows and by the ne equality rows Je (ne x nv, may be NULL); droot (nv) the dofs' roots
+static void row_roots(const physModel* m, const physConstraintProblem* p, const double* Je, int ne,
+                      int* parent, const int* droot, int* rep) {
+  int nv = m->nv;
+  for (int k = 0; k < ne; k++) join_row(parent, droot, Je + (size_t)k * nv, nv);
+  for (int i = 0; i < p->nc; i++) {
+    const physContact* c = p->con + i;
+    int a = body_root(m, droot, m->geom_bodyid[c->geom[0]]);
+    int b = body_root(m, droot, m->geom_bodyid[c->geom[1]]);
+    uf_join(parent, a, b);
+    rep[3 * i] = rep[3 * i + 1] = rep[3 * i + 2] = a >= 0 ? a : b;
+  }
+  for (int r = 3 * p->nc; r < p->n; r++) rep[r] = join_row(parent, droot, p->J + (size_t)r * nv, nv);
+  for (int r = 0; r < p->n; r++) rep[r] = rep[r] < 0 ? -1 : uf_find(parent, rep[r]);
+}
+
+// Islands of p (arena memory of the caller's mark): returns their number, 0 if p has no rows
+int phys_islands(const physModel* m, physData* d, const physConstraintProblem* p, const double* Je, int ne,
+                 physIslands* isl) {
+  int nv = m->nv, n = p->n;
+  memset(isl, 0, sizeof *isl);
+  if (n <= 0) return 0;
+  int* droot = island_ints(d, (size_t)nv + 1);
+  int* parent = island_ints(d, (size_t)nv + 1);
+  int* rep = island_ints(d, (size_t)n + 1);
+  int* slot = island_ints(d, (size_t)nv + 2);   // island of each representative root, +1 (0: none)
+  for (int j = 0; j < nv; j++) {
+    droot[j] = m->dof_parentid[j] < 0 ? j : droot[m->dof_parentid[j]];
+    parent[j] = j;
+  }
+  row_roots(m, p, Je, ne, parent, droot, rep);
+  // islands in the order of their representatives (rows reaching no dof: one island after them, each alone)
+  memset(slot, 0, sizeof(int) * ((size_t)nv + 2));
+  for (int r = 0; r < n; r++)
+    if (rep[r] >= 0) slot[rep[r]] = 1;
+  int ni = 0;
+  for (int j = 0; j < nv; j++)
+    if (slot[j]) slot[j] = ++ni;
+  int nfree = 0;
+  for (int r = 0; r < n; r++) nfree += rep[r] < 0;
+  isl->n = ni + (nfree > 0);
+  isl->start = island_ints(d, (size_t)isl->n + 2);
+  isl->row = island_ints(d, (size_t)n + 1);
+  isl->ndof = island_ints(d, (size_t)isl->n + 1);
+  memset(isl->start, 0, sizeof(int) * ((size_t)isl->n + 2));
+  memset(isl->ndof, 0, sizeof(int) * ((size_t)isl->n + 1));
+  for (int r = 0; r < n; r++) isl->start[(rep[r] >= 0 ? slot[rep[r]] - 1 : ni) + 1]++;
+  for (int k = 0; k < isl->n; k++) isl->start[k + 1] += isl->start[k];
+  int* fill = island_ints(d, (size_t)isl->n + 1);
+  memcpy(fill, isl->start, sizeof(int) * (size_t)isl->n);
+  for (int r = 0; r < n; r++) isl->row[fill[rep[r] >= 0 ? slot[rep[r]] - 1 : ni]++] = r;
+  for (int j = 0; j < nv; j++) {
+    int s = slot[uf_find(parent, droot[j])];
+    if (s) isl->ndof[s - 1]++;
+  }
+  return isl->n;
+}
+
+//---------------------------------------------------------------------------------------------------------
+// the solve by islands
+
+// the sub-problem q of p on the nk rows rows (ascending) of one island with ndof dofs (arena memory of the
+// caller's mark): G, g, gpos, warm, lambda0 and mu, con gathered; J NULL
+static void island_problem(physData* d, const physConstraintProblem* p, const int* rows, int nk, int ndof,
+                           physConstraintProblem* q) {
+  memset(q, 0, sizeof *q);
+  int nc = 0;
+  for (int k = 0; k < nk; k++) nc += rows[k] < 3 * p->nc && rows[k] % 3 == 0;
+  double* G = phys_stack_alloc(d, (size_t)nk * (size_t)nk + 1);
+  double* g = phys_stack_alloc(d, (size_t)nk + 1);
+  double* gpos = phys_stack_alloc(d, (size_t)nk + 1);
+  double* mu = phys_stack_alloc(d, (size_t)nc + 1);
+  physContact* con = (physContact*)phys_stack_alloc(d, (sizeof(physContact) * (size_t)nc) / sizeof(double) + 1);
+  for (int a = 0; a < nk; a++) {
+    const double* Ga = p->G + (size_t)rows[a] * p->n;
+    for (int b = 0; b < nk; b++) G[(size_t)a * nk + b] = Ga[rows[b]];
+    g[a] = p->g[rows[a]];
+    gpos[a] = p->gpos ? p->gpos[rows[a]] : 0;
+    q->npos += gpos[a] < 0;
+  }
+  for (int i = 0; i < nc; i++) {
+    con[i] = p->con[rows[3 * i] / 3];
+    mu[i] = p->mu[rows[3 * i] / 3];
+    q->nmargin += con[i].dist > 0;
+  }
+  if (p->warm) {
+    int* warm = island_ints(d, (size_t)nk + 1);
+    for (int a = 0; a < nk; a++) warm[a] = p->warm[rows[a]];
+    q->warm = warm;
+  }
+  if (p->lambda0) {
+    double* l0 = phys_stack_alloc(d, (size_t)nk + 1);
+    for (int a = 0; a < nk; a++) l0[a] = p->lambda0[rows[a]];
+    q->lambda0 = l0;
+  }
+  q->nc = nc, q->con = con, q->nl = nk - 3 * nc, q->n = nk, q->nv = ndof;
+  q->G = G, q->g = g, q->gpos = p->gpos ? gpos : NULL, q->mu = mu;
+}
+
+// solve p island by island with solver into sol (p->n lambda and state, caller-owned): each island's
+// sub-problem solved on its own, its impulses and row states scattered back; iterations summed, the residual
+// the largest, warm_used 1 if every island kept its guess; the first status that is not PHYS_OK (every island
+// is solved). One island, or PHYS_DSBL_ISLAND: solver(m, d, p, sol) itself
+physStatus phys_solve_islands(const physModel* m, physData* d, physIslandSolver solver,
+                              const physConstraintProblem* p, const double* Je, int ne,
+                              physConstraintSolution* sol) {
+  if (p->n <= 0) return solver(m, d, p, sol);
+  size_t mark = phys_stack_mark(d);
+  physIslands isl;
+  if ((m->opt.disableflags & PHYS_DSBL_ISLAND) || phys_islands(m, d, p, Je, ne, &isl) <= 1) {
+    phys_stack_free(d, mark);
+    return solver(m, d, p, sol);
+  }
+  physStatus status = PHYS_OK;
+  int iterations = 0, warm_used = 1;
+  double residual = 0;
+  for (int k = 0; k < isl.n; k++) {
+    size_t mk = phys_stack_mark(d);
+    const int* rows = isl.row + isl.start[k];
+    int nk = isl.start[k + 1] - isl.start[k];
+    physConstraintProblem q;
+    island_problem(d, p, rows, nk, isl.ndof[k], &q);
+    physConstraintSolution s = {.lambda = phys_stack_alloc(d, (size_t)nk + 1),
+                                .state = island_ints(d, (size_t)nk + 1)};
+    memset(s.lambda, 0, sizeof(double) * (size_t)nk);
+    memset(s.state, 0, sizeof(int) * (size_t)nk);
+    physStatus st = solver(m, d, &q, &s);
+    if (status == PHYS_OK) status = st;
+    for (int a = 0; a < nk; a++) {
+      sol->lambda[rows[a]] = s.lambda[a];
+      sol->state[rows[a]] = s.state[a];
+    }
+    iterations += s.iterations;
+    residual = s.residual > residual ? s.residual : residual;
+    warm_used &= s.warm_used;
+    phys_stack_free(d, mk);
+  }
+  sol->iterations = iterations;
+  sol->residual = residual;
+  sol->warm_used = warm_used;
+  phys_stack_free(d, mark);
+  return status;
+}

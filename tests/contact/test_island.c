@@ -1,0 +1,198 @@
+// test_island.c - the constraint problem split into islands (src/contact/island.c, issue 19 item 1):
+//  1. islands.xml (a box alone, a stack of two, a sphere): three islands in the order of their root dofs (0, 6,
+//     18), every row in exactly one, rows ascending, each island's dofs 6, 12, 6; a row's island is the one of
+//     its contact's bodies;
+//  2. islands_eq.xml: a connect constraint joins two boxes that share no contact into one island (two islands,
+//     not three), and without the equality's rows the same contacts make three;
+//  3. independent bodies: the box of islands.xml, with islands on, moves bit for bit as in islands_alone.xml
+//     (the box alone), for lcp, cone and ccp: pushed sideways (sliding, then sticking) for 300 steps (ccp's box
+//     from its gliding height dt mu v, test_scene_slide.c: launched, it would fly, and a step without contacts
+//     takes the articulated-body pass instead of the factor, other bits for other reasons);
+//  4. islands on and off give the same trajectory to rounding (lcp: 1e-12 m and m/s over 300 steps of the
+//     pushed scene; cone and ccp: their solver tolerance, 1e-7), and the same step Jacobians (lcp, cone, ccp) and
+//     VJP to rounding (1e-9 relative to the largest entry).
+#include <math.h>
+#include <string.h>
+
+#include "contact.h"
+#include "grad.h"
+#include "physid.h"
+#include "step.h"
+#include "test.h"
+
+#define SCENE "tests/data/contact/islands.xml"
+#define ALONE "tests/data/contact/islands_alone.xml"
+#define SCENE_EQ "tests/data/contact/islands_eq.xml"
+#define STEPS 300
+
+static physModel* load(const char* file) {
+  physLog log = {0};
+  physModel* m = phys_load(file, NULL, &log);
+  CHECK_MSG(m != NULL, "%s: %s", file, log.error);
+  return m;
+}
+
+// the islands of one step's constraint problem at d's state (after settling): count, and the islands' first
+// root dof, dofs and rows into first, ndof, nrow (capacity 8); with_eq 0 leaves the equality rows out
+static int stage_islands(const physModel* m, physData* d, int with_eq, int* first, int* ndof, int* nrow,
+                         int* ok_rows) {
+  size_t mark = phys_stack_mark(d);
+  physStepStage st;
+  physContactList cl = {(physContact*)phys_stack_alloc(d, sizeof(physContact) * (size_t)m->nconmax / sizeof(double) + 1),
+                        0, m->nconmax, 0, 0};
+  physWarmStart warm = {0, NULL};
+  int n = -1;
+  if (phys_step_stage(m, d, NULL, &warm, &cl, &st) == 1) {
+    physIslands isl;
+    n = phys_islands(m, d, &st.p, with_eq && st.eq.ne ? st.eq.J : NULL, with_eq ? st.eq.ne : 0, &isl);
+    int* seen = calloc((size_t)st.p.n + 1, sizeof(int));
+    *ok_rows = isl.start[0] == 0 && isl.start[n] == st.p.n;
+    for (int k = 0; k < n && k < 8; k++) {
+      nrow[k] = isl.start[k + 1] - isl.start[k];
+      ndof[k] = isl.ndof[k];
+      first[k] = -1;
+      for (int a = isl.start[k]; a < isl.start[k + 1]; a++) {
+        int r = isl.row[a];
+        seen[r]++;
+        if (a > isl.start[k]) *ok_rows &= r > isl.row[a - 1];
+        if (r < 3 * st.p.nc) {   // a contact row: its island is the one of its free body's root dof
+          const physContact* c = st.p.con + r / 3;
+          int body = m->geom_bodyid[c->geom[1]] ? m->geom_bodyid[c->geom[1]] : m->geom_bodyid[c->geom[0]];
+          int root = m->body_dofadr[m->body_rootid[body]];
+          if (first[k] < 0 || root < first[k]) first[k] = root;
+        }
+      }
+    }
+    for (int r = 0; r < st.p.n; r++) *ok_rows &= seen[r] == 1;
+    free(seen);
+  }
+  phys_stack_free(d, mark);
+  return n;
+}
+
+// islands of islands.xml and islands_eq.xml after settling
+static void test_partition(void) {
+  physModel* m = load(SCENE);
+  physModel* me = load(SCENE_EQ);
+  if (!m || !me) return;
+  physData* d = phys_make_data(m);
+  for (int i = 0; i < 200; i++) phys_step(m, d);
+  int first[8], ndof[8], nrow[8], ok = 0;
+  int n = stage_islands(m, d, 1, first, ndof, nrow, &ok);
+  CHECK_MSG(n == 3, "islands %d", n);
+  CHECK(ok);
+  if (n == 3) {
+    CHECK(first[0] == 0 && first[1] == 6 && first[2] == 18);
+    CHECK(ndof[0] == 6 && ndof[1] == 12 && ndof[2] == 6);
+    CHECK_MSG(nrow[0] == 12 && nrow[1] == 24 && nrow[2] == 3, "rows %d %d %d", nrow[0], nrow[1], nrow[2]);
+  }
+  physData* de = phys_make_data(me);
+  for (int i = 0; i < 200; i++) phys_step(me, de);
+  n = stage_islands(me, de, 1, first, ndof, nrow, &ok);
+  CHECK_MSG(n == 2, "islands with the connect %d", n);
+  CHECK(ok);
+  if (n == 2) CHECK(first[0] == 0 && ndof[0] == 12 && first[1] == 12 && ndof[1] == 6);
+  n = stage_islands(me, de, 0, first, ndof, nrow, &ok);
+  CHECK_MSG(n == 3, "islands without the equality rows %d", n);
+  phys_free_data(de);
+  phys_free_data(d);
+  phys_free_model(me);
+  phys_free_model(m);
+}
+
+// the scene pushed: box a sideways at 1 m/s (slides, then sticks), the sphere rolling at 0.5 m/s; n steps,
+// the qpos and qvel of every step into traj (n x (nq + nv)), or only box a's first 7 + 6 when a_only
+static void run(const physModel* m, physData* d, int n, double* traj, int a_only) {
+  phys_reset_data(m, d);
+  for (int i = 0; i < 50; i++) phys_step(m, d);
+  d->qvel[0] = 1;
+  if (m->opt.contact == PHYS_CONTACT_CCP) d->qpos[2] += m->opt.timestep * 0.8;   // ccp's gliding height dt mu v
+  if (m->nv > 18) d->qvel[18] = 0.5;
+  int nq = a_only ? 7 : m->nq, nv = a_only ? 6 : m->nv;
+  for (int i = 0; i < n; i++) {
+    phys_step(m, d);
+    memcpy(traj + (size_t)i * (nq + nv), d->qpos, sizeof(double) * (size_t)nq);
+    memcpy(traj + (size_t)i * (nq + nv) + nq, d->qvel, sizeof(double) * (size_t)nv);
+  }
+}
+
+// largest |x - y| over n numbers
+static double maxdiff(const double* x, const double* y, size_t n) {
+  double e = 0;
+  for (size_t i = 0; i < n; i++) e = fmax(e, fabs(x[i] - y[i]));
+  return e;
+}
+
+// items 3 and 4 (trajectories) for contact model `model`
+static void test_trajectories(int model) {
+  static const char* const NAME[] = {"lcp", "cone", "ccp"};
+  physModel* m = load(SCENE);
+  physModel* ma = load(ALONE);
+  if (!m || !ma) return;
+  m->opt.contact = ma->opt.contact = model;
+  physData* d = phys_make_data(m);
+  physData* da = phys_make_data(ma);
+  size_t w = (size_t)(m->nq + m->nv);
+  double* a_alone = malloc(sizeof(double) * 13 * STEPS);
+  double* a_scene = malloc(sizeof(double) * 13 * STEPS);
+  double* on = malloc(sizeof(double) * w * STEPS);
+  double* off = malloc(sizeof(double) * w * STEPS);
+  run(ma, da, STEPS, a_alone, 1);
+  run(m, d, STEPS, a_scene, 1);
+  CHECK_MSG(memcmp(a_alone, a_scene, sizeof(double) * 13 * STEPS) == 0,
+            "%s: the box in the scene differs from the box alone by %.3g", NAME[model],
+            maxdiff(a_alone, a_scene, 13 * STEPS));
+  CHECK_MSG(d->nwarning == 0 && da->nwarning == 0, "%s: warnings %d %d", NAME[model], d->nwarning, da->nwarning);
+  run(m, d, STEPS, on, 0);
+  m->opt.disableflags |= PHYS_DSBL_ISLAND;
+  run(m, d, STEPS, off, 0);
+  double e = maxdiff(on, off, w * STEPS), tol = model == PHYS_CONTACT_LCP ? 1e-12 : 1e-7;
+  CHECK_MSG(e <= tol, "%s: islands on and off differ by %.3g > %.3g", NAME[model], e, tol);
+  // the box did slide
+  CHECK_MSG(on[(STEPS - 1) * w] > 0.02, "%s: the box moved %.3g m", NAME[model], on[(STEPS - 1) * w]);
+  free(a_alone), free(a_scene), free(on), free(off);
+  phys_free_data(da);
+  phys_free_data(d);
+  phys_free_model(ma);
+  phys_free_model(m);
+}
+
+// item 4 (derivatives): A, B and a VJP at the pushed scene's state 20 steps after the push, islands on and off
+static void test_derivatives(int model) {
+  physModel* m = load(SCENE);
+  if (!m) return;
+  m->opt.contact = model;
+  physData* d = phys_make_data(m);
+  int nx = 2 * m->nv;
+  double* traj = malloc(sizeof(double) * (size_t)(m->nq + m->nv) * 20);
+  double* A[2] = {malloc(sizeof(double) * (size_t)nx * nx), malloc(sizeof(double) * (size_t)nx * nx)};
+  double* xb[2] = {malloc(sizeof(double) * (size_t)nx), malloc(sizeof(double) * (size_t)nx)};
+  double* y = malloc(sizeof(double) * (size_t)nx);
+  for (int i = 0; i < nx; i++) y[i] = 1.0 + 0.1 * i;
+  run(m, d, 20, traj, 0);
+  physStatus st[2];
+  double scale = 0;
+  for (int k = 0; k < 2; k++) {
+    if (k) m->opt.disableflags |= PHYS_DSBL_ISLAND;
+    st[k] = phys_step_jacobian(m, d, A[k], NULL);
+    phys_step_vjp(m, d, y, xb[k], NULL);
+  }
+  CHECK(st[0] == PHYS_OK && st[1] == PHYS_OK);
+  for (int i = 0; i < nx * nx; i++) scale = fmax(scale, fabs(A[1][i]));
+  double ea = maxdiff(A[0], A[1], (size_t)nx * nx), ev = maxdiff(xb[0], xb[1], (size_t)nx), sv = 0;
+  for (int i = 0; i < nx; i++) sv = fmax(sv, fabs(xb[1][i]));
+  CHECK_MSG(ea <= 1e-9 * scale, "model %d: A differs by %.3g (scale %.3g)", model, ea, scale);
+  CHECK_MSG(ev <= 1e-9 * sv, "model %d: VJP differs by %.3g (scale %.3g)", model, ev, sv);
+  free(traj), free(A[0]), free(A[1]), free(xb[0]), free(xb[1]), free(y);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+int main(void) {
+  test_partition();
+  for (int model = PHYS_CONTACT_LCP; model <= PHYS_CONTACT_CCP; model++) {
+    test_trajectories(model);
+    test_derivatives(model);
+  }
+  return test_done();
+}
