@@ -41,15 +41,23 @@ instr() {  # engine options... model
 # value of key=... in a tab-separated line
 field() { tr '\t' '\n' <<<"$1" | sed -n "s/^$2=//p"; }
 
-# one configuration: a title, then bench_pbd's options and model
-table() {
-  local title=$1; shift
+# one run of bench_pbd on the options and model (its rows in $tmp/rows.txt, its REFERENCE line in ref), then the
+# section's heading: the title and the run's line "`bench_pbd ARGS`: dt, T, nv; " ending in TAIL
+ref=""
+run_heading() {  # title tail options... model
+  local title=$1 tail=$2; shift 2
   "$bin" "$@" >"$tmp/rows.txt" 2>"$tmp/err.txt" || true
-  local ref; ref="$(grep '^REFERENCE' "$tmp/rows.txt")"
+  ref="$(grep '^REFERENCE' "$tmp/rows.txt")"
   echo
   echo "### $title"
   echo
-  echo "\`bench_pbd $*\`: dt $(field "$ref" dt) s, T = $(field "$ref" T) s, nv $(field "$ref" nv); the Euler engine and MuJoCo"
+  echo "\`bench_pbd $*\`: dt $(field "$ref" dt) s, T = $(field "$ref" T) s, nv $(field "$ref" nv); $tail"
+}
+
+# one configuration: a title, then bench_pbd's options and model
+table() {
+  local title=$1; shift
+  run_heading "$title" "the Euler engine and MuJoCo" "$@"
   local gap; gap="$(field "$ref" ref_gap)"
   if [ "$gap" = nan ]; then
     echo "at dt 1e-5: MuJoCo not run ($(sed -n 's/^bench_pbd: //p' "$tmp/err.txt" | head -1))."
@@ -72,12 +80,7 @@ table() {
 # and the reverse mode's instructions
 grad_table() {
   local title=$1; shift
-  "$bin" "$@" >"$tmp/rows.txt" 2>"$tmp/err.txt" || true
-  local ref; ref="$(grep '^REFERENCE' "$tmp/rows.txt")"
-  echo
-  echo "### $title"
-  echo
-  echo "\`bench_pbd $*\`: dt $(field "$ref" dt) s, T = $(field "$ref" T) s, nv $(field "$ref" nv); errors against the Euler"
+  run_heading "$title" "errors against the Euler" "$@"
   echo "engine at dt 1e-5 (as pbd_agreement.md)."
   echo
   echo "| engine | substeps | max joint error at T, rad | instructions / step | / Jacobian (A, B) | / reverse mode (one cotangent) | Jacobian / step |"

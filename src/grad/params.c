@@ -741,16 +741,11 @@ void phys_param_get(const physParamTable* t, const physModel* m, double* theta) 
   }
 }
 
-// write one entry's values th into m (input kinds: into input, the table's values)
-static physStatus set_entry(physModel* m, double* input, const physParam* p, const double* th) {
-  int id = p->id, da, nd;
+// write a body or geom entry's values th into m: mass (> 0), com, inertia (log-Cholesky, 10 or 9 values), mesh
+// vertices, geom size (> 0), body pos, plane height
+static physStatus set_body_entry(physModel* m, const physParam* p, const double* th) {
+  int id = p->id;
   switch (p->kind) {
-    case PHYS_PAR_INPUT_DELAY:
-      if (!(th[0] >= 0)) return PHYS_ERR_VALUE;
-      input[p->adr] = th[0];
-      break;
-    case PHYS_PAR_INPUT_GAIN:
-    case PHYS_PAR_INPUT_BIAS: input[p->adr] = th[0]; break;
     case PHYS_PAR_MASS:
       if (!(th[0] > 0)) return PHYS_ERR_VALUE;
       m->body_mass[id] = th[0];
@@ -776,14 +771,54 @@ static physStatus set_entry(physModel* m, double* input, const physParam* p, con
       m->geom_rbound[id] = phys_geom_rbound(m, id);
       return st;
     }
+    case PHYS_PAR_SIZE:
+      for (int i = 0; i < p->size; i++)
+        if (!(th[i] > 0)) return PHYS_ERR_VALUE;
+      memcpy(m->geom_size + 3 * id, th, sizeof(double) * (size_t)p->size);
+      m->geom_rbound[id] = phys_geom_rbound(m, id);   // (model.h: the compiler's)
+      break;
+    case PHYS_PAR_POS: phys_copy3(m->body_pos + 3 * id, th); break;
+    default: {   // PHYS_PAR_HEIGHT: geom_pos moves along the normal n by th - n . geom_pos
+      double n[3], h = plane_height(m, id, n);
+      for (int i = 0; i < 3; i++) m->geom_pos[3 * id + i] += (th[0] - h) * n[i];
+      break;
+    }
+  }
+  return PHYS_OK;
+}
+
+// write a joint's per-dof entry th[0] into each of its dofs: damping, armature, frictionloss (>= 0)
+static physStatus set_dof_entry(physModel* m, const physParam* p, const double* th) {
+  int da, nd;
+  joint_dofs(m, p->id, &da, &nd);
+  double* v = p->kind == PHYS_PAR_DAMPING ? m->dof_damping : p->kind == PHYS_PAR_ARMATURE ? m->dof_armature
+                                                                                            : m->dof_frictionloss;
+  if (p->kind == PHYS_PAR_FRICTIONLOSS && !(th[0] >= 0)) return PHYS_ERR_VALUE;
+  for (int i = 0; i < nd; i++) v[da + i] = th[0];
+  return PHYS_OK;
+}
+
+// write one entry's values th into m (input kinds: into input, the table's values)
+static physStatus set_entry(physModel* m, double* input, const physParam* p, const double* th) {
+  int id = p->id;
+  switch (p->kind) {
+    case PHYS_PAR_INPUT_DELAY:
+      if (!(th[0] >= 0)) return PHYS_ERR_VALUE;
+      input[p->adr] = th[0];
+      break;
+    case PHYS_PAR_INPUT_GAIN:
+    case PHYS_PAR_INPUT_BIAS: input[p->adr] = th[0]; break;
+    case PHYS_PAR_MASS:
+    case PHYS_PAR_COM:
+    case PHYS_PAR_INERTIA:
+    case PHYS_PAR_INERTIA9:
+    case PHYS_PAR_VERTICES:
+    case PHYS_PAR_SIZE:
+    case PHYS_PAR_POS:
+    case PHYS_PAR_HEIGHT: return set_body_entry(m, p, th);
     case PHYS_PAR_DAMPING:
-      joint_dofs(m, id, &da, &nd);
-      for (int i = 0; i < nd; i++) m->dof_damping[da + i] = th[0];
-      break;
     case PHYS_PAR_ARMATURE:
-      joint_dofs(m, id, &da, &nd);
-      for (int i = 0; i < nd; i++) m->dof_armature[da + i] = th[0];
-      break;
+    case PHYS_PAR_FRICTIONLOSS: return set_dof_entry(m, p, th);
     case PHYS_PAR_STIFFNESS: m->jnt_stiffness[id] = th[0]; break;
     case PHYS_PAR_GRAVITY: phys_copy3(m->opt.gravity, th); break;
     case PHYS_PAR_GEAR: memcpy(m->actuator_gear + 6 * id, th, sizeof(double) * (size_t)p->size); break;
@@ -794,13 +829,6 @@ static physStatus set_entry(physModel* m, double* input, const physParam* p, con
       if (!(th[0] >= 0)) return PHYS_ERR_VALUE;
       m->geom_friction[3 * id] = th[0];
       break;
-    case PHYS_PAR_SIZE:
-      for (int i = 0; i < p->size; i++)
-        if (!(th[i] > 0)) return PHYS_ERR_VALUE;
-      memcpy(m->geom_size + 3 * id, th, sizeof(double) * (size_t)p->size);
-      m->geom_rbound[id] = phys_geom_rbound(m, id);   // (model.h: the compiler's)
-      break;
-    case PHYS_PAR_POS: phys_copy3(m->body_pos + 3 * id, th); break;
     case PHYS_PAR_PENALTY_STIFFNESS:
       if (!(th[0] > 0)) return PHYS_ERR_VALUE;
       m->opt.penalty_stiffness = th[0];
@@ -809,34 +837,24 @@ static physStatus set_entry(physModel* m, double* input, const physParam* p, con
       if (!(th[0] >= 0)) return PHYS_ERR_VALUE;
       m->opt.penalty_damping = th[0];
       break;
-    case PHYS_PAR_FRICTIONLOSS:
-      if (!(th[0] >= 0)) return PHYS_ERR_VALUE;
-      joint_dofs(m, id, &da, &nd);
-      for (int i = 0; i < nd; i++) m->dof_frictionloss[da + i] = th[0];
-      break;
     case PHYS_PAR_GAIN: m->actuator_gainprm[3 * id] = th[0]; break;
     case PHYS_PAR_BIAS: m->actuator_biasprm[3 * id] = th[0]; break;
     case PHYS_PAR_TIMECONST:
       if (!(th[0] > 0)) return PHYS_ERR_VALUE;
       m->actuator_dynprm[3 * id] = th[0];
       break;
-    case PHYS_PAR_HEIGHT: {   // geom_pos moves along the normal n by th - n . geom_pos
-      double n[3], h = plane_height(m, id, n);
-      for (int i = 0; i < 3; i++) m->geom_pos[3 * id + i] += (th[0] - h) * n[i];
-      break;
-    }
     case PHYS_PAR_POLYCOEF: memcpy(m->eq_data + PHYS_EQ_NDATA * id, th, 5 * sizeof(double)); break;
     case PHYS_PAR_SOLREF:   // (timeconst > 0, dampratio > 0) or (-stiffness < 0, -damping <= 0)
       if (th[0] == 0 || (th[0] > 0 && !(th[1] > 0)) || (th[0] < 0 && th[1] > 0)) return PHYS_ERR_VALUE;
       memcpy(m->eq_solref + 2 * id, th, 2 * sizeof(double));
       break;
     case PHYS_PAR_KP:
-    case PHYS_PAR_KV:
+    case PHYS_PAR_KV:   // gain kp (kv) and bias -kp q (-kv qdot)
       if (!(th[0] >= 0)) return PHYS_ERR_VALUE;
       m->actuator_gainprm[3 * id] = th[0];
       m->actuator_biasprm[3 * id + (p->kind == PHYS_PAR_KP ? 1 : 2)] = -th[0];
       break;
-    default:
+    default:   // restitution in [0, 1]
       if (!(th[0] >= 0 && th[0] <= 1)) return PHYS_ERR_VALUE;
       m->geom_restitution[id] = th[0];
       break;

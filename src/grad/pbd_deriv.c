@@ -173,56 +173,55 @@ static pbdReal r_atan2(pbdReal y, pbdReal x) {
 //---------------------------------------------------------------------------------------------------------
 // kinematics on complex numbers (dyn/kinematics.c, com.c, jac.c: the same frames)
 
-// body frames, joint axes and anchors (MuJoCo's composition: parent * (body_pos, body_quat), then the joints),
-// inertial frames, cdof (slide (0, axis); hinge (axis, anchor x axis); free translations (0, e_i); ball and free
-// rotations the body's final axes about the anchor)
-static void ckinematics(const physModel* m, pbdCData* d) {
-  memset(d->xpos, 0, 3 * sizeof(pbdReal));
-  d->xquat[0] = 1, d->xquat[1] = d->xquat[2] = d->xquat[3] = 0;
-  r_quat2mat(d->xmat, d->xquat);
-  for (int b = 1; b < m->nbody; b++) {
-    pbdReal *xpos = d->xpos + 3 * b, *xquat = d->xquat + 4 * b, bp[3], bq[4];
-    int p = m->body_parentid[b];
-    loadn(bp, m->body_pos + 3 * b, 3);
-    loadn(bq, m->body_quat + 4 * b, 4);
-    r_mat_vec3(xpos, d->xmat + 9 * p, bp);
-    for (int i = 0; i < 3; i++) xpos[i] += d->xpos[3 * p + i];
-    r_quat_mul(xquat, d->xquat + 4 * p, bq);
-    for (int j = m->body_jntadr[b]; j < m->body_jntadr[b] + m->body_jntnum[b]; j++) {
-      int type = m->jnt_type[j], qa = m->jnt_qposadr[j];
-      pbdReal *xa = d->xaxis + 3 * j, *xo = d->xanchor + 3 * j, *q = d->qpos + qa, ja[3], jp[3], ql[4], v[3];
-      loadn(ja, m->jnt_axis + 3 * j, 3);
-      loadn(jp, m->jnt_pos + 3 * j, 3);
-      if (type == PHYS_JNT_FREE) {
-        r_copy3(xpos, q);
-        memcpy(xquat, q + 3, 4 * sizeof(pbdReal));
-        r_quat_normalize(xquat);
-        r_copy3(xo, xpos);
-        r_copy3(xa, ja);
-        continue;
-      }
-      r_quat_rotate(xa, xquat, ja);
-      r_quat_rotate(xo, xquat, jp);
-      for (int i = 0; i < 3; i++) xo[i] += xpos[i];
-      if (type == PHYS_JNT_SLIDE) {
-        for (int i = 0; i < 3; i++) xpos[i] += (q[0] - m->qpos0[qa]) * xa[i];
-        continue;
-      }
-      if (type == PHYS_JNT_BALL) {
-        memcpy(ql, q, sizeof(ql));
-        r_quat_normalize(ql);
-      } else {
-        pbdReal a = 0.5 * (q[0] - m->qpos0[qa]), s = csin(a);
-        r_normalize3(ja);
-        ql[0] = ccos(a), ql[1] = s * ja[0], ql[2] = s * ja[1], ql[3] = s * ja[2];
-      }
-      r_quat_mul(xquat, xquat, ql);
-      r_quat_rotate(v, xquat, jp);
-      for (int i = 0; i < 3; i++) xpos[i] = xo[i] - v[i];
+// body b's frame (MuJoCo's composition): xpos = xpos_p + R_p body_pos, xquat = xquat_p body_quat, then each
+// joint: free sets (xpos, xquat) = q; slide xpos += (q - qpos0) axis; hinge and ball xquat *= ql and
+// xpos = anchor - xquat jnt_pos; joint axes xaxis = xquat jnt_axis, anchors xanchor = xpos + xquat jnt_pos
+static void cbody_frame(const physModel* m, pbdCData* d, int b) {
+  pbdReal *xpos = d->xpos + 3 * b, *xquat = d->xquat + 4 * b, bp[3], bq[4];
+  int p = m->body_parentid[b];
+  loadn(bp, m->body_pos + 3 * b, 3);
+  loadn(bq, m->body_quat + 4 * b, 4);
+  r_mat_vec3(xpos, d->xmat + 9 * p, bp);
+  for (int i = 0; i < 3; i++) xpos[i] += d->xpos[3 * p + i];
+  r_quat_mul(xquat, d->xquat + 4 * p, bq);
+  for (int j = m->body_jntadr[b]; j < m->body_jntadr[b] + m->body_jntnum[b]; j++) {
+    int type = m->jnt_type[j], qa = m->jnt_qposadr[j];
+    pbdReal *xa = d->xaxis + 3 * j, *xo = d->xanchor + 3 * j, *q = d->qpos + qa, ja[3], jp[3], ql[4], v[3];
+    loadn(ja, m->jnt_axis + 3 * j, 3);
+    loadn(jp, m->jnt_pos + 3 * j, 3);
+    if (type == PHYS_JNT_FREE) {
+      r_copy3(xpos, q);
+      memcpy(xquat, q + 3, 4 * sizeof(pbdReal));
+      r_quat_normalize(xquat);
+      r_copy3(xo, xpos);
+      r_copy3(xa, ja);
+      continue;
     }
-    r_quat_normalize(xquat);
-    r_quat2mat(d->xmat + 9 * b, xquat);
+    r_quat_rotate(xa, xquat, ja);
+    r_quat_rotate(xo, xquat, jp);
+    for (int i = 0; i < 3; i++) xo[i] += xpos[i];
+    if (type == PHYS_JNT_SLIDE) {
+      for (int i = 0; i < 3; i++) xpos[i] += (q[0] - m->qpos0[qa]) * xa[i];
+      continue;
+    }
+    if (type == PHYS_JNT_BALL) {
+      memcpy(ql, q, sizeof(ql));
+      r_quat_normalize(ql);
+    } else {
+      pbdReal a = 0.5 * (q[0] - m->qpos0[qa]), s = csin(a);
+      r_normalize3(ja);
+      ql[0] = ccos(a), ql[1] = s * ja[0], ql[2] = s * ja[1], ql[3] = s * ja[2];
+    }
+    r_quat_mul(xquat, xquat, ql);
+    r_quat_rotate(v, xquat, jp);
+    for (int i = 0; i < 3; i++) xpos[i] = xo[i] - v[i];
   }
+  r_quat_normalize(xquat);
+  r_quat2mat(d->xmat + 9 * b, xquat);
+}
+
+// inertial frames: xipos = xpos + R body_ipos, ximat = mat(xquat body_iquat)
+static void cinertial_frames(const physModel* m, pbdCData* d) {
   for (int b = 0; b < m->nbody; b++) {
     pbdReal ip[3], iq[4], q[4];
     loadn(ip, m->body_ipos + 3 * b, 3);
@@ -232,6 +231,11 @@ static void ckinematics(const physModel* m, pbdCData* d) {
     r_quat_mul(q, d->xquat + 4 * b, iq);
     r_quat2mat(d->ximat + 9 * b, q);
   }
+}
+
+// cdof: slide (0, axis); hinge (axis, anchor x axis); free translations (0, e_i); ball and free rotations the
+// body's final axes a_k (columns of R) as (a_k, anchor x a_k)
+static void ccdof(const physModel* m, pbdCData* d) {
   for (int j = 0; j < m->njnt; j++) {
     pbdReal* cd = d->cdof + 6 * m->jnt_dofadr[j];
     const pbdReal *xa = d->xaxis + 3 * j, *xo = d->xanchor + 3 * j, *R = d->xmat + 9 * m->jnt_bodyid[j];
@@ -257,6 +261,16 @@ static void ckinematics(const physModel* m, pbdCData* d) {
       r_cross3(cd + 6 * k + 3, xo, a);
     }
   }
+}
+
+// body frames (world at the identity, then each body after its parent), inertial frames, cdof
+static void ckinematics(const physModel* m, pbdCData* d) {
+  memset(d->xpos, 0, 3 * sizeof(pbdReal));
+  d->xquat[0] = 1, d->xquat[1] = d->xquat[2] = d->xquat[3] = 0;
+  r_quat2mat(d->xmat, d->xquat);
+  for (int b = 1; b < m->nbody; b++) cbody_frame(m, d, b);
+  cinertial_frames(m, d);
+  ccdof(m, d);
 }
 
 // phys_jac on the complex kinematics: jacr_j = cdof_ang, jacp_j = cdof_lin + cdof_ang x point along the chain

@@ -261,11 +261,10 @@ static int attach_file(physSpec* dst, const physSpec* src, int f) {
     if (dst->list[k_].fileid < 0) return PHYS_ERR_NOMEM;           \
   }
 
-physStatus phys_spec_attach(physSpec* dst, const physSpec* src, int parent) {
-  if (!dst || !src || dst == src || parent < 0 || parent >= dst->nbody) return PHYS_ERR_ARG;
-  const int from[11] = {dst->nbody, dst->njoint, dst->ngeom, dst->nsite, dst->nspring, dst->nactuator, dst->nmesh,
-                        dst->nkey, dst->npair, dst->nexclude, dst->nsensor};
-  int body0 = dst->nbody, site0 = dst->nsite, mesh0 = dst->nmesh, joint0 = dst->njoint, geom0 = dst->ngeom;
+// src's bodies (parent p becomes `parent` when p is src's world, else body0 + p - 1), then its meshes, joints,
+// geoms and sites on the mapped bodies (geom meshes shifted by dst's mesh count mesh0)
+static physStatus attach_tree(physSpec* dst, const physSpec* src, int parent) {
+  int body0 = dst->nbody, mesh0 = dst->nmesh;
   for (int b = 1; b < src->nbody; b++) {
     int i = phys_spec_add_body(dst, 0);
     if (i < 0) return PHYS_ERR_NOMEM;
@@ -297,11 +296,16 @@ physStatus phys_spec_attach(physSpec* dst, const physSpec* src, int parent) {
     dst->site[i].body = ATTACH_BODY(src->site[k].body);
   }
 #undef ATTACH_BODY
+  return PHYS_OK;
+}
+
+// src's springs; entries: joints (fixed) shift by joint0, sites by site0, geoms by geom0 (their side sites by
+// site0); pulleys keep -1
+static physStatus attach_springs(physSpec* dst, const physSpec* src, int joint0, int site0, int geom0) {
   for (int k = 0; k < src->nspring; k++) {
     int i = phys_spec_add_spring(dst);
     if (i < 0) return PHYS_ERR_NOMEM;
     dst->spring[i] = src->spring[k];
-    // entries: joints (fixed), sites, geoms (their side sites too) shift by dst's counts; pulleys keep -1
     for (int j = 0; j < src->spring[k].nsite; j++) {
       int type = src->spring[k].objtype[j], id = src->spring[k].site[j];
       int geom = type == PHYS_WRAP_SPHERE || type == PHYS_WRAP_CYLINDER;
@@ -311,32 +315,31 @@ physStatus phys_spec_attach(physSpec* dst, const physSpec* src, int parent) {
       if (geom && src->spring[k].prm[j] >= 0) dst->spring[i].prm[j] = site0 + src->spring[k].prm[j];
     }
   }
-  for (int k = 0; k < src->nactuator; k++) {
-    int i = phys_spec_add_actuator(dst);
-    if (i < 0) return PHYS_ERR_NOMEM;
-    dst->actuator[i] = src->actuator[k];
+  return PHYS_OK;
+}
+
+// every element of src's list appended to dst's as it is (add: dst's index of a new element, -1 out of memory)
+#define ATTACH_COPY(list, add)                    \
+  for (int k_ = 0; k_ < src->n##list; k_++) {     \
+    int i_ = (add);                               \
+    if (i_ < 0) return PHYS_ERR_NOMEM;            \
+    dst->list[i_] = src->list[k_];                \
   }
-  for (int k = 0; k < src->nsensor; k++) {
-    int i = phys_spec_add_sensor(dst);
-    if (i < 0) return PHYS_ERR_NOMEM;
-    dst->sensor[i] = src->sensor[k];
-  }
-  for (int k = 0; k < src->npair; k++) {
-    int i = phys_spec_add_pair(dst);
-    if (i < 0) return PHYS_ERR_NOMEM;
-    dst->pair[i] = src->pair[k];
-  }
-  for (int k = 0; k < src->nexclude; k++) {
-    int i = phys_spec_add_exclude(dst);
-    if (i < 0) return PHYS_ERR_NOMEM;
-    dst->exclude[i] = src->exclude[k];
-  }
+
+physStatus phys_spec_attach(physSpec* dst, const physSpec* src, int parent) {
+  if (!dst || !src || dst == src || parent < 0 || parent >= dst->nbody) return PHYS_ERR_ARG;
+  const int from[11] = {dst->nbody, dst->njoint, dst->ngeom, dst->nsite, dst->nspring, dst->nactuator, dst->nmesh,
+                        dst->nkey, dst->npair, dst->nexclude, dst->nsensor};
+  int site0 = dst->nsite, joint0 = dst->njoint, geom0 = dst->ngeom;
+  physStatus st = attach_tree(dst, src, parent);
+  if (st == PHYS_OK) st = attach_springs(dst, src, joint0, site0, geom0);
+  if (st != PHYS_OK) return st;
+  ATTACH_COPY(actuator, phys_spec_add_actuator(dst))
+  ATTACH_COPY(sensor, phys_spec_add_sensor(dst))
+  ATTACH_COPY(pair, phys_spec_add_pair(dst))
+  ATTACH_COPY(exclude, phys_spec_add_exclude(dst))
   int eq0 = dst->nequality;
-  for (int k = 0; k < src->nequality; k++) {
-    int i = phys_spec_add_equality(dst);
-    if (i < 0) return PHYS_ERR_NOMEM;
-    dst->equality[i] = src->equality[k];
-  }
+  ATTACH_COPY(equality, phys_spec_add_equality(dst))
   ATTACH_FILES(equality, eq0)
   if (dst->nconmax > 0 && src->nconmax > 0) dst->nconmax += src->nconmax;
   ATTACH_FILES(body, from[0]) ATTACH_FILES(joint, from[1]) ATTACH_FILES(geom, from[2]) ATTACH_FILES(site, from[3])
@@ -344,4 +347,5 @@ physStatus phys_spec_attach(physSpec* dst, const physSpec* src, int parent) {
   ATTACH_FILES(pair, from[8]) ATTACH_FILES(exclude, from[9]) ATTACH_FILES(sensor, from[10])
   return PHYS_OK;
 }
+#undef ATTACH_COPY
 #undef ATTACH_FILES

@@ -1471,6 +1471,22 @@ static int lm_trial(fitRun* run, const double* th, const double* lo, const doubl
   return 1;
 }
 
+// LM's first point (not on a resumed run): r, J at theta, loss = |r|^2 reduced with H = J'J, g = J'r; lambda = 1e-3,
+// nu = 2, D = diag(H); recorded, reported and checkpointed as iteration 0
+static physStatus lm_begin(fitProblem* pb, fitRun* run, int start) {
+  int n = pb->ntheta;
+  double* th = run->theta;
+  physStatus st = evaluate(pb, th, run->r, run->J, RED_NORMAL);
+  if (st != PHYS_OK) return st;
+  run->o.cur = reduced(pb, run->g, run->H), run->o.lambda = 1e-3, run->o.nu = 2, run->o.iter = 0;
+  run->o.lastbest = run->o.cur, run->o.since = 0;
+  for (int i = 0; i < n; i++) run->D[i] = run->H[(size_t)i * n + i];
+  run->o.loss0 = run->o.cur;
+  record(pb, run, 0, run->o.cur, th);
+  progress(pb, "lm", start, 0, run->o.cur, run->o.lambda, th);
+  return checkpoint(pb, run, start);
+}
+
 // bounded Levenberg-Marquardt (the header's comment): free set F = coordinates not held at a bound,
 // (H_FF + lambda D_F) delta_F = -g_F, theta+ = P(theta + delta), accepted when the loss decreases. An
 // iteration leaves theta, its loss, H = J'J and g = J'r there, D, lambda and nu (checkpointed; a resumed
@@ -1479,17 +1495,7 @@ static physStatus run_lm(fitProblem* pb, fitRun* run, const double* lo, const do
   int n = pb->ntheta, maxit = pb->opt->max_iter;
   double* th = run->theta;
   physStatus st;
-  if (!run->resumed) {
-    st = evaluate(pb, th, run->r, run->J, RED_NORMAL);
-    if (st != PHYS_OK) return st;
-    run->o.cur = reduced(pb, run->g, run->H), run->o.lambda = 1e-3, run->o.nu = 2, run->o.iter = 0;
-    run->o.lastbest = run->o.cur, run->o.since = 0;
-    for (int i = 0; i < n; i++) run->D[i] = run->H[(size_t)i * n + i];
-    run->o.loss0 = run->o.cur;
-    record(pb, run, 0, run->o.cur, th);
-    progress(pb, "lm", start, 0, run->o.cur, run->o.lambda, th);
-    if ((st = checkpoint(pb, run, start)) != PHYS_OK) return st;
-  }
+  if (!run->resumed && (st = lm_begin(pb, run, start)) != PHYS_OK) return st;
   run->resumed = 0;
   double loss = run->o.cur, lambda = run->o.lambda, nu = run->o.nu, lastbest = run->o.lastbest;
   int it = run->o.iter, since = run->o.since, nstall = pb->opt->stall_iters;
@@ -2205,6 +2211,22 @@ static int result_alloc(physFitResult* res, int n, int maxit) {
          res->loss_hist && res->theta_hist;
 }
 
+// statistics at the best fit res->theta: r, J there, loss = |r|^2 reduced with H = J'J (H and g reused as
+// scratch: eigenvalues in g, eigenvectors in Hf)
+static physStatus best_statistics(fitProblem* pb, fitRun* run, physFitResult* res, physLog* log) {
+  int n = pb->ntheta;
+  physStatus st = evaluate(pb, res->theta, run->r, run->J, RED_STATS);
+  if (st != PHYS_OK) return st;
+  res->ntheta = n;
+  res->nres = pb->nres;
+  res->loss = reduced(pb, NULL, run->H);
+  double* scratch = malloc(sizeof(double) * ((size_t)n * n + n));
+  st = scratch ? statistics(pb, res, run->H, pb->red + 1 + n + (size_t)n * n, res->loss, run->g, run->Hf, scratch)
+               : phys_error(log, PHYS_ERR_NOMEM, "fit: out of memory");
+  free(scratch);
+  return st;
+}
+
 // one fit (phys_fit's, one stage of a staged one): start 0 from first (NULL: theta0; theta0 stays the prior's
 // centre and the draws' centre), the checkpoint keyed by kkey (NULL: the key of these inputs)
 static physStatus fit_once(physModel* m, const physParamTable* t, const double* theta0, const double* first,
@@ -2261,19 +2283,7 @@ static physStatus fit_once(physModel* m, const physParamTable* t, const double* 
     st = ckpt_begin(&ck, &pb, &run, res, &rng, &best_loss, key, nstart, &s0);
   fitStarts fs = {nstart, sloss, &best_loss, first ? first : theta0, theta0, lo, hi, &rng};
   if (st == PHYS_OK) st = spread ? run_starts_spread(&pb, &run, c, &fs, res) : run_starts(&pb, &run, s0, &fs, res);
-  // statistics at the best fit (H and g reused as scratch: eigenvalues in g, eigenvectors in Hf)
-  if (st == PHYS_OK) {
-    st = evaluate(&pb, res->theta, run.r, run.J, RED_STATS);
-    if (st == PHYS_OK) {
-      res->ntheta = n;
-      res->nres = pb.nres;
-      res->loss = reduced(&pb, NULL, run.H);
-      double* scratch = malloc(sizeof(double) * ((size_t)n * n + n));
-      st = scratch ? statistics(&pb, res, run.H, pb.red + 1 + n + (size_t)n * n, res->loss, run.g, run.Hf, scratch)
-                   : phys_error(log, PHYS_ERR_NOMEM, "fit: out of memory");
-      free(scratch);
-    }
-  }
+  if (st == PHYS_OK) st = best_statistics(&pb, &run, res, log);
   if (pb.nsimwarn)
     phys_warning(log, "fit: %d simulation steps raised warnings, first %s", pb.nsimwarn, pb.simwarn);
   if (st == PHYS_OK) warn_starts(sloss, nstart, s0, res->start, res->loss, log);

@@ -1044,147 +1044,211 @@ static void inner_du(int nv, int n, int nt, const double* L, const double* P, co
   }
 }
 
-static physStatus transition(const physModel* m, physData* d, const physParamTable* t, const double* vprev, double dt,
-                             const physViolationWeights* w, double* r, double* J, double* lambda,
-                             double* dlambda, physViolationInfo* info) {
-  int nv = m->nv, nc = phys_violation_ncand(m), n = 3 * nc, nt = t->ntheta;
-  const double* vnext = d->qvel;
-  double* qacc = phys_stack_alloc(d, (size_t)nv);
+// one transition's arrays, shared by its stages (all on d's arena)
+typedef struct vTrans_ {
+  int nv, nc, n;                   // dofs, candidates, n = 3 nc
+  const double* vnext;             // v+ (d->qvel)
+  double *qacc, *L, *P, *r0;       // (v+ - v) / dt; M~ factored (nv x nv); sqrt(W) or NULL (energy); T dt F
+  vCand* c;                        // the candidates
+  double *jp, *jr, *Y, *JT, *col;  // their Jacobians (3 nv each); Y = T J' and J' (nv x n); one column's scratch
+  double *s, *g, *x, *cv, *cls;    // s and st per candidate (4); the inner problem's g, solution x, c; classes
+} vTrans;
+
+// the smooth part: qacc = (v+ - v) / dt, the force F and M~ (smooth_force) with the residual network's force
+// (resnet.h; none: nothing), M~ = L L', P = sqrt(W) of the velocity metric (NULL: energy), r0 = T dt F
+static physStatus trans_smooth(const physModel* m, physData* d, const double* vprev, double dt,
+                               const physViolationWeights* w, vTrans* v) {
+  int nv = v->nv;
+  v->qacc = phys_stack_alloc(d, (size_t)nv);
   double* F = phys_stack_alloc(d, (size_t)nv);
-  double* L = phys_stack_alloc(d, (size_t)nv * nv);
-  for (int i = 0; i < nv; i++) qacc[i] = (vnext[i] - vprev[i]) / dt;
-  smooth_force(m, d, qacc, dt, F, L);
-  phys_violation_residual_force(m, d, L, F);   // the residual network's force (resnet.h; none: nothing)
-  if (phys_chol_factor(L, nv, 0) != nv) return PHYS_ERR_NUMERIC;
-  double* P = NULL;   // sqrt(W) of the velocity metric; NULL: energy
+  v->L = phys_stack_alloc(d, (size_t)nv * nv);
+  for (int i = 0; i < nv; i++) v->qacc[i] = (v->vnext[i] - vprev[i]) / dt;
+  smooth_force(m, d, v->qacc, dt, F, v->L);
+  phys_violation_residual_force(m, d, v->L, F);
+  if (phys_chol_factor(v->L, nv, 0) != nv) return PHYS_ERR_NUMERIC;
+  v->P = NULL;
   if (w->metric) {
-    P = phys_stack_alloc(d, (size_t)nv);
-    for (int i = 0; i < nv; i++) P[i] = sqrt(w->metric[i]);
+    v->P = phys_stack_alloc(d, (size_t)nv);
+    for (int i = 0; i < nv; i++) v->P[i] = sqrt(w->metric[i]);
   }
-  double* r0 = phys_stack_alloc(d, (size_t)nv);
-  for (int i = 0; i < nv; i++) r0[i] = dt * F[i];
-  tmap(L, P, r0, r0, nv);
-  // candidates, their Jacobians and J' as Y = T J' (nv x n, column 3i+a = T (row a of J_i)'; T = L^-1 or P M~^-1)
-  vCand* c = (vCand*)phys_stack_alloc(d, (sizeof(vCand) * (size_t)(nc > 0 ? nc : 1) + 7) / 8);
-  cand_all(m, d, c);
-  double* jp = phys_stack_alloc(d, 3 * (size_t)nv * (nc > 0 ? nc : 1));
-  double* jr = phys_stack_alloc(d, 3 * (size_t)nv * (nc > 0 ? nc : 1));
-  double* Y = phys_stack_alloc(d, (size_t)nv * (n > 0 ? n : 1));
-  double* JT = phys_stack_alloc(d, (size_t)nv * (n > 0 ? n : 1));   // J' (nv x n)
-  double* col = phys_stack_alloc(d, (size_t)nv);
-  double* s = phys_stack_alloc(d, 4 * (size_t)(nc > 0 ? nc : 1));   // s (2) and st (2) per candidate
+  v->r0 = phys_stack_alloc(d, (size_t)nv);
+  for (int i = 0; i < nv; i++) v->r0[i] = dt * F[i];
+  tmap(v->L, v->P, v->r0, v->r0, nv);
+  return PHYS_OK;
+}
+
+// candidates, their Jacobians and J' as Y = T J' (nv x n, column 3i+a = T (row a of J_i)'; T = L^-1 or P M~^-1;
+// row a of J_i = scale_a frame_a' jp_i, scale 1 for the normal, mu for the tangents), the unscaled tangent
+// velocities st = t_a . v_point and the slides s = mu st
+static void trans_cands(const physModel* m, physData* d, vTrans* v) {
+  int nv = v->nv, nc = v->nc, n = v->n;
+  v->c = (vCand*)phys_stack_alloc(d, (sizeof(vCand) * (size_t)(nc > 0 ? nc : 1) + 7) / 8);
+  cand_all(m, d, v->c);
+  v->jp = phys_stack_alloc(d, 3 * (size_t)nv * (nc > 0 ? nc : 1));
+  v->jr = phys_stack_alloc(d, 3 * (size_t)nv * (nc > 0 ? nc : 1));
+  v->Y = phys_stack_alloc(d, (size_t)nv * (n > 0 ? n : 1));
+  v->JT = phys_stack_alloc(d, (size_t)nv * (n > 0 ? n : 1));   // J' (nv x n)
+  v->col = phys_stack_alloc(d, (size_t)nv);
+  v->s = phys_stack_alloc(d, 4 * (size_t)(nc > 0 ? nc : 1));   // s (2) and st (2) per candidate
+  const vCand* c = v->c;
+  double *JT = v->JT, *Y = v->Y, *col = v->col, *s = v->s;
   for (int i = 0; i < nc; i++) {
-    double* jpi = jp + 3 * (size_t)nv * i;
-    double* jri = jr + 3 * (size_t)nv * i;
+    double* jpi = v->jp + 3 * (size_t)nv * i;
+    double* jri = v->jr + 3 * (size_t)nv * i;
     cand_jac(m, d, c + i, jpi, jri);
     for (int a = 0; a < 3; a++) {
       double scale = a == 0 ? 1 : c[i].mu;
       for (int k = 0; k < nv; k++) {
-        double v = 0;
-        for (int q = 0; q < 3; q++) v += c[i].frame[3 * a + q] * jpi[q * nv + k];
-        JT[(size_t)k * n + 3 * i + a] = scale * v;
-        col[k] = scale * v;
+        double val = 0;
+        for (int q = 0; q < 3; q++) val += c[i].frame[3 * a + q] * jpi[q * nv + k];
+        JT[(size_t)k * n + 3 * i + a] = scale * val;
+        col[k] = scale * val;
       }
-      tmap(L, P, col, col, nv);
+      tmap(v->L, v->P, col, col, nv);
       for (int k = 0; k < nv; k++) Y[(size_t)k * n + 3 * i + a] = col[k];
       if (a > 0) {   // unscaled tangent velocity st = t_a . v_point and the slide s = mu st
         double st = 0;
         for (int k = 0; k < nv; k++) {
-          double v = 0;
-          for (int q = 0; q < 3; q++) v += c[i].frame[3 * a + q] * jpi[q * nv + k];
-          st += v * vnext[k];
+          double val = 0;
+          for (int q = 0; q < 3; q++) val += c[i].frame[3 * a + q] * jpi[q * nv + k];
+          st += val * v->vnext[k];
         }
         s[4 * i + 2 + (a - 1)] = st;
         s[4 * i + (a - 1)] = c[i].mu * st;
       }
     }
   }
-  // the inner problem: Q = Y'Y + eps I, g = -Y' r0 + the complementarity and dissipation coefficients
-  double* g = phys_stack_alloc(d, (size_t)(n > 0 ? n : 1));
-  double* x = lambda ? lambda : phys_stack_alloc(d, (size_t)(n > 0 ? n : 1));
+}
+
+// the inner problem: Q = Y'Y + eps I, g = -Y' r0 + c, c the complementarity and dissipation coefficients
+// (comp phi+^2 / dt + diss |s|, diss s); solved (socp_solve) into x (lambda, else the arena) to the gap
+// VIOL_GAP_REL e0 / 2 + VIOL_GAP_ABS, e0 = |r0|^2; its Newton steps, < 0 if it failed
+static int trans_inner(physData* d, double dt, const physViolationWeights* w, vTrans* v, double* lambda,
+                       double* gap) {
+  int nv = v->nv, nc = v->nc, n = v->n;
+  v->g = phys_stack_alloc(d, (size_t)(n > 0 ? n : 1));
+  v->x = lambda ? lambda : phys_stack_alloc(d, (size_t)(n > 0 ? n : 1));
   for (int a = 0; a < n; a++) {
-    double v = 0;
-    for (int k = 0; k < nv; k++) v -= Y[(size_t)k * n + a] * r0[k];
-    g[a] = v;
+    double val = 0;
+    for (int k = 0; k < nv; k++) val -= v->Y[(size_t)k * n + a] * v->r0[k];
+    v->g[a] = val;
   }
-  double* cv = phys_stack_alloc(d, (size_t)(n > 0 ? n : 1));   // c, the comp and diss coefficients
+  v->cv = phys_stack_alloc(d, (size_t)(n > 0 ? n : 1));   // c, the comp and diss coefficients
   for (int i = 0; i < nc; i++) {
-    double phip = fmax(c[i].phi, 0);
-    cv[3 * i] = w->comp * phip * phip / dt + w->diss * slide_norm(s + 4 * i);
-    cv[3 * i + 1] = w->diss * s[4 * i];
-    cv[3 * i + 2] = w->diss * s[4 * i + 1];
-    for (int a = 0; a < 3; a++) g[3 * i + a] += cv[3 * i + a];
+    double phip = fmax(v->c[i].phi, 0);
+    const double* s = v->s + 4 * i;
+    v->cv[3 * i] = w->comp * phip * phip / dt + w->diss * slide_norm(s);
+    v->cv[3 * i + 1] = w->diss * s[0];
+    v->cv[3 * i + 2] = w->diss * s[1];
+    for (int a = 0; a < 3; a++) v->g[3 * i + a] += v->cv[3 * i + a];
   }
   double e0 = 0;
-  for (int k = 0; k < nv; k++) e0 += r0[k] * r0[k];
-  double gap = 0;
-  double* cls = phys_stack_alloc(d, (size_t)(nc > 0 ? nc : 1));
-  int steps = socp_solve(d, Y, nv, w->eps, g, nc, VIOL_GAP_REL * 0.5 * e0 + VIOL_GAP_ABS, x, &gap, cls);
-  if (steps < 0) return PHYS_ERR_NUMERIC;
-  // residuals
+  for (int k = 0; k < nv; k++) e0 += v->r0[k] * v->r0[k];
+  *gap = 0;
+  v->cls = phys_stack_alloc(d, (size_t)(nc > 0 ? nc : 1));
+  return socp_solve(d, v->Y, nv, w->eps, v->g, nc, VIOL_GAP_REL * 0.5 * e0 + VIOL_GAP_ABS, v->x, gap, v->cls);
+}
+
+// the residuals: r = r0 - Y x (nv), r_c = sqrt(2 max(xc, 0)) with xc = c'x + eps |x|^2 / 2 (c at the
+// candidates' phi+ and slides), r_pen = sqrt(2 sum pen phi-^2)
+static void trans_residual(double dt, const physViolationWeights* w, const vTrans* v, double* r, double* rc,
+                           double* rpen) {
+  int nv = v->nv, nc = v->nc, n = v->n;
   double xc = 0, pen = 0;
   for (int k = 0; k < nv; k++) {
-    double v = r0[k];
-    for (int a = 0; a < n; a++) v -= Y[(size_t)k * n + a] * x[a];
-    r[k] = v;
+    double val = v->r0[k];
+    for (int a = 0; a < n; a++) val -= v->Y[(size_t)k * n + a] * v->x[a];
+    r[k] = val;
   }
   for (int i = 0; i < nc; i++) {
-    const double* l = x + 3 * i;
-    double phip = fmax(c[i].phi, 0), phim = fmin(c[i].phi, 0);
-    xc += w->comp * phip * phip / dt * l[0] + w->diss * (l[0] * slide_norm(s + 4 * i) + l[1] * s[4 * i] + l[2] * s[4 * i + 1]);
+    const double *l = v->x + 3 * i, *s = v->s + 4 * i;
+    double phip = fmax(v->c[i].phi, 0), phim = fmin(v->c[i].phi, 0);
+    xc += w->comp * phip * phip / dt * l[0] + w->diss * (l[0] * slide_norm(s) + l[1] * s[0] + l[2] * s[1]);
     xc += 0.5 * w->eps * (l[0] * l[0] + l[1] * l[1] + l[2] * l[2]);
     pen += w->pen * phim * phim;
   }
-  double rc = sqrt(2 * fmax(xc, 0)), rpen = sqrt(2 * pen);
-  r[nv] = rc, r[nv + 1] = rpen;
-  if (info) {
-    info->ncand = nc, info->newton = steps, info->gap = gap;
-    info->loss = 0;
-    for (int k = 0; k < nv + 2; k++) info->loss += 0.5 * r[k] * r[k];
+  *rc = sqrt(2 * fmax(xc, 0)), *rpen = sqrt(2 * pen);
+  r[nv] = *rc, r[nv + 1] = *rpen;
+}
+
+// dlambda*/dtheta into dx (n x nt) (implicit differentiation of the inner problem, socp_sensitivity), and
+// without the envelope d(J'x) += J' dx, d(c'x + eps/2 |x|^2) += (c + eps x)' dx into dJl, dxc
+static void trans_implicit(physData* d, int nt, const physViolationWeights* w, const vTrans* v, const double* dwF,
+                           double* dJl, const double* dM, const double* va, const double* vb, const double* dJa,
+                           const double* dC, double* dxc, double* dlambda) {
+  int nv = v->nv, n = v->n;
+  double* du = phys_stack_alloc(d, (size_t)n * nt);
+  double* dx = dlambda ? dlambda : phys_stack_alloc(d, (size_t)n * nt);
+  inner_du(nv, n, nt, v->L, v->P, v->Y, dwF, dJl, dM, va, vb, dJa, dC, du, v->col);
+  socp_sensitivity(d, v->Y, nv, w->eps, v->g, v->nc, v->cls, v->x, du, nt, dx);
+  for (int j = 0; j < nt && !w->envelope; j++) {
+    for (int b = 0; b < n; b++) dxc[j] += (v->cv[b] + w->eps * v->x[b]) * dx[(size_t)b * nt + j];
+    for (int k = 0; k < nv; k++) {
+      double val = 0;
+      for (int b = 0; b < n; b++) val += v->JT[(size_t)k * n + b] * dx[(size_t)b * nt + j];
+      dJl[(size_t)k * nt + j] += val;
+    }
   }
-  if (!J && !dlambda) return PHYS_OK;
-  // Jacobian with lambda fixed
+}
+
+// the residuals' Jacobian J ((nv + 2) x nt) with lambda fixed (the envelope) or moving (implicit), and
+// dlambda*/dtheta (when dlambda is not NULL); a = M~^-1 w: L^-T r, or r / P; b = T' r: a, or M~^-1 P r
+static void trans_jacobian(const physModel* m, physData* d, const physParamTable* t, double dt,
+                           const physViolationWeights* w, const vTrans* v, const double* r, double rc, double rpen,
+                           double* J, double* dlambda) {
+  int nv = v->nv, nc = v->nc, n = v->n, nt = t->ntheta;
   double* dwF = phys_stack_alloc(d, (size_t)nv * (nt > 0 ? nt : 1));
   double* dM = phys_stack_alloc(d, (size_t)nv * nv * (nt > 0 ? nt : 1));
   double* dJl = phys_stack_alloc(d, (size_t)nv * (nt > 0 ? nt : 1));
   double* dxc = phys_stack_alloc(d, (size_t)(nt > 0 ? nt : 1));
   double* dpen = phys_stack_alloc(d, (size_t)(nt > 0 ? nt : 1));
   double* tmp = phys_stack_alloc(d, (size_t)nv * nv + nv);
-  smooth_param(m, d, t, qacc, dt, dwF, dM);
+  smooth_param(m, d, t, v->qacc, dt, dwF, dM);
   memset(dJl, 0, sizeof(double) * (size_t)nv * nt);
   memset(dxc, 0, sizeof(double) * (size_t)nt);
   memset(dpen, 0, sizeof(double) * (size_t)nt);
   int implicit = dlambda || !w->envelope;
-  double* va = phys_stack_alloc(d, (size_t)nv);   // a = M~^-1 w: L^-T r_pred, or r_pred / P
-  double* vb = va;                                 // b = T' r_pred: a, or M~^-1 P r_pred
+  double* va = phys_stack_alloc(d, (size_t)nv);
+  double* vb = va;
   double* dC = implicit ? phys_stack_alloc(d, (size_t)n * nt + 1) : NULL;
   double* dJa = implicit ? phys_stack_alloc(d, (size_t)n * nt + 1) : NULL;
-  if (P) {
+  if (v->P) {
     vb = phys_stack_alloc(d, (size_t)nv);
-    for (int k = 0; k < nv; k++) va[k] = r[k] / P[k], vb[k] = P[k] * r[k];
-    msolve(L, vb, vb, nv);
+    for (int k = 0; k < nv; k++) va[k] = r[k] / v->P[k], vb[k] = v->P[k] * r[k];
+    msolve(v->L, vb, vb, nv);
   } else {
-    ltsolve(L, va, r, nv);
+    ltsolve(v->L, va, r, nv);
   }
   for (int i = 0; i < nc; i++)
-    contact_param(m, t, c + i, x + 3 * i, jp + 3 * (size_t)nv * i, jr + 3 * (size_t)nv * i, vnext, s + 4 * i,
-                  s + 4 * i + 2, dt, w, dJl, dxc, dpen, vb, implicit ? dC + (size_t)3 * i * nt : NULL,
-                  implicit ? dJa + (size_t)3 * i * nt : NULL);
-  if (implicit && n > 0 && nt > 0) {   // dlambda*/dtheta, then the reduced residual's pieces (violation.h)
-    double* du = phys_stack_alloc(d, (size_t)n * nt);
-    double* dx = dlambda ? dlambda : phys_stack_alloc(d, (size_t)n * nt);
-    inner_du(nv, n, nt, L, P, Y, dwF, dJl, dM, va, vb, dJa, dC, du, col);
-    socp_sensitivity(d, Y, nv, w->eps, g, nc, cls, x, du, nt, dx);
-    for (int j = 0; j < nt && !w->envelope; j++) {   // d(J'x) += J' dx, d(c'x + eps/2 |x|^2) += (c + eps x)' dx
-      for (int b = 0; b < n; b++) dxc[j] += (cv[b] + w->eps * x[b]) * dx[(size_t)b * nt + j];
-      for (int k = 0; k < nv; k++) {
-        double v = 0;
-        for (int b = 0; b < n; b++) v += JT[(size_t)k * n + b] * dx[(size_t)b * nt + j];
-        dJl[(size_t)k * nt + j] += v;
-      }
-    }
+    contact_param(m, t, v->c + i, v->x + 3 * i, v->jp + 3 * (size_t)nv * i, v->jr + 3 * (size_t)nv * i, v->vnext,
+                  v->s + 4 * i, v->s + 4 * i + 2, dt, w, dJl, dxc, dpen, vb,
+                  implicit ? dC + (size_t)3 * i * nt : NULL, implicit ? dJa + (size_t)3 * i * nt : NULL);
+  if (implicit && n > 0 && nt > 0)   // dlambda*/dtheta, then the reduced residual's pieces (violation.h)
+    trans_implicit(d, nt, w, v, dwF, dJl, dM, va, vb, dJa, dC, dxc, dlambda);
+  if (J) residual_jacobian(nv, nt, v->L, v->P, va, r, dwF, dJl, dM, dxc, dpen, rc, rpen, J, tmp);
+}
+
+// one transition (v, v+): the smooth part, the candidates, the inner problem, the residuals r (nv + 2), the
+// loss and counts into info; J and dlambda (either may be NULL) by trans_jacobian
+static physStatus transition(const physModel* m, physData* d, const physParamTable* t, const double* vprev, double dt,
+                             const physViolationWeights* w, double* r, double* J, double* lambda,
+                             double* dlambda, physViolationInfo* info) {
+  vTrans v;
+  memset(&v, 0, sizeof(v));
+  v.nv = m->nv, v.nc = phys_violation_ncand(m), v.n = 3 * v.nc, v.vnext = d->qvel;
+  physStatus st = trans_smooth(m, d, vprev, dt, w, &v);
+  if (st != PHYS_OK) return st;
+  trans_cands(m, d, &v);
+  double gap, rc, rpen;
+  int steps = trans_inner(d, dt, w, &v, lambda, &gap);
+  if (steps < 0) return PHYS_ERR_NUMERIC;
+  trans_residual(dt, w, &v, r, &rc, &rpen);
+  if (info) {
+    info->ncand = v.nc, info->newton = steps, info->gap = gap;
+    info->loss = 0;
+    for (int k = 0; k < v.nv + 2; k++) info->loss += 0.5 * r[k] * r[k];
   }
-  if (J) residual_jacobian(nv, nt, L, P, va, r, dwF, dJl, dM, dxc, dpen, rc, rpen, J, tmp);
+  if (J || dlambda) trans_jacobian(m, d, t, dt, w, &v, r, rc, rpen, J, dlambda);
   return PHYS_OK;
 }
 

@@ -13,22 +13,8 @@
 //  5. a rollout's gradient (phys_rollout_grad, 30 steps of the cables at dt = 0.01 with a cable motor) against
 //     central differences of its loss: in a cable's stiffness and another's damping to 1e-5 relative, in v_0 to
 //     1e-6 of the gradient's largest entry.
-#include "grad_models.h"
-#include "params.h"
+#include "fd_check.h"
 #include "rollout.h"
-#include "step.h"
-
-// A, B by the four-point combination of the twin at h and 2h: (4 J_h - J_2h) / 3
-static void fd4_jacobian(const physModel* m, physData* d, double* A, double* B) {
-  int n2 = 2 * m->nv, nu = m->nu;
-  double* At = malloc(sizeof(double) * n2 * n2);
-  double* Bt = malloc(sizeof(double) * (n2 * nu + 1));
-  CHECK(phys_step_jacobian_fd(m, d, GM_H4, A, B) == PHYS_OK);
-  CHECK(phys_step_jacobian_fd(m, d, 2 * GM_H4, At, Bt) == PHYS_OK);
-  for (int i = 0; i < n2 * n2; i++) A[i] = (4 * A[i] - At[i]) / 3;
-  for (int i = 0; i < n2 * nu; i++) B[i] = (4 * B[i] - Bt[i]) / 3;
-  free(At), free(Bt);
-}
 
 static void test_springmass(void) {
   physModel* m = gm_load("tests/data/springmass.xml", 0);
@@ -47,14 +33,6 @@ static void test_springmass(void) {
   phys_free_model(m);
 }
 
-// dot-product test of a VJP: y' (J x) against (J' y)' x for J (rows x cols), xb = J' y
-static void dot_check(const char* what, const double* J, const double* y, const double* x, const double* xb, int rows,
-                      int cols) {
-  double s, lhs = gm_bilinear(J, y, x, rows, cols, &s), rhs = 0;
-  for (int i = 0; i < cols; i++) rhs += xb[i] * x[i];
-  CHECK_MSG(fabs(lhs - rhs) <= GM_DOT_TOL * s, "%s: %.17g vs %.17g (scale %.3g)", what, lhs, rhs, s);
-}
-
 // A, B against differences and the VJP at nstate random states
 static void check_ab(const char* name, physModel* m, int nstate, double vs, uint64_t seed) {
   int nv = m->nv, nu = m->nu, n2 = 2 * nv;
@@ -71,7 +49,7 @@ static void check_ab(const char* name, physModel* m, int nstate, double vs, uint
     CHECK(phys_step_jacobian(m, d, A, B) == PHYS_OK);
     double fscale = fmax(fmax(1, gm_maxabs(d->qpos, m->nq)), gm_maxabs(d->qvel, nv));
     fscale = fmax(fscale, m->opt.timestep * gm_maxabs(d->qacc, nv));
-    fd4_jacobian(m, d, Af, Bf);
+    fd4_jacobian(m, d, GM_H4, Af, Bf);
     char what[96];
     snprintf(what, sizeof what, "%s state %d A", name, s);
     worst = fmax(worst, gm_compare(what, A, Af, n2, n2, fscale, GM_RTOL));
@@ -83,25 +61,13 @@ static void check_ab(const char* name, physModel* m, int nstate, double vs, uint
     gm_rand_vec(&r, x, n2);
     gm_rand_vec(&r, u, nu);
     CHECK(phys_step_vjp(m, d, y, xb, ub) == PHYS_OK);
-    dot_check("vjp x", A, y, x, xb, n2, n2);
-    if (nu) dot_check("vjp u", B, y, u, ub, n2, nu);
+    fd_dot_check("vjp x", A, y, x, xb, n2, n2);
+    if (nu) fd_dot_check("vjp u", B, y, u, ub, n2, nu);
   }
   printf("%-8s nv %2d nu %d dt %g implicit: max rel err of A, B against the four-point twin %.2e\n", name, nv, nu,
          m->opt.timestep, worst);
   free(A), free(Af), free(B), free(Bf), free(y), free(x), free(xb), free(u), free(ub);
   phys_free_data(d);
-}
-
-// x+ (-) x0n (2nv) of one step from (q, v) with theta set
-static void step_theta(physModel* m, physData* d, const physParamTable* t, const double* th, const double* q,
-                       const double* v, const double* q0n, const double* v0n, double* res) {
-  CHECK(phys_param_set(t, m, th) == PHYS_OK);
-  memcpy(d->qpos, q, sizeof(double) * m->nq);
-  memcpy(d->qvel, v, sizeof(double) * m->nv);
-  d->time = 0;
-  phys_step(m, d);
-  phys_difference_pos(m, res, 1, q0n, d->qpos);
-  for (int i = 0; i < m->nv; i++) res[m->nv + i] = d->qvel[i] - v0n[i];
 }
 
 // P against four-point differences over theta (steps 1e-3 of each value) and P's VJP at one random state
@@ -110,40 +76,13 @@ static void check_p(const char* name, physModel* m, const char* const* spec, int
   memset(&log, 0, sizeof(log));
   physParamTable t;
   CHECK_MSG(phys_param_table_build(&t, m, spec, nspec, &log) == PHYS_OK, "%s", log.error);
-  int nv = m->nv, nq = m->nq, n2 = 2 * nv, nt = t.ntheta;
   physData* d = phys_make_data(m);
   physRng r;
   phys_rng_seed(&r, seed);
   gm_random_state(m, d, &r, 1);
-  double *q = malloc(sizeof(double) * nq), *v = malloc(sizeof(double) * nv), *q0n = malloc(sizeof(double) * nq);
-  double *v0n = malloc(sizeof(double) * nv), *th0 = malloc(sizeof(double) * nt), *th = malloc(sizeof(double) * nt);
-  double *P = malloc(sizeof(double) * n2 * nt), *Pf = malloc(sizeof(double) * n2 * nt), *f = malloc(sizeof(double) * 4 * n2);
-  double *y = malloc(sizeof(double) * n2), *x = malloc(sizeof(double) * nt), *tb = malloc(sizeof(double) * nt);
-  memcpy(q, d->qpos, sizeof(double) * nq);
-  memcpy(v, d->qvel, sizeof(double) * nv);
-  phys_param_get(&t, m, th0);
-  CHECK(phys_step_param_jacobian(m, d, &t, P) == PHYS_OK);
-  gm_rand_vec(&r, y, n2);
-  gm_rand_vec(&r, x, nt);
-  CHECK(phys_step_param_vjp(m, d, &t, y, tb) == PHYS_OK);
-  dot_check("vjp theta", P, y, x, tb, n2, nt);
-  phys_step(m, d);
-  memcpy(q0n, d->qpos, sizeof(double) * nq);
-  memcpy(v0n, d->qvel, sizeof(double) * nv);
-  static const double off[4] = {2, 1, -1, -2};
-  for (int j = 0; j < nt; j++) {
-    double h = 1e-3 * fmax(fabs(th0[j]), 1e-2);
-    for (int k = 0; k < 4; k++) {
-      memcpy(th, th0, sizeof(double) * nt);
-      th[j] += off[k] * h;
-      step_theta(m, d, &t, th, q, v, q0n, v0n, f + k * n2);
-    }
-    for (int i = 0; i < n2; i++) Pf[(size_t)i * nt + j] = gm_fd4(f[i], f[n2 + i], f[2 * n2 + i], f[3 * n2 + i], h);
-  }
-  CHECK(phys_param_set(&t, m, th0) == PHYS_OK);
-  double worst = gm_compare(name, P, Pf, n2, nt, 1, GM_RTOL);
-  printf("%-8s implicit: P (%d parameters) against four-point differences, max rel err %.2e\n", name, nt, worst);
-  free(q), free(v), free(q0n), free(v0n), free(th0), free(th), free(P), free(Pf), free(f), free(y), free(x), free(tb);
+  double worst = fd_check_p(name, m, d, &t, &r, 1e-2, GM_RTOL);
+  printf("%-8s implicit: P (%d parameters) against four-point differences, max rel err %.2e\n", name, t.ntheta,
+         worst);
   phys_param_table_free(&t);
   phys_free_data(d);
 }
@@ -199,28 +138,13 @@ static void check_rollout(physModel* m) {
   for (int s = 0; s < T; s++) u[s] = 20 * sin(0.3 * s);
   int kc = phys_rollout_interval(T, 0);
   double* work = malloc(sizeof(double) * phys_rollout_worksize(m, T, kc, t.ntheta));
-  double L, xb[24], tb[2], th0[2], th[2];
+  double L, xb[24], tb[2];
   phys_reset_data(m, d);
   d->qvel[6] = 0.5, d->qvel[10] = 2;
   double* x0 = malloc(sizeof(double) * phys_state_size(m));
   phys_state_save(m, d, x0);
   CHECK(phys_rollout_grad(m, d, &t, T, kc, u, pos_loss, m, work, &L, xb, NULL, tb, &log) == PHYS_OK);
-  phys_param_get(&t, m, th0);
-  double worst = 0;
-  for (int j = 0; j < 2; j++) {
-    double h = 1e-4 * th0[j], f[2];
-    for (int k = 0; k < 2; k++) {
-      memcpy(th, th0, sizeof th);
-      th[j] += (k ? -h : h);
-      CHECK(phys_param_set(&t, m, th) == PHYS_OK);
-      phys_state_load(m, d, x0);
-      f[k] = phys_rollout(m, d, T, u, pos_loss, m);
-    }
-    double fd = (f[0] - f[1]) / (2 * h);
-    worst = fmax(worst, fabs(fd - tb[j]) / fmax(fabs(fd), 1e-6));
-    CHECK_REL(tb[j], fd, 1e-5, 1e-8);
-  }
-  CHECK(phys_param_set(&t, m, th0) == PHYS_OK);
+  double worst = fd_check_rollout_theta(m, d, &t, T, u, pos_loss, m, x0, tb, 1e-6);
   // v_0 coordinates (the rotations' entries are 1e-6 of the translations': compared at the gradient's scale, the
   // differences' rounding through 30 steps being about 1e-8 of it)
   double fdv[4], scale = 0;

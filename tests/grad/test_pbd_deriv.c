@@ -14,36 +14,14 @@
 //     (steps 1e-3 of each value) to 1e-6; a kind the pbd derivatives do not cover is refused (PHYS_ERR_MODEL);
 //  4. a 40-step rollout's gradient (phys_rollout_grad) of the double pendulum with a damping parameter against
 //     central differences of its loss.
-#include "grad_models.h"
-#include "params.h"
+#include "fd_check.h"
 #include "rollout.h"
-#include "step.h"
 
 // the references' steps and tolerance (header): 3e-3 on smooth states, smaller near a limit's or contact's switch
 #define SMOOTH_H 3e-3
 #define KINK_H 1e-5      // the limits: 1.5e-4 from a switch
 #define CONTACT_H 1e-6   // the corner: each substep ends it on the floor, g h_substep^2 = 2.5e-6 m from the switch
 #define PBD_RTOL 1e-5
-
-// A, B by the four-point combination of the twin at h and 2h: (4 J_h - J_2h) / 3
-static void fd4_jacobian(const physModel* m, physData* d, double fd_h, double* A, double* B) {
-  int n2 = 2 * m->nv, nu = m->nu;
-  double* At = malloc(sizeof(double) * n2 * n2);
-  double* Bt = malloc(sizeof(double) * (n2 * nu + 1));
-  CHECK(phys_step_jacobian_fd(m, d, fd_h, A, B) == PHYS_OK);
-  CHECK(phys_step_jacobian_fd(m, d, 2 * fd_h, At, Bt) == PHYS_OK);
-  for (int i = 0; i < n2 * n2; i++) A[i] = (4 * A[i] - At[i]) / 3;
-  for (int i = 0; i < n2 * nu; i++) B[i] = (4 * B[i] - Bt[i]) / 3;
-  free(At), free(Bt);
-}
-
-// y'(J x) = (J'y)'x to GM_DOT_TOL of sum |y_i J_ij x_j|
-static void dot_check(const char* what, const double* J, const double* y, const double* x, const double* Jty,
-                      int rows, int cols) {
-  double scale, lhs = gm_bilinear(J, y, x, rows, cols, &scale), rhs = 0;
-  for (int j = 0; j < cols; j++) rhs += Jty[j] * x[j];
-  CHECK_MSG(fabs(lhs - rhs) <= GM_DOT_TOL * scale, "%s: y'Jx %.17g vs (J'y)'x %.17g", what, lhs, rhs);
-}
 
 // the pbd options of m
 static void pbd_options(physModel* m, double dt, int substeps, int iterations, int jacobi) {
@@ -72,8 +50,8 @@ static double check_ab(const char* name, const physModel* m, physData* d, double
   gm_rand_vec(&r, x, n2);
   gm_rand_vec(&r, u, nu);
   CHECK(phys_step_vjp(m, d, y, xb, ub) == PHYS_OK);
-  dot_check("vjp A", A, y, x, xb, n2, n2);
-  if (nu > 0) dot_check("vjp B", B, y, u, ub, n2, nu);
+  fd_dot_check("vjp A", A, y, x, xb, n2, n2);
+  if (nu > 0) fd_dot_check("vjp B", B, y, u, ub, n2, nu);
   printf("%-34s pbd: A, B against four-point differences, max rel err %.2e\n", name, worst);
   free(A), free(Af), free(B), free(Bf), free(y), free(x), free(xb), free(u), free(ub);
   return worst;
@@ -158,18 +136,6 @@ static void test_ab_cube(void) {
   phys_free_model(m);
 }
 
-// x+ (-) x0n (2nv) of one step from (q, v) with theta set
-static void step_theta(physModel* m, physData* d, const physParamTable* t, const double* th, const double* q,
-                       const double* v, const double* q0n, const double* v0n, double* res) {
-  CHECK(phys_param_set(t, m, th) == PHYS_OK);
-  memcpy(d->qpos, q, sizeof(double) * m->nq);
-  memcpy(d->qvel, v, sizeof(double) * m->nv);
-  d->time = 0;
-  phys_step(m, d);
-  phys_difference_pos(m, res, 1, q0n, d->qpos);
-  for (int i = 0; i < m->nv; i++) res[m->nv + i] = d->qvel[i] - v0n[i];
-}
-
 // P against four-point differences over theta (steps 1e-3 of each value, at least 1e-3 absolute) and P's VJP at
 // d's state
 static void check_p(const char* name, physModel* m, physData* d, const char* const* spec, int nspec) {
@@ -177,40 +143,10 @@ static void check_p(const char* name, physModel* m, physData* d, const char* con
   memset(&log, 0, sizeof(log));
   physParamTable t;
   CHECK_MSG(phys_param_table_build(&t, m, spec, nspec, &log) == PHYS_OK, "%s", log.error);
-  int nv = m->nv, nq = m->nq, n2 = 2 * nv, nt = t.ntheta;
-  double *q = malloc(sizeof(double) * nq), *v = malloc(sizeof(double) * nv), *q0n = malloc(sizeof(double) * nq);
-  double *v0n = malloc(sizeof(double) * nv), *th0 = malloc(sizeof(double) * nt), *th = malloc(sizeof(double) * nt);
-  double *P = malloc(sizeof(double) * n2 * nt), *Pf = malloc(sizeof(double) * n2 * nt), *f = malloc(sizeof(double) * 4 * n2);
-  double *y = malloc(sizeof(double) * n2), *x = malloc(sizeof(double) * nt), *tb = malloc(sizeof(double) * nt);
-  memcpy(q, d->qpos, sizeof(double) * nq);
-  memcpy(v, d->qvel, sizeof(double) * nv);
-  phys_param_get(&t, m, th0);
-  CHECK_MSG(phys_step_param_jacobian(m, d, &t, P) == PHYS_OK, "%s", d->lastwarning);
   physRng r;
   phys_rng_seed(&r, 77);
-  gm_rand_vec(&r, y, n2);
-  gm_rand_vec(&r, x, nt);
-  CHECK(phys_step_param_vjp(m, d, &t, y, tb) == PHYS_OK);
-  dot_check("vjp theta", P, y, x, tb, n2, nt);
-  phys_step(m, d);
-  memcpy(q0n, d->qpos, sizeof(double) * nq);
-  memcpy(v0n, d->qvel, sizeof(double) * nv);
-  static const double off[4] = {2, 1, -1, -2};
-  for (int j = 0; j < nt; j++) {
-    double h = 1e-3 * fmax(fabs(th0[j]), 1);
-    for (int k = 0; k < 4; k++) {
-      memcpy(th, th0, sizeof(double) * nt);
-      th[j] += off[k] * h;
-      step_theta(m, d, &t, th, q, v, q0n, v0n, f + k * n2);
-    }
-    for (int i = 0; i < n2; i++) Pf[(size_t)i * nt + j] = gm_fd4(f[i], f[n2 + i], f[2 * n2 + i], f[3 * n2 + i], h);
-  }
-  CHECK(phys_param_set(&t, m, th0) == PHYS_OK);
-  memcpy(d->qpos, q, sizeof(double) * nq);
-  memcpy(d->qvel, v, sizeof(double) * nv);
-  double worst = gm_compare(name, P, Pf, n2, nt, 1, PBD_RTOL);
-  printf("%-34s pbd: P (%d parameters) against four-point differences, max rel err %.2e\n", name, nt, worst);
-  free(q), free(v), free(q0n), free(v0n), free(th0), free(th), free(P), free(Pf), free(f), free(y), free(x), free(tb);
+  double worst = fd_check_p(name, m, d, &t, &r, 1, PBD_RTOL);
+  printf("%-34s pbd: P (%d parameters) against four-point differences, max rel err %.2e\n", name, t.ntheta, worst);
   phys_param_table_free(&t);
 }
 
@@ -277,29 +213,14 @@ static void test_rollout(void) {
   for (int s = 0; s < T; s++) u[2 * s] = 2 * sin(0.3 * s), u[2 * s + 1] = cos(0.2 * s);
   int kc = phys_rollout_interval(T, 0);
   double* work = malloc(sizeof(double) * phys_rollout_worksize(m, T, kc, t.ntheta));
-  double L, xb[4], tb[2], th0[2], th[2];
+  double L, xb[4], tb[2];
   phys_reset_data(m, d);
   d->qpos[0] = 0.5, d->qpos[1] = -0.3, d->qvel[0] = 0.4;
   double* x0 = malloc(sizeof(double) * phys_state_size(m));
   phys_state_save(m, d, x0);
   CHECK_MSG(phys_rollout_grad(m, d, &t, T, kc, u, pos_loss, m, work, &L, xb, NULL, tb, &log) == PHYS_OK, "%s",
             log.error);
-  phys_param_get(&t, m, th0);
-  double worst = 0;
-  for (int j = 0; j < 2; j++) {
-    double h = 1e-4 * th0[j], f[2];
-    for (int k = 0; k < 2; k++) {
-      memcpy(th, th0, sizeof th);
-      th[j] += (k ? -h : h);
-      CHECK(phys_param_set(&t, m, th) == PHYS_OK);
-      phys_state_load(m, d, x0);
-      f[k] = phys_rollout(m, d, T, u, pos_loss, m);
-    }
-    double fd = (f[0] - f[1]) / (2 * h);
-    worst = fmax(worst, fabs(fd - tb[j]) / fabs(fd));
-    CHECK_REL(tb[j], fd, 1e-5, 1e-8);
-  }
-  CHECK(phys_param_set(&t, m, th0) == PHYS_OK);
+  double worst = fd_check_rollout_theta(m, d, &t, T, u, pos_loss, m, x0, tb, 0);
   for (int i = 0; i < 2 * nv; i++) {
     double h = 1e-5, f[2];
     for (int k = 0; k < 2; k++) {

@@ -21,8 +21,7 @@
 //     tests/data/equality_contact.xml (a box connected to an arm, spinning on the floor: lcp, cone); the VJPs' dot
 //     tests; phys_rollout_grad over 40 steps of the spinning box against central differences (1e-5); refused with
 //     their messages: a sticking contact holding what the connect holds, a contact under position correction.
-#include "grad_models.h"
-#include "params.h"
+#include "fd_check.h"
 #include "rollout.h"
 #include "step_record.h"
 
@@ -116,17 +115,6 @@ static void check_ab(const char* path, int cm, physRng* rng) {
   phys_free_model(m);
 }
 
-// one step from (q0, v0) with theta, result (q+ (-) qref, v+ - vref) in res (2nv)
-static void step_theta(physModel* m, physData* d, const physParamTable* t, const double* th, const double* q0,
-                       const double* v0, const double* qref, const double* vref, double* res) {
-  CHECK(phys_param_set(t, m, th) == PHYS_OK);
-  memcpy(d->qpos, q0, sizeof(double) * m->nq);
-  memcpy(d->qvel, v0, sizeof(double) * m->nv);
-  phys_step(m, d);
-  phys_difference_pos(m, res, 1, qref, d->qpos);
-  for (int i = 0; i < m->nv; i++) res[m->nv + i] = d->qvel[i] - vref[i];
-}
-
 // P of mass, damping and gear against four-point differences, and phys_step_param_vjp's dot test
 static void check_param(physRng* rng) {
   physModel* m = gm_load(PHYS_SOURCE_DIR "/tests/data/equality_deriv.xml", 0);
@@ -136,7 +124,7 @@ static void check_param(physRng* rng) {
   CHECK_MSG(phys_param_table_build(&t, m, spec, 4, &log) == PHYS_OK, "%s", log.error);
   physData* d = phys_make_data(m);
   int nv = m->nv, n2 = 2 * nv, nt = t.ntheta;
-  double th0[16], th[16], q0[64], v0[32], qr[64], vr[32], r[4][64], P[64 * 16], Pf[64 * 16], xn[64], tb[16], td[16];
+  double th0[16], q0[64], v0[32], qr[64], vr[32], P[64 * 16], Pf[64 * 16], xn[64], tb[16], td[16];
   phys_param_get(&t, m, th0);
   double worst = 0, dot = 0;
   for (int s = 0; s < NSTATE; s++) {
@@ -147,17 +135,7 @@ static void check_param(physRng* rng) {
     phys_step(m, d);
     memcpy(qr, d->qpos, sizeof(double) * m->nq);
     memcpy(vr, d->qvel, sizeof(double) * nv);
-    for (int j = 0; j < nt; j++) {
-      double h = 1e-3 * fmax(fabs(th0[j]), 1e-2);
-      static const double off[4] = {2, 1, -1, -2};
-      for (int k = 0; k < 4; k++) {
-        memcpy(th, th0, sizeof(double) * nt);
-        th[j] += off[k] * h;
-        step_theta(m, d, &t, th, q0, v0, qr, vr, r[k]);
-      }
-      for (int i = 0; i < n2; i++) Pf[i * nt + j] = gm_fd4(r[0][i], r[1][i], r[2][i], r[3][i], h);
-    }
-    CHECK(phys_param_set(&t, m, th0) == PHYS_OK);
+    fd_param_columns(m, d, &t, th0, q0, v0, qr, vr, 1e-2, Pf);
     memcpy(d->qpos, q0, sizeof(double) * m->nq);
     memcpy(d->qvel, v0, sizeof(double) * nv);
     worst = fmax(worst, gm_compare("P", P, Pf, n2, nt, 1, GM_RTOL));
@@ -310,7 +288,7 @@ static void contact_param_fd(physModel* m, physData* d, const physParamTable* t,
       memcpy(th, th0, sizeof(double) * nt);
       th[j] += k ? -h : h;
       d->ncon = d->ncon_prev = 0, d->nlimit = 0;
-      step_theta(m, d, t, th, q0, v0, qr, vr, r[k]);
+      fd_step_theta(m, d, t, th, q0, v0, qr, vr, r[k]);
     }
     for (int i = 0; i < 2 * nv; i++) Pf[i * nt + j] = (r[0][i] - r[1][i]) / (2 * h);
   }
