@@ -522,6 +522,7 @@ int main(void) {
     memset(&wl, 0, sizeof(wl));
     static const char* const wpos[] = {"pos:fore"};
     CHECK(phys_param_table_build(&wt, m, wpos, 1, &wl) == PHYS_ERR_ARG && strstr(wl.error, "wraps a geom"));
+    phys_param_table_free(&wt);   // also after a failed build (params.h)
   }
   phys_free_model(m);
 
