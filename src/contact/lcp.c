@@ -883,8 +883,8 @@ static int lcp_warm(lcpBest* best, int* as_is, physData* d, const lcpScaled* P, 
   size_t mark = phys_stack_mark(d);
   int* next = lcp_ints(d, P->n);
   int least = P->n + 1, stall = 0, result = 0;
-  uint64_t seen[LCP_BPP_ROUNDS];
-  seen[0] = lcp_label_hash(lab, P->n);
+  uint64_t seen[LCP_BPP_ROUNDS];   // the label sets tried (hashed only once a correction is needed: a guess that
+                                  // holds, the common warm step, costs no hash)
   for (int round = 0;; round++) {
     double big;
     int regular = lcp_subsystem(lh, d, P, lab, NULL);
@@ -900,6 +900,7 @@ static int lcp_warm(lcpBest* best, int* as_is, physData* d, const lcpScaled* P, 
       break;
     }
     if (round + 1 >= LCP_BPP_ROUNDS) break;
+    if (round == 0) seen[0] = lcp_label_hash(lab, P->n);
     memcpy(next, lab, sizeof(int) * (size_t)P->n);
     int changed = lcp_correct(next, P, lh, wh, LCP_TOL_CLASS * fmax(1, big));
     if (!changed) break;
