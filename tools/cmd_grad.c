@@ -213,8 +213,8 @@ void grad_explain_status(const physModel* m, physData* d, physStatus st, const c
               phys_grad_tendons_why(m));
   } else if (st == PHYS_ERR_MODEL && active_equalities(m) > 0 && strstr(d->lastwarning, "equality")) {
     cli_error("%s: the model has %d active equality constraints: the step Jacobians support them under penalty, "
-              "and under lcp, cone and ccp with contacts and limits only where none is under position correction and "
-              "none holds a motion an equality row holds (<flag equality=\"disable\"/> turns them off); library: %s", where,
+              "and under lcp, cone and ccp with contacts and limits except where one holds a motion an equality row "
+              "holds (<flag equality=\"disable\"/> turns them off); library: %s", where,
               active_equalities(m), d->lastwarning);
   } else if (st == PHYS_ERR_MODEL) {
     if (!phys_grad_actuators_ok(m))

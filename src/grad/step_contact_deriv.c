@@ -47,19 +47,23 @@
 //---------------------------------------------------------------------------------------------------------
 // integration on SO(3): per rotation group Jr(phi), Exp(phi)' with phi = dt (v+ + vpos)
 
-// rot, Jr, Et of cp from vsum
-static void tangent_blocks(const physModel* m, contactPoint* cp) {
+void phys_cp_tangent_blocks(const physModel* m, const double* vsum, int* rot, double* Jr, double* Et) {
   double dt = m->opt.timestep;
   int nb = 0;
-  for (int k = 0; k < m->nv; k++) cp->rot[k] = -1;
+  for (int k = 0; k < m->nv; k++) rot[k] = -1;
   for (int j = 0; j < m->njnt; j++) {
     int da = m->jnt_dofadr[j], type = m->jnt_type[j];
     if (type != PHYS_JNT_FREE && type != PHYS_JNT_BALL) continue;
     if (type == PHYS_JNT_FREE) da += 3;
-    double phi[3] = {dt * cp->vsum[da], dt * cp->vsum[da + 1], dt * cp->vsum[da + 2]};
-    phys_so3_jacobians(cp->Jr + 9 * nb, cp->Et + 9 * nb, phi);
-    cp->rot[da] = cp->rot[da + 1] = cp->rot[da + 2] = nb++;
+    double phi[3] = {dt * vsum[da], dt * vsum[da + 1], dt * vsum[da + 2]};
+    phys_so3_jacobians(Jr + 9 * nb, Et + 9 * nb, phi);
+    rot[da] = rot[da + 1] = rot[da + 2] = nb++;
   }
+}
+
+// rot, Jr, Et of cp from vsum
+static void tangent_blocks(const physModel* m, contactPoint* cp) {
+  phys_cp_tangent_blocks(m, cp->vsum, cp->rot, cp->Jr, cp->Et);
 }
 
 //---------------------------------------------------------------------------------------------------------
@@ -208,6 +212,11 @@ static physStatus point_build(const physModel* m, physData* d, const physWarmSta
 double* phys_constrained_factor(const physConstrainedPoint* cp) { return cp->L; }
 
 int phys_constrained_position_rows(const physConstrainedPoint* cp) { return cp->st.p.npos; }   // (kink rows added)
+
+const physConstraintProblem* phys_constrained_problem(const physConstrainedPoint* cp, int* nimp) {
+  if (nimp) *nimp = cp->nimp;
+  return &cp->st.p;
+}
 
 physStatus phys_constrained_linearize(const physModel* m, physData* d, const physWarmStart* warm,
                                       physConstrainedPoint** out) {

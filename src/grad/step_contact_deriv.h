@@ -44,6 +44,10 @@ double* phys_constrained_factor(const physConstrainedPoint* cp);
 // cp's rows on the position correction or its kink (penetrating rows plus kink rows; 0: q+ moves by v+ and the
 // time-of-impact displacement only)
 int phys_constrained_position_rows(const physConstrainedPoint* cp);
+// cp's constraint problem (its gpos with the kink rows the derivatives correct, kink_position_problem) and, in
+// *nimp (may be NULL), its margin impacts (rows whose time-of-impact displacement moves q+); cp's memory
+struct physConstraintProblem_;
+const struct physConstraintProblem_* phys_constrained_problem(const physConstrainedPoint* cp, int* nimp);
 // the two at a linearization point cp (d's kinematics still at its state)
 physStatus phys_constrained_jacobian_at(const physModel* m, physData* d, physConstrainedPoint* cp,
                                         const physParamTable* t, double* A, double* B, double* P);

@@ -1,6 +1,7 @@
 // step_contact_point.h - the constrained step's linearization point and the kernels its derivatives share,
 // private to the three files of the constrained step's derivatives (step_contact_deriv.h): the point and the
-// entry points (step_contact_deriv.c), forward mode (step_contact_jvp.c), reverse mode (step_contact_vjp.c).
+// entry points (step_contact_deriv.c), forward mode (step_contact_jvp.c), reverse mode (step_contact_vjp.c); the
+// equality rows' position update (step_equality_pos_deriv.c) uses its SO(3) blocks only.
 #ifndef PHYS_STEP_CONTACT_POINT_H
 #define PHYS_STEP_CONTACT_POINT_H
 
@@ -101,6 +102,10 @@ static inline double* arena_zeros(physData* d, int n) {
   memset(x, 0, sizeof(double) * ((size_t)n + 1));
   return x;
 }
+
+// rot (nv: rotation group of each dof, -1 scalar), Jr and Et (9 per group) at phi = dt vsum of each ball or free
+// rotation (step_contact_deriv.c; also the equality rows' position update, step_equality_pos_deriv.c)
+void phys_cp_tangent_blocks(const physModel* m, const double* vsum, int* rot, double* Jr, double* Et);
 
 // y = B x or B' x (transpose) with B the per-group blocks blk (Jr or Et), 1 on scalar dofs; y != x
 static inline void apply_blocks(const physModel* m, const int* rot, const double* blk, const double* x, double* y,

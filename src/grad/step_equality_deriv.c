@@ -9,6 +9,7 @@
 #include "step.h"
 #include "step_contact_deriv.h"
 #include "step_equality_deriv.h"
+#include "step_equality_pos_deriv.h"
 #include "step_record.h"
 
 physEqualityPoint* phys_equality_point(const physModel* m, physData* d, const double* L, double* qacc) {
@@ -26,7 +27,7 @@ physEqualityPoint* phys_equality_point(const physModel* m, physData* d, const do
   phys_stack_free(d, mark);
   for (int i = 0; i < nv; i++) qacc[i] = (vnew[i] - d->qvel[i]) / dt;
   memcpy(d->qacc, qacc, sizeof(double) * (size_t)nv);
-  *ep = (physEqualityPoint){er.ne, er.J, er.P, er.lambda, vnew, NULL, NULL, NULL, er.rank};
+  *ep = (physEqualityPoint){er.ne, er.J, er.P, er.lambda, vnew, NULL, NULL, NULL, er.rank, NULL};
   return ep;
 }
 
@@ -198,16 +199,16 @@ static physStatus refuse(physData* d, const char* what) {
 // lambda (ne) and J (ne x nv) of the step's own stage from warm (into ep's arrays), 0 if the stage has no
 // constraint, -1 (a warning) if refused or M~ failed (*st set)
 static int stage_impulses(const physModel* m, physData* d, const physWarmStart* warm, double* J, double* lambda,
-                          int* rank, physStatus* st) {
+                          double* vsum, int* rank, physStatus* st) {
   size_t mark = phys_stack_mark(d);
   physContactList det = phys_contact_list_arena(d);
   physStepStage sg;
   int ok = phys_step_stage(m, d, NULL, warm, &det, &sg);
   *st = ok < 0 ? PHYS_ERR_NUMERIC : PHYS_OK;
-  if (ok == 1 && sg.p.npos > 0) *st = refuse(d, "a contact or limit under position correction (deeper than the slop)");
   if (ok == 1 && *st == PHYS_OK) {
     memcpy(J, sg.eq.J, sizeof(double) * (size_t)sg.eq.ne * m->nv);
     memcpy(lambda, sg.eq.lambda, sizeof(double) * (size_t)sg.eq.ne);
+    for (int k = 0; k < m->nv; k++) vsum[k] = sg.vnew[k] + sg.vpos[k];
     *rank = sg.eq.rank;
   }
   phys_stack_free(d, mark);
@@ -251,9 +252,10 @@ physStatus phys_equality_constrained_point(const physModel* m, physData* d, cons
   physEqualityPoint* ep = (physEqualityPoint*)phys_stack_alloc(d, (sizeof(physEqualityPoint) + 7) / 8);
   double* J = phys_stack_alloc(d, (size_t)ne * nv + 1);
   double* lambda = phys_stack_alloc(d, (size_t)ne + 1);
+  double* vsum = phys_stack_alloc(d, (size_t)nv);
   physStatus st;
   int rank = 0;
-  int ok = stage_impulses(m, d, warm, J, lambda, &rank, &st);
+  int ok = stage_impulses(m, d, warm, J, lambda, vsum, &rank, &st);
   if (ok <= 0) return st;
   if (m->opt.gradflags & PHYS_GRAD_TOI) return refuse(d, "the time-of-impact correction");
   // Phi's point: the model without its rows under F = J_e' lambda / dt (through qfrc_applied, restored)
@@ -268,7 +270,9 @@ physStatus phys_equality_constrained_point(const physModel* m, physData* d, cons
   memcpy(d->qfrc_applied, keep, sizeof(double) * (size_t)nv);
   if (st != PHYS_OK) return st;
   if (!cp) return PHYS_ERR_NUMERIC;   // (the stage had constraints: Phi's has the same)
-  if (phys_constrained_position_rows(cp) > 0) return refuse(d, "a contact or limit on the position correction's kink");
+  physEqualityPos* pos = NULL;   // q+'s position correction in the constrained mechanism
+  st = phys_equality_pos_build(m, d, cp, vsum, &pos);
+  if (st != PHYS_OK) return st;
   double* vnew = phys_stack_alloc(d, (size_t)nv);
   for (int k = 0; k < nv; k++) vnew[k] = d->qvel[k] + dt * d->qacc[k];
   double* T = phys_stack_alloc(d, (size_t)nv * nv);
@@ -278,7 +282,7 @@ physStatus phys_equality_constrained_point(const physModel* m, physData* d, cons
   phys_equality_curvature(m, d, vnew, C);
   double bdt = m->opt.baumgarte / dt;
   for (size_t i = 0; i < (size_t)ne * nv; i++) C[i] += bdt * J[i];
-  *ep = (physEqualityPoint){ne, J, P, lambda, vnew, cp, T, C, rank};
+  *ep = (physEqualityPoint){ne, J, P, lambda, vnew, cp, T, C, rank, pos};
   st = build_s(&m2, d, ep);
   if (st == PHYS_OK) *out = ep;
   return st;
@@ -304,9 +308,10 @@ static void polycoef_reverse(const physModel* m, physData* d, const physEquality
   phys_stack_free(d, mark);
 }
 
-physStatus phys_equality_constrained_vjp(const physModel* m, physData* d, const physEqualityPoint* ep,
-                                         const physParamTable* t, const double* xbar_next, double* xbar,
-                                         double* ubar, double* theta_bar, double* force_bar) {
+// the reverse mode through the implicit function over Phi (xbar, ubar, theta_bar overwritten)
+static physStatus implicit_vjp(const physModel* m, physData* d, const physEqualityPoint* ep, const physParamTable* t,
+                               const double* xbar_next, double* xbar, double* ubar, double* theta_bar,
+                               double* force_bar) {
   int nv = m->nv, ne = ep->ne;
   double dt = m->opt.timestep;
   physModel m2;
@@ -346,6 +351,26 @@ physStatus phys_equality_constrained_vjp(const physModel* m, physData* d, const 
   }
   if (st == PHYS_OK && theta_bar && t) polycoef_reverse(m, d, ep, t, fb, y, theta_bar);
   if (st == PHYS_OK && force_bar) memcpy(force_bar, fb, sizeof(double) * (size_t)nv);
+  phys_stack_free(d, mark);
+  return st;
+}
+
+physStatus phys_equality_constrained_vjp(const physModel* m, physData* d, const physEqualityPoint* ep,
+                                         const physParamTable* t, const double* xbar_next, double* xbar,
+                                         double* ubar, double* theta_bar, double* force_bar) {
+  if (!ep->pos) return implicit_vjp(m, d, ep, t, xbar_next, xbar, ubar, theta_bar, force_bar);
+  // with position correction q+ = q (+) dt (v+ + vpos) is composed here (step_equality_pos_deriv.h): Phi's
+  // reverse mode sees v+'s cotangent only, vbar+ + dt D' qbar+
+  int nv = m->nv;
+  size_t mark = phys_stack_mark(d);
+  double* xn = phys_stack_alloc(d, 2 * (size_t)nv);
+  double* vb = phys_stack_alloc(d, (size_t)nv);
+  memset(xn, 0, sizeof(double) * (size_t)nv);
+  physStatus st = phys_equality_pos_vjp(m, d, ep->pos, t, xbar_next, vb, NULL, NULL);
+  for (int k = 0; k < nv; k++) xn[nv + k] = xbar_next[nv + k] + vb[k];
+  if (st == PHYS_OK) st = implicit_vjp(m, d, ep, t, xn, xbar, ubar, theta_bar, force_bar);
+  if (st == PHYS_OK && (xbar || theta_bar))
+    st = phys_equality_pos_vjp(m, d, ep->pos, t, xbar_next, vb, xbar, t ? theta_bar : NULL);
   phys_stack_free(d, mark);
   return st;
 }

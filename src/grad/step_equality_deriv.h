@@ -21,10 +21,10 @@
 // under sliding friction: its pseudo-inverse by the SVD). Reverse mode: lambdabar = J_e Phi_F' xbar+ / dt,
 // y = -S^+' lambdabar, then Phi's reverse mode of xbar+ + (0, J_e' y) gives (xbar, ubar, theta_bar, Fbar) and
 // xbar's q part gains T' Fbar / dt + C' y; two reverse passes of Phi per cotangent, the Jacobians by rows. S is
-// built by ne reverse passes at the linearization. Refused: a contact or limit on the position correction or its
-// kink (the step corrects positions in the constrained mechanism, Phi in the free one), frictionloss rows, a
-// residual network, the time-of-impact correction (docs/derivatives.md says why position correction is not
-// combined). Under penalty the rows are spring-dampers, differentiated in penalty's tape
+// built by ne reverse passes at the linearization. A contact or limit on the position correction or its kink: the
+// step corrects positions in the constrained mechanism, Phi in the free one, so q+ is composed from Phi's v+ and
+// the constrained correction's own derivative (ep->pos, step_equality_pos_deriv.h). Refused: frictionloss rows, a
+// residual network, the time-of-impact correction. Under penalty the rows are spring-dampers, differentiated in penalty's tape
 // (step_equality_penalty_deriv.h). The rows' polycoef:EQ parameters (params.h) move r and J_e: their columns add
 // dJ_e/dtheta v+ + (beta/dt) dr/dtheta to the rows' equation and dJ_e/dtheta' lambda to the impulse's force, in
 // both cases (polycoef_terms, polycoef_reverse); solref:EQ does not act on hard rows (zero columns).
@@ -47,6 +47,8 @@ typedef struct physEqualityPoint_ {
   const double* T;        // nv x nv: d(J_e' lambda)/dq
   const double* C;        // ne x nv: K(v+) + (beta/dt) J_e
   int rank;               // rank of G_ee (the rows' own redundancy)
+  // with a contact or limit under position correction (NULL without): q+'s part (step_equality_pos_deriv.h)
+  struct physEqualityPos_* pos;
 } physEqualityPoint;
 
 // at the smooth point (L, qacc) of a contact-free step with equality rows: the rows, impulses and v+ as

@@ -26,8 +26,8 @@
 // read as the values the loss starts from (a rollout's first sample, a segment's start) but observed only when
 // listed too.
 //
-// .npy: version 1-3, dtype '<f8', C order, shape (T, 1 + nq + nv) with columns t, qpos, qvel; others are
-// refused with the reason. Errors name file:line:column (CSV) or file: row, column (.npy).
+// .npy: version 1-3, dtype '<f8', C order, shape (T, 1 + nq + nv) with columns t, qpos, qvel (then the inputs and
+// activations, npy_plain_layout), or structured with named fields; others are refused with the reason. Errors name file:line:column (CSV) or file: row, column (.npy).
 #include <dirent.h>
 #include <errno.h>
 #include <float.h>
@@ -768,19 +768,24 @@ static int npy_shape(long* rows, long* cols, const char* tuple) {
   return *end == ')';
 }
 
-// the column layout of a plain 2-D .npy of ncol columns: t, qpos, qvel, then (if ncol allows) the nu controls, then
-// the nv joint forces (nu = 0: t, qpos, qvel, tau); col (ncol) gets the targets, f->nu / f->ntau the groups; 0 if
-// ncol is none of these widths
+// the column layout of a plain 2-D .npy of ncol columns, simulate's trajectory order: t, qpos, qvel, then (if ncol
+// allows) the nu controls, then the nv joint forces (nu = 0: t, qpos, qvel, tau), then, for a model with
+// activations (na > 0, after the controls), the na activations act0.. (widths 1 + nq + nv + nu + na and
+// 1 + nq + nv + nu + nv + na; where na = nv the width with one of the two groups reads the forces: name the
+// columns in a structured array for the other); col (ncol) gets the targets, f->nu / f->ntau / f->nact the groups;
+// 0 if ncol is none of these widths
 static int npy_plain_layout(dsColumn* col, dsFile* f, const physModel* m, long ncol) {
   long base = 1 + m->nq + m->nv;
   f->nu = ncol >= base + m->nu && m->nu > 0 ? m->nu : 0;
-  f->ntau = ncol == base + f->nu + m->nv ? m->nv : 0;
-  if (ncol != base + f->nu + f->ntau) return 0;
+  long rest = ncol - base - f->nu;   // forces and activations
+  f->ntau = rest == m->nv || (m->na > 0 && f->nu > 0 && rest == m->nv + m->na) ? m->nv : 0;
+  f->nact = m->na > 0 && f->nu > 0 && rest == f->ntau + m->na ? m->na : 0;
+  if (rest != f->ntau + f->nact) return 0;
   for (long c = 0; c < ncol; c++) {
-    long i = c - 1, iu = i - m->nq - m->nv;
+    long i = c - 1, iu = i - m->nq - m->nv, it = iu - f->nu;
     col[c] = c == 0 ? (dsColumn){COL_TIME, 0} : i < m->nq ? (dsColumn){COL_Q, (int)i}
              : iu < 0 ? (dsColumn){COL_V, (int)(i - m->nq)} : iu < f->nu ? (dsColumn){COL_U, (int)iu}
-             : (dsColumn){COL_TAU, (int)(iu - f->nu)};
+             : it < f->ntau ? (dsColumn){COL_TAU, (int)it} : (dsColumn){COL_ACT, (int)(it - f->ntau)};
   }
   memset(f->has_q, 1, (size_t)m->nq);
   memset(f->has_v, 1, (size_t)m->nv);
@@ -855,9 +860,10 @@ static physStatus npy_check_header(long* T, int* ncol, dsColumn** col, dsFile* f
   if (cols < 1 || cols > DS_MAXCOLS || !npy_plain_layout(*col, f, m, cols) || rows < 1 || rows > PHYS_TRAJ_MAXROWS) {
     return phys_error(log, PHYS_ERR_SIZE, "%s: .npy shape (%ld, %ld): expected (T, %ld) = (T, 1 + nq + nv) with "
                       "columns t, qpos, qvel for model '%s' (nq=%d, nv=%d), 1 <= T <= %d; recorded inputs follow the "
-                      "state: (T, %ld) with the nu=%d controls, (T, %ld) with controls and nv joint forces (a "
+                      "state: (T, %ld) with the nu=%d controls, (T, %ld) with controls and nv joint forces%s (a "
                       "structured array names its columns instead)", file, rows, cols, base, m->modelname, m->nq,
-                      m->nv, PHYS_TRAJ_MAXROWS, base + m->nu, m->nu, base + m->nu + m->nv);
+                      m->nv, PHYS_TRAJ_MAXROWS, base + m->nu, m->nu, base + m->nu + m->nv,
+                      m->na > 0 && m->nu > 0 ? ", either followed by the na activations" : "");
   }
   *T = rows;
   *ncol = (int)cols;

@@ -20,7 +20,8 @@
 //     at its limit: landing and resting (sticking) under lcp, cone and ccp, spinning (sliding) under lcp) and
 //     tests/data/equality_contact.xml (a box connected to an arm, spinning on the floor: lcp, cone); the VJPs' dot
 //     tests; phys_rollout_grad over 40 steps of the spinning box against central differences (1e-5); refused with
-//     their messages: a sticking contact holding what the connect holds, a contact under position correction.
+//     their messages: a sticking contact holding what the connect holds (also under position correction, whose
+//     derivatives are test_step_equality_pos_deriv.c's).
 #include "fd_check.h"
 #include "rollout.h"
 #include "step_record.h"
@@ -381,7 +382,7 @@ static void check_contact_rollout(const char* path, double wz, double vx, const 
 }
 
 // refused with contacts: an equality row and a sticking contact holding the same motion (the connect and the
-// resting box's friction), a contact under position correction
+// resting box's friction), also with the box under position correction
 static void check_contact_refusals(void) {
   physModel* m = gm_load(PHYS_SOURCE_DIR "/tests/data/equality_contact.xml", 0);   // the box rests on the floor
   physData* d = phys_make_data(m);
@@ -394,8 +395,8 @@ static void check_contact_refusals(void) {
   phys_reset_data(m, d);
   for (int j = 0; j < m->njnt; j++)   // the box 1e-4 into the floor: position correction
     if (m->jnt_type[j] == PHYS_JNT_FREE && d->qpos[m->jnt_qposadr[j] + 2] < 0.15) d->qpos[m->jnt_qposadr[j] + 2] -= 1e-4;
-  CHECK(phys_step_jacobian(m, d, A0, NULL) == PHYS_ERR_MODEL);
-  CHECK_MSG(strstr(d->lastwarning, "together with a contact or limit under position correction"), "%s",
+  CHECK(phys_step_jacobian(m, d, A0, NULL) == PHYS_ERR_MODEL);   // (the correction itself is differentiated:
+  CHECK_MSG(strstr(d->lastwarning, "together with a sticking contact"), "%s",   // test_step_equality_pos_deriv.c)
             d->lastwarning);
   free(A0);
   phys_free_data(d);

@@ -677,6 +677,24 @@ static void test_act_columns(void) {
   CHECK_MSG(load1(&ds, m, tmp_path("in_act.npy"), NULL, &log) == PHYS_OK, "%s", log.error);
   CHECK(ds.ntraj == 1 && ds.traj[0].act && same(ds.traj[0].act, want, 4));
   phys_dataset_free(&ds);
+  // a plain .npy in simulate's order: t, qpos, qvel, ctrl (, tau), act; the activations exactly
+  for (int with_tau = 0; with_tau < 2; with_tau++) {
+    int base = 1 + m->nq + m->nv, ncol = base + m->nu + with_tau * m->nv + m->na;
+    double* arr = calloc((size_t)2 * ncol, sizeof(double));
+    char shape[64];
+    for (int k = 0; k < 2; k++) {
+      arr[k * ncol] = 0.01 * k;
+      for (int c = 1; c < ncol - m->na; c++) arr[k * ncol + c] = 0.125 * c;   // (forces and controls: any value)
+      for (int a = 0; a < m->na; a++) arr[k * ncol + ncol - m->na + a] = want[k * m->na + a];
+    }
+    snprintf(shape, sizeof shape, "(2, %d)", ncol);
+    write_npy(tmp_path("in_act_plain.npy"), "<f8", "False", shape, arr, (size_t)2 * ncol);
+    CHECK_MSG(load1(&ds, m, tmp_path("in_act_plain.npy"), NULL, &log) == PHYS_OK, "%s", log.error);
+    CHECK_MSG(ds.ntraj == 1 && ds.traj[0].act && same(ds.traj[0].act, want, 4) && ds.traj[0].ctrl &&
+              (with_tau ? ds.traj[0].qfrc != NULL : ds.traj[0].qfrc == NULL), "plain .npy act (forces %d)", with_tau);
+    phys_dataset_free(&ds);
+    free(arr);
+  }
   CHECK(load1(&ds, m, write_text("in_noact.csv", "t,slide\n0,0\n0.01,0\n"), NULL, &log) == PHYS_OK);
   CHECK(ds.ntraj == 1 && ds.traj[0].act == NULL);
   phys_dataset_free(&ds);
