@@ -738,12 +738,9 @@ static void test_fit_vertices(void) {
   phys_fit_defaults(&opt);
   opt.loss = PHYS_LOSS_VIOLATION;
   opt.viol_envelope = 1;   // the envelope Jacobian: main's reduced one (dlambda*/dtheta) reaches only 0.3785 here
-#ifdef PHYS_TEST_SANITIZE
-  // the sanitizer build (5x slower) runs the first 10 of LM's 100 iterations (the default cap, reached here): the
-  // same residuals, envelope Jacobian and LM steps; where LM ends (the volume error and the loss against the
-  // truth's) is asserted in the release build
+  // 10 LM iterations, not the default cap of 100 (which LM reached): measured, 10 reach a volume error of 0.120
+  // and a loss of 0.0430 (asserted below: < 0.239, < 0.0739); 100 ended at 0.152 and 0.0397
   opt.max_iter = 10;
-#endif
   physFitResult res;
   physLog log = {0};
   physStatus st = phys_fit(m, &t, th0, lower, upper, &ds, &opt, &res, &log);
@@ -764,10 +761,8 @@ static void test_fit_vertices(void) {
            "-> %g, %d iterations; loss at the true cube %g\n", NT, sd0 / vol, sd1 / vol, res.theta[0], res.loss0,
            res.loss, res.iterations, Lt);
     CHECK(res.loss < res.loss0);
-#ifndef PHYS_TEST_SANITIZE
     CHECK_MSG(res.loss < 0.5 * Lt, "loss %g, at the truth %g", res.loss, Lt);
     CHECK_MSG(sd1 / vol < 0.2 * (sd0 / vol), "volume error %g -> %g", sd0 / vol, sd1 / vol);
-#endif
     phys_fit_result_free(&res);
   }
   phys_param_table_free(&t);
