@@ -30,6 +30,18 @@ static int shell(const char* line) {
 }
 
 #ifdef PHYS_MPI
+// shell(line) and 1 if its exit status is 0 (want_ok) or not 0 (!want_ok); otherwise 0, and the command, its
+// exit status and its stderr on the test's stderr (a failure seen once in a parallel run left no trace)
+static int shell_is(const char* line, int want_ok) {
+  int code = shell(line);
+  if ((code == 0) == want_ok) return 1;
+  char* err = slurp(path(".err"));
+  fprintf(stderr, "  %s\n  exit %d (wanted %s); its stderr:\n%s\n", line, code, want_ok ? "0" : "non-zero",
+          err ? err : "");
+  free(err);
+  return 0;
+}
+
 // N processes on this machine's cores or more; root allowed (the tests may run as root)
 #define MPIRUN "mpirun --oversubscribe --allow-run-as-root -np %d"
 
@@ -38,25 +50,19 @@ static void test_same_result(char* plain) {
   char line[4096], out[300];
   snprintf(plain, 300, "%s", path("plain.json"));
   snprintf(line, sizeof line, "'%s' " FIT " --out %s", g_bin, plain);
-  CHECK(shell(line) == 0);
+  CHECK(shell_is(line, 1));
   for (int n = 1; n <= 3; n++) {
     snprintf(out, sizeof out, "%s", path(n == 1 ? "np1.json" : n == 2 ? "np2.json" : "np3.json"));
     snprintf(line, sizeof line, MPIRUN " '%s' " FIT " --out %s", n, g_bin, out);
-    int code = shell(line);
-    CHECK(code == 0);
-    if (code) {
-      char* err = slurp(path(".err"));
-      fprintf(stderr, "  mpirun -np %d: exit %d\n%s\n", n, code, err);
-      free(err);
-    }
+    CHECK(shell_is(line, 1));
     CHECK(same_result(plain, out));
   }
   snprintf(out, sizeof out, "%s", path("threads.json"));
   snprintf(line, sizeof line, MPIRUN " '%s' " FIT " --threads 1 --out %s", 2, g_bin, out);
-  CHECK(shell(line) == 0 && same_result(plain, out));
+  CHECK(shell_is(line, 1) && same_result(plain, out));
   snprintf(out, sizeof out, "%s", path("threads2.json"));
   snprintf(line, sizeof line, "'%s' " FIT " --threads 2 --out %s", g_bin, out);
-  CHECK(shell(line) == 0 && same_result(plain, out));
+  CHECK(shell_is(line, 1) && same_result(plain, out));
 }
 
 // process 1 of 2 killed after iteration 2 of the checkpointed stage: mpirun fails, no result file; process 0's
@@ -69,12 +75,12 @@ static void test_killed_process(const char* plain) {
            "mpirun --oversubscribe --allow-run-as-root -np 1 '%s' " FIT " --checkpoint %s --out %s : "
            "-np 1 env PHYSID_TEST_KILL_AFTER_ITER=2 '%s' " FIT " --checkpoint %s --out %s",
            g_bin, ck, out, g_bin, ck, out);
-  CHECK(shell(line) != 0);
+  CHECK(shell_is(line, 0));
   struct stat sb;
   CHECK(stat(out, &sb) != 0);   // no result file
   CHECK(stat(ck, &sb) == 0);    // process 0's checkpoint
   snprintf(line, sizeof line, MPIRUN " '%s' " FIT " --checkpoint %s --resume --out %s", 3, g_bin, ck, out);
-  CHECK(shell(line) == 0);
+  CHECK(shell_is(line, 1));
   CHECK(same_result(plain, out));
 }
 
@@ -84,9 +90,9 @@ static void test_sweep(void) {
   const char* sw = "sweep models/cube.xml data/cube_toss --files 3 --param friction:cube:min=0.1:max=0.3 --points 3 "
                    "--quiet";
   snprintf(line, sizeof line, "'%s' %s --out %s", g_bin, sw, path("sweep1.csv"));
-  CHECK(shell(line) == 0);
+  CHECK(shell_is(line, 1));
   snprintf(line, sizeof line, MPIRUN " '%s' %s --out %s", 2, g_bin, sw, path("sweep2.csv"));
-  CHECK(shell(line) == 0);
+  CHECK(shell_is(line, 1));
   char *a = slurp(path("sweep1.csv")), *b = slurp(path("sweep2.csv"));
   CHECK(strncmp(a, "value,loss\n", 11) == 0 && strcmp(a, b) == 0);
   free(a);
@@ -101,10 +107,10 @@ static void test_spread_runs(void) {
                     "--bootstrap 2 --iters 10 --quiet";
   snprintf(plain, sizeof plain, "%s", path("spread1.json"));
   snprintf(line, sizeof line, "'%s' %s --out %s", g_bin, fit, plain);
-  CHECK(shell(line) == 0);
+  CHECK(shell_is(line, 1));
   snprintf(out, sizeof out, "%s", path("spread2.json"));
   snprintf(line, sizeof line, MPIRUN " '%s' %s --out %s", 2, g_bin, fit, out);
-  CHECK(shell(line) == 0 && same_result(plain, out));
+  CHECK(shell_is(line, 1) && same_result(plain, out));
   char* text = slurp(plain);   // (the bootstrap's refits are in the result)
   CHECK(text && strstr(text, "\"refits\":\t2") != NULL);
   free(text);
@@ -115,12 +121,12 @@ static void test_evaluate(void) {
   char line[4096];
   const char* ev = "evaluate models/cube.xml data/cube_toss --files 5 --horizon 10 --quiet";
   snprintf(line, sizeof line, "'%s' %s --json %s", g_bin, ev, path("ev1.json"));
-  CHECK(shell(line) == 0);
+  CHECK(shell_is(line, 1));
   char* a = slurp(path("ev1.json"));
   CHECK(a && strstr(a, "\"trajectories\": 5") != NULL);
   for (int n = 2; n <= 3; n++) {
     snprintf(line, sizeof line, MPIRUN " '%s' %s --json %s", n, g_bin, ev, path("evn.json"));
-    CHECK(shell(line) == 0);
+    CHECK(shell_is(line, 1));
     char* b = slurp(path("evn.json"));
     CHECK(a && b && strcmp(a, b) == 0);
     free(b);
@@ -133,7 +139,7 @@ static void test_refused_command(void) {
   char line[4096];
   snprintf(line, sizeof line, MPIRUN " '%s' simulate models/cube.xml --steps 10 --out %s", 2, g_bin,
            path("sim.csv"));
-  CHECK(shell(line) != 0);
+  CHECK(shell_is(line, 0));
   char* err = slurp(path(".err"));
   CHECK(strstr(err, "physid: simulate: only identify, sweep and evaluate share their work among processes: run "
                     "'simulate' without mpirun (2 processes started)") != NULL);
