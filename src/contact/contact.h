@@ -353,6 +353,13 @@ int phys_penalty_contacts_ang(const physModel* m, physData* d, const physContact
 // bodies on one chain): phys_ldl_factor along dof_parentid then factors it without fill-in, else along a
 // chain (dense)
 int phys_penalty_tree(const physModel* m, const physContact* con, int nc);
+// the elimination tree of the step's matrix H = M~ + sum over the penetrating contacts of con (nc) of J_c' W J_c
+// (M~ on the kinematic tree's pattern, each contact coupling the dofs of its two bodies' chains): parent[k] (nv)
+// is the largest index below k that eliminating dofs nv-1..k joins to k, -1 at a root. phys_ldl_factor and
+// phys_ldl_solve along it touch only H's entries and their fill: the same numbers as on the dense pattern (the
+// entries they skip stay exact zeros there), in a block per island of coupled trees instead of nv^3/6 work.
+// Equals dof_parentid when phys_penalty_tree holds. Scratch from d's arena
+void phys_penalty_etree(const physModel* m, physData* d, const physContact* con, int nc, int* parent);
 // rhs += the nc active contacts' forces at qvel, H (lower triangle) += dt (d J_n' J_n + C J_t' J_t)
 void phys_penalty_assemble(const physModel* m, physData* d, int nc, const physPenaltyContact* pc, const double* J,
                            double* rhs, double* H);

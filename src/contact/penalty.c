@@ -66,7 +66,8 @@
 // have modulus sqrt(b) < 1, the contact's energy decays every step (phys_penalty_damping); such a contact
 // rebounds less than its restitution asks, which the load check says. The step's matrix keeps the kinematic tree's pattern when each contact lies on
 // one chain: phys_ldl_factor (src/dyn/factor.h) factors it as L' D L without fill-in (MuJoCo's humanoid:
-// 27 dofs); otherwise the same routine on the dense pattern is an LDL' with fill-in.
+// 27 dofs); otherwise it runs along the matrix's elimination tree (phys_penalty_etree): fill-in only inside
+// each island of trees the contacts couple.
 #include <math.h>
 #include <string.h>
 
@@ -147,6 +148,73 @@ int phys_penalty_tree(const physModel* m, const physContact* con, int nc) {
     if (b != a) return 0;
   }
   return 1;
+}
+
+// the dofs of the chains of bodies a and b (their union: dofs above a common ancestor once), descending,
+// into s; returns their number. Parents precede children, so each chain descends: a merge of the two
+static int chain_union(const physModel* m, int a, int b, int* s) {
+  int i = a >= 0 ? phys_body_lastdof(m, a) : -1, j = b >= 0 ? phys_body_lastdof(m, b) : -1, n = 0;
+  while (i >= 0 || j >= 0) {
+    int k = i > j ? i : j;
+    s[n++] = k;
+    if (i == k) i = m->dof_parentid[i];
+    if (j == k) j = m->dof_parentid[j];
+  }
+  return n;
+}
+
+// the edges (lo, hi), lo < hi, of a graph whose elimination tree is H's (below): the tree edges
+// (dof_parentid[k], k) and, for each penetrating contact, consecutive dofs of its chain union (a contact
+// couples all of its dofs, a clique; linking each to the next is enough for the elimination tree, as for
+// A'A in Liu's column elimination tree). edge NULL: only counts. Returns the number of edges
+static int etree_edges(const physModel* m, const physContact* con, int nc, int* edge, int* s) {
+  int ne = 0;
+  for (int k = 0; k < m->nv; k++)
+    if (m->dof_parentid[k] >= 0) {
+      if (edge) edge[2 * ne] = m->dof_parentid[k], edge[2 * ne + 1] = k;
+      ne++;
+    }
+  for (int c = 0; c < nc; c++) {
+    if (!(con[c].dist < 0)) continue;
+    int n = chain_union(m, m->geom_bodyid[con[c].geom[0]], m->geom_bodyid[con[c].geom[1]], s);
+    for (int t = 0; t + 1 < n; t++) {
+      if (edge) edge[2 * ne] = s[t + 1], edge[2 * ne + 1] = s[t];
+      ne++;
+    }
+  }
+  return ne;
+}
+
+// The elimination tree of the penalty step's matrix (see contact.h). phys_ldl_factor eliminates dofs
+// n-1..0; eliminating k joins its remaining neighbours (indices < k) into a clique, and parent[k] is the
+// largest of them. Computed as Liu's algorithm (Davis, "Direct Methods for Sparse Linear Systems", cs_etree)
+// in that order: for each k descending and each neighbour j > k, walk from j to the root of its subtree (path
+// compression through anc) and hang that root below k.
+void phys_penalty_etree(const physModel* m, physData* d, const physContact* con, int nc, int* parent) {
+  int nv = m->nv;
+  size_t mark = phys_stack_mark(d);
+  int* s = (int*)phys_stack_alloc(d, (size_t)nv / 2 + 1);
+  int ne = etree_edges(m, con, nc, NULL, s);
+  int* edge = (int*)phys_stack_alloc(d, (size_t)ne + 1);
+  int* start = (int*)phys_stack_alloc(d, (size_t)nv / 2 + 2);   // neighbours hi of lo: adj[start[lo]..]
+  int* adj = (int*)phys_stack_alloc(d, (size_t)ne / 2 + 1);
+  int* anc = (int*)phys_stack_alloc(d, (size_t)nv / 2 + 1);
+  etree_edges(m, con, nc, edge, s);
+  memset(start, 0, sizeof(int) * ((size_t)nv + 1));
+  for (int e = 0; e < ne; e++) start[edge[2 * e] + 1]++;
+  for (int k = 0; k < nv; k++) start[k + 1] += start[k];
+  for (int k = 0; k < nv; k++) anc[k] = start[k];   // fill positions
+  for (int e = 0; e < ne; e++) adj[anc[edge[2 * e]]++] = edge[2 * e + 1];
+  for (int k = nv - 1; k >= 0; k--) {
+    parent[k] = anc[k] = -1;
+    for (int a = start[k]; a < start[k + 1]; a++)
+      for (int i = adj[a], next; i > k; i = next) {
+        next = anc[i];
+        anc[i] = k;
+        if (next < 0) parent[i] = k;
+      }
+  }
+  phys_stack_free(d, mark);
 }
 
 //---------------------------------------------------------------------------------------------------------

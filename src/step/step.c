@@ -579,8 +579,9 @@ static int penalty_angular(const physModel* m, const physContactList* cl) {
 //   rhs = tau - c + f_limit + sum_c J_n' (k (-phi) - d v_n) - C J_t' v_t
 // so the contacts' normal dampers and friction act at v+ (A, f_limit: implicit limit springs). m_e of the
 // restitution dampers comes from M~ = M + dt B, factored first (qLD, phys_factor_m). H keeps the tree's
-// pattern when every contact lies on one chain (phys_penalty_tree) and is factored along dof_parentid
-// without fill-in; otherwise the same L' D L runs on the dense pattern. A second solve re-evaluates
+// pattern when every contact lies on one chain, and is otherwise block-sparse by islands of coupled trees: the
+// L' D L runs along H's elimination tree (phys_penalty_etree: no work outside H's entries and their fill, the
+// same numbers as the dense pattern's), dense only with equality rows or tendon springs. A second solve re-evaluates
 // C at v+ (the friction of a sliding contact is then mu f_n to second order in a step's speed change), a
 // third one follows only if a contact was released (its f_n at v+ would pull). qfrc_constraint = the
 // penalty force at v+. Returns 0 (counted warning, nothing changed) if a matrix is not positive definite.
@@ -596,7 +597,11 @@ static int penalty_dense(const physModel* m, physData* d, physContactList* cl, c
   physEqualityRows er = {0};   // equality springs (step_equality.c): H dense
   // tendon limit springs and frictionloss (tendon_rows.c): H dense
   int ntl = phys_penalty_tendon_limits(m, d, NULL, NULL, NULL) + phys_penalty_tendon_frictionloss(m, d, NULL, NULL, NULL);
-  const int* parent = phys_penalty_tree(m, cl->con, nc) && m->neq == 0 && ntl == 0 ? m->dof_parentid : NULL;
+  int* parent = NULL;   // H's elimination tree (equality rows and tendon springs: dense)
+  if (m->neq == 0 && ntl == 0) {
+    parent = (int*)phys_stack_alloc(d, (size_t)nv / 2 + 1);
+    phys_penalty_etree(m, d, cl->con, nc, parent);
+  }
   phys_crb(m, d);
   phys_bias_forces(m, d);
 

@@ -7,10 +7,12 @@
 // and of the step).
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "chol.h"
+#include "collision.h"
 #include "contact.h"
 #include "dyn.h"
 #include "factor.h"
@@ -357,7 +359,89 @@ static void test_damping_floor(void) {
   }
 }
 
+//---------------------------------------------------------------------------------------------------------
+// the step matrix's elimination tree (phys_penalty_etree)
+
+// tests/data/contact/islands.xml (box a: dofs 0-5, boxes b1 6-11 and b2 12-17, sphere c 18-23) with b2 on b1
+// and c on a, each 1 mm deep (a and b1 1 mm into the floor): two islands of coupled trees, {a, c} not contiguous in the dof order. The
+// step's H = M~ + sum J' W J from the real contacts (phys_penalty_contacts, phys_penalty_assemble) factored
+// and solved on the dense pattern and along the elimination tree: the same numbers (the dense factor's
+// entries off the tree's ancestors are exact zeros), with 2 x 78 factor entries instead of 300
+static void test_etree(void) {
+  const char* src = getenv("PHYS_SOURCE");
+  char file[1024];
+  snprintf(file, sizeof file, "%s/tests/data/contact/islands.xml", src ? src : ".");
+  physLog log;
+  memset(&log, 0, sizeof log);
+  physModel* m = phys_load(file, NULL, &log);
+  CHECK_MSG(m != NULL, "%s", log.error);
+  if (!m) return;
+  m->opt.contact = PHYS_CONTACT_PENALTY;
+  physData* d = phys_make_data(m);
+  int nv = m->nv, par[24], tree[24];
+  CHECK(nv == 24);
+  const double z[4] = {0.099, 0.099, 0.298, 0.1};   // a, b1, b2, c (x at 0, 1, 1, 0)
+  for (int b = 0; b < 4; b++) d->qpos[7 * b + 2] = z[b];
+  d->qpos[7 * 3] = 0, d->qpos[7 * 3 + 2] = 0.298;   // c on a
+  kin(m, d);
+  phys_crb(m, d);
+  phys_bias_forces(m, d);
+  CHECK(phys_factor_m(m, d->qLD, d->qM, NULL) == nv);
+  phys_collision(m, d);
+  int nc = d->ncon;
+  CHECK(nc >= 4 && !phys_penalty_tree(m, d->contact, nc));
+  phys_penalty_etree(m, d, d->contact, nc, par);
+  // roots: one per island; a's and c's dofs in one tree, b1's and b2's in the other
+  int nroot = 0;
+  for (int k = 0; k < nv; k++) {
+    CHECK(par[k] < k);
+    nroot += par[k] < 0;
+    int r = k;
+    while (par[r] >= 0) r = par[r];
+    tree[k] = r;
+  }
+  CHECK(nroot == 2 && tree[0] == 0 && tree[23] == 0 && tree[5] == 0 && tree[6] == 6 && tree[17] == 6);
+  // the floor's contacts alone: the kinematic tree's own pattern
+  int nfloor = 0;
+  physContact floor[32];
+  for (int i = 0; i < nc && nfloor < 32; i++)
+    if (m->geom_bodyid[d->contact[i].geom[0]] == 0) floor[nfloor++] = d->contact[i];
+  CHECK(phys_penalty_tree(m, floor, nfloor));
+  phys_penalty_etree(m, d, floor, nfloor, tree);
+  CHECK(!memcmp(tree, m->dof_parentid, sizeof(int) * (size_t)nv));
+
+  // H on the dense pattern and along the tree: factors and solutions equal
+  physPenaltyContact pc[32];
+  double J[3 * 32 * 24], H[2][24 * 24], x[2][24];
+  CHECK(nc <= 32);
+  phys_penalty_contacts(m, d, d->contact, nc, d->qLD, pc, J);
+  for (int v = 0; v < 2; v++) {
+    memcpy(H[v], d->qM, sizeof H[v]);
+    for (int i = 0; i < nv; i++) x[v][i] = sin(1.0 + i);
+    phys_penalty_assemble(m, d, nc, pc, J, x[v], H[v]);
+    CHECK(phys_ldl_factor(H[v], v ? par : NULL, nv) == nv);
+    phys_ldl_solve(x[v], H[v], v ? par : NULL, x[v], nv);
+  }
+  int npattern = 0;
+  for (int k = 0; k < nv; k++) {
+    for (int i = 0; i <= k; i++) {
+      int anc = i == k;
+      for (int j = par[k]; j >= 0 && !anc; j = par[j]) anc = j == i;
+      npattern += anc;
+      if (anc) CHECK_MSG(H[0][k * nv + i] == H[1][k * nv + i], "factor (%d, %d): %.17g vs %.17g", k, i,
+                         H[0][k * nv + i], H[1][k * nv + i]);
+      else CHECK_MSG(H[0][k * nv + i] == 0, "dense factor (%d, %d) = %g off the tree", k, i, H[0][k * nv + i]);
+    }
+    CHECK(x[0][k] == x[1][k] && isfinite(x[0][k]));
+  }
+  CHECK(npattern == 2 * 78);
+  CHECK(d->pstack == 0);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
 int main(void) {
+  test_etree();
   test_damping_floor();
   test_restitution();
   physModel* m = load_model();
