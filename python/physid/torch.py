@@ -37,19 +37,42 @@ def _rows(t, n, nb, out):
     return out
 
 
-def _sum_to(g, shape):
-    """The gradient g (nb, n) of an input of that shape (broadcast to nb rows), summed back to it (None without
-    the input)."""
+def _direct(t, n):
+    """Whether tensor t's memory is n float64 numbers in a row on the CPU (copied by address, not through torch's
+    numpy(): the per-call cost of the binding is mostly such conversions)."""
+    return t.dtype == torch.float64 and t.numel() == n and t.device.type == "cpu" and t.is_contiguous()
+
+
+def _fill(t, n, nb, x, addr, col):
+    """Tensor t ((n,), (1, n) or (nb, n); None: zeros) into columns col .. col + n of the (nb, ns) float64 array x
+    at address addr."""
+    if n == 0:
+        return
+    if t is None:
+        x[:, col:col + n] = 0
+    elif nb == 1 and _direct(t, n):
+        ctypes.memmove(addr + 8 * col, t.data_ptr(), 8 * n)
+    else:
+        x[:, col:col + n] = t.detach().cpu().numpy().reshape(-1, n)
+
+
+def _grad(g, shape):
+    """The gradient g (nb, n) of an input of that shape (broadcast to nb rows) as a tensor, summed back to the
+    input's shape (None without the input)."""
     if shape is None:
         return None
-    g = torch.from_numpy(g)
-    return g.reshape(shape) if g.numel() == shape.numel() else g.sum(0).reshape(shape)
+    if g.shape == shape:
+        return torch.from_numpy(g)
+    if g.size == np.prod(shape, dtype=int):
+        return torch.from_numpy(g.reshape(shape))
+    return torch.from_numpy(g.sum(0).reshape(shape))
 
 
 class _StepFn(torch.autograd.Function):
     """(qpos, qvel, ctrl, theta, act) -> (qpos+, qvel+, act+) of one phys_step per batch row, all rows in one C
-    call (phys_step_batch; the backward one phys_step_vjp_batch_qpos, the qpos cotangents mapped in C). Inputs (n,) or (B, n); ctrl, theta, act may be
-    None (zero controls, the model's theta, zero activations); ctrl and act (n,) with qpos (B, nq) are broadcast."""
+    call (phys_step_batch; the backward one phys_step_vjp_batch_qpos, the qpos cotangents mapped in C). Inputs (n,)
+    or (B, n); ctrl, theta, act may be None (zero controls, the model's theta, zero activations); ctrl and act (n,)
+    with qpos (B, nq) are broadcast."""
 
     @staticmethod
     def forward(ctx, qpos, qvel, ctrl, theta, act, owner):
@@ -57,49 +80,51 @@ class _StepFn(torch.autograd.Function):
         nq, nv, na, nu = m.nq, m.nv, m.na, m.nu
         single = qpos.dim() == 1
         nb = 1 if single else qpos.shape[0]
-        x = np.empty((nb, nq + nv + na))
-        _rows(qpos, nq, nb, x[:, :nq])
-        _rows(qvel, nv, nb, x[:, nq:nq + nv])
-        _rows(act, na, nb, x[:, nq + nv:])
-        U = _rows(ctrl, nu, nb, np.empty((nb, nu))) if nu and ctrl is not None else None
+        x, xn = np.empty((nb, nq + nv + na)), np.empty((nb, nq + nv + na))
+        xa, xna = x.ctypes.data, xn.ctypes.data
+        _fill(qpos, nq, nb, x, xa, 0)
+        _fill(qvel, nv, nb, x, xa, nq)
+        _fill(act, na, nb, x, xa, nq + nv)
+        U = ua = None
+        if nu and ctrl is not None:
+            U = np.empty((nb, nu))
+            ua = U.ctypes.data
+            _fill(ctrl, nu, nb, U, ua, 0)
         th = owner._set_theta(theta)
-        xn = np.empty_like(x)
-        owner._call("phys_step_batch", m._ptr, owner._work, owner.threads, nb, x.ctypes.data,
-                    None if U is None else U.ctypes.data, xn.ctypes.data, owner._logp)
-        ctx.owner, ctx.saved, ctx.single = owner, (x, U, xn, th), single
-        ctx.shapes = tuple(None if t is None else t.shape for t in (qpos, qvel, ctrl, theta, act))
-        out = torch.from_numpy(xn)
-        if single:
-            out = out[0]
-        return out[..., :nq], out[..., nq:nq + nv], out[..., nq + nv:]
+        owner._call("phys_step_batch", m._ptr, owner._work, owner.threads, nb, xa, ua, xna, owner._logp)
+        ctx.owner, ctx.saved = owner, (x, xa, U, ua, xn, xna, th)
+        ctx.shapes = tuple(None if t is None else tuple(t.shape) for t in (qpos, qvel, ctrl, theta, act))
+        r = xn.copy()   # the outputs' memory (the saved xn stays as computed if the caller writes them in place)
+        r = r[0] if single else r
+        return torch.from_numpy(r[..., :nq]), torch.from_numpy(r[..., nq:nq + nv]), torch.from_numpy(r[..., nq + nv:])
 
     @staticmethod
     def backward(ctx, gq1, gv1, ga1):
         owner = ctx.owner
         m, p = owner.model, owner.params
         nq, nv, na, nu = m.nq, m.nv, m.na, m.nu
-        x, U, xn, th = ctx.saved
+        x, xa, U, ua, xn, xna, th = ctx.saved
         nb = x.shape[0]
         need = ctx.needs_input_grad
-        ybar = np.empty_like(x)   # the next state's cotangent (qpos, qvel, act), mapped to the tangent in C
-        _rows(gq1, nq, nb, ybar[:, :nq])
-        _rows(gv1, nv, nb, ybar[:, nq:nq + nv])
-        _rows(ga1, na, nb, ybar[:, nq + nv:])
+        ybar, xbar = np.empty_like(x), np.empty_like(x)   # the cotangents (qpos, qvel, act), mapped in C
+        ya = ybar.ctypes.data
+        _fill(gq1, nq, nb, ybar, ya, 0)
+        _fill(gv1, nv, nb, ybar, ya, nq)
+        _fill(ga1, na, nb, ybar, ya, nq + nv)
         owner._set_theta(th)
-        xbar = np.empty_like(x)
         ubar = np.empty((nb, nu)) if nu and need[2] else None
         tbar = np.empty((nb, p.ntheta)) if p is not None and need[3] else None
         owner._call("phys_step_vjp_batch_qpos", m._ptr, owner._work, owner.threads,
-                    None if tbar is None else ctypes.byref(p._t), nb, x.ctypes.data,
-                    None if U is None else U.ctypes.data, xn.ctypes.data, ybar.ctypes.data, xbar.ctypes.data,
+                    None if tbar is None else ctypes.byref(p._t), nb, xa, ua, xna, ya, xbar.ctypes.data,
                     None if ubar is None else ubar.ctypes.data, None if tbar is None else tbar.ctypes.data,
                     owner._logp)
         qpos, qvel, ctrl, theta, act = ctx.shapes
-        gq = _sum_to(xbar[:, :nq], qpos) if need[0] else None
-        gv = _sum_to(xbar[:, nq:nq + nv], qvel) if need[1] else None
-        gu = _sum_to(ubar, ctrl) if ubar is not None and ctrl is not None else None
-        gth = torch.from_numpy(tbar.sum(0)).reshape(theta) if tbar is not None and theta is not None else None
-        ga = _sum_to(xbar[:, nq + nv:], act) if need[4] and act is not None else None
+        r = xbar[0] if len(qpos) == 1 else xbar
+        gq = _grad(r[..., :nq], qpos) if need[0] else None
+        gv = _grad(r[..., nq:nq + nv], qvel) if need[1] else None
+        gu = _grad(ubar[0] if len(ctrl) == 1 else ubar, ctrl) if ubar is not None and ctrl is not None else None
+        gth = torch.from_numpy(tbar.sum(0).reshape(theta)) if tbar is not None and theta is not None else None
+        ga = _grad(r[..., nq + nv:], act) if need[4] and act is not None else None
         return gq, gv, gu, gth, ga, None
 
 
@@ -179,23 +204,37 @@ class Step:
         self._logp = ctypes.byref(self._log)
 
     def _call(self, name, *args):
-        """A batch call of the C library; Error with its message when it fails."""
-        _check(getattr(_c.lib(), name)(*args), "physid.torch", self._log)
+        """A batch call of the C library; Error with its message when it fails (the log then cleared: it keeps
+        only its first error)."""
+        status = getattr(_c.lib(), name)(*args)
+        if status:
+            try:
+                _check(status, "physid.torch", self._log)
+            finally:
+                self._log.status, self._log.error = 0, b""
 
     def _set_theta(self, theta):
-        """theta (a tensor or array) written into the model; None: the model's own values, read. Returns theta as
-        an array (None without a table)."""
+        """theta (a tensor, an array or a ctypes array) written into the model; None: the model's own values, read.
+        Returns theta as a ctypes array of doubles (None without a table)."""
         p = self.params
         if p is None:
             return None
+        n = p.ntheta
         if theta is None:
-            return p.get()
-        th = np.ascontiguousarray(theta.detach().cpu().numpy() if isinstance(theta, torch.Tensor) else theta,
-                                  dtype=np.float64)
-        if th.size != p.ntheta or _c.lib().phys_param_set(ctypes.byref(p._t), self.model._ptr,
-                                                          th.ctypes.data_as(_c._c_double_p)) != 0:
-            p.set(th)   # the wrong size or a value out of range: Error with the message
-        return th
+            return (ctypes.c_double * n)(*p.get())
+        if isinstance(theta, ctypes.Array):
+            buf = theta
+        elif isinstance(theta, torch.Tensor) and _direct(theta, n):
+            buf = (ctypes.c_double * n)()
+            ctypes.memmove(buf, theta.data_ptr(), 8 * n)
+        else:
+            th = np.ravel(theta.detach().cpu().numpy() if isinstance(theta, torch.Tensor) else theta)
+            if th.size != n:
+                p.set(th)   # Error naming the size
+            buf = (ctypes.c_double * n)(*th)
+        if _c.lib().phys_param_set(ctypes.byref(p._t), self.model._ptr, buf) != 0:
+            p.set(np.array(buf))   # a value out of range: Error with the message
+        return buf
 
     def _load(self, q, v, u, act=None):
         d = self.data
