@@ -63,9 +63,9 @@ def _grad(g, shape):
         return None
     if g.shape == shape:
         return torch.from_numpy(g)
-    if g.size == np.prod(shape, dtype=int):
-        return torch.from_numpy(g.reshape(shape))
-    return torch.from_numpy(g.sum(0).reshape(shape))
+    if len(shape) == g.ndim - 1 or (len(shape) == g.ndim and shape[0] == 1 and g.shape[0] > 1):
+        return torch.from_numpy(g.sum(0).reshape(shape))   # broadcast over the batch: summed
+    return torch.from_numpy(g.reshape(shape))
 
 
 class _StepFn(torch.autograd.Function):
@@ -76,25 +76,29 @@ class _StepFn(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, qpos, qvel, ctrl, theta, act, owner):
-        m = owner.model
+        m, p = owner.model, owner.params
         nq, nv, na, nu = m.nq, m.nv, m.na, m.nu
         single = qpos.dim() == 1
         nb = 1 if single else qpos.shape[0]
-        x, xn = np.empty((nb, nq + nv + na)), np.empty((nb, nq + nv + na))
-        xa, xna = x.ctypes.data, xn.ctypes.data
-        _fill(qpos, nq, nb, x, xa, 0)
-        _fill(qvel, nv, nb, x, xa, nq)
-        _fill(act, na, nb, x, xa, nq + nv)
-        U = ua = None
+        ns, nth = nq + nv + na, 0 if p is None else p.ntheta
+        # the arrays of the call and the backward's scratch in one block (one address: numpy's .ctypes costs per
+        # call): x, x+ (saved), the next state's cotangent (nb x ns each), U (nb x nu), thetabar (nb x nth)
+        k, ku = nb * ns, nb * nu
+        buf = np.empty(3 * k + ku + nb * nth)
+        a = buf.ctypes.data
+        x, xn = buf[:k].reshape(nb, ns), buf[k:2 * k].reshape(nb, ns)
+        _fill(qpos, nq, nb, x, a, 0)
+        _fill(qvel, nv, nb, x, a, nq)
+        _fill(act, na, nb, x, a, nq + nv)
+        ua = None
         if nu and ctrl is not None:
-            U = np.empty((nb, nu))
-            ua = U.ctypes.data
-            _fill(ctrl, nu, nb, U, ua, 0)
+            ua = a + 8 * 3 * k
+            _fill(ctrl, nu, nb, buf[3 * k:3 * k + ku].reshape(nb, nu), ua, 0)
         th = owner._set_theta(theta)
-        owner._call("phys_step_batch", m._ptr, owner._work, owner.threads, nb, xa, ua, xna, owner._logp)
-        ctx.owner, ctx.saved = owner, (x, xa, U, ua, xn, xna, th)
+        owner._call("phys_step_batch", m._ptr, owner._work, owner.threads, nb, a, ua, a + 8 * k, owner._logp)
+        ctx.owner, ctx.saved = owner, (buf, a, ua, th)
         ctx.shapes = tuple(None if t is None else tuple(t.shape) for t in (qpos, qvel, ctrl, theta, act))
-        r = xn.copy()   # the outputs' memory (the saved xn stays as computed if the caller writes them in place)
+        r = xn.copy()   # the outputs' memory (the saved x+ stays as computed if the caller writes them in place)
         r = r[0] if single else r
         return torch.from_numpy(r[..., :nq]), torch.from_numpy(r[..., nq:nq + nv]), torch.from_numpy(r[..., nq + nv:])
 
@@ -103,26 +107,29 @@ class _StepFn(torch.autograd.Function):
         owner = ctx.owner
         m, p = owner.model, owner.params
         nq, nv, na, nu = m.nq, m.nv, m.na, m.nu
-        x, xa, U, ua, xn, xna, th = ctx.saved
-        nb = x.shape[0]
-        need = ctx.needs_input_grad
-        ybar, xbar = np.empty_like(x), np.empty_like(x)   # the cotangents (qpos, qvel, act), mapped in C
-        ya = ybar.ctypes.data
-        _fill(gq1, nq, nb, ybar, ya, 0)
+        buf, a, ua, th = ctx.saved
+        qpos, qvel, ctrl, theta, act = ctx.shapes
+        nb = 1 if len(qpos) == 1 else qpos[0]
+        ns, need = nq + nv + na, ctx.needs_input_grad
+        k, ku = nb * ns, nb * nu
+        ybar = buf[2 * k:3 * k].reshape(nb, ns)
+        ya = a + 8 * 2 * k
+        out = np.empty(nb * (ns + nu))   # the gradients returned: new memory on every backward (retain_graph)
+        oa = out.ctypes.data
+        xbar = out[:k].reshape(nb, ns)
+        _fill(gq1, nq, nb, ybar, ya, 0)   # the next state's cotangent (qpos, qvel, act), mapped in C
         _fill(gv1, nv, nb, ybar, ya, nq)
         _fill(ga1, na, nb, ybar, ya, nq + nv)
         owner._set_theta(th)
-        ubar = np.empty((nb, nu)) if nu and need[2] else None
-        tbar = np.empty((nb, p.ntheta)) if p is not None and need[3] else None
+        ubar = out[k:].reshape(nb, nu) if nu and need[2] and ctrl is not None else None
+        tbar = buf[3 * k + ku:].reshape(nb, p.ntheta) if p is not None and need[3] else None
         owner._call("phys_step_vjp_batch_qpos", m._ptr, owner._work, owner.threads,
-                    None if tbar is None else ctypes.byref(p._t), nb, xa, ua, xna, ya, xbar.ctypes.data,
-                    None if ubar is None else ubar.ctypes.data, None if tbar is None else tbar.ctypes.data,
-                    owner._logp)
-        qpos, qvel, ctrl, theta, act = ctx.shapes
+                    None if tbar is None else ctypes.byref(p._t), nb, a, ua, a + 8 * k, ya, oa,
+                    None if ubar is None else oa + 8 * k, None if tbar is None else a + 8 * (3 * k + ku), owner._logp)
         r = xbar[0] if len(qpos) == 1 else xbar
         gq = _grad(r[..., :nq], qpos) if need[0] else None
         gv = _grad(r[..., nq:nq + nv], qvel) if need[1] else None
-        gu = _grad(ubar[0] if len(ctrl) == 1 else ubar, ctrl) if ubar is not None and ctrl is not None else None
+        gu = _grad(ubar[0] if len(ctrl) == 1 else ubar, ctrl) if ubar is not None else None
         gth = torch.from_numpy(tbar.sum(0).reshape(theta)) if tbar is not None and theta is not None else None
         ga = _grad(r[..., nq + nv:], act) if need[4] and act is not None else None
         return gq, gv, gu, gth, ga, None
