@@ -1,11 +1,14 @@
 // bench_torch.c - the C API's side of bench/bench_torch.py (issue 18 item 5): one step forward plus backward
 // through the public API, at a state the Python script writes: phys_step, then phys_step_vjp (cotangents of the
 // state and controls) and phys_step_param_vjp (of the parameters) at the same state with a fixed cotangent of
-// the next state. The state is restored before every sample; the median over samples is printed.
+// the next state. The state is restored before every sample; the median over samples is printed. Then the
+// calls physid.torch makes: phys_step_batch and phys_step_vjp_batch with one row (one linearization for the
+// state's, the controls' and the parameters' cotangents).
 //
 // usage: bench_torch STATE_FILE [--samples N] [--param SPEC]... [--contact penalty] MODEL.xml
 //   STATE_FILE: three lines of numbers: qpos, qvel, ctrl (the ctrl line may be empty)
-// Output: "RESULT\tstep_us=...\tstep_vjp_us=...\tnx=...\tntheta=..." (medians, microseconds).
+// Output: "RESULT\tstep_us=...\tstep_vjp_us=...\tbatch_us=...\tnx=...\tntheta=..." (medians, microseconds;
+// step_vjp_us is the forward step, the state's reload and both VJPs: one forward plus backward).
 // Timing is information, never a pass/fail test.
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,8 +117,28 @@ int main(int argc, char** argv) {
   }
   qsort(ts, (size_t)samples, sizeof(double), cmp_double);
   qsort(tv, (size_t)samples, sizeof(double), cmp_double);
-  printf("RESULT\tstep_us=%.3f\tstep_vjp_us=%.3f\tnx=%d\tntheta=%d\n", ts[samples / 2], tv[samples / 2], nx,
-         t.ntheta);
+  double step_us = ts[samples / 2], vjp_us = tv[samples / 2];
+  // the calls physid.torch makes: phys_step_batch, then phys_step_vjp_batch (one row; the VJP of the state,
+  // controls and parameters from one linearization)
+  int ns = m->nq + m->nv + m->na;
+  double *x = calloc((size_t)(2 * ns + 2 * nx + m->nu + t.ntheta + 2), sizeof(double)), *x1 = x + ns;
+  double *xb1 = x1 + ns, *ub1 = xb1 + nx, *tb1 = ub1 + m->nu + 1;
+  memcpy(x, q, sizeof(double) * (size_t)m->nq);
+  memcpy(x + m->nq, v, sizeof(double) * (size_t)m->nv);
+  for (int s = 0; s < samples; s++) {
+    double t0 = now_us();
+    int st = phys_step_batch(m, &d, 1, 1, x, u, x1, &log);
+    if (st == PHYS_OK) st = phys_step_vjp_batch(m, &d, 1, &t, 1, x, u, xn, xb1, ub1, tb1, &log);
+    ts[s] = now_us() - t0;
+    if (st != PHYS_OK) {
+      fprintf(stderr, "bench_torch: %s\n", log.error);
+      return 1;
+    }
+  }
+  qsort(ts, (size_t)samples, sizeof(double), cmp_double);
+  printf("RESULT\tstep_us=%.3f\tstep_vjp_us=%.3f\tbatch_us=%.3f\tnx=%d\tntheta=%d\n", step_us, vjp_us,
+         ts[samples / 2], nx, t.ntheta);
+  free(x);
   phys_free_data(d);
   phys_param_table_free(&t);
   phys_free_model(m);

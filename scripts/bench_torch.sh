@@ -15,6 +15,7 @@ build="${BUILD_DIR:-$root/build}"
 out="${OUT:-$root/bench/results/torch.md}"
 py="${PYTHON:-/usr/bin/python3}"
 
+load0="$(cut -d' ' -f1-3 /proc/loadavg)"
 if [ -z "${NO_BUILD:-}" ]; then cmake --build "$build" -j2 --target physid_shared physid_cli bench_torch >/dev/null; fi
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
@@ -30,14 +31,15 @@ us() { awk -v x="$1" 'BEGIN { if (x >= 1000) printf "%.2f ms", x / 1000; else pr
   echo "# PyTorch autograd against physid: one step forward plus backward"
   echo
   echo "\`bash scripts/bench_torch.sh\` ($(date -u +%Y-%m-%d), commit ${COMMIT:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')}, $(nproc) cores shared"
-  echo "by several sessions: wall times drift up to 2x). torch $("$py" -c 'import torch; print(torch.__version__)'), float64, CPU, torch.set_num_threads(1)."
+  echo "by several sessions: wall times drift up to 2x; load average $load0 at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end). torch $("$py" -c 'import torch; print(torch.__version__)'), float64, CPU, torch.set_num_threads(1)."
   echo "One step forward plus the backward pass of loss = next state . a fixed random vector to the state, the"
   echo "controls and one physical parameter, medians of ${REPEATS:-200} repeats (C API: of 1000):"
   echo
   echo "- **torch**: the step written directly in PyTorch (bench/torch_models.py), backward by autograd through"
   echo "  every operation (the route of papers 000 and 003);"
-  echo "- **binding**: physid.torch.Step (the C step, backward phys_step_vjp + phys_step_param_vjp through ctypes);"
-  echo "- **C API**: phys_step, then phys_step_vjp and phys_step_param_vjp at the same state (bench/bench_torch.c)."
+  echo "- **binding**: physid.torch.Step (one phys_step_batch, backward one phys_step_vjp_batch, through ctypes);"
+  echo "- **C API**: phys_step, then phys_step_vjp and phys_step_param_vjp at the same state (bench/bench_torch.c);"
+  echo "  **C batch calls**: the binding's two calls, phys_step_batch and phys_step_vjp_batch, from C (one row)."
   echo
   echo "Scenes: **cube** = models/cube.xml under penalty contact (as \`--contact penalty\`: spring-damper normal"
   echo "force with restitution damping, regularized Coulomb friction, linearly implicit step with re-solves), tossed"
@@ -53,11 +55,12 @@ us() { awk -v x="$1" 'BEGIN { if (x >= 1000) printf "%.2f ms", x / 1000; else pr
   echo "|---|---|---|---|"
   for s in cube humanoid; do echo "| $s | $(c $s max_dq) | $(c $s max_dv) | $(c $s grad_max_diff) |"; done
   echo
-  echo "| scene | torch forward | torch forward + backward | binding forward + backward | C API step | C API forward + backward | torch / binding | torch / C API |"
-  echo "|---|---|---|---|---|---|---|---|"
+  echo "| scene | torch forward | torch forward + backward | binding forward + backward | C API step | C API forward + backward | C batch calls | torch / binding | torch / C API |"
+  echo "|---|---|---|---|---|---|---|---|---|"
   for s in cube humanoid; do
     tf="$(r $s torch_fwd)"; t="$(r $s torch_fwd_bwd)"; b="$(r $s binding_fwd_bwd)"; cs="$(r $s c_step)"; cf="$(r $s c_fwd_bwd)"
-    echo "| $s | $(us "$tf") | $(us "$t") | $(us "$b") | $(us "$cs") | $(us "$cf") | $(ratio "$t" "$b")x | $(ratio "$t" "$cf")x |"
+    cb="$(r $s c_batch_fwd_bwd)"
+    echo "| $s | $(us "$tf") | $(us "$t") | $(us "$b") | $(us "$cs") | $(us "$cf") | $(us "$cb") | $(ratio "$t" "$b")x | $(ratio "$t" "$cf")x |"
     echo "$s $t $b $cf" >> "$tmp/rows.txt"
   done
   echo

@@ -47,6 +47,11 @@ physStatus phys_step_jacobian_fd(const physModel* m, physData* d, double eps, do
 typedef double (*physLossFn)(void* ctx, int t, const double* qpos, const double* qvel, double* g_q,
                              double* g_v);
 
+// a loss term that reads the actuator activations too: as physLossFn, plus act (na) and g_act = dl_t/dact (na,
+// zeroed before the call)
+typedef double (*physLossActFn)(void* ctx, int t, const double* qpos, const double* qvel, const double* act,
+                                double* g_q, double* g_v, double* g_act);
+
 // the workspace of phys_rollout_grad in doubles (allocate it once, reuse it)
 size_t phys_rollout_worksize(const physModel* m, int T, int k, int ntheta);
 // the T steps and their loss L alone, as phys_rollout_grad runs them (d is left at x_T)
@@ -57,6 +62,56 @@ double phys_rollout(const physModel* m, physData* d, int T, const double* u, phy
 physStatus phys_rollout_grad(const physModel* m, physData* d, const physParamTable* t, int T, int k,
                              const double* u, physLossFn loss, void* ctx, double* work, double* total,
                              double* xbar0, double* ubar, double* thetabar, physLog* log);
+// the same with a loss of (qpos, qvel, act): its act gradients are terms of dL/dx_0's act block and of every
+// earlier step's adjoint (phys_rollout_grad's losses have none)
+physStatus phys_rollout_grad_act(const physModel* m, physData* d, const physParamTable* t, int T, int k,
+                                 const double* u, physLossActFn loss, void* ctx, double* work, double* total,
+                                 double* xbar0, double* ubar, double* thetabar, physLog* log);
+// reverse mode of the rollout map (x_0, u, theta) -> the states (qpos_t, qvel_t, act_t), t = 0..T, for the states'
+// cotangents qbar ((T+1) x nq), vbar ((T+1) x nv), abar ((T+1) x na, NULL: zero): xbar0 (nx), ubar (T x nu),
+// thetabar; phys_rollout_grad_act with l_t = qbar_t . qpos_t + vbar_t . qvel_t + abar_t . act_t, no callback
+physStatus phys_rollout_vjp(const physModel* m, physData* d, const physParamTable* t, int T, int k,
+                            const double* u, const double* qbar, const double* vbar, const double* abar,
+                            double* work, double* xbar0, double* ubar, double* thetabar, physLog* log);
+
+//---------------------------------------------------------------------------------------------------------
+// cotangents between qpos (nq) and the tangent coordinates (nv) at qpos: g = (dqpos/dtangent)' qbar (a
+// quaternion q, q' = q exp(dq / 2): g = L(q)[:, 1:]' qbar / 2, L(q) p = q p), and qbar = (dtangent/dqpos)' g (2 L(q)[:,
+// 1:] g: orthogonal to q); hinges, slides and free translations are their own tangent coordinates
+void phys_qpos_bar_to_tangent(const physModel* m, const double* qpos, const double* qbar, double* g);
+void phys_tangent_bar_to_qpos(const physModel* m, const double* qpos, const double* g, double* qbar);
+
+// batches: nb independent rows in one call, for callers that step many states at once (physid.torch). Row b
+// has the state x[b] = (qpos, qvel, act) (nq + nv + na numbers) and the controls u[b] (nu; u may be NULL:
+// zero); it runs on work[b % nwork], a Data of m, each on its own thread (nwork 1: the calling thread only;
+// at most PHYS_BATCH_MAXTHREADS). A row starts from its x and u alone: time 0, no warm start (the previous
+// contact list is dropped), the Data's applied forces (qfrc_applied, xfrc_applied) as they are (give every
+// work Data the same ones: phys_make_data's are zero). So each row's result is the one of phys_step (and of
+// phys_step_vjp, phys_step_param_vjp) from a Data set the same way, bit for bit, for any nwork and any row
+// order. Nothing allocates (scratch from each Data's arena). A failing row (a rejected step, a VJP's error)
+// returns the status of the first failing row with a message naming it in log (may be NULL); the other rows'
+// outputs are then unspecified.
+#define PHYS_BATCH_MAXTHREADS 64
+// xnext[b] (nq + nv + na) = the state after one phys_step of row b
+physStatus phys_step_batch(const physModel* m, physData** work, int nwork, int nb, const double* x,
+                           const double* u, double* xnext, physLog* log);
+// reverse mode of each row's step, one linearization per row: xbar[b] = A_b' xbar_next[b] (nx = 2nv + na),
+// ubar[b] = B_b' xbar_next[b] (nu), thetabar[b] = P_b' xbar_next[b] (t->ntheta; t may be NULL); any output may
+// be NULL. The same numbers as phys_step_vjp and phys_step_param_vjp at the row's start, bit for bit
+physStatus phys_step_vjp_batch(const physModel* m, physData** work, int nwork, const physParamTable* t, int nb,
+                               const double* x, const double* u, const double* xbar_next, double* xbar,
+                               double* ubar, double* thetabar, physLog* log);
+// the same in qpos coordinates (physid.torch's backward): ybar[b] (nq + nv + na) is the cotangent of row b's next
+// state xnext[b] (as phys_step_batch returned it) in its own coordinates (qpos, qvel, act), xbar[b] (nq + nv +
+// na) comes out as the cotangent of x[b] (a quaternion's in its tangent plane, orthogonal to it): the maps of
+// phys_qpos_bar_to_tangent and phys_tangent_bar_to_qpos around phys_step_vjp_batch's numbers, in one call
+physStatus phys_step_vjp_batch_qpos(const physModel* m, physData** work, int nwork, const physParamTable* t, int nb,
+                                    const double* x, const double* u, const double* xnext, const double* ybar,
+                                    double* xbar, double* ubar, double* thetabar, physLog* log);
+// T steps of each row: u[b] holds T x nu controls (step s uses u[b][s nu ..]); xs[b] ((T + 1) x (nq + nv +
+// na)) the states x_0 = x[b], x_1, .., x_T
+physStatus phys_rollout_batch(const physModel* m, physData** work, int nwork, int nb, int T, const double* x,
+                              const double* u, double* xs, physLog* log);
 
 #ifdef __cplusplus
 }

@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import weakref
 
 import numpy as np
 
@@ -103,12 +104,15 @@ class Model:
 
     def __init__(self, ptr):
         self._ptr = ptr
+        self._work = []   # scratch Datas of the batch calls (_workers), freed before the model
         L = _c.lib()
         for s in ("nq", "nv", "nu", "na", "nbody", "njnt", "ngeom", "nsite", "nkey", "nsensordata"):
             setattr(self, s, L.phys_model_size(ptr, s.encode()))
         self.nx = 2 * self.nv + self.na
 
     def __del__(self):
+        for w in getattr(self, "_work", ()):
+            w.__del__()
         if getattr(self, "_ptr", None):
             _c.lib().phys_free_model(self._ptr)
             self._ptr = None
@@ -172,29 +176,120 @@ class Model:
         if len(x) > n:
             d.act[:] = x[n:]
 
-    def rollout(self, d, steps=None, ctrl=None, x0=None, act=False):
+    def rollout(self, d, steps=None, ctrl=None, x0=None, act=False, threads=1):
         """States (qpos, qvel) along phys_step from d's state. ctrl (T, nu) gives the controls of each step (T =
         steps; without ctrl: steps steps at d's ctrl). Returns (T + 1, nq + nv), row 0 the start. A batch: x0 (B,
-        nq + nv) start states and/or ctrl (B, T, nu): returns (B, T + 1, nq + nv), each row run from d's state
-        with its x0 (d's time, activations and contacts as warm start) on one scratch Data; d is not changed
-        then. act=True: the rows are (qpos, qvel, act), nq + nv + na columns, and x0 may hold the activations too.
-        A rejected step (non-finite state) raises Error."""
+        nq + nv) start states and/or ctrl (B, T, nu): returns (B, T + 1, nq + nv), all rows in one C call
+        (phys_rollout_batch, on `threads` threads: the same numbers for any count); each row starts from its x0
+        (else d's qpos, qvel) and d's activations alone (time 0, no warm start) with d's applied forces; d is not
+        changed then. act=True: the rows are (qpos, qvel, act), nq + nv + na columns, and x0 may hold the
+        activations too. A rejected step (non-finite state) raises Error."""
         batched = (x0 is not None and np.ndim(x0) == 2) or (ctrl is not None and np.ndim(ctrl) == 3)
         if not batched:
             return self._rollout_one(d, steps, ctrl, x0, act)
         nb = np.shape(x0)[0] if x0 is not None and np.ndim(x0) == 2 else np.shape(ctrl)[0]
-        if x0 is not None and np.ndim(x0) == 1:
-            x0 = np.broadcast_to(x0, (nb, len(x0)))
-        scratch = d.copy()
-        out = None
-        for b in range(nb):
-            d.copy_to(scratch)
-            xs = self._rollout_one(scratch, steps, None if ctrl is None else (ctrl if np.ndim(ctrl) == 2 else ctrl[b]),
-                                   None if x0 is None else x0[b], act)
-            if out is None:
-                out = np.empty((nb,) + xs.shape)
-            out[b] = xs
+        x = self._batch_states(d, x0, nb, "rollout: x0")
+        if ctrl is None:
+            if steps is None or steps < 0:
+                raise Error("rollout: give steps or ctrl", 1)
+            U = np.broadcast_to(d.ctrl, (nb, steps, self.nu))
+        else:
+            U = np.asarray(ctrl, dtype=np.float64)
+            U = U.reshape((1,) * (3 - U.ndim) + U.shape) if U.ndim in (2, 3) else U
+            if U.ndim != 3 or U.shape[2] != self.nu or U.shape[0] not in (1, nb):
+                raise Error(f"rollout: ctrl has shape {np.shape(ctrl)}, expected ({nb}, T, {self.nu})", 1)
+            U = np.broadcast_to(U, (nb, U.shape[1], self.nu))
+            if steps is not None and steps != U.shape[1]:
+                raise Error(f"rollout: ctrl has {U.shape[1]} steps, steps is {steps}", 1)
+        U = np.ascontiguousarray(U)
+        T = U.shape[1]
+        xs = np.empty((nb, T + 1, x.shape[1]))
+        log, work = _c.Log(), self._workers(threads, d)
+        _check(_c.lib().phys_rollout_batch(self._ptr, work, threads, nb, T, x.ctypes.data,
+                                           U.ctypes.data if self.nu else None, xs.ctypes.data, ctypes.byref(log)),
+               "rollout", log)
+        return xs if act else np.ascontiguousarray(xs[:, :, :self.nq + self.nv])
+
+    def _batch_states(self, d, x, nb, what):
+        """(nb, nq + nv + na) rows of start states: x (B, nq + nv [+ na]) or (nq + nv [+ na]) (broadcast), None:
+        d's state; without act columns the activations are d's."""
+        n, ns = self.nq + self.nv, self.nq + self.nv + self.na
+        out = np.empty((nb, ns))
+        if x is None:
+            out[:, :self.nq], out[:, self.nq:n], out[:, n:] = d.qpos, d.qvel, d.act
+            return out
+        x = np.asarray(x, dtype=np.float64)
+        cols = x.shape[-1] if x.ndim else 0
+        if x.ndim not in (1, 2) or cols not in (n, ns) or (x.ndim == 2 and x.shape[0] != nb):
+            raise Error(f"{what}: shape {x.shape}, expected ({nb}, {n}) or ({nb}, {ns})", 1)
+        out[:, :cols] = x
+        if cols < ns:
+            if d is None:
+                out[:, n:] = 0
+            else:
+                out[:, n:] = d.act
         return out
+
+    def _workers(self, threads, d=None):
+        """`threads` scratch Datas (kept by the model) as the physData* array of a batch call, with d's applied
+        forces (zero without d): every row of a batch sees the same inputs whichever Data runs it."""
+        threads = int(threads)
+        if not 1 <= threads <= 64:
+            raise Error(f"threads {threads} outside 1..64", 1)
+        while len(self._work) < threads:
+            p = _c.lib().phys_make_data(self._ptr)
+            if not p:
+                raise Error("phys_make_data: out of memory", 7)
+            self._work.append(Data(weakref.proxy(self), p))
+        for w in self._work[:threads]:
+            if d is not None:
+                w.qfrc_applied[...], w.xfrc_applied[...] = d.qfrc_applied, d.xfrc_applied
+            else:
+                w.qfrc_applied[...], w.xfrc_applied[...] = 0, 0
+        return (ctypes.c_void_p * threads)(*[w._ptr for w in self._work[:threads]])
+
+    def _batch_ctrl(self, ctrl, nb):
+        """(nb, nu) controls from ctrl (B, nu) or (nu) (broadcast); None without controls."""
+        if ctrl is None or not self.nu:
+            return None
+        return np.ascontiguousarray(np.broadcast_to(np.asarray(ctrl, dtype=np.float64).reshape(-1, self.nu),
+                                                    (nb, self.nu)))
+
+    def step_batch(self, x, ctrl=None, d=None, threads=1):
+        """One step of each row of x (B, nq + nv [+ na]: qpos, qvel, act) with controls ctrl (B, nu) (None: zero),
+        all in one C call (phys_step_batch): (B, nq + nv + na) next states. Each row from its own state alone
+        (time 0, no warm start), d's applied forces if d is given; the same numbers for any number of threads."""
+        x = np.asarray(x, dtype=np.float64)
+        nb = x.shape[0] if x.ndim == 2 else 1
+        X = self._batch_states(None, x, nb, "step_batch: x")
+        U = self._batch_ctrl(ctrl, nb)
+        out = np.empty_like(X)
+        log = _c.Log()
+        _check(_c.lib().phys_step_batch(self._ptr, self._workers(threads, d), threads, nb, X.ctypes.data,
+                                        None if U is None else U.ctypes.data, out.ctypes.data, ctypes.byref(log)),
+               "step_batch", log)
+        return out
+
+    def step_vjp_batch(self, x, ctrl, xbar_next, params=None, d=None, threads=1):
+        """Reverse mode of each row's step (as step_batch): xbar_next (B, nx) -> (xbar (B, nx), ubar (B, nu)), and
+        theta_bar (B, ntheta) per row as a third value with params; one linearization per row, one C call
+        (phys_step_vjp_batch)."""
+        x = np.asarray(x, dtype=np.float64)
+        nb = x.shape[0] if x.ndim == 2 else 1
+        X = self._batch_states(None, x, nb, "step_vjp_batch: x")
+        U = self._batch_ctrl(ctrl, nb)
+        XB = _f64(xbar_next, (nb, self.nx), "step_vjp_batch: xbar_next")
+        params = None if params is None else (params if isinstance(params, Params) else self.params(params))
+        xbar, ubar = np.empty((nb, self.nx)), np.empty((nb, self.nu))
+        tbar = None if params is None else np.empty((nb, params.ntheta))
+        log = _c.Log()
+        _check(_c.lib().phys_step_vjp_batch(self._ptr, self._workers(threads, d), threads,
+                                            None if params is None else ctypes.byref(params._t), nb, X.ctypes.data,
+                                            None if U is None else U.ctypes.data, XB.ctypes.data, xbar.ctypes.data,
+                                            ubar.ctypes.data if self.nu else None,
+                                            None if tbar is None else tbar.ctypes.data, ctypes.byref(log)),
+               "step_vjp_batch", log)
+        return (xbar, ubar) if params is None else (xbar, ubar, tbar)
 
     def _rollout_one(self, d, steps, ctrl, x0, act=False):
         if x0 is not None:
@@ -257,22 +352,30 @@ class Model:
                "step_vjp")
         return xbar, ubar, tbar
 
-    def rollout_grad(self, d, ctrl, loss, params=None, interval=0):
+    def rollout_grad(self, d, ctrl, loss, params=None, interval=0, act=False):
         """Loss L = sum_t loss(t, qpos_t, qvel_t) over the rollout from d's state with controls ctrl (T, nu), and
         its gradient by physid's reverse mode with checkpoints (phys_rollout_grad). loss returns (l, dl/dq in
-        tangent coordinates (nv), dl/dv (nv)). Returns a dict: loss, x0 (dL/dx_0, nx), ctrl (dL/du, (T, nu)),
-        theta (dL/dtheta, with params). d is left at x_0."""
+        tangent coordinates (nv), dl/dv (nv)). act=True (a model with activations): loss(t, qpos, qvel, act)
+        returns (l, dl/dq, dl/dv, dl/dact (na)) (phys_rollout_grad_act). Returns a dict: loss, x0 (dL/dx_0, nx),
+        ctrl (dL/du, (T, nu)), theta (dL/dtheta, with params). d is left at x_0."""
         ctrl = np.ascontiguousarray(ctrl, dtype=np.float64).reshape(len(ctrl), self.nu)
         T = len(ctrl)
         params = None if params is None else (params if isinstance(params, Params) else self.params(params))
         nth = 0 if params is None else params.ntheta
-        nv, errors = self.nv, []
+        nq, nv, na, errors = self.nq, self.nv, self.na, []
 
-        def cb(ctx, t, qpos, qvel, gq, gv):
+        def cb(ctx, t, qpos, qvel, *rest):
             try:
-                q = np.ctypeslib.as_array(qpos, (self.nq,))
-                v = np.ctypeslib.as_array(qvel, (nv,))
-                val, dq, dv = loss(t, q.copy(), v.copy())
+                q = np.ctypeslib.as_array(qpos, (nq,)).copy()
+                v = np.ctypeslib.as_array(qvel, (nv,)).copy()
+                if act:
+                    a = np.ctypeslib.as_array(rest[0], (na,)).copy() if na else np.zeros(0)
+                    val, dq, dv, da = loss(t, q, v, a)
+                    if na:
+                        np.ctypeslib.as_array(rest[3], (na,))[:] = da
+                else:
+                    val, dq, dv = loss(t, q, v)
+                gq, gv = (rest[1], rest[2]) if act else (rest[0], rest[1])
                 np.ctypeslib.as_array(gq, (nv,))[:] = dq
                 np.ctypeslib.as_array(gv, (nv,))[:] = dv
                 return float(val)
@@ -280,15 +383,15 @@ class Model:
                 errors.append(e)
                 return float("nan")
 
-        fn = _c.LOSS_FN(cb)
         L = _c.lib()
+        fn = _c.LOSS_ACT_FN(cb) if act else _c.LOSS_FN(cb)
         work = np.empty(L.phys_rollout_worksize(self._ptr, T, interval, nth))
         total = ctypes.c_double()
         x0bar, ubar, tbar = np.empty(self.nx), np.empty((T, self.nu)), np.empty(nth)
         log = _c.Log()
-        s = L.phys_rollout_grad(self._ptr, d._ptr, None if params is None else ctypes.byref(params._t), T, interval,
-                                _dptr(ctrl), fn, None, _dptr(work), ctypes.byref(total), _dptr(x0bar), _dptr(ubar),
-                                _dptr(tbar), ctypes.byref(log))
+        s = (L.phys_rollout_grad_act if act else L.phys_rollout_grad)(
+            self._ptr, d._ptr, None if params is None else ctypes.byref(params._t), T, interval, _dptr(ctrl), fn,
+            None, _dptr(work), ctypes.byref(total), _dptr(x0bar), _dptr(ubar), _dptr(tbar), ctypes.byref(log))
         if errors:
             raise errors[0]
         _check(s, "rollout_grad", log)

@@ -45,6 +45,9 @@ class ParamTable(ctypes.Structure):
 LOSS_FN = ctypes.CFUNCTYPE(ctypes.c_double, ctypes.c_void_p, ctypes.c_int, _c_double_p, _c_double_p, _c_double_p,
                            _c_double_p)
 
+LOSS_ACT_FN = ctypes.CFUNCTYPE(ctypes.c_double, ctypes.c_void_p, ctypes.c_int, _c_double_p, _c_double_p,
+                               _c_double_p, _c_double_p, _c_double_p, _c_double_p)
+
 
 def library_path():
     """Where libphysid.so is taken from: $PHYSID_LIBRARY; else beside the `physid` command on PATH (a build
@@ -97,6 +100,13 @@ def _declare(lib):
         "phys_param_bounds": (V, [tp, dp, dp]),
         "phys_rollout_worksize": (S, [P, I, I, I]),
         "phys_rollout_grad": (I, [P, P, tp, I, I, dp, LOSS_FN, P, dp, dp, dp, dp, dp, lp]),
+        "phys_rollout_grad_act": (I, [P, P, tp, I, I, dp, LOSS_ACT_FN, P, dp, dp, dp, dp, dp, lp]),
+        "phys_rollout_vjp": (I, [P, P, tp, I, I, P, P, P, P, P, P, P, P, lp]),
+        "phys_step_batch": (I, [P, P, I, I, P, P, P, lp]),
+        "phys_step_vjp_batch": (I, [P, P, I, tp, I, P, P, P, P, P, P, lp]),
+        "phys_tangent_bar_to_qpos": (V, [P, P, P, P]),
+        "phys_step_vjp_batch_qpos": (I, [P, P, I, tp, I, P, P, P, P, P, P, P, lp]),
+        "phys_rollout_batch": (I, [P, P, I, I, I, P, P, P, lp]),
     }
     for name, (res, args) in table.items():
         f = getattr(lib, name)

@@ -9,176 +9,239 @@
 
 Coordinates: the inputs and outputs are qpos and qvel as physid stores them. physid differentiates in tangent
 coordinates (a ball or free joint's rotation as a body-frame rotation vector, include/physid/derivatives.h); the
-backward maps a quaternion's cotangent to the tangent and back (q' = q exp(w / 2): dq = L(q)[:, 1:] w / 2, and
-w = 2 L(q)[:, 1:]' dq for a perturbation of a unit q), so the gradient of a quaternion input is the one in its
-tangent plane (it is orthogonal to q). Everything runs in float64 on the CPU; a batch runs row by row on one Data.
+backward maps a quaternion's cotangent to the tangent and back in C (phys_qpos_bar_to_tangent,
+phys_tangent_bar_to_qpos: q' = q exp(w / 2), dq = L(q)[:, 1:] w / 2), so the gradient of a quaternion input is
+the one in its tangent plane (it is orthogonal to q). Everything runs in float64 on the CPU; a batch is one C call (rows spread
+over Step's threads, the same numbers for any count).
 """
+import ctypes
+
 import numpy as np
 import torch
 
-from . import Error, Params
-
-_FREE, _BALL = 0, 1
-
-
-def _lmat(q):
-    """The 4 x 4 matrix of left multiplication by the quaternion q (w first): q * p = L(q) p."""
-    w, x, y, z = q
-    return np.array([[w, -x, -y, -z], [x, w, -z, y], [y, z, w, -x], [z, -y, x, w]])
-
-
-class _Tangent:
-    """Maps between cotangents of qpos (nq) and of physid's tangent coordinates (nv) for one model."""
-
-    def __init__(self, m):
-        self.nq, self.nv = m.nq, m.nv
-        self.quats = []  # (qpos address of the quaternion, dof address of its rotation vector)
-        types, qadr, dadr = m.field("jnt_type"), m.field("jnt_qposadr"), m.field("jnt_dofadr")
-        self.map = np.full(m.nq, -1)  # qpos index -> dof index for coordinates that are their own tangent
-        for j in range(m.njnt):
-            t, qa, da = int(types[j]), int(qadr[j]), int(dadr[j])
-            if t == _FREE:
-                self.map[qa:qa + 3] = np.arange(da, da + 3)
-                self.quats.append((qa + 3, da + 3))
-            elif t == _BALL:
-                self.quats.append((qa, da))
-            else:
-                self.map[qa] = da
-
-    def qpos_to_tangent_bar(self, qpos, gq):
-        """Cotangent of qpos (output side, at qpos) -> cotangent of the tangent: (dqpos/dtangent)' gq."""
-        out = np.zeros(self.nv)
-        own = self.map >= 0
-        out[self.map[own]] = gq[own]
-        for qa, da in self.quats:
-            out[da:da + 3] = 0.5 * _lmat(qpos[qa:qa + 4])[:, 1:].T @ gq[qa:qa + 4]
-        return out
-
-    def tangent_to_qpos_bar(self, qpos, xb):
-        """Cotangent of the tangent at qpos (input side) -> cotangent of qpos: (dtangent/dqpos)' xb."""
-        out = np.zeros(self.nq)
-        own = self.map >= 0
-        out[own] = xb[self.map[own]]
-        for qa, da in self.quats:
-            out[qa:qa + 4] = 2.0 * _lmat(qpos[qa:qa + 4])[:, 1:] @ xb[da:da + 3]
-        return out
+from . import Error, Params, _check
+from . import _lib as _c
 
 
 def _np(t):
-    return t.detach().cpu().numpy().astype(np.float64)
+    """A tensor as a C-contiguous float64 array (a copy only when needed)."""
+    return np.ascontiguousarray(t.detach().cpu().numpy(), dtype=np.float64)
+
+
+def _rows(t, n, nb, out):
+    """Tensor t ((n,), (1, n) or (nb, n); None: zeros) into out (nb, n), a float64 array (a view of a bigger one)."""
+    if t is None:
+        out[...] = 0
+    else:
+        out[...] = t.detach().cpu().numpy().reshape(-1, n) if n else 0
+    return out
+
+
+def _direct(t, n):
+    """Whether tensor t's memory is n float64 numbers in a row on the CPU (copied by address, not through torch's
+    numpy(): the per-call cost of the binding is mostly such conversions)."""
+    return t.dtype == torch.float64 and t.numel() == n and t.device.type == "cpu" and t.is_contiguous()
+
+
+def _fill(t, n, nb, x, addr, col):
+    """Tensor t ((n,), (1, n) or (nb, n); None: zeros) into columns col .. col + n of the (nb, ns) float64 array x
+    at address addr."""
+    if n == 0:
+        return
+    if t is None:
+        x[:, col:col + n] = 0
+    elif nb == 1 and _direct(t, n):
+        ctypes.memmove(addr + 8 * col, t.data_ptr(), 8 * n)
+    else:
+        x[:, col:col + n] = t.detach().cpu().numpy().reshape(-1, n)
+
+
+def _grad(g, shape):
+    """The gradient g (nb, n) of an input of that shape (broadcast to nb rows) as a tensor, summed back to the
+    input's shape (None without the input)."""
+    if shape is None:
+        return None
+    if g.shape == shape:
+        return torch.from_numpy(g)
+    if len(shape) == g.ndim - 1 or (len(shape) == g.ndim and shape[0] == 1 and g.shape[0] > 1):
+        return torch.from_numpy(g.sum(0).reshape(shape))   # broadcast over the batch: summed
+    return torch.from_numpy(g.reshape(shape))
 
 
 class _StepFn(torch.autograd.Function):
-    """(qpos, qvel, ctrl, theta, act) -> (qpos+, qvel+, act+) of one phys_step per batch row (act: (B, na), na may
-    be 0)."""
+    """(qpos, qvel, ctrl, theta, act) -> (qpos+, qvel+, act+) of one phys_step per batch row, all rows in one C
+    call (phys_step_batch; the backward one phys_step_vjp_batch_qpos, the qpos cotangents mapped in C). Inputs (n,)
+    or (B, n); ctrl, theta, act may be None (zero controls, the model's theta, zero activations); ctrl and act (n,)
+    with qpos (B, nq) are broadcast."""
 
     @staticmethod
     def forward(ctx, qpos, qvel, ctrl, theta, act, owner):
-        m, d, p = owner.model, owner.data, owner.params
-        Q, V, U, th = owner._inputs(qpos, qvel, ctrl, theta)
-        Act = _np(act)
-        Q1, V1, A1 = np.empty_like(Q), np.empty_like(V), np.empty_like(Act)
-        for b in range(Q.shape[0]):
-            owner._load(Q[b], V[b], U[b], Act[b])
-            before = int(d.warnings[6])
-            m.step(d)
-            if int(d.warnings[6]) != before:
-                raise Error(f"physid.torch: step rejected ({d.last_warning})", 8)
-            Q1[b], V1[b], A1[b] = d.qpos, d.qvel, d.act
-        ctx.owner, ctx.saved = owner, (Q, V, U, Q1, th, Act)
-        return torch.from_numpy(Q1), torch.from_numpy(V1), torch.from_numpy(A1)
+        m, p = owner.model, owner.params
+        nq, nv, na, nu = m.nq, m.nv, m.na, m.nu
+        single = qpos.dim() == 1
+        nb = 1 if single else qpos.shape[0]
+        ns, nth = nq + nv + na, 0 if p is None else p.ntheta
+        # the arrays of the call and the backward's scratch in one block (one address: numpy's .ctypes costs per
+        # call): x, x+ (saved), the next state's cotangent (nb x ns each), U (nb x nu), thetabar (nb x nth)
+        k, ku = nb * ns, nb * nu
+        buf = np.empty(3 * k + ku + nb * nth)
+        a = buf.ctypes.data
+        x, xn = buf[:k].reshape(nb, ns), buf[k:2 * k].reshape(nb, ns)
+        _fill(qpos, nq, nb, x, a, 0)
+        _fill(qvel, nv, nb, x, a, nq)
+        _fill(act, na, nb, x, a, nq + nv)
+        ua = None
+        if nu and ctrl is not None:
+            ua = a + 8 * 3 * k
+            _fill(ctrl, nu, nb, buf[3 * k:3 * k + ku].reshape(nb, nu), ua, 0)
+        th = owner._set_theta(theta)
+        owner._call("phys_step_batch", m._ptr, owner._work, owner.threads, nb, a, ua, a + 8 * k, owner._logp)
+        ctx.owner, ctx.saved = owner, (buf, a, ua, th)
+        ctx.shapes = tuple(None if t is None else tuple(t.shape) for t in (qpos, qvel, ctrl, theta, act))
+        r = xn.copy()   # the outputs' memory (the saved x+ stays as computed if the caller writes them in place)
+        r = r[0] if single else r
+        return torch.from_numpy(r[..., :nq]), torch.from_numpy(r[..., nq:nq + nv]), torch.from_numpy(r[..., nq + nv:])
 
     @staticmethod
     def backward(ctx, gq1, gv1, ga1):
         owner = ctx.owner
-        m, d, p, tan = owner.model, owner.data, owner.params, owner.tangent
-        Q, V, U, Q1, theta, Act = ctx.saved
-        if p is not None:
-            p.set(theta)
-        GQ1 = np.zeros_like(Q1) if gq1 is None else _np(gq1)
-        GV1 = np.zeros((Q.shape[0], m.nv)) if gv1 is None else _np(gv1)
-        GA1 = np.zeros_like(Act) if ga1 is None else _np(ga1)
-        gq, gv, gu, ga = np.empty_like(Q), np.empty_like(V), np.empty_like(U), np.empty_like(Act)
-        gth = np.zeros(p.ntheta if p is not None else 0)
-        for b in range(Q.shape[0]):
-            xbar_next = np.zeros(m.nx)
-            xbar_next[:m.nv] = tan.qpos_to_tangent_bar(Q1[b], GQ1[b])
-            xbar_next[m.nv:2 * m.nv] = GV1[b]
-            xbar_next[2 * m.nv:] = GA1[b]
-            owner._load(Q[b], V[b], U[b], Act[b])
-            if p is None:
-                xbar, ubar = m.step_vjp(d, xbar_next)
-            else:
-                xbar, ubar, tbar = m.step_vjp(d, xbar_next, params=p)
-                gth += tbar
-            gq[b] = tan.tangent_to_qpos_bar(Q[b], xbar[:m.nv])
-            gv[b], gu[b], ga[b] = xbar[m.nv:2 * m.nv], ubar, xbar[2 * m.nv:]
-        return (torch.from_numpy(gq), torch.from_numpy(gv), torch.from_numpy(gu),
-                torch.from_numpy(gth) if p is not None else None, torch.from_numpy(ga), None)
+        m, p = owner.model, owner.params
+        nq, nv, na, nu = m.nq, m.nv, m.na, m.nu
+        buf, a, ua, th = ctx.saved
+        qpos, qvel, ctrl, theta, act = ctx.shapes
+        nb = 1 if len(qpos) == 1 else qpos[0]
+        ns, need = nq + nv + na, ctx.needs_input_grad
+        k, ku = nb * ns, nb * nu
+        ybar = buf[2 * k:3 * k].reshape(nb, ns)
+        ya = a + 8 * 2 * k
+        out = np.empty(nb * (ns + nu))   # the gradients returned: new memory on every backward (retain_graph)
+        oa = out.ctypes.data
+        xbar = out[:k].reshape(nb, ns)
+        _fill(gq1, nq, nb, ybar, ya, 0)   # the next state's cotangent (qpos, qvel, act), mapped in C
+        _fill(gv1, nv, nb, ybar, ya, nq)
+        _fill(ga1, na, nb, ybar, ya, nq + nv)
+        owner._set_theta(th)
+        ubar = out[k:].reshape(nb, nu) if nu and need[2] and ctrl is not None else None
+        tbar = buf[3 * k + ku:].reshape(nb, p.ntheta) if p is not None and need[3] else None
+        owner._call("phys_step_vjp_batch_qpos", m._ptr, owner._work, owner.threads,
+                    None if tbar is None else ctypes.byref(p._t), nb, a, ua, a + 8 * k, ya, oa,
+                    None if ubar is None else oa + 8 * k, None if tbar is None else a + 8 * (3 * k + ku), owner._logp)
+        r = xbar[0] if len(qpos) == 1 else xbar
+        gq = _grad(r[..., :nq], qpos) if need[0] else None
+        gv = _grad(r[..., nq:nq + nv], qvel) if need[1] else None
+        gu = _grad(ubar[0] if len(ctrl) == 1 else ubar, ctrl) if ubar is not None else None
+        gth = torch.from_numpy(tbar.sum(0).reshape(theta)) if tbar is not None and theta is not None else None
+        ga = _grad(r[..., nq + nv:], act) if need[4] and act is not None else None
+        return gq, gv, gu, gth, ga, None
 
 
 class _RolloutFn(torch.autograd.Function):
-    """(qpos0, qvel0, U (B, T, nu), theta) -> (qpos (B, T + 1, nq), qvel (B, T + 1, nv)); the backward is one
-    phys_rollout_grad per row whose loss is the cotangents' inner product with the states (its gradient: the
-    VJP of the whole rollout, with checkpoints, not one Python call per step)."""
+    """(qpos0, qvel0, U (B, T, nu), theta, act0) -> (qpos (B, T + 1, nq), qvel (B, T + 1, nv), act (B, T + 1, na));
+    the forward is one phys_rollout_batch, the backward one phys_rollout_vjp per row (the VJP of the whole rollout
+    for the states' cotangents, reverse mode with checkpoints in C, no Python call per step)."""
 
     @staticmethod
-    def forward(ctx, qpos, qvel, ctrl, theta, owner):
-        m, d, p = owner.model, owner.data, owner.params
-        Q, V, U, th = owner._inputs(qpos, qvel, ctrl, theta)
-        nb, T = U.shape[0], U.shape[1]
-        Qs, Vs = np.empty((nb, T + 1, m.nq)), np.empty((nb, T + 1, m.nv))
-        for b in range(nb):
-            owner._load(Q[b], V[b], U[b, 0] if T else None)
-            xs = m.rollout(d, ctrl=U[b])
-            Qs[b], Vs[b] = xs[:, :m.nq], xs[:, m.nq:]
-        ctx.owner, ctx.saved = owner, (Q, V, U, th)
-        return torch.from_numpy(Qs), torch.from_numpy(Vs)
+    def forward(ctx, qpos, qvel, ctrl, theta, act, owner):
+        m = owner.model
+        nq, nv, na, nu = m.nq, m.nv, m.na, m.nu
+        nb, T = ctrl.shape[0], ctrl.shape[1]
+        x = np.empty((nb, nq + nv + na))
+        _rows(qpos, nq, nb, x[:, :nq])
+        _rows(qvel, nv, nb, x[:, nq:nq + nv])
+        _rows(act, na, nb, x[:, nq + nv:])
+        U = np.ascontiguousarray(ctrl.detach().cpu().numpy(), dtype=np.float64)
+        th = owner._set_theta(theta)
+        xs = np.empty((nb, T + 1, nq + nv + na))
+        owner._call("phys_rollout_batch", m._ptr, owner._work, owner.threads, nb, T, x.ctypes.data,
+                    U.ctypes.data if nu else None, xs.ctypes.data, owner._logp)
+        ctx.owner, ctx.saved = owner, (x, U, th)
+        out = torch.from_numpy(xs)
+        return out[:, :, :nq], out[:, :, nq:nq + nv], out[:, :, nq + nv:]
 
     @staticmethod
-    def backward(ctx, gqs, gvs):
+    def backward(ctx, gqs, gvs, gas):
         owner = ctx.owner
-        m, d, p, tan = owner.model, owner.data, owner.params, owner.tangent
-        Q, V, U, theta = ctx.saved
-        if p is not None:
-            p.set(theta)
+        m, d, p = owner.model, owner.data, owner.params
+        nq, nv, na = m.nq, m.nv, m.na
+        x, U, theta = ctx.saved
+        owner._set_theta(theta)
         nb, T = U.shape[0], U.shape[1]
-        GQ = np.zeros((nb, T + 1, m.nq)) if gqs is None else _np(gqs)
-        GV = np.zeros((nb, T + 1, m.nv)) if gvs is None else _np(gvs)
-        gq, gv, gu = np.empty_like(Q), np.empty_like(V), np.empty_like(U)
+        GQ = np.zeros((nb, T + 1, nq)) if gqs is None else _np(gqs)
+        GV = np.zeros((nb, T + 1, nv)) if gvs is None else _np(gvs)
+        GA = np.zeros((nb, T + 1, na)) if gas is None else _np(gas)
+        xb0, gu = np.empty((nb, m.nx)), np.empty_like(U)
+        tb = np.empty(p.ntheta if p is not None else 0)
         gth = np.zeros(p.ntheta if p is not None else 0)
-        for b in range(nb):
-            def loss(t, q, v, b=b):
-                return float(GQ[b, t] @ q + GV[b, t] @ v), tan.qpos_to_tangent_bar(q, GQ[b, t]), GV[b, t]
-            owner._load(Q[b], V[b], U[b, 0] if T else None)
-            g = m.rollout_grad(d, U[b], loss, params=p)
-            gq[b] = tan.tangent_to_qpos_bar(Q[b], g["x0"][:m.nv])
-            gv[b], gu[b] = g["x0"][m.nv:2 * m.nv], g["ctrl"]
-            if p is not None:
-                gth += g["theta"]
-        return (torch.from_numpy(gq), torch.from_numpy(gv), torch.from_numpy(gu),
-                torch.from_numpy(gth) if p is not None else None, None)
+        gq = np.empty((nb, nq))
+        L = _c.lib()
+        work = np.empty(L.phys_rollout_worksize(m._ptr, T, 0, len(tb)))
+        tab = None if p is None else ctypes.byref(p._t)
+        for b in range(nb):   # one C call per row (phys_rollout_vjp: the cotangents' loss formed in C)
+            owner._load(x[b, :nq], x[b, nq:nq + nv], U[b, 0] if T else None, x[b, nq + nv:])
+            owner._call("phys_rollout_vjp", m._ptr, d._ptr, tab, T, 0, U[b].ctypes.data if m.nu else None,
+                        GQ[b].ctypes.data, GV[b].ctypes.data, GA[b].ctypes.data if na else None, work.ctypes.data,
+                        xb0[b].ctypes.data, gu[b].ctypes.data if m.nu else None, tb.ctypes.data, owner._logp)
+            L.phys_tangent_bar_to_qpos(m._ptr, x[b].ctypes.data, xb0[b].ctypes.data, gq[b].ctypes.data)
+            gth += tb
+        return (torch.from_numpy(gq), torch.from_numpy(xb0[:, nv:2 * nv].copy()), torch.from_numpy(gu),
+                torch.from_numpy(gth) if p is not None and theta is not None else None,
+                torch.from_numpy(xb0[:, 2 * nv:].copy()) if na else None, None)
 
 
 class Step:
     """One physid step of model m as a differentiable torch function: step(qpos, qvel, ctrl=None, theta=None) ->
     (qpos+, qvel+). Inputs are float64 tensors, batched (B, n) or single (n,); theta (ntheta,) are the values of
     the Params table (given: they are written into the model before the step, the model keeps the last ones).
-    The backward pass is phys_step_vjp (and phys_step_param_vjp for theta) at the same state. A model with actuator
-    activations (na > 0): step(qpos, qvel, ctrl, theta, act) -> (qpos+, qvel+, act+), act (B, na) or (na,) (None:
-    zero), differentiable in act too; rollout and rollout_fn refuse such models."""
+    The batch is one C call (phys_step_batch), on `threads` threads (rows spread over them; the numbers are the
+    same, bit for bit, for any count); each row starts from its own state alone (time 0, no warm start). The
+    backward pass is one phys_step_vjp_batch (phys_step_vjp and phys_step_param_vjp of every row). A model with
+    actuator activations (na > 0): step(qpos, qvel, ctrl, theta, act) -> (qpos+, qvel+, act+), act (B, na) or
+    (na,) (None: zero), differentiable in act too."""
 
-    def __init__(self, model, params=None):
+    def __init__(self, model, params=None, threads=1):
         self.model, self.data = model, model.make_data()
         self.params = params if params is None or isinstance(params, Params) else model.params(params)
-        self.tangent = _Tangent(model)
+        if not 1 <= int(threads) <= 64:
+            raise Error(f"physid.torch.Step: threads {threads} outside 1..64", 1)
+        self.threads = int(threads)
+        # one scratch Data per thread (the batch calls' work Datas), kept for the Step's life
+        self._datas = [self.data] + [model.make_data() for _ in range(self.threads - 1)]
+        self._work = (ctypes.c_void_p * self.threads)(*[w._ptr for w in self._datas])
+        self._log = _c.Log()
+        self._logp = ctypes.byref(self._log)
 
-    def _inputs(self, qpos, qvel, ctrl, theta):
-        """The tensors as float64 arrays (theta None without a table), theta written into the model."""
-        th = _np(theta) if self.params is not None else None
-        if th is not None:
-            self.params.set(th)
-        return _np(qpos), _np(qvel), _np(ctrl), th
+    def _call(self, name, *args):
+        """A batch call of the C library; Error with its message when it fails (the log then cleared: it keeps
+        only its first error)."""
+        status = getattr(_c.lib(), name)(*args)
+        if status:
+            try:
+                _check(status, "physid.torch", self._log)
+            finally:
+                self._log.status, self._log.error = 0, b""
+
+    def _set_theta(self, theta):
+        """theta (a tensor, an array or a ctypes array) written into the model; None: the model's own values, read.
+        Returns theta as a ctypes array of doubles (None without a table)."""
+        p = self.params
+        if p is None:
+            return None
+        n = p.ntheta
+        if theta is None:
+            return (ctypes.c_double * n)(*p.get())
+        if isinstance(theta, ctypes.Array):
+            buf = theta
+        elif isinstance(theta, torch.Tensor) and _direct(theta, n):
+            buf = (ctypes.c_double * n)()
+            ctypes.memmove(buf, theta.data_ptr(), 8 * n)
+        else:
+            th = np.ravel(theta.detach().cpu().numpy() if isinstance(theta, torch.Tensor) else theta)
+            if th.size != n:
+                p.set(th)   # Error naming the size
+            buf = (ctypes.c_double * n)(*th)
+        if _c.lib().phys_param_set(ctypes.byref(p._t), self.model._ptr, buf) != 0:
+            p.set(np.array(buf))   # a value out of range: Error with the message
+        return buf
 
     def _load(self, q, v, u, act=None):
         d = self.data
@@ -191,38 +254,33 @@ class Step:
 
     def __call__(self, qpos, qvel, ctrl=None, theta=None, act=None):
         m = self.model
-        single = qpos.dim() == 1
-        qpos, qvel = qpos.reshape(-1, m.nq), qvel.reshape(-1, m.nv)
-        if ctrl is None or m.nu == 0:
-            ctrl = torch.zeros(qpos.shape[0], m.nu, dtype=torch.float64)
-        else:
-            ctrl = ctrl.reshape(-1, m.nu).expand(qpos.shape[0], m.nu)
-        if theta is None:
-            theta = torch.as_tensor(self.params.get() if self.params is not None else np.zeros(0))
-        if act is None:   # the model's initial activations (zero)
-            act = torch.zeros(qpos.shape[0], m.na, dtype=torch.float64)
-        else:
-            act = act.reshape(-1, m.na).expand(qpos.shape[0], m.na)
-        q1, v1, a1 = _StepFn.apply(qpos, qvel, ctrl, theta, act, self)
-        out = (q1, v1, a1) if m.na else (q1, v1)
-        return tuple(x[0] for x in out) if single else out
+        if m.nu == 0:
+            ctrl = None
+        q1, v1, a1 = _StepFn.apply(qpos, qvel, ctrl, theta, act if m.na else None, self)
+        return (q1, v1, a1) if m.na else (q1, v1)
 
-    def rollout(self, qpos, qvel, ctrl, theta=None):
+    def rollout(self, qpos, qvel, ctrl, theta=None, act=None):
         """The states after each of T = len(ctrl) steps (ctrl (T, nu) or (T, B, nu)): (T + 1, ...) tensors of
-        qpos and qvel, differentiable through every step's VJP (one autograd node per step)."""
-        self._no_act("rollout")
-        qs, vs = [qpos], [qvel]
+        qpos and qvel (and act, for a model with activations: act the start's, None zero), differentiable through
+        every step's VJP (one autograd node per step)."""
+        m = self.model
+        if m.na and act is None:
+            act = torch.zeros(qpos.shape[:-1] + (m.na,), dtype=torch.float64)
+        qs, vs, acts = [qpos], [qvel], [act]
         for t in range(ctrl.shape[0]):
-            q, v = self(qs[-1], vs[-1], ctrl[t], theta)
-            qs.append(q)
-            vs.append(v)
+            out = self(qs[-1], vs[-1], ctrl[t], theta, acts[-1])
+            qs.append(out[0])
+            vs.append(out[1])
+            acts.append(out[2] if m.na else None)
+        if m.na:
+            return torch.stack(qs), torch.stack(vs), torch.stack(acts)
         return torch.stack(qs), torch.stack(vs)
 
-    def rollout_fn(self, qpos, qvel, ctrl, theta=None):
+    def rollout_fn(self, qpos, qvel, ctrl, theta=None, act=None):
         """The same states as one autograd node: qpos (B, nq) or (nq,), ctrl (B, T, nu) or (T, nu) -> qpos (B, T + 1,
-        nq), qvel (B, T + 1, nv) (no B: (T + 1, ...)). Its backward is phys_rollout_grad (reverse mode with
-        checkpoints, in C) with the incoming cotangents as the loss."""
-        self._no_act("rollout_fn")
+        nq), qvel (B, T + 1, nv) (no B: (T + 1, ...)), and act (B, T + 1, na) for a model with activations (act
+        the start's, None zero). The forward is one phys_rollout_batch, its backward phys_rollout_vjp per row
+        (reverse mode with checkpoints, in C) for the incoming cotangents."""
         m = self.model
         single = qpos.dim() == 1
         qpos, qvel = qpos.reshape(-1, m.nq), qvel.reshape(-1, m.nv)
@@ -230,10 +288,8 @@ class Step:
         ctrl = ctrl.reshape(ctrl.shape[0] if ctrl.dim() == 3 else 1, T, m.nu).expand(qpos.shape[0], T, m.nu)
         if theta is None:
             theta = torch.as_tensor(self.params.get() if self.params is not None else np.zeros(0))
-        qs, vs = _RolloutFn.apply(qpos, qvel, ctrl, theta, self)
-        return (qs[0], vs[0]) if single else (qs, vs)
-
-    def _no_act(self, what):
-        if self.model.na:
-            raise Error(f"physid.torch: {what} of a model with actuator activations is not supported (chain "
-                        "step(q, v, u, theta, act) instead)", 1)
+        if m.na and act is not None:
+            act = act.reshape(-1, m.na).expand(qpos.shape[0], m.na)
+        qs, vs, acts = _RolloutFn.apply(qpos, qvel, ctrl, theta, act if m.na else None, self)
+        out = (qs, vs, acts) if m.na else (qs, vs)
+        return tuple(o[0] for o in out) if single else out

@@ -76,9 +76,53 @@ def test_torch_step_with_act_passes_gradcheck():
     q1, v1, a1 = step(q[0], v[0], u[0], th, a[0])
     dt, tau = m.timestep, float(th[0])
     assert abs(float(a1[0]) - (0.25 + dt * (0.6 - 0.25) / tau)) < 1e-15
-    # the chained rollout has no act input: refused with a message
-    try:
-        step.rollout(q[0], v[0], u)
-        raise AssertionError("rollout with act accepted")
-    except physid.Error as e:
-        assert "activations" in str(e)
+
+
+def test_torch_rollout_with_act():
+    # Step.rollout (one node per step) and Step.rollout_fn (one node, backward phys_rollout_grad_act) of a model
+    # with activations: the same states as chained steps, the same gradients (the act cotangents of every state
+    # enter: the act term of the rollout gradient), and gradcheck of both in float64 with theta
+    import torch
+    import physid.torch as pt
+    m = physid.load(path("tests", "data", "actuator_contact.xml"))
+    assert m.na == 3 and m.nu == 4
+    step = pt.Step(m, ["timeconst:thrust", "gain:thrust"])
+    rng = np.random.default_rng(3)
+    d = m.make_data()
+    q0 = d.qpos.copy()
+    q0[2] = 0.1 - 2e-4   # the box pressed into the floor (as tests/grad/test_rollout.c)
+    q0[7:9] = 0.3, -0.4
+    T = 6
+    q = torch.tensor(q0, requires_grad=True)
+    v = torch.tensor([1, 0.3, 0, 0, 0, 0.5, 0.5, -1], dtype=torch.float64, requires_grad=True)
+    a = torch.tensor([0.2, 0.1, -0.3], dtype=torch.float64, requires_grad=True)
+    U = torch.tensor(0.5 * rng.standard_normal((T, m.nu)), requires_grad=True)
+    th = torch.tensor(step.params.get(), dtype=torch.float64, requires_grad=True)
+    wq, wv, wa = (torch.tensor(rng.standard_normal((T + 1, n))) for n in (m.nq, m.nv, m.na))
+    qs, vs, acts = step.rollout(q, v, U, th, a)
+    assert qs.shape == (T + 1, m.nq) and acts.shape == (T + 1, m.na)
+    ((wq * qs).sum() + (wv * vs).sum() + (wa * acts).sum()).backward()
+    # (the chained rollout's state 0 is q itself: its cotangent reaches q.grad unprojected; the rollout node maps
+    # every state's quaternion cotangent to the tangent plane, I - q q', as the steps do)
+    quat = torch.tensor(q0[3:7])
+
+    def tangent(g):
+        g = g.clone()
+        g[3:7] -= (g[3:7] @ quat) * quat
+        return g
+    grads = [x.grad.clone() for x in (q, v, a, U, th)]
+    grads[0] = tangent(grads[0])
+    for x in (q, v, a, U, th):
+        x.grad = None
+    qs2, vs2, acts2 = step.rollout_fn(q, v, U, th, a)
+    torch.testing.assert_close(qs2, qs, rtol=0, atol=0)
+    torch.testing.assert_close(acts2, acts, rtol=0, atol=0)
+    ((wq * qs2).sum() + (wv * vs2).sum() + (wa * acts2).sum()).backward()
+    for g, x in zip(grads, (q, v, a, U, th)):
+        torch.testing.assert_close(x.grad, g, rtol=1e-9, atol=1e-12)
+    assert float(grads[2].abs().max()) > 0.1   # the act cotangents reach the start's activations
+    # gradcheck on (v, act, U, theta) at the pressed-in start (q's quaternion has its own test in test_torch.py)
+    qd = q.detach()
+    for fn in (lambda v, a, U, th: step.rollout(qd, v, U, th, a),
+               lambda v, a, U, th: step.rollout_fn(qd, v, U, th, a)):
+        assert torch.autograd.gradcheck(fn, (v, a, U, th), eps=1e-6, atol=1e-5, rtol=1e-4)

@@ -200,6 +200,38 @@ def test_batch_rollout():
         np.testing.assert_array_equal(xs[b], m.rollout(e, ctrl=U[b]))
     # d itself was not moved by the batch
     assert d.time == 0 and not np.any(d.qvel)
+    # one C call on 2 and 3 threads: the same numbers, bit for bit
+    for threads in (2, 3):
+        np.testing.assert_array_equal(m.rollout(d, ctrl=U, x0=x0, threads=threads), xs)
+
+
+def test_step_and_vjp_batch():
+    # Model.step_batch / step_vjp_batch (phys_step_batch / phys_step_vjp_batch): each row bit for bit the step and
+    # the VJP of a fresh Data at the row's state, on 1 and 3 threads; the cube sliding into the table (contacts)
+    m = physid.load(path("models", "cube.xml"))
+    p = m.params(["friction:cube", "mass:cube"])
+    rng = np.random.default_rng(5)
+    d = m.make_data()
+    X = np.tile(np.concatenate([d.qpos, d.qvel]), (5, 1))
+    X[:, 2] -= 1e-4 * np.arange(5)
+    X[:, m.nq:] += 0.3 * rng.standard_normal((5, m.nv))
+    XB = rng.standard_normal((5, m.nx))
+    for threads in (1, 3):
+        xn = m.step_batch(X, threads=threads)
+        xbar, ubar, tbar = m.step_vjp_batch(X, None, XB, params=p, threads=threads)
+        assert xn.shape == (5, m.nq + m.nv) and xbar.shape == (5, m.nx) and tbar.shape == (5, 2)
+        for b in range(5):
+            e = m.make_data()
+            m.set_state(e, X[b])
+            rb, ub_, tb = m.step_vjp(e, XB[b], params=p)
+            np.testing.assert_array_equal(xbar[b], rb)
+            np.testing.assert_array_equal(tbar[b], tb)
+            m.step(e)
+            np.testing.assert_array_equal(xn[b], m.state(e))
+    assert np.any(tbar[:, 0] != 0)   # friction acts: the rows slide
+    X[3, m.nq] = np.nan   # a row that cannot step: Error naming it
+    with pytest.raises(physid.Error, match="row 3: step 0 rejected"):
+        m.step_batch(X, threads=2)
 
 
 def test_no_copies():

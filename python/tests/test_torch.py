@@ -100,3 +100,28 @@ def test_rollout_fn():
         torch.testing.assert_close(g, x.grad, rtol=1e-9, atol=1e-12)
     assert torch.autograd.gradcheck(lambda q, v, U, th: step.rollout_fn(q, v, U, th), (q, v, U, th), eps=1e-6,
                                     atol=1e-5, rtol=1e-4)
+
+
+def test_step_backward_twice_and_threads():
+    # a retained graph's second backward adds the same gradients (each backward returns new memory), and a Step on
+    # 3 threads gives the batch's numbers bit for bit (the rows of one C call spread over the threads)
+    m = physid.load(path("tests", "data", "double_pendulum.xml"))
+    rng = np.random.default_rng(4)
+    q = torch.tensor(rng.standard_normal((5, 2)), requires_grad=True)
+    v = torch.tensor(rng.standard_normal((5, 2)), requires_grad=True)
+    u = torch.tensor(rng.standard_normal((5, 2)), requires_grad=True)
+    outs = []
+    for threads in (1, 3):
+        step = pt.Step(m, ["mass:link1"], threads=threads)
+        th = torch.tensor(step.params.get(), requires_grad=True)
+        q1, v1 = step(q, v, u, th)
+        loss = (q1 ** 2).sum() + (v1 * q1).sum()
+        loss.backward(retain_graph=True)
+        g1 = [x.grad.clone() for x in (q, v, u, th)]
+        loss.backward()
+        for g, x in zip(g1, (q, v, u, th)):
+            torch.testing.assert_close(x.grad, 2 * g, rtol=0, atol=0)
+            x.grad = None
+        outs.append((q1.detach(), v1.detach(), g1))
+    for a, b in zip(outs[0][:2] + tuple(outs[0][2]), outs[1][:2] + tuple(outs[1][2])):
+        assert torch.equal(a, b)

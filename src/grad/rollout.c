@@ -112,10 +112,36 @@ static void set_ctrl(const physModel* m, physData* d, const double* u, int t) {
   if (m->nu > 0) memcpy(d->ctrl, u + (size_t)t * m->nu, sizeof(double) * (size_t)m->nu);
 }
 
-// l_t at d's state with its gradient g = (g_q, g_v, 0) (nx, zeroed first: the loss does not read act)
-static double eval_loss(const physModel* m, const physData* d, physLossFn loss, void* ctx, int t, double* g) {
+// the loss of a rollout: terms of (qpos, qvel) (f, phys_rollout_grad), of (qpos, qvel, act) (fa,
+// phys_rollout_grad_act), or the states' inner products with given cotangents (qbar, phys_rollout_vjp)
+typedef struct rolloutLoss_ {
+  physLossFn f;
+  physLossActFn fa;
+  void* ctx;
+  const double *qbar, *vbar, *abar;   // (T+1) x nq, nv, na (abar may be NULL)
+} rolloutLoss;
+
+// l_t = qbar_t . qpos + vbar_t . qvel + abar_t . act and its gradient in tangent coordinates (g_q =
+// (dqpos/dtangent)' qbar_t)
+static double cotangent_loss(const physModel* m, const rolloutLoss* lo, int t, const physData* d, double* g) {
+  const double* qb = lo->qbar + (size_t)t * m->nq;
+  const double* vb = lo->vbar + (size_t)t * m->nv;
+  double l = 0;
+  for (int i = 0; i < m->nq; i++) l += qb[i] * d->qpos[i];
+  for (int i = 0; i < m->nv; i++) l += vb[i] * d->qvel[i], g[m->nv + i] = vb[i];
+  for (int i = 0; lo->abar && i < m->na; i++)
+    l += lo->abar[(size_t)t * m->na + i] * d->act[i], g[2 * m->nv + i] = lo->abar[(size_t)t * m->na + i];
+  phys_qpos_bar_to_tangent(m, d->qpos, qb, g);   // (physid/derivatives.h, batch.c)
+  return l;
+}
+
+// l_t at d's state with its gradient g = (g_q, g_v, g_act) (nx, zeroed first; g_act stays 0 for a loss of
+// (qpos, qvel))
+static double eval_loss(const physModel* m, const physData* d, const rolloutLoss* lo, int t, double* g) {
   memset(g, 0, sizeof(double) * (size_t)state_dim(m));
-  return loss(ctx, t, d->qpos, d->qvel, g, g + m->nv);
+  if (lo->qbar) return cotangent_loss(m, lo, t, d, g);
+  if (lo->fa) return lo->fa(lo->ctx, t, d->qpos, d->qvel, d->act, g, g + m->nv, g + 2 * m->nv);
+  return lo->f(lo->ctx, t, d->qpos, d->qvel, g, g + m->nv);
 }
 
 //---------------------------------------------------------------------------------------------------------
@@ -123,15 +149,16 @@ static double eval_loss(const physModel* m, const physData* d, physLossFn loss, 
 
 // L = sum_t l_t(x_t) along the plain rollout; d ends at x_T
 double phys_rollout(const physModel* m, physData* d, int T, const double* u, physLossFn loss, void* ctx) {
+  rolloutLoss lo = {loss, NULL, ctx, NULL, NULL, NULL};
   size_t mark = phys_stack_mark(d);
   double* g = phys_stack_alloc(d, (size_t)state_dim(m) + 1);
   double L = 0;
   for (int t = 0; t < T; t++) {
-    L += eval_loss(m, d, loss, ctx, t, g);
+    L += eval_loss(m, d, &lo, t, g);
     set_ctrl(m, d, u, t);
     phys_step(m, d);
   }
-  L += eval_loss(m, d, loss, ctx, T, g);
+  L += eval_loss(m, d, &lo, T, g);
   phys_stack_free(d, mark);
   return L;
 }
@@ -161,9 +188,9 @@ static physStatus checked_step(const physModel* m, physData* d, const double* u,
 }
 
 // l_t added to the forward pass's sum L: PHYS_ERR_NUMERIC naming t if l_t or the sum is not finite
-static physStatus checked_loss(const physModel* m, const physData* d, physLossFn loss, void* ctx, int t, double* g,
+static physStatus checked_loss(const physModel* m, const physData* d, const rolloutLoss* lo, int t, double* g,
                                double* L, physLog* log) {
-  double l = eval_loss(m, d, loss, ctx, t, g);
+  double l = eval_loss(m, d, lo, t, g);
   *L += l;
   if (!isfinite(l)) return phys_error(log, PHYS_ERR_NUMERIC, "phys_rollout_grad: the loss at step %d is %g", t, l);
   if (!isfinite(*L))
@@ -177,7 +204,7 @@ static physStatus checked_loss(const physModel* m, const physData* d, physLossFn
 // one reverse step at x_t (seg record) with control u_t: ubar_t = B' xnext, thetabar += P' xnext,
 // xbar = A' xnext + dl_t/dx_t (g scratch, tb ntheta scratch)
 static physStatus reverse_step(const physModel* m, physData* d, const physParamTable* tab, const double* rec,
-                               const double* u, int t, physLossFn loss, void* ctx, const double* xnext,
+                               const double* u, int t, const rolloutLoss* lo, const double* xnext,
                                double* xbar, double* g, double* tb, double* ubar, double* thetabar) {
   int nx = state_dim(m);
   physWarmStart w = load_state(m, d, rec);
@@ -193,16 +220,16 @@ static physStatus reverse_step(const physModel* m, physData* d, const physParamT
   if (st != PHYS_OK) return st;
   if (params)
     for (int i = 0; i < tab->ntheta; i++) thetabar[i] += tb[i];
-  eval_loss(m, d, loss, ctx, t, g);
+  eval_loss(m, d, lo, t, g);
   for (int i = 0; i < nx; i++) xbar[i] += g[i];
   return PHYS_OK;
 }
 
 // the whole gradient: forward with checkpoints, then segments last to first (recompute, reverse)
 static physStatus rollout_grad(const physModel* m, physData* d, const physParamTable* tab, int T, int k,
-                               const double* u, physLossFn loss, void* ctx, double* work, double* total,
+                               const double* u, const rolloutLoss* lo, double* work, double* total,
                                double* xbar0, double* ubar, double* thetabar, physLog* log) {
-  if (!d || T < 1 || k < 0 || k > T || !loss || !work || (m->nu > 0 && !u))
+  if (!d || T < 1 || k < 0 || k > T || !(lo->f || lo->fa || (lo->qbar && lo->vbar)) || !work || (m->nu > 0 && !u))
     return phys_error(log, PHYS_ERR_ARG, "phys_rollout_grad: bad arguments (T %d, k %d)", T, k);
   if (k == 0) k = phys_rollout_interval(T, 0);
   int nx = state_dim(m), nu = m->nu, nrec = (int)record_size(m), nchk = (T + k - 1) / k;
@@ -226,10 +253,10 @@ static physStatus rollout_grad(const physModel* m, physData* d, const physParamT
   physStatus st = PHYS_OK;
   for (int t = 0; t < T && st == PHYS_OK; t++) {
     if (t > 0 && t % k == 0) save_state(m, d, &steps.w, chk + (size_t)(t / k) * nrec);
-    st = checked_loss(m, d, loss, ctx, t, g, &L, log);
+    st = checked_loss(m, d, lo, t, g, &L, log);
     if (st == PHYS_OK) st = checked_step(m, d, u, t, &steps, log);
   }
-  if (st == PHYS_OK) st = checked_loss(m, d, loss, ctx, T, xnext, &L, log);   // xnext = dl_T/dx_T
+  if (st == PHYS_OK) st = checked_loss(m, d, lo, T, xnext, &L, log);   // xnext = dl_T/dx_T
   if (total) *total = st == PHYS_OK ? L : INFINITY;   // a rejected rollout: +inf, as phys_control_rollout's
   if (st != PHYS_OK) {
     load_state(m, d, chk);
@@ -250,8 +277,7 @@ static physStatus rollout_grad(const physModel* m, physData* d, const physParamT
       }
     }
     for (int t = t1 - 1; t >= t0; t--) {
-      st = reverse_step(m, d, tab, seg + (size_t)(t - t0) * nrec, u, t, loss, ctx, xnext, xbar, g, tb, ubar,
-                        thetabar);
+      st = reverse_step(m, d, tab, seg + (size_t)(t - t0) * nrec, u, t, lo, xnext, xbar, g, tb, ubar, thetabar);
       if (st != PHYS_OK) {
         load_state(m, d, chk);
         return phys_error(log, st, "phys_rollout_grad: the VJP of step %d failed (status %d)", t, (int)st);
@@ -273,10 +299,10 @@ static physStatus rollout_grad(const physModel* m, physData* d, const physParamT
 }
 
 // under an arena guard (arena.h): an exhausted arena returns PHYS_ERR_NOMEM (d back at x_0, message in log)
-physStatus phys_rollout_grad(const physModel* m, physData* d, const physParamTable* tab, int T, int k,
-                             const double* u, physLossFn loss, void* ctx, double* work, double* total,
-                             double* xbar0, double* ubar, double* thetabar, physLog* log) {
-  if (!d) return rollout_grad(m, d, tab, T, k, u, loss, ctx, work, total, xbar0, ubar, thetabar, log);  // refused
+static physStatus rollout_grad_guarded(const physModel* m, physData* d, const physParamTable* tab, int T, int k,
+                                       const double* u, const rolloutLoss* lo, double* work, double* total,
+                                       double* xbar0, double* ubar, double* thetabar, physLog* log) {
+  if (!d) return rollout_grad(m, d, tab, T, k, u, lo, work, total, xbar0, ubar, thetabar, log);   // refused
   physArenaGuard g;
   phys_arena_enter(d, &g);
   if (setjmp(g.env)) {
@@ -285,8 +311,29 @@ physStatus phys_rollout_grad(const physModel* m, physData* d, const physParamTab
     return phys_error(log, st, "%s", d->lastwarning);
   }
   size_t mark = phys_stack_mark(d);
-  physStatus st = rollout_grad(m, d, tab, T, k, u, loss, ctx, work, total, xbar0, ubar, thetabar, log);
+  physStatus st = rollout_grad(m, d, tab, T, k, u, lo, work, total, xbar0, ubar, thetabar, log);
   phys_stack_free(d, mark);
   phys_arena_leave(d, &g);
   return st;
+}
+
+physStatus phys_rollout_grad(const physModel* m, physData* d, const physParamTable* tab, int T, int k,
+                             const double* u, physLossFn loss, void* ctx, double* work, double* total,
+                             double* xbar0, double* ubar, double* thetabar, physLog* log) {
+  rolloutLoss lo = {loss, NULL, ctx, NULL, NULL, NULL};
+  return rollout_grad_guarded(m, d, tab, T, k, u, &lo, work, total, xbar0, ubar, thetabar, log);
+}
+
+physStatus phys_rollout_grad_act(const physModel* m, physData* d, const physParamTable* tab, int T, int k,
+                                 const double* u, physLossActFn loss, void* ctx, double* work, double* total,
+                                 double* xbar0, double* ubar, double* thetabar, physLog* log) {
+  rolloutLoss lo = {NULL, loss, ctx, NULL, NULL, NULL};
+  return rollout_grad_guarded(m, d, tab, T, k, u, &lo, work, total, xbar0, ubar, thetabar, log);
+}
+
+physStatus phys_rollout_vjp(const physModel* m, physData* d, const physParamTable* tab, int T, int k,
+                            const double* u, const double* qbar, const double* vbar, const double* abar,
+                            double* work, double* xbar0, double* ubar, double* thetabar, physLog* log) {
+  rolloutLoss lo = {NULL, NULL, NULL, qbar, vbar, abar};
+  return rollout_grad_guarded(m, d, tab, T, k, u, &lo, work, NULL, xbar0, ubar, thetabar, log);
 }

@@ -5,8 +5,8 @@
 // L = sum_{t=0..T} l_t(x_t). Reverse mode: xbar_T = dl_T/dx_T, and for t = T-1..0
 //   ubar_t = B_t' xbar_{t+1},  thetabar += P_t' xbar_{t+1},  xbar_t = A_t' xbar_{t+1} + dl_t/dx_t,
 // in grad.h's tangent coordinates x = (q tangent, v), 2nv numbers; with activations (na > 0) x = (q tangent, v,
-// act), nx = 2nv + na numbers (the losses l_t read (qpos, qvel): their act gradient is 0, and act's adjoint is
-// carried through the steps).
+// act), nx = 2nv + na numbers (act's adjoint is carried through the steps; a physLossFn reads (qpos, qvel), so
+// its act gradient is 0; a physLossActFn, phys_rollout_grad_act, reads act too and adds dl_t/dact_t).
 //
 // Checkpointing: the forward pass keeps the state every k steps (x_0, x_k, x_2k, ...: ceil(T/k) states);
 // the backward pass takes the segments last to first, recomputes each segment forward from its checkpoint
@@ -75,5 +75,8 @@ double phys_rollout(const physModel* m, physData* d, int T, const double* u, phy
 physStatus phys_rollout_grad(const physModel* m, physData* d, const physParamTable* t, int T, int k,
                              const double* u, physLossFn loss, void* ctx, double* work, double* total,
                              double* xbar0, double* ubar, double* thetabar, physLog* log);
+
+// phys_rollout_grad_act (a loss of the activations too) and phys_rollout_vjp (the states' cotangents, no
+// callback) are declared in physid/derivatives.h: the same gradient with other losses
 
 #endif  // PHYS_ROLLOUT_H

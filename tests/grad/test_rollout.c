@@ -25,7 +25,9 @@
 //    test_step_contact_deriv.c).
 // 6. Activations (issue 15 item 2): tests/data/actuator_contact.xml's cube on one corner pushed by a filtered
 //    thruster beside an arm with an integrator and a filtered servo, lcp, 40 steps: dL/dx0 (x = q, v, act),
-//    dL/du and dL/dtheta (timeconst of both filters, gain, mass) as 1, and 2 (records with act).
+//    dL/du and dL/dtheta (timeconst of both filters, gain, mass) as 1, and 2 (records with act); and the same
+//    with a loss that reads act too (phys_rollout_grad_act: the act term of the gradient).
+// 8. phys_rollout_vjp (cotangents of the states, no callback) against phys_rollout_grad_act with that loss.
 // 7. The thruster's time constant recovered from a simulated recording (200 lcp steps, truth 0.05 s, start 0.1)
 //    by Newton steps on the rollout gradient's dL/dtau, to 1e-6.
 #include "grad_models.h"
@@ -88,6 +90,21 @@ static double test_loss(void* vctx, int t, const double* qpos, const double* qve
   return l;
 }
 
+// 6: a loss of the activations too (phys_rollout_grad_act): test_loss + sum_i w_t (0.5 (act_i - 0.1 (i + 1))^2 +
+// 0.3 act_i), w_t = 1 + 0.02 t. g_act_loss = 1 makes rollout_loss and run_grad use it
+static int g_act_loss;
+static double test_loss_act(void* vctx, int t, const double* qpos, const double* qvel, const double* act,
+                            double* gq, double* gv, double* ga) {
+  lossCtx* c = vctx;
+  double l = test_loss(vctx, t, qpos, qvel, gq, gv), w = 1 + 0.02 * t;
+  for (int i = 0; i < c->m->na; i++) {
+    double e = act[i] - 0.1 * (i + 1);
+    l += w * (0.5 * e * e + 0.3 * act[i]);
+    ga[i] += w * (e + 0.3);
+  }
+  return l;
+}
+
 // one test case: model, initial state, controls, parameter table
 typedef struct rollCase_ {
   const char* name;
@@ -97,6 +114,8 @@ typedef struct rollCase_ {
   double *qpos0, *qvel0, *act0, time0, *u;   // act0: NULL without activations
   int T;
 } rollCase;
+
+static void check_vjp(struct rollCase_* c);   // 8, below
 
 // d <- the case's initial state
 static void reset_case(rollCase* c) {
@@ -111,7 +130,17 @@ static void reset_case(rollCase* c) {
 static double rollout_loss(rollCase* c) {
   lossCtx lc = {c->m, NULL, 0};
   reset_case(c);
-  return phys_rollout(c->m, c->d, c->T, c->u, test_loss, &lc);
+  if (!g_act_loss) return phys_rollout(c->m, c->d, c->T, c->u, test_loss, &lc);
+  const physModel* m = c->m;   // the plain loop with the act loss, summed as phys_rollout sums
+  double L = 0, g[128];
+  for (int t = 0; t <= c->T; t++) {
+    memset(g, 0, sizeof g);
+    L += test_loss_act(&lc, t, c->d->qpos, c->d->qvel, c->d->act, g, g + m->nv, g + 2 * m->nv);
+    if (t == c->T) break;
+    memcpy(c->d->ctrl, c->u + (size_t)t * m->nu, sizeof(double) * m->nu);
+    phys_step(m, c->d);
+  }
+  return L;
 }
 
 // six-point central difference of the rollout loss along a perturbation applied by set(c, i, h) and undone
@@ -199,8 +228,12 @@ static gradOut run_grad(rollCase* c, int k, physLog* log) {
   o.tb = calloc(c->tab.ntheta + 1, sizeof(double));
   lossCtx lc = {m, NULL, 0};
   reset_case(c);
-  o.st = phys_rollout_grad(m, c->d, &c->tab, c->T, k, c->u, test_loss, &lc, o.work, &o.L, o.xb, o.ub, o.tb,
-                           log);
+  if (g_act_loss)
+    o.st = phys_rollout_grad_act(m, c->d, &c->tab, c->T, k, c->u, test_loss_act, &lc, o.work, &o.L, o.xb, o.ub,
+                                 o.tb, log);
+  else
+    o.st = phys_rollout_grad(m, c->d, &c->tab, c->T, k, c->u, test_loss, &lc, o.work, &o.L, o.xb, o.ub, o.tb,
+                             log);
   return o;
 }
 
@@ -403,6 +436,7 @@ static void check_penalty(void) {
   H_FD = 1e-5;   // the corners stay in contact within perturbations of this size (2.5e-4 m pressed in)
   check_fd(&c);
   H_FD = h;
+  check_vjp(&c);
   check_checkpoints(&c);
   free_case(&c);
 }
@@ -441,7 +475,12 @@ static void check_act(void) {
   double h = H_FD;
   H_FD = 1e-5;   // contact kept within perturbations of this size
   check_fd(&c);
+  g_act_loss = 1;   // the loss reads act too: its act term against differences, every interval bit for bit
+  check_fd(&c);
+  check_checkpoints(&c);
+  g_act_loss = 0;
   H_FD = h;
+  check_vjp(&c);
   check_checkpoints(&c);
   free_case(&c);
 }
@@ -600,6 +639,78 @@ static void check_interval(void) {
   phys_free_model(m);
 }
 
+// 8: phys_rollout_vjp (the states' cotangents, no callback) against phys_rollout_grad_act with the loss l_t =
+// qbar_t . qpos_t + vbar_t . qvel_t + abar_t . act_t written here, its quaternion gradient by quaternion products
+// (d qpos / d dq_k = q (0, e_k) / 2): the same numbers to rounding (1e-13 relative); a cotangent dropped at one
+// state (qbar_3 = 0) changes dL/dx0 (the test sees each state's term)
+typedef struct cotCtx_ {
+  const physModel* m;
+  const double *qb, *vb, *ab;
+} cotCtx;
+
+static double cot_loss(void* vctx, int t, const double* qpos, const double* qvel, const double* act, double* gq,
+                       double* gv, double* ga) {
+  const cotCtx* c = vctx;
+  const physModel* m = c->m;
+  const double *qb = c->qb + (size_t)t * m->nq, *vb = c->vb + (size_t)t * m->nv, *ab = c->ab + (size_t)t * m->na;
+  double l = 0;
+  for (int i = 0; i < m->nq; i++) l += qb[i] * qpos[i];
+  for (int i = 0; i < m->nv; i++) l += vb[i] * qvel[i], gv[i] = vb[i];
+  for (int i = 0; i < m->na; i++) l += ab[i] * act[i], ga[i] = ab[i];
+  for (int j = 0; j < m->njnt; j++) {
+    int qa = m->jnt_qposadr[j], da = m->jnt_dofadr[j], type = m->jnt_type[j], nlin = type == PHYS_JNT_FREE ? 3 : 0;
+    if (type == PHYS_JNT_HINGE || type == PHYS_JNT_SLIDE) nlin = 1;
+    for (int i = 0; i < nlin; i++) gq[da + i] = qb[qa + i];
+    if (type == PHYS_JNT_HINGE || type == PHYS_JNT_SLIDE) continue;
+    for (int k = 0; k < 3; k++) {
+      double e[4] = {0, k == 0, k == 1, k == 2}, dq[4];
+      phys_quat_mul(dq, qpos + qa + nlin, e);
+      gq[da + nlin + k] = 0.5 * (qb[qa + nlin] * dq[0] + qb[qa + nlin + 1] * dq[1] + qb[qa + nlin + 2] * dq[2] +
+                                 qb[qa + nlin + 3] * dq[3]);
+    }
+  }
+  return l;
+}
+
+static void check_vjp(rollCase* c) {
+  const physModel* m = c->m;
+  int T = c->T, nx = 2 * m->nv + m->na, nt = c->tab.ntheta;
+  physRng r;
+  phys_rng_seed(&r, 88);
+  size_t nq = (size_t)(T + 1) * m->nq, nv = (size_t)(T + 1) * m->nv, na = (size_t)(T + 1) * m->na;
+  double* cot = malloc(sizeof(double) * (nq + nv + na + 1));
+  gm_rand_vec(&r, cot, (int)(nq + nv + na));
+  cotCtx cc = {m, cot, cot + nq, cot + nq + nv};
+  size_t nw = phys_rollout_worksize(m, T, 0, nt);
+  double* work = malloc(sizeof(double) * nw);
+  double *xa = calloc(nx, sizeof(double)), *xb = calloc(nx, sizeof(double)), *xc = calloc(nx, sizeof(double));
+  double *ua = calloc((size_t)T * m->nu + 1, sizeof(double)), *ub = calloc((size_t)T * m->nu + 1, sizeof(double));
+  double ta[32], tb[32], L;
+  physLog log;
+  memset(&log, 0, sizeof log);
+  reset_case(c);
+  CHECK_MSG(phys_rollout_vjp(m, c->d, &c->tab, T, 0, c->u, cc.qb, cc.vb, m->na ? cc.ab : NULL, work, xa, ua, ta,
+                             &log) == PHYS_OK, "%s: %s", c->name, log.error);
+  reset_case(c);
+  CHECK(phys_rollout_grad_act(m, c->d, &c->tab, T, 0, c->u, cot_loss, &cc, work, &L, xb, ub, tb, &log) == PHYS_OK);
+  char what[96];
+  snprintf(what, sizeof what, "%s T=%d rollout_vjp dL/dx0", c->name, T);
+  gm_compare(what, xa, xb, 1, nx, 1, 1e-13);
+  snprintf(what, sizeof what, "%s T=%d rollout_vjp dL/du", c->name, T);
+  if (m->nu) gm_compare(what, ua, ub, T, m->nu, 1, 1e-13);
+  snprintf(what, sizeof what, "%s T=%d rollout_vjp dL/dtheta", c->name, T);
+  gm_compare(what, ta, tb, 1, nt, 1, 1e-13);
+  if (T > 3) {   // state 3's position cotangent dropped: dL/dx0 moves
+    memset(cot + 3 * (size_t)m->nq, 0, sizeof(double) * m->nq);
+    reset_case(c);
+    CHECK(phys_rollout_vjp(m, c->d, &c->tab, T, 0, c->u, cc.qb, cc.vb, cc.ab, work, xc, NULL, NULL, &log) == PHYS_OK);
+    double diff = 0;
+    for (int i = 0; i < nx; i++) diff = fmax(diff, fabs(xc[i] - xa[i]));
+    CHECK_MSG(diff > 1e-6, "%s: dropping qbar_3 changed dL/dx0 by %.3g only", c->name, diff);
+  }
+  free(cot), free(work), free(xa), free(xb), free(xc), free(ua), free(ub);
+}
+
 int main(void) {
   const char* hs = getenv("ROLLOUT_H");
   if (hs) H_FD = atof(hs);
@@ -620,6 +731,7 @@ int main(void) {
     make_case(&c[1], "mixed", "tests/data/mixed.xml", mix, 9, Ts[n], 12, 0.3);
     make_case(&c[2], "double_pendulum", "tests/data/double_pendulum.xml", dbl, 4, Ts[n], 13, 1);
     for (int i = 0; i < 3; i++) {
+      check_vjp(&c[i]);
       check_fd(&c[i]);
       check_checkpoints(&c[i]);
       free_case(&c[i]);

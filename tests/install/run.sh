@@ -5,7 +5,8 @@
 # includes one call of each public header of include/physid/ (an identification of simulated data too). Also:
 # libphysid.so's SONAME carries the ABI version, it exports phys_* symbols only, and the installed
 # `physid --version` is the package's version, and the Python package (python/, not installed) finds the installed
-# library beside the installed physid on PATH. Exits 1 with a message on the first failure.
+# library beside the installed physid on PATH; and `pip install ./python` into a venv works offline (issue 18
+# item 2). Exits 1 with a message on the first failure.
 set -euo pipefail
 BUILD=$(cd "$1" && pwd)
 SRC=$(cd "$2" && pwd)
@@ -68,4 +69,17 @@ PY=${PHYS_PYTHON:-/usr/bin/python3}
 pyout=$(cd "$TMP" && PATH="$P/bin:$PATH" PYTHONPATH="$SRC/python" PYTHONDONTWRITEBYTECODE=1 "$PY" -c \
   'import physid, physid._lib as l; print(physid.version(), l.library_path())') || fail "python: import physid failed"
 [ "$pyout" = "$VERSION $LIBDIR/libphysid.so.$MAJMIN" ] || fail "python found '$pyout', expected $VERSION $LIBDIR/libphysid.so.$MAJMIN"
+# `pip install ./python` works offline (issue 18 item 2; docs/python.md, Install): a venv over Debian's packages,
+# the package built by Debian's setuptools from a copy of python/ (pip writes build files beside the sources)
+if "$PY" -m venv --system-site-packages "$TMP/venv" > /dev/null 2>&1; then
+  cp -r "$SRC/python" "$TMP/pysrc"
+  rm -rf "$TMP/pysrc/build" "$TMP/pysrc"/*.egg-info
+  "$TMP/venv/bin/pip" install -q --no-build-isolation --no-index "$TMP/pysrc" > "$TMP/pip.log" 2>&1 ||
+    { cat "$TMP/pip.log" >&2; fail "pip install ./python failed offline"; }
+  pipout=$(cd "$TMP" && PATH="$P/bin:$PATH" PYTHONDONTWRITEBYTECODE=1 "$TMP/venv/bin/python" -c \
+    'import physid, physid.torch; print(physid.version(), physid.__file__)') || fail "the pip-installed physid failed"
+  case "$pipout" in "$VERSION $TMP/venv/"*) ;; *) fail "the pip-installed physid printed '$pipout'" ;; esac
+else
+  echo "install test: no venv module for $PY: pip install ./python not tried" >&2
+fi
 echo "install test: $want (pkg-config and find_package, shared and static; SONAME $soname; $(nm -D --defined-only "$LIB" | wc -l) phys_* symbols)"
