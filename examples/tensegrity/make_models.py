@@ -11,7 +11,8 @@
   examples/tensegrity/superball_floor_nodyn.xml as superball_nodyn.xml with the friction "1 1 1" on the floor only
                                                 (rods "0 0 0"): the same rod-floor contacts (the pair takes the larger
                                                 value), with the floor's friction:, torsion:, rolling: the contacts'
-                                                (what identify fits, issue 16); rod-rod contacts frictionless
+                                                (what identify fits, issue 16); rod-rod contacts frictionless;
+                                                penalty contact (its derivatives have the angular rows)
 
 Geometry: the 6-bar "expanded octahedron" (the SUPERball's icosahedral tensegrity): rods in three parallel pairs
 along x, y and z, half-length a = 0.842 m (rod 1.684 m), each pair offset by +-a/2 (the equal-tension
@@ -153,6 +154,10 @@ def model(fixed, dyn, condim=6, floor=False):
         L.append('    <general name="a%d" tendon="c%d"%s gainprm="%g" ctrllimited="true" ctrlrange="%g %g"/>'
                  % (n, n, extra, GAIN, -CTRL, CTRL))
     L.append('  </actuator>')
+    if floor:   # (the contact model differentiated with the angular rows: penalty)
+        L.append('  <custom>')
+        L.append('    <text name="physid:contact" data="penalty"/>')
+        L.append('  </custom>')
     L.append('</mujoco>')
     return name, "\n".join(L) + "\n"
 
