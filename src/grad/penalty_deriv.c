@@ -763,6 +763,13 @@ static void integration_reverse(const physModel* m, const double* vnew, const do
   }
 }
 
+// arena array of n + 1 zeros (caller's mark)
+static double* zalloc(physData* d, size_t n) {
+  double* x = phys_stack_alloc(d, n + 1);
+  memset(x, 0, sizeof(double) * (n + 1));
+  return x;
+}
+
 // one reverse pass on T: xbar (2nv), ubar (nu), theta_bar (ntheta), force_bar = sum_k lambda_k (nv) from
 // xbar_next; any output may be NULL
 static physStatus tape_vjp(const physModel* m, physData* d, const penTape* T, const physParamTable* t,
@@ -775,42 +782,29 @@ static physStatus tape_vjp(const physModel* m, physData* d, const penTape* T, co
   memset(&A, 0, sizeof A);
   A.qbar = phys_stack_alloc(d, (size_t)nv);
   A.vbar = phys_stack_alloc(d, (size_t)nv);
-  A.ubar = phys_stack_alloc(d, (size_t)nu + 1);
-  A.tbar = theta_bar ? phys_stack_alloc(d, (size_t)nt + 1) : NULL;
+  A.ubar = zalloc(d, (size_t)nu);
+  A.tbar = theta_bar ? zalloc(d, (size_t)nt) : NULL;
   A.tt = phys_stack_alloc(d, (size_t)nt + 1);
-  A.abar = phys_stack_alloc(d, (size_t)K * nv);
-  A.sbar = phys_stack_alloc(d, (size_t)nc + 1);
-  A.dbar = phys_stack_alloc(d, (size_t)nc + 1);
-  A.mubar = phys_stack_alloc(d, (size_t)nc + 1);
-  A.alphaS = phys_stack_alloc(d, (size_t)(K + 1) * 3 * nc + 1);
+  A.abar = zalloc(d, (size_t)K * nv);
+  A.sbar = zalloc(d, (size_t)nc);
+  A.dbar = zalloc(d, (size_t)nc);
+  A.mubar = zalloc(d, (size_t)nc);
+  A.alphaS = zalloc(d, (size_t)(K + 1) * 3 * nc);
   A.lam = phys_stack_alloc(d, (size_t)nv);
   A.tmp = phys_stack_alloc(d, (size_t)nv);
   A.tmp2 = phys_stack_alloc(d, (size_t)nv);
   A.alphaF = phys_stack_alloc(d, 3 * (size_t)nc + 1);
   A.alphaX = phys_stack_alloc(d, 3 * (size_t)nc + 1);
   A.x = phys_stack_alloc(d, (size_t)nv);
-  A.Wq = phys_stack_alloc(d, 3 * (size_t)nc * nv + 1);
-  A.gam = phys_stack_alloc(d, 3 * (size_t)nc + 1);
-  A.mubs = phys_stack_alloc(d, (size_t)nc + 1);
-  A.mubr = phys_stack_alloc(d, (size_t)nc + 1);
-  A.alphaSa = phys_stack_alloc(d, (size_t)(K + 1) * 3 * nc + 1);
+  A.Wq = zalloc(d, 3 * (size_t)nc * nv);
+  A.gam = zalloc(d, 3 * (size_t)nc);
+  A.mubs = zalloc(d, (size_t)nc);
+  A.mubr = zalloc(d, (size_t)nc);
+  A.alphaSa = zalloc(d, (size_t)(K + 1) * 3 * nc);
   A.alphaFa = phys_stack_alloc(d, 3 * (size_t)nc + 1);
   A.alphaXa = phys_stack_alloc(d, 3 * (size_t)nc + 1);
-  A.Wa = phys_stack_alloc(d, 3 * (size_t)nc * nv + 1);
-  memset(A.mubs, 0, sizeof(double) * (size_t)nc);
-  memset(A.mubr, 0, sizeof(double) * (size_t)nc);
-  memset(A.alphaSa, 0, sizeof(double) * (size_t)(K + 1) * 3 * nc);
-  memset(A.Wa, 0, sizeof(double) * 3 * (size_t)nc * nv);
-  memset(A.Wq, 0, sizeof(double) * 3 * (size_t)nc * nv);
-  memset(A.gam, 0, sizeof(double) * 3 * (size_t)nc);
+  A.Wa = zalloc(d, 3 * (size_t)nc * nv);
   double* epsbar = phys_stack_alloc(d, (size_t)nc + 1);
-  memset(A.ubar, 0, sizeof(double) * (size_t)nu);
-  if (A.tbar) memset(A.tbar, 0, sizeof(double) * (size_t)nt);
-  memset(A.abar, 0, sizeof(double) * (size_t)K * nv);
-  memset(A.sbar, 0, sizeof(double) * (size_t)nc);
-  memset(A.dbar, 0, sizeof(double) * (size_t)nc);
-  memset(A.mubar, 0, sizeof(double) * (size_t)nc);
-  memset(A.alphaS, 0, sizeof(double) * (size_t)(K + 1) * 3 * nc);
 
   // v+ = v + dt a_{K-1}, q+ = q (+) dt v+
   for (int i = 0; i < nv; i++) A.x[i] = d->qvel[i] + dt * T->a[(size_t)(K - 1) * nv + i];
