@@ -109,6 +109,10 @@ int grad_default_params(char*** spec, const physModel* m) {
       for (int k = 0; k < m->npair; k++) paired |= m->pair_geom1[k] == g || m->pair_geom2[k] == g;
       if (!m->geom_contype[g] && !m->geom_conaffinity[g] && !paired) continue;
       if (m->geom_friction[3 * g] > 0) push_named(&s, &n, &cap, m, "friction", name);
+      // torsional and rolling friction: differentiated under penalty only (issue 16)
+      int pen = m->opt.contact == PHYS_CONTACT_PENALTY;
+      if (pen && m->geom_condim[g] >= 4 && m->geom_friction[3 * g + 1] > 0) push_named(&s, &n, &cap, m, "torsion", name);
+      if (pen && m->geom_condim[g] == 6 && m->geom_friction[3 * g + 2] > 0) push_named(&s, &n, &cap, m, "rolling", name);
       if (m->geom_restitution[g] > 0.01 && m->geom_restitution[g] < 0.99)
         push_named(&s, &n, &cap, m, "restitution", name);
       if (phys_geom_nsize(m->geom_type[g]) > 0) push_named(&s, &n, &cap, m, "size", name);

@@ -143,7 +143,8 @@ static xmlNode* mjcf_target(xmlNode* root, const physModel* m, const physParam* 
   const char* kind = "body";
   const char* tags = "body";
   switch (p->kind) {
-    case PHYS_PAR_FRICTION: case PHYS_PAR_SIZE: case PHYS_PAR_VERTICES: case PHYS_PAR_HEIGHT:
+    case PHYS_PAR_FRICTION: case PHYS_PAR_TORSION: case PHYS_PAR_ROLLING:
+    case PHYS_PAR_SIZE: case PHYS_PAR_VERTICES: case PHYS_PAR_HEIGHT:
       kind = "geom", tags = "geom"; break;
     case PHYS_PAR_DAMPING: case PHYS_PAR_ARMATURE: case PHYS_PAR_STIFFNESS: case PHYS_PAR_FRICTIONLOSS:
       kind = "joint", tags = "joint|freejoint"; break;
@@ -300,7 +301,9 @@ static int mjcf_param(xmlNode* root, const physModel* m, const physParam* p, cha
   int dof = p->kind == PHYS_PAR_DAMPING || p->kind == PHYS_PAR_ARMATURE || p->kind == PHYS_PAR_FRICTIONLOSS
                 ? m->jnt_dofadr[id] : 0;
   switch (p->kind) {
-    case PHYS_PAR_FRICTION: set_numbers(n, "friction", m->geom_friction + 3 * id, 3); break;
+    case PHYS_PAR_FRICTION:
+    case PHYS_PAR_TORSION:
+    case PHYS_PAR_ROLLING: set_numbers(n, "friction", m->geom_friction + 3 * id, 3); break;
     case PHYS_PAR_SIZE: mjcf_size(n, m, id, p->size); break;
     case PHYS_PAR_DAMPING: set_numbers(n, "damping", m->dof_damping + dof, 1); break;
     case PHYS_PAR_ARMATURE: set_numbers(n, "armature", m->dof_armature + dof, 1); break;

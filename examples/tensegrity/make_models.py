@@ -8,6 +8,11 @@
   examples/tensegrity/superball_nodyn.xml       as superball.xml with actuators without dynamics
   examples/tensegrity/superball_fixed_nodyn.xml as superball_fixed.xml with actuators without dynamics
   examples/tensegrity/superball_condim3_nodyn.xml as superball_nodyn.xml with sliding friction only (condim 3)
+  examples/tensegrity/superball_floor_nodyn.xml as superball_nodyn.xml with the friction "1 1 1" on the floor only
+                                                (rods "0 0 0"): the same rod-floor contacts (the pair takes the larger
+                                                value), with the floor's friction:, torsion:, rolling: the contacts'
+                                                (what identify fits, issue 16); rod-rod contacts frictionless;
+                                                penalty contact (its derivatives have the angular rows)
 
 Geometry: the 6-bar "expanded octahedron" (the SUPERball's icosahedral tensegrity): rods in three parallel pairs
 along x, y and z, half-length a = 0.842 m (rod 1.684 m), each pair offset by +-a/2 (the equal-tension
@@ -100,14 +105,15 @@ def fmt(v):
     return " ".join("%.10g" % x for x in v)
 
 
-def model(fixed, dyn, condim=6):
-    """the MJCF text of one variant (condim 3: sliding friction only, what physid's contact models have)"""
+def model(fixed, dyn, condim=6, floor=False):
+    """the MJCF text of one variant (condim 3: sliding friction only; floor: the friction on the floor only)"""
     R = [[1.0, 0, 0], [0, 1.0, 0], [0, 0, 1.0]] if fixed else face_down()
     rot = lambda p: [sum(R[i][k] * p[k] for k in range(3)) for i in range(3)]
     nodes_z = [rot(p)[2] for rod in RODS for p in ends(rod)]
     lift = FIXED_LIFT if fixed else RADIUS + 0.01 - min(nodes_z)   # the lowest rod end 1 cm above the floor
     quat = mat_quat(R)
-    name = "superball" + ("_fixed" if fixed else "") + ("_condim3" if condim == 3 else "") + ("" if dyn else "_nodyn")
+    name = "superball" + ("_fixed" if fixed else "") + ("_condim3" if condim == 3 else "") + ("_floor" if floor else "")
+    name += "" if dyn else "_nodyn"
     L = []
     L.append('<mujoco model="%s">' % name)
     L.append('  <!-- written by examples/tensegrity/make_models.py (issue 16, paper 002); edit that script, not this'
@@ -131,8 +137,8 @@ def model(fixed, dyn, condim=6):
         L.append('    <body name="%s" pos="%s"%s>' % (nm, fmt(pos), turn))
         if not (fixed and i == 0):
             L.append('      <freejoint/>')
-        L.append('      <geom name="%s" type="capsule" fromto="%s %s" size="%g" mass="%g"/>'
-                 % (nm, fmt(e0), fmt(e1), RADIUS, MASS))
+        L.append('      <geom name="%s" type="capsule" fromto="%s %s" size="%g" mass="%g"%s/>'
+                 % (nm, fmt(e0), fmt(e1), RADIUS, MASS, ' friction="0 0 0"' if floor else ''))
         L.append('      <site name="%s_0" pos="%s"/>' % (nm, fmt(e0)))
         L.append('      <site name="%s_1" pos="%s"/>' % (nm, fmt(e1)))
         L.append('    </body>')
@@ -148,6 +154,10 @@ def model(fixed, dyn, condim=6):
         L.append('    <general name="a%d" tendon="c%d"%s gainprm="%g" ctrllimited="true" ctrlrange="%g %g"/>'
                  % (n, n, extra, GAIN, -CTRL, CTRL))
     L.append('  </actuator>')
+    if floor:   # (the contact model differentiated with the angular rows: penalty)
+        L.append('  <custom>')
+        L.append('    <text name="physid:contact" data="penalty"/>')
+        L.append('  </custom>')
     L.append('</mujoco>')
     return name, "\n".join(L) + "\n"
 
@@ -159,11 +169,12 @@ def main():
         with open(path, "w") as f:
             f.write(text)
         print(path)
-    name, text = model(False, False, 3)
-    path = os.path.join("examples/tensegrity", name + ".xml")
-    with open(path, "w") as f:
-        f.write(text)
-    print(path)
+    for condim, floor in ((3, False), (6, True)):
+        name, text = model(False, False, condim, floor)
+        path = os.path.join("examples/tensegrity", name + ".xml")
+        with open(path, "w") as f:
+            f.write(text)
+        print(path)
 
 
 if __name__ == "__main__":

@@ -323,8 +323,10 @@ int phys_contact_material_moves(const physModel* m, const physContact* c, int g,
   if (c->pair >= 0 || (g != g0 && g != g1)) return 0;
   int condim = m->geom_condim[g0] > m->geom_condim[g1] ? m->geom_condim[g0] : m->geom_condim[g1];
   if (what == 0 && condim == 1) return 0;   // frictionless by dimension (a friction of 0 still moves)
-  double a = what ? m->geom_restitution[g0] : m->geom_friction[3 * g0];
-  double b = what ? m->geom_restitution[g1] : m->geom_friction[3 * g1];
+  if ((what == 2 && condim < 4) || (what == 3 && condim < 6)) return 0;   // no torsion, no rolling by dimension
+  int f = what == 2 ? 1 : what == 3 ? 2 : 0;   // (geom_friction's column)
+  double a = what == 1 ? m->geom_restitution[g0] : m->geom_friction[3 * g0 + f];
+  double b = what == 1 ? m->geom_restitution[g1] : m->geom_friction[3 * g1 + f];
   return g == g0 ? a >= b : b >= a;
 }
 

@@ -57,7 +57,8 @@ void phys_collision(const physModel* m, physData* d);
 // contacts): d->contact, d->ncon and d->ncon_dropped (the next step's warm-start input) are not written. "Does
 // this state touch anything". Scratch from d's arena.
 int phys_collision_count(const physModel* m, physData* d);
-// 1 if contact c's friction (what 0) or restitution (what 1) moves with geom g's own value: no <pair> sets it,
+// 1 if contact c's friction (what 0), restitution (what 1), torsional (2) or rolling friction (3) moves with geom
+// g's own value: no <pair> sets it,
 // the contact has friction (what 0: condim > 1), and g holds the larger of the two geoms' values (MJCF's max
 // rule). At a tie BOTH geoms count: max(a, b) has no derivative there and this is its right derivative in each
 // one (raising either raises the max), what a fit bounded below needs - a cube's restitution at 0 on a floor

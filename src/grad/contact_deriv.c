@@ -381,9 +381,11 @@ physStatus phys_constraint_jvp(const physModel* m, physData* d, const physConstr
 
 // dJ rows 3i..3i+2 (n x nv) = contact i's rows of dJ[dq]: for each dof j of one chain only (flag: the dofs of
 // geom[0]'s chain, 0 outside), sign (dF_r . Jp_j + F_r . dJp_j), Jp_j = cdof_lin_j + cdof_ang_j x p,
-// dJp_j = dcdof_lin_j + dcdof_ang_j x p + cdof_ang_j x dp; a dof of both chains has J_rj = 0 identically
+// dJp_j = dcdof_lin_j + dcdof_ang_j x p + cdof_ang_j x dp; a dof of both chains has J_rj = 0 identically.
+// ang: the angular rows A_r = F_r (J_rot(b1) - J_rot(b0)) instead (issue 16): Jp_j = cdof_ang_j, dJp_j =
+// dcdof_ang_j
 static void contact_dJ(const physModel* m, const physData* d, int i, const contactGeom* cg, const double* P,
-                       const double* Vb, const double* dcdof, int* flag, double* dJ) {
+                       const double* Vb, const double* dcdof, int* flag, double* dJ, int ang) {
   const physContact* c = cg->c;
   const double *p = c->pos, *F = c->frame;
   int nv = m->nv, b0 = m->geom_bodyid[c->geom[0]], b1 = m->geom_bodyid[c->geom[1]];
@@ -401,7 +403,9 @@ static void contact_dJ(const physModel* m, const physData* d, int i, const conta
       phys_cross3(Jp, cj, p);
       phys_cross3(dJp, dc, p);
       phys_cross3(t, cj, dp);
-      for (int k = 0; k < 3; k++) Jp[k] += cj[3 + k], dJp[k] += dc[3 + k] + t[k];
+      for (int k = 0; k < 3; k++)
+        if (ang) Jp[k] = cj[k], dJp[k] = dc[k];
+        else Jp[k] += cj[3 + k], dJp[k] += dc[3 + k] + t[k];
       for (int r = 0; r < 3; r++)
         dJ[(size_t)(3 * i + r) * nv + j] = sign * (phys_dot3(dF + 3 * r, Jp) + phys_dot3(F + 3 * r, dJp));
     }
@@ -415,33 +419,40 @@ static void contact_dJ(const physModel* m, const physData* d, int i, const conta
   for (int j = phys_body_lastdof(m, b1); j >= 0; j = m->dof_parentid[j]) flag[j] = 0;
 }
 
-// dJ along dq from the contacts' geometry cg (nc entries)
+// dJ along dq from the contacts' geometry cg (nc entries); ang: the angular rows' dA (3 nc x nv) instead
 static void dJ_from(const physModel* m, physData* d, const physConstraintProblem* p, const contactGeom* cg,
-                    const double* dq, double* dJ) {
+                    const double* dq, double* dJ, int ang) {
   int nv = m->nv;
-  memset(dJ, 0, sizeof(double) * (size_t)p->n * nv);
+  memset(dJ, 0, sizeof(double) * (size_t)(ang ? 3 * p->nc : p->n) * nv);
   size_t mark = phys_stack_mark(d);
   double* P = phys_stack_alloc(d, 6 * (size_t)nv + 1);
   double* dcdof = phys_stack_alloc(d, 6 * (size_t)nv + 1);
   int* flag = (int*)phys_stack_alloc(d, (size_t)nv / 2 + 1);
   memset(flag, 0, sizeof(int) * (size_t)nv);
   dof_motions(m, d, dq, P, dcdof);
-  for (int i = 0; i < p->nc; i++) contact_dJ(m, d, i, cg + i, P, NULL, dcdof, flag, dJ);
-  if (phys_tendon_rows_of(m, d, p, NULL, NULL) > 0) phys_tendon_rows_jvp(m, d, p, dq, NULL, NULL, NULL, NULL, NULL, dJ);
+  for (int i = 0; i < p->nc; i++) contact_dJ(m, d, i, cg + i, P, NULL, dcdof, flag, dJ, ang);
+  if (!ang && phys_tendon_rows_of(m, d, p, NULL, NULL) > 0) phys_tendon_rows_jvp(m, d, p, dq, NULL, NULL, NULL, NULL, NULL, dJ);
   phys_stack_free(d, mark);
 }
 
-physStatus phys_constraint_dJ(const physModel* m, physData* d, const physConstraintProblem* p, const double* dq,
-                              double* dJ) {
-  if (!dq || !dJ) return refuse(d, "phys_constraint_dJ: dq and dJ are required");
+physStatus phys_angular_dJ(const physModel* m, physData* d, const physConstraintProblem* p, const double* dq,
+                           double* dJ, double* dA) {
+  if (!dq || !(dJ || dA)) return refuse(d, "phys_constraint_dJ: dq and dJ are required");
   physStatus st = check_problem(m, d, p);
   if (st != PHYS_OK) return st;
   size_t mark = phys_stack_mark(d);
   contactGeom* cg = geom_all(m, d, p, &st);
-  if (cg) dJ_from(m, d, p, cg, dq, dJ);
-  else memset(dJ, 0, sizeof(double) * (size_t)p->n * m->nv);
+  if (cg && dJ) dJ_from(m, d, p, cg, dq, dJ, 0);
+  if (cg && dA) dJ_from(m, d, p, cg, dq, dA, 1);
+  if (!cg && dJ) memset(dJ, 0, sizeof(double) * (size_t)p->n * m->nv);
+  if (!cg && dA) memset(dA, 0, sizeof(double) * 3 * (size_t)p->nc * m->nv);
   phys_stack_free(d, mark);
   return st;
+}
+
+physStatus phys_constraint_dJ(const physModel* m, physData* d, const physConstraintProblem* p, const double* dq,
+                              double* dJ) {
+  return dJ ? phys_angular_dJ(m, d, p, dq, dJ, NULL) : refuse(d, "phys_constraint_dJ: dq and dJ are required");
 }
 
 // 1 if body x is b or below it in the tree
@@ -467,7 +478,7 @@ physConstraintGeom* phys_constraint_geom(const physModel* m, physData* d, const 
 physStatus phys_constraint_dJ_geom(const physModel* m, physData* d, const physConstraintProblem* p,
                                    const physConstraintGeom* g, const double* dq, double* dJ) {
   if (!g || !dq || !dJ) return refuse(d, "phys_constraint_dJ_geom: g, dq and dJ are required");
-  dJ_from(m, d, p, g->cg, dq, dJ);
+  dJ_from(m, d, p, g->cg, dq, dJ, 0);
   return PHYS_OK;
 }
 
@@ -478,6 +489,7 @@ physStatus phys_constraint_dJ_geom(const physModel* m, physData* d, const physCo
 typedef struct {
   const double *alpha, *beta, *A, *gamma;   // alpha and beta both or neither; A or NULL; gamma or NULL
   int nv;
+  int ang;                                  // 1: A weighs the angular rows (3 nc x nv; alpha, beta, gamma unused)
 } revWeights;
 
 // adjoints of contact i's geometry for its share of s: bar7 = (p_bar, n_fn_bar, dist_bar), and nrow weighted
@@ -502,18 +514,19 @@ static int contact_bar(double bar7[7], double Phi[18], const double* rowbeta[3],
     chain_motion(S0, m, d, b0, x);
     for (int k = 0; k < 6; k++) S[k] = S1[k] - S0[k];
     phys_cross3(t, S, p);
-    for (int k = 0; k < 3; k++) u[k] = S[3 + k] + t[k];
+    for (int k = 0; k < 3; k++) u[k] = w->ang ? S[k] : S[3 + k] + t[k];   // (angular rows: u = w_rel)
     if (w->A) {
       for (int k = 0; k < 3; k++) f[k] = F[3 * r + k], Fbar[3 * r + k] = u[k];
     } else {
       for (int q = 0; q < 3; q++)
         for (int k = 0; k < 3; k++) f[k] += w->alpha[3 * i + q] * F[3 * q + k], Fbar[3 * q + k] = w->alpha[3 * i + q] * u[k];
     }
-    phys_cross3(t, f, S);   // p_bar += f x w
-    for (int k = 0; k < 3; k++) bar7[k] += t[k];
+    phys_cross3(t, f, S);   // p_bar += f x w (angular rows: no point, Phi = (f, 0))
     double* Ph = Phi + 6 * nrow;
     phys_cross3(Ph, p, f);
-    for (int k = 0; k < 3; k++) Ph[3 + k] = f[k];
+    for (int k = 0; k < 3; k++)
+      if (w->ang) Ph[k] = f[k], Ph[3 + k] = 0;
+      else bar7[k] += t[k], Ph[3 + k] = f[k];
     rowbeta[nrow++] = x;
   }
   if (nrow == 0) return 0;
@@ -588,19 +601,25 @@ static physStatus reverse(const physModel* m, physData* d, const physConstraintP
     int dof = limit_dof(p, row, &s);
     q_bar[dof] += s * w->gamma[row];
   }
-  if (nt > 0 && st == PHYS_OK) phys_tendon_rows_vjp(m, d, p, w->alpha, w->beta, w->A, w->gamma, q_bar);
+  if (nt > 0 && st == PHYS_OK && !w->ang) phys_tendon_rows_vjp(m, d, p, w->alpha, w->beta, w->A, w->gamma, q_bar);
   return st;
+}
+
+physStatus phys_angular_vjp_matrix(const physModel* m, physData* d, const physConstraintProblem* p, const double* W,
+                                   double* q_bar) {
+  revWeights w = {NULL, NULL, W, NULL, m->nv, 1};
+  return W ? reverse(m, d, p, &w, q_bar) : PHYS_OK;
 }
 
 physStatus phys_constraint_vjp(const physModel* m, physData* d, const physConstraintProblem* p, const double* alpha,
                                const double* beta, const double* gamma, double* q_bar) {
-  revWeights w = {alpha && beta ? alpha : NULL, alpha && beta ? beta : NULL, NULL, gamma, m->nv};
+  revWeights w = {alpha && beta ? alpha : NULL, alpha && beta ? beta : NULL, NULL, gamma, m->nv, 0};
   return reverse(m, d, p, &w, q_bar);
 }
 
 physStatus phys_constraint_vjp_matrix(const physModel* m, physData* d, const physConstraintProblem* p,
                                       const double* A, const double* gamma, double* q_bar) {
-  revWeights w = {NULL, NULL, A, gamma, m->nv};
+  revWeights w = {NULL, NULL, A, gamma, m->nv, 0};
   return reverse(m, d, p, &w, q_bar);
 }
 
@@ -647,13 +666,13 @@ static physStatus size_reverse(const physModel* m, physData* d, const physConstr
 
 physStatus phys_constraint_size_vjp(const physModel* m, physData* d, const physConstraintProblem* p, int g,
                                     const double* alpha, const double* beta, const double* gamma, double* size_bar) {
-  revWeights w = {alpha && beta ? alpha : NULL, alpha && beta ? beta : NULL, NULL, gamma, m->nv};
+  revWeights w = {alpha && beta ? alpha : NULL, alpha && beta ? beta : NULL, NULL, gamma, m->nv, 0};
   return size_reverse(m, d, p, g, &w, size_bar);
 }
 
 physStatus phys_constraint_size_vjp_matrix(const physModel* m, physData* d, const physConstraintProblem* p, int g,
                                            const double* A, const double* gamma, double* size_bar) {
-  revWeights w = {NULL, NULL, A, gamma, m->nv};
+  revWeights w = {NULL, NULL, A, gamma, m->nv, 0};
   return size_reverse(m, d, p, g, &w, size_bar);
 }
 
@@ -893,7 +912,7 @@ static void moved_contacts(const physModel* m, physData* d, const physConstraint
     if (geom >= 0 && c->geom[0] != geom && c->geom[1] != geom) continue;
     double dp[3], dn[3];
     geom_jvp(dp, dn, ddist + 3 * i, m, d, g->cg + i, P, Vb);
-    contact_dJ(m, d, i, g->cg + i, P, Vb, dcdof, flag, dJ);
+    contact_dJ(m, d, i, g->cg + i, P, Vb, dcdof, flag, dJ, 0);
   }
   phys_stack_free(d, mark);
 }
@@ -972,7 +991,7 @@ physStatus phys_constraint_param_vjp_matrix(const physModel* m, physData* d, con
     if (t->param[e].kind == PHYS_PAR_SIZE)
       st = phys_constraint_size_vjp_matrix(m, d, p, t->param[e].id, W, gamma, theta_bar + t->param[e].adr);
     else if (t->param[e].kind == PHYS_PAR_VERTICES) {
-      revWeights w = {NULL, NULL, W, gamma, m->nv};
+      revWeights w = {NULL, NULL, W, gamma, m->nv, 0};
       st = vertex_reverse(m, d, p, t->param[e].id, &w, theta_bar + t->param[e].adr);
     }
   // pos:BODY, height:GEOM: theta_bar_k += <W, dJ_k> + gamma . ddist_k along each placement direction (forward, 3

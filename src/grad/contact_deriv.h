@@ -65,6 +65,17 @@ physStatus phys_constraint_size_vjp(const physModel* m, physData* d, const physC
 physStatus phys_constraint_size_vjp_matrix(const physModel* m, physData* d, const physConstraintProblem* p, int g,
                                            const double* A, const double* gamma, double* size_bar);
 
+// the angular rows of p's contacts (issue 16; contact.h phys_contact_angular_jac: A_r = F_r (J_rot(b1) -
+// J_rot(b0)), 3 per contact, all three whatever the contact's friction): their derivative through the frame's
+// normal and the turning dof axes, the features held as above.
+// dA (3 nc x nv) = dA/dq . dq along the tangent dq, and dJ (may be NULL) as phys_constraint_dJ, from one
+// computation of the geometry (dA may be NULL: phys_constraint_dJ)
+physStatus phys_angular_dJ(const physModel* m, physData* d, const physConstraintProblem* p, const double* dq,
+                           double* dJ, double* dA);
+// q_bar (nv) += grad_q <W, A(q)> for a weight matrix W (3 nc x nv; NULL: nothing)
+physStatus phys_angular_vjp_matrix(const physModel* m, physData* d, const physConstraintProblem* p, const double* W,
+                                   double* q_bar);
+
 // the contacts' geometry derivatives (each pair function re-run and differentiated) computed once for many
 // directions: arena memory of the caller's mark, valid while d's kinematics and contacts stay; NULL and *st on
 // failure (as phys_constraint_dJ). phys_constraint_dJ_geom is phys_constraint_dJ from it, bit for bit.

@@ -119,9 +119,9 @@ static inline int phys_grad_actuators_ok(const physModel* m) {
 
 // 1 if no contact of m can have torsional or rolling friction (contacts enabled): issue 16, a geom of condim >= 4
 // while some geom has torsional friction, or of condim 6 while some geom has rolling friction. Every contact
-// model simulates them (penalty.c's angular forces, angular.c's rows for lcp, cone and ccp), their derivatives
-// are not built: penalty_deriv.c refuses a state with such a penetrating contact, step_contact_deriv.c one with
-// such a contact, identify such a model up front
+// model simulates them (penalty.c's angular forces, angular.c's rows for lcp, cone and ccp); penalty_deriv.c
+// differentiates penalty's (s31), the constrained models' derivatives are not built: step_contact_deriv.c refuses
+// a state with such a contact, identify such a model up front unless it runs with penalty contact
 static inline int phys_grad_condim_ok(const physModel* m) {
   if (m->opt.disableflags & PHYS_DSBL_CONTACT) return 1;
   int c4 = 0, c6 = 0, spin = 0, roll = 0;

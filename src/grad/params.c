@@ -61,6 +61,8 @@ static kindRow kind_row(int kind) {
     case PHYS_PAR_HEIGHT: return (kindRow){"height", 1};
     case PHYS_PAR_POLYCOEF: return (kindRow){"polycoef", 5};
     case PHYS_PAR_SOLREF: return (kindRow){"solref", 2};
+    case PHYS_PAR_TORSION: return (kindRow){"torsion", 1};
+    case PHYS_PAR_ROLLING: return (kindRow){"rolling", 1};
     case PHYS_NPARKIND: break;
   }
   return (kindRow){"", 0};   // out of range: matches no spec
@@ -90,6 +92,8 @@ static const char* kind_object(int kind) {
     case PHYS_PAR_SPRING_DAMPING:
     case PHYS_PAR_SPRING_RESTLENGTH: return "spring";
     case PHYS_PAR_FRICTION:
+    case PHYS_PAR_TORSION:
+    case PHYS_PAR_ROLLING:
     case PHYS_PAR_RESTITUTION:
     case PHYS_PAR_SIZE:
     case PHYS_PAR_VERTICES:
@@ -248,7 +252,8 @@ static int is_pattern(const char* name) { return strpbrk(name, "*?[") != NULL; }
 // 1 if kind k may take a pattern: kinds whose derivative is a force column (param_deriv.c accumulates the
 // entries of one theta column); the contact kinds' columns are written per entry, so they stay single
 static int tieable(int k) {
-  return k != PHYS_PAR_FRICTION && k != PHYS_PAR_RESTITUTION && k != PHYS_PAR_SIZE && k != PHYS_PAR_POS &&
+  return k != PHYS_PAR_FRICTION && k != PHYS_PAR_TORSION && k != PHYS_PAR_ROLLING && k != PHYS_PAR_RESTITUTION &&
+         k != PHYS_PAR_SIZE && k != PHYS_PAR_POS &&
          k != PHYS_PAR_VERTICES && k != PHYS_PAR_HEIGHT;
 }
 
@@ -398,7 +403,7 @@ static physStatus parse_spec(physParam** out, int* count, const physModel* m, co
     if (k < 0)
       return phys_error(log, PHYS_ERR_ARG,
                         "param '%s': unknown kind '%s' (valid: mass, com, inertia, damping, armature, stiffness, "
-                        "frictionloss, restlength, gravity, gear, gain, bias, kp, kv, friction, restitution, size, pos, "
+                        "frictionloss, restlength, gravity, gear, gain, bias, kp, kv, friction, torsion, rolling, restitution, size, pos, "
                         "penalty, delay, inputgain, inputbias, vertices, inertia9, timeconst, height, polycoef, solref)", spec,
                         kind);
     if (!kind_object(k)) return phys_error(log, PHYS_ERR_ARG, "param '%s': kind '%s' is not supported yet", spec, kind);
@@ -720,6 +725,8 @@ void phys_param_get(const physParamTable* t, const physModel* m, double* theta) 
       case PHYS_PAR_SPRING_DAMPING: th[0] = m->spring_damping[id]; break;
       case PHYS_PAR_SPRING_RESTLENGTH: th[0] = m->spring_restlength[id]; break;
       case PHYS_PAR_FRICTION: th[0] = m->geom_friction[3 * id]; break;
+      case PHYS_PAR_TORSION: th[0] = m->geom_friction[3 * id + 1]; break;
+      case PHYS_PAR_ROLLING: th[0] = m->geom_friction[3 * id + 2]; break;
       case PHYS_PAR_SIZE: memcpy(th, m->geom_size + 3 * id, sizeof(double) * (size_t)p->size); break;
       case PHYS_PAR_POS: phys_copy3(th, m->body_pos + 3 * id); break;
       case PHYS_PAR_PENALTY_STIFFNESS: th[0] = m->opt.penalty_stiffness; break;
@@ -826,8 +833,10 @@ static physStatus set_entry(physModel* m, double* input, const physParam* p, con
     case PHYS_PAR_SPRING_DAMPING: m->spring_damping[id] = th[0]; break;
     case PHYS_PAR_SPRING_RESTLENGTH: m->spring_restlength[id] = th[0]; break;
     case PHYS_PAR_FRICTION:
+    case PHYS_PAR_TORSION:
+    case PHYS_PAR_ROLLING:   // geom_friction[0], [1], [2]
       if (!(th[0] >= 0)) return PHYS_ERR_VALUE;
-      m->geom_friction[3 * id] = th[0];
+      m->geom_friction[3 * id + (p->kind == PHYS_PAR_FRICTION ? 0 : p->kind == PHYS_PAR_TORSION ? 1 : 2)] = th[0];
       break;
     case PHYS_PAR_PENALTY_STIFFNESS:
       if (!(th[0] > 0)) return PHYS_ERR_VALUE;
@@ -887,7 +896,8 @@ void phys_param_bounds(const physParamTable* t, double* lower, double* upper) {
     int k = p->kind;
     int nonneg = k == PHYS_PAR_MASS || k == PHYS_PAR_DAMPING || k == PHYS_PAR_ARMATURE || k == PHYS_PAR_STIFFNESS ||
                  k == PHYS_PAR_SPRING_STIFFNESS || k == PHYS_PAR_SPRING_DAMPING || k == PHYS_PAR_SPRING_RESTLENGTH ||
-                 k == PHYS_PAR_FRICTION || k == PHYS_PAR_RESTITUTION || k == PHYS_PAR_SIZE ||
+                 k == PHYS_PAR_FRICTION || k == PHYS_PAR_TORSION || k == PHYS_PAR_ROLLING ||
+                 k == PHYS_PAR_RESTITUTION || k == PHYS_PAR_SIZE ||
                  k == PHYS_PAR_PENALTY_STIFFNESS || k == PHYS_PAR_PENALTY_DAMPING || k == PHYS_PAR_FRICTIONLOSS ||
                  k == PHYS_PAR_KP || k == PHYS_PAR_KV || k == PHYS_PAR_INPUT_DELAY || k == PHYS_PAR_TIMECONST;
     for (int i = 0; i < p->size; i++) {

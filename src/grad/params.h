@@ -11,8 +11,10 @@
 //   restlength:SPRING 1  spring rest length
 //   gravity          3   opt.gravity (NAME empty or "world")
 //   gear:ACTUATOR    1, 3 or 6  actuator_gear: 1 for hinge/slide/spring targets, 3 ball, 6 free
-//   friction:GEOM    1   geom_friction[0], the sliding coefficient (torsional and rolling friction, condim 4 and
-//                        6, have no derivatives: refused); >= 0. Contact only: zero contact-free derivative
+//   friction:GEOM    1   geom_friction[0], the sliding coefficient; >= 0. Contact only: zero contact-free derivative
+//   torsion:GEOM     1   geom_friction[1], the torsional coefficient (m) of condim >= 4 contacts; >= 0. Likewise
+//   rolling:GEOM     1   geom_friction[2], the rolling coefficient (m) of condim 6 contacts; >= 0. Likewise. Both
+//                        differentiated under penalty (penalty_deriv.c); lcp, cone, ccp refuse angular rows
 //   restitution:GEOM 1   geom_restitution, in [0, 1] (contact only: likewise)
 //   size:GEOM        phys_geom_nsize(type): sphere 1 (radius), capsule 2 (radius, half-length), box 3 (half
 //                        sizes); > 0; geom_rbound follows. The body's mass and inertia stay as compiled (fit
@@ -118,6 +120,9 @@ typedef enum physParamKind_ {
   // issue 15 item 2 (s30): the equality constraints' own data
   PHYS_PAR_POLYCOEF,          // a joint or tendon coupling's polynomial eq_data[0..4] ("polycoef:EQ")
   PHYS_PAR_SOLREF,            // an equality's solref, penalty's spring and damper ("solref:EQ")
+  // issue 16 (s31): torsional and rolling friction
+  PHYS_PAR_TORSION,           // geom_friction[1] ("torsion:GEOM")
+  PHYS_PAR_ROLLING,           // geom_friction[2] ("rolling:GEOM")
   PHYS_NPARKIND
 } physParamKind;
 
@@ -125,6 +130,8 @@ typedef enum physParamKind_ {
 
 // 1 if kind sets a body's inertial parameters (mass, com, inertia, inertia9)
 int phys_param_is_inertial(int kind);
+// 1 if kind is torsion or rolling (issue 16: contact only, differentiated under penalty)
+static inline int phys_param_is_angular(int kind) { return kind == PHYS_PAR_TORSION || kind == PHYS_PAR_ROLLING; }
 // 1 if kind is an input kind (delay, inputgain, inputbias)
 int phys_param_is_input(int kind);
 // the inputs of step `sub` after sample s of a recording (T samples at times tm; ctrl T x nu and qfrc T x nv,

@@ -134,6 +134,11 @@ typedef struct penTape_ {
   double* tdist;           // ntl: dist = +-(L - bound)
   int* tspring;            // ntl: the tendons
   physEqPenaltyPoint* eq;  // equality spring-dampers (NULL: none; step_equality_penalty_deriv.h)
+  // torsional and rolling friction (issue 16): pc[i].ang rows, coefficients and their sources as C's
+  int nang;                // active contacts with angular rows
+  double* Ja;              // 3 nc x nv angular rows (zero for the others)
+  double *Cs, *Cr;         // K x nc torsional and rolling coefficients of solve k
+  int *srcs, *srcr;        // K x nc: the velocities they were evaluated at (as src)
 } penTape;
 
 // arena array of n ints (caller's mark)
@@ -226,6 +231,26 @@ static int slips_at_right(const physModel* m, const penTape* T, const physPenalt
   return T->con[i].mu == 0 && p->slip > m->opt.penalty_vslip;
 }
 
+// after phys_penalty_update of solve it: the torsional and rolling coefficients re-evaluated together when a
+// slip of theirs changed (ang_coefficients, penalty.c) move their sources (srcsr: nc Cs's, then nc Cr's) to
+// this solve; a coefficient of mu 0 spinning or rolling faster than v_slip moves alone, as slips_at_right.
+// Returns 1 if a source moved
+static int angular_sources(const physModel* m, const physPenaltyContact* cur, const physPenaltyContact* old, int nc,
+                           int it, int* srcsr) {
+  int moved = 0;
+  double vs = m->opt.penalty_vslip;
+  for (int i = 0; i < nc; i++) {
+    const physPenaltyContact* p = cur + i;
+    if (!p->active || !p->ang) continue;
+    int slip = p->slip_s != old[i].slip_s || p->slip_r != old[i].slip_r;
+    int sr = slip || (p->mu_spin == 0 && p->slip_s > vs), rr = slip || (p->mu_roll == 0 && p->slip_r > vs);
+    if (sr) srcsr[i] = it;
+    if (rr) srcsr[nc + i] = it;
+    moved |= sr || rr;
+  }
+  return moved;
+}
+
 static physStatus replay_solves(const physModel* m, physData* d, penTape* T, const double* rhs0,
                                 const double* add) {
   int nv = m->nv, nc = T->nc;
@@ -235,10 +260,10 @@ static physStatus replay_solves(const physModel* m, physData* d, penTape* T, con
       d, ((size_t)nc * sizeof(physPenaltyContact) + sizeof(double) - 1) / sizeof(double) + 1);
   physPenaltyContact* old = (physPenaltyContact*)phys_stack_alloc(
       d, ((size_t)nc * sizeof(physPenaltyContact) + sizeof(double) - 1) / sizeof(double) + 1);
-  int* src = alloc_int(d, (size_t)nc);
+  int* src = alloc_int(d, 3 * (size_t)nc);   // C's, Cs's, Cr's
   double* vnew = phys_stack_alloc(d, (size_t)nv);
   memcpy(cur, T->pc, sizeof(physPenaltyContact) * (size_t)nc);
-  for (int i = 0; i < nc; i++) src[i] = -1;
+  for (int i = 0; i < 3 * nc; i++) src[i] = -1;
   physStatus st = PHYS_OK;
   for (int it = 0; it < PENALTY_SOLVES; it++) {
     // H_k a_k = rhs_k (penalty_dense's loop body)
@@ -261,6 +286,10 @@ static physStatus replay_solves(const physModel* m, physData* d, penTape* T, con
       T->C[it * nc + i] = cur[i].active ? cur[i].C : 0;
       T->act[it * nc + i] = cur[i].active;
       T->src[it * nc + i] = src[i];
+      T->Cs[it * nc + i] = cur[i].active && cur[i].ang ? cur[i].Cs : 0;
+      T->Cr[it * nc + i] = cur[i].active && cur[i].ang ? cur[i].Cr : 0;
+      T->srcs[it * nc + i] = src[nc + i];
+      T->srcr[it * nc + i] = src[2 * nc + i];
     }
     T->K = it + 1;
     if (it + 1 >= PENALTY_SOLVES) break;
@@ -273,6 +302,7 @@ static physStatus replay_solves(const physModel* m, physData* d, penTape* T, con
         src[i] = it;
         changed = 1;
       }
+    changed |= angular_sources(m, cur, old, nc, it, src + nc);
     if (!changed) break;
   }
   phys_stack_free(d, mark);
@@ -293,15 +323,6 @@ static physStatus tape_build(const physModel* m, physData* d, penTape* T) {
   if (!(m->opt.disableflags & PHYS_DSBL_CONTACT)) phys_collision_into(m, d, &det);
   int nc = T->nc = det.n;
   T->con = det.con;
-  for (int i = 0; i < nc; i++) {
-    double ang[2];
-    phys_contact_friction_ang(m, det.con + i, ang);
-    if (det.con[i].dist < 0 && (ang[0] > 0 || ang[1] > 0)) {   // issue 16
-      phys_data_warning(d, "phys_step derivatives: a contact with torsional or rolling friction (condim 4 or 6) "
-                        "under penalty contact, whose derivatives are not supported yet");
-      return PHYS_ERR_MODEL;
-    }
-  }
   phys_crb(m, d);
   phys_bias_forces(m, d);
   phys_passive(m, d);
@@ -312,6 +333,11 @@ static physStatus tape_build(const physModel* m, physData* d, penTape* T) {
   T->pc = (physPenaltyContact*)phys_stack_alloc(
       d, ((size_t)nc * sizeof(physPenaltyContact) + sizeof(double) - 1) / sizeof(double) + 1);
   T->C = phys_stack_alloc(d, PENALTY_SOLVES * (size_t)nc + 1);
+  T->Cs = phys_stack_alloc(d, PENALTY_SOLVES * (size_t)nc + 1);
+  T->Cr = phys_stack_alloc(d, PENALTY_SOLVES * (size_t)nc + 1);
+  T->srcs = alloc_int(d, PENALTY_SOLVES * (size_t)nc);
+  T->srcr = alloc_int(d, PENALTY_SOLVES * (size_t)nc);
+  T->Ja = phys_stack_alloc(d, 3 * (size_t)nc * nv + 1);
   T->act = alloc_int(d, PENALTY_SOLVES * (size_t)nc);
   T->src = alloc_int(d, PENALTY_SOLVES * (size_t)nc);
   T->a = phys_stack_alloc(d, PENALTY_SOLVES * (size_t)nv);
@@ -325,6 +351,7 @@ static physStatus tape_build(const physModel* m, physData* d, penTape* T) {
   active_limits(m, d, T->lim);
   tendon_limits_tape(m, d, T);
   memset(T->J, 0, sizeof(double) * 3 * (size_t)nc * nv);
+  memset(T->Ja, 0, sizeof(double) * 3 * (size_t)nc * nv);
 
   // M~ = qM + dt B factored (qLD) for the Delassus diagonals and the equality rows (tape memory); rhs = tau +
   // f_limit - c, add = alim + dt B
@@ -356,6 +383,7 @@ static physStatus tape_build(const physModel* m, physData* d, penTape* T) {
     // (r r' and the equality rows: dense, as step.c's penalty_dense)
     T->parent = phys_penalty_tree(m, T->con, nc) && T->ntl == 0 && m->neq == 0 ? m->dof_parentid : NULL;
     if (nc > 0) phys_penalty_contacts(m, d, T->con, nc, qLD, T->pc, T->J);
+    if (nc > 0) T->nang = phys_penalty_contacts_ang(m, d, T->con, nc, T->pc, T->J, T->Ja);   // (step.c's order)
     contact_masses(m, qLD, T);
     st = replay_solves(m, d, T, rhs, add);
   }
@@ -389,6 +417,9 @@ typedef struct penAdj_ {
   double *lam, *tmp, *tmp2, *tt;       // nv, nv, nv, ntheta
   double *alphaF, *alphaX, *x;         // 3nc, 3nc, nv
   double *Wq, *gam;                    // 3nc x nv, 3nc: weights of the geometry's gradient (geometry_vjp)
+  // the angular rows (issue 16): adjoints of mu_spin, mu_roll (nc each), row adjoints of Cs's and Cr's sources
+  // ((K + 1) x 3nc, as alphaS), the rows' weights of a solve (3nc each) and of their gradient (3nc x nv)
+  double *mubs, *mubr, *alphaSa, *alphaFa, *alphaXa, *Wa;
 } penAdj;
 
 // the problem of T's contacts for contact_deriv.h (rows J, no limit rows)
@@ -404,14 +435,18 @@ static physConstraintProblem contact_problem(const physModel* m, const penTape* 
   return p;
 }
 
+// W (n x nv) += alpha beta' (alpha or beta NULL: nothing)
+static void weights_add(double* W, const double* alpha, const double* beta, int n, int nv) {
+  for (int r = 0; alpha && beta && r < n; r++)
+    if (alpha[r] != 0)
+      for (int j = 0; j < nv; j++) W[(size_t)r * nv + j] += alpha[r] * beta[j];
+}
+
 // q_bar gains grad_q [alpha' J(q) beta + gamma' dist(q)] (alpha, beta or gamma may be NULL): accumulated as
 // the weights Wq += alpha beta', gam += gamma, applied once by geometry_flush
 static void geometry_vjp(const physModel* m, const penTape* T, const double* alpha, const double* beta,
                          const double* gamma, penAdj* A) {
-  int nv = m->nv;
-  for (int r = 0; alpha && beta && r < 3 * T->nc; r++)
-    if (alpha[r] != 0)
-      for (int j = 0; j < nv; j++) A->Wq[(size_t)r * nv + j] += alpha[r] * beta[j];
+  weights_add(A->Wq, alpha, beta, 3 * T->nc, m->nv);
   for (int r = 0; gamma && r < 3 * T->nc; r++) A->gam[r] += gamma[r];
 }
 
@@ -422,6 +457,7 @@ static physStatus geometry_flush(const physModel* m, physData* d, const penTape*
   if (T->nc == 0) return PHYS_OK;
   physConstraintProblem p = contact_problem(m, T);
   physStatus st = phys_constraint_vjp_matrix(m, d, &p, A->Wq, A->gam, A->qbar);
+  if (st == PHYS_OK && T->nang > 0) st = phys_angular_vjp_matrix(m, d, &p, A->Wa, A->qbar);
   if (st == PHYS_OK && t && A->tbar) st = phys_constraint_param_vjp_matrix(m, d, &p, t, A->Wq, A->gam, A->tbar);
   return st;
 }
@@ -535,6 +571,58 @@ static void friction_reverse(const physModel* m, const physData* d, const penTap
   if (j >= 0) rows_tmul_add(A->abar + (size_t)j * nv, Ji, wb, dt, nv);
 }
 
+// an angular coefficient of contact i in reverse (Cbar its adjoint, into *mubar its mu's): C = mu fn(w) /
+// slip(w), fn = s - d J_n w, slip = max(|(A_i w)_r0..r1|, v_slip) (rows 0..0: torsion's Cs, 1..2: rolling's
+// Cr), w = v (j = -1) or v+ of solve j; w_bar = J_n' wb_n + A_i' wb_a to v and a_j's adjoint, the rows' weights
+// to the sources' (alphaS, alphaSa)
+static void angcoef_reverse(const physModel* m, const physData* d, const penTape* T, int i, int j, int r0, int r1,
+                            double mu, double Cbar, double* mubar, penAdj* A) {
+  int nv = m->nv, nc = T->nc;
+  double dt = m->opt.timestep, vs = m->opt.penalty_vslip;
+  const double *Ji = T->J + (size_t)(3 * i) * nv, *Ai = T->Ja + (size_t)(3 * i) * nv;
+  const physPenaltyContact* p = T->pc + i;
+  double* w = A->tmp;
+  for (int k = 0; k < nv; k++) w[k] = d->qvel[k] + (j >= 0 ? dt * T->a[(size_t)j * nv + k] : 0);
+  double wv[3], wa[3], ht = 0;
+  rows_mul(wv, Ji, w, nv);
+  rows_mul(wa, Ai, w, nv);
+  for (int r = r0; r <= r1; r++) ht += wa[r] * wa[r];
+  ht = sqrt(ht);
+  double fn = p->spring - p->damping * wv[0], slip = fmax(ht, vs);
+  *mubar += Cbar * fn / slip;
+  double fnb = Cbar * mu / slip, slb = -Cbar * mu * fn / (slip * slip);
+  A->sbar[i] += fnb;
+  A->dbar[i] -= fnb * wv[0];
+  double wb[3] = {-fnb * p->damping, 0, 0}, wba[3] = {0, 0, 0};
+  for (int r = r0; r <= r1; r++) wba[r] = ht > vs ? slb * wa[r] / ht : 0;
+  double *as = A->alphaS + (size_t)(j + 1) * 3 * nc + 3 * i, *asa = A->alphaSa + (size_t)(j + 1) * 3 * nc + 3 * i;
+  for (int r = 0; r < 3; r++) as[r] += wb[r], asa[r] += wba[r];
+  rows_tmul_add(A->vbar, Ji, wb, 1, nv);
+  rows_tmul_add(A->vbar, Ai, wba, 1, nv);
+  if (j >= 0) rows_tmul_add(A->abar + (size_t)j * nv, Ji, wb, dt, nv);
+  if (j >= 0) rows_tmul_add(A->abar + (size_t)j * nv, Ai, wba, dt, nv);
+}
+
+// contact i's angular rows A_i in solve k in reverse: Res_k -= A_i' T_i(x), T_i = (-Cs (A_i x)_0, -Cr (A_i x)_1,
+// -Cr (A_i x)_2), x = A->x; lambda' dRes = -T . (dA lambda) - phi . dT, phi = A_i lambda (the dt da part is H_k's)
+static void angular_reverse(const physModel* m, const physData* d, const penTape* T, int k, int i, penAdj* A) {
+  int nv = m->nv, nc = T->nc;
+  const double* Ai = T->Ja + (size_t)(3 * i) * nv;
+  const physPenaltyContact* p = T->pc + i;
+  double Cs = T->Cs[k * nc + i], Cr = T->Cr[k * nc + i], phi[3], xa[3], c[3] = {Cs, Cr, Cr}, wphi[3];
+  rows_mul(phi, Ai, A->lam, nv);
+  rows_mul(xa, Ai, A->x, nv);
+  for (int r = 0; r < 3; r++) {
+    A->alphaFa[3 * i + r] = -c[r] * xa[r];
+    A->alphaXa[3 * i + r] = -c[r] * phi[r];
+    wphi[r] = c[r] * phi[r];
+  }
+  rows_tmul_add(A->vbar, Ai, wphi, -1, nv);
+  angcoef_reverse(m, d, T, i, T->srcs[k * nc + i], 0, 0, p->mu_spin, -phi[0] * xa[0], A->mubs + i, A);
+  angcoef_reverse(m, d, T, i, T->srcr[k * nc + i], 1, 2, p->mu_roll, -(phi[1] * xa[1] + phi[2] * xa[2]),
+                  A->mubr + i, A);
+}
+
 // contacts of solve k in reverse: Res_k -= sum J_i' F_i(x), x = v + dt a_k; lambda = A->lam
 static physStatus contacts_reverse(const physModel* m, physData* d, const penTape* T, int k, penAdj* A) {
   int nv = m->nv, nc = T->nc, any = 0;
@@ -543,9 +631,12 @@ static physStatus contacts_reverse(const physModel* m, physData* d, const penTap
   for (int j = 0; j < nv; j++) A->x[j] = d->qvel[j] + dt * ak[j];
   memset(A->alphaF, 0, sizeof(double) * 3 * (size_t)nc);
   memset(A->alphaX, 0, sizeof(double) * 3 * (size_t)nc);
+  memset(A->alphaFa, 0, sizeof(double) * 3 * (size_t)nc);
+  memset(A->alphaXa, 0, sizeof(double) * 3 * (size_t)nc);
   for (int i = 0; i < nc; i++) {
     if (!T->act[k * nc + i]) continue;
     any = 1;
+    if (T->pc[i].ang) angular_reverse(m, d, T, k, i, A);
     const double* Ji = T->J + (size_t)(3 * i) * nv;
     const physPenaltyContact* p = T->pc + i;
     double C = T->C[k * nc + i], phi[3], xv[3];
@@ -572,6 +663,8 @@ static physStatus contacts_reverse(const physModel* m, physData* d, const penTap
   if (!any) return PHYS_OK;
   geometry_vjp(m, T, A->alphaF, A->lam, NULL, A);
   geometry_vjp(m, T, A->alphaX, A->x, NULL, A);
+  if (T->nang > 0) weights_add(A->Wa, A->alphaFa, A->lam, 3 * nc, nv);
+  if (T->nang > 0) weights_add(A->Wa, A->alphaXa, A->x, 3 * nc, nv);
   return PHYS_OK;
 }
 
@@ -634,11 +727,12 @@ static physStatus coefficients_reverse(const physModel* m, physData* d, const ph
     const physParam* p = t->param + e;
     if (p->kind == PHYS_PAR_PENALTY_STIFFNESS) A->tbar[p->adr] += A->kbar;
     if (p->kind == PHYS_PAR_PENALTY_DAMPING) A->tbar[p->adr] += A->cbar;
-    if (p->kind != PHYS_PAR_FRICTION && p->kind != PHYS_PAR_RESTITUTION) continue;
-    int what = p->kind == PHYS_PAR_FRICTION ? 0 : 1;
+    if (p->kind != PHYS_PAR_FRICTION && p->kind != PHYS_PAR_RESTITUTION && !phys_param_is_angular(p->kind)) continue;
+    int what = p->kind == PHYS_PAR_FRICTION ? 0 : p->kind == PHYS_PAR_RESTITUTION ? 1 : p->kind == PHYS_PAR_TORSION ? 2 : 3;
+    const double* bar[4] = {A->mubar, epsbar, A->mubs, A->mubr};
     for (int i = 0; i < nc; i++)
       if (T->con[i].dist < 0 && phys_contact_material_moves(m, T->con + i, p->id, what))
-        A->tbar[p->adr] += what == 0 ? A->mubar[i] : epsbar[i];
+        A->tbar[p->adr] += bar[what][i];
   }
   return PHYS_OK;
 }
@@ -669,6 +763,13 @@ static void integration_reverse(const physModel* m, const double* vnew, const do
   }
 }
 
+// arena array of n + 1 zeros (caller's mark)
+static double* zalloc(physData* d, size_t n) {
+  double* x = phys_stack_alloc(d, n + 1);
+  memset(x, 0, sizeof(double) * (n + 1));
+  return x;
+}
+
 // one reverse pass on T: xbar (2nv), ubar (nu), theta_bar (ntheta), force_bar = sum_k lambda_k (nv) from
 // xbar_next; any output may be NULL
 static physStatus tape_vjp(const physModel* m, physData* d, const penTape* T, const physParamTable* t,
@@ -681,32 +782,29 @@ static physStatus tape_vjp(const physModel* m, physData* d, const penTape* T, co
   memset(&A, 0, sizeof A);
   A.qbar = phys_stack_alloc(d, (size_t)nv);
   A.vbar = phys_stack_alloc(d, (size_t)nv);
-  A.ubar = phys_stack_alloc(d, (size_t)nu + 1);
-  A.tbar = theta_bar ? phys_stack_alloc(d, (size_t)nt + 1) : NULL;
+  A.ubar = zalloc(d, (size_t)nu);
+  A.tbar = theta_bar ? zalloc(d, (size_t)nt) : NULL;
   A.tt = phys_stack_alloc(d, (size_t)nt + 1);
-  A.abar = phys_stack_alloc(d, (size_t)K * nv);
-  A.sbar = phys_stack_alloc(d, (size_t)nc + 1);
-  A.dbar = phys_stack_alloc(d, (size_t)nc + 1);
-  A.mubar = phys_stack_alloc(d, (size_t)nc + 1);
-  A.alphaS = phys_stack_alloc(d, (size_t)(K + 1) * 3 * nc + 1);
+  A.abar = zalloc(d, (size_t)K * nv);
+  A.sbar = zalloc(d, (size_t)nc);
+  A.dbar = zalloc(d, (size_t)nc);
+  A.mubar = zalloc(d, (size_t)nc);
+  A.alphaS = zalloc(d, (size_t)(K + 1) * 3 * nc);
   A.lam = phys_stack_alloc(d, (size_t)nv);
   A.tmp = phys_stack_alloc(d, (size_t)nv);
   A.tmp2 = phys_stack_alloc(d, (size_t)nv);
   A.alphaF = phys_stack_alloc(d, 3 * (size_t)nc + 1);
   A.alphaX = phys_stack_alloc(d, 3 * (size_t)nc + 1);
   A.x = phys_stack_alloc(d, (size_t)nv);
-  A.Wq = phys_stack_alloc(d, 3 * (size_t)nc * nv + 1);
-  A.gam = phys_stack_alloc(d, 3 * (size_t)nc + 1);
-  memset(A.Wq, 0, sizeof(double) * 3 * (size_t)nc * nv);
-  memset(A.gam, 0, sizeof(double) * 3 * (size_t)nc);
+  A.Wq = zalloc(d, 3 * (size_t)nc * nv);
+  A.gam = zalloc(d, 3 * (size_t)nc);
+  A.mubs = zalloc(d, (size_t)nc);
+  A.mubr = zalloc(d, (size_t)nc);
+  A.alphaSa = zalloc(d, (size_t)(K + 1) * 3 * nc);
+  A.alphaFa = phys_stack_alloc(d, 3 * (size_t)nc + 1);
+  A.alphaXa = phys_stack_alloc(d, 3 * (size_t)nc + 1);
+  A.Wa = zalloc(d, 3 * (size_t)nc * nv);
   double* epsbar = phys_stack_alloc(d, (size_t)nc + 1);
-  memset(A.ubar, 0, sizeof(double) * (size_t)nu);
-  if (A.tbar) memset(A.tbar, 0, sizeof(double) * (size_t)nt);
-  memset(A.abar, 0, sizeof(double) * (size_t)K * nv);
-  memset(A.sbar, 0, sizeof(double) * (size_t)nc);
-  memset(A.dbar, 0, sizeof(double) * (size_t)nc);
-  memset(A.mubar, 0, sizeof(double) * (size_t)nc);
-  memset(A.alphaS, 0, sizeof(double) * (size_t)(K + 1) * 3 * nc);
 
   // v+ = v + dt a_{K-1}, q+ = q (+) dt v+
   for (int i = 0; i < nv; i++) A.x[i] = d->qvel[i] + dt * T->a[(size_t)(K - 1) * nv + i];
@@ -730,12 +828,13 @@ static physStatus tape_vjp(const physModel* m, physData* d, const penTape* T, co
   }
   // the C sources' row adjoints through J(q): beta = v, v+_0, ...
   for (int j = -1; j < K - 1 && st == PHYS_OK; j++) {
-    const double* as = A.alphaS + (size_t)(j + 1) * 3 * nc;
+    const double *as = A.alphaS + (size_t)(j + 1) * 3 * nc, *asa = A.alphaSa + (size_t)(j + 1) * 3 * nc;
     int any = 0;
-    for (int r = 0; r < 3 * nc; r++) any = any || as[r] != 0;
+    for (int r = 0; r < 3 * nc; r++) any = any || as[r] != 0 || asa[r] != 0;
     if (!any) continue;
     for (int i = 0; i < nv; i++) A.x[i] = d->qvel[i] + (j >= 0 ? dt * T->a[(size_t)j * nv + i] : 0);
     geometry_vjp(m, T, as, A.x, NULL, &A);
+    weights_add(A.Wa, asa, A.x, 3 * nc, nv);
   }
   if (st == PHYS_OK) st = coefficients_reverse(m, d, t, T, &A, epsbar);
   if (st == PHYS_OK) st = geometry_flush(m, d, T, t, &A);
@@ -827,6 +926,7 @@ typedef struct penDir_ {
   double *dJw;         // 3nc: dJ beta
   double *x, *w, *dw, *r;   // nv each
   double *F;           // 3nc frame forces of a solve
+  double *dA;          // 3nc x nv: the angular rows' dA/dq . dq (phys_angular_dJ; 0 without them or for dq = 0)
 } penDir;
 
 // dC of contact i in solve k along the direction (dq, dv, da of earlier solves): C = mu fn(w) / slip(w)
@@ -849,6 +949,52 @@ static void friction_forward(const physModel* m, const physData* d, const penTap
   double dfn = W->ds[i] - W->dd[i] * wv[0] - p->damping * dwv[0];
   double dslip = ht > vs ? (wv[1] * dwv[1] + wv[2] * dwv[2]) / ht : 0;
   *dC = mu * (dfn / slip - fn * dslip / (slip * slip));
+}
+
+// dC of an angular coefficient of contact i (angcoef_reverse's C: rows r0..r1, source j) along the direction
+static double angcoef_forward(const physModel* m, const physData* d, const penTape* T, int i, int j, int r0, int r1,
+                              double mu, const double* dv, penDir* W) {
+  int nv = m->nv;
+  double dt = m->opt.timestep, vs = m->opt.penalty_vslip;
+  const double *Ji = T->J + (size_t)(3 * i) * nv, *Ai = T->Ja + (size_t)(3 * i) * nv;
+  const double *dJi = W->dJ + (size_t)(3 * i) * nv, *dAi = W->dA + (size_t)(3 * i) * nv;
+  const physPenaltyContact* p = T->pc + i;
+  for (int k = 0; k < nv; k++) {
+    W->w[k] = d->qvel[k] + (j >= 0 ? dt * T->a[(size_t)j * nv + k] : 0);
+    W->dw[k] = dv[k] + (j >= 0 ? dt * W->da[(size_t)j * nv + k] : 0);
+  }
+  double wv[3], dwv[3], dJw[3], wa[3], dwa[3], dAw[3], ht = 0, dht = 0;
+  rows_mul(wv, Ji, W->w, nv);
+  rows_mul(dwv, Ji, W->dw, nv);
+  rows_mul(dJw, dJi, W->w, nv);
+  rows_mul(wa, Ai, W->w, nv);
+  rows_mul(dwa, Ai, W->dw, nv);
+  rows_mul(dAw, dAi, W->w, nv);
+  for (int r = r0; r <= r1; r++) ht += wa[r] * wa[r], dht += wa[r] * (dwa[r] + dAw[r]);
+  ht = sqrt(ht);
+  double fn = p->spring - p->damping * wv[0], slip = fmax(ht, vs);
+  double dfn = W->ds[i] - W->dd[i] * wv[0] - p->damping * (dwv[0] + dJw[0]);
+  double dslip = ht > vs ? dht / ht : 0;
+  return mu * (dfn / slip - fn * dslip / (slip * slip));
+}
+
+// r += contact i's angular part of -dRes_k: dA_i' T_i + A_i' dT_i, T_i = -c_r (A_i x)_r (c = Cs, Cr, Cr),
+// dT_r = -dc_r (A_i x)_r - c_r ((dA_i x)_r + (A_i dv)_r)
+static void angular_forward(const physModel* m, const physData* d, const penTape* T, int k, int i, const double* dv,
+                            penDir* W) {
+  int nv = m->nv, nc = T->nc;
+  const double *Ai = T->Ja + (size_t)(3 * i) * nv, *dAi = W->dA + (size_t)(3 * i) * nv;
+  const physPenaltyContact* p = T->pc + i;
+  double Cs = T->Cs[k * nc + i], Cr = T->Cr[k * nc + i], c[3] = {Cs, Cr, Cr}, xa[3], dAx[3], adv[3], Tq[3], dT[3];
+  double dCs = angcoef_forward(m, d, T, i, T->srcs[k * nc + i], 0, 0, p->mu_spin, dv, W);
+  double dCr = angcoef_forward(m, d, T, i, T->srcr[k * nc + i], 1, 2, p->mu_roll, dv, W);
+  double dc[3] = {dCs, dCr, dCr};
+  rows_mul(xa, Ai, W->x, nv);
+  rows_mul(dAx, dAi, W->x, nv);
+  rows_mul(adv, Ai, dv, nv);
+  for (int r = 0; r < 3; r++) Tq[r] = -c[r] * xa[r], dT[r] = -dc[r] * xa[r] - c[r] * (dAx[r] + adv[r]);
+  rows_tmul_add(W->r, dAi, Tq, 1, nv);
+  rows_tmul_add(W->r, Ai, dT, 1, nv);
 }
 
 // r += the contacts' part of -dRes_k (all but H_k da_k): sum_i dJ_i' F_i + J_i' dF_i
@@ -889,6 +1035,7 @@ static void contacts_forward(const physModel* m, const physData* d, const penTap
     double dF[3] = {W->ds[i] - W->dd[i] * xv[0] - p->damping * (dJxi[0] + jdv[0]),
                     -dC * xv[1] - C * (dJxi[1] + jdv[1]), -dC * xv[2] - C * (dJxi[2] + jdv[2])};
     rows_tmul_add(W->r, Ji, dF, 1, nv);
+    if (p->ang) angular_forward(m, d, T, k, i, dv, W);
   }
 }
 
@@ -905,12 +1052,14 @@ static physStatus coefficients_forward(const physModel* m, physData* d, const pe
   for (int i = 0; i < nc; i++) pen = pen || T->con[i].dist < 0;
   for (int j = 0; j < nv; j++) moved = moved || dq[j] != 0;
   W->dJ = phys_stack_alloc(d, 3 * (size_t)nc * nv + 1);
+  W->dA = phys_stack_alloc(d, 3 * (size_t)nc * nv + 1);
   memset(W->dJ, 0, sizeof(double) * 3 * (size_t)nc * nv);
+  memset(W->dA, 0, sizeof(double) * 3 * (size_t)nc * nv);
   memset(W->dist3, 0, sizeof(double) * 3 * (size_t)nc);
   if (pen && moved) {
     // the geometry along dq: dJ (one call) and ddist
     physConstraintProblem p = contact_problem(m, T);
-    st = phys_constraint_dJ(m, d, &p, dq, W->dJ);
+    st = phys_angular_dJ(m, d, &p, dq, W->dJ, T->nang > 0 ? W->dA : NULL);   // (dA: issue 16)
     if (st == PHYS_OK) st = phys_constraint_jvp(m, d, &p, dq, NULL, NULL, NULL, NULL, W->dist3);
   }
   for (int i = 0; i < nc && st == PHYS_OK; i++) {
@@ -1100,6 +1249,27 @@ static physStatus tendon_param_check(const physModel* m, physData* d, const penT
   return PHYS_OK;
 }
 
+// PHYS_OK unless t has a geometric entry (size, pos, height, vertices) and T an angular row (issue 16) of a contact
+// not with a plane: its rows turn with the contact normal, which those entries move (their derivative through
+// the angular rows is not built; a plane's normal stays, so its contacts' rows do not depend on them)
+static physStatus angular_param_check(const physModel* m, physData* d, const penTape* T, const physParamTable* t) {
+  int geo = 0;
+  for (int e = 0; e < t->n; e++) {
+    int k = t->param[e].kind;
+    geo |= k == PHYS_PAR_SIZE || k == PHYS_PAR_POS || k == PHYS_PAR_HEIGHT || k == PHYS_PAR_VERTICES;
+  }
+  for (int i = 0; geo && i < T->nc; i++) {
+    const physContact* c = T->con + i;
+    if (!T->pc[i].ang || m->geom_type[c->geom[0]] == PHYS_GEOM_PLANE || m->geom_type[c->geom[1]] == PHYS_GEOM_PLANE)
+      continue;
+    snprintf(d->lastwarning, sizeof(d->lastwarning), "size, pos, height or vertices parameters with the torsional "
+             "or rolling friction of the contact of geoms '%s' and '%s' (penalty): that derivative is not built "
+             "(contacts with planes only)", phys_id2name(m, "geom", c->geom[0]), phys_id2name(m, "geom", c->geom[1]));
+    return PHYS_ERR_ARG;
+  }
+  return PHYS_OK;
+}
+
 // build the tape at d's state (its own contact list), run the vjp or the Jacobian rows
 static physStatus penalty_call(const physModel* m, physData* d, const penCall* c, int jacobian) {
   physStatus st = PHYS_OK;
@@ -1108,6 +1278,7 @@ static physStatus penalty_call(const physModel* m, physData* d, const penCall* c
   memset(&T, 0, sizeof T);
   st = tape_build(m, d, &T);
   if (st == PHYS_OK && c->t) st = tendon_param_check(m, d, &T, c->t);
+  if (st == PHYS_OK && c->t && T.nang > 0) st = angular_param_check(m, d, &T, c->t);
   if (st == PHYS_OK && jacobian && (c->A || c->B)) st = jacobian_columns(m, d, &T, c->A, c->B);
   if (st == PHYS_OK && jacobian && c->P) st = jacobian_rows(m, d, &T, c);
   if (st == PHYS_OK && !jacobian) st = tape_vjp(m, d, &T, c->t, c->xbar_next, c->xbar, c->ubar, c->theta_bar, c->force_bar);

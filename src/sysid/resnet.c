@@ -345,7 +345,8 @@ physStatus phys_res_violation_loss(physModel* m, physData* d, const physParamTab
 
 // 1 if kind enters the violation loss through the smooth force (params.h's force kinds)
 static int force_kind(int kind) {
-  return kind != PHYS_PAR_FRICTION && kind != PHYS_PAR_SIZE && kind != PHYS_PAR_VERTICES && kind != PHYS_PAR_HEIGHT;
+  return kind != PHYS_PAR_FRICTION && kind != PHYS_PAR_SIZE && kind != PHYS_PAR_VERTICES && kind != PHYS_PAR_HEIGHT &&
+         !phys_param_is_angular(kind);
 }
 
 physStatus phys_res_train_violation(physModel* m, const physParamTable* t, double* theta, const double* lower,

@@ -296,7 +296,7 @@ physStatus phys_violation_check(const physModel* m, const physParamTable* t, phy
     if (k == PHYS_PAR_RESTITUTION)
       return phys_error(log, PHYS_ERR_ARG, "violation loss: param '%s': restitution does not enter the violation loss "
                         "(its contact model is inelastic, as paper 004's); fit it with a prediction loss", p->name);
-    if (k == PHYS_PAR_PENALTY_STIFFNESS || k == PHYS_PAR_PENALTY_DAMPING || k == PHYS_PAR_POS ||
+    if (k == PHYS_PAR_PENALTY_STIFFNESS || k == PHYS_PAR_PENALTY_DAMPING || k == PHYS_PAR_POS || phys_param_is_angular(k) ||
         k == PHYS_PAR_FRICTIONLOSS || phys_param_is_input(k))
       return phys_error(log, PHYS_ERR_ARG, "violation loss: param '%s' is not supported by the violation loss", p->name);
   }
@@ -857,7 +857,7 @@ static void smooth_param(const physModel* m, physData* d, const physParamTable* 
                          double* dwF, double* dM) {
   int nv = m->nv, nt = t->ntheta, force = 0;
   for (int e = 0; e < t->n; e++)
-    if (t->param[e].kind != PHYS_PAR_FRICTION && t->param[e].kind != PHYS_PAR_SIZE &&
+    if (t->param[e].kind != PHYS_PAR_FRICTION && t->param[e].kind != PHYS_PAR_SIZE && !phys_param_is_angular(t->param[e].kind) &&
         t->param[e].kind != PHYS_PAR_VERTICES && t->param[e].kind != PHYS_PAR_HEIGHT)
       force = 1;
   memset(dwF, 0, sizeof(double) * (size_t)nv * nt);

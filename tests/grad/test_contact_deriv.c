@@ -124,6 +124,7 @@ typedef struct {
   double* dist;  // n (tangent rows 0)
   double* pos;   // 3 nc
   int* geom;     // 2 nc
+  double* ang;   // 3 nc x nv: the contacts' angular rows (phys_contact_angular_jac; issue 16)
 } snap_t;
 
 // distance of limit row `row` (J = +-e_dof): q - lo (+1) or hi - q (-1)
@@ -146,7 +147,9 @@ static snap_t snapshot(const physModel* m, physData* d, const double* q) {
   size_t mark = phys_stack_mark(d);
   physConstraintProblem p;
   setup(m, d, &p);
-  snap_t s = {p.nc, p.nl, p.n, NULL, NULL, NULL, NULL};
+  snap_t s = {p.nc, p.nl, p.n, NULL, NULL, NULL, NULL, NULL};
+  s.ang = malloc(sizeof(double) * (3 * (size_t)p.nc * nv + 1));
+  for (int i = 0; i < p.nc; i++) phys_contact_angular_jac(m, d, d->contact + i, s.ang + (size_t)(3 * i) * nv);
   s.J = malloc(sizeof(double) * ((size_t)p.n * nv + 1));
   s.dist = calloc((size_t)p.n + 1, sizeof(double));
   s.pos = malloc(sizeof(double) * (3 * (size_t)p.nc + 1));
@@ -165,7 +168,7 @@ static snap_t snapshot(const physModel* m, physData* d, const double* q) {
 }
 
 static void snap_free(snap_t* s) {
-  free(s->J), free(s->dist), free(s->pos), free(s->geom);
+  free(s->J), free(s->dist), free(s->pos), free(s->geom), free(s->ang);
 }
 
 // row map from base rows to s's rows: contacts by geom pair and nearest position, limit rows by their column;
@@ -513,9 +516,66 @@ static void check_matrix(const char* name, const physModel* m, physData* d, phys
   phys_stack_free(d, mark);
 }
 
+// the contacts' angular rows A (issue 16): phys_angular_dJ along every tangent direction e_k and 3 random ones
+// against four-point central differences of phys_contact_angular_jac (contacts matched as check_q's), its dJ
+// output against phys_constraint_dJ bit for bit, and the dot-product test <W, dA> = <q_bar, dq> of
+// phys_angular_vjp_matrix for a random W
+static void check_angular(const char* name, const physModel* m, physData* d, physRng* rng) {
+  int nv = m->nv;
+  size_t mark = phys_stack_mark(d);
+  physConstraintProblem p;
+  setup(m, d, &p);
+  snap_t base = snapshot(m, d, d->qpos);
+  int na = 3 * p.nc, *map = malloc(sizeof(int) * (size_t)(p.n + 1));
+  double *W = malloc(sizeof(double) * ((size_t)na * nv + 1)), *dA = malloc(sizeof(double) * ((size_t)na * nv + 1));
+  double *fd = malloc(sizeof(double) * ((size_t)na * nv + 1)), *dJ = malloc(sizeof(double) * ((size_t)p.n * nv + 1));
+  double *dJ0 = malloc(sizeof(double) * ((size_t)p.n * nv + 1)), *qb = calloc((size_t)nv, sizeof(double));
+  double *dq = malloc(sizeof(double) * (size_t)nv), *q = malloc(sizeof(double) * (size_t)m->nq);
+  for (int i = 0; i < na * nv; i++) W[i] = urand(rng);
+  physStatus st = phys_angular_vjp_matrix(m, d, &p, W, qb);
+  double efd = 0, sfd = gm_maxabs(base.ang, na * nv), edot = 0, sdot = 0;
+  int same = 1;
+  for (int k = 0; k < nv + 3 && st == PHYS_OK; k++) {
+    for (int j = 0; j < nv; j++) dq[j] = k < nv ? (j == k) : urand(rng);
+    setup(m, d, &p);   // (the snapshots below leave d at another configuration)
+    st = phys_angular_dJ(m, d, &p, dq, dJ, dA);
+    if (st == PHYS_OK) st = phys_constraint_dJ(m, d, &p, dq, dJ0);
+    same = same && !memcmp(dJ, dJ0, sizeof(double) * (size_t)p.n * nv);
+    memset(fd, 0, sizeof(double) * (size_t)na * nv);
+    int ok = 1;
+    for (int s = 0; s < 4 && ok; s++) {
+      memcpy(q, d->qpos, sizeof(double) * (size_t)m->nq);
+      phys_integrate_pos(m, q, dq, FD_OFF[s] * FD_H);
+      snap_t sp = snapshot(m, d, q);
+      ok = match_rows(&base, &sp, nv, map);
+      for (int r = 0; r < na && ok; r++)
+        for (int j = 0; j < nv; j++) fd[(size_t)r * nv + j] += FD_W[s] / (12 * FD_H) * sp.ang[(size_t)map[r] * nv + j];
+      snap_free(&sp);
+    }
+    CHECK_MSG(ok, "%s: the contacts changed along direction %d", name, k);
+    double lhs = 0, sc = 0, rhs = 0;
+    for (int i = 0; i < na * nv && ok; i++) {
+      efd = fmax(efd, fabs(dA[i] - fd[i]) / fmax(fabs(fd[i]), GM_FLOOR * fmax(sfd, 1)));
+      lhs += W[i] * dA[i], sc += fabs(W[i] * dA[i]);
+    }
+    for (int j = 0; j < nv; j++) rhs += qb[j] * dq[j], sc += fabs(qb[j] * dq[j]);
+    edot = fmax(edot, fabs(lhs - rhs)), sdot = fmax(sdot, sc);
+  }
+  edot /= fmax(sdot, 1e-300);
+  CHECK_MSG(st == PHYS_OK, "%s: angular rows: %s", name, d->lastwarning);
+  CHECK_MSG(same, "%s: phys_angular_dJ's dJ differs from phys_constraint_dJ", name);
+  CHECK_MSG(efd <= GM_RTOL, "%s: angular rows' dA vs central differences %.3g", name, efd);
+  CHECK_MSG(edot <= GM_DOT_TOL, "%s: angular rows' dot-product test %.3g", name, edot);
+  printf("  angular rows: dA vs differences %.1e, dot-product %.1e\n", efd, edot);
+  snap_free(&base);
+  free(map), free(W), free(dA), free(fd), free(dJ), free(dJ0), free(qb), free(dq), free(q);
+  phys_stack_free(d, mark);
+}
+
 // all checks on one scene at d->qpos
 static void check_scene(const char* name, physModel* m, physData* d, physRng* rng) {
   check_q(name, m, d, rng);
+  check_angular(name, m, d, rng);
   check_matrix(name, m, d, rng);
   check_size(name, m, d, rng, 0);
   check_size(name, m, d, rng, 1);

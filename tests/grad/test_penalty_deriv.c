@@ -178,6 +178,34 @@ static void sink(physModel* m, physData* d, int jnt, double depth) {
 //---------------------------------------------------------------------------------------------------------
 // checks
 
+// 1 if contact c's torsional and rolling slips (issue 16: |w_n|, |w_t| of the relative angular velocity w, each
+// regularized at v_slip, its only switch) are away from v_slip by v_slip / 2 and by twice the v steps' reach
+// (2 VH times a column of the relative rotation Jacobian), for the coefficients the contact has
+static int angular_margins(const physModel* m, physData* d, const physContact* c) {
+  int nv = m->nv, ok = 1;
+  double ang[2], w[3] = {0, 0, 0}, vs = m->opt.penalty_vslip, lever = 0;
+  phys_contact_friction_ang(m, c, ang);
+  if (!(ang[0] > 0 || ang[1] > 0)) return 1;
+  double* r1 = malloc(sizeof(double) * 3 * (size_t)nv);
+  double* r0 = malloc(sizeof(double) * 3 * (size_t)nv);
+  phys_jac(m, d, c->pos, m->geom_bodyid[c->geom[1]], NULL, r1);
+  phys_jac(m, d, c->pos, m->geom_bodyid[c->geom[0]], NULL, r0);
+  for (int j = 0; j < nv; j++) {
+    double col[3] = {r1[j] - r0[j], r1[nv + j] - r0[nv + j], r1[2 * nv + j] - r0[2 * nv + j]};
+    for (int r = 0; r < 3; r++) w[r] += col[r] * d->qvel[j];
+    lever = fmax(lever, phys_norm3(col));
+  }
+  double wn = phys_dot3(w, c->frame), wt[3] = {w[0] - wn * c->frame[0], w[1] - wn * c->frame[1], w[2] - wn * c->frame[2]};
+  double slips[2] = {fabs(wn), phys_norm3(wt)};
+  for (int k = 0; k < 2; k++) {
+    if (!(ang[k] > 0)) continue;
+    if (!(fabs(slips[k] - vs) >= fmax(0.5 * vs, 4 * FD_VH * lever))) ok = 0;
+  }
+  free(r1);
+  free(r0);
+  return ok;
+}
+
 // the state's margins from the switches (file comment, item 3), contacts found with every geom margin raised
 // by 20 h (so that pairs about to touch are seen too); returns 1 if they hold
 static int check_margins(const char* name, physModel* m, physData* d) {
@@ -212,6 +240,7 @@ static int check_margins(const char* name, physModel* m, physData* d) {
       lever = fmax(lever, phys_norm3(col));
     }
     if (st == 0 && !(2 * FD_VH * lever < 0.5 * m->opt.penalty_vslip)) ok = 0;
+    ok = ok && angular_margins(m, d, c);
   }
   free(jp);
   free(jq);
@@ -448,73 +477,37 @@ static void scene_ball(physRng* rng) {
   phys_free_model(m);
 }
 
-// issue 16: the ball of BALL with condim 6 (its friction's torsional and rolling defaults 0.005, 1e-4): the step
-// derivatives refuse a state whose penetrating contact has torsional or rolling friction (penalty.c's angular
-// rows have no derivatives yet), with a message; in the air they are the contact-free step's. So do lcp, cone and
-// ccp's (angular.c), at condim 6 and not at 3
-static void scene_ball_condim6(void) {
-  physModel* m = load_xml(BALL);
-  physData* d = phys_make_data(m);
-  m->geom_condim[1] = 6;
-  int n = 2 * m->nv;
-  double* A = malloc(sizeof(double) * (size_t)(n * n));
-  double p[3] = {0.1, -0.2, 0}, z[3] = {0, 0, 1};
-  set_free(m, d, 0, p, z, 0.3);
-  sink(m, d, 0, 5e-4);
-  d->lastwarning[0] = 0;
-  physStatus st = phys_step_jacobian(m, d, A, NULL);
-  CHECK_MSG(st == PHYS_ERR_MODEL && strstr(d->lastwarning, "a contact with torsional or rolling friction (condim 4 or 6) "
-                                                           "under penalty contact, whose derivatives are not supported"),
-            "status %d: %s", (int)st, d->lastwarning);
-  p[2] = 1;
-  set_free(m, d, 0, p, z, 0.3);
-  CHECK(phys_step_jacobian(m, d, A, NULL) == PHYS_OK);
-  // lcp, cone and ccp simulate the rows (src/contact/angular.c) and refuse their derivatives likewise
-  for (int c = PHYS_CONTACT_LCP; c <= PHYS_CONTACT_CCP; c++) {
-    if (c == PHYS_CONTACT_PENALTY) continue;
-    m->opt.contact = c;
-    p[2] = 0;
-    set_free(m, d, 0, p, z, 0.3);
-    sink(m, d, 0, 5e-4);
-    d->lastwarning[0] = 0;
-    st = phys_step_jacobian(m, d, A, NULL);
-    CHECK_MSG(st == PHYS_ERR_MODEL && strstr(d->lastwarning, "a contact with torsional or rolling friction (condim 4 "
-                                                             "or 6), whose derivatives are not supported yet"),
-              "%s: status %d: %s", phys_contact_name(c), (int)st, d->lastwarning);
-    m->geom_condim[1] = 3;   // condim 3: differentiated
-    CHECK(phys_step_jacobian(m, d, A, NULL) == PHYS_OK);
-    m->geom_condim[1] = 6;
-  }
-  m->opt.contact = PHYS_CONTACT_PENALTY;
-  free(A);
-  phys_free_data(d);
-  phys_free_model(m);
-}
-
 static const char* const BOX_SPEC[] = {"friction:box", "restitution:box", "penalty:stiffness", "inertia:box",
                                        "size:box"};
 
-// the box of BOX tumbling on a corner, 1.5 mm deep: check_scene under `name`
-static void box_tumbling(physModel* m, physData* d, const char* name, physRng* rng) {
+// the box of BOX tumbling on a corner, 1.5 mm deep: check_scene under `name` with the table spec
+static void box_tumbling(physModel* m, physData* d, const char* name, const char* const* spec, int nspec,
+                         physRng* rng) {
   double p[3] = {0.2, 0.1, 0}, ax[3] = {0.3, 1, 0.2};
   set_free(m, d, 0, p, ax, 0.5);
   sink(m, d, 0, 1.5e-3);
   double w[6] = {0.3, -0.1, -0.4, 3, -2, 1};
   memcpy(d->qvel, w, sizeof w);
-  check_scene(name, m, d, BOX_SPEC, 5, rng);
+  check_scene(name, m, d, spec, nspec, rng);
+}
+
+// the box of BOX sliding and turning on its four floor corners, 0.8 mm deep: likewise
+static void box_sliding(physModel* m, physData* d, const char* name, const char* const* spec, int nspec,
+                        physRng* rng) {
+  double p[3] = {0.2, 0.1, 0}, z[3] = {0, 0, 1};
+  set_free(m, d, 0, p, z, 0.4);
+  sink(m, d, 0, 8e-4);
+  double v[6] = {0.5, 0.2, -0.05, 0, 0, 0.7};
+  memcpy(d->qvel, v, sizeof v);
+  check_scene(name, m, d, spec, nspec, rng);
 }
 
 static void scene_box(physRng* rng) {
   physModel* m = load_xml(BOX);
   physData* d = phys_make_data(m);
   d->time = 1;   // not time 0: no interpenetration warning
-  double p[3] = {0.2, 0.1, 0}, z[3] = {0, 0, 1};
-  set_free(m, d, 0, p, z, 0.4);
-  sink(m, d, 0, 8e-4);
-  double v[6] = {0.5, 0.2, -0.05, 0, 0, 0.7};
-  memcpy(d->qvel, v, sizeof v);
-  check_scene("box sliding and turning (4 corners)", m, d, BOX_SPEC, 5, rng);
-  box_tumbling(m, d, "box tumbling on a corner", rng);
+  box_sliding(m, d, "box sliding and turning (4 corners)", BOX_SPEC, 5, rng);
+  box_tumbling(m, d, "box tumbling on a corner", BOX_SPEC, 5, rng);
   phys_free_data(d);
   phys_free_model(m);
 }
@@ -527,9 +520,19 @@ static void scene_box_floor(physRng* rng) {
   m->opt.timestep = 0.03;
   physData* d = phys_make_data(m);
   d->time = 1;   // not time 0: no interpenetration warning
-  box_tumbling(m, d, "box on a corner, dt 30 ms (damping at the stability floor)", rng);
+  box_tumbling(m, d, "box on a corner, dt 30 ms (damping at the stability floor)", BOX_SPEC, 5, rng);
   phys_free_data(d);
   phys_free_model(m);
+}
+
+// the balls of TWO_BALLS overlapping 2 mm along a tilted line, closing and shearing
+static void two_balls_pressed(const physModel* m, physData* d) {
+  double u[3] = {0.8, 0.36, 0.48}, pa[3] = {0, 0, 1}, pb[3], z[3] = {0, 0, 1};
+  for (int i = 0; i < 3; i++) pb[i] = pa[i] + (0.25 - 2e-3) * u[i];
+  set_free(m, d, 0, pa, z, 0);
+  set_free(m, d, 1, pb, z, 0.7);
+  double v[12] = {0.5, 0.1, 0, 1, 0, -2, -0.3, 0.2, 0.1, 0, 3, 1};
+  memcpy(d->qvel, v, sizeof v);
 }
 
 static void scene_two_balls(physRng* rng) {
@@ -537,13 +540,7 @@ static void scene_two_balls(physRng* rng) {
   physData* d = phys_make_data(m);
   d->time = 1;   // not time 0: no interpenetration warning
   const char* spec[] = {"friction:b", "restitution:a", "penalty:stiffness", "mass:a", "mass:b"};
-  // overlap 2 mm along a tilted line, closing and shearing
-  double u[3] = {0.8, 0.36, 0.48}, pa[3] = {0, 0, 1}, pb[3], z[3] = {0, 0, 1};
-  for (int i = 0; i < 3; i++) pb[i] = pa[i] + (0.25 - 2e-3) * u[i];
-  set_free(m, d, 0, pa, z, 0);
-  set_free(m, d, 1, pb, z, 0.7);
-  double v[12] = {0.5, 0.1, 0, 1, 0, -2, -0.3, 0.2, 0.1, 0, 3, 1};
-  memcpy(d->qvel, v, sizeof v);
+  two_balls_pressed(m, d);
   check_scene("two balls pressed (dense factor)", m, d, spec, 5, rng);
   phys_free_data(d);
   phys_free_model(m);
@@ -567,6 +564,143 @@ static void scene_two_balls_frictionless(physRng* rng) {
   phys_free_model(m);
 }
 
+// a single free body of m (freed here) at p turned by angle about z, sunk depth deep, moving at v: the analytic
+// dx+/dtheta of the one scalar entry spec at theta = 0 against the one-sided second-order difference
+// (-3 x(0) + 4 x(h) - x(2h)) / 2h, relative to its largest entry, which must be > 1e-3 (theta moves the step)
+static void check_right_derivative(physModel* m, const double p[3], double angle, double depth, const double v[6],
+                                   const char* spec, const char* what) {
+  physData* d = phys_make_data(m);
+  d->time = 1;
+  double z[3] = {0, 0, 1};
+  set_free(m, d, 0, p, z, angle);
+  sink(m, d, 0, depth);
+  memcpy(d->qvel, v, 6 * sizeof(double));
+  physParamTable t;
+  physLog log = {0};
+  CHECK_MSG(phys_param_table_build(&t, m, &spec, 1, &log) == PHYS_OK, "%s", log.error);
+  int n2 = 2 * m->nv;
+  double P[12], x1[12], x2[12], th = 0, h = 1e-6, worst = 0, pmax = 0;
+  CHECK(m->nv == 6 && phys_step_param_jacobian(m, d, &t, P) == PHYS_OK);
+  physData* e = phys_make_data(m);
+  double q0[7], v0[6];
+  param_step(m, d, e, &t, &th, NULL, NULL, NULL);
+  memcpy(q0, e->qpos, sizeof q0);
+  memcpy(v0, e->qvel, sizeof v0);
+  th = h;
+  param_step(m, d, e, &t, &th, q0, v0, x1);
+  th = 2 * h;
+  param_step(m, d, e, &t, &th, q0, v0, x2);
+  th = 0;
+  CHECK(phys_param_set(&t, m, &th) == PHYS_OK);
+  for (int i = 0; i < n2; i++) pmax = fmax(pmax, fabs((4 * x1[i] - x2[i]) / (2 * h)));   // (x(0) = 0)
+  for (int i = 0; i < n2; i++) worst = fmax(worst, fabs(P[i] - (4 * x1[i] - x2[i]) / (2 * h)) / pmax);
+  printf("%s at %s 0: |dx+/dtheta| max %.3g, right-difference error %.2g\n", what, spec, pmax, worst);
+  CHECK_MSG(pmax > 1e-3, "%s: the step does not depend on %s: |dx+/dtheta| = %g", what, spec, pmax);
+  CHECK_MSG(worst < 1e-4, "%s: dx+/dtheta at %s 0 is not the right derivative: error %g", what, spec, worst);
+  phys_param_table_free(&t);
+  phys_free_data(e);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+// issue 16: the ball of BALL with condim 6 and torsional and rolling friction 0.02, 0.01 m (penalty.c's angular
+// rows): A, B, P at rest (every slip 0: viscous, "stick"), and sliding, spinning and rolling above v_slip (the
+// coefficients re-evaluated: 3 solves); the torsional and rolling coefficients as parameters. lcp, cone and ccp
+// (angular.c) still refuse the state's derivatives, with a message, at condim 6 and not at 3
+static const char* const BALL6_SPEC[] = {"friction:ball", "torsion:ball", "rolling:ball", "penalty:stiffness",
+                                         "inertia:ball", "height:floor"};
+
+static void ball6(physModel* m) {
+  m->geom_condim[1] = 6;
+  m->geom_friction[3 * 1 + 1] = 0.02, m->geom_friction[3 * 1 + 2] = 0.01;
+}
+
+static void scene_ball_condim6(physRng* rng) {
+  physModel* m = load_xml(BALL);
+  physData* d = phys_make_data(m);
+  ball6(m);
+  d->time = 1;
+  int n = 2 * m->nv;
+  double* A = malloc(sizeof(double) * (size_t)(n * n));
+  double p[3] = {0.1, -0.2, 0}, z[3] = {0, 0, 1};
+  set_free(m, d, 0, p, z, 0.3);
+  sink(m, d, 0, 5e-4);
+  check_scene("ball condim 6 at rest (every slip 0)", m, d, BALL6_SPEC, 6, rng);
+  sink(m, d, 0, 2e-3);
+  double v[6] = {0.4, -0.3, -1.2, 2, -1, 3};
+  memcpy(d->qvel, v, sizeof v);
+  check_scene("ball condim 6 bouncing, sliding, spinning, rolling", m, d, BALL6_SPEC, 6, rng);
+  // lcp, cone and ccp simulate the rows (src/contact/angular.c) and refuse their derivatives
+  for (int c = PHYS_CONTACT_LCP; c <= PHYS_CONTACT_CCP; c++) {
+    if (c == PHYS_CONTACT_PENALTY) continue;
+    m->opt.contact = c;
+    set_free(m, d, 0, p, z, 0.3);
+    sink(m, d, 0, 5e-4);
+    d->lastwarning[0] = 0;
+    physStatus st = phys_step_jacobian(m, d, A, NULL);
+    CHECK_MSG(st == PHYS_ERR_MODEL && strstr(d->lastwarning, "a contact with torsional or rolling friction (condim 4 "
+                                                             "or 6), whose derivatives are not supported yet"),
+              "%s: status %d: %s", phys_contact_name(c), (int)st, d->lastwarning);
+    m->geom_condim[1] = 3;   // condim 3: differentiated
+    CHECK(phys_step_jacobian(m, d, A, NULL) == PHYS_OK);
+    m->geom_condim[1] = 6;
+  }
+  m->opt.contact = PHYS_CONTACT_PENALTY;
+  free(A);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+// the box of BOX with condim 6 (torsion 0.03, rolling 0.02 m): sliding and turning on its four corners (each its
+// own angular rows), tumbling on a corner
+static void scene_box_condim6(physRng* rng) {
+  physModel* m = load_xml(BOX);
+  physData* d = phys_make_data(m);
+  m->geom_condim[1] = 6;
+  m->geom_friction[3 * 1 + 1] = 0.03, m->geom_friction[3 * 1 + 2] = 0.02;
+  d->time = 1;
+  const char* spec[] = {"friction:box", "torsion:box", "rolling:box", "restitution:box", "inertia:box", "size:box"};
+  box_sliding(m, d, "box condim 6 sliding and turning (4 corners)", spec, 6, rng);
+  box_tumbling(m, d, "box condim 6 tumbling on a corner", spec, 6, rng);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+// two balls of condim 6 pressed (a contact not with a plane: its normal, and so its angular rows, turn with both
+// bodies); a size parameter with such a contact is refused, with a message
+static void scene_two_balls_condim6(physRng* rng) {
+  physModel* m = load_xml(TWO_BALLS);
+  for (int g = 0; g < 2; g++) m->geom_condim[g] = 6;   // (no ties: a holds the torsion, b the rolling)
+  m->geom_friction[1] = 0.015, m->geom_friction[2] = 0.01, m->geom_friction[4] = 0.01, m->geom_friction[5] = 0.02;
+  physData* d = phys_make_data(m);
+  d->time = 1;
+  const char* spec[] = {"friction:b", "torsion:a", "rolling:b", "mass:a", "mass:b"};
+  two_balls_pressed(m, d);
+  check_scene("two balls condim 6 pressed", m, d, spec, 5, rng);
+  physParamTable t;
+  physLog log = {0};
+  const char* size[] = {"size:a"};
+  CHECK(phys_param_table_build(&t, m, size, 1, &log) == PHYS_OK);
+  double P[24];
+  d->lastwarning[0] = 0;
+  physStatus st = phys_step_param_jacobian(m, d, &t, P);
+  CHECK_MSG(st == PHYS_ERR_ARG && strstr(d->lastwarning, "torsional or rolling friction of the contact of geoms"),
+            "status %d: %s", (int)st, d->lastwarning);
+  phys_param_table_free(&t);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+// the ball spinning and rolling at torsional friction 0 (rolling 0.01): dx+/dmu_spin is the right derivative
+// (raising it from 0 brakes the spin), by check_right_derivative
+static void scene_ball_torsion0(void) {
+  physModel* m = load_xml(BALL);
+  ball6(m);
+  m->geom_friction[3 * 1 + 1] = m->geom_friction[1] = 0;   // (the ball's and the floor's: the pair's 0)
+  double p[3] = {0.1, -0.2, 0}, v[6] = {0.2, -0.1, 0, 1, -2, 5};
+  check_right_derivative(m, p, 0.3, 1e-3, v, "torsion:ball", "ball spinning and rolling");
+}
+
 // the box sliding at friction 0: dx+/dmu is the right derivative (raising mu from 0 decelerates the slide), by
 // the one-sided second-order difference (-3 x(0) + 4 x(h) - x(2h)) / 2h (C = mu f_n / slip is linear in mu, so
 // the right branch is smooth). The reverse pass once skipped a contact's friction terms when C = 0, which at
@@ -574,44 +708,8 @@ static void scene_two_balls_frictionless(physRng* rng) {
 static void scene_box_frictionless_param(void) {
   physModel* m = load_xml(BOX);
   for (int g = 0; g < m->ngeom; g++) m->geom_friction[3 * g] = 0;
-  physData* d = phys_make_data(m);
-  d->time = 1;
-  double p[3] = {0.2, 0.1, 0}, z[3] = {0, 0, 1};
-  set_free(m, d, 0, p, z, 0.4);
-  sink(m, d, 0, 8e-4);
-  double v[6] = {0.5, 0.2, -0.05, 0, 0, 0.7};
-  memcpy(d->qvel, v, sizeof v);
-  physParamTable t;
-  const char* spec[] = {"friction:box"};
-  physLog log = {0};
-  CHECK_MSG(phys_param_table_build(&t, m, spec, 1, &log) == PHYS_OK, "%s", log.error);
-  int nv = m->nv, n2 = 2 * nv;
-  double P[12], x0[12], x1[12], x2[12], th = 0, h = 1e-6, worst = 0, pmax = 0;
-  CHECK(phys_step_param_jacobian(m, d, &t, P) == PHYS_OK);
-  physData* e = phys_make_data(m);
-  double q0[7], v0[6];
-  param_step(m, d, e, &t, &th, NULL, NULL, NULL);
-  memcpy(q0, e->qpos, sizeof q0);
-  memcpy(v0, e->qvel, sizeof v0);
-  for (int i = 0; i < n2; i++) x0[i] = 0;
-  th = h;
-  param_step(m, d, e, &t, &th, q0, v0, x1);
-  th = 2 * h;
-  param_step(m, d, e, &t, &th, q0, v0, x2);
-  th = 0;
-  CHECK(phys_param_set(&t, m, &th) == PHYS_OK);
-  for (int i = 0; i < n2; i++) pmax = fmax(pmax, fabs((-3 * x0[i] + 4 * x1[i] - x2[i]) / (2 * h)));
-  for (int i = 0; i < n2; i++) {
-    double fd = (-3 * x0[i] + 4 * x1[i] - x2[i]) / (2 * h);
-    worst = fmax(worst, fabs(P[i] - fd) / pmax);
-  }
-  printf("box sliding at friction 0: |dx+/dmu| max %.3g, right-difference error %.2g\n", pmax, worst);
-  CHECK_MSG(pmax > 1e-3, "the slide does not depend on friction: |dx+/dmu| = %g", pmax);
-  CHECK_MSG(worst < 1e-4, "dx+/dmu at mu = 0 is not the right derivative: error %g", worst);
-  phys_param_table_free(&t);
-  phys_free_data(e);
-  phys_free_data(d);
-  phys_free_model(m);
+  double p[3] = {0.2, 0.1, 0}, v[6] = {0.5, 0.2, -0.05, 0, 0, 0.7};
+  check_right_derivative(m, p, 0.4, 8e-4, v, "friction:box", "box sliding");
 }
 
 static void scene_elbow(physRng* rng) {
@@ -690,7 +788,10 @@ int main(void) {
   phys_rng_seed(&rng, 7);
   test_restitution_deriv();
   scene_ball(&rng);
-  scene_ball_condim6();
+  scene_ball_condim6(&rng);
+  scene_box_condim6(&rng);
+  scene_two_balls_condim6(&rng);
+  scene_ball_torsion0();
   scene_box(&rng);
   scene_box_floor(&rng);
   scene_two_balls(&rng);
