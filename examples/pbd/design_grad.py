@@ -18,7 +18,12 @@ work): optimize's terms are weighted squares. The arm starts at rest stretched a
 (l1 + l2, 0), the target at (3.0, 0)), the same start for every design. Eq. 30 of the found lengths is reported
 by design.py's evaluation (its own start and servo target) for comparison with the grid.
 
-usage: examples/pbd/design_grad.py [PHYSID]   (from the repository root; writes examples/pbd/design_grad.md)
+INTEGRATOR=pbd runs everything (optimize, simulate) on the pbd step (its defaults: 20 substeps, 1 iteration;
+the spatial tendons as XPBD compliant rows) with the target's x slide on a body of its own (the pbd step takes
+one joint per body), and writes examples/pbd/design_grad_pbd.md, with the Euler engine's cost of the same lengths.
+
+usage: [INTEGRATOR=pbd] examples/pbd/design_grad.py [PHYSID]   (from the repository root; writes
+       examples/pbd/design_grad.md, or design_grad_pbd.md)
 """
 import json
 import math
@@ -31,7 +36,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import design  # noqa: E402  (design.py's evaluation of Eq. 30)
 
 PHYSID = sys.argv[1] if len(sys.argv) > 1 else "build/physid"
-OUT = os.environ.get("OUT", "examples/pbd/design_grad.md")
+INTEGRATOR = os.environ.get("INTEGRATOR", "euler")   # euler or pbd (its defaults: 20 substeps, 1 iteration)
+OUT = os.environ.get("OUT", "examples/pbd/design_grad%s.md" % ("_pbd" if INTEGRATOR == "pbd" else ""))
 K, D = design.K, design.D
 R, CX = design.R, design.CX
 DT, STEPS, MASS, FAR = design.DT, design.STEPS, design.MASS, design.FAR
@@ -57,21 +63,41 @@ MODEL = """<mujoco model="design_grad">
         </body>
       </body>
     </body>
-    <body name="target" pos="{cx} 0 0">
+{target}  </worldbody>
+""" + design.MODEL[design.MODEL.index("  <tendon>"):design.MODEL.index("  <actuator>")] + "</mujoco>\n"
+
+
+# the target: one body on two slides (euler); for the pbd step, which takes one joint per body, the x slide on a
+# body of its own (1e-6 kg, as link1) carrying the target on the y slide
+TARGET = {"euler": """    <body name="target" pos="{cx} 0 0">
       <joint name="tx" type="slide" axis="1 0 0" stiffness="{kt}"/>
       <joint name="ty" type="slide" axis="0 1 0" stiffness="{kt}"/>
       <inertial pos="0 0 0" mass="{tm}" diaginertia="1 1 1"/>
       <site name="ax" pos="-{far} 0 0"/>
       <site name="ay" pos="0 -{far} 0"/>
     </body>
-  </worldbody>
-""" + design.MODEL[design.MODEL.index("  <tendon>"):design.MODEL.index("  <actuator>")] + "</mujoco>\n"
+""", "pbd": """    <body name="target_x" pos="{cx} 0 0">
+      <joint name="tx" type="slide" axis="1 0 0" stiffness="{kt}"/>
+      <inertial pos="0 0 0" mass="1e-6" diaginertia="1e-6 1e-6 1e-6"/>
+      <body name="target">
+        <joint name="ty" type="slide" axis="0 1 0" stiffness="{kt}"/>
+        <inertial pos="0 0 0" mass="{tm}" diaginertia="1 1 1"/>
+        <site name="ax" pos="-{far} 0 0"/>
+        <site name="ay" pos="0 -{far} 0"/>
+      </body>
+    </body>
+"""}
 
 
-def write_model(tmp, l1, l2):
+def write_model(tmp, l1, l2, integrator=None):
+    """the model of the design (l1, l2) for the integrator (default INTEGRATOR; pbd: named in the file)"""
+    integrator = integrator or INTEGRATOR
+    text = MODEL.replace("{target}", TARGET[integrator])
+    if integrator == "pbd":
+        text = text.replace("</mujoco>", '  <custom><text name="physid:integrator" data="pbd"/></custom>\n</mujoco>')
     path = os.path.join(tmp, "design_grad.xml")
     with open(path, "w") as f:
-        f.write(MODEL.format(dt=DT, l1=l1, l2=l2, m=MASS, cx=CX, tm=TMASS, kt=TMASS * W * W, far=FAR, k=K, d=D))
+        f.write(text.format(dt=DT, l1=l1, l2=l2, m=MASS, cx=CX, tm=TMASS, kt=TMASS * W * W, far=FAR, k=K, d=D))
     return path
 
 
@@ -98,9 +124,9 @@ def optimize(tmp, maxiter, start=L0):
     return l1, l2, r["final_cost"], r["iterations"], sum(r["seconds"]), r
 
 
-def cost_of(tmp, l1, l2):
+def cost_of(tmp, l1, l2, integrator=None):
     """the task's cost for the design (l1, l2) from one `physid simulate`: sum_t<T dt |p_ee - p_target|^2 / 2"""
-    model = write_model(tmp, l1, l2)
+    model = write_model(tmp, l1, l2, integrator)
     init = os.path.join(tmp, "init.csv")
     with open(init, "w") as f:
         f.write("t,q0,q1,q2,q3,v0,v1,v2,v3\n0,0,0,%.17g,0,0,0,0,%.17g\n" % (R, R * W))
@@ -146,6 +172,7 @@ def main():
         g = grid(tmp, g[1] - 0.01, g[1] + 0.01, g[2] - 0.01, g[2] + 0.01, 0.002)
         c0 = cost_of(tmp, *L0)
         cpaper = cost_of(tmp, 2.7026, 0.3074)
+        ceuler = cost_of(tmp, l1, l2, "euler") if INTEGRATOR == "pbd" else None
         eq30 = {}
         with tempfile.TemporaryDirectory() as t2:
             for name, a, b in (("initial", L0[0], L0[1]), ("paper", 2.7026, 0.3074), ("gradient", l1, l2),
@@ -154,7 +181,11 @@ def main():
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     with open(OUT, "w") as f:
         f.write("# Paper 003, Table II by gradient: `physid optimize` with design parameters "
-                "(examples/pbd/design_grad.py)\n\n")
+                "(examples/pbd/design_grad.py)%s\n\n" % (", pbd step" if INTEGRATOR == "pbd" else ""))
+        if INTEGRATOR == "pbd":
+            f.write("Command: `INTEGRATOR=pbd examples/pbd/design_grad.py`. The pbd step (20 substeps, 1 iteration) "
+                    "throughout: optimize's rollouts and gradients, and the grid's `simulate` runs; the target's x "
+                    "slide on a body of its own (1e-6 kg).\n\n")
         f.write("Generated at %s. `physid optimize`, method lbfgsb (at most 200 iterations, tol 1e-12), design "
                 "pos:elbow.x in [1, 4] m and pos:tip.x in [0.02, 1.5] m (the other components held at 0); cost "
                 "1/2 |p_ee - p_target|^2 integrated over %d steps of %g s (the target circles at radius %g m "
@@ -177,6 +208,8 @@ def main():
             f.write("| %s | %.5g | %.5g | %.6g | %.5g | %.4g | %.4g |\n" % (name, a, b, c, e[0], e[1], e[2]))
         f.write("\nThe optimizer's cost of its result and the cost summed from `simulate`'s trajectory of the same "
                 "lengths: %.12g and %.12g (relative difference %.1e).\n" % (cost, check, abs(cost - check) / check))
+        if ceuler is not None:
+            f.write("\nThe Euler engine's cost of the same lengths (the same model): %.6g.\n" % ceuler)
     print(open(OUT).read())
 
 
