@@ -20,7 +20,7 @@ by design.py's evaluation (its own start and servo target) for comparison with t
 
 INTEGRATOR=pbd runs everything (optimize, simulate) on the pbd step (its defaults: 20 substeps, 1 iteration;
 the spatial tendons as XPBD compliant rows) with the target's x slide on a body of its own (the pbd step takes
-one joint per body), and writes examples/pbd/design_grad_pbd.md, with the Euler engine's cost of the same lengths.
+one joint per body; TARGET below), and writes examples/pbd/design_grad_pbd.md, with the Euler engine's cost of the same lengths.
 
 usage: [INTEGRATOR=pbd] examples/pbd/design_grad.py [PHYSID]   (from the repository root; writes
        examples/pbd/design_grad.md, or design_grad_pbd.md)
@@ -68,7 +68,9 @@ MODEL = """<mujoco model="design_grad">
 
 
 # the target: one body on two slides (euler); for the pbd step, which takes one joint per body, the x slide on a
-# body of its own (1e-6 kg, as link1) carrying the target on the y slide
+# body of its own carrying the target on the y slide, both of the target's mass (a 1e-6 kg carrier, as link1, is
+# 1e9 times lighter than the body it carries: the pbd step's Gauss-Seidel sweeps then barely move the target,
+# whose circle decays to half in 0.5 s), the x spring twice the y spring (the x slide moves both)
 TARGET = {"euler": """    <body name="target" pos="{cx} 0 0">
       <joint name="tx" type="slide" axis="1 0 0" stiffness="{kt}"/>
       <joint name="ty" type="slide" axis="0 1 0" stiffness="{kt}"/>
@@ -77,8 +79,8 @@ TARGET = {"euler": """    <body name="target" pos="{cx} 0 0">
       <site name="ay" pos="0 -{far} 0"/>
     </body>
 """, "pbd": """    <body name="target_x" pos="{cx} 0 0">
-      <joint name="tx" type="slide" axis="1 0 0" stiffness="{kt}"/>
-      <inertial pos="0 0 0" mass="1e-6" diaginertia="1e-6 1e-6 1e-6"/>
+      <joint name="tx" type="slide" axis="1 0 0" stiffness="{kt2}"/>
+      <inertial pos="0 0 0" mass="{tm}" diaginertia="1 1 1"/>
       <body name="target">
         <joint name="ty" type="slide" axis="0 1 0" stiffness="{kt}"/>
         <inertial pos="0 0 0" mass="{tm}" diaginertia="1 1 1"/>
@@ -90,14 +92,16 @@ TARGET = {"euler": """    <body name="target" pos="{cx} 0 0">
 
 
 def write_model(tmp, l1, l2, integrator=None):
-    """the model of the design (l1, l2) for the integrator (default INTEGRATOR; pbd: named in the file)"""
+    """the model of the design (l1, l2) for the integrator (default INTEGRATOR; pbd: named in the file); under
+    INTEGRATOR=pbd the Euler engine's runs take the same (split) target"""
     integrator = integrator or INTEGRATOR
-    text = MODEL.replace("{target}", TARGET[integrator])
+    text = MODEL.replace("{target}", TARGET[INTEGRATOR])
     if integrator == "pbd":
         text = text.replace("</mujoco>", '  <custom><text name="physid:integrator" data="pbd"/></custom>\n</mujoco>')
     path = os.path.join(tmp, "design_grad.xml")
     with open(path, "w") as f:
-        f.write(text.format(dt=DT, l1=l1, l2=l2, m=MASS, cx=CX, tm=TMASS, kt=TMASS * W * W, far=FAR, k=K, d=D))
+        f.write(text.format(dt=DT, l1=l1, l2=l2, m=MASS, cx=CX, tm=TMASS, kt=TMASS * W * W, kt2=2 * TMASS * W * W,
+                           far=FAR, k=K, d=D))
     return path
 
 
@@ -160,6 +164,12 @@ def grid(tmp, lo1, hi1, lo2, hi2, step):
 
 
 STARTS = [L0] + [(a, b) for a in (2.5, 2.8, 3.1) for b in (0.1, 0.3, 0.5)]
+# the pbd step's gradient costs about 250 times the Euler engine's here (5 minutes a run on the shared machine):
+# two starts (the paper's initial design and the Euler engine's best start) and the grid's coarse stage narrowed
+# to [2.6, 2.8] x [0.25, 0.35]
+if INTEGRATOR == "pbd":
+    STARTS = [L0, (2.5, 0.1)]
+GRID = (2.6, 2.8, 0.25, 0.35) if INTEGRATOR == "pbd" else (2.5, 2.9, 0.2, 0.4)
 
 
 def main():
@@ -168,7 +178,7 @@ def main():
         best = min(runs, key=lambda r: r[3])
         l1, l2, cost = best[1], best[2], best[3]
         check = cost_of(tmp, l1, l2)
-        g = grid(tmp, 2.5, 2.9, 0.2, 0.4, 0.02)
+        g = grid(tmp, *GRID, 0.02)
         g = grid(tmp, g[1] - 0.01, g[1] + 0.01, g[2] - 0.01, g[2] + 0.01, 0.002)
         c0 = cost_of(tmp, *L0)
         cpaper = cost_of(tmp, 2.7026, 0.3074)
@@ -185,15 +195,16 @@ def main():
         if INTEGRATOR == "pbd":
             f.write("Command: `INTEGRATOR=pbd examples/pbd/design_grad.py`. The pbd step (20 substeps, 1 iteration) "
                     "throughout: optimize's rollouts and gradients, and the grid's `simulate` runs; the target's x "
-                    "slide on a body of its own (1e-6 kg).\n\n")
+                    "slide on a body of its own (the target's mass, its spring doubled), the same model for the Euler engine's "
+                    "comparison.\n\n")
         f.write("Generated at %s. `physid optimize`, method lbfgsb (at most 200 iterations, tol 1e-12), design "
                 "pos:elbow.x in [1, 4] m and pos:tip.x in [0.02, 1.5] m (the other components held at 0); cost "
                 "1/2 |p_ee - p_target|^2 integrated over %d steps of %g s (the target circles at radius %g m "
                 "around (%g, 0) m, one turn in %g s); K = %g, D = %g; the arm starts at rest stretched along x. "
-                "Grid: step 0.02 m over l1 in [2.5, 2.9], l2 in [0.2, 0.4], refined at 0.002 m around its best "
+                "Grid: step 0.02 m over l1 in [%g, %g], l2 in [%g, %g], refined at 0.002 m around its best "
                 "point, each point one `physid simulate` with the cost summed from its trajectory. Eq. 30: "
                 "design.py's evaluation (its servo target and start, lambda = %g).\n\n"
-                % (commit or "?", STEPS, DT, R, CX, design.PERIOD, K, D, design.LAM))
+                % ((commit or "?", STEPS, DT, R, CX, design.PERIOD, K, D) + GRID + (design.LAM,)))
         f.write("Runs of `optimize` from each start:\n\n| start l1, l2 (m) | found l1 (m) | found l2 (m) | cost | "
                 "iterations | seconds |\n|---|---|---|---|---|---|\n")
         for st, a, b, c, it, sec in runs:
