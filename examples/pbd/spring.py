@@ -196,7 +196,7 @@ def gradient_k_alpha2(tmp, files, k0, a20, l2):
         loss2 = sum(x * x for x in r2)
         if loss2 < loss:
             k, a2, r, jk, ja, lam = k + dk, a2 + da, r2, jk2, ja2, lam / 10
-            done = abs(loss - loss2) <= 1e-12 * loss
+            done = abs(loss - loss2) <= 1e-9 * loss
             loss = loss2
             if done or (abs(dk) < 1e-9 * abs(k) and abs(da) < 1e-12):
                 break

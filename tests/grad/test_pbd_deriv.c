@@ -39,6 +39,15 @@ static void pbd_options(physModel* m, double dt, int substeps, int iterations, i
   m->opt.pbd_jacobi = jacobi;
 }
 
+// data of m at a random state (gm_random_state, velocities scale 1) from the seed
+static physData* random_data(const physModel* m, uint64_t seed) {
+  physData* d = phys_make_data(m);
+  physRng r;
+  phys_rng_seed(&r, seed);
+  gm_random_state(m, d, &r, 1);
+  return d;
+}
+
 // A, B of the pbd step at d's state against four-point differences (GM_RTOL) and their VJPs by the dot-product
 // test; returns the worst relative error
 static double check_ab(const char* name, const physModel* m, physData* d, double fd_h, uint64_t seed) {
@@ -98,10 +107,7 @@ static void test_ab_chains(void) {
 static void test_ab_joints(void) {
   physModel* m = gm_load("tests/data/pbd_joints.xml", 0);
   pbd_options(m, 0.002, 10, 2, 0);
-  physData* d = phys_make_data(m);
-  physRng r;
-  phys_rng_seed(&r, 3);
-  gm_random_state(m, d, &r, 1);
+  physData* d = random_data(m, 3);
   check_ab("pbd_joints random state", m, d, SMOOTH_H, 9);
   int vs = m->jnt_dofadr[phys_name2id(m, "joint", "slide")], vh = m->jnt_dofadr[phys_name2id(m, "joint", "hinge")];
   int qs = m->jnt_qposadr[phys_name2id(m, "joint", "slide")], qh = m->jnt_qposadr[phys_name2id(m, "joint", "hinge")];
@@ -195,10 +201,7 @@ static void test_p(void) {
 static void test_tendon(void) {
   physModel* m = gm_load("tests/data/pbd_tendon.xml", 0);
   pbd_options(m, 0.002, 10, 2, 0);
-  physData* d = phys_make_data(m);
-  physRng r;
-  phys_rng_seed(&r, 13);
-  gm_random_state(m, d, &r, 1);
+  physData* d = random_data(m, 13);
   d->qpos[1] = 0.3;   // (the rope slack)
   check_ab("pbd_tendon random state", m, d, SMOOTH_H, 31);
   const char* spec[] = {"stiffness:spring", "damping:spring", "restlength:spring", "pos:upper", "pos:lower",
