@@ -37,7 +37,8 @@ import design  # noqa: E402  (design.py's evaluation of Eq. 30)
 
 PHYSID = sys.argv[1] if len(sys.argv) > 1 else "build/physid"
 INTEGRATOR = os.environ.get("INTEGRATOR", "euler")   # euler or pbd (its defaults: 20 substeps, 1 iteration)
-OUT = os.environ.get("OUT", "examples/pbd/design_grad%s.md" % ("_pbd" if INTEGRATOR == "pbd" else ""))
+OUT = os.environ.get("OUT", "examples/pbd/design_grad%s%s.md" % ("_pbd" if INTEGRATOR == "pbd" else "",
+                                                               "_stencil" if os.environ.get("STENCIL_ONLY") else ""))
 K, D = design.K, design.D
 R, CX = design.R, design.CX
 DT, STEPS, MASS, FAR = design.DT, design.STEPS, design.MASS, design.FAR
