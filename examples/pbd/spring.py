@@ -18,10 +18,13 @@ each pose is one 2-row file, the arm at rest at the measured pose with the measu
 paper lets the robot stay still for one step.
 
 Fits (`physid identify` with its defaults, INTEGRATOR for the model): (A) k and the anchor together from k 30 %
-low and alpha2 at 50 deg; (B) the paper's order, the anchor's lengths calibrated first: the anchor (l2, alpha2)
-with k held at its wrong start, then k with the calibrated anchor held, then both.
+low and alpha2 at 50 deg; (B) the paper's order, the anchor's lengths calibrated first: l2 held, alpha2 scanned
+and k identified at each; (C) l2 held, k and alpha2 together by gradient: Levenberg-Marquardt in this script on
+the poses' one-step velocity residuals, their derivatives in alpha2 by the chain rule through the exact P columns
+of pos:spring_anchor (`physid jacobian`; alpha2 is not a parameter kind).
 
-usage: examples/pbd/spring.py [PHYSID]   (from the repository root; writes examples/pbd/spring.md)
+usage: [INTEGRATOR=pbd] examples/pbd/spring.py [PHYSID]   (from the repository root; writes
+       examples/pbd/spring.md, or spring_pbd.md: the estimator on the pbd step, the truth the Euler engine's)
 """
 import math
 import os
@@ -36,7 +39,7 @@ import baxter_arm  # noqa: E402
 
 PHYSID = sys.argv[1] if len(sys.argv) > 1 else "build/physid"
 INTEGRATOR = os.environ.get("INTEGRATOR", "euler")
-OUT = os.environ.get("OUT", "examples/pbd/spring.md")
+OUT = os.environ.get("OUT", "examples/pbd/spring%s.md" % ("_pbd" if INTEGRATOR == "pbd" else ""))
 K_TRUE, L1, A1, L2, A2_TRUE, REST = 4000.0, 0.3, math.radians(90), 0.06, math.radians(30), 0.2
 NPOSE, SEED = 30, 1
 SIGMA_Q, SIGMA_U = 0.0, 0.0          # measurement noise of the data set being made (dataset() sets them)
@@ -147,6 +150,61 @@ def scan_alpha2(tmp, files, k0, l2):
     return best[0], best[2], best[1]
 
 
+def residual_jac(tmp, files, k, a2, l2):
+    """the one-step residuals of the poses and their derivatives in (k, alpha2): r = v+ of the step from each
+    measured pose at rest with its measured torques (the data's next velocity is 0), and dr/dk, dr/dalpha2 from
+    `physid jacobian`'s exact P columns of stiffness:shoulder_spring and pos:spring_anchor, the latter chained
+    through d pos / d alpha2 = l2 (-sin alpha2, cos alpha2, 0)"""
+    path = os.path.join(tmp, "chain.xml")
+    with open(path, "w") as f:
+        f.write(model(k, a2, l2))
+    dpos = (-l2 * math.sin(a2), l2 * math.cos(a2), 0.0)
+    r, jk, ja = [], [], []
+    for data in files:
+        lines = open(data).read().splitlines()
+        init = os.path.join(tmp, "chain_init.csv")
+        with open(init, "w") as f:
+            f.write(lines[0] + "\n" + lines[1] + "\n")
+        nv = sum(1 for c in lines[0].split(",") if re.fullmatch(r"v\d+", c))
+        out = run(["simulate", path, "--steps", "1", "--init", init, "--ctrl-file", data, "--integrator", INTEGRATOR,
+                   "--quiet"]).splitlines()
+        vplus = [float(x) for x in out[2].split(",")[1 + nv:1 + 2 * nv]]
+        jac = run(["jacobian", path, "--init", init, "--wrt", "param:stiffness:shoulder_spring,"
+                   "param:pos:spring_anchor", "--integrator", INTEGRATOR, "--quiet"]).splitlines()[1:]
+        for i in range(nv):
+            row = [float(x) for x in jac[nv + i].split(",")]
+            r.append(vplus[i])
+            jk.append(row[0])
+            ja.append(sum(row[1 + c] * dpos[c] for c in range(3)))
+    return r, jk, ja
+
+
+def gradient_k_alpha2(tmp, files, k0, a20, l2):
+    """k and alpha2 by gradient (issue 17: alpha2 is not a parameter kind; the chain rule through pos:'s columns):
+    Levenberg-Marquardt on sum |r|^2 over (k, alpha2) with l2 held, from (k0, a20); (k, alpha2, iterations, loss)"""
+    k, a2, lam, it = k0, a20, 1e-3, 0
+    r, jk, ja = residual_jac(tmp, files, k, a2, l2)
+    loss = sum(x * x for x in r)
+    while it < 30:
+        it += 1
+        a, b, c = sum(x * x for x in jk), sum(x * y for x, y in zip(jk, ja)), sum(y * y for y in ja)
+        gk, ga = sum(x * e for x, e in zip(jk, r)), sum(y * e for y, e in zip(ja, r))
+        a, c = a * (1 + lam), c * (1 + lam)
+        det = a * c - b * b
+        dk, da = -(c * gk - b * ga) / det, -(a * ga - b * gk) / det
+        r2, jk2, ja2 = residual_jac(tmp, files, k + dk, a2 + da, l2)
+        loss2 = sum(x * x for x in r2)
+        if loss2 < loss:
+            k, a2, r, jk, ja, lam = k + dk, a2 + da, r2, jk2, ja2, lam / 10
+            done = abs(loss - loss2) <= 1e-9 * loss
+            loss = loss2
+            if done or (abs(dk) < 1e-9 * abs(k) and abs(da) < 1e-12):
+                break
+        else:
+            lam *= 10
+    return k, a2, it, loss
+
+
 def main():
     arm = model(K_TRUE, A2_TRUE)
     k0, a20 = 0.7 * K_TRUE, math.radians(50)
@@ -173,6 +231,11 @@ def main():
         anchor = [1.02 * L2 * math.cos(a2), 1.02 * L2 * math.sin(a2), 0]
         rows.append(("(B) as above with l2 calibrated 2 % long", {"stiffness:shoulder_spring": k,
                                                                     "pos:spring_anchor": anchor}))
+        for name, l2 in (("(C) l2 calibrated (true); k and alpha2 by gradient; noisy data", L2),
+                         ("(C) as above with l2 calibrated 2 % long", 1.02 * L2)):
+            k, a2, it, _ = gradient_k_alpha2(tmp, noisy, k0, a20, l2)
+            rows.append(("%s (%d iterations)" % (name, it), {"stiffness:shoulder_spring": k, "pos:spring_anchor":
+                                                            [l2 * math.cos(a2), l2 * math.sin(a2), 0]}))
 
     def row(name, fit):
         k = fit.get("stiffness:shoulder_spring", float("nan"))

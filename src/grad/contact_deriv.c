@@ -917,6 +917,17 @@ static void moved_contacts(const physModel* m, physData* d, const physConstraint
   phys_stack_free(d, mark);
 }
 
+// the per-body motion (6 nbody, from d's arena) of body's subtree translating along t: Vb = (0, t) on the
+// subtree, 0 elsewhere
+static double* subtree_translation(const physModel* m, physData* d, int body, const double t[3]) {
+  double* Vb = phys_stack_alloc(d, 6 * (size_t)m->nbody);
+  for (int b = 0; b < m->nbody; b++) {
+    int sub = in_subtree(m, b, body);
+    for (int k = 0; k < 3; k++) Vb[6 * b + k] = 0, Vb[6 * b + 3 + k] = sub ? t[k] : 0;
+  }
+  return Vb;
+}
+
 physStatus phys_constraint_pos_dJ(const physModel* m, physData* d, const physConstraintProblem* p,
                                   const physConstraintGeom* g, int body, const double t[3], double* dJ,
                                   double* ddist) {
@@ -927,12 +938,8 @@ physStatus phys_constraint_pos_dJ(const physModel* m, physData* d, const physCon
   double* P = phys_stack_alloc(d, 6 * (size_t)nv + 1);
   double* dcdof = phys_stack_alloc(d, 6 * (size_t)nv + 1);
   // the geoms move with their bodies, per body (a welded body's geoms move though no dof of the subtree
-  // carries them): Vb = (0, t) on the subtree, 0 elsewhere
-  double* Vb = phys_stack_alloc(d, 6 * (size_t)m->nbody);
-  for (int b = 0; b < m->nbody; b++) {
-    int sub = in_subtree(m, b, body);
-    for (int k = 0; k < 3; k++) Vb[6 * b + k] = 0, Vb[6 * b + 3 + k] = sub ? t[k] : 0;
-  }
+  // carries them)
+  double* Vb = subtree_translation(m, d, body, t);
   // every dof frame of the subtree translates by V = (0, t): P_j = V there, 0 elsewhere; dcdof_j = V x cdof_j
   for (int j = 0; j < nv; j++) {
     int sub = in_subtree(m, m->dof_bodyid[j], body);
@@ -1030,6 +1037,19 @@ physStatus phys_constraint_geom_jvp(const physModel* m, physData* d, const physC
     double* dcdof = phys_stack_alloc(d, 6 * (size_t)m->nv + 1);
     dof_motions(m, d, dq, P, dcdof);
     for (int i = 0; i < p->nc; i++) geom_jvp(out + 7 * i, out + 7 * i + 3, out + 7 * i + 6, m, d, cg + i, P, NULL);
+  }
+  phys_stack_free(d, mark);
+  return st;
+}
+
+physStatus phys_constraint_geom_pos_jvp(const physModel* m, physData* d, const physConstraintProblem* p, int body,
+                                        const double t[3], double* out) {
+  physStatus st = PHYS_OK;
+  size_t mark = phys_stack_mark(d);
+  contactGeom* cg = geom_all(m, d, p, &st);
+  if (cg) {
+    double* Vb = subtree_translation(m, d, body, t);
+    for (int i = 0; i < p->nc; i++) geom_jvp(out + 7 * i, out + 7 * i + 3, out + 7 * i + 6, m, d, cg + i, NULL, Vb);
   }
   phys_stack_free(d, mark);
   return st;

@@ -124,5 +124,9 @@ physStatus phys_constraint_param_vjp_matrix(const physModel* m, physData* d, con
 // phys_constraint_dJ
 physStatus phys_constraint_geom_jvp(const physModel* m, physData* d, const physConstraintProblem* p, const double* dq,
                                     double* out);
+// the same when body's subtree translates along t (world: a pos:BODY direction, phys_body_pos_direction), the
+// other bodies held (pbd_deriv.c's placement columns)
+physStatus phys_constraint_geom_pos_jvp(const physModel* m, physData* d, const physConstraintProblem* p, int body,
+                                        const double t[3], double* out);
 
 #endif  // PHYS_CONTACT_DERIV_H

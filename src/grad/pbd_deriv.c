@@ -16,8 +16,10 @@
 //  - the contacts (detected once at the start state, as the step): pos, normal and dist + i H (their geometry
 //    derivative along dq, phys_constraint_geom_jvp, the features held), friction + i H dmu;
 //  - parameters (params.h): mass:BODY (body_mass), damping:JOINT (dof_damping), stiffness:JOINT (jnt_stiffness),
-//    friction:GEOM (the contact's mu where that geom's friction is the pair's; explicit <pair>s have none);
-//    other kinds are refused (PHYS_ERR_MODEL with a data warning).
+//    friction:GEOM (the contact's mu where that geom's friction is the pair's; explicit <pair>s have none),
+//    stiffness, damping and restlength of a spring, pos:BODY (body_pos + i H e_k, one column per component: the
+//    complex kinematics, the joint frames and the sites move with it; the contacts' geometry along the subtree's
+//    translation, phys_constraint_geom_pos_jvp); other kinds are refused (PHYS_ERR_MODEL with a data warning).
 // The outputs' tangents: q+ as grad.h's tangent of the complex qpos (2 vec(conj(q) (x) dq) for rotations), v+
 // directly. A has 2nv columns, B nu, P ntheta: one complex step each (about 4 steps' cost per column). The
 // reverse mode takes the same columns and returns their products with the cotangent (xbar_k = column_k . xbar+).
@@ -32,6 +34,7 @@
 #include "contact_deriv.h"
 #include "dyn.h"
 #include "grad.h"
+#include "model.h"
 #include "params.h"
 #include "pbd.h"
 #include "rot.h"
@@ -53,12 +56,14 @@ typedef struct pbdCData_ {
   pbdReal *qpos, *qvel, *xpos, *xquat, *xmat, *xipos, *ximat;
   pbdReal *qfrc_actuator, *qfrc_applied, *xfrc_applied;
   pbdReal *xaxis, *xanchor, *cdof;
+  pbdReal* body_pos;         // the placements (pos:BODY's tangent seeded)
 } pbdCData;
 
-// the parameter directions of one column: body mass, dof damping, joint stiffness and geom friction tangents
-// (NULL: none), and the contacts' tangents (7 per contact of the step's list: pos, normal, dist; NULL: none)
+// the parameter directions of one column: body mass, dof damping, joint stiffness, geom friction, body placement
+// (3 per body) and spring stiffness, damping and rest length tangents (NULL: none), and the contacts' tangents
+// (7 per contact of the step's list: pos, normal, dist; NULL: none)
 typedef struct pbdSeed_ {
-  const double *mass, *damping, *stiffness, *friction, *contact;
+  const double *mass, *damping, *stiffness, *friction, *bpos, *sk, *sb, *sl, *contact;
 } pbdSeed;
 
 #define SEED(c) ((const pbdSeed*)(c)->seed)
@@ -179,7 +184,7 @@ static pbdReal r_atan2(pbdReal y, pbdReal x) {
 static void cbody_frame(const physModel* m, pbdCData* d, int b) {
   pbdReal *xpos = d->xpos + 3 * b, *xquat = d->xquat + 4 * b, bp[3], bq[4];
   int p = m->body_parentid[b];
-  loadn(bp, m->body_pos + 3 * b, 3);
+  r_copy3(bp, d->body_pos + 3 * b);
   loadn(bq, m->body_quat + 4 * b, 4);
   r_mat_vec3(xpos, d->xmat + 9 * p, bp);
   for (int i = 0; i < 3; i++) xpos[i] += d->xpos[3 * p + i];
@@ -299,6 +304,11 @@ static void ccontact(const struct pbdCtx_* c, const physContact* k, int i, pbdRe
 #define PBD_DAMPING(c, dof) ((c)->m->dof_damping[dof] + SEEDED(SEED(c)->damping, dof))
 #define PBD_STIFFNESS(c, j) ((c)->m->jnt_stiffness[j] + SEEDED(SEED(c)->stiffness, j))
 #define PBD_CONTACT(c, k, i, pos_, n_, dist_, mu_) ccontact(c, k, i, pos_, n_, &(dist_), &(mu_))
+#define PBD_BODY_POS(c, d, b, res) r_copy3(res, (d)->body_pos + 3 * (b))
+#define PBD_SPRING(c, s, k_, b_, L0_)                                                     \
+  ((k_) = (c)->m->spring_stiffness[s] + SEEDED(SEED(c)->sk, s),                          \
+   (b_) = (c)->m->spring_damping[s] + SEEDED(SEED(c)->sb, s),                            \
+   (L0_) = (c)->m->spring_restlength[s] + SEEDED(SEED(c)->sl, s))
 
 #include "pbd_core.h"
 
@@ -430,6 +440,8 @@ static int column(const physModel* m, physData* d, const pbdPoint* pt, const dou
   cd.xaxis = calloc_c(d, 3 * (size_t)m->njnt);
   cd.xanchor = calloc_c(d, 3 * (size_t)m->njnt);
   cd.cdof = calloc_c(d, 6 * (size_t)nv);
+  cd.body_pos = calloc_c(d, 3 * (size_t)nb);
+  for (int i = 0; i < 3 * nb; i++) cd.body_pos[i] = m->body_pos[i] + (s->bpos ? s->bpos[i] * PBD_H * _Complex_I : 0);
   seed_qpos(m, d->qpos, dq, cd.qpos);
   for (int i = 0; i < nv; i++) {
     cd.qvel[i] = d->qvel[i] + (dv ? dv[i] * PBD_H * _Complex_I : 0);
@@ -446,6 +458,9 @@ static int column(const physModel* m, physData* d, const pbdPoint* pt, const dou
   c.body = (pbdBody*)phys_stack_alloc(d, (size_t)nb * PBD_NDOUBLE(pbdBody));
   c.joint = (pbdJoint*)phys_stack_alloc(d, (size_t)m->njnt * PBD_NDOUBLE(pbdJoint) + 1);
   c.con = (pbdContact*)phys_stack_alloc(d, (size_t)m->nconmax * PBD_NDOUBLE(pbdContact) + 1);
+  c.ten = (pbdTendon*)phys_stack_alloc(d, (size_t)m->nspring * PBD_NDOUBLE(pbdTendon) + 1);
+  c.tbody = (int*)phys_stack_alloc(d, (size_t)m->nspringsite + 1);
+  c.tr = calloc_c(d, 3 * (size_t)m->nspringsite);
   c.acc = calloc_c(d, 9 * (size_t)nb);
   int* idx = (int*)phys_stack_alloc(d, (size_t)nb);
   pbdReal* jacp = calloc_c(d, 3 * (size_t)nv);
@@ -466,26 +481,50 @@ static int column(const physModel* m, physData* d, const pbdPoint* pt, const dou
   return ok;
 }
 
-// the parameter seed of table entry e (params.h) into s, directions from the arena of nbody + nv + njnt + ngeom
-// zeros (dir); PHYS_ERR_MODEL (a data warning) for a kind the pbd derivatives do not cover
-static physStatus param_seed(const physModel* m, physData* d, const physParam* p, double* dir, pbdSeed* s) {
-  int nb = m->nbody, nv = m->nv, nj = m->njnt;
-  double *mass = dir, *damp = dir + nb, *stiff = damp + nv, *fric = stiff + nj;
-  memset(dir, 0, sizeof(double) * (size_t)(nb + nv + nj + m->ngeom));
-  memset(s, 0, sizeof *s);
+// the contacts' tangents (7 per contact of pt) when body b's placement moves along its component k: its subtree
+// translates along the parent's axis k
+static physStatus pos_contacts(const physModel* m, physData* d, const pbdPoint* pt, int b, int k, double* out) {
+  physConstraintProblem p;
+  double tr[3];
+  memset(&p, 0, sizeof p);
+  p.nc = pt->cl.n, p.con = pt->cl.con, p.n = 3 * p.nc, p.nv = m->nv;
+  phys_body_pos_direction(tr, m, d, b, k);
+  return phys_constraint_geom_pos_jvp(m, d, &p, b, tr, out);
+}
+
+// add the parameter direction of component k of table entry p (params.h) to s, its directions in dir (pbd_dir_size
+// numbers, zeroed by the caller: the kinds' arrays, then the contacts' tangents); PHYS_ERR_MODEL (a data warning)
+// for a kind the pbd derivatives do not cover
+static size_t pbd_dir_size(const physModel* m, int nc) {
+  return (size_t)(4 * m->nbody + m->nv + m->njnt + m->ngeom + 3 * m->nspring + 7 * nc) + 1;
+}
+static physStatus param_seed(const physModel* m, physData* d, const pbdPoint* pt, const physParam* p, int k,
+                             double* dir, pbdSeed* s) {
+  int nb = m->nbody, nv = m->nv, nj = m->njnt, ns = m->nspring;
+  double *mass = dir, *damp = dir + nb, *stiff = damp + nv, *fric = stiff + nj, *bpos = fric + m->ngeom;
+  double *sk = bpos + 3 * nb, *sb = sk + ns, *sl = sb + ns, *con = sl + ns;
   switch (p->kind) {
     case PHYS_PAR_MASS: mass[p->id] = 1, s->mass = mass; return PHYS_OK;
     case PHYS_PAR_STIFFNESS: stiff[p->id] = 1, s->stiffness = stiff; return PHYS_OK;
     case PHYS_PAR_FRICTION: fric[p->id] = 1, s->friction = fric; return PHYS_OK;
+    case PHYS_PAR_SPRING_STIFFNESS: sk[p->id] = 1, s->sk = sk; return PHYS_OK;
+    case PHYS_PAR_SPRING_DAMPING: sb[p->id] = 1, s->sb = sb; return PHYS_OK;
+    case PHYS_PAR_SPRING_RESTLENGTH: sl[p->id] = 1, s->sl = sl; return PHYS_OK;
     case PHYS_PAR_DAMPING: {
       int t = m->jnt_type[p->id], n = t == PHYS_JNT_FREE ? 6 : (t == PHYS_JNT_BALL ? 3 : 1);
       for (int i = 0; i < n; i++) damp[m->jnt_dofadr[p->id] + i] = 1;
       s->damping = damp;
       return PHYS_OK;
     }
+    case PHYS_PAR_POS: {
+      bpos[3 * p->id + k] = 1, s->bpos = bpos;
+      if (pt->cl.n == 0) return PHYS_OK;
+      s->contact = con;
+      return pos_contacts(m, d, pt, p->id, k, con);
+    }
   }
   phys_data_warning(d, "phys_step derivatives: the pbd step's derivatives cover the parameters mass, damping, "
-                    "stiffness and friction; not %s", p->name);
+                    "stiffness, friction, restlength and pos; not %s", p->name);
   return PHYS_ERR_MODEL;
 }
 
@@ -510,7 +549,7 @@ static physStatus pbd_jacobian(const physModel* m, physData* d, const physParamT
   double* out = phys_stack_alloc(d, (size_t)n2);
   double* e = phys_stack_alloc(d, (size_t)nv);
   double* df = phys_stack_alloc(d, (size_t)nv);
-  double* dir = phys_stack_alloc(d, (size_t)(m->nbody + nv + m->njnt + m->ngeom) + 1);
+  double* dir = phys_stack_alloc(d, pbd_dir_size(m, pt.cl.n));
   int nc = pt.cl.n, ok = 1;
   pbdSeed s0;
   memset(&s0, 0, sizeof s0);
@@ -530,12 +569,17 @@ static physStatus pbd_jacobian(const physModel* m, physData* d, const physParamT
     ok = column(m, d, &pt, NULL, NULL, df, &s0, out);
     if (ok) use_column(B, ubar, xbar_next, nu, k, out, n2);
   }
-  for (int e2 = 0; (P || theta_bar) && t && ok && st == PHYS_OK && e2 < t->n; e2++) {
-    const physParam* p = t->param + e2;
+  // column a of P: every entry with a number at a seeded together (tied entries share theta; pos: has 3 numbers)
+  for (int a = 0; (P || theta_bar) && t && ok && st == PHYS_OK && a < t->ntheta; a++) {
     pbdSeed s;
-    st = param_seed(m, d, p, dir, &s);
+    memset(&s, 0, sizeof s);
+    memset(dir, 0, sizeof(double) * pbd_dir_size(m, nc));
+    for (int e2 = 0; e2 < t->n && st == PHYS_OK; e2++) {
+      const physParam* p = t->param + e2;
+      if (a >= p->adr && a < p->adr + p->size) st = param_seed(m, d, &pt, p, a - p->adr, dir, &s);
+    }
     if (st == PHYS_OK) ok = column(m, d, &pt, NULL, NULL, NULL, &s, out);
-    if (st == PHYS_OK && ok) use_column(P, theta_bar, xbar_next, t->ntheta, p->adr, out, n2);
+    if (st == PHYS_OK && ok) use_column(P, theta_bar, xbar_next, t->ntheta, a, out, n2);
   }
   if (st == PHYS_OK && !ok) {
     phys_data_warning(d, "phys_step_jacobian: pbd: singular body inertia or velocity system at time %g", d->time);

@@ -22,6 +22,9 @@
 //     joint part are solved together as a block with XPBD compliance pbd_compliance (0: rigid) - Mueller's
 //     one-direction form converges badly when a body's rotational and translational inverse masses differ
 //     by orders (a point-mass pendulum). Limits of hinge and slide joints, contact normals: one-sided rows.
+//     Springs (spatial tendons through sites): one row on the length L over the bodies of their sites, XPBD
+//     compliance 1/k with Macklin et al. 2016's damping (pbd_core.h, solve_tendon), their range a rigid
+//     one-sided row.
 //     Static friction: a positional row on the tangential drift while its multiplier stays within mu times
 //     the normal multiplier; dynamic friction: a tangential impulse of at most mu times the normal impulse
 //     (one coefficient, the contact's mu, for both).
@@ -37,6 +40,7 @@
 #include <string.h>
 
 #include "chol.h"
+#include "model.h"
 #include "rot.h"
 #include "step.h"
 
@@ -70,6 +74,9 @@ typedef double pbdReal;
 #define PBD_MASS(c, b) ((c)->m->body_mass[b])
 #define PBD_DAMPING(c, dof) ((c)->m->dof_damping[dof])
 #define PBD_STIFFNESS(c, j) ((c)->m->jnt_stiffness[j])
+#define PBD_BODY_POS(c, d, b, res) load3(res, (c)->m->body_pos + 3 * (b))
+#define PBD_SPRING(c, s, k_, b_, L0_) \
+  ((k_) = (c)->m->spring_stiffness[s], (b_) = (c)->m->spring_damping[s], (L0_) = (c)->m->spring_restlength[s])
 #define PBD_CONTACT(c, k, i, pos_, n_, dist_, mu_) \
   (phys_copy3(n_, (k)->frame), phys_copy3(pos_, (k)->pos), (dist_) = (k)->dist, (mu_) = (k)->mu)
 
@@ -110,8 +117,18 @@ int phys_pbd_supported(const physModel* m, char* msg, size_t n) {
                                     m->dof_armature[dof + 2] != 0))
       what = "armature on a free joint's translation";
   }
+  for (int s = 0; s < m->nspring && !what; s++) {
+    kind = "spring", id = s;
+    if (!phys_tendon_plain(m, s))
+      what = m->spring_type[s] == PHYS_SPRING_FIXED ? "fixed tendons" : "tendons that wrap geoms or branch at pulleys";
+    else if (m->spring_frictionloss[s] != 0) what = "tendon frictionloss";
+  }
+  for (int a = 0; a < m->nu && !what; a++) {
+    kind = "actuator", id = a;
+    if (m->actuator_trntype[a] == PHYS_TRN_SPRING || m->actuator_trntype[a] == PHYS_TRN_RESTLENGTH)
+      what = "actuators on tendons";
+  }
   if (!what) kind = NULL;
-  if (!what && m->nspring > 0) what = "springs and tendons";
   if (!what && m->neq > 0) what = "equality constraints";
   if (!what && m->nfrictionloss > 0) what = "joint frictionloss";
   if (!what && m->na > 0) what = "actuators with dynamics (activations)";
@@ -130,12 +147,14 @@ int phys_pbd_supported(const physModel* m, char* msg, size_t n) {
 size_t phys_pbd_arena_need(const physModel* m) {
   size_t nb = (size_t)m->nbody, nv = (size_t)m->nv, nc = (size_t)m->nconmax;
   size_t step = nb * PBD_NDOUBLE(pbdBody) + (size_t)m->njnt * PBD_NDOUBLE(pbdJoint) +
+                (size_t)m->nspring * PBD_NDOUBLE(pbdTendon) + 4 * (size_t)m->nspringsite + 4 +
                 nc * PBD_NDOUBLE(pbdContact) + 7 * nb + nb + nv * nv + 8 * nv + (size_t)m->nq + nv + 16;
   // the derivatives (src/grad/pbd_deriv.c): the step's arrays on complex numbers (twice the doubles), the
-  // complex kinematics, their contact list, the actuator force and contact geometry derivatives, the columns
-  size_t cdata = (size_t)m->nq + 3 * nv + 34 * nb + 6 * (size_t)m->njnt + 40;
-  size_t point = nc * ((sizeof(physContact) + 7) / 8 + 7 * nv) + nv * (2 * nv + (size_t)m->nu + 4) + nb +
-                 (size_t)m->ngeom + (size_t)m->njnt + 16;
+  // complex kinematics, their contact list, the actuator force and contact geometry derivatives, the columns'
+  // parameter directions (pbd_dir_size) and a placement's subtree motion (6 nbody)
+  size_t cdata = (size_t)m->nq + 3 * nv + 37 * nb + 6 * (size_t)m->njnt + 40;
+  size_t point = nc * ((sizeof(physContact) + 7) / 8 + 7 * nv) + nv * (2 * nv + (size_t)m->nu + 4) + 4 * nb +
+                 (size_t)m->ngeom + (size_t)m->njnt + 3 * (size_t)m->nspring + 7 * nc + 6 * nb + 16;
   return step + 2 * (step + cdata) + point;
 }
 
@@ -164,6 +183,9 @@ int phys_pbd_step(const physModel* m, physData* d, physContactList* cl, double* 
   c.body = (pbdBody*)phys_stack_alloc(d, (size_t)m->nbody * PBD_NDOUBLE(pbdBody));
   c.joint = (pbdJoint*)phys_stack_alloc(d, (size_t)m->njnt * PBD_NDOUBLE(pbdJoint) + 1);
   c.con = (pbdContact*)phys_stack_alloc(d, (size_t)m->nconmax * PBD_NDOUBLE(pbdContact) + 1);
+  c.ten = (pbdTendon*)phys_stack_alloc(d, (size_t)m->nspring * PBD_NDOUBLE(pbdTendon) + 1);
+  c.tbody = (int*)phys_stack_alloc(d, (size_t)m->nspringsite + 1);
+  c.tr = phys_stack_alloc(d, 3 * (size_t)m->nspringsite + 1);
   c.acc = phys_stack_alloc(d, 9 * (size_t)m->nbody);
   int* idx = (int*)phys_stack_alloc(d, (size_t)m->nbody);
   double* jacp = phys_stack_alloc(d, 3 * (size_t)nv);

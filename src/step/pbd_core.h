@@ -14,6 +14,8 @@
 //                            stiffness (the derivative adds its parameter directions, c->seed)
 //   PBD_CONTACT(c, k, i, pos, n, dist, mu)   contact k (number i of the step's list): point, normal, distance
 //                            and friction as pbdReal
+//   PBD_BODY_POS(c, d, b, res)   body b's placement body_pos as pbdReal (the derivative: with pos:BODY's tangent)
+//   PBD_SPRING(c, s, k, b, L0)   spring s's stiffness, damping and rest length as pbdReal
 // Everything is static: each includer gets its own copy of the functions. The comments of pbd.c's header say
 // what the step computes.
 #ifndef PHYS_PBD_CORE_H
@@ -55,7 +57,16 @@ typedef struct pbdContact_ {
   pbdReal impulse;           // normal impulse summed over the substeps (N s)
 } pbdContact;
 
-// the step's state: bodies, joints, contacts and the Jacobi accumulators
+// a spring (a spatial tendon through sites, pbd.c): an XPBD constraint on its length, compliance 1/k with
+// damping b, and its limit; its sites are entries adr.. adr+n-1 of the step's site arrays (tbody, tr)
+typedef struct pbdTendon_ {
+  int s, adr, n;            // physid spring id, its first path entry (spring_site), its number of sites
+  pbdReal k, b, L0;          // stiffness, damping, rest length (0, 0 with the passive forces disabled)
+  pbdReal lam;               // XPBD multiplier of the substep
+  pbdReal Lp;                // length at the substep's start
+} pbdTendon;
+
+// the step's state: bodies, joints, springs, contacts and the Jacobi accumulators
 typedef struct pbdCtx_ {
   const physModel* m;
   pbdBody* body;
@@ -64,6 +75,10 @@ typedef struct pbdCtx_ {
   int nj;
   pbdContact* con;
   int nc;
+  pbdTendon* ten;
+  int nt;
+  int* tbody;               // the PBD body of each spring path site (-1: world; nspringsite)
+  pbdReal* tr;               // the site relative to that body's centre of mass, root frame (world if -1; 3 each)
   pbdReal h;                 // substep
   pbdReal compliance;        // joint compliance (alpha)
   int jacobi;               // 1: corrections accumulated (acc: dx 3, dtheta 3, count 1 per body)
@@ -369,6 +384,104 @@ static void solve_joint(pbdCtx* c, pbdJoint* J, int limits) {
 }
 
 //---------------------------------------------------------------------------------------------------------
+// springs (spatial tendons through sites)
+
+#define PBD_TMAX PHYS_TENDON_MAXPOINT
+
+// the world points of tendon T's sites at the current poses into pt; returns its length sum |pt_i+1 - pt_i|
+static pbdReal tendon_points(const pbdCtx* c, const pbdTendon* T, pbdReal pt[][3]) {
+  pbdReal L = 0, dl[3];
+  for (int i = 0; i < T->n; i++) {
+    body_point(pt[i], c, c->tbody[T->adr + i], c->tr + 3 * (T->adr + i));
+    if (i == 0) continue;
+    r_sub3(dl, pt[i], pt[i - 1]);
+    L += r_norm3(dl);
+  }
+  return L;
+}
+
+// 1 if site i of T is the first of T's sites on its body (that body's slot) and on a body
+static int tendon_slot(const pbdCtx* c, const pbdTendon* T, int i) {
+  const int* bd = c->tbody + T->adr;
+  if (bd[i] < 0) return 0;
+  for (int j = 0; j < i; j++)
+    if (bd[j] == bd[i]) return 0;
+  return 1;
+}
+
+// T's length gradient per body: dL/dp_j = u_j-1 - u_j at site j (u_j the unit vector from site j to j + 1), summed
+// into the slot of its body as the force F = sum dL/dp_j and torque tq = sum arm_j x dL/dp_j (arm from the
+// centre of mass); returns the generalized inverse mass w = sum over slots F'F / m + tq' I^-1 tq
+static pbdReal tendon_gradient(const pbdCtx* c, const pbdTendon* T, pbdReal pt[][3], pbdReal F[][3], pbdReal tq[][3]) {
+  int n = T->n;
+  const int* bd = c->tbody + T->adr;
+  pbdReal u[PBD_TMAX][3], w = 0;
+  for (int i = 0; i + 1 < n; i++) {
+    r_sub3(u[i], pt[i + 1], pt[i]);
+    pbdReal l = r_norm3(u[i]);
+    for (int k = 0; k < 3; k++) u[i][k] = RE(l) > 0 ? u[i][k] / l : 0;
+  }
+  for (int i = 0; i < n; i++)
+    for (int k = 0; k < 3; k++) F[i][k] = tq[i][k] = 0;
+  for (int j = 0; j < n; j++) {
+    if (bd[j] < 0) continue;
+    int i = 0;
+    while (bd[i] != bd[j]) i++;   // the slot
+    pbdReal g[3], arm[3], t[3];
+    for (int k = 0; k < 3; k++) g[k] = (j > 0 ? u[j - 1][k] : 0) - (j + 1 < n ? u[j][k] : 0);
+    r_sub3(arm, pt[j], c->body[bd[j]].p);
+    r_cross3(t, arm, g);
+    for (int k = 0; k < 3; k++) F[i][k] += g[k], tq[i][k] += t[k];
+  }
+  for (int i = 0; i < n; i++) {
+    if (!tendon_slot(c, T, i)) continue;
+    const pbdBody* B = c->body + bd[i];
+    pbdReal it[3];
+    inv_inertia_mul(it, B, tq[i]);
+    w += B->minv * r_dot3(F[i], F[i]) + r_dot3(tq[i], it);
+  }
+  return w;
+}
+
+// move T's bodies by the multiplier increment dl along the gradient: dx = dl F / m, dth = dl I^-1 tq per slot
+static void tendon_move(pbdCtx* c, const pbdTendon* T, pbdReal F[][3], pbdReal tq[][3], pbdReal dl) {
+  for (int i = 0; i < T->n; i++) {
+    if (!tendon_slot(c, T, i)) continue;
+    int k = c->tbody[T->adr + i];
+    const pbdBody* B = c->body + k;
+    pbdReal dx[3], dth[3];
+    inv_inertia_mul(dth, B, tq[i]);
+    for (int l = 0; l < 3; l++) dx[l] = dl * B->minv * F[i][l], dth[l] *= dl;
+    correct_body(c, k, dx, dth);
+  }
+}
+
+// one sweep's corrections of spring T: the XPBD row of C = L - L0 with compliance 1/k and damping b (Macklin et
+// al. 2016's damped form, both sides times k so that k = 0 stays finite):
+//   dl = -(k C + lam / h^2 + (b / h) (L - Lp)) / ((k + b / h) w + 1 / h^2),
+// then its limit (a rigid one-sided row back to the range, as the joints')
+static void solve_tendon(pbdCtx* c, pbdTendon* T, int limits) {
+  pbdReal pt[PBD_TMAX][3], F[PBD_TMAX][3], tq[PBD_TMAX][3], h = c->h, L = tendon_points(c, T, pt);
+  const physModel* m = c->m;
+  if (RE(T->k) != 0 || RE(T->b) != 0) {
+    pbdReal w = tendon_gradient(c, T, pt, F, tq);
+    if (RE(w) > 0) {
+      pbdReal dl = -(T->k * (L - T->L0) + T->lam / (h * h) + T->b / h * (L - T->Lp)) /
+                   ((T->k + T->b / h) * w + 1 / (h * h));
+      T->lam += dl;
+      tendon_move(c, T, F, tq, dl);
+      if (c->jacobi == 0) L = tendon_points(c, T, pt);
+    }
+  }
+  if (!limits || !m->spring_limited[T->s]) return;
+  double lo = m->spring_range[2 * T->s], hi = m->spring_range[2 * T->s + 1];
+  pbdReal over = RE(L) < lo ? L - lo : (RE(L) > hi ? L - hi : 0);
+  if (over == 0) return;
+  pbdReal w = tendon_gradient(c, T, pt, F, tq);
+  if (RE(w) > 0) tendon_move(c, T, F, tq, -over / w);
+}
+
+//---------------------------------------------------------------------------------------------------------
 // contacts
 
 // world arm of contact point r of body k (k < 0: the world point itself) and the point
@@ -654,7 +767,7 @@ static void build_joints(pbdCtx* c, const PBD_DATA* d, const int* idx) {
     // F in the world: x_p + R_p body_pos, quat_p body_quat
     pbdReal fo[3], fq[4];
     pbdReal bp[3], bq[4];
-    load3(bp, m->body_pos + 3 * b);
+    PBD_BODY_POS(c, d, b, bp);
     loadn(bq, m->body_quat + 4 * b, 4);
     r_mat_vec3(fo, d->xmat + 9 * p, bp);
     for (int i = 0; i < 3; i++) fo[i] += d->xpos[3 * p + i];
@@ -691,6 +804,36 @@ static void constant_forces(pbdCtx* c, const PBD_DATA* d, const int* idx) {
     const pbdReal* f = d->xfrc_applied + 6 * b;
     add_force(c, idx[g], f, d->xipos + 3 * b, 0);
     add_torque(c, idx[g], f + 3, 0);
+  }
+}
+
+// the springs: their path sites in their PBD bodies' root frames (world for -1) at d's kinematics, stiffness,
+// damping (0 with the passive forces disabled: a limit still acts) and rest length
+static void build_tendons(pbdCtx* c, const PBD_DATA* d, const int* idx) {
+  const physModel* m = c->m;
+  int passive = !(m->opt.disableflags & PHYS_DSBL_PASSIVE);
+  c->nt = m->nspring;
+  for (int s = 0; s < m->nspring; s++) {
+    pbdTendon* T = c->ten + s;
+    pbdReal k, b;
+    T->s = s, T->adr = m->spring_adr[s], T->n = m->spring_num[s];
+    PBD_SPRING(c, s, k, b, T->L0);
+    T->k = passive ? k : 0, T->b = passive ? b : 0, T->lam = 0, T->Lp = 0;
+    for (int i = 0; i < T->n; i++) {
+      int site = m->spring_site[T->adr + i], body = m->site_bodyid[site], g = m->body_weldid[body];
+      int k2 = g > 0 ? idx[g] : -1;
+      pbdReal sp[3], pt[3], rel[3], *r = c->tr + 3 * (T->adr + i);
+      load3(sp, m->site_pos + 3 * site);
+      r_mat_vec3(pt, d->xmat + 9 * body, sp);
+      for (int l = 0; l < 3; l++) pt[l] += d->xpos[3 * body + l];
+      c->tbody[T->adr + i] = k2;
+      if (k2 < 0) {
+        r_copy3(r, pt);
+        continue;
+      }
+      r_sub3(rel, pt, c->body[k2].p);
+      r_matT_vec3(r, c->body[k2].R, rel);
+    }
   }
 }
 
@@ -833,7 +976,7 @@ static void update_velocities(pbdCtx* c) {
   }
 }
 
-// one substep: predict, iterate the constraints, velocities, contact velocity pass
+// one substep: predict, iterate the constraints (joints, springs, contacts), velocities, contact velocity pass
 static void substep(pbdCtx* c, const pbdReal grav[3], int iterations, int limits) {
   pbdReal gmag = r_norm3(grav);
   for (int i = 0; i < c->nc; i++) {
@@ -844,12 +987,17 @@ static void substep(pbdCtx* c, const pbdReal grav[3], int iterations, int limits
     C->lam_n = 0;
   }
   for (int i = 0; i < c->nj; i++) memset(c->joint[i].lam_pos, 0, 6 * sizeof(pbdReal));
+  for (int i = 0; i < c->nt; i++) {
+    pbdReal pt[PBD_TMAX][3];
+    c->ten[i].lam = 0, c->ten[i].Lp = tendon_points(c, c->ten + i, pt);
+  }
   joint_springs(c);
   predict_velocities(c, grav);
   joint_damping(c);
   predict_poses(c);
   for (int it = 0; it < iterations; it++) {
     for (int i = 0; i < c->nj; i++) solve_joint(c, c->joint + i, limits);
+    for (int i = 0; i < c->nt; i++) solve_tendon(c, c->ten + i, limits);
     for (int i = 0; i < c->nc; i++) solve_contact(c, c->con + i);
     if (c->jacobi) apply_jacobi(c);
   }
@@ -952,6 +1100,7 @@ static int pbd_advance(pbdCtx* c, PBD_DATA* d, const physContactList* cl, int* i
   memset(c->acc, 0, 9 * sizeof(pbdReal) * (size_t)m->nbody);
   body_velocities(c, d, jacp, jacr);
   build_joints(c, d, idx);
+  build_tendons(c, d, idx);
   constant_forces(c, d, idx);
   build_contacts(c, cl, idx);
   pbdReal grav[3] = {0, 0, 0};

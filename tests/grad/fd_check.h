@@ -43,8 +43,8 @@ static inline void fd_step_theta(physModel* m, physData* d, const physParamTable
   for (int i = 0; i < m->nv; i++) res[m->nv + i] = d->qvel[i] - vref[i];
 }
 
-// Pf (2nv x nt) = dx+/dtheta at (q, v) by four-point differences of the step, h_j = 1e-3 max(|th0_j|, hfloor),
-// against the reference step (qref, vref) at th0; each step starts at d's time on entry; theta th0 restored
+// Pf (2nv x nt) = dx+/dtheta at (q, v) by four-point differences of the step, h_j = 1e-3 max(|th0_j|, hfloor)
+// (hfloor < 0: h_j = -hfloor, near a contact's switch), against the reference step (qref, vref) at th0; each step starts at d's time on entry; theta th0 restored
 static inline void fd_param_columns(physModel* m, physData* d, const physParamTable* t, const double* th0,
                                     const double* q, const double* v, const double* qref, const double* vref,
                                     double hfloor, double* Pf) {
@@ -52,7 +52,7 @@ static inline void fd_param_columns(physModel* m, physData* d, const physParamTa
   double *th = malloc(sizeof(double) * nt), *f = malloc(sizeof(double) * 4 * n2), t0 = d->time;
   static const double off[4] = {2, 1, -1, -2};
   for (int j = 0; j < nt; j++) {
-    double h = 1e-3 * fmax(fabs(th0[j]), hfloor);
+    double h = hfloor < 0 ? -hfloor : 1e-3 * fmax(fabs(th0[j]), hfloor);
     for (int k = 0; k < 4; k++) {
       memcpy(th, th0, sizeof(double) * nt);
       th[j] += off[k] * h;

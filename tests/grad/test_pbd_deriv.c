@@ -12,6 +12,11 @@
 //  2. the reverse mode by the dot-product test y'(A x) = (A'y)'x, y'(B u) = (B'y)'u, y'(P th) = (P'y)'th (1e-12);
 //  3. P for mass, damping, stiffness and friction against four-point differences of phys_step under phys_param_set
 //     (steps 1e-3 of each value) to 1e-6; a kind the pbd derivatives do not cover is refused (PHYS_ERR_MODEL);
+//  3b. the springs (tests/data/pbd_tendon.xml: a sprung, damped tendon over three sites, a rope with a length
+//     limit): A, B at a random state (the rope slack) and with the rope stretched past its limit; P of the
+//     spring's stiffness, damping and rest length and of the placements pos:upper, pos:lower, pos:tip (3 columns
+//     each) and a tied damping:j* (one number for both joints); pos:tip with the ball sliding on the floor (its
+//     contact's geometry moves with the placement);
 //  4. a 40-step rollout's gradient (phys_rollout_grad) of the double pendulum with a damping parameter against
 //     central differences of its loss.
 #include "fd_check.h"
@@ -21,6 +26,8 @@
 #define SMOOTH_H 3e-3
 #define KINK_H 1e-5      // the limits: 1.5e-4 from a switch
 #define CONTACT_H 1e-6   // the corner: each substep ends it on the floor, g h_substep^2 = 2.5e-6 m from the switch
+#define BALL_H 4e-6      // the ball pressed 2e-5 m into the floor per substep; at 1e-6 and 5e-7 the references
+                         // straddle the analytic value (rounding: 1.3e-5, 1.7e-5 off), at 4e-6 2.3e-6
 #define PBD_RTOL 1e-5
 
 // the pbd options of m
@@ -30,6 +37,15 @@ static void pbd_options(physModel* m, double dt, int substeps, int iterations, i
   m->opt.pbd_substeps = substeps;
   m->opt.pbd_iterations = iterations;
   m->opt.pbd_jacobi = jacobi;
+}
+
+// data of m at a random state (gm_random_state, velocities scale 1) from the seed
+static physData* random_data(const physModel* m, uint64_t seed) {
+  physData* d = phys_make_data(m);
+  physRng r;
+  phys_rng_seed(&r, seed);
+  gm_random_state(m, d, &r, 1);
+  return d;
 }
 
 // A, B of the pbd step at d's state against four-point differences (GM_RTOL) and their VJPs by the dot-product
@@ -91,10 +107,7 @@ static void test_ab_chains(void) {
 static void test_ab_joints(void) {
   physModel* m = gm_load("tests/data/pbd_joints.xml", 0);
   pbd_options(m, 0.002, 10, 2, 0);
-  physData* d = phys_make_data(m);
-  physRng r;
-  phys_rng_seed(&r, 3);
-  gm_random_state(m, d, &r, 1);
+  physData* d = random_data(m, 3);
   check_ab("pbd_joints random state", m, d, SMOOTH_H, 9);
   int vs = m->jnt_dofadr[phys_name2id(m, "joint", "slide")], vh = m->jnt_dofadr[phys_name2id(m, "joint", "hinge")];
   int qs = m->jnt_qposadr[phys_name2id(m, "joint", "slide")], qh = m->jnt_qposadr[phys_name2id(m, "joint", "hinge")];
@@ -136,16 +149,16 @@ static void test_ab_cube(void) {
   phys_free_model(m);
 }
 
-// P against four-point differences over theta (steps 1e-3 of each value, at least 1e-3 absolute) and P's VJP at
-// d's state
-static void check_p(const char* name, physModel* m, physData* d, const char* const* spec, int nspec) {
+// P against four-point differences over theta (steps 1e-3 of each value, at least 1e-3 absolute; habs > 0: steps
+// habs) and P's VJP at d's state
+static void check_p(const char* name, physModel* m, physData* d, const char* const* spec, int nspec, double habs) {
   physLog log;
   memset(&log, 0, sizeof(log));
   physParamTable t;
   CHECK_MSG(phys_param_table_build(&t, m, spec, nspec, &log) == PHYS_OK, "%s", log.error);
   physRng r;
   phys_rng_seed(&r, 77);
-  double worst = fd_check_p(name, m, d, &t, &r, 1, PBD_RTOL);
+  double worst = fd_check_p(name, m, d, &t, &r, habs > 0 ? -habs : 1, PBD_RTOL);
   printf("%-34s pbd: P (%d parameters) against four-point differences, max rel err %.2e\n", name, t.ntheta, worst);
   phys_param_table_free(&t);
 }
@@ -159,7 +172,7 @@ static void test_p(void) {
   phys_rng_seed(&r, 5);
   gm_random_state(m, d, &r, 1);
   const char* spec[] = {"mass:arm", "mass:ballpend", "damping:sprung", "stiffness:sprung", "mass:slider"};
-  check_p("pbd_joints", m, d, spec, 5);
+  check_p("pbd_joints", m, d, spec, 5, 0);
   physLog log;
   memset(&log, 0, sizeof(log));
   physParamTable t;
@@ -168,7 +181,7 @@ static void test_p(void) {
   double P[64];
   CHECK(2 * m->nv * t.ntheta <= 64);
   CHECK(phys_step_param_jacobian(m, d, &t, P) == PHYS_ERR_MODEL);
-  CHECK_MSG(strstr(d->lastwarning, "mass, damping, stiffness and friction; not gravity") != NULL, "%s", d->lastwarning);
+  CHECK_MSG(strstr(d->lastwarning, "mass, damping, stiffness, friction, restlength and pos; not gravity") != NULL, "%s", d->lastwarning);
   phys_param_table_free(&t);
   phys_free_data(d);
   phys_free_model(m);
@@ -177,7 +190,34 @@ static void test_p(void) {
   d = phys_make_data(m);
   cube_on_corner(m, d, 0.5);
   const char* cspec[] = {"mass:cube", "friction:cube"};
-  check_p("cube sliding", m, d, cspec, 2);
+  check_p("cube sliding", m, d, cspec, 2, 0);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+// the springs and placements of pbd_tendon.xml: A, B and P at a random state with the rope slack, A and B with the
+// rope stretched past its limit, and P of pos:tip with the ball 1 mm into the floor sliding (the upper link
+// lowered to 0.609 m; differences at BALL_H: every substep ends the ball on the floor)
+static void test_tendon(void) {
+  physModel* m = gm_load("tests/data/pbd_tendon.xml", 0);
+  pbd_options(m, 0.002, 10, 2, 0);
+  physData* d = random_data(m, 13);
+  d->qpos[1] = 0.3;   // (the rope slack)
+  check_ab("pbd_tendon random state", m, d, SMOOTH_H, 31);
+  const char* spec[] = {"stiffness:spring", "damping:spring", "restlength:spring", "pos:upper", "pos:lower",
+                        "pos:tip", "damping:j*"};
+  check_p("pbd_tendon springs, placements", m, d, spec, 7, 0);
+  d->qpos[0] = 0.2, d->qpos[1] = -0.9, d->qvel[0] = 0.1, d->qvel[1] = 0.2;
+  phys_kinematics(m, d), phys_com_pos(m, d), phys_com_vel(m, d), phys_passive(m, d);
+  double over = d->spring_length[1] - 0.56;
+  printf("rope %.4f m past its limit\n", over);
+  check_ab("pbd_tendon rope stretched", m, d, KINK_H, 32);
+  phys_free_data(d);
+  m->body_pos[3 * phys_name2id(m, "body", "upper") + 2] = 0.609;
+  d = phys_make_data(m);
+  d->qvel[0] = 0.2;   // the ball sliding at 0.11 m/s and pressed down at 0.1 m/s: every substep in contact
+  const char* cspec[] = {"pos:tip", "pos:lower", "stiffness:spring"};
+  check_p("pbd_tendon ball sliding", m, d, cspec, 3, BALL_H);
   phys_free_data(d);
   phys_free_model(m);
 }
@@ -246,6 +286,7 @@ int main(void) {
   test_ab_joints();
   test_ab_cube();
   test_p();
+  test_tendon();
   test_rollout();
   return test_done();
 }
