@@ -11,7 +11,7 @@
 #              the rest was planned from)
 #   cube8s     the same from the drawn starts 1 and 2 (run.sh's STARTS)
 #   cube16s    16 tosses from starts 0, 1, 2
-#   gravity    gravity mismatch, 8 tosses, the model's gravity x 0.25 and x 0.75, start 0: ccn, diffsim
+#   gravity    gravity mismatch, 8 tosses, the model's gravity x 0.75 and x 0.25, start 0: ccn, diffsim
 #   vortex     vortex, 8 tosses, end-to-end (4 x 256 tanh, 100 epochs)
 #   gravitys   gravity x 0.5 from starts 1 and 2: ccn, diffsim
 set -u
@@ -34,7 +34,7 @@ for s in $STEPS; do
     cube8) run SCENARIOS=cube SIZES=8 STARTS=0 APPROACHES="ccn diffsim" ;;
     cube8s) run SCENARIOS=cube SIZES=8 STARTS="1 2" APPROACHES="ccn diffsim" ;;
     cube16s) run SCENARIOS=cube SIZES=16 STARTS="0 1 2" APPROACHES="ccn diffsim" ;;
-    gravity) run SCENARIOS=gravity GSIZE=8 GFRACS="0.25 0.75" STARTS=0 APPROACHES="ccn diffsim" ;;
+    gravity) run SCENARIOS=gravity GSIZE=8 GFRACS="0.75 0.25" STARTS=0 APPROACHES="ccn diffsim" ;;
     vortex) run SCENARIOS=vortex SIZES=8 STARTS=0 APPROACHES=e2e ;;
     gravitys) run SCENARIOS=gravity GSIZE=8 GFRACS=0.5 STARTS="1 2" APPROACHES="ccn diffsim" ;;
     *) echo "s31.sh: unknown step $s" >&2; exit 2 ;;

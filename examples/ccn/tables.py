@@ -145,7 +145,9 @@ def main():
           "(`physid evaluate --horizon 0 --truth models/cube.xml`). size 0: reference models (nominal: "
           "models/cube.xml; start: where every fit begins). vortex-s27 and gravity-s27: session 27's rows (start "
           "friction 0.4; the vortex data then had the field one sample late, a generator defect fixed in s30), kept "
-          "for the record; vortex and gravity: s30's data and approaches.", ""]
+          "for the record; vortex and gravity: s30's data and approaches. APPROACH/sK, start/sK (s31): fits from, and "
+          "the errors of, the start K that run.sh's STARTS draws (box half sizes and friction in 0.5-1.5 times the "
+          "authors' values); start 0 is examples/ccn/start.xml.", ""]
     for s in scens:
         md += ["## " + s, "", table(rows, s), ""]
         sp = spread(rows, s)
