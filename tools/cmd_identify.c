@@ -4,8 +4,8 @@
 //
 // Settings come from the command line, or from a JSON job file (--job) whose keys are the long option names
 // (model, data, params, loss, horizon, substeps, optimizer, starts, seed, iters, weights, violation_weights,
-// prior, lr, contact, integrator, velocities, fit_start, files, skip, map, observe, out, write_model, report, floating, quiet,
-// checkpoint, resume);
+// violation_metric, residual_reg, prior, lr, contact, integrator, velocities, fit_start, files, skip, map, observe,
+// out, write_model, report, floating, quiet, checkpoint, resume);
 // an option given on the command line overrides the job's value (a list option, --param or --map, replaces the
 // job's whole list).
 // Every input is checked before any work: settings, model, parameter names and bounds, that --write-model can
@@ -194,6 +194,43 @@ static int job_list(const char** dst, int* n, int max, const cJSON* v, idArgs* a
   return 1;
 }
 
+// "a,b,..." -> n finite numbers >= 0 in w; 0 (no message) if text is not that
+static int scan_n(double* w, int n, const char* text) {
+  char* end;
+  const char* p = text;
+  for (int i = 0; i < n; i++) {
+    w[i] = strtod(p, &end);
+    if (end == p || !(w[i] >= 0) || !isfinite(w[i]) || (i < n - 1 && *end != ',') || (i == n - 1 && *end)) return 0;
+    p = end + 1;
+  }
+  return 1;
+}
+
+// job key "residual_reg": "OUT,W" or [OUT, W] (numbers >= 0), the --residual-reg of the command line (which
+// overrides it); like the option, only with --approach ccn-r or diffsim-r
+static int job_rreg(idArgs* a, const cJSON* v, const char* job) {
+  double r[2] = {NAN, NAN};
+  int ok = cJSON_IsString(v) && scan_n(r, 2, v->valuestring);
+  if (cJSON_IsArray(v) && cJSON_GetArraySize(v) == 2) {
+    for (int i = 0; i < 2; i++) {
+      const cJSON* x = cJSON_GetArrayItem(v, i);
+      r[i] = cJSON_IsNumber(x) && x->valuedouble >= 0 && isfinite(x->valuedouble) ? x->valuedouble : NAN;
+    }
+    ok = !isnan(r[0]) && !isnan(r[1]);
+  }
+  if (!ok) {
+    cli_error("%s: key 'residual_reg': expected \"OUT,W\" or [OUT, W] (two numbers >= 0)", job);
+    return 0;
+  }
+  if (a->approach != ID_APP_CCN_R && a->approach != ID_APP_DIFFSIM_R) {
+    cli_error("%s: key 'residual_reg': only with --approach ccn-r or diffsim-r (the residual network's "
+              "regularization)", job);
+    return 0;
+  }
+  if (isnan(a->rr[0])) a->rr[0] = r[0], a->rr[1] = r[1];
+  return 1;
+}
+
 // weights from a job: "a,b,c" or [a, b, c]
 static int job_weights(idArgs* a, const cJSON* v, const char* job) {
   if (cJSON_IsString(v)) return job_string(&a->weights, v, job);
@@ -270,6 +307,8 @@ static int job_key(idArgs* a, const cJSON* v, const char* job) {
   if (!strcmp(k, "lr")) return job_number(&a->lr, v, 1e-300, job);
   if (!strcmp(k, "weights")) return job_weights(a, v, job);
   if (!strcmp(k, "violation_weights")) return job_string(&a->vweights, v, job);
+  if (!strcmp(k, "violation_metric")) return job_choice(&a->vmetric, v, "energy|velocity", job);
+  if (!strcmp(k, "residual_reg")) return job_rreg(a, v, job);
   if (!strcmp(k, "observe")) return job_string(&a->observe, v, job);
   if (!strcmp(k, "out")) return job_string(&a->out, v, job);
   if (!strcmp(k, "write_model")) return job_string(&a->write_model, v, job);
@@ -295,7 +334,8 @@ static int job_key(idArgs* a, const cJSON* v, const char* job) {
     return 1;
   }
   cli_error("%s: unknown key '%s' (valid: model, data, params, loss, horizon, substeps, optimizer, starts, seed, "
-            "iters, threads, bootstrap, weights, violation_weights, prior, lr, contact, integrator, velocities, fit_start, "
+            "iters, threads, bootstrap, weights, violation_weights, violation_metric, residual_reg, prior, lr, contact, "
+            "integrator, velocities, fit_start, "
             "files, skip, map, "
             "observe, out, write_model, report, replay, replay_trajectories, floating, actuate, add, quiet, checkpoint, resume)",
             job, k);
@@ -330,17 +370,9 @@ static int merge_job(idArgs* a) {
 
 // "a,b,..." -> n finite numbers >= 0; the message names the option and its values
 static int parse_n(double* w, int n, const char* text, const char* option, const char* names) {
-  char* end;
-  const char* p = text;
-  for (int i = 0; i < n; i++) {
-    w[i] = strtod(p, &end);
-    if (end == p || !(w[i] >= 0) || !isfinite(w[i]) || (i < n - 1 && *end != ',') || (i == n - 1 && *end)) {
-      cli_error("%s '%s': expected %s (%s numbers >= 0)", option, text, names, n == 2 ? "two" : "three");
-      return 0;
-    }
-    p = end + 1;
-  }
-  return 1;
+  if (scan_n(w, n, text)) return 1;
+  cli_error("%s '%s': expected %s (%s numbers >= 0)", option, text, names, n == 2 ? "two" : "three");
+  return 0;
 }
 
 static int parse_three(double w[3], const char* text, const char* option, const char* names) {

@@ -27,6 +27,12 @@
 #   RREG=                             ccn-r's and diffsim-r's --residual-reg OUT,W (the network's output-norm and
 #                                     weight-norm weights); empty: the CLI's 1e-4,1e-8; given, the rows are labelled
 #                                     APPROACH@OUT/W (s30: 1e-11,1e-12, see docs/identification.md)
+#   STARTS=0                          the starts of every fit: 0 is examples/ccn/start.xml itself (rows labelled
+#                                     APPROACH); K > 0 draws the box's three half sizes and the friction each
+#                                     uniformly in 0.5-1.5 times the authors' 0.0524 m and 0.18 (paper 004's
+#                                     starting ranges, its appendix A.4) by Python's random.Random(K) (the same
+#                                     start for every size, scenario and approach); its rows are labelled
+#                                     APPROACH/sK and its start model's own row start/sK (s31)
 #
 # Scenarios (paper 004, section 5):
 #   cube     the real cube tosses; truth: models/cube.xml (the data authors' 0.1048 m cube, 0.37 kg uniform,
@@ -71,16 +77,29 @@ VW=${VW:-}
 VMETRIC=${VMETRIC:-}
 FLOOR_Z=${FLOOR_Z:-0}
 RREG=${RREG:-}
+STARTS=${STARTS:-0}
 mkdir -p "$OUT" "$WORK"
 COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 CSV="$OUT/results.csv"
 [ -f "$CSV" ] || echo "scenario,size,approach,position_mm,rotation_deg,volume,friction,inertia,fit_s,status,commit" > "$CSV"
 
-# the start model examples/ccn/start.xml with its plane at FLOOR_Z, and with gravity G if given
-start_model() {   # OUT.xml [G]
-  sed "s#<geom name=\"floor\" type=\"plane\"#<geom name=\"floor\" type=\"plane\" pos=\"0 0 $FLOOR_Z\"#" \
-    examples/ccn/start.xml > "$1"
-  [ $# -lt 2 ] || sed -i "s/gravity=\"0 0 -9.81\"/gravity=\"0 0 -$2\"/" "$1"
+# the start model examples/ccn/start.xml with its plane at FLOOR_Z, with gravity G if not empty, and for START K > 0
+# the box's half sizes and friction drawn (STARTS above)
+start_model() {   # OUT.xml [G] [K]
+  python3 - "$1" "$FLOOR_Z" "${2:-}" "${3:-0}" <<'PY'
+import random, sys
+out, z, g, k = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+s = open("examples/ccn/start.xml").read()
+s = s.replace('<geom name="floor" type="plane"', '<geom name="floor" type="plane" pos="0 0 %s"' % z)
+if g:
+    s = s.replace('gravity="0 0 -9.81"', 'gravity="0 0 -%s"' % g)
+if k > 0:   # three half sizes, then friction, each 0.5-1.5 times the authors' value
+    rng = random.Random(k)
+    h = " ".join("%.6g" % (0.0524 * rng.uniform(0.5, 1.5)) for _ in range(3))
+    mu = "%.6g" % (0.18 * rng.uniform(0.5, 1.5))
+    s = s.replace('size="0.068 0.068 0.068"', 'size="%s"' % h).replace('friction="0.234 0 0"', 'friction="%s 0 0"' % mu)
+open(out, "w").write(s)
+PY
 }
 
 # simulated tosses, made once into WORK by build/make_tosses (PHYS_ORACLE builds it beside the CLI), else compiled
@@ -171,12 +190,17 @@ fit() {   # SCENARIO SIZE LABEL METHOD START DATA
   row "$1" "$2" "$3" "$model" "$6" "$secs" "exit $st; $its" "$ev"
 }
 
-# a row's approach label: the residual approaches with RREG carry it (APPROACH@OUT/W)
-label() {   # APPROACH
+# a row's approach label: the residual approaches with RREG carry it (APPROACH@OUT/W); SUFFIX after it
+label() {   # APPROACH [SUFFIX]
   case $1 in
-    ccn-r|diffsim-r) if [ -n "$RREG" ]; then echo "$1@$(echo "$RREG" | tr , /)"; else echo "$1"; fi ;;
-    *) echo "$1" ;;
+    ccn-r|diffsim-r) if [ -n "$RREG" ]; then echo "$1@$(echo "$RREG" | tr , /)${2:-}"; else echo "$1${2:-}"; fi ;;
+    *) echo "$1${2:-}" ;;
   esac
+}
+
+# a start's label suffix: none for start 0 (examples/ccn/start.xml), /sK else
+sfx() {   # K
+  [ "$1" = 0 ] || echo "/s$1"
 }
 
 for scen in $SCENARIOS; do
@@ -190,17 +214,26 @@ for scen in $SCENARIOS; do
     row gravity "$GSIZE" nominal models/cube.xml "$data" 0 ok   # the true model with the data's gravity
     for fr in $GFRACS; do
       g=$(python3 -c "print('%.6g' % (9.81 * $fr))")
-      start_model "$WORK/start_g$fr.xml" "$g"
-      row gravity "$GSIZE" "start_g$fr" "$WORK/start_g$fr.xml" "$data" 0 ok
-      for ap in $APPROACHES; do fit gravity "$GSIZE" "$(label "$ap")_g$fr" "$ap" "$WORK/start_g$fr.xml" "$data"; done
+      for k in $STARTS; do
+        sm=$WORK/start_g$fr$(sfx "$k" | tr / _).xml
+        start_model "$sm" "$g" "$k"
+        row gravity "$GSIZE" "start_g$fr$(sfx "$k")" "$sm" "$data" 0 ok
+        for ap in $APPROACHES; do fit gravity "$GSIZE" "$(label "$ap" "_g$fr$(sfx "$k")")" "$ap" "$sm" "$data"; done
+      done
     done
     continue
   fi
   row "$scen" 0 nominal models/cube.xml "$data" 0 ok
-  start_model "$WORK/start.xml"
-  row "$scen" 0 start "$WORK/start.xml" "$data" 0 ok
+  for k in $STARTS; do
+    sm=$WORK/start$(sfx "$k" | tr / _).xml
+    start_model "$sm" "" "$k"
+    row "$scen" 0 "start$(sfx "$k")" "$sm" "$data" 0 ok
+  done
   for n in $SIZES; do
-    for ap in $APPROACHES; do fit "$scen" "$n" "$(label "$ap")" "$ap" "$WORK/start.xml" "$data"; done
+    for k in $STARTS; do
+      sm=$WORK/start$(sfx "$k" | tr / _).xml
+      for ap in $APPROACHES; do fit "$scen" "$n" "$(label "$ap" "$(sfx "$k")")" "$ap" "$sm" "$data"; done
+    done
   done
 done
 python3 examples/ccn/tables.py "$CSV" "$OUT"

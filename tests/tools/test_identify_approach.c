@@ -12,7 +12,9 @@
 //   - --residual-reg OUT,W: with a network whose output is the constant (0, 0, c, 0, 0, 0) (every weight 0 but
 //     that bias), the loss before the first iteration is the data loss + OUT c^2 + W c^2, for diffsim-r and
 //     ccn-r (the printed initial losses at 2,0 and 0,3 minus the one at 0,0: 2c^2 and 3c^2 to the printed
-//     digits); refused with ccn or a malformed value;
+//     digits); refused with ccn or a malformed value; the job key residual_reg ("OUT,W" or [OUT, W]) gives the
+//     option's initial loss bit for bit, the option overrides it, and a bad one (other approach, malformed) is a
+//     bad job: exit 1 naming the file and the key, no network written;
 //   - --network-out without a network approach, --loss given with an approach that fixes it (twice), --param
 //     with end-to-end, --report with diffsim-r (the networks' runs write no result or report): exit 2, nothing
 //     written.
@@ -102,7 +104,8 @@ int main(void) {
            "\"state-rotmat\", \"activation\": \"relu\", \"sizes\": [18, 1, 1, 6], \"layers\": ["
            "{\"W\": [[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]], \"b\": [0]}, {\"W\": [[0]], \"b\": [0]}, "
            "{\"W\": [[0],[0],[0],[0],[0],[0]], \"b\": [0,0,%g,0,0,0]}]}", c);
-  const char* cpath = put("const.json", cnet);
+  char cpath[256];   // (put's path is one of path's rotating buffers)
+  snprintf(cpath, sizeof cpath, "%s", put("const.json", cnet));
   const char* regs[3] = {"0,0", "2,0", "0,3"};
   for (int ap = 0; ap < 2; ap++) {
     double l0[3] = {0, 0, 0};
@@ -115,6 +118,20 @@ int main(void) {
     }
     CHECK_NEAR(l0[1] - l0[0], 2 * c * c, 1e-8);
     CHECK_NEAR(l0[2] - l0[0], 3 * c * c, 1e-8);
+    // the job key residual_reg: "OUT,W" gives the option's loss, [OUT, W] too, and the option overrides the job
+    const char* jobs[3][2] = {{"{\"residual_reg\": \"2,0\"}", ""}, {"{\"residual_reg\": [0, 3]}", ""},
+                              {"{\"residual_reg\": [0, 3]}", "--residual-reg 2,0"}};
+    const int same[3] = {1, 2, 1};
+    for (int i = 0; i < 3; i++) {
+      snprintf(args, sizeof args, "identify %s '%s' --residual '%s' --approach %s --param friction:cube --iters 1 "
+               "--job '%s' %s --quiet", model, data, cpath, ap ? "ccn-r" : "diffsim-r", put("reg.json", jobs[i][0]),
+               jobs[i][1]);
+      r = run(args);
+      double lj = -1;
+      CHECK_MSG(r.code == 0 && loss_pair(r.out, &lj, &b) && lj == l0[same[i]], "job %s %s: %d loss %.17g, option's "
+                "%.17g %s", jobs[i][0], jobs[i][1], r.code, lj, l0[same[i]], r.err);
+      run_free(&r);
+    }
   }
 
   // end-to-end
@@ -152,6 +169,25 @@ int main(void) {
     run_free(&r);
   }
   CHECK(access("x.json", F_OK) != 0);
+  // the job key refused as the option is, as a bad job (exit 1) naming the file and the key
+  const char* badjobs[][3] = {
+      {"ccn", "{\"residual_reg\": [1, 1]}", "key 'residual_reg': only with --approach ccn-r or diffsim-r"},
+      {"ccn-r", "{\"residual_reg\": \"1\"}", "key 'residual_reg': expected \"OUT,W\" or [OUT, W]"},
+      {"diffsim-r", "{\"residual_reg\": [1, -1]}", "key 'residual_reg': expected \"OUT,W\" or [OUT, W]"},
+      {"ccn-r", "{\"residual_reg\": [1, 2, 3]}", "key 'residual_reg': expected \"OUT,W\" or [OUT, W]"},
+      {"diffsim-r", "{\"residual_reg\": 1}", "key 'residual_reg': expected \"OUT,W\" or [OUT, W]"},
+  };
+  for (int i = 0; i < 5; i++) {
+    char job[256];
+    snprintf(job, sizeof job, "%s", put("badreg.json", badjobs[i][1]));
+    snprintf(args, sizeof args, "identify %s '%s' --approach %s --param friction:cube --iters 1 --job '%s'%s%s%s",
+             model, data, badjobs[i][0], job, i ? " --network-out '" : "", i ? path("nonet.json") : "", i ? "'" : "");
+    r = run(args);
+    CHECK_MSG(r.code == 1 && strstr(r.err, job) && strstr(r.err, badjobs[i][2]), "%s: %d %s", badjobs[i][1], r.code,
+              r.err);
+    run_free(&r);
+    CHECK(access(path("nonet.json"), F_OK) != 0);
+  }
   remove_scratch();
   return test_done();
 }

@@ -1782,7 +1782,8 @@ static void test_uncertainty(void) {
 // --loss violation (issue 14 item 1; docs/cli.md, *Violation loss*): the documented example on the real cube's
 // first 2 tosses gives its printed friction, converged in 6 iterations at the default weights of s29 (1, 0.1, 100,
 // velocity metric; at s28's 0.001, 0.1, 100 energy: 0.155742 in 3 iterations), result.json names the loss and the
-// default metric; restitution and substeps other than 1 are refused with the reason and no output file
+// default metric (also from the job key violation_metric, which the option overrides); restitution and substeps
+// other than 1 are refused with the reason and no output file
 static void test_violation_loss(void) {
   idRunOut r = run("identify", "models/cube.xml", "data/cube_toss", "--files", "2", "--param",
                    "friction:cube:min=0:max=2", "--loss", "violation", "--quiet", "--out", path("out/v.json"), NULL);
@@ -1827,6 +1828,28 @@ static void test_violation_loss(void) {
   cJSON_Delete(root);
   free(text);
   clear_outputs();
+  // the job key violation_metric: the same run; the option overrides it; a wrong name is a bad job (exit 1)
+  const char* mjob = write_file("in_vmetric.json", "{\"violation_metric\": \"energy\"}");
+  for (int over = 0; over < 2; over++) {
+    r = run("identify", "models/cube.xml", "data/cube_toss", "--files", "1", "--param", "friction:cube", "--loss",
+            "violation", "--job", mjob, "--iters", "1", "--quiet", "--out", path("out/v.json"),
+            over ? "--violation-metric" : NULL, "velocity", NULL);
+    CHECK_MSG(r.code == 0, "%s", r.err);
+    run_free(&r);
+    text = slurp(path("out/v.json"));
+    root = cJSON_Parse(text);
+    CHECK(root && !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(root, "violation_metric")),
+                          over ? "velocity" : "energy"));
+    cJSON_Delete(root);
+    free(text);
+    clear_outputs();
+  }
+  r = run("identify", "models/cube.xml", "data/cube_toss", "--files", "1", "--param", "friction:cube", "--loss",
+          "violation", "--job", write_file("in_vmetric.json", "{\"violation_metric\": \"speed\"}"), "--quiet",
+          "--out", path("out/v.json"), NULL);
+  CHECK(r.code == 1 && has(r.err, "in_vmetric.json: key 'violation_metric': expected one of energy|velocity"));
+  CHECK(access(path("out/v.json"), F_OK) != 0);
+  run_free(&r);
   r = run("identify", "models/cube.xml", "data/cube_toss", "--files", "1", "--param", "friction:cube", "--loss",
           "violation", "--violation-metric", "speed", "--quiet", "--out", path("out/v.json"), NULL);
   CHECK(r.code == 2 && has(r.err, "--violation-metric must be one of energy|velocity, not 'speed'"));

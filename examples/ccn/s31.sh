@@ -1,0 +1,42 @@
+#!/bin/sh
+# examples/ccn/s31.sh - session 31's runs of examples/ccn/run.sh (issue 14), in the order they ran: one run.sh
+# call at a time at nice 10 (the machine is shared), each fit's wall seconds in results.csv's fit_s column and
+# the load average at each call's start on stderr. REUSE=1: a fit already in WORK is evaluated, not rerun, so a
+# rerun after an interruption goes on where it stopped.
+#
+#   examples/ccn/s31.sh [PHYSID] [STEP...]    (from the repository root; default build/physid, every step)
+#
+# Steps (docs/identification.md, *Session 31*):
+#   cube8      real cube, 8 training tosses, start 0 (examples/ccn/start.xml): ccn, diffsim (the single-fit time
+#              the rest was planned from)
+#   cube8s     the same from the drawn starts 1 and 2 (run.sh's STARTS)
+#   cube16s    16 tosses from starts 0, 1, 2
+#   gravity    gravity mismatch, 8 tosses, the model's gravity x 0.75 and x 0.25, start 0: ccn, diffsim
+#   vortex     vortex, 8 tosses, end-to-end (4 x 256 tanh, 100 epochs)
+#   gravitys   gravity x 0.5 from starts 1 and 2: ccn, diffsim
+set -u
+PHYSID=${1:-build/physid}
+[ $# -gt 0 ] && shift
+STEPS=${*:-"cube8 cube8s cube16s gravity vortex gravitys"}
+CUBE_DATA=${CUBE_DATA:-../shared/data/cube_toss}
+export CUBE_DATA ITERS=40 ITERS_ADAM=100 REUSE=1
+
+# one run.sh call with the settings given as NAME=VALUE words
+run() {
+  echo "== $(date -u +%H:%M:%S) UTC, load $(cut -d' ' -f1-3 /proc/loadavg): $*" >&2
+  t0=$(date +%s)
+  env "$@" nice -n 10 sh examples/ccn/run.sh "$PHYSID"
+  echo "== $(( $(date +%s) - t0 )) s wall" >&2
+}
+
+for s in $STEPS; do
+  case $s in
+    cube8) run SCENARIOS=cube SIZES=8 STARTS=0 APPROACHES="ccn diffsim" ;;
+    cube8s) run SCENARIOS=cube SIZES=8 STARTS="1 2" APPROACHES="ccn diffsim" ;;
+    cube16s) run SCENARIOS=cube SIZES=16 STARTS="0 1 2" APPROACHES="ccn diffsim" ;;
+    gravity) run SCENARIOS=gravity GSIZE=8 GFRACS="0.75 0.25" STARTS=0 APPROACHES="ccn diffsim" ;;
+    vortex) run SCENARIOS=vortex SIZES=8 STARTS=0 APPROACHES=e2e ;;
+    gravitys) run SCENARIOS=gravity GSIZE=8 GFRACS=0.5 STARTS="1 2" APPROACHES="ccn diffsim" ;;
+    *) echo "s31.sh: unknown step $s" >&2; exit 2 ;;
+  esac
+done
