@@ -88,6 +88,8 @@ typedef struct physConstraintProblem_ {
   const double* gpos;       // n: position-correction bias beta*min(dist + slop, 0)/dt (normal and limit rows)
   int npos;                 // rows with gpos < 0 (0: no position correction needed)
   int nmargin;              // contacts with dist > 0 (within the detection margin: a time of impact is possible)
+  const int* island;        // n: each row's island (phys_islands' order, 0..), or NULL: one island. Read by the
+                            // solvers' derivatives (lcp_vjp.c, ccp_vjp.c), which factor island by island
 } physConstraintProblem;
 
 // solver results: impulses and the active structure the VJP needs, without recomputation
@@ -200,6 +202,9 @@ physLcpLocal* phys_solve_lcp_local_prod(physData* d, const physLcpLocal* loc);
 // Cholesky with the solver's rank cut when A = A' exactly, else the SVD (sigma <= 1e-12 sigma_max is 0). Returns
 // the rank. Scratch from d's arena.
 int phys_lcp_pinv(double* P, physData* d, const double* A, int m);
+// the same for A block diagonal over the islands lab (m, each row's island; NULL: one block): each island's
+// block by phys_lcp_pinv alone (its bits and its rank cut as if it were the whole problem), the rank summed
+int phys_lcp_pinv_islands(double* P, physData* d, const double* A, int m, const int* lab);
 // complementarity-aware labels (paper 001 IV-D) for the lcp solution sol, given lambda_bar = dL/dlambda: a
 // contact (or limit row) whose normal adjoint is negative (the loss would fall if the rows separated faster) is
 // relabelled separating with its tangents, one whose normal adjoint is positive (the loss would fall if it
