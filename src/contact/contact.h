@@ -245,7 +245,8 @@ physStatus phys_solve_cone_jvp(const physModel* m, physData* d, const physConstr
                                const double* dmu, double* dlambda);
 // many derivatives at one ccp (ccp = 1) or cone (0) solution: the local structure (the natural map's
 // linearization A, B = J_P R, dP/dmu and the factor of the reverse mode's normal matrix A A' + eps I; arena
-// memory of the caller's mark, 2 sum n_k^2 + 13 nc + 2 nl doubles over its blocks n_k (ccp_vjp.c), valid while p and sol are) built once, counted in
+// memory of the caller's mark, 2 sum n_k^2 + 13 nc + 2 nl doubles over its blocks n_k (ccp_vjp.c), valid while p
+// and sol are) built once, counted in
 // d->nccp_local (every build, the one-shot entry points' too), then per adjoint phys_solve_ccp_vjp_local (O(n^2)
 // per refinement step instead of the O(n^3) linearization and factor) or per direction phys_solve_ccp_jvp_local,
 // bit for bit the one-shot entry points. The forward mode's factor (A'A + eps I, n^2 more) is built by each
