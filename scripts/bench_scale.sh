@@ -6,7 +6,8 @@
 # step. Prints markdown tables (OUT: also written there). Timing is information only: nothing here passes or fails.
 #
 # usage: scripts/bench_scale.sh [SCENE ...]   (spheres10 spheres50 boxes8 boxes27 humanoids22 humanoid100)
-# env:   BUILD_DIR (default build), CG_SAMPLES (samples per callgrind run, default 1: every sample is the same
+# env:   BUILD_DIR (default build), BIN (a bench_scale binary to run instead of building one: e.g. one built at
+#        an earlier commit, for a before/after comparison), CG_SAMPLES (samples per callgrind run, default 1: every sample is the same
 #        step from the same restored state), SAMPLES (wall-clock samples, default 1), MODELS (default
 #        "lcp cone ccp penalty"), NO_VJP=1 to skip the VJP, OUT (a file for the tables), CG_MAX_US (default
 #        1500000: a call whose wall-clock median exceeds it is not run under callgrind, which would take ~50x
@@ -20,9 +21,13 @@ models=(${MODELS:-lcp cone ccp penalty})
 scenes=("$@")
 [ ${#scenes[@]} -gt 0 ] || scenes=(spheres10 spheres50 boxes8 boxes27 humanoids22 humanoid100)
 
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$build" -j2 --target bench_scale >/dev/null
-bin="$build/bench_scale"
+if [ -n "${BIN:-}" ]; then
+  bin="$BIN"   # a bench_scale built elsewhere (another commit: before/after in one session), not rebuilt
+else
+  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build "$build" -j2 --target bench_scale >/dev/null
+  bin="$build/bench_scale"
+fi
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 sargs=(); for s in "${scenes[@]}"; do sargs+=(--scene "$s"); done

@@ -317,6 +317,7 @@ void phys_constraint_assemble(const physModel* m, physData* d, physContact* con,
   p->mu = *mu;
   p->warm = warm;
   p->lambda0 = lambda0;
+  p->island = NULL;   // (one island: the derivatives' caller may split, src/grad/step_contact_deriv.c)
 }
 
 // number of active joint-limit rows at the current qpos (the step's test for the constrained path)

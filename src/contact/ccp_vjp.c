@@ -43,11 +43,20 @@
 // the linearization of the natural map at the solution (contact.h physCcpLocal): A (n x n), B = J_P R (block
 // diagonal: 9 per contact, then one per limit row), Pmu = dP/dmu (3 per contact), and the factors of the two
 // regularized normal matrices refine_solve iterates with: Nr of A A' + eps I (reverse mode, built with the
-// linearization) and Nf of A'A + eps I (forward mode; NULL until phys_solve_ccp_local_forward)
+// linearization) and Nf of A'A + eps I (forward mode; NULL until phys_solve_ccp_local_forward).
+// Blocks (issue 19, derivatives by islands): G_ij = 0 exactly between rows of different islands (island.c), and
+// B is block diagonal per contact, so A is block diagonal over the components of G's pattern (lin_blocks; an
+// island is one or more of them) and so are both normal matrices. A, Nr, Nf are kept block by block (block k's
+// rows row[start[k] .. start[k+1]-1], ascending; its n_k x n_k matrices at off[k]) and each block is solved
+// alone, its eps from its own largest diagonal: O(sum n_k^3) to build, O(sum n_k^2) per refinement step, and a
+// block's numbers do not depend on the other bodies (a singular block's refined solution depends on eps)
 struct physCcpLocal_ {
   int n, nc, nl;
   double *A, *B, *Pmu;
   double *Nr, *Nf;
+  int nb;                   // islands (blocks), 1 without p->island
+  int *start, *row;         // nb + 1, n
+  size_t* off;              // nb + 1: block k's offset in A, Nr, Nf (sum of n_j^2 before it)
 };
 typedef physCcpLocal ccpLin;
 
@@ -103,12 +112,76 @@ static void alart_curnier_jac(double P[9], double pmu[3], const double v[3], dou
   }
 }
 
+// row i of A = I - J_P + B G at the nk columns cols (ascending) into Ar
+static void lin_row(const ccpLin* L, const physConstraintProblem* p, const double* Jp, int i, const int* cols, int nk,
+                    double* Ar) {
+  int n = p->n, nc = p->nc;
+  if (i < 3 * nc) {
+    int c = i / 3, a = i % 3;
+    const double *B = L->B + 9 * c, *G0 = p->G + (size_t)(3 * c) * n, *G1 = G0 + n, *G2 = G1 + n;
+    for (int j = 0; j < nk; j++) {
+      int cj = cols[j];
+      Ar[j] = B[3 * a] * G0[cj] + B[3 * a + 1] * G1[cj] + B[3 * a + 2] * G2[cj];
+      if (cj >= 3 * c && cj < 3 * c + 3) Ar[j] += (a == cj - 3 * c) - Jp[9 * c + 3 * a + cj - 3 * c];
+    }
+    return;
+  }
+  double b = L->B[9 * nc + i - 3 * nc];
+  const double* Gr = p->G + (size_t)i * n;
+  for (int j = 0; j < nk; j++) Ar[j] = b * Gr[cols[j]] + (cols[j] == i ? 1 - Jp[9 * nc + i - 3 * nc] : 0);
+}
+
+// the root of row r's set (union-find with path halving), and the join of two sets (smaller root kept)
+static int lin_find(int* up, int r) {
+  while (up[r] != r) r = up[r] = up[up[r]];
+  return r;
+}
+static void lin_join(int* up, int a, int b) {
+  a = lin_find(up, a), b = lin_find(up, b);
+  if (a < b) up[b] = a;
+  else if (b < a) up[a] = b;
+}
+
+// L's blocks (start, row, off; arena memory): the connected components of G's pattern (rows i, j joined where
+// G_ij or G_ji is not 0) with each contact's three rows joined, in the order of their first row. A is block
+// diagonal over them (B G's row of a contact combines that contact's rows of G). Islands (island.c) are unions
+// of such components: they come out whether or not the problem was split (p->island is not read), so an
+// island's blocks, its eps and its refinement are the same as for that island alone and with PHYS_DSBL_ISLAND
+static void lin_blocks(ccpLin* L, physData* d, const physConstraintProblem* p) {
+  int n = p->n, nb = 0;
+  int* up = (int*)phys_stack_alloc(d, (size_t)n / 2 + 1);
+  int* lab = (int*)phys_stack_alloc(d, (size_t)n / 2 + 1);
+  for (int i = 0; i < n; i++) up[i] = i < 3 * p->nc ? 3 * (i / 3) : i;
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < i; j++)
+      if (p->G[(size_t)i * n + j] != 0 || p->G[(size_t)j * n + i] != 0) lin_join(up, i, j);
+  for (int i = 0; i < n; i++) {
+    int r = lin_find(up, i);
+    lab[i] = r == i ? nb++ : lab[r];   // (r <= i: labelled already)
+  }
+  L->nb = nb;
+  L->start = (int*)phys_stack_alloc(d, (size_t)(nb + 1) / 2 + 1);
+  L->row = (int*)phys_stack_alloc(d, (size_t)n / 2 + 1);
+  L->off = (size_t*)phys_stack_alloc(d, (size_t)nb + 1);
+  memset(L->start, 0, sizeof(int) * (size_t)(nb + 1));
+  for (int i = 0; i < n; i++) L->start[lab[i] + 1]++;
+  for (int k = 0; k < nb; k++) L->start[k + 1] += L->start[k];
+  L->off[0] = 0;
+  for (int k = 0; k < nb; k++) {
+    size_t nk = (size_t)(L->start[k + 1] - L->start[k]);
+    L->off[k + 1] = L->off[k] + nk * nk;
+  }
+  memcpy(up, L->start, sizeof(int) * (size_t)nb);   // (up: each block's next slot)
+  for (int i = 0; i < n; i++) L->row[up[lab[i]]++] = i;
+}
+
 // fill L (arrays from d's arena) at the solution lambda: rho, v = lambda - R (G lambda + g), the
 // Jacobians (ccp = 1: the cone projection, 0: Alart and Curnier's map), B = J_P R and A = I - J_P + B G
 static void linearize(ccpLin* L, physData* d, const physConstraintProblem* p, const double* lambda, int ccp) {
   int n = p->n, nc = p->nc, nl = p->nl;
   L->n = n, L->nc = nc, L->nl = nl;
-  L->A = phys_stack_alloc(d, (size_t)n * n);
+  lin_blocks(L, d, p);
+  L->A = phys_stack_alloc(d, L->off[L->nb] + 1);
   L->B = phys_stack_alloc(d, 9 * (size_t)nc + nl + 1);
   L->Pmu = phys_stack_alloc(d, 3 * (size_t)nc + 1);
   size_t mark = phys_stack_mark(d);
@@ -133,21 +206,11 @@ static void linearize(ccpLin* L, physData* d, const physConstraintProblem* p, co
     Jp[9 * nc + i - 3 * nc] = lambda[i] - rho * w > 0;
     L->B[9 * nc + i - 3 * nc] = rho * Jp[9 * nc + i - 3 * nc];
   }
-  // A = I - J_P + B G, row by row (B block diagonal)
-  for (int c = 0; c < nc; c++) {
-    const double *B = L->B + 9 * c, *G0 = p->G + (size_t)(3 * c) * n, *G1 = G0 + n, *G2 = G1 + n;
-    for (int a = 0; a < 3; a++) {
-      double* Ar = L->A + (size_t)(3 * c + a) * n;
-      for (int j = 0; j < n; j++) Ar[j] = B[3 * a] * G0[j] + B[3 * a + 1] * G1[j] + B[3 * a + 2] * G2[j];
-      for (int b = 0; b < 3; b++) Ar[3 * c + b] += (a == b) - Jp[9 * c + 3 * a + b];
-    }
-  }
-  for (int i = 3 * nc; i < n; i++) {
-    double b = L->B[9 * nc + i - 3 * nc];
-    double* Ar = L->A + (size_t)i * n;
-    const double* Gr = p->G + (size_t)i * n;
-    for (int j = 0; j < n; j++) Ar[j] = b * Gr[j];
-    Ar[i] += 1 - Jp[9 * nc + i - 3 * nc];
+  // A = I - J_P + B G island by island (B block diagonal): row r of block k at its columns row[...]
+  for (int k = 0; k < L->nb; k++) {
+    const int* rk = L->row + L->start[k];
+    int nk = L->start[k + 1] - L->start[k];
+    for (int a = 0; a < nk; a++) lin_row(L, p, Jp, rk[a], rk, nk, L->A + L->off[k] + (size_t)a * nk);
   }
   phys_stack_free(d, mark);
 }
@@ -167,10 +230,9 @@ static void matvec(double* y, const double* M, const double* x, int n, int trans
   }
 }
 
-// the factor of N = Op'Op + eps I (n x n, from d's arena), Op = A (trans = 0) or A' (trans = 1), eps =
+// the factor of N = Op'Op + eps I (n x n) into N, Op = A (trans = 0) or A' (trans = 1), eps =
 // PHYS_CCP_VJP_EPS times N's largest diagonal (1 if it is 0)
-static double* normal_factor(physData* d, const double* A, int n, int trans) {
-  double* N = phys_stack_alloc(d, (size_t)n * n);
+static void normal_factor(double* N, const double* A, int n, int trans) {
   // N = Op'Op: trans = 0: (A'A)_ij = sum_k A_ki A_kj; trans = 1: (A A')_ij = sum_k A_ik A_jk
   double dmax = 0;
   for (int i = 0; i < n; i++) {
@@ -188,6 +250,13 @@ static double* normal_factor(physData* d, const double* A, int n, int trans) {
   double eps = PHYS_CCP_VJP_EPS * (dmax > 0 ? dmax : 1);
   for (int i = 0; i < n; i++) N[(size_t)i * n + i] += eps;
   phys_chol_factor(N, n, 0);
+}
+
+// the factors of L's islands (trans as normal_factor) into one array from d's arena (block k at L->off[k])
+static double* normal_factors(physData* d, const ccpLin* L, int trans) {
+  double* N = phys_stack_alloc(d, L->off[L->nb] + 1);
+  for (int k = 0; k < L->nb; k++)
+    normal_factor(N + L->off[k], L->A + L->off[k], L->start[k + 1] - L->start[k], trans);
   return N;
 }
 
@@ -223,6 +292,21 @@ static int refine_solve(double* x, physData* d, const double* A, const double* N
   return it;
 }
 
+// refine_solve island by island: x (n) from b (n) with L's blocks of A and the factors N (normal_factors)
+static void island_solve(double* x, physData* d, const ccpLin* L, const double* N, const double* b, int trans) {
+  size_t mark = phys_stack_mark(d);
+  double* xb = phys_stack_alloc(d, 2 * (size_t)L->n + 1);
+  double* bb = xb + L->n;
+  for (int k = 0; k < L->nb; k++) {
+    const int* rk = L->row + L->start[k];
+    int nk = L->start[k + 1] - L->start[k];
+    for (int a = 0; a < nk; a++) bb[a] = b[rk[a]];
+    refine_solve(xb, d, L->A + L->off[k], N + L->off[k], bb, nk, trans);
+    for (int a = 0; a < nk; a++) x[rk[a]] = xb[a];
+  }
+  phys_stack_free(d, mark);
+}
+
 // the local structure of the ccp (ccp = 1) or cone (0) solution sol of p (see contact.h)
 physCcpLocal* phys_solve_ccp_local(physData* d, const physConstraintProblem* p, const physConstraintSolution* sol,
                                    int ccp) {
@@ -231,7 +315,7 @@ physCcpLocal* phys_solve_ccp_local(physData* d, const physConstraintProblem* p, 
   d->nccp_local++;
   if (p->n == 0) return L;
   linearize(L, d, p, sol->lambda, ccp);
-  L->Nr = normal_factor(d, L->A, p->n, 1);
+  L->Nr = normal_factors(d, L, 1);
   return L;
 }
 
@@ -239,7 +323,7 @@ physCcpLocal* phys_solve_ccp_local(physData* d, const physConstraintProblem* p, 
 physCcpLocal* phys_solve_ccp_local_forward(physData* d, const physCcpLocal* loc) {
   physCcpLocal* L = (physCcpLocal*)phys_stack_alloc(d, sizeof(physCcpLocal) / sizeof(double) + 1);
   *L = *loc;
-  if (L->n > 0 && !L->Nf) L->Nf = normal_factor(d, L->A, L->n, 0);
+  if (L->n > 0 && !L->Nf) L->Nf = normal_factors(d, L, 0);
   return L;
 }
 
@@ -255,7 +339,7 @@ physStatus phys_solve_ccp_vjp_local(const physCcpLocal* loc, physData* d, const 
   size_t mark = phys_stack_mark(d);
   const ccpLin L = *loc;
   double* x = phys_stack_alloc(d, (size_t)n);
-  refine_solve(x, d, L.A, L.Nr, lambda_bar, n, 1);
+  island_solve(x, d, &L, L.Nr, lambda_bar, 1);
   // g_bar = -B'x (B = J_P R block diagonal); mu_bar_i = x_i'P_mu,i
   for (int c = 0; c < nc; c++) {
     const double *B = L.B + 9 * c, *xc = x + 3 * c;
@@ -296,7 +380,7 @@ physStatus phys_solve_ccp_jvp_local(const physCcpLocal* loc, physData* d, const 
   }
   for (int i = 3 * nc; i < n; i++) rhs[i] = -L.B[9 * nc + i - 3 * nc] * e[i];
   // (the forward factor: loc's, else built here; either way the same arithmetic)
-  refine_solve(dlambda, d, L.A, L.Nf ? L.Nf : normal_factor(d, L.A, n, 0), rhs, n, 0);
+  island_solve(dlambda, d, &L, L.Nf ? L.Nf : normal_factors(d, &L, 0), rhs, 0);
   phys_stack_free(d, mark);
   return isfinite(sol->residual) ? PHYS_OK : PHYS_ERR_NUMERIC;
 }

@@ -88,6 +88,8 @@ typedef struct physConstraintProblem_ {
   const double* gpos;       // n: position-correction bias beta*min(dist + slop, 0)/dt (normal and limit rows)
   int npos;                 // rows with gpos < 0 (0: no position correction needed)
   int nmargin;              // contacts with dist > 0 (within the detection margin: a time of impact is possible)
+  const int* island;        // n: each row's island (phys_islands' order, 0..), or NULL: one island. Read by the
+                            // solvers' derivatives (lcp_vjp.c, ccp_vjp.c), which factor island by island
 } physConstraintProblem;
 
 // solver results: impulses and the active structure the VJP needs, without recomputation
@@ -200,6 +202,9 @@ physLcpLocal* phys_solve_lcp_local_prod(physData* d, const physLcpLocal* loc);
 // Cholesky with the solver's rank cut when A = A' exactly, else the SVD (sigma <= 1e-12 sigma_max is 0). Returns
 // the rank. Scratch from d's arena.
 int phys_lcp_pinv(double* P, physData* d, const double* A, int m);
+// the same for A block diagonal over the islands lab (m, each row's island; NULL: one block): each island's
+// block by phys_lcp_pinv alone (its bits and its rank cut as if it were the whole problem), the rank summed
+int phys_lcp_pinv_islands(double* P, physData* d, const double* A, int m, const int* lab);
 // complementarity-aware labels (paper 001 IV-D) for the lcp solution sol, given lambda_bar = dL/dlambda: a
 // contact (or limit row) whose normal adjoint is negative (the loss would fall if the rows separated faster) is
 // relabelled separating with its tangents, one whose normal adjoint is positive (the loss would fall if it
@@ -240,7 +245,8 @@ physStatus phys_solve_cone_jvp(const physModel* m, physData* d, const physConstr
                                const double* dmu, double* dlambda);
 // many derivatives at one ccp (ccp = 1) or cone (0) solution: the local structure (the natural map's
 // linearization A, B = J_P R, dP/dmu and the factor of the reverse mode's normal matrix A A' + eps I; arena
-// memory of the caller's mark, 2 n^2 + 13 nc + 2 nl doubles, valid while p and sol are) built once, counted in
+// memory of the caller's mark, 2 sum n_k^2 + 13 nc + 2 nl doubles over its blocks n_k (ccp_vjp.c), valid while p
+// and sol are) built once, counted in
 // d->nccp_local (every build, the one-shot entry points' too), then per adjoint phys_solve_ccp_vjp_local (O(n^2)
 // per refinement step instead of the O(n^3) linearization and factor) or per direction phys_solve_ccp_jvp_local,
 // bit for bit the one-shot entry points. The forward mode's factor (A'A + eps I, n^2 more) is built by each

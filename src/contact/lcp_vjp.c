@@ -59,7 +59,17 @@ typedef struct lcpLocal_ {
   // the forward mode through products (phys_solve_lcp_local only; else NULL): H S x, w = A^+' x, H' S r, H' S w
   double *hsx, *w, *hsr, *hsw;
   int regular;              // 1 if A is regular (rank m): the residual and null-space terms vanish
+  // the clamped rows' blocks (their islands, p->island; one block of all m without): H, A, P are block diagonal
+  // over them, and every m x m loop runs over the pairs of one block (cross-block entries stay 0)
+  int* bk;                  // m: block of each clamped row
+  int* bs;                  // blocks + 1: block j's rows are br[bs[j] .. bs[j+1]-1], ascending
+  int* br;                  // m
 } lcpLocal;
+
+// the rows of clamped row i's block: *k0, *k1 bound the range of L->br
+static inline void blk_range(const lcpLocal* L, int i, int* k0, int* k1) {
+  *k0 = L->bs[L->bk[i]], *k1 = L->bs[L->bk[i] + 1];
+}
 
 // n ints from d's arena
 static int* vjp_ints(physData* d, int n) {
@@ -67,23 +77,31 @@ static int* vjp_ints(physData* d, int n) {
 }
 
 // row scales s as lcp.c's lcp_scale: per contact 1/sqrt(mean of its three diagonal entries), per limit row
-// 1/sqrt(its diagonal); a tiny or non-positive one takes the largest diagonal (flagged in deg)
-static void vjp_scale(double* s, int* deg, const physConstraintProblem* p) {
-  int n = p->n;
-  double dmax = 0;
-  for (int i = 0; i < n; i++) dmax = fmax(p->G[(size_t)i * n + i], dmax);
-  if (!(dmax > 0)) dmax = 1;
+// 1/sqrt(its diagonal); a tiny or non-positive one takes the largest diagonal of its island (flagged in deg;
+// the primal solves island by island, src/contact/island.c), of the whole problem without p->island
+static void vjp_scale(double* s, int* deg, physData* d, const physConstraintProblem* p) {
+  int n = p->n, ni = 1;
+  for (int i = 0; p->island && i < n; i++) ni = p->island[i] + 1 > ni ? p->island[i] + 1 : ni;
+  size_t mark = phys_stack_mark(d);
+  double* dmax = phys_stack_alloc(d, (size_t)ni);
+  for (int k = 0; k < ni; k++) dmax[k] = 0;
   for (int i = 0; i < n; i++) {
-    double dd;
+    double* dk = dmax + (p->island ? p->island[i] : 0);
+    *dk = fmax(p->G[(size_t)i * n + i], *dk);
+  }
+  for (int k = 0; k < ni; k++) dmax[k] = dmax[k] > 0 ? dmax[k] : 1;
+  for (int i = 0; i < n; i++) {
+    double dd, dm = dmax[p->island ? p->island[i] : 0];
     if (i < 3 * p->nc) {
       const double* Gc = p->G + (size_t)(3 * (i / 3)) * n + 3 * (i / 3);
       dd = (Gc[0] + Gc[n + 1] + Gc[2 * n + 2]) / 3;
     } else {
       dd = p->G[(size_t)i * n + i];
     }
-    deg[i] = !(dd > 1e-12 * dmax);
-    s[i] = 1 / sqrt(deg[i] ? dmax : dd);
+    deg[i] = !(dd > 1e-12 * dm);
+    s[i] = 1 / sqrt(deg[i] ? dm : dd);
   }
+  phys_stack_free(d, mark);
 }
 
 // P = A^+ (m x m row-major) from the SVD A = U Sigma V' (LAPACK dgesvd): A^+ = sum_{sigma_j > tol} v_j u_j' /
@@ -312,6 +330,38 @@ int phys_lcp_pinv(double* P, physData* d, const double* A, int m) {
   return r;
 }
 
+// P = A^+ for A block diagonal over the islands lab (m; NULL: one island): G_ij = 0 exactly between rows of
+// different islands (island.c), so the clamped system A = S H S is too, and A^+ is the islands' pseudo-inverses
+// side by side (each phys_lcp_pinv on its rows, ascending: an island's block gets the bits it would get alone,
+// and the rank cut is the island's, as in the primal's solve; the blocks are independent, taken in the order of
+// their first row). O(sum m_k^3) instead of O(m^3). Returns the rank (summed)
+int phys_lcp_pinv_islands(double* P, physData* d, const double* A, int m, const int* lab) {
+  int one = 1;
+  for (int i = 1; lab && i < m && one; i++) one = lab[i] == lab[0];
+  if (one) return phys_lcp_pinv(P, d, A, m);
+  size_t mark = phys_stack_mark(d);
+  int* idx = vjp_ints(d, m);
+  int* done = vjp_ints(d, m);
+  double* Ak = phys_stack_alloc(d, (size_t)m * m + 1);
+  double* Pk = phys_stack_alloc(d, (size_t)m * m + 1);
+  int rank = 0;
+  memset(P, 0, sizeof(double) * (size_t)m * m);
+  memset(done, 0, sizeof(int) * (size_t)m);
+  for (int i0 = 0; i0 < m; i0++) {   // islands in the order of their first clamped row
+    if (done[i0]) continue;
+    int k = 0;
+    for (int i = i0; i < m; i++)
+      if (lab[i] == lab[i0]) idx[k++] = i, done[i] = 1;
+    for (int a = 0; a < k; a++)
+      for (int b = 0; b < k; b++) Ak[(size_t)a * k + b] = A[(size_t)idx[a] * m + idx[b]];
+    rank += phys_lcp_pinv(Pk, d, Ak, k);
+    for (int a = 0; a < k; a++)
+      for (int b = 0; b < k; b++) P[(size_t)idx[a] * m + idx[b]] = Pk[(size_t)a * k + b];
+  }
+  phys_stack_free(d, mark);
+  return rank;
+}
+
 // keep (n) = 1 on the clamped rows the derivative works with: every clamping row but the void ones, with
 // lambda_i = 0 and row and column i of G zero over the clamped and bounded rows (a planar model's out-of-plane
 // tangents). Their unknown stays 0 under every perturbation that keeps the rank (one that gives them a lever
@@ -335,6 +385,65 @@ static void clamped_rows(int* keep, const physConstraintProblem* p, const physCo
   }
 }
 
+// L's blocks from the clamped rows' labels lab (m; NULL: one block), in the order of their first row
+static void local_blocks(lcpLocal* L, physData* d, const int* lab) {
+  int m = L->m, nbk = 0;
+  L->bk = vjp_ints(d, m);
+  L->br = vjp_ints(d, m);
+  int* first = vjp_ints(d, m);   // (first clamped row of each block)
+  for (int i = 0; i < m; i++) {
+    int j = 0;
+    while (lab && j < nbk && lab[first[j]] != lab[i]) j++;
+    if (!lab && nbk > 0) j = 0;
+    if (j == nbk) first[nbk++] = i;
+    L->bk[i] = j;
+  }
+  L->bs = vjp_ints(d, nbk + 1);
+  memset(L->bs, 0, sizeof(int) * (size_t)(nbk + 1));
+  for (int i = 0; i < m; i++) L->bs[L->bk[i] + 1]++;
+  for (int j = 0; j < nbk; j++) L->bs[j + 1] += L->bs[j];
+  memcpy(first, L->bs, sizeof(int) * (size_t)nbk);   // (now each block's next slot)
+  for (int i = 0; i < m; i++) L->br[first[L->bk[i]]++] = i;
+}
+
+// H = G_CC + G_CB E, A = S H S, x = lambda_C / s_C, r = b - A x with b = -S g_C into L (its labels, scales
+// and blocks set; pairs of one block, the rest 0), P allocated
+static void local_system(lcpLocal* L, physData* d, const physConstraintProblem* p, const physConstraintSolution* sol) {
+  int n = p->n, m = L->m;
+  size_t mm = (size_t)m * m + 1;
+  L->H = phys_stack_alloc(d, mm), L->A = phys_stack_alloc(d, mm), L->P = phys_stack_alloc(d, mm);
+  L->x = phys_stack_alloc(d, (size_t)m + 1), L->r = phys_stack_alloc(d, (size_t)m + 1);
+  memset(L->H, 0, sizeof(double) * mm);
+  memset(L->A, 0, sizeof(double) * mm);
+  int k0, k1;
+  for (int i = 0; i < m; i++) {
+    blk_range(L, i, &k0, &k1);
+    for (int q = k0; q < k1; q++) L->H[(size_t)i * m + L->br[q]] = p->G[(size_t)L->cr[i] * n + L->cr[L->br[q]]];
+  }
+  for (int b = 0; b < n; b++) {   // (a bounded row is in its normal's island)
+    if (L->nb[b] < 0) continue;
+    blk_range(L, L->nb[b], &k0, &k1);
+    for (int q = k0; q < k1; q++) {
+      int i = L->br[q];
+      L->H[(size_t)i * m + L->nb[b]] += L->e[b] * p->G[(size_t)L->cr[i] * n + b];
+    }
+  }
+  for (int i = 0; i < m; i++) {
+    blk_range(L, i, &k0, &k1);
+    for (int q = k0; q < k1; q++) {
+      int k = L->br[q];
+      L->A[(size_t)i * m + k] = L->s[L->cr[i]] * L->s[L->cr[k]] * L->H[(size_t)i * m + k];
+    }
+  }
+  for (int i = 0; i < m; i++) L->x[i] = sol->lambda[L->cr[i]] / L->s[L->cr[i]];
+  for (int i = 0; i < m; i++) {
+    double t = -L->s[L->cr[i]] * p->g[L->cr[i]];
+    blk_range(L, i, &k0, &k1);
+    for (int q = k0; q < k1; q++) t -= L->A[(size_t)i * m + L->br[q]] * L->x[L->br[q]];
+    L->r[i] = t;
+  }
+}
+
 // the local structure of sol: labels, H, A, A^+, x, r (arrays from d's arena; the caller marks and frees)
 static void vjp_local(lcpLocal* L, physData* d, const physConstraintProblem* p, const physConstraintSolution* sol) {
   int n = p->n, m = 0;
@@ -348,7 +457,7 @@ static void vjp_local(lcpLocal* L, physData* d, const physConstraintProblem* p, 
   L->s = phys_stack_alloc(d, (size_t)n);
   int* deg = vjp_ints(d, n);
   L->live = vjp_ints(d, n);
-  vjp_scale(L->s, deg, p);
+  vjp_scale(L->s, deg, d, p);
   int* keep = vjp_ints(d, n);
   clamped_rows(keep, p, sol);
   for (int i = 0; i < n; i++) {
@@ -364,25 +473,14 @@ static void vjp_local(lcpLocal* L, physData* d, const physConstraintProblem* p, 
     L->sgn[i] = st == PHYS_ROW_UPPER ? 1 : -1;
     L->e[i] = L->sgn[i] * (p->mu[c] > 0 ? p->mu[c] : 0);
   }
-  // H = G_CC + G_CB E, A = S H S, x = lambda_C / s_C, r = b - A x with b = -S g_C
-  size_t mm = (size_t)m * m + 1;
-  L->H = phys_stack_alloc(d, mm), L->A = phys_stack_alloc(d, mm), L->P = phys_stack_alloc(d, mm);
-  L->x = phys_stack_alloc(d, (size_t)m + 1), L->r = phys_stack_alloc(d, (size_t)m + 1);
-  for (int i = 0; i < m; i++)
-    for (int k = 0; k < m; k++) L->H[(size_t)i * m + k] = p->G[(size_t)L->cr[i] * n + L->cr[k]];
-  for (int b = 0; b < n; b++) {
-    if (L->nb[b] < 0) continue;
-    for (int i = 0; i < m; i++) L->H[(size_t)i * m + L->nb[b]] += L->e[b] * p->G[(size_t)L->cr[i] * n + b];
+  int* lab = NULL;   // the clamped rows' islands (p->island): H, A, P are block diagonal over them
+  if (p->island) {
+    lab = vjp_ints(d, m);
+    for (int i = 0; i < m; i++) lab[i] = p->island[L->cr[i]];
   }
-  for (int i = 0; i < m; i++)
-    for (int k = 0; k < m; k++) L->A[(size_t)i * m + k] = L->s[L->cr[i]] * L->s[L->cr[k]] * L->H[(size_t)i * m + k];
-  for (int i = 0; i < m; i++) L->x[i] = sol->lambda[L->cr[i]] / L->s[L->cr[i]];
-  for (int i = 0; i < m; i++) {
-    double t = -L->s[L->cr[i]] * p->g[L->cr[i]];
-    for (int k = 0; k < m; k++) t -= L->A[(size_t)i * m + k] * L->x[k];
-    L->r[i] = t;
-  }
-  int rank = m > 0 ? phys_lcp_pinv(L->P, d, L->A, m) : 0;
+  local_blocks(L, d, lab);
+  local_system(L, d, p, sol);
+  int rank = m > 0 ? phys_lcp_pinv_islands(L->P, d, L->A, m, lab) : 0;
   // a regular clamped system: A^+ = A^-1, so r = b - A x = 0 and I - A^+ A = 0 (their terms are skipped), and
   // its solution lambda_C = S (S H S)^-1 (-S g_C) = -H^-1 g_C does not depend on the scales (their derivative
   // terms cancel exactly): no row is live
@@ -393,9 +491,10 @@ static void vjp_local(lcpLocal* L, physData* d, const physConstraintProblem* p, 
   // share one scale: live if any of its clamped rows is reached
   int* reach = vjp_ints(d, n);
   for (int i = 0; i < n; i++) reach[i] = 0;
-  for (int i = 0; i < m && !L->regular; i++) {
+  for (int i = 0, k0, k1; i < m && !L->regular; i++) {
     double nii = 1;
-    for (int k = 0; k < m; k++) nii -= L->P[(size_t)i * m + k] * L->A[(size_t)k * m + i];
+    blk_range(L, i, &k0, &k1);
+    for (int q = k0; q < k1; q++) nii -= L->P[(size_t)i * m + L->br[q]] * L->A[(size_t)L->br[q] * m + i];
     reach[L->cr[i]] = nii > VJP_TOL_NULL;
   }
   for (int i = 0; i < n; i++) {
@@ -405,23 +504,24 @@ static void vjp_local(lcpLocal* L, physData* d, const physConstraintProblem* p, 
   }
 }
 
-// y = P x (trans = 0) or P' x (trans = 1), m x m row-major; y and x distinct (P' x by rows of P: contiguous)
-static void vjp_mulv(double* restrict y, const double* restrict P, const double* restrict x, int m, int trans) {
-  if (!trans) {
-    for (int i = 0; i < m; i++) {
-      const double* Pi = P + (size_t)i * m;
-      double t = 0;
-      for (int k = 0; k < m; k++) t += Pi[k] * x[k];
-      y[i] = t;
+// y = M x (trans = 0) or M' x (trans = 1), M m x m row-major; y and x distinct (M' x by rows of M:
+// contiguous). With L (M = H, A or P of L, block diagonal over L's blocks) only the blocks' pairs are read, in
+// the same order as the whole rows (L NULL) for one block
+static void vjp_mulv(double* restrict y, const double* restrict M, const double* restrict x, int m,
+                     const lcpLocal* L, int trans) {
+  for (int i = 0; trans && i < m; i++) y[i] = 0;
+  for (int i = 0; i < m; i++) {
+    const double* Mi = M + (size_t)i * m;
+    int q0 = L ? L->bs[L->bk[i]] : 0, q1 = L ? L->bs[L->bk[i] + 1] : m;
+    if (trans) {   // (row i of M times x_i into y)
+      double xi = x[i];
+      if (xi != 0)
+        for (int q = q0; q < q1; q++) y[L ? L->br[q] : q] += Mi[L ? L->br[q] : q] * xi;
+      continue;
     }
-    return;
-  }
-  for (int i = 0; i < m; i++) y[i] = 0;
-  for (int k = 0; k < m; k++) {
-    double xk = x[k];
-    if (xk == 0) continue;
-    const double* Pk = P + (size_t)k * m;
-    for (int i = 0; i < m; i++) y[i] += Pk[i] * xk;
+    double t = 0;
+    for (int q = q0; q < q1; q++) t += Mi[L ? L->br[q] : q] * x[L ? L->br[q] : q];
+    y[i] = t;
   }
 }
 
@@ -465,8 +565,8 @@ static void jvp_apply(const lcpLocal* restrict Lp, physData* d, const physConstr
         dA[(size_t)i * mc + L.nb[b]] += L.e[b] * (dG ? dG[(size_t)ci * n + b] : 0) + de[b] * p->G[(size_t)ci * n + b];
   }
   for (int i = 0; i < mc; i++)
-    for (int k = 0; k < mc; k++) {
-      int ci = L.cr[i], ck = L.cr[k];
+    for (int q = L.bs[L.bk[i]]; q < L.bs[L.bk[i] + 1]; q++) {
+      int k = L.br[q], ci = L.cr[i], ck = L.cr[k];
       dA[(size_t)i * mc + k] = L.s[ci] * L.s[ck] * dA[(size_t)i * mc + k] +
                                (ds[ci] * L.s[ck] + L.s[ci] * ds[ck]) * L.H[(size_t)i * mc + k];
     }
@@ -477,17 +577,17 @@ static void jvp_apply(const lcpLocal* restrict Lp, physData* d, const physConstr
     for (int k = 0; k < mc; k++) t -= dA[(size_t)i * mc + k] * L.x[k];
     v[i] = t;
   }
-  vjp_mulv(dx, L.P, v, mc, 0);
+  vjp_mulv(dx, L.P, v, mc, &L, 0);
   if (!L.regular) {                        // (the two terms vanish for a regular A)
-    vjp_mulv(v, dA, L.r, mc, 1);           // dA' r
-    vjp_mulv(w, L.P, v, mc, 1);            // A^+' dA' r
-    vjp_mulv(v, L.P, w, mc, 0);            // A^+ A^+' dA' r
+    vjp_mulv(v, dA, L.r, mc, NULL, 1);     // dA' r
+    vjp_mulv(w, L.P, v, mc, &L, 1);            // A^+' dA' r
+    vjp_mulv(v, L.P, w, mc, &L, 0);            // A^+ A^+' dA' r
     for (int i = 0; i < mc; i++) dx[i] += v[i];
-    vjp_mulv(w, L.P, L.x, mc, 1);          // A^+' x
-    vjp_mulv(v, dA, w, mc, 1);             // y = dA' A^+' x
+    vjp_mulv(w, L.P, L.x, mc, &L, 1);          // A^+' x
+    vjp_mulv(v, dA, w, mc, NULL, 1);       // y = dA' A^+' x
     for (int i = 0; i < mc; i++) dx[i] += v[i];
-    vjp_mulv(w, L.A, v, mc, 0);            // A y
-    vjp_mulv(v, L.P, w, mc, 0);            // A^+ A y
+    vjp_mulv(w, L.A, v, mc, &L, 0);            // A y
+    vjp_mulv(v, L.P, w, mc, &L, 0);            // A^+ A y
     for (int i = 0; i < mc; i++) dx[i] -= v[i];
   }
   // lambda_C = S x, lambda_b = e_b lambda_n, lambda_S = 0
@@ -527,12 +627,12 @@ static void prod_local(lcpLocal* L, physData* d) {
   L->hsr = phys_stack_alloc(d, (size_t)mc + 1);
   L->hsw = phys_stack_alloc(d, (size_t)mc + 1);
   for (int k = 0; k < mc; k++) a[k] = L->s[L->cr[k]] * L->x[k];
-  vjp_mulv(L->hsx, L->H, a, mc, 0);
-  vjp_mulv(L->w, L->P, L->x, mc, 1);
+  vjp_mulv(L->hsx, L->H, a, mc, L, 0);
+  vjp_mulv(L->w, L->P, L->x, mc, L, 1);
   for (int k = 0; k < mc; k++) a[k] = L->s[L->cr[k]] * L->r[k];
-  vjp_mulv(L->hsr, L->H, a, mc, 1);
+  vjp_mulv(L->hsr, L->H, a, mc, L, 1);
   for (int k = 0; k < mc; k++) a[k] = L->s[L->cr[k]] * L->w[k];
-  vjp_mulv(L->hsw, L->H, a, mc, 1);
+  vjp_mulv(L->hsw, L->H, a, mc, L, 1);
 }
 
 // a physLcpLocal in d's arena (caller's mark)
@@ -609,14 +709,14 @@ static void vjp_apply(const lcpLocal* restrict Lp, physData* d, const physConstr
   }
   // u1 = A^+' x_bar (= b_bar), u2 = A^+ u1, u3 = A^+' x, u4 = (I - A^+ A) x_bar; a regular A has r = 0 and
   // u4 = 0: u2 = u4 = 0 there (their outer products vanish)
-  vjp_mulv(u1, L.P, xb, mc, 1);
-  vjp_mulv(u3, L.P, L.x, mc, 1);
+  vjp_mulv(u1, L.P, xb, mc, &L, 1);
+  vjp_mulv(u3, L.P, L.x, mc, &L, 1);
   if (L.regular) {
     for (int i = 0; i < mc; i++) u2[i] = u4[i] = 0;
   } else {
-    vjp_mulv(u2, L.P, u1, mc, 0);
-    vjp_mulv(t, L.A, xb, mc, 0);
-    vjp_mulv(u4, L.P, t, mc, 0);
+    vjp_mulv(u2, L.P, u1, mc, &L, 0);
+    vjp_mulv(t, L.A, xb, mc, &L, 0);
+    vjp_mulv(u4, L.P, t, mc, &L, 0);
     for (int i = 0; i < mc; i++) u4[i] = xb[i] - u4[i];
   }
   // factored: H_bar = S A_bar S lifted, G_bar = sum_t place(S a_t) lift(S c_t)' with (a, c) = (-u1, x), (r, u2),
@@ -634,9 +734,14 @@ static void vjp_apply(const lcpLocal* restrict Lp, physData* d, const physConstr
         if (L.nb[b] >= 0) c[b] = L.e[b] * c[L.cr[L.nb[b]]];
     }
   }
-  // A_bar = -u1 x' + r u2' + u3 u4'
+  // A_bar = -u1 x' + r u2' + u3 u4' on the blocks' pairs (H is 0 across blocks: so is the step's dG, and the
+  // entries G_bar gets there are left 0)
+  memset(Ab, 0, sizeof(double) * ((size_t)mc * mc + 1));
   for (int i = 0; i < mc; i++)
-    for (int k = 0; k < mc; k++) Ab[(size_t)i * mc + k] = -u1[i] * L.x[k] + L.r[i] * u2[k] + u3[i] * u4[k];
+    for (int q = L.bs[L.bk[i]]; q < L.bs[L.bk[i] + 1]; q++) {
+      int k = L.br[q];
+      Ab[(size_t)i * mc + k] = -u1[i] * L.x[k] + L.r[i] * u2[k] + u3[i] * u4[k];
+    }
   // b = -S g_C: g bar = -S b bar, s bar -= g b bar
   for (int i = 0; i < mc; i++) {
     int ci = L.cr[i];
@@ -645,8 +750,8 @@ static void vjp_apply(const lcpLocal* restrict Lp, physData* d, const physConstr
   }
   // A = S H S: H bar = S A_bar S (in Ab), s bar from both sides
   for (int i = 0; i < mc; i++)
-    for (int k = 0; k < mc; k++) {
-      int ci = L.cr[i], ck = L.cr[k];
+    for (int q = L.bs[L.bk[i]]; q < L.bs[L.bk[i] + 1]; q++) {
+      int k = L.br[q], ci = L.cr[i], ck = L.cr[k];
       double a = Ab[(size_t)i * mc + k], h = L.H[(size_t)i * mc + k];
       sb[ci] += a * L.s[ck] * h;
       sb[ck] += a * L.s[ci] * h;
@@ -656,9 +761,9 @@ static void vjp_apply(const lcpLocal* restrict Lp, physData* d, const physConstr
   for (int i = 0; i < mc; i++) {
     int ci = L.cr[i];
     if (G_bar)
-      for (int k = 0; k < mc; k++) G_bar[(size_t)ci * n + L.cr[k]] += Ab[(size_t)i * mc + k];
+      for (int q = L.bs[L.bk[i]]; q < L.bs[L.bk[i] + 1]; q++) G_bar[(size_t)ci * n + L.cr[L.br[q]]] += Ab[(size_t)i * mc + L.br[q]];
     for (int b = 0; b < n; b++) {
-      if (L.nb[b] < 0) continue;
+      if (L.nb[b] < 0 || L.bk[L.nb[b]] != L.bk[i]) continue;
       double hb = Ab[(size_t)i * mc + L.nb[b]];
       if (G_bar) G_bar[(size_t)ci * n + b] += L.e[b] * hb;
       eb[b] += p->G[(size_t)ci * n + b] * hb;
@@ -788,7 +893,7 @@ static void prod_dat(double* t, const lcpLocal* L, const physConstraintProblem* 
   if (dyn) {
     // t_k = s_k (zu_Ck + (H' (dS u))_k) + ds_k (H' (S u))_k  (hsu = H' S u)
     for (int i = 0; i < mc; i++) a[i] = ds[L->cr[i]] * u[i];
-    vjp_mulv(b, L->H, a, mc, 1);
+    vjp_mulv(b, L->H, a, mc, L, 1);
     for (int k = 0; k < mc; k++) {
       int ck = L->cr[k];
       t[k] = L->s[ck] * (zu[ck] + b[k]) + ds[ck] * hsu[k];
@@ -843,7 +948,7 @@ void phys_solve_lcp_jvp_prod(const physLcpLocal* loc, physData* d, const physCon
   }
   if (dyn) {
     for (int k = 0; k < mc; k++) a[k] = ds[L->cr[k]] * L->x[k];
-    vjp_mulv(t, L->H, a, mc, 0);   // H dS x
+    vjp_mulv(t, L->H, a, mc, L, 0);   // H dS x
     for (int i = 0; i < mc; i++) {
       int ci = L->cr[i];
       v[i] -= L->s[ci] * (dGz[ci] + t[i]) + ds[ci] * L->hsx[i];
@@ -857,16 +962,16 @@ void phys_solve_lcp_jvp_prod(const physLcpLocal* loc, physData* d, const physCon
         for (int i = 0; i < mc; i++) v[i] -= L->s[L->cr[i]] * p->G[(size_t)L->cr[i] * n + r] * sx;
       }
   // dx = A^+ v + A^+ A^+' (dA' r) + (I - A^+ A) (dA' w),  w = A^+' x  (dA = 0 when neither dG nor dE moves)
-  vjp_mulv(dx, L->P, v, mc, 0);
+  vjp_mulv(dx, L->P, v, mc, L, 0);
   if ((dyn || fr) && !L->regular) {
     prod_dat(t, L, p, L->r, L->hsr, dyn ? dGz + n : NULL, ds, de, dyn, fr, a, b);   // dA' r
-    vjp_mulv(w, L->P, t, mc, 1);
-    vjp_mulv(v, L->P, w, mc, 0);
+    vjp_mulv(w, L->P, t, mc, L, 1);
+    vjp_mulv(v, L->P, w, mc, L, 0);
     for (int i = 0; i < mc; i++) dx[i] += v[i];
     prod_dat(t, L, p, L->w, L->hsw, dyn ? dGz + 2 * (size_t)n : NULL, ds, de, dyn, fr, a, b);   // y = dA' w
     for (int i = 0; i < mc; i++) dx[i] += t[i];
-    vjp_mulv(w, L->A, t, mc, 0);
-    vjp_mulv(v, L->P, w, mc, 0);
+    vjp_mulv(w, L->A, t, mc, L, 0);
+    vjp_mulv(v, L->P, w, mc, L, 0);
     for (int i = 0; i < mc; i++) dx[i] -= v[i];
   }
   // lambda_C = S x, lambda_b = e_b lambda_n, lambda_S = 0

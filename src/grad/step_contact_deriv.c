@@ -123,7 +123,7 @@ static int kink_position_problem(const physModel* m, physData* d, contactPoint* 
   physConstraintSolution* sol = &cp->st.sol_pos;
   memset(sol->lambda, 0, sizeof(double) * (size_t)n);
   memset(sol->state, 0, sizeof(int) * (size_t)n);
-  phys_solve_lcp(m, d, &cp->st.pp, sol);
+  phys_solve_islands(m, d, phys_solve_lcp, &cp->st.pp, cp->st.eq.ne > 0 ? cp->st.eq.J : NULL, cp->st.eq.ne, sol);
   return added;
 }
 
@@ -141,6 +141,22 @@ static void toi_terms(const physModel* m, physData* d, contactPoint* cp) {
     if (ts > 0) cp->nimp++;
     for (int r = 3 * i; r < 3 * i + 3 && ts > 0; r++) cp->lpe[r] += -ts / dt * cp->st.sol.lambda[r];
   }
+}
+
+// the island of each of the stage's rows (phys_islands, the primal's split: contacts, limits and the eliminated
+// equality rows; arena memory of the caller's mark), or NULL when the problem is one island or
+// PHYS_DSBL_ISLAND is set. Both problems (main and position) have the same rows and islands
+static const int* row_islands(const physModel* m, physData* d, const physStepStage* st) {
+  int n = st->p.n;
+  if ((m->opt.disableflags & PHYS_DSBL_ISLAND) || n <= 0) return NULL;
+  int* lab = arena_ints(d, n);
+  size_t mark = phys_stack_mark(d);
+  physIslands isl;
+  int ni = phys_islands(m, d, &st->p, st->eq.ne > 0 ? st->eq.J : NULL, st->eq.ne, &isl);
+  for (int k = 0; k < ni; k++)
+    for (int a = isl.start[k]; a < isl.start[k + 1]; a++) lab[isl.row[a]] = k;
+  phys_stack_free(d, mark);
+  return ni > 1 ? lab : NULL;
 }
 
 // run the step's stage at d's state from the warm start the step itself would take, warm (NULL: the caller's
@@ -174,6 +190,7 @@ static physStatus point_build(const physModel* m, physData* d, const physWarmSta
   cp->L = phys_stack_alloc(d, (size_t)nv * nv);
   memcpy(cp->L, d->qLD, sizeof(double) * (size_t)nv * nv);
   const physConstraintProblem* p = &cp->st.p;
+  cp->st.p.island = cp->st.pp.island = row_islands(m, d, &cp->st);   // (the solvers' derivatives by islands)
   int n = cp->n = p->n, nc = cp->nc = p->nc;
   cp->nv = nv;
   cp->Y = phys_stack_alloc(d, (size_t)n * nv + 1);

@@ -10,7 +10,12 @@
 //     takes the articulated-body pass instead of the factor, other bits for other reasons);
 //  4. islands on and off give the same trajectory to rounding (lcp: 1e-12 m and m/s over 300 steps of the
 //     pushed scene; cone and ccp: their solver tolerance, 1e-7), and the same step Jacobians (lcp, cone, ccp) and
-//     VJP to rounding (1e-9 relative to the largest entry).
+//     VJP to rounding (1e-9 relative to the largest entry);
+//  5. derivatives per island (the solvers' derivatives factor island by island, src/contact/lcp_vjp.c,
+//     ccp_vjp.c; step_contact_vjp.c's G_bar and mass terms by islands): box a's rows of the step Jacobian A in
+//     the scene equal A of the box alone (its columns; to 1e-12 of the largest entry, lcp, cone, ccp), its rows
+//     are 0 in the other bodies' columns, and the VJP of a cotangent on every body gives, on box a's entries,
+//     the VJP of the box alone with box a's part of that cotangent.
 #include <math.h>
 #include <string.h>
 
@@ -30,6 +35,17 @@ static physModel* load(const char* file) {
   physModel* m = phys_load(file, NULL, &log);
   CHECK_MSG(m != NULL, "%s: %s", file, log.error);
   return m;
+}
+
+// the scene and the box alone with contact model `model`, and their data; 0 if a model did not load
+static int load_pair(int model, physModel** m, physModel** ma, physData** d, physData** da) {
+  *m = load(SCENE);
+  *ma = load(ALONE);
+  if (!*m || !*ma) return 0;
+  (*m)->opt.contact = (*ma)->opt.contact = model;
+  *d = phys_make_data(*m);
+  *da = phys_make_data(*ma);
+  return 1;
 }
 
 // the islands of one step's constraint problem at d's state (after settling): count, and the islands' first
@@ -126,12 +142,9 @@ static double maxdiff(const double* x, const double* y, size_t n) {
 // items 3 and 4 (trajectories) for contact model `model`
 static void test_trajectories(int model) {
   static const char* const NAME[] = {"lcp", "cone", "ccp"};
-  physModel* m = load(SCENE);
-  physModel* ma = load(ALONE);
-  if (!m || !ma) return;
-  m->opt.contact = ma->opt.contact = model;
-  physData* d = phys_make_data(m);
-  physData* da = phys_make_data(ma);
+  physModel *m, *ma;
+  physData *d, *da;
+  if (!load_pair(model, &m, &ma, &d, &da)) return;
   size_t w = (size_t)(m->nq + m->nv);
   double* a_alone = malloc(sizeof(double) * 13 * STEPS);
   double* a_scene = malloc(sizeof(double) * 13 * STEPS);
@@ -188,11 +201,61 @@ static void test_derivatives(int model) {
   phys_free_model(m);
 }
 
+// item 5 for contact model `model`: box a's derivative rows in the scene against the box alone, 20 steps
+// after the push (both states bit for bit the same: item 3)
+static void test_derivatives_alone(int model) {
+  physModel *m, *ma;
+  physData *d, *da;
+  if (!load_pair(model, &m, &ma, &d, &da)) return;
+  int nv = m->nv, nx = 2 * nv;
+  double* traj = malloc(sizeof(double) * (size_t)(m->nq + nv) * 20);
+  double* A = malloc(sizeof(double) * (size_t)nx * nx);
+  double Aa[144], xba[12], ya[12];
+  double* y = malloc(sizeof(double) * (size_t)nx);
+  double* xb = malloc(sizeof(double) * (size_t)nx);
+  run(m, d, 20, traj, 0);
+  run(ma, da, 20, traj, 1);
+  CHECK(memcmp(d->qpos, da->qpos, sizeof(double) * 7) == 0 && memcmp(d->qvel, da->qvel, sizeof(double) * 6) == 0);
+  CHECK(phys_step_jacobian(m, d, A, NULL) == PHYS_OK);
+  CHECK(phys_step_jacobian(ma, da, Aa, NULL) == PHYS_OK);
+  // box a's entries of the state: dq 0..5, v nv..nv+5 (alone: 0..5, 6..11)
+  double scale = 0, e = 0, eo = 0;
+  for (int i = 0; i < 144; i++) scale = fmax(scale, fabs(Aa[i]));
+  for (int i = 0; i < 12; i++) {
+    const double* Ai = A + (size_t)(i < 6 ? i : nv + i - 6) * nx;
+    for (int j = 0; j < nx; j++) {
+      int ja = j < 6 ? j : (j >= nv && j < nv + 6 ? j - nv + 6 : -1);
+      if (ja >= 0) e = fmax(e, fabs(Ai[j] - Aa[i * 12 + ja]));
+      else eo = fmax(eo, fabs(Ai[j]));
+    }
+  }
+  CHECK_MSG(scale > 0 && e <= 1e-12 * scale, "model %d: box a's rows differ from the box alone by %.3g (scale %.3g)",
+            model, e, scale);
+  CHECK_MSG(eo == 0, "model %d: box a's rows reach the other bodies by %.3g", model, eo);
+  for (int i = 0; i < nx; i++) y[i] = 1.0 + 0.1 * i;
+  for (int i = 0; i < 12; i++) ya[i] = y[i < 6 ? i : nv + i - 6];
+  CHECK(phys_step_vjp(m, d, y, xb, NULL) == PHYS_OK);
+  CHECK(phys_step_vjp(ma, da, ya, xba, NULL) == PHYS_OK);
+  double ev = 0, sv = 0;
+  for (int i = 0; i < 12; i++) {
+    sv = fmax(sv, fabs(xba[i]));
+    ev = fmax(ev, fabs(xb[i < 6 ? i : nv + i - 6] - xba[i]));
+  }
+  CHECK_MSG(sv > 0 && ev <= 1e-12 * sv, "model %d: box a's VJP differs from the box alone by %.3g (scale %.3g)",
+            model, ev, sv);
+  free(traj), free(A), free(y), free(xb);
+  phys_free_data(da);
+  phys_free_data(d);
+  phys_free_model(ma);
+  phys_free_model(m);
+}
+
 int main(void) {
   test_partition();
   for (int model = PHYS_CONTACT_LCP; model <= PHYS_CONTACT_CCP; model++) {
     test_trajectories(model);
     test_derivatives(model);
+    test_derivatives_alone(model);
   }
   return test_done();
 }
