@@ -56,10 +56,10 @@ static void scale_problem(double* D, double* Gs, double* gs, const physConstrain
   }
 }
 
-// the whole solve (see contact.h for the contract)
-physStatus phys_solve_ccp(const physModel* m, physData* d, const physConstraintProblem* p,
-                          physConstraintSolution* sol) {
-  int n = p->n, nc = p->nc, nl = p->nl;
+// the outputs' start (impulses 0, all rows separating, no iterations) and the input check: PHYS_ERR_NUMERIC,
+// residual inf and a data warning when G, g, mu or the guess has a non-finite entry
+static physStatus ccp_start(physData* d, const physConstraintProblem* p, physConstraintSolution* sol) {
+  int n = p->n;
   sol->iterations = 0;
   sol->residual = 0;
   sol->warm_used = 0;
@@ -69,11 +69,20 @@ physStatus phys_solve_ccp(const physModel* m, physData* d, const physConstraintP
   }
   if (n == 0) return PHYS_OK;
   if (!phys_admm_finite(p->G, (size_t)n * n) || !phys_admm_finite(p->g, (size_t)n) ||
-      !phys_admm_finite(p->mu, (size_t)nc) || (p->lambda0 && !phys_admm_finite(p->lambda0, (size_t)n))) {
+      !phys_admm_finite(p->mu, (size_t)p->nc) || (p->lambda0 && !phys_admm_finite(p->lambda0, (size_t)n))) {
     sol->residual = INFINITY;
     phys_data_warn(d, PHYS_WARN_SOLVER_FAILED, "ccp: constraint problem has non-finite entries; impulses set to zero");
     return PHYS_ERR_NUMERIC;
   }
+  return PHYS_OK;
+}
+
+// the whole solve (see contact.h for the contract)
+physStatus phys_solve_ccp(const physModel* m, physData* d, const physConstraintProblem* p,
+                          physConstraintSolution* sol) {
+  int n = p->n, nc = p->nc, nl = p->nl;
+  physStatus start = ccp_start(d, p, sol);
+  if (start != PHYS_OK || n == 0) return start;
 
   size_t mark = phys_stack_mark(d);
   double* mu = phys_stack_alloc(d, (size_t)nc + 1);

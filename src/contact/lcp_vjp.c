@@ -660,15 +660,10 @@ void phys_solve_lcp_jvp_local(const physLcpLocal* loc, physData* d, const physCo
   jvp_apply(&loc->L, d, p, sol, dg, dG, dmu, lambda_dot);
 }
 
-// reverse mode: given lambda_bar = dL/dlambda (n) at the solution sol of p, g_bar = dL/dg (n), G_bar = dL/dG
-// (n x n, entries as independent; may be NULL) and mu_bar = dL/dmu (nc; may be NULL). Scratch from d's arena.
-// Returns PHYS_OK.
-// the reverse mode at the local structure L of sol (vjp_local): outputs as phys_solve_lcp_vjp
-// (Ga, Gb, Gd non-NULL: G_bar in factored form instead, G_bar = sum_t Ga_t Gb_t' + diag(Gd), see
-// phys_solve_lcp_vjp_factored)
-static void vjp_apply(const lcpLocal* restrict Lp, physData* d, const physConstraintProblem* p,
-                      const physConstraintSolution* sol, const double* lambda_bar, double* g_bar, double* G_bar,
-                      double* mu_bar, double* Ga, double* Gb, double* Gd) {
+// vjp_apply's outputs zeroed: g_bar (n), G_bar (n x n), mu_bar (nc), the factored Ga, Gb (3 n) and Gd (n) where
+// given
+static void vjp_zero(const physConstraintProblem* p, double* g_bar, double* G_bar, double* mu_bar, double* Ga,
+                     double* Gb, double* Gd) {
   int n = p->n;
   for (int i = 0; i < n; i++) g_bar[i] = 0;
   if (G_bar) memset(G_bar, 0, sizeof(double) * (size_t)n * (size_t)(n > 0 ? n : 0));
@@ -679,6 +674,77 @@ static void vjp_apply(const lcpLocal* restrict Lp, physData* d, const physConstr
   }
   if (mu_bar)
     for (int c = 0; c < p->nc; c++) mu_bar[c] = 0;
+}
+
+// G_bar in factored form: sum_t place(S a_t) lift(S c_t)' with (a, c) = (-u1, x), (r, u2), (u3, u4) into
+// Ga_t, Gb_t (n each); lift(y)_Ck = y_k, lift(y)_b = e_b y_nb(b)
+static void vjp_factored(const lcpLocal* L, int n, const double* u1, const double* u2, const double* u3,
+                         const double* u4, double* Ga, double* Gb) {
+  const double *fa[3] = {u1, L->r, u3}, *fc[3] = {L->x, u2, u4}, sg[3] = {-1, 1, 1};
+  for (int f = 0; f < 3; f++) {
+    double *a = Ga + (size_t)f * n, *c = Gb + (size_t)f * n;
+    for (int i = 0; i < L->m; i++) {
+      int ci = L->cr[i];
+      a[ci] = sg[f] * L->s[ci] * fa[f][i];
+      c[ci] = L->s[ci] * fc[f][i];
+    }
+    for (int b = 0; b < n; b++)
+      if (L->nb[b] >= 0) c[b] = L->e[b] * c[L->cr[L->nb[b]]];
+  }
+}
+
+// H = G_CC + G_CB E, from H bar (Ab, mc x mc on the blocks' pairs): G bar (C, C) += H bar, G bar (C, b) +=
+// e_b H bar(:, nb) (G_bar may be NULL), e_b bar += G(C, b) . H bar(:, nb) (into eb)
+static void vjp_lift_h(const lcpLocal* L, const physConstraintProblem* p, const double* Ab, double* G_bar,
+                       double* eb) {
+  int n = p->n, mc = L->m;
+  for (int i = 0; i < mc; i++) {
+    int ci = L->cr[i];
+    if (G_bar)
+      for (int q = L->bs[L->bk[i]]; q < L->bs[L->bk[i] + 1]; q++)
+        G_bar[(size_t)ci * n + L->cr[L->br[q]]] += Ab[(size_t)i * mc + L->br[q]];
+    for (int b = 0; b < n; b++) {
+      if (L->nb[b] < 0 || L->bk[L->nb[b]] != L->bk[i]) continue;
+      double hb = Ab[(size_t)i * mc + L->nb[b]];
+      if (G_bar) G_bar[(size_t)ci * n + b] += L->e[b] * hb;
+      eb[b] += p->G[(size_t)ci * n + b] * hb;
+    }
+  }
+}
+
+// s = (mean diagonal)^(-1/2): diagonal bar = -s^3/2 s bar (a contact's three rows share s: their s bar summed)
+// added to G_bar's diagonal and/or Gd
+static void vjp_scale_diag(const lcpLocal* L, const physConstraintProblem* p, const double* sb, double* G_bar,
+                           double* Gd) {
+  int n = p->n;
+  for (int i = 0; i < n; i++) {
+    if (!L->live[i]) continue;
+    double db = -0.5 * L->s[i] * L->s[i] * L->s[i];
+    if (i < 3 * p->nc) {
+      if (i % 3) continue;
+      db *= (sb[i] + sb[i + 1] + sb[i + 2]) / 3;
+      for (int k = i; k < i + 3; k++) {
+        if (G_bar) G_bar[(size_t)k * n + k] += db;
+        if (Gd) Gd[k] += db;
+      }
+    } else {
+      if (G_bar) G_bar[(size_t)i * n + i] += db * sb[i];
+      if (Gd) Gd[i] += db * sb[i];
+    }
+  }
+}
+
+// reverse mode: given lambda_bar = dL/dlambda (n) at the solution sol of p, g_bar = dL/dg (n), G_bar = dL/dG
+// (n x n, entries as independent; may be NULL) and mu_bar = dL/dmu (nc; may be NULL). Scratch from d's arena.
+// Returns PHYS_OK.
+// the reverse mode at the local structure L of sol (vjp_local): outputs as phys_solve_lcp_vjp
+// (Ga, Gb, Gd non-NULL: G_bar in factored form instead, G_bar = sum_t Ga_t Gb_t' + diag(Gd), see
+// phys_solve_lcp_vjp_factored)
+static void vjp_apply(const lcpLocal* restrict Lp, physData* d, const physConstraintProblem* p,
+                      const physConstraintSolution* sol, const double* lambda_bar, double* g_bar, double* G_bar,
+                      double* mu_bar, double* Ga, double* Gb, double* Gd) {
+  int n = p->n;
+  vjp_zero(p, g_bar, G_bar, mu_bar, Ga, Gb, Gd);
   if (n <= 0) return;
   size_t mark = phys_stack_mark(d);
   const lcpLocal L = *Lp;
@@ -721,19 +787,7 @@ static void vjp_apply(const lcpLocal* restrict Lp, physData* d, const physConstr
   }
   // factored: H_bar = S A_bar S lifted, G_bar = sum_t place(S a_t) lift(S c_t)' with (a, c) = (-u1, x), (r, u2),
   // (u3, u4); lift(y)_Ck = y_k, lift(y)_b = e_b y_nb(b)
-  if (Ga) {
-    const double *fa[3] = {u1, L.r, u3}, *fc[3] = {L.x, u2, u4}, sg[3] = {-1, 1, 1};
-    for (int f = 0; f < 3; f++) {
-      double *a = Ga + (size_t)f * n, *c = Gb + (size_t)f * n;
-      for (int i = 0; i < mc; i++) {
-        int ci = L.cr[i];
-        a[ci] = sg[f] * L.s[ci] * fa[f][i];
-        c[ci] = L.s[ci] * fc[f][i];
-      }
-      for (int b = 0; b < n; b++)
-        if (L.nb[b] >= 0) c[b] = L.e[b] * c[L.cr[L.nb[b]]];
-    }
-  }
+  if (Ga) vjp_factored(&L, n, u1, u2, u3, u4, Ga, Gb);
   // A_bar = -u1 x' + r u2' + u3 u4' on the blocks' pairs (H is 0 across blocks: so is the step's dG, and the
   // entries G_bar gets there are left 0)
   memset(Ab, 0, sizeof(double) * ((size_t)mc * mc + 1));
@@ -757,39 +811,13 @@ static void vjp_apply(const lcpLocal* restrict Lp, physData* d, const physConstr
       sb[ck] += a * L.s[ci] * h;
       Ab[(size_t)i * mc + k] = L.s[ci] * L.s[ck] * a;
     }
-  // H = G_CC + G_CB E: G bar (C, C) += H bar, G bar (C, b) += e_b H bar(:, nb), e_b bar += G(C, b) . H bar(:, nb)
-  for (int i = 0; i < mc; i++) {
-    int ci = L.cr[i];
-    if (G_bar)
-      for (int q = L.bs[L.bk[i]]; q < L.bs[L.bk[i] + 1]; q++) G_bar[(size_t)ci * n + L.cr[L.br[q]]] += Ab[(size_t)i * mc + L.br[q]];
-    for (int b = 0; b < n; b++) {
-      if (L.nb[b] < 0 || L.bk[L.nb[b]] != L.bk[i]) continue;
-      double hb = Ab[(size_t)i * mc + L.nb[b]];
-      if (G_bar) G_bar[(size_t)ci * n + b] += L.e[b] * hb;
-      eb[b] += p->G[(size_t)ci * n + b] * hb;
-    }
-  }
+  vjp_lift_h(&L, p, Ab, G_bar, eb);
   // e_b = sgn_b mu_c (mu_c >= 0)
   if (mu_bar)
     for (int b = 0; b < n; b++)
       if (L.nb[b] >= 0 && p->mu[b / 3] >= 0) mu_bar[b / 3] += L.sgn[b] * eb[b];
   // s = (mean diagonal)^(-1/2): diagonal bar = -s^3/2 s bar (a contact's three rows share s: summed)
-  if (G_bar || Gd)
-    for (int i = 0; i < n; i++) {
-      if (!L.live[i]) continue;
-      double db = -0.5 * L.s[i] * L.s[i] * L.s[i];
-      if (i < 3 * p->nc) {
-        if (i % 3) continue;
-        db *= (sb[i] + sb[i + 1] + sb[i + 2]) / 3;
-        for (int k = i; k < i + 3; k++) {
-          if (G_bar) G_bar[(size_t)k * n + k] += db;
-          if (Gd) Gd[k] += db;
-        }
-      } else {
-        if (G_bar) G_bar[(size_t)i * n + i] += db * sb[i];
-        if (Gd) Gd[i] += db * sb[i];
-      }
-    }
+  if (G_bar || Gd) vjp_scale_diag(&L, p, sb, G_bar, Gd);
   phys_stack_free(d, mark);
 }
 
