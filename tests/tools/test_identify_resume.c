@@ -75,6 +75,12 @@ static void test_hook_kill(void) {
       CHECK_MSG(r.code == 0, "%s", r.err);
       run_free(&r);
       for (int p = 0; p < 2; p++) {
+#ifdef PHYS_TEST_SANITIZE
+        // the sanitizer build (4-6x slower) kills each (optimizer, starts) at one of its two points, alternating:
+        // every optimizer is still killed at both points and at every kind of point (the first iteration, a later
+        // one, the second start); the release build kills at all of them
+        if (p != (o + starts) % 2) continue;
+#endif
         unlink(ck);
         unlink(out);
         snprintf(args, sizeof args, FIT " --optimizer %s --starts %d --checkpoint '%s' --out '%s'", opt[o], starts,
