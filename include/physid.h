@@ -684,7 +684,7 @@ void phys_free_model(physModel* m);
 // contacts need more damping than their restitution gives for the step to integrate them (k_c dt^2 > 2 m_e,
 // m_e its smallest effective mass at a contact), and one when some body's weight compresses a contact spring
 // beyond its size (m g / k_c); the loader runs it, call it again after changing contact, timestep or k_c.
-// Under lcp, cone and ccp it warns of nothing (condim 4 and 6 are rows of every contact model)
+// Under lcp, cone and ccp it warns of nothing (their contacts are hard rows)
 void phys_penalty_check(const physModel* m, physLog* log);
 physModel* phys_copy_model(const physModel* m);
 

@@ -1011,11 +1011,6 @@ int id_prepare(idRun* r, const idArgs* a) {
               a->model, phys_grad_tendons_why(r->m));
     return CLI_EXIT_INPUT;
   }
-  if (r->m->opt.contact != PHYS_CONTACT_PENALTY && !phys_grad_condim_ok(r->m)) {   // issue 16: penalty only
-    cli_error("identify: %s: a geom has condim 4 or 6 (torsional or rolling friction): the step derivatives of "
-              "lcp, cone and ccp do not support it yet (--contact penalty does; condim 3 is differentiated)", a->model);
-    return CLI_EXIT_INPUT;
-  }
   int icode = cli_integrator_options(r->m, a->cmd, a->model, 1);
   if (icode >= 0) return icode;
   if (!cli_residual_fits(r->m)) return CLI_EXIT_USAGE;

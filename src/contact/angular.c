@@ -44,6 +44,13 @@ int phys_angular_count(const physModel* m, const physContact* con, int nc) {
   return n;
 }
 
+int phys_angular_axes(const physModel* m, const physContact* con, int nc, int* axis) {
+  int n = 0, tmp[3];
+  double mu[3];
+  for (int i = 0; i < nc; i++) n += contact_rows(m, con + i, axis ? axis + n : tmp, mu);
+  return n;
+}
+
 void phys_contact_angular_jac(const physModel* m, physData* d, const physContact* c, double* A) {
   int nv = m->nv;
   size_t mark = phys_stack_mark(d);

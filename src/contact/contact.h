@@ -297,6 +297,9 @@ void phys_friction_rows_assemble(const physModel* m, physData* d, const double* 
 // torsional and rolling friction as constraint rows (angular.c; issue 16, MuJoCo's condim 4 and 6): the number
 // of rows the nc contacts con have (one per contact with torsional friction, two with rolling friction)
 int phys_angular_count(const physModel* m, const physContact* con, int nc);
+// the same rows' axes in order (phys_angular_rows' order: 0 torsion about the normal, 1 and 2 rolling about the
+// tangents: each row's index into phys_contact_angular_jac's three) into axis (may be NULL); returns their number
+int phys_angular_axes(const physModel* m, const physContact* con, int nc, int* axis);
 // contact c's angular rows A (3 x nv): frame (J_rot(body of geom[1]) - J_rot(body of geom[0])), the relative
 // angular velocity about the normal and the two tangents (needs kinematics; scratch from d's arena)
 void phys_contact_angular_jac(const physModel* m, physData* d, const physContact* c, double* A);

@@ -117,21 +117,6 @@ static inline int phys_grad_actuators_ok(const physModel* m) {
   return 1;
 }
 
-// 1 if no contact of m can have torsional or rolling friction (contacts enabled): issue 16, a geom of condim >= 4
-// while some geom has torsional friction, or of condim 6 while some geom has rolling friction. Every contact
-// model simulates them (penalty.c's angular forces, angular.c's rows for lcp, cone and ccp); penalty_deriv.c
-// differentiates penalty's (s31), the constrained models' derivatives are not built: step_contact_deriv.c refuses
-// a state with such a contact, identify such a model up front unless it runs with penalty contact
-static inline int phys_grad_condim_ok(const physModel* m) {
-  if (m->opt.disableflags & PHYS_DSBL_CONTACT) return 1;
-  int c4 = 0, c6 = 0, spin = 0, roll = 0;
-  for (int g = 0; g < m->ngeom; g++) {
-    c4 |= m->geom_condim[g] >= 4, c6 |= m->geom_condim[g] == 6;
-    spin |= m->geom_friction[3 * g + 1] > 0, roll |= m->geom_friction[3 * g + 2] > 0;
-  }
-  return !(c4 && spin) && !(c6 && roll);
-}
-
 // 1 if no actuator has a muscle gain, bias or dynamics or a slider-crank transmission (issue 15 items 2 and 6:
 // simulated as MuJoCo 2.2.2, src/dyn/muscle.c; their derivatives are not built, every derivative path refuses them)
 static inline int phys_grad_muscles_ok(const physModel* m) {

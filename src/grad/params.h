@@ -14,7 +14,7 @@
 //   friction:GEOM    1   geom_friction[0], the sliding coefficient; >= 0. Contact only: zero contact-free derivative
 //   torsion:GEOM     1   geom_friction[1], the torsional coefficient (m) of condim >= 4 contacts; >= 0. Likewise
 //   rolling:GEOM     1   geom_friction[2], the rolling coefficient (m) of condim 6 contacts; >= 0. Likewise. Both
-//                        differentiated under penalty (penalty_deriv.c); lcp, cone, ccp refuse angular rows
+//                        differentiated under penalty (penalty_deriv.c), lcp, cone and ccp (step_contact_angular.c)
 //   restitution:GEOM 1   geom_restitution, in [0, 1] (contact only: likewise)
 //   size:GEOM        phys_geom_nsize(type): sphere 1 (radius), capsule 2 (radius, half-length), box 3 (half
 //                        sizes); > 0; geom_rbound follows. The body's mass and inertia stay as compiled (fit

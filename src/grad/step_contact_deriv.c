@@ -175,11 +175,7 @@ static physStatus point_build(const physModel* m, physData* d, const physWarmSta
   if (ok <= 0) {
     return ok == 0 ? PHYS_OK : PHYS_ERR_NUMERIC;
   }
-  if (cp->st.fr.nfa > 0) {   // issue 16: the angular rows' derivatives are not built (angular.c)
-    phys_data_warning(d, "phys_step derivatives: a contact with torsional or rolling friction (condim 4 or 6), "
-                      "whose derivatives are not supported yet");
-    return PHYS_ERR_MODEL;
-  }
+  cp->ang = NULL;   // (torsional and rolling friction rows: a Jacobian call's, step_contact_angular.c)
   cp->acc = phys_stack_alloc(d, (size_t)nv);
   memcpy(cp->acc, d->qacc, sizeof(double) * (size_t)nv);
   if (m->residual) {   // the point of RNEA is a+ - r (residual_deriv.h: the network's force M~ r)

@@ -49,6 +49,7 @@ typedef struct contactDir_ {
   const solverTable* tab;    // the solvers' tables (NULL: their JVPs)
   // products mode (cp->prod): dG z_k of both problems (3 x n each) and dG's diagonal (n); NULL: dG = 0
   const double *dGz, *dGzp, *dGd;
+  double* dln;               // nc: the main problem's dlambda_n written here (NULL: not)
 } contactDir;
 
 // dG = dJ Y' + Y dJ' - Y dM~ Y' along x (n x n)
@@ -251,6 +252,8 @@ static physStatus contact_jvp(const physModel* m, physData* d, const contactPoin
 
   // dv+ = w + W J' dlambda
   if (st == PHYS_OK) {
+    if (x->dln)   // (the angular rows' bounds read it, cpAngular)
+      for (int i = 0; i < cp->nc; i++) x->dln[i] = dl[3 * i];
     mul_jt(dvn, p->J, dl, n, nv, 0);
     phys_solve_m(m, cp->L, dvn, dvn);
     for (int i = 0; i < nv; i++) dvn[i] += w[i];
@@ -584,6 +587,10 @@ static physStatus jacobian_a(const physModel* m, physData* d, const contactPoint
     contactDir x = {0};
     x.r = r;
     x.tab = tb;
+    if (cp->ang) {   // the angular rows' moments turn with q (cpAngular)
+      x.dln = cp->ang->N0 + (size_t)j * cp->nc;
+      for (int i = 0; j < nv && i < nv; i++) r[i] += cp->ang->Fq[(size_t)i * nv + jj];
+    }
     if (j < nv) {
       x.dq = e;
       q_geometry_column(&g, cp, kpos, jj, dmv, &x);
@@ -626,6 +633,7 @@ static physStatus jacobian_b(const physModel* m, physData* d, const contactPoint
     contactDir x = {0};
     x.r = r;
     x.tab = tb;
+    x.dln = cp->ang ? cp->ang->N0 + (size_t)j * cp->nc : NULL;
     st = contact_jvp(m, d, cp, &x, dqn, dvn);
     if (st == PHYS_OK) put_column(B, nv, nu, j, dqn, dvn);
   }
@@ -778,6 +786,10 @@ static physStatus jacobian_p(const physModel* m, physData* d, const contactPoint
       }
       x.tab = tb;
       x.r = r;
+      if (cp->ang) {   // (cpAngular: the rows of coefficient 0's one-sided forces, the columns' dlambda_n)
+        x.dln = cp->ang->N0 + (size_t)j * nc;
+        for (int i = 0; cp->ang->Fp && i < nv; i++) r[i] += cp->ang->Fp[(size_t)i * nt + j];
+      }
       x.dmvpos = cp->st.p.npos > 0 || cp->nimp > 0 ? dmv : NULL;
       if (pr->kind == PHYS_PAR_FRICTION || pr->kind == PHYS_PAR_RESTITUTION) material_direction(m, cp, pr, dmu, deps, &x);
       if (pr->kind == PHYS_PAR_GRAVITY) {
@@ -801,10 +813,8 @@ static physStatus jacobian_p(const physModel* m, physData* d, const contactPoint
 //---------------------------------------------------------------------------------------------------------
 // sticking frictionloss rows (step_contact_point.h cpStick)
 
-// Hi (n x n) = a generalized inverse of H by elimination with complete pivoting (A: n x n scratch, piv: 2n ints,
-// b: n scratch): pivots below 1e-12 of H's largest entry end it (rank r), the rest of the solution is 0; with
-// full rank Hi = H^-1. Returns r.
-static int trunc_inverse(const double* H, int n, double* Hi, double* A, int* piv, double* b) {
+// (step_contact_point.h)
+int phys_cp_trunc_inverse(const double* H, int n, double* Hi, double* A, int* piv, double* b) {
   int *rp = piv, *cq = piv + n, r = 0;
   double big = 0;
   memcpy(A, H, sizeof(double) * (size_t)n * n);
@@ -878,7 +888,7 @@ physStatus phys_cp_stick_build(const physModel* m, physData* d, const contactPoi
   if (st == PHYS_OK) {
     for (int a = 0; a < ns; a++)
       for (int c = 0; c < ns; c++) H[a * ns + c] = sf->T[(size_t)(nv + sf->dof[a]) * ns + c];
-    sf->full = trunc_inverse(H, ns, sf->Hi, A, piv, b) == ns;
+    sf->full = phys_cp_trunc_inverse(H, ns, sf->Hi, A, piv, b) == ns;
   }
   phys_stack_free(d, mark);
   return st;
@@ -925,12 +935,56 @@ void phys_cp_stick_adjoint(physData* d, const cpStick* sf, int nv, double* xb) {
   phys_stack_free(d, mark);
 }
 
-physStatus phys_constrained_jacobian_at(const physModel* m, physData* d, physConstrainedPoint* cpp,
-                                        const physParamTable* t, double* A, double* B, double* P) {
+physStatus phys_cp_force_jvp(const physModel* m, physData* d, const contactPoint* cp, const void* tab,
+                             const double* r, double* dqn, double* dvn, double* dln) {
+  contactDir x = {0};
+  x.r = r;
+  x.tab = (const solverTable*)tab;
+  x.dln = dln;
+  return contact_jvp(m, d, cp, &x, dqn, dvn);
+}
+
+// F's nv columns (2nv x nv): the step along the force e_j, its dlambda_n into the angular rows' N0
+static physStatus jacobian_f(const physModel* m, physData* d, const contactPoint* cp, const solverTable* tb,
+                             double* F) {
+  int nv = m->nv;
+  size_t mark = phys_stack_mark(d);
+  double* r = arena_zeros(d, nv);
+  double* dqn = phys_stack_alloc(d, (size_t)nv);
+  double* dvn = phys_stack_alloc(d, (size_t)nv);
+  physStatus st = PHYS_OK;
+  for (int j = 0; j < nv && st == PHYS_OK; j++) {
+    r[j] = 1;
+    st = phys_cp_force_jvp(m, d, cp, tb, r, dqn, dvn, cp->ang ? cp->ang->N0 + (size_t)j * cp->nc : NULL);
+    r[j] = 0;
+    if (st == PHYS_OK) put_column(F, nv, nv, j, dqn, dvn);
+  }
+  phys_stack_free(d, mark);
+  return st;
+}
+
+// the angular rows' terms of a Jacobian call into *ca, cp->ang = ca (none: cp->ang NULL); c0p (P's constants)
+static physStatus angular_setup(const physModel* m, physData* d, contactPoint* cp, const solverTable* tb,
+                                const physParamTable* t, int ncol, cpAngular* ca, double** c0p) {
+  cp->ang = NULL;
+  *c0p = NULL;
+  if (cp->st.fr.nfa == 0) return PHYS_OK;
+  physStatus st = phys_cp_angular_build(m, d, cp, tb, ca);
+  cp->ang = ca;
+  ca->N0 = phys_stack_alloc(d, (size_t)cp->nc * ncol + 1);
+  ca->Fp = NULL;
+  if (st != PHYS_OK || !t || t->ntheta == 0) return st;
+  *c0p = phys_stack_alloc(d, (size_t)ca->nz * t->ntheta + 1);
+  ca->Fp = phys_stack_alloc(d, (size_t)m->nv * t->ntheta);
+  return phys_cp_angular_param(m, d, cp, ca, t, *c0p, ca->Fp);
+}
+
+physStatus phys_cp_jacobian_force(const physModel* m, physData* d, physConstrainedPoint* cpp,
+                                  const physParamTable* t, double* A, double* B, double* P, double* F) {
   size_t mark = phys_stack_mark(d);
   contactPoint cp = *cpp;   // (the directions' structures below are this call's)
   physStatus st = PHYS_OK;
-  int nsize = 0;
+  int nsize = 0, nv = m->nv, nt = P && t ? t->ntheta : 0;
   // the contacts' geometry derivatives once for every direction; lcp's local structures are the point's
   // (built by the linearization), with the products' constants for this call
   physStatus gst;
@@ -942,7 +996,7 @@ physStatus phys_constrained_jacobian_at(const physModel* m, physData* d, physCon
     prod_vectors(d, &cp);
   }
   // the solvers' tables when there are more directions than 2n reverse passes
-  int ndir = (A ? 2 * m->nv : 0) + (B ? m->nu : 0) + (P && t ? t->ntheta : 0);
+  int ndir = (A ? 2 * nv : 0) + (B ? m->nu : 0) + nt + (F ? nv : 0);
   solverTable tab, *tb = NULL;
   size_t ntab = 2 * (size_t)cp.n * cp.n * (cp.n + 1) + (size_t)cp.n * (cp.nc + 1);
   // (lcp: its JVP from the local structure built once is cheaper than the n^3 tables per direction). The
@@ -954,21 +1008,36 @@ physStatus phys_constrained_jacobian_at(const physModel* m, physData* d, physCon
   } else if (cp.ccp && ndir > 0) {   // cone, ccp without tables: every direction forward on one forward factor
     cp.ccp = phys_solve_ccp_local_forward(d, cp.ccp);
   }
+  // torsional and rolling friction rows: their impulses follow (cpAngular), each matrix corrected once built
+  cpAngular ca;
+  double* c0p = NULL;
+  int ncol = 2 * nv > m->nu ? 2 * nv : m->nu;
+  if (st == PHYS_OK) st = angular_setup(m, d, &cp, tb, nt > 0 ? t : NULL, ncol > nt ? ncol : nt, &ca, &c0p);
   if (A && st == PHYS_OK) st = jacobian_a(m, d, &cp, tb, A);
+  if (A && cp.ang && st == PHYS_OK) phys_cp_angular_columns(d, &cp, &ca, A, 2 * nv, ca.C0q, nv);
   if (B && m->nu > 0 && st == PHYS_OK) st = jacobian_b(m, d, &cp, tb, B);
-  if (P && t && t->ntheta > 0 && st == PHYS_OK) st = jacobian_p(m, d, &cp, t, tb, P, &nsize);
+  if (B && m->nu > 0 && cp.ang && st == PHYS_OK) phys_cp_angular_columns(d, &cp, &ca, B, m->nu, NULL, 0);
+  if (nt > 0 && st == PHYS_OK) st = jacobian_p(m, d, &cp, t, tb, P, &nsize);
+  if (nt > 0 && cp.ang && st == PHYS_OK) phys_cp_angular_columns(d, &cp, &ca, P, nt, c0p, nt);
+  if (F && cp.ang && st == PHYS_OK) st = jacobian_f(m, d, &cp, tb, F);
+  if (F && cp.ang && st == PHYS_OK) phys_cp_angular_columns(d, &cp, &ca, F, nv, NULL, 0);
   // sticking frictionloss rows: their forces follow (cpStick); P's size columns come from the reverse passes,
   // which make the same correction
   cpStick sf = {0};
-  if (st == PHYS_OK) st = phys_cp_stick_build(m, d, &cp, tb, &sf);
+  if (st == PHYS_OK && !cp.ang) st = phys_cp_stick_build(m, d, &cp, tb, &sf);
   if (st == PHYS_OK && sf.ns > 0) {
-    phys_cp_stick_columns(d, &sf, m->nv, A, 2 * m->nv);
-    if (m->nu > 0) phys_cp_stick_columns(d, &sf, m->nv, B, m->nu);
-    if (t && t->ntheta > 0) phys_cp_stick_columns(d, &sf, m->nv, P, t->ntheta);
+    phys_cp_stick_columns(d, &sf, nv, A, 2 * nv);
+    if (m->nu > 0) phys_cp_stick_columns(d, &sf, nv, B, m->nu);
+    if (nt > 0) phys_cp_stick_columns(d, &sf, nv, P, nt);
   }
   if (st == PHYS_ERR_NUMERIC)
     phys_data_warning(d, "phys_step_jacobian: constraint solver derivative failed at time %g", d->time);
   phys_stack_free(d, mark);
   if (nsize > 0 && st == PHYS_OK) st = phys_cp_size_rows(m, d, cpp, t, P);   // the size columns by reverse passes
   return st;
+}
+
+physStatus phys_constrained_jacobian_at(const physModel* m, physData* d, physConstrainedPoint* cpp,
+                                        const physParamTable* t, double* A, double* B, double* P) {
+  return phys_cp_jacobian_force(m, d, cpp, t, A, B, P, NULL);
 }

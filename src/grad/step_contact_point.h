@@ -52,6 +52,7 @@ typedef struct contactPoint_ {
   int prod;
   double *zv, *uv;           // 3 x n: the main problem's z_k;  3 x nv: u_k = Y' z_k
   double *zp, *up;           // the same for the position problem (NULL without one)
+  struct cpAngular_* ang;    // torsional and rolling friction rows' terms of a Jacobian call (NULL: none)
 } contactPoint;
 
 //---------------------------------------------------------------------------------------------------------
@@ -141,6 +142,63 @@ physStatus phys_cp_stick_build(const physModel* m, physData* d, const contactPoi
 void phys_cp_stick_columns(physData* d, const cpStick* sf, int nv, double* X, int ncol);
 // an adjoint of x+ (2nv) <- (I - T H^-1 E_S')' xb
 void phys_cp_stick_adjoint(physData* d, const cpStick* sf, int nv, double* xb);
+
+// Hi (n x n) = a generalized inverse of H by elimination with complete pivoting (A: n x n scratch, piv: 2n ints,
+// b: n scratch): pivots below 1e-12 of H's largest entry end it (rank r), the rest of the solution is 0; with
+// full rank Hi = H^-1. Returns r.
+int phys_cp_trunc_inverse(const double* H, int n, double* Hi, double* A, int* piv, double* b);
+
+// the contacts' torsional and rolling friction rows at cp's solution (issue 16; step_contact_angular.c has the
+// equations): the angular rows' impulses lambda_a (and the sticking dof rows' forces) are unknowns z of the step,
+// whose other derivatives are taken at z fixed (contact_jvp, the rows' moments A(q)' lambda_a entering as the
+// force dA' lambda_a / dt); each unknown has one linear condition on (dx+, dlambda_n, dz) - a sticking row
+// A_i dv+ + dA_i v+ = 0, a row on its box bound dlambda_i = s_i (mu_i dlambda_n + dmu_i lambda_n), a rolling
+// disk on its rim the same along its direction plus the turn of the direction with the slip - so with
+// T = dx+/dz, N = dlambda_n/dz and H the conditions on (T, N, I): dz = H^+ (c0 - C(dx+|z, dlambda_n|z)),
+// dx+ = dx+|z + T dz
+enum { CP_ANG_STICK, CP_ANG_BOX, CP_ANG_DISK };
+typedef struct cpAngular_ {
+  int nz;                    // unknowns: the nd sticking dof rows' forces, then the na angular rows' impulses
+  int nd, na, n0;            // n0: the first angular row's index among the friction rows
+  int* dof;                  // nd: the sticking dof rows' dofs
+  int *kind, *axis;          // na: CP_ANG_*; the row's axis (0 torsion, 1, 2 rolling; phys_angular_axes)
+  double* A;                 // na x nv: the rows
+  double* w;                 // na: row velocities A v+
+  double* s;                 // na: box: the bound's sign; disk: the impulse's direction component
+  double* lamn;              // na: the normal impulse of the row's contact
+  double* Fq;                // nv x nv: column j = dA(e_j)' lambda_a / dt (the rows' moments turning with q)
+  double* C0q;               // nz x nv: the conditions' constants along e_j (-dA v+ terms)
+  double* T;                 // 2nv x nz: dx+/dz
+  double* N;                 // nz x nc: row b = dlambda_n/dz_b
+  double* Hi;                // nz x nz: H^+ (pivots below 1e-12 of H's largest entry dropped)
+  double* N0;                // nc per column: the columns' dlambda_n at z fixed, written by contact_jvp
+  double* Fp;                // nv x nt: P's columns' one-sided forces (phys_cp_angular_param; NULL: none)
+} cpAngular;
+// ca at cp (fr->nfa > 0; tab: the solvers' tables of the Jacobian call or NULL; arena memory of the caller's
+// mark): the rows' labels, Fq, C0q, T, N, Hi
+physStatus phys_cp_angular_build(const physModel* m, physData* d, const contactPoint* cp, const void* tab,
+                                 cpAngular* ca);
+// the columns of X (2nv x ncol: dx+ at z fixed, their dlambda_n in ca->N0, nc per column) corrected:
+// X += T H^+ (c0 - C(X, N0)), c0 (nz x ld0: the constants of columns 0..ld0-1, the others' 0; NULL: 0)
+void phys_cp_angular_columns(physData* d, const contactPoint* cp, const cpAngular* ca, double* X, int ncol,
+                             const double* c0, int ld0);
+// P's theta columns' terms (t's torsion: and rolling: entries; ca->nz > 0): C0p (nz x nt) the rows' dmu
+// constants and Fp (nv x nt) the one-sided force of a row whose coefficient is 0 (its impulse s lambda_n dmu);
+// PHYS_ERR_ARG (message in d->lastwarning) for a geometric parameter (pos:, height:, size:, vertices:), whose
+// derivative of the rows' frame is not built
+physStatus phys_cp_angular_param(const physModel* m, physData* d, const contactPoint* cp, const cpAngular* ca,
+                                 const physParamTable* t, double* C0p, double* Fp);
+// (dq+, dv+) of the step along the generalized force r (nv) at z fixed, its dlambda_n into dln (nc; may be
+// NULL): contact_jvp (step_contact_jvp.c)
+physStatus phys_cp_force_jvp(const physModel* m, physData* d, const contactPoint* cp, const void* tab,
+                             const double* r, double* dqn, double* dvn, double* dln);
+// the reverse mode with angular rows, through the Jacobians (step_contact_angular.c): xbar = A' xb, ubar =
+// B' xb, theta_bar = P' xb, force_bar = F' xb (F = dx+/dforce at a+); any output may be NULL
+physStatus phys_cp_angular_vjp(const physModel* m, physData* d, physConstrainedPoint* cp, const physParamTable* t,
+                               const double* xb, double* xbar, double* ubar, double* theta_bar, double* force_bar);
+// phys_constrained_jacobian_at with F = dx+/dforce (2nv x nv; may be NULL; angular rows only)
+physStatus phys_cp_jacobian_force(const physModel* m, physData* d, physConstrainedPoint* cpp,
+                                  const physParamTable* t, double* A, double* B, double* P, double* F);
 
 // dlambda = solver_jvp(dg, dG, dmu) of the model's solver at cp's main problem (step_contact_jvp.c; cone and
 // ccp on cp's local structure)

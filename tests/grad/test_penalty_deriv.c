@@ -606,7 +606,7 @@ static void check_right_derivative(physModel* m, const double p[3], double angle
 // issue 16: the ball of BALL with condim 6 and torsional and rolling friction 0.02, 0.01 m (penalty.c's angular
 // rows): A, B, P at rest (every slip 0: viscous, "stick"), and sliding, spinning and rolling above v_slip (the
 // coefficients re-evaluated: 3 solves); the torsional and rolling coefficients as parameters. lcp, cone and ccp
-// (angular.c) still refuse the state's derivatives, with a message, at condim 6 and not at 3
+// (angular.c's rows) differentiate the same state (their checks: test_step_contact_angular.c)
 static const char* const BALL6_SPEC[] = {"friction:ball", "torsion:ball", "rolling:ball", "penalty:stiffness",
                                          "inertia:ball", "height:floor"};
 
@@ -630,20 +630,14 @@ static void scene_ball_condim6(physRng* rng) {
   double v[6] = {0.4, -0.3, -1.2, 2, -1, 3};
   memcpy(d->qvel, v, sizeof v);
   check_scene("ball condim 6 bouncing, sliding, spinning, rolling", m, d, BALL6_SPEC, 6, rng);
-  // lcp, cone and ccp simulate the rows (src/contact/angular.c) and refuse their derivatives
+  // lcp, cone and ccp simulate the rows (src/contact/angular.c) and differentiate them
+  // (tests/grad/test_step_contact_angular.c checks them)
   for (int c = PHYS_CONTACT_LCP; c <= PHYS_CONTACT_CCP; c++) {
-    if (c == PHYS_CONTACT_PENALTY) continue;
     m->opt.contact = c;
     set_free(m, d, 0, p, z, 0.3);
     sink(m, d, 0, 5e-4);
-    d->lastwarning[0] = 0;
     physStatus st = phys_step_jacobian(m, d, A, NULL);
-    CHECK_MSG(st == PHYS_ERR_MODEL && strstr(d->lastwarning, "a contact with torsional or rolling friction (condim 4 "
-                                                             "or 6), whose derivatives are not supported yet"),
-              "%s: status %d: %s", phys_contact_name(c), (int)st, d->lastwarning);
-    m->geom_condim[1] = 3;   // condim 3: differentiated
-    CHECK(phys_step_jacobian(m, d, A, NULL) == PHYS_OK);
-    m->geom_condim[1] = 6;
+    CHECK_MSG(st == PHYS_OK, "%s: status %d: %s", phys_contact_name(c), (int)st, d->lastwarning);
   }
   m->opt.contact = PHYS_CONTACT_PENALTY;
   free(A);
