@@ -12,7 +12,8 @@
 //     it (dact+/dctrl = 0), each against one-sided differences;
 //  3. timeconst:ACTUATOR (P's act rows) against differences of phys_step in each filter's dynprm[0]; its (q, v)
 //     rows are exactly 0; the table refuses an actuator without filter dynamics;
-//  4. with contact, lcp, cone, ccp and penalty (tests/data/actuator_contact.xml: a cube on one corner sliding
+//  4. muscles (check_muscles): A, B, P (timeconst, force) against differences, the dot-product tests;
+//  5. with contact, lcp, cone, ccp and penalty (tests/data/actuator_contact.xml: a cube on one corner sliding
 //     on the floor, pushed by a filtered site thruster): A, B against phys_step_jacobian_fd (central differences at h = 1e-6,
 //     which perturb act too) to 1e-4 relative (the contact tests' tolerance, test_step_contact_deriv.c), and
 //     the dot-product tests <y, A x> = <A'y, x>, <y, B u> = <B'y, u>, <y, P t> = <P'y, t> to 1e-12.
@@ -235,24 +236,25 @@ static void check_timeconst(void) {
 static void dot_tests(const char* what, const physModel* m, physData* d, const physParamTable* t, const double* A,
                       const double* B, const double* P, physRng* r);
 
-// arm26 (MuJoCo's sample: six muscles on spatial tendons wrapping the two joints' cylinders; lengthrange
-// computed): at 4 random states (joints inside their ranges, away from the limits, qvel in [-1, 1], act in
-// [0.05, 0.95], ctrl in [0, 1]) A, B against four-point differences at h = 1e-5 (the curves are C1 with
+// muscles: arm26 (MuJoCo's sample: six muscles on spatial tendons wrapping the two joints' cylinders;
+// lengthrange computed) and tests/data/muscle_mixed.xml (a muscle on a hinge with gear 2, a force-limited muscle
+// on a fixed tendon, a muscle gain with an affine bias and no dynamics): at 4 random states (joints inside their ranges, away from the limits, qvel in [-1, 1], act in
+// [0.05, 0.95], ctrl in [0, 1]) A, B against four-point differences at h = 1e-4 (the curves are C1 with
 // kinks in the second derivative, so GM_H4's 1e-3 would straddle them), relative 1e-6; P of timeconst (both
 // time constants) and force of every muscle against four-point differences of phys_step in the parameter
 // (through phys_param_set); the dot-product tests of the VJPs
-static void check_arm26(void) {
-  physModel* m = gm_load(ARM26, 0);
+static void check_muscles(const char* file) {
+  physModel* m = gm_load(file, 0);
   if (!m) return;
-  int nv = m->nv, na = m->na, nu = m->nu, nx = 2 * nv + na;
+  int nv = m->nv, na = m->na, nu = m->nu, nx = 2 * nv + na, n = 0;
   const char* spec[12];
   char buf[12][32];
-  for (int a = 0; a < nu; a++) {
-    snprintf(buf[2 * a], 32, "timeconst:%s", phys_id2name(m, "actuator", a));
-    snprintf(buf[2 * a + 1], 32, "force:%s", phys_id2name(m, "actuator", a));
-    spec[2 * a] = buf[2 * a], spec[2 * a + 1] = buf[2 * a + 1];
+  for (int a = 0; a < nu && a < 6; a++) {   // each muscle's time constants (with muscle dynamics) and force
+    if (m->actuator_dyntype[a] == PHYS_DYN_MUSCLE)
+      snprintf(buf[n], 32, "timeconst:%s", phys_id2name(m, "actuator", a)), spec[n] = buf[n], n++;
+    snprintf(buf[n], 32, "force:%s", phys_id2name(m, "actuator", a)), spec[n] = buf[n], n++;
   }
-  physParamTable t = act_table(m, spec, 2 * nu);
+  physParamTable t = act_table(m, spec, n);
   int nt = t.ntheta;
   physData* d = phys_make_data(m);
   physRng r;
@@ -261,7 +263,7 @@ static void check_arm26(void) {
   double *Af = malloc(sizeof(double) * (size_t)nx * nx), *Bf = malloc(sizeof(double) * (size_t)nx * nu);
   double *P = malloc(sizeof(double) * (size_t)nx * nt), *th = malloc(sizeof(double) * (size_t)nt);
   double *x0 = malloc(sizeof(double) * phys_state_size(m)), *xp = malloc(sizeof(double) * 4 * (size_t)nx);
-  double worst = 0, worst_p = 0, h = 1e-5;
+  double worst = 0, worst_p = 0, h = 1e-4;   // (1e-5: rounding 3e-10 on muscle_mixed)
   for (int s = 0; s < 4; s++) {
     for (int j = 0; j < nv; j++) d->qpos[j] = phys_rng_range(&r, 0.2, 1.8), d->qvel[j] = phys_rng_range(&r, -1, 1);
     for (int k = 0; k < na; k++) d->act[k] = phys_rng_range(&r, 0.05, 0.95);
@@ -270,9 +272,9 @@ static void check_arm26(void) {
     CHECK(phys_step_param_jacobian(m, d, &t, P) == PHYS_OK);
     step_fd(m, d, Af, Bf, h);
     char what[64];
-    snprintf(what, sizeof what, "arm26 state %d A", s);
+    snprintf(what, sizeof what, "%s state %d A", file, s);
     worst = fmax(worst, gm_compare(what, A, Af, nx, nx, 1, GM_RTOL));
-    snprintf(what, sizeof what, "arm26 state %d B", s);
+    snprintf(what, sizeof what, "%s state %d B", file, s);
     worst = fmax(worst, gm_compare(what, B, Bf, nx, nu, 1, GM_RTOL));
     phys_param_get(&t, m, th);
     phys_state_save(m, d, x0);
@@ -301,16 +303,16 @@ static void check_arm26(void) {
       double noise = 1e-14 / hc;
       for (int i = nv; i < nx; i++) {
         double an = P[(size_t)i * nt + c], e = fabs(an - fd[i]) / fmax(scale, noise / GM_RTOL);
-        CHECK_MSG(e <= GM_RTOL, "arm26 state %d %s[%d] row %d: P %.12g, differences %.12g", s, p->name, c - p->adr, i,
+        CHECK_MSG(e <= GM_RTOL, "%s state %d %s[%d] row %d: P %.12g, differences %.12g", file, s, p->name, c - p->adr, i,
                   an, fd[i]);
         worst_p = fmax(worst_p, e);
       }
     }
-    snprintf(what, sizeof what, "arm26 state %d", s);
+    snprintf(what, sizeof what, "%s state %d", file, s);
     dot_tests(what, m, d, &t, A, B, P, &r);
   }
-  printf("arm26 (6 muscles, nx %d): A, B vs four-point differences %.2e; P (timeconst x2, force of each) %.2e\n", nx,
-         worst, worst_p);
+  printf("%s (nu %d, nx %d): A, B vs four-point differences %.2e; P (timeconst x2, force of each) %.2e\n", file, nu,
+         nx, worst, worst_p);
   phys_param_table_free(&t);
   free(A), free(B), free(Af), free(Bf), free(P), free(th), free(x0), free(xp);
   phys_free_data(d);
@@ -407,7 +409,8 @@ int main(void) {
   check_fd("tests/data/actuator_damper.xml");
   check_timeconst();
   check_act_rows();
-  check_arm26();
+  check_muscles(ARM26);
+  check_muscles("tests/data/muscle_mixed.xml");
   for (int k = 0; k < 4; k++) check_contact(k);
   return test_done();
 }
