@@ -210,7 +210,7 @@ void grad_explain_status(const physModel* m, physData* d, physStatus st, const c
               phys_contact_name(m->opt.contact), nlimit > 0 ? "" : " (--no-contact disables contacts)",
               d->lastwarning[0] ? "; last library message: " : "", d->lastwarning);
   } else if (st == PHYS_ERR_MODEL && !phys_grad_muscles_ok(m)) {   // issue 15 items 2, 6
-    cli_error("%s: the model has muscles or slider-crank transmissions: the step Jacobians do not support them "
+    cli_error("%s: the model has slider-crank transmissions: the step Jacobians do not support them "
               "(simulation only)", where);
   } else if (st == PHYS_ERR_MODEL && !phys_grad_tendons_ok(m)) {
     cli_error("%s: %s: the step Jacobians do not support it (lengths, moments and forces only)", where,

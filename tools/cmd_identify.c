@@ -1002,7 +1002,7 @@ int id_prepare(idRun* r, const idArgs* a) {
   if (!r->m) return CLI_EXIT_INPUT;
   if (a->contact >= 0) r->m->opt.contact = a->contact;
   if (!phys_grad_muscles_ok(r->m)) {   // before any work: the fit needs the step derivatives (issue 15 items 2, 6)
-    cli_error("identify: %s: the model has muscles or slider-crank transmissions: the step derivatives do not "
+    cli_error("identify: %s: the model has slider-crank transmissions: the step derivatives do not "
               "support them (simulate only)", a->model);
     return CLI_EXIT_INPUT;
   }

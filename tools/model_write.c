@@ -151,8 +151,8 @@ static xmlNode* mjcf_target(xmlNode* root, const physModel* m, const physParam* 
     case PHYS_PAR_SPRING_STIFFNESS: case PHYS_PAR_SPRING_DAMPING: case PHYS_PAR_SPRING_RESTLENGTH:
       kind = "spring", tags = "spatial|fixed"; break;
     case PHYS_PAR_GEAR: case PHYS_PAR_GAIN: case PHYS_PAR_BIAS: case PHYS_PAR_KP: case PHYS_PAR_KV:
-    case PHYS_PAR_TIMECONST:
-      kind = "actuator", tags = "motor|general|position|velocity|cylinder"; break;
+    case PHYS_PAR_TIMECONST: case PHYS_PAR_MUSCLE_FORCE:
+      kind = "actuator", tags = "motor|general|position|velocity|cylinder|muscle"; break;
     default: break;
   }
   const char* name = phys_id2name(m, kind, p->id);
@@ -314,9 +314,20 @@ static int mjcf_param(xmlNode* root, const physModel* m, const physParam* p, cha
     case PHYS_PAR_SPRING_RESTLENGTH: set_numbers(n, "springlength", m->spring_restlength + id, 1); break;
     case PHYS_PAR_GEAR: set_numbers(n, "gear", m->actuator_gear + 6 * id, 6); break;
     case PHYS_PAR_GAIN: case PHYS_PAR_BIAS: case PHYS_PAR_KP: case PHYS_PAR_KV: mjcf_actuator_gain(n, m, p); break;
-    case PHYS_PAR_TIMECONST:   // a filter: <cylinder timeconst>, else <general dynprm> (all three entries)
-      set_numbers(n, is_elem(n, "cylinder") ? "timeconst" : "dynprm", m->actuator_dynprm + 3 * id,
-                  is_elem(n, "cylinder") ? 1 : 3);
+    case PHYS_PAR_TIMECONST:   // a filter: <cylinder timeconst>, a <muscle>'s two, else <general dynprm> (all three)
+      if (is_elem(n, "muscle"))
+        set_numbers(n, "timeconst", m->actuator_dynprm + 3 * id, 2);
+      else
+        set_numbers(n, is_elem(n, "cylinder") ? "timeconst" : "dynprm", m->actuator_dynprm + 3 * id,
+                    is_elem(n, "cylinder") ? 1 : 3);
+      break;
+    case PHYS_PAR_MUSCLE_FORCE:   // <muscle force>, else <general gainprm> (and biasprm: a muscle bias), all nine
+      if (is_elem(n, "muscle")) {
+        set_numbers(n, "force", m->actuator_muscleprm + 18 * id + 2, 1);
+      } else {
+        set_numbers(n, "gainprm", m->actuator_muscleprm + 18 * id, 9);
+        if (m->actuator_biastype[id] == PHYS_GAIN_MUSCLE) set_numbers(n, "biasprm", m->actuator_muscleprm + 18 * id + 9, 9);
+      }
       break;
     case PHYS_PAR_POS: set_numbers(n, "pos", m->body_pos + 3 * id, 3); break;
     case PHYS_PAR_HEIGHT: set_numbers(n, "pos", m->geom_pos + 3 * id, 3); break;   // (a plane: its body frame's)

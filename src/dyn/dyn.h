@@ -42,9 +42,13 @@ double phys_spring_eval(const physModel* m, const physData* d, int s, double* ve
 // its derivatives need go to *t (may be NULL): c, slope = dc/dctrl (0 outside the range, 0 with dynamics),
 // gain = g0 + g1 L + g2 Ldot, dL = dforce/dL = g1 c + b1, dLdot = dforce/dLdot = g2 c + b2 (both 0 unless g1,
 // g2, b1 or b2 is nonzero), fslope = 0 when the force is clamped (slope, dL, dLdot then 0 too) else 1, dact =
-// dforce/dact (gain fslope with dynamics, else 0).
+// dforce/dact (gain fslope with dynamics, else 0). A muscle (gain or bias type muscle; muscle.c) fills them
+// likewise with L, Ldot its length and rate (phys_actuator_length: gear[0] times its tendon's or hinge's;
+// dL = dLdot = 0 where these do not move, on sites and ball or free joints), gain = its gain at (L, Ldot), dL =
+// dgain/dL c + dbias/dL, dLdot = dgain/dLdot c, and dpeak = dforce/dF of its peak force F (muscle.c's
+// phys_muscle_gain_deriv and phys_muscle_bias_deriv). A slider-crank's are all 0 (no derivatives: refused).
 typedef struct physActuatorTerms_ {
-  double c, slope, gain, dL, dLdot, fslope, dact;
+  double c, slope, gain, dL, dLdot, fslope, dact, dpeak;
 } physActuatorTerms;
 double phys_actuator_force(const physModel* m, const physData* d, int a, physActuatorTerms* t);
 // world force and torque (3 each) of site actuator a (PHYS_TRN_SITE) at force f: the site's rotation times
@@ -72,6 +76,17 @@ void phys_sensor_list(const physModel* m, physData* d, const physContact* con, i
 double phys_muscle_gain(double len, double vel, const double lr[2], double acc0, const double prm[9]);
 double phys_muscle_bias(double len, const double lr[2], double acc0, const double prm[9]);
 double phys_muscle_dynamics(double ctrl, double act, const double prm[2]);
+// the same with their exact derivatives (NULL to skip; the kinks' one-sided values are the branch the value
+// takes, muscle.c states each): gain's dgain/dlen, dgain/dvel and dgain/dF (F the peak force); bias's
+// dbias/dlen and dbias/dF; the dynamics' dact_dot/dctrl, dact_dot/dact and dact_dot/dprm[0..1]
+double phys_muscle_gain_deriv(double len, double vel, const double lr[2], double acc0, const double prm[9],
+                              double* dlen, double* dvel, double* dforce);
+double phys_muscle_bias_deriv(double len, const double lr[2], double acc0, const double prm[9], double* dlen,
+                              double* dforce);
+double phys_muscle_dynamics_deriv(double ctrl, double act, const double prm[2], double* dctrl, double* dact,
+                                  double dprm[2]);
+// the peak force F of actuator a's muscle gain (prm[2], or prm[3] / acc0 when prm[2] < 0)
+double phys_muscle_peak(const physModel* m, int a);
 // slider-crank actuator a (PHYS_TRN_SLIDERCRANK) at d's kinematics: its length (gear[0] times MuJoCo 2.2.2's
 // a'v - sqrt((a'v)^2 + r^2 - v'v)); its rate into *vel (may be NULL; needs cvel); qfrc += moment' f (may be NULL)
 double phys_slidercrank(const physModel* m, const physData* d, int a, double f, double* qfrc, double* vel);
@@ -84,6 +99,8 @@ int phys_actuator_muscle(const physModel* m, int a);
 // velocity (muscle or affine), clamped to forcerange when forcelimited: phys_actuator_force for muscles and
 // slider-cranks
 double phys_actuator_force_length(const physModel* m, const physData* d, int a, double c);
+// the same with its terms (physActuatorTerms' gain, dL, dLdot, fslope, dpeak; c and slope the caller's)
+double phys_actuator_force_length_terms(const physModel* m, const physData* d, int a, double c, physActuatorTerms* t);
 // the muscles' constants at compile time (model arrays): actuator_lengthrange where lower >= upper (physid: the
 // least and greatest length over the corners of the ranges of the joints the length depends on; MuJoCo 2.2.2
 // simulates the model pushed each way, mj_setLengthRange) and actuator_acc0 = |M^-1 moment| at qpos0 (mj_setConst).

@@ -17,27 +17,51 @@ static double clip(double x, double lo, double hi) { return x < lo ? lo : (x > h
 //---------------------------------------------------------------------------------------------------------
 // the muscle curves (MuJoCo 2.2.2's mju_muscleGain, mju_muscleBias, mju_muscleDynamics)
 
-// the active force-length curve at normalized length L: 1 at L = 1, two quadratic pieces on each side meeting at
-// the midpoints a = (lmin + 1)/2 and b = (1 + lmax)/2, 0 at lmin and lmax and 0 beyond lmax. Below lmin MuJoCo
-// 2.2.2 has no cut-off: its L <= 1 piece 1 - x^2/2 goes on, negative (so the muscle pushes there); measured with
-// mju_muscleGain (tests/dyn/test_oracle_muscle.c) and kept, as physid follows 2.2.2
-static double gain_length(double L, double lmin, double lmax) {
+// the active force-length curve at normalized length L and its slope dFL/dL into *slope: 1 at L = 1, two
+// quadratic pieces on each side meeting at the midpoints a = (lmin + 1)/2 and b = (1 + lmax)/2, 0 at lmin and
+// lmax and 0 beyond lmax. Below lmin MuJoCo 2.2.2 has no cut-off: its L <= 1 piece 1 - x^2/2 goes on, negative
+// (so the muscle pushes there); measured with mju_muscleGain (tests/dyn/test_oracle_muscle.c) and kept, as
+// physid follows 2.2.2. The curve is C1 except at lmin, where it jumps from -1 (left) to 0: the slope there is
+// the right piece's (0, the branch the value takes)
+static double gain_length(double L, double lmin, double lmax, double* slope) {
+  *slope = 0;
   if (L > lmax) return 0;
-  double a = 0.5 * (lmin + 1), b = 0.5 * (1 + lmax), x;
+  double a = 0.5 * (lmin + 1), b = 0.5 * (1 + lmax), x, w;
   if (L >= lmin && L <= a) {
-    x = (L - lmin) / fmax(MINVAL, a - lmin);
+    w = fmax(MINVAL, a - lmin), x = (L - lmin) / w;   // FL = x^2/2, dFL/dL = x / w
+    *slope = x / w;
     return 0.5 * x * x;
   }
   if (L <= 1) {
-    x = (1 - L) / fmax(MINVAL, 1 - a);
+    w = fmax(MINVAL, 1 - a), x = (1 - L) / w;   // FL = 1 - x^2/2, dFL/dL = x / w
+    *slope = x / w;
     return 1 - 0.5 * x * x;
   }
   if (L <= b) {
-    x = (L - 1) / fmax(MINVAL, b - 1);
+    w = fmax(MINVAL, b - 1), x = (L - 1) / w;   // dFL/dL = -x / w
+    *slope = -x / w;
     return 1 - 0.5 * x * x;
   }
-  x = (lmax - L) / fmax(MINVAL, lmax - b);
+  w = fmax(MINVAL, lmax - b), x = (lmax - L) / w;   // dFL/dL = -x / w
+  *slope = -x / w;
   return 0.5 * x * x;
+}
+
+// the force-velocity curve at normalized velocity V with fvmax and its slope into *slope: 0 below -1, (V + 1)^2
+// to 0, fvmax - (y - V)^2 / y to y = fvmax - 1, fvmax beyond (C1 everywhere)
+static double gain_velocity(double V, double fvmax, double* slope) {
+  double y = fvmax - 1, w = fmax(MINVAL, y);
+  *slope = 0;
+  if (V <= -1) return 0;
+  if (V <= 0) {
+    *slope = 2 * (V + 1);
+    return (V + 1) * (V + 1);
+  }
+  if (V <= y) {
+    *slope = 2 * (y - V) / w;
+    return fvmax - (y - V) * (y - V) / w;
+  }
+  return fvmax;
 }
 
 // the peak force of a muscle: prm[2], or scale prm[3] / acc0 when prm[2] < 0
@@ -50,35 +74,72 @@ static double normalized_length(double len, const double lr[2], const double prm
   return prm[0] + (len - lr[0]) / fmax(MINVAL, *L0);
 }
 
+// gain = -F FL(l) FV(v) with l = range[0] + (len - lr[0]) / L0 and v = vel / (L0 vmax) (the guards' MINVAL as
+// MuJoCo's): dgain/dlen = -F FL'(l) FV / L0, dgain/dvel = -F FL FV'(v) / (L0 vmax), dgain/dF = -FL FV
+double phys_muscle_gain_deriv(double len, double vel, const double lr[2], double acc0, const double prm[9],
+                              double* dlen, double* dvel, double* dforce) {
+  double L0, L = normalized_length(len, lr, prm, &L0), sl, sv, wl = fmax(MINVAL, L0), wv = fmax(MINVAL, L0 * prm[6]);
+  double FL = gain_length(L, prm[4], prm[5], &sl), FV = gain_velocity(vel / wv, prm[8], &sv), F = peak_force(acc0, prm);
+  if (dlen) *dlen = -F * sl * FV / wl;
+  if (dvel) *dvel = -F * FL * sv / wv;
+  if (dforce) *dforce = -FL * FV;
+  return -F * FL * FV;
+}
+
 double phys_muscle_gain(double len, double vel, const double lr[2], double acc0, const double prm[9]) {
-  double L0, L = normalized_length(len, lr, prm, &L0);
-  double V = vel / fmax(MINVAL, L0 * prm[6]), fvmax = prm[8], y = fvmax - 1, FV;
-  if (V <= -1)
-    FV = 0;
-  else if (V <= 0)
-    FV = (V + 1) * (V + 1);
-  else if (V <= y)
-    FV = fvmax - (y - V) * (y - V) / fmax(MINVAL, y);
-  else
-    FV = fvmax;
-  return -peak_force(acc0, prm) * gain_length(L, prm[4], prm[5]) * FV;
+  return phys_muscle_gain_deriv(len, vel, lr, acc0, prm, NULL, NULL, NULL);
+}
+
+// bias = -F fpmax FP(l): 0 to l = 1, x^2/2 to b = (1 + lmax)/2, 1/2 + x beyond, x = (l - 1)/(b - 1) resp.
+// (l - b)/(b - 1) (C1): dbias/dlen = -F fpmax FP'(l) / L0, dbias/dF = -fpmax FP
+double phys_muscle_bias_deriv(double len, const double lr[2], double acc0, const double prm[9], double* dlen,
+                              double* dforce) {
+  double L0, L = normalized_length(len, lr, prm, &L0), b = 0.5 * (1 + prm[5]), F = peak_force(acc0, prm);
+  double w = fmax(MINVAL, b - 1), x, FP, slope;
+  if (L <= 1) {
+    if (dlen) *dlen = 0;
+    if (dforce) *dforce = 0;
+    return 0;
+  }
+  if (L <= b) {
+    x = (L - 1) / w, FP = 0.5 * x * x, slope = x / w;
+    if (dlen) *dlen = -F * prm[7] * slope / fmax(MINVAL, L0);
+    if (dforce) *dforce = -prm[7] * FP;
+    return -F * prm[7] * 0.5 * x * x;   // (MuJoCo's order of products: bit for bit the primal of before)
+  }
+  x = (L - b) / w, FP = 0.5 + x, slope = 1 / w;
+  if (dlen) *dlen = -F * prm[7] * slope / fmax(MINVAL, L0);
+  if (dforce) *dforce = -prm[7] * FP;
+  return -F * prm[7] * FP;
 }
 
 double phys_muscle_bias(double len, const double lr[2], double acc0, const double prm[9]) {
-  double L0, L = normalized_length(len, lr, prm, &L0), b = 0.5 * (1 + prm[5]), force = peak_force(acc0, prm);
-  if (L <= 1) return 0;
-  if (L <= b) {
-    double x = (L - 1) / fmax(MINVAL, b - 1);
-    return -force * prm[7] * 0.5 * x * x;
+  return phys_muscle_bias_deriv(len, lr, acc0, prm, NULL, NULL);
+}
+
+// act_dot = (c - act) / tau, c = clip(ctrl, 0, 1), a = clip(act, 0, 1), tau = prm[0] s (c > act) or prm[1] / s
+// (c <= act), s = 0.5 + 1.5 a, tau guarded by MINVAL: dact_dot/dctrl = c' / tau (c' = 1 on [0, 1], else 0),
+// dact_dot/dact = -1/tau - act_dot tau'/tau (tau' = 1.5 prm[0] or -1.5 prm[1] / s^2 for act in [0, 1], else
+// 0), dact_dot/dprm[k] = -act_dot (s or 1/s) / tau for the branch's k (0 for the other). At c = act act_dot is
+// 0 on both branches but its slopes differ (the branches' 1/tau): the values are the deactivation branch's
+// (c <= act), which the primal takes there
+double phys_muscle_dynamics_deriv(double ctrl, double act, const double prm[2], double* dctrl, double* dact,
+                                  double dprm[2]) {
+  double c = clip(ctrl, 0, 1), a = clip(act, 0, 1), s = 0.5 + 1.5 * a, up = c > act;
+  double tau = up ? prm[0] * s : prm[1] / s, w = fmax(MINVAL, tau), rate = (c - act) / w;
+  double live = tau > MINVAL, inside = act >= 0 && act <= 1;
+  double dtau = live && inside ? (up ? 1.5 * prm[0] : -1.5 * prm[1] / (s * s)) : 0;
+  if (dctrl) *dctrl = ctrl >= 0 && ctrl <= 1 ? 1 / w : 0;
+  if (dact) *dact = -1 / w - rate * dtau / w;
+  if (dprm) {
+    dprm[0] = up && live ? -rate * s / w : 0;
+    dprm[1] = !up && live ? -rate / (s * w) : 0;
   }
-  double x = (L - b) / fmax(MINVAL, b - 1);
-  return -force * prm[7] * (0.5 + x);
+  return rate;
 }
 
 double phys_muscle_dynamics(double ctrl, double act, const double prm[2]) {
-  double c = clip(ctrl, 0, 1), a = clip(act, 0, 1);
-  double tau = c > act ? prm[0] * (0.5 + 1.5 * a) : prm[1] / (0.5 + 1.5 * a);
-  return (c - act) / fmax(MINVAL, tau);
+  return phys_muscle_dynamics_deriv(ctrl, act, prm, NULL, NULL, NULL);
 }
 
 //---------------------------------------------------------------------------------------------------------
@@ -155,21 +216,39 @@ int phys_actuator_muscle(const physModel* m, int a) {
          m->actuator_dyntype[a] == PHYS_DYN_MUSCLE;
 }
 
-double phys_actuator_force_length(const physModel* m, const physData* d, int a, double c) {
-  double vel, len = phys_actuator_length(m, d, a, &vel), gain, bias;
+double phys_muscle_peak(const physModel* m, int a) {
+  return peak_force(m->actuator_acc0[a], m->actuator_muscleprm + 18 * a);
+}
+
+// f = gain c + bias: dL = dgain/dL c + dbias/dL, dLdot = dgain/dLdot c + dbias/dLdot, dpeak = dgain/dF c +
+// dbias/dF (muscle parts) with the affine parts' g1, g2, b1, b2; all 0 when f is clamped to forcerange
+double phys_actuator_force_length_terms(const physModel* m, const physData* d, int a, double c, physActuatorTerms* t) {
+  double vel, len = phys_actuator_length(m, d, a, &vel), gain, bias, gl, gv, gF = 0, bl, bv = 0, bF = 0;
   const double *g = m->actuator_gainprm + 3 * a, *b = m->actuator_biasprm + 3 * a;
   const double *lr = m->actuator_lengthrange + 2 * a, *prm = m->actuator_muscleprm + 18 * a, acc0 = m->actuator_acc0[a];
   if (m->actuator_gaintype[a] == PHYS_GAIN_MUSCLE)
-    gain = phys_muscle_gain(len, vel, lr, acc0, prm);
+    gain = phys_muscle_gain_deriv(len, vel, lr, acc0, prm, &gl, &gv, &gF);
   else
-    gain = g[0] + g[1] * len + g[2] * vel;
+    gain = g[0] + g[1] * len + g[2] * vel, gl = g[1], gv = g[2];
   if (m->actuator_biastype[a] == PHYS_GAIN_MUSCLE)
-    bias = phys_muscle_bias(len, lr, acc0, prm + 9);
+    bias = phys_muscle_bias_deriv(len, lr, acc0, prm + 9, &bl, &bF);
   else
-    bias = b[0] + b[1] * len + b[2] * vel;
-  double f = gain * c + bias;
-  if (m->actuator_forcelimited[a]) f = clip(f, m->actuator_forcerange[2 * a], m->actuator_forcerange[2 * a + 1]);
+    bias = b[0] + b[1] * len + b[2] * vel, bl = b[1], bv = b[2];
+  double f = gain * c + bias, fs = 1;
+  if (m->actuator_forcelimited[a]) {
+    const double* r = m->actuator_forcerange + 2 * a;
+    if (f < r[0] || f > r[1]) fs = 0;
+    f = clip(f, r[0], r[1]);
+  }
+  if (t) {
+    t->gain = gain, t->fslope = fs;
+    t->dL = fs * (gl * c + bl), t->dLdot = fs * (gv * c + bv), t->dpeak = fs * (gF * c + bF);
+  }
   return f;
+}
+
+double phys_actuator_force_length(const physModel* m, const physData* d, int a, double c) {
+  return phys_actuator_force_length_terms(m, d, a, c, NULL);
 }
 
 //---------------------------------------------------------------------------------------------------------

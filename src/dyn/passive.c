@@ -140,6 +140,25 @@ void phys_passive(const physModel* m, physData* d) {
 //---------------------------------------------------------------------------------------------------------
 // actuation
 
+// a muscle's force (phys_actuator_force_length) and its terms (dyn.h): the input c = act (slope 0) or the
+// clamped control; dL = dLdot = 0 where the length does not move (site, ball or free joint: length 0)
+static double muscle_force(const physModel* m, const physData* d, int a, physActuatorTerms* t) {
+  int adr = m->actuator_actadr[a], type = m->actuator_trntype[a], id = m->actuator_trnid[a];
+  double c = adr >= 0 ? d->act[adr] : actuator_ctrl(m, d, a), slope = adr >= 0 ? 0 : 1;
+  if (adr < 0 && m->actuator_ctrllimited[a]) {
+    const double* r = m->actuator_ctrlrange + 2 * a;
+    if (d->ctrl[a] < r[0] || d->ctrl[a] > r[1]) slope = 0;
+  }
+  physActuatorTerms x = {0};
+  double f = phys_actuator_force_length_terms(m, d, a, c, &x);
+  int moves = type == PHYS_TRN_SPRING ||
+              (type == PHYS_TRN_JOINT && (m->jnt_type[id] == PHYS_JNT_HINGE || m->jnt_type[id] == PHYS_JNT_SLIDE));
+  if (!moves) x.dL = x.dLdot = 0;
+  x.c = c, x.slope = slope * x.fslope, x.dact = adr >= 0 ? x.gain * x.fslope : 0;
+  if (t) *t = x;
+  return f;
+}
+
 // actuator a's force (dyn.h); the length terms only when g1, g2, b1 or b2 is nonzero, so a motor's force is
 // its clamped control bit for bit (1 c + 0); the input is the activation for actuators with dynamics; the
 // force clamped to forcerange when forcelimited (then every derivative 0)
@@ -147,11 +166,12 @@ double phys_actuator_force(const physModel* m, const physData* d, int a, physAct
   const double *g = m->actuator_gainprm + 3 * a, *b = m->actuator_biasprm + 3 * a;
   int adr = m->actuator_actadr[a];
   double c = adr >= 0 ? d->act[adr] : d->ctrl[a], slope = 1, gain = g[0], bias = b[0], dL = 0, dLdot = 0;
-  if (m->actuator_trntype[a] == PHYS_TRN_SLIDERCRANK || phys_actuator_muscle(m, a)) {   // (no derivatives: refused)
+  if (m->actuator_trntype[a] == PHYS_TRN_SLIDERCRANK) {   // (no derivatives: refused)
     double f = phys_actuator_force_length(m, d, a, adr >= 0 ? c : actuator_ctrl(m, d, a));
     if (t) *t = (physActuatorTerms){0};
     return f;
   }
+  if (phys_actuator_muscle(m, a)) return muscle_force(m, d, a, t);
   if (adr >= 0) {
     slope = 0;   // d force / d ctrl: through the activation only
   } else if (m->actuator_ctrllimited[a]) {
@@ -174,7 +194,7 @@ double phys_actuator_force(const physModel* m, const physData* d, int a, physAct
     if (f < r[0] || f > r[1]) fslope = 0, slope = 0, dL = 0, dLdot = 0;
     f = f < r[0] ? r[0] : (f > r[1] ? r[1] : f);
   }
-  if (t) *t = (physActuatorTerms){c, slope, gain, dL, dLdot, fslope, adr >= 0 ? gain * fslope : 0};
+  if (t) *t = (physActuatorTerms){c, slope, gain, dL, dLdot, fslope, adr >= 0 ? gain * fslope : 0, 0};
   return f;
 }
 

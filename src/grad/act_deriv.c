@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "dyn.h"
 #include "params.h"
 
 // the act update of actuator a with activation k at d's state: *keep = 0 when act+ is clamped to actrange (1
@@ -24,8 +25,21 @@ static double act_update(const physModel* m, const physData* d, int a, int k, do
     const double* r = m->actuator_actrange + 2 * a;
     if (x < r[0] || x > r[1]) keep = 0;
   }
+  if (m->opt.disableflags & PHYS_DSBL_ACTUATION) {
+    *rate = 0;
+    return keep;
+  }
+  if (m->actuator_dyntype[a] == PHYS_DYN_MUSCLE) {   // act_dot(c, act) of muscle.c: its own slopes
+    double dc, dact, cl = c;
+    if (m->actuator_ctrllimited[a]) {
+      const double* r = m->actuator_ctrlrange + 2 * a;
+      cl = c < r[0] ? r[0] : (c > r[1] ? r[1] : c);
+    }
+    phys_muscle_dynamics_deriv(cl, d->act[k], m->actuator_dynprm + 3 * a, &dc, &dact, NULL);
+    *rate = keep * dc;
+    return keep * (1 + dt * dact);
+  }
   double inv = filter ? 1 / (tau > 1e-15 ? tau : 1e-15) : 1;
-  if (m->opt.disableflags & PHYS_DSBL_ACTUATION) inv = 0, filter = 0;
   *rate = keep * inv;
   return keep * (1 - (filter ? dt * inv : 0));
 }
@@ -37,9 +51,9 @@ static void act_param_rows(const physModel* m, const physData* d, const physPara
     const physParam* p = t->param + e;
     if (p->kind != PHYS_PAR_TIMECONST) continue;
     int k = m->actuator_actadr[p->id];
-    double dtau;
-    phys_step_act_timeconst(m, d, p->id, &dtau);
-    P[(size_t)(2 * nv + k) * ld + p->adr] += dtau;
+    double dtau[2];
+    phys_step_act_timeconst(m, d, p->id, dtau);
+    for (int i = 0; i < p->size; i++) P[(size_t)(2 * nv + k) * ld + p->adr + i] += dtau[i];
   }
 }
 
@@ -125,9 +139,9 @@ physStatus phys_act_record_vjp(const physModel* m, physData* d, const physStepRe
       for (int e = 0; e < t->n; e++) {
         const physParam* p = t->param + e;
         if (p->kind != PHYS_PAR_TIMECONST) continue;
-        double dtau;
-        phys_step_act_timeconst(m, d, p->id, &dtau);
-        theta_bar[p->adr] += dtau * abn[m->actuator_actadr[p->id]];
+        double dtau[2];
+        phys_step_act_timeconst(m, d, p->id, dtau);
+        for (int i = 0; i < p->size; i++) theta_bar[p->adr + i] += dtau[i] * abn[m->actuator_actadr[p->id]];
       }
     }
   }
@@ -136,17 +150,27 @@ physStatus phys_act_record_vjp(const physModel* m, physData* d, const physStepRe
 }
 
 // dact+/dtau of actuator a (a filter: act+ = act + dt (c - act) / tau, so -dt act_dot / tau for tau > 1e-15 (the
-// clamp max(tau, 1e-15) has derivative 0 below); 0 when act+ is clamped, for other actuators, with actuation
-// disabled)
-void phys_step_act_timeconst(const physModel* m, const physData* d, int a, double* dtau) {
-  int k = m->actuator_actadr[a];
+// clamp max(tau, 1e-15) has derivative 0 below); a muscle: dt dact_dot/dprm[0..1] of its activation and
+// deactivation time constants (muscle.c); 0 when act+ is clamped, for other actuators, with actuation disabled)
+void phys_step_act_timeconst(const physModel* m, const physData* d, int a, double dtau[2]) {
+  int k = m->actuator_actadr[a], muscle = m->actuator_dyntype[a] == PHYS_DYN_MUSCLE;
   double tau = m->actuator_dynprm[3 * a], dt = m->opt.timestep;
-  *dtau = 0;
-  if (k < 0 || m->actuator_dyntype[a] != PHYS_DYN_FILTER || !(tau > 1e-15) ||
+  dtau[0] = dtau[1] = 0;
+  if (k < 0 || (m->actuator_dyntype[a] != PHYS_DYN_FILTER && !muscle) || (!muscle && !(tau > 1e-15)) ||
       (m->opt.disableflags & PHYS_DSBL_ACTUATION))
     return;
   double x = d->act[k] + dt * d->act_dot[k];
   const double* r = m->actuator_actrange + 2 * a;
   if (m->actuator_actlimited[a] && (x < r[0] || x > r[1])) return;
-  *dtau = -dt * d->act_dot[k] / tau;
+  if (!muscle) {
+    dtau[0] = -dt * d->act_dot[k] / tau;
+    return;
+  }
+  double c = d->ctrl[a];
+  if (m->actuator_ctrllimited[a]) {
+    const double* cr = m->actuator_ctrlrange + 2 * a;
+    c = c < cr[0] ? cr[0] : (c > cr[1] ? cr[1] : c);
+  }
+  phys_muscle_dynamics_deriv(c, d->act[k], m->actuator_dynprm + 3 * a, NULL, NULL, dtau);
+  dtau[0] *= dt, dtau[1] *= dt;
 }

@@ -11,6 +11,8 @@
 //     dt / max(tau, 1e-15) (filter) times the control clamp's slope, all 0 when act+ is clamped to actrange
 //     (actlimited: the kink's one-sided value is the clamped side's, 0); dact+/d(q, v) = 0;
 //   dact+/dtheta: the time constant dynprm[0] of a filter (timeconst:ACTUATOR, params.h) -dt act_dot / tau.
+// A muscle (dyntype muscle, src/dyn/muscle.c): dact+/dact = 1 + dt dact_dot/dact, dact+/dctrl = dt
+// dact_dot/dctrl (the kinks' one-sided values muscle.c states), timeconst:ACTUATOR its two time constants.
 // step_record.c calls these two for a model with na > 0 around its dispatch on the kind.
 #ifndef PHYS_ACT_DERIV_H
 #define PHYS_ACT_DERIV_H
@@ -37,8 +39,9 @@ physStatus phys_act_record_vjp(const physModel* m, physData* d, const physStepRe
                                const double* xbar_next, double* xbar, double* ubar, double* theta_bar,
                                double* lambda, physKindVjp kind);
 // dact+/dtau of actuator a's activation in one step at d's state: a filter's -dt (clamped ctrl - act) / tau^2
+// into dtau[0]; a muscle's dt dact_dot/dprm of its two time constants (activation, deactivation) into dtau[0..1]
 // (0 when act+ is clamped to actrange, for other actuators and with actuation disabled). Reads d->act_dot
 // (phys_actuation at d's state: every linearization runs it).
-void phys_step_act_timeconst(const physModel* m, const physData* d, int a, double* dtau);
+void phys_step_act_timeconst(const physModel* m, const physData* d, int a, double dtau[2]);
 
 #endif  // PHYS_ACT_DERIV_H

@@ -117,11 +117,12 @@ static inline int phys_grad_actuators_ok(const physModel* m) {
   return 1;
 }
 
-// 1 if no actuator has a muscle gain, bias or dynamics or a slider-crank transmission (issue 15 items 2 and 6:
-// simulated as MuJoCo 2.2.2, src/dyn/muscle.c; their derivatives are not built, every derivative path refuses them)
+// 1 if no actuator has a slider-crank transmission (issue 15 items 2 and 6: simulated as MuJoCo 2.2.2,
+// src/dyn/muscle.c; its derivatives are not built, every derivative path refuses it). Muscles are
+// differentiated (s32: muscle.c's curves' derivatives, passive_deriv.c, act_deriv.c)
 static inline int phys_grad_muscles_ok(const physModel* m) {
   for (int a = 0; a < m->nu; a++)
-    if (m->actuator_trntype[a] == PHYS_TRN_SLIDERCRANK || phys_actuator_muscle(m, a)) return 0;
+    if (m->actuator_trntype[a] == PHYS_TRN_SLIDERCRANK) return 0;
   return 1;
 }
 

@@ -164,9 +164,10 @@ static void gear_columns(const physModel* m, physData* d, const physParam* p, do
   }
 }
 
-// gain, bias, kp or kv of actuator a: R = -gear df/dtheta on a joint's dofs, gear df/dtheta u on a spring,
-// with df/dgain = c (the clamped control), df/dbias = 1, df/dkp = c - L, df/dkv = c - Ldot (L = gear q,
-// Ldot = gear qdot of its hinge or slide), all 0 where the force is clamped to forcerange
+// gain, bias, kp, kv or a muscle's peak force of actuator a: R = -gear df/dtheta on a joint's dofs, gear
+// df/dtheta u on a spring, with df/dgain = c (the clamped control), df/dbias = 1, df/dkp = c - L, df/dkv = c -
+// Ldot (L = gear q, Ldot = gear qdot of its hinge or slide), df/dF = the muscle's dpeak, all 0 where the force is
+// clamped to forcerange
 static void actuator_columns(const physModel* m, physData* d, const physParam* p, double* R, int ld, double* tmp) {
   int a = p->id, id = m->actuator_trnid[a];
   if (m->opt.disableflags & PHYS_DSBL_ACTUATION) return;
@@ -174,6 +175,7 @@ static void actuator_columns(const physModel* m, physData* d, const physParam* p
   phys_actuator_force(m, d, a, &t);
   const double* gear = m->actuator_gear + 6 * a;
   double s = p->kind == PHYS_PAR_BIAS ? 1 : t.c;
+  if (p->kind == PHYS_PAR_MUSCLE_FORCE) s = t.dpeak;   // (fslope in already)
   if (p->kind == PHYS_PAR_KP) s -= gear[0] * d->qpos[m->jnt_qposadr[id]];
   if (p->kind == PHYS_PAR_KV) s -= gear[0] * d->qvel[m->jnt_dofadr[id]];
   s *= t.fslope;   // a force clamped to forcerange does not move
@@ -393,7 +395,8 @@ static void entry_columns(const physModel* m, physData* d, const physParam* p, c
     case PHYS_PAR_GAIN:
     case PHYS_PAR_BIAS:
     case PHYS_PAR_KP:
-    case PHYS_PAR_KV: actuator_columns(m, d, p, R, ld, tmp); break;
+    case PHYS_PAR_KV:
+    case PHYS_PAR_MUSCLE_FORCE: actuator_columns(m, d, p, R, ld, tmp); break;
     case PHYS_PAR_SPRING_STIFFNESS:
       if (passive) spring_column(m, d, p->id, d->spring_length[p->id] - spring_rest(m, d, p->id), R, ld, col, tmp);
       break;

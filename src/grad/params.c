@@ -63,6 +63,7 @@ static kindRow kind_row(int kind) {
     case PHYS_PAR_SOLREF: return (kindRow){"solref", 2};
     case PHYS_PAR_TORSION: return (kindRow){"torsion", 1};
     case PHYS_PAR_ROLLING: return (kindRow){"rolling", 1};
+    case PHYS_PAR_MUSCLE_FORCE: return (kindRow){"force", 1};
     case PHYS_NPARKIND: break;
   }
   return (kindRow){"", 0};   // out of range: matches no spec
@@ -85,6 +86,7 @@ static const char* kind_object(int kind) {
     case PHYS_PAR_KP:
     case PHYS_PAR_KV:
     case PHYS_PAR_TIMECONST:
+    case PHYS_PAR_MUSCLE_FORCE:
     case PHYS_PAR_INPUT_DELAY:   // input channels named by actuator (the others: parse_channel)
     case PHYS_PAR_INPUT_GAIN:
     case PHYS_PAR_INPUT_BIAS: return "actuator";
@@ -123,6 +125,7 @@ static int param_size(const physModel* m, int kind, int id) {
     return type == PHYS_JNT_FREE ? 6 : (type == PHYS_JNT_BALL ? 3 : 1);
   }
   if (kind == PHYS_PAR_GEAR && m->actuator_trntype[id] == PHYS_TRN_SITE) return 6;
+  if (kind == PHYS_PAR_TIMECONST && m->actuator_dyntype[id] == PHYS_DYN_MUSCLE) return 2;
   if (kind == PHYS_PAR_SIZE) return phys_geom_nsize(m->geom_type[id]);
   if (kind == PHYS_PAR_VERTICES)
     return m->geom_type[id] == PHYS_GEOM_MESH && m->geom_dataid[id] >= 0 ? 3 * m->mesh_vertnum[m->geom_dataid[id]] : 0;
@@ -171,12 +174,36 @@ static int moves_wrapped_tendon(const physModel* m, int b) {
   return 0;
 }
 
+// force:ACTUATOR: a muscle gain (not on a slider-crank: no derivatives there) whose muscle bias, if any, has
+// the same peak force (both are set)
+static physStatus check_muscle_entry(const physModel* m, const physParam* p, physLog* log) {
+  int a = p->id;
+  const char* name = phys_id2name(m, "actuator", a);
+  const double* prm = m->actuator_muscleprm + 18 * a;
+  if (m->actuator_gaintype[a] != PHYS_GAIN_MUSCLE || m->actuator_trntype[a] == PHYS_TRN_SLIDERCRANK)
+    return phys_error(log, PHYS_ERR_ARG, "param '%s': actuator '%s' has no muscle gain (or drives a slider-crank); "
+                      "force is a muscle's peak force", p->name, name);
+  if (m->actuator_biastype[a] == PHYS_GAIN_MUSCLE && (prm[2] != prm[11] || (prm[2] < 0 && prm[3] != prm[12])))
+    return phys_error(log, PHYS_ERR_ARG, "param '%s': actuator '%s' has different peak forces in its muscle gain "
+                      "and bias; force sets both", p->name, name);
+  return PHYS_OK;
+}
+
 // the checks a resolved pos:BODY, size:GEOM or actuator entry needs beyond its name; PHYS_ERR_ARG with a
 // message
 static physStatus check_entry(const physModel* m, const physParam* p, physLog* log) {
-  if (p->kind == PHYS_PAR_TIMECONST && m->actuator_dyntype[p->id] != PHYS_DYN_FILTER)
-    return phys_error(log, PHYS_ERR_ARG, "param '%s': actuator '%s' has no filter dynamics (dyntype=\"filter\"); "
-                      "timeconst is a filter's time constant dynprm[0]", p->name, phys_id2name(m, "actuator", p->id));
+  if (p->kind == PHYS_PAR_TIMECONST && m->actuator_dyntype[p->id] != PHYS_DYN_FILTER &&
+      m->actuator_dyntype[p->id] != PHYS_DYN_MUSCLE)
+    return phys_error(log, PHYS_ERR_ARG, "param '%s': actuator '%s' has no filter or muscle dynamics; timeconst is a "
+                      "filter's time constant dynprm[0] or a muscle's two", p->name, phys_id2name(m, "actuator", p->id));
+  if (p->kind == PHYS_PAR_MUSCLE_FORCE) return check_muscle_entry(m, p, log);
+  int gainlike = p->kind == PHYS_PAR_GEAR || p->kind == PHYS_PAR_GAIN || p->kind == PHYS_PAR_BIAS ||
+                 p->kind == PHYS_PAR_KP || p->kind == PHYS_PAR_KV;
+  if (gainlike && (phys_actuator_muscle(m, p->id) || m->actuator_trntype[p->id] == PHYS_TRN_SLIDERCRANK))
+    return phys_error(log, PHYS_ERR_ARG, "param '%s': actuator '%s' is a muscle or drives a slider-crank, whose "
+                      "gear, gain and bias are not parameters (a muscle's are force:%s and timeconst:%s)", p->name,
+                      phys_id2name(m, "actuator", p->id), phys_id2name(m, "actuator", p->id),
+                      phys_id2name(m, "actuator", p->id));
   if (p->kind == PHYS_PAR_GAIN || p->kind == PHYS_PAR_BIAS || p->kind == PHYS_PAR_KP || p->kind == PHYS_PAR_KV)
     return check_actuator_entry(m, p, log);
   if (p->kind == PHYS_PAR_SIZE && p->size == 0)
@@ -736,7 +763,8 @@ void phys_param_get(const physParamTable* t, const physModel* m, double* theta) 
       case PHYS_PAR_KP:
       case PHYS_PAR_KV: th[0] = m->actuator_gainprm[3 * id]; break;
       case PHYS_PAR_BIAS: th[0] = m->actuator_biasprm[3 * id]; break;
-      case PHYS_PAR_TIMECONST: th[0] = m->actuator_dynprm[3 * id]; break;
+      case PHYS_PAR_TIMECONST: memcpy(th, m->actuator_dynprm + 3 * id, sizeof(double) * (size_t)p->size); break;
+      case PHYS_PAR_MUSCLE_FORCE: th[0] = phys_muscle_peak(m, id); break;
       case PHYS_PAR_HEIGHT: th[0] = plane_height(m, id, NULL); break;
       case PHYS_PAR_POLYCOEF: memcpy(th, m->eq_data + PHYS_EQ_NDATA * id, 5 * sizeof(double)); break;
       case PHYS_PAR_SOLREF: memcpy(th, m->eq_solref + 2 * id, 2 * sizeof(double)); break;
@@ -849,8 +877,14 @@ static physStatus set_entry(physModel* m, double* input, const physParam* p, con
     case PHYS_PAR_GAIN: m->actuator_gainprm[3 * id] = th[0]; break;
     case PHYS_PAR_BIAS: m->actuator_biasprm[3 * id] = th[0]; break;
     case PHYS_PAR_TIMECONST:
-      if (!(th[0] > 0)) return PHYS_ERR_VALUE;
-      m->actuator_dynprm[3 * id] = th[0];
+      for (int i = 0; i < p->size; i++)
+        if (!(th[i] > 0)) return PHYS_ERR_VALUE;
+      memcpy(m->actuator_dynprm + 3 * id, th, sizeof(double) * (size_t)p->size);
+      break;
+    case PHYS_PAR_MUSCLE_FORCE:   // the peak force itself (prm[2] >= 0 overrides scale / acc0)
+      if (!(th[0] >= 0)) return PHYS_ERR_VALUE;
+      m->actuator_muscleprm[18 * id + 2] = th[0];
+      if (m->actuator_biastype[id] == PHYS_GAIN_MUSCLE) m->actuator_muscleprm[18 * id + 11] = th[0];
       break;
     case PHYS_PAR_POLYCOEF: memcpy(m->eq_data + PHYS_EQ_NDATA * id, th, 5 * sizeof(double)); break;
     case PHYS_PAR_SOLREF:   // (timeconst > 0, dampratio > 0) or (-stiffness < 0, -damping <= 0)
@@ -899,7 +933,8 @@ void phys_param_bounds(const physParamTable* t, double* lower, double* upper) {
                  k == PHYS_PAR_FRICTION || k == PHYS_PAR_TORSION || k == PHYS_PAR_ROLLING ||
                  k == PHYS_PAR_RESTITUTION || k == PHYS_PAR_SIZE ||
                  k == PHYS_PAR_PENALTY_STIFFNESS || k == PHYS_PAR_PENALTY_DAMPING || k == PHYS_PAR_FRICTIONLOSS ||
-                 k == PHYS_PAR_KP || k == PHYS_PAR_KV || k == PHYS_PAR_INPUT_DELAY || k == PHYS_PAR_TIMECONST;
+                 k == PHYS_PAR_KP || k == PHYS_PAR_KV || k == PHYS_PAR_INPUT_DELAY || k == PHYS_PAR_TIMECONST ||
+                 k == PHYS_PAR_MUSCLE_FORCE;
     for (int i = 0; i < p->size; i++) {
       if (lower) lower[p->adr + i] = nonneg ? 0 : -HUGE_VAL;
       if (upper) upper[p->adr + i] = k == PHYS_PAR_RESTITUTION ? 1 : HUGE_VAL;

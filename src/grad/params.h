@@ -114,7 +114,8 @@ typedef enum physParamKind_ {
   PHYS_PAR_VERTICES,          // a learned mesh's vertices, geom frame ("vertices:GEOM"; model/vertices.c)
   PHYS_PAR_INERTIA9,          // log-Cholesky inertia with the mass held ("inertia9:BODY")
   // issue 15 item 2
-  PHYS_PAR_TIMECONST,         // a filter actuator's time constant dynprm[0] ("timeconst:ACTUATOR")
+  PHYS_PAR_TIMECONST,         // a filter actuator's time constant dynprm[0], a muscle's two dynprm[0..1]
+                              // ("timeconst:ACTUATOR")
   // issue 14 (s29): the floor's height
   PHYS_PAR_HEIGHT,            // a plane's offset along its normal ("height:GEOM")
   // issue 15 item 2 (s30): the equality constraints' own data
@@ -123,6 +124,8 @@ typedef enum physParamKind_ {
   // issue 16 (s31): torsional and rolling friction
   PHYS_PAR_TORSION,           // geom_friction[1] ("torsion:GEOM")
   PHYS_PAR_ROLLING,           // geom_friction[2] ("rolling:GEOM")
+  // issue 15 (s32): muscles
+  PHYS_PAR_MUSCLE_FORCE,      // a muscle's peak force F (prm[2] of its gain and bias; "force:ACTUATOR")
   PHYS_NPARKIND
 } physParamKind;
 

@@ -492,6 +492,21 @@ static void input_terms(const physModel* m, const physData* d, int a, physActuat
   if (d->grad_act_input && m->actuator_actadr[a] >= 0) t->gain = t->dact, t->slope = 1;
 }
 
+// an actuator on a spring whose force moves with its length L = g Ls and rate Ldot = g Lsdot (a muscle;
+// phys_actuator_force's dL, dLdot): f_gen = g JL' f, so beyond the g f K term
+//   d f_gen / dq += g^2 JL (dL JL + dLdot dLd)',  d f_gen / dv += g^2 dLdot JL JL'   (dLd = d(JL v)/dq)
+static void spring_length_terms(int nv, double g, const physActuatorTerms* t, const double* JL, const double* dLd,
+                                double* dfdq, double* dfdv) {
+  for (int i = 0; i < nv; i++) {
+    double gi = g * g * JL[i];
+    if (gi == 0) continue;
+    for (int j = 0; j < nv; j++) {
+      if (dfdq) dfdq[(size_t)i * nv + j] += gi * (t->dL * JL[j] + t->dLdot * dLd[j]);
+      if (dfdv) dfdv[(size_t)i * nv + j] += gi * t->dLdot * JL[j];
+    }
+  }
+}
+
 // d qfrc_actuator with f = force (phys_actuator_force: (g0 + g1 L + g2 Ldot) c + b0 + b1 L + b2 Ldot):
 // joint actuators gear f on the joint's dofs: df/du = gear gain slope, and on a hinge or slide with
 // L = gear q, Ldot = gear qdot: df/dq = gear^2 dL, df/dv = gear^2 dLdot; actuators on springs f_gen = JL'
@@ -503,6 +518,7 @@ void phys_actuation_deriv(const physModel* m, physData* d, double* dfdq, double*
   size_t mark = phys_stack_mark(d);
   double* JL = phys_stack_alloc(d, (size_t)nv);
   double* K = phys_stack_alloc(d, (size_t)nv * nv);
+  double* dLd = phys_stack_alloc(d, (size_t)nv);
   for (int a = 0; a < nu; a++) {
     if (m->actuator_trntype[a] == PHYS_TRN_RESTLENGTH) continue;
     physActuatorTerms t;
@@ -526,11 +542,12 @@ void phys_actuation_deriv(const physModel* m, physData* d, double* dfdq, double*
       phys_site_wrench(m, d, a, f, F, T);
       if (dfdq) site_wrench_deriv(m, d, id, F, T, dfdq);
     } else {
-      spring_geometry(m, d, id, JL, K, NULL);
+      spring_geometry(m, d, id, JL, K, t.dL != 0 || t.dLdot != 0 ? dLd : NULL);
       if (dfdu)
         for (int i = 0; i < nv; i++) dfdu[(size_t)i * nu + a] += JL[i] * gear[0] * t.gain * t.slope;
       if (dfdq)
         for (size_t i = 0; i < (size_t)nv * nv; i++) dfdq[i] += gear[0] * f * K[i];
+      if (t.dL != 0 || t.dLdot != 0) spring_length_terms(nv, gear[0], &t, JL, dLd, dfdq, dfdv);
     }
   }
   phys_stack_free(d, mark);
@@ -544,6 +561,7 @@ void phys_actuation_vjp(const physModel* m, physData* d, const double* f_bar, do
   size_t mark = phys_stack_mark(d);
   double* JL = phys_stack_alloc(d, (size_t)nv);
   double* Kf = phys_stack_alloc(d, (size_t)nv);
+  double* dLd = phys_stack_alloc(d, (size_t)nv);
   for (int a = 0; a < nu; a++) {
     if (m->actuator_trntype[a] == PHYS_TRN_RESTLENGTH) continue;
     physActuatorTerms t;
@@ -567,11 +585,19 @@ void phys_actuation_vjp(const physModel* m, physData* d, const double* f_bar, do
       phys_site_wrench(m, d, a, f, F, T);
       if (q_bar) site_wrench_vjp(m, d, id, F, T, f_bar, q_bar);
     } else {
-      spring_geometry_vjp(m, d, id, f_bar, JL, Kf, NULL);
+      int moves = t.dL != 0 || t.dLdot != 0;
+      spring_geometry_vjp(m, d, id, f_bar, JL, Kf, moves ? dLd : NULL);
       if (u_bar)
         for (int i = 0; i < nv; i++) u_bar[a] += JL[i] * gear[0] * t.gain * t.slope * f_bar[i];
       if (q_bar)
         for (int i = 0; i < nv; i++) q_bar[i] += gear[0] * f * Kf[i];
+      // the length terms' transpose: s = JL . f_bar, q_bar += g^2 s (dL JL + dLdot dLd), v_bar += g^2 dLdot s JL
+      double sf = 0, g2 = gear[0] * gear[0];
+      for (int i = 0; moves && i < nv; i++) sf += JL[i] * f_bar[i];
+      for (int i = 0; moves && i < nv; i++) {
+        if (q_bar) q_bar[i] += g2 * sf * (t.dL * JL[i] + t.dLdot * dLd[i]);
+        if (v_bar) v_bar[i] += g2 * sf * t.dLdot * JL[i];
+      }
     }
   }
   phys_stack_free(d, mark);

@@ -108,8 +108,8 @@ physStatus phys_step_linearize_warm(const physModel* m, physData* d, const physW
   rec->solver = m->opt.contact;
   rec->warm = warm ? *warm : (physWarmStart){d->ncon, d->contact};
   if (!phys_grad_muscles_ok(m)) {   // issue 15 items 2 and 6: simulated, not differentiated
-    phys_data_warning(d, "phys_step derivatives: the model has muscles or slider-crank transmissions, whose "
-                      "derivatives are not supported yet");
+    phys_data_warning(d, "phys_step derivatives: the model has slider-crank transmissions, whose derivatives "
+                      "are not supported yet");
     return PHYS_ERR_MODEL;
   }
   if (!phys_grad_balls_last(m)) {   // (the message: identify printed "invalid model ()" without it)

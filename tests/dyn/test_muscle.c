@@ -2,7 +2,9 @@
 // is test_oracle_muscle.c): the slider-crank's moment (the generalized force of a unit actuator force) against
 // central differences of its length, its velocity against the moment times qvel, the broken crank's branch; the
 // muscle curves' values at their knots (continuous, 1 at the optimum, 0 at lmin and lmax) and the activation
-// time constants; the step derivatives refuse muscles and slider-cranks with a message.
+// time constants; the curves' and the activation dynamics' derivatives against central differences, and at
+// their kinks against the one-sided differences on the side the value takes; the step derivatives refuse
+// slider-cranks with a message.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +14,7 @@
 #include "dyn.h"
 #include "grad.h"
 #include "physid.h"
+#include "rng.h"
 #include "test.h"
 
 // a two-link arm with a slider-crank from a world slider site (tilted axis) to a site on the second link, a
@@ -114,7 +117,136 @@ static void test_curves(void) {
   CHECK_NEAR(phys_muscle_dynamics(2, 0.5, TAU), 0.5 / (0.01 * 1.25), 1e-9);   // ctrl clipped to 1
 }
 
-// the step derivatives refuse the model (PHYS_ERR_MODEL) with a message naming muscles and slider-cranks
+// the curves' derivatives (phys_muscle_*_deriv) against central differences (h 1e-7, 1e-6 absolute on values
+// of order F = 50 / L0 = 1) at 200 random (len, vel) inside the pieces, away from the breakpoints by 1e-4; at
+// the breakpoints (L = lmin, a, 1, b, lmax; V = -1, 0, fvmax - 1) against the one-sided difference on the side
+// the value's branch takes (the C1 knots: both sides agree); the jump at lmin (FL -1 on the left, 0 at lmin):
+// the slope there is the right piece's 0; dgain/dF, dbias/dF against differences in prm[2]
+static double fd_gain(double len, double vel, const double* P, const double* LR, int which, double h) {
+  double p[9];
+  memcpy(p, P, sizeof p);
+  if (which == 2) p[2] += h;
+  double gp = phys_muscle_gain(len + (which == 0 ? h : 0), vel + (which == 1 ? h : 0), LR, 4, p);
+  if (which == 2) p[2] -= 2 * h;
+  double gm = phys_muscle_gain(len - (which == 0 ? h : 0), vel - (which == 1 ? h : 0), LR, 4, p);
+  return (gp - gm) / (2 * h);
+}
+
+static double fd_bias(double len, const double* P, const double* LR, int which, double h) {
+  double p[9];
+  memcpy(p, P, sizeof p);
+  if (which == 2) p[2] += h;
+  double bp = phys_muscle_bias(len + (which == 0 ? h : 0), LR, 4, p);
+  if (which == 2) p[2] -= 2 * h;
+  double bm = phys_muscle_bias(len - (which == 0 ? h : 0), LR, 4, p);
+  return (bp - bm) / (2 * h);
+}
+
+// 1 if x is within 1e-4 of one of the n knots
+static int near_knot(double x, const double* knot, int n) {
+  for (int i = 0; i < n; i++)
+    if (fabs(x - knot[i]) < 1e-4) return 1;
+  return 0;
+}
+
+static void test_curve_derivatives(void) {
+  // explicit peak force 50, lengthrange [0, 0.5], range 0.75 1.25: L0 = 1 exactly (so len = -0.25 is L = lmin
+  // exactly), L = 0.75 + len; vmax 1.5: V = vel / 1.5
+  static const double P[9] = {0.75, 1.25, 50, 200, 0.5, 1.6, 1.5, 1.3, 1.2}, LR[2] = {0, 0.5};
+  const double lk[] = {-0.25, 0.0, 0.25, 0.55, 0.85}, vk[] = {-1.5, 0, 0.3};   // the knots in len and vel
+  double worst = 0, h = 1e-7;
+  physRng r;
+  phys_rng_seed(&r, 5);
+  for (int s = 0; s < 200; s++) {
+    double len = phys_rng_range(&r, -0.4, 1.0), vel = phys_rng_range(&r, -2, 1);
+    if (near_knot(len, lk, 5) || near_knot(vel, vk, 3)) continue;
+    double gl, gv, gF, bl, bF;
+    phys_muscle_gain_deriv(len, vel, LR, 4, P, &gl, &gv, &gF);
+    phys_muscle_bias_deriv(len, LR, 4, P, &bl, &bF);
+    worst = fmax(worst, fabs(gl - fd_gain(len, vel, P, LR, 0, h)));
+    worst = fmax(worst, fabs(gv - fd_gain(len, vel, P, LR, 1, h)));
+    worst = fmax(worst, fabs(gF - fd_gain(len, vel, P, LR, 2, h)));
+    worst = fmax(worst, fabs(bl - fd_bias(len, P, LR, 0, h)));
+    worst = fmax(worst, fabs(bF - fd_bias(len, P, LR, 2, h)));
+  }
+  printf("muscle gain and bias: d/dlen, d/dvel, d/dF vs central differences, 200 points %.2e\n", worst);
+  CHECK_MSG(worst <= 1e-6, "curve derivative off by %.3g", worst);
+  // the knots: one-sided differences on the value's side (the left for L <= knot pieces, except lmin)
+  double hk = 1e-8, wk = 0, gl, gv;
+  for (int i = 0; i < 5; i++) {
+    double len = lk[i], side = i == 0 ? 1 : -1;   // lmin: the right piece (L >= lmin); else the left (L <= knot)
+    double g0 = phys_muscle_gain_deriv(len, 0.1, LR, 4, P, &gl, NULL, NULL);
+    double fd = (phys_muscle_gain(len + side * hk, 0.1, LR, 4, P) - g0) / (side * hk);
+    wk = fmax(wk, fabs(gl - fd));
+    double b0 = phys_muscle_bias_deriv(len, LR, 4, P, &gl, NULL);
+    fd = (phys_muscle_bias(len + side * hk, LR, 4, P) - b0) / (side * hk);
+    wk = fmax(wk, fabs(gl - fd));
+  }
+  for (int i = 0; i < 3; i++) {
+    double g0 = phys_muscle_gain_deriv(0.2, vk[i], LR, 4, P, NULL, &gv, NULL);
+    double fd = (phys_muscle_gain(0.2, vk[i] - hk, LR, 4, P) - g0) / -hk;   // V <= knot: the left
+    wk = fmax(wk, fabs(gv - fd));
+  }
+  phys_muscle_gain_deriv(-0.25, 0.1, LR, 4, P, &gl, NULL, NULL);   // L = lmin exactly: the jump's right side
+  printf("muscle curves at their 8 knots: derivative vs one-sided differences %.2e; at lmin %g (left value %g)\n", wk,
+         gl, phys_muscle_gain(-0.25 - 1e-9, 0.1, LR, 4, P));
+  CHECK_MSG(wk <= 1e-5, "one-sided knot derivative off by %.3g", wk);
+  CHECK(gl == 0);
+}
+
+// the activation dynamics' derivatives against central differences in ctrl, act, tau_act, tau_deact (h 1e-8,
+// relative 1e-6) at random points off the kinks, and at the degenerate points: act = 0 and 1 (inside [0, 1]:
+// the one-sided difference from inside), ctrl = 0 and 1 (the clip's slope 1 from inside), ctrl = act (the
+// deactivation branch's slope, equal to the one-sided difference from below), ctrl above 1 (0)
+static double dyn_fd(double c, double a, const double* tau, int which, double hp, double hm) {
+  double t[2] = {tau[0], tau[1]}, cp = c, ap = a, cm = c, am = a;
+  if (which == 0) cp += hp, cm -= hm;
+  if (which == 1) ap += hp, am -= hm;
+  if (which >= 2) t[which - 2] += hp;
+  double fp = phys_muscle_dynamics(cp, ap, t);
+  if (which >= 2) t[which - 2] -= hp + hm;
+  return (fp - phys_muscle_dynamics(cm, am, t)) / (hp + hm);
+}
+
+static void test_dynamics_derivatives(void) {
+  static const double TAU[2] = {0.01, 0.04};
+  double worst = 0, h = 1e-8;
+  physRng r;
+  phys_rng_seed(&r, 6);
+  for (int s = 0; s < 200; s++) {
+    double c = phys_rng_range(&r, -0.2, 1.2), a = phys_rng_range(&r, -0.1, 1.1), g[4];
+    if (fabs(c - a) < 1e-4 || fabs(c) < 1e-4 || fabs(c - 1) < 1e-4 || fabs(a) < 1e-4 || fabs(a - 1) < 1e-4) continue;
+    double v = phys_muscle_dynamics_deriv(c, a, TAU, g, g + 1, g + 2);
+    (void)v;
+    for (int k = 0; k < 4; k++) worst = fmax(worst, fabs(g[k] - dyn_fd(c, a, TAU, k, h, h)) / fmax(1, fabs(g[k])));
+  }
+  printf("muscle dynamics: d/dctrl, d/dact, d/dtau vs central differences, 200 points %.2e\n", worst);
+  CHECK_MSG(worst <= 1e-6, "dynamics derivative off by %.3g", worst);
+  // degenerate points: (ctrl, act, the side of the ctrl and of the act difference: +1 right, -1 left; ctrl =
+  // act: the deactivation branch c <= act, so ctrl's left and act's right)
+  static const double pt[][4] = {{0.6, 0, 1, 1}, {0.3, 1, -1, -1}, {0, 0.4, 1, 1},
+                                 {1, 0.4, -1, -1}, {0.5, 0.5, -1, 1}, {1.3, 0.2, 1, 1}};
+  double wk = 0;
+  for (int i = 0; i < 6; i++) {
+    double g[4];
+    phys_muscle_dynamics_deriv(pt[i][0], pt[i][1], TAU, g, g + 1, g + 2);
+    for (int k = 0; k < 2; k++) {   // d/dctrl, d/dact one-sided
+      double sh = pt[i][2 + k] * 1e-9;
+      double fd = dyn_fd(pt[i][0], pt[i][1], TAU, k, sh > 0 ? sh : 0, sh > 0 ? 0 : -sh);
+      wk = fmax(wk, fabs(g[k] - fd) / fmax(1, fabs(g[k])));
+    }
+  }
+  double g[4];
+  phys_muscle_dynamics_deriv(1.3, 0.2, TAU, g, g + 1, g + 2);
+  printf("muscle dynamics at act 0 and 1, ctrl 0 and 1, ctrl = act, ctrl > 1: vs one-sided differences %.2e\n", wk);
+  CHECK_MSG(wk <= 1e-5, "one-sided dynamics derivative off by %.3g", wk);
+  CHECK(g[0] == 0);   // ctrl clipped: no slope
+  phys_muscle_dynamics_deriv(0.5, 0.5, TAU, g, g + 1, g + 2);
+  CHECK_NEAR(g[0], (0.5 + 1.5 * 0.5) / 0.04, 1e-9);   // ctrl = act: the deactivation branch, 1 / tau_deact(a)
+  CHECK(g[2] == 0);
+}
+
+// the step derivatives refuse the model (PHYS_ERR_MODEL) with a message naming slider-cranks
 static void test_derivatives_refused(void) {
   physModel* m = load_model(MODEL);
   if (!m) return;
@@ -122,7 +254,7 @@ static void test_derivatives_refused(void) {
   double* A = calloc(4 * 4 + 4 * 2, sizeof(double));
   physStatus st = phys_step_jacobian(m, d, A, A + 16);
   CHECK(st == PHYS_ERR_MODEL);
-  CHECK_MSG(strstr(d->lastwarning, "muscles or slider-crank transmissions, whose derivatives are not supported"),
+  CHECK_MSG(strstr(d->lastwarning, "slider-crank transmissions, whose derivatives are not supported"),
             "%s", d->lastwarning);
   free(A);
   phys_free_data(d);
@@ -132,6 +264,8 @@ static void test_derivatives_refused(void) {
 int main(void) {
   test_slidercrank();
   test_curves();
+  test_curve_derivatives();
+  test_dynamics_derivatives();
   test_derivatives_refused();
   return test_done();
 }

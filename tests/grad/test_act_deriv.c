@@ -12,7 +12,8 @@
 //     it (dact+/dctrl = 0), each against one-sided differences;
 //  3. timeconst:ACTUATOR (P's act rows) against differences of phys_step in each filter's dynprm[0]; its (q, v)
 //     rows are exactly 0; the table refuses an actuator without filter dynamics;
-//  4. with contact, lcp, cone, ccp and penalty (tests/data/actuator_contact.xml: a cube on one corner sliding
+//  4. muscles (check_muscles): A, B, P (timeconst, force) against differences, the dot-product tests;
+//  5. with contact, lcp, cone, ccp and penalty (tests/data/actuator_contact.xml: a cube on one corner sliding
 //     on the floor, pushed by a filtered site thruster): A, B against phys_step_jacobian_fd (central differences at h = 1e-6,
 //     which perturb act too) to 1e-4 relative (the contact tests' tolerance, test_step_contact_deriv.c), and
 //     the dot-product tests <y, A x> = <A'y, x>, <y, B u> = <B'y, u>, <y, P t> = <P'y, t> to 1e-12.
@@ -22,6 +23,7 @@
 #include "step.h"
 
 #define NSTATE 3
+#define ARM26 "/usr/share/mujoco/model/tendon_arm/arm26.xml"
 
 // x+ of one step from d's state with tangent coordinate / velocity / act / ctrl column c moved by h, into
 // out (nx): the tangent difference of q+ from base (nq), v+, act+; d's state restored
@@ -47,10 +49,9 @@ static void step_moved(const physModel* m, physData* d, int c, double h, const d
   (void)nq;
 }
 
-// the four-point differences of x+ in the nx + nu columns: Af (nx x nx), Bf (nx x nu)
-static void step_fd(const physModel* m, physData* d, double* Af, double* Bf) {
+// the four-point differences (step h) of x+ in the nx + nu columns: Af (nx x nx), Bf (nx x nu)
+static void step_fd(const physModel* m, physData* d, double* Af, double* Bf, double h) {
   int nv = m->nv, na = m->na, nu = m->nu, nx = 2 * nv + na;
-  double h = GM_H4;
   double* qbase = malloc(sizeof(double) * (size_t)m->nq);
   double* f = malloc(sizeof(double) * 4 * (size_t)nx);
   size_t ns = phys_state_size(m);
@@ -96,7 +97,7 @@ static void check_fd(const char* file) {
                                             : phys_rng_range(&r, -0.5, 0.5);
     }
     CHECK(phys_step_jacobian(m, d, A, B) == PHYS_OK);
-    step_fd(m, d, Af, Bf);
+    step_fd(m, d, Af, Bf, GM_H4);
     char what[96];
     snprintf(what, sizeof what, "%s state %d A", file, s);
     worst = fmax(worst, gm_compare(what, A, Af, nx, nx, 1, GM_RTOL));
@@ -224,10 +225,96 @@ static void check_timeconst(void) {
   memset(&log, 0, sizeof(log));
   static const char* ispec[] = {"timeconst:int"};
   CHECK(phys_param_table_build(&bad, m, ispec, 1, &log) == PHYS_ERR_ARG);
-  CHECK_MSG(strstr(log.error, "actuator 'int' has no filter dynamics") != NULL, "message: %s", log.error);
+  CHECK_MSG(strstr(log.error, "actuator 'int' has no filter or muscle dynamics") != NULL, "message: %s", log.error);
   phys_param_table_free(&bad);
   phys_param_table_free(&t);
   free(P);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+static void dot_tests(const char* what, const physModel* m, physData* d, const physParamTable* t, const double* A,
+                      const double* B, const double* P, physRng* r);
+
+// muscles: arm26 (MuJoCo's sample: six muscles on spatial tendons wrapping the two joints' cylinders;
+// lengthrange computed) and tests/data/muscle_mixed.xml (a muscle on a hinge with gear 2, a force-limited muscle
+// on a fixed tendon, a muscle gain with an affine bias and no dynamics): at 4 random states (joints inside their ranges, away from the limits, qvel in [-1, 1], act in
+// [0.05, 0.95], ctrl in [0, 1]) A, B against four-point differences at h = 1e-4 (the curves are C1 with
+// kinks in the second derivative, so GM_H4's 1e-3 would straddle them), relative 1e-6; P of timeconst (both
+// time constants) and force of every muscle against four-point differences of phys_step in the parameter
+// (through phys_param_set); the dot-product tests of the VJPs
+static void check_muscles(const char* file) {
+  physModel* m = gm_load(file, 0);
+  if (!m) return;
+  int nv = m->nv, na = m->na, nu = m->nu, nx = 2 * nv + na, n = 0;
+  const char* spec[12];
+  char buf[12][32];
+  for (int a = 0; a < nu && a < 6; a++) {   // each muscle's time constants (with muscle dynamics) and force
+    if (m->actuator_dyntype[a] == PHYS_DYN_MUSCLE)
+      snprintf(buf[n], 32, "timeconst:%s", phys_id2name(m, "actuator", a)), spec[n] = buf[n], n++;
+    snprintf(buf[n], 32, "force:%s", phys_id2name(m, "actuator", a)), spec[n] = buf[n], n++;
+  }
+  physParamTable t = act_table(m, spec, n);
+  int nt = t.ntheta;
+  physData* d = phys_make_data(m);
+  physRng r;
+  phys_rng_seed(&r, 26);
+  double *A = malloc(sizeof(double) * (size_t)nx * nx), *B = malloc(sizeof(double) * (size_t)nx * nu);
+  double *Af = malloc(sizeof(double) * (size_t)nx * nx), *Bf = malloc(sizeof(double) * (size_t)nx * nu);
+  double *P = malloc(sizeof(double) * (size_t)nx * nt), *th = malloc(sizeof(double) * (size_t)nt);
+  double *x0 = malloc(sizeof(double) * phys_state_size(m)), *xp = malloc(sizeof(double) * 4 * (size_t)nx);
+  double worst = 0, worst_p = 0, h = 1e-4;   // (1e-5: rounding 3e-10 on muscle_mixed)
+  for (int s = 0; s < 4; s++) {
+    for (int j = 0; j < nv; j++) d->qpos[j] = phys_rng_range(&r, 0.2, 1.8), d->qvel[j] = phys_rng_range(&r, -1, 1);
+    for (int k = 0; k < na; k++) d->act[k] = phys_rng_range(&r, 0.05, 0.95);
+    for (int a = 0; a < nu; a++) d->ctrl[a] = phys_rng_range(&r, 0, 1);
+    CHECK(phys_step_jacobian(m, d, A, B) == PHYS_OK);
+    CHECK(phys_step_param_jacobian(m, d, &t, P) == PHYS_OK);
+    step_fd(m, d, Af, Bf, h);
+    char what[64];
+    snprintf(what, sizeof what, "%s state %d A", file, s);
+    worst = fmax(worst, gm_compare(what, A, Af, nx, nx, 1, GM_RTOL));
+    snprintf(what, sizeof what, "%s state %d B", file, s);
+    worst = fmax(worst, gm_compare(what, B, Bf, nx, nu, 1, GM_RTOL));
+    phys_param_get(&t, m, th);
+    phys_state_save(m, d, x0);
+    for (int c = 0; c < nt; c++) {   // P's column c: x+ at theta_c moved by 2h, h, -h, -2h (relative)
+      static const double S[4] = {2, 1, -1, -2};
+      const physParam* p = t.param;
+      while (c >= p->adr + p->size) p++;
+      double t0 = th[c], hc = 1e-5 * fabs(t0);
+      for (int i = 0; i < 4; i++) {
+        th[c] = t0 + S[i] * hc;
+        CHECK(phys_param_set(&t, m, th) == PHYS_OK);
+        phys_step(m, d);
+        memcpy(xp + (size_t)i * nx + nv, d->qvel, sizeof(double) * (size_t)nv);
+        memcpy(xp + (size_t)i * nx + 2 * nv, d->act, sizeof(double) * (size_t)na);
+        phys_state_load(m, d, x0);
+      }
+      th[c] = t0;
+      CHECK(phys_param_set(&t, m, th) == PHYS_OK);
+      double fd[16], scale = 0;   // (nx = 10) relative to the column's largest entry
+      for (int i = nv; i < nx; i++) {   // (q+ = q + dt v+: its rows follow v's)
+        fd[i] = gm_fd4(xp[i], xp[nx + i], xp[2 * nx + i], xp[3 * nx + i], hc);
+        scale = fmax(scale, fabs(fd[i]));
+      }
+      // the differences' rounding: |x+| <= 2 over eps / hc, 1e-14 / hc (a column of zeros: the other branch's
+      // time constant, a muscle whose force is 0)
+      double noise = 1e-14 / hc;
+      for (int i = nv; i < nx; i++) {
+        double an = P[(size_t)i * nt + c], e = fabs(an - fd[i]) / fmax(scale, noise / GM_RTOL);
+        CHECK_MSG(e <= GM_RTOL, "%s state %d %s[%d] row %d: P %.12g, differences %.12g", file, s, p->name, c - p->adr, i,
+                  an, fd[i]);
+        worst_p = fmax(worst_p, e);
+      }
+    }
+    snprintf(what, sizeof what, "%s state %d", file, s);
+    dot_tests(what, m, d, &t, A, B, P, &r);
+  }
+  printf("%s (nu %d, nx %d): A, B vs four-point differences %.2e; P (timeconst x2, force of each) %.2e\n", file, nu,
+         nx, worst, worst_p);
+  phys_param_table_free(&t);
+  free(A), free(B), free(Af), free(Bf), free(P), free(th), free(x0), free(xp);
   phys_free_data(d);
   phys_free_model(m);
 }
@@ -322,6 +409,8 @@ int main(void) {
   check_fd("tests/data/actuator_damper.xml");
   check_timeconst();
   check_act_rows();
+  check_muscles(ARM26);
+  check_muscles("tests/data/muscle_mixed.xml");
   for (int k = 0; k < 4; k++) check_contact(k);
   return test_done();
 }

@@ -291,6 +291,19 @@ static void test_gradcheck_act(void) {
   run_free(&r);
 }
 
+// muscles (issue 15, s32): MuJoCo's arm26 as shipped (six muscles on wrapped tendons, activations in the state),
+// with SF's two time constants and BF's peak force: every block passes at 1e-6, contact-free and with contacts
+static void test_gradcheck_muscle(void) {
+  shRun r = run("gradcheck /usr/share/mujoco/model/tendon_arm/arm26.xml --no-contact --states 3 --wrt state,ctrl,"
+                "param:timeconst:SF,param:force:BF");
+  CHECK_MSG(r.code == 0 && has(r.out, "na 6 (x = q, v, act)") && has(r.out, "dv+/dforce ") &&
+            has(r.out, "dact+/dtimeconst ") && has(r.out, "18 of 18 blocks pass"), "%s%s", r.out, r.err);
+  run_free(&r);
+  r = run("gradcheck /usr/share/mujoco/model/tendon_arm/arm26.xml --states 2");
+  CHECK_MSG(r.code == 0 && has(r.out, "12 of 12 blocks pass"), "%s%s", r.out, r.err);
+  run_free(&r);
+}
+
 // every parameter kind of the double pendulum and of the humanoid in the air passes at 1e-6
 static void test_gradcheck_params(void) {
   shRun r = run("gradcheck tests/data/double_pendulum.xml --states 3 --wrt state,ctrl,params");
@@ -432,6 +445,7 @@ int main(void) {
   test_wrt_errors();
   test_jacobian_act();
   test_gradcheck_act();
+  test_gradcheck_muscle();
   test_gradcheck_params();
   test_gradcheck_equality();
   test_gradcheck_frictionloss();

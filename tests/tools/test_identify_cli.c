@@ -1013,13 +1013,13 @@ static void test_write_world(void) {
   CHECK_MSG(r.code == 0 && fabs(kc - 10000) < 1e-6, "exit %d: %s %s", r.code, r.out, r.err);
   printf("penalty:stiffness through a tendon's limit spring (truth 10000, from 5000): %.12g\n", kc);
   run_free(&r);
-  // muscles and slider-cranks (issue 15 items 2, 6) have no step derivatives either: refused before any work
+  // slider-cranks (issue 15 items 2, 6) have no step derivatives either (muscles have, s32): refused before any work
   const char* crank = write_file("in_crank.xml", "<mujoco><worldbody><site name='s' pos='0 -.1 0'/><body><joint "
                                  "name='j' damping='.1'/><geom size='.1' fromto='0 0 0 .2 0 0' type='capsule'/><site "
                                  "name='c' pos='.1 0 0'/></body></worldbody><actuator><position cranksite='c' "
                                  "slidersite='s' cranklength='.08' kp='30'/></actuator></mujoco>\n");
   r = run("identify", crank, path("in_tendon_world.csv"), "--param", "damping:j", "--out", path("out/crank.json"), NULL);
-  CHECK_MSG(r.code == 1 && has(r.err, "in_crank.xml: the model has muscles or slider-crank transmissions: the step "
+  CHECK_MSG(r.code == 1 && has(r.err, "in_crank.xml: the model has slider-crank transmissions: the step "
                                       "derivatives do not support them"), "exit %d: %s", r.code, r.err);
   CHECK(access(path("out/crank.json"), F_OK) != 0);
   run_free(&r);
@@ -1181,6 +1181,43 @@ static void test_act_timeconst(void) {
   run_free(&r);
   free(cut);
   free(text);
+}
+
+// muscles (issue 15, s32): arm26 (MuJoCo's sample, six muscles on wrapped tendons) driven by random controls
+// for 1 s; identify recovers BF's peak force (truth scale / acc0, from 60) and SF's two activation time
+// constants (truth 0.01, 0.04, from 0.02, 0.06) through the muscles' step derivatives, and --write-model writes
+// them as the <muscle>'s force and timeconst attributes
+static void test_muscle_arm26(void) {
+  const char* model = "/usr/share/mujoco/model/tendon_arm/arm26.xml";
+  idRunOut r = run("simulate", model, "--steps", "200", "--every", "2", "--ctrl", "random", "--seed", "4", "--quiet",
+                   "--out", path("in_arm26.csv"), NULL);
+  CHECK_MSG(r.code == 0, "%s", r.err);
+  run_free(&r);
+  physLog log;
+  memset(&log, 0, sizeof log);
+  physModel* m = phys_load(model, NULL, &log);
+  physParamTable t;
+  static const char* spec[] = {"force:BF"};
+  double truth = NAN;
+  if (m && phys_param_table_build(&t, m, spec, 1, &log) == PHYS_OK) {
+    phys_param_get(&t, m, &truth);
+    phys_param_table_free(&t);
+  }
+  phys_free_model(m);
+  r = run("identify", model, path("in_arm26.csv"), "--param", "force:BF:init=60", "--param",
+          "timeconst:SF:init=0.02,0.06", "--quiet", "--write-model", path("out/arm26.xml"), NULL);
+  CHECK_MSG(r.code == 0, "%s", r.err);
+  run_free(&r);
+  char* xml = slurp(path("out/arm26.xml"));
+  const char* f = xml ? strstr(xml, "force=\"") : NULL;
+  const char* tc = xml ? strstr(xml, "timeconst=\"") : NULL;
+  double F = f ? atof(f + 7) : NAN, tau[2] = {NAN, NAN};
+  if (tc) sscanf(tc + 11, "%lf %lf", tau, tau + 1);
+  printf("arm26: force:BF %.12g (truth %.12g, from 60), timeconst:SF %.12g %.12g (truth 0.01 0.04)\n", F, truth,
+         tau[0], tau[1]);
+  CHECK_MSG(fabs(F - truth) <= 1e-6 * truth && fabs(tau[0] - 0.01) <= 1e-8 && fabs(tau[1] - 0.04) <= 1e-8,
+            "written model: %s", xml ? xml : "(none)");
+  free(xml);
 }
 
 static void test_frictionloss_round_trip(void) {
@@ -1945,6 +1982,7 @@ int main(void) {
   test_recorded_round_trip();
   test_frictionloss_round_trip();
   test_act_timeconst();
+  test_muscle_arm26();
   test_tied_round_trip();
   test_equality_round_trip();
   test_write_mjcf();
