@@ -309,6 +309,13 @@ static physStatus replay_solves(const physModel* m, physData* d, penTape* T, con
   return st;
 }
 
+// parent <- the elimination tree of the step's matrix with the contacts con (nc): fill only inside each island
+// of trees the contacts couple (phys_penalty_etree); returns parent
+static const int* penalty_etree(const physModel* m, physData* d, const physContact* con, int nc, int* parent) {
+  phys_penalty_etree(m, d, con, nc, parent);
+  return parent;
+}
+
 // the linearization at d's state into T (arena memory of the caller's mark): kinematics, contacts detected
 // into T->con (d->contact, the caller's list, is not written), qM, qfrc_bias, forces, limits, every solve of
 // the step; d->qacc = a_{K-1}
@@ -360,6 +367,7 @@ static physStatus tape_build(const physModel* m, physData* d, penTape* T) {
   phys_implicit_damping_add(m, madd);
   int factored = phys_factor_m(m, qLD, d->qM, madd) == nv;
   if (factored) T->eq = phys_equality_penalty_point(m, d, qLD);
+  int* parent = alloc_int(d, (size_t)nv);   // (tape memory)
   size_t mark = phys_stack_mark(d);
   double* rhs = phys_stack_alloc(d, (size_t)nv);
   double* flim = phys_stack_alloc(d, (size_t)nv);
@@ -380,8 +388,8 @@ static physStatus tape_build(const physModel* m, physData* d, penTape* T) {
     st = PHYS_ERR_NUMERIC;
   }
   if (st == PHYS_OK) {
-    // (r r' and the equality rows: dense, as step.c's penalty_dense)
-    T->parent = phys_penalty_tree(m, T->con, nc) && T->ntl == 0 && m->neq == 0 ? m->dof_parentid : NULL;
+    // H_k's elimination tree as step.c's penalty_dense (r r' and the equality rows: dense)
+    T->parent = T->ntl == 0 && m->neq == 0 ? penalty_etree(m, d, T->con, nc, parent) : NULL;
     if (nc > 0) phys_penalty_contacts(m, d, T->con, nc, qLD, T->pc, T->J);
     if (nc > 0) T->nang = phys_penalty_contacts_ang(m, d, T->con, nc, T->pc, T->J, T->Ja);   // (step.c's order)
     contact_masses(m, qLD, T);
