@@ -9,8 +9,10 @@
 //   valgrind --tool=callgrind --callgrind-out-file=cg.out bench_rollout --samples 5
 //   callgrind_annotate --inclusive=yes cg.out | grep measured_    (divide by samples x T)
 // Timing (median over samples) is information, never a pass/fail test.
-// Measured (callgrind, humanoid, T = 100, default build of build-roll): forward 60.2k instructions per step;
-// grad_sqrt 266.8k (4.43x forward; 20 states stored); grad_tape 213.1k (3.54x; 101 states). The tape's
+// Measured (callgrind, humanoid, T = 100, --samples 1, session 32, branch s32-vjp): forward 63.3k instructions
+// per step; grad_sqrt 281.2k (4.44x forward; 20 states stored); grad_tape 224.8k (3.55x; 101 states) (earlier:
+// 60.2k, 266.8k, 213.1k; at main f583fa1, before save_state stopped zeroing each record's contact room, 63.3k,
+// 323.5k, 301.7k). The tape's
 // ratio is one step + one phys_step_vjp (2.56x the step, bench_grad) + the limit check of every step; the
 // checkpointed gradient adds one more forward pass (the recomputation). Wall time: 5.3, 23.3, 17.8 us/step.
 #include <math.h>

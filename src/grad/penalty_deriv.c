@@ -309,6 +309,13 @@ static physStatus replay_solves(const physModel* m, physData* d, penTape* T, con
   return st;
 }
 
+// parent <- the elimination tree of the step's matrix with the contacts con (nc): fill only inside each island
+// of trees the contacts couple (phys_penalty_etree); returns parent
+static const int* penalty_etree(const physModel* m, physData* d, const physContact* con, int nc, int* parent) {
+  phys_penalty_etree(m, d, con, nc, parent);
+  return parent;
+}
+
 // the linearization at d's state into T (arena memory of the caller's mark): kinematics, contacts detected
 // into T->con (d->contact, the caller's list, is not written), qM, qfrc_bias, forces, limits, every solve of
 // the step; d->qacc = a_{K-1}
@@ -360,6 +367,7 @@ static physStatus tape_build(const physModel* m, physData* d, penTape* T) {
   phys_implicit_damping_add(m, madd);
   int factored = phys_factor_m(m, qLD, d->qM, madd) == nv;
   if (factored) T->eq = phys_equality_penalty_point(m, d, qLD);
+  int* parent = alloc_int(d, (size_t)nv);   // (tape memory)
   size_t mark = phys_stack_mark(d);
   double* rhs = phys_stack_alloc(d, (size_t)nv);
   double* flim = phys_stack_alloc(d, (size_t)nv);
@@ -380,8 +388,8 @@ static physStatus tape_build(const physModel* m, physData* d, penTape* T) {
     st = PHYS_ERR_NUMERIC;
   }
   if (st == PHYS_OK) {
-    // (r r' and the equality rows: dense, as step.c's penalty_dense)
-    T->parent = phys_penalty_tree(m, T->con, nc) && T->ntl == 0 && m->neq == 0 ? m->dof_parentid : NULL;
+    // H_k's elimination tree as step.c's penalty_dense (r r' and the equality rows: dense)
+    T->parent = T->ntl == 0 && m->neq == 0 ? penalty_etree(m, d, T->con, nc, parent) : NULL;
     if (nc > 0) phys_penalty_contacts(m, d, T->con, nc, qLD, T->pc, T->J);
     if (nc > 0) T->nang = phys_penalty_contacts_ang(m, d, T->con, nc, T->pc, T->J, T->Ja);   // (step.c's order)
     contact_masses(m, qLD, T);
@@ -677,12 +685,11 @@ static physStatus mass_reverse(const physModel* m, physData* d, const physParamT
   memset(A->alphaF, 0, sizeof(double) * 3 * (size_t)nc);
   A->alphaF[3 * i] = 2 * wbar;
   geometry_vjp(m, T, A->alphaF, y, NULL, A);
-  // d(M y)/dq' (wbar y) = dRNEA(q, v, y)/dq' - dRNEA(q, v, 0)/dq' applied to wbar y
+  // d(M y)/dq' (wbar y) = wbar grad_q[y' M(q) y] (y held): one O(nbody) pass (phys_rnea_mass_quad_grad)
+  // instead of dRNEA(q, v, y)/dq' - dRNEA(q, v, 0)/dq' applied to wbar y
   for (int k = 0; k < nv; k++) A->lam[k] = wbar * y[k];
-  phys_rnea_vjp(m, d, y, A->lam, A->tmp, NULL, NULL);
-  for (int k = 0; k < nv; k++) A->qbar[k] -= A->tmp[k];
-  phys_rnea_vjp(m, d, NULL, A->lam, A->tmp, NULL, NULL);
-  for (int k = 0; k < nv; k++) A->qbar[k] += A->tmp[k];
+  phys_rnea_mass_quad_grad(m, d, y, A->tmp);
+  for (int k = 0; k < nv; k++) A->qbar[k] -= wbar * A->tmp[k];
   if (t && t->ntheta > 0 && A->tbar) {
     // -R(y)' lambda + R(0)' lambda
     phys_param_forces_vjp(m, d, t, y, A->lam, A->tt);
@@ -875,8 +882,6 @@ static void forward_prepare(const physModel* m, physData* d, const penTape* T, p
   mark = phys_stack_mark(d);
   double* fq = phys_stack_alloc(d, nn);
   double* fv = phys_stack_alloc(d, nn);
-  double* tmp = phys_stack_alloc(d, (size_t)nv);
-  double* yy = phys_stack_alloc(d, (size_t)nv);
   // df/dq, df/dv, df/du of the applied forces (the same in every solve)
   memset(fq, 0, sizeof(double) * nn);
   memset(fv, 0, sizeof(double) * nn);
@@ -896,15 +901,8 @@ static void forward_prepare(const physModel* m, physData* d, const penTape* T, p
       phys_stack_free(d, fm);
     }
   }
-  // gm_i = dRNEA(q, v, y)/dq' y - dRNEA(q, v, 0)/dq' y (y' M(q) y's gradient at fixed y)
-  for (int i = 0; i < nc; i++) {
-    const double* y = T->y + (size_t)i * nv;
-    double* g = F->gm + (size_t)i * nv;
-    memcpy(yy, y, sizeof(double) * (size_t)nv);
-    phys_rnea_vjp(m, d, y, yy, g, NULL, NULL);
-    phys_rnea_vjp(m, d, NULL, yy, tmp, NULL, NULL);
-    for (int k = 0; k < nv; k++) g[k] -= tmp[k];
-  }
+  // gm_i = grad_q[y' M(q) y] at fixed y (= dRNEA(q, v, y)/dq' y - dRNEA(q, v, 0)/dq' y), one O(nbody) pass
+  for (int i = 0; i < nc; i++) phys_rnea_mass_quad_grad(m, d, T->y + (size_t)i * nv, F->gm + (size_t)i * nv);
   phys_stack_free(d, mark);
 }
 

@@ -59,15 +59,13 @@ size_t phys_rollout_worksize(const physModel* m, int T, int k, int ntheta) {
 // (phys_step_linearize_warm) explicitly: the rollout never writes d's contact lists (x_0's is d->contact, read
 // only; each step's contacts go to one of two arena lists, steps.cur and steps.next)
 
-// record <- d's qpos, qvel, time and the state's contact list w (the unused part zeroed)
+// record <- d's qpos, qvel, time and the state's contact list w: its count and its w->n contacts; the room
+// past them (up to nconmax) is not written (load_state reads only the count's contacts)
 static void save_state(const physModel* m, const physData* d, const physWarmStart* w, double* rec) {
   size_t ns = phys_state_size(m);
   phys_state_save(m, d, rec);
   rec[ns] = w->n;
-  double* con = rec + ns + 1;
-  size_t used = sizeof(physContact) * (size_t)w->n, all = sizeof(double) * (record_size(m) - (ns + 1));
-  if (used) memcpy(con, w->con, used);
-  memset((char*)con + used, 0, all - used);
+  if (w->n > 0) memcpy(rec + ns + 1, w->con, sizeof(physContact) * (size_t)w->n);
 }
 
 // d's qpos, qvel, time <- record; returns the record's contact list (the next step's warm start, read in place)

@@ -45,8 +45,8 @@ int phys_rollout_interval(int T, int budget);
 int phys_rollout_nstate(int T, int k);
 // size in doubles of the workspace phys_rollout_grad needs (k = 0: the default interval, as there): nstate (nq + nv + na + 2 + c) + 3 nx + ntheta, c =
 // ceil(nconmax sizeof(physContact) / sizeof(double)). Layout (tests read it): ceil(T/k) checkpoint records,
-// then the k-record segment buffer (each record qpos, qvel, act, time, ncon, the contact list padded with
-// zeros to nconmax); on return the buffer holds segment 0's recomputed states x_0 .. x_{min(k,T)-1}.
+// then the k-record segment buffer (each record qpos, qvel, act, time, ncon, its ncon contacts in room for
+// nconmax, the room past them not written); on return the buffer holds segment 0's recomputed states x_0 .. x_{min(k,T)-1}.
 size_t phys_rollout_worksize(const physModel* m, int T, int k, int ntheta);
 
 // one state record as the rollout keeps it (qpos, qvel, act, time, ncon, the contact list: everything a step reads

@@ -15,7 +15,9 @@
 //     ccp_vjp.c; step_contact_vjp.c's G_bar and mass terms by islands): box a's rows of the step Jacobian A in
 //     the scene equal A of the box alone (its columns; to 1e-12 of the largest entry, lcp, cone, ccp), its rows
 //     are 0 in the other bodies' columns, and the VJP of a cotangent on every body gives, on box a's entries,
-//     the VJP of the box alone with box a's part of that cotangent.
+//     the VJP of the box alone with box a's part of that cotangent;
+//  6. the same for penalty, whose step and derivatives factor H_k along its elimination tree (src/grad/
+//     penalty_deriv.c; the stack b1-b2 couples two trees, so the whole matrix is not on the tree's pattern).
 #include <math.h>
 #include <string.h>
 
@@ -257,5 +259,6 @@ int main(void) {
     test_derivatives(model);
     test_derivatives_alone(model);
   }
+  test_derivatives_alone(PHYS_CONTACT_PENALTY);   // penalty's factor along the elimination tree (item 6)
   return test_done();
 }

@@ -16,7 +16,9 @@
 // 2. Every checkpoint interval (k = 1 the full tape, the default ceil(sqrt T), a budget, k = T) gives the
 //    same loss and gradient bit for bit, and the checkpoints and recomputed segment states are bit for bit
 //    the states of the plain phys_step loop.
-// 3. Memory: the workspace is exactly phys_rollout_worksize doubles (all of it written, nothing past it),
+// 3. Memory: the workspace is exactly phys_rollout_worksize doubles, every word the rollout reads written (the
+//    records' states and ncon contacts and everything after the records; the same gradient and words from
+//    two different initial fills; a record's room past its ncon contacts need not be), nothing past it,
 //    2 ceil(sqrt T) states for T = 100 instead of T + 1.
 // 4. A rollout that goes non-finite (a NaN, infinite or huge control, a loss or gradient that overflows) is refused
 //    with PHYS_ERR_NUMERIC, L = +inf and a message naming the step; nothing non-finite is returned.
@@ -216,13 +218,13 @@ typedef struct gradOut_ {
   physStatus st;
 } gradOut;
 
-static gradOut run_grad(rollCase* c, int k, physLog* log) {
+static gradOut run_grad_filled(rollCase* c, int k, physLog* log, int fill) {
   const physModel* m = c->m;
   gradOut o;
   int kk = k ? k : phys_rollout_interval(c->T, 0);
   o.nwork = phys_rollout_worksize(m, c->T, kk, c->tab.ntheta);
   o.work = malloc(sizeof(double) * (o.nwork + 16));
-  memset(o.work, 0xA5, sizeof(double) * (o.nwork + 16));   // sentinel bytes: written words change
+  memset(o.work, fill, sizeof(double) * (o.nwork + 16));   // sentinel bytes: written words change
   o.xb = calloc(2 * m->nv + m->na, sizeof(double));
   o.ub = calloc((size_t)c->T * m->nu + 1, sizeof(double));
   o.tb = calloc(c->tab.ntheta + 1, sizeof(double));
@@ -235,6 +237,11 @@ static gradOut run_grad(rollCase* c, int k, physLog* log) {
     o.st = phys_rollout_grad(m, c->d, &c->tab, c->T, k, c->u, test_loss, &lc, o.work, &o.L, o.xb, o.ub, o.tb,
                              log);
   return o;
+}
+
+// the workspace filled with 0xA5 bytes before the call
+static gradOut run_grad(rollCase* c, int k, physLog* log) {
+  return run_grad_filled(c, k, log, 0xA5);
 }
 
 static void free_grad(gradOut* o) {
@@ -280,10 +287,62 @@ static void check_fd(rollCase* c) {
   free_grad(&o);
 }
 
+// 1 if word x is n sentinel bytes `fill`
+static int is_fill(const double* x, int fill) {
+  unsigned char pat[sizeof(double)];
+  memset(pat, fill, sizeof(pat));
+  return memcmp(x, pat, sizeof(pat)) == 0;
+}
+
+// 3 for interval k, o the gradient from a workspace of 0xA5 bytes: the predicted size; every word the rollout
+// reads was written: the same gradient and the same words from a workspace of 0x5A bytes, where every word of
+// the records' states, counts and ncon contacts and every word after the records is written (differs from
+// the sentinel in both runs; the same value in both, but for the contacts' padding bytes); the room past a
+// record's contacts (up to nconmax) need not be written; nothing past the workspace written
+static void check_memory(rollCase* c, int k, const gradOut* o, int nrec) {
+  const physModel* m = c->m;
+  int T = c->T, nv = m->nv, na = m->na, ns = m->nq + nv + na + 1, nstate = phys_rollout_nstate(T, k);
+  size_t pred = (size_t)nstate * nrec + 3 * (size_t)(2 * nv + na) + c->tab.ntheta;
+  CHECK(o->nwork == pred);
+  physLog log;
+  memset(&log, 0, sizeof(log));
+  gradOut b = run_grad_filled(c, k, &log, 0x5A);
+  CHECK(b.st == PHYS_OK && b.nwork == o->nwork);
+  int same = memcmp(&b.L, &o->L, sizeof(double)) == 0 &&
+             memcmp(b.xb, o->xb, sizeof(double) * (2 * nv + na)) == 0 &&
+             memcmp(b.ub, o->ub, sizeof(double) * (size_t)T * m->nu) == 0 &&
+             memcmp(b.tb, o->tb, sizeof(double) * c->tab.ntheta) == 0;
+  CHECK_MSG(same, "%s T=%d k=%d: the gradient depends on the workspace's initial bytes", c->name, T, k);
+  int unwritten = 0, differ = 0, overrun = 0;
+  for (size_t i = 0; i < o->nwork + 16; i++) {
+    size_t s = i / (size_t)nrec, j = i % (size_t)nrec;
+    if (i >= o->nwork) {
+      overrun += !is_fill(o->work + i, 0xA5) || !is_fill(b.work + i, 0x5A);
+      continue;
+    }
+    if (s < (size_t)nstate && j > (size_t)ns) {   // a record's contact room: its ncon contacts are used
+      double ncon = o->work[s * nrec + ns];
+      if (!(ncon >= 0 && ncon <= m->nconmax)) {
+        unwritten++;
+        continue;
+      }
+      if ((j - ns - 1) * sizeof(double) >= sizeof(physContact) * (size_t)ncon) continue;
+      unwritten += is_fill(o->work + i, 0xA5) || is_fill(b.work + i, 0x5A);   // (a contact's padding bytes
+      continue;                                                                // are not compared)
+    }
+    unwritten += is_fill(o->work + i, 0xA5);
+    differ += memcmp(o->work + i, b.work + i, sizeof(double)) != 0;
+  }
+  CHECK_MSG(unwritten == 0 && differ == 0 && overrun == 0,
+            "%s T=%d k=%d: %d used workspace words not written, %d differ between sentinels, %d written past it",
+            c->name, T, k, unwritten, differ, overrun);
+  free_grad(&b);
+}
+
 // 2, 3: bit-identical gradients for every interval, bit-identical recomputed states, exact memory
 static void check_checkpoints(rollCase* c) {
   const physModel* m = c->m;
-  // a record: qpos, qvel, act, time, ncon, the contact list padded to nconmax (rollout.h)
+  // a record: qpos, qvel, act, time, ncon, the contact list in room for nconmax (rollout.h)
   int T = c->T, nq = m->nq, nv = m->nv, na = m->na;
   int nrec = nq + nv + na + 2 +
              (int)((sizeof(physContact) * (size_t)m->nconmax + sizeof(double) - 1) / sizeof(double));
@@ -330,19 +389,7 @@ static void check_checkpoints(rollCase* c) {
       CHECK_MSG(same, "%s T=%d k=%d: record %d (state %d) differs from phys_step's", c->name, T, k, s, t);
     }
 
-    // memory: the predicted size, all of it used, nothing past it
-    size_t pred = (size_t)phys_rollout_nstate(T, k) * nrec + 3 * (size_t)(2 * nv + na) + c->tab.ntheta;
-    CHECK(o.nwork == pred);
-    unsigned char pat[sizeof(double)];
-    memset(pat, 0xA5, sizeof(pat));
-    int untouched = 0, overrun = 0;
-    for (size_t i = 0; i < o.nwork + 16; i++) {
-      int same = memcmp(o.work + i, pat, sizeof(pat)) == 0;
-      if (i < o.nwork) untouched += same;
-      else overrun += !same;
-    }
-    CHECK_MSG(untouched == 0 && overrun == 0, "%s T=%d k=%d: %d workspace words unused, %d written past it",
-              c->name, T, k, untouched, overrun);
+    check_memory(c, k, &o, nrec);
     free_grad(&o);
   }
   CHECK(phys_rollout_nstate(T, 1) == T + 1);
