@@ -112,6 +112,11 @@ physStatus phys_step_vjp_batch_qpos(const physModel* m, physData** work, int nwo
 // na)) the states x_0 = x[b], x_1, .., x_T
 physStatus phys_rollout_batch(const physModel* m, physData** work, int nwork, int nb, int T, const double* x,
                               const double* u, double* xs, physLog* log);
+// T steps of d itself from its state, as T calls of phys_step (its time, warm start, applied forces kept): u
+// (T x nu) the controls of step s at u[s nu ..] (NULL: d's ctrl held), xs ((T + 1) x (nq + nv + na)) the states
+// x_0 (d's on entry) .. x_T; d is left at x_T. A rejected step s (non-finite state): PHYS_ERR_NUMERIC, "step s
+// rejected (warning)" in log, rows x_0 .. x_s written, d left as that step left it
+physStatus phys_rollout_states(const physModel* m, physData* d, int T, const double* u, double* xs, physLog* log);
 
 #ifdef __cplusplus
 }

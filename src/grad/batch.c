@@ -251,3 +251,19 @@ physStatus phys_rollout_batch(const physModel* m, physData** work, int nwork, in
   batchJob j = {m, NULL, BATCH_ROLLOUT, nb, T, nwork, x, u, NULL, NULL, xs, NULL, NULL, NULL};
   return run_job(&j, work, "phys_rollout_batch", log);
 }
+
+physStatus phys_rollout_states(const physModel* m, physData* d, int T, const double* u, double* xs, physLog* log) {
+  if (!m || !d || T < 0 || !xs)
+    return phys_error(log, PHYS_ERR_ARG, "phys_rollout_states: bad arguments (T %d, or a NULL pointer)", T);
+  size_t ns = (size_t)(m->nq + m->nv + m->na), nu = (size_t)m->nu;
+  row_save(m, d, xs);
+  for (int s = 0; s < T; s++) {   // x_{s+1} = step(x_s, u_s)
+    if (u && nu) memcpy(d->ctrl, u + (size_t)s * nu, sizeof(double) * nu);
+    int before = d->warning_count[PHYS_WARN_REJECTED];
+    phys_step(m, d);
+    if (d->warning_count[PHYS_WARN_REJECTED] != before)
+      return phys_error(log, PHYS_ERR_NUMERIC, "step %d rejected (%s)", s, d->lastwarning);
+    row_save(m, d, xs + (size_t)(s + 1) * ns);
+  }
+  return PHYS_OK;
+}

@@ -18,6 +18,10 @@
 //    not row 5), the same message for every nwork.
 // 4. phys_step_vjp_batch_qpos (cotangents in qpos coordinates) against phys_step_vjp_batch with the maps done
 //    here by quaternion products, and the two maps' round trip.
+// 5. phys_rollout_states (T steps of one Data in one call) against a phys_step loop on a twin Data, bit for bit:
+//    every row, and the Data left at x_T (time, contact list carried: the Datas start mid-run, after a few steps,
+//    so warm starts and time are in play); with controls per step and with NULL (ctrl held); a non-finite state
+//    gives PHYS_ERR_NUMERIC "step 0 rejected", bad arguments PHYS_ERR_ARG.
 #include "grad_models.h"
 #include "params.h"
 #include "physid/derivatives.h"
@@ -258,6 +262,50 @@ static void check_errors(const batchCase* c) {
   free_work(w, NWMAX);
 }
 
+// two Datas in the same state mid-run: both from row 1, with its controls, after 4 steps
+static void twin_start(const batchCase* c, physData* a, physData* b) {
+  ref_load(c, a, 1, c->u + c->nu);
+  ref_load(c, b, 1, c->u + c->nu);
+  for (int s = 0; s < 4; s++) phys_step(c->m, a), phys_step(c->m, b);
+}
+
+// 5: phys_rollout_states against a phys_step loop, bit for bit, with controls per step and held
+static void check_states(const batchCase* c) {
+  const physModel* m = c->m;
+  int ns = c->ns;
+  physData *d = phys_make_data(m), *ref = phys_make_data(m);
+  double xs[(T_ROLL + 1) * 64], row[64];
+  physLog log;
+  for (int held = 0; held < 2; held++) {
+    twin_start(c, d, ref);
+    memset(&log, 0, sizeof log);
+    const double* u = held ? NULL : c->useq;
+    CHECK_MSG(phys_rollout_states(m, d, T_ROLL, u, xs, &log) == PHYS_OK, "%s", log.error);
+    int same = 1;
+    for (int s = 0; s <= T_ROLL; s++) {
+      save_row(m, ref, row);
+      same &= !memcmp(row, xs + s * ns, sizeof(double) * ns);
+      if (s == T_ROLL) break;
+      if (u && m->nu) memcpy(ref->ctrl, u + s * m->nu, sizeof(double) * m->nu);
+      phys_step(m, ref);
+    }
+    save_row(m, d, row);
+    same &= !memcmp(row, xs + T_ROLL * ns, sizeof(double) * ns) && d->time == ref->time && d->ncon == ref->ncon;
+    CHECK_MSG(same, "%s: phys_rollout_states (held %d) differs from the phys_step loop", c->name, held);
+    CHECK(ref->time > 0 && (c->m->opt.contact == PHYS_CONTACT_PENALTY || ref->ncon > 0));
+  }
+  twin_start(c, d, ref);
+  d->qvel[0] = NAN;
+  memset(&log, 0, sizeof log);
+  CHECK(phys_rollout_states(m, d, 3, c->useq, xs, &log) == PHYS_ERR_NUMERIC);
+  CHECK_MSG(strncmp(log.error, "step 0 rejected (", 17) == 0, "%s: %s", c->name, log.error);
+  memset(&log, 0, sizeof log);
+  CHECK(phys_rollout_states(m, d, -1, NULL, xs, &log) == PHYS_ERR_ARG && strstr(log.error, "T -1"));
+  CHECK(phys_rollout_states(m, d, 2, NULL, NULL, NULL) == PHYS_ERR_ARG);
+  phys_free_data(d);
+  phys_free_data(ref);
+}
+
 // the rows: the base state pressed 0..0.2 mm deeper (qpos[2]), velocities and activations spread, controls random
 static void make_case(batchCase* c, const char* name, const char* file, const char* const* spec, int nspec,
                       const double* q0, const double* v0, double vs) {
@@ -309,6 +357,7 @@ int main(void) {
     if (i) check_fd(&c[i]);
     check_qpos(&c[i]);
     check_errors(&c[i]);
+    check_states(&c[i]);
     free_case(&c[i]);
   }
   return test_done();
