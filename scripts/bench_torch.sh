@@ -76,7 +76,7 @@ us() { awk -v x="$1" 'BEGIN { if (x >= 1000) printf "%.2f ms", x / 1000; else pr
   rs="$(r cube rollout_torch_per_step)"; rb="$(r cube rollout_binding_per_step)"
   if [ -n "$rs" ]; then
     echo "A rollout as one autograd node (physid.torch.Step.rollout_fn: forward one phys_rollout_batch, backward one"
-    echo "phys_rollout_vjp) against $(q cube steps RRATIO) torch steps chained by autograd, the cube from the same start, loss = the"
+    echo "phys_rollout_states_vjp) against $(q cube steps RRATIO) torch steps chained by autograd, the cube from the same start, loss = the"
     echo "states . fixed random vectors, backward to the start and friction (gradients agree to $(c cube rollout_grad_max_diff)): per step torch"
     echo "$(us "$rs"), binding $(us "$rb"), torch / binding **$(q cube median RRATIO)x** (q25-q75 $(q cube q25 RRATIO)-$(q cube q75 RRATIO))."
     echo

@@ -226,8 +226,8 @@ class _StepFn(torch.autograd.Function):
 
 class _RolloutFn(torch.autograd.Function):
     """(qpos0, qvel0, U (B, T, nu), theta, act0) -> (qpos (B, T + 1, nq), qvel (B, T + 1, nv), act (B, T + 1, na));
-    the forward is one phys_rollout_batch, the backward one phys_rollout_vjp per row (the VJP of the whole rollout
-    for the states' cotangents, reverse mode with checkpoints in C, no Python call per step)."""
+    the forward is one phys_rollout_batch, the backward one phys_rollout_states_vjp per row (the VJP of the T
+    steps from the forward's states, one linearization per step, in C: no Python call per step)."""
 
     @staticmethod
     def forward(ctx, qpos, qvel, ctrl, theta, act, owner):
@@ -243,7 +243,7 @@ class _RolloutFn(torch.autograd.Function):
         xs = np.empty((nb, T + 1, nq + nv + na))
         owner._call("phys_rollout_batch", m._ptr, owner._work, owner.threads, nb, T, x.ctypes.data,
                     U.ctypes.data if nu else None, xs.ctypes.data, owner._logp)
-        ctx.owner, ctx.saved = owner, (x, U, th)
+        ctx.owner, ctx.saved = owner, (xs.copy(), U, th)   # the states as computed (the outputs may be changed)
         out = torch.from_numpy(xs)
         return out[:, :, :nq], out[:, :, nq:nq + nv], out[:, :, nq + nv:]
 
@@ -252,29 +252,25 @@ class _RolloutFn(torch.autograd.Function):
         owner = ctx.owner
         m, d, p = owner.model, owner.data, owner.params
         nq, nv, na = m.nq, m.nv, m.na
-        x, U, theta = ctx.saved
+        xs, U, theta = ctx.saved
         owner._set_theta(theta)
         nb, T = U.shape[0], U.shape[1]
-        GQ = np.zeros((nb, T + 1, nq)) if gqs is None else _np(gqs)
-        GV = np.zeros((nb, T + 1, nv)) if gvs is None else _np(gvs)
-        GA = np.zeros((nb, T + 1, na)) if gas is None else _np(gas)
-        xb0, gu = np.empty((nb, m.nx)), np.empty_like(U)
-        tb = np.empty(p.ntheta if p is not None else 0)
-        gth = np.zeros(p.ntheta if p is not None else 0)
-        gq = np.empty((nb, nq))
-        L = _c.lib()
-        work = np.empty(L.phys_rollout_worksize(m._ptr, T, 0, len(tb)))
-        tab = None if p is None else ctypes.byref(p._t)
-        for b in range(nb):   # one C call per row (phys_rollout_vjp: the cotangents' loss formed in C)
-            owner._load(x[b, :nq], x[b, nq:nq + nv], U[b, 0] if T else None, x[b, nq + nv:])
-            owner._call("phys_rollout_vjp", m._ptr, d._ptr, tab, T, 0, U[b].ctypes.data if m.nu else None,
-                        GQ[b].ctypes.data, GV[b].ctypes.data, GA[b].ctypes.data if na else None, work.ctypes.data,
-                        xb0[b].ctypes.data, gu[b].ctypes.data if m.nu else None, tb.ctypes.data, owner._logp)
-            L.phys_tangent_bar_to_qpos(m._ptr, x[b].ctypes.data, xb0[b].ctypes.data, gq[b].ctypes.data)
+        Y = np.zeros(xs.shape)   # the states' cotangents in qpos coordinates (nb, T + 1, nq + nv + na)
+        for g, lo, n in ((gqs, 0, nq), (gvs, nq, nv), (gas, nq + nv, na)):
+            if g is not None and n:
+                Y[:, :, lo:lo + n] = g.detach().cpu().numpy()
+        xb0, gu = np.empty((nb, xs.shape[2])), np.empty_like(U)
+        nth = p.ntheta if p is not None else 0
+        tb, gth = np.empty(nth), np.zeros(nth)
+        tab = None if p is None else owner._tab
+        for b in range(nb):   # one C call per row
+            owner._call("phys_rollout_states_vjp", m._ptr, d._ptr, tab, T, xs[b].ctypes.data,
+                        U[b].ctypes.data if m.nu else None, Y[b].ctypes.data, xb0[b].ctypes.data,
+                        gu[b].ctypes.data if m.nu else None, tb.ctypes.data if nth else None, owner._logp)
             gth += tb
-        return (torch.from_numpy(gq), torch.from_numpy(xb0[:, nv:2 * nv].copy()), torch.from_numpy(gu),
-                torch.from_numpy(gth) if p is not None and theta is not None else None,
-                torch.from_numpy(xb0[:, 2 * nv:].copy()) if na else None, None)
+        return (torch.from_numpy(xb0[:, :nq].copy()), torch.from_numpy(xb0[:, nq:nq + nv].copy()),
+                torch.from_numpy(gu), torch.from_numpy(gth) if p is not None and theta is not None else None,
+                torch.from_numpy(xb0[:, nq + nv:].copy()) if na else None, None)
 
 
 class Step:
@@ -386,8 +382,9 @@ class Step:
     def rollout_fn(self, qpos, qvel, ctrl, theta=None, act=None):
         """The same states as one autograd node: qpos (B, nq) or (nq,), ctrl (B, T, nu) or (T, nu) -> qpos (B, T + 1,
         nq), qvel (B, T + 1, nv) (no B: (T + 1, ...)), and act (B, T + 1, na) for a model with activations (act
-        the start's, None zero). The forward is one phys_rollout_batch, its backward phys_rollout_vjp per row
-        (reverse mode with checkpoints, in C) for the incoming cotangents."""
+        the start's, None zero). The forward is one phys_rollout_batch, its backward phys_rollout_states_vjp per row
+        (the steps' VJPs chained in C from the forward's states, one linearization per step) for the incoming
+        cotangents: the gradient of the chained steps of rollout()."""
         m = self.model
         single = qpos.dim() == 1
         qpos, qvel = qpos.reshape(-1, m.nq), qvel.reshape(-1, m.nv)
