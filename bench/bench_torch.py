@@ -7,7 +7,17 @@ First the check that both compute the same physics: N steps of each from the sam
 of qpos and qvel (the torch models are written from physid's equations, so they agree to rounding unless a
 contact's branch flips). Then the timing: loss = next state . a fixed random vector, backward to the state, the
 controls (the humanoid's 21 motors; the cube has none) and one physical parameter (the cube's friction, the
-humanoid's right_hip_y damping); medians of repeats, float64, CPU, one thread.
+humanoid's right_hip_y damping); float64, CPU, torch.set_num_threads(1) for every route.
+
+Every time is this process's CPU time (time.process_time_ns; bench_torch.c the same clock), not wall time: on a
+machine shared by other jobs the time spent waiting for a core is not counted (with wall time, a 12 ms torch
+call is preempted during its run and the binding calls right after it pay the scheduler's catch-up: 16-20 ms
+stalls that a median of a block does not remove). The ratio torch / binding is measured side by side in this one process: repetitions interleaved (one torch
+call, then `inner` binding calls, the order swapped every repetition), each repetition's ratio from the two
+timings next to each other, so a load that comes and goes moves both; reported as the median and the quartiles
+and extremes of the per-repetition ratios. The leaves (state, controls, parameter) are made once per route and
+their gradients cleared before every call, as an optimizer's loop does. "floor" is the same loss and backward
+around a trivial differentiable step (q * theta, v): torch's own fixed cost per call, which no binding avoids.
 
 usage: PATH=build:$PATH PYTHONPATH=python /usr/bin/python3 bench/bench_torch.py [--repeats N] [--bench BIN]
 Prints "CHECK scene steps max_dq max_dv" and "RESULT scene route median_us" lines (scripts/bench_torch.sh makes the
@@ -38,10 +48,31 @@ def median_us(fn, repeats):
     fn()   # warm up (torch's first call allocates)
     times = []
     for _ in range(repeats):
-        t0 = time.perf_counter()
+        t0 = time.process_time_ns()
         fn()
-        times.append(time.perf_counter() - t0)
-    return 1e6 * float(np.median(times))
+        times.append(time.process_time_ns() - t0)
+    return 1e-3 * float(np.median(times))
+
+
+def paired(slow, fast, repeats, inner):
+    """Interleaved timing of two routes: per repetition one call of slow and the mean of `inner` calls of fast,
+    back to back (which goes first alternates). Returns (slow times, fast times, slow / fast), seconds, arrays."""
+    slow(), fast()
+    ts, tf = np.empty(repeats), np.empty(repeats)
+    for r in range(repeats):
+        for which in ((0, 1) if r % 2 == 0 else (1, 0)):
+            t0 = time.process_time_ns()
+            if which == 0:
+                slow()
+            else:
+                for _ in range(inner):
+                    fast()
+            dt = 1e-9 * (time.process_time_ns() - t0)
+            if which == 0:
+                ts[r] = dt
+            else:
+                tf[r] = dt / inner
+    return ts, tf, ts / tf
 
 
 def agreement(torch_step, m, qpos, qvel, ctrl, steps):
@@ -64,20 +95,56 @@ def scenes(folder):
 
 
 def fwd_bwd(step, start, theta0, seed=1):
-    """One forward + backward of step at start: a closure for the timer, and its inputs (for the gradients)."""
+    """One forward + backward of step at start: a closure for the timer (the leaves made once, their gradients
+    cleared on every call), and its inputs (for the gradients)."""
     qpos, qvel, ctrl = start
     g = np.random.default_rng(seed)
     rq, rv = torch.tensor(g.standard_normal(len(qpos)), dtype=T), torch.tensor(g.standard_normal(len(qvel)), dtype=T)
+    q = torch.tensor(qpos, dtype=T, requires_grad=True)
+    v = torch.tensor(qvel, dtype=T, requires_grad=True)
+    u = torch.tensor(ctrl, dtype=T, requires_grad=len(ctrl) > 0)
+    th = torch.tensor([theta0], dtype=T, requires_grad=True)
+    leaves = (q, v, u, th)
 
     def run():
-        q = torch.tensor(qpos, dtype=T, requires_grad=True)
-        v = torch.tensor(qvel, dtype=T, requires_grad=True)
-        u = torch.tensor(ctrl, dtype=T, requires_grad=len(ctrl) > 0)
-        th = torch.tensor(theta0, dtype=T, requires_grad=True)
+        for x in leaves:
+            x.grad = None
         q1, v1 = step(q, v, u, th)
         (q1 @ rq + v1 @ rv).backward()
-        return q, v, u, th
+        return leaves
     return run
+
+
+def rollout_fwd_bwd(rollout, start, theta0, T_steps, seed=2):
+    """T_steps steps from start as one differentiable rollout (a function (q, v, th) -> (qs, vs), the states
+    x_1 .. x_T), loss = sum of the states . fixed random vectors, backward to the start and the parameter."""
+    qpos, qvel, _ = start
+    g = np.random.default_rng(seed)
+    rq = torch.tensor(g.standard_normal((T_steps, len(qpos))), dtype=T)
+    rv = torch.tensor(g.standard_normal((T_steps, len(qvel))), dtype=T)
+    q = torch.tensor(qpos, dtype=T, requires_grad=True)
+    v = torch.tensor(qvel, dtype=T, requires_grad=True)
+    th = torch.tensor([theta0], dtype=T, requires_grad=True)
+
+    def run():
+        for x in (q, v, th):
+            x.grad = None
+        qs, vs = rollout(q, v, th)
+        ((qs * rq).sum() + (vs * rv).sum()).backward()
+        return q, v, th
+    return run
+
+
+def torch_rollout(tstep, T_steps):
+    """T_steps torch steps chained by autograd: (q, v, th) -> (qs, vs) (T_steps, n)."""
+    def roll(q, v, th):
+        qs, vs = [], []
+        for _ in range(T_steps):
+            q, v = tstep(q, v, None, th[0])
+            qs.append(q)
+            vs.append(v)
+        return torch.stack(qs), torch.stack(vs)
+    return roll
 
 
 def c_api(bench, model_file, start, spec, repeats, folder):
@@ -95,6 +162,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=200)
     ap.add_argument("--steps", type=int, default=100, help="steps of the agreement check")
+    ap.add_argument("--rollout-steps", type=int, default=20, help="steps of the cube's rollout timing (0: none)")
     ap.add_argument("--bench", default=os.path.join(ROOT, "build", "bench_torch"))
     a = ap.parse_args()
     torch.set_num_threads(1)
@@ -105,24 +173,45 @@ def main():
         dq, dv = agreement(lambda q, v: tstep(q, v, u0, th0), m, *start, a.steps)
         print(f"CHECK\t{name}\tsteps={a.steps}\tmax_dq={dq:.3g}\tmax_dv={dv:.3g}", flush=True)
         # the gradients of both routes at the start (they should agree too)
-        tq = fwd_bwd(tstep, start, theta0)()
+        torch_route = fwd_bwd(lambda q, v, u, th: tstep(q, v, u, th[0]), start, theta0)
         step = pt.Step(m, [spec])
-        pq = fwd_bwd(lambda q, v, u, th: step(q, v, u if m.nu else None, th.reshape(1)), start, theta0)()
+        bind_route = fwd_bwd(lambda q, v, u, th: step(q, v, u if m.nu else None, th), start, theta0)
+        tq, pq = [x.grad.clone() if x.grad is not None else None for x in torch_route()], bind_route()
         # (physid.torch's quaternion gradient is the one in the tangent plane: torch's projected the same way)
-        tm.project_quat_grad(start[0], tq[0].grad.numpy())
-        gdiff = max(float((x.grad - y.grad).abs().max()) for x, y in zip(tq, pq) if x.grad is not None)
+        tm.project_quat_grad(start[0], tq[0].numpy())
+        gdiff = max(float((x - y.grad).abs().max()) for x, y in zip(tq, pq) if x is not None)
         print(f"CHECK\t{name}\tgrad_max_diff={gdiff:.3g}", flush=True)
-        t_torch = median_us(fwd_bwd(tstep, start, theta0), a.repeats)
-        t_bind = median_us(fwd_bwd(lambda q, v, u, th: step(q, v, u if m.nu else None, th.reshape(1)), start,
-                                   theta0), a.repeats)
+        floor = fwd_bwd(lambda q, v, u, th: (q * th, v * 1.0), start, theta0)
+        inner = 20 if name == "cube" else 200   # binding calls per torch call: about the same wall time
+        t_torch, t_bind, ratio = paired(torch_route, bind_route, a.repeats, inner)
+        t_floor = median_us(floor, a.repeats * inner)
         with torch.no_grad():
             t_torch_fwd = median_us(lambda: tstep(torch.tensor(start[0], dtype=T), torch.tensor(start[1], dtype=T),
                                                   u0, th0), a.repeats)
         model_file = os.path.join(folder, "cube_penalty.xml" if name == "cube" else "humanoid_air.xml")
         c_step, c_fb, c_batch = c_api(a.bench, model_file, start, spec, max(a.repeats, 1000), folder)
-        print(f"RESULT\t{name}\ttorch_fwd_bwd\t{t_torch:.1f}", flush=True)
+        print(f"RESULT\t{name}\ttorch_fwd_bwd\t{1e6 * np.median(t_torch):.1f}", flush=True)
         print(f"RESULT\t{name}\ttorch_fwd\t{t_torch_fwd:.1f}", flush=True)
-        print(f"RESULT\t{name}\tbinding_fwd_bwd\t{t_bind:.1f}", flush=True)
+        print(f"RESULT\t{name}\tbinding_fwd_bwd\t{1e6 * np.median(t_bind):.1f}", flush=True)
+        print(f"RESULT\t{name}\tfloor_fwd_bwd\t{t_floor:.1f}", flush=True)
+        q = np.percentile(ratio, [0, 25, 50, 75, 100])
+        print(f"RATIO\t{name}\tmin={q[0]:.1f}\tq25={q[1]:.1f}\tmedian={q[2]:.1f}\tq75={q[3]:.1f}\tmax={q[4]:.1f}",
+              flush=True)
+        if name == "cube" and a.rollout_steps:   # a rollout as one autograd node (Step.rollout_fn): per step
+            n = a.rollout_steps
+            U = torch.zeros(n, 0, dtype=T)
+            r_torch = rollout_fwd_bwd(torch_rollout(tstep, n), start, theta0, n)
+            r_bind = rollout_fwd_bwd(lambda q, v, th: tuple(x[1:] for x in step.rollout_fn(q, v, U, th)), start,
+                                     theta0, n)
+            gd = max(float((x.grad - y.grad).abs().max()) for x, y in zip(
+                [x for x in r_torch()][1:], [y for y in r_bind()][1:]))   # qvel and theta (not the quaternion)
+            print(f"CHECK\t{name}\trollout_grad_max_diff={gd:.3g}", flush=True)
+            rt, rb, rr = paired(r_torch, r_bind, max(a.repeats // 10, 5), 2)
+            print(f"RESULT\t{name}\trollout_torch_per_step\t{1e6 * np.median(rt) / n:.1f}", flush=True)
+            print(f"RESULT\t{name}\trollout_binding_per_step\t{1e6 * np.median(rb) / n:.1f}", flush=True)
+            q = np.percentile(rr, [0, 25, 50, 75, 100])
+            print(f"RRATIO\t{name}\tsteps={n}\tmin={q[0]:.1f}\tq25={q[1]:.1f}\tmedian={q[2]:.1f}\tq75={q[3]:.1f}"
+                  f"\tmax={q[4]:.1f}", flush=True)
         print(f"RESULT\t{name}\tc_step\t{c_step:.3f}", flush=True)
         # (step_vjp_us holds the forward step too: one forward plus backward)
         print(f"RESULT\t{name}\tc_fwd_bwd\t{c_fb:.3f}", flush=True)

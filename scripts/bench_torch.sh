@@ -6,7 +6,8 @@
 # only: nothing here passes or fails; the goal (physid >= 100x faster) is reported as met or not.
 #
 # usage: scripts/bench_torch.sh
-# env:   BUILD_DIR (default build), REPEATS (default 200), STEPS (agreement check, default 100), OUT (default
+# env:   BUILD_DIR (default build), REPEATS (default 200), STEPS (agreement check, default 100), ROLLOUT_STEPS
+#        (the cube's rollout timing, default 20; 0: none), OUT (default
 #        bench/results/torch.md), PYTHON (default /usr/bin/python3, Debian's, which has python3-torch), NO_BUILD=1
 #        to use the build as it is
 set -euo pipefail
@@ -21,7 +22,7 @@ tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 PHYSID_LIBRARY="$build/libphysid.so" PYTHONPATH="$root/python" OMP_NUM_THREADS=1 \
   "$py" "$root/bench/bench_torch.py" --repeats "${REPEATS:-200}" --steps "${STEPS:-100}" \
-  --bench "$build/bench_torch" | tee "$tmp/out.txt" >&2
+  --bench "$build/bench_torch" ${ROLLOUT_STEPS:+--rollout-steps "$ROLLOUT_STEPS"} | tee "$tmp/out.txt" >&2
 
 r() { awk -F'\t' -v s="$1" -v t="$2" '$1=="RESULT" && $2==s && $3==t { print $4 }' "$tmp/out.txt"; }
 c() { awk -F'\t' -v s="$1" -v k="$2" '$1=="CHECK" && $2==s { for (i = 3; i <= NF; i++) { split($i, a, "="); if (a[1]==k) print a[2] } }' "$tmp/out.txt"; }
@@ -31,13 +32,20 @@ us() { awk -v x="$1" 'BEGIN { if (x >= 1000) printf "%.2f ms", x / 1000; else pr
   echo "# PyTorch autograd against physid: one step forward plus backward"
   echo
   echo "\`bash scripts/bench_torch.sh\` ($(date -u +%Y-%m-%d), commit ${COMMIT:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')}, $(nproc) cores shared"
-  echo "by several sessions: wall times drift up to 2x; load average $load0 at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end). torch $("$py" -c 'import torch; print(torch.__version__)'), float64, CPU, torch.set_num_threads(1)."
-  echo "One step forward plus the backward pass of loss = next state . a fixed random vector to the state, the"
-  echo "controls and one physical parameter, medians of ${REPEATS:-200} repeats (C API: of 1000):"
+  echo "by several sessions; load average $load0 at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end). torch $("$py" -c 'import torch; print(torch.__version__)'), float64, CPU, torch.set_num_threads(1)"
+  echo "for every route. Times are the process's **CPU time** (not wall time: waiting for a core on the shared machine"
+  echo "is not counted; with wall time the torch step's 5-6 ms of work read as 12-23 ms under load, which inflated"
+  echo "earlier ratios). One step forward plus the backward pass of loss = next state . a fixed random vector to the"
+  echo "state, the controls and one physical parameter; the leaves made once, their gradients cleared before every"
+  echo "call. torch / binding is measured side by side in one process: ${REPEATS:-200} repetitions, each one torch call"
+  echo "and 20 (humanoid: 200) binding calls back to back, the order alternating; the table gives the median time and"
+  echo "the median, quartiles and extremes of the per-repetition ratios. C API: medians of 1000 (bench/bench_torch.c):"
   echo
   echo "- **torch**: the step written directly in PyTorch (bench/torch_models.py), backward by autograd through"
   echo "  every operation (the route of papers 000 and 003);"
-  echo "- **binding**: physid.torch.Step (one phys_step_batch, backward one phys_step_vjp_batch, through ctypes);"
+  echo "- **binding**: physid.torch.Step (one phys_step_batch, backward one phys_step_vjp_batch_qpos, through ctypes);"
+  echo "  **floor**: the same loss and backward around a trivial step (q * theta, v): torch's own cost per call, which"
+  echo "  no binding avoids (the leaves' gradients, the loss's nodes, the autograd engine);"
   echo "- **C API**: phys_step, then phys_step_vjp and phys_step_param_vjp at the same state (bench/bench_torch.c);"
   echo "  **C batch calls**: the binding's two calls, phys_step_batch and phys_step_vjp_batch, from C (one row)."
   echo
@@ -55,19 +63,28 @@ us() { awk -v x="$1" 'BEGIN { if (x >= 1000) printf "%.2f ms", x / 1000; else pr
   echo "|---|---|---|---|"
   for s in cube humanoid; do echo "| $s | $(c $s max_dq) | $(c $s max_dv) | $(c $s grad_max_diff) |"; done
   echo
-  echo "| scene | torch forward | torch forward + backward | binding forward + backward | C API step | C API forward + backward | C batch calls | torch / binding | torch / C API |"
-  echo "|---|---|---|---|---|---|---|---|---|"
+  echo "| scene | torch forward | torch forward + backward | binding forward + backward | floor | C API step | C API forward + backward | C batch calls | torch / binding (q25-q75, min-max) | torch / C API |"
+  echo "|---|---|---|---|---|---|---|---|---|---|"
   for s in cube humanoid; do
     tf="$(r $s torch_fwd)"; t="$(r $s torch_fwd_bwd)"; b="$(r $s binding_fwd_bwd)"; cs="$(r $s c_step)"; cf="$(r $s c_fwd_bwd)"
-    cb="$(r $s c_batch_fwd_bwd)"
-    echo "| $s | $(us "$tf") | $(us "$t") | $(us "$b") | $(us "$cs") | $(us "$cf") | $(us "$cb") | $(ratio "$t" "$b")x | $(ratio "$t" "$cf")x |"
-    echo "$s $t $b $cf" >> "$tmp/rows.txt"
+    cb="$(r $s c_batch_fwd_bwd)"; fl="$(r $s floor_fwd_bwd)"
+    q() { awk -F'\t' -v s="$1" -v k="$2" -v tag="$3" '$1==tag && $2==s { for (i = 3; i <= NF; i++) { split($i, a, "="); if (a[1]==k) print a[2] } }' "$tmp/out.txt"; }
+    echo "| $s | $(us "$tf") | $(us "$t") | $(us "$b") | $(us "$fl") | $(us "$cs") | $(us "$cf") | $(us "$cb") | **$(q $s median RATIO)x** ($(q $s q25 RATIO)-$(q $s q75 RATIO), $(q $s min RATIO)-$(q $s max RATIO)) | $(ratio "$t" "$cf")x |"
+    echo "$s $(q $s median RATIO) $t $cf" >> "$tmp/rows.txt"
   done
   echo
+  rs="$(r cube rollout_torch_per_step)"; rb="$(r cube rollout_binding_per_step)"
+  if [ -n "$rs" ]; then
+    echo "A rollout as one autograd node (physid.torch.Step.rollout_fn: forward one phys_rollout_batch, backward one"
+    echo "phys_rollout_states_vjp) against $(q cube steps RRATIO) torch steps chained by autograd, the cube from the same start, loss = the"
+    echo "states . fixed random vectors, backward to the start and friction (gradients agree to $(c cube rollout_grad_max_diff)): per step torch"
+    echo "$(us "$rs"), binding $(us "$rb"), torch / binding **$(q cube median RRATIO)x** (q25-q75 $(q cube q25 RRATIO)-$(q cube q75 RRATIO))."
+    echo
+  fi
   echo "Goal of issue 18 item 5, physid >= 100x faster than PyTorch autograd (reported, never asserted):"
   echo
-  while read -r s t b cf; do
-    echo "- $s: C API $(ratio "$t" "$cf")x ($(awk -v a="$t" -v b="$cf" 'BEGIN { print (a / b >= 100) ? "met" : "not met" }')), binding $(ratio "$t" "$b")x ($(awk -v a="$t" -v b="$b" 'BEGIN { print (a / b >= 100) ? "met" : "not met" }'))"
+  while read -r s rb t cf; do
+    echo "- $s: C API $(ratio "$t" "$cf")x ($(awk -v a="$t" -v b="$cf" 'BEGIN { print (a / b >= 100) ? "met" : "not met" }')), binding ${rb}x ($(awk -v a="$rb" 'BEGIN { print (a >= 100) ? "met" : "not met" }'))"
   done < "$tmp/rows.txt"
 } > "$tmp/table.md"
 mkdir -p "$(dirname "$out")"

@@ -112,6 +112,22 @@ physStatus phys_step_vjp_batch_qpos(const physModel* m, physData** work, int nwo
 // na)) the states x_0 = x[b], x_1, .., x_T
 physStatus phys_rollout_batch(const physModel* m, physData** work, int nwork, int nb, int T, const double* x,
                               const double* u, double* xs, physLog* log);
+// T steps of d itself from its state, as T calls of phys_step (its time, warm start, applied forces kept): u
+// (T x nu) the controls of step s at u[s nu ..] (NULL: d's ctrl held), xs ((T + 1) x (nq + nv + na)) the states
+// x_0 (d's on entry) .. x_T; d is left at x_T. A rejected step s (non-finite state): PHYS_ERR_NUMERIC, "step s
+// rejected (warning)" in log, rows x_0 .. x_s written, d left as that step left it
+physStatus phys_rollout_states(const physModel* m, physData* d, int T, const double* u, double* xs, physLog* log);
+// reverse mode of T chained steps from their known states xs ((T + 1) x (nq + nv + na): phys_rollout_batch's row,
+// phys_rollout_states' output) and controls u (T x nu; NULL: zero), in qpos coordinates: ybar ((T + 1) x (nq + nv
+// + na)) the cotangents of x_0 .. x_T -> xbar0 (nq + nv + na) that of x_0 (a quaternion's in its tangent plane,
+// as phys_step_vjp_batch_qpos's), ubar (T x nu), thetabar (t->ntheta,
+// summed over the steps; t may be NULL); ubar, thetabar may be NULL. Each step is linearized once at its stored
+// state as a row (time 0, no warm start: phys_step_vjp_batch_qpos's VJP), no forward recomputed: the VJP of T
+// chained one-row steps (physid.torch), which is phys_rollout_vjp's wherever a step does not depend on its warm
+// start. d is scratch
+physStatus phys_rollout_states_vjp(const physModel* m, physData* d, const physParamTable* t, int T,
+                                   const double* xs, const double* u, const double* ybar, double* xbar0,
+                                   double* ubar, double* thetabar, physLog* log);
 
 #ifdef __cplusplus
 }

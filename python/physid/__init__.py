@@ -301,20 +301,13 @@ class Model:
             steps = len(ctrl)
         if steps is None or steps < 0:
             raise Error("rollout: give steps or ctrl", 1)
-        L = _c.lib()
-        nq, n = self.nq, self.nq + self.nv
-        out = np.empty((steps + 1, n + (self.na if act else 0)))
-        qpos, qvel, acts, rejected = d.qpos, d.qvel, d.act, d._warning_count
-        before = int(rejected[_REJECTED])
-        out[0, :nq], out[0, nq:n], out[0, n:] = qpos, qvel, acts if act else ()
-        for t in range(steps):
-            if ctrl is not None:
-                d.ctrl[:] = ctrl[t]
-            L.phys_step(self._ptr, d._ptr)
-            if rejected[_REJECTED] != before:
-                raise Error(f"rollout: step {t} rejected ({d.last_warning})", 8)
-            out[t + 1, :nq], out[t + 1, nq:n], out[t + 1, n:] = qpos, qvel, acts if act else ()
-        return out
+        n = self.nq + self.nv
+        xs = np.empty((steps + 1, n + self.na))   # (qpos, qvel, act) rows as C writes them: returned as a view
+        log = _c.Log()
+        s = _c.lib().phys_rollout_states(self._ptr, d._ptr, steps, ctrl.ctypes.data if ctrl is not None and
+                                         self.nu else None, xs.ctypes.data, ctypes.byref(log))
+        _check(s, "rollout", log)
+        return xs if act or not self.na else xs[:, :n]
 
     # --- derivatives (include/physid/derivatives.h)
 
@@ -401,7 +394,6 @@ class Model:
         return out
 
 
-_REJECTED = 6  # physWarning PHYS_WARN_REJECTED
 
 
 class Data:

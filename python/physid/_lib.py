@@ -107,6 +107,8 @@ def _declare(lib):
         "phys_tangent_bar_to_qpos": (V, [P, P, P, P]),
         "phys_step_vjp_batch_qpos": (I, [P, P, I, tp, I, P, P, P, P, P, P, P, lp]),
         "phys_rollout_batch": (I, [P, P, I, I, I, P, P, P, lp]),
+        "phys_rollout_states": (I, [P, P, I, P, P, lp]),
+        "phys_rollout_states_vjp": (I, [P, P, tp, I, P, P, P, P, P, P, lp]),
     }
     for name, (res, args) in table.items():
         f = getattr(lib, name)

@@ -43,6 +43,87 @@ def _direct(t, n):
     return t.dtype == torch.float64 and t.numel() == n and t.device.type == "cpu" and t.is_contiguous()
 
 
+def _vec(t, n):
+    """Whether t is None or a vector (n,) that _direct copies by address."""
+    return t is None or (t.dim() == 1 and _direct(t, n))
+
+
+def _put(addr, t, n):
+    """The n numbers of tensor t (None: zeros) to address addr (by address when t is _direct, else through a
+    contiguous float64 copy)."""
+    if n == 0:
+        return
+    if t is None:
+        ctypes.memset(addr, 0, 8 * n)
+        return
+    if t.dtype != torch.float64 or not t.is_contiguous() or t.numel() != n or t.device.type != "cpu":
+        t = t.detach().to(dtype=torch.float64, device="cpu").contiguous()
+    ctypes.memmove(addr, t.data_ptr(), 8 * n)
+
+
+def _out(addr, n):
+    """A new float64 tensor (n,) holding the n numbers at addr."""
+    t = torch.empty(n, dtype=torch.float64)
+    ctypes.memmove(t.data_ptr(), addr, 8 * n)
+    return t
+
+
+def _one_forward(ctx, qpos, qvel, ctrl, theta, act, owner):
+    """_StepFn's forward for one row of vectors that _direct copies by address (the common call, and the one the
+    per-call cost is measured on: docs/performance.md): one zero-filled ctypes block (no numpy, no conversions)
+    holds x, x+, the backward's scratch and u; one phys_step_batch; the outputs are new tensors (None for act+
+    without activations)."""
+    nq, nv, na, nu, ns = owner._sizes
+    buf = owner._block()   # zeros: a missing act or ctrl is zero
+    a = ctypes.addressof(buf)
+    ctypes.memmove(a, qpos.data_ptr(), 8 * nq)
+    ctypes.memmove(a + 8 * nq, qvel.data_ptr(), 8 * nv)
+    if na and act is not None:
+        ctypes.memmove(a + 8 * (nq + nv), act.data_ptr(), 8 * na)
+    ua = None
+    if nu and ctrl is not None:
+        ua = a + 24 * ns
+        ctypes.memmove(ua, ctrl.data_ptr(), 8 * nu)
+    if theta is not None and owner._tab is not None:   # theta into the model (as _set_theta, inline)
+        th = owner._theta_t()
+        ctypes.memmove(th, theta.data_ptr(), 8 * owner._ntheta)
+        if owner._f_pset(owner._tab, owner._mptr, th) != 0:
+            owner._set_theta(theta)   # Error with the message
+    else:
+        th = owner._set_theta(theta)
+    st = owner._f_step(owner._mptr, owner._work, owner.threads, 1, a, ua, a + 8 * ns, owner._logp)
+    if st:
+        owner._fail(st)
+    ctx.saved = (buf, a, ua, th)
+    xn = a + 8 * ns
+    return _out(xn, nq), _out(xn + 8 * nq, nv), _out(xn + 8 * (nq + nv), na) if na else None
+
+
+def _one_backward(ctx, gq1, gv1, ga1):
+    """_StepFn's backward after _one_forward: the cotangents by address into the saved block, one
+    phys_step_vjp_batch_qpos writing the gradients into new tensors."""
+    owner = ctx.owner
+    nq, nv, na, nu, ns = owner._sizes
+    buf, a, ua, th = ctx.saved
+    need, p = ctx.needs_input_grad, owner.params
+    ya = a + 16 * ns
+    _put(ya, gq1, nq)
+    _put(ya + 8 * nq, gv1, nv)
+    _put(ya + 8 * (nq + nv), ga1, na)
+    if th is not None:   # the forward's theta back into the model (another call may have changed it)
+        owner._f_pset(owner._tab, owner._mptr, th)
+    g = torch.empty(ns, dtype=torch.float64)
+    gu = torch.empty(nu, dtype=torch.float64) if ua is not None and need[2] else None
+    gth = torch.empty(p.ntheta, dtype=torch.float64) if p is not None and need[3] else None
+    st = owner._f_vjp(owner._mptr, owner._work, owner.threads, None if gth is None else owner._tab, 1, a, ua,
+                      a + 8 * ns, ya, g.data_ptr(), None if gu is None else gu.data_ptr(),
+                      None if gth is None else gth.data_ptr(), owner._logp)
+    if st:
+        owner._fail(st)
+    gq, gv, ga = g.split((nq, nv, na))
+    return gq if need[0] else None, gv if need[1] else None, gu, gth, ga if need[4] else None, None
+
+
 def _fill(t, n, nb, x, addr, col):
     """Tensor t ((n,), (1, n) or (nb, n); None: zeros) into columns col .. col + n of the (nb, ns) float64 array x
     at address addr."""
@@ -76,6 +157,12 @@ class _StepFn(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, qpos, qvel, ctrl, theta, act, owner):
+        ctx.owner = owner
+        ctx.one = qpos.dim() == 1 and _direct(qpos, owner._sizes[0]) and _vec(qvel, owner._sizes[1]) and \
+            qvel is not None and _vec(ctrl, owner._sizes[3]) and _vec(act, owner._sizes[2]) and \
+            _vec(theta, owner._ntheta)
+        if ctx.one:
+            return _one_forward(ctx, qpos, qvel, ctrl, theta, act, owner)
         m, p = owner.model, owner.params
         nq, nv, na, nu = m.nq, m.nv, m.na, m.nu
         single = qpos.dim() == 1
@@ -104,6 +191,8 @@ class _StepFn(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, gq1, gv1, ga1):
+        if ctx.one:
+            return _one_backward(ctx, gq1, gv1, ga1)
         owner = ctx.owner
         m, p = owner.model, owner.params
         nq, nv, na, nu = m.nq, m.nv, m.na, m.nu
@@ -137,8 +226,8 @@ class _StepFn(torch.autograd.Function):
 
 class _RolloutFn(torch.autograd.Function):
     """(qpos0, qvel0, U (B, T, nu), theta, act0) -> (qpos (B, T + 1, nq), qvel (B, T + 1, nv), act (B, T + 1, na));
-    the forward is one phys_rollout_batch, the backward one phys_rollout_vjp per row (the VJP of the whole rollout
-    for the states' cotangents, reverse mode with checkpoints in C, no Python call per step)."""
+    the forward is one phys_rollout_batch, the backward one phys_rollout_states_vjp per row (the VJP of the T
+    steps from the forward's states, one linearization per step, in C: no Python call per step)."""
 
     @staticmethod
     def forward(ctx, qpos, qvel, ctrl, theta, act, owner):
@@ -154,7 +243,7 @@ class _RolloutFn(torch.autograd.Function):
         xs = np.empty((nb, T + 1, nq + nv + na))
         owner._call("phys_rollout_batch", m._ptr, owner._work, owner.threads, nb, T, x.ctypes.data,
                     U.ctypes.data if nu else None, xs.ctypes.data, owner._logp)
-        ctx.owner, ctx.saved = owner, (x, U, th)
+        ctx.owner, ctx.saved = owner, (xs.copy(), U, th)   # the states as computed (the outputs may be changed)
         out = torch.from_numpy(xs)
         return out[:, :, :nq], out[:, :, nq:nq + nv], out[:, :, nq + nv:]
 
@@ -163,29 +252,25 @@ class _RolloutFn(torch.autograd.Function):
         owner = ctx.owner
         m, d, p = owner.model, owner.data, owner.params
         nq, nv, na = m.nq, m.nv, m.na
-        x, U, theta = ctx.saved
+        xs, U, theta = ctx.saved
         owner._set_theta(theta)
         nb, T = U.shape[0], U.shape[1]
-        GQ = np.zeros((nb, T + 1, nq)) if gqs is None else _np(gqs)
-        GV = np.zeros((nb, T + 1, nv)) if gvs is None else _np(gvs)
-        GA = np.zeros((nb, T + 1, na)) if gas is None else _np(gas)
-        xb0, gu = np.empty((nb, m.nx)), np.empty_like(U)
-        tb = np.empty(p.ntheta if p is not None else 0)
-        gth = np.zeros(p.ntheta if p is not None else 0)
-        gq = np.empty((nb, nq))
-        L = _c.lib()
-        work = np.empty(L.phys_rollout_worksize(m._ptr, T, 0, len(tb)))
-        tab = None if p is None else ctypes.byref(p._t)
-        for b in range(nb):   # one C call per row (phys_rollout_vjp: the cotangents' loss formed in C)
-            owner._load(x[b, :nq], x[b, nq:nq + nv], U[b, 0] if T else None, x[b, nq + nv:])
-            owner._call("phys_rollout_vjp", m._ptr, d._ptr, tab, T, 0, U[b].ctypes.data if m.nu else None,
-                        GQ[b].ctypes.data, GV[b].ctypes.data, GA[b].ctypes.data if na else None, work.ctypes.data,
-                        xb0[b].ctypes.data, gu[b].ctypes.data if m.nu else None, tb.ctypes.data, owner._logp)
-            L.phys_tangent_bar_to_qpos(m._ptr, x[b].ctypes.data, xb0[b].ctypes.data, gq[b].ctypes.data)
+        Y = np.zeros(xs.shape)   # the states' cotangents in qpos coordinates (nb, T + 1, nq + nv + na)
+        for g, lo, n in ((gqs, 0, nq), (gvs, nq, nv), (gas, nq + nv, na)):
+            if g is not None and n:
+                Y[:, :, lo:lo + n] = g.detach().cpu().numpy()
+        xb0, gu = np.empty((nb, xs.shape[2])), np.empty_like(U)
+        nth = p.ntheta if p is not None else 0
+        tb, gth = np.empty(nth), np.zeros(nth)
+        tab = None if p is None else owner._tab
+        for b in range(nb):   # one C call per row
+            owner._call("phys_rollout_states_vjp", m._ptr, d._ptr, tab, T, xs[b].ctypes.data,
+                        U[b].ctypes.data if m.nu else None, Y[b].ctypes.data, xb0[b].ctypes.data,
+                        gu[b].ctypes.data if m.nu else None, tb.ctypes.data if nth else None, owner._logp)
             gth += tb
-        return (torch.from_numpy(gq), torch.from_numpy(xb0[:, nv:2 * nv].copy()), torch.from_numpy(gu),
-                torch.from_numpy(gth) if p is not None and theta is not None else None,
-                torch.from_numpy(xb0[:, 2 * nv:].copy()) if na else None, None)
+        return (torch.from_numpy(xb0[:, :nq].copy()), torch.from_numpy(xb0[:, nq:nq + nv].copy()),
+                torch.from_numpy(gu), torch.from_numpy(gth) if p is not None and theta is not None else None,
+                torch.from_numpy(xb0[:, nq + nv:].copy()) if na else None, None)
 
 
 class Step:
@@ -209,16 +294,32 @@ class Step:
         self._work = (ctypes.c_void_p * self.threads)(*[w._ptr for w in self._datas])
         self._log = _c.Log()
         self._logp = ctypes.byref(self._log)
+        # what every call uses, looked up once: sizes, the C functions, the model and table pointers, the ctypes
+        # types of the one-row block (x, x+, scratch: nq + nv + na each; u) and of theta
+        ns = model.nq + model.nv + model.na
+        self._sizes = (model.nq, model.nv, model.na, model.nu, ns)
+        self._ntheta = 0 if self.params is None else self.params.ntheta
+        L = _c.lib()
+        self._f_step, self._f_vjp, self._f_pset = L.phys_step_batch, L.phys_step_vjp_batch_qpos, L.phys_param_set
+        self._mptr = model._ptr
+        self._tab = None if self.params is None else ctypes.byref(self.params._t)
+        self._block = ctypes.c_double * (3 * ns + model.nu)
+        self._theta_t = ctypes.c_double * self._ntheta
 
     def _call(self, name, *args):
         """A batch call of the C library; Error with its message when it fails (the log then cleared: it keeps
         only its first error)."""
         status = getattr(_c.lib(), name)(*args)
         if status:
-            try:
-                _check(status, "physid.torch", self._log)
-            finally:
-                self._log.status, self._log.error = 0, b""
+            self._fail(status)
+
+    def _fail(self, status):
+        """Error for a failed C call, with the log's message (the log then cleared: it keeps only its first
+        error)."""
+        try:
+            _check(status, "physid.torch", self._log)
+        finally:
+            self._log.status, self._log.error = 0, b""
 
     def _set_theta(self, theta):
         """theta (a tensor, an array or a ctypes array) written into the model; None: the model's own values, read.
@@ -227,19 +328,21 @@ class Step:
         if p is None:
             return None
         n = p.ntheta
-        if theta is None:
-            return (ctypes.c_double * n)(*p.get())
+        if theta is None:   # the model's values: read, nothing to set
+            buf = self._theta_t()
+            _c.lib().phys_param_get(self._tab, self._mptr, buf)
+            return buf
         if isinstance(theta, ctypes.Array):
             buf = theta
         elif isinstance(theta, torch.Tensor) and _direct(theta, n):
-            buf = (ctypes.c_double * n)()
+            buf = self._theta_t()
             ctypes.memmove(buf, theta.data_ptr(), 8 * n)
         else:
             th = np.ravel(theta.detach().cpu().numpy() if isinstance(theta, torch.Tensor) else theta)
             if th.size != n:
                 p.set(th)   # Error naming the size
             buf = (ctypes.c_double * n)(*th)
-        if _c.lib().phys_param_set(ctypes.byref(p._t), self.model._ptr, buf) != 0:
+        if self._f_pset(self._tab, self._mptr, buf) != 0:
             p.set(np.array(buf))   # a value out of range: Error with the message
         return buf
 
@@ -279,8 +382,9 @@ class Step:
     def rollout_fn(self, qpos, qvel, ctrl, theta=None, act=None):
         """The same states as one autograd node: qpos (B, nq) or (nq,), ctrl (B, T, nu) or (T, nu) -> qpos (B, T + 1,
         nq), qvel (B, T + 1, nv) (no B: (T + 1, ...)), and act (B, T + 1, na) for a model with activations (act
-        the start's, None zero). The forward is one phys_rollout_batch, its backward phys_rollout_vjp per row
-        (reverse mode with checkpoints, in C) for the incoming cotangents."""
+        the start's, None zero). The forward is one phys_rollout_batch, its backward phys_rollout_states_vjp per row
+        (the steps' VJPs chained in C from the forward's states, one linearization per step) for the incoming
+        cotangents: the gradient of the chained steps of rollout()."""
         m = self.model
         single = qpos.dim() == 1
         qpos, qvel = qpos.reshape(-1, m.nq), qvel.reshape(-1, m.nv)

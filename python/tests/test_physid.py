@@ -319,3 +319,39 @@ def test_rollout_errors():
     with pytest.raises(physid.Error) as e:
         m.rollout(d, steps=3, ctrl=np.zeros((4, 2)))
     assert "ctrl has 4 rows, steps is 3" in str(e.value)
+
+
+def test_rollout_one_call_equals_step_loop():
+    # Model.rollout (unbatched) is one C call (phys_rollout_states): bit for bit the states of m.step one at a
+    # time on a twin Data that starts mid-run (time, contact list and warm start carried), with controls per step
+    # and with d's ctrl held; d is left at the end, and the rows are the C output itself (no copy)
+    for model, ctrl in ((path("models", "cube.xml"), None), (path("tests", "data", "actuator_contact.xml"), True)):
+        m = physid.load(model)
+        d, ref = m.make_data(), m.make_data()
+        rng = np.random.default_rng(2)
+        d.qvel[:] = ref.qvel[:] = 0.3 * rng.standard_normal(m.nv)
+        d.ctrl[:] = ref.ctrl[:] = rng.uniform(-1, 1, m.nu)
+        m.step(d, n=5)
+        m.step(ref, n=5)
+        assert d.time > 0
+        U = rng.uniform(-1, 1, (30, m.nu)) if ctrl else None
+        xs = m.rollout(d, ctrl=U) if ctrl else m.rollout(d, steps=30)
+        want = [np.concatenate([ref.qpos, ref.qvel, ref.act])]
+        for t in range(30):
+            m.step(ref, None if U is None else U[t])
+            want.append(np.concatenate([ref.qpos, ref.qvel, ref.act]))
+        want = np.array(want)
+        n = m.nq + m.nv
+        assert xs.shape == (31, n) and np.array_equal(xs, want[:, :n])
+        assert np.array_equal(d.qpos, ref.qpos) and np.array_equal(d.qvel, ref.qvel) and d.time == ref.time
+        if m.na:   # a view of the (qpos, qvel, act) rows C wrote, not a copy
+            assert xs.base is not None and xs.base.shape == (31, n + m.na)
+    # act=True: the (qpos, qvel, act) rows, the whole array C wrote
+    ma = physid.load(path("tests", "data", "actuator_contact.xml"))
+    da, db = ma.make_data(), ma.make_data()
+    U = np.random.default_rng(4).uniform(-1, 1, (12, ma.nu))
+    xs = ma.rollout(da, ctrl=U, act=True)
+    for t in range(12):
+        ma.step(db, U[t])
+        assert np.array_equal(xs[t + 1], np.concatenate([db.qpos, db.qvel, db.act]))
+    assert ma.na > 0 and xs.shape == (13, ma.nq + ma.nv + ma.na) and xs.flags.c_contiguous

@@ -125,3 +125,43 @@ def test_step_backward_twice_and_threads():
         outs.append((q1.detach(), v1.detach(), g1))
     for a, b in zip(outs[0][:2] + tuple(outs[0][2]), outs[1][:2] + tuple(outs[1][2])):
         assert torch.equal(a, b)
+
+
+def test_one_row_path_equals_batch():
+    # one row of vectors (physid.torch's by-address path) gives the batch path's numbers bit for bit: outputs and
+    # the gradients of q, v, u, theta (and act, for a model with activations), with theta given or None (the
+    # model's), a second backward of a retained graph, an output changed in place after the forward (the backward
+    # keeps its own copy), and gradcheck on one row
+    rng = np.random.default_rng(9)
+    for model, spec in ((path("tests", "data", "double_pendulum.xml"), ["mass:link1", "pos:link2"]),
+                        (path("tests", "data", "actuator_contact.xml"), ["timeconst:thrust", "mass:box"])):
+        m = physid.load(model)
+        step = pt.Step(m, spec)
+        d = m.make_data()
+        x = [d.qpos.copy(), 0.3 * rng.standard_normal(m.nv), rng.uniform(-1, 1, m.nu), step.params.get(),
+             rng.uniform(-0.3, 0.3, m.na)]
+        w = [torch.tensor(rng.standard_normal(n), dtype=torch.float64) for n in (m.nq, m.nv, m.na)]
+        for with_theta in (True, False):
+            got = []
+            for rows in (False, True):   # (n,) vectors, then the same as a batch of one row (B = 1)
+                ins = [torch.tensor(a[None] if rows and i != 3 else a, requires_grad=True) for i, a in enumerate(x)]
+                th = ins[3] if with_theta else None
+                out = step(ins[0], ins[1], ins[2], th, ins[4])
+                loss = sum((o.reshape(-1) * wi).sum() for o, wi in zip(out, w))
+                loss.backward(retain_graph=True)
+                first = [a.grad.clone() for a in ins if a.grad is not None]
+                with torch.no_grad():
+                    out[0].mul_(0)   # changed in place: the second backward must not see it
+                loss.backward()
+                for a, g in zip([a for a in ins if a.grad is not None], first):
+                    assert torch.equal(a.grad, 2 * g)
+                got.append(([o.detach().reshape(-1) for o in out], [g.reshape(-1) for g in first]))
+            (o1, g1), (o2, g2) = got
+            assert len(g1) == len(g2) == (5 if with_theta else 4) - (m.na == 0)
+            for a, b in zip(o1[1:] + g1, o2[1:] + g2):
+                assert torch.equal(a, b)
+    m = physid.load(path("tests", "data", "double_pendulum.xml"))
+    step = pt.Step(m, ["mass:link1"])
+    ins = [torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in
+           ([0.5, -0.3], [0.7, -1.1], [0.2, -0.1], step.params.get())]
+    assert torch.autograd.gradcheck(lambda q, v, u, th: step(q, v, u, th), ins, eps=1e-6, atol=1e-6, rtol=1e-5)

@@ -127,27 +127,33 @@ void phys_tangent_bar_to_qpos(const physModel* m, const double* qpos, const doub
   cotangent_map(m, qpos, g, qbar, 0);
 }
 
-// row b's VJP in qpos coordinates: the next state's cotangent mapped to the tangent at xnext, the VJP, the result
-// mapped back at x (the tangent cotangents in d's arena)
+// one step's VJP in qpos coordinates at d (loaded at x): yb (nq + nv + na), the cotangent of xnext, mapped to the
+// tangent at xnext, the VJP, the result mapped back at x into out (nq + nv + na); the tangent cotangents in d's arena
+static physStatus vjp_qpos(const physModel* m, physData* d, const physParamTable* t, const double* x,
+                           const double* xnext, const double* yb, double* out, double* ubar, double* thetabar) {
+  size_t nx = (size_t)(2 * m->nv + m->na);
+  size_t mark = phys_stack_mark(d);
+  double* xbn = phys_stack_alloc(d, 2 * nx);
+  if (!xbn) return PHYS_ERR_NOMEM;
+  double* xb = xbn + nx;
+  phys_qpos_bar_to_tangent(m, xnext, yb, xbn);
+  memcpy(xbn + m->nv, yb + m->nq, sizeof(double) * (nx - (size_t)m->nv));
+  physStatus st = vjp_guarded(m, d, t, xbn, xb, ubar, thetabar);
+  if (st == PHYS_OK) {
+    phys_tangent_bar_to_qpos(m, x, xb, out);
+    memcpy(out + m->nq, xb + m->nv, sizeof(double) * (nx - (size_t)m->nv));
+  }
+  phys_stack_free(d, mark);
+  return st;
+}
+
+// row b's VJP in qpos coordinates
 static physStatus row_vjp_qpos(batchWorker* w, int b) {
   const batchJob* j = w->job;
   const physModel* m = j->m;
-  size_t ns = (size_t)(m->nq + m->nv + m->na), nx = (size_t)(2 * m->nv + m->na), nth = j->t ? j->t->ntheta : 0;
-  size_t mark = phys_stack_mark(w->d);
-  double* xbn = phys_stack_alloc(w->d, 2 * nx);
-  if (!xbn) return PHYS_ERR_NOMEM;
-  double *xb = xbn + nx, *out = j->xbar + b * ns;
-  const double* yb = j->xbar_next + b * ns;
-  phys_qpos_bar_to_tangent(m, j->xnext_in + b * ns, yb, xbn);
-  memcpy(xbn + m->nv, yb + m->nq, sizeof(double) * (nx - (size_t)m->nv));
-  physStatus st = vjp_guarded(m, w->d, j->t, xbn, xb, j->ubar ? j->ubar + b * (size_t)m->nu : NULL,
-                              j->thetabar ? j->thetabar + b * nth : NULL);
-  if (st == PHYS_OK) {
-    phys_tangent_bar_to_qpos(m, j->x + b * ns, xb, out);
-    memcpy(out + m->nq, xb + m->nv, sizeof(double) * (nx - (size_t)m->nv));
-  }
-  phys_stack_free(w->d, mark);
-  return st;
+  size_t ns = (size_t)(m->nq + m->nv + m->na), nth = j->t ? j->t->ntheta : 0;
+  return vjp_qpos(m, w->d, j->t, j->x + b * ns, j->xnext_in + b * ns, j->xbar_next + b * ns, j->xbar + b * ns,
+                  j->ubar ? j->ubar + b * (size_t)m->nu : NULL, j->thetabar ? j->thetabar + b * nth : NULL);
 }
 
 // row b of the job on worker w
@@ -250,4 +256,63 @@ physStatus phys_rollout_batch(const physModel* m, physData** work, int nwork, in
                               const double* u, double* xs, physLog* log) {
   batchJob j = {m, NULL, BATCH_ROLLOUT, nb, T, nwork, x, u, NULL, NULL, xs, NULL, NULL, NULL};
   return run_job(&j, work, "phys_rollout_batch", log);
+}
+
+physStatus phys_rollout_states(const physModel* m, physData* d, int T, const double* u, double* xs, physLog* log) {
+  if (!m || !d || T < 0 || !xs)
+    return phys_error(log, PHYS_ERR_ARG, "phys_rollout_states: bad arguments (T %d, or a NULL pointer)", T);
+  size_t ns = (size_t)(m->nq + m->nv + m->na), nu = (size_t)m->nu;
+  row_save(m, d, xs);
+  for (int s = 0; s < T; s++) {   // x_{s+1} = step(x_s, u_s)
+    if (u && nu) memcpy(d->ctrl, u + (size_t)s * nu, sizeof(double) * nu);
+    int before = d->warning_count[PHYS_WARN_REJECTED];
+    phys_step(m, d);
+    if (d->warning_count[PHYS_WARN_REJECTED] != before)
+      return phys_error(log, PHYS_ERR_NUMERIC, "step %d rejected (%s)", s, d->lastwarning);
+    row_save(m, d, xs + (size_t)(s + 1) * ns);
+  }
+  return PHYS_OK;
+}
+
+// the chain of phys_rollout_states_vjp (derivatives.h), from the last step back: c_T = ybar_T, c_s = ybar_s +
+// VJP_s(c_{s+1}) (step s linearized at x_s as a row), ubar_s = B_s' c_{s+1}, thetabar = sum_s P_s' c_{s+1}
+static physStatus states_vjp(const physModel* m, physData* d, const physParamTable* t, int T, const double* xs,
+                             const double* u, const double* ybar, double* xbar0, double* ubar, double* thetabar) {
+  size_t ns = (size_t)(m->nq + m->nv + m->na), nu = (size_t)m->nu, nth = t ? (size_t)t->ntheta : 0;
+  size_t mark = phys_stack_mark(d);
+  double* c = phys_stack_alloc(d, 2 * ns + nth + (size_t)m->nv);   // c_{s+1}, VJP_s(c_{s+1}), step s's theta
+  double *next = c + ns, *ths = c + 2 * ns, *g = ths + nth;           // cotangent, x_0's in the tangent
+  memcpy(c, ybar + (size_t)T * ns, sizeof(double) * ns);
+  if (thetabar) memset(thetabar, 0, sizeof(double) * nth);
+  physStatus st = PHYS_OK;
+  for (int s = T - 1; s >= 0 && st == PHYS_OK; s--) {
+    row_load(m, d, xs + (size_t)s * ns, u ? u + (size_t)s * nu : NULL);
+    st = vjp_qpos(m, d, t, xs + (size_t)s * ns, xs + (size_t)(s + 1) * ns, c, next,
+                  ubar ? ubar + (size_t)s * nu : NULL, thetabar ? ths : NULL);
+    for (size_t i = 0; i < ns; i++) c[i] = next[i] + ybar[(size_t)s * ns + i];
+    for (size_t i = 0; thetabar && i < nth; i++) thetabar[i] += ths[i];
+  }
+  if (st == PHYS_OK) {   // x_0's qpos cotangent in the tangent plane: (I - q q') c for a quaternion q (both maps)
+    phys_qpos_bar_to_tangent(m, xs, c, g);
+    phys_tangent_bar_to_qpos(m, xs, g, xbar0);
+    memcpy(xbar0 + m->nq, c + m->nq, sizeof(double) * (ns - (size_t)m->nq));
+  }
+  phys_stack_free(d, mark);
+  return st;
+}
+
+static physStatus states_vjp_guarded(const physModel* m, physData* d, const physParamTable* t, int T,
+                                     const double* xs, const double* u, const double* ybar, double* xbar0,
+                                     double* ubar, double* thetabar) {
+  PHYS_ARENA_CALL(d, "phys_rollout_states_vjp", states_vjp(m, d, t, T, xs, u, ybar, xbar0, ubar, thetabar));
+}
+
+physStatus phys_rollout_states_vjp(const physModel* m, physData* d, const physParamTable* t, int T,
+                                   const double* xs, const double* u, const double* ybar, double* xbar0,
+                                   double* ubar, double* thetabar, physLog* log) {
+  if (!m || !d || T < 0 || !xs || !ybar || !xbar0)
+    return phys_error(log, PHYS_ERR_ARG, "phys_rollout_states_vjp: bad arguments (T %d, or a NULL pointer)", T);
+  physStatus st = states_vjp_guarded(m, d, t, T, xs, u, ybar, xbar0, ubar, thetabar);
+  if (st != PHYS_OK) return phys_error(log, st, "phys_rollout_states_vjp: %s", phys_status_str(st));
+  return PHYS_OK;
 }

@@ -18,6 +18,15 @@
 //    not row 5), the same message for every nwork.
 // 4. phys_step_vjp_batch_qpos (cotangents in qpos coordinates) against phys_step_vjp_batch with the maps done
 //    here by quaternion products, and the two maps' round trip.
+// 5. phys_rollout_states (T steps of one Data in one call) against a phys_step loop on a twin Data, bit for bit:
+//    every row, and the Data left at x_T (time, contact list carried: the Datas start mid-run, after a few steps,
+//    so warm starts and time are in play); with controls per step and with NULL (ctrl held); a non-finite state
+//    gives PHYS_ERR_NUMERIC "step 0 rejected", bad arguments PHYS_ERR_ARG.
+// 6. phys_rollout_states_vjp (reverse mode of T = 8 chained one-row steps from their stored states) equals the
+//    chain of phys_step_vjp_batch_qpos calls made here (x_0's quaternion cotangent then projected on its tangent
+//    plane by the two maps), bit for bit, and against central differences of
+//    L = sum_s ybar_s . x_s over the chained phys_step_batch steps (h = 1e-6, a random direction of x_0 off the
+//    quaternion, of every control and of theta): the dot-product test, relative 1e-5.
 #include "grad_models.h"
 #include "params.h"
 #include "physid/derivatives.h"
@@ -258,6 +267,115 @@ static void check_errors(const batchCase* c) {
   free_work(w, NWMAX);
 }
 
+// two Datas in the same state mid-run: both from row 1, with its controls, after 4 steps
+static void twin_start(const batchCase* c, physData* a, physData* b) {
+  ref_load(c, a, 1, c->u + c->nu);
+  ref_load(c, b, 1, c->u + c->nu);
+  for (int s = 0; s < 4; s++) phys_step(c->m, a), phys_step(c->m, b);
+}
+
+// 5: phys_rollout_states against a phys_step loop, bit for bit, with controls per step and held
+static void check_states(const batchCase* c) {
+  const physModel* m = c->m;
+  int ns = c->ns;
+  physData *d = phys_make_data(m), *ref = phys_make_data(m);
+  double xs[(T_ROLL + 1) * 64], row[64];
+  physLog log;
+  for (int held = 0; held < 2; held++) {
+    twin_start(c, d, ref);
+    memset(&log, 0, sizeof log);
+    const double* u = held ? NULL : c->useq;
+    CHECK_MSG(phys_rollout_states(m, d, T_ROLL, u, xs, &log) == PHYS_OK, "%s", log.error);
+    int same = 1;
+    for (int s = 0; s <= T_ROLL; s++) {
+      save_row(m, ref, row);
+      same &= !memcmp(row, xs + s * ns, sizeof(double) * ns);
+      if (s == T_ROLL) break;
+      if (u && m->nu) memcpy(ref->ctrl, u + s * m->nu, sizeof(double) * m->nu);
+      phys_step(m, ref);
+    }
+    save_row(m, d, row);
+    same &= !memcmp(row, xs + T_ROLL * ns, sizeof(double) * ns) && d->time == ref->time && d->ncon == ref->ncon;
+    CHECK_MSG(same, "%s: phys_rollout_states (held %d) differs from the phys_step loop", c->name, held);
+    CHECK(ref->time > 0 && (c->m->opt.contact == PHYS_CONTACT_PENALTY || ref->ncon > 0));
+  }
+  twin_start(c, d, ref);
+  d->qvel[0] = NAN;
+  memset(&log, 0, sizeof log);
+  CHECK(phys_rollout_states(m, d, 3, c->useq, xs, &log) == PHYS_ERR_NUMERIC);
+  CHECK_MSG(strncmp(log.error, "step 0 rejected (", 17) == 0, "%s: %s", c->name, log.error);
+  memset(&log, 0, sizeof log);
+  CHECK(phys_rollout_states(m, d, -1, NULL, xs, &log) == PHYS_ERR_ARG && strstr(log.error, "T -1"));
+  CHECK(phys_rollout_states(m, d, 2, NULL, NULL, NULL) == PHYS_ERR_ARG);
+  phys_free_data(d);
+  phys_free_data(ref);
+}
+
+#define T_CHAIN 8
+
+// x_0 .. x_T of T_CHAIN chained one-row steps from x0 (controls us, theta th set first); L = sum_s yb_s . x_s
+static double chain(batchCase* c, physData* w, const double* x0, const double* us, const double* th,
+                    const double* yb, double* xs) {
+  CHECK(phys_param_set(&c->tab, c->m, th) == PHYS_OK);
+  memcpy(xs, x0, sizeof(double) * c->ns);
+  for (int s = 0; s < T_CHAIN; s++)
+    CHECK(phys_step_batch(c->m, &w, 1, 1, xs + s * c->ns, us + s * c->nu, xs + (s + 1) * c->ns, NULL) == PHYS_OK);
+  double L = 0;
+  for (int i = 0; i < (T_CHAIN + 1) * c->ns; i++) L += yb[i] * xs[i];
+  return L;
+}
+
+// 6: phys_rollout_states_vjp against the chain of batch VJPs (bit for bit) and against differences
+static void check_states_vjp(batchCase* c) {
+  const physModel* m = c->m;
+  int ns = c->ns, nu = c->nu, nth = c->nth;
+  physData* w = phys_make_data(m);
+  physRng r;
+  phys_rng_seed(&r, 11);
+  double xs[(T_CHAIN + 1) * 64], yb[(T_CHAIN + 1) * 64], x0b[64], ub[T_CHAIN * 8], tb[8], th0[8];
+  double c0[64], out[64], ub2[T_CHAIN * 8], tb2[8] = {0}, tbs[8];
+  phys_param_get(&c->tab, m, th0);
+  gm_rand_vec(&r, yb, (T_CHAIN + 1) * ns);
+  chain(c, w, c->x + ns, c->useq, th0, yb, xs);
+  physLog log;
+  memset(&log, 0, sizeof log);
+  CHECK_MSG(phys_rollout_states_vjp(m, w, &c->tab, T_CHAIN, xs, c->useq, yb, x0b, ub, tb, &log) == PHYS_OK, "%s",
+            log.error);
+  memcpy(c0, yb + T_CHAIN * ns, sizeof(double) * ns);   // the same chain, one batch VJP per step
+  for (int s = T_CHAIN - 1; s >= 0; s--) {
+    CHECK(phys_step_vjp_batch_qpos(m, &w, 1, &c->tab, 1, xs + s * ns, c->useq + s * nu, xs + (s + 1) * ns, c0, out,
+                                   ub2 + s * nu, tbs, NULL) == PHYS_OK);
+    for (int i = 0; i < ns; i++) c0[i] = out[i] + yb[s * ns + i];
+    for (int i = 0; i < nth; i++) tb2[i] += tbs[i];
+  }
+  double gt[64];   // x_0's quaternion cotangent in its tangent plane
+  phys_qpos_bar_to_tangent(m, xs, c0, gt);
+  phys_tangent_bar_to_qpos(m, xs, gt, c0);
+  CHECK_MSG(!memcmp(c0, x0b, sizeof(double) * ns) && !memcmp(ub, ub2, sizeof(double) * T_CHAIN * nu) &&
+                !memcmp(tb, tb2, sizeof(double) * nth), "%s: phys_rollout_states_vjp differs from the chain", c->name);
+  double ex[64] = {0}, eu[T_CHAIN * 8], et[8], xp[64], up[T_CHAIN * 8], thp[8], Lpm[2], xt[(T_CHAIN + 1) * 64];
+  gm_rand_vec(&r, ex, ns);
+  for (int i = 3; i < 7; i++) ex[i] = 0;   // the free joint's quaternion (qpos 3..6 in both models) held
+  gm_rand_vec(&r, eu, T_CHAIN * nu);
+  gm_rand_vec(&r, et, nth);
+  double h = 1e-6, dot = 0;
+  for (int k = 0; k < 2; k++) {
+    double sg = k ? -h : h;
+    for (int i = 0; i < ns; i++) xp[i] = c->x[ns + i] + sg * ex[i];
+    for (int i = 0; i < T_CHAIN * nu; i++) up[i] = c->useq[i] + sg * eu[i];
+    for (int i = 0; i < nth; i++) thp[i] = th0[i] + sg * et[i] * fabs(th0[i]);
+    Lpm[k] = chain(c, w, xp, up, thp, yb, xt);
+  }
+  CHECK(phys_param_set(&c->tab, c->m, th0) == PHYS_OK);
+  for (int i = 0; i < ns; i++) dot += x0b[i] * ex[i];
+  for (int i = 0; i < T_CHAIN * nu; i++) dot += ub[i] * eu[i];
+  for (int i = 0; i < nth; i++) dot += tb[i] * et[i] * fabs(th0[i]);
+  double fd = (Lpm[0] - Lpm[1]) / (2 * h);
+  CHECK_MSG(fabs(fd - dot) <= 1e-5 * fmax(fabs(fd), 1), "%s: rollout VJP %.12g, differences %.12g", c->name, dot, fd);
+  CHECK(phys_rollout_states_vjp(m, w, NULL, -1, xs, NULL, yb, x0b, NULL, NULL, &log) == PHYS_ERR_ARG);
+  phys_free_data(w);
+}
+
 // the rows: the base state pressed 0..0.2 mm deeper (qpos[2]), velocities and activations spread, controls random
 static void make_case(batchCase* c, const char* name, const char* file, const char* const* spec, int nspec,
                       const double* q0, const double* v0, double vs) {
@@ -309,6 +427,8 @@ int main(void) {
     if (i) check_fd(&c[i]);
     check_qpos(&c[i]);
     check_errors(&c[i]);
+    check_states(&c[i]);
+    check_states_vjp(&c[i]);
     free_case(&c[i]);
   }
   return test_done();
