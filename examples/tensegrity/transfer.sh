@@ -53,15 +53,15 @@ run() {   # name, then superball_mppi's arguments
 }
 ROWS=""
 if [ "${RUN:-1}" != 0 ]; then
-  for s in $SEEDS; do
-    # shellcheck disable=SC2086
-    run identified$s physid "$P" "$M" --controls "$CONTROLS" $OPTS --seed "$s" $SET
-  done
   # shellcheck disable=SC2086
   run mujoco mujoco "$M" "$M" --controls "$CONTROLS" $OPTS
   for r in 7 9; do
     # shellcheck disable=SC2086
     run random$r physid "$P" "$M" --controls "$CONTROLS" $OPTS $RS --random $r
+  done
+  for s in $SEEDS; do
+    # shellcheck disable=SC2086
+    run identified$s physid "$P" "$M" --controls "$CONTROLS" $OPTS --seed "$s" $SET
   done
   wait
 fi
