@@ -1,61 +1,97 @@
 #!/bin/sh
 # examples/tensegrity/contact_fit.sh - the SUPERball's recurrent identification on the contact set with torsional
-# and rolling friction (issue 16 items 3 and 5, session 31: penalty's angular rows have step derivatives).
-# Ground truth: MuJoCo 2.2.2 on examples/tensegrity/superball_nodyn.xml (friction "1 1 1", condim 6); physid fits
-# examples/tensegrity/superball_floor_nodyn.xml (the same contacts, the coefficients on the floor; penalty contact)
-# at 1 kHz through 100 substeps per 10 Hz observation:
-#   1. the recurrent loss's gradient against the horizon at the truth scaled by 0.9 (superball_horizon),
+# and rolling friction (issue 16 items 3 and 5; penalty's angular rows have step derivatives since session 31,
+# actuator activations since session 30).
+# Ground truth: MuJoCo 2.2.2 on models/superball.xml (friction "1 1 1", condim 6, filter actuators: the data
+# carry act0..); physid fits examples/tensegrity/superball_floor.xml (the same model with the coefficients on the
+# floor, penalty contact) at 1 kHz through 100 substeps per 10 Hz observation, every interval started at the
+# recorded state (qpos, qvel, act):
+#   1. the recurrent loss's gradient against the horizon at the truth scaled by 0.9 (superball_horizon, on the
+#      variant without actuator dynamics and its own data, contact_nodyn: superball_horizon has no act),
 #   2. identify from a perturbed start: the cables' stiffness and damping, the rod mass (tied), the floor's sliding,
-#      torsional and rolling friction and the penalty contact stiffness (FILES training trajectories, ITERS
-#      Levenberg-Marquardt iterations),
+#      torsional and rolling friction and the penalty contact's stiffness and damping, on one window of SECS
+#      seconds from each of FILES training trajectories, the window of trajectory j starting at j x STAGGER s
+#      (segments spread over the 5 s; ITERS Levenberg-Marquardt iterations),
 #   3. the CoM error over 5 s on the 10 test trajectories (superball_com) of the start, the fit and the truth's
-#      values (penalty's contact stiffness at the model's default 1e4).
+#      values (penalty's contact stiffness and damping at the model's defaults 1e4, 100),
+#   4. (report) examples/tensegrity/contact_fit.md (OUT): the fit's output and the CoM table.
 #
 #   sh examples/tensegrity/contact_fit.sh [BUILD]     (from the repository root; physid, gen_superball,
 #                                                     superball_horizon, superball_com built; writes
 #                                                     BUILD/tensegrity/fit/contact6_*)
-# env: FILES (default 1), ITERS (default 3), SECS (default 5: the training files cut to their first SECS seconds,
-#      for a cheaper fit), STEPS=horizon,fit,com (default all)
+# env: OUT (default examples/tensegrity/contact_fit.md), FILES (default 10), ITERS (default 3), SECS (default 0.2: two observation intervals per window),
+#      STAGGER (default 0.4; 0 with SECS=5: the whole trajectories), STEPS=horizon,fit,com,report (default all)
 set -u
 B=${1:-build}
-FILES=${FILES:-1}
+FILES=${FILES:-10}
 ITERS=${ITERS:-3}
-SECS=${SECS:-5}
-STEPS=${STEPS:-horizon,fit,com}
+SECS=${SECS:-0.2}
+STAGGER=${STAGGER:-0.4}
+STEPS=${STEPS:-horizon,fit,com,report}
+OUT=${OUT:-examples/tensegrity/contact_fit.md}
 D=$B/tensegrity
-M=examples/tensegrity/superball_floor_nodyn.xml
+M=examples/tensegrity/superball_floor.xml
 has() { case ",$STEPS," in *",$1,"*) return 0 ;; esac; return 1; }
 mkdir -p "$D/fit"
-if [ ! -f "$D/contact_nodyn/train/10hz/traj00.csv" ]; then
-  "$B/gen_superball" examples/tensegrity/superball_nodyn.xml "$D/contact_nodyn" contact || exit 1
+if [ ! -f "$D/contact/train/10hz/traj00.csv" ]; then
+  "$B/gen_superball" models/superball.xml "$D/contact" contact || exit 1
 fi
 if has horizon; then
-  "$B/superball_horizon" $M "$D/contact_nodyn/train/10hz/traj00.csv" 0.9 'stiffness:*' 'damping:*' 'mass:r*' \
-    friction:floor torsion:floor rolling:floor > "$D/fit/contact6_horizon.md" || exit 1
+  if [ ! -f "$D/contact_nodyn/train/10hz/traj00.csv" ]; then
+    "$B/gen_superball" examples/tensegrity/superball_nodyn.xml "$D/contact_nodyn" contact || exit 1
+  fi
+  "$B/superball_horizon" examples/tensegrity/superball_floor_nodyn.xml "$D/contact_nodyn/train/10hz/traj00.csv" \
+    0.9 'stiffness:*' 'damping:*' 'mass:r*' friction:floor torsion:floor rolling:floor \
+    > "$D/fit/contact6_horizon.md" || exit 1
 fi
 if has fit; then
   TR=$D/fit/contact6_train
   rm -rf "$TR" && mkdir -p "$TR" || exit 1
-  for f in $(ls "$D"/contact_nodyn/train/10hz/traj*.csv | head -n "$FILES"); do   # header + the samples t <= SECS
-    awk -F, -v s="$SECS" 'NR == 1 || $1 <= s + 1e-9' "$f" > "$TR/$(basename "$f")" || exit 1
+  j=0
+  for f in $(ls "$D"/contact/train/10hz/traj*.csv | head -n "$FILES"); do   # header + the window's samples
+    awk -F, -v a="$j" -v g="$STAGGER" -v s="$SECS" \
+      'NR == 1 || ($1 >= a * g - 1e-9 && $1 <= a * g + s + 1e-9)' "$f" > "$TR/$(basename "$f")" || exit 1
+    j=$((j + 1))
   done
   "$B/physid" identify $M "$TR" \
     --param 'stiffness:*:init=8000' --param 'damping:*:init=800' --param 'mass:r*:init=12' \
     --param friction:floor:init=0.7 --param torsion:floor:init=0.7 --param rolling:floor:init=0.7 \
-    --param penalty:stiffness --substeps 100 --iters "$ITERS" --out "$D/fit/contact6.json" \
+    --param penalty:stiffness --param penalty:damping --substeps 100 --iters "$ITERS" --out "$D/fit/contact6.json" \
     --write-model "$D/fit/contact6.xml" > "$D/fit/contact6.txt" 2> "$D/fit/contact6.log" || exit 1
 fi
 if has com; then
-  T=$(ls "$D"/contact_nodyn/test/10hz/traj*.csv)
+  T=$(ls "$D"/contact/test/10hz/traj*.csv)
   # the start (the fit's init values written into the model) and the truth's values
   sed -e 's/stiffness="10000" damping="1000"/stiffness="8000" damping="800"/' -e 's/mass="10"/mass="12"/g' \
     -e 's/<geom name="floor" type="plane" size="20 20 0.1"\/>/<geom name="floor" type="plane" size="20 20 0.1" friction="0.7 0.7 0.7"\/>/' \
     $M > "$D/fit/contact6_start.xml"
+  # the truth's values with the fit's penalty contact stiffness and damping (the contact parameters' share)
+  K=$(grep -o '<numeric name="physid:penalty" data="[^"]*"/>' "$D/fit/contact6.xml" 2>/dev/null)
+  [ -n "$K" ] && sed "s|</custom>|  $K\n  </custom>|" $M > "$D/fit/contact6_truth_kc.xml"
   { echo "| model | trajectories | mean CoM error (m) | mean at 5 s (m) | max (m) | mean CoM path (m) | mean error / path |"
     echo "| --- | --- | --- | --- | --- | --- | --- |"
-    for x in truth:$M start:$D/fit/contact6_start.xml fit:$D/fit/contact6.xml; do
+    for x in truth:$M "truth, the fit's penalty contact:$D/fit/contact6_truth_kc.xml" start:$D/fit/contact6_start.xml \
+      fit:$D/fit/contact6.xml; do
       [ -f "${x#*:}" ] || continue
       printf '| %s ' "${x%%:*}"
       "$B/superball_com" "${x#*:}" 100 euler $T | tail -1
     done; } > "$D/fit/contact6_com.md" || exit 1
+fi
+if has report; then
+  { echo "# SUPERball: the contact fit on the condim-6 ground truth (issue 16 items 3 and 5)"
+    echo
+    echo "\`sh examples/tensegrity/contact_fit.sh\` with FILES=$FILES SECS=$SECS STAGGER=$STAGGER ITERS=$ITERS"
+    echo "($(date -u +%Y-%m-%d), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')); ground truth models/superball.xml"
+    echo "in MuJoCo 2.2.2 (filter actuators, act in the data), fitted model $M (penalty). See docs/tensegrity.md."
+    echo
+    echo "## The fit (identify's output)"
+    echo
+    echo '```'
+    cat "$D/fit/contact6.txt"
+    grep -h "warning" "$D/fit/contact6.log"
+    echo '```'
+    echo
+    echo "## CoM error over 5 s on the 10 test trajectories (superball_com, 100 substeps of 1 ms, Euler)"
+    echo
+    cat "$D/fit/contact6_com.md"; } > "$OUT" || exit 1
 fi

@@ -14,8 +14,8 @@
 // rest (non-contact); the contact set turns the pose (lying on a cable triangle) by a random yaw and starts it
 // tumbling about the floor point below its centre at 0 .. 3 rad/s about a random horizontal axis
 // (start_rolling). Trajectory j of a set draws from seed S + 1000 k + j
-// (k = 0, 1, 2 for train, valid, test). The activations (act) of a filter model start at 0 and are not
-// written (physid's data files have no act columns yet).
+// (k = 0, 1, 2 for train, valid, test). The activations (act) of a filter model start at 0 and are written
+// after the controls (act0..: the state's, physid's data format).
 #include <errno.h>
 #include <math.h>
 #include <mujoco/mujoco.h>
@@ -41,21 +41,23 @@ static int make_dir(const char* path) {
   return 1;
 }
 
-// writes the header t,q0..,v0..,u0.. of model m
+// writes the header t,q0..,v0..,u0..(,act0.. when the model has activations) of model m
 static void write_header(FILE* f, const mjModel* m) {
   fprintf(f, "t");
   for (int i = 0; i < m->nq; i++) fprintf(f, ",q%d", i);
   for (int i = 0; i < m->nv; i++) fprintf(f, ",v%d", i);
   for (int i = 0; i < m->nu; i++) fprintf(f, ",u%d", i);
+  for (int i = 0; i < m->na; i++) fprintf(f, ",act%d", i);
   fprintf(f, "\n");
 }
 
-// writes one row: the state of d and the controls held from it
+// writes one row: the state of d (qpos, qvel, act) and the controls held from it
 static void write_row(FILE* f, const mjModel* m, const mjData* d) {
   fprintf(f, "%.17g", d->time);
   for (int i = 0; i < m->nq; i++) fprintf(f, ",%.17g", d->qpos[i]);
   for (int i = 0; i < m->nv; i++) fprintf(f, ",%.17g", d->qvel[i]);
   for (int i = 0; i < m->nu; i++) fprintf(f, ",%.17g", d->ctrl[i]);
+  for (int i = 0; i < m->na; i++) fprintf(f, ",%.17g", d->act[i]);
   fprintf(f, "\n");
 }
 

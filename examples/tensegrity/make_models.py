@@ -13,6 +13,8 @@
                                                 value), with the floor's friction:, torsion:, rolling: the contacts'
                                                 (what identify fits, issue 16); rod-rod contacts frictionless;
                                                 penalty contact (its derivatives have the angular rows)
+  examples/tensegrity/superball_floor.xml       as superball_floor_nodyn.xml with the filter actuators of
+                                                superball.xml (the fit of the ground truth's own data with act)
 
 Geometry: the 6-bar "expanded octahedron" (the SUPERball's icosahedral tensegrity): rods in three parallel pairs
 along x, y and z, half-length a = 0.842 m (rod 1.684 m), each pair offset by +-a/2 (the equal-tension
@@ -169,8 +171,8 @@ def main():
         with open(path, "w") as f:
             f.write(text)
         print(path)
-    for condim, floor in ((3, False), (6, True)):
-        name, text = model(False, False, condim, floor)
+    for condim, floor, dyn in ((3, False, False), (6, True, False), (6, True, True)):
+        name, text = model(False, dyn, condim, floor)
         path = os.path.join("examples/tensegrity", name + ".xml")
         with open(path, "w") as f:
             f.write(text)

@@ -24,6 +24,11 @@ if has data; then
   "$B/gen_superball" models/superball.xml "$D/contact" contact || exit 1
   "$B/gen_superball" examples/tensegrity/superball_nodyn.xml "$D/contact_nodyn" contact || exit 1
   "$B/gen_superball" examples/tensegrity/superball_condim3_nodyn.xml "$D/contact_condim3_nodyn" contact || exit 1
+  # the filter data without their act0.. columns (the first 1 + nq + nv + nu = 90), for 3b's model without dynamics
+  for s in train test; do
+    mkdir -p "$D/fixed_noact/$s/10hz" || exit 1
+    for f in "$D/fixed/$s/10hz"/traj*.csv; do cut -d, -f1-90 "$f" > "$D/fixed_noact/$s/10hz/$(basename "$f")" || exit 1; done
+  done
 fi
 
 # 2. the gradient of the recurrent loss against the horizon, training trajectory 0 of the non-contact set
@@ -48,11 +53,11 @@ fi
 # 3b. the same fit on the ground truth's own data (filter actuators: the cable force lags the control with
 #     tau = 0.1 s): physid's model without actuator dynamics is then the wrong model, and the fit says how wrong
 if has noncontact; then
-  "$B/physid" identify examples/tensegrity/superball_fixed_nodyn.xml "$D/fixed/train/10hz" \
+  "$B/physid" identify examples/tensegrity/superball_fixed_nodyn.xml "$D/fixed_noact/train/10hz" \
     --param 'stiffness:*:init=8000' --param 'damping:*:init=800' --param 'mass:r[1-5]:init=12' \
     --substeps 100 --iters 30 --out "$D/fit/noncontact_filter.json" --write-model "$D/fit/noncontact_filter.xml" \
     > "$D/fit/noncontact_filter.txt" 2> "$D/fit/noncontact_filter.log" || exit 1
-  "$B/physid" evaluate "$D/fit/noncontact_filter.xml" "$D/fixed/test/10hz" --substeps 100 --quiet \
+  "$B/physid" evaluate "$D/fit/noncontact_filter.xml" "$D/fixed_noact/test/10hz" --substeps 100 --quiet \
     > "$D/fit/noncontact_filter_test.txt" || exit 1
 fi
 

@@ -2,7 +2,9 @@
 //
 // superball_com MODEL SUBSTEPS euler|implicit DATA.csv...
 //
-// Each DATA file is one trajectory at 10 Hz as examples/tensegrity/gen_superball writes it (t,q0..,v0..,u0..).
+// Each DATA file is one trajectory at 10 Hz as examples/tensegrity/gen_superball writes it (t,q0..,v0..,u0..,
+// and act0.. for a filter model; a MODEL with activations starts from the first row's act0.., one without
+// ignores them).
 // MODEL (an identified model, e.g. `identify --write-model`) runs from the file's first state with the recorded
 // controls held (zero-order hold), SUBSTEPS steps of dt = (sample interval) / SUBSTEPS per interval, with the
 // named integrator, over the whole trajectory (5 s), and at every sample it reaches the centre of mass of its
@@ -46,6 +48,7 @@ static int one_trajectory(const physModel* m, physData* d, const double* rows, i
   phys_reset_data(m, d);
   memcpy(d->qpos, rows + 1, sizeof(double) * (size_t)nq);
   memcpy(d->qvel, rows + 1 + nq, sizeof(double) * (size_t)nv);
+  if (m->na) memcpy(d->act, rows + 1 + nq + nv + nu, sizeof(double) * (size_t)m->na);
   double c0[3], c1[3], cp[3], err = 0;
   rod_centre(m, rows + 1, cp);
   for (int k = 1; k < nrow; k++) {
@@ -78,7 +81,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   m->opt.integrator = strcmp(argv[3], "euler") ? PHYS_INT_IMPLICIT : PHYS_INT_EULER;
-  int substeps = atoi(argv[2]), ncol = 1 + m->nq + m->nv + m->nu, rc = 0;
+  int substeps = atoi(argv[2]), ncol = 1 + m->nq + m->nv + m->nu + m->na, rc = 0;
   double* rows = malloc(sizeof(double) * (size_t)SUPERBALL_MAXROW * ncol);
   physData* d = phys_make_data(m);
   comStats s = {0};

@@ -7,8 +7,9 @@
 
 enum { SUPERBALL_MAXROW = 100000 };
 
-// reads a CSV of ncol numeric columns after a header line into rows (at most SUPERBALL_MAXROW rows); the
-// number of rows, -1 if the file cannot be opened
+// reads the first ncol numeric columns of a CSV after a header line into rows (at most SUPERBALL_MAXROW rows;
+// further columns of a row, e.g. the act0.. of a filter model's data read for a model without activations, are
+// skipped); the number of rows, -1 if the file cannot be opened
 static inline int superball_read_rows(const char* path, int ncol, double* rows) {
   FILE* f = fopen(path, "r");
   if (!f) return -1;
@@ -19,6 +20,7 @@ static inline int superball_read_rows(const char* path, int ncol, double* rows) 
     for (; k < ncol; k++)
       if (fscanf(f, k ? ",%lf" : "%lf", rows + (size_t)n * ncol + k) != 1) break;
     if (k < ncol) break;
+    while ((c = fgetc(f)) != EOF && c != '\n') continue;
     n++;
   }
   fclose(f);

@@ -14,7 +14,7 @@
 //                  truth makes the 1 ms Euler step unstable, docs/tensegrity.md)
 //
 // The executed world is TRUTH_MODEL in MuJoCo 2.2.2 (the ground truth), from its initial pose at rest. Every
-// 0.1 s the planner reads MuJoCo's state (qpos, qvel), plans N knots of 24 cable controls (each held for 0.1 s,
+// 0.1 s the planner reads MuJoCo's state (qpos, qvel and, for filter actuators, act), plans N knots of 24 cable controls (each held for 0.1 s,
 // zero-order hold, as the data's controls) and MuJoCo executes the first knot for 0.1 s. The planner is the
 // same MPPI for both engines (physid's sampling.c samples one control per model step, which for a 1 s horizon
 // at 1 ms would be 24,000 independent entries; here each sample is knots x 24 values): iteration k draws
@@ -52,7 +52,7 @@ typedef struct {
   physData* d;
   mjModel* mm;
   mjData* md;
-  int nq, nv, nu;
+  int nq, nv, nu, na;
   double c0[2];   // the reference's start (the CoM's x, y when the run began)
   double t0;      // the plan's start time from the run's start
 } planner;
@@ -72,17 +72,19 @@ static double knot_cost(const planner* p, const double* c, double t) {
   return dx * dx + dy * dy;
 }
 
-// the cost of the knots x nu controls U rolled out from (q, v) on the planning engine (+inf if not finite)
-static double rollout(planner* p, const double* q, const double* v, const double* U, int knots) {
+// the cost of the knots x nu controls U rolled out from (q, v, act) on the planning engine (+inf if not finite)
+static double rollout(planner* p, const double* q, const double* v, const double* act, const double* U, int knots) {
   double J = 0, c[2];
   if (p->m) {
     phys_reset_data(p->m, p->d);
     memcpy(p->d->qpos, q, sizeof(double) * p->nq);
     memcpy(p->d->qvel, v, sizeof(double) * p->nv);
+    if (p->na) memcpy(p->d->act, act, sizeof(double) * p->na);
   } else {
     mj_resetData(p->mm, p->md);
     mju_copy(p->md->qpos, q, p->nq);
     mju_copy(p->md->qvel, v, p->nv);
+    mju_copy(p->md->act, act, p->na);
   }
   for (int k = 0; k < knots; k++) {
     const double* u = U + (size_t)k * p->nu;
@@ -106,11 +108,11 @@ static double gauss(physRng* rng) {
   return sqrt(-2.0 * log(a)) * cos(2 * M_PI * b);
 }
 
-// MPPI from (q, v): mean (knots x nu) in, the plan out (the cheapest sequence evaluated); its cost
-static double mppi(planner* p, const mppiOptions* o, uint64_t seed, const double* q, const double* v, double* mean,
-                   double* U, double* J) {
+// MPPI from (q, v, act): mean (knots x nu) in, the plan out (the cheapest sequence evaluated); its cost
+static double mppi(planner* p, const mppiOptions* o, uint64_t seed, const double* q, const double* v,
+                   const double* act, double* mean, double* U, double* J) {
   int n = o->knots * p->nu;
-  double best = rollout(p, q, v, mean, o->knots), *plan = U + (size_t)o->samples * n;
+  double best = rollout(p, q, v, act, mean, o->knots), *plan = U + (size_t)o->samples * n;
   memcpy(plan, mean, sizeof(double) * n);
   for (int k = 1; k <= o->iters; k++) {
     for (int i = 0; i < o->samples; i++) {
@@ -119,7 +121,7 @@ static double mppi(planner* p, const mppiOptions* o, uint64_t seed, const double
       phys_sampling_stream(&rng, seed, k, i);
       for (int e = 0; e < n; e++)
         u[e] = i ? fmin(fmax(mean[e] + o->sigma * gauss(&rng), -o->bound), o->bound) : mean[e];
-      J[i] = rollout(p, q, v, u, o->knots);
+      J[i] = rollout(p, q, v, act, u, o->knots);
     }
     double minJ = INFINITY, wsum = 0;
     for (int i = 0; i < o->samples; i++) minJ = fmin(minJ, J[i]);
@@ -132,7 +134,7 @@ static double mppi(planner* p, const mppiOptions* o, uint64_t seed, const double
     for (int i = 0; i < o->samples; i++)
       for (int e = 0; isfinite(J[i]) && e < n; e++) mean[e] += exp(-(J[i] - minJ) / o->lambda) / wsum * U[(size_t)i * n + e];
   }
-  double Jm = rollout(p, q, v, mean, o->knots);
+  double Jm = rollout(p, q, v, act, mean, o->knots);
   if (Jm < best) best = Jm, memcpy(plan, mean, sizeof(double) * n);
   return best;
 }
@@ -225,16 +227,16 @@ int main(int argc, char** argv) {
   if (!strcmp(argv[1], "physid")) {
     if (!(p.m = physid_model(argv[2], set, nset, random))) return 1;
     p.d = phys_make_data(p.m);
-    p.nq = p.m->nq, p.nv = p.m->nv, p.nu = p.m->nu;
+    p.nq = p.m->nq, p.nv = p.m->nv, p.nu = p.m->nu, p.na = p.m->na;
   } else {
     if (!(p.mm = mj_loadXML(argv[2], NULL, err, sizeof err))) {
       fprintf(stderr, "superball_mppi: %s: %s\n", argv[2], err);
       return 1;
     }
     p.md = mj_makeData(p.mm);
-    p.nq = p.mm->nq, p.nv = p.mm->nv, p.nu = p.mm->nu;
+    p.nq = p.mm->nq, p.nv = p.mm->nv, p.nu = p.mm->nu, p.na = p.mm->na;
   }
-  if (p.nq != truth->nq || p.nv != truth->nv || p.nu != truth->nu) {
+  if (p.nq != truth->nq || p.nv != truth->nv || p.nu != truth->nu || p.na != truth->na) {
     fprintf(stderr, "superball_mppi: the planning model's sizes differ from the truth's\n");
     return 1;
   }
@@ -244,7 +246,8 @@ int main(int argc, char** argv) {
   centre_xy(truth->njnt, truth->jnt_type, truth->jnt_qposadr, mjJNT_FREE, world->qpos, p.c0);
   for (int s = 0; s < o.controls; s++) {
     p.t0 = 0.1 * s;
-    double cost = mppi(&p, &o, (uint64_t)o.seed + 1000u * (uint64_t)s, world->qpos, world->qvel, mean, U, J);
+    double cost = mppi(&p, &o, (uint64_t)o.seed + 1000u * (uint64_t)s, world->qpos, world->qvel, world->act, mean, U,
+                       J);
     const double* plan = U + (size_t)o.samples * n;
     mju_copy(world->ctrl, plan, p.nu);
     for (int k = 0; k < HOLD; k++) mj_step(truth, world);
