@@ -551,7 +551,11 @@ int cli_mpc(int argc, char** argv) {
   mpcArgs a;
   memset(&a, 0, sizeof a);
   static const char* const extra[] = {"plot", "replay", "steps", "replan", "plant", "plant_model"};
-  if (opt_task_top(&t, extra, 6) && read_mpc(&t, &a) && opt_check_outputs(&t, o) && check_plant_output(&t, &a, o) &&
+  if (cJSON_GetObjectItemCaseSensitive(t.root, "design"))   // (docs/control.md, design parameters: why not)
+    cli_error("%s: design: not in mpc (a design is one value of the robot for the whole run, while mpc re-plans the "
+              "controls of the plant as it is): choose it with `physid optimize` and write it into the model",
+              t.file);
+  else if (opt_task_top(&t, extra, 6) && read_mpc(&t, &a) && opt_check_outputs(&t, o) && check_plant_output(&t, &a, o) &&
       opt_task_problem(&t, &m, &d, &p))
     code = mpc(&t, &a, o, p, d);
   opt_task_free(&t, m, d, p);

@@ -88,10 +88,12 @@ typedef struct optTask_ {
   physMsOptions ms_opt;
   physMsResult* ms_res;     // where opt_plan leaves ms's result (NULL: not kept)
   // "design" (optimize_design.c): the parameter table, theta (the initial value in, the best out), theta0 (the
-  // initial value), the bounds (one allocation from theta)
+  // initial value), the bounds, the sampling methods' spread (one allocation from theta); held: 1 where the
+  // bounds are equal (design.held)
   int has_design;
   physParamTable design;
-  double *theta, *theta0, *theta_lo, *theta_hi;
+  double *theta, *theta0, *theta_lo, *theta_hi, *theta_sigma;
+  unsigned char* held;
 } optTask;
 
 // t <- the task file parsed (t->file, dir, root; the rest zero, tol -1); 0 and a message if unreadable or not

@@ -1,8 +1,11 @@
 // optimize_design.c - the task's "design" list of `physid optimize` (issue 17): physical parameters of the model
 // (identify's kinds, src/grad/params.h: "pos:BODY" link placements, "mass:BODY", "damping:JOINT", ...) optimized
-// with the controls by single shooting (lbfgsb, adam; src/control/shooting.h). Each entry is
-//   {"param": "KIND:NAME", "init": x or [...], "lower": x or [...], "upper": x or [...]}
-// (init: the model's value; bounds: the kind's, params.h); a component with lower = upper is held there, so
+// with the controls by single shooting (lbfgsb, adam; src/control/shooting.h) or sampled with them (random, cem,
+// mppi; src/control/sampling.h). Each entry is
+//   {"param": "KIND:NAME", "init": x or [...], "lower": x or [...], "upper": x or [...], "sigma": x or [...]}
+// (init: the model's value; bounds: the kind's, params.h; sigma, the sampling methods' only: the initial spread
+// in the parameter's units, default 0.1 times the bounds' width, or times max(|init|, 1) if a bound is
+// infinite); a component with lower = upper is held there, so
 // "pos:link2" with lower [0.5, 0, 0] and upper [5, 0, 0] varies a link's length along x only. Equal control
 // bounds ("ctrlrange" [[a, a]]) hold the controls: the design alone is optimized (a model without actuators is
 // accepted then).
@@ -34,26 +37,32 @@ static int design_values(double* out, int n, const cJSON* v, const optTask* t, c
 
 // entry i of the list: its spec string, then init and bounds at the entry's theta address
 static int design_entry(optTask* t, const cJSON* e, int i) {
-  static const char* const keys[] = {"param", "init", "lower", "upper"};
+  static const char* const keys[] = {"param", "init", "lower", "upper", "sigma"};
   char where[64];
   snprintf(where, sizeof where, "design[%d]", i);
-  if (!task_keys(e, keys, 4, t, where)) return 0;
+  if (!task_keys(e, keys, t->meth.sampling ? 5 : 4, t, where)) return 0;
   const physParam* p = phys_param_spec_entry(&t->design, i);
   const cJSON* v;
   double *th = t->theta + p->adr, *lo = t->theta_lo + p->adr, *hi = t->theta_hi + p->adr;
-  const char* name[3] = {"init", "lower", "upper"};
-  double* dst[3] = {th, lo, hi};
-  for (int k = 0; k < 3; k++) {
+  double* sg = t->theta_sigma + p->adr;
+  const char* name[4] = {"init", "lower", "upper", "sigma"};
+  double* dst[4] = {th, lo, hi, sg};
+  for (int k = 0; k < 4; k++) {
     char at[96];
     snprintf(at, sizeof at, "%s.%s", where, name[k]);
     if ((v = cJSON_GetObjectItemCaseSensitive(e, name[k])) && !design_values(dst[k], p->size, v, t, at)) return 0;
   }
-  for (int k = 0; k < p->size; k++)
+  for (int k = 0; k < p->size; k++) {
     if (!(lo[k] <= th[k] && th[k] <= hi[k])) {
       cli_error("%s: %s: component %d: the initial value %g is outside [%g, %g]", t->file, where, k, th[k], lo[k],
                 hi[k]);
       return 0;
     }
+    if (cJSON_GetObjectItemCaseSensitive(e, "sigma") && !(sg[k] >= 0)) {
+      cli_error("%s: %s.sigma: component %d: %g; expected a spread >= 0", t->file, where, k, sg[k]);
+      return 0;
+    }
+  }
   return 1;
 }
 
@@ -79,9 +88,10 @@ static int design_specs(const optTask* t, const cJSON* v, const char** spec, int
 int opt_read_design(optTask* t, physModel* m, physControlProblem* p) {
   const cJSON* v = cJSON_GetObjectItemCaseSensitive(t->root, "design");
   if (!v) return 1;
-  if (!t->meth.name || t->meth.sampling) {
-    cli_error("%s: design: only the gradient methods \"lbfgsb\" and \"adam\" optimize design parameters (method "
-              "\"%s\")", t->file, t->method[0] ? t->method : "ddp");
+  if (!t->meth.name) {
+    cli_error("%s: design: only the gradient methods \"lbfgsb\", \"adam\" and the sampling methods \"random\", "
+              "\"cem\", \"mppi\" optimize design parameters (method \"%s\")", t->file,
+              t->method[0] ? t->method : "ddp");
     return 0;
   }
   const char* spec[ARGS_MAXLIST];
@@ -101,15 +111,20 @@ int opt_read_design(optTask* t, physModel* m, physControlProblem* p) {
       return 0;
     }
   size_t nt = (size_t)t->design.ntheta;
-  if (!(t->theta = calloc(4 * nt, sizeof(double)))) {
+  if (!(t->theta = calloc(5 * nt, sizeof(double))) || !(t->held = calloc(nt, 1))) {
     cli_error("%s: out of memory", t->file);
     return 0;
   }
   t->theta0 = t->theta + nt, t->theta_lo = t->theta0 + nt, t->theta_hi = t->theta_lo + nt;
+  t->theta_sigma = t->theta_hi + nt;
   phys_param_get(&t->design, m, t->theta);
   phys_param_bounds(&t->design, t->theta_lo, t->theta_hi);
+  for (size_t i = 0; i < nt; i++) t->theta_sigma[i] = -1;   // not given: sampling.h's default
   for (int i = 0; i < n; i++)
     if (!design_entry(t, cJSON_GetArrayItem(v, i), i)) return 0;
+  for (size_t i = 0; i < nt; i++) t->held[i] = t->theta_lo[i] == t->theta_hi[i];
+  t->design.held = t->held;   // (the pbd step's parameter columns skip the held components)
+  if (t->meth.sampling) t->meth.sample.design_sigma = t->theta_sigma;
   memcpy(t->theta0, t->theta, sizeof(double) * nt);
   p->design = &t->design, p->design_model = m;
   p->theta = t->theta, p->theta_lo = t->theta_lo, p->theta_hi = t->theta_hi;
@@ -133,5 +148,6 @@ void opt_design_result(cJSON* r, const optTask* t) {
 void opt_design_free(optTask* t) {
   phys_param_table_free(&t->design);   // zeroed or built (also after a failed build)
   free(t->theta);
-  t->theta = NULL, t->has_design = 0;
+  free(t->held);
+  t->theta = NULL, t->held = NULL, t->has_design = 0;
 }

@@ -28,6 +28,7 @@ usage: [INTEGRATOR=pbd] examples/pbd/design_grad.py [PHYSID]   (from the reposit
 import json
 import math
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -165,11 +166,13 @@ def grid(tmp, lo1, hi1, lo2, hi2, step):
 
 
 STARTS = [L0] + [(a, b) for a in (2.5, 2.8, 3.1) for b in (0.1, 0.3, 0.5)]
-# the pbd step's gradient costs about 250 times the Euler engine's here (5 minutes a run on the shared machine):
-# one start (START, default 2.5,0.1: one of the Euler engine's starts that reach its best design), and instead of
-# the grid a 3 x 3 stencil of +-0.002 m around the found lengths; Eq. 30 (design.py's Euler servos) not evaluated
+# the pbd step's gradient costs about 250 times the Euler engine's here (minutes a run on the shared machine): the
+# starts STARTS ("l1,l2;l1,l2;...", default START, default 2.5,0.1: one of the Euler engine's starts that reach its
+# best design), and instead of the grid a 3 x 3 stencil of +-0.002 m around the best found lengths; Eq. 30
+# (design.py's Euler servos) not evaluated
 if INTEGRATOR == "pbd":
-    STARTS = [tuple(float(x) for x in os.environ.get("START", "2.5,0.1").split(","))]
+    STARTS = [tuple(float(x) for x in st.split(",")) for st in
+              os.environ.get("STARTS", os.environ.get("START", "2.5,0.1")).split(";")]
 GRID = (2.6, 2.8, 0.25, 0.35) if INTEGRATOR == "pbd" else (2.5, 2.9, 0.2, 0.4)
 
 
@@ -207,7 +210,13 @@ def main():
     if os.environ.get("STENCIL_ONLY"):
         return stencil_only()
     with tempfile.TemporaryDirectory() as tmp:
-        runs = [(st,) + optimize(tmp, 200, st)[:5] for st in STARTS]
+        runs = []
+        for st in STARTS:   # each run with the CPU seconds of its physid process (user + system)
+            cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
+            run = optimize(tmp, 200, st)[:5]
+            now = resource.getrusage(resource.RUSAGE_CHILDREN)
+            runs.append((st,) + run + (now.ru_utime + now.ru_stime - cpu.ru_utime - cpu.ru_stime,))
+            print("start %s: %s" % (st, runs[-1][1:]), flush=True)
         best = min(runs, key=lambda r: r[3])
         l1, l2, cost = best[1], best[2], best[3]
         check = cost_of(tmp, l1, l2)
@@ -229,10 +238,10 @@ def main():
         f.write("# Paper 003, Table II by gradient: `physid optimize` with design parameters "
                 "(examples/pbd/design_grad.py)%s\n\n" % (", pbd step" if INTEGRATOR == "pbd" else ""))
         if INTEGRATOR == "pbd":
-            f.write("Command: `INTEGRATOR=pbd examples/pbd/design_grad.py`. The pbd step (20 substeps, 1 iteration) "
+            f.write("Command: `STARTS=\"%s\" INTEGRATOR=pbd examples/pbd/design_grad.py`. The pbd step (20 substeps, 1 iteration) "
                     "throughout: optimize's rollouts and gradients, and the grid's `simulate` runs; the target's x "
                     "slide on a body of its own (the target's mass, its spring doubled), the same model for the Euler engine's "
-                    "comparison.\n\n")
+                    "comparison.\n\n" % ";".join("%g,%g" % st for st in STARTS))
         f.write("Generated at %s. `physid optimize`, method lbfgsb (at most 200 iterations, tol 1e-12), design "
                 "pos:elbow.x in [1, 4] m and pos:tip.x in [0.02, 1.5] m (the other components held at 0); cost "
                 "1/2 |p_ee - p_target|^2 integrated over %d steps of %g s (the target circles at radius %g m "
@@ -241,10 +250,11 @@ def main():
                 "point, each point one `physid simulate` with the cost summed from its trajectory. Eq. 30: "
                 "design.py's evaluation (its servo target and start, lambda = %g).\n\n"
                 % ((commit or "?", STEPS, DT, R, CX, design.PERIOD, K, D) + GRID + (design.LAM,)))
-        f.write("Runs of `optimize` from each start:\n\n| start l1, l2 (m) | found l1 (m) | found l2 (m) | cost | "
-                "iterations | seconds |\n|---|---|---|---|---|---|\n")
-        for st, a, b, c, it, sec in runs:
-            f.write("| %g, %g | %.5g | %.5g | %.6g | %d | %.2f |\n" % (st[0], st[1], a, b, c, it, sec))
+        f.write("Runs of `optimize` from each start (seconds: optimize's iterations' wall time; CPU: the process's "
+                "user + system time):\n\n| start l1, l2 (m) | found l1 (m) | found l2 (m) | cost | iterations | "
+                "seconds | CPU seconds |\n|---|---|---|---|---|---|---|\n")
+        for st, a, b, c, it, sec, cpu in runs:
+            f.write("| %g, %g | %.5g | %.5g | %.6g | %d | %.2f | %.1f |\n" % (st[0], st[1], a, b, c, it, sec, cpu))
         f.write("\n| design | l1 (m) | l2 (m) | cost (optimize's) | Eq. 30 (design.py) | work (J) | mean tracking "
                 "error (m) |\n|---|---|---|---|---|---|---|\n")
         rows = (("initial (paper)", L0[0], L0[1], c0, eq30["initial"]),

@@ -23,8 +23,9 @@ and k identified at each; (C) l2 held, k and alpha2 together by gradient: Levenb
 the poses' one-step velocity residuals, their derivatives in alpha2 by the chain rule through the exact P columns
 of pos:spring_anchor (`physid jacobian`; alpha2 is not a parameter kind).
 
-usage: [INTEGRATOR=pbd] examples/pbd/spring.py [PHYSID]   (from the repository root; writes
-       examples/pbd/spring.md, or spring_pbd.md: the estimator on the pbd step, the truth the Euler engine's)
+usage: [INTEGRATOR=pbd] [SCHEMES=ABC] examples/pbd/spring.py [PHYSID]   (from the repository root; writes
+       examples/pbd/spring.md, or spring_pbd.md: the estimator on the pbd step, the truth the Euler engine's;
+       SCHEMES: the fits run, any of A, B, C, default all; each row's seconds of wall time are written)
 """
 import math
 import os
@@ -33,6 +34,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import baxter_arm  # noqa: E402
@@ -42,6 +44,7 @@ INTEGRATOR = os.environ.get("INTEGRATOR", "euler")
 OUT = os.environ.get("OUT", "examples/pbd/spring%s.md" % ("_pbd" if INTEGRATOR == "pbd" else ""))
 K_TRUE, L1, A1, L2, A2_TRUE, REST = 4000.0, 0.3, math.radians(90), 0.06, math.radians(30), 0.2
 NPOSE, SEED = 30, 1
+SCHEMES = os.environ.get("SCHEMES", "ABC")
 SIGMA_Q, SIGMA_U = 0.0, 0.0          # measurement noise of the data set being made (dataset() sets them)
 S1_FRAME = 'pos="0.069 0 0.27035" quat="%s"' % baxter_arm.fmt(baxter_arm.rpy_quat([-math.pi / 2, 0, 0]))
 
@@ -219,46 +222,50 @@ def main():
             f.write(model(k0, a20))
         exact, vmax, s1 = dataset(truth, arm, tmp, 0.0, 0.0, "exact")
         noisy, _, _ = dataset(truth, arm, tmp, 1e-3, 0.5, "noisy")
-        fit, _ = identify(start, exact, both)
-        rows.append(("(A) k and anchor (l2, alpha2) together, exact data", fit))
-        fit, _ = identify(start, noisy, both)
-        rows.append(("(A) k and anchor (l2, alpha2) together, noisy data", fit))
-        loss, a2, k = scan_alpha2(tmp, noisy, k0, L2)
-        anchor = [L2 * math.cos(a2), L2 * math.sin(a2), 0]
-        rows.append(("(B) l2 calibrated (true); alpha2 scanned, k fitted at each; noisy data",
-                     {"stiffness:shoulder_spring": k, "pos:spring_anchor": anchor}))
-        loss, a2, k = scan_alpha2(tmp, noisy, k0, 1.02 * L2)
-        anchor = [1.02 * L2 * math.cos(a2), 1.02 * L2 * math.sin(a2), 0]
-        rows.append(("(B) as above with l2 calibrated 2 % long", {"stiffness:shoulder_spring": k,
-                                                                    "pos:spring_anchor": anchor}))
+        clock = time.time()
+
+        def add(name, fit):   # a row with the wall time since the last one
+            nonlocal clock
+            rows.append((name, fit, time.time() - clock))
+            clock = time.time()
+        if "A" in SCHEMES:
+            add("(A) k and anchor (l2, alpha2) together, exact data", identify(start, exact, both)[0])
+            add("(A) k and anchor (l2, alpha2) together, noisy data", identify(start, noisy, both)[0])
+        for name, l2 in (("(B) l2 calibrated (true); alpha2 scanned, k fitted at each; noisy data", L2),
+                         ("(B) as above with l2 calibrated 2 % long", 1.02 * L2)):
+            if "B" in SCHEMES:
+                loss, a2, k = scan_alpha2(tmp, noisy, k0, l2)
+                add(name, {"stiffness:shoulder_spring": k, "pos:spring_anchor": [l2 * math.cos(a2),
+                                                                                   l2 * math.sin(a2), 0]})
         for name, l2 in (("(C) l2 calibrated (true); k and alpha2 by gradient; noisy data", L2),
                          ("(C) as above with l2 calibrated 2 % long", 1.02 * L2)):
-            k, a2, it, _ = gradient_k_alpha2(tmp, noisy, k0, a20, l2)
-            rows.append(("%s (%d iterations)" % (name, it), {"stiffness:shoulder_spring": k, "pos:spring_anchor":
-                                                            [l2 * math.cos(a2), l2 * math.sin(a2), 0]}))
+            if "C" in SCHEMES:
+                k, a2, it, _ = gradient_k_alpha2(tmp, noisy, k0, a20, l2)
+                add("%s (%d iterations)" % (name, it), {"stiffness:shoulder_spring": k, "pos:spring_anchor":
+                                                       [l2 * math.cos(a2), l2 * math.sin(a2), 0]})
 
-    def row(name, fit):
+    def row(name, fit, seconds):
         k = fit.get("stiffness:shoulder_spring", float("nan"))
         p = fit.get("pos:spring_anchor", [float("nan")] * 3)
         a2, l2 = math.degrees(math.atan2(p[1], p[0])), math.hypot(p[0], p[1])
-        return "| %s | %.6g | %.3g %% | %.4g | %.3g | %.5g | %.3g %% | %.5g |\n" % (
+        return "| %s | %.6g | %.3g %% | %.4g | %.3g | %.5g | %.3g %% | %.5g | %.0f |\n" % (
             name, k, 100 * abs(k / K_TRUE - 1), a2, abs(a2 - math.degrees(A2_TRUE)), l2, 100 * abs(l2 / L2 - 1),
-            k * l2)
+            k * l2, seconds)
 
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     with open(OUT, "w") as f:
         f.write("# Paper 003 section V-C: Baxter's shoulder spring from 30 static poses (examples/pbd/spring.py)\n\n")
-        f.write("Generated by `examples/pbd/spring.py` at %s, integrator `%s`. Truth: k = %g N/m, alpha2 = %g deg, "
+        f.write("Generated by `examples/pbd/spring.py` at %s, integrator `%s`, schemes %s. Truth: k = %g N/m, alpha2 = %g deg, "
                 "l2 = %g m (l1 = %g m, alpha1 = %g deg, rest length %g m; k l2 = %g N); %d poses, largest |v+| of a "
                 "held pose %.2g rad/s; holding torque of s1 %.3g .. %.3g N m. Noisy data: 0.001 rad on the angles, "
                 "0.5 N m on the torques. Start: k = %g N/m (30 %% low), alpha2 = %g deg, l2 = %g m. `physid "
                 "identify` with its defaults (onestep loss, Levenberg-Marquardt).\n\n" % (
-                    commit or "?", INTEGRATOR, K_TRUE, math.degrees(A2_TRUE), L2, L1, math.degrees(A1), REST,
+                    commit or "?", INTEGRATOR, SCHEMES, K_TRUE, math.degrees(A2_TRUE), L2, L1, math.degrees(A1), REST,
                     K_TRUE * L2, NPOSE, vmax, min(s1), max(s1), k0, math.degrees(a20), L2))
-        f.write("| fit | k (N/m) | error | alpha2 (deg) | error (deg) | l2 (m) | error | k l2 (N) |\n"
-                "|---|---|---|---|---|---|---|---|\n")
-        for name, fit in rows:
-            f.write(row(name, fit))
+        f.write("| fit | k (N/m) | error | alpha2 (deg) | error (deg) | l2 (m) | error | k l2 (N) | seconds |\n"
+                "|---|---|---|---|---|---|---|---|---|\n")
+        for name, fit, seconds in rows:
+            f.write(row(name, fit, seconds))
     print(open(OUT).read())
 
 

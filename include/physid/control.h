@@ -126,9 +126,10 @@ typedef struct physControlProblem_ {
   int reg_state;            // 0: mu regularizes the controls (Quu + mu I); 1: the state (Vxx + mu I in Quu, Qux)
   int stall;                // 0 (off); K > 0: stop (PHYS_DDP_STALL) when J_{k-K} - J_k < stall_tol |J_{k-K}|
   double stall_tol;         // 1e-6
-  // design parameters (single shooting only, shooting.h; design NULL: none): theta of the table, optimized
-  // with the controls (or alone: equal control bounds hold the controls), written into design_model (the model
-  // m points to, writable) by phys_param_set before each rollout. Caller-owned arrays of design->ntheta: theta
+  // design parameters (single shooting, shooting.h, and the sampling methods, sampling.h; not DDP or
+  // multiple shooting; design NULL: none): theta of the table, optimized with the controls (or alone: equal
+  // control bounds hold the controls), written into design_model (the model m points to, writable) by
+  // phys_param_set before each rollout. Caller-owned arrays of design->ntheta: theta
   // (the initial design in, the best design out; design_model holds it after a solve) and its bounds theta_lo,
   // theta_hi (equal bounds hold a component)
   const physParamTable* design;

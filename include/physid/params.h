@@ -35,6 +35,10 @@ typedef struct physParamTable_ {
                     // phys_param_get/set read and write them here (NULL without input kinds)
   const double* insens;   // n, caller-owned, may be NULL: d u_eff / d theta of each input entry for the step
                     // being differentiated (phys_param_input_hold); NULL: the input kinds' columns are 0
+  const unsigned char* held;   // ntheta, caller-owned, may be NULL: held[a] != 0 marks component a as held (an
+                    // optimizer's equal bounds): its derivative is not wanted, and the pbd step, whose columns
+                    // each cost a complex step, skips it (its P column and theta_bar entry 0); the other step
+                    // types compute it as usual (cheap there)
 } physParamTable;
 
 // build t from nspec specs "KIND:NAME" (NAME may be a shell pattern for the joint, body and actuator kinds: the

@@ -39,7 +39,7 @@ class Param(ctypes.Structure):
 class ParamTable(ctypes.Structure):
     """physParamTable of physid/params.h (the caller owns the struct, the library its arrays)."""
     _fields_ = [("n", ctypes.c_int), ("ntheta", ctypes.c_int), ("param", ctypes.POINTER(Param)),
-                ("input", _c_double_p), ("insens", _c_double_p)]
+                ("input", _c_double_p), ("insens", _c_double_p), ("held", ctypes.POINTER(ctypes.c_ubyte))]
 
 
 LOSS_FN = ctypes.CFUNCTYPE(ctypes.c_double, ctypes.c_void_p, ctypes.c_int, _c_double_p, _c_double_p, _c_double_p,

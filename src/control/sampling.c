@@ -12,7 +12,7 @@
 #include "shooting.h"
 
 void phys_sampling_defaults(physSampleOptions* o) {
-  *o = (physSampleOptions){PHYS_SAMPLE_RANDOM, 64, 50, 1.0, 0.1, 1.0, 0.0, 0.0, 0, 1};
+  *o = (physSampleOptions){PHYS_SAMPLE_RANDOM, 64, 50, 1.0, 0.1, 1.0, 0.0, 0.0, 0, 1, NULL};
 }
 
 // splitmix64 of seed, then of that hash mixed with k, then with i: the stream's seed
@@ -64,6 +64,10 @@ typedef struct sampleWorker_ {
   struct sampleRun_* run;
   int id;
   physData* d;              // the caller's d for worker 0, its own for the others: all a rollout writes
+  physModel* model;         // with a design: the model its samples' designs are set into (worker 0: the
+                            // caller's design_model; the others their own copy), else NULL
+  const physControlProblem* prob;   // the problem its rollouts read: p, or with a design for a worker > 0 a
+                                    // copy of p whose m is its model (run->probs)
   pthread_t th;             // workers 1..: their thread, started once (started = 1)
   int started;
 } sampleWorker;
@@ -72,14 +76,16 @@ typedef struct sampleRun_ {
   const physSampleOptions* o;
   const physControlProblem* p;   // read only during the rollouts (bounds, cost terms, weights)
   int N, n, nthreads, k;    // samples, T x nu, threads, the iteration
+  int nth, nvar;            // the design's length (0: none) and a sample's: n controls, then the design
   double* rec;              // the initial state (phys_rollout_save_state)
-  double *mean, *S;         // T x nu: the sampling mean and spread
+  double *mean, *S;         // nvar: the sampling mean and spread (controls, then design)
   double* trig;             // 2T: phys_sampling_trig's table (noise_beta > 0)
-  double* U;                // N x n: the samples
+  double* U;                // N x nvar: the samples
   double* J;                // N: their costs
-  double* best;             // n: the cheapest controls so far
+  double* best;             // nvar: the cheapest controls (and design) so far
   double* pair;             // N x 2: (cost, index) pairs, CEM's sort
   int* order;               // N: the elite's sample indices
+  physControlProblem* probs;   // with a design and threads: the workers' copies of p (worker t at t - 1)
   sampleWorker w[PHYS_SAMPLING_MAXTHREADS];
   // the pool: the caller raises gen and broadcasts go (quit: leave); each started worker rolls out its share
   // of iteration gen, then lowers pending, the last one signals done. The mutex orders the caller's writes
@@ -112,7 +118,8 @@ static void run_free(sampleRun* r) {
     pthread_cond_destroy(&r->done);
     pthread_mutex_destroy(&r->lock);
   }
-  for (int t = 1; t < r->nthreads; t++) phys_free_data(r->w[t].d);
+  for (int t = 1; t < r->nthreads; t++) phys_free_data(r->w[t].d), phys_free_model(r->w[t].model);
+  free(r->probs);
   free(r->base);
 }
 
@@ -121,8 +128,9 @@ static int run_alloc(sampleRun* r, physControlProblem* p, physData* d, const phy
   const physModel* m = p->m;
   memset(r, 0, sizeof *r);
   r->o = o, r->p = p, r->N = o->samples, r->n = p->T * p->nu;
+  r->nth = p->design ? p->design->ntheta : 0, r->nvar = r->n + r->nth;
   r->nthreads = o->threads < o->samples ? o->threads : o->samples;
-  size_t n = (size_t)r->n, N = (size_t)r->N, nrec = phys_rollout_record_size(m);
+  size_t n = (size_t)r->nvar, N = (size_t)r->N, nrec = phys_rollout_record_size(m);
   double* s = calloc(nrec + 3 * n + N * n + 4 * N + 2 * (size_t)p->T, sizeof(double));
   if (!(r->base = s)) return 0;
   r->rec = s, s += nrec;
@@ -135,12 +143,18 @@ static int run_alloc(sampleRun* r, physControlProblem* p, physData* d, const phy
   r->order = (int*)s, s += N;   // N ints in N doubles
   r->trig = s;
   phys_sampling_trig(p->T, r->trig);
-  r->w[0] = (sampleWorker){.run = r, .id = 0, .d = d};
-  int ok = 1;
-  for (int t = 1; t < r->nthreads; t++) {
-    r->w[t] = (sampleWorker){.run = r, .id = t, .d = phys_make_data(m)};
+  r->w[0] = (sampleWorker){.run = r, .id = 0, .d = d, .model = r->nth ? p->design_model : NULL, .prob = p};
+  int ok = !r->nth || r->nthreads < 2 ||
+           (r->probs = malloc(sizeof(physControlProblem) * (size_t)r->nthreads)) != NULL;
+  for (int t = 1; t < r->nthreads; t++) {   // with a design each worker rolls out on its own copy of the model
+    physModel* mt = r->nth && ok ? phys_copy_model(m) : NULL;
+    r->w[t] = (sampleWorker){.run = r, .id = t, .d = phys_make_data(m), .model = mt, .prob = p};
+    if (mt) {
+      r->probs[t - 1] = *p, r->probs[t - 1].m = mt, r->probs[t - 1].design_model = mt;
+      r->w[t].prob = r->probs + t - 1;
+    }
     if (r->w[t].d) copy_inputs(m, d, r->w[t].d);
-    ok = ok && r->w[t].d;
+    ok = ok && r->w[t].d && (mt || !r->nth);
   }
   if (!ok) run_free(r);
   return ok;
@@ -150,11 +164,12 @@ static int run_alloc(sampleRun* r, physControlProblem* p, physData* d, const phy
 // sampling and rollouts
 
 // sample i of iteration k into r->U: the mean for i = 0, else clamp(mean + S o z) from its own stream (z white,
-// entry by entry; or with noise_beta > 0 coloured along time, control by control)
+// entry by entry; or with noise_beta > 0 coloured along time, control by control); a design's entries after
+// the controls, white, clamped into its bounds
 static void draw(const sampleRun* r, const physControlProblem* p, int i) {
-  double* u = r->U + (size_t)i * r->n;
+  double* u = r->U + (size_t)i * r->nvar;
   if (i == 0) {
-    memcpy(u, r->mean, sizeof(double) * (size_t)r->n);
+    memcpy(u, r->mean, sizeof(double) * (size_t)r->nvar);
     return;
   }
   physRng rng;
@@ -167,6 +182,16 @@ static void draw(const sampleRun* r, const physControlProblem* p, int i) {
     double z = coloured ? u[e] : normal(&rng);
     u[e] = fmin(fmax(r->mean[e] + r->S[e] * z, p->lo[j]), p->hi[j]);
   }
+  for (int e = r->n; e < r->nvar; e++)
+    u[e] = fmin(fmax(r->mean[e] + r->S[e] * normal(&rng), p->theta_lo[e - r->n]), p->theta_hi[e - r->n]);
+}
+
+// the cost of sample u (controls, then the design) from w's data at the initial state: the design set into
+// w's model first (a value phys_param_set refuses costs +inf)
+static double sample_cost(const sampleRun* r, sampleWorker* w, const double* u, double* X) {
+  phys_rollout_load_state(r->p->m, w->d, r->rec);
+  if (r->nth && phys_param_set(r->p->design, w->model, u + r->n) != PHYS_OK) return INFINITY;
+  return phys_control_rollout(w->prob, w->d, u, X);
 }
 
 // a worker's share of iteration r->k: samples id, id + nthreads, ... drawn and rolled out from the initial state
@@ -174,8 +199,7 @@ static void worker_share(sampleWorker* w) {
   sampleRun* r = w->run;
   for (int i = w->id; i < r->N; i += r->nthreads) {
     draw(r, r->p, i);
-    phys_rollout_load_state(r->p->m, w->d, r->rec);
-    r->J[i] = phys_control_rollout(r->p, w->d, r->U + (size_t)i * r->n, NULL);
+    r->J[i] = sample_cost(r, w, r->U + (size_t)i * r->nvar, NULL);
   }
 }
 
@@ -252,7 +276,7 @@ static int scan(sampleRun* r, double* bestcost, double* mean) {
     nf++, sum += r->J[i];
     if (r->J[i] < *bestcost) *bestcost = r->J[i], ib = i;
   }
-  if (ib >= 0) memcpy(r->best, r->U + (size_t)ib * r->n, sizeof(double) * (size_t)r->n);
+  if (ib >= 0) memcpy(r->best, r->U + (size_t)ib * r->nvar, sizeof(double) * (size_t)r->nvar);
   *mean = nf ? sum / nf : INFINITY;
   return nf;
 }
@@ -263,18 +287,18 @@ static int by_cost(const void* a, const void* b) {
   return x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : (x[1] > y[1]) - (x[1] < y[1]);
 }
 
-// the mean and spread of the elite samples (their indices ascending in order[0..ne)), the spread floored at
-// min_std
+// the mean and spread of the elite samples (their indices ascending in order[0..ne)), the controls' spread
+// floored at min_std (a design's is not: min_std is in control units)
 static void elite_update(sampleRun* r, int ne) {
-  for (int e = 0; e < r->n; e++) {
+  for (int e = 0; e < r->nvar; e++) {
     double mu = 0, var = 0;
-    for (int a = 0; a < ne; a++) mu += r->U[(size_t)r->order[a] * r->n + e];
+    for (int a = 0; a < ne; a++) mu += r->U[(size_t)r->order[a] * r->nvar + e];
     mu /= ne;
     for (int a = 0; a < ne; a++) {
-      double x = r->U[(size_t)r->order[a] * r->n + e] - mu;
+      double x = r->U[(size_t)r->order[a] * r->nvar + e] - mu;
       var += x * x;
     }
-    r->mean[e] = mu, r->S[e] = fmax(sqrt(var / ne), r->o->min_std);
+    r->mean[e] = mu, r->S[e] = e < r->n ? fmax(sqrt(var / ne), r->o->min_std) : sqrt(var / ne);
   }
 }
 
@@ -300,12 +324,12 @@ static void mppi_update(sampleRun* r, double minJ) {
   double wsum = 0;
   for (int i = 0; i < r->N; i++) wsum += isfinite(r->J[i]) ? exp(-(r->J[i] - minJ) / r->o->lambda) : 0;
   if (!(wsum > 0)) return;
-  memset(r->mean, 0, sizeof(double) * (size_t)r->n);
+  memset(r->mean, 0, sizeof(double) * (size_t)r->nvar);
   for (int i = 0; i < r->N; i++) {
     if (!isfinite(r->J[i])) continue;
     double w = exp(-(r->J[i] - minJ) / r->o->lambda) / wsum;
-    const double* u = r->U + (size_t)i * r->n;
-    for (int e = 0; e < r->n; e++) r->mean[e] += w * u[e];
+    const double* u = r->U + (size_t)i * r->nvar;
+    for (int e = 0; e < r->nvar; e++) r->mean[e] += w * u[e];
   }
 }
 
@@ -319,8 +343,14 @@ static double min_cost(const sampleRun* r) {
 //---------------------------------------------------------------------------------------------------------
 // the solver
 
-// 0 and a message if an option is out of range
-static int options_ok(const physSampleOptions* o, physLog* log) {
+// 0 and a message if an option is out of range (design_sigma: for p's design)
+static int options_ok(const physSampleOptions* o, const physControlProblem* p, physLog* log) {
+  for (int c = 0; p->design && o->design_sigma && c < p->design->ntheta; c++)
+    if (!isfinite(o->design_sigma[c])) {
+      phys_error(log, PHYS_ERR_ARG, "sampling: design_sigma[%d] = %g: expected a finite value", c,
+                 o->design_sigma[c]);
+      return 0;
+    }
   if (o->samples < 1 || o->iterations < 0 || !(o->sigma >= 0 && isfinite(o->sigma)) || !(o->elite > 0 && o->elite <= 1) ||
       !(o->lambda > 0 && isfinite(o->lambda)) || o->threads < 1 || o->threads > PHYS_SAMPLING_MAXTHREADS ||
       !(o->min_std >= 0 && isfinite(o->min_std)) || !(o->noise_beta >= 0 && o->noise_beta <= 10)) {
@@ -336,15 +366,32 @@ static int options_ok(const physSampleOptions* o, physLog* log) {
 static void iterate(sampleRun* r, double* bestcost, double* meancost, int* nfinite) {
   rollouts(r);
   *nfinite = scan(r, bestcost, meancost);
-  if (r->o->method == PHYS_SAMPLE_RANDOM) memcpy(r->mean, r->best, sizeof(double) * (size_t)r->n);
+  if (r->o->method == PHYS_SAMPLE_RANDOM) memcpy(r->mean, r->best, sizeof(double) * (size_t)r->nvar);
   else if (r->o->method == PHYS_SAMPLE_CEM) cem_update(r, *nfinite);
   else mppi_update(r, min_cost(r));
+}
+
+// the starting mean and best, p->U then p->theta, and the spread: sigma on the controls, design_sigma on the
+// design (NULL or a negative entry: 0.1 times the component's bound width, times max(|theta|, 1) where a bound
+// is infinite)
+static void run_start(sampleRun* r, const physControlProblem* p) {
+  memcpy(r->mean, p->U, sizeof(double) * (size_t)r->n);
+  if (r->nth) memcpy(r->mean + r->n, p->theta, sizeof(double) * (size_t)r->nth);
+  memcpy(r->best, r->mean, sizeof(double) * (size_t)r->nvar);
+  for (int e = 0; e < r->n; e++) r->S[e] = r->o->sigma;
+  for (int c = 0; c < r->nth; c++) {
+    double w = p->theta_hi[c] - p->theta_lo[c];
+    double s0 = 0.1 * (isfinite(w) ? w : fmax(fabs(p->theta[c]), 1));
+    r->S[r->n + c] = r->o->design_sigma && r->o->design_sigma[c] >= 0 ? r->o->design_sigma[c] : s0;
+  }
 }
 
 physStatus phys_sampling_solve(physControlProblem* p, physData* d, const physSampleOptions* o,
                                physDdpProgress progress, void* ctx, physLog* log) {
   static const char* const name[] = {"random", "cem", "mppi"};
-  if (!options_ok(o, log) || !phys_control_bounds_ok(p, name[o->method], log)) return PHYS_ERR_ARG;
+  if (!options_ok(o, p, log) || !phys_control_bounds_ok(p, name[o->method], log) ||
+      !phys_control_design_ok(p, name[o->method], log))
+    return PHYS_ERR_ARG;
   phys_control_clamp(p, p->U);
   sampleRun r;
   if (!run_alloc(&r, p, d, o)) return phys_error(log, PHYS_ERR_NOMEM, "%s: out of memory", name[o->method]);
@@ -352,12 +399,9 @@ physStatus phys_sampling_solve(physControlProblem* p, physData* d, const physSam
   const physModel* m = p->m;
   double start = phys_control_clock();
   phys_rollout_save_state(m, d, r.rec);
-  memcpy(r.mean, p->U, sizeof(double) * (size_t)r.n);
-  memcpy(r.best, p->U, sizeof(double) * (size_t)r.n);
-  for (int e = 0; e < r.n; e++) r.S[e] = o->sigma;
-  double best = phys_control_rollout(p, d, p->U, NULL);
+  run_start(&r, p);
+  double best = sample_cost(&r, &r.w[0], r.mean, NULL);
   phys_rollout_load_state(m, d, r.rec);
-  physStatus st = PHYS_OK;
   if (!isfinite(best)) {
     run_free(&r);
     return phys_error(log, PHYS_ERR_NUMERIC, "%s: the initial guess's rollout is not finite (%s)", name[o->method],
@@ -376,16 +420,16 @@ physStatus phys_sampling_solve(physControlProblem* p, physData* d, const physSam
     p->iter[r.k] = (physDdpIter){best, 0, meancost, 0, nfinite, phys_control_clock() - start};
     if (progress) progress(ctx, r.k, &p->iter[r.k]);
   }
-  // the last mean (not yet evaluated unless it is the best), then the best controls and their rollout
-  phys_rollout_load_state(m, d, r.rec);   // (worker 0 left d at its last sample's x_T)
-  double Jm = phys_control_rollout(p, d, r.mean, NULL);
-  if (Jm < best) best = Jm, memcpy(r.best, r.mean, sizeof(double) * (size_t)r.n);
-  phys_rollout_load_state(m, d, r.rec);
+  // the last mean (not yet evaluated unless it is the best), then the best controls (and design: left in the
+  // model) and their rollout
+  double Jm = sample_cost(&r, &r.w[0], r.mean, NULL);
+  if (Jm < best) best = Jm, memcpy(r.best, r.mean, sizeof(double) * (size_t)r.nvar);
   memcpy(p->U, r.best, sizeof(double) * (size_t)r.n);
-  p->cost = phys_control_rollout(p, d, p->U, p->X);
+  if (r.nth) memcpy(p->theta, r.best + r.n, sizeof(double) * (size_t)r.nth);
+  p->cost = sample_cost(&r, &r.w[0], r.best, p->X);
   phys_rollout_load_state(m, d, r.rec);
   p->stop = PHYS_DDP_MAXITER;
   if (p->niter > 0) p->iter[p->niter].cost = p->cost;
   run_free(&r);
-  return st;
+  return PHYS_OK;
 }

@@ -20,6 +20,17 @@
 // that every x_t has variance 1: its power spectrum falls as 1/f^beta (beta = 0 would be white; 1 pink, 2
 // brown: smoother controls, more of the spread at low frequency). beta = 0 draws the white z of before.
 //
+// Design parameters (p->design, control.h; issue 17): a sample is then the T x nu controls followed by the
+// design theta (the table's values), sampled alongside them: sample i > 0 draws theta_i = clamp(mean_theta + S
+// o z) (z white, after the controls' draws from the same stream) into [theta_lo, theta_hi]; its rollout runs
+// after phys_param_set(theta_i) into the model of the worker (a value the kind refuses costs +inf). The spread
+// starts at design_sigma (NULL or an entry < 0: 0.1 times the component's bound width, times max(|theta|, 1)
+// where a bound is infinite; a held component, lo = hi, is not sampled); CEM updates it from the elite (min_std floors only the
+// controls'), MPPI and random shooting move the design's mean as the controls'. With threads > 1 each extra
+// worker rolls out on its own copy of the model (phys_copy_model, once per solve). On return p->theta and the
+// model (design_model = m) hold the best sample's design. Nothing is differentiated: every kind of
+// phys_param_set works, velocity terms on moved points included.
+//
 // Determinism: sample i of iteration k draws from its own xoshiro256** stream seeded from (seed, k, i)
 // through splitmix64, whatever thread rolls it out; the rollouts run on `threads` threads (each its own
 // physData, the problem shared read only; samples dealt round-robin), and every reduction (best, elite,
@@ -55,6 +66,8 @@ typedef struct physSampleOptions_ {
   double noise_beta;        // the noise's power-law exponent along time, 0..10 (default 0: white)
   uint64_t seed;            // (default 0)
   int threads;              // rollout threads, 1..PHYS_SAMPLING_MAXTHREADS (default 1)
+  const double* design_sigma;   // with a design: its initial spread, ntheta values in the design's units
+                                // (default NULL; NULL or a negative entry: 0.1 times the bound width, below)
 } physSampleOptions;
 
 // the defaults above

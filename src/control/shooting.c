@@ -38,6 +38,23 @@ int phys_control_state_ok(const physControlProblem* p, const char* who, physLog*
   return 0;
 }
 
+int phys_control_design_ok(physControlProblem* p, const char* who, physLog* log) {
+  if (!p->design) return 1;
+  if (p->design_model != p->m || !p->theta || !p->theta_lo || !p->theta_hi) {
+    phys_error(log, PHYS_ERR_ARG, "%s: a design needs design_model = m, theta and its bounds", who);
+    return 0;
+  }
+  for (int i = 0; i < p->design->ntheta; i++) {
+    if (!(p->theta_lo[i] <= p->theta_hi[i]) || !isfinite(p->theta[i])) {
+      phys_error(log, PHYS_ERR_ARG, "%s: design value %d: %g or its bounds [%g, %g] infeasible", who, i, p->theta[i],
+                 p->theta_lo[i], p->theta_hi[i]);
+      return 0;
+    }
+    p->theta[i] = fmin(fmax(p->theta[i], p->theta_lo[i]), p->theta_hi[i]);
+  }
+  return 1;
+}
+
 void phys_control_clamp(const physControlProblem* p, double* U) {
   for (size_t i = 0; i < (size_t)p->T * p->nu; i++) {
     int j = (int)(i % (size_t)p->nu);
@@ -366,15 +383,8 @@ static physStatus run_adam(physControlProblem* p, physData* d, const physShootOp
 // message in log otherwise
 static int design_ok(physControlProblem* p, physLog* log) {
   const physParamTable* t = p->design;
+  if (!phys_control_design_ok(p, "shooting", log)) return 0;
   if (!t) return 1;
-  if (p->design_model != p->m || !p->theta || !p->theta_lo || !p->theta_hi)
-    return phys_error(log, PHYS_ERR_ARG, "shooting: a design needs design_model = m, theta and its bounds"), 0;
-  for (int i = 0; i < t->ntheta; i++) {
-    if (!(p->theta_lo[i] <= p->theta_hi[i]) || !isfinite(p->theta[i]))
-      return phys_error(log, PHYS_ERR_ARG, "shooting: design value %d: %g or its bounds [%g, %g] infeasible", i,
-                        p->theta[i], p->theta_lo[i], p->theta_hi[i]), 0;
-    p->theta[i] = fmin(fmax(p->theta[i], p->theta_lo[i]), p->theta_hi[i]);
-  }
   const physStateCost* c[2] = {&p->run, &p->fin};
   for (int i = 0; i < t->n; i++)
     for (int l = 0; l < 2 && t->param[i].kind == PHYS_PAR_POS; l++)

@@ -56,6 +56,9 @@ void phys_shooting_defaults(physShootOptions* o);
 double phys_control_clock(void);
 int phys_control_bounds_ok(const physControlProblem* p, const char* who, physLog* log);
 void phys_control_clamp(const physControlProblem* p, double* U);
+// 1 without a design (p->design NULL) or with a usable one: design_model = m, theta and its bounds given, the
+// bounds feasible and theta finite (then clamped into them); else 0 and a message "who: ..." in log
+int phys_control_design_ok(physControlProblem* p, const char* who, physLog* log);
 // 1 if method who's state covers p's model: DDP and multiple shooting keep x = (q, v) in their linearizations,
 // so a model with activations (na > 0) is refused by them (PHYS_ERR_MODEL's message in log, 0); the gradient
 // (shooting) and sampling methods roll the whole state, act included (issue 15 item 2)

@@ -21,7 +21,8 @@
 //    complex kinematics, the joint frames and the sites move with it; the contacts' geometry along the subtree's
 //    translation, phys_constraint_geom_pos_jvp); other kinds are refused (PHYS_ERR_MODEL with a data warning).
 // The outputs' tangents: q+ as grad.h's tangent of the complex qpos (2 vec(conj(q) (x) dq) for rotations), v+
-// directly. A has 2nv columns, B nu, P ntheta: one complex step each (about 4 steps' cost per column). The
+// directly. A has 2nv columns, B nu, P ntheta: one complex step each (about 4 steps' cost per column; a
+// component the table marks held, params.h, is skipped: its column 0). The
 // reverse mode takes the same columns and returns their products with the cotangent (xbar_k = column_k . xbar+).
 // Scratch from d's arena (phys_pbd_arena_need covers the complex copy); nothing allocates.
 #include <complex.h>
@@ -569,8 +570,13 @@ static physStatus pbd_jacobian(const physModel* m, physData* d, const physParamT
     ok = column(m, d, &pt, NULL, NULL, df, &s0, out);
     if (ok) use_column(B, ubar, xbar_next, nu, k, out, n2);
   }
-  // column a of P: every entry with a number at a seeded together (tied entries share theta; pos: has 3 numbers)
+  // column a of P: every entry with a number at a seeded together (tied entries share theta; pos: has 3 numbers);
+  // a held component's column is not computed (0)
   for (int a = 0; (P || theta_bar) && t && ok && st == PHYS_OK && a < t->ntheta; a++) {
+    if (t->held && t->held[a]) {
+      use_column(P, theta_bar, xbar_next, t->ntheta, a, memset(out, 0, sizeof(double) * (size_t)n2), n2);
+      continue;
+    }
     pbdSeed s;
     memset(&s, 0, sizeof s);
     memset(dir, 0, sizeof(double) * pbd_dir_size(m, nc));

@@ -6,11 +6,14 @@
 // solves with it are bit-identical for 1, 2 and 3 threads; CEM's spread floor (min_std): with a one-sample
 // elite and no floor the spread is 0 after the first iteration and every later sample is the mean, with the
 // floor the samples keep spreading. Activations (issue 15 item 2): MPPI on tests/data/actuator_dynamics.xml (na 6)
-// lowers the cost, is bit-identical for 1 and 2 threads and leaves d at its state, act included.
+// lowers the cost, is bit-identical for 1 and 2 threads and leaves d at its state, act included. Design
+// parameters (issue 17): the three methods sample a link length with the controls held, lower the cost (CEM to
+// the analytic optimum within 1e-3), bit-identical for 1 and 3 threads.
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "params.h"
 #include "rng.h"
 #include "sampling.h"
 #include "step.h"
@@ -334,7 +337,58 @@ static void test_act(void) {
   phys_free_model(m);
 }
 
+// design parameters (issue 17): the arm of design_arm.xml without its tendons, straight and at rest, the control
+// held at 0 by equal bounds, l1 held at 1.5 (lower = upper); a final term puts the tip at x = 2.35, so the
+// optimum is l2 = 0.85 exactly (cost 0; shooting's test_design_solve). Each method samples l2 from 0.5 and
+// lowers the cost; CEM ends within 1e-3 of 0.85; threads 1 and 3 give the same bits; the model holds the best
+// design, whose rollout's cost is p->cost; a held component is never sampled
+static void test_design(void) {
+  physModel* m = phys_load("tests/data/design_arm.xml", NULL, NULL);
+  physData* d = phys_make_data(m);
+  int T = 20;
+  for (int i = 0; i < m->nspring; i++) m->spring_stiffness[i] = 0, m->spring_damping[i] = 0;   // the arm alone
+  const char* spec[] = {"pos:elbow", "pos:tip"};
+  physParamTable tab;
+  physLog log;
+  memset(&log, 0, sizeof log);
+  CHECK(phys_param_table_build(&tab, m, spec, 2, &log) == PHYS_OK);
+  for (int method = 0; method < 3; method++) {
+    double l2[2], J[2];
+    for (int k = 0; k < 2; k++) {
+      physControlProblem* p = phys_control_make(m, T, 30);
+      p->fin.npoint = 1;
+      p->fin.point[0] = (physPointCost){phys_name2id(m, "body", "tip"), {2.35, 0, 0}, {1, 1, 1}, 1, 0, 0, 0, 0};
+      p->lo[0] = p->hi[0] = 0;
+      double th[6] = {1.5, 0, 0, 0.5, 0, 0}, lo[6] = {1.5, 0, 0, 0.05, 0, 0}, hi[6] = {1.5, 0, 0, 3, 0, 0};
+      p->design = &tab, p->design_model = m, p->theta = th, p->theta_lo = lo, p->theta_hi = hi;
+      phys_reset_data(m, d);
+      physSampleOptions o;
+      phys_sampling_defaults(&o);
+      o.method = (physSampleMethod)method, o.samples = 32, o.iterations = 30, o.threads = 1 + 2 * k, o.seed = 3;
+      o.sigma = 0, o.elite = 0.25, o.lambda = 1e-4;
+      CHECK_MSG(phys_sampling_solve(p, d, &o, NULL, NULL, &log) == PHYS_OK, "%s", log.error);
+      CHECK(p->cost < 0.01 * p->iter[0].cost);
+      CHECK(th[0] == 1.5 && th[1] == 0 && th[2] == 0 && th[4] == 0 && th[5] == 0);   // held components
+      CHECK(m->body_pos[3 * phys_name2id(m, "body", "tip")] == th[3]);   // the model holds the best design
+      CHECK(m->body_pos[3 * phys_name2id(m, "body", "elbow")] == 1.5);
+      CHECK(d->qpos[0] == 0 && d->qvel[0] == 0 && d->time == 0);         // d back at its state
+      CHECK(phys_control_rollout(p, d, p->U, NULL) == p->cost);          // the design in the model is the best
+      for (int t = 0; t < T; t++) CHECK(p->U[t] == 0);
+      if (method == PHYS_SAMPLE_CEM) CHECK(fabs(th[3] - 0.85) < 1e-3);
+      if (k == 0) printf("  design (%s): l2 0.5 -> %.9g (optimum 0.85), cost %.3g -> %.3g\n", g_name[method], th[3],
+                         p->iter[0].cost, p->cost);
+      l2[k] = th[3], J[k] = p->cost;
+      phys_control_free(p);
+    }
+    CHECK(l2[0] == l2[1] && J[0] == J[1]);   // 1 and 3 threads: the same bits
+  }
+  phys_param_table_free(&tab);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
 int main(void) {
+  test_design();
   test_act();
   test_noise();
   test_min_std();

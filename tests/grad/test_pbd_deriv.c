@@ -17,6 +17,7 @@
 //     spring's stiffness, damping and rest length and of the placements pos:upper, pos:lower, pos:tip (3 columns
 //     each) and a tied damping:j* (one number for both joints); pos:tip with the ball sliding on the floor (its
 //     contact's geometry moves with the placement);
+//  3c. a held mask (params.h) zeroes the held components' P columns and VJP entries, the others unchanged;
 //  4. a 40-step rollout's gradient (phys_rollout_grad) of the double pendulum with a damping parameter against
 //     central differences of its loss.
 #include "fd_check.h"
@@ -281,7 +282,42 @@ static void test_rollout(void) {
   phys_free_model(m);
 }
 
+// held components (params.h's held mask): P's held columns and theta_bar's held entries are 0 and the others the
+// same bits as without the mask (pbd_tendon, pos:upper and pos:tip with their y, z held, the spring's stiffness)
+static void test_held(void) {
+  physModel* m = gm_load("tests/data/pbd_tendon.xml", 0);
+  pbd_options(m, 0.002, 10, 2, 0);
+  physData* d = random_data(m, 13);
+  const char* spec[] = {"pos:upper", "pos:tip", "stiffness:spring"};
+  physLog log;
+  memset(&log, 0, sizeof(log));
+  physParamTable t;
+  CHECK_MSG(phys_param_table_build(&t, m, spec, 3, &log) == PHYS_OK, "%s", log.error);
+  int n2 = 2 * m->nv, nth = t.ntheta;
+  CHECK(nth == 7 && n2 * nth <= 256);
+  double P[2][256], y[64], tb[2][8];
+  for (int i = 0; i < n2; i++) y[i] = 0.3 + 0.1 * i;
+  unsigned char held[7] = {0, 1, 1, 0, 1, 1, 0};
+  for (int k = 0; k < 2; k++) {
+    t.held = k ? held : NULL;
+    CHECK(phys_step_param_jacobian(m, d, &t, P[k]) == PHYS_OK);
+    CHECK(phys_step_param_vjp(m, d, &t, y, tb[k]) == PHYS_OK);
+  }
+  int same = 1;
+  for (int a = 0; a < nth; a++) {
+    same = same && tb[1][a] == (held[a] ? 0 : tb[0][a]);
+    for (int r = 0; r < n2; r++) same = same && P[1][r * nth + a] == (held[a] ? 0 : P[0][r * nth + a]);
+  }
+  CHECK(same);
+  printf("held components: P and theta_bar of the 3 free of 7 unchanged, the held 0: %s\n", same ? "yes" : "no");
+  t.held = NULL;
+  phys_param_table_free(&t);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
 int main(void) {
+  test_held();
   test_ab_chains();
   test_ab_joints();
   test_ab_cube();
