@@ -1019,6 +1019,17 @@ static void test_fit(void) {
     CHECK_MSG(res.theta[0] > 0.15 && res.theta[0] < 0.6, "friction %g", res.theta[0]);
     printf("violation fit of simulated tosses (lcp, friction 0.3): friction %.4f, loss %g -> %g, %d iterations\n",
            res.theta[0], res.loss0, res.loss, res.iterations);
+    // the Jacobian at each accepted trial takes the trial's inner solutions (viol_resolve 0, the default): the
+    // same fit, bit for bit, as solving them again (viol_resolve 1)
+    physFitOptions o2 = opt;
+    o2.viol_resolve = 1;
+    physFitResult r2;
+    CHECK(phys_fit(m, &t, th0, lo, hi, &ds, &o2, &r2, &log) == PHYS_OK);
+    CHECK(r2.iterations == res.iterations && res.iterations > 1);
+    CHECK(memcmp(r2.theta, res.theta, sizeof(double)) == 0 && memcmp(&r2.loss, &res.loss, sizeof(double)) == 0);
+    for (int i = 0; i <= res.iterations && r2.iterations == res.iterations; i++)
+      CHECK(memcmp(r2.loss_hist + i, res.loss_hist + i, sizeof(double)) == 0);
+    phys_fit_result_free(&r2);
     phys_fit_result_free(&res);
   }
   // substeps other than 1 are refused with the reason
@@ -1027,6 +1038,55 @@ static void test_fit(void) {
   CHECK(phys_fit_nres(m, &t, &ds, &opt, &log) == 0);
   CHECK_MSG(strstr(log.error, "substeps must be 1"), "%s", log.error);
   phys_param_table_free(&t);
+  phys_free_model(m);
+}
+
+// phys_violation_residuals_sol: reuse 0 gives phys_violation_residuals' r and J and writes the solution; reuse 1
+// takes it (the same r and J, bit for bit, with the implicit Jacobian), and really takes it: a changed solution
+// changes r. Every transition of a toss (flight, landing, sliding, rest), velocity metric, friction, size, inertia
+static void test_solution_reuse(void) {
+  physModel* m = phys_load("models/cube.xml", NULL, NULL);
+  physData* d = phys_make_data(m);
+  enum { T = 80, NR = 8 };
+  static double qs[T * 7], vs[T * 6];
+  toss(m, 0.3, T, qs, vs);
+  const char* spec[3] = {"friction:cube", "size:cube", "inertia:cube"};
+  physParamTable t;
+  CHECK(phys_param_table_build(&t, m, spec, 3, NULL) == PHYS_OK);
+  double W[6];
+  phys_violation_metric(m, d, W);
+  physViolationWeights w;
+  phys_violation_defaults(&w);
+  w.metric = W;
+  int nt = t.ntheta, ns = phys_violation_solsize(m), same = 1, used = 0, contacts = 0;
+  CHECK(ns == 4 * 8 + 2);
+  double r1[NR], r2[NR], r3[NR], sol[4 * 8 + 2], *J1 = malloc(sizeof(double) * NR * nt),
+         *J3 = malloc(sizeof(double) * NR * nt);
+  for (int k = 0; k + 1 < T; k++) {
+    memcpy(d->qpos, qs + 7 * (k + 1), 7 * sizeof(double));
+    memcpy(d->qvel, vs + 6 * (k + 1), 6 * sizeof(double));
+    const double* vp = vs + 6 * k;
+    double dt = m->opt.timestep;
+    CHECK(phys_violation_residuals(m, d, &t, vp, dt, &w, r1, J1, NULL, NULL) == PHYS_OK);
+    CHECK(phys_violation_residuals_sol(m, d, &t, vp, dt, &w, r2, NULL, NULL, NULL, sol, 0) == PHYS_OK);
+    CHECK(phys_violation_residuals_sol(m, d, &t, vp, dt, &w, r3, J3, NULL, NULL, sol, 1) == PHYS_OK);
+    same &= !memcmp(r1, r2, sizeof r1) && !memcmp(r1, r3, sizeof r1) && !memcmp(J1, J3, sizeof(double) * NR * nt);
+    double xmax = 0;
+    for (int i = 0; i < 24; i++) xmax = fmax(xmax, fabs(sol[i]));
+    if (xmax > 0) {   // a contact transition: half the impulses, a different residual
+      contacts++;
+      for (int i = 0; i < 24; i++) sol[i] *= 0.5;
+      CHECK(phys_violation_residuals_sol(m, d, &t, vp, dt, &w, r3, NULL, NULL, NULL, sol, 1) == PHYS_OK);
+      used += memcmp(r1, r3, sizeof r1) != 0;
+    }
+  }
+  CHECK_MSG(same, "reused solutions changed r or J");
+  CHECK_MSG(contacts > 5 && used == contacts, "%d contact transitions, %d took the given solution", contacts, used);
+  printf("solution reuse: %d transitions identical, %d contact transitions take the given solution\n", T - 1,
+         contacts);
+  free(J1), free(J3);
+  phys_param_table_free(&t);
+  phys_free_data(d);
   phys_free_model(m);
 }
 
@@ -1127,6 +1187,7 @@ int main(void) {
   test_learned_vertices();
   test_fit_vertices();
   test_fit();
+  test_solution_reuse();
   test_default_weights();
   return test_done();
 }
