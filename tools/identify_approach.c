@@ -24,15 +24,16 @@ int id_approach_map(idArgs* a) {
     cli_error("--residual-reg: only with --approach ccn-r or diffsim-r (the residual network's regularization)");
     return CLI_EXIT_USAGE;
   }
-  if (a->approach < 0) {
-    if (!a->network_out) return -1;
-    cli_error("--network-out: only with --approach ccn-r, diffsim-r or end-to-end");
-    return CLI_EXIT_USAGE;
+  int nonet = a->approach < 0 || a->approach == ID_APP_CCN || a->approach == ID_APP_DIFFSIM;
+  if (a->network_out && nonet) {   // (a job's key: a bad job, exit 1, naming the file and the key)
+    char what[512];
+    if (a->approach < 0) snprintf(what, sizeof what, "only with --approach ccn-r, diffsim-r or end-to-end");
+    else snprintf(what, sizeof what, "--approach %s trains no network", g_app_name[a->approach]);
+    if (a->netout_job) cli_error("%s: key 'network_out': %s", a->job, what);
+    else cli_error("--network-out: %s", what);
+    return a->netout_job ? CLI_EXIT_INPUT : CLI_EXIT_USAGE;
   }
-  if (a->network_out && (a->approach == ID_APP_CCN || a->approach == ID_APP_DIFFSIM)) {
-    cli_error("--network-out: --approach %s trains no network", g_app_name[a->approach]);
-    return CLI_EXIT_USAGE;
-  }
+  if (a->approach < 0) return -1;
   int net = a->approach == ID_APP_CCN_R || a->approach == ID_APP_DIFFSIM_R || a->approach == ID_APP_E2E;
   const char* unused = !net ? NULL : a->out ? "--out" : a->report ? "--report" : a->checkpoint ? "--checkpoint"
                        : a->bootstrap > 0 ? "--bootstrap" : a->starts > 1 ? "--starts" : a->optimizer >= 0 ? "--optimizer"

@@ -132,6 +132,20 @@ int main(void) {
                 "%.17g %s", jobs[i][0], jobs[i][1], r.code, lj, l0[same[i]], r.err);
       run_free(&r);
     }
+    // the job keys approach and network_out (approach after residual_reg in the file: read first): the option's
+    // loss bit for bit and the network written
+    char ajob[512], anet[256];
+    snprintf(anet, sizeof anet, "%s", path("jobnet.json"));
+    snprintf(ajob, sizeof ajob, "{\"residual_reg\": [0, 3], \"approach\": \"%s\", \"network_out\": \"%s\"}",
+             ap ? "ccn-r" : "diffsim-r", anet);
+    snprintf(args, sizeof args, "identify %s '%s' --residual '%s' --param friction:cube --iters 1 --job '%s' --quiet",
+             model, data, cpath, put("appr.json", ajob));
+    r = run(args);
+    double lj = -1;
+    CHECK_MSG(r.code == 0 && loss_pair(r.out, &lj, &b) && lj == l0[2] && access(anet, F_OK) == 0, "job %s: %d loss "
+              "%.17g, option's %.17g %s", ajob, r.code, lj, l0[2], r.err);
+    run_free(&r);
+    remove(anet);
   }
 
   // end-to-end
@@ -177,6 +191,29 @@ int main(void) {
       {"ccn-r", "{\"residual_reg\": [1, 2, 3]}", "key 'residual_reg': expected \"OUT,W\" or [OUT, W]"},
       {"diffsim-r", "{\"residual_reg\": 1}", "key 'residual_reg': expected \"OUT,W\" or [OUT, W]"},
   };
+  // the job keys approach and network_out: a bad value or a network without a network approach is a bad job (exit
+  // 1, naming the file and the key); the command line's --approach overrides the job's (ccn: no network, exit 1)
+  const char* badappr[][3] = {
+      {"{\"approach\": \"ccnx\"}", "1", "key 'approach': expected one of ccn|ccn-r|diffsim|diffsim-r|end-to-end"},
+      {"{\"approach\": \"ccn-r\", \"network_out\": 3}", "1", "key 'network_out': expected a string"},
+      {"{\"approach\": \"ccn\", \"network_out\": \"x.json\"}", "1", "key 'network_out': --approach ccn trains no network"},
+      {"{\"network_out\": \"x.json\"}", "1", "key 'network_out': only with --approach ccn-r, diffsim-r or end-to-end"},
+  };
+  for (int i = 0; i < 4; i++) {
+    char job[256];
+    snprintf(job, sizeof job, "%s", put("badappr.json", badappr[i][0]));
+    snprintf(args, sizeof args, "identify %s '%s' --param friction:cube --iters 1 --job '%s'", model, data, job);
+    r = run(args);
+    CHECK_MSG(r.code == atoi(badappr[i][1]) && strstr(r.err, badappr[i][2]) && strstr(r.err, job),
+              "%s: %d %s", badappr[i][0], r.code, r.err);
+    run_free(&r);
+  }
+  snprintf(args, sizeof args, "identify %s '%s' --param friction:cube --iters 1 --approach ccn --job '%s'", model, data,
+           put("badappr.json", "{\"approach\": \"ccn-r\", \"network_out\": \"x.json\"}"));
+  r = run(args);
+  CHECK_MSG(r.code == 1 && strstr(r.err, "key 'network_out': --approach ccn trains no network"), "%d %s", r.code, r.err);
+  run_free(&r);
+  CHECK(access("x.json", F_OK) != 0);
   for (int i = 0; i < 5; i++) {
     char job[256];
     snprintf(job, sizeof job, "%s", put("badreg.json", badjobs[i][1]));
