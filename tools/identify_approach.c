@@ -168,6 +168,15 @@ int id_run_residual(idRun* r, const idArgs* a) {
   phys_violation_defaults(&vw);
   if (!isnan(a->vw[0])) vw.comp = a->vw[0], vw.diss = a->vw[1], vw.pen = a->vw[2];
   int ccn = a->approach == ID_APP_CCN_R;
+  double* W = NULL;   // ccn-r: --violation-metric (r->fit's, default velocity as ccn's): fixed at the model as given
+  if (ok && ccn && r->fit.viol_metric) {
+    physData* d = phys_make_data(m);
+    W = malloc(sizeof(double) * (size_t)m->nv);
+    if (d && W) phys_violation_metric(m, d, W);
+    ok = d && W;
+    phys_free_data(d);
+    vw.metric = W;
+  }
   if (ok && (ccn ? phys_res_train_violation(m, &r->table, theta, r->lower, r->upper, &r->ds, &vw, &ro, hist, &log)
                  : phys_res_train(m, &r->table, theta, r->lower, r->upper, &r->ds, &ro, hist, &log)) != PHYS_OK) {
     cli_error("identify: %s", log.error);
@@ -176,7 +185,8 @@ int id_run_residual(idRun* r, const idArgs* a) {
   if (ok) {
     printf("%s (contact %s, residual %d-%d-%d-%d %s): %s loss %.9g -> %.9g in %d iterations\n",
            g_app_name[a->approach], phys_contact_name(m->opt.contact), m->residual->size[0], m->residual->size[1], m->residual->size[2],
-           m->residual->size[m->residual->nlayer], phys_mlp_act_name(m->residual->act), ccn ? "violation" : "one-step",
+           m->residual->size[m->residual->nlayer], phys_mlp_act_name(m->residual->act),
+           !ccn ? "one-step" : W ? "violation (velocity metric)" : "violation (energy)",
            hist[0], hist[ro.iters],
            ro.iters);
     for (int i = 0; i < nt; i++) printf("  %-32s %.9g  (start %.9g)\n", r->label[i], theta[i], r->theta0[i]);
@@ -193,5 +203,6 @@ int id_run_residual(idRun* r, const idArgs* a) {
   }
   free(theta);
   free(hist);
+  free(W);
   return ok ? CLI_EXIT_OK : CLI_EXIT_INPUT;
 }

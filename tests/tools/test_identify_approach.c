@@ -7,8 +7,9 @@
 //     (exit 0) and --write-model the model with the identified friction;
 //   - end-to-end trains the 4 x 256 tanh network: the printed loss falls by 10x or more in 20 epochs; `evaluate
 //     --end-to-end` rolls it out (exit 0, position and rotation rows) and refuses a residual network (exit 1);
-//   - ccn-r trains friction and the network on the violation loss (exit 0, the loss falls); with mass it is
-//     refused (exit 1: the network's force has no mass derivative in that loss);
+//   - ccn-r trains friction and the network on the violation loss (exit 0, the loss falls), with the velocity
+//     metric by default (--violation-metric energy: the same first loss on this uniform cube, W = M~); with mass
+//     it is refused (exit 1: the network's force has no mass derivative in that loss);
 //   - --residual-reg OUT,W: with a network whose output is the constant (0, 0, c, 0, 0, 0) (every weight 0 but
 //     that bias), the loss before the first iteration is the data loss + OUT c^2 + W c^2, for diffsim-r and
 //     ccn-r (the printed initial losses at 2,0 and 0,3 minus the one at 0,0: 2c^2 and 3c^2 to the printed
@@ -89,8 +90,17 @@ int main(void) {
   snprintf(args, sizeof args, "identify %s '%s' --approach ccn-r --param friction:cube --iters 20 --network-out '%s' "
            "--quiet", model, data, path("ccnr.json"));
   r = run(args);
-  CHECK_MSG(r.code == 0 && strstr(r.out, "ccn-r (contact") && loss_pair(r.out, &a, &b) && b < a, "ccn-r: %d %s%s",
-            r.code, r.out, r.err);
+  CHECK_MSG(r.code == 0 && strstr(r.out, "ccn-r (contact") && strstr(r.out, "violation (velocity metric) loss") &&
+            loss_pair(r.out, &a, &b) && b < a, "ccn-r: %d %s%s", r.code, r.out, r.err);
+  run_free(&r);
+  // --violation-metric energy: paper 004's form; for this uniform cube the velocity metric's W is M~ itself, so
+  // the first loss is the same (to the printed digits)
+  snprintf(args, sizeof args, "identify %s '%s' --approach ccn-r --param friction:cube --iters 1 --violation-metric "
+           "energy --quiet", model, data);
+  r = run(args);
+  double ae = 0;
+  CHECK_MSG(r.code == 0 && strstr(r.out, "violation (energy) loss") && loss_pair(r.out, &ae, &b) && ae == a,
+            "ccn-r energy: %d %g (velocity %g) %s%s", r.code, ae, a, r.out, r.err);
   run_free(&r);
   snprintf(args, sizeof args, "identify %s '%s' --approach ccn-r --param mass:cube --iters 2", model, data);
   r = run(args);
