@@ -5,7 +5,8 @@
 // Settings come from the command line, or from a JSON job file (--job) whose keys are the long option names
 // (model, data, params, loss, horizon, substeps, optimizer, starts, seed, iters, weights, violation_weights,
 // violation_metric, residual_reg, prior, lr, contact, integrator, velocities, fit_start, files, skip, map, observe,
-// out, write_model, report, floating, quiet, checkpoint, resume);
+// out, write_model, report, floating, quiet, checkpoint, resume, approach, network_out, progressive, validation,
+// ctrl_value);
 // an option given on the command line overrides the job's value (a list option, --param or --map, replaces the
 // job's whole list).
 // Every input is checked before any work: settings, model, parameter names and bounds, that --write-model can
@@ -231,6 +232,44 @@ static int job_rreg(idArgs* a, const cJSON* v, const char* job) {
   return 1;
 }
 
+// job key "ctrl_value": "U0,U1,.." or [U0, U1, ...] (finite numbers), the --ctrl-value of the command line (which
+// overrides it); the count is checked against the model's actuators when it is loaded (parse_ctrl)
+static int job_ctrl(idArgs* a, const cJSON* v, const char* job) {
+  char buf[2048];
+  size_t len = 0;
+  int ok = cJSON_IsString(v) && v->valuestring[0], n = cJSON_IsArray(v) ? cJSON_GetArraySize(v) : 0;
+  for (const char* p = ok ? v->valuestring : ""; ok && *p;) {   // the string: numbers separated by commas
+    char* end;
+    ok = isfinite(strtod(p, &end)) && end != p && (*end == ',' || !*end) && !(*end == ',' && !end[1]);
+    p = *end ? end + 1 : end;
+  }
+  if (n > 0) ok = 1;
+  for (int i = 0; i < n; i++) {   // the array: its numbers as the option's text
+    const cJSON* x = cJSON_GetArrayItem(v, i);
+    if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble) || len >= sizeof buf - 32) {
+      ok = 0;
+      break;
+    }
+    len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%.17g", i ? "," : "", x->valuedouble);
+  }
+  if (!ok) {
+    cli_error("%s: key 'ctrl_value': expected \"U0,U1,..\" or [U0, U1, ...] (finite numbers, one per actuator)", job);
+    return 0;
+  }
+  if (a->ctrl_value) return 1;   // the command line's
+  if (n > 0) {
+    if (a->npool >= ID_MAXSPEC || !(a->pool[a->npool] = strdup(buf))) {
+      cli_error("%s: key 'ctrl_value': out of memory", job);
+      return 0;
+    }
+    a->ctrl_value = a->pool[a->npool++];
+  } else {
+    a->ctrl_value = v->valuestring;
+  }
+  a->ctrl_job = 1;
+  return 1;
+}
+
 // weights from a job: "a,b,c" or [a, b, c]
 static int job_weights(idArgs* a, const cJSON* v, const char* job) {
   if (cJSON_IsString(v)) return job_string(&a->weights, v, job);
@@ -309,6 +348,18 @@ static int job_key(idArgs* a, const cJSON* v, const char* job) {
   if (!strcmp(k, "violation_weights")) return job_string(&a->vweights, v, job);
   if (!strcmp(k, "violation_metric")) return job_choice(&a->vmetric, v, "energy|velocity", job);
   if (!strcmp(k, "residual_reg")) return job_rreg(a, v, job);
+  if (!strcmp(k, "approach")) return 1;   // (read first: merge_job)
+  if (strcmp(a->cmd, "identify") && (!strcmp(k, "network_out") || !strcmp(k, "progressive") ||
+                                     !strcmp(k, "validation"))) {
+    cli_error("%s: key '%s': not a %s setting", job, k, a->cmd);
+    return 0;
+  }
+  if (!strcmp(k, "network_out")) {
+    a->netout_job = !a->network_out;   // (the command line's wins)
+    return job_string(&a->network_out, v, job);
+  }
+  if (!strcmp(k, "validation")) return job_int(&a->validation, -1, v, 0, 1000000, job);
+  if (!strcmp(k, "ctrl_value")) return job_ctrl(a, v, job);
   if (!strcmp(k, "observe")) return job_string(&a->observe, v, job);
   if (!strcmp(k, "out")) return job_string(&a->out, v, job);
   if (!strcmp(k, "write_model")) return job_string(&a->write_model, v, job);
@@ -324,20 +375,22 @@ static int job_key(idArgs* a, const cJSON* v, const char* job) {
     cli_model.actuate = cli_model.actuate || cJSON_IsTrue(v);
     return 1;
   }
-  if (!strcmp(k, "floating") || !strcmp(k, "quiet") || !strcmp(k, "resume") || !strcmp(k, "replay")) {
+  if (!strcmp(k, "floating") || !strcmp(k, "quiet") || !strcmp(k, "resume") || !strcmp(k, "replay") ||
+      !strcmp(k, "progressive")) {
     if (!cJSON_IsBool(v)) {
       cli_error("%s: key '%s': expected true or false", job, k);
       return 0;
     }
-    int* dst = k[0] == 'f' ? &a->floating : k[0] == 'q' ? &a->quiet : !strcmp(k, "replay") ? &a->replay : &a->resume;
+    int* dst = k[0] == 'f' ? &a->floating : k[0] == 'q' ? &a->quiet : k[0] == 'p' ? &a->progressive
+               : !strcmp(k, "replay") ? &a->replay : &a->resume;
     *dst = *dst || cJSON_IsTrue(v);
     return 1;
   }
   cli_error("%s: unknown key '%s' (valid: model, data, params, loss, horizon, substeps, optimizer, starts, seed, "
             "iters, threads, bootstrap, weights, violation_weights, violation_metric, residual_reg, prior, lr, contact, "
-            "integrator, velocities, fit_start, "
-            "files, skip, map, "
-            "observe, out, write_model, report, replay, replay_trajectories, floating, actuate, add, quiet, checkpoint, resume)",
+            "integrator, velocities, fit_start, files, skip, map, observe, out, write_model, report, replay, "
+            "replay_trajectories, floating, actuate, add, quiet, checkpoint, resume, approach, network_out, progressive, "
+            "validation, ctrl_value)",
             job, k);
   return 0;
 }
@@ -358,7 +411,16 @@ static int merge_job(idArgs* a) {
     return 0;
   }
   free(text);
-  const cJSON* v;
+  const cJSON* v = cJSON_GetObjectItemCaseSensitive(a->json, "approach");   // first: residual_reg depends on it
+  if (v && strcmp(a->cmd, "identify")) {
+    cli_error("%s: key 'approach': not a %s setting", a->job, a->cmd);
+    return 0;
+  }
+  if (v && !job_choice(&a->approach, v, ID_APPROACH_NAMES, a->job)) return 0;
+  if (v && a->approach == ID_APP_E2E) {   // (its run reads the command line alone: id_run_e2e)
+    cli_error("%s: key 'approach': end-to-end takes no job file (give its options on the command line)", a->job);
+    return 0;
+  }
   cJSON_ArrayForEach(v, a->json) {
     if (!job_key(a, v, a->job)) return 0;
   }
@@ -434,8 +496,15 @@ int id_merge_settings(idArgs* a) {
   return check_checkpoint(a);
 }
 
-// --ctrl-value: the controls held during every trajectory (a known push); 0 and a message if malformed
-static int parse_ctrl(idRun* r, const char* text) {
+// --ctrl-value (or the job's ctrl_value: a->ctrl_job): the controls held during every trajectory (a known push); 0
+// and a message if malformed (a job's names the file and the key)
+static int parse_ctrl(idRun* r, const idArgs* a, const char* text) {
+  int n = 1;
+  for (const char* p = text; *p; p++) n += *p == ',';
+  if (a->ctrl_job && n != r->m->nu) {
+    cli_error("%s: key 'ctrl_value': %d values for %d actuators", a->job, n, r->m->nu);
+    return 0;
+  }
   if (!cli_parse_controls(r->ctrl, r->m, text)) return 0;
   r->fit.ctrl = r->ctrl;
   return 1;
@@ -1027,7 +1096,7 @@ int id_prepare(idRun* r, const idArgs* a) {
     cli_error("--residual: identify's violation fit does not train a network (--approach ccn-r does)");
     return CLI_EXIT_USAGE;
   }
-  if (a->ctrl_value && !parse_ctrl(r, a->ctrl_value)) return CLI_EXIT_USAGE;
+  if (a->ctrl_value && !parse_ctrl(r, a, a->ctrl_value)) return a->ctrl_job ? CLI_EXIT_INPUT : CLI_EXIT_USAGE;
   return -1;
 }
 
@@ -1160,8 +1229,8 @@ int id_load_data(idRun* r, const idArgs* a) {
     return 0;
   }
   if (r->ds.has_ctrl && a->ctrl_value) {
-    cli_error("--ctrl-value: the data record their controls (u columns, %s); give one or the other",
-              r->ds.traj[0].source);
+    cli_error("%s%s: the data record their controls (u columns, %s); give one or the other",
+              a->ctrl_job ? a->job : "--ctrl-value", a->ctrl_job ? ": key 'ctrl_value'" : "", r->ds.traj[0].source);
     return 0;
   }
   data_defaults(r, a);
@@ -1175,6 +1244,16 @@ int id_load_data(idRun* r, const idArgs* a) {
             r->ds.has_ctrl ? "; recorded controls" : "", r->ds.has_qfrc ? "; recorded joint forces" : "");
   }
   return 1;
+}
+
+// the approaches with a network and --progressive train on one process: 2 after a message under mpirun, else -1
+static int one_process(const idArgs* a) {
+  if (!cli_mpi_comm() || !(a->approach == ID_APP_E2E || a->approach == ID_APP_DIFFSIM_R ||
+                           a->approach == ID_APP_CCN_R || a->progressive))
+    return -1;
+  cli_error("identify: %s runs on one process: start it without mpirun",
+            a->progressive ? "--progressive" : "--approach with a network");
+  return CLI_EXIT_USAGE;
 }
 
 // --progressive with the settings it cannot take: 2 after a message, else -1 (before any work)
@@ -1345,17 +1424,13 @@ int cli_identify(int argc, char** argv) {
   int code = cli_parse(a.pos, &cmd, argc, argv);
   if (code >= 0) return code;
   if ((code = cli_integrator_derivatives("identify")) >= 0) return code;
-  if (cli_mpi_comm() && (a.approach == ID_APP_E2E || a.approach == ID_APP_DIFFSIM_R || a.approach == ID_APP_CCN_R ||
-                         a.progressive)) {   // their training loops run on one process
-    cli_error("identify: %s runs on one process: start it without mpirun",
-              a.progressive ? "--progressive" : "--approach with a network");
-    return CLI_EXIT_USAGE;
-  }
+  if ((code = one_process(&a)) >= 0) return code;
   if (a.approach == ID_APP_E2E) return id_run_e2e(&a);
-  if ((code = id_approach_map(&a)) >= 0) return code;
   idRun r;
   memset(&r, 0, sizeof r);
-  code = id_merge_settings(&a);
+  code = id_merge_settings(&a);   // (the job's approach, network_out, progressive: then checked as the options)
+  if (code < 0) code = one_process(&a);
+  if (code < 0) code = id_approach_map(&a);
   if (code < 0) code = progressive_refusal(&a);
   r.model_path = a.model;
   if (code < 0) code = id_prepare(&r, &a);

@@ -41,6 +41,8 @@ typedef struct idArgs_ {
   const char* rreg;         // --residual-reg OUT,W: the network's output-norm and weight-norm weights (ccn-r, diffsim-r)
   int progressive;          // --progressive: paper 002's progressive training (issue 16 item 4; sysid.h)
   int validation;           // --validation N: its validation trajectories, the last N (-1: not given)
+  int ctrl_job;             // 1: ctrl_value came from the job file (its messages name the file and the key)
+  int netout_job;           // 1: network_out came from the job file (the same)
   int replay;               // --replay: the report embeds a 3-D replay of the first trajectory (issue 20 item 2)
   const char* replay_of;    // --replay-trajectories LIST: the trajectories replayed ("0,3" or "all"; implies --replay)
   int threads;              // --threads N: threads simulating the trajectories (0: not given, cli_default_threads)

@@ -24,15 +24,16 @@ int id_approach_map(idArgs* a) {
     cli_error("--residual-reg: only with --approach ccn-r or diffsim-r (the residual network's regularization)");
     return CLI_EXIT_USAGE;
   }
-  if (a->approach < 0) {
-    if (!a->network_out) return -1;
-    cli_error("--network-out: only with --approach ccn-r, diffsim-r or end-to-end");
-    return CLI_EXIT_USAGE;
+  int nonet = a->approach < 0 || a->approach == ID_APP_CCN || a->approach == ID_APP_DIFFSIM;
+  if (a->network_out && nonet) {   // (a job's key: a bad job, exit 1, naming the file and the key)
+    char what[512];
+    if (a->approach < 0) snprintf(what, sizeof what, "only with --approach ccn-r, diffsim-r or end-to-end");
+    else snprintf(what, sizeof what, "--approach %s trains no network", g_app_name[a->approach]);
+    if (a->netout_job) cli_error("%s: key 'network_out': %s", a->job, what);
+    else cli_error("--network-out: %s", what);
+    return a->netout_job ? CLI_EXIT_INPUT : CLI_EXIT_USAGE;
   }
-  if (a->network_out && (a->approach == ID_APP_CCN || a->approach == ID_APP_DIFFSIM)) {
-    cli_error("--network-out: --approach %s trains no network", g_app_name[a->approach]);
-    return CLI_EXIT_USAGE;
-  }
+  if (a->approach < 0) return -1;
   int net = a->approach == ID_APP_CCN_R || a->approach == ID_APP_DIFFSIM_R || a->approach == ID_APP_E2E;
   const char* unused = !net ? NULL : a->out ? "--out" : a->report ? "--report" : a->checkpoint ? "--checkpoint"
                        : a->bootstrap > 0 ? "--bootstrap" : a->starts > 1 ? "--starts" : a->optimizer >= 0 ? "--optimizer"
@@ -167,6 +168,15 @@ int id_run_residual(idRun* r, const idArgs* a) {
   phys_violation_defaults(&vw);
   if (!isnan(a->vw[0])) vw.comp = a->vw[0], vw.diss = a->vw[1], vw.pen = a->vw[2];
   int ccn = a->approach == ID_APP_CCN_R;
+  double* W = NULL;   // ccn-r: --violation-metric (r->fit's, default velocity as ccn's): fixed at the model as given
+  if (ok && ccn && r->fit.viol_metric) {
+    physData* d = phys_make_data(m);
+    W = malloc(sizeof(double) * (size_t)m->nv);
+    if (d && W) phys_violation_metric(m, d, W);
+    ok = d && W;
+    phys_free_data(d);
+    vw.metric = W;
+  }
   if (ok && (ccn ? phys_res_train_violation(m, &r->table, theta, r->lower, r->upper, &r->ds, &vw, &ro, hist, &log)
                  : phys_res_train(m, &r->table, theta, r->lower, r->upper, &r->ds, &ro, hist, &log)) != PHYS_OK) {
     cli_error("identify: %s", log.error);
@@ -175,7 +185,8 @@ int id_run_residual(idRun* r, const idArgs* a) {
   if (ok) {
     printf("%s (contact %s, residual %d-%d-%d-%d %s): %s loss %.9g -> %.9g in %d iterations\n",
            g_app_name[a->approach], phys_contact_name(m->opt.contact), m->residual->size[0], m->residual->size[1], m->residual->size[2],
-           m->residual->size[m->residual->nlayer], phys_mlp_act_name(m->residual->act), ccn ? "violation" : "one-step",
+           m->residual->size[m->residual->nlayer], phys_mlp_act_name(m->residual->act),
+           !ccn ? "one-step" : W ? "violation (velocity metric)" : "violation (energy)",
            hist[0], hist[ro.iters],
            ro.iters);
     for (int i = 0; i < nt; i++) printf("  %-32s %.9g  (start %.9g)\n", r->label[i], theta[i], r->theta0[i]);
@@ -192,5 +203,6 @@ int id_run_residual(idRun* r, const idArgs* a) {
   }
   free(theta);
   free(hist);
+  free(W);
   return ok ? CLI_EXIT_OK : CLI_EXIT_INPUT;
 }

@@ -1,5 +1,5 @@
 #!/bin/sh
-# examples/ccn/s31.sh - session 31's runs of examples/ccn/run.sh (issue 14), in the order they ran: one run.sh
+# examples/ccn/s31.sh - session 31's (and 32's) runs of examples/ccn/run.sh (issue 14), in the order they ran: one run.sh
 # call at a time at nice 10 (the machine is shared), each fit's wall seconds in results.csv's fit_s column and
 # the load average at each call's start on stderr. REUSE=1: a fit already in WORK is evaluated, not rerun, so a
 # rerun after an interruption goes on where it stopped.
@@ -14,6 +14,9 @@
 #   gravity    gravity mismatch, 8 tosses, the model's gravity x 0.75 and x 0.25, start 0: ccn, diffsim
 #   vortex     vortex, 8 tosses, end-to-end (4 x 256 tanh, 100 epochs)
 #   gravitys   gravity x 0.5 from starts 1 and 2: ccn, diffsim
+# Session 32's steps (not in the default list; docs/identification.md, *Session 32*):
+#   cube128    real cube, the first 128 training tosses, start 0: ccn, then diffsim
+#   ccnr       ccn-r with the velocity metric (its default since s32), 8 and 16 tosses, start 0
 set -u
 PHYSID=${1:-build/physid}
 [ $# -gt 0 ] && shift
@@ -37,6 +40,8 @@ for s in $STEPS; do
     gravity) run SCENARIOS=gravity GSIZE=8 GFRACS="0.75 0.25" STARTS=0 APPROACHES="ccn diffsim" ;;
     vortex) run SCENARIOS=vortex SIZES=8 STARTS=0 APPROACHES=e2e ;;
     gravitys) run SCENARIOS=gravity GSIZE=8 GFRACS=0.5 STARTS="1 2" APPROACHES="ccn diffsim" ;;
+    cube128) run SCENARIOS=cube SIZES=128 STARTS=0 APPROACHES="ccn diffsim" ;;
+    ccnr) run SCENARIOS=cube SIZES="8 16" STARTS=0 APPROACHES=ccn-r ;;
     *) echo "s31.sh: unknown step $s" >&2; exit 2 ;;
   esac
 done

@@ -232,6 +232,11 @@ typedef struct fitProblem_ {
                             // (own rows: off row0, nheld nown; with pb->rows every row: 0, ndata)
   double* vmetric;          // nv: the violation loss's velocity metric (opt->viol_metric), from the model as given;
                             // NULL: energy units
+  double* vsol;             // the violation loss's inner solutions of the last residual-only evaluation, one slot of
+                            // phys_violation_solsize per transition of own trajectories (NULL: none, or viol_resolve)
+  size_t* vsoladr;          // ntraj: the first slot of each trajectory (own ones)
+  int vsol_ok;              // 1: vsol holds every own transition's solution at the point of the last evaluation
+  int vsol_reuse;           // 1: the current evaluation takes them (with J, at that point: pb->reuse_starts)
 } fitProblem;
 
 // an evaluation's outcome on one process (the processes exchange it: fit.c's header)
@@ -503,6 +508,20 @@ static void tree_count(const fitProblem* pb, int lo, int hi, int* cnt) {
 // pb->nproc, rank, kstart (process p: the trajectories whose first residual row lies in [p ndata / size,
 // (p + 1) ndata / size), the last process the rest), k0, k1, the tree nodes per process and the exchange's
 // arrays (allocated once); 0 when out of memory
+// pb->vsol and pb->vsoladr for this process's trajectories (k0, k1: comm_ranges); 0 if out of memory
+static int violation_sol_alloc(fitProblem* pb) {
+  size_t n = 0, per = (size_t)phys_violation_solsize(pb->m);
+  pb->vsoladr = malloc(sizeof(size_t) * (size_t)(pb->ds->ntraj > 0 ? pb->ds->ntraj : 1));
+  if (!pb->vsoladr) return 0;
+  for (int k = 0; k < pb->ds->ntraj; k++) {
+    pb->vsoladr[k] = n;
+    if (k >= pb->k0 && k < pb->k1 && pb->ds->traj[k].T > 1) n += (size_t)(pb->ds->traj[k].T - 1) * per;
+  }
+  pb->vsol = malloc(sizeof(double) * (n > 0 ? n : 1));
+  pb->vsol_ok = 0;
+  return pb->vsol != NULL;
+}
+
 static int comm_ranges(fitProblem* pb) {
   const physFitComm* c = pb->opt->comm;
   int P = c && c->size > 1 ? c->size : 1, n = pb->ds->ntraj;
@@ -615,6 +634,8 @@ static physStatus problem_init(fitProblem* pb, physModel* m, const physParamTabl
     phys_violation_metric(m, pb->worker[0].d, pb->vmetric);
   }
   if (!comm_ranges(pb)) return phys_error(log, PHYS_ERR_NOMEM, "fit: out of memory");
+  if (opt->loss == PHYS_LOSS_VIOLATION && !opt->viol_resolve && !violation_sol_alloc(pb))
+    return phys_error(log, PHYS_ERR_NOMEM, "fit: out of memory for the violation loss's inner solutions");
   m->opt.timestep = ds->dt_obs / opt->substeps;
   warn_spacing(ds, log);
   return PHYS_OK;
@@ -632,6 +653,9 @@ static void problem_free(fitProblem* pb) {
   pb->buf = NULL;
   free(pb->vmetric);
   pb->vmetric = NULL;
+  free(pb->vsol);
+  free(pb->vsoladr);
+  pb->vsol = NULL, pb->vsoladr = NULL;
   free(pb->kstart);
   free(pb->part);
   free(pb->outs);
@@ -1055,7 +1079,8 @@ static physStatus segment_start_fit(fitWorker* wk, int k, int s, int h, double* 
 }
 
 // the violation loss's residuals of trajectory k (nsel = nv + 2 per transition s -> s + 1): d at sample s + 1
-// with the inputs held from sample s
+// with the inputs held from sample s. The inner solutions: a residual-only evaluation writes them into pb->vsol;
+// the evaluation with J at the same point (pb->reuse_starts: LM's accepted trial) takes them from there
 static physStatus violation_traj(fitWorker* wk, int k, double* r, double* J) {
   const fitProblem* pb = wk->pb;
   const physTrajectory* tr = &pb->ds->traj[k];
@@ -1070,8 +1095,11 @@ static physStatus violation_traj(fitWorker* wk, int k, double* r, double* J) {
     set_sample(m, wk->d, tr, s + 1, pb->opt->ctrl, &wk->t, wk->insens);
     set_inputs(m, wk->d, tr, s, pb->opt->ctrl, &wk->t, wk->insens);
     double t0 = now_sec();
-    physStatus st = phys_violation_residuals(m, wk->d, &wk->t, tr->qvel + (size_t)s * m->nv, pb->ds->dt_obs, &w,
-                                             r + (size_t)s * nsel, J ? J + (size_t)s * nsel * nth : NULL, NULL, NULL);
+    double* sol = pb->vsol ? pb->vsol + pb->vsoladr[k] + (size_t)s * phys_violation_solsize(m) : NULL;
+    int reuse = J && pb->vsol_reuse;
+    physStatus st = phys_violation_residuals_sol(m, wk->d, &wk->t, tr->qvel + (size_t)s * m->nv, pb->ds->dt_obs, &w,
+                                                 r + (size_t)s * nsel, J ? J + (size_t)s * nsel * nth : NULL, NULL,
+                                                 NULL, sol, reuse);
     *(J ? &wk->time_gradient : &wk->time_forward) += now_sec() - t0;
     if (st != PHYS_OK)
       return phys_error(&wk->log, st, "fit: violation loss: trajectory %d (%s), transition %d -> %d: %s", k,
@@ -1291,6 +1319,7 @@ static physStatus evaluate(fitProblem* pb, const double* theta, double* r, doubl
   }
   pb->want = J ? want : RED_LOSS;
   pb->off = pb->rows ? 0 : pb->row0, pb->nheld = pb->rows ? pb->ndata : pb->nown;
+  pb->vsol_reuse = J && pb->reuse_starts && pb->vsol_ok, pb->vsol_ok = 0;   // (set again when every solve succeeded)
   pthread_t th[FIT_MAXTHREADS];
   int started[FIT_MAXTHREADS] = {0};
   for (int i = 1; i < nw; i++) started[i] = pthread_create(&th[i], NULL, worker_run, &pb->worker[i]) == 0;
@@ -1308,6 +1337,7 @@ static physStatus evaluate(fitProblem* pb, const double* theta, double* r, doubl
   if (out.nsimwarn && pb->nsimwarn == 0) memcpy(pb->simwarn, out.simwarn, sizeof(pb->simwarn));
   pb->nsimwarn += out.nsimwarn;
   if (out.status != PHYS_OK) return phys_error(pb->log, out.status, "%s", out.error);
+  pb->vsol_ok = pb->vsol != NULL;
   // pb->rows: every process's rows, Jacobian rows and segment start offsets to every process
   if (shared && pb->rows && !(comm_share(pb, r, pb->resadr, pb->ndata, 1) &&
                   (!J || comm_share(pb, J, pb->resadr, pb->ndata, (size_t)nth)) &&

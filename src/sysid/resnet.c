@@ -259,14 +259,23 @@ void phys_violation_residual_force(const physModel* m, physData* d, const double
   phys_stack_free(d, mark);
 }
 
-// gw += (dr/dw)' (-dt L rp) at d's state, M~ = L L' as the violation loss's (qM + dt b)
-static physStatus violation_weights(const physModel* m, physData* d, double dt, const double* rp, double* gw) {
+// gw += (dr/dw)' g at d's state: the network's force -M~ r in F moves r_pred by -dt L' r in the energy form
+// (r_pred = L^-1 (dt F - J'lambda), M~ = L L' as the violation loss's qM + dt b), so g = -dt L rp; by -dt P r
+// with the velocity metric W (r_pred = P M~^-1 (dt F - J'lambda), P = sqrt(W)), so g = -dt P rp
+static physStatus violation_weights(const physModel* m, physData* d, double dt, const double* W, const double* rp,
+                                    double* gw) {
   int nv = m->nv;
   size_t mark = phys_stack_mark(d);
   double* L = phys_stack_alloc(d, (size_t)nv * nv);
   double* g = phys_stack_alloc(d, (size_t)nv);
-  int implicit = !(m->opt.disableflags & PHYS_DSBL_EULERDAMP);
   phys_kinematics(m, d);
+  if (W) {
+    for (int i = 0; i < nv; i++) g[i] = -dt * sqrt(W[i]) * rp[i];
+    phys_residual_vjp(m, d, g, NULL, NULL, gw);
+    phys_stack_free(d, mark);
+    return PHYS_OK;
+  }
+  int implicit = !(m->opt.disableflags & PHYS_DSBL_EULERDAMP);
   phys_crb(m, d);
   memcpy(L, d->qM, sizeof(double) * (size_t)nv * nv);
   for (int i = 0; i < nv; i++) L[(size_t)i * nv + i] += implicit ? dt * m->dof_damping[i] : 0;
@@ -281,8 +290,9 @@ static physStatus violation_weights(const physModel* m, physData* d, double dt, 
   return PHYS_OK;
 }
 
-static physStatus violation_weights_guarded(const physModel* m, physData* d, double dt, const double* rp, double* gw) {
-  PHYS_ARENA_CALL(d, "residual training: violation weights", violation_weights(m, d, dt, rp, gw));
+static physStatus violation_weights_guarded(const physModel* m, physData* d, double dt, const double* W,
+                                            const double* rp, double* gw) {
+  PHYS_ARENA_CALL(d, "residual training: violation weights", violation_weights(m, d, dt, W, rp, gw));
 }
 
 physStatus phys_res_violation_loss(physModel* m, physData* d, const physParamTable* t, const physDataset* ds,
@@ -322,7 +332,7 @@ physStatus phys_res_violation_loss(physModel* m, physData* d, const physParamTab
         for (int i = 0; i < nv + 2; i++) gtheta[j] += inv_n * J[(size_t)i * nt + j] * r[i];
       if (n && gw) {
         for (int i = 0; i < nv; i++) r[i] *= inv_n;
-        st = violation_weights_guarded(m, d, dt, r, gw);
+        st = violation_weights_guarded(m, d, dt, vw->metric, r, gw);
       }
       if (st == PHYS_OK && n && o->reg_out > 0) {
         double r2;

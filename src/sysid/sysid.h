@@ -118,6 +118,9 @@ typedef struct physFitOptions_ {
   int viol_envelope;        // VIOLATION: 1 = LM's Jacobian holds lambda* fixed (violation.h weights.envelope); 0 default
   int viol_metric;          // VIOLATION: 0 the dynamics term in energy units (paper 004); 1 (default since s29) the
                             // velocity error weighted by the start model's fixed diag(M~) at qpos0 (violation.h)
+  int viol_resolve;         // VIOLATION: 0 (default) LM's Jacobian at an accepted trial point takes the trial's inner
+                            // solutions (phys_violation_residuals_sol: the same fit, bit for bit, without solving
+                            // every transition twice); 1 solves them again (tests, benchmarks)
   int optimizer;            // physOptimizer
   int max_iter;             // iterations (default 100; Adam default 500)
   double tol;               // relative loss decrease that ends the fit (default 1e-10)

@@ -1122,9 +1122,11 @@ static void trans_cands(const physModel* m, physData* d, vTrans* v) {
 
 // the inner problem: Q = Y'Y + eps I, g = -Y' r0 + c, c the complementarity and dissipation coefficients
 // (comp phi+^2 / dt + diss |s|, diss s); solved (socp_solve) into x (lambda, else the arena) to the gap
-// VIOL_GAP_REL e0 / 2 + VIOL_GAP_ABS, e0 = |r0|^2; its Newton steps, < 0 if it failed
+// VIOL_GAP_REL e0 / 2 + VIOL_GAP_ABS, e0 = |r0|^2; its Newton steps, < 0 if it failed. sol (NULL: none; else
+// phys_violation_solsize doubles: x, the classes, the gap, the steps): reuse 0 writes the solution there, reuse 1
+// takes it from there instead of solving (phys_violation_residuals_sol)
 static int trans_inner(physData* d, double dt, const physViolationWeights* w, vTrans* v, double* lambda,
-                       double* gap) {
+                       double* gap, double* sol, int reuse) {
   int nv = v->nv, nc = v->nc, n = v->n;
   v->g = phys_stack_alloc(d, (size_t)(n > 0 ? n : 1));
   v->x = lambda ? lambda : phys_stack_alloc(d, (size_t)(n > 0 ? n : 1));
@@ -1146,7 +1148,19 @@ static int trans_inner(physData* d, double dt, const physViolationWeights* w, vT
   for (int k = 0; k < nv; k++) e0 += v->r0[k] * v->r0[k];
   *gap = 0;
   v->cls = phys_stack_alloc(d, (size_t)(nc > 0 ? nc : 1));
-  return socp_solve(d, v->Y, nv, w->eps, v->g, nc, VIOL_GAP_REL * 0.5 * e0 + VIOL_GAP_ABS, v->x, gap, v->cls);
+  if (sol && reuse) {   // the solution of this very problem, solved by an earlier call
+    memcpy(v->x, sol, sizeof(double) * (size_t)n);
+    memcpy(v->cls, sol + n, sizeof(double) * (size_t)nc);
+    *gap = sol[n + nc];
+    return (int)sol[n + nc + 1];
+  }
+  int steps = socp_solve(d, v->Y, nv, w->eps, v->g, nc, VIOL_GAP_REL * 0.5 * e0 + VIOL_GAP_ABS, v->x, gap, v->cls);
+  if (sol) {
+    memcpy(sol, v->x, sizeof(double) * (size_t)n);
+    memcpy(sol + n, v->cls, sizeof(double) * (size_t)nc);
+    sol[n + nc] = *gap, sol[n + nc + 1] = steps;
+  }
+  return steps;
 }
 
 // the residuals: r = r0 - Y x (nv), r_c = sqrt(2 max(xc, 0)) with xc = c'x + eps |x|^2 / 2 (c at the
@@ -1232,7 +1246,7 @@ static void trans_jacobian(const physModel* m, physData* d, const physParamTable
 // loss and counts into info; J and dlambda (either may be NULL) by trans_jacobian
 static physStatus transition(const physModel* m, physData* d, const physParamTable* t, const double* vprev, double dt,
                              const physViolationWeights* w, double* r, double* J, double* lambda,
-                             double* dlambda, physViolationInfo* info) {
+                             double* dlambda, physViolationInfo* info, double* sol, int reuse) {
   vTrans v;
   memset(&v, 0, sizeof(v));
   v.nv = m->nv, v.nc = phys_violation_ncand(m), v.n = 3 * v.nc, v.vnext = d->qvel;
@@ -1240,7 +1254,7 @@ static physStatus transition(const physModel* m, physData* d, const physParamTab
   if (st != PHYS_OK) return st;
   trans_cands(m, d, &v);
   double gap, rc, rpen;
-  int steps = trans_inner(d, dt, w, &v, lambda, &gap);
+  int steps = trans_inner(d, dt, w, &v, lambda, &gap, sol, reuse);
   if (steps < 0) return PHYS_ERR_NUMERIC;
   trans_residual(dt, w, &v, r, &rc, &rpen);
   if (info) {
@@ -1255,11 +1269,21 @@ static physStatus transition(const physModel* m, physData* d, const physParamTab
 physStatus phys_violation_residuals(const physModel* m, physData* d, const physParamTable* t, const double* vprev,
                                     double dt, const physViolationWeights* w, double* r, double* J, double* lambda,
                                     physViolationInfo* info) {
+  return phys_violation_residuals_sol(m, d, t, vprev, dt, w, r, J, lambda, info, NULL, 0);
+}
+
+int phys_violation_solsize(const physModel* m) {
+  return 4 * phys_violation_ncand(m) + 2;
+}
+
+physStatus phys_violation_residuals_sol(const physModel* m, physData* d, const physParamTable* t,
+                                        const double* vprev, double dt, const physViolationWeights* w, double* r,
+                                        double* J, double* lambda, physViolationInfo* info, double* sol, int reuse) {
   physArenaGuard guard;
   phys_arena_enter(d, &guard);
   if (setjmp(guard.env)) return phys_arena_failed(d, &guard, PHYS_WARN_OTHER, "phys_violation_residuals");
   size_t mark = phys_stack_mark(d);
-  physStatus st = transition(m, d, t, vprev, dt, w, r, J, lambda, NULL, info);
+  physStatus st = transition(m, d, t, vprev, dt, w, r, J, lambda, NULL, info, sol, reuse);
   phys_stack_free(d, mark);
   phys_arena_leave(d, &guard);
   return st;
@@ -1272,7 +1296,7 @@ physStatus phys_violation_dlambda(const physModel* m, physData* d, const physPar
   if (setjmp(guard.env)) return phys_arena_failed(d, &guard, PHYS_WARN_OTHER, "phys_violation_dlambda");
   size_t mark = phys_stack_mark(d);
   double* r = phys_stack_alloc(d, (size_t)m->nv + 2);
-  physStatus st = transition(m, d, t, vprev, dt, w, r, NULL, lambda, dlambda, NULL);
+  physStatus st = transition(m, d, t, vprev, dt, w, r, NULL, lambda, dlambda, NULL, NULL, 0);
   phys_stack_free(d, mark);
   phys_arena_leave(d, &guard);
   return st;

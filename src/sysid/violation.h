@@ -104,6 +104,19 @@ physStatus phys_violation_residuals(const physModel* m, physData* d, const physP
                                     double dt, const physViolationWeights* w, double* r, double* J, double* lambda,
                                     physViolationInfo* info);
 
+// phys_violation_residuals with the inner problem's solution kept: sol (phys_violation_solsize(m) doubles: the
+// impulses, the cones' classes, the certified gap, the barrier's steps); reuse 0 solves and writes the solution
+// into sol; reuse 1 takes it from sol, written by an earlier call for the same model values, sample, inputs, dt
+// and weights (the caller's promise: nothing checks it), and does not solve: r, J, lambda and info are then the
+// same, bit for bit, as a call that solves (the Jacobian after a residual-only call at the same point: LM's
+// accepted trial, fit.c). sol NULL: phys_violation_residuals
+physStatus phys_violation_residuals_sol(const physModel* m, physData* d, const physParamTable* t,
+                                        const double* vprev, double dt, const physViolationWeights* w, double* r,
+                                        double* J, double* lambda, physViolationInfo* info, double* sol, int reuse);
+
+// doubles of phys_violation_residuals_sol's sol for model m: 4 per candidate, 2 more
+int phys_violation_solsize(const physModel* m);
+
 // lambda* (3 ncand, as phys_violation_residuals') and its derivative dlambda (3 ncand x t->ntheta, row-major) by
 // implicit differentiation in the active set of lambda* (above); dlambda is zero where that set is degenerate
 // (its Hessian not positive definite) or no cone is active. Same arguments and errors as phys_violation_residuals.

@@ -9,7 +9,8 @@
 //  3. bit-identical results from the same start (two runs), and penalty refused;
 //  4. CCN-R (the violation loss with the network in its dynamics term): the gradient of phys_res_violation_loss
 //     against four-point differences (friction and every 17th weight; the network changes the loss) to 1e-8
-//     (the inner solve's certified gap over the step, see check_vgradient), training
+//     (the inner solve's certified gap over the step, see check_vgradient), in energy units and with the
+//     velocity metric (violation.h; the network's force then moves r_pred by -dt P r), training
 //     friction and the network on data made under the exact cone lowers the loss and finds friction within 0.03
 //     of 0.3; mass with a network refused.
 #include <string.h>
@@ -124,7 +125,7 @@ static void check_gradient(const char* name, physModel* m, const physParamTable*
 
 // phys_res_violation_loss's gradient vs central differences (friction and every 17th weight), the network's force
 // large enough to move the loss (with it off the loss changes)
-static void check_vgradient(physModel* m, const physDataset* ds, const physViolationWeights* vw,
+static void check_vgradient(const char* name, physModel* m, const physDataset* ds, const physViolationWeights* vw,
                             const physResTrainOptions* o) {
   physParamTable t = table(m, "friction:cube");
   physData* d = phys_make_data(m);
@@ -162,7 +163,7 @@ static void check_vgradient(physModel* m, const physDataset* ds, const physViola
   CHECK_MSG(scale > 0 && err <= 1e-8 * scale && fabs(L - L0) > 1e-3 * L0,
             "CCN-R gradient vs central differences %.3g (scale %.3g); loss %.6g, without the network %.6g", err, scale, L, L0);
   printf("%-28s violation loss %.6g (%.6g without the network), gradient vs central differences %.2e (largest %.2e)\n",
-         "cube cone data, CCN-R", L, L0, err, scale);
+         name, L, L0, err, scale);
   free(gw);
   phys_free_data(d);
   phys_param_table_free(&t);
@@ -256,7 +257,18 @@ int main(void) {
   m->opt.contact = PHYS_CONTACT_LCP;
   physViolationWeights vw;
   phys_violation_defaults(&vw);
-  check_vgradient(m, &dcone, &vw, &o);
+  check_vgradient("cube cone data, CCN-R", m, &dcone, &vw, &o);
+  // with a velocity metric (the network's force enters r_pred as -dt P r instead of -dt L' r): the model's own
+  // (phys_violation_metric) equals M~ for this uniform cube, so each weight is scaled to make the two forms differ
+  double W[6];
+  const double scale_w[6] = {1, 2, 0.5, 3, 0.7, 1.5};
+  physData* dw = phys_make_data(m);
+  phys_violation_metric(m, dw, W);
+  phys_free_data(dw);
+  for (int i = 0; i < 6; i++) W[i] *= scale_w[i];
+  vw.metric = W;
+  check_vgradient("cube cone data, CCN-R (vel.)", m, &dcone, &vw, &o);
+  vw.metric = NULL;
   phys_free_model(m);
   m = cube(0.1);
   attach(m, 32, 0.01, 8);

@@ -16,6 +16,7 @@
 #include "params.h"
 #include "physid.h"
 #include "rng.h"
+#include "rot.h"
 #include "sysid.h"
 #include "test.h"
 #include "metrics.h"
@@ -266,6 +267,58 @@ static void test_gradient(void) {
     // the normal impulses carry the weight over the step: m g dt
     CHECK_REL(sum, 0.37 * 9.81 * dt, 1e-3, 0);
     gradcheck(m, d, &t, theta, qr, v0, v0, dt, fr ? "resting, friction 0.3" : "resting, friction 0");
+  }
+  phys_param_table_free(&t);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
+// the articulated elbow (tests/data/elbow/elbow_floor.xml: two boxes on a hinge, the base free; the data of
+// ../shared/data/elbow_toss): nothing in the loss assumes one free body (F by RNEA over the tree, M~ the tree's, the
+// candidates' Jacobians through it). A drop simulated by physid (lcp); J_r' r against central differences for
+// both links' friction, the second link's mass, the hinge's damping and gravity (one the data do not follow) at
+// the first transitions with contacts, one after, and one in flight; the 16 candidates (8 per box)
+static void test_articulated(void) {
+  physModel* m = phys_load("tests/data/elbow/elbow_floor.xml", NULL, NULL);
+  CHECK(m != NULL);
+  if (!m) return;
+  physData* d = phys_make_data(m);
+  CHECK(m->nv == 7 && phys_violation_ncand(m) == 16);
+  physParamTable t0 = {0};
+  physLog log = {0};
+  CHECK(phys_violation_check(m, &t0, &log) == PHYS_OK);
+  enum { T = 120 };
+  static double qs[T * 8], vs[T * 7];
+  int ncon[T];
+  double q0[8] = {0, 0, 0.2, 0.9238795, 0.2, 0.3265986, 0, 0.6}, v0[7] = {0.8, -0.3, -0.5, 2, -3, 1, 4};
+  memcpy(d->qpos, q0, sizeof q0);
+  phys_quat_normalize(d->qpos + 3);
+  memcpy(d->qvel, v0, sizeof v0);
+  for (int k = 0; k < T; k++) {
+    memcpy(qs + 8 * k, d->qpos, sizeof q0);
+    memcpy(vs + 7 * k, d->qvel, sizeof v0);
+    phys_step(m, d);
+    ncon[k] = d->ncon;   // contacts of the step k -> k + 1
+  }
+  const char* spec[5] = {"friction:elbow_1", "friction:elbow_2", "mass:elbow_2", "damping:hinge", "gravity"};
+  physParamTable t;
+  CHECK(phys_param_table_build(&t, m, spec, 5, NULL) == PHYS_OK);
+  double theta[32];
+  m->dof_damping[6] = 0.01;
+  phys_param_get(&t, m, theta);
+  theta[5] = 0.2, theta[6] = -0.1, theta[7] = -9.5;   // a gravity the data do not follow: flight has a residual
+  theta[0] = 0.35, theta[1] = 0.45;   // above the floor's 0.3: the pair's friction (the max rule) is the link's
+  int impact = -1, flight = -1;
+  for (int k = 0; k + 1 < T; k++) {
+    if (ncon[k] > 0 && impact < 0) impact = k;
+    if (ncon[k] == 0 && flight < 0) flight = k;
+  }
+  CHECK_MSG(impact > 0 && flight >= 0 && impact + 2 < T, "impact %d, flight %d", impact, flight);
+  int ks[3] = {impact, impact + 2, flight};
+  for (int i = 0; i < 3 && impact > 0 && flight >= 0; i++) {
+    char what[64];
+    snprintf(what, sizeof what, "elbow drop, transition %d (%d contacts)", ks[i], ncon[ks[i]]);
+    gradcheck(m, d, &t, theta, qs + 8 * (ks[i] + 1), vs + 7 * (ks[i] + 1), vs + 7 * ks[i], m->opt.timestep, what);
   }
   phys_param_table_free(&t);
   phys_free_data(d);
@@ -1019,6 +1072,17 @@ static void test_fit(void) {
     CHECK_MSG(res.theta[0] > 0.15 && res.theta[0] < 0.6, "friction %g", res.theta[0]);
     printf("violation fit of simulated tosses (lcp, friction 0.3): friction %.4f, loss %g -> %g, %d iterations\n",
            res.theta[0], res.loss0, res.loss, res.iterations);
+    // the Jacobian at each accepted trial takes the trial's inner solutions (viol_resolve 0, the default): the
+    // same fit, bit for bit, as solving them again (viol_resolve 1)
+    physFitOptions o2 = opt;
+    o2.viol_resolve = 1;
+    physFitResult r2;
+    CHECK(phys_fit(m, &t, th0, lo, hi, &ds, &o2, &r2, &log) == PHYS_OK);
+    CHECK(r2.iterations == res.iterations && res.iterations > 1);
+    CHECK(memcmp(r2.theta, res.theta, sizeof(double)) == 0 && memcmp(&r2.loss, &res.loss, sizeof(double)) == 0);
+    for (int i = 0; i <= res.iterations && r2.iterations == res.iterations; i++)
+      CHECK(memcmp(r2.loss_hist + i, res.loss_hist + i, sizeof(double)) == 0);
+    phys_fit_result_free(&r2);
     phys_fit_result_free(&res);
   }
   // substeps other than 1 are refused with the reason
@@ -1027,6 +1091,55 @@ static void test_fit(void) {
   CHECK(phys_fit_nres(m, &t, &ds, &opt, &log) == 0);
   CHECK_MSG(strstr(log.error, "substeps must be 1"), "%s", log.error);
   phys_param_table_free(&t);
+  phys_free_model(m);
+}
+
+// phys_violation_residuals_sol: reuse 0 gives phys_violation_residuals' r and J and writes the solution; reuse 1
+// takes it (the same r and J, bit for bit, with the implicit Jacobian), and really takes it: a changed solution
+// changes r. Every transition of a toss (flight, landing, sliding, rest), velocity metric, friction, size, inertia
+static void test_solution_reuse(void) {
+  physModel* m = phys_load("models/cube.xml", NULL, NULL);
+  physData* d = phys_make_data(m);
+  enum { T = 80, NR = 8 };
+  static double qs[T * 7], vs[T * 6];
+  toss(m, 0.3, T, qs, vs);
+  const char* spec[3] = {"friction:cube", "size:cube", "inertia:cube"};
+  physParamTable t;
+  CHECK(phys_param_table_build(&t, m, spec, 3, NULL) == PHYS_OK);
+  double W[6];
+  phys_violation_metric(m, d, W);
+  physViolationWeights w;
+  phys_violation_defaults(&w);
+  w.metric = W;
+  int nt = t.ntheta, ns = phys_violation_solsize(m), same = 1, used = 0, contacts = 0;
+  CHECK(ns == 4 * 8 + 2);
+  double r1[NR], r2[NR], r3[NR], sol[4 * 8 + 2], *J1 = malloc(sizeof(double) * NR * nt),
+         *J3 = malloc(sizeof(double) * NR * nt);
+  for (int k = 0; k + 1 < T; k++) {
+    memcpy(d->qpos, qs + 7 * (k + 1), 7 * sizeof(double));
+    memcpy(d->qvel, vs + 6 * (k + 1), 6 * sizeof(double));
+    const double* vp = vs + 6 * k;
+    double dt = m->opt.timestep;
+    CHECK(phys_violation_residuals(m, d, &t, vp, dt, &w, r1, J1, NULL, NULL) == PHYS_OK);
+    CHECK(phys_violation_residuals_sol(m, d, &t, vp, dt, &w, r2, NULL, NULL, NULL, sol, 0) == PHYS_OK);
+    CHECK(phys_violation_residuals_sol(m, d, &t, vp, dt, &w, r3, J3, NULL, NULL, sol, 1) == PHYS_OK);
+    same &= !memcmp(r1, r2, sizeof r1) && !memcmp(r1, r3, sizeof r1) && !memcmp(J1, J3, sizeof(double) * NR * nt);
+    double xmax = 0;
+    for (int i = 0; i < 24; i++) xmax = fmax(xmax, fabs(sol[i]));
+    if (xmax > 0) {   // a contact transition: half the impulses, a different residual
+      contacts++;
+      for (int i = 0; i < 24; i++) sol[i] *= 0.5;
+      CHECK(phys_violation_residuals_sol(m, d, &t, vp, dt, &w, r3, NULL, NULL, NULL, sol, 1) == PHYS_OK);
+      used += memcmp(r1, r3, sizeof r1) != 0;
+    }
+  }
+  CHECK_MSG(same, "reused solutions changed r or J");
+  CHECK_MSG(contacts > 5 && used == contacts, "%d contact transitions, %d took the given solution", contacts, used);
+  printf("solution reuse: %d transitions identical, %d contact transitions take the given solution\n", T - 1,
+         contacts);
+  free(J1), free(J3);
+  phys_param_table_free(&t);
+  phys_free_data(d);
   phys_free_model(m);
 }
 
@@ -1119,6 +1232,7 @@ int main(void) {
   test_socp_kkt();
   test_refused();
   test_gradient();
+  test_articulated();
   test_dlambda();
   test_height_gradient();
   test_velocity_metric();
@@ -1127,6 +1241,7 @@ int main(void) {
   test_learned_vertices();
   test_fit_vertices();
   test_fit();
+  test_solution_reuse();
   test_default_weights();
   return test_done();
 }

@@ -17,6 +17,7 @@
 //     name="physid:integrator">), which reads back as implicit; --integrator euler overrides the job's and
 //     drops physid's value from the written model; "pbd" and "rk4" in a job exit 1 naming the key.
 #include <math.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "cJSON.h"
@@ -128,6 +129,20 @@ static void test_progressive(void) {
   CHECK_MSG(r.code == 1 && has(r.err, "--validation 3 leaves no trajectory to fit (3 loaded)"), "exit %d: %s", r.code,
             r.err);
   run_free(&r);
+  // the job keys progressive and validation: read as the options (the refusals above from a job), a bad value is a
+  // bad job naming the file and the key (exit 1)
+  const char* jobs[5][3] = {{"{\"progressive\": true, \"validation\": 3}", "1", "--validation 3 leaves no trajectory"},
+                            {"{\"validation\": 1}", "2", "--validation N needs --progressive"},
+                            {"{\"progressive\": true, \"optimizer\": \"lm\"}", "2", "--progressive does not take --optimizer"},
+                            {"{\"progressive\": \"yes\"}", "1", "prog_job.json: key 'progressive': expected true or false"},
+                            {"{\"validation\": -1}", "1", "prog_job.json: key 'validation': expected an integer in [0, 1000000]"}};
+  for (int i = 0; i < 5; i++) {
+    snprintf(args, sizeof args, "identify '%s' '%s' '%s' '%s' %s --job '%s'", start, data[0], data[1], data[2], params,
+             put("prog_job.json", jobs[i][0]));
+    r = run(args);
+    CHECK_MSG(r.code == atoi(jobs[i][1]) && has(r.err, jobs[i][2]), "%s: exit %d: %s", jobs[i][0], r.code, r.err);
+    run_free(&r);
+  }
   snprintf(args, sizeof args, "evaluate '%s' '%s' --integrator implicit", truth, data[2]);
   r = run(args);
   CHECK_MSG(r.code == 0, "exit %d: %s", r.code, r.err);

@@ -7,8 +7,9 @@
 //     (exit 0) and --write-model the model with the identified friction;
 //   - end-to-end trains the 4 x 256 tanh network: the printed loss falls by 10x or more in 20 epochs; `evaluate
 //     --end-to-end` rolls it out (exit 0, position and rotation rows) and refuses a residual network (exit 1);
-//   - ccn-r trains friction and the network on the violation loss (exit 0, the loss falls); with mass it is
-//     refused (exit 1: the network's force has no mass derivative in that loss);
+//   - ccn-r trains friction and the network on the violation loss (exit 0, the loss falls), with the velocity
+//     metric by default (--violation-metric energy: the same first loss on this uniform cube, W = M~); with mass
+//     it is refused (exit 1: the network's force has no mass derivative in that loss);
 //   - --residual-reg OUT,W: with a network whose output is the constant (0, 0, c, 0, 0, 0) (every weight 0 but
 //     that bias), the loss before the first iteration is the data loss + OUT c^2 + W c^2, for diffsim-r and
 //     ccn-r (the printed initial losses at 2,0 and 0,3 minus the one at 0,0: 2c^2 and 3c^2 to the printed
@@ -89,8 +90,17 @@ int main(void) {
   snprintf(args, sizeof args, "identify %s '%s' --approach ccn-r --param friction:cube --iters 20 --network-out '%s' "
            "--quiet", model, data, path("ccnr.json"));
   r = run(args);
-  CHECK_MSG(r.code == 0 && strstr(r.out, "ccn-r (contact") && loss_pair(r.out, &a, &b) && b < a, "ccn-r: %d %s%s",
-            r.code, r.out, r.err);
+  CHECK_MSG(r.code == 0 && strstr(r.out, "ccn-r (contact") && strstr(r.out, "violation (velocity metric) loss") &&
+            loss_pair(r.out, &a, &b) && b < a, "ccn-r: %d %s%s", r.code, r.out, r.err);
+  run_free(&r);
+  // --violation-metric energy: paper 004's form; for this uniform cube the velocity metric's W is M~ itself, so
+  // the first loss is the same (to the printed digits)
+  snprintf(args, sizeof args, "identify %s '%s' --approach ccn-r --param friction:cube --iters 1 --violation-metric "
+           "energy --quiet", model, data);
+  r = run(args);
+  double ae = 0;
+  CHECK_MSG(r.code == 0 && strstr(r.out, "violation (energy) loss") && loss_pair(r.out, &ae, &b) && ae == a,
+            "ccn-r energy: %d %g (velocity %g) %s%s", r.code, ae, a, r.out, r.err);
   run_free(&r);
   snprintf(args, sizeof args, "identify %s '%s' --approach ccn-r --param mass:cube --iters 2", model, data);
   r = run(args);
@@ -132,6 +142,20 @@ int main(void) {
                 "%.17g %s", jobs[i][0], jobs[i][1], r.code, lj, l0[same[i]], r.err);
       run_free(&r);
     }
+    // the job keys approach and network_out (approach after residual_reg in the file: read first): the option's
+    // loss bit for bit and the network written
+    char ajob[512], anet[256];
+    snprintf(anet, sizeof anet, "%s", path("jobnet.json"));
+    snprintf(ajob, sizeof ajob, "{\"residual_reg\": [0, 3], \"approach\": \"%s\", \"network_out\": \"%s\"}",
+             ap ? "ccn-r" : "diffsim-r", anet);
+    snprintf(args, sizeof args, "identify %s '%s' --residual '%s' --param friction:cube --iters 1 --job '%s' --quiet",
+             model, data, cpath, put("appr.json", ajob));
+    r = run(args);
+    double lj = -1;
+    CHECK_MSG(r.code == 0 && loss_pair(r.out, &lj, &b) && lj == l0[2] && access(anet, F_OK) == 0, "job %s: %d loss "
+              "%.17g, option's %.17g %s", ajob, r.code, lj, l0[2], r.err);
+    run_free(&r);
+    remove(anet);
   }
 
   // end-to-end
@@ -177,6 +201,29 @@ int main(void) {
       {"ccn-r", "{\"residual_reg\": [1, 2, 3]}", "key 'residual_reg': expected \"OUT,W\" or [OUT, W]"},
       {"diffsim-r", "{\"residual_reg\": 1}", "key 'residual_reg': expected \"OUT,W\" or [OUT, W]"},
   };
+  // the job keys approach and network_out: a bad value or a network without a network approach is a bad job (exit
+  // 1, naming the file and the key); the command line's --approach overrides the job's (ccn: no network, exit 1)
+  const char* badappr[][3] = {
+      {"{\"approach\": \"ccnx\"}", "1", "key 'approach': expected one of ccn|ccn-r|diffsim|diffsim-r|end-to-end"},
+      {"{\"approach\": \"ccn-r\", \"network_out\": 3}", "1", "key 'network_out': expected a string"},
+      {"{\"approach\": \"ccn\", \"network_out\": \"x.json\"}", "1", "key 'network_out': --approach ccn trains no network"},
+      {"{\"network_out\": \"x.json\"}", "1", "key 'network_out': only with --approach ccn-r, diffsim-r or end-to-end"},
+  };
+  for (int i = 0; i < 4; i++) {
+    char job[256];
+    snprintf(job, sizeof job, "%s", put("badappr.json", badappr[i][0]));
+    snprintf(args, sizeof args, "identify %s '%s' --param friction:cube --iters 1 --job '%s'", model, data, job);
+    r = run(args);
+    CHECK_MSG(r.code == atoi(badappr[i][1]) && strstr(r.err, badappr[i][2]) && strstr(r.err, job),
+              "%s: %d %s", badappr[i][0], r.code, r.err);
+    run_free(&r);
+  }
+  snprintf(args, sizeof args, "identify %s '%s' --param friction:cube --iters 1 --approach ccn --job '%s'", model, data,
+           put("badappr.json", "{\"approach\": \"ccn-r\", \"network_out\": \"x.json\"}"));
+  r = run(args);
+  CHECK_MSG(r.code == 1 && strstr(r.err, "key 'network_out': --approach ccn trains no network"), "%d %s", r.code, r.err);
+  run_free(&r);
+  CHECK(access("x.json", F_OK) != 0);
   for (int i = 0; i < 5; i++) {
     char job[256];
     snprintf(job, sizeof job, "%s", put("badreg.json", badjobs[i][1]));

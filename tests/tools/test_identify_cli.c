@@ -854,6 +854,32 @@ static void test_known_push(void) {
   r = run("identify", model, path("in_push_state.csv"), "--param", "mass:cart", "--ctrl-value", "3,1", "--quiet", NULL);
   CHECK(r.code == 2 && has(r.err, "2 values for 1 actuators"));
   run_free(&r);
+  // the job key ctrl_value ("U0,.." or [U0, ..]) gives the push as the option does; the option overrides it (a
+  // push of 0 leaves the mass wrong); a bad value or count names the file and the key (exit 1)
+  const char* cjobs[3] = {"{\"ctrl_value\": \"3\"}", "{\"ctrl_value\": [3]}", "{\"ctrl_value\": [3]}"};
+  for (int i = 0; i < 3; i++) {
+    const char* job = write_file("in_push_job.json", cjobs[i]);
+    r = run("identify", model, path("in_push_state.csv"), "--param", "mass:cart:init=0.5", "--job", job, "--quiet",
+            i == 2 ? "--ctrl-value" : NULL, "0", NULL);
+    CHECK_MSG(r.code == 0, "%s", r.err);
+    CHECK_MSG(i == 2 ? !(fabs(printed(r.out, "mass:cart") - 2) < 1e-3) : fabs(printed(r.out, "mass:cart") - 2) < 1e-8,
+              "job %d: mass %g", i, printed(r.out, "mass:cart"));
+    run_free(&r);
+  }
+  const char* bad[4][2] = {{"{\"ctrl_value\": \"3,x\"}", "key 'ctrl_value': expected \"U0,U1,..\" or [U0, U1, ...]"},
+                           {"{\"ctrl_value\": [3, \"1\"]}", "key 'ctrl_value': expected"},
+                           {"{\"ctrl_value\": []}", "key 'ctrl_value': expected"},
+                           {"{\"ctrl_value\": [3, 1]}", "in_push_job.json: key 'ctrl_value': 2 values for 1 actuators"}};
+  for (int i = 0; i < 4; i++) {
+    const char* job = write_file("in_push_job.json", bad[i][0]);
+    r = run("identify", model, path("in_push_state.csv"), "--param", "mass:cart", "--job", job, "--quiet", NULL);
+    CHECK_MSG(r.code == 1 && has(r.err, "in_push_job.json: ") && has(r.err, bad[i][1]), "%d: %d %s", i, r.code, r.err);
+    run_free(&r);
+  }
+  r = run("identify", model, path("in_push.csv"), "--param", "mass:cart", "--job", write_file("in_push_job.json",
+          cjobs[0]), "--quiet", NULL);
+  CHECK(r.code == 1 && has(r.err, "in_push_job.json: key 'ctrl_value': the data record their controls"));
+  run_free(&r);
 }
 
 // 0 and a message if the two models differ: every array of PHYS_MODEL_ARRAYS (doubles within 1e-12 relative,
