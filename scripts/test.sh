@@ -54,9 +54,11 @@ release_build() {
   cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DPHYS_BENCH_DART=OFF >/dev/null && cmake --build build -j"$jobs"
 }
 release_tests() { (cd build && ctest --output-on-failure -j"$jobs"); }
+# the sanitizer build at -O2: its tests take 24-25 % less CPU than at -O1 (test_oracle_fit 140 -> 105 s,
+# test_violation 179 -> 136 s, session 32), for a somewhat longer build; ASan and UBSan instrument the same code
 asan_build() {
   cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DPHYS_SANITIZE=ON -DPHYS_BENCH_DART=OFF \
-        -DCMAKE_C_FLAGS_DEBUG="-O1 -g" >/dev/null && cmake --build build-asan -j"$jobs"
+        -DCMAKE_C_FLAGS_DEBUG="-O2 -g" >/dev/null && cmake --build build-asan -j"$jobs"
 }
 asan_tests() {
   (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j"$jobs")
