@@ -46,10 +46,19 @@ static void add_point_rows(const physModel* m, const physData* d, double* rows, 
   }
 }
 
+int phys_contact_chains(const physModel* m, const physContact* c, int* s) {
+  return phys_chain_union(m, phys_body_lastdof(m, m->geom_bodyid[c->geom[0]]),
+                          phys_body_lastdof(m, m->geom_bodyid[c->geom[1]]), s);
+}
+
 // the 3 rows of contact c: frame * (J_point(body of geom[1]) - J_point(body of geom[0])) at c->pos.
-// Dofs shared by both chains (a common ancestor) cancel up to rounding.
-static void contact_rows(const physModel* m, const physData* d, const physContact* c, double* rows) {
-  memset(rows, 0, 3 * sizeof(double) * (size_t)m->nv);
+// Dofs shared by both chains (a common ancestor) cancel up to rounding. The rows are cleared on the dofs s
+// (ns: the contact's, phys_contact_chains) only, or on all dofs with s NULL.
+static void contact_rows(const physModel* m, const physData* d, const physContact* c, double* rows, const int* s,
+                         int ns) {
+  int nv = m->nv;
+  if (!s) memset(rows, 0, 3 * sizeof(double) * (size_t)nv);
+  for (int t = 0; s && t < ns; t++) rows[s[t]] = rows[nv + s[t]] = rows[2 * nv + s[t]] = 0;
   add_point_rows(m, d, rows, c->frame, m->geom_bodyid[c->geom[1]], c->pos, 1.0);
   add_point_rows(m, d, rows, c->frame, m->geom_bodyid[c->geom[0]], c->pos, -1.0);
 }
@@ -202,35 +211,131 @@ static double dotn(const double* a, const double* b, int n) {
   return s;
 }
 
+// Y_r = D^-1/2 L'^-1 J_r into Y (n x nv; only row r's dofs written, the others undefined), the nonzeros of row
+// r listed at lst + r nv (descending), their number into ns[r]: the half-solve on the row's dofs (ancestor-
+// closed, so its fill stays inside them), or over all dofs for a row without a support list
+static void half_rows(const physModel* m, const physData* d, const physConstraintProblem* p, double* Y, int* lst,
+                      int* ns) {
+  int nv = p->nv;
+  for (int r = 0; r < p->n; r++) {
+    size_t off = (size_t)r * nv;
+    const int* s;
+    int k = phys_constraint_row_dofs(p, r, &s);
+    if (!s) {
+      ns[r] = phys_solve_m_half(m, d->qLD, Y + off, p->J + off, lst + off);
+      continue;
+    }
+    for (int t = 0; t < k; t++) Y[off + s[t]] = p->J[off + s[t]];
+    ns[r] = phys_solve_m_half_on(m, d->qLD, Y + off, s, k, lst + off);
+  }
+}
+
 // G = Y Y' with Y_r = D^-1/2 L'^-1 J_r (the half-solve with the factor M~ = L' D L in d->qLD), so
 // G = J L^-1 D^-1 L'^-1 J' = J M~^-1 J'. Y_r is nonzero only on the chains row r reaches (a contact: its two
-// bodies', a limit: its joint's), listed by the half-solve; each product sums over the shorter list only.
-static void delassus(const physModel* m, physData* d, double* G, const double* J, int n, int nv) {
+// bodies', a limit: its joint's), listed by the half-solve. Only rows of one island (island.c) are multiplied:
+// between islands the rows share no dof and G is 0. Row r is scattered into w (nv, zero elsewhere) and
+// G_rc = sum over c's nonzeros k (descending) of w_k Y_ck: the products of the dofs both reach, in the order
+// of the dense product Y_r . Y_c summed from the last dof down. G's entries between islands are cleared only
+// if clear (else undefined: the step's solves read G island by island, island.c)
+static void delassus(const physModel* m, physData* d, const physConstraintProblem* p, double* G, int clear) {
+  int n = p->n, nv = p->nv;
   size_t mark = phys_stack_mark(d);
   double* Y = phys_stack_alloc(d, (size_t)n * (size_t)nv + 1);
+  double* w = phys_stack_alloc(d, (size_t)nv + 1);
   int* sup = (int*)phys_stack_alloc(d, (size_t)n * (size_t)nv / 2 + 1);   // n lists of up to nv ints
   int* ns = (int*)phys_stack_alloc(d, (size_t)n / 2 + 1);
-  for (int r = 0; r < n; r++) {
-    size_t off = (size_t)r * nv;
-    ns[r] = phys_solve_m_half(m, d->qLD, Y + off, J + off, sup + off);
-  }
-  for (int r = 0; r < n; r++) {
-    const double* Yr = Y + (size_t)r * nv;
-    for (int c = 0; c <= r; c++) {
-      const double* Yc = Y + (size_t)c * nv;
-      int a = ns[r] <= ns[c] ? r : c;   // the shorter list: the other row is 0 where this one is
-      const int* la = sup + (size_t)a * nv;
-      double s = 0;
-      if (ns[a] == nv) {
-        for (int k = nv - 1; k >= 0; k--) s += Yr[k] * Yc[k];   // the full list, without indirection
-      } else {
-        for (int t = 0; t < ns[a]; t++) s += Yr[la[t]] * Yc[la[t]];
+  half_rows(m, d, p, Y, sup, ns);
+  if (clear) memset(G, 0, sizeof(double) * (size_t)n * (size_t)n);
+  memset(w, 0, sizeof(double) * (size_t)nv);
+  physIslands isl;
+  phys_islands(m, d, p, NULL, 0, &isl);
+  for (int k = 0; k < isl.n; k++) {
+    const int* rows = isl.row + isl.start[k];
+    for (int i = 0; i < isl.start[k + 1] - isl.start[k]; i++) {
+      int r = rows[i];
+      const int* lr = sup + (size_t)r * nv;
+      for (int t = 0; t < ns[r]; t++) w[lr[t]] = Y[(size_t)r * nv + lr[t]];
+      for (int j = 0; j <= i; j++) {
+        int c = rows[j];
+        const double* Yc = Y + (size_t)c * nv;
+        const int* lc = sup + (size_t)c * nv;
+        double s = 0;
+        for (int t = 0; t < ns[c]; t++) s += w[lc[t]] * Yc[lc[t]];
+        G[(size_t)r * n + c] = s;
+        G[(size_t)c * n + r] = s;
       }
-      G[(size_t)r * n + c] = s;
-      G[(size_t)c * n + r] = s;
+      for (int t = 0; t < ns[r]; t++) w[lr[t]] = 0;
     }
   }
   phys_stack_free(d, mark);
+}
+
+//---------------------------------------------------------------------------------------------------------
+// the rows' dofs
+
+int phys_constraint_row_dofs(const physConstraintProblem* p, int r, const int** dofs) {
+  if (!p->sup) {
+    *dofs = NULL;
+    return p->nv;
+  }
+  *dofs = p->sup + p->sup_adr[r];
+  return p->sup_num[r];
+}
+
+double phys_constraint_row_dot(const physConstraintProblem* p, int r, const double* v) {
+  const double* Jr = p->J + (size_t)r * p->nv;
+  const int* s;
+  int k = phys_constraint_row_dofs(p, r, &s);
+  double acc = 0;
+  if (!s) return dotn(Jr, v, k);
+  for (int t = k - 1; t >= 0; t--) acc += Jr[s[t]] * v[s[t]];
+  return acc;
+}
+
+void phys_constraint_jt(const physConstraintProblem* p, const double* lambda, double* f) {
+  memset(f, 0, sizeof(double) * (size_t)p->nv);
+  for (int r = 0; r < p->n; r++) {
+    double l = lambda[r];
+    if (l == 0) continue;
+    const double* Jr = p->J + (size_t)r * p->nv;
+    const int* s;
+    int k = phys_constraint_row_dofs(p, r, &s);
+    if (!s) {
+      for (int i = 0; i < k; i++) f[i] += Jr[i] * l;
+    } else {
+      for (int t = 0; t < k; t++) f[s[t]] += Jr[s[t]] * l;
+    }
+  }
+}
+
+// the dofs of the n rows (contacts con (nc) first, then the limit rows: nlj joints ljnt, then tendons) into
+// p->sup, sup_adr, sup_num (arena): a contact's 3 rows share its two chains, a joint limit's row its dof's
+// chain, a tendon's row every dof
+static void row_supports(const physModel* m, physData* d, const physContact* con, int nc, const int* ljnt,
+                         int nlj, int n, physConstraintProblem* p) {
+  int nv = m->nv, total = 0;
+  int* adr = (int*)phys_stack_alloc(d, (size_t)n / 2 + 1);
+  int* num = (int*)phys_stack_alloc(d, (size_t)n / 2 + 1);
+  size_t mark = phys_stack_mark(d);
+  int* s = (int*)phys_stack_alloc(d, (size_t)nv / 2 + 1);
+  for (int i = 0; i < nc; i++) total += phys_contact_chains(m, con + i, s);
+  for (int l = 0; l < n - 3 * nc; l++) total += l < nlj ? phys_chain_union(m, m->jnt_dofadr[ljnt[l]], -1, s) : nv;
+  phys_stack_free(d, mark);
+  int* sup = (int*)phys_stack_alloc(d, (size_t)total / 2 + 1);
+  total = 0;
+  for (int i = 0; i < nc; i++) {
+    int k = phys_contact_chains(m, con + i, sup + total);
+    for (int r = 3 * i; r < 3 * i + 3; r++) adr[r] = total, num[r] = k;
+    total += k;
+  }
+  for (int l = 0, r = 3 * nc; r < n; l++, r++) {
+    int k = nv;
+    if (l < nlj) k = phys_chain_union(m, m->jnt_dofadr[ljnt[l]], -1, sup + total);
+    else for (int j = 0; j < nv; j++) sup[total + j] = nv - 1 - j;
+    adr[r] = total, num[r] = k;
+    total += k;
+  }
+  p->sup = sup, p->sup_adr = adr, p->sup_num = num;
 }
 
 // Assemble the rows of the contacts con (nc, detected at the current kinematics and cdof) and
@@ -242,6 +347,12 @@ static void delassus(const physModel* m, physData* d, double* G, const double* J
 void phys_constraint_assemble(const physModel* m, physData* d, physContact* con, int nc, const double* vf,
                               const physWarmStart* ws, physConstraintProblem* p, double** J, double** G,
                               double** g, double** mu) {
+  phys_constraint_assemble_rows(m, d, con, nc, vf, ws, 1, p, J, G, g, mu);
+}
+
+void phys_constraint_assemble_rows(const physModel* m, physData* d, physContact* con, int nc, const double* vf,
+                                   const physWarmStart* ws, int dense, physConstraintProblem* p, double** J,
+                                   double** G, double** g, double** mu) {
   int nv = m->nv;
   double dt = m->opt.timestep, beta = m->opt.baumgarte;
   size_t nl_cap = 2 * ((size_t)m->njnt + (size_t)m->nspring) + 1;
@@ -260,16 +371,20 @@ void phys_constraint_assemble(const physModel* m, physData* d, physContact* con,
   int npos = 0, nmargin = 0;
   memset(gpos, 0, sizeof(double) * ((size_t)n + 1));
   memset(lambda0, 0, sizeof(double) * ((size_t)n + 1));
+  p->nc = nc, p->con = con, p->nl = nl, p->n = n, p->nv = nv, p->J = *J;
+  row_supports(m, d, con, nc, ljnt, nlj, n, p);
 
   // contact rows; g = J vf + normal_bias on the normal row; gpos = beta*min(dist + slop, 0)/dt
   for (int i = 0; i < nc; i++) {
     physContact* c = con + i;
     double* rows = *J + (size_t)(3 * i) * nv;
-    contact_rows(m, d, c, rows);
+    const int* s;
+    int ns = phys_constraint_row_dofs(p, 3 * i, &s);
+    contact_rows(m, d, c, rows, dense ? NULL : s, ns);
     c->efc_adr = 3 * i;
     (*mu)[i] = c->mu;
-    for (int r = 0; r < 3; r++) (*g)[3 * i + r] = dotn(rows + (size_t)r * nv, vf, nv);
-    double vn = dotn(rows, d->qvel, nv);
+    for (int r = 0; r < 3; r++) (*g)[3 * i + r] = phys_constraint_row_dot(p, 3 * i + r, vf);
+    double vn = phys_constraint_row_dot(p, 3 * i, d->qvel);
     (*g)[3 * i] += phys_normal_bias(c, vn, dt, NULL);
     if (c->dist > 0) {
       nmargin++;   // within the margin (then never below the slop: no position correction)
@@ -288,12 +403,15 @@ void phys_constraint_assemble(const physModel* m, physData* d, physContact* con,
       int dof = m->jnt_dofadr[ljnt[l]];
       double sign = lside[l] == 0 ? 1.0 : -1.0;
       dist = limit_dist(m, d, ljnt[l], lside[l]);
-      memset(Jr, 0, sizeof(double) * (size_t)nv);
+      const int* s;
+      int ns = phys_constraint_row_dofs(p, row, &s);
+      if (dense || !s) memset(Jr, 0, sizeof(double) * (size_t)nv);
+      for (int t = 0; !dense && s && t < ns; t++) Jr[s[t]] = 0;
       Jr[dof] = sign;
       (*g)[row] = sign * vf[dof];
     } else {
       dist = phys_tendon_limit_row(m, d, ljnt[l], lside[l], Jr);
-      (*g)[row] = dotn(Jr, vf, nv);
+      (*g)[row] = phys_constraint_row_dot(p, row, vf);
     }
     if (dist + PHYS_CONTACT_SLOP < -PHYS_CONTACT_SLOP_TOL) {
       gpos[row] = beta * (dist + PHYS_CONTACT_SLOP) / dt;
@@ -301,14 +419,8 @@ void phys_constraint_assemble(const physModel* m, physData* d, physContact* con,
     }
     warm[row] = PHYS_ROW_CLAMPING;
   }
-  delassus(m, d, *G, *J, n, nv);
+  delassus(m, d, p, *G, dense || (m->opt.disableflags & PHYS_DSBL_ISLAND));
 
-  p->nc = nc;
-  p->con = con;
-  p->nl = nl;
-  p->n = n;
-  p->nv = nv;
-  p->J = *J;
   p->G = *G;
   p->g = *g;
   p->gpos = gpos;

@@ -90,6 +90,9 @@ typedef struct physConstraintProblem_ {
   int nmargin;              // contacts with dist > 0 (within the detection margin: a time of impact is possible)
   const int* island;        // n: each row's island (phys_islands' order, 0..), or NULL: one island. Read by the
                             // solvers' derivatives (lcp_vjp.c, ccp_vjp.c), which factor island by island
+  const int* sup;           // the dofs J's rows may be nonzero on: row r's are sup[sup_adr[r] ..] (sup_num[r] of
+  const int* sup_adr;       // them, descending, ancestor-closed: a contact's two chains, a limit's joint's chain,
+  const int* sup_num;       // a tendon's every dof); J is exactly 0 off them. NULL: every row on all nv dofs
 } physConstraintProblem;
 
 // solver results: impulses and the active structure the VJP needs, without recomputation
@@ -119,6 +122,23 @@ typedef struct physWarmStart_ {
 void phys_constraint_assemble(const physModel* m, physData* d, physContact* con, int nc, const double* vf,
                               const physWarmStart* warm, physConstraintProblem* p, double** J, double** G,
                               double** g, double** mu);
+// the dofs contact c's rows reach, descending into s (capacity nv): the union of its two bodies' chains
+// (phys_chain_union, src/dyn/dyn.h); returns their number
+int phys_contact_chains(const physModel* m, const physContact* c, int* s);
+// the dofs row r of p's J may be nonzero on (descending) into *dofs, their number; all nv (*dofs NULL) when p
+// has no supports (p->sup NULL)
+int phys_constraint_row_dofs(const physConstraintProblem* p, int r, const int** dofs);
+// J_r . v over row r's dofs (summed in ascending dof order, as the dense product)
+double phys_constraint_row_dot(const physConstraintProblem* p, int r, const double* v);
+// f (nv) = J' lambda over the rows' dofs (rows with lambda = 0 skipped)
+void phys_constraint_jt(const physConstraintProblem* p, const double* lambda, double* f);
+// phys_constraint_assemble with dense 0: J's rows written on their dofs (p->sup) only, undefined elsewhere, and
+// G between islands undefined unless PHYS_DSBL_ISLAND (for readers that go through the supports and the islands:
+// phys_constraint_row_dot, phys_constraint_jt, phys_solve_islands; the step without equality or frictionloss
+// rows); dense 1: phys_constraint_assemble itself, J zero off the supports, G zero between islands
+void phys_constraint_assemble_rows(const physModel* m, physData* d, physContact* con, int nc, const double* vf,
+                                   const physWarmStart* warm, int dense, physConstraintProblem* p, double** J,
+                                   double** G, double** g, double** mu);
 // number of joint-limit rows phys_constraint_assemble would add at the current qpos (dist <= 0)
 int phys_constraint_nlimit(const physModel* m, const physData* d);
 
@@ -347,12 +367,18 @@ typedef struct physPenaltyContact_ {
   double slip_s;            // max(|w_n|, v_slip) of Cs (rad/s; v_slip's value)
   double Cr;                // rolling's viscous coefficient mu_roll f_n / slip_r (N m s/rad)
   double slip_r;            // max(|w_t|, v_slip) of Cr
+  int chains;               // 1: dof names the last dofs of its two bodies' chains (penetrating contacts of
+  int dof[2];               // phys_penalty_contacts), its rows 0 off their union; 0: rows read over all dofs
 } physPenaltyContact;
 // the nc contacts con at the current state: J (3 nc x nv) their rows (normal, tangents) and pc their
 // linearization (their impulses cleared); qLD the tree-sparse factor of M~ = M + dt B (phys_factor_m,
 // src/dyn/factor.h), for the Delassus diagonals m_e
 void phys_penalty_contacts(const physModel* m, physData* d, physContact* con, int nc, const double* qLD,
                            physPenaltyContact* pc, double* J);
+// the same with dense 0: each contact's rows written on its dofs only (pc[i].dof's chains), J undefined elsewhere
+// (for readers through those dofs: phys_penalty_assemble, _update, _finish); dense 1: phys_penalty_contacts
+void phys_penalty_contacts_rows(const physModel* m, physData* d, physContact* con, int nc, const double* qLD,
+                                int dense, physPenaltyContact* pc, double* J);
 // the torsional and rolling friction of the active contacts pc among con (nc) with torsional or rolling friction
 // (phys_contact_friction_ang), after phys_penalty_contacts (same state, its rows J): their angular rows into Ja (3 nc x nv; contact
 // i's at row 3i) and pc[i].ang, Cs, Cr at the current velocity. Returns the number of such contacts

@@ -49,10 +49,12 @@ static int body_root(const physModel* m, const int* droot, int body) {
   return j < 0 ? -1 : droot[j];
 }
 
-// join every tree row (nv numbers) reaches with the first one; the first root reached, -1 if none
-static int join_row(int* parent, const int* droot, const double* row, int nv) {
+// join every tree row reaches with the first one: its nv numbers, or with s not NULL only the dofs s (nv of
+// them, descending: row is 0 elsewhere), ascending; the first root reached, -1 if none
+static int join_row(int* parent, const int* droot, const double* row, const int* s, int nv) {
   int first = -1;
-  for (int j = 0; j < nv; j++) {
+  for (int t = 0; t < nv; t++) {
+    int j = s ? s[nv - 1 - t] : t;
     if (row[j] == 0) continue;
     if (first < 0) first = droot[j];
     else uf_join(parent, first, droot[j]);
@@ -65,7 +67,7 @@ static int join_row(int* parent, const int* droot, const double* row, int nv) {
 static void row_roots(const physModel* m, const physConstraintProblem* p, const double* Je, int ne,
                       int* parent, const int* droot, int* rep) {
   int nv = m->nv;
-  for (int k = 0; k < ne; k++) join_row(parent, droot, Je + (size_t)k * nv, nv);
+  for (int k = 0; k < ne; k++) join_row(parent, droot, Je + (size_t)k * nv, NULL, nv);
   for (int i = 0; i < p->nc; i++) {
     const physContact* c = p->con + i;
     int a = body_root(m, droot, m->geom_bodyid[c->geom[0]]);
@@ -73,7 +75,11 @@ static void row_roots(const physModel* m, const physConstraintProblem* p, const 
     uf_join(parent, a, b);
     rep[3 * i] = rep[3 * i + 1] = rep[3 * i + 2] = a >= 0 ? a : b;
   }
-  for (int r = 3 * p->nc; r < p->n; r++) rep[r] = join_row(parent, droot, p->J + (size_t)r * nv, nv);
+  for (int r = 3 * p->nc; r < p->n; r++) {
+    const int* s;
+    int k = phys_constraint_row_dofs(p, r, &s);
+    rep[r] = join_row(parent, droot, p->J + (size_t)r * nv, s, k);
+  }
   for (int r = 0; r < p->n; r++) rep[r] = rep[r] < 0 ? -1 : uf_find(parent, rep[r]);
 }
 

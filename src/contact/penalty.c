@@ -150,19 +150,6 @@ int phys_penalty_tree(const physModel* m, const physContact* con, int nc) {
   return 1;
 }
 
-// the dofs of the chains of bodies a and b (their union: dofs above a common ancestor once), descending,
-// into s; returns their number. Parents precede children, so each chain descends: a merge of the two
-static int chain_union(const physModel* m, int a, int b, int* s) {
-  int i = a >= 0 ? phys_body_lastdof(m, a) : -1, j = b >= 0 ? phys_body_lastdof(m, b) : -1, n = 0;
-  while (i >= 0 || j >= 0) {
-    int k = i > j ? i : j;
-    s[n++] = k;
-    if (i == k) i = m->dof_parentid[i];
-    if (j == k) j = m->dof_parentid[j];
-  }
-  return n;
-}
-
 // the edges (lo, hi), lo < hi, of a graph whose elimination tree is H's (below): the tree edges
 // (dof_parentid[k], k) and, for each penetrating contact, consecutive dofs of its chain union (a contact
 // couples all of its dofs, a clique; linking each to the next is enough for the elimination tree, as for
@@ -176,7 +163,7 @@ static int etree_edges(const physModel* m, const physContact* con, int nc, int* 
     }
   for (int c = 0; c < nc; c++) {
     if (!(con[c].dist < 0)) continue;
-    int n = chain_union(m, m->geom_bodyid[con[c].geom[0]], m->geom_bodyid[con[c].geom[1]], s);
+    int n = phys_contact_chains(m, con + c, s);
     for (int t = 0; t + 1 < n; t++) {
       if (edge) edge[2 * ne] = s[t + 1], edge[2 * ne + 1] = s[t];
       ne++;
@@ -220,12 +207,15 @@ void phys_penalty_etree(const physModel* m, physData* d, const physContact* con,
 //---------------------------------------------------------------------------------------------------------
 // contacts
 
-// j' M~^-1 j = |y|^2, y = D^-1/2 L'^-1 j the half-solve with the tree factor qLD of M~ (phys_solve_m_half).
-// Scratch y (nv).
-static double inverse_mass_quadratic(const physModel* m, const double* qLD, const double* j, double* y) {
-  phys_solve_m_half(m, qLD, y, j, NULL);
+// j' M~^-1 j = |y|^2, y = D^-1/2 L'^-1 j the half-solve with the tree factor qLD of M~ (phys_solve_m_half) on
+// the dofs s (ns, descending) of j (0 off them: only s is read), summed in ascending dof order. Scratch y (nv,
+// written on s only), list (nv ints).
+static double inverse_mass_quadratic(const physModel* m, const double* qLD, const double* j, const int* s, int ns,
+                                     double* y, int* list) {
+  for (int t = 0; t < ns; t++) y[s[t]] = j[s[t]];
+  int nz = phys_solve_m_half_on(m, qLD, y, s, ns, list);
   double w = 0;
-  for (int k = 0; k < m->nv; k++) w += y[k] * y[k];
+  for (int t = nz - 1; t >= 0; t--) w += y[list[t]] * y[list[t]];
   return w;
 }
 
@@ -242,21 +232,38 @@ double phys_penalty_damping(double zeta, double k, double w, double dt, double* 
 // normal damping of contact c (file comment): d = 2 zeta(eps) sqrt(k_c m_e), m_e = 1 / (J_n M~^-1 J_n')
 // from the tree factor qLD of M~, at least the stable k_c dt - 2 m_e / dt (phys_penalty_damping); eps below
 // phys_penalty_restitution(PHYS_PENALTY_ZETA_MAX) (eps = 0 included) takes zeta = PHYS_PENALTY_ZETA_MAX,
-// eps >= 1 zeta = 0. Scratch x (nv).
+// eps >= 1 zeta = 0. jn is 0 off the contact's dofs s (ns, descending). Scratch x (nv), list (nv ints).
 static double contact_damping(const physModel* m, const physContact* c, const double* qLD, const double* jn,
-                              double* x) {
-  double w = inverse_mass_quadratic(m, qLD, jn, x);   // J_n M~^-1 J_n'
+                              const int* s, int ns, double* x, int* list) {
+  double w = inverse_mass_quadratic(m, qLD, jn, s, ns, x, list);   // J_n M~^-1 J_n'
   double zeta = c->restitution >= 1 ? 0
                 : c->restitution > 0 ? fmin(phys_penalty_zeta(c->restitution), PHYS_PENALTY_ZETA_MAX)
                                      : PHYS_PENALTY_ZETA_MAX;
   return phys_penalty_damping(zeta, m->opt.penalty_stiffness, w, m->opt.timestep, NULL, NULL, NULL);
 }
 
-// Ji (3 x nv) = frame * Jrel: a contact's rows from its relative Jacobian Jrel (3 x nv, world)
-static void frame_rows(double* Ji, const double frame[9], const double* Jrel, int nv) {
-  for (int r = 0; r < 3; r++) {
-    const double* f = frame + 3 * r;
-    for (int j = 0; j < nv; j++) Ji[r * nv + j] = f[0] * Jrel[j] + f[1] * Jrel[nv + j] + f[2] * Jrel[2 * nv + j];
+// Ji (3 x nv) = frame * J_rel, J_rel = J_1(pos) - J_0(pos) (the point Jacobians of geom[1]'s and geom[0]'s
+// bodies, column j = cdof_lin_j + cdof_ang_j x pos on each chain, 0 off it) over the union of the chains of
+// p->dof, walked as phys_chain_union; the other entries are cleared if dense, else left undefined
+static void frame_rows(const physModel* m, const physData* d, const physContact* c, const physPenaltyContact* p,
+                       double* Ji, int dense) {
+  int nv = m->nv, e[2] = {p->dof[1], p->dof[0]};   // the chains of geom[1]'s body (e[0]) and geom[0]'s (e[1])
+  if (dense) memset(Ji, 0, 3 * sizeof(double) * (size_t)nv);
+  while (e[0] >= 0 || e[1] >= 0) {
+    int j = e[0] > e[1] ? e[0] : e[1];
+    double jp[2][3] = {{0, 0, 0}, {0, 0, 0}};
+    for (int k = 0; k < 2; k++) {
+      if (e[k] != j) continue;
+      const double* cd = d->cdof + 6 * j;
+      phys_cross3(jp[k], cd, c->pos);
+      for (int i = 0; i < 3; i++) jp[k][i] = cd[3 + i] + jp[k][i];
+      e[k] = m->dof_parentid[j];
+    }
+    double rel[3] = {jp[0][0] - jp[1][0], jp[0][1] - jp[1][1], jp[0][2] - jp[1][2]};
+    for (int r = 0; r < 3; r++) {
+      const double* f = c->frame + 3 * r;
+      Ji[r * nv + j] = f[0] * rel[0] + f[1] * rel[1] + f[2] * rel[2];
+    }
   }
 }
 
@@ -267,16 +274,47 @@ static void row_velocity(double res[3], const double* Ji, const double* v, int n
     for (int j = 0; j < nv; j++) res[r] += Ji[r * nv + j] * v[j];
 }
 
+// the same over the dofs s (ns, descending; Ji 0 off them), summed in ascending order as row_velocity; ns < 0:
+// over all dofs
+static void sup_velocity(double res[3], const double* Ji, const int* s, int ns, const double* v, int nv) {
+  if (ns < 0) {
+    row_velocity(res, Ji, v, nv);
+    return;
+  }
+  res[0] = res[1] = res[2] = 0;
+  for (int r = 0; r < 3; r++)
+    for (int t = ns - 1; t >= 0; t--) res[r] += Ji[r * nv + s[t]] * v[s[t]];
+}
+
+// at most this many dofs in a contact's two chains are walked as a list (penalty_dofs); longer: all dofs
+#define PHYS_PENALTY_SUP 256
+
+// the dofs p's rows reach (the union of its two chains, phys_chain_union) into s (capacity PHYS_PENALTY_SUP),
+// descending; -1 if p does not name its chains or they are longer: then its rows are read over all dofs
+static int penalty_dofs(const physModel* m, const physPenaltyContact* p, int* s) {
+  if (!p->chains) return -1;
+  int k = 0;
+  for (int i = 0; i < 2; i++)
+    for (int j = p->dof[i]; j >= 0; j = m->dof_parentid[j]) k++;
+  return k > PHYS_PENALTY_SUP ? -1 : phys_chain_union(m, p->dof[0], p->dof[1], s);
+}
+
 // the penalty contacts con (nc) at the current state (needs kinematics, cvel): for each contact, J
 // (3 ncon x nv) gets its rows J_n, J_t1, J_t2 = frame rows times J_rel and pc its linearization
 // (contact.h); qLD: the tree-sparse factor of M~ = M + dt B (phys_factor_m). Contacts without a pushing
 // force are inactive.
 void phys_penalty_contacts(const physModel* m, physData* d, physContact* con, int nc, const double* qLD,
                            physPenaltyContact* pc, double* J) {
+  phys_penalty_contacts_rows(m, d, con, nc, qLD, 1, pc, J);
+}
+
+void phys_penalty_contacts_rows(const physModel* m, physData* d, physContact* con, int nc, const double* qLD,
+                                int dense, physPenaltyContact* pc, double* J) {
   int nv = m->nv;
   size_t mark = phys_stack_mark(d);
-  double* Jrel = phys_stack_alloc(d, 3 * (size_t)nv + 1);
-  double* jac = phys_stack_alloc(d, 3 * (size_t)nv + 1);
+  double* y = phys_stack_alloc(d, (size_t)nv + 1);
+  int* list = (int*)phys_stack_alloc(d, (size_t)nv / 2 + 1);
+  int* s = (int*)phys_stack_alloc(d, (size_t)nv / 2 + 1);
   for (int i = 0; i < nc; i++) {
     physContact* c = con + i;
     physPenaltyContact* p = pc + i;
@@ -285,18 +323,18 @@ void phys_penalty_contacts(const physModel* m, physData* d, physContact* con, in
     memset(c->lambda, 0, sizeof c->lambda);
     c->efc_adr = -1;
     if (!(c->dist < 0)) continue;
+    p->chains = 1;
+    for (int k = 0; k < 2; k++) p->dof[k] = phys_body_lastdof(m, m->geom_bodyid[c->geom[k]]);
+    int ns = phys_contact_chains(m, c, s);
 
-    // rows: frame * J_rel, J_rel = J_1(pos) - J_0(pos); v_rel in frame coordinates
-    phys_jac(m, d, c->pos, m->geom_bodyid[c->geom[1]], Jrel, NULL);
-    phys_jac(m, d, c->pos, m->geom_bodyid[c->geom[0]], jac, NULL);
-    for (int k = 0; k < 3 * nv; k++) Jrel[k] -= jac[k];
-    frame_rows(Ji, c->frame, Jrel, nv);
+    // rows: frame * J_rel, J_rel = J_1(pos) - J_0(pos) on the contact's dofs; v_rel in frame coordinates
+    frame_rows(m, d, c, p, Ji, dense);
     double vr[3];
-    row_velocity(vr, Ji, d->qvel, nv);
+    sup_velocity(vr, Ji, s, ns, d->qvel, nv);
 
     // f_n = k_c (-phi) - d phi_dot > 0 (active), C = mu f_n / max(|v_t|, v_slip)
     p->spring = -m->opt.penalty_stiffness * c->dist;
-    p->damping = contact_damping(m, c, qLD, Ji, jac);
+    p->damping = contact_damping(m, c, qLD, Ji, s, ns, y, list);
     double fn = p->spring - p->damping * vr[0];
     if (!(fn > 0)) continue;
     p->active = 1;
@@ -346,11 +384,14 @@ int phys_penalty_contacts_ang(const physModel* m, physData* d, const physContact
   return n;
 }
 
-// idx <- the columns where one of the 3 rows of Ji (3 x nv) is nonzero; returns their number
-static int row_support(int* idx, const double* Ji, int nv) {
-  int n = 0;
-  for (int j = 0; j < nv; j++)
+// idx <- the columns where one of the 3 rows of Ji (3 x nv) is nonzero, ascending; returns their number. Only
+// the dofs s (ns, descending; ns < 0: all nv) are looked at: Ji is 0 off them
+static int row_support(int* idx, const double* Ji, const int* s, int ns, int nv) {
+  int n = 0, all = ns < 0;
+  for (int t = all ? 0 : ns - 1; all ? t < nv : t >= 0; t += all ? 1 : -1) {
+    int j = all ? t : s[t];
     if (Ji[j] != 0 || Ji[nv + j] != 0 || Ji[2 * nv + j] != 0) idx[n++] = j;
+  }
   return n;
 }
 
@@ -386,17 +427,18 @@ void phys_penalty_assemble(const physModel* m, physData* d, int nc, const physPe
   double dt = m->opt.timestep;
   size_t mark = phys_stack_mark(d);
   int* idx = (int*)phys_stack_alloc(d, (size_t)nv + 1);
+  int s[PHYS_PENALTY_SUP];
   for (int i = 0; i < nc; i++) {
     const physPenaltyContact* p = pc + i;
     if (!p->active) continue;
     const double* Ji = J + (size_t)(3 * i) * nv;
-    int n = row_support(idx, Ji, nv);
+    int n = row_support(idx, Ji, s, penalty_dofs(m, p, s), nv);
     double v[3], w[3] = {dt * p->damping, dt * p->C, dt * p->C};
     support_velocity(v, Ji, idx, n, d->qvel, nv);
     double f[3] = {p->spring - p->damping * v[0], -p->C * v[1], -p->C * v[2]};
     add_row_terms(Ji, idx, n, nv, f, w, rhs, H);
     if (!p->ang) continue;
-    n = row_support(idx, p->ang, nv);
+    n = row_support(idx, p->ang, NULL, -1, nv);
     double wa[3] = {dt * p->Cs, dt * p->Cr, dt * p->Cr};
     support_velocity(v, p->ang, idx, n, d->qvel, nv);
     double fa[3] = {-p->Cs * v[0], -p->Cr * v[1], -p->Cr * v[2]};
@@ -416,7 +458,8 @@ int phys_penalty_update(const physModel* m, const physContact* con, int nc, phys
     physPenaltyContact* p = pc + i;
     if (!p->active) continue;
     double v[3];
-    row_velocity(v, J + (size_t)(3 * i) * nv, vnew, nv);
+    int s[PHYS_PENALTY_SUP];
+    sup_velocity(v, J + (size_t)(3 * i) * nv, s, penalty_dofs(m, p, s), vnew, nv);
     double fn = p->spring - p->damping * v[0];
     if (!(fn > 0)) {
       p->active = 0;
@@ -450,9 +493,13 @@ void phys_penalty_finish(const physModel* m, physContact* con, int nc, const phy
     if (!p->active) continue;
     const double* Ji = J + (size_t)(3 * i) * nv;
     double v[3];
-    row_velocity(v, Ji, vnew, nv);
+    int s[PHYS_PENALTY_SUP], ns = penalty_dofs(m, p, s);
+    sup_velocity(v, Ji, s, ns, vnew, nv);
     double F[3] = {p->spring - p->damping * v[0], -p->C * v[1], -p->C * v[2]};
-    for (int j = 0; j < nv; j++) qfrc[j] += Ji[j] * F[0] + Ji[nv + j] * F[1] + Ji[2 * nv + j] * F[2];
+    for (int t = 0; t < (ns < 0 ? nv : ns); t++) {
+      int j = ns < 0 ? t : s[t];
+      qfrc[j] += Ji[j] * F[0] + Ji[nv + j] * F[1] + Ji[2 * nv + j] * F[2];
+    }
     for (int k = 0; k < 3; k++) con[i].lambda[k] = F[k] * dt;
     if (!p->ang) continue;
     row_velocity(v, p->ang, vnew, nv);   // torques (frame) -Cs w_n, -Cr w_t at v+

@@ -5,7 +5,9 @@
 #include "spatial.h"
 
 // crb_b = cinert_b + sum of the children's crb (world-aligned about the origin, so a plain sum);
-// M_ij = cdof_i . (crb_body(j) cdof_j) for i = j and every ancestor dof i of j; M_jj += armature_j
+// M_ij = cdof_i . (crb_body(j) cdof_j) for i = j and every ancestor dof i of j; M_jj += armature_j.
+// Only those entries (and their mirrors) are written: the others are 0 from the data's allocation and reset
+// (phys_make_data, phys_reset_data) and nothing else writes qM, so the nv^2 matrix is not cleared each call.
 void phys_crb(const physModel* m, physData* d) {
   int nv = m->nv;
   size_t mark = phys_stack_mark(d);
@@ -17,7 +19,6 @@ void phys_crb(const physModel* m, physData* d) {
       for (int k = 0; k < 10; k++) crb[10 * p + k] += crb[10 * b + k];
   }
 
-  memset(d->qM, 0, sizeof(double) * (size_t)nv * nv);
   for (int j = 0; j < nv; j++) {
     double f[6];
     phys_inert_mul(f, crb + 10 * m->dof_bodyid[j], d->cdof + 6 * j);

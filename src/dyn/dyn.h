@@ -14,6 +14,10 @@ void phys_com_vel_of(const physModel* m, const double* cdof, const double* qvel,
 
 // last dof of body or of its nearest ancestor that has dofs (-1 if none): start of a dof_parentid walk
 int phys_body_lastdof(const physModel* m, int body);
+// the dofs of the chains that start at dofs a and b (either -1: none), their union (the dofs above a common
+// ancestor once), descending into s (capacity nv): ancestor-closed, the dofs a row between two bodies (from
+// phys_body_lastdof) can reach and its half-solve through the tree factor fills. Returns their number
+int phys_chain_union(const physModel* m, int a, int b, int* s);
 
 // the 10 inertial parameters of body about its body origin in the body frame:
 // (m, m*c (3), I (xx yy zz xy xz yz)), c = body_ipos, I = R diag(body_inertia) R' + m(|c|^2 E - c c')

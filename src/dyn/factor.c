@@ -72,26 +72,50 @@ void phys_ldl_solve(double* x, const double* F, const int* parent, const double*
   }
 }
 
+// one step k of the half-solve below: y_k (if nonzero) spread to its ancestors, scaled by 1/sqrt(D_k) and
+// listed at list[nz]; returns the new count
+static inline int half_at(double* y, const double* F, const int* parent, int n, int k, int* list, int nz) {
+  double yk = y[k];
+  if (yk == 0) return nz;
+  const double* Fk = F + (size_t)k * n;
+  spread(y, Fk, parent, k, yk);
+  y[k] = yk / sqrt(Fk[k]);
+  if (list) list[nz] = k;
+  return nz + 1;
+}
+
 // y = D^-1/2 L'^-1 b: solve_upper's sweep, each y_k scaled by 1/sqrt(D_k) once it has spread to its
 // ancestors (b' H^-1 c = b' L^-1 D^-1 L'^-1 c = (D^-1/2 L'^-1 b) . (D^-1/2 L'^-1 c)); zeros are skipped
 // and the others listed in the order met (descending)
 int phys_ldl_half(double* y, const double* F, const int* parent, const double* b, int n, int* list) {
   int ns = 0;
   if (y != b) memcpy(y, b, sizeof(double) * (size_t)n);
-  for (int k = n - 1; k >= 0; k--) {
-    double yk = y[k];
-    if (yk == 0) continue;
-    const double* Fk = F + (size_t)k * n;
-    spread(y, Fk, parent, k, yk);
-    y[k] = yk / sqrt(Fk[k]);
-    if (list) list[ns] = k;
-    ns++;
-  }
+  for (int k = n - 1; k >= 0; k--) ns = half_at(y, F, parent, n, k, list, ns);
   return ns;
+}
+
+// phys_ldl_half's sweep over the listed indices only: the others are 0 and stay 0 (no index outside s is an
+// ancestor of one in s), so skipping them changes nothing
+int phys_ldl_half_on(double* y, const double* F, const int* parent, int n, const int* s, int ns, int* list) {
+  int nz = 0;
+  for (int t = 0; t < ns; t++) nz = half_at(y, F, parent, n, s[t], list, nz);
+  return nz;
 }
 
 //---------------------------------------------------------------------------------------------------------
 // the joint-space inertia along dof_parentid
+
+void phys_ldl_copy(double* H, const double* A, const int* parent, int n) {
+  for (int k = 0; k < n; k++) {
+    size_t row = (size_t)k * n;
+    if (!parent) {
+      memcpy(H + row, A + row, sizeof(double) * ((size_t)k + 1));
+      continue;
+    }
+    H[row + k] = A[row + k];
+    for (int i = parent[k]; i >= 0; i = parent[i]) H[row + i] = A[row + i];
+  }
+}
 
 // qLD <- qM + diag(add), factored in place (the lower triangle off the pattern keeps qM's zeros)
 int phys_factor_m(const physModel* m, double* qLD, const double* qM, const double* add) {
@@ -109,4 +133,9 @@ void phys_solve_m(const physModel* m, const double* qLD, double* x, const double
 // y = D^-1/2 L'^-1 b along dof_parentid
 int phys_solve_m_half(const physModel* m, const double* qLD, double* y, const double* b, int* list) {
   return phys_ldl_half(y, qLD, m->dof_parentid, b, m->nv, list);
+}
+
+// y = D^-1/2 L'^-1 y along dof_parentid on the dofs s (phys_ldl_half_on)
+int phys_solve_m_half_on(const physModel* m, const double* qLD, double* y, const int* s, int ns, int* list) {
+  return phys_ldl_half_on(y, qLD, m->dof_parentid, m->nv, s, ns, list);
 }

@@ -30,7 +30,14 @@ void phys_ldl_solve(double* x, const double* F, const int* parent, const double*
 // the nonzeros of b and their ancestors; list (n ints, may be NULL) <- the k with y_k != 0, descending.
 // Returns their number.
 int phys_ldl_half(double* y, const double* F, const int* parent, const double* b, int n, int* list);
+// phys_ldl_half in place on y (n, zero off s) whose nonzeros lie in the ns indices s, descending and closed
+// under parent (every ancestor of an index in s is in s; parent not NULL): the same operations in the same
+// order, in time proportional to s's chains instead of n
+int phys_ldl_half_on(double* y, const double* F, const int* parent, int n, const int* s, int ns, int* list);
 
+// H <- A on the lower triangle of parent's pattern (the diagonal and each k's ancestors i along parent: the
+// entries phys_ldl_factor reads; parent NULL: the whole lower triangle); the other entries of H are untouched
+void phys_ldl_copy(double* H, const double* A, const int* parent, int n);
 // qLD <- the factor of M~ = qM + diag(add) along dof_parentid (add NULL: M~ = qM); qM's entries off the
 // tree pattern are copied, never read. Returns nv, or the first dof whose pivot is not positive.
 int phys_factor_m(const physModel* m, double* qLD, const double* qM, const double* add);
@@ -38,5 +45,7 @@ int phys_factor_m(const physModel* m, double* qLD, const double* qM, const doubl
 void phys_solve_m(const physModel* m, const double* qLD, double* x, const double* b);
 // y = D^-1/2 L'^-1 b (b' M~^-1 c = y_b . y_c), the nonzeros of y listed as phys_ldl_half's
 int phys_solve_m_half(const physModel* m, const double* qLD, double* y, const double* b, int* list);
+// phys_solve_m_half in place on y supported in the dofs s (ns, descending, ancestor-closed: phys_chain_union)
+int phys_solve_m_half_on(const physModel* m, const double* qLD, double* y, const int* s, int ns, int* list);
 
 #endif  // PHYS_FACTOR_H

@@ -13,6 +13,18 @@ int phys_body_lastdof(const physModel* m, int body) {
   return m->body_dofadr[body] + m->body_dofnum[body] - 1;
 }
 
+// both chains descend (parents precede children): a merge of the two walks up
+int phys_chain_union(const physModel* m, int a, int b, int* s) {
+  int n = 0;
+  while (a >= 0 || b >= 0) {
+    int k = a > b ? a : b;
+    s[n++] = k;
+    if (a == k) a = m->dof_parentid[a];
+    if (b == k) b = m->dof_parentid[b];
+  }
+  return n;
+}
+
 // for each dof j on the chain: jacr_j = cdof_ang, jacp_j = cdof_lin + cdof_ang x point
 void phys_jac(const physModel* m, const physData* d, const double point[3], int body, double* jacp,
               double* jacr) {

@@ -257,27 +257,12 @@ static physSolverFn option_solver(const physModel* m) {
   }
 }
 
-// f (nv) = J' lambda (n rows of J; rows with lambda = 0 skipped)
-static void joint_impulse(double* f, const double* J, const double* lambda, int n, int nv) {
-  memset(f, 0, sizeof(double) * (size_t)nv);
-  for (int r = 0; r < n; r++) {
-    double l = lambda[r];
-    const double* Jr = J + (size_t)r * nv;
-    if (l == 0) {
-      continue;
-    }
-    for (int i = 0; i < nv; i++) {
-      f[i] += Jr[i] * l;
-    }
-  }
-}
-
-// res += M~^-1 J' lambda (n rows of J); scratch f (nv)
-static void add_impulse_velocity(const physModel* m, const physData* d, double* res, const double* J,
-                                 const double* lambda, int n, int nv, double* f) {
-  joint_impulse(f, J, lambda, n, nv);
+// res += M~^-1 J' lambda (p's rows, over their dofs: phys_constraint_jt); scratch f (nv)
+static void add_impulse_velocity(const physModel* m, const physData* d, double* res,
+                                 const physConstraintProblem* p, const double* lambda, double* f) {
+  phys_constraint_jt(p, lambda, f);
   phys_solve_m(m, d->qLD, f, f);
-  for (int i = 0; i < nv; i++) {
+  for (int i = 0; i < m->nv; i++) {
     res[i] += f[i];
   }
 }
@@ -313,7 +298,7 @@ static void position_correction(const physModel* m, physData* d, const physConst
   size_t mark = phys_stack_mark(d);
   double* f = phys_stack_alloc(d, (size_t)nv);
   phys_solve_islands(m, d, phys_solve_lcp, pp, eq->ne > 0 ? eq->J : NULL, eq->ne, sol);
-  add_impulse_velocity(m, d, vpos, p->J, sol->lambda, p->n, nv, f);
+  add_impulse_velocity(m, d, vpos, p, sol->lambda, f);
   phys_stack_free(d, mark);
 }
 
@@ -332,9 +317,7 @@ static void toi_displacement(const physModel* m, physData* d, const physConstrai
   size_t mark = 0;
   for (int i = 0; i < p->nc; i++) {
     if (!(p->con[i].dist > 0)) continue;   // touching or penetrating: no time of impact (phys_toi_time), sigma = 0
-    const double* Jn = p->J + (size_t)(3 * i) * nv;
-    double vn = 0;
-    for (int k = 0; k < nv; k++) vn += Jn[k] * d->qvel[k];
+    double vn = phys_constraint_row_dot(p, 3 * i, d->qvel);
     if (e < 0) e = phys_toi_hold_speed(m);
     double s = -phys_toi_shift(p->con + i, vn, dt, e, NULL) / dt;
     if (s == 0) continue;
@@ -343,8 +326,12 @@ static void toi_displacement(const physModel* m, physData* d, const physConstrai
       f = phys_stack_alloc(d, (size_t)nv);
       memset(f, 0, sizeof(double) * (size_t)nv);
     }
-    for (int r = 0; r < 3; r++)
-      for (int k = 0; k < nv; k++) f[k] += s * p->J[(size_t)(3 * i + r) * nv + k] * lambda[3 * i + r];
+    for (int r = 0; r < 3; r++) {
+      const int* dof;
+      const double* Jr = p->J + (size_t)(3 * i + r) * nv;
+      int nd = phys_constraint_row_dofs(p, 3 * i + r, &dof);
+      for (int t = 0; t < nd; t++) f[dof ? dof[t] : t] += s * Jr[dof ? dof[t] : t] * lambda[3 * i + r];
+    }
   }
   if (f) {
     phys_solve_m(m, d->qLD, f, f);
@@ -497,7 +484,9 @@ int phys_step_constrained(const physModel* m, physData* d, physSolverFn solver, 
   // the contact problem and its impulses
   physConstraintProblem* p = &st->p;
   double *J, *G, *g, *mu;
-  phys_constraint_assemble(m, d, st->con->con, st->con->n, vnew, warm, p, &J, &G, &g, &mu);
+  int dense = !st->sparse_rows || m->neq > 0 || phys_frictionloss_count(m) > 0 ||
+              phys_angular_count(m, st->con->con, st->con->n) > 0;   // (rows read densely)
+  phys_constraint_assemble_rows(m, d, st->con->con, st->con->n, vnew, warm, dense, p, &J, &G, &g, &mu);
   st->con->nlimit = p->nl;
   st->eq.ne = 0;
   if (m->neq > 0) {   // equality rows, eliminated from the contact problem (step_equality.c)
@@ -523,7 +512,7 @@ int phys_step_constrained(const physModel* m, physData* d, physSolverFn solver, 
   }
 
   // qfrc_constraint = J' lambda / dt, v+ = v_f + M~^-1 J' lambda
-  joint_impulse(f, J, sol->lambda, p->n, nv);
+  phys_constraint_jt(p, sol->lambda, f);
   for (int i = 0; i < nv; i++) {
     d->qfrc_constraint[i] = f[i] / dt;
   }
@@ -545,6 +534,7 @@ static int constrained_velocity(const physModel* m, physData* d, physSolverFn so
   size_t mark = phys_stack_mark(d);
   physStepStage st;
   st.con = cl;
+  st.sparse_rows = 1;   // (J is read only through its rows' dofs here)
   int ok = phys_step_constrained(m, d, solver, tau, warm, &st);
   if (ok) {
     memcpy(vnew, st.vnew, sizeof(double) * (size_t)m->nv);
@@ -608,14 +598,15 @@ static int penalty_dense(const physModel* m, physData* d, physContactList* cl, c
   // M~ = M + dt B factored (qLD) for the contacts' Delassus diagonals; their linearization
   phys_implicit_damping_add(m, vnew);
   int ok = phys_factor_m(m, d->qLD, d->qM, vnew) == nv;
-  if (ok) phys_penalty_contacts(m, d, cl->con, nc, d->qLD, pc, J);
-  if (ok && penalty_angular(m, cl))   // torsional and rolling friction (issue 16): angular rows
+  int ang = penalty_angular(m, cl);   // (its angular rows read J densely)
+  if (ok) phys_penalty_contacts_rows(m, d, cl->con, nc, d->qLD, ang, pc, J);
+  if (ok && ang)   // torsional and rolling friction (issue 16): angular rows
     phys_penalty_contacts_ang(m, d, cl->con, nc, pc, J, phys_stack_alloc(d, 3 * (size_t)nc * (size_t)nv + 1));
   if (ok && m->neq > 0) phys_equality_assemble(m, d, d->qLD, &er);
 
   // H a = rhs, again after phys_penalty_update changed a coefficient (once) or released a contact
   for (int it = 0; ok && it < PHYS_PENALTY_SOLVES; it++) {
-    memcpy(H, d->qM, sizeof(double) * nn);
+    phys_ldl_copy(H, d->qM, parent, nv);   // (the entries the factor reads; the contacts add inside them)
     for (int i = 0; i < nv; i++) {
       H[i * nv + i] += add[i];
       vnew[i] = tau[i] + d->qfrc_constraint[i] - d->qfrc_bias[i];

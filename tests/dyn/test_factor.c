@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "chol.h"
+#include "dyn.h"
 #include "dyn_models.h"
 #include "factor.h"
 #include "test.h"
@@ -195,6 +196,42 @@ static void check_model(const char* name, const physModel* m, uint64_t seed) {
     }
     CHECK_MSG(fabs(lhs - rhs) <= 1e-12 * mag, "%s: y_b.y_c = %.17g, b'M~^-1 c = %.17g", name, lhs, rhs);
   }
+
+  // phys_chain_union of two dofs: descending, closed under dof_parentid, exactly the dofs on either path to the
+  // root; the half-solve on it (phys_solve_m_half_on) equals the full one bit for bit, list included
+  int* su = calloc((size_t)nv, sizeof(int));
+  int* l2 = calloc((size_t)nv, sizeof(int));
+  for (int trial = 0; trial < 5; trial++) {
+    int a = (int)phys_rng_range(&r, 0, nv - 0.5), e = trial == 0 ? -1 : (int)phys_rng_range(&r, 0, nv - 0.5);
+    int ns = phys_chain_union(m, a, e, su), in = 0, bad = 0;
+    for (int k = 0; k < nv; k++) in += on_path(m, k, a) || (e >= 0 && on_path(m, k, e));
+    for (int t = 0; t < ns; t++) {
+      bad += t > 0 && su[t] >= su[t - 1];
+      bad += !(on_path(m, su[t], a) || (e >= 0 && on_path(m, su[t], e)));
+    }
+    CHECK_MSG(ns == in && bad == 0, "%s: chain union of %d, %d: %d dofs of %d, %d misplaced", name, a, e, ns, in, bad);
+    memset(b, 0, (size_t)nv * sizeof(double));
+    b[a] = phys_rng_range(&r, -1, 1);
+    if (e >= 0) b[e] += phys_rng_range(&r, -1, 1);
+    int n1 = phys_solve_m_half(m, d->qLD, yb, b, list);
+    memcpy(yc, b, (size_t)nv * sizeof(double));
+    int n2 = phys_solve_m_half_on(m, d->qLD, yc, su, ns, l2);
+    CHECK(n1 == n2 && memcmp(yb, yc, (size_t)nv * sizeof(double)) == 0 && memcmp(list, l2, (size_t)n1 * sizeof(int)) == 0);
+  }
+  // phys_ldl_copy: the diagonal and each row's ancestors copied, every other entry untouched
+  double* H = calloc(nn, sizeof(double));
+  for (size_t k = 0; k < nn; k++) H[k] = -1;
+  phys_ldl_copy(H, Mt, m->dof_parentid, nv);
+  int wrong = 0;
+  for (int k = 0; k < nv; k++)
+    for (int i = 0; i < nv; i++) {
+      double v = H[(size_t)k * nv + i];
+      wrong += (i <= k && on_path(m, i, k)) ? v != Mt[(size_t)k * nv + i] : v != -1;
+    }
+  CHECK_MSG(wrong == 0, "%s: phys_ldl_copy: %d entries wrong", name, wrong);
+  free(su);
+  free(l2);
+  free(H);
 
   // a sparse right-hand side (one dof of each trial, a second dof elsewhere): y lives on their paths to the
   // root; the list holds exactly y's nonzeros in descending order; y_b . y_b = b' M~^-1 b
