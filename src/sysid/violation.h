@@ -73,8 +73,9 @@ typedef struct physViolationWeights_ {
 // metric NULL here (the energy form): the velocity metric needs the model (phys_violation_metric)
 void phys_violation_defaults(physViolationWeights* w);
 
-// the velocity metric W (nv) of model m as loaded: the diagonal of M~ = M + diag(armature) at qpos0 (the free
-// body: its mass, then its inertia's diagonal in the world frame at qpos0). Overwrites d's state and kinematics.
+// the velocity metric W (nv) of model m as loaded: the diagonal of M~ = M + diag(armature) at qpos0 (for a free
+// body its mass, then its inertia's diagonal in the world frame at qpos0; for a chain, the joints' diagonal
+// entries of the general mass matrix). Overwrites d's state and kinematics.
 void phys_violation_metric(const physModel* m, physData* d, double* W);
 
 // the model's contact candidates (0 when none); 8 per plane-box pair, 1 per plane-sphere, 2 per plane-capsule,
