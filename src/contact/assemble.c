@@ -260,7 +260,11 @@ static void delassus(const physModel* m, physData* d, const physConstraintProble
         const double* Yc = Y + (size_t)c * nv;
         const int* lc = sup + (size_t)c * nv;
         double s = 0;
-        for (int t = 0; t < ns[c]; t++) s += w[lc[t]] * Yc[lc[t]];
+        if (ns[c] == nv) {
+          for (int k = nv - 1; k >= 0; k--) s += w[k] * Yc[k];   // the full list, without indirection
+        } else {
+          for (int t = 0; t < ns[c]; t++) s += w[lc[t]] * Yc[lc[t]];
+        }
         G[(size_t)r * n + c] = s;
         G[(size_t)c * n + r] = s;
       }
