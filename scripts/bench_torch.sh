@@ -96,7 +96,7 @@ us() { awk -v x="$1" 'BEGIN { if (x >= 1000) printf "%.2f ms", x / 1000; else pr
     echo "|---|---|---|---|---|"
     for n in $horizons; do
       echo "| $n | $(us "$(r cube rollout${n}_torch_per_step)") | $(us "$(r cube rollout${n}_binding_per_step)") | **$(rq "$n" median)x** ($(rq "$n" q25)-$(rq "$n" q75)) | $(c cube rollout${n}_grad_max_diff) |"
-      echo "rollout$n $(rq "$n" median)" >> "$tmp/rollrows.txt"
+      echo "$n $(rq "$n" median)" >> "$tmp/rollrows.txt"
     done
     echo
   fi
@@ -107,7 +107,7 @@ us() { awk -v x="$1" 'BEGIN { if (x >= 1000) printf "%.2f ms", x / 1000; else pr
   done < "$tmp/rows.txt"
   if [ -f "$tmp/rollrows.txt" ]; then
     while read -r h rr; do
-      echo "- cube, $h steps as one autograd node, per step: binding ${rr}x ($(awk -v a="$rr" 'BEGIN { print (a >= 100) ? "met" : "not met" }'))"
+      echo "- cube, a rollout of $h steps as one autograd node, per step: binding ${rr}x ($(awk -v a="$rr" 'BEGIN { print (a >= 100) ? "met" : "not met" }'))"
     done < "$tmp/rollrows.txt"
   fi
 } > "$tmp/table.md"
