@@ -304,7 +304,7 @@ class Step:
         self._log = _c.Log()
         self._logp = ctypes.byref(self._log)
         # what every call uses, looked up once: sizes, the C functions, the model and table pointers, the ctypes
-        # types of the one-row block (x, x+, scratch: nq + nv + na each; u) and of theta
+        # types of the one-row block (_OneFn: x, x+, the cotangent, the gradient: nq + nv + na each; u) and of theta
         ns = model.nq + model.nv + model.na
         self._sizes = (model.nq, model.nv, model.na, model.nu, ns)
         self._ntheta = 0 if self.params is None else self.params.ntheta
