@@ -20,10 +20,12 @@ their gradients cleared before every call, as an optimizer's loop does. "floor" 
 around a trivial differentiable step (q * theta, v): torch's own fixed cost per call, which no binding avoids.
 
 usage: PATH=build:$PATH PYTHONPATH=python /usr/bin/python3 bench/bench_torch.py [--repeats N] [--bench BIN]
+       [--rollout-steps 20,100,500] [--before OTHER_CHECKOUT/python]
 Prints "CHECK scene steps max_dq max_dv" and "RESULT scene route median_us" lines (scripts/bench_torch.sh makes the
 table). Timing is information, never a pass/fail test.
 """
 import argparse
+import importlib.util
 import os
 import subprocess
 import sys
@@ -147,6 +149,17 @@ def torch_rollout(tstep, T_steps):
     return roll
 
 
+def other_binding(pydir):
+    """The physid package (and its physid.torch) of another checkout's python/ folder, loaded beside this one as
+    the module physid_before (both over the same libphysid.so): for a before/after timing of the binding."""
+    spec = importlib.util.spec_from_file_location("physid_before", os.path.join(pydir, "physid", "__init__.py"),
+                                                  submodule_search_locations=[os.path.join(pydir, "physid")])
+    pkg = importlib.util.module_from_spec(spec)
+    sys.modules["physid_before"] = pkg
+    spec.loader.exec_module(pkg)
+    return pkg, importlib.import_module("physid_before.torch")
+
+
 def c_api(bench, model_file, start, spec, repeats, folder):
     path = os.path.join(folder, "state.txt")
     with open(path, "w") as f:
@@ -162,9 +175,13 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=200)
     ap.add_argument("--steps", type=int, default=100, help="steps of the agreement check")
-    ap.add_argument("--rollout-steps", type=int, default=20, help="steps of the cube's rollout timing (0: none)")
+    ap.add_argument("--rollout-steps", default="20,100,500",
+                    help="horizons of the cube's rollout timing, comma-separated (0: none)")
     ap.add_argument("--bench", default=os.path.join(ROOT, "build", "bench_torch"))
+    ap.add_argument("--before", metavar="PYDIR", help="another checkout's python/ folder: its binding timed against "
+                    "this one, interleaved call by call (BEFORE lines: the two medians and before / now)")
     a = ap.parse_args()
+    a.rollout_steps = [n for n in (int(x) for x in a.rollout_steps.split(",")) if n > 0]
     torch.set_num_threads(1)
     folder = tempfile.mkdtemp()
     for name, m, tstep, start, spec, theta0 in scenes(folder):
@@ -181,6 +198,15 @@ def main():
         tm.project_quat_grad(start[0], tq[0].numpy())
         gdiff = max(float((x - y.grad).abs().max()) for x, y in zip(tq, pq) if x is not None)
         print(f"CHECK\t{name}\tgrad_max_diff={gdiff:.3g}", flush=True)
+        if a.before:   # the other binding and this one, call by call, alternating (inner 1: equal costs)
+            other, other_torch = other_binding(a.before)
+            ostep = other_torch.Step(other.load(tm.cube_penalty_file(ROOT, folder) if name == "cube" else
+                                                tm.humanoid_air_file(folder)), [spec])
+            before_route = fwd_bwd(lambda q, v, u, th: ostep(q, v, u if m.nu else None, th), start, theta0)
+            tb, tn, rb = paired(before_route, bind_route, 20 * a.repeats, 1)
+            print(f"BEFORE\t{name}\tbefore_us={1e6 * np.median(tb):.1f}\tnow_us={1e6 * np.median(tn):.1f}"
+                  f"\tratio={np.median(rb):.3f}\tq25={np.percentile(rb, 25):.3f}\tq75={np.percentile(rb, 75):.3f}",
+                  flush=True)
         floor = fwd_bwd(lambda q, v, u, th: (q * th, v * 1.0), start, theta0)
         inner = 20 if name == "cube" else 200   # binding calls per torch call: about the same wall time
         t_torch, t_bind, ratio = paired(torch_route, bind_route, a.repeats, inner)
@@ -197,18 +223,18 @@ def main():
         q = np.percentile(ratio, [0, 25, 50, 75, 100])
         print(f"RATIO\t{name}\tmin={q[0]:.1f}\tq25={q[1]:.1f}\tmedian={q[2]:.1f}\tq75={q[3]:.1f}\tmax={q[4]:.1f}",
               flush=True)
-        if name == "cube" and a.rollout_steps:   # a rollout as one autograd node (Step.rollout_fn): per step
-            n = a.rollout_steps
+        for n in (a.rollout_steps if name == "cube" else []):   # a rollout as one autograd node: per step
             U = torch.zeros(n, 0, dtype=T)
             r_torch = rollout_fwd_bwd(torch_rollout(tstep, n), start, theta0, n)
             r_bind = rollout_fwd_bwd(lambda q, v, th: tuple(x[1:] for x in step.rollout_fn(q, v, U, th)), start,
                                      theta0, n)
             gd = max(float((x.grad - y.grad).abs().max()) for x, y in zip(
                 [x for x in r_torch()][1:], [y for y in r_bind()][1:]))   # qvel and theta (not the quaternion)
-            print(f"CHECK\t{name}\trollout_grad_max_diff={gd:.3g}", flush=True)
+            print(f"CHECK\t{name}\trollout{n}_grad_max_diff={gd:.3g}", flush=True)
+            # the same number of repetitions at every horizon (a torch rollout of 500 steps takes seconds)
             rt, rb, rr = paired(r_torch, r_bind, max(a.repeats // 10, 5), 2)
-            print(f"RESULT\t{name}\trollout_torch_per_step\t{1e6 * np.median(rt) / n:.1f}", flush=True)
-            print(f"RESULT\t{name}\trollout_binding_per_step\t{1e6 * np.median(rb) / n:.1f}", flush=True)
+            print(f"RESULT\t{name}\trollout{n}_torch_per_step\t{1e6 * np.median(rt) / n:.1f}", flush=True)
+            print(f"RESULT\t{name}\trollout{n}_binding_per_step\t{1e6 * np.median(rb) / n:.1f}", flush=True)
             q = np.percentile(rr, [0, 25, 50, 75, 100])
             print(f"RRATIO\t{name}\tsteps={n}\tmin={q[0]:.1f}\tq25={q[1]:.1f}\tmedian={q[2]:.1f}\tq75={q[3]:.1f}"
                   f"\tmax={q[4]:.1f}", flush=True)

@@ -7,9 +7,10 @@
 #
 # usage: scripts/bench_torch.sh
 # env:   BUILD_DIR (default build), REPEATS (default 200), STEPS (agreement check, default 100), ROLLOUT_STEPS
-#        (the cube's rollout timing, default 20; 0: none), OUT (default
+#        (the horizons of the cube's rollout timing, default 20,100,500; 0: none), OUT (default
 #        bench/results/torch.md), PYTHON (default /usr/bin/python3, Debian's, which has python3-torch), NO_BUILD=1
-#        to use the build as it is
+#        to use the build as it is, BEFORE (another checkout's python/ folder, e.g. a `git worktree add` of an older
+#        commit: its binding timed against this one call by call, a before/after line under the table)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${BUILD_DIR:-$root/build}"
@@ -22,7 +23,7 @@ tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 PHYSID_LIBRARY="$build/libphysid.so" PYTHONPATH="$root/python" OMP_NUM_THREADS=1 \
   "$py" "$root/bench/bench_torch.py" --repeats "${REPEATS:-200}" --steps "${STEPS:-100}" \
-  --bench "$build/bench_torch" ${ROLLOUT_STEPS:+--rollout-steps "$ROLLOUT_STEPS"} | tee "$tmp/out.txt" >&2
+  --bench "$build/bench_torch" --rollout-steps "${ROLLOUT_STEPS:-20,100,500}" ${BEFORE:+--before "$BEFORE"} | tee "$tmp/out.txt" >&2
 
 r() { awk -F'\t' -v s="$1" -v t="$2" '$1=="RESULT" && $2==s && $3==t { print $4 }' "$tmp/out.txt"; }
 c() { awk -F'\t' -v s="$1" -v k="$2" '$1=="CHECK" && $2==s { for (i = 3; i <= NF; i++) { split($i, a, "="); if (a[1]==k) print a[2] } }' "$tmp/out.txt"; }
@@ -73,12 +74,30 @@ us() { awk -v x="$1" 'BEGIN { if (x >= 1000) printf "%.2f ms", x / 1000; else pr
     echo "$s $(q $s median RATIO) $t $cf" >> "$tmp/rows.txt"
   done
   echo
-  rs="$(r cube rollout_torch_per_step)"; rb="$(r cube rollout_binding_per_step)"
-  if [ -n "$rs" ]; then
+  if grep -q '^BEFORE' "$tmp/out.txt"; then
+    b() { awk -F'\t' -v s="$1" -v k="$2" '$1=="BEFORE" && $2==s { for (i = 3; i <= NF; i++) { split($i, a, "="); if (a[1]==k) print a[2] } }' "$tmp/out.txt"; }
+    echo "Before / after (\`BEFORE=$BEFORE\`): the other checkout's binding and this one, the same forward + backward,"
+    echo "$((20 * ${REPEATS:-200})) calls each, alternating call by call (no torch call between: warm caches):"
+    echo
+    for s in cube humanoid; do
+      echo "- $s: before $(us "$(b $s before_us)"), now $(us "$(b $s now_us)"), before / now **$(b $s ratio)** (q25-q75 $(b $s q25)-$(b $s q75))"
+    done
+    echo
+  fi
+  horizons="$(awk -F'\t' '$1=="RRATIO" && $2=="cube" { split($3, a, "="); printf "%s ", a[2] }' "$tmp/out.txt")"
+  if [ -n "$horizons" ]; then
+    rq() { awk -F'\t' -v n="$1" -v k="$2" '$1=="RRATIO" && $2=="cube" && $3=="steps="n { for (i = 4; i <= NF; i++) { split($i, a, "="); if (a[1]==k) print a[2] } }' "$tmp/out.txt"; }
     echo "A rollout as one autograd node (physid.torch.Step.rollout_fn: forward one phys_rollout_batch, backward one"
-    echo "phys_rollout_states_vjp) against $(q cube steps RRATIO) torch steps chained by autograd, the cube from the same start, loss = the"
-    echo "states . fixed random vectors, backward to the start and friction (gradients agree to $(c cube rollout_grad_max_diff)): per step torch"
-    echo "$(us "$rs"), binding $(us "$rb"), torch / binding **$(q cube median RRATIO)x** (q25-q75 $(q cube q25 RRATIO)-$(q cube q75 RRATIO))."
+    echo "phys_rollout_states_vjp) against the same number of torch steps chained by autograd, the cube from the same"
+    echo "start, loss = the states . fixed random vectors, backward to the start and friction; $((${REPEATS:-200} / 10 > 5 ? ${REPEATS:-200} / 10 : 5)) repetitions per horizon, each one"
+    echo "torch rollout and 2 binding rollouts, interleaved; times per step:"
+    echo
+    echo "| horizon (steps) | torch per step | binding per step | torch / binding (q25-q75) | gradient max diff |"
+    echo "|---|---|---|---|---|"
+    for n in $horizons; do
+      echo "| $n | $(us "$(r cube rollout${n}_torch_per_step)") | $(us "$(r cube rollout${n}_binding_per_step)") | **$(rq "$n" median)x** ($(rq "$n" q25)-$(rq "$n" q75)) | $(c cube rollout${n}_grad_max_diff) |"
+      echo "$n $(rq "$n" median)" >> "$tmp/rollrows.txt"
+    done
     echo
   fi
   echo "Goal of issue 18 item 5, physid >= 100x faster than PyTorch autograd (reported, never asserted):"
@@ -86,6 +105,11 @@ us() { awk -v x="$1" 'BEGIN { if (x >= 1000) printf "%.2f ms", x / 1000; else pr
   while read -r s rb t cf; do
     echo "- $s: C API $(ratio "$t" "$cf")x ($(awk -v a="$t" -v b="$cf" 'BEGIN { print (a / b >= 100) ? "met" : "not met" }')), binding ${rb}x ($(awk -v a="$rb" 'BEGIN { print (a >= 100) ? "met" : "not met" }'))"
   done < "$tmp/rows.txt"
+  if [ -f "$tmp/rollrows.txt" ]; then
+    while read -r h rr; do
+      echo "- cube, a rollout of $h steps as one autograd node, per step: binding ${rr}x ($(awk -v a="$rr" 'BEGIN { print (a >= 100) ? "met" : "not met" }'))"
+    done < "$tmp/rollrows.txt"
+  fi
 } > "$tmp/table.md"
 mkdir -p "$(dirname "$out")"
 cp "$tmp/table.md" "$out"

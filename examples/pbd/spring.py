@@ -17,15 +17,23 @@ are measured with noise (1e-3 rad on the angles, 0.5 N m on the torques, about t
 each pose is one 2-row file, the arm at rest at the measured pose with the measured torques for one step, as the
 paper lets the robot stay still for one step.
 
-Fits (`physid identify` with its defaults, INTEGRATOR for the model): (A) k and the anchor together from k 30 %
-low and alpha2 at 50 deg; (B) the paper's order, the anchor's lengths calibrated first: l2 held, alpha2 scanned
-and k identified at each; (C) l2 held, k and alpha2 together by gradient: Levenberg-Marquardt in this script on
-the poses' one-step velocity residuals, their derivatives in alpha2 by the chain rule through the exact P columns
-of pos:spring_anchor (`physid jacobian`; alpha2 is not a parameter kind).
+Calibration first (the paper: "we estimate link lengths l1, l2 and offset angle alpha2 independently first,
+before optimizing stiffness k"): the spring's length at each of the noisy set's 30 poses (the two sites' distance
+after physid's forward kinematics on the truth model, through the Python binding) measured with 0.5 mm noise,
+against the s1 angle as measured in the pose file; l1, l2, alpha2 by Gauss-Newton on the law of cosines of Eq. 31
+(alpha1 given, as collected from the robot), started from the nominal lengths 10 % off and alpha2 at 50 deg.
 
-usage: [INTEGRATOR=pbd] [SCHEMES=ABC] examples/pbd/spring.py [PHYSID]   (from the repository root; writes
-       examples/pbd/spring.md, or spring_pbd.md: the estimator on the pbd step, the truth the Euler engine's;
-       SCHEMES: the fits run, any of A, B, C, default all; each row's seconds of wall time are written)
+Fits (`physid identify` with its defaults, INTEGRATOR for the model): (A) k and the anchor together from k 30 %
+low and alpha2 at 50 deg; (K) the paper's order: l1, l2, alpha2 all calibrated, then k alone; (B) l1, l2 held
+(calibrated, or given: the true values), alpha2 scanned and k identified at each; (C) l1, l2 held, k and alpha2
+together by gradient: Levenberg-Marquardt in this script on the poses' one-step velocity residuals, their
+derivatives in alpha2 by the chain rule through the exact P columns of pos:spring_anchor (`physid jacobian`;
+alpha2 is not a parameter kind).
+
+usage: [INTEGRATOR=pbd] [SCHEMES=ABCK] [LENGTHS=calibrated,given] examples/pbd/spring.py [PHYSID]   (from the
+       repository root, with Debian's /usr/bin/python3 for the binding's numpy; writes examples/pbd/spring.md, or
+       spring_pbd.md: the estimator on the pbd step, the truth the Euler engine's; SCHEMES: the fits run, any of
+       A, B, C, K; LENGTHS: the held lengths of B and C; each row's seconds of wall time are written)
 """
 import math
 import os
@@ -44,16 +52,18 @@ INTEGRATOR = os.environ.get("INTEGRATOR", "euler")
 OUT = os.environ.get("OUT", "examples/pbd/spring%s.md" % ("_pbd" if INTEGRATOR == "pbd" else ""))
 K_TRUE, L1, A1, L2, A2_TRUE, REST = 4000.0, 0.3, math.radians(90), 0.06, math.radians(30), 0.2
 NPOSE, SEED = 30, 1
-SCHEMES = os.environ.get("SCHEMES", "ABC")
+SCHEMES = os.environ.get("SCHEMES", "ABCK")
+LENGTHS = os.environ.get("LENGTHS", "calibrated,given").split(",")
+SIGMA_X = 0.5e-3                     # noise of the spring-length measurements of the calibration (m)
 SIGMA_Q, SIGMA_U = 0.0, 0.0          # measurement noise of the data set being made (dataset() sets them)
 S1_FRAME = 'pos="0.069 0 0.27035" quat="%s"' % baxter_arm.fmt(baxter_arm.rpy_quat([-math.pi / 2, 0, 0]))
 
 
-def model(k, a2, l2=L2):
-    """the arm with the spring (stiffness k, lower anchor at angle a2 and distance l2)"""
+def model(k, a2, l2=L2, l1=L1):
+    """the arm with the spring (stiffness k, lower anchor at angle a2 and distance l2, upper at l1)"""
     extra = {
         "left_upper_shoulder": '            <body name="spring_base" %s><site name="spring_top" pos="%.17g %.17g 0"/></body>'
-                               % (S1_FRAME, L1 * math.cos(A1), L1 * math.sin(A1)),
+                               % (S1_FRAME, l1 * math.cos(A1), l1 * math.sin(A1)),
         "left_lower_shoulder": '              <body name="spring_anchor" pos="%.17g %.17g 0"><site name="spring_bottom"/></body>'
                                % (l2 * math.cos(a2), l2 * math.sin(a2)),
     }
@@ -120,47 +130,94 @@ def dataset(truth, arm, tmp, sigma_q, sigma_u, tag):
     limits = [tuple(float(x) for x in m.groups()) for m in re.finditer(r'range="(\S+) (\S+)"', arm)]
     sub = os.path.join(tmp, tag)
     os.mkdir(sub)
-    files, vmax, s1 = [], 0.0, []
+    files, vmax, s1, poses = [], 0.0, [], []
     for i in range(NPOSE):
         q = [rng.uniform(lo + 0.1, hi - 0.1) for lo, hi in limits]
         path, v, u = pose_file(truth, q, sub, i, rng)
         files.append(path)
         vmax = max(vmax, v)
         s1.append(u[1])
-    return files, vmax, s1
+        poses.append(q)
+    return files, vmax, s1, poses
 
 
-def fit_k(tmp, files, k0, a2, l2):
+def spring_lengths(truth, poses, files):
+    """the calibration data: the spring's length at each true pose (the distance of the two sites after physid's
+    forward kinematics on the truth model, through the Python binding), measured with SIGMA_X noise, against the
+    s1 angle as measured in the pose's data file; returns [(theta2, x)]"""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+    lib = os.path.join(os.path.dirname(os.path.abspath(PHYSID)), "libphysid.so")
+    if os.path.exists(lib):
+        os.environ.setdefault("PHYSID_LIBRARY", lib)
+    import physid   # noqa: E402 (the binding; only this step needs it)
+    m = physid.load(truth)
+    d = m.make_data()
+    top, bottom = m.name2id("site", "spring_top"), m.name2id("site", "spring_bottom")
+    rng, out = random.Random(SEED + 1), []
+    for q, path in zip(poses, files):
+        d.qpos[:] = q
+        m.forward(d)
+        xs = d.field("site_xpos")
+        x = math.dist(xs[top], xs[bottom])
+        theta2 = float(open(path).read().splitlines()[1].split(",")[2])   # t, q0, q1 (s1) as measured
+        out.append((theta2, x + rng.gauss(0, SIGMA_X)))
+    return out
+
+
+def calibrate(meas, l1, l2, a2):
+    """l1, l2 and alpha2 from the spring lengths (the paper's 'link lengths calibrated first', before k): Gauss-Newton
+    on sum (x(theta2) - x_measured)^2 with the law of cosines of Eq. 31, x^2 = l1^2 + l2^2 - 2 l1 l2 cos(phi), phi =
+    alpha1 - alpha2 - theta2 (alpha1 given, from the robot), from the start (l1, l2, a2); returns (l1, l2, a2, rms)"""
+    p = [l1, l2, a2]
+    for _ in range(50):
+        JtJ, Jtr, rms = [[0.0] * 3 for _ in range(3)], [0.0] * 3, 0.0
+        for th, xm in meas:
+            phi = A1 - p[2] - th
+            x = math.sqrt(p[0] ** 2 + p[1] ** 2 - 2 * p[0] * p[1] * math.cos(phi))
+            J = [(p[0] - p[1] * math.cos(phi)) / x, (p[1] - p[0] * math.cos(phi)) / x, -p[0] * p[1] * math.sin(phi) / x]
+            rms += (x - xm) ** 2
+            for i in range(3):
+                Jtr[i] += J[i] * (x - xm)
+                for j in range(3):
+                    JtJ[i][j] += J[i] * J[j]
+        step = baxter_arm.solve(JtJ, [-g for g in Jtr])
+        p = [a + b for a, b in zip(p, step)]
+        if max(abs(x) for x in step) < 1e-14:
+            break
+    return p[0], p[1], p[2], math.sqrt(rms / len(meas))
+
+
+def fit_k(tmp, files, k0, a2, l2, l1=L1):
     """k identified with the anchor held at (a2, l2): (k, final loss)"""
     path = os.path.join(tmp, "held.xml")
     with open(path, "w") as f:
-        f.write(model(k0, a2, l2))
+        f.write(model(k0, a2, l2, l1))
     fit, out = identify(path, files, ["stiffness:shoulder_spring"])
     loss = float(re.search(r"^loss \S+ -> (\S+)", out, re.M).group(1))
     return fit["stiffness:shoulder_spring"], loss
 
 
-def scan_alpha2(tmp, files, k0, l2):
+def scan_alpha2(tmp, files, k0, l2, l1=L1):
     """the paper's scheme with the lengths calibrated: alpha2 scanned (1 deg over 0..60, then 0.1 deg around the
     best), k identified at each; the (loss, alpha2, k) of the lowest loss"""
-    best = min((fit_k(tmp, files, k0, math.radians(d), l2)[::-1] + (math.radians(d),) for d in range(0, 61)))
+    best = min((fit_k(tmp, files, k0, math.radians(d), l2, l1)[::-1] + (math.radians(d),) for d in range(0, 61)))
     d0 = math.degrees(best[2])
     for t in range(-10, 11):
         a2 = math.radians(d0 + 0.1 * t)
-        k, loss = fit_k(tmp, files, k0, a2, l2)
+        k, loss = fit_k(tmp, files, k0, a2, l2, l1)
         if loss < best[0]:
             best = (loss, k, a2)
     return best[0], best[2], best[1]
 
 
-def residual_jac(tmp, files, k, a2, l2):
+def residual_jac(tmp, files, k, a2, l2, l1=L1):
     """the one-step residuals of the poses and their derivatives in (k, alpha2): r = v+ of the step from each
     measured pose at rest with its measured torques (the data's next velocity is 0), and dr/dk, dr/dalpha2 from
     `physid jacobian`'s exact P columns of stiffness:shoulder_spring and pos:spring_anchor, the latter chained
     through d pos / d alpha2 = l2 (-sin alpha2, cos alpha2, 0)"""
     path = os.path.join(tmp, "chain.xml")
     with open(path, "w") as f:
-        f.write(model(k, a2, l2))
+        f.write(model(k, a2, l2, l1))
     dpos = (-l2 * math.sin(a2), l2 * math.cos(a2), 0.0)
     r, jk, ja = [], [], []
     for data in files:
@@ -182,11 +239,11 @@ def residual_jac(tmp, files, k, a2, l2):
     return r, jk, ja
 
 
-def gradient_k_alpha2(tmp, files, k0, a20, l2):
+def gradient_k_alpha2(tmp, files, k0, a20, l2, l1=L1):
     """k and alpha2 by gradient (issue 17: alpha2 is not a parameter kind; the chain rule through pos:'s columns):
     Levenberg-Marquardt on sum |r|^2 over (k, alpha2) with l2 held, from (k0, a20); (k, alpha2, iterations, loss)"""
     k, a2, lam, it = k0, a20, 1e-3, 0
-    r, jk, ja = residual_jac(tmp, files, k, a2, l2)
+    r, jk, ja = residual_jac(tmp, files, k, a2, l2, l1)
     loss = sum(x * x for x in r)
     while it < 30:
         it += 1
@@ -195,7 +252,7 @@ def gradient_k_alpha2(tmp, files, k0, a20, l2):
         a, c = a * (1 + lam), c * (1 + lam)
         det = a * c - b * b
         dk, da = -(c * gk - b * ga) / det, -(a * ga - b * gk) / det
-        r2, jk2, ja2 = residual_jac(tmp, files, k + dk, a2 + da, l2)
+        r2, jk2, ja2 = residual_jac(tmp, files, k + dk, a2 + da, l2, l1)
         loss2 = sum(x * x for x in r2)
         if loss2 < loss:
             k, a2, r, jk, ja, lam = k + dk, a2 + da, r2, jk2, ja2, lam / 10
@@ -220,8 +277,13 @@ def main():
         start = os.path.join(tmp, "start.xml")
         with open(start, "w") as f:
             f.write(model(k0, a20))
-        exact, vmax, s1 = dataset(truth, arm, tmp, 0.0, 0.0, "exact")
-        noisy, _, _ = dataset(truth, arm, tmp, 1e-3, 0.5, "noisy")
+        exact, vmax, s1, _ = dataset(truth, arm, tmp, 0.0, 0.0, "exact")
+        noisy, _, _, poses = dataset(truth, arm, tmp, 1e-3, 0.5, "noisy")
+        # the lengths calibrated first, from the spring's measured lengths at the noisy set's poses, started from
+        # the nominal lengths 10 % off and alpha2 at 50 deg
+        cal = calibrate(spring_lengths(truth, poses, noisy), 1.1 * L1, 0.9 * L2, a20)
+        lengths = {"given": (L1, L2, "l1, l2 given (true)"),
+                   "calibrated": (cal[0], cal[1], "l1, l2 calibrated from the spring's lengths")}
         clock = time.time()
 
         def add(name, fit):   # a row with the wall time since the last one
@@ -231,26 +293,31 @@ def main():
         if "A" in SCHEMES:
             add("(A) k and anchor (l2, alpha2) together, exact data", identify(start, exact, both)[0])
             add("(A) k and anchor (l2, alpha2) together, noisy data", identify(start, noisy, both)[0])
-        for name, l2 in (("(B) l2 calibrated (true); alpha2 scanned, k fitted at each; noisy data", L2),
-                         ("(B) as above with l2 calibrated 2 % long", 1.02 * L2)):
+        def anchor(k, a2, l1, l2):
+            return {"stiffness:shoulder_spring": k, "pos:spring_anchor": [l2 * math.cos(a2), l2 * math.sin(a2), 0],
+                    "l1": l1}
+        if "K" in SCHEMES:   # the paper's order: l1, l2 and alpha2 all calibrated, then k alone
+            add("(K) l1, l2, alpha2 calibrated from the spring's lengths; k fitted; noisy data",
+                anchor(fit_k(tmp, noisy, k0, cal[2], cal[1], cal[0])[0], cal[2], cal[0], cal[1]))
+        for which in LENGTHS:
+            l1, l2, what = lengths[which]
             if "B" in SCHEMES:
-                loss, a2, k = scan_alpha2(tmp, noisy, k0, l2)
-                add(name, {"stiffness:shoulder_spring": k, "pos:spring_anchor": [l2 * math.cos(a2),
-                                                                                   l2 * math.sin(a2), 0]})
-        for name, l2 in (("(C) l2 calibrated (true); k and alpha2 by gradient; noisy data", L2),
-                         ("(C) as above with l2 calibrated 2 % long", 1.02 * L2)):
+                loss, a2, k = scan_alpha2(tmp, noisy, k0, l2, l1)
+                add("(B) %s; alpha2 scanned, k fitted at each; noisy data" % what, anchor(k, a2, l1, l2))
+        for which in LENGTHS:
+            l1, l2, what = lengths[which]
             if "C" in SCHEMES:
-                k, a2, it, _ = gradient_k_alpha2(tmp, noisy, k0, a20, l2)
-                add("%s (%d iterations)" % (name, it), {"stiffness:shoulder_spring": k, "pos:spring_anchor":
-                                                       [l2 * math.cos(a2), l2 * math.sin(a2), 0]})
+                k, a2, it, _ = gradient_k_alpha2(tmp, noisy, k0, a20, l2, l1)
+                add("(C) %s; k and alpha2 by gradient; noisy data (%d iterations)" % (what, it),
+                    anchor(k, a2, l1, l2))
 
     def row(name, fit, seconds):
         k = fit.get("stiffness:shoulder_spring", float("nan"))
         p = fit.get("pos:spring_anchor", [float("nan")] * 3)
-        a2, l2 = math.degrees(math.atan2(p[1], p[0])), math.hypot(p[0], p[1])
-        return "| %s | %.6g | %.3g %% | %.4g | %.3g | %.5g | %.3g %% | %.5g | %.0f |\n" % (
+        a2, l2, l1 = math.degrees(math.atan2(p[1], p[0])), math.hypot(p[0], p[1]), fit.get("l1", L1)
+        return "| %s | %.6g | %.3g %% | %.4g | %.3g | %.5g | %.3g %% | %.5g | %.3g %% | %.5g | %.0f |\n" % (
             name, k, 100 * abs(k / K_TRUE - 1), a2, abs(a2 - math.degrees(A2_TRUE)), l2, 100 * abs(l2 / L2 - 1),
-            k * l2, seconds)
+            l1, 100 * abs(l1 / L1 - 1), k * l2, seconds)
 
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     with open(OUT, "w") as f:
@@ -262,8 +329,16 @@ def main():
                 "identify` with its defaults (onestep loss, Levenberg-Marquardt).\n\n" % (
                     commit or "?", INTEGRATOR, SCHEMES, K_TRUE, math.degrees(A2_TRUE), L2, L1, math.degrees(A1), REST,
                     K_TRUE * L2, NPOSE, vmax, min(s1), max(s1), k0, math.degrees(a20), L2))
-        f.write("| fit | k (N/m) | error | alpha2 (deg) | error (deg) | l2 (m) | error | k l2 (N) | seconds |\n"
-                "|---|---|---|---|---|---|---|---|---|\n")
+        f.write("Calibration first (the paper's link lengths calibrated before k): the spring's length at the 30 "
+                "poses measured with %g mm noise (the truth model's site distance), against the measured s1 angle; "
+                "l1, l2, alpha2 by Gauss-Newton on the law of cosines of Eq. 31 (alpha1 given), from l1 = %g m, l2 "
+                "= %g m, alpha2 = %g deg: l1 = %.6g m (%.3g %%), l2 = %.6g m (%.3g %%), alpha2 = %.4g deg (%.3g "
+                "deg off), residual rms %.3g mm.\n\n" % (
+                    1e3 * SIGMA_X, 1.1 * L1, 0.9 * L2, math.degrees(a20), cal[0], 100 * abs(cal[0] / L1 - 1),
+                    cal[1], 100 * abs(cal[1] / L2 - 1), math.degrees(cal[2]), abs(math.degrees(cal[2] - A2_TRUE)),
+                    1e3 * cal[3]))
+        f.write("| fit | k (N/m) | error | alpha2 (deg) | error (deg) | l2 (m) | error | l1 (m) | error | k l2 (N) | "
+                "seconds |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
         for name, fit, seconds in rows:
             f.write(row(name, fit, seconds))
     print(open(OUT).read())

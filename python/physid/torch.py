@@ -39,8 +39,9 @@ def _rows(t, n, nb, out):
 
 def _direct(t, n):
     """Whether tensor t's memory is n float64 numbers in a row on the CPU (copied by address, not through torch's
-    numpy(): the per-call cost of the binding is mostly such conversions)."""
-    return t.dtype == torch.float64 and t.numel() == n and t.device.type == "cpu" and t.is_contiguous()
+    numpy(): the per-call cost of the binding is mostly such conversions). is_cpu and `dtype is` are the cheap
+    forms of these tests (t.device.type builds a device object on every call)."""
+    return t.dtype is torch.float64 and t.is_cpu and t.is_contiguous() and t.numel() == n
 
 
 def _vec(t, n):
@@ -56,72 +57,88 @@ def _put(addr, t, n):
     if t is None:
         ctypes.memset(addr, 0, 8 * n)
         return
-    if t.dtype != torch.float64 or not t.is_contiguous() or t.numel() != n or t.device.type != "cpu":
+    if not _direct(t, n):
         t = t.detach().to(dtype=torch.float64, device="cpu").contiguous()
     ctypes.memmove(addr, t.data_ptr(), 8 * n)
 
 
-def _out(addr, n):
-    """A new float64 tensor (n,) holding the n numbers at addr."""
-    t = torch.empty(n, dtype=torch.float64)
-    ctypes.memmove(t.data_ptr(), addr, 8 * n)
-    return t
+class _OneFn(torch.autograd.Function):
+    """The one-row step (qpos, qvel, ctrl, theta, act) -> (qpos+, qvel+[, act+]) for vectors that _direct copies
+    by address (the common call, the one whose per-call cost bench/bench_torch.py measures: docs/performance.md).
+    Forward: one zero-filled ctypes block per call (x, x+, the next state's cotangent, the state's gradient, u),
+    the tensors copied in by address, one phys_step_batch, the outputs new tensors; no numpy, no conversions, no
+    torch view (a split or slice costs more than a new tensor and a copy). Backward: the cotangents into the
+    saved block, one phys_step_vjp_batch_qpos (the quaternion's cotangent mapped in C) writing the state's
+    gradient into the block, copied out into new tensors. ctrl, theta, act may be None (zeros, the model's theta,
+    zeros); act+ is an output only when the model has activations."""
 
+    @staticmethod
+    def forward(ctx, qpos, qvel, ctrl, theta, act, owner):
+        nq, nv, na, nu, ns = owner._sizes
+        buf = owner._block()   # zeros: a missing act or ctrl is zero
+        a = ctypes.addressof(buf)
+        mm = ctypes.memmove
+        mm(a, qpos.data_ptr(), 8 * nq)
+        mm(a + 8 * nq, qvel.data_ptr(), 8 * nv)
+        if act is not None and na:
+            mm(a + 8 * (nq + nv), act.data_ptr(), 8 * na)
+        ua = None
+        if ctrl is not None and nu:
+            ua = a + 32 * ns
+            mm(ua, ctrl.data_ptr(), 8 * nu)
+        tab = owner._tab
+        if theta is not None and tab is not None:   # theta into the model (as Step._set_theta, inline)
+            th = owner._theta_t()
+            mm(th, theta.data_ptr(), 8 * owner._ntheta)
+            if owner._f_pset(tab, owner._mptr, th) != 0:
+                owner._set_theta(theta)   # Error with the message
+        else:
+            th = owner._set_theta(theta)
+        xn = a + 8 * ns
+        st = owner._f_step(owner._mptr, owner._work, owner.threads, 1, a, ua, xn, owner._logp)
+        if st:
+            owner._fail(st)
+        ctx.owner, ctx.saved = owner, (buf, a, ua, th)
+        q1, v1 = torch.empty(nq, dtype=torch.float64), torch.empty(nv, dtype=torch.float64)
+        mm(q1.data_ptr(), xn, 8 * nq)
+        mm(v1.data_ptr(), xn + 8 * nq, 8 * nv)
+        if not na:
+            return q1, v1
+        a1 = torch.empty(na, dtype=torch.float64)
+        mm(a1.data_ptr(), xn + 8 * (nq + nv), 8 * na)
+        return q1, v1, a1
 
-def _one_forward(ctx, qpos, qvel, ctrl, theta, act, owner):
-    """_StepFn's forward for one row of vectors that _direct copies by address (the common call, and the one the
-    per-call cost is measured on: docs/performance.md): one zero-filled ctypes block (no numpy, no conversions)
-    holds x, x+, the backward's scratch and u; one phys_step_batch; the outputs are new tensors (None for act+
-    without activations)."""
-    nq, nv, na, nu, ns = owner._sizes
-    buf = owner._block()   # zeros: a missing act or ctrl is zero
-    a = ctypes.addressof(buf)
-    ctypes.memmove(a, qpos.data_ptr(), 8 * nq)
-    ctypes.memmove(a + 8 * nq, qvel.data_ptr(), 8 * nv)
-    if na and act is not None:
-        ctypes.memmove(a + 8 * (nq + nv), act.data_ptr(), 8 * na)
-    ua = None
-    if nu and ctrl is not None:
-        ua = a + 24 * ns
-        ctypes.memmove(ua, ctrl.data_ptr(), 8 * nu)
-    if theta is not None and owner._tab is not None:   # theta into the model (as _set_theta, inline)
-        th = owner._theta_t()
-        ctypes.memmove(th, theta.data_ptr(), 8 * owner._ntheta)
-        if owner._f_pset(owner._tab, owner._mptr, th) != 0:
-            owner._set_theta(theta)   # Error with the message
-    else:
-        th = owner._set_theta(theta)
-    st = owner._f_step(owner._mptr, owner._work, owner.threads, 1, a, ua, a + 8 * ns, owner._logp)
-    if st:
-        owner._fail(st)
-    ctx.saved = (buf, a, ua, th)
-    xn = a + 8 * ns
-    return _out(xn, nq), _out(xn + 8 * nq, nv), _out(xn + 8 * (nq + nv), na) if na else None
-
-
-def _one_backward(ctx, gq1, gv1, ga1):
-    """_StepFn's backward after _one_forward: the cotangents by address into the saved block, one
-    phys_step_vjp_batch_qpos writing the gradients into new tensors."""
-    owner = ctx.owner
-    nq, nv, na, nu, ns = owner._sizes
-    buf, a, ua, th = ctx.saved
-    need, p = ctx.needs_input_grad, owner.params
-    ya = a + 16 * ns
-    _put(ya, gq1, nq)
-    _put(ya + 8 * nq, gv1, nv)
-    _put(ya + 8 * (nq + nv), ga1, na)
-    if th is not None:   # the forward's theta back into the model (another call may have changed it)
-        owner._f_pset(owner._tab, owner._mptr, th)
-    g = torch.empty(ns, dtype=torch.float64)
-    gu = torch.empty(nu, dtype=torch.float64) if ua is not None and need[2] else None
-    gth = torch.empty(p.ntheta, dtype=torch.float64) if p is not None and need[3] else None
-    st = owner._f_vjp(owner._mptr, owner._work, owner.threads, None if gth is None else owner._tab, 1, a, ua,
-                      a + 8 * ns, ya, g.data_ptr(), None if gu is None else gu.data_ptr(),
-                      None if gth is None else gth.data_ptr(), owner._logp)
-    if st:
-        owner._fail(st)
-    gq, gv, ga = g.split((nq, nv, na))
-    return gq if need[0] else None, gv if need[1] else None, gu, gth, ga if need[4] else None, None
+    @staticmethod
+    def backward(ctx, gq1, gv1, ga1=None):
+        owner = ctx.owner
+        nq, nv, na, nu, ns = owner._sizes
+        buf, a, ua, th = ctx.saved
+        need = ctx.needs_input_grad
+        ya, xa = a + 16 * ns, a + 24 * ns
+        _put(ya, gq1, nq)
+        _put(ya + 8 * nq, gv1, nv)
+        _put(ya + 8 * (nq + nv), ga1, na)
+        tab = owner._tab
+        if th is not None:   # the forward's theta back into the model (another call may have changed it)
+            owner._f_pset(tab, owner._mptr, th)
+        gu = torch.empty(nu, dtype=torch.float64) if ua is not None and need[2] else None
+        gth = torch.empty(owner._ntheta, dtype=torch.float64) if tab is not None and need[3] else None
+        st = owner._f_vjp(owner._mptr, owner._work, owner.threads, None if gth is None else tab, 1, a, ua, a + 8 * ns,
+                          ya, xa, None if gu is None else gu.data_ptr(), None if gth is None else gth.data_ptr(),
+                          owner._logp)
+        if st:
+            owner._fail(st)
+        mm, gq, gv, ga = ctypes.memmove, None, None, None
+        if need[0]:
+            gq = torch.empty(nq, dtype=torch.float64)
+            mm(gq.data_ptr(), xa, 8 * nq)
+        if need[1]:
+            gv = torch.empty(nv, dtype=torch.float64)
+            mm(gv.data_ptr(), xa + 8 * nq, 8 * nv)
+        if na and need[4]:
+            ga = torch.empty(na, dtype=torch.float64)
+            mm(ga.data_ptr(), xa + 8 * (nq + nv), 8 * na)
+        return gq, gv, gu, gth, ga, None
 
 
 def _fill(t, n, nb, x, addr, col):
@@ -157,12 +174,6 @@ class _StepFn(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, qpos, qvel, ctrl, theta, act, owner):
-        ctx.owner = owner
-        ctx.one = qpos.dim() == 1 and _direct(qpos, owner._sizes[0]) and _vec(qvel, owner._sizes[1]) and \
-            qvel is not None and _vec(ctrl, owner._sizes[3]) and _vec(act, owner._sizes[2]) and \
-            _vec(theta, owner._ntheta)
-        if ctx.one:
-            return _one_forward(ctx, qpos, qvel, ctrl, theta, act, owner)
         m, p = owner.model, owner.params
         nq, nv, na, nu = m.nq, m.nv, m.na, m.nu
         single = qpos.dim() == 1
@@ -191,8 +202,6 @@ class _StepFn(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, gq1, gv1, ga1):
-        if ctx.one:
-            return _one_backward(ctx, gq1, gv1, ga1)
         owner = ctx.owner
         m, p = owner.model, owner.params
         nq, nv, na, nu = m.nq, m.nv, m.na, m.nu
@@ -295,7 +304,7 @@ class Step:
         self._log = _c.Log()
         self._logp = ctypes.byref(self._log)
         # what every call uses, looked up once: sizes, the C functions, the model and table pointers, the ctypes
-        # types of the one-row block (x, x+, scratch: nq + nv + na each; u) and of theta
+        # types of the one-row block (_OneFn: x, x+, the cotangent, the gradient: nq + nv + na each; u) and of theta
         ns = model.nq + model.nv + model.na
         self._sizes = (model.nq, model.nv, model.na, model.nu, ns)
         self._ntheta = 0 if self.params is None else self.params.ntheta
@@ -303,7 +312,7 @@ class Step:
         self._f_step, self._f_vjp, self._f_pset = L.phys_step_batch, L.phys_step_vjp_batch_qpos, L.phys_param_set
         self._mptr = model._ptr
         self._tab = None if self.params is None else ctypes.byref(self.params._t)
-        self._block = ctypes.c_double * (3 * ns + model.nu)
+        self._block = ctypes.c_double * (4 * ns + model.nu)
         self._theta_t = ctypes.c_double * self._ntheta
 
     def _call(self, name, *args):
@@ -356,11 +365,16 @@ class Step:
             d.act[:] = act
 
     def __call__(self, qpos, qvel, ctrl=None, theta=None, act=None):
-        m = self.model
-        if m.nu == 0:
+        nq, nv, na, nu, _ = self._sizes
+        if nu == 0:
             ctrl = None
-        q1, v1, a1 = _StepFn.apply(qpos, qvel, ctrl, theta, act if m.na else None, self)
-        return (q1, v1, a1) if m.na else (q1, v1)
+        if not na:
+            act = None
+        if qpos.dim() == 1 and _direct(qpos, nq) and qvel is not None and _vec(qvel, nv) and _vec(ctrl, nu) and \
+                _vec(act, na) and _vec(theta, self._ntheta):
+            return _OneFn.apply(qpos, qvel, ctrl, theta, act, self)
+        q1, v1, a1 = _StepFn.apply(qpos, qvel, ctrl, theta, act, self)
+        return (q1, v1, a1) if na else (q1, v1)
 
     def rollout(self, qpos, qvel, ctrl, theta=None, act=None):
         """The states after each of T = len(ctrl) steps (ctrl (T, nu) or (T, B, nu)): (T + 1, ...) tensors of
