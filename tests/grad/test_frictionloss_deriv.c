@@ -12,8 +12,10 @@
 //     same arm held (both rows sticking), a three-link arm with one row sticking and two sliding; and the
 //     three-link arm held at an active joint limit: A, B, P against central differences (< 1e-6; measured
 //     1e-16 .. 9e-9) and the dot-product test (sticking rows' forces follow the state: the implicit function,
-//     step_contact_point.h cpStick; without it A's error is 0.4 .. 2.2); penalty's friction with a limit spring:
-//     refused with a message, not wrong.
+//     step_contact_point.h cpStick; without it A's error is 0.4 .. 2.2); penalty's friction with a limit spring;
+//   - tendon frictionloss rows (issue 15 item 3): contact-free in every model (test_tendon_rows) and with a contact
+//     in every model (test_tendon_contact: the rows' impulses as unknowns of the step under lcp, cone and ccp,
+//     penalty's regularized rope friction in its tape).
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
