@@ -88,8 +88,10 @@ typedef enum physTrn_ {
   PHYS_TRN_RESTLENGTH,     // ctrl sets the spring's rest length: L0 = spring_restlength + gear*ctrl
   PHYS_TRN_SITE,           // force gear[0..2]*f and torque gear[3..5]*f at a site, in the site's frame (MuJoCo's
                            // mjTRN_SITE without refsite)
-  PHYS_TRN_SLIDERCRANK     // MuJoCo's slider-crank: length a'v - sqrt((a'v)^2 + r^2 - v'v) of the crank site (trnid)
+  PHYS_TRN_SLIDERCRANK,    // MuJoCo's slider-crank: length a'v - sqrt((a'v)^2 + r^2 - v'v) of the crank site (trnid)
                            // seen from the slider site (trnid2, axis a its z) with rod length r (cranklength)
+  PHYS_TRN_BODY            // MuJoCo's adhesion (mjTRN_BODY): force f pulls body trnid along the normals of its
+                           // contacts, moment -(1/n) sum of their normal rows (src/contact/adhesion.c; length 0)
 } physTrnType;
 
 typedef enum physSpringType_ {

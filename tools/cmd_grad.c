@@ -209,12 +209,6 @@ void grad_explain_status(const physModel* m, physData* d, physStatus st, const c
               "not implemented for this geom pair or parameter%s%s%s", where, what,
               phys_contact_name(m->opt.contact), nlimit > 0 ? "" : " (--no-contact disables contacts)",
               d->lastwarning[0] ? "; last library message: " : "", d->lastwarning);
-  } else if (st == PHYS_ERR_MODEL && !phys_grad_muscles_ok(m)) {   // issue 15 items 2, 6
-    cli_error("%s: the model has slider-crank transmissions: the step Jacobians do not support them "
-              "(simulation only)", where);
-  } else if (st == PHYS_ERR_MODEL && !phys_grad_tendons_ok(m)) {
-    cli_error("%s: %s: the step Jacobians do not support it (lengths, moments and forces only)", where,
-              phys_grad_tendons_why(m));
   } else if (st == PHYS_ERR_MODEL && active_equalities(m) > 0 && strstr(d->lastwarning, "equality")) {
     cli_error("%s: the model has %d active equality constraints: the step Jacobians support them under penalty, "
               "and under lcp, cone and ccp with contacts and limits except where one holds a motion an equality row "
@@ -223,8 +217,11 @@ void grad_explain_status(const physModel* m, physData* d, physStatus st, const c
   } else if (st == PHYS_ERR_MODEL) {
     if (!phys_grad_actuators_ok(m))
       cli_error("%s: a rest-length actuator has dynamics: the step Jacobians do not support it", where);
-    else
+    else if (!phys_grad_balls_last(m))
       cli_error("%s: a ball joint is not the last joint of its body: the step Jacobians do not support it", where);
+    else   // the library's own reason (the implicit integrator with activations was reported as a ball joint)
+      cli_error("%s: the step Jacobians do not support this model: %s", where,
+                d->lastwarning[0] ? d->lastwarning : "(no library message)");
   } else {
     cli_error("%s: numerical failure in the step Jacobians: %s", where, d->lastwarning);
   }

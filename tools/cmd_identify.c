@@ -1070,16 +1070,12 @@ int id_prepare(idRun* r, const idArgs* a) {
   }
   if (!r->m) return CLI_EXIT_INPUT;
   if (a->contact >= 0) r->m->opt.contact = a->contact;
-  if (!phys_grad_muscles_ok(r->m)) {   // before any work: the fit needs the step derivatives (issue 15 items 2, 6)
-    cli_error("identify: %s: the model has slider-crank transmissions: the step derivatives do not "
-              "support them (simulate only)", a->model);
-    return CLI_EXIT_INPUT;
-  }
-  if (!phys_grad_tendons_ok(r->m)) {   // before any work: the fit needs the step derivatives
-    cli_error("identify: %s: %s: the step derivatives do not support it (lengths, moments and forces only)",
-              a->model, phys_grad_tendons_why(r->m));
-    return CLI_EXIT_INPUT;
-  }
+  for (int u = 0; u < r->m->nu; u++)
+    if (r->m->actuator_trntype[u] == PHYS_TRN_BODY) {   // before any work: the fit needs the step derivatives
+      cli_error("identify: %s: actuator '%s' is an adhesion actuator: the step derivatives do not support it "
+                "(simulate only)", a->model, phys_id2name(r->m, "actuator", u));
+      return CLI_EXIT_INPUT;
+    }
   int icode = cli_integrator_options(r->m, a->cmd, a->model, 1);
   if (icode >= 0) return icode;
   if (!cli_residual_fits(r->m)) return CLI_EXIT_USAGE;

@@ -480,9 +480,10 @@ static int world_writable(const physModel* m, char* err, size_t nerr) {
   }
   if (!what && m->neq > 0) what = "equality constraints (not written into a composed world yet)";
   for (int i = 0; !what && i < m->nu; i++)   // issue 15 items 2, 6
-    if (m->actuator_trntype[i] == PHYS_TRN_SLIDERCRANK || m->actuator_dyntype[i] == PHYS_DYN_MUSCLE ||
+    if (m->actuator_trntype[i] == PHYS_TRN_SLIDERCRANK || m->actuator_trntype[i] == PHYS_TRN_BODY ||
+        m->actuator_dyntype[i] == PHYS_DYN_MUSCLE ||
         m->actuator_gaintype[i] != PHYS_GAIN_AFFINE || m->actuator_biastype[i] != PHYS_GAIN_AFFINE)
-      what = "muscles or slider-crank actuators (not written into a composed world yet)";
+      what = "muscles, slider-crank or adhesion actuators (not written into a composed world yet)";
   for (int k = 0; !what && k < m->nspringsite; k++) {
     int t = m->spring_objtype[k], geom = t == PHYS_WRAP_SPHERE || t == PHYS_WRAP_CYLINDER;
     if (t == PHYS_WRAP_JOINT && !*phys_id2name(m, "joint", m->spring_site[k])) what = "a fixed tendon on an unnamed joint";

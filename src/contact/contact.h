@@ -342,6 +342,12 @@ void phys_frictionloss_qfrc(const physModel* m, const physFrictionRows* fr, doub
 // moment dL/dq into R (a row of nv; R NULL: count only, d then unread) and F into F (may be NULL); returns their
 // number
 int phys_tendon_frictionloss_rows(const physModel* m, const physData* d, double* R, double* F);
+
+// adhesion actuators (adhesion.c, MuJoCo 2.2.2's mjTRN_BODY): 1 if m has one (actuation enabled); qfrc (nv) +=
+// their forces at d's kinematics through the contacts con (n): -(f/|C_b|) sum over body b's contacts of the
+// normal rows (both bodies of each contact pulled towards each other along its normal at its point)
+int phys_adhesion_any(const physModel* m);
+void phys_adhesion(const physModel* m, const physData* d, const physContact* con, int n, double* qfrc);
 // penalty's tendon frictionloss (penalty.c's regularized rule along the moment r, C = F / max(|r . v|, vslip)):
 // qfrc -= C (r . v) r (vnew NULL), H (nv x nv) += dt C r r', with vnew qfrc -= C r (r . (vnew - v)) (the force at
 // v+); each pointer may be NULL; returns the number of rows

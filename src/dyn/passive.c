@@ -140,7 +140,7 @@ void phys_passive(const physModel* m, physData* d) {
 //---------------------------------------------------------------------------------------------------------
 // actuation
 
-// a muscle's force (phys_actuator_force_length) and its terms (dyn.h): the input c = act (slope 0) or the
+// a muscle's or slider-crank's force (phys_actuator_force_length) and its terms (dyn.h): the input c = act (slope 0) or the
 // clamped control; dL = dLdot = 0 where the length does not move (site, ball or free joint: length 0)
 static double muscle_force(const physModel* m, const physData* d, int a, physActuatorTerms* t) {
   int adr = m->actuator_actadr[a], type = m->actuator_trntype[a], id = m->actuator_trnid[a];
@@ -151,7 +151,7 @@ static double muscle_force(const physModel* m, const physData* d, int a, physAct
   }
   physActuatorTerms x = {0};
   double f = phys_actuator_force_length_terms(m, d, a, c, &x);
-  int moves = type == PHYS_TRN_SPRING ||
+  int moves = type == PHYS_TRN_SPRING || type == PHYS_TRN_SLIDERCRANK ||
               (type == PHYS_TRN_JOINT && (m->jnt_type[id] == PHYS_JNT_HINGE || m->jnt_type[id] == PHYS_JNT_SLIDE));
   if (!moves) x.dL = x.dLdot = 0;
   x.c = c, x.slope = slope * x.fslope, x.dact = adr >= 0 ? x.gain * x.fslope : 0;
@@ -166,12 +166,7 @@ double phys_actuator_force(const physModel* m, const physData* d, int a, physAct
   const double *g = m->actuator_gainprm + 3 * a, *b = m->actuator_biasprm + 3 * a;
   int adr = m->actuator_actadr[a];
   double c = adr >= 0 ? d->act[adr] : d->ctrl[a], slope = 1, gain = g[0], bias = b[0], dL = 0, dLdot = 0;
-  if (m->actuator_trntype[a] == PHYS_TRN_SLIDERCRANK) {   // (no derivatives: refused)
-    double f = phys_actuator_force_length(m, d, a, adr >= 0 ? c : actuator_ctrl(m, d, a));
-    if (t) *t = (physActuatorTerms){0};
-    return f;
-  }
-  if (phys_actuator_muscle(m, a)) return muscle_force(m, d, a, t);
+  if (phys_actuator_muscle(m, a) || m->actuator_trntype[a] == PHYS_TRN_SLIDERCRANK) return muscle_force(m, d, a, t);
   if (adr >= 0) {
     slope = 0;   // d force / d ctrl: through the activation only
   } else if (m->actuator_ctrllimited[a]) {
@@ -237,15 +232,15 @@ void phys_site_moment(const physModel* m, const physData* d, int a, const double
 // qfrc_actuator = sum_a moment_a' force_a (phys_actuator_force): joint hinge/slide gear[0]; ball gear[0..2]
 // and free gear[0..5] on the joint's dofs; spring: force gear[0]*force on the path length (MuJoCo's tendon
 // motor: qfrc = J_L' f, positive f lengthens the spring, i.e. tension -f); site: the wrench phys_site_wrench
-// at the site; restlength actuators act in phys_passive. act_dot of the actuators with dynamics (0 with
-// actuation disabled)
+// at the site; restlength actuators act in phys_passive, adhesion (body) actuators in the step once its contacts
+// are known (src/contact/adhesion.c). act_dot of the actuators with dynamics (0 with actuation disabled)
 void phys_actuation(const physModel* m, physData* d) {
   memset(d->qfrc_actuator, 0, sizeof(double) * (size_t)m->nv);
   if (m->na) memset(d->act_dot, 0, sizeof(double) * (size_t)m->na);
   if (m->opt.disableflags & PHYS_DSBL_ACTUATION) return;
   for (int a = 0; a < m->nu; a++) {
     if (m->actuator_actadr[a] >= 0) d->act_dot[m->actuator_actadr[a]] = actuator_act_dot(m, d, a);
-    if (m->actuator_trntype[a] == PHYS_TRN_RESTLENGTH) continue;
+    if (m->actuator_trntype[a] == PHYS_TRN_RESTLENGTH || m->actuator_trntype[a] == PHYS_TRN_BODY) continue;
     double c = phys_actuator_force(m, d, a, NULL);
     const double* gear = m->actuator_gear + 6 * a;
     int id = m->actuator_trnid[a];

@@ -92,23 +92,6 @@ static inline int phys_grad_balls_last(const physModel* m) {
   return 1;
 }
 
-// 1 if the step derivatives cover m's tendons: every tendon but, under m->opt.contact penalty, those with
-// frictionloss (penalty's dense implicit friction, tendon_rows.c: their derivatives are not built). Wrapped
-// paths (issue 15 item 3) are differentiated with their tangent points sliding on the geom (tendon_deriv.h);
-// lcp, cone and ccp differentiate their frictionloss rows at states without contacts or limits
-// (frictionloss_deriv.h; step_record.c refuses them with contacts or limits); tendon length limits have
-// derivatives in every contact model (tendon_rows_deriv.c, penalty_deriv.c)
-static inline int phys_grad_tendons_ok(const physModel* m) {
-  if (m->opt.contact != PHYS_CONTACT_PENALTY) return 1;
-  for (int s = 0; s < m->nspring; s++)
-    if (m->spring_frictionloss[s] > 0) return 0;
-  return 1;
-}
-// why phys_grad_tendons_ok(m) is 0 (the CLI's message), "" if it is 1
-static inline const char* phys_grad_tendons_why(const physModel* m) {
-  return phys_grad_tendons_ok(m) ? "" : "a tendon has frictionloss (contact model penalty)";
-}
-
 // 1 if the step derivatives cover m's actuators: no rest-length actuator with dynamics (its input is ctrl
 // while its activation integrates: act_deriv.h takes an actuator with dynamics's input column as its act's)
 static inline int phys_grad_actuators_ok(const physModel* m) {
@@ -117,14 +100,11 @@ static inline int phys_grad_actuators_ok(const physModel* m) {
   return 1;
 }
 
-// 1 if no actuator has a slider-crank transmission (issue 15 items 2 and 6: simulated as MuJoCo 2.2.2,
-// src/dyn/muscle.c; its derivatives are not built, every derivative path refuses it). Muscles are
-// differentiated (s32: muscle.c's curves' derivatives, passive_deriv.c, act_deriv.c)
-static inline int phys_grad_muscles_ok(const physModel* m) {
-  for (int a = 0; a < m->nu; a++)
-    if (m->actuator_trntype[a] == PHYS_TRN_SLIDERCRANK) return 0;
-  return 1;
-}
+// slider-crank actuator a's length l (MuJoCo 2.2.2's, without the gear; muscle.c) to second order at d's
+// kinematics (passive_deriv.c): JL = dl/dq (nv; the moment is gear JL), K = dJL/dq (nv x nv, row i = dof i;
+// NULL to skip) and dLd = d(JL . qvel)/dq (nv; NULL to skip). A broken crank (det <= 0) takes l = a'v's
+// derivatives; near det = 0+ they grow as det^(-3/2) (the dead point). Scratch 6 nv from d's arena
+void phys_slidercrank_geometry(const physModel* m, physData* d, int a, double* JL, double* K, double* dLd);
 
 //---------------------------------------------------------------------------------------------------------
 // the contact-free step (step_deriv.c): x = (q tangent, v) (2nv), x+ = step(x, u). A model with actuator
@@ -136,7 +116,7 @@ static inline int phys_grad_muscles_ok(const physModel* m) {
 // With contacts or active joint limits and m->opt.contact lcp, cone or ccp the constrained step's derivatives
 // (step_contact_deriv.h: d's contact lists only read, PHYS_ERR_ARG if a contact pair has no geometry derivative);
 // penalty contact: penalty_deriv.h. PHYS_ERR_MODEL if a ball joint is not the last joint of its body,
-// !phys_grad_tendons_ok(m) or !phys_grad_actuators_ok(m); PHYS_ERR_NUMERIC (a counted warning)
+// or !phys_grad_actuators_ok(m); PHYS_ERR_NUMERIC (a counted warning)
 // if M + dt B is not positive definite. The state is not advanced; kinematics, qM, qfrc_bias, qfrc_passive,
 // qfrc_actuator and qacc (the step's acceleration) are left at the state.
 physStatus phys_step_jacobian(const physModel* m, physData* d, double* A, double* B);

@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "dyn.h"
+#include "grad.h"
 #include "model.h"
 #include "params.h"
 #include "rot.h"
@@ -136,7 +137,7 @@ static void gravity_columns(const physModel* m, physData* d, const physParam* p,
 
 // gear of actuator a (force f = phys_actuator_force): joint actuator R[da+k, col+k] = -f, on a hinge or
 // slide minus also gear (dL q + dLdot qdot) (L = gear q); spring actuator R = f u; rest length R = -k c u; site
-// actuator (6 entries) R[:, col+k] = -f moment(e_k)
+// actuator (6 entries) R[:, col+k] = -f moment(e_k); slider-crank R = -(f + dL L + dLdot Ldot) JL
 static void gear_columns(const physModel* m, physData* d, const physParam* p, double* R, int ld, double* tmp) {
   int a = p->id, id = m->actuator_trnid[a];
   if (m->opt.disableflags & PHYS_DSBL_ACTUATION) return;
@@ -152,6 +153,10 @@ static void gear_columns(const physModel* m, physData* d, const physParam* p, do
     if (t.dL != 0 || t.dLdot != 0)
       f += m->actuator_gear[6 * a] * (t.dL * d->qpos[m->jnt_qposadr[id]] + t.dLdot * d->qvel[da]);
     for (int k = 0; k < p->size; k++) R[(size_t)(da + k) * ld + p->adr + k] -= f;
+  } else if (m->actuator_trntype[a] == PHYS_TRN_SLIDERCRANK) {   // qfrc = gear JL f(gear l, gear ldot)
+    double vel, L = phys_actuator_length(m, d, a, &vel);
+    phys_slidercrank_geometry(m, d, a, tmp, NULL, NULL);
+    for (int i = 0; i < m->nv; i++) R[(size_t)i * ld + p->adr] -= (f + t.dL * L + t.dLdot * vel) * tmp[i];
   } else if (m->actuator_trntype[a] == PHYS_TRN_SITE) {
     for (int k = 0; k < 6; k++) {   // qfrc = f moment(gear), linear in gear: column k = f moment(e_k)
       double e[6] = {0, 0, 0, 0, 0, 0};
@@ -165,9 +170,9 @@ static void gear_columns(const physModel* m, physData* d, const physParam* p, do
 }
 
 // gain, bias, kp, kv or a muscle's peak force of actuator a: R = -gear df/dtheta on a joint's dofs, gear
-// df/dtheta u on a spring, with df/dgain = c (the clamped control), df/dbias = 1, df/dkp = c - L, df/dkv = c -
-// Ldot (L = gear q, Ldot = gear qdot of its hinge or slide), df/dF = the muscle's dpeak, all 0 where the force is
-// clamped to forcerange
+// df/dtheta u on a spring, -gear JL df/dtheta on a slider-crank, with df/dgain = c (the clamped control),
+// df/dbias = 1, df/dkp = c - L, df/dkv = c - Ldot (L = gear q, Ldot = gear qdot of its hinge or slide; a
+// slider-crank's length and rate), df/dF = the muscle's dpeak, all 0 where the force is clamped to forcerange
 static void actuator_columns(const physModel* m, physData* d, const physParam* p, double* R, int ld, double* tmp) {
   int a = p->id, id = m->actuator_trnid[a];
   if (m->opt.disableflags & PHYS_DSBL_ACTUATION) return;
@@ -176,8 +181,10 @@ static void actuator_columns(const physModel* m, physData* d, const physParam* p
   const double* gear = m->actuator_gear + 6 * a;
   double s = p->kind == PHYS_PAR_BIAS ? 1 : t.c;
   if (p->kind == PHYS_PAR_MUSCLE_FORCE) s = t.dpeak;   // (fslope in already)
-  if (p->kind == PHYS_PAR_KP) s -= gear[0] * d->qpos[m->jnt_qposadr[id]];
-  if (p->kind == PHYS_PAR_KV) s -= gear[0] * d->qvel[m->jnt_dofadr[id]];
+  int crank = m->actuator_trntype[a] == PHYS_TRN_SLIDERCRANK;
+  double vel = 0, L = crank ? phys_actuator_length(m, d, a, &vel) : 0;
+  if (p->kind == PHYS_PAR_KP) s -= crank ? L : gear[0] * d->qpos[m->jnt_qposadr[id]];
+  if (p->kind == PHYS_PAR_KV) s -= crank ? vel : gear[0] * d->qvel[m->jnt_dofadr[id]];
   s *= t.fslope;   // a force clamped to forcerange does not move
   if (m->actuator_trntype[a] == PHYS_TRN_JOINT) {
     int type = m->jnt_type[id], da = m->jnt_dofadr[id];
@@ -188,6 +195,9 @@ static void actuator_columns(const physModel* m, physData* d, const physParam* p
   } else if (m->actuator_trntype[a] == PHYS_TRN_SITE) {
     phys_site_moment(m, d, a, gear, tmp);
     for (int i = 0; i < m->nv; i++) R[(size_t)i * ld + p->adr] -= tmp[i] * s;
+  } else if (crank) {   // the moment gear JL
+    phys_slidercrank_geometry(m, d, a, tmp, NULL, NULL);
+    for (int i = 0; i < m->nv; i++) R[(size_t)i * ld + p->adr] -= gear[0] * tmp[i] * s;
   }
 }
 
@@ -215,6 +225,9 @@ static void input_column(const physModel* m, physData* d, const physParam* p, do
   } else if (m->actuator_trntype[a] == PHYS_TRN_SITE) {
     phys_site_moment(m, d, a, gear, tmp);
     for (int i = 0; i < m->nv; i++) R[(size_t)i * ld + p->adr] -= tmp[i] * at.gain * at.slope * s;
+  } else if (m->actuator_trntype[a] == PHYS_TRN_SLIDERCRANK) {
+    phys_slidercrank_geometry(m, d, a, tmp, NULL, NULL);
+    for (int i = 0; i < m->nv; i++) R[(size_t)i * ld + p->adr] -= gear[0] * tmp[i] * at.gain * at.slope * s;
   } else if (!(m->opt.disableflags & PHYS_DSBL_PASSIVE)) {
     spring_column(m, d, id, -m->spring_stiffness[id] * gear[0] * at.slope * s, R, ld, p->adr, tmp);
   }
@@ -273,7 +286,7 @@ static double spring_tension(const physModel* m, const physData* d, int sp) {
 static void pos_spring_column(const physModel* m, physData* d, int sp, const int* ins, int pp, const double t[3],
                               double* R, int ld, int col, double* ugen, double* tmp) {
   if (m->spring_type[sp] == PHYS_SPRING_FIXED) return;
-  physTendonPath p;   // sites (wrapped geoms: refused by phys_grad_tendons_ok), segment weights w (pulleys)
+  physTendonPath p;   // sites (wrapped geoms: tendon_deriv.h), segment weights w (pulleys)
   phys_tendon_path(m, sp, d->site_xpos, d->geom_xpos, d->geom_xmat, &p);
   int n = p.npoint, any = 0;
   for (int k = 0; k < n; k++) any |= ins[p.body[k]];

@@ -174,7 +174,7 @@ static int moves_wrapped_tendon(const physModel* m, int b) {
   return 0;
 }
 
-// force:ACTUATOR: a muscle gain (not on a slider-crank: no derivatives there) whose muscle bias, if any, has
+// force:ACTUATOR: a muscle gain (not on a slider-crank: its length is not a muscle's) whose muscle bias, if any, has
 // the same peak force (both are set)
 static physStatus check_muscle_entry(const physModel* m, const physParam* p, physLog* log) {
   int a = p->id;
@@ -199,9 +199,12 @@ static physStatus check_entry(const physModel* m, const physParam* p, physLog* l
   if (p->kind == PHYS_PAR_MUSCLE_FORCE) return check_muscle_entry(m, p, log);
   int gainlike = p->kind == PHYS_PAR_GEAR || p->kind == PHYS_PAR_GAIN || p->kind == PHYS_PAR_BIAS ||
                  p->kind == PHYS_PAR_KP || p->kind == PHYS_PAR_KV;
-  if (gainlike && (phys_actuator_muscle(m, p->id) || m->actuator_trntype[p->id] == PHYS_TRN_SLIDERCRANK))
-    return phys_error(log, PHYS_ERR_ARG, "param '%s': actuator '%s' is a muscle or drives a slider-crank, whose "
-                      "gear, gain and bias are not parameters (a muscle's are force:%s and timeconst:%s)", p->name,
+  if (gainlike && m->actuator_trntype[p->id] == PHYS_TRN_BODY)
+    return phys_error(log, PHYS_ERR_ARG, "param '%s': actuator '%s' is an adhesion actuator, which has no "
+                      "derivatives yet", p->name, phys_id2name(m, "actuator", p->id));
+  if (gainlike && phys_actuator_muscle(m, p->id))
+    return phys_error(log, PHYS_ERR_ARG, "param '%s': actuator '%s' is a muscle, whose gear, gain and bias are not "
+                      "parameters (a muscle's are force:%s and timeconst:%s)", p->name,
                       phys_id2name(m, "actuator", p->id), phys_id2name(m, "actuator", p->id),
                       phys_id2name(m, "actuator", p->id));
   if (p->kind == PHYS_PAR_GAIN || p->kind == PHYS_PAR_BIAS || p->kind == PHYS_PAR_KP || p->kind == PHYS_PAR_KV)

@@ -486,6 +486,143 @@ static void site_wrench_vjp(const physModel* m, physData* d, int s, const double
   for (int j = phys_body_lastdof(m, body); j >= 0; j = m->dof_parentid[j]) q_bar[j] += phys_dot3(d->cdof + 6 * j, g);
 }
 
+// the slider-crank length l(z) (phys_slidercrank without its gear) as a function of z = (a, v), a the slider
+// site's z axis, v = crank site - slider site: g = dl/dz and H = d2l/dz2 (6 x 6). With b = a'v, s = sqrt(det),
+// det = b^2 + r^2 - v'v, beta = 1 - b/s, gamma = (v'v - r^2)/s^3 (l = b - s, g = (beta v, beta a + v/s)):
+//   H_aa = gamma v v',  H_av = beta I + gamma v a' - (b/s^3) v v',
+//   H_vv = gamma a a' - (b/s^3)(a v' + v a') + I/s + v v'/s^3;
+// a broken crank (det <= 0: l = a'v) has H_aa = H_vv = 0, H_av = I. At det -> 0+ the terms grow as 1/s^3 (the
+// crank at its dead point: the moment is unbounded there; det = 0 itself takes the broken branch, as 2.2.2)
+static void slidercrank_local(const physModel* m, const physData* d, int a, double g[6], double H[36]) {
+  int crank = m->actuator_trnid[a], slider = m->actuator_trnid2[a];
+  const double *pc = d->site_xpos + 3 * crank, *ps = d->site_xpos + 3 * slider, *R = d->site_xmat + 9 * slider;
+  double ax[3] = {R[2], R[5], R[8]}, v[3] = {pc[0] - ps[0], pc[1] - ps[1], pc[2] - ps[2]}, r = m->actuator_cranklength[a];
+  double b = phys_dot3(ax, v), vv = phys_dot3(v, v), det = b * b + r * r - vv;
+  memset(H, 0, sizeof(double) * 36);
+  if (det <= 0) {
+    for (int i = 0; i < 3; i++) g[i] = v[i], g[3 + i] = ax[i], H[i * 6 + 3 + i] = H[(3 + i) * 6 + i] = 1;
+    return;
+  }
+  double sd = sqrt(det), s3 = sd * det, beta = 1 - b / sd, gamma = (vv - r * r) / s3, c = b / s3;
+  for (int i = 0; i < 3; i++) {
+    g[i] = beta * v[i], g[3 + i] = beta * ax[i] + v[i] / sd;
+    for (int j = 0; j < 3; j++) {
+      double hav = (i == j ? beta : 0) + gamma * v[i] * ax[j] - c * v[i] * v[j];
+      H[i * 6 + j] = gamma * v[i] * v[j];
+      H[i * 6 + 3 + j] = hav, H[(3 + j) * 6 + i] = hav;
+      H[(3 + i) * 6 + 3 + j] = gamma * ax[i] * ax[j] - c * (ax[i] * v[j] + v[i] * ax[j]) + (i == j ? 1 / sd : 0) +
+                               v[i] * v[j] / s3;
+    }
+  }
+}
+
+// Jz (6 x nv) = dz/dq of slider-crank a: the a rows w_j x a over the slider body's chain, the v rows
+// c_j(crank site) over the crank body's chain minus c_j(slider site) over the slider body's
+static void slidercrank_jz(const physModel* m, const physData* d, int a, double* Jz) {
+  int nv = m->nv, crank = m->actuator_trnid[a], slider = m->actuator_trnid2[a];
+  const double *pc = d->site_xpos + 3 * crank, *ps = d->site_xpos + 3 * slider, *R = d->site_xmat + 9 * slider;
+  double ax[3] = {R[2], R[5], R[8]}, t[3];
+  memset(Jz, 0, sizeof(double) * 6 * (size_t)nv);
+  for (int j = phys_body_lastdof(m, m->site_bodyid[crank]); j >= 0; j = m->dof_parentid[j]) {
+    phys_cross3(t, d->cdof + 6 * j, pc);
+    for (int r = 0; r < 3; r++) Jz[(size_t)(3 + r) * nv + j] += d->cdof[6 * j + 3 + r] + t[r];
+  }
+  for (int j = phys_body_lastdof(m, m->site_bodyid[slider]); j >= 0; j = m->dof_parentid[j]) {
+    phys_cross3(t, d->cdof + 6 * j, ps);
+    for (int r = 0; r < 3; r++) Jz[(size_t)(3 + r) * nv + j] -= d->cdof[6 * j + 3 + r] + t[r];
+    phys_cross3(t, d->cdof + 6 * j, ax);
+    for (int r = 0; r < 3; r++) Jz[(size_t)r * nv + j] = t[r];
+  }
+}
+
+// out = K' x (nv, overwritten) for phys_slidercrank_geometry's K at g, H, Jz: Jz' H (Jz x) (H symmetric), the
+// fixed-g Hessians' transposes, and the axis' turn sum_i x_i dl/da . (w_i x (w_j x a)) = w_j . (a x (dl/da x W)),
+// W = sum_i x_i w_i over the slider body's chain
+static void slidercrank_kx(const physModel* m, const physData* d, int a, const double g[6], const double H[36],
+                           const double* Jz, const double* x, double* out) {
+  int nv = m->nv, crank = m->actuator_trnid[a], slider = m->actuator_trnid2[a], bs = m->site_bodyid[slider];
+  const double* R = d->site_xmat + 9 * slider;
+  double ax[3] = {R[2], R[5], R[8]}, zx[6] = {0}, hz[6] = {0}, T[3], W[3] = {0, 0, 0}, t[3], u[3];
+  for (int k = 0; k < 6; k++)
+    for (int i = 0; i < nv; i++) zx[k] += Jz[(size_t)k * nv + i] * x[i];
+  for (int k = 0; k < 6; k++)
+    for (int l = 0; l < 6; l++) hz[k] += H[k * 6 + l] * zx[l];
+  for (int j = 0; j < nv; j++) {
+    out[j] = 0;
+    for (int k = 0; k < 6; k++) out[j] += Jz[(size_t)k * nv + j] * hz[k];
+  }
+  point_hessian_vjp(m, d, m->site_bodyid[crank], d->site_xpos + 3 * crank, g + 3, 1, x, out);
+  point_hessian_vjp(m, d, bs, d->site_xpos + 3 * slider, g + 3, -1, x, out);
+  phys_cross3(T, ax, g);
+  rotation_hessian_vjp(m, d, bs, T, 1, x, out);
+  for (int i = phys_body_lastdof(m, bs); i >= 0; i = m->dof_parentid[i])
+    for (int r = 0; r < 3; r++) W[r] += x[i] * d->cdof[6 * i + r];
+  phys_cross3(t, g, W);
+  phys_cross3(u, ax, t);
+  for (int j = phys_body_lastdof(m, bs); j >= 0; j = m->dof_parentid[j]) out[j] += phys_dot3(d->cdof + 6 * j, u);
+}
+
+// slider-crank actuator a's geometry as spring_geometry's (without the gear; grad.h): JL = dl/dq = Jz' g (the
+// moment over gear) and, unless NULL, K = dJL/dq = Jz' H Jz + sum_k g_k d2z_k/dq2, the second part the fixed-g
+// Hessians: dl/dv . d(c_i(pc) - c_i(ps))/dq_j (point_hessian), (a x dl/da) . dw_i/dq_j (rotation_hessian) and
+// the axis' turn dl/da . (w_i x (w_j x a)) (i, j on the slider body's chain); dLd = d(JL . qvel)/dq = K' qvel
+void phys_slidercrank_geometry(const physModel* m, physData* d, int a, double* JL, double* K, double* dLd) {
+  int nv = m->nv, crank = m->actuator_trnid[a], slider = m->actuator_trnid2[a];
+  int bc = m->site_bodyid[crank], bs = m->site_bodyid[slider];
+  size_t mark = phys_stack_mark(d);
+  double* Jz = phys_stack_alloc(d, 6 * (size_t)nv);
+  double g[6], H[36], HJ[6], T[3], ax[3] = {d->site_xmat[9 * slider + 2], d->site_xmat[9 * slider + 5],
+                                            d->site_xmat[9 * slider + 8]};
+  slidercrank_local(m, d, a, g, H);
+  slidercrank_jz(m, d, a, Jz);
+  for (int i = 0; i < nv; i++) {
+    JL[i] = 0;
+    for (int k = 0; k < 6; k++) JL[i] += Jz[(size_t)k * nv + i] * g[k];
+  }
+  if (K) {
+    memset(K, 0, sizeof(double) * (size_t)nv * nv);
+    for (int j = 0; j < nv; j++) {   // column j of Jz' H Jz
+      for (int k = 0; k < 6; k++) {
+        HJ[k] = 0;
+        for (int l = 0; l < 6; l++) HJ[k] += H[k * 6 + l] * Jz[(size_t)l * nv + j];
+      }
+      for (int i = 0; i < nv; i++)
+        for (int k = 0; k < 6; k++) K[(size_t)i * nv + j] += Jz[(size_t)k * nv + i] * HJ[k];
+    }
+    point_hessian(m, d, bc, d->site_xpos + 3 * crank, g + 3, 1, K);
+    point_hessian(m, d, bs, d->site_xpos + 3 * slider, g + 3, -1, K);
+    phys_cross3(T, ax, g);
+    rotation_hessian(m, d, bs, T, 1, K);
+    for (int i = phys_body_lastdof(m, bs); i >= 0; i = m->dof_parentid[i])
+      for (int j = phys_body_lastdof(m, bs); j >= 0; j = m->dof_parentid[j]) {
+        double wa[3], t[3];
+        phys_cross3(wa, d->cdof + 6 * j, ax);
+        phys_cross3(t, d->cdof + 6 * i, wa);
+        K[(size_t)i * nv + j] += phys_dot3(g, t);
+      }
+  }
+  if (dLd) slidercrank_kx(m, d, a, g, H, Jz, d->qvel, dLd);
+  phys_stack_free(d, mark);
+}
+
+// phys_slidercrank_geometry's reverse mode: JL and Kx = K' x (nv; no nv x nv matrix), dLd = K' qvel (NULL to skip)
+static void slidercrank_geometry_vjp(const physModel* m, physData* d, int a, const double* x, double* JL,
+                                     double* Kx, double* dLd) {
+  int nv = m->nv;
+  size_t mark = phys_stack_mark(d);
+  double* Jz = phys_stack_alloc(d, 6 * (size_t)nv);
+  double g[6], H[36];
+  slidercrank_local(m, d, a, g, H);
+  slidercrank_jz(m, d, a, Jz);
+  for (int i = 0; i < nv; i++) {
+    JL[i] = 0;
+    for (int k = 0; k < 6; k++) JL[i] += Jz[(size_t)k * nv + i] * g[k];
+  }
+  slidercrank_kx(m, d, a, g, H, Jz, x, Kx);
+  if (dLd) slidercrank_kx(m, d, a, g, H, Jz, d->qvel, dLd);
+  phys_stack_free(d, mark);
+}
+
 // d force / d input of actuator a is t->gain t->slope; while d->grad_act_input is set (act_deriv.h) an actuator
 // with dynamics takes its activation as the input: gain = dforce/dact, slope 1
 static void input_terms(const physModel* m, const physData* d, int a, physActuatorTerms* t) {
@@ -542,7 +679,10 @@ void phys_actuation_deriv(const physModel* m, physData* d, double* dfdq, double*
       phys_site_wrench(m, d, a, f, F, T);
       if (dfdq) site_wrench_deriv(m, d, id, F, T, dfdq);
     } else {
-      spring_geometry(m, d, id, JL, K, t.dL != 0 || t.dLdot != 0 ? dLd : NULL);
+      if (m->actuator_trntype[a] == PHYS_TRN_SLIDERCRANK)   // f_gen = gear JL f as on a spring
+        phys_slidercrank_geometry(m, d, a, JL, K, t.dL != 0 || t.dLdot != 0 ? dLd : NULL);
+      else
+        spring_geometry(m, d, id, JL, K, t.dL != 0 || t.dLdot != 0 ? dLd : NULL);
       if (dfdu)
         for (int i = 0; i < nv; i++) dfdu[(size_t)i * nu + a] += JL[i] * gear[0] * t.gain * t.slope;
       if (dfdq)
@@ -586,7 +726,10 @@ void phys_actuation_vjp(const physModel* m, physData* d, const double* f_bar, do
       if (q_bar) site_wrench_vjp(m, d, id, F, T, f_bar, q_bar);
     } else {
       int moves = t.dL != 0 || t.dLdot != 0;
-      spring_geometry_vjp(m, d, id, f_bar, JL, Kf, moves ? dLd : NULL);
+      if (m->actuator_trntype[a] == PHYS_TRN_SLIDERCRANK)
+        slidercrank_geometry_vjp(m, d, a, f_bar, JL, Kf, moves ? dLd : NULL);
+      else
+        spring_geometry_vjp(m, d, id, f_bar, JL, Kf, moves ? dLd : NULL);
       if (u_bar)
         for (int i = 0; i < nv; i++) u_bar[a] += JL[i] * gear[0] * t.gain * t.slope * f_bar[i];
       if (q_bar)

@@ -133,6 +133,12 @@ typedef struct penTape_ {
   double* tK;              // ntl x nv x nv: dr/dq = +-d2L/dq2 (0 for fixed tendons)
   double* tdist;           // ntl: dist = +-(L - bound)
   int* tspring;            // ntl: the tendons
+  int ntf;                 // tendon frictionloss rows (phys_penalty_tendon_frictionloss; issue 15 item 3)
+  double* fr;              // ntf x nv: their rows r = dL/dq
+  double* fK;              // ntf x nv x nv: dr/dq = d2L/dq2 (0 for fixed tendons)
+  double* fC;              // ntf: C = F / max(|u|, v_slip), u = r.v
+  double* fCp;             // ntf: dC/du = -F sign(u) / u^2 above v_slip, 0 below (held)
+  int* fspring;            // ntf: the tendons
   physEqPenaltyPoint* eq;  // equality spring-dampers (NULL: none; step_equality_penalty_deriv.h)
   // torsional and rolling friction (issue 16): pc[i].ang rows, coefficients and their sources as C's
   int nang;                // active contacts with angular rows
@@ -187,6 +193,35 @@ static void tendon_limits_tape(const physModel* m, physData* d, penTape* T) {
       for (size_t i = 0; i < (size_t)nv * nv; i++) K[i] = -K[i];
     T->tdist[T->ntl] = dist;
     T->tspring[T->ntl++] = ten[l];
+  }
+}
+
+// the tendon frictionloss rows of phys_penalty_tendon_frictionloss into T: rows r, K = dr/dq (phys_spring_hessian),
+// C and dC/du at the start rate u = r.v (arena, caller's mark)
+static void tendon_friction_tape(const physModel* m, physData* d, penTape* T) {
+  int nv = m->nv, n = m->nspring > 0 ? phys_tendon_frictionloss_rows(m, d, NULL, NULL) : 0;
+  double vs = m->opt.penalty_vslip;
+  T->ntf = n;
+  if (n == 0) return;
+  T->fr = phys_stack_alloc(d, (size_t)n * nv);
+  T->fK = phys_stack_alloc(d, (size_t)n * nv * nv);
+  T->fC = phys_stack_alloc(d, (size_t)n);
+  T->fCp = phys_stack_alloc(d, (size_t)n);
+  T->fspring = alloc_int(d, (size_t)n);
+  double* F = phys_stack_alloc(d, (size_t)n);
+  phys_tendon_frictionloss_rows(m, d, T->fr, F);
+  for (int s = 0, l = 0; s < m->nspring; s++) {   // (the rows' order: phys_tendon_frictionloss_rows)
+    if (!(m->spring_frictionloss[s] > 0)) continue;
+    const double* r = T->fr + (size_t)l * nv;
+    double u = 0;
+    for (int i = 0; i < nv; i++) u += r[i] * d->qvel[i];
+    T->fC[l] = F[l] / fmax(fabs(u), vs);
+    T->fCp[l] = fabs(u) > vs ? -F[l] * (u > 0 ? 1 : -1) / (u * u) : 0;
+    size_t mark = phys_stack_mark(d);
+    double* JL = phys_stack_alloc(d, (size_t)nv);
+    phys_spring_hessian(m, d, s, JL, T->fK + (size_t)l * nv * nv);
+    phys_stack_free(d, mark);
+    T->fspring[l++] = s;
   }
 }
 
@@ -275,7 +310,8 @@ static physStatus replay_solves(const physModel* m, physData* d, penTape* T, con
     }
     phys_penalty_assemble(m, d, nc, cur, T->J, a, H);
     if (T->eq) phys_equality_penalty_assemble(m, d, &T->eq->er, a, H);
-    if (T->ntl > 0) phys_penalty_tendon_limits(m, d, NULL, H, NULL);   // (penalty_dense's order)
+    if (T->ntl > 0 || T->ntf > 0)   // (penalty_dense's order)
+      phys_penalty_tendon_limits(m, d, NULL, H, NULL), phys_penalty_tendon_frictionloss(m, d, NULL, H, NULL);
     if (phys_ldl_factor(H, T->parent, nv) != nv) {
       phys_data_warning(d, "phys_step_jacobian: penalty matrix not positive definite at time %g", d->time);
       st = PHYS_ERR_NUMERIC;
@@ -321,7 +357,7 @@ static const int* penalty_etree(const physModel* m, physData* d, const physConta
 // the step; d->qacc = a_{K-1}
 static physStatus tape_build(const physModel* m, physData* d, penTape* T) {
   int nv = m->nv;
-  if (!phys_grad_balls_last(m) || !phys_grad_tendons_ok(m)) return PHYS_ERR_MODEL;
+  if (!phys_grad_balls_last(m)) return PHYS_ERR_MODEL;
   phys_kinematics(m, d);
   phys_com_pos(m, d);
   phys_com_vel(m, d);
@@ -357,6 +393,7 @@ static physStatus tape_build(const physModel* m, physData* d, penTape* T) {
   T->lim = alloc_int(d, 2 * (size_t)T->nlim);
   active_limits(m, d, T->lim);
   tendon_limits_tape(m, d, T);
+  tendon_friction_tape(m, d, T);
   memset(T->J, 0, sizeof(double) * 3 * (size_t)nc * nv);
   memset(T->Ja, 0, sizeof(double) * 3 * (size_t)nc * nv);
 
@@ -376,7 +413,8 @@ static physStatus tape_build(const physModel* m, physData* d, penTape* T) {
   memset(add, 0, sizeof(double) * (size_t)nv);
   phys_penalty_limits(m, d, flim, add);
   if (T->ntl > 0) phys_penalty_tendon_limits(m, d, flim, NULL, NULL);   // (f - dt k r.v) r
-  phys_penalty_frictionloss(m, d, flim, add);   // (step.c's order: limits, tendon limits, the joints' frictionloss)
+  if (T->ntf > 0) phys_penalty_tendon_frictionloss(m, d, flim, NULL, NULL);   // -C u r
+  phys_penalty_frictionloss(m, d, flim, add);   // (step.c's order: limits, tendon limits and frictionloss, joints')
   step_force(m, d, rhs);
   for (int i = 0; i < nv; i++) {
     add[i] += madd[i];
@@ -389,7 +427,7 @@ static physStatus tape_build(const physModel* m, physData* d, penTape* T) {
   }
   if (st == PHYS_OK) {
     // H_k's elimination tree as step.c's penalty_dense (r r' and the equality rows: dense)
-    T->parent = T->ntl == 0 && m->neq == 0 ? penalty_etree(m, d, T->con, nc, parent) : NULL;
+    T->parent = T->ntl == 0 && T->ntf == 0 && m->neq == 0 ? penalty_etree(m, d, T->con, nc, parent) : NULL;
     if (nc > 0) phys_penalty_contacts(m, d, T->con, nc, qLD, T->pc, T->J);
     if (nc > 0) T->nang = phys_penalty_contacts_ang(m, d, T->con, nc, T->pc, T->J, T->Ja);   // (step.c's order)
     contact_masses(m, qLD, T);
@@ -537,6 +575,42 @@ static void tendon_limits_reverse(const physModel* m, const physData* d, const p
     }
     A->kbar -= (T->tdist[l] + dt * rv + dt * dt * ra) * rl;
     A->cbar -= (rv + dt * ra) * rl;
+  }
+}
+
+// the part of tendon frictionloss row l in Res_k: g r with g = C w, w = r.(v + dt a_k) (tendon_rows.c: the force
+// -C u+ at the step's end; dt C r r' is in H_k) and C = C(u), u = r.v; beside C' w r.dv + C r.dv and g K dq, its
+// q-gradient u_q = C' w K'v + C K'(v + dt a_k) (K = dr/dq) into uq (nv); returns g, *cw = C' w + C
+static double tendon_friction_terms(const physModel* m, const physData* d, const penTape* T, int l, const double* ak,
+                                    double* uq, double* cw) {
+  int nv = m->nv;
+  double dt = m->opt.timestep, w = 0, C = T->fC[l], Cp = T->fCp[l];
+  const double *r = T->fr + (size_t)l * nv, *K = T->fK + (size_t)l * nv * nv;
+  for (int i = 0; i < nv; i++) w += r[i] * (d->qvel[i] + dt * ak[i]);
+  for (int j = 0; j < nv; j++) uq[j] = 0;
+  for (int i = 0; i < nv; i++) {
+    double z = (Cp * w + C) * d->qvel[i] + C * dt * ak[i];
+    if (z == 0) continue;
+    for (int j = 0; j < nv; j++) uq[j] += z * K[(size_t)i * nv + j];
+  }
+  *cw = Cp * w + C;
+  return C * w;
+}
+
+// tendon frictionloss rows of solve k in reverse: d(g r) = r (u_q . dq + cw r . dv) + g K dq
+static void tendon_friction_reverse(const physModel* m, const physData* d, const penTape* T, const double* ak,
+                                    penAdj* A) {
+  int nv = m->nv;
+  for (int l = 0; l < T->ntf; l++) {
+    const double *r = T->fr + (size_t)l * nv, *K = T->fK + (size_t)l * nv * nv;
+    double cw, g = tendon_friction_terms(m, d, T, l, ak, A->tmp, &cw), rl = 0;
+    for (int i = 0; i < nv; i++) rl += r[i] * A->lam[i];
+    for (int j = 0; j < nv; j++) {
+      double s = 0;   // (K' lam)_j
+      for (int i = 0; i < nv; i++) s += K[(size_t)i * nv + j] * A->lam[i];
+      A->qbar[j] -= rl * A->tmp[j] + g * s;
+      A->vbar[j] -= cw * r[j] * rl;
+    }
   }
 }
 
@@ -829,6 +903,7 @@ static physStatus tape_vjp(const physModel* m, physData* d, const penTape* T, co
     smooth_reverse(m, d, t, ak, &A);
     limits_reverse(m, d, T, ak, &A);
     tendon_limits_reverse(m, d, T, ak, &A);
+    tendon_friction_reverse(m, d, T, ak, &A);
     frictionloss_reverse(m, d, t, ak, &A);
     if (T->eq) phys_equality_penalty_vjp(m, d, T->eq, t, ak, A.lam, A.qbar, A.vbar, A.tbar);
     st = contacts_reverse(m, d, T, k, &A);
@@ -1115,6 +1190,24 @@ static void tendon_limits_forward(const physModel* m, const physData* d, const p
   }
 }
 
+// W->r -= the tendon frictionloss rows' part of dRes_k along (dq, dv): r (u_q . dq + cw r . dv) + g K dq
+// (tendon_friction_terms, tendon_friction_reverse)
+static void tendon_friction_forward(const physModel* m, const physData* d, const penTape* T, int k,
+                                    const double* dq, const double* dv, penDir* W) {
+  int nv = m->nv;
+  const double* ak = T->a + (size_t)k * nv;
+  for (int l = 0; l < T->ntf; l++) {
+    const double *r = T->fr + (size_t)l * nv, *K = T->fK + (size_t)l * nv * nv;
+    double cw, g = tendon_friction_terms(m, d, T, l, ak, W->w, &cw), s = 0;
+    for (int j = 0; j < nv; j++) s += W->w[j] * dq[j] + cw * r[j] * dv[j];
+    for (int i = 0; i < nv; i++) {
+      double Kdq = 0;
+      for (int j = 0; j < nv; j++) Kdq += K[(size_t)i * nv + j] * dq[j];
+      W->r[i] -= r[i] * s + g * Kdq;
+    }
+  }
+}
+
 // v+ = v + dt a_{K-1}: dv+ = dv + dt da; q+ = q (+) dt v+: dq+ = E dq + dt D dv+ (E = Exp(phi)', D = Jr(phi),
 // phi = dt v+ on rotation groups) into xdot = (dq+, dv+)
 static void integrate_forward(const physModel* m, const physData* d, const penTape* T, const double* dq,
@@ -1160,6 +1253,7 @@ static physStatus tape_jvp(const physModel* m, physData* d, const penTape* T, co
   for (int k = 0; k < K && st == PHYS_OK; k++) {
     smooth_forward(m, T, F, k, dq, dv, du, &W);
     tendon_limits_forward(m, d, T, k, dq, dv, &W);
+    tendon_friction_forward(m, d, T, k, dq, dv, &W);
     contacts_forward(m, d, T, k, dv, &W);
     if (T->eq) phys_equality_penalty_jvp(m, d, T->eq, T->a + (size_t)k * nv, dq, dv, W.r);
     phys_ldl_solve(W.da + (size_t)k * nv, T->H + (size_t)k * nn, T->parent, W.r, nv);
@@ -1201,6 +1295,7 @@ int phys_penalty_deriv_applies(const physModel* m, physData* d) {
   phys_kinematics(m, d);
   if (phys_equality_rows(m) > 0) return 1;   // (the step's dense solve with its spring-dampers, issue 15)
   if (active_limits(m, d, NULL) > 0 || phys_constraint_nlimit(m, d) > 0) return 1;
+  if (m->nspring > 0 && phys_tendon_frictionloss_rows(m, d, NULL, NULL) > 0) return 1;   // (penalty_dense, issue 15)
   if (m->opt.disableflags & PHYS_DSBL_CONTACT) return 0;
   return phys_collision_count(m, d) > 0;
 }
@@ -1276,6 +1371,7 @@ static physStatus penalty_call(const physModel* m, physData* d, const penCall* c
   memset(&T, 0, sizeof T);
   st = tape_build(m, d, &T);
   if (st == PHYS_OK && c->t) st = tendon_param_check(m, d, &T, c->t);
+  if (st == PHYS_OK && c->t && T.ntf > 0) st = phys_friction_param_check(m, d, c->t);   // (pos:BODY moves r)
   if (st == PHYS_OK && c->t && T.nang > 0) st = angular_param_check(m, d, &T, c->t);
   if (st == PHYS_OK && jacobian && (c->A || c->B)) st = jacobian_columns(m, d, &T, c->A, c->B);
   if (st == PHYS_OK && jacobian && c->P) st = jacobian_rows(m, d, &T, c);

@@ -10,6 +10,9 @@
 // moments turning with q enter as the force dA(dq)' lambda_a / dt, Fq), and each unknown adds one condition, on
 // the row's label at the solution (fr->state, read, not re-decided; a row at a zero bound is a sliding row):
 //   sticking dof row:      e_dof' dv+ = 0
+//   tendon frictionloss row r(q) = dL/dq (issue 15 item 3; with angular rows or without): sticking
+//   r' dv+ + (K dq)' v+ = 0 (K = dr/dq, phys_spring_hessian; 0 for a fixed tendon), sliding dlambda = 0 (its
+//   impulse +-F dt; F is no parameter); both turn with q, the force (K dq) lambda / dt in Fq
 //   sticking angular row:  A_k dv+ + dA_k v+ = 0                                (its velocity stays 0)
 //   box bound (lcp's rows, torsion everywhere):  dlambda_k = s_k (mu_k dlambda_n + dmu_k lambda_n)
 //   disk rim (a rolling pair under cone and ccp, slip w = A_pair v+ != 0, lambda = -mu lambda_n w/|w|):
@@ -27,6 +30,8 @@
 // height:, size:, vertices:) are refused with angular rows (the frame's derivative along them is not built).
 // Reverse mode: x+'s cotangent through the Jacobians (A' xb, B' xb, P' xb, F' xb: a Jacobian's cost).
 #include "step_contact_point.h"
+
+#include "frictionloss_deriv.h"
 
 // the rows' labels and their constants (w, s, lamn) at cp's solution, fr->state read
 static void labels(const contactPoint* cp, cpAngular* ca) {
@@ -73,7 +78,11 @@ static double condition(const contactPoint* cp, const cpAngular* ca, int a, cons
   int nv = cp->nv;
   const double* dv = dx + nv;
   if (a < ca->nd) return dv[ca->dof[a]];
-  int k = a - ca->nd, c = fr->acon[k];
+  if (a < ca->nd + ca->nr) {
+    int t = a - ca->nd;
+    return ca->rkind[t] == CP_ANG_STICK ? dotn(ca->R + (size_t)t * nv, dv, nv) : (dz ? dz[a] : 0);
+  }
+  int k = a - ca->nd - ca->nr, c = fr->acon[k];
   double z = dz ? dz[a] : 0, mu = fr->amu[k], wk = dotn(ca->A + (size_t)k * nv, dv, nv);
   if (ca->kind[k] == CP_ANG_STICK) return wk;
   if (ca->kind[k] == CP_ANG_BOX) return z - ca->s[k] * mu * dln[c];
@@ -82,14 +91,43 @@ static double condition(const contactPoint* cp, const cpAngular* ca, int a, cons
   return z - ca->s[k] * mu * dln[c] + disk_gain(fr, ca, k) * disk_turn(ca, k, kj, wk, wj);
 }
 
+// the tendon rows' part of Fq and C0q: K = dr/dq of each row's tendon (phys_spring_hessian, in the rows' order of
+// phys_tendon_frictionloss_rows) gives the force K lambda / dt and, for a sticking row, the constant -v+' K
+static void tendon_q_terms(const physModel* m, physData* d, const contactPoint* cp, cpAngular* ca) {
+  const physFrictionRows* fr = &cp->st.fr;
+  int nv = cp->nv;
+  size_t mark = phys_stack_mark(d);
+  double* JL = phys_stack_alloc(d, (size_t)nv);
+  double* K = phys_stack_alloc(d, (size_t)nv * nv);
+  for (int s = 0, t = 0; s < m->nspring && t < ca->nr; s++) {
+    if (!(m->spring_frictionloss[s] > 0)) continue;
+    int a = ca->nd + t;
+    double lk = fr->lambda[fr->nfd + t++] / m->opt.timestep;
+    if (m->spring_type[s] == PHYS_SPRING_FIXED) continue;   // (K = 0)
+    phys_spring_hessian(m, d, s, JL, K);
+    for (int i = 0; i < nv; i++)
+      for (int j = 0; j < nv; j++) ca->Fq[(size_t)i * nv + j] += K[(size_t)i * nv + j] * lk;
+    if (ca->rkind[a - ca->nd] != CP_ANG_STICK) continue;
+    for (int j = 0; j < nv; j++) {
+      double c = 0;
+      for (int i = 0; i < nv; i++) c += cp->st.vnew[i] * K[(size_t)i * nv + j];
+      ca->C0q[(size_t)a * nv + j] = -c;
+    }
+  }
+  phys_stack_free(d, mark);
+}
+
 // Fq (nv x nv) and C0q (nz x nv) along each e_j: dA (3 nc x nv, phys_angular_dJ) gives the force dA' lambda_a / dt
-// and the conditions' constants -dA_k v+ (sticking), -(mu lambda_n/|w|) (I - e e') dA_pair v+ (disk)
+// and the conditions' constants -dA_k v+ (sticking), -(mu lambda_n/|w|) (I - e e') dA_pair v+ (disk); the tendon
+// rows' (tendon_q_terms)
 static physStatus q_terms(const physModel* m, physData* d, const contactPoint* cp, cpAngular* ca) {
   const physFrictionRows* fr = &cp->st.fr;
-  int nv = cp->nv, nz = ca->nz;
+  int nv = cp->nv, nz = ca->nz, nb = ca->nd + ca->nr;
   double dt = m->opt.timestep;
   ca->Fq = arena_zeros(d, nv * nv);
   ca->C0q = arena_zeros(d, nz * nv);
+  if (ca->nr > 0) tendon_q_terms(m, d, cp, ca);
+  if (ca->na == 0) return PHYS_OK;
   size_t mark = phys_stack_mark(d);
   double* e = arena_zeros(d, nv);
   double* dA = phys_stack_alloc(d, 3 * (size_t)cp->nc * nv + 1);
@@ -109,7 +147,7 @@ static physStatus q_terms(const physModel* m, physData* d, const contactPoint* c
       int kj = fr->pair[ca->n0 + k] - ca->n0;
       double c = ca->kind[k] == CP_ANG_STICK ? -dw[k]
                  : ca->kind[k] == CP_ANG_DISK ? -disk_gain(fr, ca, k) * disk_turn(ca, k, kj, dw[k], dw[kj]) : 0;
-      ca->C0q[(size_t)(ca->nd + k) * nv + j] = c;
+      ca->C0q[(size_t)(nb + k) * nv + j] = c;
     }
   }
   phys_stack_free(d, mark);
@@ -135,9 +173,13 @@ static physStatus unknown_terms(const physModel* m, physData* d, const contactPo
   physStatus st = PHYS_OK;
   for (int a = 0; a < nz && st == PHYS_OK; a++) {
     memset(r, 0, sizeof(double) * (size_t)nv);
-    if (a < ca->nd) r[ca->dof[a]] = 1;
-    else
-      for (int i = 0; i < nv; i++) r[i] = ca->A[(size_t)(a - ca->nd) * nv + i] / dt;
+    if (a < ca->nd) {
+      r[ca->dof[a]] = 1;
+    } else {
+      const double* row = a < ca->nd + ca->nr ? ca->R + (size_t)(a - ca->nd) * nv
+                                              : ca->A + (size_t)(a - ca->nd - ca->nr) * nv;
+      for (int i = 0; i < nv; i++) r[i] = row[i] / dt;
+    }
     st = phys_cp_force_jvp(m, d, cp, tab, r, x, x + nv, ca->N + (size_t)a * nc);
     for (int i = 0; i < n2; i++) ca->T[(size_t)i * nz + a] = x[i];
   }
@@ -155,13 +197,17 @@ static physStatus unknown_terms(const physModel* m, physData* d, const contactPo
 physStatus phys_cp_angular_build(const physModel* m, physData* d, const contactPoint* cp, const void* tab,
                                  cpAngular* ca) {
   const physFrictionRows* fr = &cp->st.fr;
-  int nv = cp->nv, na = fr->nfa, nd = 0;
+  int nv = cp->nv, na = fr->nfa, nd = 0, nr = fr->nf - fr->nfd - na;
   memset(ca, 0, sizeof(*ca));
   for (int i = 0; i < fr->nfd; i++) nd += fr->state[i] == PHYS_ROW_CLAMPING;
-  ca->nd = nd, ca->na = na, ca->nz = nd + na, ca->n0 = fr->nf - na;
+  ca->nd = nd, ca->nr = nr, ca->na = na, ca->nz = nd + nr + na, ca->n0 = fr->nf - na;
   ca->dof = arena_ints(d, nd);
   for (int i = 0, k = 0; i < fr->nfd; i++)
     if (fr->state[i] == PHYS_ROW_CLAMPING) ca->dof[k++] = fr->dof[i];
+  ca->R = fr->R;   // (the tendon rows first)
+  ca->rkind = arena_ints(d, nr);
+  for (int t = 0; t < nr; t++)
+    ca->rkind[t] = fr->state[fr->nfd + t] == PHYS_ROW_CLAMPING && fr->b[fr->nfd + t] > 0 ? CP_ANG_STICK : CP_ANG_BOX;
   ca->kind = arena_ints(d, na);
   ca->axis = arena_ints(d, na);
   if (phys_angular_axes(m, cp->st.p.con, cp->nc, ca->axis) != na) return PHYS_ERR_ARG;   // (cannot happen)
@@ -217,10 +263,11 @@ static void zero_rows(const physModel* m, physData* d, const contactPoint* cp, i
 physStatus phys_cp_angular_param(const physModel* m, physData* d, const contactPoint* cp, const cpAngular* ca,
                                  const physParamTable* t, double* C0p, double* Fp) {
   const physFrictionRows* fr = &cp->st.fr;
-  int nt = t->ntheta, disk = m->opt.contact != PHYS_CONTACT_LCP;
+  int nt = t->ntheta, disk = m->opt.contact != PHYS_CONTACT_LCP, nb = ca->nd + ca->nr;
   memset(C0p, 0, sizeof(double) * (size_t)ca->nz * nt);
   memset(Fp, 0, sizeof(double) * (size_t)cp->nv * nt);
-  for (int e = 0; e < t->n; e++) {
+  if (ca->nr > 0 && phys_friction_param_check(m, d, t) != PHYS_OK) return PHYS_ERR_ARG;   // (pos: moves r(q))
+  for (int e = 0; e < t->n && ca->na > 0; e++) {
     const physParam* pr = t->param + e;
     if (pr->kind == PHYS_PAR_SIZE || pr->kind == PHYS_PAR_VERTICES || pr->kind == PHYS_PAR_POS ||
         pr->kind == PHYS_PAR_HEIGHT) {
@@ -234,7 +281,7 @@ physStatus phys_cp_angular_param(const physModel* m, physData* d, const contactP
     for (int k = 0; k < ca->na; k++) {   // the rows on a bound: dlambda = s dmu lambda_n
       if ((what == 2) != (ca->axis[k] == 0) || ca->kind[k] == CP_ANG_STICK) continue;
       if (phys_contact_material_moves(m, cp->st.p.con + fr->acon[k], pr->id, what))
-        C0p[(size_t)(ca->nd + k) * nt + j] += ca->s[k] * ca->lamn[k];
+        C0p[(size_t)(nb + k) * nt + j] += ca->s[k] * ca->lamn[k];
     }
     for (int c = 0; c < cp->nc; c++) {   // the contacts whose coefficient is 0: one-sided
       double ang[2];

@@ -167,7 +167,7 @@ static physStatus point_build(const physModel* m, physData* d, const physWarmSta
   int nv = m->nv;
   double dt = m->opt.timestep;
   cp->n = 0;
-  if (!phys_grad_balls_last(m) || !phys_grad_tendons_ok(m)) return PHYS_ERR_MODEL;
+  if (!phys_grad_balls_last(m)) return PHYS_ERR_MODEL;
   if (m->opt.contact == PHYS_CONTACT_PENALTY) return PHYS_ERR_ARG;
   physWarmStart warm = ws ? *ws : (physWarmStart){d->ncon, d->contact};
   cp->det = phys_contact_list_arena(d);

@@ -968,7 +968,8 @@ static physStatus angular_setup(const physModel* m, physData* d, contactPoint* c
                                 const physParamTable* t, int ncol, cpAngular* ca, double** c0p) {
   cp->ang = NULL;
   *c0p = NULL;
-  if (cp->st.fr.nfa == 0) return PHYS_OK;
+  const physFrictionRows* fr = &cp->st.fr;
+  if (fr->nfa == 0 && fr->nf == fr->nfd) return PHYS_OK;   // (tendon rows join the unknowns too)
   physStatus st = phys_cp_angular_build(m, d, cp, tb, ca);
   cp->ang = ca;
   ca->N0 = phys_stack_alloc(d, (size_t)cp->nc * ncol + 1);

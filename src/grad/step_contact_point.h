@@ -158,9 +158,12 @@ int phys_cp_trunc_inverse(const double* H, int n, double* Hi, double* A, int* pi
 // dx+ = dx+|z + T dz
 enum { CP_ANG_STICK, CP_ANG_BOX, CP_ANG_DISK };
 typedef struct cpAngular_ {
-  int nz;                    // unknowns: the nd sticking dof rows' forces, then the na angular rows' impulses
-  int nd, na, n0;            // n0: the first angular row's index among the friction rows
+  int nz;                    // unknowns: the nd sticking dof rows' forces, the nr tendon rows' impulses, then the
+                             // na angular rows' impulses
+  int nd, nr, na, n0;        // n0: the first angular row's index among the friction rows
   int* dof;                  // nd: the sticking dof rows' dofs
+  int* rkind;                // nr: CP_ANG_STICK (a sticking tendon row) or CP_ANG_BOX (sliding: +-F dt held)
+  double* R;                 // nr x nv: the tendon rows (their moments dL/dq)
   int *kind, *axis;          // na: CP_ANG_*; the row's axis (0 torsion, 1, 2 rolling; phys_angular_axes)
   double* A;                 // na x nv: the rows
   double* w;                 // na: row velocities A v+
@@ -174,7 +177,7 @@ typedef struct cpAngular_ {
   double* N0;                // nc per column: the columns' dlambda_n at z fixed, written by contact_jvp
   double* Fp;                // nv x nt: P's columns' one-sided forces (phys_cp_angular_param; NULL: none)
 } cpAngular;
-// ca at cp (fr->nfa > 0; tab: the solvers' tables of the Jacobian call or NULL; arena memory of the caller's
+// ca at cp (fr->nfa > 0 or tendon rows; tab: the solvers' tables of the Jacobian call or NULL; arena memory of the caller's
 // mark): the rows' labels, Fq, C0q, T, N, Hi
 physStatus phys_cp_angular_build(const physModel* m, physData* d, const contactPoint* cp, const void* tab,
                                  cpAngular* ca);

@@ -508,7 +508,8 @@ static void smooth_param_vjp(const physModel* m, physData* d, const contactPoint
 physStatus phys_constrained_vjp_at(const physModel* m, physData* d, physConstrainedPoint* cpp,
                                    const physParamTable* t, const double* xbar_next, double* xbar, double* ubar,
                                    double* theta_bar, double* force_bar) {
-  if (cpp->st.fr.nfa > 0)   // torsional and rolling friction rows: through the Jacobians (step_contact_angular.c)
+  if (cpp->st.fr.nfa > 0 || cpp->st.fr.nf > cpp->st.fr.nfd)   // angular or tendon friction rows: through the
+                                                               // Jacobians (step_contact_angular.c)
     return phys_cp_angular_vjp(m, d, cpp, t, xbar_next, xbar, ubar, theta_bar, force_bar);
   int nv = m->nv, nu = m->nu;
   size_t mark = phys_stack_mark(d);

@@ -86,11 +86,6 @@ static physStatus linearize_constrained(const physModel* m, physData* d, physSte
   physStatus st = phys_constrained_linearize(m, d, &rec->warm, &rec->cp);
   if (st != PHYS_OK) return st;
   if (!rec->cp) return linearize_smooth(m, d, 0, rec);
-  if (phys_frictionloss_count(m) > m->nfrictionloss) {   // issue 15 item 3: tendon rows' E_S is r(q), not e_k
-    phys_data_warning(d, "phys_step derivatives: tendon frictionloss at a state with contacts or limits is not "
-                      "supported yet (contact-free states are)");
-    return PHYS_ERR_MODEL;
-  }
   rec->kind = PHYS_STEP_CONSTRAINED;
   rec->L = phys_constrained_factor(rec->cp);
   return PHYS_OK;
@@ -107,18 +102,15 @@ physStatus phys_step_linearize_warm(const physModel* m, physData* d, const physW
   rec->mark = phys_stack_mark(d);
   rec->solver = m->opt.contact;
   rec->warm = warm ? *warm : (physWarmStart){d->ncon, d->contact};
-  if (!phys_grad_muscles_ok(m)) {   // issue 15 items 2 and 6: simulated, not differentiated
-    phys_data_warning(d, "phys_step derivatives: the model has slider-crank transmissions, whose derivatives "
-                      "are not supported yet");
-    return PHYS_ERR_MODEL;
-  }
+  for (int a = 0; a < m->nu; a++)
+    if (m->actuator_trntype[a] == PHYS_TRN_BODY) {   // (their moments move with the contacts: not built)
+      phys_data_warning(d, "phys_step derivatives: actuator '%s' is an adhesion actuator, whose derivatives (its "
+                        "moment through the body's contacts) are not supported yet", phys_id2name(m, "actuator", a));
+      return PHYS_ERR_MODEL;
+    }
   if (!phys_grad_balls_last(m)) {   // (the message: identify printed "invalid model ()" without it)
     phys_data_warning(d, "phys_step derivatives: a ball joint is not the last joint of its body, which the "
                       "derivatives do not support (put the ball joint last)");
-    return PHYS_ERR_MODEL;
-  }
-  if (!phys_grad_tendons_ok(m)) {
-    phys_data_warning(d, "phys_step derivatives: %s, which the derivatives do not support", phys_grad_tendons_why(m));
     return PHYS_ERR_MODEL;
   }
   if (!phys_grad_actuators_ok(m)) {

@@ -58,8 +58,8 @@ typedef struct physStepRecord_ {
 } physStepRecord;
 
 // linearize the step at d's state into rec (arena memory; release with phys_step_record_free even on
-// error). PHYS_ERR_MODEL if a ball joint is not the last joint of its body a tendon wraps a geom or
-// !phys_grad_actuators_ok(m),
+// error). PHYS_ERR_MODEL if a ball joint is not the last joint of its body, !phys_grad_actuators_ok(m) or
+// the implicit integrator meets activations or equality rows,
 // PHYS_ERR_NUMERIC (a counted warning) if M~ is not positive definite. d's state is left as it was, and so
 // are its contact lists (the next step's warm start, read only: a constrained record holds the stage's detected contacts in arena memory);
 // kinematics, qM, qfrc_bias, qfrc_passive, qfrc_actuator and qacc (the step's acceleration) are at the state.

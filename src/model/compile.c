@@ -769,14 +769,16 @@ static physStatus compile_actuators(const physSpec* s, physModel* m, int* namepo
         if (strcmp(s->joint[j].name, a->target) == 0) id = j;
     } else if (a->trntype == PHYS_TRN_SITE || a->trntype == PHYS_TRN_SLIDERCRANK) {
       id = find_named(a->target, s->site, s->nsite, sizeof(*s->site));
+    } else if (a->trntype == PHYS_TRN_BODY) {   // (adhesion; the world body 0 too, as MuJoCo)
+      id = find_named(a->target, s->body, s->nbody, sizeof(*s->body));
     } else {
       for (int j = 0; j < s->nspring && id < 0; j++)
         if (strcmp(s->spring[j].name, a->target) == 0) id = j;
     }
     if (id < 0)
       return phys_error(log, PHYS_ERR_MODEL, "%sactuator '%s': %s '%s' not found", at, a->name,
-                        a->trntype == PHYS_TRN_JOINT ? "joint" : (a->trntype == PHYS_TRN_SPRING ? "tendon" : "site"),
-                        a->target);
+                        a->trntype == PHYS_TRN_JOINT ? "joint" : (a->trntype == PHYS_TRN_SPRING ? "tendon" :
+                        (a->trntype == PHYS_TRN_BODY ? "body" : "site")), a->target);
     if (!finite_n(a->gear, 6) || !finite_n(a->ctrlrange, 2) || (a->ctrllimited && a->ctrlrange[0] >= a->ctrlrange[1]))
       return phys_error(log, PHYS_ERR_VALUE, "%sactuator '%s': gear and ctrlrange must be finite, lower < upper (MuJoCo "
                         "2.2.2: \"invalid control range\")", at, a->name);

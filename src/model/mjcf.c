@@ -337,12 +337,12 @@ static physStatus parse_option(mjcfCtx* c, xmlNode* el) {
 
 // kind of a default element; K_NONE for ignored or unknown names (*known = 0 for unknown)
 static int default_kind(const char* name, int* known) {
-  static const char* const KINDS[NKIND][9] = {{"joint", NULL}, {"geom", NULL}, {"site", NULL},
-                                              {"motor", "general", "position", "velocity", "cylinder", "muscle",
-                                               "damper", "intvelocity", NULL},
+  static const char* const KINDS[NKIND][10] = {{"joint", NULL}, {"geom", NULL}, {"site", NULL},
+                                               {"motor", "general", "position", "velocity", "cylinder", "muscle",
+                                                "damper", "intvelocity", "adhesion", NULL},
                                               {"tendon", NULL}, {"mesh", NULL}, {"equality", NULL},
                                               {"material", NULL}};
-  static const char* const IGNORED[] = {"camera", "light", "pair", "adhesion", "texture", "hfield", "skin", NULL};
+  static const char* const IGNORED[] = {"camera", "light", "pair", "texture", "hfield", "skin", NULL};
   *known = 1;
   for (int k = 0; k < NKIND; k++) {
     for (int i = 0; KINDS[k][i]; i++) {

@@ -1,7 +1,8 @@
 // mjcf_actuator.c - MJCF <actuator> and <keyframe>: <motor>, <position>, <velocity>, <general>, <cylinder>,
 // <muscle>, <damper> and <intvelocity> actuators with none, integrator, filter or muscle dynamics, fixed, affine or muscle gain and bias
 // (MuJoCo 2.2.2's dynprm, gainprm, biasprm through default classes), control, force and activation limits,
-// lengthrange, on a joint, a tendon (mjcf_tendon.c), a site or a slider-crank; keys with time, qpos, qvel and ctrl.
+// lengthrange, on a joint, a tendon (mjcf_tendon.c), a site or a slider-crank, and <adhesion> on a body; keys with
+// time, qpos, qvel and ctrl.
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,7 +54,17 @@ static physStatus edit_damper(mjcfCtx* c, const mjcfElem* own, actPrm* p) {
   return st;
 }
 
-// edit p by one <motor|general|position|velocity|cylinder|damper|intvelocity> node (an element or a default node, its own
+// <adhesion gain> as MuJoCo 2.2.2's reader edits p: no dynamics, a fixed gain [gain (1), 0, ...], no bias (its
+// body transmission, required ctrlrange >= 0 and implied ctrllimited: parse_motor)
+static physStatus edit_adhesion(mjcfCtx* c, const mjcfElem* own, actPrm* p) {
+  memset(p->gainprm, 0, sizeof(p->gainprm));
+  memset(p->biasprm, 0, sizeof(p->biasprm));
+  p->gainprm[0] = 1;
+  p->dyn = 0, p->gain = 0, p->bias = 0;
+  return mjcf_get_real(c, own, "gain", p->gainprm, NULL);
+}
+
+// edit p by one <motor|general|position|velocity|cylinder|damper|intvelocity|adhesion> node (an element or a default node, its own
 // attributes only) as MuJoCo 2.2.2 does: general reads dyntype gaintype biastype and the partial dynprm
 // gainprm biasprm; motor sets gain [1, 0, ...] and no bias; position (velocity) clears the bias, reads kp (kv)
 // into gainprm[0] and sets bias affine with biasprm[1] (biasprm[2]) = -gainprm[0]; damper: edit_damper;
@@ -90,6 +101,7 @@ static physStatus edit_actuator(mjcfCtx* c, xmlNode* el, actPrm* p) {
     return st;
   }
   if (mjcf_is_elem(el, "damper")) return edit_damper(c, &own, p);
+  if (mjcf_is_elem(el, "adhesion")) return edit_adhesion(c, &own, p);
   if (mjcf_is_elem(el, "intvelocity")) {   // an integrator whose activation is a position servo's setpoint
     memset(p->biasprm, 0, sizeof(p->biasprm));
     st = mjcf_get_real(c, &own, "kp", p->gainprm, NULL);
@@ -178,6 +190,41 @@ static physStatus implied_limits(mjcfCtx* c, const mjcfElem* e, physSpecActuator
   return st;
 }
 
+// <adhesion name class body gain ctrlrange forcelimited forcerange> (MuJoCo 2.2.2's schema: no gear, ctrllimited or
+// other target; ctrlrange required on the element, >= 0: "adhesion control range cannot be negative"): a body
+// transmission (PHYS_TRN_BODY), gear 1, ctrllimited; which = the index of its one target in parse_motor's list
+static physStatus parse_adhesion(mjcfCtx* c, const mjcfElem* e, int which) {
+  static const char* const NOT[] = {"gear", "ctrllimited", "actlimited", "actrange", "lengthrange", NULL};
+  if (which != 5)
+    return mjcf_elem_error(c, e->el, PHYS_ERR_MODEL, "an <adhesion> acts on a 'body' (its only transmission)");
+  for (int i = 0; NOT[i]; i++)
+    if (mjcf_attr_text(e->el, NOT[i]))
+      return mjcf_elem_error(c, e->el, PHYS_ERR_MODEL, "'%s' is not an attribute of <adhesion> in MuJoCo 2.2.2", NOT[i]);
+  if (!mjcf_attr_text(e->el, "ctrlrange"))
+    return mjcf_elem_error(c, e->el, PHYS_ERR_MODEL, "an <adhesion> needs its own 'ctrlrange' (MuJoCo 2.2.2: "
+                           "\"required attribute missing\")");
+  physSpecActuator prm = {0};
+  int ok = 1;
+  physStatus st = actuator_prm(c, e, &prm, &ok);
+  if (st || !ok) return st;
+  physSpecActuator* a;
+  MJCF_ADD(c, e->el, actuator, actuator, a);
+  if ((st = mjcf_get_name(c, e->el, "name", a->name))) return st;
+  if ((st = mjcf_get_name(c, e->el, "body", a->target))) return st;
+  a->trntype = PHYS_TRN_BODY;
+  memset(a->gear, 0, sizeof(a->gear));
+  a->gear[0] = 1;
+  a->gaintype = prm.gaintype, a->biastype = prm.biastype, a->dyntype = PHYS_DYN_NONE;
+  memcpy(a->gainprm, prm.gainprm, sizeof(prm.gainprm));
+  memcpy(a->dynprm, prm.dynprm, sizeof(prm.dynprm));
+  a->ctrllimited = 1;
+  if ((st = mjcf_get_vec(c, e, "ctrlrange", 2, a->ctrlrange, NULL))) return st;
+  if (a->ctrlrange[0] < 0 || a->ctrlrange[1] < 0)
+    return mjcf_elem_error(c, e->el, PHYS_ERR_VALUE, "adhesion control range cannot be negative (ctrlrange %g %g)",
+                           a->ctrlrange[0], a->ctrlrange[1]);
+  return mjcf_get_limited(c, e, "forcelimited", "forcerange", a->forcerange, &a->forcelimited);
+}
+
 // <motor>, <general>, <position>, <velocity>, <cylinder>, <muscle>, <damper> or <intvelocity> (actuator_prm) with name class, one target of
 // joint tendon site cranksite (with slidersite cranklength; refsite, jointinparent, body refused), gear ctrllimited
 // ctrlrange forcelimited forcerange actlimited actrange (MuJoCo 2.2.2's limit rule, mjcf_get_limited), lengthrange
@@ -194,6 +241,7 @@ static physStatus parse_motor(mjcfCtx* c, xmlNode* el) {
       which = i;
     }
   }
+  if (mjcf_is_elem(el, "adhesion")) return parse_adhesion(c, &e, ntarget == 1 ? which : -1);
   if (ntarget != 1)
     return mjcf_elem_error(c, el, PHYS_ERR_MODEL, "needs exactly one of 'joint', 'tendon', 'site' and 'cranksite'");
   if (which >= 4) {
@@ -229,27 +277,19 @@ static physStatus parse_motor(mjcfCtx* c, xmlNode* el) {
   return damper || intvelocity ? implied_limits(c, &e, a, damper) : PHYS_OK;
 }
 
-// <actuator>: <motor>, <general>, <position>, <velocity>, <cylinder>, <muscle>, <damper> and <intvelocity>;
-// MuJoCo 2.2.2's other actuator type (adhesion: a force through the body's contacts) is refused
+// <actuator>: <motor>, <general>, <position>, <velocity>, <cylinder>, <muscle>, <damper>, <intvelocity> and
+// <adhesion> (every actuator type of MuJoCo 2.2.2)
 physStatus mjcf_parse_actuator(mjcfCtx* c, xmlNode* el) {
-  static const char* const UNSUPPORTED[] = {"adhesion", NULL};
   for (xmlNode* ch = el->children; ch; ch = ch->next) {
     if (ch->type != XML_ELEMENT_NODE) continue;
-    int known = 0;
     if (mjcf_is_elem(ch, "motor") || mjcf_is_elem(ch, "general") || mjcf_is_elem(ch, "position") ||
         mjcf_is_elem(ch, "velocity") || mjcf_is_elem(ch, "cylinder") || mjcf_is_elem(ch, "muscle") ||
-        mjcf_is_elem(ch, "damper") || mjcf_is_elem(ch, "intvelocity")) {
+        mjcf_is_elem(ch, "damper") || mjcf_is_elem(ch, "intvelocity") || mjcf_is_elem(ch, "adhesion")) {
       physStatus st = parse_motor(c, ch);
       if (st) return st;
       continue;
     }
-    for (int i = 0; UNSUPPORTED[i]; i++) known |= mjcf_is_elem(ch, UNSUPPORTED[i]);
-    if (known) {
-      return mjcf_elem_error(c, ch, PHYS_ERR_MODEL, "<%s> actuators are not supported (motor, general, position, "
-                             "velocity, cylinder, muscle, damper and intvelocity are)", (const char*)ch->name);
-    } else {
-      mjcf_unknown_element(c, ch);
-    }
+    mjcf_unknown_element(c, ch);
   }
   return PHYS_OK;
 }

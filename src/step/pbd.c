@@ -127,6 +127,8 @@ int phys_pbd_supported(const physModel* m, char* msg, size_t n) {
     kind = "actuator", id = a;
     if (m->actuator_trntype[a] == PHYS_TRN_SPRING || m->actuator_trntype[a] == PHYS_TRN_RESTLENGTH)
       what = "actuators on tendons";
+    else if (m->actuator_trntype[a] == PHYS_TRN_BODY)
+      what = "adhesion actuators";
   }
   if (!what) kind = NULL;
   if (!what && m->neq > 0) what = "equality constraints";

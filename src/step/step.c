@@ -895,6 +895,12 @@ static void step_body(const physModel* m, physData* d, physSolverFn solver, cons
   smooth_pipeline(m, d, tau, 0);
   physWarmStart prev = warm ? *warm : keep_previous(d);
   detect_contacts(m, d, cl);
+  if (phys_adhesion_any(m)) {   // adhesion actuators: their moments come from this step's contacts (adhesion.c)
+    double* fadh = phys_stack_alloc(d, (size_t)nv);
+    memset(fadh, 0, sizeof(double) * (size_t)nv);
+    phys_adhesion(m, d, cl->con, cl->n, fadh);
+    for (int i = 0; i < nv; i++) tau[i] += fadh[i], d->qfrc_actuator[i] += fadh[i];
+  }
   int energy = m->opt.enableflags & PHYS_ENBL_ENERGY;
   if (energy) energy_check(m, d, cl, &prev);
   int ok = 1, nlimit = phys_constraint_nlimit(m, d);

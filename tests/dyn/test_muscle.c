@@ -3,8 +3,8 @@
 // central differences of its length, its velocity against the moment times qvel, the broken crank's branch; the
 // muscle curves' values at their knots (continuous, 1 at the optimum, 0 at lmin and lmax) and the activation
 // time constants; the curves' and the activation dynamics' derivatives against central differences, and at
-// their kinks against the one-sided differences on the side the value takes; the step derivatives refuse
-// slider-cranks with a message.
+// their kinks against the one-sided differences on the side the value takes (the slider-crank's second
+// derivatives: tests/grad/test_passive_deriv.c).
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -246,26 +246,10 @@ static void test_dynamics_derivatives(void) {
   CHECK(g[2] == 0);
 }
 
-// the step derivatives refuse the model (PHYS_ERR_MODEL) with a message naming slider-cranks
-static void test_derivatives_refused(void) {
-  physModel* m = load_model(MODEL);
-  if (!m) return;
-  physData* d = phys_make_data(m);
-  double* A = calloc(4 * 4 + 4 * 2, sizeof(double));
-  physStatus st = phys_step_jacobian(m, d, A, A + 16);
-  CHECK(st == PHYS_ERR_MODEL);
-  CHECK_MSG(strstr(d->lastwarning, "slider-crank transmissions, whose derivatives are not supported"),
-            "%s", d->lastwarning);
-  free(A);
-  phys_free_data(d);
-  phys_free_model(m);
-}
-
 int main(void) {
   test_slidercrank();
   test_curves();
   test_curve_derivatives();
   test_dynamics_derivatives();
-  test_derivatives_refused();
   return test_done();
 }

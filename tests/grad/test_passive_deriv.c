@@ -7,7 +7,9 @@
 // bias: forces that depend on position and velocity), tests/data/tendons_fixed.xml (fixed tendons with
 // springs, dampers and motors, a spatial tendon), tests/data/tendons_wrap.xml (spatial tendons wrapping spheres
 // and cylinders, springs, dampers, motors on them), tests/data/actuator_dynamics.xml (site actuators with
-// 6-entry gears, force limits, activations held fixed), two random trees
+// 6-entry gears, force limits, activations held fixed), slider-crank transmissions (MuJoCo's sample
+// slider_crank.xml, tests/data/slider_crank_deriv.xml: a floating base, turning slider axes, gains affine in
+// the length and rate; tests/data/slider_crank_broken.xml: the broken branch, and near the dead point), two random trees
 // (2- and 3-site springs, a motor on a spring, a rest-length actuator, ball joints) and the humanoid; their
 // reverse modes phys_passive_vjp, phys_actuation_vjp and phys_xfrc_vjp by dot-product tests
 // (<y, J x> = <J' y, x> to GM_DOT_TOL) against those matrices at the same states; plus
@@ -16,6 +18,7 @@
 #include "grad_models.h"
 
 #define NSTATE 3
+#define SLIDER_CRANK "/usr/share/mujoco/model/slider_crank/slider_crank.xml"
 
 // the three forces at d's state: passive, actuator, applied (J' xfrc at the centres of mass)
 static void forces_at(const physModel* m, physData* d, double* fp, double* fa, double* fx) {
@@ -248,6 +251,21 @@ int main(void) {
   // site transmissions with 6-entry gears (the wrench turns with the site), force-limited motors, activations
   m = gm_load("tests/data/actuator_dynamics.xml", 0);
   check_model("actuator_dyn", m, 14);
+  phys_free_model(m);
+  // slider-crank transmissions (issue 15): libmujoco-samples' three position servos (forward, backward, one
+  // broken at qpos0), a floating base with slider sites that turn and affine gains in the length and rate, the
+  // broken branch (det < 0 at every state) and the same model near its dead point (crank length r with r^2 =
+  // 0.04 + 1e-4: det = 1e-4 at the broken check's states, the Hessian's 1/s^3 terms 1e6 times the moment's scale)
+  m = gm_load(SLIDER_CRANK, 0);
+  check_model("slider_crank", m, 16);
+  phys_free_model(m);
+  m = gm_load("tests/data/slider_crank_deriv.xml", 0);
+  check_model("crank_float", m, 17);
+  phys_free_model(m);
+  m = gm_load("tests/data/slider_crank_broken.xml", 0);
+  check_model("crank_broken", m, 18);
+  m->actuator_cranklength[0] = sqrt(0.0401);
+  check_model("crank_deadpt", m, 18);   // (the same states)
   phys_free_model(m);
   m = gm_load(GM_HUMANOID, 0);
   check_model("humanoid", m, 4);

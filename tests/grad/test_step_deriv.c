@@ -7,7 +7,8 @@
 //     double pendulum, a free tumbling asymmetric body, mixed.xml (every joint type, springs, tendon motor),
 //     tendons_fixed.xml (fixed tendons: springs, dampers, motors; a spatial tendon),
 //     two random trees (one with PHYS_DSBL_EULERDAMP), MuJoCo's humanoid in the air (contacts and limits
-//     disabled), tests/data/actuator_site.xml (site actuators, force limits); random qfrc_applied and
+//     disabled), tests/data/actuator_site.xml (site actuators, force limits), tests/data/slider_crank_deriv.xml
+//     (slider-crank transmissions on a floating base, gains affine in their length); random qfrc_applied and
 //     xfrc_applied;
 //  3. phys_step_vjp by the dot-product test y'(A x) = (A'y)'x and y'(B u) = (B'y)'u to 1e-12;
 //  4. d->qacc is the step's own acceleration; contacts or active limits (constrained step) leave the
@@ -233,6 +234,9 @@ int main(void) {
   phys_free_model(m);
   m = gm_load("tests/data/actuator_site.xml", 0);   // site actuators, force-limited motor and servo
   check_model("actuator_site", m, 8, 3);
+  phys_free_model(m);
+  m = gm_load("tests/data/slider_crank_deriv.xml", PHYS_DSBL_CONTACT);   // slider-cranks (issue 15)
+  check_model("slider_crank", m, 10, 2);
   phys_free_model(m);
   return test_done();
 }

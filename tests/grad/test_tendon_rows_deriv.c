@@ -6,7 +6,8 @@
 // phys_step_vjp against A and B (y' A x = (A' y)' x to GM_DOT_TOL); the ball exactly at its stop (the kink: one
 // side against one-sided differences, the other side's jump shown). Penalty's limit springs (src/grad/penalty_deriv.c:
 // f = -k dist - c r.v along r, implicit) at the same states: A, B likewise, P over penalty:stiffness and
-// penalty:damping against central differences. Tendon frictionloss at states with limit rows: refused. The rope
+// penalty:damping against central differences. Tendon frictionloss rows at states with limit rows (sliding), all
+// four models: A, B and the dot tests as above. The rope
 // wrapped over a drum (a cylinder; its row's Jacobian moves with the tangent points sliding on the drum,
 // tendon_deriv.h) at its limit, in all four models: A, B and the dot tests as above.
 #include "contact.h"
@@ -101,15 +102,24 @@ static void test_step_jacobians(void) {
     }
   }
   printf("worst relative error %.3g (tolerance %.0e)\n", worst, GM_RTOL);
-  double A[16];
-  // tendon frictionloss rows together with limit rows (the constrained kind): refused with a message (contact-free
-  // states are differentiated: tests/grad/test_frictionloss_deriv.c)
-  m->opt.contact = PHYS_CONTACT_LCP;
+  // tendon frictionloss rows together with limit rows (issue 15 item 3, s33; were refused): the stop's tendon
+  // sliding (F 1) and the rope's too (F 0.3: a spatial row turning with q), in every model, at the three states
   m->spring_frictionloss[1] = 1;
-  CHECK(phys_grad_tendons_ok(m) && phys_step_jacobian(m, d, A, NULL) == PHYS_ERR_MODEL);
-  CHECK_MSG(strstr(d->lastwarning, "tendon frictionloss at a state with contacts or limits is not supported yet"),
-            "%s", d->lastwarning);
-  CHECK(phys_frictionloss_count(m) == 1);   // (its rows count)
+  m->spring_frictionloss[0] = 0.3;
+  CHECK(phys_frictionloss_count(m) == 2);   // (its rows count)
+  double wf = 0;
+  for (int cm = 0; cm < 4; cm++) {
+    m->opt.contact = cm;
+    for (int k = 0; k < 3; k++) {
+      char what[64];
+      snprintf(what, sizeof what, "%s, %s, frictionloss", NAMES[cm], WHAT[k]);
+      d->qpos[0] = state[k][0], d->qpos[1] = state[k][1], d->qvel[0] = state[k][2], d->qvel[1] = state[k][3];
+      d->ctrl[0] = 0.4;
+      phys_forward(m, d);
+      wf = fmax(wf, check_state(m, d, what));
+    }
+  }
+  printf("with tendon frictionloss rows: worst relative error %.3g (tolerance %.0e)\n", wf, GM_RTOL);
   phys_free_data(d);
   phys_free_model(m);
 }

@@ -59,8 +59,18 @@ static void test_errors(void) {
                        "<muscle name='m' joint='j'/></actuator></mujoco>", PHYS_ERR_MODEL,
                        "model.xml:2: actuator 'm': give the muscle a 'lengthrange': its length depends on joint 'j', "
                        "which has no range");
+  // <adhesion> as MuJoCo 2.2.2's reader and schema have it (its messages: "required attribute missing: 'ctrlrange'",
+  // "adhesion control range cannot be negative", "unrecognized attribute: 'gear'")
   EXPECT_ERROR("<mujoco><actuator>\n<adhesion body='b' gain='5'/></actuator></mujoco>", PHYS_ERR_MODEL,
-               "model.xml:2: <adhesion>", "<adhesion> actuators are not supported");
+               "model.xml:2: <adhesion>", "an <adhesion> needs its own 'ctrlrange'");
+  EXPECT_ERROR("<mujoco><actuator>\n<adhesion body='b' ctrlrange='-1 1'/></actuator></mujoco>", PHYS_ERR_VALUE,
+               "model.xml:2: <adhesion>", "adhesion control range cannot be negative (ctrlrange -1 1)");
+  EXPECT_ERROR("<mujoco><actuator>\n<adhesion body='b' ctrlrange='0 1' gear='2'/></actuator></mujoco>", PHYS_ERR_MODEL,
+               "model.xml:2: <adhesion>", "'gear' is not an attribute of <adhesion> in MuJoCo 2.2.2");
+  EXPECT_ERROR("<mujoco><actuator>\n<adhesion joint='j' ctrlrange='0 1'/></actuator></mujoco>", PHYS_ERR_MODEL,
+               "model.xml:2: <adhesion>", "an <adhesion> acts on a 'body'");
+  expect_compile_error("<mujoco><actuator>\n<adhesion name='a' body='nobody' ctrlrange='0 1'/></actuator></mujoco>",
+                       PHYS_ERR_MODEL, "actuator 'a': body 'nobody' not found");
   // <damper> and <intvelocity> as MuJoCo 2.2.2's reader and schema have them (test_oracle_mjcf: the same refusals)
   EXPECT_ERROR("<mujoco><actuator>\n<damper joint='j' kv='-1' ctrlrange='0 1'/></actuator></mujoco>", PHYS_ERR_VALUE,
                "model.xml:2: <damper>", "damping coefficient cannot be negative (kv -1)");
@@ -74,9 +84,6 @@ static void test_errors(void) {
                "</mujoco>", PHYS_ERR_MODEL, "model.xml:2: <intvelocity>", "'actlimited' is not an attribute");
   EXPECT_ERROR("<mujoco><actuator>\n<intvelocity joint='j' kp='1' actrange='-1 1' kv='2'/></actuator></mujoco>",
                PHYS_ERR_MODEL, "model.xml:2: <intvelocity>", "its servo has kp only");
-  EXPECT_ERROR("<mujoco><actuator>\n<adhesion body='b' gain='5'/></actuator></mujoco>", PHYS_ERR_MODEL,
-               "model.xml:2: <adhesion>", "(motor, general, position, velocity, cylinder, muscle, damper and "
-               "intvelocity are)");
   expect_compile_error("<mujoco><worldbody><body><joint name='j'/><geom size='1'/></body></worldbody><actuator>\n"
                        "<intvelocity joint='j' kp='1'/></actuator></mujoco>", PHYS_ERR_VALUE,
                        "forcerange and actrange need lower < upper");

@@ -24,6 +24,8 @@
 #include "physid.h"
 #include "test.h"
 
+#define SLIDER_CRANK "/usr/share/mujoco/model/slider_crank/slider_crank.xml"
+
 static const char* g_bin;         // the physid binary
 static char g_dir[64];            // scratch folder; outputs go to g_dir/out
 
@@ -1011,17 +1013,21 @@ static void test_write_world(void) {
   CHECK_MSG(r.code == 0 && fabs(kw - 20) < 1e-6, "exit %d: %s %s", r.code, r.out, r.err);
   printf("stiffness:helix of a tendon wrapping two cylinders (truth 20, from 10): %.12g\n", kw);
   run_free(&r);
-  // a tendon with frictionloss and a limited tendon with --contact penalty (issue 15 item 3: those springs
-  // have no derivatives); lcp takes both (tests/grad/test_tendon_rows_deriv.c, test_frictionloss_deriv.c)
+  // a tendon with frictionloss under --contact penalty (issue 15 item 3: derivatives since s33, were refused): a
+  // slide driven by random controls against the tendon's regularized friction; its damping from 0.1 back to 0.3
   const char* dry = write_file("in_dry.xml",
-                               "<mujoco><worldbody><body><joint name='z' type='slide'/><geom size='.1'/></body>"
-                               "</worldbody><tendon><fixed name='t' frictionloss='1'><joint joint='z' coef='1'/>"
-                               "</fixed></tendon></mujoco>\n");
-  r = run("identify", dry, path("in_tendon_world.csv"), "--param", "damping:z", "--contact", "penalty", "--out",
-          path("out/dry.json"), NULL);
-  CHECK_MSG(r.code == 1 && has(r.err, "in_dry.xml: a tendon has frictionloss (contact model penalty): the step "
-                                      "derivatives do not support it"), "exit %d: %s", r.code, r.err);
-  CHECK(access(path("out/dry.json"), F_OK) != 0);
+                               "<mujoco><worldbody><body><joint name='z' type='slide' damping='0.3'/><geom size='.1'/>"
+                               "</body></worldbody><tendon><fixed name='t' frictionloss='1'><joint joint='z' coef='2'/>"
+                               "</fixed></tendon><actuator><motor joint='z' gear='5'/></actuator></mujoco>\n");
+  r = run("simulate", dry, "--steps", "500", "--every", "10", "--ctrl", "random", "--seed", "4", "--contact",
+          "penalty", "--quiet", "--out", path("in_dry.csv"), NULL);
+  CHECK(r.code == 0);
+  run_free(&r);
+  r = run("identify", dry, path("in_dry.csv"), "--param", "damping:z:init=0.1", "--contact", "penalty", "--quiet",
+          NULL);
+  double bz = r.code == 0 ? printed(r.out, "damping:z") : 0;
+  CHECK_MSG(r.code == 0 && fabs(bz - 0.3) < 1e-8, "exit %d: %s %s", r.code, r.out, r.err);
+  printf("damping:z against a tendon's frictionloss under penalty (truth 0.3, from 0.1): %.12g\n", bz);
   run_free(&r);
   // a limited tendon under penalty: its limit spring has derivatives (penalty_deriv.c): a ball on a slide falls
   // 1.2 s onto the tendon's lower limit (L = z >= -1) and rests on its spring; penalty:stiffness from 5000 back to
@@ -1039,15 +1045,27 @@ static void test_write_world(void) {
   CHECK_MSG(r.code == 0 && fabs(kc - 10000) < 1e-6, "exit %d: %s %s", r.code, r.out, r.err);
   printf("penalty:stiffness through a tendon's limit spring (truth 10000, from 5000): %.12g\n", kc);
   run_free(&r);
-  // slider-cranks (issue 15 items 2, 6) have no step derivatives either (muscles have, s32): refused before any work
-  const char* crank = write_file("in_crank.xml", "<mujoco><worldbody><site name='s' pos='0 -.1 0'/><body><joint "
-                                 "name='j' damping='.1'/><geom size='.1' fromto='0 0 0 .2 0 0' type='capsule'/><site "
-                                 "name='c' pos='.1 0 0'/></body></worldbody><actuator><position cranksite='c' "
-                                 "slidersite='s' cranklength='.08' kp='30'/></actuator></mujoco>\n");
-  r = run("identify", crank, path("in_tendon_world.csv"), "--param", "damping:j", "--out", path("out/crank.json"), NULL);
-  CHECK_MSG(r.code == 1 && has(r.err, "in_crank.xml: the model has slider-crank transmissions: the step "
-                                      "derivatives do not support them"), "exit %d: %s", r.code, r.err);
-  CHECK(access(path("out/crank.json"), F_OK) != 0);
+  // slider-cranks (issue 15) have step derivatives (s33; were refused): MuJoCo's sample under random controls,
+  // kp of the forward servo and the gear of the backward one come back from wrong starts
+  r = run("simulate", SLIDER_CRANK, "--steps", "500", "--every", "10", "--ctrl", "random", "--seed", "3", "--quiet",
+          "--out", path("in_crank.csv"), NULL);
+  CHECK(r.code == 0);
+  run_free(&r);
+  r = run("identify", SLIDER_CRANK, path("in_crank.csv"), "--param", "kp:forward:init=20", "--param",
+          "gear:backward:init=1.3", "--substeps", "10", "--quiet", NULL);
+  double kp = r.code == 0 ? printed(r.out, "kp:forward") : 0, gear = r.code == 0 ? printed(r.out, "gear:backward") : 0;
+  CHECK_MSG(r.code == 0 && fabs(kp - 30) < 1e-8 && fabs(gear - 1) < 1e-10, "exit %d: %s %s", r.code, r.out, r.err);
+  printf("slider_crank.xml: kp:forward %.12g (truth 30, from 20), gear:backward %.12g (truth 1, from 1.3)\n", kp, gear);
+  run_free(&r);
+  // adhesion actuators (issue 15, s33) simulate without derivatives: refused before any work, naming the actuator
+  const char* adh = write_file("in_adh.xml", "<mujoco><worldbody><geom type='plane' size='1 1 .1'/><body name='b' "
+                               "pos='0 0 .1'><joint name='j' type='slide' axis='0 0 1' damping='.1'/><geom size='.1'/>"
+                               "</body></worldbody><actuator><adhesion name='grip' body='b' ctrlrange='0 1'/>"
+                               "</actuator></mujoco>\n");
+  r = run("identify", adh, path("in_tendon_world.csv"), "--param", "damping:j", "--out", path("out/adh.json"), NULL);
+  CHECK_MSG(r.code == 1 && has(r.err, "in_adh.xml: actuator 'grip' is an adhesion actuator: the step derivatives do "
+                                      "not support it"), "exit %d: %s", r.code, r.err);
+  CHECK(access(path("out/adh.json"), F_OK) != 0);
   run_free(&r);
   // torsional and rolling friction (issue 16) have step derivatives under every contact model (penalty s31, lcp,
   // cone and ccp s32): none refuses a condim-6 model for it
