@@ -196,16 +196,22 @@ void phys_friction_rows_assemble(const physModel* m, physData* d, const double* 
       for (int k = 0; k < nv; k++) fr->g[i] += Ri[k] * vf[k];
     }
   }
-  for (int i = 0; i < nf; i++)
+  int* nz = (int*)phys_stack_alloc(d, (size_t)nv / 2 + 1);   // a moment row's nonzero dofs, ascending
+  for (int i = 0; i < nf; i++) {
+    if (i < nfd) {
+      for (int j = 0; j < nf; j++) fr->G[(size_t)i * nf + j] = fr->WE[(size_t)fr->dof[i] * nf + j];
+      continue;
+    }
+    const double* Ri = fr->R + (size_t)(i - nfd) * nv;
+    int nnz = 0;
+    for (int k = 0; k < nv; k++)
+      if (Ri[k] != 0) nz[nnz++] = k;
     for (int j = 0; j < nf; j++) {
-      if (i < nfd) {
-        fr->G[(size_t)i * nf + j] = fr->WE[(size_t)fr->dof[i] * nf + j];
-        continue;
-      }
-      double sum = 0;   // R_i M~^-1 E_j
-      for (int k = 0; k < nv; k++) sum += fr->R[(size_t)(i - nfd) * nv + k] * fr->WE[(size_t)k * nf + j];
+      double sum = 0;   // R_i M~^-1 E_j over R_i's nonzeros (the dense sum's terms in its order)
+      for (int t = 0; t < nnz; t++) sum += Ri[nz[t]] * fr->WE[(size_t)nz[t] * nf + j];
       fr->G[(size_t)i * nf + j] = sum;
     }
+  }
   // exactly symmetric (the two solves round differently)
   for (int i = 0; i < nf; i++)
     for (int j = 0; j < i; j++) {
