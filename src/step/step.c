@@ -712,8 +712,8 @@ static int penalty_dense(const physModel* m, physData* d, physContactList* cl, c
   // M~ = M + dt B factored (qLD) for the contacts' Delassus diagonals; their linearization
   phys_implicit_damping_add(m, vnew);
   int ok = phys_factor_m(m, d->qLD, d->qM, vnew) == nv;
-  int ang = penalty_angular(m, cl);   // (its angular rows read J densely)
-  if (ok) phys_penalty_contacts_rows(m, d, cl->con, nc, d->qLD, ang, pc, J);
+  int ang = penalty_angular(m, cl);   // (J and the angular rows are read on the contacts' chains only)
+  if (ok) phys_penalty_contacts_rows(m, d, cl->con, nc, d->qLD, 0, pc, J);
   if (ok && ang)   // torsional and rolling friction (issue 16): angular rows
     phys_penalty_contacts_ang(m, d, cl->con, nc, pc, J, phys_stack_alloc(d, 3 * (size_t)nc * (size_t)nv + 1));
   if (ok && m->neq > 0) phys_equality_assemble(m, d, d->qLD, &er);
