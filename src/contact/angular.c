@@ -53,17 +53,22 @@ int phys_angular_axes(const physModel* m, const physContact* con, int nc, int* a
 
 void phys_contact_angular_jac(const physModel* m, physData* d, const physContact* c, double* A) {
   int nv = m->nv;
-  size_t mark = phys_stack_mark(d);
-  double* Jrel = phys_stack_alloc(d, 3 * (size_t)nv + 1);
-  double* jac = phys_stack_alloc(d, 3 * (size_t)nv + 1);
-  phys_jac(m, d, c->pos, m->geom_bodyid[c->geom[1]], NULL, Jrel);
-  phys_jac(m, d, c->pos, m->geom_bodyid[c->geom[0]], NULL, jac);
-  for (int k = 0; k < 3 * nv; k++) Jrel[k] -= jac[k];
-  for (int r = 0; r < 3; r++) {   // A = frame Jrel_rot
-    const double* f = c->frame + 3 * r;
-    for (int j = 0; j < nv; j++) A[r * nv + j] = f[0] * Jrel[j] + f[1] * Jrel[nv + j] + f[2] * Jrel[2 * nv + j];
+  memset(A, 0, 3 * sizeof(double) * (size_t)nv);
+  // J_rot(b1) - J_rot(b0) is cdof_j's rotation on the dofs of one chain only (+ on b1's, - on b0's) and 0 on
+  // their common ancestors: the two chains walked down together (a parent's index is below its child's)
+  int i = phys_body_lastdof(m, m->geom_bodyid[c->geom[1]]), k = phys_body_lastdof(m, m->geom_bodyid[c->geom[0]]);
+  while (i != k) {
+    int j = i > k ? i : k;
+    double s = i > k ? 1 : -1;
+    const double* cd = d->cdof + 6 * j;
+    double jr[3] = {s * cd[0], s * cd[1], s * cd[2]};
+    for (int r = 0; r < 3; r++) {   // A = frame Jrel_rot
+      const double* f = c->frame + 3 * r;
+      A[r * nv + j] = f[0] * jr[0] + f[1] * jr[1] + f[2] * jr[2];
+    }
+    if (i > k) i = m->dof_parentid[i];
+    else k = m->dof_parentid[k];
   }
-  phys_stack_free(d, mark);
 }
 
 int phys_angular_rows(const physModel* m, physData* d, const physContact* con, int nc, double* R, int* acon,

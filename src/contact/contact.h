@@ -174,6 +174,10 @@ typedef struct physIslands_ {
 // the islands of p (arena memory of the caller's mark); returns their number (0 without rows)
 int phys_islands(const physModel* m, physData* d, const physConstraintProblem* p, const double* Je, int ne,
                  physIslands* isl);
+// the sub-problem q of p on the nk rows rows (ascending; whole islands: G between them is read) with ndof dofs
+// (arena memory of the caller's mark): G, g, gpos, warm, lambda0, mu and con gathered; J and the supports NULL
+void phys_island_problem(physData* d, const physConstraintProblem* p, const int* rows, int nk, int ndof,
+                         physConstraintProblem* q);
 // a contact solver (phys_solve_lcp, phys_solve_cone, phys_solve_ccp; step.h's physSolverFn)
 typedef physStatus (*physIslandSolver)(const physModel* m, physData* d, const physConstraintProblem* p,
                                        physConstraintSolution* sol);
@@ -303,6 +307,15 @@ typedef struct physFrictionRows_ {
   double* amu;              // nfa: their coefficients mu_s or mu_r (m)
   int* pair;                // nf: a rolling row's partner in one disk (cone, ccp), -1 for a row bounded alone
 } physFrictionRows;
+// the groups of the friction rows fr with the rows of p (island.c): trees joined by p's rows and the equality
+// rows Je (ne x nv, may be NULL) as in phys_islands, and further by the friction rows (a joint's row belongs
+// to its tree, a tendon's to every tree its moment reaches, a torsional or rolling row to its contact's); a
+// group is a set of joined trees with at least one friction row. Each row's group (0.., in the order of the
+// group's smallest root dof; -1: none) into rgroup (p->n) and fgroup (fr->nf; -1: a row that reaches no dof),
+// each group's dofs into gdof (capacity nv + 1); returns the number of groups. A group's rows couple with no
+// row outside it (G and E' M~^-1 E are 0 between trees that share no row)
+int phys_friction_groups(const physModel* m, physData* d, const physConstraintProblem* p, const double* Je, int ne,
+                         const physFrictionRows* fr, int* rgroup, int* fgroup, int* gdof);
 // the number of frictionloss rows of m (dofs with dof_frictionloss > 0, tendons with frictionloss > 0), and the
 // dofs of the dof rows (capacity nv)
 int phys_frictionloss_count(const physModel* m);
@@ -314,6 +327,12 @@ void phys_frictionloss_assemble(const physModel* m, physData* d, const double* q
 // rolling pairs one disk each if disk (cone, ccp), bounds 0 until phys_friction_block_solve sets them
 void phys_friction_rows_assemble(const physModel* m, physData* d, const double* qLD, const double* vf,
                                  const physContact* con, int nc, int disk, physFrictionRows* fr);
+// the block of fr on its nk rows rows (ascending: dof rows, tendon rows, angular rows keep their order) into q,
+// the fields phys_friction_block_solve reads (b, g, G, lambda, state, nfd, nfa, acon, amu, pair; dof, R and
+// WE NULL), arena memory of the caller's mark: an angular row's contact renumbered by cmap (p's contact ->
+// the sub-problem's), a rolling partner by its place in rows (the partner must be among them)
+void phys_friction_rows_sub(physData* d, const physFrictionRows* fr, const int* rows, int nk, const int* cmap,
+                            physFrictionRows* q);
 // torsional and rolling friction as constraint rows (angular.c; issue 16, MuJoCo's condim 4 and 6): the number
 // of rows the nc contacts con have (one per contact with torsional friction, two with rolling friction)
 int phys_angular_count(const physModel* m, const physContact* con, int nc);

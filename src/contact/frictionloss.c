@@ -196,16 +196,22 @@ void phys_friction_rows_assemble(const physModel* m, physData* d, const double* 
       for (int k = 0; k < nv; k++) fr->g[i] += Ri[k] * vf[k];
     }
   }
-  for (int i = 0; i < nf; i++)
+  int* nz = (int*)phys_stack_alloc(d, (size_t)nv / 2 + 1);   // a moment row's nonzero dofs, ascending
+  for (int i = 0; i < nf; i++) {
+    if (i < nfd) {
+      for (int j = 0; j < nf; j++) fr->G[(size_t)i * nf + j] = fr->WE[(size_t)fr->dof[i] * nf + j];
+      continue;
+    }
+    const double* Ri = fr->R + (size_t)(i - nfd) * nv;
+    int nnz = 0;
+    for (int k = 0; k < nv; k++)
+      if (Ri[k] != 0) nz[nnz++] = k;
     for (int j = 0; j < nf; j++) {
-      if (i < nfd) {
-        fr->G[(size_t)i * nf + j] = fr->WE[(size_t)fr->dof[i] * nf + j];
-        continue;
-      }
-      double sum = 0;   // R_i M~^-1 E_j
-      for (int k = 0; k < nv; k++) sum += fr->R[(size_t)(i - nfd) * nv + k] * fr->WE[(size_t)k * nf + j];
+      double sum = 0;   // R_i M~^-1 E_j over R_i's nonzeros (the dense sum's terms in its order)
+      for (int t = 0; t < nnz; t++) sum += Ri[nz[t]] * fr->WE[(size_t)nz[t] * nf + j];
       fr->G[(size_t)i * nf + j] = sum;
     }
+  }
   // exactly symmetric (the two solves round differently)
   for (int i = 0; i < nf; i++)
     for (int j = 0; j < i; j++) {
@@ -213,6 +219,38 @@ void phys_friction_rows_assemble(const physModel* m, physData* d, const double* 
       fr->G[(size_t)i * nf + j] = fr->G[(size_t)j * nf + i] = s;
     }
   memset(fr->lambda, 0, sizeof(double) * ((size_t)nf + 1));
+}
+
+void phys_friction_rows_sub(physData* d, const physFrictionRows* fr, const int* rows, int nk, const int* cmap,
+                            physFrictionRows* q) {
+  int nf = fr->nf, n0 = nf - fr->nfa;
+  memset(q, 0, sizeof *q);
+  int* pos = (int*)phys_stack_alloc(d, (size_t)nf / 2 + 1);   // fr's row -> q's, -1 outside
+  for (int i = 0; i < nf; i++) pos[i] = -1;
+  for (int a = 0; a < nk; a++) {
+    pos[rows[a]] = a;
+    q->nfd += rows[a] < fr->nfd;
+    q->nfa += rows[a] >= n0;
+  }
+  q->nf = nk;
+  q->b = phys_stack_alloc(d, (size_t)nk + 1);
+  q->g = phys_stack_alloc(d, (size_t)nk + 1);
+  q->G = phys_stack_alloc(d, (size_t)nk * nk + 1);
+  q->lambda = phys_stack_alloc(d, (size_t)nk + 1);
+  q->state = (int*)phys_stack_alloc(d, (size_t)nk / 2 + 1);
+  q->pair = (int*)phys_stack_alloc(d, (size_t)nk / 2 + 1);
+  q->acon = (int*)phys_stack_alloc(d, (size_t)q->nfa / 2 + 1);
+  q->amu = phys_stack_alloc(d, (size_t)q->nfa + 1);
+  for (int a = 0; a < nk; a++) {
+    int i = rows[a];
+    for (int c = 0; c < nk; c++) q->G[(size_t)a * nk + c] = fr->G[(size_t)i * nf + rows[c]];
+    q->b[a] = fr->b[i], q->g[a] = fr->g[i], q->lambda[a] = fr->lambda[i], q->state[a] = fr->state[i];
+    q->pair[a] = fr->pair[i] >= 0 ? pos[fr->pair[i]] : -1;
+    if (i >= n0) {
+      q->acon[a - (nk - q->nfa)] = cmap[fr->acon[i - n0]];
+      q->amu[a - (nk - q->nfa)] = fr->amu[i - n0];
+    }
+  }
 }
 
 // v += W E lambda (nv), the friction impulses' velocity change; sticking dofs are set to 0 exactly (their

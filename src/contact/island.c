@@ -83,21 +83,30 @@ static void row_roots(const physModel* m, const physConstraintProblem* p, const 
   for (int r = 0; r < p->n; r++) rep[r] = rep[r] < 0 ? -1 : uf_find(parent, rep[r]);
 }
 
+// the trees joined by the rows of p and the ne equality rows Je: each dof's root into droot and the union-find
+// parent over the roots into parent (nv each, from d's arena), each row's representative root into rep (n)
+static void islands_union(const physModel* m, physData* d, const physConstraintProblem* p, const double* Je, int ne,
+                          int** droot, int** parent, int* rep) {
+  int nv = m->nv;
+  int* dr = *droot = island_ints(d, (size_t)nv + 1);
+  int* pa = *parent = island_ints(d, (size_t)nv + 1);
+  for (int j = 0; j < nv; j++) {
+    dr[j] = m->dof_parentid[j] < 0 ? j : dr[m->dof_parentid[j]];
+    pa[j] = j;
+  }
+  row_roots(m, p, Je, ne, pa, dr, rep);
+}
+
 // Islands of p (arena memory of the caller's mark): returns their number, 0 if p has no rows
 int phys_islands(const physModel* m, physData* d, const physConstraintProblem* p, const double* Je, int ne,
                  physIslands* isl) {
   int nv = m->nv, n = p->n;
   memset(isl, 0, sizeof *isl);
   if (n <= 0) return 0;
-  int* droot = island_ints(d, (size_t)nv + 1);
-  int* parent = island_ints(d, (size_t)nv + 1);
+  int *droot, *parent;
   int* rep = island_ints(d, (size_t)n + 1);
   int* slot = island_ints(d, (size_t)nv + 2);   // island of each representative root, +1 (0: none)
-  for (int j = 0; j < nv; j++) {
-    droot[j] = m->dof_parentid[j] < 0 ? j : droot[m->dof_parentid[j]];
-    parent[j] = j;
-  }
-  row_roots(m, p, Je, ne, parent, droot, rep);
+  islands_union(m, d, p, Je, ne, &droot, &parent, rep);
   // islands in the order of their representatives (rows reaching no dof: one island after them, each alone)
   memset(slot, 0, sizeof(int) * ((size_t)nv + 2));
   for (int r = 0; r < n; r++)
@@ -125,13 +134,53 @@ int phys_islands(const physModel* m, physData* d, const physConstraintProblem* p
   return isl->n;
 }
 
+// the first root a friction row of fr reaches after joining every tree it reaches (a dof row: its dof's tree;
+// a tendon row: the trees of its moment's nonzeros; an angular row: its contact's two bodies'), -1 if none
+static int friction_row_root(const physModel* m, const physConstraintProblem* p, const physFrictionRows* fr,
+                             int i, int* parent, const int* droot) {
+  int n0 = fr->nf - fr->nfa;
+  if (i < fr->nfd) return droot[fr->dof[i]];
+  if (i < n0) return join_row(parent, droot, fr->R + (size_t)(i - fr->nfd) * m->nv, NULL, m->nv);
+  const physContact* c = p->con + fr->acon[i - n0];
+  int a = body_root(m, droot, m->geom_bodyid[c->geom[0]]), b = body_root(m, droot, m->geom_bodyid[c->geom[1]]);
+  uf_join(parent, a, b);
+  return a >= 0 ? a : b;
+}
+
+// Groups of trees coupled through the friction rows fr (contact.h)
+int phys_friction_groups(const physModel* m, physData* d, const physConstraintProblem* p, const double* Je, int ne,
+                         const physFrictionRows* fr, int* rgroup, int* fgroup, int* gdof) {
+  int nv = m->nv, n = p->n, nf = fr->nf;
+  size_t mark = phys_stack_mark(d);
+  int *droot, *parent;
+  int* rep = island_ints(d, (size_t)n + 1);
+  int* frep = island_ints(d, (size_t)nf + 1);
+  int* slot = island_ints(d, (size_t)nv + 1);   // group of each representative root, +1 (0: none)
+  islands_union(m, d, p, Je, ne, &droot, &parent, rep);
+  for (int i = 0; i < nf; i++) frep[i] = friction_row_root(m, p, fr, i, parent, droot);
+  memset(slot, 0, sizeof(int) * (size_t)nv);
+  for (int i = 0; i < nf; i++)
+    if (frep[i] >= 0) slot[uf_find(parent, frep[i])] = 1;
+  int ng = 0;
+  for (int j = 0; j < nv; j++)
+    if (slot[j]) slot[j] = ++ng;
+  for (int i = 0; i < nf; i++) fgroup[i] = frep[i] < 0 ? -1 : slot[uf_find(parent, frep[i])] - 1;
+  for (int r = 0; r < n; r++) rgroup[r] = rep[r] < 0 ? -1 : slot[uf_find(parent, rep[r])] - 1;
+  memset(gdof, 0, sizeof(int) * (size_t)(ng + 1));
+  for (int j = 0; j < nv; j++) {
+    int s = slot[uf_find(parent, droot[j])];
+    if (s) gdof[s - 1]++;
+  }
+  phys_stack_free(d, mark);
+  return ng;
+}
+
 //---------------------------------------------------------------------------------------------------------
 // the solve by islands
 
-// the sub-problem q of p on the nk rows rows (ascending) of one island with ndof dofs (arena memory of the
-// caller's mark): G, g, gpos, warm, lambda0 and mu, con gathered; J NULL
-static void island_problem(physData* d, const physConstraintProblem* p, const int* rows, int nk, int ndof,
-                           physConstraintProblem* q) {
+// the sub-problem q of p on the nk rows rows (ascending) of one island with ndof dofs (contact.h)
+void phys_island_problem(physData* d, const physConstraintProblem* p, const int* rows, int nk, int ndof,
+                         physConstraintProblem* q) {
   memset(q, 0, sizeof *q);
   int nc = 0;
   for (int k = 0; k < nk; k++) nc += rows[k] < 3 * p->nc && rows[k] % 3 == 0;
@@ -188,7 +237,7 @@ physStatus phys_solve_islands(const physModel* m, physData* d, physIslandSolver 
     const int* rows = isl.row + isl.start[k];
     int nk = isl.start[k + 1] - isl.start[k];
     physConstraintProblem q;
-    island_problem(d, p, rows, nk, isl.ndof[k], &q);
+    phys_island_problem(d, p, rows, nk, isl.ndof[k], &q);
     physConstraintSolution s = {.lambda = phys_stack_alloc(d, (size_t)nk + 1),
                                 .state = island_ints(d, (size_t)nk + 1)};
     memset(s.lambda, 0, sizeof(double) * (size_t)nk);

@@ -370,10 +370,11 @@ int phys_penalty_contacts_ang(const physModel* m, physData* d, const physContact
     if (!p->active || !(ang[0] > 0 || ang[1] > 0)) continue;
     // rows: frame * (J_rot(body of geom[1]) - J_rot(body of geom[0])), the relative angular velocity
     double* Ai = Ja + (size_t)(3 * i) * nv;
-    phys_contact_angular_jac(m, d, c, Ai);   // (angular.c)
+    phys_contact_angular_jac(m, d, c, Ai);   // (angular.c: 0 off the two chains, as J's rows)
     double vr[3], w[3];
-    row_velocity(vr, J + (size_t)(3 * i) * nv, d->qvel, nv);
-    row_velocity(w, Ai, d->qvel, nv);
+    int s[PHYS_PENALTY_SUP], ns = penalty_dofs(m, p, s);
+    sup_velocity(vr, J + (size_t)(3 * i) * nv, s, ns, d->qvel, nv);
+    sup_velocity(w, Ai, s, ns, d->qvel, nv);
     p->ang = Ai;
     p->mu_spin = ang[0];
     p->mu_roll = ang[1];
@@ -432,13 +433,13 @@ void phys_penalty_assemble(const physModel* m, physData* d, int nc, const physPe
     const physPenaltyContact* p = pc + i;
     if (!p->active) continue;
     const double* Ji = J + (size_t)(3 * i) * nv;
-    int n = row_support(idx, Ji, s, penalty_dofs(m, p, s), nv);
+    int ns = penalty_dofs(m, p, s), n = row_support(idx, Ji, s, ns, nv);
     double v[3], w[3] = {dt * p->damping, dt * p->C, dt * p->C};
     support_velocity(v, Ji, idx, n, d->qvel, nv);
     double f[3] = {p->spring - p->damping * v[0], -p->C * v[1], -p->C * v[2]};
     add_row_terms(Ji, idx, n, nv, f, w, rhs, H);
     if (!p->ang) continue;
-    n = row_support(idx, p->ang, NULL, -1, nv);
+    n = row_support(idx, p->ang, s, ns, nv);   // (the angular rows are 0 off the contact's chains too)
     double wa[3] = {dt * p->Cs, dt * p->Cr, dt * p->Cr};
     support_velocity(v, p->ang, idx, n, d->qvel, nv);
     double fa[3] = {-p->Cs * v[0], -p->Cr * v[1], -p->Cr * v[2]};
@@ -458,8 +459,8 @@ int phys_penalty_update(const physModel* m, const physContact* con, int nc, phys
     physPenaltyContact* p = pc + i;
     if (!p->active) continue;
     double v[3];
-    int s[PHYS_PENALTY_SUP];
-    sup_velocity(v, J + (size_t)(3 * i) * nv, s, penalty_dofs(m, p, s), vnew, nv);
+    int s[PHYS_PENALTY_SUP], ns = penalty_dofs(m, p, s);
+    sup_velocity(v, J + (size_t)(3 * i) * nv, s, ns, vnew, nv);
     double fn = p->spring - p->damping * v[0];
     if (!(fn > 0)) {
       p->active = 0;
@@ -469,7 +470,7 @@ int phys_penalty_update(const physModel* m, const physContact* con, int nc, phys
     }
     if (p->ang) {   // torsion and rolling: their slips at v+ (ang_coefficients)
       double w[3];
-      row_velocity(w, p->ang, vnew, nv);
+      sup_velocity(w, p->ang, s, ns, vnew, nv);
       if (ang_coefficients(m, p, fn, w)) changed |= 1;
     }
     double slip = fmax(hypot(v[1], v[2]), m->opt.penalty_vslip);
@@ -502,10 +503,13 @@ void phys_penalty_finish(const physModel* m, physContact* con, int nc, const phy
     }
     for (int k = 0; k < 3; k++) con[i].lambda[k] = F[k] * dt;
     if (!p->ang) continue;
-    row_velocity(v, p->ang, vnew, nv);   // torques (frame) -Cs w_n, -Cr w_t at v+
+    sup_velocity(v, p->ang, s, ns, vnew, nv);   // torques (frame) -Cs w_n, -Cr w_t at v+ (0 off the chains)
     double T[3] = {-p->Cs * v[0], -p->Cr * v[1], -p->Cr * v[2]};
     const double* A = p->ang;
-    for (int j = 0; j < nv; j++) qfrc[j] += A[j] * T[0] + A[nv + j] * T[1] + A[2 * nv + j] * T[2];
+    for (int t = 0; t < (ns < 0 ? nv : ns); t++) {
+      int j = ns < 0 ? t : s[t];
+      qfrc[j] += A[j] * T[0] + A[nv + j] * T[1] + A[2 * nv + j] * T[2];
+    }
   }
 }
 

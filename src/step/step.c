@@ -362,23 +362,23 @@ static double impulse_energy(const physConstraintProblem* p, const physFrictionR
 // the same with torsional or rolling friction rows (angular.c), whose under-relaxed sweeps converge more slowly
 #define PHYS_ANGULAR_SWEEPS 400
 
-// the frictionloss rows fr together with the contact and limit rows p (solved once as sol, without friction):
-// block Gauss-Seidel, the friction box problem given the contact impulses (g_f + G_fc lambda_c), then the
-// contact problem given the friction impulses (g + G_cf lambda_f, warm-started from its last solution), until
-// the velocity change the impulses give moves by at most 1e-10 of itself (in M~'s norm, impulse_energy: the
-// impulses themselves need not settle, a singular G leaves them free along its null space), or by at most 1e-6
-// of itself without shrinking any more (the rounding floor along a null space: contact and friction rows that
-// share a load trade it by rounding-sized steps forever). A fixed point is a solution of the whole problem
-// (each block's conditions hold with the other's impulses). With torsional or rolling friction rows (angular.c:
-// their bounds follow lambda_n) the sweeps can cycle (a rod on two contacts trades a pitching rolling torque for
-// a shift of its normal impulses): the friction block's new impulses are then under-relaxed, lambda_f = om new +
-// (1 - om) old, om halved (down to 1/64) at each sweep that does not shrink the change, and up to
-// PHYS_ANGULAR_SWEEPS sweeps run. p->g, p->warm, p->lambda0 end as the last solve's (arena memory of the
-// caller's mark). A counted warning if the sweeps run out.
-static void frictionloss_coupled(const physModel* m, physData* d, physSolverFn solver, physConstraintProblem* p,
-                                 physConstraintSolution* sol, physFrictionRows* fr) {
-  int n = p->n, nf = fr->nf, nv = m->nv;
-  double* Gcf = phys_stack_alloc(d, (size_t)n * nf + 1);
+// the frictionloss rows fr together with the contact and limit rows p (solved once as sol, without friction),
+// Gcf = J M~^-1 E (n x nf) their coupling: block Gauss-Seidel, the friction box problem given the contact
+// impulses (g_f + G_fc lambda_c), then the contact problem given the friction impulses (g + G_cf lambda_f,
+// warm-started from its last solution), until the velocity change the impulses give moves by at most 1e-10 of
+// itself (in M~'s norm, impulse_energy: the impulses themselves need not settle, a singular G leaves them free
+// along its null space), or by at most 1e-6 of itself without shrinking any more (the rounding floor along a
+// null space: contact and friction rows that share a load trade it by rounding-sized steps forever). A fixed
+// point is a solution of the whole problem (each block's conditions hold with the other's impulses). With
+// torsional or rolling friction rows (angular.c: their bounds follow lambda_n) the sweeps can cycle (a rod on
+// two contacts trades a pitching rolling torque for a shift of its normal impulses): the friction block's new
+// impulses are then under-relaxed, lambda_f = om new + (1 - om) old, om halved (down to 1/64) at each sweep
+// that does not shrink the change, and up to PHYS_ANGULAR_SWEEPS sweeps run. p->g, p->warm, p->lambda0 end as
+// the last solve's (arena memory of the caller's mark). A counted warning if the sweeps run out. Returns the
+// iterations of the contact solves summed
+static int coupled_sweeps(const physModel* m, physData* d, physSolverFn solver, physConstraintProblem* p,
+                          physConstraintSolution* sol, physFrictionRows* fr, const double* Gcf) {
+  int n = p->n, nf = fr->nf, total = 0;
   double* g0 = phys_stack_alloc(d, (size_t)n + 1);
   double* gc = phys_stack_alloc(d, (size_t)n + 1);
   double* gf = phys_stack_alloc(d, (size_t)nf + 1);
@@ -386,12 +386,6 @@ static void frictionloss_coupled(const physModel* m, physData* d, physSolverFn s
   double* lf = phys_stack_alloc(d, (size_t)nf + 1);
   int* warm = (int*)phys_stack_alloc(d, (size_t)n + 1);
   memcpy(g0, p->g, sizeof(double) * (size_t)n);
-  for (int r = 0; r < n; r++)
-    for (int i = 0; i < nf; i++) {
-      double s = 0;
-      for (int k = 0; k < nv; k++) s += p->J[(size_t)r * nv + k] * fr->WE[(size_t)k * nf + i];
-      Gcf[(size_t)r * nf + i] = s;
-    }
   int it;
   double dE0 = INFINITY, om = 1;
   int sweeps = fr->nfa > 0 ? PHYS_ANGULAR_SWEEPS : PHYS_FRICTIONLOSS_SWEEPS;
@@ -414,6 +408,7 @@ static void frictionloss_coupled(const physModel* m, physData* d, physSolverFn s
     p->warm = warm;
     p->lambda0 = lc;
     solver(m, d, p, sol);
+    total += sol->iterations;
     for (int r = 0; r < n; r++) lc[r] = sol->lambda[r] - lc[r];
     for (int i = 0; i < nf; i++) lf[i] = fr->lambda[i] - lf[i];
     double dE = impulse_energy(p, fr, Gcf, lc, lf), E = impulse_energy(p, fr, Gcf, sol->lambda, fr->lambda);
@@ -424,6 +419,125 @@ static void frictionloss_coupled(const physModel* m, physData* d, physSolverFn s
   if (it == sweeps)
     phys_data_warn(d, PHYS_WARN_SOLVER, "phys_step: frictionloss and contact rows did not settle in %d sweeps at "
                    "time %g", sweeps, d->time);
+  return total;
+}
+
+// Gcf (nk x nf) = J_rows W E_cols: rows of p's J (over their dofs, ascending, as the dense product: J is 0
+// elsewhere) times the nf columns cols of fr's W E
+static void coupling_rows(const physConstraintProblem* p, const physFrictionRows* fr, const int* rows, int nk,
+                          const int* cols, int nf, double* Gcf) {
+  int nv = p->nv;
+  for (int a = 0; a < nk; a++) {
+    const double* Jr = p->J + (size_t)rows[a] * nv;
+    const int* s;
+    int k = phys_constraint_row_dofs(p, rows[a], &s);
+    for (int i = 0; i < nf; i++) {
+      const double* WE = fr->WE + cols[i];
+      double acc = 0;
+      for (int t = k - 1; t >= 0; t--) {
+        int j = s ? s[t] : k - 1 - t;
+        acc += Jr[j] * WE[(size_t)j * fr->nf];
+      }
+      Gcf[(size_t)a * nf + i] = acc;
+    }
+  }
+}
+
+// the rows of p in group k (rgroup) into rows, their number; p's contacts among them renumbered into cmap
+// (nc; -1 outside)
+static int group_rows(const physConstraintProblem* p, const int* rgroup, int k, int* rows, int* cmap) {
+  int nk = 0, nc = 0;
+  for (int i = 0; i < p->nc; i++) cmap[i] = -1;
+  for (int r = 0; r < p->n; r++)
+    if (rgroup[r] == k) {
+      if (r < 3 * p->nc && r % 3 == 0) cmap[r / 3] = nc++;
+      rows[nk++] = r;
+    }
+  return nk;
+}
+
+// group k of the friction rows (phys_friction_groups: rgroup, fgroup, its dofs ndof) solved on its own by
+// coupled_sweeps, its impulses and states scattered into sol and fr, its last solve's g, warm, lambda0 into
+// g, warm, l0 (p's rows), sol->residual the larger of its own and the last solve's; returns the iterations of
+// its contact solves
+static int group_solve(const physModel* m, physData* d, physSolverFn solver, const physConstraintProblem* p,
+                       physConstraintSolution* sol, physFrictionRows* fr, const int* rgroup, const int* fgroup,
+                       int k, int ndof, double* g, int* warm, double* l0) {
+  size_t mark = phys_stack_mark(d);
+  int* rows = (int*)phys_stack_alloc(d, (size_t)p->n / 2 + 1);
+  int* cols = (int*)phys_stack_alloc(d, (size_t)fr->nf / 2 + 1);
+  int* cmap = (int*)phys_stack_alloc(d, (size_t)p->nc / 2 + 1);
+  int nk = group_rows(p, rgroup, k, rows, cmap), nfk = 0, iters = 0;
+  for (int i = 0; i < fr->nf; i++)
+    if (fgroup[i] == k) cols[nfk++] = i;
+  physFrictionRows fq;
+  phys_friction_rows_sub(d, fr, cols, nfk, cmap, &fq);
+  if (nk == 0) {
+    phys_friction_block_solve(d, &fq, fq.g, NULL);   // (no contact rows: no angular rows either)
+  } else {
+    physConstraintProblem q;
+    phys_island_problem(d, p, rows, nk, ndof, &q);
+    physConstraintSolution qs = {.lambda = phys_stack_alloc(d, (size_t)nk + 1),
+                                 .state = (int*)phys_stack_alloc(d, (size_t)nk / 2 + 1)};
+    for (int a = 0; a < nk; a++) qs.lambda[a] = sol->lambda[rows[a]], qs.state[a] = sol->state[rows[a]];
+    double* Gcf = phys_stack_alloc(d, (size_t)nk * nfk + 1);
+    coupling_rows(p, fr, rows, nk, cols, nfk, Gcf);
+    iters = coupled_sweeps(m, d, solver, &q, &qs, &fq, Gcf);
+    sol->residual = qs.residual > sol->residual ? qs.residual : sol->residual;
+    for (int a = 0; a < nk; a++) {
+      int r = rows[a];
+      sol->lambda[r] = qs.lambda[a], sol->state[r] = qs.state[a];
+      g[r] = q.g[a], warm[r] = q.warm[a], l0[r] = q.lambda0[a];
+    }
+  }
+  for (int a = 0; a < nfk; a++) {
+    int i = cols[a];
+    fr->lambda[i] = fq.lambda[a], fr->state[i] = fq.state[a], fr->b[i] = fq.b[a];
+  }
+  phys_stack_free(d, mark);
+  return iters;
+}
+
+// the frictionloss rows fr with the contact and limit rows p (solved once, by islands, as sol; Je, ne the
+// eliminated equality rows): group by group (phys_friction_groups: a joint's row with its tree's island, a
+// tendon's with every island it reaches, an angular row with its contact's), each by coupled_sweeps on its
+// own rows, in the groups' order; the rows of no group keep sol's impulses (nothing couples them to friction).
+// One group holding every row, or PHYS_DSBL_ISLAND: coupled_sweeps on the whole problem. p->g, p->warm,
+// p->lambda0 end as each row's last solve's (its first, outside the groups). d->solver_iter: the last solve's
+// iterations (one group) or, by groups, every solve's in the step summed. Arena memory of the caller's mark
+static void frictionloss_coupled(const physModel* m, physData* d, physSolverFn solver, physConstraintProblem* p,
+                                 physConstraintSolution* sol, physFrictionRows* fr, const double* Je, int ne) {
+  int n = p->n, nf = fr->nf, nv = m->nv;
+  int* rgroup = (int*)phys_stack_alloc(d, (size_t)n / 2 + 1);
+  int* fgroup = (int*)phys_stack_alloc(d, (size_t)nf / 2 + 1);
+  int* gdof = (int*)phys_stack_alloc(d, (size_t)nv / 2 + 1);
+  int ng = -1, whole = 1;
+  if (!(m->opt.disableflags & PHYS_DSBL_ISLAND)) {
+    ng = phys_friction_groups(m, d, p, Je, ne, fr, rgroup, fgroup, gdof);
+    for (int r = 0; r < n && whole; r++) whole = rgroup[r] == 0;
+    whole = whole && ng == 1;
+  }
+  if (whole) {   // (the whole problem, as before islands)
+    double* Gcf = phys_stack_alloc(d, (size_t)n * nf + 1);
+    for (int r = 0; r < n; r++) rgroup[r] = r;
+    for (int i = 0; i < nf; i++) fgroup[i] = i;
+    coupling_rows(p, fr, rgroup, n, fgroup, nf, Gcf);
+    coupled_sweeps(m, d, solver, p, sol, fr, Gcf);
+  } else {
+    double* g = phys_stack_alloc(d, (size_t)n + 1);
+    double* l0 = phys_stack_alloc(d, (size_t)n + 1);
+    int* warm = (int*)phys_stack_alloc(d, (size_t)n / 2 + 1);
+    memcpy(g, p->g, sizeof(double) * (size_t)n);
+    memcpy(l0, sol->lambda, sizeof(double) * (size_t)n);
+    memcpy(warm, sol->state, sizeof(int) * (size_t)n);
+    for (int i = 0; i < nf; i++)
+      if (fgroup[i] < 0) fr->lambda[i] = 0, fr->state[i] = PHYS_ROW_CLAMPING;   // (a row on no dof: no force)
+    int iters = sol->iterations;
+    for (int k = 0; k < ng; k++)
+      iters += group_solve(m, d, solver, p, sol, fr, rgroup, fgroup, k, gdof[k], g, warm, l0);
+    p->g = g, p->warm = warm, p->lambda0 = l0;
+    sol->iterations = iters;
+  }
   d->solver_iter = sol->iterations;
   d->solver_residual = sol->residual;
 }
@@ -437,7 +551,7 @@ static __attribute__((noinline)) void frictionloss_solve(const physModel* m, phy
   int disk = m->opt.contact == PHYS_CONTACT_CONE || m->opt.contact == PHYS_CONTACT_CCP;
   phys_friction_rows_assemble(m, d, d->qLD, st->vf, st->p.con, st->p.nc, disk, fr);
   if (st->p.n == 0) phys_frictionloss_box(d, fr->G, fr->g, fr->b, fr->nf, fr->lambda, fr->state);
-  else frictionloss_coupled(m, d, solver, &st->p, &st->sol, fr);
+  else frictionloss_coupled(m, d, solver, &st->p, &st->sol, fr, st->eq.ne > 0 ? st->eq.J : NULL, st->eq.ne);
 }
 
 // v+ (vnew) and qfrc_constraint with the frictionloss impulses
@@ -484,8 +598,8 @@ int phys_step_constrained(const physModel* m, physData* d, physSolverFn solver, 
   // the contact problem and its impulses
   physConstraintProblem* p = &st->p;
   double *J, *G, *g, *mu;
-  int dense = !st->sparse_rows || m->neq > 0 || phys_frictionloss_count(m) > 0 ||
-              phys_angular_count(m, st->con->con, st->con->n) > 0;   // (rows read densely)
+  // (rows read densely: equality rows, tendon frictionloss rows, whose groups join islands, frictionloss_coupled)
+  int dense = !st->sparse_rows || m->neq > 0 || phys_frictionloss_count(m) > m->nfrictionloss;
   phys_constraint_assemble_rows(m, d, st->con->con, st->con->n, vnew, warm, dense, p, &J, &G, &g, &mu);
   st->con->nlimit = p->nl;
   st->eq.ne = 0;
@@ -598,8 +712,8 @@ static int penalty_dense(const physModel* m, physData* d, physContactList* cl, c
   // M~ = M + dt B factored (qLD) for the contacts' Delassus diagonals; their linearization
   phys_implicit_damping_add(m, vnew);
   int ok = phys_factor_m(m, d->qLD, d->qM, vnew) == nv;
-  int ang = penalty_angular(m, cl);   // (its angular rows read J densely)
-  if (ok) phys_penalty_contacts_rows(m, d, cl->con, nc, d->qLD, ang, pc, J);
+  int ang = penalty_angular(m, cl);   // (J and the angular rows are read on the contacts' chains only)
+  if (ok) phys_penalty_contacts_rows(m, d, cl->con, nc, d->qLD, 0, pc, J);
   if (ok && ang)   // torsional and rolling friction (issue 16): angular rows
     phys_penalty_contacts_ang(m, d, cl->con, nc, pc, J, phys_stack_alloc(d, 3 * (size_t)nc * (size_t)nv + 1));
   if (ok && m->neq > 0) phys_equality_assemble(m, d, d->qLD, &er);

@@ -102,7 +102,7 @@ typedef struct physStepStage_ {
   physContactList* con;          // the contacts detected at the stage's state, with their impulses (p.con)
   physEqualityRows eq;           // equality rows (eq.ne = 0: none), eliminated from p (step_equality.c)
   int sparse_rows;               // input: 1 lets p.J's rows be written on their dofs only (p.sup; undefined
-                                 // elsewhere) when no equality or frictionloss rows read them densely; 0 (the
+                                 // elsewhere) when no equality or tendon frictionloss rows read them densely; 0 (the
                                  // derivatives, phys_step_stage): J dense, zero off the supports
 } physStepStage;
 
