@@ -201,8 +201,8 @@ static void gbar_weights(const contactPoint* cp, const double* Gb, double* W, do
     for (int c = 0; c < n; c++) {
       if (isl && isl[r] != isl[c]) continue;
       double g = Gb[(size_t)r * n + c] + Gb[(size_t)c * n + r];
-      if (g != 0)
-        for (int i = 0; i < nv; i++) W[(size_t)r * nv + i] += g * cp->Y[(size_t)c * nv + i];
+      if (g != 0)   // (on Y_c's dofs: it adds zeros elsewhere)
+        for (int i = cp->yr[2 * c]; i < cp->yr[2 * c + 1]; i++) W[(size_t)r * nv + i] += g * cp->Y[(size_t)c * nv + i];
     }
   for (int c = 0; c < n; c++) {
     double* Zc = Z + (size_t)c * nv;
@@ -210,7 +210,7 @@ static void gbar_weights(const contactPoint* cp, const double* Gb, double* W, do
     for (int r = 0; r < n; r++) {
       double g = isl && isl[r] != isl[c] ? 0 : Gb[(size_t)r * n + c];
       if (g != 0)
-        for (int i = 0; i < nv; i++) Zc[i] += g * cp->Y[(size_t)r * nv + i];
+        for (int i = cp->yr[2 * r]; i < cp->yr[2 * r + 1]; i++) Zc[i] += g * cp->Y[(size_t)r * nv + i];
     }
   }
 }
@@ -237,7 +237,8 @@ static physStatus geometry_vjp(const physModel* m, physData* d, const contactPoi
   if (a->fac) {
     for (int r = 0; r < n; r++)
       if (a->gd[r] != 0)
-        for (int i = 0; i < nv; i++) W[(size_t)r * nv + i] += 2 * a->gd[r] * cp->Y[(size_t)r * nv + i];
+        for (int i = cp->yr[2 * r]; i < cp->yr[2 * r + 1]; i++)
+          W[(size_t)r * nv + i] += 2 * a->gd[r] * cp->Y[(size_t)r * nv + i];
   } else {
     gbar_weights(cp, Gb, W, a->Z);
   }
