@@ -72,6 +72,20 @@ void phys_ldl_solve(double* x, const double* F, const int* parent, const double*
   }
 }
 
+void phys_ldl_solve_range(double* x, const double* F, const int* parent, const double* b, int n, int lo, int hi) {
+  if (lo > 0) memset(x, 0, sizeof(double) * (size_t)lo);
+  if (hi < n) memset(x + hi, 0, sizeof(double) * (size_t)(n - hi));
+  if (x != b) memcpy(x + lo, b + lo, sizeof(double) * (size_t)(hi - lo));
+  for (int k = hi - 1; k >= lo; k--)   // (solve_upper on the range)
+    if (x[k] != 0) spread(x, F + (size_t)k * n, parent, k, x[k]);
+  for (int k = lo; k < hi; k++) {
+    const double* Fk = F + (size_t)k * n;
+    double s = x[k] / Fk[k];
+    for (int i = parent[k]; i >= 0; i = parent[i]) s -= Fk[i] * x[i];
+    x[k] = s;
+  }
+}
+
 // one step k of the half-solve below: y_k (if nonzero) spread to its ancestors, scaled by 1/sqrt(D_k) and
 // listed at list[nz]; returns the new count
 static inline int half_at(double* y, const double* F, const int* parent, int n, int k, int* list, int nz) {

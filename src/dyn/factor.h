@@ -25,6 +25,10 @@
 int phys_ldl_factor(double* H, const int* parent, int n);
 // x = H^-1 b = L^-1 D^-1 L'^-1 b with the factor F of phys_ldl_factor (x may alias b)
 void phys_ldl_solve(double* x, const double* F, const int* parent, const double* b, int n);
+// the same on the indices lo .. hi - 1 only, for b zero outside them and a range closed under parent (whole trees
+// of a forest: no index outside is an ancestor or a descendant of one inside): x is 0 outside, and inside the
+// same operations in the same order as phys_ldl_solve's (its other indices add only zeros). parent required
+void phys_ldl_solve_range(double* x, const double* F, const int* parent, const double* b, int n, int lo, int hi);
 // the half-solve y = D^-1/2 L'^-1 b (y may alias b), so that b' H^-1 c = y_b . y_c (G = Y Y' for the
 // Delassus matrix J H^-1 J' with the rows of Y the half-solves of the rows of J). y_k is nonzero only on
 // the nonzeros of b and their ancestors; list (n ints, may be NULL) <- the k with y_k != 0, descending.

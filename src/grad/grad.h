@@ -47,6 +47,9 @@ void phys_rnea_mass_vjp(const physModel* m, physData* d, const double* x, const 
 // g (nv) = d(x' M(q) x)/dq (= phys_rnea_mass_vjp(x, x)) from the kinetic energy's gradient: O(nbody), a fifth of
 // the cost; the diagonal terms Y_r' dM Y_r of the Delassus matrix's derivative
 void phys_rnea_mass_quad_grad(const physModel* m, physData* d, const double* x, double* g);
+// the same on the bodies b0 .. b1 - 1, a union of whole trees, for x zero outside their dofs: g on their dofs
+// only (the rest untouched; the values the whole pass gives there)
+void phys_rnea_mass_quad_grad_bodies(const physModel* m, physData* d, const double* x, int b0, int b1, double* g);
 // g (nv) += d<M(q), K>/dq = sum_kl K_kl dM_kl/dq for a symmetric K = sum_i c_i (a_i b_i' + b_i a_i') / 2 given
 // as its nterm terms (A, B: nterm x nv, c: nterm; the first nquad are quadratic, b_i = a_i, and B's rows for
 // them are not read): every quadratic and bilinear form of M in one pass per column over the bodies below it, K's entries

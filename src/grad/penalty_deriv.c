@@ -145,11 +145,35 @@ typedef struct penTape_ {
   double* Ja;              // 3 nc x nv angular rows (zero for the others)
   double *Cs, *Cr;         // K x nc torsional and rolling coefficients of solve k
   int *srcs, *srcr;        // K x nc: the velocities they were evaluated at (as src)
+  // contact i's dofs, cdof[cadr[i] .. cadr[i + 1]): the union of its two bodies' chains, ascending: the only
+  // columns where its rows of J and Ja can be nonzero and where contact_deriv.h reads its weight rows
+  int *cadr, *cdof;
 } penTape;
 
 // arena array of n ints (caller's mark)
 static int* alloc_int(physData* d, size_t n) {
   return (int*)phys_stack_alloc(d, (n * sizeof(int) + sizeof(double) - 1) / sizeof(double) + 1);
+}
+
+// T->cadr, T->cdof (tape memory) from T's contacts: phys_chain_union's walk, reversed to ascending
+static void contact_dofs(const physModel* m, physData* d, penTape* T) {
+  int nc = T->nc, n = 0;
+  int* s = alloc_int(d, (size_t)m->nv);
+  T->cadr = alloc_int(d, (size_t)nc + 1);
+  for (int i = 0; i < nc; i++) {
+    const physContact* c = T->con + i;
+    T->cadr[i] = n;
+    n += phys_chain_union(m, phys_body_lastdof(m, m->geom_bodyid[c->geom[0]]),
+                          phys_body_lastdof(m, m->geom_bodyid[c->geom[1]]), s);
+  }
+  T->cadr[nc] = n;
+  T->cdof = alloc_int(d, (size_t)n);
+  for (int i = 0; i < nc; i++) {
+    const physContact* c = T->con + i;
+    int ns = phys_chain_union(m, phys_body_lastdof(m, m->geom_bodyid[c->geom[0]]),
+                              phys_body_lastdof(m, m->geom_bodyid[c->geom[1]]), s);
+    for (int k = 0; k < ns; k++) T->cdof[T->cadr[i] + k] = s[ns - 1 - k];
+  }
 }
 
 // active limit springs of phys_penalty_limits (its test, phys_penalty_limit_force): lim (2 per limit: dof,
@@ -366,6 +390,7 @@ static physStatus tape_build(const physModel* m, physData* d, penTape* T) {
   if (!(m->opt.disableflags & PHYS_DSBL_CONTACT)) phys_collision_into(m, d, &det);
   int nc = T->nc = det.n;
   T->con = det.con;
+  contact_dofs(m, d, T);
   phys_crb(m, d);
   phys_bias_forces(m, d);
   phys_passive(m, d);
@@ -441,16 +466,23 @@ static physStatus tape_build(const physModel* m, physData* d, penTape* T) {
 //---------------------------------------------------------------------------------------------------------
 // reverse mode on the tape
 
-// res (3) = J_i x for the 3 rows of J_i (3 x nv)
-static void rows_mul(double res[3], const double* Ji, const double* x, int nv) {
+// res (3) = J_i x for the 3 rows of J_i (3 x nv), contact i's rows of J or Ja: summed over its dofs (T->cdof,
+// ascending), the only nonzero columns (the same sums as over every column: the others add exact zeros)
+static void rows_mul(double res[3], const double* Ji, const double* x, int nv, const penTape* T, int i) {
+  const int *s = T->cdof + T->cadr[i], ns = T->cadr[i + 1] - T->cadr[i];
   res[0] = res[1] = res[2] = 0;
   for (int r = 0; r < 3; r++)
-    for (int j = 0; j < nv; j++) res[r] += Ji[r * nv + j] * x[j];
+    for (int k = 0; k < ns; k++) res[r] += Ji[r * nv + s[k]] * x[s[k]];
 }
 
-// res (nv) += s J_i' f
-static void rows_tmul_add(double* res, const double* Ji, const double f[3], double s, int nv) {
-  for (int j = 0; j < nv; j++) res[j] += s * (Ji[j] * f[0] + Ji[nv + j] * f[1] + Ji[2 * nv + j] * f[2]);
+// res (nv) += s J_i' f on contact i's dofs (its rows of J or Ja)
+static void rows_tmul_add(double* res, const double* Ji, const double f[3], double s, int nv, const penTape* T,
+                          int i) {
+  const int *c = T->cdof + T->cadr[i], nc = T->cadr[i + 1] - T->cadr[i];
+  for (int k = 0; k < nc; k++) {
+    int j = c[k];
+    res[j] += s * (Ji[j] * f[0] + Ji[nv + j] * f[1] + Ji[2 * nv + j] * f[2]);
+  }
 }
 
 // the reverse pass's accumulators and scratch (arena memory of the caller's mark)
@@ -481,18 +513,32 @@ static physConstraintProblem contact_problem(const physModel* m, const penTape* 
   return p;
 }
 
-// W (n x nv) += alpha beta' (alpha or beta NULL: nothing)
-static void weights_add(double* W, const double* alpha, const double* beta, int n, int nv) {
-  for (int r = 0; alpha && beta && r < n; r++)
-    if (alpha[r] != 0)
-      for (int j = 0; j < nv; j++) W[(size_t)r * nv + j] += alpha[r] * beta[j];
+// W (3nc x nv) += alpha beta' (alpha or beta NULL: nothing) on each row's contact's dofs, the only entries
+// contact_deriv.h reads (phys_constraint_vjp_matrix, phys_angular_vjp_matrix: a contact's chains)
+static void weights_row_add(double* W, int r, double alpha, const double* beta, const penTape* T, int nv) {
+  const int *s = T->cdof + T->cadr[r / 3], ns = T->cadr[r / 3 + 1] - T->cadr[r / 3];
+  for (int k = 0; alpha != 0 && k < ns; k++) W[(size_t)r * nv + s[k]] += alpha * beta[s[k]];
+}
+static void weights_add(double* W, const double* alpha, const double* beta, const penTape* T, int nv) {
+  for (int r = 0; alpha && beta && r < 3 * T->nc; r++) weights_row_add(W, r, alpha[r], beta, T, nv);
+}
+
+// the weights W (3nc x nv, arena of the caller's mark), zero where weights_add writes; dense: zero everywhere
+// (the placement parameters' terms of phys_constraint_param_vjp_matrix read every entry)
+static double* weights_alloc(physData* d, const penTape* T, int nv, int dense) {
+  size_t n = 3 * (size_t)T->nc * nv;
+  double* W = phys_stack_alloc(d, n + 1);
+  if (dense) memset(W, 0, sizeof(double) * n);
+  for (int r = 0; !dense && r < 3 * T->nc; r++)
+    for (int k = T->cadr[r / 3]; k < T->cadr[r / 3 + 1]; k++) W[(size_t)r * nv + T->cdof[k]] = 0;
+  return W;
 }
 
 // q_bar gains grad_q [alpha' J(q) beta + gamma' dist(q)] (alpha, beta or gamma may be NULL): accumulated as
 // the weights Wq += alpha beta', gam += gamma, applied once by geometry_flush
 static void geometry_vjp(const physModel* m, const penTape* T, const double* alpha, const double* beta,
                          const double* gamma, penAdj* A) {
-  weights_add(A->Wq, alpha, beta, 3 * T->nc, m->nv);
+  weights_add(A->Wq, alpha, beta, T, m->nv);
   for (int r = 0; gamma && r < 3 * T->nc; r++) A->gam[r] += gamma[r];
 }
 
@@ -638,7 +684,7 @@ static void friction_reverse(const physModel* m, const physData* d, const penTap
   double* w = A->tmp;
   for (int k = 0; k < nv; k++) w[k] = d->qvel[k] + (j >= 0 ? dt * T->a[(size_t)j * nv + k] : 0);
   double wv[3];
-  rows_mul(wv, Ji, w, nv);
+  rows_mul(wv, Ji, w, nv, T, i);
   double fn = p->spring - p->damping * wv[0], ht = hypot(wv[1], wv[2]), slip = fmax(ht, vs);
   // C = mu fn / slip: mu_bar, fn_bar, slip_bar; fn = s - d w_n; slip = |w_t| above v_slip
   A->mubar[i] += Cbar * fn / slip;
@@ -649,8 +695,8 @@ static void friction_reverse(const physModel* m, const physData* d, const penTap
   double* as = A->alphaS + (size_t)(j + 1) * 3 * nc + 3 * i;
   for (int r = 0; r < 3; r++) as[r] += wb[r];
   // w_bar = J_i' wb: to v, and to a_j's adjoint through v+_j = v + dt a_j
-  rows_tmul_add(A->vbar, Ji, wb, 1, nv);
-  if (j >= 0) rows_tmul_add(A->abar + (size_t)j * nv, Ji, wb, dt, nv);
+  rows_tmul_add(A->vbar, Ji, wb, 1, nv, T, i);
+  if (j >= 0) rows_tmul_add(A->abar + (size_t)j * nv, Ji, wb, dt, nv, T, i);
 }
 
 // an angular coefficient of contact i in reverse (Cbar its adjoint, into *mubar its mu's): C = mu fn(w) /
@@ -666,8 +712,8 @@ static void angcoef_reverse(const physModel* m, const physData* d, const penTape
   double* w = A->tmp;
   for (int k = 0; k < nv; k++) w[k] = d->qvel[k] + (j >= 0 ? dt * T->a[(size_t)j * nv + k] : 0);
   double wv[3], wa[3], ht = 0;
-  rows_mul(wv, Ji, w, nv);
-  rows_mul(wa, Ai, w, nv);
+  rows_mul(wv, Ji, w, nv, T, i);
+  rows_mul(wa, Ai, w, nv, T, i);
   for (int r = r0; r <= r1; r++) ht += wa[r] * wa[r];
   ht = sqrt(ht);
   double fn = p->spring - p->damping * wv[0], slip = fmax(ht, vs);
@@ -679,10 +725,10 @@ static void angcoef_reverse(const physModel* m, const physData* d, const penTape
   for (int r = r0; r <= r1; r++) wba[r] = ht > vs ? slb * wa[r] / ht : 0;
   double *as = A->alphaS + (size_t)(j + 1) * 3 * nc + 3 * i, *asa = A->alphaSa + (size_t)(j + 1) * 3 * nc + 3 * i;
   for (int r = 0; r < 3; r++) as[r] += wb[r], asa[r] += wba[r];
-  rows_tmul_add(A->vbar, Ji, wb, 1, nv);
-  rows_tmul_add(A->vbar, Ai, wba, 1, nv);
-  if (j >= 0) rows_tmul_add(A->abar + (size_t)j * nv, Ji, wb, dt, nv);
-  if (j >= 0) rows_tmul_add(A->abar + (size_t)j * nv, Ai, wba, dt, nv);
+  rows_tmul_add(A->vbar, Ji, wb, 1, nv, T, i);
+  rows_tmul_add(A->vbar, Ai, wba, 1, nv, T, i);
+  if (j >= 0) rows_tmul_add(A->abar + (size_t)j * nv, Ji, wb, dt, nv, T, i);
+  if (j >= 0) rows_tmul_add(A->abar + (size_t)j * nv, Ai, wba, dt, nv, T, i);
 }
 
 // contact i's angular rows A_i in solve k in reverse: Res_k -= A_i' T_i(x), T_i = (-Cs (A_i x)_0, -Cr (A_i x)_1,
@@ -692,14 +738,14 @@ static void angular_reverse(const physModel* m, const physData* d, const penTape
   const double* Ai = T->Ja + (size_t)(3 * i) * nv;
   const physPenaltyContact* p = T->pc + i;
   double Cs = T->Cs[k * nc + i], Cr = T->Cr[k * nc + i], phi[3], xa[3], c[3] = {Cs, Cr, Cr}, wphi[3];
-  rows_mul(phi, Ai, A->lam, nv);
-  rows_mul(xa, Ai, A->x, nv);
+  rows_mul(phi, Ai, A->lam, nv, T, i);
+  rows_mul(xa, Ai, A->x, nv, T, i);
   for (int r = 0; r < 3; r++) {
     A->alphaFa[3 * i + r] = -c[r] * xa[r];
     A->alphaXa[3 * i + r] = -c[r] * phi[r];
     wphi[r] = c[r] * phi[r];
   }
-  rows_tmul_add(A->vbar, Ai, wphi, -1, nv);
+  rows_tmul_add(A->vbar, Ai, wphi, -1, nv, T, i);
   angcoef_reverse(m, d, T, i, T->srcs[k * nc + i], 0, 0, p->mu_spin, -phi[0] * xa[0], A->mubs + i, A);
   angcoef_reverse(m, d, T, i, T->srcr[k * nc + i], 1, 2, p->mu_roll, -(phi[1] * xa[1] + phi[2] * xa[2]),
                   A->mubr + i, A);
@@ -722,8 +768,8 @@ static physStatus contacts_reverse(const physModel* m, physData* d, const penTap
     const double* Ji = T->J + (size_t)(3 * i) * nv;
     const physPenaltyContact* p = T->pc + i;
     double C = T->C[k * nc + i], phi[3], xv[3];
-    rows_mul(phi, Ji, A->lam, nv);
-    rows_mul(xv, Ji, A->x, nv);
+    rows_mul(phi, Ji, A->lam, nv, T, i);
+    rows_mul(xv, Ji, A->x, nv, T, i);
     // lambda' dRes = -F . (dJ lambda) - phi . dF,  dF = (ds - dd x_n - d dJ_n x - d J_n dv, -dC x_t - C dJ_t x
     // - C J_t dv)  (the dt da part is H_k's)
     double* aF = A->alphaF + 3 * i;
@@ -737,7 +783,7 @@ static physStatus contacts_reverse(const physModel* m, physData* d, const penTap
     A->sbar[i] += phi[0];
     A->dbar[i] -= phi[0] * xv[0];
     double wphi[3] = {p->damping * phi[0], C * phi[1], C * phi[2]};
-    rows_tmul_add(A->vbar, Ji, wphi, -1, nv);
+    rows_tmul_add(A->vbar, Ji, wphi, -1, nv, T, i);
     double Cbar = -(phi[1] * xv[1] + phi[2] * xv[2]);
     // an active contact (f_n > 0) at mu = 0 has C = 0 but dC/dmu = f_n / slip: its friction terms are needed
     if (C != 0 || T->con[i].mu == 0) friction_reverse(m, d, T, i, T->src[k * nc + i], Cbar, A);
@@ -745,8 +791,8 @@ static physStatus contacts_reverse(const physModel* m, physData* d, const penTap
   if (!any) return PHYS_OK;
   geometry_vjp(m, T, A->alphaF, A->lam, NULL, A);
   geometry_vjp(m, T, A->alphaX, A->x, NULL, A);
-  if (T->nang > 0) weights_add(A->Wa, A->alphaFa, A->lam, 3 * nc, nv);
-  if (T->nang > 0) weights_add(A->Wa, A->alphaXa, A->x, 3 * nc, nv);
+  if (T->nang > 0) weights_add(A->Wa, A->alphaFa, A->lam, T, nv);
+  if (T->nang > 0) weights_add(A->Wa, A->alphaXa, A->x, T, nv);
   return PHYS_OK;
 }
 
@@ -754,17 +800,24 @@ static physStatus contacts_reverse(const physModel* m, physData* d, const penTap
 // tbar += wbar dw/dtheta = -wbar y' (R(y) - R(0))
 static physStatus mass_reverse(const physModel* m, physData* d, const physParamTable* t, const penTape* T, int i,
                                double wbar, penAdj* A) {
-  int nv = m->nv, nc = T->nc;
+  int nv = m->nv;
   const double* y = T->y + (size_t)i * nv;
-  memset(A->alphaF, 0, sizeof(double) * 3 * (size_t)nc);
-  A->alphaF[3 * i] = 2 * wbar;
-  geometry_vjp(m, T, A->alphaF, y, NULL, A);
-  // d(M y)/dq' (wbar y) = wbar grad_q[y' M(q) y] (y held): one O(nbody) pass (phys_rnea_mass_quad_grad)
-  // instead of dRNEA(q, v, y)/dq' - dRNEA(q, v, 0)/dq' applied to wbar y
-  for (int k = 0; k < nv; k++) A->lam[k] = wbar * y[k];
-  phys_rnea_mass_quad_grad(m, d, y, A->tmp);
-  for (int k = 0; k < nv; k++) A->qbar[k] -= wbar * A->tmp[k];
+  weights_row_add(A->Wq, 3 * i, 2 * wbar, y, T, nv);   // (geometry_vjp of the row weights 2 wbar e_3i)
+  // d(M y)/dq' (wbar y) = wbar grad_q[y' M(q) y] (y held): one pass over the contact's trees, where y = M~^-1 J_n'
+  // lives (M~ does not couple trees; phys_rnea_mass_quad_grad_bodies), instead of dRNEA(q, v, y)/dq' -
+  // dRNEA(q, v, 0)/dq' applied to wbar y
+  const physContact* c = T->con + i;
+  int root[2] = {m->body_rootid[m->geom_bodyid[c->geom[0]]], m->body_rootid[m->geom_bodyid[c->geom[1]]]};
+  for (int s = 0; s < 2; s++) {
+    int r = root[s], e = r + 1;
+    if (r <= 0 || (s == 1 && r == root[0])) continue;   // (the world; one tree)
+    while (e < m->nbody && m->body_rootid[e] == r) e++;
+    phys_rnea_mass_quad_grad_bodies(m, d, y, r, e, A->tmp);
+    for (int b = r; b < e; b++)
+      for (int k = m->body_dofadr[b]; k < m->body_dofadr[b] + m->body_dofnum[b]; k++) A->qbar[k] -= wbar * A->tmp[k];
+  }
   if (t && t->ntheta > 0 && A->tbar) {
+    for (int k = 0; k < nv; k++) A->lam[k] = wbar * y[k];
     // -R(y)' lambda + R(0)' lambda
     phys_param_forces_vjp(m, d, t, y, A->lam, A->tt);
     for (int e = 0; e < t->ntheta; e++) A->tbar[e] += A->tt[e];
@@ -877,14 +930,14 @@ static physStatus tape_vjp(const physModel* m, physData* d, const penTape* T, co
   A.alphaF = phys_stack_alloc(d, 3 * (size_t)nc + 1);
   A.alphaX = phys_stack_alloc(d, 3 * (size_t)nc + 1);
   A.x = phys_stack_alloc(d, (size_t)nv);
-  A.Wq = zalloc(d, 3 * (size_t)nc * nv);
+  A.Wq = weights_alloc(d, T, nv, theta_bar && nt > 0);
   A.gam = zalloc(d, 3 * (size_t)nc);
   A.mubs = zalloc(d, (size_t)nc);
   A.mubr = zalloc(d, (size_t)nc);
   A.alphaSa = zalloc(d, (size_t)(K + 1) * 3 * nc);
   A.alphaFa = phys_stack_alloc(d, 3 * (size_t)nc + 1);
   A.alphaXa = phys_stack_alloc(d, 3 * (size_t)nc + 1);
-  A.Wa = zalloc(d, 3 * (size_t)nc * nv);
+  A.Wa = weights_alloc(d, T, nv, 0);
   double* epsbar = phys_stack_alloc(d, (size_t)nc + 1);
 
   // v+ = v + dt a_{K-1}, q+ = q (+) dt v+
@@ -916,7 +969,7 @@ static physStatus tape_vjp(const physModel* m, physData* d, const penTape* T, co
     if (!any) continue;
     for (int i = 0; i < nv; i++) A.x[i] = d->qvel[i] + (j >= 0 ? dt * T->a[(size_t)j * nv + i] : 0);
     geometry_vjp(m, T, as, A.x, NULL, &A);
-    weights_add(A.Wa, asa, A.x, 3 * nc, nv);
+    weights_add(A.Wa, asa, A.x, T, nv);
   }
   if (st == PHYS_OK) st = coefficients_reverse(m, d, t, T, &A, epsbar);
   if (st == PHYS_OK) st = geometry_flush(m, d, T, t, &A);
@@ -1015,8 +1068,8 @@ static void friction_forward(const physModel* m, const physData* d, const penTap
   }
   dj_mul(W->dJ, nv, W->w, W->dJw, 3 * i, 3);
   double wv[3], dwv[3];
-  rows_mul(wv, Ji, W->w, nv);
-  rows_mul(dwv, Ji, W->dw, nv);
+  rows_mul(wv, Ji, W->w, nv, T, i);
+  rows_mul(dwv, Ji, W->dw, nv, T, i);
   for (int r = 0; r < 3; r++) dwv[r] += W->dJw[3 * i + r];
   double fn = p->spring - p->damping * wv[0], ht = hypot(wv[1], wv[2]), slip = fmax(ht, vs);
   double dfn = W->ds[i] - W->dd[i] * wv[0] - p->damping * dwv[0];
@@ -1037,12 +1090,12 @@ static double angcoef_forward(const physModel* m, const physData* d, const penTa
     W->dw[k] = dv[k] + (j >= 0 ? dt * W->da[(size_t)j * nv + k] : 0);
   }
   double wv[3], dwv[3], dJw[3], wa[3], dwa[3], dAw[3], ht = 0, dht = 0;
-  rows_mul(wv, Ji, W->w, nv);
-  rows_mul(dwv, Ji, W->dw, nv);
-  rows_mul(dJw, dJi, W->w, nv);
-  rows_mul(wa, Ai, W->w, nv);
-  rows_mul(dwa, Ai, W->dw, nv);
-  rows_mul(dAw, dAi, W->w, nv);
+  rows_mul(wv, Ji, W->w, nv, T, i);
+  rows_mul(dwv, Ji, W->dw, nv, T, i);
+  rows_mul(dJw, dJi, W->w, nv, T, i);
+  rows_mul(wa, Ai, W->w, nv, T, i);
+  rows_mul(dwa, Ai, W->dw, nv, T, i);
+  rows_mul(dAw, dAi, W->w, nv, T, i);
   for (int r = r0; r <= r1; r++) ht += wa[r] * wa[r], dht += wa[r] * (dwa[r] + dAw[r]);
   ht = sqrt(ht);
   double fn = p->spring - p->damping * wv[0], slip = fmax(ht, vs);
@@ -1062,12 +1115,12 @@ static void angular_forward(const physModel* m, const physData* d, const penTape
   double dCs = angcoef_forward(m, d, T, i, T->srcs[k * nc + i], 0, 0, p->mu_spin, dv, W);
   double dCr = angcoef_forward(m, d, T, i, T->srcr[k * nc + i], 1, 2, p->mu_roll, dv, W);
   double dc[3] = {dCs, dCr, dCr};
-  rows_mul(xa, Ai, W->x, nv);
-  rows_mul(dAx, dAi, W->x, nv);
-  rows_mul(adv, Ai, dv, nv);
+  rows_mul(xa, Ai, W->x, nv, T, i);
+  rows_mul(dAx, dAi, W->x, nv, T, i);
+  rows_mul(adv, Ai, dv, nv, T, i);
   for (int r = 0; r < 3; r++) Tq[r] = -c[r] * xa[r], dT[r] = -dc[r] * xa[r] - c[r] * (dAx[r] + adv[r]);
-  rows_tmul_add(W->r, dAi, Tq, 1, nv);
-  rows_tmul_add(W->r, Ai, dT, 1, nv);
+  rows_tmul_add(W->r, dAi, Tq, 1, nv, T, i);
+  rows_tmul_add(W->r, Ai, dT, 1, nv, T, i);
 }
 
 // r += the contacts' part of -dRes_k (all but H_k da_k): sum_i dJ_i' F_i + J_i' dF_i
@@ -1082,7 +1135,7 @@ static void contacts_forward(const physModel* m, const physData* d, const penTap
     if (!T->act[k * nc + i]) continue;
     any = 1;
     double xv[3], C = T->C[k * nc + i];
-    rows_mul(xv, T->J + (size_t)(3 * i) * nv, W->x, nv);
+    rows_mul(xv, T->J + (size_t)(3 * i) * nv, W->x, nv, T, i);
     W->F[3 * i] = T->pc[i].spring - T->pc[i].damping * xv[0];
     W->F[3 * i + 1] = -C * xv[1];
     W->F[3 * i + 2] = -C * xv[2];
@@ -1100,14 +1153,14 @@ static void contacts_forward(const physModel* m, const physData* d, const penTap
     const double* Ji = T->J + (size_t)(3 * i) * nv;
     const physPenaltyContact* p = T->pc + i;
     double C = T->C[k * nc + i], xv[3], jdv[3], dC = 0;
-    rows_mul(xv, Ji, W->x, nv);
-    rows_mul(jdv, Ji, dv, nv);
+    rows_mul(xv, Ji, W->x, nv, T, i);
+    rows_mul(jdv, Ji, dv, nv, T, i);
     double dJxi[3] = {dJx[3 * i], dJx[3 * i + 1], dJx[3 * i + 2]};
     if (C != 0) friction_forward(m, d, T, i, T->src[k * nc + i], dv, W, &dC);
     // dF (without the da_k part): (ds - dd x_n - d (dJ x)_n - d J_n dv, -dC x_t - C (dJ x)_t - C J_t dv)
     double dF[3] = {W->ds[i] - W->dd[i] * xv[0] - p->damping * (dJxi[0] + jdv[0]),
                     -dC * xv[1] - C * (dJxi[1] + jdv[1]), -dC * xv[2] - C * (dJxi[2] + jdv[2])};
-    rows_tmul_add(W->r, Ji, dF, 1, nv);
+    rows_tmul_add(W->r, Ji, dF, 1, nv, T, i);
     if (p->ang) angular_forward(m, d, T, k, i, dv, W);
   }
 }

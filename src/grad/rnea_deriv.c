@@ -394,13 +394,19 @@ void phys_rnea_mass_vjp(const physModel* m, physData* d, const double* x, const 
 // d(v_b . I_b v_b)/dq_j = 2 h_b . (-S_j x vpre_j), h_b = I_b v_b. Summed over the subtree (Hc = sum of h):
 //   g_j = -2 Hc_body(j) . (S_j x vpre_j).   One pass down and one up: O(nbody), no matrix.
 void phys_rnea_mass_quad_grad(const physModel* m, physData* d, const double* x, double* g) {
-  int nv = m->nv, nb = m->nbody;
+  phys_rnea_mass_quad_grad_bodies(m, d, x, 1, m->nbody, g);
+}
+
+// the same on bodies b0 .. b1 - 1, whole trees (a tree's bodies are consecutive: the compiler numbers them depth
+// first): their dofs' entries of g, from x on their dofs (the same sums: no other body reaches them)
+void phys_rnea_mass_quad_grad_bodies(const physModel* m, physData* d, const double* x, int b0, int b1, double* g) {
+  int nb = m->nbody;
   size_t mark = phys_stack_mark(d);
   double* v = phys_stack_alloc(d, 6 * (size_t)nb);
   double* H = phys_stack_alloc(d, 6 * (size_t)nb);
-  double* vpre = phys_stack_alloc(d, 6 * (size_t)nv + 1);
+  double* vpre = phys_stack_alloc(d, 6 * (size_t)m->nv + 1);
   memset(v, 0, 6 * sizeof(double));
-  for (int b = 1; b < nb; b++) {
+  for (int b = b0; b < b1; b++) {
     int da = m->body_dofadr[b], nd = m->body_dofnum[b];
     double* vb = v + 6 * b;
     memcpy(vb, v + 6 * m->body_parentid[b], 6 * sizeof(double));
@@ -413,16 +419,17 @@ void phys_rnea_mass_quad_grad(const physModel* m, physData* d, const double* x, 
     }
     phys_inert_mul(H + 6 * b, d->cinert + 10 * b, vb);
   }
-  for (int b = nb - 1; b > 0; b--) {
+  for (int b = b1 - 1; b >= b0; b--) {
     int p = m->body_parentid[b];
     if (p > 0)
       for (int r = 0; r < 6; r++) H[6 * p + r] += H[6 * b + r];
   }
-  for (int j = 0; j < nv; j++) {
-    double u[6];
-    phys_cross_motion(u, d->cdof + 6 * j, vpre + 6 * j);
-    g[j] = -2 * phys_dot6(H + 6 * m->dof_bodyid[j], u);
-  }
+  for (int b = b0; b < b1; b++)
+    for (int j = m->body_dofadr[b]; j < m->body_dofadr[b] + m->body_dofnum[b]; j++) {
+      double u[6];
+      phys_cross_motion(u, d->cdof + 6 * j, vpre + 6 * j);
+      g[j] = -2 * phys_dot6(H + 6 * m->dof_bodyid[j], u);
+    }
   phys_stack_free(d, mark);
 }
 

@@ -242,15 +242,18 @@ static physStatus rollout_grad(const physModel* m, physData* d, const physParamT
   double* tb = g + nx;
 
   // forward from x_0's list d->contact: loss and checkpoints x_0, x_k, ... (x_0 first: an exhausted arena
-  // returns to it, phys_rollout_grad)
+  // returns to it, phys_rollout_grad); the last segment's states go to the segment buffer as well, which the
+  // reverse pass reads first: that segment is not recomputed (k - 1 steps fewer)
   rolloutSteps steps = {{d->ncon, d->contact}, {{0}}, 0};
   save_state(m, d, &steps.w, chk);
   steps.list[0] = phys_contact_list_arena(d);
   steps.list[1] = phys_contact_list_arena(d);
   double L = 0;
   physStatus st = PHYS_OK;
+  int tlast = (nchk - 1) * k;
   for (int t = 0; t < T && st == PHYS_OK; t++) {
     if (t > 0 && t % k == 0) save_state(m, d, &steps.w, chk + (size_t)(t / k) * nrec);
+    if (t >= tlast) save_state(m, d, &steps.w, seg + (size_t)(t - tlast) * nrec);
     st = checked_loss(m, d, lo, t, g, &L, log);
     if (st == PHYS_OK) st = checked_step(m, d, u, t, &steps, log);
   }
@@ -263,11 +266,12 @@ static physStatus rollout_grad(const physModel* m, physData* d, const physParamT
   if (ubar && nu > 0) memset(ubar, 0, sizeof(double) * (size_t)T * nu);
   if (thetabar && ntheta > 0) memset(thetabar, 0, sizeof(double) * (size_t)ntheta);
 
-  // backward: segment s covers steps s*k .. min(T, (s+1)k) - 1
+  // backward: segment s covers steps s*k .. min(T, (s+1)k) - 1, recomputed from its checkpoint (the last one
+  // is in the buffer already)
   for (int s = nchk - 1; s >= 0; s--) {
     int t0 = s * k, t1 = t0 + k < T ? t0 + k : T;
-    steps.w = load_state(m, d, chk + (size_t)s * nrec);
-    for (int t = t0; t < t1; t++) {
+    if (s < nchk - 1) steps.w = load_state(m, d, chk + (size_t)s * nrec);
+    for (int t = t0; t < t1 && s < nchk - 1; t++) {
       save_state(m, d, &steps.w, seg + (size_t)(t - t0) * nrec);
       if (t + 1 < t1) {
         set_ctrl(m, d, u, t);

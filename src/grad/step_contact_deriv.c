@@ -146,6 +146,38 @@ static void toi_terms(const physModel* m, physData* d, contactPoint* cp) {
 // the island of each of the stage's rows (phys_islands, the primal's split: contacts, limits and the eliminated
 // equality rows; arena memory of the caller's mark), or NULL when the problem is one island or
 // PHYS_DSBL_ISLAND is set. Both problems (main and position) have the same rows and islands
+// Y (n x nv) = M~^-1 J' row by row (L: M~'s factor), each on the dof range of the trees its row touches (yr: 2n,
+// the ranges)
+// (p->sup; M~ does not couple trees, so Y_c is 0 off them: phys_ldl_solve_range, the same operations there as
+// the whole solve's); without supports every row on all dofs
+static void rows_solve(const physModel* m, physData* d, const physConstraintProblem* p, const double* L, double* Y,
+                       int* yr) {
+  int nv = m->nv;
+  size_t mark = phys_stack_mark(d);
+  int* tlo = arena_ints(d, nv);   // each dof's tree's dofs: tlo[j] .. thi[j] - 1 (a tree's dofs are consecutive)
+  int* thi = arena_ints(d, nv);
+  for (int j = 0; j < nv; j++)
+    tlo[j] = j > 0 && m->body_rootid[m->dof_bodyid[j]] == m->body_rootid[m->dof_bodyid[j - 1]] ? tlo[j - 1] : j;
+  for (int j = nv - 1; j >= 0; j--)
+    thi[j] = j < nv - 1 && m->body_rootid[m->dof_bodyid[j]] == m->body_rootid[m->dof_bodyid[j + 1]] ? thi[j + 1]
+                                                                                                     : j + 1;
+  for (int c = 0; c < p->n; c++) {
+    int lo = 0, hi = nv;
+    if (p->sup) {
+      lo = nv, hi = 0;
+      for (int k = 0; k < p->sup_num[c]; k++) {
+        int j = p->sup[p->sup_adr[c] + k];
+        lo = tlo[j] < lo ? tlo[j] : lo;
+        hi = thi[j] > hi ? thi[j] : hi;
+      }
+      if (hi <= lo) lo = hi = 0;   // (a row on no dof: Y_c = 0)
+    }
+    phys_ldl_solve_range(Y + (size_t)c * nv, L, m->dof_parentid, p->J + (size_t)c * nv, nv, lo, hi);
+    yr[2 * c] = lo, yr[2 * c + 1] = hi;
+  }
+  phys_stack_free(d, mark);
+}
+
 static const int* row_islands(const physModel* m, physData* d, const physStepStage* st) {
   int n = st->p.n;
   if ((m->opt.disableflags & PHYS_DSBL_ISLAND) || n <= 0) return NULL;
@@ -190,7 +222,8 @@ static physStatus point_build(const physModel* m, physData* d, const physWarmSta
   int n = cp->n = p->n, nc = cp->nc = p->nc;
   cp->nv = nv;
   cp->Y = phys_stack_alloc(d, (size_t)n * nv + 1);
-  for (int c = 0; c < n; c++) phys_solve_m(m, cp->L, cp->Y + (size_t)c * nv, p->J + (size_t)c * nv);
+  cp->yr = arena_ints(d, 2 * n);
+  rows_solve(m, d, p, cp->L, cp->Y, cp->yr);
   cp->vsum = phys_stack_alloc(d, (size_t)nv);
   for (int i = 0; i < nv; i++) cp->vsum[i] = cp->st.vnew[i] + cp->st.vpos[i];
   cp->vn = arena_zeros(d, nc);

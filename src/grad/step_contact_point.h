@@ -26,6 +26,7 @@ typedef struct contactPoint_ {
   physStepStage st;
   int nv, n, nc;
   double* Y;                 // n x nv: row c = W J_c'
+  int* yr;                   // 2n: Y_c is 0 off the dofs yr[2c] .. yr[2c + 1] - 1 (its row's trees, rows_solve)
   double* vsum;              // nv: v+ + vpos, the velocity of the position update
   double* vn;                // nc: J_n v before the step
   int* bias;                 // nc: PHYS_BIAS_* (contact.h)

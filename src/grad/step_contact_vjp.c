@@ -201,8 +201,8 @@ static void gbar_weights(const contactPoint* cp, const double* Gb, double* W, do
     for (int c = 0; c < n; c++) {
       if (isl && isl[r] != isl[c]) continue;
       double g = Gb[(size_t)r * n + c] + Gb[(size_t)c * n + r];
-      if (g != 0)
-        for (int i = 0; i < nv; i++) W[(size_t)r * nv + i] += g * cp->Y[(size_t)c * nv + i];
+      if (g != 0)   // (on Y_c's dofs: it adds zeros elsewhere)
+        for (int i = cp->yr[2 * c]; i < cp->yr[2 * c + 1]; i++) W[(size_t)r * nv + i] += g * cp->Y[(size_t)c * nv + i];
     }
   for (int c = 0; c < n; c++) {
     double* Zc = Z + (size_t)c * nv;
@@ -210,7 +210,7 @@ static void gbar_weights(const contactPoint* cp, const double* Gb, double* W, do
     for (int r = 0; r < n; r++) {
       double g = isl && isl[r] != isl[c] ? 0 : Gb[(size_t)r * n + c];
       if (g != 0)
-        for (int i = 0; i < nv; i++) Zc[i] += g * cp->Y[(size_t)r * nv + i];
+        for (int i = cp->yr[2 * r]; i < cp->yr[2 * r + 1]; i++) Zc[i] += g * cp->Y[(size_t)r * nv + i];
     }
   }
 }
@@ -237,7 +237,8 @@ static physStatus geometry_vjp(const physModel* m, physData* d, const contactPoi
   if (a->fac) {
     for (int r = 0; r < n; r++)
       if (a->gd[r] != 0)
-        for (int i = 0; i < nv; i++) W[(size_t)r * nv + i] += 2 * a->gd[r] * cp->Y[(size_t)r * nv + i];
+        for (int i = cp->yr[2 * r]; i < cp->yr[2 * r + 1]; i++)
+          W[(size_t)r * nv + i] += 2 * a->gd[r] * cp->Y[(size_t)r * nv + i];
   } else {
     gbar_weights(cp, Gb, W, a->Z);
   }
@@ -368,33 +369,34 @@ static int slot_sums(const contactPoint* cp, const contactAdj* a, const int* slo
   return k;
 }
 
-// -sum_c Z_c' dM~ Y_c as -(dtau/dq(Y_c)' Z_c) into a->qbar, sum_c Z_c into zs (the caller subtracts
-// dtau/dq(0)' zs), one RNEA pass per slot (row_slots): as many passes as the largest island has rows, not n
-static void mass_rows_vjp(const physModel* m, physData* d, const contactPoint* cp, contactAdj* a, double* zs) {
-  int nv = m->nv;
+// -zpos' dM~ vpos - sum_c Z_c' dM~ Y_c into a->qbar: each a bilinear form of M alone, one term per slot
+// (row_slots: over a slot's rows, on disjoint trees, (sum Z)' dM~ (sum Y) is the sum of their terms exactly), all
+// summed into one <dM~, K> (phys_rnea_mass_trace_grad: one pass per column over the bodies below it, with as
+// many terms as the largest island has rows) instead of one RNEA VJP over all bodies per slot
+static void mass_rows_vjp(const physModel* m, physData* d, const contactPoint* cp, contactAdj* a) {
+  int nv = m->nv, nr = 0;
   size_t mark = phys_stack_mark(d);
-  double* qb = phys_stack_alloc(d, (size_t)nv);
-  double* ys = phys_stack_alloc(d, 2 * (size_t)nv);
-  double* zt = ys + nv;
   int* slot = arena_ints(d, cp->n);
   int nslot = row_slots(d, cp, slot);
-  for (int t = 0; t < nslot; t++) {
-    if (slot_sums(cp, a, slot, t, ys, zt) == 0) continue;
-    phys_rnea_vjp(m, d, ys, zt, qb, NULL, NULL);
-    for (int i = 0; i < nv; i++) a->qbar[i] -= qb[i], zs[i] += zt[i];
-  }
+  double* A = phys_stack_alloc(d, (size_t)(nslot + 1) * nv);
+  double* B = phys_stack_alloc(d, (size_t)(nslot + 1) * nv);
+  double* c = phys_stack_alloc(d, (size_t)nslot + 1);
+  double* g = arena_zeros(d, nv);
+  if (cp->st.p.npos > 0 || cp->nimp > 0) lr_term(A, B, c, &nr, a->zpos, cp->st.vpos, 1, nv);
+  for (int t = 0; t < nslot; t++)   // (slot_sums writes Y's sum into B's row, Z's into A's)
+    if (slot_sums(cp, a, slot, t, B + (size_t)nr * nv, A + (size_t)nr * nv) > 0) c[nr++] = 1;
+  phys_rnea_mass_trace_grad(m, d, 0, nr, A, B, c, g);
+  for (int i = 0; i < nv; i++) a->qbar[i] -= g[i];
   phys_stack_free(d, mark);
 }
 
 // the smooth terms of a reverse pass in q, v, u: r = (df/dq - dtau/dq|a+) dq + (df/dv - dtau/dv|a+) dv
-// + df/du du;  dM~ vpos and dM~ Y_c through RNEA's dtau/dq(qacc) - dtau/dq(0)
+// + df/du du;  dM~ vpos and dM~ Y_c as gradients of bilinear forms of M (phys_rnea_mass_trace_grad)
 static void smooth_vjp(const physModel* m, physData* d, const contactPoint* cp, contactAdj* a, double* ubar) {
   int nv = m->nv, n = cp->n;
   size_t mark = phys_stack_mark(d);
   double* qb = phys_stack_alloc(d, (size_t)nv);
   double* vb = phys_stack_alloc(d, (size_t)nv);
-  double* zs = arena_zeros(d, nv);
-  double* zero = arena_zeros(d, nv);
   // r: -dRNEA|a+' rbar, then the forces' own transposes
   phys_rnea_vjp(m, d, cp->acc, a->rbar, qb, vb, NULL);
   for (int i = 0; i < nv; i++) a->qbar[i] -= qb[i], a->vbar[i] -= vb[i];
@@ -423,14 +425,7 @@ static void smooth_vjp(const physModel* m, physData* d, const contactPoint* cp, 
     phys_stack_free(d, mark);
     return;
   }
-  // -zpos' dM~ vpos - sum_c Z_c' dM~ Y_c:  -(dtau/dq(x)' z) per term, + dtau/dq(0)' (zpos + sum Z_c)
-  if (cp->st.p.npos > 0 || cp->nimp > 0) {
-    phys_rnea_vjp(m, d, cp->st.vpos, a->zpos, qb, NULL, NULL);
-    for (int i = 0; i < nv; i++) a->qbar[i] -= qb[i], zs[i] += a->zpos[i];
-  }
-  mass_rows_vjp(m, d, cp, a, zs);
-  phys_rnea_vjp(m, d, zero, zs, qb, NULL, NULL);
-  for (int i = 0; i < nv; i++) a->qbar[i] += qb[i];
+  mass_rows_vjp(m, d, cp, a);
   phys_stack_free(d, mark);
 }
 

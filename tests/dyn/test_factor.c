@@ -7,7 +7,9 @@
 //  - the half-solve: y_b . y_c = b' M~^-1 c (the dot-product test of G = Y Y'), y zero off the nonzeros of b
 //    and their ancestors, the listed indices exactly the nonzeros of y, descending;
 //  - the factor never reads entries off the pattern (NaN there changes nothing), the dense pattern (NULL)
-//    factors any SPD matrix as the explicit chain does, a non-positive pivot is reported at its dof.
+//    factors any SPD matrix as the explicit chain does, a non-positive pivot is reported at its dof;
+//  - the solve on a range of whole trees of a forest (phys_ldl_solve_range) for b zero off it: bit for bit
+//    the whole solve, also over two trees and in place.
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -350,7 +352,49 @@ static void test_dense(void) {
   CHECK(rel_diff(x, xc, N) > 1e-3);
 }
 
+// a forest of three trees (indices 0..3, 4..5, 6..9), H = L' D L on its pattern from a random L and D
+static void test_range(void) {
+  enum { N = 10 };
+  const int parent[N] = {-1, 0, 1, 1, -1, 4, -1, 6, 7, 7};
+  const int range[][2] = {{0, 4}, {4, 6}, {6, 10}, {0, 6}, {4, 10}};
+  double L[N * N] = {0}, H[N * N], F[N * N], b[N], x[N], y[N];
+  physRng r;
+  phys_rng_seed(&r, 23);
+  for (int k = 0; k < N; k++) {
+    L[k * N + k] = 1 + phys_rng_range(&r, 0, 1);   // (D on the diagonal)
+    for (int i = parent[k]; i >= 0; i = parent[i]) L[k * N + i] = phys_rng_range(&r, -1, 1);
+  }
+  for (int i = 0; i < N; i++)   // H_ij = sum_k L_ki D_k L_kj (L unit lower on the pattern)
+    for (int j = 0; j < N; j++) {
+      double h = 0;
+      for (int k = 0; k < N; k++) {
+        double a = k == i ? 1 : L[k * N + i] * (i < k), c = k == j ? 1 : L[k * N + j] * (j < k);
+        h += a * L[k * N + k] * c;
+      }
+      H[i * N + j] = h;
+    }
+  memcpy(F, H, sizeof H);
+  CHECK(phys_ldl_factor(F, parent, N) == N);
+  for (int t = 0; t < 5; t++) {
+    int lo = range[t][0], hi = range[t][1];
+    for (int i = 0; i < N; i++) b[i] = i >= lo && i < hi ? phys_rng_range(&r, -1, 1) : 0;
+    phys_ldl_solve(x, F, parent, b, N);
+    for (int i = 0; i < N; i++) y[i] = NAN;
+    phys_ldl_solve_range(y, F, parent, b, N, lo, hi);
+    CHECK_MSG(memcmp(x, y, sizeof x) == 0, "range %d..%d: not the whole solve bit for bit", lo, hi - 1);
+    memcpy(y, b, sizeof b);
+    phys_ldl_solve_range(y, F, parent, y, N, lo, hi);   // in place
+    CHECK_MSG(memcmp(x, y, sizeof x) == 0, "range %d..%d in place: not the whole solve", lo, hi - 1);
+    for (int i = 0; i < N; i++) {   // H x = b: the checks are not vacuous
+      double s = 0;
+      for (int j = 0; j < N; j++) s += H[i * N + j] * x[j];
+      CHECK_NEAR(s, b[i], 1e-12);
+    }
+  }
+}
+
 int main(void) {
+  test_range();
   physModel* hum = file_model(HUMANOID);
   physModel* atlas = file_model(ATLAS);
   physModel* models[] = {hum, atlas, atlas_like_model(5), tm_tree(3, 1), tm_tree(4, 0), tm_hinge_tree(7),

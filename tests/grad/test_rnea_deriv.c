@@ -8,7 +8,10 @@
 //  4. the mass-matrix term alone (phys_rnea_mass_deriv, phys_rnea_mass_vjp): d(M x)/dq against four-point central
 //     differences of (qM - diag(armature)) x from phys_crb, against dtau_dq(x) - dtau_dq(0), and its dot test;
 //     the quadratic form's gradient d(x' M x)/dq (phys_rnea_mass_quad_grad) against phys_rnea_mass_vjp(x, x) and
-//     the differences; d<M, K>/dq of a low-rank K (phys_rnea_mass_trace_grad) against the quadratic forms.
+//     the differences; d<M, K>/dq of a low-rank K (phys_rnea_mass_trace_grad) against the quadratic forms;
+//  5. the quadratic form's gradient on one tree (phys_rnea_mass_quad_grad_bodies, the penalty VJP's mass term) for
+//     x on that tree's dofs: bit for bit the whole pass's entries there, the others untouched, and the whole pass
+//     exactly 0 outside the tree (what makes the restriction exact), on tests/data/equality.xml's five trees.
 #include "grad_models.h"
 
 #define NSTATE 4
@@ -216,7 +219,40 @@ static void check_pendulum_analytic(void) {
   phys_free_model(m);
 }
 
+// 5: per tree r (a body of the world), x random on r's dofs and 0 elsewhere
+static void check_quad_grad_trees(const char* file) {
+  physModel* m = gm_load(file, 0);
+  physData* d = phys_make_data(m);
+  int nv = m->nv, ntree = 0;
+  physRng r;
+  phys_rng_seed(&r, 41);
+  gm_random_state(m, d, &r, 2.0);
+  phys_kinematics(m, d);
+  phys_com_pos(m, d);
+  double *x = malloc(sizeof(double) * nv), *g = malloc(sizeof(double) * nv), *h = malloc(sizeof(double) * nv);
+  for (int b = 1; b < m->nbody; b++) {
+    if (m->body_parentid[b] != 0) continue;
+    int e = b + 1, bad = 0;
+    while (e < m->nbody && m->body_rootid[e] == b) e++;
+    int d0 = m->body_dofadr[b], d1 = m->body_dofadr[e - 1] + m->body_dofnum[e - 1];   // the tree's dofs
+    gm_rand_vec(&r, x, nv);
+    for (int i = 0; i < nv; i++) x[i] = i >= d0 && i < d1 ? x[i] : 0, h[i] = NAN;
+    phys_rnea_mass_quad_grad(m, d, x, g);
+    phys_rnea_mass_quad_grad_bodies(m, d, x, b, e, h);
+    for (int i = 0; i < nv; i++)
+      bad += i >= d0 && i < d1 ? memcmp(g + i, h + i, sizeof(double)) != 0 : !isnan(h[i]) || g[i] != 0;
+    CHECK_MSG(bad == 0, "%s tree %d (bodies %d..%d, dofs %d..%d): %d entries differ", file, b, b, e - 1, d0, d1 - 1,
+              bad);
+    ntree++;
+  }
+  CHECK_MSG(ntree == 5, "%s: %d trees, expected 5", file, ntree);
+  free(x), free(g), free(h);
+  phys_free_data(d);
+  phys_free_model(m);
+}
+
 int main(void) {
+  check_quad_grad_trees("tests/data/equality.xml");
   check_pendulum_analytic();
   const char* files[][2] = {{"pendulum", "tests/data/pendulum.xml"},
                             {"double_pendulum", "tests/data/double_pendulum.xml"},
