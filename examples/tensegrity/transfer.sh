@@ -77,7 +77,7 @@ row() {   # the row of log $1 labelled $2 (nothing if the run is missing)
 {
   echo "# SUPERball: MPPI planned on physid and on MuJoCo, executed in MuJoCo (issue 16 item 6)"
   echo
-  echo "\`sh examples/tensegrity/transfer.sh\` with CONTROLS=$CONTROLS OPTS=\"$OPTS\" SEEDS=\"$SEEDS\""
+  echo "\`sh examples/tensegrity/transfer.sh\` with CONTROLS=$CONTROLS OPTS=\"$OPTS\" SEEDS=\"$SEEDS\" RSEEDS=\"$RANDOM_SEEDS\""
   echo "($(date -u +%Y-%m-%d), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')): controls of 0.1 s, MPPI"
   echo "(superball_mppi's defaults: 40 samples x 5 iterations over a 1 s horizon, unless OPTS says otherwise), target"
   echo "+x at 1 m/s; ground truth $M in MuJoCo 2.2.2, physid planning model $P. See docs/tensegrity.md."
