@@ -918,14 +918,14 @@ static void print_results(const idRun* r) {
              "fitted %.6g\n", k + 1, what[k], res->stage_loss0[k], res->stage_loss[k], res->stage_iterations[k],
              phys_fit_stop_name(res->stage_stop[k]), r->fit.starts, res->stage_fitted[k]);
     printf("stage 3, segment starts fitted from stage %d's answer: loss %.6g -> %.6g in %d iterations (%s; %.6g at "
-           "the initial values), %d residuals; fit %.2f s (forward %.2f s, gradient %.2f s)\n", res->stage_from,
-           res->stage_fitted[res->stage_from - 1], res->loss, res->iterations, phys_fit_stop_name(res->stop),
-           res->loss0, res->nres, r->wall, res->time_forward, res->time_gradient);
+           "the initial values), %d residuals; fit %.2f s wall (CPU summed over threads: forward %.2f s, gradient "
+           "%.2f s)\n", res->stage_from, res->stage_fitted[res->stage_from - 1], res->loss, res->iterations,
+           phys_fit_stop_name(res->stop), res->loss0, res->nres, r->wall, res->time_forward, res->time_gradient);
   }
   else
-    printf("loss %.6g -> %.6g in %d iterations (%s; best of %d starts), %d residuals; fit %.2f s (forward %.2f s, "
-           "gradient %.2f s)\n", res->loss0, res->loss, res->iterations, phys_fit_stop_name(res->stop), r->fit.starts,
-           res->nres, r->wall, res->time_forward, res->time_gradient);
+    printf("loss %.6g -> %.6g in %d iterations (%s; best of %d starts), %d residuals; fit %.2f s wall (CPU summed "
+           "over threads: forward %.2f s, gradient %.2f s)\n", res->loss0, res->loss, res->iterations,
+           phys_fit_stop_name(res->stop), r->fit.starts, res->nres, r->wall, res->time_forward, res->time_gradient);
   fflush(stdout);
   print_bound_warnings(r);
   for (int k = 0; k < res->nnull; k++) {   // part of the result (stdout points to it): printed with --quiet too

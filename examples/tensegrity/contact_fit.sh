@@ -20,7 +20,12 @@
 #                                                     superball_horizon, superball_com built; writes
 #                                                     BUILD/tensegrity/fit/contact6_*)
 # env: OUT (default examples/tensegrity/contact_fit.md), FILES (default 10), ITERS (default 3), SECS (default 0.2: two observation intervals per window),
-#      STAGGER (default 0.4; 0 with SECS=5: the whole trajectories), STEPS=horizon,fit,com,report (default all)
+#      STAGGER (default 0.4; 0 with SECS=5: the whole trajectories), STEPS=horizon,fit,com,report (default all),
+#      the start: K0 D0 M0 (cables' stiffness and damping, rod mass; default 8000 800 12), F0 T0 R0 (the floor's
+#      sliding, torsional, rolling friction; default 0.7 each), KC0 DC0 (penalty's contact stiffness and damping;
+#      default the model's, 1e4 and 100), e.g. the values of an earlier fit to continue it,
+#      RESUME=1: continue an interrupted fit from its checkpoint (BUILD/tensegrity/fit/contact6.ckpt, written
+#      after every iteration) with the same settings
 set -u
 B=${1:-build}
 FILES=${FILES:-10}
@@ -29,6 +34,7 @@ SECS=${SECS:-0.2}
 STAGGER=${STAGGER:-0.4}
 STEPS=${STEPS:-horizon,fit,com,report}
 OUT=${OUT:-examples/tensegrity/contact_fit.md}
+K0=${K0:-8000} D0=${D0:-800} M0=${M0:-12} F0=${F0:-0.7} T0=${T0:-0.7} R0=${R0:-0.7} KC0=${KC0:-} DC0=${DC0:-}
 D=$B/tensegrity
 M=examples/tensegrity/superball_floor.xml
 has() { case ",$STEPS," in *",$1,"*) return 0 ;; esac; return 1; }
@@ -53,18 +59,23 @@ if has fit; then
       'NR == 1 || ($1 >= a * g - 1e-9 && $1 <= a * g + s + 1e-9)' "$f" > "$TR/$(basename "$f")" || exit 1
     j=$((j + 1))
   done
+  R=""
+  [ "${RESUME:-0}" = 1 ] && R=--resume
+  # shellcheck disable=SC2086
   "$B/physid" identify $M "$TR" \
-    --param 'stiffness:*:init=8000' --param 'damping:*:init=800' --param 'mass:r*:init=12' \
-    --param friction:floor:init=0.7 --param torsion:floor:init=0.7 --param rolling:floor:init=0.7 \
-    --param penalty:stiffness --param penalty:damping --substeps 100 --iters "$ITERS" --out "$D/fit/contact6.json" \
+    --param "stiffness:*:init=$K0" --param "damping:*:init=$D0" --param "mass:r*:init=$M0" \
+    --param "friction:floor:init=$F0" --param "torsion:floor:init=$T0" --param "rolling:floor:init=$R0" \
+    --param "penalty:stiffness${KC0:+:init=$KC0}" --param "penalty:damping${DC0:+:init=$DC0}" --substeps 100 \
+    --iters "$ITERS" --checkpoint "$D/fit/contact6.ckpt" $R --out "$D/fit/contact6.json" \
     --write-model "$D/fit/contact6.xml" > "$D/fit/contact6.txt" 2> "$D/fit/contact6.log" || exit 1
 fi
 if has com; then
   T=$(ls "$D"/contact/test/10hz/traj*.csv)
   # the start (the fit's init values written into the model) and the truth's values
-  sed -e 's/stiffness="10000" damping="1000"/stiffness="8000" damping="800"/' -e 's/mass="10"/mass="12"/g' \
-    -e 's/<geom name="floor" type="plane" size="20 20 0.1"\/>/<geom name="floor" type="plane" size="20 20 0.1" friction="0.7 0.7 0.7"\/>/' \
-    $M > "$D/fit/contact6_start.xml"
+  PS="<numeric name=\"physid:penalty\" data=\"${KC0:-10000} ${DC0:-100}\"\/>"
+  sed -e "s/stiffness=\"10000\" damping=\"1000\"/stiffness=\"$K0\" damping=\"$D0\"/" -e "s/mass=\"10\"/mass=\"$M0\"/g" \
+    -e "s/<geom name=\"floor\" type=\"plane\" size=\"20 20 0.1\"\/>/<geom name=\"floor\" type=\"plane\" size=\"20 20 0.1\" friction=\"$F0 $T0 $R0\"\/>/" \
+    -e "s|</custom>|  $PS\n  </custom>|" $M > "$D/fit/contact6_start.xml"
   # the truth's values with the fit's penalty contact stiffness and damping (the contact parameters' share)
   K=$(grep -o '<numeric name="physid:penalty" data="[^"]*"/>' "$D/fit/contact6.xml" 2>/dev/null)
   [ -n "$K" ] && sed "s|</custom>|  $K\n  </custom>|" $M > "$D/fit/contact6_truth_kc.xml"
@@ -80,7 +91,8 @@ fi
 if has report; then
   { echo "# SUPERball: the contact fit on the condim-6 ground truth (issue 16 items 3 and 5)"
     echo
-    echo "\`sh examples/tensegrity/contact_fit.sh\` with FILES=$FILES SECS=$SECS STAGGER=$STAGGER ITERS=$ITERS"
+    echo "\`sh examples/tensegrity/contact_fit.sh\` with FILES=$FILES SECS=$SECS STAGGER=$STAGGER ITERS=$ITERS,"
+    echo "started from K0=$K0 D0=$D0 M0=$M0 F0=$F0 T0=$T0 R0=$R0 KC0=${KC0:-10000} DC0=${DC0:-100}${RESUME:+ (RESUME=$RESUME)}"
     echo "($(date -u +%Y-%m-%d), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')); ground truth models/superball.xml"
     echo "in MuJoCo 2.2.2 (filter actuators, act in the data), fitted model $M (penalty). See docs/tensegrity.md."
     echo

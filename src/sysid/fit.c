@@ -247,10 +247,12 @@ typedef struct fitOutcome_ {
   char simwarn[256];
 } fitOutcome;
 
-// seconds of a monotonic clock
+// CPU seconds of the calling thread (time_forward, time_gradient: each worker's simulation and derivatives in
+// its own thread, summed over the workers; a wall clock there would count a thread's waits for a core too, and
+// with n threads their sum exceeds the fit's wall time up to n-fold)
 static double now_sec(void) {
   struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
@@ -667,7 +669,7 @@ static void problem_free(fitProblem* pb) {
   pb->slot = pb->nodes = pb->tmp = pb->red = NULL;
 }
 
-// seconds spent by the workers in simulation and in derivatives
+// CPU seconds spent by the workers in simulation and in derivatives
 static void problem_times(const fitProblem* pb, double* fwd, double* grad) {
   *fwd = *grad = 0;
   for (int i = 0; i < pb->nworker; i++) *fwd += pb->worker[i].time_forward, *grad += pb->worker[i].time_gradient;

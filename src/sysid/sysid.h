@@ -198,7 +198,7 @@ typedef struct physFitResult_ {
   double* theta_hist;       // theta per iteration ((max_iter + 1) x ntheta)
   int nnull;                // unidentifiable directions: eigenvectors of J'J with eigenvalue < 1e-8 * max
   double* null_dirs;        // nnull x ntheta
-  double time_forward, time_gradient;   // seconds spent in simulation and in derivatives
+  double time_forward, time_gradient;   // CPU s in simulation and in derivatives (summed: threads, processes)
   int resumed;              // 1: the fit continued from a checkpoint written after iteration resumed_iter
   int resumed_start, resumed_iter;      // of start resumed_start
   // a staged fit (opt->fit_start PHYS_FIT_START_STAGED): the fields above are its last stage's (stage 3: the segment

@@ -208,20 +208,31 @@ static void scene_free(scene* sc) {
 //---------------------------------------------------------------------------------------------------------
 // tests
 
-// seconds of the monotonic clock, the clock phys_fit measures time_forward and time_gradient with
+// seconds of the monotonic clock
 static double now_sec(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-// phys_fit's time bookkeeping against the wall time of the call: simulation and derivative time were both
-// measured, and they are parts of the call: with one thread disjoint intervals inside it (sum <= wall), with
-// n threads each worker's share is (sum <= n wall). A total carried over from an earlier fit, or a worker's
-// time counted twice, exceeds it.
-static void check_times(const physFitResult* res, double wall, int threads, const char* name) {
+// CPU seconds of the whole process (every thread, the fit's joined workers included)
+static double cpu_sec(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+// phys_fit's time bookkeeping against the call: simulation and derivative time were both measured, as CPU time
+// of the threads that did them, so their sum is at most the process's CPU time during the call (a wall clock
+// per worker, summed, exceeds it whenever a worker waits for a core: more threads than cores) and at most n
+// times its wall time with n threads. A total carried over from an earlier fit, or a worker's time counted
+// twice, exceeds them too.
+static void check_times(const physFitResult* res, double wall, double cpu, int threads, const char* name) {
   CHECK_MSG(res->time_forward > 0 && res->time_gradient > 0, "%s: forward %.3g s, gradient %.3g s", name,
             res->time_forward, res->time_gradient);
+  CHECK_MSG(res->time_forward + res->time_gradient <= cpu,
+            "%s: forward %.6f s + gradient %.6f s > the process's CPU time in the call %.6f s", name,
+            res->time_forward, res->time_gradient, cpu);
   CHECK_MSG(res->time_forward + res->time_gradient <= threads * wall,
             "%s: forward %.6f s + gradient %.6f s > %d x the call's wall time %.6f s", name, res->time_forward,
             res->time_gradient, threads, wall);
@@ -232,7 +243,7 @@ static const char* loss_name[] = {"onestep", "kstep", "rollout"};
 
 // noise-free data: theta recovered to 1e-6 relative from a perturbed start by every optimizer and loss; the
 // model holds the fit; the loss history of LM decreases; forward and gradient time are parts of the call's
-// wall time (check_times). Optimizers o0 <= o < o1.
+// CPU and wall time (check_times). Optimizers o0 <= o < o1.
 static void test_recover(scene* sc, const char* name, int substeps, int o0, int o1) {
   for (int o = o0; o < o1; o++)
     for (int l = 0; l < 3; l++) {
@@ -248,9 +259,9 @@ static void test_recover(scene* sc, const char* name, int substeps, int o0, int 
       if (o == PHYS_OPT_LBFGSB) opt.tol = 1e-16, opt.max_iter = 200;
       physFitResult res;
       physLog log = {0};
-      double t0 = now_sec();
+      double t0 = now_sec(), c0 = cpu_sec();
       physStatus st = phys_fit(sc->m, &sc->t, sc->start, NULL, NULL, &sc->ds, &opt, &res, &log);
-      double wall = now_sec() - t0;
+      double wall = now_sec() - t0, cpu = cpu_sec() - c0;
       CHECK_MSG(st == PHYS_OK, "%s %s %s: %s", name, opt_name[o], loss_name[l], log.error);
       if (st != PHYS_OK) continue;
       for (int i = 0; i < sc->t.ntheta; i++)
@@ -267,7 +278,7 @@ static void test_recover(scene* sc, const char* name, int substeps, int o0, int 
         for (int i = 1; i < res.niter_hist; i++) CHECK(res.loss_hist[i] <= res.loss_hist[i - 1]);
       char what[64];
       snprintf(what, sizeof(what), "%s %s %s", name, opt_name[o], loss_name[l]);
-      check_times(&res, wall, 1, what);
+      check_times(&res, wall, cpu, 1, what);
       printf("%s %-6s %-7s: %3d iterations, loss %.3g -> %.3g, err %.2g %.2g, time fwd %.3f grad %.3f s\n",
              name, opt_name[o], loss_name[l], res.iterations, res.loss0, res.loss,
              fabs(res.theta[0] / sc->truth[0] - 1), fabs(res.theta[1] / sc->truth[1] - 1), res.time_forward,
@@ -656,9 +667,9 @@ static void test_determinism_predict(void) {
   opt.seed = 11;
   physFitResult a, b;
   physLog log = {0};
-  double t0 = now_sec();
+  double t0 = now_sec(), c0 = cpu_sec();
   CHECK(phys_fit(sc.m, &sc.t, sc.start, NULL, NULL, &sc.ds, &opt, &a, &log) == PHYS_OK);
-  check_times(&a, now_sec() - t0, 1, "3 starts");   // the times of all three starts
+  check_times(&a, now_sec() - t0, cpu_sec() - c0, 1, "3 starts");   // the times of all three starts
   CHECK(phys_fit(sc.m, &sc.t, sc.start, NULL, NULL, &sc.ds, &opt, &b, &log) == PHYS_OK);
   CHECK(memcmp(a.theta, b.theta, 2 * sizeof(double)) == 0 && a.loss == b.loss && a.start == b.start);
   CHECK(a.niter_hist == b.niter_hist && memcmp(a.loss_hist, b.loss_hist, sizeof(double) * (size_t)a.niter_hist) == 0);
@@ -666,9 +677,9 @@ static void test_determinism_predict(void) {
   // two threads (one trajectory each): the same fit, bit for bit
   opt.threads = 2;
   phys_fit_result_free(&b);
-  t0 = now_sec();
+  t0 = now_sec(), c0 = cpu_sec();
   CHECK(phys_fit(sc.m, &sc.t, sc.start, NULL, NULL, &sc.ds, &opt, &b, &log) == PHYS_OK);
-  check_times(&b, now_sec() - t0, 2, "3 starts, 2 threads");
+  check_times(&b, now_sec() - t0, cpu_sec() - c0, 2, "3 starts, 2 threads");
   CHECK(memcmp(a.theta, b.theta, 2 * sizeof(double)) == 0 && a.loss == b.loss && a.start == b.start);
   CHECK(a.niter_hist == b.niter_hist && memcmp(a.loss_hist, b.loss_hist, sizeof(double) * (size_t)a.niter_hist) == 0);
   CHECK(memcmp(a.stderr_, b.stderr_, 2 * sizeof(double)) == 0);
