@@ -18,6 +18,10 @@
 #                                     the fit stopped: max_iter means the cap ended it)
 #   ITERS_ADAM=100                    Adam iterations of diffsim, diffsim-r, ccn-r (epochs of e2e)
 #   REUSE=0                           1: a fit whose model and JSON are already in WORK is evaluated, not rerun
+#   CKPT=0                            1: the LM and Adam fits (not ccn-r, diffsim-r, e2e) write WORK/TAG.ckpt after
+#                                     every iteration and resume from it: a fit killed (the machine's share, the
+#                                     job limit) goes on where it stopped when run.sh is called again, with the
+#                                     same result bit for bit (identify --checkpoint --resume; s33)
 #   VW=                               ccn's --violation-weights COMP,DISS,PEN; empty: the CLI's default (s29: 1,0.1,100
 #                                     chosen on a validation split by examples/ccn/validate.sh; s28 ran 0.1,0.1,100;
 #                                     paper 004's 0.001 for COMP, as we read its Table 2, lets far corners explain
@@ -42,11 +46,21 @@
 #            F = m (-a r + b e_z x r) around the vertical line (0.2, 0.2), a = b = 20 1/s^2; the model to fit
 #            knows nothing of it; truth: models/cube.xml
 #   gravity  tosses made by MuJoCo without the field, g = 9.81; the model to fit assumes g * FRAC
+#   elbow    the real elbow tosses (ELBOW_DATA=../shared/data/elbow_toss: paper 004's articulated object, two
+#            boxes on a passive hinge; s33); truth and nominal: examples/ccn/elbow.xml (the data's elbow.urdf
+#            values, friction 0.3 on the floor geom: one scalar for both links); every fit starts from
+#            examples/ccn/elbow_start.xml (both boxes and the inertias as the cube's start: sizes and friction
+#            x 1.3; STARTS 0 only). Fitted: friction:floor, size and inertia (mass held) of both links (ccn-fs:
+#            friction and size); same split (TEST_SKIP, NTEST) as the cube; approaches ccn, ccn-fs, diffsim.
+#            The errors are the base link's position and rotation (the paper averages all bodies'); evaluate's
+#            hinge error is in WORK's eval JSON
 # Every fit starts from the same wrong model (examples/ccn/start.xml): the cube's box 1.3 times larger (0.068 m half size),
 # friction 1.3 times the nominal (0.234; paper 004's starts lie within 0.5-1.5 times the true sizes and friction), the mass held at 0.37 kg (paper 004: mass is unobservable without measured forces) with the
 # larger box's inertia. Fitted: friction:cube, size:cube, inertia:cube (log-Cholesky, component 0 fixed).
 #   ccn      --loss violation (paper 004's violation-based implicit loss), LM
 #   ccn-floor  ccn with the table's height fitted as well (--param height:floor; s29)
+#   ccn-fs   ccn with friction and size only, the inertia held at the start's (s33: on the elbow, ccn's inertia
+#            collapses: docs/identification.md, *Session 33*)
 #   diffsim  --approach diffsim: paper 004's DiffSim, the one-step prediction loss through the ccp (Anitescu)
 #            simulation, by Adam (ITERS_ADAM iterations; finite bounds: Adam's step is lr x bound width)
 #   diffsim-kstep  --contact ccp with identify's default loss on these data (kstep, horizon 30, positions), LM:
@@ -64,6 +78,7 @@ SCENARIOS=${SCENARIOS:-"cube vortex gravity"}
 SIZES=${SIZES:-"4 8 16 32 64 128 256"}
 APPROACHES=${APPROACHES:-"diffsim ccn"}
 CUBE_DATA=${CUBE_DATA:-../shared/data/cube_toss}
+ELBOW_DATA=${ELBOW_DATA:-../shared/data/elbow_toss}
 TEST_SKIP=${TEST_SKIP:-300}
 NTEST=${NTEST:-50}
 GFRACS=${GFRACS:-"0.5 0.75 1.25 1.5"}
@@ -78,6 +93,7 @@ VMETRIC=${VMETRIC:-}
 FLOOR_Z=${FLOOR_Z:-0}
 RREG=${RREG:-}
 STARTS=${STARTS:-0}
+CKPT=${CKPT:-0}
 mkdir -p "$OUT" "$WORK"
 COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 CSV="$OUT/results.csv"
@@ -125,14 +141,29 @@ PARAMS="--param friction:cube:min=0:max=2 --param size:cube \
 PARAMS_ADAM="--param friction:cube:min=0:max=2 --param size:cube:min=0.01:max=0.2 \
 --param inertia:cube:min=$A,-10,-10,-10,-1,-1,-1,-1,-1,-1:max=$A,2,2,2,1,1,1,1,1,1"
 PARAMS_CCNR="--param friction:cube:min=0:max=2 --param size:cube:min=0.01:max=0.2"
+PARAMS_FS="--param friction:cube:min=0:max=2 --param size:cube"
+TRUTH=models/cube.xml
+# the elbow's (scenario elbow): the same kinds for both links, friction on the floor (examples/ccn/elbow.xml)
+elbow_params() {   # LM|ADAM|FS
+  echo "--param friction:floor:min=0:max=2"
+  for b in elbow_1 elbow_2; do
+    if [ "$1" = FS ]; then
+      echo "--param size:$b"
+    elif [ "$1" = LM ]; then
+      echo "--param size:$b --param inertia:$b:min=$A,-$B,-$B,-$B,-$B,-$B,-$B,-$B,-$B,-$B:max=$A,$B,$B,$B,$B,$B,$B,$B,$B,$B"
+    else
+      echo "--param size:$b:min=0.01:max=0.2 --param inertia:$b:min=$A,-10,-10,-10,-1,-1,-1,-1,-1,-1:max=$A,2,2,2,1,1,1,1,1,1"
+    fi
+  done
+}
 ITERS_ADAM=${ITERS_ADAM:-100}
 
-# evaluate MODEL on the test tosses of DATA against models/cube.xml and append a CSV row
+# evaluate MODEL on the test tosses of DATA against TRUTH and append a CSV row
 row() {   # SCENARIO SIZE APPROACH MODEL DATA FIT_S STATUS [EVALUATE OPTIONS]
   j="$WORK/eval_$(echo "$1_$2_$3" | tr /@ -+).json"
   # shellcheck disable=SC2086
   if [ -f "$4" ] && "$PHYSID" evaluate "$4" "$5" --skip "$TEST_SKIP" --files "$NTEST" --contact "$EVAL_CONTACT" \
-       --horizon 0 --quiet --truth models/cube.xml --json "$j" ${8:-} > /dev/null 2>> "$WORK/eval.err"; then
+       --horizon 0 --quiet --truth "$TRUTH" --json "$j" ${8:-} > /dev/null 2>> "$WORK/eval.err"; then
     python3 - "$j" "$1" "$2" "$3" "$6" "$7" "$COMMIT" >> "$CSV" <<'PY'
 import json, sys
 j, scen, size, appr, secs, status, commit = sys.argv[1:8]
@@ -157,6 +188,7 @@ fit() {   # SCENARIO SIZE LABEL METHOD START DATA
   meth=$4 it=$ITERS out="--out $WORK/$tag.json" wm="--write-model $model" ev=""
   case $meth in
     ccn) extra="--loss violation ${VW:+--violation-weights $VW} ${VMETRIC:+--violation-metric $VMETRIC} $PARAMS" ;;
+    ccn-fs) extra="--loss violation ${VW:+--violation-weights $VW} ${VMETRIC:+--violation-metric $VMETRIC} $PARAMS_FS" ;;
     ccn-floor) extra="--loss violation ${VW:+--violation-weights $VW} ${VMETRIC:+--violation-metric $VMETRIC} $PARAMS \
 --param height:floor" ;;
     diffsim-kstep) extra="--contact ccp $PARAMS" ;;
@@ -169,6 +201,7 @@ fit() {   # SCENARIO SIZE LABEL METHOD START DATA
          model=$5 ;;
     *) echo "run.sh: unknown approach $meth" >&2; return ;;
   esac
+  [ "$CKPT" = 1 ] && [ -n "$out" ] && extra="$extra --checkpoint $WORK/$tag.ckpt --resume"
   if [ "$REUSE" = 1 ] && [ -f "$WORK/$tag.secs" ]; then
     st=0; secs=$(cat "$WORK/$tag.secs")
   else
@@ -208,6 +241,16 @@ for scen in $SCENARIOS; do
     cube) data=$CUBE_DATA ;;
     vortex) make_data vortex2 20 20 0.2 0.2 > /dev/null || exit 1; data="$WORK/vortex2" ;;
     gravity) make_data gravity --gravity 9.81 > /dev/null || exit 1; data="$WORK/gravity" ;;
+    elbow) (   # a subshell: the elbow's TRUTH and PARAMS end with it
+             data=$ELBOW_DATA TRUTH=examples/ccn/elbow.xml PARAMS=$(elbow_params LM) PARAMS_ADAM=$(elbow_params ADAM) \
+               PARAMS_FS=$(elbow_params FS)
+             row elbow 0 nominal "$TRUTH" "$data" 0 ok
+             row elbow 0 start examples/ccn/elbow_start.xml "$data" 0 ok
+             for n in $SIZES; do
+               for ap in $APPROACHES; do fit elbow "$n" "$ap" "$ap" examples/ccn/elbow_start.xml "$data"; done
+             done
+           )
+           continue ;;
     *) echo "unknown scenario $scen" >&2; exit 2 ;;
   esac
   if [ "$scen" = gravity ]; then
