@@ -377,7 +377,7 @@ typedef struct physPenaltyContact_ {
   double slip_r;            // max(|w_t|, v_slip) of Cr
   int chains;               // 1: dof names the last dofs of its two bodies' chains (penetrating contacts of
   int dof[2];               // phys_penalty_contacts), its rows 0 off their union; 0: rows read over all dofs
-                            // (also a model of one tree: its rows are written on all dofs, read without lists)
+                            // (also a contact whose two chains hold every dof: a free body alone, its 6)
 } physPenaltyContact;
 // the nc contacts con at the current state: J (3 nc x nv) their rows (normal, tangents) and pc their
 // linearization (their impulses cleared); qLD the tree-sparse factor of M~ = M + dt B (phys_factor_m,
@@ -385,8 +385,8 @@ typedef struct physPenaltyContact_ {
 void phys_penalty_contacts(const physModel* m, physData* d, physContact* con, int nc, const double* qLD,
                            physPenaltyContact* pc, double* J);
 // the same with dense 0: each contact's rows written on its dofs only (pc[i].dof's chains), J undefined elsewhere
-// (for readers through those dofs: phys_penalty_assemble, _update, _finish), except for a model of one tree
-// (written on all dofs, pc[i].chains 0); dense 1: phys_penalty_contacts
+// (for readers through those dofs: phys_penalty_assemble, _update, _finish; a contact whose chains hold every
+// dof is read over all of them, pc[i].chains 0); dense 1: phys_penalty_contacts
 void phys_penalty_contacts_rows(const physModel* m, physData* d, physContact* con, int nc, const double* qLD,
                                 int dense, physPenaltyContact* pc, double* J);
 // the torsional and rolling friction of the active contacts pc among con (nc) with torsional or rolling friction

@@ -315,7 +315,6 @@ void phys_penalty_contacts_rows(const physModel* m, physData* d, physContact* co
   double* y = phys_stack_alloc(d, (size_t)nv + 1);
   int* list = (int*)phys_stack_alloc(d, (size_t)nv / 2 + 1);
   int* s = (int*)phys_stack_alloc(d, (size_t)nv / 2 + 1);
-  int one = phys_one_tree(m);   // one tree (a robot, a free body): rows over all dofs, without chain lists
   for (int i = 0; i < nc; i++) {
     physContact* c = con + i;
     physPenaltyContact* p = pc + i;
@@ -324,16 +323,15 @@ void phys_penalty_contacts_rows(const physModel* m, physData* d, physContact* co
     memset(c->lambda, 0, sizeof c->lambda);
     c->efc_adr = -1;
     if (!(c->dist < 0)) continue;
-    p->chains = !one;
     for (int k = 0; k < 2; k++) p->dof[k] = phys_body_lastdof(m, m->geom_bodyid[c->geom[k]]);
-    int ns = one ? nv : phys_contact_chains(m, c, s);
-    if (one)
-      for (int t = 0; t < nv; t++) s[t] = nv - 1 - t;
+    int ns = phys_contact_chains(m, c, s);
+    int all = ns == nv;   // its chains hold every dof (a free body alone: its 6): read without the list
+    p->chains = !all;
 
     // rows: frame * J_rel, J_rel = J_1(pos) - J_0(pos) on the contact's dofs; v_rel in frame coordinates
-    frame_rows(m, d, c, p, Ji, dense || one);
+    frame_rows(m, d, c, p, Ji, dense);
     double vr[3];
-    sup_velocity(vr, Ji, s, one ? -1 : ns, d->qvel, nv);
+    sup_velocity(vr, Ji, s, all ? -1 : ns, d->qvel, nv);
 
     // f_n = k_c (-phi) - d phi_dot > 0 (active), C = mu f_n / max(|v_t|, v_slip)
     p->spring = -m->opt.penalty_stiffness * c->dist;
