@@ -230,28 +230,59 @@ static void half_rows(const physModel* m, const physData* d, const physConstrain
   }
 }
 
+// G = Y Y' for rows Y_r written on all nv dofs (a model of one tree: one island, p->sup NULL), zero off their
+// nonzero lists lst + r nv (descending, ns[r] long): G_rc = sum over the shorter of the two lists (both rows
+// are 0 elsewhere) of Y_rk Y_ck, from the last dof down, or over all dofs without the list when it is full.
+// The same sum as delassus' below: the products of the dofs both lists hold in the same order, the others
+// exact zeros, which add nothing to a sum begun at +0
+static void delassus_full(const double* Y, const int* lst, const int* ns, int n, int nv, double* G) {
+  for (int r = 0; r < n; r++) {
+    const double* Yr = Y + (size_t)r * nv;
+    for (int c = 0; c <= r; c++) {
+      const double* Yc = Y + (size_t)c * nv;
+      int a = ns[r] <= ns[c] ? r : c;
+      const int* la = lst + (size_t)a * nv;
+      double s = 0;
+      if (ns[a] == nv) {
+        for (int k = nv - 1; k >= 0; k--) s += Yr[k] * Yc[k];
+      } else {
+        for (int t = 0; t < ns[a]; t++) s += Yr[la[t]] * Yc[la[t]];
+      }
+      G[(size_t)r * n + c] = s;
+      G[(size_t)c * n + r] = s;
+    }
+  }
+}
+
 // G = Y Y' with Y_r = D^-1/2 L'^-1 J_r (the half-solve with the factor M~ = L' D L in d->qLD), so
 // G = J L^-1 D^-1 L'^-1 J' = J M~^-1 J'. Y_r is nonzero only on the chains row r reaches (a contact: its two
 // bodies', a limit: its joint's), listed by the half-solve. Only rows of one island (island.c) are multiplied:
 // between islands the rows share no dof and G is 0. Row r is scattered into w (nv, zero elsewhere) and
 // G_rc = sum over c's nonzeros k (descending) of w_k Y_ck: the products of the dofs both reach, in the order
 // of the dense product Y_r . Y_c summed from the last dof down. G's entries between islands are cleared only
-// if clear (else undefined: the step's solves read G island by island, island.c)
-static void delassus(const physModel* m, physData* d, const physConstraintProblem* p, double* G, int clear) {
+// if clear (else undefined: the step's solves read G island by island, island.c). The islands, computed here,
+// go to p->isl (the caller's arena mark) for the solves
+static void delassus(const physModel* m, physData* d, physConstraintProblem* p, double* G, int clear) {
   int n = p->n, nv = p->nv;
+  physIslands* isl = (physIslands*)phys_stack_alloc(d, sizeof(physIslands) / sizeof(double) + 1);
+  phys_islands(m, d, p, NULL, 0, isl);   // kept in p: the solves reuse them (island.c)
+  p->isl = isl;
   size_t mark = phys_stack_mark(d);
   double* Y = phys_stack_alloc(d, (size_t)n * (size_t)nv + 1);
   double* w = phys_stack_alloc(d, (size_t)nv + 1);
   int* sup = (int*)phys_stack_alloc(d, (size_t)n * (size_t)nv / 2 + 1);   // n lists of up to nv ints
   int* ns = (int*)phys_stack_alloc(d, (size_t)n / 2 + 1);
   half_rows(m, d, p, Y, sup, ns);
+  if (!p->sup) {   // rows over all dofs: Y_r written everywhere, 0 off its list; G whole
+    delassus_full(Y, sup, ns, n, nv, G);
+    phys_stack_free(d, mark);
+    return;
+  }
   if (clear) memset(G, 0, sizeof(double) * (size_t)n * (size_t)n);
   memset(w, 0, sizeof(double) * (size_t)nv);
-  physIslands isl;
-  phys_islands(m, d, p, NULL, 0, &isl);
-  for (int k = 0; k < isl.n; k++) {
-    const int* rows = isl.row + isl.start[k];
-    for (int i = 0; i < isl.start[k + 1] - isl.start[k]; i++) {
+  for (int k = 0; k < isl->n; k++) {
+    const int* rows = isl->row + isl->start[k];
+    for (int i = 0; i < isl->start[k + 1] - isl->start[k]; i++) {
       int r = rows[i];
       const int* lr = sup + (size_t)r * nv;
       for (int t = 0; t < ns[r]; t++) w[lr[t]] = Y[(size_t)r * nv + lr[t]];
@@ -312,6 +343,26 @@ void phys_constraint_jt(const physConstraintProblem* p, const double* lambda, do
   }
 }
 
+// contact i's three rows times vf into gi[0..2] and its normal row times v into *vn: phys_constraint_row_dot's
+// sums (ascending dofs, from 0), the four in one pass over the contact's dofs
+static void contact_row_dots(const physConstraintProblem* p, int i, const double* vf, const double* v, double* gi,
+                             double* vn) {
+  const double* J0 = p->J + (size_t)(3 * i) * p->nv;
+  const double *J1 = J0 + p->nv, *J2 = J1 + p->nv;
+  const int* s;
+  int k = phys_constraint_row_dofs(p, 3 * i, &s);
+  double a0 = 0, a1 = 0, a2 = 0, an = 0;
+  for (int t = 0; t < k; t++) {
+    int j = s ? s[k - 1 - t] : t;
+    a0 += J0[j] * vf[j];
+    a1 += J1[j] * vf[j];
+    a2 += J2[j] * vf[j];
+    an += J0[j] * v[j];
+  }
+  gi[0] = a0, gi[1] = a1, gi[2] = a2;
+  *vn = an;
+}
+
 // the dofs of the n rows (contacts con (nc) first, then the limit rows: nlj joints ljnt, then tendons) into
 // p->sup, sup_adr, sup_num (arena): a contact's 3 rows share its two chains, a joint limit's row its dof's
 // chain, a tendon's row every dof
@@ -347,7 +398,10 @@ static void row_supports(const physModel* m, physData* d, const physContact* con
 //   J (n x nv), G = J M~^-1 J' (n x n, through the tree-sparse factor d->qLD of M~ = qM + dt
 //   diag(dof_damping), phys_factor_m), g = J vf + b (n), mu (nc);
 // also sets each contact's efc_adr, and the warm-start guesses from ws (p->warm, n ints in the arena; ws NULL:
-// cold). The number of limit rows is p->nl.
+// cold). The number of limit rows is p->nl. The rows' islands go to p->isl (computed here once: the Delassus
+// product and the solves read them). A model of one tree (a robot, a free body: all rows in one island) keeps
+// its rows over all dofs without support lists (p->sup NULL): the products then run over whole rows, without
+// the lists' indirection, as cheap as the lists on a few dozen dofs and the same sums in the same order.
 void phys_constraint_assemble(const physModel* m, physData* d, physContact* con, int nc, const double* vf,
                               const physWarmStart* ws, physConstraintProblem* p, double** J, double** G,
                               double** g, double** mu) {
@@ -376,7 +430,8 @@ void phys_constraint_assemble_rows(const physModel* m, physData* d, physContact*
   memset(gpos, 0, sizeof(double) * ((size_t)n + 1));
   memset(lambda0, 0, sizeof(double) * ((size_t)n + 1));
   p->nc = nc, p->con = con, p->nl = nl, p->n = n, p->nv = nv, p->J = *J;
-  row_supports(m, d, con, nc, ljnt, nlj, n, p);
+  if (phys_one_tree(m)) p->sup = p->sup_adr = p->sup_num = NULL;   // one tree: rows over all dofs, no lists
+  else row_supports(m, d, con, nc, ljnt, nlj, n, p);
 
   // contact rows; g = J vf + normal_bias on the normal row; gpos = beta*min(dist + slop, 0)/dt
   for (int i = 0; i < nc; i++) {
@@ -387,8 +442,8 @@ void phys_constraint_assemble_rows(const physModel* m, physData* d, physContact*
     contact_rows(m, d, c, rows, dense ? NULL : s, ns);
     c->efc_adr = 3 * i;
     (*mu)[i] = c->mu;
-    for (int r = 0; r < 3; r++) (*g)[3 * i + r] = phys_constraint_row_dot(p, 3 * i + r, vf);
-    double vn = phys_constraint_row_dot(p, 3 * i, d->qvel);
+    double vn;
+    contact_row_dots(p, i, vf, d->qvel, *g + 3 * i, &vn);
     (*g)[3 * i] += phys_normal_bias(c, vn, dt, NULL);
     if (c->dist > 0) {
       nmargin++;   // within the margin (then never below the slop: no position correction)
@@ -423,16 +478,11 @@ void phys_constraint_assemble_rows(const physModel* m, physData* d, physContact*
     }
     warm[row] = PHYS_ROW_CLAMPING;
   }
-  delassus(m, d, p, *G, dense || (m->opt.disableflags & PHYS_DSBL_ISLAND));
+  delassus(m, d, p, *G, dense || (m->opt.disableflags & PHYS_DSBL_ISLAND));   // (and p->isl)
 
-  p->G = *G;
-  p->g = *g;
-  p->gpos = gpos;
-  p->npos = npos;
-  p->nmargin = nmargin;
-  p->mu = *mu;
-  p->warm = warm;
-  p->lambda0 = lambda0;
+  p->G = *G, p->g = *g, p->mu = *mu;
+  p->gpos = gpos, p->npos = npos, p->nmargin = nmargin;
+  p->warm = warm, p->lambda0 = lambda0;
   p->island = NULL;   // (one island: the derivatives' caller may split, src/grad/step_contact_deriv.c)
 }
 

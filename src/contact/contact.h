@@ -73,6 +73,16 @@ double phys_toi_shift(const physContact* c, double vn, double dt, double e, doub
 // d(dt |g|)/dg into dg[3] (0 with gravity disabled or zero): the hold speed's gravity parameter derivative
 void phys_toi_hold_speed_grad(const physModel* m, double dg[3]);
 
+// islands (island.c, issue 19 item 1): the problem's rows grouped by the kinematic trees they couple (contacts,
+// limits, tendon limits and the eliminated equality rows Je, ne x nv, may be NULL), islands in the order of
+// their smallest tree (root dof), rows ascending inside each
+typedef struct physIslands_ {
+  int n;                    // islands
+  int* start;               // n + 1: island k's rows are row[start[k] .. start[k+1]-1]
+  int* row;                 // the problem's rows, island by island
+  int* ndof;                // n: dofs of each island's trees (its rank bound)
+} physIslands;
+
 typedef struct physConstraintProblem_ {
   int nc;                   // contacts (3 rows each)
   const physContact* con;   // the nc contacts the rows were assembled from (the geometry derivatives read them)
@@ -93,6 +103,9 @@ typedef struct physConstraintProblem_ {
   const int* sup;           // the dofs J's rows may be nonzero on: row r's are sup[sup_adr[r] ..] (sup_num[r] of
   const int* sup_adr;       // them, descending, ancestor-closed: a contact's two chains, a limit's joint's chain,
   const int* sup_num;       // a tendon's every dof); J is exactly 0 off them. NULL: every row on all nv dofs
+  const physIslands* isl;   // the rows' islands without equality rows (phys_islands(.., NULL, 0)), computed once
+                            // by the assembly for the Delassus product and the solves (phys_solve_islands,
+                            // also the position correction's); NULL: not computed
 } physConstraintProblem;
 
 // solver results: impulses and the active structure the VJP needs, without recomputation
@@ -162,16 +175,10 @@ physStatus phys_solve_cone(const physModel* m, physData* d, const physConstraint
                            physConstraintSolution* sol);
 physStatus phys_solve_ccp(const physModel* m, physData* d, const physConstraintProblem* p,
                           physConstraintSolution* sol);
-// islands (island.c, issue 19 item 1): the problem's rows grouped by the kinematic trees they couple (contacts,
-// limits, tendon limits and the eliminated equality rows Je, ne x nv, may be NULL), islands in the order of
-// their smallest tree (root dof), rows ascending inside each
-typedef struct physIslands_ {
-  int n;                    // islands
-  int* start;               // n + 1: island k's rows are row[start[k] .. start[k+1]-1]
-  int* row;                 // the problem's rows, island by island
-  int* ndof;                // n: dofs of each island's trees (its rank bound)
-} physIslands;
-// the islands of p (arena memory of the caller's mark); returns their number (0 without rows)
+// 1 if m's dofs form one kinematic tree (one dof without a parent: a robot, a free body), else 0
+int phys_one_tree(const physModel* m);
+// the islands of p (arena memory of the caller's mark: 3 n + 4 ints); returns their number (0 without rows). A
+// model with one tree takes the one island of all rows without the union-find when every row reaches a dof
 int phys_islands(const physModel* m, physData* d, const physConstraintProblem* p, const double* Je, int ne,
                  physIslands* isl);
 // the sub-problem q of p on the nk rows rows (ascending; whole islands: G between them is read) with ndof dofs
@@ -184,7 +191,8 @@ typedef physStatus (*physIslandSolver)(const physModel* m, physData* d, const ph
 // solver on p island by island (each island's sub-problem: its rows of G, g, mu, the guesses and gpos, its
 // contacts, p->nv its dofs, J NULL), impulses and row states scattered back into sol (n each); iterations
 // summed, the largest residual, warm_used if every island kept its guess, the first status not PHYS_OK. One
-// island or PHYS_DSBL_ISLAND: solver(m, d, p, sol) itself, bit for bit
+// island or PHYS_DSBL_ISLAND: solver(m, d, p, sol) itself, bit for bit. Without equality rows (ne 0) the
+// assembly's islands p->isl are used when p has them (and its row count), else they are computed
 physStatus phys_solve_islands(const physModel* m, physData* d, physIslandSolver solver,
                               const physConstraintProblem* p, const double* Je, int ne,
                               physConstraintSolution* sol);
@@ -394,6 +402,7 @@ typedef struct physPenaltyContact_ {
   double slip_r;            // max(|w_t|, v_slip) of Cr
   int chains;               // 1: dof names the last dofs of its two bodies' chains (penetrating contacts of
   int dof[2];               // phys_penalty_contacts), its rows 0 off their union; 0: rows read over all dofs
+                            // (also a contact whose two chains hold every dof: a free body alone, its 6)
 } physPenaltyContact;
 // the nc contacts con at the current state: J (3 nc x nv) their rows (normal, tangents) and pc their
 // linearization (their impulses cleared); qLD the tree-sparse factor of M~ = M + dt B (phys_factor_m,
@@ -401,7 +410,8 @@ typedef struct physPenaltyContact_ {
 void phys_penalty_contacts(const physModel* m, physData* d, physContact* con, int nc, const double* qLD,
                            physPenaltyContact* pc, double* J);
 // the same with dense 0: each contact's rows written on its dofs only (pc[i].dof's chains), J undefined elsewhere
-// (for readers through those dofs: phys_penalty_assemble, _update, _finish); dense 1: phys_penalty_contacts
+// (for readers through those dofs: phys_penalty_assemble, _update, _finish; a contact whose chains hold every
+// dof is read over all of them, pc[i].chains 0); dense 1: phys_penalty_contacts
 void phys_penalty_contacts_rows(const physModel* m, physData* d, physContact* con, int nc, const double* qLD,
                                 int dense, physPenaltyContact* pc, double* J);
 // the torsional and rolling friction of the active contacts pc among con (nc) with torsional or rolling friction

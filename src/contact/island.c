@@ -16,6 +16,10 @@
 // guesses and gpos, its contacts, and its dofs' count as the rank bound p->nv; J is not gathered (the solvers
 // never read it: NULL in the sub-problem). A problem that is one island is solved as it is (the same bits as
 // without islands); PHYS_DSBL_ISLAND turns the split off.
+// Once per step: the assembly computes the islands of its rows (p->isl, assemble.c), its Delassus product
+// multiplies inside them, and the solves of that problem (the impulses', the position correction's) reuse them
+// unless equality rows join more trees. A model of one tree (a robot, a free body) has one island of all rows
+// whenever every row reaches a dof: that case skips the union-find.
 #include <string.h>
 
 #include "arena.h"
@@ -97,12 +101,51 @@ static void islands_union(const physModel* m, physData* d, const physConstraintP
   row_roots(m, p, Je, ne, pa, dr, rep);
 }
 
-// Islands of p (arena memory of the caller's mark): returns their number, 0 if p has no rows
+int phys_one_tree(const physModel* m) {
+  int roots = 0;
+  for (int j = 0; j < m->nv && roots < 2; j++) roots += m->dof_parentid[j] < 0;
+  return roots == 1;
+}
+
+// 1 if row r of p reaches a dof: a contact with a body that has one on its chain, a limit row nonzero on one of
+// its dofs (its joint's dof, the first of its list, descending), a tendon's row nonzero somewhere
+static int row_reaches(const physModel* m, const physConstraintProblem* p, int r) {
+  if (r < 3 * p->nc) {
+    const physContact* c = p->con + r / 3;
+    return phys_body_lastdof(m, m->geom_bodyid[c->geom[1]]) >= 0 || phys_body_lastdof(m, m->geom_bodyid[c->geom[0]]) >= 0;
+  }
+  const int* s;
+  int k = phys_constraint_row_dofs(p, r, &s);
+  const double* Jr = p->J + (size_t)r * m->nv;
+  for (int t = 0; t < k; t++)
+    if (Jr[s ? s[t] : k - 1 - t] != 0) return 1;
+  return 0;
+}
+
+// the islands of a model with one tree whose every row reaches a dof: one island of all rows and all nv dofs
+// (what the union-find below gives then, equality rows or not, without it); 0 if some row reaches no dof
+static int one_island(const physModel* m, const physConstraintProblem* p, physIslands* isl) {
+  for (int r = 0; r < p->n; r += r < 3 * p->nc ? 3 : 1)   // (a contact's three rows reach the same dofs)
+    if (!row_reaches(m, p, r)) return 0;
+  isl->n = 1;
+  isl->start[0] = 0, isl->start[1] = p->n;
+  for (int r = 0; r < p->n; r++) isl->row[r] = r;
+  isl->ndof[0] = m->nv;
+  return 1;
+}
+
+// Islands of p (arena memory of the caller's mark: start, row and ndof, 3 n + 4 ints; the union-find's scratch
+// is released): returns their number, 0 if p has no rows
 int phys_islands(const physModel* m, physData* d, const physConstraintProblem* p, const double* Je, int ne,
                  physIslands* isl) {
   int nv = m->nv, n = p->n;
   memset(isl, 0, sizeof *isl);
   if (n <= 0) return 0;
+  isl->start = island_ints(d, (size_t)n + 2);   // (at most n islands: each has a row)
+  isl->row = island_ints(d, (size_t)n + 1);
+  isl->ndof = island_ints(d, (size_t)n + 1);
+  if (phys_one_tree(m) && one_island(m, p, isl)) return 1;   // (equality rows join nothing more then)
+  size_t mark = phys_stack_mark(d);
   int *droot, *parent;
   int* rep = island_ints(d, (size_t)n + 1);
   int* slot = island_ints(d, (size_t)nv + 2);   // island of each representative root, +1 (0: none)
@@ -117,9 +160,6 @@ int phys_islands(const physModel* m, physData* d, const physConstraintProblem* p
   int nfree = 0;
   for (int r = 0; r < n; r++) nfree += rep[r] < 0;
   isl->n = ni + (nfree > 0);
-  isl->start = island_ints(d, (size_t)isl->n + 2);
-  isl->row = island_ints(d, (size_t)n + 1);
-  isl->ndof = island_ints(d, (size_t)isl->n + 1);
   memset(isl->start, 0, sizeof(int) * ((size_t)isl->n + 2));
   memset(isl->ndof, 0, sizeof(int) * ((size_t)isl->n + 1));
   for (int r = 0; r < n; r++) isl->start[(rep[r] >= 0 ? slot[rep[r]] - 1 : ni) + 1]++;
@@ -131,6 +171,7 @@ int phys_islands(const physModel* m, physData* d, const physConstraintProblem* p
     int s = slot[uf_find(parent, droot[j])];
     if (s) isl->ndof[s - 1]++;
   }
+  phys_stack_free(d, mark);
   return isl->n;
 }
 
@@ -224,8 +265,10 @@ physStatus phys_solve_islands(const physModel* m, physData* d, physIslandSolver 
                               physConstraintSolution* sol) {
   if (p->n <= 0) return solver(m, d, p, sol);
   size_t mark = phys_stack_mark(d);
-  physIslands isl;
-  if ((m->opt.disableflags & PHYS_DSBL_ISLAND) || phys_islands(m, d, p, Je, ne, &isl) <= 1) {
+  physIslands isl = {0};
+  if (ne == 0 && p->isl && p->isl->n > 0 && p->isl->start[p->isl->n] == p->n) isl = *p->isl;   // the assembly's
+  else if (!(m->opt.disableflags & PHYS_DSBL_ISLAND)) phys_islands(m, d, p, Je, ne, &isl);
+  if ((m->opt.disableflags & PHYS_DSBL_ISLAND) || isl.n <= 1) {
     phys_stack_free(d, mark);
     return solver(m, d, p, sol);
   }

@@ -323,14 +323,15 @@ void phys_penalty_contacts_rows(const physModel* m, physData* d, physContact* co
     memset(c->lambda, 0, sizeof c->lambda);
     c->efc_adr = -1;
     if (!(c->dist < 0)) continue;
-    p->chains = 1;
     for (int k = 0; k < 2; k++) p->dof[k] = phys_body_lastdof(m, m->geom_bodyid[c->geom[k]]);
     int ns = phys_contact_chains(m, c, s);
+    int all = ns == nv;   // its chains hold every dof (a free body alone: its 6): read without the list
+    p->chains = !all;
 
     // rows: frame * J_rel, J_rel = J_1(pos) - J_0(pos) on the contact's dofs; v_rel in frame coordinates
     frame_rows(m, d, c, p, Ji, dense);
     double vr[3];
-    sup_velocity(vr, Ji, s, ns, d->qvel, nv);
+    sup_velocity(vr, Ji, s, all ? -1 : ns, d->qvel, nv);
 
     // f_n = k_c (-phi) - d phi_dot > 0 (active), C = mu f_n / max(|v_t|, v_slip)
     p->spring = -m->opt.penalty_stiffness * c->dist;

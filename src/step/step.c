@@ -598,6 +598,7 @@ int phys_step_constrained(const physModel* m, physData* d, physSolverFn solver, 
   // the contact problem and its impulses
   physConstraintProblem* p = &st->p;
   double *J, *G, *g, *mu;
+  int frictional = phys_frictionloss_count(m) > 0 || phys_angular_count(m, st->con->con, st->con->n) > 0;
   // (rows read densely: equality rows, tendon frictionloss rows, whose groups join islands, frictionloss_coupled)
   int dense = !st->sparse_rows || m->neq > 0 || phys_frictionloss_count(m) > m->nfrictionloss;
   phys_constraint_assemble_rows(m, d, st->con->con, st->con->n, vnew, warm, dense, p, &J, &G, &g, &mu);
@@ -617,7 +618,7 @@ int phys_step_constrained(const physModel* m, physData* d, physSolverFn solver, 
   d->solver_iter = sol->iterations;
   d->solver_residual = sol->residual;
   st->fr.nf = st->fr.nfa = 0;
-  if (phys_frictionloss_count(m) > 0 || phys_angular_count(m, p->con, p->nc) > 0) frictionloss_solve(m, d, solver, st);
+  if (frictional) frictionloss_solve(m, d, solver, st);   // (p->con is st->con->con)
   for (int i = 0; i < p->nc; i++) {
     for (int r = 0; r < 3; r++) {
       st->con->con[i].lambda[r] = sol->lambda[3 * i + r];
@@ -701,10 +702,13 @@ static int penalty_dense(const physModel* m, physData* d, physContactList* cl, c
   physEqualityRows er = {0};   // equality springs (step_equality.c): H dense
   // tendon limit springs and frictionloss (tendon_rows.c): H dense
   int ntl = phys_penalty_tendon_limits(m, d, NULL, NULL, NULL) + phys_penalty_tendon_frictionloss(m, d, NULL, NULL, NULL);
-  int* parent = NULL;   // H's elimination tree (equality rows and tendon springs: dense)
-  if (m->neq == 0 && ntl == 0) {
-    parent = (int*)phys_stack_alloc(d, (size_t)nv / 2 + 1);
-    phys_penalty_etree(m, d, cl->con, nc, parent);
+  const int* parent = NULL;   // H's elimination tree (equality rows and tendon springs: dense)
+  if (m->neq == 0 && ntl == 0 && phys_penalty_tree(m, cl->con, nc)) {
+    parent = m->dof_parentid;   // every contact on one chain: H keeps the tree's pattern, its etree is the tree
+  } else if (m->neq == 0 && ntl == 0) {
+    int* et = (int*)phys_stack_alloc(d, (size_t)nv / 2 + 1);
+    phys_penalty_etree(m, d, cl->con, nc, et);
+    parent = et;
   }
   phys_crb(m, d);
   phys_bias_forces(m, d);

@@ -17,7 +17,10 @@
 //     are 0 in the other bodies' columns, and the VJP of a cotangent on every body gives, on box a's entries,
 //     the VJP of the box alone with box a's part of that cotangent;
 //  6. the same for penalty, whose step and derivatives factor H_k along its elimination tree (src/grad/
-//     penalty_deriv.c; the stack b1-b2 couples two trees, so the whole matrix is not on the tree's pattern).
+//     penalty_deriv.c; the stack b1-b2 couples two trees, so the whole matrix is not on the tree's pattern);
+//  7. the islands are computed once per problem by the assembly (p->isl) and equal phys_islands' on it; a model of
+//     one tree (the box alone, the humanoid on the floor with its limits) has one island of all rows and dofs and
+//     rows without support lists.
 #include <math.h>
 #include <string.h>
 
@@ -116,6 +119,56 @@ static void test_partition(void) {
   phys_free_data(d);
   phys_free_model(me);
   phys_free_model(m);
+}
+
+// the assembly's islands p->isl (computed once, reused by the solves) against phys_islands on the same problem:
+// the same count, row lists and dofs; a model of one tree (the box alone, the humanoid lying on the floor with
+// its limits) has one island of all rows and all dofs, taken without the union-find, and rows without support
+// lists (p->sup NULL: the dense loops); the scene of three trees keeps its lists
+static void check_assembly_islands(const physModel* m, physData* d, int one_tree, const char* what) {
+  size_t mark = phys_stack_mark(d);
+  physStepStage st;
+  physContactList cl = {(physContact*)phys_stack_alloc(d, sizeof(physContact) * (size_t)m->nconmax / sizeof(double) + 1),
+                        0, m->nconmax, 0, 0};
+  physWarmStart warm = {0, NULL};
+  CHECK_MSG(phys_step_stage(m, d, NULL, &warm, &cl, &st) == 1, "%s: stage", what);
+  const physConstraintProblem* p = &st.p;
+  CHECK_MSG(p->n > 0 && p->isl != NULL, "%s: rows %d, islands kept", what, p->n);
+  CHECK_MSG(phys_one_tree(m) == one_tree, "%s: one tree", what);
+  CHECK_MSG((p->sup == NULL) == one_tree, "%s: support lists", what);
+  if (p->n > 0 && p->isl) {
+    physIslands isl;
+    int n = phys_islands(m, d, p, NULL, 0, &isl), same = n == p->isl->n;
+    for (int k = 0; same && k < n; k++) same = isl.start[k] == p->isl->start[k] && isl.ndof[k] == p->isl->ndof[k];
+    for (int a = 0; same && a < p->n; a++) same = isl.row[a] == p->isl->row[a];
+    CHECK_MSG(same && isl.start[n] == p->n, "%s: the assembly's islands differ from phys_islands'", what);
+    if (one_tree) CHECK_MSG(n == 1 && isl.ndof[0] == m->nv, "%s: %d islands", what, n);
+  }
+  phys_stack_free(d, mark);
+}
+
+static void test_one_tree(void) {
+  physModel* m = load(SCENE);
+  physModel* ma = load(ALONE);
+  if (!m || !ma) return;
+  physData* d = phys_make_data(m);
+  physData* da = phys_make_data(ma);
+  for (int i = 0; i < 200; i++) phys_step(m, d), phys_step(ma, da);
+  check_assembly_islands(m, d, 0, "islands.xml");
+  check_assembly_islands(ma, da, 1, "islands_alone.xml");
+  phys_free_data(da);
+  phys_free_data(d);
+  phys_free_model(ma);
+  phys_free_model(m);
+  physLog log = {0};
+  physModel* mh = phys_load("/usr/share/mujoco/model/humanoid/humanoid.xml", NULL, &log);
+  if (!mh) return;   // (libmujoco-samples absent: the box alone above is the one-tree case)
+  physData* dh = phys_make_data(mh);
+  for (int i = 0; i < 600; i++) phys_step(mh, dh);   // fallen, lying on the floor: contacts and limits
+  CHECK_MSG(phys_constraint_nlimit(mh, dh) > 0 || dh->ncon > 0, "humanoid: no rows");
+  check_assembly_islands(mh, dh, 1, "humanoid.xml");
+  phys_free_data(dh);
+  phys_free_model(mh);
 }
 
 // the scene pushed: box a sideways at 1 m/s (slides, then sticks), the sphere rolling at 0.5 m/s; n steps,
@@ -254,6 +307,7 @@ static void test_derivatives_alone(int model) {
 
 int main(void) {
   test_partition();
+  test_one_tree();
   for (int model = PHYS_CONTACT_LCP; model <= PHYS_CONTACT_CCP; model++) {
     test_trajectories(model);
     test_derivatives(model);
