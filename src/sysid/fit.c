@@ -171,7 +171,8 @@ typedef struct fitWorker_ {
   int nsimwarn, warn_k, warn_s;   // step warnings of the evaluation, where the first was
   int trial;                // 1: a start offset's trial simulation (its warnings are counted when it is taken)
   char simwarn[256];
-  double time_forward, time_gradient;
+  double time_forward, time_gradient;   // CPU seconds of this worker's thread (worker_run)
+  double wall_forward, wall_gradient;   // wall seconds inside its steps and derivatives (the split of the above)
   double *r, *J;            // the evaluation's outputs
   double *Hs, *es;          // observed sensors: d value / d state (nsens x 2nv) and y_obs - value (nsens) at the
                             // current observation
@@ -247,10 +248,19 @@ typedef struct fitOutcome_ {
   char simwarn[256];
 } fitOutcome;
 
+// wall seconds (a monotonic clock read in user space: cheap enough around every step; the thread CPU clock is a
+// system call, which around every step of a short segment cost more than the step)
+static double now_sec(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 // CPU seconds of the calling thread (time_forward, time_gradient: each worker's simulation and derivatives in
 // its own thread, summed over the workers; a wall clock there would count a thread's waits for a core too, and
-// with n threads their sum exceeds the fit's wall time up to n-fold)
-static double now_sec(void) {
+// with n threads their sum exceeds the fit's wall time up to n-fold): read once per worker_run, its CPU time
+// split between forward and gradient in proportion to the wall time inside each (wall_forward, wall_gradient)
+static double thread_cpu_sec(void) {
   struct timespec ts;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
@@ -945,12 +955,12 @@ static physStatus segment(fitWorker* wk, int k, int s, int h, const double* delt
       if (J || Jv) {
         double t0 = now_sec();
         physStatus st = sens_step(wk, k, s + j - 1, j == 1 && sub == 0, J != NULL, Jv != NULL);
-        wk->time_gradient += now_sec() - t0;
+        wk->wall_gradient += now_sec() - t0;
         if (st != PHYS_OK) return st;
       }
       double t0 = now_sec();
       physStatus st = fwd_step(wk, k, s + j - 1);
-      wk->time_forward += now_sec() - t0;
+      wk->wall_forward += now_sec() - t0;
       if (st != PHYS_OK) return st;
     }
     int o = s + j;
@@ -1102,7 +1112,7 @@ static physStatus violation_traj(fitWorker* wk, int k, double* r, double* J) {
     physStatus st = phys_violation_residuals_sol(m, wk->d, &wk->t, tr->qvel + (size_t)s * m->nv, pb->ds->dt_obs, &w,
                                                  r + (size_t)s * nsel, J ? J + (size_t)s * nsel * nth : NULL, NULL,
                                                  NULL, sol, reuse);
-    *(J ? &wk->time_gradient : &wk->time_forward) += now_sec() - t0;
+    *(J ? &wk->wall_gradient : &wk->wall_forward) += now_sec() - t0;
     if (st != PHYS_OK)
       return phys_error(&wk->log, st, "fit: violation loss: trajectory %d (%s), transition %d -> %d: %s", k,
                         tr->source, s, s + 1, st == PHYS_ERR_NOMEM ? "scratch arena exhausted" :
@@ -1215,7 +1225,7 @@ static void traj_slot(const fitProblem* pb, int k, const double* r, const double
 }
 
 // a worker's share of an evaluation: trajectories index, index + nworker, ... (stops at its first failure)
-static void* worker_run(void* arg) {
+static void* worker_trajs(void* arg) {
   fitWorker* wk = arg;
   const fitProblem* pb = wk->pb;
   const physDataset* ds = pb->ds;
@@ -1248,6 +1258,17 @@ static void* worker_run(void* arg) {
     }
     traj_slot(pb, k, wk->r, wk->J);
   }
+  return NULL;
+}
+
+// worker_trajs with the thread's CPU time added to time_forward and time_gradient, split as the wall time inside
+// the steps and derivatives was (the rest of the run: residuals and bookkeeping, split the same way)
+static void* worker_run(void* arg) {
+  fitWorker* wk = arg;
+  double c0 = thread_cpu_sec(), f0 = wk->wall_forward, g0 = wk->wall_gradient;
+  worker_trajs(wk);
+  double c = thread_cpu_sec() - c0, f = wk->wall_forward - f0, g = wk->wall_gradient - g0;
+  if (f + g > 0) wk->time_forward += c * f / (f + g), wk->time_gradient += c * g / (f + g);
   return NULL;
 }
 
